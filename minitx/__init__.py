@@ -1,0 +1,29 @@
+"""minitx: a small deep-learning framework written from scratch to be read.
+
+    import minitx
+    import minitx.functional as F
+
+    x = minitx.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    loss = F.softmax(x @ x.T).sum()
+    loss.backward()          # x.grad now holds d(loss)/dx
+"""
+from minitx import backend, cuda
+from minitx.autograd import Function, Tensor, enable_grad, is_grad_enabled, no_grad, tensor
+from minitx.backend import set_default_device
+from minitx.creation import arange, full, ones, ones_like, rand, randn, zeros, zeros_like
+from minitx.random import manual_seed
+from minitx import functional  # noqa: F401  (import minitx.functional as F)
+
+float32 = "float32"
+float64 = "float64"
+int32 = "int32"
+int64 = "int64"
+bool_ = "bool"
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Tensor", "tensor", "Function", "no_grad", "enable_grad", "is_grad_enabled", "manual_seed",
+    "zeros", "ones", "full", "arange", "rand", "randn", "zeros_like", "ones_like",
+    "set_default_device", "cuda", "backend", "functional",
+]

@@ -1,0 +1,109 @@
+"""The backward engine: walk the graph from the output back to the leaves.
+
+``backward(root)`` does reverse-mode differentiation. Every tensor produced by an op
+remembers that op (``tensor._ctx``) and the op remembers its inputs, so the graph can be
+walked from the root. We order the tensors so that each one comes before everything it was
+computed from (a topological order, found with an explicit stack rather than recursion, so a
+chain of 100,000 ops is fine), then visit them in that order, handing each op the total
+gradient of its output and adding what it returns into the gradients of its inputs:
+
+    dL/dinput  +=  op.backward(dL/doutput)[i]
+
+A tensor used twice receives the sum of both contributions. Leaves (tensors created by the
+user with requires_grad=True) add the result into ``.grad``, which accumulates across calls
+until zeroed.
+"""
+from __future__ import annotations
+
+from minitx.backend import get_array_module
+
+
+def unbroadcast(grad, shape):
+    """Sum ``grad`` over the axes that broadcasting added or stretched, to get ``shape`` back.
+
+    If x of shape (3, 1) was broadcast to (2, 3, 4), each x element was used 2 * 4 times,
+    so its gradient is the sum over axis 0 (added) and axis 2 (stretched from 1).
+    """
+    if grad.shape == tuple(shape):
+        return grad
+    extra = grad.ndim - len(shape)
+    if extra < 0:
+        raise RuntimeError(f"backward: gradient of shape {grad.shape} cannot be reduced to {tuple(shape)}")
+    if extra:
+        grad = grad.sum(axis=tuple(range(extra)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    if stretched:
+        grad = grad.sum(axis=stretched, keepdims=True)
+    if grad.shape != tuple(shape):
+        raise RuntimeError(f"backward: gradient of shape {grad.shape} does not match input shape {tuple(shape)}")
+    return grad
+
+
+def topological_order(root):
+    """Tensors reachable from ``root`` that require grad, each before its inputs."""
+    order, visited = [], set()
+    stack = [(root, False)]
+    while stack:
+        node, inputs_done = stack.pop()
+        if inputs_done:
+            order.append(node)  # post-order: after everything it depends on
+            continue
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        stack.append((node, True))
+        if node._ctx is not None:
+            for parent in node._ctx.inputs:
+                if parent.requires_grad and id(parent) not in visited:
+                    stack.append((parent, False))
+    order.reverse()
+    return order
+
+
+def backward(root, grad=None, retain_graph=False):
+    """Accumulate d(root)/d(leaf) into ``leaf.grad`` for every leaf that requires grad."""
+    from minitx.autograd.tensor import Tensor
+
+    if not root.requires_grad:
+        raise RuntimeError("backward: this tensor does not require grad and has no graph; "
+                           "create the inputs with requires_grad=True (and outside no_grad())")
+    xp = get_array_module(root.data)
+    if grad is None:
+        if root.size != 1:
+            raise RuntimeError(f"backward: output has shape {root.shape}; backward() without a gradient "
+                               "needs a single-element output (reduce it, e.g. .sum()), or pass grad=")
+        grad = xp.ones_like(root.data)
+    else:
+        grad = grad.data if isinstance(grad, Tensor) else xp.asarray(grad, dtype=root.dtype)
+        if grad.shape != root.shape:
+            raise ValueError(f"backward: grad has shape {grad.shape}, expected the output's shape {root.shape}")
+
+    grads = {id(root): grad}
+    for node in topological_order(root):
+        g = grads.pop(id(node), None)
+        if g is None:
+            continue  # nothing flowed here (e.g. an output no one used)
+        if node._ctx is None or node._retains_grad:
+            node._accumulate_grad(g)
+        fn = node._ctx
+        if fn is None:
+            continue
+        if fn._released:
+            raise RuntimeError(f"backward: the graph through '{fn.name}' was already freed by an earlier "
+                               "backward(); pass retain_graph=True to the first call to backward twice")
+        input_grads = fn.backward(g)
+        if not isinstance(input_grads, tuple):
+            input_grads = (input_grads,)
+        if len(input_grads) != len(fn.inputs):
+            raise RuntimeError(f"{fn.name}.backward returned {len(input_grads)} gradients "
+                               f"for {len(fn.inputs)} inputs")
+        for parent, pg in zip(fn.inputs, input_grads):
+            if pg is None or not parent.requires_grad:
+                continue
+            pg = unbroadcast(pg, parent.shape)
+            if pg.dtype != parent.dtype:
+                pg = pg.astype(parent.dtype)
+            previous = grads.get(id(parent))
+            grads[id(parent)] = pg if previous is None else previous + pg
+        if not retain_graph:
+            fn.release()

@@ -1,0 +1,78 @@
+"""``Function``: the base class of every differentiable op.
+
+An op is a small class with two methods that work on raw arrays (numpy or cupy):
+
+* ``forward(*arrays) -> array`` computes the output and keeps what backward needs with
+  ``self.save_for_backward(...)``;
+* ``backward(dy) -> tuple`` receives the gradient of the loss with respect to the output,
+  ``dy`` (same shape as the output), and returns one gradient per input, in order, or
+  ``None`` for an input that takes no gradient (an integer index, a mask).
+
+Settings such as ``axis`` or ``eps`` go to ``__init__``; tensors are call arguments::
+
+    y = Softmax(axis=-1)(x)          # x is a Tensor, y is a Tensor
+
+Calling the op unwraps the tensors, runs ``forward`` and, when some input requires a
+gradient and recording is on, links the output to this op so the engine can call
+``backward`` later. Gradients may have the broadcast shape of the output: the engine sums
+them back to each input's shape (``unbroadcast``), so ops never do it themselves.
+"""
+from __future__ import annotations
+
+import re
+
+from minitx.autograd.grad_mode import is_grad_enabled
+
+
+def _snake_case(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+class Function:
+    """Base class: subclass it, write ``forward`` and ``backward``, call an instance."""
+
+    #: tensors this op was applied to (set only when a graph is recorded)
+    inputs: tuple = ()
+    #: whether each input requires a gradient; backward may skip work for the others
+    needs_input_grad: tuple = ()
+    saved: tuple = ()
+    _released = False
+
+    @property
+    def name(self) -> str:
+        """The op's name in error messages: class ``LogSoftmax`` is ``log_softmax``."""
+        return _snake_case(type(self).__name__)
+
+    def save_for_backward(self, *arrays) -> None:
+        self.saved = arrays
+
+    def forward(self, *arrays):
+        raise NotImplementedError(f"{type(self).__name__}.forward")
+
+    def backward(self, dy):
+        raise NotImplementedError(f"{type(self).__name__}.backward")
+
+    def release(self) -> None:
+        """Free the saved arrays after backward (unless retain_graph=True)."""
+        self.saved = ()
+        self._released = True
+
+    def __call__(self, *inputs):
+        from minitx.autograd.tensor import Tensor
+
+        for position, t in enumerate(inputs):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"{self.name}: input {position} is {type(t).__name__}, expected a Tensor")
+        devices = {t.device for t in inputs}
+        if len(devices) > 1:
+            listed = " and ".join(sorted(devices))
+            raise RuntimeError(f"{self.name}: inputs are on different devices: {listed}; "
+                               "move them with .to(device) first")
+        self.needs_input_grad = tuple(t.requires_grad for t in inputs)
+        record = is_grad_enabled() and any(self.needs_input_grad)
+        output = self.forward(*(t.data for t in inputs))
+        if record:
+            self.inputs = inputs
+            return Tensor._from_op(output, self)
+        self.saved = ()  # nothing will call backward: keep no arrays alive
+        return Tensor._from_op(output, None)

@@ -1,0 +1,50 @@
+"""Switching graph recording off and on: ``no_grad`` and ``enable_grad``.
+
+While recording is off, ops still compute their outputs but remember nothing for backward:
+no saved arrays, no links to inputs. Use it for evaluation and for optimizer updates.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+_state = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    return getattr(_state, "enabled", True)
+
+
+class _GradMode:
+    """A context manager that is also a decorator."""
+
+    enabled: bool
+
+    def __enter__(self):
+        self._previous = is_grad_enabled()
+        _state.enabled = self.enabled
+        return self
+
+    def __exit__(self, *exc):
+        _state.enabled = self._previous
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(_GradMode):
+    """``with minitx.no_grad(): ...`` or ``@minitx.no_grad()``: record no graph."""
+
+    enabled = False
+
+
+class enable_grad(_GradMode):
+    """Turn recording back on inside a ``no_grad`` region."""
+
+    enabled = True

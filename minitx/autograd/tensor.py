@@ -1,0 +1,309 @@
+"""``Tensor``: an array (numpy or cupy) plus what autograd needs to know about it.
+
+A tensor holds
+
+* ``data``: the raw array, on the CPU (numpy) or the GPU (cupy);
+* ``requires_grad``: whether gradients should flow to it;
+* ``grad``: after ``backward()``, a Tensor with d(loss)/d(this tensor), for leaves;
+* ``_ctx``: the op (a ``Function``) that produced it, or None for a leaf.
+
+Operators (``+ - * / ** @``, indexing, ...) call ``minitx.functional``, which applies one op
+each; so ``grep "class Add"`` in ``minitx/ops`` finds everything about ``+``.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from minitx import backend
+from minitx.autograd.engine import backward as _run_backward
+
+
+class Tensor:
+    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_retains_grad", "__weakref__")
+    # numpy must defer to our reflected operators (np_array + tensor -> Tensor.__radd__)
+    __array_priority__ = 1000
+
+    def __init__(self, data, requires_grad: bool = False):
+        if isinstance(data, Tensor):
+            data = data.data
+        xp = backend.get_array_module(data)
+        if not isinstance(data, xp.ndarray):
+            data = np.asarray(data)
+        if data.dtype.name not in ("float32", "float64", "int32", "int64", "bool", "uint8"):
+            data = data.astype(backend.resolve_dtype(_infer_dtype(data)))
+        self.data = data
+        self.grad = None
+        self._ctx = None
+        self._retains_grad = False
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _from_op(cls, data, ctx):
+        """Wrap an op's output; ``ctx`` is the op when a graph is being recorded."""
+        t = cls.__new__(cls)
+        t.data = data
+        t.grad = None
+        t._ctx = ctx
+        t._retains_grad = False
+        t.requires_grad = ctx is not None
+        return t
+
+    # ---------------------------------------------------------------- properties
+    @property
+    def shape(self) -> tuple:
+        return tuple(self.data.shape)
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def size(self) -> int:
+        return int(self.data.size)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.data.dtype
+
+    @property
+    def device(self) -> str:
+        return backend.device_of(self.data)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._ctx is None
+
+    @property
+    def T(self) -> "Tensor":
+        """Reverse all axes, as numpy's ``.T``."""
+        return F.transpose(self)
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        body = np.array2string(backend.to_numpy(self.data), precision=4, separator=", ",
+                               prefix="tensor(", threshold=200)
+        extras = []
+        if self.dtype != backend.DEFAULT_FLOAT:
+            extras.append(f"dtype={self.dtype.name}")
+        if self.device != "cpu":
+            extras.append(f"device='{self.device}'")
+        if self._ctx is not None:
+            extras.append(f"grad_fn={self._ctx.name}")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + ", ".join([body] + extras) + ")"
+
+    # ---------------------------------------------------------------- autograd
+    def requires_grad_(self, flag: bool = True) -> "Tensor":
+        if flag and self.dtype.kind != "f":
+            raise TypeError(f"requires_grad: only floating-point tensors can require gradients, "
+                            f"got dtype {self.dtype.name}")
+        if not flag and self._ctx is not None:
+            raise RuntimeError("requires_grad_(False) on a tensor computed by an op; use .detach()")
+        self.requires_grad = bool(flag)
+        return self
+
+    def retain_grad(self) -> "Tensor":
+        """Also keep ``.grad`` on this intermediate tensor (normally only leaves keep it)."""
+        if self.requires_grad:
+            self._retains_grad = True
+        return self
+
+    def backward(self, grad=None, retain_graph: bool = False) -> None:
+        """Fill ``.grad`` of every leaf this tensor depends on (see minitx.autograd.engine)."""
+        _run_backward(self, grad, retain_graph=retain_graph)
+
+    def _accumulate_grad(self, g) -> None:
+        if self.grad is None:
+            self.grad = Tensor(g.copy())  # own copy: g may be shared with another gradient
+        else:
+            self.grad.data += g
+
+    def detach(self) -> "Tensor":
+        """The same data, cut from the graph (shares memory with this tensor)."""
+        return Tensor._from_op(self.data, None)
+
+    # ---------------------------------------------------------------- conversion
+    def numpy(self) -> np.ndarray:
+        """A numpy array with the data (copied from the GPU when needed)."""
+        return backend.to_numpy(self.data)
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError(f"item: only a one-element tensor converts to a Python number, got shape {self.shape}")
+        return self.data.reshape(()).item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def to(self, device=None, dtype=None) -> "Tensor":
+        """A copy on ``device`` and/or of ``dtype``; gradients flow back through the move."""
+        out = self
+        if dtype is not None and backend.resolve_dtype(dtype) != self.dtype:
+            out = F.astype(out, dtype)
+        if device is not None and backend.check_device(device) != out.device:
+            out = F.to_device(out, device)
+        return out
+
+    def cpu(self) -> "Tensor":
+        return self.to("cpu")
+
+    def cuda(self) -> "Tensor":
+        return self.to("cuda")
+
+    def astype(self, dtype) -> "Tensor":
+        return self.to(dtype=dtype)
+
+    def float(self) -> "Tensor":
+        return self.to(dtype="float32")
+
+    def double(self) -> "Tensor":
+        return self.to(dtype="float64")
+
+    def long(self) -> "Tensor":
+        return self.to(dtype="int64")
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.numpy()
+        return arr.astype(dtype) if dtype is not None else arr
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError(f"the truth value of a tensor with {self.size} elements is ambiguous; "
+                             "use .any() or .all()")
+        return bool(self.item())
+
+    # ---------------------------------------------------------------- operators
+    def __add__(self, other): return F.add(self, other)
+    def __radd__(self, other): return F.add(other, self)
+    def __sub__(self, other): return F.sub(self, other)
+    def __rsub__(self, other): return F.sub(other, self)
+    def __mul__(self, other): return F.mul(self, other)
+    def __rmul__(self, other): return F.mul(other, self)
+    def __truediv__(self, other): return F.div(self, other)
+    def __rtruediv__(self, other): return F.div(other, self)
+    def __pow__(self, other): return F.pow(self, other)
+    def __rpow__(self, other): return F.pow(other, self)
+    def __matmul__(self, other): return F.matmul(self, other)
+    def __rmatmul__(self, other): return F.matmul(other, self)
+    def __neg__(self): return F.neg(self)
+    def __abs__(self): return F.abs(self)
+    def __getitem__(self, index): return F.getitem(self, index)
+
+    # comparisons give bool tensors that carry no gradient
+    def __eq__(self, other): return F.equal(self, other)
+    def __ne__(self, other): return F.not_equal(self, other)
+    def __lt__(self, other): return F.less(self, other)
+    def __le__(self, other): return F.less_equal(self, other)
+    def __gt__(self, other): return F.greater(self, other)
+    def __ge__(self, other): return F.greater_equal(self, other)
+    def __invert__(self): return F.logical_not(self)
+    __hash__ = object.__hash__
+
+    # ---------------------------------------------------------------- methods
+    def sum(self, axis=None, keepdims=False): return F.sum(self, axis, keepdims)
+    def mean(self, axis=None, keepdims=False): return F.mean(self, axis, keepdims)
+    def max(self, axis=None, keepdims=False): return F.max(self, axis, keepdims)
+    def min(self, axis=None, keepdims=False): return F.min(self, axis, keepdims)
+    def var(self, axis=None, ddof=0, keepdims=False): return F.var(self, axis, ddof, keepdims)
+    def logsumexp(self, axis=None, keepdims=False): return F.logsumexp(self, axis, keepdims)
+    def argmax(self, axis=None): return F.argmax(self, axis)
+    def any(self, axis=None): return Tensor(self.data.any(axis=axis))
+    def all(self, axis=None): return Tensor(self.data.all(axis=axis))
+    def reshape(self, *shape): return F.reshape(self, _shape_args(shape))
+    def view(self, *shape): return F.reshape(self, _shape_args(shape))
+    def transpose(self, *axes): return F.transpose(self, _shape_args(axes) or None)
+    def permute(self, *axes): return F.transpose(self, _shape_args(axes))
+    def swapaxes(self, axis1, axis2): return F.swapaxes(self, axis1, axis2)
+    def squeeze(self, axis=None): return F.squeeze(self, axis)
+    def unsqueeze(self, axis): return F.unsqueeze(self, axis)
+    def broadcast_to(self, shape): return F.broadcast_to(self, shape)
+    def flatten(self): return F.reshape(self, (-1,))
+    def exp(self): return F.exp(self)
+    def log(self): return F.log(self)
+    def sqrt(self): return F.sqrt(self)
+    def tanh(self): return F.tanh(self)
+    def sigmoid(self): return F.sigmoid(self)
+    def relu(self): return F.relu(self)
+    def abs(self): return F.abs(self)
+    def clip(self, min=None, max=None): return F.clip(self, min, max)
+    def masked_fill(self, mask, value): return F.masked_fill(self, mask, value)
+    def softmax(self, axis=-1): return F.softmax(self, axis)
+    def log_softmax(self, axis=-1): return F.log_softmax(self, axis)
+
+
+def _shape_args(args):
+    """Accept both t.reshape(2, 3) and t.reshape((2, 3))."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+def _infer_dtype(data):
+    """Default dtypes for data from Python: floats -> float32, ints -> int64, bools -> bool."""
+    kind = np.asarray(data).dtype.kind
+    if kind == "b":
+        return "bool"
+    if kind in "iu":
+        return "int64"
+    if kind == "f":
+        return backend.DEFAULT_FLOAT
+    raise TypeError(f"tensor: cannot make a tensor from data of dtype {np.asarray(data).dtype}")
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Make a tensor from a Python number, (nested) list, numpy or cupy array, or Tensor.
+
+    Without ``dtype``: floating data becomes float32 unless it is already a float64 array;
+    integers become int64, booleans bool. The data is copied.
+    """
+    if isinstance(data, Tensor):
+        data = data.data
+    device = backend.check_device(device)
+    xp = backend.get_array_module(data)
+    if isinstance(data, xp.ndarray) and dtype is None:
+        if data.dtype.kind == "f" and data.dtype.name in ("float32", "float64"):
+            dtype = data.dtype
+        else:
+            dtype = _infer_dtype(backend.to_numpy(data))
+    elif dtype is None:
+        dtype = _infer_dtype(data)
+    dtype = backend.resolve_dtype(dtype)
+    array = backend.to_device(xp.array(data, dtype=dtype, copy=True), device)
+    return Tensor(array, requires_grad=requires_grad)
+
+
+def as_tensor(value, like: Tensor | None = None) -> Tensor:
+    """Tensors pass through; Python numbers and arrays become constant tensors.
+
+    A Python number takes the dtype and device of ``like`` (so ``x * 2`` stays float32),
+    as long as that dtype can hold it.
+    """
+    if isinstance(value, Tensor):
+        return value
+    if like is not None and isinstance(value, numbers.Number) and not isinstance(value, bool):
+        dtype = like.dtype
+        if dtype.kind != "f" and isinstance(value, float):
+            dtype = backend.DEFAULT_FLOAT
+        xp = backend.get_array_module(like.data)
+        return Tensor(xp.asarray(value, dtype=dtype))
+    if like is not None:
+        return tensor(value, device=like.device)
+    return tensor(value)
+
+
+from minitx import functional as F  # noqa: E402  (operators need it; functional needs Tensor)

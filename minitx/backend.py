@@ -1,0 +1,137 @@
+"""The one place that decides NumPy or CuPy.
+
+Every array in minitx is either a ``numpy.ndarray`` (device "cpu") or a ``cupy.ndarray``
+(device "cuda"). Code that works on raw arrays asks ``get_array_module(x)`` for the module
+``xp`` and writes ``xp.exp(x)``; the same line then runs on both devices.
+
+CuPy is optional. It is imported lazily, the first time something asks about the GPU, and
+any failure (not installed, no driver, no device) simply means "no CUDA": minitx then runs
+on the CPU. Besides this module, only ``minitx.kernels`` imports CuPy.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+DEVICES = ("cpu", "cuda")
+
+# dtypes minitx computes in. Floats are what gradients flow through; integers and bools
+# carry indices, targets and masks.
+_DTYPES = {
+    "float32": np.dtype(np.float32),
+    "float64": np.dtype(np.float64),
+    "int32": np.dtype(np.int32),
+    "int64": np.dtype(np.int64),
+    "bool": np.dtype(np.bool_),
+    "uint8": np.dtype(np.uint8),
+}
+DEFAULT_FLOAT = np.dtype(np.float32)
+
+_cupy = None            # the cupy module once imported successfully
+_cupy_checked = False   # whether we already tried
+_default_device = None  # resolved lazily from MINITX_DEVICE
+
+
+def _try_import_cupy():
+    """Import CuPy once; return the module if a usable GPU is present, else None."""
+    global _cupy, _cupy_checked
+    if not _cupy_checked:
+        _cupy_checked = True
+        try:
+            import cupy
+
+            if cupy.cuda.runtime.getDeviceCount() > 0:
+                _cupy = cupy
+        except Exception:  # ImportError, CUDARuntimeError (no driver), ...: no GPU for us
+            _cupy = None
+    return _cupy
+
+
+def cuda_available() -> bool:
+    """True when CuPy imports and sees at least one GPU."""
+    return _try_import_cupy() is not None
+
+
+def resolve_dtype(dtype) -> np.dtype:
+    """Turn 'float32', np.float32, np.dtype('float32') or a minitx dtype name into np.dtype."""
+    if dtype is None:
+        return DEFAULT_FLOAT
+    if isinstance(dtype, str) and dtype in _DTYPES:
+        return _DTYPES[dtype]
+    try:
+        resolved = np.dtype(dtype)
+    except TypeError:
+        resolved = None
+    if resolved is None or resolved.name not in _DTYPES:
+        raise TypeError(f"unknown dtype {dtype!r}; expected one of {sorted(_DTYPES)}")
+    return resolved
+
+
+def check_device(device) -> str:
+    """Validate a device name ('cpu', 'cuda', 'cuda:0' is accepted as 'cuda')."""
+    if device is None:
+        return default_device()
+    name = str(device)
+    if name.startswith("cuda:"):
+        name = "cuda"
+    if name not in DEVICES:
+        raise ValueError(f"unknown device {device!r}; expected 'cpu' or 'cuda'")
+    if name == "cuda" and not cuda_available():
+        raise RuntimeError("device 'cuda' requested but CuPy with a GPU is not available; "
+                           "install minitx[cuda12] or minitx[cuda13] on a machine with a GPU, or use 'cpu'")
+    return name
+
+
+def default_device() -> str:
+    """The device new tensors go to: set_default_device(), else $MINITX_DEVICE, else 'cpu'.
+
+    MINITX_DEVICE may be 'cpu', 'cuda' or 'auto' ('cuda' when a GPU is usable, else 'cpu').
+    """
+    global _default_device
+    if _default_device is None:
+        wanted = os.environ.get("MINITX_DEVICE", "cpu").strip().lower() or "cpu"
+        if wanted == "auto":
+            wanted = "cuda" if cuda_available() else "cpu"
+        _default_device = check_device(wanted)
+    return _default_device
+
+
+def set_default_device(device: str) -> None:
+    """Set the device that minitx.tensor() and the layers use when none is given ('auto' allowed)."""
+    global _default_device
+    if device == "auto":
+        device = "cuda" if cuda_available() else "cpu"
+    _default_device = check_device(device)
+
+
+def get_array_module(array):
+    """numpy for numpy arrays (and Python scalars), cupy for cupy arrays."""
+    if _cupy is not None and isinstance(array, _cupy.ndarray):
+        return _cupy
+    return np
+
+
+def device_of(array) -> str:
+    return "cuda" if get_array_module(array) is not np else "cpu"
+
+
+def xp_for(device: str):
+    """The array module of a device name."""
+    if check_device(device) == "cuda":
+        return _cupy
+    return np
+
+
+def to_device(array, device: str):
+    """Move a raw array to 'cpu' or 'cuda' (no copy when it is already there)."""
+    device = check_device(device)
+    if device == "cuda":
+        return _cupy.asarray(array)
+    if device_of(array) == "cuda":
+        return _cupy.asnumpy(array)
+    return np.asarray(array)
+
+
+def to_numpy(array) -> np.ndarray:
+    return to_device(array, "cpu")

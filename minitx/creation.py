@@ -1,0 +1,61 @@
+"""Factories for new tensors: zeros, ones, full, arange, randn, rand, and their *_like forms."""
+from __future__ import annotations
+
+from minitx import backend
+from minitx import random as mrandom
+from minitx.autograd.tensor import Tensor
+
+
+def _make(fill, shape, dtype, device, requires_grad):
+    device = backend.check_device(device)
+    xp = backend.xp_for(device)
+    dtype = backend.resolve_dtype(dtype)
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    return Tensor(fill(xp, shape, dtype), requires_grad=requires_grad)
+
+
+def zeros(*shape, dtype=None, device=None, requires_grad=False):
+    return _make(lambda xp, s, d: xp.zeros(s, dtype=d), _flat(shape), dtype, device, requires_grad)
+
+
+def ones(*shape, dtype=None, device=None, requires_grad=False):
+    return _make(lambda xp, s, d: xp.ones(s, dtype=d), _flat(shape), dtype, device, requires_grad)
+
+
+def full(shape, value, dtype=None, device=None, requires_grad=False):
+    return _make(lambda xp, s, d: xp.full(s, value, dtype=d), shape, dtype, device, requires_grad)
+
+
+def randn(*shape, dtype=None, device=None, requires_grad=False):
+    """Standard normal samples from minitx's seeded generator."""
+    device = backend.check_device(device)
+    rng = mrandom.generator(device)
+    return _make(lambda xp, s, d: rng.standard_normal(s).astype(d), _flat(shape), dtype, device, requires_grad)
+
+
+def rand(*shape, dtype=None, device=None, requires_grad=False):
+    """Uniform samples in [0, 1) from minitx's seeded generator."""
+    device = backend.check_device(device)
+    rng = mrandom.generator(device)
+    return _make(lambda xp, s, d: rng.random(s).astype(d), _flat(shape), dtype, device, requires_grad)
+
+
+def arange(start, stop=None, step=1, dtype="int64", device=None):
+    if stop is None:
+        start, stop = 0, start
+    return _make(lambda xp, s, d: xp.arange(start, stop, step, dtype=d), (), dtype, device, False)
+
+
+def zeros_like(t, dtype=None):
+    return zeros(t.shape, dtype=dtype or t.dtype, device=t.device)
+
+
+def ones_like(t, dtype=None):
+    return ones(t.shape, dtype=dtype or t.dtype, device=t.device)
+
+
+def _flat(shape):
+    """zeros(2, 3) and zeros((2, 3)) both mean shape (2, 3)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(shape)

@@ -1,0 +1,253 @@
+"""Turning lists of token ids into padded training batches.
+
+Sentences have different lengths, and a batch is padded to its longest one,
+so batching sentences of similar length together wastes little compute on
+padding. Batches are sized by a *token budget* rather than a fixed number of
+sentences: many short sentences or a few long ones, the memory used is
+about the same.
+
+Typical use::
+
+    keep, n_dropped = filter_by_length(src_ids, tgt_ids, max_len=100)
+    print(f"dropped {n_dropped} pairs longer than 100 tokens")
+    src_ids = [src_ids[i] for i in keep]; tgt_ids = [tgt_ids[i] for i in keep]
+    for epoch in range(n_epochs):
+        for indices in batch_by_tokens(src_ids, tgt_ids, max_tokens=4096, seed=0, epoch=epoch):
+            batch = make_batch([src_ids[i] for i in indices], [tgt_ids[i] for i in indices],
+                               indices=indices)
+            ...
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .vocab import BOS_ID, EOS_ID, PAD_ID
+
+
+def example_lengths(
+    src_ids: Sequence[Sequence[int]],
+    tgt_ids: Sequence[Sequence[int]],
+    tgt_extra_tokens: int = 1,
+) -> np.ndarray:
+    """Padded-width contribution of each example: ``max(len(src), len(tgt) + tgt_extra_tokens)``.
+
+    ``tgt_extra_tokens=1`` accounts for :func:`make_batch` adding ``<bos>`` to
+    the decoder input and ``<eos>`` to the decoder target (both have length
+    ``len(tgt) + 1``). Use 0 if your target sequences already hold them.
+    """
+    if len(src_ids) != len(tgt_ids):
+        raise ValueError(f"src_ids has {len(src_ids)} examples but tgt_ids has {len(tgt_ids)}")
+    return np.array(
+        [max(len(s), len(t) + tgt_extra_tokens) for s, t in zip(src_ids, tgt_ids)],
+        dtype=np.int64,
+    ).reshape(-1)
+
+
+def filter_by_length(
+    src_ids: Sequence[Sequence[int]],
+    tgt_ids: Sequence[Sequence[int]],
+    max_len: int,
+    max_tgt_len: int | None = None,
+    min_len: int = 1,
+) -> tuple[list[int], int]:
+    """Indices of the examples whose lengths are within limits, and how many were dropped.
+
+    Keeps example ``i`` when ``min_len <= len(src_ids[i]) <= max_len`` and
+    ``min_len <= len(tgt_ids[i]) <= max_tgt_len`` (``max_tgt_len`` defaults
+    to ``max_len``). Nothing is dropped silently: the caller gets the count
+    and should report it.
+
+    Returns:
+        ``(kept_indices, n_dropped)``
+    """
+    if len(src_ids) != len(tgt_ids):
+        raise ValueError(f"src_ids has {len(src_ids)} examples but tgt_ids has {len(tgt_ids)}")
+    if max_tgt_len is None:
+        max_tgt_len = max_len
+    kept = [
+        i
+        for i, (s, t) in enumerate(zip(src_ids, tgt_ids))
+        if min_len <= len(s) <= max_len and min_len <= len(t) <= max_tgt_len
+    ]
+    return kept, len(src_ids) - len(kept)
+
+
+def batch_by_tokens(
+    src_ids: Sequence[Sequence[int]],
+    tgt_ids: Sequence[Sequence[int]],
+    max_tokens: int,
+    shuffle: bool = True,
+    seed: int = 0,
+    epoch: int = 0,
+    bucket_size: int = 4096,
+    max_batch_size: int | None = None,
+    tgt_extra_tokens: int = 1,
+) -> list[list[int]]:
+    """Group example indices into batches of similar length under a token budget.
+
+    The cost of a batch is its padded size ``batch_size * max(S, T)``, where
+    ``S`` and ``T`` are the padded source and target widths (``T`` counting
+    the ``<bos>``/``<eos>`` that :func:`make_batch` adds; see
+    :func:`example_lengths`). Every batch has cost ``<= max_tokens``, except
+    that an example too long to fit on its own still gets a batch of its own:
+    such examples are counted and reported with a warning, never dropped.
+
+    How batches are formed:
+
+    * ``shuffle=True`` (training): the examples are shuffled, cut into buckets
+      of ``bucket_size``, and each bucket is sorted by length; consecutive
+      examples then fill batches greedily, and finally the batch order is
+      shuffled. The randomness comes from ``(seed, epoch)``, so a given seed
+      and epoch always give the same batches, and each epoch differs.
+    * ``shuffle=False`` (evaluation): all examples are sorted by length (ties
+      keep their original order) and batched in that order.
+
+    Args:
+        max_batch_size: optional cap on the number of examples per batch.
+
+    Returns:
+        A list of batches, each a list of example indices. Each index appears
+        in exactly one batch.
+    """
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be positive, got {max_tokens}")
+    if bucket_size < 1:
+        raise ValueError(f"bucket_size must be positive, got {bucket_size}")
+    lengths = example_lengths(src_ids, tgt_ids, tgt_extra_tokens)
+    n = len(lengths)
+
+    if shuffle:
+        rng = np.random.default_rng([seed, epoch])
+        order = rng.permutation(n)
+        buckets = [order[start : start + bucket_size] for start in range(0, n, bucket_size)]
+    else:
+        rng = None
+        buckets = [np.arange(n)]
+    # Sort each bucket by length; a stable sort keeps the shuffled (or
+    # original) order among equal lengths.
+    sorted_order = [b[np.argsort(lengths[b], kind="stable")] for b in buckets]
+
+    batches: list[list[int]] = []
+    n_oversize = 0
+    for bucket in sorted_order:
+        current: list[int] = []
+        width = 0  # the longest example in `current`
+        for index in bucket.tolist():
+            length = int(lengths[index])
+            if length > max_tokens:
+                # Too long even alone: a batch of its own (the caller decides
+                # what to do; we only make it visible).
+                batches.append([index])
+                n_oversize += 1
+                continue
+            new_width = max(width, length)
+            full = (len(current) + 1) * new_width > max_tokens or (
+                max_batch_size is not None and len(current) >= max_batch_size
+            )
+            if current and full:
+                batches.append(current)
+                current, new_width = [], length
+            current.append(index)
+            width = new_width
+        if current:
+            batches.append(current)
+
+    if n_oversize:
+        warnings.warn(
+            f"{n_oversize} example(s) are longer than max_tokens={max_tokens} on their own; "
+            f"each was put in a batch of its own",
+            stacklevel=2,
+        )
+    if rng is not None:
+        batches = [batches[i] for i in rng.permutation(len(batches))]
+    return batches
+
+
+def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int = PAD_ID, length: int | None = None) -> np.ndarray:
+    """Stack sequences into an int64 array ``[B, T]``, right-padded with ``pad_id``.
+
+    ``T`` is the longest sequence, or ``length`` if given (which must fit them all).
+    """
+    longest = max((len(s) for s in seqs), default=0)
+    if length is None:
+        length = longest
+    elif length < longest:
+        raise ValueError(f"length={length} is shorter than the longest sequence ({longest})")
+    out = np.full((len(seqs), length), pad_id, dtype=np.int64)
+    for row, seq in enumerate(seqs):
+        out[row, : len(seq)] = seq
+    return out
+
+
+@dataclass
+class Batch:
+    """One padded batch for a sequence-to-sequence model (teacher forcing).
+
+    For a target sentence ``y``: the decoder reads ``tgt_in = <bos> y`` and
+    learns to predict ``tgt_out = y <eos>``, one position ahead.
+
+    Attributes:
+        src: source ids, ``[B, S]`` int64, padded with ``pad_id``.
+        tgt_in: decoder input, ``[B, T]`` int64.
+        tgt_out: decoder target, ``[B, T]`` int64 (``pad_id`` where there is no target).
+        n_src_tokens: non-pad tokens in ``src``.
+        n_tgt_tokens: non-pad tokens in ``tgt_out`` (what the loss is averaged over).
+        indices: the dataset indices of the examples, in row order (or None).
+        pad_id: the padding id used.
+    """
+
+    src: np.ndarray
+    tgt_in: np.ndarray
+    tgt_out: np.ndarray
+    n_src_tokens: int
+    n_tgt_tokens: int
+    indices: list[int] | None = None
+    pad_id: int = PAD_ID
+
+    def __len__(self) -> int:
+        """Number of examples (rows)."""
+        return self.src.shape[0]
+
+    @property
+    def src_mask(self) -> np.ndarray:
+        """Boolean ``[B, S]``: True at real (non-pad) source tokens."""
+        return self.src != self.pad_id
+
+    @property
+    def tgt_mask(self) -> np.ndarray:
+        """Boolean ``[B, T]``: True where ``tgt_out`` holds a real target."""
+        return self.tgt_out != self.pad_id
+
+
+def make_batch(
+    src_seqs: Sequence[Sequence[int]],
+    tgt_seqs: Sequence[Sequence[int]],
+    pad_id: int = PAD_ID,
+    bos_id: int = BOS_ID,
+    eos_id: int = EOS_ID,
+    indices: Sequence[int] | None = None,
+) -> Batch:
+    """Build a :class:`Batch` from unpadded id lists (without ``<bos>``/``<eos>``).
+
+    The source is used as given; add ``<eos>`` to it beforehand if your model
+    wants one.
+    """
+    if len(src_seqs) != len(tgt_seqs):
+        raise ValueError(f"{len(src_seqs)} source sequences but {len(tgt_seqs)} target sequences")
+    src = pad_batch(src_seqs, pad_id)
+    tgt_in = pad_batch([[bos_id, *t] for t in tgt_seqs], pad_id)
+    tgt_out = pad_batch([[*t, eos_id] for t in tgt_seqs], pad_id)
+    return Batch(
+        src=src,
+        tgt_in=tgt_in,
+        tgt_out=tgt_out,
+        n_src_tokens=int(sum(len(s) for s in src_seqs)),
+        n_tgt_tokens=int(sum(len(t) + 1 for t in tgt_seqs)),
+        indices=None if indices is None else [int(i) for i in indices],
+        pad_id=pad_id,
+    )

@@ -1,0 +1,333 @@
+"""The Multi30k translation data (WMT16 multimodal task 1), raw text.
+
+Multi30k holds English descriptions of Flickr30k images with German, French
+and Czech translations. The raw files are gzipped UTF-8 text, one sentence
+per line, named ``<split>.<lang>.gz`` (e.g. ``train.de.gz``); line ``i`` of
+``train.en.gz`` and of ``train.de.gz`` are translations of each other.
+
+Where the files are looked for, in order:
+
+1. the ``data_dir`` argument (e.g. from a ``--data-dir`` command-line option),
+2. the directory in the environment variable ``MINITX_DATA_DIR``,
+3. the cache directory ``$XDG_CACHE_HOME/minitx/multi30k``
+   (``~/.cache/minitx/multi30k`` when ``XDG_CACHE_HOME`` is not set).
+
+When a file is in none of them and ``download=True``, it is downloaded from
+the Multi30k GitHub repository into the cache directory and checked against
+its known SHA-256 checksum.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+SPLITS = ("train", "val", "test_2016_flickr", "test_2017_flickr", "test_2017_mscoco", "test_2018_flickr")
+LANGUAGES = ("en", "de", "fr", "cs")
+
+#: ``{split}`` and ``{lang}`` are filled in.
+URL_TEMPLATE = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/{split}.{lang}.gz"
+
+#: SHA-256 of the ``.gz`` files (repository commit a3d2e0d2, data/task1/raw/).
+#: The 2017/2018 test sets are not listed: we have no checksum for them, so a
+#: download of those is only checked to decompress, and :func:`load_pairs`
+#: then checks that both languages have the same number of lines.
+KNOWN_SHA256 = {
+    "test_2016_flickr.cs.gz": "200a4a74cc9560f051924abb9803be008d1908d77f747e9141aeb86dfd2797f1",
+    "test_2016_flickr.de.gz": "9204244e408ccb38d2a55cfcd344df15005fc42a07a6e55ca6c52b6ababb8cc8",
+    "test_2016_flickr.en.gz": "611d361c6334bc7246101d48097c13cf5c4413c5befc793cc629934359d532d9",
+    "test_2016_flickr.fr.gz": "6d326e188d259fb1d04ac19eae3af956559b3a0b93d7635e56c90987c40c8b90",
+    "train.cs.gz": "a65adb8b32e3bc664f21ecba7a6e7f6950fd1f405e135f7c312faabdb6255077",
+    "train.de.gz": "726e39b2fa9eb9ffb6dc763fb35a179f80fae06ffc5d28b6ace5faa883de28a6",
+    "train.en.gz": "d79cfa999dd4c51d2cb42499b6796d5a882c3a8a961923c25a898c90f8bbd56f",
+    "train.fr.gz": "622e75069e9f4c577425c4f277116ce66e63a2401c0a2312d90073cb12379a3c",
+    "val.cs.gz": "b63226e05c4bd5dd6a42897d74b86a1b9d2c31498252c572b1ea7f7996927fcc",
+    "val.de.gz": "f0cba2f995189cf5770f29a8a9a537a3ad3f51657ad873405082ff6863a5e75a",
+    "val.en.gz": "14f7d25ddd868909a9213e361768460edcacdd6ab9d1e77b92560dc10c10dc28",
+    "val.fr.gz": "ca3106f1a72390591d25f6c45cb4cd39dec4cd3f123e099748a3ce5256c160e9",
+}
+
+#: Number of sentences per split (the same in every language), where known.
+EXPECTED_LINES = {"train": 29000, "val": 1014, "test_2016_flickr": 1000}
+
+DATA_DIR_ENV = "MINITX_DATA_DIR"
+
+# Indirection so tests can serve bytes without touching the network.
+_urlopen = urllib.request.urlopen
+_DOWNLOAD_TIMEOUT_S = 30
+
+
+class DataNotFoundError(FileNotFoundError):
+    """The Multi30k files are neither on disk nor downloadable."""
+
+
+class ChecksumError(RuntimeError):
+    """A downloaded file does not have the expected SHA-256."""
+
+
+# ------------------------------------------------------------------ locations
+def file_name(split: str, lang: str) -> str:
+    """``"train", "de"`` -> ``"train.de.gz"`` (after validating both)."""
+    _check_split(split)
+    _check_lang(lang)
+    return f"{split}.{lang}.gz"
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/minitx/multi30k``, or ``~/.cache/minitx/multi30k``."""
+    cache_home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache_home) / "minitx" / "multi30k"
+
+
+def candidate_dirs(data_dir: str | os.PathLike | None = None) -> list[Path]:
+    """The directories searched, in order (see the module docstring)."""
+    dirs = []
+    if data_dir is not None:
+        dirs.append(Path(data_dir).expanduser())
+    env_dir = os.environ.get(DATA_DIR_ENV)
+    if env_dir:
+        dirs.append(Path(env_dir).expanduser())
+    dirs.append(default_cache_dir())
+    return dirs
+
+
+def find_data_dir(data_dir: str | os.PathLike | None = None, files: list[str] | tuple[str, ...] = ()) -> Path | None:
+    """The first searched directory that holds all ``files`` (or just exists, if none are named).
+
+    Returns None when no directory qualifies.
+    """
+    for directory in candidate_dirs(data_dir):
+        if directory.is_dir() and all((directory / f).is_file() for f in files):
+            return directory
+    return None
+
+
+# ------------------------------------------------------------------- loading
+def read_lines(path: str | os.PathLike) -> list[str]:
+    """All lines of a gzipped UTF-8 file, without their ``"\\n"``.
+
+    Nothing else is changed: no whitespace is stripped or collapsed (a few
+    training sentences have a trailing space, a double space or a tab, and
+    they are kept as they are). Lines are split on ``"\\n"`` only, not on
+    other Unicode line breaks. A last line without ``"\\n"`` still counts.
+    """
+    with gzip.open(path, "rb") as f:
+        text = f.read().decode("utf-8")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the split after the final newline
+    return lines
+
+
+def load_pairs(
+    split: str,
+    src_lang: str,
+    tgt_lang: str,
+    data_dir: str | os.PathLike | None = None,
+    download: bool = True,
+) -> list[tuple[str, str]]:
+    """Load one split as a list of ``(source, target)`` sentence pairs.
+
+    Args:
+        split: one of :data:`SPLITS`, e.g. ``"train"``, ``"val"``, ``"test_2016_flickr"``.
+        src_lang, tgt_lang: two different languages from :data:`LANGUAGES`.
+        data_dir: a directory to look in first (see the module docstring).
+        download: fetch missing files into the cache directory.
+
+    Raises:
+        ValueError: unknown split or language, same language twice, or the two
+            files do not have the same number of lines.
+        DataNotFoundError: files missing and not downloadable.
+        ChecksumError: a downloaded file is corrupt.
+    """
+    _check_split(split)
+    _check_lang(src_lang)
+    _check_lang(tgt_lang)
+    if src_lang == tgt_lang:
+        raise ValueError(f"source and target language are both {src_lang!r}; choose two different languages")
+
+    paths = ensure_files(split, (src_lang, tgt_lang), data_dir=data_dir, download=download)
+    src_lines, tgt_lines = read_lines(paths[0]), read_lines(paths[1])
+    if len(src_lines) != len(tgt_lines):
+        raise ValueError(
+            f"the two sides of {split!r} differ in length: {paths[0]} has {len(src_lines)} lines "
+            f"but {paths[1]} has {len(tgt_lines)}"
+        )
+    return list(zip(src_lines, tgt_lines))
+
+
+def ensure_files(
+    split: str,
+    langs: tuple[str, ...] | list[str],
+    data_dir: str | os.PathLike | None = None,
+    download: bool = True,
+    progress: bool = True,
+) -> list[Path]:
+    """Paths of ``<split>.<lang>.gz`` for each language, downloading if needed.
+
+    All files are taken from the same directory: the first searched directory
+    that holds all of them. Otherwise the missing ones are downloaded into the
+    cache directory (when ``download`` is true).
+    """
+    names = [file_name(split, lang) for lang in langs]
+    directory = find_data_dir(data_dir, names)
+    if directory is not None:
+        return [directory / n for n in names]
+
+    cache = default_cache_dir()
+    missing = [n for n in names if not (cache / n).is_file()]
+    if not download:
+        raise DataNotFoundError(_missing_message(names, data_dir, "downloading is turned off (download=False)"))
+    for name in missing:
+        split_, lang = name[: -len(".gz")].rsplit(".", 1)
+        try:
+            download_file(split_, lang, cache, progress=progress)
+        except (urllib.error.URLError, OSError) as err:
+            # URLError (and timeouts, ConnectionError) are OSErrors too.
+            raise DataNotFoundError(_missing_message(names, data_dir, f"downloading {name} failed: {err}")) from err
+    return [cache / n for n in names]
+
+
+def _missing_message(names: list[str], data_dir, reason: str) -> str:
+    looked = "\n".join(f"  - {d}" for d in candidate_dirs(data_dir))
+    return (
+        f"Multi30k files not found: {', '.join(names)}\n"
+        f"Looked in (in this order):\n{looked}\n"
+        f"and {reason}.\n"
+        f"Put the files ({URL_TEMPLATE.format(split='<split>', lang='<lang>')}) in one directory and "
+        f"pass it with --data-dir (data_dir=...), or set {DATA_DIR_ENV} to it, "
+        f"or place them in the cache directory {default_cache_dir()}."
+    )
+
+
+# ---------------------------------------------------------------- download
+def download_file(
+    split: str,
+    lang: str,
+    dest_dir: str | os.PathLike | None = None,
+    progress: bool = True,
+) -> Path:
+    """Download ``<split>.<lang>.gz`` into ``dest_dir`` (default: the cache) and verify it.
+
+    The data goes to a temporary file in ``dest_dir`` first and is renamed to
+    its final name only once complete and verified, so an interrupted or
+    corrupt download never leaves a file that looks valid. Verification: the
+    SHA-256 from :data:`KNOWN_SHA256` where known (mismatch: the file is
+    deleted and :class:`ChecksumError` raised); for other files, only that the
+    file decompresses as gzip.
+    """
+    name = file_name(split, lang)
+    dest_dir = Path(dest_dir) if dest_dir is not None else default_cache_dir()
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    url = URL_TEMPLATE.format(split=split, lang=lang)
+
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=dest_dir)
+    tmp_path = Path(tmp_name)
+    try:
+        digest = hashlib.sha256()
+        with os.fdopen(fd, "wb") as out, _urlopen(url, timeout=_DOWNLOAD_TIMEOUT_S) as response:
+            total = _content_length(response)
+            bar = _progress_bar(total, name, enabled=progress)
+            try:
+                while True:
+                    chunk = response.read(1 << 16)
+                    if not chunk:
+                        break
+                    out.write(chunk)
+                    digest.update(chunk)
+                    bar.update(len(chunk))
+            finally:
+                bar.close()
+
+        expected = KNOWN_SHA256.get(name)
+        if expected is not None:
+            actual = digest.hexdigest()
+            if actual != expected:
+                raise ChecksumError(
+                    f"checksum mismatch for {name} downloaded from {url}: "
+                    f"sha256 {actual}, expected {expected}; the download was deleted"
+                )
+        else:
+            _check_gzip(tmp_path, name)
+        os.replace(tmp_path, dest_dir / name)
+    except BaseException:
+        tmp_path.unlink(missing_ok=True)
+        raise
+    return dest_dir / name
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    """Hex SHA-256 of a file."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verify_file(path: str | os.PathLike) -> bool | None:
+    """Check a local file against :data:`KNOWN_SHA256` by its name.
+
+    Returns True (matches), False (differs) or None (no known checksum).
+    """
+    expected = KNOWN_SHA256.get(Path(path).name)
+    if expected is None:
+        return None
+    return sha256_of(path) == expected
+
+
+def _check_gzip(path: Path, name: str) -> None:
+    try:
+        with gzip.open(path, "rb") as f:
+            shutil.copyfileobj(f, _NullWriter())
+    except (OSError, EOFError) as err:
+        raise ChecksumError(f"downloaded {name} is not a valid gzip file ({err}); the download was deleted") from err
+
+
+class _NullWriter:
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+
+def _content_length(response) -> int | None:
+    headers = getattr(response, "headers", None)
+    value = headers.get("Content-Length") if headers is not None else None
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int | None, name: str, enabled: bool):
+    if not enabled:
+        return _NoBar()
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # tqdm is a declared dependency; stay usable without it
+        return _NoBar()
+    return tqdm(total=total, desc=f"download {name}", unit="B", unit_scale=True, leave=False)
+
+
+# -------------------------------------------------------------- validation
+def _check_split(split: str) -> None:
+    if split not in SPLITS:
+        raise ValueError(f"unknown Multi30k split {split!r}; valid splits: {', '.join(SPLITS)}")
+
+
+def _check_lang(lang: str) -> None:
+    if lang not in LANGUAGES:
+        raise ValueError(f"unknown Multi30k language {lang!r}; valid languages: {', '.join(LANGUAGES)}")

@@ -1,0 +1,279 @@
+"""The public op API: ``import minitx.functional as F``.
+
+Each function checks and converts its arguments (Python numbers become constant tensors of
+the other operand's dtype), then applies one op from ``minitx.ops``. Argument names follow
+numpy (``axis``, ``keepdims``).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from minitx import backend
+from minitx import ops
+from minitx.autograd.tensor import Tensor, as_tensor
+
+# ---------------------------------------------------------------- helpers
+
+
+def _binary(op, a, b):
+    """Apply a broadcasting binary op, with a clear error when the shapes do not broadcast."""
+    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    a, b = as_tensor(a, like), as_tensor(b, like)
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"{op.name}: shapes {a.shape} and {b.shape} do not broadcast") from None
+    return op(a, b)
+
+
+def _check_bool(op: str, what: str, t: Tensor):
+    if t.dtype != np.bool_:
+        raise TypeError(f"{op}: {what} must be a boolean tensor, got dtype {t.dtype.name}")
+
+
+# ---------------------------------------------------------------- elementwise
+
+
+def add(a, b): return _binary(ops.Add(), a, b)
+def sub(a, b): return _binary(ops.Sub(), a, b)
+def mul(a, b): return _binary(ops.Mul(), a, b)
+def div(a, b): return _binary(ops.Div(), a, b)
+def maximum(a, b): return _binary(ops.Maximum(), a, b)
+def minimum(a, b): return _binary(ops.Minimum(), a, b)
+def neg(x): return ops.Neg()(x)
+def exp(x): return ops.Exp()(x)
+def log(x): return ops.Log()(x)
+def sqrt(x): return ops.Sqrt()(x)
+def tanh(x): return ops.Tanh()(x)
+def sigmoid(x): return ops.Sigmoid()(x)
+def relu(x): return ops.Relu()(x)
+def abs(x): return ops.Abs()(x)  # noqa: A001 (numpy's name)
+
+
+def pow(a, b):  # noqa: A001 (numpy's name)
+    """a ** b. A constant number exponent uses PowScalar (x^p); otherwise Pow (needs a > 0
+    where the exponent takes a gradient)."""
+    if isinstance(b, numbers.Number) and isinstance(a, Tensor):
+        return ops.PowScalar(b)(a)
+    return _binary(ops.Pow(), a, b)
+
+
+def gelu(x, approximate: str = "none"):
+    """GELU; approximate='tanh' for the tanh formula (GPT/BERT), 'none' for the exact erf form."""
+    return ops.Gelu(approximate)(x)
+
+
+def clip(x, min=None, max=None):  # noqa: A002 (numpy's names)
+    return ops.Clip(min, max)(x)
+
+
+def where(cond, a, b):
+    """a where cond else b (cond boolean); a and b may be numbers."""
+    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    cond, a, b = as_tensor(cond, like), as_tensor(a, like), as_tensor(b, like)
+    _check_bool("where", "cond", cond)
+    try:
+        np.broadcast_shapes(cond.shape, a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"where: shapes {cond.shape}, {a.shape} and {b.shape} do not broadcast") from None
+    return ops.Where()(cond, a, b)
+
+
+def masked_fill(x, mask, value):
+    """x with ``value`` written where mask is True (mask broadcasts to x's shape)."""
+    mask = as_tensor(mask, x)
+    _check_bool("masked_fill", "mask", mask)
+    if np.broadcast_shapes(mask.shape, x.shape) != x.shape:
+        raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to {x.shape}")
+    return ops.MaskedFill(value)(x, mask)
+
+
+def astype(x, dtype):
+    return ops.Astype(backend.resolve_dtype(dtype))(x)
+
+
+def to_device(x, device):
+    return ops.ToDevice(backend.check_device(device))(x)
+
+
+# comparisons: results are boolean and never carry gradients
+
+
+def _compare(fn, a, b):
+    like = a if isinstance(a, Tensor) else b
+    a, b = as_tensor(a, like), as_tensor(b, like)
+    return Tensor(fn(a.data, b.data))
+
+
+def equal(a, b): return _compare(lambda x, y: x == y, a, b)
+def not_equal(a, b): return _compare(lambda x, y: x != y, a, b)
+def less(a, b): return _compare(lambda x, y: x < y, a, b)
+def less_equal(a, b): return _compare(lambda x, y: x <= y, a, b)
+def greater(a, b): return _compare(lambda x, y: x > y, a, b)
+def greater_equal(a, b): return _compare(lambda x, y: x >= y, a, b)
+def logical_not(x): return Tensor(~as_tensor(x).data)
+
+
+def argmax(x, axis=None):
+    """Index of the maximum (an integer tensor; no gradient)."""
+    return Tensor(x.data.argmax(axis=axis))
+
+
+# ---------------------------------------------------------------- reductions
+
+
+def sum(x, axis=None, keepdims=False): return ops.Sum(axis, keepdims)(x)  # noqa: A001
+def mean(x, axis=None, keepdims=False): return ops.Mean(axis, keepdims)(x)
+def max(x, axis=None, keepdims=False): return ops.Max(axis, keepdims)(x)  # noqa: A001
+def min(x, axis=None, keepdims=False): return ops.Min(axis, keepdims)(x)  # noqa: A001
+def var(x, axis=None, ddof=0, keepdims=False): return ops.Var(axis, ddof, keepdims)(x)
+def logsumexp(x, axis=None, keepdims=False): return ops.LogSumExp(axis, keepdims)(x)
+
+
+# ---------------------------------------------------------------- shape
+
+
+def reshape(x, shape): return ops.Reshape(shape)(x)
+def transpose(x, axes=None): return ops.Transpose(axes)(x)
+def permute(x, axes): return ops.Transpose(axes)(x)
+def swapaxes(x, axis1, axis2): return ops.SwapAxes(axis1, axis2)(x)
+def squeeze(x, axis=None): return ops.Squeeze(axis)(x)
+def unsqueeze(x, axis): return ops.Unsqueeze(axis)(x)
+
+
+def broadcast_to(x, shape):
+    return ops.BroadcastTo(shape)(x)
+
+
+def _convert_index(x: Tensor, index):
+    """Replace tensors and lists inside an index by arrays on x's device; check their dtype."""
+    parts = index if isinstance(index, tuple) else (index,)
+    converted = []
+    xp = backend.get_array_module(x.data)
+    for part in parts:
+        if isinstance(part, Tensor):
+            if part.device != x.device:
+                raise RuntimeError(f"getitem: index on {part.device} for a tensor on {x.device}")
+            part = part.data
+        elif isinstance(part, (list, np.ndarray)):
+            part = xp.asarray(part)
+        if hasattr(part, "dtype") and part.dtype.kind not in "iub":
+            raise TypeError(f"getitem: index arrays must be integer or boolean, got dtype {part.dtype.name}")
+        converted.append(part)
+    return tuple(converted) if isinstance(index, tuple) else converted[0]
+
+
+def getitem(x, index):
+    return ops.GetItem(_convert_index(x, index))(x)
+
+
+def concatenate(tensors, axis=0):
+    tensors = [as_tensor(t) for t in tensors]
+    if not tensors:
+        raise ValueError("concatenate: need at least one tensor")
+    return ops.Concatenate(axis)(*tensors)
+
+
+def stack(tensors, axis=0):
+    tensors = [as_tensor(t) for t in tensors]
+    if not tensors:
+        raise ValueError("stack: need at least one tensor")
+    return ops.Stack(axis)(*tensors)
+
+
+def split(x, indices_or_sections, axis=0):
+    """Split along ``axis`` like numpy.split: a number of equal parts or a list of cut points.
+
+    Each part is a slice (GetItem), so its gradient lands in the right place of x's.
+    """
+    n = x.shape[axis]
+    if isinstance(indices_or_sections, int):
+        if indices_or_sections <= 0 or n % indices_or_sections:
+            raise ValueError(f"split: axis {axis} of length {n} does not split into {indices_or_sections} equal parts")
+        step = n // indices_or_sections
+        cuts = list(range(step, n, step))
+    else:
+        cuts = list(indices_or_sections)
+    bounds = [0] + cuts + [n]
+    prefix = (slice(None),) * (axis % x.ndim)
+    return [getitem(x, prefix + (slice(lo, hi),)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def pad(x, pad_width, value=0.0):
+    """Constant padding; pad_width is an int or one (before, after) pair per axis."""
+    return ops.Pad(pad_width, value)(x)
+
+
+# ---------------------------------------------------------------- linear algebra
+
+
+def matmul(a, b):
+    a, b = as_tensor(a), as_tensor(b)
+    return ops.Matmul()(a, b)
+
+
+# ---------------------------------------------------------------- neural-network ops
+
+
+def softmax(x, axis=-1): return ops.Softmax(axis)(x)
+def log_softmax(x, axis=-1): return ops.LogSoftmax(axis)(x)
+
+
+def layer_norm(x, weight=None, bias=None, eps=1e-5):
+    """Layer normalization over the last axis; weight defaults to ones, bias to zeros."""
+    xp = backend.get_array_module(x.data)
+    dim = x.shape[-1:]
+    weight = weight if weight is not None else Tensor(xp.ones(dim, dtype=x.dtype))
+    bias = bias if bias is not None else Tensor(xp.zeros(dim, dtype=x.dtype))
+    return ops.LayerNorm(eps)(x, weight, bias)
+
+
+def dropout(x, p=0.5, training=True, seed=None):
+    """Inverted dropout while training; the identity when not training or p == 0."""
+    if not training or p == 0:
+        return x
+    return ops.Dropout(p, seed)(x)
+
+
+def embedding(ids, weight, padding_idx=None):
+    """Rows of ``weight`` picked by integer ``ids``: result shape ids.shape + (dim,)."""
+    ids = as_tensor(ids, weight)
+    return ops.Embedding(padding_idx)(ids, weight)
+
+
+def linear(x, weight, bias=None):
+    """x @ weight^T + bias, weight of shape [out_features, in_features]."""
+    return ops.Linear()(x, weight) if bias is None else ops.Linear()(x, weight, bias)
+
+
+def cross_entropy(logits, targets, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+    """Cross-entropy of logits [..., C] against integer class targets [...]."""
+    targets = as_tensor(targets, logits)
+    return ops.CrossEntropy(ignore_index, label_smoothing, reduction)(logits, targets)
+
+
+def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0, scale=None,
+                                 return_weights=False, seed=None):
+    """softmax(scale * q @ k^T, masked) @ v; see ops.ScaledDotProductAttention.
+
+    mask: boolean, True = may attend, broadcastable to [..., Lq, Lk]. With
+    return_weights=True returns (output, weights), the weights P as a constant tensor
+    (before dropout) for plotting.
+    """
+    op = ops.ScaledDotProductAttention(causal, dropout_p, scale, seed)
+    if mask is None:
+        out = op(q, k, v)
+    else:
+        mask = as_tensor(mask, q)
+        _check_bool("scaled_dot_product_attention", "mask", mask)
+        try:
+            np.broadcast_shapes(mask.shape, q.shape[:-1] + (k.shape[-2],))
+        except ValueError:
+            raise ValueError(f"scaled_dot_product_attention: mask of shape {mask.shape} does not broadcast "
+                             f"to [..., Lq, Lk] = {q.shape[:-1] + (k.shape[-2],)}") from None
+        out = op(q, k, v, mask)
+    if return_weights:
+        return out, Tensor(op.weights)
+    return out

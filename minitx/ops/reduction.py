@@ -1,0 +1,141 @@
+"""Reductions over axes. Each backward spreads ``dy`` back over the reduced axes.
+
+Helper: ``expand(dy)`` puts the reduced axes back (size 1) when keepdims was False, so
+``dy`` broadcasts against the input.
+"""
+from __future__ import annotations
+
+from minitx.autograd.function import Function
+from minitx.backend import get_array_module
+
+__all__ = ["Sum", "Mean", "Max", "Min", "Var", "LogSumExp", "normalize_axes"]
+
+
+def normalize_axes(axis, ndim: int, op: str = "reduce") -> tuple:
+    """axis None -> all axes; an int or tuple -> sorted non-negative axes (checked)."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = []
+    for a in axes:
+        if not isinstance(a, int) or not -ndim <= a < max(ndim, 1):
+            raise ValueError(f"{op}: axis {a} is out of range for a tensor with {ndim} dimensions")
+        out.append(a % max(ndim, 1))
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}: repeated axis in {axis}")
+    return tuple(sorted(out))
+
+
+class _Reduction(Function):
+    def __init__(self, axis=None, keepdims=False):
+        self.axis, self.keepdims = axis, keepdims
+
+    def _setup(self, x):
+        self.axes = normalize_axes(self.axis, x.ndim, self.name)
+        self.in_shape = x.shape
+        return self.axes
+
+    def expand(self, dy):
+        """dy with the reduced axes restored as size-1 axes."""
+        if self.keepdims or not self.axes:
+            return dy
+        return get_array_module(dy).expand_dims(dy, self.axes)
+
+
+class Sum(_Reduction):
+    """y = sum of x over axes.   dx = dy, repeated along the summed axes"""
+
+    def forward(self, x):
+        return x.sum(axis=self._setup(x), keepdims=self.keepdims)
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        return (xp.broadcast_to(self.expand(dy), self.in_shape),)
+
+
+class Mean(_Reduction):
+    """y = (1/n) sum of x over axes (n = number of elements reduced).   dx = dy / n, repeated"""
+
+    def forward(self, x):
+        axes = self._setup(x)
+        self.count = 1
+        for a in axes:
+            self.count *= x.shape[a]
+        return x.mean(axis=axes, keepdims=self.keepdims)
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        return (xp.broadcast_to(self.expand(dy) / self.count, self.in_shape),)
+
+
+class Max(_Reduction):
+    """y = max of x over axes.
+
+    dx = dy at the position of the maximum, 0 elsewhere. When several entries tie for the
+    maximum, they share dy equally (each gets dy / number of ties), so the gradient still
+    sums to dy and does not depend on which tie numpy would pick.
+    """
+
+    _pick = "max"
+
+    def forward(self, x):
+        axes = self._setup(x)
+        y = getattr(x, self._pick)(axis=axes, keepdims=True)
+        winners = (x == y).astype(x.dtype)
+        self.save_for_backward(winners / winners.sum(axis=axes, keepdims=True))
+        return y if self.keepdims else y.squeeze(axis=axes)
+
+    def backward(self, dy):
+        (share,) = self.saved
+        return (self.expand(dy) * share,)
+
+
+class Min(Max):
+    """y = min of x over axes.   As Max: the minimum takes dy; ties share it equally."""
+
+    _pick = "min"
+
+
+class Var(_Reduction):
+    """v = sum((x - mean)^2) / (n - ddof) over axes.   dx = dy * 2 (x - mean) / (n - ddof)"""
+
+    def __init__(self, axis=None, ddof=0, keepdims=False):
+        super().__init__(axis, keepdims)
+        self.ddof = ddof
+
+    def forward(self, x):
+        axes = self._setup(x)
+        n = 1
+        for a in axes:
+            n *= x.shape[a]
+        if n - self.ddof <= 0:
+            raise ValueError(f"var: {n} elements with ddof={self.ddof} leaves no degrees of freedom")
+        self.divisor = n - self.ddof
+        centered = x - x.mean(axis=axes, keepdims=True)
+        self.save_for_backward(centered)
+        return (centered * centered).sum(axis=axes, keepdims=self.keepdims) / self.divisor
+
+    def backward(self, dy):
+        (centered,) = self.saved
+        return (self.expand(dy) * (2 / self.divisor) * centered,)
+
+
+class LogSumExp(_Reduction):
+    """y = log sum exp(x) over axes, computed as m + log sum exp(x - m), m = max x.
+
+    dx = dy * exp(x - y) = dy * softmax(x) over the axes
+    """
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        axes = self._setup(x)
+        m = x.max(axis=axes, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, 0)  # all -inf slice: keep -inf, avoid inf - inf
+        y = m + xp.log(xp.exp(x - m).sum(axis=axes, keepdims=True))
+        self.save_for_backward(x, y)
+        return y if self.keepdims else y.squeeze(axis=axes)
+
+    def backward(self, dy):
+        x, y = self.saved
+        xp = get_array_module(x)
+        return (self.expand(dy) * xp.exp(x - y),)

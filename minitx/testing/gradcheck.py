@@ -1,0 +1,176 @@
+"""Gradient checking: compare backward's gradients with finite differences.
+
+For a function f of tensors, backward computes vector-Jacobian products: given a cotangent
+r of f's output's shape, it returns r^T J for each input, J = d(output)/d(input). Central
+differences estimate the same numbers from forward evaluations alone:
+
+    d f_j / d x_i  ~=  (f_j(x + eps e_i) - f_j(x - eps e_i)) / (2 eps)          error O(eps^2)
+
+``gradcheck`` compares the two in float64, where rounding (about 1e-16 / eps) stays well
+below the tolerance:
+
+* small problems (input size * output size <= ``full_jacobian_limit``): the full Jacobian,
+  one backward per output element and one pair of forwards per input element;
+* large problems: ``directions`` random directions u and one random cotangent r, comparing
+  r . (f(x + eps u) - f(x - eps u)) / (2 eps)   with   (r^T J) . u.
+
+A failure raises ``GradcheckError`` naming the input, the worst element, and the analytic
+and numeric values. ``check_backward_hygiene`` checks that backward leaves its inputs and
+saved arrays untouched and returns gradients that do not share memory with them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minitx import backend
+from minitx.autograd.grad_mode import no_grad
+from minitx.autograd.tensor import Tensor
+
+__all__ = ["gradcheck", "check_backward_hygiene", "GradcheckError"]
+
+
+class GradcheckError(AssertionError):
+    """Analytic and numeric gradients disagree (or backward misbehaves)."""
+
+
+def _checked_inputs(inputs):
+    checked = []
+    for position, t in enumerate(inputs):
+        if isinstance(t, Tensor) and t.requires_grad:
+            if t.dtype != np.float64:
+                raise TypeError(f"gradcheck: input {position} has dtype {t.dtype.name}; finite differences need "
+                                "float64 inputs (float32 rounding would swamp the difference)")
+            checked.append(position)
+    if not checked:
+        raise ValueError("gradcheck: no input requires grad; pass tensors with requires_grad=True")
+    return checked
+
+
+def _evaluate(fn, inputs):
+    """f(inputs) as a float64 numpy array, without recording a graph."""
+    with no_grad():
+        out = fn(*inputs)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"gradcheck: fn must return a Tensor, got {type(out).__name__}")
+    return backend.to_numpy(out.data).astype(np.float64, copy=True)
+
+
+def _vjp(fn, inputs, checked, cotangent):
+    """Analytic r^T J for each checked input (leaves' .grad are saved and restored)."""
+    saved_grads = [inputs[i].grad for i in checked]
+    for i in checked:
+        inputs[i].grad = None
+    try:
+        out = fn(*inputs)
+        if not out.requires_grad:
+            raise GradcheckError("gradcheck: the output does not depend on any input that requires grad")
+        xp = backend.get_array_module(out.data)
+        out.backward(xp.asarray(cotangent, dtype=out.dtype))
+        grads = []
+        for i in checked:
+            g = inputs[i].grad
+            grads.append(np.zeros(inputs[i].shape) if g is None else backend.to_numpy(g.data).astype(np.float64))
+        return grads
+    finally:
+        for i, g in zip(checked, saved_grads):
+            inputs[i].grad = g
+
+
+def _numeric_along(fn, inputs, position, direction, eps):
+    """(f(x + eps u) - f(x - eps u)) / (2 eps) for input ``position`` moved along u."""
+    t = inputs[position]
+    original = t.data.copy()
+    step = backend.to_device(direction * eps, t.device)
+    t.data = original + step
+    plus = _evaluate(fn, inputs)
+    t.data = original - step
+    minus = _evaluate(fn, inputs)
+    t.data = original
+    return (plus - minus) / (2 * eps)
+
+
+def _index(flat, shape):
+    return tuple(int(k) for k in np.unravel_index(flat, shape))
+
+
+def _fail(position, where, analytic, numeric):
+    raise GradcheckError(
+        f"gradcheck: gradient of input {position} is wrong at {where}: "
+        f"analytic {analytic:.10g}, numeric {numeric:.10g}, difference {abs(analytic - numeric):.3g}")
+
+
+def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, full_jacobian_limit=4096, directions=6,
+              seed=0) -> bool:
+    """Check fn's gradients with respect to every input that requires grad; True or raise.
+
+    fn takes ``inputs`` (tensors and anything else) and returns a Tensor of any shape.
+    """
+    checked = _checked_inputs(inputs)
+    rng = np.random.default_rng(seed)
+    out_shape = _evaluate(fn, inputs).shape
+    out_size = int(np.prod(out_shape))
+    for n, position in enumerate(checked):
+        in_shape = inputs[position].shape
+        in_size = int(np.prod(in_shape))
+        if in_size == 0 or out_size == 0:
+            continue
+        if in_size * out_size <= full_jacobian_limit:
+            # analytic Jacobian, row by row: backward of each one-hot output cotangent
+            analytic = np.empty((out_size, in_size))
+            for j in range(out_size):
+                onehot = np.zeros(out_size)
+                onehot[j] = 1
+                analytic[j] = _vjp(fn, inputs, checked, onehot.reshape(out_shape))[n].reshape(-1)
+            numeric = np.empty((out_size, in_size))
+            for i in range(in_size):
+                e = np.zeros(in_size)
+                e[i] = 1
+                numeric[:, i] = _numeric_along(fn, inputs, position, e.reshape(in_shape), eps).reshape(-1)
+            bad = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
+            if (bad > 0).any() or not np.isfinite(analytic).all():
+                j, i = np.unravel_index(np.nanargmax(np.where(np.isfinite(bad), bad, np.inf)), bad.shape)
+                where = (f"element {_index(i, in_shape)} (output element {_index(j, out_shape)})")
+                _fail(position, where, analytic[j, i], numeric[j, i])
+        else:
+            cotangent = rng.standard_normal(out_shape)
+            grad = _vjp(fn, inputs, checked, cotangent)[n]
+            for k in range(directions):
+                u = rng.standard_normal(in_shape)
+                numeric = float((_numeric_along(fn, inputs, position, u, eps) * cotangent).sum())
+                analytic = float((grad * u).sum())
+                scale = np.sqrt(in_size)  # the sum adds in_size terms: tolerance grows with it
+                if not abs(analytic - numeric) <= atol * scale + rtol * abs(numeric):
+                    _fail(position, f"random direction {k} (products with a random output cotangent)", analytic, numeric)
+    return True
+
+
+def _arrays_of(values):
+    return [v for v in values if v is not None and hasattr(v, "shape") and hasattr(v, "dtype")]
+
+
+def check_backward_hygiene(fn, *inputs, seed=0) -> bool:
+    """Run fn once, then its last op's backward directly, and check that backward
+
+    * does not modify its inputs, its saved arrays or the incoming gradient dy;
+    * returns gradients that share no memory with the saved arrays or the inputs.
+    """
+    out = fn(*inputs)
+    op = out._ctx
+    if op is None:
+        raise ValueError("check_backward_hygiene: the output was not produced by an op that records a graph")
+    xp = backend.get_array_module(out.data)
+    dy = xp.asarray(np.random.default_rng(seed).standard_normal(out.shape), dtype=out.dtype)
+    watched = _arrays_of(op.saved) + [t.data for t in op.inputs] + [dy]
+    before = [w.copy() for w in watched]
+    grads = op.backward(dy)
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    for w, b in zip(watched, before):
+        if w.shape != b.shape or not bool((w == b).all() if w.dtype.kind != "f" else
+                                           ((w == b) | (xp.isnan(w) & xp.isnan(b))).all()):
+            raise GradcheckError(f"{op.name}.backward modified an input, a saved array or dy in place")
+    shared = _arrays_of(op.saved) + [t.data for t in op.inputs]
+    for k, g in enumerate(_arrays_of(grads)):
+        for w in shared:
+            if xp.may_share_memory(g, w):
+                raise GradcheckError(f"{op.name}.backward: gradient {k} shares memory with a saved array or input")
+    return True

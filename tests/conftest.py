@@ -1,0 +1,23 @@
+"""Shared test settings: hypothesis profiles and the gpu marker."""
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+# 'ci': enough examples to find real bugs within the CI budget; 'dev': quick local runs.
+settings.register_profile("ci", max_examples=25, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("dev", max_examples=8, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_collection_modifyitems(config, items):
+    from minitx import backend
+
+    if backend.cuda_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU with CuPy")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
