@@ -1,0 +1,14 @@
+"""Layers and models: Module, Parameter, Linear, Embedding, LayerNorm, attention, Transformer."""
+from minitx.nn import init
+from minitx.nn.attention import LearnedPositionalEmbedding, MultiHeadAttention, SinusoidalPositionalEncoding
+from minitx.nn.layers import GELU, Dropout, Embedding, LayerNorm, Linear, ModuleList, ReLU, Sequential
+from minitx.nn.module import Module
+from minitx.nn.parameter import Parameter
+from minitx.nn.transformer import (PRESETS, DecoderCache, DecoderLayer, EncoderLayer, FeedForward,
+                                   Transformer)
+
+__all__ = [
+    "Module", "Parameter", "Linear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Sequential",
+    "ModuleList", "MultiHeadAttention", "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
+    "FeedForward", "EncoderLayer", "DecoderLayer", "DecoderCache", "Transformer", "PRESETS", "init",
+]

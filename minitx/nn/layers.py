@@ -1,0 +1,152 @@
+"""Basic layers. Each is a thin Module around one functional op, holding its parameters."""
+from __future__ import annotations
+
+import math
+
+from minitx import backend
+from minitx import functional as F
+from minitx.nn import init
+from minitx.nn.module import Module
+from minitx.nn.parameter import Parameter
+
+
+def _new_parameter(shape, device=None, dtype=None):
+    device = backend.check_device(device)
+    xp = backend.xp_for(device)
+    return Parameter(xp.zeros(shape, dtype=backend.resolve_dtype(dtype)))
+
+
+class Linear(Module):
+    """y = x @ weight^T + bias, weight [out_features, in_features].
+
+    Initialized as PyTorch does: weight and bias ~ U(-1/sqrt(in), 1/sqrt(in)).
+    """
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        bound = 1 / math.sqrt(in_features)
+        self.weight = init.uniform_(_new_parameter((out_features, in_features), device, dtype), -bound, bound)
+        self.bias = init.uniform_(_new_parameter((out_features,), device, dtype), -bound, bound) if bias else None
+
+    def forward(self, x):
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Embedding(Module):
+    """Row lookup in a [num_embeddings, dim] table, weight ~ N(0, 1); the padding row is zero
+    and receives no gradient."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None, dtype=None):
+        super().__init__()
+        if padding_idx is not None and not 0 <= padding_idx < num_embeddings:
+            raise ValueError(f"Embedding: padding_idx {padding_idx} is outside [0, {num_embeddings})")
+        self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
+        self.weight = init.normal_(_new_parameter((num_embeddings, embedding_dim), device, dtype))
+        self.reset_padding()
+
+    def reset_padding(self):
+        if self.padding_idx is not None:
+            self.weight.data[self.padding_idx] = 0
+
+    def forward(self, ids):
+        return F.embedding(ids, self.weight, self.padding_idx)
+
+    def extra_repr(self):
+        pad = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
+        return f"{self.num_embeddings}, {self.embedding_dim}{pad}"
+
+
+class LayerNorm(Module):
+    """Normalize the last axis to mean 0 and variance 1, then scale by weight (ones) and
+    shift by bias (zeros)."""
+
+    def __init__(self, dim, eps=1e-5, device=None, dtype=None):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+        self.weight = init.ones_(_new_parameter((dim,), device, dtype))
+        self.bias = _new_parameter((dim,), device, dtype)
+
+    def forward(self, x):
+        return F.layer_norm(x, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.dim}, eps={self.eps}"
+
+
+class Dropout(Module):
+    """Inverted dropout with probability p while training; the identity in eval mode."""
+
+    def __init__(self, p=0.1):
+        super().__init__()
+        if not 0 <= p < 1:
+            raise ValueError(f"Dropout: p must be in [0, 1), got {p}")
+        self.p = p
+
+    def forward(self, x):
+        return F.dropout(x, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
+class ReLU(Module):
+    def forward(self, x):
+        return F.relu(x)
+
+
+class GELU(Module):
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x):
+        return F.gelu(x, self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
+
+
+class Sequential(Module):
+    """Apply modules one after another."""
+
+    def __init__(self, *modules):
+        super().__init__()
+        for i, m in enumerate(modules):
+            setattr(self, str(i), m)
+
+    def __getitem__(self, i):
+        return list(self._modules.values())[i]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def forward(self, x):
+        for m in self._modules.values():
+            x = m(x)
+        return x
+
+
+class ModuleList(Module):
+    """A list of modules, registered so their parameters are found (names '0', '1', ...)."""
+
+    def __init__(self, modules=()):
+        super().__init__()
+        for m in modules:
+            self.append(m)
+
+    def append(self, module):
+        setattr(self, str(len(self._modules)), module)
+        return self
+
+    def __getitem__(self, i):
+        return list(self._modules.values())[i]
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __len__(self):
+        return len(self._modules)

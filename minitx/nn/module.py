@@ -1,0 +1,176 @@
+"""``Module``: the base class of layers and models.
+
+A module keeps its parameters, buffers (constant arrays such as positional tables) and
+child modules in three ordered dictionaries, filled simply by assigning attributes::
+
+    class Affine(Module):
+        def __init__(self):
+            super().__init__()
+            self.w = Parameter(np.ones(3))     # registered as a parameter
+            self.inner = Linear(3, 3)           # registered as a child module
+
+Everything that walks the tree (parameters, state_dict, to, train/eval) is written once here.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from minitx import backend
+from minitx.autograd.tensor import Tensor
+from minitx.nn.parameter import Parameter
+
+
+class Module:
+    training: bool
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    # ---------------------------------------------------------------- registration
+    def __setattr__(self, name, value):
+        if "_parameters" not in self.__dict__:
+            raise RuntimeError(f"{type(self).__name__}: call super().__init__() before assigning attributes")
+        for registry in (self._parameters, self._buffers, self._modules):
+            registry.pop(name, None)
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._modules[name] = value
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        for registry in (self._parameters, self._buffers, self._modules):
+            registry.pop(name, None)
+        object.__delattr__(self, name)
+
+    def register_buffer(self, name: str, value: Tensor) -> None:
+        """A constant tensor that moves with the module and is saved in state_dict."""
+        object.__setattr__(self, name, value)
+        self._buffers[name] = value
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__}.forward")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    # ---------------------------------------------------------------- walking the tree
+    def named_modules(self, prefix: str = ""):
+        """(name, module) for this module and every descendant, depth first."""
+        yield prefix, self
+        for name, child in self._modules.items():
+            yield from child.named_modules(f"{prefix}.{name}" if prefix else name)
+
+    def modules(self):
+        return [m for _, m in self.named_modules()]
+
+    def children(self):
+        return list(self._modules.values())
+
+    def named_parameters(self, prefix: str = ""):
+        """(dotted name, parameter), each parameter once even if shared by two modules."""
+        seen = set()
+        for module_name, module in self.named_modules(prefix):
+            for name, p in module._parameters.items():
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    yield (f"{module_name}.{name}" if module_name else name), p
+
+    def parameters(self):
+        return [p for _, p in self.named_parameters()]
+
+    def named_buffers(self):
+        for module_name, module in self.named_modules():
+            for name, b in module._buffers.items():
+                yield (f"{module_name}.{name}" if module_name else name), b
+
+    def num_parameters(self, trainable_only: bool = True) -> int:
+        return sum(p.size for p in self.parameters() if p.requires_grad or not trainable_only)
+
+    # ---------------------------------------------------------------- modes and devices
+    def train(self, mode: bool = True) -> "Module":
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self) -> "Module":
+        return self.train(False)
+
+    def zero_grad(self) -> None:
+        for p in self.parameters():
+            p.grad = None
+
+    def to(self, device=None, dtype=None) -> "Module":
+        """Move (and/or cast) every parameter and buffer in place; returns self."""
+        device = backend.check_device(device) if device is not None else None
+        dtype = backend.resolve_dtype(dtype) if dtype is not None else None
+        tensors = [p for p in self.parameters()] + [b for _, b in self.named_buffers()]
+        for t in tensors:
+            if dtype is not None and t.dtype.kind == "f":
+                t.data = t.data.astype(dtype)
+            if device is not None:
+                t.data = backend.to_device(t.data, device)
+            if t.grad is not None:
+                t.grad = None  # a gradient of the old device/dtype would not fit anymore
+        return self
+
+    @property
+    def device(self) -> str:
+        params = self.parameters()
+        return params[0].device if params else backend.default_device()
+
+    # ---------------------------------------------------------------- state
+    def state_dict(self) -> "OrderedDict[str, np.ndarray]":
+        """Every parameter and buffer by dotted name, as numpy arrays (copies)."""
+        state = OrderedDict()
+        for name, p in self.named_parameters():
+            state[name] = p.numpy().copy()
+        for name, b in self.named_buffers():
+            state[name] = b.numpy().copy()
+        return state
+
+    def load_state_dict(self, state, strict: bool = True) -> dict:
+        """Copy arrays into the parameters and buffers, checking names and shapes.
+
+        strict: every key of the module must be present and no unknown key may appear.
+        Returns {'missing': [...], 'unexpected': [...]} (both empty when strict).
+        """
+        own = OrderedDict(self.named_parameters())
+        own.update(self.named_buffers())
+        missing = [k for k in own if k not in state]
+        unexpected = [k for k in state if k not in own]
+        if strict and (missing or unexpected):
+            parts = []
+            if missing:
+                parts.append(f"missing keys {missing[:10]}" + (" ..." if len(missing) > 10 else ""))
+            if unexpected:
+                parts.append(f"unexpected keys {unexpected[:10]}" + (" ..." if len(unexpected) > 10 else ""))
+            raise KeyError(f"load_state_dict into {type(self).__name__}: " + "; ".join(parts))
+        for name, t in own.items():
+            if name not in state:
+                continue
+            value = state[name]
+            value = value.data if isinstance(value, Tensor) else value
+            if tuple(value.shape) != t.shape:
+                raise ValueError(f"load_state_dict: '{name}' has shape {tuple(value.shape)} in the state dict "
+                                 f"but {t.shape} in the model")
+            t.data = backend.to_device(np.asarray(backend.to_numpy(value), dtype=t.dtype), t.device).copy()
+        return {"missing": missing, "unexpected": unexpected}
+
+    # ---------------------------------------------------------------- display
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__}({self.extra_repr()}"]
+        for name, child in self._modules.items():
+            child_lines = repr(child).split("\n")
+            lines.append(f"  ({name}): " + "\n  ".join(child_lines))
+        if len(lines) == 1:
+            return lines[0] + ")"
+        return "\n".join(lines) + "\n)"
