@@ -184,10 +184,11 @@ def ensure_files(
     missing = [n for n in names if not (cache / n).is_file()]
     if not download:
         raise DataNotFoundError(_missing_message(names, data_dir, "downloading is turned off (download=False)"))
-    for name in missing:
-        split_, lang = name[: -len(".gz")].rsplit(".", 1)
+    for lang, name in zip(langs, names):
+        if name not in missing:
+            continue
         try:
-            download_file(split_, lang, cache, progress=progress)
+            download_file(split, lang, cache, progress=progress)
         except (urllib.error.URLError, OSError) as err:
             # URLError (and timeouts, ConnectionError) are OSErrors too.
             raise DataNotFoundError(_missing_message(names, data_dir, f"downloading {name} failed: {err}")) from err

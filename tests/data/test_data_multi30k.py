@@ -1,0 +1,274 @@
+"""Tests for the Multi30k loader: local files, errors, checksums and (faked) downloads.
+
+No test here touches the network: an autouse fixture replaces the URL opener
+with one that fails, and download tests install a fake that serves bytes.
+"""
+
+import gzip
+import hashlib
+import io
+import os
+import urllib.error
+from pathlib import Path
+
+import pytest
+
+from minitx.data import multi30k
+from minitx.data.multi30k import (
+    ChecksumError,
+    DataNotFoundError,
+    default_cache_dir,
+    find_data_dir,
+    load_pairs,
+    read_lines,
+    verify_file,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+REAL_DATA_DIR = Path(os.environ.get("MINITX_DATA_DIR", REPO.parent / "shared" / "data" / "multi30k"))
+needs_real_data = pytest.mark.skipif(
+    not (REAL_DATA_DIR / "train.en.gz").is_file(),
+    reason=f"Multi30k raw files not found in {REAL_DATA_DIR} (set MINITX_DATA_DIR to run this test)",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch, tmp_path):
+    """No network, no MINITX_DATA_DIR, and a private cache directory."""
+
+    def no_network(url, *args, **kwargs):
+        raise AssertionError(f"test tried to open {url}")
+
+    monkeypatch.setattr(multi30k, "_urlopen", no_network)
+    monkeypatch.delenv("MINITX_DATA_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    return tmp_path
+
+
+def write_gz(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wb") as f:
+        f.write(text.encode("utf-8"))
+    return path
+
+
+def gz_bytes(text):
+    return gzip.compress(text.encode("utf-8"))
+
+
+class FakeResponse(io.BytesIO):
+    """Just enough of an HTTP response: read(), headers, context manager."""
+
+    def __init__(self, data):
+        super().__init__(data)
+        self.headers = {"Content-Length": str(len(data))}
+
+
+class FakeOpener:
+    """Serves fixed bytes per file name and records the URLs asked for."""
+
+    def __init__(self, files):
+        self.files = files
+        self.urls = []
+
+    def __call__(self, url, timeout=None):
+        self.urls.append(url)
+        name = url.rsplit("/", 1)[-1]
+        if name not in self.files:
+            raise urllib.error.HTTPError(url, 404, "Not Found", {}, None)
+        return FakeResponse(self.files[name])
+
+
+# ------------------------------------------------------------ real data
+@needs_real_data
+@pytest.mark.parametrize("split, n", [("train", 29000), ("val", 1014), ("test_2016_flickr", 1000)])
+def test_real_line_counts(split, n):
+    pairs = load_pairs(split, "de", "en", data_dir=REAL_DATA_DIR, download=False)
+    assert len(pairs) == n == multi30k.EXPECTED_LINES[split]
+    assert all(isinstance(s, str) and isinstance(t, str) for s, t in pairs[:10])
+
+
+@needs_real_data
+def test_real_first_pair_and_verbatim_text():
+    pairs = load_pairs("train", "en", "de", data_dir=REAL_DATA_DIR, download=False)
+    assert pairs[0] == (
+        "Two young, White males are outside near many bushes.",
+        "Zwei junge weiße Männer sind im Freien in der Nähe vieler Büsche.",
+    )
+    # Quirks are kept, not normalized away (README: 40 lines end with whitespace).
+    assert sum(de != de.rstrip() for _, de in pairs) == 40
+    assert not any("\n" in en or "\n" in de for en, de in pairs)
+
+
+@needs_real_data
+def test_real_files_match_known_checksums():
+    for name in multi30k.KNOWN_SHA256:
+        assert verify_file(REAL_DATA_DIR / name) is True, name
+
+
+def test_checksum_table_covers_the_known_splits():
+    for split in ("train", "val", "test_2016_flickr"):
+        for lang in multi30k.LANGUAGES:
+            assert f"{split}.{lang}.gz" in multi30k.KNOWN_SHA256
+    assert verify_file("test_2018_flickr.en.gz") is None
+
+
+# ------------------------------------------------------------ local files
+def test_read_lines_keeps_text_verbatim(tmp_path):
+    path = write_gz(tmp_path / "x.gz", "a  b \n\tc\r\nü ß\u2028x\nlast")
+    assert read_lines(path) == ["a  b ", "\tc\r", "ü ß\u2028x", "last"]
+    assert read_lines(write_gz(tmp_path / "y.gz", "")) == []
+    assert read_lines(write_gz(tmp_path / "z.gz", "\n\n")) == ["", ""]
+
+
+def test_load_pairs_from_data_dir(tmp_path):
+    d = tmp_path / "data"
+    write_gz(d / "val.en.gz", "A dog.\nTwo  cats. \n")
+    write_gz(d / "val.fr.gz", "Un chien.\nDeux chats.\n")
+    assert load_pairs("val", "en", "fr", data_dir=d) == [("A dog.", "Un chien."), ("Two  cats. ", "Deux chats.")]
+    assert load_pairs("val", "fr", "en", data_dir=str(d))[0] == ("Un chien.", "A dog.")
+
+
+def test_unequal_line_counts_error_names_both_files(tmp_path):
+    d = tmp_path / "data"
+    write_gz(d / "train.en.gz", "one\ntwo\nthree\n")
+    write_gz(d / "train.de.gz", "eins\nzwei\n")
+    with pytest.raises(ValueError) as info:
+        load_pairs("train", "en", "de", data_dir=d)
+    message = str(info.value)
+    assert "train.en.gz" in message and "train.de.gz" in message
+    assert "3" in message and "2" in message
+
+
+def test_unknown_split_and_language_list_valid_ones():
+    with pytest.raises(ValueError, match="test_2016_flickr") as info:
+        load_pairs("training", "en", "de")
+    assert "'training'" in str(info.value) and "val" in str(info.value)
+    with pytest.raises(ValueError, match="en, de, fr, cs"):
+        load_pairs("train", "en", "xx")
+    with pytest.raises(ValueError, match="en, de, fr, cs"):
+        load_pairs("train", "EN", "de")
+
+
+def test_same_language_twice_is_an_error():
+    with pytest.raises(ValueError, match="different"):
+        load_pairs("train", "de", "de")
+
+
+def test_find_data_dir_search_order(tmp_path, monkeypatch):
+    given, env = tmp_path / "given", tmp_path / "env"
+    cache = default_cache_dir()
+    assert cache == tmp_path / "xdg-cache" / "minitx" / "multi30k"
+    for d in (given, env, cache):
+        write_gz(d / "val.en.gz", "x\n")
+    monkeypatch.setenv("MINITX_DATA_DIR", str(env))
+    assert find_data_dir(given) == given
+    assert find_data_dir() == env
+    assert find_data_dir(tmp_path / "nowhere") == env
+    # A directory lacking the requested files is skipped.
+    assert find_data_dir(given, ["val.de.gz"]) is None
+    write_gz(cache / "val.de.gz", "y\n")
+    assert find_data_dir(given, ["val.en.gz", "val.de.gz"]) == cache
+    monkeypatch.delenv("MINITX_DATA_DIR")
+    assert find_data_dir(tmp_path / "nowhere") == cache
+
+
+def test_default_cache_dir_without_xdg(monkeypatch):
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert default_cache_dir() == Path.home() / ".cache" / "minitx" / "multi30k"
+
+
+# ------------------------------------------------------------ downloads
+def test_download_via_fake_opener_then_uses_cache(monkeypatch):
+    # The 2017 test set has no known checksum: only gzip validity is checked.
+    opener = FakeOpener({
+        "test_2017_flickr.en.gz": gz_bytes("A man.\nA woman.\n"),
+        "test_2017_flickr.de.gz": gz_bytes("Ein Mann.\nEine Frau.\n"),
+    })
+    monkeypatch.setattr(multi30k, "_urlopen", opener)
+    pairs = load_pairs("test_2017_flickr", "de", "en")
+    assert pairs == [("Ein Mann.", "A man."), ("Eine Frau.", "A woman.")]
+    assert opener.urls == [
+        "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/test_2017_flickr.de.gz",
+        "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/test_2017_flickr.en.gz",
+    ]
+    cache = default_cache_dir()
+    assert sorted(p.name for p in cache.iterdir()) == ["test_2017_flickr.de.gz", "test_2017_flickr.en.gz"]
+    # Second call: served from the cache, no network.
+    assert load_pairs("test_2017_flickr", "de", "en") == pairs
+    assert len(opener.urls) == 2
+
+
+def test_download_verifies_known_checksum(monkeypatch):
+    good = gz_bytes("ok\n")
+    monkeypatch.setitem(multi30k.KNOWN_SHA256, "val.en.gz", hashlib.sha256(good).hexdigest())
+    monkeypatch.setattr(multi30k, "_urlopen", FakeOpener({"val.en.gz": good}))
+    path = multi30k.download_file("val", "en", progress=False)
+    assert path == default_cache_dir() / "val.en.gz"
+    assert path.read_bytes() == good
+    assert verify_file(path) is True
+
+
+def test_checksum_mismatch_deletes_download(monkeypatch):
+    monkeypatch.setattr(multi30k, "_urlopen", FakeOpener({"val.en.gz": gz_bytes("tampered\n")}))
+    with pytest.raises(ChecksumError, match="val.en.gz"):
+        multi30k.download_file("val", "en", progress=False)
+    cache = default_cache_dir()
+    assert list(cache.iterdir()) == []  # neither the file nor a temporary leftover
+
+
+def test_checksum_mismatch_through_load_pairs(monkeypatch):
+    monkeypatch.setattr(multi30k, "_urlopen", FakeOpener({"val.en.gz": b"garbage", "val.de.gz": b"garbage"}))
+    with pytest.raises(ChecksumError):
+        load_pairs("val", "de", "en")
+    assert list(default_cache_dir().iterdir()) == []
+
+
+def test_unknown_checksum_file_must_be_gzip(monkeypatch):
+    monkeypatch.setattr(multi30k, "_urlopen", FakeOpener({"test_2018_flickr.cs.gz": b"<html>not gzip</html>"}))
+    with pytest.raises(ChecksumError, match="gzip"):
+        multi30k.download_file("test_2018_flickr", "cs", progress=False)
+    assert list(default_cache_dir().iterdir()) == []
+
+
+@needs_real_data
+def test_download_real_bytes_with_progress_bar(monkeypatch):
+    served = {n: (REAL_DATA_DIR / n).read_bytes() for n in ("val.en.gz", "val.de.gz")}
+    monkeypatch.setattr(multi30k, "_urlopen", FakeOpener(served))
+    pairs = load_pairs("val", "en", "de")  # default: progress bar on
+    assert len(pairs) == 1014
+    for name in served:
+        assert verify_file(default_cache_dir() / name) is True
+
+
+# ------------------------------------------------------------ offline
+def test_offline_error_says_what_where_and_how(monkeypatch, tmp_path):
+    def offline(url, *args, **kwargs):
+        raise urllib.error.URLError("no route to host")
+
+    monkeypatch.setattr(multi30k, "_urlopen", offline)
+    monkeypatch.setenv("MINITX_DATA_DIR", str(tmp_path / "env-dir"))
+    with pytest.raises(DataNotFoundError) as info:
+        load_pairs("train", "de", "en", data_dir=tmp_path / "given-dir")
+    assert isinstance(info.value, FileNotFoundError)
+    message = str(info.value)
+    for expected in (
+        "train.de.gz",
+        "train.en.gz",
+        str(tmp_path / "given-dir"),
+        str(tmp_path / "env-dir"),
+        str(default_cache_dir()),
+        "--data-dir",
+        "MINITX_DATA_DIR",
+        "no route to host",
+    ):
+        assert expected in message
+    assert not any(p.suffix == ".part" for p in default_cache_dir().iterdir())
+
+
+def test_download_disabled_error(tmp_path):
+    with pytest.raises(DataNotFoundError) as info:
+        load_pairs("val", "en", "cs", data_dir=tmp_path, download=False)
+    message = str(info.value)
+    assert "val.en.gz" in message and "val.cs.gz" in message
+    assert "download=False" in message and "MINITX_DATA_DIR" in message
