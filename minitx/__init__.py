@@ -13,6 +13,7 @@ from minitx.backend import set_default_device
 from minitx.creation import arange, full, ones, ones_like, rand, randn, zeros, zeros_like
 from minitx.random import manual_seed
 from minitx import functional  # noqa: F401  (import minitx.functional as F)
+from minitx.serialization import load, save
 
 float32 = "float32"
 float64 = "float64"
@@ -25,5 +26,5 @@ __version__ = "0.1.0"
 __all__ = [
     "Tensor", "tensor", "Function", "no_grad", "enable_grad", "is_grad_enabled", "manual_seed",
     "zeros", "ones", "full", "arange", "rand", "randn", "zeros_like", "ones_like",
-    "set_default_device", "cuda", "backend", "functional",
+    "set_default_device", "cuda", "backend", "functional", "save", "load",
 ]

@@ -18,24 +18,25 @@ from __future__ import annotations
 from minitx.backend import get_array_module
 
 
-def unbroadcast(grad, shape):
+def unbroadcast(grad, shape, op="backward"):
     """Sum ``grad`` over the axes that broadcasting added or stretched, to get ``shape`` back.
 
     If x of shape (3, 1) was broadcast to (2, 3, 4), each x element was used 2 * 4 times,
     so its gradient is the sum over axis 0 (added) and axis 2 (stretched from 1).
+    ``op`` names the backward that produced ``grad``, for the error messages.
     """
     if grad.shape == tuple(shape):
         return grad
     extra = grad.ndim - len(shape)
     if extra < 0:
-        raise RuntimeError(f"backward: gradient of shape {grad.shape} cannot be reduced to {tuple(shape)}")
+        raise RuntimeError(f"{op}: gradient of shape {grad.shape} cannot be reduced to {tuple(shape)}")
     if extra:
         grad = grad.sum(axis=tuple(range(extra)))
     stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     if stretched:
         grad = grad.sum(axis=stretched, keepdims=True)
     if grad.shape != tuple(shape):
-        raise RuntimeError(f"backward: gradient of shape {grad.shape} does not match input shape {tuple(shape)}")
+        raise RuntimeError(f"{op}: gradient of shape {grad.shape} does not match input shape {tuple(shape)}")
     return grad
 
 
@@ -100,7 +101,7 @@ def backward(root, grad=None, retain_graph=False):
         for parent, pg in zip(fn.inputs, input_grads):
             if pg is None or not parent.requires_grad:
                 continue
-            pg = unbroadcast(pg, parent.shape)
+            pg = unbroadcast(pg, parent.shape, f"{fn.name}.backward")
             if pg.dtype != parent.dtype:
                 pg = pg.astype(parent.dtype)
             previous = grads.get(id(parent))

@@ -53,7 +53,8 @@ class Softmax(Function):
 
 
 class LogSoftmax(Function):
-    """y_i = x_i - log sum_j exp(x_j) along ``axis``.
+    """y_i = x_i - log sum_j exp(x_j) along ``axis``, computed as (x_i - m) - log sum_j exp(x_j - m),
+    m = max(x): subtracting m first keeps float32 precision when |x| is large.
 
     backward:  dx_i = dy_i - softmax(x)_i * sum_j dy_j,   softmax(x) = exp(y)
     """
@@ -64,7 +65,7 @@ class LogSoftmax(Function):
     def forward(self, x):
         xp = get_array_module(x)
         e, m = _stable_exp(x, self.axis)
-        y = x - (m + xp.log(e.sum(axis=self.axis, keepdims=True)))
+        y = (x - m) - xp.log(e.sum(axis=self.axis, keepdims=True))
         self.save_for_backward(y)
         return y
 
@@ -256,7 +257,8 @@ class CrossEntropy(Function):
         x, lse, safe_t, valid = self.saved
         xp = get_array_module(x)
         classes = x.shape[-1]
-        grad = xp.exp(x - lse)  # softmax(x)
+        # softmax(x), C-ordered: x may be a transposed view, and the reshape below must be a view
+        grad = xp.ascontiguousarray(xp.exp(x - lse))
         if self.smoothing:
             grad -= self.smoothing / classes
         rows = grad.reshape(-1, classes)

@@ -79,13 +79,15 @@ def _vjp(fn, inputs, checked, cotangent):
 def _numeric_along(fn, inputs, position, direction, eps):
     """(f(x + eps u) - f(x - eps u)) / (2 eps) for input ``position`` moved along u."""
     t = inputs[position]
-    original = t.data.copy()
+    original = t.data  # put back as it was, the same array (a transposed view stays one)
     step = backend.to_device(direction * eps, t.device)
-    t.data = original + step
-    plus = _evaluate(fn, inputs)
-    t.data = original - step
-    minus = _evaluate(fn, inputs)
-    t.data = original
+    try:
+        t.data = original + step
+        plus = _evaluate(fn, inputs)
+        t.data = original - step
+        minus = _evaluate(fn, inputs)
+    finally:
+        t.data = original
     return (plus - minus) / (2 * eps)
 
 
@@ -127,7 +129,7 @@ def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, full_jacobian_limit=4
                 e[i] = 1
                 numeric[:, i] = _numeric_along(fn, inputs, position, e.reshape(in_shape), eps).reshape(-1)
             bad = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
-            if (bad > 0).any() or not np.isfinite(analytic).all():
+            if (bad > 0).any() or not np.isfinite(bad).all():  # a NaN on either side fails too
                 j, i = np.unravel_index(np.nanargmax(np.where(np.isfinite(bad), bad, np.inf)), bad.shape)
                 where = (f"element {_index(i, in_shape)} (output element {_index(j, out_shape)})")
                 _fail(position, where, analytic[j, i], numeric[j, i])

@@ -1,0 +1,23 @@
+"""minitx.optim: optimizers, gradient clipping and learning-rate schedules.
+
+    from minitx import optim
+    opt = optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.01)
+    sched = optim.WarmupInverseSqrt(opt, peak_lr=3e-4, warmup_steps=4000)
+    ...
+    loss.backward()
+    optim.clip_grad_norm_(model.parameters(), max_norm=1.0)
+    opt.step(); opt.zero_grad(); sched.step()
+"""
+from minitx.optim.adam import Adam, AdamW
+from minitx.optim.clip import clip_grad_norm_
+from minitx.optim.optimizer import Optimizer
+from minitx.optim.schedules import (LRSchedule, NoamSchedule, ReduceLROnPlateau, WarmupCosine,
+                                    WarmupInverseSqrt, noam_lr, warmup_cosine_lr,
+                                    warmup_inverse_sqrt_lr)
+from minitx.optim.sgd import SGD
+
+__all__ = [
+    "Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm_",
+    "LRSchedule", "NoamSchedule", "WarmupInverseSqrt", "WarmupCosine", "ReduceLROnPlateau",
+    "noam_lr", "warmup_inverse_sqrt_lr", "warmup_cosine_lr",
+]

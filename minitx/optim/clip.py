@@ -1,0 +1,80 @@
+"""Gradient clipping by the global norm."""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from minitx import backend
+from minitx.autograd.tensor import Tensor
+
+
+def clip_grad_norm_(params, max_norm, norm_type=2.0, error_if_nonfinite=False) -> float:
+    """Scale all gradients together so that their joint norm is at most ``max_norm``.
+
+    The joint norm treats every gradient as one long vector:
+
+        total_norm = (sum over params of sum |g| ** norm_type) ** (1 / norm_type)
+        total_norm = max over params of max |g|                (norm_type = inf)
+
+    and when ``total_norm > max_norm`` every gradient is scaled in place by
+
+        clip_coef = max_norm / (total_norm + 1e-6)
+
+    (the 1e-6 keeps the division safe). Below max_norm the gradients are left alone.
+    Parameters whose grad is None are ignored. Returns ``total_norm`` as a Python float,
+    measured *before* clipping (useful to log).
+
+    Non-finite norm: if some gradient holds NaN or inf, the total norm is NaN or inf. Then the
+    gradients are left unscaled (scaling would turn every gradient into NaN) and the norm is
+    returned so the caller can see it; an optimizer with ``check_finite=True`` (the default)
+    then refuses to step. With ``error_if_nonfinite=True`` this function raises
+    FloatingPointError instead.
+    """
+    if isinstance(params, Tensor):
+        params = [params]
+    grads = [p.grad.data for p in params if p.grad is not None]
+    if isinstance(norm_type, str) and norm_type.lower() == "inf":
+        norm_type = math.inf
+    if not isinstance(norm_type, numbers.Real) or isinstance(norm_type, bool) \
+            or math.isnan(norm_type) or norm_type <= 0:
+        raise ValueError(f"clip_grad_norm_: invalid norm_type {norm_type!r}; expected a "
+                         "positive number or inf")
+    if not isinstance(max_norm, numbers.Real) or isinstance(max_norm, bool) \
+            or math.isnan(max_norm) or max_norm < 0:
+        raise ValueError(f"clip_grad_norm_: invalid max_norm {max_norm!r}; expected a number >= 0")
+    if not grads:
+        return 0.0
+
+    # one small array per gradient, combined at the end: one device sync per device
+    norms = []
+    for g in grads:
+        xp = backend.get_array_module(g)
+        a = xp.abs(g)
+        if math.isinf(norm_type):
+            norms.append(a.max() if a.size else xp.zeros((), dtype=g.dtype))
+        elif norm_type == 2:
+            norms.append(xp.sqrt(xp.sum(a * a, dtype=np.float64)))
+        else:
+            norms.append(xp.sum(a ** norm_type, dtype=np.float64) ** (1.0 / norm_type))
+    by_module: dict = {}
+    for n in norms:
+        by_module.setdefault(backend.get_array_module(n), []).append(n)
+    per_param = np.concatenate([backend.to_numpy(xp.stack(ns)).astype(np.float64)
+                                for xp, ns in by_module.items()])
+    if math.isinf(norm_type):
+        total_norm = float(per_param.max())
+    else:
+        total_norm = float(np.sum(per_param ** norm_type) ** (1.0 / norm_type))
+
+    if not math.isfinite(total_norm):
+        if error_if_nonfinite:
+            raise FloatingPointError(f"clip_grad_norm_: the total gradient norm is {total_norm}; "
+                                     "some gradient holds NaN or inf")
+        return total_norm
+    clip_coef = max_norm / (total_norm + 1e-6)
+    if clip_coef < 1:
+        for g in grads:
+            g *= clip_coef
+    return total_norm

@@ -1,0 +1,274 @@
+"""``Optimizer``: the part every optimizer shares.
+
+An optimizer owns a list of *parameter groups*. Each group is a dict holding the parameters
+(``group['params']``, a list of Tensors) and the hyperparameters that apply to them
+(``group['lr']``, ``group['weight_decay']``, ...). One group is the common case; several
+groups let a model train, say, its biases and norms without weight decay:
+
+    decay = [p for name, p in model.named_parameters() if p.ndim >= 2]
+    no_decay = [p for name, p in model.named_parameters() if p.ndim < 2]
+    opt = AdamW([{'params': decay}, {'params': no_decay, 'weight_decay': 0.0}], lr=3e-4)
+
+Every parameter gets an *index*: its position when the groups are read in order, one
+parameter after another. The per-parameter state (momentum buffers, Adam's moments) is stored
+under that index, which is what ``state_dict()`` saves.
+
+The update itself happens in place on the raw arrays ``p.data`` (numpy or cupy): modules
+keep references to their parameter tensors, and an optimizer step must not record a graph.
+
+NaN / inf policy
+----------------
+With ``check_finite=True`` (the default), ``step()`` first checks every gradient. If any holds
+a NaN or an infinity, it raises ``FloatingPointError`` naming the first such parameter index
+and its shape, and *no parameter and no state is changed*: the training loop may catch the
+error, call ``zero_grad()`` and skip the batch. With ``check_finite=False`` the check (one
+reduction per gradient and one device synchronisation per step) is skipped, and non-finite
+gradients flow into the parameters as the arithmetic dictates.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from minitx import backend
+from minitx.autograd.tensor import Tensor
+
+
+class Optimizer:
+    """Base class: parameter groups, ``zero_grad``, ``step``, ``state_dict``.
+
+    Subclasses set ``defaults`` (hyperparameter name -> default value), implement
+    ``_check_group(group)`` (raise ValueError for invalid hyperparameters) and
+    ``_step_group(group, items)``, where ``items`` lists ``(index, param)`` for the parameters
+    of the group that have a gradient.
+    """
+
+    def __init__(self, params, defaults: dict, check_finite: bool = True):
+        self.defaults = dict(defaults)
+        self.check_finite = bool(check_finite)
+        self.param_groups: list[dict] = []
+        self.state: dict[int, dict] = {}  # parameter index -> that parameter's state
+
+        if isinstance(params, Tensor):
+            raise TypeError(f"{self._name}: params must be an iterable of Tensors or of dicts "
+                            "(parameter groups), got a single Tensor; wrap it in a list")
+        if isinstance(params, dict):
+            raise TypeError(f"{self._name}: params must be an iterable of Tensors or of dicts; "
+                            "got one dict: wrap the parameter group in a list")
+        params = list(params)
+        if not params:
+            raise ValueError(f"{self._name}: got an empty parameter list")
+        if all(isinstance(p, dict) for p in params):
+            groups = params
+        elif any(isinstance(p, dict) for p in params):
+            raise TypeError(f"{self._name}: params mixes Tensors and dicts; give either a list "
+                            "of Tensors or a list of parameter-group dicts")
+        else:
+            groups = [{"params": params}]
+        for group in groups:
+            self.add_param_group(group)
+
+    # ------------------------------------------------------------------ groups
+    @property
+    def _name(self) -> str:
+        return type(self).__name__
+
+    def add_param_group(self, group: dict) -> None:
+        """Append a group: a dict with 'params' and, optionally, hyperparameters overriding
+        the optimizer's defaults. The caller's dict is copied, not modified."""
+        if not isinstance(group, dict) or "params" not in group:
+            raise TypeError(f"{self._name}: a parameter group must be a dict with a 'params' key, "
+                            f"got {type(group).__name__}")
+        params = group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        start = sum(len(g["params"]) for g in self.param_groups)
+        known = {id(p) for g in self.param_groups for p in g["params"]}
+        for k, p in enumerate(params):
+            if not isinstance(p, Tensor):
+                raise TypeError(f"{self._name}: parameter {start + k} is a {type(p).__name__}, "
+                                "expected a minitx Tensor")
+            if p.dtype.kind != "f":
+                raise TypeError(f"{self._name}: parameter {start + k} has dtype {p.dtype.name}; "
+                                "only floating-point tensors can be optimized")
+            if id(p) in known:
+                raise ValueError(f"{self._name}: parameter {start + k} (shape {p.shape}) appears "
+                                 "more than once; each parameter may belong to one group only")
+            known.add(id(p))
+        if not params:
+            raise ValueError(f"{self._name}: parameter group {len(self.param_groups)} is empty")
+        new = dict(self.defaults)
+        new.update({k: v for k, v in group.items() if k != "params"})
+        new["params"] = params
+        self._check_group(new)
+        self.param_groups.append(new)
+
+    def _check_group(self, group: dict) -> None:  # pragma: no cover - overridden
+        pass
+
+    def _indexed_params(self):
+        """Yield (index, group, param) for every parameter, in index order."""
+        index = 0
+        for group in self.param_groups:
+            for p in group["params"]:
+                yield index, group, p
+                index += 1
+
+    # ------------------------------------------------------------------ stepping
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the gradients: ``p.grad = None`` (or fill them with zeros in place)."""
+        for _, _, p in self._indexed_params():
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad.data[...] = 0
+
+    def step(self) -> None:
+        """Update every parameter that has a gradient (parameters with grad None are skipped)."""
+        work = []  # (group, [(index, param), ...]) for the parameters that have a gradient
+        flat = []
+        index = 0
+        for group in self.param_groups:
+            items = []
+            for p in group["params"]:
+                if p.grad is not None:
+                    if p.grad.shape != p.shape:
+                        raise ValueError(f"{self._name}.step: parameter {index} has shape {p.shape} "
+                                         f"but its gradient has shape {p.grad.shape}")
+                    items.append((index, p))
+                index += 1
+            work.append((group, items))
+            flat.extend(items)
+        if self.check_finite and flat:
+            self._raise_if_not_finite(flat)
+        for group, items in work:
+            if items:
+                self._step_group(group, items)
+
+    def _raise_if_not_finite(self, items) -> None:
+        """Raise FloatingPointError if any gradient holds NaN or inf (one sync per device)."""
+        by_module: dict = {}
+        for index, p in items:
+            xp = backend.get_array_module(p.grad.data)
+            by_module.setdefault(xp, []).append((index, p, xp.isfinite(p.grad.data).all()))
+        for xp, entries in by_module.items():
+            finite = backend.to_numpy(xp.stack([ok for _, _, ok in entries]))
+            if not finite.all():
+                index, p, _ = entries[int(np.argmin(finite))]
+                raise FloatingPointError(
+                    f"{self._name}.step: the gradient of parameter {index} (shape {p.shape}) "
+                    "contains NaN or inf; no parameter was updated. Skip this batch "
+                    "(zero_grad()) or lower the learning rate; check_finite=False disables "
+                    "this check")
+
+    def _step_group(self, group: dict, items: list) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ saving
+    def state_dict(self) -> dict:
+        """{'state': [per-parameter dict, by index], 'param_groups': [hyperparameters + 'params']}
+
+        State arrays are numpy copies; 'params' in a group lists the indices of its parameters.
+        Everything in it can be written with ``minitx.serialization.save``.
+        """
+        state = []
+        for index, _, _ in self._indexed_params():
+            entry = {}
+            for key, value in self.state.get(index, {}).items():
+                if hasattr(value, "shape") and hasattr(value, "dtype") and not np.isscalar(value):
+                    value = np.array(backend.to_numpy(value), copy=True)
+                entry[key] = value
+            state.append(entry)
+        groups = []
+        start = 0
+        for group in self.param_groups:
+            saved = {k: v for k, v in group.items() if k != "params"}
+            saved["params"] = list(range(start, start + len(group["params"])))
+            start += len(group["params"])
+            groups.append(saved)
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore what ``state_dict()`` returned (possibly after save/load).
+
+        Checks first, changes after: the number of groups, the number of parameters in each
+        group and the shape of every state array must match this optimizer, else ValueError
+        (naming the parameter index and both shapes) and nothing is changed. Arrays are
+        copied onto each parameter's device and cast to its dtype.
+        """
+        name = f"{self._name}.load_state_dict"
+        if not isinstance(state_dict, dict) or "state" not in state_dict \
+                or "param_groups" not in state_dict:
+            raise ValueError(f"{name}: expected a dict with 'state' and 'param_groups'")
+        saved_groups = list(state_dict["param_groups"])
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(f"{name}: number of parameter groups differs: "
+                             f"{len(saved_groups)} in the state dict, {len(self.param_groups)} "
+                             "in this optimizer")
+        for g, (saved, group) in enumerate(zip(saved_groups, self.param_groups)):
+            n_saved, n_here = len(saved.get("params", [])), len(group["params"])
+            if n_saved != n_here:
+                raise ValueError(f"{name}: parameter group {g} has {n_saved} parameters in the "
+                                 f"state dict and {n_here} in this optimizer")
+        params = [p for _, _, p in self._indexed_params()]
+        saved_state = state_dict["state"]
+        if isinstance(saved_state, dict):  # also accept {index: state}, keys int or str
+            saved_state = {int(k): v for k, v in saved_state.items()}
+            bad = [i for i in saved_state if not 0 <= i < len(params)]
+            if bad:
+                raise ValueError(f"{name}: state for parameter {bad[0]}, but this optimizer has "
+                                 f"{len(params)} parameters")
+            saved_state = [saved_state.get(i, {}) for i in range(len(params))]
+        elif len(saved_state) != len(params):
+            raise ValueError(f"{name}: number of parameters differs: {len(saved_state)} in the "
+                             f"state dict, {len(params)} in this optimizer")
+
+        new_state: dict[int, dict] = {}
+        for index, (entry, p) in enumerate(zip(saved_state, params)):
+            restored = {}
+            for key, value in (entry or {}).items():
+                if isinstance(value, np.generic):
+                    value = value.item()
+                elif hasattr(value, "shape") and hasattr(value, "dtype"):
+                    if tuple(value.shape) != p.shape:
+                        raise ValueError(f"{name}: state '{key}' of parameter {index} has shape "
+                                         f"{tuple(value.shape)}, but the parameter has shape {p.shape}")
+                    value = backend.to_device(np.array(backend.to_numpy(value), dtype=p.dtype,
+                                                       copy=True), p.device)
+                restored[key] = value
+            if restored:
+                new_state[index] = restored
+
+        new_groups = []
+        for saved, group in zip(saved_groups, self.param_groups):
+            new = dict(group)
+            new.update({k: (tuple(v) if k == "betas" else v)
+                        for k, v in saved.items() if k != "params"})
+            self._check_group(new)
+            new_groups.append(new)
+        # everything checked: now change the optimizer
+        for group, new in zip(self.param_groups, new_groups):
+            group.update(new)
+        self.state = new_state
+
+    def __repr__(self) -> str:
+        lines = [f"{self._name}("]
+        for g, group in enumerate(self.param_groups):
+            hyper = ", ".join(f"{k}={v}" for k, v in group.items() if k != "params")
+            lines.append(f"  group {g}: {len(group['params'])} parameters, {hyper}")
+        return "\n".join(lines) + "\n)"
+
+
+# ---------------------------------------------------------------------- validation helpers
+def check_number(opt: str, name: str, value, low=None, high=None, low_open=False, high_open=False):
+    """Raise ValueError unless ``value`` is a finite real number within the given bounds."""
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    if ok and low is not None:
+        ok = value > low if low_open else value >= low
+    if ok and high is not None:
+        ok = value < high if high_open else value <= high
+    if not ok:
+        lo = "" if low is None else f"{low} {'<' if low_open else '<='} "
+        hi = "" if high is None else f" {'<' if high_open else '<='} {high}"
+        raise ValueError(f"{opt}: invalid {name} {value!r}; expected a finite number {lo}{name}{hi}")

@@ -1,0 +1,415 @@
+"""Neural-network ops (minitx/ops/nn.py): forward against NumPy written here, backward against
+finite differences (float64 gradcheck), and backward hygiene, on hypothesis-drawn inputs.
+
+Each op class is named where it is tested (ops.Softmax, ops.CrossEntropy, ...): the meta-test
+in tests/test_meta.py looks for those names next to a gradcheck call.
+"""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitx
+import minitx.functional as F
+from minitx import ops
+from minitx.testing import check_backward_hygiene, gradcheck
+from minitx.testing import strategies as mst
+
+TIGHT = dict(rtol=1e-10, atol=1e-12)
+
+
+def check_grads(fn, *inputs, **gradcheck_kwargs):
+    """Backward agrees with finite differences, and leaves its inputs and saved arrays alone."""
+    assert gradcheck(fn, *inputs, **gradcheck_kwargs)
+    assert check_backward_hygiene(fn, *inputs)
+
+
+def leaf(array, requires_grad=True):
+    return minitx.tensor(np.asarray(array, dtype=np.float64), requires_grad=requires_grad)
+
+
+# ---------------------------------------------------------------- NumPy references
+
+
+def np_log_softmax(x, axis):
+    shifted = x - x.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def np_softmax(x, axis):
+    return np.exp(np_log_softmax(x, axis))
+
+
+def np_layer_norm(x, w, b, eps):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * w + b
+
+
+def np_cross_entropy(x, t, ignore_index=-100, smoothing=0.0, reduction="mean"):
+    """Cross-entropy against the smoothed target distribution q = (1 - s) onehot(t) + s / C."""
+    classes = x.shape[-1]
+    valid = t != ignore_index
+    q = (1 - smoothing) * np.eye(classes)[np.where(valid, t, 0)] + smoothing / classes
+    losses = -(q * np_log_softmax(x, -1)).sum(-1) * valid
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / max(int(valid.sum()), 1)
+
+
+def np_attention(q, k, v, allowed=None, scale=None):
+    """softmax(scale q k^T) @ v with disallowed keys removed; a row with no key gives zeros."""
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = q @ np.swapaxes(k, -1, -2) * scale
+    allowed = np.ones(scores.shape, bool) if allowed is None else np.broadcast_to(allowed, scores.shape)
+    masked = np.where(allowed, scores, -np.inf)
+    m = masked.max(-1, keepdims=True)
+    e = np.exp(masked - np.where(np.isfinite(m), m, 0))
+    total = e.sum(-1, keepdims=True)
+    weights = e / np.where(total > 0, total, 1)
+    return weights @ v, weights
+
+
+def random_qkv(seed, lq, lk, d=2, dv=2, batch=()):
+    """float64 leaves q [*batch, lq, d], k [*batch, lk, d], v [*batch, lk, dv]."""
+    rng = np.random.default_rng(seed)
+    return tuple(leaf(rng.standard_normal(batch + s)) for s in ((lq, d), (lk, d), (lk, dv)))
+
+
+def causal_allowed(lq, lk):
+    """Query i (the last lq of lk positions) may see key j when j <= i + lk - lq."""
+    i, j = np.arange(lq)[:, None], np.arange(lk)[None, :]
+    return j <= i + lk - lq
+
+
+# ---------------------------------------------------------------- softmax, log_softmax
+
+SOFTMAXES = [(ops.Softmax, F.softmax, np_softmax), (ops.LogSoftmax, F.log_softmax, np_log_softmax)]
+SOFTMAX_IDS = ["Softmax", "LogSoftmax"]
+
+
+@pytest.mark.parametrize("op, fn, ref", SOFTMAXES, ids=SOFTMAX_IDS)
+@given(data=st.data())
+def test_softmax_family_any_axis(op, fn, ref, data):
+    x = data.draw(mst.tensors(mst.shapes(min_dims=1, max_dims=3)))
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    y = fn(x, axis)
+    assert isinstance(y._ctx, op)
+    np.testing.assert_allclose(y.numpy(), ref(x.numpy(), axis), **TIGHT)
+    check_grads(lambda t: fn(t, axis), x)
+
+
+@pytest.mark.parametrize("op, fn, ref", SOFTMAXES, ids=SOFTMAX_IDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_family_large_inputs_stay_finite(op, fn, ref, dtype):
+    x = np.array([[1e4, 0.0, -1e4], [-3e4, -3e4, -3e4], [88.0, 89.0, 90.0]])
+    y = fn(minitx.tensor(x, dtype=dtype), -1).numpy()
+    assert np.isfinite(y).all()
+    np.testing.assert_allclose(y, ref(x, -1), rtol=1e-5)
+
+
+def test_softmax_of_a_fully_masked_row_is_zero():
+    x = minitx.tensor([[-np.inf, -np.inf], [0.0, -np.inf]], requires_grad=True)
+    y = F.softmax(x)
+    np.testing.assert_array_equal(y.numpy(), [[0.0, 0.0], [1.0, 0.0]])
+    y.sum().backward()
+    assert np.isfinite(x.grad.numpy()).all()
+
+
+# ---------------------------------------------------------------- layer_norm
+
+
+@given(data=st.data())
+def test_layer_norm_forward_and_gradients(data):
+    shape = data.draw(mst.shapes(min_dims=1, max_dims=3, min_side=2))
+    x = data.draw(mst.tensors(shape, distinct=True))
+    w = data.draw(mst.tensors(shape[-1:]))
+    b = data.draw(mst.tensors(shape[-1:]))
+    y = F.layer_norm(x, w, b)
+    assert isinstance(y._ctx, ops.LayerNorm)
+    np.testing.assert_allclose(y.numpy(), np_layer_norm(x.numpy(), w.numpy(), b.numpy(), 1e-5), rtol=1e-8,
+                               atol=1e-10)
+    # eps=1e-3 keeps 1/std bounded, so finite differences stay accurate on nearly constant rows
+    check_grads(lambda x, w, b: F.layer_norm(x, w, b, eps=1e-3), x, w, b)
+
+
+def test_layer_norm_defaults_and_shape_error():
+    x = leaf([[1.0, 2.0, 4.0], [0.0, -1.0, 3.0]])
+    y = F.layer_norm(x)
+    np.testing.assert_allclose(y.numpy().mean(-1), 0, atol=1e-12)
+    np.testing.assert_allclose(y.numpy().std(-1), 1, rtol=1e-4)
+    with pytest.raises(ValueError, match="layer_norm.*weight"):
+        F.layer_norm(x, leaf(np.ones(2)), leaf(np.zeros(3)))
+
+
+# ---------------------------------------------------------------- dropout
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3)), p=st.sampled_from([0.1, 0.5, 0.8]))
+def test_dropout_gradient_uses_the_forward_mask(x, p):
+    y = F.dropout(x, p, seed=11)
+    assert isinstance(y._ctx, ops.Dropout)
+    kept = y.numpy() != 0
+    np.testing.assert_allclose(y.numpy()[kept], x.numpy()[kept] / (1 - p), **TIGHT)
+    check_grads(lambda t: F.dropout(t, p, seed=11), x)
+
+
+def test_dropout_backward_is_the_saved_mask():
+    minitx.manual_seed(5)
+    x = leaf(np.ones((50, 40)))
+    y = F.dropout(x, 0.3)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), y.numpy())
+    assert 0 < (y.numpy() == 0).sum() < y.size
+
+
+def test_dropout_seeding():
+    x = minitx.ones(20, 30)
+    assert np.array_equal(F.dropout(x, 0.5, seed=3).numpy(), F.dropout(x, 0.5, seed=3).numpy())
+    assert not np.array_equal(F.dropout(x, 0.5, seed=3).numpy(), F.dropout(x, 0.5, seed=4).numpy())
+    minitx.manual_seed(9)
+    first, second = F.dropout(x, 0.5).numpy(), F.dropout(x, 0.5).numpy()
+    assert not np.array_equal(first, second)  # the generator moves on
+    minitx.manual_seed(9)
+    np.testing.assert_array_equal(F.dropout(x, 0.5).numpy(), first)
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.9])
+def test_dropout_inverted_scaling_preserves_the_mean(p):
+    minitx.manual_seed(0)
+    y = F.dropout(minitx.ones(400_000), p).numpy()
+    assert set(np.unique(y)) <= {0.0, np.float32(1 / (1 - p))}
+    assert abs(y.mean() - 1) < 0.02
+    assert abs((y == 0).mean() - p) < 0.01
+
+
+def test_dropout_eval_mode_and_p_zero_are_the_identity():
+    x = leaf(np.arange(6.0))
+    assert F.dropout(x, 0.5, training=False) is x
+    assert F.dropout(x, 0.0) is x
+
+
+@pytest.mark.parametrize("p", [-0.1, 1.0, 1.5])
+def test_dropout_p_out_of_range(p):
+    with pytest.raises(ValueError, match=r"dropout: p must be in \[0, 1\)"):
+        F.dropout(minitx.ones(3), p)
+
+
+# ---------------------------------------------------------------- embedding
+
+
+@given(data=st.data())
+def test_embedding_forward_and_gradient(data):
+    rows = data.draw(st.integers(1, 6))
+    weight = data.draw(mst.tensors((rows, data.draw(st.integers(1, 4)))))
+    ids = data.draw(mst.class_targets(mst.shapes(max_dims=2), rows))
+    padding_idx = data.draw(st.one_of(st.none(), st.integers(0, rows - 1)))
+    y = F.embedding(ids, weight, padding_idx=padding_idx)
+    assert isinstance(y._ctx, ops.Embedding)
+    np.testing.assert_array_equal(y.numpy(), weight.numpy()[ids])
+    check_grads(lambda w: zero_padding_row(F.embedding(ids, w, padding_idx), ids, padding_idx), weight)
+
+
+def zero_padding_row(y, ids, padding_idx):
+    """What padding_idx means for the gradient: positions holding it do not depend on the table."""
+    if padding_idx is None:
+        return y
+    return F.where(minitx.tensor(ids == padding_idx)[..., None], 0.0, y)
+
+
+def test_embedding_repeated_ids_accumulate_and_padding_gets_no_gradient():
+    weight = leaf(np.arange(12.0).reshape(4, 3))
+    ids = minitx.tensor([[0, 2, 0], [0, 3, 3]])
+    y = F.embedding(ids, weight, padding_idx=3)
+    (y * leaf(np.arange(1.0, 4.0), requires_grad=False)).sum().backward()
+    np.testing.assert_array_equal(weight.grad.numpy(),
+                                  [[3.0, 6.0, 9.0], [0, 0, 0], [1.0, 2.0, 3.0], [0, 0, 0]])
+    np.testing.assert_array_equal(y.numpy()[1, 1], weight.numpy()[3])  # forward still reads the row
+
+
+@pytest.mark.parametrize("ids, error, message", [
+    (np.array([0.0, 1.0]), TypeError, "embedding: ids must be an integer tensor"),
+    (np.array([0, 7]), IndexError, "embedding: id 7 is out of range for a table of 5 rows"),
+    (np.array([-1, 2]), IndexError, "embedding: id -1 is out of range"),
+])
+def test_embedding_rejects_bad_ids(ids, error, message):
+    with pytest.raises(error, match=message):
+        F.embedding(minitx.tensor(ids), leaf(np.zeros((5, 2))))
+
+
+# ---------------------------------------------------------------- linear
+
+
+@given(data=st.data(), with_bias=st.booleans())
+def test_linear_forward_and_gradients(data, with_bias):
+    lead = data.draw(mst.shapes(max_dims=2, max_side=3))
+    n_in, n_out = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    x = data.draw(mst.tensors(lead + (n_in,)))
+    w = data.draw(mst.tensors((n_out, n_in)))
+    b = data.draw(mst.tensors((n_out,))) if with_bias else None
+    inputs = (x, w) + ((b,) if with_bias else ())
+    y = F.linear(*inputs)
+    assert isinstance(y._ctx, ops.Linear)
+    expected = x.numpy() @ w.numpy().T + (b.numpy() if with_bias else 0)
+    np.testing.assert_allclose(y.numpy(), expected, **TIGHT)
+    check_grads(F.linear, *inputs)
+
+
+def test_linear_3d_input_and_shape_error():
+    x = leaf(np.arange(24.0).reshape(2, 3, 4))
+    w, b = leaf(np.ones((5, 4))), leaf(np.zeros(5))
+    y = F.linear(x, w, b)
+    assert y.shape == (2, 3, 5)
+    y.sum().backward()
+    np.testing.assert_array_equal(b.grad.numpy(), np.full(5, 6.0))
+    np.testing.assert_array_equal(w.grad.numpy(), np.tile(x.numpy().reshape(6, 4).sum(0), (5, 1)))
+    with pytest.raises(ValueError, match=r"linear: input of shape \(2, 3, 4\) does not fit weight \(4, 5\)"):
+        F.linear(x, leaf(np.ones((4, 5))))
+
+
+# ---------------------------------------------------------------- cross_entropy
+
+
+@given(data=st.data(), reduction=st.sampled_from(["mean", "sum", "none"]),
+       ignore_index=st.sampled_from([-100, 0]), smoothing=st.sampled_from([0.0, 0.1, 0.35]))
+def test_cross_entropy_forward_and_gradient(data, reduction, ignore_index, smoothing):
+    batch = data.draw(mst.shapes(max_dims=2, max_side=4))
+    classes = data.draw(st.integers(2, 5))
+    x = data.draw(mst.tensors(batch + (classes,)))
+    t = data.draw(mst.class_targets(batch, classes, ignore_index=ignore_index))
+    loss = F.cross_entropy(x, t, ignore_index=ignore_index, label_smoothing=smoothing, reduction=reduction)
+    assert isinstance(loss._ctx, ops.CrossEntropy)
+    np.testing.assert_allclose(loss.numpy(), np_cross_entropy(x.numpy(), t, ignore_index, smoothing, reduction),
+                               **TIGHT)
+    check_grads(lambda x: F.cross_entropy(x, t, ignore_index, smoothing, reduction), x)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_all_rows_ignored_is_zero_not_nan(reduction):
+    x = leaf(np.random.default_rng(0).standard_normal((3, 4)))
+    loss = F.cross_entropy(x, minitx.tensor([-100, -100, -100]), reduction=reduction, label_smoothing=0.1)
+    np.testing.assert_array_equal(loss.numpy(), np.zeros(loss.shape))
+    loss.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((3, 4)))
+
+
+def test_cross_entropy_smoothing_matches_the_textbook_formula():
+    x = np.array([[2.0, -1.0, 0.5], [0.0, 0.0, 3.0]])
+    t, s, classes = np.array([0, 2]), 0.2, 3
+    logp = x - np.log(np.exp(x).sum(-1, keepdims=True))
+    expected = np.mean([(1 - s) * -logp[r, t[r]] + s / classes * -logp[r].sum() for r in range(2)])
+    assert F.cross_entropy(leaf(x), minitx.tensor(t), label_smoothing=s).item() == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("targets, error, message", [
+    (np.array([0.0, 1.0]), TypeError, "cross_entropy: targets must be an integer tensor"),
+    (np.array([0, 3]), IndexError, "cross_entropy: target 3 is out of range for 3 classes"),
+    (np.array([-2, 1]), IndexError, "cross_entropy: target -2 is out of range"),
+    (np.array([0, 1, 2]), ValueError, r"cross_entropy: logits \(2, 3\) need targets of shape \(2,\), got \(3,\)"),
+])
+def test_cross_entropy_rejects_bad_targets(targets, error, message):
+    with pytest.raises(error, match=message):
+        F.cross_entropy(leaf(np.zeros((2, 3))), minitx.tensor(targets))
+
+
+@pytest.mark.parametrize("kwargs, message", [({"reduction": "avg"}, "reduction must be"),
+                                             ({"label_smoothing": 1.5}, "label_smoothing must be")])
+def test_cross_entropy_rejects_bad_settings(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        F.cross_entropy(leaf(np.zeros((2, 3))), minitx.tensor([0, 1]), **kwargs)
+
+
+# ---------------------------------------------------------------- scaled_dot_product_attention
+
+
+@st.composite
+def attention_problems(draw):
+    """q [B,H,Lq,d], k [B,H,Lk,d], v [B,H,Lk,dv] and a mask of one of the shapes layers use."""
+    b, h, lq, lk = (draw(st.integers(1, n)) for n in (2, 2, 4, 4))
+    d, dv = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    q, k, v = (draw(mst.tensors(s)) for s in ((b, h, lq, d), (b, h, lk, d), (b, h, lk, dv)))
+    kind = draw(st.sampled_from(["none", "key_padding", "full", "2d"]))
+    batch, rows = {"none": (None, None), "key_padding": ((b, 1), 1), "full": ((b, 1), lq), "2d": ((), lq)}[kind]
+    mask = None if batch is None else draw(mst.attention_masks(batch, rows, lk))
+    return q, k, v, mask, draw(st.booleans())
+
+
+@given(problem=attention_problems())
+def test_attention_forward_and_gradients(problem):
+    q, k, v, mask, causal = problem
+    allowed = np.ones((q.shape[-2], k.shape[-2]), bool) if mask is None else mask
+    if causal:
+        allowed = allowed & causal_allowed(q.shape[-2], k.shape[-2])
+    out, weights = F.scaled_dot_product_attention(q, k, v, mask=mask, causal=causal, return_weights=True)
+    assert isinstance(out._ctx, ops.ScaledDotProductAttention)
+    expected, expected_weights = np_attention(q.numpy(), k.numpy(), v.numpy(), allowed)
+    np.testing.assert_allclose(out.numpy(), expected, **TIGHT)
+    np.testing.assert_allclose(weights.numpy(), expected_weights, **TIGHT)
+    allowed = np.broadcast_to(allowed, weights.shape)
+    assert (weights.numpy()[~allowed] == 0).all() and (weights.numpy()[allowed] >= 0).all()
+    np.testing.assert_allclose(weights.numpy().sum(-1), allowed.any(-1), rtol=1e-12)
+    check_grads(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask, causal=causal), q, k, v)
+
+
+@pytest.mark.parametrize("lq, lk", [(3, 3), (2, 5), (1, 4), (4, 2)])
+def test_attention_causal_sees_keys_up_to_i_plus_lk_minus_lq(lq, lk):
+    q, k, v = random_qkv(lq * 10 + lk, lq, lk, d=3)
+    out, weights = F.scaled_dot_product_attention(q, k, v, causal=True, return_weights=True)
+    allowed = causal_allowed(lq, lk)
+    assert (weights.numpy()[~allowed] == 0).all() and (weights.numpy()[allowed] > 0).all()
+    np.testing.assert_allclose(weights.numpy().sum(-1), allowed.any(-1).astype(float), rtol=1e-12)
+    assert np.isfinite(out.numpy()).all()
+
+
+def test_attention_fully_masked_row_gives_zeros_and_finite_gradients():
+    q, k, v = random_qkv(1, 3, 4, batch=(1,))
+    mask = np.array([[[True, False, True, False], [False] * 4, [True] * 4]])
+    out, weights = F.scaled_dot_product_attention(q, k, v, mask=mask, return_weights=True)
+    np.testing.assert_array_equal(out.numpy()[0, 1], 0)
+    np.testing.assert_array_equal(weights.numpy()[0, 1], 0)
+    assert (weights.numpy() >= 0).all() and (weights.numpy()[mask.nonzero()] > 0).all()
+    np.testing.assert_allclose(weights.numpy().sum(-1), [[1, 0, 1]], rtol=1e-12)
+    out.sum().backward()
+    for t in (q, k, v):
+        assert np.isfinite(t.grad.numpy()).all()
+    np.testing.assert_array_equal(q.grad.numpy()[0, 1], 0)
+
+
+def test_attention_dropout_is_seeded_and_differentiable():
+    q, k, v = random_qkv(2, 3, 4, dv=3, batch=(2,))
+
+    def attend(q, k, v, seed=5):
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=0.4, seed=seed)
+
+    np.testing.assert_array_equal(attend(q, k, v).numpy(), attend(q, k, v).numpy())
+    assert not np.allclose(attend(q, k, v).numpy(), F.scaled_dot_product_attention(q, k, v).numpy())
+    assert not np.allclose(attend(q, k, v).numpy(), attend(q, k, v, seed=6).numpy())
+    check_grads(attend, q, k, v)
+
+
+def test_attention_custom_scale():
+    q, k, v = random_qkv(3, 3, 4)
+    out = F.scaled_dot_product_attention(q, k, v, scale=0.3)
+    np.testing.assert_allclose(out.numpy(), np_attention(q.numpy(), k.numpy(), v.numpy(), scale=0.3)[0], **TIGHT)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=np.ones((2, 2), np.int64)),
+     TypeError, "scaled_dot_product_attention: mask must be a boolean tensor"),
+    (lambda q, k, v: ops.ScaledDotProductAttention()(q, k, v, minitx.tensor(np.ones((2, 2), np.float32))),
+     TypeError, "scaled_dot_product_attention: mask must be boolean"),
+    (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=np.ones((3, 3), bool)),
+     ValueError, r"mask of shape \(3, 3\) does not broadcast"),
+    (lambda q, k, v: F.scaled_dot_product_attention(q, k[:, :1], v),
+     ValueError, "scaled_dot_product_attention: q .* do not fit"),
+    (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, dropout_p=1.0),
+     ValueError, r"dropout_p must be in \[0, 1\)"),
+])
+def test_attention_rejects_bad_arguments(call, error, message):
+    q = k = v = leaf(np.ones((2, 2)))
+    with pytest.raises(error, match=message):
+        call(q, k, v)

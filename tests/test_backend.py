@@ -1,0 +1,135 @@
+"""minitx/backend.py: numpy vs cupy, device names, MINITX_DEVICE, device-mismatch errors.
+
+These tests run where CuPy is absent or sees no GPU; the GPU itself is covered by tests marked `gpu`.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import minitx
+import minitx.functional as F
+from minitx import backend, ops
+
+without_gpu = pytest.mark.skipif(backend.cuda_available(), reason="checks the behaviour without a GPU")
+
+
+@pytest.fixture
+def fresh_device(monkeypatch):
+    """Forget the resolved default device (and restore it afterwards)."""
+    monkeypatch.setattr(backend, "_default_device", None)
+    monkeypatch.delenv("MINITX_DEVICE", raising=False)
+    return monkeypatch
+
+
+@pytest.mark.parametrize("code", [
+    # importing and computing on the CPU never touches cupy
+    "import sys, minitx; minitx.tensor([1.0]) * 2; assert 'cupy' not in sys.modules, 'cupy imported'",
+    # with cupy impossible to import (None in sys.modules makes `import cupy` raise ImportError)
+    "import sys; sys.modules['cupy'] = None; import minitx; assert not minitx.cuda.is_available(); "
+    "minitx.set_default_device('auto'); assert minitx.zeros(1).device == 'cpu'",
+], ids=["cupy-not-imported", "cupy-unimportable"])
+def test_import_minitx_without_cupy(code):
+    env = {k: v for k, v in os.environ.items() if k != "MINITX_DEVICE"}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+@without_gpu
+def test_cuda_is_not_available():
+    assert minitx.cuda.is_available() is False
+    assert backend.get_array_module(np.ones(2)) is np and backend.get_array_module(3.0) is np
+    assert backend.device_of(np.ones(2)) == "cpu"
+
+
+@without_gpu
+@pytest.mark.parametrize("value", [None, "cpu", "auto", " CPU ", ""])
+def test_minitx_device_resolving_to_cpu(fresh_device, value):
+    if value is not None:
+        fresh_device.setenv("MINITX_DEVICE", value)
+    assert backend.default_device() == "cpu"
+    assert minitx.tensor([1.0]).device == "cpu"
+
+
+@without_gpu
+@pytest.mark.parametrize("value, error, message", [
+    ("cuda", RuntimeError, "device 'cuda' requested but CuPy with a GPU is not available"),
+    ("tpu", ValueError, "unknown device 'tpu'; expected 'cpu' or 'cuda'"),
+])
+def test_minitx_device_errors(fresh_device, value, error, message):
+    fresh_device.setenv("MINITX_DEVICE", value)
+    with pytest.raises(error, match=message):
+        minitx.tensor([1.0])
+
+
+@without_gpu
+@pytest.mark.parametrize("device, error, message", [
+    ("cuda", RuntimeError, "CuPy with a GPU is not available"),
+    ("cuda:0", RuntimeError, "CuPy with a GPU is not available"),
+    ("gpu", ValueError, "unknown device 'gpu'"),
+])
+def test_set_default_device(fresh_device, device, error, message):
+    minitx.set_default_device("auto")
+    assert backend.default_device() == "cpu"
+    minitx.set_default_device("cpu")
+    assert minitx.zeros(1).device == "cpu"
+    with pytest.raises(error, match=message):
+        minitx.set_default_device(device)
+    assert backend.default_device() == "cpu"  # a failed call changes nothing
+
+
+@pytest.mark.parametrize("make", [
+    lambda: minitx.tensor([1.0], device="gpu"),
+    lambda: minitx.zeros(2, device="metal"),
+    lambda: minitx.tensor([1.0]).to("npu"),
+])
+def test_unknown_device_names(make):
+    with pytest.raises(ValueError, match="unknown device"):
+        make()
+
+
+@without_gpu
+@pytest.mark.parametrize("make", [lambda: minitx.tensor([1.0], device="cuda"), lambda: minitx.tensor([1.0]).cuda()])
+def test_moving_to_cuda_without_a_gpu(make):
+    with pytest.raises(RuntimeError, match="install minitx\\[cuda12\\]"):
+        make()
+
+
+def test_resolve_dtype():
+    assert backend.resolve_dtype(None) == np.float32
+    assert backend.resolve_dtype(np.float64) == np.float64 and backend.resolve_dtype("int32") == np.int32
+    with pytest.raises(TypeError, match="unknown dtype"):
+        backend.resolve_dtype("float128")
+
+
+def test_to_device_on_the_cpu_is_free():
+    a = np.ones(3)
+    assert backend.to_device(a, "cpu") is a and backend.to_numpy(a) is a
+    assert backend.xp_for("cpu") is np
+
+
+class PretendCudaTensor(minitx.Tensor):
+    """A CPU tensor that reports device 'cuda', to reach the device checks without a GPU."""
+
+    @property
+    def device(self):
+        return "cuda"
+
+
+@pytest.mark.parametrize("call, op", [
+    (lambda a, b: a + b, "add"),
+    (lambda a, b: F.matmul(a, b), "matmul"),
+    (lambda a, b: ops.ScaledDotProductAttention()(a, b, a), "scaled_dot_product_attention"),
+    (lambda a, b: F.linear(b, a), "linear"),
+])
+def test_device_mismatch_names_the_op_and_both_devices(call, op):
+    cpu = minitx.tensor(np.ones((2, 2)))
+    gpu = PretendCudaTensor(np.ones((2, 2)))
+    with pytest.raises(RuntimeError, match=f"^{op}: inputs are on different devices: cpu and cuda; "
+                                           "move them with .to\\(device\\) first"):
+        call(cpu, gpu)
+
+
+def test_a_pretend_cuda_tensor_shows_its_device():
+    assert "device='cuda'" in repr(PretendCudaTensor(np.ones(1, np.float32)))

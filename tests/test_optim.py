@@ -1,0 +1,422 @@
+"""Optimizers and gradient clipping against hand-written NumPy references."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitx
+from minitx import optim
+from minitx.optim import SGD, Adam, AdamW, clip_grad_norm_
+
+SHAPES = [(3, 4), (5,), ()]
+
+
+def make_params(seed=0, shapes=SHAPES, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    return [minitx.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True) for s in shapes]
+
+
+def grad_sequence(steps, seed=1, shapes=SHAPES, dtype=np.float64):
+    """grads[t][i]: the gradient of parameter i at step t (fixed, so runs can be compared)."""
+    rng = np.random.default_rng(seed)
+    return [[rng.standard_normal(s).astype(dtype) for s in shapes] for _ in range(steps)]
+
+
+def set_grads(params, grads):
+    for p, g in zip(params, grads):
+        p.grad = None if g is None else minitx.tensor(g)
+
+
+def run(opt, params, grads):
+    for gs in grads:
+        set_grads(params, gs)
+        opt.step()
+
+
+# ---------------------------------------------------------------------- references (plain numpy)
+def ref_sgd(p0, grads, lr, momentum=0.0, dampening=0.0, nesterov=False, weight_decay=0.0):
+    p = [x.copy() for x in p0]
+    buf = [None] * len(p)
+    for gs in grads:
+        for i, g in enumerate(gs):
+            d = g + weight_decay * p[i]
+            if momentum:
+                buf[i] = d.copy() if buf[i] is None else momentum * buf[i] + (1 - dampening) * d
+                d = d + momentum * buf[i] if nesterov else buf[i]
+            p[i] = p[i] - lr * d
+    return p
+
+
+def ref_adam(p0, grads, lr, b1=0.9, b2=0.999, eps=1e-8, wd=0.0, decoupled=False):
+    p = [x.copy() for x in p0]
+    m = [np.zeros_like(x) for x in p]
+    v = [np.zeros_like(x) for x in p]
+    t = [0] * len(p)
+    for gs in grads:
+        for i, g in enumerate(gs):
+            if g is None:
+                continue
+            t[i] += 1
+            if decoupled:
+                p[i] = p[i] - lr * wd * p[i]
+            else:
+                g = g + wd * p[i]
+            m[i] = b1 * m[i] + (1 - b1) * g
+            v[i] = b2 * v[i] + (1 - b2) * g ** 2
+            m_hat = m[i] / (1 - b1 ** t[i])
+            v_hat = v[i] / (1 - b2 ** t[i])
+            p[i] = p[i] - lr * m_hat / (np.sqrt(v_hat) + eps)
+    return p
+
+
+def assert_params(params, expected, rtol=1e-10, atol=1e-12):
+    for k, (p, e) in enumerate(zip(params, expected)):
+        np.testing.assert_allclose(p.data, e, rtol=rtol, atol=atol, err_msg=f"parameter {k}")
+
+
+# ---------------------------------------------------------------------- SGD
+@pytest.mark.parametrize("kw", [
+    dict(),
+    dict(momentum=0.9),
+    dict(momentum=0.9, dampening=0.3),
+    dict(momentum=0.8, nesterov=True),
+    dict(weight_decay=0.05),
+    dict(momentum=0.9, nesterov=True, weight_decay=0.01),
+])
+def test_sgd_matches_reference(kw):
+    params = make_params()
+    p0 = [p.data.copy() for p in params]
+    grads = grad_sequence(4)
+    run(SGD(params, lr=0.1, **kw), params, grads)
+    assert_params(params, ref_sgd(p0, grads, lr=0.1, **kw))
+
+
+def test_sgd_updates_in_place_and_keeps_dtype():
+    params = make_params(dtype=np.float32)
+    arrays = [p.data for p in params]
+    run(SGD(params, lr=0.1, momentum=0.9), params, grad_sequence(2, dtype=np.float32))
+    for p, a in zip(params, arrays):
+        assert p.data is a and p.data.dtype == np.float32
+
+
+# ---------------------------------------------------------------------- Adam / AdamW
+@pytest.mark.parametrize("cls,kw", [
+    (Adam, dict()),
+    (Adam, dict(betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)),
+    (AdamW, dict()),
+    (AdamW, dict(betas=(0.5, 0.9), weight_decay=0.3)),
+])
+def test_adam_matches_reference(cls, kw):
+    params = make_params()
+    p0 = [p.data.copy() for p in params]
+    grads = grad_sequence(5)
+    opt = cls(params, lr=0.01, **kw)
+    run(opt, params, grads)
+    b1, b2 = kw.get("betas", (0.9, 0.999))
+    wd = kw.get("weight_decay", 0.01 if cls is AdamW else 0.0)
+    expected = ref_adam(p0, grads, 0.01, b1, b2, kw.get("eps", 1e-8), wd, decoupled=cls is AdamW)
+    assert_params(params, expected)
+    assert [opt.state[i]["step"] for i in range(3)] == [5, 5, 5]
+
+
+def test_adamw_differs_from_adam_only_by_weight_decay():
+    grads = grad_sequence(3)
+    results = {}
+    for cls in (Adam, AdamW):
+        for wd in (0.0, 0.5):
+            params = make_params()
+            run(cls(params, lr=0.05, weight_decay=wd), params, grads)
+            results[cls.__name__, wd] = [p.data.copy() for p in params]
+    for a, b in zip(results["Adam", 0.0], results["AdamW", 0.0]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(results["Adam", 0.5], results["AdamW", 0.5]):
+        assert not np.allclose(a, b)
+    # AdamW's decay is p -= lr * wd * p on top of the plain Adam step
+    p0 = [p.data.copy() for p in make_params()]
+    expected = ref_adam(p0, grads, 0.05, wd=0.5, decoupled=True)
+    for a, e in zip(results["AdamW", 0.5], expected):
+        np.testing.assert_allclose(a, e, rtol=1e-12)
+
+
+def test_params_without_grad_are_untouched_and_keep_own_step_count():
+    params = make_params()
+    p0 = [p.data.copy() for p in params]
+    grads = grad_sequence(4)
+    grads[0][1] = None          # parameter 1 has no gradient at steps 0 and 2
+    grads[2][1] = None
+    opt = Adam(params, lr=0.01)
+    run(opt, params, grads[:1])
+    np.testing.assert_array_equal(params[1].data, p0[1])
+    assert 1 not in opt.state
+    run(opt, params, grads[1:])
+    assert opt.state[1]["step"] == 2 and opt.state[0]["step"] == 4
+    assert_params(params, ref_adam(p0, grads, 0.01))
+
+
+def test_sgd_skips_params_without_grad():
+    params = make_params()
+    before = params[2].data.copy()
+    set_grads(params, [np.ones((3, 4)), np.ones(5), None])
+    SGD(params, lr=0.1, momentum=0.9).step()
+    np.testing.assert_array_equal(params[2].data, before)
+
+
+def test_param_groups_have_their_own_hyperparameters():
+    params = make_params()
+    p0 = [p.data.copy() for p in params]
+    grads = grad_sequence(3)
+    opt = AdamW([{"params": params[:2]}, {"params": params[2:], "lr": 0.1, "weight_decay": 0.0}],
+                lr=0.01, weight_decay=0.2)
+    assert [g["lr"] for g in opt.param_groups] == [0.01, 0.1]
+    run(opt, params, grads)
+    first = ref_adam(p0[:2], [g[:2] for g in grads], 0.01, wd=0.2, decoupled=True)
+    second = ref_adam(p0[2:], [g[2:] for g in grads], 0.1, wd=0.0, decoupled=True)
+    assert_params(params, first + second)
+
+
+def test_lr_is_writable_between_steps():
+    params = make_params()
+    p0 = [p.data.copy() for p in params]
+    grads = grad_sequence(2)
+    opt = SGD(params, lr=0.1)
+    run(opt, params, grads[:1])
+    opt.param_groups[0]["lr"] = 0.5
+    run(opt, params, grads[1:])
+    expected = ref_sgd(ref_sgd(p0, grads[:1], lr=0.1), grads[1:], lr=0.5)
+    assert_params(params, expected)
+
+
+def test_zero_grad():
+    params = make_params()
+    set_grads(params, grad_sequence(1)[0])
+    opt = SGD(params, lr=0.1)
+    opt.zero_grad(set_to_none=False)
+    assert all(p.grad is not None and not p.grad.data.any() for p in params)
+    opt.zero_grad()
+    assert all(p.grad is None for p in params)
+
+
+# ---------------------------------------------------------------------- state_dict
+@pytest.mark.parametrize("make", [
+    lambda ps: SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
+    lambda ps: Adam(ps, lr=0.01, weight_decay=0.1),
+    lambda ps: AdamW([{"params": ps[:1]}, {"params": ps[1:], "weight_decay": 0.0}], lr=0.01),
+])
+def test_state_dict_round_trip_continues_identically(make, tmp_path):
+    grads = grad_sequence(6)
+    # uninterrupted run
+    params_a = make_params()
+    run(make(params_a), params_a, grads)
+    # interrupted: 3 steps, save (through a checkpoint file), fresh optimizer, load, 3 more
+    params_b = make_params()
+    opt_b = make(params_b)
+    run(opt_b, params_b, grads[:3])
+    from minitx.serialization import load, save
+    save({"opt": opt_b.state_dict(), "params": [p.data for p in params_b]}, tmp_path / "ck.npz")
+    ck = load(tmp_path / "ck.npz")
+    params_c = [minitx.tensor(a, requires_grad=True) for a in ck["params"]]
+    opt_c = make(params_c)
+    opt_c.load_state_dict(ck["opt"])
+    run(opt_c, params_c, grads[3:])
+    for a, c in zip(params_a, params_c):
+        np.testing.assert_array_equal(a.data, c.data)
+
+
+def test_state_dict_holds_numpy_copies():
+    params = make_params()
+    opt = Adam(params)
+    run(opt, params, grad_sequence(1))
+    sd = opt.state_dict()
+    assert isinstance(sd["state"][0]["exp_avg"], np.ndarray)
+    sd["state"][0]["exp_avg"][...] = 123.0
+    assert not (opt.state[0]["exp_avg"] == 123.0).any()
+    assert sd["param_groups"][0]["params"] == [0, 1, 2]
+
+
+def test_load_state_dict_wrong_shape_names_index_and_shapes():
+    params = make_params()
+    opt = Adam(params)
+    run(opt, params, grad_sequence(1))
+    sd = opt.state_dict()
+    sd["state"][1]["exp_avg"] = np.zeros((6,))
+    fresh = Adam(make_params())
+    with pytest.raises(ValueError, match=r"parameter 1 has shape \(6,\).*shape \(5,\)"):
+        fresh.load_state_dict(sd)
+    assert fresh.state == {}  # nothing was changed
+
+
+def test_load_state_dict_wrong_counts():
+    params = make_params()
+    sd = Adam(params).state_dict()
+    with pytest.raises(ValueError, match="parameter groups differs: 1 in the state dict, 2 in this"):
+        Adam([{"params": params[:1]}, {"params": params[1:]}]).load_state_dict(sd)
+    with pytest.raises(ValueError, match="3 parameters in the state dict and 2"):
+        Adam(params[:2]).load_state_dict(sd)
+
+
+def test_load_state_dict_restores_hyperparameters():
+    params = make_params()
+    opt = AdamW(params, lr=0.123, betas=(0.7, 0.77))
+    fresh = AdamW(make_params())
+    fresh.load_state_dict(opt.state_dict())
+    assert fresh.param_groups[0]["lr"] == 0.123 and fresh.param_groups[0]["betas"] == (0.7, 0.77)
+
+
+# ---------------------------------------------------------------------- invalid input
+@pytest.mark.parametrize("make,match", [
+    (lambda ps: SGD(ps, lr=-0.1), r"SGD: invalid lr -0.1"),
+    (lambda ps: SGD(ps, lr=0.1, momentum=-1), "SGD: invalid momentum"),
+    (lambda ps: SGD(ps, lr=0.1, nesterov=True), "nesterov"),
+    (lambda ps: Adam(ps, lr=-1.0), r"Adam: invalid lr -1.0"),
+    (lambda ps: Adam(ps, betas=(1.0, 0.999)), r"Adam: invalid beta1 1.0"),
+    (lambda ps: Adam(ps, betas=(0.9, -0.1)), r"Adam: invalid beta2 -0.1"),
+    (lambda ps: AdamW(ps, eps=-1e-8), r"AdamW: invalid eps"),
+    (lambda ps: AdamW(ps, weight_decay=float("nan")), r"AdamW: invalid weight_decay nan"),
+    (lambda ps: AdamW([{"params": ps, "lr": -3.0}]), r"AdamW: invalid lr -3.0"),
+    (lambda ps: Adam([]), "empty parameter list"),
+    (lambda ps: Adam(ps + ps[:1]), "more than once"),
+])
+def test_invalid_hyperparameters(make, match):
+    with pytest.raises(ValueError, match=match):
+        make(make_params())
+
+
+def test_invalid_param_types():
+    with pytest.raises(TypeError, match="single Tensor"):
+        SGD(make_params()[0], lr=0.1)
+    with pytest.raises(TypeError, match="parameter 1 is a ndarray"):
+        SGD([make_params()[0], np.zeros(3)], lr=0.1)
+
+
+# ---------------------------------------------------------------------- NaN / inf policy
+@pytest.mark.parametrize("cls", [SGD, Adam, AdamW])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_grad_raises_and_changes_nothing(cls, bad):
+    params = make_params()
+    opt = cls(params, lr=0.1)
+    run(opt, params, grad_sequence(1))
+    before = [p.data.copy() for p in params]
+    state_before = opt.state_dict()
+    grads = grad_sequence(1, seed=5)[0]
+    grads[2] = np.array(bad)      # parameter 2 (0-d) is the bad one; 0 and 1 come first
+    set_grads(params, grads)
+    with pytest.raises(FloatingPointError, match=r"parameter 2 \(shape \(\)\)"):
+        opt.step()
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.data, b)
+    after = opt.state_dict()
+    for s0, s1 in zip(state_before["state"], after["state"]):
+        for k in s0:
+            np.testing.assert_array_equal(s0[k], s1[k])
+
+
+def test_check_finite_false_lets_nan_through():
+    params = make_params(shapes=[(2,)])
+    set_grads(params, [np.array([np.nan, 1.0])])
+    SGD(params, lr=0.1, check_finite=False).step()
+    assert np.isnan(params[0].data[0]) and np.isfinite(params[0].data[1])
+
+
+# ---------------------------------------------------------------------- clip_grad_norm_
+def test_clip_grad_norm_2_and_scaling():
+    params = make_params()
+    grads = grad_sequence(1)[0]
+    set_grads(params, grads)
+    expected = math.sqrt(sum(float((g ** 2).sum()) for g in grads))
+    total = clip_grad_norm_(params, max_norm=1.0)
+    assert isinstance(total, float)
+    assert total == pytest.approx(expected, rel=1e-12)
+    coef = 1.0 / (expected + 1e-6)
+    for p, g in zip(params, grads):
+        np.testing.assert_allclose(p.grad.data, g * coef, rtol=1e-12)
+    new_norm = math.sqrt(sum(float((p.grad.data ** 2).sum()) for p in params))
+    assert new_norm == pytest.approx(1.0, abs=1e-5)
+
+
+def test_clip_grad_norm_inf():
+    params = make_params()
+    grads = grad_sequence(1)[0]
+    set_grads(params, grads)
+    expected = max(float(np.abs(g).max()) for g in grads)
+    total = clip_grad_norm_(params, max_norm=0.5, norm_type=float("inf"))
+    assert total == pytest.approx(expected, rel=1e-12)
+    assert max(float(np.abs(p.grad.data).max()) for p in params) == pytest.approx(0.5, rel=1e-5)
+
+
+def test_clip_grad_norm_noop_below_max_and_skips_none():
+    params = make_params()
+    grads = grad_sequence(1)[0]
+    grads[1] = None
+    set_grads(params, grads)
+    expected = math.sqrt(float((grads[0] ** 2).sum() + (grads[2] ** 2).sum()))
+    total = clip_grad_norm_(params, max_norm=1e6)
+    assert total == pytest.approx(expected, rel=1e-12)
+    np.testing.assert_array_equal(params[0].grad.data, grads[0])
+    assert params[1].grad is None
+    assert clip_grad_norm_([params[1]], 1.0) == 0.0
+
+
+@given(norm_type=st.sampled_from([1.0, 2.0, 3.0, math.inf]),
+       max_norm=st.floats(0.01, 10.0), seed=st.integers(0, 10_000))
+def test_clip_grad_norm_property(norm_type, max_norm, seed):
+    params = make_params(shapes=[(4, 3), (7,)])
+    grads = grad_sequence(1, seed=seed, shapes=[(4, 3), (7,)])[0]
+    set_grads(params, grads)
+    flat = np.concatenate([g.ravel() for g in grads])
+    expected = float(np.linalg.norm(flat, ord=norm_type))
+    total = clip_grad_norm_(params, max_norm, norm_type=norm_type)
+    assert total == pytest.approx(expected, rel=1e-10)
+    clipped = np.concatenate([p.grad.data.ravel() for p in params])
+    assert np.linalg.norm(clipped, ord=norm_type) <= max(max_norm, expected) * (1 + 1e-9)
+    if expected <= max_norm:
+        np.testing.assert_array_equal(clipped, flat)
+
+
+def test_clip_grad_norm_non_finite_returns_norm_and_leaves_grads():
+    params = make_params()
+    grads = grad_sequence(1)[0]
+    grads[0][0, 0] = np.inf
+    set_grads(params, grads)
+    total = clip_grad_norm_(params, max_norm=1.0)
+    assert math.isinf(total)
+    np.testing.assert_array_equal(params[1].grad.data, grads[1])
+    with pytest.raises(FloatingPointError, match="total gradient norm is inf"):
+        clip_grad_norm_(params, max_norm=1.0, error_if_nonfinite=True)
+
+
+def test_clip_grad_norm_invalid_arguments():
+    params = make_params()
+    with pytest.raises(ValueError, match="norm_type"):
+        clip_grad_norm_(params, 1.0, norm_type=0)
+    with pytest.raises(ValueError, match="max_norm"):
+        clip_grad_norm_(params, -1.0)
+
+
+def test_public_names():
+    for name in ("Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm_", "NoamSchedule",
+                 "WarmupInverseSqrt", "WarmupCosine", "ReduceLROnPlateau"):
+        assert hasattr(optim, name)
+
+
+# ---------------------------------------------------------------------- GPU
+@pytest.mark.gpu
+@pytest.mark.parametrize("cls", [SGD, Adam, AdamW])
+def test_gpu_matches_cpu(cls):
+    grads = grad_sequence(3, dtype=np.float32)
+    results = []
+    for device in ("cpu", "cuda"):
+        params = [p.to(device=device).detach().requires_grad_() for p in make_params(dtype=np.float32)]
+        opt = cls(params, lr=0.01, **({"momentum": 0.9} if cls is SGD else {}))
+        for gs in grads:
+            for p, g in zip(params, gs):
+                p.grad = minitx.tensor(g, device=device)
+            opt.step()
+        clip_grad_norm_(params, 0.1)
+        sd = opt.state_dict()
+        assert all(isinstance(v, np.ndarray) for s in sd["state"] for v in s.values()
+                   if not isinstance(v, int))
+        results.append([p.numpy() for p in params])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

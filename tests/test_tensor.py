@@ -1,0 +1,232 @@
+"""Tensor: creation and dtypes, operators, indexing, conversions, repr, creation functions."""
+import operator
+
+import numpy as np
+import pytest
+
+import minitx
+
+
+@pytest.mark.parametrize("data, kwargs, dtype", [
+    (1.5, {}, "float32"),
+    ([[1.0, 2.0]], {}, "float32"),
+    (3, {}, "int64"),
+    ([1, 2, 3], {}, "int64"),
+    (np.array([1, 2], np.int32), {}, "int64"),
+    ([True, False], {}, "bool"),
+    (np.array([1.0, 2.0]), {}, "float64"),
+    (np.array([1.0], np.float32), {}, "float32"),
+    (np.array([1.0], np.float16), {}, "float32"),
+    ([1, 2], {"dtype": "float64"}, "float64"),
+    ([1.7, 2.2], {"dtype": minitx.int32}, "int32"),
+    ([1, 0], {"dtype": np.bool_}, "bool"),
+    ([1, 2], {"dtype": np.dtype("uint8")}, "uint8"),
+])
+def test_tensor_dtypes(data, kwargs, dtype):
+    t = minitx.tensor(data, **kwargs)
+    assert t.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(t.numpy(), np.asarray(data).astype(dtype))
+
+
+def test_tensor_copies_its_data():
+    source = np.array([1.0, 2.0])
+    t = minitx.tensor(source)
+    source[0] = 9
+    assert t.tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "complex64", "bogus", object])
+def test_unknown_dtype_lists_the_valid_ones(dtype):
+    with pytest.raises(TypeError, match=r"unknown dtype .*expected one of \['bool', 'float32', 'float64'"):
+        minitx.tensor([1.0], dtype=dtype)
+
+
+def test_tensor_from_unsupported_data():
+    with pytest.raises(TypeError, match="cannot make a tensor"):
+        minitx.tensor(["a", "b"])
+
+
+# ---------------------------------------------------------------- operators
+
+A = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+B = np.array([[0.5, -1.0, 2.0], [1.5, 2.5, -0.5]])
+
+BINARY = [operator.add, operator.sub, operator.mul, operator.truediv]
+
+
+@pytest.mark.parametrize("op", BINARY + [operator.pow], ids=lambda op: op.__name__)
+def test_binary_operators_between_tensors(op):
+    a, b = minitx.tensor(A, requires_grad=True), minitx.tensor(np.abs(B))
+    np.testing.assert_allclose(op(a, b).numpy(), op(A, np.abs(B)))
+    assert op(a, b).requires_grad
+
+
+@pytest.mark.parametrize("op", BINARY + [operator.pow], ids=lambda op: op.__name__)
+@pytest.mark.parametrize("other", [2.0, 3, np.array([1.0, 2.0, 4.0])], ids=["float", "int", "ndarray"])
+def test_operators_with_numbers_and_arrays_on_either_side(op, other):
+    t = minitx.tensor(A)
+    for result, expected in ((op(t, other), op(A, other)), (op(other, t), op(other, A))):
+        assert isinstance(result, minitx.Tensor)
+        np.testing.assert_allclose(result.numpy(), expected, rtol=1e-6)
+
+
+def test_a_python_number_keeps_the_tensor_dtype():
+    t = minitx.tensor([1.0, 2.0])
+    assert (t * 2).dtype == np.float32 and (2.5 + t).dtype == np.float32
+    assert (minitx.tensor([1, 2]) + 1).dtype == np.int64
+
+
+def test_matmul_and_unary_operators():
+    a, b = minitx.tensor(A), minitx.tensor(B.T)
+    np.testing.assert_allclose((a @ b).numpy(), A @ B.T, rtol=1e-6)
+    np.testing.assert_allclose((A @ minitx.tensor(B.T)).numpy(), A @ B.T, rtol=1e-6)
+    np.testing.assert_array_equal((-a).numpy(), -A)
+    np.testing.assert_array_equal(abs(minitx.tensor(B)).numpy(), np.abs(B))
+
+
+@pytest.mark.parametrize("op", [operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge],
+                         ids=lambda op: op.__name__)
+@pytest.mark.parametrize("other", [2.0, B], ids=["number", "array"])
+def test_comparisons_give_bool_tensors_without_grad(op, other):
+    a = minitx.tensor(A, requires_grad=True)
+    result = op(a, minitx.tensor(other) if isinstance(other, np.ndarray) else other)
+    assert result.dtype == np.bool_ and not result.requires_grad
+    np.testing.assert_array_equal(result.numpy(), op(A, other))
+    np.testing.assert_array_equal((~result).numpy(), ~op(A, other))
+
+
+def test_tensors_stay_hashable():
+    t = minitx.tensor([1.0])
+    assert {t: 1}[t] == 1
+
+
+# ---------------------------------------------------------------- indexing and conversions
+
+
+@pytest.mark.parametrize("index", [
+    0, -1, (1, 2), (slice(None), 1), (Ellipsis, slice(0, 2)), (None, 1), [1, 0, 1],
+    (np.array([0, 1]), np.array([2, 2])), A > 2,
+], ids=repr)
+def test_indexing_matches_numpy(index):
+    t = minitx.tensor(A, requires_grad=True)
+    np.testing.assert_array_equal(t[index].numpy(), A[index])
+    t[index].sum().backward()
+    expected = np.zeros_like(A)
+    np.add.at(expected, index, 1.0)
+    np.testing.assert_array_equal(t.grad.numpy(), expected)
+
+
+def test_indexing_with_a_tensor_and_bad_index_types():
+    t = minitx.tensor(A)
+    np.testing.assert_array_equal(t[minitx.tensor([1, 1])].numpy(), A[[1, 1]])
+    with pytest.raises(TypeError, match="getitem: index arrays must be integer or boolean"):
+        t[minitx.tensor([0.0])]
+    with pytest.raises(IndexError, match="getitem"):
+        t[5]
+
+
+def test_conversions():
+    t = minitx.tensor(A)
+    assert isinstance(t.numpy(), np.ndarray) and t.tolist() == A.tolist()
+    assert minitx.tensor([[2.5]]).item() == 2.5 and isinstance(minitx.tensor(3).item(), int)
+    assert float(minitx.tensor(1.5)) == 1.5 and int(minitx.tensor(7)) == 7
+    assert np.asarray(t).shape == (2, 3) and len(t) == 2
+    assert t.shape == (2, 3) and t.ndim == 2 and t.size == 6 and t.device == "cpu"
+    np.testing.assert_array_equal(t.T.numpy(), A.T)
+    with pytest.raises(ValueError, match=r"item: only a one-element tensor.*\(2, 3\)"):
+        t.item()
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(t)
+    with pytest.raises(TypeError, match="0-d"):
+        len(minitx.tensor(1.0))
+
+
+@pytest.mark.parametrize("method", ["reshape", "view", "transpose", "permute"])
+def test_shape_methods_take_varargs_or_a_tuple(method):
+    t = minitx.tensor(np.arange(6.0))
+    if method in ("transpose", "permute"):
+        t, args = t.reshape(2, 3), (1, 0)
+    else:
+        args = (3, 2)
+    np.testing.assert_array_equal(getattr(t, method)(*args).numpy(), getattr(t, method)(args).numpy())
+    assert getattr(t, method)(*args).shape == (3, 2)
+
+
+def test_repr():
+    assert repr(minitx.tensor([1.0, 2.0])) == "tensor([1., 2.])"
+    assert repr(minitx.tensor([1, 2])) == "tensor([1, 2], dtype=int64)"
+    assert repr(minitx.tensor([1.0], requires_grad=True)) == "tensor([1.], requires_grad=True)"
+    assert "grad_fn=mul" in repr(minitx.tensor([1.0], requires_grad=True) * 2)
+
+
+@pytest.mark.parametrize("convert, dtype", [
+    (lambda t: t.to(dtype="float32"), "float32"),
+    (lambda t: t.astype(minitx.float32), "float32"),
+    (lambda t: t.float(), "float32"),
+    (lambda t: t.double(), "float64"),
+])
+def test_dtype_change_carries_the_gradient_back(convert, dtype):
+    x = minitx.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
+    y = convert(x)
+    assert y.dtype == np.dtype(dtype)
+    (y * y).sum().backward()
+    assert x.grad.dtype == np.float64
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0])
+
+
+def test_to_same_dtype_and_device_is_a_no_op_and_long_drops_the_graph():
+    x = minitx.tensor([1.5, 2.5], requires_grad=True)
+    assert x.to("cpu") is x and x.cpu() is x and x.to(dtype="float32") is x
+    assert x.long().tolist() == [1, 2] and x.long().dtype == np.int64
+    (x.long().astype("float32") + x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
+
+
+# ---------------------------------------------------------------- creation functions
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda: minitx.zeros(2, 3), np.zeros((2, 3), np.float32)),
+    (lambda: minitx.zeros((2, 3), dtype="int64"), np.zeros((2, 3), np.int64)),
+    (lambda: minitx.ones(4), np.ones(4, np.float32)),
+    (lambda: minitx.ones((1, 2), dtype="float64"), np.ones((1, 2))),
+    (lambda: minitx.full((2, 2), 7.5), np.full((2, 2), 7.5, np.float32)),
+    (lambda: minitx.full(3, 1, dtype="int32"), np.full(3, 1, np.int32)),
+    (lambda: minitx.arange(5), np.arange(5)),
+    (lambda: minitx.arange(2, 10, 3), np.arange(2, 10, 3)),
+    (lambda: minitx.arange(0, 1, 0.25, dtype="float32"), np.arange(0, 1, 0.25, dtype=np.float32)),
+    (lambda: minitx.zeros_like(minitx.tensor([1, 2])), np.zeros(2, np.int64)),
+    (lambda: minitx.ones_like(minitx.tensor([[1.0]], dtype="float64")), np.ones((1, 1))),
+])
+def test_creation_functions(make, expected):
+    t = make()
+    assert t.dtype == expected.dtype
+    np.testing.assert_array_equal(t.numpy(), expected)
+
+
+def test_creation_with_requires_grad():
+    assert minitx.zeros(2, requires_grad=True).requires_grad
+    assert minitx.randn(2, dtype="float64", requires_grad=True).requires_grad
+
+
+@pytest.mark.parametrize("sample", [minitx.randn, minitx.rand])
+def test_random_tensors_are_reproducible_under_manual_seed(sample):
+    minitx.manual_seed(123)
+    first, second = sample(3, 4), sample(3, 4)
+    minitx.manual_seed(123)
+    np.testing.assert_array_equal(sample(3, 4).numpy(), first.numpy())
+    np.testing.assert_array_equal(sample((3, 4)).numpy(), second.numpy())
+    assert first.dtype == np.float32 and not np.array_equal(first.numpy(), second.numpy())
+
+
+def test_rand_is_in_unit_interval_and_randn_looks_normal():
+    minitx.manual_seed(0)
+    u, z = minitx.rand(10_000).numpy(), minitx.randn(10_000, dtype="float64").numpy()
+    assert u.min() >= 0 and u.max() < 1
+    assert abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "3"])
+def test_manual_seed_rejects_bad_seeds(seed):
+    with pytest.raises(ValueError, match="manual_seed"):
+        minitx.manual_seed(seed)
