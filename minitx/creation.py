@@ -40,9 +40,12 @@ def rand(*shape, dtype=None, device=None, requires_grad=False):
     return _make(lambda xp, s, d: rng.random(s).astype(d), _flat(shape), dtype, device, requires_grad)
 
 
-def arange(start, stop=None, step=1, dtype="int64", device=None):
+def arange(start, stop=None, step=1, dtype=None, device=None):
+    """Evenly spaced values in [start, stop); int64 for integer arguments, else float32."""
     if stop is None:
         start, stop = 0, start
+    if dtype is None:
+        dtype = "int64" if all(isinstance(v, int) for v in (start, stop, step)) else None
     return _make(lambda xp, s, d: xp.arange(start, stop, step, dtype=d), (), dtype, device, False)
 
 

@@ -28,6 +28,15 @@ def _binary(op, a, b):
     return op(a, b)
 
 
+def _as_indices(value, like: Tensor) -> Tensor:
+    """Ids and targets: Python ints and lists become int64 tensors on ``like``'s device."""
+    if isinstance(value, Tensor):
+        return value
+    from minitx.autograd.tensor import tensor
+
+    return tensor(value, device=like.device)
+
+
 def _check_bool(op: str, what: str, t: Tensor):
     if t.dtype != np.bool_:
         raise TypeError(f"{op}: {what} must be a boolean tensor, got dtype {t.dtype.name}")
@@ -239,7 +248,7 @@ def dropout(x, p=0.5, training=True, seed=None):
 
 def embedding(ids, weight, padding_idx=None):
     """Rows of ``weight`` picked by integer ``ids``: result shape ids.shape + (dim,)."""
-    ids = as_tensor(ids, weight)
+    ids = _as_indices(ids, weight)
     return ops.Embedding(padding_idx)(ids, weight)
 
 
@@ -250,7 +259,7 @@ def linear(x, weight, bias=None):
 
 def cross_entropy(logits, targets, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
     """Cross-entropy of logits [..., C] against integer class targets [...]."""
-    targets = as_tensor(targets, logits)
+    targets = _as_indices(targets, logits)
     return ops.CrossEntropy(ignore_index, label_smoothing, reduction)(logits, targets)
 
 

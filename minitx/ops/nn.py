@@ -57,6 +57,7 @@ class LogSoftmax(Function):
     m = max(x): subtracting m first keeps float32 precision when |x| is large.
 
     backward:  dx_i = dy_i - softmax(x)_i * sum_j dy_j,   softmax(x) = exp(y)
+    A row that is all -inf gives all -inf (log of the all-zero softmax).
     """
 
     def __init__(self, axis=-1):
@@ -65,7 +66,9 @@ class LogSoftmax(Function):
     def forward(self, x):
         xp = get_array_module(x)
         e, m = _stable_exp(x, self.axis)
-        y = (x - m) - xp.log(e.sum(axis=self.axis, keepdims=True))
+        total = e.sum(axis=self.axis, keepdims=True)
+        # a row that is all -inf (fully masked) stays -inf instead of becoming -inf - (-inf) = NaN
+        y = xp.where(total > 0, (x - m) - xp.log(xp.where(total > 0, total, 1)), -xp.inf)
         self.save_for_backward(y)
         return y
 
@@ -188,21 +191,29 @@ class Linear(Function):
         if x.shape[-1] != w.shape[1]:
             raise ValueError(f"linear: input of shape {x.shape} does not fit weight {w.shape}: "
                              f"{x.shape[-1]} != {w.shape[1]}")
-        self.save_for_backward(x, w)
-        y = x @ w.T
-        return y if b is None else y + b
+        rows = _rows(x)
+        self.save_for_backward(rows, w)
+        self.in_shape = x.shape
+        y = rows @ w.T
+        if b is not None:
+            y += b
+        return y.reshape(x.shape[:-1] + (w.shape[0],))
 
     def backward(self, dy):
-        x, w = self.saved
-        dx = dy @ w if self.needs_input_grad[0] else None
-        dw = None
-        if self.needs_input_grad[1]:
-            dw = dy.reshape(-1, dy.shape[-1]).T @ x.reshape(-1, x.shape[-1])
+        rows, w = self.saved
+        dy = _rows(dy)
+        dx = (dy @ w).reshape(self.in_shape) if self.needs_input_grad[0] else None
+        dw = dy.T @ rows if self.needs_input_grad[1] else None
         grads = (dx, dw)
         if len(self.needs_input_grad) == 3:
-            db = dy.reshape(-1, dy.shape[-1]).sum(axis=0) if self.needs_input_grad[2] else None
-            grads += (db,)
+            grads += (dy.sum(axis=0) if self.needs_input_grad[2] else None,)
         return grads
+
+
+def _rows(a):
+    """a as a C-contiguous 2-D array [rows, last axis]: matrix products on it always take
+    the fast BLAS path (numpy falls back to a slow loop for some strided N-D operands)."""
+    return get_array_module(a).ascontiguousarray(a.reshape(-1, a.shape[-1]))
 
 
 class CrossEntropy(Function):
