@@ -167,7 +167,7 @@ def _convert_index(x: Tensor, index):
                 raise RuntimeError(f"getitem: index on {part.device} for a tensor on {x.device}")
             part = part.data
         elif isinstance(part, (list, np.ndarray)):
-            part = xp.asarray(part)
+            part = xp.asarray(part, dtype=np.int64 if len(part) == 0 else None)  # [] is an empty index
         if hasattr(part, "dtype") and part.dtype.kind not in "iub":
             raise TypeError(f"getitem: index arrays must be integer or boolean, got dtype {part.dtype.name}")
         converted.append(part)

@@ -69,8 +69,10 @@ class Function:
             raise RuntimeError(f"{self.name}: inputs are on different devices: {listed}; "
                                "move them with .to(device) first")
         self.needs_input_grad = tuple(t.requires_grad for t in inputs)
-        record = is_grad_enabled() and any(self.needs_input_grad)
+        self._released = False
         output = self.forward(*(t.data for t in inputs))
+        # integer and boolean outputs (indices, masks) carry no gradient
+        record = is_grad_enabled() and any(self.needs_input_grad) and output.dtype.kind == "f"
         if record:
             self.inputs = inputs
             return Tensor._from_op(output, self)

@@ -5,6 +5,8 @@ Helper: ``expand(dy)`` puts the reduced axes back (size 1) when keepdims was Fal
 """
 from __future__ import annotations
 
+import numbers
+
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module
 
@@ -15,14 +17,19 @@ def normalize_axes(axis, ndim: int, op: str = "reduce") -> tuple:
     """axis None -> all axes; an int or tuple -> sorted non-negative axes (checked)."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     out = []
     for a in axes:
-        if not isinstance(a, int) or not -ndim <= a < max(ndim, 1):
+        if not isinstance(a, numbers.Integral):
+            raise ValueError(f"{op}: axis {a!r} is not an integer")
+        a = int(a)
+        if not -max(ndim, 1) <= a < max(ndim, 1):  # a 0-d tensor takes axis 0 or -1, as in PyTorch
             raise ValueError(f"{op}: axis {a} is out of range for a tensor with {ndim} dimensions")
         out.append(a % max(ndim, 1))
     if len(set(out)) != len(out):
         raise ValueError(f"{op}: repeated axis in {axis}")
+    if ndim == 0:
+        return ()  # axis 0 or -1 of a 0-d tensor: nothing to reduce (numpy would reject the axis)
     return tuple(sorted(out))
 
 

@@ -39,7 +39,8 @@ class Transpose(Function):
 
     def forward(self, x):
         axes = tuple(reversed(range(x.ndim))) if self.axes is None else self.axes
-        if sorted(a % max(x.ndim, 1) for a in axes) != list(range(x.ndim)):
+        in_range = all(-x.ndim <= a < x.ndim for a in axes)  # before % : (0, 3) is not (0, 1)
+        if not in_range or sorted(a % x.ndim for a in axes) != list(range(x.ndim)):
             raise ValueError(f"transpose: axes {axes} are not a permutation of the {x.ndim} axes of shape {x.shape}")
         self.perm = tuple(a % x.ndim for a in axes)
         return x.transpose(self.perm)
@@ -169,12 +170,14 @@ class Concatenate(Function):
 
     def forward(self, *xs):
         xp = get_array_module(xs[0])
-        self.sizes = [x.shape[self.axis] for x in xs]
         try:
-            return xp.concatenate(xs, axis=self.axis)
-        except ValueError:
+            y = xp.concatenate(xs, axis=self.axis)
+        except (ValueError, IndexError):  # numpy's AxisError is both
             shapes = ", ".join(str(x.shape) for x in xs)
-            raise ValueError(f"concatenate: shapes {shapes} differ outside axis {self.axis}") from None
+            raise ValueError(f"concatenate: shapes {shapes} cannot be joined along axis {self.axis}: they need "
+                             "the same number of dimensions and the same sizes outside that axis") from None
+        self.sizes = [x.shape[self.axis] for x in xs]
+        return y
 
     def backward(self, dy):
         xp = get_array_module(dy)
@@ -219,12 +222,15 @@ class Pad(Function):
         width = self.pad_width
         if isinstance(width, int):
             width = [(width, width)] * x.ndim
-        width = [tuple(w) for w in width]
+        elif len(width) == 2 and all(isinstance(w, int) for w in width):
+            width = [tuple(width)] * x.ndim  # as numpy: one (before, after) pair for every axis
+        width = [tuple(w) if isinstance(w, (tuple, list)) else (w,) for w in width]
         if len(width) != x.ndim or any(len(w) != 2 or min(w) < 0 for w in width):
             raise ValueError(f"pad: pad_width {self.pad_width} must give (before, after) >= 0 "
                              f"for each of the {x.ndim} axes of shape {x.shape}")
         self.middle = tuple(slice(b, b + n) for (b, _), n in zip(width, x.shape))
-        return xp.pad(x, width, mode="constant", constant_values=self.value)
+        # a 0-d x has no axes to pad; numpy rejects the empty list but takes 0
+        return xp.pad(x, width or 0, mode="constant", constant_values=self.value)
 
     def backward(self, dy):
         return (dy[self.middle],)

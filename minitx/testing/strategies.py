@@ -52,9 +52,13 @@ def float_arrays(draw, shape, dtype=np.float64, min_value=-3.0, max_value=3.0, a
         grid = 2000
         if size > grid:
             raise ValueError(f"float_arrays: distinct=True supports at most {grid} elements, got {size}")
-        ticks = draw(st.lists(st.integers(0, grid - 1), min_size=size, max_size=size, unique=True))
-        values = min_value + (np.array(ticks, dtype=np.float64) + 0.5) * (max_value - min_value) / grid
-        array = values.reshape(shape)
+        points = min_value + (np.arange(grid) + 0.5) * (max_value - min_value) / grid
+        for point in away_from:  # only grid points far from the kinks: no nudging, so no new ties
+            points = points[np.abs(points - point) >= margin]
+        if size > len(points):
+            raise ValueError(f"float_arrays: cannot draw {size} distinct values away from {away_from}")
+        ticks = draw(st.lists(st.integers(0, len(points) - 1), min_size=size, max_size=size, unique=True))
+        return points[np.array(ticks, dtype=np.int64)].reshape(shape).astype(dtype)
     else:
         elements = st.floats(min_value, max_value, allow_nan=False, allow_infinity=False, width=64)
         array = draw(hnp.arrays(np.float64, shape, elements=elements))

@@ -1,0 +1,125 @@
+"""Greedy and beam-search decoding with the decoder's key/value cache.
+
+Both encode the source once, then feed one target token per step: the cache holds every
+layer's keys and values of the earlier positions, so a step costs O(length) instead of
+re-running the decoder over the whole prefix.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minitx import backend
+from minitx.autograd.grad_mode import no_grad
+from minitx.autograd.tensor import Tensor
+
+
+def _step_log_probs(model, tokens, memory, src_mask, cache):
+    """log p(next token) [rows, V] as a numpy float32 array, for the last fed token."""
+    logits = model.decode(tokens, memory, src_mask, cache).data[:, -1]
+    xp = backend.get_array_module(logits)
+    logits = logits - logits.max(axis=-1, keepdims=True)
+    log_probs = logits - xp.log(xp.exp(logits).sum(axis=-1, keepdims=True))
+    return backend.to_numpy(log_probs).astype(np.float32)
+
+
+def default_max_len(model, src_len: int) -> int:
+    """Source length + 50, within the model's positions (position 0 is <bos>)."""
+    return min(src_len + 50, model.max_len - 1)
+
+
+@no_grad()
+def greedy_decode(model, src, bos_id: int, eos_id: int, pad_id: int = 0, max_len: int | None = None):
+    """Pick the most likely token at each step. src: int array [B, S].
+
+    Returns a list of B token-id lists (without <bos>, cut at <eos>).
+    """
+    model.eval()
+    src = np.asarray(backend.to_numpy(src.data if isinstance(src, Tensor) else src))
+    max_len = max_len or default_max_len(model, src.shape[1])
+    memory, src_mask = model.encode(src)
+    cache = model.new_cache()
+    last = np.full((src.shape[0], 1), bos_id, dtype=np.int64)
+    finished = np.zeros(src.shape[0], dtype=bool)
+    outputs = []
+    for _ in range(max_len):
+        tokens = _step_log_probs(model, last, memory, src_mask, cache).argmax(axis=1)
+        tokens[finished] = pad_id
+        outputs.append(tokens)
+        finished |= tokens == eos_id
+        last = tokens[:, None]
+        if finished.all():
+            break
+    history = np.stack(outputs, axis=1)
+    return [_strip(row, eos_id, pad_id) for row in history]
+
+
+@no_grad()
+def beam_search(model, src, bos_id: int, eos_id: int, pad_id: int = 0, beam_size: int = 5,
+                length_penalty: float = 0.6, max_len: int | None = None):
+    """Keep the ``beam_size`` best prefixes per sentence; return the best finished one.
+
+    Scores are sums of log-probabilities. A finished hypothesis (it produced <eos>) keeps
+    its score and stays in the beam. At the end each sentence's hypotheses are ranked by
+    score / lp(length), lp(n) = ((5 + n) / 6) ^ length_penalty (Wu et al., 2016), so longer
+    outputs are not unfairly punished for having more terms. beam_size=1 is greedy decoding.
+    """
+    model.eval()
+    src = np.asarray(backend.to_numpy(src.data if isinstance(src, Tensor) else src))
+    batch, k = src.shape[0], beam_size
+    max_len = max_len or default_max_len(model, src.shape[1])
+
+    memory, src_mask = model.encode(src)
+    rows = np.repeat(np.arange(batch), k)  # hypothesis r belongs to sentence r // k
+    if k > 1:
+        memory, src_mask = memory[rows], src_mask[rows]
+    cache = model.new_cache()
+
+    scores = np.full((batch, k), -np.inf, dtype=np.float32)
+    scores[:, 0] = 0.0  # all beams start as the same <bos> prefix: keep one of them
+    history = np.empty((batch * k, 0), dtype=np.int64)
+    finished = np.zeros(batch * k, dtype=bool)
+    last = np.full((batch * k, 1), bos_id, dtype=np.int64)
+
+    for _ in range(max_len):
+        log_probs = _step_log_probs(model, last, memory, src_mask, cache)
+        vocab = log_probs.shape[1]
+        # a finished hypothesis can only be extended by padding, at no cost
+        log_probs[finished] = -np.inf
+        log_probs[finished, pad_id] = 0.0
+        candidates = (scores.reshape(-1, 1) + log_probs).reshape(batch, k * vocab)
+        if k == 1:
+            best = candidates.argmax(axis=1)[:, None]
+        else:
+            best = np.argpartition(-candidates, k - 1, axis=1)[:, :k]
+            order = np.argsort(-np.take_along_axis(candidates, best, axis=1), axis=1, kind="stable")
+            best = np.take_along_axis(best, order, axis=1)
+        scores = np.take_along_axis(candidates, best, axis=1)
+        origin = (np.arange(batch)[:, None] * k + best // vocab).reshape(-1)
+        tokens = (best % vocab).reshape(-1)
+        if k > 1:
+            cache.reorder(origin)
+        history = np.concatenate([history[origin], tokens[:, None]], axis=1)
+        finished = finished[origin] | (tokens == eos_id)
+        last = tokens[:, None]
+        if finished.all():
+            break
+
+    lengths = np.array([_length(h, eos_id, pad_id) for h in history])
+    penalty = ((5.0 + lengths) / 6.0) ** length_penalty
+    ranked = (scores.reshape(-1) / penalty).reshape(batch, k)
+    choice = np.arange(batch) * k + ranked.argmax(axis=1)
+    return [_strip(history[r], eos_id, pad_id) for r in choice]
+
+
+def _strip(tokens, eos_id, pad_id):
+    out = []
+    for t in tokens.tolist():
+        if t == eos_id or t == pad_id:
+            break
+        out.append(t)
+    return out
+
+
+def _length(tokens, eos_id, pad_id):
+    """Number of tokens including the closing <eos> (the terms in the score)."""
+    return len(_strip(tokens, eos_id, pad_id)) + 1

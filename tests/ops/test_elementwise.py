@@ -1,0 +1,354 @@
+"""Elementwise ops (minitx/ops/elementwise.py): forward against numpy, float64 gradcheck on
+hypothesis-drawn shapes (broadcasting, size-1 axes, transposed inputs), backward hygiene,
+exact gradients at ties, and the error messages users see."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import minitx
+import minitx.functional as F
+from minitx.testing import GradcheckError, check_backward_hygiene, gradcheck
+from minitx.testing import strategies as mst
+
+SHAPES = mst.shapes(max_dims=3, max_side=4)
+PAIRS = mst.broadcastable_shapes(2, max_dims=3, max_side=4)
+TRIPLES = mst.broadcastable_shapes(3, max_dims=3, max_side=3)
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+# op class -> (minitx function, independent numpy reference, value options for the input)
+UNARY = {
+    "Neg": (F.neg, np.negative, {}),
+    "Exp": (F.exp, np.exp, {}),
+    "Log": (F.log, np.log, {"min_value": 0.2}),
+    "Sqrt": (F.sqrt, np.sqrt, {"min_value": 0.2}),
+    "Tanh": (F.tanh, np.tanh, {}),
+    "Sigmoid": (F.sigmoid, lambda x: 1 / (1 + np.exp(-x)), {"min_value": -8.0, "max_value": 8.0}),
+    "Relu": (F.relu, lambda x: np.where(x > 0, x, 0.0), {"away_from": (0.0,)}),
+    "Gelu-none": (F.gelu, lambda x: x * 0.5 * (1 + _erf(x / math.sqrt(2))), {}),
+    "Gelu-tanh": (lambda x: F.gelu(x, approximate="tanh"),
+                  lambda x: 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3))), {}),
+    "Abs": (F.abs, np.abs, {"away_from": (0.0,)}),
+    "PowScalar": (lambda x: x ** 3, lambda x: x * x * x, {}),
+    "PowScalar-negative-fraction": (lambda x: F.pow(x, -1.5), lambda x: 1 / (x * np.sqrt(x)), {"min_value": 0.3}),
+    "PowScalar-zero": (lambda x: x ** 0, np.ones_like, {}),
+    "Clip": (lambda x: F.clip(x, -1.0, 0.5), lambda x: np.minimum(np.maximum(x, -1.0), 0.5),
+             {"away_from": (-1.0, 0.5)}),
+    "Clip-min-only": (lambda x: x.clip(min=0.25), lambda x: np.where(x < 0.25, 0.25, x), {"away_from": (0.25,)}),
+    "Clip-max-only": (lambda x: F.clip(x, max=-0.5), lambda x: np.where(x > -0.5, -0.5, x), {"away_from": (-0.5,)}),
+    "Astype": (lambda x: F.astype(x, "float64"), lambda x: np.array(x, dtype=np.float64), {}),
+    "ToDevice": (lambda x: F.to_device(x, "cpu"), lambda x: x, {}),
+}
+
+# op class -> (minitx function, numpy reference, options for a, options for b)
+DISTINCT = {"distinct": True}
+BINARY = {
+    "Add": (lambda a, b: a + b, np.add, {}, {}),
+    "Sub": (F.sub, np.subtract, {}, {}),
+    "Mul": (lambda a, b: a * b, np.multiply, {}, {}),
+    "Div": (F.div, np.divide, {}, {"away_from": (0.0,), "margin": 0.5}),
+    "Pow": (lambda a, b: a ** b, np.power, {"min_value": 0.3}, {"min_value": -2.0, "max_value": 2.0}),
+    "Maximum": (F.maximum, np.maximum, DISTINCT, DISTINCT),
+    "Minimum": (F.minimum, np.minimum, DISTINCT, DISTINCT),
+}
+
+
+def _unary_input(name, data, transposed=None):
+    options = UNARY[name][2]
+    return data.draw(mst.tensors(SHAPES, transposed=transposed, **options), label="x")
+
+
+def _binary_inputs(name, data):
+    shape_a, shape_b = data.draw(PAIRS, label="shapes")
+    options_a, options_b = BINARY[name][2:]
+    return (data.draw(mst.tensors(shape_a, **options_a), label="a"),
+            data.draw(mst.tensors(shape_b, **options_b), label="b"))
+
+
+def _assert_matches(out, expected):
+    expected = np.asarray(expected)
+    assert out.shape == expected.shape
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------- unary ops
+
+
+@pytest.mark.parametrize("name", list(UNARY))
+@given(data=st.data())
+def test_unary_forward(name, data):
+    fn, reference, _ = UNARY[name]
+    x = _unary_input(name, data)
+    _assert_matches(fn(x), reference(x.numpy()))
+
+
+@pytest.mark.parametrize("name", list(UNARY))
+@given(data=st.data())
+def test_unary_gradcheck(name, data):
+    x = _unary_input(name, data)
+    assert gradcheck(UNARY[name][0], x)
+
+
+@pytest.mark.parametrize("name", list(UNARY))
+@given(data=st.data())
+def test_unary_backward_hygiene(name, data):
+    x = _unary_input(name, data, transposed=True)
+    assert check_backward_hygiene(UNARY[name][0], x)
+
+
+def test_relu_abs_clip_subgradients_at_the_kink():
+    """The documented subgradients: relu 0 and abs 0 at x = 0; clip passes dy at its bounds."""
+    x = minitx.tensor([-1.0, 0.0, 2.0], dtype="float64", requires_grad=True)
+    for fn, expected in [(F.relu, [0, 0, 1]), (F.abs, [-1, 0, 1]), (lambda t: F.clip(t, 0.0, 2.0), [0, 1, 1])]:
+        x.grad = None
+        fn(x).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+def test_pow_scalar_zero_has_zero_gradient_even_at_zero():
+    x = minitx.tensor([0.0, 2.0], dtype="float64", requires_grad=True)
+    (x ** 0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
+
+
+def test_gelu_rejects_an_unknown_approximation():
+    with pytest.raises(ValueError, match="gelu: approximate must be 'none' or 'tanh', got 'erf'"):
+        F.gelu(minitx.tensor([1.0]), approximate="erf")
+
+
+# ---------------------------------------------------------------- binary ops
+
+
+@pytest.mark.parametrize("name", list(BINARY))
+@given(data=st.data())
+def test_binary_forward_broadcasts(name, data):
+    fn, reference = BINARY[name][:2]
+    a, b = _binary_inputs(name, data)
+    _assert_matches(fn(a, b), reference(a.numpy(), b.numpy()))
+
+
+@pytest.mark.parametrize("name", list(BINARY))
+@given(data=st.data())
+def test_binary_gradcheck_broadcasts(name, data):
+    a, b = _binary_inputs(name, data)
+    assert gradcheck(BINARY[name][0], a, b)
+
+
+@pytest.mark.parametrize("name", list(BINARY))
+@given(data=st.data())
+def test_binary_gradcheck_one_side_constant(name, data):
+    """Only one input needs a gradient (backward may skip the other)."""
+    a, b = _binary_inputs(name, data)
+    first = data.draw(st.booleans(), label="first needs grad")
+    (a if first else b).requires_grad_(False)
+    assert gradcheck(BINARY[name][0], a, b)
+
+
+@pytest.mark.parametrize("name", list(BINARY))
+@given(data=st.data())
+def test_binary_backward_hygiene(name, data):
+    a, b = _binary_inputs(name, data)
+    assert check_backward_hygiene(BINARY[name][0], a, b)
+
+
+@pytest.mark.parametrize("op, fn", [("add", F.add), ("mul", F.mul), ("sub", F.sub), ("div", F.div),
+                                    ("maximum", F.maximum), ("minimum", F.minimum), ("pow", F.pow)],
+                         ids=["Add", "Mul", "Sub", "Div", "Maximum", "Minimum", "Pow"])
+def test_binary_shape_mismatch_names_op_and_shapes(op, fn):
+    a, b = minitx.ones(2, 3), minitx.ones(4, 3)
+    with pytest.raises(ValueError, match=rf"^{op}: shapes \(2, 3\) and \(4, 3\) do not broadcast$"):
+        fn(a, b)
+
+
+def test_python_numbers_keep_the_tensor_dtype():
+    x = minitx.tensor([1.0, 2.0])
+    assert (x * 2).dtype == np.float32 and (2 - x).dtype == np.float32 and (1 / x).dtype == np.float32
+    np.testing.assert_allclose((2 - x).numpy(), [1.0, 0.0])
+
+
+@pytest.mark.parametrize("name, fn, a_share", [("Maximum", F.maximum, [0.0, 0.5, 1.0]),
+                                               ("Minimum", F.minimum, [1.0, 0.5, 0.0])])
+def test_maximum_minimum_ties_share_the_gradient(name, fn, a_share):
+    a = minitx.tensor([1.0, 2.0, 3.0], dtype="float64", requires_grad=True)
+    b = minitx.tensor([2.0, 2.0, 2.0], dtype="float64", requires_grad=True)
+    dy = np.array([4.0, 6.0, 8.0])
+    fn(a, b).backward(dy)
+    np.testing.assert_array_equal(a.grad.numpy(), dy * a_share)
+    np.testing.assert_array_equal(b.grad.numpy(), dy * (1 - np.array(a_share)))
+
+
+def test_maximum_tie_with_a_broadcast_operand():
+    a = minitx.tensor([[1.0, 5.0, 5.0]], dtype="float64", requires_grad=True)
+    b = minitx.tensor([[5.0]], dtype="float64", requires_grad=True)
+    F.maximum(a, b).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [[0.0, 0.5, 0.5]])
+    np.testing.assert_array_equal(b.grad.numpy(), [[2.0]])
+
+
+# ---------------------------------------------------------------- where, masked_fill
+
+
+@st.composite
+def _where_inputs(draw):
+    shape_c, shape_a, shape_b = draw(TRIPLES)
+    cond = minitx.tensor(draw(hnp.arrays(np.bool_, shape_c)))
+    return cond, draw(mst.tensors(shape_a)), draw(mst.tensors(shape_b))
+
+
+@st.composite
+def _masked_fill_inputs(draw):
+    shape_mask, shape_other = draw(PAIRS)
+    x = draw(mst.tensors(np.broadcast_shapes(shape_mask, shape_other)))
+    return x, minitx.tensor(draw(hnp.arrays(np.bool_, shape_mask)))
+
+
+# op class -> (strategy of (x or a, b, mask...) inputs, minitx function, numpy reference)
+MASKED = {
+    "Where": (_where_inputs(), F.where, np.where),
+    "MaskedFill": (_masked_fill_inputs(), lambda x, mask: x.masked_fill(mask, -1.5),
+                   lambda x, mask: np.where(mask, -1.5, x)),
+}
+
+
+@pytest.mark.parametrize("name", list(MASKED))
+@given(data=st.data())
+def test_masked_forward_gradcheck_and_hygiene(name, data):
+    inputs, fn, reference = MASKED[name]
+    inputs = data.draw(inputs)
+    _assert_matches(fn(*inputs), reference(*[t.numpy() for t in inputs]))
+    assert gradcheck(fn, *inputs)
+    assert check_backward_hygiene(fn, *inputs)
+
+
+@given(_masked_fill_inputs(), st.sampled_from([-1e9, -np.inf]))
+def test_masked_fill_writes_huge_and_infinite_values(inputs, value):
+    x, mask = inputs
+    expected = x.numpy().copy()
+    expected[np.broadcast_to(mask.numpy(), x.shape)] = value
+    out = F.masked_fill(x, mask, value)
+    np.testing.assert_array_equal(out.numpy(), expected)
+    out.backward(np.ones(x.shape))
+    np.testing.assert_array_equal(x.grad.numpy(), expected != value)
+
+
+def test_where_accepts_numbers_and_passes_no_gradient_to_the_masked_side():
+    x = minitx.tensor([1.0, -2.0, 3.0], dtype="float64", requires_grad=True)
+    y = F.where(x > 0, x, 0.0)
+    np.testing.assert_array_equal(y.numpy(), [1.0, 0.0, 3.0])
+    y.backward(np.array([1.0, 1.0, 1.0]))
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 1.0])
+
+
+def test_where_and_masked_fill_need_boolean_masks():
+    x = minitx.tensor([1.0, 2.0])
+    with pytest.raises(TypeError, match="where: cond must be a boolean tensor, got dtype int64"):
+        F.where(minitx.tensor([1, 0]), x, x)
+    with pytest.raises(TypeError, match="masked_fill: mask must be a boolean tensor, got dtype float32"):
+        F.masked_fill(x, x, 0.0)
+
+
+def test_where_and_masked_fill_shape_errors():
+    x = minitx.tensor([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"where: shapes \(3,\), \(2,\) and \(2,\) do not broadcast"):
+        F.where(minitx.tensor([True, False, True]), x, x)
+    with pytest.raises(ValueError, match=r"masked_fill: mask of shape \(2, 2\) does not broadcast to \(2,\)"):
+        F.masked_fill(x, minitx.tensor([[True, False], [False, True]]), 0.0)
+
+
+# ---------------------------------------------------------------- clip, astype, to_device
+
+
+def test_clip_rejects_min_above_max_and_no_bounds():
+    x = minitx.tensor([1.0])
+    with pytest.raises(ValueError, match="clip: min 2.0 is greater than max 1.0"):
+        F.clip(x, 2.0, 1.0)
+    with pytest.raises(ValueError, match="clip: give at least one of min and max"):
+        F.clip(x)
+
+
+@given(mst.tensors(SHAPES))
+def test_astype_to_float32_and_back_gives_float64_gradients(x):
+    y = F.astype(x, "float32")
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y.numpy(), x.numpy().astype(np.float32))
+    dy = np.arange(y.size, dtype=np.float32).reshape(y.shape)
+    y.backward(dy)
+    assert x.grad.dtype == np.float64
+    np.testing.assert_array_equal(x.grad.numpy(), dy.astype(np.float64))
+    assert check_backward_hygiene(lambda t: t.astype(minitx.float32), x)
+
+
+def test_astype_to_integers_truncates_like_numpy():
+    x = minitx.tensor([-1.5, 0.5, 2.7])
+    np.testing.assert_array_equal(F.astype(x, "int64").numpy(), np.array([-1.5, 0.5, 2.7]).astype(np.int64))
+    assert F.astype(minitx.tensor([0, 3]), np.bool_).tolist() == [False, True]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "complex64", "banana", object])
+def test_astype_unknown_dtype_lists_the_valid_ones(dtype):
+    with pytest.raises(TypeError, match=r"unknown dtype .*; expected one of \['bool', 'float32', 'float64'"):
+        F.astype(minitx.tensor([1.0]), dtype)
+
+
+@given(mst.tensors(SHAPES))
+def test_to_device_cpu_to_cpu_is_a_no_op_move(x):
+    y = F.to_device(x, "cpu")
+    assert y.device == "cpu" and y.dtype == x.dtype
+    np.testing.assert_array_equal(y.numpy(), x.numpy())
+    assert x.to("cpu") is x  # Tensor.to skips the op when nothing changes
+    dy = np.ones(y.shape)
+    y.backward(dy)
+    np.testing.assert_array_equal(x.grad.numpy(), dy)
+
+
+def test_to_device_rejects_unknown_devices():
+    with pytest.raises(ValueError, match="unknown device 'tpu'; expected 'cpu' or 'cuda'"):
+        F.to_device(minitx.tensor([1.0]), "tpu")
+
+
+# ---------------------------------------------------------------- gradcheck as a user would use it
+
+
+class _WrongSquare(minitx.Function):
+    """y = x^2 with a wrong backward (x instead of 2 x), which gradcheck must catch."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x * x
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy * x,)
+
+
+class _InPlaceNeg(minitx.Function):
+    """y = -x with a backward that overwrites dy, which check_backward_hygiene must catch."""
+
+    def forward(self, x):
+        return -x
+
+    def backward(self, dy):
+        dy *= -1
+        return (dy,)
+
+
+@pytest.mark.parametrize("shape", [(3,), (40, 40)])  # full Jacobian and random directions
+def test_gradcheck_catches_a_wrong_backward(shape):
+    x = minitx.tensor(np.linspace(0.5, 1.5, int(np.prod(shape))).reshape(shape), dtype="float64",
+                      requires_grad=True)
+    with pytest.raises(GradcheckError, match="gradcheck: gradient of input 0 is wrong"):
+        gradcheck(lambda t: _WrongSquare()(t), x)  # a fresh op per call, as F.* functions do
+    with pytest.raises(GradcheckError, match="modified an input, a saved array or dy in place"):
+        check_backward_hygiene(lambda t: _InPlaceNeg()(t), x)
+
+
+def test_gradcheck_needs_float64_inputs_that_require_grad():
+    with pytest.raises(TypeError, match="gradcheck: input 0 has dtype float32"):
+        gradcheck(F.exp, minitx.tensor([1.0], requires_grad=True))
+    with pytest.raises(ValueError, match="gradcheck: no input requires grad"):
+        gradcheck(F.exp, minitx.tensor([1.0], dtype="float64"))

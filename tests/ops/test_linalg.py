@@ -1,0 +1,122 @@
+"""Matmul (minitx/ops/linalg.py): numpy.matmul semantics, 1-D operands on either side,
+broadcast batch dimensions, transposed (non-contiguous) operands, and shape errors that name
+the op and both shapes."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitx
+import minitx.functional as F
+from minitx.testing import check_backward_hygiene, gradcheck
+from minitx.testing import strategies as mst
+
+SIDE = st.integers(1, 4)
+
+
+@st.composite
+def matmul_operands(draw):
+    """a [*batch_a, n, k] or [k], b [*batch_b, k, m] or [k], batch shapes broadcastable."""
+    batch_a, batch_b = draw(mst.broadcastable_shapes(2, max_dims=2, max_side=3))
+    n, k, m = draw(SIDE), draw(SIDE), draw(SIDE)
+    a_shape = (k,) if draw(st.booleans()) else batch_a + (n, k)
+    b_shape = (k,) if draw(st.booleans()) else batch_b + (k, m)
+    return draw(mst.tensors(a_shape)), draw(mst.tensors(b_shape))
+
+
+# name -> (shape of a, shape of b, shape of a @ b)
+EXPLICIT = {
+    "Matmul-vector-vector": ((4,), (4,), ()),
+    "Matmul-vector-matrix": ((3,), (3, 2), (2,)),
+    "Matmul-matrix-vector": ((2, 3), (3,), (2,)),
+    "Matmul-vector-batched": ((4,), (2, 4, 3), (2, 3)),
+    "Matmul-batched-vector": ((2, 3, 4), (4,), (2, 3)),
+    "Matmul-broadcast-batch": ((2, 1, 3, 4), (5, 4, 2), (2, 5, 3, 2)),
+    "Matmul-batched-matrix": ((3, 2, 4), (4, 1), (3, 2, 1)),
+}
+
+
+@given(matmul_operands())
+def test_matmul_forward_matches_numpy(operands):
+    a, b = operands
+    out = a @ b
+    expected = _products_summed(a.numpy(), b.numpy())
+    assert out.shape == expected.shape == np.matmul(a.numpy(), b.numpy()).shape
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12, atol=1e-12)
+
+
+@given(matmul_operands(), st.sampled_from([(True, True), (True, False), (False, True)]))
+def test_matmul_gradcheck(operands, needs_grad):
+    a, b = operands
+    a.requires_grad_(needs_grad[0])
+    b.requires_grad_(needs_grad[1])
+    assert gradcheck(F.matmul, a, b)
+
+
+@given(matmul_operands())
+def test_matmul_backward_hygiene(operands):
+    assert check_backward_hygiene(F.matmul, *operands)
+
+
+@pytest.mark.parametrize("name", list(EXPLICIT))
+@given(data=st.data())
+def test_matmul_explicit_shapes(name, data):
+    a_shape, b_shape, out_shape = EXPLICIT[name]
+    a = data.draw(mst.tensors(a_shape, transposed=True), label="a")
+    b = data.draw(mst.tensors(b_shape, transposed=True), label="b")
+    y = F.matmul(a, b)
+    assert y.shape == out_shape
+    np.testing.assert_allclose(y.numpy(), _products_summed(a.numpy(), b.numpy()), rtol=1e-12)
+    assert gradcheck(F.matmul, a, b)
+
+
+def _products_summed(a, b):
+    """y[..., i, j] = sum_k a[..., i, k] b[..., k, j] by broadcasting, without np.matmul;
+    a vector is a row on the left and a column on the right, and that axis is dropped."""
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    y = (a2[..., :, :, None] * b2[..., None, :, :]).sum(axis=-2)
+    if b.ndim == 1:
+        y = y[..., 0]
+    if a.ndim == 1:
+        y = y[..., 0] if b.ndim == 1 else y[..., 0, :]
+    return y
+
+
+def test_matmul_gradients_by_hand():
+    """da = dy @ b^T, db = a^T @ dy, with the broadcast batch axis summed for b."""
+    a = minitx.tensor(np.arange(12.0).reshape(2, 2, 3), dtype="float64", requires_grad=True)
+    b = minitx.tensor(np.arange(6.0).reshape(3, 2) - 2, dtype="float64", requires_grad=True)
+    dy = np.ones((2, 2, 2))
+    (a @ b).backward(dy)
+    np.testing.assert_array_equal(a.grad.numpy(), dy @ b.numpy().T)
+    np.testing.assert_array_equal(b.grad.numpy(), np.einsum("bnk,bnm->km", a.numpy(), dy))
+
+
+def test_vector_dot_vector_is_a_scalar():
+    a = minitx.tensor([1.0, 2.0, 3.0], dtype="float64", requires_grad=True)
+    b = minitx.tensor([4.0, 5.0, 6.0], dtype="float64", requires_grad=True)
+    y = a @ b
+    assert y.shape == () and y.item() == 32.0
+    y.backward()
+    np.testing.assert_array_equal(a.grad.numpy(), b.numpy())
+    np.testing.assert_array_equal(b.grad.numpy(), a.numpy())
+
+
+@pytest.mark.parametrize("a_shape, b_shape, message", [
+    ((32, 64), (32, 64), r"matmul: shapes \(32, 64\) and \(32, 64\) do not align: 64 != 32"),
+    ((3,), (4,), r"matmul: shapes \(3,\) and \(4,\) do not align: 3 != 4"),
+    ((2, 2, 3), (4, 3, 1), r"matmul: batch dimensions of shapes \(2, 2, 3\) and \(4, 3, 1\) do not broadcast"),
+    ((), (3,), r"matmul: both operands need at least 1 dimension, got shapes \(\) and \(3,\)"),
+], ids=["Matmul-align", "Matmul-vectors", "Matmul-batch", "Matmul-scalar"])
+def test_matmul_shape_errors_name_op_and_shapes(a_shape, b_shape, message):
+    a, b = minitx.ones(a_shape), minitx.ones(b_shape)
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        a @ b
+
+
+def test_matmul_with_an_array_on_the_left_uses_rmatmul():
+    b = minitx.tensor([[1.0], [2.0]])
+    y = np.array([[3.0, 4.0]]) @ b
+    assert isinstance(y, minitx.Tensor)
+    np.testing.assert_array_equal(y.numpy(), [[11.0]])

@@ -1,0 +1,134 @@
+"""Reductions (minitx/ops/reduction.py) over hypothesis-drawn axes: None, one (possibly
+negative) axis or several, with and without keepdims. Max/Min ties are checked exactly."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitx
+import minitx.functional as F
+from minitx.testing import check_backward_hygiene, gradcheck
+from minitx.testing import strategies as mst
+
+
+def _logsumexp(x, axis, keepdims):
+    return np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims))
+
+
+# op class -> (minitx reduction(x, axis, keepdims), numpy reference(x, axis, keepdims), options)
+REDUCTIONS = {
+    "Sum": (F.sum, np.sum, {}),
+    "Mean": (F.mean, np.mean, {}),
+    "Max": (F.max, np.max, {"distinct": True}),
+    "Min": (lambda x, axis, keepdims: x.min(axis, keepdims), np.min, {"distinct": True}),
+    "Var": (lambda x, axis, keepdims: F.var(x, axis, keepdims=keepdims), np.var, {}),
+    "Var-ddof1": (lambda x, axis, keepdims: F.var(x, axis, ddof=1, keepdims=keepdims),
+                  lambda x, axis, keepdims: np.var(x, axis=axis, ddof=1, keepdims=keepdims),
+                  {"min_side": 2, "min_dims": 1}),
+    "LogSumExp": (F.logsumexp, _logsumexp, {}),
+}
+
+
+@st.composite
+def _reduction_case(draw, name, transposed=None):
+    options = dict(REDUCTIONS[name][2])
+    shape = draw(mst.shapes(min_dims=options.pop("min_dims", 0), max_dims=3, max_side=4,
+                            min_side=options.pop("min_side", 1)))
+    x = draw(mst.tensors(shape, transposed=transposed, **options))
+    return x, draw(mst.axes_for(x.ndim)), draw(st.booleans())
+
+
+@pytest.mark.parametrize("name", list(REDUCTIONS))
+@given(data=st.data())
+def test_reduction_forward(name, data):
+    fn, reference, _ = REDUCTIONS[name]
+    x, axis, keepdims = data.draw(_reduction_case(name))
+    out = fn(x, axis, keepdims)
+    expected = np.asarray(reference(x.numpy(), axis=axis, keepdims=keepdims))
+    assert out.shape == expected.shape and out.dtype == np.float64
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(REDUCTIONS))
+@given(data=st.data())
+def test_reduction_gradcheck(name, data):
+    fn = REDUCTIONS[name][0]
+    x, axis, keepdims = data.draw(_reduction_case(name))
+    assert gradcheck(lambda t: fn(t, axis, keepdims), x)
+
+
+@pytest.mark.parametrize("name", list(REDUCTIONS))
+@given(data=st.data())
+def test_reduction_backward_hygiene(name, data):
+    fn = REDUCTIONS[name][0]
+    x, axis, keepdims = data.draw(_reduction_case(name, transposed=True))
+    assert check_backward_hygiene(lambda t: fn(t, axis, keepdims), x)
+
+
+@pytest.mark.parametrize("name", ["Sum", "Mean", "Max", "Min", "Var", "LogSumExp"])
+def test_reduction_over_no_axes_and_scalar_axis_0(name):
+    """axis=() reduces nothing (numpy's rule); a 0-d tensor accepts axis 0 and -1 and is returned."""
+    fn, reference = REDUCTIONS[name][:2]
+    x = minitx.tensor([[1.0, 2.0], [4.0, 3.0]], dtype="float64", requires_grad=True)
+    np.testing.assert_allclose(fn(x, (), False).numpy(), reference(x.numpy(), axis=(), keepdims=False))
+    scalar = minitx.tensor(2.5, dtype="float64", requires_grad=True)
+    for axis in (0, -1, None):
+        out = fn(scalar, axis, False)
+        assert out.shape == ()
+        np.testing.assert_allclose(out.numpy(), reference(scalar.numpy(), axis=None, keepdims=False))
+    assert gradcheck(lambda t: fn(t, 0, True), scalar)
+
+
+@pytest.mark.parametrize("name, x, axis, expected", [
+    ("Max", [1.0, 3.0, 3.0, 0.0], None, [0.0, 0.5, 0.5, 0.0]),
+    ("Max", [[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]], 1, [[0.0, 0.5, 0.5], [1 / 3, 1 / 3, 1 / 3]]),
+    ("Max", [[5.0, 5.0], [5.0, 1.0]], (0, 1), [[1 / 3, 1 / 3], [1 / 3, 0.0]]),
+    ("Min", [[1.0, 0.0], [0.0, 0.0]], 0, [[0.0, 0.5], [1.0, 0.5]]),
+    ("Min", [-2.0, 7.0, -2.0], -1, [0.5, 0.0, 0.5]),
+])
+def test_max_min_ties_share_the_gradient_equally(name, x, axis, expected):
+    fn = REDUCTIONS[name][0]
+    t = minitx.tensor(x, dtype="float64", requires_grad=True)
+    fn(t, axis, False).sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), expected, rtol=0, atol=1e-15)
+
+
+def test_max_gradient_scales_by_dy():
+    t = minitx.tensor([[1.0, 4.0, 4.0], [9.0, 2.0, 3.0]], dtype="float64", requires_grad=True)
+    t.max(axis=1, keepdims=True).backward(np.array([[2.0], [-3.0]]))
+    np.testing.assert_array_equal(t.grad.numpy(), [[0.0, 1.0, 1.0], [-3.0, 0.0, 0.0]])
+
+
+def test_logsumexp_is_stable_for_large_and_infinite_values():
+    x = minitx.tensor([[1000.0, 1000.0], [-1000.0, -1001.0], [-np.inf, 0.0]], dtype="float64",
+                      requires_grad=True)
+    y = F.logsumexp(x, axis=1)
+    np.testing.assert_allclose(y.numpy(), [1000.0 + np.log(2), -1000.0 + np.log1p(np.exp(-1.0)), 0.0])
+    y.sum().backward()
+    softmax = np.array([[0.5, 0.5], [1 / (1 + np.exp(-1.0)), 1 / (1 + np.exp(1.0))], [0.0, 1.0]])
+    np.testing.assert_allclose(x.grad.numpy(), softmax)
+    all_masked = F.logsumexp(minitx.tensor([-np.inf, -np.inf], dtype="float64"))
+    assert all_masked.item() == -np.inf
+
+
+def test_mean_and_var_of_large_values_are_exact_enough():
+    x = minitx.tensor(1e8 + np.arange(4.0), dtype="float64")
+    assert F.mean(x).item() == 1e8 + 1.5
+    np.testing.assert_allclose(F.var(x).item(), 1.25)
+
+
+@pytest.mark.parametrize("axis, message", [
+    (2, "sum: axis 2 is out of range for a tensor with 2 dimensions"),
+    (-3, "sum: axis -3 is out of range for a tensor with 2 dimensions"),
+    ((0, -2), r"sum: repeated axis in \(0, -2\)"),
+    (1.0, "sum: axis 1.0 is not an integer"),
+    ((0, "1"), "sum: axis '1' is not an integer"),
+])
+def test_bad_axes_are_named(axis, message):
+    with pytest.raises(ValueError, match=message):
+        F.sum(minitx.ones(2, 3), axis)
+
+
+def test_var_without_degrees_of_freedom():
+    with pytest.raises(ValueError, match="var: 1 elements with ddof=1 leaves no degrees of freedom"):
+        F.var(minitx.ones(3, 1), axis=1, ddof=1)

@@ -1,0 +1,327 @@
+"""Shape ops (minitx/ops/shape.py) and F.split / F.permute built on them.
+
+Each case is a hypothesis strategy that draws an input and the op's settings, and returns
+``(fn, reference, inputs)``: the minitx function, an independent numpy computation, and the
+tensors to call both with. Indexing gets its own tests: slices with negative steps, repeated
+integer indices (whose gradients add up), boolean masks, mixed tuples and tensor indices."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import minitx
+import minitx.functional as F
+from minitx.testing import check_backward_hygiene, gradcheck
+from minitx.testing import strategies as mst
+
+SMALL = mst.shapes(max_dims=3, max_side=4)
+NONEMPTY = mst.shapes(min_dims=1, max_dims=3, max_side=4)
+
+
+@st.composite
+def reshape_case(draw):
+    x = draw(mst.tensors(SMALL))
+    target = draw(st.sampled_from([(-1,), (x.size, 1), tuple(reversed(x.shape)), (1,) + x.shape + (1,)]))
+    return (lambda t: t.reshape(target)), (lambda a: np.reshape(a, target)), [x]
+
+
+@st.composite
+def transpose_case(draw):
+    x = draw(mst.tensors(SMALL))
+    perm = draw(st.none() | st.permutations(range(x.ndim)).map(tuple))
+    if perm is not None and draw(st.booleans()):
+        perm = tuple(a - x.ndim for a in perm)  # the same permutation with negative axes
+    return (lambda t: F.transpose(t, perm)), (lambda a: np.transpose(a, perm)), [x]
+
+
+@st.composite
+def permute_case(draw):
+    x = draw(mst.tensors(NONEMPTY))
+    perm = draw(st.permutations(range(x.ndim)))
+    return (lambda t: t.permute(*perm)), (lambda a: np.transpose(a, perm)), [x]
+
+
+@st.composite
+def swapaxes_case(draw):
+    x = draw(mst.tensors(NONEMPTY))
+    axis1, axis2 = draw(st.tuples(*[st.integers(-x.ndim, x.ndim - 1)] * 2))
+    return (lambda t: F.swapaxes(t, axis1, axis2)), (lambda a: np.swapaxes(a, axis1, axis2)), [x]
+
+
+@st.composite
+def broadcast_to_case(draw):
+    shape, other = draw(mst.broadcastable_shapes(2, max_dims=3, max_side=4))
+    target = np.broadcast_shapes(shape, other)
+    return (lambda t: t.broadcast_to(target)), (lambda a: np.broadcast_to(a, target)), [draw(mst.tensors(shape))]
+
+
+@st.composite
+def squeeze_case(draw):
+    x = draw(mst.tensors(mst.shapes(max_dims=4, max_side=2)))
+    ones = [i - x.ndim * draw(st.booleans()) for i, n in enumerate(x.shape) if n == 1]  # some negative
+    axis = None
+    if ones:
+        axis = draw(st.none() | st.sampled_from(ones) | st.lists(st.sampled_from(ones), unique=True).map(tuple))
+    return (lambda t: F.squeeze(t, axis)), (lambda a: np.squeeze(a, axis)), [x]
+
+
+@st.composite
+def unsqueeze_case(draw):
+    x = draw(mst.tensors(SMALL))
+    axis = draw(st.integers(-x.ndim - 1, x.ndim))
+    return (lambda t: t.unsqueeze(axis)), (lambda a: np.expand_dims(a, axis)), [x]
+
+
+@st.composite
+def concatenate_case(draw):
+    shape = draw(NONEMPTY)
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    sizes = draw(st.lists(st.integers(1, 3), min_size=1, max_size=3))
+    xs = [draw(mst.tensors(shape[:axis % len(shape)] + (n,) + shape[axis % len(shape) + 1:])) for n in sizes]
+    return (lambda *ts: F.concatenate(ts, axis)), (lambda *arrays: np.concatenate(arrays, axis)), xs
+
+
+@st.composite
+def stack_case(draw):
+    shape = draw(SMALL)
+    axis = draw(st.integers(-len(shape) - 1, len(shape)))
+    xs = [draw(mst.tensors(shape)) for _ in range(draw(st.integers(1, 3)))]
+    return (lambda *ts: F.stack(ts, axis)), (lambda *arrays: np.stack(arrays, axis)), xs
+
+
+@st.composite
+def pad_case(draw):
+    x = draw(mst.tensors(SMALL))
+    pairs = st.tuples(st.integers(0, 2), st.integers(0, 2))
+    width = draw(st.integers(0, 2) | pairs | st.lists(pairs, min_size=x.ndim, max_size=x.ndim))
+    value = draw(st.sampled_from([0.0, -1.5]))
+    numpy_width = width if width != [] else 0  # numpy takes no empty list for a 0-d array
+    return (lambda t: F.pad(t, width, value)), (lambda a: np.pad(a, numpy_width, constant_values=value)), [x]
+
+
+@st.composite
+def split_case(draw):
+    """Parts are weighted by 1, 2, 3, ... and joined again, so each part's gradient differs."""
+    x = draw(mst.tensors(NONEMPTY))
+    axis = draw(st.integers(-x.ndim, x.ndim - 1))
+    n = x.shape[axis]
+    sections = draw(st.sampled_from([d for d in range(1, n + 1) if n % d == 0])
+                    | st.lists(st.integers(0, n), max_size=3).map(sorted))
+
+    def fn(t):
+        return F.concatenate([part * float(i + 1) for i, part in enumerate(F.split(t, sections, axis))], axis)
+
+    def reference(a):
+        return np.concatenate([part * (i + 1) for i, part in enumerate(np.split(a, sections, axis))], axis)
+
+    return fn, reference, [x]
+
+
+@st.composite
+def basic_index(draw, shape):
+    """Ints, slices with any step (negative ones included), None and Ellipsis."""
+    parts = []
+    for n in shape:
+        kind = draw(st.sampled_from(["slice", "int", "all"]))
+        if kind == "int":
+            parts.append(draw(st.integers(-n, n - 1)))
+        elif kind == "slice":
+            bound = st.none() | st.integers(-n - 1, n + 1)
+            parts.append(slice(draw(bound), draw(bound), draw(st.sampled_from([None, 1, 2, -1, -2, -3]))))
+        else:
+            parts.append(slice(None))
+    if parts and draw(st.booleans()):
+        parts[draw(st.integers(0, len(parts) - 1))] = Ellipsis
+    if draw(st.booleans()):
+        parts.insert(draw(st.integers(0, len(parts))), None)
+    return tuple(parts)
+
+
+@st.composite
+def advanced_index(draw, shape):
+    """Integer arrays (with repeats and negative values) on one or two axes, slices between."""
+    def ints(n):
+        return hnp.arrays(np.int64, draw(st.integers(1, 5)), elements=st.integers(-n, n - 1))
+    first = draw(ints(shape[0]))
+    kind = draw(st.sampled_from(["alone", "then slice", "two arrays apart"] if len(shape) >= 3 else
+                                ["alone", "then slice"] if len(shape) == 2 else ["alone"]))
+    if kind == "alone":
+        return first
+    if kind == "then slice":
+        return first, slice(None, None, -1)
+    second = hnp.arrays(np.int64, first.shape, elements=st.integers(-shape[2], shape[2] - 1))
+    return first, slice(1, None), draw(second)
+
+
+@st.composite
+def getitem_case(draw):
+    x = draw(mst.tensors(NONEMPTY))
+    kind = draw(st.sampled_from(["basic", "advanced", "mask", "row mask", "tensor index"]))
+    if kind == "basic":
+        index = draw(basic_index(x.shape))
+    elif kind == "advanced":
+        index = draw(advanced_index(x.shape))
+    elif kind == "mask":
+        index = draw(hnp.arrays(np.bool_, x.shape))
+    elif kind == "row mask":
+        index = (Ellipsis, draw(hnp.arrays(np.bool_, x.shape[-1])))
+    else:
+        index = minitx.tensor(draw(advanced_index(x.shape[:1])))
+    as_numpy = index.numpy() if isinstance(index, minitx.Tensor) else index
+    return (lambda t: t[index]), (lambda a: a[as_numpy]), [x]
+
+
+# op class -> strategy of (minitx fn, numpy reference, inputs)
+CASES = {
+    "Reshape": reshape_case(),
+    "Transpose": transpose_case(),
+    "permute": permute_case(),
+    "SwapAxes": swapaxes_case(),
+    "BroadcastTo": broadcast_to_case(),
+    "Squeeze": squeeze_case(),
+    "Unsqueeze": unsqueeze_case(),
+    "GetItem": getitem_case(),
+    "Concatenate": concatenate_case(),
+    "Stack": stack_case(),
+    "Pad": pad_case(),
+    "split": split_case(),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@given(data=st.data())
+def test_shape_op_forward(name, data):
+    fn, reference, inputs = data.draw(CASES[name])
+    out = fn(*inputs)
+    expected = reference(*[t.numpy() for t in inputs])
+    assert out.shape == expected.shape
+    np.testing.assert_array_equal(out.numpy(), expected)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@given(data=st.data())
+def test_shape_op_gradcheck(name, data):
+    fn, _, inputs = data.draw(CASES[name])
+    assert gradcheck(fn, *inputs)
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if n != "split"])  # split ends in another op
+@given(data=st.data())
+def test_shape_op_backward_hygiene(name, data):
+    fn, _, inputs = data.draw(CASES[name])
+    assert check_backward_hygiene(fn, *inputs)
+
+
+# ---------------------------------------------------------------- indexing, exact gradients
+
+
+@pytest.mark.parametrize("index, expected", [
+    ([0, 0, 2, 0], [3.0, 0.0, 1.0, 0.0]),
+    (np.array([[1, 1], [-1, 3]]), [0.0, 2.0, 0.0, 2.0]),
+    (np.array([True, False, True, True]), [1.0, 0.0, 1.0, 1.0]),
+    (slice(None, None, -2), [0.0, 1.0, 0.0, 1.0]),
+    (minitx.tensor([3, 3, 3]), [0.0, 0.0, 0.0, 3.0]),
+    (minitx.tensor(np.array([False, True, False, False])), [0.0, 1.0, 0.0, 0.0]),
+], ids=["list", "2d-array", "mask", "negative-step", "int-tensor", "bool-tensor"])
+def test_getitem_gradient_counts_each_pick(index, expected):
+    x = minitx.tensor([10.0, 11.0, 12.0, 13.0], dtype="float64", requires_grad=True)
+    y = x[index]
+    picked = index.numpy() if isinstance(index, minitx.Tensor) else index
+    np.testing.assert_array_equal(y.numpy(), x.numpy()[picked])
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+def test_getitem_repeated_rows_with_a_mixed_index_accumulate():
+    x = minitx.tensor(np.arange(12.0).reshape(3, 4), dtype="float64", requires_grad=True)
+    y = x[[2, 0, 2], 1:]
+    np.testing.assert_array_equal(y.numpy(), np.arange(12.0).reshape(3, 4)[[2, 0, 2], 1:])
+    y.backward(np.ones((3, 3)))
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 1, 1, 1], [0, 0, 0, 0], [0, 2, 2, 2]])
+
+
+def test_getitem_rejects_float_indices_and_out_of_range():
+    x = minitx.ones(3, 2)
+    with pytest.raises(TypeError, match="getitem: index arrays must be integer or boolean, got dtype float64"):
+        x[np.array([0.0, 1.0])]
+    with pytest.raises(TypeError, match="getitem: index arrays must be integer or boolean, got dtype float32"):
+        x[minitx.tensor([0.0, 1.0]), 0]
+    with pytest.raises(IndexError, match=r"getitem: index .* does not fit shape \(3, 2\)"):
+        x[5]
+
+
+# ---------------------------------------------------------------- split, concatenate, stack
+
+
+def test_split_into_sections_and_at_cut_points():
+    x = minitx.tensor(np.arange(12.0).reshape(2, 6), dtype="float64")
+    parts = F.split(x, 3, axis=-1)
+    assert [p.shape for p in parts] == [(2, 2)] * 3
+    parts = F.split(x, [1, 4], axis=1)
+    for part, expected in zip(parts, np.split(np.arange(12.0).reshape(2, 6), [1, 4], axis=1)):
+        np.testing.assert_array_equal(part.numpy(), expected)
+    with pytest.raises(ValueError, match="split: axis 1 of length 6 does not split into 4 equal parts"):
+        F.split(x, 4, axis=1)
+
+
+def test_concatenate_and_stack_route_each_gradient_to_its_input():
+    a = minitx.tensor([[1.0, 2.0]], dtype="float64", requires_grad=True)
+    b = minitx.tensor([[3.0, 4.0], [5.0, 6.0]], dtype="float64", requires_grad=True)
+    F.concatenate([a, b], axis=0).backward(np.arange(6.0).reshape(3, 2))
+    np.testing.assert_array_equal(a.grad.numpy(), [[0.0, 1.0]])
+    np.testing.assert_array_equal(b.grad.numpy(), [[2.0, 3.0], [4.0, 5.0]])
+    a.grad = None
+    c = minitx.tensor([[7.0, 8.0]], dtype="float64", requires_grad=True)
+    F.stack([a, c], axis=-1).backward(np.array([[[1.0, 2.0], [3.0, 4.0]]]))
+    np.testing.assert_array_equal(a.grad.numpy(), [[1.0, 3.0]])
+    np.testing.assert_array_equal(c.grad.numpy(), [[2.0, 4.0]])
+
+
+def test_concatenate_and_stack_mismatches_name_the_shapes():
+    a, b = minitx.ones(2, 3), minitx.ones(2, 4)
+    with pytest.raises(ValueError, match=r"concatenate: shapes \(2, 3\), \(2, 4\) cannot be joined along axis 0"):
+        F.concatenate([a, b], axis=0)
+    with pytest.raises(ValueError, match=r"concatenate: shapes \(2, 3\), \(3,\) cannot be joined along axis 1"):
+        F.concatenate([a, minitx.ones(3)], axis=1)
+    with pytest.raises(ValueError, match="concatenate: need at least one tensor"):
+        F.concatenate([])
+    with pytest.raises(ValueError, match=r"stack: all inputs need the same shape, got \(2, 3\), \(2, 4\)"):
+        F.stack([a, b])
+    with pytest.raises(ValueError, match="stack: need at least one tensor"):
+        F.stack([])
+
+
+# ---------------------------------------------------------------- other errors
+
+
+def test_reshape_to_an_incompatible_shape():
+    with pytest.raises(ValueError, match=r"reshape: cannot reshape shape \(2, 3\) \(6 elements\) into \(4, 2\)"):
+        minitx.ones(2, 3).reshape(4, 2)
+
+
+def test_squeeze_of_an_axis_that_is_not_1():
+    with pytest.raises(ValueError, match=r"squeeze: axis 1 of shape \(1, 3\) is not of size 1"):
+        F.squeeze(minitx.ones(1, 3), 1)
+    with pytest.raises(ValueError, match=r"squeeze: axis 2 of shape \(1, 3\) is not of size 1"):
+        F.squeeze(minitx.ones(1, 3), (0, 2))
+
+
+@pytest.mark.parametrize("axes", [(0, 0), (0, 2), (1,), (0, 1, 2), (-3, 1)])
+def test_transpose_rejects_what_is_not_a_permutation(axes):
+    with pytest.raises(ValueError, match=r"transpose: axes .* are not a permutation of the 2 axes of shape \(2, 3\)"):
+        F.transpose(minitx.ones(2, 3), axes)
+
+
+def test_unsqueeze_and_broadcast_to_errors():
+    with pytest.raises(ValueError, match=r"unsqueeze: axis 3 is out of range for shape \(2, 3\)"):
+        minitx.ones(2, 3).unsqueeze(3)
+    with pytest.raises(ValueError, match=r"broadcast_to: shape \(2, 3\) cannot be broadcast to \(2, 4\)"):
+        F.broadcast_to(minitx.ones(2, 3), (2, 4))
+
+
+@pytest.mark.parametrize("width", [-1, (1, -1), [(1, 1)], [(1, 2, 3), (0, 0)], [1, 2, 3]])
+def test_pad_with_bad_widths(width):
+    with pytest.raises(ValueError, match=r"pad: pad_width .* must give \(before, after\) >= 0 "
+                                         r"for each of the 2 axes of shape \(2, 3\)"):
+        F.pad(minitx.ones(2, 3), width)
