@@ -1,0 +1,219 @@
+"""Kernel registry, source loading and the two launch back ends.
+
+Every launcher in :mod:`minitx.kernels.launchers` is written once against a
+tiny back-end interface (``xp``, ``empty``, ``launch``, ``pointer_array`` ...):
+
+* :class:`CupyBackend` -- the real thing.  Compiles a ``.cu`` file with
+  ``cupy.RawModule(code=..., options=..., name_expressions=[...])`` lazily, once
+  per (file, dtype), and launches ``kernel<float>`` / ``kernel<double>``.
+* ``CpuBackend`` (in :mod:`minitx.kernels.cpu_harness`) -- compiles the *same*
+  ``.cu`` file with g++ against ``cpu_compat.h`` and runs it on the CPU.  It
+  is chosen automatically when the launcher is given NumPy arrays (tests only:
+  it is slow) and checks the argument types against the kernel signature,
+  which also validates what the CuPy path would pass.
+
+Nothing here imports CuPy at module import time.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+
+import numpy as np
+
+KERNEL_DIR = Path(__file__).resolve().parent
+
+#: Every .cu file in this directory and the templated kernels it defines.
+#: Each kernel is instantiated for T = float and T = double.  The compile check
+#: in tests/kernels fails if a .cu file is missing from this table.
+KERNELS: dict[str, tuple[str, ...]] = {
+    "softmax.cu": ("softmax_forward", "softmax_backward"),
+    "layer_norm.cu": (
+        "layer_norm_forward",
+        "layer_norm_backward_dx",
+        "layer_norm_backward_dwdb_partial",
+        "layer_norm_backward_dwdb_reduce",
+    ),
+    "cross_entropy.cu": ("cross_entropy_forward", "cross_entropy_backward"),
+    "attention.cu": (
+        "attention_forward",
+        "attention_backward_delta",
+        "attention_backward_dkdv",
+        "attention_backward_dq",
+    ),
+    "dropout.cu": (
+        "dropout_add_forward",
+        "dropout_mask_apply",
+        "bias_act_dropout_forward",
+        "bias_act_dropout_backward",
+    ),
+    "adam.cu": ("adam_step", "sumsq_partial", "sumsq_finalize"),
+    "embedding.cu": ("embedding_backward",),
+}
+
+CTYPE = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+
+#: NVRTC options used by the CuPy back end (CuPy adds -arch itself).
+NVRTC_OPTIONS = ("--std=c++17",)
+
+_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[ \t]*$', re.M)
+
+
+def load_source(filename: str) -> str:
+    """Return the .cu source with local ``#include "x.cuh"`` lines pasted in.
+
+    NVRTC gets one self-contained string (so CuPy's source-keyed compile cache
+    also sees header edits).  ``#pragma once`` headers are pasted only once.
+    """
+    seen: set[Path] = set()
+
+    def expand(path: Path) -> str:
+        text = path.read_text()
+
+        def repl(m: re.Match) -> str:
+            inc = (path.parent / m.group(1)).resolve()
+            if inc in seen:
+                return f"// (already included: {m.group(1)})"
+            seen.add(inc)
+            return f"// ---- begin {m.group(1)} ----\n{expand(inc)}\n// ---- end {m.group(1)} ----"
+
+        return _INCLUDE_RE.sub(repl, text)
+
+    return expand(KERNEL_DIR / filename)
+
+
+def name_expressions(filename: str, ctype: str) -> list[str]:
+    return [f"{k}<{ctype}>" for k in KERNELS[filename]]
+
+
+def ctype_of(dtype) -> str:
+    try:
+        return CTYPE[np.dtype(dtype)]
+    except KeyError:
+        raise TypeError(f"fused kernels support float32/float64, got {np.dtype(dtype)}") from None
+
+
+def is_cupy_array(a) -> bool:
+    return type(a).__module__.split(".", 1)[0] == "cupy"
+
+
+def check_kernel_args(args) -> None:
+    """Arguments must be arrays (C-contiguous), None (NULL) or NumPy scalars.
+
+    Plain Python numbers are refused: CuPy would silently pass them as 64-bit
+    values, which does not match ``int``/``float`` kernel parameters.
+    """
+    for i, a in enumerate(args):
+        if a is None or isinstance(a, np.generic):
+            continue
+        if hasattr(a, "flags") and hasattr(a, "dtype"):
+            if not a.flags.c_contiguous:
+                raise ValueError(f"kernel argument {i} is not C-contiguous")
+            continue
+        raise TypeError(f"kernel argument {i} has type {type(a).__name__}; pass a numpy scalar")
+
+
+class CupyBackend:
+    """Launches kernels on the current CUDA device through CuPy."""
+
+    name = "cupy"
+
+    def __init__(self):
+        import cupy  # noqa: PLC0415 (lazy by design)
+
+        self.xp = cupy
+        self._lock = threading.Lock()
+        self._modules: dict[tuple, object] = {}
+        self._functions: dict[tuple, object] = {}
+
+    # -- compilation -------------------------------------------------------
+    def module(self, filename: str, dtype):
+        ctype = ctype_of(dtype)
+        key = (filename, ctype)
+        mod = self._modules.get(key)
+        if mod is None:
+            with self._lock:
+                mod = self._modules.get(key)
+                if mod is None:
+                    mod = self.xp.RawModule(
+                        code=load_source(filename),
+                        options=NVRTC_OPTIONS,
+                        name_expressions=name_expressions(filename, ctype),
+                    )
+                    self._modules[key] = mod
+        return mod
+
+    def function(self, filename: str, kernel: str, dtype):
+        ctype = ctype_of(dtype)
+        key = (filename, kernel, ctype)
+        fn = self._functions.get(key)
+        if fn is None:
+            fn = self.module(filename, dtype).get_function(f"{kernel}<{ctype}>")
+            self._functions[key] = fn
+        return fn
+
+    # -- launching ---------------------------------------------------------
+    def launch(self, filename, kernel, dtype, grid, block, args):
+        check_kernel_args(args)
+        fn = self.function(filename, kernel, dtype)
+        # NULL pointers go as an 8-byte zero (portable across CuPy versions).
+        packed = tuple(np.uint64(0) if a is None else a for a in args)
+        fn(tuple(int(g) for g in grid), tuple(int(b) for b in block), packed)
+
+    # -- memory helpers ----------------------------------------------------
+    def empty(self, shape, dtype):
+        return self.xp.empty(shape, dtype=dtype)
+
+    def zeros(self, shape, dtype):
+        return self.xp.zeros(shape, dtype=dtype)
+
+    def asarray(self, a, dtype=None):
+        return self.xp.ascontiguousarray(self.xp.asarray(a, dtype=dtype))
+
+    def pointer(self, a) -> int:
+        return int(a.data.ptr)
+
+    def pointer_array(self, arrays):
+        host = np.array([self.pointer(a) for a in arrays], dtype=np.uint64)
+        return self.xp.asarray(host)
+
+    def to_device(self, host_array):
+        return self.xp.asarray(host_array)
+
+
+_cupy_backend = None
+_cupy_lock = threading.Lock()
+
+
+def cupy_backend() -> CupyBackend:
+    global _cupy_backend
+    if _cupy_backend is None:
+        with _cupy_lock:
+            if _cupy_backend is None:
+                _cupy_backend = CupyBackend()
+    return _cupy_backend
+
+
+def backend_for(*arrays):
+    """CuPy back end for CuPy arrays, the CPU emulation for NumPy arrays.
+
+    None, Python numbers, NumPy scalars and lists are ignored when choosing.
+    """
+    kinds = set()
+    for a in arrays:
+        if a is None or isinstance(a, (int, float, bool, np.generic, list, tuple)):
+            continue
+        if is_cupy_array(a):
+            kinds.add("cupy")
+        elif isinstance(a, np.ndarray):
+            kinds.add("numpy")
+        else:
+            raise TypeError(f"unsupported array type for fused kernels: {type(a).__name__}")
+    if kinds == {"cupy"}:
+        return cupy_backend()
+    if len(kinds) > 1:
+        raise TypeError("fused kernels got a mix of CuPy and NumPy arrays")
+    from . import cpu_harness  # noqa: PLC0415
+
+    return cpu_harness.cpu_backend()

@@ -1,0 +1,93 @@
+// adam.cu -- multi-tensor Adam / AdamW update and a device-side gradient norm.
+//
+// Multi-tensor layout (chosen: arrays of device pointers, no flat buffer):
+//   params, grads, exp_avgs, exp_avg_sqs : device arrays of `ntensors` pointers
+//                                          (uint64 on the host side), tensor t
+//                                          holding sizes[t] contiguous elements
+//   block_tensor[b], block_start[b]      : a host-built work table; block b
+//                                          updates elements [block_start[b],
+//                                          min(block_start[b] + chunk, sizes[t]))
+//                                          of tensor t = block_tensor[b]
+//   One launch covers every tensor (gridDim.x = number of table entries).
+//
+// Math per element (PyTorch semantics), gs = grad_scale * (*grad_scale_ptr or 1):
+//   g = grad * gs                                   (gs: clip factor / loss-scale)
+//   Adam  (decoupled == 0): g += weight_decay * p  (L2 folded into the gradient)
+//   AdamW (decoupled != 0): p -= lr * weight_decay * p
+//   m = beta1 * m + (1 - beta1) * g
+//   v = beta2 * v + (1 - beta2) * g * g
+//   p -= lr * (m / bias_corr1) / (sqrt(v / bias_corr2) + eps)
+//   with bias_corr1 = 1 - beta1^step and bias_corr2 = 1 - beta2^step from the host.
+//   params, exp_avgs, exp_avg_sqs are updated in place (=); grads are read only.
+//
+// Gradient norm (deterministic, no atomics):
+//   sumsq_partial    same work table; block b writes partial[b] = sum of x^2
+//                    over its chunk (block reduction)            (=)
+//   sumsq_finalize   one block sums the partials and writes
+//                    out[0] = sqrt(total)                        (=)
+//
+// Thread mapping: threads of block b stride over its chunk.
+#include "common.cuh"
+
+template <typename T>
+__global__ void adam_step(T* const* __restrict__ params, const T* const* __restrict__ grads,
+                          T* const* __restrict__ exp_avgs, T* const* __restrict__ exp_avg_sqs,
+                          const long long* __restrict__ sizes,
+                          const int* __restrict__ block_tensor,
+                          const long long* __restrict__ block_start, int nblocks, int chunk,
+                          T lr, T beta1, T beta2, T eps, T weight_decay, int decoupled,
+                          T bias_corr1, T bias_corr2, T grad_scale,
+                          const T* __restrict__ grad_scale_ptr) {
+  const int b = blockIdx.x;
+  if (b >= nblocks) return;
+  const int t = block_tensor[b];
+  const long long start = block_start[b];
+  const long long end = mtx::lmin(start + chunk, sizes[t]);
+  T* p = params[t];
+  const T* g = grads[t];
+  T* m = exp_avgs[t];
+  T* v = exp_avg_sqs[t];
+  const T gs = grad_scale_ptr ? grad_scale * grad_scale_ptr[0] : grad_scale;
+  for (long long i = start + threadIdx.x; i < end; i += blockDim.x) {
+    T pi = p[i];
+    T gi = g[i] * gs;
+    if (decoupled) {
+      pi -= lr * weight_decay * pi;
+    } else {
+      gi += weight_decay * pi;
+    }
+    const T mi = beta1 * m[i] + (T(1) - beta1) * gi;
+    const T vi = beta2 * v[i] + (T(1) - beta2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    pi -= lr * (mi / bias_corr1) / (mtx::num<T>::sqrt(vi / bias_corr2) + eps);
+    p[i] = pi;
+  }
+}
+
+template <typename T>
+__global__ void sumsq_partial(const T* const* __restrict__ tensors,
+                              const long long* __restrict__ sizes,
+                              const int* __restrict__ block_tensor,
+                              const long long* __restrict__ block_start, int nblocks, int chunk,
+                              T* __restrict__ partial) {
+  const int b = blockIdx.x;
+  if (b >= nblocks) return;
+  const int t = block_tensor[b];
+  const long long start = block_start[b];
+  const long long end = mtx::lmin(start + chunk, sizes[t]);
+  const T* x = tensors[t];
+  T s = T(0);
+  for (long long i = start + threadIdx.x; i < end; i += blockDim.x) s += x[i] * x[i];
+  s = mtx::block_sum(s);
+  if (threadIdx.x == 0) partial[b] = s;
+}
+
+template <typename T>
+__global__ void sumsq_finalize(const T* __restrict__ partial, int n, T* __restrict__ out) {
+  if (blockIdx.x != 0) return;
+  T s = T(0);
+  for (int i = threadIdx.x; i < n; i += blockDim.x) s += partial[i];
+  s = mtx::block_sum(s);
+  if (threadIdx.x == 0) out[0] = mtx::num<T>::sqrt(s);
+}

@@ -1,0 +1,362 @@
+// attention.cu -- fused scaled-dot-product attention, forward and backward
+// (FlashAttention-2 style: no [Lq, Lk] matrix is ever stored in global memory).
+//
+// Shapes (all contiguous, T = float or double):
+//   q, o, do, dq [BH, Lq, d];  k, v, dk, dv [BH, Lk, d];  lse, delta [BH, Lq]
+//   key_pad_mask: NULL or uint8 [B, Lk] with BH = B * heads; batch of row bh is
+//                 bh / heads; nonzero = the key may be attended to.
+//   causal: query i may see key j only if j <= i (top-left aligned, as
+//           torch.nn.functional.scaled_dot_product_attention(is_causal=True)).
+//   d <= 128 (ATT_DMAX); any Lq, Lk (tiled).
+//
+// Math (one query row i of head bh, allowed key set A_i):
+//   s_ij  = scale * q_i . k_j                  for j in A_i, -inf otherwise
+//   lse_i = log sum_{j in A_i} exp(s_ij)
+//   o_i   = sum_j exp(s_ij - lse_i) v_j
+//   Fully masked row (A_i empty): o_i = 0 and lse_i = -inf.  The backward treats
+//   lse_i == -inf as "P row is zero", so such rows give zero gradients, not NaN.
+//   Backward (P recomputed from q, k, lse):
+//   delta_i = sum_c do_ic * o_ic
+//   P_ij = exp(s_ij - lse_i),  dP_ij = do_i . v_j,  dS_ij = P_ij * (dP_ij - delta_i)
+//   dv_j = sum_i P_ij do_i,  dk_j = scale * sum_i dS_ij q_i,  dq_i = scale * sum_j dS_ij k_j
+//
+// Thread mapping: blocks of ATT_THREADS = 128 threads (== ATT_DMAX, so thread c
+// owns output column c for every row of its tile; threads c >= d idle in
+// that phase).
+//   attention_forward        block = (bh, tile of BQ query rows); loops over key
+//                            tiles of BK keys staged in shared memory; online
+//                            softmax per row (one warp per row, BK <= 32 so a
+//                            lane holds one score).  Writes o and lse with `=`.
+//   attention_backward_delta one warp per (bh, i) row; writes delta with `=`.
+//   attention_backward_dkdv  block = (bh, tile of BKB keys); loops over query
+//                            tiles, recomputes P and dS; accumulates dk, dv in
+//                            registers and writes them once with `=`.
+//   attention_backward_dq    block = (bh, tile of BQB queries); loops over key
+//                            tiles; writes dq with `=`.  (Separate kernel instead
+//                            of atomics: deterministic, at the price of
+//                            recomputing S.)
+// Tile sizes keep static shared memory under 48 KB for both float and double.
+#include "common.cuh"
+
+#define ATT_DMAX 128
+#define ATT_THREADS 128
+#define ATT_PAD (ATT_DMAX + 1)
+
+template <typename T>
+struct AttnTiles;
+template <>
+struct AttnTiles<float> {
+  static constexpr int BQ = 16, BK = 32;    // forward
+  static constexpr int BQB = 16, BKB = 16;  // backward
+};
+template <>
+struct AttnTiles<double> {
+  static constexpr int BQ = 8, BK = 16;
+  static constexpr int BQB = 8, BKB = 8;
+};
+
+__device__ __forceinline__ bool attn_allowed(int qi, int kj, int Lq, int Lk,
+                                             const unsigned char* kpm_row, int causal) {
+  if (qi >= Lq || kj >= Lk) return false;
+  if (causal && kj > qi) return false;
+  if (kpm_row && !kpm_row[kj]) return false;
+  return true;
+}
+
+// Copy `nrows` rows (starting at row0 of a [L, d] matrix) into a padded shared
+// tile; rows past L are zero-filled so that 0 * tile stays finite.
+template <typename T, int NR>
+__device__ __forceinline__ void attn_load_tile(T (*dst)[ATT_PAD], const T* __restrict__ src,
+                                               int row0, int L, int d) {
+  for (int e = threadIdx.x; e < NR * d; e += blockDim.x) {
+    const int r = e / d, c = e - r * d;
+    const int gr = row0 + r;
+    dst[r][c] = (gr < L) ? src[(long long)gr * d + c] : T(0);
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ T attn_dot(const T* a, const T* b, int d) {
+  T s = T(0);
+  for (int c = 0; c < d; ++c) s += a[c] * b[c];
+  return s;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(ATT_THREADS)
+    attention_forward(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                      const unsigned char* __restrict__ key_pad_mask, T* __restrict__ o,
+                      T* __restrict__ lse, int BH, int heads, int Lq, int Lk, int d, int causal,
+                      T scale) {
+  constexpr int BQ = AttnTiles<T>::BQ;
+  constexpr int BK = AttnTiles<T>::BK;
+  __shared__ T Qs[BQ][ATT_PAD];
+  __shared__ T Ks[BK][ATT_PAD];
+  __shared__ T Vs[BK][ATT_PAD];
+  __shared__ T Ps[BQ][BK + 1];
+  __shared__ T row_m[BQ];
+  __shared__ T row_l[BQ];
+  __shared__ T row_alpha[BQ];
+
+  const int ntiles = (Lq + BQ - 1) / BQ;
+  const int bh = blockIdx.x / ntiles;
+  const int q0 = (blockIdx.x - bh * ntiles) * BQ;
+  if (bh >= BH) return;  // uniform per block
+  const int tid = threadIdx.x;
+  const int lane = tid & 31, warp = tid >> 5, nwarps = blockDim.x >> 5;
+  const T neg_inf = -mtx::num<T>::inf();
+  const T* qb = q + (long long)bh * Lq * d;
+  const T* kb = k + (long long)bh * Lk * d;
+  const T* vb = v + (long long)bh * Lk * d;
+  const unsigned char* kpm = key_pad_mask ? key_pad_mask + (long long)(bh / heads) * Lk : nullptr;
+
+  attn_load_tile<T, BQ>(Qs, qb, q0, Lq, d);
+  if (tid < BQ) {
+    row_m[tid] = neg_inf;
+    row_l[tid] = T(0);
+  }
+  T acc[BQ];
+#pragma unroll
+  for (int i = 0; i < BQ; ++i) acc[i] = T(0);
+
+  // With a causal mask no row of this tile sees keys past its last row.
+  const int kend = causal ? mtx::imin(Lk, q0 + BQ) : Lk;
+  for (int k0 = 0; k0 < kend; k0 += BK) {
+    __syncthreads();  // previous tile fully consumed (and Qs/row stats ready)
+    attn_load_tile<T, BK>(Ks, kb, k0, Lk, d);
+    attn_load_tile<T, BK>(Vs, vb, k0, Lk, d);
+    __syncthreads();
+
+    for (int e = tid; e < BQ * BK; e += blockDim.x) {
+      const int i = e / BK, j = e - i * BK;
+      T s = neg_inf;
+      if (attn_allowed(q0 + i, k0 + j, Lq, Lk, kpm, causal)) s = scale * attn_dot(Qs[i], Ks[j], d);
+      Ps[i][j] = s;
+    }
+    __syncthreads();
+
+    // online softmax: warp w updates rows w, w + nwarps, ...
+    for (int i = warp; i < BQ; i += nwarps) {
+      const T s = (lane < BK) ? Ps[i][lane] : neg_inf;
+      const T m_old = row_m[i];
+      const T m_new = mtx::num<T>::max(m_old, mtx::warp_max(s));
+      T p = T(0), alpha = T(1);
+      if (m_new != neg_inf) {
+        p = mtx::num<T>::exp(s - m_new);        // s == -inf -> 0
+        alpha = mtx::num<T>::exp(m_old - m_new);  // m_old == -inf -> 0
+      }
+      const T psum = mtx::warp_sum(p);
+      __syncwarp();
+      if (lane < BK) Ps[i][lane] = p;
+      if (lane == 0) {
+        row_m[i] = m_new;
+        row_l[i] = row_l[i] * alpha + psum;
+        row_alpha[i] = alpha;
+      }
+    }
+    __syncthreads();
+
+    if (tid < d) {
+#pragma unroll
+      for (int i = 0; i < BQ; ++i) {
+        T a = acc[i] * row_alpha[i];
+        for (int j = 0; j < BK; ++j) a += Ps[i][j] * Vs[j][tid];
+        acc[i] = a;
+      }
+    }
+  }
+  __syncthreads();  // row stats final (also covers kend == 0)
+
+  T* ob = o + (long long)bh * Lq * d;
+  if (tid < d) {
+#pragma unroll
+    for (int i = 0; i < BQ; ++i) {
+      const int qi = q0 + i;
+      if (qi < Lq) {
+        const T l = row_l[i];
+        ob[(long long)qi * d + tid] = (l > T(0)) ? acc[i] / l : T(0);
+      }
+    }
+  }
+  if (tid < BQ && q0 + tid < Lq) {
+    const T l = row_l[tid];
+    lse[(long long)bh * Lq + q0 + tid] = (l > T(0)) ? row_m[tid] + mtx::num<T>::log(l) : neg_inf;
+  }
+}
+
+// delta[r] = sum_c do[r, c] * o[r, c]; one warp per row r in [0, rows).
+template <typename T>
+__global__ void attention_backward_delta(const T* __restrict__ o, const T* __restrict__ dout,
+                                         T* __restrict__ delta, int rows, int d) {
+  const int warps_per_block = blockDim.x >> 5;
+  const long long row = (long long)blockIdx.x * warps_per_block + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (row >= rows) return;  // uniform per warp; no block barriers here
+  const T* orow = o + row * d;
+  const T* drow = dout + row * d;
+  T s = T(0);
+  for (int c = lane; c < d; c += 32) s += orow[c] * drow[c];
+  s = mtx::warp_sum(s);
+  if (lane == 0) delta[row] = s;
+}
+
+// For the (query tile, key tile) pair staged in shared memory, compute
+// P (optional) and dS for every allowed (i, j); zero elsewhere.
+template <typename T, int NQ, int NK>
+__device__ __forceinline__ void attn_recompute(const T (*Qs)[ATT_PAD], const T (*dOs)[ATT_PAD],
+                                               const T (*Ks)[ATT_PAD], const T (*Vs)[ATT_PAD],
+                                               const T* lse_s, const T* delta_s, T (*Ps)[NK + 1],
+                                               T (*dSs)[NK + 1], int q0, int k0, int Lq, int Lk,
+                                               int d, const unsigned char* kpm, int causal,
+                                               T scale) {
+  const T neg_inf = -mtx::num<T>::inf();
+  for (int e = threadIdx.x; e < NQ * NK; e += blockDim.x) {
+    const int i = e / NK, j = e - i * NK;
+    T p = T(0), ds = T(0);
+    if (lse_s[i] != neg_inf && attn_allowed(q0 + i, k0 + j, Lq, Lk, kpm, causal)) {
+      p = mtx::num<T>::exp(scale * attn_dot(Qs[i], Ks[j], d) - lse_s[i]);
+      ds = p * (attn_dot(dOs[i], Vs[j], d) - delta_s[i]);
+    }
+    if (Ps) Ps[i][j] = p;
+    dSs[i][j] = ds;
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(ATT_THREADS)
+    attention_backward_dkdv(const T* __restrict__ q, const T* __restrict__ k,
+                            const T* __restrict__ v, const unsigned char* __restrict__ key_pad_mask,
+                            const T* __restrict__ dout, const T* __restrict__ lse,
+                            const T* __restrict__ delta, T* __restrict__ dk, T* __restrict__ dv,
+                            int BH, int heads, int Lq, int Lk, int d, int causal, T scale) {
+  constexpr int BQ = AttnTiles<T>::BQB;
+  constexpr int BK = AttnTiles<T>::BKB;
+  __shared__ T Ks[BK][ATT_PAD];
+  __shared__ T Vs[BK][ATT_PAD];
+  __shared__ T Qs[BQ][ATT_PAD];
+  __shared__ T dOs[BQ][ATT_PAD];
+  __shared__ T Ps[BQ][BK + 1];
+  __shared__ T dSs[BQ][BK + 1];
+  __shared__ T lse_s[BQ];
+  __shared__ T delta_s[BQ];
+
+  const int ntiles = (Lk + BK - 1) / BK;
+  const int bh = blockIdx.x / ntiles;
+  const int k0 = (blockIdx.x - bh * ntiles) * BK;
+  if (bh >= BH) return;
+  const int tid = threadIdx.x;
+  const T neg_inf = -mtx::num<T>::inf();
+  const long long qoff = (long long)bh * Lq * d, koff = (long long)bh * Lk * d;
+  const unsigned char* kpm = key_pad_mask ? key_pad_mask + (long long)(bh / heads) * Lk : nullptr;
+
+  attn_load_tile<T, BK>(Ks, k + koff, k0, Lk, d);
+  attn_load_tile<T, BK>(Vs, v + koff, k0, Lk, d);
+  T acc_dk[BK], acc_dv[BK];
+#pragma unroll
+  for (int j = 0; j < BK; ++j) acc_dk[j] = acc_dv[j] = T(0);
+
+  // Causal: queries before k0 see none of these keys.
+  const int qstart = causal ? (k0 / BQ) * BQ : 0;
+  for (int q0 = qstart; q0 < Lq; q0 += BQ) {
+    __syncthreads();
+    attn_load_tile<T, BQ>(Qs, q + qoff, q0, Lq, d);
+    attn_load_tile<T, BQ>(dOs, dout + qoff, q0, Lq, d);
+    if (tid < BQ) {
+      const int qi = q0 + tid;
+      lse_s[tid] = (qi < Lq) ? lse[(long long)bh * Lq + qi] : neg_inf;
+      delta_s[tid] = (qi < Lq) ? delta[(long long)bh * Lq + qi] : T(0);
+    }
+    __syncthreads();
+    attn_recompute<T, BQ, BK>(Qs, dOs, Ks, Vs, lse_s, delta_s, Ps, dSs, q0, k0, Lq, Lk, d, kpm,
+                              causal, scale);
+    __syncthreads();
+    if (tid < d) {
+#pragma unroll
+      for (int j = 0; j < BK; ++j) {
+        T a = acc_dv[j], b = acc_dk[j];
+        for (int i = 0; i < BQ; ++i) {
+          a += Ps[i][j] * dOs[i][tid];
+          b += dSs[i][j] * Qs[i][tid];
+        }
+        acc_dv[j] = a;
+        acc_dk[j] = b;
+      }
+    }
+  }
+
+  if (tid < d) {
+#pragma unroll
+    for (int j = 0; j < BK; ++j) {
+      const int kj = k0 + j;
+      if (kj < Lk) {
+        dk[koff + (long long)kj * d + tid] = scale * acc_dk[j];
+        dv[koff + (long long)kj * d + tid] = acc_dv[j];
+      }
+    }
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(ATT_THREADS)
+    attention_backward_dq(const T* __restrict__ q, const T* __restrict__ k,
+                          const T* __restrict__ v, const unsigned char* __restrict__ key_pad_mask,
+                          const T* __restrict__ dout, const T* __restrict__ lse,
+                          const T* __restrict__ delta, T* __restrict__ dq, int BH, int heads,
+                          int Lq, int Lk, int d, int causal, T scale) {
+  constexpr int BQ = AttnTiles<T>::BQB;
+  constexpr int BK = AttnTiles<T>::BKB;
+  __shared__ T Qs[BQ][ATT_PAD];
+  __shared__ T dOs[BQ][ATT_PAD];
+  __shared__ T Ks[BK][ATT_PAD];
+  __shared__ T Vs[BK][ATT_PAD];
+  __shared__ T dSs[BQ][BK + 1];
+  __shared__ T lse_s[BQ];
+  __shared__ T delta_s[BQ];
+
+  const int ntiles = (Lq + BQ - 1) / BQ;
+  const int bh = blockIdx.x / ntiles;
+  const int q0 = (blockIdx.x - bh * ntiles) * BQ;
+  if (bh >= BH) return;
+  const int tid = threadIdx.x;
+  const T neg_inf = -mtx::num<T>::inf();
+  const long long qoff = (long long)bh * Lq * d, koff = (long long)bh * Lk * d;
+  const unsigned char* kpm = key_pad_mask ? key_pad_mask + (long long)(bh / heads) * Lk : nullptr;
+
+  attn_load_tile<T, BQ>(Qs, q + qoff, q0, Lq, d);
+  attn_load_tile<T, BQ>(dOs, dout + qoff, q0, Lq, d);
+  if (tid < BQ) {
+    const int qi = q0 + tid;
+    lse_s[tid] = (qi < Lq) ? lse[(long long)bh * Lq + qi] : neg_inf;
+    delta_s[tid] = (qi < Lq) ? delta[(long long)bh * Lq + qi] : T(0);
+  }
+  T acc[BQ];
+#pragma unroll
+  for (int i = 0; i < BQ; ++i) acc[i] = T(0);
+
+  const int kend = causal ? mtx::imin(Lk, q0 + BQ) : Lk;
+  for (int k0 = 0; k0 < kend; k0 += BK) {
+    __syncthreads();
+    attn_load_tile<T, BK>(Ks, k + koff, k0, Lk, d);
+    attn_load_tile<T, BK>(Vs, v + koff, k0, Lk, d);
+    __syncthreads();
+    attn_recompute<T, BQ, BK>(Qs, dOs, Ks, Vs, lse_s, delta_s, (T(*)[BK + 1])nullptr, dSs, q0, k0,
+                              Lq, Lk, d, kpm, causal, scale);
+    __syncthreads();
+    if (tid < d) {
+#pragma unroll
+      for (int i = 0; i < BQ; ++i) {
+        T a = acc[i];
+        for (int j = 0; j < BK; ++j) a += dSs[i][j] * Ks[j][tid];
+        acc[i] = a;
+      }
+    }
+  }
+
+  if (tid < d) {
+#pragma unroll
+    for (int i = 0; i < BQ; ++i) {
+      const int qi = q0 + i;
+      if (qi < Lq) dq[qoff + (long long)qi * d + tid] = scale * acc[i];
+    }
+  }
+}

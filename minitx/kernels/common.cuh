@@ -1,0 +1,96 @@
+// common.cuh -- device helpers shared by the minitx kernels.
+//
+// Plain CUDA, no host headers (NVRTC compiles it; the Python loader pastes it
+// in place of `#include "common.cuh"`).  Everything is templated on the
+// element type T (float or double); accumulation happens in T.
+//
+// Block-wide reductions assume blockDim.x is a multiple of 32 (every launcher
+// in minitx/kernels picks such a block size), blockDim.y == blockDim.z == 1,
+// and that EVERY thread of the block calls them (they contain
+// __syncthreads()).  Their result is returned to all threads.
+#pragma once
+
+namespace mtx {
+
+template <typename T>
+struct num;
+
+template <>
+struct num<float> {
+  static __device__ __forceinline__ float inf() { return __int_as_float(0x7f800000); }
+  static __device__ __forceinline__ float nan() { return __int_as_float(0x7fc00000); }
+  static __device__ __forceinline__ float exp(float x) { return ::expf(x); }
+  static __device__ __forceinline__ float log(float x) { return ::logf(x); }
+  static __device__ __forceinline__ float sqrt(float x) { return ::sqrtf(x); }
+  static __device__ __forceinline__ float rsqrt(float x) { return ::rsqrtf(x); }
+  static __device__ __forceinline__ float tanh(float x) { return ::tanhf(x); }
+  static __device__ __forceinline__ float max(float a, float b) { return ::fmaxf(a, b); }
+};
+
+template <>
+struct num<double> {
+  static __device__ __forceinline__ double inf() {
+    return __longlong_as_double(0x7ff0000000000000LL);
+  }
+  static __device__ __forceinline__ double nan() {
+    return __longlong_as_double(0x7ff8000000000000LL);
+  }
+  static __device__ __forceinline__ double exp(double x) { return ::exp(x); }
+  static __device__ __forceinline__ double log(double x) { return ::log(x); }
+  static __device__ __forceinline__ double sqrt(double x) { return ::sqrt(x); }
+  static __device__ __forceinline__ double rsqrt(double x) { return ::rsqrt(x); }
+  static __device__ __forceinline__ double tanh(double x) { return ::tanh(x); }
+  static __device__ __forceinline__ double max(double a, double b) { return ::fmax(a, b); }
+};
+
+__device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }
+__device__ __forceinline__ long long lmin(long long a, long long b) { return a < b ? a : b; }
+
+// Butterfly reductions: every lane of the (full) warp ends with the result.
+template <typename T>
+__device__ __forceinline__ T warp_sum(T v) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+  return v;
+}
+
+template <typename T>
+__device__ __forceinline__ T warp_max(T v) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) v = num<T>::max(v, __shfl_xor_sync(0xffffffffu, v, off));
+  return v;
+}
+
+// Block-wide sum: warp butterfly, one partial per warp in shared memory, then
+// every warp reduces the partials itself (so no third barrier is needed).
+// The leading __syncthreads() protects `partial` from a previous call whose
+// readers may still be running.
+template <typename T>
+__device__ __forceinline__ T block_sum(T v) {
+  __shared__ T partial[32];
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int nwarps = blockDim.x >> 5;
+  v = warp_sum(v);
+  __syncthreads();
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  v = (lane < nwarps) ? partial[lane] : T(0);
+  return warp_sum(v);
+}
+
+template <typename T>
+__device__ __forceinline__ T block_max(T v) {
+  __shared__ T partial[32];
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int nwarps = blockDim.x >> 5;
+  v = warp_max(v);
+  __syncthreads();
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  v = (lane < nwarps) ? partial[lane] : -num<T>::inf();
+  return warp_max(v);
+}
+
+}  // namespace mtx

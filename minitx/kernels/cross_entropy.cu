@@ -1,0 +1,85 @@
+// cross_entropy.cu -- fused log-softmax + negative log-likelihood with label
+// smoothing and ignore_index, forward and backward.
+//
+// Math (row i of logits x with C = cols classes, target t = targets[i],
+// eps = label smoothing):
+//   lse_i  = log sum_j exp(x[i,j])                 (max-shifted)
+//   loss_i = (1 - eps) * (lse_i - x[i,t]) + eps * (lse_i - (1/C) sum_j x[i,j])
+//   dlogits[i,j] = (exp(x[i,j] - lse_i) - (1 - eps) * [j == t] - eps / C) * dloss_i
+//   Rows with t == ignore_index: loss_i = 0 and dlogits[i,:] = 0 (lse_i is still
+//   written).  A target outside [0, C) that is not ignore_index yields NaN loss
+//   and NaN gradient for that row (loud instead of an out-of-bounds read).
+//
+// Layout: logits, dlogits contiguous [rows, cols] of T; targets [rows] int64;
+// loss, lse, dloss [rows] of T.
+//
+// Thread mapping: one block per row, threads stride over the classes.  The
+// forward uses block reductions (max, then sum of exp and sum of x in one
+// pass) and thread 0 writes loss[i] and lse[i] with `=`.  The backward needs
+// no reduction (lse comes from the forward); it writes the gradient row with
+// `=` and never materialises a separate probability matrix.
+#include "common.cuh"
+
+template <typename T>
+__global__ void cross_entropy_forward(const T* __restrict__ logits,
+                                      const long long* __restrict__ targets, T* __restrict__ loss,
+                                      T* __restrict__ lse, int rows, int cols,
+                                      long long ignore_index, T smoothing) {
+  const int row = blockIdx.x;
+  if (row >= rows) return;
+  const T* xr = logits + (long long)row * cols;
+
+  T m = -mtx::num<T>::inf();
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) m = mtx::num<T>::max(m, xr[c]);
+  m = mtx::block_max(m);
+
+  T se = T(0), sx = T(0);
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+    se += mtx::num<T>::exp(xr[c] - m);
+    sx += xr[c];
+  }
+  se = mtx::block_sum(se);
+  sx = mtx::block_sum(sx);
+
+  if (threadIdx.x == 0) {
+    const T l = m + mtx::num<T>::log(se);
+    lse[row] = l;
+    const long long t = targets[row];
+    T out;
+    if (t == ignore_index) {
+      out = T(0);
+    } else if (t < 0 || t >= cols) {
+      out = mtx::num<T>::nan();
+    } else {
+      out = (T(1) - smoothing) * (l - xr[t]) + smoothing * (l - sx / T(cols));
+    }
+    loss[row] = out;
+  }
+}
+
+template <typename T>
+__global__ void cross_entropy_backward(const T* __restrict__ logits,
+                                       const long long* __restrict__ targets,
+                                       const T* __restrict__ lse, const T* __restrict__ dloss,
+                                       T* __restrict__ dlogits, int rows, int cols,
+                                       long long ignore_index, T smoothing) {
+  const int row = blockIdx.x;
+  if (row >= rows) return;
+  const long long base = (long long)row * cols;
+  const T* xr = logits + base;
+  T* gr = dlogits + base;
+  const long long t = targets[row];
+
+  if (t == ignore_index) {
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) gr[c] = T(0);
+    return;
+  }
+  const T g = (t < 0 || t >= cols) ? mtx::num<T>::nan() : dloss[row];
+  const T l = lse[row];
+  const T off = smoothing / T(cols);
+  const T on = T(1) - smoothing;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+    const T p = mtx::num<T>::exp(xr[c] - l);
+    gr[c] = (p - (c == t ? on : T(0)) - off) * g;
+  }
+}

@@ -1,0 +1,171 @@
+// dropout.cu -- fused dropout with a counter-based RNG (no mask is stored).
+//
+// RNG: Philox-4x32-10 (Salmon et al., "Parallel random numbers: as easy as
+// 1, 2, 3", SC'11), written out below.  Element i of a launch draws from
+//   counter = (g_lo, g_hi, offset_lo, offset_hi) with g = i / 4,
+//   key     = (seed_lo, seed_hi),
+// and uses output word i % 4.  Element i is KEPT iff (word >> 8) >= threshold,
+// where threshold = round-up(p * 2^24) is computed on the host, so the keep
+// probability is 1 - threshold / 2^24 ~= 1 - p exactly as a fraction of 2^24,
+// independent of T.  Kept values are multiplied by keep_scale = 1 / (1 - p)
+// (0 when p == 1); dropped values are exactly 0 (a select, not a multiply).
+// The backward regenerates the identical mask from (seed, offset), so
+// nothing is saved between forward and backward.  Different offsets give
+// independent streams for any tensor size (the offset lives in counter words
+// the element index never touches): callers bump offset by 1 per call.
+//
+// Kernels (x, y, dy, dx, residual contiguous with n elements; bias [cols]):
+//   dropout_add_forward       y  = residual + dropout(x)                 (=)
+//   dropout_mask_apply        dx = dropout(dy)  (backward of dropout_add; the
+//                             residual's gradient is dy itself)          (=)
+//   bias_act_dropout_forward  y  = dropout(act(x + bias))                (=)
+//   bias_act_dropout_backward dx = dropout(dy) * act'(x + bias)          (=)
+//                             (dbias = column sums of dx, done by the launcher)
+//   act: 0 identity, 1 relu, 2 gelu (tanh approximation)
+//   bias may be NULL; the bias column of flat element i is i % cols.
+//
+// Thread mapping: grid-stride loop over groups of 4 consecutive elements
+// (one Philox call per group); every index is bounds-checked against n.
+#include "common.cuh"
+
+struct PhiloxOut {
+  unsigned int v[4];
+};
+
+__device__ __forceinline__ PhiloxOut philox4x32_10(unsigned int c0, unsigned int c1,
+                                                   unsigned int c2, unsigned int c3,
+                                                   unsigned int k0, unsigned int k1) {
+  const unsigned int M0 = 0xD2511F53u, M1 = 0xCD9E8D57u;
+  const unsigned int W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
+#pragma unroll
+  for (int r = 0; r < 10; ++r) {
+    if (r > 0) {
+      k0 += W0;
+      k1 += W1;
+    }
+    const unsigned int hi0 = __umulhi(M0, c0), lo0 = M0 * c0;
+    const unsigned int hi1 = __umulhi(M1, c2), lo1 = M1 * c2;
+    const unsigned int n0 = hi1 ^ c1 ^ k0;
+    const unsigned int n2 = hi0 ^ c3 ^ k1;
+    c0 = n0;
+    c1 = lo1;
+    c2 = n2;
+    c3 = lo0;
+  }
+  PhiloxOut out;
+  out.v[0] = c0;
+  out.v[1] = c1;
+  out.v[2] = c2;
+  out.v[3] = c3;
+  return out;
+}
+
+__device__ __forceinline__ PhiloxOut dropout_bits(long long group, unsigned long long seed,
+                                                  unsigned long long offset) {
+  const unsigned long long g = (unsigned long long)group;
+  return philox4x32_10((unsigned int)g, (unsigned int)(g >> 32), (unsigned int)offset,
+                       (unsigned int)(offset >> 32), (unsigned int)seed,
+                       (unsigned int)(seed >> 32));
+}
+
+template <typename T>
+__device__ __forceinline__ T act_forward(T u, int act) {
+  if (act == 1) return u > T(0) ? u : T(0);
+  if (act == 2) {
+    const T k = T(0.7978845608028654);  // sqrt(2 / pi)
+    const T inner = k * (u + T(0.044715) * u * u * u);
+    return T(0.5) * u * (T(1) + mtx::num<T>::tanh(inner));
+  }
+  return u;
+}
+
+template <typename T>
+__device__ __forceinline__ T act_grad(T u, int act) {
+  if (act == 1) return u > T(0) ? T(1) : T(0);
+  if (act == 2) {
+    const T k = T(0.7978845608028654);
+    const T inner = k * (u + T(0.044715) * u * u * u);
+    const T t = mtx::num<T>::tanh(inner);
+    return T(0.5) * (T(1) + t) + T(0.5) * u * (T(1) - t * t) * k * (T(1) + T(3 * 0.044715) * u * u);
+  }
+  return T(1);
+}
+
+#define DROPOUT_GROUP_LOOP                                                          \
+  const long long ngroups = (n + 3) / 4;                                            \
+  for (long long grp = (long long)blockIdx.x * blockDim.x + threadIdx.x; grp < ngroups; \
+       grp += (long long)gridDim.x * blockDim.x)
+
+template <typename T>
+__global__ void dropout_add_forward(const T* __restrict__ x, const T* __restrict__ residual,
+                                    T* __restrict__ y, long long n, unsigned long long seed,
+                                    unsigned long long offset, unsigned int threshold,
+                                    T keep_scale) {
+  DROPOUT_GROUP_LOOP {
+    const PhiloxOut r = dropout_bits(grp, seed, offset);
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const long long i = grp * 4 + t;
+      if (i < n) {
+        const bool keep = (r.v[t] >> 8) >= threshold;
+        y[i] = residual[i] + (keep ? x[i] * keep_scale : T(0));
+      }
+    }
+  }
+}
+
+template <typename T>
+__global__ void dropout_mask_apply(const T* __restrict__ dy, T* __restrict__ dx, long long n,
+                                   unsigned long long seed, unsigned long long offset,
+                                   unsigned int threshold, T keep_scale) {
+  DROPOUT_GROUP_LOOP {
+    const PhiloxOut r = dropout_bits(grp, seed, offset);
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const long long i = grp * 4 + t;
+      if (i < n) {
+        const bool keep = (r.v[t] >> 8) >= threshold;
+        dx[i] = keep ? dy[i] * keep_scale : T(0);
+      }
+    }
+  }
+}
+
+template <typename T>
+__global__ void bias_act_dropout_forward(const T* __restrict__ x, const T* __restrict__ bias,
+                                         T* __restrict__ y, long long n, int cols, int act,
+                                         unsigned long long seed, unsigned long long offset,
+                                         unsigned int threshold, T keep_scale) {
+  DROPOUT_GROUP_LOOP {
+    const PhiloxOut r = dropout_bits(grp, seed, offset);
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const long long i = grp * 4 + t;
+      if (i < n) {
+        const bool keep = (r.v[t] >> 8) >= threshold;
+        const T u = bias ? x[i] + bias[i % cols] : x[i];
+        y[i] = keep ? act_forward(u, act) * keep_scale : T(0);
+      }
+    }
+  }
+}
+
+template <typename T>
+__global__ void bias_act_dropout_backward(const T* __restrict__ dy, const T* __restrict__ x,
+                                          const T* __restrict__ bias, T* __restrict__ dx,
+                                          long long n, int cols, int act,
+                                          unsigned long long seed, unsigned long long offset,
+                                          unsigned int threshold, T keep_scale) {
+  DROPOUT_GROUP_LOOP {
+    const PhiloxOut r = dropout_bits(grp, seed, offset);
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const long long i = grp * 4 + t;
+      if (i < n) {
+        const bool keep = (r.v[t] >> 8) >= threshold;
+        const T u = bias ? x[i] + bias[i % cols] : x[i];
+        dx[i] = keep ? dy[i] * keep_scale * act_grad(u, act) : T(0);
+      }
+    }
+  }
+}

@@ -1,0 +1,131 @@
+// layer_norm.cu -- layer normalisation over the last axis, forward and backward.
+//
+// Math (one row r of length cols = n, w/b optional per-column affine):
+//   mean_r = (1/n) sum_c x[r,c]
+//   var_r  = (1/n) sum_c (x[r,c] - mean_r)^2          (two-pass, biased)
+//   rstd_r = 1 / sqrt(var_r + eps)
+//   xhat   = (x - mean_r) * rstd_r
+//   y      = xhat * w[c] + b[c]                      (w == NULL -> 1, b == NULL -> 0)
+//   backward, with g = dy * w:
+//   dx[r,c] = rstd_r * (g - mean_c(g) - xhat * mean_c(g * xhat))
+//   dw[c]   = sum_r dy[r,c] * xhat[r,c]
+//   db[c]   = sum_r dy[r,c]
+//
+// Layout: x, y, dy, dx contiguous [rows, cols]; w, b, dw, db [cols];
+// mean, rstd [rows].
+//
+// Kernels and thread mapping:
+//   layer_norm_forward      one block per row, threads stride over columns,
+//                           block reductions (warp shuffles + shared memory).
+//                           Writes y, mean, rstd with `=`.
+//   layer_norm_backward_dx  one block per row, same mapping; writes dx with `=`.
+//   dw/db accumulate across rows WITHOUT atomics (deterministic), in two steps:
+//   layer_norm_backward_dwdb_partial
+//                           grid (ceil(cols/blockDim.x), parts): thread owns one
+//                           column and sums rows blockIdx.y, blockIdx.y + parts,
+//                           ...; writes part_w/part_b[parts, cols] with `=`.
+//   layer_norm_backward_dwdb_reduce
+//                           one thread per column sums the `parts` partials and
+//                           writes dw[c], db[c] with `=` (not `+=`).
+#include "common.cuh"
+
+template <typename T>
+__global__ void layer_norm_forward(const T* __restrict__ x, const T* __restrict__ w,
+                                   const T* __restrict__ b, T* __restrict__ y,
+                                   T* __restrict__ mean, T* __restrict__ rstd, int rows, int cols,
+                                   T eps) {
+  const int row = blockIdx.x;
+  if (row >= rows) return;
+  const long long base = (long long)row * cols;
+  const T* xr = x + base;
+  T* yr = y + base;
+
+  T s = T(0);
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) s += xr[c];
+  const T mu = mtx::block_sum(s) / T(cols);
+
+  T ss = T(0);
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+    const T d = xr[c] - mu;
+    ss += d * d;
+  }
+  const T var = mtx::block_sum(ss) / T(cols);
+  const T rs = mtx::num<T>::rsqrt(var + eps);
+
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+    T v = (xr[c] - mu) * rs;
+    if (w) v *= w[c];
+    if (b) v += b[c];
+    yr[c] = v;
+  }
+  if (threadIdx.x == 0) {
+    mean[row] = mu;
+    rstd[row] = rs;
+  }
+}
+
+template <typename T>
+__global__ void layer_norm_backward_dx(const T* __restrict__ dy, const T* __restrict__ x,
+                                       const T* __restrict__ w, const T* __restrict__ mean,
+                                       const T* __restrict__ rstd, T* __restrict__ dx, int rows,
+                                       int cols) {
+  const int row = blockIdx.x;
+  if (row >= rows) return;
+  const long long base = (long long)row * cols;
+  const T* xr = x + base;
+  const T* dyr = dy + base;
+  T* dxr = dx + base;
+  const T mu = mean[row];
+  const T rs = rstd[row];
+
+  T sg = T(0), sgx = T(0);
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+    const T g = w ? dyr[c] * w[c] : dyr[c];
+    sg += g;
+    sgx += g * (xr[c] - mu) * rs;
+  }
+  const T mean_g = mtx::block_sum(sg) / T(cols);
+  const T mean_gx = mtx::block_sum(sgx) / T(cols);
+
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+    const T g = w ? dyr[c] * w[c] : dyr[c];
+    const T xhat = (xr[c] - mu) * rs;
+    dxr[c] = rs * (g - mean_g - xhat * mean_gx);
+  }
+}
+
+template <typename T>
+__global__ void layer_norm_backward_dwdb_partial(const T* __restrict__ dy,
+                                                 const T* __restrict__ x,
+                                                 const T* __restrict__ mean,
+                                                 const T* __restrict__ rstd,
+                                                 T* __restrict__ part_w, T* __restrict__ part_b,
+                                                 int rows, int cols) {
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (col >= cols) return;  // no barriers below
+  T aw = T(0), ab = T(0);
+  for (int r = blockIdx.y; r < rows; r += gridDim.y) {
+    const long long i = (long long)r * cols + col;
+    const T g = dy[i];
+    aw += g * (x[i] - mean[r]) * rstd[r];
+    ab += g;
+  }
+  const long long o = (long long)blockIdx.y * cols + col;
+  part_w[o] = aw;
+  part_b[o] = ab;
+}
+
+template <typename T>
+__global__ void layer_norm_backward_dwdb_reduce(const T* __restrict__ part_w,
+                                                const T* __restrict__ part_b, T* __restrict__ dw,
+                                                T* __restrict__ db, int parts, int cols) {
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (col >= cols) return;
+  T aw = T(0), ab = T(0);
+  for (int p = 0; p < parts; ++p) {
+    aw += part_w[(long long)p * cols + col];
+    ab += part_b[(long long)p * cols + col];
+  }
+  dw[col] = aw;
+  db[col] = ab;
+}

@@ -1,0 +1,142 @@
+"""Independent NumPy references for the kernel tests (float64 math)."""
+import numpy as np
+
+
+def softmax(x, scale=1.0, mask=None):
+    s = scale * np.asarray(x, dtype=np.float64)
+    if mask is not None:
+        keep = np.broadcast_to(np.asarray(mask, dtype=bool), s.shape)
+        s = np.where(keep, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    dead = ~np.isfinite(m)
+    e = np.exp(s - np.where(dead, 0.0, m))
+    z = e.sum(axis=-1, keepdims=True)
+    return np.where(dead, 0.0, e / np.where(z == 0, 1.0, z))
+
+
+def softmax_grad(y, dy, scale=1.0):
+    y = np.asarray(y, np.float64)
+    dy = np.asarray(dy, np.float64)
+    return scale * y * (dy - (dy * y).sum(-1, keepdims=True))
+
+
+def layer_norm(x, w, b, eps):
+    x = np.asarray(x, np.float64)
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    rstd = 1.0 / np.sqrt(var + eps)
+    y = (x - mu) * rstd
+    if w is not None:
+        y = y * w
+    if b is not None:
+        y = y + b
+    return y, mu[..., 0], rstd[..., 0]
+
+
+def layer_norm_grad(dy, x, w, eps):
+    x = np.asarray(x, np.float64)
+    dy = np.asarray(dy, np.float64)
+    n = x.shape[-1]
+    mu = x.mean(-1, keepdims=True)
+    rstd = 1.0 / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + eps)
+    xhat = (x - mu) * rstd
+    g = dy * (w if w is not None else 1.0)
+    dx = rstd / n * (n * g - g.sum(-1, keepdims=True) - xhat * (g * xhat).sum(-1, keepdims=True))
+    lead = tuple(range(x.ndim - 1))
+    return dx, (dy * xhat).sum(lead), dy.sum(lead)
+
+
+def cross_entropy(x, t, ignore_index, eps):
+    x = np.asarray(x, np.float64)
+    C = x.shape[-1]
+    m = x.max(-1, keepdims=True)
+    lse = (m + np.log(np.exp(x - m).sum(-1, keepdims=True)))[..., 0]
+    logp = x - lse[..., None]
+    valid = t != ignore_index
+    tt = np.where(valid, t, 0)
+    nll = -np.take_along_axis(logp, tt[..., None], -1)[..., 0]
+    smooth = -logp.mean(-1)
+    loss = np.where(valid, (1 - eps) * nll + eps * smooth, 0.0)
+    p = np.exp(logp)
+    target = (1 - eps) * np.eye(C)[tt] + eps / C
+    grad = np.where(valid[..., None], p - target, 0.0)
+    return loss, lse, grad
+
+
+def attention(q, k, v, keep, scale):
+    """keep: bool [BH, Lq, Lk].  Returns o, lse, and a backward closure."""
+    q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
+    s = scale * np.einsum("bid,bjd->bij", q, k)
+    s = np.where(keep, s, -np.inf)
+    m = s.max(-1, keepdims=True)
+    dead = ~np.isfinite(m)
+    e = np.where(keep, np.exp(s - np.where(dead, 0.0, m)), 0.0)
+    z = e.sum(-1, keepdims=True)
+    p = np.where(dead, 0.0, e / np.where(z == 0, 1.0, z))
+    o = p @ v
+    lse = np.where(dead, -np.inf, np.where(dead, 0, m) + np.log(np.where(z == 0, 1.0, z)))[..., 0]
+
+    def backward(do):
+        do = np.asarray(do, np.float64)
+        dp = do @ v.transpose(0, 2, 1)
+        ds = p * (dp - (dp * p).sum(-1, keepdims=True))
+        dq = scale * ds @ k
+        dk = scale * ds.transpose(0, 2, 1) @ q
+        dv = p.transpose(0, 2, 1) @ do
+        return dq, dk, dv
+
+    return o, lse, backward
+
+
+def attention_keep(BH, Lq, Lk, kpm=None, causal=False):
+    keep = np.ones((BH, Lq, Lk), bool)
+    if causal:
+        keep &= np.tril(np.ones((Lq, Lk), bool))[None]
+    if kpm is not None:
+        B = kpm.shape[0]
+        keep &= np.repeat(np.asarray(kpm, bool), BH // B, axis=0)[:, None, :]
+    return keep
+
+
+# ---- Philox-4x32-10, written from the published description ----------------
+_M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+_W0, _W1 = 0x9E3779B9, 0xBB67AE85
+_MASK = np.uint64(0xFFFFFFFF)
+
+
+def philox4x32_10(ctr, key):
+    """ctr: uint32 array [..., 4]; key: (k0, k1) ints.  Returns uint32 [..., 4]."""
+    c = [np.asarray(ctr[..., i], np.uint64) for i in range(4)]
+    k0, k1 = int(key[0]), int(key[1])
+    for r in range(10):
+        if r:
+            k0 = (k0 + _W0) & 0xFFFFFFFF
+            k1 = (k1 + _W1) & 0xFFFFFFFF
+        p0 = _M0 * c[0]
+        p1 = _M1 * c[2]
+        hi0, lo0 = p0 >> np.uint64(32), p0 & _MASK
+        hi1, lo1 = p1 >> np.uint64(32), p1 & _MASK
+        c = [hi1 ^ c[1] ^ np.uint64(k0), lo1, hi0 ^ c[3] ^ np.uint64(k1), lo0]
+    return np.stack([x.astype(np.uint32) for x in c], axis=-1)
+
+
+def dropout_keep(n, p, seed, offset):
+    """Keep mask of the minitx dropout kernels for n flat elements."""
+    groups = (n + 3) // 4
+    g = np.arange(groups, dtype=np.uint64)
+    ctr = np.stack([g & _MASK, g >> np.uint64(32),
+                    np.full_like(g, offset & 0xFFFFFFFF), np.full_like(g, offset >> 32)], -1)
+    words = philox4x32_10(ctr, (seed & 0xFFFFFFFF, seed >> 32)).reshape(-1)[:n]
+    thr = min(2**24, int(np.ceil(p * 2**24)))
+    return (words >> np.uint32(8)) >= thr
+
+
+def gelu_tanh(u):
+    k = np.sqrt(2 / np.pi)
+    return 0.5 * u * (1 + np.tanh(k * (u + 0.044715 * u**3)))
+
+
+def gelu_tanh_grad(u):
+    k = np.sqrt(2 / np.pi)
+    t = np.tanh(k * (u + 0.044715 * u**3))
+    return 0.5 * (1 + t) + 0.5 * u * (1 - t * t) * k * (1 + 3 * 0.044715 * u * u)

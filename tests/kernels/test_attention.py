@@ -1,0 +1,143 @@
+"""Fused attention forward/backward on the CPU harness vs a NumPy reference."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, HealthCheck
+from hypothesis import strategies as st
+
+from minitx import kernels as K
+
+import _reference as ref
+
+SETTINGS = settings(max_examples=12, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def tol(dtype):
+    return dict(rtol=1e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-11)
+
+
+def _check(q, k, v, kpm, causal, scale, rng, dtype):
+    BH, Lq, d = q.shape
+    Lk = k.shape[1]
+    o, lse = K.attention_forward(q, k, v, key_pad_mask=kpm, causal=causal, scale=scale)
+    keep = ref.attention_keep(BH, Lq, Lk, kpm, causal)
+    s = scale if scale is not None else 1 / math.sqrt(d)
+    o_ref, lse_ref, bwd = ref.attention(q, k, v, keep, s)
+    t = tol(dtype)
+    np.testing.assert_allclose(o, o_ref, **t)
+    np.testing.assert_array_equal(np.isinf(lse), np.isinf(lse_ref))
+    fin = np.isfinite(lse_ref)
+    np.testing.assert_allclose(lse[fin], lse_ref[fin], **t)
+    do = rng.standard_normal(o.shape).astype(dtype)
+    dq, dk, dv = K.attention_backward(q, k, v, o, lse, do, key_pad_mask=kpm, causal=causal,
+                                      scale=scale)
+    dq_r, dk_r, dv_r = bwd(do)
+    for got, want in ((dq, dq_r), (dk, dk_r), (dv, dv_r)):
+        assert np.isfinite(got).all()
+        np.testing.assert_allclose(got, want, **t)
+    return o, lse
+
+
+@SETTINGS
+@given(B=st.integers(1, 2), H=st.integers(1, 2), Lq=st.sampled_from([1, 5, 16, 17, 40]),
+       Lk=st.sampled_from([1, 3, 16, 33, 40]), d=st.sampled_from([1, 8, 13, 32, 64]),
+       causal=st.booleans(), use_mask=st.booleans(), dtype=st.sampled_from([np.float32, np.float64]),
+       seed=st.integers(0, 2**31))
+def test_attention_random(cpu, B, H, Lq, Lk, d, causal, use_mask, dtype, seed):
+    rng = np.random.default_rng(seed)
+    BH = B * H
+    q = rng.standard_normal((BH, Lq, d)).astype(dtype)
+    k = rng.standard_normal((BH, Lk, d)).astype(dtype)
+    v = rng.standard_normal((BH, Lk, d)).astype(dtype)
+    kpm = None
+    if use_mask:
+        kpm = rng.random((B, Lk)) < 0.7
+        kpm[0, :] = False  # batch 0: every query row fully masked
+    _check(q, k, v, kpm, causal, None, rng, dtype)
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_attention_long_and_wide(cpu, d):
+    # L = 128 (several tiles in both directions), head dim up to 128
+    rng = np.random.default_rng(d)
+    q = rng.standard_normal((1, 128, d)).astype(np.float32)
+    k = rng.standard_normal((1, 128, d)).astype(np.float32)
+    v = rng.standard_normal((1, 128, d)).astype(np.float32)
+    _check(q, k, v, None, True, 0.1, rng, np.float32)
+
+
+def test_attention_schedules_and_4d(cpu, any_schedule):
+    rng = np.random.default_rng(7)
+    B, H, L, d = 2, 2, 19, 24
+    q = rng.standard_normal((B, H, L, d))
+    k = rng.standard_normal((B, H, L + 3, d))
+    v = rng.standard_normal((B, H, L + 3, d))
+    kpm = rng.random((B, 1, 1, L + 3)) < 0.8
+    o, lse = K.attention_forward(q, k, v, key_pad_mask=kpm, causal=False)
+    assert o.shape == q.shape and lse.shape == (B, H, L)
+    o3, lse3 = K.attention_forward(q.reshape(B * H, L, d), k.reshape(B * H, L + 3, d),
+                                   v.reshape(B * H, L + 3, d), key_pad_mask=kpm[:, 0, 0])
+    np.testing.assert_array_equal(o.reshape(o3.shape), o3)
+    do = rng.standard_normal(q.shape)
+    dq, dk, dv = K.attention_backward(q, k, v, o, lse, do, key_pad_mask=kpm)
+    keep = ref.attention_keep(B * H, L, L + 3, kpm[:, 0, 0], False)
+    o_ref, _, bwd = ref.attention(q.reshape(4, L, d), k.reshape(4, L + 3, d),
+                                  v.reshape(4, L + 3, d), keep, 1 / math.sqrt(d))
+    np.testing.assert_allclose(o.reshape(4, L, d), o_ref, rtol=1e-10, atol=1e-11)
+    for got, want in zip((dq, dk, dv), bwd(do.reshape(4, L, d))):
+        np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-10, atol=1e-11)
+
+
+def test_attention_fully_masked_rows(cpu):
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((2, 4, 8)).astype(np.float32)
+    k = rng.standard_normal((2, 6, 8)).astype(np.float32)
+    v = rng.standard_normal((2, 6, 8)).astype(np.float32)
+    kpm = np.array([[False] * 6, [True, False, True, False, False, False]])
+    o, lse = K.attention_forward(q, k, v, key_pad_mask=kpm)
+    assert np.all(o[0] == 0) and np.all(np.isneginf(lse[0]))
+    assert np.isfinite(lse[1]).all()
+    dq, dk, dv = K.attention_backward(q, k, v, o, lse, np.ones_like(o), key_pad_mask=kpm)
+    assert np.all(dq[0] == 0) and np.all(dk[0] == 0) and np.all(dv[0] == 0)
+    assert np.all(dk[1, ~kpm[1]] == 0) and np.all(dv[1, ~kpm[1]] == 0)
+
+
+def test_attention_finite_difference(cpu):
+    rng = np.random.default_rng(11)
+    q = rng.standard_normal((1, 5, 4))
+    k = rng.standard_normal((1, 7, 4))
+    v = rng.standard_normal((1, 7, 4))
+    kpm = np.array([[True, True, False, True, True, True, False]])
+    do = rng.standard_normal((1, 5, 4))
+    o, lse = K.attention_forward(q, k, v, key_pad_mask=kpm, causal=True)
+    grads = K.attention_backward(q, k, v, o, lse, do, key_pad_mask=kpm, causal=True)
+
+    def f(q_, k_, v_):
+        return (K.attention_forward(q_, k_, v_, key_pad_mask=kpm, causal=True)[0] * do).sum()
+
+    h = 1e-6
+    for which, g in zip(range(3), grads):
+        for idx in [(0, 0, 0), (0, 3, 2), (0, 4, 3)]:
+            args = [q.copy(), k.copy(), v.copy()]
+            args[which][idx] += h
+            fp = f(*args)
+            args[which][idx] -= 2 * h
+            fm = f(*args)
+            assert abs((fp - fm) / (2 * h) - g[idx]) < 1e-6, (which, idx)
+
+
+def test_attention_mask_shapes():
+    assert K.attention_mask_supported((2, 10), 8, 10)
+    assert K.attention_mask_supported((2, 1, 1, 10), 8, 10, num_heads=4)
+    assert not K.attention_mask_supported((2, 1, 1, 10), 8, 10, num_heads=2)
+    assert not K.attention_mask_supported((2, 5, 10), 8, 10)  # per-query mask
+    assert not K.attention_mask_supported((5, 10), 8, 10)
+    assert not K.attention_mask_supported((10,), 8, 10)
+    q = np.zeros((8, 5, 4), np.float32)
+    with pytest.raises(ValueError, match="unsupported attention mask"):
+        K.attention_forward(q, q, q, key_pad_mask=np.ones((8, 5, 5), bool))
+    with pytest.raises(ValueError, match="head dim"):
+        z = np.zeros((1, 2, 129), np.float32)
+        K.attention_forward(z, z, z)

@@ -1,0 +1,95 @@
+"""Every .cu file must compile for sm_80 and sm_90 with nvcc (and with NVRTC,
+exactly as CuPy will compile it, when libnvrtc can be found)."""
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from minitx.kernels import _runtime
+
+import _nvrtc
+
+CU_FILES = sorted(p.name for p in _runtime.KERNEL_DIR.glob("*.cu"))
+GENCODE = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90"]
+DTYPES = ("float", "double")
+
+
+def test_every_cu_file_is_registered():
+    """A new .cu file must be added to _runtime.KERNELS (which drives the
+    compile checks, the CPU harness and the CuPy name expressions)."""
+    assert CU_FILES, "no .cu files found"
+    missing = sorted(set(CU_FILES) - set(_runtime.KERNELS))
+    assert not missing, f".cu files missing from minitx.kernels._runtime.KERNELS: {missing}"
+    stale = sorted(set(_runtime.KERNELS) - set(CU_FILES))
+    assert not stale, f"KERNELS lists files that do not exist: {stale}"
+
+
+def test_every_registered_kernel_is_defined():
+    for name, kernels in _runtime.KERNELS.items():
+        src = (_runtime.KERNEL_DIR / name).read_text()
+        for k in kernels:
+            assert re.search(rf"__global__\s+void\s+(__launch_bounds__\([^)]*\)\s+)?{k}\s*\(", src), \
+                f"{k} not defined as a __global__ function in {name}"
+
+
+def test_cu_files_do_not_use_the_cpu_header():
+    for name in CU_FILES:
+        src = (_runtime.KERNEL_DIR / name).read_text()
+        assert "cpu_compat" not in src and "minitx_cpu" not in src, name
+        includes = re.findall(r'#\s*include\s*[<"]([^>"]+)[>"]', src)
+        assert set(includes) <= {"common.cuh"}, f"{name} includes {includes}"
+
+
+def _instantiation_unit(name: str) -> str:
+    refs = ", ".join(f"(void*)&{k}<{t}>" for k in _runtime.KERNELS[name] for t in DTYPES)
+    return (f'#include "{_runtime.KERNEL_DIR / name}"\n'
+            f"// host-side references force every template instantiation\n"
+            f"void* minitx_kernel_refs[] = {{{refs}}};\n")
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found: CUDA compile check skipped")
+def test_nvcc_compiles_all_kernels_for_sm80_sm90():
+    nvcc = shutil.which("nvcc")
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = []
+        for name in CU_FILES:
+            src = Path(tmp) / f"check_{Path(name).stem}.cu"
+            src.write_text(_instantiation_unit(name))
+            cmd = [nvcc, "-std=c++17", *GENCODE, "--fatbin", "-Xptxas", "-v",
+                   f"-I{_runtime.KERNEL_DIR}", str(src), "-o", str(src.with_suffix(".fatbin"))]
+            procs.append((name, subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                                 stderr=subprocess.STDOUT, text=True)))
+        failures = []
+        for name, p in procs:
+            out, _ = p.communicate()
+            if p.returncode != 0:
+                failures.append(f"--- {name}\n{out[-4000:]}")
+                continue
+            entries = len(re.findall(r"Compiling entry function", out))
+            expected = 2 * len(DTYPES) * len(_runtime.KERNELS[name])
+            if entries != expected:
+                failures.append(f"--- {name}: {entries} kernels compiled, expected {expected}")
+            spills = [int(s) for s in re.findall(r"(\d+) bytes spill stores", out)]
+            if any(spills):
+                print(f"note: {name} spills registers: {spills}")
+        assert not failures, "\n".join(failures)
+
+
+NVRTC = _nvrtc.find_nvrtc()
+
+
+@pytest.mark.skipif(NVRTC is None, reason="libnvrtc not found (set MINITX_NVRTC_LIB): NVRTC check skipped")
+@pytest.mark.parametrize("name", CU_FILES)
+def test_nvrtc_compiles_what_cupy_will_compile(name):
+    src = _runtime.load_source(name)
+    assert not re.search(r"^\s*#\s*include", src, re.M), "local includes must be pasted in"
+    for arch in ("compute_80", "compute_90"):
+        for ctype in DTYPES:
+            exprs = _runtime.name_expressions(name, ctype)
+            ok, log, lowered = _nvrtc.compile_source(
+                NVRTC, src, name, [*_runtime.NVRTC_OPTIONS, f"-arch={arch}"], exprs)
+            assert ok, f"NVRTC failed for {name} ({arch}, {ctype}):\n{log}"
+            assert set(lowered) == set(exprs), f"unresolved name expressions: {exprs} vs {lowered}"

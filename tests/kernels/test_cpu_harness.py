@@ -1,0 +1,117 @@
+"""The CPU compat header must emulate the CUDA semantics the kernels rely on."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from minitx.kernels import cpu_harness
+from minitx.kernels.cpu_harness import KernelLaunchError
+
+PROBE = Path(__file__).with_name("probe_kernels.cu")
+PROBE_KERNELS = ("probe_shuffles", "probe_barrier", "probe_racy", "probe_deadlock", "probe_oob",
+                 "probe_atomics", "probe_indices", "probe_ballot", "probe_args")
+
+
+@pytest.fixture(scope="module")
+def run(cpu):
+    def _run(kernel, grid, block, args, dtype=np.float32):
+        cpu.launch("probe_kernels.cu", kernel, dtype, grid, block, args, path=PROBE,
+                   kernels=PROBE_KERNELS)
+    return _run
+
+
+@pytest.mark.parametrize("delta,src", [(1, 0), (5, 31), (16, 7)])
+def test_shuffle_semantics(run, delta, src, any_schedule):
+    out = np.zeros((64, 4), np.float32)
+    run("probe_shuffles", (1,), (64,), (out, np.int32(delta), np.int32(src)))
+    tid = np.arange(64)
+    lane = tid % 32
+    base = tid - lane
+    np.testing.assert_array_equal(out[:, 0], (base + (lane ^ 16)) * 10.0)
+    down = np.where(lane + delta < 32, tid + delta, tid)
+    up = np.where(lane - delta >= 0, tid - delta, tid)
+    np.testing.assert_array_equal(out[:, 1], down * 10.0)
+    np.testing.assert_array_equal(out[:, 2], up * 10.0)
+    np.testing.assert_array_equal(out[:, 3], (base + src) * 10.0)
+
+
+def test_shuffle_double(run):
+    out = np.zeros((32, 4), np.float64)
+    run("probe_shuffles", (1,), (32,), (out, np.int32(3), np.int32(2)), dtype=np.float64)
+    np.testing.assert_array_equal(out[:, 3], np.full(32, 20.0))
+
+
+def test_barrier_makes_shared_writes_visible(run, any_schedule):
+    out = np.zeros(3 * 96, np.float32)
+    run("probe_barrier", (3,), (96,), (out,))
+    b = np.repeat(np.arange(3), 96)
+    t = np.tile(np.arange(96), 3)
+    np.testing.assert_array_equal(out, b * 1000 + (t + 1) % 96)
+
+
+@pytest.mark.parametrize("mode,salt", [("forward", 100), ("reverse", 200), ("random", 300)])
+def test_schedules_expose_missing_barrier(run, mode, salt):
+    out = np.zeros(64, np.float32)
+    with cpu_harness.schedule(mode):
+        run("probe_racy", (1,), (64,), (out, np.int32(salt)))
+    expected = salt + (np.arange(64) + 1) % 64
+    # without a barrier some thread reads its neighbour's slot before it is written
+    assert not np.array_equal(out, expected)
+
+
+def test_deadlock_is_reported_not_hung(run):
+    out = np.zeros(64, np.float32)
+    with pytest.raises(KernelLaunchError, match="deadlock"):
+        run("probe_deadlock", (1,), (64,), (out,))
+
+
+def test_out_of_bounds_write_is_caught(run):
+    out = np.zeros(10, np.float32)
+    with pytest.raises(KernelLaunchError, match="out-of-bounds"):
+        run("probe_oob", (1,), (32,), (out, np.int32(10)))
+
+
+def test_atomics_across_concurrent_blocks(run, monkeypatch):
+    monkeypatch.setenv("MINITX_CPU_WORKERS", "2")
+    out = np.zeros(5, np.float64)
+    run("probe_atomics", (40,), (64,), (out,), dtype=np.float64)
+    assert out[0] == 40 * 64
+    np.testing.assert_array_equal(out[1:], [10 * 64] * 4)
+
+
+def test_multidimensional_indices(run):
+    grid, block = (3, 2, 2), (4, 2, 3)
+    nt = 4 * 2 * 3
+    out = np.zeros(12 * nt, np.float32)
+    run("probe_indices", grid, block, (out,))
+    exp = []
+    for bz in range(2):
+        for by in range(2):
+            for bx in range(3):
+                for tz in range(3):
+                    for ty in range(2):
+                        for tx in range(4):
+                            exp.append(tx + 10 * ty + 100 * tz + 1000 * (bx + 10 * by + 100 * bz))
+    np.testing.assert_array_equal(out, exp)
+
+
+def test_ballot(run):
+    out = np.zeros(2, np.uint32)
+    run("probe_ballot", (1,), (64,), (out,))
+    np.testing.assert_array_equal(out, [0xAAAAAAAA, 0xAAAAAAAA])
+
+
+def test_argument_types_are_checked(run):
+    out = np.zeros(1, np.float32)
+    run("probe_args", (1,), (32,), (out, np.int32(1), np.int64(2), np.float32(3), np.uint64(4)))
+    assert out[0] == 10
+    with pytest.raises(KernelLaunchError, match="argument mismatch"):
+        run("probe_args", (1,), (32,), (out, np.int64(1), np.int64(2), np.float32(3),
+                                        np.uint64(4)))
+    with pytest.raises(TypeError):
+        run("probe_args", (1,), (32,), (out, 1, np.int64(2), np.float32(3), np.uint64(4)))
+
+
+def test_empty_outputs_are_poisoned(cpu):
+    a = cpu.empty((3,), np.float32)
+    assert np.isnan(a).all()

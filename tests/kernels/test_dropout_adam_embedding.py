@@ -1,0 +1,177 @@
+"""dropout (Philox), multi-tensor Adam/AdamW + grad norm, embedding backward."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, HealthCheck
+from hypothesis import strategies as st
+
+from minitx import kernels as K
+
+import _reference as ref
+
+SETTINGS = settings(max_examples=15, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+# ------------------------------------------------------------------ dropout
+def test_philox_reference_matches_published_vectors():
+    # Known-answer vectors of Philox-4x32-10 (Random123 distribution).
+    out = ref.philox4x32_10(np.zeros((1, 4), np.uint32), (0, 0))[0]
+    assert [hex(int(x)) for x in out] == ["0x6627e8d5", "0xe169c58d", "0xbc57ac4c", "0x9b00dbd8"]
+    out = ref.philox4x32_10(np.full((1, 4), 0xFFFFFFFF, np.uint32), (0xFFFFFFFF, 0xFFFFFFFF))[0]
+    assert [hex(int(x)) for x in out] == ["0x408f276d", "0x41c83b0e", "0xa20bc7c6", "0x6d5451fd"]
+    ctr = np.array([[0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344]], np.uint32)
+    out = ref.philox4x32_10(ctr, (0xA4093822, 0x299F31D0))[0]
+    assert [hex(int(x)) for x in out] == ["0xd16cfe09", "0x94fdcceb", "0x5001e420", "0x24126ea1"]
+
+
+@SETTINGS
+@given(n=st.integers(1, 700), p=st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0]),
+       seed=st.integers(0, 2**64 - 1), offset=st.integers(0, 2**64 - 1),
+       dtype=st.sampled_from([np.float32, np.float64]))
+def test_dropout_add_matches_philox_reference(cpu, n, p, seed, offset, dtype):
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n).astype(dtype)
+    r = rng.standard_normal(n).astype(dtype)
+    y = K.dropout_add_forward(x, r, p, seed, offset)
+    keep = ref.dropout_keep(n, p, seed, offset)
+    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
+    np.testing.assert_allclose(y, r + np.where(keep, x * dtype(scale), 0), rtol=1e-6, atol=1e-6)
+    dy = rng.standard_normal(n).astype(dtype)
+    dx, dres = K.dropout_add_backward(dy, p, seed, offset)
+    assert dres is dy
+    np.testing.assert_allclose(dx, np.where(keep, dy * dtype(scale), 0), rtol=1e-6, atol=1e-6)
+
+
+def test_dropout_mask_properties(cpu):
+    n = 200_003
+    ones = np.ones(n, np.float32)
+    zeros = np.zeros(n, np.float32)
+    p = 0.3
+    a = K.dropout_add_forward(ones, zeros, p, seed=1234, offset=0) != 0
+    b = K.dropout_add_forward(ones, zeros, p, seed=1234, offset=0) != 0
+    c = K.dropout_add_forward(ones, zeros, p, seed=1235, offset=0) != 0
+    d = K.dropout_add_forward(ones, zeros, p, seed=1234, offset=1) != 0
+    assert np.array_equal(a, b)                       # same seed -> same mask
+    assert not np.array_equal(a, c) and not np.array_equal(a, d)
+    assert abs(np.mean(a != c) - 2 * p * (1 - p)) < 0.01  # independent streams
+    assert abs(a.mean() - (1 - p)) < 0.005             # keep fraction ~ 1 - p
+    y = K.dropout_add_forward(ones, zeros, p, seed=1234, offset=0)
+    np.testing.assert_allclose(y[a], 1 / (1 - p), rtol=1e-6)
+    dx, _ = K.dropout_add_backward(ones, p, seed=1234, offset=0)
+    assert np.array_equal(dx != 0, a)                 # backward uses the same mask
+
+
+@SETTINGS
+@given(rows=st.integers(1, 4), cols=st.integers(1, 70), act=st.sampled_from([None, "relu", "gelu"]),
+       p=st.sampled_from([0.0, 0.25, 0.6]), bias=st.booleans(), seed=st.integers(0, 2**40),
+       dtype=st.sampled_from([np.float32, np.float64]))
+def test_bias_act_dropout(cpu, rows, cols, act, p, bias, seed, dtype):
+    rng = np.random.default_rng(seed % 1000)
+    x = rng.standard_normal((rows, cols)).astype(dtype)
+    b = rng.standard_normal(cols).astype(dtype) if bias else None
+    y = K.bias_act_dropout_forward(x, b, act, p, seed, 7)
+    u = x.astype(np.float64) + (b if b is not None else 0)
+    f = {None: lambda z: z, "relu": lambda z: np.maximum(z, 0), "gelu": ref.gelu_tanh}[act]
+    fg = {None: np.ones_like, "relu": lambda z: (z > 0).astype(float), "gelu": ref.gelu_tanh_grad}[act]
+    keep = ref.dropout_keep(rows * cols, p, seed, 7).reshape(rows, cols)
+    s = 1 / (1 - p)
+    t = dict(rtol=2e-5, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(y, np.where(keep, f(u) * s, 0), **t)
+    dy = rng.standard_normal((rows, cols)).astype(dtype)
+    dx, db = K.bias_act_dropout_backward(dy, x, b, act, p, seed, 7)
+    dx_ref = np.where(keep, dy * s * fg(u), 0)
+    np.testing.assert_allclose(dx, dx_ref, **t)
+    if bias:
+        np.testing.assert_allclose(db, dx_ref.sum(0), **t)
+    else:
+        assert db is None
+
+
+# --------------------------------------------------------------------- adam
+def _adam_ref(p, g, m, v, lr, b1, b2, eps, wd, decoupled, step, gs):
+    p, g, m, v = (a.astype(np.float64) for a in (p, g, m, v))
+    g = g * gs
+    if decoupled:
+        p = p - lr * wd * p
+    else:
+        g = g + wd * p
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * g * g
+    mh = m / (1 - b1**step)
+    vh = v / (1 - b2**step)
+    return p - lr * mh / (np.sqrt(vh) + eps), m, v
+
+
+@pytest.mark.parametrize("decoupled", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adam_multi_tensor(cpu, decoupled, dtype):
+    rng = np.random.default_rng(int(decoupled))
+    shapes = [(3,), (5000,), (17, 9), (1,), (0,), (4097,)]  # > chunk, empty, odd sizes
+    params = [rng.standard_normal(s).astype(dtype) for s in shapes]
+    grads = [rng.standard_normal(s).astype(dtype) for s in shapes]
+    ms = [rng.standard_normal(s).astype(dtype) * 0.1 for s in shapes]
+    vs = [rng.random(s).astype(dtype) * 0.01 for s in shapes]
+    expect = [_adam_ref(params[i], grads[i], ms[i], vs[i], 1e-2, 0.9, 0.98, 1e-8, 0.1, decoupled,
+                        3, 0.5) for i in range(len(shapes))]
+    K.adam_step(params, grads, ms, vs, lr=1e-2, beta1=0.9, beta2=0.98, eps=1e-8,
+                weight_decay=0.1, decoupled=decoupled, step=3, grad_scale=0.5)
+    t = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
+    for i, (pe, me, ve) in enumerate(expect):
+        np.testing.assert_allclose(params[i], pe, **t)
+        np.testing.assert_allclose(ms[i], me, **t)
+        np.testing.assert_allclose(vs[i], ve, **t)
+
+
+def test_adam_device_grad_scale_and_grad_norm(cpu):
+    rng = np.random.default_rng(5)
+    grads = [rng.standard_normal(s) for s in [(10,), (3, 3000), (7,)]]
+    norm = K.grad_norm(grads)
+    assert norm.shape == ()
+    expected = np.sqrt(sum((g**2).sum() for g in grads))
+    np.testing.assert_allclose(norm, expected, rtol=1e-12)
+    norm32 = K.grad_norm([g.astype(np.float32) for g in grads])
+    np.testing.assert_allclose(norm32, expected, rtol=1e-5)
+    clip = np.minimum(1.0, 1.0 / (norm + 1e-6))  # array, stays "on device"
+    params = [np.zeros_like(g) for g in grads]
+    ms = [np.zeros_like(g) for g in grads]
+    vs = [np.zeros_like(g) for g in grads]
+    K.adam_step(params, grads, ms, vs, lr=1.0, step=1, grad_scale=clip)
+    np.testing.assert_allclose(ms[1], 0.1 * grads[1] * clip, rtol=1e-12)
+
+
+def test_adam_rejects_noncontiguous(cpu):
+    p = np.zeros((4, 4))[:, ::2]
+    with pytest.raises(ValueError, match="contiguous"):
+        K.adam_step([p], [np.zeros((4, 2))], [np.zeros((4, 2))], [np.zeros((4, 2))], lr=1e-3)
+
+
+# ---------------------------------------------------------------- embedding
+@SETTINGS
+@given(n=st.integers(1, 60), num=st.integers(1, 12), dim=st.sampled_from([1, 5, 32, 33, 300]),
+       pad=st.sampled_from([None, 0, -1, 3]), dtype=st.sampled_from([np.float32, np.float64]),
+       seed=st.integers(0, 2**31))
+def test_embedding_backward(cpu, n, num, dim, pad, dtype, seed):
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, num, (n,))  # many repeats when n > num
+    dy = rng.standard_normal((n, dim)).astype(dtype)
+    if pad is not None and pad >= num:
+        pad = None
+    dw = K.embedding_backward(ids.reshape(1, n), dy.reshape(1, n, dim), num, pad)
+    expect = np.zeros((num, dim))
+    pad_n = None if pad is None else pad % num
+    for i, r in zip(ids, dy):
+        if i != pad_n:
+            expect[i] += r
+    np.testing.assert_allclose(dw, expect, rtol=1e-5, atol=1e-5)
+    if pad_n is not None:
+        assert np.all(dw[pad_n] == 0)
+
+
+def test_embedding_accumulates_into_out_with_workers(cpu, monkeypatch):
+    monkeypatch.setenv("MINITX_CPU_WORKERS", "2")  # blocks on 2 OS threads -> real atomics
+    ids = np.array([1, 1, 1, 2] * 50)
+    dy = np.ones((200, 3))
+    out = np.ones((4, 3))
+    res = K.embedding_backward(ids, dy, 4, out=out)
+    assert res is out
+    np.testing.assert_array_equal(out[:, 0], [1, 151, 51, 1])

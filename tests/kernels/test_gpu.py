@@ -1,0 +1,273 @@
+"""GPU tests: every launcher through CuPy vs a reference computed with CuPy.
+
+Skipped unless CuPy imports and a CUDA device is present.  Also checks that
+the GPU and the CPU emulation agree (bit-exactly for the dropout masks).
+"""
+import math
+
+import numpy as np
+import pytest
+
+import minitx.kernels as K
+
+import _reference as ref
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not K.available(), reason="needs CuPy and a CUDA GPU"),
+]
+
+DTYPES = [np.float32, np.float64]
+
+
+@pytest.fixture(scope="module")
+def cp():
+    import cupy
+
+    return cupy
+
+
+def _tol(dtype, loose=1.0):
+    if dtype == np.float32:
+        return dict(rtol=1e-4 * loose, atol=1e-5 * loose)
+    return dict(rtol=1e-10 * loose, atol=1e-11 * loose)
+
+
+def _close(cp, got, want, dtype, loose=1.0):
+    np.testing.assert_allclose(cp.asnumpy(got), cp.asnumpy(want), **_tol(dtype, loose))
+
+
+# ----------------------------------------------------------------- softmax
+def _softmax_xp(cp, x, scale, mask):
+    s = scale * x.astype(cp.float64)
+    if mask is not None:
+        s = cp.where(mask, s, -cp.inf)
+    m = s.max(-1, keepdims=True)
+    dead = ~cp.isfinite(m)
+    e = cp.exp(s - cp.where(dead, 0, m))
+    return cp.where(dead, 0, e / cp.where(dead, 1, e.sum(-1, keepdims=True)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(4, 1), (3, 7, 33), (64, 1000), (8, 4096)])
+def test_softmax(cp, dtype, shape):
+    rng = cp.random.default_rng(0)
+    x = (rng.standard_normal(shape) * 3).astype(dtype)
+    mask = rng.random(shape) < 0.7
+    mask[0] = False
+    for msk in (None, mask):
+        y = K.softmax_forward(x, scale=0.5, mask=msk)
+        want = _softmax_xp(cp, x, 0.5, msk)
+        _close(cp, y, want, dtype)
+        dy = rng.standard_normal(shape).astype(dtype)
+        dx = K.softmax_backward(y, dy, scale=0.5)
+        yy = y.astype(cp.float64)
+        _close(cp, dx, 0.5 * yy * (dy - (dy * yy).sum(-1, keepdims=True)), dtype)
+
+
+# -------------------------------------------------------------- layer norm
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(5, 1), (7, 33), (4, 50, 512), (300, 1024)])
+def test_layer_norm(cp, dtype, shape):
+    rng = cp.random.default_rng(1)
+    x = rng.standard_normal(shape).astype(dtype)
+    n = shape[-1]
+    w = rng.standard_normal(n).astype(dtype)
+    b = rng.standard_normal(n).astype(dtype)
+    y, mean, rstd = K.layer_norm_forward(x, w, b, 1e-5)
+    x64 = x.astype(cp.float64)
+    mu = x64.mean(-1, keepdims=True)
+    rs = 1 / cp.sqrt(((x64 - mu) ** 2).mean(-1, keepdims=True) + 1e-5)
+    xhat = (x64 - mu) * rs
+    _close(cp, y, xhat * w + b, dtype, 3)
+    _close(cp, mean, mu[..., 0], dtype, 3)
+    _close(cp, rstd, rs[..., 0], dtype, 10)
+    dy = rng.standard_normal(shape).astype(dtype)
+    dx, dw, db = K.layer_norm_backward(dy, x, w, mean, rstd)
+    g = dy * w
+    dx_ref = rs * (g - g.mean(-1, keepdims=True) - xhat * (g * xhat).mean(-1, keepdims=True))
+    lead = tuple(range(x.ndim - 1))
+    _close(cp, dx, dx_ref, dtype, 5)
+    _close(cp, dw, (dy * xhat).sum(lead), dtype, 20)
+    _close(cp, db, dy.astype(cp.float64).sum(lead), dtype, 20)
+
+
+# ----------------------------------------------------------- cross entropy
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rows,cols", [(1, 1), (17, 33), (256, 10000)])
+def test_cross_entropy(cp, dtype, rows, cols):
+    rng = cp.random.default_rng(2)
+    x = (rng.standard_normal((rows, cols)) * 3).astype(dtype)
+    t = rng.integers(0, cols, rows)
+    t[::3] = -100
+    eps = 0.1
+    loss, lse = K.cross_entropy_forward(x, t, -100, eps)
+    x64 = x.astype(cp.float64)
+    lse_ref = cp.log(cp.exp(x64 - x64.max(-1, keepdims=True)).sum(-1)) + x64.max(-1)
+    logp = x64 - lse_ref[:, None]
+    valid = t != -100
+    tt = cp.where(valid, t, 0)
+    nll = -logp[cp.arange(rows), tt]
+    loss_ref = cp.where(valid, (1 - eps) * nll - eps * logp.mean(-1), 0)
+    _close(cp, loss, loss_ref, dtype, 10)
+    _close(cp, lse, lse_ref, dtype, 10)
+    dl = rng.standard_normal(rows).astype(dtype)
+    g = K.cross_entropy_backward(x, t, lse, dl, -100, eps)
+    onehot = cp.zeros((rows, cols))
+    onehot[cp.arange(rows), tt] = 1
+    g_ref = cp.where(valid[:, None], (cp.exp(logp) - (1 - eps) * onehot - eps / cols) * dl[:, None], 0)
+    _close(cp, g, g_ref, dtype, 10)
+
+
+# --------------------------------------------------------------- attention
+def _attention_xp(cp, q, k, v, keep, scale, do):
+    q, k, v, do = (a.astype(cp.float64) for a in (q, k, v, do))
+    s = cp.where(keep, scale * q @ k.transpose(0, 2, 1), -cp.inf)
+    m = s.max(-1, keepdims=True)
+    dead = ~cp.isfinite(m)
+    e = cp.where(keep, cp.exp(s - cp.where(dead, 0, m)), 0)
+    z = e.sum(-1, keepdims=True)
+    p = cp.where(dead, 0, e / cp.where(dead, 1, z))
+    o = p @ v
+    lse = cp.where(dead, -cp.inf, cp.where(dead, 0, m) + cp.log(cp.where(dead, 1, z)))[..., 0]
+    dp = do @ v.transpose(0, 2, 1)
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True))
+    return o, lse, (scale * ds @ k, scale * ds.transpose(0, 2, 1) @ q, p.transpose(0, 2, 1) @ do)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("B,H,Lq,Lk,d,causal,masked", [
+    (2, 4, 128, 128, 64, True, True),
+    (1, 2, 128, 128, 128, False, False),
+    (3, 2, 37, 200, 32, False, True),
+    (2, 1, 5, 1, 8, True, False),
+    (2, 8, 256, 256, 64, True, False),
+])
+def test_attention(cp, dtype, B, H, Lq, Lk, d, causal, masked):
+    rng = cp.random.default_rng(3)
+    BH = B * H
+    q = rng.standard_normal((BH, Lq, d)).astype(dtype)
+    k = rng.standard_normal((BH, Lk, d)).astype(dtype)
+    v = rng.standard_normal((BH, Lk, d)).astype(dtype)
+    kpm = None
+    keep = cp.ones((BH, Lq, Lk), bool)
+    if causal:
+        keep &= cp.tril(cp.ones((Lq, Lk), bool))[None]
+    if masked:
+        kpm = rng.random((B, Lk)) < 0.8
+        kpm[0] = False
+        keep &= cp.repeat(kpm, H, axis=0)[:, None, :]
+    scale = 1 / math.sqrt(d)
+    o, lse = K.attention_forward(q, k, v, key_pad_mask=kpm, causal=causal)
+    do = rng.standard_normal(o.shape).astype(dtype)
+    o_ref, lse_ref, grads_ref = _attention_xp(cp, q, k, v, keep, scale, do)
+    _close(cp, o, o_ref, dtype, 3)
+    fin = cp.isfinite(lse_ref)
+    assert bool(cp.all(cp.isfinite(lse) == fin))
+    _close(cp, lse[fin], lse_ref[fin], dtype, 3)
+    grads = K.attention_backward(q, k, v, o, lse, do, key_pad_mask=kpm, causal=causal)
+    for got, want in zip(grads, grads_ref):
+        assert bool(cp.isfinite(got).all())
+        _close(cp, got, want, dtype, 10)
+
+
+# ----------------------------------------------------------------- dropout
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dropout_matches_host_philox_and_cpu(cp, cpu, dtype):
+    n = 1_000_003
+    x = cp.ones(n, dtype)
+    zero = cp.zeros(n, dtype)
+    seed, offset, p = 0xDEADBEEF12345, 42, 0.1
+    y = K.dropout_add_forward(x, zero, p, seed, offset)
+    keep = ref.dropout_keep(n, p, seed, offset)
+    np.testing.assert_array_equal(cp.asnumpy(y) != 0, keep)
+    assert abs(keep.mean() - 0.9) < 0.002
+    dx, dres = K.dropout_add_backward(x, p, seed, offset)
+    assert dres is x
+    np.testing.assert_array_equal(cp.asnumpy(dx) != 0, keep)
+    # same source on the CPU emulation gives the identical mask
+    y_cpu = K.dropout_add_forward(np.ones(1000, dtype), np.zeros(1000, dtype), p, seed, offset)
+    np.testing.assert_array_equal(y_cpu, cp.asnumpy(y[:1000]))
+
+
+@pytest.mark.parametrize("act", [None, "relu", "gelu"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bias_act_dropout(cp, act, dtype):
+    rng = cp.random.default_rng(4)
+    x = rng.standard_normal((64, 3072)).astype(dtype)
+    b = rng.standard_normal(3072).astype(dtype)
+    p, seed = 0.2, 99
+    y = K.bias_act_dropout_forward(x, b, act, p, seed, 5)
+    keep = cp.asarray(ref.dropout_keep(x.size, p, seed, 5).reshape(x.shape))
+    u = x.astype(cp.float64) + b
+    k_ = math.sqrt(2 / math.pi)
+    t = cp.tanh(k_ * (u + 0.044715 * u**3))
+    f = {None: u, "relu": cp.maximum(u, 0), "gelu": 0.5 * u * (1 + t)}[act]
+    fg = {None: cp.ones_like(u), "relu": (u > 0).astype(cp.float64),
+          "gelu": 0.5 * (1 + t) + 0.5 * u * (1 - t * t) * k_ * (1 + 3 * 0.044715 * u * u)}[act]
+    _close(cp, y, cp.where(keep, f / (1 - p), 0), dtype, 3)
+    dy = rng.standard_normal(x.shape).astype(dtype)
+    dx, db = K.bias_act_dropout_backward(dy, x, b, act, p, seed, 5)
+    dx_ref = cp.where(keep, dy * fg / (1 - p), 0)
+    _close(cp, dx, dx_ref, dtype, 3)
+    _close(cp, db, dx_ref.sum(0), dtype, 100)
+
+
+# -------------------------------------------------------------------- adam
+@pytest.mark.parametrize("decoupled", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_adam_and_grad_norm(cp, decoupled, dtype):
+    rng = cp.random.default_rng(5)
+    shapes = [(3,), (70000,), (513, 129), (1,), (4096,)]
+    ps = [rng.standard_normal(s).astype(dtype) for s in shapes]
+    gs = [rng.standard_normal(s).astype(dtype) for s in shapes]
+    ms = [rng.standard_normal(s).astype(dtype) * 0.1 for s in shapes]
+    vs = [rng.random(s).astype(dtype) * 0.01 for s in shapes]
+    norm = K.grad_norm(gs)
+    norm_ref = cp.sqrt(sum((g.astype(cp.float64) ** 2).sum() for g in gs))
+    _close(cp, norm, norm_ref, dtype, 10)
+    clip = cp.minimum(1.0, 10.0 / (norm + 1e-6))
+    lr, b1, b2, eps, wd, step = 1e-3, 0.9, 0.999, 1e-8, 0.01, 7
+    expect = []
+    for p, g, m, v in zip(ps, gs, ms, vs):
+        p, g, m, v = (a.astype(cp.float64) for a in (p, g, m, v))
+        g = g * clip
+        if decoupled:
+            p = p - lr * wd * p
+        else:
+            g = g + wd * p
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        p = p - lr * (m / (1 - b1**step)) / (cp.sqrt(v / (1 - b2**step)) + eps)
+        expect.append((p, m, v))
+    K.adam_step(ps, gs, ms, vs, lr, b1, b2, eps, wd, decoupled, step, grad_scale=clip)
+    for (pe, me, ve), p, m, v in zip(expect, ps, ms, vs):
+        _close(cp, p, pe, dtype, 10)
+        _close(cp, m, me, dtype, 10)
+        _close(cp, v, ve, dtype, 10)
+
+
+# --------------------------------------------------------------- embedding
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_embedding_backward(cp, dtype):
+    rng = cp.random.default_rng(6)
+    ids = rng.integers(0, 50, (32, 40))
+    ids[0, :5] = 3  # repeats
+    dy = rng.standard_normal((32, 40, 96)).astype(dtype)
+    dw = K.embedding_backward(ids, dy, 50, padding_idx=3)
+    ref_w = np.zeros((50, 96))
+    np.add.at(ref_w, cp.asnumpy(ids).reshape(-1), cp.asnumpy(dy).reshape(-1, 96))
+    ref_w[3] = 0
+    np.testing.assert_allclose(cp.asnumpy(dw), ref_w, **_tol(dtype, 10))
+
+
+def test_gpu_and_cpu_emulation_agree(cp, cpu):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((6, 77)).astype(np.float32)
+    y_cpu = K.softmax_forward(x, scale=0.3)
+    y_gpu = K.softmax_forward(cp.asarray(x), scale=0.3)
+    np.testing.assert_allclose(cp.asnumpy(y_gpu), y_cpu, rtol=1e-6, atol=1e-7)
+    q = rng.standard_normal((2, 20, 16))
+    o_cpu, lse_cpu = K.attention_forward(q, q, q, causal=True)
+    o_gpu, lse_gpu = K.attention_forward(cp.asarray(q), cp.asarray(q), cp.asarray(q), causal=True)
+    np.testing.assert_allclose(cp.asnumpy(o_gpu), o_cpu, rtol=1e-12, atol=1e-13)

@@ -1,0 +1,169 @@
+"""softmax, layer_norm and cross_entropy kernels on the CPU harness vs NumPy."""
+import numpy as np
+from hypothesis import given, settings, HealthCheck
+from hypothesis import strategies as st
+
+from minitx import kernels as K
+
+import _reference as ref
+
+SETTINGS = settings(max_examples=20, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+DTYPES = st.sampled_from([np.float32, np.float64])
+# lengths that hit: 1, < one warp, not a multiple of the block size, > block size
+COLS = st.sampled_from([1, 2, 7, 31, 32, 33, 100, 255, 257, 300, 513])
+
+
+def tol(dtype):
+    return dict(rtol=2e-5, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-12)
+
+
+@SETTINGS
+@given(rows=st.integers(1, 5), cols=COLS, dtype=DTYPES, scale=st.sampled_from([1.0, 0.125, -2.0]),
+       masked=st.booleans(), seed=st.integers(0, 2**31))
+def test_softmax_forward_backward(cpu, rows, cols, dtype, scale, masked, seed):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((rows, cols)) * 3).astype(dtype)
+    mask = None
+    if masked:
+        mask = rng.random((rows, cols)) < 0.6
+        mask[0] = False  # a fully masked row -> zeros
+    y = K.softmax_forward(x, scale=scale, mask=mask)
+    assert y.dtype == dtype and y.shape == x.shape
+    y_ref = ref.softmax(x, scale, mask)
+    np.testing.assert_allclose(y, y_ref, **tol(dtype))
+    if masked:
+        assert np.all(y[0] == 0) and np.all(y[~mask] == 0)
+    dy = rng.standard_normal((rows, cols)).astype(dtype)
+    dx = K.softmax_backward(y, dy, scale=scale)
+    np.testing.assert_allclose(dx, ref.softmax_grad(y.astype(np.float64), dy, scale), **tol(dtype))
+
+
+def test_softmax_nd_and_broadcast_mask(cpu, any_schedule):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 5, 40)).astype(np.float32)
+    mask = rng.random((2, 1, 1, 40)) < 0.5  # key-padding style, broadcast
+    y = K.softmax_forward(x, mask=mask)
+    np.testing.assert_allclose(y, ref.softmax(x, 1.0, mask), rtol=2e-5, atol=2e-6)
+    # non-contiguous input is accepted
+    xt = np.swapaxes(x, 2, 3)
+    np.testing.assert_allclose(K.softmax_forward(xt), ref.softmax(xt), rtol=2e-5, atol=2e-6)
+
+
+def test_softmax_large_values_and_empty(cpu):
+    x = np.array([[1000.0, 1000.0, -1000.0], [-np.inf, 0.0, 0.0]], np.float32)
+    y = K.softmax_forward(x)
+    np.testing.assert_allclose(y, [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]], atol=1e-7)
+    assert K.softmax_forward(np.zeros((0, 4), np.float32)).shape == (0, 4)
+
+
+@SETTINGS
+@given(rows=st.integers(1, 6), cols=COLS, dtype=DTYPES, affine=st.sampled_from(["wb", "w", "none"]),
+       seed=st.integers(0, 2**31))
+def test_layer_norm(cpu, rows, cols, dtype, affine, seed):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((rows, cols)) * 2 + 1).astype(dtype)
+    w = rng.standard_normal(cols).astype(dtype) if affine in ("wb", "w") else None
+    b = rng.standard_normal(cols).astype(dtype) if affine == "wb" else None
+    eps = 1e-5
+    y, mean, rstd = K.layer_norm_forward(x, w, b, eps)
+    y_ref, mu_ref, rstd_ref = ref.layer_norm(x, w, b, eps)
+    t = tol(dtype)
+    if dtype == np.float32:
+        t = dict(rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(y, y_ref, **t)
+    np.testing.assert_allclose(mean, mu_ref, **t)
+    np.testing.assert_allclose(rstd, rstd_ref, rtol=t["rtol"] * 10, atol=t["atol"])
+    dy = rng.standard_normal((rows, cols)).astype(dtype)
+    dx, dw, db = K.layer_norm_backward(dy, x, w, mean, rstd)
+    dx_ref, dw_ref, db_ref = ref.layer_norm_grad(dy, x, w, eps)
+    np.testing.assert_allclose(dx, dx_ref, **t)
+    np.testing.assert_allclose(dw, dw_ref, **t)
+    np.testing.assert_allclose(db, db_ref, **t)
+
+
+def test_layer_norm_many_rows_partials(cpu, any_schedule):
+    # more rows than the partial-sum split and 3-D input
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 100, 20))
+    w, b = rng.standard_normal(20), rng.standard_normal(20)
+    y, mean, rstd = K.layer_norm_forward(x, w, b, 1e-6)
+    assert mean.shape == (3, 100)
+    dy = rng.standard_normal(x.shape)
+    dx, dw, db = K.layer_norm_backward(dy, x, w, mean, rstd)
+    dx_ref, dw_ref, db_ref = ref.layer_norm_grad(dy, x, w, 1e-6)
+    np.testing.assert_allclose(y, ref.layer_norm(x, w, b, 1e-6)[0], rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(dx, dx_ref, rtol=1e-10, atol=1e-11)
+    np.testing.assert_allclose(dw, dw_ref, rtol=1e-10, atol=1e-11)
+    np.testing.assert_allclose(db, db_ref, rtol=1e-10, atol=1e-11)
+    _, dw2, db2 = K.layer_norm_backward(dy, x, w, mean, rstd, param_grads=False)
+    assert dw2 is None and db2 is None
+
+
+def test_layer_norm_finite_difference(cpu):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 9))
+    w, b = rng.standard_normal(9), rng.standard_normal(9)
+    dy = rng.standard_normal((2, 9))
+    y, mean, rstd = K.layer_norm_forward(x, w, b, 1e-5)
+    dx, dw, db = K.layer_norm_backward(dy, x, w, mean, rstd)
+    h = 1e-6
+    for idx in [(0, 0), (1, 4), (1, 8)]:
+        xp, xm = x.copy(), x.copy()
+        xp[idx] += h
+        xm[idx] -= h
+        num = ((K.layer_norm_forward(xp, w, b, 1e-5)[0] - K.layer_norm_forward(xm, w, b, 1e-5)[0])
+               * dy).sum() / (2 * h)
+        assert abs(num - dx[idx]) < 1e-6
+    wp = w.copy()
+    wp[3] += h
+    wm = w.copy()
+    wm[3] -= h
+    num = ((K.layer_norm_forward(x, wp, b, 1e-5)[0] - K.layer_norm_forward(x, wm, b, 1e-5)[0])
+           * dy).sum() / (2 * h)
+    assert abs(num - dw[3]) < 1e-6
+
+
+@SETTINGS
+@given(rows=st.integers(1, 6), cols=COLS, dtype=DTYPES, eps=st.sampled_from([0.0, 0.1]),
+       ignore_index=st.sampled_from([-100, 0]), seed=st.integers(0, 2**31))
+def test_cross_entropy(cpu, rows, cols, dtype, eps, ignore_index, seed):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((rows, cols)) * 4).astype(dtype)
+    t = rng.integers(0, cols, rows)
+    t[rng.random(rows) < 0.3] = ignore_index
+    if rows > 1:
+        t[1] = ignore_index
+    loss, lse = K.cross_entropy_forward(x, t, ignore_index, eps)
+    loss_ref, lse_ref, grad_ref = ref.cross_entropy(x, t, ignore_index, eps)
+    t_ = tol(dtype) if dtype == np.float64 else dict(rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(loss, loss_ref, **t_)
+    np.testing.assert_allclose(lse, lse_ref, **t_)
+    assert np.all(loss[t == ignore_index] == 0)
+    dl = rng.standard_normal(rows).astype(dtype)
+    g = K.cross_entropy_backward(x, t, lse, dl, ignore_index, eps)
+    np.testing.assert_allclose(g, grad_ref * dl[:, None], **t_)
+    assert np.all(g[t == ignore_index] == 0)
+    # scalar upstream gradient broadcast (mean reduction)
+    g2 = K.cross_entropy_backward(x, t, lse, 0.5, ignore_index, eps)
+    np.testing.assert_allclose(g2, grad_ref * 0.5, **t_)
+
+
+def test_cross_entropy_bad_target_is_nan(cpu):
+    x = np.zeros((2, 3), np.float32)
+    loss, lse = K.cross_entropy_forward(x, np.array([5, 1]), -100, 0.0)
+    assert np.isnan(loss[0]) and np.isfinite(loss[1])
+    g = K.cross_entropy_backward(x, np.array([5, 1]), lse, np.ones(2, np.float32))
+    assert np.isnan(g[0]).all() and np.isfinite(g[1]).all()
+
+
+def test_cross_entropy_3d_and_schedules(cpu, any_schedule):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 37)).astype(np.float32)
+    t = rng.integers(0, 37, (2, 3))
+    t[0, 1] = -100
+    loss, lse = K.cross_entropy_forward(x, t, -100, 0.05)
+    loss_ref, lse_ref, grad_ref = ref.cross_entropy(x.reshape(6, 37), t.reshape(6), -100, 0.05)
+    np.testing.assert_allclose(loss.reshape(6), loss_ref, rtol=1e-5, atol=1e-5)
+    g = K.cross_entropy_backward(x, t, lse, np.ones((2, 3), np.float32), -100, 0.05)
+    np.testing.assert_allclose(g.reshape(6, 37), grad_ref, rtol=1e-5, atol=1e-6)
