@@ -35,6 +35,10 @@ class Module:
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
             raise RuntimeError(f"{type(self).__name__}: call super().__init__() before assigning attributes")
+        if name in self._buffers and isinstance(value, Tensor) and not isinstance(value, Parameter):
+            # a new value for a buffer stays a buffer (else state_dict and to() would drop it)
+            self.register_buffer(name, value)
+            return
         for registry in (self._parameters, self._buffers, self._modules):
             registry.pop(name, None)
         if isinstance(value, Parameter):
@@ -50,6 +54,10 @@ class Module:
 
     def register_buffer(self, name: str, value: Tensor) -> None:
         """A constant tensor that moves with the module and is saved in state_dict."""
+        if "_buffers" not in self.__dict__:
+            raise RuntimeError(f"{type(self).__name__}: call super().__init__() before register_buffer")
+        self._parameters.pop(name, None)  # one name, one registry
+        self._modules.pop(name, None)
         object.__setattr__(self, name, value)
         self._buffers[name] = value
 

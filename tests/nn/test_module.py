@@ -1,0 +1,219 @@
+"""Module bookkeeping: registration, tree walking, modes, casting, state_dict, repr."""
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import minitx
+from minitx import nn
+from minitx.nn import Module, Parameter
+
+
+class Affine(Module):
+    """y = x * scale + inner(x), with a buffer and a child."""
+
+    def __init__(self, dim=3):
+        super().__init__()
+        self.scale = Parameter(np.ones(dim, dtype=np.float32))
+        self.inner = nn.Linear(dim, dim)
+        self.register_buffer("steps", minitx.tensor(np.zeros(dim, dtype=np.float32)))
+        self.register_buffer("counter", minitx.tensor(np.array([7])))
+
+    def forward(self, x):
+        return x * self.scale + self.inner(x)
+
+
+class Shared(Module):
+    """Two children that share one Linear (tied weights) plus a direct alias of its weight."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(2, 2)
+        self.b = self.a
+        self.alias = self.a.weight
+        self.extra = nn.Linear(2, 1, bias=False)
+
+
+def test_named_parameters_use_dotted_names_in_registration_order():
+    names = [name for name, _ in Affine().named_parameters()]
+    assert names == ["scale", "inner.weight", "inner.bias"]
+    nested = nn.Sequential(Affine(), nn.Linear(3, 2))
+    assert [name for name, _ in nested.named_parameters()] == [
+        "0.scale", "0.inner.weight", "0.inner.bias", "1.weight", "1.bias"]
+
+
+def test_shared_parameters_are_counted_once():
+    model = Shared()
+    params = model.parameters()
+    assert len(params) == 3 and len({id(p) for p in params}) == 3
+    # the root's own parameters come first; the shared Linear's weight is already seen there
+    assert [name for name, _ in model.named_parameters()] == ["alias", "a.bias", "extra.weight"]
+    assert model.num_parameters() == 4 + 2 + 2
+
+
+def test_children_and_modules():
+    model = Affine()
+    assert model.children() == [model.inner]
+    assert model.modules() == [model, model.inner]
+
+
+def test_num_parameters_trainable_only():
+    model = Affine()
+    assert model.num_parameters() == 3 + 9 + 3
+    model.scale.requires_grad_(False)
+    assert model.num_parameters() == 12
+    assert model.num_parameters(trainable_only=False) == 15
+
+
+def test_train_and_eval_propagate_to_every_descendant():
+    model = nn.Sequential(Affine(), nn.Dropout(0.5), nn.Sequential(nn.Dropout(0.2)))
+    assert all(m.training for m in model.modules())
+    assert model.eval() is model
+    assert not any(m.training for m in model.modules())
+    model.train()
+    assert all(m.training for m in model.modules())
+
+
+def test_zero_grad_clears_every_gradient():
+    model = Affine()
+    model(minitx.randn(4, 3)).sum().backward()
+    assert all(p.grad is not None for p in model.parameters())
+    model.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_to_casts_floating_parameters_and_buffers_but_not_integer_buffers():
+    model = Affine()
+    model(minitx.randn(2, 3)).sum().backward()
+    assert model.to("cpu", dtype="float64") is model
+    assert all(p.dtype == np.float64 and p.device == "cpu" for p in model.parameters())
+    assert all(p.grad is None for p in model.parameters())  # old-dtype gradients dropped
+    assert model.steps.dtype == np.float64
+    assert model.counter.dtype == np.int64
+    out = model(minitx.tensor(np.ones((2, 3))))
+    assert out.dtype == np.float64
+    assert model.device == "cpu"
+
+
+def test_state_dict_contains_parameters_and_buffers_as_copies():
+    model = Affine()
+    state = model.state_dict()
+    assert list(state) == ["scale", "inner.weight", "inner.bias", "steps", "counter"]
+    assert all(isinstance(v, np.ndarray) for v in state.values())
+    state["scale"][:] = 42  # a copy: the model is untouched
+    assert np.all(model.scale.numpy() == 1)
+
+
+@given(seed=st.integers(0, 2**16))
+def test_state_dict_round_trip(seed):
+    minitx.manual_seed(seed)
+    source = Affine()
+    source.steps.data[:] = np.arange(3)
+    target = Affine()
+    result = target.load_state_dict(source.state_dict())
+    assert result == {"missing": [], "unexpected": []}
+    for (name, a), (_, b) in zip(source.state_dict().items(), target.state_dict().items()):
+        np.testing.assert_array_equal(a, b, err_msg=name)
+    x = minitx.randn(2, 3)
+    np.testing.assert_array_equal(source(x).numpy(), target(x).numpy())
+
+
+def test_load_state_dict_keeps_the_model_dtype():
+    model = Affine().to(dtype="float64")
+    model.load_state_dict(Affine().state_dict())
+    assert model.inner.weight.dtype == np.float64
+
+
+@pytest.mark.parametrize("change, key", [
+    (lambda s: s.pop("inner.bias"), "inner.bias"),
+    (lambda s: s.__setitem__("surprise.weight", np.zeros(1)), "surprise.weight"),
+])
+def test_strict_loading_names_missing_and_unexpected_keys(change, key):
+    state = Affine().state_dict()
+    change(state)
+    with pytest.raises(KeyError, match=key.replace(".", r"\.")):
+        Affine().load_state_dict(state)
+    result = Affine().load_state_dict(state, strict=False)
+    assert key in result["missing"] + result["unexpected"]
+
+
+def test_wrong_shape_names_the_key_and_both_shapes():
+    state = Affine().state_dict()
+    state["inner.weight"] = np.zeros((3, 4), dtype=np.float32)
+    with pytest.raises(ValueError, match=r"inner\.weight") as info:
+        Affine().load_state_dict(state)
+    assert "(3, 4)" in str(info.value) and "(3, 3)" in str(info.value)
+
+
+def test_register_buffer_is_saved_and_moved_but_not_a_parameter():
+    model = Affine()
+    assert "steps" not in dict(model.named_parameters())
+    assert dict(model.named_buffers()).keys() == {"steps", "counter"}
+    assert "steps" in model.state_dict()
+    model.steps = minitx.tensor(np.full(3, 5.0, dtype=np.float32))  # a new value stays a buffer
+    np.testing.assert_array_equal(model.state_dict()["steps"], np.full(3, 5.0))
+    assert model.to(dtype="float64").steps.dtype == np.float64
+
+
+@pytest.mark.parametrize("register", [
+    lambda m: setattr(m, "w", Parameter(np.ones(2))),
+    lambda m: m.register_buffer("b", minitx.zeros(2)),
+], ids=["attribute", "buffer"])
+def test_registering_before_super_init_raises(register):
+    class Broken(Module):
+        def __init__(self):
+            register(self)
+            super().__init__()
+
+    with pytest.raises(RuntimeError, match=re.escape("call super().__init__()")):
+        Broken()
+
+
+def test_a_name_lives_in_one_registry():
+    model = Affine()
+    model.register_buffer("scale", minitx.ones(3))  # a parameter turned into a buffer
+    assert "scale" not in dict(model.named_parameters())
+    assert list(model.state_dict()).count("scale") == 1
+
+
+def test_reassigning_and_deleting_attributes_updates_the_registries():
+    model = Affine()
+    model.inner = nn.LayerNorm(3)  # a different child under the same name
+    assert [n for n, _ in model.named_parameters()] == ["scale", "inner.weight", "inner.bias"]
+    model.inner = None  # a plain value unregisters the child
+    assert model.children() == []
+    del model.scale
+    assert model.parameters() == []
+
+
+def test_repr_shows_the_tree_with_settings():
+    text = repr(nn.Sequential(nn.Linear(4, 2), nn.Dropout(0.25), nn.ModuleList([nn.ReLU()])))
+    assert text.splitlines()[0] == "Sequential("
+    assert "(0): Linear(in_features=4, out_features=2, bias=True)" in text
+    assert "(1): Dropout(p=0.25)" in text
+    assert "(2): ModuleList(\n    (0): ReLU()\n  )" in text
+    assert text.endswith(")")
+    assert repr(nn.Embedding(5, 3, padding_idx=0)) == "Embedding(5, 3, padding_idx=0)"
+
+
+def test_forward_must_be_overridden():
+    with pytest.raises(NotImplementedError, match="Module.forward"):
+        Module()(1)
+
+
+def test_sequential_applies_in_order_and_indexes():
+    first, second = nn.Linear(3, 4), nn.Linear(4, 2)
+    model = nn.Sequential(first, nn.ReLU(), second)
+    assert len(model) == 3 and model[0] is first and model[-1] is second
+    x = minitx.randn(5, 3)
+    expected = second(first(x).relu())
+    np.testing.assert_allclose(model(x).numpy(), expected.numpy(), rtol=1e-6)
+
+
+def test_module_list_registers_appended_modules():
+    layers = nn.ModuleList([nn.Linear(2, 2)])
+    layers.append(nn.Linear(2, 3))
+    assert len(layers) == 2 and [type(m) for m in layers] == [nn.Linear, nn.Linear]
+    assert layers[1].out_features == 3
+    assert [n for n, _ in layers.named_parameters()] == ["0.weight", "0.bias", "1.weight", "1.bias"]

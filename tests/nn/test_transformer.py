@@ -1,0 +1,273 @@
+"""The Transformer as a whole: gradients of the loss, masking properties, incremental decoding
+with a cache, presets and argument errors."""
+import functools
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import minitx
+import minitx.functional as F
+from minitx import nn
+from minitx.nn import Transformer
+from minitx.testing import gradcheck, strategies as mst
+
+PAD, VOCAB = 0, 7
+TINY = dict(d_model=8, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=16, dropout=0.0,
+            max_len=10, pad_id=PAD)
+# option sets of the tiny model, named for test ids
+CONFIGS = {
+    "post_norm_sinusoidal": {},
+    "learned": dict(positional="learned"),
+    "pre_norm": dict(norm_first=True),
+    "tied_shared": dict(tie_output=True, share_embeddings=True),
+    "tied_learned_pre_norm": dict(tie_output=True, positional="learned", norm_first=True),
+}
+
+
+def build(name, seed=0, dtype="float64", **overrides):
+    minitx.manual_seed(seed)
+    model = Transformer(VOCAB, VOCAB, **{**TINY, **CONFIGS[name], **overrides})
+    return model.to(dtype=dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def shared_model(name):
+    """One eval-mode float64 model per option set, for the properties (they do not modify it)."""
+    return build(name).eval()
+
+
+def ids(batch, length, low=1, high=VOCAB):
+    """Token id arrays [batch, length] in [low, high)."""
+    return hnp.arrays(np.int64, (batch, length), elements=st.integers(low, high - 1))
+
+
+@st.composite
+def padded_sources(draw, max_batch=3, max_length=6):
+    """Source ids with PAD at drawn positions (anywhere, not only at the end), one real token per row."""
+    batch, length = draw(st.integers(1, max_batch)), draw(st.integers(1, max_length))
+    src = draw(ids(batch, length))
+    pad = draw(hnp.arrays(np.bool_, (batch, length)))
+    pad[:, draw(st.integers(0, length - 1))] = False
+    return np.where(pad, PAD, src)
+
+
+def close(a, b, tol=1e-10):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+# ---------------------------------------------------------------- gradients of the whole model
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_loss_gradient_with_respect_to_every_parameter(name):
+    model = build(name)
+    src = np.array([[3, 4, 5, PAD], [6, 2, 1, 1]])
+    tgt = np.array([[1, 5, 4, 3], [1, 2, 6, PAD]])
+    params = model.parameters()
+    assert len(params) > 20
+
+    def loss(*_):
+        return F.cross_entropy(model(src, tgt[:, :-1]), tgt[:, 1:], ignore_index=PAD)
+
+    # small parameters get the full Jacobian, larger ones random directions
+    assert gradcheck(loss, *params, full_jacobian_limit=32, directions=3)
+
+
+# ---------------------------------------------------------------- masking properties
+
+
+@pytest.mark.parametrize("name", ["post_norm_sinusoidal", "tied_learned_pre_norm"])
+@given(src=padded_sources(), extra=st.integers(0, 3), seed=st.integers(0, 2**16))
+def test_padding_changes_nothing_that_is_used(name, src, extra, seed):
+    """What sits at padded source positions (the pad row of the embedding table, and how many
+    trailing pads there are) changes no logits and no encoder output at real positions."""
+    model = shared_model(name)
+    tgt = np.random.default_rng(seed).integers(1, VOCAB, (len(src), 4))
+    memory, _ = model.encode(src)
+    logits = model(src, tgt).numpy()
+    longer = np.pad(src, ((0, 0), (0, extra)), constant_values=PAD)
+    pad_row = model.src_embed.weight.data[PAD].copy()
+    try:
+        model.src_embed.weight.data[PAD] = np.random.default_rng(seed).normal(0, 3, pad_row.shape)
+        memory2, _ = model.encode(longer)
+        logits2 = model(longer, tgt).numpy()
+    finally:
+        model.src_embed.weight.data[PAD] = pad_row
+    real = src != PAD
+    close(memory2.numpy()[:, :src.shape[1]][real], memory.numpy()[real])
+    close(logits2, logits)
+
+
+@pytest.mark.parametrize("name", ["post_norm_sinusoidal", "pre_norm"])
+@given(data=st.data())
+def test_a_target_token_does_not_affect_earlier_positions(name, data):
+    model = shared_model(name)
+    src = data.draw(padded_sources(max_batch=2), "src")
+    tgt = data.draw(ids(len(src), data.draw(st.integers(1, 6), "length"), low=0), "tgt")
+    j = data.draw(st.integers(0, tgt.shape[1] - 1), "j")
+    changed = tgt.copy()
+    changed[:, j] = data.draw(st.integers(0, VOCAB - 1), "token")
+    assume(not np.array_equal(changed, tgt))
+    before, after = model(src, tgt).numpy(), model(src, changed).numpy()
+    close(after[:, :j], before[:, :j])
+    assert np.abs(after[:, j] - before[:, j]).max() > 1e-9  # position j itself does see its token
+
+
+def check_attention_weights(weights, allowed):
+    """Non-negative, 0 where not allowed, each row summing to 1 over its allowed keys
+    (0 for a query that may see no key)."""
+    weights = weights.numpy()
+    allowed = np.broadcast_to(allowed, weights.shape)
+    assert (weights >= 0).all()
+    assert (weights[~allowed] == 0).all()
+    close(weights.sum(-1), allowed.any(-1).astype(float), tol=1e-12)
+
+
+@given(data=st.data(), causal=st.booleans())
+def test_scaled_dot_product_attention_weights(data, causal):
+    batch = data.draw(mst.shapes(max_dims=2, max_side=3), "batch")
+    lq, lk, d = (data.draw(st.integers(1, 5)) for _ in range(3))
+    q, k, v = (data.draw(mst.float_arrays(batch + (length, d))) for length in (lq, lk, lk))
+    mask = data.draw(mst.attention_masks(batch, lq, lk), "mask")
+    _, weights = F.scaled_dot_product_attention(minitx.tensor(q), minitx.tensor(k), minitx.tensor(v), mask=mask,
+                                                causal=causal, return_weights=True)
+    if causal:
+        mask = mask & np.tri(lq, lk, k=lk - lq, dtype=bool)
+    check_attention_weights(weights, mask)
+
+
+@given(data=st.data(), causal=st.booleans(), self_attention=st.booleans())
+def test_multi_head_attention_weights(data, causal, self_attention):
+    minitx.manual_seed(0)
+    layer = nn.MultiHeadAttention(8, 2, self_attention=self_attention).to(dtype="float64")
+    b, lq = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 4))
+    lk = lq if self_attention else data.draw(st.integers(1, 4))
+    x, memory = (minitx.tensor(data.draw(mst.float_arrays((b, n, 8)))) for n in (lq, lk))
+    mask = data.draw(mst.attention_masks((b, 1), lq, lk), "mask")
+    _, weights = layer(x, None if self_attention else memory, mask=mask, causal=causal, return_weights=True)
+    assert weights.shape == (b, 2, lq, lk)
+    if causal:
+        mask = mask & np.tri(lq, lk, k=lk - lq, dtype=bool)
+    check_attention_weights(weights, mask)
+
+
+# ---------------------------------------------------------------- incremental decoding
+
+
+def decode_in_chunks(model, src, tgt, chunks, cache=None, encoded=None):
+    """Logits of tgt fed to the decoder ``chunks`` positions at a time through a cache."""
+    memory, src_mask = encoded or model.encode(src)
+    cache = cache or model.new_cache()
+    out, start = [], 0
+    for size in chunks:
+        out.append(model.decode(tgt[:, start:start + size], memory, src_mask, cache).numpy())
+        start += size
+    return np.concatenate(out, axis=1), cache
+
+
+def chunk_sizes(total):
+    """Ways to cut ``total`` positions into consecutive chunks (mostly single steps)."""
+    return st.lists(st.sampled_from([1, 1, 1, 2, 3]), min_size=total, max_size=total).map(
+        lambda sizes: list(_cut(sizes, total)))
+
+
+def _cut(sizes, total):
+    left = total
+    for s in sizes:
+        if left <= 0:
+            return
+        yield min(s, left)
+        left -= s
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+@given(data=st.data())
+def test_incremental_decoding_equals_full_decoding(name, data):
+    model = shared_model(name)
+    src = data.draw(padded_sources(), "src")
+    tgt = data.draw(ids(len(src), data.draw(st.integers(1, 6), "length")), "tgt")  # decoded tokens: no PAD
+    chunks = data.draw(chunk_sizes(tgt.shape[1]), "chunks")
+    stepwise, cache = decode_in_chunks(model, src, tgt, chunks)
+    assert cache.length == tgt.shape[1]
+    close(stepwise, model(src, tgt).numpy())
+
+
+@given(data=st.data())
+def test_cache_reorder_selects_batch_rows(data):
+    model = shared_model("pre_norm")
+    src = data.draw(padded_sources(max_batch=4), "src")
+    batch = len(src)
+    tgt = data.draw(ids(batch, 5), "tgt")
+    rows = np.array(data.draw(st.lists(st.integers(0, batch - 1), min_size=1, max_size=4), "rows"))
+    split = data.draw(st.integers(1, 4), "split")
+    memory, src_mask = model.encode(src)
+    _, cache = decode_in_chunks(model, src, tgt[:, :split], [1] * split, encoded=(memory, src_mask))
+    cache.reorder(rows)  # keep (and repeat) rows, as beam search does
+    steps = [1] * (5 - split)
+    continued, _ = decode_in_chunks(model, None, tgt[rows, split:], steps, cache, (memory[rows], src_mask[rows]))
+    fresh = model(src[rows], tgt[rows]).numpy()[:, split:]
+    close(continued, fresh)
+
+
+# ---------------------------------------------------------------- presets, sizes and errors
+
+
+def test_seed004_small_parameter_count():
+    model = Transformer.from_preset("seed004-small", 7855, 5893)
+    assert model.num_parameters() == 9_038_853
+
+
+def test_base_preset_is_the_paper_base_model():
+    model = Transformer.from_preset("base", 50, 60, max_len=64)
+    config = model.config
+    assert (config["d_model"], config["num_heads"], config["d_ff"]) == (512, 8, 2048)
+    assert (config["num_encoder_layers"], config["num_decoder_layers"]) == (6, 6)
+    assert config["positional"] == "sinusoidal" and config["max_len"] == 64
+    assert len(model.encoder_layers) == 6 and len(model.decoder_layers) == 6
+    assert isinstance(model.src_pos, nn.SinusoidalPositionalEncoding)
+    assert model.output.weight.shape == (60, 512)
+
+
+def test_unknown_preset_names_the_choices():
+    with pytest.raises(ValueError, match="unknown preset 'huge'.*base"):
+        Transformer.from_preset("huge", 10, 10)
+
+
+def test_shared_and_tied_embeddings_are_one_parameter():
+    untied = build("post_norm_sinusoidal")
+    tied = build("tied_shared")
+    assert tied.src_embed.weight is tied.tgt_embed.weight
+    assert not hasattr(tied, "output")
+    # one embedding table (7 x 8) instead of two, and no output matrix (8 x 7)
+    assert untied.num_parameters() - tied.num_parameters() == 2 * VOCAB * 8
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(src_vocab=7, tgt_vocab=9, share_embeddings=True), "share_embeddings needs one joint vocabulary"),
+    (dict(src_vocab=7, tgt_vocab=7, positional="rotary"), "positional must be"),
+    (dict(src_vocab=7, tgt_vocab=7, activation="swish"), "activation must be"),
+])
+def test_inconsistent_options_raise(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Transformer(**{**TINY, **kwargs})
+
+
+@pytest.mark.parametrize("name", ["post_norm_sinusoidal", "learned"])
+def test_sequences_longer_than_max_len_raise(name):
+    model = shared_model(name)
+    short, long = np.ones((1, 10), dtype=np.int64), np.ones((1, 11), dtype=np.int64)
+    model(short, short)
+    for src, tgt in [(long, short), (short, long)]:
+        with pytest.raises(ValueError, match="max_len 10"):
+            model(src, tgt)
+    with pytest.raises(ValueError, match="max_len 10"):  # one step past the end while decoding
+        decode_in_chunks(model, short, long, [10, 1])
+
+
+@pytest.mark.parametrize("bad", [np.ones((1, 3)), np.ones(3, dtype=np.int64)], ids=["float", "1-d"])
+def test_token_ids_must_be_integer_matrices(bad):
+    model = shared_model("learned")
+    with pytest.raises(ValueError, match="integer array"):
+        model(bad, np.ones((1, 2), dtype=np.int64))
