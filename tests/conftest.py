@@ -1,5 +1,10 @@
-"""Shared test settings: hypothesis profiles and the gpu marker."""
+"""Shared test settings: hypothesis profiles, BLAS threads and the gpu marker."""
 import os
+
+# Tests multiply small matrices, where OpenBLAS's thread hand-offs cost more than they save
+# (and on a shared 2-core machine a spinning second thread can slow a product tenfold).
+# Set before numpy is imported by any test module.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import pytest
 from hypothesis import HealthCheck, settings
