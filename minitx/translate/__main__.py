@@ -70,6 +70,16 @@ def main(argv=None) -> int:
     commands.add_parser("recipes", help="print the recipes and their settings")
 
     args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except (ValueError, FileNotFoundError) as error:
+        # a bad option, data file, run directory or checkpoint (CheckpointError is a ValueError,
+        # DataNotFoundError a FileNotFoundError): the message says what to do, a traceback would not
+        print(f"{parser.prog} {args.command}: error: {error}", file=sys.stderr)
+        return 2
+
+
+def _run(args) -> int:
     if args.command == "recipes":
         print(json.dumps({"defaults": DEFAULTS, **RECIPES}, indent=2, default=list))
         return 0
@@ -80,6 +90,10 @@ def main(argv=None) -> int:
         if overrides["betas"] is not None:
             overrides["betas"] = tuple(overrides["betas"])
         config = build_config(args.recipe, **overrides)
+        if args.resume:
+            # the run keeps its saved config.json; pass on only the options given here, or the
+            # recipe's epochs/max_steps/time_limit would silently replace the run's own
+            config = {"output_dir": config["output_dir"], **{k: v for k, v in overrides.items() if v is not None}}
         run_training(config, resume=args.resume, progress=not args.no_progress)
         return 0
     return _use_model(args)

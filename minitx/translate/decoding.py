@@ -42,7 +42,9 @@ def greedy_decode(model, src, bos_id: int, eos_id: int, pad_id: int = 0, max_len
     finished = np.zeros(src.shape[0], dtype=bool)
     outputs = []
     for _ in range(max_len):
-        tokens = _step_log_probs(model, last, memory, src_mask, cache).argmax(axis=1)
+        log_probs = _step_log_probs(model, last, memory, src_mask, cache)
+        log_probs[:, [pad_id, bos_id]] = -np.inf  # never generated: a <pad> would cut the output short
+        tokens = log_probs.argmax(axis=1)
         tokens[finished] = pad_id
         outputs.append(tokens)
         finished |= tokens == eos_id
@@ -83,6 +85,7 @@ def beam_search(model, src, bos_id: int, eos_id: int, pad_id: int = 0, beam_size
     for _ in range(max_len):
         log_probs = _step_log_probs(model, last, memory, src_mask, cache)
         vocab = log_probs.shape[1]
+        log_probs[:, [pad_id, bos_id]] = -np.inf  # never generated: a <pad> would cut the output short
         # a finished hypothesis can only be extended by padding, at no cost
         log_probs[finished] = -np.inf
         log_probs[finished, pad_id] = 0.0

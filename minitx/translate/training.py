@@ -196,6 +196,9 @@ def train(config: dict, resume: bool = False, progress: bool = True) -> dict:
 
     run_dir = Path(config["output_dir"])
     if resume:
+        if not (run_dir / "config.json").is_file():
+            raise FileNotFoundError(f"cannot resume: {run_dir} has no config.json, so it is not a minitx translation "
+                                    "run; check --output-dir, or train without --resume to start a new run")
         saved = json.loads((run_dir / "config.json").read_text())
         # a resumed run keeps its configuration; only how long it runs may change
         for key in ("epochs", "max_steps", "time_limit"):
@@ -216,9 +219,13 @@ def train(config: dict, resume: bool = False, progress: bool = True) -> dict:
     val_src, val_tgt = encode_pairs(val_pairs, src_tok, tgt_tok)
     kept, dropped = filter_by_length(train_src, train_tgt, config["max_len"], max_tgt_len=config["max_len"] - 1)
     train_src, train_tgt = [train_src[i] for i in kept], [train_tgt[i] for i in kept]
+    # validation batches go through the same positions: a longer pair would not fit the model
+    val_kept, val_dropped = filter_by_length(val_src, val_tgt, config["max_len"], max_tgt_len=config["max_len"] - 1)
+    val_src, val_tgt = [val_src[i] for i in val_kept], [val_tgt[i] for i in val_kept]
     log(f"data: {len(train_pairs)} training pairs ({dropped} longer than max_len {config['max_len']} left out), "
-        f"{len(val_pairs)} validation pairs; vocabulary {src_tok.vocab_size} / {tgt_tok.vocab_size} "
-        f"({config['tokenizer']}); {time.perf_counter() - started:.1f}s")
+        f"{len(val_pairs)} validation pairs ({val_dropped} left out of the loss); "
+        f"vocabulary {src_tok.vocab_size} / {tgt_tok.vocab_size} ({config['tokenizer']}); "
+        f"{time.perf_counter() - started:.1f}s")
 
     model = build_model(config, src_tok.vocab_size, tgt_tok.vocab_size, pad, device)
     opt, schedule = build_optimizer(config, model)

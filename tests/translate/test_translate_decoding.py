@@ -1,0 +1,171 @@
+"""Greedy and beam-search decoding, batch translation, and the attention-heatmap helper."""
+import importlib.util
+import itertools
+
+import numpy as np
+import pytest
+from translate_kit import REPO, no_network, subset_dir, tiny_model, tiny_run  # noqa: F401
+
+import minitx
+from minitx.data import BOS_ID, EOS_ID, PAD_ID, pad_batch
+from minitx.nn import Transformer
+from minitx.translate.decoding import beam_search, default_max_len, greedy_decode
+from minitx.translate.evaluation import translate_sentences
+
+SENTENCES = ["Ein Hund.", "Ein Mann fährt Fahrrad auf der Straße.", "Zwei Kinder spielen im Park.",
+             "Eine Frau in einem roten Kleid sitzt auf einer Bank und liest ein Buch, während ein Hund schläft."]
+
+
+def random_model(vocab=60, seed=0, **overrides):
+    minitx.manual_seed(seed)
+    options = dict(d_model=32, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=64, dropout=0.1,
+                   max_len=32, share_embeddings=True, tie_output=True)
+    return Transformer(vocab, vocab, **{**options, **overrides}).eval()
+
+
+def random_source(vocab, lengths, seed=0):
+    rng = np.random.default_rng(seed)
+    return pad_batch([rng.integers(4, vocab, size=n).tolist() for n in lengths], pad_id=PAD_ID)
+
+
+def log_softmax(logits):
+    logits = logits - logits.max(axis=-1, keepdims=True)
+    return logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
+
+
+def teacher_forced_log_probs(model, src_row, output):
+    """log p(. | <bos> output[:t]) for every t, by one full (uncached) decoder pass: [len + 1, V]."""
+    with minitx.no_grad():
+        logits = model(src_row[None], np.array([[BOS_ID] + list(output)]))
+    return log_softmax(logits.numpy()[0].astype(np.float64))
+
+
+@pytest.fixture(scope="module")
+def tiny_batch(tiny_model):
+    _, model, src_tok, tgt_tok = tiny_model
+    return model, pad_batch([src_tok.encode_ids(s) for s in SENTENCES], pad_id=src_tok.pad_id)
+
+
+@pytest.fixture(params=["trained", "random-init"])
+def model_and_source(request, tiny_batch):
+    if request.param == "trained":
+        return tiny_batch
+    return random_model(), random_source(60, [3, 9, 1, 14, 6])
+
+
+def test_beam_of_one_is_greedy(model_and_source):
+    model, src = model_and_source
+    greedy = greedy_decode(model, src, BOS_ID, EOS_ID, PAD_ID)
+    assert len(greedy) == len(src)
+    for length_penalty in (0.0, 0.6):
+        assert beam_search(model, src, BOS_ID, EOS_ID, PAD_ID, beam_size=1, length_penalty=length_penalty) == greedy
+
+
+def test_greedy_output_is_the_teacher_forced_argmax(model_and_source):
+    """Each greedy token is the most likely one under a full (uncached) decoder pass over the
+    prefix: the incremental key/value cache gives the same distributions as no cache."""
+    model, src = model_and_source
+    for row, output in zip(src, greedy_decode(model, src, BOS_ID, EOS_ID, PAD_ID)):
+        src_row = row[: int((row != PAD_ID).sum())]  # the real tokens; padding must not matter either
+        log_probs = teacher_forced_log_probs(model, src_row, output)
+        log_probs[:, [PAD_ID, BOS_ID]] = -np.inf  # never generated
+        chosen = output + ([EOS_ID] if len(output) < default_max_len(model, src.shape[1]) else [])
+        for t, token in enumerate(chosen):
+            assert log_probs[t, token] >= log_probs[t].max() - 1e-4, (t, token, output)
+        assert EOS_ID not in output and PAD_ID not in output and BOS_ID not in output
+
+
+@pytest.mark.parametrize("length_penalty", [0.0, 0.6, 1.0])
+def test_wide_beam_is_exact_search_and_beats_greedy(length_penalty):
+    """Beam search is not guaranteed to beat greedy decoding: the greedy prefix can drop out of
+    a narrow beam, and every prefix that pushed it out may end worse. What is guaranteed: a
+    beam wide enough to hold every hypothesis is exhaustive search, so it returns the output
+    with the best score, and that score is >= the greedy output's. The score, as beam_search's
+    docstring defines it, is recomputed here independently, from full teacher-forced passes:
+    the sum of the tokens' log-probabilities (and of the closing <eos>, when the output ended
+    before max_len) divided by lp(n). Vocabulary of 8 (4 of them special) and 3 steps: at most
+    5 tokens can follow a prefix, so a beam of 5**3 = 125 holds every hypothesis."""
+    vocab, steps = 8, 3
+    words = [t for t in range(vocab) if t not in (PAD_ID, BOS_ID, EOS_ID)]
+    improved = 0
+    for seed in (3, 4, 5):
+        model = random_model(vocab, seed=seed, tie_output=False, share_embeddings=False)
+        src = random_source(vocab, [4, 2, 6], seed=seed)
+        beam = beam_search(model, src, BOS_ID, EOS_ID, PAD_ID, beam_size=125, length_penalty=length_penalty,
+                           max_len=steps)
+        greedy = greedy_decode(model, src, BOS_ID, EOS_ID, PAD_ID, max_len=steps)
+        for row, beam_out, greedy_out in zip(src, beam, greedy):
+            src_row = row[: int((row != PAD_ID).sum())]
+            # log p(next | prefix) for every prefix shorter than `steps`, from the 25 longest ones
+            next_log_probs = {}
+            for prefix in itertools.product(words, repeat=steps - 1):
+                for t, log_probs in enumerate(teacher_forced_log_probs(model, src_row, prefix)):
+                    next_log_probs[prefix[:t]] = log_probs
+
+            def score(output):
+                total = sum(next_log_probs[tuple(output[:t])][token] for t, token in enumerate(output))
+                if len(output) < steps:  # it ended with <eos>; an output of `steps` tokens was cut off
+                    total += next_log_probs[tuple(output)][EOS_ID]
+                return total / ((5.0 + len(output) + 1) / 6.0) ** length_penalty  # n counts the <eos>
+
+            best = max(score(c) for n in range(steps + 1) for c in itertools.product(words, repeat=n))
+            assert score(beam_out) == pytest.approx(best, abs=1e-4)
+            assert score(beam_out) >= score(greedy_out) - 1e-4
+            improved += score(beam_out) > score(greedy_out) + 1e-4
+    assert improved  # these models do have sentences where greedy decoding is not the best
+
+
+def test_pad_and_bos_are_never_generated():
+    """A model that prefers <pad> must not have its output cut short at it (it would be read as
+    the end of the sentence); the next most likely token is taken instead."""
+    model = random_model(seed=1, max_len=12)
+    bias = np.zeros(60, dtype=np.float32)
+    bias[[PAD_ID, BOS_ID]] = 60.0
+    bias[7] = 50.0
+    model.output_bias.data = bias
+    src = random_source(60, [5, 3])
+    assert greedy_decode(model, src, BOS_ID, EOS_ID, PAD_ID) == [[7] * 11, [7] * 11]
+    assert beam_search(model, src, BOS_ID, EOS_ID, PAD_ID, beam_size=3) == [[7] * 11, [7] * 11]
+
+
+# ------------------------------------------------------------------ translate_sentences
+
+
+def test_empty_lines_translate_to_empty_lines(tiny_model):
+    _, model, src_tok, tgt_tok = tiny_model
+    lines = ["", SENTENCES[0], "   ", SENTENCES[1]]
+    outputs, report = translate_sentences(model, src_tok, tgt_tok, lines)
+    assert report == {"empty": 2, "truncated": 0}
+    assert outputs[0] == outputs[2] == ""
+    assert outputs[1] and outputs[3]
+    # batching sorts by length: the translations come back in the input order
+    alone = [translate_sentences(model, src_tok, tgt_tok, [line])[0][0] for line in lines[1::2]]
+    assert alone == outputs[1::2]
+
+
+def test_too_long_sentence_is_cut_with_a_counted_warning(tiny_model):
+    _, model, src_tok, tgt_tok = tiny_model
+    long_line = " ".join(["Ein Hund rennt über die Wiese."] * 30)
+    assert len(src_tok.encode_ids(long_line)) > model.max_len
+    with pytest.warns(UserWarning, match=r"1 sentence\(s\) longer than the model's max_len 64"):
+        outputs, report = translate_sentences(model, src_tok, tgt_tok, [long_line, SENTENCES[0]], beam_size=2)
+    assert report == {"empty": 0, "truncated": 1}
+    assert len(outputs) == 2 and outputs[0]
+
+
+# ------------------------------------------------------------------ attention heatmaps
+
+
+def test_attention_weights_are_distributions_over_the_source(tiny_model):
+    spec = importlib.util.spec_from_file_location("plot_attention_example", REPO / "examples" / "plot_attention.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    _, model, src_tok, tgt_tok = tiny_model
+    layers, src_labels, tgt_labels, translation = example.attention_for(model, src_tok, tgt_tok, SENTENCES[1])
+    assert len(layers) == model.config["num_decoder_layers"]
+    assert len(src_labels) == len(src_tok.encode_ids(SENTENCES[1])) and tgt_labels[-1] == "<eos>"
+    assert translation == translate_sentences(model, src_tok, tgt_tok, [SENTENCES[1]])[0][0]
+    for weights in layers:
+        assert weights.shape == (model.config["num_heads"], len(tgt_labels), len(src_labels))
+        assert (weights >= 0).all()
+        np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-5)

@@ -1,0 +1,185 @@
+"""Training runs of the translation application: learning, exact resume, bad data and configurations."""
+import json
+import math
+
+import numpy as np
+import pytest
+from translate_kit import TINY, TINY_EPOCHS, no_network, subset_dir, tiny_run, write_gz_lines  # noqa: F401
+
+import minitx
+import minitx.optim
+from minitx.data import (DataNotFoundError, batch_by_tokens, default_cache_dir, filter_by_length, load_pairs,
+                         load_tokenizer, make_batch)
+from minitx.serialization import load
+from minitx.translate import training
+from minitx.translate.recipes import RECIPES, build_config
+
+
+def initial_val_loss(run_dir, data_dir):
+    """The validation loss of the run's model before its first step: same seed, same construction."""
+    config = json.loads((run_dir / "config.json").read_text())
+    src_tok, tgt_tok = load_tokenizer(run_dir / "tokenizer.src.json"), load_tokenizer(run_dir / "tokenizer.tgt.json")
+    minitx.manual_seed(config["seed"])
+    model = training.build_model(config, src_tok.vocab_size, tgt_tok.vocab_size, tgt_tok.pad_id, "cpu")
+    src, tgt = training.encode_pairs(load_pairs("val", "de", "en", data_dir), src_tok, tgt_tok)
+    kept, _ = filter_by_length(src, tgt, config["max_len"], max_tgt_len=config["max_len"] - 1)
+    src, tgt = [src[i] for i in kept], [tgt[i] for i in kept]
+    batches = [make_batch([src[i] for i in idx], [tgt[i] for i in idx], tgt_tok.pad_id, tgt_tok.bos_id,
+                          tgt_tok.eos_id) for idx in batch_by_tokens(src, tgt, config["max_tokens"], shuffle=False)]
+    return training.validation_loss(model, batches, tgt_tok.pad_id)
+
+
+def test_tiny_model_lowers_validation_loss(tiny_run, subset_dir):
+    history = json.loads((tiny_run / "history.json").read_text())
+    assert [h["epoch"] for h in history] == list(range(1, TINY_EPOCHS + 1))
+    assert all(h["complete"] for h in history)
+    start = initial_val_loss(tiny_run, subset_dir)
+    losses = [h["val_loss"] for h in history]
+    # an untrained model is about uniform over the 1000 tokens (ln 1000 = 6.9), or worse
+    assert start > 6.0
+    assert losses[0] < start - 0.5, (start, losses)
+    assert losses[-1] < losses[0], losses
+    assert all(math.isfinite(h["train_loss"]) for h in history)
+
+
+def test_run_directory_holds_what_the_docstring_promises(tiny_run):
+    for name in ("config.json", "tokenizer.src.json", "tokenizer.tgt.json", "last.npz", "best.npz",
+                 "history.json", "results.json", "test_2016_flickr.hyp.en"):
+        assert (tiny_run / name).is_file(), name
+    results = json.loads((tiny_run / "results.json").read_text())
+    assert results["split"] == "test_2016_flickr" and results["direction"] == "de-en"
+    assert results["signature"].startswith("nrefs:1|case:mixed")
+    assert 0.0 <= results["bleu"] <= 100.0
+    hyps = (tiny_run / "test_2016_flickr.hyp.en").read_text().split("\n")[:-1]
+    assert len(hyps) == 100
+    progress = load(tiny_run / "last.npz")["progress"]
+    assert progress["epoch"] == TINY_EPOCHS and progress["batch"] == 0
+    assert progress["step"] == json.loads((tiny_run / "history.json").read_text())[-1]["step"]
+
+
+# ------------------------------------------------------------------ resume
+
+
+RESUME = dict(TINY, max_tokens=300, save_every=3, dropout=0.2, warmup_steps=4, bleu_every=0)
+
+
+def resume_config(data_dir, run_dir, max_steps):
+    return build_config(None, data_dir=str(data_dir), output_dir=str(run_dir), max_steps=max_steps, epochs=1,
+                        **RESUME)
+
+
+class Killed(KeyboardInterrupt):
+    """Ctrl-C in the middle of a training step."""
+
+
+def kill_during_step(monkeypatch, step):
+    """Make the training step number ``step`` raise midway (after backward, before the update)."""
+    calls = {"n": 0}
+    clip = minitx.optim.clip_grad_norm_
+
+    def clip_then_maybe_die(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == step:
+            raise Killed()
+        return clip(*args, **kwargs)
+
+    monkeypatch.setattr(minitx.optim, "clip_grad_norm_", clip_then_maybe_die)
+
+
+def assert_same_state(a, b, where=""):
+    """Nested checkpoint contents are identical: arrays bit for bit, other values equal."""
+    if isinstance(a, dict):
+        assert sorted(a) == sorted(b), where
+        for key in a:
+            assert_same_state(a[key], b[key], f"{where}/{key}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same_state(x, y, f"{where}[{i}]")
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_array_equal(a, b, err_msg=where)
+    else:
+        assert a == b, where
+
+
+def test_killed_run_resumes_to_exactly_the_uninterrupted_state(subset_dir, tmp_path):
+    """Run A trains 12 steps in one go. Run B is killed during step 8 (the batches of one epoch
+    are far more than 12), loses the steps after its last save, then resumes to 12 steps.
+    With dropout on, only a restored RNG state gives the same masks, hence the same weights."""
+    total, kill_at, save_every = 12, 8, RESUME["save_every"]
+    training.train(resume_config(subset_dir, tmp_path / "a", total), progress=False)
+
+    with pytest.MonkeyPatch.context() as patch, pytest.raises(Killed):
+        kill_during_step(patch, kill_at)
+        training.train(resume_config(subset_dir, tmp_path / "b", total), progress=False)
+    saved = load(tmp_path / "b" / "last.npz")["progress"]
+    assert saved["epoch"] == 0 and saved["batch"] == saved["step"]  # killed mid-epoch
+    assert 0 <= (kill_at - 1) - saved["step"] < save_every  # at most save_every completed steps lost
+    assert not (tmp_path / "b" / "results.json").exists()
+
+    training.train(resume_config(subset_dir, tmp_path / "b", total), resume=True, progress=False)
+    state_a, state_b = load(tmp_path / "a" / "last.npz"), load(tmp_path / "b" / "last.npz")
+    assert state_b["progress"]["step"] == total
+    for part in ("model", "optimizer", "schedule", "rng"):
+        assert_same_state(state_a[part], state_b[part], part)
+    results_a = json.loads((tmp_path / "a" / "results.json").read_text())
+    results_b = json.loads((tmp_path / "b" / "results.json").read_text())
+    assert results_a["example"] == results_b["example"] and results_a["bleu"] == results_b["bleu"]
+
+
+def test_resume_may_extend_a_finished_run(subset_dir, tmp_path):
+    """A run stopped by max_steps continues when resumed with a larger max_steps, keeping its
+    other settings (the lr given here is ignored: the saved configuration wins)."""
+    training.train(resume_config(subset_dir, tmp_path, 3), progress=False)
+    extended = dict(resume_config(subset_dir, tmp_path, 5), lr=1.0)
+    training.train(extended, resume=True, progress=False)
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["max_steps"] == 5 and config["lr"] == RESUME["lr"]
+    assert [h["step"] for h in json.loads((tmp_path / "history.json").read_text())] == [3, 5]
+
+
+def test_resume_without_a_run_directory_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no config.json.*not a minitx translation run"):
+        training.train(build_config(None, output_dir=str(tmp_path / "nothing-here")), resume=True)
+
+
+# ------------------------------------------------------------------ bad data and configurations
+
+
+@pytest.mark.parametrize("download", [True, False], ids=["offline", "download-off"])
+def test_missing_data_says_where_to_put_the_files(tmp_path, monkeypatch, download):
+    monkeypatch.delenv("MINITX_DATA_DIR", raising=False)
+    nowhere = tmp_path / "no-such-dir"
+    with pytest.raises(DataNotFoundError) as info:
+        if download:
+            training.train(build_config(None, data_dir=str(nowhere), output_dir=str(tmp_path / "run"), **TINY),
+                           progress=False)
+        else:
+            load_pairs("train", "de", "en", nowhere, download=False)
+    message = str(info.value)
+    for expected in (str(nowhere), str(default_cache_dir()), "MINITX_DATA_DIR", "--data-dir", "train.de.gz"):
+        assert expected in message
+    assert ("downloading train.de.gz failed" if download else "download=False") in message
+
+
+def test_unequal_line_counts_name_both_files(tmp_path):
+    write_gz_lines(tmp_path / "train.de.gz", ["Ein Hund.", "Eine Katze.", "Ein Mann."])
+    write_gz_lines(tmp_path / "train.en.gz", ["A dog.", "A cat."])
+    with pytest.raises(ValueError, match=r"train.de.gz has 3 lines but .*train.en.gz has 2"):
+        training.train(build_config(None, data_dir=str(tmp_path), output_dir=str(tmp_path / "run"), **TINY),
+                       progress=False)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"recipe": "no-such-recipe"}, r"unknown recipe 'no-such-recipe'; choose from \['cpu-quick'"),
+    ({"d_modle": 64}, r"unknown configuration keys \['d_modle'\]"),
+])
+def test_build_config_rejects_unknown_names(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        build_config(**overrides)
+
+
+def test_recipes_only_use_known_keys():
+    for name in RECIPES:
+        config = build_config(name)
+        assert config["recipe"] == name and config["output_dir"] == f"runs/{name}-de-en"
