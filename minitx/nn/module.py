@@ -22,6 +22,13 @@ from minitx.autograd.tensor import Tensor
 from minitx.nn.parameter import Parameter
 
 
+class StateDictKeyError(KeyError):
+    """Missing or unexpected keys in load_state_dict (a KeyError that prints its message plainly)."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
 class Module:
     training: bool
 
@@ -158,15 +165,14 @@ class Module:
                 parts.append(f"missing keys {missing[:10]}" + (" ..." if len(missing) > 10 else ""))
             if unexpected:
                 parts.append(f"unexpected keys {unexpected[:10]}" + (" ..." if len(unexpected) > 10 else ""))
-            raise KeyError(f"load_state_dict into {type(self).__name__}: " + "; ".join(parts))
-        for name, t in own.items():
-            if name not in state:
-                continue
-            value = state[name]
-            value = value.data if isinstance(value, Tensor) else value
+            raise StateDictKeyError(f"load_state_dict into {type(self).__name__}: " + "; ".join(parts))
+        present = [(name, t, state[name].data if isinstance(state[name], Tensor) else state[name])
+                   for name, t in own.items() if name in state]
+        for name, t, value in present:  # check every shape before changing anything
             if tuple(value.shape) != t.shape:
                 raise ValueError(f"load_state_dict: '{name}' has shape {tuple(value.shape)} in the state dict "
                                  f"but {t.shape} in the model")
+        for name, t, value in present:
             t.data = backend.to_device(np.asarray(backend.to_numpy(value), dtype=t.dtype), t.device).copy()
         return {"missing": missing, "unexpected": unexpected}
 

@@ -13,9 +13,16 @@ import sys
 from minitx.translate.recipes import DEFAULTS, RECIPES, build_config
 
 
+def _boolean(text: str) -> bool:
+    words = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+    if text.lower() not in words:
+        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+    return words[text.lower()]
+
+
 def _option_type(default):
     if isinstance(default, bool):
-        return lambda text: text.lower() in ("1", "true", "yes", "on")
+        return _boolean
     if isinstance(default, int):
         return int
     if isinstance(default, float):
@@ -108,7 +115,7 @@ def _use_model(args) -> int:
     if args.command == "translate":
         stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
         with stream:
-            lines = [line.rstrip("\n") for line in stream]
+            lines = [line.rstrip("\r\n") for line in stream]
         outputs, report = translate_sentences(model, src_tok, tgt_tok, lines, beam_size=args.beam_size,
                                               length_penalty=args.length_penalty)
         for line in outputs:

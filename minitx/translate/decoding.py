@@ -22,6 +22,15 @@ def _step_log_probs(model, tokens, memory, src_mask, cache):
     return backend.to_numpy(log_probs).astype(np.float32)
 
 
+def _forbid(log_probs, step, bos_id, eos_id, pad_id):
+    """Tokens a translation may not contain: <pad> (it would cut the output short) and <bos>
+    never, and <eos> not as the first token (a non-empty source gets a non-empty translation)."""
+    log_probs[:, [pad_id, bos_id]] = -np.inf
+    if step == 0:
+        log_probs[:, eos_id] = -np.inf
+    return log_probs
+
+
 def default_max_len(model, src_len: int) -> int:
     """Source length + 50, within the model's positions (position 0 is <bos>)."""
     return min(src_len + 50, model.max_len - 1)
@@ -41,9 +50,8 @@ def greedy_decode(model, src, bos_id: int, eos_id: int, pad_id: int = 0, max_len
     last = np.full((src.shape[0], 1), bos_id, dtype=np.int64)
     finished = np.zeros(src.shape[0], dtype=bool)
     outputs = []
-    for _ in range(max_len):
-        log_probs = _step_log_probs(model, last, memory, src_mask, cache)
-        log_probs[:, [pad_id, bos_id]] = -np.inf  # never generated: a <pad> would cut the output short
+    for step in range(max_len):
+        log_probs = _forbid(_step_log_probs(model, last, memory, src_mask, cache), step, bos_id, eos_id, pad_id)
         tokens = log_probs.argmax(axis=1)
         tokens[finished] = pad_id
         outputs.append(tokens)
@@ -82,10 +90,9 @@ def beam_search(model, src, bos_id: int, eos_id: int, pad_id: int = 0, beam_size
     finished = np.zeros(batch * k, dtype=bool)
     last = np.full((batch * k, 1), bos_id, dtype=np.int64)
 
-    for _ in range(max_len):
-        log_probs = _step_log_probs(model, last, memory, src_mask, cache)
+    for step in range(max_len):
+        log_probs = _forbid(_step_log_probs(model, last, memory, src_mask, cache), step, bos_id, eos_id, pad_id)
         vocab = log_probs.shape[1]
-        log_probs[:, [pad_id, bos_id]] = -np.inf  # never generated: a <pad> would cut the output short
         # a finished hypothesis can only be extended by padding, at no cost
         log_probs[finished] = -np.inf
         log_probs[finished, pad_id] = 0.0
