@@ -135,3 +135,48 @@ def to_device(array, device: str):
 
 def to_numpy(array) -> np.ndarray:
     return to_device(array, "cpu")
+
+
+def allow_tf32(flag: bool = True) -> None:
+    """Let CuPy's float32 matrix products (matmul, dot, the Linear and attention products) run
+    on TF32 tensor cores (GPUs of compute capability >= 8.0), or stop them (flag=False).
+
+    TF32 keeps float32's 8-bit exponent but rounds the inputs of each product to a 10-bit
+    mantissa, about 1e-3 relative error per product (sums still accumulate in float32), for
+    several times the float32 matmul throughput. Training is usually unaffected; results are no
+    longer bit-comparable with the CPU. float64 and the hand-written kernels are not affected.
+    Off by default, as in CuPy.
+
+    How: CuPy decides the cuBLAS compute type of float32 once, at the first float32 product,
+    from the environment variable CUPY_TF32 (cupy/_core/_routines_linalg.pyx,
+    ``get_compute_type``), and caches it. So this sets CUPY_TF32 (enough when no product has
+    run yet) and, when CuPy is already imported, also sets the cached compute type with
+    ``set_compute_type`` (which falls back to the default, with a warning, on older GPUs).
+    """
+    os.environ["CUPY_TF32"] = "1" if flag else "0"
+    if _cupy is None:
+        return
+    try:
+        from cupy._core import _routines_linalg as linalg
+    except ImportError:  # a CuPy without this internal module: the variable alone must do
+        return
+    if hasattr(linalg, "set_compute_type"):
+        linalg.set_compute_type(np.float32, _cupy_compute_type(linalg, flag))
+
+
+def tf32_allowed() -> bool:
+    """Whether float32 products may use TF32: CuPy's cached choice when available, else CUPY_TF32."""
+    if _cupy is not None:
+        try:
+            from cupy._core import _routines_linalg as linalg
+
+            return linalg.get_compute_type(np.float32) == _cupy_compute_type(linalg, True)
+        except (ImportError, AttributeError):
+            pass
+    return os.environ.get("CUPY_TF32", "0").strip() not in ("", "0")
+
+
+def _cupy_compute_type(linalg, tf32: bool) -> int:
+    """CuPy's COMPUTE_TYPE_TF32 / COMPUTE_TYPE_DEFAULT (7 and 1 in its source, should the enum
+    not be visible from Python)."""
+    return getattr(linalg, "COMPUTE_TYPE_TF32", 7) if tf32 else getattr(linalg, "COMPUTE_TYPE_DEFAULT", 1)

@@ -246,6 +246,22 @@ def dropout(x, p=0.5, training=True, seed=None):
     return ops.Dropout(p, seed)(x)
 
 
+def dropout_add(x, residual, p=0.5, training=True, seed=None):
+    """residual + dropout(x) as one op (a residual connection); residual + x when not training
+    or p == 0. x and residual must have one shape. See ops.DropoutAdd."""
+    if not training or p == 0:
+        return add(residual, x)
+    return ops.DropoutAdd(p, seed)(x, residual)
+
+
+def bias_act_dropout(x, bias=None, activation="relu", p=0.0, training=True, seed=None):
+    """dropout(activation(x + bias)) as one op, bias [C] along the last axis (or None);
+    activation 'identity', 'relu' or 'gelu_tanh'. No dropout when not training. See
+    ops.BiasActDropout."""
+    op = ops.BiasActDropout(activation, p if training else 0.0, seed)
+    return op(x) if bias is None else op(x, bias)
+
+
 def embedding(ids, weight, padding_idx=None):
     """Rows of ``weight`` picked by integer ``ids``: result shape ids.shape + (dim,)."""
     ids = _as_indices(ids, weight)
@@ -271,7 +287,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0
     return_weights=True returns (output, weights), the weights P as a constant tensor
     (before dropout) for plotting.
     """
-    op = ops.ScaledDotProductAttention(causal, dropout_p, scale, seed)
+    op = ops.ScaledDotProductAttention(causal, dropout_p, scale, seed, need_weights=return_weights)
     if mask is None:
         out = op(q, k, v)
     else:

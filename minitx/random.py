@@ -2,6 +2,12 @@
 
 ``manual_seed(s)`` resets one generator per device, so a run seeded the same way draws the
 same numbers: the same initial weights, the same dropout masks.
+
+The fused dropout kernels draw no numbers from these generators: they hash each element's
+index with a counter-based RNG (Philox) keyed by a (seed, offset) pair, and the backward
+regenerates the same mask from the same pair. ``next_philox_seed_offset(device)`` hands out
+those pairs: the seed is the ``manual_seed`` value, the offset counts calls per device, so a
+run seeded the same way gets the same masks, and every call gets a fresh stream.
 """
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ import numpy as np
 from minitx import backend
 
 _generators: dict = {}
+_philox_offsets: dict = {}   # device -> the next Philox offset handed out
 _seed = 0
 
 
@@ -20,6 +27,19 @@ def manual_seed(seed: int) -> None:
         raise ValueError(f"manual_seed: expected a non-negative integer, got {seed!r}")
     _seed = int(seed)
     _generators.clear()
+    _philox_offsets.clear()
+
+
+def next_philox_seed_offset(device: str = "cuda") -> tuple:
+    """(seed, offset) for one fused-dropout call on ``device``; each call gets the next offset.
+
+    The kernels keep element i of a call iff Philox(counter=(i // 4, offset), key=seed) clears
+    the drop threshold, so distinct offsets give independent masks of any size.
+    """
+    device = str(device).split(":")[0]
+    offset = _philox_offsets.get(device, 0)
+    _philox_offsets[device] = offset + 1
+    return _seed, offset
 
 
 def generator(device: str = "cpu"):
@@ -32,12 +52,14 @@ def generator(device: str = "cpu"):
 
 
 def get_state() -> dict:
-    """The CPU generator's state, JSON-friendly, for checkpoints."""
-    return {"seed": _seed, "cpu": generator("cpu").bit_generator.state}
+    """The CPU generator's state and the Philox offsets, JSON-friendly, for checkpoints."""
+    return {"seed": _seed, "cpu": generator("cpu").bit_generator.state, "philox": dict(_philox_offsets)}
 
 
 def set_state(state: dict) -> None:
     global _seed
     _seed = int(state["seed"])
     _generators.clear()
+    _philox_offsets.clear()
+    _philox_offsets.update({device: int(n) for device, n in state.get("philox", {}).items()})
     generator("cpu").bit_generator.state = state["cpu"]

@@ -133,3 +133,14 @@ def test_device_mismatch_names_the_op_and_both_devices(call, op):
 
 def test_a_pretend_cuda_tensor_shows_its_device():
     assert "device='cuda'" in repr(PretendCudaTensor(np.ones(1, np.float32)))
+
+
+def test_allow_tf32_sets_cupys_switch(monkeypatch):
+    monkeypatch.delenv("CUPY_TF32", raising=False)
+    assert not backend.tf32_allowed()
+    try:
+        backend.allow_tf32(True)
+        assert os.environ["CUPY_TF32"] == "1" and backend.tf32_allowed()
+    finally:
+        backend.allow_tf32(False)
+    assert os.environ["CUPY_TF32"] == "0" and not backend.tf32_allowed()

@@ -16,6 +16,11 @@ Gating (what autograd ops should check before calling a launcher)::
 The fused path is disabled by ``MINITX_FUSED=0`` in the environment (read at
 call time, always wins) or inside ``with kernels.use_fused(False):``.
 
+Testing the ops' fused branches without a GPU: inside ``with
+kernels.emulate_on_cpu():`` ``enabled()`` also accepts NumPy float arrays, so
+an op's kernel branch runs the same ``.cu`` source through the CPU emulation
+(exact, but slow: tiny shapes only).
+
 Importing this package does not import CuPy.  Given NumPy arrays, the
 launchers run the same kernel source through the CPU emulation in
 :mod:`minitx.kernels.cpu_harness` (needs g++; slow; meant for tests).
@@ -32,9 +37,11 @@ from ._runtime import KERNELS, is_cupy_array
 from .launchers import *  # noqa: F401,F403
 from .launchers import __all__ as _launcher_names
 
-__all__ = ["available", "enabled", "fused_allowed", "use_fused", "KERNELS", *_launcher_names]
+__all__ = ["available", "enabled", "fused_allowed", "use_fused", "emulate_on_cpu", "KERNELS",
+           *_launcher_names]
 
 _override: contextvars.ContextVar = contextvars.ContextVar("minitx_use_fused", default=None)
+_emulate: contextvars.ContextVar = contextvars.ContextVar("minitx_emulate_on_cpu", default=False)
 _available: bool | None = None
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -71,13 +78,36 @@ def use_fused(flag: bool = True):
         _override.reset(token)
 
 
+@contextlib.contextmanager
+def emulate_on_cpu(flag: bool = True):
+    """Context manager under which :func:`enabled` also accepts NumPy arrays,
+    so the ops take their kernel branches through the CPU emulation (tests
+    only: every launch compiles/loads the g++ build and runs CUDA threads as
+    fibers).  Nestable, thread/async-local; ``use_fused(False)`` and
+    ``MINITX_FUSED=0`` still win."""
+    token = _emulate.set(bool(flag))
+    try:
+        yield
+    finally:
+        _emulate.reset(token)
+
+
 def enabled(*arrays) -> bool:
-    """True when every array is a CuPy float32/float64 array, the fused path
-    is allowed and a GPU is available.  ``None`` entries are ignored."""
+    """True when the fused path may run on these arrays: the fused path is
+    allowed, and every array is a CuPy float32/float64 array on a present GPU
+    (or, inside :func:`emulate_on_cpu`, a NumPy one), all of one dtype (the
+    launchers compute in a single dtype).  ``None`` entries are ignored."""
     if not fused_allowed():
         return False
     present = [a for a in arrays if a is not None]
-    for a in present:
-        if not is_cupy_array(a) or np.dtype(a.dtype) not in _FLOAT_DTYPES:
-            return False
-    return available()
+    if not present or len({np.dtype(a.dtype) for a in present}) != 1:
+        return False
+    if np.dtype(present[0].dtype) not in _FLOAT_DTYPES:
+        return False
+    if all(is_cupy_array(a) for a in present):
+        return available()
+    if _emulate.get() and all(isinstance(a, np.ndarray) for a in present):
+        from . import cpu_harness  # noqa: PLC0415 (only the tests get here)
+
+        return cpu_harness.available()
+    return False

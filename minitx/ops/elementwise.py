@@ -207,22 +207,31 @@ class Gelu(Function):
         self.approximate = approximate
 
     def forward(self, x):
-        xp = get_array_module(x)
         self.save_for_backward(x)
         if self.approximate == "tanh":
-            t = xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3))
-            return 0.5 * x * (1 + t)
+            return gelu_tanh(x)
         return x * _normal_cdf(x)
 
     def backward(self, dy):
         (x,) = self.saved
         xp = get_array_module(x)
         if self.approximate == "tanh":
-            t = xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3))
-            du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
-            return (dy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du),)
+            return (dy * gelu_tanh_derivative(x),)
         pdf = xp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
         return (dy * (_normal_cdf(x) + x * pdf),)
+
+
+def gelu_tanh(x):
+    """x/2 * (1 + tanh u),  u = sqrt(2/pi) * (x + 0.044715 x^3)  (shared with BiasActDropout)."""
+    t = get_array_module(x).tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3))
+    return 0.5 * x * (1 + t)
+
+
+def gelu_tanh_derivative(x):
+    """d gelu_tanh / dx = 1/2 (1 + tanh u) + x/2 * (1 - tanh^2 u) * sqrt(2/pi) * (1 + 3 * 0.044715 x^2)."""
+    t = get_array_module(x).tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3))
+    du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du
 
 
 def _normal_cdf(x):

@@ -4,6 +4,13 @@ These could be composed from primitives (softmax = exp / sum exp), but then back
 walk many small ops and keep many intermediate arrays. Written as one Function each, the
 backward is one short formula, worth reading next to the forward, and a fused CUDA kernel
 can replace the forward and backward as a unit.
+
+Fused kernels: where ``kernels.enabled(...)`` says the arrays suit a kernel (CuPy float arrays,
+fused path allowed), forward and backward call a launcher from ``minitx.kernels`` instead of the
+xp reference code below it. Both branches save the same arrays, so backward does not care which
+forward ran, and the reference stays the CPU path and the tests' oracle. The dropout ops are the
+exception by nature: the reference saves its mask, the kernel regenerates its mask from a
+Philox (seed, offset) pair, and backward follows whichever forward ran.
 """
 from __future__ import annotations
 
@@ -11,14 +18,16 @@ import math
 
 import numpy as np
 
+from minitx import kernels
 from minitx import random as mrandom
 from minitx.autograd.function import Function
 from minitx.backend import device_of, get_array_module
+from minitx.ops.elementwise import gelu_tanh, gelu_tanh_derivative
 from minitx.ops.shape import scatter_add
 
 __all__ = [
-    "Softmax", "LogSoftmax", "LayerNorm", "Dropout", "Embedding", "Linear", "CrossEntropy",
-    "ScaledDotProductAttention",
+    "Softmax", "LogSoftmax", "LayerNorm", "Dropout", "DropoutAdd", "BiasActDropout", "Embedding",
+    "Linear", "CrossEntropy", "ScaledDotProductAttention",
 ]
 
 
@@ -40,15 +49,25 @@ class Softmax(Function):
     def __init__(self, axis=-1):
         self.axis = axis
 
+    def _fused(self, *arrays):
+        """The kernel works on rows of the last axis."""
+        ndim = arrays[0].ndim
+        return ndim > 0 and self.axis in (-1, ndim - 1) and kernels.enabled(*arrays)
+
     def forward(self, x):
-        e, _ = _stable_exp(x, self.axis)
-        total = e.sum(axis=self.axis, keepdims=True)
-        y = e / get_array_module(x).where(total > 0, total, 1)
+        if self._fused(x):
+            y = kernels.softmax_forward(x)
+        else:
+            e, _ = _stable_exp(x, self.axis)
+            total = e.sum(axis=self.axis, keepdims=True)
+            y = e / get_array_module(x).where(total > 0, total, 1)
         self.save_for_backward(y)
         return y
 
     def backward(self, dy):
         (y,) = self.saved
+        if self._fused(y, dy):
+            return (kernels.softmax_backward(y, dy),)
         return (y * (dy - (dy * y).sum(axis=self.axis, keepdims=True)),)
 
 
@@ -86,30 +105,42 @@ class LayerNorm(Function):
     backward, with g = dy * w and means over the last axis:
         dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
         dw = sum over rows of dy * xhat        db = sum over rows of dy
+
+    Both paths save (x, w, mu, rstd), mu and rstd of shape x.shape[:-1] (what the kernel
+    returns); backward rebuilds xhat from them instead of keeping a second x-sized array.
     """
 
     def __init__(self, eps=1e-5):
         self.eps = eps
 
     def forward(self, x, w, b):
-        xp = get_array_module(x)
         if w.shape != x.shape[-1:] or b.shape != x.shape[-1:]:
             raise ValueError(f"layer_norm: weight {w.shape} and bias {b.shape} must have shape "
                              f"({x.shape[-1]},), the last axis of the input {x.shape}")
-        mu = x.mean(axis=-1, keepdims=True)
-        centered = x - mu
-        rstd = 1 / xp.sqrt((centered * centered).mean(axis=-1, keepdims=True) + self.eps)
-        xhat = centered * rstd
-        self.save_for_backward(xhat, w, rstd)
-        return xhat * w + b
+        if kernels.enabled(x, w, b):
+            y, mu, rstd = kernels.layer_norm_forward(x, w, b, self.eps)
+        else:
+            xp = get_array_module(x)
+            mu = x.mean(axis=-1)
+            centered = x - mu[..., None]
+            rstd = 1 / xp.sqrt((centered * centered).mean(axis=-1) + self.eps)
+            y = centered * rstd[..., None] * w + b
+        self.save_for_backward(x, w, mu, rstd)
+        return y
 
     def backward(self, dy):
-        xhat, w, rstd = self.saved
+        x, w, mu, rstd = self.saved
+        needs_dw, needs_db = self.needs_input_grad[1], self.needs_input_grad[2]
+        if kernels.enabled(dy, x, w, mu, rstd):
+            dx, dw, db = kernels.layer_norm_backward(dy, x, w, mu, rstd, param_grads=needs_dw or needs_db)
+            return dx, dw if needs_dw else None, db if needs_db else None
         rows = tuple(range(dy.ndim - 1))
+        rstd = rstd[..., None]
+        xhat = (x - mu[..., None]) * rstd
         g = dy * w
         dx = rstd * (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True))
-        dw = (dy * xhat).sum(axis=rows) if self.needs_input_grad[1] else None
-        db = dy.sum(axis=rows) if self.needs_input_grad[2] else None
+        dw = (dy * xhat).sum(axis=rows) if needs_dw else None
+        db = dy.sum(axis=rows) if needs_db else None
         return dx, dw, db
 
 
@@ -118,6 +149,17 @@ def _dropout_keep_mask(shape, p, dtype, xp, device, seed):
     rng = mrandom.generator(device) if seed is None else xp.random.default_rng(seed)
     keep = rng.random(shape, dtype=dtype) >= p
     return keep.astype(dtype) * (1 / (1 - p))
+
+
+def _check_dropout_p(op, p):
+    if not 0 <= p < 1:
+        raise ValueError(f"{op}: p must be in [0, 1), got {p}")
+
+
+def _philox_seed_offset(seed, array):
+    """The (seed, offset) pair of a fused dropout call: fixed by ``seed`` when given (so a
+    repeated call draws the same mask), else the next pair from minitx.random."""
+    return (seed, 0) if seed is not None else mrandom.next_philox_seed_offset(device_of(array))
 
 
 class Dropout(Function):
@@ -129,8 +171,7 @@ class Dropout(Function):
     """
 
     def __init__(self, p=0.5, seed=None):
-        if not 0 <= p < 1:
-            raise ValueError(f"dropout: p must be in [0, 1), got {p}")
+        _check_dropout_p("dropout", p)
         self.p, self.seed = p, seed
 
     def forward(self, x):
@@ -142,6 +183,116 @@ class Dropout(Function):
     def backward(self, dy):
         (mask,) = self.saved
         return (dy * mask,)
+
+
+class DropoutAdd(Function):
+    """y = residual + dropout(x) = residual + x * m, m as in Dropout (m_i = 1/(1-p) with
+    probability 1-p, else 0): the residual connection around a Transformer sublayer, one pass.
+
+    backward:  dx = dy * m        dresidual = dy
+
+    Reference path: m is drawn from minitx's generator (or from ``seed``) and saved. Kernel
+    path: nothing is saved; m comes from a Philox (seed, offset) pair (see
+    minitx.random.next_philox_seed_offset; (seed, 0) when ``seed`` is given) and backward
+    regenerates it from the pair. The two paths draw different masks with the same law.
+    """
+
+    def __init__(self, p=0.5, seed=None):
+        _check_dropout_p("dropout_add", p)
+        self.p, self.seed = p, seed
+
+    def forward(self, x, residual):
+        if x.shape != residual.shape:
+            raise ValueError(f"dropout_add: x {x.shape} and residual {residual.shape} must have one shape")
+        self.philox, mask = None, None
+        if kernels.enabled(x, residual):
+            self.philox = _philox_seed_offset(self.seed, x)
+            y = kernels.dropout_add_forward(x, residual, self.p, *self.philox)
+        else:
+            mask = _dropout_keep_mask(x.shape, self.p, x.dtype, get_array_module(x), device_of(x), self.seed)
+            y = residual + x * mask
+        self.save_for_backward(mask)
+        return y
+
+    def backward(self, dy):
+        (mask,) = self.saved
+        if self.philox is not None:  # the forward ran the kernel: regenerate its mask
+            dx, _ = kernels.dropout_add_backward(dy, self.p, *self.philox)
+        else:
+            dx = dy * mask
+        return dx, dy
+
+
+def _relu(u):
+    return u * (u > 0)
+
+
+def _relu_derivative(u):
+    return (u > 0).astype(u.dtype)
+
+
+def _identity(u):
+    return u
+
+
+def _one(u):
+    return get_array_module(u).ones_like(u)
+
+
+# activation name -> (f, f'); the kernel knows the same three by these names
+_BIAS_ACTIVATIONS = {"identity": (_identity, _one), "relu": (_relu, _relu_derivative),
+                     "gelu_tanh": (gelu_tanh, gelu_tanh_derivative)}
+
+
+class BiasActDropout(Function):
+    """y = dropout(f(u)) = f(u) * m,   u = x + b   (b [C] added along the last axis; optional)
+
+    f is 'identity', 'relu' or 'gelu_tanh' (GELU's tanh form, see Gelu); m as in Dropout.
+    It follows a Linear computed without its bias: in a feed-forward block the bias add, the
+    activation and the dropout become one pass over the [rows, d_ff] activations.
+
+    backward:  du = dy * m * f'(u)        dx = du        db = sum over rows of du
+               relu'(u) = [u > 0],  identity' = 1,  gelu_tanh' as in Gelu
+
+    Both paths save (x, b); the mask is saved (reference) or regenerated from its Philox
+    (seed, offset) pair (kernel), as in DropoutAdd.
+    """
+
+    def __init__(self, activation="relu", p=0.0, seed=None):
+        if activation not in _BIAS_ACTIVATIONS:
+            raise ValueError(f"bias_act_dropout: activation must be one of {sorted(_BIAS_ACTIVATIONS)}, "
+                             f"got {activation!r}")
+        _check_dropout_p("bias_act_dropout", p)
+        self.activation, self.p, self.seed = activation, p, seed
+
+    def forward(self, x, b=None):
+        if b is not None and b.shape != x.shape[-1:]:
+            raise ValueError(f"bias_act_dropout: bias {b.shape} must have shape ({x.shape[-1]},), "
+                             f"the last axis of the input {x.shape}")
+        self.philox, mask = None, None
+        if kernels.enabled(x, b):
+            self.philox = _philox_seed_offset(self.seed, x)
+            y = kernels.bias_act_dropout_forward(x, b, self.activation, self.p, *self.philox)
+        else:
+            f, _ = _BIAS_ACTIVATIONS[self.activation]
+            y = f(x if b is None else x + b)
+            if self.p:
+                mask = _dropout_keep_mask(x.shape, self.p, x.dtype, get_array_module(x), device_of(x), self.seed)
+                y = y * mask
+        self.save_for_backward(x, b, mask)
+        return y
+
+    def backward(self, dy):
+        x, b, mask = self.saved
+        if self.philox is not None:  # the forward ran the kernel: regenerate its mask
+            dx, db = kernels.bias_act_dropout_backward(dy, x, b, self.activation, self.p, *self.philox)
+        else:
+            _, f_prime = _BIAS_ACTIVATIONS[self.activation]
+            dx = dy * f_prime(x if b is None else x + b)
+            if mask is not None:
+                dx = dx * mask
+            db = None if b is None else dx.sum(axis=tuple(range(dx.ndim - 1)))
+        return (dx,) if b is None else (dx, db if self.needs_input_grad[1] else None)
 
 
 def _check_integer(op, what, array):
@@ -172,6 +323,8 @@ class Embedding(Function):
 
     def backward(self, dy):
         (ids,) = self.saved
+        if kernels.enabled(dy):  # one atomic scatter-add kernel; it skips padding_idx itself
+            return None, kernels.embedding_backward(ids, dy, self.weight_shape[0], self.padding_idx)
         xp = get_array_module(dy)
         dweight = xp.zeros(self.weight_shape, dtype=dy.dtype)
         scatter_add(dweight, ids.reshape(-1), dy.reshape(-1, self.weight_shape[1]))
@@ -229,6 +382,8 @@ class CrossEntropy(Function):
     returns the per-row losses.
 
     backward:  dx = (softmax(x) - q) * dloss_row   (0 for ignored rows)
+
+    Both paths save (x, t, lse), lse of shape t.shape.
     """
 
     def __init__(self, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
@@ -250,35 +405,62 @@ class CrossEntropy(Function):
             bad = t[valid & ((t < 0) | (t >= classes))]
             raise IndexError(f"cross_entropy: target {int(bad.reshape(-1)[0])} is out of range for {classes} "
                              f"classes (ignore_index is {self.ignore_index})")
-        e, m = _stable_exp(x, -1)
-        lse = m + xp.log(e.sum(axis=-1, keepdims=True))
-        logp_t = xp.take_along_axis(x, safe_t[..., None], axis=-1) - lse
-        loss = -(1 - self.smoothing) * logp_t[..., 0]
-        if self.smoothing:
-            loss = loss + self.smoothing * (lse[..., 0] - x.mean(axis=-1))
-        loss = loss * valid
         self.count = int(valid.sum())
-        self.save_for_backward(x, lse, safe_t, valid)
+        if kernels.enabled(x):
+            loss, lse = kernels.cross_entropy_forward(x, t, self.ignore_index, self.smoothing)
+        else:
+            e, m = _stable_exp(x, -1)
+            lse = (m + xp.log(e.sum(axis=-1, keepdims=True)))[..., 0]
+            logp_t = xp.take_along_axis(x, safe_t[..., None], axis=-1)[..., 0] - lse
+            loss = -(1 - self.smoothing) * logp_t
+            if self.smoothing:
+                loss = loss + self.smoothing * (lse - x.mean(axis=-1))
+            loss = loss * valid
+        self.save_for_backward(x, t, lse)
         if self.reduction == "none":
             return loss
         total = loss.sum()
         return total / max(self.count, 1) if self.reduction == "mean" else total
 
     def backward(self, dy):
-        x, lse, safe_t, valid = self.saved
+        x, t, lse = self.saved
+        dloss = dy / max(self.count, 1) if self.reduction == "mean" else dy  # d total / d loss_row
+        if kernels.enabled(x, lse, dy):
+            return kernels.cross_entropy_backward(x, t, lse, dloss, self.ignore_index, self.smoothing), None
         xp = get_array_module(x)
         classes = x.shape[-1]
+        valid = t != self.ignore_index
         # softmax(x), C-ordered: x may be a transposed view, and the reshape below must be a view
-        grad = xp.ascontiguousarray(xp.exp(x - lse))
+        grad = xp.ascontiguousarray(xp.exp(x - lse[..., None]))
         if self.smoothing:
             grad -= self.smoothing / classes
         rows = grad.reshape(-1, classes)
-        rows[xp.arange(rows.shape[0]), safe_t.reshape(-1)] -= 1 - self.smoothing
-        if self.reduction == "none":
-            scale = dy * valid
-        else:
-            scale = valid * (dy / max(self.count, 1) if self.reduction == "mean" else dy)
-        return grad * scale[..., None], None
+        rows[xp.arange(rows.shape[0]), xp.where(valid, t, 0).reshape(-1)] -= 1 - self.smoothing
+        return grad * (dloss * valid)[..., None], None
+
+
+def _batched_matmul(a, b):
+    """a @ b over the leading (batch) axes, with both operands C-contiguous: CuPy then runs one
+    strided-batched cuBLAS product, and NumPy its BLAS path instead of a loop over strided
+    batches. (q, k, v arrive as permuted views from the head split.)"""
+    xp = get_array_module(a)
+    return xp.matmul(xp.ascontiguousarray(a), xp.ascontiguousarray(b))
+
+
+def _key_padding_rows(mask, q_shape, lk):
+    """``mask`` as [B', Lk] rows, one per leading index of q (B' = q_shape[0]) or one for all
+    (B' = 1), when it is a key-padding mask: it varies only along the first axis and the keys.
+    None for any other mask (per query, per head, ...), which the kernel does not take."""
+    ndim = len(q_shape)
+    if mask.ndim > ndim:
+        return None
+    shape = (1,) * (ndim - mask.ndim) + tuple(mask.shape)
+    first = shape[0] if ndim > 2 else 1  # with no batch axes, axis 0 is the queries
+    if shape[-1] != lk or any(n != 1 for n in shape[1 if ndim > 2 else 0:-1]):
+        return None
+    if first not in (1, q_shape[0]):
+        return None
+    return mask.reshape(first, lk)
 
 
 class ScaledDotProductAttention(Function):
@@ -297,13 +479,53 @@ class ScaledDotProductAttention(Function):
     The mask is boolean, True = "may attend", broadcast to [..., Lq, Lk]. The causal flag
     lets query i see keys j <= i + (Lk - Lq): the queries are the last Lq positions, which
     is also what incremental decoding with a key/value cache needs. A query that may see no
-    key at all gets P = 0 and o = 0 (not NaN). ``weights`` after forward holds P.
+    key at all gets P = 0 and o = 0 (not NaN). With ``need_weights``, ``weights`` after
+    forward holds P.
+
+    Both paths save (q, k, v, mask, o, lse), lse = log sum_keys exp(S) per query (-inf when it
+    sees no key), plus the dropout mask m; backward recomputes P = exp(S - lse) instead of
+    keeping the [Lq, Lk] matrix. The fused kernel (flash-attention style: P never leaves the
+    chip) runs when the mask is a key-padding mask (see _key_padding_rows), d = dv <= 128, q,
+    k, v share their batch axes, there is no attention dropout, the weights are not
+    requested, and a causal mask fits the kernel's j <= i (Lq == Lk; or Lq == 1, where the
+    one query sees every key).
     """
 
-    def __init__(self, causal=False, dropout_p=0.0, scale=None, seed=None):
+    def __init__(self, causal=False, dropout_p=0.0, scale=None, seed=None, need_weights=False):
         if not 0 <= dropout_p < 1:
             raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
         self.causal, self.dropout_p, self.scale, self.seed = causal, dropout_p, scale, seed
+        self.need_weights = need_weights
+        self.weights = None
+
+    def _kernel_plan(self, q, k, v, mask, *others):
+        """(key-padding rows or None, the kernel's causal flag) when the kernel can compute this
+        attention, else None. The kernel's causal is top-left aligned (j <= i)."""
+        lq, lk, d = q.shape[-2], k.shape[-2], q.shape[-1]
+        if not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]) or v.shape[-1] != d:
+            return None
+        if d > kernels.launchers.ATTENTION_MAX_HEAD_DIM or not kernels.enabled(q, k, v, *others):
+            return None
+        if self.causal and lq != lk and lq != 1:
+            return None
+        rows = None
+        if mask is not None:
+            rows = _key_padding_rows(mask, q.shape, lk)
+            batch_heads = math.prod(q.shape[:-2])
+            if rows is None or not kernels.attention_mask_supported(rows.shape, batch_heads, lk):
+                return None
+        return rows, self.causal and lq != 1
+
+    def _scores(self, q, k, mask):
+        """S = scale * q @ k^T, -inf where a key is not allowed."""
+        xp = get_array_module(q)
+        lq, lk = q.shape[-2], k.shape[-2]
+        scores = _batched_matmul(q, xp.swapaxes(k, -1, -2)) * self.scale_used
+        allowed = mask
+        if self.causal:
+            causal = xp.tril(xp.ones((lq, lk), dtype=bool), k=lk - lq)
+            allowed = causal if allowed is None else allowed & causal
+        return scores if allowed is None else xp.where(allowed, scores, -xp.inf)
 
     def forward(self, q, k, v, mask=None):
         xp = get_array_module(q)
@@ -311,44 +533,53 @@ class ScaledDotProductAttention(Function):
         if k.shape[-1] != d or v.shape[-2] != lk:
             raise ValueError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: "
                              "expected q [..., Lq, d], k [..., Lk, d], v [..., Lk, dv]")
-        scale = self.scale if self.scale is not None else 1 / math.sqrt(d)
-        allowed = None
-        if mask is not None:
-            if mask.dtype != np.bool_:
-                raise TypeError(f"scaled_dot_product_attention: mask must be boolean (True = may attend), "
-                                f"got dtype {mask.dtype.name}")
-            allowed = mask
-        if self.causal:
-            causal = xp.tril(xp.ones((lq, lk), dtype=bool), k=lk - lq)
-            allowed = causal if allowed is None else allowed & causal
-        scores = (q @ xp.swapaxes(k, -1, -2)) * scale
-        if allowed is not None:
-            scores = xp.where(allowed, scores, -xp.inf)
-        e, _ = _stable_exp(scores, -1)
-        total = e.sum(axis=-1, keepdims=True)
-        p = e / xp.where(total > 0, total, 1)
-        self.weights = p
-        dropped = p
+        if mask is not None and mask.dtype != np.bool_:
+            raise TypeError(f"scaled_dot_product_attention: mask must be boolean (True = may attend), "
+                            f"got dtype {mask.dtype.name}")
+        self.scale_used = self.scale if self.scale is not None else 1 / math.sqrt(d)
+        plan = None if self.dropout_p or self.need_weights else self._kernel_plan(q, k, v, mask)
         dropout_mask = None
-        if self.dropout_p:
-            dropout_mask = _dropout_keep_mask(p.shape, self.dropout_p, p.dtype, xp, device_of(p), self.seed)
-            dropped = p * dropout_mask
-        self.save_for_backward(q, k, v, p, dropout_mask)
-        self.scale_used = scale
-        return dropped @ v
+        if plan is not None:
+            rows, causal = plan
+            o, lse = kernels.attention_forward(q.reshape(-1, lq, d), k.reshape(-1, lk, d), v.reshape(-1, lk, d),
+                                               rows, causal, self.scale_used)
+            o, lse = o.reshape(q.shape), lse.reshape(q.shape[:-1])
+        else:
+            scores = self._scores(q, k, mask)
+            e, m = _stable_exp(scores, -1)
+            total = e.sum(axis=-1, keepdims=True)
+            p = e / xp.where(total > 0, total, 1)
+            lse = xp.where(total > 0, m + xp.log(xp.where(total > 0, total, 1)), -xp.inf)[..., 0]
+            if self.need_weights:
+                self.weights = p
+            if self.dropout_p:
+                dropout_mask = _dropout_keep_mask(p.shape, self.dropout_p, p.dtype, xp, device_of(p), self.seed)
+                p = p * dropout_mask
+            o = _batched_matmul(p, v)
+        self.save_for_backward(q, k, v, mask, o, lse, dropout_mask)
+        return o
 
     def backward(self, do):
-        q, k, v, p, dropout_mask = self.saved
-        xp = get_array_module(do)
-        dropped = p if dropout_mask is None else p * dropout_mask
-        dv = xp.swapaxes(dropped, -1, -2) @ do
-        dp = do @ xp.swapaxes(v, -1, -2)
-        if dropout_mask is not None:
-            dp = dp * dropout_mask
-        ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True)) * self.scale_used
-        dq = ds @ k
-        dk = xp.swapaxes(ds, -1, -2) @ q
-        grads = (dq, dk, dv)
+        q, k, v, mask, o, lse, dropout_mask = self.saved
+        plan = None if dropout_mask is not None else self._kernel_plan(q, k, v, mask, o, lse, do)
+        if plan is not None:
+            rows, causal = plan
+            lq, lk, d = q.shape[-2], k.shape[-2], q.shape[-1]
+            dq, dk, dv = kernels.attention_backward(
+                q.reshape(-1, lq, d), k.reshape(-1, lk, d), v.reshape(-1, lk, d), o.reshape(-1, lq, d),
+                lse.reshape(-1, lq), do.reshape(-1, lq, d), rows, causal, self.scale_used)
+            grads = (dq.reshape(q.shape), dk.reshape(k.shape), dv.reshape(v.shape))
+        else:
+            xp = get_array_module(do)
+            # P = exp(S - lse); a query that sees no key has lse = -inf and P = exp(-inf) = 0
+            p = xp.exp(self._scores(q, k, mask) - xp.where(xp.isfinite(lse), lse, 0)[..., None])
+            dropped = p if dropout_mask is None else p * dropout_mask
+            dv = _batched_matmul(xp.swapaxes(dropped, -1, -2), do)
+            dp = _batched_matmul(do, xp.swapaxes(v, -1, -2))
+            if dropout_mask is not None:
+                dp = dp * dropout_mask
+            ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True)) * self.scale_used
+            grads = (_batched_matmul(ds, k), _batched_matmul(xp.swapaxes(ds, -1, -2), q), dv)
         return grads + (None,) * (len(self.needs_input_grad) - 3)  # none for the mask
 
     def release(self):

@@ -3,11 +3,12 @@
 The math over one parameter group lives in one method, ``Adam._update_group``, which takes
 plain lists of arrays. A fused multi-tensor CUDA kernel can replace that method (same
 arguments, same in-place effect) without touching the bookkeeping around it, and tests can
-compare the two paths.
+compare the two paths: on CuPy arrays it does, with ``kernels.adam_step`` (one launch updates
+every tensor of the group).
 """
 from __future__ import annotations
 
-from minitx import backend
+from minitx import backend, kernels
 from minitx.optim.optimizer import Optimizer, check_number
 
 
@@ -74,7 +75,19 @@ class Adam(Optimizer):
 
         ``steps[i]`` is t for parameter i, already incremented for this step. ``decoupled``
         selects AdamW's ``p = p - lr * weight_decay * p`` instead of the L2 gradient term.
+
+        Fused path: one multi-tensor kernel launch per distinct step count (usually one), when
+        the arrays suit the kernels and the updated ones are contiguous (updated in place).
         """
+        updated = (*params, *exp_avgs, *exp_avg_sqs)
+        if kernels.enabled(*updated, *grads) and all(a.flags.c_contiguous for a in updated):
+            by_step: dict = {}
+            for i, t in enumerate(steps):
+                by_step.setdefault(t, []).append(i)
+            for t, idx in by_step.items():
+                kernels.adam_step(*([arrays[i] for i in idx] for arrays in (params, grads, exp_avgs, exp_avg_sqs)),
+                                  lr, beta1, beta2, eps, weight_decay, decoupled, step=t)
+            return
         for p, g, m, v, t in zip(params, grads, exp_avgs, exp_avg_sqs, steps):
             xp = backend.get_array_module(p)
             if weight_decay != 0:

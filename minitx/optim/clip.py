@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from minitx import backend
+from minitx import backend, kernels
 from minitx.autograd.tensor import Tensor
 
 
@@ -31,6 +31,12 @@ def clip_grad_norm_(params, max_norm, norm_type=2.0, error_if_nonfinite=False) -
     returned so the caller can see it; an optimizer with ``check_finite=True`` (the default)
     then refuses to step. With ``error_if_nonfinite=True`` this function raises
     FloatingPointError instead.
+
+    Fused path (2-norm, gradients that suit the kernels): the norm is reduced on the device
+    (``kernels.grad_norm``) and the gradients are scaled there by
+    clip_coef = min(1, max_norm / (total_norm + 1e-6)), or 1 for a non-finite norm (a multiply
+    by 1 changes nothing), so no host round trip sits between the two; the one sync left is
+    reading total_norm back to return it.
     """
     if isinstance(params, Tensor):
         params = [params]
@@ -46,6 +52,8 @@ def clip_grad_norm_(params, max_norm, norm_type=2.0, error_if_nonfinite=False) -
         raise ValueError(f"clip_grad_norm_: invalid max_norm {max_norm!r}; expected a number >= 0")
     if not grads:
         return 0.0
+    if norm_type == 2 and kernels.enabled(*grads):
+        return _clip_on_device(grads, max_norm, error_if_nonfinite)
 
     # one small array per gradient, combined at the end: one device sync per device
     norms = []
@@ -68,13 +76,33 @@ def clip_grad_norm_(params, max_norm, norm_type=2.0, error_if_nonfinite=False) -
     else:
         total_norm = float(np.sum(per_param ** norm_type) ** (1.0 / norm_type))
 
-    if not math.isfinite(total_norm):
-        if error_if_nonfinite:
-            raise FloatingPointError(f"clip_grad_norm_: the total gradient norm is {total_norm}; "
-                                     "some gradient holds NaN or inf")
+    if not _finite(total_norm, error_if_nonfinite):
         return total_norm
     clip_coef = max_norm / (total_norm + 1e-6)
     if clip_coef < 1:
         for g in grads:
             g *= clip_coef
     return total_norm
+
+
+def _clip_on_device(grads, max_norm, error_if_nonfinite):
+    """clip_grad_norm_'s 2-norm with the norm and the clip factor kept on the device."""
+    total = kernels.grad_norm(grads)
+    xp = backend.get_array_module(total)
+    clip_coef = xp.where(xp.isfinite(total), xp.minimum(1.0, max_norm / (total + 1e-6)), 1.0)
+    clip_coef = clip_coef.astype(total.dtype)
+    for g in grads:
+        g *= clip_coef
+    total_norm = float(total)
+    _finite(total_norm, error_if_nonfinite)
+    return total_norm
+
+
+def _finite(total_norm, error_if_nonfinite) -> bool:
+    """Whether the norm is finite; raises instead of returning False when asked to."""
+    if math.isfinite(total_norm):
+        return True
+    if error_if_nonfinite:
+        raise FloatingPointError(f"clip_grad_norm_: the total gradient norm is {total_norm}; "
+                                 "some gradient holds NaN or inf")
+    return False

@@ -1,7 +1,9 @@
 """GPU tests: every launcher through CuPy vs a reference computed with CuPy.
 
 Skipped unless CuPy imports and a CUDA device is present.  Also checks that
-the GPU and the CPU emulation agree (bit-exactly for the dropout masks).
+the GPU and the CPU emulation agree (bit-exactly for the dropout masks), and
+that the ops dispatch to the kernels on CuPy arrays: fused ops vs the same ops
+under ``use_fused(False)``, at Multi30k-like shapes.
 """
 import math
 
@@ -10,7 +12,11 @@ import pytest
 
 import minitx.kernels as K
 
+import _dispatch as dispatch
 import _reference as ref
+import minitx
+import minitx.functional as F
+from minitx import backend, optim
 
 pytestmark = [
     pytest.mark.gpu,
@@ -271,3 +277,94 @@ def test_gpu_and_cpu_emulation_agree(cp, cpu):
     o_cpu, lse_cpu = K.attention_forward(q, q, q, causal=True)
     o_gpu, lse_gpu = K.attention_forward(cp.asarray(q), cp.asarray(q), cp.asarray(q), causal=True)
     np.testing.assert_allclose(cp.asnumpy(o_gpu), o_cpu, rtol=1e-12, atol=1e-13)
+
+
+# ------------------------------------------------ ops on CuPy arrays: fused vs use_fused(False)
+OP_CASES = {
+    "softmax": lambda dt: dispatch.softmax_case((64, 37, 33), dt),
+    "layer_norm": lambda dt: dispatch.layer_norm_case((8, 50, 512), dt),
+    "cross_entropy": lambda dt: dispatch.cross_entropy_case(300, 10000, dt),
+    "cross_entropy_none": lambda dt: dispatch.cross_entropy_case(77, 1000, dt, reduction="none"),
+    "self_attention_causal": lambda dt: dispatch.attention_case(4, 8, 32, 32, 64, dt, causal=True),
+    "cross_attention": lambda dt: dispatch.attention_case(4, 8, 29, 35, 32, dt),
+    "incremental_decoding": lambda dt: dispatch.attention_case(4, 8, 1, 17, 64, dt, causal=True),
+    "embedding": lambda dt: dispatch.embedding_case(1000, (16, 30), 256, dt, padding_idx=0),
+    "bias_relu": lambda dt: dispatch.bias_act_case((64, 2048), "relu", dt),
+    "bias_gelu": lambda dt: dispatch.bias_act_case((3, 70, 513), "gelu_tanh", dt),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(OP_CASES))
+def test_ops_take_the_kernels_on_cupy(name, dtype):
+    dispatch.assert_paths_agree(OP_CASES[name](dtype), device="cuda")
+
+
+def test_attention_fallbacks_on_cupy(cp):
+    rng = np.random.default_rng(8)
+    q = minitx.tensor(rng.standard_normal((2, 4, 6, 32)), device="cuda", requires_grad=True)
+    full = minitx.tensor(rng.random((2, 1, 6, 6)) < 0.8, device="cuda")
+    with dispatch.kernel_launches() as names:
+        F.scaled_dot_product_attention(q, q, q, mask=full).sum().backward()
+        F.scaled_dot_product_attention(q, q, q, dropout_p=0.1).sum().backward()
+        F.scaled_dot_product_attention(q[:, :, :3], q, q, causal=True).sum().backward()
+    assert not [n for n in names if n.startswith("attention")]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fused_dropout_ops_on_cupy(cp, dtype):
+    dispatch.check_fused_dropout_ops(dtype, "cuda", shape=(64, 300))
+    x, r = dispatch.leaves([np.ones((64, 300), dtype), np.zeros((64, 300), dtype)], "cuda")
+    minitx.manual_seed(5)
+    a = F.dropout_add(x, r, 0.5).numpy()
+    assert not np.array_equal(a, F.dropout_add(x, r, 0.5).numpy())  # the next Philox offset
+    minitx.manual_seed(5)
+    np.testing.assert_array_equal(F.dropout_add(x, r, 0.5).numpy(), a)
+
+
+@pytest.mark.parametrize("opt_class", [optim.Adam, optim.AdamW])
+def test_adam_dispatch_on_cupy(opt_class):
+    params, states, names = dispatch.optimizer_run(opt_class, fused=True, device="cuda")
+    ref_params, ref_states, _ = dispatch.optimizer_run(opt_class, fused=False, device="cuda")
+    assert names.count("adam_step") == 5
+    for got, want in zip(params + states, ref_params + ref_states):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("scale, max_norm", [(1.0, 100.0), (3.0, 1.0), (np.inf, 1.0)])
+def test_clip_dispatch_on_cupy(scale, max_norm):
+    norm, grads, names = dispatch.clip_run(scale, max_norm, fused=True, device="cuda")
+    ref_norm, ref_grads, _ = dispatch.clip_run(scale, max_norm, fused=False, device="cuda")
+    assert "sumsq_partial" in names
+    assert norm == pytest.approx(ref_norm, rel=1e-10)
+    for got, want in zip(grads, ref_grads):
+        np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def test_transformer_training_step_on_cupy():
+    sizes = dict(d_model=64, num_heads=4, d_ff=128)
+    loss, norm, grads, params, names = dispatch.training_step(True, "cuda", **sizes)
+    ref_loss, ref_norm, ref_grads, ref_params, ref_names = dispatch.training_step(False, "cuda", **sizes)
+    assert dispatch.TRAINING_STEP_KERNELS <= names and not ref_names
+    assert loss == pytest.approx(ref_loss, rel=1e-9)
+    assert norm == pytest.approx(ref_norm, rel=1e-9)
+    for got, want in zip(grads + params, ref_grads + ref_params):
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+
+
+def test_allow_tf32_switches_cupy_matmul(cp):
+    a = cp.asarray(np.random.default_rng(10).standard_normal((512, 512)), dtype=cp.float32)
+    exact = cp.asnumpy(a.astype(cp.float64) @ a.astype(cp.float64))
+    try:
+        backend.allow_tf32(True)
+        assert backend.tf32_allowed()
+        fast = cp.asnumpy(a @ a)
+        backend.allow_tf32(False)
+        assert not backend.tf32_allowed()
+        strict = cp.asnumpy(a @ a)
+    finally:
+        backend.allow_tf32(False)
+    err = lambda y: float(np.abs(y - exact).max() / np.abs(exact).max())  # noqa: E731
+    assert err(strict) < 1e-5
+    if int(cp.cuda.Device().compute_capability) >= 80:
+        assert 1e-5 < err(fast) < 1e-2  # TF32: 10-bit mantissa inputs

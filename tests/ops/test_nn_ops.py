@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import minitx
@@ -197,6 +197,64 @@ def test_dropout_eval_mode_and_p_zero_are_the_identity():
 def test_dropout_p_out_of_range(p):
     with pytest.raises(ValueError, match=r"dropout: p must be in \[0, 1\)"):
         F.dropout(minitx.ones(3), p)
+
+
+# ---------------------------------------------------------------- fused dropout ops: dropout_add, bias_act_dropout
+
+
+def np_keep_mask(shape, p, seed):
+    """The reference path's scaled keep mask for a given seed (the generator Dropout uses)."""
+    return (np.random.default_rng(seed).random(shape) >= p) / (1 - p)
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3)), p=st.sampled_from([0.0, 0.2, 0.6]))
+def test_dropout_add_forward_and_gradients(x, p):
+    residual = leaf(np.random.default_rng(1).standard_normal(x.shape))
+    y = F.dropout_add(x, residual, p, seed=4)
+    if p:
+        assert isinstance(y._ctx, ops.DropoutAdd)
+    expected = residual.numpy() + x.numpy() * (np_keep_mask(x.shape, p, 4) if p else 1)
+    np.testing.assert_allclose(y.numpy(), expected, **TIGHT)
+    check_grads(lambda x, r: F.dropout_add(x, r, p, seed=4), x, residual)
+
+
+def test_dropout_add_outside_training_is_the_plain_sum_and_shapes_must_match():
+    x, r = leaf(np.ones((2, 3))), leaf(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(F.dropout_add(x, r, 0.5, training=False).numpy(), r.numpy() + 1)
+    with pytest.raises(ValueError, match=r"dropout_add: x \(2, 3\) and residual \(3,\)"):
+        F.dropout_add(x, leaf(np.ones(3)), 0.5)
+    with pytest.raises(ValueError, match=r"dropout_add: p must be in \[0, 1\)"):
+        F.dropout_add(x, r, 1.0)
+
+
+BIAS_ACTIVATIONS = {"identity": lambda u: u, "relu": lambda u: np.maximum(u, 0),
+                    "gelu_tanh": lambda u: 0.5 * u * (1 + np.tanh(math.sqrt(2 / math.pi) * (u + 0.044715 * u**3)))}
+
+
+@given(data=st.data(), activation=st.sampled_from(sorted(BIAS_ACTIVATIONS)),
+       p=st.sampled_from([0.0, 0.3]), with_bias=st.booleans())
+def test_bias_act_dropout_forward_and_gradients(data, activation, p, with_bias):
+    # values kept away from 0, where relu has its kink and finite differences would straddle it
+    x = data.draw(mst.tensors(mst.shapes(min_dims=1, max_dims=3), away_from=(0.0,)))
+    b = data.draw(mst.tensors(x.shape[-1:], away_from=(0.0,))) if with_bias else None
+    inputs = (x, b) if with_bias else (x,)
+    y = F.bias_act_dropout(*inputs, activation=activation, p=p, seed=3)
+    assert isinstance(y._ctx, ops.BiasActDropout)
+    u = x.numpy() + (b.numpy() if with_bias else 0)
+    expected = BIAS_ACTIVATIONS[activation](u) * (np_keep_mask(x.shape, p, 3) if p else 1)
+    np.testing.assert_allclose(y.numpy(), expected, **TIGHT)
+    if activation == "relu" and with_bias:
+        assume(np.abs(u).min() > 1e-3)  # x + b may still land on the kink
+    check_grads(lambda *t: F.bias_act_dropout(*t, activation=activation, p=p, seed=3), *inputs)
+
+
+def test_bias_act_dropout_rejects_bad_arguments():
+    x = leaf(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="bias_act_dropout: activation must be one of"):
+        F.bias_act_dropout(x, activation="gelu")
+    with pytest.raises(ValueError, match=r"bias_act_dropout: bias \(2,\) must have shape \(3,\)"):
+        F.bias_act_dropout(x, leaf(np.ones(2)))
+    assert F.bias_act_dropout(x, p=0.9, training=False).numpy().tolist() == [[1.0] * 3] * 2
 
 
 # ---------------------------------------------------------------- embedding

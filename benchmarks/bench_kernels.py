@@ -1,0 +1,404 @@
+"""Fused kernels vs the unfused CuPy reference vs PyTorch, op by op, on one GPU.
+
+    PYTHONPATH=$PWD python3 benchmarks/bench_kernels.py [--out results.json]
+
+Each op runs three ways on the same inputs: minitx with its fused kernel, minitx on the xp
+reference path (``kernels.use_fused(False)``: the same op as plain CuPy array code), and
+PyTorch's equivalent. Shapes are those of a Multi30k batch (about 6k tokens, sentences of
+~32 tokens, 8 heads, a 10k vocabulary) at d_model 256 and 512.
+
+Timing: CUDA events around each call, median of ``--repeat`` calls after ``--warmup``.
+forward = the op's forward (graph recorded, as in training); backward = (forward + backward)
+minus forward. Bandwidth: the bytes an op must at least read and write (inputs once, outputs
+once) divided by the time, also as a percent of the device-to-device copy bandwidth measured
+first (2 x bytes / time of a 256 MiB copy). Ratios > 1 mean the fused kernel is faster.
+Prints a table and writes JSON (default benchmarks/results/kernels-<gpu>-<date>.json).
+
+``--device cpu`` is a smoke mode (tiny shapes, the kernels through the CPU emulation,
+wall-clock timing): it checks this script, its numbers mean nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run from anywhere, no install
+
+import numpy as np  # noqa: E402
+
+SIZES = {  # a Multi30k batch; --device cpu shrinks it
+    "gpu": dict(tokens=6144, length=32, heads=8, vocab=10000, d_models=(256, 512)),
+    "cpu": dict(tokens=24, length=4, heads=2, vocab=50, d_models=(8,)),
+}
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--out", help="JSON path (default benchmarks/results/kernels-<gpu>-<date>.json)")
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    parser.add_argument("--repeat", type=int, default=30, help="timed calls per measurement (median)")
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--tokens", type=int, help="tokens per batch (default 6144)")
+    parser.add_argument("--only", nargs="*", default=None, help="run only benchmarks whose name contains one of these")
+    parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch column")
+    parser.add_argument("--dry-run", action="store_true", help="list the benchmarks and byte counts, run nothing")
+    return parser.parse_args(argv)
+
+
+# ---------------------------------------------------------------- timing
+
+
+class Timer:
+    """Median milliseconds of fn() over ``repeat`` calls: CUDA events for CuPy or PyTorch work,
+    perf_counter on the CPU."""
+
+    def __init__(self, kind, module=None):
+        self.kind, self.module = kind, module
+
+    def _once(self, fn):
+        if self.kind == "cupy":
+            cp = self.module
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            return cp.cuda.get_elapsed_time(start, end)
+        if self.kind == "torch":
+            torch = self.module
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end)
+        t0 = time.perf_counter()
+        fn()
+        return (time.perf_counter() - t0) * 1e3
+
+    def __call__(self, fn, warmup, repeat):
+        for _ in range(warmup):
+            fn()
+        return statistics.median(self._once(fn) for _ in range(repeat))
+
+
+def copy_bandwidth(cp, repeat):
+    """Device-to-device copy bandwidth in GB/s: 2 x bytes (read + write) / time."""
+    src = cp.ones(64 * 2**20, dtype=cp.float32)  # 256 MiB
+    dst = cp.empty_like(src)
+    ms = Timer("cupy", cp)(lambda: dst.__setitem__(Ellipsis, src), 3, repeat)
+    return 2 * src.nbytes / (ms * 1e-3) / 1e9
+
+
+# ---------------------------------------------------------------- the three ways to run an op
+
+
+def step_closures(op, inputs, dy):
+    """(forward, forward + backward) closures of an op on leaf tensors (minitx or torch)."""
+    def forward():
+        op(*inputs)
+
+    def forward_backward():
+        for t in inputs:
+            t.grad = None
+        op(*inputs).backward(dy)
+    return forward, forward_backward
+
+
+def minitx_fns(op, arrays, device):
+    import minitx
+
+    inputs = [minitx.tensor(a, device=device, requires_grad=True) for a in arrays]
+    out = op(*inputs)
+    dy = minitx.randn(*out.shape, device=device, dtype=out.dtype).data if out.ndim else None
+    return step_closures(op, inputs, dy)
+
+
+def torch_fns(torch, op, arrays, device):
+    inputs = [torch.tensor(a, device=device, requires_grad=True) for a in arrays]
+    out = op(*inputs)
+    return step_closures(op, inputs, torch.randn_like(out) if out.ndim else None)
+
+
+# ---------------------------------------------------------------- the benchmarks
+
+
+def benchmarks(s, dtype):
+    """[(name, shape text, bytes forward, bytes backward, make arrays, minitx op, torch op)].
+
+    The ops take tensors (minitx or torch); the other arguments (targets, masks, ids) are made
+    per framework by ``consts`` so each op sees arrays on its own device.
+    """
+    import minitx.functional as F
+
+    item = np.dtype(dtype).itemsize
+    rng = np.random.default_rng(0)
+    tokens, length, heads, vocab = s["tokens"], s["length"], s["heads"], s["vocab"]
+    batch = tokens // length
+
+    def randn(*shape):
+        return rng.standard_normal(shape).astype(dtype)
+
+    keep = rng.random((batch, length)) < 0.9
+    keep[:, 0] = True
+    targets = rng.integers(1, vocab, tokens)
+    targets[rng.random(tokens) < 0.1] = 0  # padding, ignored
+    out = []
+    rows, cols = batch * heads * length, length
+    out.append(("softmax scores", f"[{rows}, {cols}]", 2 * rows * cols * item, 3 * rows * cols * item,
+                lambda: [randn(rows, cols)], lambda c: (lambda x: F.softmax(x)), lambda c: (lambda x: c.torch.softmax(x, -1))))
+    out.append(("cross_entropy ls=0.1", f"[{tokens}, {vocab}]", tokens * vocab * item, 2 * tokens * vocab * item,
+                lambda: [randn(tokens, vocab)],
+                lambda c: (lambda x: F.cross_entropy(x, c.const(targets), ignore_index=0, label_smoothing=0.1)),
+                lambda c: (lambda x: c.tF.cross_entropy(x, c.const(targets), ignore_index=0, label_smoothing=0.1))))
+    for d in s["d_models"]:
+        n, d_ff, dh = tokens * d, (2 if d <= 256 else 4) * d, d // heads
+        out.append((f"layer_norm d={d}", f"[{tokens}, {d}]", 2 * n * item, 3 * n * item,
+                    lambda d=d: [randn(tokens, d), randn(d), randn(d)], lambda c: (lambda x, w, b: F.layer_norm(x, w, b)),
+                    lambda c, d=d: (lambda x, w, b: c.tF.layer_norm(x, (d,), w, b))))
+        qkv = batch * heads * length * dh
+        for causal in (False, True):
+            kind = "causal" if causal else "key-padding"
+            out.append((f"attention {kind} d={d}", f"[{batch}, {heads}, {length}, {dh}]",
+                        (4 * qkv + batch * length) * item, 8 * qkv * item,
+                        lambda dh=dh: [randn(batch, heads, length, dh) for _ in range(3)],
+                        lambda c, causal=causal: _minitx_attention(F, c, keep, causal),
+                        lambda c, causal=causal: _torch_attention(c, keep, causal)))
+        out.append((f"dropout_add p=0.1 d={d}", f"[{tokens}, {d}]", 3 * n * item, 2 * n * item,
+                    lambda d=d: [randn(tokens, d), randn(tokens, d)],
+                    lambda c: (lambda x, r: F.dropout_add(x, r, 0.1)),
+                    lambda c: (lambda x, r: r + c.tF.dropout(x, 0.1))))
+        out.append((f"bias+relu+dropout d_ff={d_ff}", f"[{tokens}, {d_ff}]", 2 * tokens * d_ff * item,
+                    4 * tokens * d_ff * item, lambda d_ff=d_ff: [randn(tokens, d_ff), randn(d_ff)],
+                    lambda c: (lambda x, b: F.bias_act_dropout(x, b, "relu", 0.1)),
+                    lambda c: (lambda x, b: c.tF.dropout(c.tF.relu(x + b), 0.1))))
+        ids = rng.integers(0, vocab, (batch, length))
+        out.append((f"embedding d={d}", f"{vocab} x {d}, {tokens} ids", 2 * tokens * d * item + 8 * tokens,
+                    (vocab * d + 3 * tokens * d) * item + 8 * tokens, lambda d=d: [randn(vocab, d)],
+                    lambda c, ids=ids: (lambda w: F.embedding(c.const(ids), w)),
+                    lambda c, ids=ids: (lambda w: c.tF.embedding(c.const(ids), w))))
+    return out
+
+
+def _minitx_attention(F, c, keep, causal):
+    mask = c.const(keep[:, None, None, :])
+    return lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=None if causal else mask, causal=causal)
+
+
+def _torch_attention(c, keep, causal):
+    mask = c.const(keep[:, None, None, :])
+    if causal:
+        return lambda q, k, v: c.tF.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return lambda q, k, v: c.tF.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+class Frame:
+    """One framework on one device: ``const`` puts a NumPy array there (no gradient)."""
+
+    def __init__(self, name, device, torch=None):
+        self.name, self.device, self.torch = name, device, torch
+        self.tF = torch.nn.functional if torch is not None else None
+
+    def const(self, array):
+        if self.torch is not None:
+            return self.torch.as_tensor(array, device=self.device)
+        import minitx
+
+        return minitx.tensor(array, device=self.device)
+
+
+def adam_benchmark(s, dtype, presets=("seed004-small", "base")):
+    """Parameter shapes of the Transformer presets (vocabulary s['vocab']) for the Adam step."""
+    from minitx.nn.transformer import PRESETS
+
+    out = []
+    for name in presets:
+        cfg = PRESETS[name]
+        d, d_ff, v = cfg["d_model"], cfg["d_ff"], s["vocab"]
+        layer = [(3 * d, d), (3 * d,), (d, d), (d,), (d_ff, d), (d_ff,), (d, d_ff), (d,)] + [(d,)] * 4
+        cross = [(d, d), (d,), (2 * d, d), (2 * d,), (d, d), (d,), (d,), (d,)]
+        shapes = [(v, d), (v, d), (v, d), (v,)] + layer * cfg["num_encoder_layers"] \
+            + (layer + cross) * cfg["num_decoder_layers"]
+        if cfg["positional"] == "learned":
+            shapes += [(cfg["max_len"], d)] * 2
+        if s["d_models"] == (8,):  # CPU smoke: keep the count, shrink the tensors
+            shapes = [tuple(min(n, 8) for n in shape) for shape in shapes]
+        out.append((f"adam step {name}", shapes))
+    return out
+
+
+def run_adam(frame, shapes, dtype, timer, args):
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal(shape).astype(dtype) for shape in shapes]
+    if frame.torch is not None:
+        torch = frame.torch
+        params = [torch.tensor(a, device=frame.device, requires_grad=True) for a in arrays]
+        for p in params:
+            p.grad = torch.randn_like(p)
+        try:
+            opt = torch.optim.Adam(params, lr=1e-4, fused=frame.device != "cpu")
+        except (TypeError, RuntimeError):
+            opt = torch.optim.Adam(params, lr=1e-4, foreach=True)
+        return timer(opt.step, args.warmup, args.repeat)
+    import minitx
+    from minitx import optim
+
+    params = [minitx.tensor(a, device=frame.device, requires_grad=True) for a in arrays]
+    for p in params:
+        p.grad = minitx.randn(*p.shape, device=frame.device, dtype=dtype)
+    opt = optim.Adam(params, lr=1e-4, check_finite=False)  # the update alone, as torch does it
+    return timer(opt.step, args.warmup, args.repeat)
+
+
+# ---------------------------------------------------------------- main
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    sizes = dict(SIZES["gpu" if args.device == "cuda" else "cpu"])
+    if args.tokens:
+        sizes["tokens"] = args.tokens
+    item = np.dtype(args.dtype).itemsize
+    if args.dry_run:
+        for name, shape, bf, bb, *_ in benchmarks(sizes, args.dtype):
+            print(f"{name:32s} {shape:28s} forward {bf / 1e6:9.2f} MB  backward {bb / 1e6:9.2f} MB")
+        for name, shapes in adam_benchmark(sizes, args.dtype):
+            n = sum(int(np.prod(s)) for s in shapes)
+            print(f"{name:32s} {len(shapes)} tensors, {n:,} values  {7 * n * item / 1e6:9.2f} MB")
+        return 0
+
+    from minitx import kernels
+
+    frames, timers, cp = [], {}, None
+    if args.device == "cuda":
+        import cupy as cp
+
+        gpu = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"]
+        gpu = gpu.decode() if isinstance(gpu, bytes) else gpu
+        copy_gbps = copy_bandwidth(cp, args.repeat)
+        timers["minitx"] = Timer("cupy", cp)
+    else:
+        gpu, copy_gbps = "cpu-emulation", float("nan")
+        timers["minitx"] = Timer("cpu")
+    fused_ctx = kernels.emulate_on_cpu if args.device == "cpu" else kernels.use_fused
+    paths = [("fused", lambda: fused_ctx(True)), ("reference", lambda: kernels.use_fused(False))]
+    minitx_frame = Frame("minitx", args.device)
+    torch = None
+    if not args.no_torch:
+        try:
+            import torch
+        except ImportError:
+            print("PyTorch not importable: its column is left out", file=sys.stderr)
+        else:
+            frames.append(Frame("torch", args.device, torch))
+            timers["torch"] = Timer("torch" if args.device == "cuda" else "cpu", torch)
+
+    results = []
+
+    def record(name, shape, path, fwd, bwd, bf, bb):
+        def gbps(nbytes, ms):
+            return nbytes / (ms * 1e-3) / 1e9 if ms and ms > 0 else float("nan")
+        row = dict(name=name, shape=shape, path=path, fwd_ms=fwd, bwd_ms=bwd, bytes_fwd=bf, bytes_bwd=bb,
+                   fwd_GBps=gbps(bf, fwd), bwd_GBps=gbps(bb, bwd) if bwd is not None else None)
+        row["fwd_pct_copy"] = 100 * row["fwd_GBps"] / copy_gbps
+        row["bwd_pct_copy"] = 100 * row["bwd_GBps"] / copy_gbps if bwd is not None else None
+        results.append(row)
+        print(f"  {name:32s} {path:9s} fwd {fwd:8.3f} ms" + (f"  bwd {bwd:8.3f} ms" if bwd is not None else ""),
+              flush=True)
+
+    wanted = (lambda name: any(w in name for w in args.only)) if args.only else (lambda name: True)
+    for name, shape, bf, bb, make_arrays, make_minitx, make_torch in benchmarks(sizes, args.dtype):
+        if not wanted(name):
+            continue
+        arrays = make_arrays()
+        for path, ctx in paths:
+            with ctx():
+                fwd, fwd_bwd = minitx_fns(make_minitx(minitx_frame), arrays, args.device)
+                t_fwd = timers["minitx"](fwd, args.warmup, args.repeat)
+                t_all = timers["minitx"](fwd_bwd, args.warmup, args.repeat)
+            record(name, shape, path, t_fwd, max(t_all - t_fwd, 0.0), bf, bb)
+        for frame in frames:
+            fwd, fwd_bwd = torch_fns(frame.torch, make_torch(frame), arrays, args.device)
+            t_fwd = timers["torch"](fwd, args.warmup, args.repeat)
+            t_all = timers["torch"](fwd_bwd, args.warmup, args.repeat)
+            record(name, shape, "torch", t_fwd, max(t_all - t_fwd, 0.0), bf, bb)
+    for name, shapes in adam_benchmark(sizes, args.dtype):
+        if not wanted(name):
+            continue
+        n = sum(int(np.prod(s)) for s in shapes)
+        shape = f"{len(shapes)} tensors, {n:,} values"
+        for path, ctx in paths:
+            with ctx():
+                record(name, shape, path, run_adam(minitx_frame, shapes, args.dtype, timers["minitx"], args),
+                       None, 7 * n * item, 0)
+        for frame in frames:
+            record(name, shape, "torch", run_adam(frame, shapes, args.dtype, timers["torch"], args), None,
+                   7 * n * item, 0)
+
+    ratios = ratio_rows(results)
+    print_table(results, ratios, gpu, copy_gbps)
+    report = dict(device=gpu, date=datetime.datetime.now().isoformat(timespec="seconds"), dtype=args.dtype,
+                  copy_GBps=copy_gbps, sizes=sizes, repeat=args.repeat, warmup=args.warmup,
+                  torch_version=getattr(torch, "__version__", None), cupy_version=getattr(cp, "__version__", None),
+                  results=results, ratios=ratios)
+    out = Path(args.out) if args.out else default_out("kernels", gpu)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1, default=float))
+    print(f"wrote {out}")
+    return 0
+
+
+def default_out(kind, gpu):
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", gpu).strip("-").lower()
+    return ROOT / "benchmarks" / "results" / f"{kind}-{slug}-{datetime.date.today().isoformat()}.json"
+
+
+def ratio_rows(results):
+    """Per benchmark: time of the reference (or torch) / time of the fused kernel."""
+    by = {(r["name"], r["path"]): r for r in results}
+    rows = []
+    for name in dict.fromkeys(r["name"] for r in results):
+        fused = by.get((name, "fused"))
+        if fused is None:
+            continue
+        row = dict(name=name)
+        for other in ("reference", "torch"):
+            o = by.get((name, other))
+            for part in ("fwd", "bwd"):
+                a, b = (o or {}).get(f"{part}_ms"), fused.get(f"{part}_ms")
+                row[f"{part}_vs_{other}"] = a / b if a is not None and b else None
+        rows.append(row)
+    return rows
+
+
+def print_table(results, ratios, gpu, copy_gbps):
+    def num(v, fmt):
+        ok = isinstance(v, (int, float)) and v == v
+        return format(v, fmt) if ok else "-".rjust(int(re.match(r"\d+", fmt).group()))
+    print(f"\n{gpu}: device-to-device copy {copy_gbps:.0f} GB/s")
+    head = f"{'benchmark':32s} {'shape':28s} {'path':9s} {'fwd ms':>8s} {'bwd ms':>8s} {'fwd GB/s':>9s} " \
+           f"{'bwd GB/s':>9s} {'fwd %cp':>7s} {'bwd %cp':>7s}"
+    print(head + "\n" + "-" * len(head))
+    for r in results:
+        print(f"{r['name']:32s} {r['shape']:28s} {r['path']:9s} {num(r['fwd_ms'], '8.3f')} {num(r['bwd_ms'], '8.3f')} "
+              f"{num(r['fwd_GBps'], '9.1f')} {num(r['bwd_GBps'], '9.1f')} {num(r['fwd_pct_copy'], '7.1f')} "
+              f"{num(r['bwd_pct_copy'], '7.1f')}")
+    head = f"\n{'speed-up of the fused kernel':32s} {'fwd vs ref':>10s} {'bwd vs ref':>10s} {'fwd vs torch':>12s} " \
+           f"{'bwd vs torch':>12s}"
+    print(head + "\n" + "-" * (len(head) - 1))
+    for r in ratios:
+        print(f"{r['name']:32s} {num(r['fwd_vs_reference'], '10.2f')} {num(r['bwd_vs_reference'], '10.2f')} "
+              f"{num(r['fwd_vs_torch'], '12.2f')} {num(r['bwd_vs_torch'], '12.2f')}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

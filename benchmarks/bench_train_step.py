@@ -1,0 +1,309 @@
+"""One whole training step, minitx vs the same model in PyTorch eager, in one process.
+
+    PYTHONPATH=$PWD python3 benchmarks/bench_train_step.py [--presets seed004-small base]
+
+A step is: forward, cross-entropy (label smoothing 0.1, padding ignored), backward,
+gradient clipping to norm 1, Adam update. Three runs per preset on the same batch:
+minitx with the fused kernels, minitx with MINITX_FUSED=0 (its CuPy reference path), and a
+PyTorch model written below to match minitx's Transformer layer for layer (post-norm,
+fused q/k/v projection, the same parameter shapes, dropout 0.1, key-padding and causal
+masks). The batch is Multi30k-like: about 6k target tokens, sentences of 16-32 tokens, a
+10k vocabulary on both sides. Reported: median step time (CUDA events, after warm-up),
+target tokens/s, and the ratios. Prints a table and writes JSON (default
+benchmarks/results/train-step-<gpu>-<date>.json).
+
+``--device cpu`` is a smoke mode (tiny model and batch, minitx on NumPy): it checks this
+script, its numbers mean nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anywhere, no install
+
+import numpy as np  # noqa: E402
+
+from bench_kernels import Timer, default_out  # noqa: E402
+
+TINY = dict(d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=32, max_len=16)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--presets", nargs="+", default=["seed004-small", "base"])
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--tokens", type=int, default=None, help="target tokens per batch (default 6144)")
+    parser.add_argument("--length", type=int, default=32, help="longest sentence")
+    parser.add_argument("--vocab", type=int, default=10000)
+    parser.add_argument("--steps", type=int, default=20, help="timed steps (median)")
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--out", help="JSON path (default benchmarks/results/train-step-<gpu>-<date>.json)")
+    return parser.parse_args(argv)
+
+
+def make_batch(tokens, length, vocab, seed=0):
+    """src [B, S], tgt [B, T + 1] (BOS=1 first), padded with 0, lengths in [length/2, length]."""
+    rng = np.random.default_rng(seed)
+    batch = max(1, tokens // length)
+
+    def sentences(extra):
+        ids = rng.integers(4, vocab, (batch, length + extra))
+        lengths = rng.integers(length // 2, length + 1, batch) + extra
+        ids[np.arange(length + extra)[None, :] >= lengths[:, None]] = 0
+        return ids
+
+    tgt = sentences(1)
+    tgt[:, 0] = 1
+    return sentences(0), tgt
+
+
+# ---------------------------------------------------------------- minitx
+
+
+def minitx_step(cfg, src, tgt, device):
+    import minitx
+    import minitx.functional as F
+    from minitx import optim
+    from minitx.nn import Transformer
+
+    minitx.manual_seed(0)
+    model = Transformer(cfg["src_vocab"], cfg["tgt_vocab"], device=device,
+                        **{k: v for k, v in cfg.items() if k not in ("src_vocab", "tgt_vocab")})
+    params = list(model.parameters())
+    opt = optim.Adam(params, lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+    src_t, tgt_in = minitx.tensor(src, device=device), minitx.tensor(tgt[:, :-1], device=device)
+    tgt_out = minitx.tensor(np.ascontiguousarray(tgt[:, 1:]), device=device)
+
+    def step():
+        logits = model(src_t, tgt_in)
+        loss = F.cross_entropy(logits, tgt_out, ignore_index=0, label_smoothing=0.1)
+        opt.zero_grad()
+        loss.backward()
+        optim.clip_grad_norm_(params, 1.0)
+        opt.step()
+    return step, sum(int(np.prod(p.shape)) for p in params)
+
+
+# ---------------------------------------------------------------- the PyTorch twin
+
+
+def torch_model(torch, cfg):
+    """minitx.nn.Transformer (post-norm) rebuilt in PyTorch, module for module."""
+    nn, tF = torch.nn, torch.nn.functional
+    d, heads, p = cfg["d_model"], cfg["num_heads"], cfg["dropout"]
+    p_att = p if cfg.get("attention_dropout") is None else cfg["attention_dropout"]  # minitx's default
+
+    class Attention(nn.Module):
+        def __init__(self, self_attention):
+            super().__init__()
+            self.self_attention = self_attention
+            if self_attention:
+                self.qkv = nn.Linear(d, 3 * d)
+            else:
+                self.q, self.kv = nn.Linear(d, d), nn.Linear(d, 2 * d)
+            self.out = nn.Linear(d, d)
+
+        def split(self, x, parts):
+            b, length, _ = x.shape
+            return x.view(b, length, parts, heads, d // heads).permute(2, 0, 3, 1, 4).unbind(0)
+
+        def forward(self, x, memory=None, mask=None):
+            if self.self_attention:
+                q, k, v = self.split(self.qkv(x), 3)
+            else:
+                (q,), (k, v) = self.split(self.q(x), 1), self.split(self.kv(memory), 2)
+            o = tF.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p_att if self.training else 0.0)
+            return self.out(o.transpose(1, 2).reshape(x.shape))
+
+    class FeedForward(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear1, self.linear2 = nn.Linear(d, cfg["d_ff"]), nn.Linear(cfg["d_ff"], d)
+
+        def forward(self, x):
+            return self.linear2(tF.dropout(tF.relu(self.linear1(x)), p, self.training))
+
+    class Layer(nn.Module):
+        def __init__(self, decoder):
+            super().__init__()
+            self.self_attn, self.feed_forward = Attention(True), FeedForward()
+            self.cross_attn = Attention(False) if decoder else None
+            self.norms = nn.ModuleList(nn.LayerNorm(d) for _ in range(3 if decoder else 2))
+
+        def residual(self, i, x, sublayer):  # post-norm: LN(x + Dropout(f(x)))
+            return self.norms[i](x + tF.dropout(sublayer(x), p, self.training))
+
+        def forward(self, x, mask, memory=None, memory_mask=None):
+            x = self.residual(0, x, lambda h: self.self_attn(h, mask=mask))
+            if self.cross_attn is not None:
+                x = self.residual(1, x, lambda h: self.cross_attn(h, memory, mask=memory_mask))
+            return self.residual(len(self.norms) - 1, x, self.feed_forward)
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.src_embed = nn.Embedding(cfg["src_vocab"], d)
+            self.tgt_embed = nn.Embedding(cfg["tgt_vocab"], d)
+            if cfg["positional"] == "learned":
+                self.src_pos = nn.Parameter(torch.randn(cfg["max_len"], d))
+                self.tgt_pos = nn.Parameter(torch.randn(cfg["max_len"], d))
+            else:
+                position = torch.arange(cfg["max_len"])[:, None]
+                frequency = torch.exp(-math.log(10000.0) * torch.arange(0, d, 2) / d)
+                table = torch.zeros(cfg["max_len"], d)
+                table[:, 0::2], table[:, 1::2] = torch.sin(position * frequency), torch.cos(position * frequency)
+                self.register_buffer("src_pos", table)
+                self.register_buffer("tgt_pos", table.clone())
+            self.encoder = nn.ModuleList(Layer(False) for _ in range(cfg["num_encoder_layers"]))
+            self.decoder = nn.ModuleList(Layer(True) for _ in range(cfg["num_decoder_layers"]))
+            self.output = nn.Linear(d, cfg["tgt_vocab"], bias=cfg.get("output_bias", True))
+            for w in self.parameters():
+                if w.dim() > 1:
+                    nn.init.xavier_uniform_(w)
+
+        def embed(self, table, positions, ids):
+            return tF.dropout(table(ids) * math.sqrt(d) + positions[: ids.shape[1]], p, self.training)
+
+        def forward(self, src, tgt_in):
+            src_mask = (src != 0)[:, None, None, :]
+            length = tgt_in.shape[1]
+            causal = torch.ones(length, length, dtype=torch.bool, device=src.device).tril()
+            tgt_mask = (tgt_in != 0)[:, None, None, :] & causal
+            x = self.embed(self.src_embed, self.src_pos, src)
+            for layer in self.encoder:
+                x = layer(x, src_mask)
+            y = self.embed(self.tgt_embed, self.tgt_pos, tgt_in)
+            for layer in self.decoder:
+                y = layer(y, tgt_mask, x, src_mask)
+            return self.output(y)
+
+    return Model()
+
+
+def torch_step(torch, cfg, src, tgt, device):
+    torch.manual_seed(0)
+    model = torch_model(torch, cfg).to(device)
+    params = list(model.parameters())
+    try:
+        opt = torch.optim.Adam(params, lr=1e-4, betas=(0.9, 0.98), eps=1e-9, fused=device != "cpu")
+    except (TypeError, RuntimeError):
+        opt = torch.optim.Adam(params, lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+    src_t = torch.as_tensor(src, device=device)
+    tgt_in = torch.as_tensor(tgt[:, :-1], device=device)
+    tgt_out = torch.as_tensor(np.ascontiguousarray(tgt[:, 1:]), device=device)
+
+    def step():
+        logits = model(src_t, tgt_in)
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1),
+                                                 ignore_index=0, label_smoothing=0.1)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+    return step, sum(p.numel() for p in params)
+
+
+# ---------------------------------------------------------------- main
+
+
+@contextlib.contextmanager
+def environment(**values):
+    """Set environment variables for the block (minitx reads MINITX_FUSED at every op)."""
+    previous = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in previous.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    from minitx.nn.transformer import PRESETS
+
+    tokens = args.tokens or (6144 if args.device == "cuda" else 64)
+    length, vocab = (args.length, args.vocab) if args.device == "cuda" else (8, 50)
+    src, tgt = make_batch(tokens, length, vocab)
+    target_tokens = int((tgt[:, 1:] != 0).sum())
+    cp = torch = None
+    if args.device == "cuda":
+        import cupy as cp
+
+        gpu = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"]
+        gpu = gpu.decode() if isinstance(gpu, bytes) else gpu
+        minitx_timer = Timer("cupy", cp)
+    else:
+        gpu, minitx_timer = "cpu", Timer("cpu")
+    if not args.no_torch:
+        try:
+            import torch
+        except ImportError:
+            print("PyTorch not importable: its column is left out", file=sys.stderr)
+    print(f"{gpu}: batch src {src.shape}, tgt {tgt.shape}, {target_tokens} target tokens", flush=True)
+
+    rows = []
+    for name in args.presets:
+        cfg = dict(PRESETS[name], src_vocab=vocab, tgt_vocab=vocab)
+        if args.device == "cpu":
+            cfg.update(TINY)
+        row = dict(preset=name, target_tokens=target_tokens, batch=list(src.shape) + [tgt.shape[1] - 1])
+        runs = [("minitx fused", "1"), ("minitx MINITX_FUSED=0", "0")]
+        for label, fused in runs:
+            with environment(MINITX_FUSED=fused):
+                step, n_params = minitx_step(cfg, src, tgt, args.device)
+                ms = minitx_timer(step, args.warmup, args.steps)
+            row[label] = dict(ms=ms, tokens_per_s=target_tokens / (ms * 1e-3), params=n_params)
+            print(f"  {name:14s} {label:22s} {ms:9.2f} ms  {target_tokens / (ms * 1e-3):10.0f} tok/s", flush=True)
+            del step
+            if cp is not None:
+                cp.get_default_memory_pool().free_all_blocks()
+        if torch is not None:
+            step, n_params = torch_step(torch, cfg, src, tgt, args.device)
+            timer = Timer("torch", torch) if args.device == "cuda" else Timer("cpu")
+            ms = timer(step, args.warmup, args.steps)
+            row["torch eager"] = dict(ms=ms, tokens_per_s=target_tokens / (ms * 1e-3), params=n_params)
+            print(f"  {name:14s} {'torch eager':22s} {ms:9.2f} ms  {target_tokens / (ms * 1e-3):10.0f} tok/s", flush=True)
+            if n_params != row["minitx fused"]["params"]:
+                print(f"  warning: parameter counts differ: torch {n_params:,} vs minitx "
+                      f"{row['minitx fused']['params']:,}", file=sys.stderr)
+            del step
+            if args.device == "cuda":
+                torch.cuda.empty_cache()
+        fused_ms = row["minitx fused"]["ms"]
+        row["fused_vs_unfused"] = row["minitx MINITX_FUSED=0"]["ms"] / fused_ms
+        row["torch_vs_fused"] = row["torch eager"]["ms"] / fused_ms if "torch eager" in row else None
+        rows.append(row)
+
+    print(f"\n{'preset':14s} {'params':>12s} {'minitx fused':>14s} {'FUSED=0':>12s} {'torch':>12s} "
+          f"{'fused/unfused':>14s} {'torch/fused':>12s}   (tokens/s; ratios of step times)")
+    for r in rows:
+        t = r.get("torch eager", {}).get("tokens_per_s")
+        print(f"{r['preset']:14s} {r['minitx fused']['params']:12,d} {r['minitx fused']['tokens_per_s']:14.0f} "
+              f"{r['minitx MINITX_FUSED=0']['tokens_per_s']:12.0f} {t if t is not None else float('nan'):12.0f} "
+              f"{r['fused_vs_unfused']:14.2f} "
+              f"{r['torch_vs_fused'] if r['torch_vs_fused'] is not None else float('nan'):12.2f}")
+    report = dict(device=gpu, tokens=tokens, length=length, vocab=vocab, steps=args.steps, warmup=args.warmup,
+                  torch_version=getattr(torch, "__version__", None), cupy_version=getattr(cp, "__version__", None),
+                  results=rows)
+    out = Path(args.out) if args.out else default_out("train-step", gpu)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1, default=float))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""Launch every CUDA kernel of minitx once, float32 and float64, for compute-sanitizer.
+
+    compute-sanitizer --tool memcheck   python3 benchmarks/sanitize_kernels.py
+    compute-sanitizer --tool racecheck  python3 benchmarks/sanitize_kernels.py
+
+Small shapes that are not multiples of any block or tile size (so every bounds check and
+every partial tile runs), a key-padding mask with a fully masked row, causal attention, both
+dtypes. The script fails if some kernel of ``kernels.KERNELS`` was not launched, so a new
+kernel cannot escape the sanitizer. It needs CuPy and a GPU (``--help`` works without).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anywhere, no install
+
+
+def launch_all(cp, K, dtype):
+    """Call every launcher once on small awkward shapes."""
+    rng = cp.random.default_rng(0)
+
+    def randn(*shape):
+        return rng.standard_normal(shape).astype(dtype)
+
+    x = randn(5, 37)
+    y = K.softmax_forward(x, 0.7, mask=rng.random((5, 37)) < 0.8)
+    K.softmax_backward(y, randn(5, 37), 0.7)
+    w, b = randn(37), randn(37)
+    out, mean, rstd = K.layer_norm_forward(x, w, b, 1e-5)
+    K.layer_norm_backward(randn(5, 37), x, w, mean, rstd)
+    t = cp.asarray([3, -100, 0, 36, 7])
+    loss, lse = K.cross_entropy_forward(x, t, -100, 0.1)
+    K.cross_entropy_backward(x, t, lse, cp.ones(5, dtype), -100, 0.1)
+    q, k, v = randn(6, 19, 24), randn(6, 23, 24), randn(6, 23, 24)
+    mask = rng.random((2, 23)) < 0.7
+    mask[1] = False  # a batch row with no key at all
+    for causal, (qq, kk, vv) in ((False, (q, k, v)), (True, (q, q, q))):
+        m = mask[:, :kk.shape[1]]
+        o, lse = K.attention_forward(qq, kk, vv, key_pad_mask=m, causal=causal)
+        K.attention_backward(qq, kk, vv, o, lse, randn(*o.shape), key_pad_mask=m, causal=causal)
+    h = randn(7, 33)
+    K.dropout_add_backward(K.dropout_add_forward(h, randn(7, 33), 0.1, 5, 1), 0.1, 5, 1)
+    for act in ("relu", "gelu_tanh"):
+        K.bias_act_dropout_backward(randn(7, 33), h, randn(33), act, 0.1, 5, 2)
+        K.bias_act_dropout_forward(h, randn(33), act, 0.1, 5, 2)
+    params = [randn(3), randn(4097), randn(5, 7)]
+    grads = [randn(*p.shape) for p in params]
+    moments = [cp.zeros_like(p) for p in params] + [cp.zeros_like(p) for p in params]
+    norm = K.grad_norm(grads)
+    K.adam_step(params, grads, moments[:3], moments[3:], 1e-3, weight_decay=0.01, decoupled=True,
+                grad_scale=cp.minimum(1.0, 1.0 / (norm + 1e-6)))
+    K.embedding_backward(cp.asarray([[1, 4, 4], [0, 9, 2]]), randn(2, 3, 40), 10, padding_idx=0)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cpu", action="store_true",
+                        help="launch through the CPU emulation instead (checks this script without a GPU)")
+    args = parser.parse_args(argv)
+    from minitx import kernels as K
+    from minitx.kernels import _runtime, cpu_harness
+
+    if args.cpu:
+        import numpy as cp  # the launchers take NumPy arrays to the emulation
+
+        backend = cpu_harness.cpu_backend()
+    else:
+        import cupy as cp
+
+        backend = _runtime.cupy_backend()
+    launched = set()
+    original = backend.launch
+
+    def launch(filename, kernel, *args, **kwargs):
+        launched.add(kernel)
+        return original(filename, kernel, *args, **kwargs)
+
+    backend.launch = launch
+    for dtype in (cp.float32, cp.float64):
+        launch_all(cp, K, dtype)
+    if not args.cpu:
+        cp.cuda.Device().synchronize()
+    every = {k for names in K.KERNELS.values() for k in names}
+    missing = sorted(every - launched)
+    if missing:
+        print(f"sanitize_kernels: kernels never launched: {missing}", file=sys.stderr)
+        return 1
+    print(f"sanitize_kernels: launched all {len(every)} kernels in float32 and float64")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

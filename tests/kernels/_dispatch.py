@@ -1,0 +1,233 @@
+"""Running one op both ways: the xp reference path and the fused kernel path.
+
+Shared by test_dispatch.py (kernels through the CPU emulation, ``K.emulate_on_cpu``) and
+test_gpu.py (CuPy arrays on a GPU, where the kernels are on by default). A *case* is
+``(fn, inputs, kernels)``: a function of minitx tensors, the NumPy arrays it takes (each
+becomes a leaf requiring grad), and the kernels its fused path must launch.
+"""
+import contextlib
+
+import numpy as np
+
+import _reference as ref
+import minitx
+import minitx.functional as F
+from minitx import backend, optim
+from minitx import kernels as K
+from minitx.kernels import _runtime, cpu_harness
+from minitx.nn import Transformer
+
+
+@contextlib.contextmanager
+def kernel_launches():
+    """Collect the names of the kernels launched inside the block (emulated or on the GPU)."""
+    names = []
+    backends = [cpu_harness.cpu_backend()] + ([_runtime.cupy_backend()] if K.available() else [])
+    for be in backends:
+        original = be.launch
+
+        def launch(filename, kernel, *args, _original=original, **kwargs):
+            names.append(kernel)
+            return _original(filename, kernel, *args, **kwargs)
+
+        be.launch = launch  # an instance attribute shadows the method until deleted
+    try:
+        yield names
+    finally:
+        for be in backends:
+            del be.launch
+
+
+def leaves(arrays, device="cpu"):
+    return [minitx.tensor(a, device=device, requires_grad=True) for a in arrays]
+
+
+def run(fn, arrays, device="cpu", seed=0):
+    """fn's output and the gradients of its inputs for a fixed random cotangent, as NumPy."""
+    inputs = leaves(arrays, device)
+    out = fn(*inputs)
+    cotangent = np.random.default_rng(seed).standard_normal(out.shape)
+    out.backward(backend.to_device(cotangent.astype(out.dtype), device))
+    grads = [None if t.grad is None else t.grad.numpy() for t in inputs]
+    return out.numpy(), grads
+
+
+def path_context(fused, device="cpu"):
+    """The reference path (use_fused(False)), or the kernels: through the CPU emulation for
+    NumPy arrays, by default on the GPU."""
+    if not fused:
+        return K.use_fused(False)
+    return K.emulate_on_cpu() if device == "cpu" else contextlib.nullcontext()
+
+
+def both_paths(fn, arrays, device="cpu"):
+    """(reference, fused, launched): run() under use_fused(False), run() with the kernels on,
+    and the names of the kernels the second run launched."""
+    with path_context(False, device):
+        reference = run(fn, arrays, device)
+    with path_context(True, device), kernel_launches() as names:
+        got = run(fn, arrays, device)
+    return reference, got, names
+
+
+def tolerance(dtype):
+    return dict(rtol=1e-9, atol=1e-11) if np.dtype(dtype) == np.float64 else dict(rtol=2e-4, atol=2e-5)
+
+
+def assert_paths_agree(case, device="cpu"):
+    """The fused path launches the case's kernels and agrees with the reference path."""
+    fn, arrays, expected_kernels = case
+    (ref_out, ref_grads), (out, grads), names = both_paths(fn, arrays, device)
+    missing = set(expected_kernels) - set(names)
+    assert not missing, f"fused path did not launch {sorted(missing)} (launched {sorted(set(names))})"
+    tol = tolerance(arrays[0].dtype)
+    np.testing.assert_allclose(out, ref_out, **tol)
+    for got, want in zip(grads, ref_grads):
+        np.testing.assert_allclose(got, want, **tol)
+
+
+# ---------------------------------------------------------------- cases
+
+
+def _rng_arrays(seed, dtype, *shapes):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype(dtype) for s in shapes]
+
+
+def softmax_case(shape, dtype, seed=0):
+    (x,) = _rng_arrays(seed, dtype, shape)
+    return (lambda x: F.softmax(x * 3.0, -1)), [x], ["softmax_forward", "softmax_backward"]
+
+
+def layer_norm_case(shape, dtype, seed=0):
+    arrays = _rng_arrays(seed, dtype, shape, shape[-1:], shape[-1:])
+    return (lambda x, w, b: F.layer_norm(x, w, b, eps=1e-3)), arrays, [
+        "layer_norm_forward", "layer_norm_backward_dx", "layer_norm_backward_dwdb_partial"]
+
+
+def cross_entropy_case(rows, classes, dtype, reduction="mean", smoothing=0.1, seed=0):
+    (x,) = _rng_arrays(seed, dtype, (rows, classes))
+    t = np.random.default_rng(seed + 1).integers(0, classes, rows)
+    t[::3] = -100
+
+    def fn(x):
+        return F.cross_entropy(x, minitx.tensor(t, device=x.device), label_smoothing=smoothing,
+                               reduction=reduction)
+    return fn, [x], ["cross_entropy_forward", "cross_entropy_backward"]
+
+
+def key_padding_mask(batch, lk, seed=0):
+    """[B, 1, 1, Lk] (the Transformer's shape), a few keys of some rows masked, row 0 whole."""
+    keep = np.random.default_rng(seed).random((batch, lk)) < 0.7
+    keep[:, 0] = True
+    return keep[:, None, None, :]
+
+
+def attention_case(b, h, lq, lk, d, dtype, masked=True, causal=False, seed=0):
+    arrays = _rng_arrays(seed, dtype, (b, h, lq, d), (b, h, lk, d), (b, h, lk, d))
+    mask = key_padding_mask(b, lk, seed) if masked else None
+
+    def fn(q, k, v):
+        m = None if mask is None else minitx.tensor(mask, device=q.device)
+        return F.scaled_dot_product_attention(q, k, v, mask=m, causal=causal)
+    return fn, arrays, ["attention_forward", "attention_backward_dkdv", "attention_backward_dq"]
+
+
+def embedding_case(vocab, ids_shape, dim, dtype, padding_idx=None, seed=0):
+    (w,) = _rng_arrays(seed, dtype, (vocab, dim))
+    ids = np.random.default_rng(seed + 1).integers(0, vocab, ids_shape)
+
+    def fn(w):
+        return F.embedding(minitx.tensor(ids, device=w.device), w, padding_idx)
+    return fn, [w], ["embedding_backward"]
+
+
+def bias_act_case(shape, activation, dtype, seed=0):
+    """p = 0: both paths are deterministic and must agree (dropout itself: see the tests)."""
+    arrays = _rng_arrays(seed, dtype, shape, shape[-1:])
+    return (lambda x, b: F.bias_act_dropout(x, b, activation, p=0.0)), arrays, [
+        "bias_act_dropout_forward", "bias_act_dropout_backward"]
+
+
+# ---------------------------------------------------------------- optimizer, clipping, a training step
+
+
+def optimizer_run(opt_class, fused, device="cpu"):
+    """Three Adam(W) steps on three parameters, the last one without a gradient at the first
+    step (so its step count lags and the fused path needs two launches per step).
+    Returns (parameters, second moments, launched kernels)."""
+    rng = np.random.default_rng(5)
+    params = leaves([rng.standard_normal(s) for s in ((3,), (2, 5), (4,))], device)
+    opt = opt_class(params, lr=0.1, weight_decay=0.1)
+    with path_context(fused, device), kernel_launches() as names:
+        for step in range(3):
+            for i, p in enumerate(params):
+                p.grad = None if (step == 0 and i == 2) else minitx.tensor(rng.standard_normal(p.shape), device=device)
+            opt.step()
+    return ([p.numpy() for p in params], [backend.to_numpy(s["exp_avg_sq"]) for s in opt.state.values()],
+            names)
+
+
+def clip_run(scale, max_norm, fused, device="cpu"):
+    """clip_grad_norm_ over two gradients times ``scale``: (norm, clipped grads, kernels)."""
+    rng = np.random.default_rng(6)
+    params = leaves([rng.standard_normal(s) for s in ((3,), (4, 2))], device)
+    for p in params:
+        p.grad = minitx.tensor(rng.standard_normal(p.shape) * scale, device=device)
+    with path_context(fused, device), kernel_launches() as names:
+        norm = optim.clip_grad_norm_(params, max_norm)
+    return norm, [p.grad.numpy() for p in params], names
+
+
+#: kernels a training step must launch on the fused path
+TRAINING_STEP_KERNELS = {"attention_forward", "attention_backward_dq", "layer_norm_forward", "cross_entropy_forward",
+                         "bias_act_dropout_forward", "embedding_backward", "adam_step", "sumsq_partial"}
+
+
+def training_step(fused, device="cpu", **sizes):
+    """One step of a small float64 Transformer (no dropout): forward, cross-entropy, backward,
+    clipping, AdamW. Returns (loss, norm, grads, updated params, set of launched kernels)."""
+    minitx.manual_seed(0)
+    config = dict(d_model=8, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=12, max_len=8)
+    config.update(sizes)
+    model = Transformer(9, 11, dropout=0.0, positional="learned", device=device, **config).to(dtype="float64")
+    src = np.array([[3, 4, 5, 6, 2], [7, 8, 2, 0, 0]])
+    tgt = np.array([[1, 5, 6, 7, 2], [1, 9, 10, 2, 0]])
+    opt = optim.AdamW(model.parameters(), lr=1e-2)
+    with path_context(fused, device), kernel_launches() as names:
+        logits = model(src, tgt[:, :-1])
+        target = minitx.tensor(tgt[:, 1:], device=device)
+        loss = F.cross_entropy(logits, target, ignore_index=0, label_smoothing=0.1)
+        loss.backward()
+        norm = optim.clip_grad_norm_(model.parameters(), 0.5)
+        grads = [p.grad.numpy() for p in model.parameters()]
+        opt.step()
+    return loss.item(), norm, grads, [p.numpy() for p in model.parameters()], set(names)
+
+
+def check_fused_dropout_ops(dtype, device="cpu", shape=(5, 6)):
+    """F.dropout_add and F.bias_act_dropout on the kernel path, with a fixed seed, against the
+    Philox mask of the NumPy reference (tests/kernels/_reference.py): forward and gradients."""
+    rng = np.random.default_rng(2)
+    x, r, b = (rng.standard_normal(s).astype(dtype) for s in (shape, shape, shape[-1:]))
+    p, seed = 0.3, 11
+    keep = ref.dropout_keep(x.size, p, seed, 0).reshape(shape)
+    scale = dtype(1 / (1 - p))
+    dy = rng.standard_normal(shape).astype(dtype)
+    tol = tolerance(dtype)
+    tx, tr, tb = leaves([x, r, b], device)
+    with path_context(True, device), kernel_launches() as names:
+        y = F.dropout_add(tx, tr, p, seed=seed)
+        assert y._ctx.philox == (seed, 0)
+        y.backward(backend.to_device(dy, device))
+        z = F.bias_act_dropout(tx, tb, "relu", p, seed=seed)
+        z.backward(backend.to_device(dy, device))
+    assert {"dropout_add_forward", "dropout_mask_apply", "bias_act_dropout_forward",
+            "bias_act_dropout_backward"} <= set(names)
+    u = x + b
+    np.testing.assert_allclose(y.numpy(), r + np.where(keep, x * scale, 0), **tol)
+    np.testing.assert_allclose(z.numpy(), np.where(keep, np.maximum(u, 0) * scale, 0), **tol)
+    np.testing.assert_array_equal(tr.grad.numpy(), dy)
+    dx = np.where(keep, dy * scale, 0) + np.where(keep & (u > 0), dy * scale, 0)
+    np.testing.assert_allclose(tx.grad.numpy(), dx, **tol)
+    np.testing.assert_allclose(tb.grad.numpy(), np.where(keep & (u > 0), dy * scale, 0).sum(0), **tol)

@@ -1,0 +1,222 @@
+"""The ops' fused branches, run on the CPU: under ``kernels.emulate_on_cpu()`` the ops take
+their kernel branches on NumPy arrays, and the same .cu source runs through the emulation.
+
+For each wired op: the fused branch launches its kernels and equals the reference branch
+(forward and gradients, float64 and float32), float64 gradcheck passes through the fused
+branch, the fallback conditions really fall back, the switches force the reference path,
+and a small Transformer training step gives the same loss, gradients and update both ways.
+The emulation is slow (every CUDA thread is a fiber): tiny shapes, few examples.
+"""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minitx
+import minitx.functional as F
+from minitx import kernels as K
+from minitx import ops, optim
+from minitx.testing import gradcheck
+
+from _dispatch import (TRAINING_STEP_KERNELS, assert_paths_agree, attention_case, bias_act_case, both_paths,
+                       check_fused_dropout_ops, clip_run, cross_entropy_case, embedding_case, kernel_launches, key_padding_mask,
+                       layer_norm_case, leaves, optimizer_run, softmax_case, training_step)
+
+pytestmark = pytest.mark.usefixtures("cpu")  # builds the emulation once; skips without g++
+
+FEW = settings(max_examples=10, deadline=None)
+DTYPES = st.sampled_from([np.float64, np.float32])
+small_shapes = st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple)
+
+
+def fused_gradcheck(fn, *inputs):
+    """gradcheck with the kernels on, along a few random directions (few emulated launches)."""
+    with K.emulate_on_cpu(), kernel_launches() as names:
+        assert gradcheck(fn, *inputs, full_jacobian_limit=0, directions=3)
+    assert names, "gradcheck did not go through the fused branch"
+
+
+# ---------------------------------------------------------------- fused == reference
+
+
+@FEW
+@given(shape=small_shapes, dtype=DTYPES, seed=st.integers(0, 99))
+def test_softmax(shape, dtype, seed):
+    assert_paths_agree(softmax_case(shape, dtype, seed))
+
+
+@FEW
+@given(shape=small_shapes, dtype=DTYPES, seed=st.integers(0, 99))
+def test_layer_norm(shape, dtype, seed):
+    assert_paths_agree(layer_norm_case(shape, dtype, seed))
+
+
+@FEW
+@given(rows=st.integers(1, 6), classes=st.integers(1, 7), dtype=DTYPES,
+       reduction=st.sampled_from(["mean", "sum", "none"]), smoothing=st.sampled_from([0.0, 0.1]))
+def test_cross_entropy(rows, classes, dtype, reduction, smoothing):
+    assert_paths_agree(cross_entropy_case(rows, classes, dtype, reduction, smoothing))
+
+
+@FEW
+@given(b=st.integers(1, 2), h=st.integers(1, 2), lq=st.integers(1, 4), lk=st.integers(1, 4),
+       d=st.integers(1, 4), dtype=DTYPES, masked=st.booleans(), causal=st.booleans())
+def test_attention(b, h, lq, lk, d, dtype, masked, causal):
+    if causal and lq not in (1, lk):
+        lq = lk  # the other causal shapes fall back (tested below)
+    assert_paths_agree(attention_case(b, h, lq, lk, d, dtype, masked, causal))
+
+
+@FEW
+@given(vocab=st.integers(1, 6), ids_shape=small_shapes, dim=st.integers(1, 4), dtype=DTYPES,
+       padding=st.booleans())
+def test_embedding_backward(vocab, ids_shape, dim, dtype, padding):
+    assert_paths_agree(embedding_case(vocab, ids_shape, dim, dtype, 0 if padding else None))
+
+
+@FEW
+@given(shape=small_shapes, activation=st.sampled_from(["identity", "relu", "gelu_tanh"]), dtype=DTYPES)
+def test_bias_act_without_dropout(shape, activation, dtype):
+    assert_paths_agree(bias_act_case(shape, activation, dtype))
+
+
+def test_attention_3d_and_single_query_causal():
+    assert_paths_agree(attention_case(1, 3, 1, 4, 2, np.float64, causal=True))  # Lq == 1 sees every key
+    q, k, v = (np.random.default_rng(i).standard_normal((3, 2, 2)) for i in range(3))
+    assert_paths_agree(((lambda q, k, v: F.scaled_dot_product_attention(q, k, v)), [q, k, v],
+                        ["attention_forward"]))
+
+
+# ---------------------------------------------------------------- gradcheck through the kernels
+
+
+def test_gradcheck_through_the_fused_branches():
+    rng = np.random.default_rng(0)
+    x, w, b = leaves([rng.standard_normal((2, 5)), rng.standard_normal(5), rng.standard_normal(5)])
+    fused_gradcheck(lambda x: F.softmax(x), x)
+    fused_gradcheck(lambda x, w, b: F.layer_norm(x, w, b, eps=1e-3), x, w, b)
+    t = minitx.tensor([1, -100])
+    fused_gradcheck(lambda x: F.cross_entropy(x, t, label_smoothing=0.1), x)
+    q, k, v = leaves([rng.standard_normal((1, 2, 3, 2)) for _ in range(3)])
+    mask = key_padding_mask(1, 3)
+    fused_gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask, causal=True), q, k, v)
+    fused_gradcheck(lambda w: F.embedding(minitx.tensor([[0, 4, 4]]), w), leaves([rng.standard_normal((5, 2))])[0])
+
+
+def test_gradcheck_through_fused_dropout_ops():
+    # a fixed seed gives every call of gradcheck the same Philox mask
+    rng = np.random.default_rng(1)
+    x, r, b = leaves([rng.standard_normal((3, 4)), rng.standard_normal((3, 4)), rng.standard_normal(4)])
+    fused_gradcheck(lambda x, r: F.dropout_add(x, r, 0.4, seed=7), x, r)
+    fused_gradcheck(lambda x, b: F.bias_act_dropout(x, b, "gelu_tanh", 0.4, seed=7), x, b)
+    x = leaves([np.where(rng.random((3, 4)) < 0.5, -1.0, 1.0) * rng.uniform(0.1, 2, (3, 4))])[0]
+    fused_gradcheck(lambda x: F.bias_act_dropout(x, None, "relu", 0.4, seed=7), x)
+
+
+# ---------------------------------------------------------------- dropout: the Philox mask
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fused_dropout_ops_use_the_philox_mask(dtype):
+    check_fused_dropout_ops(dtype)
+
+
+def test_fused_dropout_masks_follow_manual_seed():
+    x, r = np.ones((4, 8)), np.zeros((4, 8))
+
+    def two_calls():
+        with K.emulate_on_cpu():
+            return [F.dropout_add(*leaves([x, r]), 0.5).numpy() for _ in range(2)]
+
+    minitx.manual_seed(3)
+    first = two_calls()
+    assert not np.array_equal(first[0], first[1])  # each call takes the next Philox offset
+    minitx.manual_seed(3)
+    np.testing.assert_array_equal(two_calls(), first)
+    assert minitx.random.next_philox_seed_offset("cpu") == (3, 2)
+    state = minitx.random.get_state()
+    minitx.random.set_state(state)
+    assert minitx.random.next_philox_seed_offset("cpu") == (3, 3)
+
+
+# ---------------------------------------------------------------- what falls back
+
+
+def _attention_launches(mask=None, lq=3, lk=3, dv=2, **kwargs):
+    rng = np.random.default_rng(3)
+    q, k, v = leaves([rng.standard_normal(s) for s in ((2, 2, lq, 2), (2, 2, lk, 2), (2, 2, lk, dv))])
+    with K.emulate_on_cpu(), kernel_launches() as names:
+        out = F.scaled_dot_product_attention(q, k, v, mask=mask, **kwargs)
+        out = out[0] if isinstance(out, tuple) else out
+        out.sum().backward()
+    return [n for n in names if n.startswith("attention")]
+
+
+def test_attention_falls_back_where_the_kernel_does_not_apply():
+    assert _attention_launches(key_padding_mask(2, 3)) != []  # the control
+    full = np.random.default_rng(0).random((2, 1, 3, 3)) < 0.8
+    full[..., 0] = True
+    assert _attention_launches(full) == []                        # a per-query mask
+    per_query = np.array([[True, False, True], [True, True, True]])
+    assert _attention_launches(per_query, lq=2) == []             # [2, Lk] on 4-D q: rows are queries
+    assert _attention_launches(dropout_p=0.3, seed=1) == []       # dropout on the weights
+    assert _attention_launches(lq=2, lk=3, causal=True) == []     # bottom-right causal, Lq != Lk
+    assert _attention_launches(dv=3) == []                        # value size != key size
+    # weights requested: the forward needs P, the backward (from o and lse) may still fuse
+    assert "attention_forward" not in _attention_launches(return_weights=True)
+
+
+def test_other_fallbacks():
+    rng = np.random.default_rng(4)
+    x = leaves([rng.standard_normal((3, 4))])[0]
+    with K.emulate_on_cpu(), kernel_launches() as names:
+        F.softmax(x, axis=0).sum().backward()           # softmax over a non-last axis
+        F.softmax(x.astype("float32"), -1)               # fine on its own ...
+        F.layer_norm(x, minitx.ones(4, dtype="float32"), minitx.zeros(4, dtype="float32"))  # ... mixed dtypes: no
+    assert names == ["softmax_forward"]
+
+
+@pytest.mark.parametrize("switch", ["use_fused", "environment"])
+def test_switches_force_the_reference_path(switch, monkeypatch):
+    fn, arrays, _ = softmax_case((2, 3), np.float64)
+    if switch == "environment":
+        monkeypatch.setenv("MINITX_FUSED", "0")
+        (ref_out, _), (out, _), names = both_paths(fn, arrays)
+    else:
+        with K.use_fused(False):
+            (ref_out, _), (out, _), names = both_paths(fn, arrays)
+    assert names == []
+    np.testing.assert_array_equal(out, ref_out)
+
+
+# ---------------------------------------------------------------- optimizer, clipping, a training step
+
+
+@pytest.mark.parametrize("opt_class", [optim.Adam, optim.AdamW])
+def test_adam_fused_equals_reference(opt_class):
+    params, states, names = optimizer_run(opt_class, fused=True)
+    ref_params, ref_states, ref_names = optimizer_run(opt_class, fused=False)
+    assert names.count("adam_step") == 5 and ref_names == []  # 1 launch, then 2 per step (two step counts)
+    for got, want in zip(params + states, ref_params + ref_states):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("scale, max_norm", [(1.0, 100.0), (3.0, 1.0), (np.inf, 1.0)])
+def test_clip_grad_norm_fused_equals_reference(scale, max_norm):
+    norm, grads, names = clip_run(scale, max_norm, fused=True)
+    ref_norm, ref_grads, _ = clip_run(scale, max_norm, fused=False)
+    assert "sumsq_partial" in names
+    assert norm == pytest.approx(ref_norm, rel=1e-12)
+    for got, want in zip(grads, ref_grads):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_transformer_training_step_is_the_same_both_ways():
+    loss, norm, grads, params, names = training_step(fused=True)
+    ref_loss, ref_norm, ref_grads, ref_params, ref_names = training_step(fused=False)
+    assert ref_names == set()
+    assert TRAINING_STEP_KERNELS <= names
+    assert loss == pytest.approx(ref_loss, rel=1e-10)
+    assert norm == pytest.approx(ref_norm, rel=1e-10)
+    for got, want in zip(grads + params, ref_grads + ref_params):
+        np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)

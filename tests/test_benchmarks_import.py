@@ -1,0 +1,67 @@
+"""The benchmark scripts cannot rot: each answers --help without CuPy or PyTorch, and runs its
+smoke mode (tiny shapes on the CPU; the kernels through the CPU emulation) to the end."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "benchmarks"
+SCRIPTS = ["bench_kernels.py", "bench_train_step.py", "sanitize_kernels.py"]
+needs_gxx = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "g++")) is None,
+                               reason="the CPU kernel emulation needs g++")
+
+
+def run(*args):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help(script):
+    assert "usage:" in run(BENCH / script, "--help")
+
+
+def test_bench_kernels_dry_run_lists_every_benchmark():
+    out = run(BENCH / "bench_kernels.py", "--dry-run")
+    for name in ("softmax", "layer_norm d=512", "cross_entropy", "attention causal", "dropout_add",
+                 "bias+relu+dropout", "embedding", "adam step base"):
+        assert name in out
+
+
+@needs_gxx
+def test_bench_kernels_cpu_smoke(tmp_path):
+    out = tmp_path / "kernels.json"
+    run(BENCH / "bench_kernels.py", "--device", "cpu", "--repeat", "1", "--warmup", "0", "--no-torch",
+        "--out", out)
+    report = json.loads(out.read_text())
+    assert {r["path"] for r in report["results"]} == {"fused", "reference"}
+    assert len(report["ratios"]) == len({r["name"] for r in report["results"]})
+
+
+def test_bench_train_step_cpu_smoke(tmp_path):
+    out = tmp_path / "train.json"
+    run(BENCH / "bench_train_step.py", "--device", "cpu", "--steps", "1", "--warmup", "0", "--no-torch",
+        "--out", out)
+    rows = json.loads(out.read_text())["results"]
+    assert [r["preset"] for r in rows] == ["seed004-small", "base"]
+    assert all(r["minitx fused"]["tokens_per_s"] > 0 for r in rows)
+
+
+@needs_gxx
+def test_sanitize_script_launches_every_kernel():
+    assert "launched all" in run(BENCH / "sanitize_kernels.py", "--cpu")
+
+
+def test_run_gpu_script_parses():
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash")
+    subprocess.run([bash, "-n", str(BENCH / "run_gpu.sh")], check=True)
