@@ -215,20 +215,20 @@ def train(config: dict, resume: bool = False, progress: bool = True) -> dict:
     val_pairs = load_pairs("val", config["src_lang"], config["tgt_lang"], config["data_dir"])
     src_tok, tgt_tok = build_tokenizers(config, train_pairs, run_dir)
     pad, bos, eos = tgt_tok.pad_id, tgt_tok.bos_id, tgt_tok.eos_id
+    model = build_model(config, src_tok.vocab_size, tgt_tok.vocab_size, pad, device)
+    opt, schedule = build_optimizer(config, model)
+    max_len = model.max_len  # a preset brings its own
     train_src, train_tgt = encode_pairs(train_pairs, src_tok, tgt_tok)
     val_src, val_tgt = encode_pairs(val_pairs, src_tok, tgt_tok)
-    kept, dropped = filter_by_length(train_src, train_tgt, config["max_len"], max_tgt_len=config["max_len"] - 1)
+    kept, dropped = filter_by_length(train_src, train_tgt, max_len, max_tgt_len=max_len - 1)
     train_src, train_tgt = [train_src[i] for i in kept], [train_tgt[i] for i in kept]
     # validation batches go through the same positions: a longer pair would not fit the model
-    val_kept, val_dropped = filter_by_length(val_src, val_tgt, config["max_len"], max_tgt_len=config["max_len"] - 1)
+    val_kept, val_dropped = filter_by_length(val_src, val_tgt, max_len, max_tgt_len=max_len - 1)
     val_src, val_tgt = [val_src[i] for i in val_kept], [val_tgt[i] for i in val_kept]
-    log(f"data: {len(train_pairs)} training pairs ({dropped} longer than max_len {config['max_len']} left out), "
+    log(f"data: {len(train_pairs)} training pairs ({dropped} longer than max_len {max_len} left out), "
         f"{len(val_pairs)} validation pairs ({val_dropped} left out of the loss); "
         f"vocabulary {src_tok.vocab_size} / {tgt_tok.vocab_size} ({config['tokenizer']}); "
         f"{time.perf_counter() - started:.1f}s")
-
-    model = build_model(config, src_tok.vocab_size, tgt_tok.vocab_size, pad, device)
-    opt, schedule = build_optimizer(config, model)
     log(f"model: {model.num_parameters():,} parameters on {device}")
 
     progress_state = {"step": 0, "epoch": 0, "batch": 0, "best_val_loss": math.inf, "train_seconds": 0.0}
