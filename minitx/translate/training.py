@@ -143,15 +143,19 @@ def load_checkpoint(path: Path, model, optimizer=None, schedule=None) -> dict:
 
 
 def average_checkpoints(paths) -> dict:
-    """The elementwise mean of the models in several checkpoints (same architecture)."""
+    """The elementwise mean of the models in several checkpoints (same architecture), summed
+    in float64."""
     total = None
     for path in paths:
         model_state = load(path)["model"]
         if total is None:
-            total = {k: v.astype(np.float64) for k, v in model_state.items()}
-        else:
-            for k, v in model_state.items():
-                total[k] += v
+            first, total = path, {k: v.astype(np.float64) for k, v in model_state.items()}
+            continue
+        if set(model_state) != set(total) or any(model_state[k].shape != total[k].shape for k in total):
+            raise ValueError(f"average_checkpoints: {path} holds a different model than {first} "
+                             "(other parameter names or shapes)")
+        for k, v in model_state.items():
+            total[k] += v
     return {k: (v / len(paths)).astype(np.float32) for k, v in total.items()}
 
 
