@@ -75,6 +75,12 @@ __device__ __forceinline__ void attn_load_tile(T (*dst)[ATT_PAD], const T* __res
   }
 }
 
+// Row of the key-padding mask for head-row bh (batch bh / heads), or NULL.
+__device__ __forceinline__ const unsigned char* attn_kpm_row(const unsigned char* key_pad_mask,
+                                                              int bh, int heads, int Lk) {
+  return key_pad_mask ? key_pad_mask + (long long)(bh / heads) * Lk : nullptr;
+}
+
 template <typename T>
 __device__ __forceinline__ T attn_dot(const T* a, const T* b, int d) {
   T s = T(0);
@@ -108,7 +114,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const T* qb = q + (long long)bh * Lq * d;
   const T* kb = k + (long long)bh * Lk * d;
   const T* vb = v + (long long)bh * Lk * d;
-  const unsigned char* kpm = key_pad_mask ? key_pad_mask + (long long)(bh / heads) * Lk : nullptr;
+  const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
 
   attn_load_tile<T, BQ>(Qs, qb, q0, Lq, d);
   if (tid < BQ) {
@@ -200,6 +206,21 @@ __global__ void attention_backward_delta(const T* __restrict__ o, const T* __res
   if (lane == 0) delta[row] = s;
 }
 
+// Stage lse and delta of the NQ query rows q0.. of head-row bh in shared
+// memory (threads 0..NQ-1); rows past Lq get lse = -inf, so they count as
+// fully masked.  The caller places the __syncthreads() before their use.
+template <typename T, int NQ>
+__device__ __forceinline__ void attn_load_row_stats(T* lse_s, T* delta_s, const T* __restrict__ lse,
+                                                    const T* __restrict__ delta, int bh, int q0,
+                                                    int Lq) {
+  const int tid = threadIdx.x;
+  if (tid < NQ) {
+    const int qi = q0 + tid;
+    lse_s[tid] = (qi < Lq) ? lse[(long long)bh * Lq + qi] : -mtx::num<T>::inf();
+    delta_s[tid] = (qi < Lq) ? delta[(long long)bh * Lq + qi] : T(0);
+  }
+}
+
 // For the (query tile, key tile) pair staged in shared memory, compute
 // P (optional) and dS for every allowed (i, j); zero elsewhere.
 template <typename T, int NQ, int NK>
@@ -245,9 +266,8 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int k0 = (blockIdx.x - bh * ntiles) * BK;
   if (bh >= BH) return;
   const int tid = threadIdx.x;
-  const T neg_inf = -mtx::num<T>::inf();
   const long long qoff = (long long)bh * Lq * d, koff = (long long)bh * Lk * d;
-  const unsigned char* kpm = key_pad_mask ? key_pad_mask + (long long)(bh / heads) * Lk : nullptr;
+  const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
 
   attn_load_tile<T, BK>(Ks, k + koff, k0, Lk, d);
   attn_load_tile<T, BK>(Vs, v + koff, k0, Lk, d);
@@ -261,11 +281,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
     __syncthreads();
     attn_load_tile<T, BQ>(Qs, q + qoff, q0, Lq, d);
     attn_load_tile<T, BQ>(dOs, dout + qoff, q0, Lq, d);
-    if (tid < BQ) {
-      const int qi = q0 + tid;
-      lse_s[tid] = (qi < Lq) ? lse[(long long)bh * Lq + qi] : neg_inf;
-      delta_s[tid] = (qi < Lq) ? delta[(long long)bh * Lq + qi] : T(0);
-    }
+    attn_load_row_stats<T, BQ>(lse_s, delta_s, lse, delta, bh, q0, Lq);
     __syncthreads();
     attn_recompute<T, BQ, BK>(Qs, dOs, Ks, Vs, lse_s, delta_s, Ps, dSs, q0, k0, Lq, Lk, d, kpm,
                               causal, scale);
@@ -318,17 +334,12 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int q0 = (blockIdx.x - bh * ntiles) * BQ;
   if (bh >= BH) return;
   const int tid = threadIdx.x;
-  const T neg_inf = -mtx::num<T>::inf();
   const long long qoff = (long long)bh * Lq * d, koff = (long long)bh * Lk * d;
-  const unsigned char* kpm = key_pad_mask ? key_pad_mask + (long long)(bh / heads) * Lk : nullptr;
+  const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
 
   attn_load_tile<T, BQ>(Qs, q + qoff, q0, Lq, d);
   attn_load_tile<T, BQ>(dOs, dout + qoff, q0, Lq, d);
-  if (tid < BQ) {
-    const int qi = q0 + tid;
-    lse_s[tid] = (qi < Lq) ? lse[(long long)bh * Lq + qi] : neg_inf;
-    delta_s[tid] = (qi < Lq) ? delta[(long long)bh * Lq + qi] : T(0);
-  }
+  attn_load_row_stats<T, BQ>(lse_s, delta_s, lse, delta, bh, q0, Lq);
   T acc[BQ];
 #pragma unroll
   for (int i = 0; i < BQ; ++i) acc[i] = T(0);

@@ -46,51 +46,56 @@ struct num<double> {
 __device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }
 __device__ __forceinline__ long long lmin(long long a, long long b) { return a < b ? a : b; }
 
-// Butterfly reductions: every lane of the (full) warp ends with the result.
+// Reduction operators: `op(a, b)` combines two values and `identity()` is the
+// value that leaves any other unchanged (it fills the unused warp slots below).
 template <typename T>
-__device__ __forceinline__ T warp_sum(T v) {
+struct SumOp {
+  static __device__ __forceinline__ T identity() { return T(0); }
+  __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+
+template <typename T>
+struct MaxOp {
+  static __device__ __forceinline__ T identity() { return -num<T>::inf(); }
+  __device__ __forceinline__ T operator()(T a, T b) const { return num<T>::max(a, b); }
+};
+
+// Butterfly reduction: every lane of the (full) warp ends with the result.
+template <typename T, typename Op>
+__device__ __forceinline__ T warp_reduce(T v, Op op) {
 #pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+  for (int off = 16; off > 0; off >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, off));
   return v;
 }
 
-template <typename T>
-__device__ __forceinline__ T warp_max(T v) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v = num<T>::max(v, __shfl_xor_sync(0xffffffffu, v, off));
-  return v;
-}
-
-// Block-wide sum: warp butterfly, one partial per warp in shared memory, then
-// every warp reduces the partials itself (so no third barrier is needed).
+// Block-wide reduction: warp butterfly, one partial per warp in shared memory,
+// then every warp reduces the partials itself (so no third barrier is needed).
 // The leading __syncthreads() protects `partial` from a previous call whose
-// readers may still be running.
-template <typename T>
-__device__ __forceinline__ T block_sum(T v) {
+// readers may still be running.  (Each <T, Op> pair has its own `partial`.)
+template <typename T, typename Op>
+__device__ __forceinline__ T block_reduce(T v, Op op) {
   __shared__ T partial[32];
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
   const int nwarps = blockDim.x >> 5;
-  v = warp_sum(v);
+  v = warp_reduce(v, op);
   __syncthreads();
   if (lane == 0) partial[warp] = v;
   __syncthreads();
-  v = (lane < nwarps) ? partial[lane] : T(0);
-  return warp_sum(v);
+  v = (lane < nwarps) ? partial[lane] : Op::identity();
+  return warp_reduce(v, op);
 }
 
 template <typename T>
-__device__ __forceinline__ T block_max(T v) {
-  __shared__ T partial[32];
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  const int nwarps = blockDim.x >> 5;
-  v = warp_max(v);
-  __syncthreads();
-  if (lane == 0) partial[warp] = v;
-  __syncthreads();
-  v = (lane < nwarps) ? partial[lane] : -num<T>::inf();
-  return warp_max(v);
-}
+__device__ __forceinline__ T warp_sum(T v) { return warp_reduce(v, SumOp<T>()); }
+
+template <typename T>
+__device__ __forceinline__ T warp_max(T v) { return warp_reduce(v, MaxOp<T>()); }
+
+template <typename T>
+__device__ __forceinline__ T block_sum(T v) { return block_reduce(v, SumOp<T>()); }
+
+template <typename T>
+__device__ __forceinline__ T block_max(T v) { return block_reduce(v, MaxOp<T>()); }
 
 }  // namespace mtx

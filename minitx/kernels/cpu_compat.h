@@ -418,37 +418,49 @@ int launch_export(void (*fn)(A...), const unsigned* grid, const unsigned* block,
 }
 
 // ---- warp exchange --------------------------------------------------------
+// The calling lane's place in its warp's exchange: warp, lane, the warp's
+// barrier group and the 32 slots of the half that the group's current
+// generation uses (the halves alternate, so a lane that races ahead into the
+// next exchange cannot overwrite a slot a slower lane still has to read).
+struct WarpSlots {
+  int warp, lane;
+  Group* grp;
+  unsigned long long* slots;
+};
+
+inline WarpSlots warp_slots() {
+  Worker* w = tl_worker;
+  const int lin = w->current;
+  WarpSlots ws;
+  ws.warp = lin >> 5;
+  ws.lane = lin & 31;
+  ws.grp = &w->groups[1 + ws.warp];
+  const unsigned parity = ws.grp->gen & 1u;
+  ws.slots = &w->shfl[((size_t)ws.warp * 2 + parity) * 32];
+  return ws;
+}
+
 template <typename T>
 inline T warp_exchange(T v, int src_lane) {
   static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>, "shuffle type");
-  Worker* w = tl_worker;
-  const int lin = w->current;
-  const int warp = lin >> 5, lane = lin & 31;
-  Group& grp = w->groups[1 + warp];
-  const unsigned parity = grp.gen & 1u;
-  unsigned long long* slots = &w->shfl[((size_t)warp * 2 + parity) * 32];
+  const WarpSlots ws = warp_slots();
   unsigned long long bits = 0;
   memcpy(&bits, &v, sizeof(T));
-  slots[lane] = bits;
-  barrier(1 + warp);
-  if (src_lane < 0 || src_lane >= grp.size) src_lane = lane;
+  ws.slots[ws.lane] = bits;
+  barrier(1 + ws.warp);
+  if (src_lane < 0 || src_lane >= ws.grp->size) src_lane = ws.lane;
   T r;
-  memcpy(&r, &slots[src_lane], sizeof(T));
+  memcpy(&r, &ws.slots[src_lane], sizeof(T));
   return r;
 }
 
 inline unsigned warp_ballot(int pred) {
-  Worker* w = tl_worker;
-  const int lin = w->current;
-  const int warp = lin >> 5, lane = lin & 31;
-  Group& grp = w->groups[1 + warp];
-  const unsigned parity = grp.gen & 1u;
-  unsigned long long* slots = &w->shfl[((size_t)warp * 2 + parity) * 32];
-  slots[lane] = pred ? 1ull : 0ull;
-  barrier(1 + warp);
+  const WarpSlots ws = warp_slots();
+  ws.slots[ws.lane] = pred ? 1ull : 0ull;
+  barrier(1 + ws.warp);
   unsigned r = 0;
-  for (int i = 0; i < grp.size; ++i)
-    if (slots[i]) r |= 1u << i;
+  for (int i = 0; i < ws.grp->size; ++i)
+    if (ws.slots[i]) r |= 1u << i;
   return r;
 }
 

@@ -91,44 +91,42 @@ __device__ __forceinline__ T act_grad(T u, int act) {
   return T(1);
 }
 
-#define DROPOUT_GROUP_LOOP                                                          \
-  const long long ngroups = (n + 3) / 4;                                            \
-  for (long long grp = (long long)blockIdx.x * blockDim.x + threadIdx.x; grp < ngroups; \
-       grp += (long long)gridDim.x * blockDim.x)
+// The loop every dropout kernel runs: a grid-stride loop over groups of 4
+// consecutive elements, one Philox call per group; for each in-range element i
+// of the group it calls body(i, keep), keep = (word >> 8) >= threshold.
+template <typename Body>
+__device__ __forceinline__ void dropout_for_each(long long n, unsigned long long seed,
+                                                 unsigned long long offset,
+                                                 unsigned int threshold, Body body) {
+  const long long ngroups = (n + 3) / 4;
+  for (long long grp = (long long)blockIdx.x * blockDim.x + threadIdx.x; grp < ngroups;
+       grp += (long long)gridDim.x * blockDim.x) {
+    const PhiloxOut r = dropout_bits(grp, seed, offset);
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const long long i = grp * 4 + t;
+      if (i < n) body(i, (r.v[t] >> 8) >= threshold);
+    }
+  }
+}
 
 template <typename T>
 __global__ void dropout_add_forward(const T* __restrict__ x, const T* __restrict__ residual,
                                     T* __restrict__ y, long long n, unsigned long long seed,
                                     unsigned long long offset, unsigned int threshold,
                                     T keep_scale) {
-  DROPOUT_GROUP_LOOP {
-    const PhiloxOut r = dropout_bits(grp, seed, offset);
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-      const long long i = grp * 4 + t;
-      if (i < n) {
-        const bool keep = (r.v[t] >> 8) >= threshold;
-        y[i] = residual[i] + (keep ? x[i] * keep_scale : T(0));
-      }
-    }
-  }
+  dropout_for_each(n, seed, offset, threshold, [&](long long i, bool keep) {
+    y[i] = residual[i] + (keep ? x[i] * keep_scale : T(0));
+  });
 }
 
 template <typename T>
 __global__ void dropout_mask_apply(const T* __restrict__ dy, T* __restrict__ dx, long long n,
                                    unsigned long long seed, unsigned long long offset,
                                    unsigned int threshold, T keep_scale) {
-  DROPOUT_GROUP_LOOP {
-    const PhiloxOut r = dropout_bits(grp, seed, offset);
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-      const long long i = grp * 4 + t;
-      if (i < n) {
-        const bool keep = (r.v[t] >> 8) >= threshold;
-        dx[i] = keep ? dy[i] * keep_scale : T(0);
-      }
-    }
-  }
+  dropout_for_each(n, seed, offset, threshold, [&](long long i, bool keep) {
+    dx[i] = keep ? dy[i] * keep_scale : T(0);
+  });
 }
 
 template <typename T>
@@ -136,18 +134,10 @@ __global__ void bias_act_dropout_forward(const T* __restrict__ x, const T* __res
                                          T* __restrict__ y, long long n, int cols, int act,
                                          unsigned long long seed, unsigned long long offset,
                                          unsigned int threshold, T keep_scale) {
-  DROPOUT_GROUP_LOOP {
-    const PhiloxOut r = dropout_bits(grp, seed, offset);
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-      const long long i = grp * 4 + t;
-      if (i < n) {
-        const bool keep = (r.v[t] >> 8) >= threshold;
-        const T u = bias ? x[i] + bias[i % cols] : x[i];
-        y[i] = keep ? act_forward(u, act) * keep_scale : T(0);
-      }
-    }
-  }
+  dropout_for_each(n, seed, offset, threshold, [&](long long i, bool keep) {
+    const T u = bias ? x[i] + bias[i % cols] : x[i];
+    y[i] = keep ? act_forward(u, act) * keep_scale : T(0);
+  });
 }
 
 template <typename T>
@@ -156,16 +146,8 @@ __global__ void bias_act_dropout_backward(const T* __restrict__ dy, const T* __r
                                           long long n, int cols, int act,
                                           unsigned long long seed, unsigned long long offset,
                                           unsigned int threshold, T keep_scale) {
-  DROPOUT_GROUP_LOOP {
-    const PhiloxOut r = dropout_bits(grp, seed, offset);
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-      const long long i = grp * 4 + t;
-      if (i < n) {
-        const bool keep = (r.v[t] >> 8) >= threshold;
-        const T u = bias ? x[i] + bias[i % cols] : x[i];
-        dx[i] = keep ? dy[i] * keep_scale * act_grad(u, act) : T(0);
-      }
-    }
-  }
+  dropout_for_each(n, seed, offset, threshold, [&](long long i, bool keep) {
+    const T u = bias ? x[i] + bias[i % cols] : x[i];
+    dx[i] = keep ? dy[i] * keep_scale * act_grad(u, act) : T(0);
+  });
 }

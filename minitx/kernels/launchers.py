@@ -67,6 +67,17 @@ def _check_int32(**sizes):
             raise ValueError(f"{name}={v} exceeds the int32 range of the kernels")
 
 
+def _same_shape_inputs(xp, *arrays):
+    """C-contiguous versions of ``arrays``, which must share one shape and one
+    float dtype.  Returns ``(*arrays, dtype)``."""
+    arrays = tuple(xp.ascontiguousarray(a) for a in arrays)
+    dt = _float_dtype(*arrays)
+    for a in arrays[1:]:
+        if a.shape != arrays[0].shape:
+            raise ValueError(f"shape mismatch {arrays[0].shape} vs {a.shape}")
+    return (*arrays, dt)
+
+
 def _row_block(cols: int, max_threads: int = 256) -> int:
     """Threads per row-block: a multiple of 32 covering cols, capped."""
     return int(min(max_threads, max(32, -(-cols // 32) * 32)))
@@ -116,12 +127,7 @@ def softmax_backward(y, dy, scale=1.0):
     positions need no mask here (y == 0 there).  Returns dx.
     """
     be = backend_for(y, dy)
-    xp = be.xp
-    y = xp.ascontiguousarray(y)
-    dy = xp.ascontiguousarray(dy)
-    dt = _float_dtype(y, dy)
-    if y.shape != dy.shape:
-        raise ValueError(f"shape mismatch {y.shape} vs {dy.shape}")
+    y, dy, dt = _same_shape_inputs(be.xp, y, dy)
     rows, cols = _rows_cols(y)
     dx = be.empty(y.shape, dt)
     if y.size == 0:
@@ -436,6 +442,20 @@ def _seed_offset(seed, offset):
     return np.uint64(int(seed) & (2**64 - 1)), np.uint64(int(offset) & (2**64 - 1))
 
 
+def _dropout_launch(be, kernel, dt, arrays, n, extra, p, seed, offset):
+    """Launch ``kernel`` of dropout.cu over n elements with the mask of (p, seed, offset).
+
+    Every dropout kernel takes ``(*arrays, n, *extra, seed, offset, threshold,
+    keep_scale)``.  p is validated even when n == 0 (then nothing is launched).
+    """
+    thr, keep_scale = dropout_threshold(p)
+    if n:
+        s, o = _seed_offset(seed, offset)
+        grid, block = _dropout_grid(n)
+        be.launch("dropout.cu", kernel, dt, grid, block,
+                  (*arrays, np.int64(n), *extra, s, o, thr, _scalar(dt, keep_scale)))
+
+
 def dropout_add_forward(x, residual, p, seed, offset=0):
     """``y = residual + dropout(x, p)`` with the mask drawn from (seed, offset).
 
@@ -444,19 +464,9 @@ def dropout_add_forward(x, residual, p, seed, offset=0):
     the backward.  Returns y.
     """
     be = backend_for(x, residual)
-    xp = be.xp
-    x = xp.ascontiguousarray(x)
-    residual = xp.ascontiguousarray(residual)
-    dt = _float_dtype(x, residual)
-    if x.shape != residual.shape:
-        raise ValueError(f"shape mismatch {x.shape} vs {residual.shape}")
-    thr, keep_scale = dropout_threshold(p)
+    x, residual, dt = _same_shape_inputs(be.xp, x, residual)
     y = be.empty(x.shape, dt)
-    if x.size:
-        s, o = _seed_offset(seed, offset)
-        grid, block = _dropout_grid(x.size)
-        be.launch("dropout.cu", "dropout_add_forward", dt, grid, block,
-                  (x, residual, y, np.int64(x.size), s, o, thr, _scalar(dt, keep_scale)))
+    _dropout_launch(be, "dropout_add_forward", dt, (x, residual, y), x.size, (), p, seed, offset)
     return y
 
 
@@ -470,13 +480,8 @@ def dropout_add_backward(dy, p, seed, offset=0):
     xp = be.xp
     dy_c = xp.ascontiguousarray(dy)
     dt = _float_dtype(dy_c)
-    thr, keep_scale = dropout_threshold(p)
     dx = be.empty(dy_c.shape, dt)
-    if dy_c.size:
-        s, o = _seed_offset(seed, offset)
-        grid, block = _dropout_grid(dy_c.size)
-        be.launch("dropout.cu", "dropout_mask_apply", dt, grid, block,
-                  (dy_c, dx, np.int64(dy_c.size), s, o, thr, _scalar(dt, keep_scale)))
+    _dropout_launch(be, "dropout_mask_apply", dt, (dy_c, dx), dy_c.size, (), p, seed, offset)
     return dx, dy
 
 
@@ -490,6 +495,8 @@ def _bias_act_prepare(be, x, bias, act):
     cols = int(x.shape[-1]) if x.ndim else 1
     if b is not None and b.size != cols:
         raise ValueError(f"bias must have {cols} elements (last axis of x), got {b.shape}")
+    if x.size:
+        _check_int32(cols=cols)
     return x, b, dt, cols
 
 
@@ -502,15 +509,9 @@ def bias_act_dropout_forward(x, bias, act, p, seed, offset=0):
     """
     be = backend_for(x, bias)
     x, b, dt, cols = _bias_act_prepare(be, x, bias, act)
-    thr, keep_scale = dropout_threshold(p)
     y = be.empty(x.shape, dt)
-    if x.size:
-        _check_int32(cols=cols)
-        s, o = _seed_offset(seed, offset)
-        grid, block = _dropout_grid(x.size)
-        be.launch("dropout.cu", "bias_act_dropout_forward", dt, grid, block,
-                  (x, b, y, np.int64(x.size), np.int32(cols), np.int32(_ACTS[act]), s, o, thr,
-                   _scalar(dt, keep_scale)))
+    _dropout_launch(be, "bias_act_dropout_forward", dt, (x, b, y), x.size,
+                    (np.int32(cols), np.int32(_ACTS[act])), p, seed, offset)
     return y
 
 
@@ -521,21 +522,11 @@ def bias_act_dropout_backward(dy, x, bias, act, p, seed, offset=0):
     sum of dx over all leading axes ([cols]) or None when bias is None.
     """
     be = backend_for(dy, x, bias)
-    xp = be.xp
     x, b, dt, cols = _bias_act_prepare(be, x, bias, act)
-    dy = xp.ascontiguousarray(dy)
-    _float_dtype(x, dy)
-    if dy.shape != x.shape:
-        raise ValueError(f"shape mismatch {dy.shape} vs {x.shape}")
-    thr, keep_scale = dropout_threshold(p)
+    dy, x, _ = _same_shape_inputs(be.xp, dy, x)
     dx = be.empty(x.shape, dt)
-    if x.size:
-        _check_int32(cols=cols)
-        s, o = _seed_offset(seed, offset)
-        grid, block = _dropout_grid(x.size)
-        be.launch("dropout.cu", "bias_act_dropout_backward", dt, grid, block,
-                  (dy, x, b, dx, np.int64(x.size), np.int32(cols), np.int32(_ACTS[act]), s, o,
-                   thr, _scalar(dt, keep_scale)))
+    _dropout_launch(be, "bias_act_dropout_backward", dt, (dy, x, b, dx), x.size,
+                    (np.int32(cols), np.int32(_ACTS[act])), p, seed, offset)
     db = None
     if b is not None:
         db = dx.reshape(-1, cols).sum(axis=0) if x.size else be.zeros((cols,), dt)

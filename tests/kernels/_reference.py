@@ -1,4 +1,7 @@
-"""Independent NumPy references for the kernel tests (float64 math)."""
+"""Independent NumPy references for the kernel tests (float64 math).
+
+:func:`adam` uses only array methods and operators, so the GPU tests call it
+with CuPy arrays too."""
 import numpy as np
 
 
@@ -129,6 +132,24 @@ def dropout_keep(n, p, seed, offset):
     words = philox4x32_10(ctr, (seed & 0xFFFFFFFF, seed >> 32)).reshape(-1)[:n]
     thr = min(2**24, int(np.ceil(p * 2**24)))
     return (words >> np.uint32(8)) >= thr
+
+
+def adam(p, g, m, v, lr, b1, b2, eps, wd, decoupled, step, gs):
+    """One Adam (decoupled=False, L2 decay) / AdamW step; gs scales the gradient.
+
+    Returns the new (p, m, v) in float64.
+    """
+    p, g, m, v = (a.astype(np.float64) for a in (p, g, m, v))
+    g = g * gs
+    if decoupled:
+        p = p - lr * wd * p
+    else:
+        g = g + wd * p
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * g * g
+    mh = m / (1 - b1**step)
+    vh = v / (1 - b2**step)
+    return p - lr * mh / (vh**0.5 + eps), m, v
 
 
 def gelu_tanh(u):

@@ -88,20 +88,6 @@ def test_bias_act_dropout(cpu, rows, cols, act, p, bias, seed, dtype):
 
 
 # --------------------------------------------------------------------- adam
-def _adam_ref(p, g, m, v, lr, b1, b2, eps, wd, decoupled, step, gs):
-    p, g, m, v = (a.astype(np.float64) for a in (p, g, m, v))
-    g = g * gs
-    if decoupled:
-        p = p - lr * wd * p
-    else:
-        g = g + wd * p
-    m = b1 * m + (1 - b1) * g
-    v = b2 * v + (1 - b2) * g * g
-    mh = m / (1 - b1**step)
-    vh = v / (1 - b2**step)
-    return p - lr * mh / (np.sqrt(vh) + eps), m, v
-
-
 @pytest.mark.parametrize("decoupled", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_adam_multi_tensor(cpu, decoupled, dtype):
@@ -111,8 +97,8 @@ def test_adam_multi_tensor(cpu, decoupled, dtype):
     grads = [rng.standard_normal(s).astype(dtype) for s in shapes]
     ms = [rng.standard_normal(s).astype(dtype) * 0.1 for s in shapes]
     vs = [rng.random(s).astype(dtype) * 0.01 for s in shapes]
-    expect = [_adam_ref(params[i], grads[i], ms[i], vs[i], 1e-2, 0.9, 0.98, 1e-8, 0.1, decoupled,
-                        3, 0.5) for i in range(len(shapes))]
+    expect = [ref.adam(params[i], grads[i], ms[i], vs[i], 1e-2, 0.9, 0.98, 1e-8, 0.1, decoupled,
+                       3, 0.5) for i in range(len(shapes))]
     K.adam_step(params, grads, ms, vs, lr=1e-2, beta1=0.9, beta2=0.98, eps=1e-8,
                 weight_decay=0.1, decoupled=decoupled, step=3, grad_scale=0.5)
     t = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)

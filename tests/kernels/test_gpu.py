@@ -156,13 +156,11 @@ def test_attention(cp, dtype, B, H, Lq, Lk, d, causal, masked):
     k = rng.standard_normal((BH, Lk, d)).astype(dtype)
     v = rng.standard_normal((BH, Lk, d)).astype(dtype)
     kpm = None
-    keep = cp.ones((BH, Lq, Lk), bool)
-    if causal:
-        keep &= cp.tril(cp.ones((Lq, Lk), bool))[None]
     if masked:
         kpm = rng.random((B, Lk)) < 0.8
         kpm[0] = False
-        keep &= cp.repeat(kpm, H, axis=0)[:, None, :]
+    keep = cp.asarray(ref.attention_keep(BH, Lq, Lk, None if kpm is None else cp.asnumpy(kpm),
+                                         causal))
     scale = 1 / math.sqrt(d)
     o, lse = K.attention_forward(q, k, v, key_pad_mask=kpm, causal=causal)
     do = rng.standard_normal(o.shape).astype(dtype)
@@ -234,18 +232,8 @@ def test_adam_and_grad_norm(cp, decoupled, dtype):
     _close(cp, norm, norm_ref, dtype, 10)
     clip = cp.minimum(1.0, 10.0 / (norm + 1e-6))
     lr, b1, b2, eps, wd, step = 1e-3, 0.9, 0.999, 1e-8, 0.01, 7
-    expect = []
-    for p, g, m, v in zip(ps, gs, ms, vs):
-        p, g, m, v = (a.astype(cp.float64) for a in (p, g, m, v))
-        g = g * clip
-        if decoupled:
-            p = p - lr * wd * p
-        else:
-            g = g + wd * p
-        m = b1 * m + (1 - b1) * g
-        v = b2 * v + (1 - b2) * g * g
-        p = p - lr * (m / (1 - b1**step)) / (cp.sqrt(v / (1 - b2**step)) + eps)
-        expect.append((p, m, v))
+    expect = [ref.adam(p, g, m, v, lr, b1, b2, eps, wd, decoupled, step, clip)
+              for p, g, m, v in zip(ps, gs, ms, vs)]
     K.adam_step(ps, gs, ms, vs, lr, b1, b2, eps, wd, decoupled, step, grad_scale=clip)
     for (pe, me, ve), p, m, v in zip(expect, ps, ms, vs):
         _close(cp, p, pe, dtype, 10)
