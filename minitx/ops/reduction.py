@@ -138,11 +138,13 @@ class LogSumExp(_Reduction):
         axes = self._setup(x)
         m = x.max(axis=axes, keepdims=True)
         m = xp.where(xp.isfinite(m), m, 0)  # all -inf slice: keep -inf, avoid inf - inf
-        y = m + xp.log(xp.exp(x - m).sum(axis=axes, keepdims=True))
+        total = xp.exp(x - m).sum(axis=axes, keepdims=True)
+        y = xp.where(total > 0, m + xp.log(xp.where(total > 0, total, 1)), -xp.inf)  # log 0 = -inf, said quietly
         self.save_for_backward(x, y)
         return y if self.keepdims else y.squeeze(axis=axes)
 
     def backward(self, dy):
         x, y = self.saved
         xp = get_array_module(x)
-        return (self.expand(dy) * xp.exp(x - y),)
+        # an all -inf slice has y = -inf: its softmax is taken as 0 there (not exp(-inf + inf) = NaN)
+        return (self.expand(dy) * xp.exp(x - xp.where(xp.isfinite(y), y, 0)),)
