@@ -4,7 +4,7 @@
     import minitx.functional as F
 
     x = minitx.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
-    loss = F.softmax(x @ x.T).sum()
+    loss = (F.softmax(x @ x.T, axis=-1) * x).sum()
     loss.backward()          # x.grad now holds d(loss)/dx
 """
 from minitx import backend, cuda

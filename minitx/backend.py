@@ -74,6 +74,8 @@ def check_device(device) -> str:
         return default_device()
     name = str(device)
     if name.startswith("cuda:"):
+        if name != "cuda:0":
+            raise ValueError(f"unknown device {device!r}; minitx uses one GPU: 'cuda' (or 'cuda:0')")
         name = "cuda"
     if name not in DEVICES:
         raise ValueError(f"unknown device {device!r}; expected 'cpu' or 'cuda'")

@@ -198,7 +198,7 @@ def split(x, indices_or_sections, axis=0):
     Each part is a slice (GetItem), so its gradient lands in the right place of x's.
     """
     n = x.shape[axis]
-    if isinstance(indices_or_sections, int):
+    if isinstance(indices_or_sections, numbers.Integral):
         if indices_or_sections <= 0 or n % indices_or_sections:
             raise ValueError(f"split: axis {axis} of length {n} does not split into {indices_or_sections} equal parts")
         step = n // indices_or_sections

@@ -144,3 +144,8 @@ def test_allow_tf32_sets_cupys_switch(monkeypatch):
     finally:
         backend.allow_tf32(False)
     assert os.environ["CUPY_TF32"] == "0" and not backend.tf32_allowed()
+
+
+def test_only_the_first_gpu_index_is_accepted():
+    with pytest.raises(ValueError, match="'cuda:1'"):
+        backend.check_device("cuda:1")

@@ -197,3 +197,17 @@ def test_gradient_takes_the_dtype_of_its_input():
     x = leaf([1.0, 2.0], dtype="float32")
     (x.astype("float64") * minitx.tensor([1.0, 2.0], dtype="float64")).sum().backward()
     assert x.grad.dtype == np.float32
+
+
+def test_a_function_instance_records_one_call():
+    # ops keep inputs and saved arrays on the instance: a second recorded call would overwrite them
+    from minitx import ops
+
+    a = minitx.tensor([3.0, 4.0], requires_grad=True)
+    square = ops.PowScalar(2)
+    square(a)
+    with pytest.raises(RuntimeError, match="pow_scalar: this Function instance already recorded a call"):
+        square(a)
+    with minitx.no_grad():  # nothing recorded: reuse is harmless
+        reusable = ops.PowScalar(2)
+        reusable(a), reusable(a)

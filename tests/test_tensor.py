@@ -230,3 +230,9 @@ def test_rand_is_in_unit_interval_and_randn_looks_normal():
 def test_manual_seed_rejects_bad_seeds(seed):
     with pytest.raises(ValueError, match="manual_seed"):
         minitx.manual_seed(seed)
+
+
+@pytest.mark.parametrize("data, dtype", [([1.0, 2.0], "float32"), (3.5, "float32"), ([1, 2], "int64"),
+                                         ([True], "bool")])
+def test_Tensor_and_tensor_infer_the_same_dtype_from_python_data(data, dtype):
+    assert minitx.Tensor(data).dtype == minitx.tensor(data).dtype == np.dtype(dtype)

@@ -68,8 +68,10 @@ class Function:
             listed = " and ".join(sorted(devices))
             raise RuntimeError(f"{self.name}: inputs are on different devices: {listed}; "
                                "move them with .to(device) first")
+        if self.inputs:
+            raise RuntimeError(f"{self.name}: this Function instance already recorded a call; ops keep their "
+                               "inputs and saved arrays on the instance, so create a new one for each call")
         self.needs_input_grad = tuple(t.requires_grad for t in inputs)
-        self._released = False
         output = self.forward(*(t.data for t in inputs))
         # integer and boolean outputs (indices, masks) carry no gradient
         record = is_grad_enabled() and any(self.needs_input_grad) and output.dtype.kind == "f"

@@ -29,8 +29,8 @@ class Tensor:
         if isinstance(data, Tensor):
             data = data.data
         xp = backend.get_array_module(data)
-        if not isinstance(data, xp.ndarray):
-            data = np.asarray(data)
+        if not isinstance(data, xp.ndarray):  # Python data: floats become float32, as in tensor()
+            data = np.asarray(data, dtype=backend.resolve_dtype(_infer_dtype(data)))
         if data.dtype.name not in ("float32", "float64", "int32", "int64", "bool", "uint8"):
             data = data.astype(backend.resolve_dtype(_infer_dtype(data)))
         self.data = data

@@ -176,13 +176,22 @@ class Sigmoid(Function):
         return (dy * y * (1 - y),)
 
 
+def relu_values(x):
+    """max(x, 0), written with where: x * (x > 0) would give -inf * 0 = NaN at x = -inf."""
+    return get_array_module(x).where(x > 0, x, 0).astype(x.dtype, copy=False)
+
+
+def relu_derivative(x):
+    """1 where x > 0, else 0 (the subgradient 0 is taken at x = 0)."""
+    return (x > 0).astype(x.dtype)
+
+
 class Relu(Function):
     """y = max(x, 0).   dx = dy where x > 0, else 0 (the subgradient 0 is taken at x = 0)"""
 
     def forward(self, x):
-        positive = x > 0
-        self.save_for_backward(positive)
-        return x * positive
+        self.save_for_backward(x > 0)
+        return relu_values(x)
 
     def backward(self, dy):
         (positive,) = self.saved

@@ -22,7 +22,7 @@ from minitx import kernels
 from minitx import random as mrandom
 from minitx.autograd.function import Function
 from minitx.backend import device_of, get_array_module
-from minitx.ops.elementwise import gelu_tanh, gelu_tanh_derivative
+from minitx.ops.elementwise import gelu_tanh, gelu_tanh_derivative, relu_derivative, relu_values
 from minitx.ops.shape import scatter_add
 
 __all__ = [
@@ -223,14 +223,6 @@ class DropoutAdd(Function):
         return dx, dy
 
 
-def _relu(u):
-    return u * (u > 0)
-
-
-def _relu_derivative(u):
-    return (u > 0).astype(u.dtype)
-
-
 def _identity(u):
     return u
 
@@ -240,7 +232,7 @@ def _one(u):
 
 
 # activation name -> (f, f'); the kernel knows the same three by these names
-_BIAS_ACTIVATIONS = {"identity": (_identity, _one), "relu": (_relu, _relu_derivative),
+_BIAS_ACTIVATIONS = {"identity": (_identity, _one), "relu": (relu_values, relu_derivative),
                      "gelu_tanh": (gelu_tanh, gelu_tanh_derivative)}
 
 

@@ -2,6 +2,8 @@
 ``dy`` back where the elements came from (and adds where one element was used twice)."""
 from __future__ import annotations
 
+import numbers
+
 from minitx.autograd.engine import unbroadcast
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module
@@ -59,6 +61,9 @@ class SwapAxes(Function):
         self.axis1, self.axis2 = axis1, axis2
 
     def forward(self, x):
+        for axis in (self.axis1, self.axis2):
+            if not -x.ndim <= axis < max(x.ndim, 1):
+                raise ValueError(f"swapaxes: axis {axis} is out of range for shape {x.shape}")
         return get_array_module(x).swapaxes(x, self.axis1, self.axis2)
 
     def backward(self, dy):
@@ -91,7 +96,7 @@ class Squeeze(Function):
 
     def forward(self, x):
         self.in_shape = x.shape
-        axes = (self.axis,) if isinstance(self.axis, int) else self.axis
+        axes = (self.axis,) if isinstance(self.axis, numbers.Integral) else self.axis
         if axes is not None:
             for a in axes:
                 if not -x.ndim <= a < x.ndim or x.shape[a] != 1:

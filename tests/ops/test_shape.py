@@ -325,3 +325,13 @@ def test_pad_with_bad_widths(width):
     with pytest.raises(ValueError, match=r"pad: pad_width .* must give \(before, after\) >= 0 "
                                          r"for each of the 2 axes of shape \(2, 3\)"):
         F.pad(minitx.ones(2, 3), width)
+
+
+def test_swapaxes_out_of_range_names_the_op():
+    with pytest.raises(ValueError, match=r"swapaxes: axis 3 is out of range for shape \(2, 3\)"):
+        F.swapaxes(minitx.zeros(2, 3), 0, 3)
+
+
+def test_numpy_integer_axes_and_sections_are_accepted():
+    assert F.squeeze(minitx.zeros(1, 3), np.int64(0)).shape == (3,)
+    assert [part.shape for part in F.split(minitx.zeros(4), np.int64(2))] == [(2,), (2,)]
