@@ -1,6 +1,10 @@
 """minitx.testing is a product feature: gradcheck must catch wrong backwards, the hygiene check
-must catch backwards that touch what they should not, and the strategies must deliver what
-their docstrings promise."""
+must catch backwards that touch what they should not, check_forward must point at the worst
+element, and the strategies must deliver what their docstrings promise."""
+import importlib
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 from hypothesis import Phase, find, given, settings
@@ -9,7 +13,8 @@ from hypothesis import strategies as st
 import minitx
 import minitx.functional as F
 from minitx import Function
-from minitx.testing import GradcheckError, check_backward_hygiene, gradcheck
+import minitx.testing
+from minitx.testing import GradcheckError, check_backward_hygiene, check_forward, check_gradients, gradcheck, leaf
 from minitx.testing import strategies as mst
 
 
@@ -78,7 +83,7 @@ class NanAboveOne(Function):
         return (dy.copy(),)
 
 
-def leaf(shape, seed=0, dtype=np.float64):
+def uniform_leaf(shape, seed=0, dtype=np.float64):
     return minitx.tensor(np.random.default_rng(seed).uniform(0.5, 2.0, shape).astype(dtype), requires_grad=True)
 
 
@@ -92,7 +97,7 @@ def leaf(shape, seed=0, dtype=np.float64):
 ], ids=["Square", "tanh-mul", "softmax-matmul-sum"])
 @pytest.mark.parametrize("shape", [(3, 3), (40, 40)], ids=["full-jacobian", "random-directions"])
 def test_gradcheck_passes_on_correct_ops(fn, shape):
-    x = leaf(shape)
+    x = uniform_leaf(shape)
     x.grad = minitx.tensor(np.ones(shape))
     assert gradcheck(fn, x) is True
     np.testing.assert_array_equal(x.grad.numpy(), np.ones(shape))  # the caller's .grad is left alone
@@ -103,7 +108,7 @@ def test_gradcheck_passes_on_correct_ops(fn, shape):
     ((100,), r"random direction 0 \(products with a random output cotangent\)"),  # 100 x 100 > 4096
 ], ids=["full-jacobian", "random-directions"])
 def test_gradcheck_catches_a_wrong_backward(shape, where):
-    a, b = leaf(shape, seed=1), leaf(shape, seed=2)
+    a, b = uniform_leaf(shape, seed=1), uniform_leaf(shape, seed=2)
     with pytest.raises(GradcheckError, match=f"gradient of input 2 is wrong at {where}: analytic [-0-9.e]+, "
                                              "numeric [-0-9.e]+, difference"):
         gradcheck(lambda scale, a, b: a * scale + Square(factor=2.5)(b), 3.0, a, b)
@@ -116,7 +121,7 @@ def test_gradcheck_reports_the_numbers():
 
 
 @pytest.mark.parametrize("inputs, error, message", [
-    ((leaf((2,), dtype=np.float32),), TypeError, "input 0 has dtype float32; finite differences need float64"),
+    ((uniform_leaf((2,), dtype=np.float32),), TypeError, "input 0 has dtype float32; finite differences need float64"),
     ((minitx.tensor([1.0, 2.0], dtype="float64"),), ValueError, "no input requires grad"),
     ((2.0,), ValueError, "no input requires grad"),
 ])
@@ -131,7 +136,7 @@ def test_gradcheck_rejects_unusable_inputs(inputs, error, message):
 ])
 def test_gradcheck_rejects_bad_functions(fn, error, message):
     with pytest.raises(error, match=message):
-        gradcheck(fn, leaf((2,)))
+        gradcheck(fn, uniform_leaf((2,)))
 
 
 @pytest.mark.parametrize("size", [1, 100], ids=["full-jacobian", "random-directions"])
@@ -149,17 +154,17 @@ def test_gradcheck_leaves_the_input_array_as_it_was():
 
 
 def test_gradcheck_checks_every_input_that_requires_grad():
-    a, b = leaf((3,)), minitx.tensor([1.0, 2.0, 3.0], dtype="float64")
+    a, b = uniform_leaf((3,)), minitx.tensor([1.0, 2.0, 3.0], dtype="float64")
     assert gradcheck(lambda a, b: a * b, a, b)
     with pytest.raises(GradcheckError, match="input 1"):
-        gradcheck(lambda a, b: a * 2.0 + Square(factor=1.0)(b), a, leaf((3,), seed=4))
+        gradcheck(lambda a, b: a * 2.0 + Square(factor=1.0)(b), a, uniform_leaf((3,), seed=4))
 
 
 # ---------------------------------------------------------------- check_backward_hygiene
 
 
 def test_hygiene_passes_on_a_clean_op():
-    assert check_backward_hygiene(lambda x: Square()(x), leaf((3, 2)))
+    assert check_backward_hygiene(lambda x: Square()(x), uniform_leaf((3, 2)))
 
 
 @pytest.mark.parametrize("op, message", [
@@ -169,12 +174,105 @@ def test_hygiene_passes_on_a_clean_op():
 ])
 def test_hygiene_catches_misbehaving_backwards(op, message):
     with pytest.raises(GradcheckError, match=f"{op().name}.backward.*{message}"):
-        check_backward_hygiene(lambda x: op()(x), leaf((4,)))
+        check_backward_hygiene(lambda x: op()(x), uniform_leaf((4,)))
 
 
 def test_hygiene_needs_a_recorded_op():
     with pytest.raises(ValueError, match="not produced by an op that records a graph"):
-        check_backward_hygiene(lambda x: x.detach() * 2.0, leaf((2,)))
+        check_backward_hygiene(lambda x: x.detach() * 2.0, uniform_leaf((2,)))
+
+
+# ---------------------------------------------------------------- check_gradients, check_forward, leaf
+
+
+def test_check_gradients_passes_a_correct_op():
+    assert check_gradients(lambda x: Square()(x), uniform_leaf((2, 3)), seed=3) is True
+
+
+@pytest.mark.parametrize("op, message", [
+    (lambda: Square(factor=2.5), "gradient of input 0 is wrong"),  # gradcheck's part
+    (ScaleDyInPlace, "modified an input, a saved array or dy in place"),  # right numbers, bad hygiene
+])
+def test_check_gradients_runs_both_checks(op, message):
+    x = uniform_leaf((3,))
+    if op is ScaleDyInPlace:
+        assert gradcheck(lambda x: op()(x), x)  # only the hygiene check can catch this one
+    with pytest.raises(GradcheckError, match=message):
+        check_gradients(lambda x: op()(x), x)
+
+
+def test_leaf_is_a_float64_copy_that_requires_grad():
+    array = np.arange(3, dtype=np.int64)
+    t = leaf(array)
+    assert t.dtype == np.float64 and t.requires_grad and t.is_leaf and t.tolist() == [0.0, 1.0, 2.0]
+    array[0] = 7
+    assert t.tolist()[0] == 0.0
+    assert not leaf([[1.5]], requires_grad=False).requires_grad
+
+
+def test_check_forward_returns_the_output_and_passes_other_inputs_as_they_are():
+    x = leaf([1.0, -2.0, np.nan])
+    y = check_forward(lambda t, k: t * k, lambda a, k: a * k, x, 3.0)
+    assert isinstance(y, minitx.Tensor) and y.shape == (3,)  # NaN matches NaN
+
+
+def test_check_forward_names_the_worst_element():
+    x = leaf(np.zeros((2, 3)))
+    off = np.zeros((2, 3))
+    off[0, 1], off[1, 2] = 1e-6, 0.5
+    with pytest.raises(AssertionError, match=r"differs from the reference at 2 of 6 elements \(rtol=1e-07, "
+                                             r"atol=1e-08\); worst at \(1, 2\): got 0, expected 0\.5, difference 0\.5"):
+        check_forward(lambda t: t * 1.0, lambda a: a + off, x, atol=1e-8)
+    with pytest.raises(AssertionError, match=r"worst at \(0,\): got nan, expected 1"):
+        check_forward(lambda t: t * np.nan, lambda a: a, leaf([1.0, 2.0]), rtol=1e-3)
+
+
+def test_check_forward_checks_shapes_and_tuples():
+    x = leaf(np.ones((2, 2)))
+    with pytest.raises(AssertionError, match=r"the output has shape \(2, 2\), the reference \(4,\)"):
+        check_forward(lambda t: t * 2.0, lambda a: (a * 2).reshape(-1), x)
+    pair = check_forward(lambda t: (t * 2.0, t.sum()), lambda a: (a * 2, a.sum()), x)
+    assert len(pair) == 2
+    with pytest.raises(AssertionError, match=r"output 1 differs .* got 4, expected 5"):
+        check_forward(lambda t: (t * 2.0, t.sum()), lambda a: (a * 2, a.sum() + 1), x)
+    with pytest.raises(AssertionError, match="fn returned 2 outputs, the reference 1"):
+        check_forward(lambda t: (t, t), lambda a: (a,), x)
+
+
+def test_check_forward_gives_the_reference_copies():
+    x = leaf([1.0, 2.0])
+
+    def scribbling_reference(a):
+        a += 1  # must not reach the tensor
+        return a - 1
+
+    check_forward(lambda t: t * 1.0, scribbling_reference, x)
+    assert x.tolist() == [1.0, 2.0]
+
+
+def test_the_documented_example_runs():
+    """The example in minitx.testing's docstring is code a tester copies: it must work."""
+    doc = minitx.testing.__doc__
+    start = doc.index("Example (a test of your own Function; tests/test_testing_tools.py runs it)::")
+    code = textwrap.dedent(doc[start:].split("::", 1)[1])
+    namespace = {"__name__": "example"}
+    exec(compile(code, "minitx.testing example", "exec"), namespace)  # noqa: S102
+    namespace["test_leaky_relu"]()  # hypothesis runs it on drawn tensors
+    wrong = namespace["LeakyRelu"]
+    wrong.backward = lambda self, dy: (dy * 1.0,)  # the example's checks must catch a wrong backward
+    with pytest.raises(GradcheckError):
+        namespace["test_leaky_relu"]()
+
+
+def test_strategies_without_hypothesis_say_how_to_install_it(monkeypatch):
+    for name in [m for m in sys.modules if m == "hypothesis" or m.startswith("hypothesis.")]:
+        monkeypatch.setitem(sys.modules, name, None)  # None in sys.modules: importing it fails, as if missing
+    monkeypatch.delitem(sys.modules, "minitx.testing.strategies")
+    monkeypatch.delattr(minitx.testing, "strategies")
+    with pytest.raises(ImportError, match=r'pip install "minitx\[test\]"'):
+        from minitx.testing import strategies  # noqa: F401
+    with pytest.raises(ImportError, match=r'pip install "minitx\[test\]"'):
+        importlib.import_module("minitx.testing.strategies")
 
 
 # ---------------------------------------------------------------- strategies
@@ -249,3 +347,114 @@ def test_tensors_are_sometimes_transposed_views():
 def test_axes_for_gives_valid_axes(data, ndim):
     axis = data.draw(mst.axes_for(ndim))
     np.zeros((2,) * ndim).sum(axis=axis)  # numpy accepts it
+
+
+# ---------------------------------------------------------------- strategies: promises kept
+
+
+@pytest.mark.parametrize("probability", [0.0, 0.2, 0.7, 1.0])
+@given(data=st.data())
+def test_class_targets_and_ids_replace_at_the_given_rate(probability, data):
+    # every draw holds: 500 independent choices stay within 0.1 of the rate (over 5 standard deviations)
+    targets = data.draw(mst.class_targets((500,), 3, ignore_index=-1, ignore_probability=probability))
+    assert abs((targets == -1).mean() - probability) < 0.1
+    ids = data.draw(mst.ids((500,), 10, padding_idx=9, padding_probability=probability))
+    assert ((0 <= ids) & (ids < 10)).all()
+    assert (ids == 9).mean() >= probability - 0.1  # 9 is also drawn as an ordinary id
+
+
+@given(data=st.data(), point=st.sampled_from([1.0, -1.0, 0.98, -0.5, 0.0]), margin=st.sampled_from([0.05, 0.2]))
+def test_float_arrays_stay_in_range_away_from_points_near_the_bounds(data, point, margin):
+    array = data.draw(mst.float_arrays(mst.shapes(max_dims=2), min_value=-1.0, max_value=1.0, away_from=(point,),
+                                       margin=margin))
+    assert ((-1.0 <= array) & (array <= 1.0)).all()
+    assert (np.abs(array - point) >= margin).all()
+
+
+@given(array=mst.float_arrays((30,), away_from=(0.0, 0.1), margin=0.08))
+def test_float_arrays_keep_away_from_close_points_together(array):
+    # moving a value away from 0 must not put it near 0.1, nor the other way round
+    assert (np.abs(array) >= 0.08).all() and (np.abs(array - 0.1) >= 0.08).all()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"away_from": (0.0,), "margin": 1.5}, r"float_arrays: no value in \[-1.0, 1.0\] is at least 1.5 away"),
+    ({"away_from": (-0.5, 0.5), "margin": 0.6}, "the margins cover the whole range"),
+    ({"distinct": True, "away_from": (0.0,), "margin": 2.0}, r"float_arrays: no value in \[-1.0, 1.0\]"),
+])
+def test_float_arrays_refuse_impossible_margins_when_built(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        mst.float_arrays((3,), min_value=-1.0, max_value=1.0, **kwargs)  # no draw needed
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda: mst.attention_masks((2,), 3, 0), "attention_masks: lk must be at least 1, got 0"),
+    (lambda: mst.attention_masks((2,), -1, 2), "attention_masks: lq must be at least 0"),
+    (lambda: mst.attention_masks("ab", 1, 2), "attention_masks: batch_shape must be a tuple or list"),
+    (lambda: mst.tensors("2x3"), "tensors: shape must be a tuple or list of non-negative ints"),
+    (lambda: mst.tensors((2, -1)), "tensors: shape must be"),
+    (lambda: mst.tensors((60, 60), distinct=True), "tensors: distinct=True supports at most 2000 elements"),
+    (lambda: mst.tensors((2,), min_value=1.0, max_value=0.0), r"tensors: need finite min_value <= max_value"),
+    (lambda: mst.float_arrays((2,), distinct=True, min_value=1.0, max_value=1.0), "needs min_value < max_value"),
+    (lambda: mst.class_targets((3,), 0), "class_targets: num_classes must be at least 1, got 0"),
+    (lambda: mst.class_targets((3,), 2, -1, ignore_probability=1.5), r"ignore_probability must be in \[0, 1\]"),
+    (lambda: mst.ids((3,), 4, padding_idx=4), r"ids: padding_idx must be in \[0, 4\), got 4"),
+    (lambda: mst.index_arrays((3,), 0), "index_arrays: size must be at least 1"),
+    (lambda: mst.bool_masks((2, 0), at_least_one_true=True), r"bool_masks: a mask of shape \(2, 0\) has no element"),
+    (lambda: mst.shapes(min_dims=3, max_dims=2), "shapes: max_dims must be at least 3, got 2"),
+    (lambda: mst.broadcastable_shapes(0), "broadcastable_shapes: num_shapes must be at least 1"),
+    (lambda: mst.broadcastable_tensors(2, distinct=True, min_value=0.0, max_value=0.0), "tensors: distinct=True"),
+    (lambda: mst.axes_for(-1), "axes_for: ndim must be at least 0"),
+])
+def test_strategies_check_their_arguments_when_built(build, message):
+    with pytest.raises(ValueError, match=message):
+        build()
+
+
+def test_shapes_may_be_lists_tuples_or_ints():
+    assert first(mst.tensors([2, 3])).shape == (2, 3)
+    assert first(mst.float_arrays([4], distinct=True)).shape == (4,)
+    assert first(mst.float_arrays(5)).shape == (5,)
+    assert first(mst.class_targets([2, 2], 3)).shape == (2, 2)
+    assert first(mst.attention_masks([2], 3, 4)).shape == (2, 3, 4)
+    assert first(mst.index_arrays([3], 4)).shape == (3,)
+    assert first(mst.bool_masks([1, 2])).shape == (1, 2)
+
+
+@pytest.mark.parametrize("allow_negative", [False, True])
+@given(data=st.data())
+def test_index_arrays_index_an_axis(allow_negative, data):
+    size = data.draw(st.integers(1, 5))
+    index = data.draw(mst.index_arrays(mst.shapes(max_dims=2), size, allow_negative=allow_negative))
+    assert index.dtype == np.int64
+    assert ((-size if allow_negative else 0) <= index).all() and (index < size).all()
+    np.arange(size)[index]  # numpy accepts it
+
+
+def test_index_arrays_draw_negative_indices_only_when_allowed():
+    assert first(mst.index_arrays((6,), 3, allow_negative=True), lambda i: (i < 0).any()).min() >= -3
+
+
+@given(data=st.data(), at_least_one_true=st.booleans())
+def test_bool_masks(data, at_least_one_true):
+    mask = data.draw(mst.bool_masks(mst.shapes(max_dims=3), at_least_one_true=at_least_one_true))
+    assert mask.dtype == np.bool_
+    assert mask.any() or not at_least_one_true
+
+
+def test_bool_masks_are_sometimes_all_false():
+    assert not first(mst.bool_masks((3,)), lambda m: not m.any()).any()
+
+
+@given(ts=mst.broadcastable_tensors(3, max_dims=3, requires_grad=False, away_from=(0.0,)))
+def test_broadcastable_tensors(ts):
+    assert len(ts) == 3 and all(isinstance(t, minitx.Tensor) and not t.requires_grad for t in ts)
+    np.broadcast_shapes(*(t.shape for t in ts))
+    assert all((np.abs(t.numpy()) >= 0.05).all() for t in ts)
+
+
+@given(data=st.data(), ndim=st.integers(0, 4))
+def test_axes_and_keepdims(data, ndim):
+    axis, keepdims = data.draw(mst.axes_and_keepdims(ndim))
+    assert isinstance(keepdims, bool)
+    np.zeros((2,) * ndim).sum(axis=axis, keepdims=keepdims)

@@ -1,16 +1,73 @@
-"""Testing tools that are part of the product: gradient checks and hypothesis strategies.
+"""Testing tools that are part of the product: gradient checks, forward checks and hypothesis strategies.
 
-``gradcheck`` compares an op's backward with finite differences; ``strategies`` draws shapes,
-arrays, masks and targets for property-based tests of your own ops. ``strategies`` needs
-hypothesis (``pip install minitx[test]``) and is imported on first use.
+Checks (no extra dependency):
+
+* ``gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, ...)``: backward agrees with central
+  finite differences for every float64 input that requires grad; True or ``GradcheckError``
+  naming the input, the worst element and both values.
+* ``check_backward_hygiene(fn, *inputs)``: the backward of fn's last op modifies neither its
+  inputs, its saved arrays nor dy, and returns gradients that share no memory with them.
+* ``check_gradients(fn, *inputs, **gradcheck_kwargs)``: both of the above, in one call.
+* ``check_forward(fn, reference, *inputs, rtol=1e-7, atol=0.0)``: fn's output (a Tensor or a
+  tuple of them) matches ``reference`` run on the inputs' NumPy copies; the failure names the
+  worst element. Returns fn's output.
+* ``leaf(data, requires_grad=True)``: a float64 leaf tensor, the kind gradcheck needs.
+
+Strategies, ``from minitx.testing import strategies as mst`` (needs hypothesis:
+``pip install "minitx[test]"``; imported on first use). A ``shape`` is a tuple, list, int or a
+strategy of shapes; bad arguments raise ValueError when the strategy is built.
+
+* ``shapes(min_dims, max_dims, min_side, max_side)``, ``broadcastable_shapes(num_shapes, ...)``
+* ``float_arrays(shape, dtype, min_value, max_value, away_from=(), margin=0.05, distinct=False)``:
+  values in [min_value, max_value], at least ``margin`` from each point of ``away_from`` (kinks),
+  all different with ``distinct`` (no ties for max/min).
+* ``tensors(shape, ..., requires_grad=True, transposed=None, **float_arrays_kwargs)``: float64
+  leaves, sometimes non-contiguous views; ``broadcastable_tensors(num=2, ...)``: a tuple of
+  tensors whose shapes broadcast together.
+* ``index_arrays(shape, size, allow_negative=False)``: int64 indices into an axis of length size;
+  ``ids(shape, num_embeddings, padding_idx=None)``: embedding ids, padding_idx now and then;
+  ``class_targets(shape, num_classes, ignore_index=None, ignore_probability=0.2)``.
+* ``bool_masks(shape, at_least_one_true=False)``; ``attention_masks(batch_shape, lq, lk)``: at
+  least one True (may attend) per row.
+* ``axes_for(ndim)``: None, an axis or a tuple of axes; ``axes_and_keepdims(ndim)``: (axis, keepdims).
+
+Example (a test of your own Function; tests/test_testing_tools.py runs it)::
+
+    import numpy as np
+    from hypothesis import given
+
+    from minitx import Function
+    from minitx.testing import check_forward, check_gradients, strategies as mst
+
+
+    class LeakyRelu(Function):
+        '''y = x for x > 0, 0.1 x otherwise.'''
+
+        def forward(self, x):
+            self.save_for_backward(x)
+            return np.where(x > 0, x, 0.1 * x)
+
+        def backward(self, dy):
+            (x,) = self.saved
+            return (np.where(x > 0, dy, 0.1 * dy),)
+
+
+    # away_from: finite differences across the kink at 0 would not match any derivative
+    @given(x=mst.tensors(mst.shapes(max_dims=3), away_from=(0.0,)))
+    def test_leaky_relu(x):
+        y = check_forward(lambda t: LeakyRelu()(t), lambda a: np.maximum(a, 0.1 * a), x)
+        assert y.shape == x.shape
+        check_gradients(lambda t: LeakyRelu()(t), x)
 """
+from minitx.testing.checks import check_forward, check_gradients, leaf
 from minitx.testing.gradcheck import GradcheckError, check_backward_hygiene, gradcheck
 
-__all__ = ["gradcheck", "check_backward_hygiene", "GradcheckError", "strategies"]
+__all__ = ["gradcheck", "check_backward_hygiene", "check_gradients", "check_forward", "leaf", "GradcheckError",
+           "strategies"]
 
 
 def __getattr__(name):
-    if name == "strategies":
+    if name == "strategies":  # imported on first use: it needs hypothesis, the rest does not
         import importlib
 
         return importlib.import_module("minitx.testing.strategies")

@@ -1,81 +1,237 @@
-"""Hypothesis strategies for testing ops: shapes, arrays, masks and targets.
+"""Hypothesis strategies for testing ops: shapes, arrays, tensors, indices, masks and targets.
 
 Import them in your own tests::
 
     from hypothesis import given
-    from minitx.testing import strategies as mst, gradcheck
+    from minitx.testing import strategies as mst, check_gradients
 
-    @given(mst.float_arrays(mst.shapes(max_dims=3)))
+    @given(mst.tensors(mst.shapes(max_dims=3)))
     def test_my_op(x):
-        gradcheck(my_op, minitx.tensor(x, requires_grad=True))
+        check_gradients(my_op, x)
 
 Finite differences are only meaningful where the function is smooth, so the array strategy
 can keep values away from kinks (``away_from=(0.0,)`` for relu or abs) and make all values
 distinct (``distinct=True`` for max, min, sorting: no ties).
+
+Every ``shape`` argument may be a tuple, a list, an int (a 1-d shape) or a strategy that draws
+shapes. Arguments are checked when the strategy is built: a bad one raises ValueError naming
+the strategy, not an error from inside hypothesis at draw time.
+
+Needs hypothesis: ``pip install "minitx[test]"``.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
+
+try:
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+    from hypothesis.strategies import SearchStrategy
+except ImportError as error:
+    if (error.name or "").split(".")[0] != "hypothesis":
+        raise
+    raise ImportError('minitx.testing.strategies needs hypothesis; install it with: pip install "minitx[test]"',
+                      name=error.name) from error
 
 __all__ = [
-    "shapes", "broadcastable_shapes", "float_arrays", "tensors", "attention_masks",
-    "class_targets", "axes_for",
+    "shapes", "broadcastable_shapes", "float_arrays", "tensors", "broadcastable_tensors",
+    "index_arrays", "ids", "bool_masks", "attention_masks", "class_targets", "axes_for",
+    "axes_and_keepdims",
 ]
 
 
+# ---------------------------------------------------------------- argument checks
+
+
+def _int(value, name, where, minimum=None):
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{where}: {name} must be an int, got {value!r}") from None
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{where}: {name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _shape(shape, where, name="shape"):
+    """A tuple of non-negative ints, or the strategy as it is (drawn later)."""
+    if isinstance(shape, SearchStrategy):
+        return shape
+    if isinstance(shape, (list, tuple)):
+        try:
+            dims = tuple(operator.index(n) for n in shape)
+        except TypeError:
+            dims = None
+        if dims is not None and all(n >= 0 for n in dims):
+            return dims
+    else:
+        try:
+            n = operator.index(shape)
+        except TypeError:
+            n = -1
+        if n >= 0:
+            return (n,)
+    raise ValueError(f"{where}: {name} must be a tuple or list of non-negative ints, an int, or a strategy "
+                     f"of shapes; got {shape!r}")
+
+
+def _draw_shape(draw, shape):
+    return tuple(draw(shape)) if isinstance(shape, SearchStrategy) else shape
+
+
+def _check_dims(where, min_dims, max_dims, min_side, max_side):
+    min_dims = _int(min_dims, "min_dims", where, 0)
+    max_dims = _int(max_dims, "max_dims", where, min_dims)
+    min_side = _int(min_side, "min_side", where, 0)
+    max_side = _int(max_side, "max_side", where, min_side)
+    return min_dims, max_dims, min_side, max_side
+
+
+def _probability(p, name, where):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{where}: {name} must be in [0, 1], got {p!r}")
+    return float(p)
+
+
+def _seeded_mask(draw, shape, probability):
+    """Each element True with probability ``probability``, independently. NumPy draws the mask
+    from a hypothesis-drawn seed: hypothesis does not draw floats uniformly (it favours edge
+    values), so comparing drawn floats with the probability would not honour it."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    return np.random.default_rng(seed).random(shape) < probability
+
+
+# ---------------------------------------------------------------- shapes
+
+
 def shapes(min_dims=0, max_dims=4, min_side=1, max_side=5):
-    """Array shapes, size-1 axes included."""
+    """Array shapes (tuples) with min_dims..max_dims axes of min_side..max_side each, size-1 axes included."""
+    min_dims, max_dims, min_side, max_side = _check_dims("shapes", min_dims, max_dims, min_side, max_side)
     return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side)
 
 
 def broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=4, min_side=1, max_side=5):
     """A tuple of ``num_shapes`` shapes that broadcast together (numpy rules)."""
+    num_shapes = _int(num_shapes, "num_shapes", "broadcastable_shapes", 1)
+    min_dims, max_dims, min_side, max_side = _check_dims("broadcastable_shapes", min_dims, max_dims, min_side,
+                                                         max_side)
     return hnp.mutually_broadcastable_shapes(num_shapes=num_shapes, min_dims=min_dims, max_dims=max_dims,
                                              min_side=min_side, max_side=max_side).map(lambda b: b.input_shapes)
 
 
-@st.composite
-def float_arrays(draw, shape, dtype=np.float64, min_value=-3.0, max_value=3.0, away_from=(), margin=0.05,
-                 distinct=False):
-    """Float arrays of ``shape`` (a tuple or a strategy of shapes) with values in [min, max].
+# ---------------------------------------------------------------- floats and tensors
 
-    away_from: points to stay at least ``margin`` from (e.g. 0.0 for relu, abs).
+
+def _outward(point, margin, sign):
+    """point + sign * margin, moved by ulps until it is truly at least margin from point."""
+    value = point + sign * margin
+    while abs(value - point) < margin:
+        value = np.nextafter(value, sign * np.inf)
+    return value
+
+
+def _far_enough(values, min_value, max_value, away_from, margin):
+    ok = (values >= min_value) & (values <= max_value)
+    for point in away_from:
+        ok &= np.abs(values - point) >= margin
+    return ok
+
+
+def _float_plan(where, min_value, max_value, away_from, margin, distinct):
+    """Check float_arrays' arguments; return the values to move near points to (or the grid)."""
+    min_value, max_value, margin = float(min_value), float(max_value), float(margin)
+    away_from = tuple(float(p) for p in away_from)
+    if not (np.isfinite(min_value) and np.isfinite(max_value) and min_value <= max_value):
+        raise ValueError(f"{where}: need finite min_value <= max_value, got [{min_value}, {max_value}]")
+    if not margin >= 0:
+        raise ValueError(f"{where}: margin must be >= 0, got {margin}")
+    if distinct:
+        if min_value == max_value:
+            raise ValueError(f"{where}: distinct=True needs min_value < max_value")
+        grid = min_value + (np.arange(_GRID) + 0.5) * (max_value - min_value) / _GRID
+        grid = grid[_far_enough(grid, min_value, max_value, away_from, margin)]  # no nudging, so no new ties
+        if not len(grid):
+            raise ValueError(f"{where}: no value in [{min_value}, {max_value}] is {margin} away from {away_from}")
+        return grid
+    # The nearest allowed value to a point that is not allowed is one of these edges.
+    edges = [_outward(p, margin, sign) for p in away_from for sign in (1, -1)] + [min_value, max_value]
+    edges = np.array(edges, dtype=np.float64)
+    edges = edges[_far_enough(edges, min_value, max_value, away_from, margin)]
+    if not len(edges):
+        raise ValueError(f"{where}: no value in [{min_value}, {max_value}] is at least {margin} away from "
+                         f"{away_from}: the margins cover the whole range")
+    return edges
+
+
+_GRID = 2000
+
+
+def float_arrays(shape, dtype=np.float64, min_value=-3.0, max_value=3.0, away_from=(), margin=0.05,
+                 distinct=False):
+    """Float arrays of ``shape`` with every value in [min_value, max_value].
+
+    away_from: points every value stays at least ``margin`` from (e.g. 0.0 for relu, abs). A value
+    drawn too near is moved to the nearest value in range that is far enough from all points, so
+    a point near a bound pushes values to its other side. ValueError when no such value exists.
     distinct: every value differs from every other by at least (max-min)/2000, so max/min
-    have no ties that a finite-difference step could cross.
+    have no ties that a finite-difference step could cross (at most 2000 elements).
+    The promises hold in float64; a float32 ``dtype`` rounds the values afterwards.
     """
-    if not isinstance(shape, tuple):
-        shape = draw(shape)
+    return _make_float_arrays("float_arrays", shape, dtype, min_value, max_value, away_from, margin, distinct)
+
+
+def _make_float_arrays(where, shape, dtype=np.float64, min_value=-3.0, max_value=3.0, away_from=(), margin=0.05,
+                       distinct=False):
+    shape = _shape(shape, where)
+    plan = _float_plan(where, min_value, max_value, away_from, margin, distinct)
+    if distinct and isinstance(shape, tuple):
+        _check_distinct_size(where, shape, plan, away_from)
+    return _float_arrays(shape, np.dtype(dtype), float(min_value), float(max_value),
+                         tuple(float(p) for p in away_from), float(margin), distinct, plan)
+
+
+def _check_distinct_size(where, shape, grid, away_from):
+    size = int(np.prod(shape))
+    if size > _GRID:
+        raise ValueError(f"{where}: distinct=True supports at most {_GRID} elements, got {size}")
+    if size > len(grid):
+        raise ValueError(f"{where}: cannot draw {size} distinct values away from {away_from}")
+
+
+@st.composite
+def _float_arrays(draw, shape, dtype, min_value, max_value, away_from, margin, distinct, plan):
+    shape = _draw_shape(draw, shape)
     size = int(np.prod(shape))
     if distinct:
-        grid = 2000
-        if size > grid:
-            raise ValueError(f"float_arrays: distinct=True supports at most {grid} elements, got {size}")
-        points = min_value + (np.arange(grid) + 0.5) * (max_value - min_value) / grid
-        for point in away_from:  # only grid points far from the kinks: no nudging, so no new ties
-            points = points[np.abs(points - point) >= margin]
-        if size > len(points):
-            raise ValueError(f"float_arrays: cannot draw {size} distinct values away from {away_from}")
-        ticks = draw(st.lists(st.integers(0, len(points) - 1), min_size=size, max_size=size, unique=True))
-        return points[np.array(ticks, dtype=np.int64)].reshape(shape).astype(dtype)
-    else:
-        elements = st.floats(min_value, max_value, allow_nan=False, allow_infinity=False, width=64)
-        array = draw(hnp.arrays(np.float64, shape, elements=elements))
-    for point in away_from:
-        near = np.abs(array - point) < margin
-        array = np.where(near, point + np.where(array >= point, margin, -margin), array)
+        _check_distinct_size("float_arrays", shape, plan, away_from)  # a drawn shape: checked now
+        ticks = draw(st.lists(st.integers(0, len(plan) - 1), min_size=size, max_size=size, unique=True))
+        return plan[np.array(ticks, dtype=np.int64)].reshape(shape).astype(dtype)
+    elements = st.floats(min_value, max_value, allow_nan=False, allow_infinity=False, width=64)
+    array = draw(hnp.arrays(np.float64, shape, elements=elements))
+    bad = ~_far_enough(array, min_value, max_value, away_from, margin)
+    if bad.any():  # argmin picks the first of two equally near edges: point + margin before point - margin
+        array[bad] = plan[np.abs(array[bad][:, None] - plan[None, :]).argmin(axis=1)]
     return array.astype(dtype)
 
 
+def tensors(shape, dtype=np.float64, requires_grad=True, transposed=None, **array_kwargs):
+    """minitx Tensors holding float_arrays(shape, dtype, **array_kwargs).
+
+    ``transposed`` (drawn when None) makes the data a non-contiguous view (the transpose of a
+    contiguous array), as real layers produce; it needs at least 2 dimensions.
+    """
+    shape = _shape(shape, "tensors")
+    _make_float_arrays("tensors", shape, dtype, **array_kwargs)  # checks the array arguments now, not at draw time
+    return _tensors(shape, dtype, requires_grad, transposed, array_kwargs)
+
+
 @st.composite
-def tensors(draw, shape, dtype=np.float64, requires_grad=True, transposed=None, **array_kwargs):
-    """minitx Tensors from float_arrays; ``transposed`` (drawn when None) makes the data a
-    non-contiguous view (the transpose of a contiguous array), as real layers produce."""
+def _tensors(draw, shape, dtype, requires_grad, transposed, array_kwargs):
     import minitx
 
-    if not isinstance(shape, tuple):
-        shape = draw(shape)
+    shape = _draw_shape(draw, shape)
     if transposed is None:
         transposed = len(shape) >= 2 and draw(st.booleans())
     if transposed and len(shape) >= 2:
@@ -86,32 +242,116 @@ def tensors(draw, shape, dtype=np.float64, requires_grad=True, transposed=None, 
     return t.requires_grad_(True) if requires_grad else t
 
 
+def broadcastable_tensors(num=2, min_dims=0, max_dims=4, min_side=1, max_side=5, **tensor_kwargs):
+    """A tuple of ``num`` tensors whose shapes broadcast together; ``tensor_kwargs`` go to tensors()."""
+    shapes_strategy = broadcastable_shapes(num, min_dims, max_dims, min_side, max_side)
+    tensors((), **tensor_kwargs)  # checks the keyword arguments now
+    return shapes_strategy.flatmap(lambda drawn: st.tuples(*(tensors(s, **tensor_kwargs) for s in drawn)))
+
+
+# ---------------------------------------------------------------- integers, masks, targets
+
+
+def index_arrays(shape, size, allow_negative=False):
+    """int64 arrays of ``shape`` that index an axis of length ``size``: values in [0, size),
+    or in [-size, size) with ``allow_negative`` (numpy's negative indices count from the end)."""
+    shape = _shape(shape, "index_arrays")
+    size = _int(size, "size", "index_arrays", 1)
+    low = -size if allow_negative else 0
+    return _draw_shape_then(shape, lambda s: hnp.arrays(np.int64, s, elements=st.integers(low, size - 1)))
+
+
+def ids(shape, num_embeddings, padding_idx=None, padding_probability=0.2):
+    """int64 token ids of ``shape`` in [0, num_embeddings), for embedding lookups.
+
+    With ``padding_idx``, each id independently becomes padding_idx with probability
+    ``padding_probability`` (besides being drawn as an ordinary id).
+    """
+    shape = _shape(shape, "ids")
+    num_embeddings = _int(num_embeddings, "num_embeddings", "ids", 1)
+    if padding_idx is not None and not 0 <= _int(padding_idx, "padding_idx", "ids") < num_embeddings:
+        raise ValueError(f"ids: padding_idx must be in [0, {num_embeddings}), got {padding_idx}")
+    probability = _probability(padding_probability, "padding_probability", "ids")
+    return _replaced_some(index_arrays(shape, num_embeddings), padding_idx, probability)
+
+
 @st.composite
-def attention_masks(draw, batch_shape, lq, lk):
-    """Boolean masks [*batch_shape, lq, lk], True = may attend, at least one True per row."""
-    shape = tuple(batch_shape) + (lq, lk)
+def _replaced_some(draw, arrays, value, probability):
+    array = draw(arrays)
+    if value is None or not array.size:
+        return array
+    return np.where(_seeded_mask(draw, array.shape, probability), value, array)
+
+
+def bool_masks(shape, at_least_one_true=False):
+    """Boolean arrays of ``shape``; ``at_least_one_true`` sets at least one element True."""
+    shape = _shape(shape, "bool_masks")
+    if at_least_one_true and isinstance(shape, tuple) and int(np.prod(shape)) == 0:
+        raise ValueError(f"bool_masks: a mask of shape {shape} has no element to set True")
+    return _bool_masks(shape, at_least_one_true)
+
+
+@st.composite
+def _bool_masks(draw, shape, at_least_one_true):
+    shape = _draw_shape(draw, shape)
     mask = draw(hnp.arrays(np.bool_, shape))
-    keep = draw(hnp.arrays(np.int64, tuple(batch_shape) + (lq,), elements=st.integers(0, lk - 1)))
+    if at_least_one_true:
+        if not mask.size:
+            raise ValueError(f"bool_masks: the drawn shape {shape} has no element to set True")
+        mask.reshape(-1)[draw(st.integers(0, mask.size - 1))] = True
+    return mask
+
+
+def attention_masks(batch_shape, lq, lk):
+    """Boolean masks [*batch_shape, lq, lk], True = may attend, at least one True per row."""
+    batch_shape = _shape(batch_shape, "attention_masks", "batch_shape")
+    lq = _int(lq, "lq", "attention_masks", 0)
+    lk = _int(lk, "lk", "attention_masks", 1)  # a row needs a key it may attend to
+    return _attention_masks(batch_shape, lq, lk)
+
+
+@st.composite
+def _attention_masks(draw, batch_shape, lq, lk):
+    shape = _draw_shape(draw, batch_shape) + (lq, lk)
+    mask = draw(hnp.arrays(np.bool_, shape))
+    keep = draw(hnp.arrays(np.int64, shape[:-1], elements=st.integers(0, lk - 1)))
     np.put_along_axis(mask, keep[..., None], True, axis=-1)  # one guaranteed True per row
     return mask
 
 
-@st.composite
-def class_targets(draw, shape, num_classes, ignore_index=None, ignore_probability=0.2):
-    """Integer targets in [0, num_classes), some set to ``ignore_index`` when it is given."""
-    if not isinstance(shape, tuple):
-        shape = draw(shape)
-    targets = draw(hnp.arrays(np.int64, shape, elements=st.integers(0, num_classes - 1)))
-    if ignore_index is not None and targets.size:
-        ignored = draw(hnp.arrays(np.bool_, shape, elements=st.floats(0, 1).map(lambda u: u < ignore_probability)))
-        targets = np.where(ignored, ignore_index, targets)
-    return targets
+def class_targets(shape, num_classes, ignore_index=None, ignore_probability=0.2):
+    """int64 targets of ``shape`` in [0, num_classes).
+
+    With ``ignore_index``, each target independently becomes ignore_index with probability
+    ``ignore_probability`` (so on average that fraction of the targets is ignored, whatever
+    hypothesis draws; an ignore_index inside [0, num_classes) can also be drawn as a class).
+    """
+    shape = _shape(shape, "class_targets")
+    num_classes = _int(num_classes, "num_classes", "class_targets", 1)
+    probability = _probability(ignore_probability, "ignore_probability", "class_targets")
+    if ignore_index is not None:
+        ignore_index = _int(ignore_index, "ignore_index", "class_targets")
+    return _replaced_some(index_arrays(shape, num_classes), ignore_index, probability)
+
+
+def _draw_shape_then(shape, make):
+    """make(shape) for a fixed shape; for a strategy of shapes, draw one and then make(it)."""
+    return shape.flatmap(lambda s: make(tuple(s))) if isinstance(shape, SearchStrategy) else make(shape)
+
+
+# ---------------------------------------------------------------- axes
 
 
 def axes_for(ndim: int):
     """None, a single axis (possibly negative), or a tuple of distinct axes of an ndim array."""
+    ndim = _int(ndim, "ndim", "axes_for", 0)
     if ndim == 0:
         return st.none()
     single = st.integers(-ndim, ndim - 1)
     several = st.lists(st.integers(0, ndim - 1), min_size=1, max_size=ndim, unique=True).map(tuple)
     return st.one_of(st.none(), single, several)
+
+
+def axes_and_keepdims(ndim: int):
+    """(axis, keepdims) pairs for reductions: axis from axes_for(ndim), keepdims True or False."""
+    return st.tuples(axes_for(ndim), st.booleans())

@@ -3,6 +3,11 @@
     python -m minitx.translate train --recipe cpu-quick          # train, then score test2016
     echo "Ein Hund rennt." | python -m minitx.translate translate --run runs/cpu-quick-de-en
     python -m minitx.translate evaluate --run runs/cpu-quick-de-en --beam-size 5
+    python -m minitx.translate train --recipe cpu-quick --resume  # continue it (e.g. with --max-steps 2000)
+
+A new run refuses an --output-dir that already holds one: --resume continues it, --overwrite
+deletes it first. translate and evaluate decode with the run's own beam_size and
+length_penalty unless --beam-size / --length-penalty are given.
 """
 from __future__ import annotations
 
@@ -10,7 +15,9 @@ import argparse
 import json
 import sys
 
-from minitx.translate.recipes import DEFAULTS, RECIPES, build_config
+from minitx.translate.recipes import CHOICES, DEFAULTS, HELP, RECIPES, build_config, validate_config
+
+DEFAULT_RECIPE = "cpu-quick"
 
 
 def _boolean(text: str) -> bool:
@@ -30,19 +37,50 @@ def _option_type(default):
     return str
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
 # options whose default is None but whose values are numbers
-_NUMERIC = {"max_steps": int, "time_limit": float, "attention_dropout": float, "bleu_val_sentences": int}
+_NUMERIC = {"max_steps": int, "time_limit": float, "attention_dropout": float, "bleu_val_sentences": int,
+            "beam_size": _positive_int}
+
+
+def _shown(value) -> str:
+    return "none" if value is None else str(value).lower() if isinstance(value, bool) else (
+        " ".join(map(str, value)) if isinstance(value, (tuple, list)) else str(value))
+
+
+def _help_text(key: str) -> str:
+    """HELP[key], the default, and the recipes' own values where they differ from it."""
+    recipes = {name: build_config(name)[key] for name in RECIPES if key != "output_dir"}
+    changed = ", ".join(f"{name} {_shown(v)}" for name, v in recipes.items() if v != DEFAULTS[key])
+    if key == "output_dir":
+        return HELP[key]
+    text = f"{HELP[key]} [default {_shown(DEFAULTS[key])}" + (f"; recipes: {changed}]" if changed else "]")
+    return text.replace("%", "%%")
 
 
 def _add_config_options(parser):
-    group = parser.add_argument_group("configuration (defaults come from the recipe)")
+    group = parser.add_argument_group(
+        "configuration", "Each option's default comes from the recipe: [default X; recipes: NAME Y] shows the "
+        f"general default and the recipes that change it (--recipe defaults to {DEFAULT_RECIPE}). With --resume, "
+        "only options that do not change the run may differ from its config.json.")
     for key, default in DEFAULTS.items():
         flag = "--" + key.replace("_", "-")
         if key == "betas":
-            group.add_argument(flag, type=float, nargs=2, default=None, metavar=("B1", "B2"))
+            group.add_argument(flag, type=float, nargs=2, default=None, metavar=("B1", "B2"), help=_help_text(key))
         else:
             kind = _NUMERIC.get(key) or _option_type(default)
-            group.add_argument(flag, type=kind, default=None, metavar=key.upper())
+            choices = CHOICES.get(key)  # shown as {a,b,...} in place of a metavar
+            group.add_argument(flag, type=kind, default=None, choices=choices,
+                               metavar=None if choices else key.upper(), help=_help_text(key))
 
 
 def main(argv=None) -> int:
@@ -51,8 +89,13 @@ def main(argv=None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
 
     train = commands.add_parser("train", help="train a model, then score it on test2016")
-    train.add_argument("--recipe", choices=sorted(RECIPES), default="cpu-quick")
-    train.add_argument("--resume", action="store_true", help="continue the run in --output-dir from last.npz")
+    train.add_argument("--recipe", choices=sorted(RECIPES), default=None,
+                       help=f"named settings (default {DEFAULT_RECIPE}); 'recipes' prints them")
+    train.add_argument("--resume", action="store_true",
+                       help="continue the run in --output-dir from last.npz, with its saved config.json")
+    train.add_argument("--overwrite", action="store_true",
+                       help="delete the run already in --output-dir (tokenizers, checkpoints, history, results) "
+                            "and start a new one")
     train.add_argument("--no-progress", action="store_true", help="no progress bars")
     _add_config_options(train)
 
@@ -60,28 +103,33 @@ def main(argv=None) -> int:
     translate.add_argument("--run", required=True, help="a run directory made by train")
     translate.add_argument("--checkpoint", default="best", help="best, last, averaged, or a .npz path")
     translate.add_argument("--input", default="-", help="a text file, one sentence per line ('-': stdin)")
-    translate.add_argument("--beam-size", type=int, default=5)
-    translate.add_argument("--length-penalty", type=float, default=0.6)
-    translate.add_argument("--device", default="auto")
+    translate.add_argument("--beam-size", type=_positive_int, default=None,
+                           help="beam width, 1: greedy (default: the run's beam_size)")
+    translate.add_argument("--length-penalty", type=float, default=None,
+                           help="beam length penalty (default: the run's length_penalty)")
+    translate.add_argument("--device", default="auto", help="'auto', 'cpu' or 'cuda'")
 
     evaluate = commands.add_parser("evaluate", help="sacreBLEU of a run on a split")
-    evaluate.add_argument("--run", required=True)
-    evaluate.add_argument("--checkpoint", default="best")
-    evaluate.add_argument("--split", default="test_2016_flickr")
-    evaluate.add_argument("--beam-size", type=int, default=5)
-    evaluate.add_argument("--length-penalty", type=float, default=0.6)
-    evaluate.add_argument("--data-dir", default=None)
-    evaluate.add_argument("--device", default="auto")
-    evaluate.add_argument("--no-progress", action="store_true")
+    evaluate.add_argument("--run", required=True, help="a run directory made by train")
+    evaluate.add_argument("--checkpoint", default="best", help="best, last, averaged, or a .npz path")
+    evaluate.add_argument("--split", default="test_2016_flickr", help="a Multi30k split")
+    evaluate.add_argument("--beam-size", type=_positive_int, default=None,
+                          help="beam width, 1: greedy (default: the run's beam_size)")
+    evaluate.add_argument("--length-penalty", type=float, default=None,
+                          help="beam length penalty (default: the run's length_penalty)")
+    evaluate.add_argument("--data-dir", default=None, help="the Multi30k files (default: the run's data_dir)")
+    evaluate.add_argument("--device", default="auto", help="'auto', 'cpu' or 'cuda'")
+    evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     commands.add_parser("recipes", help="print the recipes and their settings")
 
     args = parser.parse_args(argv)
     try:
         return _run(args)
-    except (ValueError, FileNotFoundError) as error:
+    except (ValueError, FileNotFoundError, RuntimeError, FloatingPointError) as error:
         # a bad option, data file, run directory or checkpoint (CheckpointError is a ValueError,
-        # DataNotFoundError a FileNotFoundError): the message says what to do, a traceback would not
+        # DataNotFoundError a FileNotFoundError), a device that is not there (RuntimeError), a
+        # diverging loss (FloatingPointError): the message says what to do, a traceback would not
         print(f"{parser.prog} {args.command}: error: {error}", file=sys.stderr)
         return 2
 
@@ -96,37 +144,49 @@ def _run(args) -> int:
         overrides = {key: getattr(args, key) for key in DEFAULTS}
         if overrides["betas"] is not None:
             overrides["betas"] = tuple(overrides["betas"])
-        config = build_config(args.recipe, **overrides)
         if args.resume:
-            # the run keeps its saved config.json; pass on only the options given here, or the
-            # recipe's epochs/max_steps/time_limit would silently replace the run's own
-            config = {"output_dir": config["output_dir"], **{k: v for k, v in overrides.items() if v is not None}}
-        run_training(config, resume=args.resume, progress=not args.no_progress)
+            if args.overwrite:
+                raise ValueError("--resume continues the run in --output-dir, --overwrite deletes it: choose one")
+            # the run keeps its saved config.json; pass on only the options given here (the run
+            # refuses those that would change it), or the recipe's epochs/max_steps/time_limit
+            # would silently replace the run's own
+            output_dir = build_config(args.recipe or DEFAULT_RECIPE, **overrides)["output_dir"]
+            config = {"output_dir": output_dir, **{k: v for k, v in overrides.items() if v is not None}}
+            if args.recipe is not None:
+                config["recipe"] = args.recipe
+        else:
+            config = build_config(args.recipe or DEFAULT_RECIPE, **overrides)
+            validate_config(config)
+        run_training(config, resume=args.resume, progress=not args.no_progress, overwrite=args.overwrite)
         return 0
     return _use_model(args)
 
 
 def _use_model(args) -> int:
     from minitx.data import load_pairs
-    from minitx.translate.evaluation import translate_sentences
+    from minitx.translate.evaluation import report_lines, translate_sentences
     from minitx.translate.training import evaluate_split, load_run
 
     config, model, src_tok, tgt_tok = load_run(args.run, args.checkpoint, args.device)
+    # unless given, decode as the run itself does
+    beam_size = args.beam_size if args.beam_size is not None else config["beam_size"]
+    length_penalty = args.length_penalty if args.length_penalty is not None else config["length_penalty"]
     if args.command == "translate":
         stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
         with stream:
             lines = [line.rstrip("\r\n") for line in stream]
-        outputs, report = translate_sentences(model, src_tok, tgt_tok, lines, beam_size=args.beam_size,
-                                              length_penalty=args.length_penalty)
+        outputs, report = translate_sentences(model, src_tok, tgt_tok, lines, beam_size=beam_size,
+                                              length_penalty=length_penalty)
         for line in outputs:
             print(line)
-        if report["empty"]:
-            print(f"translate: {report['empty']} empty line(s) were left empty", file=sys.stderr)
+        for message in report_lines(report, model.max_len):
+            print(f"translate: {message}", file=sys.stderr)
         return 0
     pairs = load_pairs(args.split, config["src_lang"], config["tgt_lang"], args.data_dir or config["data_dir"])
-    scores = evaluate_split(model, src_tok, tgt_tok, pairs, args.beam_size, args.length_penalty,
-                            not args.no_progress)
-    print(f"{args.split} {config['src_lang']}-{config['tgt_lang']} ({args.checkpoint}, beam {args.beam_size}): "
+    scores = evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, not args.no_progress)
+    for message in report_lines(scores, model.max_len):
+        print(f"evaluate: {message}", file=sys.stderr)
+    print(f"{args.split} {config['src_lang']}-{config['tgt_lang']} ({args.checkpoint}, beam {beam_size}): "
           f"BLEU {scores['bleu']:.2f}")
     print(f"sacreBLEU signature: {scores['signature']}")
     print(f"lowercased BLEU {scores['bleu_lowercase']:.2f} ({scores['signature_lowercase']})")

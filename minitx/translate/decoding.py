@@ -14,7 +14,11 @@ from minitx.autograd.tensor import Tensor
 
 
 def _step_log_probs(model, tokens, memory, src_mask, cache):
-    """log p(next token) [rows, V] as a numpy float32 array, for the last fed token."""
+    """log p(next token) [rows, V] as a numpy float32 array, for the last fed token.
+
+    The log-softmax is written out on the raw backend array rather than called as an op: this
+    runs outside autograd on one [rows, V] slice per step, and a Tensor op would only add a
+    wrapper and a graph-mode check around the same three array operations."""
     logits = model.decode(tokens, memory, src_mask, cache).data[:, -1]
     xp = backend.get_array_module(logits)
     logits = logits - logits.max(axis=-1, keepdims=True)

@@ -1,10 +1,8 @@
 """Translating many sentences in batches, and scoring them with sacreBLEU."""
 from __future__ import annotations
 
-import warnings
-
 from minitx.data import pad_batch
-from minitx.translate.decoding import beam_search, greedy_decode
+from minitx.translate.decoding import beam_search, default_max_len, greedy_decode
 
 
 def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_size=1, length_penalty=0.6,
@@ -12,12 +10,14 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
     """Translate a list of sentences; returns (translations, report).
 
     Sentences are sorted by length and decoded in batches of about ``max_tokens`` source
-    tokens. Documented, counted behaviours (in ``report``): an empty (or blank) sentence
-    translates to an empty string without running the model; a sentence with more tokens
-    than the model's positions is cut to fit, and a warning gives the count.
+    tokens. Documented, counted behaviours (in ``report``; ``report_lines`` words them): an
+    empty (or blank) sentence translates to an empty string without running the model
+    ('empty'); a sentence with more tokens than the model's positions is cut to fit
+    ('truncated'); a translation that reaches the length cap (``default_max_len``: source
+    length + 50, at most max_len - 1 tokens) without producing <eos> is cut there ('capped').
     """
     limit = model.max_len
-    encoded, report = [], {"empty": 0, "truncated": 0}
+    encoded, report = [], {"empty": 0, "truncated": 0, "capped": 0}
     for text in sentences:
         ids = src_tokenizer.encode_ids(text) if text.strip() else []
         if not text.strip():
@@ -26,9 +26,6 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
             ids = ids[:limit]
             report["truncated"] += 1
         encoded.append(ids)
-    if report["truncated"]:
-        warnings.warn(f"translate: {report['truncated']} sentence(s) longer than the model's max_len {limit} "
-                      "tokens were cut to fit", stacklevel=2)
 
     outputs = [""] * len(sentences)
     order = sorted((i for i, ids in enumerate(encoded) if ids), key=lambda i: len(encoded[i]))
@@ -39,11 +36,27 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
                                beam_size=beam_size, length_penalty=length_penalty)
         else:
             hyps = greedy_decode(model, src, tgt_tokenizer.bos_id, tgt_tokenizer.eos_id, tgt_tokenizer.pad_id)
+        cap = default_max_len(model, src.shape[1])  # the decoders' cap for this batch
         for i, ids in zip(chunk, hyps):
             outputs[i] = tgt_tokenizer.decode_ids(ids)
+            report["capped"] += len(ids) >= cap  # no <eos> within the cap (it is never in ids)
         if progress is not None:
             progress.update(len(chunk))
     return outputs, report
+
+
+def report_lines(report, max_len) -> list[str]:
+    """One line for each nonzero count of a translate_sentences report (for stderr, logs)."""
+    lines = []
+    if report.get("empty"):
+        lines.append(f"{report['empty']} empty line(s) were left empty")
+    if report.get("truncated"):
+        lines.append(f"{report['truncated']} sentence(s) longer than the model's max_len {max_len} tokens "
+                     "were cut to fit")
+    if report.get("capped"):
+        lines.append(f"{report['capped']} translation(s) reached the length cap (source length + 50, at most "
+                     f"{max_len - 1} tokens) without ending and were cut there")
+    return lines
 
 
 def bleu_scores(hypotheses, references) -> dict:

@@ -1,37 +1,99 @@
-"""Training configurations: the defaults, and named recipes that override some of them.
+"""Training configurations: the options, their defaults, named recipes, and validation.
 
-A run's configuration is DEFAULTS, updated by the recipe, updated by command-line options;
-it is written to ``<output_dir>/config.json`` so the run can be resumed and reproduced.
+A run's configuration is DEFAULTS, updated by the model preset's settings (when a preset is
+chosen), by the recipe, then by the options given (command line or keywords); it is written
+to ``<output_dir>/config.json`` so the run can be resumed and reproduced. ``validate_config``
+checks a whole configuration before anything is written.
 """
 from __future__ import annotations
 
-DEFAULTS = dict(
+import inspect
+import math
+import re
+
+from minitx.data.multi30k import LANGUAGES
+from minitx.nn.transformer import PRESETS, Transformer
+
+# key: (default, one line of help). DEFAULTS and HELP below are read from this table; the
+# command line makes one --option per key (underscores become dashes), with this help text.
+OPTIONS = {
     # data
-    src_lang="de", tgt_lang="en", data_dir=None,
-    tokenizer="bpe",          # 'bpe' (lossless subwords) or 'word' (lowercased words, like the tutorials)
-    vocab_size=8000,          # BPE: total size (specials and 256 byte tokens included)
-    joint_vocab=True,         # BPE: one vocabulary learned on both languages
-    min_freq=2,               # word tokenizer: keep words seen this often
-    lowercase=False,          # word tokenizer: lowercase the text
+    "src_lang": ("de", "source language (en, de, fr, cs)"),
+    "tgt_lang": ("en", "target language (en, de, fr, cs)"),
+    "data_dir": (None, "directory with the Multi30k .gz files (else $MINITX_DATA_DIR, the cache, or a download)"),
+    "tokenizer": ("bpe", "'bpe': lossless subwords; 'word': words and punctuation, lowercased only with "
+                         "lowercase=true (the seed004-small recipe sets it)"),
+    "vocab_size": (8000, "BPE: total vocabulary size (the 4 specials and 256 byte tokens included)"),
+    "joint_vocab": (True, "one vocabulary learned on both languages (needed by share_embeddings)"),
+    "min_freq": (2, "word tokenizer: keep words seen at least this often"),
+    "lowercase": (False, "word tokenizer: lowercase the text"),
     # model
-    preset=None, d_model=256, num_heads=4, encoder_layers=3, decoder_layers=3, d_ff=1024,
-    dropout=0.1, attention_dropout=None, positional="sinusoidal", share_embeddings=True,
-    tie_output=True, output_bias=True, norm_first=False, activation="relu", max_len=128,
+    "preset": (None, "start from a Transformer preset's settings (seed004-small, base); "
+                     "model options given here still apply"),
+    "d_model": (256, "model width"),
+    "num_heads": (4, "attention heads (must divide d_model)"),
+    "encoder_layers": (3, "encoder layers"),
+    "decoder_layers": (3, "decoder layers"),
+    "d_ff": (1024, "feed-forward hidden width"),
+    "dropout": (0.1, "dropout on embeddings, residual branches and feed-forward activations"),
+    "attention_dropout": (None, "dropout on attention weights (None: same as dropout; 0 allows the fused kernel)"),
+    "positional": ("sinusoidal", "position encoding: 'sinusoidal' or 'learned'"),
+    "share_embeddings": (True, "one embedding table for both languages; only with joint_vocab (with separate "
+                               "vocabularies the default quietly turns it off)"),
+    "tie_output": (True, "the output layer reuses the target embedding matrix"),
+    "output_bias": (True, "a bias on the output layer"),
+    "norm_first": (False, "pre-norm layers (LayerNorm before each sublayer) instead of post-norm"),
+    "activation": ("relu", "feed-forward activation: 'relu' or 'gelu'"),
+    "max_len": (128, "positions of the model, in tokens; longer training pairs are left out"),
     # optimization
-    optimizer="adam", lr=1e-3, betas=(0.9, 0.98), eps=1e-9, weight_decay=0.0,
-    schedule="inverse_sqrt",  # 'inverse_sqrt' (linear warm-up to lr, then 1/sqrt), 'noam', 'cosine', 'constant'
-    warmup_steps=1000, label_smoothing=0.1, clip_norm=1.0,
-    max_tokens=4096,          # padded tokens per batch: batch_size * max(src_len, tgt_len)
-    epochs=10, max_steps=None, time_limit=None,  # time_limit in minutes (training loop only)
-    seed=1, device="auto",
+    "optimizer": ("adam", "'adam' or 'adamw' (decoupled weight decay)"),
+    "lr": (1e-3, "peak learning rate (after warm-up); unused by the 'noam' schedule, which scales by d_model"),
+    "betas": ((0.9, 0.98), "Adam's beta1 and beta2"),
+    "eps": (1e-9, "Adam's epsilon"),
+    "weight_decay": (0.0, "weight decay (L2 for adam, decoupled for adamw)"),
+    "schedule": ("inverse_sqrt", "'inverse_sqrt' (linear warm-up to lr, then 1/sqrt), 'noam', "
+                                 "'cosine' (needs max_steps), 'constant'"),
+    "warmup_steps": (1000, "steps of linear learning-rate warm-up"),
+    "label_smoothing": (0.1, "label smoothing of the training loss (0: none)"),
+    "clip_norm": (1.0, "clip the gradients' global norm to this (0: no clipping)"),
+    "max_tokens": (4096, "padded tokens per batch: batch_size * max(src_len, tgt_len)"),
+    "epochs": (10, "epochs to train (an upper bound when max_steps or time_limit stops earlier)"),
+    "max_steps": (None, "stop after this many optimizer steps (None: no limit)"),
+    "time_limit": (None, "stop after this many MINUTES of training (the loop only; None: no limit)"),
+    "seed": (1, "random seed: initialization, batch order, dropout"),
+    "device": ("auto", "'auto' (the GPU when usable), 'cpu' or 'cuda'"),
     # evaluation and checkpoints
-    bleu_every=1,             # epochs between validation BLEU (0: never)
-    bleu_val_sentences=None,  # validation sentences used for BLEU during training (None: all)
-    save_every=200,           # steps between 'last' checkpoints (a killed run loses at most this many)
-    average_last=0,           # average the last N epoch checkpoints at the end (0: off)
-    beam_size=5, length_penalty=0.6,
-    output_dir=None,
-)
+    "bleu_every": (1, "epochs between validation BLEU measurements (0: never)"),
+    "bleu_val_sentences": (None, "validation sentences used for BLEU during training (None: all)"),
+    "save_every": (200, "steps between 'last' checkpoints (0: only at the end of each epoch); a killed run "
+                        "loses at most this many steps"),
+    "average_last": (0, "average the last N epoch checkpoints at the end (0 or 1: off)"),
+    "beam_size": (5, "beam width for the final test translation (1: greedy)"),
+    "length_penalty": (0.6, "beam search length penalty alpha, lp(n) = ((5 + n) / 6) ^ alpha"),
+    "output_dir": (None, "the run directory (default: runs/<recipe>-<src>-<tgt>)"),
+}
+DEFAULTS = {key: default for key, (default, _) in OPTIONS.items()}
+HELP = {key: text for key, (_, text) in OPTIONS.items()}
+
+# options whose values are a fixed set (None is also allowed for preset)
+CHOICES = {
+    "tokenizer": ("bpe", "word"),
+    "positional": ("sinusoidal", "learned"),
+    "activation": ("relu", "gelu"),
+    "optimizer": ("adam", "adamw"),
+    "schedule": ("inverse_sqrt", "noam", "cosine", "constant"),
+    "preset": tuple(sorted(PRESETS)),
+}
+
+# configuration key -> Transformer argument: the one mapping used to build every model,
+# from a preset or not
+MODEL_ARGS = {
+    "d_model": "d_model", "num_heads": "num_heads", "encoder_layers": "num_encoder_layers",
+    "decoder_layers": "num_decoder_layers", "d_ff": "d_ff", "dropout": "dropout",
+    "attention_dropout": "attention_dropout", "max_len": "max_len", "positional": "positional",
+    "share_embeddings": "share_embeddings", "tie_output": "tie_output", "output_bias": "output_bias",
+    "norm_first": "norm_first", "activation": "activation",
+}
 
 RECIPES = {
     # Two CPU cores, under ten minutes in all: a small pre-norm model with one shared 5k BPE
@@ -43,7 +105,8 @@ RECIPES = {
         max_steps=900, time_limit=8, bleu_every=0, save_every=100, beam_size=4,
     ),
     # The PyTorch seq2seq tutorial's Transformer (9M parameters): word-level lowercased
-    # vocabularies per language, learned positions, Adam at a constant 5e-4, 10 epochs.
+    # vocabularies per language, learned positions, Adam at a constant 5e-4, 10 epochs. The
+    # model settings come from the Transformer preset of the same name.
     "seed004-small": dict(
         tokenizer="word", lowercase=True, min_freq=2, joint_vocab=False, preset="seed004-small",
         lr=5e-4, betas=(0.9, 0.999), eps=1e-8, schedule="constant", warmup_steps=0, label_smoothing=0.0,
@@ -51,7 +114,9 @@ RECIPES = {
     ),
     # One GPU, best BLEU: joint BPE, shared and tied embeddings, strong dropout, label
     # smoothing, warm-up + inverse square root, beam 5, averaged checkpoints. No dropout on the
-    # attention weights, so attention runs as the fused kernel (it has none).
+    # attention weights, so attention runs as the fused kernel (it has none). Training is
+    # capped at 15 minutes (time_limit): epochs=60 is only an upper bound, the time limit
+    # normally stops it first.
     "gpu-best": dict(
         vocab_size=10000, d_model=512, num_heads=8, encoder_layers=6, decoder_layers=6, d_ff=2048,
         dropout=0.3, attention_dropout=0.0, lr=7e-4, warmup_steps=4000, max_tokens=8192, epochs=60,
@@ -60,17 +125,152 @@ RECIPES = {
 }
 
 
+def preset_settings(name: str) -> dict:
+    """The model settings a Transformer preset builds, as configuration keys (the preset's own
+    values, and the Transformer's defaults for what it leaves out)."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose from {sorted(PRESETS)}")
+    signature = inspect.signature(Transformer.__init__).parameters
+    arguments = {arg: signature[arg].default for arg in MODEL_ARGS.values()}
+    arguments.update(PRESETS[name])
+    return {key: arguments[arg] for key, arg in MODEL_ARGS.items()}
+
+
+def model_arguments(config: dict) -> dict:
+    """The Transformer keyword arguments of a configuration (through MODEL_ARGS)."""
+    return {arg: config[key] for key, arg in MODEL_ARGS.items()}
+
+
 def build_config(recipe: str | None = None, **overrides) -> dict:
-    """DEFAULTS + RECIPES[recipe] + overrides (None values in overrides are ignored)."""
+    """DEFAULTS, then the preset's model settings (when the recipe or the overrides choose a
+    preset), then RECIPES[recipe], then overrides (None values in overrides are ignored).
+
+    share_embeddings needs one joint vocabulary: when joint_vocab is false and
+    share_embeddings only comes from DEFAULTS, it is turned off here; when the recipe or the
+    overrides ask for both, validate_config refuses the configuration.
+    """
     if recipe is not None and recipe not in RECIPES:
         raise ValueError(f"unknown recipe {recipe!r}; choose from {sorted(RECIPES)}")
-    config = dict(DEFAULTS)
-    config.update(RECIPES.get(recipe, {}))
     unknown = sorted(k for k in overrides if k not in DEFAULTS)
     if unknown:
         raise ValueError(f"unknown configuration keys {unknown}")
-    config.update({k: v for k, v in overrides.items() if v is not None})
+    given = {k: v for k, v in overrides.items() if v is not None}
+    recipe_values = RECIPES.get(recipe, {})
+    preset = given.get("preset", recipe_values.get("preset"))
+    config = dict(DEFAULTS)
+    if preset is not None:
+        config.update(preset_settings(preset))
+    config.update(recipe_values)
+    config.update(given)
+    explicit = set(given) | set(recipe_values) | ({"share_embeddings"} if preset is not None else set())
+    if config["share_embeddings"] and config["joint_vocab"] is False and "share_embeddings" not in explicit:
+        config["share_embeddings"] = False  # separate vocabularies: one table would mix them
     config["recipe"] = recipe
     if config["output_dir"] is None:
         config["output_dir"] = f"runs/{recipe or 'custom'}-{config['src_lang']}-{config['tgt_lang']}"
     return config
+
+
+# ---------------------------------------------------------------- validation
+
+# keys a configuration may hold besides DEFAULTS': the recipe's name, and what a run built
+EXTRA_KEYS = ("recipe", "built")
+
+_POSITIVE_INTS = ("vocab_size", "min_freq", "d_model", "num_heads", "encoder_layers", "decoder_layers", "d_ff",
+                  "max_len", "max_tokens", "epochs", "beam_size")
+_NON_NEGATIVE_INTS = ("warmup_steps", "bleu_every", "save_every", "average_last")
+_OPTIONAL_POSITIVE_INTS = ("max_steps", "bleu_val_sentences")
+_BOOLEANS = ("joint_vocab", "lowercase", "share_embeddings", "tie_output", "output_bias", "norm_first")
+_PROBABILITIES = ("dropout", "label_smoothing")  # in [0, 1)
+_DEVICES = re.compile(r"auto|cpu|cuda(:0)?")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+def validate_config(config: dict) -> None:
+    """Raise ValueError naming every invalid setting of a whole configuration (unknown or
+    missing keys, values outside their set, wrong types, out-of-range numbers, settings that
+    contradict each other). Used by the command line and by train() before anything is written."""
+    problems = []
+    unknown = sorted(k for k in config if k not in DEFAULTS and k not in EXTRA_KEYS)
+    missing = sorted(k for k in DEFAULTS if k not in config)
+    if unknown:
+        problems.append(f"unknown configuration keys {unknown}")
+    if missing:
+        problems.append(f"missing configuration keys {missing}")
+    if problems:
+        raise ValueError("invalid configuration: " + "; ".join(problems))
+
+    def bad(key, expected):
+        problems.append(f"{key} must be {expected}, got {config[key]!r}")
+
+    for key in ("src_lang", "tgt_lang"):
+        if config[key] not in LANGUAGES:
+            problems.append(f"unknown Multi30k language {config[key]!r}; valid languages: {', '.join(LANGUAGES)}")
+    if config["src_lang"] == config["tgt_lang"]:
+        problems.append(f"source and target language are both {config['src_lang']!r}; "
+                        "choose two different languages")
+    for key, values in CHOICES.items():
+        if config[key] not in values and not (key == "preset" and config[key] is None):
+            bad(key, "one of " + ", ".join(values) + (" (or None)" if key == "preset" else ""))
+    if config.get("recipe") is not None and config["recipe"] not in RECIPES:
+        bad("recipe", "one of " + ", ".join(sorted(RECIPES)) + " (or None)")
+    for key in _POSITIVE_INTS:
+        if not (_is_int(config[key]) and config[key] >= 1):
+            bad(key, "a positive integer")
+    for key in _NON_NEGATIVE_INTS:
+        if not (_is_int(config[key]) and config[key] >= 0):
+            bad(key, "an integer >= 0")
+    for key in _OPTIONAL_POSITIVE_INTS:
+        if config[key] is not None and not (_is_int(config[key]) and config[key] >= 1):
+            bad(key, "a positive integer or None")
+    if not _is_int(config["seed"]):
+        bad("seed", "an integer")
+    for key in _BOOLEANS:
+        if not isinstance(config[key], bool):
+            bad(key, "true or false")
+    for key in _PROBABILITIES:
+        if not (_is_number(config[key]) and 0 <= config[key] < 1):
+            bad(key, "a number in [0, 1)")
+    if config["attention_dropout"] is not None and not (
+            _is_number(config["attention_dropout"]) and 0 <= config["attention_dropout"] < 1):
+        bad("attention_dropout", "a number in [0, 1) or None")
+    for key in ("lr", "eps"):
+        if not (_is_number(config[key]) and config[key] > 0):
+            bad(key, "a number > 0")
+    for key in ("weight_decay", "clip_norm"):
+        if not (_is_number(config[key]) and config[key] >= 0):
+            bad(key, "a number >= 0")
+    if not _is_number(config["length_penalty"]):
+        bad("length_penalty", "a number")
+    if config["time_limit"] is not None and not (_is_number(config["time_limit"]) and config["time_limit"] > 0):
+        bad("time_limit", "a number of minutes > 0, or None")
+    betas = config["betas"]
+    if not (isinstance(betas, (tuple, list)) and len(betas) == 2 and all(_is_number(b) and 0 <= b < 1 for b in betas)):
+        bad("betas", "two numbers in [0, 1)")
+    if not (isinstance(config["device"], str) and _DEVICES.fullmatch(config["device"])):
+        bad("device", "'auto', 'cpu' or 'cuda'")
+    for key in ("data_dir", "output_dir"):
+        if config[key] is not None and not isinstance(config[key], str):
+            bad(key, "a path (a string)")
+
+    if config["tokenizer"] == "bpe" and _is_int(config["vocab_size"]) and config["vocab_size"] < 260:
+        bad("vocab_size", "at least 260 for BPE (4 specials + 256 bytes)")
+    if _is_int(config["d_model"]) and _is_int(config["num_heads"]) and config["num_heads"] >= 1 \
+            and config["d_model"] % config["num_heads"]:
+        problems.append(f"num_heads {config['num_heads']} does not divide d_model {config['d_model']}")
+    if _is_int(config["max_len"]) and config["max_len"] < 2:
+        bad("max_len", "at least 2 (<bos> and one token)")
+    if config["share_embeddings"] is True and config["joint_vocab"] is False:
+        problems.append("share_embeddings needs one joint vocabulary, but joint_vocab is false (two separate "
+                        "vocabularies); set share_embeddings false, or joint_vocab true")
+    if config["schedule"] == "cosine" and config["max_steps"] is None:
+        problems.append("schedule 'cosine' needs max_steps (the length of the decay)")
+    if problems:
+        raise ValueError("invalid configuration: " + "; ".join(problems))

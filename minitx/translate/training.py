@@ -2,7 +2,8 @@
 
 A run lives in one directory:
 
-    config.json         the full configuration (recipe + options), written at the start
+    config.json         the full configuration (recipe + options), written at the start once it is
+                        valid; its "built" entry records the vocabularies and the model built
     tokenizer.src.json  tokenizers (one file when the vocabulary is joint, then both names exist)
     tokenizer.tgt.json
     last.npz            the newest state: model, optimizer, schedule, RNG, position in the data;
@@ -14,6 +15,7 @@ A run lives in one directory:
 
 ``--resume`` reloads last.npz and continues exactly where it stopped: the same batches in
 the same order (they depend only on seed and epoch), the same optimizer moments and rates.
+A new run refuses a directory that already holds one, unless ``overwrite`` deletes its files.
 """
 from __future__ import annotations
 
@@ -34,7 +36,8 @@ from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, filter_by
                          load_tokenizer, make_batch)
 from minitx.nn import Transformer
 from minitx.serialization import load, save
-from minitx.translate.evaluation import bleu_scores, translate_sentences
+from minitx.translate.evaluation import bleu_scores, report_lines, translate_sentences
+from minitx.translate.recipes import DEFAULTS, EXTRA_KEYS, model_arguments, preset_settings, validate_config
 
 TEST_SPLIT = "test_2016_flickr"
 
@@ -53,11 +56,12 @@ def resolve_device(name: str) -> str:
     return backend.check_device(name)
 
 
+TOKENIZER_CLASSES = {"bpe": BPETokenizer, "word": WordTokenizer}
+
+
 def build_tokenizers(config, train_pairs, run_dir: Path):
-    """Train the tokenizers on the training text (or load them from the run directory)."""
+    """Train the tokenizers on the training text and save them in the run directory."""
     src_path, tgt_path = run_dir / "tokenizer.src.json", run_dir / "tokenizer.tgt.json"
-    if src_path.exists() and tgt_path.exists():
-        return load_tokenizer(src_path), load_tokenizer(tgt_path)
     sources = [s for s, _ in train_pairs]
     targets = [t for _, t in train_pairs]
     if config["tokenizer"] == "bpe":
@@ -79,18 +83,54 @@ def build_tokenizers(config, train_pairs, run_dir: Path):
     return src_tok, tgt_tok
 
 
+def load_run_tokenizers(config, run_dir: Path):
+    """The run's saved tokenizers, checked against its configuration (the kind, joint or
+    separate vocabularies, the vocabulary sizes, lowercasing); None when they are not there."""
+    src_path, tgt_path = run_dir / "tokenizer.src.json", run_dir / "tokenizer.tgt.json"
+    if not (src_path.exists() and tgt_path.exists()):
+        return None
+    src_tok, tgt_tok = load_tokenizer(src_path), load_tokenizer(tgt_path)
+    problems = []
+    wanted = TOKENIZER_CLASSES[config["tokenizer"]]
+    for side, tok in (("source", src_tok), ("target", tgt_tok)):
+        if not isinstance(tok, wanted):
+            problems.append(f"the {side} tokenizer is a {type(tok).__name__}, but tokenizer is {config['tokenizer']!r}")
+    joint = src_tok.to_dict() == tgt_tok.to_dict()
+    if joint != config["joint_vocab"]:
+        problems.append("the tokenizers are " + ("one joint vocabulary" if joint else "two separate vocabularies")
+                        + f", but joint_vocab is {str(config['joint_vocab']).lower()}")
+    built = config.get("built") or {}
+    for side, tok, key in (("source", src_tok, "src_vocab"), ("target", tgt_tok, "tgt_vocab")):
+        if config["tokenizer"] == "bpe" and tok.vocab_size != config["vocab_size"] \
+                and not (tok.vocab_size < config["vocab_size"] and built.get(key) == tok.vocab_size):
+            # (a BPE vocabulary may stop short of vocab_size; the run then recorded its real size)
+            problems.append(f"the {side} vocabulary has {tok.vocab_size} tokens, but vocab_size is "
+                            f"{config['vocab_size']}")
+        elif config["tokenizer"] == "word" and key in built and tok.vocab_size != built[key]:
+            problems.append(f"the {side} vocabulary has {tok.vocab_size} tokens, but the run built "
+                            f"{built[key]}")
+        if isinstance(tok, WordTokenizer) and tok.lowercase != config["lowercase"]:
+            problems.append(f"the {side} tokenizer has lowercase={str(tok.lowercase).lower()}, but lowercase is "
+                            f"{str(config['lowercase']).lower()}")
+    if problems:
+        raise ValueError(f"the tokenizers in {run_dir} do not match its config.json: " + "; ".join(problems)
+                         + ". Start a new run (another --output-dir, or --overwrite)")
+    if joint:
+        tgt_tok = src_tok  # one vocabulary, one object (as when it was trained)
+    return src_tok, tgt_tok
+
+
 def build_model(config, src_vocab: int, tgt_vocab: int, pad_id: int, device: str) -> Transformer:
+    """The configuration's model. Every model setting goes through recipes.MODEL_ARGS; with a
+    preset, the settings that differ from the preset's own are passed as its overrides (so
+    the result is the model the configuration describes, preset or not)."""
     shared = {"pad_id": pad_id, "device": device}
+    arguments = model_arguments(config)
     if config["preset"]:
-        return Transformer.from_preset(config["preset"], src_vocab, tgt_vocab, **shared)
-    share = config["share_embeddings"] and src_vocab == tgt_vocab
-    return Transformer(
-        src_vocab, tgt_vocab, d_model=config["d_model"], num_heads=config["num_heads"],
-        num_encoder_layers=config["encoder_layers"], num_decoder_layers=config["decoder_layers"],
-        d_ff=config["d_ff"], dropout=config["dropout"], attention_dropout=config["attention_dropout"],
-        max_len=config["max_len"], positional=config["positional"], share_embeddings=share,
-        tie_output=config["tie_output"], output_bias=config["output_bias"], norm_first=config["norm_first"],
-        activation=config["activation"], **shared)
+        own = model_arguments(preset_settings(config["preset"]))
+        overrides = {arg: value for arg, value in arguments.items() if value != own[arg]}
+        return Transformer.from_preset(config["preset"], src_vocab, tgt_vocab, **overrides, **shared)
+    return Transformer(src_vocab, tgt_vocab, **arguments, **shared)
 
 
 def build_optimizer(config, model):
@@ -161,7 +201,9 @@ def average_checkpoints(paths) -> dict:
 
 @minitx.no_grad()
 def validation_loss(model, batches, pad_id) -> float:
-    """Mean per-token cross-entropy (no label smoothing) over the batches."""
+    """Mean per-token cross-entropy (no label smoothing) over the batches; the model's mode
+    (training or eval) is restored afterwards."""
+    was_training = model.training
     model.eval()
     total, count = 0.0, 0
     for batch in batches:
@@ -169,7 +211,7 @@ def validation_loss(model, batches, pad_id) -> float:
         loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=pad_id, reduction="sum")
         total += float(loss.item())
         count += batch.n_tgt_tokens
-    model.train()
+    model.train(was_training)
     return total / max(count, 1)
 
 
@@ -191,37 +233,150 @@ def _json_safe(config) -> dict:
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in config.items()}
 
 
+# ---------------------------------------------------------------- run directories
+
+# the files a run writes (and --overwrite deletes); any of them means the directory holds a run
+RUN_FILES = ("config.json", "tokenizer.src.json", "tokenizer.tgt.json", "last.npz", "best.npz", "averaged.npz",
+             "history.json", "results.json")
+RUN_PATTERNS = ("epoch-*.npz", "*.hyp.*")
+
+
+def run_files(run_dir: Path) -> list:
+    """The files of a training run in run_dir (nothing else in it is touched)."""
+    if not run_dir.is_dir():
+        return []
+    found = [run_dir / name for name in RUN_FILES if (run_dir / name).is_file()]
+    for pattern in RUN_PATTERNS:
+        found += sorted(p for p in run_dir.glob(pattern) if p.is_file())
+    return found
+
+
+# may change when a run is resumed: they change how long it runs, how often it saves or is
+# measured, where it runs and how it is finally decoded, not what it learns
+RESUME_MAY_CHANGE = ("epochs", "max_steps", "time_limit", "save_every", "bleu_every", "bleu_val_sentences",
+                     "device", "beam_size", "length_penalty", "average_last", "data_dir")
+
+
+def resume_config(saved: dict, given: dict, run_dir: Path) -> tuple:
+    """(configuration, changes) of a resumed run: the saved config.json, with the given
+    values of RESUME_MAY_CHANGE keys. Every key in ``given`` is compared with the saved value
+    (output_dir and 'built' excepted): a different value of any other key would change the
+    run, and raises ValueError naming each such key with both values."""
+    may_change = set(RESUME_MAY_CHANGE)
+    if saved.get("schedule") == "cosine":
+        may_change.discard("max_steps")  # the length of the cosine decay
+    normal = _json_safe(given)
+    refused, changes = [], {}
+    for key, value in normal.items():
+        if key in ("output_dir", "built") or (key in saved and value == saved[key]):
+            continue
+        if key not in DEFAULTS and key not in EXTRA_KEYS:
+            raise ValueError(f"unknown configuration keys {[key]}")
+        old = saved.get(key, DEFAULTS.get(key))
+        if value == old:
+            continue
+        if key in may_change:
+            changes[key] = (old, value)
+        else:
+            refused.append(f"{key} {old!r} (saved) != {value!r} (given)")
+    if refused:
+        raise ValueError(f"cannot resume {run_dir} with other settings: " + ", ".join(refused)
+                         + ". These change what the run learns; resume without them, or start a new run "
+                         "(another --output-dir, or --overwrite). Only "
+                         + ", ".join(RESUME_MAY_CHANGE) + " may change on resume")
+    config = dict(saved)
+    config.update({key: new for key, (_, new) in changes.items()})
+    for key, value in DEFAULTS.items():
+        config.setdefault(key, value)  # a run saved before the key existed
+    return config, changes
+
+
+def _upgrade_saved(config: dict) -> dict:
+    """A config.json written before runs recorded what they built (no 'built' key) described
+    a preset's model wrongly: the preset was built unchanged, its model keys were not used.
+    Those keys get the preset's values, so the same model is built again."""
+    if config.get("preset") and "built" not in config:
+        config = {**config, **preset_settings(config["preset"])}
+    return config
+
+
+def _describe_embeddings(config, model) -> str:
+    if model.config["share_embeddings"]:
+        words = "one embedding table shared by both languages (joint vocabulary)"
+    elif not config["joint_vocab"]:
+        words = "separate source and target embeddings (separate vocabularies: share_embeddings is off)"
+    else:
+        words = "separate source and target embeddings"
+    return words + (", output layer tied to the target embedding" if model.config["tie_output"] else "")
+
+
 # ---------------------------------------------------------------- the training loop
 
 
-def train(config: dict, resume: bool = False, progress: bool = True) -> dict:
-    """Run (or resume) a training run; returns the final results dict."""
+def train(config: dict, resume: bool = False, progress: bool = True, overwrite: bool = False) -> dict:
+    """Run (or resume) a training run; returns the final results dict.
+
+    A new run (resume False) needs a complete configuration (build_config); it is validated
+    before anything is written, and a directory that already holds a run is refused unless
+    ``overwrite`` deletes that run's files (RUN_FILES, epoch-*.npz, *.hyp.*) first.
+
+    ``resume=True`` continues the run in config["output_dir"] with its saved config.json.
+    ``config`` may then be partial ({"output_dir": ..., "max_steps": 5000}) or complete: every
+    key it holds is compared with the saved value (see resume_config); a different value is
+    allowed for RESUME_MAY_CHANGE (and logged), for any other key it is an error. The saved
+    tokenizers are checked against the configuration.
+    """
     from tqdm.auto import tqdm
 
     run_dir = Path(config["output_dir"])
+    if resume and overwrite:
+        raise ValueError("resume continues the run in the output directory, overwrite deletes it: choose one")
     if resume:
         if not (run_dir / "config.json").is_file():
             raise FileNotFoundError(f"cannot resume: {run_dir} has no config.json, so it is not a minitx translation "
                                     "run; check --output-dir, or train without --resume to start a new run")
-        saved = json.loads((run_dir / "config.json").read_text())
-        # a resumed run keeps its configuration; only how long it runs may change
-        for key in ("epochs", "max_steps", "time_limit"):
-            if config.get(key) is not None and config[key] != saved.get(key):
-                saved[key] = config[key]
-        config = saved
+        saved = _upgrade_saved(json.loads((run_dir / "config.json").read_text()))
+        config, changes = resume_config(saved, config, run_dir)
+        validate_config(config)
+    else:
+        validate_config(config)
+        config, changes = dict(config, built=None), {}  # 'built' is filled in once the model is
+    device = resolve_device(config["device"])  # a missing GPU is an error before anything is written
+    tokenizers = load_run_tokenizers(config, run_dir) if resume else None
+    if not resume:
+        existing = run_files(run_dir)
+        if existing and not overwrite:
+            names = ", ".join(p.name for p in existing[:4]) + (", ..." if len(existing) > 4 else "")
+            raise ValueError(f"{run_dir} already holds a training run ({names}); continue it with --resume "
+                             "(resume=True), choose another --output-dir, or pass --overwrite (overwrite=True) "
+                             "to delete its files and start a new run")
+        for path in existing:
+            path.unlink()
+        if existing:
+            log(f"overwrite: deleted the {len(existing)} files of the earlier run in {run_dir}")
+    for key, (old, new) in changes.items():
+        log(f"resume: {key} changed from {old!r} to {new!r}")
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.json").write_text(json.dumps(_json_safe(config), indent=2))
-    device = resolve_device(config["device"])
+
+    def write_config():
+        (run_dir / "config.json").write_text(json.dumps(_json_safe(config), indent=2))
+
+    write_config()
     minitx.manual_seed(config["seed"])
     started = time.perf_counter()
 
     train_pairs = load_pairs("train", config["src_lang"], config["tgt_lang"], config["data_dir"])
     val_pairs = load_pairs("val", config["src_lang"], config["tgt_lang"], config["data_dir"])
-    src_tok, tgt_tok = build_tokenizers(config, train_pairs, run_dir)
+    src_tok, tgt_tok = tokenizers or build_tokenizers(config, train_pairs, run_dir)
+    if config["share_embeddings"] and src_tok is not tgt_tok:  # validate_config makes this impossible
+        raise ValueError("share_embeddings needs one joint vocabulary (joint_vocab true)")
     pad, bos, eos = tgt_tok.pad_id, tgt_tok.bos_id, tgt_tok.eos_id
     model = build_model(config, src_tok.vocab_size, tgt_tok.vocab_size, pad, device)
+    config["built"] = {"src_vocab": src_tok.vocab_size, "tgt_vocab": tgt_tok.vocab_size,
+                       "parameters": model.num_parameters(), "transformer": _json_safe(model.config)}
+    write_config()
     opt, schedule = build_optimizer(config, model)
-    max_len = model.max_len  # a preset brings its own
+    max_len = model.max_len
     train_src, train_tgt = encode_pairs(train_pairs, src_tok, tgt_tok)
     val_src, val_tgt = encode_pairs(val_pairs, src_tok, tgt_tok)
     kept, dropped = filter_by_length(train_src, train_tgt, max_len, max_tgt_len=max_len - 1)
@@ -233,7 +388,7 @@ def train(config: dict, resume: bool = False, progress: bool = True) -> dict:
         f"{len(val_pairs)} validation pairs ({val_dropped} left out of the loss); "
         f"vocabulary {src_tok.vocab_size} / {tgt_tok.vocab_size} ({config['tokenizer']}); "
         f"{time.perf_counter() - started:.1f}s")
-    log(f"model: {model.num_parameters():,} parameters on {device}")
+    log(f"model: {model.num_parameters():,} parameters on {device}; {_describe_embeddings(config, model)}")
 
     progress_state = {"step": 0, "epoch": 0, "batch": 0, "best_val_loss": math.inf, "train_seconds": 0.0}
     history = []
@@ -293,7 +448,7 @@ def train(config: dict, resume: bool = False, progress: bool = True) -> dict:
             bar.set_postfix(loss=f"{loss_value:.3f}", tok_s=f"{window_tokens / max(now - window_start, 1e-9):.0f}",
                             lr=f"{opt.param_groups[0]['lr']:.2e}", refresh=False)
             progress_state["train_seconds"] = now - loop_started
-            if progress_state["step"] % config["save_every"] == 0:
+            if config["save_every"] and progress_state["step"] % config["save_every"] == 0:
                 checkpoint(run_dir / "last.npz")
             if max_steps and progress_state["step"] >= max_steps:
                 stop_reason = f"reached max_steps {max_steps}"
@@ -351,11 +506,14 @@ def finish(config, model, src_tok, tgt_tok, run_dir: Path, progress_state, start
     eval_started = time.perf_counter()
     scores = evaluate_split(model, src_tok, tgt_tok, test_pairs, config["beam_size"], config["length_penalty"],
                             progress)
+    for message in report_lines(scores, model.max_len):
+        log(f"{TEST_SPLIT}: {message}")
     example_src, example_ref = test_pairs[0]
     results = {
         "split": TEST_SPLIT, "direction": f"{config['src_lang']}-{config['tgt_lang']}", "checkpoint": chosen,
         "bleu": scores["bleu"], "bleu_lowercase": scores["bleu_lowercase"], "signature": scores["signature"],
-        "beam_size": config["beam_size"], "steps": progress_state["step"],
+        "beam_size": config["beam_size"], "length_penalty": config["length_penalty"],
+        "truncated": scores["truncated"], "capped": scores["capped"], "steps": progress_state["step"],
         "train_seconds": round(progress_state["train_seconds"], 1),
         "eval_seconds": round(time.perf_counter() - eval_started, 1),
         "total_seconds": round(time.perf_counter() - started, 1),
@@ -382,7 +540,8 @@ def load_run(run_dir, checkpoint="best", device="auto"):
     config = json.loads(config_path.read_text())
     src_tok = load_tokenizer(run_dir / "tokenizer.src.json")
     tgt_tok = load_tokenizer(run_dir / "tokenizer.tgt.json")
-    model = build_model(config, src_tok.vocab_size, tgt_tok.vocab_size, tgt_tok.pad_id, resolve_device(device))
+    model = build_model(_upgrade_saved(config), src_tok.vocab_size, tgt_tok.vocab_size, tgt_tok.pad_id,
+                        resolve_device(device))
     path = Path(checkpoint) if str(checkpoint).endswith(".npz") else run_dir / f"{checkpoint}.npz"
     load_checkpoint(path, model)
     model.eval()

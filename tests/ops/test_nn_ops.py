@@ -1,5 +1,6 @@
-"""Neural-network ops (minitx/ops/nn.py): forward against NumPy written here, backward against
-finite differences (float64 gradcheck), and backward hygiene, on hypothesis-drawn inputs.
+"""Neural-network ops (minitx/ops/nn.py): forward against NumPy written here (check_forward),
+backward against finite differences and backward hygiene (check_gradients, which runs
+gradcheck(...) and check_backward_hygiene(...)), on hypothesis-drawn inputs.
 
 Each op class is named where it is tested (ops.Softmax, ops.CrossEntropy, ...): the meta-test
 in tests/test_meta.py looks for those names next to a gradcheck call.
@@ -14,20 +15,10 @@ from hypothesis import strategies as st
 import minitx
 import minitx.functional as F
 from minitx import ops
-from minitx.testing import check_backward_hygiene, gradcheck
+from minitx.testing import check_forward, check_gradients, leaf
 from minitx.testing import strategies as mst
 
 TIGHT = dict(rtol=1e-10, atol=1e-12)
-
-
-def check_grads(fn, *inputs, **gradcheck_kwargs):
-    """Backward agrees with finite differences, and leaves its inputs and saved arrays alone."""
-    assert gradcheck(fn, *inputs, **gradcheck_kwargs)
-    assert check_backward_hygiene(fn, *inputs)
-
-
-def leaf(array, requires_grad=True):
-    return minitx.tensor(np.asarray(array, dtype=np.float64), requires_grad=requires_grad)
 
 
 # ---------------------------------------------------------------- NumPy references
@@ -97,10 +88,9 @@ SOFTMAX_IDS = ["Softmax", "LogSoftmax"]
 def test_softmax_family_any_axis(op, fn, ref, data):
     x = data.draw(mst.tensors(mst.shapes(min_dims=1, max_dims=3)))
     axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
-    y = fn(x, axis)
+    y = check_forward(lambda t: fn(t, axis), lambda a: ref(a, axis), x, **TIGHT)
     assert isinstance(y._ctx, op)
-    np.testing.assert_allclose(y.numpy(), ref(x.numpy(), axis), **TIGHT)
-    check_grads(lambda t: fn(t, axis), x)
+    check_gradients(lambda t: fn(t, axis), x)
 
 
 @pytest.mark.parametrize("op, fn, ref", SOFTMAXES, ids=SOFTMAX_IDS)
@@ -129,12 +119,10 @@ def test_layer_norm_forward_and_gradients(data):
     x = data.draw(mst.tensors(shape, distinct=True))
     w = data.draw(mst.tensors(shape[-1:]))
     b = data.draw(mst.tensors(shape[-1:]))
-    y = F.layer_norm(x, w, b)
+    y = check_forward(F.layer_norm, lambda x, w, b: np_layer_norm(x, w, b, 1e-5), x, w, b, rtol=1e-8, atol=1e-10)
     assert isinstance(y._ctx, ops.LayerNorm)
-    np.testing.assert_allclose(y.numpy(), np_layer_norm(x.numpy(), w.numpy(), b.numpy(), 1e-5), rtol=1e-8,
-                               atol=1e-10)
     # eps=1e-3 keeps 1/std bounded, so finite differences stay accurate on nearly constant rows
-    check_grads(lambda x, w, b: F.layer_norm(x, w, b, eps=1e-3), x, w, b)
+    check_gradients(lambda x, w, b: F.layer_norm(x, w, b, eps=1e-3), x, w, b)
 
 
 def test_layer_norm_defaults_and_shape_error():
@@ -155,7 +143,7 @@ def test_dropout_gradient_uses_the_forward_mask(x, p):
     assert isinstance(y._ctx, ops.Dropout)
     kept = y.numpy() != 0
     np.testing.assert_allclose(y.numpy()[kept], x.numpy()[kept] / (1 - p), **TIGHT)
-    check_grads(lambda t: F.dropout(t, p, seed=11), x)
+    check_gradients(lambda t: F.dropout(t, p, seed=11), x)
 
 
 def test_dropout_backward_is_the_saved_mask():
@@ -210,12 +198,11 @@ def np_keep_mask(shape, p, seed):
 @given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3)), p=st.sampled_from([0.0, 0.2, 0.6]))
 def test_dropout_add_forward_and_gradients(x, p):
     residual = leaf(np.random.default_rng(1).standard_normal(x.shape))
-    y = F.dropout_add(x, residual, p, seed=4)
+    y = check_forward(lambda x, r: F.dropout_add(x, r, p, seed=4),
+                      lambda x, r: r + x * (np_keep_mask(x.shape, p, 4) if p else 1), x, residual, **TIGHT)
     if p:
         assert isinstance(y._ctx, ops.DropoutAdd)
-    expected = residual.numpy() + x.numpy() * (np_keep_mask(x.shape, p, 4) if p else 1)
-    np.testing.assert_allclose(y.numpy(), expected, **TIGHT)
-    check_grads(lambda x, r: F.dropout_add(x, r, p, seed=4), x, residual)
+    check_gradients(lambda x, r: F.dropout_add(x, r, p, seed=4), x, residual)
 
 
 def test_dropout_add_outside_training_is_the_plain_sum_and_shapes_must_match():
@@ -238,14 +225,17 @@ def test_bias_act_dropout_forward_and_gradients(data, activation, p, with_bias):
     x = data.draw(mst.tensors(mst.shapes(min_dims=1, max_dims=3), away_from=(0.0,)))
     b = data.draw(mst.tensors(x.shape[-1:], away_from=(0.0,))) if with_bias else None
     inputs = (x, b) if with_bias else (x,)
-    y = F.bias_act_dropout(*inputs, activation=activation, p=p, seed=3)
+
+    def reference(x, b=0):
+        return BIAS_ACTIVATIONS[activation](x + b) * (np_keep_mask(x.shape, p, 3) if p else 1)
+
+    y = check_forward(lambda *t: F.bias_act_dropout(*t, activation=activation, p=p, seed=3), reference, *inputs,
+                      **TIGHT)
     assert isinstance(y._ctx, ops.BiasActDropout)
     u = x.numpy() + (b.numpy() if with_bias else 0)
-    expected = BIAS_ACTIVATIONS[activation](u) * (np_keep_mask(x.shape, p, 3) if p else 1)
-    np.testing.assert_allclose(y.numpy(), expected, **TIGHT)
     if activation == "relu" and with_bias:
         assume(np.abs(u).min() > 1e-3)  # x + b may still land on the kink
-    check_grads(lambda *t: F.bias_act_dropout(*t, activation=activation, p=p, seed=3), *inputs)
+    check_gradients(lambda *t: F.bias_act_dropout(*t, activation=activation, p=p, seed=3), *inputs)
 
 
 def test_bias_act_dropout_rejects_bad_arguments():
@@ -266,10 +256,9 @@ def test_embedding_forward_and_gradient(data):
     weight = data.draw(mst.tensors((rows, data.draw(st.integers(1, 4)))))
     ids = data.draw(mst.class_targets(mst.shapes(max_dims=2), rows))
     padding_idx = data.draw(st.one_of(st.none(), st.integers(0, rows - 1)))
-    y = F.embedding(ids, weight, padding_idx=padding_idx)
+    y = check_forward(lambda w: F.embedding(ids, w, padding_idx=padding_idx), lambda w: w[ids], weight, rtol=0, atol=0)
     assert isinstance(y._ctx, ops.Embedding)
-    np.testing.assert_array_equal(y.numpy(), weight.numpy()[ids])
-    check_grads(lambda w: zero_padding_row(F.embedding(ids, w, padding_idx), ids, padding_idx), weight)
+    check_gradients(lambda w: zero_padding_row(F.embedding(ids, w, padding_idx), ids, padding_idx), weight)
 
 
 def zero_padding_row(y, ids, padding_idx):
@@ -310,11 +299,9 @@ def test_linear_forward_and_gradients(data, with_bias):
     w = data.draw(mst.tensors((n_out, n_in)))
     b = data.draw(mst.tensors((n_out,))) if with_bias else None
     inputs = (x, w) + ((b,) if with_bias else ())
-    y = F.linear(*inputs)
+    y = check_forward(F.linear, lambda x, w, b=0: x @ w.T + b, *inputs, **TIGHT)
     assert isinstance(y._ctx, ops.Linear)
-    expected = x.numpy() @ w.numpy().T + (b.numpy() if with_bias else 0)
-    np.testing.assert_allclose(y.numpy(), expected, **TIGHT)
-    check_grads(F.linear, *inputs)
+    check_gradients(F.linear, *inputs)
 
 
 def test_linear_3d_input_and_shape_error():
@@ -339,11 +326,11 @@ def test_cross_entropy_forward_and_gradient(data, reduction, ignore_index, smoot
     classes = data.draw(st.integers(2, 5))
     x = data.draw(mst.tensors(batch + (classes,)))
     t = data.draw(mst.class_targets(batch, classes, ignore_index=ignore_index))
-    loss = F.cross_entropy(x, t, ignore_index=ignore_index, label_smoothing=smoothing, reduction=reduction)
+    loss = check_forward(
+        lambda x: F.cross_entropy(x, t, ignore_index=ignore_index, label_smoothing=smoothing, reduction=reduction),
+        lambda x: np_cross_entropy(x, t, ignore_index, smoothing, reduction), x, **TIGHT)
     assert isinstance(loss._ctx, ops.CrossEntropy)
-    np.testing.assert_allclose(loss.numpy(), np_cross_entropy(x.numpy(), t, ignore_index, smoothing, reduction),
-                               **TIGHT)
-    check_grads(lambda x: F.cross_entropy(x, t, ignore_index, smoothing, reduction), x)
+    check_gradients(lambda x: F.cross_entropy(x, t, ignore_index, smoothing, reduction), x)
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
@@ -402,15 +389,14 @@ def test_attention_forward_and_gradients(problem):
     allowed = np.ones((q.shape[-2], k.shape[-2]), bool) if mask is None else mask
     if causal:
         allowed = allowed & causal_allowed(q.shape[-2], k.shape[-2])
-    out, weights = F.scaled_dot_product_attention(q, k, v, mask=mask, causal=causal, return_weights=True)
+    out, weights = check_forward(
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask, causal=causal, return_weights=True),
+        lambda q, k, v: np_attention(q, k, v, allowed), q, k, v, **TIGHT)
     assert isinstance(out._ctx, ops.ScaledDotProductAttention)
-    expected, expected_weights = np_attention(q.numpy(), k.numpy(), v.numpy(), allowed)
-    np.testing.assert_allclose(out.numpy(), expected, **TIGHT)
-    np.testing.assert_allclose(weights.numpy(), expected_weights, **TIGHT)
     allowed = np.broadcast_to(allowed, weights.shape)
     assert (weights.numpy()[~allowed] == 0).all() and (weights.numpy()[allowed] >= 0).all()
     np.testing.assert_allclose(weights.numpy().sum(-1), allowed.any(-1), rtol=1e-12)
-    check_grads(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask, causal=causal), q, k, v)
+    check_gradients(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask, causal=causal), q, k, v)
 
 
 @pytest.mark.parametrize("lq, lk", [(3, 3), (2, 5), (1, 4), (4, 2)])
@@ -446,13 +432,13 @@ def test_attention_dropout_is_seeded_and_differentiable():
     np.testing.assert_array_equal(attend(q, k, v).numpy(), attend(q, k, v).numpy())
     assert not np.allclose(attend(q, k, v).numpy(), F.scaled_dot_product_attention(q, k, v).numpy())
     assert not np.allclose(attend(q, k, v).numpy(), attend(q, k, v, seed=6).numpy())
-    check_grads(attend, q, k, v)
+    check_gradients(attend, q, k, v)
 
 
 def test_attention_custom_scale():
     q, k, v = random_qkv(3, 3, 4)
-    out = F.scaled_dot_product_attention(q, k, v, scale=0.3)
-    np.testing.assert_allclose(out.numpy(), np_attention(q.numpy(), k.numpy(), v.numpy(), scale=0.3)[0], **TIGHT)
+    check_forward(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.3),
+                  lambda q, k, v: np_attention(q, k, v, scale=0.3)[0], q, k, v, **TIGHT)
 
 
 @pytest.mark.parametrize("call, error, message", [

@@ -6,10 +6,11 @@ import pytest
 from translate_kit import (REPO, copy_run, no_network, run_module, subset_dir, tiny_model,  # noqa: F401
                            tiny_run)
 
+from minitx.serialization import load, save
 from minitx.translate import training
 from minitx.translate.evaluation import translate_sentences
 from minitx.translate.__main__ import main
-from minitx.translate.recipes import DEFAULTS, RECIPES
+from minitx.translate.recipes import DEFAULTS, HELP, RECIPES
 
 
 def flag(key):
@@ -146,8 +147,17 @@ def test_train_help_lists_every_configuration_key(capsys):
 @pytest.fixture
 def captured_train(monkeypatch):
     """Replace training by a recorder of the configuration the command line builds."""
-    calls = []
-    monkeypatch.setattr(training, "train", lambda config, resume, progress: calls.append((config, resume, progress)))
+    class Calls(list):
+        overwrite = []  # the overwrite argument of each call
+
+    calls = Calls()
+
+    def record(config, resume, progress, overwrite=False):
+        calls.append((config, resume, progress))
+        calls.overwrite.append(overwrite)
+
+    calls.overwrite = []
+    monkeypatch.setattr(training, "train", record)
     return calls
 
 
@@ -177,3 +187,169 @@ def test_resume_keeps_the_saved_settings_unless_given(capsys, captured_train, tm
     assert [call[0] for call in captured_train] == [{"output_dir": str(tmp_path)},
                                                     {"output_dir": str(tmp_path), "max_steps": 5000}]
     assert all(call[1] for call in captured_train)
+
+
+def test_train_help_explains_every_option_with_its_defaults(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "400")  # no wrapping inside the texts compared below
+    code, out, _ = run_main(capsys, "train", "--help")
+    assert code == 0
+    text = " ".join(out.split())
+    for key in DEFAULTS:
+        assert HELP[key] and " ".join(HELP[key].split()) in text, key
+    assert "stop after this many MINUTES of training" in text
+    assert "[default none; recipes: cpu-quick 8, gpu-best 15]" in text          # time_limit
+    assert "[default 256; recipes: gpu-best 512]" in text                       # d_model
+    assert "[default 4; recipes: seed004-small 8, gpu-best 8]" in text          # num_heads, via the preset
+    assert "--overwrite" in text and "--schedule {inverse_sqrt,noam,cosine,constant}" in text
+
+
+def test_translate_and_evaluate_help_texts(capsys):
+    for command in ("translate", "evaluate"):
+        code, out, _ = run_main(capsys, command, "--help")
+        assert code == 0 and "default: the run's beam_size" in " ".join(out.split())
+
+
+# ------------------------------------------------------------------ run directories and resume
+
+
+def test_overwrite_is_passed_on_and_excludes_resume(capsys, tiny_run, tmp_path, captured_train):
+    run_dir = copy_run(tiny_run, tmp_path / "run")
+    code, _, err = run_main(capsys, "train", "--output-dir", run_dir, "--resume", "--overwrite", "--no-progress")
+    assert code == 2 and "choose one" in err
+    code, _, _ = run_main(capsys, "train", "--output-dir", run_dir, "--overwrite", "--no-progress")
+    assert code == 0 and captured_train.overwrite == [True]
+
+
+def test_new_run_into_an_old_run_directory_is_one_clear_error(capsys, tiny_run, tmp_path):
+    run_dir = copy_run(tiny_run, tmp_path / "run")
+    code, out, err = run_main(capsys, "train", "--output-dir", run_dir, "--no-progress", "--vocab-size", 3000)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert "already holds a training run" in err and "--resume" in err and "--overwrite" in err
+    assert json.loads((run_dir / "config.json").read_text())["vocab_size"] == 1000  # untouched
+
+
+def test_resume_refuses_options_that_change_the_run_naming_both_values(capsys, tiny_run, tmp_path):
+    run_dir = copy_run(tiny_run, tmp_path / "run")
+    before = (run_dir / "config.json").read_text()
+    code, _, err = run_main(capsys, "train", "--resume", "--output-dir", run_dir, "--no-progress", "--dropout", 0.5,
+                            "--label-smoothing", 0.2, "--max-steps", 500, "--recipe", "cpu-quick")
+    assert code == 2 and len(err.splitlines()) == 1
+    for part in ("dropout 0.1 (saved) != 0.5 (given)", "label_smoothing 0.1 (saved) != 0.2 (given)",
+                 "recipe None (saved) != 'cpu-quick' (given)"):
+        assert part in err
+    assert "max_steps" not in err.split("Only")[0]
+    assert (run_dir / "config.json").read_text() == before
+
+
+def test_preset_recipe_with_model_overrides_builds_them(capsys, captured_train):
+    code, _, _ = run_main(capsys, "train", "--recipe", "seed004-small", "--dropout", 0.3, "--d-model", 512)
+    assert code == 0
+    (config, _, _), = captured_train
+    model = training.build_model(config, 50, 60, 0, "cpu")
+    assert model.config["d_model"] == config["d_model"] == 512
+    assert model.config["dropout"] == config["dropout"] == 0.3
+    assert model.config["num_heads"] == config["num_heads"] == 8       # the preset's, recorded as built
+    assert model.config["positional"] == config["positional"] == "learned"
+
+
+# ------------------------------------------------------------------ bad values: one line, exit 2, nothing written
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", "--beam-size", 0], "argument --beam-size: expected a positive integer, got 0"),
+    (["train", "--schedule", "linear"], "argument --schedule: invalid choice: 'linear'"),
+    (["train", "--tokenizer", "chars"], "argument --tokenizer: invalid choice: 'chars'"),
+    (["train", "--preset", "huge"], "argument --preset: invalid choice: 'huge'"),
+    (["translate", "--run", "x", "--beam-size", -1], "argument --beam-size: expected a positive integer, got -1"),
+    (["evaluate", "--run", "x", "--beam-size", 0], "argument --beam-size: expected a positive integer, got 0"),
+])
+def test_options_outside_their_values_are_refused_by_the_parser(capsys, argv, message):
+    code, _, err = run_main(capsys, *argv)
+    assert code == 2 and message in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--lr", 0], "lr must be a number > 0"),
+    (["--save-every", -1], "save_every must be an integer >= 0, got -1"),
+    (["--vocab-size", -5], "vocab_size must be a positive integer"),
+    (["--joint-vocab", "false", "--share-embeddings", "true"], "share_embeddings needs one joint vocabulary"),
+    (["--d-model", 30, "--num-heads", 4], "num_heads 4 does not divide d_model 30"),
+])
+def test_invalid_configuration_writes_nothing(capsys, tmp_path, argv, message):
+    run_dir = tmp_path / "run"
+    code, _, err = run_main(capsys, "train", "--output-dir", run_dir, "--no-progress", *argv)
+    assert code == 2 and len(err.splitlines()) == 1 and message in err
+    assert err.startswith("python -m minitx.translate train: error: invalid configuration")
+    assert not run_dir.exists()
+
+
+def test_missing_gpu_is_one_line_and_writes_nothing(capsys, tmp_path, monkeypatch):
+    from minitx import backend
+
+    monkeypatch.setattr(backend, "cuda_available", lambda: False)
+    run_dir = tmp_path / "run"
+    code, _, err = run_main(capsys, "train", "--output-dir", run_dir, "--no-progress", "--device", "cuda")
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "device 'cuda' requested but CuPy with a GPU is not available" in err
+    assert not run_dir.exists()
+
+
+def test_diverging_training_is_one_line(capsys, tmp_path, monkeypatch):
+    def diverge(config, resume, progress, overwrite=False):
+        raise FloatingPointError("training loss became nan at step 3; lower the learning rate or raise warmup_steps")
+
+    monkeypatch.setattr(training, "train", diverge)
+    code, _, err = run_main(capsys, "train", "--output-dir", tmp_path / "run", "--no-progress")
+    assert code == 2 and len(err.splitlines()) == 1
+    assert err.startswith("python -m minitx.translate train: error: training loss became nan at step 3")
+
+
+# ------------------------------------------------------------------ translate and evaluate: the run's decoding, counts
+
+
+def test_translate_counts_cut_sources_and_capped_outputs(capsys, tiny_run, tmp_path, recwarn):
+    """A model that never ends a sentence (one output bias made huge): each output reaches the
+    length cap; one source is also longer than the model's positions. Both counts are one
+    stderr line each, like the empty-line count, and no warning is raised."""
+    run_dir = copy_run(tiny_run, tmp_path / "run")
+    state = load(run_dir / "best.npz")
+    state["model"]["output_bias"][10] = 100.0
+    save(state, run_dir / "best.npz")
+    source = tmp_path / "input.de"
+    source.write_text("Ein Hund.\n" + " ".join(["Ein Hund rennt über die Wiese."] * 30) + "\n\n", encoding="utf-8")
+    code, out, err = run_main(capsys, "translate", "--run", run_dir, "--input", source, "--beam-size", 1,
+                              "--device", "cpu")
+    assert code == 0 and len(out.splitlines()) == 3
+    assert err.splitlines() == [
+        "translate: 1 empty line(s) were left empty",
+        "translate: 1 sentence(s) longer than the model's max_len 64 tokens were cut to fit",
+        "translate: 2 translation(s) reached the length cap (source length + 50, at most 63 tokens) without "
+        "ending and were cut there"]
+    assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
+
+
+def test_translate_and_evaluate_decode_as_the_run_does(capsys, tiny_run, subset_dir, tmp_path, monkeypatch):
+    from minitx.translate import evaluation
+
+    run_dir = copy_run(tiny_run, tmp_path / "run", beam_size=3, length_penalty=1.5)
+    calls = []
+
+    def fake_translate(model, src_tok, tgt_tok, lines, beam_size, length_penalty, **kwargs):
+        calls.append((beam_size, length_penalty))
+        return ["x"] * len(lines), {"empty": 0, "truncated": 0, "capped": 0}
+
+    def fake_evaluate(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, progress=True):
+        calls.append((beam_size, length_penalty))
+        return {"bleu": 1.0, "bleu_lowercase": 2.0, "signature": "s", "signature_lowercase": "t", "empty": 0,
+                "truncated": 0, "capped": 0}
+
+    monkeypatch.setattr(evaluation, "translate_sentences", fake_translate)
+    monkeypatch.setattr(training, "evaluate_split", fake_evaluate)
+    source = tmp_path / "input.de"
+    source.write_text("Ein Hund.\n", encoding="utf-8")
+    common = ["--run", run_dir, "--device", "cpu"]
+    assert run_main(capsys, "translate", *common, "--input", source)[0] == 0
+    assert run_main(capsys, "translate", *common, "--input", source, "--beam-size", 2, "--length-penalty", 0)[0] == 0
+    code, out, _ = run_main(capsys, "evaluate", *common, "--data-dir", subset_dir, "--no-progress")
+    assert code == 0 and "(best, beam 3): BLEU 1.00" in out
+    assert calls == [(3, 1.5), (2, 0.0), (3, 1.5)]

@@ -10,7 +10,8 @@ import minitx
 from minitx.data import BOS_ID, EOS_ID, PAD_ID, pad_batch
 from minitx.nn import Transformer
 from minitx.translate.decoding import beam_search, default_max_len, greedy_decode
-from minitx.translate.evaluation import translate_sentences
+from minitx.translate.evaluation import report_lines, translate_sentences
+from minitx.translate.training import load_run
 
 SENTENCES = ["Ein Hund.", "Ein Mann fährt Fahrrad auf der Straße.", "Zwei Kinder spielen im Park.",
              "Eine Frau in einem roten Kleid sitzt auf einer Bank und liest ein Buch, während ein Hund schläft."]
@@ -135,7 +136,7 @@ def test_empty_lines_translate_to_empty_lines(tiny_model):
     _, model, src_tok, tgt_tok = tiny_model
     lines = ["", SENTENCES[0], "   ", SENTENCES[1]]
     outputs, report = translate_sentences(model, src_tok, tgt_tok, lines)
-    assert report == {"empty": 2, "truncated": 0}
+    assert report == {"empty": 2, "truncated": 0, "capped": 0}
     assert outputs[0] == outputs[2] == ""
     assert outputs[1] and outputs[3]
     # batching sorts by length: the translations come back in the input order
@@ -143,14 +144,32 @@ def test_empty_lines_translate_to_empty_lines(tiny_model):
     assert alone == outputs[1::2]
 
 
-def test_too_long_sentence_is_cut_with_a_counted_warning(tiny_model):
+def test_too_long_sentence_is_cut_and_counted(tiny_model, recwarn):
     _, model, src_tok, tgt_tok = tiny_model
     long_line = " ".join(["Ein Hund rennt über die Wiese."] * 30)
     assert len(src_tok.encode_ids(long_line)) > model.max_len
-    with pytest.warns(UserWarning, match=r"1 sentence\(s\) longer than the model's max_len 64"):
-        outputs, report = translate_sentences(model, src_tok, tgt_tok, [long_line, SENTENCES[0]], beam_size=2)
-    assert report == {"empty": 0, "truncated": 1}
+    outputs, report = translate_sentences(model, src_tok, tgt_tok, [long_line, SENTENCES[0]], beam_size=2)
+    assert report["empty"] == 0 and report["truncated"] == 1
     assert len(outputs) == 2 and outputs[0]
+    assert not [w for w in recwarn if issubclass(w.category, UserWarning)]  # counted, not warned
+    message = report_lines(report, model.max_len)[0]
+    assert message == "1 sentence(s) longer than the model's max_len 64 tokens were cut to fit"
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_outputs_that_reach_the_length_cap_are_counted(tiny_run, beam_size):
+    """A model that never ends a sentence: every output stops at the cap, and is counted."""
+    _, model, src_tok, tgt_tok = load_run(tiny_run, "best", device="cpu")  # a copy: the bias is changed
+    bias = model.output_bias.data.copy()
+    bias[10] = 100.0
+    model.output_bias.data = bias
+    lines = ["Ein Hund.", "", "Zwei Kinder spielen im Park."]
+    outputs, report = translate_sentences(model, src_tok, tgt_tok, lines, beam_size=beam_size)
+    assert report == {"empty": 1, "truncated": 0, "capped": 2}
+    assert outputs[0] and outputs[2] and outputs[1] == ""
+    src = pad_batch([src_tok.encode_ids(lines[0])], pad_id=src_tok.pad_id)
+    assert len(greedy_decode(model, src, BOS_ID, EOS_ID, PAD_ID)[0]) == default_max_len(model, src.shape[1])
+    assert report_lines(report, model.max_len)[1].startswith("2 translation(s) reached the length cap")
 
 
 # ------------------------------------------------------------------ attention heatmaps

@@ -127,12 +127,18 @@ def test_killed_run_resumes_to_exactly_the_uninterrupted_state(subset_dir, tmp_p
     assert results_a["example"] == results_b["example"] and results_a["bleu"] == results_b["bleu"]
 
 
-def test_resume_may_extend_a_finished_run(subset_dir, tmp_path):
+def test_resume_may_extend_a_finished_run(subset_dir, tmp_path, capsys):
     """A run stopped by max_steps continues when resumed with a larger max_steps, keeping its
-    other settings (the lr given here is ignored: the saved configuration wins)."""
+    other settings; a changed lr would change the run, so it is refused (naming both values)
+    before anything is written, and the change that is allowed is logged."""
     training.train(resume_config(subset_dir, tmp_path, 3), progress=False)
-    extended = dict(resume_config(subset_dir, tmp_path, 5), lr=1.0)
-    training.train(extended, resume=True, progress=False)
+    saved = (tmp_path / "config.json").read_text()
+    with pytest.raises(ValueError, match=r"lr 0\.003 \(saved\) != 1\.0 \(given\)"):
+        training.train(dict(resume_config(subset_dir, tmp_path, 5), lr=1.0), resume=True, progress=False)
+    assert (tmp_path / "config.json").read_text() == saved
+    capsys.readouterr()
+    training.train(resume_config(subset_dir, tmp_path, 5), resume=True, progress=False)
+    assert "resume: max_steps changed from 3 to 5" in capsys.readouterr().err
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["max_steps"] == 5 and config["lr"] == RESUME["lr"]
     assert [h["step"] for h in json.loads((tmp_path / "history.json").read_text())] == [3, 5]

@@ -20,12 +20,15 @@ from minitx.data import multi30k
 REPO = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(os.environ.get("MINITX_DATA_DIR", REPO.parent / "shared" / "data" / "multi30k"))
 SPLIT_LINES = {"train": 2000, "val": 150, "test_2016_flickr": 100}
+SMALL_SPLIT_LINES = {"train": 300, "val": 20, "test_2016_flickr": 10}
 
 # The tiny configuration: a few seconds per epoch on two CPU cores.
 TINY = dict(vocab_size=1000, d_model=32, num_heads=2, encoder_layers=1, decoder_layers=1, d_ff=64, max_len=64,
             dropout=0.1, lr=3e-3, warmup_steps=30, max_tokens=2000, bleu_every=0, beam_size=1, save_every=20,
             device="cpu")
 TINY_EPOCHS = 3
+# Two steps of a tiny model on the small subset (a 400-token BPE: 300 sentences hold enough pairs).
+SMALL = dict(TINY, vocab_size=400, max_tokens=600, epochs=1, max_steps=2)
 
 _memo = {}
 
@@ -68,6 +71,13 @@ def subset_dir(tmp_path_factory):
     if not all((DATA_DIR / f"{split}.{lang}.gz").is_file() for split in SPLIT_LINES for lang in ("de", "en")):
         pytest.skip(f"Multi30k raw files not found in {DATA_DIR} (set MINITX_DATA_DIR to run this test)")
     return _once("subset", lambda: write_subset(tmp_path_factory.mktemp("multi30k-subset")))
+
+
+@pytest.fixture(scope="session")
+def small_subset_dir(subset_dir, tmp_path_factory):
+    """An even smaller data directory (SMALL_SPLIT_LINES), for tests that train a few steps
+    from scratch and only check what the run directory holds."""
+    return _once("small-subset", lambda: write_subset(tmp_path_factory.mktemp("multi30k-small"), SMALL_SPLIT_LINES))
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,251 @@
+"""Run directories and configurations: refusing to reuse a run, overwrite, what resume may change,
+checks of the saved tokenizers, presets with overrides, shared embeddings, validation."""
+import json
+import shutil
+
+import numpy as np
+import pytest
+from translate_kit import (SMALL, TINY, copy_run, no_network, small_subset_dir, subset_dir,  # noqa: F401
+                           tiny_run)
+
+from minitx.data import load_tokenizer, make_batch
+from minitx.nn import Transformer
+from minitx.serialization import load
+from minitx.translate import training
+from minitx.translate.recipes import (DEFAULTS, MODEL_ARGS, RECIPES, build_config, preset_settings,
+                                      validate_config)
+
+
+def small_config(data_dir, run_dir, **changes):
+    return build_config(None, data_dir=str(data_dir), output_dir=str(run_dir), **{**SMALL, **changes})
+
+
+def snapshot(directory):
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+# ------------------------------------------------------------------ an output directory that holds a run
+
+
+@pytest.mark.parametrize("name", ["config.json", "best.npz", "last.npz", "epoch-3.npz", "tokenizer.src.json"])
+def test_new_run_refuses_a_directory_that_holds_a_run(tmp_path, name):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / name).write_text("from an earlier run")
+    before = snapshot(run_dir)
+    with pytest.raises(ValueError, match=r"already holds a training run.*--resume.*--output-dir.*--overwrite"):
+        training.train(small_config(tmp_path / "no-data", run_dir), progress=False)
+    assert snapshot(run_dir) == before
+
+
+def test_overwrite_deletes_the_earlier_run_and_nothing_else(small_subset_dir, tiny_run, tmp_path, capsys):
+    """The earlier run: a joint 1000-token vocabulary and a stale epoch checkpoint. The new run
+    has separate 400-token vocabularies: it must train its own tokenizers (not reuse the old
+    ones), and leave no stale file to average or evaluate."""
+    run_dir = copy_run(tiny_run, tmp_path / "run")
+    shutil.copy(run_dir / "best.npz", run_dir / "epoch-7.npz")
+    (run_dir / "results.json").write_text("{}")
+    (run_dir / "notes.txt").write_text("mine")
+    config = small_config(small_subset_dir, run_dir, joint_vocab=False, average_last=2)
+    training.train(config, overwrite=True, progress=False)
+    log = capsys.readouterr().err
+    assert "overwrite: deleted the 6 files of the earlier run" in log
+    assert (run_dir / "notes.txt").read_text() == "mine"
+    assert not (run_dir / "epoch-7.npz").exists() and not (run_dir / "averaged.npz").exists()
+    src_tok = load_tokenizer(run_dir / "tokenizer.src.json")
+    tgt_tok = load_tokenizer(run_dir / "tokenizer.tgt.json")
+    assert src_tok.vocab_size == tgt_tok.vocab_size == 400 and src_tok.to_dict() != tgt_tok.to_dict()
+    assert "vocabulary 400 / 400" in log
+    saved = json.loads((run_dir / "config.json").read_text())
+    assert saved["vocab_size"] == 400 and saved["joint_vocab"] is False
+    assert saved["built"]["src_vocab"] == saved["built"]["tgt_vocab"] == 400
+    # separate vocabularies of the same size: the default share_embeddings quietly does not share
+    assert saved["share_embeddings"] is False and saved["built"]["transformer"]["share_embeddings"] is False
+    assert "separate vocabularies: share_embeddings is off" in log
+    _, model, _, _ = training.load_run(run_dir, "last", device="cpu")
+    assert model.src_embed is not model.tgt_embed
+    assert json.loads((run_dir / "results.json").read_text())["checkpoint"] == "best"
+
+
+def test_resume_and_overwrite_exclude_each_other(tmp_path):
+    with pytest.raises(ValueError, match="choose one"):
+        training.train(small_config(tmp_path, tmp_path / "run"), resume=True, overwrite=True)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"vocab_size": 800}, "the source vocabulary has 1000 tokens, but vocab_size is 800"),
+    ({"joint_vocab": False, "share_embeddings": False}, "the tokenizers are one joint vocabulary, but joint_vocab "
+                                                        "is false"),
+    ({"tokenizer": "word"}, "the source tokenizer is a BPETokenizer, but tokenizer is 'word'"),
+])
+def test_resume_checks_the_saved_tokenizers_against_the_config(tiny_run, tmp_path, change, message):
+    run_dir = copy_run(tiny_run, tmp_path / "run", **change)
+    before = snapshot(run_dir)
+    with pytest.raises(ValueError, match="do not match its config.json") as info:
+        training.train({"output_dir": str(run_dir)}, resume=True, progress=False)
+    assert message in str(info.value)
+    assert snapshot(run_dir) == before
+
+
+# ------------------------------------------------------------------ what resume may change
+
+
+def test_resume_refuses_options_that_change_the_run(tiny_run, tmp_path):
+    run_dir = copy_run(tiny_run, tmp_path / "run")
+    before = snapshot(run_dir)
+    given = {"output_dir": str(run_dir), "lr": 0.5, "d_model": 64, "tokenizer": "word", "epochs": 9,
+             "beam_size": 3}
+    with pytest.raises(ValueError, match="cannot resume") as info:
+        training.train(given, resume=True, progress=False)
+    message = str(info.value)
+    for part in ("lr 0.003 (saved) != 0.5 (given)", "d_model 32 (saved) != 64 (given)",
+                 "tokenizer 'bpe' (saved) != 'word' (given)"):
+        assert part in message
+    assert "epochs 3" not in message and "beam_size 1" not in message
+    assert snapshot(run_dir) == before
+
+
+def test_resume_config_allows_the_harmless_options_and_reports_them(tmp_path):
+    saved = training._json_safe(build_config(None, **TINY))
+    changed = {"epochs": 20, "max_steps": 50, "time_limit": 2.5, "save_every": 0, "bleu_every": 2,
+               "bleu_val_sentences": 10, "device": "auto", "beam_size": 4, "length_penalty": 1.0,
+               "average_last": 3, "data_dir": "/elsewhere"}
+    assert set(changed) == set(training.RESUME_MAY_CHANGE)
+    config, changes = training.resume_config(saved, {**saved, **changed, "betas": (0.9, 0.98)}, tmp_path)
+    assert changes == {key: (saved[key], value) for key, value in changed.items()}
+    assert {key: config[key] for key in changed} == changed
+    # everything else counts, even a key the Python API passes with its default value
+    for key, value in {"seed": 2, "max_tokens": 100, "label_smoothing": 0.0, "src_lang": "fr", "dropout": 0.3,
+                       "betas": (0.9, 0.999), "recipe": "cpu-quick", "warmup_steps": 31}.items():
+        with pytest.raises(ValueError, match=f"{key} .* \\(saved\\) != "):
+            training.resume_config(saved, {key: value}, tmp_path)
+    # the cosine schedule decays over max_steps: there it changes the run
+    cosine = dict(saved, schedule="cosine", max_steps=100)
+    with pytest.raises(ValueError, match=r"max_steps 100 \(saved\) != 200 \(given\)"):
+        training.resume_config(cosine, {"max_steps": 200}, tmp_path)
+
+
+# ------------------------------------------------------------------ save_every, validation, the model built
+
+
+def test_save_every_zero_saves_at_the_end_of_each_epoch(small_subset_dir, tmp_path):
+    run_dir = tmp_path / "run"
+    training.train(small_config(small_subset_dir, run_dir, save_every=0), progress=False)
+    assert load(run_dir / "last.npz")["progress"]["step"] == SMALL["max_steps"]
+    results = json.loads((run_dir / "results.json").read_text())
+    assert {"truncated", "capped", "length_penalty"} <= set(results)  # decoding counts are recorded
+    assert all(type(results[key]) is int and results[key] >= 0 for key in ("truncated", "capped"))
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"save_every": -1}, "save_every must be an integer >= 0, got -1"),
+    ({"lr": 0.0}, "lr must be a number > 0"),
+    ({"vocab_size": -5}, "vocab_size must be a positive integer"),
+    ({"schedule": "linear"}, "schedule must be one of inverse_sqrt, noam, cosine, constant"),
+    ({"optimizer": "sgd"}, "optimizer must be one of adam, adamw"),
+    ({"positional": "rotary"}, "positional must be one of"),
+    ({"activation": "tanh"}, "activation must be one of relu, gelu"),
+    ({"tokenizer": "chars"}, "tokenizer must be one of bpe, word"),
+    ({"preset": "huge"}, "preset must be one of"),
+    ({"src_lang": "xx"}, "unknown Multi30k language 'xx'"),
+    ({"tgt_lang": "de"}, "source and target language are both 'de'"),
+    ({"d_model": 31}, "num_heads 2 does not divide d_model 31"),
+    ({"dropout": 1.5}, "dropout must be a number in [0, 1)"),
+    ({"beam_size": 0}, "beam_size must be a positive integer"),
+    ({"max_steps": 0}, "max_steps must be a positive integer or None"),
+    ({"time_limit": -1}, "time_limit must be a number of minutes > 0"),
+    ({"betas": (0.9, 1.5)}, "betas must be two numbers in [0, 1)"),
+    ({"device": "tpu"}, "device must be 'auto', 'cpu' or 'cuda'"),
+    ({"joint_vocab": False, "share_embeddings": True}, "share_embeddings needs one joint vocabulary"),
+    ({"schedule": "cosine"}, "schedule 'cosine' needs max_steps"),
+    ({"d_modle": 64}, "unknown configuration keys ['d_modle']"),
+])
+def test_invalid_configurations_are_refused_before_anything_is_written(tmp_path, change, message):
+    config = {**build_config(None, output_dir=str(tmp_path / "run"), **TINY), "max_steps": None, **change}
+    with pytest.raises(ValueError, match="invalid configuration") as info:
+        validate_config(config)
+    assert message in str(info.value)
+    with pytest.raises(ValueError):
+        training.train(config, progress=False)
+    assert not (tmp_path / "run").exists()
+
+
+def test_every_recipe_is_valid():
+    for name in [None, *RECIPES]:
+        validate_config(build_config(name))
+
+
+@pytest.mark.parametrize("recipe", [None, *RECIPES])
+def test_the_model_built_is_the_model_recorded(recipe):
+    """The model a configuration builds is the one it records, preset or not."""
+    config = build_config(recipe)
+    model = training.build_model(config, 50, 60 if not config["share_embeddings"] else 50, 0, "cpu")
+    for key, arg in MODEL_ARGS.items():
+        if key == "attention_dropout" and config[key] is None:
+            assert model.config[arg] == config["dropout"]
+        else:
+            assert model.config[arg] == config[key], key
+
+
+def test_preset_keeps_its_settings_and_applies_overrides(monkeypatch):
+    plain = build_config("seed004-small")
+    assert Transformer.from_preset("seed004-small", 50, 60).config == \
+        training.build_model(plain, 50, 60, 0, "cpu").config
+    assert {k: plain[k] for k in ("num_heads", "d_ff", "max_len", "positional", "share_embeddings")} == \
+        {"num_heads": 8, "d_ff": 512, "max_len": 100, "positional": "learned", "share_embeddings": False}
+    calls = []
+    original = Transformer.from_preset.__func__
+
+    def spy(cls, name, src_vocab, tgt_vocab, **overrides):
+        calls.append((name, {k: v for k, v in overrides.items() if k not in ("pad_id", "device")}))
+        return original(cls, name, src_vocab, tgt_vocab, **overrides)
+
+    monkeypatch.setattr(Transformer, "from_preset", classmethod(spy))
+    config = build_config("seed004-small", dropout=0.3, d_model=512)
+    model = training.build_model(config, 50, 60, 0, "cpu")
+    assert calls == [("seed004-small", {"d_model": 512, "dropout": 0.3})]
+    assert model.config["d_model"] == 512 and model.config["dropout"] == 0.3 and model.config["num_heads"] == 8
+
+
+def test_a_preset_chosen_as_an_option_brings_its_settings_below_the_recipe():
+    config = build_config("gpu-best", preset="base")
+    assert config["dropout"] == RECIPES["gpu-best"]["dropout"]  # the recipe's own model settings win
+    assert config["max_len"] == 256  # the preset's, where the recipe has none
+    # the preset builds no shared or tied embeddings, and the configuration says so
+    assert preset_settings("base")["share_embeddings"] is False and DEFAULTS["share_embeddings"] is True
+    assert config["share_embeddings"] is False and config["tie_output"] is False
+
+
+def test_share_embeddings_follows_the_vocabulary():
+    assert build_config(None)["share_embeddings"] is True
+    assert build_config(None, joint_vocab=False)["share_embeddings"] is False  # the default: quietly off
+    assert build_config("seed004-small")["share_embeddings"] is False
+    with pytest.raises(ValueError, match="share_embeddings needs one joint vocabulary"):
+        validate_config(build_config(None, joint_vocab=False, share_embeddings=True))  # asked for: an error
+
+
+def test_validation_loss_restores_the_mode():
+    model = Transformer(30, 30, d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=32,
+                        max_len=16)
+    rng = np.random.default_rng(0)
+    batch = make_batch([rng.integers(4, 30, 5).tolist()], [rng.integers(4, 30, 6).tolist()], 0, 1, 2)
+    for mode in (False, True):
+        model.train(mode)
+        assert np.isfinite(training.validation_loss(model, [batch], 0))
+        assert model.training is mode and all(m.training is mode for m in model.modules())
+
+
+def test_a_preset_run_from_before_built_was_recorded_still_loads(tiny_run, tmp_path):
+    """Older config.json files of preset runs hold the DEFAULTS' model keys, though the preset
+    was built unchanged: load_run builds the preset's model again, not those keys'."""
+    from minitx.serialization import save
+
+    run_dir = copy_run(tiny_run, tmp_path / "old", preset="seed004-small", joint_vocab=True)
+    config = json.loads((run_dir / "config.json").read_text())
+    del config["built"]
+    assert config["num_heads"] != 8  # the tiny run's own keys: not what the preset builds
+    (run_dir / "config.json").write_text(json.dumps(config))
+    built = Transformer.from_preset("seed004-small", 1000, 1000, pad_id=0)
+    save({"model": built.state_dict()}, run_dir / "best.npz")
+    _, model, _, _ = training.load_run(run_dir, device="cpu")
+    assert model.config == built.config
