@@ -83,6 +83,18 @@ def _add_config_options(parser):
                                metavar=None if choices else key.upper(), help=_help_text(key))
 
 
+def _add_run_options(parser):
+    """The options of the commands that use a trained run (translate, evaluate)."""
+    parser.add_argument("--run", required=True, help="a run directory made by train")
+    parser.add_argument("--checkpoint", default="best", help="best, last, averaged, or a .npz path")
+    parser.add_argument("--beam-size", type=_positive_int, default=None,
+                        help="beam width, 1: greedy (default: the run's beam_size)")
+    parser.add_argument("--length-penalty", type=float, default=None,
+                        help="beam length penalty (default: the run's length_penalty)")
+    parser.add_argument("--device", default="auto", help="'auto', 'cpu' or 'cuda'")
+    return parser
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m minitx.translate",
                                      description="Train and use Transformer translation models on Multi30k.")
@@ -99,26 +111,13 @@ def main(argv=None) -> int:
     train.add_argument("--no-progress", action="store_true", help="no progress bars")
     _add_config_options(train)
 
-    translate = commands.add_parser("translate", help="translate lines from a file or stdin to stdout")
-    translate.add_argument("--run", required=True, help="a run directory made by train")
-    translate.add_argument("--checkpoint", default="best", help="best, last, averaged, or a .npz path")
+    translate = _add_run_options(
+        commands.add_parser("translate", help="translate lines from a file or stdin to stdout"))
     translate.add_argument("--input", default="-", help="a text file, one sentence per line ('-': stdin)")
-    translate.add_argument("--beam-size", type=_positive_int, default=None,
-                           help="beam width, 1: greedy (default: the run's beam_size)")
-    translate.add_argument("--length-penalty", type=float, default=None,
-                           help="beam length penalty (default: the run's length_penalty)")
-    translate.add_argument("--device", default="auto", help="'auto', 'cpu' or 'cuda'")
 
-    evaluate = commands.add_parser("evaluate", help="sacreBLEU of a run on a split")
-    evaluate.add_argument("--run", required=True, help="a run directory made by train")
-    evaluate.add_argument("--checkpoint", default="best", help="best, last, averaged, or a .npz path")
+    evaluate = _add_run_options(commands.add_parser("evaluate", help="sacreBLEU of a run on a split"))
     evaluate.add_argument("--split", default="test_2016_flickr", help="a Multi30k split")
-    evaluate.add_argument("--beam-size", type=_positive_int, default=None,
-                          help="beam width, 1: greedy (default: the run's beam_size)")
-    evaluate.add_argument("--length-penalty", type=float, default=None,
-                          help="beam length penalty (default: the run's length_penalty)")
     evaluate.add_argument("--data-dir", default=None, help="the Multi30k files (default: the run's data_dir)")
-    evaluate.add_argument("--device", default="auto", help="'auto', 'cpu' or 'cuda'")
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     commands.add_parser("recipes", help="print the recipes and their settings")
