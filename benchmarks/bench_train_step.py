@@ -97,10 +97,15 @@ def minitx_step(cfg, src, tgt, device):
 
 
 def torch_model(torch, cfg):
-    """minitx.nn.Transformer (post-norm) rebuilt in PyTorch, module for module."""
+    """minitx.nn.Transformer rebuilt in PyTorch, module for module, with the same parameter
+    names and shapes (so ``load_state_dict`` takes minitx's weights): post- or pre-norm, fused
+    q/k/v projection, learned or sinusoidal positions, shared and tied embeddings, ReLU or
+    GELU (tanh form), key-padding and causal masks."""
     nn, tF = torch.nn, torch.nn.functional
     d, heads, p = cfg["d_model"], cfg["num_heads"], cfg["dropout"]
     p_att = p if cfg.get("attention_dropout") is None else cfg["attention_dropout"]  # minitx's default
+    norm_first = cfg.get("norm_first", False)
+    act = {"relu": tF.relu, "gelu": lambda x: tF.gelu(x, approximate="tanh")}[cfg.get("activation", "relu")]
 
     class Attention(nn.Module):
         def __init__(self, self_attention):
@@ -130,7 +135,7 @@ def torch_model(torch, cfg):
             self.linear1, self.linear2 = nn.Linear(d, cfg["d_ff"]), nn.Linear(cfg["d_ff"], d)
 
         def forward(self, x):
-            return self.linear2(tF.dropout(tF.relu(self.linear1(x)), p, self.training))
+            return self.linear2(tF.dropout(act(self.linear1(x)), p, self.training))
 
     class Layer(nn.Module):
         def __init__(self, decoder):
@@ -139,8 +144,10 @@ def torch_model(torch, cfg):
             self.cross_attn = Attention(False) if decoder else None
             self.norms = nn.ModuleList(nn.LayerNorm(d) for _ in range(3 if decoder else 2))
 
-        def residual(self, i, x, sublayer):  # post-norm: LN(x + Dropout(f(x)))
-            return self.norms[i](x + tF.dropout(sublayer(x), p, self.training))
+        def residual(self, i, x, sublayer):
+            if norm_first:  # x + Dropout(f(LN(x)))
+                return x + tF.dropout(sublayer(self.norms[i](x)), p, self.training)
+            return self.norms[i](x + tF.dropout(sublayer(x), p, self.training))  # LN(x + Dropout(f(x)))
 
         def forward(self, x, mask, memory=None, memory_mask=None):
             x = self.residual(0, x, lambda h: self.self_attn(h, mask=mask))
@@ -148,27 +155,44 @@ def torch_model(torch, cfg):
                 x = self.residual(1, x, lambda h: self.cross_attn(h, memory, mask=memory_mask))
             return self.residual(len(self.norms) - 1, x, self.feed_forward)
 
+    class LearnedPositions(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.randn(cfg["max_len"], d))
+
+    def sinusoid_table():
+        position = torch.arange(cfg["max_len"])[:, None]
+        frequency = torch.exp(-math.log(10000.0) * torch.arange(0, d, 2) / d)
+        table = torch.zeros(cfg["max_len"], d)
+        table[:, 0::2], table[:, 1::2] = torch.sin(position * frequency), torch.cos(position * frequency)
+        return table
+
     class Model(nn.Module):
         def __init__(self):
             super().__init__()
             self.src_embed = nn.Embedding(cfg["src_vocab"], d)
-            self.tgt_embed = nn.Embedding(cfg["tgt_vocab"], d)
+            self.tgt_embed = self.src_embed if cfg.get("share_embeddings") else nn.Embedding(cfg["tgt_vocab"], d)
             if cfg["positional"] == "learned":
-                self.src_pos = nn.Parameter(torch.randn(cfg["max_len"], d))
-                self.tgt_pos = nn.Parameter(torch.randn(cfg["max_len"], d))
+                self.src_pos, self.tgt_pos = LearnedPositions(), LearnedPositions()
+            else:  # a constant, like minitx's table (not in the state dict)
+                self.register_buffer("src_table", sinusoid_table(), persistent=False)
+                self.register_buffer("tgt_table", sinusoid_table(), persistent=False)
+            self.encoder_layers = nn.ModuleList(Layer(False) for _ in range(cfg["num_encoder_layers"]))
+            self.decoder_layers = nn.ModuleList(Layer(True) for _ in range(cfg["num_decoder_layers"]))
+            if norm_first:
+                self.encoder_norm, self.decoder_norm = nn.LayerNorm(d), nn.LayerNorm(d)
+            if cfg.get("tie_output"):
+                self.output_bias = nn.Parameter(torch.zeros(cfg["tgt_vocab"])) if cfg.get("output_bias", True) else None
             else:
-                position = torch.arange(cfg["max_len"])[:, None]
-                frequency = torch.exp(-math.log(10000.0) * torch.arange(0, d, 2) / d)
-                table = torch.zeros(cfg["max_len"], d)
-                table[:, 0::2], table[:, 1::2] = torch.sin(position * frequency), torch.cos(position * frequency)
-                self.register_buffer("src_pos", table)
-                self.register_buffer("tgt_pos", table.clone())
-            self.encoder = nn.ModuleList(Layer(False) for _ in range(cfg["num_encoder_layers"]))
-            self.decoder = nn.ModuleList(Layer(True) for _ in range(cfg["num_decoder_layers"]))
-            self.output = nn.Linear(d, cfg["tgt_vocab"], bias=cfg.get("output_bias", True))
+                self.output = nn.Linear(d, cfg["tgt_vocab"], bias=cfg.get("output_bias", True))
             for w in self.parameters():
                 if w.dim() > 1:
                     nn.init.xavier_uniform_(w)
+
+        def positions(self, side):
+            if cfg["positional"] == "learned":
+                return getattr(self, f"{side}_pos").weight
+            return getattr(self, f"{side}_table")
 
         def embed(self, table, positions, ids):
             return tF.dropout(table(ids) * math.sqrt(d) + positions[: ids.shape[1]], p, self.training)
@@ -178,12 +202,18 @@ def torch_model(torch, cfg):
             length = tgt_in.shape[1]
             causal = torch.ones(length, length, dtype=torch.bool, device=src.device).tril()
             tgt_mask = (tgt_in != 0)[:, None, None, :] & causal
-            x = self.embed(self.src_embed, self.src_pos, src)
-            for layer in self.encoder:
+            x = self.embed(self.src_embed, self.positions("src"), src)
+            for layer in self.encoder_layers:
                 x = layer(x, src_mask)
-            y = self.embed(self.tgt_embed, self.tgt_pos, tgt_in)
-            for layer in self.decoder:
+            if norm_first:
+                x = self.encoder_norm(x)
+            y = self.embed(self.tgt_embed, self.positions("tgt"), tgt_in)
+            for layer in self.decoder_layers:
                 y = layer(y, tgt_mask, x, src_mask)
+            if norm_first:
+                y = self.decoder_norm(y)
+            if cfg.get("tie_output"):
+                return tF.linear(y, self.tgt_embed.weight, self.output_bias)
             return self.output(y)
 
     return Model()
