@@ -10,7 +10,8 @@ A run lives in one directory:
                         written every ``save_every`` steps and at each epoch's end
     best.npz            the model with the lowest validation loss so far
     epoch-<n>.npz       the model after epoch n (the last ``average_last`` are kept, for averaging)
-    averaged.npz        the average of those, when average_last > 1
+    averaged.npz        the average of those, when average_last > 1 (the final model if its
+                        validation loss is lower than best.npz's)
     history.json        per-epoch metrics;  results.json: the final test scores
 
 ``--resume`` reloads last.npz and continues exactly where it stopped: the same batches in
@@ -489,18 +490,29 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     log(f"training stopped: {stop_reason or 'all epochs done'} after {progress_state['step']} steps, "
         f"{progress_state['train_seconds']:.0f}s")
 
-    return finish(config, model, src_tok, tgt_tok, run_dir, progress_state, started, progress)
+    return finish(config, model, src_tok, tgt_tok, run_dir, progress_state, started, val_batches, progress)
 
 
-def finish(config, model, src_tok, tgt_tok, run_dir: Path, progress_state, started, progress=True) -> dict:
-    """Pick the final model (averaged, else best by validation loss), score it on the test
-    split, show one translation, and write results.json."""
+def finish(config, model, src_tok, tgt_tok, run_dir: Path, progress_state, started, val_batches,
+           progress=True) -> dict:
+    """Pick the final model, score it on the test split, show one translation, and write
+    results.json.
+
+    The final model is the checkpoint with the lowest validation loss: best.npz, or the
+    average of the last ``average_last`` epoch checkpoints (averaged.npz) when that scores
+    lower. Averaging helps once the averaged epochs sit near one optimum; while the loss is
+    still falling fast, the older epochs pull the average back and the best single one wins.
+    """
     epoch_files = sorted(run_dir.glob("epoch-*.npz"), key=lambda p: int(p.stem.split("-")[1]))
-    chosen = "best"
+    pad = tgt_tok.pad_id
+    candidates = {"best": progress_state["best_val_loss"]}
     if config["average_last"] > 1 and len(epoch_files) >= 2:
         save({"model": average_checkpoints(epoch_files), "config": _json_safe(config)}, run_dir / "averaged.npz")
-        chosen = "averaged"
-        log(f"averaged the last {len(epoch_files)} epoch checkpoints into {run_dir / 'averaged.npz'}")
+        load_checkpoint(run_dir / "averaged.npz", model)
+        candidates["averaged"] = validation_loss(model, val_batches, pad)
+        log(f"averaged the last {len(epoch_files)} epoch checkpoints into {run_dir / 'averaged.npz'}: validation "
+            f"loss {candidates['averaged']:.4f}, best single checkpoint {candidates['best']:.4f}")
+    chosen = min(candidates, key=candidates.get)  # ties keep "best" (listed first)
     load_checkpoint(run_dir / f"{chosen}.npz", model)
     test_pairs = load_pairs(TEST_SPLIT, config["src_lang"], config["tgt_lang"], config["data_dir"])
     eval_started = time.perf_counter()
@@ -511,6 +523,7 @@ def finish(config, model, src_tok, tgt_tok, run_dir: Path, progress_state, start
     example_src, example_ref = test_pairs[0]
     results = {
         "split": TEST_SPLIT, "direction": f"{config['src_lang']}-{config['tgt_lang']}", "checkpoint": chosen,
+        "val_loss": {name: round(loss, 5) for name, loss in candidates.items()},
         "bleu": scores["bleu"], "bleu_lowercase": scores["bleu_lowercase"], "signature": scores["signature"],
         "beam_size": config["beam_size"], "length_penalty": config["length_penalty"],
         "truncated": scores["truncated"], "capped": scores["capped"], "steps": progress_state["step"],
