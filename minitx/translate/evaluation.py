@@ -38,7 +38,8 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
             hyps = greedy_decode(model, src, tgt_tokenizer.bos_id, tgt_tokenizer.eos_id, tgt_tokenizer.pad_id)
         cap = default_max_len(model, src.shape[1])  # the decoders' cap for this batch
         for i, ids in zip(chunk, hyps):
-            outputs[i] = tgt_tokenizer.decode_ids(ids)
+            # a hypothesis may open with a word-boundary piece: no leading space in the output
+            outputs[i] = tgt_tokenizer.decode_ids(ids).strip()
             report["capped"] += len(ids) >= cap  # no <eos> within the cap (it is never in ids)
         if progress is not None:
             progress.update(len(chunk))
