@@ -109,6 +109,10 @@ def set_default_device(device: str) -> None:
 
 def get_array_module(array):
     """numpy for numpy arrays (and Python scalars), cupy for cupy arrays."""
+    if not _cupy_checked and type(array).__module__.startswith("cupy"):
+        # a cupy array made before minitx looked for a GPU (user code ran cupy.ones(3) first):
+        # import cupy now, or the array would be taken for a numpy one
+        _try_import_cupy()
     if _cupy is not None and isinstance(array, _cupy.ndarray):
         return _cupy
     return np
@@ -156,7 +160,7 @@ def allow_tf32(flag: bool = True) -> None:
     ``set_compute_type`` (which falls back to the default, with a warning, on older GPUs).
     """
     os.environ["CUPY_TF32"] = "1" if flag else "0"
-    if _cupy is None:
+    if _try_import_cupy() is None:  # not just `_cupy`: CuPy may be in use before minitx looked
         return
     try:
         from cupy._core import _routines_linalg as linalg
@@ -168,7 +172,7 @@ def allow_tf32(flag: bool = True) -> None:
 
 def tf32_allowed() -> bool:
     """Whether float32 products may use TF32: CuPy's cached choice when available, else CUPY_TF32."""
-    if _cupy is not None:
+    if _try_import_cupy() is not None:
         try:
             from cupy._core import _routines_linalg as linalg
 

@@ -254,15 +254,19 @@ def _shape_args(args):
 
 
 def _infer_dtype(data):
-    """Default dtypes for data from Python: floats -> float32, ints -> int64, bools -> bool."""
-    kind = np.asarray(data).dtype.kind
+    """Default dtypes for data from Python: floats -> float32, ints -> int64, bools -> bool.
+
+    Arrays (numpy or cupy) and numpy scalars are judged by their dtype: np.asarray would copy a
+    cupy array to the host, or raise TypeError (cupy refuses implicit conversion)."""
+    dtype = np.dtype(data.dtype) if hasattr(data, "dtype") else np.asarray(data).dtype
+    kind = dtype.kind
     if kind == "b":
         return "bool"
     if kind in "iu":
         return "int64"
     if kind == "f":
         return backend.DEFAULT_FLOAT
-    raise TypeError(f"tensor: cannot make a tensor from data of dtype {np.asarray(data).dtype}")
+    raise TypeError(f"tensor: cannot make a tensor from data of dtype {dtype}")
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -279,7 +283,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         if data.dtype.kind == "f" and data.dtype.name in ("float32", "float64"):
             dtype = data.dtype
         else:
-            dtype = _infer_dtype(backend.to_numpy(data))
+            dtype = _infer_dtype(data)
     elif dtype is None:
         dtype = _infer_dtype(data)
     dtype = backend.resolve_dtype(dtype)
