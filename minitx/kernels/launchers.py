@@ -36,6 +36,7 @@ __all__ = [
     "dropout_threshold",
     "dropout_add_forward",
     "dropout_add_backward",
+    "dropout_apply",
     "bias_act_dropout_forward",
     "bias_act_dropout_backward",
     "adam_step",
@@ -470,19 +471,26 @@ def dropout_add_forward(x, residual, p, seed, offset=0):
     return y
 
 
+def dropout_apply(x, p, seed, offset=0):
+    """``dropout(x, p)`` with the mask drawn from (seed, offset): x * m, m_i = 1/(1-p) or 0.
+
+    The mask is the one :func:`dropout_add_forward` draws for the same pair and size.
+    """
+    be = backend_for(x)
+    x_c = be.xp.ascontiguousarray(x)
+    dt = _float_dtype(x_c)
+    y = be.empty(x_c.shape, dt)
+    _dropout_launch(be, "dropout_mask_apply", dt, (x_c, y), x_c.size, (), p, seed, offset)
+    return y
+
+
 def dropout_add_backward(dy, p, seed, offset=0):
     """Backward of :func:`dropout_add_forward`: returns (dx, dresidual).
 
     dx = dropout(dy) with the forward's mask (regenerated, not stored);
     dresidual is ``dy`` itself (same object, no copy).
     """
-    be = backend_for(dy)
-    xp = be.xp
-    dy_c = xp.ascontiguousarray(dy)
-    dt = _float_dtype(dy_c)
-    dx = be.empty(dy_c.shape, dt)
-    _dropout_launch(be, "dropout_mask_apply", dt, (dy_c, dx), dy_c.size, (), p, seed, offset)
-    return dx, dy
+    return dropout_apply(dy, p, seed, offset), dy
 
 
 def _bias_act_prepare(be, x, bias, act):

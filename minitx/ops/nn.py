@@ -145,7 +145,15 @@ class LayerNorm(Function):
 
 
 def _dropout_keep_mask(shape, p, dtype, xp, device, seed):
-    """Scaled keep mask: 1/(1-p) with probability 1-p, else 0 (inverted dropout)."""
+    """Scaled keep mask: 1/(1-p) with probability 1-p, else 0 (inverted dropout).
+
+    Where the kernels run (a GPU), the mask comes from the Philox kernel and a (seed, offset)
+    pair from minitx.random, as in the fused dropout ops: checkpoints record the offsets, so a
+    resumed run draws the masks the uninterrupted run would have drawn. (CuPy's own generator
+    state cannot be saved.) Elsewhere it comes from minitx's generator, or from ``seed``.
+    """
+    if seed is None and kernels.enabled(xp.empty(0, dtype)):
+        return kernels.dropout_apply(xp.ones(shape, dtype), p, *mrandom.next_philox_seed_offset(device))
     rng = mrandom.generator(device) if seed is None else xp.random.default_rng(seed)
     keep = rng.random(shape, dtype=dtype) >= p
     return keep.astype(dtype) * (1 / (1 - p))
@@ -287,6 +295,13 @@ class BiasActDropout(Function):
         return (dx,) if b is None else (dx, db if self.needs_input_grad[1] else None)
 
 
+def _host_ints(*values):
+    """Integer 0-d results of reductions as Python ints, with ONE device-to-host copy: on the
+    GPU each int(cupy_value) would wait for the device separately."""
+    xp = get_array_module(values[0])
+    return xp.stack([xp.asarray(v, dtype=np.int64) for v in values]).tolist()
+
+
 def _check_integer(op, what, array):
     if array.dtype.kind not in "iu":
         raise TypeError(f"{op}: {what} must be an integer tensor, got dtype {array.dtype.name}")
@@ -306,9 +321,9 @@ class Embedding(Function):
     def forward(self, ids, weight):
         _check_integer("embedding", "ids", ids)
         n = weight.shape[0]
-        if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= n):
-            bad = int(ids.min()) if int(ids.min()) < 0 else int(ids.max())
-            raise IndexError(f"embedding: id {bad} is out of range for a table of {n} rows")
+        low, high = _host_ints(ids.min(), ids.max()) if ids.size else (0, 0)
+        if ids.size and (low < 0 or high >= n):
+            raise IndexError(f"embedding: id {low if low < 0 else high} is out of range for a table of {n} rows")
         self.save_for_backward(ids)
         self.weight_shape = weight.shape
         return weight[ids]
@@ -393,11 +408,11 @@ class CrossEntropy(Function):
         classes = x.shape[-1]
         valid = t != self.ignore_index
         safe_t = xp.where(valid, t, 0)
-        if t.size and (int(safe_t.min()) < 0 or int(safe_t.max()) >= classes):
+        low, high, self.count = _host_ints(safe_t.min(), safe_t.max(), valid.sum()) if t.size else (0, 0, 0)
+        if t.size and (low < 0 or high >= classes):
             bad = t[valid & ((t < 0) | (t >= classes))]
             raise IndexError(f"cross_entropy: target {int(bad.reshape(-1)[0])} is out of range for {classes} "
                              f"classes (ignore_index is {self.ignore_index})")
-        self.count = int(valid.sum())
         if kernels.enabled(x):
             loss, lse = kernels.cross_entropy_forward(x, t, self.ignore_index, self.smoothing)
         else:

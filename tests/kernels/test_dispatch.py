@@ -18,6 +18,7 @@ from minitx import kernels as K
 from minitx import ops, optim
 from minitx.testing import gradcheck
 
+import _reference as ref
 from _dispatch import (TRAINING_STEP_KERNELS, assert_paths_agree, attention_case, bias_act_case, both_paths,
                        check_fused_dropout_ops, clip_run, cross_entropy_case, embedding_case, kernel_launches, key_padding_mask,
                        layer_norm_case, leaves, optimizer_run, softmax_case, training_step)
@@ -137,6 +138,33 @@ def test_fused_dropout_masks_follow_manual_seed():
     state = minitx.random.get_state()
     minitx.random.set_state(state)
     assert minitx.random.next_philox_seed_offset("cpu") == (3, 3)
+
+
+def test_plain_dropout_draws_philox_masks_that_a_checkpoint_can_replay():
+    """Where the kernels run, F.dropout and attention dropout (reference ops) also take their
+    masks from Philox (seed, offset) pairs: a checkpoint's random state replays them exactly."""
+    x = np.ones((3, 8))
+    q, v = np.zeros((1, 1, 4, 2)), np.random.default_rng(0).standard_normal((1, 1, 4, 3))
+
+    def masks():  # the second output depends on its dropout mask through the dropped weights
+        with K.emulate_on_cpu():
+            plain = F.dropout(leaves([x])[0], 0.5).numpy()
+            attention = F.scaled_dot_product_attention(*leaves([q, q, v]), dropout_p=0.5).numpy()
+        return plain, attention
+
+    minitx.manual_seed(4)
+    plain, attention = masks()
+    offset = minitx.random.next_philox_seed_offset("cpu")[1]
+    np.testing.assert_array_equal(plain, np.where(ref.dropout_keep(x.size, 0.5, 4, 0), 2.0, 0.0).reshape(x.shape))
+    assert offset == 2  # one pair for each mask
+    minitx.manual_seed(4)
+    masks()
+    state = minitx.random.get_state()  # what a checkpoint saves after these two masks
+    later = masks()
+    minitx.manual_seed(99)
+    minitx.random.set_state(state)
+    for got, want in zip(masks(), later):
+        np.testing.assert_array_equal(got, want)
 
 
 # ---------------------------------------------------------------- what falls back

@@ -40,6 +40,7 @@ def test_dropout_add_matches_philox_reference(cpu, n, p, seed, offset, dtype):
     dx, dres = K.dropout_add_backward(dy, p, seed, offset)
     assert dres is dy
     np.testing.assert_allclose(dx, np.where(keep, dy * dtype(scale), 0), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(K.dropout_apply(dy, p, seed, offset), dx)  # plain dropout: the same mask
 
 
 def test_dropout_mask_properties(cpu):

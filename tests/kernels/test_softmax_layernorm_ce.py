@@ -77,7 +77,12 @@ def test_layer_norm(cpu, rows, cols, dtype, affine, seed):
     dy = rng.standard_normal((rows, cols)).astype(dtype)
     dx, dw, db = K.layer_norm_backward(dy, x, w, mean, rstd)
     dx_ref, dw_ref, db_ref = ref.layer_norm_grad(dy, x, w, eps)
-    np.testing.assert_allclose(dx, dx_ref, **t)
+    # dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w, is a difference of terms
+    # of size rstd * |g|: with few columns it nearly cancels (for 2 columns LN(x) is almost
+    # sign(x - mean) and dx almost 0), so the error bound scales with those terms, per row
+    g = dy * (w if w is not None else 1)
+    terms = rstd_ref[:, None] * np.abs(g).max(axis=1, keepdims=True)
+    assert np.all(np.abs(dx - dx_ref) <= t["rtol"] * np.abs(dx_ref) + t["atol"] * np.maximum(terms, 1))
     np.testing.assert_allclose(dw, dw_ref, **t)
     np.testing.assert_allclose(db, db_ref, **t)
 
