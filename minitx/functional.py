@@ -6,6 +6,7 @@ numpy (``axis``, ``keepdims``).
 """
 from __future__ import annotations
 
+import builtins
 import numbers
 
 import numpy as np
@@ -171,7 +172,34 @@ def _convert_index(x: Tensor, index):
         if hasattr(part, "dtype") and part.dtype.kind not in "iub":
             raise TypeError(f"getitem: index arrays must be integer or boolean, got dtype {part.dtype.name}")
         converted.append(part)
+    if xp is not np:  # numpy raises IndexError itself; cupy wraps out-of-range ids around silently
+        _check_index_bounds(x.shape, converted)
     return tuple(converted) if isinstance(index, tuple) else converted[0]
+
+
+def _check_index_bounds(shape, parts):
+    """Raise IndexError, as numpy would, when an integer index array points outside its axis.
+
+    Each part of an index consumes axes: an int, slice or integer array one, a boolean array
+    as many as it has dimensions, None none, and ``...`` the axes the others leave over.
+    """
+    def consumed(part):
+        if part is None or part is Ellipsis:
+            return 0
+        return part.ndim if getattr(part, "dtype", None) is not None and part.dtype.kind == "b" else 1
+
+    axis = 0
+    for part in parts:
+        if part is Ellipsis:
+            axis += len(shape) - builtins.sum(consumed(q) for q in parts)  # F.sum shadows sum here
+            continue
+        if getattr(part, "dtype", None) is not None and part.dtype.kind in "iu" and part.size and axis < len(shape):
+            size = shape[axis]
+            low, high = backend.get_array_module(part).stack([part.min(), part.max()]).tolist()  # one sync
+            if low < -size or high >= size:
+                raise IndexError(f"getitem: index {high if high >= size else low} is out of bounds for axis {axis} "
+                                 f"with size {size}")
+        axis += consumed(part)
 
 
 def getitem(x, index):

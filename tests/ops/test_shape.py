@@ -335,3 +335,37 @@ def test_swapaxes_out_of_range_names_the_op():
 def test_numpy_integer_axes_and_sections_are_accepted():
     assert F.squeeze(minitx.zeros(1, 3), np.int64(0)).shape == (3,)
     assert [part.shape for part in F.split(minitx.zeros(4), np.int64(2))] == [(2,), (2,)]
+
+
+@given(data=st.data())
+def test_index_bounds_check_agrees_with_numpy(data):
+    """CuPy wraps out-of-range integer indices around instead of raising, so on CuPy arrays
+    getitem checks them itself (F._check_index_bounds); it must raise exactly when numpy does."""
+    shape = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple))
+    kinds = data.draw(st.lists(st.sampled_from(["int", "slice", "array", "none", "ellipsis"]), min_size=1,
+                               max_size=len(shape)))
+    if kinds.count("ellipsis") > 1:
+        kinds = [k for k in kinds if k != "ellipsis"] + ["ellipsis"]
+    parts = []
+    length = data.draw(st.integers(1, 3))  # index arrays of one length always broadcast together
+    for kind in kinds:
+        if kind == "int":
+            parts.append(0)  # always in range (CuPy, like numpy, raises for a plain int itself)
+        elif kind == "slice":
+            parts.append(slice(None))
+        elif kind == "array":
+            parts.append(np.array(data.draw(st.lists(st.integers(-6, 6), min_size=length, max_size=length))))
+        else:
+            parts.append(None if kind == "none" else Ellipsis)
+    try:
+        np.zeros(shape)[tuple(parts)]
+        numpy_raised = False
+    except IndexError:
+        numpy_raised = True
+    try:
+        F._check_index_bounds(shape, parts)
+        raised = False
+    except IndexError as error:
+        raised = True
+        assert "out of bounds for axis" in str(error)
+    assert raised == numpy_raised, (shape, parts)
