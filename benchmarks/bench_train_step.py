@@ -1,13 +1,15 @@
 """One whole training step, minitx vs the same model in PyTorch eager, in one process.
 
-    PYTHONPATH=$PWD python3 benchmarks/bench_train_step.py [--presets seed004-small base]
+    PYTHONPATH=$PWD python3 benchmarks/bench_train_step.py [--presets seed004-small base gpu-best]
 
 A step is: forward, cross-entropy (label smoothing 0.1, padding ignored), backward,
-gradient clipping to norm 1, Adam update. Three runs per preset on the same batch:
-minitx with the fused kernels, minitx with MINITX_FUSED=0 (its CuPy reference path), and a
-PyTorch model written below to match minitx's Transformer layer for layer (post-norm,
-fused q/k/v projection, the same parameter shapes, dropout 0.1, key-padding and causal
-masks). The batch is Multi30k-like: about 6k target tokens, sentences of 16-32 tokens, a
+gradient clipping to norm 1, Adam update. Models: the seed004-small and base presets (dropout
+0.1, also on the attention weights, so minitx's attention takes its unfused path) and the
+gpu-best recipe's model (no attention dropout: the fused attention kernel runs). Three runs
+per model on the same batch: minitx with the fused kernels, minitx with MINITX_FUSED=0 (its
+CuPy reference path), and the same model written below in PyTorch, module for module with
+minitx's parameter names (tests/test_torch_parity.py checks that the two compute the same
+numbers). The batch is Multi30k-like: about 6k target tokens, sentences of 16-32 tokens, a
 10k vocabulary on both sides. Reported: median step time (CUDA events, after warm-up),
 target tokens/s, and the ratios. Prints a table and writes JSON (default
 benchmarks/results/train-step-<gpu>-<date>.json).
@@ -38,7 +40,10 @@ TINY = dict(d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1,
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("--presets", nargs="+", default=["seed004-small", "base"])
+    parser.add_argument("--presets", nargs="+", default=["seed004-small", "base", "gpu-best"],
+                        help="Transformer presets (seed004-small, base) or translation recipes (gpu-best: "
+                             "the model that recipe trains, whose attention has no dropout, so it runs the "
+                             "fused attention kernel)")
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument("--tokens", type=int, default=None, help="target tokens per batch (default 6144)")
     parser.add_argument("--length", type=int, default=32, help="longest sentence")
@@ -67,6 +72,18 @@ def make_batch(tokens, length, vocab, seed=0):
 
 
 # ---------------------------------------------------------------- minitx
+
+
+def model_settings(name):
+    """Transformer keyword arguments of a preset, or of the model a translation recipe trains."""
+    from minitx.nn.transformer import PRESETS
+    from minitx.translate.recipes import RECIPES, build_config, model_arguments
+
+    if name in PRESETS:
+        return dict(PRESETS[name])
+    if name in RECIPES:
+        return model_arguments(build_config(name))
+    raise SystemExit(f"unknown preset or recipe {name!r}: choose from {sorted(PRESETS) + sorted(RECIPES)}")
 
 
 def minitx_step(cfg, src, tgt, device):
@@ -262,8 +279,6 @@ def environment(**values):
 
 def main(argv=None):
     args = parse_args(argv)
-    from minitx.nn.transformer import PRESETS
-
     tokens = args.tokens or (6144 if args.device == "cuda" else 64)
     length, vocab = (args.length, args.vocab) if args.device == "cuda" else (8, 50)
     src, tgt = make_batch(tokens, length, vocab)
@@ -286,7 +301,7 @@ def main(argv=None):
 
     rows = []
     for name in args.presets:
-        cfg = dict(PRESETS[name], src_vocab=vocab, tgt_vocab=vocab)
+        cfg = dict(model_settings(name), src_vocab=vocab, tgt_vocab=vocab)
         if args.device == "cpu":
             cfg.update(TINY)
         row = dict(preset=name, target_tokens=target_tokens, batch=list(src.shape) + [tgt.shape[1] - 1])

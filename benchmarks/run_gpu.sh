@@ -54,7 +54,7 @@ else
   status=1
 fi
 stage bench-kernels 90 "$PY" benchmarks/bench_kernels.py --repeat 20 --warmup 3 --out "$OUTDIR/kernels.json"
-stage bench-train-step 90 "$PY" benchmarks/bench_train_step.py --steps 8 --warmup 3 --out "$OUTDIR/train-step.json"
+stage bench-train-step 120 "$PY" benchmarks/bench_train_step.py --steps 8 --warmup 3 --out "$OUTDIR/train-step.json"
 if [ -f "${MINITX_DATA_DIR:-/nonexistent}/train.de.gz" ]; then
   SMOKE=(-m minitx.translate train --recipe cpu-quick --device cuda --beam-size 1 --save-every 30
          --output-dir "$OUTDIR/translate-smoke")
