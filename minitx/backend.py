@@ -107,6 +107,13 @@ def set_default_device(device: str) -> None:
     _default_device = check_device(device)
 
 
+def host_ints(*values) -> list:
+    """Integer 0-d arrays (results of reductions) as Python ints, with ONE device-to-host copy:
+    on the GPU each int(value) would wait for the device separately."""
+    xp = get_array_module(values[0])
+    return xp.stack([xp.asarray(v, dtype=np.int64) for v in values]).tolist()
+
+
 def get_array_module(array):
     """numpy for numpy arrays (and Python scalars), cupy for cupy arrays."""
     if not _cupy_checked and type(array).__module__.startswith("cupy"):

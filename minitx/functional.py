@@ -18,10 +18,21 @@ from minitx.autograd.tensor import Tensor, as_tensor
 # ---------------------------------------------------------------- helpers
 
 
-def _binary(op, a, b):
-    """Apply a broadcasting binary op, with a clear error when the shapes do not broadcast."""
+def _binary(op, a, b, true_division=False):
+    """Apply a broadcasting binary op, with a clear error when the shapes do not broadcast.
+
+    Dtypes follow PyTorch: an integer or boolean operand meeting a float one is computed in
+    the float's dtype (``int_tensor * 0.5`` is float32, where numpy alone would promote int64
+    with float32 to float64), and with ``true_division`` two integer operands become float32.
+    """
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
     a, b = as_tensor(a, like), as_tensor(b, like)
+    if a.dtype.kind in "biu" and b.dtype.kind == "f":
+        a = a.astype(b.dtype)
+    elif b.dtype.kind in "biu" and a.dtype.kind == "f":
+        b = b.astype(a.dtype)
+    elif true_division and a.dtype.kind in "biu":
+        a, b = a.astype(backend.DEFAULT_FLOAT), b.astype(backend.DEFAULT_FLOAT)
     try:
         np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
@@ -49,7 +60,7 @@ def _check_bool(op: str, what: str, t: Tensor):
 def add(a, b): return _binary(ops.Add(), a, b)
 def sub(a, b): return _binary(ops.Sub(), a, b)
 def mul(a, b): return _binary(ops.Mul(), a, b)
-def div(a, b): return _binary(ops.Div(), a, b)
+def div(a, b): return _binary(ops.Div(), a, b, true_division=True)
 def maximum(a, b): return _binary(ops.Maximum(), a, b)
 def minimum(a, b): return _binary(ops.Minimum(), a, b)
 def neg(x): return ops.Neg()(x)
@@ -66,6 +77,8 @@ def pow(a, b):  # noqa: A001 (numpy's name)
     """a ** b. A constant number exponent uses PowScalar (x^p); otherwise Pow (needs a > 0
     where the exponent takes a gradient)."""
     if isinstance(b, numbers.Number) and isinstance(a, Tensor):
+        if a.dtype.kind in "biu" and isinstance(b, float):  # int ** 0.5 is float32, as in PyTorch
+            a = a.astype(backend.DEFAULT_FLOAT)
         return ops.PowScalar(b)(a)
     return _binary(ops.Pow(), a, b)
 
@@ -158,22 +171,28 @@ def broadcast_to(x, shape):
 
 
 def _convert_index(x: Tensor, index):
-    """Replace tensors and lists inside an index by arrays on x's device; check their dtype."""
+    """Replace tensors and lists inside an index by arrays on x's device; check their dtype.
+
+    On CuPy arrays, integer index arrays are also checked against their axis (CuPy would wrap
+    an out-of-range index around silently; numpy raises): before the upload for host arrays
+    and lists, with one device sync for arrays already on the GPU.
+    """
     parts = index if isinstance(index, tuple) else (index,)
-    converted = []
     xp = backend.get_array_module(x.data)
+    host = []
     for part in parts:
         if isinstance(part, Tensor):
             if part.device != x.device:
                 raise RuntimeError(f"getitem: index on {part.device} for a tensor on {x.device}")
             part = part.data
         elif isinstance(part, (list, np.ndarray)):
-            part = xp.asarray(part, dtype=np.int64 if len(part) == 0 else None)  # [] is an empty index
+            part = np.asarray(part, dtype=np.int64 if len(part) == 0 else None)  # [] is an empty index
         if hasattr(part, "dtype") and part.dtype.kind not in "iub":
             raise TypeError(f"getitem: index arrays must be integer or boolean, got dtype {part.dtype.name}")
-        converted.append(part)
-    if xp is not np:  # numpy raises IndexError itself; cupy wraps out-of-range ids around silently
-        _check_index_bounds(x.shape, converted)
+        host.append(part)
+    if xp is not np:
+        _check_index_bounds(x.shape, host)
+    converted = [xp.asarray(part) if isinstance(part, np.ndarray) else part for part in host]
     return tuple(converted) if isinstance(index, tuple) else converted[0]
 
 
@@ -181,10 +200,10 @@ def _check_index_bounds(shape, parts):
     """Raise IndexError, as numpy would, when an integer index array points outside its axis.
 
     Each part of an index consumes axes: an int, slice or integer array one, a boolean array
-    as many as it has dimensions, None none, and ``...`` the axes the others leave over.
+    as many as it has dimensions, None and True/False none, and ``...`` what the others leave.
     """
     def consumed(part):
-        if part is None or part is Ellipsis:
+        if part is None or part is Ellipsis or isinstance(part, (bool, np.bool_)):
             return 0
         return part.ndim if getattr(part, "dtype", None) is not None and part.dtype.kind == "b" else 1
 
@@ -193,9 +212,10 @@ def _check_index_bounds(shape, parts):
         if part is Ellipsis:
             axis += len(shape) - builtins.sum(consumed(q) for q in parts)  # F.sum shadows sum here
             continue
-        if getattr(part, "dtype", None) is not None and part.dtype.kind in "iu" and part.size and axis < len(shape):
+        if getattr(part, "dtype", None) is not None and part.dtype.kind in "iu" and part.ndim and part.size \
+                and axis < len(shape):
             size = shape[axis]
-            low, high = backend.get_array_module(part).stack([part.min(), part.max()]).tolist()  # one sync
+            low, high = backend.host_ints(part.min(), part.max())
             if low < -size or high >= size:
                 raise IndexError(f"getitem: index {high if high >= size else low} is out of bounds for axis {axis} "
                                  f"with size {size}")

@@ -76,6 +76,26 @@ def test_a_python_number_keeps_the_tensor_dtype():
     assert (minitx.tensor([1, 2]) + 1).dtype == np.int64
 
 
+@pytest.mark.parametrize("make_int", [lambda: minitx.tensor([1, 2, 3]), lambda: minitx.tensor([True, False, True])])
+def test_integers_meeting_floats_take_the_float_dtype(make_int):
+    """As in PyTorch: int * 0.5 is float32, int + a float64 tensor is float64, int / int is
+    float32, int + int stays int."""
+    ints = make_int()
+    assert (ints * 0.5).dtype == np.float32 and (0.5 - ints).dtype == np.float32
+    np.testing.assert_allclose((ints * 0.5).numpy(), ints.numpy() * 0.5)
+    for float_dtype in ("float32", "float64"):
+        floats = minitx.tensor([1.5, 2.5, 3.5], dtype=float_dtype)
+        assert (ints + floats).dtype == float_dtype and (floats / ints.astype("int64")).dtype == float_dtype
+    assert (ints.astype("int64") * 3).dtype == np.int64
+    assert (ints / 2).dtype == np.float32 and (ints ** 0.5).dtype == np.float32
+    np.testing.assert_allclose((ints / 2).numpy(), ints.numpy() / 2)
+
+
+def test_numbers_beside_bool_tensors_count_as_integers():
+    flags = minitx.tensor([True, False])
+    assert (flags + 1).numpy().tolist() == [2, 1] and (flags * 3).dtype == np.int64
+
+
 def test_matmul_and_unary_operators():
     a, b = minitx.tensor(A), minitx.tensor(B.T)
     np.testing.assert_allclose((a @ b).numpy(), A @ B.T, rtol=1e-6)

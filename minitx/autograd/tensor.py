@@ -303,6 +303,8 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
         dtype = like.dtype
         if dtype.kind != "f" and isinstance(value, float):
             dtype = backend.DEFAULT_FLOAT
+        elif dtype.kind == "b":  # a number beside a bool tensor: True + 1 is 2, not True
+            dtype = np.dtype(np.int64)
         xp = backend.get_array_module(like.data)
         return Tensor(xp.asarray(value, dtype=dtype))
     if like is not None:

@@ -21,7 +21,7 @@ import numpy as np
 from minitx import kernels
 from minitx import random as mrandom
 from minitx.autograd.function import Function
-from minitx.backend import device_of, get_array_module
+from minitx.backend import device_of, get_array_module, host_ints
 from minitx.ops.elementwise import gelu_tanh, gelu_tanh_derivative, relu_derivative, relu_values
 from minitx.ops.shape import scatter_add
 
@@ -174,8 +174,9 @@ class Dropout(Function):
     """Inverted dropout: y = x * m, m_i = 1/(1-p) with probability 1-p, else 0.
 
     backward:  dx = dy * m  (the same mask, saved from forward)
-    The mask is drawn from minitx's seeded generator (``minitx.manual_seed``), or from
-    ``seed`` when given. Outside training, use F.dropout(training=False): y = x.
+    The mask is drawn from minitx's seeded generator (``minitx.manual_seed``; on the GPU from
+    the next Philox pair, see _dropout_keep_mask), or from ``seed`` when given. Outside
+    training, use F.dropout(training=False): y = x.
     """
 
     def __init__(self, p=0.5, seed=None):
@@ -199,7 +200,7 @@ class DropoutAdd(Function):
 
     backward:  dx = dy * m        dresidual = dy
 
-    Reference path: m is drawn from minitx's generator (or from ``seed``) and saved. Kernel
+    Reference path: m is drawn as in Dropout (_dropout_keep_mask) and saved. Kernel
     path: nothing is saved; m comes from a Philox (seed, offset) pair (see
     minitx.random.next_philox_seed_offset; (seed, 0) when ``seed`` is given) and backward
     regenerates it from the pair. The two paths draw different masks with the same law.
@@ -295,13 +296,6 @@ class BiasActDropout(Function):
         return (dx,) if b is None else (dx, db if self.needs_input_grad[1] else None)
 
 
-def _host_ints(*values):
-    """Integer 0-d results of reductions as Python ints, with ONE device-to-host copy: on the
-    GPU each int(cupy_value) would wait for the device separately."""
-    xp = get_array_module(values[0])
-    return xp.stack([xp.asarray(v, dtype=np.int64) for v in values]).tolist()
-
-
 def _check_integer(op, what, array):
     if array.dtype.kind not in "iu":
         raise TypeError(f"{op}: {what} must be an integer tensor, got dtype {array.dtype.name}")
@@ -321,7 +315,7 @@ class Embedding(Function):
     def forward(self, ids, weight):
         _check_integer("embedding", "ids", ids)
         n = weight.shape[0]
-        low, high = _host_ints(ids.min(), ids.max()) if ids.size else (0, 0)
+        low, high = host_ints(ids.min(), ids.max()) if ids.size else (0, 0)
         if ids.size and (low < 0 or high >= n):
             raise IndexError(f"embedding: id {low if low < 0 else high} is out of range for a table of {n} rows")
         self.save_for_backward(ids)
@@ -408,7 +402,7 @@ class CrossEntropy(Function):
         classes = x.shape[-1]
         valid = t != self.ignore_index
         safe_t = xp.where(valid, t, 0)
-        low, high, self.count = _host_ints(safe_t.min(), safe_t.max(), valid.sum()) if t.size else (0, 0, 0)
+        low, high, self.count = host_ints(safe_t.min(), safe_t.max(), valid.sum()) if t.size else (0, 0, 0)
         if t.size and (low < 0 or high >= classes):
             bad = t[valid & ((t < 0) | (t >= classes))]
             raise IndexError(f"cross_entropy: target {int(bad.reshape(-1)[0])} is out of range for {classes} "

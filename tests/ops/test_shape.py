@@ -342,7 +342,7 @@ def test_index_bounds_check_agrees_with_numpy(data):
     """CuPy wraps out-of-range integer indices around instead of raising, so on CuPy arrays
     getitem checks them itself (F._check_index_bounds); it must raise exactly when numpy does."""
     shape = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple))
-    kinds = data.draw(st.lists(st.sampled_from(["int", "slice", "array", "none", "ellipsis"]), min_size=1,
+    kinds = data.draw(st.lists(st.sampled_from(["int", "slice", "array", "none", "true", "ellipsis"]), min_size=1,
                                max_size=len(shape)))
     if kinds.count("ellipsis") > 1:
         kinds = [k for k in kinds if k != "ellipsis"] + ["ellipsis"]
@@ -356,7 +356,7 @@ def test_index_bounds_check_agrees_with_numpy(data):
         elif kind == "array":
             parts.append(np.array(data.draw(st.lists(st.integers(-6, 6), min_size=length, max_size=length))))
         else:
-            parts.append(None if kind == "none" else Ellipsis)
+            parts.append({"none": None, "true": True, "ellipsis": Ellipsis}[kind])
     try:
         np.zeros(shape)[tuple(parts)]
         numpy_raised = False
