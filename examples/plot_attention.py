@@ -37,7 +37,8 @@ def attention_for(model, src_tok, tgt_tok, sentence):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", required=True)
-    parser.add_argument("--checkpoint", default="best")
+    parser.add_argument("--checkpoint", default="final", help="final (the run's chosen model), best, last, "
+                        "averaged, or a .npz path")
     parser.add_argument("--layer", type=int, default=-1, help="decoder layer (default: the last)")
     parser.add_argument("--out", default=None)
     parser.add_argument("sentence")

@@ -86,7 +86,9 @@ def _add_config_options(parser):
 def _add_run_options(parser):
     """The options of the commands that use a trained run (translate, evaluate)."""
     parser.add_argument("--run", required=True, help="a run directory made by train")
-    parser.add_argument("--checkpoint", default="best", help="best, last, averaged, or a .npz path")
+    parser.add_argument("--checkpoint", default="final",
+                        help="final (the model the finished run chose and scored: best or averaged), best, last, "
+                             "averaged, or a .npz path")
     parser.add_argument("--beam-size", type=_positive_int, default=None,
                         help="beam width, 1: greedy (default: the run's beam_size)")
     parser.add_argument("--length-penalty", type=float, default=None,
@@ -164,7 +166,7 @@ def _run(args) -> int:
 def _use_model(args) -> int:
     from minitx.data import load_pairs
     from minitx.translate.evaluation import report_lines, translate_sentences
-    from minitx.translate.training import evaluate_split, load_run
+    from minitx.translate.training import checkpoint_path, evaluate_split, load_run
 
     config, model, src_tok, tgt_tok = load_run(args.run, args.checkpoint, args.device)
     # unless given, decode as the run itself does
@@ -185,7 +187,8 @@ def _use_model(args) -> int:
     scores = evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, not args.no_progress)
     for message in report_lines(scores, model.max_len):
         print(f"evaluate: {message}", file=sys.stderr)
-    print(f"{args.split} {config['src_lang']}-{config['tgt_lang']} ({args.checkpoint}, beam {beam_size}): "
+    print(f"{args.split} {config['src_lang']}-{config['tgt_lang']} ({checkpoint_path(args.run, args.checkpoint).stem}, "
+          f"beam {beam_size}): "
           f"BLEU {scores['bleu']:.2f}")
     print(f"sacreBLEU signature: {scores['signature']}")
     print(f"lowercased BLEU {scores['bleu_lowercase']:.2f} ({scores['signature_lowercase']})")

@@ -412,8 +412,14 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     stop_reason = None
     loop_started = time.perf_counter() - progress_state["train_seconds"]
     model.train()
+    # a resumed run may already be at its limits: then it trains no further step
+    if max_steps and progress_state["step"] >= max_steps:
+        stop_reason = f"reached max_steps {max_steps}"
+    elif limit_seconds and progress_state["train_seconds"] >= limit_seconds:
+        stop_reason = f"reached the time limit of {config['time_limit']} minutes"
+    first_epoch = config["epochs"] if stop_reason else progress_state["epoch"]
 
-    for epoch in range(progress_state["epoch"], config["epochs"]):
+    for epoch in range(first_epoch, config["epochs"]):
         progress_state["epoch"] = epoch
         batches = batch_by_tokens(train_src, train_tgt, config["max_tokens"], shuffle=True, seed=config["seed"],
                                   epoch=epoch)
@@ -544,8 +550,22 @@ def finish(config, model, src_tok, tgt_tok, run_dir: Path, progress_state, start
     return results
 
 
-def load_run(run_dir, checkpoint="best", device="auto"):
-    """(config, model, src_tokenizer, tgt_tokenizer) of a finished or running run."""
+def checkpoint_path(run_dir, checkpoint="final") -> Path:
+    """The file a checkpoint name stands for: "final" is the model the finished run chose and
+    scored (results.json's "checkpoint"; "best" while the run has no results), else "best",
+    "last", "averaged", or a path to a .npz file."""
+    run_dir = Path(run_dir)
+    if str(checkpoint).endswith(".npz"):
+        return Path(checkpoint)
+    if checkpoint == "final":
+        results = run_dir / "results.json"
+        checkpoint = json.loads(results.read_text()).get("checkpoint", "best") if results.exists() else "best"
+    return run_dir / f"{checkpoint}.npz"
+
+
+def load_run(run_dir, checkpoint="final", device="auto"):
+    """(config, model, src_tokenizer, tgt_tokenizer) of a finished or running run; the
+    checkpoint is named as in :func:`checkpoint_path`."""
     run_dir = Path(run_dir)
     config_path = run_dir / "config.json"
     if not config_path.exists():
@@ -555,7 +575,6 @@ def load_run(run_dir, checkpoint="best", device="auto"):
     tgt_tok = load_tokenizer(run_dir / "tokenizer.tgt.json")
     model = build_model(_upgrade_saved(config), src_tok.vocab_size, tgt_tok.vocab_size, tgt_tok.pad_id,
                         resolve_device(device))
-    path = Path(checkpoint) if str(checkpoint).endswith(".npz") else run_dir / f"{checkpoint}.npz"
-    load_checkpoint(path, model)
+    load_checkpoint(checkpoint_path(run_dir, checkpoint), model)
     model.eval()
     return config, model, src_tok, tgt_tok

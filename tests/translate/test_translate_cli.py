@@ -132,7 +132,7 @@ def test_recipes_command_prints_the_recipes_as_json(capsys):
     assert code == 0
     printed = json.loads(out)
     assert printed == json.loads(json.dumps({"defaults": DEFAULTS, **RECIPES}))  # tuples print as lists
-    assert set(printed) == {"defaults", "cpu-quick", "seed004-small", "gpu-best"}
+    assert set(printed) == {"defaults", "cpu-quick", "cpu-long", "seed004-small", "gpu-best"}
 
 
 def test_train_help_lists_every_configuration_key(capsys):

@@ -2,6 +2,7 @@
 checks of the saved tokenizers, presets with overrides, shared embeddings, validation."""
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -135,6 +136,26 @@ def test_save_every_zero_saves_at_the_end_of_each_epoch(small_subset_dir, tmp_pa
     results = json.loads((run_dir / "results.json").read_text())
     assert {"truncated", "capped", "length_penalty"} <= set(results)  # decoding counts are recorded
     assert all(type(results[key]) is int and results[key] >= 0 for key in ("truncated", "capped"))
+
+
+def test_resuming_a_run_at_its_step_limit_trains_no_further_step(small_subset_dir, tmp_path):
+    run_dir = tmp_path / "run"
+    training.train(small_config(small_subset_dir, run_dir), progress=False)
+    before = load(run_dir / "last.npz")
+    results = training.train({"output_dir": str(run_dir)}, resume=True, progress=False)
+    after = load(run_dir / "last.npz")
+    assert results["steps"] == after["progress"]["step"] == SMALL["max_steps"]
+    for name, value in before["model"].items():
+        np.testing.assert_array_equal(after["model"][name], value)
+
+
+def test_final_names_the_checkpoint_the_run_chose(tmp_path):
+    run_dir = tmp_path
+    assert training.checkpoint_path(run_dir) == run_dir / "best.npz"  # no results yet
+    (run_dir / "results.json").write_text(json.dumps({"checkpoint": "averaged"}))
+    assert training.checkpoint_path(run_dir, "final") == run_dir / "averaged.npz"
+    assert training.checkpoint_path(run_dir, "last") == run_dir / "last.npz"
+    assert training.checkpoint_path(run_dir, "elsewhere/x.npz") == Path("elsewhere/x.npz")
 
 
 @pytest.mark.parametrize("change, message", [

@@ -177,7 +177,7 @@ def test_unequal_line_counts_name_both_files(tmp_path):
 
 
 @pytest.mark.parametrize("overrides, message", [
-    ({"recipe": "no-such-recipe"}, r"unknown recipe 'no-such-recipe'; choose from \['cpu-quick'"),
+    ({"recipe": "no-such-recipe"}, r"unknown recipe 'no-such-recipe'; choose from \['cpu-long', 'cpu-quick'"),
     ({"d_modle": 64}, r"unknown configuration keys \['d_modle'\]"),
 ])
 def test_build_config_rejects_unknown_names(overrides, message):
