@@ -1,38 +1,56 @@
 #!/usr/bin/env bash
 # One command for a GPU machine: the GPU tests, compute-sanitizer (memcheck + racecheck) over
-# every kernel, the kernel benchmarks and the training-step benchmark. Nothing is installed or
-# downloaded: it needs python3 with CuPy (and PyTorch for the comparison columns), nvcc's
-# compute-sanitizer on PATH, and runs from the source tree with PYTHONPATH=$PWD.
+# every kernel, the kernel benchmarks, the training-step benchmark and a short training run.
+# Nothing is installed or downloaded: it needs python3 with CuPy (and PyTorch for the comparison
+# columns), nvcc's compute-sanitizer on PATH, and runs from the source tree with PYTHONPATH=$PWD.
 #
 #   bash benchmarks/run_gpu.sh [OUTDIR]       (default: $OUT if set, else benchmarks/results)
 #
 # Every stage has a time limit (about 10 minutes in all); a failing stage does not stop the
-# others. OUTDIR receives one log per stage, kernels.json, train-step.json, device.txt and
-# summary.txt (stage, exit code, seconds). The exit code is 0 only if every stage passed.
-# ONLY="gpu-tests translate-smoke" runs just the stages named (memcheck, racecheck,
-# bench-kernels, bench-train-step are the others), e.g. to split the work over two calls.
+# others. OUTDIR receives five files, no more (a machine lent for a few minutes may bring back
+# only a few): summary.txt (stage, exit code, seconds), device.txt, kernels.json,
+# train-step.json, and logs.tar.gz (logs/<stage>.log for each stage, and the smoke run's
+# results.json and history.json). The exit code is 0 only if every stage that ran passed.
+#
+# ONLY="gpu-tests translate-smoke" runs just the stages named, e.g. to split the work over two
+# calls; the stages are the names in STAGES below.
 # translate-smoke trains the cpu-quick recipe on the GPU for 60 steps, resumes it to 90 and
 # scores greedy test BLEU: it needs Multi30k in MINITX_DATA_DIR (nothing is downloaded).
 set -u
 cd "$(dirname "$0")/.."
+STAGES="gpu-tests memcheck racecheck bench-kernels bench-train-step translate-smoke"
+for name in ${ONLY:-}; do
+  [[ " $STAGES " == *" $name "* ]] || { echo "run_gpu.sh: unknown stage '$name' in ONLY; stages: $STAGES" >&2; exit 2; }
+done
 OUTDIR="${1:-${OUT:-benchmarks/results}}"
-mkdir -p "$OUTDIR"
+WORK=$(mktemp -d)   # logs and the smoke run live here; OUTDIR gets them packed
+LOGS="$WORK/logs"
+mkdir -p "$OUTDIR" "$LOGS"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export CUPY_TF32=0  # tests compare float32 products with references: keep cuBLAS exact
 PY="${PYTHON:-python3}"
 status=0
 : > "$OUTDIR/summary.txt"
 
+wanted() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
+
+skipped() {  # skipped NAME REASON: a wanted stage that cannot run fails the script
+  if wanted "$1"; then
+    echo "$1 skipped: $2" | tee -a "$OUTDIR/summary.txt"
+    status=1
+  fi
+}
+
 stage() {  # stage NAME SECONDS COMMAND...
   local name=$1 limit=$2 start rc
   shift 2
-  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
+  wanted "$name" || return 0
   echo "== $name (limit ${limit}s): $*"
   start=$(date +%s)
-  timeout --kill-after=10 "$limit" "$@" > "$OUTDIR/$name.log" 2>&1
+  timeout --kill-after=10 "$limit" "$@" > "$LOGS/$name.log" 2>&1
   rc=$?
   echo "$name rc=$rc $(( $(date +%s) - start ))s" | tee -a "$OUTDIR/summary.txt"
-  tail -n 25 "$OUTDIR/$name.log"
+  tail -n 25 "$LOGS/$name.log"
   [ "$rc" -eq 0 ] || status=1
 }
 
@@ -46,23 +64,28 @@ for candidate in "$(dirname "$(command -v nvcc || echo /nonexistent/nvcc)")/comp
                  "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer"; do
   [ -n "$SANITIZER" ] || { [ -x "$candidate" ] && SANITIZER=$candidate; }
 done
-if [ -n "$SANITIZER" ] || [ -n "${ONLY:-}" ]; then
+if [ -n "$SANITIZER" ]; then
   stage memcheck 75 "$SANITIZER" --tool memcheck --error-exitcode 3 "$PY" benchmarks/sanitize_kernels.py
   stage racecheck 100 "$SANITIZER" --tool racecheck --error-exitcode 3 "$PY" benchmarks/sanitize_kernels.py
 else
-  echo "compute-sanitizer not found: sanitizer stages skipped" | tee -a "$OUTDIR/summary.txt"
-  status=1
+  skipped memcheck "compute-sanitizer not found"
+  skipped racecheck "compute-sanitizer not found"
 fi
 stage bench-kernels 90 "$PY" benchmarks/bench_kernels.py --repeat 20 --warmup 3 --out "$OUTDIR/kernels.json"
 stage bench-train-step 120 "$PY" benchmarks/bench_train_step.py --steps 8 --warmup 3 --out "$OUTDIR/train-step.json"
 if [ -f "${MINITX_DATA_DIR:-/nonexistent}/train.de.gz" ]; then
+  # the run directory (checkpoints of tens of MB) stays out of OUTDIR; its results come along
+  SMOKE_DIR="$WORK/translate-smoke"
   SMOKE=(-m minitx.translate train --recipe cpu-quick --device cuda --beam-size 1 --save-every 30
-         --output-dir "$OUTDIR/translate-smoke")
+         --output-dir "$SMOKE_DIR")
   stage translate-smoke 150 bash -c '"$0" "$@" --max-steps 60 --overwrite && "$0" "$@" --max-steps 90 --resume' \
     "$PY" "${SMOKE[@]}"
-elif [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" translate-smoke "* ]]; then
-  echo "translate-smoke skipped: no Multi30k in MINITX_DATA_DIR" | tee -a "$OUTDIR/summary.txt"
-  status=1
+  for f in results.json history.json; do
+    [ -f "$SMOKE_DIR/$f" ] && cp "$SMOKE_DIR/$f" "$LOGS/translate-smoke-$f"
+  done
+else
+  skipped translate-smoke "no Multi30k in MINITX_DATA_DIR"
 fi
-echo "results in $OUTDIR"
+tar czf "$OUTDIR/logs.tar.gz" -C "$WORK" logs
+echo "results in $OUTDIR; the logs: tar xzf $OUTDIR/logs.tar.gz"
 exit "$status"

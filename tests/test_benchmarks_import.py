@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -60,8 +61,32 @@ def test_sanitize_script_launches_every_kernel():
     assert "launched all" in run(BENCH / "sanitize_kernels.py", "--cpu")
 
 
-def test_run_gpu_script_parses():
+def run_gpu_sh(tmp_path, only, **env):
     bash = shutil.which("bash")
     if bash is None:
         pytest.skip("no bash")
-    subprocess.run([bash, "-n", str(BENCH / "run_gpu.sh")], check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("OUT", "MINITX_DATA_DIR")} | env | {"ONLY": only}
+    return subprocess.run([bash, str(BENCH / "run_gpu.sh"), str(tmp_path / "out")], capture_output=True,
+                          text=True, env=env, timeout=120)
+
+
+def test_run_gpu_script_parses():
+    subprocess.run([shutil.which("bash") or "bash", "-n", str(BENCH / "run_gpu.sh")], check=True)
+
+
+def test_run_gpu_rejects_an_unknown_stage(tmp_path):
+    proc = run_gpu_sh(tmp_path, "gpu-test")
+    assert proc.returncode == 2 and "unknown stage 'gpu-test'" in proc.stderr
+
+
+def test_run_gpu_leaves_few_files_and_reports_every_stage(tmp_path):
+    # PYTHON=true stands in for a python3 whose every command passes
+    proc = run_gpu_sh(tmp_path, "gpu-tests translate-smoke", PYTHON="true")
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == ["device.txt", "logs.tar.gz", "summary.txt"]
+    summary = (out / "summary.txt").read_text()
+    assert "gpu-tests rc=0" in summary
+    assert "translate-smoke skipped: no Multi30k in MINITX_DATA_DIR" in summary
+    assert proc.returncode == 1  # a wanted stage that could not run fails the script
+    with tarfile.open(out / "logs.tar.gz") as tar:
+        assert "logs/gpu-tests.log" in tar.getnames()
