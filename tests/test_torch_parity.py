@@ -32,11 +32,14 @@ SMALL = dict(d_model=16, num_heads=2, num_encoder_layers=2, num_decoder_layers=2
 VARIANTS = {
     # the tutorial's model (seed004-small): post-norm, learned positions, separate vocabularies
     "post-norm learned": dict(positional="learned", src_vocab=40, tgt_vocab=30),
-    # the gpu-best recipe's model: pre-norm, sinusoidal, one shared table also used as output, GELU
+    # pre-norm, sinusoidal, one shared table also used as output, GELU (the other options)
     "pre-norm shared tied gelu": dict(positional="sinusoidal", norm_first=True, share_embeddings=True,
                                       tie_output=True, activation="gelu", src_vocab=35, tgt_vocab=35),
     "post-norm sinusoidal, no output bias": dict(positional="sinusoidal", output_bias=False, src_vocab=30,
                                                  tgt_vocab=33),
+    # the gpu-best recipe's model: post-norm, sinusoidal, shared and tied embeddings, ReLU
+    "post-norm shared tied (gpu-best)": dict(positional="sinusoidal", share_embeddings=True, tie_output=True,
+                                             src_vocab=35, tgt_vocab=35),
 }
 TOLERANCE = dict(rtol=1e-9, atol=1e-11)
 
