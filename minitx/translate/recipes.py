@@ -104,8 +104,8 @@ RECIPES = {
         norm_first=True, dropout=0.0, lr=2e-3, warmup_steps=150, max_tokens=1600, epochs=100,
         max_steps=900, time_limit=8, bleu_every=0, save_every=100, beam_size=4,
     ),
-    # Two CPU cores, about 40 minutes in all: cpu-quick's model one layer deeper on each side,
-    # with dropout 0.1 and larger batches, trained for 35 minutes (about six epochs); the run
+    # Two CPU cores, about 36 minutes in all: cpu-quick's model one layer deeper on each side,
+    # with dropout 0.1 and larger batches, trained for 35 minutes (about eight epochs); the run
     # ends on the better, by validation loss, of the best epoch and the last three averaged.
     "cpu-long": dict(
         vocab_size=5000, d_model=256, num_heads=4, encoder_layers=3, decoder_layers=3, d_ff=1024,
