@@ -23,6 +23,7 @@ from minitx import random as mrandom
 from minitx.autograd.function import Function
 from minitx.backend import device_of, get_array_module, host_ints
 from minitx.ops.elementwise import gelu_tanh, gelu_tanh_derivative, relu_derivative, relu_values
+from minitx.ops.reduction import logsumexp_parts
 from minitx.ops.shape import scatter_add
 
 __all__ = [
@@ -58,8 +59,7 @@ class Softmax(Function):
         if self._fused(x):
             y = kernels.softmax_forward(x)
         else:
-            e, _ = _stable_exp(x, self.axis)
-            total = e.sum(axis=self.axis, keepdims=True)
+            e, total, _, _ = logsumexp_parts(x, self.axis)
             y = e / get_array_module(x).where(total > 0, total, 1)
         self.save_for_backward(y)
         return y
@@ -84,10 +84,9 @@ class LogSoftmax(Function):
 
     def forward(self, x):
         xp = get_array_module(x)
-        e, m = _stable_exp(x, self.axis)
-        total = e.sum(axis=self.axis, keepdims=True)
+        _, total, m, log_total = logsumexp_parts(x, self.axis)
         # a row that is all -inf (fully masked) stays -inf instead of becoming -inf - (-inf) = NaN
-        y = xp.where(total > 0, (x - m) - xp.log(xp.where(total > 0, total, 1)), -xp.inf)
+        y = xp.where(total > 0, (x - m) - log_total, -xp.inf)
         self.save_for_backward(y)
         return y
 
@@ -342,6 +341,7 @@ class Linear(Function):
     """
 
     def forward(self, x, w, b=None):
+        self.has_bias = b is not None  # then backward returns a third gradient, db
         if x.shape[-1] != w.shape[1]:
             raise ValueError(f"linear: input of shape {x.shape} does not fit weight {w.shape}: "
                              f"{x.shape[-1]} != {w.shape[1]}")
@@ -358,10 +358,9 @@ class Linear(Function):
         dy = _rows(dy)
         dx = (dy @ w).reshape(self.in_shape) if self.needs_input_grad[0] else None
         dw = dy.T @ rows if self.needs_input_grad[1] else None
-        grads = (dx, dw)
-        if len(self.needs_input_grad) == 3:
-            grads += (dy.sum(axis=0) if self.needs_input_grad[2] else None,)
-        return grads
+        if not self.has_bias:
+            return dx, dw
+        return dx, dw, dy.sum(axis=0) if self.needs_input_grad[2] else None
 
 
 def _rows(a):
@@ -410,8 +409,8 @@ class CrossEntropy(Function):
         if kernels.enabled(x):
             loss, lse = kernels.cross_entropy_forward(x, t, self.ignore_index, self.smoothing)
         else:
-            e, m = _stable_exp(x, -1)
-            lse = (m + xp.log(e.sum(axis=-1, keepdims=True)))[..., 0]
+            _, _, m, log_total = logsumexp_parts(x, -1)
+            lse = (m + log_total)[..., 0]
             logp_t = xp.take_along_axis(x, safe_t[..., None], axis=-1)[..., 0] - lse
             loss = -(1 - self.smoothing) * logp_t
             if self.smoothing:

@@ -10,7 +10,7 @@ import numbers
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module
 
-__all__ = ["Sum", "Mean", "Max", "Min", "Var", "LogSumExp", "normalize_axes"]
+__all__ = ["Sum", "Mean", "Max", "Min", "Var", "LogSumExp", "normalize_axes", "logsumexp_parts"]
 
 
 def normalize_axes(axis, ndim: int, op: str = "reduce") -> tuple:
@@ -31,6 +31,28 @@ def normalize_axes(axis, ndim: int, op: str = "reduce") -> tuple:
     if ndim == 0:
         return ()  # axis 0 or -1 of a 0-d tensor: nothing to reduce (numpy would reject the axis)
     return tuple(sorted(out))
+
+
+def logsumexp_parts(x, axis):
+    """The stable pieces of every softmax-like op (softmax, log_softmax, logsumexp,
+    cross-entropy, attention), along ``axis`` (an int or a tuple):
+
+        m = max x,   e = exp(x - m),   total = sum e,   log sum exp(x) = m + log(total)
+
+    Subtracting m keeps exp from overflowing (every e <= 1, the largest is 1). Where m is
+    ±inf it is taken as 0 instead, so an all -inf slice (a fully masked row) has total 0 and
+    log(total) = -inf, quietly, rather than exp(-inf - (-inf)) = NaN.
+    Returns (e, total, m, log_total); all but e keep the reduced axes (size 1). Callers add
+    m + log_total themselves: log_softmax needs (x - m) - log_total, which keeps the small
+    log_total exact when |m| is large.
+    """
+    xp = get_array_module(x)
+    m = x.max(axis=axis, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0)
+    e = xp.exp(x - m)
+    total = e.sum(axis=axis, keepdims=True)
+    log_total = xp.where(total > 0, xp.log(xp.where(total > 0, total, 1)), -xp.inf)
+    return e, total, m, log_total
 
 
 class _Reduction(Function):
@@ -134,12 +156,9 @@ class LogSumExp(_Reduction):
     """
 
     def forward(self, x):
-        xp = get_array_module(x)
         axes = self._setup(x)
-        m = x.max(axis=axes, keepdims=True)
-        m = xp.where(xp.isfinite(m), m, 0)  # all -inf slice: keep -inf, avoid inf - inf
-        total = xp.exp(x - m).sum(axis=axes, keepdims=True)
-        y = xp.where(total > 0, m + xp.log(xp.where(total > 0, total, 1)), -xp.inf)  # log 0 = -inf, said quietly
+        _, _, m, log_total = logsumexp_parts(x, axes)
+        y = m + log_total
         self.save_for_backward(x, y)
         return y if self.keepdims else y.squeeze(axis=axes)
 
