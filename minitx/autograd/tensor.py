@@ -232,7 +232,6 @@ class Tensor:
     def squeeze(self, axis=None): return F.squeeze(self, axis)
     def unsqueeze(self, axis): return F.unsqueeze(self, axis)
     def broadcast_to(self, shape): return F.broadcast_to(self, shape)
-    def flatten(self): return F.reshape(self, (-1,))
     def exp(self): return F.exp(self)
     def log(self): return F.log(self)
     def sqrt(self): return F.sqrt(self)

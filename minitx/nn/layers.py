@@ -19,21 +19,35 @@ def _new_parameter(shape, device=None, dtype=None):
 class Linear(Module):
     """y = x @ weight^T + bias, weight [out_features, in_features].
 
+    With ``activation`` ('relu' or 'gelu_tanh') and ``dropout`` p, the layer computes
+    y = Dropout_p(act(x @ weight^T + bias)): the bias, the activation and the dropout are one
+    op (F.bias_act_dropout), one pass over the output, one kernel on the GPU.
+
     Initialized as PyTorch does: weight and bias ~ U(-1/sqrt(in), 1/sqrt(in)).
     """
 
-    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, activation=None,
+                 dropout=0.0):
         super().__init__()
+        if activation not in (None, "relu", "gelu_tanh"):
+            raise ValueError(f"Linear: activation must be None, 'relu' or 'gelu_tanh', got {activation!r}")
         self.in_features, self.out_features = in_features, out_features
+        self.activation, self.dropout = activation, dropout
         bound = 1 / math.sqrt(in_features)
         self.weight = init.uniform_(_new_parameter((out_features, in_features), device, dtype), -bound, bound)
         self.bias = init.uniform_(_new_parameter((out_features,), device, dtype), -bound, bound) if bias else None
 
     def forward(self, x):
-        return F.linear(x, self.weight, self.bias)
+        if self.activation is None and not self.dropout:
+            return F.linear(x, self.weight, self.bias)
+        return F.bias_act_dropout(F.linear(x, self.weight), self.bias, self.activation or "identity",
+                                  self.dropout, self.training)
 
     def extra_repr(self):
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        text = f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        if self.activation is not None:
+            text += f", activation={self.activation!r}"
+        return text + (f", dropout={self.dropout}" if self.dropout else "")
 
 
 class Embedding(Module):

@@ -35,9 +35,9 @@ PRESETS = {
 class FeedForward(Module):
     """Position-wise feed-forward: y = W2 Dropout(act(W1 x + b1)) + b2, d_model -> d_ff -> d_model.
 
-    act is ReLU or GELU (tanh form). The product W1 x is computed without its bias: adding
-    b1, act and Dropout are one op (F.bias_act_dropout), one pass over the [rows, d_ff]
-    activations, fused into one kernel on the GPU.
+    act is ReLU or GELU (tanh form). The first Linear adds b1, applies act and Dropout as
+    one op (F.bias_act_dropout), one pass over the [rows, d_ff] activations, fused into one
+    kernel on the GPU.
     """
 
     _ACTIVATIONS = {"relu": "relu", "gelu": "gelu_tanh"}  # our name -> F.bias_act_dropout's
@@ -46,15 +46,13 @@ class FeedForward(Module):
         super().__init__()
         if activation not in self._ACTIVATIONS:
             raise ValueError(f"FeedForward: activation must be 'relu' or 'gelu', got {activation!r}")
-        self.linear1 = Linear(d_model, d_ff, device=device)
         self.activation = activation
-        self.dropout = Dropout(dropout)
+        self.linear1 = Linear(d_model, d_ff, device=device, activation=self._ACTIVATIONS[activation],
+                              dropout=dropout)
         self.linear2 = Linear(d_ff, d_model, device=device)
 
     def forward(self, x):
-        h = F.bias_act_dropout(F.linear(x, self.linear1.weight), self.linear1.bias,
-                               self._ACTIVATIONS[self.activation], self.dropout.p, self.training)
-        return self.linear2(h)
+        return self.linear2(self.linear1(x))
 
     def extra_repr(self):
         return f"activation={self.activation!r}"
