@@ -93,39 +93,28 @@ def _rows_cols(x):
 
 
 # ===================================================================== softmax
-def softmax_forward(x, scale=1.0, mask=None):
-    """Softmax over the last axis of ``x``: ``y = softmax(scale * x)``.
+def softmax_forward(x):
+    """``y = softmax(x)`` over the last axis of x (float [..., cols], any row length).
 
-    x: float array [..., cols] (any row length).  mask: optional bool/uint8
-    array broadcastable to x.shape, True/nonzero = keep; masked entries get
-    probability 0 and a row with no kept entry is all zeros.
-    Returns y with x's shape and dtype.
+    A row that is all -inf gives all zeros.  Returns y with x's shape and dtype.
     """
-    be = backend_for(x, mask)
-    xp = be.xp
-    x = xp.ascontiguousarray(x)
+    be = backend_for(x)
+    x = be.xp.ascontiguousarray(x)
     dt = _float_dtype(x)
     rows, cols = _rows_cols(x)
     y = be.empty(x.shape, dt)
     if x.size == 0:
         return y
     _check_int32(rows=rows, cols=cols)
-    m = None
-    if mask is not None:
-        m = xp.asarray(mask)
-        if m.dtype != np.bool_ and m.dtype != np.uint8:
-            m = m != 0
-        m = xp.ascontiguousarray(xp.broadcast_to(m, x.shape)).view(np.uint8)
     be.launch("softmax.cu", "softmax_forward", dt, (rows,), (_row_block(cols),),
-              (x, m, y, np.int32(rows), np.int32(cols), _scalar(dt, scale)))
+              (x, y, np.int32(rows), np.int32(cols)))
     return y
 
 
-def softmax_backward(y, dy, scale=1.0):
-    """Gradient of :func:`softmax_forward`: ``dx = scale * y * (dy - sum(dy * y))``.
+def softmax_backward(y, dy):
+    """Gradient of :func:`softmax_forward`: ``dx = y * (dy - sum(dy * y))``.
 
-    y: the forward output; dy: upstream gradient, same shape.  Masked
-    positions need no mask here (y == 0 there).  Returns dx.
+    y: the forward output; dy: upstream gradient, same shape.  Returns dx.
     """
     be = backend_for(y, dy)
     y, dy, dt = _same_shape_inputs(be.xp, y, dy)
@@ -135,7 +124,7 @@ def softmax_backward(y, dy, scale=1.0):
         return dx
     _check_int32(rows=rows, cols=cols)
     be.launch("softmax.cu", "softmax_backward", dt, (rows,), (_row_block(cols),),
-              (y, dy, dx, np.int32(rows), np.int32(cols), _scalar(dt, scale)))
+              (y, dy, dx, np.int32(rows), np.int32(cols)))
     return dx
 
 
@@ -281,12 +270,11 @@ _ATT_THREADS = 128
 _ATT_TILES = {np.dtype(np.float32): (16, 16, 16), np.dtype(np.float64): (8, 8, 8)}  # BQ, BQB, BKB
 
 
-def attention_mask_supported(mask_shape, batch_heads, lk, num_heads=None) -> bool:
+def attention_mask_supported(mask_shape, batch_heads, lk) -> bool:
     """True if ``attention_forward/backward`` accept a mask of this shape.
 
     Accepted: a key-padding mask whose shape is ``[B, Lk]`` or ``[B, 1, ..., 1,
-    Lk]`` (e.g. ``[B, 1, 1, Lk]``) with ``batch_heads % B == 0`` (and
-    ``B * num_heads == batch_heads`` when num_heads is given).  Anything else
+    Lk]`` (e.g. ``[B, 1, 1, Lk]``) with ``batch_heads % B == 0``.  Anything else
     (per-query masks, [Lq, Lk] masks, ...) is not supported: use the reference
     path for those.
     """
@@ -294,26 +282,13 @@ def attention_mask_supported(mask_shape, batch_heads, lk, num_heads=None) -> boo
     if len(shape) < 2 or shape[-1] != lk or any(s != 1 for s in shape[1:-1]):
         return False
     b = shape[0]
-    if b <= 0 or batch_heads % b:
-        return False
-    if num_heads is not None and b * num_heads != batch_heads:
-        return False
-    return True
+    return b > 0 and batch_heads % b == 0
 
 
-def _attention_prepare(be, q, k, v, key_pad_mask, num_heads, scale):
+def _attention_prepare(be, q, k, v, key_pad_mask, scale):
     xp = be.xp
-    four_d = q.ndim == 4
-    if four_d:
-        B, H = int(q.shape[0]), int(q.shape[1])
-        if num_heads is not None and num_heads != H:
-            raise ValueError("num_heads disagrees with q.shape[1]")
-        num_heads = H
-        q = q.reshape(B * H, *q.shape[2:])
-        k = k.reshape(B * H, *k.shape[2:])
-        v = v.reshape(B * H, *v.shape[2:])
     if q.ndim != 3 or k.ndim != 3 or v.ndim != 3:
-        raise ValueError("attention expects q, k, v of shape [BH, L, d] (or [B, H, L, d])")
+        raise ValueError("attention expects q, k, v of shape [BH, L, d]")
     q = xp.ascontiguousarray(q)
     k = xp.ascontiguousarray(k)
     v = xp.ascontiguousarray(v)
@@ -329,7 +304,7 @@ def _attention_prepare(be, q, k, v, key_pad_mask, num_heads, scale):
     m = None
     if key_pad_mask is not None:
         km = xp.asarray(key_pad_mask)
-        if not attention_mask_supported(km.shape, BH, Lk, num_heads):
+        if not attention_mask_supported(km.shape, BH, Lk):
             raise ValueError(
                 f"unsupported attention mask shape {tuple(km.shape)}: only key-padding masks "
                 f"[B, Lk] / [B, 1, .., 1, Lk] with BH % B == 0 are fused")
@@ -340,23 +315,22 @@ def _attention_prepare(be, q, k, v, key_pad_mask, num_heads, scale):
         m = xp.ascontiguousarray(km.reshape(B, Lk)).view(np.uint8)
     if scale is None:
         scale = 1.0 / math.sqrt(d)
-    return q, k, v, m, dt, BH, Lq, Lk, d, heads, scale, four_d
+    return q, k, v, m, dt, BH, Lq, Lk, d, heads, scale
 
 
-def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, num_heads=None):
+def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None):
     """Fused ``o = softmax(scale * q k^T + mask) v`` with online softmax.
 
-    q: [BH, Lq, d]; k, v: [BH, Lk, d] (or all 4-D [B, H, L, d]); d <= 128,
-    any Lq, Lk.  key_pad_mask: None or a key-padding mask (see
-    :func:`attention_mask_supported`; True = attend).  causal: key j is visible
-    to query i iff j <= i (top-left aligned).  scale defaults to 1/sqrt(d).
-    Returns (o, lse): o like q, lse [BH, Lq] (or [B, H, Lq]) = logsumexp of the
-    scaled, masked scores.  A fully masked query row gives o = 0, lse = -inf.
+    q: [BH, Lq, d]; k, v: [BH, Lk, d]; d <= 128, any Lq, Lk.  key_pad_mask:
+    None or a key-padding mask (see :func:`attention_mask_supported`; True =
+    attend).  causal: key j is visible to query i iff j <= i (top-left
+    aligned).  scale defaults to 1/sqrt(d).  Returns (o, lse): o like q, lse
+    [BH, Lq] = logsumexp of the scaled, masked scores.  A fully masked query
+    row gives o = 0, lse = -inf.
     """
     be = backend_for(q, k, v, key_pad_mask)
-    q_shape = tuple(q.shape)
-    q, k, v, m, dt, BH, Lq, Lk, d, heads, scale, four_d = _attention_prepare(
-        be, q, k, v, key_pad_mask, num_heads, scale)
+    q, k, v, m, dt, BH, Lq, Lk, d, heads, scale = _attention_prepare(
+        be, q, k, v, key_pad_mask, scale)
     o = be.empty((BH, Lq, d), dt)
     lse = be.empty((BH, Lq), dt)
     if BH and Lq:
@@ -369,13 +343,10 @@ def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, num_
             be.launch("attention.cu", "attention_forward", dt, (grid,), (_ATT_THREADS,),
                       (q, k, v, m, o, lse, np.int32(BH), np.int32(heads), np.int32(Lq),
                        np.int32(Lk), np.int32(d), np.int32(bool(causal)), _scalar(dt, scale)))
-    if four_d:
-        return o.reshape(q_shape), lse.reshape(q_shape[:-1])
     return o, lse
 
 
-def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, scale=None,
-                       num_heads=None):
+def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, scale=None):
     """Backward of :func:`attention_forward` (P recomputed from q, k, lse).
 
     Same shapes/mask/causal/scale as the forward; o and lse are the forward's
@@ -384,9 +355,8 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
     """
     be = backend_for(q, k, v, o, lse, do, key_pad_mask)
     xp = be.xp
-    q4_shape, k4_shape = q.shape, k.shape
-    q, k, v, m, dt, BH, Lq, Lk, d, heads, scale, four_d = _attention_prepare(
-        be, q, k, v, key_pad_mask, num_heads, scale)
+    q, k, v, m, dt, BH, Lq, Lk, d, heads, scale = _attention_prepare(
+        be, q, k, v, key_pad_mask, scale)
     o = xp.ascontiguousarray(o.reshape(BH, Lq, d))
     do = xp.ascontiguousarray(do.reshape(BH, Lq, d))
     lse = xp.ascontiguousarray(lse.reshape(BH, Lq))
@@ -411,8 +381,6 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
                   (_ATT_THREADS,), (q, k, v, m, do, lse, delta, dk, dv) + common)
         be.launch("attention.cu", "attention_backward_dq", dt, (BH * (-(-Lq // bqb)),),
                   (_ATT_THREADS,), (q, k, v, m, do, lse, delta, dq) + common)
-    if four_d:
-        return dq.reshape(q4_shape), dk.reshape(k4_shape), dv.reshape(k4_shape)
     return dq, dk, dv
 
 
@@ -557,7 +525,7 @@ def _work_table(be, sizes, chunk):
 
 
 def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, eps=1e-8,
-              weight_decay=0.0, decoupled=False, step=1, grad_scale=1.0):
+              weight_decay=0.0, decoupled=False, step=1):
     """One Adam (decoupled=False, L2 weight decay) or AdamW (decoupled=True) step
     over many tensors in a single launch per dtype.
 
@@ -565,9 +533,7 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, 
     float arrays, matching shapes per index; params, exp_avgs and exp_avg_sqs
     are updated IN PLACE (so they must already be contiguous -- a ValueError is
     raised otherwise).  step: the 1-based step count after incrementing (used
-    for bias correction).  grad_scale: a float, or a one-element device array
-    (e.g. a clip factor computed on the device from :func:`grad_norm`), that
-    multiplies every gradient inside the update.  Returns None.
+    for bias correction).  Returns None.
     """
     n = len(params)
     if not (len(grads) == len(exp_avgs) == len(exp_avg_sqs) == n):
@@ -596,11 +562,6 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, 
         gr = [be.xp.ascontiguousarray(grads[i]) for i in idx]
         sizes = [int(params[i].size) for i in idx]
         bt, bs, nb = _work_table(be, sizes, _ADAM_CHUNK)
-        if isinstance(grad_scale, (int, float, np.generic)):
-            gs_val, gs_ptr = float(grad_scale), None
-        else:
-            gs_val = 1.0
-            gs_ptr = be.xp.ascontiguousarray(be.xp.asarray(grad_scale, dtype=dt).reshape(-1)[:1])
         sizes_dev = be.to_device(np.asarray(sizes, dtype=np.int64))
         be.launch("adam.cu", "adam_step", dt, (nb,), (_ADAM_THREADS,),
                   (be.pointer_array([params[i] for i in idx]), be.pointer_array(gr),
@@ -608,8 +569,7 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, 
                    be.pointer_array([exp_avg_sqs[i] for i in idx]), sizes_dev, bt, bs,
                    np.int32(nb), np.int32(_ADAM_CHUNK), _scalar(dt, lr), _scalar(dt, beta1),
                    _scalar(dt, beta2), _scalar(dt, eps), _scalar(dt, weight_decay),
-                   np.int32(bool(decoupled)), _scalar(dt, bc1), _scalar(dt, bc2),
-                   _scalar(dt, gs_val), gs_ptr))
+                   np.int32(bool(decoupled)), _scalar(dt, bc1), _scalar(dt, bc2)))
     return None
 
 
@@ -617,8 +577,7 @@ def grad_norm(grads):
     """Global L2 norm of a list of float arrays (one dtype), reduced on the device.
 
     Returns a 0-d array (on the device for CuPy input) -- no host sync.  The clip
-    factor ``min(1, max_norm / (norm + 1e-6))`` can then be computed with xp and
-    passed to :func:`adam_step` as ``grad_scale``.
+    factor ``min(1, max_norm / (norm + 1e-6))`` can then be computed with xp.
     """
     grads = [g for g in grads]
     if not grads:
@@ -643,22 +602,20 @@ def grad_norm(grads):
 
 
 # =================================================================== embedding
-def embedding_backward(ids, dy, num_embeddings, padding_idx=None, out=None):
-    """Scatter-add ``dy`` rows into an embedding-table gradient.
+def embedding_backward(ids, dy, num_embeddings, padding_idx=None):
+    """Scatter-add ``dy`` rows into a zeroed embedding-table gradient.
 
     ids: integer array of any shape S (cast to int64); dy: float [*S, dim].
     Returns dweight [num_embeddings, dim] with dweight[id] = sum of dy rows
     looked up with that id; rows whose id equals padding_idx (negative values
     are counted from the end, like torch) or is out of range are skipped.
-    If ``out`` (a contiguous [num_embeddings, dim] array) is given, the rows are
-    ADDED into it and it is returned; otherwise a zero-filled array is used.
     Accumulation uses atomicAdd (float results may differ in the last bits from
     run to run).
     """
-    be = backend_for(ids, dy, out)
+    be = backend_for(ids, dy)
     xp = be.xp
     dy = xp.ascontiguousarray(dy)
-    dt = _float_dtype(dy, out)
+    dt = _float_dtype(dy)
     ids = xp.ascontiguousarray(xp.asarray(ids).astype(np.int64, copy=False)).reshape(-1)
     n = int(ids.size)
     dim = int(dy.shape[-1]) if dy.ndim else 1
@@ -673,10 +630,7 @@ def embedding_backward(ids, dy, num_embeddings, padding_idx=None, out=None):
             pad += num_embeddings
         if not 0 <= pad < num_embeddings:
             raise ValueError(f"padding_idx {padding_idx} out of range")
-    if out is None:
-        out = be.zeros((num_embeddings, dim), dt)
-    elif tuple(out.shape) != (num_embeddings, dim) or not out.flags.c_contiguous:
-        raise ValueError("out must be a contiguous [num_embeddings, dim] array")
+    out = be.zeros((num_embeddings, dim), dt)
     if n and dim:
         _check_int32(dim=dim)
         threads = _row_block(dim, 256)
