@@ -1,7 +1,7 @@
 """Kernel registry, source loading and the two launch back ends.
 
-Every launcher in :mod:`minitx.kernels.launchers` is written once against a
-tiny back-end interface (``xp``, ``empty``, ``launch``, ``pointer_array`` ...):
+Every launcher (the Python module beside each ``.cu`` file, e.g. ``softmax.py``
+next to ``softmax.cu``) is written once against a tiny back-end interface (``xp``, ``empty``, ``launch``, ``pointer_array`` ...):
 
 * :class:`CupyBackend` -- the real thing.  Compiles a ``.cu`` file with
   ``cupy.RawModule(code=..., options=..., name_expressions=[...])`` lazily, once
@@ -53,6 +53,8 @@ KERNELS: dict[str, tuple[str, ...]] = {
 }
 
 CTYPE = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+#: The element types the kernels compute in (every template is instantiated for each).
+FLOAT_DTYPES = tuple(CTYPE)
 
 #: NVRTC options used by the CuPy back end (CuPy adds -arch itself).
 NVRTC_OPTIONS = ("--std=c++17",)

@@ -505,7 +505,7 @@ class ScaledDotProductAttention(Function):
         lq, lk, d = q.shape[-2], k.shape[-2], q.shape[-1]
         if not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]) or v.shape[-1] != d:
             return None
-        if d > kernels.launchers.ATTENTION_MAX_HEAD_DIM or not kernels.enabled(q, k, v, *others):
+        if d > kernels.attention.MAX_HEAD_DIM or not kernels.enabled(q, k, v, *others):
             return None
         if self.causal and lq != lk and lq != 1:
             return None
