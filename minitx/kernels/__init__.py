@@ -37,7 +37,8 @@ import numpy as np
 from minitx.backend import cuda_available as available
 from ._runtime import FLOAT_DTYPES, KERNELS, is_cupy_array
 from .adam import adam_step, grad_norm
-from .attention import attention_backward, attention_forward, attention_mask_supported
+from .attention import (AttentionPlan, attention_backward, attention_forward, attention_mask_supported,
+                        attention_plan)
 from .cross_entropy import cross_entropy_backward, cross_entropy_forward
 from .dropout import (bias_act_dropout_backward, bias_act_dropout_forward, dropout_add_backward,
                       dropout_add_forward, dropout_apply, dropout_threshold)
@@ -50,7 +51,7 @@ __all__ = [
     "softmax_forward", "softmax_backward",
     "layer_norm_forward", "layer_norm_backward",
     "cross_entropy_forward", "cross_entropy_backward",
-    "attention_mask_supported", "attention_forward", "attention_backward",
+    "AttentionPlan", "attention_plan", "attention_mask_supported", "attention_forward", "attention_backward",
     "dropout_threshold", "dropout_add_forward", "dropout_add_backward", "dropout_apply",
     "bias_act_dropout_forward", "bias_act_dropout_backward",
     "adam_step", "grad_norm",

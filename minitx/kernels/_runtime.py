@@ -16,6 +16,7 @@ Nothing here imports CuPy at module import time.
 """
 from __future__ import annotations
 
+import importlib
 import re
 import threading
 from pathlib import Path
@@ -85,6 +86,22 @@ def load_source(filename: str) -> str:
     return expand(KERNEL_DIR / filename)
 
 
+def compile_defines(filename: str) -> dict[str, int]:
+    """Macros a registered .cu file is compiled with: the ``DEFINES`` of the Python module
+    beside it (``attention.py`` gives ``attention.cu`` its tile sizes and head-dimension
+    limit), so that the launcher and the kernel read each such fact from one place.  Every
+    compiler gets them: NVRTC through CuPy, g++ for the CPU build, nvcc in the tests."""
+    if filename not in KERNELS:
+        return {}
+    module = importlib.import_module(f"{__package__}.{Path(filename).stem}")
+    return dict(getattr(module, "DEFINES", {}))
+
+
+def define_flags(filename: str) -> list[str]:
+    """``compile_defines(filename)`` as ``-DNAME=value`` compiler options."""
+    return [f"-D{k}={v}" for k, v in compile_defines(filename).items()]
+
+
 def name_expressions(filename: str, ctype: str) -> list[str]:
     return [f"{k}<{ctype}>" for k in KERNELS[filename]]
 
@@ -140,7 +157,7 @@ class CupyBackend:
                 if mod is None:
                     mod = self.xp.RawModule(
                         code=load_source(filename),
-                        options=NVRTC_OPTIONS,
+                        options=(*NVRTC_OPTIONS, *define_flags(filename)),
                         name_expressions=name_expressions(filename, ctype),
                     )
                     self._modules[key] = mod

@@ -1,4 +1,11 @@
-"""Launchers of attention.cu: fused scaled-dot-product attention, forward and backward."""
+"""Launchers of attention.cu, and the one rule for when the fused kernels can compute an
+attention (:func:`attention_plan`, asked by ``ops.ScaledDotProductAttention`` and by the
+launchers alike).
+
+The kernels' sizes live here and reach attention.cu as ``-D`` defines (``DEFINES``, passed
+by every build: CuPy's NVRTC, the CPU g++ build, the nvcc test), so the grid a launcher
+computes and the tiles the kernel uses come from the same numbers.
+"""
 from __future__ import annotations
 
 import math
@@ -7,17 +14,17 @@ from typing import NamedTuple
 import numpy as np
 
 from ._launch import check_int32, contiguous, float_dtype
-from ._runtime import backend_for
+from ._runtime import CTYPE, backend_for
 
-#: Largest head dimension d: thread c of a block owns output column c (ATT_DMAX in the .cu).
+#: Largest head dimension d: thread c of a block owns output column c.
 MAX_HEAD_DIM = 128
 #: Threads per block of every attention kernel (>= MAX_HEAD_DIM).
 THREADS = 128
 
 
 class Tiles(NamedTuple):
-    """Rows per shared-memory tile: forward query/key tiles, backward query/key tiles
-    (AttnTiles in the .cu)."""
+    """Rows per shared-memory tile: forward query/key tiles, backward query/key tiles.
+    Sized so that static shared memory stays under 48 KB; bk <= 32 (one warp lane per score)."""
     bq: int
     bk: int
     bqb: int
@@ -26,6 +33,70 @@ class Tiles(NamedTuple):
 
 TILES = {np.dtype(np.float32): Tiles(bq=16, bk=32, bqb=16, bkb=16),
          np.dtype(np.float64): Tiles(bq=8, bk=16, bqb=8, bkb=8)}
+
+#: -D defines attention.cu is compiled with (see _runtime.compile_defines).
+DEFINES = {"ATT_DMAX": MAX_HEAD_DIM, "ATT_THREADS": THREADS,
+           **{f"ATT_{CTYPE[dt].upper()}_{name.upper()}": size
+              for dt, tiles in TILES.items() for name, size in tiles._asdict().items()}}
+
+
+class AttentionPlan(NamedTuple):
+    """How the kernels compute an attention: over ``batch_heads`` rows of [L, d] matrices,
+    with the mask (if any) reshaped to [mask_rows, Lk], and the kernel's causal flag."""
+    batch_heads: int
+    mask_rows: int | None
+    causal: bool
+
+
+def _key_padding_rows(mask_shape, q_shape, lk):
+    """B' when a mask of this shape, broadcast against the scores [..., Lq, Lk], is a
+    key-padding mask: it varies only along the first axis of q and the keys, so it can be
+    reshaped to [B', Lk] (B' = q_shape[0], or 1 for all). None for any other mask (per query,
+    per head, ...)."""
+    ndim = len(q_shape)
+    if len(mask_shape) > ndim:
+        return None
+    shape = (1,) * (ndim - len(mask_shape)) + tuple(mask_shape)
+    first = shape[0] if ndim > 2 else 1  # with no batch axes, axis 0 is the queries
+    if shape[-1] != lk or any(n != 1 for n in shape[1 if ndim > 2 else 0:-1]):
+        return None
+    if first not in (1, q_shape[0]):
+        return None
+    return first
+
+
+def attention_plan(q_shape, k_shape, v_shape, mask_shape=None, causal=False, dropout=False,
+                   weights=False):
+    """Whether the fused kernels can compute this attention: an :class:`AttentionPlan`, or a
+    str saying why not.
+
+    The shapes and flags mean what they mean to ``ops.ScaledDotProductAttention``: q [..., Lq,
+    d], k [..., Lk, d], v [..., Lk, dv]; a mask broadcast to [..., Lq, Lk]; causal lets query
+    i see keys j <= i + Lk - Lq. The kernels need one set of batch axes, d = dv <= 128 (the
+    ``MAX_HEAD_DIM``), a key-padding mask, no dropout on the weights and no weights returned
+    (they never form P), and a causal mask that fits theirs, j <= i: Lq == Lk, or Lq == 1
+    (the one query sees every key, so the kernel runs without its causal flag).
+    """
+    lq, d = q_shape[-2:]
+    lk, dv = k_shape[-2], v_shape[-1]
+    if dropout:
+        return "dropout on the attention weights (the kernels never form them)"
+    if weights:
+        return "the attention weights were requested (the kernels never form them)"
+    if not tuple(q_shape[:-2]) == tuple(k_shape[:-2]) == tuple(v_shape[:-2]):
+        return f"the batch axes of q {tuple(q_shape)}, k {tuple(k_shape)}, v {tuple(v_shape)} differ"
+    if k_shape[-1] != d or dv != d:
+        return f"head dims differ: q {d}, k {k_shape[-1]}, v {dv}"
+    if not 1 <= d <= MAX_HEAD_DIM:
+        return f"head dim {d} not in [1, {MAX_HEAD_DIM}]"
+    if causal and lq not in (lk, 1):
+        return f"causal with Lq = {lq} != Lk = {lk} (the kernels' causal mask is j <= i)"
+    rows = None
+    if mask_shape is not None:
+        rows = _key_padding_rows(mask_shape, q_shape, lk)
+        if rows is None:
+            return f"mask of shape {tuple(mask_shape)} is not a key-padding mask"
+    return AttentionPlan(math.prod(q_shape[:-2]), rows, bool(causal) and lq != 1)
 
 
 def attention_mask_supported(mask_shape, batch_heads, lk) -> bool:
@@ -50,8 +121,6 @@ def _attention_prepare(be, q, k, v, key_pad_mask, scale):
     Lk = int(k.shape[1])
     if k.shape != (BH, Lk, d) or v.shape != (BH, Lk, d):
         raise ValueError(f"k and v must be [{BH}, Lk, {d}], got {k.shape} and {v.shape}")
-    if not 1 <= d <= MAX_HEAD_DIM:
-        raise ValueError(f"head dim {d} not in [1, {MAX_HEAD_DIM}]")
     check_int32(elements=max(BH * Lq * d, BH * Lk * d))
     B, m = 1, None
     if key_pad_mask is not None:
@@ -64,6 +133,12 @@ def _attention_prepare(be, q, k, v, key_pad_mask, scale):
         if km.dtype != np.bool_ and km.dtype != np.uint8:
             km = km != 0
         m = xp.ascontiguousarray(km.reshape(B, Lk)).view(np.uint8)
+    # the same rule as the op's, seen as B batches of BH / B heads (the causal flag here is
+    # the kernels' own, j <= i, so it is not the op's to judge)
+    plan = attention_plan((B, BH // B, Lq, d), (B, BH // B, Lk, d), (B, BH // B, Lk, d),
+                          None if m is None else (B, 1, 1, Lk))
+    if isinstance(plan, str):
+        raise ValueError(f"attention: {plan}")
     if scale is None:
         scale = 1.0 / math.sqrt(d)
     heads = BH // B

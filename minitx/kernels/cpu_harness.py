@@ -102,9 +102,10 @@ def wrapper_source(cu_path: Path, kernels, ctypes_=("float", "double")) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _source_digest(cu_path: Path, wrapper: str, cxx: str) -> str:
+def _source_digest(cu_path: Path, wrapper: str, cxx: str, flags) -> str:
     h = hashlib.sha256()
     h.update(wrapper.encode())
+    h.update(" ".join(flags).encode())
     h.update(HEADER.read_bytes())
     for p in sorted(Path(cu_path).resolve().parent.glob("*.cuh")):
         h.update(p.read_bytes())
@@ -121,12 +122,13 @@ def build_command(cu_path, kernels):
         raise CompilerMissing("g++ not found: the CPU kernel harness needs a host C++ compiler")
     cu_path = Path(cu_path).resolve()
     wrapper = wrapper_source(cu_path, kernels)
-    digest = _source_digest(cu_path, wrapper, cxx)
+    defines = _runtime.define_flags(cu_path.name)  # the macros NVRTC gets too
+    digest = _source_digest(cu_path, wrapper, cxx, defines)
     out_dir = build_dir()
     stem = f"{cu_path.stem}-{digest}"
     so = out_dir / f"lib{stem}.so"
     cpp = out_dir / f"{stem}.wrap.cpp"
-    cmd = [cxx, *CXXFLAGS, f"-I{cu_path.parent}", str(cpp), "-o"]
+    cmd = [cxx, *CXXFLAGS, *defines, f"-I{cu_path.parent}", str(cpp), "-o"]
     return cmd, so, cpp, wrapper
 
 

@@ -136,3 +136,22 @@ def test_attention_mask_shapes():
     with pytest.raises(ValueError, match="head dim"):
         z = np.zeros((1, 2, 129), np.float32)
         K.attention_forward(z, z, z)
+
+
+def test_attention_plan_answers_for_the_op():
+    q, k = (2, 4, 5, 8), (2, 4, 7, 8)
+    assert K.attention_plan(q, k, k, (2, 1, 1, 7)) == K.AttentionPlan(8, 2, False)
+    assert K.attention_plan(q, k, k, (7,)) == K.AttentionPlan(8, 1, False)
+    assert K.attention_plan((5, 8), (5, 8), (5, 8), causal=True) == K.AttentionPlan(1, None, True)
+    assert K.attention_plan((1, 8), (5, 8), (5, 8), causal=True).causal is False  # sees every key
+    refused = {
+        "not a key-padding mask": ((q, k, k, (2, 1, 5, 7)), {}),  # one row per query
+        "head dims differ": ((q, k, (2, 4, 7, 9)), {}),
+        "head dim 129": (((1, 5, 129), (1, 7, 129), (1, 7, 129)), {}),
+        "batch axes": ((q, (1, 4, 7, 8), (1, 4, 7, 8)), {}),
+        "causal with Lq = 5 != Lk = 7": ((q, k, k, None, True), {}),
+        "dropout": ((q, k, k), dict(dropout=True)),
+        "weights": ((q, k, k), dict(weights=True)),
+    }
+    for why, (args, flags) in refused.items():
+        assert why in K.attention_plan(*args, **flags)
