@@ -26,7 +26,10 @@ Extra checks the GPU cannot give cheaply:
 * ``empty`` returns NaN-filled float arrays (0xFF bytes for integers), so an
   output element the kernel forgot to write is visible;
 * :func:`schedule` selects the order in which ready CUDA threads of a block run
-  between barriers (forward / reverse / random), to expose missing barriers.
+  between barriers (forward / reverse / random), to expose missing barriers;
+  ``drift`` lets one warp run alone up to its next ``__syncthreads`` while the
+  others wait (on a GPU warps drift apart: a shuffle synchronises only its own
+  warp), which exposes a missing ``__syncthreads`` between warps.
 """
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ CXXFLAGS = ("-O2", "-std=c++20", "-shared", "-fPIC", "-pthread", "-Wall", "-Wno-
             "-Wno-unused-variable", "-Wno-unused-function")
 GUARD_BYTES = 256
 
-_SCHEDULES = {"forward": 0, "reverse": 1, "random": 2}
+_SCHEDULES = {"forward": 0, "reverse": 1, "random": 2, "drift": 3}
 
 
 class CompilerMissing(RuntimeError):
@@ -201,7 +204,8 @@ def _opts():
 
 @contextlib.contextmanager
 def schedule(mode: str):
-    """Run emulated blocks' threads in 'forward', 'reverse' or 'random' order."""
+    """Run emulated blocks' threads in 'forward', 'reverse' or 'random' order, or with the
+    warps drifting apart ('drift', see cpu_compat.h)."""
     prev = getattr(_state, "schedule", 0)
     _state.schedule = _SCHEDULES[mode]
     try:
