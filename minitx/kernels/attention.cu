@@ -15,6 +15,8 @@
 //   o_i   = sum_j exp(s_ij - lse_i) v_j
 //   Fully masked row (A_i empty): o_i = 0 and lse_i = -inf.  The backward treats
 //   lse_i == -inf as "P row is zero", so such rows give zero gradients, not NaN.
+//   A NaN score makes its row's o_i and lse_i NaN (the running max propagates
+//   NaN, and only l_i == 0 means "fully masked").
 //   Backward (P recomputed from q, k, lse):
 //   delta_i = sum_c do_ic * o_ic
 //   P_ij = exp(s_ij - lse_i),  dP_ij = do_i . v_j,  dS_ij = P_ij * (dP_ij - delta_i)
@@ -187,13 +189,13 @@ __global__ void __launch_bounds__(ATT_THREADS)
       const int qi = q0 + i;
       if (qi < Lq) {
         const T l = row_l[i];
-        ob[(long long)qi * d + tid] = (l > T(0)) ? acc[i] / l : T(0);
+        ob[(long long)qi * d + tid] = (l == T(0)) ? T(0) : acc[i] / l;
       }
     }
   }
   if (tid < BQ && q0 + tid < Lq) {
     const T l = row_l[tid];
-    lse[(long long)bh * Lq + q0 + tid] = (l > T(0)) ? row_m[tid] + mtx::num<T>::log(l) : neg_inf;
+    lse[(long long)bh * Lq + q0 + tid] = (l == T(0)) ? neg_inf : row_m[tid] + mtx::num<T>::log(l);
   }
 }
 

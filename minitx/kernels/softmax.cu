@@ -4,7 +4,7 @@
 //   forward   y[r,c] = exp(x[r,c] - m_r) / Z_r
 //             m_r = max_c x[r,c],  Z_r = sum_c exp(x[r,c] - m_r)
 //             A row whose logits are all -inf (fully masked) is written as all
-//             zeros (never NaN).
+//             zeros; a row holding a NaN is all NaN (the row max propagates NaN).
 //   backward  dx[r,c] = y[r,c] * (dy[r,c] - sum_c' dy[r,c'] * y[r,c'])
 //
 // Layout: x, y, dy, dx are contiguous [rows, cols] arrays of T.

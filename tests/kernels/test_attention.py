@@ -155,3 +155,24 @@ def test_attention_plan_answers_for_the_op():
     }
     for why, (args, flags) in refused.items():
         assert why in K.attention_plan(*args, **flags)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_attention_nan_score_gives_a_nan_row(cpu, dtype):
+    rng = np.random.default_rng(8)
+    q, k, v = (rng.standard_normal((2, L, 8)).astype(dtype) for L in (5, 40, 40))
+    q[0, 2, 3] = np.nan  # every score of query 2 in head 0 is NaN
+    kpm = np.ones((2, 40), bool)
+    kpm[1] = False        # head 1 fully masked: still zeros, not NaN
+    o, lse = K.attention_forward(q, k, v, key_pad_mask=kpm)
+    s = q[0] @ k[0].T / np.sqrt(8)  # plain NumPy for head 0
+    with np.errstate(invalid="ignore"):
+        p = np.exp(s - s.max(-1, keepdims=True))
+        want = (p / p.sum(-1, keepdims=True)) @ v[0]
+    assert np.isnan(want[2]).all() and np.isnan(o[0, 2]).all() and np.isnan(lse[0, 2])
+    rest = [0, 1, 3, 4]
+    np.testing.assert_allclose(o[0, rest], want[rest], **tol(dtype))
+    assert np.all(o[1] == 0) and np.all(np.isneginf(lse[1]))
+    dq, dk, dv = K.attention_backward(q, k, v, o, lse, np.ones_like(o), key_pad_mask=kpm)
+    assert np.isnan(dq[0, 2]).all() and np.isnan(dk[0]).all() and np.isnan(dv[0]).all()
+    assert np.all(dq[1] == 0) and np.all(dk[1] == 0) and np.all(dv[1] == 0)

@@ -1,5 +1,6 @@
 """softmax, layer_norm and cross_entropy kernels on the CPU harness vs NumPy."""
 import numpy as np
+import pytest
 from hypothesis import given, settings, HealthCheck
 from hypothesis import strategies as st
 
@@ -47,6 +48,44 @@ def test_softmax_large_values_and_empty(cpu):
     y = K.softmax_forward(x)
     np.testing.assert_allclose(y, [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]], atol=1e-7)
     assert K.softmax_forward(np.zeros((0, 4), np.float32)).shape == (0, 4)
+
+
+def _rows_with_nan(dtype, cols=70):
+    """Logits [5, cols]: a plain row, one NaN, all NaN, a NaN among -inf, all -inf."""
+    x = np.random.default_rng(4).standard_normal((5, cols)).astype(dtype)
+    x[1, 3] = np.nan
+    x[2] = np.nan
+    x[3] = -np.inf
+    x[3, cols - 1] = np.nan
+    x[4] = -np.inf
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_nan_gives_a_nan_row(cpu, dtype):
+    x = _rows_with_nan(dtype)
+    y = K.softmax_forward(x)
+    with np.errstate(invalid="ignore"):  # plain NumPy: the max of a row with a NaN is NaN
+        e = np.exp(x - x.max(-1, keepdims=True))
+        want = e / e.sum(-1, keepdims=True)
+    assert np.isnan(want[1:4]).all() and np.isnan(y[1:4]).all()
+    np.testing.assert_allclose(y[0], want[0], **tol(dtype))
+    np.testing.assert_array_equal(y[4], 0)  # all -inf (fully masked): zeros, not NaN
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cross_entropy_nan_logit_gives_nan_loss(cpu, dtype):
+    x = _rows_with_nan(dtype)[:4]
+    t = np.array([5, 5, 5, 5])
+    loss, lse = K.cross_entropy_forward(x, t)
+    with np.errstate(invalid="ignore"):  # plain NumPy log-sum-exp
+        m = x.max(-1)
+        want_lse = m + np.log(np.exp(x - m[:, None]).sum(-1))
+    assert np.isnan(want_lse[1:]).all() and np.isnan(lse[1:]).all() and np.isnan(loss[1:]).all()
+    np.testing.assert_allclose(lse[0], want_lse[0], **tol(dtype))
+    np.testing.assert_allclose(loss[0], want_lse[0] - x[0, 5], **tol(dtype))
+    dx = K.cross_entropy_backward(x, t, lse, np.ones(4, dtype))
+    assert np.isnan(dx[1:]).all() and np.isfinite(dx[0]).all()
 
 
 @SETTINGS
