@@ -8,3 +8,4 @@ from minitx.ops.reduction import *  # noqa: F401,F403
 from minitx.ops.shape import *  # noqa: F401,F403
 from minitx.ops.linalg import *  # noqa: F401,F403
 from minitx.ops.nn import *  # noqa: F401,F403
+from minitx.ops.attention import *  # noqa: F401,F403
