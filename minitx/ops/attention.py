@@ -9,7 +9,8 @@ import numpy as np
 from minitx import kernels
 from minitx.autograd.function import Function
 from minitx.backend import device_of, get_array_module
-from minitx.ops.nn import _dropout_keep_mask, _stable_exp
+from minitx.ops.nn import _dropout_keep_mask
+from minitx.ops.reduction import logsumexp_parts
 
 __all__ = ["ScaledDotProductAttention"]
 
@@ -98,10 +99,9 @@ class ScaledDotProductAttention(Function):
             o, lse = o.reshape(q.shape), lse.reshape(q.shape[:-1])
         else:
             scores = self._scores(q, k, mask)
-            e, m = _stable_exp(scores, -1)
-            total = e.sum(axis=-1, keepdims=True)
+            e, total, m, log_total = logsumexp_parts(scores, -1)
             p = e / xp.where(total > 0, total, 1)
-            lse = xp.where(total > 0, m + xp.log(xp.where(total > 0, total, 1)), -xp.inf)[..., 0]
+            lse = (m + log_total)[..., 0]
             if self.need_weights:
                 self.weights = p
             if self.dropout_p:

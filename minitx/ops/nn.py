@@ -30,14 +30,6 @@ __all__ = [
 ]
 
 
-def _stable_exp(x, axis):
-    """exp(x - max x) along axis, and that max (a -inf max, a fully masked row, becomes 0)."""
-    xp = get_array_module(x)
-    m = x.max(axis=axis, keepdims=True)
-    m = xp.where(xp.isfinite(m), m, 0)
-    return xp.exp(x - m), m
-
-
 class Softmax(Function):
     """y_i = exp(x_i) / sum_j exp(x_j) along ``axis`` (computed with max(x) subtracted).
 
