@@ -101,11 +101,6 @@ class Vocab:
         """All tokens in id order (a copy; index ``i`` is the token of id ``i``)."""
         return list(self._id_to_token)
 
-    @property
-    def num_special(self) -> int:
-        """How many ids at the start are special tokens (always 4)."""
-        return len(SPECIAL_TOKENS)
-
     def token_to_id(self, token: str) -> int:
         """Id of ``token``, or :attr:`unk_id` if it is not in the vocabulary."""
         return self._token_to_id.get(token, UNK_ID)
