@@ -12,6 +12,7 @@ from translate_kit import (SMALL, TINY, copy_run, no_network, small_subset_dir, 
 from minitx.data import load_tokenizer, make_batch
 from minitx.nn import Transformer
 from minitx.serialization import load
+from minitx.train import json_safe
 from minitx.translate import training
 from minitx.translate.recipes import (DEFAULTS, MODEL_ARGS, RECIPES, build_config, preset_settings,
                                       validate_config)
@@ -107,7 +108,7 @@ def test_resume_refuses_options_that_change_the_run(tiny_run, tmp_path):
 
 
 def test_resume_config_allows_the_harmless_options_and_reports_them(tmp_path):
-    saved = training._json_safe(build_config(None, **TINY))
+    saved = json_safe(build_config(None, **TINY))
     changed = {"epochs": 20, "max_steps": 50, "time_limit": 2.5, "save_every": 0, "bleu_every": 2,
                "bleu_val_sentences": 10, "device": "auto", "beam_size": 4, "length_penalty": 1.0,
                "average_last": 3, "data_dir": "/elsewhere"}
