@@ -21,6 +21,8 @@ import json
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
+from minitx.serialization import write_atomically
+
 PAD_TOKEN = "<pad>"
 BOS_TOKEN = "<bos>"
 EOS_TOKEN = "<eos>"
@@ -166,12 +168,12 @@ class Vocab:
 
 
 def write_json(path: str | Path, data: dict) -> None:
-    """Write ``data`` as pretty, UTF-8 JSON (non-ASCII kept readable)."""
+    """Write ``data`` as pretty, UTF-8 JSON (non-ASCII kept readable), atomically (a kill
+    midway leaves any earlier file whole; see minitx.serialization.write_atomically)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, ensure_ascii=False, indent=1)
-        f.write("\n")
+    text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+    write_atomically(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def read_json(path: str | Path) -> dict:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from minitx import random as mrandom
-from minitx.serialization import load, save
+from minitx.serialization import load, save, write_atomically
 
 
 def save_checkpoint(path, model, optimizer=None, schedule=None, progress=None, **extra) -> None:
@@ -67,5 +67,7 @@ def average_checkpoints(paths) -> dict:
 
 
 def write_json(path, obj, **dumps_options) -> None:
-    """Write ``obj`` as JSON to ``path``."""
-    Path(path).write_text(json.dumps(obj, **dumps_options))
+    """Write ``obj`` as JSON (UTF-8) to ``path`` as checkpoints are written: a temporary file,
+    then renamed, so a kill midway leaves the previous file whole."""
+    text = json.dumps(obj, **dumps_options)
+    write_atomically(path, lambda f: f.write(text.encode("utf-8")))

@@ -369,7 +369,7 @@ def finish(config, trainer, src_tok, tgt_tok, started, progress=True) -> dict:
         "parameters": model.num_parameters(), "device": model.device,
         "example": {"source": example_src, "reference": example_ref, "translation": scores["translations"][0]},
     }
-    (run_dir / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False))
+    write_json(run_dir / "results.json", results, indent=2, ensure_ascii=False)
     (run_dir / f"{TEST_SPLIT}.hyp.{config['tgt_lang']}").write_text("\n".join(scores["translations"]) + "\n")
     print(f"\nsource:      {example_src}\nreference:   {example_ref}\ntranslation: {scores['translations'][0]}")
     print(f"\n{TEST_SPLIT} {results['direction']} ({chosen} checkpoint, beam {config['beam_size']}): "
