@@ -29,7 +29,7 @@ def save_checkpoint(path, model, optimizer=None, schedule=None, progress=None, *
 
 def load_checkpoint(path, model, optimizer=None, schedule=None) -> dict:
     """Restore a checkpoint into model (and optimizer, schedule, the random generators);
-    returns its 'progress' ({} for a model checkpoint)."""
+    returns everything it holds (the model's weights too)."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"checkpoint {path} does not exist")
@@ -46,7 +46,7 @@ def load_checkpoint(path, model, optimizer=None, schedule=None) -> dict:
         schedule.load_state_dict(state["schedule"])
     if "rng" in state:
         mrandom.set_state(state["rng"])
-    return state.get("progress", {})
+    return state
 
 
 def average_checkpoints(paths) -> dict:

@@ -12,7 +12,7 @@ import minitx
 from minitx import optim
 from minitx.serialization import save
 from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint, write_json
-from minitx.train.rundir import log
+from minitx.train.rundir import log, run_files
 
 
 def train_step(model, batch, loss_fn, optimizer, schedule=None, clip_norm: float = 0.0) -> tuple:
@@ -68,6 +68,12 @@ class Trainer:
     after it and returns extra metrics for that epoch's history record. ``extra`` entries are
     stored in every checkpoint (e.g. {"config": ...}). ``throughput(batch)`` (optional) counts
     what the progress bar shows per second (default: the loss weight).
+
+    Exact resume: last.npz is the one commit point. It is written every ``save_every`` steps
+    and once at each epoch's end, after that end's other files (best.npz, epoch-<n>.npz) and
+    with the history inside, so a run killed anywhere resumes from a consistent state and
+    redoes what came after it (the same batches, dropout masks and updates). An epoch end
+    not yet recorded (a kill after the last step's checkpoint) is redone before the finish.
     """
 
     def __init__(self, run_dir, model, optimizer, loss_fn: Callable, batches: Callable[[int, int], Iterable], *,
@@ -83,67 +89,95 @@ class Trainer:
         self.extra = dict(extra or {})
         self.throughput = throughput
         self.show_progress = progress
-        self.progress = {"step": 0, "epoch": 0, "batch": 0, "best_val_loss": math.inf, "train_seconds": 0.0}
-        self.history = []
+        # one object, replaced whole at an epoch's end, so it is never half updated
+        self.state = {"progress": {"step": 0, "epoch": 0, "batch": 0, "best_val_loss": math.inf,
+                                   "train_seconds": 0.0, "epoch_loss": 0.0, "epoch_weight": 0},
+                      "history": []}
+
+    @property
+    def progress(self) -> dict:
+        """step, epoch, batch (the next one of that epoch), best_val_loss, train_seconds, and the
+        current epoch's summed training loss and weight."""
+        return self.state["progress"]
+
+    @property
+    def history(self) -> list:
+        """The history.json records, one per epoch end."""
+        return self.state["history"]
 
     # ------------------------------------------------------------ state on disk
 
     def path(self, name: str) -> Path:
         return self.run_dir / name
 
-    def save_last(self) -> None:
-        save_checkpoint(self.path("last.npz"), self.model, self.optimizer, self.schedule, self.progress,
-                        **self.extra)
+    def save_last(self, state=None) -> None:
+        state = state or self.state
+        save_checkpoint(self.path("last.npz"), self.model, self.optimizer, self.schedule, state["progress"],
+                        history=state["history"], **self.extra)
 
     def save_model(self, name: str) -> None:
         save_checkpoint(self.path(name), self.model, **self.extra)
 
     def resume(self) -> bool:
-        """Continue from last.npz and history.json when there is a last.npz; True if there was."""
+        """Continue from last.npz when there is one (True). Without it, a run killed before its
+        first checkpoint starts again from step 0, as a new run would (False); a run with other
+        files but no last.npz cannot be continued: ValueError."""
         if not self.path("last.npz").exists():
+            left = [p.name for p in run_files(self.run_dir, ("best.npz", "averaged.npz", "history.json"))]
+            if left:
+                raise ValueError(f"cannot resume {self.run_dir}: last.npz is missing, but {', '.join(left)} "
+                                 "are there, so the run's state is lost; start a new run (another --output-dir, "
+                                 "or --overwrite)")
+            log(f"resume: {self.run_dir} has no last.npz (stopped before its first checkpoint): "
+                "training starts from step 0")
             return False
-        self.progress.update(load_checkpoint(self.path("last.npz"), self.model, self.optimizer, self.schedule))
-        if self.path("history.json").exists():
-            self.history = json.loads(self.path("history.json").read_text())
-        log(f"resumed from {self.path('last.npz')} at step {self.progress['step']} "
-            f"(epoch {self.progress['epoch'] + 1}, batch {self.progress['batch']})")
+        saved = load_checkpoint(self.path("last.npz"), self.model, self.optimizer, self.schedule)
+        progress = {**self.progress, **saved.get("progress", {})}
+        history = saved.get("history")
+        if history is None and self.path("history.json").exists():  # a checkpoint from before it held one
+            history = json.loads(self.path("history.json").read_text())
+        self.state = {"progress": progress, "history": list(history or [])}
+        log(f"resumed from {self.path('last.npz')} at step {progress['step']} "
+            f"(epoch {progress['epoch'] + 1}, batch {progress['batch']})")
         return True
+
+    def recorded(self) -> bool:
+        """Whether the run's position has its epoch-end record (or no step was taken)."""
+        step = self.progress["step"]
+        return step == 0 or bool(self.history) and self.history[-1]["step"] == step
 
     # ------------------------------------------------------------ the loop
 
     def fit(self) -> str:
         """Train until the epochs are done or a limit stops the run; returns why it stopped."""
-        progress = self.progress
-        reason = stop_reason(progress, self.max_steps, self.time_limit)
-        # a resumed run may already be at its limits: then it trains no further step
-        first_epoch = self.epochs if reason else progress["epoch"]
+        reason = stop_reason(self.progress, self.max_steps, self.time_limit)
         # training time runs on from the saved count; it includes the epochs' validation
-        self._loop_started = time.perf_counter() - progress["train_seconds"]
+        self._loop_started = time.perf_counter() - self.progress["train_seconds"]
         self.model.train()
-        for epoch in range(first_epoch, self.epochs):
-            progress["epoch"] = epoch
-            reason, epoch_loss, epoch_weight, epoch_done = self._train_epoch(epoch)
-            if epoch_done:
-                progress["batch"] = 0
-                progress["epoch"] = epoch + 1
-            self._end_epoch(epoch, epoch_loss / max(epoch_weight, 1), epoch_done)
-            if reason:
-                break
+        # a resumed run at its limits trains no further step, but records its epoch's end if a
+        # kill came between its last step's checkpoint and that record
+        while self.progress["epoch"] < self.epochs and not (reason and self.recorded()):
+            epoch = self.progress["epoch"]
+            batches = self.batches(self.seed, epoch)
+            if not reason:
+                reason = self._train_epoch(epoch, batches)
+            self._end_epoch(epoch, complete=self.progress["batch"] >= len(batches))
         reason = reason or "all epochs done"
-        log(f"training stopped: {reason} after {progress['step']} steps, {progress['train_seconds']:.0f}s")
+        log(f"training stopped: {reason} after {self.progress['step']} steps, "
+            f"{self.progress['train_seconds']:.0f}s")
+        write_json(self.path("history.json"), self.history, indent=2)  # (a kill may have come before it)
         return reason
 
-    def _train_epoch(self, epoch: int) -> tuple:
-        """The steps of one epoch from progress["batch"] on: (stop reason or None, summed loss,
-        summed weight, whether the epoch's batches are all done)."""
+    def _train_epoch(self, epoch: int, batches) -> str | None:
+        """The steps of one epoch from progress["batch"] on; returns the stop reason, or None
+        when the epoch's batches are all done."""
         from tqdm.auto import tqdm
 
         progress = self.progress
-        batches = self.batches(self.seed, epoch)
-        total, skip = len(batches), progress["batch"]
-        bar = tqdm(total=total, initial=skip, desc=f"epoch {epoch + 1}/{self.epochs}", unit="batch",
+        skip = progress["batch"]
+        bar = tqdm(total=len(batches), initial=skip, desc=f"epoch {epoch + 1}/{self.epochs}", unit="batch",
                    disable=not self.show_progress, mininterval=1.0, dynamic_ncols=True)
-        window, window_start, epoch_loss, epoch_weight, reason = 0, time.perf_counter(), 0.0, 0, None
+        window, window_start, reason = 0, time.perf_counter(), None
         # a resumed epoch starts at the saved batch; slicing (a list, say) skips without making the batches
         rest = batches[skip:] if hasattr(batches, "__getitem__") else itertools.islice(batches, skip, None)
         for b, batch in enumerate(rest, start=skip):
@@ -154,9 +188,9 @@ class Trainer:
                                          "lower the learning rate or raise warmup_steps")
             progress["step"] += 1
             progress["batch"] = b + 1
+            progress["epoch_loss"] += loss_value * weight
+            progress["epoch_weight"] += weight
             window += self.throughput(batch) if self.throughput else weight
-            epoch_loss += loss_value * weight
-            epoch_weight += weight
             bar.update(1)
             now = time.perf_counter()
             bar.set_postfix(loss=f"{loss_value:.3f}", tok_s=f"{window / max(now - window_start, 1e-9):.0f}",
@@ -168,31 +202,36 @@ class Trainer:
             if reason:
                 break
         bar.close()
-        return reason, epoch_loss, epoch_weight, progress["batch"] >= total
+        return reason
 
-    def _end_epoch(self, epoch: int, train_loss: float, complete: bool) -> None:
-        """Validation, the history record, best.npz, last.npz, the epoch checkpoint."""
-        progress = self.progress
+    def _end_epoch(self, epoch: int, complete: bool) -> None:
+        """Validation, the history record, best.npz, the epoch checkpoint, then last.npz (the
+        commit). The trainer's state changes only after that commit."""
+        progress = dict(self.progress)
         val_loss = self.validation_loss(self.model)
-        record = {"epoch": epoch + 1, "step": progress["step"], "complete": complete, "train_loss": train_loss,
-                  "val_loss": val_loss, "val_ppl": math.exp(min(val_loss, 50)),
-                  "seconds": round(progress["train_seconds"], 1)}
+        record = {"epoch": epoch + 1, "step": progress["step"], "complete": complete,
+                  "train_loss": progress["epoch_loss"] / max(progress["epoch_weight"], 1), "val_loss": val_loss,
+                  "val_ppl": math.exp(min(val_loss, 50)), "seconds": round(progress["train_seconds"], 1)}
         if self.evaluate is not None:
             record.update(self.evaluate(self.model, epoch + 1) or {})
             self.model.train()
-        self.history.append(record)
         extras = "".join(f", {key.replace('_', ' ')} {record[key]:.2f}" for key in record if key not in _RECORD_KEYS)
         log("epoch {epoch}: train loss {train_loss:.3f}, val loss {val_loss:.3f}, val ppl {val_ppl:.1f}".format(**record)
             + extras + f" ({record['seconds']:.0f}s of training)")
         if val_loss < progress["best_val_loss"]:
             progress["best_val_loss"] = val_loss
             self.save_model("best.npz")
-        self.save_last()
         if complete and self.average_last > 1:
             self.save_model(f"epoch-{epoch + 1}.npz")
             stale = self.path(f"epoch-{epoch + 1 - self.average_last}.npz")
             if stale.exists():
                 stale.unlink()
+        if complete:
+            progress.update(epoch=epoch + 1, batch=0)
+        progress.update(epoch_loss=0.0, epoch_weight=0)
+        state = {"progress": progress, "history": self.history + [record]}
+        self.save_last(state)
+        self.state = state
         write_json(self.path("history.json"), self.history, indent=2)
 
     # ------------------------------------------------------------ the final model

@@ -127,6 +127,32 @@ def test_killed_run_resumes_to_exactly_the_uninterrupted_state(subset_dir, tmp_p
     assert results_a["example"] == results_b["example"] and results_a["bleu"] == results_b["bleu"]
 
 
+def test_a_run_killed_before_its_final_validation_finishes_when_resumed(subset_dir, tmp_path):
+    """The last step's checkpoint is written (step 6, save_every 3), then the kill comes in
+    the validation that would write best.npz: the resumed run records the epoch, writes
+    best.npz and scores it as the uninterrupted run does."""
+    total = 6
+    training.train(resume_config(subset_dir, tmp_path / "a", total), progress=False)
+
+    def die(*args):
+        raise Killed()
+
+    with pytest.MonkeyPatch.context() as patch, pytest.raises(Killed):
+        patch.setattr(training, "validation_loss", die)
+        training.train(resume_config(subset_dir, tmp_path / "b", total), progress=False)
+    assert load(tmp_path / "b" / "last.npz")["progress"]["step"] == total
+    assert not (tmp_path / "b" / "best.npz").exists()
+    training.train(resume_config(subset_dir, tmp_path / "b", total), resume=True, progress=False)
+    for name in ("last.npz", "best.npz"):
+        a, b = load(tmp_path / "a" / name), load(tmp_path / "b" / name)
+        assert_same_state(a["model"], b["model"], name)
+    results_a = json.loads((tmp_path / "a" / "results.json").read_text())
+    results_b = json.loads((tmp_path / "b" / "results.json").read_text())
+    assert results_a["val_loss"] == results_b["val_loss"] and results_a["example"] == results_b["example"]
+    history = json.loads((tmp_path / "b" / "history.json").read_text())
+    assert [h["step"] for h in history] == [total]
+
+
 def test_resume_may_extend_a_finished_run(subset_dir, tmp_path, capsys):
     """A run stopped by max_steps continues when resumed with a larger max_steps, keeping its
     other settings; a changed lr would change the run, so it is refused (naming both values)
