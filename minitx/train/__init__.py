@@ -57,10 +57,10 @@ Example: a masked-language-model pretraining of an encoder-only model::
     name, losses = trainer.choose_final()                 # best or averaged, loaded into model
 """
 from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint, write_json
-from minitx.train.loop import Trainer, mean_loss, stop_reason, train_step
+from minitx.train.loop import Trainer, TrainingInterrupted, mean_loss, stop_reason, train_step
 from minitx.train.rundir import (TRAINER_FILES, TRAINER_PATTERNS, clear_for_new_run, json_safe, log,
                                  read_saved_config, resume_config, run_files)
 
-__all__ = ["Trainer", "train_step", "stop_reason", "mean_loss", "save_checkpoint", "load_checkpoint",
+__all__ = ["Trainer", "TrainingInterrupted", "train_step", "stop_reason", "mean_loss", "save_checkpoint", "load_checkpoint",
            "average_checkpoints", "write_json", "clear_for_new_run", "read_saved_config", "resume_config",
            "run_files", "json_safe", "log", "TRAINER_FILES", "TRAINER_PATTERNS"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import signal
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Iterable
@@ -149,7 +151,33 @@ class Trainer:
     # ------------------------------------------------------------ the loop
 
     def fit(self) -> str:
-        """Train until the epochs are done or a limit stops the run; returns why it stopped."""
+        """Train until the epochs are done or a limit stops the run; returns why it stopped.
+
+        Ctrl-C (SIGINT, or a KeyboardInterrupt raised between steps) saves last.npz as of
+        the last whole step and raises TrainingInterrupted, which says so. A SIGINT during a
+        step waits for the step's end: a half-done update cannot be saved, nor resumed from.
+        A KeyboardInterrupt raised inside a step by other code (it cannot wait) saves nothing:
+        the last checkpoint stands."""
+        self._in_step = self._interrupted = False
+        restore = _catch_sigint(self)
+        try:
+            return self._fit()
+        except KeyboardInterrupt:
+            if self._in_step:
+                raise
+            self.save_last()
+            raise TrainingInterrupted(f"interrupted: saved {self.path('last.npz')} at step "
+                                      f"{self.progress['step']}") from None
+        finally:
+            restore()
+
+    def _on_sigint(self, signum, frame):
+        if not self._in_step:
+            raise KeyboardInterrupt
+        self._interrupted = True  # stop at the step's end
+
+    def _fit(self) -> str:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
         reason = stop_reason(self.progress, self.max_steps, self.time_limit)
         # training time runs on from the saved count; it includes the epochs' validation
         self._loop_started = time.perf_counter() - self.progress["train_seconds"]
@@ -181,6 +209,7 @@ class Trainer:
         # a resumed epoch starts at the saved batch; slicing (a list, say) skips without making the batches
         rest = batches[skip:] if hasattr(batches, "__getitem__") else itertools.islice(batches, skip, None)
         for b, batch in enumerate(rest, start=skip):
+            self._in_step = True
             loss_value, weight = train_step(self.model, batch, self.loss_fn, self.optimizer, self.schedule,
                                             self.clip_norm)
             if not math.isfinite(loss_value):
@@ -196,6 +225,9 @@ class Trainer:
             bar.set_postfix(loss=f"{loss_value:.3f}", tok_s=f"{window / max(now - window_start, 1e-9):.0f}",
                             lr=f"{self.optimizer.param_groups[0]['lr']:.2e}", refresh=False)
             progress["train_seconds"] = now - self._loop_started
+            self._in_step = False
+            if self._interrupted:
+                raise KeyboardInterrupt  # (fit saves last.npz)
             if self.save_every and progress["step"] % self.save_every == 0:
                 self.save_last()
             reason = stop_reason(progress, self.max_steps, self.time_limit)
@@ -255,6 +287,19 @@ class Trainer:
         chosen = min(candidates, key=candidates.get)  # ties keep "best" (listed first)
         load_checkpoint(self.path(f"{chosen}.npz"), self.model)
         return chosen, candidates
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped the training; last.npz holds every step taken (the message says where)."""
+
+
+def _catch_sigint(trainer):
+    """Route SIGINT to trainer._on_sigint; returns the function that puts the old handler back.
+    Only the main thread can set handlers: elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGINT, trainer._on_sigint)
+    return lambda: signal.signal(signal.SIGINT, previous)
 
 
 # the keys every history record holds; others come from the evaluate hook

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 
 from minitx.translate.recipes import CHOICES, DEFAULTS, HELP, RECIPES, build_config, validate_config
@@ -127,6 +128,12 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return _run(args)
+    except KeyboardInterrupt as stop:
+        # Ctrl-C: training saved last.npz (the message says where); say how to go on
+        print(f"{parser.prog} {args.command}: {stop or 'interrupted'}", file=sys.stderr)
+        if getattr(args, "run_dir", None):
+            print(f"continue it with: {parser.prog} train --output-dir {shlex.quote(args.run_dir)} --resume", file=sys.stderr)
+        return 130
     except (ValueError, FileNotFoundError, RuntimeError, FloatingPointError) as error:
         # a bad option, data file, run directory or checkpoint (CheckpointError is a ValueError,
         # DataNotFoundError a FileNotFoundError), a device that is not there (RuntimeError), a
@@ -158,6 +165,7 @@ def _run(args) -> int:
         else:
             config = build_config(args.recipe or DEFAULT_RECIPE, **overrides)
             validate_config(config)
+        args.run_dir = config["output_dir"]
         run_training(config, resume=args.resume, progress=not args.no_progress, overwrite=args.overwrite)
         return 0
     return _use_model(args)

@@ -2,6 +2,7 @@
 whole, exact resume after kills at any moment, Ctrl-C, the finish on its own."""
 import json
 import os
+import signal
 
 import numpy as np
 import pytest
@@ -9,11 +10,18 @@ import pytest
 import minitx
 from minitx import nn, optim
 from minitx.serialization import load
-from minitx.train import Trainer, mean_loss, write_json
+from minitx.train import Trainer, TrainingInterrupted, mean_loss, write_json
 
 
 class Killed(BaseException):
     """A kill: nothing in the trainer may catch it (as with SIGKILL, no handler runs)."""
+
+
+@pytest.fixture(autouse=True)
+def no_fsync(monkeypatch):
+    """The files are still written to a temporary name and renamed; only the wait for the
+    disk (most of these small runs' time) is skipped."""
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
 
 
 # ------------------------------------------------------------------ a small regression task
@@ -175,3 +183,77 @@ def test_json_files_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
     monkeypatch.undo()
     write_json(path, [{"epoch": 1}, {"epoch": 2}], indent=2)
     assert json.loads(path.read_text()) == [{"epoch": 1}, {"epoch": 2}]
+
+
+# ------------------------------------------------------------------ Ctrl-C, and kills at random moments
+
+
+def sigint_at(count):
+    """A hook that presses Ctrl-C (a real SIGINT to this process) at its count-th call."""
+    calls = {"n": 0}
+
+    def hook():
+        calls["n"] += 1
+        if calls["n"] == count:
+            signal.raise_signal(signal.SIGINT)
+
+    return hook
+
+
+def test_ctrl_c_in_a_step_saves_that_step_and_resumes_exactly(tmp_path, reference):
+    """SIGINT in the 8th step (one after the save at step 6): the step is finished, saved, and
+    the run stops with a message; nothing is lost, and the resumed run is the reference."""
+    with pytest.raises(TrainingInterrupted, match=r"interrupted: saved .*last.npz at step 8"):
+        run(tmp_path, hooks={"step": sigint_at(8)})
+    assert load(tmp_path / "last.npz")["progress"]["step"] == 8
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is put back
+    trainer, name, losses = run(tmp_path, resume=True)
+    assert_same(outcome(tmp_path, (name, losses)), reference)
+
+
+def kill_in_a_write(count):
+    """os.replace that kills the run at its count-th call: inside a checkpoint's (or a JSON
+    file's) writing, after the temporary file is complete and before it is renamed."""
+    calls, replace = {"n": 0}, os.replace
+
+    def maybe_die(*args):
+        calls["n"] += 1
+        if calls["n"] == count:
+            raise Killed()
+        return replace(*args)
+
+    return maybe_die
+
+
+def test_every_kill_resumes_to_the_uninterrupted_result(tmp_path, reference, monkeypatch):
+    """24 kills drawn from a seeded generator: SIGKILL-like (nothing runs) in a step, in a
+    validation (the epochs' ends and the finish's), inside a file's writing; or Ctrl-C in a
+    step or in a validation. Each killed run is resumed and must leave exactly the
+    uninterrupted run's checkpoints, history and final choice."""
+    counts = {"step": 21, "validation": 5, "write": 0}  # how often each moment comes in a whole run
+    replace = os.replace
+
+    def count_writes(*args):
+        counts["write"] += 1
+        return replace(*args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "replace", count_writes)
+        run(tmp_path / "count")
+    rng = np.random.default_rng(2026)
+    kinds = ["kill-step", "kill-validation", "kill-write", "ctrl-c-step", "ctrl-c-validation"]
+    for trial in range(24):
+        kind = kinds[trial % len(kinds)] if trial < len(kinds) else kinds[rng.integers(len(kinds))]
+        where = kind.split("-")[-1]
+        at = int(rng.integers(1, counts[where] + 1))
+        run_dir = tmp_path / f"{trial}-{kind}-{at}"
+        hooks = {}
+        with monkeypatch.context() as patch:
+            if where == "write":
+                patch.setattr(os, "replace", kill_in_a_write(at))
+            else:
+                hooks[where] = (sigint_at if kind.startswith("ctrl-c") else kill_at)(at)
+            with pytest.raises((Killed, KeyboardInterrupt)):
+                run(run_dir, hooks=hooks)
+        trainer, name, losses = run(run_dir, resume=True)
+        assert_same(outcome(run_dir, (name, losses)), reference, run_dir.name)

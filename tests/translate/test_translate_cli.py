@@ -3,8 +3,8 @@ import importlib.util
 import json
 
 import pytest
-from translate_kit import (REPO, copy_run, no_network, run_module, subset_dir, tiny_model,  # noqa: F401
-                           tiny_run)
+from translate_kit import (REPO, copy_run, no_network, run_module, small_subset_dir, subset_dir,  # noqa: F401
+                           tiny_model, tiny_run)
 
 from minitx.serialization import load, save
 from minitx.translate import training
@@ -353,3 +353,35 @@ def test_translate_and_evaluate_decode_as_the_run_does(capsys, tiny_run, subset_
     code, out, _ = run_main(capsys, "evaluate", *common, "--data-dir", subset_dir, "--no-progress")
     assert code == 0 and "(best, beam 3): BLEU 1.00" in out
     assert calls == [(3, 1.5), (2, 0.0), (3, 1.5)]
+
+
+# ------------------------------------------------------------------ Ctrl-C
+
+
+def test_ctrl_c_saves_the_run_and_says_how_to_resume(capsys, small_subset_dir, tmp_path, monkeypatch):
+    """A SIGINT during the first step: the step ends, last.npz is saved, the command exits 130
+    without a traceback and prints the command that continues the run, which finishes it."""
+    import signal
+
+    import minitx.optim
+
+    clip = minitx.optim.clip_grad_norm_
+
+    def press_ctrl_c_then_clip(*args, **kwargs):
+        monkeypatch.setattr(minitx.optim, "clip_grad_norm_", clip)  # once
+        signal.raise_signal(signal.SIGINT)
+        return clip(*args, **kwargs)
+
+    monkeypatch.setattr(minitx.optim, "clip_grad_norm_", press_ctrl_c_then_clip)
+    run_dir = tmp_path / "run dir"
+    argv = ["train", "--output-dir", run_dir, "--data-dir", small_subset_dir, "--vocab-size", 400, "--d-model", 32,
+            "--num-heads", 2, "--encoder-layers", 1, "--decoder-layers", 1, "--d-ff", 64, "--max-len", 64,
+            "--max-tokens", 600, "--max-steps", 2, "--beam-size", 1, "--device", "cpu", "--no-progress"]
+    code, _, err = run_main(capsys, *argv)
+    assert code == 130 and "Traceback" not in err
+    assert f"interrupted: saved {run_dir / 'last.npz'} at step 1" in err
+    assert f"continue it with: python -m minitx.translate train --output-dir '{run_dir}' --resume" in err
+    assert load(run_dir / "last.npz")["progress"]["step"] == 1
+    code, _, err = run_main(capsys, "train", "--output-dir", run_dir, "--resume", "--no-progress")
+    assert code == 0, err
+    assert json.loads((run_dir / "results.json").read_text())["steps"] == 2

@@ -134,10 +134,13 @@ def test_a_run_killed_before_its_final_validation_finishes_when_resumed(subset_d
     total = 6
     training.train(resume_config(subset_dir, tmp_path / "a", total), progress=False)
 
-    def die(*args):
-        raise Killed()
+    class Died(BaseException):
+        """A kill (SIGKILL): no handler runs."""
 
-    with pytest.MonkeyPatch.context() as patch, pytest.raises(Killed):
+    def die(*args):
+        raise Died()
+
+    with pytest.MonkeyPatch.context() as patch, pytest.raises(Died):
         patch.setattr(training, "validation_loss", die)
         training.train(resume_config(subset_dir, tmp_path / "b", total), progress=False)
     assert load(tmp_path / "b" / "last.npz")["progress"]["step"] == total
