@@ -176,6 +176,9 @@ def _use_model(args) -> int:
     from minitx.translate.evaluation import report_lines, translate_sentences
     from minitx.translate.training import checkpoint_path, evaluate_split, load_run
 
+    given = {key: getattr(args, key) for key in ("beam_size", "length_penalty", "device", "data_dir")
+             if getattr(args, key, None) is not None}
+    validate_config(given, only=given)  # as train validates them, before anything is loaded
     config, model, src_tok, tgt_tok = load_run(args.run, args.checkpoint, args.device)
     # unless given, decode as the run itself does
     beam_size = args.beam_size if args.beam_size is not None else config["beam_size"]

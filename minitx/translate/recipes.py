@@ -201,10 +201,14 @@ def _is_number(value) -> bool:
     return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
 
 
-def validate_config(config: dict) -> None:
+def validate_config(config: dict, only=None) -> None:
     """Raise ValueError naming every invalid setting of a whole configuration (unknown or
     missing keys, values outside their set, wrong types, out-of-range numbers, settings that
-    contradict each other). Used by the command line and by train() before anything is written."""
+    contradict each other). Every command validates through it before anything is written:
+    train the whole configuration; translate and evaluate, with ``only``, just the options
+    given (say {"length_penalty": nan}), checked as part of a configuration of DEFAULTS."""
+    if only is not None:
+        config, only = {**DEFAULTS, **config}, set(only)
     problems = []
     unknown = sorted(k for k in config if k not in DEFAULTS and k not in EXTRA_KEYS)
     missing = sorted(k for k in DEFAULTS if k not in config)
@@ -216,14 +220,17 @@ def validate_config(config: dict) -> None:
         raise ValueError("invalid configuration: " + "; ".join(problems))
 
     def bad(key, expected):
-        problems.append(f"{key} must be {expected}, got {config[key]!r}")
+        problems.append((key, f"{key} must be {expected}, got {config[key]!r}"))
+
+    def contradiction(keys, message):
+        problems.append((keys, message))
 
     for key in ("src_lang", "tgt_lang"):
         if config[key] not in LANGUAGES:
-            problems.append(f"unknown Multi30k language {config[key]!r}; valid languages: {', '.join(LANGUAGES)}")
+            contradiction(key, f"unknown Multi30k language {config[key]!r}; valid languages: {', '.join(LANGUAGES)}")
     if config["src_lang"] == config["tgt_lang"]:
-        problems.append(f"source and target language are both {config['src_lang']!r}; "
-                        "choose two different languages")
+        contradiction(("src_lang", "tgt_lang"), f"source and target language are both {config['src_lang']!r}; "
+                      "choose two different languages")
     for key, values in CHOICES.items():
         if config[key] not in values and not (key == "preset" and config[key] is None):
             bad(key, "one of " + ", ".join(values) + (" (or None)" if key == "preset" else ""))
@@ -238,8 +245,8 @@ def validate_config(config: dict) -> None:
     for key in _OPTIONAL_POSITIVE_INTS:
         if config[key] is not None and not (_is_int(config[key]) and config[key] >= 1):
             bad(key, "a positive integer or None")
-    if not _is_int(config["seed"]):
-        bad("seed", "an integer")
+    if not (_is_int(config["seed"]) and config["seed"] >= 0):
+        bad("seed", "an integer >= 0")
     for key in _BOOLEANS:
         if not isinstance(config[key], bool):
             bad(key, "true or false")
@@ -272,13 +279,18 @@ def validate_config(config: dict) -> None:
         bad("vocab_size", "at least 260 for BPE (4 specials + 256 bytes)")
     if _is_int(config["d_model"]) and _is_int(config["num_heads"]) and config["num_heads"] >= 1 \
             and config["d_model"] % config["num_heads"]:
-        problems.append(f"num_heads {config['num_heads']} does not divide d_model {config['d_model']}")
+        contradiction(("num_heads", "d_model"), f"num_heads {config['num_heads']} does not divide d_model "
+                      f"{config['d_model']}")
     if _is_int(config["max_len"]) and config["max_len"] < 2:
         bad("max_len", "at least 2 (<bos> and one token)")
     if config["share_embeddings"] is True and config["joint_vocab"] is False:
-        problems.append("share_embeddings needs one joint vocabulary, but joint_vocab is false (two separate "
-                        "vocabularies); set share_embeddings false, or joint_vocab true")
+        contradiction(("share_embeddings", "joint_vocab"), "share_embeddings needs one joint vocabulary, but "
+                      "joint_vocab is false (two separate vocabularies); set share_embeddings false, or "
+                      "joint_vocab true")
     if config["schedule"] == "cosine" and config["max_steps"] is None:
-        problems.append("schedule 'cosine' needs max_steps (the length of the decay)")
+        contradiction(("schedule", "max_steps"), "schedule 'cosine' needs max_steps (the length of the decay)")
+    if only is not None:
+        problems = [(keys, message) for keys, message in problems
+                    if only & ({keys} if isinstance(keys, str) else set(keys))]
     if problems:
-        raise ValueError("invalid configuration: " + "; ".join(problems))
+        raise ValueError("invalid configuration: " + "; ".join(message for _, message in problems))

@@ -355,6 +355,24 @@ def test_translate_and_evaluate_decode_as_the_run_does(capsys, tiny_run, subset_
     assert calls == [(3, 1.5), (2, 0.0), (3, 1.5)]
 
 
+@pytest.mark.parametrize("command, option, value, message", [
+    ("train", "--seed", -1, "seed must be an integer >= 0, got -1"),
+    ("train", "--length-penalty", "nan", "length_penalty must be a number, got nan"),
+    ("translate", "--length-penalty", "nan", "length_penalty must be a number, got nan"),
+    ("evaluate", "--length-penalty", "inf", "length_penalty must be a number, got inf"),
+    ("evaluate", "--device", "tpu", "device must be 'auto', 'cpu' or 'cuda', got 'tpu'"),
+])
+def test_every_command_validates_options_alike_before_anything_is_written(capsys, tiny_run, tmp_path, command,
+                                                                          option, value, message):
+    """One validation (validate_config) for all commands: a bad value is refused with the same
+    message by train (no run directory is made) and by translate/evaluate (no model is loaded)."""
+    where = ["--output-dir", tmp_path / "run", "--data-dir", tmp_path] if command == "train" else ["--run", tiny_run]
+    code, _, err = run_main(capsys, command, *where, option, value, "--no-progress" if command != "translate" else
+                            "--device=cpu")
+    assert code == 2 and f"error: invalid configuration: {message}" in err
+    assert not (tmp_path / "run").exists()
+
+
 # ------------------------------------------------------------------ Ctrl-C
 
 
