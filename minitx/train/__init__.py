@@ -26,7 +26,7 @@ and gets, in ``run_dir``:
                      seconds, and the evaluate hook's metrics
 
 plus progress bars, and stopping at ``epochs``, ``max_steps`` or ``time_limit`` minutes.
-The run directory's rules (``clear_for_new_run`` refuses or ``overwrite``s an earlier run,
+The run directory's rules (``check_new_run`` refuses an earlier run unless ``overwrite``,
 ``resume_config`` says which saved options may change on resume) are in ``rundir``.
 
 Example: a masked-language-model pretraining of an encoder-only model::
@@ -58,9 +58,9 @@ Example: a masked-language-model pretraining of an encoder-only model::
 """
 from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint, write_json
 from minitx.train.loop import Trainer, TrainingInterrupted, mean_loss, stop_reason, train_step
-from minitx.train.rundir import (TRAINER_FILES, TRAINER_PATTERNS, clear_for_new_run, json_safe, log,
-                                 read_saved_config, resume_config, run_files)
+from minitx.train.rundir import (TRAINER_FILES, TRAINER_PATTERNS, check_new_run, json_safe, log, read_saved_config,
+                                 resume_config, run_files, start_new_run)
 
 __all__ = ["Trainer", "TrainingInterrupted", "train_step", "stop_reason", "mean_loss", "save_checkpoint", "load_checkpoint",
-           "average_checkpoints", "write_json", "clear_for_new_run", "read_saved_config", "resume_config",
+           "average_checkpoints", "write_json", "check_new_run", "start_new_run", "read_saved_config", "resume_config",
            "run_files", "json_safe", "log", "TRAINER_FILES", "TRAINER_PATTERNS"]

@@ -1,5 +1,8 @@
 """Run directories: what a new run refuses, what --overwrite deletes, what --resume may change.
 
+A run directory is made only when training starts (``start_new_run``), once everything that
+can fail has been checked or loaded: a failed start leaves nothing behind to refuse.
+
 A run directory holds config.json and the trainer's files (TRAINER_FILES, epoch-<n>.npz), plus
 whatever the application adds (tokenizers, results). A new run refuses a directory that
 already holds a run, unless ``overwrite`` deletes that run's files (and nothing else); a
@@ -38,19 +41,27 @@ def run_files(run_dir, names=TRAINER_FILES, patterns=TRAINER_PATTERNS) -> list:
     return found
 
 
-def clear_for_new_run(run_dir, overwrite: bool, names=TRAINER_FILES, patterns=TRAINER_PATTERNS) -> None:
-    """Refuse a directory that holds a run (any of its files), or with ``overwrite`` delete
-    those files; other files in the directory are left alone."""
+def check_new_run(run_dir, overwrite: bool, names=TRAINER_FILES, patterns=TRAINER_PATTERNS) -> list:
+    """The files of an earlier run in run_dir, which ``start_new_run`` deletes; without
+    ``overwrite`` a directory that holds a run (any of its files) is refused. Nothing is
+    changed yet: a start that fails later leaves the earlier run as it was."""
     existing = run_files(run_dir, names, patterns)
     if existing and not overwrite:
         shown = ", ".join(p.name for p in existing[:4]) + (", ..." if len(existing) > 4 else "")
         raise ValueError(f"{run_dir} already holds a training run ({shown}); continue it with --resume "
                          "(resume=True), choose another --output-dir, or pass --overwrite (overwrite=True) "
                          "to delete its files and start a new run")
-    for path in existing:
+    return existing
+
+
+def start_new_run(run_dir, earlier_run=()) -> None:
+    """Make the run directory, deleting the files of the earlier run (check_new_run's list);
+    other files in the directory are left alone."""
+    for path in earlier_run:
         path.unlink()
-    if existing:
-        log(f"overwrite: deleted the {len(existing)} files of the earlier run in {run_dir}")
+    if earlier_run:
+        log(f"overwrite: deleted the {len(earlier_run)} files of the earlier run in {run_dir}")
+    Path(run_dir).mkdir(parents=True, exist_ok=True)
 
 
 def read_saved_config(run_dir, kind: str = "training") -> dict:

@@ -5,8 +5,9 @@ module supplies what is particular to translation.
 
 A run lives in one directory:
 
-    config.json         the full configuration (recipe + options), written at the start once it is
-                        valid; its "built" entry records the vocabularies and the model built
+    config.json         the full configuration (recipe + options), written when training starts
+                        (the directory is made only then, once the data, tokenizers and model
+                        are ready); its "built" entry records the vocabularies and the model built
     tokenizer.src.json  tokenizers (one file when the vocabulary is joint, then both names exist)
     tokenizer.tgt.json
     last.npz            the newest state: model, optimizer, schedule, RNG, position in the data;
@@ -34,7 +35,7 @@ from minitx import backend, optim
 from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, filter_by_length, load_pairs,
                          load_tokenizer, make_batch)
 from minitx.nn import Transformer
-from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, Trainer, clear_for_new_run,
+from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, Trainer, check_new_run, start_new_run,
                           json_safe, load_checkpoint, log, mean_loss, read_saved_config, write_json)
 from minitx.train import resume_config as resume_state
 from minitx.translate.evaluation import bleu_scores, report_lines, translate_sentences
@@ -55,9 +56,9 @@ def resolve_device(name: str) -> str:
 TOKENIZER_CLASSES = {"bpe": BPETokenizer, "word": WordTokenizer}
 
 
-def build_tokenizers(config, train_pairs, run_dir: Path):
-    """Train the tokenizers on the training text and save them in the run directory."""
-    src_path, tgt_path = run_dir / "tokenizer.src.json", run_dir / "tokenizer.tgt.json"
+def build_tokenizers(config, train_pairs):
+    """Train the (source, target) tokenizers on the training text: one object when the
+    vocabulary is joint."""
     sources = [s for s, _ in train_pairs]
     targets = [t for _, t in train_pairs]
     if config["tokenizer"] == "bpe":
@@ -74,8 +75,6 @@ def build_tokenizers(config, train_pairs, run_dir: Path):
             tgt_tok = WordTokenizer.train(targets, config["min_freq"], config["lowercase"])
     else:
         raise ValueError(f"unknown tokenizer {config['tokenizer']!r}; choose 'bpe' or 'word'")
-    src_tok.save(src_path)
-    tgt_tok.save(tgt_path)
     return src_tok, tgt_tok
 
 
@@ -253,31 +252,31 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     else:
         validate_config(config)
         config, changes = dict(config, built=None), {}  # 'built' is filled in once the model is
+        earlier_run = check_new_run(run_dir, overwrite, RUN_FILES, RUN_PATTERNS)
     device = resolve_device(config["device"])  # a missing GPU is an error before anything is written
     tokenizers = load_run_tokenizers(config, run_dir) if resume else None
-    if not resume:
-        clear_for_new_run(run_dir, overwrite, RUN_FILES, RUN_PATTERNS)
     for key, (old, new) in changes.items():
         log(f"resume: {key} changed from {old!r} to {new!r}")
-    run_dir.mkdir(parents=True, exist_ok=True)
-
-    def write_config():
-        write_json(run_dir / "config.json", json_safe(config), indent=2)
-
-    write_config()
-    minitx.manual_seed(config["seed"])
     started = time.perf_counter()
 
+    # everything that can fail (data, tokenizers, model) comes before the run directory is touched
     train_pairs = load_pairs("train", config["src_lang"], config["tgt_lang"], config["data_dir"])
     val_pairs = load_pairs("val", config["src_lang"], config["tgt_lang"], config["data_dir"])
-    src_tok, tgt_tok = tokenizers or build_tokenizers(config, train_pairs, run_dir)
+    src_tok, tgt_tok = tokenizers or build_tokenizers(config, train_pairs)
     if config["share_embeddings"] and src_tok is not tgt_tok:  # validate_config makes this impossible
         raise ValueError("share_embeddings needs one joint vocabulary (joint_vocab true)")
     pad, bos, eos = tgt_tok.pad_id, tgt_tok.bos_id, tgt_tok.eos_id
+    minitx.manual_seed(config["seed"])
     model = build_model(config, src_tok.vocab_size, tgt_tok.vocab_size, pad, device)
     config["built"] = {"src_vocab": src_tok.vocab_size, "tgt_vocab": tgt_tok.vocab_size,
                        "parameters": model.num_parameters(), "transformer": json_safe(model.config)}
-    write_config()
+
+    # training starts: the run directory, its configuration and tokenizers
+    if not resume:
+        start_new_run(run_dir, earlier_run)
+        src_tok.save(run_dir / "tokenizer.src.json")
+        tgt_tok.save(run_dir / "tokenizer.tgt.json")
+    write_json(run_dir / "config.json", json_safe(config), indent=2)
     opt, schedule = build_optimizer(config, model)
     max_len = model.max_len
     train_src, train_tgt = encode_pairs(train_pairs, src_tok, tgt_tok)

@@ -69,6 +69,25 @@ def test_overwrite_deletes_the_earlier_run_and_nothing_else(small_subset_dir, ti
     assert json.loads((run_dir / "results.json").read_text())["checkpoint"] == "best"
 
 
+def test_a_failed_start_leaves_nothing_behind(small_subset_dir, tiny_run, tmp_path):
+    """No data: no run directory is made, so the same command (with the data) is not refused
+    afterwards; an --overwrite that fails to start leaves the earlier run as it was."""
+    from minitx.data import DataNotFoundError
+
+    run_dir = tmp_path / "run"
+    with pytest.raises(DataNotFoundError):
+        training.train(small_config(tmp_path / "no-data", run_dir), progress=False)
+    assert not run_dir.exists()
+    training.train(small_config(small_subset_dir, run_dir), progress=False)
+    assert (run_dir / "results.json").is_file()
+
+    earlier = copy_run(tiny_run, tmp_path / "earlier")
+    before = snapshot(earlier)
+    with pytest.raises(DataNotFoundError):
+        training.train(small_config(tmp_path / "no-data", earlier), overwrite=True, progress=False)
+    assert snapshot(earlier) == before
+
+
 def test_resume_and_overwrite_exclude_each_other(tmp_path):
     with pytest.raises(ValueError, match="choose one"):
         training.train(small_config(tmp_path, tmp_path / "run"), resume=True, overwrite=True)
