@@ -197,7 +197,8 @@ def test_train_help_explains_every_option_with_its_defaults(capsys, monkeypatch)
     for key in DEFAULTS:
         assert HELP[key] and " ".join(HELP[key].split()) in text, key
     assert "stop after this many MINUTES of training" in text
-    assert "[default none; recipes: cpu-quick 8, cpu-long 35, gpu-best 15]" in text  # time_limit
+    assert "never set by a recipe (recipes are steps or epochs) [default none]" in text  # time_limit
+    assert "[default none; recipes: cpu-quick 850, cpu-long 1650]" in text       # max_steps
     assert "[default 256; recipes: gpu-best 512]" in text                       # d_model
     assert "[default 4; recipes: seed004-small 8, gpu-best 8]" in text          # num_heads, via the preset
     assert "--overwrite" in text and "--schedule {inverse_sqrt,noam,cosine,constant}" in text

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from translate_kit import (SMALL, TINY, copy_run, no_network, small_subset_dir, subset_dir,  # noqa: F401
-                           tiny_run)
+from translate_kit import (SMALL, TINY, assert_same_state, copy_run, no_network, small_subset_dir,  # noqa: F401
+                           subset_dir, tiny_run)
 
 from minitx.data import load_tokenizer, make_batch
 from minitx.nn import Transformer
@@ -211,6 +211,29 @@ def test_invalid_configurations_are_refused_before_anything_is_written(tmp_path,
     with pytest.raises(ValueError):
         training.train(config, progress=False)
     assert not (tmp_path / "run").exists()
+
+
+def test_recipes_are_steps_or_epochs_never_minutes():
+    for name, recipe in RECIPES.items():
+        assert "time_limit" not in recipe, name
+        assert build_config(name)["time_limit"] is None and (recipe.get("max_steps") or recipe.get("epochs")), name
+
+
+@pytest.mark.parametrize("recipe", ["cpu-quick", "cpu-long"])
+def test_a_recipe_and_a_seed_train_the_same_model_twice(small_subset_dir, tmp_path, recipe):
+    """Shrunk through overrides (a tiny model, three steps), but with the recipe's own limits
+    otherwise: nothing depends on the clock, so both runs hold the same checkpoints."""
+    shrink = dict(vocab_size=400, d_model=32, num_heads=2, encoder_layers=1, decoder_layers=1, d_ff=64, max_len=64,
+                  max_tokens=600, max_steps=3, save_every=2, beam_size=1, device="cpu",
+                  data_dir=str(small_subset_dir))
+    for name in ("a", "b"):
+        training.train(build_config(recipe, output_dir=str(tmp_path / name), **shrink), progress=False)
+    for checkpoint in ("last.npz", "best.npz"):
+        a, b = load(tmp_path / "a" / checkpoint), load(tmp_path / "b" / checkpoint)
+        for part in ("model", "optimizer", "schedule", "rng"):
+            if part in a:
+                assert_same_state(a[part], b[part], f"{checkpoint}/{part}")
+    assert load(tmp_path / "a" / "last.npz")["progress"]["step"] == 3
 
 
 def test_every_recipe_is_valid():

@@ -2,9 +2,9 @@
 import json
 import math
 
-import numpy as np
 import pytest
-from translate_kit import TINY, TINY_EPOCHS, no_network, subset_dir, tiny_run, write_gz_lines  # noqa: F401
+from translate_kit import (TINY, TINY_EPOCHS, assert_same_state, no_network, subset_dir, tiny_run,  # noqa: F401
+                           write_gz_lines)
 
 import minitx
 import minitx.optim
@@ -84,22 +84,6 @@ def kill_during_step(monkeypatch, step):
         return clip(*args, **kwargs)
 
     monkeypatch.setattr(minitx.optim, "clip_grad_norm_", clip_then_maybe_die)
-
-
-def assert_same_state(a, b, where=""):
-    """Nested checkpoint contents are identical: arrays bit for bit, other values equal."""
-    if isinstance(a, dict):
-        assert sorted(a) == sorted(b), where
-        for key in a:
-            assert_same_state(a[key], b[key], f"{where}/{key}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
-            assert_same_state(x, y, f"{where}[{i}]")
-    elif isinstance(a, np.ndarray):
-        np.testing.assert_array_equal(a, b, err_msg=where)
-    else:
-        assert a == b, where
 
 
 def test_killed_run_resumes_to_exactly_the_uninterrupted_state(subset_dir, tmp_path):
