@@ -177,34 +177,49 @@ class Trainer:
         self._interrupted = True  # stop at the step's end
 
     def _fit(self) -> str:
+        from tqdm.auto import tqdm
+
         self.run_dir.mkdir(parents=True, exist_ok=True)
         reason = stop_reason(self.progress, self.max_steps, self.time_limit)
         # training time runs on from the saved count; it includes the epochs' validation
         self._loop_started = time.perf_counter() - self.progress["train_seconds"]
         self.model.train()
-        # a resumed run at its limits trains no further step, but records its epoch's end if a
-        # kill came between its last step's checkpoint and that record
-        while self.progress["epoch"] < self.epochs and not (reason and self.recorded()):
-            epoch = self.progress["epoch"]
-            batches = self.batches(self.seed, epoch)
-            if not reason:
-                reason = self._train_epoch(epoch, batches)
-            self._end_epoch(epoch, complete=self.progress["batch"] >= len(batches))
+        end_step, end_epoch = self.plan() if self.show_progress and not reason else (0, 0)
+        bar = tqdm(total=end_step, initial=self.progress["step"], unit="step", disable=not end_step,
+                   mininterval=1.0, dynamic_ncols=True)
+        try:
+            # a resumed run at its limits trains no further step, but records its epoch's end
+            # if a kill came between its last step's checkpoint and that record
+            while self.progress["epoch"] < self.epochs and not (reason and self.recorded()):
+                epoch = self.progress["epoch"]
+                batches = self.batches(self.seed, epoch)
+                if not reason:
+                    bar.set_description(f"epoch {epoch + 1}/{end_epoch}", refresh=False)
+                    reason = self._train_epoch(batches, bar)
+                self._end_epoch(epoch, complete=self.progress["batch"] >= len(batches))
+        finally:
+            bar.close()
         reason = reason or "all epochs done"
         log(f"training stopped: {reason} after {self.progress['step']} steps, "
             f"{self.progress['train_seconds']:.0f}s")
         write_json(self.path("history.json"), self.history, indent=2)  # (a kill may have come before it)
         return reason
 
-    def _train_epoch(self, epoch: int, batches) -> str | None:
+    def plan(self) -> tuple:
+        """(the step the run will end at, the number of epochs it reaches): the end of its
+        epochs, or max_steps when that comes first (a time_limit may stop it sooner). Counts
+        the batches of the epochs to come, with ``batches(seed, epoch)``."""
+        step, epoch = self.progress["step"] - self.progress["batch"], self.progress["epoch"]
+        while epoch < self.epochs and not (self.max_steps and step >= self.max_steps):
+            step += len(self.batches(self.seed, epoch))
+            epoch += 1
+        return (min(step, self.max_steps) if self.max_steps else step), epoch
+
+    def _train_epoch(self, batches, bar) -> str | None:
         """The steps of one epoch from progress["batch"] on; returns the stop reason, or None
         when the epoch's batches are all done."""
-        from tqdm.auto import tqdm
-
         progress = self.progress
         skip = progress["batch"]
-        bar = tqdm(total=len(batches), initial=skip, desc=f"epoch {epoch + 1}/{self.epochs}", unit="batch",
-                   disable=not self.show_progress, mininterval=1.0, dynamic_ncols=True)
         window, window_start, reason = 0, time.perf_counter(), None
         # a resumed epoch starts at the saved batch; slicing (a list, say) skips without making the batches
         rest = batches[skip:] if hasattr(batches, "__getitem__") else itertools.islice(batches, skip, None)
@@ -219,21 +234,23 @@ class Trainer:
             progress["batch"] = b + 1
             progress["epoch_loss"] += loss_value * weight
             progress["epoch_weight"] += weight
-            window += self.throughput(batch) if self.throughput else weight
-            bar.update(1)
             now = time.perf_counter()
-            bar.set_postfix(loss=f"{loss_value:.3f}", tok_s=f"{window / max(now - window_start, 1e-9):.0f}",
-                            lr=f"{self.optimizer.param_groups[0]['lr']:.2e}", refresh=False)
             progress["train_seconds"] = now - self._loop_started
             self._in_step = False
             if self._interrupted:
                 raise KeyboardInterrupt  # (fit saves last.npz)
+            window += self.throughput(batch) if self.throughput else weight
+            shown = {"loss": f"{loss_value:.3f}", "tok_s": f"{window / max(now - window_start, 1e-9):.0f}",
+                     "lr": f"{self.optimizer.param_groups[0]['lr']:.2e}"}
+            if self.time_limit:  # the bar's end is the step count; the clock may stop the run first
+                shown["time_left"] = f"{max(self.time_limit - progress['train_seconds'] / 60, 0):.1f}min"
+            bar.set_postfix(shown, refresh=False)
+            bar.update(1)
             if self.save_every and progress["step"] % self.save_every == 0:
                 self.save_last()
             reason = stop_reason(progress, self.max_steps, self.time_limit)
             if reason:
                 break
-        bar.close()
         return reason
 
     def _end_epoch(self, epoch: int, complete: bool) -> None:

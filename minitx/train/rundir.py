@@ -21,8 +21,12 @@ TRAINER_PATTERNS = ("epoch-*.npz",)
 
 
 def log(message: str) -> None:
-    """Progress messages go to stderr, so the program's own output on stdout stays clean."""
-    print(message, file=sys.stderr, flush=True)
+    """Progress messages go to stderr, so the program's own output on stdout stays clean; above
+    any progress bar (tqdm.write), not through it."""
+    from tqdm.auto import tqdm
+
+    tqdm.write(message, file=sys.stderr)
+    sys.stderr.flush()
 
 
 def json_safe(config) -> dict:

@@ -2,6 +2,7 @@
 whole, exact resume after kills at any moment, Ctrl-C, the finish on its own."""
 import json
 import os
+import re
 import signal
 
 import numpy as np
@@ -257,3 +258,31 @@ def test_every_kill_resumes_to_the_uninterrupted_result(tmp_path, reference, mon
                 run(run_dir, hooks=hooks)
         trainer, name, losses = run(run_dir, resume=True)
         assert_same(outcome(run_dir, (name, losses)), reference, run_dir.name)
+
+
+# ------------------------------------------------------------------ progress
+
+
+@pytest.mark.parametrize("settings, end", [
+    ({}, (21, 4)),                              # max_steps 21 comes in the 4th epoch
+    ({"max_steps": 8}, (8, 2)),
+    ({"max_steps": None}, (24, 4)),             # all 4 epochs of 6 batches
+    ({"max_steps": 100, "epochs": 2}, (12, 2)),
+])
+def test_the_progress_bar_ends_where_the_run_ends(tmp_path, settings, end, capsys):
+    trainer = make_trainer(tmp_path, **settings)
+    assert trainer.plan() == end
+    trainer.show_progress = True
+    trainer.fit()
+    err = capsys.readouterr().err
+    steps, epochs = end
+    last = re.findall(r"epoch (\d+)/(\d+): +(\d+)%\|[^|]*\| (\d+)/(\d+) \[(\d\d:\d\d)<(\d\d:\d\d)", err)[-1]
+    # (epoch reached / epochs: 100%| steps / steps [elapsed<remaining)
+    assert last[:5] + last[6:] == (str(epochs), str(epochs), "100", str(steps), str(steps), "00:00"), err
+
+
+def test_a_resumed_run_plans_from_where_it_is(tmp_path):
+    run(tmp_path, max_steps=9)
+    trainer = make_trainer(tmp_path, max_steps=20)
+    trainer.resume()
+    assert trainer.plan() == (20, 4)
