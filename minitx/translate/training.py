@@ -360,6 +360,7 @@ def finish(config, trainer, src_tok, tgt_tok, started, progress=True) -> dict:
         "split": TEST_SPLIT, "direction": f"{config['src_lang']}-{config['tgt_lang']}", "checkpoint": chosen,
         "val_loss": {name: round(loss, 5) for name, loss in candidates.items()},
         "bleu": scores["bleu"], "bleu_lowercase": scores["bleu_lowercase"], "signature": scores["signature"],
+        "bleu_tokens_lowercase": scores["bleu_tokens_lowercase"], "signature_tokens": scores["signature_tokens"],
         "beam_size": config["beam_size"], "length_penalty": config["length_penalty"],
         "truncated": scores["truncated"], "capped": scores["capped"], "steps": progress_state["step"],
         "train_seconds": round(progress_state["train_seconds"], 1),
@@ -372,7 +373,8 @@ def finish(config, trainer, src_tok, tgt_tok, started, progress=True) -> dict:
     (run_dir / f"{TEST_SPLIT}.hyp.{config['tgt_lang']}").write_text("\n".join(scores["translations"]) + "\n")
     print(f"\nsource:      {example_src}\nreference:   {example_ref}\ntranslation: {scores['translations'][0]}")
     print(f"\n{TEST_SPLIT} {results['direction']} ({chosen} checkpoint, beam {config['beam_size']}): "
-          f"BLEU {scores['bleu']:.2f} (lowercased {scores['bleu_lowercase']:.2f})")
+          f"BLEU {scores['bleu']:.2f} (lowercased {scores['bleu_lowercase']:.2f}; the tutorials' lowercased-token "
+          f"BLEU {scores['bleu_tokens_lowercase']:.2f})")
     print(f"sacreBLEU signature: {scores['signature']}")
     print(f"total time {results['total_seconds']:.0f}s (training {results['train_seconds']:.0f}s); "
           f"run directory {run_dir}{os.sep}")

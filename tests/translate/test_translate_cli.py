@@ -38,6 +38,7 @@ def test_evaluate_prints_sacrebleu_scores_with_signatures(tiny_run, subset_dir, 
     assert lines[0].startswith("test_2016_flickr de-en (best, beam 1): BLEU ")
     assert lines[1].startswith("sacreBLEU signature: nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:")
     assert lines[2].startswith("lowercased BLEU ") and "nrefs:1|case:lc|" in lines[2]
+    assert lines[3].startswith("lowercased-token BLEU ") and "tok:none|smooth:none" in lines[3]
     # the same greedy translations as the run's own final evaluation
     results = json.loads((tiny_run / "results.json").read_text())
     assert f"BLEU {results['bleu']:.2f}" in lines[0] and f"BLEU {results['bleu_lowercase']:.2f}" in lines[2]
@@ -341,8 +342,8 @@ def test_translate_and_evaluate_decode_as_the_run_does(capsys, tiny_run, subset_
 
     def fake_evaluate(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, progress=True):
         calls.append((beam_size, length_penalty))
-        return {"bleu": 1.0, "bleu_lowercase": 2.0, "signature": "s", "signature_lowercase": "t", "empty": 0,
-                "truncated": 0, "capped": 0}
+        return {"bleu": 1.0, "bleu_lowercase": 2.0, "bleu_tokens_lowercase": 3.0, "signature": "s",
+                "signature_lowercase": "t", "signature_tokens": "u", "empty": 0, "truncated": 0, "capped": 0}
 
     monkeypatch.setattr(evaluation, "translate_sentences", fake_translate)
     monkeypatch.setattr(training, "evaluate_split", fake_evaluate)
