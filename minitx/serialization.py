@@ -45,7 +45,7 @@ FORMAT = "minitx-checkpoint"
 FORMAT_VERSION = 1
 STRUCTURE_KEY = "minitx_structure"
 
-__all__ = ["save", "load", "CheckpointError", "FORMAT_VERSION"]
+__all__ = ["save", "load", "write_atomically", "CheckpointError", "FORMAT_VERSION"]
 
 
 class CheckpointError(ValueError):
@@ -66,12 +66,20 @@ def save(obj, path) -> None:
     text = json.dumps(header, ensure_ascii=True, allow_nan=True)
     arrays[STRUCTURE_KEY] = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
 
+    write_atomically(path, lambda f: np.savez(f, **arrays))
+
+
+def write_atomically(path, write) -> None:
+    """Call ``write(f)`` on a binary file that becomes ``path`` only once complete: a
+    temporary file next to it, flushed and fsync'ed, then renamed over it (``os.replace``).
+    An error or a kill midway leaves any previous file at ``path`` as it was."""
+    path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
                                suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
