@@ -60,7 +60,7 @@ MAX_DEPTH = 64  # dicts, lists and tuples nest at most this deep (load refuses d
 # a dict level is three JSON levels ({"items": [[key, NODE]]}), plus the header and a leaf
 _MAX_JSON_DEPTH = 3 * MAX_DEPTH + 3
 
-__all__ = ["save", "load", "CheckpointError", "FORMAT_VERSION", "MAX_DEPTH"]
+__all__ = ["save", "load", "CheckpointError", "FORMAT_VERSION"]
 
 
 class CheckpointError(ValueError):
