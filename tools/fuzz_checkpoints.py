@@ -374,8 +374,9 @@ def outcome(path: Path, expected) -> str:
     return OK_SAME if same(value, expected) else "loaded a DIFFERENT value"
 
 
-class PickleCalled(Exception):
-    pass
+class PickleCalled(BaseException):
+    """Not an Exception, so that no ``except Exception`` in the loader can turn it into a
+    CheckpointError and hide the call."""
 
 
 def forbid_pickle():
@@ -395,22 +396,16 @@ def fuzz(files: int, seed: int, directory: Path):
     rng = np.random.default_rng(seed)
     data = base_bytes()
     members = members_of(data)
-    expected = load_bytes(data, directory)
+    expected = base_checkpoint()
     kinds = list(KINDS.items())
     for i in range(files):
         name, damage = kinds[i % len(kinds)]
         path = directory / f"damaged-{i}.npz"
         path.write_bytes(damage(rng, data, members))
         started = time.perf_counter()
-        result = outcome(path, expected)
+        result = outcome(path, expected)  # a PickleCalled goes through: it is no Exception
         yield name, result, time.perf_counter() - started
         path.unlink()
-
-
-def load_bytes(data: bytes, directory: Path):
-    path = directory / "intact.npz"
-    path.write_bytes(data)
-    return load(path)
 
 
 def main(argv=None) -> int:
