@@ -187,8 +187,6 @@ def _encode(obj, arrays: dict, path_parts: list, seen: set):
 _NPY_MAGIC = b"\x93NUMPY"
 _NPY_HEADER_FORMATS = {(1, 0): ("<H", "latin1"), (2, 0): ("<I", "latin1"), (3, 0): ("<I", "utf8")}
 _MAX_NPY_HEADER = 10_000          # numpy's own limit for headers it parses safely
-_MAX_DEFLATE_RATIO = 1032         # deflate cannot expand data by more than this factor
-_READABLE_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
 
 
 def load(path, device: str = "cpu"):
@@ -198,7 +196,8 @@ def load(path, device: str = "cpu"):
     file, and the archive member where one is at fault, for anything that is not an intact
     minitx checkpoint: not a zip archive, truncated, bit-flipped (the zip CRC of each member
     and a CRC of each array recorded in the structure are checked), members renamed or
-    swapped, encrypted or compressed with an unknown method, .npy headers that claim more
+    swapped, encrypted or compressed (save stores members as they are, so each member's size
+    is bounded by the file's and a small file cannot expand), .npy headers that claim more
     data than the member holds or an object dtype (pickle never runs), a structure description
     that is not JSON, nested deeper than MAX_DEPTH, or refers to what is not there.
     """
@@ -248,15 +247,14 @@ class _Reader:
                         "holds .npy members only")
             self._check(name[:-4] not in self.members, name, "appears twice in the archive")
             self._check(not info.flag_bits & 0x1, name, "is encrypted")
-            method = _READABLE_METHODS.get(info.compress_type)
-            self._check(method is not None, name, f"uses compression method {info.compress_type}; "
-                        "only stored and deflated members are read")
+            self._check(info.compress_type == zipfile.ZIP_STORED, name, f"uses compression method "
+                        f"{info.compress_type}; save stores members uncompressed (method 0), and only "
+                        "those are read")
             self._check(info.header_offset + info.compress_size <= size, name,
                         f"claims {info.compress_size} bytes at offset {info.header_offset}, past "
                         f"the end of the {size}-byte file")
-            limit = info.compress_size if method == "stored" else _MAX_DEFLATE_RATIO * info.compress_size + 64
-            self._check(info.file_size <= limit, name, f"claims {info.file_size} bytes from "
-                        f"{info.compress_size} {method} bytes")
+            self._check(info.file_size == info.compress_size, name, f"claims {info.file_size} bytes "
+                        f"stored in {info.compress_size}")
             total += info.compress_size
             self.members[name[:-4]] = info
         # members that overlap could make a small file expand to any size

@@ -12,8 +12,8 @@ these ways, drawn from a seeded generator:
   headers that do not parse, that nest deeply, that claim more bytes than there are;
 * hostile structure JSON: nested 10^5 deep, wrong types at every kind of node, missing or
   repeated array references, bad versions, invalid UTF-8;
-* zip tricks: encrypted flags, unknown or unusual compression methods, sizes and offsets in
-  the directory that lie, overlapping and duplicated entries, garbage before or after.
+* zip tricks: encrypted flags, compressed members (a zip bomb among them), sizes and offsets
+  in the directory that lie, overlapping and duplicated entries, garbage before or after.
 
 Each load must end in ``CheckpointError`` naming the file, or return exactly what was saved
 (some bytes, like zip timestamps, are not used). Anything else -- another exception, a
@@ -315,7 +315,7 @@ def zip_tricks(rng, data, members):
     elif kind == 9:  # a name in the directory that differs from the local header's
         n = struct.unpack_from("<H", data, entry + 28)[0]
         out[entry + 46 + int(rng.integers(n))] ^= 0x20
-    elif kind == 10:  # a deflated archive: valid, must load unchanged
+    elif kind == 10:  # a deflated archive (as numpy.savez_compressed writes): save never writes one
         return zip_of(members, zipfile.ZIP_DEFLATED)
     elif kind == 11:  # a bzip2 member: readable by zipfile, refused by minitx
         out_zip = io.BytesIO()
@@ -329,7 +329,7 @@ def zip_tricks(rng, data, members):
         out[entry + 46 + n + m:entry + 46 + n + m] = junk
         struct.pack_into("<H", out, entry + 30, m + len(junk))
         struct.pack_into("<I", out, end + len(junk) + 12, struct.unpack_from("<I", data, end + 12)[0] + len(junk))
-    else:  # a deflated member that expands 1000-fold, under a header claiming 10^9 elements
+    else:  # a zip bomb: a member that inflates 1000-fold, under a header claiming 10^9 elements
         target = str(rng.choice(list(members)))
         return zip_of({**members, target: BOMB}, zipfile.ZIP_DEFLATED)
     return bytes(out)
