@@ -16,7 +16,7 @@ import numbers
 
 import numpy as np
 
-from minitx import backend
+from minitx import backend, interop
 from minitx.autograd.engine import backward as _run_backward
 
 
@@ -28,6 +28,7 @@ class Tensor:
     def __init__(self, data, requires_grad: bool = False):
         if isinstance(data, Tensor):
             data = data.data
+        data = interop.as_array(data, "Tensor")  # a PyTorch tensor, any DLPack/__array__ object
         xp = backend.get_array_module(data)
         if not isinstance(data, xp.ndarray):  # Python data: floats become float32, as in tensor()
             data = np.asarray(data, dtype=backend.resolve_dtype(_infer_dtype(data)))
@@ -244,6 +245,15 @@ class Tensor:
     def softmax(self, axis=-1): return F.softmax(self, axis)
     def log_softmax(self, axis=-1): return F.log_softmax(self, axis)
 
+    # ---------------------------------------------------------------- DLPack (see minitx.interop)
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The data's DLPack capsule: torch/numpy/cupy.from_dlpack(t) share this tensor's memory."""
+        return interop.export_dlpack(self.data, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """(1, 0) for the CPU, (2, n) for CUDA GPU n."""
+        return self.data.__dlpack_device__()
+
 
 def _shape_args(args):
     """Accept both t.reshape(2, 3) and t.reshape((2, 3))."""
@@ -269,13 +279,15 @@ def _infer_dtype(data):
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Make a tensor from a Python number, (nested) list, numpy or cupy array, or Tensor.
+    """Make a tensor from a Python number, (nested) list, numpy or cupy array, Tensor, PyTorch
+    tensor, or any object with ``__dlpack__`` or ``__array__``.
 
     Without ``dtype``: floating data becomes float32 unless it is already a float64 array;
     integers become int64, booleans bool. The data is copied.
     """
     if isinstance(data, Tensor):
         data = data.data
+    data = interop.as_array(data)
     device = backend.check_device(device)
     xp = backend.get_array_module(data)
     if isinstance(data, xp.ndarray) and dtype is None:
