@@ -314,3 +314,11 @@ def test_arrays_no_op_saved_are_never_locked():
     c = minitx.tensor([1.0, 2.0], dtype="float64")
     y = (x + c).sum()  # add saves nothing: nothing to lock
     assert c.data.flags.writeable and x.data.flags.writeable
+
+
+def test_the_gradient_of_a_0d_float64_leaf_stays_float64():
+    # numpy arithmetic on 0-d arrays returns numpy scalars; .grad once turned them into float32
+    x = leaf(0.5)
+    F.tanh(x).backward()
+    assert x.grad.dtype == np.float64 and x.grad.shape == ()
+    assert x.grad.item() == 1 - np.tanh(0.5) ** 2

@@ -130,7 +130,9 @@ class Tensor:
 
     def _accumulate_grad(self, g) -> None:
         if self.grad is None:
-            self.grad = Tensor(g.copy())  # own copy: g may be shared with another gradient
+            # own copy: g may be shared with another gradient; xp.array, because numpy arithmetic
+            # on 0-d arrays gives a numpy scalar, which Tensor() would turn into float32
+            self.grad = Tensor(backend.get_array_module(g).array(g, copy=True))
         else:
             mark_modified(self.grad)  # a graph may have used the old .grad as a constant
             self.grad.data += g
