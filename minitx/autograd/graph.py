@@ -89,7 +89,8 @@ def to_dot(root: Tensor, names=None, grads: bool = False, title: str | None = No
     tensors, ops = _walk(root)
     tensor_id = {id(t): f"t{k}" for k, t in enumerate(tensors)}
     op_id = {id(fn): f"op{k}" for k, fn in enumerate(ops)}
-    lines = ["digraph minitx {", "  rankdir=TB;", '  node [fontname="Helvetica", fontsize=10];']
+    lines = ["digraph minitx {", "  rankdir=TB;", '  graph [fontname="Helvetica"];',
+             '  node [fontname="Helvetica", fontsize=10];']
     if title:
         lines.append(f"  label={_quote(title)}; labelloc=t;")
     for t in tensors:
