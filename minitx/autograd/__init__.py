@@ -5,7 +5,8 @@ Windows onto it, none needed to train: ``minitx.autograd.graph`` draws the graph
 (``trace_backward``) and finds the op that made the first NaN/inf (``detect_anomaly``).
 """
 from minitx.autograd.engine import backward, topological_order, unbroadcast
-from minitx.autograd.function import Function, mark_modified
+from minitx.autograd.function import Function
+from minitx.autograd.inplace import mark_modified
 from minitx.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from minitx.autograd.tensor import Tensor, as_tensor, tensor
 from minitx.autograd import graph  # noqa: E402  (after Tensor: graph reads it)

@@ -18,7 +18,7 @@ import numpy as np
 
 from minitx import backend
 from minitx.autograd.engine import backward as _run_backward
-from minitx.autograd.function import mark_modified
+from minitx.autograd.inplace import mark_modified
 
 
 class Tensor:

@@ -13,7 +13,7 @@ import math
 
 from minitx import random as mrandom
 from minitx.backend import to_device
-from minitx.autograd.function import mark_modified
+from minitx.autograd.inplace import mark_modified
 from minitx.autograd.grad_mode import no_grad
 
 

@@ -5,7 +5,7 @@ import math
 
 from minitx import backend
 from minitx import functional as F
-from minitx.autograd.function import mark_modified
+from minitx.autograd.inplace import mark_modified
 from minitx.nn import init
 from minitx.nn.module import Module
 from minitx.nn.parameter import Parameter

@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from minitx import backend, kernels
-from minitx.autograd.function import mark_modified
+from minitx.autograd.inplace import mark_modified
 from minitx.autograd.tensor import Tensor
 
 
