@@ -5,7 +5,7 @@ A tensor holds
 * ``data``: the raw array, on the CPU (numpy) or the GPU (cupy);
 * ``requires_grad``: whether gradients should flow to it;
 * ``grad``: after ``backward()``, a Tensor with d(loss)/d(this tensor), for leaves;
-* ``_ctx``: the op (a ``Function``) that produced it, or None for a leaf.
+* ``grad_fn``: the op (a ``Function``) that produced it, or None for a leaf (kept in ``_ctx``).
 
 Operators (``+ - * / ** @``, indexing, ...) call ``minitx.functional``, which applies one op
 each; so ``grep "class Add"`` in ``minitx/ops`` finds everything about ``+``.
@@ -18,6 +18,7 @@ import numpy as np
 
 from minitx import backend, interop
 from minitx.autograd.engine import backward as _run_backward
+from minitx.autograd.inplace import mark_modified
 
 
 class Tensor:
@@ -79,6 +80,12 @@ class Tensor:
         return self._ctx is None
 
     @property
+    def grad_fn(self):
+        """The op (a ``Function``) that computed this tensor, None for a leaf; its ``inputs``
+        lead further back (minitx.autograd.graph draws the whole graph)."""
+        return self._ctx
+
+    @property
     def T(self) -> "Tensor":
         """Reverse all axes, as numpy's ``.T``."""
         return F.transpose(self)
@@ -124,8 +131,11 @@ class Tensor:
 
     def _accumulate_grad(self, g) -> None:
         if self.grad is None:
-            self.grad = Tensor(g.copy())  # own copy: g may be shared with another gradient
+            # own copy: g may be shared with another gradient; xp.array, because numpy arithmetic
+            # on 0-d arrays gives a numpy scalar, which Tensor() would turn into float32
+            self.grad = Tensor(backend.get_array_module(g).array(g, copy=True))
         else:
+            mark_modified(self.grad)  # a graph may have used the old .grad as a constant
             self.grad.data += g
 
     def detach(self) -> "Tensor":
