@@ -116,6 +116,21 @@ def test_pow_scalar_zero_has_zero_gradient_even_at_zero():
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
 
 
+def test_pow_at_base_zero_takes_pytorchs_limits():
+    """da = 0 where b = 0 (y = 1 for every a); db = 0 where a = 0 and b >= 0; a = 0, b < 0 is
+    infinite both ways. tests/test_torch_op_parity.py checks the same against torch."""
+    a = minitx.tensor([0.0, 0.0, 0.0, 0.0, 2.0], dtype="float64", requires_grad=True)
+    b = minitx.tensor([0.0, 1.0, 2.0, -1.0, 0.0], dtype="float64", requires_grad=True)
+    with np.errstate(divide="ignore"):
+        (a ** b).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [0.0, 1.0, 0.0, -np.inf, 0.0])
+    np.testing.assert_array_equal(b.grad.numpy(), [0.0, 0.0, 0.0, -np.inf, np.log(2.0)])
+    x = minitx.tensor([0.0, 1.0, 0.5, -1.0], dtype="float64", requires_grad=True)
+    with np.errstate(divide="ignore"):
+        F.pow(0.0, x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0, -np.inf])
+
+
 def test_gelu_rejects_an_unknown_approximation():
     with pytest.raises(ValueError, match="gelu: approximate must be 'none' or 'tanh', got 'erf'"):
         F.gelu(minitx.tensor([1.0]), approximate="erf")
@@ -258,15 +273,19 @@ def test_where_and_masked_fill_shape_errors():
         F.where(minitx.tensor([True, False, True]), x, x)
     with pytest.raises(ValueError, match=r"masked_fill: mask of shape \(2, 2\) does not broadcast to \(2,\)"):
         F.masked_fill(x, minitx.tensor([[True, False], [False, True]]), 0.0)
+    with pytest.raises(ValueError, match=r"masked_fill: mask of shape \(3,\) does not broadcast to \(2,\)"):
+        F.masked_fill(x, minitx.tensor([True, False, True]), 0.0)
 
 
 # ---------------------------------------------------------------- clip, astype, to_device
 
 
-def test_clip_rejects_min_above_max_and_no_bounds():
-    x = minitx.tensor([1.0])
-    with pytest.raises(ValueError, match="clip: min 2.0 is greater than max 1.0"):
-        F.clip(x, 2.0, 1.0)
+def test_clip_with_min_above_max_is_max_as_numpy_and_needs_a_bound():
+    x = minitx.tensor([-1.0, 1.5, 4.0], dtype="float64", requires_grad=True)
+    y = F.clip(x, 2.0, 1.0)
+    np.testing.assert_array_equal(y.numpy(), np.clip(x.numpy(), 2.0, 1.0))
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0])  # y is constant
     with pytest.raises(ValueError, match="clip: give at least one of min and max"):
         F.clip(x)
 

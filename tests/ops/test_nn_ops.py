@@ -6,6 +6,7 @@ Each op class is named where it is tested (ops.Softmax, ops.CrossEntropy, ...): 
 in tests/test_meta.py looks for those names next to a gradcheck call.
 """
 import math
+import re
 
 import numpy as np
 import pytest
@@ -108,6 +109,39 @@ def test_softmax_of_a_fully_masked_row_is_zero():
     np.testing.assert_array_equal(y.numpy(), [[0.0, 0.0], [1.0, 0.0]])
     y.sum().backward()
     assert np.isfinite(x.grad.numpy()).all()
+
+
+@pytest.mark.parametrize("op, fn, ref", SOFTMAXES, ids=SOFTMAX_IDS)
+@pytest.mark.parametrize("axis", [0, 1])
+def test_softmax_family_nan_makes_its_whole_slice_nan(op, fn, ref, axis):
+    """A NaN is never hidden (PyTorch's rule): its slice is NaN, forward and gradient; the other
+    slices and the fully-masked rule (all -inf: softmax 0, log_softmax -inf) are unchanged."""
+    data = np.array([[1.0, np.nan, 2.0], [0.5, -1.0, 3.0], [-np.inf, -np.inf, -np.inf]])
+    x = leaf(data if axis == 1 else data.T)
+    y = fn(x, axis)
+    nan_slice = np.isnan(x.numpy()).any(axis=axis, keepdims=True)
+    out = y.numpy()
+    assert np.isnan(out[np.broadcast_to(nan_slice, out.shape)]).all()
+    clean = np.take(x.numpy(), [1, 2], axis=1 - axis)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(np.take(out, [1], axis=1 - axis), ref(np.take(clean, [0], axis=1 - axis), axis))
+    masked = np.take(out, [2], axis=1 - axis)
+    assert (masked == (0.0 if op is ops.Softmax else -np.inf)).all()
+    y.backward(np.ones(y.shape))
+    grad = x.grad.numpy()
+    assert np.isnan(grad[np.broadcast_to(nan_slice, grad.shape)]).all()
+    assert np.isfinite(grad[~np.broadcast_to(nan_slice, grad.shape)]).all()
+
+
+@pytest.mark.parametrize("fn", [F.softmax, F.log_softmax], ids=["softmax", "log_softmax"])
+def test_softmax_family_axis_errors_name_the_op(fn):
+    name = fn.__name__
+    with pytest.raises(ValueError, match=rf"{name}: axis 1 of the input of shape \(2, 0\) has length 0; "
+                                         "expected at least one entry"):
+        fn(minitx.ones(2, 0), axis=1)
+    with pytest.raises(ValueError, match=f"{name}: axis 2 is out of range for a tensor with 2 dimensions"):
+        fn(minitx.ones(2, 3), axis=2)
+    assert fn(minitx.ones(0, 3), axis=1).shape == (0, 3)  # no rows: nothing to normalize, no error
 
 
 # ---------------------------------------------------------------- layer_norm
@@ -314,6 +348,10 @@ def test_linear_3d_input_and_shape_error():
     np.testing.assert_array_equal(w.grad.numpy(), np.tile(x.numpy().reshape(6, 4).sum(0), (5, 1)))
     with pytest.raises(ValueError, match=r"linear: input of shape \(2, 3, 4\) does not fit weight \(4, 5\)"):
         F.linear(x, leaf(np.ones((4, 5))))
+    for bias in (np.zeros(4), np.zeros((1, 5)), np.zeros(())):
+        with pytest.raises(ValueError, match=rf"linear: bias of shape {re.escape(str(bias.shape))} does not fit "
+                                             r"weight \(5, 4\): expected shape \(5,\)"):
+            F.linear(x, w, leaf(bias))
 
 
 # ---------------------------------------------------------------- cross_entropy
@@ -331,6 +369,20 @@ def test_cross_entropy_forward_and_gradient(data, reduction, ignore_index, smoot
         lambda x: np_cross_entropy(x, t, ignore_index, smoothing, reduction), x, **TIGHT)
     assert isinstance(loss._ctx, ops.CrossEntropy)
     check_gradients(lambda x: F.cross_entropy(x, t, ignore_index, smoothing, reduction), x)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_cross_entropy_with_a_nan_logit_is_nan_unless_its_row_is_ignored(smoothing):
+    x = leaf([[1.0, np.nan, 2.0], [0.5, 1.0, -1.0], [np.nan, 0.0, 0.0]])
+    loss = F.cross_entropy(x, minitx.tensor([0, 2, -100]), label_smoothing=smoothing, reduction="none")
+    assert np.isnan(loss.numpy()[0]) and np.isfinite(loss.numpy()[1]) and loss.numpy()[2] == 0.0
+    assert np.isnan(F.cross_entropy(x, minitx.tensor([0, 2, -100]), label_smoothing=smoothing).item())
+    loss.backward(np.ones(3))
+    assert np.isnan(x.grad.numpy()[0]).all() and np.isfinite(x.grad.numpy()[1]).all()
+    np.testing.assert_array_equal(x.grad.numpy()[2], 0.0)
+    # an ignored NaN row leaves the mean of the others as it was
+    mean = F.cross_entropy(x, minitx.tensor([-100, 2, -100]), label_smoothing=smoothing)
+    np.testing.assert_allclose(mean.item(), loss.numpy()[1])
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])

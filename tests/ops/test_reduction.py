@@ -129,6 +129,40 @@ def test_bad_axes_are_named(axis, message):
         F.sum(minitx.ones(2, 3), axis)
 
 
-def test_var_without_degrees_of_freedom():
-    with pytest.raises(ValueError, match="var: 1 elements with ddof=1 leaves no degrees of freedom"):
-        F.var(minitx.ones(3, 1), axis=1, ddof=1)
+@pytest.mark.parametrize("shape, axis, ddof", [((3, 1), 1, 1), ((2, 2), 1, 2), ((2, 3), None, 7), ((2, 0), 1, 0)])
+def test_var_without_degrees_of_freedom_is_numpys_inf_or_nan_with_a_warning(shape, axis, ddof):
+    data = np.arange(float(np.prod(shape))).reshape(shape)
+    data[..., :1] = data[..., -1:]  # some rows constant (0 / 0 = NaN), others not (x / 0 = inf)
+    x = minitx.tensor(data, dtype="float64", requires_grad=True)
+    with pytest.warns(RuntimeWarning, match=f"var: .* with ddof={ddof} leave no degrees of freedom"):
+        v = F.var(x, axis, ddof=ddof)
+    with np.errstate(divide="ignore", invalid="ignore"), pytest.warns(RuntimeWarning):
+        expected = np.var(data, axis=axis, ddof=ddof)
+    np.testing.assert_array_equal(v.numpy(), expected)
+    v.sum().backward()
+    assert not np.isfinite(x.grad.numpy()).any()
+
+
+def test_max_and_min_over_an_empty_axis_name_the_op():
+    with pytest.raises(ValueError, match=r"max: axis 1 of the input of shape \(2, 0\) has length 0"):
+        F.max(minitx.ones(2, 0), axis=1)
+    with pytest.raises(ValueError, match=r"min: axis 0 of the input of shape \(0, 3\) has length 0"):
+        F.min(minitx.ones(0, 3))
+
+
+def test_logsumexp_of_nothing_is_minus_infinity():
+    """log sum exp over an empty axis is the log of an empty sum, -inf, as numpy and torch give."""
+    np.testing.assert_array_equal(F.logsumexp(minitx.ones(2, 0), axis=1).numpy(), [-np.inf, -np.inf])
+    assert F.logsumexp(minitx.ones(0, 3), axis=1).shape == (0,)
+
+
+def test_logsumexp_of_a_slice_with_nan_is_nan_with_a_nan_gradient():
+    x = minitx.tensor([[1.0, np.nan, 2.0], [1.0, 2.0, 3.0], [-np.inf, -np.inf, -np.inf]], dtype="float64",
+                      requires_grad=True)
+    y = F.logsumexp(x, axis=1)
+    assert np.isnan(y.numpy()[0]) and y.numpy()[2] == -np.inf
+    np.testing.assert_allclose(y.numpy()[1], np.log(np.exp([1.0, 2.0, 3.0]).sum()))
+    y.sum().backward()
+    assert np.isnan(x.grad.numpy()[0]).all()
+    np.testing.assert_array_equal(x.grad.numpy()[2], 0.0)  # the fully masked row: no gradient
+    assert np.isnan(F.logsumexp(x, axis=0).numpy()[1])  # the column holding the NaN
