@@ -14,7 +14,8 @@ import minitx
 import minitx.functional as F
 from minitx import Function
 import minitx.testing
-from minitx.testing import GradcheckError, check_backward_hygiene, check_forward, check_gradients, gradcheck, leaf
+from minitx.testing import (GradcheckError, check_backward_hygiene, check_forward, check_gradient_subsets,
+                            check_gradients, gradcheck, leaf)
 from minitx.testing import strategies as mst
 
 
@@ -199,6 +200,60 @@ def test_check_gradients_runs_both_checks(op, message):
         assert gradcheck(lambda x: op()(x), x)  # only the hygiene check can catch this one
     with pytest.raises(GradcheckError, match=message):
         check_gradients(lambda x: op()(x), x)
+
+
+class MulSkippingWrongly(Function):
+    """y = a * b whose backward asks needs_input_grad about the wrong input (``swap``), or
+    computes da only when b needs a gradient (``tie``): right whenever both need one."""
+
+    def __init__(self, mistake):
+        self.mistake = mistake
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return a * b
+
+    def backward(self, dy):
+        a, b = self.saved
+        need_a, need_b = self.needs_input_grad
+        if self.mistake == "swap":
+            need_a, need_b = need_b, need_a
+        elif self.mistake == "tie":
+            need_a = need_b
+        return (dy * b if need_a else None), (dy * a if need_b else None)
+
+
+@pytest.mark.parametrize("mistake, message", [
+    ("swap", r"with only input\(s\) \[0\] requiring grad, input 0 received no gradient"),
+    ("tie", r"with only input\(s\) \[0\] requiring grad, input 0 received no gradient"),
+])
+def test_check_gradients_tries_subsets_of_the_inputs(mistake, message):
+    a, b = uniform_leaf((2, 3), seed=1), uniform_leaf((3,), seed=2)
+    assert gradcheck(lambda a, b: MulSkippingWrongly(mistake)(a, b), a, b)  # all inputs need grad: fine
+    with pytest.raises(GradcheckError, match=message):
+        check_gradients(lambda a, b: MulSkippingWrongly(mistake)(a, b), a, b)
+    assert a.requires_grad and b.requires_grad and a.grad is None and b.grad is None  # left as they were
+
+
+def test_check_gradient_subsets_passes_correct_ops_and_catches_a_leaking_or_wrong_gradient():
+    a, b, c = (uniform_leaf((2, 2), seed=k) for k in range(3))
+    assert check_gradient_subsets(lambda a, b, c: F.layer_norm(a, b[0], c[1]) * a, a, b, c)
+    assert check_gradient_subsets(lambda a, b: a.detach() * b, a, b)  # no gradient for a, ever
+
+    def leaks(a, b):
+        out = a * b
+        b.grad = minitx.Tensor(np.ones(b.shape))  # a gradient where none was asked for
+        return out
+
+    with pytest.raises(GradcheckError, match=r"\[0\] requiring grad, input 1 received a gradient"):
+        check_gradient_subsets(leaks, a, b)
+
+    def drifts(a, b):  # a different result once fewer inputs need grad
+        return a * b * (1.0 if a.requires_grad and b.requires_grad else 1.5)
+
+    with pytest.raises(GradcheckError, match=r"input 0's gradient differs from the one with all inputs requiring "
+                                             r"grad at \(\d, \d\)"):
+        check_gradient_subsets(drifts, a, b)
 
 
 def test_leaf_is_a_float64_copy_that_requires_grad():

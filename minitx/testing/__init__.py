@@ -7,7 +7,9 @@ Checks (no extra dependency):
   naming the input, the worst element and both values.
 * ``check_backward_hygiene(fn, *inputs)``: the backward of fn's last op modifies neither its
   inputs, its saved arrays nor dy, and returns gradients that share no memory with them.
-* ``check_gradients(fn, *inputs, **gradcheck_kwargs)``: both of the above, in one call.
+* ``check_gradient_subsets(fn, *inputs)``: with only a subset of the inputs requiring grad
+  (each subset of up to 3 inputs), exactly those get a gradient, the same as with all.
+* ``check_gradients(fn, *inputs, **gradcheck_kwargs)``: the three above, in one call.
 * ``check_forward(fn, reference, *inputs, rtol=1e-7, atol=0.0)``: fn's output (a Tensor or a
   tuple of them) matches ``reference`` run on the inputs' NumPy copies; the failure names the
   worst element. Returns fn's output.
@@ -59,11 +61,11 @@ Example (a test of your own Function; tests/test_testing_tools.py runs it)::
         assert y.shape == x.shape
         check_gradients(lambda t: LeakyRelu()(t), x)
 """
-from minitx.testing.checks import check_forward, check_gradients, leaf
+from minitx.testing.checks import check_forward, check_gradient_subsets, check_gradients, leaf
 from minitx.testing.gradcheck import GradcheckError, check_backward_hygiene, gradcheck
 
-__all__ = ["gradcheck", "check_backward_hygiene", "check_gradients", "check_forward", "leaf", "GradcheckError",
-           "strategies"]
+__all__ = ["gradcheck", "check_backward_hygiene", "check_gradient_subsets", "check_gradients", "check_forward",
+           "leaf", "GradcheckError", "strategies"]
 
 
 def __getattr__(name):
