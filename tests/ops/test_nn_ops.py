@@ -487,10 +487,14 @@ def test_attention_dropout_is_seeded_and_differentiable():
     check_gradients(attend, q, k, v)
 
 
-def test_attention_custom_scale():
-    q, k, v = random_qkv(3, 3, 4)
-    check_forward(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.3),
-                  lambda q, k, v: np_attention(q, k, v, scale=0.3)[0], q, k, v, **TIGHT)
+@pytest.mark.parametrize("scale", [0.3, 2.0])
+def test_attention_custom_scale(scale):
+    """The scale it is called with, not 1/sqrt(d), in forward and backward (d = 3 here)."""
+    q, k, v = random_qkv(3, 3, 4, d=3, batch=(2,))
+    mask = np.array([[True, True, False, True]])
+    check_forward(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask, scale=scale),
+                  lambda q, k, v: np_attention(q, k, v, mask, scale=scale)[0], q, k, v, **TIGHT)
+    check_gradients(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask, scale=scale), q, k, v)
 
 
 @pytest.mark.parametrize("call, error, message", [
