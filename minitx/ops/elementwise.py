@@ -187,20 +187,24 @@ class Sigmoid(Function):
 
 
 def relu_values(x):
-    """max(x, 0), written with where: x * (x > 0) would give -inf * 0 = NaN at x = -inf."""
-    return get_array_module(x).where(x > 0, x, 0).astype(x.dtype, copy=False)
+    """max(x, 0), written with where: x * (x > 0) would give -inf * 0 = NaN at x = -inf. The test
+    is x <= 0, so a NaN stays NaN (as in PyTorch) instead of becoming 0."""
+    return get_array_module(x).where(x <= 0, 0, x).astype(x.dtype, copy=False)
 
 
 def relu_derivative(x):
-    """1 where x > 0, else 0 (the subgradient 0 is taken at x = 0)."""
-    return (x > 0).astype(x.dtype)
+    """1 where x > 0, else 0 (the subgradient 0 is taken at x = 0); 1 at NaN, as PyTorch passes dy there."""
+    return (~(x <= 0)).astype(x.dtype)
 
 
 class Relu(Function):
-    """y = max(x, 0).   dx = dy where x > 0, else 0 (the subgradient 0 is taken at x = 0)"""
+    """y = max(x, 0).   dx = dy where x > 0, else 0 (the subgradient 0 is taken at x = 0)
+
+    A NaN gives y = NaN and passes dy, as in PyTorch.
+    """
 
     def forward(self, x):
-        self.save_for_backward(x > 0)
+        self.save_for_backward(~(x <= 0))
         return relu_values(x)
 
     def backward(self, dy):

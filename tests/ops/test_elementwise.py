@@ -373,9 +373,10 @@ def test_gradcheck_needs_float64_inputs_that_require_grad():
         gradcheck(F.exp, minitx.tensor([1.0], dtype="float64"))
 
 
-def test_relu_of_minus_infinity_is_zero_not_nan():
-    x = minitx.tensor([-np.inf, -1.0, 0.0, 2.0, np.inf], requires_grad=True)
-    y = F.relu(x)
-    np.testing.assert_array_equal(y.numpy(), [0.0, 0.0, 0.0, 2.0, np.inf])
-    y.sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0, 1.0, 1.0])
+def test_relu_of_minus_infinity_is_zero_not_nan_and_nan_stays_nan():
+    x = minitx.tensor([-np.inf, -1.0, 0.0, 2.0, np.inf, np.nan], requires_grad=True)
+    for y in (F.relu(x), F.bias_act_dropout(x, activation="relu")):
+        np.testing.assert_array_equal(y.numpy(), [0.0, 0.0, 0.0, 2.0, np.inf, np.nan])
+        x.grad = None
+        y.sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0, 1.0, 1.0, 1.0])  # PyTorch passes dy at NaN
