@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import minitx
 import minitx.functional as F
 from minitx import ops
-from minitx.testing import check_forward, check_gradients, leaf
+from minitx.testing import arg, check_forward, check_gradients, leaf, op_case
 from minitx.testing import strategies as mst
 
 TIGHT = dict(rtol=1e-10, atol=1e-12)
@@ -84,14 +84,20 @@ SOFTMAXES = [(ops.Softmax, F.softmax, np_softmax), (ops.LogSoftmax, F.log_softma
 SOFTMAX_IDS = ["Softmax", "LogSoftmax"]
 
 
+def any_axis(shape):
+    return st.integers(-len(shape), len(shape) - 1)
+
+
+# forward against NumPy, then check_gradients, through op_case (minitx.testing's op-test factory)
+SOFTMAX_CASES = {op: op_case(fn, arg(), numpy=ref, shapes=mst.shapes(min_dims=1, max_dims=3),
+                             kwargs={"axis": any_axis}, **TIGHT) for op, fn, ref in SOFTMAXES}
+
+
 @pytest.mark.parametrize("op, fn, ref", SOFTMAXES, ids=SOFTMAX_IDS)
 @given(data=st.data())
 def test_softmax_family_any_axis(op, fn, ref, data):
-    x = data.draw(mst.tensors(mst.shapes(min_dims=1, max_dims=3)))
-    axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
-    y = check_forward(lambda t: fn(t, axis), lambda a: ref(a, axis), x, **TIGHT)
-    assert isinstance(y._ctx, op)
-    check_gradients(lambda t: fn(t, axis), x)
+    SOFTMAX_CASES[op](data)
+    assert isinstance(fn(leaf([1.0, 2.0]), 0)._ctx, op)
 
 
 @pytest.mark.parametrize("op, fn, ref", SOFTMAXES, ids=SOFTMAX_IDS)
@@ -147,16 +153,18 @@ def test_softmax_family_axis_errors_name_the_op(fn):
 # ---------------------------------------------------------------- layer_norm
 
 
+# eps=1e-3 keeps 1/std bounded, so finite differences stay accurate on nearly constant rows
+LAYER_NORM_CASE = op_case(F.layer_norm, arg(distinct=True), arg(shape=lambda x: x[-1:]), arg(shape=lambda x, w: w),
+                          numpy=lambda x, w, b, eps: np_layer_norm(x, w, b, eps), kwargs={"eps": 1e-3},
+                          shapes=mst.shapes(min_dims=1, max_dims=3, min_side=2), rtol=1e-8, atol=1e-10)
+
+
 @given(data=st.data())
 def test_layer_norm_forward_and_gradients(data):
-    shape = data.draw(mst.shapes(min_dims=1, max_dims=3, min_side=2))
-    x = data.draw(mst.tensors(shape, distinct=True))
-    w = data.draw(mst.tensors(shape[-1:]))
-    b = data.draw(mst.tensors(shape[-1:]))
-    y = check_forward(F.layer_norm, lambda x, w, b: np_layer_norm(x, w, b, 1e-5), x, w, b, rtol=1e-8, atol=1e-10)
+    LAYER_NORM_CASE(data)
+    x = leaf([[1.0, 2.0, 4.0]])
+    y = check_forward(F.layer_norm, lambda x: np_layer_norm(x, 1.0, 0.0, 1e-5), x, rtol=1e-8, atol=1e-10)
     assert isinstance(y._ctx, ops.LayerNorm)
-    # eps=1e-3 keeps 1/std bounded, so finite differences stay accurate on nearly constant rows
-    check_gradients(lambda x, w, b: F.layer_norm(x, w, b, eps=1e-3), x, w, b)
 
 
 def test_layer_norm_defaults_and_shape_error():
@@ -325,17 +333,22 @@ def test_embedding_rejects_bad_ids(ids, error, message):
 # ---------------------------------------------------------------- linear
 
 
-@given(data=st.data(), with_bias=st.booleans())
-def test_linear_forward_and_gradients(data, with_bias):
-    lead = data.draw(mst.shapes(max_dims=2, max_side=3))
-    n_in, n_out = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
-    x = data.draw(mst.tensors(lead + (n_in,)))
-    w = data.draw(mst.tensors((n_out, n_in)))
-    b = data.draw(mst.tensors((n_out,))) if with_bias else None
-    inputs = (x, w) + ((b,) if with_bias else ())
-    y = check_forward(F.linear, lambda x, w, b=0: x @ w.T + b, *inputs, **TIGHT)
-    assert isinstance(y._ctx, ops.Linear)
-    check_gradients(F.linear, *inputs)
+def linear_weight(x_shape):
+    return st.integers(1, 4).map(lambda n_out: (n_out, x_shape[-1]))
+
+
+LINEAR_CASES = {with_bias: op_case(F.linear, arg(), arg(shape=linear_weight),
+                                   *([arg(shape=lambda x, w: w[:1])] if with_bias else []),
+                                   numpy=lambda x, w, b=0: x @ w.T + b, shapes=mst.shapes(min_dims=1, max_dims=3,
+                                                                                          max_side=4), **TIGHT)
+                for with_bias in (False, True)}
+
+
+@pytest.mark.parametrize("with_bias", [False, True], ids=["no-bias", "bias"])
+@given(data=st.data())
+def test_linear_forward_and_gradients(with_bias, data):
+    LINEAR_CASES[with_bias](data)
+    assert isinstance(F.linear(leaf([[1.0]]), leaf([[2.0]]))._ctx, ops.Linear)
 
 
 def test_linear_3d_input_and_shape_error():

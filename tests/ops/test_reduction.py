@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import minitx
 import minitx.functional as F
-from minitx.testing import check_backward_hygiene, gradcheck
+from minitx.testing import arg, gradcheck, op_case
 from minitx.testing import strategies as mst
 
 
@@ -29,40 +29,23 @@ REDUCTIONS = {
 }
 
 
-@st.composite
-def _reduction_case(draw, name, transposed=None):
-    options = dict(REDUCTIONS[name][2])
-    shape = draw(mst.shapes(min_dims=options.pop("min_dims", 0), max_dims=3, max_side=4,
-                            min_side=options.pop("min_side", 1)))
-    x = draw(mst.tensors(shape, transposed=transposed, **options))
-    return x, draw(mst.axes_for(x.ndim)), draw(st.booleans())
+def _reduction_op_case(fn, reference, options):
+    """op_case of fn(x, axis, keepdims) over drawn axes (None, one axis, several) and keepdims:
+    forward against numpy, then check_gradients (gradcheck, hygiene; x may be a transposed view)."""
+    options = dict(options)
+    shapes = mst.shapes(min_dims=options.pop("min_dims", 0), max_dims=3, max_side=4,
+                        min_side=options.pop("min_side", 1))
+    return op_case(fn, arg(**options), shapes=shapes, numpy=reference,
+                   kwargs={"axis": lambda shape: mst.axes_for(len(shape)), "keepdims": st.booleans()})
+
+
+CASES = {name: _reduction_op_case(*entry) for name, entry in REDUCTIONS.items()}
 
 
 @pytest.mark.parametrize("name", list(REDUCTIONS))
 @given(data=st.data())
-def test_reduction_forward(name, data):
-    fn, reference, _ = REDUCTIONS[name]
-    x, axis, keepdims = data.draw(_reduction_case(name))
-    out = fn(x, axis, keepdims)
-    expected = np.asarray(reference(x.numpy(), axis=axis, keepdims=keepdims))
-    assert out.shape == expected.shape and out.dtype == np.float64
-    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10, atol=1e-12)
-
-
-@pytest.mark.parametrize("name", list(REDUCTIONS))
-@given(data=st.data())
-def test_reduction_gradcheck(name, data):
-    fn = REDUCTIONS[name][0]
-    x, axis, keepdims = data.draw(_reduction_case(name))
-    assert gradcheck(lambda t: fn(t, axis, keepdims), x)
-
-
-@pytest.mark.parametrize("name", list(REDUCTIONS))
-@given(data=st.data())
-def test_reduction_backward_hygiene(name, data):
-    fn = REDUCTIONS[name][0]
-    x, axis, keepdims = data.draw(_reduction_case(name, transposed=True))
-    assert check_backward_hygiene(lambda t: fn(t, axis, keepdims), x)
+def test_reduction_forward_and_gradients(name, data):
+    CASES[name](data)
 
 
 @pytest.mark.parametrize("name", ["Sum", "Mean", "Max", "Min", "Var", "LogSumExp"])
