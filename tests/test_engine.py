@@ -200,6 +200,26 @@ def test_gradient_takes_the_dtype_of_its_input():
     assert x.grad.dtype == np.float32
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_0d_leaf_gets_a_gradient_of_its_own_dtype(dtype):
+    """numpy returns scalars (np.float64) from ops on 0-d arrays; the gradient still has the
+    leaf's dtype, and a second backward adds into it in place."""
+    x = minitx.tensor(3.0, dtype=dtype, requires_grad=True)
+    (10.0 / x).backward()
+    assert x.grad.dtype == dtype and x.grad.shape == () and isinstance(x.grad.data, np.ndarray)
+    first = x.grad
+    (x * x).backward()
+    assert x.grad is first and x.grad.dtype == dtype
+    np.testing.assert_allclose(x.grad.numpy(), -10.0 / 9.0 + 6.0, rtol=1e-6)
+
+
+def test_an_explicit_gradient_of_another_dtype_is_stored_in_the_leaf_dtype():
+    x = leaf([1.0, 2.0])
+    x.backward(np.array([0.5, 0.25], dtype=np.float32))
+    assert x.grad.dtype == np.float64
+    np.testing.assert_array_equal(x.grad.numpy(), [0.5, 0.25])
+
+
 def test_a_function_instance_records_one_call():
     # ops keep inputs and saved arrays on the instance: a second recorded call would overwrite them
     from minitx import ops

@@ -31,7 +31,9 @@ class Tensor:
             data = data.data
         data = interop.as_array(data, "Tensor")  # a PyTorch tensor, any DLPack/__array__ object
         xp = backend.get_array_module(data)
-        if not isinstance(data, xp.ndarray):  # Python data: floats become float32, as in tensor()
+        if isinstance(data, np.generic):  # a NumPy scalar (np.float64(1.5)) keeps its dtype
+            data = np.asarray(data)
+        elif not isinstance(data, xp.ndarray):  # Python data: floats become float32, as in tensor()
             data = np.asarray(data, dtype=backend.resolve_dtype(_infer_dtype(data)))
         if data.dtype.name not in ("float32", "float64", "int32", "int64", "bool", "uint8"):
             data = data.astype(backend.resolve_dtype(_infer_dtype(data)))
@@ -47,7 +49,8 @@ class Tensor:
     def _from_op(cls, data, ctx):
         """Wrap an op's output; ``ctx`` is the op when a graph is being recorded."""
         t = cls.__new__(cls)
-        t.data = data
+        # numpy returns scalars from ops on 0-d arrays; keep arrays so in-place updates work
+        t.data = np.asarray(data) if isinstance(data, np.generic) else data
         t.grad = None
         t._ctx = ctx
         t._retains_grad = False
@@ -130,13 +133,13 @@ class Tensor:
         _run_backward(self, grad, retain_graph=retain_graph)
 
     def _accumulate_grad(self, g) -> None:
+        """Add g into .grad, which always has this tensor's dtype (whatever g's)."""
         if self.grad is None:
-            # own copy: g may be shared with another gradient; xp.array, because numpy arithmetic
-            # on 0-d arrays gives a numpy scalar, which Tensor() would turn into float32
-            self.grad = Tensor(backend.get_array_module(g).array(g, copy=True))
+            # own copy (g may be shared with another gradient), in this tensor's dtype
+            self.grad = Tensor(backend.get_array_module(g).array(g, dtype=self.dtype, copy=True))
         else:
             mark_modified(self.grad)  # a graph may have used the old .grad as a constant
-            self.grad.data += g
+            self.grad.data += g.astype(self.dtype, copy=False)
 
     def detach(self) -> "Tensor":
         """The same data, cut from the graph (shares memory with this tensor)."""
@@ -292,15 +295,15 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     """Make a tensor from a Python number, (nested) list, numpy or cupy array, Tensor, PyTorch
     tensor, or any object with ``__dlpack__`` or ``__array__``.
 
-    Without ``dtype``: floating data becomes float32 unless it is already a float64 array;
-    integers become int64, booleans bool. The data is copied.
+    Without ``dtype``: floating data becomes float32 unless it is already a float64 array or
+    NumPy scalar; integers become int64, booleans bool. The data is copied.
     """
     if isinstance(data, Tensor):
         data = data.data
     data = interop.as_array(data)
     device = backend.check_device(device)
     xp = backend.get_array_module(data)
-    if isinstance(data, xp.ndarray) and dtype is None:
+    if isinstance(data, (xp.ndarray, np.generic)) and dtype is None:
         if data.dtype.kind == "f" and data.dtype.name in ("float32", "float64"):
             dtype = data.dtype
         else:

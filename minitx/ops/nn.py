@@ -21,13 +21,20 @@ from minitx import random as mrandom
 from minitx.autograd.function import Function
 from minitx.backend import device_of, get_array_module, host_ints
 from minitx.ops.elementwise import gelu_tanh, gelu_tanh_derivative, relu_derivative, relu_values
-from minitx.ops.reduction import logsumexp_parts
+from minitx.ops.reduction import check_nonempty_axes, logsumexp_parts, normalize_axes
 from minitx.ops.shape import scatter_add
 
 __all__ = [
     "Softmax", "LogSoftmax", "LayerNorm", "Dropout", "DropoutAdd", "BiasActDropout", "Embedding",
     "Linear", "CrossEntropy",
 ]
+
+
+def _normalized_axes(op, x, axis):
+    """softmax's and log_softmax's axis, checked: in range (a 0-d x takes 0 or -1) and not empty."""
+    axes = normalize_axes(axis, x.ndim, op)
+    check_nonempty_axes(op, x, axes, "a distribution over no classes is not defined")
+    return axes
 
 
 class Softmax(Function):
@@ -46,11 +53,12 @@ class Softmax(Function):
         return ndim > 0 and self.axis in (-1, ndim - 1) and kernels.enabled(*arrays)
 
     def forward(self, x):
+        self.axes = _normalized_axes(self.name, x, self.axis)
         if self._fused(x):
             y = kernels.softmax_forward(x)
         else:
-            e, total, _, _ = logsumexp_parts(x, self.axis)
-            y = e / get_array_module(x).where(total > 0, total, 1)
+            e, total, _, _ = logsumexp_parts(x, self.axes)
+            y = e / get_array_module(x).where(total == 0, 1, total)  # total NaN: y NaN
         self.save_for_backward(y)
         return y
 
@@ -58,7 +66,7 @@ class Softmax(Function):
         (y,) = self.saved
         if self._fused(y, dy):
             return (kernels.softmax_backward(y, dy),)
-        return (y * (dy - (dy * y).sum(axis=self.axis, keepdims=True)),)
+        return (y * (dy - (dy * y).sum(axis=self.axes, keepdims=True)),)
 
 
 class LogSoftmax(Function):
@@ -74,16 +82,18 @@ class LogSoftmax(Function):
 
     def forward(self, x):
         xp = get_array_module(x)
-        _, total, m, log_total = logsumexp_parts(x, self.axis)
+        self.axes = _normalized_axes(self.name, x, self.axis)
+        _, total, m, log_total = logsumexp_parts(x, self.axes)
         # a row that is all -inf (fully masked) stays -inf instead of becoming -inf - (-inf) = NaN
-        y = xp.where(total > 0, (x - m) - log_total, -xp.inf)
+        with np.errstate(invalid="ignore"):
+            y = xp.where(total == 0, -xp.inf, (x - m) - log_total)
         self.save_for_backward(y)
         return y
 
     def backward(self, dy):
         (y,) = self.saved
         xp = get_array_module(y)
-        return (dy - xp.exp(y) * dy.sum(axis=self.axis, keepdims=True),)
+        return (dy - xp.exp(y) * dy.sum(axis=self.axes, keepdims=True),)
 
 
 class LayerNorm(Function):
@@ -335,6 +345,9 @@ class Linear(Function):
         if x.shape[-1] != w.shape[1]:
             raise ValueError(f"linear: input of shape {x.shape} does not fit weight {w.shape}: "
                              f"{x.shape[-1]} != {w.shape[1]}")
+        if b is not None and b.shape != w.shape[:1]:
+            raise ValueError(f"linear: bias of shape {b.shape} does not fit weight {w.shape}: "
+                             f"expected shape ({w.shape[0]},)")
         rows = _rows(x)
         self.save_for_backward(rows, w)
         self.in_shape = x.shape
@@ -405,7 +418,7 @@ class CrossEntropy(Function):
             loss = -(1 - self.smoothing) * logp_t
             if self.smoothing:
                 loss = loss + self.smoothing * (lse - x.mean(axis=-1))
-            loss = loss * valid
+            loss = xp.where(valid, loss, 0)  # not loss * valid: an ignored row's NaN must not count
         self.save_for_backward(x, t, lse)
         if self.reduction == "none":
             return loss
@@ -426,4 +439,4 @@ class CrossEntropy(Function):
             grad -= self.smoothing / classes
         rows = grad.reshape(-1, classes)
         rows[xp.arange(rows.shape[0]), xp.where(valid, t, 0).reshape(-1)] -= 1 - self.smoothing
-        return grad * (dloss * valid)[..., None], None
+        return xp.where(valid[..., None], grad * dloss[..., None], 0), None
