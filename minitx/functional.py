@@ -350,3 +350,37 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0
     if return_weights:
         return out, Tensor(op.weights)
     return out
+
+
+# ================================================================ issue 15: new ops
+# (kept in one block; each group's ops live in their own module of minitx.ops)
+
+# ---------------------------------------------------------------- more elementwise math (ops/unary.py)
+
+
+def sin(x): return ops.Sin()(x)
+def cos(x): return ops.Cos()(x)
+def erf(x): return ops.Erf()(x)
+def sign(x): return ops.Sign()(x)
+def floor(x): return ops.Floor()(x)
+def ceil(x): return ops.Ceil()(x)
+def trunc(x): return ops.Trunc()(x)
+def log2(x): return ops.Log2()(x)
+def exp2(x): return ops.Exp2()(x)
+def log1p(x): return ops.Log1p()(x)
+def expm1(x): return ops.Expm1()(x)
+def rsqrt(x): return ops.Rsqrt()(x)
+def reciprocal(x): return ops.Reciprocal()(x)
+
+
+def round(x, decimals=0):  # noqa: A001 (numpy's name)
+    """x rounded to ``decimals`` places, halves to even; its gradient is 0."""
+    return ops.Round(decimals)(x)
+
+
+# tests of values: boolean results that carry no gradient, as the comparisons
+
+
+def isnan(x): return Tensor(backend.get_array_module(x.data).isnan(x.data))
+def isinf(x): return Tensor(backend.get_array_module(x.data).isinf(x.data))
+def isfinite(x): return Tensor(backend.get_array_module(x.data).isfinite(x.data))

@@ -244,6 +244,25 @@ class Tensor:
     def softmax(self, axis=-1): return F.softmax(self, axis)
     def log_softmax(self, axis=-1): return F.log_softmax(self, axis)
 
+    # ---------------------------------------------------------------- issue 15: new ops
+    def sin(self): return F.sin(self)
+    def cos(self): return F.cos(self)
+    def erf(self): return F.erf(self)
+    def sign(self): return F.sign(self)
+    def floor(self): return F.floor(self)
+    def ceil(self): return F.ceil(self)
+    def round(self, decimals=0): return F.round(self, decimals)
+    def trunc(self): return F.trunc(self)
+    def log2(self): return F.log2(self)
+    def exp2(self): return F.exp2(self)
+    def log1p(self): return F.log1p(self)
+    def expm1(self): return F.expm1(self)
+    def rsqrt(self): return F.rsqrt(self)
+    def reciprocal(self): return F.reciprocal(self)
+    def isnan(self): return F.isnan(self)
+    def isinf(self): return F.isinf(self)
+    def isfinite(self): return F.isfinite(self)
+
 
 def _shape_args(args):
     """Accept both t.reshape(2, 3) and t.reshape((2, 3))."""

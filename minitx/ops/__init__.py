@@ -8,3 +8,6 @@ from minitx.ops.reduction import *  # noqa: F401,F403
 from minitx.ops.shape import *  # noqa: F401,F403
 from minitx.ops.linalg import *  # noqa: F401,F403
 from minitx.ops.nn import *  # noqa: F401,F403
+
+# ---- issue 15: new ops (each group in its own module)
+from minitx.ops.unary import *  # noqa: F401,F403
