@@ -384,3 +384,18 @@ def round(x, decimals=0):  # noqa: A001 (numpy's name)
 def isnan(x): return Tensor(backend.get_array_module(x.data).isnan(x.data))
 def isinf(x): return Tensor(backend.get_array_module(x.data).isinf(x.data))
 def isfinite(x): return Tensor(backend.get_array_module(x.data).isfinite(x.data))
+
+
+# ---------------------------------------------------------------- activations (ops/activation.py)
+
+
+def silu(x): return ops.Silu()(x)
+def leaky_relu(x, negative_slope=0.01): return ops.LeakyRelu(negative_slope)(x)
+def elu(x, alpha=1.0): return ops.Elu(alpha)(x)
+def logsigmoid(x): return ops.LogSigmoid()(x)
+def hardtanh(x, min_val=-1.0, max_val=1.0): return ops.Hardtanh(min_val, max_val)(x)
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    """log(1 + e^(beta x)) / beta, computed without overflow; x itself where beta * x > threshold."""
+    return ops.Softplus(beta, threshold)(x)

@@ -262,6 +262,12 @@ class Tensor:
     def isnan(self): return F.isnan(self)
     def isinf(self): return F.isinf(self)
     def isfinite(self): return F.isfinite(self)
+    def silu(self): return F.silu(self)
+    def leaky_relu(self, negative_slope=0.01): return F.leaky_relu(self, negative_slope)
+    def elu(self, alpha=1.0): return F.elu(self, alpha)
+    def softplus(self, beta=1.0, threshold=20.0): return F.softplus(self, beta, threshold)
+    def logsigmoid(self): return F.logsigmoid(self)
+    def hardtanh(self, min_val=-1.0, max_val=1.0): return F.hardtanh(self, min_val, max_val)
 
 
 def _shape_args(args):
