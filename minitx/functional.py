@@ -399,3 +399,18 @@ def hardtanh(x, min_val=-1.0, max_val=1.0): return ops.Hardtanh(min_val, max_val
 def softplus(x, beta=1.0, threshold=20.0):
     """log(1 + e^(beta x)) / beta, computed without overflow; x itself where beta * x > threshold."""
     return ops.Softplus(beta, threshold)(x)
+
+
+# ---------------------------------------------------------------- reductions and scans (ops/scan.py)
+
+
+def std(x, axis=None, ddof=0, keepdims=False): return ops.Std(axis, ddof, keepdims)(x)
+def prod(x, axis=None, keepdims=False): return ops.Prod(axis, keepdims)(x)
+def cumsum(x, axis): return ops.Cumsum(axis)(x)
+def cumprod(x, axis): return ops.Cumprod(axis)(x)
+def logcumsumexp(x, axis): return ops.Logcumsumexp(axis)(x)
+
+
+def argmin(x, axis=None):
+    """Index of the minimum (an integer tensor; no gradient); the first one on ties, a NaN if any."""
+    return Tensor(x.data.argmin(axis=axis))

@@ -268,6 +268,12 @@ class Tensor:
     def softplus(self, beta=1.0, threshold=20.0): return F.softplus(self, beta, threshold)
     def logsigmoid(self): return F.logsigmoid(self)
     def hardtanh(self, min_val=-1.0, max_val=1.0): return F.hardtanh(self, min_val, max_val)
+    def std(self, axis=None, ddof=0, keepdims=False): return F.std(self, axis, ddof, keepdims)
+    def prod(self, axis=None, keepdims=False): return F.prod(self, axis, keepdims)
+    def cumsum(self, axis): return F.cumsum(self, axis)
+    def cumprod(self, axis): return F.cumprod(self, axis)
+    def logcumsumexp(self, axis): return F.logcumsumexp(self, axis)
+    def argmin(self, axis=None): return F.argmin(self, axis)
 
 
 def _shape_args(args):

@@ -12,3 +12,4 @@ from minitx.ops.nn import *  # noqa: F401,F403
 # ---- issue 15: new ops (each group in its own module)
 from minitx.ops.unary import *  # noqa: F401,F403
 from minitx.ops.activation import *  # noqa: F401,F403
+from minitx.ops.scan import *  # noqa: F401,F403
