@@ -258,9 +258,13 @@ def split(x, indices_or_sections, axis=0):
     return [getitem(x, prefix + (slice(lo, hi),)) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
-def pad(x, pad_width, value=0.0):
-    """Constant padding; pad_width is an int or one (before, after) pair per axis."""
-    return ops.Pad(pad_width, value)(x)
+def pad(x, pad_width, value=0.0, mode="constant"):
+    """Pad with ``value`` (mode 'constant'), or with x's own edge: 'reflect' (mirror, edge not
+    repeated) or 'replicate' (edge repeated), see ops.PadEdges. pad_width is an int, one
+    (before, after) pair, or one pair per axis, as numpy's."""
+    if mode == "constant":
+        return ops.Pad(pad_width, value)(x)
+    return ops.PadEdges(pad_width, mode)(x)
 
 
 # ---------------------------------------------------------------- linear algebra
@@ -414,3 +418,51 @@ def logcumsumexp(x, axis): return ops.Logcumsumexp(axis)(x)
 def argmin(x, axis=None):
     """Index of the minimum (an integer tensor; no gradient); the first one on ties, a NaN if any."""
     return Tensor(x.data.argmin(axis=axis))
+
+
+# ---------------------------------------------------------------- shape and indexing (ops/indexing.py)
+
+
+def flip(x, axis=None): return ops.Flip(axis)(x)
+def roll(x, shift, axis=None): return ops.Roll(shift, axis)(x)
+def tril(x, k=0): return ops.Tril(k)(x)
+def triu(x, k=0): return ops.Triu(k)(x)
+
+
+def gather(x, axis, index):
+    """y[p] = x[p with its ``axis`` coordinate replaced by index[p]] (PyTorch's gather)."""
+    return ops.Gather(axis)(x, _as_indices(index, x))
+
+
+def scatter_add(x, axis, index, src):
+    """x with src[p] added at x[p with its ``axis`` coordinate replaced by index[p]] (PyTorch's scatter_add)."""
+    return ops.ScatterAdd(axis)(x, _as_indices(index, x), src)
+
+
+def repeat(x, repeats, axis=None):
+    """numpy.repeat: each element ``repeats`` times along axis (PyTorch: repeat_interleave)."""
+    return ops.Repeat(repeats, axis)(x)
+
+
+def tile(x, reps):
+    """numpy.tile: the whole of x repeated reps[i] times along axis i (PyTorch: Tensor.repeat)."""
+    return ops.Tile(reps)(x)
+
+
+def einsum(subscripts, *operands):
+    """Einstein summation with an explicit '->' output, e.g. einsum('bqd,bkd->bqk', q, k); see ops.Einsum."""
+    return ops.Einsum(subscripts)(*(as_tensor(a) for a in operands))
+
+
+def one_hot(indices, num_classes=-1):
+    """int64 tensor indices.shape + (num_classes,): 1 at each index, 0 elsewhere (PyTorch's
+    one_hot; no gradient). num_classes -1 means max(indices) + 1."""
+    indices = _as_indices(indices, indices if isinstance(indices, Tensor) else Tensor(np.zeros(0)))
+    data = indices.data
+    xp = backend.get_array_module(data)
+    if num_classes < 0:
+        if not data.size:
+            raise ValueError("one_hot: cannot infer num_classes from empty indices; pass num_classes")
+        num_classes = backend.host_ints(data.max())[0] + 1
+    ops.check_indices("one_hot", "indices", data, num_classes)
+    return Tensor((data[..., None] == xp.arange(num_classes)).astype(np.int64))

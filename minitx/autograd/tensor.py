@@ -274,6 +274,14 @@ class Tensor:
     def cumprod(self, axis): return F.cumprod(self, axis)
     def logcumsumexp(self, axis): return F.logcumsumexp(self, axis)
     def argmin(self, axis=None): return F.argmin(self, axis)
+    def flip(self, axis=None): return F.flip(self, axis)
+    def roll(self, shift, axis=None): return F.roll(self, shift, axis)
+    def tril(self, k=0): return F.tril(self, k)
+    def triu(self, k=0): return F.triu(self, k)
+    def gather(self, axis, index): return F.gather(self, axis, index)
+    def scatter_add(self, axis, index, src): return F.scatter_add(self, axis, index, src)
+    def repeat(self, repeats, axis=None): return F.repeat(self, repeats, axis)
+    def tile(self, reps): return F.tile(self, reps)
 
 
 def _shape_args(args):
