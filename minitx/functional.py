@@ -326,8 +326,11 @@ def linear(x, weight, bias=None):
 
 
 def cross_entropy(logits, targets, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
-    """Cross-entropy of logits [..., C] against integer class targets [...]."""
+    """Cross-entropy of logits [..., C] against integer class targets [...], or against float
+    probability targets [..., C] (ops.SoftCrossEntropy; ignore_index does not apply there)."""
     targets = _as_indices(targets, logits)
+    if targets.dtype.kind == "f":
+        return ops.SoftCrossEntropy(label_smoothing, reduction)(logits, targets)
     return ops.CrossEntropy(ignore_index, label_smoothing, reduction)(logits, targets)
 
 
@@ -466,3 +469,23 @@ def one_hot(indices, num_classes=-1):
         num_classes = backend.host_ints(data.max())[0] + 1
     ops.check_indices("one_hot", "indices", data, num_classes)
     return Tensor((data[..., None] == xp.arange(num_classes)).astype(np.int64))
+
+
+# ---------------------------------------------------------------- losses (ops/loss.py; cross_entropy above)
+
+
+def nll_loss(log_probs, targets, ignore_index=-100, reduction="mean"):
+    """-log_probs[..., target] per row, log_probs [..., C] (e.g. from log_softmax), targets [...]."""
+    return ops.NllLoss(ignore_index, reduction)(log_probs, _as_indices(targets, log_probs))
+
+
+def binary_cross_entropy(probs, targets, reduction="mean"):
+    """-(y log p + (1 - y) log(1 - p)) elementwise, p in [0, 1]; logs floored at -100 as in PyTorch."""
+    return ops.BinaryCrossEntropy(reduction)(probs, as_tensor(targets, probs))
+
+
+def binary_cross_entropy_with_logits(logits, targets, reduction="mean", pos_weight=None):
+    """Binary cross-entropy of sigmoid(logits), computed stably from the logits; pos_weight (a
+    number or a constant tensor broadcast against logits) weighs the positive targets."""
+    weight = pos_weight.data if isinstance(pos_weight, Tensor) else pos_weight
+    return ops.BinaryCrossEntropyWithLogits(reduction, weight)(logits, as_tensor(targets, logits))

@@ -14,3 +14,4 @@ from minitx.ops.unary import *  # noqa: F401,F403
 from minitx.ops.activation import *  # noqa: F401,F403
 from minitx.ops.scan import *  # noqa: F401,F403
 from minitx.ops.indexing import *  # noqa: F401,F403
+from minitx.ops.loss import *  # noqa: F401,F403

@@ -17,7 +17,7 @@ from minitx.autograd.function import Function
 from minitx.backend import get_array_module
 from minitx.ops.reduction import _Reduction, normalize_axes
 
-__all__ = ["Std", "Prod", "Cumsum", "Cumprod", "Logcumsumexp"]
+__all__ = ["Std", "Prod", "Cumsum", "Cumprod", "Logcumsumexp", "quiet_float_errors"]
 
 
 class Std(_Reduction):
@@ -46,7 +46,7 @@ class Std(_Reduction):
         centered = x - x.mean(axis=axes, keepdims=True) if n else x
         if n:  # a constant slice: its mean may round off x, but its spread is exactly 0
             centered = xp.where(x.max(axis=axes, keepdims=True) == x.min(axis=axes, keepdims=True), 0, centered)
-        with _quiet(xp):  # divisor 0: NaN, as announced
+        with quiet_float_errors(xp):  # divisor 0: NaN, as announced
             s = xp.sqrt((centered * centered).sum(axis=axes, keepdims=True) / self.divisor)
         self.save_for_backward(centered, s)
         return s if self.keepdims else s.squeeze(axis=axes)
@@ -54,12 +54,12 @@ class Std(_Reduction):
     def backward(self, dy):
         centered, s = self.saved
         xp = get_array_module(dy)
-        with _quiet(xp):
+        with quiet_float_errors(xp):
             scale = xp.where(s == 0, 0, 1 / (self.divisor * xp.where(s == 0, 1, s)))
         return (self.expand(dy) * scale * centered,)
 
 
-def _quiet(xp):
+def quiet_float_errors(xp):
     """Silence NumPy's divide/invalid warnings where a NaN or inf is the documented answer."""
     return xp.errstate(divide="ignore", invalid="ignore") if hasattr(xp, "errstate") else contextlib.nullcontext()
 
@@ -178,7 +178,7 @@ class Logcumsumexp(_Scan):
         y = xp.empty_like(xs)
         if xs.shape[0]:
             y[0] = xs[0]
-        with _quiet(xp):  # a NaN input gives NaN, quietly
+        with quiet_float_errors(xp):  # a NaN input gives NaN, quietly
             for k in range(1, xs.shape[0]):
                 y[k] = xp.logaddexp(y[k - 1], xs[k])
         self.save_for_backward(xs, y)
