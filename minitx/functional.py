@@ -489,3 +489,60 @@ def binary_cross_entropy_with_logits(logits, targets, reduction="mean", pos_weig
     number or a constant tensor broadcast against logits) weighs the positive targets."""
     weight = pos_weight.data if isinstance(pos_weight, Tensor) else pos_weight
     return ops.BinaryCrossEntropyWithLogits(reduction, weight)(logits, as_tensor(targets, logits))
+
+
+# ---------------------------------------------------------------- convolution and pooling (ops/conv.py)
+
+
+def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """x [N, C, H, W] cross-correlated with weight [O, C/groups, kh, kw], plus bias [O]; stride,
+    padding (zeros) and dilation are ints or (height, width) pairs."""
+    op = ops.Conv2d(stride, padding, dilation, groups)
+    return op(x, weight) if bias is None else op(x, weight, bias)
+
+
+def _as_2d(op, x, what="input"):
+    """A [N, C, L] tensor as [N, C, 1, L], for a 1-d op run as the 2-d one."""
+    if x.ndim != 3:
+        raise ValueError(f"{op}: {what} must be 3-D [N, C, L], got shape {x.shape}")
+    return unsqueeze(x, 2)
+
+
+def _one(op, name, value):
+    """A 1-d op's stride/padding/... as the 2-d op's (1 or 0 along the height)."""
+    if not isinstance(value, numbers.Integral):
+        raise ValueError(f"{op}: {name} must be an int, got {value!r}")
+    return (0 if name == "padding" else 1, value)
+
+
+def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """x [N, C, L] cross-correlated with weight [O, C/groups, k], plus bias [O]."""
+    settings = [_one("conv1d", name, v) for name, v in (("stride", stride), ("padding", padding),
+                                                            ("dilation", dilation))]
+    op = ops.Conv2d(*settings, groups, op="conv1d")
+    x2, w2 = _as_2d("conv1d", x), _as_2d("conv1d", weight, "weight")
+    return squeeze(op(x2, w2) if bias is None else op(x2, w2, bias), 2)
+
+
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1):
+    """The maximum of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size)."""
+    return ops.MaxPool2d(kernel_size, stride, padding, dilation)(x)
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0, count_include_pad=True):
+    """The mean of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size)."""
+    return ops.AvgPool2d(kernel_size, stride, padding, count_include_pad)(x)
+
+
+def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1):
+    stride = kernel_size if stride is None else stride
+    settings = [_one("max_pool1d", name, v) for name, v in (("kernel_size", kernel_size), ("stride", stride),
+                                                                ("padding", padding), ("dilation", dilation))]
+    return squeeze(ops.MaxPool2d(*settings, op="max_pool1d")(_as_2d("max_pool1d", x)), 2)
+
+
+def avg_pool1d(x, kernel_size, stride=None, padding=0, count_include_pad=True):
+    stride = kernel_size if stride is None else stride
+    settings = [_one("avg_pool1d", name, v) for name, v in (("kernel_size", kernel_size), ("stride", stride),
+                                                                ("padding", padding))]
+    return squeeze(ops.AvgPool2d(*settings, count_include_pad, op="avg_pool1d")(_as_2d("avg_pool1d", x)), 2)

@@ -15,3 +15,4 @@ from minitx.ops.activation import *  # noqa: F401,F403
 from minitx.ops.scan import *  # noqa: F401,F403
 from minitx.ops.indexing import *  # noqa: F401,F403
 from minitx.ops.loss import *  # noqa: F401,F403
+from minitx.ops.conv import *  # noqa: F401,F403
