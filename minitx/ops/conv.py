@@ -192,9 +192,8 @@ class MaxPool2d(_Pool2d):
     def backward(self, dy):
         (winner,) = self.saved
         xp = get_array_module(dy)
-        dcols = xp.zeros(self.cols_shape, dtype=dy.dtype)
-        xp.put_along_axis(dcols, winner, dy[:, :, None], axis=2)
-        return (self._col2im(dcols),)
+        positions = xp.arange(self.cols_shape[2])[:, None, None]  # window offsets, against winner's axis 2
+        return (self._col2im((positions == winner) * dy[:, :, None]),)
 
 
 class AvgPool2d(_Pool2d):

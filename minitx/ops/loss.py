@@ -77,9 +77,8 @@ class NllLoss(_Loss):
     def backward(self, dy):
         safe_t, valid = self.saved
         xp = get_array_module(dy)
-        dx = xp.zeros(self.in_shape, dtype=dy.dtype)
-        xp.put_along_axis(dx, safe_t[..., None], (-self._row_gradient(dy) * valid)[..., None], axis=-1)
-        return dx, None
+        picked = xp.arange(self.in_shape[-1]) == safe_t[..., None]  # one-hot rows
+        return picked * (-self._row_gradient(dy) * valid)[..., None], None
 
 
 class BinaryCrossEntropy(_Loss):
