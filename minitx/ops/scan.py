@@ -124,6 +124,18 @@ class _Scan(Function):
         return get_array_module(y).moveaxis(y, 0, self.scan_axis).reshape(self.in_shape)
 
 
+def _reverse_recurrence(d, a):
+    """g along axis 0 with g_{n-1} = d_{n-1} and g_j = d_j + a_j * g_{j+1} (a has n - 1 rows):
+    the reverse scan of the cumprod and logcumsumexp backwards, one array step per position."""
+    g = get_array_module(d).empty_like(d)
+    n = d.shape[0]
+    if n:
+        g[n - 1] = d[n - 1]
+    for j in range(n - 2, -1, -1):
+        g[j] = d[j] + a[j] * g[j + 1]
+    return g
+
+
 class Cumsum(_Scan):
     """y_k = sum_{j<=k} x_j along axis.   dx_j = sum_{k>=j} dy_k (a cumulative sum from the end)"""
 
@@ -151,13 +163,7 @@ class Cumprod(_Scan):
     def backward(self, dy):
         xs, y = self.saved
         xp = get_array_module(dy)
-        dys = self._front(dy)
-        g = xp.empty_like(dys)
-        n = dys.shape[0]
-        if n:
-            g[n - 1] = dys[n - 1]
-        for j in range(n - 2, -1, -1):
-            g[j] = dys[j] + xs[j + 1] * g[j + 1]
+        g = _reverse_recurrence(self._front(dy), xs[1:])
         before = xp.concatenate([xp.ones_like(y[:1]), y[:-1]], axis=0)  # y_{j-1}
         return (self._back(before * g),)
 
@@ -190,10 +196,5 @@ class Logcumsumexp(_Scan):
         dys = self._front(dy)
         finite = y != -xp.inf  # NaN counts as finite here: it must reach the gradient
         safe_y = xp.where(finite, y, 0)  # exp(-inf - (-inf)) would be NaN
-        t = xp.empty_like(dys)
-        n = dys.shape[0]
-        if n:
-            t[n - 1] = dys[n - 1]
-        for j in range(n - 2, -1, -1):
-            t[j] = dys[j] + xp.where(finite[j], xp.exp(safe_y[j] - safe_y[j + 1]), 0) * t[j + 1]
+        t = _reverse_recurrence(dys, xp.where(finite[:-1], xp.exp(safe_y[:-1] - safe_y[1:]), 0))
         return (self._back(xp.where(finite, xp.exp(xs - safe_y) * t, 0)),)
