@@ -224,3 +224,31 @@ def test_conv_layers_match_the_functional_ops_and_init_like_pytorch():
     assert nn.MaxPool2d(2)(x).shape == (2, 4, 3, 3) and nn.AvgPool2d(3, 2, 1)(x).shape == (2, 4, 4, 4)
     with pytest.raises(ValueError, match="Conv2d: in_channels 3 and out_channels 4 must both be divisible by groups 2"):
         nn.Conv2d(3, 4, 3, groups=2)
+
+
+# ---------------------------------------------------------------- some inputs constant
+
+
+def _frozen_variants(n):
+    """Every way to leave some (not all) of n inputs without a gradient."""
+    return [mask for mask in np.ndindex(*(2,) * n) if any(mask) and not all(mask)]
+
+
+@pytest.mark.parametrize("name", ["Conv2d", "Einsum", "ScatterAdd", "SoftCrossEntropy", "BinaryCrossEntropy"])
+def test_ops_with_several_inputs_when_only_some_need_gradients(name):
+    """Backward may skip the gradients nobody needs; the ones asked for must still be right and
+    the others stay None."""
+    rng = np.random.default_rng(0)
+    cases = {
+        "Conv2d": (lambda x, w, b: F.conv2d(x, w, b, 2, 1, 1, 2), [(2, 4, 5, 5), (4, 2, 3, 3), (4,)]),
+        "Einsum": (lambda a, b: F.einsum("bqd,bkd->bqk", a, b), [(2, 3, 4), (2, 5, 4)]),
+        "ScatterAdd": (lambda x, s: F.scatter_add(x, 1, [[0, 2, 2], [1, 1, 0]], s), [(2, 3), (2, 3)]),
+        "SoftCrossEntropy": (lambda x, q: F.cross_entropy(x, q), [(3, 4), (3, 4)]),
+        "BinaryCrossEntropy": (lambda p, y: F.binary_cross_entropy(p, y), [(3, 4), (3, 4)]),
+    }
+    fn, shapes = cases[name]
+    for needs in _frozen_variants(len(shapes)):
+        inputs = [leaf(rng.uniform(0.1, 0.9, shape), requires_grad=bool(k)) for shape, k in zip(shapes, needs)]
+        assert check_gradients(fn, *inputs)
+        fn(*inputs).sum().backward()
+        assert [t.grad is not None for t in inputs] == [bool(k) for k in needs]
