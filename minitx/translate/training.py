@@ -183,9 +183,11 @@ def evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, pr
 
 # ---------------------------------------------------------------- run directories
 
-# the files a run writes (and --overwrite deletes): the trainer's, the tokenizers, the results;
+# the files a run writes (and --overwrite deletes): the trainer's, the tokenizers, the results,
+# the plot command's curves;
 # any of them means the directory holds a run
-RUN_FILES = ("config.json", "tokenizer.src.json", "tokenizer.tgt.json", *TRAINER_FILES[1:], "results.json")
+RUN_FILES = ("config.json", "tokenizer.src.json", "tokenizer.tgt.json", *TRAINER_FILES[1:], "results.json",
+             "history.png")
 RUN_PATTERNS = (*TRAINER_PATTERNS, "*.hyp.*")
 
 # may change when a run is resumed: they change how long it runs, how often it saves or is
