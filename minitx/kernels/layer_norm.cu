@@ -27,6 +27,7 @@
 //   layer_norm_backward_dwdb_reduce
 //                           one thread per column sums the `parts` partials and
 //                           writes dw[c], db[c] with `=` (not `+=`).
+// (ladder/layer_norm_v1..v3.cu and docs/kernel-ladder.md build up to the forward.)
 #include "common.cuh"
 
 template <typename T>
