@@ -29,12 +29,7 @@ __global__ void layer_norm_v1(const T* __restrict__ x, const T* __restrict__ w,
   T ss = T(0);
   for (int c = 0; c < cols; ++c) ss += (xr[c] - mu) * (xr[c] - mu);
   const T rs = mtx::num<T>::rsqrt(ss / T(cols) + eps);
-  for (int c = 0; c < cols; ++c) {
-    T v = (xr[c] - mu) * rs;
-    if (w) v *= w[c];
-    if (b) v += b[c];
-    yr[c] = v;
-  }
+  mtx::layer_norm_row_out(xr, w, b, yr, mu, rs, 0, 1, cols);  // y = (x - mu) * rs * w + b
   mean[row] = mu;
   rstd[row] = rs;
 }

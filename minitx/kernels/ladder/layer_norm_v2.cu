@@ -43,12 +43,7 @@ __global__ void layer_norm_v2(const T* __restrict__ x, const T* __restrict__ w,
   T ss = T(0);
   for (int c = threadIdx.x; c < cols; c += blockDim.x) ss += (xr[c] - mu) * (xr[c] - mu);
   const T rs = mtx::num<T>::rsqrt(tree_sum(ss) / T(cols) + eps);
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    T v = (xr[c] - mu) * rs;
-    if (w) v *= w[c];
-    if (b) v += b[c];
-    yr[c] = v;
-  }
+  mtx::layer_norm_row_out(xr, w, b, yr, mu, rs, threadIdx.x, blockDim.x, cols);
   if (threadIdx.x == 0) {
     mean[row] = mu;
     rstd[row] = rs;

@@ -51,12 +51,7 @@ __global__ void layer_norm_v3(const T* __restrict__ x, const T* __restrict__ w,
     welford_merge(n, mu, m2, n_o, mu_o, m2_o);
   }
   const T rs = mtx::num<T>::rsqrt(m2 / T(cols) + eps);
-  for (int c = lane; c < cols; c += 32) {
-    T v = (xr[c] - mu) * rs;
-    if (w) v *= w[c];
-    if (b) v += b[c];
-    yr[c] = v;
-  }
+  mtx::layer_norm_row_out(xr, w, b, yr, mu, rs, lane, 32, cols);
   if (lane == 0) {
     mean[row] = mu;
     rstd[row] = rs;
