@@ -467,7 +467,7 @@ def one_hot(indices, num_classes=-1):
         if not data.size:
             raise ValueError("one_hot: cannot infer num_classes from empty indices; pass num_classes")
         num_classes = backend.host_ints(data.max())[0] + 1
-    ops.check_indices("one_hot", "indices", data, num_classes)
+    ops.indexing.check_indices("one_hot", "indices", data, num_classes)
     return Tensor((data[..., None] == xp.arange(num_classes)).astype(np.int64))
 
 

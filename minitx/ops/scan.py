@@ -17,7 +17,7 @@ from minitx.autograd.function import Function
 from minitx.backend import get_array_module
 from minitx.ops.reduction import _Reduction, normalize_axes
 
-__all__ = ["Std", "Prod", "Cumsum", "Cumprod", "Logcumsumexp", "quiet_float_errors"]
+__all__ = ["Std", "Prod", "Cumsum", "Cumprod", "Logcumsumexp"]
 
 
 class Std(_Reduction):
@@ -26,7 +26,8 @@ class Std(_Reduction):
 
     ds/dx = dv/dx / (2 s), dv/dx = 2 (x - mean) / (n - ddof), so
     dx = dy * (x - mean) / ((n - ddof) * s), and 0 where s = 0 (as PyTorch: a constant slice
-    has no direction to move in; its x - mean is set to exactly 0, not left to rounding). With n - ddof <= 0, s is NaN with a RuntimeWarning, as in NumPy.
+    has no direction to move in; its x - mean is set to exactly 0, not left to rounding).
+    With n - ddof <= 0, s is NaN with a RuntimeWarning, as in NumPy.
     """
 
     def __init__(self, axis=None, ddof=0, keepdims=False):

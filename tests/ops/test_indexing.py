@@ -1,8 +1,6 @@
 """Flip, Roll, Tril, Triu, Gather, ScatterAdd, Repeat, Tile, PadEdges, Einsum and one_hot
 (minitx/ops/indexing.py): forward against independent NumPy computations, float64 gradients
 (check_gradients) on hypothesis-drawn shapes, PyTorch parity, and the errors users see."""
-import itertools
-import string
 
 import numpy as np
 import pytest
