@@ -67,6 +67,8 @@ def quiet_float_errors(xp):
 
 def _exclusive_products(x, xp):
     """Along the last axis: left[k] = prod_{j<k} x_j, right[k] = prod_{j>k} x_j (1 when empty)."""
+    if x.shape[-1] == 0:  # an empty product: no factors, no gradients
+        return x, x
     ones = xp.ones(x.shape[:-1] + (1,), dtype=x.dtype)
     left = xp.concatenate([ones, xp.cumprod(x[..., :-1], axis=-1)], axis=-1)
     right = xp.concatenate([xp.cumprod(x[..., :0:-1], axis=-1)[..., ::-1], ones], axis=-1)

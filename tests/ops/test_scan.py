@@ -217,3 +217,15 @@ def test_argmin_matches_numpy_and_pytorch_with_ties(x, data):
 
 def test_argmin_points_at_a_nan():
     assert F.argmin(minitx.tensor([3.0, np.nan, -1.0])).item() == 1
+
+
+def test_prod_and_std_over_an_empty_axis():
+    """prod over nothing is 1 (gradient: empty); std over nothing is NaN, as in NumPy and PyTorch."""
+    x = leaf(np.zeros((2, 0)))
+    np.testing.assert_array_equal(parity(lambda t: F.prod(t, 1), lambda t: t.prod(1), x).numpy(), [1.0, 1.0])
+    assert x.grad.shape == (2, 0)
+    with pytest.warns(RuntimeWarning, match="std: 0 elements with ddof=0"):
+        np.testing.assert_array_equal(F.std(x, 1).numpy(), [np.nan, np.nan])
+    torch = pytest.importorskip("torch")
+    with pytest.warns(UserWarning, match="degrees of freedom"):  # PyTorch warns too
+        assert torch.from_numpy(x.numpy()).std(1, correction=0).isnan().all()
