@@ -25,6 +25,16 @@ def _binary(op, a, b, true_division=False):
     the float's dtype (``int_tensor * 0.5`` is float32, where numpy alone would promote int64
     with float32 to float64), and with ``true_division`` two integer operands become float32.
     """
+    a, b = _promote(a, b, true_division)
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"{op.name}: shapes {a.shape} and {b.shape} do not broadcast") from None
+    return op(a, b)
+
+
+def _promote(a, b, true_division=False):
+    """(a, b) as tensors of one dtype where ints meet floats: the float's (see _binary)."""
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
     a, b = as_tensor(a, like), as_tensor(b, like)
     if a.dtype.kind in "biu" and b.dtype.kind == "f":
@@ -33,11 +43,14 @@ def _binary(op, a, b, true_division=False):
         b = b.astype(a.dtype)
     elif true_division and a.dtype.kind in "biu":
         a, b = a.astype(backend.DEFAULT_FLOAT), b.astype(backend.DEFAULT_FLOAT)
-    try:
-        np.broadcast_shapes(a.shape, b.shape)
-    except ValueError:
-        raise ValueError(f"{op.name}: shapes {a.shape} and {b.shape} do not broadcast") from None
-    return op(a, b)
+    return a, b
+
+
+def _floating(x) -> Tensor:
+    """x for ops defined on real numbers (exp, softmax, ...): an integer or boolean tensor
+    becomes float32, PyTorch's default float (numpy would pick float64)."""
+    x = as_tensor(x)
+    return x.astype(backend.DEFAULT_FLOAT) if x.dtype.kind in "biu" else x
 
 
 def _as_indices(value, like: Tensor) -> Tensor:
@@ -64,11 +77,11 @@ def div(a, b): return _binary(ops.Div(), a, b, true_division=True)
 def maximum(a, b): return _binary(ops.Maximum(), a, b)
 def minimum(a, b): return _binary(ops.Minimum(), a, b)
 def neg(x): return ops.Neg()(x)
-def exp(x): return ops.Exp()(x)
-def log(x): return ops.Log()(x)
-def sqrt(x): return ops.Sqrt()(x)
-def tanh(x): return ops.Tanh()(x)
-def sigmoid(x): return ops.Sigmoid()(x)
+def exp(x): return ops.Exp()(_floating(x))
+def log(x): return ops.Log()(_floating(x))
+def sqrt(x): return ops.Sqrt()(_floating(x))
+def tanh(x): return ops.Tanh()(_floating(x))
+def sigmoid(x): return ops.Sigmoid()(_floating(x))
 def relu(x): return ops.Relu()(x)
 def abs(x): return ops.Abs()(x)  # noqa: A001 (numpy's name)
 
@@ -85,7 +98,7 @@ def pow(a, b):  # noqa: A001 (numpy's name)
 
 def gelu(x, approximate: str = "none"):
     """GELU; approximate='tanh' for the tanh formula (GPT/BERT), 'none' for the exact erf form."""
-    return ops.Gelu(approximate)(x)
+    return ops.Gelu(approximate)(_floating(x))
 
 
 def clip(x, min=None, max=None):  # noqa: A002 (numpy's names)
@@ -108,7 +121,11 @@ def masked_fill(x, mask, value):
     """x with ``value`` written where mask is True (mask broadcasts to x's shape)."""
     mask = as_tensor(mask, x)
     _check_bool("masked_fill", "mask", mask)
-    if np.broadcast_shapes(mask.shape, x.shape) != x.shape:
+    try:
+        fits = np.broadcast_shapes(mask.shape, x.shape) == x.shape
+    except ValueError:
+        fits = False
+    if not fits:
         raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to {x.shape}")
     return ops.MaskedFill(value)(x, mask)
 
@@ -136,7 +153,13 @@ def less(a, b): return _compare(lambda x, y: x < y, a, b)
 def less_equal(a, b): return _compare(lambda x, y: x <= y, a, b)
 def greater(a, b): return _compare(lambda x, y: x > y, a, b)
 def greater_equal(a, b): return _compare(lambda x, y: x >= y, a, b)
-def logical_not(x): return Tensor(~as_tensor(x).data)
+
+
+def logical_not(x):
+    """True where x is 0 (or False), as numpy.logical_not: a bool tensor for any dtype (not ~x,
+    which is the bitwise not of integers)."""
+    x = as_tensor(x)
+    return Tensor(backend.get_array_module(x.data).logical_not(x.data))
 
 
 def argmax(x, axis=None):
@@ -152,7 +175,7 @@ def mean(x, axis=None, keepdims=False): return ops.Mean(axis, keepdims)(x)
 def max(x, axis=None, keepdims=False): return ops.Max(axis, keepdims)(x)  # noqa: A001
 def min(x, axis=None, keepdims=False): return ops.Min(axis, keepdims)(x)  # noqa: A001
 def var(x, axis=None, ddof=0, keepdims=False): return ops.Var(axis, ddof, keepdims)(x)
-def logsumexp(x, axis=None, keepdims=False): return ops.LogSumExp(axis, keepdims)(x)
+def logsumexp(x, axis=None, keepdims=False): return ops.LogSumExp(axis, keepdims)(_floating(x))
 
 
 # ---------------------------------------------------------------- shape
@@ -245,6 +268,9 @@ def split(x, indices_or_sections, axis=0):
 
     Each part is a slice (GetItem), so its gradient lands in the right place of x's.
     """
+    if not isinstance(axis, numbers.Integral) or not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"split: axis {axis!r} does not exist in a tensor of shape {x.shape}; expected an "
+                         f"int in [{-x.ndim}, {x.ndim})")
     n = x.shape[axis]
     if isinstance(indices_or_sections, numbers.Integral):
         if indices_or_sections <= 0 or n % indices_or_sections:
@@ -271,19 +297,21 @@ def pad(x, pad_width, value=0.0, mode="constant"):
 
 
 def matmul(a, b):
-    a, b = as_tensor(a), as_tensor(b)
+    """a @ b; an integer operand takes the float operand's dtype, as in a * b."""
+    a, b = _promote(as_tensor(a), as_tensor(b))
     return ops.Matmul()(a, b)
 
 
 # ---------------------------------------------------------------- neural-network ops
 
 
-def softmax(x, axis=-1): return ops.Softmax(axis)(x)
-def log_softmax(x, axis=-1): return ops.LogSoftmax(axis)(x)
+def softmax(x, axis=-1): return ops.Softmax(axis)(_floating(x))
+def log_softmax(x, axis=-1): return ops.LogSoftmax(axis)(_floating(x))
 
 
 def layer_norm(x, weight=None, bias=None, eps=1e-5):
     """Layer normalization over the last axis; weight defaults to ones, bias to zeros."""
+    x = _floating(x)
     xp = backend.get_array_module(x.data)
     dim = x.shape[-1:]
     weight = weight if weight is not None else Tensor(xp.ones(dim, dtype=x.dtype))
@@ -359,7 +387,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0
     return out
 
 
-# ================================================================ issue 15: new ops
+# ================================================================ more math, activations, scans, indexing, losses, convolution
 # (kept in one block; each group's ops live in their own module of minitx.ops)
 
 # ---------------------------------------------------------------- more elementwise math (ops/unary.py)

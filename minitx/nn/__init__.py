@@ -13,7 +13,7 @@ __all__ = [
     "FeedForward", "EncoderLayer", "DecoderLayer", "DecoderCache", "Transformer", "PRESETS", "init",
 ]
 
-# ---- issue 15: convolution and pooling layers
+# convolution and pooling layers
 from minitx.nn.conv import AvgPool2d, Conv1d, Conv2d, MaxPool2d  # noqa: E402
 
 __all__ += ["Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d"]
