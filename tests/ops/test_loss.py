@@ -14,14 +14,14 @@ import minitx
 import minitx.functional as F
 from minitx.testing import check_forward, check_gradients, leaf
 from minitx.testing import strategies as mst
-from _torch_kit import parity
+from _torch_kit import import_torch, parity
 
 REDUCTIONS = ["mean", "sum", "none"]
 ROWS = mst.shapes(min_dims=1, max_dims=2, max_side=4)  # [N] or [N, L] rows of C classes
 
 
 def _tf():
-    return pytest.importorskip("torch").nn.functional
+    return import_torch().nn.functional
 
 
 def _class_second(t):
@@ -65,7 +65,7 @@ def test_nll_loss(case):
     fn = lambda v: F.nll_loss(v, t, reduction=reduction)  # noqa: E731
     check_forward(fn, reference, x, rtol=1e-12)
     assert check_gradients(fn, x)
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     parity(fn, lambda v: _tf().nll_loss(_class_second(v), torch.from_numpy(t.numpy()), reduction=reduction),
            leaf(x.numpy()))
 
@@ -133,7 +133,7 @@ def test_binary_cross_entropy_with_logits(pos_weight, case):
 
     check_forward(fn, reference, x, y, rtol=1e-12, atol=1e-14)
     assert check_gradients(fn, x, y)
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     torch_weight = None if w is None else torch.as_tensor(w, dtype=torch.float64)
     parity(fn, lambda a, b: _tf().binary_cross_entropy_with_logits(a, b, reduction=reduction, pos_weight=torch_weight),
            leaf(x.numpy()), leaf(y.numpy()))
