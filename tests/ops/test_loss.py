@@ -193,6 +193,13 @@ def test_probability_targets_are_routed_and_agree_with_class_targets():
         x.grad = None
 
 
+def test_probability_targets_with_a_nan_logit_give_nan_as_in_pytorch():
+    x, q = leaf([[0.0, np.nan, 1.0], [0.5, 0.0, 1.0]]), leaf([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]])
+    out = parity(lambda a, b: F.cross_entropy(a, b, reduction="none"),
+                 lambda a, b: _tf().cross_entropy(a, b, reduction="none"), x, q)
+    assert np.isnan(out.numpy()[0]) and np.isfinite(out.numpy()[1])
+
+
 def test_probability_targets_with_minus_infinity_logits():
     """A class with logit -inf and probability 0 adds nothing (not 0 * -inf = NaN)."""
     x = leaf([[0.0, -np.inf, 1.0]])
