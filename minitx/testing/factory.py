@@ -99,13 +99,14 @@ def _values(draw, a: Arg, shape):
     array, special = t.data, a.ties
     if a.ties:  # multiples of 0.5 inside the bounds: many equal values
         array = np.clip(np.round(array * 2) / 2, a.min_value, a.max_value)
-    if a.edges and array.size:  # NumPy picks which values to replace, from a drawn seed (see _seeded_mask)
+    # NumPy picks the values to replace, from a drawn seed: hypothesis favours edge cases over uniform draws
+    if a.edges and array.size:
         rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
         replace = rng.random(array.shape) < a.edge_probability
         picks = np.asarray(a.edges, dtype=np.float64)[rng.integers(0, len(a.edges), array.shape)]
         array = np.where(replace, picks, array)
         special = special or bool(replace.any())
-    made = Tensor(array) if array is t.data else tensor(array, dtype=np.float64)
+    made = Tensor(array)  # keeps a transposed view a view
     return (made.requires_grad_(True) if a.requires_grad else made), special
 
 
@@ -145,9 +146,10 @@ class OpCase:
                 special = special or edge
             inputs.append(value)
             shapes.append(tuple(value.shape) if hasattr(value, "shape") else ())
-        kwargs = {name: data.draw(_resolve(spec, shapes) if isinstance(_resolve(spec, shapes), SearchStrategy)
-                                  else st.just(spec), label=name)
-                  for name, spec in self.kwargs.items()}
+        kwargs = {}
+        for name, spec in self.kwargs.items():
+            value = _resolve(spec, shapes)
+            kwargs[name] = data.draw(value, label=name) if isinstance(value, SearchStrategy) else value
         return inputs, kwargs, special
 
     def __call__(self, data):
