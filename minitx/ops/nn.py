@@ -32,14 +32,6 @@ __all__ = [
 ]
 
 
-def _stable_exp(x, axis):
-    """exp(x - max x) along axis, and that max (a -inf max, a fully masked row, becomes 0)."""
-    xp = get_array_module(x)
-    m = x.max(axis=axis, keepdims=True)
-    m = xp.where(xp.isfinite(m), m, 0)
-    return xp.exp(x - m), m
-
-
 def _normalized_axes(op, x, axis):
     """softmax's and log_softmax's axis, checked: in range (a 0-d x takes 0 or -1) and not empty."""
     axes = normalize_axes(axis, x.ndim, op)
@@ -559,10 +551,9 @@ class ScaledDotProductAttention(Function):
             o, lse = o.reshape(q.shape), lse.reshape(q.shape[:-1])
         else:
             scores = self._scores(q, k, mask)
-            e, m = _stable_exp(scores, -1)
-            total = e.sum(axis=-1, keepdims=True)
-            p = e / xp.where(total > 0, total, 1)
-            lse = xp.where(total > 0, m + xp.log(xp.where(total > 0, total, 1)), -xp.inf)[..., 0]
+            e, total, m, log_total = logsumexp_parts(scores, -1)  # a query that sees no key: total = 0
+            p = e / xp.where(total == 0, 1, total)
+            lse = (m + log_total)[..., 0]
             if self.need_weights:
                 self.weights = p
             if self.dropout_p:
@@ -584,8 +575,8 @@ class ScaledDotProductAttention(Function):
             grads = (dq.reshape(q.shape), dk.reshape(k.shape), dv.reshape(v.shape))
         else:
             xp = get_array_module(do)
-            # P = exp(S - lse); a query that sees no key has lse = -inf and P = exp(-inf) = 0
-            p = xp.exp(self._scores(q, k, mask) - xp.where(xp.isfinite(lse), lse, 0)[..., None])
+            # P = exp(S - lse); a query that sees no key has lse = -inf and P = exp(-inf) = 0 (a NaN stays NaN)
+            p = xp.exp(self._scores(q, k, mask) - xp.where(lse == -xp.inf, 0, lse)[..., None])
             dropped = p if dropout_mask is None else p * dropout_mask
             dv = _batched_matmul(xp.swapaxes(dropped, -1, -2), do)
             dp = _batched_matmul(do, xp.swapaxes(v, -1, -2))
