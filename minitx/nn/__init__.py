@@ -12,3 +12,8 @@ __all__ = [
     "ModuleList", "MultiHeadAttention", "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
     "FeedForward", "EncoderLayer", "DecoderLayer", "DecoderCache", "Transformer", "PRESETS", "init",
 ]
+
+# convolution and pooling layers
+from minitx.nn.conv import AvgPool2d, Conv1d, Conv2d, MaxPool2d  # noqa: E402
+
+__all__ += ["Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d"]

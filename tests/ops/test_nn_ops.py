@@ -416,7 +416,8 @@ def test_cross_entropy_smoothing_matches_the_textbook_formula():
 
 
 @pytest.mark.parametrize("targets, error, message", [
-    (np.array([0.0, 1.0]), TypeError, "cross_entropy: targets must be an integer tensor"),
+    (np.array([0.0, 1.0]), ValueError, r"cross_entropy: float targets of shape \(2,\) are class probabilities and "
+                                       r"need the logits' shape \(2, 3\); class indices must be an integer tensor"),
     (np.array([0, 3]), IndexError, "cross_entropy: target 3 is out of range for 3 classes"),
     (np.array([-2, 1]), IndexError, "cross_entropy: target -2 is out of range"),
     (np.array([0, 1, 2]), ValueError, r"cross_entropy: logits \(2, 3\) need targets of shape \(2,\), got \(3,\)"),
