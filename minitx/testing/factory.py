@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from hypothesis import given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
@@ -233,9 +234,11 @@ def op_case(op, *args, numpy=None, torch=None, torch_kwargs=None, kwargs=None, s
                   grad_rtol, grad_atol, gradcheck_kwargs)
 
 
-def op_test(op, *args, **options):
+def op_test(op, *args, settings=None, **options):
     """``op_case(op, *args, **options)`` as a hypothesis test function: assign it to a ``test_``
-    name in a test module and pytest runs it under the active hypothesis settings profile."""
+    name in a test module and pytest runs it. It runs under the active settings profile without
+    a deadline (finite differences, and torch's first calls, overrun hypothesis' 200 ms), unless
+    ``settings`` (a ``hypothesis.settings``) says otherwise."""
     case = op_case(op, *args, **options)
 
     @given(data=st.data())
@@ -243,4 +246,4 @@ def op_test(op, *args, **options):
         case(data)
 
     test.__doc__ = f"op_test of {getattr(op, '__name__', repr(op))}"
-    return test
+    return (hypothesis_settings(deadline=None) if settings is None else settings)(test)
