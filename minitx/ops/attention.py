@@ -100,7 +100,7 @@ class ScaledDotProductAttention(Function):
         else:
             scores = self._scores(q, k, mask)
             e, total, m, log_total = logsumexp_parts(scores, -1)
-            p = e / xp.where(total > 0, total, 1)
+            p = e / xp.where(total == 0, 1, total)  # a query that sees no key: total = 0 (NaN: stays NaN)
             lse = (m + log_total)[..., 0]
             if self.need_weights:
                 self.weights = p
@@ -123,8 +123,8 @@ class ScaledDotProductAttention(Function):
             grads = (dq.reshape(q.shape), dk.reshape(k.shape), dv.reshape(v.shape))
         else:
             xp = get_array_module(do)
-            # P = exp(S - lse); a query that sees no key has lse = -inf and P = exp(-inf) = 0
-            p = xp.exp(self._scores(q, k, mask) - xp.where(xp.isfinite(lse), lse, 0)[..., None])
+            # P = exp(S - lse); a query that sees no key has lse = -inf and P = exp(-inf) = 0 (a NaN stays NaN)
+            p = xp.exp(self._scores(q, k, mask) - xp.where(lse == -xp.inf, 0, lse)[..., None])
             dropped = p if dropout_mask is None else p * dropout_mask
             dv = _batched_matmul(xp.swapaxes(dropped, -1, -2), do)
             dp = _batched_matmul(do, xp.swapaxes(v, -1, -2))

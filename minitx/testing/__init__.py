@@ -46,6 +46,7 @@ describe the op's arguments and its references in a few lines, get a hypothesis 
   forward against the NumPy reference, forward and gradients against the torch reference (a
   callable or "torch.name"; skipped without PyTorch), and runs check_gradients (finite
   differences, hygiene and subsets of the inputs requiring grad; not on edge values or ties).
+  It runs without a deadline unless ``settings=hypothesis.settings(...)`` says otherwise.
 * ``op_case(...)``: the same checks as a callable of hypothesis' ``data``, for tables of ops.
 
 Op-test example (tests/test_testing_tools.py runs it)::

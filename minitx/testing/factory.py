@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from hypothesis import given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
@@ -99,13 +100,14 @@ def _values(draw, a: Arg, shape):
     array, special = t.data, a.ties
     if a.ties:  # multiples of 0.5 inside the bounds: many equal values
         array = np.clip(np.round(array * 2) / 2, a.min_value, a.max_value)
-    if a.edges and array.size:  # NumPy picks which values to replace, from a drawn seed (see _seeded_mask)
+    # NumPy picks the values to replace, from a drawn seed: hypothesis favours edge cases over uniform draws
+    if a.edges and array.size:
         rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
         replace = rng.random(array.shape) < a.edge_probability
         picks = np.asarray(a.edges, dtype=np.float64)[rng.integers(0, len(a.edges), array.shape)]
         array = np.where(replace, picks, array)
         special = special or bool(replace.any())
-    made = Tensor(array) if array is t.data else tensor(array, dtype=np.float64)
+    made = Tensor(array)  # keeps a transposed view a view
     return (made.requires_grad_(True) if a.requires_grad else made), special
 
 
@@ -145,9 +147,10 @@ class OpCase:
                 special = special or edge
             inputs.append(value)
             shapes.append(tuple(value.shape) if hasattr(value, "shape") else ())
-        kwargs = {name: data.draw(_resolve(spec, shapes) if isinstance(_resolve(spec, shapes), SearchStrategy)
-                                  else st.just(spec), label=name)
-                  for name, spec in self.kwargs.items()}
+        kwargs = {}
+        for name, spec in self.kwargs.items():
+            value = _resolve(spec, shapes)
+            kwargs[name] = data.draw(value, label=name) if isinstance(value, SearchStrategy) else value
         return inputs, kwargs, special
 
     def __call__(self, data):
@@ -231,9 +234,11 @@ def op_case(op, *args, numpy=None, torch=None, torch_kwargs=None, kwargs=None, s
                   grad_rtol, grad_atol, gradcheck_kwargs)
 
 
-def op_test(op, *args, **options):
+def op_test(op, *args, settings=None, **options):
     """``op_case(op, *args, **options)`` as a hypothesis test function: assign it to a ``test_``
-    name in a test module and pytest runs it under the active hypothesis settings profile."""
+    name in a test module and pytest runs it. It runs under the active settings profile without
+    a deadline (finite differences, and torch's first calls, overrun hypothesis' 200 ms), unless
+    ``settings`` (a ``hypothesis.settings``) says otherwise."""
     case = op_case(op, *args, **options)
 
     @given(data=st.data())
@@ -241,4 +246,4 @@ def op_test(op, *args, **options):
         case(data)
 
     test.__doc__ = f"op_test of {getattr(op, '__name__', repr(op))}"
-    return test
+    return (hypothesis_settings(deadline=None) if settings is None else settings)(test)

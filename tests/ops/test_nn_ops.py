@@ -489,6 +489,18 @@ def test_attention_fully_masked_row_gives_zeros_and_finite_gradients():
     np.testing.assert_array_equal(q.grad.numpy()[0, 1], 0)
 
 
+def test_attention_nan_in_a_query_makes_its_row_nan_forward_and_backward():
+    q, k, v = random_qkv(4, 3, 4, batch=(1,))
+    q.data[0, 1, 0] = np.nan
+    mask = np.array([[[True, True, False, True], [True, False, True, True], [False] * 4]])
+    out = F.scaled_dot_product_attention(q, k, v, mask=mask)
+    assert np.isnan(out.numpy()[0, 1]).all() and np.isfinite(out.numpy()[0, 0]).all()
+    np.testing.assert_array_equal(out.numpy()[0, 2], 0.0)  # sees no key: 0, as before
+    out.backward(np.ones(out.shape))
+    assert np.isnan(q.grad.numpy()[0, 1]).all() and np.isfinite(q.grad.numpy()[0, 0]).all()
+    np.testing.assert_array_equal(q.grad.numpy()[0, 2], 0.0)
+
+
 def test_attention_dropout_is_seeded_and_differentiable():
     q, k, v = random_qkv(2, 3, 4, dv=3, batch=(2,))
 
