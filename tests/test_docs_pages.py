@@ -180,3 +180,15 @@ def test_where_it_lives_parser_reads_every_kind_of_entry():
     assert not re.search(quoted_pattern("a.sum(axis=..., keepdims=True)"), "b = a.sum(axis=self.axes)")
     with pytest.raises(AttributeError):
         resolve("minitx.ops.nn.NoSuchOp")
+
+
+def test_docstring_links_name_existing_pages():
+    """Each op's 'Derivation: docs/backprop/<page>.md' line names a page that exists, and every
+    page is linked from at least one docstring."""
+    linked = {}
+    for source in (ROOT / "minitx").rglob("*.py"):
+        for page in re.findall(r"Derivation: docs/backprop/([\w-]+\.md)", source.read_text(encoding="utf-8")):
+            linked.setdefault(page, []).append(source.relative_to(ROOT).as_posix())
+    missing = {page: files for page, files in linked.items() if not (PAGES_DIR / page).exists()}
+    assert not missing, f"docstrings link pages that do not exist: {missing}"
+    assert {p.name for p in PAGES} <= set(linked), f"pages no docstring links: {sorted({p.name for p in PAGES} - set(linked))}"

@@ -28,6 +28,8 @@ def unbroadcast(grad, shape, op="backward"):
     If x of shape (3, 1) was broadcast to (2, 3, 4), each x element was used 2 * 4 times,
     so its gradient is the sum over axis 0 (added) and axis 2 (stretched from 1).
     ``op`` names the backward that produced ``grad``, for the error messages.
+
+    Derivation: docs/backprop/broadcasting.md
     """
     if grad.shape == tuple(shape):
         return grad

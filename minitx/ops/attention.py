@@ -52,6 +52,8 @@ class ScaledDotProductAttention(Function):
     keeping the [Lq, Lk] matrix. The fused kernel (flash-attention style: P never leaves the
     chip) runs where ``kernels.attention_plan`` allows it: a key-padding mask, d = dv <= 128,
     no attention dropout, no weights requested, a causal mask that fits the kernel's.
+
+    Derivation: docs/backprop/attention.md
     """
 
     def __init__(self, causal=False, dropout_p=0.0, scale=None, seed=None, need_weights=False):

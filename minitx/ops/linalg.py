@@ -15,6 +15,8 @@ class Matmul(Function):
     A 1-D operand is a row vector on the left (k -> 1 x k) and a column vector on the right
     (k -> k x 1); that axis is removed from the result, and put back in dy for backward.
     Gradients over broadcast batch axes are summed by the engine.
+
+    Derivation: docs/backprop/matmul-linear.md
     """
 
     def forward(self, a, b):

@@ -42,6 +42,8 @@ class Softmax(Function):
 
     backward:  dx_i = y_i * (dy_i - sum_j dy_j * y_j)
     (from dy_i/dx_j = y_i * (delta_ij - y_j)). A row that is all -inf gives all zeros.
+
+    Derivation: docs/backprop/softmax.md
     """
 
     def __init__(self, axis=-1):
@@ -75,6 +77,8 @@ class LogSoftmax(Function):
 
     backward:  dx_i = dy_i - softmax(x)_i * sum_j dy_j,   softmax(x) = exp(y)
     A row that is all -inf gives all -inf (log of the all-zero softmax).
+
+    Derivation: docs/backprop/softmax.md
     """
 
     def __init__(self, axis=-1):
@@ -107,6 +111,8 @@ class LayerNorm(Function):
 
     Both paths save (x, w, mu, rstd), mu and rstd of shape x.shape[:-1] (what the kernel
     returns); backward rebuilds xhat from them instead of keeping a second x-sized array.
+
+    Derivation: docs/backprop/layer-norm.md
     """
 
     def __init__(self, eps=1e-5):
@@ -176,6 +182,8 @@ class Dropout(Function):
     The mask is drawn from minitx's seeded generator (``minitx.manual_seed``; on the GPU from
     the next Philox pair, see _dropout_keep_mask), or from ``seed`` when given. Outside
     training, use F.dropout(training=False): y = x.
+
+    Derivation: docs/backprop/dropout.md
     """
 
     def __init__(self, p=0.5, seed=None):
@@ -203,6 +211,8 @@ class DropoutAdd(Function):
     path: nothing is saved; m comes from a Philox (seed, offset) pair (see
     minitx.random.next_philox_seed_offset; (seed, 0) when ``seed`` is given) and backward
     regenerates it from the pair. The two paths draw different masks with the same law.
+
+    Derivation: docs/backprop/dropout.md
     """
 
     def __init__(self, p=0.5, seed=None):
@@ -256,6 +266,8 @@ class BiasActDropout(Function):
 
     Both paths save (x, b); the mask is saved (reference) or regenerated from its Philox
     (seed, offset) pair (kernel), as in DropoutAdd.
+
+    Derivation: docs/backprop/dropout.md
     """
 
     def __init__(self, activation="relu", p=0.0, seed=None):
@@ -338,6 +350,8 @@ class Linear(Function):
 
     backward, with rows = all leading axes of x flattened:
         dx = dy @ w        dw = dy^T @ x  (summed over rows)        db = sum over rows of dy
+
+    Derivation: docs/backprop/matmul-linear.md
     """
 
     def forward(self, x, w, b=None):
@@ -387,6 +401,8 @@ class CrossEntropy(Function):
     backward:  dx = (softmax(x) - q) * dloss_row   (0 for ignored rows)
 
     Both paths save (x, t, lse), lse of shape t.shape.
+
+    Derivation: docs/backprop/cross-entropy.md
     """
 
     def __init__(self, ignore_index=-100, label_smoothing=0.0, reduction="mean"):

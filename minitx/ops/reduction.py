@@ -177,6 +177,8 @@ class LogSumExp(_Reduction):
     """y = log sum exp(x) over axes, computed as m + log sum exp(x - m), m = max x.
 
     dx = dy * exp(x - y) = dy * softmax(x) over the axes
+
+    Derivation: docs/backprop/softmax.md
     """
 
     def forward(self, x):
