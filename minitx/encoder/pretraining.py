@@ -23,7 +23,7 @@ from minitx import optim
 from minitx import random as mrandom
 from minitx.data import BPETokenizer, load_tokenizer
 from minitx.encoder.data import EncoderVocab, fit, load_sentences, mlm_batches
-from minitx.nn.encoder import MaskedLanguageModel, TransformerEncoder
+from minitx.nn.encoder import IGNORE_INDEX, MaskedLanguageModel, TransformerEncoder
 from minitx.serialization import save
 from minitx.translate.training import load_checkpoint, log, resolve_device
 
@@ -70,7 +70,7 @@ def masked_lm_scores(model, batches) -> dict:
     model.eval()
     loss_sum, correct, count = 0.0, 0, 0
     for batch in batches:
-        chosen = batch.targets != -100
+        chosen = batch.targets != IGNORE_INDEX
         logits = model(batch.inputs).numpy()[chosen].astype(np.float64)
         targets = batch.targets[chosen]
         shifted = logits - logits.max(-1, keepdims=True)
