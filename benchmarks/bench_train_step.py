@@ -14,8 +14,11 @@ numbers). The batch is Multi30k-like: about 6k target tokens, sentences of 16-32
 target tokens/s, and the ratios. Prints a table and writes JSON (default
 benchmarks/results/train-step-<gpu>-<date>.json).
 
-``--device cpu`` is a smoke mode (tiny model and batch, minitx on NumPy): it checks this
-script, its numbers mean nothing.
+``--device cpu`` times the CPU recipes' models (cpu-quick, cpu-long) at their own batch size
+(1,600 tokens, a 5k vocabulary), minitx on NumPy against PyTorch's CPU build, each with the
+machine's default threads; there is one minitx run (no kernels on the CPU).
+``--smoke`` shrinks everything to a tiny model and batch: it checks this script, its numbers
+mean nothing.
 """
 from __future__ import annotations
 
@@ -40,14 +43,17 @@ TINY = dict(d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1,
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("--presets", nargs="+", default=["seed004-small", "base", "gpu-best"],
+    parser.add_argument("--presets", nargs="+", default=None,
                         help="Transformer presets (seed004-small, base) or translation recipes (gpu-best: "
                              "the model that recipe trains, whose attention has no dropout, so it runs the "
-                             "fused attention kernel)")
+                             "fused attention kernel). Default: seed004-small base gpu-best on cuda, "
+                             "cpu-quick cpu-long on cpu")
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    parser.add_argument("--tokens", type=int, default=None, help="target tokens per batch (default 6144)")
+    parser.add_argument("--smoke", action="store_true", help="tiny model and batch (checks the script only)")
+    parser.add_argument("--tokens", type=int, default=None, help="target tokens per batch (default 6144 on "
+                                                                 "cuda, 1600 on cpu)")
     parser.add_argument("--length", type=int, default=32, help="longest sentence")
-    parser.add_argument("--vocab", type=int, default=10000)
+    parser.add_argument("--vocab", type=int, default=None, help="vocabulary (default 10000 on cuda, 5000 on cpu)")
     parser.add_argument("--steps", type=int, default=20, help="timed steps (median)")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--no-torch", action="store_true")
@@ -279,12 +285,15 @@ def environment(**values):
 
 def main(argv=None):
     args = parse_args(argv)
-    tokens = args.tokens or (6144 if args.device == "cuda" else 64)
-    length, vocab = (args.length, args.vocab) if args.device == "cuda" else (8, 50)
+    cuda = args.device == "cuda"
+    presets = args.presets or (["cpu-quick", "cpu-long"] if not cuda and not args.smoke
+                               else ["seed004-small", "base", "gpu-best"])
+    tokens = args.tokens or (64 if args.smoke else 6144 if cuda else 1600)
+    length, vocab = (8, 50) if args.smoke else (args.length, args.vocab or (10000 if cuda else 5000))
     src, tgt = make_batch(tokens, length, vocab)
     target_tokens = int((tgt[:, 1:] != 0).sum())
     cp = torch = None
-    if args.device == "cuda":
+    if cuda:
         import cupy as cp
 
         gpu = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"]
@@ -300,12 +309,14 @@ def main(argv=None):
     print(f"{gpu}: batch src {src.shape}, tgt {tgt.shape}, {target_tokens} target tokens", flush=True)
 
     rows = []
-    for name in args.presets:
+    main_run = "minitx fused" if cuda else "minitx"
+    for name in presets:
         cfg = dict(model_settings(name), src_vocab=vocab, tgt_vocab=vocab)
-        if args.device == "cpu":
+        if args.smoke:
             cfg.update(TINY)
         row = dict(preset=name, target_tokens=target_tokens, batch=list(src.shape) + [tgt.shape[1] - 1])
-        runs = [("minitx fused", "1"), ("minitx MINITX_FUSED=0", "0")]
+        # on the CPU there are no kernels: MINITX_FUSED=0 would time the same path again
+        runs = [("minitx fused", "1"), ("minitx MINITX_FUSED=0", "0")] if cuda else [("minitx", "1")]
         for label, fused in runs:
             with environment(MINITX_FUSED=fused):
                 step, n_params = minitx_step(cfg, src, tgt, args.device)
@@ -317,29 +328,32 @@ def main(argv=None):
                 cp.get_default_memory_pool().free_all_blocks()
         if torch is not None:
             step, n_params = torch_step(torch, cfg, src, tgt, args.device)
-            timer = Timer("torch", torch) if args.device == "cuda" else Timer("cpu")
+            timer = Timer("torch", torch) if cuda else Timer("cpu")
             ms = timer(step, args.warmup, args.steps)
             row["torch eager"] = dict(ms=ms, tokens_per_s=target_tokens / (ms * 1e-3), params=n_params)
             print(f"  {name:14s} {'torch eager':22s} {ms:9.2f} ms  {target_tokens / (ms * 1e-3):10.0f} tok/s", flush=True)
-            if n_params != row["minitx fused"]["params"]:
+            if n_params != row[main_run]["params"]:
                 print(f"  warning: parameter counts differ: torch {n_params:,} vs minitx "
-                      f"{row['minitx fused']['params']:,}", file=sys.stderr)
+                      f"{row[main_run]['params']:,}", file=sys.stderr)
             del step
-            if args.device == "cuda":
+            if cuda:
                 torch.cuda.empty_cache()
-        fused_ms = row["minitx fused"]["ms"]
-        row["fused_vs_unfused"] = row["minitx MINITX_FUSED=0"]["ms"] / fused_ms
-        row["torch_vs_fused"] = row["torch eager"]["ms"] / fused_ms if "torch eager" in row else None
+        main_ms = row[main_run]["ms"]
+        if cuda:
+            row["fused_vs_unfused"] = row["minitx MINITX_FUSED=0"]["ms"] / main_ms
+        row["torch_vs_minitx"] = row["torch eager"]["ms"] / main_ms if "torch eager" in row else None
         rows.append(row)
 
-    print(f"\n{'preset':14s} {'params':>12s} {'minitx fused':>14s} {'FUSED=0':>12s} {'torch':>12s} "
-          f"{'fused/unfused':>14s} {'torch/fused':>12s}   (tokens/s; ratios of step times)")
+    nan = float("nan")
+    print(f"\n{'preset':14s} {'params':>12s} {main_run:>14s} {'FUSED=0':>12s} {'torch':>12s} "
+          f"{'fused/unfused':>14s} {'torch/minitx':>12s}   (tokens/s; ratios of step times, > 1: minitx faster)")
     for r in rows:
         t = r.get("torch eager", {}).get("tokens_per_s")
-        print(f"{r['preset']:14s} {r['minitx fused']['params']:12,d} {r['minitx fused']['tokens_per_s']:14.0f} "
-              f"{r['minitx MINITX_FUSED=0']['tokens_per_s']:12.0f} {t if t is not None else float('nan'):12.0f} "
-              f"{r['fused_vs_unfused']:14.2f} "
-              f"{r['torch_vs_fused'] if r['torch_vs_fused'] is not None else float('nan'):12.2f}")
+        unfused = r.get("minitx MINITX_FUSED=0", {}).get("tokens_per_s")
+        print(f"{r['preset']:14s} {r[main_run]['params']:12,d} {r[main_run]['tokens_per_s']:14.0f} "
+              f"{unfused if unfused is not None else nan:12.0f} {t if t is not None else nan:12.0f} "
+              f"{r.get('fused_vs_unfused', nan):14.2f} "
+              f"{r['torch_vs_minitx'] if r['torch_vs_minitx'] is not None else nan:12.2f}")
     report = dict(device=gpu, tokens=tokens, length=length, vocab=vocab, steps=args.steps, warmup=args.warmup,
                   torch_version=getattr(torch, "__version__", None), cupy_version=getattr(cp, "__version__", None),
                   results=rows)

@@ -1,7 +1,8 @@
-"""Factories for new tensors: zeros, ones, full, arange, randn, rand, and their *_like forms."""
+"""Factories for new tensors: zeros, ones, full, arange, randn, rand, their *_like forms, and
+from_dlpack (a tensor on another library's memory)."""
 from __future__ import annotations
 
-from minitx import backend
+from minitx import backend, interop
 from minitx import random as mrandom
 from minitx.autograd.tensor import Tensor
 
@@ -55,6 +56,14 @@ def zeros_like(t, dtype=None):
 
 def ones_like(t, dtype=None):
     return ones(t.shape, dtype=dtype or t.dtype, device=t.device)
+
+
+def from_dlpack(x, requires_grad=False) -> Tensor:
+    """A Tensor on the memory of ``x``, any DLPack producer (a PyTorch, CuPy, NumPy or JAX
+    array), without a copy: on 'cpu' for CPU memory, on 'cuda' for GPU memory. Writes through
+    either side are seen by the other. Dtypes minitx does not compute in are converted (a
+    copy): float16 to float32, int8/int16/uint16... to int64 (see minitx.interop)."""
+    return Tensor(interop.array_from_dlpack(x), requires_grad=requires_grad)
 
 
 def _flat(shape):

@@ -20,21 +20,33 @@ The file format is ONE .npz archive (``numpy.savez``), readable with plain numpy
   ``{"format": "minitx-checkpoint", "version": 1, "root": NODE}`` where a NODE is
   a JSON number, string, true/false or null for a Python scalar, or an object
   ``{"type": "dict", "items": [[key, NODE], ...]}``, ``{"type": "list" | "tuple", "items":
-  [NODE, ...]}``, ``{"type": "array", "index": k}``, ``{"type": "tensor", "index": k,
-  "requires_grad": bool}`` or ``{"type": "scalar", "index": k}`` (a numpy scalar, stored as
-  the 0-d array ``ak``).
+  [NODE, ...]}``, ``{"type": "array", "index": k, ...}``, ``{"type": "tensor", "index": k,
+  "requires_grad": bool, ...}`` or ``{"type": "scalar", "index": k, ...}`` (a numpy scalar,
+  stored as the 0-d array ``ak``), where ``...`` is ``"dtype"`` (like ``"<f4"``), ``"shape"``
+  and ``"crc32"`` (of the array's bytes in C order), recorded so that a member swapped or
+  damaged is detected. Dicts, lists and tuples nest at most ``MAX_DEPTH`` levels.
 
-Loading uses ``numpy.load(path, allow_pickle=False)``: a file can never run code when it is
-read. Saving is atomic: the archive is written to a temporary file next to ``path``, flushed
-and fsync'ed, then renamed over ``path`` (``os.replace``), so a crash or an error mid-save
-leaves any previous checkpoint intact. ``path`` is used exactly as given (no '.npz' added).
+Loading never unpickles and never trusts a size written in the file: ``load`` reads the zip
+archive and the .npy headers itself, checks every claimed size against the member's real size
+before allocating, and raises ``CheckpointError`` naming the file and the member for anything
+damaged or hostile (see ``load``).
+
+Saving is atomic: the archive is written to a temporary file next to ``path``, flushed and
+fsync'ed, then renamed over ``path`` (``os.replace``), so a crash or an error mid-save leaves
+any previous checkpoint intact. ``path`` is used exactly as given (no '.npz' added).
 """
 from __future__ import annotations
 
+import ast
+import contextlib
 import json
+import math
 import os
+import re
+import struct
 import tempfile
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -44,8 +56,11 @@ from minitx.autograd.tensor import Tensor
 FORMAT = "minitx-checkpoint"
 FORMAT_VERSION = 1
 STRUCTURE_KEY = "minitx_structure"
+MAX_DEPTH = 64  # dicts, lists and tuples nest at most this deep (load refuses deeper JSON)
+# a dict level is three JSON levels ({"items": [[key, NODE]]}), plus the header and a leaf
+_MAX_JSON_DEPTH = 3 * MAX_DEPTH + 3
 
-__all__ = ["save", "load", "CheckpointError", "FORMAT_VERSION"]
+__all__ = ["save", "load", "write_atomically", "CheckpointError", "FORMAT_VERSION"]
 
 
 class CheckpointError(ValueError):
@@ -66,12 +81,20 @@ def save(obj, path) -> None:
     text = json.dumps(header, ensure_ascii=True, allow_nan=True)
     arrays[STRUCTURE_KEY] = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
 
+    write_atomically(path, lambda f: np.savez(f, **arrays))
+
+
+def write_atomically(path, write) -> None:
+    """Call ``write(f)`` on a binary file that becomes ``path`` only once complete: a
+    temporary file next to it, flushed and fsync'ed, then renamed over it (``os.replace``).
+    An error or a kill midway leaves any previous file at ``path`` as it was."""
+    path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
                                suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -102,13 +125,16 @@ def _where(parts) -> str:
     return "/".join(parts) if parts else "<root>"
 
 
-def _add_array(array: np.ndarray, arrays: dict, parts) -> int:
+def _add_array(array: np.ndarray, arrays: dict, parts, kind: str) -> dict:
+    """Store ``array`` as the next member; its node records dtype, shape and CRC-32 so that
+    ``load`` can tell the member is the one that was written."""
     if array.dtype.hasobject:
         raise TypeError(f"save: cannot save the object-dtype array at '{_where(parts)}'; "
                         "checkpoints hold numeric, bool and string arrays only (no pickle)")
     index = len(arrays)
     arrays[f"a{index}"] = array
-    return index
+    return {"type": kind, "index": index, "dtype": array.dtype.str, "shape": list(array.shape),
+            "crc32": _crc32(array)}
 
 
 def _to_numpy(array) -> np.ndarray:
@@ -120,13 +146,13 @@ def _to_numpy(array) -> np.ndarray:
 def _encode(obj, arrays: dict, path_parts: list, seen: set):
     """Turn ``obj`` into a JSON node, moving arrays into ``arrays``."""
     if isinstance(obj, Tensor):
-        index = _add_array(_to_numpy(obj.data), arrays, path_parts)
-        return {"type": "tensor", "index": index, "requires_grad": bool(obj.requires_grad)}
+        node = _add_array(_to_numpy(obj.data), arrays, path_parts, "tensor")
+        return {**node, "requires_grad": bool(obj.requires_grad)}
     if isinstance(obj, np.ndarray) or (type(obj).__module__.startswith("cupy")
                                        and type(obj).__name__ == "ndarray"):
-        return {"type": "array", "index": _add_array(_to_numpy(obj), arrays, path_parts)}
+        return _add_array(_to_numpy(obj), arrays, path_parts, "array")
     if isinstance(obj, np.generic):  # before float: np.float64 is a subclass of float
-        return {"type": "scalar", "index": _add_array(np.asarray(obj), arrays, path_parts)}
+        return _add_array(np.asarray(obj), arrays, path_parts, "scalar")
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, int):
@@ -136,6 +162,9 @@ def _encode(obj, arrays: dict, path_parts: list, seen: set):
     if isinstance(obj, (dict, list, tuple)):
         if id(obj) in seen:
             raise ValueError(f"save: circular reference at '{_where(path_parts)}'")
+        if len(path_parts) >= MAX_DEPTH:
+            raise ValueError(f"save: '{_where(path_parts)}' nests dicts, lists and tuples more than "
+                             f"{MAX_DEPTH} levels deep, more than load reads")
         seen.add(id(obj))
         try:
             if isinstance(obj, dict):
@@ -158,86 +187,238 @@ def _encode(obj, arrays: dict, path_parts: list, seen: set):
 
 
 # ---------------------------------------------------------------------- load
+# Loading reads the zip archive and the .npy headers itself instead of calling numpy.load:
+# numpy trusts sizes claimed by the file (it allocates what a header claims before reading),
+# and a damaged file can make it raise almost any exception. Here every claim is checked
+# against the bytes that are really there before anything is allocated, and every failure
+# is a CheckpointError naming the file and the member.
+_NPY_MAGIC = b"\x93NUMPY"
+_NPY_HEADER_FORMATS = {(1, 0): ("<H", "latin1"), (2, 0): ("<I", "latin1"), (3, 0): ("<I", "utf8")}
+_MAX_NPY_HEADER = 10_000          # numpy's own limit for headers it parses safely
+
+
 def load(path, device: str = "cpu"):
     """Read a checkpoint written by ``save``; arrays and Tensors are placed on ``device``.
 
     Raises FileNotFoundError for a missing file and CheckpointError (a ValueError) naming the
-    file for anything that is not an intact minitx checkpoint.
+    file, and the archive member where one is at fault, for anything that is not an intact
+    minitx checkpoint: not a zip archive, truncated, bit-flipped (the zip CRC of each member
+    and a CRC of each array recorded in the structure are checked), members renamed or
+    swapped, encrypted or compressed (save stores members as they are, so each member's size
+    is bounded by the file's and a small file cannot expand), .npy headers that claim more
+    data than the member holds or an object dtype (pickle never runs), a structure description
+    that is not JSON, nested deeper than MAX_DEPTH, or refers to what is not there.
     """
     path = os.fspath(path)
     device = backend.check_device(device)
-    # We open the file ourselves so that it is closed even when numpy fails half-way.
+    # We open the file ourselves so that it is closed even when reading fails half-way.
     with open(path, "rb") as f:
-        try:
-            archive = np.load(f, allow_pickle=False)
-        except (zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
-            raise CheckpointError(f"load: {path} is not a minitx checkpoint, or it is truncated "
-                                  f"or corrupt ({type(e).__name__}: {e})") from e
-        if not isinstance(archive, np.lib.npyio.NpzFile):
+        if f.read(len(_NPY_MAGIC)) == _NPY_MAGIC:
             raise CheckpointError(f"load: {path} is a single .npy array, not a minitx checkpoint "
                                   "(an .npz archive)")
+        f.seek(0)
+        size = os.fstat(f.fileno()).st_size
+        with _damage(path, None, "is not a minitx checkpoint, or it is truncated or corrupt"):
+            archive = zipfile.ZipFile(f)
         with archive:
-            return _read_checkpoint(archive, path, device)
+            return _Reader(archive, path, size).checkpoint(device)
 
 
-def _read_checkpoint(archive, path, device):
-    if STRUCTURE_KEY not in archive.files:
-        raise CheckpointError(f"load: {path} is an .npz archive but not a minitx checkpoint "
-                              f"(it has no '{STRUCTURE_KEY}' member; members: "
-                              f"{sorted(archive.files)[:10]})")
+@contextlib.contextmanager
+def _damage(path, member, what):
+    """Turn any exception raised while parsing untrusted bytes into a CheckpointError.
+
+    The parsers used (zipfile, zlib, ast, json) raise many types on hostile input (ValueError,
+    KeyError, TypeError, EOFError, NotImplementedError, RecursionError, ...); all of them mean
+    the same thing here. Sizes are checked before anything is allocated, so a MemoryError
+    cannot come from a claim in the file.
+    """
     try:
-        raw = archive[STRUCTURE_KEY]
-        header = json.loads(raw.tobytes().decode("utf-8"))
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError, UnicodeDecodeError) as e:
-        raise CheckpointError(f"load: {path}: the structure description is truncated or "
-                              f"corrupt ({type(e).__name__}: {e})") from e
-    if not isinstance(header, dict) or header.get("format") != FORMAT or "root" not in header:
-        raise CheckpointError(f"load: {path} is not a minitx checkpoint (bad header)")
-    version = header.get("version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise CheckpointError(f"load: {path} has checkpoint format version {version!r}; this "
-                              f"minitx reads versions up to {FORMAT_VERSION}")
-    return _decode(header["root"], archive, path, device, [])
+        yield
+    except CheckpointError:
+        raise
+    except Exception as e:  # whatever the parser raised: see the docstring
+        where = f"{path}: member {member!r}" if member else path
+        raise CheckpointError(f"load: {where} {what} ({type(e).__name__}: {e})") from e
 
 
-def _read_array(archive, index, path, parts) -> np.ndarray:
-    name = f"a{index}"
-    if not isinstance(index, int) or name not in archive.files:
-        raise CheckpointError(f"load: {path}: '{_where(parts)}' refers to a missing array {name!r}")
-    try:
-        return archive[name]
-    except ValueError as e:
-        if "pickle" in str(e):
-            raise CheckpointError(f"load: {path}: array {name!r} at '{_where(parts)}' holds "
-                                  "pickled objects; minitx never loads pickles") from e
-        raise CheckpointError(f"load: {path}: array {name!r} at '{_where(parts)}' is corrupt "
-                              f"({e})") from e
-    except (zipfile.BadZipFile, EOFError, OSError) as e:
-        raise CheckpointError(f"load: {path}: array {name!r} at '{_where(parts)}' is truncated "
-                              f"or corrupt ({type(e).__name__}: {e})") from e
+class _Reader:
+    """The members of one open archive, checked against the archive's real size."""
+
+    def __init__(self, archive: zipfile.ZipFile, path: str, size: int):
+        self.path = path
+        self.members = {}
+        total = 0
+        for info in archive.infolist():
+            name = info.filename
+            self._check(name.endswith(".npy"), name, "is not an .npy array; a minitx checkpoint "
+                        "holds .npy members only")
+            self._check(name[:-4] not in self.members, name, "appears twice in the archive")
+            self._check(not info.flag_bits & 0x1, name, "is encrypted")
+            self._check(info.compress_type == zipfile.ZIP_STORED, name, f"uses compression method "
+                        f"{info.compress_type}; save stores members uncompressed (method 0), and only "
+                        "those are read")
+            self._check(info.header_offset + info.compress_size <= size, name,
+                        f"claims {info.compress_size} bytes at offset {info.header_offset}, past "
+                        f"the end of the {size}-byte file")
+            self._check(info.file_size == info.compress_size, name, f"claims {info.file_size} bytes "
+                        f"stored in {info.compress_size}")
+            total += info.compress_size
+            self.members[name[:-4]] = info
+        # members that overlap could make a small file expand to any size
+        self._check(total <= size, None, f"has members that claim {total} bytes in all, more than "
+                    f"the file's {size}: they overlap")
+        self.archive = archive
+        self.used = set()
+
+    def _check(self, condition, member, what):
+        if not condition:
+            where = f"{self.path}: member {member!r}" if member else self.path
+            raise CheckpointError(f"load: {where} {what}")
+
+    def checkpoint(self, device):
+        self._check(STRUCTURE_KEY in self.members, None,
+                    f"is an .npz archive but not a minitx checkpoint (it has no '{STRUCTURE_KEY}' "
+                    f"member; members: {sorted(self.members)[:10]})")
+        member = STRUCTURE_KEY + ".npy"
+        raw = self.array(STRUCTURE_KEY, "<structure>")
+        self._check(raw.dtype == np.uint8 and raw.ndim == 1, member,
+                    f"should hold uint8 JSON text but holds {raw.dtype} {raw.shape}")
+        with _damage(self.path, member, "is not valid UTF-8 JSON"):
+            text = raw.tobytes().decode("utf-8")
+            depth = _json_depth(text)
+            self._check(depth <= _MAX_JSON_DEPTH, member, f"nests {depth} levels deep; at most "
+                        f"{_MAX_JSON_DEPTH} are read (a structure of depth {MAX_DEPTH})")
+            header = json.loads(text)
+        self._check(isinstance(header, dict) and header.get("format") == FORMAT and "root" in header,
+                    member, "is not a minitx checkpoint structure (bad header)")
+        version = header.get("version")
+        self._check(type(version) is int and 1 <= version <= FORMAT_VERSION, member,
+                    f"has checkpoint format version {version!r}; this minitx reads versions 1 to "
+                    f"{FORMAT_VERSION}")
+        root = _decode(header["root"], self, device, [])
+        unused = sorted(set(self.members) - self.used - {STRUCTURE_KEY})
+        # save refers to every array it writes: one left over means a reference was lost
+        self._check(not unused, f"{unused[0]}.npy" if unused else None,
+                    "is not referenced by the structure")
+        return root
+
+    def array(self, key, where) -> np.ndarray:
+        """The array in member ``key + '.npy'``; ``where`` is its place in the structure."""
+        member = f"{key}.npy"
+        self._check(key in self.members, None,
+                    f"'{where}' refers to the member {member!r}, which is not in the archive")
+        # save gives every array its own member: reading one twice could only multiply memory
+        self._check(key not in self.used, member, f"is referenced a second time, at '{where}'")
+        self.used.add(key)
+        with _damage(self.path, member, f"(at '{where}') is truncated or corrupt"):
+            with self.archive.open(self.members[key]) as f:
+                data = f.read()  # at most the size checked in __init__; the zip CRC is checked at the end
+            offset, shape, fortran_order, dtype = _npy_header(data)
+        if dtype.hasobject:
+            raise CheckpointError(f"load: {self.path}: member {member!r} (at '{where}') holds "
+                                  "pickled objects; minitx never loads pickles")
+        count = math.prod(shape)
+        needed = count * dtype.itemsize
+        self._check(needed == len(data) - offset and (dtype.itemsize > 0 or count == 0), member,
+                    f"(at '{where}') has a header claiming {dtype} {shape} ({needed} bytes) but "
+                    f"holds {len(data) - offset} bytes of data")
+        with _damage(self.path, member, f"(at '{where}') has an impossible shape {shape}"):
+            order = "F" if fortran_order else "C"
+            if count == 0:
+                return np.empty(shape, dtype, order=order)
+            return np.frombuffer(data, dtype, count, offset).reshape(shape, order=order).copy(order="K")
 
 
-def _decode(node, archive, path, device, parts):
+def _npy_header(data: bytes):
+    """(data offset, shape, fortran_order, dtype) from the bytes of a .npy member."""
+    if data[:len(_NPY_MAGIC)] != _NPY_MAGIC or len(data) < 8:
+        raise ValueError("it does not start with the .npy magic string")
+    version = (data[6], data[7])
+    if version not in _NPY_HEADER_FORMATS:
+        raise ValueError(f"unknown .npy format version {version}")
+    length_format, encoding = _NPY_HEADER_FORMATS[version]
+    start = 8 + struct.calcsize(length_format)
+    (length,) = struct.unpack(length_format, data[8:start])
+    if length > _MAX_NPY_HEADER or start + length > len(data):
+        raise ValueError(f"the header claims {length} bytes")
+    fields = ast.literal_eval(data[start:start + length].decode(encoding))
+    if not isinstance(fields, dict) or set(fields) != {"descr", "fortran_order", "shape"}:
+        raise ValueError(f"the header is not a .npy header: {fields!r:.200}")
+    shape, fortran_order = fields["shape"], fields["fortran_order"]
+    if not (isinstance(shape, tuple) and all(type(n) is int and n >= 0 for n in shape)):
+        raise ValueError(f"the header's shape {shape!r:.200} is not a tuple of sizes")
+    if type(fortran_order) is not bool:
+        raise ValueError(f"the header's fortran_order {fortran_order!r:.200} is not a bool")
+    return start + length, shape, fortran_order, np.lib.format.descr_to_dtype(fields["descr"])
+
+
+def _json_depth(text: str) -> int:
+    """How deeply the JSON ``text`` nests arrays and objects (brackets inside strings skipped);
+    checked before json.loads, which would recurse once per level."""
+    outside_strings = re.sub(r'"[^"\\]*(?:\\.[^"\\]*)*"', '""', text).encode("utf-8")
+    codes = np.frombuffer(outside_strings, np.uint8)
+    steps = (np.isin(codes, _OPENING).astype(np.int64) - np.isin(codes, _CLOSING))
+    return int(np.cumsum(steps).max(initial=0))
+
+
+_OPENING, _CLOSING = np.frombuffer(b"[{", np.uint8), np.frombuffer(b"]}", np.uint8)
+
+
+def _decode(node, reader: _Reader, device, parts):
     if node is None or isinstance(node, (bool, int, float, str)):
         return node
-    if not isinstance(node, dict) or "type" not in node:
-        raise CheckpointError(f"load: {path}: malformed structure at '{_where(parts)}'")
+    where = _where(parts)
+    member = STRUCTURE_KEY + ".npy"
+    reader._check(isinstance(node, dict) and isinstance(node.get("type"), str), member,
+                  f"is malformed at '{where}': {str(node)[:100]}")
     kind = node["type"]
-    if kind == "dict":
-        return {key: _decode(value, archive, path, device, parts + [key])
-                for key, value in node["items"]}
-    if kind in ("list", "tuple"):
-        items = [_decode(v, archive, path, device, parts + [str(i)])
-                 for i, v in enumerate(node["items"])]
-        return tuple(items) if kind == "tuple" else items
+    if kind in ("dict", "list", "tuple"):
+        items = node.get("items")
+        reader._check(isinstance(items, list), member, f"has no list of items at '{where}'")
+        if kind == "dict":
+            reader._check(all(isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+                              for item in items), member, f"has a malformed dict item at '{where}'")
+            return {key: _decode(value, reader, device, parts + [key]) for key, value in items}
+        values = [_decode(v, reader, device, parts + [str(i)]) for i, v in enumerate(items)]
+        return tuple(values) if kind == "tuple" else values
+    if kind not in ("array", "tensor", "scalar"):
+        reader._check(False, member, f"has the unknown entry type {kind!r} at '{where}'")
+    index = node.get("index")
+    reader._check(type(index) is int and index >= 0, member,
+                  f"has the array index {index!r} at '{where}'")
+    array = reader.array(f"a{index}", where)
+    _check_recorded(node, array, reader, f"a{index}.npy", where)
     if kind == "scalar":
-        array = _read_array(archive, node.get("index"), path, parts)
+        reader._check(array.ndim == 0, f"a{index}.npy", f"(at '{where}') should hold a scalar "
+                      f"but has shape {array.shape}")
         return array[()]
     if kind == "array":
-        array = _read_array(archive, node.get("index"), path, parts)
         return backend.to_device(array, device)
-    if kind == "tensor":
-        array = _read_array(archive, node.get("index"), path, parts)
-        return Tensor(backend.to_device(array, device),
-                      requires_grad=bool(node.get("requires_grad", False)))
-    raise CheckpointError(f"load: {path}: unknown entry type {kind!r} at '{_where(parts)}'")
+    requires_grad = node.get("requires_grad", False)
+    reader._check(type(requires_grad) is bool, member, f"has requires_grad {requires_grad!r} at '{where}'")
+    with _damage(reader.path, f"a{index}.npy", f"(at '{where}') cannot be a Tensor"):
+        tensor = Tensor(backend.to_device(array, device), requires_grad=requires_grad)
+    reader._check(tensor.dtype == array.dtype, f"a{index}.npy", f"(at '{where}') has the dtype "
+                  f"{array.dtype}, which a Tensor cannot hold")
+    return tensor
+
+
+def _check_recorded(node, array, reader, member, where):
+    """The dtype, shape and CRC-32 that ``save`` recorded must match the member's array: a
+    member swapped for another, renamed, or damaged in a way the zip CRC misses is caught."""
+    recorded = (node.get("dtype"), node.get("shape"), node.get("crc32"))
+    if recorded == (None, None, None):
+        return  # written before these were recorded
+    actual = (array.dtype.str, list(array.shape), _crc32(array))
+    reader._check(recorded == actual, member, f"(at '{where}') holds {array.dtype.str} "
+                  f"{list(array.shape)} with CRC-32 {actual[2]} but the structure recorded "
+                  f"{recorded[0]} {recorded[1]} with CRC-32 {recorded[2]}: a member swapped, "
+                  "renamed or damaged")
+
+
+def _crc32(array: np.ndarray) -> int:
+    """CRC-32 of the array's bytes in C order (whatever order it is stored in)."""
+    if array.size == 0:
+        return 0
+    return zlib.crc32(np.ascontiguousarray(array).reshape(-1).view(np.uint8))

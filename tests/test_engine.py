@@ -7,6 +7,7 @@ from hypothesis import given
 
 import minitx
 import minitx.functional as F
+import minitx.optim
 from minitx.autograd import topological_order, unbroadcast
 from minitx.testing import strategies as mst
 
@@ -199,6 +200,26 @@ def test_gradient_takes_the_dtype_of_its_input():
     assert x.grad.dtype == np.float32
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_0d_leaf_gets_a_gradient_of_its_own_dtype(dtype):
+    """numpy returns scalars (np.float64) from ops on 0-d arrays; the gradient still has the
+    leaf's dtype, and a second backward adds into it in place."""
+    x = minitx.tensor(3.0, dtype=dtype, requires_grad=True)
+    (10.0 / x).backward()
+    assert x.grad.dtype == dtype and x.grad.shape == () and isinstance(x.grad.data, np.ndarray)
+    first = x.grad
+    (x * x).backward()
+    assert x.grad is first and x.grad.dtype == dtype
+    np.testing.assert_allclose(x.grad.numpy(), -10.0 / 9.0 + 6.0, rtol=1e-6)
+
+
+def test_an_explicit_gradient_of_another_dtype_is_stored_in_the_leaf_dtype():
+    x = leaf([1.0, 2.0])
+    x.backward(np.array([0.5, 0.25], dtype=np.float32))
+    assert x.grad.dtype == np.float64
+    np.testing.assert_array_equal(x.grad.numpy(), [0.5, 0.25])
+
+
 def test_a_function_instance_records_one_call():
     # ops keep inputs and saved arrays on the instance: a second recorded call would overwrite them
     from minitx import ops
@@ -211,3 +232,113 @@ def test_a_function_instance_records_one_call():
     with minitx.no_grad():  # nothing recorded: reuse is harmless
         reusable = ops.PowScalar(2)
         reusable(a), reusable(a)
+
+
+# ---------------------------------------------------------------- in-place writes into saved arrays
+# (issue 16) y = (x * w).sum(); w.data[...] = 100.; y.backward() used to give x.grad = [100, 100].
+
+def test_a_raw_write_into_a_saved_array_raises_and_the_gradient_stays_right():
+    x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    y = (x * w).sum()
+    with pytest.raises(ValueError, match="read-only"):
+        w.data[...] = 100.0
+    y.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 4.0])
+    w.data[...] = 100.0  # backward released the graph: writable again
+
+
+@pytest.mark.parametrize("make", [
+    lambda p: minitx.optim.SGD([p], lr=0.1),
+    lambda p: minitx.optim.SGD([p], lr=0.1, momentum=0.9, weight_decay=0.1),
+    lambda p: minitx.optim.Adam([p], lr=0.1),
+    lambda p: minitx.optim.AdamW([p], lr=0.1),
+])
+def test_an_optimizer_step_between_forward_and_backward_is_refused(make):
+    x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    opt = make(w)
+    (x * w).sum().backward()
+    y = (x * w).sum()  # recorded with the current w ...
+    opt.step()         # ... which the step then changes in place
+    with pytest.raises(RuntimeError, match=r"'mul' saved input 1 \(shape \(2,\), float64\).*modified in place"):
+        y.backward()
+
+
+def test_training_steps_run_once_backward_has_released_the_graph():
+    x, w = leaf([[1.0, 2.0], [3.0, 4.0]]), leaf([[0.5], [-1.0]])
+    opt = minitx.optim.SGD([w], lr=0.1)
+    for _ in range(3):
+        loss = F.tanh(x @ w).sum()
+        opt.zero_grad()
+        loss.backward()
+        minitx.optim.clip_grad_norm_([w], 1.0)
+        opt.step()
+        assert w.data.flags.writeable
+
+
+def test_the_guard_follows_views_and_aliases_of_the_array():
+    x, w = leaf([[1.0, 2.0], [3.0, 4.0]]), leaf([[1.0, 0.0], [0.0, 1.0]])
+    y = (x @ w.T).sum()   # matmul saved a transposed view of w's array
+    with pytest.raises(ValueError, match="read-only"):
+        w.data[0, 0] = 5.0
+    alias = w.detach()
+    z = (x * alias).sum()  # the same memory through a detached tensor
+    w.grad = minitx.tensor([[1.0, 1.0], [1.0, 1.0]], dtype="float64")
+    minitx.optim.SGD([w], lr=1.0).step()
+    for out in (y, z):
+        with pytest.raises(RuntimeError, match="modified in place"):
+            out.backward()
+
+
+def test_an_op_that_saved_its_output_guards_it():
+    x = leaf([0.0, 1.0])
+    y = F.exp(x)
+    with pytest.raises(ValueError, match="read-only"):
+        y.data[...] = 0.0
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([0.0, 1.0]))
+
+
+def test_the_lock_lasts_while_any_graph_holds_the_array():
+    x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    first, second = (x * w).sum(), (x * w * 2.0).sum()
+    first.backward()
+    assert not w.data.flags.writeable  # the second graph still holds it
+    del second                         # dropped without backward: its op is collected
+    assert w.data.flags.writeable
+
+
+def test_retain_graph_keeps_the_lock_until_the_last_backward():
+    x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    y = (x * w).sum()
+    y.backward(retain_graph=True)
+    assert not w.data.flags.writeable
+    y.backward()
+    assert w.data.flags.writeable
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 8.0])
+
+
+def test_mark_modified_lets_a_write_through_and_names_the_op_at_backward():
+    x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    y = F.log(w * x).sum()
+    minitx.autograd.mark_modified(w)
+    w.data[...] = 100.0
+    with pytest.raises(RuntimeError, match=r"'mul' saved input 0 \(shape \(2,\), float64\).*version 0 -> 1"):
+        y.backward()
+
+
+def test_arrays_no_op_saved_are_never_locked():
+    x = leaf([1.0, 2.0])
+    with minitx.no_grad():
+        y = x * x
+    assert x.data.flags.writeable and y.data.flags.writeable
+    c = minitx.tensor([1.0, 2.0], dtype="float64")
+    y = (x + c).sum()  # add saves nothing: nothing to lock
+    assert c.data.flags.writeable and x.data.flags.writeable
+
+
+def test_the_gradient_of_a_0d_float64_leaf_stays_float64():
+    # numpy arithmetic on 0-d arrays returns numpy scalars; .grad once turned them into float32
+    x = leaf(0.5)
+    F.tanh(x).backward()
+    assert x.grad.dtype == np.float64 and x.grad.shape == ()
+    assert x.grad.item() == 1 - np.tanh(0.5) ** 2

@@ -188,6 +188,33 @@ def test_lr_is_writable_between_steps():
     assert_params(params, expected)
 
 
+@pytest.mark.parametrize("make", [
+    lambda ps: SGD(ps, lr=0.1),
+    lambda ps: SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.1),
+    lambda ps: SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1),
+    lambda ps: SGD(ps, lr=0.1, momentum=0.5, dampening=0.3),
+    lambda ps: Adam(ps, lr=0.01),
+    lambda ps: Adam(ps, lr=0.01, weight_decay=0.1),
+    lambda ps: AdamW(ps, lr=0.01, weight_decay=0.3),
+], ids=["sgd", "sgd-momentum-decay", "sgd-nesterov-decay", "sgd-dampening", "adam", "adam-l2", "adamw"])
+def test_step_leaves_the_gradients_unchanged(make):
+    """step() reads .grad and never writes it: a weight-decay or momentum term added into the
+    gradient in place would change what the user (or gradient clipping, or a second optimizer
+    over the same parameters) sees."""
+    params = make_params()
+    set_grads(params, grad_sequence(1)[0])
+    grads = [p.grad for p in params]
+    before = [g.numpy().copy() for g in grads]
+    start = [p.numpy().copy() for p in params]
+    opt = make(params)
+    for _ in range(2):
+        opt.step()
+        for k, (p, g, b) in enumerate(zip(params, grads, before)):
+            assert p.grad is g, f"parameter {k}: .grad replaced"
+            np.testing.assert_array_equal(g.numpy(), b, err_msg=f"parameter {k}: .grad changed by step()")
+    assert all(not np.array_equal(p.numpy(), s) for p, s in zip(params, start))
+
+
 def test_zero_grad():
     params = make_params()
     set_grads(params, grad_sequence(1)[0])

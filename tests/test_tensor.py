@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import minitx
+import minitx.functional as F
 
 
 @pytest.mark.parametrize("data, kwargs, dtype", [
@@ -113,6 +114,46 @@ def test_comparisons_give_bool_tensors_without_grad(op, other):
     assert result.dtype == np.bool_ and not result.requires_grad
     np.testing.assert_array_equal(result.numpy(), op(A, other))
     np.testing.assert_array_equal((~result).numpy(), ~op(A, other))
+
+
+@pytest.mark.parametrize("scalar", [np.float64(1.5), np.float32(1.5), np.int32(2), np.bool_(True)],
+                         ids=lambda s: type(s).__name__)
+def test_a_numpy_scalar_keeps_its_dtype(scalar):
+    """A NumPy scalar is an array value, not Python data (where 1.5 would become float32): it
+    gives the tensor its 0-d array gives."""
+    for make in (minitx.Tensor, minitx.tensor):
+        made, from_array = make(scalar), make(np.asarray(scalar))
+        assert made.dtype == from_array.dtype and made.shape == () and made.item() == scalar.item()
+    assert minitx.tensor(np.float64(1.5)).dtype == minitx.Tensor(np.float64(1.5)).dtype == np.float64
+
+
+@pytest.mark.parametrize("data", [[1, 0, 2], [True, False, True], [1.5, 0.0, -0.0, np.nan, np.inf]],
+                         ids=["int", "bool", "float"])
+def test_logical_not_is_the_not_of_truthiness_as_numpy(data):
+    x = minitx.tensor(data)
+    for out in (F.logical_not(x), F.logical_not(data)):
+        assert out.dtype == np.bool_
+        np.testing.assert_array_equal(out.numpy(), np.logical_not(np.array(data)))
+    np.testing.assert_array_equal((~minitx.tensor([True, False])).numpy(), [False, True])
+
+
+def test_ops_on_real_numbers_make_integers_float32_as_pytorch():
+    """exp, log, sqrt, tanh, sigmoid, gelu, logsumexp, softmax, log_softmax and layer_norm of an
+    integer tensor are float32 (PyTorch's default float; numpy would give float64), and
+    int @ float32 is float32, as int * float32 is."""
+    ints = minitx.tensor([[1, 2], [3, 4]])
+    ops_on_reals = [F.exp, F.log, F.sqrt, F.tanh, F.sigmoid, F.gelu, F.logsumexp, F.softmax, F.log_softmax,
+                    F.layer_norm, lambda t: t.exp()]
+    for fn in ops_on_reals:
+        out = fn(ints)
+        assert out.dtype == np.float32, fn
+        np.testing.assert_allclose(out.numpy(), fn(ints.astype("float32")).numpy())
+    for float_dtype in ("float32", "float64"):
+        floats = minitx.tensor([[0.5], [1.5]], dtype=float_dtype)
+        for product in (ints @ floats, floats.T @ ints, ints * floats.T):
+            assert product.dtype == float_dtype
+        np.testing.assert_allclose((ints @ floats).numpy(), ints.numpy() @ floats.numpy())
+    assert (ints @ ints).dtype == np.int64
 
 
 def test_tensors_stay_hashable():

@@ -14,7 +14,8 @@ import minitx
 import minitx.functional as F
 from minitx import Function
 import minitx.testing
-from minitx.testing import GradcheckError, check_backward_hygiene, check_forward, check_gradients, gradcheck, leaf
+from minitx.testing import (GradcheckError, arg, check_backward_hygiene, check_forward, check_gradient_subsets,
+                            check_gradients, gradcheck, leaf, op_case, op_test)
 from minitx.testing import strategies as mst
 
 
@@ -201,6 +202,60 @@ def test_check_gradients_runs_both_checks(op, message):
         check_gradients(lambda x: op()(x), x)
 
 
+class MulSkippingWrongly(Function):
+    """y = a * b whose backward asks needs_input_grad about the wrong input (``swap``), or
+    computes da only when b needs a gradient (``tie``): right whenever both need one."""
+
+    def __init__(self, mistake):
+        self.mistake = mistake
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return a * b
+
+    def backward(self, dy):
+        a, b = self.saved
+        need_a, need_b = self.needs_input_grad
+        if self.mistake == "swap":
+            need_a, need_b = need_b, need_a
+        elif self.mistake == "tie":
+            need_a = need_b
+        return (dy * b if need_a else None), (dy * a if need_b else None)
+
+
+@pytest.mark.parametrize("mistake, message", [
+    ("swap", r"with only input\(s\) \[0\] requiring grad, input 0 received no gradient"),
+    ("tie", r"with only input\(s\) \[0\] requiring grad, input 0 received no gradient"),
+])
+def test_check_gradients_tries_subsets_of_the_inputs(mistake, message):
+    a, b = uniform_leaf((2, 3), seed=1), uniform_leaf((3,), seed=2)
+    assert gradcheck(lambda a, b: MulSkippingWrongly(mistake)(a, b), a, b)  # all inputs need grad: fine
+    with pytest.raises(GradcheckError, match=message):
+        check_gradients(lambda a, b: MulSkippingWrongly(mistake)(a, b), a, b)
+    assert a.requires_grad and b.requires_grad and a.grad is None and b.grad is None  # left as they were
+
+
+def test_check_gradient_subsets_passes_correct_ops_and_catches_a_leaking_or_wrong_gradient():
+    a, b, c = (uniform_leaf((2, 2), seed=k) for k in range(3))
+    assert check_gradient_subsets(lambda a, b, c: F.layer_norm(a, b[0], c[1]) * a, a, b, c)
+    assert check_gradient_subsets(lambda a, b: a.detach() * b, a, b)  # no gradient for a, ever
+
+    def leaks(a, b):
+        out = a * b
+        b.grad = minitx.Tensor(np.ones(b.shape))  # a gradient where none was asked for
+        return out
+
+    with pytest.raises(GradcheckError, match=r"\[0\] requiring grad, input 1 received a gradient"):
+        check_gradient_subsets(leaks, a, b)
+
+    def drifts(a, b):  # a different result once fewer inputs need grad
+        return a * b * (1.0 if a.requires_grad and b.requires_grad else 1.5)
+
+    with pytest.raises(GradcheckError, match=r"input 0's gradient differs from the one with all inputs requiring "
+                                             r"grad at \(\d, \d\)"):
+        check_gradient_subsets(drifts, a, b)
+
+
 def test_leaf_is_a_float64_copy_that_requires_grad():
     array = np.arange(3, dtype=np.int64)
     t = leaf(array)
@@ -262,6 +317,102 @@ def test_the_documented_example_runs():
     wrong.backward = lambda self, dy: (dy * 1.0,)  # the example's checks must catch a wrong backward
     with pytest.raises(GradcheckError):
         namespace["test_leaky_relu"]()
+
+
+# ---------------------------------------------------------------- the op-test factory
+
+
+def test_the_documented_op_test_example_runs_and_catches_a_wrong_reference():
+    doc = minitx.testing.__doc__
+    start = doc.index("Op-test example (tests/test_testing_tools.py runs it)::")
+    code = textwrap.dedent(doc[start:doc.index("Example (a test of your own Function")].split("::", 1)[1])
+    namespace = {"__name__": "example"}
+    exec(compile(code, "minitx.testing op-test example", "exec"), namespace)  # noqa: S102
+    namespace["test_linear"]()
+    namespace["test_sum"]()
+    wrong = op_test(F.linear, arg(), arg(shape=lambda x: (2, x[-1])), arg(shape=lambda x, w: w[:1]),
+                    numpy=lambda x, w, b: x @ w.T - b, shapes=mst.shapes(min_dims=1, max_dims=3))
+    with pytest.raises(AssertionError, match="check_forward: the output differs from the reference"):
+        wrong()
+
+
+def run_case(case):
+    """Run an op_case as hypothesis runs an op_test."""
+    given(data=st.data())(lambda data: case(data))()
+
+
+@pytest.mark.parametrize("op, reference, error, message", [
+    (lambda a, b: a * b, np.multiply, None, None),
+    (lambda a, b: Square(factor=2.5)(a) * b, lambda a, b: a * a * b, GradcheckError, "gradient of input 0 is wrong"),
+    (lambda a, b: MulSkippingWrongly("tie")(a, b), np.multiply, GradcheckError, "input 0 received no gradient"),
+    (lambda a, b: a * b + 1e-3, np.multiply, AssertionError, "the output differs from the reference"),
+], ids=["correct", "backward", "subsets", "forward"])
+def test_op_case_catches_planted_bugs(op, reference, error, message):
+    case = op_case(op, arg(), arg(), broadcast=True, numpy=reference)
+    if error is None:
+        run_case(case)
+    else:
+        with pytest.raises(error, match=message):
+            run_case(case)
+
+
+def test_op_case_draws_what_its_args_say():
+    seen = []
+
+    def record(x, w, targets, scale):
+        seen.append((x.shape, w.shape, targets, scale, x.requires_grad, w.requires_grad))
+        return x * scale
+
+    case = op_case(record, arg(min_value=1.0, max_value=2.0), arg(shape=lambda x: x[-1:], requires_grad=False),
+                   arg(strategy=lambda x, w: mst.class_targets(x[:-1], w[0])), shapes=mst.shapes(min_dims=1),
+                   kwargs={"scale": st.sampled_from([2.0, 3.0])}, gradcheck=False,
+                   numpy=lambda x, w, t, scale: x * scale)
+    run_case(case)
+    assert seen
+    for x_shape, w_shape, targets, scale, x_grad, w_grad in seen:
+        assert w_shape == x_shape[-1:] and targets.shape == x_shape[:-1] and targets.dtype == np.int64
+        assert scale in (2.0, 3.0) and x_grad and not w_grad
+
+
+def test_op_case_edges_ties_and_its_argument_checks():
+    drawn = []
+    case = op_case(lambda x: drawn.append(x.numpy().copy()) or x * 1.0, arg(edges=(np.nan,), edge_probability=0.5),
+                   numpy=lambda x: x, shapes=st.just((40,)))
+    run_case(case)
+    assert any(np.isnan(a).any() for a in drawn) and any(np.isfinite(a).any() for a in drawn)
+    drawn.clear()
+    case = op_case(lambda x: drawn.append(x.numpy().copy()) or x * 1.0, arg(ties=True), numpy=lambda x: x,
+                   shapes=st.just((40,)))
+    run_case(case)
+    assert all((a * 2 == np.round(a * 2)).all() and len(np.unique(a)) < a.size for a in drawn)
+    with pytest.raises(ValueError, match="op_case: give a numpy or torch reference, or gradcheck=True"):
+        op_case(F.exp, arg(), gradcheck=False)
+    with pytest.raises(ValueError, match=r"edge_probability must be in \[0, 1\]"):
+        arg(edge_probability=2)
+    with pytest.raises(ValueError, match="tensors: need finite min_value <= max_value"):
+        arg(min_value=1.0, max_value=0.0)
+
+
+def test_op_case_compares_with_torch():
+    pytest.importorskip("torch")
+    case = op_case(F.tanh, arg(edges=(np.inf, np.nan)), torch="torch.tanh", gradcheck=False)
+    run_case(case)
+    wrong = op_case(lambda x: F.tanh(x) + 1e-6 * F.sigmoid(x), arg(), torch="torch.tanh", gradcheck=False)
+    with pytest.raises(AssertionError, match=r"the output \(against torch\) differs"):
+        run_case(wrong)
+
+    class TanhWrongGradient(Function):
+        def forward(self, x):
+            self.save_for_backward(np.tanh(x))
+            return np.tanh(x)
+
+        def backward(self, dy):
+            (y,) = self.saved
+            return (dy * (1 - y),)
+
+    bad = op_case(lambda x: TanhWrongGradient()(x), arg(), torch="torch.tanh", gradcheck=False, shapes=st.just((3,)))
+    with pytest.raises(AssertionError, match=r"the gradient of argument 0 \(against torch\) differs"):
+        run_case(bad)
 
 
 def test_strategies_without_hypothesis_say_how_to_install_it(monkeypatch):

@@ -1,8 +1,17 @@
-"""The autograd engine: Tensor, Function, the backward walk, and no_grad."""
+"""The autograd engine: Tensor, Function, the backward walk, and no_grad.
+
+Windows onto it, none needed to train: ``minitx.autograd.graph`` draws the graph
+(``to_dot``, ``render``, ``to_tree``), ``minitx.autograd.debug`` traces a backward pass
+(``trace_backward``) and finds the op that made the first NaN/inf (``detect_anomaly``).
+"""
 from minitx.autograd.engine import backward, topological_order, unbroadcast
 from minitx.autograd.function import Function
+from minitx.autograd.inplace import mark_modified
 from minitx.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from minitx.autograd.tensor import Tensor, as_tensor, tensor
+from minitx.autograd import graph  # noqa: E402  (after Tensor: graph reads it)
+from minitx.autograd.debug import detect_anomaly, trace_backward
 
 __all__ = ["Tensor", "tensor", "as_tensor", "Function", "backward", "topological_order",
-           "unbroadcast", "no_grad", "enable_grad", "is_grad_enabled"]
+           "unbroadcast", "no_grad", "enable_grad", "is_grad_enabled", "mark_modified",
+           "graph", "detect_anomaly", "trace_backward"]

@@ -1,7 +1,7 @@
 """The backward engine: walk the graph from the output back to the leaves.
 
 ``backward(root)`` does reverse-mode differentiation. Every tensor produced by an op
-remembers that op (``tensor._ctx``) and the op remembers its inputs, so the graph can be
+remembers that op (``tensor.grad_fn``) and the op remembers its inputs, so the graph can be
 walked from the root. We order the tensors so that each one comes before everything it was
 computed from (a topological order, found with an explicit stack rather than recursion, so a
 chain of 100,000 ops is fine), then visit them in that order, handing each op the total
@@ -16,6 +16,10 @@ until zeroed.
 from __future__ import annotations
 
 from minitx.backend import get_array_module
+
+#: called as ``hook(fn, dy, input_grads)`` after each op's backward, in the order the engine
+#: visits them; empty unless a tool of minitx.autograd.debug is on (one empty loop per op)
+backward_hooks: list = []
 
 
 def unbroadcast(grad, shape, op="backward"):
@@ -89,15 +93,15 @@ def backward(root, grad=None, retain_graph=False):
         fn = node._ctx
         if fn is None:
             continue
-        if fn._released:
-            raise RuntimeError(f"backward: the graph through '{fn.name}' was already freed by an earlier "
-                               "backward(); pass retain_graph=True to the first call to backward twice")
+        fn.check_saved()  # not freed by an earlier backward, nothing it saved changed in place
         input_grads = fn.backward(g)
         if not isinstance(input_grads, tuple):
             input_grads = (input_grads,)
         if len(input_grads) != len(fn.inputs):
             raise RuntimeError(f"{fn.name}.backward returned {len(input_grads)} gradients "
                                f"for {len(fn.inputs)} inputs")
+        for hook in backward_hooks:
+            hook(fn, g, input_grads)
         for parent, pg in zip(fn.inputs, input_grads):
             if pg is None or not parent.requires_grad:
                 continue

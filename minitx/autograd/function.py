@@ -16,12 +16,21 @@ Calling the op unwraps the tensors, runs ``forward`` and, when some input requir
 gradient and recording is on, links the output to this op so the engine can call
 ``backward`` later. Gradients may have the broadcast shape of the output: the engine sums
 them back to each input's shape (``unbroadcast``), so ops never do it themselves.
+
+Saved arrays are guarded (minitx.autograd.inplace): until backward has run, NumPy keeps them
+read-only, and backward refuses to run if minitx changed one in place since forward (an
+optimizer step), since the gradient would be wrong.
 """
 from __future__ import annotations
 
 import re
 
+from minitx.autograd import inplace
 from minitx.autograd.grad_mode import is_grad_enabled
+
+#: called as ``hook(fn, inputs, output)`` (output: the raw array) after every op's forward;
+#: empty unless a debugging tool of minitx.autograd.debug is on, so an op pays one empty loop
+forward_hooks: list = []
 
 
 def _snake_case(name: str) -> str:
@@ -31,12 +40,17 @@ def _snake_case(name: str) -> str:
 class Function:
     """Base class: subclass it, write ``forward`` and ``backward``, call an instance."""
 
-    #: tensors this op was applied to (set only when a graph is recorded)
-    inputs: tuple = ()
     #: whether each input requires a gradient; backward may skip work for the others
     needs_input_grad: tuple = ()
     saved: tuple = ()
+    _inputs: tuple = ()
+    _held: tuple = ()  # the saved arrays' guards and versions (minitx.autograd.inplace)
     _released = False
+
+    @property
+    def inputs(self) -> tuple:
+        """The tensors this op was applied to, in order (empty unless a graph was recorded)."""
+        return self._inputs
 
     @property
     def name(self) -> str:
@@ -56,6 +70,20 @@ class Function:
         """Free the saved arrays after backward (unless retain_graph=True)."""
         self.saved = ()
         self._released = True
+        inplace.let_go(self._held)
+        self._held = ()
+
+    def check_saved(self) -> None:
+        """Raise unless backward can run: saved arrays still here and unchanged since forward."""
+        if self._released:
+            raise RuntimeError(f"backward: the graph through '{self.name}' was already freed by an earlier "
+                               "backward(); pass retain_graph=True to the first call to backward twice")
+        inplace.check(self, self._held)
+
+    def __del__(self):
+        # a graph dropped without backward (evaluation outside no_grad) unlocks its arrays here
+        if self._held:
+            inplace.let_go(self._held)
 
     def __call__(self, *inputs):
         from minitx.autograd.tensor import Tensor
@@ -73,10 +101,15 @@ class Function:
                                "inputs and saved arrays on the instance, so create a new one for each call")
         self.needs_input_grad = tuple(t.requires_grad for t in inputs)
         output = self.forward(*(t.data for t in inputs))
+        for hook in forward_hooks:
+            hook(self, inputs, output)
         # integer and boolean outputs (indices, masks) carry no gradient
         record = is_grad_enabled() and any(self.needs_input_grad) and output.dtype.kind == "f"
         if record:
-            self.inputs = inputs
+            self._inputs = inputs
+            if self.saved:
+                self._held = inplace.hold(self.saved)
             return Tensor._from_op(output, self)
         self.saved = ()  # nothing will call backward: keep no arrays alive
         return Tensor._from_op(output, None)
+

@@ -5,7 +5,7 @@ A tensor holds
 * ``data``: the raw array, on the CPU (numpy) or the GPU (cupy);
 * ``requires_grad``: whether gradients should flow to it;
 * ``grad``: after ``backward()``, a Tensor with d(loss)/d(this tensor), for leaves;
-* ``_ctx``: the op (a ``Function``) that produced it, or None for a leaf.
+* ``grad_fn``: the op (a ``Function``) that produced it, or None for a leaf (kept in ``_ctx``).
 
 Operators (``+ - * / ** @``, indexing, ...) call ``minitx.functional``, which applies one op
 each; so ``grep "class Add"`` in ``minitx/ops`` finds everything about ``+``.
@@ -16,8 +16,9 @@ import numbers
 
 import numpy as np
 
-from minitx import backend
+from minitx import backend, interop
 from minitx.autograd.engine import backward as _run_backward
+from minitx.autograd.inplace import mark_modified
 
 
 class Tensor:
@@ -28,8 +29,11 @@ class Tensor:
     def __init__(self, data, requires_grad: bool = False):
         if isinstance(data, Tensor):
             data = data.data
+        data = interop.as_array(data, "Tensor")  # a PyTorch tensor, any DLPack/__array__ object
         xp = backend.get_array_module(data)
-        if not isinstance(data, xp.ndarray):  # Python data: floats become float32, as in tensor()
+        if isinstance(data, np.generic):  # a NumPy scalar (np.float64(1.5)) keeps its dtype
+            data = np.asarray(data)
+        elif not isinstance(data, xp.ndarray):  # Python data: floats become float32, as in tensor()
             data = np.asarray(data, dtype=backend.resolve_dtype(_infer_dtype(data)))
         if data.dtype.name not in ("float32", "float64", "int32", "int64", "bool", "uint8"):
             data = data.astype(backend.resolve_dtype(_infer_dtype(data)))
@@ -45,7 +49,8 @@ class Tensor:
     def _from_op(cls, data, ctx):
         """Wrap an op's output; ``ctx`` is the op when a graph is being recorded."""
         t = cls.__new__(cls)
-        t.data = data
+        # numpy returns scalars from ops on 0-d arrays; keep arrays so in-place updates work
+        t.data = np.asarray(data) if isinstance(data, np.generic) else data
         t.grad = None
         t._ctx = ctx
         t._retains_grad = False
@@ -76,6 +81,12 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         return self._ctx is None
+
+    @property
+    def grad_fn(self):
+        """The op (a ``Function``) that computed this tensor, None for a leaf; its ``inputs``
+        lead further back (minitx.autograd.graph draws the whole graph)."""
+        return self._ctx
 
     @property
     def T(self) -> "Tensor":
@@ -122,10 +133,13 @@ class Tensor:
         _run_backward(self, grad, retain_graph=retain_graph)
 
     def _accumulate_grad(self, g) -> None:
+        """Add g into .grad, which always has this tensor's dtype (whatever g's)."""
         if self.grad is None:
-            self.grad = Tensor(g.copy())  # own copy: g may be shared with another gradient
+            # own copy (g may be shared with another gradient), in this tensor's dtype
+            self.grad = Tensor(backend.get_array_module(g).array(g, dtype=self.dtype, copy=True))
         else:
-            self.grad.data += g
+            mark_modified(self.grad)  # a graph may have used the old .grad as a constant
+            self.grad.data += g.astype(self.dtype, copy=False)
 
     def detach(self) -> "Tensor":
         """The same data, cut from the graph (shares memory with this tensor)."""
@@ -244,6 +258,54 @@ class Tensor:
     def softmax(self, axis=-1): return F.softmax(self, axis)
     def log_softmax(self, axis=-1): return F.log_softmax(self, axis)
 
+    # ---------------------------------------------------------------- more math, activations, scans, indexing
+    def sin(self): return F.sin(self)
+    def cos(self): return F.cos(self)
+    def erf(self): return F.erf(self)
+    def sign(self): return F.sign(self)
+    def floor(self): return F.floor(self)
+    def ceil(self): return F.ceil(self)
+    def round(self, decimals=0): return F.round(self, decimals)
+    def trunc(self): return F.trunc(self)
+    def log2(self): return F.log2(self)
+    def exp2(self): return F.exp2(self)
+    def log1p(self): return F.log1p(self)
+    def expm1(self): return F.expm1(self)
+    def rsqrt(self): return F.rsqrt(self)
+    def reciprocal(self): return F.reciprocal(self)
+    def isnan(self): return F.isnan(self)
+    def isinf(self): return F.isinf(self)
+    def isfinite(self): return F.isfinite(self)
+    def silu(self): return F.silu(self)
+    def leaky_relu(self, negative_slope=0.01): return F.leaky_relu(self, negative_slope)
+    def elu(self, alpha=1.0): return F.elu(self, alpha)
+    def softplus(self, beta=1.0, threshold=20.0): return F.softplus(self, beta, threshold)
+    def logsigmoid(self): return F.logsigmoid(self)
+    def hardtanh(self, min_val=-1.0, max_val=1.0): return F.hardtanh(self, min_val, max_val)
+    def std(self, axis=None, ddof=0, keepdims=False): return F.std(self, axis, ddof, keepdims)
+    def prod(self, axis=None, keepdims=False): return F.prod(self, axis, keepdims)
+    def cumsum(self, axis): return F.cumsum(self, axis)
+    def cumprod(self, axis): return F.cumprod(self, axis)
+    def logcumsumexp(self, axis): return F.logcumsumexp(self, axis)
+    def argmin(self, axis=None): return F.argmin(self, axis)
+    def flip(self, axis=None): return F.flip(self, axis)
+    def roll(self, shift, axis=None): return F.roll(self, shift, axis)
+    def tril(self, k=0): return F.tril(self, k)
+    def triu(self, k=0): return F.triu(self, k)
+    def gather(self, axis, index): return F.gather(self, axis, index)
+    def scatter_add(self, axis, index, src): return F.scatter_add(self, axis, index, src)
+    def repeat(self, repeats, axis=None): return F.repeat(self, repeats, axis)
+    def tile(self, reps): return F.tile(self, reps)
+
+    # ---------------------------------------------------------------- DLPack (see minitx.interop)
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The data's DLPack capsule: torch/numpy/cupy.from_dlpack(t) share this tensor's memory."""
+        return interop.export_dlpack(self.data, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """(1, 0) for the CPU, (2, n) for CUDA GPU n."""
+        return self.data.__dlpack_device__()
+
 
 def _shape_args(args):
     """Accept both t.reshape(2, 3) and t.reshape((2, 3))."""
@@ -269,16 +331,18 @@ def _infer_dtype(data):
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Make a tensor from a Python number, (nested) list, numpy or cupy array, or Tensor.
+    """Make a tensor from a Python number, (nested) list, numpy or cupy array, Tensor, PyTorch
+    tensor, or any object with ``__dlpack__`` or ``__array__``.
 
-    Without ``dtype``: floating data becomes float32 unless it is already a float64 array;
-    integers become int64, booleans bool. The data is copied.
+    Without ``dtype``: floating data becomes float32 unless it is already a float64 array or
+    NumPy scalar; integers become int64, booleans bool. The data is copied.
     """
     if isinstance(data, Tensor):
         data = data.data
+    data = interop.as_array(data)
     device = backend.check_device(device)
     xp = backend.get_array_module(data)
-    if isinstance(data, xp.ndarray) and dtype is None:
+    if isinstance(data, (xp.ndarray, np.generic)) and dtype is None:
         if data.dtype.kind == "f" and data.dtype.name in ("float32", "float64"):
             dtype = data.dtype
         else:

@@ -26,6 +26,7 @@ import shutil
 import tempfile
 import urllib.error
 import urllib.request
+import zlib
 from pathlib import Path
 
 SPLITS = ("train", "val", "test_2016_flickr", "test_2017_flickr", "test_2017_mscoco", "test_2018_flickr")
@@ -69,6 +70,11 @@ class DataNotFoundError(FileNotFoundError):
 
 class ChecksumError(RuntimeError):
     """A downloaded file does not have the expected SHA-256."""
+
+
+class DataFileError(ValueError):
+    """A Multi30k file on disk that cannot be used: not gzip, truncated or corrupt, not UTF-8,
+    empty, or not parallel to its other side. The message names the file and what is wrong."""
 
 
 # ------------------------------------------------------------------ locations
@@ -116,9 +122,25 @@ def read_lines(path: str | os.PathLike) -> list[str]:
     training sentences have a trailing space, a double space or a tab, and
     they are kept as they are). Lines are split on ``"\\n"`` only, not on
     other Unicode line breaks. A last line without ``"\\n"`` still counts.
+
+    Raises :class:`DataFileError` naming the file for one that is truncated, corrupt or not
+    UTF-8 (the whole file is read and checked before any line is returned).
     """
-    with gzip.open(path, "rb") as f:
-        text = f.read().decode("utf-8")
+    try:
+        with gzip.open(path, "rb") as f:
+            data = f.read()
+    except (gzip.BadGzipFile, EOFError, zlib.error) as err:
+        # BadGzipFile: not gzip, bad CRC or trailing garbage; EOFError: truncated; zlib.error:
+        # damaged compressed data
+        raise DataFileError(f"{path} is truncated or corrupt: it does not decompress as gzip "
+                            f"({type(err).__name__}: {err}); delete it to download it again, or "
+                            "replace it") from err
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise DataFileError(f"{path} is not UTF-8 text: line {line} has the invalid byte "
+                            f"0x{data[err.start]:02x} (decompressed offset {err.start})") from err
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the split after the final newline
@@ -141,8 +163,9 @@ def load_pairs(
         download: fetch missing files into the cache directory.
 
     Raises:
-        ValueError: unknown split or language, same language twice, or the two
-            files do not have the same number of lines.
+        ValueError: unknown split or language, or same language twice.
+        DataFileError (a ValueError): a file is truncated, corrupt, not UTF-8 or
+            holds no sentence, or the two files do not have the same number of lines.
         DataNotFoundError: files missing and not downloadable.
         ChecksumError: a downloaded file is corrupt.
     """
@@ -154,8 +177,13 @@ def load_pairs(
 
     paths = ensure_files(split, (src_lang, tgt_lang), data_dir=data_dir, download=download)
     src_lines, tgt_lines = read_lines(paths[0]), read_lines(paths[1])
+    for path, lines in zip(paths, (src_lines, tgt_lines)):
+        # an empty split would train 0 steps or score nothing, and look like a success
+        if not any(line.strip() for line in lines):
+            raise DataFileError(f"{path} holds no sentences ({len(lines)} lines, none with text); "
+                                f"the {split!r} split cannot be empty")
     if len(src_lines) != len(tgt_lines):
-        raise ValueError(
+        raise DataFileError(
             f"the two sides of {split!r} differ in length: {paths[0]} has {len(src_lines)} lines "
             f"but {paths[1]} has {len(tgt_lines)}"
         )

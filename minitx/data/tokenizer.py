@@ -75,10 +75,6 @@ class Tokenizer:
             ids.append(self.vocab.eos_id)
         return ids
 
-    def encode_batch(self, texts: Iterable[str], add_bos: bool = False, add_eos: bool = False) -> list[list[int]]:
-        """:meth:`encode_ids` for many texts."""
-        return [self.encode_ids(t, add_bos=add_bos, add_eos=add_eos) for t in texts]
-
     def decode_ids(self, ids: Iterable[int]) -> str:
         """Turn model output ids into text.
 

@@ -21,6 +21,8 @@ import json
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
+from minitx.serialization import write_atomically
+
 PAD_TOKEN = "<pad>"
 BOS_TOKEN = "<bos>"
 EOS_TOKEN = "<eos>"
@@ -101,11 +103,6 @@ class Vocab:
         """All tokens in id order (a copy; index ``i`` is the token of id ``i``)."""
         return list(self._id_to_token)
 
-    @property
-    def num_special(self) -> int:
-        """How many ids at the start are special tokens (always 4)."""
-        return len(SPECIAL_TOKENS)
-
     def token_to_id(self, token: str) -> int:
         """Id of ``token``, or :attr:`unk_id` if it is not in the vocabulary."""
         return self._token_to_id.get(token, UNK_ID)
@@ -171,12 +168,12 @@ class Vocab:
 
 
 def write_json(path: str | Path, data: dict) -> None:
-    """Write ``data`` as pretty, UTF-8 JSON (non-ASCII kept readable)."""
+    """Write ``data`` as pretty, UTF-8 JSON (non-ASCII kept readable), atomically (a kill
+    midway leaves any earlier file whole; see minitx.serialization.write_atomically)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, ensure_ascii=False, indent=1)
-        f.write("\n")
+    text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+    write_atomically(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def read_json(path: str | Path) -> dict:

@@ -6,9 +6,9 @@ an id, and everything else becomes ``<unk>``.
 
 This tokenizer is **not lossless**: :meth:`WordTokenizer.decode` joins tokens
 with single spaces, so ``"Hello, world!"`` comes back as ``"hello , world !"``
-(case and the original spacing are gone, rare words are ``<unk>``). It is
-here as a simple baseline; use :class:`~minitx.data.bpe.BPETokenizer` when
-the exact text matters.
+(case and the original spacing are gone, rare words are ``<unk>``);
+:func:`detokenize` then gives ``"hello, world!"``. It is here as a simple
+baseline; use :class:`~minitx.data.bpe.BPETokenizer` when the exact text matters.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class WordTokenizer(Tokenizer):
             raise ValueError(f"min_freq must be >= 1, got {min_freq}")
         counts: Counter[str] = Counter()
         for text in texts:
-            counts.update(_split(text, lowercase))
+            counts.update(split_words(text, lowercase))
         kept = sorted((t for t, c in counts.items() if c >= min_freq), key=lambda t: (-counts[t], t))
         if max_size is not None:
             n_special = len(Vocab.special_tokens)
@@ -83,7 +83,7 @@ class WordTokenizer(Tokenizer):
         The tokens are returned as strings even when they are not in the
         vocabulary; :meth:`encode_ids` maps those to ``<unk>``.
         """
-        return _split(text, self.lowercase)
+        return split_words(text, self.lowercase)
 
     def decode(self, tokens: Sequence[str] | Sequence[int]) -> str:
         """Join tokens (or ids) with single spaces; special tokens are dropped.
@@ -108,7 +108,44 @@ class WordTokenizer(Tokenizer):
         return cls(Vocab.from_dict(data["vocab"], source=source), lowercase=data["lowercase"])
 
 
-def _split(text: str, lowercase: bool) -> list[str]:
+# detokenize: no space before closing marks, none after opening ones; a joiner between two
+# words is glued to both ("t - shirt" -> "t-shirt", "don ' t" -> "don't")
+_CLOSING = set(".,!?;:%)]}")
+_OPENING = set("([{")
+_JOINERS = set("'-/")
+
+
+def detokenize(text: str) -> str:
+    """Spaced word tokens (WordTokenizer.decode's output) back to ordinary text, as far as
+    spacing goes: ``"a man , in a t - shirt , doesn ' t smile ."`` ->
+    ``"a man, in a t-shirt, doesn't smile."``. Straight double quotes alternate between
+    opening and closing. Splitting the result again gives the same tokens (only spaces next
+    to punctuation are removed), so token-level scores are unchanged by it."""
+    tokens = text.split()
+    out, quote_open = [], False
+    for i, token in enumerate(tokens):
+        glue = False  # no space before this token
+        if token in _CLOSING or (out and tokens[i - 1] in _OPENING):
+            glue = True
+        elif token == '"':
+            glue, quote_open = quote_open, not quote_open
+        elif out and tokens[i - 1] == '"' and quote_open:
+            glue = True  # just after an opening quote
+        if token in _JOINERS and 0 < i < len(tokens) - 1 and _is_word(tokens[i - 1]) and _is_word(tokens[i + 1]):
+            glue = True
+        elif i >= 2 and tokens[i - 1] in _JOINERS and _is_word(tokens[i - 2]) and _is_word(token):
+            glue = True
+        out.append(token if glue or not out else " " + token)
+    return "".join(out)
+
+
+def _is_word(token: str) -> bool:
+    return bool(re.fullmatch(r"\w+", token))
+
+
+def split_words(text: str, lowercase: bool = True) -> list[str]:
+    """The word tokenizer's tokens of ``text``: runs of word characters and single
+    punctuation marks (``_WORD_RE``), after lowercasing if asked."""
     if lowercase:
         text = text.lower()
     return _WORD_RE.findall(text)

@@ -2,8 +2,9 @@
 
 The ``.cu`` files in this directory are compiled at run time by CuPy
 (``cupy.RawModule`` + ``name_expressions`` for the ``float``/``double`` template
-instantiations), lazily and once per (file, dtype).  The launchers in
-:mod:`minitx.kernels.launchers` are re-exported here.
+instantiations), lazily and once per (file, dtype).  Each has its launchers in
+the Python module beside it (``softmax.py`` next to ``softmax.cu``, ...), all
+re-exported here; ``_launch.py`` holds what they share.
 
 Gating (what autograd ops should check before calling a launcher)::
 
@@ -33,30 +34,32 @@ import os
 
 import numpy as np
 
-from ._runtime import KERNELS, is_cupy_array
-from .launchers import *  # noqa: F401,F403
-from .launchers import __all__ as _launcher_names
+from minitx.backend import cuda_available as available
+from ._runtime import FLOAT_DTYPES, KERNELS, is_cupy_array
+from .adam import adam_step, grad_norm
+from .attention import (AttentionPlan, attention_backward, attention_forward, attention_mask_supported,
+                        attention_plan)
+from .cross_entropy import cross_entropy_backward, cross_entropy_forward
+from .dropout import (bias_act_dropout_backward, bias_act_dropout_forward, dropout_add_backward,
+                      dropout_add_forward, dropout_apply, dropout_threshold)
+from .embedding import embedding_backward
+from .layer_norm import layer_norm_backward, layer_norm_forward
+from .softmax import softmax_backward, softmax_forward
 
-__all__ = ["available", "enabled", "fused_allowed", "use_fused", "emulate_on_cpu", "KERNELS",
-           *_launcher_names]
+__all__ = [
+    "available", "enabled", "fused_allowed", "use_fused", "emulate_on_cpu", "KERNELS",
+    "softmax_forward", "softmax_backward",
+    "layer_norm_forward", "layer_norm_backward",
+    "cross_entropy_forward", "cross_entropy_backward",
+    "AttentionPlan", "attention_plan", "attention_mask_supported", "attention_forward", "attention_backward",
+    "dropout_threshold", "dropout_add_forward", "dropout_add_backward", "dropout_apply",
+    "bias_act_dropout_forward", "bias_act_dropout_backward",
+    "adam_step", "grad_norm",
+    "embedding_backward",
+]
 
 _override: contextvars.ContextVar = contextvars.ContextVar("minitx_use_fused", default=None)
 _emulate: contextvars.ContextVar = contextvars.ContextVar("minitx_emulate_on_cpu", default=False)
-_available: bool | None = None
-_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def available() -> bool:
-    """True when CuPy imports and at least one CUDA device is visible (cached)."""
-    global _available
-    if _available is None:
-        try:
-            import cupy  # noqa: PLC0415
-
-            _available = cupy.cuda.runtime.getDeviceCount() > 0
-        except Exception:  # ImportError, CUDARuntimeError, missing driver...
-            _available = False
-    return _available
 
 
 def fused_allowed() -> bool:
@@ -102,7 +105,7 @@ def enabled(*arrays) -> bool:
     present = [a for a in arrays if a is not None]
     if not present or len({np.dtype(a.dtype) for a in present}) != 1:
         return False
-    if np.dtype(present[0].dtype) not in _FLOAT_DTYPES:
+    if np.dtype(present[0].dtype) not in FLOAT_DTYPES:
         return False
     if all(is_cupy_array(a) for a in present):
         return available()

@@ -1,7 +1,7 @@
 """Kernel registry, source loading and the two launch back ends.
 
-Every launcher in :mod:`minitx.kernels.launchers` is written once against a
-tiny back-end interface (``xp``, ``empty``, ``launch``, ``pointer_array`` ...):
+Every launcher (the Python module beside each ``.cu`` file, e.g. ``softmax.py``
+next to ``softmax.cu``) is written once against a tiny back-end interface (``xp``, ``empty``, ``launch``, ``pointer_array`` ...):
 
 * :class:`CupyBackend` -- the real thing.  Compiles a ``.cu`` file with
   ``cupy.RawModule(code=..., options=..., name_expressions=[...])`` lazily, once
@@ -16,6 +16,7 @@ Nothing here imports CuPy at module import time.
 """
 from __future__ import annotations
 
+import importlib
 import re
 import threading
 from pathlib import Path
@@ -53,6 +54,8 @@ KERNELS: dict[str, tuple[str, ...]] = {
 }
 
 CTYPE = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+#: The element types the kernels compute in (every template is instantiated for each).
+FLOAT_DTYPES = tuple(CTYPE)
 
 #: NVRTC options used by the CuPy back end (CuPy adds -arch itself).
 NVRTC_OPTIONS = ("--std=c++17",)
@@ -81,6 +84,22 @@ def load_source(filename: str) -> str:
         return _INCLUDE_RE.sub(repl, text)
 
     return expand(KERNEL_DIR / filename)
+
+
+def compile_defines(filename: str) -> dict[str, int]:
+    """Macros a registered .cu file is compiled with: the ``DEFINES`` of the Python module
+    beside it (``attention.py`` gives ``attention.cu`` its tile sizes and head-dimension
+    limit), so that the launcher and the kernel read each such fact from one place.  Every
+    compiler gets them: NVRTC through CuPy, g++ for the CPU build, nvcc in the tests."""
+    if filename not in KERNELS:
+        return {}
+    module = importlib.import_module(f"{__package__}.{Path(filename).stem}")
+    return dict(getattr(module, "DEFINES", {}))
+
+
+def define_flags(filename: str) -> list[str]:
+    """``compile_defines(filename)`` as ``-DNAME=value`` compiler options."""
+    return [f"-D{k}={v}" for k, v in compile_defines(filename).items()]
 
 
 def name_expressions(filename: str, ctype: str) -> list[str]:
@@ -138,7 +157,7 @@ class CupyBackend:
                 if mod is None:
                     mod = self.xp.RawModule(
                         code=load_source(filename),
-                        options=NVRTC_OPTIONS,
+                        options=(*NVRTC_OPTIONS, *define_flags(filename)),
                         name_expressions=name_expressions(filename, ctype),
                     )
                     self._modules[key] = mod

@@ -10,8 +10,7 @@
 //                                          of tensor t = block_tensor[b]
 //   One launch covers every tensor (gridDim.x = number of table entries).
 //
-// Math per element (PyTorch semantics), gs = grad_scale * (*grad_scale_ptr or 1):
-//   g = grad * gs                                   (gs: clip factor / loss-scale)
+// Math per element (PyTorch semantics), g = grad:
 //   Adam  (decoupled == 0): g += weight_decay * p  (L2 folded into the gradient)
 //   AdamW (decoupled != 0): p -= lr * weight_decay * p
 //   m = beta1 * m + (1 - beta1) * g
@@ -36,8 +35,7 @@ __global__ void adam_step(T* const* __restrict__ params, const T* const* __restr
                           const int* __restrict__ block_tensor,
                           const long long* __restrict__ block_start, int nblocks, int chunk,
                           T lr, T beta1, T beta2, T eps, T weight_decay, int decoupled,
-                          T bias_corr1, T bias_corr2, T grad_scale,
-                          const T* __restrict__ grad_scale_ptr) {
+                          T bias_corr1, T bias_corr2) {
   const int b = blockIdx.x;
   if (b >= nblocks) return;
   const int t = block_tensor[b];
@@ -47,10 +45,9 @@ __global__ void adam_step(T* const* __restrict__ params, const T* const* __restr
   const T* g = grads[t];
   T* m = exp_avgs[t];
   T* v = exp_avg_sqs[t];
-  const T gs = grad_scale_ptr ? grad_scale * grad_scale_ptr[0] : grad_scale;
   for (long long i = start + threadIdx.x; i < end; i += blockDim.x) {
     T pi = p[i];
-    T gi = g[i] * gs;
+    T gi = g[i];
     if (decoupled) {
       pi -= lr * weight_decay * pi;
     } else {

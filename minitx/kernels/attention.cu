@@ -7,7 +7,7 @@
 //                 bh / heads; nonzero = the key may be attended to.
 //   causal: query i may see key j only if j <= i (top-left aligned, as
 //           torch.nn.functional.scaled_dot_product_attention(is_causal=True)).
-//   d <= 128 (ATT_DMAX); any Lq, Lk (tiled).
+//   d <= ATT_DMAX; any Lq, Lk (tiled).
 //
 // Math (one query row i of head bh, allowed key set A_i):
 //   s_ij  = scale * q_i . k_j                  for j in A_i, -inf otherwise
@@ -15,12 +15,14 @@
 //   o_i   = sum_j exp(s_ij - lse_i) v_j
 //   Fully masked row (A_i empty): o_i = 0 and lse_i = -inf.  The backward treats
 //   lse_i == -inf as "P row is zero", so such rows give zero gradients, not NaN.
+//   A NaN score makes its row's o_i and lse_i NaN (the running max propagates
+//   NaN, and only l_i == 0 means "fully masked").
 //   Backward (P recomputed from q, k, lse):
 //   delta_i = sum_c do_ic * o_ic
 //   P_ij = exp(s_ij - lse_i),  dP_ij = do_i . v_j,  dS_ij = P_ij * (dP_ij - delta_i)
 //   dv_j = sum_i P_ij do_i,  dk_j = scale * sum_i dS_ij q_i,  dq_i = scale * sum_j dS_ij k_j
 //
-// Thread mapping: blocks of ATT_THREADS = 128 threads (== ATT_DMAX, so thread c
+// Thread mapping: blocks of ATT_THREADS threads (>= ATT_DMAX, so thread c
 // owns output column c for every row of its tile; threads c >= d idle in
 // that phase).
 //   attention_forward        block = (bh, tile of BQ query rows); loops over key
@@ -38,22 +40,29 @@
 // Tile sizes keep static shared memory under 48 KB for both float and double.
 #include "common.cuh"
 
-#define ATT_DMAX 128
-#define ATT_THREADS 128
+// The sizes come from minitx/kernels/attention.py (DEFINES), which every build passes as -D
+// options (CuPy's NVRTC, the CPU g++ build, the nvcc test): the launcher computes its grids
+// from the same numbers.
+#if !defined(ATT_DMAX) || !defined(ATT_THREADS) || !defined(ATT_FLOAT_BQ) || !defined(ATT_DOUBLE_BQ)
+#error "compile attention.cu with the -D defines of minitx/kernels/attention.py (DEFINES)"
+#endif
 #define ATT_PAD (ATT_DMAX + 1)
+static_assert(ATT_THREADS >= ATT_DMAX, "thread c owns output column c");
 
 template <typename T>
 struct AttnTiles;
 template <>
 struct AttnTiles<float> {
-  static constexpr int BQ = 16, BK = 32;    // forward
-  static constexpr int BQB = 16, BKB = 16;  // backward
+  static constexpr int BQ = ATT_FLOAT_BQ, BK = ATT_FLOAT_BK;      // forward
+  static constexpr int BQB = ATT_FLOAT_BQB, BKB = ATT_FLOAT_BKB;  // backward
 };
 template <>
 struct AttnTiles<double> {
-  static constexpr int BQ = 8, BK = 16;
-  static constexpr int BQB = 8, BKB = 8;
+  static constexpr int BQ = ATT_DOUBLE_BQ, BK = ATT_DOUBLE_BK;
+  static constexpr int BQB = ATT_DOUBLE_BQB, BKB = ATT_DOUBLE_BKB;
 };
+static_assert(AttnTiles<float>::BK <= 32 && AttnTiles<double>::BK <= 32,
+              "the forward's online softmax holds one score per warp lane");
 
 __device__ __forceinline__ bool attn_allowed(int qi, int kj, int Lq, int Lk,
                                              const unsigned char* kpm_row, int causal) {
@@ -180,13 +189,13 @@ __global__ void __launch_bounds__(ATT_THREADS)
       const int qi = q0 + i;
       if (qi < Lq) {
         const T l = row_l[i];
-        ob[(long long)qi * d + tid] = (l > T(0)) ? acc[i] / l : T(0);
+        ob[(long long)qi * d + tid] = (l == T(0)) ? T(0) : acc[i] / l;
       }
     }
   }
   if (tid < BQ && q0 + tid < Lq) {
     const T l = row_l[tid];
-    lse[(long long)bh * Lq + q0 + tid] = (l > T(0)) ? row_m[tid] + mtx::num<T>::log(l) : neg_inf;
+    lse[(long long)bh * Lq + q0 + tid] = (l == T(0)) ? neg_inf : row_m[tid] + mtx::num<T>::log(l);
   }
 }
 

@@ -12,6 +12,14 @@
 
 namespace mtx {
 
+// max(a, b) that returns NaN when either is NaN.  fmax returns the other operand,
+// so a row max would skip a NaN logit and softmax / log-sum-exp would hide it;
+// a NaN input must give a NaN row, as in PyTorch.  (a != a is the NaN test.)
+template <typename T>
+__device__ __forceinline__ T nan_max(T a, T b) {
+  return (a != a || a > b) ? a : b;
+}
+
 template <typename T>
 struct num;
 
@@ -24,7 +32,7 @@ struct num<float> {
   static __device__ __forceinline__ float sqrt(float x) { return ::sqrtf(x); }
   static __device__ __forceinline__ float rsqrt(float x) { return ::rsqrtf(x); }
   static __device__ __forceinline__ float tanh(float x) { return ::tanhf(x); }
-  static __device__ __forceinline__ float max(float a, float b) { return ::fmaxf(a, b); }
+  static __device__ __forceinline__ float max(float a, float b) { return nan_max(a, b); }
 };
 
 template <>
@@ -40,7 +48,7 @@ struct num<double> {
   static __device__ __forceinline__ double sqrt(double x) { return ::sqrt(x); }
   static __device__ __forceinline__ double rsqrt(double x) { return ::rsqrt(x); }
   static __device__ __forceinline__ double tanh(double x) { return ::tanh(x); }
-  static __device__ __forceinline__ double max(double a, double b) { return ::fmax(a, b); }
+  static __device__ __forceinline__ double max(double a, double b) { return nan_max(a, b); }
 };
 
 __device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }

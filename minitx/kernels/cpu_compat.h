@@ -28,7 +28,16 @@
 //     guard page, so a stack overflow crashes loudly.
 //   * The order in which ready fibers run between barriers is selectable
 //     (forward, reverse, pseudo-random) so tests can shake out missing
-//     barriers that happen to work in one order.
+//     barriers that happen to work in one order.  Those three visit every
+//     ready fiber once per round, and a round takes each fiber only to its
+//     next barrier (warp or block), so the warps of a block stay within one
+//     warp primitive of each other.  On a GPU warps drift much further: a
+//     shuffle synchronises only its own warp.  The fourth order, drift, lets
+//     them: after the block starts and after every __syncthreads one warp (the
+//     next in turn) runs alone through any number of warp primitives until it
+//     reaches the next __syncthreads or exits, and only then do the others
+//     run (in forward order).  A missing __syncthreads between two uses of the
+//     same shared memory by different warps then shows up.
 //
 // What this cannot prove: memory-model subtleties of real hardware (the
 // emulator is sequentially consistent between barriers), bank conflicts,
@@ -233,7 +242,15 @@ inline bool run_block(Worker* w) {
   }
   for (auto& g : w->groups) g.arrived = 0;
   int live = n;
+  // drift (schedule 3): the warp running alone in this __syncthreads segment, or -1
+  const int nwarps = (n + 31) / 32;
+  int leader = -1, turn = 0;
+  unsigned segment = w->groups[0].gen - 1;  // block-barrier generation the leader was chosen in
   while (live > 0) {
+    if (w->schedule == 3 && nwarps > 1 && w->groups[0].gen != segment) {
+      segment = w->groups[0].gen;  // a new segment: the next warp runs ahead alone
+      leader = turn++ % nwarps;
+    }
     // choose the visiting order for this round
     if (w->schedule == 1) {
       for (int i = 0; i < n; ++i) w->order[i] = n - 1 - i;
@@ -251,7 +268,7 @@ inline bool run_block(Worker* w) {
     for (int k = 0; k < n; ++k) {
       const int i = w->order[k];
       Fiber& f = w->fibers[i];
-      if (f.state == kDone) continue;
+      if (f.state == kDone || (leader >= 0 && (i >> 5) != leader)) continue;
       if (f.state == kWaiting) {
         if (w->groups[f.group].gen == f.gen) continue;
         f.state = kReady;
@@ -261,6 +278,10 @@ inline bool run_block(Worker* w) {
       swapcontext(&w->sched, &f.ctx);
       progress = true;
       if (f.state == kDone) --live;
+    }
+    if (!progress && leader >= 0) {
+      leader = -1;  // the leader waits at __syncthreads (or has exited): the others' turn
+      continue;
     }
     if (!progress) {
       int waiting_block = 0, waiting_warp = 0, done = 0;
@@ -283,7 +304,7 @@ inline bool run_block(Worker* w) {
 }
 
 struct LaunchOptions {
-  int schedule = 0;     // 0 forward, 1 reverse, 2 pseudo-random
+  int schedule = 0;     // 0 forward, 1 reverse, 2 pseudo-random, 3 drift
   int workers = 0;      // 0 = hardware concurrency
   int stack_kb = 128;   // per CUDA thread
 };

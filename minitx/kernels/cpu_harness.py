@@ -26,7 +26,10 @@ Extra checks the GPU cannot give cheaply:
 * ``empty`` returns NaN-filled float arrays (0xFF bytes for integers), so an
   output element the kernel forgot to write is visible;
 * :func:`schedule` selects the order in which ready CUDA threads of a block run
-  between barriers (forward / reverse / random), to expose missing barriers.
+  between barriers (forward / reverse / random), to expose missing barriers;
+  ``drift`` lets one warp run alone up to its next ``__syncthreads`` while the
+  others wait (on a GPU warps drift apart: a shuffle synchronises only its own
+  warp), which exposes a missing ``__syncthreads`` between warps.
 """
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ CXXFLAGS = ("-O2", "-std=c++20", "-shared", "-fPIC", "-pthread", "-Wall", "-Wno-
             "-Wno-unused-variable", "-Wno-unused-function")
 GUARD_BYTES = 256
 
-_SCHEDULES = {"forward": 0, "reverse": 1, "random": 2}
+_SCHEDULES = {"forward": 0, "reverse": 1, "random": 2, "drift": 3}
 
 
 class CompilerMissing(RuntimeError):
@@ -102,9 +105,10 @@ def wrapper_source(cu_path: Path, kernels, ctypes_=("float", "double")) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _source_digest(cu_path: Path, wrapper: str, cxx: str) -> str:
+def _source_digest(cu_path: Path, wrapper: str, cxx: str, flags) -> str:
     h = hashlib.sha256()
     h.update(wrapper.encode())
+    h.update(" ".join(flags).encode())
     h.update(HEADER.read_bytes())
     for p in sorted(Path(cu_path).resolve().parent.glob("*.cuh")):
         h.update(p.read_bytes())
@@ -121,12 +125,13 @@ def build_command(cu_path, kernels):
         raise CompilerMissing("g++ not found: the CPU kernel harness needs a host C++ compiler")
     cu_path = Path(cu_path).resolve()
     wrapper = wrapper_source(cu_path, kernels)
-    digest = _source_digest(cu_path, wrapper, cxx)
+    defines = _runtime.define_flags(cu_path.name)  # the macros NVRTC gets too
+    digest = _source_digest(cu_path, wrapper, cxx, defines)
     out_dir = build_dir()
     stem = f"{cu_path.stem}-{digest}"
     so = out_dir / f"lib{stem}.so"
     cpp = out_dir / f"{stem}.wrap.cpp"
-    cmd = [cxx, *CXXFLAGS, f"-I{cu_path.parent}", str(cpp), "-o"]
+    cmd = [cxx, *CXXFLAGS, *defines, f"-I{cu_path.parent}", str(cpp), "-o"]
     return cmd, so, cpp, wrapper
 
 
@@ -199,7 +204,8 @@ def _opts():
 
 @contextlib.contextmanager
 def schedule(mode: str):
-    """Run emulated blocks' threads in 'forward', 'reverse' or 'random' order."""
+    """Run emulated blocks' threads in 'forward', 'reverse' or 'random' order, or with the
+    warps drifting apart ('drift', see cpu_compat.h)."""
     prev = getattr(_state, "schedule", 0)
     _state.schedule = _SCHEDULES[mode]
     try:

@@ -3,7 +3,7 @@
 //
 // Math (row i of logits x with C = cols classes, target t = targets[i],
 // eps = label smoothing):
-//   lse_i  = log sum_j exp(x[i,j])                 (max-shifted)
+//   lse_i  = log sum_j exp(x[i,j])                 (max-shifted; NaN if a logit is)
 //   loss_i = (1 - eps) * (lse_i - x[i,t]) + eps * (lse_i - (1/C) sum_j x[i,j])
 //   dlogits[i,j] = (exp(x[i,j] - lse_i) - (1 - eps) * [j == t] - eps / C) * dloss_i
 //   Rows with t == ignore_index: loss_i = 0 and dlogits[i,:] = 0 (lse_i is still

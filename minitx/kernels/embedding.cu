@@ -8,8 +8,8 @@
 // -- may vary from run to run.
 //
 // Layout: ids [n] int64; dy [n, dim] contiguous; dweight [num_embeddings, dim]
-// contiguous, accumulated into with `+=` (the launcher zero-fills it unless
-// the caller passes an existing buffer).  padding_idx < 0 means "none".
+// contiguous, accumulated into with `+=` (the launcher zero-fills it first).
+// padding_idx < 0 means "none".
 //
 // Thread mapping: grid-stride over lookups (one block per lookup at a time),
 // threads of the block stride over the `dim` columns.

@@ -1,63 +1,51 @@
 // softmax.cu -- row-wise softmax over the last axis, forward and backward.
 //
-// Math (s = scale, one row r of length cols, K_r = kept columns of the row):
-//   forward   y[r,c] = exp(s*x[r,c] - m_r) / Z_r      for c in K_r
-//             y[r,c] = 0                             for masked c
-//             m_r = max_{c in K_r} s*x[r,c],  Z_r = sum_{c in K_r} exp(s*x[r,c] - m_r)
-//             A row with no kept column (fully masked), or whose kept logits are
-//             all -inf, is written as all zeros (never NaN).
-//   backward  dx[r,c] = s * y[r,c] * (dy[r,c] - sum_c' dy[r,c'] * y[r,c'])
-//             (masked entries have y == 0, hence dx == 0; no mask needed.)
+// Math (one row r of length cols):
+//   forward   y[r,c] = exp(x[r,c] - m_r) / Z_r
+//             m_r = max_c x[r,c],  Z_r = sum_c exp(x[r,c] - m_r)
+//             A row whose logits are all -inf (fully masked) is written as all
+//             zeros; a row holding a NaN is all NaN (the row max propagates NaN).
+//   backward  dx[r,c] = y[r,c] * (dy[r,c] - sum_c' dy[r,c'] * y[r,c'])
 //
-// Layout: x, y, dy, dx are contiguous [rows, cols] arrays of T; mask is an
-// optional contiguous [rows, cols] uint8 array (nonzero = keep) or NULL.
+// Layout: x, y, dy, dx are contiguous [rows, cols] arrays of T.
 //
 // Thread mapping: one block per row (blockIdx.x = row), blockDim.x threads
 // (a multiple of 32, <= 1024) stride over the columns, so any row length works.
 // Row max and row sums are block reductions built from warp shuffles.
 //
-// Reads x (and mask) three times in the forward (max, sum, write); writes y with
-// `=`.  The backward reads y, dy twice and writes dx with `=`.
+// Reads x three times in the forward (max, sum, write); writes y with `=`.
+// The backward reads y, dy twice and writes dx with `=`.
 #include "common.cuh"
 
 template <typename T>
-__global__ void softmax_forward(const T* __restrict__ x, const unsigned char* __restrict__ mask,
-                                T* __restrict__ y, int rows, int cols, T scale) {
+__global__ void softmax_forward(const T* __restrict__ x, T* __restrict__ y, int rows, int cols) {
   const int row = blockIdx.x;
   if (row >= rows) return;  // uniform for the whole block
   const long long base = (long long)row * cols;
   const T* xr = x + base;
   T* yr = y + base;
-  const unsigned char* mr = mask ? mask + base : nullptr;
   const T neg_inf = -mtx::num<T>::inf();
 
   T m = neg_inf;
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    if (mr == nullptr || mr[c]) m = mtx::num<T>::max(m, scale * xr[c]);
-  }
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) m = mtx::num<T>::max(m, xr[c]);
   m = mtx::block_max(m);
 
-  if (m == neg_inf) {  // nothing kept: defined as an all-zero row
+  if (m == neg_inf) {  // every logit -inf: defined as an all-zero row
     for (int c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = T(0);
     return;  // m is block-uniform, so every thread returns here
   }
 
   T z = T(0);
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    if (mr == nullptr || mr[c]) z += mtx::num<T>::exp(scale * xr[c] - m);
-  }
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) z += mtx::num<T>::exp(xr[c] - m);
   z = mtx::block_sum(z);
   const T inv_z = T(1) / z;
 
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    const bool keep = (mr == nullptr) || mr[c];
-    yr[c] = keep ? mtx::num<T>::exp(scale * xr[c] - m) * inv_z : T(0);
-  }
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = mtx::num<T>::exp(xr[c] - m) * inv_z;
 }
 
 template <typename T>
 __global__ void softmax_backward(const T* __restrict__ y, const T* __restrict__ dy,
-                                 T* __restrict__ dx, int rows, int cols, T scale) {
+                                 T* __restrict__ dx, int rows, int cols) {
   const int row = blockIdx.x;
   if (row >= rows) return;
   const long long base = (long long)row * cols;
@@ -69,5 +57,5 @@ __global__ void softmax_backward(const T* __restrict__ y, const T* __restrict__ 
   for (int c = threadIdx.x; c < cols; c += blockDim.x) dot += dyr[c] * yr[c];
   dot = mtx::block_sum(dot);
 
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) dxr[c] = scale * yr[c] * (dyr[c] - dot);
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) dxr[c] = yr[c] * (dyr[c] - dot);
 }

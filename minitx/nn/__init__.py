@@ -16,3 +16,8 @@ __all__ = [
     "FeedForward", "EncoderLayer", "DecoderLayer", "DecoderCache", "Transformer", "PRESETS", "init",
     "TransformerEncoder", "MaskedLMHead", "MaskedLanguageModel", "EncoderClassifier", "mask_tokens",
 ]
+
+# convolution and pooling layers
+from minitx.nn.conv import AvgPool2d, Conv1d, Conv2d, MaxPool2d  # noqa: E402
+
+__all__ += ["Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d"]

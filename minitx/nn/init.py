@@ -13,6 +13,7 @@ import math
 
 from minitx import random as mrandom
 from minitx.backend import to_device
+from minitx.autograd.inplace import mark_modified
 from minitx.autograd.grad_mode import no_grad
 
 
@@ -29,6 +30,7 @@ def _fill(t, sample):
     """Draw on the CPU generator (so a seed gives the same weights on every device), copy in."""
     with no_grad():
         values = sample(mrandom.generator("cpu")).astype(t.dtype)
+        mark_modified(t)  # a graph that saved the old values must not use them for a gradient
         t.data[...] = to_device(values, t.device)
     return t
 
@@ -53,10 +55,12 @@ def xavier_normal_(t, gain=1.0):
 
 
 def zeros_(t):
+    mark_modified(t)
     t.data[...] = 0
     return t
 
 
 def ones_(t):
+    mark_modified(t)
     t.data[...] = 1
     return t

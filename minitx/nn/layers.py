@@ -5,6 +5,7 @@ import math
 
 from minitx import backend
 from minitx import functional as F
+from minitx.autograd.inplace import mark_modified
 from minitx.nn import init
 from minitx.nn.module import Module
 from minitx.nn.parameter import Parameter
@@ -64,6 +65,7 @@ class Embedding(Module):
 
     def reset_padding(self):
         if self.padding_idx is not None:
+            mark_modified(self.weight)
             self.weight.data[self.padding_idx] = 0
 
     def forward(self, ids):

@@ -121,9 +121,17 @@ class Module:
             p.grad = None
 
     def to(self, device=None, dtype=None) -> "Module":
-        """Move (and/or cast) every parameter and buffer in place; returns self."""
+        """Move (and/or cast) every parameter and buffer in place; returns self.
+
+        ``dtype`` casts the floating-point tensors only and must itself be a float dtype:
+        casting weights to an integer or bool dtype would truncate them (most to zero).
+        """
         device = backend.check_device(device) if device is not None else None
         dtype = backend.resolve_dtype(dtype) if dtype is not None else None
+        if dtype is not None and dtype.kind != "f":
+            raise TypeError(f"{type(self).__name__}.to: dtype must be a floating-point dtype "
+                            f"(float32 or float64), got {dtype.name}; casting the "
+                            "parameters to it would truncate them")
         tensors = [p for p in self.parameters()] + [b for _, b in self.named_buffers()]
         for t in tensors:
             if dtype is not None and t.dtype.kind == "f":

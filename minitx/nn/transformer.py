@@ -225,6 +225,12 @@ class Transformer(Module):
         ``attention_weights``: a list that receives each layer's cross-attention weights.
         """
         tgt_in = self._ids(tgt_in)
+        # attention would broadcast a batch of 1 against the source's batch and return
+        # logits for sentences that were never given: refuse it instead
+        if tgt_in.shape[0] != memory.shape[0] or src_mask.shape[0] != memory.shape[0]:
+            raise ValueError(f"Transformer: the target batch has {tgt_in.shape[0]} sentences but the "
+                             f"source batch (memory) has {memory.shape[0]} and its mask "
+                             f"{src_mask.shape[0]}; they must match")
         offset = cache.length if cache is not None else 0
         tgt_mask = None if cache is not None else self.padding_mask(tgt_in)
         x = self._embed(self.tgt_embed, self.tgt_pos, tgt_in, offset)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from minitx.autograd.function import Function
 from minitx.backend import device_of, get_array_module, to_device
 
@@ -91,9 +93,13 @@ class PowScalar(Function):
 
 
 class Pow(Function):
-    """y = a^b for tensors a > 0 (where b needs a gradient) and b.
+    """y = a^b for tensors a and b (a > 0 where b needs a gradient: ln a is NaN below 0).
 
     da = dy * b * a^(b-1)        db = dy * y * ln(a)
+
+    At the edges the limits PyTorch takes: da = 0 where b = 0 (y = 1 for every a, even
+    where a^(b-1) = 0^-1 = inf), and db = 0 where a = 0 and b >= 0 (y = 0^b is 0 or 1 on
+    that side; ln 0 = -inf would give 0 * -inf = NaN). For a = 0, b < 0 both are infinite.
     """
 
     def forward(self, a, b):
@@ -104,8 +110,12 @@ class Pow(Function):
     def backward(self, dy):
         a, b, y = self.saved
         xp = get_array_module(a)
-        da = dy * b * a ** (b - 1) if self.needs_input_grad[0] else None
-        db = dy * y * xp.log(a) if self.needs_input_grad[1] else None
+        da = db = None
+        with np.errstate(divide="ignore", invalid="ignore"):  # the edges are replaced just below
+            if self.needs_input_grad[0]:
+                da = xp.where(b == 0, 0, dy * b * a ** (b - 1)).astype(dy.dtype, copy=False)
+            if self.needs_input_grad[1]:
+                db = xp.where((a == 0) & (b >= 0), 0, dy * y * xp.log(a)).astype(dy.dtype, copy=False)
         return da, db
 
 
@@ -177,20 +187,24 @@ class Sigmoid(Function):
 
 
 def relu_values(x):
-    """max(x, 0), written with where: x * (x > 0) would give -inf * 0 = NaN at x = -inf."""
-    return get_array_module(x).where(x > 0, x, 0).astype(x.dtype, copy=False)
+    """max(x, 0), written with where: x * (x > 0) would give -inf * 0 = NaN at x = -inf. The test
+    is x <= 0, so a NaN stays NaN (as in PyTorch) instead of becoming 0."""
+    return get_array_module(x).where(x <= 0, 0, x).astype(x.dtype, copy=False)
 
 
 def relu_derivative(x):
-    """1 where x > 0, else 0 (the subgradient 0 is taken at x = 0)."""
-    return (x > 0).astype(x.dtype)
+    """1 where x > 0, else 0 (the subgradient 0 is taken at x = 0); 1 at NaN, as PyTorch passes dy there."""
+    return (~(x <= 0)).astype(x.dtype)
 
 
 class Relu(Function):
-    """y = max(x, 0).   dx = dy where x > 0, else 0 (the subgradient 0 is taken at x = 0)"""
+    """y = max(x, 0).   dx = dy where x > 0, else 0 (the subgradient 0 is taken at x = 0)
+
+    A NaN gives y = NaN and passes dy, as in PyTorch.
+    """
 
     def forward(self, x):
-        self.save_for_backward(x > 0)
+        self.save_for_backward(~(x <= 0))
         return relu_values(x)
 
     def backward(self, dy):
@@ -256,8 +270,6 @@ def _normal_cdf(x):
 def _erf_numpy(z):
     """erf on numpy arrays through math.erf (numpy has none). Exact but a Python call per
     element: on the CPU the "tanh" approximation is the fast choice for big activations."""
-    import numpy as np
-
     return np.vectorize(math.erf, otypes=[z.dtype])(z) if z.size else z.copy()
 
 
@@ -304,13 +316,14 @@ class Minimum(Function):
 
 
 class Clip(Function):
-    """y = min(max(x, low), high).   dx = dy where low <= x <= high, else 0"""
+    """y = min(max(x, low), high).   dx = dy where low <= x <= high, else 0
+
+    With low > high every y is high, as NumPy (and PyTorch) define it, and dx = 0.
+    """
 
     def __init__(self, low=None, high=None):
         if low is None and high is None:
             raise ValueError("clip: give at least one of min and max")
-        if low is not None and high is not None and low > high:
-            raise ValueError(f"clip: min {low} is greater than max {high}")
         self.low, self.high = low, high
 
     def forward(self, x):

@@ -14,8 +14,6 @@ Philox (seed, offset) pair, and backward follows whichever forward ran.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from minitx import kernels
@@ -23,21 +21,20 @@ from minitx import random as mrandom
 from minitx.autograd.function import Function
 from minitx.backend import device_of, get_array_module, host_ints
 from minitx.ops.elementwise import gelu_tanh, gelu_tanh_derivative, relu_derivative, relu_values
-from minitx.ops.reduction import logsumexp_parts
+from minitx.ops.reduction import check_nonempty_axes, logsumexp_parts, normalize_axes
 from minitx.ops.shape import scatter_add
 
 __all__ = [
     "Softmax", "LogSoftmax", "LayerNorm", "Dropout", "DropoutAdd", "BiasActDropout", "Embedding",
-    "Linear", "CrossEntropy", "ScaledDotProductAttention",
+    "Linear", "CrossEntropy",
 ]
 
 
-def _stable_exp(x, axis):
-    """exp(x - max x) along axis, and that max (a -inf max, a fully masked row, becomes 0)."""
-    xp = get_array_module(x)
-    m = x.max(axis=axis, keepdims=True)
-    m = xp.where(xp.isfinite(m), m, 0)
-    return xp.exp(x - m), m
+def _normalized_axes(op, x, axis):
+    """softmax's and log_softmax's axis, checked: in range (a 0-d x takes 0 or -1) and not empty."""
+    axes = normalize_axes(axis, x.ndim, op)
+    check_nonempty_axes(op, x, axes, "a distribution over no classes is not defined")
+    return axes
 
 
 class Softmax(Function):
@@ -56,11 +53,12 @@ class Softmax(Function):
         return ndim > 0 and self.axis in (-1, ndim - 1) and kernels.enabled(*arrays)
 
     def forward(self, x):
+        self.axes = _normalized_axes(self.name, x, self.axis)
         if self._fused(x):
             y = kernels.softmax_forward(x)
         else:
-            e, total, _, _ = logsumexp_parts(x, self.axis)
-            y = e / get_array_module(x).where(total > 0, total, 1)
+            e, total, _, _ = logsumexp_parts(x, self.axes)
+            y = e / get_array_module(x).where(total == 0, 1, total)  # total NaN: y NaN
         self.save_for_backward(y)
         return y
 
@@ -68,7 +66,7 @@ class Softmax(Function):
         (y,) = self.saved
         if self._fused(y, dy):
             return (kernels.softmax_backward(y, dy),)
-        return (y * (dy - (dy * y).sum(axis=self.axis, keepdims=True)),)
+        return (y * (dy - (dy * y).sum(axis=self.axes, keepdims=True)),)
 
 
 class LogSoftmax(Function):
@@ -84,16 +82,18 @@ class LogSoftmax(Function):
 
     def forward(self, x):
         xp = get_array_module(x)
-        _, total, m, log_total = logsumexp_parts(x, self.axis)
+        self.axes = _normalized_axes(self.name, x, self.axis)
+        _, total, m, log_total = logsumexp_parts(x, self.axes)
         # a row that is all -inf (fully masked) stays -inf instead of becoming -inf - (-inf) = NaN
-        y = xp.where(total > 0, (x - m) - log_total, -xp.inf)
+        with np.errstate(invalid="ignore"):
+            y = xp.where(total == 0, -xp.inf, (x - m) - log_total)
         self.save_for_backward(y)
         return y
 
     def backward(self, dy):
         (y,) = self.saved
         xp = get_array_module(y)
-        return (dy - xp.exp(y) * dy.sum(axis=self.axis, keepdims=True),)
+        return (dy - xp.exp(y) * dy.sum(axis=self.axes, keepdims=True),)
 
 
 class LayerNorm(Function):
@@ -345,6 +345,9 @@ class Linear(Function):
         if x.shape[-1] != w.shape[1]:
             raise ValueError(f"linear: input of shape {x.shape} does not fit weight {w.shape}: "
                              f"{x.shape[-1]} != {w.shape[1]}")
+        if b is not None and b.shape != w.shape[:1]:
+            raise ValueError(f"linear: bias of shape {b.shape} does not fit weight {w.shape}: "
+                             f"expected shape ({w.shape[0]},)")
         rows = _rows(x)
         self.save_for_backward(rows, w)
         self.in_shape = x.shape
@@ -415,7 +418,7 @@ class CrossEntropy(Function):
             loss = -(1 - self.smoothing) * logp_t
             if self.smoothing:
                 loss = loss + self.smoothing * (lse - x.mean(axis=-1))
-            loss = loss * valid
+            loss = xp.where(valid, loss, 0)  # not loss * valid: an ignored row's NaN must not count
         self.save_for_backward(x, t, lse)
         if self.reduction == "none":
             return loss
@@ -436,152 +439,4 @@ class CrossEntropy(Function):
             grad -= self.smoothing / classes
         rows = grad.reshape(-1, classes)
         rows[xp.arange(rows.shape[0]), xp.where(valid, t, 0).reshape(-1)] -= 1 - self.smoothing
-        return grad * (dloss * valid)[..., None], None
-
-
-def _batched_matmul(a, b):
-    """a @ b over the leading (batch) axes, with both operands C-contiguous: CuPy then runs one
-    strided-batched cuBLAS product, and NumPy its BLAS path instead of a loop over strided
-    batches. (q, k, v arrive as permuted views from the head split.)"""
-    xp = get_array_module(a)
-    return xp.matmul(xp.ascontiguousarray(a), xp.ascontiguousarray(b))
-
-
-def _key_padding_rows(mask, q_shape, lk):
-    """``mask`` as [B', Lk] rows, one per leading index of q (B' = q_shape[0]) or one for all
-    (B' = 1), when it is a key-padding mask: it varies only along the first axis and the keys.
-    None for any other mask (per query, per head, ...), which the kernel does not take."""
-    ndim = len(q_shape)
-    if mask.ndim > ndim:
-        return None
-    shape = (1,) * (ndim - mask.ndim) + tuple(mask.shape)
-    first = shape[0] if ndim > 2 else 1  # with no batch axes, axis 0 is the queries
-    if shape[-1] != lk or any(n != 1 for n in shape[1 if ndim > 2 else 0:-1]):
-        return None
-    if first not in (1, q_shape[0]):
-        return None
-    return mask.reshape(first, lk)
-
-
-class ScaledDotProductAttention(Function):
-    """Attention of queries q [..., Lq, d] over keys k [..., Lk, d] and values v [..., Lk, dv]:
-
-        S = scale * q @ k^T              (scale defaults to 1 / sqrt(d))
-        S = -inf where not allowed       (mask False, or a future key when causal)
-        P = softmax(S) over keys;   Pd = P * m  (dropout on the weights, m as in Dropout)
-        o = Pd @ v
-
-    backward, going up the same lines:
-        dv = Pd^T @ do        dPd = do @ v^T        dP = dPd * m
-        dS = P * (dP - sum_keys(dP * P))              (the softmax backward)
-        dq = scale * dS @ k   dk = scale * dS^T @ q
-
-    The mask is boolean, True = "may attend", broadcast to [..., Lq, Lk]. The causal flag
-    lets query i see keys j <= i + (Lk - Lq): the queries are the last Lq positions, which
-    is also what incremental decoding with a key/value cache needs. A query that may see no
-    key at all gets P = 0 and o = 0 (not NaN). With ``need_weights``, ``weights`` after
-    forward holds P.
-
-    Both paths save (q, k, v, mask, o, lse), lse = log sum_keys exp(S) per query (-inf when it
-    sees no key), plus the dropout mask m; backward recomputes P = exp(S - lse) instead of
-    keeping the [Lq, Lk] matrix. The fused kernel (flash-attention style: P never leaves the
-    chip) runs when the mask is a key-padding mask (see _key_padding_rows), d = dv <= 128, q,
-    k, v share their batch axes, there is no attention dropout, the weights are not
-    requested, and a causal mask fits the kernel's j <= i (Lq == Lk; or Lq == 1, where the
-    one query sees every key).
-    """
-
-    def __init__(self, causal=False, dropout_p=0.0, scale=None, seed=None, need_weights=False):
-        if not 0 <= dropout_p < 1:
-            raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
-        self.causal, self.dropout_p, self.scale, self.seed = causal, dropout_p, scale, seed
-        self.need_weights = need_weights
-        self.weights = None
-
-    def _kernel_plan(self, q, k, v, mask, *others):
-        """(key-padding rows or None, the kernel's causal flag) when the kernel can compute this
-        attention, else None. The kernel's causal is top-left aligned (j <= i)."""
-        lq, lk, d = q.shape[-2], k.shape[-2], q.shape[-1]
-        if not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]) or v.shape[-1] != d:
-            return None
-        if d > kernels.launchers.ATTENTION_MAX_HEAD_DIM or not kernels.enabled(q, k, v, *others):
-            return None
-        if self.causal and lq != lk and lq != 1:
-            return None
-        rows = None
-        if mask is not None:
-            rows = _key_padding_rows(mask, q.shape, lk)
-            batch_heads = math.prod(q.shape[:-2])
-            if rows is None or not kernels.attention_mask_supported(rows.shape, batch_heads, lk):
-                return None
-        return rows, self.causal and lq != 1
-
-    def _scores(self, q, k, mask):
-        """S = scale * q @ k^T, -inf where a key is not allowed."""
-        xp = get_array_module(q)
-        lq, lk = q.shape[-2], k.shape[-2]
-        scores = _batched_matmul(q, xp.swapaxes(k, -1, -2)) * self.scale_used
-        allowed = mask
-        if self.causal:
-            causal = xp.tril(xp.ones((lq, lk), dtype=bool), k=lk - lq)
-            allowed = causal if allowed is None else allowed & causal
-        return scores if allowed is None else xp.where(allowed, scores, -xp.inf)
-
-    def forward(self, q, k, v, mask=None):
-        xp = get_array_module(q)
-        d, lq, lk = q.shape[-1], q.shape[-2], k.shape[-2]
-        if k.shape[-1] != d or v.shape[-2] != lk:
-            raise ValueError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: "
-                             "expected q [..., Lq, d], k [..., Lk, d], v [..., Lk, dv]")
-        if mask is not None and mask.dtype != np.bool_:
-            raise TypeError(f"scaled_dot_product_attention: mask must be boolean (True = may attend), "
-                            f"got dtype {mask.dtype.name}")
-        self.scale_used = self.scale if self.scale is not None else 1 / math.sqrt(d)
-        plan = None if self.dropout_p or self.need_weights else self._kernel_plan(q, k, v, mask)
-        dropout_mask = None
-        if plan is not None:
-            rows, causal = plan
-            o, lse = kernels.attention_forward(q.reshape(-1, lq, d), k.reshape(-1, lk, d), v.reshape(-1, lk, d),
-                                               rows, causal, self.scale_used)
-            o, lse = o.reshape(q.shape), lse.reshape(q.shape[:-1])
-        else:
-            scores = self._scores(q, k, mask)
-            e, m = _stable_exp(scores, -1)
-            total = e.sum(axis=-1, keepdims=True)
-            p = e / xp.where(total > 0, total, 1)
-            lse = xp.where(total > 0, m + xp.log(xp.where(total > 0, total, 1)), -xp.inf)[..., 0]
-            if self.need_weights:
-                self.weights = p
-            if self.dropout_p:
-                dropout_mask = _dropout_keep_mask(p.shape, self.dropout_p, p.dtype, xp, device_of(p), self.seed)
-                p = p * dropout_mask
-            o = _batched_matmul(p, v)
-        self.save_for_backward(q, k, v, mask, o, lse, dropout_mask)
-        return o
-
-    def backward(self, do):
-        q, k, v, mask, o, lse, dropout_mask = self.saved
-        plan = None if dropout_mask is not None else self._kernel_plan(q, k, v, mask, o, lse, do)
-        if plan is not None:
-            rows, causal = plan
-            lq, lk, d = q.shape[-2], k.shape[-2], q.shape[-1]
-            dq, dk, dv = kernels.attention_backward(
-                q.reshape(-1, lq, d), k.reshape(-1, lk, d), v.reshape(-1, lk, d), o.reshape(-1, lq, d),
-                lse.reshape(-1, lq), do.reshape(-1, lq, d), rows, causal, self.scale_used)
-            grads = (dq.reshape(q.shape), dk.reshape(k.shape), dv.reshape(v.shape))
-        else:
-            xp = get_array_module(do)
-            # P = exp(S - lse); a query that sees no key has lse = -inf and P = exp(-inf) = 0
-            p = xp.exp(self._scores(q, k, mask) - xp.where(xp.isfinite(lse), lse, 0)[..., None])
-            dropped = p if dropout_mask is None else p * dropout_mask
-            dv = _batched_matmul(xp.swapaxes(dropped, -1, -2), do)
-            dp = _batched_matmul(do, xp.swapaxes(v, -1, -2))
-            if dropout_mask is not None:
-                dp = dp * dropout_mask
-            ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True)) * self.scale_used
-            grads = (_batched_matmul(ds, k), _batched_matmul(xp.swapaxes(ds, -1, -2), q), dv)
-        return grads + (None,) * (len(self.needs_input_grad) - 3)  # none for the mask
-
-    def release(self):
-        super().release()
-        self.weights = None
+        return xp.where(valid[..., None], grad * dloss[..., None], 0), None

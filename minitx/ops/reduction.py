@@ -6,11 +6,15 @@ Helper: ``expand(dy)`` puts the reduced axes back (size 1) when keepdims was Fal
 from __future__ import annotations
 
 import numbers
+import warnings
+
+import numpy as np
 
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module
 
-__all__ = ["Sum", "Mean", "Max", "Min", "Var", "LogSumExp", "normalize_axes", "logsumexp_parts"]
+__all__ = ["Sum", "Mean", "Max", "Min", "Var", "LogSumExp", "normalize_axes", "check_nonempty_axes",
+           "logsumexp_parts"]
 
 
 def normalize_axes(axis, ndim: int, op: str = "reduce") -> tuple:
@@ -33,6 +37,14 @@ def normalize_axes(axis, ndim: int, op: str = "reduce") -> tuple:
     return tuple(sorted(out))
 
 
+def check_nonempty_axes(op, x, axes, why):
+    """Raise ValueError naming op when one of ``axes`` (normalized) of x has length 0."""
+    empty = [a for a in axes if x.shape[a] == 0]
+    if empty:
+        raise ValueError(f"{op}: axis {empty[0]} of the input of shape {tuple(x.shape)} has length 0; "
+                         f"expected at least one entry ({why})")
+
+
 def logsumexp_parts(x, axis):
     """The stable pieces of every softmax-like op (softmax, log_softmax, logsumexp,
     cross-entropy, attention), along ``axis`` (an int or a tuple):
@@ -41,17 +53,21 @@ def logsumexp_parts(x, axis):
 
     Subtracting m keeps exp from overflowing (every e <= 1, the largest is 1). Where m is
     ±inf it is taken as 0 instead, so an all -inf slice (a fully masked row) has total 0 and
-    log(total) = -inf, quietly, rather than exp(-inf - (-inf)) = NaN.
+    log(total) = -inf, quietly, rather than exp(-inf - (-inf)) = NaN. A NaN in x makes m NaN,
+    and with it e, total and log_total of the whole slice: NaN in, NaN out, never hidden.
+    Callers test ``total == 0`` (False for NaN) for the masked case, not ``total > 0``.
     Returns (e, total, m, log_total); all but e keep the reduced axes (size 1). Callers add
     m + log_total themselves: log_softmax needs (x - m) - log_total, which keeps the small
     log_total exact when |m| is large.
     """
     xp = get_array_module(x)
-    m = x.max(axis=axis, keepdims=True)
-    m = xp.where(xp.isfinite(m), m, 0)
+    # no entries: m = 0 (a sum of nothing), so total = 0 and log_total = -inf, the log of an empty sum
+    m = x.max(axis=axis, keepdims=True) if x.size else x.sum(axis=axis, keepdims=True)
+    m = xp.where(xp.isinf(m), 0, m)  # isinf, not isfinite: a NaN max must stay NaN
     e = xp.exp(x - m)
     total = e.sum(axis=axis, keepdims=True)
-    log_total = xp.where(total > 0, xp.log(xp.where(total > 0, total, 1)), -xp.inf)
+    masked = total == 0
+    log_total = xp.where(masked, -xp.inf, xp.log(xp.where(masked, 1, total)))
     return e, total, m, log_total
 
 
@@ -109,6 +125,7 @@ class Max(_Reduction):
 
     def forward(self, x):
         axes = self._setup(x)
+        check_nonempty_axes(self.name, x, axes, f"a {self._pick} has no value over no entries")
         y = getattr(x, self._pick)(axis=axes, keepdims=True)
         winners = (x == y).astype(x.dtype)
         self.save_for_backward(winners / winners.sum(axis=axes, keepdims=True))
@@ -126,7 +143,11 @@ class Min(Max):
 
 
 class Var(_Reduction):
-    """v = sum((x - mean)^2) / (n - ddof) over axes.   dx = dy * 2 (x - mean) / (n - ddof)"""
+    """v = sum((x - mean)^2) / (n - ddof) over axes.   dx = dy * 2 (x - mean) / (n - ddof)
+
+    With n - ddof <= 0 there are no degrees of freedom left: as NumPy, the divisor is taken
+    as 0 (so v is inf, or NaN where all values are equal) and a RuntimeWarning says why.
+    """
 
     def __init__(self, axis=None, ddof=0, keepdims=False):
         super().__init__(axis, keepdims)
@@ -138,15 +159,18 @@ class Var(_Reduction):
         for a in axes:
             n *= x.shape[a]
         if n - self.ddof <= 0:
-            raise ValueError(f"var: {n} elements with ddof={self.ddof} leaves no degrees of freedom")
-        self.divisor = n - self.ddof
-        centered = x - x.mean(axis=axes, keepdims=True)
-        self.save_for_backward(centered)
-        return (centered * centered).sum(axis=axes, keepdims=self.keepdims) / self.divisor
+            warnings.warn(f"var: {n} elements with ddof={self.ddof} leave no degrees of freedom; "
+                          "the result is inf or NaN, as in NumPy", RuntimeWarning, stacklevel=3)
+        self.divisor = max(n - self.ddof, 0)
+        with np.errstate(divide="ignore", invalid="ignore"):  # warned above
+            centered = x - x.mean(axis=axes, keepdims=True) if n else x
+            self.save_for_backward(centered)
+            return (centered * centered).sum(axis=axes, keepdims=self.keepdims) / self.divisor
 
     def backward(self, dy):
         (centered,) = self.saved
-        return (self.expand(dy) * (2 / self.divisor) * centered,)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (self.expand(dy) * (2 / self.divisor if self.divisor else np.inf) * centered,)
 
 
 class LogSumExp(_Reduction):
@@ -165,5 +189,6 @@ class LogSumExp(_Reduction):
     def backward(self, dy):
         x, y = self.saved
         xp = get_array_module(x)
-        # an all -inf slice has y = -inf: its softmax is taken as 0 there (not exp(-inf + inf) = NaN)
-        return (self.expand(dy) * xp.exp(x - xp.where(xp.isfinite(y), y, 0)),)
+        # an all -inf slice has y = -inf: its softmax is taken as 0 there (not exp(-inf + inf) = NaN);
+        # a NaN y keeps the gradient NaN (y keeps the reduced axes)
+        return (self.expand(dy) * xp.exp(x - xp.where(y == -xp.inf, 0, y)),)

@@ -215,6 +215,21 @@ class Stack(Function):
         return tuple(xp.take(dy, i, axis=self.axis) for i in range(dy.shape[self.axis]))
 
 
+def pad_widths(pad_width, shape) -> list:
+    """pad_width as numpy takes it (an int, one (before, after) pair, or a pair per axis) as a
+    list of (before, after) pairs, one per axis of ``shape``; checked (all >= 0)."""
+    width = pad_width
+    if isinstance(width, int):
+        width = [(width, width)] * len(shape)
+    elif len(width) == 2 and all(isinstance(w, int) for w in width):
+        width = [tuple(width)] * len(shape)  # as numpy: one (before, after) pair for every axis
+    width = [tuple(w) if isinstance(w, (tuple, list)) else (w,) for w in width]
+    if len(width) != len(shape) or any(len(w) != 2 or min(w) < 0 for w in width):
+        raise ValueError(f"pad: pad_width {pad_width} must give (before, after) >= 0 "
+                         f"for each of the {len(shape)} axes of shape {shape}")
+    return width
+
+
 class Pad(Function):
     """y = x surrounded by ``value``: pad_width[i] = (before, after) elements on axis i.
     dx = the middle of dy, where x was"""
@@ -224,15 +239,7 @@ class Pad(Function):
 
     def forward(self, x):
         xp = get_array_module(x)
-        width = self.pad_width
-        if isinstance(width, int):
-            width = [(width, width)] * x.ndim
-        elif len(width) == 2 and all(isinstance(w, int) for w in width):
-            width = [tuple(width)] * x.ndim  # as numpy: one (before, after) pair for every axis
-        width = [tuple(w) if isinstance(w, (tuple, list)) else (w,) for w in width]
-        if len(width) != x.ndim or any(len(w) != 2 or min(w) < 0 for w in width):
-            raise ValueError(f"pad: pad_width {self.pad_width} must give (before, after) >= 0 "
-                             f"for each of the {x.ndim} axes of shape {x.shape}")
+        width = pad_widths(self.pad_width, x.shape)
         self.middle = tuple(slice(b, b + n) for (b, _), n in zip(width, x.shape))
         # a 0-d x has no axes to pad; numpy rejects the empty list but takes 0
         return xp.pad(x, width or 0, mode="constant", constant_values=self.value)

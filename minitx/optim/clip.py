@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from minitx import backend, kernels
+from minitx.autograd.inplace import mark_modified
 from minitx.autograd.tensor import Tensor
 
 
@@ -41,6 +42,7 @@ def clip_grad_norm_(params, max_norm, norm_type=2.0, error_if_nonfinite=False) -
     if isinstance(params, Tensor):
         params = [params]
     grads = [p.grad.data for p in params if p.grad is not None]
+    mark_modified(*grads)  # they are scaled in place below
     if isinstance(norm_type, str) and norm_type.lower() == "inf":
         norm_type = math.inf
     if not isinstance(norm_type, numbers.Real) or isinstance(norm_type, bool) \

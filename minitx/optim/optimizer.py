@@ -33,6 +33,7 @@ import numbers
 import numpy as np
 
 from minitx import backend
+from minitx.autograd.inplace import mark_modified
 from minitx.autograd.tensor import Tensor
 
 
@@ -122,6 +123,7 @@ class Optimizer:
             if set_to_none:
                 p.grad = None
             elif p.grad is not None:
+                mark_modified(p.grad)
                 p.grad.data[...] = 0
 
     def step(self) -> None:
@@ -142,6 +144,8 @@ class Optimizer:
             flat.extend(items)
         if self.check_finite and flat:
             self._raise_if_not_finite(flat)
+        # the update writes into p.data: graphs that saved a parameter must refuse backward
+        mark_modified(*(p for _, p in flat))
         for group, items in work:
             if items:
                 self._step_group(group, items)

@@ -7,7 +7,9 @@ Checks (no extra dependency):
   naming the input, the worst element and both values.
 * ``check_backward_hygiene(fn, *inputs)``: the backward of fn's last op modifies neither its
   inputs, its saved arrays nor dy, and returns gradients that share no memory with them.
-* ``check_gradients(fn, *inputs, **gradcheck_kwargs)``: both of the above, in one call.
+* ``check_gradient_subsets(fn, *inputs)``: with only a subset of the inputs requiring grad
+  (each subset of up to 3 inputs), exactly those get a gradient, the same as with all.
+* ``check_gradients(fn, *inputs, **gradcheck_kwargs)``: the three above, in one call.
 * ``check_forward(fn, reference, *inputs, rtol=1e-7, atol=0.0)``: fn's output (a Tensor or a
   tuple of them) matches ``reference`` run on the inputs' NumPy copies; the failure names the
   worst element. Returns fn's output.
@@ -30,6 +32,38 @@ strategy of shapes; bad arguments raise ValueError when the strategy is built.
 * ``bool_masks(shape, at_least_one_true=False)``; ``attention_masks(batch_shape, lq, lk)``: at
   least one True (may attend) per row.
 * ``axes_for(ndim)``: None, an axis or a tuple of axes; ``axes_and_keepdims(ndim)``: (axis, keepdims).
+
+Op-test factory, ``from minitx.testing import arg, op_case, op_test`` (needs hypothesis):
+describe the op's arguments and its references in a few lines, get a hypothesis test.
+
+* ``arg(shape=None, min_value=-3, max_value=3, away_from=(), distinct=False, ties=False,
+  edges=(), requires_grad=True, strategy=None)``: one positional argument; by default a float64
+  leaf of the shape shared by all such arguments (``broadcast=True``: broadcastable shapes);
+  ``shape`` may be a callable of the earlier arguments' shapes; ``edges`` mixes values such as
+  0, inf, NaN in; ``strategy`` draws anything else (targets, masks).
+* ``op_test(op, *args, numpy=None, torch=None, torch_kwargs=None, kwargs=None, shapes=None,
+  broadcast=False, gradcheck=True, rtol=1e-10, atol=1e-12, ...)``: a test function that checks
+  forward against the NumPy reference, forward and gradients against the torch reference (a
+  callable or "torch.name"; skipped without PyTorch), and runs check_gradients (finite
+  differences, hygiene and subsets of the inputs requiring grad; not on edge values or ties).
+* ``op_case(...)``: the same checks as a callable of hypothesis' ``data``, for tables of ops.
+
+Op-test example (tests/test_testing_tools.py runs it)::
+
+    import numpy as np
+    from hypothesis import strategies as st
+
+    import minitx.functional as F
+    from minitx.testing import arg, op_test, strategies as mst
+
+    # y = x @ w^T + b: w's shape follows x's last axis, b's follows w
+    test_linear = op_test(F.linear, arg(), arg(shape=lambda x: (2, x[-1])), arg(shape=lambda x, w: w[:1]),
+                          numpy=lambda x, w, b: x @ w.T + b, torch="torch.nn.functional.linear",
+                          shapes=mst.shapes(min_dims=1, max_dims=3))
+    # a reduction over drawn axes, with 0, inf and NaN among the values and empty axes allowed
+    test_sum = op_test(F.sum, arg(edges=(0.0, np.inf, np.nan)), shapes=mst.shapes(min_side=0, max_dims=3),
+                       numpy=lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims),
+                       kwargs={"axis": lambda shape: mst.axes_for(len(shape)), "keepdims": st.booleans()})
 
 Example (a test of your own Function; tests/test_testing_tools.py runs it)::
 
@@ -59,16 +93,21 @@ Example (a test of your own Function; tests/test_testing_tools.py runs it)::
         assert y.shape == x.shape
         check_gradients(lambda t: LeakyRelu()(t), x)
 """
-from minitx.testing.checks import check_forward, check_gradients, leaf
+from minitx.testing.checks import check_forward, check_gradient_subsets, check_gradients, leaf
 from minitx.testing.gradcheck import GradcheckError, check_backward_hygiene, gradcheck
 
-__all__ = ["gradcheck", "check_backward_hygiene", "check_gradients", "check_forward", "leaf", "GradcheckError",
-           "strategies"]
+__all__ = ["gradcheck", "check_backward_hygiene", "check_gradient_subsets", "check_gradients", "check_forward",
+           "leaf", "GradcheckError", "strategies", "arg", "op_case", "op_test"]
+
+
+_NEED_HYPOTHESIS = {"strategies": "minitx.testing.strategies", "arg": "minitx.testing.factory",
+                    "op_case": "minitx.testing.factory", "op_test": "minitx.testing.factory"}
 
 
 def __getattr__(name):
-    if name == "strategies":  # imported on first use: it needs hypothesis, the rest does not
+    if name in _NEED_HYPOTHESIS:  # imported on first use: they need hypothesis, the rest does not
         import importlib
 
-        return importlib.import_module("minitx.testing.strategies")
+        module = importlib.import_module(_NEED_HYPOTHESIS[name])
+        return module if name == "strategies" else getattr(module, name)
     raise AttributeError(f"module 'minitx.testing' has no attribute {name!r}")

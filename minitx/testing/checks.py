@@ -1,7 +1,8 @@
 """One-call checks for op tests: gradients (gradcheck + hygiene) and forward against NumPy.
 
 ``check_gradients`` is what an op test wants after drawing inputs: finite differences agree
-with backward, and backward leaves its inputs and saved arrays alone. ``check_forward``
+with backward, backward leaves its inputs and saved arrays alone, and with only some inputs
+requiring grad exactly those get (the same) gradients. ``check_forward``
 compares an op's output with a NumPy reference run on the same values, and says where they
 differ the most. ``leaf`` makes the float64 tensors both need.
 """
@@ -13,7 +14,7 @@ from minitx import backend
 from minitx.autograd.tensor import Tensor
 from minitx.testing.gradcheck import check_backward_hygiene, gradcheck
 
-__all__ = ["check_gradients", "check_forward", "leaf"]
+__all__ = ["check_gradients", "check_gradient_subsets", "check_forward", "leaf"]
 
 
 def leaf(data, requires_grad=True) -> Tensor:
@@ -24,14 +25,85 @@ def leaf(data, requires_grad=True) -> Tensor:
 
 
 def check_gradients(fn, *inputs, **gradcheck_kwargs) -> bool:
-    """gradcheck(fn, *inputs, **gradcheck_kwargs), then check_backward_hygiene(fn, *inputs): True or raise.
+    """gradcheck, check_backward_hygiene and check_gradient_subsets on fn(*inputs): True or raise.
 
-    Raises GradcheckError when backward disagrees with finite differences, or when the backward of
+    Raises GradcheckError when backward disagrees with finite differences; when the backward of
     fn's last op modifies its inputs, its saved arrays or dy in place, or returns gradients that
-    share memory with them. ``seed`` (when given) is used by both checks.
+    share memory with them; or when, with only some inputs requiring grad, other inputs get a
+    gradient, those inputs get none, or a different one. ``seed`` (when given) is used by all three.
     """
     gradcheck(fn, *inputs, **gradcheck_kwargs)
-    check_backward_hygiene(fn, *inputs, seed=gradcheck_kwargs.get("seed", 0))
+    seed = gradcheck_kwargs.get("seed", 0)
+    check_backward_hygiene(fn, *inputs, seed=seed)
+    check_gradient_subsets(fn, *inputs, seed=seed)
+    return True
+
+
+def _gradients(fn, inputs, positions, cotangent):
+    """{position: gradient array or None} after fn(*inputs).backward(cotangent); .grad restored."""
+    saved = {i: inputs[i].grad for i in positions}
+    for i in positions:
+        inputs[i].grad = None
+    try:
+        out = fn(*inputs)
+        if out.requires_grad:
+            out.backward(backend.get_array_module(out.data).asarray(cotangent, dtype=out.dtype))
+        return {i: None if inputs[i].grad is None else backend.to_numpy(inputs[i].grad.data).copy()
+                for i in positions}
+    finally:
+        for i, g in saved.items():
+            inputs[i].grad = g
+
+
+def _subsets(positions):
+    """Every proper non-empty subset for up to 3 inputs; each one alone and each one left out beyond."""
+    from itertools import combinations
+
+    if len(positions) <= 3:
+        return [c for size in range(1, len(positions)) for c in combinations(positions, size)]
+    alone = [(i,) for i in positions]
+    return alone + [tuple(j for j in positions if j != i) for i in positions]
+
+
+def check_gradient_subsets(fn, *inputs, seed=0, rtol=1e-9, atol=1e-12) -> bool:
+    """With only a subset of the inputs requiring grad, exactly those get a gradient, equal to
+    the one they get when all do; True or raise GradcheckError.
+
+    A backward may skip the gradients nobody needs (``needs_input_grad``); this catches one that
+    skips a needed one, or mixes them up (say dw computed when b needs it). Leaf tensors that
+    require grad are the candidates; each subset runs fn forward and backward once, with one
+    random output cotangent (from ``seed``) shared by all runs.
+    """
+    positions = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad and t.is_leaf]
+    if len(positions) < 2:
+        return True
+    from minitx.testing.gradcheck import GradcheckError, _evaluate
+
+    cotangent = np.random.default_rng(seed).standard_normal(_evaluate(fn, inputs).shape)
+    full = _gradients(fn, inputs, positions, cotangent)
+    for subset in _subsets(positions):
+        for i in positions:
+            if i not in subset:
+                inputs[i].requires_grad_(False)
+        try:
+            got = _gradients(fn, inputs, positions, cotangent)
+        finally:
+            for i in positions:
+                inputs[i].requires_grad_(True)
+        where = f"check_gradient_subsets: with only input(s) {list(subset)} requiring grad"
+        for i in positions:
+            if i not in subset and got[i] is not None:
+                raise GradcheckError(f"{where}, input {i} received a gradient")
+            if i in subset and (got[i] is None) != (full[i] is None):
+                raise GradcheckError(f"{where}, input {i} received no gradient (it gets one when all inputs "
+                                     "require grad)")
+            if i in subset and got[i] is not None:
+                close = np.isclose(got[i], full[i], rtol=rtol, atol=atol, equal_nan=True)
+                if not close.all():
+                    k = np.unravel_index(int(np.argmin(close)), close.shape)
+                    raise GradcheckError(f"{where}, input {i}'s gradient differs from the one with all inputs "
+                                         f"requiring grad at {tuple(int(n) for n in k)}: {got[i][k]:.10g} "
+                                         f"instead of {full[i][k]:.10g}")
     return True
 
 

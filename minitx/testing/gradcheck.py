@@ -164,7 +164,13 @@ def check_backward_hygiene(fn, *inputs, seed=0) -> bool:
     dy = xp.asarray(np.random.default_rng(seed).standard_normal(out.shape), dtype=out.dtype)
     watched = _arrays_of(op.saved) + [t.data for t in op.inputs] + [dy]
     before = [w.copy() for w in watched]
-    grads = op.backward(dy)
+    try:
+        grads = op.backward(dy)
+    except ValueError as error:  # a write into a saved array, which the graph keeps read-only
+        if "read-only" not in str(error):
+            raise
+        raise GradcheckError(f"{op.name}.backward modified an input, a saved array or dy in place "
+                             f"({error})") from error
     grads = grads if isinstance(grads, tuple) else (grads,)
     for w, b in zip(watched, before):
         if w.shape != b.shape or not bool((w == b).all() if w.dtype.kind != "f" else

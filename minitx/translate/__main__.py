@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 
 from minitx.translate.recipes import CHOICES, DEFAULTS, HELP, RECIPES, build_config, validate_config
@@ -127,6 +128,12 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return _run(args)
+    except KeyboardInterrupt as stop:
+        # Ctrl-C: training saved last.npz (the message says where); say how to go on
+        print(f"{parser.prog} {args.command}: {stop or 'interrupted'}", file=sys.stderr)
+        if getattr(args, "run_dir", None):
+            print(f"continue it with: {parser.prog} train --output-dir {shlex.quote(args.run_dir)} --resume", file=sys.stderr)
+        return 130
     except (ValueError, FileNotFoundError, RuntimeError, FloatingPointError) as error:
         # a bad option, data file, run directory or checkpoint (CheckpointError is a ValueError,
         # DataNotFoundError a FileNotFoundError), a device that is not there (RuntimeError), a
@@ -158,6 +165,7 @@ def _run(args) -> int:
         else:
             config = build_config(args.recipe or DEFAULT_RECIPE, **overrides)
             validate_config(config)
+        args.run_dir = config["output_dir"]
         run_training(config, resume=args.resume, progress=not args.no_progress, overwrite=args.overwrite)
         return 0
     return _use_model(args)
@@ -168,6 +176,9 @@ def _use_model(args) -> int:
     from minitx.translate.evaluation import report_lines, translate_sentences
     from minitx.translate.training import checkpoint_path, evaluate_split, load_run
 
+    given = {key: getattr(args, key) for key in ("beam_size", "length_penalty", "device", "data_dir")
+             if getattr(args, key, None) is not None}
+    validate_config(given, only=given)  # as train validates them, before anything is loaded
     config, model, src_tok, tgt_tok = load_run(args.run, args.checkpoint, args.device)
     # unless given, decode as the run itself does
     beam_size = args.beam_size if args.beam_size is not None else config["beam_size"]
@@ -192,6 +203,8 @@ def _use_model(args) -> int:
           f"BLEU {scores['bleu']:.2f}")
     print(f"sacreBLEU signature: {scores['signature']}")
     print(f"lowercased BLEU {scores['bleu_lowercase']:.2f} ({scores['signature_lowercase']})")
+    print(f"lowercased-token BLEU {scores['bleu_tokens_lowercase']:.2f} as the PyTorch tutorials compute it "
+          f"({scores['signature_tokens']})")
     return 0
 
 

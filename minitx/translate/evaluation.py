@@ -1,7 +1,8 @@
 """Translating many sentences in batches, and scoring them with sacreBLEU."""
 from __future__ import annotations
 
-from minitx.data import pad_batch
+from minitx.data import WordTokenizer, pad_batch
+from minitx.data.word import detokenize, split_words
 from minitx.translate.decoding import beam_search, default_max_len, greedy_decode
 
 
@@ -40,6 +41,8 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
         for i, ids in zip(chunk, hyps):
             # a hypothesis may open with a word-boundary piece: no leading space in the output
             outputs[i] = tgt_tokenizer.decode_ids(ids).strip()
+            if isinstance(tgt_tokenizer, WordTokenizer):  # "a dog ." -> "a dog.", as text is written
+                outputs[i] = detokenize(outputs[i])
             report["capped"] += len(ids) >= cap  # no <eos> within the cap (it is never in ids)
         if progress is not None:
             progress.update(len(chunk))
@@ -61,21 +64,40 @@ def report_lines(report, max_len) -> list[str]:
 
 
 def bleu_scores(hypotheses, references) -> dict:
-    """sacreBLEU (cased, 13a tokenization) and the lowercased 13a BLEU that the tutorials'
-    lowercased-token BLEU is closest to; with signatures."""
+    """Corpus BLEU of detokenized hypotheses against their references, three ways:
+
+    bleu, signature                    sacreBLEU: cased, 13a tokenization (the standard)
+    bleu_lowercase, signature_lowercase  the same, lowercased
+    bleu_tokens_lowercase, signature_tokens  the measure of the PyTorch translation tutorials
+        (torchtext's ``bleu_score``): corpus BLEU-4 (n-gram orders 1-4, equal weights 1/4,
+        brevity penalty, no smoothing: 0 when an order has no match) on lowercased word
+        tokens. Hypotheses and references are both cut by the word tokenizer's rule
+        (``split_words``: runs of letters/digits and single punctuation marks, lowercased),
+        standing in for the tutorials' spaCy tokenizer, then scored by sacreBLEU with
+        tokenize="none", smooth_method="none".
+
+    A word-level model's outputs are detokenized by translate_sentences before they get here,
+    so sacreBLEU's 13a tokenization sees text as it is written.
+    """
     import sacrebleu
 
     if len(hypotheses) != len(references):
         raise ValueError(f"bleu: {len(hypotheses)} hypotheses for {len(references)} references")
     cased = sacrebleu.metrics.BLEU()
     lower = sacrebleu.metrics.BLEU(lowercase=True)
+    # force: these are tokens on purpose (no "forgot to detokenize" warning)
+    tokens = sacrebleu.metrics.BLEU(tokenize="none", smooth_method="none", force=True)
     score = cased.corpus_score(hypotheses, [references])
     score_lc = lower.corpus_score(hypotheses, [references])
+    score_tok = tokens.corpus_score([" ".join(split_words(h)) for h in hypotheses],
+                                    [[" ".join(split_words(r)) for r in references]])
     return {
         "bleu": round(float(score.score), 2),
         "bleu_lowercase": round(float(score_lc.score), 2),
+        "bleu_tokens_lowercase": round(float(score_tok.score), 2),
         "signature": str(cased.get_signature()),
         "signature_lowercase": str(lower.get_signature()),
+        "signature_tokens": str(tokens.get_signature()) + "|lowercased word tokens",
         "detail": str(score),
     }
 

@@ -1,9 +1,13 @@
-"""Training a translation Transformer on Multi30k: data, model, loop, checkpoints, evaluation.
+"""Training a translation Transformer on Multi30k: tokenizers, data, model, loss, evaluation.
+
+The loop, checkpoints, resume and averaging are the general trainer's (minitx.train); this
+module supplies what is particular to translation.
 
 A run lives in one directory:
 
-    config.json         the full configuration (recipe + options), written at the start once it is
-                        valid; its "built" entry records the vocabularies and the model built
+    config.json         the full configuration (recipe + options), written when training starts
+                        (the directory is made only then, once the data, tokenizers and model
+                        are ready); its "built" entry records the vocabularies and the model built
     tokenizer.src.json  tokenizers (one file when the vocabulary is joint, then both names exist)
     tokenizer.tgt.json
     last.npz            the newest state: model, optimizer, schedule, RNG, position in the data;
@@ -21,31 +25,23 @@ A new run refuses a directory that already holds one, unless ``overwrite`` delet
 from __future__ import annotations
 
 import json
-import math
 import os
-import sys
 import time
 from pathlib import Path
-
-import numpy as np
 
 import minitx
 import minitx.functional as F
 from minitx import backend, optim
-from minitx import random as mrandom
 from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, filter_by_length, load_pairs,
                          load_tokenizer, make_batch)
 from minitx.nn import Transformer
-from minitx.serialization import load, save
+from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, Trainer, check_new_run, start_new_run,
+                          json_safe, load_checkpoint, log, mean_loss, read_saved_config, write_json)
+from minitx.train import resume_config as resume_state
 from minitx.translate.evaluation import bleu_scores, report_lines, translate_sentences
 from minitx.translate.recipes import DEFAULTS, EXTRA_KEYS, model_arguments, preset_settings, validate_config
 
 TEST_SPLIT = "test_2016_flickr"
-
-
-def log(message: str) -> None:
-    """Progress messages go to stderr, so translations on stdout stay clean."""
-    print(message, file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------- pieces of a run
@@ -60,9 +56,9 @@ def resolve_device(name: str) -> str:
 TOKENIZER_CLASSES = {"bpe": BPETokenizer, "word": WordTokenizer}
 
 
-def build_tokenizers(config, train_pairs, run_dir: Path):
-    """Train the tokenizers on the training text and save them in the run directory."""
-    src_path, tgt_path = run_dir / "tokenizer.src.json", run_dir / "tokenizer.tgt.json"
+def build_tokenizers(config, train_pairs):
+    """Train the (source, target) tokenizers on the training text: one object when the
+    vocabulary is joint."""
     sources = [s for s, _ in train_pairs]
     targets = [t for _, t in train_pairs]
     if config["tokenizer"] == "bpe":
@@ -79,8 +75,6 @@ def build_tokenizers(config, train_pairs, run_dir: Path):
             tgt_tok = WordTokenizer.train(targets, config["min_freq"], config["lowercase"])
     else:
         raise ValueError(f"unknown tokenizer {config['tokenizer']!r}; choose 'bpe' or 'word'")
-    src_tok.save(src_path)
-    tgt_tok.save(tgt_path)
     return src_tok, tgt_tok
 
 
@@ -163,57 +157,14 @@ def encode_pairs(pairs, src_tok, tgt_tok):
     return ([src_tok.encode_ids(s) for s, _ in pairs], [tgt_tok.encode_ids(t) for _, t in pairs])
 
 
-def load_checkpoint(path: Path, model, optimizer=None, schedule=None) -> dict:
-    """Restore a checkpoint into model (and optimizer, schedule); returns its 'progress'."""
-    if not path.exists():
-        raise FileNotFoundError(f"checkpoint {path} does not exist")
-    state = load(path)
-    if not isinstance(state, dict) or "model" not in state:
-        raise ValueError(f"{path} is a minitx file but not a translation checkpoint (no 'model' entry)")
-    try:
-        model.load_state_dict(state["model"])
-    except (KeyError, ValueError) as error:
-        raise ValueError(f"checkpoint {path} does not match this model: {error}") from None
-    if optimizer is not None and "optimizer" in state:
-        optimizer.load_state_dict(state["optimizer"])
-    if schedule is not None and state.get("schedule"):
-        schedule.load_state_dict(state["schedule"])
-    if "rng" in state:
-        mrandom.set_state(state["rng"])
-    return state.get("progress", {})
-
-
-def average_checkpoints(paths) -> dict:
-    """The elementwise mean of the models in several checkpoints (same architecture), summed
-    in float64."""
-    total = None
-    for path in paths:
-        model_state = load(path)["model"]
-        if total is None:
-            first, total = path, {k: v.astype(np.float64) for k, v in model_state.items()}
-            continue
-        if set(model_state) != set(total) or any(model_state[k].shape != total[k].shape for k in total):
-            raise ValueError(f"average_checkpoints: {path} holds a different model than {first} "
-                             "(other parameter names or shapes)")
-        for k, v in model_state.items():
-            total[k] += v
-    return {k: (v / len(paths)).astype(np.float32) for k, v in total.items()}
-
-
-@minitx.no_grad()
 def validation_loss(model, batches, pad_id) -> float:
-    """Mean per-token cross-entropy (no label smoothing) over the batches; the model's mode
-    (training or eval) is restored afterwards."""
-    was_training = model.training
-    model.eval()
-    total, count = 0.0, 0
-    for batch in batches:
+    """Mean per-token cross-entropy (no label smoothing) over the batches, in eval mode; the
+    model's mode (training or eval) is restored afterwards."""
+    def summed(model, batch):
         logits = model(batch.src, batch.tgt_in)
-        loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=pad_id, reduction="sum")
-        total += float(loss.item())
-        count += batch.n_tgt_tokens
-    model.train(was_training)
-    return total / max(count, 1)
+        return F.cross_entropy(logits, batch.tgt_out, ignore_index=pad_id, reduction="sum"), batch.n_tgt_tokens
+
+    return mean_loss(model, batches, summed)
 
 
 def evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, progress=True) -> dict:
@@ -230,27 +181,12 @@ def evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, pr
     return scores
 
 
-def _json_safe(config) -> dict:
-    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in config.items()}
-
-
 # ---------------------------------------------------------------- run directories
 
-# the files a run writes (and --overwrite deletes); any of them means the directory holds a run
-RUN_FILES = ("config.json", "tokenizer.src.json", "tokenizer.tgt.json", "last.npz", "best.npz", "averaged.npz",
-             "history.json", "results.json")
-RUN_PATTERNS = ("epoch-*.npz", "*.hyp.*")
-
-
-def run_files(run_dir: Path) -> list:
-    """The files of a training run in run_dir (nothing else in it is touched)."""
-    if not run_dir.is_dir():
-        return []
-    found = [run_dir / name for name in RUN_FILES if (run_dir / name).is_file()]
-    for pattern in RUN_PATTERNS:
-        found += sorted(p for p in run_dir.glob(pattern) if p.is_file())
-    return found
-
+# the files a run writes (and --overwrite deletes): the trainer's, the tokenizers, the results;
+# any of them means the directory holds a run
+RUN_FILES = ("config.json", "tokenizer.src.json", "tokenizer.tgt.json", *TRAINER_FILES[1:], "results.json")
+RUN_PATTERNS = (*TRAINER_PATTERNS, "*.hyp.*")
 
 # may change when a run is resumed: they change how long it runs, how often it saves or is
 # measured, where it runs and how it is finally decoded, not what it learns
@@ -259,37 +195,13 @@ RESUME_MAY_CHANGE = ("epochs", "max_steps", "time_limit", "save_every", "bleu_ev
 
 
 def resume_config(saved: dict, given: dict, run_dir: Path) -> tuple:
-    """(configuration, changes) of a resumed run: the saved config.json, with the given
-    values of RESUME_MAY_CHANGE keys. Every key in ``given`` is compared with the saved value
-    (output_dir and 'built' excepted): a different value of any other key would change the
-    run, and raises ValueError naming each such key with both values."""
-    may_change = set(RESUME_MAY_CHANGE)
-    if saved.get("schedule") == "cosine":
-        may_change.discard("max_steps")  # the length of the cosine decay
-    normal = _json_safe(given)
-    refused, changes = [], {}
-    for key, value in normal.items():
-        if key in ("output_dir", "built") or (key in saved and value == saved[key]):
-            continue
-        if key not in DEFAULTS and key not in EXTRA_KEYS:
-            raise ValueError(f"unknown configuration keys {[key]}")
-        old = saved.get(key, DEFAULTS.get(key))
-        if value == old:
-            continue
-        if key in may_change:
-            changes[key] = (old, value)
-        else:
-            refused.append(f"{key} {old!r} (saved) != {value!r} (given)")
-    if refused:
-        raise ValueError(f"cannot resume {run_dir} with other settings: " + ", ".join(refused)
-                         + ". These change what the run learns; resume without them, or start a new run "
-                         "(another --output-dir, or --overwrite). Only "
-                         + ", ".join(RESUME_MAY_CHANGE) + " may change on resume")
-    config = dict(saved)
-    config.update({key: new for key, (_, new) in changes.items()})
-    for key, value in DEFAULTS.items():
-        config.setdefault(key, value)  # a run saved before the key existed
-    return config, changes
+    """(configuration, changes) of a resumed run (minitx.train.resume_config): the saved
+    config.json, with the given values of RESUME_MAY_CHANGE keys; a different value of any
+    other key raises ValueError naming each such key with both values. With the cosine
+    schedule max_steps is the length of the decay, so it may not change."""
+    may_change = tuple(key for key in RESUME_MAY_CHANGE
+                       if not (key == "max_steps" and saved.get("schedule") == "cosine"))
+    return resume_state(saved, given, run_dir, may_change, DEFAULTS, EXTRA_KEYS)
 
 
 def _upgrade_saved(config: dict) -> dict:
@@ -326,56 +238,45 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     key it holds is compared with the saved value (see resume_config); a different value is
     allowed for RESUME_MAY_CHANGE (and logged), for any other key it is an error. The saved
     tokenizers are checked against the configuration.
-    """
-    from tqdm.auto import tqdm
 
+    The loop, checkpoints and averaging are minitx.train's Trainer; this function supplies
+    the translation parts: tokenizers, data, model, the label-smoothed loss, validation BLEU.
+    """
     run_dir = Path(config["output_dir"])
     if resume and overwrite:
         raise ValueError("resume continues the run in the output directory, overwrite deletes it: choose one")
     if resume:
-        if not (run_dir / "config.json").is_file():
-            raise FileNotFoundError(f"cannot resume: {run_dir} has no config.json, so it is not a minitx translation "
-                                    "run; check --output-dir, or train without --resume to start a new run")
-        saved = _upgrade_saved(json.loads((run_dir / "config.json").read_text()))
+        saved = _upgrade_saved(read_saved_config(run_dir, "translation"))
         config, changes = resume_config(saved, config, run_dir)
         validate_config(config)
     else:
         validate_config(config)
         config, changes = dict(config, built=None), {}  # 'built' is filled in once the model is
+        earlier_run = check_new_run(run_dir, overwrite, RUN_FILES, RUN_PATTERNS)
     device = resolve_device(config["device"])  # a missing GPU is an error before anything is written
     tokenizers = load_run_tokenizers(config, run_dir) if resume else None
-    if not resume:
-        existing = run_files(run_dir)
-        if existing and not overwrite:
-            names = ", ".join(p.name for p in existing[:4]) + (", ..." if len(existing) > 4 else "")
-            raise ValueError(f"{run_dir} already holds a training run ({names}); continue it with --resume "
-                             "(resume=True), choose another --output-dir, or pass --overwrite (overwrite=True) "
-                             "to delete its files and start a new run")
-        for path in existing:
-            path.unlink()
-        if existing:
-            log(f"overwrite: deleted the {len(existing)} files of the earlier run in {run_dir}")
     for key, (old, new) in changes.items():
         log(f"resume: {key} changed from {old!r} to {new!r}")
-    run_dir.mkdir(parents=True, exist_ok=True)
-
-    def write_config():
-        (run_dir / "config.json").write_text(json.dumps(_json_safe(config), indent=2))
-
-    write_config()
-    minitx.manual_seed(config["seed"])
     started = time.perf_counter()
 
+    # everything that can fail (data, tokenizers, model) comes before the run directory is touched
     train_pairs = load_pairs("train", config["src_lang"], config["tgt_lang"], config["data_dir"])
     val_pairs = load_pairs("val", config["src_lang"], config["tgt_lang"], config["data_dir"])
-    src_tok, tgt_tok = tokenizers or build_tokenizers(config, train_pairs, run_dir)
+    src_tok, tgt_tok = tokenizers or build_tokenizers(config, train_pairs)
     if config["share_embeddings"] and src_tok is not tgt_tok:  # validate_config makes this impossible
         raise ValueError("share_embeddings needs one joint vocabulary (joint_vocab true)")
     pad, bos, eos = tgt_tok.pad_id, tgt_tok.bos_id, tgt_tok.eos_id
+    minitx.manual_seed(config["seed"])
     model = build_model(config, src_tok.vocab_size, tgt_tok.vocab_size, pad, device)
     config["built"] = {"src_vocab": src_tok.vocab_size, "tgt_vocab": tgt_tok.vocab_size,
-                       "parameters": model.num_parameters(), "transformer": _json_safe(model.config)}
-    write_config()
+                       "parameters": model.num_parameters(), "transformer": json_safe(model.config)}
+
+    # training starts: the run directory, its configuration and tokenizers
+    if not resume:
+        start_new_run(run_dir, earlier_run)
+        src_tok.save(run_dir / "tokenizer.src.json")
+        tgt_tok.save(run_dir / "tokenizer.tgt.json")
+    write_json(run_dir / "config.json", json_safe(config), indent=2)
     opt, schedule = build_optimizer(config, model)
     max_len = model.max_len
     train_src, train_tgt = encode_pairs(train_pairs, src_tok, tgt_tok)
@@ -391,135 +292,63 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
         f"{time.perf_counter() - started:.1f}s")
     log(f"model: {model.num_parameters():,} parameters on {device}; {_describe_embeddings(config, model)}")
 
-    progress_state = {"step": 0, "epoch": 0, "batch": 0, "best_val_loss": math.inf, "train_seconds": 0.0}
-    history = []
-    if resume and (run_dir / "last.npz").exists():
-        progress_state.update(load_checkpoint(run_dir / "last.npz", model, opt, schedule))
-        if (run_dir / "history.json").exists():
-            history = json.loads((run_dir / "history.json").read_text())
-        log(f"resumed from {run_dir / 'last.npz'} at step {progress_state['step']} "
-            f"(epoch {progress_state['epoch'] + 1}, batch {progress_state['batch']})")
+    val_batches = PairBatches(val_src, val_tgt, batch_by_tokens(val_src, val_tgt, config["max_tokens"],
+                                                                shuffle=False), tgt_tok)
 
-    def checkpoint(path):
-        save({"model": model.state_dict(), "optimizer": opt.state_dict(),
-              "schedule": schedule.state_dict() if schedule else {}, "rng": mrandom.get_state(),
-              "progress": dict(progress_state), "config": _json_safe(config)}, path)
+    def batches(seed, epoch):
+        order = batch_by_tokens(train_src, train_tgt, config["max_tokens"], shuffle=True, seed=seed, epoch=epoch)
+        return PairBatches(train_src, train_tgt, order, tgt_tok)
 
-    val_batches = [make_batch([val_src[i] for i in idx], [val_tgt[i] for i in idx], pad, bos, eos)
-                   for idx in batch_by_tokens(val_src, val_tgt, config["max_tokens"], shuffle=False)]
-    limit_seconds = config["time_limit"] * 60 if config["time_limit"] else None
-    max_steps = config["max_steps"]
-    stop_reason = None
-    loop_started = time.perf_counter() - progress_state["train_seconds"]
-    model.train()
-    # a resumed run may already be at its limits: then it trains no further step
-    if max_steps and progress_state["step"] >= max_steps:
-        stop_reason = f"reached max_steps {max_steps}"
-    elif limit_seconds and progress_state["train_seconds"] >= limit_seconds:
-        stop_reason = f"reached the time limit of {config['time_limit']} minutes"
-    first_epoch = config["epochs"] if stop_reason else progress_state["epoch"]
+    def loss_fn(model, batch):
+        logits = model(batch.src, batch.tgt_in)
+        loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=pad, label_smoothing=config["label_smoothing"])
+        return loss, batch.n_tgt_tokens
 
-    for epoch in range(first_epoch, config["epochs"]):
-        progress_state["epoch"] = epoch
-        batches = batch_by_tokens(train_src, train_tgt, config["max_tokens"], shuffle=True, seed=config["seed"],
-                                  epoch=epoch)
-        skip = progress_state["batch"]
-        bar = tqdm(total=len(batches), initial=skip, desc=f"epoch {epoch + 1}/{config['epochs']}", unit="batch",
-                   disable=not progress, mininterval=1.0, dynamic_ncols=True)
-        window_tokens, window_start, epoch_loss, epoch_tokens = 0, time.perf_counter(), 0.0, 0
-        for b in range(skip, len(batches)):
-            idx = batches[b]
-            batch = make_batch([train_src[i] for i in idx], [train_tgt[i] for i in idx], pad, bos, eos)
-            logits = model(batch.src, batch.tgt_in)
-            loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=pad,
-                                   label_smoothing=config["label_smoothing"])
-            opt.zero_grad()
-            loss.backward()
-            if config["clip_norm"]:
-                optim.clip_grad_norm_(model.parameters(), config["clip_norm"])
-            opt.step()
-            if schedule is not None:
-                schedule.step()
-            loss_value = float(loss.item())
-            if not math.isfinite(loss_value):
-                raise FloatingPointError(f"training loss became {loss_value} at step {progress_state['step'] + 1}; "
-                                         "lower the learning rate or raise warmup_steps")
-            progress_state["step"] += 1
-            progress_state["batch"] = b + 1
-            tokens = batch.n_src_tokens + batch.n_tgt_tokens
-            window_tokens += tokens
-            epoch_loss += loss_value * batch.n_tgt_tokens
-            epoch_tokens += batch.n_tgt_tokens
-            bar.update(1)
-            now = time.perf_counter()
-            bar.set_postfix(loss=f"{loss_value:.3f}", tok_s=f"{window_tokens / max(now - window_start, 1e-9):.0f}",
-                            lr=f"{opt.param_groups[0]['lr']:.2e}", refresh=False)
-            progress_state["train_seconds"] = now - loop_started
-            if config["save_every"] and progress_state["step"] % config["save_every"] == 0:
-                checkpoint(run_dir / "last.npz")
-            if max_steps and progress_state["step"] >= max_steps:
-                stop_reason = f"reached max_steps {max_steps}"
-            elif limit_seconds and progress_state["train_seconds"] >= limit_seconds:
-                stop_reason = f"reached the time limit of {config['time_limit']} minutes"
-            if stop_reason:
-                break
-        bar.close()
-        epoch_done = progress_state["batch"] >= len(batches)
-        if epoch_done:
-            progress_state["batch"] = 0
-            progress_state["epoch"] = epoch + 1
+    def evaluate(model, epoch):
+        if not (config["bleu_every"] and epoch % config["bleu_every"] == 0):
+            return {}
+        subset = val_pairs[: config["bleu_val_sentences"]] if config["bleu_val_sentences"] else val_pairs
+        return {"val_bleu": evaluate_split(model, src_tok, tgt_tok, subset, 1, 0.6, progress)["bleu"]}
 
-        val_loss = validation_loss(model, val_batches, pad)
-        record = {"epoch": epoch + 1, "step": progress_state["step"], "complete": epoch_done,
-                  "train_loss": epoch_loss / max(epoch_tokens, 1), "val_loss": val_loss,
-                  "val_ppl": math.exp(min(val_loss, 50)), "seconds": round(progress_state["train_seconds"], 1)}
-        if config["bleu_every"] and (epoch + 1) % config["bleu_every"] == 0:
-            subset = val_pairs[: config["bleu_val_sentences"]] if config["bleu_val_sentences"] else val_pairs
-            record["val_bleu"] = evaluate_split(model, src_tok, tgt_tok, subset, 1, 0.6, progress)["bleu"]
-            model.train()
-        history.append(record)
-        log("epoch {epoch}: train loss {train_loss:.3f}, val loss {val_loss:.3f}, val ppl {val_ppl:.1f}".format(**record)
-            + (f", val BLEU {record['val_bleu']:.2f}" if "val_bleu" in record else "")
-            + f" ({record['seconds']:.0f}s of training)")
-        if val_loss < progress_state["best_val_loss"]:
-            progress_state["best_val_loss"] = val_loss
-            save({"model": model.state_dict(), "config": _json_safe(config)}, run_dir / "best.npz")
-        checkpoint(run_dir / "last.npz")
-        if epoch_done and config["average_last"] > 1:
-            save({"model": model.state_dict(), "config": _json_safe(config)}, run_dir / f"epoch-{epoch + 1}.npz")
-            stale = run_dir / f"epoch-{epoch + 1 - config['average_last']}.npz"
-            if stale.exists():
-                stale.unlink()
-        (run_dir / "history.json").write_text(json.dumps(history, indent=2))
-        if stop_reason:
-            break
-    log(f"training stopped: {stop_reason or 'all epochs done'} after {progress_state['step']} steps, "
-        f"{progress_state['train_seconds']:.0f}s")
-
-    return finish(config, model, src_tok, tgt_tok, run_dir, progress_state, started, val_batches, progress)
+    trainer = Trainer(run_dir, model, opt, loss_fn, batches, schedule=schedule,
+                      validation_loss=lambda m: validation_loss(m, val_batches, pad), evaluate=evaluate,
+                      epochs=config["epochs"], max_steps=config["max_steps"], time_limit=config["time_limit"],
+                      save_every=config["save_every"], average_last=config["average_last"],
+                      clip_norm=config["clip_norm"], seed=config["seed"], extra={"config": json_safe(config)},
+                      throughput=lambda batch: batch.n_src_tokens + batch.n_tgt_tokens, progress=progress)
+    if resume:
+        trainer.resume()
+    trainer.fit()
+    return finish(config, trainer, src_tok, tgt_tok, started, progress)
 
 
-def finish(config, model, src_tok, tgt_tok, run_dir: Path, progress_state, started, val_batches,
-           progress=True) -> dict:
-    """Pick the final model, score it on the test split, show one translation, and write
-    results.json.
+class PairBatches:
+    """The batches of one pass over encoded pairs: ``order`` lists each batch's pair indices;
+    a batch's tensors are made only when it is used (a resumed epoch skips the rest)."""
 
-    The final model is the checkpoint with the lowest validation loss: best.npz, or the
-    average of the last ``average_last`` epoch checkpoints (averaged.npz) when that scores
-    lower. Averaging helps once the averaged epochs sit near one optimum; while the loss is
-    still falling fast, the older epochs pull the average back and the best single one wins.
-    """
-    epoch_files = sorted(run_dir.glob("epoch-*.npz"), key=lambda p: int(p.stem.split("-")[1]))
-    pad = tgt_tok.pad_id
-    candidates = {"best": progress_state["best_val_loss"]}
-    if config["average_last"] > 1 and len(epoch_files) >= 2:
-        save({"model": average_checkpoints(epoch_files), "config": _json_safe(config)}, run_dir / "averaged.npz")
-        load_checkpoint(run_dir / "averaged.npz", model)
-        candidates["averaged"] = validation_loss(model, val_batches, pad)
-        log(f"averaged the last {len(epoch_files)} epoch checkpoints into {run_dir / 'averaged.npz'}: validation "
-            f"loss {candidates['averaged']:.4f}, best single checkpoint {candidates['best']:.4f}")
-    chosen = min(candidates, key=candidates.get)  # ties keep "best" (listed first)
-    load_checkpoint(run_dir / f"{chosen}.npz", model)
+    def __init__(self, src, tgt, order, tgt_tok):
+        self.src, self.tgt, self.order, self.tgt_tok = src, tgt, order, tgt_tok
+
+    def __len__(self):
+        return len(self.order)
+
+    def __getitem__(self, part: slice):
+        """The batches ``part`` of these (a resumed epoch starts at its saved batch)."""
+        return PairBatches(self.src, self.tgt, self.order[part], self.tgt_tok)
+
+    def __iter__(self):
+        tok = self.tgt_tok
+        for idx in self.order:
+            yield make_batch([self.src[i] for i in idx], [self.tgt[i] for i in idx], tok.pad_id, tok.bos_id,
+                             tok.eos_id)
+
+
+def finish(config, trainer, src_tok, tgt_tok, started, progress=True) -> dict:
+    """Load the final model (Trainer.choose_final: best.npz, or averaged.npz when its
+    validation loss is lower), score it on the test split, show one translation, and write
+    results.json."""
+    run_dir, model, progress_state = trainer.run_dir, trainer.model, trainer.progress
+    chosen, candidates = trainer.choose_final()
     test_pairs = load_pairs(TEST_SPLIT, config["src_lang"], config["tgt_lang"], config["data_dir"])
     eval_started = time.perf_counter()
     scores = evaluate_split(model, src_tok, tgt_tok, test_pairs, config["beam_size"], config["length_penalty"],
@@ -531,6 +360,7 @@ def finish(config, model, src_tok, tgt_tok, run_dir: Path, progress_state, start
         "split": TEST_SPLIT, "direction": f"{config['src_lang']}-{config['tgt_lang']}", "checkpoint": chosen,
         "val_loss": {name: round(loss, 5) for name, loss in candidates.items()},
         "bleu": scores["bleu"], "bleu_lowercase": scores["bleu_lowercase"], "signature": scores["signature"],
+        "bleu_tokens_lowercase": scores["bleu_tokens_lowercase"], "signature_tokens": scores["signature_tokens"],
         "beam_size": config["beam_size"], "length_penalty": config["length_penalty"],
         "truncated": scores["truncated"], "capped": scores["capped"], "steps": progress_state["step"],
         "train_seconds": round(progress_state["train_seconds"], 1),
@@ -539,11 +369,12 @@ def finish(config, model, src_tok, tgt_tok, run_dir: Path, progress_state, start
         "parameters": model.num_parameters(), "device": model.device,
         "example": {"source": example_src, "reference": example_ref, "translation": scores["translations"][0]},
     }
-    (run_dir / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False))
+    write_json(run_dir / "results.json", results, indent=2, ensure_ascii=False)
     (run_dir / f"{TEST_SPLIT}.hyp.{config['tgt_lang']}").write_text("\n".join(scores["translations"]) + "\n")
     print(f"\nsource:      {example_src}\nreference:   {example_ref}\ntranslation: {scores['translations'][0]}")
     print(f"\n{TEST_SPLIT} {results['direction']} ({chosen} checkpoint, beam {config['beam_size']}): "
-          f"BLEU {scores['bleu']:.2f} (lowercased {scores['bleu_lowercase']:.2f})")
+          f"BLEU {scores['bleu']:.2f} (lowercased {scores['bleu_lowercase']:.2f}; the tutorials' lowercased-token "
+          f"BLEU {scores['bleu_tokens_lowercase']:.2f})")
     print(f"sacreBLEU signature: {scores['signature']}")
     print(f"total time {results['total_seconds']:.0f}s (training {results['train_seconds']:.0f}s); "
           f"run directory {run_dir}{os.sep}")

@@ -8,6 +8,7 @@ import gzip
 import hashlib
 import io
 import os
+import re
 import urllib.error
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from minitx.data import multi30k
 from minitx.data.multi30k import (
     ChecksumError,
+    DataFileError,
     DataNotFoundError,
     default_cache_dir,
     find_data_dir,
@@ -138,6 +140,45 @@ def test_unequal_line_counts_error_names_both_files(tmp_path):
     message = str(info.value)
     assert "train.en.gz" in message and "train.de.gz" in message
     assert "3" in message and "2" in message
+
+
+TRAIN_DE = "Ein Hund läuft.\nZwei Katzen schlafen.\n" * 50
+
+
+def damaged(kind):
+    """The gzip bytes of TRAIN_DE damaged in one way, and what the error must say."""
+    good = gz_bytes(TRAIN_DE)
+    middle = len(good) // 2
+    return {
+        "truncated": (good[:middle], "truncated or corrupt.*EOFError"),
+        "header only": (good[:10], "truncated or corrupt.*EOFError"),
+        "not gzip": (TRAIN_DE.encode("utf-8"), "truncated or corrupt.*BadGzipFile"),
+        "bit flip": (good[:middle] + bytes([good[middle] ^ 0xFF]) + good[middle + 1:],
+                     "truncated or corrupt"),
+        "bad crc": (good[:-8] + bytes([good[-8] ^ 1]) + good[-7:], "truncated or corrupt.*CRC"),
+        "not utf-8": (gzip.compress(b"Ein Hund.\nZwei K\xe4tzchen.\n"),
+                      r"not UTF-8 text: line 2 has the invalid byte 0xe4 \(decompressed offset 16\)"),
+        "empty": (gz_bytes(""), r"holds no sentences \(0 lines.*'train' split cannot be empty"),
+        "blank lines": (gz_bytes("\n \n\t\n"), r"holds no sentences \(3 lines, none with text\)"),
+    }[kind]
+
+
+@pytest.mark.parametrize("side", ["de", "en"])
+@pytest.mark.parametrize("kind", ["truncated", "header only", "not gzip", "bit flip", "bad crc",
+                                  "not utf-8", "empty", "blank lines"])
+def test_a_damaged_or_empty_file_is_an_error_naming_it(tmp_path, kind, side):
+    d = tmp_path / "data"
+    write_gz(d / "train.de.gz", TRAIN_DE)
+    write_gz(d / "train.en.gz", "A dog runs.\nTwo cats sleep.\n" * 50)
+    data, message = damaged(kind)
+    bad = d / f"train.{side}.gz"
+    bad.write_bytes(data)
+    with pytest.raises(DataFileError, match=f"{re.escape(str(bad))} .*{message}"):
+        load_pairs("train", "de", "en", data_dir=d, download=False)
+    assert issubclass(DataFileError, ValueError)  # the CLI prints ValueErrors without a traceback
+    if kind not in ("empty", "blank lines"):
+        with pytest.raises(DataFileError, match=re.escape(str(bad))):
+            read_lines(bad)
 
 
 def test_unknown_split_and_language_list_valid_ones():

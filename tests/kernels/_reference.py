@@ -5,11 +5,8 @@ with CuPy arrays too."""
 import numpy as np
 
 
-def softmax(x, scale=1.0, mask=None):
-    s = scale * np.asarray(x, dtype=np.float64)
-    if mask is not None:
-        keep = np.broadcast_to(np.asarray(mask, dtype=bool), s.shape)
-        s = np.where(keep, s, -np.inf)
+def softmax(x):
+    s = np.asarray(x, dtype=np.float64)
     m = s.max(axis=-1, keepdims=True)
     dead = ~np.isfinite(m)
     e = np.exp(s - np.where(dead, 0.0, m))
@@ -17,10 +14,10 @@ def softmax(x, scale=1.0, mask=None):
     return np.where(dead, 0.0, e / np.where(z == 0, 1.0, z))
 
 
-def softmax_grad(y, dy, scale=1.0):
+def softmax_grad(y, dy):
     y = np.asarray(y, np.float64)
     dy = np.asarray(dy, np.float64)
-    return scale * y * (dy - (dy * y).sum(-1, keepdims=True))
+    return y * (dy - (dy * y).sum(-1, keepdims=True))
 
 
 def layer_norm(x, w, b, eps):
@@ -134,13 +131,12 @@ def dropout_keep(n, p, seed, offset):
     return (words >> np.uint32(8)) >= thr
 
 
-def adam(p, g, m, v, lr, b1, b2, eps, wd, decoupled, step, gs):
-    """One Adam (decoupled=False, L2 decay) / AdamW step; gs scales the gradient.
+def adam(p, g, m, v, lr, b1, b2, eps, wd, decoupled, step):
+    """One Adam (decoupled=False, L2 decay) / AdamW step.
 
     Returns the new (p, m, v) in float64.
     """
     p, g, m, v = (a.astype(np.float64) for a in (p, g, m, v))
-    g = g * gs
     if decoupled:
         p = p - lr * wd * p
     else:

@@ -33,7 +33,7 @@ def cpu():
     return cpu_harness.cpu_backend()
 
 
-@pytest.fixture(params=["forward", "reverse", "random"])
+@pytest.fixture(params=["forward", "reverse", "random", "drift"])
 def any_schedule(request, cpu):
     """Run a test under each thread ordering of the emulator."""
     with cpu_harness.schedule(request.param):

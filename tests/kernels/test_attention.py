@@ -68,26 +68,22 @@ def test_attention_long_and_wide(cpu, d):
     _check(q, k, v, None, True, 0.1, rng, np.float32)
 
 
-def test_attention_schedules_and_4d(cpu, any_schedule):
+def test_attention_schedules(cpu, any_schedule):
     rng = np.random.default_rng(7)
     B, H, L, d = 2, 2, 19, 24
-    q = rng.standard_normal((B, H, L, d))
-    k = rng.standard_normal((B, H, L + 3, d))
-    v = rng.standard_normal((B, H, L + 3, d))
-    kpm = rng.random((B, 1, 1, L + 3)) < 0.8
+    q = rng.standard_normal((B * H, L, d))
+    k = rng.standard_normal((B * H, L + 3, d))
+    v = rng.standard_normal((B * H, L + 3, d))
+    kpm = rng.random((B, 1, 1, L + 3)) < 0.8  # the Transformer's [B, 1, 1, Lk] is accepted as is
     o, lse = K.attention_forward(q, k, v, key_pad_mask=kpm, causal=False)
-    assert o.shape == q.shape and lse.shape == (B, H, L)
-    o3, lse3 = K.attention_forward(q.reshape(B * H, L, d), k.reshape(B * H, L + 3, d),
-                                   v.reshape(B * H, L + 3, d), key_pad_mask=kpm[:, 0, 0])
-    np.testing.assert_array_equal(o.reshape(o3.shape), o3)
+    assert o.shape == q.shape and lse.shape == (B * H, L)
     do = rng.standard_normal(q.shape)
     dq, dk, dv = K.attention_backward(q, k, v, o, lse, do, key_pad_mask=kpm)
     keep = ref.attention_keep(B * H, L, L + 3, kpm[:, 0, 0], False)
-    o_ref, _, bwd = ref.attention(q.reshape(4, L, d), k.reshape(4, L + 3, d),
-                                  v.reshape(4, L + 3, d), keep, 1 / math.sqrt(d))
-    np.testing.assert_allclose(o.reshape(4, L, d), o_ref, rtol=1e-10, atol=1e-11)
-    for got, want in zip((dq, dk, dv), bwd(do.reshape(4, L, d))):
-        np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-10, atol=1e-11)
+    o_ref, _, bwd = ref.attention(q, k, v, keep, 1 / math.sqrt(d))
+    np.testing.assert_allclose(o, o_ref, rtol=1e-10, atol=1e-11)
+    for got, want in zip((dq, dk, dv), bwd(do)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-11)
 
 
 def test_attention_fully_masked_rows(cpu):
@@ -130,8 +126,7 @@ def test_attention_finite_difference(cpu):
 
 def test_attention_mask_shapes():
     assert K.attention_mask_supported((2, 10), 8, 10)
-    assert K.attention_mask_supported((2, 1, 1, 10), 8, 10, num_heads=4)
-    assert not K.attention_mask_supported((2, 1, 1, 10), 8, 10, num_heads=2)
+    assert K.attention_mask_supported((2, 1, 1, 10), 8, 10)
     assert not K.attention_mask_supported((2, 5, 10), 8, 10)  # per-query mask
     assert not K.attention_mask_supported((5, 10), 8, 10)
     assert not K.attention_mask_supported((10,), 8, 10)
@@ -141,3 +136,43 @@ def test_attention_mask_shapes():
     with pytest.raises(ValueError, match="head dim"):
         z = np.zeros((1, 2, 129), np.float32)
         K.attention_forward(z, z, z)
+
+
+def test_attention_plan_answers_for_the_op():
+    q, k = (2, 4, 5, 8), (2, 4, 7, 8)
+    assert K.attention_plan(q, k, k, (2, 1, 1, 7)) == K.AttentionPlan(8, 2, False)
+    assert K.attention_plan(q, k, k, (7,)) == K.AttentionPlan(8, 1, False)
+    assert K.attention_plan((5, 8), (5, 8), (5, 8), causal=True) == K.AttentionPlan(1, None, True)
+    assert K.attention_plan((1, 8), (5, 8), (5, 8), causal=True).causal is False  # sees every key
+    refused = {
+        "not a key-padding mask": ((q, k, k, (2, 1, 5, 7)), {}),  # one row per query
+        "head dims differ": ((q, k, (2, 4, 7, 9)), {}),
+        "head dim 129": (((1, 5, 129), (1, 7, 129), (1, 7, 129)), {}),
+        "batch axes": ((q, (1, 4, 7, 8), (1, 4, 7, 8)), {}),
+        "causal with Lq = 5 != Lk = 7": ((q, k, k, None, True), {}),
+        "dropout": ((q, k, k), dict(dropout=True)),
+        "weights": ((q, k, k), dict(weights=True)),
+    }
+    for why, (args, flags) in refused.items():
+        assert why in K.attention_plan(*args, **flags)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_attention_nan_score_gives_a_nan_row(cpu, dtype):
+    rng = np.random.default_rng(8)
+    q, k, v = (rng.standard_normal((2, L, 8)).astype(dtype) for L in (5, 40, 40))
+    q[0, 2, 3] = np.nan  # every score of query 2 in head 0 is NaN
+    kpm = np.ones((2, 40), bool)
+    kpm[1] = False        # head 1 fully masked: still zeros, not NaN
+    o, lse = K.attention_forward(q, k, v, key_pad_mask=kpm)
+    s = q[0] @ k[0].T / np.sqrt(8)  # plain NumPy for head 0
+    with np.errstate(invalid="ignore"):
+        p = np.exp(s - s.max(-1, keepdims=True))
+        want = (p / p.sum(-1, keepdims=True)) @ v[0]
+    assert np.isnan(want[2]).all() and np.isnan(o[0, 2]).all() and np.isnan(lse[0, 2])
+    rest = [0, 1, 3, 4]
+    np.testing.assert_allclose(o[0, rest], want[rest], **tol(dtype))
+    assert np.all(o[1] == 0) and np.all(np.isneginf(lse[1]))
+    dq, dk, dv = K.attention_backward(q, k, v, o, lse, np.ones_like(o), key_pad_mask=kpm)
+    assert np.isnan(dq[0, 2]).all() and np.isnan(dk[0]).all() and np.isnan(dv[0]).all()
+    assert np.all(dq[1] == 0) and np.all(dk[1] == 0) and np.all(dv[1] == 0)

@@ -58,7 +58,7 @@ def test_nvcc_compiles_all_kernels_for_sm80_sm90():
         for name in CU_FILES:
             src = Path(tmp) / f"check_{Path(name).stem}.cu"
             src.write_text(_instantiation_unit(name))
-            cmd = [nvcc, "-std=c++17", *GENCODE, "--fatbin", "-Xptxas", "-v",
+            cmd = [nvcc, "-std=c++17", *GENCODE, *_runtime.define_flags(name), "--fatbin", "-Xptxas", "-v",
                    f"-I{_runtime.KERNEL_DIR}", str(src), "-o", str(src.with_suffix(".fatbin"))]
             procs.append((name, subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                                  stderr=subprocess.STDOUT, text=True)))
@@ -90,6 +90,7 @@ def test_nvrtc_compiles_what_cupy_will_compile(name):
         for ctype in DTYPES:
             exprs = _runtime.name_expressions(name, ctype)
             ok, log, lowered = _nvrtc.compile_source(
-                NVRTC, src, name, [*_runtime.NVRTC_OPTIONS, f"-arch={arch}"], exprs)
+                NVRTC, src, name, [*_runtime.NVRTC_OPTIONS, *_runtime.define_flags(name), f"-arch={arch}"],
+                exprs)
             assert ok, f"NVRTC failed for {name} ({arch}, {ctype}):\n{log}"
             assert set(lowered) == set(exprs), f"unresolved name expressions: {exprs} vs {lowered}"

@@ -1,11 +1,14 @@
 """The CPU compat header must emulate the CUDA semantics the kernels rely on."""
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from minitx.kernels import cpu_harness
+from minitx.kernels import _runtime, cpu_harness
 from minitx.kernels.cpu_harness import KernelLaunchError
+
+import _reference as ref
 
 PROBE = Path(__file__).with_name("probe_kernels.cu")
 PROBE_KERNELS = ("probe_shuffles", "probe_barrier", "probe_racy", "probe_deadlock", "probe_oob",
@@ -49,7 +52,8 @@ def test_barrier_makes_shared_writes_visible(run, any_schedule):
     np.testing.assert_array_equal(out, b * 1000 + (t + 1) % 96)
 
 
-@pytest.mark.parametrize("mode,salt", [("forward", 100), ("reverse", 200), ("random", 300)])
+@pytest.mark.parametrize("mode,salt", [("forward", 100), ("reverse", 200), ("random", 300),
+                                       ("drift", 400)])
 def test_schedules_expose_missing_barrier(run, mode, salt):
     out = np.zeros(64, np.float32)
     with cpu_harness.schedule(mode):
@@ -115,3 +119,51 @@ def test_argument_types_are_checked(run):
 def test_empty_outputs_are_poisoned(cpu):
     a = cpu.empty((3,), np.float32)
     assert np.isnan(a).all()
+
+
+# --------------------------------------------- issue 15: warps that drift apart
+def _without_first_barrier(tmp_path, cu_name):
+    """``cu_name`` copied beside a common.cuh whose block_reduce lacks its leading
+    __syncthreads(): the planted bug of issue 15."""
+    src = (_runtime.KERNEL_DIR / "common.cuh").read_text()
+    guarded = "  v = warp_reduce(v, op);\n  __syncthreads();\n  if (lane == 0) partial[warp] = v;\n"
+    assert src.count(guarded) == 1, "block_reduce changed: update the mutant"
+    (tmp_path / "common.cuh").write_text(
+        src.replace(guarded, "  v = warp_reduce(v, op);\n  if (lane == 0) partial[warp] = v;\n"))
+    shutil.copy(_runtime.KERNEL_DIR / cu_name, tmp_path / cu_name)
+    return tmp_path / cu_name
+
+
+def _layer_norm_y(cpu, path, x):
+    rows, cols = x.shape
+    y, mean, rstd = (cpu.empty(s, x.dtype) for s in (x.shape, (rows,), (rows,)))
+    cpu.launch("layer_norm.cu", "layer_norm_forward", x.dtype, (rows,), (128,),
+               (x, None, None, y, mean, rstd, np.int32(rows), np.int32(cols), x.dtype.type(1e-5)),
+               path=path, kernels=_runtime.KERNELS["layer_norm.cu"])
+    return y
+
+
+def _cross_entropy_lse(cpu, path, x):
+    rows, cols = x.shape
+    t = np.zeros(rows, np.int64)
+    loss, lse = cpu.empty((rows,), x.dtype), cpu.empty((rows,), x.dtype)
+    cpu.launch("cross_entropy.cu", "cross_entropy_forward", x.dtype, (rows,), (128,),
+               (x, t, loss, lse, np.int32(rows), np.int32(cols), np.int64(-100), x.dtype.type(0.1)),
+               path=path, kernels=_runtime.KERNELS["cross_entropy.cu"])
+    return lse
+
+
+@pytest.mark.parametrize("cu_name, run, expected", [
+    ("layer_norm.cu", _layer_norm_y, lambda x: ref.layer_norm(x, None, None, 1e-5)[0]),
+    ("cross_entropy.cu", _cross_entropy_lse, lambda x: np.log(np.exp(x).sum(-1))),
+])
+def test_drift_catches_a_missing_barrier_between_two_reductions(cpu, tmp_path, cu_name, run, expected):
+    """Two back-to-back block_sum calls share `partial` (layer norm: mean then variance; cross
+    entropy: sum of exp then sum of x). Without block_reduce's first __syncthreads, a warp that
+    runs ahead writes its next partial while slower warps still read the previous sum. With 4
+    warps per block, the drift schedule must show that; the real header must stay right."""
+    x = np.random.default_rng(3).standard_normal((3, 120))  # 128 threads: 4 warps
+    mutant = _without_first_barrier(tmp_path, cu_name)
+    with cpu_harness.schedule("drift"):
+        np.testing.assert_allclose(run(cpu, _runtime.KERNEL_DIR / cu_name, x), expected(x), rtol=1e-10, atol=1e-12)
+        assert not np.allclose(run(cpu, mutant, x), expected(x), rtol=1e-6), "the race went unseen"

@@ -101,6 +101,8 @@ def test_gradcheck_through_the_fused_branches():
     q, k, v = leaves([rng.standard_normal((1, 2, 3, 2)) for _ in range(3)])
     mask = key_padding_mask(1, 3)
     fused_gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask, causal=True), q, k, v)
+    # a scale other than 1/sqrt(d), so a backward that ignored it would show
+    fused_gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask, scale=1.7), q, k, v)
     fused_gradcheck(lambda w: F.embedding(minitx.tensor([[0, 4, 4]]), w), leaves([rng.standard_normal((5, 2))])[0])
 
 

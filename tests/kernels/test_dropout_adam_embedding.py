@@ -99,9 +99,9 @@ def test_adam_multi_tensor(cpu, decoupled, dtype):
     ms = [rng.standard_normal(s).astype(dtype) * 0.1 for s in shapes]
     vs = [rng.random(s).astype(dtype) * 0.01 for s in shapes]
     expect = [ref.adam(params[i], grads[i], ms[i], vs[i], 1e-2, 0.9, 0.98, 1e-8, 0.1, decoupled,
-                       3, 0.5) for i in range(len(shapes))]
+                       3) for i in range(len(shapes))]
     K.adam_step(params, grads, ms, vs, lr=1e-2, beta1=0.9, beta2=0.98, eps=1e-8,
-                weight_decay=0.1, decoupled=decoupled, step=3, grad_scale=0.5)
+                weight_decay=0.1, decoupled=decoupled, step=3)
     t = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
     for i, (pe, me, ve) in enumerate(expect):
         np.testing.assert_allclose(params[i], pe, **t)
@@ -109,7 +109,7 @@ def test_adam_multi_tensor(cpu, decoupled, dtype):
         np.testing.assert_allclose(vs[i], ve, **t)
 
 
-def test_adam_device_grad_scale_and_grad_norm(cpu):
+def test_grad_norm(cpu):
     rng = np.random.default_rng(5)
     grads = [rng.standard_normal(s) for s in [(10,), (3, 3000), (7,)]]
     norm = K.grad_norm(grads)
@@ -118,12 +118,6 @@ def test_adam_device_grad_scale_and_grad_norm(cpu):
     np.testing.assert_allclose(norm, expected, rtol=1e-12)
     norm32 = K.grad_norm([g.astype(np.float32) for g in grads])
     np.testing.assert_allclose(norm32, expected, rtol=1e-5)
-    clip = np.minimum(1.0, 1.0 / (norm + 1e-6))  # array, stays "on device"
-    params = [np.zeros_like(g) for g in grads]
-    ms = [np.zeros_like(g) for g in grads]
-    vs = [np.zeros_like(g) for g in grads]
-    K.adam_step(params, grads, ms, vs, lr=1.0, step=1, grad_scale=clip)
-    np.testing.assert_allclose(ms[1], 0.1 * grads[1] * clip, rtol=1e-12)
 
 
 def test_adam_rejects_noncontiguous(cpu):
@@ -154,11 +148,9 @@ def test_embedding_backward(cpu, n, num, dim, pad, dtype, seed):
         assert np.all(dw[pad_n] == 0)
 
 
-def test_embedding_accumulates_into_out_with_workers(cpu, monkeypatch):
+def test_embedding_backward_with_workers(cpu, monkeypatch):
     monkeypatch.setenv("MINITX_CPU_WORKERS", "2")  # blocks on 2 OS threads -> real atomics
     ids = np.array([1, 1, 1, 2] * 50)
     dy = np.ones((200, 3))
-    out = np.ones((4, 3))
-    res = K.embedding_backward(ids, dy, 4, out=out)
-    assert res is out
-    np.testing.assert_array_equal(out[:, 0], [1, 151, 51, 1])
+    out = K.embedding_backward(ids, dy, 4)
+    np.testing.assert_array_equal(out[:, 0], [0, 150, 50, 0])

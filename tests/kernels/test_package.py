@@ -58,7 +58,7 @@ def test_enabled_with_fake_cupy_arrays(monkeypatch):
     fake_type = type("ndarray", (), {"__module__": "cupy._core.core", "dtype": np.dtype("float32")})
     arr = fake_type()
     monkeypatch.delenv("MINITX_FUSED", raising=False)
-    monkeypatch.setattr(K, "_available", True)
+    monkeypatch.setattr(K, "available", lambda: True)
     assert K.enabled(arr, None)
     fake_int = type("ndarray", (), {"__module__": "cupy", "dtype": np.dtype("int64")})()
     assert not K.enabled(arr, fake_int)

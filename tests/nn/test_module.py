@@ -96,6 +96,17 @@ def test_to_casts_floating_parameters_and_buffers_but_not_integer_buffers():
     assert model.device == "cpu"
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool", np.uint8])
+def test_to_refuses_a_non_float_dtype_and_changes_nothing(dtype):
+    model = Affine()
+    before = {name: p.numpy().copy() for name, p in model.named_parameters()}
+    with pytest.raises(TypeError, match="Affine.to: dtype must be a floating-point dtype.*truncate"):
+        model.to(dtype=dtype)
+    for name, p in model.named_parameters():
+        assert p.dtype == np.float32
+        np.testing.assert_array_equal(p.numpy(), before[name])
+
+
 def test_state_dict_contains_parameters_and_buffers_as_copies():
     model = Affine()
     state = model.state_dict()

@@ -271,3 +271,15 @@ def test_token_ids_must_be_integer_matrices(bad):
     model = shared_model("learned")
     with pytest.raises(ValueError, match="integer array"):
         model(bad, np.ones((1, 2), dtype=np.int64))
+
+
+@pytest.mark.parametrize("src_batch, tgt_batch", [(2, 1), (1, 2), (3, 2)])
+def test_source_and_target_batches_must_match(src_batch, tgt_batch):
+    model = shared_model("post_norm_sinusoidal")
+    src, tgt = np.ones((src_batch, 3), dtype=np.int64), np.ones((tgt_batch, 4), dtype=np.int64)
+    message = f"target batch has {tgt_batch} sentences but the source batch .memory. has {src_batch}"
+    with pytest.raises(ValueError, match=message):
+        model(src, tgt)
+    memory, src_mask = model.encode(src)
+    with pytest.raises(ValueError, match=message):  # incremental decoding checks it too
+        model.decode(tgt[:, :1], memory, src_mask, model.new_cache())

@@ -1,6 +1,7 @@
 """Elementwise ops (minitx/ops/elementwise.py): forward against numpy, float64 gradcheck on
-hypothesis-drawn shapes (broadcasting, size-1 axes, transposed inputs), backward hygiene,
-exact gradients at ties, and the error messages users see."""
+hypothesis-drawn shapes (broadcasting, size-1 axes, transposed inputs), backward hygiene and
+gradient subsets (op_case / check_gradients), exact gradients at ties and edges, and the error
+messages users see."""
 import math
 
 import numpy as np
@@ -11,7 +12,8 @@ from hypothesis.extra import numpy as hnp
 
 import minitx
 import minitx.functional as F
-from minitx.testing import GradcheckError, check_backward_hygiene, gradcheck
+from minitx.testing import (GradcheckError, arg, check_backward_hygiene, check_forward, check_gradients, gradcheck,
+                            op_case)
 from minitx.testing import strategies as mst
 
 SHAPES = mst.shapes(max_dims=3, max_side=4)
@@ -57,48 +59,19 @@ BINARY = {
 }
 
 
-def _unary_input(name, data, transposed=None):
-    options = UNARY[name][2]
-    return data.draw(mst.tensors(SHAPES, transposed=transposed, **options), label="x")
-
-
-def _binary_inputs(name, data):
-    shape_a, shape_b = data.draw(PAIRS, label="shapes")
-    options_a, options_b = BINARY[name][2:]
-    return (data.draw(mst.tensors(shape_a, **options_a), label="a"),
-            data.draw(mst.tensors(shape_b, **options_b), label="b"))
-
-
-def _assert_matches(out, expected):
-    expected = np.asarray(expected)
-    assert out.shape == expected.shape
-    assert out.dtype == np.float64
-    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10, atol=1e-12)
-
-
-# ---------------------------------------------------------------- unary ops
+# the checks of each op (op_case, minitx.testing's op-test factory): forward against the numpy
+# reference (values and float64 dtype), then check_gradients: finite differences, backward
+# hygiene, and each input alone requiring grad (backward may skip the other)
+UNARY_CASES = {name: op_case(fn, arg(**options), numpy=reference, shapes=SHAPES)
+               for name, (fn, reference, options) in UNARY.items()}
+BINARY_CASES = {name: op_case(fn, arg(**options_a), arg(**options_b), numpy=reference, broadcast=True, shapes=PAIRS)
+                for name, (fn, reference, options_a, options_b) in BINARY.items()}
 
 
 @pytest.mark.parametrize("name", list(UNARY))
 @given(data=st.data())
-def test_unary_forward(name, data):
-    fn, reference, _ = UNARY[name]
-    x = _unary_input(name, data)
-    _assert_matches(fn(x), reference(x.numpy()))
-
-
-@pytest.mark.parametrize("name", list(UNARY))
-@given(data=st.data())
-def test_unary_gradcheck(name, data):
-    x = _unary_input(name, data)
-    assert gradcheck(UNARY[name][0], x)
-
-
-@pytest.mark.parametrize("name", list(UNARY))
-@given(data=st.data())
-def test_unary_backward_hygiene(name, data):
-    x = _unary_input(name, data, transposed=True)
-    assert check_backward_hygiene(UNARY[name][0], x)
+def test_unary_forward_and_gradients(name, data):
+    UNARY_CASES[name](data)
 
 
 def test_relu_abs_clip_subgradients_at_the_kink():
@@ -116,6 +89,21 @@ def test_pow_scalar_zero_has_zero_gradient_even_at_zero():
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
 
 
+def test_pow_at_base_zero_takes_pytorchs_limits():
+    """da = 0 where b = 0 (y = 1 for every a); db = 0 where a = 0 and b >= 0; a = 0, b < 0 is
+    infinite both ways. tests/test_torch_op_parity.py checks the same against torch."""
+    a = minitx.tensor([0.0, 0.0, 0.0, 0.0, 2.0], dtype="float64", requires_grad=True)
+    b = minitx.tensor([0.0, 1.0, 2.0, -1.0, 0.0], dtype="float64", requires_grad=True)
+    with np.errstate(divide="ignore"):
+        (a ** b).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [0.0, 1.0, 0.0, -np.inf, 0.0])
+    np.testing.assert_array_equal(b.grad.numpy(), [0.0, 0.0, 0.0, -np.inf, np.log(2.0)])
+    x = minitx.tensor([0.0, 1.0, 0.5, -1.0], dtype="float64", requires_grad=True)
+    with np.errstate(divide="ignore"):
+        F.pow(0.0, x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0, -np.inf])
+
+
 def test_gelu_rejects_an_unknown_approximation():
     with pytest.raises(ValueError, match="gelu: approximate must be 'none' or 'tanh', got 'erf'"):
         F.gelu(minitx.tensor([1.0]), approximate="erf")
@@ -126,34 +114,8 @@ def test_gelu_rejects_an_unknown_approximation():
 
 @pytest.mark.parametrize("name", list(BINARY))
 @given(data=st.data())
-def test_binary_forward_broadcasts(name, data):
-    fn, reference = BINARY[name][:2]
-    a, b = _binary_inputs(name, data)
-    _assert_matches(fn(a, b), reference(a.numpy(), b.numpy()))
-
-
-@pytest.mark.parametrize("name", list(BINARY))
-@given(data=st.data())
-def test_binary_gradcheck_broadcasts(name, data):
-    a, b = _binary_inputs(name, data)
-    assert gradcheck(BINARY[name][0], a, b)
-
-
-@pytest.mark.parametrize("name", list(BINARY))
-@given(data=st.data())
-def test_binary_gradcheck_one_side_constant(name, data):
-    """Only one input needs a gradient (backward may skip the other)."""
-    a, b = _binary_inputs(name, data)
-    first = data.draw(st.booleans(), label="first needs grad")
-    (a if first else b).requires_grad_(False)
-    assert gradcheck(BINARY[name][0], a, b)
-
-
-@pytest.mark.parametrize("name", list(BINARY))
-@given(data=st.data())
-def test_binary_backward_hygiene(name, data):
-    a, b = _binary_inputs(name, data)
-    assert check_backward_hygiene(BINARY[name][0], a, b)
+def test_binary_forward_and_gradients_broadcast(name, data):
+    BINARY_CASES[name](data)
 
 
 @pytest.mark.parametrize("op, fn", [("add", F.add), ("mul", F.mul), ("sub", F.sub), ("div", F.div),
@@ -220,9 +182,8 @@ MASKED = {
 def test_masked_forward_gradcheck_and_hygiene(name, data):
     inputs, fn, reference = MASKED[name]
     inputs = data.draw(inputs)
-    _assert_matches(fn(*inputs), reference(*[t.numpy() for t in inputs]))
-    assert gradcheck(fn, *inputs)
-    assert check_backward_hygiene(fn, *inputs)
+    assert check_forward(fn, reference, *inputs, rtol=1e-10, atol=1e-12).dtype == np.float64
+    assert check_gradients(fn, *inputs)
 
 
 @given(_masked_fill_inputs(), st.sampled_from([-1e9, -np.inf]))
@@ -258,15 +219,19 @@ def test_where_and_masked_fill_shape_errors():
         F.where(minitx.tensor([True, False, True]), x, x)
     with pytest.raises(ValueError, match=r"masked_fill: mask of shape \(2, 2\) does not broadcast to \(2,\)"):
         F.masked_fill(x, minitx.tensor([[True, False], [False, True]]), 0.0)
+    with pytest.raises(ValueError, match=r"masked_fill: mask of shape \(3,\) does not broadcast to \(2,\)"):
+        F.masked_fill(x, minitx.tensor([True, False, True]), 0.0)
 
 
 # ---------------------------------------------------------------- clip, astype, to_device
 
 
-def test_clip_rejects_min_above_max_and_no_bounds():
-    x = minitx.tensor([1.0])
-    with pytest.raises(ValueError, match="clip: min 2.0 is greater than max 1.0"):
-        F.clip(x, 2.0, 1.0)
+def test_clip_with_min_above_max_is_max_as_numpy_and_needs_a_bound():
+    x = minitx.tensor([-1.0, 1.5, 4.0], dtype="float64", requires_grad=True)
+    y = F.clip(x, 2.0, 1.0)
+    np.testing.assert_array_equal(y.numpy(), np.clip(x.numpy(), 2.0, 1.0))
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0])  # y is constant
     with pytest.raises(ValueError, match="clip: give at least one of min and max"):
         F.clip(x)
 
@@ -354,9 +319,10 @@ def test_gradcheck_needs_float64_inputs_that_require_grad():
         gradcheck(F.exp, minitx.tensor([1.0], dtype="float64"))
 
 
-def test_relu_of_minus_infinity_is_zero_not_nan():
-    x = minitx.tensor([-np.inf, -1.0, 0.0, 2.0, np.inf], requires_grad=True)
-    y = F.relu(x)
-    np.testing.assert_array_equal(y.numpy(), [0.0, 0.0, 0.0, 2.0, np.inf])
-    y.sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0, 1.0, 1.0])
+def test_relu_of_minus_infinity_is_zero_not_nan_and_nan_stays_nan():
+    x = minitx.tensor([-np.inf, -1.0, 0.0, 2.0, np.inf, np.nan], requires_grad=True)
+    for y in (F.relu(x), F.bias_act_dropout(x, activation="relu")):
+        np.testing.assert_array_equal(y.numpy(), [0.0, 0.0, 0.0, 2.0, np.inf, np.nan])
+        x.grad = None
+        y.sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0, 1.0, 1.0, 1.0])  # PyTorch passes dy at NaN

@@ -6,6 +6,7 @@ Each op class is named where it is tested (ops.Softmax, ops.CrossEntropy, ...): 
 in tests/test_meta.py looks for those names next to a gradcheck call.
 """
 import math
+import re
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 import minitx
 import minitx.functional as F
 from minitx import ops
-from minitx.testing import check_forward, check_gradients, leaf
+from minitx.testing import arg, check_forward, check_gradients, leaf, op_case
 from minitx.testing import strategies as mst
 
 TIGHT = dict(rtol=1e-10, atol=1e-12)
@@ -83,14 +84,20 @@ SOFTMAXES = [(ops.Softmax, F.softmax, np_softmax), (ops.LogSoftmax, F.log_softma
 SOFTMAX_IDS = ["Softmax", "LogSoftmax"]
 
 
+def any_axis(shape):
+    return st.integers(-len(shape), len(shape) - 1)
+
+
+# forward against NumPy, then check_gradients, through op_case (minitx.testing's op-test factory)
+SOFTMAX_CASES = {op: op_case(fn, arg(), numpy=ref, shapes=mst.shapes(min_dims=1, max_dims=3),
+                             kwargs={"axis": any_axis}, **TIGHT) for op, fn, ref in SOFTMAXES}
+
+
 @pytest.mark.parametrize("op, fn, ref", SOFTMAXES, ids=SOFTMAX_IDS)
 @given(data=st.data())
 def test_softmax_family_any_axis(op, fn, ref, data):
-    x = data.draw(mst.tensors(mst.shapes(min_dims=1, max_dims=3)))
-    axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
-    y = check_forward(lambda t: fn(t, axis), lambda a: ref(a, axis), x, **TIGHT)
-    assert isinstance(y._ctx, op)
-    check_gradients(lambda t: fn(t, axis), x)
+    SOFTMAX_CASES[op](data)
+    assert isinstance(fn(leaf([1.0, 2.0]), 0)._ctx, op)
 
 
 @pytest.mark.parametrize("op, fn, ref", SOFTMAXES, ids=SOFTMAX_IDS)
@@ -110,19 +117,54 @@ def test_softmax_of_a_fully_masked_row_is_zero():
     assert np.isfinite(x.grad.numpy()).all()
 
 
+@pytest.mark.parametrize("op, fn, ref", SOFTMAXES, ids=SOFTMAX_IDS)
+@pytest.mark.parametrize("axis", [0, 1])
+def test_softmax_family_nan_makes_its_whole_slice_nan(op, fn, ref, axis):
+    """A NaN is never hidden (PyTorch's rule): its slice is NaN, forward and gradient; the other
+    slices and the fully-masked rule (all -inf: softmax 0, log_softmax -inf) are unchanged."""
+    data = np.array([[1.0, np.nan, 2.0], [0.5, -1.0, 3.0], [-np.inf, -np.inf, -np.inf]])
+    x = leaf(data if axis == 1 else data.T)
+    y = fn(x, axis)
+    nan_slice = np.isnan(x.numpy()).any(axis=axis, keepdims=True)
+    out = y.numpy()
+    assert np.isnan(out[np.broadcast_to(nan_slice, out.shape)]).all()
+    clean = np.take(x.numpy(), [1, 2], axis=1 - axis)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(np.take(out, [1], axis=1 - axis), ref(np.take(clean, [0], axis=1 - axis), axis))
+    masked = np.take(out, [2], axis=1 - axis)
+    assert (masked == (0.0 if op is ops.Softmax else -np.inf)).all()
+    y.backward(np.ones(y.shape))
+    grad = x.grad.numpy()
+    assert np.isnan(grad[np.broadcast_to(nan_slice, grad.shape)]).all()
+    assert np.isfinite(grad[~np.broadcast_to(nan_slice, grad.shape)]).all()
+
+
+@pytest.mark.parametrize("fn", [F.softmax, F.log_softmax], ids=["softmax", "log_softmax"])
+def test_softmax_family_axis_errors_name_the_op(fn):
+    name = fn.__name__
+    with pytest.raises(ValueError, match=rf"{name}: axis 1 of the input of shape \(2, 0\) has length 0; "
+                                         "expected at least one entry"):
+        fn(minitx.ones(2, 0), axis=1)
+    with pytest.raises(ValueError, match=f"{name}: axis 2 is out of range for a tensor with 2 dimensions"):
+        fn(minitx.ones(2, 3), axis=2)
+    assert fn(minitx.ones(0, 3), axis=1).shape == (0, 3)  # no rows: nothing to normalize, no error
+
+
 # ---------------------------------------------------------------- layer_norm
+
+
+# eps=1e-3 keeps 1/std bounded, so finite differences stay accurate on nearly constant rows
+LAYER_NORM_CASE = op_case(F.layer_norm, arg(distinct=True), arg(shape=lambda x: x[-1:]), arg(shape=lambda x, w: w),
+                          numpy=lambda x, w, b, eps: np_layer_norm(x, w, b, eps), kwargs={"eps": 1e-3},
+                          shapes=mst.shapes(min_dims=1, max_dims=3, min_side=2), rtol=1e-8, atol=1e-10)
 
 
 @given(data=st.data())
 def test_layer_norm_forward_and_gradients(data):
-    shape = data.draw(mst.shapes(min_dims=1, max_dims=3, min_side=2))
-    x = data.draw(mst.tensors(shape, distinct=True))
-    w = data.draw(mst.tensors(shape[-1:]))
-    b = data.draw(mst.tensors(shape[-1:]))
-    y = check_forward(F.layer_norm, lambda x, w, b: np_layer_norm(x, w, b, 1e-5), x, w, b, rtol=1e-8, atol=1e-10)
+    LAYER_NORM_CASE(data)
+    x = leaf([[1.0, 2.0, 4.0]])
+    y = check_forward(F.layer_norm, lambda x: np_layer_norm(x, 1.0, 0.0, 1e-5), x, rtol=1e-8, atol=1e-10)
     assert isinstance(y._ctx, ops.LayerNorm)
-    # eps=1e-3 keeps 1/std bounded, so finite differences stay accurate on nearly constant rows
-    check_gradients(lambda x, w, b: F.layer_norm(x, w, b, eps=1e-3), x, w, b)
 
 
 def test_layer_norm_defaults_and_shape_error():
@@ -291,17 +333,22 @@ def test_embedding_rejects_bad_ids(ids, error, message):
 # ---------------------------------------------------------------- linear
 
 
-@given(data=st.data(), with_bias=st.booleans())
-def test_linear_forward_and_gradients(data, with_bias):
-    lead = data.draw(mst.shapes(max_dims=2, max_side=3))
-    n_in, n_out = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
-    x = data.draw(mst.tensors(lead + (n_in,)))
-    w = data.draw(mst.tensors((n_out, n_in)))
-    b = data.draw(mst.tensors((n_out,))) if with_bias else None
-    inputs = (x, w) + ((b,) if with_bias else ())
-    y = check_forward(F.linear, lambda x, w, b=0: x @ w.T + b, *inputs, **TIGHT)
-    assert isinstance(y._ctx, ops.Linear)
-    check_gradients(F.linear, *inputs)
+def linear_weight(x_shape):
+    return st.integers(1, 4).map(lambda n_out: (n_out, x_shape[-1]))
+
+
+LINEAR_CASES = {with_bias: op_case(F.linear, arg(), arg(shape=linear_weight),
+                                   *([arg(shape=lambda x, w: w[:1])] if with_bias else []),
+                                   numpy=lambda x, w, b=0: x @ w.T + b, shapes=mst.shapes(min_dims=1, max_dims=3,
+                                                                                          max_side=4), **TIGHT)
+                for with_bias in (False, True)}
+
+
+@pytest.mark.parametrize("with_bias", [False, True], ids=["no-bias", "bias"])
+@given(data=st.data())
+def test_linear_forward_and_gradients(with_bias, data):
+    LINEAR_CASES[with_bias](data)
+    assert isinstance(F.linear(leaf([[1.0]]), leaf([[2.0]]))._ctx, ops.Linear)
 
 
 def test_linear_3d_input_and_shape_error():
@@ -314,6 +361,10 @@ def test_linear_3d_input_and_shape_error():
     np.testing.assert_array_equal(w.grad.numpy(), np.tile(x.numpy().reshape(6, 4).sum(0), (5, 1)))
     with pytest.raises(ValueError, match=r"linear: input of shape \(2, 3, 4\) does not fit weight \(4, 5\)"):
         F.linear(x, leaf(np.ones((4, 5))))
+    for bias in (np.zeros(4), np.zeros((1, 5)), np.zeros(())):
+        with pytest.raises(ValueError, match=rf"linear: bias of shape {re.escape(str(bias.shape))} does not fit "
+                                             r"weight \(5, 4\): expected shape \(5,\)"):
+            F.linear(x, w, leaf(bias))
 
 
 # ---------------------------------------------------------------- cross_entropy
@@ -331,6 +382,20 @@ def test_cross_entropy_forward_and_gradient(data, reduction, ignore_index, smoot
         lambda x: np_cross_entropy(x, t, ignore_index, smoothing, reduction), x, **TIGHT)
     assert isinstance(loss._ctx, ops.CrossEntropy)
     check_gradients(lambda x: F.cross_entropy(x, t, ignore_index, smoothing, reduction), x)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_cross_entropy_with_a_nan_logit_is_nan_unless_its_row_is_ignored(smoothing):
+    x = leaf([[1.0, np.nan, 2.0], [0.5, 1.0, -1.0], [np.nan, 0.0, 0.0]])
+    loss = F.cross_entropy(x, minitx.tensor([0, 2, -100]), label_smoothing=smoothing, reduction="none")
+    assert np.isnan(loss.numpy()[0]) and np.isfinite(loss.numpy()[1]) and loss.numpy()[2] == 0.0
+    assert np.isnan(F.cross_entropy(x, minitx.tensor([0, 2, -100]), label_smoothing=smoothing).item())
+    loss.backward(np.ones(3))
+    assert np.isnan(x.grad.numpy()[0]).all() and np.isfinite(x.grad.numpy()[1]).all()
+    np.testing.assert_array_equal(x.grad.numpy()[2], 0.0)
+    # an ignored NaN row leaves the mean of the others as it was
+    mean = F.cross_entropy(x, minitx.tensor([-100, 2, -100]), label_smoothing=smoothing)
+    np.testing.assert_allclose(mean.item(), loss.numpy()[1])
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
@@ -351,7 +416,8 @@ def test_cross_entropy_smoothing_matches_the_textbook_formula():
 
 
 @pytest.mark.parametrize("targets, error, message", [
-    (np.array([0.0, 1.0]), TypeError, "cross_entropy: targets must be an integer tensor"),
+    (np.array([0.0, 1.0]), ValueError, r"cross_entropy: float targets of shape \(2,\) are class probabilities and "
+                                       r"need the logits' shape \(2, 3\); class indices must be an integer tensor"),
     (np.array([0, 3]), IndexError, "cross_entropy: target 3 is out of range for 3 classes"),
     (np.array([-2, 1]), IndexError, "cross_entropy: target -2 is out of range"),
     (np.array([0, 1, 2]), ValueError, r"cross_entropy: logits \(2, 3\) need targets of shape \(2,\), got \(3,\)"),
@@ -435,10 +501,14 @@ def test_attention_dropout_is_seeded_and_differentiable():
     check_gradients(attend, q, k, v)
 
 
-def test_attention_custom_scale():
-    q, k, v = random_qkv(3, 3, 4)
-    check_forward(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.3),
-                  lambda q, k, v: np_attention(q, k, v, scale=0.3)[0], q, k, v, **TIGHT)
+@pytest.mark.parametrize("scale", [0.3, 2.0])
+def test_attention_custom_scale(scale):
+    """The scale it is called with, not 1/sqrt(d), in forward and backward (d = 3 here)."""
+    q, k, v = random_qkv(3, 3, 4, d=3, batch=(2,))
+    mask = np.array([[True, True, False, True]])
+    check_forward(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask, scale=scale),
+                  lambda q, k, v: np_attention(q, k, v, mask, scale=scale)[0], q, k, v, **TIGHT)
+    check_gradients(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask=mask, scale=scale), q, k, v)
 
 
 @pytest.mark.parametrize("call, error, message", [

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import minitx
 import minitx.functional as F
-from minitx.testing import check_backward_hygiene, gradcheck
+from minitx.testing import arg, gradcheck, op_case
 from minitx.testing import strategies as mst
 
 
@@ -29,40 +29,23 @@ REDUCTIONS = {
 }
 
 
-@st.composite
-def _reduction_case(draw, name, transposed=None):
-    options = dict(REDUCTIONS[name][2])
-    shape = draw(mst.shapes(min_dims=options.pop("min_dims", 0), max_dims=3, max_side=4,
-                            min_side=options.pop("min_side", 1)))
-    x = draw(mst.tensors(shape, transposed=transposed, **options))
-    return x, draw(mst.axes_for(x.ndim)), draw(st.booleans())
+def _reduction_op_case(fn, reference, options):
+    """op_case of fn(x, axis, keepdims) over drawn axes (None, one axis, several) and keepdims:
+    forward against numpy, then check_gradients (gradcheck, hygiene; x may be a transposed view)."""
+    options = dict(options)
+    shapes = mst.shapes(min_dims=options.pop("min_dims", 0), max_dims=3, max_side=4,
+                        min_side=options.pop("min_side", 1))
+    return op_case(fn, arg(**options), shapes=shapes, numpy=reference,
+                   kwargs={"axis": lambda shape: mst.axes_for(len(shape)), "keepdims": st.booleans()})
+
+
+CASES = {name: _reduction_op_case(*entry) for name, entry in REDUCTIONS.items()}
 
 
 @pytest.mark.parametrize("name", list(REDUCTIONS))
 @given(data=st.data())
-def test_reduction_forward(name, data):
-    fn, reference, _ = REDUCTIONS[name]
-    x, axis, keepdims = data.draw(_reduction_case(name))
-    out = fn(x, axis, keepdims)
-    expected = np.asarray(reference(x.numpy(), axis=axis, keepdims=keepdims))
-    assert out.shape == expected.shape and out.dtype == np.float64
-    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10, atol=1e-12)
-
-
-@pytest.mark.parametrize("name", list(REDUCTIONS))
-@given(data=st.data())
-def test_reduction_gradcheck(name, data):
-    fn = REDUCTIONS[name][0]
-    x, axis, keepdims = data.draw(_reduction_case(name))
-    assert gradcheck(lambda t: fn(t, axis, keepdims), x)
-
-
-@pytest.mark.parametrize("name", list(REDUCTIONS))
-@given(data=st.data())
-def test_reduction_backward_hygiene(name, data):
-    fn = REDUCTIONS[name][0]
-    x, axis, keepdims = data.draw(_reduction_case(name, transposed=True))
-    assert check_backward_hygiene(lambda t: fn(t, axis, keepdims), x)
+def test_reduction_forward_and_gradients(name, data):
+    CASES[name](data)
 
 
 @pytest.mark.parametrize("name", ["Sum", "Mean", "Max", "Min", "Var", "LogSumExp"])
@@ -129,6 +112,40 @@ def test_bad_axes_are_named(axis, message):
         F.sum(minitx.ones(2, 3), axis)
 
 
-def test_var_without_degrees_of_freedom():
-    with pytest.raises(ValueError, match="var: 1 elements with ddof=1 leaves no degrees of freedom"):
-        F.var(minitx.ones(3, 1), axis=1, ddof=1)
+@pytest.mark.parametrize("shape, axis, ddof", [((3, 1), 1, 1), ((2, 2), 1, 2), ((2, 3), None, 7), ((2, 0), 1, 0)])
+def test_var_without_degrees_of_freedom_is_numpys_inf_or_nan_with_a_warning(shape, axis, ddof):
+    data = np.arange(float(np.prod(shape))).reshape(shape)
+    data[..., :1] = data[..., -1:]  # some rows constant (0 / 0 = NaN), others not (x / 0 = inf)
+    x = minitx.tensor(data, dtype="float64", requires_grad=True)
+    with pytest.warns(RuntimeWarning, match=f"var: .* with ddof={ddof} leave no degrees of freedom"):
+        v = F.var(x, axis, ddof=ddof)
+    with np.errstate(divide="ignore", invalid="ignore"), pytest.warns(RuntimeWarning):
+        expected = np.var(data, axis=axis, ddof=ddof)
+    np.testing.assert_array_equal(v.numpy(), expected)
+    v.sum().backward()
+    assert not np.isfinite(x.grad.numpy()).any()
+
+
+def test_max_and_min_over_an_empty_axis_name_the_op():
+    with pytest.raises(ValueError, match=r"max: axis 1 of the input of shape \(2, 0\) has length 0"):
+        F.max(minitx.ones(2, 0), axis=1)
+    with pytest.raises(ValueError, match=r"min: axis 0 of the input of shape \(0, 3\) has length 0"):
+        F.min(minitx.ones(0, 3))
+
+
+def test_logsumexp_of_nothing_is_minus_infinity():
+    """log sum exp over an empty axis is the log of an empty sum, -inf, as numpy and torch give."""
+    np.testing.assert_array_equal(F.logsumexp(minitx.ones(2, 0), axis=1).numpy(), [-np.inf, -np.inf])
+    assert F.logsumexp(minitx.ones(0, 3), axis=1).shape == (0,)
+
+
+def test_logsumexp_of_a_slice_with_nan_is_nan_with_a_nan_gradient():
+    x = minitx.tensor([[1.0, np.nan, 2.0], [1.0, 2.0, 3.0], [-np.inf, -np.inf, -np.inf]], dtype="float64",
+                      requires_grad=True)
+    y = F.logsumexp(x, axis=1)
+    assert np.isnan(y.numpy()[0]) and y.numpy()[2] == -np.inf
+    np.testing.assert_allclose(y.numpy()[1], np.log(np.exp([1.0, 2.0, 3.0]).sum()))
+    y.sum().backward()
+    assert np.isnan(x.grad.numpy()[0]).all()
+    np.testing.assert_array_equal(x.grad.numpy()[2], 0.0)  # the fully masked row: no gradient
+    assert np.isnan(F.logsumexp(x, axis=0).numpy()[1])  # the column holding the NaN

@@ -263,6 +263,10 @@ def test_split_into_sections_and_at_cut_points():
         np.testing.assert_array_equal(part.numpy(), expected)
     with pytest.raises(ValueError, match="split: axis 1 of length 6 does not split into 4 equal parts"):
         F.split(x, 4, axis=1)
+    for axis in (2, -3, 1.0):
+        with pytest.raises(ValueError, match=rf"split: axis {axis} does not exist in a tensor of shape \(2, 6\); "
+                                             r"expected an int in \[-2, 2\)"):
+            F.split(x, 2, axis=axis)
 
 
 def test_concatenate_and_stack_route_each_gradient_to_its_input():

@@ -7,8 +7,8 @@ from translate_kit import TINY, no_network, subset_dir  # noqa: F401
 
 from minitx.serialization import load
 from minitx.translate.recipes import build_config
-from minitx.translate import training
-from minitx.translate.training import average_checkpoints, train
+from minitx.train import average_checkpoints, loop
+from minitx.translate.training import train
 
 
 def test_the_last_epochs_are_kept_averaged_and_evaluated(subset_dir, tmp_path, monkeypatch):
@@ -35,7 +35,7 @@ def test_a_worse_average_is_not_chosen(subset_dir, tmp_path, monkeypatch):
     """Averaging epochs that are still far apart can give a worse model than the best single
     one; the run must then keep best.npz. Here the "average" is made useless (all zeros)."""
     monkeypatch.setenv("MINITX_DATA_DIR", str(subset_dir))
-    monkeypatch.setattr(training, "average_checkpoints",
+    monkeypatch.setattr(loop, "average_checkpoints",
                         lambda paths: {k: np.zeros_like(v) for k, v in load(paths[-1])["model"].items()})
     run_dir = tmp_path / "run"
     results = train(build_config(None, output_dir=str(run_dir), **{**TINY, "epochs": 2, "average_last": 2}),

@@ -1,7 +1,13 @@
-"""bleu_scores: sacreBLEU corpus BLEU, cased and lowercased, with signatures."""
+"""bleu_scores: sacreBLEU corpus BLEU, cased and lowercased, the tutorials' token BLEU; detokenizing
+word-level output."""
+import logging
+import math
+from collections import Counter
+
 import pytest
 import sacrebleu
 
+from minitx.data.word import detokenize, split_words
 from minitx.translate.evaluation import bleu_scores
 
 REFERENCES = ["A dog runs across the green grass.", "Two men are playing soccer in a park.",
@@ -31,3 +37,52 @@ def test_perfect_and_hopeless_translations():
 def test_counts_must_match():
     with pytest.raises(ValueError, match="bleu: 3 hypotheses for 4 references"):
         bleu_scores(HYPOTHESES[:3], REFERENCES)
+
+
+def tutorial_bleu(hypotheses, references):
+    """torchtext's bleu_score, written out: corpus BLEU-4 over lowercased word tokens, clipped
+    n-gram counts summed over the corpus, equal weights, brevity penalty, 0 if an order has
+    no match."""
+    hyps = [split_words(h) for h in hypotheses]
+    refs = [split_words(r) for r in references]
+    log_precision = 0.0
+    for n in range(1, 5):
+        matched = total = 0
+        for h, r in zip(hyps, refs):
+            h_grams = Counter(tuple(h[i:i + n]) for i in range(len(h) - n + 1))
+            r_grams = Counter(tuple(r[i:i + n]) for i in range(len(r) - n + 1))
+            matched += sum(min(c, r_grams[g]) for g, c in h_grams.items())
+            total += max(len(h) - n + 1, 0)
+        if matched == 0:
+            return 0.0
+        log_precision += math.log(matched / total) / 4
+    c, r = sum(map(len, hyps)), sum(map(len, refs))
+    return 100 * math.exp(min(0.0, 1 - r / c) + log_precision)
+
+
+def test_the_tutorials_token_bleu_is_corpus_bleu4_on_lowercased_word_tokens():
+    hypotheses = HYPOTHESES + ["A dog is running across the green grass."]
+    references = REFERENCES + ["A dog is running across the green grass!"]
+    scores = bleu_scores(hypotheses, references)
+    assert scores["bleu_tokens_lowercase"] == pytest.approx(tutorial_bleu(hypotheses, references), abs=0.005)
+    assert 0 < scores["bleu_tokens_lowercase"] < 100
+    assert "tok:none|smooth:none" in scores["signature_tokens"]
+    assert bleu_scores(["a b c"], ["a b c d e"])["bleu_tokens_lowercase"] == 0.0  # no 4-gram: no smoothing
+
+
+def test_word_level_output_is_detokenized_before_sacrebleu(caplog):
+    """A word-level model writes "a man in a t - shirt ." (spaced tokens, lowercased): after
+    detokenize, a perfect output scores 100 lowercased, as a perfect BPE output would, and
+    sacreBLEU sees no tokenized text (no "forgot to detokenize" warning, even for 100 lines)."""
+    references = ["A man in a t-shirt doesn't smile.", "Two dogs (one black) play.",
+                  'She says "hello" to the kids, then leaves!'] * 40
+    word_output = [" ".join(split_words(r)) for r in references]  # what WordTokenizer.decode gives
+    assert word_output[0] == "a man in a t - shirt doesn ' t smile ."
+    detokenized = [detokenize(line) for line in word_output]
+    assert detokenized[:3] == [r.lower() for r in references[:3]]
+    assert [split_words(line) for line in detokenized] == [line.split() for line in word_output]
+    with caplog.at_level(logging.WARNING):
+        scores = bleu_scores(detokenized, references)
+    assert scores["bleu_lowercase"] == scores["bleu_tokens_lowercase"] == 100.0
+    assert "detokenize" not in caplog.text
+    assert bleu_scores(word_output, references)["bleu_lowercase"] < 100.0  # spaced tokens score lower

@@ -3,8 +3,8 @@ import importlib.util
 import json
 
 import pytest
-from translate_kit import (REPO, copy_run, no_network, run_module, subset_dir, tiny_model,  # noqa: F401
-                           tiny_run)
+from translate_kit import (REPO, copy_run, no_network, run_module, small_subset_dir, subset_dir,  # noqa: F401
+                           tiny_model, tiny_run)
 
 from minitx.serialization import load, save
 from minitx.translate import training
@@ -38,6 +38,7 @@ def test_evaluate_prints_sacrebleu_scores_with_signatures(tiny_run, subset_dir, 
     assert lines[0].startswith("test_2016_flickr de-en (best, beam 1): BLEU ")
     assert lines[1].startswith("sacreBLEU signature: nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:")
     assert lines[2].startswith("lowercased BLEU ") and "nrefs:1|case:lc|" in lines[2]
+    assert lines[3].startswith("lowercased-token BLEU ") and "tok:none|smooth:none" in lines[3]
     # the same greedy translations as the run's own final evaluation
     results = json.loads((tiny_run / "results.json").read_text())
     assert f"BLEU {results['bleu']:.2f}" in lines[0] and f"BLEU {results['bleu_lowercase']:.2f}" in lines[2]
@@ -197,7 +198,8 @@ def test_train_help_explains_every_option_with_its_defaults(capsys, monkeypatch)
     for key in DEFAULTS:
         assert HELP[key] and " ".join(HELP[key].split()) in text, key
     assert "stop after this many MINUTES of training" in text
-    assert "[default none; recipes: cpu-quick 8, cpu-long 35, gpu-best 15]" in text  # time_limit
+    assert "never set by a recipe (recipes are steps or epochs) [default none]" in text  # time_limit
+    assert "[default none; recipes: cpu-quick 850, cpu-long 1650]" in text       # max_steps
     assert "[default 256; recipes: gpu-best 512]" in text                       # d_model
     assert "[default 4; recipes: seed004-small 8, gpu-best 8]" in text          # num_heads, via the preset
     assert "--overwrite" in text and "--schedule {inverse_sqrt,noam,cosine,constant}" in text
@@ -340,8 +342,8 @@ def test_translate_and_evaluate_decode_as_the_run_does(capsys, tiny_run, subset_
 
     def fake_evaluate(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, progress=True):
         calls.append((beam_size, length_penalty))
-        return {"bleu": 1.0, "bleu_lowercase": 2.0, "signature": "s", "signature_lowercase": "t", "empty": 0,
-                "truncated": 0, "capped": 0}
+        return {"bleu": 1.0, "bleu_lowercase": 2.0, "bleu_tokens_lowercase": 3.0, "signature": "s",
+                "signature_lowercase": "t", "signature_tokens": "u", "empty": 0, "truncated": 0, "capped": 0}
 
     monkeypatch.setattr(evaluation, "translate_sentences", fake_translate)
     monkeypatch.setattr(training, "evaluate_split", fake_evaluate)
@@ -353,3 +355,53 @@ def test_translate_and_evaluate_decode_as_the_run_does(capsys, tiny_run, subset_
     code, out, _ = run_main(capsys, "evaluate", *common, "--data-dir", subset_dir, "--no-progress")
     assert code == 0 and "(best, beam 3): BLEU 1.00" in out
     assert calls == [(3, 1.5), (2, 0.0), (3, 1.5)]
+
+
+@pytest.mark.parametrize("command, option, value, message", [
+    ("train", "--seed", -1, "seed must be an integer >= 0, got -1"),
+    ("train", "--length-penalty", "nan", "length_penalty must be a number, got nan"),
+    ("translate", "--length-penalty", "nan", "length_penalty must be a number, got nan"),
+    ("evaluate", "--length-penalty", "inf", "length_penalty must be a number, got inf"),
+    ("evaluate", "--device", "tpu", "device must be 'auto', 'cpu' or 'cuda', got 'tpu'"),
+])
+def test_every_command_validates_options_alike_before_anything_is_written(capsys, tiny_run, tmp_path, command,
+                                                                          option, value, message):
+    """One validation (validate_config) for all commands: a bad value is refused with the same
+    message by train (no run directory is made) and by translate/evaluate (no model is loaded)."""
+    where = ["--output-dir", tmp_path / "run", "--data-dir", tmp_path] if command == "train" else ["--run", tiny_run]
+    code, _, err = run_main(capsys, command, *where, option, value, "--no-progress" if command != "translate" else
+                            "--device=cpu")
+    assert code == 2 and f"error: invalid configuration: {message}" in err
+    assert not (tmp_path / "run").exists()
+
+
+# ------------------------------------------------------------------ Ctrl-C
+
+
+def test_ctrl_c_saves_the_run_and_says_how_to_resume(capsys, small_subset_dir, tmp_path, monkeypatch):
+    """A SIGINT during the first step: the step ends, last.npz is saved, the command exits 130
+    without a traceback and prints the command that continues the run, which finishes it."""
+    import signal
+
+    import minitx.optim
+
+    clip = minitx.optim.clip_grad_norm_
+
+    def press_ctrl_c_then_clip(*args, **kwargs):
+        monkeypatch.setattr(minitx.optim, "clip_grad_norm_", clip)  # once
+        signal.raise_signal(signal.SIGINT)
+        return clip(*args, **kwargs)
+
+    monkeypatch.setattr(minitx.optim, "clip_grad_norm_", press_ctrl_c_then_clip)
+    run_dir = tmp_path / "run dir"
+    argv = ["train", "--output-dir", run_dir, "--data-dir", small_subset_dir, "--vocab-size", 400, "--d-model", 32,
+            "--num-heads", 2, "--encoder-layers", 1, "--decoder-layers", 1, "--d-ff", 64, "--max-len", 64,
+            "--max-tokens", 600, "--max-steps", 2, "--beam-size", 1, "--device", "cpu", "--no-progress"]
+    code, _, err = run_main(capsys, *argv)
+    assert code == 130 and "Traceback" not in err
+    assert f"interrupted: saved {run_dir / 'last.npz'} at step 1" in err
+    assert f"continue it with: python -m minitx.translate train --output-dir '{run_dir}' --resume" in err
+    assert load(run_dir / "last.npz")["progress"]["step"] == 1
+    code, _, err = run_main(capsys, "train", "--output-dir", run_dir, "--resume", "--no-progress")
+    assert code == 0, err
+    assert json.loads((run_dir / "results.json").read_text())["steps"] == 2

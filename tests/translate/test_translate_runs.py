@@ -6,12 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from translate_kit import (SMALL, TINY, copy_run, no_network, small_subset_dir, subset_dir,  # noqa: F401
-                           tiny_run)
+from translate_kit import (SMALL, TINY, assert_same_state, copy_run, no_network, small_subset_dir,  # noqa: F401
+                           subset_dir, tiny_run)
 
 from minitx.data import load_tokenizer, make_batch
 from minitx.nn import Transformer
 from minitx.serialization import load
+from minitx.train import json_safe
 from minitx.translate import training
 from minitx.translate.recipes import (DEFAULTS, MODEL_ARGS, RECIPES, build_config, preset_settings,
                                       validate_config)
@@ -68,6 +69,25 @@ def test_overwrite_deletes_the_earlier_run_and_nothing_else(small_subset_dir, ti
     assert json.loads((run_dir / "results.json").read_text())["checkpoint"] == "best"
 
 
+def test_a_failed_start_leaves_nothing_behind(small_subset_dir, tiny_run, tmp_path):
+    """No data: no run directory is made, so the same command (with the data) is not refused
+    afterwards; an --overwrite that fails to start leaves the earlier run as it was."""
+    from minitx.data import DataNotFoundError
+
+    run_dir = tmp_path / "run"
+    with pytest.raises(DataNotFoundError):
+        training.train(small_config(tmp_path / "no-data", run_dir), progress=False)
+    assert not run_dir.exists()
+    training.train(small_config(small_subset_dir, run_dir), progress=False)
+    assert (run_dir / "results.json").is_file()
+
+    earlier = copy_run(tiny_run, tmp_path / "earlier")
+    before = snapshot(earlier)
+    with pytest.raises(DataNotFoundError):
+        training.train(small_config(tmp_path / "no-data", earlier), overwrite=True, progress=False)
+    assert snapshot(earlier) == before
+
+
 def test_resume_and_overwrite_exclude_each_other(tmp_path):
     with pytest.raises(ValueError, match="choose one"):
         training.train(small_config(tmp_path, tmp_path / "run"), resume=True, overwrite=True)
@@ -107,7 +127,7 @@ def test_resume_refuses_options_that_change_the_run(tiny_run, tmp_path):
 
 
 def test_resume_config_allows_the_harmless_options_and_reports_them(tmp_path):
-    saved = training._json_safe(build_config(None, **TINY))
+    saved = json_safe(build_config(None, **TINY))
     changed = {"epochs": 20, "max_steps": 50, "time_limit": 2.5, "save_every": 0, "bleu_every": 2,
                "bleu_val_sentences": 10, "device": "auto", "beam_size": 4, "length_penalty": 1.0,
                "average_last": 3, "data_dir": "/elsewhere"}
@@ -180,6 +200,8 @@ def test_final_names_the_checkpoint_the_run_chose(tmp_path):
     ({"joint_vocab": False, "share_embeddings": True}, "share_embeddings needs one joint vocabulary"),
     ({"schedule": "cosine"}, "schedule 'cosine' needs max_steps"),
     ({"d_modle": 64}, "unknown configuration keys ['d_modle']"),
+    ({"seed": -1}, "seed must be an integer >= 0, got -1"),
+    ({"length_penalty": float("nan")}, "length_penalty must be a number, got nan"),
 ])
 def test_invalid_configurations_are_refused_before_anything_is_written(tmp_path, change, message):
     config = {**build_config(None, output_dir=str(tmp_path / "run"), **TINY), "max_steps": None, **change}
@@ -189,6 +211,29 @@ def test_invalid_configurations_are_refused_before_anything_is_written(tmp_path,
     with pytest.raises(ValueError):
         training.train(config, progress=False)
     assert not (tmp_path / "run").exists()
+
+
+def test_recipes_are_steps_or_epochs_never_minutes():
+    for name, recipe in RECIPES.items():
+        assert "time_limit" not in recipe, name
+        assert build_config(name)["time_limit"] is None and (recipe.get("max_steps") or recipe.get("epochs")), name
+
+
+@pytest.mark.parametrize("recipe", ["cpu-quick", "cpu-long"])
+def test_a_recipe_and_a_seed_train_the_same_model_twice(small_subset_dir, tmp_path, recipe):
+    """Shrunk through overrides (a tiny model, three steps), but with the recipe's own limits
+    otherwise: nothing depends on the clock, so both runs hold the same checkpoints."""
+    shrink = dict(vocab_size=400, d_model=32, num_heads=2, encoder_layers=1, decoder_layers=1, d_ff=64, max_len=64,
+                  max_tokens=600, max_steps=3, save_every=2, beam_size=1, device="cpu",
+                  data_dir=str(small_subset_dir))
+    for name in ("a", "b"):
+        training.train(build_config(recipe, output_dir=str(tmp_path / name), **shrink), progress=False)
+    for checkpoint in ("last.npz", "best.npz"):
+        a, b = load(tmp_path / "a" / checkpoint), load(tmp_path / "b" / checkpoint)
+        for part in ("model", "optimizer", "schedule", "rng"):
+            if part in a:
+                assert_same_state(a[part], b[part], f"{checkpoint}/{part}")
+    assert load(tmp_path / "a" / "last.npz")["progress"]["step"] == 3
 
 
 def test_every_recipe_is_valid():

@@ -2,9 +2,9 @@
 import json
 import math
 
-import numpy as np
 import pytest
-from translate_kit import TINY, TINY_EPOCHS, no_network, subset_dir, tiny_run, write_gz_lines  # noqa: F401
+from translate_kit import (TINY, TINY_EPOCHS, assert_same_state, no_network, subset_dir, tiny_run,  # noqa: F401
+                           write_gz_lines)
 
 import minitx
 import minitx.optim
@@ -86,22 +86,6 @@ def kill_during_step(monkeypatch, step):
     monkeypatch.setattr(minitx.optim, "clip_grad_norm_", clip_then_maybe_die)
 
 
-def assert_same_state(a, b, where=""):
-    """Nested checkpoint contents are identical: arrays bit for bit, other values equal."""
-    if isinstance(a, dict):
-        assert sorted(a) == sorted(b), where
-        for key in a:
-            assert_same_state(a[key], b[key], f"{where}/{key}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
-            assert_same_state(x, y, f"{where}[{i}]")
-    elif isinstance(a, np.ndarray):
-        np.testing.assert_array_equal(a, b, err_msg=where)
-    else:
-        assert a == b, where
-
-
 def test_killed_run_resumes_to_exactly_the_uninterrupted_state(subset_dir, tmp_path):
     """Run A trains 12 steps in one go. Run B is killed during step 8 (the batches of one epoch
     are far more than 12), loses the steps after its last save, then resumes to 12 steps.
@@ -125,6 +109,35 @@ def test_killed_run_resumes_to_exactly_the_uninterrupted_state(subset_dir, tmp_p
     results_a = json.loads((tmp_path / "a" / "results.json").read_text())
     results_b = json.loads((tmp_path / "b" / "results.json").read_text())
     assert results_a["example"] == results_b["example"] and results_a["bleu"] == results_b["bleu"]
+
+
+def test_a_run_killed_before_its_final_validation_finishes_when_resumed(subset_dir, tmp_path):
+    """The last step's checkpoint is written (step 6, save_every 3), then the kill comes in
+    the validation that would write best.npz: the resumed run records the epoch, writes
+    best.npz and scores it as the uninterrupted run does."""
+    total = 6
+    training.train(resume_config(subset_dir, tmp_path / "a", total), progress=False)
+
+    class Died(BaseException):
+        """A kill (SIGKILL): no handler runs."""
+
+    def die(*args):
+        raise Died()
+
+    with pytest.MonkeyPatch.context() as patch, pytest.raises(Died):
+        patch.setattr(training, "validation_loss", die)
+        training.train(resume_config(subset_dir, tmp_path / "b", total), progress=False)
+    assert load(tmp_path / "b" / "last.npz")["progress"]["step"] == total
+    assert not (tmp_path / "b" / "best.npz").exists()
+    training.train(resume_config(subset_dir, tmp_path / "b", total), resume=True, progress=False)
+    for name in ("last.npz", "best.npz"):
+        a, b = load(tmp_path / "a" / name), load(tmp_path / "b" / name)
+        assert_same_state(a["model"], b["model"], name)
+    results_a = json.loads((tmp_path / "a" / "results.json").read_text())
+    results_b = json.loads((tmp_path / "b" / "results.json").read_text())
+    assert results_a["val_loss"] == results_b["val_loss"] and results_a["example"] == results_b["example"]
+    history = json.loads((tmp_path / "b" / "history.json").read_text())
+    assert [h["step"] for h in history] == [total]
 
 
 def test_resume_may_extend_a_finished_run(subset_dir, tmp_path, capsys):

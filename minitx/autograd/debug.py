@@ -1,0 +1,181 @@
+"""Looking inside backward: a trace of the ops the engine visits, and anomaly mode.
+
+    from minitx.autograd.debug import detect_anomaly, trace_backward
+
+    with trace_backward() as trace:
+        loss.backward()
+    print(trace)        # one row per op, in the order the engine ran their backward
+
+    with detect_anomaly():
+        loss = model(x)     # the first op whose forward gives NaN/inf raises here ...
+        loss.backward()     # ... or whose backward does, naming the line that created it
+
+Both are hooks: ``minitx.autograd.engine.backward_hooks`` (called after each op's backward)
+and ``minitx.autograd.function.forward_hooks`` (after each op's forward). While neither is on,
+those lists are empty and an op pays one empty loop. The hooks are process-wide, not per
+thread.
+"""
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+import weakref
+from typing import NamedTuple
+
+from minitx import backend
+from minitx.autograd import engine, function
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../minitx
+_AUTOGRAD = os.path.dirname(os.path.abspath(__file__))
+
+
+def _norm(array) -> float:
+    """The 2-norm, summed in float64 (a float32 sum of squares overflows early)."""
+    xp = backend.get_array_module(array)
+    a = array.astype(xp.float64)
+    return float(xp.sqrt(xp.sum(a * a)))
+
+
+def _describe(array) -> str:
+    return f"{tuple(array.shape)} {array.dtype.name}"
+
+
+# ---------------------------------------------------------------------- the backward trace
+class TraceRow(NamedTuple):
+    """One op's backward: its name, dy (shape, norm) and each returned gradient (or None)."""
+
+    step: int
+    op: str
+    dy_shape: tuple
+    dy_norm: float
+    grads: tuple  # per input: (shape, norm), or None where the op returned no gradient
+
+
+class trace_backward:
+    """Record every op's backward while the block runs: ``with trace_backward() as t: ...``.
+
+    ``t.rows`` holds one ``TraceRow`` per op, in engine order (the output's op first);
+    ``str(t)`` is a table. Computing the norms reads every gradient back (one device
+    synchronisation per array on the GPU): use it to look, not while training fast.
+    """
+
+    def __init__(self):
+        self.rows: list[TraceRow] = []
+
+    def _hook(self, fn, dy, input_grads):
+        grads = tuple(None if g is None else (tuple(g.shape), _norm(g)) for g in input_grads)
+        self.rows.append(TraceRow(len(self.rows), fn.name, tuple(dy.shape), _norm(dy), grads))
+
+    def __enter__(self):
+        engine.backward_hooks.append(self._hook)
+        return self
+
+    def __exit__(self, *exc):
+        engine.backward_hooks.remove(self._hook)
+        return False
+
+    def __str__(self) -> str:
+        table = [("#", "op", "dy shape", "|dy|", "gradients returned: shape |g|")]
+        for r in self.rows:
+            returned = "; ".join("-" if g is None else f"{g[0]} {g[1]:.3e}" for g in r.grads)
+            table.append((str(r.step), r.op, str(r.dy_shape), f"{r.dy_norm:.3e}", returned))
+        widths = [max(len(row[i]) for row in table) for i in range(4)]
+        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4]
+                 for row in table]
+        lines.insert(1, "-" * len(lines[0]))
+        return "\n".join(line.rstrip() for line in lines)
+
+
+# ---------------------------------------------------------------------- anomaly mode
+def _creation_site(frame, limit=8) -> list:
+    """(file, line, function) from the caller of the op outwards, up to and including the
+    first frame outside minitx (the user's line), at most ``limit`` frames."""
+    sites = []
+    while frame is not None and len(sites) < limit:
+        path = frame.f_code.co_filename
+        if not path.startswith(_AUTOGRAD):  # Function.__call__ and this module say nothing
+            sites.append((path, frame.f_lineno, frame.f_code.co_name))
+            if not path.startswith(_PACKAGE):
+                break
+        frame = frame.f_back
+    return sites
+
+
+def _format_site(sites) -> str:
+    if not sites:
+        return "  (no creation site recorded: the op ran before detect_anomaly was on)"
+    user = sites[-1]
+    code = linecache.getline(user[0], user[1]).strip()
+    lines = [f"  created at {user[0]}:{user[1]} in {user[2]}" + (f":  {code}" if code else "")]
+    lines += [f"    via {os.path.relpath(p, os.path.dirname(_PACKAGE))}:{n} in {f}" for p, n, f in sites[-2::-1]]
+    return "\n".join(lines)
+
+
+def _problem(array, allow_inf=False):
+    """'NaN', 'inf' or None for a floating array; integer arrays hold neither."""
+    if array.dtype.kind != "f":
+        return None
+    xp = backend.get_array_module(array)
+    if bool(xp.isnan(array).any()):
+        return "NaN"
+    if not allow_inf and bool(xp.isinf(array).any()):
+        return "inf"
+    return None
+
+
+class detect_anomaly:
+    """Raise ``FloatingPointError`` at the first op whose forward output, or whose backward
+    gradient, holds a NaN or an infinity: the message names the op, its input shapes (and
+    which of them already held NaN/inf) and the line of user code that created the op.
+
+    While it is on, every op also records where it was called from (a few stack frames, taken
+    at forward time), so a backward failure can point at the line that built the op.
+    ``allow_inf=True`` lets forward outputs hold infinities (``masked_fill(mask, -inf)``
+    before a softmax is a common intended one); NaN and non-finite gradients still raise.
+    Slow (a check of every array): for finding a bug, not for training.
+    """
+
+    def __init__(self, allow_inf: bool = False):
+        self.allow_inf = allow_inf
+        self._sites = weakref.WeakKeyDictionary()  # op -> its creation site
+
+    def _forward(self, fn, inputs, output):
+        site = _creation_site(sys._getframe(1))
+        self._sites[fn] = site
+        problem = _problem(output, self.allow_inf)
+        if problem:
+            raise FloatingPointError(f"detect_anomaly: the forward of '{fn.name}' produced {problem} "
+                                     f"in its output {_describe(output)}\n"
+                                     f"{self._inputs(inputs)}\n{_format_site(site)}")
+
+    def _backward(self, fn, dy, input_grads):
+        for position, g in enumerate(input_grads):
+            problem = None if g is None else _problem(g)
+            if problem:
+                dy_note = f"; dy ({_describe(dy)}) held {_problem(dy)} already" if _problem(dy) else ""
+                raise FloatingPointError(
+                    f"detect_anomaly: the backward of '{fn.name}' produced {problem} in the gradient for "
+                    f"input {position} {_describe(g)}{dy_note}\n{self._inputs(fn.inputs)}\n"
+                    f"{_format_site(self._sites.get(fn))}")
+
+    @staticmethod
+    def _inputs(inputs) -> str:
+        parts = []
+        for position, t in enumerate(inputs):
+            held = _problem(t.data)
+            parts.append(f"{position}: {_describe(t.data)}" + (f" (held {held} already)" if held else ""))
+        return "  inputs: " + ", ".join(parts) if parts else "  inputs: none"
+
+    def __enter__(self):
+        function.forward_hooks.append(self._forward)
+        engine.backward_hooks.append(self._backward)
+        return self
+
+    def __exit__(self, *exc):
+        function.forward_hooks.remove(self._forward)
+        engine.backward_hooks.remove(self._backward)
+        return False
+
+
+__all__ = ["trace_backward", "TraceRow", "detect_anomaly"]

@@ -1,0 +1,123 @@
+"""The guard against in-place writes into arrays that a graph saved for backward.
+
+An op computes its gradient from the arrays it saved in forward, so writing into one of them
+between forward and backward (``w.data[...] = 0``, an optimizer step) would silently give a
+wrong gradient: ``y = (x * w).sum(); w.data[...] = 100.; y.backward()`` gave x.grad = [100, 100].
+Two mechanisms together catch both kinds of write:
+
+* **A lock.** While an op that has not run its backward holds an array, NumPy marks the array
+  owning that memory (the ``.base`` of a saved view) read-only, so a raw write raises at once.
+  Several ops may hold one array: the lock goes when the last lets go, in ``release()`` after
+  backward or when a graph dropped without backward is collected.
+* **A version.** minitx's own in-place writers (optimizer steps, gradient accumulation,
+  ``clip_grad_norm_``, ``nn.init``) call ``mark_modified`` first: it lifts the lock so the
+  write can happen, and counts a new version of the array. Each op remembers the versions it
+  saw, and backward through an op whose saved array changed version raises, naming the op
+  and the tensor.
+
+CuPy arrays have no read-only flag: on the GPU only the version check works.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minitx import backend
+
+
+class _Guard:
+    """One array that unreleased ops hold: how many hold it, and its version."""
+
+    __slots__ = ("array", "holders", "version", "locked")
+
+    def __init__(self, array):
+        self.array, self.holders, self.version = array, 0, 0
+        self.locked = False  # only a writeable NumPy array is locked (and later unlocked)
+
+    def hold(self) -> None:
+        self.holders += 1
+        if isinstance(self.array, np.ndarray) and self.array.flags.writeable:
+            self.array.flags.writeable = False
+            self.locked = True
+
+    def drop(self) -> None:
+        self.holders -= 1
+        if self.holders == 0:
+            self.unlock()
+            del _guards[id(self.array)]
+
+    def unlock(self) -> None:
+        if self.locked:
+            self.array.flags.writeable = True
+            self.locked = False
+
+
+_guards: dict = {}  # id(owning array) -> _Guard, while some unreleased op holds that array
+
+
+def _owner(array):
+    """The array that owns ``array``'s memory (a view keeps it in ``.base``), or None when
+    ``array`` is no numpy/cupy array or its memory belongs to something else (a buffer)."""
+    xp = backend.get_array_module(array)
+    if not isinstance(array, xp.ndarray):
+        return None
+    while array.base is not None:
+        if not isinstance(array.base, xp.ndarray):
+            return None  # e.g. an as_strided view: its read-only flag could not be lifted again
+        array = array.base
+    return array
+
+
+def hold(saved) -> tuple:
+    """Lock the arrays owning ``saved``'s memory; returns ((guard, version now), ...)."""
+    held = []
+    for array in saved:
+        owner = _owner(array)
+        if owner is None:
+            continue
+        guard = _guards.get(id(owner))
+        if guard is None:
+            guard = _guards[id(owner)] = _Guard(owner)
+        elif any(g is guard for g, _ in held):
+            continue  # two saved views of one array
+        guard.hold()
+        held.append((guard, guard.version))
+    return tuple(held)
+
+
+def let_go(held) -> None:
+    """Undo ``hold``: the last holder of an array unlocks it."""
+    for guard, _ in held:
+        guard.drop()
+
+
+def check(fn, held) -> None:
+    """Raise if an array that ``fn`` saved changed version since ``hold``."""
+    for guard, version in held:
+        if guard.version != version:
+            raise RuntimeError(f"backward: '{fn.name}' saved {_whose(fn, guard.array)} for its gradient, and "
+                               f"it was modified in place after the forward pass (version {version} -> "
+                               f"{guard.version}, e.g. by an optimizer step); run backward before changing "
+                               "it, or compute the forward again")
+
+
+def _whose(fn, owner) -> str:
+    """Which tensor owns the array ``owner``: an input by position, or else the op's own."""
+    for position, t in enumerate(fn.inputs):
+        if _owner(t.data) is owner:
+            return f"input {position} (shape {t.shape}, {t.dtype.name})"
+    return f"its output or an array it computed (shape {tuple(owner.shape)})"
+
+
+def mark_modified(*tensors) -> None:
+    """Call before writing into ``t.data`` in place (optimizers and initializers do).
+
+    Ops that saved the array for their gradient then refuse to run backward (their gradient
+    would be wrong), and the read-only lock they put on it is lifted so the write can happen.
+    Arrays that no op holds are left as they are. Tensors or raw arrays are accepted.
+    """
+    for t in tensors:
+        owner = _owner(getattr(t, "data", t))
+        guard = _guards.get(id(owner)) if owner is not None else None
+        if guard is not None:
+            guard.version += 1
+            guard.unlock()

@@ -1,0 +1,205 @@
+"""Launchers of attention.cu, and the one rule for when the fused kernels can compute an
+attention (:func:`attention_plan`, asked by ``ops.ScaledDotProductAttention`` and by the
+launchers alike).
+
+The kernels' sizes live here and reach attention.cu as ``-D`` defines (``DEFINES``, passed
+by every build: CuPy's NVRTC, the CPU g++ build, the nvcc test), so the grid a launcher
+computes and the tiles the kernel uses come from the same numbers.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ._launch import check_int32, contiguous, float_dtype
+from ._runtime import CTYPE, backend_for
+
+#: Largest head dimension d: thread c of a block owns output column c.
+MAX_HEAD_DIM = 128
+#: Threads per block of every attention kernel (>= MAX_HEAD_DIM).
+THREADS = 128
+
+
+class Tiles(NamedTuple):
+    """Rows per shared-memory tile: forward query/key tiles, backward query/key tiles.
+    Sized so that static shared memory stays under 48 KB; bk <= 32 (one warp lane per score)."""
+    bq: int
+    bk: int
+    bqb: int
+    bkb: int
+
+
+TILES = {np.dtype(np.float32): Tiles(bq=16, bk=32, bqb=16, bkb=16),
+         np.dtype(np.float64): Tiles(bq=8, bk=16, bqb=8, bkb=8)}
+
+#: -D defines attention.cu is compiled with (see _runtime.compile_defines).
+DEFINES = {"ATT_DMAX": MAX_HEAD_DIM, "ATT_THREADS": THREADS,
+           **{f"ATT_{CTYPE[dt].upper()}_{name.upper()}": size
+              for dt, tiles in TILES.items() for name, size in tiles._asdict().items()}}
+
+
+class AttentionPlan(NamedTuple):
+    """How the kernels compute an attention: over ``batch_heads`` rows of [L, d] matrices,
+    with the mask (if any) reshaped to [mask_rows, Lk], and the kernel's causal flag."""
+    batch_heads: int
+    mask_rows: int | None
+    causal: bool
+
+
+def _key_padding_rows(mask_shape, q_shape, lk):
+    """B' when a mask of this shape, broadcast against the scores [..., Lq, Lk], is a
+    key-padding mask: it varies only along the first axis of q and the keys, so it can be
+    reshaped to [B', Lk] (B' = q_shape[0], or 1 for all). None for any other mask (per query,
+    per head, ...)."""
+    ndim = len(q_shape)
+    if len(mask_shape) > ndim:
+        return None
+    shape = (1,) * (ndim - len(mask_shape)) + tuple(mask_shape)
+    first = shape[0] if ndim > 2 else 1  # with no batch axes, axis 0 is the queries
+    if shape[-1] != lk or any(n != 1 for n in shape[1 if ndim > 2 else 0:-1]):
+        return None
+    if first not in (1, q_shape[0]):
+        return None
+    return first
+
+
+def attention_plan(q_shape, k_shape, v_shape, mask_shape=None, causal=False, dropout=False,
+                   weights=False):
+    """Whether the fused kernels can compute this attention: an :class:`AttentionPlan`, or a
+    str saying why not.
+
+    The shapes and flags mean what they mean to ``ops.ScaledDotProductAttention``: q [..., Lq,
+    d], k [..., Lk, d], v [..., Lk, dv]; a mask broadcast to [..., Lq, Lk]; causal lets query
+    i see keys j <= i + Lk - Lq. The kernels need one set of batch axes, d = dv <= 128 (the
+    ``MAX_HEAD_DIM``), a key-padding mask, no dropout on the weights and no weights returned
+    (they never form P), and a causal mask that fits theirs, j <= i: Lq == Lk, or Lq == 1
+    (the one query sees every key, so the kernel runs without its causal flag).
+    """
+    lq, d = q_shape[-2:]
+    lk, dv = k_shape[-2], v_shape[-1]
+    if dropout:
+        return "dropout on the attention weights (the kernels never form them)"
+    if weights:
+        return "the attention weights were requested (the kernels never form them)"
+    if not tuple(q_shape[:-2]) == tuple(k_shape[:-2]) == tuple(v_shape[:-2]):
+        return f"the batch axes of q {tuple(q_shape)}, k {tuple(k_shape)}, v {tuple(v_shape)} differ"
+    if k_shape[-1] != d or dv != d:
+        return f"head dims differ: q {d}, k {k_shape[-1]}, v {dv}"
+    if not 1 <= d <= MAX_HEAD_DIM:
+        return f"head dim {d} not in [1, {MAX_HEAD_DIM}]"
+    if causal and lq not in (lk, 1):
+        return f"causal with Lq = {lq} != Lk = {lk} (the kernels' causal mask is j <= i)"
+    rows = None
+    if mask_shape is not None:
+        rows = _key_padding_rows(mask_shape, q_shape, lk)
+        if rows is None:
+            return f"mask of shape {tuple(mask_shape)} is not a key-padding mask"
+    return AttentionPlan(math.prod(q_shape[:-2]), rows, bool(causal) and lq != 1)
+
+
+def attention_mask_supported(mask_shape, batch_heads, lk) -> bool:
+    """True if ``attention_forward/backward`` accept a key-padding mask of this shape:
+    ``[B, Lk]`` or ``[B, 1, ..., 1, Lk]`` with ``batch_heads % B == 0`` (row b of the mask
+    serves the ``batch_heads / B`` consecutive head-rows of batch b)."""
+    shape = tuple(int(s) for s in mask_shape)
+    if len(shape) < 2 or shape[-1] != lk or any(s != 1 for s in shape[1:-1]):
+        return False
+    return shape[0] > 0 and batch_heads % shape[0] == 0
+
+
+def _attention_prepare(be, q, k, v, key_pad_mask, scale):
+    """Contiguous q, k, v, the uint8 mask [B, Lk] or None, and the kernels' sizes; a
+    ValueError naming what does not fit."""
+    xp = be.xp
+    if q.ndim != 3 or k.ndim != 3 or v.ndim != 3:
+        raise ValueError("attention expects q, k, v of shape [BH, L, d]")
+    q, k, v = contiguous(xp, q, k, v)
+    dt = float_dtype(q, k, v)
+    BH, Lq, d = (int(s) for s in q.shape)
+    Lk = int(k.shape[1])
+    if k.shape != (BH, Lk, d) or v.shape != (BH, Lk, d):
+        raise ValueError(f"k and v must be [{BH}, Lk, {d}], got {k.shape} and {v.shape}")
+    check_int32(elements=max(BH * Lq * d, BH * Lk * d))
+    B, m = 1, None
+    if key_pad_mask is not None:
+        km = xp.asarray(key_pad_mask)
+        if not attention_mask_supported(km.shape, BH, Lk):
+            raise ValueError(
+                f"unsupported attention mask shape {tuple(km.shape)}: only key-padding masks "
+                f"[B, Lk] / [B, 1, .., 1, Lk] with BH % B == 0 are fused")
+        B = int(km.shape[0])
+        if km.dtype != np.bool_ and km.dtype != np.uint8:
+            km = km != 0
+        m = xp.ascontiguousarray(km.reshape(B, Lk)).view(np.uint8)
+    # the same rule as the op's, seen as B batches of BH / B heads (the causal flag here is
+    # the kernels' own, j <= i, so it is not the op's to judge)
+    plan = attention_plan((B, BH // B, Lq, d), (B, BH // B, Lk, d), (B, BH // B, Lk, d),
+                          None if m is None else (B, 1, 1, Lk))
+    if isinstance(plan, str):
+        raise ValueError(f"attention: {plan}")
+    if scale is None:
+        scale = 1.0 / math.sqrt(d)
+    heads = BH // B
+    return q, k, v, m, dt, BH, Lq, Lk, d, heads, dt.type(scale)
+
+
+def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None):
+    """Fused ``o = softmax(scale * q k^T + mask) v`` with online softmax.
+
+    q: [BH, Lq, d]; k, v: [BH, Lk, d]; d <= MAX_HEAD_DIM, any Lq, Lk.  key_pad_mask: None or
+    a key-padding mask (see :func:`attention_mask_supported`; True = attend).  causal: key j
+    is visible to query i iff j <= i (top-left aligned).  scale defaults to 1/sqrt(d).
+    Returns (o, lse): o like q, lse [BH, Lq] = logsumexp of the scaled, masked scores.  A
+    fully masked query row gives o = 0, lse = -inf.
+    """
+    be = backend_for(q, k, v, key_pad_mask)
+    q, k, v, m, dt, BH, Lq, Lk, d, heads, scale = _attention_prepare(be, q, k, v, key_pad_mask, scale)
+    o = be.empty((BH, Lq, d), dt)
+    lse = be.empty((BH, Lq), dt)
+    if BH and Lq:
+        if Lk == 0:
+            o[...] = 0
+            lse[...] = -np.inf
+        else:
+            grid = BH * (-(-Lq // TILES[dt].bq))
+            be.launch("attention.cu", "attention_forward", dt, (grid,), (THREADS,),
+                      (q, k, v, m, o, lse, np.int32(BH), np.int32(heads), np.int32(Lq),
+                       np.int32(Lk), np.int32(d), np.int32(bool(causal)), scale))
+    return o, lse
+
+
+def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, scale=None):
+    """Backward of :func:`attention_forward` (P recomputed from q, k, lse).
+
+    Same shapes/mask/causal/scale as the forward; o and lse are the forward's
+    outputs and do the gradient of o.  Returns (dq, dk, dv) shaped like q, k, v.
+    Fully masked query rows (lse == -inf) contribute nothing (no NaN).
+    """
+    be = backend_for(q, k, v, o, lse, do, key_pad_mask)
+    xp = be.xp
+    q, k, v, m, dt, BH, Lq, Lk, d, heads, scale = _attention_prepare(be, q, k, v, key_pad_mask, scale)
+    o, do, lse = contiguous(xp, o.reshape(BH, Lq, d), do.reshape(BH, Lq, d), lse.reshape(BH, Lq))
+    float_dtype(q, o, do, lse)
+    dq = be.empty((BH, Lq, d), dt)
+    dk = be.empty((BH, Lk, d), dt)
+    dv = be.empty((BH, Lk, d), dt)
+    if BH and (Lq == 0 or Lk == 0):
+        dq[...] = 0
+        dk[...] = 0
+        dv[...] = 0
+    elif BH:
+        tiles = TILES[dt]
+        delta = be.empty((BH, Lq), dt)
+        rows = BH * Lq
+        warps = THREADS // 32
+        be.launch("attention.cu", "attention_backward_delta", dt, (-(-rows // warps),),
+                  (THREADS,), (o, do, delta, np.int32(rows), np.int32(d)))
+        common = (np.int32(BH), np.int32(heads), np.int32(Lq), np.int32(Lk), np.int32(d),
+                  np.int32(bool(causal)), scale)
+        be.launch("attention.cu", "attention_backward_dkdv", dt, (BH * (-(-Lk // tiles.bkb)),),
+                  (THREADS,), (q, k, v, m, do, lse, delta, dk, dv) + common)
+        be.launch("attention.cu", "attention_backward_dq", dt, (BH * (-(-Lq // tiles.bqb)),),
+                  (THREADS,), (q, k, v, m, do, lse, delta, dq) + common)
+    return dq, dk, dv

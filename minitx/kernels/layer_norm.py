@@ -1,0 +1,71 @@
+"""Launchers of layer_norm.cu: layer norm over the last axis, forward and backward."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._launch import contiguous, float_dtype, launch_rows, rows_cols
+from ._runtime import backend_for
+
+_PARAM_THREADS = 128  # threads (one column each) of the dw/db kernels
+
+
+def layer_norm_forward(x, weight=None, bias=None, eps=1e-5):
+    """Layer norm over the last axis.
+
+    x: [..., cols]; weight, bias: [cols] or None.  Returns (y, mean, rstd) with
+    y shaped like x and mean, rstd shaped x.shape[:-1] (save them for the
+    backward).  Variance is the biased (1/cols) two-pass variance.
+    """
+    be = backend_for(x, weight, bias)
+    x, w, b = contiguous(be.xp, x, weight, bias)
+    dt = float_dtype(x, w, b)
+    rows, cols = rows_cols(x)
+    if cols == 0:
+        raise ValueError("layer_norm over an empty last axis")
+    for name, p in (("weight", w), ("bias", b)):
+        if p is not None and p.size != cols:
+            raise ValueError(f"{name} must have {cols} elements, got shape {p.shape}")
+    y = be.empty(x.shape, dt)
+    mean = be.empty(x.shape[:-1], dt)
+    rstd = be.empty(x.shape[:-1], dt)
+    if rows:
+        launch_rows(be, "layer_norm.cu", "layer_norm_forward", dt, (x, w, b, y, mean, rstd),
+                    rows, cols, (dt.type(eps),))
+    return y, mean, rstd
+
+
+def layer_norm_backward(dy, x, weight, mean, rstd, param_grads=True):
+    """Backward of :func:`layer_norm_forward`.
+
+    dy, x: [..., cols]; weight: [cols] or None (treated as ones); mean, rstd:
+    the saved forward statistics (x.shape[:-1]).  Returns (dx, dweight, dbias);
+    dweight = sum over rows of dy * xhat and dbias = sum over rows of dy (both
+    [cols], computed deterministically with per-block partials + a second
+    reduction kernel, no atomics).  With param_grads=False they are None.
+    """
+    be = backend_for(dy, x, weight, mean, rstd)
+    dy, x, w, mean, rstd = contiguous(be.xp, dy, x, weight, mean, rstd)
+    dt = float_dtype(x, dy, w, mean, rstd)
+    rows, cols = rows_cols(x)
+    if dy.shape != x.shape or mean.size != rows or rstd.size != rows:
+        raise ValueError("layer_norm_backward: inconsistent shapes")
+    dx = be.empty(x.shape, dt)
+    if rows == 0:  # nothing to launch; dw and db are sums over no rows
+        if not param_grads:
+            return dx, None, None
+        return dx, be.zeros((cols,), dt), be.zeros((cols,), dt)
+    launch_rows(be, "layer_norm.cu", "layer_norm_backward_dx", dt, (dy, x, w, mean, rstd, dx),
+                rows, cols)
+    if not param_grads:
+        return dx, None, None
+    dw = be.empty((cols,), dt)
+    db = be.empty((cols,), dt)
+    col_blocks = -(-cols // _PARAM_THREADS)
+    parts = int(max(1, min(rows, 256, -(-512 // col_blocks))))
+    part_w = be.empty((parts, cols), dt)
+    part_b = be.empty((parts, cols), dt)
+    be.launch("layer_norm.cu", "layer_norm_backward_dwdb_partial", dt, (col_blocks, parts),
+              (_PARAM_THREADS,), (dy, x, mean, rstd, part_w, part_b, np.int32(rows), np.int32(cols)))
+    be.launch("layer_norm.cu", "layer_norm_backward_dwdb_reduce", dt, (col_blocks,),
+              (_PARAM_THREADS,), (part_w, part_b, dw, db, np.int32(parts), np.int32(cols)))
+    return dx, dw, db

@@ -1,0 +1,90 @@
+"""Convolution and pooling layers: thin Modules around minitx.functional's conv and pool ops."""
+from __future__ import annotations
+
+import math
+
+from minitx import functional as F
+from minitx.nn import init
+from minitx.nn.layers import _new_parameter
+from minitx.nn.module import Module
+from minitx.ops.conv import pair
+
+
+class _ConvNd(Module):
+    """Weights [out_channels, in_channels / groups, *kernel] and bias [out_channels], both
+    ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in_channels / groups * prod(kernel), as PyTorch."""
+
+    _op = None  # conv1d or conv2d
+
+    def __init__(self, in_channels, out_channels, kernel, stride, padding, dilation, groups, bias, device, dtype):
+        super().__init__()
+        name = type(self).__name__
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"{name}: in_channels {in_channels} and out_channels {out_channels} must both be "
+                             f"divisible by groups {groups}")
+        self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel
+        self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
+        bound = 1 / math.sqrt(in_channels // groups * math.prod(kernel))
+        self.weight = init.uniform_(_new_parameter((out_channels, in_channels // groups) + kernel, device, dtype),
+                                    -bound, bound)
+        self.bias = init.uniform_(_new_parameter((out_channels,), device, dtype), -bound, bound) if bias else None
+
+    def forward(self, x):
+        return type(self)._op(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, dilation={self.dilation}, groups={self.groups}, "
+                f"bias={self.bias is not None}")
+
+
+class Conv1d(_ConvNd):
+    """y = conv1d(x, weight, bias): x [N, in_channels, L] -> [N, out_channels, L']."""
+
+    _op = staticmethod(F.conv1d)
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, device=None, dtype=None):
+        super().__init__(in_channels, out_channels, (kernel_size,), stride, padding, dilation, groups, bias,
+                         device, dtype)
+
+
+class Conv2d(_ConvNd):
+    """y = conv2d(x, weight, bias): x [N, in_channels, H, W] -> [N, out_channels, H', W']; kernel_size,
+    stride, padding and dilation are ints or (height, width) pairs."""
+
+    _op = staticmethod(F.conv2d)
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, device=None, dtype=None):
+        super().__init__(in_channels, out_channels, pair(kernel_size, "kernel_size", "Conv2d"), stride, padding,
+                         dilation, groups, bias, device, dtype)
+
+
+class MaxPool2d(Module):
+    """The maximum of each window: [N, C, H, W] -> [N, C, H', W'] (stride defaults to kernel_size)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
+
+    def forward(self, x):
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(Module):
+    """The mean of each window: [N, C, H, W] -> [N, C, H', W'] (stride defaults to kernel_size)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, count_include_pad=True):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.count_include_pad = count_include_pad
+
+    def forward(self, x):
+        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.count_include_pad)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"

@@ -1,0 +1,226 @@
+"""2-D convolution and pooling as im2col, with hand-derived backwards (col2im).
+
+im2col: for input x [N, C, H, W] (already padded) and a kh x kw kernel moved with ``stride``
+and spread by ``dilation``, output position (i, j) and kernel offset (a, b) read
+
+    x[n, c, i * stride_h + a * dilation_h, j * stride_w + b * dilation_w]
+
+All those reads at once form ``cols`` [N, C, kh, kw, Ho, Wo] (one fancy-indexing gather, with
+rows[a, i] = i * stride_h + a * dilation_h and cols[b, j] likewise), and convolution becomes a
+matrix product over (C, kh, kw). col2im is the transpose of that gather: each entry of dcols
+is ADDED back to the x position it was read from (overlapping windows read a position several
+times), dx = zeros, then dx[:, :, rows, cols] += dcols (scatter-add).
+
+The 1-d ops of minitx.functional run these with H = 1.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from minitx.autograd.function import Function
+from minitx.backend import get_array_module
+from minitx.ops.shape import scatter_add
+
+__all__ = ["Conv2d", "MaxPool2d", "AvgPool2d", "pair"]
+
+
+def pair(value, name, op):
+    """An int or a pair of ints as a pair (height, width) of ints."""
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+    if len(values) != 2 or not all(isinstance(v, numbers.Integral) for v in values):
+        raise ValueError(f"{op}: {name} must be an int or a pair of ints, got {value!r}")
+    return tuple(int(v) for v in values)
+
+
+def _window_starts(size, kernel, stride, dilation, op, axis):
+    """rows[a, i] = i * stride + a * dilation: the input position read by output i at offset a."""
+    span = dilation * (kernel - 1) + 1
+    if size < span:
+        raise ValueError(f"{op}: the {axis} of the padded input, {size}, is smaller than the kernel's span "
+                         f"{span} (kernel {kernel}, dilation {dilation})")
+    out = (size - span) // stride + 1
+    return np.arange(kernel)[:, None] * dilation + np.arange(out)[None, :] * stride
+
+
+class _Windows:
+    """The im2col/col2im geometry of one call: padding, and where each window reads."""
+
+    def __init__(self, op, x_shape, kernel, stride, padding, dilation):
+        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+        if min(kh, kw, sh, sw, dh, dw) < 1 or min(ph, pw) < 0:
+            raise ValueError(f"{op}: kernel, stride and dilation must be >= 1 and padding >= 0, got kernel "
+                             f"{kernel}, stride {stride}, padding {padding}, dilation {dilation}")
+        self.in_shape = x_shape
+        self.padding = (ph, pw)
+        self.padded_shape = x_shape[:2] + (x_shape[2] + 2 * ph, x_shape[3] + 2 * pw)
+        rows = _window_starts(self.padded_shape[2], kh, sh, dh, op, "height")
+        cols = _window_starts(self.padded_shape[3], kw, sw, dw, op, "width")
+        self.out_hw = (rows.shape[1], cols.shape[1])
+        self.kernel = (kh, kw)
+        self.rows, self.cols = rows[:, None, :, None], cols[None, :, None, :]  # broadcast to [kh, kw, Ho, Wo]
+
+    def pad(self, x, value=0.0):
+        (ph, pw) = self.padding
+        xp = get_array_module(x)
+        return xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), mode="constant", constant_values=value)
+
+    def im2col(self, x_padded):
+        """cols[n, c, a, b, i, j] = x_padded[n, c, rows[a, i], cols[b, j]]."""
+        xp = get_array_module(x_padded)
+        return x_padded[:, :, xp.asarray(self.rows), xp.asarray(self.cols)]
+
+    def col2im(self, dcols):
+        """dx (unpadded) with every dcols entry added where im2col read it."""
+        xp = get_array_module(dcols)
+        dx = xp.zeros(self.padded_shape, dtype=dcols.dtype)
+        scatter_add(dx, (slice(None), slice(None), xp.asarray(self.rows), xp.asarray(self.cols)), dcols)
+        (ph, pw), (h, w) = self.padding, self.in_shape[2:]
+        return dx[:, :, ph:ph + h, pw:pw + w]
+
+
+def _check_4d(op, what, a):
+    if a.ndim != 4:
+        raise ValueError(f"{op}: {what} must be 4-D [N, C, H, W], got shape {a.shape}")
+
+
+class Conv2d(Function):
+    """Cross-correlation (what deep learning calls convolution) of x [N, C, H, W] with weights
+    w [O, C/g, kh, kw] in g = ``groups`` groups, plus an optional bias b [O]:
+
+        y[n, o, i, j] = b[o] + sum_{c, a, e} w[o, c, a, e] * xpad[n, G(o) + c, i*sh + a*dh, j*sw + e*dw]
+
+    (G(o) = first channel of o's group). With cols = im2col(xpad) grouped as [N, g, K, L]
+    (K = C/g * kh * kw, L = Ho * Wo) and W = w as [g, O/g, K]:
+
+        forward   Y = W @ cols                              [N, g, O/g, L]
+        backward  dW = sum over n of dY @ cols^T            dcols = W^T @ dY
+                  dx = col2im(dcols) (unpadded)             db = sum of dy over n, i, j
+    """
+
+    def __init__(self, stride=1, padding=0, dilation=1, groups=1, op="conv2d"):
+        self.op = op  # conv1d runs this op too, and names itself in errors
+        self.stride, self.padding = pair(stride, "stride", op), pair(padding, "padding", op)
+        self.dilation = pair(dilation, "dilation", op)
+        if not isinstance(groups, numbers.Integral) or groups < 1:
+            raise ValueError(f"{op}: groups must be an int >= 1, got {groups!r}")
+        self.groups = int(groups)
+
+    def forward(self, x, w, b=None):
+        op, g = self.op, self.groups
+        _check_4d(op, "input", x)
+        _check_4d(op, "weight", w)
+        n, c = x.shape[:2]
+        o = w.shape[0]
+        if c % g or o % g or w.shape[1] * g != c:
+            raise ValueError(f"{op}: input with {c} channels, weight {w.shape} and groups={g} do not fit: "
+                             f"need weight [out_channels, in_channels / groups, kh, kw] and both channel "
+                             f"counts divisible by groups")
+        if b is not None and b.shape != (o,):
+            raise ValueError(f"{op}: bias must have shape ({o},), got {b.shape}")
+        self.has_bias = b is not None
+        self.windows = _Windows(op, x.shape, w.shape[2:], self.stride, self.padding, self.dilation)
+        ho, wo = self.windows.out_hw
+        cols = self.windows.im2col(self.windows.pad(x)).reshape(n, g, -1, ho * wo)
+        weights = w.reshape(g, o // g, -1)
+        self.save_for_backward(cols, weights)
+        self.w_shape = w.shape
+        y = (weights @ cols).reshape(n, o, ho, wo)
+        return y + b[:, None, None] if b is not None else y
+
+    def backward(self, dy):
+        cols, weights = self.saved
+        n, g = cols.shape[:2]
+        dy_groups = dy.reshape(n, g, weights.shape[1], -1)
+        dx = dw = db = None
+        if self.needs_input_grad[0]:
+            xp = get_array_module(dy)
+            dcols = xp.swapaxes(weights, -1, -2) @ dy_groups
+            dx = self.windows.col2im(dcols.reshape((n, self.windows.in_shape[1]) + self.windows.kernel
+                                                   + self.windows.out_hw))
+        if self.needs_input_grad[1]:
+            dw = (dy_groups @ get_array_module(dy).swapaxes(cols, -1, -2)).sum(axis=0).reshape(self.w_shape)
+        if not self.has_bias:
+            return dx, dw
+        if self.needs_input_grad[2]:
+            db = dy.sum(axis=(0, 2, 3))
+        return dx, dw, db
+
+
+class _Pool2d(Function):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, op="pool"):
+        self.op = op
+        self.kernel = pair(kernel_size, "kernel_size", op)
+        self.stride = self.kernel if stride is None else pair(stride, "stride", op)
+        self.padding, self.dilation = pair(padding, "padding", op), pair(dilation, "dilation", op)
+        if any(2 * p > k for p, k in zip(self.padding, self.kernel)):
+            raise ValueError(f"{op}: padding {self.padding} must be at most half the kernel {self.kernel}")
+
+    def _windows(self, x):
+        """cols [N, C, kh * kw, Ho, Wo] of x padded with ``self.pad_value``."""
+        _check_4d(self.op, "input", x)
+        self.windows = _Windows(self.op, x.shape, self.kernel, self.stride, self.padding, self.dilation)
+        cols = self.windows.im2col(self.windows.pad(x, self.pad_value))
+        return cols.reshape(x.shape[:2] + (-1,) + self.windows.out_hw)
+
+    def _col2im(self, dcols):
+        return self.windows.col2im(dcols.reshape(dcols.shape[:2] + self.windows.kernel + self.windows.out_hw))
+
+
+class MaxPool2d(_Pool2d):
+    """y[n, c, i, j] = max over the kh x kw window at (i*sh, j*sw) (spread by dilation; padding
+    counts as -inf).
+
+    backward: the whole dy goes to the window's maximum, the FIRST one in row-major order on a
+    tie (as PyTorch), through col2im; overlapping windows add up.
+    """
+
+    pad_value = -np.inf
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, op="max_pool2d"):
+        super().__init__(kernel_size, stride, padding, dilation, op)
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        cols = self._windows(x)
+        winner = cols.argmax(axis=2)[:, :, None]  # NaN counts as the maximum: it propagates
+        self.save_for_backward(winner)
+        self.cols_shape = cols.shape
+        return xp.take_along_axis(cols, winner, axis=2)[:, :, 0]
+
+    def backward(self, dy):
+        (winner,) = self.saved
+        xp = get_array_module(dy)
+        positions = xp.arange(self.cols_shape[2])[:, None, None]  # window offsets, against winner's axis 2
+        return (self._col2im((positions == winner) * dy[:, :, None]),)
+
+
+class AvgPool2d(_Pool2d):
+    """y[n, c, i, j] = sum over the kh x kw window at (i*sh, j*sw) / d, where d = kh * kw
+    (count_include_pad, zeros of the padding counted) or the number of window positions inside x.
+
+    backward:  every position of a window gets dy / d, through col2im (overlaps add up)
+    """
+
+    pad_value = 0.0
+
+    def __init__(self, kernel_size, stride=None, padding=0, count_include_pad=True, op="avg_pool2d"):
+        super().__init__(kernel_size, stride, padding, 1, op)
+        self.count_include_pad = count_include_pad
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        cols = self._windows(x)
+        if self.count_include_pad:
+            self.divisor = cols.shape[2]
+        else:  # the same windows over ones padded with zeros count the positions inside x
+            inside = self.windows.im2col(self.windows.pad(xp.ones((1, 1) + x.shape[2:], dtype=x.dtype)))
+            self.divisor = inside.reshape((1, 1, -1) + self.windows.out_hw).sum(axis=2)
+        self.cols_shape = cols.shape
+        return cols.sum(axis=2) / self.divisor
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        dcols = xp.broadcast_to((dy / self.divisor)[:, :, None], self.cols_shape)
+        return (self._col2im(xp.ascontiguousarray(dcols)),)

@@ -1,0 +1,200 @@
+"""Running (scan) ops along one axis, and the reductions std and prod.
+
+Scans: y_k depends on x_0..x_k along ``axis``, so each backward gathers dy from y_k, y_k+1,
+... : a reverse scan. Products never divide by x (so zeros need no special case): the
+gradient of a product is the product of the OTHER factors, built from prefix and suffix
+products, or (for cumprod) from a recurrence run from the end of the axis. Cumprod and
+Logcumsumexp run those recurrences as a Python loop over the axis, one vectorised step per
+position (clear, exact; O(length) array operations).
+"""
+from __future__ import annotations
+
+import contextlib
+import numbers
+import warnings
+
+from minitx.autograd.function import Function
+from minitx.backend import get_array_module
+from minitx.ops.reduction import _Reduction, normalize_axes
+
+__all__ = ["Std", "Prod", "Cumsum", "Cumprod", "Logcumsumexp", "quiet_float_errors"]
+
+
+class Std(_Reduction):
+    """s = sqrt(v), v = sum((x - mean)^2) / (n - ddof) over axes (ddof=0 by default, as NumPy;
+    PyTorch's default is ddof=1).
+
+    ds/dx = dv/dx / (2 s), dv/dx = 2 (x - mean) / (n - ddof), so
+    dx = dy * (x - mean) / ((n - ddof) * s), and 0 where s = 0 (as PyTorch: a constant slice
+    has no direction to move in; its x - mean is set to exactly 0, not left to rounding). With n - ddof <= 0, s is NaN with a RuntimeWarning, as in NumPy.
+    """
+
+    def __init__(self, axis=None, ddof=0, keepdims=False):
+        super().__init__(axis, keepdims)
+        self.ddof = ddof
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        axes = self._setup(x)
+        n = 1
+        for a in axes:
+            n *= x.shape[a]
+        self.divisor = n - self.ddof
+        if self.divisor <= 0:
+            warnings.warn(f"std: {n} elements with ddof={self.ddof} leave no degrees of freedom; the result is NaN",
+                          RuntimeWarning, stacklevel=3)
+        centered = x - x.mean(axis=axes, keepdims=True) if n else x
+        if n:  # a constant slice: its mean may round off x, but its spread is exactly 0
+            centered = xp.where(x.max(axis=axes, keepdims=True) == x.min(axis=axes, keepdims=True), 0, centered)
+        with quiet_float_errors(xp):  # divisor 0: NaN, as announced
+            s = xp.sqrt((centered * centered).sum(axis=axes, keepdims=True) / self.divisor)
+        self.save_for_backward(centered, s)
+        return s if self.keepdims else s.squeeze(axis=axes)
+
+    def backward(self, dy):
+        centered, s = self.saved
+        xp = get_array_module(dy)
+        with quiet_float_errors(xp):
+            scale = xp.where(s == 0, 0, 1 / (self.divisor * xp.where(s == 0, 1, s)))
+        return (self.expand(dy) * scale * centered,)
+
+
+def quiet_float_errors(xp):
+    """Silence NumPy's divide/invalid warnings where a NaN or inf is the documented answer."""
+    return xp.errstate(divide="ignore", invalid="ignore") if hasattr(xp, "errstate") else contextlib.nullcontext()
+
+
+def _exclusive_products(x, xp):
+    """Along the last axis: left[k] = prod_{j<k} x_j, right[k] = prod_{j>k} x_j (1 when empty)."""
+    ones = xp.ones(x.shape[:-1] + (1,), dtype=x.dtype)
+    left = xp.concatenate([ones, xp.cumprod(x[..., :-1], axis=-1)], axis=-1)
+    right = xp.concatenate([xp.cumprod(x[..., :0:-1], axis=-1)[..., ::-1], ones], axis=-1)
+    return left, right
+
+
+class Prod(_Reduction):
+    """y = product of x over axes.
+
+    dx_i = dy * prod_{j != i} x_j = dy * left_i * right_i, with left_i and right_i the products of
+    the factors before and after x_i (the reduced axes taken as one row-major axis). No division
+    by x_i, so zeros are exact: one zero gives a gradient only at the zero (the product of the
+    others); two or more zeros give all zeros.
+    """
+
+    def forward(self, x):
+        axes = self._setup(x)
+        self.save_for_backward(x)
+        return x.prod(axis=axes, keepdims=self.keepdims)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        xp = get_array_module(x)
+        kept = [a for a in range(x.ndim) if a not in self.axes]
+        moved = xp.transpose(x, kept + list(self.axes))  # reduced axes last ...
+        rows = moved.reshape(moved.shape[:len(kept)] + (-1,))  # ... and flattened into one
+        left, right = _exclusive_products(rows, xp)
+        others = (left * right).reshape(moved.shape)
+        inverse = [0] * x.ndim
+        for i, a in enumerate(kept + list(self.axes)):
+            inverse[a] = i
+        return (self.expand(dy) * others.transpose(inverse),)
+
+
+def _scan_axis(axis, x, op):
+    """The axis a scan runs along, checked (a 0-d tensor is one element along axis 0 or -1)."""
+    if not isinstance(axis, numbers.Integral):
+        raise ValueError(f"{op}: axis must be an integer, got {axis!r}")
+    normalize_axes(axis, x.ndim, op)  # raises for an out-of-range axis
+    return int(axis) % max(x.ndim, 1)
+
+
+class _Scan(Function):
+    def __init__(self, axis):
+        self.axis = axis
+
+    def _front(self, x):
+        """x with the scan axis first (a 0-d x becomes one element), to loop over positions."""
+        self.in_shape = x.shape
+        self.scan_axis = _scan_axis(self.axis, x, self.name)
+        x = x.reshape(1) if x.ndim == 0 else x
+        return get_array_module(x).moveaxis(x, self.scan_axis, 0)
+
+    def _back(self, y):
+        """Undo _front."""
+        return get_array_module(y).moveaxis(y, 0, self.scan_axis).reshape(self.in_shape)
+
+
+def _reverse_recurrence(d, a):
+    """g along axis 0 with g_{n-1} = d_{n-1} and g_j = d_j + a_j * g_{j+1} (a has n - 1 rows):
+    the reverse scan of the cumprod and logcumsumexp backwards, one array step per position."""
+    g = get_array_module(d).empty_like(d)
+    n = d.shape[0]
+    if n:
+        g[n - 1] = d[n - 1]
+    for j in range(n - 2, -1, -1):
+        g[j] = d[j] + a[j] * g[j + 1]
+    return g
+
+
+class Cumsum(_Scan):
+    """y_k = sum_{j<=k} x_j along axis.   dx_j = sum_{k>=j} dy_k (a cumulative sum from the end)"""
+
+    def forward(self, x):
+        return self._back(get_array_module(x).cumsum(self._front(x), axis=0))
+
+    def backward(self, dy):
+        return (self._back(get_array_module(dy).cumsum(self._front(dy)[::-1], axis=0)[::-1]),)
+
+
+class Cumprod(_Scan):
+    """y_k = prod_{j<=k} x_j along axis.
+
+    dx_j = sum_{k>=j} dy_k * prod_{i<=k, i!=j} x_i = y_{j-1} * g_j    (y_{-1} = 1), where
+    g_j = sum_{k>=j} dy_k * prod_{j<i<=k} x_i obeys g_{n-1} = dy_{n-1}, g_j = dy_j + x_{j+1} * g_{j+1}.
+    No division by x, so zeros are exact (PyTorch treats the first zero specially; same values).
+    """
+
+    def forward(self, x):
+        xs = self._front(x)
+        y = get_array_module(x).cumprod(xs, axis=0)
+        self.save_for_backward(xs, y)
+        return self._back(y)
+
+    def backward(self, dy):
+        xs, y = self.saved
+        xp = get_array_module(dy)
+        g = _reverse_recurrence(self._front(dy), xs[1:])
+        before = xp.concatenate([xp.ones_like(y[:1]), y[:-1]], axis=0)  # y_{j-1}
+        return (self._back(before * g),)
+
+
+class Logcumsumexp(_Scan):
+    """y_k = log sum_{j<=k} exp(x_j) along axis, as y_k = logaddexp(y_{k-1}, x_k) (never overflows).
+
+    dx_j = sum_{k>=j} dy_k * exp(x_j - y_k) = exp(x_j - y_j) * t_j, where
+    t_{n-1} = dy_{n-1},  t_j = dy_j + exp(y_j - y_{j+1}) * t_{j+1}.
+    y is non-decreasing, so every exponent is <= 0: no overflow. Where a prefix is all -inf
+    (y_j = -inf), its gradient is taken as 0 (PyTorch gives NaN there), as for a fully masked
+    softmax row.
+    """
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        xs = self._front(x)
+        y = xp.empty_like(xs)
+        if xs.shape[0]:
+            y[0] = xs[0]
+        with quiet_float_errors(xp):  # a NaN input gives NaN, quietly
+            for k in range(1, xs.shape[0]):
+                y[k] = xp.logaddexp(y[k - 1], xs[k])
+        self.save_for_backward(xs, y)
+        return self._back(y)
+
+    def backward(self, dy):
+        xs, y = self.saved
+        xp = get_array_module(dy)
+        dys = self._front(dy)
+        finite = y != -xp.inf  # NaN counts as finite here: it must reach the gradient
+        safe_y = xp.where(finite, y, 0)  # exp(-inf - (-inf)) would be NaN
+        t = _reverse_recurrence(dys, xp.where(finite[:-1], xp.exp(safe_y[:-1] - safe_y[1:]), 0))
+        return (self._back(xp.where(finite, xp.exp(xs - safe_y) * t, 0)),)

@@ -1,0 +1,244 @@
+"""A declarative op test: say what the op takes and what it should equal; get a hypothesis test.
+
+    test_softmax = op_test(F.softmax, arg(), numpy=np_softmax, torch="torch.softmax",
+                           kwargs={"axis": lambda shape: st.integers(-len(shape), len(shape) - 1)},
+                           torch_kwargs=lambda kw: {"dim": kw["axis"]})
+
+Each example draws the shapes, the arguments (``arg``: float64 leaves by default) and the
+keyword arguments, then checks, in this order:
+
+1. forward against the NumPy reference (``check_forward``: shapes, values, NaN matches NaN);
+   the output dtype is float64 when the float inputs are;
+2. forward and gradients against the PyTorch reference: both run in float64 on the same values
+   and take one random output cotangent; an input without a gradient counts as zeros;
+3. ``check_gradients`` (finite differences, backward hygiene, and subsets of the inputs
+   requiring grad), skipped for examples holding edge values (inf, NaN: no finite difference)
+   or ties (a step would cross them).
+
+``op_case`` returns the check as a callable of hypothesis' ``data``, for tables of ops under
+``pytest.mark.parametrize``; ``op_test`` wraps one case as a test function for pytest to collect.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+
+from minitx import backend
+from minitx.autograd.tensor import Tensor, tensor
+from minitx.testing import strategies as mst
+from minitx.testing.checks import _as_numpy, _compare, check_forward, check_gradients
+
+__all__ = ["arg", "op_case", "op_test", "Arg", "OpCase"]
+
+#: the shape every ``arg()`` without its own shape shares, unless op_case says otherwise
+DEFAULT_SHAPES = mst.shapes(max_dims=3, max_side=4)
+
+
+@dataclass(frozen=True)
+class Arg:
+    """How to draw one positional argument of the op (made by ``arg``)."""
+
+    shape: object = None
+    min_value: float = -3.0
+    max_value: float = 3.0
+    away_from: tuple = ()
+    margin: float = 0.05
+    distinct: bool = False
+    ties: bool = False
+    edges: tuple = ()
+    edge_probability: float = 0.25
+    requires_grad: bool = True
+    transposed: object = None
+    strategy: object = None
+
+
+def arg(shape=None, *, min_value=-3.0, max_value=3.0, away_from=(), margin=0.05, distinct=False, ties=False,
+        edges=(), edge_probability=0.25, requires_grad=True, transposed=None, strategy=None) -> Arg:
+    """One positional argument of the op under test.
+
+    shape: None (the shape op_case draws for all such arguments, or each its own broadcastable
+    one), a tuple or int, a strategy of shapes, or a callable of the earlier arguments' shapes
+    returning one of those (``lambda x: x[-1:]`` for a layer-norm weight).
+    Values: float64 in [min_value, max_value], ``away_from`` kinks by ``margin``, ``distinct``
+    (no ties) as in strategies.float_arrays; ``ties`` rounds them to multiples of 0.5 instead,
+    so equal values are common (max, maximum); ``edges`` (say (0.0, inf, -inf, nan)) replace
+    each value with probability ``edge_probability``. ``requires_grad`` and ``transposed`` as in
+    strategies.tensors.
+    strategy: anything else (integer targets, masks, a Python value), as a strategy or a callable
+    of the earlier arguments' shapes returning one; a drawn NumPy array becomes a tensor of its
+    dtype that requires no grad, other values are passed as they are.
+    """
+    mst.tensors((), min_value=min_value, max_value=max_value, away_from=away_from, margin=margin)  # checks now
+    if not 0 <= edge_probability <= 1:
+        raise ValueError(f"arg: edge_probability must be in [0, 1], got {edge_probability!r}")
+    return Arg(shape, min_value, max_value, tuple(away_from), margin, distinct, ties, tuple(edges),
+               edge_probability, requires_grad, transposed, strategy)
+
+
+def _resolve(spec, earlier_shapes):
+    return spec(*earlier_shapes) if callable(spec) and not isinstance(spec, SearchStrategy) else spec
+
+
+def _draw_shape(data, spec, earlier_shapes, label):
+    shape = _resolve(spec, earlier_shapes)
+    if isinstance(shape, SearchStrategy):
+        shape = data.draw(shape, label=label)
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
+@st.composite
+def _values(draw, a: Arg, shape):
+    """A float64 tensor for ``a``, and whether it holds an edge value or a tie."""
+    t = draw(mst.tensors(shape, requires_grad=False, transposed=a.transposed, min_value=a.min_value,
+                         max_value=a.max_value, away_from=a.away_from, margin=a.margin, distinct=a.distinct))
+    array, special = t.data, a.ties
+    if a.ties:  # multiples of 0.5 inside the bounds: many equal values
+        array = np.clip(np.round(array * 2) / 2, a.min_value, a.max_value)
+    if a.edges and array.size:  # NumPy picks which values to replace, from a drawn seed (see _seeded_mask)
+        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+        replace = rng.random(array.shape) < a.edge_probability
+        picks = np.asarray(a.edges, dtype=np.float64)[rng.integers(0, len(a.edges), array.shape)]
+        array = np.where(replace, picks, array)
+        special = special or bool(replace.any())
+    made = Tensor(array) if array is t.data else tensor(array, dtype=np.float64)
+    return (made.requires_grad_(True) if a.requires_grad else made), special
+
+
+class OpCase:
+    """One op's checks as a callable of hypothesis' ``data`` (see op_case)."""
+
+    def __init__(self, op, args, numpy, torch, torch_kwargs, kwargs, shapes, broadcast, gradcheck, rtol, atol,
+                 grad_rtol, grad_atol, gradcheck_kwargs):
+        if numpy is None and torch is None and not gradcheck:
+            raise ValueError("op_case: give a numpy or torch reference, or gradcheck=True: nothing would be checked")
+        self.op, self.args, self.numpy, self.torch, self.torch_kwargs = op, args, numpy, torch, torch_kwargs
+        self.kwargs, self.shapes, self.broadcast, self.gradcheck = kwargs or {}, shapes, broadcast, gradcheck
+        self.rtol, self.atol, self.grad_rtol, self.grad_atol = rtol, atol, grad_rtol, grad_atol
+        self.gradcheck_kwargs = gradcheck_kwargs or {}
+
+    def draw(self, data):
+        """(inputs, keyword arguments, whether some value is an edge value or a tie)."""
+        shared = [a for a in self.args if isinstance(a, Arg) and a.strategy is None and a.shape is None]
+        if self.broadcast:
+            strategy = mst.broadcastable_shapes(len(shared), max_dims=3, max_side=4) if self.shapes is None \
+                else self.shapes
+            drawn = iter(data.draw(strategy, label="shapes") if shared else ())
+        else:
+            one = data.draw(DEFAULT_SHAPES if self.shapes is None else self.shapes, label="shape") if shared else None
+        inputs, shapes, special = [], [], False
+        for k, a in enumerate(self.args):
+            if not isinstance(a, Arg):
+                value = a  # a constant
+            elif a.strategy is not None:
+                value = data.draw(_resolve(a.strategy, shapes), label=f"argument {k}")
+                if isinstance(value, np.ndarray):
+                    value = tensor(value)
+            else:
+                shape = (next(drawn) if self.broadcast else one) if a.shape is None else \
+                    _draw_shape(data, a.shape, shapes, f"shape of argument {k}")
+                value, edge = data.draw(_values(a, tuple(shape)), label=f"argument {k}")
+                special = special or edge
+            inputs.append(value)
+            shapes.append(tuple(value.shape) if hasattr(value, "shape") else ())
+        kwargs = {name: data.draw(_resolve(spec, shapes) if isinstance(_resolve(spec, shapes), SearchStrategy)
+                                  else st.just(spec), label=name)
+                  for name, spec in self.kwargs.items()}
+        return inputs, kwargs, special
+
+    def __call__(self, data):
+        inputs, kwargs, special = self.draw(data)
+
+        def fn(*ts):
+            return self.op(*ts, **kwargs)
+
+        floats = [t for t in inputs if isinstance(t, Tensor) and t.dtype.kind == "f"]
+        if self.numpy is not None:
+            out = check_forward(fn, lambda *arrays: self.numpy(*arrays, **kwargs), *inputs, rtol=self.rtol,
+                                atol=self.atol)
+            if isinstance(out, Tensor) and floats and all(t.dtype == np.float64 for t in floats):
+                assert out.dtype == np.float64, f"op_case: output dtype {out.dtype.name} from float64 inputs"
+        if self.torch is not None:
+            self._against_torch(fn, inputs, kwargs)
+        if self.gradcheck and not special and any(getattr(t, "requires_grad", False) for t in inputs):
+            check_gradients(fn, *inputs, **self.gradcheck_kwargs)
+
+    def _against_torch(self, fn, inputs, kwargs):
+        torch = _import_torch()
+        reference = _torch_callable(torch, self.torch)
+        theirs = [torch.tensor(_as_numpy(t), requires_grad=t.requires_grad) if isinstance(t, Tensor) else t
+                  for t in inputs]
+        torch_kwargs = self.torch_kwargs(kwargs) if self.torch_kwargs is not None else kwargs
+        expected = reference(*theirs, **torch_kwargs)
+        for t in inputs:
+            if isinstance(t, Tensor):
+                t.grad = None
+        out = fn(*inputs)
+        _compare("the output (against torch)", backend.to_numpy(out.data), expected.detach().numpy(), self.rtol,
+                 self.atol)
+        if not (out.requires_grad or expected.requires_grad):
+            return
+        cotangent = np.random.default_rng(0).standard_normal(out.shape)
+        if out.requires_grad:
+            out.backward(cotangent)
+        if expected.requires_grad:
+            expected.backward(torch.from_numpy(cotangent))
+        for k, (ours, t) in enumerate(zip(inputs, theirs)):
+            if isinstance(ours, Tensor) and ours.requires_grad:
+                mine = np.zeros(ours.shape) if ours.grad is None else ours.grad.numpy()
+                other = np.zeros(ours.shape) if t.grad is None else t.grad.numpy()
+                _compare(f"the gradient of argument {k} (against torch)", mine, other, self.grad_rtol,
+                         self.grad_atol)
+
+
+def _import_torch():
+    try:
+        return importlib.import_module("torch")
+    except ImportError:
+        import pytest
+
+        pytest.skip("the torch reference needs PyTorch (pip install torch)")
+
+
+def _torch_callable(torch, reference):
+    """A callable, or a dotted name under torch ("torch.nn.functional.gelu") looked up now."""
+    if callable(reference):
+        return reference
+    target = torch
+    for part in reference.split(".")[1 if reference.startswith("torch.") else 0:]:
+        target = getattr(target, part)
+    return target
+
+
+def op_case(op, *args, numpy=None, torch=None, torch_kwargs=None, kwargs=None, shapes=None, broadcast=False,
+            gradcheck=True, rtol=1e-10, atol=1e-12, grad_rtol=1e-9, grad_atol=1e-11, gradcheck_kwargs=None) -> OpCase:
+    """The checks of ``op(*args, **kwargs)`` as a callable ``case(data)`` (data: ``st.data()``).
+
+    op: a callable of tensors (F.exp, lambda x, w: F.linear(x, w), ...). args: ``arg(...)``
+    specs, or constants passed as they are. numpy: reference on NumPy copies of the inputs, with
+    the same keyword arguments. torch: a callable of torch tensors or a dotted name ("torch.exp");
+    ``torch_kwargs`` maps the drawn keyword arguments to torch's (axis -> dim). kwargs: name ->
+    a value, a strategy, or a callable of the arguments' shapes returning a strategy. shapes: the
+    strategy for the shared shape (default: up to 3 axes of 1..4), or with ``broadcast=True`` for
+    the tuple of broadcastable shapes. gradcheck: run check_gradients (with gradcheck_kwargs).
+    rtol/atol: forward tolerances; grad_rtol/grad_atol: gradients against torch.
+    """
+    return OpCase(op, args, numpy, torch, torch_kwargs, kwargs, shapes, broadcast, gradcheck, rtol, atol,
+                  grad_rtol, grad_atol, gradcheck_kwargs)
+
+
+def op_test(op, *args, **options):
+    """``op_case(op, *args, **options)`` as a hypothesis test function: assign it to a ``test_``
+    name in a test module and pytest runs it under the active hypothesis settings profile."""
+    case = op_case(op, *args, **options)
+
+    @given(data=st.data())
+    def test(data):
+        case(data)
+
+    test.__doc__ = f"op_test of {getattr(op, '__name__', repr(op))}"
+    return test

@@ -1,0 +1,66 @@
+"""A reusable trainer: the loop, checkpoints, exact resume, averaging, progress, run directories.
+
+Any model can use it. The application supplies
+
+    model            a minitx Module, built after ``minitx.manual_seed(seed)``
+    optimizer        and optionally a learning-rate ``schedule`` (minitx.optim)
+    batches          ``batches(seed, epoch)``: the training batches of one epoch, a sized iterable
+                     (a list, or an object with __len__ and __iter__ making them as they are used);
+                     the same (seed, epoch) must give the same batches, so that a resumed run
+                     continues exactly where it stopped
+    loss_fn          ``loss_fn(model, batch)`` -> (loss tensor to minimize, its weight: the number
+                     of tokens or examples it averages over, for the epoch's mean training loss)
+    validation_loss  ``validation_loss(model)`` -> a number, measured at each epoch's end
+                     (``mean_loss`` computes one over fixed batches in eval mode)
+    evaluate         optional: ``evaluate(model, epoch)`` -> {metric: value} for that epoch's record
+
+and gets, in ``run_dir``:
+
+    last.npz         model, optimizer, schedule, random state and position in the data: written
+                     every ``save_every`` steps and at each epoch's end; ``Trainer.resume()``
+                     reloads it, and the run goes on bit for bit as if never stopped
+    best.npz         the model with the lowest validation loss so far
+    epoch-<n>.npz    the last ``average_last`` epochs' models, averaged at the end into
+                     averaged.npz (``choose_final`` keeps whichever of the two validates better)
+    history.json     one record per epoch: epoch, step, complete, train_loss, val_loss, val_ppl,
+                     seconds, and the evaluate hook's metrics
+
+plus progress bars, and stopping at ``epochs``, ``max_steps`` or ``time_limit`` minutes.
+The run directory's rules (``check_new_run`` refuses an earlier run unless ``overwrite``,
+``resume_config`` says which saved options may change on resume) are in ``rundir``.
+
+Example: a masked-language-model pretraining of an encoder-only model::
+
+    import minitx, minitx.functional as F
+    from minitx import optim
+    from minitx.train import Trainer, mean_loss
+
+    minitx.manual_seed(seed)
+    model = Encoder(...)                                  # any Module
+    opt = optim.AdamW(model.parameters(), lr=1e-3)
+    schedule = optim.WarmupInverseSqrt(opt, peak_lr=1e-3, warmup_steps=500)
+
+    def batches(seed, epoch):                             # deterministic in (seed, epoch)
+        return [mask_tokens(b, seed, epoch) for b in shuffled_batches(train_ids, seed, epoch)]
+
+    def loss_fn(model, batch, reduction="mean"):
+        logits = model(batch.tokens)
+        loss = F.cross_entropy(logits, batch.labels, ignore_index=-100, reduction=reduction)
+        return loss, batch.n_masked
+
+    val = batches(seed, -1)
+    trainer = Trainer("runs/mlm", model, opt, loss_fn, batches, schedule=schedule, seed=seed,
+                      validation_loss=lambda m: mean_loss(m, val, lambda m, b: loss_fn(m, b, "sum")),
+                      epochs=10, save_every=200, average_last=3, clip_norm=1.0)
+    trainer.resume()                                      # a no-op for a new run
+    trainer.fit()                                         # the loop; last/best/epoch checkpoints
+    name, losses = trainer.choose_final()                 # best or averaged, loaded into model
+"""
+from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint, write_json
+from minitx.train.loop import Trainer, TrainingInterrupted, mean_loss, stop_reason, train_step
+from minitx.train.rundir import (TRAINER_FILES, TRAINER_PATTERNS, check_new_run, json_safe, log, read_saved_config,
+                                 resume_config, run_files, start_new_run)
+
+__all__ = ["Trainer", "TrainingInterrupted", "train_step", "stop_reason", "mean_loss", "save_checkpoint", "load_checkpoint",
+           "average_checkpoints", "write_json", "check_new_run", "start_new_run", "read_saved_config", "resume_config",
+           "run_files", "json_safe", "log", "TRAINER_FILES", "TRAINER_PATTERNS"]

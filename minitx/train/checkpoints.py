@@ -1,0 +1,73 @@
+"""Checkpoints of a training run: saving, restoring, averaging.
+
+A full checkpoint (``last.npz``) holds everything a run needs to continue exactly: the model,
+the optimizer (moments, step counts), the learning-rate schedule, the random generators'
+state and the position in the data ("progress"). A model checkpoint (``best.npz``,
+``epoch-<n>.npz``, ``averaged.npz``) holds the model only. Both carry the caller's extra
+entries (e.g. {"config": ...}). Files are written by :func:`minitx.save`: to a temporary file,
+then renamed, so a kill mid-save leaves the previous file whole.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from minitx import random as mrandom
+from minitx.serialization import load, save, write_atomically
+
+
+def save_checkpoint(path, model, optimizer=None, schedule=None, progress=None, **extra) -> None:
+    """Save the model, and with an optimizer everything needed to resume (a full checkpoint)."""
+    state = {"model": model.state_dict()}
+    if optimizer is not None:
+        state.update(optimizer=optimizer.state_dict(), schedule=schedule.state_dict() if schedule else {},
+                     rng=mrandom.get_state(), progress=dict(progress or {}))
+    save({**state, **extra}, path)
+
+
+def load_checkpoint(path, model, optimizer=None, schedule=None) -> dict:
+    """Restore a checkpoint into model (and optimizer, schedule, the random generators);
+    returns everything it holds (the model's weights too)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"checkpoint {path} does not exist")
+    state = load(path)
+    if not isinstance(state, dict) or "model" not in state:
+        raise ValueError(f"{path} is a minitx file but not a training checkpoint (no 'model' entry)")
+    try:
+        model.load_state_dict(state["model"])
+    except (KeyError, ValueError) as error:
+        raise ValueError(f"checkpoint {path} does not match this model: {error}") from None
+    if optimizer is not None and "optimizer" in state:
+        optimizer.load_state_dict(state["optimizer"])
+    if schedule is not None and state.get("schedule"):
+        schedule.load_state_dict(state["schedule"])
+    if "rng" in state:
+        mrandom.set_state(state["rng"])
+    return state
+
+
+def average_checkpoints(paths) -> dict:
+    """The elementwise mean of the models in several checkpoints (same architecture), summed
+    in float64."""
+    total = None
+    for path in paths:
+        model_state = load(path)["model"]
+        if total is None:
+            first, total = path, {k: v.astype(np.float64) for k, v in model_state.items()}
+            continue
+        if set(model_state) != set(total) or any(model_state[k].shape != total[k].shape for k in total):
+            raise ValueError(f"average_checkpoints: {path} holds a different model than {first} "
+                             "(other parameter names or shapes)")
+        for k, v in model_state.items():
+            total[k] += v
+    return {k: (v / len(paths)).astype(np.float32) for k, v in total.items()}
+
+
+def write_json(path, obj, **dumps_options) -> None:
+    """Write ``obj`` as JSON (UTF-8) to ``path`` as checkpoints are written: a temporary file,
+    then renamed, so a kill midway leaves the previous file whole."""
+    text = json.dumps(obj, **dumps_options)
+    write_atomically(path, lambda f: f.write(text.encode("utf-8")))

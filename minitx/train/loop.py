@@ -1,0 +1,323 @@
+"""The training step and the loop: epochs, limits, checkpoints, validation, averaging."""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Iterable
+
+import minitx
+from minitx import optim
+from minitx.serialization import save
+from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint, write_json
+from minitx.train.rundir import log, run_files
+
+
+def train_step(model, batch, loss_fn, optimizer, schedule=None, clip_norm: float = 0.0) -> tuple:
+    """One optimizer step on one batch: forward and loss (``loss_fn(model, batch)`` returns the
+    loss tensor and its weight, e.g. the number of tokens it averages over), backward, gradient
+    clipping to a global norm of ``clip_norm`` (0: none), the optimizer's update, the schedule's
+    step. Returns (loss value, weight)."""
+    loss, weight = loss_fn(model, batch)
+    optimizer.zero_grad()
+    loss.backward()
+    if clip_norm:
+        optim.clip_grad_norm_(model.parameters(), clip_norm)
+    optimizer.step()
+    if schedule is not None:
+        schedule.step()
+    return float(loss.item()), weight
+
+
+def stop_reason(progress: dict, max_steps=None, time_limit=None):
+    """Why a run at ``progress`` must stop (max_steps reached, or time_limit minutes of
+    training), or None to go on."""
+    if max_steps and progress["step"] >= max_steps:
+        return f"reached max_steps {max_steps}"
+    if time_limit and progress["train_seconds"] >= time_limit * 60:
+        return f"reached the time limit of {time_limit} minutes"
+    return None
+
+
+@minitx.no_grad()
+def mean_loss(model, batches, loss_fn) -> float:
+    """sum(loss) / sum(weight) over the batches, where ``loss_fn(model, batch)`` returns a
+    summed loss tensor and its weight, in eval mode; the model's mode is restored afterwards."""
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    for batch in batches:
+        loss, weight = loss_fn(model, batch)
+        total += float(loss.item())
+        count += weight
+    model.train(was_training)
+    return total / max(count, 1)
+
+
+class Trainer:
+    """Trains ``model`` in ``run_dir`` (see the package docstring for the whole interface).
+
+    ``batches(seed, epoch)`` gives the training batches of one epoch (a list, or any sized
+    iterable; one that can be sliced, ``batches[k:]``, lets a resumed epoch skip making the
+    first k); the same (seed, epoch) must give the same batches, so a resumed run sees what
+    an uninterrupted one would. ``loss_fn(model, batch)`` returns (loss tensor, weight).
+    ``validation_loss(model)`` returns a number, measured at each epoch's end (or when a limit
+    stops the run); the lowest is kept as best.npz. ``evaluate(model, epoch)`` (optional) runs
+    after it and returns extra metrics for that epoch's history record. ``extra`` entries are
+    stored in every checkpoint (e.g. {"config": ...}). ``throughput(batch)`` (optional) counts
+    what the progress bar shows per second (default: the loss weight).
+
+    Exact resume: last.npz is the one commit point. It is written every ``save_every`` steps
+    and once at each epoch's end, after that end's other files (best.npz, epoch-<n>.npz) and
+    with the history inside, so a run killed anywhere resumes from a consistent state and
+    redoes what came after it (the same batches, dropout masks and updates). An epoch end
+    not yet recorded (a kill after the last step's checkpoint) is redone before the finish.
+    """
+
+    def __init__(self, run_dir, model, optimizer, loss_fn: Callable, batches: Callable[[int, int], Iterable], *,
+                 validation_loss: Callable, schedule=None, evaluate: Callable | None = None, epochs: int = 1,
+                 max_steps: int | None = None, time_limit: float | None = None, save_every: int = 0,
+                 average_last: int = 0, clip_norm: float = 0.0, seed: int = 0, extra: dict | None = None,
+                 throughput: Callable | None = None, progress: bool = True):
+        self.run_dir = Path(run_dir)
+        self.model, self.optimizer, self.schedule = model, optimizer, schedule
+        self.loss_fn, self.batches, self.validation_loss, self.evaluate = loss_fn, batches, validation_loss, evaluate
+        self.epochs, self.max_steps, self.time_limit = epochs, max_steps, time_limit
+        self.save_every, self.average_last, self.clip_norm, self.seed = save_every, average_last, clip_norm, seed
+        self.extra = dict(extra or {})
+        self.throughput = throughput
+        self.show_progress = progress
+        # one object, replaced whole at an epoch's end, so it is never half updated
+        self.state = {"progress": {"step": 0, "epoch": 0, "batch": 0, "best_val_loss": math.inf,
+                                   "train_seconds": 0.0, "epoch_loss": 0.0, "epoch_weight": 0},
+                      "history": []}
+
+    @property
+    def progress(self) -> dict:
+        """step, epoch, batch (the next one of that epoch), best_val_loss, train_seconds, and the
+        current epoch's summed training loss and weight."""
+        return self.state["progress"]
+
+    @property
+    def history(self) -> list:
+        """The history.json records, one per epoch end."""
+        return self.state["history"]
+
+    # ------------------------------------------------------------ state on disk
+
+    def path(self, name: str) -> Path:
+        return self.run_dir / name
+
+    def save_last(self, state=None) -> None:
+        state = state or self.state
+        save_checkpoint(self.path("last.npz"), self.model, self.optimizer, self.schedule, state["progress"],
+                        history=state["history"], **self.extra)
+
+    def save_model(self, name: str) -> None:
+        save_checkpoint(self.path(name), self.model, **self.extra)
+
+    def resume(self) -> bool:
+        """Continue from last.npz when there is one (True). Without it, a run killed before its
+        first checkpoint starts again from step 0, as a new run would (False); a run with other
+        files but no last.npz cannot be continued: ValueError."""
+        if not self.path("last.npz").exists():
+            left = [p.name for p in run_files(self.run_dir, ("best.npz", "averaged.npz", "history.json"))]
+            if left:
+                raise ValueError(f"cannot resume {self.run_dir}: last.npz is missing, but {', '.join(left)} "
+                                 "are there, so the run's state is lost; start a new run (another --output-dir, "
+                                 "or --overwrite)")
+            log(f"resume: {self.run_dir} has no last.npz (stopped before its first checkpoint): "
+                "training starts from step 0")
+            return False
+        saved = load_checkpoint(self.path("last.npz"), self.model, self.optimizer, self.schedule)
+        progress = {**self.progress, **saved.get("progress", {})}
+        history = saved.get("history")
+        if history is None and self.path("history.json").exists():  # a checkpoint from before it held one
+            history = json.loads(self.path("history.json").read_text())
+        self.state = {"progress": progress, "history": list(history or [])}
+        log(f"resumed from {self.path('last.npz')} at step {progress['step']} "
+            f"(epoch {progress['epoch'] + 1}, batch {progress['batch']})")
+        return True
+
+    def recorded(self) -> bool:
+        """Whether the run's position has its epoch-end record (or no step was taken)."""
+        step = self.progress["step"]
+        return step == 0 or bool(self.history) and self.history[-1]["step"] == step
+
+    # ------------------------------------------------------------ the loop
+
+    def fit(self) -> str:
+        """Train until the epochs are done or a limit stops the run; returns why it stopped.
+
+        Ctrl-C (SIGINT, or a KeyboardInterrupt raised between steps) saves last.npz as of
+        the last whole step and raises TrainingInterrupted, which says so. A SIGINT during a
+        step waits for the step's end: a half-done update cannot be saved, nor resumed from.
+        A KeyboardInterrupt raised inside a step by other code (it cannot wait) saves nothing:
+        the last checkpoint stands."""
+        self._in_step = self._interrupted = False
+        restore = _catch_sigint(self)
+        try:
+            return self._fit()
+        except KeyboardInterrupt:
+            if self._in_step:
+                raise
+            self.save_last()
+            raise TrainingInterrupted(f"interrupted: saved {self.path('last.npz')} at step "
+                                      f"{self.progress['step']}") from None
+        finally:
+            restore()
+
+    def _on_sigint(self, signum, frame):
+        if not self._in_step:
+            raise KeyboardInterrupt
+        self._interrupted = True  # stop at the step's end
+
+    def _fit(self) -> str:
+        from tqdm.auto import tqdm
+
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        reason = stop_reason(self.progress, self.max_steps, self.time_limit)
+        # training time runs on from the saved count; it includes the epochs' validation
+        self._loop_started = time.perf_counter() - self.progress["train_seconds"]
+        self.model.train()
+        end_step, end_epoch = self.plan() if self.show_progress and not reason else (0, 0)
+        bar = tqdm(total=end_step, initial=self.progress["step"], unit="step", disable=not end_step,
+                   mininterval=1.0, dynamic_ncols=True)
+        try:
+            # a resumed run at its limits trains no further step, but records its epoch's end
+            # if a kill came between its last step's checkpoint and that record
+            while self.progress["epoch"] < self.epochs and not (reason and self.recorded()):
+                epoch = self.progress["epoch"]
+                batches = self.batches(self.seed, epoch)
+                if not reason:
+                    bar.set_description(f"epoch {epoch + 1}/{end_epoch}", refresh=False)
+                    reason = self._train_epoch(batches, bar)
+                self._end_epoch(epoch, complete=self.progress["batch"] >= len(batches))
+        finally:
+            bar.close()
+        reason = reason or "all epochs done"
+        log(f"training stopped: {reason} after {self.progress['step']} steps, "
+            f"{self.progress['train_seconds']:.0f}s")
+        write_json(self.path("history.json"), self.history, indent=2)  # (a kill may have come before it)
+        return reason
+
+    def plan(self) -> tuple:
+        """(the step the run will end at, the number of epochs it reaches): the end of its
+        epochs, or max_steps when that comes first (a time_limit may stop it sooner). Counts
+        the batches of the epochs to come, with ``batches(seed, epoch)``."""
+        step, epoch = self.progress["step"] - self.progress["batch"], self.progress["epoch"]
+        while epoch < self.epochs and not (self.max_steps and step >= self.max_steps):
+            step += len(self.batches(self.seed, epoch))
+            epoch += 1
+        return (min(step, self.max_steps) if self.max_steps else step), epoch
+
+    def _train_epoch(self, batches, bar) -> str | None:
+        """The steps of one epoch from progress["batch"] on; returns the stop reason, or None
+        when the epoch's batches are all done."""
+        progress = self.progress
+        skip = progress["batch"]
+        window, window_start, reason = 0, time.perf_counter(), None
+        # a resumed epoch starts at the saved batch; slicing (a list, say) skips without making the batches
+        rest = batches[skip:] if hasattr(batches, "__getitem__") else itertools.islice(batches, skip, None)
+        for b, batch in enumerate(rest, start=skip):
+            self._in_step = True
+            loss_value, weight = train_step(self.model, batch, self.loss_fn, self.optimizer, self.schedule,
+                                            self.clip_norm)
+            if not math.isfinite(loss_value):
+                raise FloatingPointError(f"training loss became {loss_value} at step {progress['step'] + 1}; "
+                                         "lower the learning rate or raise warmup_steps")
+            progress["step"] += 1
+            progress["batch"] = b + 1
+            progress["epoch_loss"] += loss_value * weight
+            progress["epoch_weight"] += weight
+            now = time.perf_counter()
+            progress["train_seconds"] = now - self._loop_started
+            self._in_step = False
+            if self._interrupted:
+                raise KeyboardInterrupt  # (fit saves last.npz)
+            window += self.throughput(batch) if self.throughput else weight
+            shown = {"loss": f"{loss_value:.3f}", "tok_s": f"{window / max(now - window_start, 1e-9):.0f}",
+                     "lr": f"{self.optimizer.param_groups[0]['lr']:.2e}"}
+            if self.time_limit:  # the bar's end is the step count; the clock may stop the run first
+                shown["time_left"] = f"{max(self.time_limit - progress['train_seconds'] / 60, 0):.1f}min"
+            bar.set_postfix(shown, refresh=False)
+            bar.update(1)
+            if self.save_every and progress["step"] % self.save_every == 0:
+                self.save_last()
+            reason = stop_reason(progress, self.max_steps, self.time_limit)
+            if reason:
+                break
+        return reason
+
+    def _end_epoch(self, epoch: int, complete: bool) -> None:
+        """Validation, the history record, best.npz, the epoch checkpoint, then last.npz (the
+        commit). The trainer's state changes only after that commit."""
+        progress = dict(self.progress)
+        val_loss = self.validation_loss(self.model)
+        record = {"epoch": epoch + 1, "step": progress["step"], "complete": complete,
+                  "train_loss": progress["epoch_loss"] / max(progress["epoch_weight"], 1), "val_loss": val_loss,
+                  "val_ppl": math.exp(min(val_loss, 50)), "seconds": round(progress["train_seconds"], 1)}
+        if self.evaluate is not None:
+            record.update(self.evaluate(self.model, epoch + 1) or {})
+            self.model.train()
+        extras = "".join(f", {key.replace('_', ' ')} {record[key]:.2f}" for key in record if key not in _RECORD_KEYS)
+        log("epoch {epoch}: train loss {train_loss:.3f}, val loss {val_loss:.3f}, val ppl {val_ppl:.1f}".format(**record)
+            + extras + f" ({record['seconds']:.0f}s of training)")
+        if val_loss < progress["best_val_loss"]:
+            progress["best_val_loss"] = val_loss
+            self.save_model("best.npz")
+        if complete and self.average_last > 1:
+            self.save_model(f"epoch-{epoch + 1}.npz")
+            stale = self.path(f"epoch-{epoch + 1 - self.average_last}.npz")
+            if stale.exists():
+                stale.unlink()
+        if complete:
+            progress.update(epoch=epoch + 1, batch=0)
+        progress.update(epoch_loss=0.0, epoch_weight=0)
+        state = {"progress": progress, "history": self.history + [record]}
+        self.save_last(state)
+        self.state = state
+        write_json(self.path("history.json"), self.history, indent=2)
+
+    # ------------------------------------------------------------ the final model
+
+    def choose_final(self) -> tuple:
+        """Load the final model: best.npz, or the average of the last ``average_last`` epoch
+        checkpoints (averaged.npz) when its validation loss is lower. Returns (its name,
+        {name: validation loss} of the candidates).
+
+        Averaging helps once the averaged epochs sit near one optimum; while the loss is
+        still falling fast, the older epochs pull the average back and the best single one wins.
+        """
+        epoch_files = sorted(self.run_dir.glob("epoch-*.npz"), key=lambda p: int(p.stem.split("-")[1]))
+        candidates = {"best": self.progress["best_val_loss"]}
+        if self.average_last > 1 and len(epoch_files) >= 2:
+            save({"model": average_checkpoints(epoch_files), **self.extra}, self.path("averaged.npz"))
+            load_checkpoint(self.path("averaged.npz"), self.model)
+            candidates["averaged"] = self.validation_loss(self.model)
+            log(f"averaged the last {len(epoch_files)} epoch checkpoints into {self.path('averaged.npz')}: "
+                f"validation loss {candidates['averaged']:.4f}, best single checkpoint {candidates['best']:.4f}")
+        chosen = min(candidates, key=candidates.get)  # ties keep "best" (listed first)
+        load_checkpoint(self.path(f"{chosen}.npz"), self.model)
+        return chosen, candidates
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped the training; last.npz holds every step taken (the message says where)."""
+
+
+def _catch_sigint(trainer):
+    """Route SIGINT to trainer._on_sigint; returns the function that puts the old handler back.
+    Only the main thread can set handlers: elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGINT, trainer._on_sigint)
+    return lambda: signal.signal(signal.SIGINT, previous)
+
+
+# the keys every history record holds; others come from the evaluate hook
+_RECORD_KEYS = ("epoch", "step", "complete", "train_loss", "val_loss", "val_ppl", "seconds")

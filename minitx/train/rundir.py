@@ -1,0 +1,110 @@
+"""Run directories: what a new run refuses, what --overwrite deletes, what --resume may change.
+
+A run directory is made only when training starts (``start_new_run``), once everything that
+can fail has been checked or loaded: a failed start leaves nothing behind to refuse.
+
+A run directory holds config.json and the trainer's files (TRAINER_FILES, epoch-<n>.npz), plus
+whatever the application adds (tokenizers, results). A new run refuses a directory that
+already holds a run, unless ``overwrite`` deletes that run's files (and nothing else); a
+resumed run keeps its saved configuration, and only the keys the application lists as
+harmless (how long to run, how often to save, where to run) may take new values.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+# the files the trainer writes; with epoch-<n>.npz (TRAINER_PATTERNS)
+TRAINER_FILES = ("config.json", "last.npz", "best.npz", "averaged.npz", "history.json")
+TRAINER_PATTERNS = ("epoch-*.npz",)
+
+
+def log(message: str) -> None:
+    """Progress messages go to stderr, so the program's own output on stdout stays clean; above
+    any progress bar (tqdm.write), not through it."""
+    from tqdm.auto import tqdm
+
+    tqdm.write(message, file=sys.stderr)
+    sys.stderr.flush()
+
+
+def json_safe(config) -> dict:
+    """The configuration as JSON writes and reads it back (tuples become lists)."""
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in config.items()}
+
+
+def run_files(run_dir, names=TRAINER_FILES, patterns=TRAINER_PATTERNS) -> list:
+    """The files of a run in run_dir, in the order given (nothing else in it is listed)."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        return []
+    found = [run_dir / name for name in names if (run_dir / name).is_file()]
+    for pattern in patterns:
+        found += sorted(p for p in run_dir.glob(pattern) if p.is_file())
+    return found
+
+
+def check_new_run(run_dir, overwrite: bool, names=TRAINER_FILES, patterns=TRAINER_PATTERNS) -> list:
+    """The files of an earlier run in run_dir, which ``start_new_run`` deletes; without
+    ``overwrite`` a directory that holds a run (any of its files) is refused. Nothing is
+    changed yet: a start that fails later leaves the earlier run as it was."""
+    existing = run_files(run_dir, names, patterns)
+    if existing and not overwrite:
+        shown = ", ".join(p.name for p in existing[:4]) + (", ..." if len(existing) > 4 else "")
+        raise ValueError(f"{run_dir} already holds a training run ({shown}); continue it with --resume "
+                         "(resume=True), choose another --output-dir, or pass --overwrite (overwrite=True) "
+                         "to delete its files and start a new run")
+    return existing
+
+
+def start_new_run(run_dir, earlier_run=()) -> None:
+    """Make the run directory, deleting the files of the earlier run (check_new_run's list);
+    other files in the directory are left alone."""
+    for path in earlier_run:
+        path.unlink()
+    if earlier_run:
+        log(f"overwrite: deleted the {len(earlier_run)} files of the earlier run in {run_dir}")
+    Path(run_dir).mkdir(parents=True, exist_ok=True)
+
+
+def read_saved_config(run_dir, kind: str = "training") -> dict:
+    """The config.json of a run to resume; a clear error when the directory holds none."""
+    path = Path(run_dir) / "config.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"cannot resume: {run_dir} has no config.json, so it is not a minitx {kind} "
+                                "run; check --output-dir, or train without --resume to start a new run")
+    return json.loads(path.read_text())
+
+
+def resume_config(saved: dict, given: dict, run_dir, may_change, defaults: dict, extra_keys=()) -> tuple:
+    """(configuration, changes) of a resumed run: the saved configuration, with the given
+    values of the ``may_change`` keys. Every key in ``given`` is compared with the saved value
+    (output_dir and 'built' excepted); a key neither in ``defaults`` nor ``extra_keys`` is
+    unknown. A different value of any key not in ``may_change`` would change what the run
+    learns: ValueError names each such key with both values. ``changes`` maps each changed
+    key to (old, new)."""
+    normal = json_safe(given)
+    refused, changes = [], {}
+    for key, value in normal.items():
+        if key in ("output_dir", "built") or (key in saved and value == saved[key]):
+            continue
+        if key not in defaults and key not in extra_keys:
+            raise ValueError(f"unknown configuration keys {[key]}")
+        old = saved.get(key, defaults.get(key))
+        if value == old:
+            continue
+        if key in may_change:
+            changes[key] = (old, value)
+        else:
+            refused.append(f"{key} {old!r} (saved) != {value!r} (given)")
+    if refused:
+        raise ValueError(f"cannot resume {run_dir} with other settings: " + ", ".join(refused)
+                         + ". These change what the run learns; resume without them, or start a new run "
+                         "(another --output-dir, or --overwrite). Only "
+                         + ", ".join(may_change) + " may change on resume")
+    config = dict(saved)
+    config.update({key: new for key, (_, new) in changes.items()})
+    for key, value in defaults.items():
+        config.setdefault(key, value)  # a run saved before the key existed
+    return config, changes

@@ -1,0 +1,41 @@
+"""PyTorch parity for the op tests: the same float64 inputs through a minitx function and its
+PyTorch counterpart, then the outputs and every input's gradient compared.
+
+PyTorch is a test-only extra (installed here as torch 2.13.0 CPU): ``parity`` skips the test
+when it is missing.
+"""
+import numpy as np
+import pytest
+
+import minitx
+
+
+def _as_torch(torch, value):
+    """minitx tensors become torch tensors with the same values (and requires_grad); others pass."""
+    if not isinstance(value, minitx.Tensor):
+        return value
+    array = np.array(value.numpy(), order="C")  # ascontiguousarray would make a 0-d array 1-d
+    return torch.tensor(array, requires_grad=value.requires_grad)
+
+
+def parity(fn, torch_fn, *inputs, seed=0, rtol=1e-10, atol=1e-12):
+    """Check fn(*inputs) == torch_fn(*torch inputs) and, when the output needs a gradient, that
+    backward of both with the same random dy gives every input the same gradient. NaN must
+    match NaN and inf must match inf. Returns minitx's output."""
+    torch = pytest.importorskip("torch")
+    theirs_inputs = [_as_torch(torch, v) for v in inputs]
+    ours, theirs = fn(*inputs), torch_fn(*theirs_inputs)
+    np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=rtol, atol=atol, equal_nan=True,
+                               err_msg="forward differs from PyTorch")
+    if not ours.requires_grad:
+        return ours
+    dy = np.asarray(np.random.default_rng(seed).standard_normal(ours.shape))
+    ours.backward(dy.astype(ours.dtype))
+    theirs.backward(torch.from_numpy(dy).to(theirs.dtype))
+    for position, (mine, other) in enumerate(zip(inputs, theirs_inputs)):
+        if isinstance(mine, minitx.Tensor) and mine.requires_grad:
+            got = mine.grad.numpy() if mine.grad is not None else np.zeros(mine.shape)
+            expected = other.grad.numpy() if other.grad is not None else np.zeros(mine.shape)
+            np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True,
+                                       err_msg=f"gradient of input {position} differs from PyTorch")
+    return ours

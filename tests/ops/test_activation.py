@@ -1,0 +1,108 @@
+"""Activations (minitx/ops/activation.py): Silu, LeakyRelu, Elu, Softplus, LogSigmoid, Hardtanh.
+
+Forward against independent NumPy formulas, float64 gradients (check_gradients) on
+hypothesis-drawn shapes, PyTorch parity (values and gradients) on drawn inputs and on edge
+values (0, the kinks, ±inf, NaN, huge |x| where a naive formula overflows).
+"""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitx
+import minitx.functional as F
+from minitx.testing import check_forward, check_gradients, leaf
+from minitx.testing import strategies as mst
+from _torch_kit import parity
+
+SHAPES = mst.shapes(max_dims=3, max_side=4)
+PARITY_SHAPES = mst.shapes(min_dims=1, max_dims=3, max_side=4)  # no 0-d: see test_unary.py
+
+
+def _tf(name, **kwargs):
+    """torch.nn.functional.<name>(t, **kwargs), looked up when called (torch is optional)."""
+    def call(t):
+        import torch.nn.functional as TF
+
+        return getattr(TF, name)(t, **kwargs)
+    return call
+
+
+# op class -> (minitx function, independent NumPy reference, value options, PyTorch function)
+ACTIVATIONS = {
+    "Silu": (F.silu, lambda a: a / (1 + np.exp(-a)), {"min_value": -30.0, "max_value": 30.0}, _tf("silu")),
+    "LeakyRelu": (F.leaky_relu, lambda a: np.maximum(a, 0) + 0.01 * np.minimum(a, 0), {"away_from": (0.0,)},
+                  _tf("leaky_relu")),
+    "LeakyRelu-0.2": (lambda x: x.leaky_relu(0.2), lambda a: np.maximum(a, 0) + 0.2 * np.minimum(a, 0),
+                      {"away_from": (0.0,)}, _tf("leaky_relu", negative_slope=0.2)),
+    "Elu": (F.elu, lambda a: np.where(a > 0, a, np.exp(a) - 1), {"away_from": (0.0,)}, _tf("elu")),
+    "Elu-alpha": (lambda x: x.elu(alpha=0.5), lambda a: np.where(a > 0, a, 0.5 * (np.exp(a) - 1)),
+                  {"away_from": (0.0,)}, _tf("elu", alpha=0.5)),
+    "Softplus": (F.softplus, lambda a: np.logaddexp(0, a), {"min_value": -30.0, "max_value": 19.0},
+                 _tf("softplus")),
+    "Softplus-beta": (lambda x: x.softplus(beta=2.0, threshold=5.0),
+                      lambda a: np.where(2 * a > 5, a, np.logaddexp(0, 2 * a) / 2), {"away_from": (2.5,)},
+                      _tf("softplus", beta=2.0, threshold=5.0)),
+    "LogSigmoid": (F.logsigmoid, lambda a: -np.logaddexp(0, -a), {"min_value": -30.0, "max_value": 30.0},
+                   _tf("logsigmoid")),
+    "Hardtanh": (F.hardtanh, lambda a: np.minimum(np.maximum(a, -1), 1), {"away_from": (-1.0, 1.0)},
+                 _tf("hardtanh")),
+    "Hardtanh-bounds": (lambda x: x.hardtanh(-0.5, 2.0), lambda a: np.minimum(np.maximum(a, -0.5), 2.0),
+                        {"away_from": (-0.5, 2.0)}, _tf("hardtanh", min_val=-0.5, max_val=2.0)),
+}
+EDGES = np.array([0.0, -0.0, 1e-300, -1e-9, 1.0, -1.0, 2.5, 5.0, 19.9, 20.1, 50.0, -50.0, 800.0, -800.0,
+                  1e10, -1e10, np.inf, -np.inf, np.nan])
+
+
+def _input(name, data, shapes=SHAPES):
+    return data.draw(mst.tensors(shapes, **ACTIVATIONS[name][2]), label="x")
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+@given(data=st.data())
+def test_activation_forward_matches_numpy(name, data):
+    fn, reference = ACTIVATIONS[name][:2]
+    x = _input(name, data)
+    out = check_forward(fn, reference, x, rtol=1e-12, atol=1e-14)
+    assert out.dtype == np.float64 and out.shape == x.shape
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+@given(data=st.data())
+def test_activation_gradients(name, data):
+    assert check_gradients(ACTIVATIONS[name][0], _input(name, data))
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+@given(data=st.data())
+def test_activation_matches_pytorch(name, data):
+    fn, _, _, torch_fn = ACTIVATIONS[name]
+    parity(fn, torch_fn, _input(name, data, PARITY_SHAPES))
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_activation_edge_values_match_pytorch(name):
+    """Kinks (the subgradient PyTorch takes), the softplus threshold, huge |x|, ±inf and NaN."""
+    fn, _, _, torch_fn = ACTIVATIONS[name]
+    parity(fn, torch_fn, leaf(EDGES))
+
+
+@pytest.mark.parametrize("fn", [F.softplus, F.logsigmoid, F.silu])
+def test_large_inputs_stay_finite_and_exact_in_float32(fn):
+    """The stable forms: no overflow at |x| = 1e4 in float32, where exp(x) is inf, and the tiny
+    values (e^-50) keep their digits."""
+    x = minitx.tensor([-1e4, -50.0, 50.0, 1e4], requires_grad=True)
+    y = fn(x)
+    expected = {F.softplus: [0.0, np.exp(-50.0), 50.0, 1e4], F.logsigmoid: [-1e4, -50.0, -np.exp(-50.0), 0.0],
+                F.silu: [-0.0, -50 * np.exp(-50.0), 50.0, 1e4]}[fn]
+    np.testing.assert_allclose(y.numpy(), np.array(expected, dtype=np.float32), rtol=1e-6)
+    y.sum().backward()
+    assert np.isfinite(x.grad.numpy()).all()
+
+
+def test_bad_parameters_name_the_op():
+    x = minitx.tensor([1.0])
+    with pytest.raises(ValueError, match="softplus: beta must be positive, got 0"):
+        F.softplus(x, beta=0)
+    with pytest.raises(ValueError, match="hardtanh: min_val 1.0 is greater than max_val -1.0"):
+        F.hardtanh(x, 1.0, -1.0)

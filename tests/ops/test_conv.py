@@ -1,0 +1,254 @@
+"""Convolution and pooling (minitx/ops/conv.py: Conv2d, MaxPool2d, AvgPool2d; the 1-d ops of
+minitx.functional run them with H = 1) and their layers (minitx/nn/conv.py).
+
+Forward against direct NumPy loops over every output position, float64 gradients
+(check_gradients) on hypothesis-drawn geometries (stride, padding, dilation, groups), PyTorch
+parity, ties and NaN in max pooling, and the errors users see.
+"""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitx
+import minitx.functional as F
+import minitx.nn as nn
+from minitx.testing import check_forward, check_gradients, leaf
+from minitx.testing import strategies as mst
+from _torch_kit import parity
+
+
+def _tf():
+    return pytest.importorskip("torch").nn.functional
+
+
+def _out_size(n, k, s, p, d):
+    return (n + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _np_windows(a, kernel, stride, padding, dilation, pad_value=0.0):
+    """Yield (i, j, window [N, C, kh, kw]) for every output position, by direct slicing."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    padded = np.pad(a, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
+    for i in range(_out_size(a.shape[2], kh, sh, ph, dh)):
+        for j in range(_out_size(a.shape[3], kw, sw, pw, dw)):
+            yield i, j, padded[:, :, i * sh:i * sh + dh * (kh - 1) + 1:dh, j * sw:j * sw + dw * (kw - 1) + 1:dw]
+
+
+def np_conv2d(a, w, b, stride, padding, dilation, groups):
+    n, o = a.shape[0], w.shape[0]
+    per_in, per_out = a.shape[1] // groups, o // groups
+    ho = _out_size(a.shape[2], w.shape[2], stride[0], padding[0], dilation[0])
+    wo = _out_size(a.shape[3], w.shape[3], stride[1], padding[1], dilation[1])
+    y = np.zeros((n, o, ho, wo))
+    for i, j, window in _np_windows(a, w.shape[2:], stride, padding, dilation):
+        for oc in range(o):
+            group = oc // per_out
+            y[:, oc, i, j] = (window[:, group * per_in:(group + 1) * per_in] * w[oc]).sum(axis=(1, 2, 3))
+    return y if b is None else y + b[:, None, None]
+
+
+@st.composite
+def _geometry(draw, one_d=False):
+    """kernel, stride, padding, dilation (pairs; height 1/1/0/1 for 1-d) and an input size that fits."""
+    def side(axis_is_height):
+        if one_d and axis_is_height:
+            return 1, 1, 0, 1, 1
+        k, s, p, d = draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(st.integers(0, 2)), draw(st.integers(1, 2))
+        span = d * (k - 1) + 1
+        return k, s, p, d, draw(st.integers(max(1, span - 2 * p), span + 3))
+    h, w = side(True), side(False)
+    return tuple(zip(h, w))  # (kernel, stride, padding, dilation, size) pairs
+
+
+@st.composite
+def _conv_case(draw, one_d=False):
+    kernel, stride, padding, dilation, size = draw(_geometry(one_d))
+    groups = draw(st.integers(1, 2))
+    c, o = groups * draw(st.integers(1, 2)), groups * draw(st.integers(1, 2))
+    x = draw(mst.tensors((draw(st.integers(1, 2)), c) + size))
+    w = draw(mst.tensors((o, c // groups) + kernel))
+    b = draw(mst.tensors((o,))) if draw(st.booleans()) else None
+    return x, w, b, stride, padding, dilation, groups
+
+
+@given(case=_conv_case())
+def test_conv2d(case):
+    x, w, b, stride, padding, dilation, groups = case
+    fn = lambda *t: F.conv2d(t[0], t[1], t[2] if b is not None else None, stride, padding, dilation, groups)  # noqa
+    inputs = (x, w) + ((b,) if b is not None else ())
+    reference = lambda *a: np_conv2d(a[0], a[1], a[2] if b is not None else None, stride, padding, dilation,  # noqa
+                                     groups)
+    check_forward(fn, reference, *inputs, rtol=1e-12, atol=1e-13)
+    assert check_gradients(fn, *inputs)
+    parity(fn, lambda *t: _tf().conv2d(t[0], t[1], t[2] if b is not None else None, stride, padding, dilation,
+                                       groups), *(leaf(t.numpy()) for t in inputs))
+
+
+@given(case=_conv_case(one_d=True))
+def test_conv1d(case):
+    x, w, b, stride, padding, dilation, groups = case
+    x1, w1 = leaf(x.numpy()[:, :, 0]), leaf(w.numpy()[:, :, 0])
+    s, p, d = stride[1], padding[1], dilation[1]
+    fn = lambda a, k, *bias: F.conv1d(a, k, bias[0] if bias else None, s, p, d, groups)  # noqa: E731
+    inputs = (x1, w1) + ((b,) if b is not None else ())
+    check_forward(fn, lambda a, k, *bias: np_conv2d(a[:, :, None], k[:, :, None], bias[0] if bias else None,
+                                                    stride, padding, dilation, groups)[:, :, 0], *inputs, rtol=1e-12,
+                  atol=1e-13)
+    assert check_gradients(fn, *inputs)
+    parity(fn, lambda a, k, *bias: _tf().conv1d(a, k, bias[0] if bias else None, s, p, d, groups),
+           *(leaf(t.numpy()) for t in inputs))
+
+
+# ---------------------------------------------------------------- pooling
+
+
+@st.composite
+def _pool_case(draw, kind, one_d=False):
+    kernel, stride, padding, dilation, size = draw(_geometry(one_d))
+    if kind == "avg":
+        dilation = (1, 1)
+    padding = tuple(min(p, k // 2) for p, k in zip(padding, kernel))  # at most half the kernel
+    # a dilated window could then read padding only (a -inf maximum): no dilation with padding
+    dilation = tuple(1 if p else d for p, d in zip(padding, dilation))
+    size = tuple(max(n, d * (k - 1) + 1 - 2 * p) for n, k, p, d in zip(size, kernel, padding, dilation))
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 2))) + size
+    x = draw(mst.tensors(shape, distinct=True))  # distinct: no ties for max's finite differences to cross
+    return x, kernel, stride, padding, dilation
+
+
+def np_max_pool(a, kernel, stride, padding, dilation):
+    return _np_pool(a, kernel, stride, padding, dilation, -np.inf, lambda w: w.max(axis=(2, 3)))
+
+
+def np_avg_pool(a, kernel, stride, padding, include_pad):
+    count = _np_pool(np.ones((1, 1) + a.shape[2:]), kernel, stride, padding, (1, 1), 0.0, lambda w: w.sum(axis=(2, 3)))
+    total = _np_pool(a, kernel, stride, padding, (1, 1), 0.0, lambda w: w.sum(axis=(2, 3)))
+    return total / (kernel[0] * kernel[1] if include_pad else count)
+
+
+def _np_pool(a, kernel, stride, padding, dilation, pad_value, reduce):
+    ho = _out_size(a.shape[2], kernel[0], stride[0], padding[0], dilation[0])
+    wo = _out_size(a.shape[3], kernel[1], stride[1], padding[1], dilation[1])
+    y = np.zeros(a.shape[:2] + (ho, wo))
+    for i, j, window in _np_windows(a, kernel, stride, padding, dilation, pad_value):
+        y[:, :, i, j] = reduce(window)
+    return y
+
+
+@given(case=_pool_case("max"))
+def test_max_pool2d(case):
+    x, kernel, stride, padding, dilation = case
+    fn = lambda t: F.max_pool2d(t, kernel, stride, padding, dilation)  # noqa: E731
+    check_forward(fn, lambda a: np_max_pool(a, kernel, stride, padding, dilation), x)
+    assert check_gradients(fn, x)
+    parity(fn, lambda t: _tf().max_pool2d(t, kernel, stride, padding, dilation), leaf(x.numpy()))
+
+
+@pytest.mark.parametrize("include_pad", [True, False])
+@given(case=_pool_case("avg"))
+def test_avg_pool2d(include_pad, case):
+    x, kernel, stride, padding, _ = case
+    fn = lambda t: F.avg_pool2d(t, kernel, stride, padding, include_pad)  # noqa: E731
+    check_forward(fn, lambda a: np_avg_pool(a, kernel, stride, padding, include_pad), x, rtol=1e-12)
+    assert check_gradients(fn, x)
+    parity(fn, lambda t: _tf().avg_pool2d(t, kernel, stride, padding, count_include_pad=include_pad),
+           leaf(x.numpy()))
+
+
+@given(case=_pool_case("max", one_d=True), include_pad=st.booleans())
+def test_pool1d(case, include_pad):
+    x, kernel, stride, padding, dilation = case
+    x1 = leaf(x.numpy()[:, :, 0])
+    k, s, p, d = kernel[1], stride[1], padding[1], dilation[1]
+    parity(lambda t: F.max_pool1d(t, k, s, p, d), lambda t: _tf().max_pool1d(t, k, s, p, d), x1)
+    assert check_gradients(lambda t: F.max_pool1d(t, k, s, p, d), x1)
+    x1.grad = None
+    parity(lambda t: F.avg_pool1d(t, k, s, p, include_pad),
+           lambda t: _tf().avg_pool1d(t, k, s, p, count_include_pad=include_pad), x1)
+    assert check_gradients(lambda t: F.avg_pool1d(t, k, s, p, include_pad), x1)
+
+
+def test_max_pool_ties_go_to_the_first_maximum_and_nan_propagates():
+    x = leaf([[[[1.0, 1.0, 0.0], [1.0, 0.0, 2.0], [2.0, 2.0, 2.0]]]])
+    out = parity(lambda t: F.max_pool2d(t, 2, 1), lambda t: _tf().max_pool2d(t, 2, 1), x)
+    np.testing.assert_array_equal(out.numpy(), [[[[1.0, 2.0], [2.0, 2.0]]]])
+    np.testing.assert_array_equal(x.grad.numpy() != 0, [[[[True, False, False], [False, False, True],
+                                                          [True, False, False]]]])
+    with np.errstate(invalid="ignore"):
+        parity(lambda t: F.max_pool2d(t, 2), lambda t: _tf().max_pool2d(t, 2),
+               leaf([[[[1.0, np.nan], [3.0, 4.0]]]]))
+
+
+def test_overlapping_windows_add_their_gradients():
+    """stride 1 < kernel 2: the middle input is in both windows of [a b c] and gets dy_0 + dy_1."""
+    x = leaf([[[1.0, 2.0, 3.0]]])
+    F.avg_pool1d(x, 2, 1).backward(np.array([[[10.0, 20.0]]]))
+    np.testing.assert_array_equal(x.grad.numpy(), [[[5.0, 15.0, 10.0]]])
+
+
+def test_conv_and_pool_errors_name_the_op():
+    x = leaf(np.zeros((1, 4, 5, 5)))
+    cases = [
+        (lambda: F.conv2d(x, leaf(np.zeros((2, 3, 3, 3)))), r"conv2d: input with 4 channels, weight \(2, 3, 3, 3\) "
+                                                            r"and groups=1 do not fit"),
+        (lambda: F.conv2d(x, leaf(np.zeros((2, 4, 7, 1)))), "conv2d: the height of the padded input, 5, is smaller "
+                                                            r"than the kernel's span 7"),
+        (lambda: F.conv2d(x, leaf(np.zeros((2, 4, 1, 1))), leaf(np.zeros(3))), r"conv2d: bias must have shape \(2,\)"),
+        (lambda: F.conv2d(x[0], leaf(np.zeros((2, 4, 1, 1)))), r"conv2d: input must be 4-D \[N, C, H, W\]"),
+        (lambda: F.conv1d(x, leaf(np.zeros((2, 4, 1)))), r"conv1d: input must be 3-D \[N, C, L\]"),
+        (lambda: F.conv2d(x, leaf(np.zeros((2, 4, 1, 1))), stride=0), "conv2d: kernel, stride and dilation must be"),
+        (lambda: F.conv2d(x, leaf(np.zeros((2, 4, 1, 1))), padding=(1, 2, 3)), "conv2d: padding must be an int or a "
+                                                                               "pair of ints"),
+        (lambda: F.max_pool2d(x, 2, padding=2), r"max_pool2d: padding \(2, 2\) must be at most half the kernel"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ValueError, match=message):
+            call()
+
+
+# ---------------------------------------------------------------- layers
+
+
+def test_conv_layers_match_the_functional_ops_and_init_like_pytorch():
+    minitx.manual_seed(0)
+    layer = nn.Conv2d(4, 6, (3, 2), stride=2, padding=1, groups=2)
+    assert layer.weight.shape == (6, 2, 3, 2) and layer.bias.shape == (6,)
+    bound = 1 / np.sqrt(2 * 3 * 2)
+    assert np.abs(layer.weight.numpy()).max() <= bound and np.abs(layer.weight.numpy()).max() > 0.5 * bound
+    x = minitx.tensor(np.random.default_rng(0).standard_normal((2, 4, 7, 7)))
+    np.testing.assert_array_equal(layer(x).numpy(),
+                                  F.conv2d(x, layer.weight, layer.bias, 2, 1, 1, 2).numpy())
+    assert len(list(nn.Conv1d(3, 5, 4, bias=False).parameters())) == 1
+    assert nn.Conv1d(3, 5, 4)(minitx.tensor(np.zeros((2, 3, 9)))).shape == (2, 5, 6)
+    assert nn.MaxPool2d(2)(x).shape == (2, 4, 3, 3) and nn.AvgPool2d(3, 2, 1)(x).shape == (2, 4, 4, 4)
+    with pytest.raises(ValueError, match="Conv2d: in_channels 3 and out_channels 4 must both be divisible by groups 2"):
+        nn.Conv2d(3, 4, 3, groups=2)
+
+
+# ---------------------------------------------------------------- some inputs constant
+
+
+def _frozen_variants(n):
+    """Every way to leave some (not all) of n inputs without a gradient."""
+    return [mask for mask in np.ndindex(*(2,) * n) if any(mask) and not all(mask)]
+
+
+@pytest.mark.parametrize("name", ["Conv2d", "Einsum", "ScatterAdd", "SoftCrossEntropy", "BinaryCrossEntropy"])
+def test_ops_with_several_inputs_when_only_some_need_gradients(name):
+    """Backward may skip the gradients nobody needs; the ones asked for must still be right and
+    the others stay None."""
+    rng = np.random.default_rng(0)
+    cases = {
+        "Conv2d": (lambda x, w, b: F.conv2d(x, w, b, 2, 1, 1, 2), [(2, 4, 5, 5), (4, 2, 3, 3), (4,)]),
+        "Einsum": (lambda a, b: F.einsum("bqd,bkd->bqk", a, b), [(2, 3, 4), (2, 5, 4)]),
+        "ScatterAdd": (lambda x, s: F.scatter_add(x, 1, [[0, 2, 2], [1, 1, 0]], s), [(2, 3), (2, 3)]),
+        "SoftCrossEntropy": (lambda x, q: F.cross_entropy(x, q), [(3, 4), (3, 4)]),
+        "BinaryCrossEntropy": (lambda p, y: F.binary_cross_entropy(p, y), [(3, 4), (3, 4)]),
+    }
+    fn, shapes = cases[name]
+    for needs in _frozen_variants(len(shapes)):
+        inputs = [leaf(rng.uniform(0.1, 0.9, shape), requires_grad=bool(k)) for shape, k in zip(shapes, needs)]
+        assert check_gradients(fn, *inputs)
+        fn(*inputs).sum().backward()
+        assert [t.grad is not None for t in inputs] == [bool(k) for k in needs]

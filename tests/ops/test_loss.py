@@ -1,0 +1,206 @@
+"""Losses (minitx/ops/loss.py): NllLoss, BinaryCrossEntropy, BinaryCrossEntropyWithLogits and
+SoftCrossEntropy (F.cross_entropy with probability targets).
+
+Forward against NumPy written here, float64 gradients for every float input (check_gradients),
+PyTorch parity for all three reductions (PyTorch puts the class axis second; minitx last), and
+edge values: probabilities 0 and 1, huge logits, -inf logits, ignored rows.
+"""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitx
+import minitx.functional as F
+from minitx.testing import check_forward, check_gradients, leaf
+from minitx.testing import strategies as mst
+from _torch_kit import parity
+
+REDUCTIONS = ["mean", "sum", "none"]
+ROWS = mst.shapes(min_dims=1, max_dims=2, max_side=4)  # [N] or [N, L] rows of C classes
+
+
+def _tf():
+    return pytest.importorskip("torch").nn.functional
+
+
+def _class_second(t):
+    """[N, ..., C] -> [N, C, ...], PyTorch's layout."""
+    return t.movedim(-1, 1) if t.ndim > 2 else t
+
+
+def _reduce(losses, reduction, count):
+    if reduction == "none":
+        return losses
+    return losses.sum() / max(count, 1) if reduction == "mean" else losses.sum()
+
+
+def _np_log_softmax(x):
+    shifted = x - x.max(-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+
+
+# ---------------------------------------------------------------- nll_loss
+
+
+@st.composite
+def _nll_case(draw):
+    rows, classes = draw(ROWS), draw(st.integers(1, 4))
+    x = draw(mst.tensors(rows + (classes,)))
+    t = minitx.tensor(draw(mst.class_targets(rows, classes, ignore_index=-100)))
+    return x, t, draw(st.sampled_from(REDUCTIONS))
+
+
+@given(case=_nll_case())
+def test_nll_loss(case):
+    x, t, reduction = case
+
+    def reference(a):
+        tt = t.numpy()
+        valid = tt != -100
+        picked = np.array([-row[c] if ok else 0.0 for row, c, ok in
+                           zip(a.reshape(-1, a.shape[-1]), tt.reshape(-1), valid.reshape(-1))]).reshape(tt.shape)
+        return _reduce(picked, reduction, int(valid.sum()))
+
+    fn = lambda v: F.nll_loss(v, t, reduction=reduction)  # noqa: E731
+    check_forward(fn, reference, x, rtol=1e-12)
+    assert check_gradients(fn, x)
+    torch = pytest.importorskip("torch")
+    parity(fn, lambda v: _tf().nll_loss(_class_second(v), torch.from_numpy(t.numpy()), reduction=reduction),
+           leaf(x.numpy()))
+
+
+def test_nll_loss_errors_name_the_op():
+    x = leaf(np.zeros((2, 3)))
+    with pytest.raises(IndexError, match=r"nll_loss: target 3 is out of range for 3 classes"):
+        F.nll_loss(x, [0, 3])
+    with pytest.raises(ValueError, match=r"nll_loss: log-probabilities \(2, 3\) need targets of shape \(2,\)"):
+        F.nll_loss(x, [0, 1, 2])
+    with pytest.raises(ValueError, match="nll_loss: reduction must be 'mean', 'sum' or 'none', got 'avg'"):
+        F.nll_loss(x, [0, 1], reduction="avg")
+
+
+# ---------------------------------------------------------------- binary cross-entropy
+
+
+@st.composite
+def _binary_case(draw, logits):
+    shape = draw(mst.shapes(min_dims=1, max_dims=3, max_side=4))
+    x = draw(mst.tensors(shape, min_value=-30.0, max_value=30.0) if logits else
+             mst.tensors(shape, min_value=0.05, max_value=0.95))
+    y = draw(mst.tensors(shape, min_value=0.0, max_value=1.0))
+    return x, y, draw(st.sampled_from(REDUCTIONS))
+
+
+@given(case=_binary_case(logits=False))
+def test_binary_cross_entropy(case):
+    p, y, reduction = case
+    fn = lambda a, b: F.binary_cross_entropy(a, b, reduction)  # noqa: E731
+    check_forward(fn, lambda a, b: _reduce(-(b * np.log(a) + (1 - b) * np.log1p(-a)), reduction, a.size), p, y,
+                  rtol=1e-12, atol=1e-14)
+    assert check_gradients(fn, p, y)
+    parity(fn, lambda a, b: _tf().binary_cross_entropy(a, b, reduction=reduction), leaf(p.numpy()), leaf(y.numpy()))
+
+
+def test_binary_cross_entropy_at_probabilities_0_and_1_is_finite_as_in_pytorch():
+    p, y = leaf([0.0, 1.0, 0.0, 1.0, 0.5]), leaf([0.0, 1.0, 1.0, 0.0, 0.3], requires_grad=False)
+    # rtol 1e-8: at p = 0 or 1 both divide by the 1e-12 floor, PyTorch's rounded to float32
+    out = parity(lambda a, b: F.binary_cross_entropy(a, b, "none"),
+                 lambda a, b: _tf().binary_cross_entropy(a, b, reduction="none"), p, y, rtol=1e-8)
+    np.testing.assert_allclose(out.numpy()[:4], [0.0, 0.0, 100.0, 100.0])
+    # the targets' gradient is that of the floored loss, log(1 - p) - log(p) in [-100, 100] (PyTorch: ±inf)
+    y.requires_grad_(True)
+    F.binary_cross_entropy(p, y, "sum").backward()
+    np.testing.assert_allclose(y.grad.numpy(), [100.0, -100.0, 100.0, -100.0, 0.0])
+    with pytest.raises(ValueError, match=r"binary_cross_entropy: every input must be a probability in \[0, 1\]"):
+        F.binary_cross_entropy(leaf([1.5]), leaf([1.0]))
+    with pytest.raises(ValueError, match=r"binary_cross_entropy: targets of shape \(2,\) must match the input's "
+                                         r"shape \(1,\)"):
+        F.binary_cross_entropy(leaf([0.5]), leaf([1.0, 0.0]))
+
+
+@pytest.mark.parametrize("pos_weight", [None, 3.0, "per-class"])
+@given(case=_binary_case(logits=True))
+def test_binary_cross_entropy_with_logits(pos_weight, case):
+    x, y, reduction = case
+    w = np.linspace(0.5, 2.0, x.shape[-1]) if pos_weight == "per-class" else pos_weight
+    weight = minitx.tensor(w) if isinstance(w, np.ndarray) else w
+    fn = lambda a, b: F.binary_cross_entropy_with_logits(a, b, reduction, pos_weight=weight)  # noqa: E731
+
+    def reference(a, b):  # log sigma(a) = -log(1 + e^-a), log(1 - sigma(a)) = -log(1 + e^a)
+        ww = 1.0 if w is None else w
+        return _reduce(ww * b * np.logaddexp(0, -a) + (1 - b) * np.logaddexp(0, a), reduction, a.size)
+
+    check_forward(fn, reference, x, y, rtol=1e-12, atol=1e-14)
+    assert check_gradients(fn, x, y)
+    torch = pytest.importorskip("torch")
+    torch_weight = None if w is None else torch.as_tensor(w, dtype=torch.float64)
+    parity(fn, lambda a, b: _tf().binary_cross_entropy_with_logits(a, b, reduction=reduction, pos_weight=torch_weight),
+           leaf(x.numpy()), leaf(y.numpy()))
+
+
+def test_binary_cross_entropy_with_logits_is_stable_for_huge_logits():
+    x = minitx.tensor([-1e4, -50.0, 50.0, 1e4], requires_grad=True)
+    y = minitx.tensor([0.0, 1.0, 0.0, 1.0])
+    loss = F.binary_cross_entropy_with_logits(x, y, "none")
+    np.testing.assert_allclose(loss.numpy(), [0.0, 50.0, 50.0, 0.0], rtol=1e-6)
+    loss.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, -1.0, 1.0, 0.0], atol=1e-6)
+
+
+# ---------------------------------------------------------------- cross-entropy with probability targets
+
+
+@st.composite
+def _soft_case(draw):
+    rows, classes = draw(ROWS), draw(st.integers(1, 4))
+    x = draw(mst.tensors(rows + (classes,)))
+    weights = draw(mst.float_arrays(rows + (classes,), min_value=0.0, max_value=1.0))
+    q = leaf(weights / np.maximum(weights.sum(-1, keepdims=True), 1e-9))  # rows of probabilities (or all 0)
+    return x, q, draw(st.sampled_from(REDUCTIONS)), draw(st.sampled_from([0.0, 0.1]))
+
+
+@given(case=_soft_case())
+def test_cross_entropy_with_probability_targets(case):
+    x, q, reduction, smoothing = case
+    fn = lambda a, b: F.cross_entropy(a, b, label_smoothing=smoothing, reduction=reduction)  # noqa: E731
+
+    def reference(a, b):
+        smoothed = (1 - smoothing) * b + smoothing / a.shape[-1]
+        losses = -(smoothed * _np_log_softmax(a)).sum(-1)
+        return _reduce(losses, reduction, losses.size)
+
+    check_forward(fn, reference, x, q, rtol=1e-12, atol=1e-14)
+    assert check_gradients(fn, x, q)
+    parity(fn, lambda a, b: _tf().cross_entropy(_class_second(a), _class_second(b), label_smoothing=smoothing,
+                                                reduction=reduction), leaf(x.numpy()), leaf(q.numpy()))
+
+
+def test_probability_targets_are_routed_and_agree_with_class_targets():
+    """One-hot probability targets give the class-target loss and gradient (ops.SoftCrossEntropy
+    vs ops.CrossEntropy), smoothing included."""
+    x = leaf(np.random.default_rng(0).standard_normal((3, 4)))
+    t = [2, 0, 3]
+    for smoothing in (0.0, 0.2):
+        soft = F.cross_entropy(x, leaf(np.eye(4)[t], requires_grad=False), label_smoothing=smoothing)
+        assert soft._ctx.name == "soft_cross_entropy"
+        soft.backward()
+        soft_grad, x.grad = x.grad.numpy(), None
+        hard = F.cross_entropy(x, t, label_smoothing=smoothing)
+        hard.backward()
+        np.testing.assert_allclose(soft.item(), hard.item(), rtol=1e-12)
+        np.testing.assert_allclose(soft_grad, x.grad.numpy(), rtol=1e-12, atol=1e-15)
+        x.grad = None
+
+
+def test_probability_targets_with_minus_infinity_logits():
+    """A class with logit -inf and probability 0 adds nothing (not 0 * -inf = NaN)."""
+    x = leaf([[0.0, -np.inf, 1.0]])
+    q = leaf([[0.5, 0.0, 0.5]], requires_grad=False)
+    loss = F.cross_entropy(x, q)
+    expected = -(0.5 * (0 - np.logaddexp(0, 1)) + 0.5 * (1 - np.logaddexp(0, 1)))
+    np.testing.assert_allclose(loss.item(), expected, rtol=1e-14)
+    loss.backward()
+    assert np.isfinite(x.grad.numpy()).all() and x.grad.numpy()[0, 1] == 0.0
+    with pytest.raises(ValueError, match=r"cross_entropy: float targets of shape \(1, 2\) are class probabilities"):
+        F.cross_entropy(x, leaf([[0.5, 0.5]]))

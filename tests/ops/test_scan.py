@@ -1,0 +1,219 @@
+"""Std, Prod and the scans Cumsum, Cumprod, Logcumsumexp (minitx/ops/scan.py), and argmin.
+
+Forward against independent Python/NumPy computations, float64 gradients (check_gradients) on
+hypothesis-drawn shapes and axes (zeros injected into the products), PyTorch parity, and the
+edges: zeros (one, several), ties and NaN for argmin, -inf prefixes and huge values for
+logcumsumexp, empty axes.
+"""
+import itertools
+import math
+import operator
+import statistics
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitx
+import minitx.functional as F
+from minitx.testing import check_forward, check_gradients, leaf
+from minitx.testing import strategies as mst
+from _torch_kit import parity
+
+SHAPES = mst.shapes(max_dims=3, max_side=4)
+
+
+def _rows(a, axes):
+    """a with the reduced axes moved last and flattened: ([rows...], kept shape)."""
+    axes = tuple(range(a.ndim)) if axes is None else tuple(np.atleast_1d(axes) % max(a.ndim, 1))
+    kept = [k for k in range(a.ndim) if k not in axes]
+    moved = np.transpose(a, kept + list(axes))
+    return moved.reshape(-1, int(np.prod([a.shape[k] for k in axes], dtype=int))), [a.shape[k] for k in kept], axes
+
+
+def _per_row(fn):
+    """A reduction reference from a Python function of one list of numbers."""
+    def reference(a, axis, keepdims):
+        rows, kept, axes = _rows(a, axis)
+        out = np.array([fn(list(row)) for row in rows], dtype=np.float64).reshape(kept)
+        return np.expand_dims(out, axes) if keepdims and a.ndim else out
+    return reference
+
+
+# op class -> (minitx reduction(x, axis, keepdims), reference(a, axis, keepdims), shape options)
+REDUCTIONS = {
+    "Std": (lambda x, axis, keepdims: F.std(x, axis, keepdims=keepdims), _per_row(statistics.pstdev), {}),
+    "Std-ddof1": (lambda x, axis, keepdims: x.std(axis, ddof=1, keepdims=keepdims), _per_row(statistics.stdev),
+                  {"min_side": 2, "min_dims": 1}),
+    "Prod": (F.prod, _per_row(math.prod), {}),
+}
+
+
+@st.composite
+def _reduction_case(draw, name):
+    x = draw(mst.tensors(mst.shapes(max_dims=3, max_side=4, **REDUCTIONS[name][2])))
+    return x, draw(mst.axes_for(x.ndim)), draw(st.booleans())
+
+
+@pytest.mark.parametrize("name", list(REDUCTIONS))
+@given(data=st.data())
+def test_reduction_forward_and_gradients(name, data):
+    fn, reference, _ = REDUCTIONS[name]
+    x, axis, keepdims = data.draw(_reduction_case(name))
+    check_forward(lambda t: fn(t, axis, keepdims), lambda a: reference(a, axis, keepdims), x, rtol=1e-12, atol=1e-13)
+    if name.startswith("Std"):  # s = 0 (a constant slice) is a kink of sqrt
+        with np.errstate(all="ignore"):
+            spread = np.ptp(x.numpy(), axis=axis) if x.size else np.ones(1)
+        if np.any(spread < 1e-3):
+            return
+    assert check_gradients(lambda t: fn(t, axis, keepdims), x)
+
+
+# away from 0: PyTorch's prod gradient is y / x where x has no zero, wrong once y underflows
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=4), away_from=(0.0,), margin=0.01), data=st.data())
+def test_std_and_prod_match_pytorch(x, data):
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
+    keepdims, ddof = data.draw(st.booleans()), data.draw(st.sampled_from([0, 1]))
+    if x.shape[axis] > ddof:
+        parity(lambda t: F.std(t, axis, ddof, keepdims), lambda t: t.std(axis, correction=ddof, keepdim=keepdims),
+               x)
+    x.grad = None
+    parity(lambda t: t.prod(axis, keepdims), lambda t: t.prod(axis, keepdim=keepdims), x)
+
+
+@pytest.mark.parametrize("row, expected_grad", [
+    ([2.0, 3.0, 4.0], [12.0, 8.0, 6.0]),
+    ([2.0, 0.0, 4.0], [0.0, 8.0, 0.0]),   # one zero: only the zero gets a gradient
+    ([0.0, 3.0, 0.0], [0.0, 0.0, 0.0]),   # two zeros: none
+    ([0.0], [1.0]),
+])
+def test_prod_gradient_with_zeros(row, expected_grad):
+    x = leaf(row)
+    x.prod().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), expected_grad)
+    x.grad = None
+    parity(F.prod, lambda t: t.prod(), x)
+
+
+def test_std_of_a_constant_slice_has_zero_gradient_and_too_few_elements_give_nan():
+    x = leaf([[2.0, 2.0, 2.0], [1.0, 2.0, 3.0]])
+    y = x.std(axis=1)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy()[0], [0.0, 0.0, 0.0])
+    parity(lambda t: t.std(axis=1), lambda t: t.std(1, correction=0), leaf(x.numpy()))
+    with pytest.warns(RuntimeWarning, match="std: 1 elements with ddof=1 leave no degrees of freedom"):
+        assert np.isnan(F.std(leaf([5.0]), ddof=1).item())
+
+
+# ---------------------------------------------------------------- scans
+
+
+def _scan_reference(step):
+    """A scan along ``axis`` done by itertools.accumulate on each row."""
+    def reference(a, axis):
+        moved = np.moveaxis(a.reshape(1) if a.ndim == 0 else a, axis, -1)
+        out = np.array([list(itertools.accumulate(row, step)) for row in moved.reshape(-1, moved.shape[-1])])
+        return np.moveaxis(out.reshape(moved.shape), -1, axis).reshape(a.shape)
+    return reference
+
+
+def _logaddexp(a, b):
+    top = max(a, b)
+    return top if top == -math.inf else top + math.log(math.exp(a - top) + math.exp(b - top))
+
+
+# op class -> (minitx scan(x, axis), reference(a, axis), torch method name)
+SCANS = {
+    "Cumsum": (F.cumsum, _scan_reference(operator.add), "cumsum"),
+    "Cumprod": (lambda x, axis: x.cumprod(axis), _scan_reference(operator.mul), "cumprod"),
+    "Logcumsumexp": (F.logcumsumexp, _scan_reference(_logaddexp), "logcumsumexp"),
+}
+
+
+@st.composite
+def _scan_case(draw, name, min_dims=0):
+    # away from 0 but for exact zeros: PyTorch's cumprod gradient divides by x when there is no
+    # zero, which is wrong once a product of tiny numbers underflows (minitx's never divides)
+    x = draw(mst.tensors(mst.shapes(min_dims=min_dims, max_dims=3, max_side=5), away_from=(0.0,), margin=0.01))
+    if name == "Cumprod":  # zeros: the products' special case, exact without division
+        zeros = draw(mst.bool_masks(x.shape))
+        x.data[zeros & (np.random.default_rng(0).random(x.shape) < 0.5)] = 0.0
+    return x, draw(st.integers(-max(x.ndim, 1), max(x.ndim, 1) - 1))
+
+
+@pytest.mark.parametrize("name", list(SCANS))
+@given(data=st.data())
+def test_scan_forward_and_gradients(name, data):
+    fn, reference, _ = SCANS[name]
+    x, axis = data.draw(_scan_case(name))
+    out = check_forward(lambda t: fn(t, axis), lambda a: reference(a, axis), x, rtol=1e-12, atol=1e-13)
+    assert out.shape == x.shape
+    assert check_gradients(lambda t: fn(t, axis), x)
+
+
+@pytest.mark.parametrize("name", list(SCANS))
+@given(data=st.data())
+def test_scan_matches_pytorch(name, data):
+    fn, _, torch_name = SCANS[name]
+    x, axis = data.draw(_scan_case(name, min_dims=1))
+    parity(lambda t: fn(t, axis), lambda t: getattr(t, torch_name)(axis), x)
+
+
+def test_cumprod_gradient_with_zeros_matches_pytorch():
+    """Worked example: x = [1, 0, 3, 0, 2], dy = [1, 2, 3, 4, 5] gives dx = [1, 11, 0, 0, 0]."""
+    x = leaf([1.0, 0.0, 3.0, 0.0, 2.0])
+    F.cumprod(x, 0).backward(np.arange(1.0, 6.0))
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 11.0, 0.0, 0.0, 0.0])
+    parity(lambda t: F.cumprod(t, 0), lambda t: t.cumprod(0), leaf([[1.0, 0.0, 3.0, 0.0, 2.0], [0.0, 0.0, 2, 1, 1]]))
+
+
+def test_logcumsumexp_is_stable_and_masks_minus_infinity_prefixes():
+    x = leaf([[-1000.0, 1000.0, 999.0, -np.inf], [-np.inf, -np.inf, 1.0, 2.0]])
+    y = F.logcumsumexp(x, 1)
+    expected = [[-1000.0, 1000.0, 1000.0 + math.log1p(math.exp(-1.0))] * 1 + [1000.0 + math.log1p(math.exp(-1.0))],
+                [-np.inf, -np.inf, 1.0, 2.0 + math.log1p(math.exp(-1.0))]]
+    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-15)
+    y.backward(np.ones((2, 4)))
+    grad = x.grad.numpy()
+    np.testing.assert_array_equal(grad[1, :2], [0.0, 0.0])  # PyTorch: NaN for the all -inf prefix
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(x.numpy(), requires_grad=True)
+    t.logcumsumexp(1).backward(torch.ones(2, 4, dtype=torch.float64))
+    np.testing.assert_allclose(grad[0], t.grad.numpy()[0], rtol=1e-12)
+    np.testing.assert_allclose(grad[1, 2:], t.grad.numpy()[1, 2:], rtol=1e-12)
+
+
+def test_scans_take_nan_and_empty_axes():
+    x = leaf([1.0, np.nan, 2.0])
+    for fn in (F.cumsum, F.cumprod, F.logcumsumexp):
+        x.grad = None
+        y = fn(x, 0)
+        assert np.isnan(y.numpy()[1:]).all() and y.numpy()[0] == fn(leaf([1.0]), 0).item()
+        empty = leaf(np.zeros((2, 0)))
+        assert fn(empty, 1).shape == (2, 0)
+    parity(lambda t: F.logcumsumexp(t, 0), lambda t: t.logcumsumexp(0), leaf([1.0, np.nan, 2.0]))
+
+
+def test_scan_axis_errors_name_the_op():
+    x = minitx.tensor([[1.0, 2.0]])
+    with pytest.raises(ValueError, match="cumsum: axis 2 is out of range for a tensor with 2 dimensions"):
+        F.cumsum(x, 2)
+    with pytest.raises(ValueError, match="logcumsumexp: axis must be an integer, got None"):
+        F.logcumsumexp(x, None)
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=4), min_value=-2, max_value=2), data=st.data())
+def test_argmin_matches_numpy_and_pytorch_with_ties(x, data):
+    a = np.round(x.numpy())  # rounding makes ties common
+    axis = data.draw(st.one_of(st.none(), st.integers(-a.ndim, a.ndim - 1)), label="axis")
+    t = minitx.tensor(a)
+    got = F.argmin(t, axis).numpy()
+    expected = np.array([int(np.flatnonzero(row == row.min())[0]) for row in _rows(a, axis)[0]])
+    np.testing.assert_array_equal(got.reshape(-1), expected)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_array_equal(t.argmin(axis).numpy(), torch.from_numpy(a).argmin(axis).numpy())
+
+
+def test_argmin_points_at_a_nan():
+    assert F.argmin(minitx.tensor([3.0, np.nan, -1.0])).item() == 1

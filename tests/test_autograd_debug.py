@@ -1,0 +1,203 @@
+"""Windows onto the engine: graph drawing, the backward trace, anomaly mode (minitx.autograd)."""
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minitx
+import minitx.functional as F
+from minitx.autograd import detect_anomaly, engine, function, graph, trace_backward
+from minitx.nn import Linear
+
+
+def leaf(values, dtype="float64"):
+    return minitx.tensor(values, dtype=dtype, requires_grad=True)
+
+
+def dot_nodes_and_edges(text):
+    """{node id: label}, [(from, to)] parsed from to_dot's output."""
+    nodes = dict(re.findall(r'^\s+(\w+) \[label="((?:[^"\\]|\\.)*)"', text, re.M))
+    edges = re.findall(r"^\s+(\w+) -> (\w+);", text, re.M)
+    return nodes, edges
+
+
+# ---------------------------------------------------------------- public access to the graph
+
+def test_grad_fn_and_inputs_are_the_public_view_of_the_graph():
+    x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    y = x * w
+    assert x.grad_fn is None and y.grad_fn is not None and y.grad_fn.name == "mul"
+    assert y.grad_fn.inputs[0] is x and y.grad_fn.inputs[1] is w
+    with pytest.raises(AttributeError):
+        y.grad_fn.inputs = ()
+    with minitx.no_grad():
+        assert (x * w).grad_fn is None
+
+
+# ---------------------------------------------------------------- to_dot, render, to_tree
+
+def test_to_dot_has_a_node_per_tensor_and_op_and_edges_along_the_data_flow():
+    x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    c = minitx.tensor([1.0, 1.0], dtype="float64")
+    y = ((x * w) + c).sum()
+    nodes, edges = dot_nodes_and_edges(graph.to_dot(y, names={"x": x, "w": w, "c": c, "y": y}))
+    by_label = {label.split("\\n")[0]: node for node, label in nodes.items()}
+    assert sorted(n for n in nodes if n.startswith("op")) == ["op0", "op1", "op2"]  # sum, add, mul
+    assert len([n for n in nodes if n.startswith("t")]) == 6  # y, x*w+c, x*w, x, w, c
+    mul = next(n for n, label in nodes.items() if label == "mul")
+    assert (by_label["x"], mul) in edges and (by_label["w"], mul) in edges
+    s = next(n for n, label in nodes.items() if label == "sum")
+    assert (s, by_label["y"]) in edges and not any(a == by_label["y"] for a, _ in edges)
+    assert nodes[by_label["x"]] == "x\\n(2,) float64\\nrequires_grad"
+    assert nodes[by_label["c"]] == "c\\n(2,) float64\\nconstant"
+
+
+def test_to_dot_names_parameters_of_a_module_and_shows_gradient_shapes():
+    minitx.manual_seed(0)
+    layer = Linear(3, 2)
+    x = minitx.tensor(np.ones((4, 3)), dtype="float32")
+    loss = layer(x).sum()
+    before = graph.to_dot(loss, names=layer)
+    assert "weight\\n(2, 3) float32\\nrequires_grad" in before and "bias\\n(2,) float32" in before
+    assert "grad" not in before.replace("requires_grad", "")
+    loss.backward()
+    after = graph.to_dot(loss, names=[layer, {"x": x}], grads=True, title='a "quoted" title')
+    assert "weight\\n(2, 3) float32\\nrequires_grad\\ngrad (2, 3)" in after
+    assert 'label="a \\"quoted\\" title"' in after
+    with pytest.raises(TypeError, match="names must be a Module"):
+        graph.to_dot(loss, names=42)
+
+
+def test_to_tree_prints_each_tensor_once_and_refers_back():
+    x = leaf([1.0, 2.0])
+    h = F.tanh(x)
+    y = (h * h).sum()
+    tree = graph.to_tree(y, names={"x": x, "h": h, "y": y}).splitlines()
+    assert tree == [
+        "[0] y () float64 = sum",
+        "└─ [1] (2,) float64 = mul",
+        "   ├─ [2] h (2,) float64 = tanh",
+        "   │  └─ [3] x (2,) float64 (requires_grad)",
+        "   └─ [2] h (2,) float64 (above)",
+    ]
+    y.backward()
+    assert graph.to_tree(y, names={"x": x}, grads=True).splitlines()[-2].endswith("(requires_grad, grad (2,))")
+
+
+def test_a_chain_deeper_than_the_recursion_limit_draws():
+    x = leaf(1.0)
+    y = x
+    for _ in range(3_000):
+        y = F.neg(y)
+    assert len(graph.to_tree(y).splitlines()) == 3_001
+    assert graph.to_dot(y).count(" -> ") == 6_000
+
+
+def test_render_without_graphviz_writes_the_dot_text_and_says_how(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` here
+    x = leaf([1.0, 2.0])
+    out = graph.render((x * x).sum(), tmp_path / "g.svg", names={"x": x})
+    assert out == tmp_path / "g.dot" and out.read_text() == graph.to_dot((x * x).sum(), names={"x": x})
+    assert not (tmp_path / "g.svg").exists()
+    message = capsys.readouterr().err
+    assert "'dot' program is not on PATH" in message and f"dot -Tsvg {out}" in message
+    with pytest.raises(ValueError, match="use a .svg, .png, .pdf or .dot file"):
+        graph.render(x, tmp_path / "g.jpg")
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+def test_render_with_graphviz_draws_an_svg(tmp_path):
+    x = leaf([1.0, 2.0])
+    out = graph.render(F.exp(x).sum(), tmp_path / "g.svg", names={"x": x})
+    text = Path(out).read_text()
+    assert out == tmp_path / "g.svg" and "<svg" in text and ">exp<" in text
+
+
+# ---------------------------------------------------------------- trace_backward
+
+def test_the_trace_lists_every_op_in_engine_order_with_shapes_and_norms():
+    xv, wv = np.array([[1.0, -2.0], [0.5, 3.0]]), np.array([0.3, -0.7])
+    x, w = leaf(xv), leaf(wv)
+    with trace_backward() as trace:
+        F.tanh(x @ w).sum().backward()
+    assert not engine.backward_hooks
+    assert [r.op for r in trace.rows] == ["sum", "tanh", "matmul"]
+    dz = 1 - np.tanh(xv @ wv) ** 2  # d sum(tanh(z)) / dz
+    expected = [((), 1.0, [((2,), np.sqrt(2))]),
+                ((2,), np.sqrt(2), [((2,), np.linalg.norm(dz))]),
+                ((2,), np.linalg.norm(dz), [((2, 2), np.linalg.norm(np.outer(dz, wv))),
+                                            ((2,), np.linalg.norm(xv.T @ dz))])]
+    for row, (dy_shape, dy_norm, grads) in zip(trace.rows, expected):
+        assert row.dy_shape == dy_shape and row.dy_norm == pytest.approx(dy_norm)
+        assert [g[0] for g in row.grads] == [g[0] for g in grads]
+        assert [g[1] for g in row.grads] == pytest.approx([g[1] for g in grads])
+    lines = str(trace).splitlines()
+    assert lines[0].split()[:4] == ["#", "op", "dy", "shape"] and set(lines[1]) == {"-"}
+    assert len(lines) == 2 + 3 and lines[4].split()[:2] == ["2", "matmul"]
+
+
+def test_the_trace_shows_inputs_without_a_gradient_as_a_dash():
+    logits = leaf(np.zeros((2, 3)))
+    with trace_backward() as trace:
+        F.cross_entropy(logits, minitx.tensor([0, 2])).backward()
+    assert trace.rows[0].op == "cross_entropy" and trace.rows[0].grads[1] is None
+    assert str(trace).splitlines()[-1].rstrip().endswith("; -")
+
+
+# ---------------------------------------------------------------- detect_anomaly
+
+def test_anomaly_mode_names_the_forward_op_and_the_users_line():
+    a = leaf([0.0, 1.0])
+    with detect_anomaly(), np.errstate(invalid="ignore"):
+        with pytest.raises(FloatingPointError) as caught:
+            F.log(a - 2.0)  # log of negative numbers
+    message = str(caught.value)
+    assert "the forward of 'log' produced NaN in its output (2,) float64" in message
+    assert "inputs: 0: (2,) float64" in message
+    assert f"created at {__file__}:" in message and "F.log(a - 2.0)" in message
+    assert not function.forward_hooks and not engine.backward_hooks
+
+
+def test_anomaly_mode_names_the_backward_op_and_where_it_was_created():
+    a = leaf([0.0, 4.0])
+    with detect_anomaly(), np.errstate(divide="ignore"):
+        root = F.sqrt(a)  # d sqrt(a) / da = 1 / (2 sqrt a): inf at 0
+        loss = root.sum()
+        with pytest.raises(FloatingPointError) as caught:
+            loss.backward()
+    message = str(caught.value)
+    assert "the backward of 'sqrt' produced inf in the gradient for input 0 (2,) float64" in message
+    assert "root = F.sqrt(a)" in message and "via minitx/functional.py" in message
+
+
+def test_anomaly_mode_says_which_input_already_held_nan_and_spots_it_inside_modules():
+    minitx.manual_seed(0)
+    layer = Linear(2, 2)
+    layer.weight.data[...] = np.nan
+    with detect_anomaly(), pytest.raises(FloatingPointError) as caught:
+        layer(minitx.tensor([[1.0, 2.0]]))
+    message = str(caught.value)
+    assert "forward of 'linear'" in message and "1: (2, 2) float32 (held NaN already)" in message
+    assert "via minitx/nn/layers.py" in message and "layer(minitx.tensor" in message
+
+
+def test_allow_inf_lets_masks_through_but_not_nan():
+    x = leaf([[1.0, 2.0, 3.0]])
+    mask = minitx.tensor([[True, False, True]])
+    with detect_anomaly(), pytest.raises(FloatingPointError, match="forward of 'masked_fill' produced inf"):
+        x.masked_fill(mask, -np.inf)
+    with detect_anomaly(allow_inf=True):
+        F.softmax(x.masked_fill(mask, -np.inf), axis=-1).sum().backward()
+        with pytest.raises(FloatingPointError, match="produced NaN"):
+            x * np.nan
+
+
+def test_anomaly_mode_is_off_by_default_and_ops_made_before_it_have_no_site():
+    a = leaf([0.0, 4.0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert np.isnan(F.log(a - 2.0).numpy()).any()  # no error: the mode is off
+        loss = F.sqrt(a).sum()
+        with detect_anomaly(), pytest.raises(FloatingPointError, match="no creation site recorded"):
+            loss.backward()

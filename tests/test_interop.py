@@ -1,0 +1,183 @@
+"""DLPack both ways and __array__ objects: memory shared without copies, dtypes kept or converted
+as Tensor converts arrays, clear errors; against NumPy always, PyTorch and CuPy where present."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import minitx
+from minitx import backend, interop
+
+SHARED_DTYPES = ["float32", "float64", "int32", "int64", "bool", "uint8"]  # the dtypes minitx computes in
+without_gpu = pytest.mark.skipif(backend.cuda_available(), reason="checks the behaviour without a GPU")
+
+
+class Producer:
+    """A DLPack producer that is not a NumPy array (as a third library's array would be)."""
+
+    def __init__(self, array, device=(1, 0)):
+        self.array, self.device = array, device
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+class ArrayLike:
+    """Only __array__, like a pandas Series or a PIL image."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __array__(self, dtype=None, copy=None):
+        return self.array
+
+
+shared_arrays = st.sampled_from(SHARED_DTYPES).flatmap(
+    lambda dt: hnp.arrays(np.dtype(dt), hnp.array_shapes(min_dims=0, max_dims=3, max_side=4)))
+
+
+# ---------------------------------------------------------------------- out of minitx
+@given(array=shared_arrays)
+def test_numpy_from_dlpack_shares_the_tensors_memory(array):
+    t = minitx.Tensor(array.copy())
+    view = np.from_dlpack(t)
+    assert t.__dlpack_device__() == (1, 0)
+    assert view.dtype == t.dtype and view.shape == t.shape
+    assert np.shares_memory(view, t.data) or t.size == 0
+    np.testing.assert_array_equal(view, array)
+
+
+def test_a_write_through_the_export_is_seen_by_the_tensor():
+    w = minitx.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    np.from_dlpack(w)[0, 1] = -5.0
+    assert w.tolist() == [[1.0, -5.0], [3.0, 4.0]]
+
+
+def test_export_passes_on_only_the_keywords_the_consumer_gave():
+    calls = []
+
+    class Recorder:
+        def __dlpack__(self, **kwargs):
+            calls.append(kwargs)
+            return "capsule"
+
+    assert interop.export_dlpack(Recorder()) == "capsule"
+    assert interop.export_dlpack(Recorder(), max_version=(1, 0), copy=False) == "capsule"
+    assert calls == [{}, {"max_version": (1, 0), "copy": False}]
+
+
+# ---------------------------------------------------------------------- into minitx
+@given(array=shared_arrays)
+def test_from_dlpack_wraps_the_producers_memory(array):
+    t = minitx.from_dlpack(Producer(array))
+    assert t.device == "cpu" and t.dtype == array.dtype and t.shape == array.shape
+    assert np.shares_memory(t.data, array) or array.size == 0
+    same = minitx.Tensor(Producer(array))
+    assert np.shares_memory(same.data, array) or array.size == 0
+
+
+@pytest.mark.parametrize("dtype, expected", [("float16", "float32"), ("int8", "int64"), ("uint16", "int64")])
+def test_other_dtypes_are_converted_as_tensor_converts_arrays(dtype, expected):
+    array = np.arange(6, dtype=dtype).reshape(2, 3)
+    t = minitx.from_dlpack(Producer(array))
+    assert t.dtype == np.dtype(expected)
+    np.testing.assert_array_equal(t.numpy(), array.astype(expected))
+
+
+def test_tensor_copies_and_infers_dtypes_as_for_numpy_arrays():
+    for source in (np.arange(4.0), np.arange(4.0, dtype=np.float32), np.arange(4), np.array([True])):
+        for wrapped in (Producer(source), ArrayLike(source)):
+            t = minitx.tensor(wrapped)
+            assert t.dtype == minitx.tensor(source).dtype
+            assert not np.shares_memory(t.data, source)
+            np.testing.assert_array_equal(t.numpy(), source)
+    kept = np.arange(3.0)
+    assert np.shares_memory(minitx.Tensor(ArrayLike(kept)).data, kept)
+
+
+def test_numpy_scalars_and_python_data_are_unchanged():
+    assert interop.as_array([1.0, 2.0]) == [1.0, 2.0]
+    scalar = np.float64(1.5)
+    assert interop.as_array(scalar) is scalar
+    assert minitx.tensor(scalar).dtype == np.float32  # a scalar still counts as Python data
+
+
+def test_errors_name_what_was_given():
+    with pytest.raises(TypeError, match=r"from_dlpack: builtins\.list has no __dlpack__"):
+        minitx.from_dlpack([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"lives on DLPack device type 4 \(id 0\); minitx reads CPU"):
+        minitx.from_dlpack(Producer(np.ones(2), device=(4, 0)))
+
+    class Refuses(Producer):
+        def __dlpack__(self, **kwargs):
+            raise BufferError("no export today")
+
+    with pytest.raises(TypeError, match=r"Tensor: cannot take the memory of .*Refuses through DLPack: "
+                                        r"BufferError: no export today"):
+        minitx.Tensor(Refuses(np.ones(2)))
+
+
+@without_gpu
+def test_gpu_memory_without_a_gpu_is_a_clear_error():
+    with pytest.raises(RuntimeError, match="device 'cuda' requested but CuPy with a GPU is not available"):
+        minitx.from_dlpack(Producer(np.ones(2), device=(2, 0)))
+
+
+def test_gradients_flow_into_an_imported_tensor():
+    source = np.array([1.0, -2.0, 3.0])
+    x = minitx.from_dlpack(Producer(source), requires_grad=True)
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * source)
+
+
+# ---------------------------------------------------------------------- PyTorch
+def test_torch_round_trips_without_copies():
+    torch = pytest.importorskip("torch")
+    t = minitx.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    seen = torch.from_dlpack(t)
+    seen[1, 2] = 100.0
+    assert t.data[1, 2] == 100.0 and seen.dtype == torch.float32
+    back = minitx.from_dlpack(seen.T)  # non-contiguous strides too
+    assert np.shares_memory(back.data, t.data)
+    np.testing.assert_array_equal(back.numpy(), t.numpy().T)
+
+
+@pytest.mark.parametrize("torch_dtype, dtype", [("float32", "float32"), ("float64", "float64"),
+                                                ("int32", "int64"), ("int64", "int64"), ("bool", "bool"),
+                                                ("float16", "float32")])
+def test_tensor_of_a_torch_tensor(torch_dtype, dtype):
+    torch = pytest.importorskip("torch")
+    source = (torch.arange(6) % 2 == 0) if torch_dtype == "bool" else torch.arange(6).to(getattr(torch, torch_dtype))
+    copied, wrapped = minitx.tensor(source), minitx.Tensor(source)
+    assert copied.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(copied.numpy(), source.numpy().astype(dtype))
+    assert not np.shares_memory(copied.data, source.numpy())
+    assert np.shares_memory(wrapped.data, source.numpy()) == (torch_dtype in ("float32", "float64", "int32",
+                                                                                "int64", "bool"))
+
+
+def test_a_torch_tensor_that_requires_grad_is_refused_with_torchs_advice():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError, match=r"tensor: cannot take the memory of torch\.Tensor .*use tensor\.detach\(\)"):
+        minitx.tensor(torch.ones(2, requires_grad=True))
+    assert minitx.tensor(torch.ones(2, requires_grad=True).detach()).tolist() == [1.0, 1.0]
+
+
+# ---------------------------------------------------------------------- CuPy
+@pytest.mark.gpu
+def test_cupy_round_trips_without_copies():
+    import cupy
+
+    t = minitx.tensor(np.arange(4.0), device="cuda")
+    seen = cupy.from_dlpack(t)
+    seen[0] = 7.0
+    assert float(t.data[0]) == 7.0
+    back = minitx.from_dlpack(seen)
+    assert back.device == "cuda" and back.data.data.ptr == t.data.data.ptr
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        assert minitx.from_dlpack(torch.ones(3, device="cuda")).device == "cuda"

@@ -1,0 +1,222 @@
+"""Every op with a PyTorch counterpart gives PyTorch's forward and gradients, in float64, on
+hypothesis-drawn shapes and values, edge values included: 0, ±inf and NaN mixed into the
+inputs, ties (values on a 0.5 grid) for max/min/maximum/minimum/clip, empty axes for the
+reductions that define them.
+
+Each case is one op_case (minitx.testing's op-test factory) with a torch reference; the
+finite-difference checks live with each op's own tests (tests/ops), so these run none.
+Where minitx deliberately differs from PyTorch, the case leaves that input out and says why:
+
+* a fully masked row (all -inf) gives 0 from softmax and attention in minitx, NaN in PyTorch;
+* +inf inside softmax, log_softmax, layer_norm, cross-entropy and attention: minitx follows
+  logsumexp's rule (max taken as 0), so +inf alone there is not a NaN; these get -inf and NaN only;
+* maximum/minimum at a NaN: PyTorch gives dy to both inputs, minitx to the non-NaN one;
+* abs at a NaN: the gradient is NaN in minitx (sign(NaN)), 0 in PyTorch;
+* cross-entropy: the mean over no counted row (all ignored) is 0 in minitx, 0/0 = NaN in PyTorch,
+  and an ignored row's NaN logits give it a NaN gradient in PyTorch, 0 in minitx;
+* x ** p at x = -inf with a fractional p: C's pow gives +inf, whose derivative PyTorch takes as NaN;
+* gelu at ±inf: PyTorch's erf form gives NaN at -inf in forward, minitx 0 * -inf... also NaN,
+  but their gradients at ±inf differ (0 vs NaN), so gelu draws finite values with 0.
+"""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitx.functional as F
+from minitx.testing import arg, op_case
+from minitx.testing import strategies as mst
+from torch_reference import import_torch
+
+torch = import_torch()
+tF = torch.nn.functional
+
+INF, NAN = np.inf, np.nan
+EDGES = (0.0, INF, -INF, NAN)
+NO_POS_INF = (0.0, -INF, NAN)
+EMPTY_OK = mst.shapes(max_dims=3, min_side=0, max_side=3)  # some axes of length 0
+TIGHT = dict(rtol=1e-10, atol=1e-12)
+
+
+def case(op, *args, reference, **options):
+    return op_case(op, *args, torch=reference, gradcheck=False, **{**TIGHT, **options})
+
+
+def dims(axis, ndim):
+    """minitx's axis (None = all) as torch's dim."""
+    return tuple(range(ndim)) if axis is None else axis
+
+
+def reduction(op, reference, edges=EDGES, shapes=EMPTY_OK, ties=False):
+    return case(op, arg(edges=edges, ties=ties), shapes=shapes,
+                kwargs={"axis": lambda s: mst.axes_for(len(s)), "keepdims": st.booleans()},
+                reference=lambda x, axis, keepdims: reference(x, dims(axis, x.ndim), keepdims))
+
+
+def permutation(shape):
+    return st.permutations(range(len(shape))).map(tuple)
+
+
+def an_axis(shape, extra=0):
+    return st.integers(-len(shape) - extra, len(shape) - 1 + extra) if len(shape) + extra else st.just(0)
+
+
+def pad_widths(shape):
+    return st.tuples(*[st.tuples(st.integers(0, 2), st.integers(0, 2)) for _ in shape])
+
+
+def torch_pad(x, pad_width, value):
+    flat = [n for pair in reversed(pad_width) for n in pair]  # torch: last axis first
+    return tF.pad(x, flat, value=value)
+
+
+def torch_softmax(x, axis):
+    """torch.softmax, with minitx's rule for a fully masked slice (all -inf): zeros, not NaN."""
+    masked = (x == -INF).all(axis, keepdim=True)
+    return torch.where(masked, 0.0, torch.softmax(x, axis))
+
+
+def torch_attention(q, k, v, mask, causal, scale):
+    """PyTorch's attention with minitx's conventions: the causal mask is aligned bottom-right
+    (query i sees keys j <= i + Lk - Lq; PyTorch's is_causal aligns top-left), and a query
+    that sees no key gets 0 (PyTorch: NaN); such rows are given every key, then zeroed."""
+    lq, lk = q.shape[-2], k.shape[-2]
+    allowed = mask if mask is not None else torch.ones(lq, lk, dtype=torch.bool)
+    if causal:
+        allowed = allowed & torch.ones(lq, lk, dtype=torch.bool).tril(lk - lq)
+    sees = allowed.any(-1, keepdim=True)
+    out = tF.scaled_dot_product_attention(q, k, v, attn_mask=allowed | ~sees, scale=scale)
+    return torch.where(sees, out, 0.0)
+
+
+def attention_mask(q, k, v):
+    """None or a key-padding / per-query mask [B, 1, Lq or 1, Lk]."""
+    return st.one_of(st.none(), mst.bool_masks((q[0], 1, q[2], k[2])), mst.bool_masks((q[0], 1, 1, k[2])))
+
+
+def ce_case(reduction_kind):
+    def ours(x, t, ignore_index, smoothing):
+        return F.cross_entropy(x, t, ignore_index=ignore_index, label_smoothing=smoothing, reduction=reduction_kind)
+
+    def theirs(x, t, ignore_index, smoothing):
+        # an ignored row's logits never matter in minitx (its NaN neither leaks into the loss nor the gradient)
+        x = torch.where((t != ignore_index)[..., None], x, 0.0)
+        loss = tF.cross_entropy(x.reshape(-1, x.shape[-1]), t.reshape(-1), ignore_index=ignore_index,
+                                label_smoothing=smoothing, reduction=reduction_kind)
+        if reduction_kind == "none":
+            return loss.reshape(t.shape)
+        return torch.where((t != ignore_index).any(), loss, 0.0)  # minitx: no counted row is 0, PyTorch: 0/0
+
+    return case(ours, arg(edges=NO_POS_INF, edge_probability=0.1),
+                arg(strategy=lambda x: mst.class_targets(x[:-1], x[-1], ignore_index=-100)),
+                shapes=mst.shapes(min_dims=1, max_dims=3, max_side=4),
+                kwargs={"ignore_index": -100, "smoothing": st.sampled_from([0.0, 0.1, 0.4])}, reference=theirs)
+
+
+CASES = {
+    # ---------------------------------------------------------------- elementwise
+    "add": case(F.add, arg(edges=EDGES), arg(edges=EDGES), broadcast=True, reference=torch.add),
+    "sub": case(F.sub, arg(edges=EDGES), arg(edges=EDGES), broadcast=True, reference=torch.sub),
+    "mul": case(F.mul, arg(edges=EDGES), arg(edges=EDGES), broadcast=True, reference=torch.mul),
+    "div": case(F.div, arg(edges=EDGES), arg(edges=EDGES), broadcast=True, reference=torch.div),
+    "pow": case(F.pow, arg(min_value=0.0, edges=(0.0, INF, NAN)), arg(edges=EDGES, ties=True), broadcast=True,
+                reference=torch.pow),
+    "pow_scalar": case(lambda x, p: F.pow(x, p), arg(edges=(0.0, INF, NAN)), kwargs={"p": st.sampled_from([-1.5, 0, 0.5, 1, 2, 3])},
+                       reference=lambda x, p: torch.pow(x, p)),
+    "neg": case(F.neg, arg(edges=EDGES), reference=torch.neg),
+    "exp": case(F.exp, arg(edges=EDGES), reference=torch.exp),
+    "log": case(F.log, arg(min_value=-1.0, edges=EDGES), reference=torch.log),
+    "sqrt": case(F.sqrt, arg(min_value=-1.0, edges=EDGES), reference=torch.sqrt),
+    "tanh": case(F.tanh, arg(edges=EDGES), reference=torch.tanh),
+    "sigmoid": case(F.sigmoid, arg(min_value=-40, max_value=40, edges=EDGES), reference=torch.sigmoid),
+    "relu": case(F.relu, arg(edges=EDGES, ties=True), reference=torch.relu),
+    "abs": case(F.abs, arg(edges=(0.0, INF, -INF), ties=True), reference=torch.abs),
+    "gelu": case(F.gelu, arg(edges=(0.0,)), reference=tF.gelu),
+    "gelu_tanh": case(lambda x: F.gelu(x, approximate="tanh"), arg(edges=(0.0,)),
+                      reference=lambda x: tF.gelu(x, approximate="tanh")),
+    "maximum": case(F.maximum, arg(ties=True, edges=(INF, -INF)), arg(ties=True, edges=(INF, -INF)), broadcast=True,
+                    reference=torch.maximum),
+    "minimum": case(F.minimum, arg(ties=True, edges=(INF, -INF)), arg(ties=True, edges=(INF, -INF)), broadcast=True,
+                    reference=torch.minimum),
+    "clip": case(lambda x, low, high: F.clip(x, low, high), arg(ties=True, edges=EDGES),
+                 kwargs={"low": st.sampled_from([None, -1.0, 0.5]), "high": st.sampled_from([0.5, 1.0, -2.0])},
+                 reference=lambda x, low, high: torch.clamp(x, low, high)),
+    "where": case(lambda cond, a, b: F.where(cond, a, b), arg(strategy=lambda: mst.bool_masks(mst.shapes(max_dims=2))),
+                  arg(shape=lambda c: c), arg(shape=lambda c, a: a[1:]),
+                  reference=torch.where),
+    "masked_fill": case(lambda x, mask, value: F.masked_fill(x, mask, value), arg(edges=EDGES),
+                        arg(strategy=lambda x: mst.bool_masks(x[1:])),
+                        kwargs={"value": st.sampled_from([0.0, -1e9, -INF, 2.5])},
+                        reference=lambda x, mask, value: x.masked_fill(mask, value)),
+    # ---------------------------------------------------------------- reductions
+    "sum": reduction(F.sum, lambda x, dim, keepdim: torch.sum(x, dim=dim, keepdim=keepdim)),
+    "mean": reduction(F.mean, lambda x, dim, keepdim: torch.mean(x, dim=dim, keepdim=keepdim)),
+    "max": reduction(F.max, lambda x, dim, keepdim: torch.amax(x, dim=dim, keepdim=keepdim), shapes=mst.shapes(max_dims=3,
+                     max_side=3), ties=True),
+    "min": reduction(F.min, lambda x, dim, keepdim: torch.amin(x, dim=dim, keepdim=keepdim), shapes=mst.shapes(max_dims=3,
+                     max_side=3), ties=True),
+    "logsumexp": reduction(F.logsumexp, lambda x, dim, keepdim: torch.logsumexp(x, dim=dim, keepdim=keepdim)),
+    "var": case(lambda x, axis, ddof, keepdims: F.var(x, axis, ddof, keepdims), arg(edges=EDGES),
+                shapes=mst.shapes(max_dims=3, min_side=2, max_side=3),
+                kwargs={"axis": lambda s: mst.axes_for(len(s)), "ddof": st.sampled_from([0, 1]), "keepdims": st.booleans()},
+                reference=lambda x, axis, ddof, keepdims: torch.var(x, dim=dims(axis, x.ndim), correction=ddof,
+                                                                   keepdim=keepdims)),
+    # ---------------------------------------------------------------- shape
+    "reshape": case(lambda x: F.reshape(x, (-1,)), arg(edges=EDGES), reference=lambda x: x.reshape(-1)),
+    "transpose": case(lambda x, axes: F.transpose(x, axes), arg(), kwargs={"axes": permutation},
+                      reference=lambda x, axes: x.permute(axes)),
+    "swapaxes": case(lambda x, a, b: F.swapaxes(x, a, b), arg(), shapes=mst.shapes(min_dims=1, max_dims=3),
+                     kwargs={"a": an_axis, "b": an_axis}, reference=lambda x, a, b: torch.swapaxes(x, a, b)),
+    "unsqueeze": case(lambda x, axis: F.unsqueeze(x, axis), arg(), kwargs={"axis": lambda s: an_axis(s, extra=1)},
+                      reference=lambda x, axis: torch.unsqueeze(x, axis)),
+    "squeeze": case(lambda x: F.squeeze(x), arg(), shapes=mst.shapes(max_dims=3, max_side=2),
+                    reference=torch.squeeze),
+    "broadcast_to": case(lambda x: F.broadcast_to(x, (2,) + x.shape), arg(), reference=lambda x: x.broadcast_to((2,) + x.shape)),
+    "getitem": case(lambda x: x[1:, ..., ::2], arg(), shapes=mst.shapes(min_dims=2, max_dims=3),
+                    reference=lambda x: x[1:, ..., ::2]),
+    "concatenate": case(lambda a, b: F.concatenate([a, b], axis=-1), arg(), arg(), reference=lambda a, b: torch.cat([a, b], -1),
+                        shapes=mst.shapes(min_dims=1, max_dims=3)),
+    "stack": case(lambda a, b: F.stack([a, b], axis=0), arg(), arg(), reference=lambda a, b: torch.stack([a, b], 0)),
+    "pad": case(lambda x, pad_width, value: F.pad(x, pad_width, value), arg(), shapes=mst.shapes(min_dims=1, max_dims=3),
+                kwargs={"pad_width": pad_widths, "value": st.sampled_from([0.0, -1.5])}, reference=torch_pad),
+    # ---------------------------------------------------------------- linear algebra and nn ops
+    "matmul": case(F.matmul, arg(shape=st.sampled_from([(3,), (2, 3), (2, 1, 4, 3)])),
+                   arg(shape=lambda a: st.sampled_from([(3,), (3, 2), (5, 3, 2)])), reference=torch.matmul),
+    "softmax": case(lambda x, axis: F.softmax(x, axis), arg(edges=NO_POS_INF, edge_probability=0.2),
+                    shapes=mst.shapes(min_dims=1, max_dims=3), kwargs={"axis": an_axis}, reference=torch_softmax),
+    "log_softmax": case(lambda x, axis: F.log_softmax(x, axis), arg(edges=(0.0, NAN), edge_probability=0.1),
+                        shapes=mst.shapes(min_dims=1, max_dims=3), kwargs={"axis": an_axis},
+                        reference=lambda x, axis: torch.log_softmax(x, axis)),
+    "layer_norm": case(lambda x, w, b: F.layer_norm(x, w, b), arg(edges=(NAN,), edge_probability=0.1),
+                       arg(shape=lambda x: x[-1:]), arg(shape=lambda x, w: w), shapes=mst.shapes(min_dims=1, max_dims=3),
+                       reference=lambda x, w, b: tF.layer_norm(x, w.shape, w, b), rtol=1e-8, atol=1e-10,
+                       grad_rtol=1e-7, grad_atol=1e-9),
+    "linear": case(F.linear, arg(), arg(shape=lambda x: st.integers(1, 3).map(lambda n: (n, x[-1]))),
+                   arg(shape=lambda x, w: w[:1]), shapes=mst.shapes(min_dims=1, max_dims=3), reference=tF.linear),
+    "embedding": case(lambda ids, w, padding_idx: F.embedding(ids, w, padding_idx=padding_idx),
+                      arg(strategy=lambda: mst.ids(mst.shapes(max_dims=2), 4)), arg(shape=(4, 3)),
+                      kwargs={"padding_idx": st.sampled_from([None, 0, 2])},
+                      reference=lambda ids, w, padding_idx: tF.embedding(ids, w, padding_idx=padding_idx)),
+    "bias_act": case(lambda x, b, activation: F.bias_act_dropout(x, b, activation), arg(away_from=(0.0,)),
+                     arg(shape=lambda x: x[-1:]), shapes=mst.shapes(min_dims=1, max_dims=3),
+                     kwargs={"activation": st.sampled_from(["identity", "relu", "gelu_tanh"])},
+                     reference=lambda x, b, activation: {"identity": lambda u: u, "relu": torch.relu,
+                                                         "gelu_tanh": lambda u: tF.gelu(u, approximate="tanh")}
+                     [activation](x + b)),
+    "attention": case(lambda q, k, v, mask, causal, scale: F.scaled_dot_product_attention(q, k, v, mask, causal,
+                                                                                          scale=scale),
+                      arg(), arg(shape=lambda q: st.integers(1, 3).map(lambda lk: q[:2] + (lk, q[3]))),
+                      arg(shape=lambda q, k: st.integers(1, 3).map(lambda dv: k[:3] + (dv,))),
+                      arg(strategy=attention_mask), shapes=mst.shapes(min_dims=4, max_dims=4, max_side=3),
+                      kwargs={"causal": st.booleans(), "scale": st.sampled_from([None, 0.4, 2.0])},
+                      reference=torch_attention, rtol=1e-9, atol=1e-11),
+    "cross_entropy_mean": ce_case("mean"),
+    "cross_entropy_sum": ce_case("sum"),
+    "cross_entropy_none": ce_case("none"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@given(data=st.data())
+def test_op_matches_torch(name, data):
+    CASES[name](data)

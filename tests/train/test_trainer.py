@@ -1,0 +1,288 @@
+"""The general trainer (minitx.train) on a model that is not a Transformer: files written
+whole, exact resume after kills at any moment, Ctrl-C, the finish on its own."""
+import json
+import os
+import re
+import signal
+
+import numpy as np
+import pytest
+
+import minitx
+from minitx import nn, optim
+from minitx.serialization import load
+from minitx.train import Trainer, TrainingInterrupted, mean_loss, write_json
+
+
+class Killed(BaseException):
+    """A kill: nothing in the trainer may catch it (as with SIGKILL, no handler runs)."""
+
+
+@pytest.fixture(autouse=True)
+def no_fsync(monkeypatch):
+    """The files are still written to a temporary name and renamed; only the wait for the
+    disk (most of these small runs' time) is skipped."""
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
+
+
+# ------------------------------------------------------------------ a small regression task
+
+_rng = np.random.default_rng(0)
+X = _rng.normal(size=(48, 4)).astype(np.float32)
+Y = (X @ _rng.normal(size=(4, 1)) + 0.1 * _rng.normal(size=(48, 1))).astype(np.float32)
+VAL = [(minitx.tensor(X[:16] + 0.5), minitx.tensor(Y[:16]))]
+BATCH = 8  # 6 batches an epoch
+SETTINGS = dict(epochs=4, max_steps=21, save_every=3, average_last=2, clip_norm=1.0, seed=7)
+# 21 steps: three whole epochs and three batches of the fourth; the last step is also saved
+
+
+def batches(seed, epoch):
+    """Deterministic in (seed, epoch), as the trainer requires."""
+    order = np.random.default_rng([seed, epoch]).permutation(len(X))
+    return [(minitx.tensor(X[order[i:i + BATCH]]), minitx.tensor(Y[order[i:i + BATCH]]))
+            for i in range(0, len(X), BATCH)]
+
+
+def loss_fn(model, batch, reduction="mean"):
+    x, y = batch
+    error = model(x) - y
+    total = (error * error).sum()
+    return (total if reduction == "sum" else total / len(y)), len(y)
+
+
+def make_trainer(run_dir, hooks=None, **settings):
+    """The trainer of a small MLP with dropout (so the random state matters); ``hooks``
+    (name -> function) are called at the named moments, to kill or interrupt the run."""
+    hooks = hooks or {}
+    minitx.manual_seed(3)
+    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Dropout(0.3), nn.Linear(16, 1))
+    opt = optim.Adam(model.parameters(), lr=0.02)
+    schedule = optim.WarmupInverseSqrt(opt, peak_lr=0.02, warmup_steps=4)
+
+    def step_loss(model, batch):
+        hooks.get("step", lambda: None)()
+        return loss_fn(model, batch)
+
+    def validation_loss(model):
+        hooks.get("validation", lambda: None)()
+        return mean_loss(model, VAL, lambda m, b: loss_fn(m, b, "sum"))
+
+    return Trainer(run_dir, model, opt, step_loss, batches, schedule=schedule, validation_loss=validation_loss,
+                   progress=False, **{**SETTINGS, **settings})
+
+
+def run(run_dir, resume=False, hooks=None, **settings):
+    """Train (or resume) and finish; returns (trainer, the final model's name, candidates)."""
+    trainer = make_trainer(run_dir, hooks, **settings)
+    if resume:
+        trainer.resume()
+    trainer.fit()
+    return (trainer, *trainer.choose_final())
+
+
+def outcome(run_dir, final):
+    """What a run leaves, less the clock: every checkpoint and history.json."""
+    files = {p.name: load(p) for p in sorted(run_dir.glob("*.npz"))}
+    for state in files.values():
+        state.get("progress", {}).pop("train_seconds", None)
+        for record in state.get("history", []):
+            record.pop("seconds")
+    history = json.loads((run_dir / "history.json").read_text())
+    for record in history:
+        record.pop("seconds")
+    return {"files": files, "history": history, "final": final}
+
+
+def assert_same(a, b, where=""):
+    """Nested results are identical: arrays bit for bit, other values equal."""
+    if isinstance(a, dict):
+        assert sorted(a) == sorted(b), where
+        for key in a:
+            assert_same(a[key], b[key], f"{where}/{key}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same(x, y, f"{where}[{i}]")
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_array_equal(a, b, err_msg=where)
+    else:
+        assert a == b, where
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The uninterrupted run."""
+    run_dir = tmp_path_factory.mktemp("reference")
+    trainer, name, losses = run(run_dir)
+    return outcome(run_dir, (name, losses))
+
+
+def kill_at(count):
+    """A hook that kills the run at its count-th call."""
+    calls = {"n": 0}
+
+    def hook():
+        calls["n"] += 1
+        if calls["n"] == count:
+            raise Killed()
+
+    return hook
+
+
+def test_the_uninterrupted_run_is_what_the_settings_say(reference):
+    history = reference["history"]
+    assert [(r["epoch"], r["step"], r["complete"]) for r in history] == \
+        [(1, 6, True), (2, 12, True), (3, 18, True), (4, 21, False)]
+    assert history[-1]["val_loss"] < history[0]["val_loss"]
+    assert sorted(reference["files"]) == ["averaged.npz", "best.npz", "epoch-2.npz", "epoch-3.npz", "last.npz"]
+    assert reference["files"]["last.npz"]["progress"]["step"] == 21
+
+
+def test_a_kill_before_the_last_record_is_resumed_with_the_finish(tmp_path, reference):
+    """Killed in the validation after the last step's checkpoint: best.npz of the last epoch,
+    its record, the averaging and the final choice all come when the run is resumed."""
+    with pytest.raises(Killed):
+        run(tmp_path, hooks={"validation": kill_at(4)})
+    assert load(tmp_path / "last.npz")["progress"]["step"] == 21
+    assert len(json.loads((tmp_path / "history.json").read_text())) == 3
+    trainer, name, losses = run(tmp_path, resume=True)
+    assert_same(outcome(tmp_path, (name, losses)), reference)
+
+
+def test_a_kill_before_the_first_checkpoint_restarts_and_says_so(tmp_path, reference, capsys):
+    with pytest.raises(Killed):
+        run(tmp_path, hooks={"step": kill_at(2)})
+    assert not (tmp_path / "last.npz").exists()
+    trainer, name, losses = run(tmp_path, resume=True)
+    assert "has no last.npz (stopped before its first checkpoint): training starts from step 0" in \
+        capsys.readouterr().err
+    assert_same(outcome(tmp_path, (name, losses)), reference)
+
+
+def test_a_run_that_lost_its_last_checkpoint_is_refused(tmp_path):
+    run(tmp_path, max_steps=6)
+    (tmp_path / "last.npz").unlink()
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    with pytest.raises(ValueError, match="last.npz is missing, but best.npz, history.json, epoch-1.npz are there"):
+        run(tmp_path, resume=True, max_steps=6)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_json_files_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    path = tmp_path / "history.json"
+    write_json(path, [{"epoch": 1}], indent=2)
+    before = path.read_bytes()
+
+    def fsync_then_die(fd):
+        raise Killed()
+
+    monkeypatch.setattr(os, "fsync", fsync_then_die)
+    with pytest.raises(Killed):
+        write_json(path, [{"epoch": 1}, {"epoch": 2}], indent=2)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["history.json"]  # no temporary file left
+    monkeypatch.undo()
+    write_json(path, [{"epoch": 1}, {"epoch": 2}], indent=2)
+    assert json.loads(path.read_text()) == [{"epoch": 1}, {"epoch": 2}]
+
+
+# ------------------------------------------------------------------ Ctrl-C, and kills at random moments
+
+
+def sigint_at(count):
+    """A hook that presses Ctrl-C (a real SIGINT to this process) at its count-th call."""
+    calls = {"n": 0}
+
+    def hook():
+        calls["n"] += 1
+        if calls["n"] == count:
+            signal.raise_signal(signal.SIGINT)
+
+    return hook
+
+
+def test_ctrl_c_in_a_step_saves_that_step_and_resumes_exactly(tmp_path, reference):
+    """SIGINT in the 8th step (one after the save at step 6): the step is finished, saved, and
+    the run stops with a message; nothing is lost, and the resumed run is the reference."""
+    with pytest.raises(TrainingInterrupted, match=r"interrupted: saved .*last.npz at step 8"):
+        run(tmp_path, hooks={"step": sigint_at(8)})
+    assert load(tmp_path / "last.npz")["progress"]["step"] == 8
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is put back
+    trainer, name, losses = run(tmp_path, resume=True)
+    assert_same(outcome(tmp_path, (name, losses)), reference)
+
+
+def kill_in_a_write(count):
+    """os.replace that kills the run at its count-th call: inside a checkpoint's (or a JSON
+    file's) writing, after the temporary file is complete and before it is renamed."""
+    calls, replace = {"n": 0}, os.replace
+
+    def maybe_die(*args):
+        calls["n"] += 1
+        if calls["n"] == count:
+            raise Killed()
+        return replace(*args)
+
+    return maybe_die
+
+
+def test_every_kill_resumes_to_the_uninterrupted_result(tmp_path, reference, monkeypatch):
+    """24 kills drawn from a seeded generator: SIGKILL-like (nothing runs) in a step, in a
+    validation (the epochs' ends and the finish's), inside a file's writing; or Ctrl-C in a
+    step or in a validation. Each killed run is resumed and must leave exactly the
+    uninterrupted run's checkpoints, history and final choice."""
+    counts = {"step": 21, "validation": 5, "write": 0}  # how often each moment comes in a whole run
+    replace = os.replace
+
+    def count_writes(*args):
+        counts["write"] += 1
+        return replace(*args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "replace", count_writes)
+        run(tmp_path / "count")
+    rng = np.random.default_rng(2026)
+    kinds = ["kill-step", "kill-validation", "kill-write", "ctrl-c-step", "ctrl-c-validation"]
+    for trial in range(24):
+        kind = kinds[trial % len(kinds)] if trial < len(kinds) else kinds[rng.integers(len(kinds))]
+        where = kind.split("-")[-1]
+        at = int(rng.integers(1, counts[where] + 1))
+        run_dir = tmp_path / f"{trial}-{kind}-{at}"
+        hooks = {}
+        with monkeypatch.context() as patch:
+            if where == "write":
+                patch.setattr(os, "replace", kill_in_a_write(at))
+            else:
+                hooks[where] = (sigint_at if kind.startswith("ctrl-c") else kill_at)(at)
+            with pytest.raises((Killed, KeyboardInterrupt)):
+                run(run_dir, hooks=hooks)
+        trainer, name, losses = run(run_dir, resume=True)
+        assert_same(outcome(run_dir, (name, losses)), reference, run_dir.name)
+
+
+# ------------------------------------------------------------------ progress
+
+
+@pytest.mark.parametrize("settings, end", [
+    ({}, (21, 4)),                              # max_steps 21 comes in the 4th epoch
+    ({"max_steps": 8}, (8, 2)),
+    ({"max_steps": None}, (24, 4)),             # all 4 epochs of 6 batches
+    ({"max_steps": 100, "epochs": 2}, (12, 2)),
+])
+def test_the_progress_bar_ends_where_the_run_ends(tmp_path, settings, end, capsys):
+    trainer = make_trainer(tmp_path, **settings)
+    assert trainer.plan() == end
+    trainer.show_progress = True
+    trainer.fit()
+    err = capsys.readouterr().err
+    steps, epochs = end
+    last = re.findall(r"epoch (\d+)/(\d+): +(\d+)%\|[^|]*\| (\d+)/(\d+) \[(\d\d:\d\d)<(\d\d:\d\d)", err)[-1]
+    # (epoch reached / epochs: 100%| steps / steps [elapsed<remaining)
+    assert last[:5] + last[6:] == (str(epochs), str(epochs), "100", str(steps), str(steps), "00:00"), err
+
+
+def test_a_resumed_run_plans_from_where_it_is(tmp_path):
+    run(tmp_path, max_steps=9)
+    trainer = make_trainer(tmp_path, max_steps=20)
+    trainer.resume()
+    assert trainer.plan() == (20, 4)
