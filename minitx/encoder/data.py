@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minitx.data import BYTE_TOKENS, BPETokenizer, batch_by_tokens, load_pairs, pad_batch
+from minitx.data import BYTE_TOKENS, SPECIAL_TOKENS, BPETokenizer, batch_by_tokens, load_pairs, pad_batch
 from minitx.nn.encoder import MaskedBatch, mask_tokens
 
 #: the languages of the pretraining text and of the detection pairs (German first in a pair)
@@ -50,7 +50,7 @@ class EncoderVocab:
     def random_ids(self) -> tuple:
         """The ids BERT's random replacement draws from: the learned pieces (not the specials,
         nor the byte-fallback tokens, which the text almost never uses)."""
-        first = self.tokenizer.vocab.num_special + len(BYTE_TOKENS)
+        first = len(SPECIAL_TOKENS) + len(BYTE_TOKENS)
         return (first, self.tokenizer.vocab_size)
 
     def sentence(self, text: str) -> list:

@@ -27,7 +27,7 @@ from minitx.data import load_pairs
 from minitx.encoder.data import LANGS, EncoderVocab, classification_batches, detection_examples, fit
 from minitx.encoder.pretraining import build_model, load_pretrained
 from minitx.nn.encoder import EncoderClassifier, TransformerEncoder
-from minitx.translate.training import log
+from minitx.train import log
 
 EVAL_SPLIT = "test_2016_flickr"
 LABEL_BUDGETS = (200, 1000, 5000)

@@ -139,11 +139,11 @@ def test_runs_refuse_what_would_change_them(data_dir, tmp_path):
         pretraining.pretrain(pretraining.build_config("tiny", max_steps=1), tmp_path, progress=False)
     config = pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2)
     pretraining.pretrain(config, tmp_path, progress=False)
-    with pytest.raises(ValueError, match="already holds a pretraining run"):
+    with pytest.raises(ValueError, match="already holds a training run"):
         pretraining.pretrain(config, tmp_path, progress=False)
     with pytest.raises(ValueError, match=r"lr 0.001 \(saved\) != 0.5 \(given\)"):
         pretraining.pretrain({"lr": 0.5}, tmp_path, resume=True, progress=False)
-    with pytest.raises(FileNotFoundError, match="holds no pretraining run"):
+    with pytest.raises(FileNotFoundError, match="not a minitx pretraining run"):
         pretraining.pretrain({}, tmp_path / "nothing", resume=True, progress=False)
     with pytest.raises(ValueError, match="unknown pretraining recipe"):
         pretraining.build_config("huge")
