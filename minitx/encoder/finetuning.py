@@ -22,12 +22,13 @@ import time
 from pathlib import Path
 
 import minitx
+import minitx.functional as F
 from minitx import optim
 from minitx.data import load_pairs
 from minitx.encoder.data import LANGS, EncoderVocab, classification_batches, detection_examples, fit
 from minitx.encoder.pretraining import build_model, load_pretrained
 from minitx.nn.encoder import EncoderClassifier, TransformerEncoder
-from minitx.train import log
+from minitx.train import log, train_step
 
 EVAL_SPLIT = "test_2016_flickr"
 LABEL_BUDGETS = (200, 1000, 5000)
@@ -65,23 +66,23 @@ def finetune(encoder: TransformerEncoder, vocab: EncoderVocab, train, evaluation
                       weight_decay=config["weight_decay"])
     schedule = optim.WarmupCosine(opt, peak_lr=config["lr"], warmup_steps=config["warmup_steps"],
                                   total_steps=config["steps"])
+    def loss_fn(model, batch):
+        ids, labels = batch
+        return F.cross_entropy(model(ids), labels), len(labels)
+
+    # a few minutes at most, so no checkpoints: the shared trainer's step, in a plain loop
     started, step, epoch = time.perf_counter(), 0, 0
     model.train()
     while step < config["steps"]:
-        for ids, labels in classification_batches(*train, config["batch_size"], vocab.pad_id, config["seed"], epoch):
-            loss = minitx.functional.cross_entropy(model(ids), labels)
-            opt.zero_grad()
-            loss.backward()
-            optim.clip_grad_norm_(model.parameters(), config["clip_norm"])
-            opt.step()
-            schedule.step()
+        for batch in classification_batches(*train, config["batch_size"], vocab.pad_id, config["seed"], epoch):
+            loss, _ = train_step(model, batch, loss_fn, opt, schedule, config["clip_norm"])
             step += 1
             if step == config["steps"]:
                 break
         epoch += 1
     seconds = time.perf_counter() - started
     eval_batches = classification_batches(*evaluation, 64, vocab.pad_id, shuffle=False)
-    return {"accuracy": round(accuracy(model, eval_batches), 4), "train_loss_last": round(float(loss.item()), 4),
+    return {"accuracy": round(accuracy(model, eval_batches), 4), "train_loss_last": round(loss, 4),
             "steps": step, "epochs": round(step * config["batch_size"] / len(train[0]), 1),
             "seconds": round(seconds, 1)}
 
