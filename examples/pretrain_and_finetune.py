@@ -44,6 +44,7 @@ def main():
     parser.add_argument("--run", help="a finished pretraining run (python -m minitx.encoder pretrain ...)")
     parser.add_argument("--steps", type=int, default=200, help="pretraining steps of the small run [200]")
     parser.add_argument("--labels", type=int, default=1000, help="labelled pairs for fine-tuning [1000]")
+    parser.add_argument("--finetune-steps", type=int, default=150, help="fine-tuning steps of each model [150]")
     parser.add_argument("--data-dir", help="directory with the Multi30k .gz files")
     args = parser.parse_args()
 
@@ -63,7 +64,8 @@ def main():
         print(f"   {shown}\n      hidden: {hidden}   guesses: {', '.join(guesses)}")
 
     print(f"\n3. parallel-sentence detection with {args.labels} labelled pairs")
-    table = finetuning.compare(run, [args.labels], data_dir=args.data_dir, steps=150)
+    table = finetuning.compare(run, [args.labels], data_dir=args.data_dir, steps=args.finetune_steps,
+                               warmup_steps=min(15, args.finetune_steps))
     print(finetuning.format_table(table))
 
     print("\n4. nearest pieces by cosine similarity of the embeddings")

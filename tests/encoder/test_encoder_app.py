@@ -2,11 +2,14 @@
 detection pairs), pretraining runs (files, exact resume, refusals), fine-tuning's table,
 embedding neighbours and analogies, and the command line."""
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-import minitx
 from minitx.data import BPETokenizer
 from minitx.encoder import __main__ as cli
 from minitx.encoder import finetuning, neighbours, pretraining
@@ -260,4 +263,15 @@ def test_the_command_line(tiny_run, data_dir, tmp_path, capsys):
     assert cli.main(["finetune", "--run", str(tmp_path / "run"), "--labels", "4", "--steps", "1",
                      "--warmup-steps", "0", "--batch-size", "4"]) == 0
     assert capsys.readouterr().out.startswith("| labelled pairs | from scratch | pretrained (MLM) |")
-    minitx.manual_seed(0)
+
+
+def test_the_example_runs_on_a_finished_run(tiny_run):
+    example = Path(__file__).resolve().parents[2] / "examples" / "pretrain_and_finetune.py"
+    env = dict(os.environ, PYTHONPATH=str(example.parents[1]), OPENBLAS_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, str(example), "--run", str(tiny_run), "--labels", "8",
+                           "--finetune-steps", "2"], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert sum("hidden: " in line and "guesses: " in line for line in lines) == 3
+    assert "| labelled pairs | from scratch | pretrained (MLM) |" in lines
+    assert any(line.startswith("dog = ") for line in lines)
