@@ -18,7 +18,7 @@
 # scores greedy test BLEU: it needs Multi30k in MINITX_DATA_DIR (nothing is downloaded).
 set -u
 cd "$(dirname "$0")/.."
-STAGES="gpu-tests memcheck racecheck bench-kernels bench-train-step translate-smoke"
+STAGES="gpu-tests memcheck racecheck bench-kernels bench-ladder bench-train-step translate-smoke"
 for name in ${ONLY:-}; do
   [[ " $STAGES " == *" $name "* ]] || { echo "run_gpu.sh: unknown stage '$name' in ONLY; stages: $STAGES" >&2; exit 2; }
 done
@@ -72,6 +72,7 @@ else
   skipped racecheck "compute-sanitizer not found"
 fi
 stage bench-kernels 90 "$PY" benchmarks/bench_kernels.py --repeat 20 --warmup 3 --out "$OUTDIR/kernels.json"
+stage bench-ladder 60 "$PY" benchmarks/bench_ladder.py --repeat 20 --warmup 3
 stage bench-train-step 120 "$PY" benchmarks/bench_train_step.py --steps 8 --warmup 3 --out "$OUTDIR/train-step.json"
 if [ -f "${MINITX_DATA_DIR:-/nonexistent}/train.de.gz" ]; then
   # the run directory (checkpoints of tens of MB) stays out of OUTDIR; its results come along

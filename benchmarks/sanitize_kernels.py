@@ -5,8 +5,9 @@
 
 Small shapes that are not multiples of any block or tile size (so every bounds check and
 every partial tile runs), a key-padding mask with a fully masked row, causal attention, both
-dtypes. The script fails if some kernel of ``kernels.KERNELS`` was not launched, so a new
-kernel cannot escape the sanitizer. It needs CuPy and a GPU (``--help`` works without).
+dtypes. The script fails if some kernel of ``kernels.KERNELS`` (or a rung of
+``kernels.ladder``) was not launched, so a new kernel cannot escape the sanitizer. It
+needs CuPy and a GPU (``--help`` works without).
 """
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anywhere, no install
 
 
-def launch_all(cp, K, dtype):
-    """Call every launcher once on small awkward shapes."""
+def launch_all(cp, K, ladder, dtype):
+    """Call every launcher, and every rung of the ladders, once on small awkward shapes."""
     rng = cp.random.default_rng(0)
 
     def randn(*shape):
@@ -51,6 +52,10 @@ def launch_all(cp, K, dtype):
     K.grad_norm(grads)
     K.adam_step(params, grads, moments[:3], moments[3:], 1e-3, weight_decay=0.01, decoupled=True)
     K.embedding_backward(cp.asarray([[1, 4, 4], [0, 9, 2]]), randn(2, 3, 40), 10, padding_idx=0)
+    for rung in ladder.RUNGS["softmax"]:
+        ladder.softmax(rung, x)
+    for rung in ladder.RUNGS["layer_norm"]:
+        ladder.layer_norm(rung, x, w, b)
 
 
 def main(argv=None):
@@ -60,7 +65,7 @@ def main(argv=None):
                         help="launch through the CPU emulation instead (checks this script without a GPU)")
     args = parser.parse_args(argv)
     from minitx import kernels as K
-    from minitx.kernels import _runtime, cpu_harness
+    from minitx.kernels import _runtime, cpu_harness, ladder
 
     if args.cpu:
         import numpy as cp  # the launchers take NumPy arrays to the emulation
@@ -79,10 +84,10 @@ def main(argv=None):
 
     backend.launch = launch
     for dtype in (cp.float32, cp.float64):
-        launch_all(cp, K, dtype)
+        launch_all(cp, K, ladder, dtype)
     if not args.cpu:
         cp.cuda.Device().synchronize()
-    every = {k for names in K.KERNELS.values() for k in names}
+    every = {k for names in (*K.KERNELS.values(), *ladder.KERNELS.values()) for k in names}
     missing = sorted(every - launched)
     if missing:
         print(f"sanitize_kernels: kernels never launched: {missing}", file=sys.stderr)

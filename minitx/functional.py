@@ -393,19 +393,19 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0
 # ---------------------------------------------------------------- more elementwise math (ops/unary.py)
 
 
-def sin(x): return ops.Sin()(x)
-def cos(x): return ops.Cos()(x)
-def erf(x): return ops.Erf()(x)
+def sin(x): return ops.Sin()(_floating(x))
+def cos(x): return ops.Cos()(_floating(x))
+def erf(x): return ops.Erf()(_floating(x))
 def sign(x): return ops.Sign()(x)
 def floor(x): return ops.Floor()(x)
 def ceil(x): return ops.Ceil()(x)
 def trunc(x): return ops.Trunc()(x)
-def log2(x): return ops.Log2()(x)
-def exp2(x): return ops.Exp2()(x)
-def log1p(x): return ops.Log1p()(x)
-def expm1(x): return ops.Expm1()(x)
-def rsqrt(x): return ops.Rsqrt()(x)
-def reciprocal(x): return ops.Reciprocal()(x)
+def log2(x): return ops.Log2()(_floating(x))
+def exp2(x): return ops.Exp2()(_floating(x))
+def log1p(x): return ops.Log1p()(_floating(x))
+def expm1(x): return ops.Expm1()(_floating(x))
+def rsqrt(x): return ops.Rsqrt()(_floating(x))
+def reciprocal(x): return ops.Reciprocal()(_floating(x))
 
 
 def round(x, decimals=0):  # noqa: A001 (numpy's name)
@@ -424,26 +424,26 @@ def isfinite(x): return Tensor(backend.get_array_module(x.data).isfinite(x.data)
 # ---------------------------------------------------------------- activations (ops/activation.py)
 
 
-def silu(x): return ops.Silu()(x)
+def silu(x): return ops.Silu()(_floating(x))
 def leaky_relu(x, negative_slope=0.01): return ops.LeakyRelu(negative_slope)(x)
-def elu(x, alpha=1.0): return ops.Elu(alpha)(x)
-def logsigmoid(x): return ops.LogSigmoid()(x)
+def elu(x, alpha=1.0): return ops.Elu(alpha)(_floating(x))
+def logsigmoid(x): return ops.LogSigmoid()(_floating(x))
 def hardtanh(x, min_val=-1.0, max_val=1.0): return ops.Hardtanh(min_val, max_val)(x)
 
 
 def softplus(x, beta=1.0, threshold=20.0):
     """log(1 + e^(beta x)) / beta, computed without overflow; x itself where beta * x > threshold."""
-    return ops.Softplus(beta, threshold)(x)
+    return ops.Softplus(beta, threshold)(_floating(x))
 
 
 # ---------------------------------------------------------------- reductions and scans (ops/scan.py)
 
 
-def std(x, axis=None, ddof=0, keepdims=False): return ops.Std(axis, ddof, keepdims)(x)
+def std(x, axis=None, ddof=0, keepdims=False): return ops.Std(axis, ddof, keepdims)(_floating(x))
 def prod(x, axis=None, keepdims=False): return ops.Prod(axis, keepdims)(x)
 def cumsum(x, axis): return ops.Cumsum(axis)(x)
 def cumprod(x, axis): return ops.Cumprod(axis)(x)
-def logcumsumexp(x, axis): return ops.Logcumsumexp(axis)(x)
+def logcumsumexp(x, axis): return ops.Logcumsumexp(axis)(_floating(x))
 
 
 def argmin(x, axis=None):
@@ -495,7 +495,7 @@ def one_hot(indices, num_classes=-1):
         if not data.size:
             raise ValueError("one_hot: cannot infer num_classes from empty indices; pass num_classes")
         num_classes = backend.host_ints(data.max())[0] + 1
-    ops.check_indices("one_hot", "indices", data, num_classes)
+    ops.indexing.check_indices("one_hot", "indices", data, num_classes)
     return Tensor((data[..., None] == xp.arange(num_classes)).astype(np.int64))
 
 

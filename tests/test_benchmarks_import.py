@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
-SCRIPTS = ["bench_kernels.py", "bench_train_step.py", "sanitize_kernels.py"]
+SCRIPTS = ["bench_kernels.py", "bench_train_step.py", "sanitize_kernels.py", "bench_ladder.py"]
 needs_gxx = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "g++")) is None,
                                reason="the CPU kernel emulation needs g++")
 
@@ -54,6 +54,23 @@ def test_bench_train_step_cpu_smoke(tmp_path):
     rows = json.loads(out.read_text())["results"]
     assert [r["preset"] for r in rows] == ["seed004-small", "base", "gpu-best"]
     assert all(r["minitx"]["tokens_per_s"] > 0 for r in rows)
+
+
+@needs_gxx
+def test_bench_ladder_cpu_smoke_times_every_rung():
+    from minitx.kernels import ladder
+
+    out = run(BENCH / "bench_ladder.py", "--cpu", "--repeat", "1", "--warmup", "0")
+    for name in ("reference", *ladder.RUNGS["softmax"], "softmax.cu", *ladder.RUNGS["layer_norm"], "layer_norm.cu"):
+        assert f" {name} " in out
+
+
+def test_bench_ladder_without_a_gpu_skips():
+    from minitx import kernels
+
+    if kernels.available():
+        pytest.skip("a GPU is present")
+    assert "skipped" in run(BENCH / "bench_ladder.py")
 
 
 @needs_gxx

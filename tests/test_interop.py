@@ -103,7 +103,7 @@ def test_numpy_scalars_and_python_data_are_unchanged():
     assert interop.as_array([1.0, 2.0]) == [1.0, 2.0]
     scalar = np.float64(1.5)
     assert interop.as_array(scalar) is scalar
-    assert minitx.tensor(scalar).dtype == np.float32  # a scalar still counts as Python data
+    assert minitx.tensor(scalar).dtype == minitx.tensor(np.asarray(scalar)).dtype == np.float64
 
 
 def test_errors_name_what_was_given():

@@ -7,7 +7,8 @@ Each case is one op_case (minitx.testing's op-test factory) with a torch referen
 finite-difference checks live with each op's own tests (tests/ops), so these run none.
 Where minitx deliberately differs from PyTorch, the case leaves that input out and says why:
 
-* a fully masked row (all -inf) gives 0 from softmax and attention in minitx, NaN in PyTorch;
+* a fully masked row (all -inf) gives 0 from softmax and attention in minitx, NaN in PyTorch, and
+  logsumexp's gradient there is 0 in minitx, NaN in PyTorch;
 * +inf inside softmax, log_softmax, layer_norm, cross-entropy and attention: minitx follows
   logsumexp's rule (max taken as 0), so +inf alone there is not a NaN; these get -inf and NaN only;
 * maximum/minimum at a NaN: PyTorch gives dy to both inputs, minitx to the non-NaN one;
@@ -74,6 +75,15 @@ def torch_softmax(x, axis):
     """torch.softmax, with minitx's rule for a fully masked slice (all -inf): zeros, not NaN."""
     masked = (x == -INF).all(axis, keepdim=True)
     return torch.where(masked, 0.0, torch.softmax(x, axis))
+
+
+def torch_logsumexp(x, dim, keepdim):
+    """torch.logsumexp with minitx's rule for an all -inf slice: -inf with a zero gradient, not NaN.
+    Such slices are summed as zeros (finite gradient), then multiplied by 0 and set to -inf."""
+    masked = torch.logsumexp(x.detach(), dim, keepdim=True) == -INF
+    safe = torch.logsumexp(torch.where(masked, 0.0, x), dim, keepdim)
+    masked_out = masked if keepdim else torch.logsumexp(x.detach(), dim, keepdim) == -INF
+    return torch.where(masked_out, -INF, safe)
 
 
 def torch_attention(q, k, v, mask, causal, scale):
@@ -155,7 +165,7 @@ CASES = {
                      max_side=3), ties=True),
     "min": reduction(F.min, lambda x, dim, keepdim: torch.amin(x, dim=dim, keepdim=keepdim), shapes=mst.shapes(max_dims=3,
                      max_side=3), ties=True),
-    "logsumexp": reduction(F.logsumexp, lambda x, dim, keepdim: torch.logsumexp(x, dim=dim, keepdim=keepdim)),
+    "logsumexp": reduction(F.logsumexp, torch_logsumexp),
     "var": case(lambda x, axis, ddof, keepdims: F.var(x, axis, ddof, keepdims), arg(edges=EDGES),
                 shapes=mst.shapes(max_dims=3, min_side=2, max_side=3),
                 kwargs={"axis": lambda s: mst.axes_for(len(s)), "ddof": st.sampled_from([0, 1]), "keepdims": st.booleans()},

@@ -102,8 +102,9 @@ def define_flags(filename: str) -> list[str]:
     return [f"-D{k}={v}" for k, v in compile_defines(filename).items()]
 
 
-def name_expressions(filename: str, ctype: str) -> list[str]:
-    return [f"{k}<{ctype}>" for k in KERNELS[filename]]
+def name_expressions(filename: str, ctype: str, kernels=None) -> list[str]:
+    """``k<ctype>`` for the kernels of a file (given, or those of KERNELS)."""
+    return [f"{k}<{ctype}>" for k in (kernels or KERNELS[filename])]
 
 
 def ctype_of(dtype) -> str:
@@ -147,7 +148,7 @@ class CupyBackend:
         self._functions: dict[tuple, object] = {}
 
     # -- compilation -------------------------------------------------------
-    def module(self, filename: str, dtype):
+    def module(self, filename: str, dtype, kernels=None):
         ctype = ctype_of(dtype)
         key = (filename, ctype)
         mod = self._modules.get(key)
@@ -158,24 +159,26 @@ class CupyBackend:
                     mod = self.xp.RawModule(
                         code=load_source(filename),
                         options=(*NVRTC_OPTIONS, *define_flags(filename)),
-                        name_expressions=name_expressions(filename, ctype),
+                        name_expressions=name_expressions(filename, ctype, kernels),
                     )
                     self._modules[key] = mod
         return mod
 
-    def function(self, filename: str, kernel: str, dtype):
+    def function(self, filename: str, kernel: str, dtype, kernels=None):
         ctype = ctype_of(dtype)
         key = (filename, kernel, ctype)
         fn = self._functions.get(key)
         if fn is None:
-            fn = self.module(filename, dtype).get_function(f"{kernel}<{ctype}>")
+            fn = self.module(filename, dtype, kernels).get_function(f"{kernel}<{ctype}>")
             self._functions[key] = fn
         return fn
 
     # -- launching ---------------------------------------------------------
-    def launch(self, filename, kernel, dtype, grid, block, args):
+    def launch(self, filename, kernel, dtype, grid, block, args, *, kernels=None):
+        """Launch ``kernel<T>`` of ``filename`` (a path below this directory); ``kernels``
+        lists the file's kernels when it is not in KERNELS (the ladder's rungs)."""
         check_kernel_args(args)
-        fn = self.function(filename, kernel, dtype)
+        fn = self.function(filename, kernel, dtype, kernels)
         # NULL pointers go as an 8-byte zero (portable across CuPy versions).
         packed = tuple(np.uint64(0) if a is None else a for a in args)
         fn(tuple(int(g) for g in grid), tuple(int(b) for b in block), packed)

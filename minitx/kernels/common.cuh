@@ -94,6 +94,20 @@ __device__ __forceinline__ T block_reduce(T v, Op op) {
   return warp_reduce(v, op);
 }
 
+// Layer norm's output for the columns first, first + step, ... of one row, given the
+// row's mean and 1/std (layer_norm.cu and every rung of ladder/layer_norm_v*.cu):
+//   y[c] = (x[c] - mu) * rstd * w[c] + b[c]        (w == NULL -> 1, b == NULL -> 0)
+template <typename T>
+__device__ __forceinline__ void layer_norm_row_out(const T* xr, const T* w, const T* b, T* yr,
+                                                   T mu, T rstd, int first, int step, int cols) {
+  for (int c = first; c < cols; c += step) {
+    T v = (xr[c] - mu) * rstd;
+    if (w) v *= w[c];
+    if (b) v += b[c];
+    yr[c] = v;
+  }
+}
+
 template <typename T>
 __device__ __forceinline__ T warp_sum(T v) { return warp_reduce(v, SumOp<T>()); }
 

@@ -110,7 +110,8 @@ def _source_digest(cu_path: Path, wrapper: str, cxx: str, flags) -> str:
     h.update(wrapper.encode())
     h.update(" ".join(flags).encode())
     h.update(HEADER.read_bytes())
-    for p in sorted(Path(cu_path).resolve().parent.glob("*.cuh")):
+    # the headers beside the .cu and in the kernel directory (the ladder's rungs include ../common.cuh)
+    for p in sorted({*Path(cu_path).resolve().parent.glob("*.cuh"), *_runtime.KERNEL_DIR.glob("*.cuh")}):
         h.update(p.read_bytes())
     h.update(Path(cu_path).read_bytes())
     h.update(" ".join(CXXFLAGS).encode())

@@ -27,6 +27,7 @@
 //   layer_norm_backward_dwdb_reduce
 //                           one thread per column sums the `parts` partials and
 //                           writes dw[c], db[c] with `=` (not `+=`).
+// (ladder/layer_norm_v1..v3.cu and docs/kernel-ladder.md build up to the forward.)
 #include "common.cuh"
 
 template <typename T>
@@ -52,12 +53,7 @@ __global__ void layer_norm_forward(const T* __restrict__ x, const T* __restrict_
   const T var = mtx::block_sum(ss) / T(cols);
   const T rs = mtx::num<T>::rsqrt(var + eps);
 
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    T v = (xr[c] - mu) * rs;
-    if (w) v *= w[c];
-    if (b) v += b[c];
-    yr[c] = v;
-  }
+  mtx::layer_norm_row_out(xr, w, b, yr, mu, rs, threadIdx.x, blockDim.x, cols);
   if (threadIdx.x == 0) {
     mean[row] = mu;
     rstd[row] = rs;

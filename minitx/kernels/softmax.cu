@@ -15,6 +15,7 @@
 //
 // Reads x three times in the forward (max, sum, write); writes y with `=`.
 // The backward reads y, dy twice and writes dx with `=`.
+// (ladder/softmax_v1..v3.cu and docs/kernel-ladder.md build up to this kernel.)
 #include "common.cuh"
 
 template <typename T>

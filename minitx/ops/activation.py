@@ -15,7 +15,7 @@ from __future__ import annotations
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module
 
-__all__ = ["Silu", "LeakyRelu", "Elu", "Softplus", "LogSigmoid", "Hardtanh", "sigmoid_values", "softplus_values"]
+__all__ = ["Silu", "LeakyRelu", "Elu", "Softplus", "LogSigmoid", "Hardtanh"]
 
 
 def sigmoid_values(x):

@@ -23,7 +23,7 @@ from minitx.autograd.function import Function
 from minitx.backend import get_array_module
 from minitx.ops.shape import scatter_add
 
-__all__ = ["Conv2d", "MaxPool2d", "AvgPool2d", "pair"]
+__all__ = ["Conv2d", "MaxPool2d", "AvgPool2d"]
 
 
 def pair(value, name, op):

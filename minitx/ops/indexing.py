@@ -16,8 +16,7 @@ from minitx.backend import get_array_module, host_ints
 from minitx.ops.reduction import normalize_axes
 from minitx.ops.shape import pad_widths, scatter_add
 
-__all__ = ["Flip", "Roll", "Tril", "Triu", "Gather", "ScatterAdd", "Repeat", "Tile", "PadEdges", "Einsum",
-           "check_indices"]
+__all__ = ["Flip", "Roll", "Tril", "Triu", "Gather", "ScatterAdd", "Repeat", "Tile", "PadEdges", "Einsum"]
 
 
 def check_indices(op, what, index, size):

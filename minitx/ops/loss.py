@@ -170,7 +170,8 @@ class SoftCrossEntropy(_Loss):
                              f"the logits' shape {x.shape}; class indices must be an integer tensor")
         xp = get_array_module(x)
         _, total, m, log_total = logsumexp_parts(x, -1)
-        logp = xp.where(total > 0, (x - m) - log_total, -xp.inf)
+        with quiet_float_errors(xp):  # total == 0 (not total > 0): a NaN logit makes its row NaN
+            logp = xp.where(total == 0, -xp.inf, (x - m) - log_total)
         smoothed = (1 - self.smoothing) * q + self.smoothing / x.shape[-1]
         self.save_for_backward(logp, smoothed)
         with quiet_float_errors(xp):  # 0 * -inf where a class has probability 0 and logit -inf: counts as 0

@@ -17,7 +17,7 @@ from minitx.autograd.function import Function
 from minitx.backend import get_array_module
 from minitx.ops.reduction import _Reduction, normalize_axes
 
-__all__ = ["Std", "Prod", "Cumsum", "Cumprod", "Logcumsumexp", "quiet_float_errors"]
+__all__ = ["Std", "Prod", "Cumsum", "Cumprod", "Logcumsumexp"]
 
 
 class Std(_Reduction):
@@ -26,7 +26,8 @@ class Std(_Reduction):
 
     ds/dx = dv/dx / (2 s), dv/dx = 2 (x - mean) / (n - ddof), so
     dx = dy * (x - mean) / ((n - ddof) * s), and 0 where s = 0 (as PyTorch: a constant slice
-    has no direction to move in; its x - mean is set to exactly 0, not left to rounding). With n - ddof <= 0, s is NaN with a RuntimeWarning, as in NumPy.
+    has no direction to move in; its x - mean is set to exactly 0, not left to rounding).
+    With n - ddof <= 0, s is NaN with a RuntimeWarning, as in NumPy.
     """
 
     def __init__(self, axis=None, ddof=0, keepdims=False):
@@ -66,6 +67,8 @@ def quiet_float_errors(xp):
 
 def _exclusive_products(x, xp):
     """Along the last axis: left[k] = prod_{j<k} x_j, right[k] = prod_{j>k} x_j (1 when empty)."""
+    if x.shape[-1] == 0:  # an empty product: no factors, no gradients
+        return x, x
     ones = xp.ones(x.shape[:-1] + (1,), dtype=x.dtype)
     left = xp.concatenate([ones, xp.cumprod(x[..., :-1], axis=-1)], axis=-1)
     right = xp.concatenate([xp.cumprod(x[..., :0:-1], axis=-1)[..., ::-1], ones], axis=-1)

@@ -13,7 +13,7 @@ from minitx.backend import get_array_module
 
 __all__ = [
     "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1",
-    "Rsqrt", "Reciprocal", "erf_values",
+    "Rsqrt", "Reciprocal",
 ]
 
 _LN2 = math.log(2)

@@ -5,9 +5,11 @@ Any model can use it. The application supplies
     model            a minitx Module, built after ``minitx.manual_seed(seed)``
     optimizer        and optionally a learning-rate ``schedule`` (minitx.optim)
     batches          ``batches(seed, epoch)``: the training batches of one epoch, a sized iterable
-                     (a list, or an object with __len__ and __iter__ making them as they are used);
-                     the same (seed, epoch) must give the same batches, so that a resumed run
-                     continues exactly where it stopped
+                     (a list, or an object with __len__ and __iter__ making them as they are used,
+                     and slicing, so a resumed epoch skips the done ones unmade); the same
+                     (seed, epoch) must give the same batches, so that a resumed run continues
+                     exactly where it stopped. It is also called once per epoch to come to count
+                     them for the progress bar: make the tensors lazily if they are costly
     loss_fn          ``loss_fn(model, batch)`` -> (loss tensor to minimize, its weight: the number
                      of tokens or examples it averages over, for the epoch's mean training loss)
     validation_loss  ``validation_loss(model)`` -> a number, measured at each epoch's end
@@ -16,18 +18,22 @@ Any model can use it. The application supplies
 
 and gets, in ``run_dir``:
 
-    last.npz         model, optimizer, schedule, random state and position in the data: written
-                     every ``save_every`` steps and at each epoch's end; ``Trainer.resume()``
-                     reloads it, and the run goes on bit for bit as if never stopped
+    last.npz         model, optimizer, schedule, random state, position in the data and history:
+                     written every ``save_every`` steps and, as the last write of each epoch's
+                     end, once more; ``Trainer.resume()`` reloads it, and the run goes on bit for
+                     bit as if never stopped, whenever it was killed
     best.npz         the model with the lowest validation loss so far
     epoch-<n>.npz    the last ``average_last`` epochs' models, averaged at the end into
                      averaged.npz (``choose_final`` keeps whichever of the two validates better)
     history.json     one record per epoch: epoch, step, complete, train_loss, val_loss, val_ppl,
                      seconds, and the evaluate hook's metrics
 
-plus progress bars, and stopping at ``epochs``, ``max_steps`` or ``time_limit`` minutes.
-The run directory's rules (``check_new_run`` refuses an earlier run unless ``overwrite``,
-``resume_config`` says which saved options may change on resume) are in ``rundir``.
+plus one progress bar to the run's real end (``plan``), stopping at ``epochs``, ``max_steps``
+or ``time_limit`` minutes, and Ctrl-C that saves last.npz before it stops (TrainingInterrupted).
+Files are written whole or not at all (a temporary file, then a rename). The run directory's
+rules are in ``rundir``: ``check_new_run`` refuses an earlier run unless ``overwrite``, and
+``start_new_run`` deletes it only once everything that can fail has been prepared;
+``resume_config`` says which saved options may change on resume.
 
 Example: a masked-language-model pretraining of an encoder-only model::
 
@@ -41,20 +47,24 @@ Example: a masked-language-model pretraining of an encoder-only model::
     schedule = optim.WarmupInverseSqrt(opt, peak_lr=1e-3, warmup_steps=500)
 
     def batches(seed, epoch):                             # deterministic in (seed, epoch)
-        return [mask_tokens(b, seed, epoch) for b in shuffled_batches(train_ids, seed, epoch)]
+        order = numpy.random.default_rng([seed, epoch]).permutation(len(sentences))
+        return [mask_tokens(sentences, order[i:i + 64], seed, epoch) for i in range(0, len(order), 64)]
 
-    def loss_fn(model, batch, reduction="mean"):
+    def loss_fn(model, batch, reduction="mean"):          # batch: tokens, labels (-100: not masked)
         logits = model(batch.tokens)
         loss = F.cross_entropy(logits, batch.labels, ignore_index=-100, reduction=reduction)
         return loss, batch.n_masked
 
-    val = batches(seed, -1)
+    val = mask_tokens(val_sentences, range(len(val_sentences)), seed, 0)
     trainer = Trainer("runs/mlm", model, opt, loss_fn, batches, schedule=schedule, seed=seed,
-                      validation_loss=lambda m: mean_loss(m, val, lambda m, b: loss_fn(m, b, "sum")),
+                      validation_loss=lambda m: mean_loss(m, [val], lambda m, b: loss_fn(m, b, "sum")),
                       epochs=10, save_every=200, average_last=3, clip_norm=1.0)
-    trainer.resume()                                      # a no-op for a new run
+    if resume:
+        trainer.resume()                                  # continue from last.npz
     trainer.fit()                                         # the loop; last/best/epoch checkpoints
     name, losses = trainer.choose_final()                 # best or averaged, loaded into model
+
+tests/train/test_trainer.py runs the same calls on a small MLP, with kills at random moments.
 """
 from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint, write_json
 from minitx.train.loop import Trainer, TrainingInterrupted, mean_loss, stop_reason, train_step

@@ -1,9 +1,10 @@
-"""Command line: ``python -m minitx.translate {train,translate,evaluate,recipes}`` (also ``minitx-translate``).
+"""Command line: ``python -m minitx.translate {train,translate,evaluate,recipes,plot}`` (also ``minitx-translate``).
 
     python -m minitx.translate train --recipe cpu-quick          # train, then score test2016
     echo "Ein Hund rennt." | python -m minitx.translate translate --run runs/cpu-quick-de-en
     python -m minitx.translate evaluate --run runs/cpu-quick-de-en --beam-size 5
     python -m minitx.translate train --recipe cpu-quick --resume  # continue it (e.g. with --max-steps 2000)
+    python -m minitx.translate plot --run runs/cpu-quick-de-en     # loss, BLEU, learning rate: history.png
 
 A new run refuses an --output-dir that already holds one: --resume continues it, --overwrite
 deletes it first. translate and evaluate decode with the run's own beam_size and
@@ -125,6 +126,11 @@ def main(argv=None) -> int:
 
     commands.add_parser("recipes", help="print the recipes and their settings")
 
+    plot = commands.add_parser("plot", help="draw a run's loss, BLEU and learning-rate curves into a PNG "
+                                            "(needs matplotlib: pip install \"minitx[plot]\")")
+    plot.add_argument("--run", required=True, help="a run directory made by train")
+    plot.add_argument("--output", default=None, help="the PNG file (default: <run>/history.png)")
+
     args = parser.parse_args(argv)
     try:
         return _run(args)
@@ -145,6 +151,11 @@ def main(argv=None) -> int:
 def _run(args) -> int:
     if args.command == "recipes":
         print(json.dumps({"defaults": DEFAULTS, **RECIPES}, indent=2, default=list))
+        return 0
+    if args.command == "plot":
+        from minitx.translate.plotting import plot_history
+
+        print(f"saved {plot_history(args.run, args.output)}")
         return 0
     if args.command == "train":
         from minitx.translate.training import train as run_training

@@ -157,6 +157,14 @@ def encode_pairs(pairs, src_tok, tgt_tok):
     return ([src_tok.encode_ids(s) for s, _ in pairs], [tgt_tok.encode_ids(t) for _, t in pairs])
 
 
+def encode_fitting(pairs, src_tok, tgt_tok, max_len: int) -> tuple:
+    """(source ids, target ids, how many pairs were left out) of the pairs that fit a model of
+    max_len positions (the target also needs its <bos>)."""
+    src, tgt = encode_pairs(pairs, src_tok, tgt_tok)
+    kept, dropped = filter_by_length(src, tgt, max_len, max_tgt_len=max_len - 1)
+    return [src[i] for i in kept], [tgt[i] for i in kept], dropped
+
+
 def validation_loss(model, batches, pad_id) -> float:
     """Mean per-token cross-entropy (no label smoothing) over the batches, in eval mode; the
     model's mode (training or eval) is restored afterwards."""
@@ -183,9 +191,11 @@ def evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, pr
 
 # ---------------------------------------------------------------- run directories
 
-# the files a run writes (and --overwrite deletes): the trainer's, the tokenizers, the results;
+# the files a run writes (and --overwrite deletes): the trainer's, the tokenizers, the results,
+# the plot command's curves;
 # any of them means the directory holds a run
-RUN_FILES = ("config.json", "tokenizer.src.json", "tokenizer.tgt.json", *TRAINER_FILES[1:], "results.json")
+RUN_FILES = ("config.json", "tokenizer.src.json", "tokenizer.tgt.json", *TRAINER_FILES[1:], "results.json",
+             "history.png")
 RUN_PATTERNS = (*TRAINER_PATTERNS, "*.hyp.*")
 
 # may change when a run is resumed: they change how long it runs, how often it saves or is
@@ -265,11 +275,20 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     src_tok, tgt_tok = tokenizers or build_tokenizers(config, train_pairs)
     if config["share_embeddings"] and src_tok is not tgt_tok:  # validate_config makes this impossible
         raise ValueError("share_embeddings needs one joint vocabulary (joint_vocab true)")
-    pad, bos, eos = tgt_tok.pad_id, tgt_tok.bos_id, tgt_tok.eos_id
+    pad = tgt_tok.pad_id
     minitx.manual_seed(config["seed"])
     model = build_model(config, src_tok.vocab_size, tgt_tok.vocab_size, pad, device)
     config["built"] = {"src_vocab": src_tok.vocab_size, "tgt_vocab": tgt_tok.vocab_size,
                        "parameters": model.num_parameters(), "transformer": json_safe(model.config)}
+    opt, schedule = build_optimizer(config, model)
+    train_src, train_tgt, dropped = encode_fitting(train_pairs, src_tok, tgt_tok, model.max_len)
+    # validation batches go through the same positions: a longer pair would not fit the model
+    val_src, val_tgt, val_dropped = encode_fitting(val_pairs, src_tok, tgt_tok, model.max_len)
+    log(f"data: {len(train_pairs)} training pairs ({dropped} longer than max_len {model.max_len} left out), "
+        f"{len(val_pairs)} validation pairs ({val_dropped} left out of the loss); "
+        f"vocabulary {src_tok.vocab_size} / {tgt_tok.vocab_size} ({config['tokenizer']}); "
+        f"{time.perf_counter() - started:.1f}s")
+    log(f"model: {model.num_parameters():,} parameters on {device}; {_describe_embeddings(config, model)}")
 
     # training starts: the run directory, its configuration and tokenizers
     if not resume:
@@ -277,20 +296,6 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
         src_tok.save(run_dir / "tokenizer.src.json")
         tgt_tok.save(run_dir / "tokenizer.tgt.json")
     write_json(run_dir / "config.json", json_safe(config), indent=2)
-    opt, schedule = build_optimizer(config, model)
-    max_len = model.max_len
-    train_src, train_tgt = encode_pairs(train_pairs, src_tok, tgt_tok)
-    val_src, val_tgt = encode_pairs(val_pairs, src_tok, tgt_tok)
-    kept, dropped = filter_by_length(train_src, train_tgt, max_len, max_tgt_len=max_len - 1)
-    train_src, train_tgt = [train_src[i] for i in kept], [train_tgt[i] for i in kept]
-    # validation batches go through the same positions: a longer pair would not fit the model
-    val_kept, val_dropped = filter_by_length(val_src, val_tgt, max_len, max_tgt_len=max_len - 1)
-    val_src, val_tgt = [val_src[i] for i in val_kept], [val_tgt[i] for i in val_kept]
-    log(f"data: {len(train_pairs)} training pairs ({dropped} longer than max_len {max_len} left out), "
-        f"{len(val_pairs)} validation pairs ({val_dropped} left out of the loss); "
-        f"vocabulary {src_tok.vocab_size} / {tgt_tok.vocab_size} ({config['tokenizer']}); "
-        f"{time.perf_counter() - started:.1f}s")
-    log(f"model: {model.num_parameters():,} parameters on {device}; {_describe_embeddings(config, model)}")
 
     val_batches = PairBatches(val_src, val_tgt, batch_by_tokens(val_src, val_tgt, config["max_tokens"],
                                                                 shuffle=False), tgt_tok)

@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from minitx.kernels import _runtime, cpu_harness
+from minitx.kernels import _runtime, cpu_harness, ladder
 
 _built = {"ok": None, "why": ""}
 
@@ -20,7 +20,7 @@ def _build_all():
             warnings.warn(_built["why"])
         else:
             cpu_harness.build_many(
-                (_runtime.KERNEL_DIR / f, ks) for f, ks in _runtime.KERNELS.items())
+                (_runtime.KERNEL_DIR / f, ks) for f, ks in {**_runtime.KERNELS, **ladder.KERNELS}.items())
             _built["ok"] = True
     return _built["ok"]
 

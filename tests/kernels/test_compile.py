@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from minitx.kernels import _runtime
+from minitx.kernels import _runtime, ladder
 
 import _nvrtc
 
 CU_FILES = sorted(p.name for p in _runtime.KERNEL_DIR.glob("*.cu"))
+#: every .cu file, the ladder's rungs included, and its kernels
+ALL_KERNELS = {**_runtime.KERNELS, **ladder.KERNELS}
 GENCODE = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90"]
 DTYPES = ("float", "double")
 
@@ -25,10 +27,13 @@ def test_every_cu_file_is_registered():
     assert not missing, f".cu files missing from minitx.kernels._runtime.KERNELS: {missing}"
     stale = sorted(set(_runtime.KERNELS) - set(CU_FILES))
     assert not stale, f"KERNELS lists files that do not exist: {stale}"
+    rungs = sorted(p.relative_to(_runtime.KERNEL_DIR).as_posix()
+                   for p in (_runtime.KERNEL_DIR / "ladder").glob("*.cu"))
+    assert rungs == sorted(ladder.KERNELS), "minitx.kernels.ladder.RUNGS must list every rung file"
 
 
 def test_every_registered_kernel_is_defined():
-    for name, kernels in _runtime.KERNELS.items():
+    for name, kernels in ALL_KERNELS.items():
         src = (_runtime.KERNEL_DIR / name).read_text()
         for k in kernels:
             assert re.search(rf"__global__\s+void\s+(__launch_bounds__\([^)]*\)\s+)?{k}\s*\(", src), \
@@ -36,15 +41,15 @@ def test_every_registered_kernel_is_defined():
 
 
 def test_cu_files_do_not_use_the_cpu_header():
-    for name in CU_FILES:
+    for name in ALL_KERNELS:
         src = (_runtime.KERNEL_DIR / name).read_text()
         assert "cpu_compat" not in src and "minitx_cpu" not in src, name
         includes = re.findall(r'#\s*include\s*[<"]([^>"]+)[>"]', src)
-        assert set(includes) <= {"common.cuh"}, f"{name} includes {includes}"
+        assert set(includes) <= {"common.cuh", "../common.cuh"}, f"{name} includes {includes}"
 
 
 def _instantiation_unit(name: str) -> str:
-    refs = ", ".join(f"(void*)&{k}<{t}>" for k in _runtime.KERNELS[name] for t in DTYPES)
+    refs = ", ".join(f"(void*)&{k}<{t}>" for k in ALL_KERNELS[name] for t in DTYPES)
     return (f'#include "{_runtime.KERNEL_DIR / name}"\n'
             f"// host-side references force every template instantiation\n"
             f"void* minitx_kernel_refs[] = {{{refs}}};\n")
@@ -55,7 +60,7 @@ def test_nvcc_compiles_all_kernels_for_sm80_sm90():
     nvcc = shutil.which("nvcc")
     with tempfile.TemporaryDirectory() as tmp:
         procs = []
-        for name in CU_FILES:
+        for name in ALL_KERNELS:
             src = Path(tmp) / f"check_{Path(name).stem}.cu"
             src.write_text(_instantiation_unit(name))
             cmd = [nvcc, "-std=c++17", *GENCODE, *_runtime.define_flags(name), "--fatbin", "-Xptxas", "-v",
@@ -69,7 +74,7 @@ def test_nvcc_compiles_all_kernels_for_sm80_sm90():
                 failures.append(f"--- {name}\n{out[-4000:]}")
                 continue
             entries = len(re.findall(r"Compiling entry function", out))
-            expected = 2 * len(DTYPES) * len(_runtime.KERNELS[name])
+            expected = 2 * len(DTYPES) * len(ALL_KERNELS[name])
             if entries != expected:
                 failures.append(f"--- {name}: {entries} kernels compiled, expected {expected}")
             spills = [int(s) for s in re.findall(r"(\d+) bytes spill stores", out)]
@@ -82,13 +87,13 @@ NVRTC = _nvrtc.find_nvrtc()
 
 
 @pytest.mark.skipif(NVRTC is None, reason="libnvrtc not found (set MINITX_NVRTC_LIB): NVRTC check skipped")
-@pytest.mark.parametrize("name", CU_FILES)
+@pytest.mark.parametrize("name", sorted(ALL_KERNELS))
 def test_nvrtc_compiles_what_cupy_will_compile(name):
     src = _runtime.load_source(name)
     assert not re.search(r"^\s*#\s*include", src, re.M), "local includes must be pasted in"
     for arch in ("compute_80", "compute_90"):
         for ctype in DTYPES:
-            exprs = _runtime.name_expressions(name, ctype)
+            exprs = _runtime.name_expressions(name, ctype, ALL_KERNELS[name])
             ok, log, lowered = _nvrtc.compile_source(
                 NVRTC, src, name, [*_runtime.NVRTC_OPTIONS, *_runtime.define_flags(name), f"-arch={arch}"],
                 exprs)

@@ -122,16 +122,19 @@ def test_empty_outputs_are_poisoned(cpu):
 
 
 # --------------------------------------------- issue 15: warps that drift apart
-def _without_first_barrier(tmp_path, cu_name):
+def _without_first_barrier(cu_name):
     """``cu_name`` copied beside a common.cuh whose block_reduce lacks its leading
-    __syncthreads(): the planted bug of issue 15."""
+    __syncthreads(): the planted bug of issue 15.  (In the build directory, so that the
+    compiled mutant is cached like the kernels.)"""
+    mutant_dir = cpu_harness.build_dir() / "issue15-mutant"
+    mutant_dir.mkdir(exist_ok=True)
     src = (_runtime.KERNEL_DIR / "common.cuh").read_text()
     guarded = "  v = warp_reduce(v, op);\n  __syncthreads();\n  if (lane == 0) partial[warp] = v;\n"
     assert src.count(guarded) == 1, "block_reduce changed: update the mutant"
-    (tmp_path / "common.cuh").write_text(
+    (mutant_dir / "common.cuh").write_text(
         src.replace(guarded, "  v = warp_reduce(v, op);\n  if (lane == 0) partial[warp] = v;\n"))
-    shutil.copy(_runtime.KERNEL_DIR / cu_name, tmp_path / cu_name)
-    return tmp_path / cu_name
+    shutil.copy(_runtime.KERNEL_DIR / cu_name, mutant_dir / cu_name)
+    return mutant_dir / cu_name
 
 
 def _layer_norm_y(cpu, path, x):
@@ -157,13 +160,13 @@ def _cross_entropy_lse(cpu, path, x):
     ("layer_norm.cu", _layer_norm_y, lambda x: ref.layer_norm(x, None, None, 1e-5)[0]),
     ("cross_entropy.cu", _cross_entropy_lse, lambda x: np.log(np.exp(x).sum(-1))),
 ])
-def test_drift_catches_a_missing_barrier_between_two_reductions(cpu, tmp_path, cu_name, run, expected):
+def test_drift_catches_a_missing_barrier_between_two_reductions(cpu, cu_name, run, expected):
     """Two back-to-back block_sum calls share `partial` (layer norm: mean then variance; cross
     entropy: sum of exp then sum of x). Without block_reduce's first __syncthreads, a warp that
     runs ahead writes its next partial while slower warps still read the previous sum. With 4
     warps per block, the drift schedule must show that; the real header must stay right."""
     x = np.random.default_rng(3).standard_normal((3, 120))  # 128 threads: 4 warps
-    mutant = _without_first_barrier(tmp_path, cu_name)
+    mutant = _without_first_barrier(cu_name)
     with cpu_harness.schedule("drift"):
         np.testing.assert_allclose(run(cpu, _runtime.KERNEL_DIR / cu_name, x), expected(x), rtol=1e-10, atol=1e-12)
         assert not np.allclose(run(cpu, mutant, x), expected(x), rtol=1e-6), "the race went unseen"

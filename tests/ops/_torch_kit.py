@@ -2,12 +2,17 @@
 PyTorch counterpart, then the outputs and every input's gradient compared.
 
 PyTorch is a test-only extra (installed here as torch 2.13.0 CPU): ``parity`` skips the test
-when it is missing.
+when it is missing, and fails it in CI (tests/torch_reference.py).
 """
+import sys
+from pathlib import Path
+
 import numpy as np
-import pytest
 
 import minitx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from torch_reference import import_torch  # noqa: E402
 
 
 def _as_torch(torch, value):
@@ -22,7 +27,7 @@ def parity(fn, torch_fn, *inputs, seed=0, rtol=1e-10, atol=1e-12):
     """Check fn(*inputs) == torch_fn(*torch inputs) and, when the output needs a gradient, that
     backward of both with the same random dy gives every input the same gradient. NaN must
     match NaN and inf must match inf. Returns minitx's output."""
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     theirs_inputs = [_as_torch(torch, v) for v in inputs]
     ours, theirs = fn(*inputs), torch_fn(*theirs_inputs)
     np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=rtol, atol=atol, equal_nan=True,

@@ -14,14 +14,14 @@ import minitx
 import minitx.functional as F
 from minitx.testing import check_forward, check_gradients, leaf
 from minitx.testing import strategies as mst
-from _torch_kit import parity
+from _torch_kit import import_torch, parity
 
 REDUCTIONS = ["mean", "sum", "none"]
 ROWS = mst.shapes(min_dims=1, max_dims=2, max_side=4)  # [N] or [N, L] rows of C classes
 
 
 def _tf():
-    return pytest.importorskip("torch").nn.functional
+    return import_torch().nn.functional
 
 
 def _class_second(t):
@@ -65,7 +65,7 @@ def test_nll_loss(case):
     fn = lambda v: F.nll_loss(v, t, reduction=reduction)  # noqa: E731
     check_forward(fn, reference, x, rtol=1e-12)
     assert check_gradients(fn, x)
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     parity(fn, lambda v: _tf().nll_loss(_class_second(v), torch.from_numpy(t.numpy()), reduction=reduction),
            leaf(x.numpy()))
 
@@ -133,7 +133,7 @@ def test_binary_cross_entropy_with_logits(pos_weight, case):
 
     check_forward(fn, reference, x, y, rtol=1e-12, atol=1e-14)
     assert check_gradients(fn, x, y)
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     torch_weight = None if w is None else torch.as_tensor(w, dtype=torch.float64)
     parity(fn, lambda a, b: _tf().binary_cross_entropy_with_logits(a, b, reduction=reduction, pos_weight=torch_weight),
            leaf(x.numpy()), leaf(y.numpy()))
@@ -191,6 +191,13 @@ def test_probability_targets_are_routed_and_agree_with_class_targets():
         np.testing.assert_allclose(soft.item(), hard.item(), rtol=1e-12)
         np.testing.assert_allclose(soft_grad, x.grad.numpy(), rtol=1e-12, atol=1e-15)
         x.grad = None
+
+
+def test_probability_targets_with_a_nan_logit_give_nan_as_in_pytorch():
+    x, q = leaf([[0.0, np.nan, 1.0], [0.5, 0.0, 1.0]]), leaf([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]])
+    out = parity(lambda a, b: F.cross_entropy(a, b, reduction="none"),
+                 lambda a, b: _tf().cross_entropy(a, b, reduction="none"), x, q)
+    assert np.isnan(out.numpy()[0]) and np.isfinite(out.numpy()[1])
 
 
 def test_probability_targets_with_minus_infinity_logits():

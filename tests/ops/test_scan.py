@@ -19,7 +19,7 @@ import minitx
 import minitx.functional as F
 from minitx.testing import check_forward, check_gradients, leaf
 from minitx.testing import strategies as mst
-from _torch_kit import parity
+from _torch_kit import import_torch, parity
 
 SHAPES = mst.shapes(max_dims=3, max_side=4)
 
@@ -177,7 +177,7 @@ def test_logcumsumexp_is_stable_and_masks_minus_infinity_prefixes():
     y.backward(np.ones((2, 4)))
     grad = x.grad.numpy()
     np.testing.assert_array_equal(grad[1, :2], [0.0, 0.0])  # PyTorch: NaN for the all -inf prefix
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     t = torch.tensor(x.numpy(), requires_grad=True)
     t.logcumsumexp(1).backward(torch.ones(2, 4, dtype=torch.float64))
     np.testing.assert_allclose(grad[0], t.grad.numpy()[0], rtol=1e-12)
@@ -211,9 +211,21 @@ def test_argmin_matches_numpy_and_pytorch_with_ties(x, data):
     got = F.argmin(t, axis).numpy()
     expected = np.array([int(np.flatnonzero(row == row.min())[0]) for row in _rows(a, axis)[0]])
     np.testing.assert_array_equal(got.reshape(-1), expected)
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     np.testing.assert_array_equal(t.argmin(axis).numpy(), torch.from_numpy(a).argmin(axis).numpy())
 
 
 def test_argmin_points_at_a_nan():
     assert F.argmin(minitx.tensor([3.0, np.nan, -1.0])).item() == 1
+
+
+def test_prod_and_std_over_an_empty_axis():
+    """prod over nothing is 1 (gradient: empty); std over nothing is NaN, as in NumPy and PyTorch."""
+    x = leaf(np.zeros((2, 0)))
+    np.testing.assert_array_equal(parity(lambda t: F.prod(t, 1), lambda t: t.prod(1), x).numpy(), [1.0, 1.0])
+    assert x.grad.shape == (2, 0)
+    with pytest.warns(RuntimeWarning, match="std: 0 elements with ddof=0"):
+        np.testing.assert_array_equal(F.std(x, 1).numpy(), [np.nan, np.nan])
+    torch = import_torch()
+    with pytest.warns(UserWarning, match="degrees of freedom"):  # PyTorch warns too
+        assert torch.from_numpy(x.numpy()).std(1, correction=0).isnan().all()

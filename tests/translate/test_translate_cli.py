@@ -405,3 +405,38 @@ def test_ctrl_c_saves_the_run_and_says_how_to_resume(capsys, small_subset_dir, t
     code, _, err = run_main(capsys, "train", "--output-dir", run_dir, "--resume", "--no-progress")
     assert code == 0, err
     assert json.loads((run_dir / "results.json").read_text())["steps"] == 2
+
+
+# ------------------------------------------------------------------ plot
+
+
+def test_plot_draws_the_runs_curves_into_a_png(capsys, tiny_run, tmp_path):
+    pytest.importorskip("matplotlib")
+    output = tmp_path / "curves.png"
+    code, out, err = run_main(capsys, "plot", "--run", tiny_run, "--output", output)
+    assert code == 0, err
+    assert out.strip() == f"saved {output}" and output.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_plotted_learning_rate_is_the_schedules(tiny_run):
+    """The tiny run's inverse-square-root schedule, written out: a linear warm-up to lr over
+    warmup_steps, then lr * sqrt(warmup_steps / step)."""
+    from minitx.translate.plotting import learning_rates
+
+    config = json.loads((tiny_run / "config.json").read_text())
+    assert config["schedule"] == "inverse_sqrt"
+    peak, warmup = config["lr"], config["warmup_steps"]
+    expected = [peak * min(t / warmup, (warmup / t) ** 0.5) for t in range(1, 101)]
+    assert learning_rates(config, 100) == pytest.approx(expected, rel=1e-12)
+    # and the optimizer of the finished run holds the rate of the step after its last
+    last = load(tiny_run / "last.npz")
+    rate = last["optimizer"]["param_groups"][0]["lr"]
+    assert learning_rates(config, last["progress"]["step"] + 1)[-1] == pytest.approx(rate, rel=1e-12)
+
+
+def test_plot_without_matplotlib_says_what_to_install(capsys, tiny_run, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    code, _, err = run_main(capsys, "plot", "--run", tiny_run)
+    assert code == 2 and 'plot needs matplotlib: pip install "minitx[plot]"' in err

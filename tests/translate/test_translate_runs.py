@@ -69,10 +69,12 @@ def test_overwrite_deletes_the_earlier_run_and_nothing_else(small_subset_dir, ti
     assert json.loads((run_dir / "results.json").read_text())["checkpoint"] == "best"
 
 
-def test_a_failed_start_leaves_nothing_behind(small_subset_dir, tiny_run, tmp_path):
+def test_a_failed_start_leaves_nothing_behind(small_subset_dir, tiny_run, tmp_path, monkeypatch):
     """No data: no run directory is made, so the same command (with the data) is not refused
     afterwards; an --overwrite that fails to start leaves the earlier run as it was."""
     from minitx.data import DataNotFoundError
+
+    monkeypatch.delenv("MINITX_DATA_DIR", raising=False)  # (the data would be found there)
 
     run_dir = tmp_path / "run"
     with pytest.raises(DataNotFoundError):
