@@ -1,5 +1,8 @@
-"""Layers and models: Module, Parameter, Linear, Embedding, LayerNorm, attention, Transformer."""
+"""Layers and models: Module, Parameter, Linear, Embedding, LayerNorm, attention, Transformer,
+and the encoder-only models (TransformerEncoder and its masked-LM and classification heads)."""
 from minitx.nn import init
+from minitx.nn.encoder import (EncoderClassifier, MaskedLanguageModel, MaskedLMHead, TransformerEncoder,
+                               mask_tokens)
 from minitx.nn.attention import LearnedPositionalEmbedding, MultiHeadAttention, SinusoidalPositionalEncoding
 from minitx.nn.layers import GELU, Dropout, Embedding, LayerNorm, Linear, ModuleList, ReLU, Sequential
 from minitx.nn.module import Module
@@ -11,6 +14,7 @@ __all__ = [
     "Module", "Parameter", "Linear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Sequential",
     "ModuleList", "MultiHeadAttention", "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
     "FeedForward", "EncoderLayer", "DecoderLayer", "DecoderCache", "Transformer", "PRESETS", "init",
+    "TransformerEncoder", "MaskedLMHead", "MaskedLanguageModel", "EncoderClassifier", "mask_tokens",
 ]
 
 # convolution and pooling layers

@@ -1,0 +1,88 @@
+"""Command line: ``python -m minitx.encoder {pretrain,finetune,neighbours}``.
+
+    python -m minitx.encoder pretrain --recipe cpu --output-dir runs/encoder-mlm     # ~15 min on 2 CPU cores
+    python -m minitx.encoder pretrain --output-dir runs/encoder-mlm --resume         # continue a stopped run
+    python -m minitx.encoder finetune --run runs/encoder-mlm --labels 200 1000 5000 --output table.json
+    python -m minitx.encoder neighbours --run runs/encoder-mlm --words Hund dog --analogy woman man boy
+    python -m minitx.encoder neighbours --run runs/cpu-quick-de-en                    # a translation run's
+
+finetune compares, at each label budget, the pretrained encoder with the same encoder trained
+from scratch on parallel-sentence detection, and prints the accuracy table.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from minitx.encoder import finetuning, neighbours, pretraining
+
+
+def _typed(default):
+    if isinstance(default, bool):
+        return lambda text: {"true": True, "false": False}[text.lower()]
+    return type(default) if isinstance(default, (int, float)) else str
+
+
+def _add_options(parser, defaults, skip=()):
+    group = parser.add_argument_group("configuration (default: the recipe's value)")
+    for key, default in defaults.items():
+        if key in skip:
+            continue
+        group.add_argument("--" + key.replace("_", "-"), type=_typed(default), default=None, metavar=key.upper(),
+                           help=f"[default {default}]")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m minitx.encoder", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    pre = commands.add_parser("pretrain", help="masked-LM pretraining on Multi30k de + en text")
+    pre.add_argument("--recipe", default="cpu", choices=sorted(pretraining.RECIPES))
+    pre.add_argument("--output-dir", required=True)
+    pre.add_argument("--resume", action="store_true", help="continue the run in --output-dir exactly")
+    pre.add_argument("--overwrite", action="store_true", help="delete the run in --output-dir and start again")
+    pre.add_argument("--no-progress", action="store_true")
+    _add_options(pre, pretraining.DEFAULTS)
+
+    fine = commands.add_parser("finetune", help="few-label parallel-sentence detection: pretrained vs scratch")
+    fine.add_argument("--run", required=True, help="a pretraining run directory")
+    fine.add_argument("--labels", type=int, nargs="+", default=list(finetuning.LABEL_BUDGETS),
+                      help="label budgets (labelled pairs) [default 200 1000 5000]")
+    fine.add_argument("--output", help="write the table as JSON here")
+    fine.add_argument("--data-dir", help="directory with the Multi30k .gz files [default: the run's]")
+    _add_options(fine, finetuning.DEFAULTS)
+
+    near = commands.add_parser("neighbours", help="nearest pieces by cosine similarity, and analogies")
+    near.add_argument("--run", required=True, help="a pretraining run or a translation run directory")
+    near.add_argument("--words", nargs="*", help=f"words to look up [default {' '.join(neighbours.DEFAULT_WORDS)}]")
+    near.add_argument("--analogy", nargs=3, action="append", metavar=("A", "B", "C"),
+                      help="pieces nearest to A - B + C (repeatable)")
+    near.add_argument("-k", type=int, default=8, help="neighbours per word [default 8]")
+    near.add_argument("--side", default="src", choices=("src", "tgt"), help="translation runs: which embedding")
+
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "pretrain":
+            options = {k: getattr(args, k) for k in pretraining.DEFAULTS if getattr(args, k) is not None}
+            # a resumed run keeps its saved configuration; only the options given are compared with it
+            config = options if args.resume else pretraining.build_config(args.recipe, **options)
+            pretraining.pretrain(config, args.output_dir, resume=args.resume, overwrite=args.overwrite,
+                                 progress=not args.no_progress)
+        elif args.command == "finetune":
+            options = {k: getattr(args, k) for k in finetuning.DEFAULTS}
+            table = finetuning.compare(args.run, args.labels, args.output, args.data_dir, **options)
+            print(finetuning.format_table(table))
+        else:
+            table = neighbours.load_table(args.run, args.side)
+            words = neighbours.DEFAULT_WORDS if args.words is None and not args.analogy else (args.words or ())
+            analogies = args.analogy or (neighbours.DEFAULT_ANALOGIES if args.words is None else ())
+            print(neighbours.report(table, words, analogies, args.k))
+    except (ValueError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

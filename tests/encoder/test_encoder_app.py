@@ -1,0 +1,277 @@
+"""The encoder application: its data (framing, masked batches per (seed, epoch), labelled
+detection pairs), pretraining runs (files, exact resume, refusals), fine-tuning's table,
+embedding neighbours and analogies, and the command line."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from minitx.data import BPETokenizer
+from minitx.encoder import __main__ as cli
+from minitx.encoder import finetuning, neighbours, pretraining
+from minitx.encoder.data import EncoderVocab, classification_batches, detection_examples, mlm_batches
+from minitx.nn.encoder import IGNORE_INDEX, MaskedLanguageModel
+from minitx.serialization import load
+
+TEXT = ["a dog runs on the grass", "ein Hund rennt auf dem Gras", "two men play ball", "zwei Männer spielen Ball",
+        "a woman in a red dress", "eine Frau in einem roten Kleid"] * 3
+
+
+@pytest.fixture(scope="module")
+def vocab():
+    return EncoderVocab(BPETokenizer.train(TEXT, 370))
+
+
+# ---------------------------------------------------------------- data
+
+
+def test_the_encoder_vocabulary_adds_mask_after_the_tokenizer(vocab):
+    tok = vocab.tokenizer
+    assert vocab.mask_id == tok.vocab_size and vocab.size == tok.vocab_size + 1
+    assert vocab.piece(vocab.mask_id) == "[MASK]"
+    assert vocab.sentence("a dog") == [tok.bos_id, *tok.encode_ids("a dog"), tok.eos_id]
+    assert vocab.pair("ein Hund", "a dog") == [tok.bos_id, *tok.encode_ids("ein Hund"), tok.eos_id,
+                                               *tok.encode_ids("a dog"), tok.eos_id]
+    low, high = vocab.random_ids
+    assert high == vocab.mask_id and all(not tok.vocab.id_to_token(i).startswith("<") for i in range(low, high))
+
+
+def test_masked_batches_depend_only_on_seed_and_epoch(vocab):
+    sequences = [vocab.sentence(s) for s in TEXT]
+    first = mlm_batches(sequences, vocab, 40, seed=3, epoch=1)
+    again = mlm_batches(sequences, vocab, 40, seed=3, epoch=1)
+    other = mlm_batches(sequences, vocab, 40, seed=3, epoch=2)
+    assert all(np.array_equal(a.inputs, b.inputs) and np.array_equal(a.targets, b.targets)
+               for a, b in zip(first, again))
+    assert len(first) != len(other) or any(not np.array_equal(a.inputs, b.inputs) for a, b in zip(first, other))
+    # every sentence once per epoch: the targets, with the unmasked ids put back, are the sentences
+    rows = []
+    for batch in first:
+        original = np.where(batch.targets != IGNORE_INDEX, batch.targets, batch.inputs)
+        original = np.where(batch.inputs == vocab.mask_id, batch.targets, original)
+        rows += [tuple(r[r != vocab.pad_id]) for r in original]
+        pad = batch.inputs == vocab.pad_id
+        assert (batch.targets[pad] == IGNORE_INDEX).all()
+        assert (batch.targets[:, 0] == IGNORE_INDEX).all()  # [CLS] is never masked
+    assert sorted(rows) == sorted(tuple(s) for s in sequences)
+
+
+def test_detection_examples_are_balanced_nested_and_correctly_labelled():
+    pairs = [(f"de{i}", f"en{i}") for i in range(50)]
+    examples = detection_examples(pairs, seed=0)
+    assert len(examples) == 100 and sum(label for *_, label in examples) == 50
+    for de, en, label in examples:
+        assert (de[2:] == en[2:]) == (label == 1)  # a negative is never the pair's own translation
+    assert detection_examples(pairs, seed=0, count=30) == examples[:30]
+    assert detection_examples(pairs, seed=1) != examples
+    for bad in (0, 101):
+        with pytest.raises(ValueError, match="count must be in 1..100"):
+            detection_examples(pairs, seed=0, count=bad)
+
+
+def test_classification_batches_cover_every_example_once():
+    sequences = [[1, 5, 2], [1, 6, 7, 2], [1, 8, 2], [1, 9, 9, 9, 2], [1, 4, 2]]
+    batches = classification_batches(sequences, [0, 1, 0, 1, 1], 2, pad_id=0, seed=0, epoch=0)
+    assert [len(labels) for _, labels in batches] == [2, 2, 1]
+    seen = sorted(tuple(int(i) for i in row if i) for ids, _ in batches for row in ids)
+    assert seen == sorted(tuple(s) for s in sequences)
+    ordered = classification_batches(sequences, [0, 1, 0, 1, 1], 5, pad_id=0, shuffle=False)
+    assert ordered[0][1].tolist() == [0, 1, 0, 1, 1]
+
+
+# ---------------------------------------------------------------- pretraining runs
+
+
+def test_a_pretraining_run_holds_its_files_and_a_loadable_model(tiny_run):
+    assert {p.name for p in tiny_run.iterdir()} >= {"config.json", "tokenizer.json", "last.npz", "history.json",
+                                                    "results.json"}
+    results = json.loads((tiny_run / "results.json").read_text())
+    assert results["steps"] == pretraining.RECIPES["tiny"]["max_steps"]
+    config, model, vocab = pretraining.load_pretrained(tiny_run)
+    assert isinstance(model, MaskedLanguageModel) and model.encoder.vocab_size == vocab.size
+    history = json.loads((tiny_run / "history.json").read_text())
+    assert history[-1]["step"] == results["steps"] and 0 <= history[-1]["val_accuracy"] <= 1
+
+
+class Killed(KeyboardInterrupt):
+    pass
+
+
+def test_a_killed_run_resumes_to_exactly_the_uninterrupted_state(data_dir, tmp_path, monkeypatch):
+    config = pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=5, save_every=2)
+    pretraining.pretrain(config, tmp_path / "whole", progress=False)
+    calls = []
+    loss = MaskedLanguageModel.loss
+
+    def dies_at_step_4(self, *args):
+        calls.append(1)
+        if len(calls) == 4:
+            raise Killed
+        return loss(self, *args)
+
+    with monkeypatch.context() as mp:
+        mp.setattr(MaskedLanguageModel, "loss", dies_at_step_4)
+        with pytest.raises(Killed):
+            pretraining.pretrain(config, tmp_path / "killed", progress=False)
+    assert load(tmp_path / "killed" / "last.npz")["progress"]["step"] == 2  # saved every 2 steps
+    pretraining.pretrain({}, tmp_path / "killed", resume=True, progress=False)
+    whole, resumed = load(tmp_path / "whole" / "last.npz"), load(tmp_path / "killed" / "last.npz")
+    for part in ("model", "optimizer"):
+        flat_a, flat_b = _flatten(whole[part]), _flatten(resumed[part])
+        assert flat_a.keys() == flat_b.keys()
+        for key in flat_a:
+            assert np.array_equal(flat_a[key], flat_b[key]), f"{part}/{key}"
+
+
+def _flatten(state, prefix=""):
+    out = {}
+    for key, value in (state.items() if isinstance(state, dict) else enumerate(state)):
+        if isinstance(value, (dict, list)):
+            out.update(_flatten(value, f"{prefix}{key}/"))
+        else:
+            out[f"{prefix}{key}"] = np.asarray(value)
+    return out
+
+
+def test_runs_refuse_what_would_change_them(data_dir, tmp_path):
+    with pytest.raises(ValueError, match="warmup_steps \\(2\\) must be between 0 and max_steps \\(1\\)"):
+        pretraining.pretrain(pretraining.build_config("tiny", max_steps=1), tmp_path, progress=False)
+    config = pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2)
+    pretraining.pretrain(config, tmp_path, progress=False)
+    with pytest.raises(ValueError, match="already holds a training run"):
+        pretraining.pretrain(config, tmp_path, progress=False)
+    with pytest.raises(ValueError, match=r"lr 0.001 \(saved\) != 0.5 \(given\)"):
+        pretraining.pretrain({"lr": 0.5}, tmp_path, resume=True, progress=False)
+    with pytest.raises(FileNotFoundError, match="not a minitx pretraining run"):
+        pretraining.pretrain({}, tmp_path / "nothing", resume=True, progress=False)
+    with pytest.raises(ValueError, match="unknown pretraining recipe"):
+        pretraining.build_config("huge")
+    with pytest.raises(ValueError, match=r"unknown pretraining options \['layers'\]"):
+        pretraining.build_config("tiny", layers=3)
+
+
+# ---------------------------------------------------------------- fine-tuning
+
+
+def test_finetuning_compares_pretrained_and_scratch_at_each_budget(tiny_run, tmp_path):
+    output = tmp_path / "table.json"
+    table = finetuning.compare(tiny_run, [4, 8], output, steps=2, batch_size=4, warmup_steps=1)
+    assert json.loads(output.read_text()) == table
+    assert [row["labels"] for row in table["rows"]] == [4, 8]
+    assert table["evaluation"]["examples"] <= 2 * 20
+    for row in table["rows"]:
+        for start in ("pretrained", "scratch"):
+            assert row[start]["steps"] == 2 and 0 <= row[start]["accuracy"] <= 1
+    text = finetuning.format_table(table)
+    assert f"| 8 | {table['rows'][1]['scratch']['accuracy']:.3f} | {table['rows'][1]['pretrained']['accuracy']:.3f} |" \
+        in text
+    with pytest.raises(ValueError, match="label budgets must be whole numbers"):
+        finetuning.compare(tiny_run, [1])
+    with pytest.raises(ValueError, match="unknown fine-tuning options"):
+        finetuning.compare(tiny_run, [4], epochs=3)
+
+
+def test_the_pretrained_start_is_the_checkpoint_and_scratch_is_not(tiny_run, monkeypatch):
+    """compare hands finetune the saved encoder weights for 'pretrained' and fresh ones for 'scratch'."""
+    saved = load(tiny_run / "last.npz")["model"]
+    starts = []
+
+    def record(encoder, vocab, train, evaluation, config):
+        starts.append(encoder.state_dict())
+        return {"accuracy": 0.5, "steps": 0, "seconds": 0.0}
+
+    monkeypatch.setattr(finetuning, "finetune", record)
+    finetuning.compare(tiny_run, [4])
+    pretrained, scratch = starts
+    assert all(np.array_equal(pretrained[k], saved[f"encoder.{k}"]) for k in pretrained)
+    assert not np.array_equal(scratch["embed.weight"], saved["encoder.embed.weight"])
+
+
+# ---------------------------------------------------------------- neighbours
+
+
+def test_neighbours_and_analogies_on_a_known_table(vocab):
+    tok = vocab.tokenizer
+    ids = {w: tok.encode_ids(" " + w) for w in ("dog", "Hund", "ball", "Ball", "red")}
+    assert all(len(v) == 1 for v in ids.values()), ids  # whole-word pieces in this small vocabulary
+    rng = np.random.default_rng(0)
+    matrix = np.zeros((vocab.size, 6))
+    matrix[:, 4:] = rng.normal(0, 1, (vocab.size, 2))  # every other piece: orthogonal to the probes
+    matrix[ids["dog"]] = matrix[ids["Hund"]] = [1, 0, 0, 0, 0, 0]
+    matrix[ids["Hund"]] += [0, 0.1, 0, 0, 0, 0]
+    matrix[ids["ball"]] = [0, 0, 1, 0, 0, 0]
+    matrix[ids["Ball"]] = [1, 0, 1, 0, 0, 0]
+    matrix[ids["red"]] = [0, 0, 0, 1, 0, 0]
+    matrix[vocab.mask_id] = matrix[4] = matrix[tok.pad_id] = [1, 0, 0, 0, 0, 0]  # never candidates
+    table = neighbours.EmbeddingTable(matrix, tok, "test")
+    found = table.neighbours("dog", k=3)
+    assert found["pieces"] == ["▁dog"] and found["neighbours"][0][0] == "▁Hund"
+    assert found["neighbours"][0][1] == pytest.approx(1 / np.sqrt(1.01))
+    assert all(piece not in ("▁dog", "[MASK]", "<pad>", "<0x00>") for piece, _ in found["neighbours"])
+    # Ball - ball + red = (1, 0, 0, 1): dog/Hund first
+    answers = table.analogy("Ball", "ball", "red", k=2)["answers"]
+    assert {piece for piece, _ in answers} == {"▁dog", "▁Hund"}
+    text = neighbours.report(table, ["dog"], [("Ball", "ball", "red")], k=2)
+    assert "dog = ▁dog: ▁Hund 1.00" in text and "Ball - ball + red ~ ▁" in text
+
+
+def test_a_word_of_several_pieces_is_their_mean(vocab):
+    tok = vocab.tokenizer
+    word = "Grasdogs"
+    pieces = tok.encode_ids(" " + word)
+    assert len(pieces) > 1
+    matrix = np.random.default_rng(1).normal(size=(vocab.size, 4))
+    table = neighbours.EmbeddingTable(matrix, tok, "test")
+    vector, ids = table.lookup(word)
+    assert ids == pieces and np.allclose(vector, matrix[pieces].mean(0))
+    assert "(mean of" in neighbours.report(table, [word], k=2)
+
+
+def test_tables_load_from_pretraining_and_translation_runs(tiny_run, data_dir, tmp_path):
+    table = neighbours.load_table(tiny_run)
+    _, model, vocab = pretraining.load_pretrained(tiny_run)
+    assert np.array_equal(table.matrix, model.encoder.embed.weight.numpy())
+    from minitx.translate.recipes import build_config
+    from minitx.translate.training import train
+
+    run = tmp_path / "translation"
+    train(build_config(None, output_dir=str(run), data_dir=str(data_dir), vocab_size=400, d_model=16, num_heads=2,
+                       encoder_layers=1, decoder_layers=1, d_ff=32, max_len=64, max_tokens=600, epochs=1,
+                       max_steps=1, bleu_every=0, beam_size=1, device="cpu"), progress=False)
+    table = neighbours.load_table(run)
+    assert "shared by both languages" in table.source and table.matrix.shape == (400, 16)
+    with pytest.raises(FileNotFoundError, match="neither a pretraining run"):
+        neighbours.load_table(tmp_path)
+
+
+# ---------------------------------------------------------------- command line
+
+
+def test_the_command_line(tiny_run, data_dir, tmp_path, capsys):
+    assert cli.main(["neighbours", "--run", str(tiny_run), "--words", "Hund", "-k", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].startswith("Hund = ")
+    assert cli.main(["pretrain", "--recipe", "tiny", "--output-dir", str(tmp_path / "run"), "--data-dir",
+                     str(data_dir), "--max-steps", "2", "--no-progress"]) == 0
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["max_steps"] == 2
+    assert cli.main(["pretrain", "--output-dir", str(tmp_path / "run"), "--resume", "--d-model", "8"]) == 2
+    assert "d_model 16 (saved) != 8 (given)" in capsys.readouterr().err
+    assert cli.main(["finetune", "--run", str(tmp_path / "run"), "--labels", "4", "--steps", "1",
+                     "--warmup-steps", "0", "--batch-size", "4"]) == 0
+    assert capsys.readouterr().out.startswith("| labelled pairs | from scratch | pretrained (MLM) |")
+
+
+def test_the_example_runs_on_a_finished_run(tiny_run):
+    example = Path(__file__).resolve().parents[2] / "examples" / "pretrain_and_finetune.py"
+    env = dict(os.environ, PYTHONPATH=str(example.parents[1]), OPENBLAS_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, str(example), "--run", str(tiny_run), "--labels", "8",
+                           "--finetune-steps", "2"], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert sum("hidden: " in line and "guesses: " in line for line in lines) == 3
+    assert "| labelled pairs | from scratch | pretrained (MLM) |" in lines
+    assert any(line.startswith("dog = ") for line in lines)
