@@ -70,15 +70,17 @@ class Function:
         """Free the saved arrays after backward (unless retain_graph=True)."""
         self.saved = ()
         self._released = True
-        inplace.let_go(self._held)
-        self._held = ()
+        if self._held:
+            inplace.let_go(self._held)
+            self._held = ()
 
     def check_saved(self) -> None:
         """Raise unless backward can run: saved arrays still here and unchanged since forward."""
         if self._released:
             raise RuntimeError(f"backward: the graph through '{self.name}' was already freed by an earlier "
                                "backward(); pass retain_graph=True to the first call to backward twice")
-        inplace.check(self, self._held)
+        if self._held:
+            inplace.check(self, self._held)
 
     def __del__(self):
         # a graph dropped without backward (evaluation outside no_grad) unlocks its arrays here
