@@ -23,6 +23,7 @@ optimizer step), since the gradient would be wrong.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from minitx.autograd import inplace
@@ -33,6 +34,7 @@ from minitx.autograd.grad_mode import is_grad_enabled
 forward_hooks: list = []
 
 
+@functools.lru_cache(maxsize=None)  # op names go into messages the engine formats per op
 def _snake_case(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
@@ -110,7 +112,7 @@ class Function:
         if record:
             self._inputs = inputs
             if self.saved:
-                self._held = inplace.hold(self.saved)
+                self._held = inplace.hold(self.saved, inputs, output)
             return Tensor._from_op(output, self)
         self.saved = ()  # nothing will call backward: keep no arrays alive
         return Tensor._from_op(output, None)
