@@ -5,8 +5,9 @@ between forward and backward (``w.data[...] = 0``, an optimizer step) would sile
 wrong gradient: ``y = (x * w).sum(); w.data[...] = 100.; y.backward()`` gave x.grad = [100, 100].
 Two mechanisms together catch both kinds of write:
 
-* **A lock.** While an op that has not run its backward holds an array, NumPy marks the array
-  owning that memory (the ``.base`` of a saved view) read-only, so a raw write raises at once.
+* **A lock.** While an op that has not run its backward holds an array that some tensor shows
+  (the data of one of its inputs or of its output), NumPy marks the array owning that memory
+  (the ``.base`` of a saved view) read-only, so a raw write raises at once.
   Several ops may hold one array: the lock goes when the last lets go, in ``release()`` after
   backward or when a graph dropped without backward is collected.
 * **A version.** minitx's own in-place writers (optimizer steps, gradient accumulation,
