@@ -23,6 +23,7 @@ optimizer step), since the gradient would be wrong.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from minitx.autograd import inplace
@@ -33,6 +34,7 @@ from minitx.autograd.grad_mode import is_grad_enabled
 forward_hooks: list = []
 
 
+@functools.lru_cache(maxsize=None)  # op names go into messages the engine formats per op
 def _snake_case(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
@@ -70,15 +72,17 @@ class Function:
         """Free the saved arrays after backward (unless retain_graph=True)."""
         self.saved = ()
         self._released = True
-        inplace.let_go(self._held)
-        self._held = ()
+        if self._held:
+            inplace.let_go(self._held)
+            self._held = ()
 
     def check_saved(self) -> None:
         """Raise unless backward can run: saved arrays still here and unchanged since forward."""
         if self._released:
             raise RuntimeError(f"backward: the graph through '{self.name}' was already freed by an earlier "
                                "backward(); pass retain_graph=True to the first call to backward twice")
-        inplace.check(self, self._held)
+        if self._held:
+            inplace.check(self, self._held)
 
     def __del__(self):
         # a graph dropped without backward (evaluation outside no_grad) unlocks its arrays here
@@ -108,7 +112,7 @@ class Function:
         if record:
             self._inputs = inputs
             if self.saved:
-                self._held = inplace.hold(self.saved)
+                self._held = inplace.hold(self.saved, inputs, output)
             return Tensor._from_op(output, self)
         self.saved = ()  # nothing will call backward: keep no arrays alive
         return Tensor._from_op(output, None)

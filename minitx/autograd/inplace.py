@@ -5,8 +5,9 @@ between forward and backward (``w.data[...] = 0``, an optimizer step) would sile
 wrong gradient: ``y = (x * w).sum(); w.data[...] = 100.; y.backward()`` gave x.grad = [100, 100].
 Two mechanisms together catch both kinds of write:
 
-* **A lock.** While an op that has not run its backward holds an array, NumPy marks the array
-  owning that memory (the ``.base`` of a saved view) read-only, so a raw write raises at once.
+* **A lock.** While an op that has not run its backward holds an array that some tensor shows
+  (the data of one of its inputs or of its output), NumPy marks the array owning that memory
+  (the ``.base`` of a saved view) read-only, so a raw write raises at once.
   Several ops may hold one array: the lock goes when the last lets go, in ``release()`` after
   backward or when a graph dropped without backward is collected.
 * **A version.** minitx's own in-place writers (optimizer steps, gradient accumulation,
@@ -25,19 +26,14 @@ from minitx import backend
 
 
 class _Guard:
-    """One array that unreleased ops hold: how many hold it, and its version."""
+    """One array that unreleased ops hold: how many hold it, its version, whether it is locked."""
 
-    __slots__ = ("array", "holders", "version", "locked")
+    __slots__ = ("array", "holders", "version", "lockable", "locked")
 
     def __init__(self, array):
-        self.array, self.holders, self.version = array, 0, 0
-        self.locked = False  # only a writeable NumPy array is locked (and later unlocked)
-
-    def hold(self) -> None:
-        self.holders += 1
-        if isinstance(self.array, np.ndarray) and self.array.flags.writeable:
-            self.array.flags.writeable = False
-            self.locked = True
+        self.array, self.holders, self.version, self.locked = array, 0, 0, False
+        # only a NumPy array that is writeable now gets locked (and unlocked); CuPy has no such flag
+        self.lockable = isinstance(array, np.ndarray) and array.flags.writeable
 
     def drop(self) -> None:
         self.holders -= 1
@@ -47,7 +43,7 @@ class _Guard:
 
     def unlock(self) -> None:
         if self.locked:
-            self.array.flags.writeable = True
+            self.array.setflags(write=True)
             self.locked = False
 
 
@@ -57,31 +53,40 @@ _guards: dict = {}  # id(owning array) -> _Guard, while some unreleased op holds
 def _owner(array):
     """The array that owns ``array``'s memory (a view keeps it in ``.base``), or None when
     ``array`` is no numpy/cupy array or its memory belongs to something else (a buffer)."""
-    xp = backend.get_array_module(array)
-    if not isinstance(array, xp.ndarray):
-        return None
+    if isinstance(array, np.ndarray):  # checked first: it is the common case, and quick
+        kind = np.ndarray
+    else:
+        kind = backend.get_array_module(array).ndarray
+        if not isinstance(array, kind):
+            return None  # a shape, a number, None: nothing to guard
     while array.base is not None:
-        if not isinstance(array.base, xp.ndarray):
+        if not isinstance(array.base, kind):
             return None  # e.g. an as_strided view: its read-only flag could not be lifted again
         array = array.base
     return array
 
 
-def hold(saved) -> tuple:
-    """Lock the arrays owning ``saved``'s memory; returns ((guard, version now), ...)."""
-    held = []
+def hold(saved, inputs, output) -> tuple:
+    """Lock the arrays owning ``saved``'s memory that a tensor shows (the data of an input or
+    of the output); returns ((guard, version now), ...). An array only the op can reach (a
+    layer norm's 1/sigma, an attention's log-sum-exp) cannot be written by anyone: no guard."""
+    shown = {id(_owner(t.data)) for t in inputs}
+    shown.add(id(_owner(output)))
+    held = {}  # id(owner) -> (guard, version): two saved views of one array count once
     for array in saved:
         owner = _owner(array)
-        if owner is None:
+        key = id(owner)
+        if owner is None or key not in shown or key in held:
             continue
-        guard = _guards.get(id(owner))
+        guard = _guards.get(key)
         if guard is None:
-            guard = _guards[id(owner)] = _Guard(owner)
-        elif any(g is guard for g, _ in held):
-            continue  # two saved views of one array
-        guard.hold()
-        held.append((guard, guard.version))
-    return tuple(held)
+            guard = _guards[key] = _Guard(owner)
+        guard.holders += 1
+        if guard.lockable and not guard.locked:  # new, or unlocked by mark_modified since
+            owner.setflags(write=False)
+            guard.locked = True
+        held[key] = (guard, guard.version)
+    return tuple(held.values())
 
 
 def let_go(held) -> None:
