@@ -16,3 +16,30 @@ def test_the_readme_has_python_examples():
 def test_readme_example_runs(index, capsys):
     exec(compile(BLOCKS[index], f"README.md python block {index + 1}", "exec"), {"__name__": "__readme__"})
     capsys.readouterr()
+
+
+def _lines_and_docstring_lines(path):
+    import ast
+
+    source = path.read_text(encoding="utf-8")
+    docstring_lines = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                docstring_lines.update(range(first.lineno, first.end_lineno + 1))
+    return len(source.splitlines()), len(docstring_lines)
+
+
+def test_the_engine_line_counts_are_true():
+    """'is about N lines, M of them docstrings' for the engine's files, within 10%."""
+    said = re.search(r"grad mode\) is about (\d+) lines, (\d+) of them docstrings", README.read_text(encoding="utf-8"))
+    assert said, "the README no longer states the engine's size in the expected words"
+    autograd = README.parent / "minitx" / "autograd"
+    counts = [_lines_and_docstring_lines(autograd / f"{name}.py")
+              for name in ("tensor", "function", "engine", "grad_mode", "__init__")]
+    lines, docstrings = sum(c[0] for c in counts), sum(c[1] for c in counts)
+    assert abs(lines - int(said[1])) <= 0.1 * lines, f"the engine is {lines} lines, the README says {said[1]}"
+    assert abs(docstrings - int(said[2])) <= 0.1 * docstrings, \
+        f"the engine has {docstrings} docstring lines, the README says {said[2]}"
