@@ -26,3 +26,22 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line, even under -q, saying whether the PyTorch comparisons ran: a parity check
+    that was skipped proves nothing, and the summary's counts alone do not say which it was."""
+    outcomes = {"passed": 0, "failed": 0, "skipped": 0}
+    for outcome in outcomes:
+        for report in terminalreporter.stats.get(outcome, []):
+            if "torch" in report.nodeid.split("::")[0].rsplit("/", 1)[-1] and report.when in ("call", "setup"):
+                outcomes[outcome] += 1
+    if any(outcomes.values()):
+        try:
+            import torch  # noqa: PLC0415
+            version = f"torch {torch.__version__}"
+        except ImportError:
+            version = "torch not installed"
+        terminalreporter.write_line(
+            f"PyTorch parity ({version}): {outcomes['passed']} passed, {outcomes['failed']} failed, "
+            f"{outcomes['skipped']} skipped in the tests/**/test_*torch*.py files")
