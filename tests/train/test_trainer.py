@@ -12,6 +12,7 @@ import minitx
 from minitx import nn, optim
 from minitx.serialization import load
 from minitx.train import Trainer, TrainingInterrupted, mean_loss, write_json
+from same_state import assert_same_state
 
 
 class Killed(BaseException):
@@ -93,22 +94,6 @@ def outcome(run_dir, final):
     return {"files": files, "history": history, "final": final}
 
 
-def assert_same(a, b, where=""):
-    """Nested results are identical: arrays bit for bit, other values equal."""
-    if isinstance(a, dict):
-        assert sorted(a) == sorted(b), where
-        for key in a:
-            assert_same(a[key], b[key], f"{where}/{key}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
-            assert_same(x, y, f"{where}[{i}]")
-    elif isinstance(a, np.ndarray):
-        np.testing.assert_array_equal(a, b, err_msg=where)
-    else:
-        assert a == b, where
-
-
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     """The uninterrupted run."""
@@ -146,7 +131,7 @@ def test_a_kill_before_the_last_record_is_resumed_with_the_finish(tmp_path, refe
     assert load(tmp_path / "last.npz")["progress"]["step"] == 21
     assert len(json.loads((tmp_path / "history.json").read_text())) == 3
     trainer, name, losses = run(tmp_path, resume=True)
-    assert_same(outcome(tmp_path, (name, losses)), reference)
+    assert_same_state(outcome(tmp_path, (name, losses)), reference)
 
 
 def test_a_kill_before_the_first_checkpoint_restarts_and_says_so(tmp_path, reference, capsys):
@@ -156,7 +141,7 @@ def test_a_kill_before_the_first_checkpoint_restarts_and_says_so(tmp_path, refer
     trainer, name, losses = run(tmp_path, resume=True)
     assert "has no last.npz (stopped before its first checkpoint): training starts from step 0" in \
         capsys.readouterr().err
-    assert_same(outcome(tmp_path, (name, losses)), reference)
+    assert_same_state(outcome(tmp_path, (name, losses)), reference)
 
 
 def test_a_run_that_lost_its_last_checkpoint_is_refused(tmp_path):
@@ -209,7 +194,7 @@ def test_ctrl_c_in_a_step_saves_that_step_and_resumes_exactly(tmp_path, referenc
     assert load(tmp_path / "last.npz")["progress"]["step"] == 8
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is put back
     trainer, name, losses = run(tmp_path, resume=True)
-    assert_same(outcome(tmp_path, (name, losses)), reference)
+    assert_same_state(outcome(tmp_path, (name, losses)), reference)
 
 
 def kill_in_a_write(count):
@@ -257,7 +242,7 @@ def test_every_kill_resumes_to_the_uninterrupted_result(tmp_path, reference, mon
             with pytest.raises((Killed, KeyboardInterrupt)):
                 run(run_dir, hooks=hooks)
         trainer, name, losses = run(run_dir, resume=True)
-        assert_same(outcome(run_dir, (name, losses)), reference, run_dir.name)
+        assert_same_state(outcome(run_dir, (name, losses)), reference, run_dir.name)
 
 
 # ------------------------------------------------------------------ progress

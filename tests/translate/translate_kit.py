@@ -13,10 +13,10 @@ import sys
 import urllib.error
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from minitx.data import multi30k
+from same_state import assert_same_state  # noqa: F401  (the translation tests import it from here)
 
 REPO = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(os.environ.get("MINITX_DATA_DIR", REPO.parent / "shared" / "data" / "multi30k"))
@@ -128,17 +128,3 @@ def run_module(args, data_dir, cwd, stdin=None, module="minitx.translate"):
     return subprocess.run(command, input=stdin, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
 
 
-def assert_same_state(a, b, where=""):
-    """Nested checkpoint contents are identical: arrays bit for bit, other values equal."""
-    if isinstance(a, dict):
-        assert sorted(a) == sorted(b), where
-        for key in a:
-            assert_same_state(a[key], b[key], f"{where}/{key}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
-            assert_same_state(x, y, f"{where}[{i}]")
-    elif isinstance(a, np.ndarray):
-        np.testing.assert_array_equal(a, b, err_msg=where)
-    else:
-        assert a == b, where
