@@ -272,6 +272,8 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     # everything that can fail (data, tokenizers, model) comes before the run directory is touched
     train_pairs = load_pairs("train", config["src_lang"], config["tgt_lang"], config["data_dir"])
     val_pairs = load_pairs("val", config["src_lang"], config["tgt_lang"], config["data_dir"])
+    test_pairs = load_pairs(TEST_SPLIT, config["src_lang"], config["tgt_lang"], config["data_dir"])  # read now:
+    # a damaged test file is an error before training, not after it
     src_tok, tgt_tok = tokenizers or build_tokenizers(config, train_pairs)
     if config["share_embeddings"] and src_tok is not tgt_tok:  # validate_config makes this impossible
         raise ValueError("share_embeddings needs one joint vocabulary (joint_vocab true)")
@@ -324,7 +326,7 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     if resume:
         trainer.resume()
     trainer.fit()
-    return finish(config, trainer, src_tok, tgt_tok, started, progress)
+    return finish(config, trainer, src_tok, tgt_tok, test_pairs, started, progress)
 
 
 class PairBatches:
@@ -348,13 +350,12 @@ class PairBatches:
                              tok.eos_id)
 
 
-def finish(config, trainer, src_tok, tgt_tok, started, progress=True) -> dict:
+def finish(config, trainer, src_tok, tgt_tok, test_pairs, started, progress=True) -> dict:
     """Load the final model (Trainer.choose_final: best.npz, or averaged.npz when its
     validation loss is lower), score it on the test split, show one translation, and write
     results.json."""
     run_dir, model, progress_state = trainer.run_dir, trainer.model, trainer.progress
     chosen, candidates = trainer.choose_final()
-    test_pairs = load_pairs(TEST_SPLIT, config["src_lang"], config["tgt_lang"], config["data_dir"])
     eval_started = time.perf_counter()
     scores = evaluate_split(model, src_tok, tgt_tok, test_pairs, config["beam_size"], config["length_penalty"],
                             progress)

@@ -15,12 +15,12 @@ DAMAGE = {
 }
 
 
-@pytest.mark.parametrize("split", ["train", "val"])
+@pytest.mark.parametrize("split", ["train", "val", "test_2016_flickr"])
 @pytest.mark.parametrize("damage", list(DAMAGE))
 def test_train_refuses_a_damaged_file_before_writing_anything(capsys, tmp_path, split, damage):
     data = tmp_path / "data"
     data.mkdir()
-    for name in ("train", "val"):
+    for name in ("train", "val", "test_2016_flickr"):
         for lang, text in GOOD.items():
             (data / f"{name}.{lang}.gz").write_bytes(gzip.compress(text.encode()))
     make, message = DAMAGE[damage]
