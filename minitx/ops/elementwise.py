@@ -246,13 +246,13 @@ class Gelu(Function):
 
 def gelu_tanh(x):
     """x/2 * (1 + tanh u),  u = sqrt(2/pi) * (x + 0.044715 x^3)  (shared with BiasActDropout)."""
-    t = get_array_module(x).tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3))
-    return 0.5 * x * (1 + t)
+    t = get_array_module(x).tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))  # not x ** 3: numpy's
+    return 0.5 * x * (1 + t)                                                       # pow is 40x slower
 
 
 def gelu_tanh_derivative(x):
     """d gelu_tanh / dx = 1/2 (1 + tanh u) + x/2 * (1 - tanh^2 u) * sqrt(2/pi) * (1 + 3 * 0.044715 x^2)."""
-    t = get_array_module(x).tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3))
+    t = get_array_module(x).tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
     du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
     return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du
 
