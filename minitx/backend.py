@@ -85,6 +85,14 @@ def check_device(device) -> str:
     return name
 
 
+def resolve_device(name: str) -> str:
+    """A device option as the command lines take it: 'auto' is the GPU when one is usable, else
+    the CPU; any other name is checked by check_device."""
+    if name == "auto":
+        return "cuda" if cuda_available() else "cpu"
+    return check_device(name)
+
+
 def default_device() -> str:
     """The device new tensors go to: set_default_device(), else $MINITX_DEVICE, else 'cpu'.
 

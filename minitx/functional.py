@@ -416,9 +416,15 @@ def round(x, decimals=0):  # noqa: A001 (numpy's name)
 # tests of values: boolean results that carry no gradient, as the comparisons
 
 
-def isnan(x): return Tensor(backend.get_array_module(x.data).isnan(x.data))
-def isinf(x): return Tensor(backend.get_array_module(x.data).isinf(x.data))
-def isfinite(x): return Tensor(backend.get_array_module(x.data).isfinite(x.data))
+def isnan(x): return _predicate("isnan", x)
+def isinf(x): return _predicate("isinf", x)
+def isfinite(x): return _predicate("isfinite", x)
+
+
+def _predicate(name, x):
+    """A boolean tensor (no gradient) of numpy's/cupy's elementwise test ``name``."""
+    x = as_tensor(x)
+    return Tensor(getattr(backend.get_array_module(x.data), name)(x.data))
 
 
 # ---------------------------------------------------------------- activations (ops/activation.py)
@@ -448,7 +454,7 @@ def logcumsumexp(x, axis): return ops.Logcumsumexp(axis)(_floating(x))
 
 def argmin(x, axis=None):
     """Index of the minimum (an integer tensor; no gradient); the first one on ties, a NaN if any."""
-    return Tensor(x.data.argmin(axis=axis))
+    return Tensor(as_tensor(x).data.argmin(axis=axis))
 
 
 # ---------------------------------------------------------------- shape and indexing (ops/indexing.py)

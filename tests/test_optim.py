@@ -447,3 +447,15 @@ def test_gpu_matches_cpu(cls):
         results.append([p.numpy() for p in params])
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_clip_grad_norm_below_max_writes_nothing_so_a_graph_that_saved_the_gradient_still_runs():
+    """A gradient used as a constant in a later graph: clipping that changes nothing must not
+    count as an in-place write (the version check would refuse that graph's backward)."""
+    p = minitx.tensor([3.0, 4.0], requires_grad=True)
+    (p * p).sum().backward()                      # p.grad = [6, 8], norm 10
+    w = minitx.tensor([1.0, 1.0], requires_grad=True)
+    y = (w * p.grad).sum()                        # saves p.grad's array
+    optim.clip_grad_norm_([p], max_norm=100.0)    # below the max: nothing is scaled
+    y.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [6.0, 8.0])

@@ -7,7 +7,7 @@ Two mechanisms together catch both kinds of write:
 
 * **A lock.** While an op that has not run its backward holds an array that some tensor shows
   (the data of one of its inputs or of its output), NumPy marks the array owning that memory
-  (the ``.base`` of a saved view) read-only, so a raw write raises at once.
+  (the ``.base`` of a saved view) read-only, so a raw write through that array raises at once.
   Several ops may hold one array: the lock goes when the last lets go, in ``release()`` after
   backward or when a graph dropped without backward is collected.
 * **A version.** minitx's own in-place writers (optimizer steps, gradient accumulation,
@@ -17,6 +17,12 @@ Two mechanisms together catch both kinds of write:
   and the tensor.
 
 CuPy arrays have no read-only flag: on the GPU only the version check works.
+
+What it cannot see, because NumPy's flag belongs to each array object, not to the memory:
+a write through another view made before the lock (``v = w.data.reshape(...)`` kept from
+earlier) is not caught; a view made while the lock holds (``w.data.T``, ``np.from_dlpack(w)``)
+stays read-only after the lock goes (take views after backward, or copy). Writes through
+minitx's own API and through ``t.data`` itself are covered.
 """
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ import minitx
 import minitx.functional as F
 from minitx import optim
 from minitx.data import load_pairs
-from minitx.encoder.data import LANGS, EncoderVocab, classification_batches, detection_examples, fit
+from minitx.encoder.data import LANGS, EncoderVocab, classification_batches, detection_examples
 from minitx.encoder.pretraining import build_model, load_pretrained
 from minitx.nn.encoder import EncoderClassifier, TransformerEncoder
 from minitx.train import log, train_step
@@ -47,19 +47,21 @@ def encode_examples(examples, vocab: EncoderVocab, max_len: int) -> tuple:
 
 @minitx.no_grad()
 def accuracy(model, batches) -> float:
-    was_training = model.training
-    model.eval()
     correct = total = 0
-    for ids, labels in batches:
-        correct += int((model(ids).numpy().argmax(-1) == labels).sum())
-        total += len(labels)
-    model.train(was_training)
+    with model.evaluating():
+        for ids, labels in batches:
+            correct += int((model(ids).numpy().argmax(-1) == labels).sum())
+            total += len(labels)
     return correct / max(total, 1)
 
 
 def finetune(encoder: TransformerEncoder, vocab: EncoderVocab, train, evaluation, config) -> dict:
     """Train a 2-class EncoderClassifier on ``train`` = (ids, labels) for config['steps'] steps
     (AdamW, warm-up then cosine decay) and measure its accuracy on ``evaluation``."""
+    if not train[0]:
+        raise ValueError("finetune: no training pair fits the model's max_len (or none was given)")
+    if not (isinstance(config["steps"], int) and config["steps"] >= 1):
+        raise ValueError(f"finetune: steps must be a whole number >= 1, got {config['steps']!r}")
     minitx.manual_seed(config["seed"])
     model = EncoderClassifier(encoder, 2, pooling=config["pooling"], dropout=config["dropout"])
     opt = optim.AdamW(model.parameters(), lr=config["lr"], betas=(0.9, 0.98), eps=1e-9,

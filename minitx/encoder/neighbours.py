@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from minitx import backend
-from minitx.data import BYTE_TOKENS, load_tokenizer
+from minitx.data import BYTE_TOKENS
 
 
 @dataclass

@@ -27,7 +27,7 @@ from minitx.encoder.data import EncoderVocab, fit, load_sentences, mlm_batches
 from minitx.nn.encoder import IGNORE_INDEX, MaskedLanguageModel, TransformerEncoder
 from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, Trainer, check_new_run, json_safe, load_checkpoint, log,
                           read_saved_config, resume_config, start_new_run, write_json)
-from minitx.translate.training import resolve_device
+from minitx.backend import resolve_device
 
 MODEL_KEYS = ("d_model", "num_heads", "num_layers", "d_ff", "dropout", "max_len", "activation", "norm_first")
 
@@ -71,19 +71,17 @@ def build_model(config, vocab: EncoderVocab, device="cpu") -> MaskedLanguageMode
 @minitx.no_grad()
 def masked_lm_scores(model, batches) -> dict:
     """Mean cross-entropy and accuracy of the predictions at the masked positions."""
-    was_training = model.training
-    model.eval()
     loss_sum, correct, count = 0.0, 0, 0
-    for batch in batches:
-        chosen = batch.targets != IGNORE_INDEX
-        logits = model(batch.inputs).numpy()[chosen].astype(np.float64)
-        targets = batch.targets[chosen]
-        shifted = logits - logits.max(-1, keepdims=True)
-        log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
-        loss_sum -= float(log_probs[np.arange(len(targets)), targets].sum())
-        correct += int((logits.argmax(-1) == targets).sum())
-        count += len(targets)
-    model.train(was_training)
+    with model.evaluating():
+        for batch in batches:
+            chosen = batch.targets != IGNORE_INDEX
+            logits = model(batch.inputs).numpy()[chosen].astype(np.float64)
+            targets = batch.targets[chosen]
+            shifted = logits - logits.max(-1, keepdims=True)
+            log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+            loss_sum -= float(log_probs[np.arange(len(targets)), targets].sum())
+            correct += int((logits.argmax(-1) == targets).sum())
+            count += len(targets)
     return {"val_loss": loss_sum / max(count, 1), "val_accuracy": correct / max(count, 1), "val_masked": count}
 
 
@@ -107,20 +105,20 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     device = resolve_device(config["device"])
     started = time.perf_counter()
 
-    # everything that can fail (data, tokenizer) comes before the run directory is touched
+    # everything that can fail (data, tokenizer, model) comes before the run directory is touched
     train_text = load_sentences("train", config["data_dir"])
     val_text = load_sentences("val", config["data_dir"])
     tokenizer_path = run_dir / "tokenizer.json"
     tokenizer = load_tokenizer(tokenizer_path) if resume else BPETokenizer.train(train_text, config["vocab_size"])
-    if not resume:
-        start_new_run(run_dir, earlier_run)
-        tokenizer.save(tokenizer_path)
-    write_json(run_dir / "config.json", json_safe(config), indent=2)
     minitx.manual_seed(config["seed"])
     vocab = EncoderVocab(tokenizer)
     train_ids, dropped = fit([vocab.sentence(s) for s in train_text], config["max_len"])
     val_ids, _ = fit([vocab.sentence(s) for s in val_text], config["max_len"])
     model = build_model(config, vocab, device)
+    if not resume:
+        start_new_run(run_dir, earlier_run)
+        tokenizer.save(tokenizer_path)
+    write_json(run_dir / "config.json", json_safe(config), indent=2)
     log(f"data: {len(train_ids)} training sentences (de + en; {dropped} longer than max_len left out), "
         f"{len(val_ids)} validation sentences; vocabulary {tokenizer.vocab_size} + [MASK]; "
         f"model: {model.num_parameters():,} parameters on {device}; {time.perf_counter() - started:.0f}s")

@@ -190,9 +190,6 @@ class CupyBackend:
     def zeros(self, shape, dtype):
         return self.xp.zeros(shape, dtype=dtype)
 
-    def asarray(self, a, dtype=None):
-        return self.xp.ascontiguousarray(self.xp.asarray(a, dtype=dtype))
-
     def pointer(self, a) -> int:
         return int(a.data.ptr)
 

@@ -314,9 +314,6 @@ class CpuBackend:
     def zeros(self, shape, dtype):
         return np.zeros(shape, dtype=dtype)
 
-    def asarray(self, a, dtype=None):
-        return np.ascontiguousarray(np.asarray(a, dtype=dtype))
-
     def pointer(self, a) -> int:
         return int(a.ctypes.data)
 

@@ -13,6 +13,8 @@ Everything that walks the tree (parameters, state_dict, to, train/eval) is writt
 """
 from __future__ import annotations
 
+import contextlib
+
 from collections import OrderedDict
 
 import numpy as np
@@ -115,6 +117,17 @@ class Module:
 
     def eval(self) -> "Module":
         return self.train(False)
+
+    @contextlib.contextmanager
+    def evaluating(self):
+        """``with model.evaluating():`` eval mode inside the block; the mode it had before is
+        restored afterwards, also when the block raises."""
+        was_training = self.training
+        self.eval()
+        try:
+            yield self
+        finally:
+            self.train(was_training)
 
     def zero_grad(self) -> None:
         for p in self.parameters():

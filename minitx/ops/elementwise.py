@@ -246,8 +246,9 @@ class Gelu(Function):
 
 def gelu_tanh(x):
     """x/2 * (1 + tanh u),  u = sqrt(2/pi) * (x + 0.044715 x^3)  (shared with BiasActDropout)."""
-    t = get_array_module(x).tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))  # not x ** 3: numpy's
-    return 0.5 * x * (1 + t)                                                       # pow is 40x slower
+    # x * x * x, not x ** 3: numpy's power is about 40x slower than two products
+    t = get_array_module(x).tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+    return 0.5 * x * (1 + t)
 
 
 def gelu_tanh_derivative(x):

@@ -113,10 +113,13 @@ def _along_index(index, axis):
 
 
 def _check_along(op, x_shape, index_shape, axis, what="input"):
+    """index needs x's number of dimensions and sizes no larger than x's off ``axis`` (on every
+    axis when axis is None)."""
     if len(index_shape) != len(x_shape) or any(i > n for d, (i, n) in enumerate(zip(index_shape, x_shape))
                                                   if d != axis):
-        raise ValueError(f"{op}: index of shape {index_shape} does not fit {what} of shape {x_shape} along "
-                         f"axis {axis}: it needs as many dimensions and sizes no larger off that axis")
+        where = "on every axis" if axis is None else f"off axis {axis}"
+        raise ValueError(f"{op}: index of shape {index_shape} does not fit {what} of shape {x_shape}: "
+                         f"it needs as many dimensions and sizes no larger {where}")
 
 
 class Gather(Function):
@@ -157,7 +160,7 @@ class ScatterAdd(Function):
     def forward(self, x, index, src):
         (axis,) = normalize_axes(self.axis, max(x.ndim, 1), "scatter_add")
         _check_along("scatter_add", x.shape, index.shape, axis)
-        _check_along("scatter_add", src.shape, index.shape, -1, what="src")
+        _check_along("scatter_add", src.shape, index.shape, None, what="src")
         check_indices("scatter_add", "index", index, x.shape[axis])
         self.target = _along_index(index, axis)
         self.used = tuple(slice(0, n) for n in index.shape)
@@ -313,7 +316,7 @@ class Einsum(Function):
             raise ValueError(f"einsum: {self.subscripts!r} names {len(terms)} operands, got {len(shapes)}")
         sizes = {}
         for k, (term, shape) in enumerate(zip(terms, shapes)):
-            if not term.isalpha() and term or len(set(term)) != len(term):
+            if term and not (term.isascii() and term.isalpha()) or len(set(term)) != len(term):
                 raise ValueError(f"einsum: operand {k} has subscripts {term!r}; use distinct letters, one per axis")
             if len(term) != len(shape):
                 raise ValueError(f"einsum: operand {k} has subscripts {term!r} for shape {shape}: "

@@ -72,7 +72,7 @@ class NllLoss(_Loss):
         self.save_for_backward(safe_t, valid)
         self.in_shape = x.shape
         picked = xp.take_along_axis(x, safe_t[..., None], axis=-1)[..., 0]
-        return self._reduce(-picked * valid, count)
+        return self._reduce(xp.where(valid, -picked, 0), count)  # not * valid: an ignored -inf is no NaN
 
     def backward(self, dy):
         safe_t, valid = self.saved

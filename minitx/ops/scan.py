@@ -27,7 +27,8 @@ class Std(_Reduction):
     ds/dx = dv/dx / (2 s), dv/dx = 2 (x - mean) / (n - ddof), so
     dx = dy * (x - mean) / ((n - ddof) * s), and 0 where s = 0 (as PyTorch: a constant slice
     has no direction to move in; its x - mean is set to exactly 0, not left to rounding).
-    With n - ddof <= 0, s is NaN with a RuntimeWarning, as in NumPy.
+    With n - ddof <= 0 the divisor is taken as 0, as in NumPy and var: s is inf, or NaN where all
+    values are equal, with a RuntimeWarning.
     """
 
     def __init__(self, axis=None, ddof=0, keepdims=False):
@@ -40,10 +41,10 @@ class Std(_Reduction):
         n = 1
         for a in axes:
             n *= x.shape[a]
-        self.divisor = n - self.ddof
-        if self.divisor <= 0:
-            warnings.warn(f"std: {n} elements with ddof={self.ddof} leave no degrees of freedom; the result is NaN",
-                          RuntimeWarning, stacklevel=3)
+        self.divisor = max(n - self.ddof, 0)
+        if self.divisor == 0:
+            warnings.warn(f"std: {n} elements with ddof={self.ddof} leave no degrees of freedom; the result is "
+                          "inf or NaN, as in NumPy", RuntimeWarning, stacklevel=3)
         centered = x - x.mean(axis=axes, keepdims=True) if n else x
         if n:  # a constant slice: its mean may round off x, but its spread is exactly 0
             centered = xp.where(x.max(axis=axes, keepdims=True) == x.min(axis=axes, keepdims=True), 0, centered)

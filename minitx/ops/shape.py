@@ -219,9 +219,9 @@ def pad_widths(pad_width, shape) -> list:
     """pad_width as numpy takes it (an int, one (before, after) pair, or a pair per axis) as a
     list of (before, after) pairs, one per axis of ``shape``; checked (all >= 0)."""
     width = pad_width
-    if isinstance(width, int):
-        width = [(width, width)] * len(shape)
-    elif len(width) == 2 and all(isinstance(w, int) for w in width):
+    if isinstance(width, numbers.Integral):
+        width = [(int(width), int(width))] * len(shape)
+    elif len(width) == 2 and all(isinstance(w, numbers.Integral) for w in width):
         width = [tuple(width)] * len(shape)  # as numpy: one (before, after) pair for every axis
     width = [tuple(w) if isinstance(w, (tuple, list)) else (w,) for w in width]
     if len(width) != len(shape) or any(len(w) != 2 or min(w) < 0 for w in width):

@@ -42,7 +42,6 @@ def clip_grad_norm_(params, max_norm, norm_type=2.0, error_if_nonfinite=False) -
     if isinstance(params, Tensor):
         params = [params]
     grads = [p.grad.data for p in params if p.grad is not None]
-    mark_modified(*grads)  # they are scaled in place below
     if isinstance(norm_type, str) and norm_type.lower() == "inf":
         norm_type = math.inf
     if not isinstance(norm_type, numbers.Real) or isinstance(norm_type, bool) \
@@ -82,6 +81,7 @@ def clip_grad_norm_(params, max_norm, norm_type=2.0, error_if_nonfinite=False) -
         return total_norm
     clip_coef = max_norm / (total_norm + 1e-6)
     if clip_coef < 1:
+        mark_modified(*grads)  # scaled in place: a graph that saved one must not use it unawares
         for g in grads:
             g *= clip_coef
     return total_norm
@@ -93,6 +93,7 @@ def _clip_on_device(grads, max_norm, error_if_nonfinite):
     xp = backend.get_array_module(total)
     clip_coef = xp.where(xp.isfinite(total), xp.minimum(1.0, max_norm / (total + 1e-6)), 1.0)
     clip_coef = clip_coef.astype(total.dtype)
+    mark_modified(*grads)  # the factor stays on the device, so whether it is 1 is not known here
     for g in grads:
         g *= clip_coef
     total_norm = float(total)

@@ -35,27 +35,29 @@ rules are in ``rundir``: ``check_new_run`` refuses an earlier run unless ``overw
 ``start_new_run`` deletes it only once everything that can fail has been prepared;
 ``resume_config`` says which saved options may change on resume.
 
-Example: a masked-language-model pretraining of an encoder-only model::
+Example: a masked-language-model pretraining of an encoder-only model, in outline (``my_model``
+and ``make_masked_batch`` stand for your own; minitx/encoder/pretraining.py is the complete
+version, with minitx.nn.MaskedLanguageModel and minitx.encoder.data's batches)::
 
     import minitx, minitx.functional as F
     from minitx import optim
     from minitx.train import Trainer, mean_loss
 
     minitx.manual_seed(seed)
-    model = Encoder(...)                                  # any Module
+    model = my_model()                                    # any Module
     opt = optim.AdamW(model.parameters(), lr=1e-3)
     schedule = optim.WarmupInverseSqrt(opt, peak_lr=1e-3, warmup_steps=500)
 
     def batches(seed, epoch):                             # deterministic in (seed, epoch)
         order = numpy.random.default_rng([seed, epoch]).permutation(len(sentences))
-        return [mask_tokens(sentences, order[i:i + 64], seed, epoch) for i in range(0, len(order), 64)]
+        return [make_masked_batch(sentences, order[i:i + 64], seed, epoch) for i in range(0, len(order), 64)]
 
     def loss_fn(model, batch, reduction="mean"):          # batch: tokens, labels (-100: not masked)
         logits = model(batch.tokens)
         loss = F.cross_entropy(logits, batch.labels, ignore_index=-100, reduction=reduction)
         return loss, batch.n_masked
 
-    val = mask_tokens(val_sentences, range(len(val_sentences)), seed, 0)
+    val = make_masked_batch(val_sentences, range(len(val_sentences)), seed, 0)
     trainer = Trainer("runs/mlm", model, opt, loss_fn, batches, schedule=schedule, seed=seed,
                       validation_loss=lambda m: mean_loss(m, [val], lambda m, b: loss_fn(m, b, "sum")),
                       epochs=10, save_every=200, average_last=3, clip_norm=1.0)

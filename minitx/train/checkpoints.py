@@ -56,14 +56,15 @@ def average_checkpoints(paths) -> dict:
     for path in paths:
         model_state = load(path)["model"]
         if total is None:
-            first, total = path, {k: v.astype(np.float64) for k, v in model_state.items()}
+            first, dtypes = path, {k: v.dtype for k, v in model_state.items()}
+            total = {k: v.astype(np.float64) for k, v in model_state.items()}
             continue
         if set(model_state) != set(total) or any(model_state[k].shape != total[k].shape for k in total):
             raise ValueError(f"average_checkpoints: {path} holds a different model than {first} "
                              "(other parameter names or shapes)")
         for k, v in model_state.items():
             total[k] += v
-    return {k: (v / len(paths)).astype(np.float32) for k, v in total.items()}
+    return {k: (v / len(paths)).astype(dtypes[k]) for k, v in total.items()}  # summed in float64
 
 
 def write_json(path, obj, **dumps_options) -> None:

@@ -47,14 +47,12 @@ def stop_reason(progress: dict, max_steps=None, time_limit=None):
 def mean_loss(model, batches, loss_fn) -> float:
     """sum(loss) / sum(weight) over the batches, where ``loss_fn(model, batch)`` returns a
     summed loss tensor and its weight, in eval mode; the model's mode is restored afterwards."""
-    was_training = model.training
-    model.eval()
     total, count = 0.0, 0
-    for batch in batches:
-        loss, weight = loss_fn(model, batch)
-        total += float(loss.item())
-        count += weight
-    model.train(was_training)
+    with model.evaluating():
+        for batch in batches:
+            loss, weight = loss_fn(model, batch)
+            total += float(loss.item())
+            count += weight
     return total / max(count, 1)
 
 
@@ -293,6 +291,9 @@ class Trainer:
         Averaging helps once the averaged epochs sit near one optimum; while the loss is
         still falling fast, the older epochs pull the average back and the best single one wins.
         """
+        if not self.path("best.npz").exists():  # every validation loss was NaN (a diverged run)
+            raise RuntimeError(f"{self.run_dir}: no epoch had a finite validation loss, so there is no best.npz "
+                               f"to finish on (history.json has the losses; last.npz the last model)")
         epoch_files = sorted(self.run_dir.glob("epoch-*.npz"), key=lambda p: int(p.stem.split("-")[1]))
         candidates = {"best": self.progress["best_val_loss"]}
         if self.average_last > 1 and len(epoch_files) >= 2:

@@ -31,13 +31,14 @@ from pathlib import Path
 
 import minitx
 import minitx.functional as F
-from minitx import backend, optim
+from minitx import optim
+from minitx.backend import resolve_device
 from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, filter_by_length, load_pairs,
                          load_tokenizer, make_batch)
 from minitx.nn import Transformer
 from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, Trainer, check_new_run, start_new_run,
                           json_safe, load_checkpoint, log, mean_loss, read_saved_config, write_json)
-from minitx.train import resume_config as resume_state
+import minitx.train
 from minitx.translate.evaluation import bleu_scores, report_lines, translate_sentences
 from minitx.translate.recipes import DEFAULTS, EXTRA_KEYS, model_arguments, preset_settings, validate_config
 
@@ -45,12 +46,6 @@ TEST_SPLIT = "test_2016_flickr"
 
 
 # ---------------------------------------------------------------- pieces of a run
-
-
-def resolve_device(name: str) -> str:
-    if name == "auto":
-        return "cuda" if minitx.cuda.is_available() else "cpu"
-    return backend.check_device(name)
 
 
 TOKENIZER_CLASSES = {"bpe": BPETokenizer, "word": WordTokenizer}
@@ -192,10 +187,8 @@ def evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, pr
 # ---------------------------------------------------------------- run directories
 
 # the files a run writes (and --overwrite deletes): the trainer's, the tokenizers, the results,
-# the plot command's curves;
-# any of them means the directory holds a run
-RUN_FILES = ("config.json", "tokenizer.src.json", "tokenizer.tgt.json", *TRAINER_FILES[1:], "results.json",
-             "history.png")
+# the plot command's curves; any of them means the directory holds a run
+RUN_FILES = (*TRAINER_FILES, "tokenizer.src.json", "tokenizer.tgt.json", "results.json", "history.png")
 RUN_PATTERNS = (*TRAINER_PATTERNS, "*.hyp.*")
 
 # may change when a run is resumed: they change how long it runs, how often it saves or is
@@ -211,7 +204,7 @@ def resume_config(saved: dict, given: dict, run_dir: Path) -> tuple:
     schedule max_steps is the length of the decay, so it may not change."""
     may_change = tuple(key for key in RESUME_MAY_CHANGE
                        if not (key == "max_steps" and saved.get("schedule") == "cosine"))
-    return resume_state(saved, given, run_dir, may_change, DEFAULTS, EXTRA_KEYS)
+    return minitx.train.resume_config(saved, given, run_dir, may_change, DEFAULTS, EXTRA_KEYS)
 
 
 def _upgrade_saved(config: dict) -> dict:
@@ -272,8 +265,8 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     # everything that can fail (data, tokenizers, model) comes before the run directory is touched
     train_pairs = load_pairs("train", config["src_lang"], config["tgt_lang"], config["data_dir"])
     val_pairs = load_pairs("val", config["src_lang"], config["tgt_lang"], config["data_dir"])
-    test_pairs = load_pairs(TEST_SPLIT, config["src_lang"], config["tgt_lang"], config["data_dir"])  # read now:
-    # a damaged test file is an error before training, not after it
+    # the test split too: a damaged test file is an error before training, not after it
+    test_pairs = load_pairs(TEST_SPLIT, config["src_lang"], config["tgt_lang"], config["data_dir"])
     src_tok, tgt_tok = tokenizers or build_tokenizers(config, train_pairs)
     if config["share_embeddings"] and src_tok is not tgt_tok:  # validate_config makes this impossible
         raise ValueError("share_embeddings needs one joint vocabulary (joint_vocab true)")

@@ -275,3 +275,14 @@ def test_the_example_runs_on_a_finished_run(tiny_run):
     assert sum("hidden: " in line and "guesses: " in line for line in lines) == 3
     assert "| labelled pairs | from scratch | pretrained (MLM) |" in lines
     assert any(line.startswith("dog = ") for line in lines)
+
+
+def test_a_start_that_fails_building_the_model_leaves_no_run(data_dir, tmp_path):
+    """num_heads that does not divide d_model fails when the model is built: nothing may be
+    written before that, so the same directory takes a corrected run without --overwrite."""
+    run_dir = tmp_path / "run"
+    bad = pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2, num_heads=3)
+    with pytest.raises(ValueError):
+        pretraining.pretrain(bad, run_dir, progress=False)
+    assert not run_dir.exists() or not any(run_dir.iterdir())
+    pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2), run_dir, progress=False)

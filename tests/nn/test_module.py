@@ -228,3 +228,17 @@ def test_module_list_registers_appended_modules():
     assert len(layers) == 2 and [type(m) for m in layers] == [nn.Linear, nn.Linear]
     assert layers[1].out_features == 3
     assert [n for n, _ in layers.named_parameters()] == ["0.weight", "0.bias", "1.weight", "1.bias"]
+
+
+def test_evaluating_restores_the_mode_also_after_an_error():
+    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5)) if hasattr(nn, "Sequential") else nn.Linear(2, 2)
+    model.train()
+    with pytest.raises(ZeroDivisionError):
+        with model.evaluating():
+            assert not any(m.training for m in model.modules())
+            1 / 0
+    assert all(m.training for m in model.modules())
+    model.eval()
+    with model.evaluating():
+        pass
+    assert not model.training

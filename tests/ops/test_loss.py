@@ -211,3 +211,12 @@ def test_probability_targets_with_minus_infinity_logits():
     assert np.isfinite(x.grad.numpy()).all() and x.grad.numpy()[0, 1] == 0.0
     with pytest.raises(ValueError, match=r"cross_entropy: float targets of shape \(1, 2\) are class probabilities"):
         F.cross_entropy(x, leaf([[0.5, 0.5]]))
+
+
+def test_nll_loss_ignores_an_ignored_row_even_at_minus_inf():
+    """-inf * 0 would be NaN: an ignored row contributes nothing, whatever it holds."""
+    x = leaf(np.array([[-np.inf, 0.0], [0.0, -1.0]]))
+    loss = F.nll_loss(x, minitx.tensor([-100, 0]))
+    assert loss.item() == 0.0
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0.0, 0.0], [-1.0, 0.0]])

@@ -229,3 +229,13 @@ def test_prod_and_std_over_an_empty_axis():
     torch = import_torch()
     with pytest.warns(UserWarning, match="degrees of freedom"):  # PyTorch warns too
         assert torch.from_numpy(x.numpy()).std(1, correction=0).isnan().all()
+
+
+@pytest.mark.parametrize("ddof", [3, 4, 7])
+def test_std_without_degrees_of_freedom_is_numpys(ddof):
+    """n - ddof <= 0: the divisor is taken as 0, as numpy and var do (inf, or NaN for a constant slice)."""
+    for values in ([1.0, 2.0, 4.0], [2.0, 2.0, 2.0]):
+        with pytest.warns(RuntimeWarning, match="no degrees of freedom"), np.errstate(all="ignore"):
+            got = F.std(minitx.tensor(values, dtype="float64"), ddof=ddof).item()
+            expected = np.std(values, ddof=ddof)
+        assert (math.isnan(got) and math.isnan(expected)) or got == expected

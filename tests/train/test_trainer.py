@@ -271,3 +271,17 @@ def test_a_resumed_run_plans_from_where_it_is(tmp_path):
     trainer = make_trainer(tmp_path, max_steps=20)
     trainer.resume()
     assert trainer.plan() == (20, 4)
+
+
+def test_averaging_keeps_each_parameters_dtype(tmp_path):
+    from minitx.train import average_checkpoints
+    from minitx.serialization import save
+
+    paths = []
+    for k, value in enumerate((1.0, 2.0)):
+        path = tmp_path / f"epoch-{k}.npz"
+        save({"model": {"w": np.full(3, value, dtype=np.float64), "h": np.full(2, value, dtype=np.float32)}}, path)
+        paths.append(path)
+    averaged = average_checkpoints(paths)
+    assert averaged["w"].dtype == np.float64 and averaged["h"].dtype == np.float32
+    np.testing.assert_array_equal(averaged["w"], [1.5, 1.5, 1.5])
