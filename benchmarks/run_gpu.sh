@@ -6,7 +6,7 @@
 #
 #   bash benchmarks/run_gpu.sh [OUTDIR]       (default: $OUT if set, else benchmarks/results)
 #
-# Every stage has a time limit (about 10 minutes in all); a failing stage does not stop the
+# Every stage has a time limit (about 11 minutes in all); a failing stage does not stop the
 # others. OUTDIR receives five files, no more (a machine lent for a few minutes may bring back
 # only a few): summary.txt (stage, exit code, seconds), device.txt, kernels.json,
 # train-step.json, and logs.tar.gz (logs/<stage>.log for each stage, and the smoke run's
@@ -52,12 +52,13 @@ stage() {  # stage NAME SECONDS COMMAND...
   echo "$name rc=$rc $(( $(date +%s) - start ))s" | tee -a "$OUTDIR/summary.txt"
   tail -n 25 "$LOGS/$name.log"
   [ "$rc" -eq 0 ] || status=1
+  tar czf "$OUTDIR/logs.tar.gz" -C "$WORK" logs  # after every stage: a call cut off keeps what ran
 }
 
 { nvidia-smi 2>&1 || true; "$PY" -c "import cupy; cupy.show_config()" 2>&1 || true
   "$PY" -c "import torch; print('torch', torch.__version__, torch.version.cuda)" 2>&1 || true; } > "$OUTDIR/device.txt"
 
-stage gpu-tests 120 "$PY" -m pytest -m gpu tests/kernels -q -p no:cacheprovider -rs
+stage gpu-tests 150 "$PY" -m pytest -m gpu tests -q -p no:cacheprovider -rs --maxfail=30
 # compute-sanitizer: on PATH, else next to nvcc, else in $CUDA_HOME (default /usr/local/cuda)
 SANITIZER=$(command -v compute-sanitizer || true)
 for candidate in "$(dirname "$(command -v nvcc || echo /nonexistent/nvcc)")/compute-sanitizer" \
@@ -73,7 +74,7 @@ else
 fi
 stage bench-kernels 90 "$PY" benchmarks/bench_kernels.py --repeat 20 --warmup 3 --out "$OUTDIR/kernels.json"
 stage bench-ladder 60 "$PY" benchmarks/bench_ladder.py --repeat 20 --warmup 3
-stage bench-train-step 120 "$PY" benchmarks/bench_train_step.py --steps 8 --warmup 3 --out "$OUTDIR/train-step.json"
+stage bench-train-step 200 "$PY" benchmarks/bench_train_step.py --steps 8 --warmup 3 --out "$OUTDIR/train-step.json"
 if [ -f "${MINITX_DATA_DIR:-/nonexistent}/train.de.gz" ]; then
   # the run directory (checkpoints of tens of MB) stays out of OUTDIR; its results come along
   SMOKE_DIR="$WORK/translate-smoke"
