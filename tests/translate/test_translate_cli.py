@@ -177,7 +177,8 @@ def test_every_option_reaches_the_configuration(capsys, captured_train):
     for key, value in given.items():
         assert config[key] == value and type(config[key]) is type(value), key
     assert config["dropout"] == RECIPES["gpu-best"]["dropout"]  # not given: from the recipe
-    assert config["norm_first"] is DEFAULTS["norm_first"]       # nor in the recipe: the default
+    assert config["norm_first"] is RECIPES["gpu-best"]["norm_first"] is not DEFAULTS["norm_first"]
+    assert config["activation"] == DEFAULTS["activation"]      # nor in the recipe: the default
 
 
 def test_resume_keeps_the_saved_settings_unless_given(capsys, captured_train, tmp_path):
@@ -199,7 +200,7 @@ def test_train_help_explains_every_option_with_its_defaults(capsys, monkeypatch)
         assert HELP[key] and " ".join(HELP[key].split()) in text, key
     assert "stop after this many MINUTES of training" in text
     assert "never set by a recipe (recipes are steps or epochs) [default none]" in text  # time_limit
-    assert "[default none; recipes: cpu-quick 850, cpu-long 1650]" in text       # max_steps
+    assert "[default none; recipes: cpu-quick 850, cpu-long 1650, gpu-best 4000]" in text  # max_steps
     assert "[default 256; recipes: gpu-best 512]" in text                       # d_model
     assert "[default 4; recipes: seed004-small 8, gpu-best 8]" in text          # num_heads, via the preset
     assert "--overwrite" in text and "--schedule {inverse_sqrt,noam,cosine,constant}" in text
