@@ -8,7 +8,7 @@ import pytest
 from minitx.translate.recipes import build_config
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNS = ROOT / "results" / "2026-11-23-h100" / "runs"
+RUNS = ROOT / "results" / "2026-11-23-h100" / "training"
 # where a run was, on which machine, in which direction: not part of the model a recipe means
 NOT_THE_RECIPE = {"output_dir", "recipe", "device", "data_dir", "built", "src_lang", "tgt_lang"}
 
