@@ -3,7 +3,9 @@
 Any model can use it. The application supplies
 
     model            a minitx Module, built after ``minitx.manual_seed(seed)``
-    optimizer        and optionally a learning-rate ``schedule`` (minitx.optim)
+    optimizer        and optionally a learning-rate ``schedule`` (minitx.optim), stepped after every
+                     optimizer step; a ReduceLROnPlateau is stepped with each complete epoch's
+                     validation loss instead
     batches          ``batches(seed, epoch)``: the training batches of one epoch, a sized iterable
                      (a list, or an object with __len__ and __iter__ making them as they are used,
                      and slicing, so a resumed epoch skips the done ones unmade); the same

@@ -101,6 +101,12 @@ class Trainer:
         return self.state["progress"]
 
     @property
+    def per_epoch_schedule(self) -> bool:
+        """A ReduceLROnPlateau is stepped with each complete epoch's validation loss; any other
+        schedule after every optimizer step."""
+        return isinstance(self.schedule, optim.ReduceLROnPlateau)
+
+    @property
     def history(self) -> list:
         """The history.json records, one per epoch end."""
         return self.state["history"]
@@ -223,8 +229,8 @@ class Trainer:
         rest = batches[skip:] if hasattr(batches, "__getitem__") else itertools.islice(batches, skip, None)
         for b, batch in enumerate(rest, start=skip):
             self._in_step = True
-            loss_value, weight = train_step(self.model, batch, self.loss_fn, self.optimizer, self.schedule,
-                                            self.clip_norm)
+            loss_value, weight = train_step(self.model, batch, self.loss_fn, self.optimizer,
+                                            None if self.per_epoch_schedule else self.schedule, self.clip_norm)
             if not math.isfinite(loss_value):
                 raise FloatingPointError(f"training loss became {loss_value} at step {progress['step'] + 1}; "
                                          "lower the learning rate or raise warmup_steps")
@@ -277,9 +283,29 @@ class Trainer:
             progress.update(epoch=epoch + 1, batch=0)
         progress.update(epoch_loss=0.0, epoch_weight=0)
         state = {"progress": progress, "history": self.history + [record]}
-        self.save_last(state)
+        undo = self._step_per_epoch_schedule(val_loss) if complete else None
+        try:
+            self.save_last(state)
+        except BaseException:  # Ctrl-C saves the old state: it must hold the old schedule too
+            if undo:
+                undo()
+            raise
         self.state = state
         write_json(self.path("history.json"), self.history, indent=2)
+
+    def _step_per_epoch_schedule(self, val_loss: float):
+        """Step a ReduceLROnPlateau with the epoch's validation loss (a non-finite loss is not
+        counted); returns the function that undoes the step, or None when nothing was stepped."""
+        if not (self.per_epoch_schedule and math.isfinite(val_loss)):
+            return None
+        before = self.schedule.state_dict(), [group["lr"] for group in self.optimizer.param_groups]
+        self.schedule.step(val_loss)
+
+        def undo():
+            self.schedule.load_state_dict(before[0])
+            for group, lr in zip(self.optimizer.param_groups, before[1]):
+                group["lr"] = lr
+        return undo
 
     # ------------------------------------------------------------ the final model
 

@@ -4,11 +4,13 @@ One PNG with three panels against optimizer steps: the training and validation l
 epoch record in history.json (the training loss is that epoch's mean, drawn at its last
 step), the validation BLEU where the run measured it (bleu_every), and the learning rate the
 run's schedule gives at every step (recomputed from config.json by the same schedule
-classes, so it is exact without being stored).
+classes, so it is exact without being stored; the 'plateau' schedule is replayed over the
+history's validation losses, as the run stepped it).
 """
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,13 +18,21 @@ import minitx
 from minitx.translate.recipes import DEFAULTS
 
 
-def learning_rates(config: dict, steps: int) -> list:
-    """The learning rate of steps 1..steps under the configuration's optimizer and schedule."""
+def learning_rates(config: dict, steps: int, history=()) -> list:
+    """The learning rate of steps 1..steps under the configuration's optimizer and schedule
+    (``history``, the epoch records, for a schedule stepped with validation losses)."""
     from minitx.translate.training import build_optimizer
 
     # the optimizer needs parameters and the noam schedule d_model: a stand-in model gives both
     stand_in = SimpleNamespace(d_model=config["d_model"], parameters=lambda: [minitx.zeros(1, requires_grad=True)])
-    _, schedule = build_optimizer(config, stand_in)
+    opt, schedule = build_optimizer(config, stand_in)
+    if isinstance(schedule, minitx.optim.ReduceLROnPlateau):  # as the trainer steps it: at complete epochs' ends
+        rates = []
+        for record in history:
+            rates += [opt.param_groups[0]["lr"]] * (record["step"] - len(rates))
+            if record["complete"] and math.isfinite(record["val_loss"]):
+                schedule.step(record["val_loss"])
+        return (rates + [opt.param_groups[0]["lr"]] * steps)[:steps]
     return [schedule.lr_at(step) if schedule else config["lr"] for step in range(1, steps + 1)]
 
 
@@ -59,7 +69,7 @@ def plot_history(run_dir, output=None) -> Path:
         bleu_ax.text(0.5, 0.5, "no validation BLEU (bleu_every 0)", ha="center", va="center",
                      transform=bleu_ax.transAxes)
     bleu_ax.set_ylabel("validation BLEU")
-    lr_ax.plot(range(1, steps[-1] + 1), learning_rates(config, steps[-1]))
+    lr_ax.plot(range(1, steps[-1] + 1), learning_rates(config, steps[-1], history))
     lr_ax.set_ylabel(f"learning rate ({config['schedule']})")
     lr_ax.set_xlabel("optimizer step")
     for ax in (loss_ax, bleu_ax, lr_ax):

@@ -123,6 +123,10 @@ def build_model(config, src_vocab: int, tgt_vocab: int, pad_id: int, device: str
     return Transformer(src_vocab, tgt_vocab, **arguments, **shared)
 
 
+# the 'plateau' schedule: the lr halves when two epochs in a row bring no lower validation loss
+PLATEAU_FACTOR, PLATEAU_PATIENCE = 0.5, 1
+
+
 def build_optimizer(config, model):
     betas = tuple(config["betas"])
     kinds = {"adam": optim.Adam, "adamw": optim.AdamW}
@@ -141,10 +145,12 @@ def build_optimizer(config, model):
             raise ValueError("schedule 'cosine' needs max_steps (the length of the decay)")
         schedule = optim.WarmupCosine(opt, peak_lr=config["lr"], warmup_steps=config["warmup_steps"],
                                       total_steps=total)
+    elif kind == "plateau":  # the trainer steps it with each complete epoch's validation loss
+        schedule = optim.ReduceLROnPlateau(opt, factor=PLATEAU_FACTOR, patience=PLATEAU_PATIENCE)
     elif kind == "constant":
         schedule = None
     else:
-        raise ValueError(f"unknown schedule {kind!r}; choose inverse_sqrt, noam, cosine or constant")
+        raise ValueError(f"unknown schedule {kind!r}; choose inverse_sqrt, noam, cosine, plateau or constant")
     return opt, schedule
 
 

@@ -51,14 +51,18 @@ def loss_fn(model, batch, reduction="mean"):
     return (total if reduction == "sum" else total / len(y)), len(y)
 
 
-def make_trainer(run_dir, hooks=None, **settings):
+def inverse_sqrt(opt):
+    return optim.WarmupInverseSqrt(opt, peak_lr=0.02, warmup_steps=4)
+
+
+def make_trainer(run_dir, hooks=None, make_schedule=inverse_sqrt, **settings):
     """The trainer of a small MLP with dropout (so the random state matters); ``hooks``
     (name -> function) are called at the named moments, to kill or interrupt the run."""
     hooks = hooks or {}
     minitx.manual_seed(3)
     model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Dropout(0.3), nn.Linear(16, 1))
     opt = optim.Adam(model.parameters(), lr=0.02)
-    schedule = optim.WarmupInverseSqrt(opt, peak_lr=0.02, warmup_steps=4)
+    schedule = make_schedule(opt)
 
     def step_loss(model, batch):
         hooks.get("step", lambda: None)()
@@ -243,6 +247,56 @@ def test_every_kill_resumes_to_the_uninterrupted_result(tmp_path, reference, mon
                 run(run_dir, hooks=hooks)
         trainer, name, losses = run(run_dir, resume=True)
         assert_same_state(outcome(run_dir, (name, losses)), reference, run_dir.name)
+
+
+# ------------------------------------------------------------------ a schedule stepped per epoch
+
+
+def plateau(opt):  # a 10% better validation loss counts as progress: the lr halves at most epoch ends
+    return optim.ReduceLROnPlateau(opt, factor=0.5, patience=0, threshold=0.1)
+
+
+def test_a_plateau_schedule_steps_at_complete_epochs_ends_with_the_validation_loss(tmp_path):
+    trainer, _, _ = run(tmp_path, make_schedule=plateau)
+    expected, replay = 0.02, optim.ReduceLROnPlateau(optim.SGD([minitx.zeros(1, requires_grad=True)], lr=0.02),
+                                                     factor=0.5, patience=0, threshold=0.1)
+    for record in trainer.history:  # 3 complete epochs and the 4th's three batches (not stepped)
+        if record["complete"]:
+            replay.step(record["val_loss"])
+    expected = replay.optimizer.param_groups[0]["lr"]
+    assert expected < 0.02 and trainer.optimizer.param_groups[0]["lr"] == expected
+    assert replay.num_bad_steps == trainer.schedule.num_bad_steps and replay.last_step == 3
+
+
+def stop_in_the_write_of_last_npz(count, error):
+    """os.replace that raises ``error`` at the count-th renaming of last.npz."""
+    calls, replace = {"n": 0}, os.replace
+
+    def maybe_stop(source, target, *args, **kwargs):
+        if str(target).endswith("last.npz"):
+            calls["n"] += 1
+            if calls["n"] == count:
+                raise error()
+        return replace(source, target, *args, **kwargs)
+
+    return maybe_stop
+
+
+# last.npz is written at steps 3 and 6, then at the end of epoch 1 (its 3rd writing), 9, 12, epoch 2 (6th) ...
+@pytest.mark.parametrize("error, at", [(Killed, 3), (KeyboardInterrupt, 3), (KeyboardInterrupt, 6)])
+def test_a_plateau_run_stopped_at_an_epoch_end_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch,
+                                                                                    error, at):
+    """At an epoch's end the schedule is stepped just before last.npz is written: Ctrl-C there
+    saves the old state, which must hold the old schedule, or the resumed run steps it twice."""
+    trainer, name, losses = run(tmp_path / "whole", make_schedule=plateau)
+    whole = outcome(tmp_path / "whole", (name, losses))
+    run_dir = tmp_path / f"{error.__name__}-{at}"
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "replace", stop_in_the_write_of_last_npz(at, error))
+        with pytest.raises((Killed, KeyboardInterrupt)):
+            run(run_dir, make_schedule=plateau)
+    trainer, name, losses = run(run_dir, resume=True, make_schedule=plateau)
+    assert_same_state(outcome(run_dir, (name, losses)), whole, run_dir.name)
 
 
 # ------------------------------------------------------------------ progress

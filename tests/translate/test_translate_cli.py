@@ -10,7 +10,7 @@ from minitx.serialization import load, save
 from minitx.translate import training
 from minitx.translate.evaluation import translate_sentences
 from minitx.translate.__main__ import main
-from minitx.translate.recipes import DEFAULTS, HELP, RECIPES
+from minitx.translate.recipes import DEFAULTS, HELP, RECIPES, build_config
 
 
 def flag(key):
@@ -133,7 +133,7 @@ def test_recipes_command_prints_the_recipes_as_json(capsys):
     assert code == 0
     printed = json.loads(out)
     assert printed == json.loads(json.dumps({"defaults": DEFAULTS, **RECIPES}))  # tuples print as lists
-    assert set(printed) == {"defaults", "cpu-quick", "cpu-long", "seed004-small", "gpu-best"}
+    assert set(printed) == {"defaults", "cpu-quick", "cpu-long", "seed004-small", "base", "gpu-best"}
 
 
 def test_train_help_lists_every_configuration_key(capsys):
@@ -201,9 +201,9 @@ def test_train_help_explains_every_option_with_its_defaults(capsys, monkeypatch)
     assert "stop after this many MINUTES of training" in text
     assert "never set by a recipe (recipes are steps or epochs) [default none]" in text  # time_limit
     assert "[default none; recipes: cpu-quick 850, cpu-long 1650, gpu-best 4000]" in text  # max_steps
-    assert "[default 256; recipes: gpu-best 512]" in text                       # d_model
-    assert "[default 4; recipes: seed004-small 8, gpu-best 8]" in text          # num_heads, via the preset
-    assert "--overwrite" in text and "--schedule {inverse_sqrt,noam,cosine,constant}" in text
+    assert "[default 256; recipes: base 512, gpu-best 512]" in text             # d_model, via a preset too
+    assert "[default 4; recipes: seed004-small 8, base 8, gpu-best 8]" in text  # num_heads
+    assert "--overwrite" in text and "--schedule {inverse_sqrt,noam,cosine,plateau,constant}" in text
 
 
 def test_translate_and_evaluate_help_texts(capsys):
@@ -433,6 +433,18 @@ def test_the_plotted_learning_rate_is_the_schedules(tiny_run):
     last = load(tiny_run / "last.npz")
     rate = last["optimizer"]["param_groups"][0]["lr"]
     assert learning_rates(config, last["progress"]["step"] + 1)[-1] == pytest.approx(rate, rel=1e-12)
+
+
+def test_the_plotted_plateau_learning_rate_replays_the_validation_losses():
+    """'plateau' halves lr after two complete epochs in a row without a lower validation loss;
+    an incomplete epoch's loss is not counted (as in the trainer)."""
+    from minitx.translate.plotting import learning_rates
+
+    config = build_config("base")
+    history = [{"step": 10 * e, "complete": e < 5, "val_loss": loss} for e, loss in
+               enumerate([3.0, 2.5, 2.6, 2.7, 2.0], start=1)]
+    lr = config["lr"]
+    assert learning_rates(config, 45, history) == [lr] * 40 + [lr / 2] * 5
 
 
 def test_plot_without_matplotlib_says_what_to_install(capsys, tiny_run, monkeypatch):
