@@ -1,29 +1,50 @@
-// embedding.cu -- backward of an embedding lookup (scatter-add).
+// embedding.cu -- backward of an embedding lookup, bit-identical from run to run.
 //
-// Math: for every lookup r with id = ids[r] (r in [0, n)):
-//   dweight[id, :] += dy[r, :]        unless id == padding_idx or id is out of
-//                                     range [0, num_embeddings) (skipped).
-// Repeated ids accumulate with atomicAdd (float and double; double atomicAdd
-// needs sm_60+), so the summation order -- and the last bits of float results
-// -- may vary from run to run.
+// Math: for every row id of the table,
+//   dweight[id, :] = sum of dy[r, :] over the lookups r with ids[r] == id,
+// skipping lookups whose id equals padding_idx or lies outside [0, num_embeddings).
 //
-// Layout: ids [n] int64; dy [n, dim] contiguous; dweight [num_embeddings, dim]
-// contiguous, accumulated into with `+=` (the launcher zero-fills it first).
+// Why sorted: adding the lookups of a repeated id with atomicAdd sums them in whatever order
+// the threads arrive, so the last bits of dweight -- and, over a training run, the model --
+// change from run to run (seen on an H100: one seed, two runs, 41.32 and 41.63 BLEU). Here
+// the launcher sorts the lookups by id (a stable sort: `order` lists lookup indices,
+// `sorted_ids` their ids), so each id's lookups form one run of consecutive sorted
+// positions, and one block owns each run. Its EMB_ROW_LANES warps split the run (warp w
+// takes the run's lookups w, w + EMB_ROW_LANES, ... in order), one column per lane; then
+// warp 0 adds the warps' partial sums in warp order. Every addition has the same operands in
+// the same order on every run.
+//
+// Layout: sorted_ids, order [n] int64; dy [n, dim] contiguous; dweight [num_embeddings, dim]
+// contiguous, zero-filled by the launcher (rows no lookup touches stay zero).
 // padding_idx < 0 means "none".
 //
-// Thread mapping: grid-stride over lookups (one block per lookup at a time),
-// threads of the block stride over the `dim` columns.
+// Grid: x strides over the sorted positions (a block whose position does not start a run
+// moves on at once), y over tiles of 32 columns. Block: EMB_ROW_LANES warps (the launcher's
+// ROW_LANES, passed as -DEMB_ROW_LANES).
 #include "common.cuh"
 
 template <typename T>
-__global__ void embedding_backward(const long long* __restrict__ ids, const T* __restrict__ dy,
-                                   T* __restrict__ dweight, long long n, int dim,
+__global__ void embedding_backward(const long long* __restrict__ sorted_ids, const long long* __restrict__ order,
+                                   const T* __restrict__ dy, T* __restrict__ dweight, long long n, int dim,
                                    long long num_embeddings, long long padding_idx) {
-  for (long long r = blockIdx.x; r < n; r += gridDim.x) {
-    const long long id = ids[r];
-    if (id < 0 || id >= num_embeddings || id == padding_idx) continue;
-    const T* src = dy + r * dim;
-    T* dst = dweight + id * dim;
-    for (int c = threadIdx.x; c < dim; c += blockDim.x) atomicAdd(dst + c, src[c]);
+  __shared__ T partial[EMB_ROW_LANES][32];
+  const int lane = threadIdx.x % 32, row_lane = threadIdx.x / 32;
+  const int c = blockIdx.y * 32 + lane;
+  for (long long s = blockIdx.x; s < n; s += gridDim.x) {
+    const long long id = sorted_ids[s];
+    // the same answer for every thread of the block, so all of them reach the barriers below
+    if ((s > 0 && sorted_ids[s - 1] == id) || id < 0 || id >= num_embeddings || id == padding_idx) continue;
+    T acc = T(0);
+    if (c < dim)
+      for (long long j = s + row_lane; j < n && sorted_ids[j] == id; j += EMB_ROW_LANES)
+        acc += dy[order[j] * dim + c];
+    partial[row_lane][lane] = acc;
+    __syncthreads();
+    if (row_lane == 0 && c < dim) {
+      T total = partial[0][lane];
+      for (int w = 1; w < EMB_ROW_LANES; ++w) total += partial[w][lane];
+      dweight[id * dim + c] = total;
+    }
+    __syncthreads();  // `partial` is written again for the block's next run
   }
 }

@@ -1,21 +1,27 @@
-"""Launcher of embedding.cu: the embedding-table gradient as one atomic scatter-add."""
+"""Launcher of embedding.cu: the embedding-table gradient, summed in a fixed order (sorted by
+id), so that it is bit-identical from run to run."""
 from __future__ import annotations
 
 import numpy as np
 
-from ._launch import check_int32, float_dtype, row_block
+from ._launch import check_int32, float_dtype
 from ._runtime import backend_for
+
+#: warps per block; each takes every ROW_LANES-th lookup of an id's run (embedding.cu)
+ROW_LANES = 8
+#: -D defines embedding.cu is compiled with (see _runtime.compile_defines).
+DEFINES = {"EMB_ROW_LANES": ROW_LANES}
 
 
 def embedding_backward(ids, dy, num_embeddings, padding_idx=None):
-    """Scatter-add ``dy`` rows into a zeroed embedding-table gradient.
+    """Sum ``dy`` rows into a zeroed embedding-table gradient, deterministically.
 
     ids: integer array of any shape S (cast to int64); dy: float [*S, dim].
     Returns dweight [num_embeddings, dim] with dweight[id] = sum of dy rows
     looked up with that id; rows whose id equals padding_idx (negative values
     are counted from the end, like torch) or is out of range are skipped.
-    Accumulation uses atomicAdd (float results may differ in the last bits from
-    run to run).
+    The lookups are sorted by id first and each id's rows are added in one fixed
+    order, so the same inputs give the same bits on every run (no atomics).
     """
     be = backend_for(ids, dy)
     xp = be.xp
@@ -38,8 +44,12 @@ def embedding_backward(ids, dy, num_embeddings, padding_idx=None):
     out = be.zeros((num_embeddings, dim), dt)
     if n and dim:
         check_int32(dim=dim)
-        grid = int(min(n, 65535 * 4))  # blocks grid-stride over the lookups
-        be.launch("embedding.cu", "embedding_backward", dt, (grid,), (row_block(dim),),
-                  (ids, dy, out, np.int64(n), np.int32(dim), np.int64(num_embeddings),
+        # a stable sort keeps each id's lookups in their original order (CuPy's sort always is)
+        order = xp.argsort(ids, kind="stable") if xp is np else xp.argsort(ids)
+        order = xp.ascontiguousarray(order.astype(np.int64, copy=False))
+        sorted_ids = xp.ascontiguousarray(ids[order])
+        grid = (min(n, 65535), -(-dim // 32))  # x strides over sorted positions, y over 32-column tiles
+        be.launch("embedding.cu", "embedding_backward", dt, grid, (32 * ROW_LANES,),
+                  (sorted_ids, order, dy, out, np.int64(n), np.int32(dim), np.int64(num_embeddings),
                    np.int64(pad)))
     return out

@@ -335,7 +335,7 @@ class Embedding(Function):
 
     def backward(self, dy):
         (ids,) = self.saved
-        if kernels.enabled(dy):  # one atomic scatter-add kernel; it skips padding_idx itself
+        if kernels.enabled(dy):  # sorted by id, summed in a fixed order; it skips padding_idx itself
             return None, kernels.embedding_backward(ids, dy, self.weight_shape[0], self.padding_idx)
         xp = get_array_module(dy)
         dweight = xp.zeros(self.weight_shape, dtype=dy.dtype)

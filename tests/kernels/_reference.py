@@ -157,3 +157,19 @@ def gelu_tanh_grad(u):
     k = np.sqrt(2 / np.pi)
     t = np.tanh(k * (u + 0.044715 * u**3))
     return 0.5 * (1 + t) + 0.5 * u * (1 - t * t) * k * (1 + 3 * 0.044715 * u * u)
+
+
+def embedding_backward_in_kernel_order(ids, dy, num, lanes):
+    """embedding.cu's order of additions, written out: an id's lookups in their original
+    order, lane w summing lookups w, w + lanes, ..., then the lanes' sums added in lane order."""
+    out = np.zeros((num, dy.shape[1]), dy.dtype)
+    for i in np.unique(ids):
+        rows = dy[ids == i]
+        partials = [np.zeros(dy.shape[1], dy.dtype) for _ in range(lanes)]
+        for k, row in enumerate(rows):
+            partials[k % lanes] = partials[k % lanes] + row
+        total = partials[0]
+        for partial in partials[1:]:
+            total = total + partial
+        out[i] = total
+    return out

@@ -149,8 +149,21 @@ def test_embedding_backward(cpu, n, num, dim, pad, dtype, seed):
 
 
 def test_embedding_backward_with_workers(cpu, monkeypatch):
-    monkeypatch.setenv("MINITX_CPU_WORKERS", "2")  # blocks on 2 OS threads -> real atomics
+    monkeypatch.setenv("MINITX_CPU_WORKERS", "2")  # blocks on 2 OS threads
     ids = np.array([1, 1, 1, 2] * 50)
     dy = np.ones((200, 3))
     out = K.embedding_backward(ids, dy, 4)
     np.testing.assert_array_equal(out[:, 0], [0, 150, 50, 0])
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_embedding_backward_adds_in_one_fixed_order(cpu, any_schedule, workers, monkeypatch):
+    """Bit for bit the written-out order, whatever order the threads and blocks run in: the
+    gradient is the same on every run (atomicAdd would add in the threads' arrival order)."""
+    monkeypatch.setenv("MINITX_CPU_WORKERS", workers)
+    rng = np.random.default_rng(11)
+    ids = rng.integers(0, 6, 300)
+    ids[:40] = 2  # one long run: every lane has lookups
+    dy = rng.standard_normal((300, 45)).astype(np.float32)  # 45 columns: a partial 32-column tile
+    expected = ref.embedding_backward_in_kernel_order(ids, dy, 6, K.embedding.ROW_LANES)
+    np.testing.assert_array_equal(K.embedding_backward(ids, dy, 6), expected)
