@@ -184,7 +184,7 @@ def test_final_names_the_checkpoint_the_run_chose(tmp_path):
     ({"save_every": -1}, "save_every must be an integer >= 0, got -1"),
     ({"lr": 0.0}, "lr must be a number > 0"),
     ({"vocab_size": -5}, "vocab_size must be a positive integer"),
-    ({"schedule": "linear"}, "schedule must be one of inverse_sqrt, noam, cosine, constant"),
+    ({"schedule": "linear"}, "schedule must be one of inverse_sqrt, noam, cosine, plateau, constant"),
     ({"optimizer": "sgd"}, "optimizer must be one of adam, adamw"),
     ({"positional": "rotary"}, "positional must be one of"),
     ({"activation": "tanh"}, "activation must be one of relu, gelu"),

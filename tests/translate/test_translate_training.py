@@ -190,7 +190,7 @@ def test_unequal_line_counts_name_both_files(tmp_path):
 
 
 @pytest.mark.parametrize("overrides, message", [
-    ({"recipe": "no-such-recipe"}, r"unknown recipe 'no-such-recipe'; choose from \['cpu-long', 'cpu-quick'"),
+    ({"recipe": "no-such-recipe"}, r"unknown recipe 'no-such-recipe'; choose from \['base', 'cpu-long', 'cpu-quick'"),
     ({"d_modle": 64}, r"unknown configuration keys \['d_modle'\]"),
 ])
 def test_build_config_rejects_unknown_names(overrides, message):
@@ -201,4 +201,5 @@ def test_build_config_rejects_unknown_names(overrides, message):
 def test_recipes_only_use_known_keys():
     for name in RECIPES:
         config = build_config(name)
-        assert config["recipe"] == name and config["output_dir"] == f"runs/{name}-de-en"
+        direction = f"{config['src_lang']}-{config['tgt_lang']}"  # de-en unless the recipe says (base: en-de)
+        assert config["recipe"] == name and config["output_dir"] == f"runs/{name}-{direction}"
