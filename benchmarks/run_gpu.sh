@@ -6,7 +6,7 @@
 #
 #   bash benchmarks/run_gpu.sh [OUTDIR]       (default: $OUT if set, else benchmarks/results)
 #
-# Every stage has a time limit (about 11 minutes in all); a failing stage does not stop the
+# Every stage has a time limit (about 14 minutes in all at most); a failing stage does not stop the
 # others. OUTDIR receives five files, no more (a machine lent for a few minutes may bring back
 # only a few): summary.txt (stage, exit code, seconds), device.txt, kernels.json,
 # train-step.json, and logs.tar.gz (logs/<stage>.log for each stage, and the smoke run's

@@ -159,7 +159,8 @@ class Trainer:
 
         Ctrl-C (SIGINT, or a KeyboardInterrupt raised between steps) saves last.npz as of
         the last whole step and raises TrainingInterrupted, which says so. A SIGINT during a
-        step waits for the step's end: a half-done update cannot be saved, nor resumed from.
+        step waits for the step's end: a half-done update cannot be saved, nor resumed from;
+        likewise during an epoch end's commit (the schedule's step and last.npz).
         A KeyboardInterrupt raised inside a step by other code (it cannot wait) saves nothing:
         the last checkpoint stands."""
         self._in_step = self._interrupted = False
@@ -283,29 +284,17 @@ class Trainer:
             progress.update(epoch=epoch + 1, batch=0)
         progress.update(epoch_loss=0.0, epoch_weight=0)
         state = {"progress": progress, "history": self.history + [record]}
-        undo = self._step_per_epoch_schedule(val_loss) if complete else None
-        try:
-            self.save_last(state)
-        except BaseException:  # Ctrl-C saves the old state: it must hold the old schedule too
-            if undo:
-                undo()
-            raise
+        # The commit, guarded like a step: Ctrl-C waits for its end, so a stepped schedule and
+        # the new state reach last.npz together (an error inside it saves nothing, as in a step).
+        self._in_step = True
+        if complete and self.per_epoch_schedule and math.isfinite(val_loss):
+            self.schedule.step(val_loss)
+        self.save_last(state)
         self.state = state
+        self._in_step = False
         write_json(self.path("history.json"), self.history, indent=2)
-
-    def _step_per_epoch_schedule(self, val_loss: float):
-        """Step a ReduceLROnPlateau with the epoch's validation loss (a non-finite loss is not
-        counted); returns the function that undoes the step, or None when nothing was stepped."""
-        if not (self.per_epoch_schedule and math.isfinite(val_loss)):
-            return None
-        before = self.schedule.state_dict(), [group["lr"] for group in self.optimizer.param_groups]
-        self.schedule.step(val_loss)
-
-        def undo():
-            self.schedule.load_state_dict(before[0])
-            for group, lr in zip(self.optimizer.param_groups, before[1]):
-                group["lr"] = lr
-        return undo
+        if self._interrupted:
+            raise KeyboardInterrupt  # (fit saves last.npz)
 
     # ------------------------------------------------------------ the final model
 

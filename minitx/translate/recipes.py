@@ -127,7 +127,7 @@ RECIPES = {
         clip_norm=1.0, max_tokens=3000, epochs=10, beam_size=1,
     ),
     # The paper's base model (6+6 layers, d_model 512, 8 heads, d_ff 2048, dropout 0.1,
-    # post-norm; 60M parameters with its own embedding per language) trained as the seed recipes
+    # post-norm; 56.4M parameters with this recipe's 8k vocabulary and an embedding per language) trained as the seed recipes
     # do, English-German with ReduceLROnPlateau: Adam at 1e-4 from the first step, halved when
     # two epochs in a row bring no lower validation loss, three epochs (pass --epochs for more).
     "base": dict(
@@ -139,10 +139,10 @@ RECIPES = {
     # also on the attention weights), label smoothing, batches of 4,096 tokens, warm-up and a
     # cosine decay over 4,000 steps (about 29 epochs), the better of the best and the last five
     # epochs averaged, beam 5. Observed on one H100 (2026-11-23, sharing the GPU with one or two
-    # other runs): 4,000 steps in 340-359 s of training, 41.32 and 41.63 sacreBLEU de-en on
+    # other runs): 4,000 steps in 340-358 s of training, 41.32 and 41.63 sacreBLEU de-en on
     # test2016, 39.15 en-de. The earlier gpu-best (the paper's base model, 6+6 layers, 10k
     # vocabulary, 8,192-token batches, inverse square root, 60 epochs) scored 28.68 de-en in
-    # 627 s, its validation loss still falling (2.24, against 1.43 here); it is in results/.
+    # 627 s, its validation loss still falling (2.36 at epoch 50, 2.21 at 59; 1.43 here); see results/.
     "gpu-best": dict(
         vocab_size=5000, d_model=512, num_heads=8, encoder_layers=3, decoder_layers=3, d_ff=2048,
         norm_first=True, dropout=0.3, lr=1e-3, schedule="cosine", warmup_steps=600, max_tokens=4096,

@@ -159,11 +159,14 @@ def gelu_tanh_grad(u):
     return 0.5 * (1 + t) + 0.5 * u * (1 - t * t) * k * (1 + 3 * 0.044715 * u * u)
 
 
-def embedding_backward_in_kernel_order(ids, dy, num, lanes):
+def embedding_backward_in_kernel_order(ids, dy, num, lanes, padding_idx=None):
     """embedding.cu's order of additions, written out: an id's lookups in their original
-    order, lane w summing lookups w, w + lanes, ..., then the lanes' sums added in lane order."""
+    order, lane w summing lookups w, w + lanes, ..., then the lanes' sums added in lane order.
+    Ids outside [0, num) and padding_idx are skipped."""
     out = np.zeros((num, dy.shape[1]), dy.dtype)
     for i in np.unique(ids):
+        if not 0 <= i < num or i == padding_idx:
+            continue
         rows = dy[ids == i]
         partials = [np.zeros(dy.shape[1], dy.dtype) for _ in range(lanes)]
         for k, row in enumerate(rows):

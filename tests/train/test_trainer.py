@@ -265,36 +265,44 @@ def test_a_plateau_schedule_steps_at_complete_epochs_ends_with_the_validation_lo
             replay.step(record["val_loss"])
     expected = replay.optimizer.param_groups[0]["lr"]
     assert expected < 0.02 and trainer.optimizer.param_groups[0]["lr"] == expected
-    assert replay.num_bad_steps == trainer.schedule.num_bad_steps and replay.last_step == 3
+    assert trainer.schedule.state_dict() == replay.state_dict() and trainer.schedule.last_step == 3
 
 
-def stop_in_the_write_of_last_npz(count, error):
-    """os.replace that raises ``error`` at the count-th renaming of last.npz."""
+def stop_in_the_write_of_last_npz(count, how):
+    """os.replace that, at the count-th renaming of last.npz, raises Killed or a
+    KeyboardInterrupt (how="kill", "raise"), or sends a real SIGINT and goes on (how="sigint")."""
     calls, replace = {"n": 0}, os.replace
 
     def maybe_stop(source, target, *args, **kwargs):
         if str(target).endswith("last.npz"):
             calls["n"] += 1
             if calls["n"] == count:
-                raise error()
+                if how == "sigint":
+                    signal.raise_signal(signal.SIGINT)
+                else:
+                    raise {"kill": Killed, "raise": KeyboardInterrupt}[how]()
         return replace(source, target, *args, **kwargs)
 
     return maybe_stop
 
 
 # last.npz is written at steps 3 and 6, then at the end of epoch 1 (its 3rd writing), 9, 12, epoch 2 (6th) ...
-@pytest.mark.parametrize("error, at", [(Killed, 3), (KeyboardInterrupt, 3), (KeyboardInterrupt, 6)])
+@pytest.mark.parametrize("how, at", [("kill", 3), ("raise", 3), ("raise", 6), ("sigint", 3), ("sigint", 6)])
 def test_a_plateau_run_stopped_at_an_epoch_end_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch,
-                                                                                    error, at):
-    """At an epoch's end the schedule is stepped just before last.npz is written: Ctrl-C there
-    saves the old state, which must hold the old schedule, or the resumed run steps it twice."""
+                                                                                    how, at):
+    """At an epoch's end the schedule is stepped just before last.npz is written. A kill or an
+    error there must save nothing, and Ctrl-C must wait for the write: a last.npz with the old
+    state and the stepped schedule would step it twice when resumed."""
     trainer, name, losses = run(tmp_path / "whole", make_schedule=plateau)
     whole = outcome(tmp_path / "whole", (name, losses))
-    run_dir = tmp_path / f"{error.__name__}-{at}"
+    run_dir = tmp_path / f"{how}-{at}"
     with monkeypatch.context() as patch:
-        patch.setattr(os, "replace", stop_in_the_write_of_last_npz(at, error))
-        with pytest.raises((Killed, KeyboardInterrupt)):
+        patch.setattr(os, "replace", stop_in_the_write_of_last_npz(at, how))
+        with pytest.raises((Killed, KeyboardInterrupt)) as stopped:
             run(run_dir, make_schedule=plateau)
+    if how == "sigint":  # the epoch end was committed, then the run stopped with a message
+        assert stopped.type is TrainingInterrupted
+        assert load(run_dir / "last.npz")["progress"]["epoch"] == at // 3
     trainer, name, losses = run(run_dir, resume=True, make_schedule=plateau)
     assert_same_state(outcome(run_dir, (name, losses)), whole, run_dir.name)
 

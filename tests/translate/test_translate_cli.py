@@ -442,9 +442,9 @@ def test_the_plotted_plateau_learning_rate_replays_the_validation_losses():
 
     config = build_config("base")
     history = [{"step": 10 * e, "complete": e < 5, "val_loss": loss} for e, loss in
-               enumerate([3.0, 2.5, 2.6, 2.7, 2.0], start=1)]
+               enumerate([3.0, 2.5, 2.6, 2.7, 2.8], start=1)]  # counted, the 5th would halve lr again
     lr = config["lr"]
-    assert learning_rates(config, 45, history) == [lr] * 40 + [lr / 2] * 5
+    assert learning_rates(config, 55, history) == [lr] * 40 + [lr / 2] * 15
 
 
 def test_plot_without_matplotlib_says_what_to_install(capsys, tiny_run, monkeypatch):
