@@ -52,6 +52,9 @@ def launch_all(cp, K, ladder, dtype):
     K.grad_norm(grads)
     K.adam_step(params, grads, moments[:3], moments[3:], 1e-3, weight_decay=0.01, decoupled=True)
     K.embedding_backward(cp.asarray([[1, 4, 4], [0, 9, 2]]), randn(2, 3, 40), 10, padding_idx=0)
+    # long runs of one id (a block loops over its run), ids out of range, a ragged last column block
+    ids = rng.integers(-2, 12, 300)
+    K.embedding_backward(ids, randn(300, 70), 10, padding_idx=3)
     for rung in ladder.RUNGS["softmax"]:
         ladder.softmax(rung, x)
     for rung in ladder.RUNGS["layer_norm"]:
