@@ -1,0 +1,137 @@
+"""Where a minitx training step spends its time on the GPU: the kernels, and the host.
+
+    PYTHONPATH=$PWD python3 benchmarks/profile_train_step.py [--preset base] [--steps 5]
+
+The step is bench_train_step.py's (forward, label-smoothed cross-entropy, backward, clipping,
+Adam) on its Multi30k-like batch. Two views of the same steps, after warm-up:
+
+1. Kernels, through PyTorch's profiler (CUPTI sees every kernel of the process, CuPy's too):
+   each kernel's GPU time per step, launches per step, and the share of the step's wall time the
+   GPU was busy. Busy near 100%: the kernels are the cost. Far below: the host is (Python,
+   launches, waits for the device).
+2. The host, through cProfile: the functions with the most time per step, own time and with
+   callees. Time in cupy's device-to-host copies (``get``, ``tolist``, ``item``) is the host
+   waiting for the GPU: a synchronisation.
+
+Needs CuPy and, for the kernel view, PyTorch with CUDA. Writes JSON with ``--out``.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import collections
+import json
+import pstats
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anywhere, no install
+
+from bench_train_step import make_batch, minitx_step, model_settings  # noqa: E402
+
+
+def kernel_view(step, steps, sync):
+    """[(kernel name, ms per step, launches per step)], busy share, wall ms per step."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        sync()
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        sync()
+        wall_ms = (time.perf_counter() - start) * 1e3 / steps
+    totals = collections.defaultdict(lambda: [0.0, 0])
+    busy_us = 0.0
+    for event in prof.events():
+        if event.device_type == torch.autograd.DeviceType.CUDA:
+            us = event.device_time_total if hasattr(event, "device_time_total") else event.cuda_time_total
+            totals[event.name][0] += us
+            totals[event.name][1] += 1
+            busy_us += us
+    rows = sorted(((name, us / 1e3 / steps, count / steps) for name, (us, count) in totals.items()),
+                  key=lambda r: -r[1])
+    return rows, busy_us / 1e3 / steps / wall_ms, wall_ms
+
+
+def host_view(step, steps, sync, top):
+    profiler = cProfile.Profile()
+    sync()
+    profiler.enable()
+    for _ in range(steps):
+        step()
+    sync()
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    rows = []
+    for (path, line, name), (calls, _, own, cumulative, _) in stats.stats.items():
+        rows.append({"function": f"{Path(path).name}:{line}({name})", "calls_per_step": calls / steps,
+                     "own_ms": own * 1e3 / steps, "cumulative_ms": cumulative * 1e3 / steps})
+    by_own = sorted(rows, key=lambda r: -r["own_ms"])[:top]
+    by_cumulative = sorted(rows, key=lambda r: -r["cumulative_ms"])[:top]
+    return by_own, by_cumulative
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--preset", default="base", help="a Transformer preset or a recipe (as bench_train_step)")
+    parser.add_argument("--tokens", type=int, default=6144)
+    parser.add_argument("--length", type=int, default=32)
+    parser.add_argument("--vocab", type=int, default=10000)
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                        help="cpu: the host view alone, of the NumPy step")
+    parser.add_argument("--out", help="JSON path")
+    args = parser.parse_args(argv)
+
+    cfg = dict(model_settings(args.preset), src_vocab=args.vocab, tgt_vocab=args.vocab)
+    src, tgt = make_batch(args.tokens, args.length, args.vocab)
+    step, params = minitx_step(cfg, src, tgt, args.device)
+    report = {"preset": args.preset, "batch": list(tgt.shape), "params": params, "steps": args.steps,
+              "device": args.device}
+    if args.device == "cuda":
+        import cupy
+
+        sync = cupy.cuda.get_current_stream().synchronize
+        report["device"] = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    else:
+        def sync():
+            pass
+    for _ in range(args.warmup):
+        step()
+
+    kernels = None
+    if args.device == "cuda":
+        try:
+            kernels, busy, wall_ms = kernel_view(step, args.steps, sync)
+        except ImportError:
+            print("no PyTorch: the kernel view is left out")
+    if kernels is not None:
+        report.update(wall_ms=wall_ms, busy=busy, kernel_ms=sum(r[1] for r in kernels),
+                      launches=sum(r[2] for r in kernels),
+                      kernels=[{"name": n, "ms": ms, "launches": c} for n, ms, c in kernels])
+        print(f"{args.preset}: {wall_ms:.1f} ms per step, GPU busy {100 * busy:.0f}% "
+              f"({report['kernel_ms']:.1f} ms of kernels, {report['launches']:.0f} launches per step)")
+        print(f"{'ms/step':>8} {'share':>6} {'launches':>8}  kernel")
+        for name, ms, count in kernels[:args.top]:
+            print(f"{ms:8.2f} {100 * ms / wall_ms:5.1f}% {count:8.0f}  {name[:100]}")
+
+    by_own, by_cumulative = host_view(step, args.steps, sync, args.top)
+    report.update(host_by_own=by_own, host_by_cumulative=by_cumulative)
+    for title, rows, key in (("host, own time", by_own, "own_ms"), ("host, with callees", by_cumulative,
+                                                                    "cumulative_ms")):
+        print(f"\n{title} (ms per step, calls per step)")
+        for r in rows:
+            print(f"{r[key]:8.2f} {r['calls_per_step']:8.0f}  {r['function']}")
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
