@@ -25,6 +25,11 @@
 //   sumsq_finalize   one block sums the partials and writes
 //                    out[0] = sqrt(total)                        (=)
 //
+// Non-finite count (the optimizer's NaN/inf check: one launch and one sync for every gradient,
+// where one reduction per gradient would launch hundreds of kernels):
+//   nonfinite_partial  same work table; block b writes partial[b] = how many elements of its
+//                      chunk are NaN or +-inf (a count below 4096, exact in float too) (=)
+//
 // Thread mapping: threads of block b stride over its chunk.
 #include "common.cuh"
 
@@ -87,4 +92,25 @@ __global__ void sumsq_finalize(const T* __restrict__ partial, int n, T* __restri
   for (int i = threadIdx.x; i < n; i += blockDim.x) s += partial[i];
   s = mtx::block_sum(s);
   if (threadIdx.x == 0) out[0] = mtx::num<T>::sqrt(s);
+}
+
+template <typename T>
+__global__ void nonfinite_partial(const T* const* __restrict__ tensors,
+                                  const long long* __restrict__ sizes,
+                                  const int* __restrict__ block_tensor,
+                                  const long long* __restrict__ block_start, int nblocks, int chunk,
+                                  T* __restrict__ partial) {
+  const int b = blockIdx.x;
+  if (b >= nblocks) return;
+  const int t = block_tensor[b];
+  const long long start = block_start[b];
+  const long long end = mtx::lmin(start + chunk, sizes[t]);
+  const T* x = tensors[t];
+  T count = T(0);
+  for (long long i = start + threadIdx.x; i < end; i += blockDim.x) {
+    const T d = x[i] - x[i];  // 0 for a finite x; NaN for NaN and for +-inf (inf - inf)
+    if (d != d) count += T(1);
+  }
+  count = mtx::block_sum(count);
+  if (threadIdx.x == 0) partial[b] = count;
 }

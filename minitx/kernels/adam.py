@@ -1,5 +1,5 @@
-"""Launchers of adam.cu: one multi-tensor Adam/AdamW step, and a gradient norm reduced on
-the device (for clip_grad_norm_)."""
+"""Launchers of adam.cu: one multi-tensor Adam/AdamW step, a gradient norm reduced on the
+device (for clip_grad_norm_), and a count of NaN/inf elements (for the optimizer's check)."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,16 +11,35 @@ _CHUNK = 4096  # elements per block
 _THREADS = 256
 
 
+_TABLES: dict = {}  # (backend, device, sizes) -> that device's work table; see _work_table
+_TABLES_KEPT = 64    # more distinct parameter lists than this is not a training loop: start over
+
+
+def _chunk_counts(sizes):
+    """ceil(n / chunk) chunks for a tensor of n > 0 elements."""
+    return [-(-n // _CHUNK) for n in sizes]
+
+
 def _work_table(be, sizes):
-    """(tensor index, start) of every chunk of every tensor, on the device, and their count:
-    block b of a launch works on chunk b."""
-    tensor_idx, starts = [], []
-    for t, n in enumerate(sizes):
-        for s in range(0, n, _CHUNK):
-            tensor_idx.append(t)
-            starts.append(s)
-    return (be.to_device(np.asarray(tensor_idx, dtype=np.int32)),
-            be.to_device(np.asarray(starts, dtype=np.int64)), len(starts))
+    """The work table of tensors of these sizes, on the device: (sizes, tensor index of every
+    chunk, start of every chunk, number of chunks); block b of a launch works on chunk b.
+
+    A training step asks for the same table twice per step (clipping, then Adam) for the same
+    parameters: it is built and uploaded once and kept (building it in Python cost more host
+    time than the Adam kernel takes on the GPU)."""
+    device = be.xp.cuda.runtime.getDevice() if be.name == "cupy" else None
+    key = (be.name, device, tuple(sizes))
+    table = _TABLES.get(key)
+    if table is None:
+        chunks = _chunk_counts(sizes)
+        tensor_idx = np.repeat(np.arange(len(sizes), dtype=np.int32), chunks)
+        first_chunk = np.repeat(np.cumsum([0] + chunks[:-1]), chunks)
+        starts = (np.arange(len(tensor_idx)) - first_chunk).astype(np.int64) * _CHUNK
+        if len(_TABLES) >= _TABLES_KEPT:
+            _TABLES.clear()
+        table = _TABLES[key] = (be.to_device(np.asarray(sizes, dtype=np.int64)), be.to_device(tensor_idx),
+                                be.to_device(starts), len(starts))
+    return table
 
 
 def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, eps=1e-8,
@@ -58,14 +77,12 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, 
         if not idx:
             continue
         gr = [be.xp.ascontiguousarray(grads[i]) for i in idx]
-        sizes = [int(params[i].size) for i in idx]
-        bt, bs, nb = _work_table(be, sizes)
+        sizes_dev, bt, bs, nb = _work_table(be, [int(params[i].size) for i in idx])
         be.launch("adam.cu", "adam_step", dt, (nb,), (_THREADS,),
                   (be.pointer_array([params[i] for i in idx]), be.pointer_array(gr),
                    be.pointer_array([exp_avgs[i] for i in idx]),
                    be.pointer_array([exp_avg_sqs[i] for i in idx]),
-                   be.to_device(np.asarray(sizes, dtype=np.int64)), bt, bs, np.int32(nb),
-                   np.int32(_CHUNK), *(dt.type(a) for a in (lr, beta1, beta2, eps, weight_decay)),
+                   sizes_dev, bt, bs, np.int32(nb), np.int32(_CHUNK), *(dt.type(a) for a in (lr, beta1, beta2, eps, weight_decay)),
                    np.int32(bool(decoupled)), dt.type(bc1), dt.type(bc2)))
     return None
 
@@ -86,11 +103,32 @@ def grad_norm(grads):
     if not gs:
         out[...] = 0
         return out.reshape(())
-    sizes = [int(g.size) for g in gs]
-    bt, bs, nb = _work_table(be, sizes)
+    sizes_dev, bt, bs, nb = _work_table(be, [int(g.size) for g in gs])
     partial = be.empty((nb,), dt)
     be.launch("adam.cu", "sumsq_partial", dt, (nb,), (_THREADS,),
-              (be.pointer_array(gs), be.to_device(np.asarray(sizes, dtype=np.int64)), bt, bs,
-               np.int32(nb), np.int32(_CHUNK), partial))
+              (be.pointer_array(gs), sizes_dev, bt, bs, np.int32(nb), np.int32(_CHUNK), partial))
     be.launch("adam.cu", "sumsq_finalize", dt, (1,), (_THREADS,), (partial, np.int32(nb), out))
     return out.reshape(())
+
+
+def nonfinite_counts(arrays):
+    """How many NaN or inf elements each float array of ``arrays`` (one dtype) holds, as a host
+    int64 array: one launch over all of them and one device-to-host copy (the optimizer's check
+    that no gradient is NaN or inf, which one reduction per gradient made hundreds of launches)."""
+    arrays = list(arrays)
+    be = backend_for(*arrays)
+    dt = float_dtype(*arrays)
+    counts = np.zeros(len(arrays), dtype=np.int64)
+    nonempty = [i for i, a in enumerate(arrays) if a.size]
+    if not nonempty:
+        return counts
+    xs = [be.xp.ascontiguousarray(arrays[i]) for i in nonempty]
+    sizes = [int(x.size) for x in xs]
+    sizes_dev, bt, bs, nb = _work_table(be, sizes)
+    partial = be.empty((nb,), dt)
+    be.launch("adam.cu", "nonfinite_partial", dt, (nb,), (_THREADS,),
+              (be.pointer_array(xs), sizes_dev, bt, bs, np.int32(nb), np.int32(_CHUNK), partial))
+    per_chunk = be.xp.asnumpy(partial) if be.name == "cupy" else partial  # the one sync
+    chunk_tensor = np.repeat(np.arange(len(xs)), _chunk_counts(sizes))
+    counts[nonempty] = np.bincount(chunk_tensor, weights=per_chunk, minlength=len(xs)).astype(np.int64)
+    return counts

@@ -32,7 +32,7 @@ import numbers
 
 import numpy as np
 
-from minitx import backend
+from minitx import backend, kernels
 from minitx.autograd.inplace import mark_modified
 from minitx.autograd.tensor import Tensor
 
@@ -151,15 +151,21 @@ class Optimizer:
                 self._step_group(group, items)
 
     def _raise_if_not_finite(self, items) -> None:
-        """Raise FloatingPointError if any gradient holds NaN or inf (one sync per device)."""
-        by_module: dict = {}
+        """Raise FloatingPointError if any gradient holds NaN or inf. One sync per device and
+        dtype: on the kernel path one launch counts over every gradient
+        (kernels.nonfinite_counts); otherwise one reduction per gradient, stacked."""
+        groups: dict = {}
         for index, p in items:
-            xp = backend.get_array_module(p.grad.data)
-            by_module.setdefault(xp, []).append((index, p, xp.isfinite(p.grad.data).all()))
-        for xp, entries in by_module.items():
-            finite = backend.to_numpy(xp.stack([ok for _, _, ok in entries]))
+            g = p.grad.data
+            groups.setdefault((backend.get_array_module(g), g.dtype), []).append((index, p))
+        for (xp, _), entries in groups.items():
+            grads = [p.grad.data for _, p in entries]
+            if kernels.enabled(*grads):
+                finite = kernels.nonfinite_counts(grads) == 0
+            else:
+                finite = backend.to_numpy(xp.stack([xp.isfinite(g).all() for g in grads]))
             if not finite.all():
-                index, p, _ = entries[int(np.argmin(finite))]
+                index, p = entries[int(np.argmin(finite))]
                 raise FloatingPointError(
                     f"{self._name}.step: the gradient of parameter {index} (shape {p.shape}) "
                     "contains NaN or inf; no parameter was updated. Skip this batch "

@@ -181,7 +181,8 @@ def clip_run(scale, max_norm, fused, device="cpu"):
 
 #: kernels a training step must launch on the fused path
 TRAINING_STEP_KERNELS = {"attention_forward", "attention_backward_dq", "layer_norm_forward", "cross_entropy_forward",
-                         "bias_act_dropout_forward", "embedding_backward", "adam_step", "sumsq_partial"}
+                         "bias_act_dropout_forward", "embedding_backward", "adam_step", "sumsq_partial",
+                         "nonfinite_partial"}
 
 
 def training_step(fused, device="cpu", **sizes):

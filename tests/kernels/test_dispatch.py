@@ -21,7 +21,7 @@ from minitx.testing import gradcheck
 import _reference as ref
 from _dispatch import (TRAINING_STEP_KERNELS, assert_paths_agree, attention_case, bias_act_case, both_paths,
                        check_fused_dropout_ops, clip_run, cross_entropy_case, embedding_case, kernel_launches, key_padding_mask,
-                       layer_norm_case, leaves, optimizer_run, softmax_case, training_step)
+                       layer_norm_case, leaves, optimizer_run, path_context, softmax_case, training_step)
 
 pytestmark = pytest.mark.usefixtures("cpu")  # builds the emulation once; skips without g++
 
@@ -229,6 +229,27 @@ def test_adam_fused_equals_reference(opt_class):
     assert names.count("adam_step") == 5 and ref_names == []  # 1 launch, then 2 per step (two step counts)
     for got, want in zip(params + states, ref_params + ref_states):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    assert names.count("nonfinite_partial") == 3  # the NaN/inf check: one launch per step
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("fused", [True, False])
+def test_adam_refuses_a_nonfinite_gradient_on_both_paths(bad, fused):
+    """The kernel's count and the per-gradient reduction name the same parameter, and nothing
+    is updated."""
+    rng = np.random.default_rng(8)
+    params = leaves([rng.standard_normal(s) for s in ((3,), (5000,), (2, 2))], "cpu")
+    before = [p.numpy().copy() for p in params]
+    for p in params:
+        p.grad = minitx.tensor(rng.standard_normal(p.shape))
+    params[1].grad.data[4321] = bad
+    opt = optim.Adam(params, lr=0.1)
+    with path_context(fused), kernel_launches() as names:
+        with pytest.raises(FloatingPointError, match=r"parameter 1 \(shape \(5000,\)\) contains NaN or inf"):
+            opt.step()
+    assert ("nonfinite_partial" in names) == fused and "adam_step" not in names
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.numpy(), b)
 
 
 @pytest.mark.parametrize("scale, max_norm", [(1.0, 100.0), (3.0, 1.0), (np.inf, 1.0)])

@@ -120,6 +120,36 @@ def test_grad_norm(cpu):
     np.testing.assert_allclose(norm32, expected, rtol=1e-5)
 
 
+@SETTINGS
+@given(sizes=st.lists(st.integers(1, 9000), min_size=1, max_size=6), data=st.data())
+def test_work_table_covers_every_element_once(cpu, sizes, data):
+    """The (tensor, start) chunks of the table tile every tensor exactly, in order; asking
+    again returns the kept table rather than a new one."""
+    from minitx.kernels import adam
+
+    sizes_dev, tensor_idx, starts, n_chunks = adam._work_table(cpu, sizes)
+    assert list(sizes_dev) == sizes and len(tensor_idx) == len(starts) == n_chunks
+    expected = [(t, s) for t, n in enumerate(sizes) for s in range(0, n, adam._CHUNK)]
+    assert list(zip(tensor_idx.tolist(), starts.tolist())) == expected
+    assert adam._work_table(cpu, list(sizes))[1] is tensor_idx
+
+
+@SETTINGS
+@given(sizes=st.lists(st.integers(0, 9000), min_size=1, max_size=5), bad=st.data(),
+       dtype=st.sampled_from([np.float32, np.float64]))
+def test_nonfinite_counts(cpu, sizes, bad, dtype):
+    """Per array, the number of NaN, +inf and -inf elements; huge finite values (whose squares
+    overflow) and empty arrays count nothing."""
+    rng = np.random.default_rng(len(sizes))
+    arrays = [rng.standard_normal(n).astype(dtype) for n in sizes]
+    for a in arrays:
+        if a.size:
+            a[bad.draw(st.lists(st.integers(0, a.size - 1), max_size=4))] = bad.draw(
+                st.sampled_from([np.nan, np.inf, -np.inf, np.finfo(dtype).max]))
+    expected = [int((~np.isfinite(a)).sum()) for a in arrays]
+    assert K.nonfinite_counts(arrays).tolist() == expected
+
+
 def test_adam_rejects_noncontiguous(cpu):
     p = np.zeros((4, 4))[:, ::2]
     with pytest.raises(ValueError, match="contiguous"):
