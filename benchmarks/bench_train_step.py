@@ -4,8 +4,9 @@
 
 A step is: forward, cross-entropy (label smoothing 0.1, padding ignored), backward,
 gradient clipping to norm 1, Adam update. Models: the seed004-small and base presets and the
-gpu-best recipe's model. All three drop out attention weights (0.1, 0.1, 0.3), which the fused
-attention kernel cannot do, so minitx's attention takes its unfused path in them. Three runs
+gpu-best recipe's model. All three drop out attention weights (0.1, 0.1, 0.3): the fused
+attention kernels draw that mask themselves (before 2026-11-23 they could not, and attention
+took its unfused path in all three). Three runs
 per model on the same batch: minitx with the fused kernels, minitx with MINITX_FUSED=0 (its
 CuPy reference path), and the same model written below in PyTorch, module for module with
 minitx's parameter names (tests/test_torch_parity.py checks that the two compute the same

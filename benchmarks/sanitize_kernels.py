@@ -41,6 +41,10 @@ def launch_all(cp, K, ladder, dtype):
         m = mask[:, :kk.shape[1]]
         o, lse = K.attention_forward(qq, kk, vv, key_pad_mask=m, causal=causal)
         K.attention_backward(qq, kk, vv, o, lse, randn(*o.shape), key_pad_mask=m, causal=causal)
+        # dropout on the weights: the Philox draws inside the three kernels
+        o, lse = K.attention_forward(qq, kk, vv, key_pad_mask=m, causal=causal, dropout_p=0.3, seed=5, offset=2)
+        K.attention_backward(qq, kk, vv, o, lse, randn(*o.shape), key_pad_mask=m, causal=causal, dropout_p=0.3,
+                             seed=5, offset=2)
     h = randn(7, 33)
     K.dropout_add_backward(K.dropout_add_forward(h, randn(7, 33), 0.1, 5, 1), 0.1, 5, 1)
     for act in ("relu", "gelu_tanh"):
@@ -50,6 +54,7 @@ def launch_all(cp, K, ladder, dtype):
     grads = [randn(*p.shape) for p in params]
     moments = [cp.zeros_like(p) for p in params] + [cp.zeros_like(p) for p in params]
     K.grad_norm(grads)
+    K.nonfinite_counts(grads)
     K.adam_step(params, grads, moments[:3], moments[3:], 1e-3, weight_decay=0.01, decoupled=True)
     K.embedding_backward(cp.asarray([[1, 4, 4], [0, 9, 2]]), randn(2, 3, 40), 10, padding_idx=0)
     # long runs of one id (a block loops over its run), ids out of range, a ragged last column block

@@ -17,10 +17,15 @@
 //   lse_i == -inf as "P row is zero", so such rows give zero gradients, not NaN.
 //   A NaN score makes its row's o_i and lse_i NaN (the running max propagates
 //   NaN, and only l_i == 0 means "fully masked").
-//   Backward (P recomputed from q, k, lse):
-//   delta_i = sum_c do_ic * o_ic
-//   P_ij = exp(s_ij - lse_i),  dP_ij = do_i . v_j,  dS_ij = P_ij * (dP_ij - delta_i)
-//   dv_j = sum_i P_ij do_i,  dk_j = scale * sum_i dS_ij q_i,  dq_i = scale * sum_j dS_ij k_j
+//   Dropout on the weights (threshold != 0): o_i = sum_j exp(s_ij - lse_i) z_ij v_j, where
+//   z_ij = keep_scale if element (bh, i, j) of P [BH, Lq, Lk] is kept by the Philox draw of
+//   its flat index (bh * Lq + i) * Lk + j (philox.cuh), else 0 -- the element dropout.cu
+//   would drop in a stored P, so the fused and the unfused paths drop the same weights.
+//   lse_i stays the log-normaliser of the undropped row.
+//   Backward (P recomputed from q, k, lse; z regenerated):
+//   delta_i = sum_c do_ic * o_ic              (= sum_j P_ij z_ij (do_i . v_j), with dropout too)
+//   P_ij = exp(s_ij - lse_i),  dP_ij = z_ij (do_i . v_j),  dS_ij = P_ij * (dP_ij - delta_i)
+//   dv_j = sum_i P_ij z_ij do_i,  dk_j = scale * sum_i dS_ij q_i,  dq_i = scale * sum_j dS_ij k_j
 //
 // Thread mapping: blocks of ATT_THREADS threads (>= ATT_DMAX, so thread c
 // owns output column c for every row of its tile; threads c >= d idle in
@@ -31,7 +36,7 @@
 //                            lane holds one score).  Writes o and lse with `=`.
 //   attention_backward_delta one warp per (bh, i) row; writes delta with `=`.
 //   attention_backward_dkdv  block = (bh, tile of BKB keys); loops over query
-//                            tiles, recomputes P and dS; accumulates dk, dv in
+//                            tiles, recomputes P, z and dS; accumulates dk, dv in
 //                            registers and writes them once with `=`.
 //   attention_backward_dq    block = (bh, tile of BQB queries); loops over key
 //                            tiles; writes dq with `=`.  (Separate kernel instead
@@ -39,6 +44,7 @@
 //                            recomputing S.)
 // Tile sizes keep static shared memory under 48 KB for both float and double.
 #include "common.cuh"
+#include "philox.cuh"
 
 // The sizes come from minitx/kernels/attention.py (DEFINES), which every build passes as -D
 // options (CuPy's NVRTC, the CPU g++ build, the nvcc test): the launcher computes its grids
@@ -72,6 +78,20 @@ __device__ __forceinline__ bool attn_allowed(int qi, int kj, int Lq, int Lk,
   return true;
 }
 
+// The dropout on the weights of one launch: z for element (row, j) of P [BH * Lq, Lk] is
+// keep_scale or 0 by the Philox draw of flat index row * Lk + j; without dropout
+// (threshold == 0) z = 1 and no number is drawn.
+template <typename T>
+struct AttnDropout {
+  unsigned long long seed, offset;
+  unsigned int threshold;
+  T keep_scale;
+  __device__ __forceinline__ T z(long long row, int Lk, int j) const {
+    if (threshold == 0) return T(1);
+    return dropout_keep(row * Lk + j, seed, offset, threshold) ? keep_scale : T(0);
+  }
+};
+
 // Copy `nrows` rows (starting at row0 of a [L, d] matrix) into a padded shared
 // tile; rows past L are zero-filled so that 0 * tile stays finite.
 template <typename T, int NR>
@@ -102,7 +122,8 @@ __global__ void __launch_bounds__(ATT_THREADS)
     attention_forward(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                       const unsigned char* __restrict__ key_pad_mask, T* __restrict__ o,
                       T* __restrict__ lse, int BH, int heads, int Lq, int Lk, int d, int causal,
-                      T scale) {
+                      T scale, unsigned long long seed, unsigned long long offset,
+                      unsigned int threshold, T keep_scale) {
   constexpr int BQ = AttnTiles<T>::BQ;
   constexpr int BK = AttnTiles<T>::BK;
   __shared__ T Qs[BQ][ATT_PAD];
@@ -124,6 +145,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const T* kb = k + (long long)bh * Lk * d;
   const T* vb = v + (long long)bh * Lk * d;
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
+  const AttnDropout<T> drop{seed, offset, threshold, keep_scale};
 
   attn_load_tile<T, BQ>(Qs, qb, q0, Lq, d);
   if (tid < BQ) {
@@ -160,9 +182,9 @@ __global__ void __launch_bounds__(ATT_THREADS)
         p = mtx::num<T>::exp(s - m_new);        // s == -inf -> 0
         alpha = mtx::num<T>::exp(m_old - m_new);  // m_old == -inf -> 0
       }
-      const T psum = mtx::warp_sum(p);
+      const T psum = mtx::warp_sum(p);  // the normaliser counts dropped weights too
       __syncwarp();
-      if (lane < BK) Ps[i][lane] = p;
+      if (lane < BK) Ps[i][lane] = p * drop.z((long long)bh * Lq + q0 + i, Lk, k0 + lane);
       if (lane == 0) {
         row_m[i] = m_new;
         row_l[i] = row_l[i] * alpha + psum;
@@ -238,16 +260,18 @@ __device__ __forceinline__ void attn_recompute(const T (*Qs)[ATT_PAD], const T (
                                                const T* lse_s, const T* delta_s, T (*Ps)[NK + 1],
                                                T (*dSs)[NK + 1], int q0, int k0, int Lq, int Lk,
                                                int d, const unsigned char* kpm, int causal,
-                                               T scale) {
+                                               T scale, const AttnDropout<T>& drop, int bh) {
   const T neg_inf = -mtx::num<T>::inf();
   for (int e = threadIdx.x; e < NQ * NK; e += blockDim.x) {
     const int i = e / NK, j = e - i * NK;
-    T p = T(0), ds = T(0);
+    T pz = T(0), ds = T(0);
     if (lse_s[i] != neg_inf && attn_allowed(q0 + i, k0 + j, Lq, Lk, kpm, causal)) {
-      p = mtx::num<T>::exp(scale * attn_dot(Qs[i], Ks[j], d) - lse_s[i]);
-      ds = p * (attn_dot(dOs[i], Vs[j], d) - delta_s[i]);
+      const T p = mtx::num<T>::exp(scale * attn_dot(Qs[i], Ks[j], d) - lse_s[i]);
+      const T z = drop.z((long long)bh * Lq + q0 + i, Lk, k0 + j);
+      pz = p * z;
+      ds = p * (z * attn_dot(dOs[i], Vs[j], d) - delta_s[i]);
     }
-    if (Ps) Ps[i][j] = p;
+    if (Ps) Ps[i][j] = pz;
     dSs[i][j] = ds;
   }
 }
@@ -258,7 +282,9 @@ __global__ void __launch_bounds__(ATT_THREADS)
                             const T* __restrict__ v, const unsigned char* __restrict__ key_pad_mask,
                             const T* __restrict__ dout, const T* __restrict__ lse,
                             const T* __restrict__ delta, T* __restrict__ dk, T* __restrict__ dv,
-                            int BH, int heads, int Lq, int Lk, int d, int causal, T scale) {
+                            int BH, int heads, int Lq, int Lk, int d, int causal, T scale,
+                            unsigned long long seed, unsigned long long offset,
+                            unsigned int threshold, T keep_scale) {
   constexpr int BQ = AttnTiles<T>::BQB;
   constexpr int BK = AttnTiles<T>::BKB;
   __shared__ T Ks[BK][ATT_PAD];
@@ -277,6 +303,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int tid = threadIdx.x;
   const long long qoff = (long long)bh * Lq * d, koff = (long long)bh * Lk * d;
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
+  const AttnDropout<T> drop{seed, offset, threshold, keep_scale};
 
   attn_load_tile<T, BK>(Ks, k + koff, k0, Lk, d);
   attn_load_tile<T, BK>(Vs, v + koff, k0, Lk, d);
@@ -293,7 +320,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
     attn_load_row_stats<T, BQ>(lse_s, delta_s, lse, delta, bh, q0, Lq);
     __syncthreads();
     attn_recompute<T, BQ, BK>(Qs, dOs, Ks, Vs, lse_s, delta_s, Ps, dSs, q0, k0, Lq, Lk, d, kpm,
-                              causal, scale);
+                              causal, scale, drop, bh);
     __syncthreads();
     if (tid < d) {
 #pragma unroll
@@ -327,7 +354,8 @@ __global__ void __launch_bounds__(ATT_THREADS)
                           const T* __restrict__ v, const unsigned char* __restrict__ key_pad_mask,
                           const T* __restrict__ dout, const T* __restrict__ lse,
                           const T* __restrict__ delta, T* __restrict__ dq, int BH, int heads,
-                          int Lq, int Lk, int d, int causal, T scale) {
+                          int Lq, int Lk, int d, int causal, T scale, unsigned long long seed,
+                          unsigned long long offset, unsigned int threshold, T keep_scale) {
   constexpr int BQ = AttnTiles<T>::BQB;
   constexpr int BK = AttnTiles<T>::BKB;
   __shared__ T Qs[BQ][ATT_PAD];
@@ -345,6 +373,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int tid = threadIdx.x;
   const long long qoff = (long long)bh * Lq * d, koff = (long long)bh * Lk * d;
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
+  const AttnDropout<T> drop{seed, offset, threshold, keep_scale};
 
   attn_load_tile<T, BQ>(Qs, q + qoff, q0, Lq, d);
   attn_load_tile<T, BQ>(dOs, dout + qoff, q0, Lq, d);
@@ -360,7 +389,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
     attn_load_tile<T, BK>(Vs, v + koff, k0, Lk, d);
     __syncthreads();
     attn_recompute<T, BQ, BK>(Qs, dOs, Ks, Vs, lse_s, delta_s, (T(*)[BK + 1])nullptr, dSs, q0, k0,
-                              Lq, Lk, d, kpm, causal, scale);
+                              Lq, Lk, d, kpm, causal, scale, drop, bh);
     __syncthreads();
     if (tid < d) {
 #pragma unroll

@@ -15,6 +15,7 @@ import numpy as np
 
 from ._launch import check_int32, contiguous, float_dtype
 from ._runtime import CTYPE, backend_for
+from .dropout import dropout_threshold
 
 #: Largest head dimension d: thread c of a block owns output column c.
 MAX_HEAD_DIM = 128
@@ -65,22 +66,19 @@ def _key_padding_rows(mask_shape, q_shape, lk):
     return first
 
 
-def attention_plan(q_shape, k_shape, v_shape, mask_shape=None, causal=False, dropout=False,
-                   weights=False):
+def attention_plan(q_shape, k_shape, v_shape, mask_shape=None, causal=False, weights=False):
     """Whether the fused kernels can compute this attention: an :class:`AttentionPlan`, or a
     str saying why not.
 
     The shapes and flags mean what they mean to ``ops.ScaledDotProductAttention``: q [..., Lq,
     d], k [..., Lk, d], v [..., Lk, dv]; a mask broadcast to [..., Lq, Lk]; causal lets query
     i see keys j <= i + Lk - Lq. The kernels need one set of batch axes, d = dv <= 128 (the
-    ``MAX_HEAD_DIM``), a key-padding mask, no dropout on the weights and no weights returned
-    (they never form P), and a causal mask that fits theirs, j <= i: Lq == Lk, or Lq == 1
+    ``MAX_HEAD_DIM``), a key-padding mask, no weights returned (they never form P; dropout on
+    the weights they can do), and a causal mask that fits theirs, j <= i: Lq == Lk, or Lq == 1
     (the one query sees every key, so the kernel runs without its causal flag).
     """
     lq, d = q_shape[-2:]
     lk, dv = k_shape[-2], v_shape[-1]
-    if dropout:
-        return "dropout on the attention weights (the kernels never form them)"
     if weights:
         return "the attention weights were requested (the kernels never form them)"
     if not tuple(q_shape[:-2]) == tuple(k_shape[:-2]) == tuple(v_shape[:-2]):
@@ -145,17 +143,31 @@ def _attention_prepare(be, q, k, v, key_pad_mask, scale):
     return q, k, v, m, dt, BH, Lq, Lk, d, heads, dt.type(scale)
 
 
-def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None):
-    """Fused ``o = softmax(scale * q k^T + mask) v`` with online softmax.
+def _dropout_args(dt, dropout_p, seed, offset):
+    """The kernels' last four arguments: Philox seed and offset, threshold (0: no dropout) and
+    keep scale (see dropout.cu)."""
+    threshold, keep_scale = dropout_threshold(dropout_p)
+    if dropout_p >= 1:
+        raise ValueError(f"attention: dropout_p must be in [0, 1), got {dropout_p}")
+    return (np.uint64(int(seed) & (2**64 - 1)), np.uint64(int(offset) & (2**64 - 1)), threshold,
+            dt.type(keep_scale))
+
+
+def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, dropout_p=0.0, seed=0, offset=0):
+    """Fused ``o = dropout(softmax(scale * q k^T + mask)) v`` with online softmax.
 
     q: [BH, Lq, d]; k, v: [BH, Lk, d]; d <= MAX_HEAD_DIM, any Lq, Lk.  key_pad_mask: None or
     a key-padding mask (see :func:`attention_mask_supported`; True = attend).  causal: key j
     is visible to query i iff j <= i (top-left aligned).  scale defaults to 1/sqrt(d).
-    Returns (o, lse): o like q, lse [BH, Lq] = logsumexp of the scaled, masked scores.  A
-    fully masked query row gives o = 0, lse = -inf.
+    dropout_p, seed, offset: dropout on the weights P [BH, Lq, Lk], element for element the
+    mask ``dropout_apply`` would draw over a stored P with the same (seed, offset); the
+    backward takes the same three.
+    Returns (o, lse): o like q, lse [BH, Lq] = logsumexp of the scaled, masked scores (before
+    dropout).  A fully masked query row gives o = 0, lse = -inf.
     """
     be = backend_for(q, k, v, key_pad_mask)
     q, k, v, m, dt, BH, Lq, Lk, d, heads, scale = _attention_prepare(be, q, k, v, key_pad_mask, scale)
+    dropout = _dropout_args(dt, dropout_p, seed, offset)
     o = be.empty((BH, Lq, d), dt)
     lse = be.empty((BH, Lq), dt)
     if BH and Lq:
@@ -166,20 +178,23 @@ def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None):
             grid = BH * (-(-Lq // TILES[dt].bq))
             be.launch("attention.cu", "attention_forward", dt, (grid,), (THREADS,),
                       (q, k, v, m, o, lse, np.int32(BH), np.int32(heads), np.int32(Lq),
-                       np.int32(Lk), np.int32(d), np.int32(bool(causal)), scale))
+                       np.int32(Lk), np.int32(d), np.int32(bool(causal)), scale, *dropout))
     return o, lse
 
 
-def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, scale=None):
-    """Backward of :func:`attention_forward` (P recomputed from q, k, lse).
+def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, scale=None, dropout_p=0.0, seed=0,
+                       offset=0):
+    """Backward of :func:`attention_forward` (P recomputed from q, k, lse; the dropout mask
+    regenerated from seed and offset).
 
-    Same shapes/mask/causal/scale as the forward; o and lse are the forward's
+    Same shapes/mask/causal/scale/dropout as the forward; o and lse are the forward's
     outputs and do the gradient of o.  Returns (dq, dk, dv) shaped like q, k, v.
     Fully masked query rows (lse == -inf) contribute nothing (no NaN).
     """
     be = backend_for(q, k, v, o, lse, do, key_pad_mask)
     xp = be.xp
     q, k, v, m, dt, BH, Lq, Lk, d, heads, scale = _attention_prepare(be, q, k, v, key_pad_mask, scale)
+    dropout = _dropout_args(dt, dropout_p, seed, offset)
     o, do, lse = contiguous(xp, o.reshape(BH, Lq, d), do.reshape(BH, Lq, d), lse.reshape(BH, Lq))
     float_dtype(q, o, do, lse)
     dq = be.empty((BH, Lq, d), dt)
@@ -197,7 +212,7 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
         be.launch("attention.cu", "attention_backward_delta", dt, (-(-rows // warps),),
                   (THREADS,), (o, do, delta, np.int32(rows), np.int32(d)))
         common = (np.int32(BH), np.int32(heads), np.int32(Lq), np.int32(Lk), np.int32(d),
-                  np.int32(bool(causal)), scale)
+                  np.int32(bool(causal)), scale, *dropout)
         be.launch("attention.cu", "attention_backward_dkdv", dt, (BH * (-(-Lk // tiles.bkb)),),
                   (THREADS,), (q, k, v, m, do, lse, delta, dk, dv) + common)
         be.launch("attention.cu", "attention_backward_dq", dt, (BH * (-(-Lq // tiles.bqb)),),

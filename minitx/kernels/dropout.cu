@@ -1,13 +1,9 @@
 // dropout.cu -- fused dropout with a counter-based RNG (no mask is stored).
 //
-// RNG: Philox-4x32-10 (Salmon et al., "Parallel random numbers: as easy as
-// 1, 2, 3", SC'11), written out below.  Element i of a launch draws from
-//   counter = (g_lo, g_hi, offset_lo, offset_hi) with g = i / 4,
-//   key     = (seed_lo, seed_hi),
-// and uses output word i % 4.  Element i is KEPT iff (word >> 8) >= threshold,
-// where threshold = round-up(p * 2^24) is computed on the host, so the keep
-// probability is 1 - threshold / 2^24 ~= 1 - p exactly as a fraction of 2^24,
-// independent of T.  Kept values are multiplied by keep_scale = 1 / (1 - p)
+// RNG: Philox-4x32-10 (philox.cuh): element i of a launch is KEPT iff the 24 high bits
+// of its word of the Philox output for (seed, offset) are >= threshold = ceil(p * 2^24),
+// computed on the host, so the keep probability is 1 - threshold / 2^24 ~= 1 - p, independent
+// of T.  Kept values are multiplied by keep_scale = 1 / (1 - p)
 // (0 when p == 1); dropped values are exactly 0 (a select, not a multiply).
 // The backward regenerates the identical mask from (seed, offset), so
 // nothing is saved between forward and backward.  Different offsets give
@@ -27,46 +23,7 @@
 // Thread mapping: grid-stride loop over groups of 4 consecutive elements
 // (one Philox call per group); every index is bounds-checked against n.
 #include "common.cuh"
-
-struct PhiloxOut {
-  unsigned int v[4];
-};
-
-__device__ __forceinline__ PhiloxOut philox4x32_10(unsigned int c0, unsigned int c1,
-                                                   unsigned int c2, unsigned int c3,
-                                                   unsigned int k0, unsigned int k1) {
-  const unsigned int M0 = 0xD2511F53u, M1 = 0xCD9E8D57u;
-  const unsigned int W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
-#pragma unroll
-  for (int r = 0; r < 10; ++r) {
-    if (r > 0) {
-      k0 += W0;
-      k1 += W1;
-    }
-    const unsigned int hi0 = __umulhi(M0, c0), lo0 = M0 * c0;
-    const unsigned int hi1 = __umulhi(M1, c2), lo1 = M1 * c2;
-    const unsigned int n0 = hi1 ^ c1 ^ k0;
-    const unsigned int n2 = hi0 ^ c3 ^ k1;
-    c0 = n0;
-    c1 = lo1;
-    c2 = n2;
-    c3 = lo0;
-  }
-  PhiloxOut out;
-  out.v[0] = c0;
-  out.v[1] = c1;
-  out.v[2] = c2;
-  out.v[3] = c3;
-  return out;
-}
-
-__device__ __forceinline__ PhiloxOut dropout_bits(long long group, unsigned long long seed,
-                                                  unsigned long long offset) {
-  const unsigned long long g = (unsigned long long)group;
-  return philox4x32_10((unsigned int)g, (unsigned int)(g >> 32), (unsigned int)offset,
-                       (unsigned int)(offset >> 32), (unsigned int)seed,
-                       (unsigned int)(seed >> 32));
-}
+#include "philox.cuh"
 
 template <typename T>
 __device__ __forceinline__ T act_forward(T u, int act) {

@@ -9,7 +9,7 @@ import numpy as np
 from minitx import kernels
 from minitx.autograd.function import Function
 from minitx.backend import device_of, get_array_module
-from minitx.ops.nn import _dropout_keep_mask
+from minitx.ops.nn import _dropout_keep_mask, _philox_seed_offset
 from minitx.ops.reduction import logsumexp_parts
 
 __all__ = ["ScaledDotProductAttention"]
@@ -51,7 +51,9 @@ class ScaledDotProductAttention(Function):
     sees no key), plus the dropout mask m; backward recomputes P = exp(S - lse) instead of
     keeping the [Lq, Lk] matrix. The fused kernel (flash-attention style: P never leaves the
     chip) runs where ``kernels.attention_plan`` allows it: a key-padding mask, d = dv <= 128,
-    no attention dropout, no weights requested, a causal mask that fits the kernel's.
+    no weights requested, a causal mask that fits the kernel's. It draws the dropout mask m
+    element by element from a Philox (seed, offset) pair, as the unfused path draws it on the
+    GPU, and regenerates it in backward instead of saving it.
 
     Derivation: docs/backprop/attention.md
     """
@@ -62,14 +64,15 @@ class ScaledDotProductAttention(Function):
         self.causal, self.dropout_p, self.scale, self.seed = causal, dropout_p, scale, seed
         self.need_weights = need_weights
         self.weights = None
+        self.philox = None  # (p, seed, offset) of a fused forward's dropout
 
-    def _kernel_plan(self, q, k, v, mask, *others, dropout=False, weights=False):
+    def _kernel_plan(self, q, k, v, mask, *others, weights=False):
         """The kernels' plan for this attention (kernels.attention_plan), or None when they
         cannot compute it or the arrays do not suit them."""
         if not kernels.enabled(q, k, v, *others):
             return None
         plan = kernels.attention_plan(q.shape, k.shape, v.shape, None if mask is None else mask.shape,
-                                      self.causal, dropout, weights)
+                                      self.causal, weights)
         return None if isinstance(plan, str) else plan
 
     def _scores(self, q, k, mask):
@@ -93,11 +96,14 @@ class ScaledDotProductAttention(Function):
             raise TypeError(f"scaled_dot_product_attention: mask must be boolean (True = may attend), "
                             f"got dtype {mask.dtype.name}")
         self.scale_used = self.scale if self.scale is not None else 1 / math.sqrt(d)
-        plan = self._kernel_plan(q, k, v, mask, dropout=bool(self.dropout_p), weights=self.need_weights)
+        plan = self._kernel_plan(q, k, v, mask, weights=self.need_weights)
         dropout_mask = None
         if plan is not None:
+            # the fused path's dropout: (p, seed, offset), the mask regenerated in backward
+            self.philox = (self.dropout_p, *_philox_seed_offset(self.seed, q)) if self.dropout_p else None
             o, lse = kernels.attention_forward(q.reshape(-1, lq, d), k.reshape(-1, lk, d), v.reshape(-1, lk, d),
-                                               _mask_rows(mask, plan, lk), plan.causal, self.scale_used)
+                                               _mask_rows(mask, plan, lk), plan.causal, self.scale_used,
+                                               *(self.philox or ()))
             o, lse = o.reshape(q.shape), lse.reshape(q.shape[:-1])
         else:
             scores = self._scores(q, k, mask)
@@ -115,13 +121,18 @@ class ScaledDotProductAttention(Function):
 
     def backward(self, do):
         q, k, v, mask, o, lse, dropout_mask = self.saved
-        plan = self._kernel_plan(q, k, v, mask, o, lse, do, dropout=dropout_mask is not None)
+        # the path forward took: the unfused one saved its dropout mask
+        plan = None if dropout_mask is not None else self._kernel_plan(q, k, v, mask, o, lse, do)
+        if plan is None and self.philox is not None:  # fused forward, unfused backward: redraw its mask
+            p, seed, offset = self.philox
+            dropout_mask = kernels.dropout_apply(get_array_module(q).ones(lse.shape + (k.shape[-2],), q.dtype),
+                                                 p, seed, offset)
         if plan is not None:
             lq, lk, d = q.shape[-2], k.shape[-2], q.shape[-1]
             dq, dk, dv = kernels.attention_backward(
                 q.reshape(-1, lq, d), k.reshape(-1, lk, d), v.reshape(-1, lk, d), o.reshape(-1, lq, d),
                 lse.reshape(-1, lq), do.reshape(-1, lq, d), _mask_rows(mask, plan, lk), plan.causal,
-                self.scale_used)
+                self.scale_used, *(self.philox or ()))
             grads = (dq.reshape(q.shape), dk.reshape(k.shape), dv.reshape(v.shape))
         else:
             xp = get_array_module(do)

@@ -36,7 +36,7 @@ OPTIONS = {
     "decoder_layers": (3, "decoder layers"),
     "d_ff": (1024, "feed-forward hidden width"),
     "dropout": (0.1, "dropout on embeddings, residual branches and feed-forward activations"),
-    "attention_dropout": (None, "dropout on attention weights (None: same as dropout; 0 allows the fused kernel)"),
+    "attention_dropout": (None, "dropout on attention weights (None: same as dropout)"),
     "positional": ("sinusoidal", "position encoding: 'sinusoidal' or 'learned'"),
     "share_embeddings": (True, "one embedding table for both languages; only with joint_vocab (with separate "
                                "vocabularies the default quietly turns it off)"),

@@ -149,6 +149,32 @@ def bias_act_case(shape, activation, dtype, seed=0):
         "bias_act_dropout_forward", "bias_act_dropout_backward"]
 
 
+def attention_dropout_both_ways(causal, device="cpu"):
+    """The fused kernels (no weights asked for) and the unfused path (weights asked for, so P
+    is formed and its mask drawn by dropout.cu) drop the same weights after the same
+    manual_seed: equal outputs and gradients, and the kernels ran only in the first."""
+    rng = np.random.default_rng(9)
+    arrays = [rng.standard_normal((2, 3, 6, 8)) for _ in range(3)]
+    mask = rng.random((2, 1, 1, 6)) < 0.8
+    do = rng.standard_normal((2, 3, 6, 8))
+
+    def run(return_weights):
+        minitx.manual_seed(5)
+        q, k, v = leaves(arrays, device)
+        with path_context(True, device), kernel_launches() as names:
+            out = F.scaled_dot_product_attention(q, k, v, mask=minitx.tensor(mask, device=device), causal=causal,
+                                                 dropout_p=0.4, return_weights=return_weights)
+            out = out[0] if return_weights else out
+            (out * minitx.tensor(do, device=device)).sum().backward()
+        return [out.numpy(), q.grad.numpy(), k.grad.numpy(), v.grad.numpy()], names
+
+    fused, fused_names = run(False)
+    unfused, unfused_names = run(True)
+    assert "attention_forward" in fused_names and "attention_forward" not in unfused_names
+    for got, want in zip(fused, unfused):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
 # ---------------------------------------------------------------- optimizer, clipping, a training step
 
 

@@ -63,26 +63,28 @@ def cross_entropy(x, t, ignore_index, eps):
     return loss, lse, grad
 
 
-def attention(q, k, v, keep, scale):
-    """keep: bool [BH, Lq, Lk].  Returns o, lse, and a backward closure."""
+def attention(q, k, v, keep, scale, z=None):
+    """keep: bool [BH, Lq, Lk]; z: None, or the dropout factor of every weight [BH, Lq, Lk]
+    (1 / (1 - p) where kept, 0 where dropped).  Returns o, lse, and a backward closure."""
     q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
+    z = 1.0 if z is None else np.asarray(z, np.float64)
     s = scale * np.einsum("bid,bjd->bij", q, k)
     s = np.where(keep, s, -np.inf)
     m = s.max(-1, keepdims=True)
     dead = ~np.isfinite(m)
     e = np.where(keep, np.exp(s - np.where(dead, 0.0, m)), 0.0)
-    z = e.sum(-1, keepdims=True)
-    p = np.where(dead, 0.0, e / np.where(z == 0, 1.0, z))
-    o = p @ v
-    lse = np.where(dead, -np.inf, np.where(dead, 0, m) + np.log(np.where(z == 0, 1.0, z)))[..., 0]
+    total = e.sum(-1, keepdims=True)
+    p = np.where(dead, 0.0, e / np.where(total == 0, 1.0, total))
+    o = (p * z) @ v
+    lse = np.where(dead, -np.inf, np.where(dead, 0, m) + np.log(np.where(total == 0, 1.0, total)))[..., 0]
 
     def backward(do):
         do = np.asarray(do, np.float64)
-        dp = do @ v.transpose(0, 2, 1)
+        dp = (do @ v.transpose(0, 2, 1)) * z
         ds = p * (dp - (dp * p).sum(-1, keepdims=True))
         dq = scale * ds @ k
         dk = scale * ds.transpose(0, 2, 1) @ q
-        dv = p.transpose(0, 2, 1) @ do
+        dv = (p * z).transpose(0, 2, 1) @ do
         return dq, dk, dv
 
     return o, lse, backward

@@ -18,13 +18,19 @@ def tol(dtype):
     return dict(rtol=1e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-11)
 
 
-def _check(q, k, v, kpm, causal, scale, rng, dtype):
+def _check(q, k, v, kpm, causal, scale, rng, dtype, dropout=(0.0, 0, 0)):
+    """Forward and backward against ref.attention; dropout = (p, seed, offset) drops the
+    weights ref.dropout_keep drops over the flat [BH, Lq, Lk]."""
     BH, Lq, d = q.shape
     Lk = k.shape[1]
-    o, lse = K.attention_forward(q, k, v, key_pad_mask=kpm, causal=causal, scale=scale)
+    o, lse = K.attention_forward(q, k, v, key_pad_mask=kpm, causal=causal, scale=scale, dropout_p=dropout[0],
+                                 seed=dropout[1], offset=dropout[2])
     keep = ref.attention_keep(BH, Lq, Lk, kpm, causal)
     s = scale if scale is not None else 1 / math.sqrt(d)
-    o_ref, lse_ref, bwd = ref.attention(q, k, v, keep, s)
+    z = None
+    if dropout[0]:
+        z = ref.dropout_keep(BH * Lq * Lk, *dropout).reshape(BH, Lq, Lk) * dtype(1 / (1 - dropout[0]))
+    o_ref, lse_ref, bwd = ref.attention(q, k, v, keep, s, z)
     t = tol(dtype)
     np.testing.assert_allclose(o, o_ref, **t)
     np.testing.assert_array_equal(np.isinf(lse), np.isinf(lse_ref))
@@ -32,7 +38,7 @@ def _check(q, k, v, kpm, causal, scale, rng, dtype):
     np.testing.assert_allclose(lse[fin], lse_ref[fin], **t)
     do = rng.standard_normal(o.shape).astype(dtype)
     dq, dk, dv = K.attention_backward(q, k, v, o, lse, do, key_pad_mask=kpm, causal=causal,
-                                      scale=scale)
+                                      scale=scale, dropout_p=dropout[0], seed=dropout[1], offset=dropout[2])
     dq_r, dk_r, dv_r = bwd(do)
     for got, want in ((dq, dq_r), (dk, dk_r), (dv, dv_r)):
         assert np.isfinite(got).all()
@@ -56,6 +62,22 @@ def test_attention_random(cpu, B, H, Lq, Lk, d, causal, use_mask, dtype, seed):
         kpm = rng.random((B, Lk)) < 0.7
         kpm[0, :] = False  # batch 0: every query row fully masked
     _check(q, k, v, kpm, causal, None, rng, dtype)
+
+
+@SETTINGS
+@given(B=st.integers(1, 2), H=st.integers(1, 2), Lq=st.sampled_from([1, 5, 17, 40]),
+       Lk=st.sampled_from([1, 3, 33, 40]), d=st.sampled_from([1, 8, 32]), causal=st.booleans(),
+       use_mask=st.booleans(), p=st.sampled_from([0.1, 0.5, 0.9]), dtype=st.sampled_from([np.float32, np.float64]),
+       seed=st.integers(0, 2**64 - 1), offset=st.integers(0, 2**64 - 1))
+def test_attention_dropout_drops_the_weights_dropout_would(cpu, B, H, Lq, Lk, d, causal, use_mask, p, dtype, seed,
+                                                           offset):
+    """With dropout on the weights the kernels drop exactly the elements of P that the Philox
+    mask of dropout.cu drops over a stored P, forward and backward."""
+    rng = np.random.default_rng(seed % 2**32)
+    BH = B * H
+    q, k, v = (rng.standard_normal((BH, n, d)).astype(dtype) for n in (Lq, Lk, Lk))
+    kpm = (rng.random((B, Lk)) < 0.7) if use_mask else None
+    _check(q, k, v, kpm, causal, None, rng, dtype, dropout=(p, seed, offset))
 
 
 @pytest.mark.parametrize("d", [64, 128])
@@ -150,7 +172,6 @@ def test_attention_plan_answers_for_the_op():
         "head dim 129": (((1, 5, 129), (1, 7, 129), (1, 7, 129)), {}),
         "batch axes": ((q, (1, 4, 7, 8), (1, 4, 7, 8)), {}),
         "causal with Lq = 5 != Lk = 7": ((q, k, k, None, True), {}),
-        "dropout": ((q, k, k), dict(dropout=True)),
         "weights": ((q, k, k), dict(weights=True)),
     }
     for why, (args, flags) in refused.items():

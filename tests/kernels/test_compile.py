@@ -45,7 +45,8 @@ def test_cu_files_do_not_use_the_cpu_header():
         src = (_runtime.KERNEL_DIR / name).read_text()
         assert "cpu_compat" not in src and "minitx_cpu" not in src, name
         includes = re.findall(r'#\s*include\s*[<"]([^>"]+)[>"]', src)
-        assert set(includes) <= {"common.cuh", "../common.cuh"}, f"{name} includes {includes}"
+        # device headers of this directory only (philox.cuh: dropout's random numbers)
+        assert set(includes) <= {"common.cuh", "../common.cuh", "philox.cuh"}, f"{name} includes {includes}"
 
 
 def _instantiation_unit(name: str) -> str:

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 import minitx
 import minitx.functional as F
 from minitx import kernels as K
-from minitx import ops, optim
+from minitx import optim
 from minitx.testing import gradcheck
 
 import _reference as ref
-from _dispatch import (TRAINING_STEP_KERNELS, assert_paths_agree, attention_case, bias_act_case, both_paths,
+from _dispatch import (TRAINING_STEP_KERNELS, assert_paths_agree, attention_case, attention_dropout_both_ways, bias_act_case, both_paths,
                        check_fused_dropout_ops, clip_run, cross_entropy_case, embedding_case, kernel_launches, key_padding_mask,
                        layer_norm_case, leaves, optimizer_run, path_context, softmax_case, training_step)
 
@@ -169,6 +169,11 @@ def test_plain_dropout_draws_philox_masks_that_a_checkpoint_can_replay():
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_dropout_is_the_same_fused_and_unfused(causal):
+    attention_dropout_both_ways(causal)
+
+
 # ---------------------------------------------------------------- what falls back
 
 
@@ -184,12 +189,12 @@ def _attention_launches(mask=None, lq=3, lk=3, dv=2, **kwargs):
 
 def test_attention_falls_back_where_the_kernel_does_not_apply():
     assert _attention_launches(key_padding_mask(2, 3)) != []  # the control
+    assert _attention_launches(dropout_p=0.3, seed=1) != []       # dropout on the weights fuses too
     full = np.random.default_rng(0).random((2, 1, 3, 3)) < 0.8
     full[..., 0] = True
     assert _attention_launches(full) == []                        # a per-query mask
     per_query = np.array([[True, False, True], [True, True, True]])
     assert _attention_launches(per_query, lq=2) == []             # [2, Lk] on 4-D q: rows are queries
-    assert _attention_launches(dropout_p=0.3, seed=1) == []       # dropout on the weights
     assert _attention_launches(lq=2, lk=3, causal=True) == []     # bottom-right causal, Lq != Lk
     assert _attention_launches(dv=3) == []                        # value size != key size
     # weights requested: the forward needs P, the backward (from o and lse) may still fuse
