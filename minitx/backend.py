@@ -115,6 +115,18 @@ def set_default_device(device: str) -> None:
     _default_device = check_device(device)
 
 
+def sum_rows(a):
+    """sum_r a[r, :] of a 2-D array [rows, cols]: a bias gradient, the bias being added to every
+    row. On CuPy it is the product ones[1, rows] @ a, which cuBLAS computes at memory speed;
+    CuPy's own reduction over axis 0 reached about an eighth of that on an H100 (34 bias
+    gradients took 4.8 ms of a 46 ms training step). NumPy sums, and so does CuPy when TF32 is
+    allowed: a TF32 product would round every element of a to 10 mantissa bits first."""
+    xp = get_array_module(a)
+    if xp is np or a.ndim != 2 or tf32_allowed():
+        return a.sum(axis=0)
+    return (xp.ones((1, a.shape[0]), dtype=a.dtype) @ a).reshape(a.shape[1])
+
+
 def host_ints(*values) -> list:
     """Integer 0-d arrays (results of reductions) as Python ints, with ONE device-to-host copy:
     on the GPU each int(value) would wait for the device separately."""

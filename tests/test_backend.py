@@ -149,3 +149,9 @@ def test_allow_tf32_sets_cupys_switch(monkeypatch):
 def test_only_the_first_gpu_index_is_accepted():
     with pytest.raises(ValueError, match="'cuda:1'"):
         backend.check_device("cuda:1")
+
+
+def test_sum_rows_is_the_column_sum():
+    a = np.random.default_rng(3).standard_normal((7, 5))
+    np.testing.assert_array_equal(backend.sum_rows(a), a.sum(axis=0))
+    np.testing.assert_array_equal(backend.sum_rows(np.zeros((0, 4), np.float32)), np.zeros(4, np.float32))

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from minitx.backend import sum_rows
+
 from ._launch import check_int32, contiguous, float_dtype, same_shape_inputs
 from ._runtime import backend_for
 
@@ -120,5 +122,5 @@ def bias_act_dropout_backward(dy, x, bias, act, p, seed, offset=0):
                     (np.int32(cols), np.int32(_ACTS[act])), p, seed, offset)
     db = None
     if b is not None:
-        db = dx.reshape(-1, cols).sum(axis=0) if x.size else be.zeros((cols,), dt)
+        db = sum_rows(dx.reshape(-1, cols)) if x.size else be.zeros((cols,), dt)
     return dx, db

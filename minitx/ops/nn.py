@@ -19,7 +19,7 @@ import numpy as np
 from minitx import kernels
 from minitx import random as mrandom
 from minitx.autograd.function import Function
-from minitx.backend import device_of, get_array_module, host_ints
+from minitx.backend import device_of, get_array_module, host_ints, sum_rows
 from minitx.ops.elementwise import gelu_tanh, gelu_tanh_derivative, relu_derivative, relu_values
 from minitx.ops.reduction import check_nonempty_axes, logsumexp_parts, normalize_axes
 from minitx.ops.shape import scatter_add
@@ -303,7 +303,7 @@ class BiasActDropout(Function):
             dx = dy * f_prime(x if b is None else x + b)
             if mask is not None:
                 dx = dx * mask
-            db = None if b is None else dx.sum(axis=tuple(range(dx.ndim - 1)))
+            db = None if b is None else sum_rows(dx.reshape(-1, dx.shape[-1]))
         return (dx,) if b is None else (dx, db if self.needs_input_grad[1] else None)
 
 
@@ -377,7 +377,7 @@ class Linear(Function):
         dw = dy.T @ rows if self.needs_input_grad[1] else None
         if not self.has_bias:
             return dx, dw
-        return dx, dw, dy.sum(axis=0) if self.needs_input_grad[2] else None
+        return dx, dw, sum_rows(dy) if self.needs_input_grad[2] else None
 
 
 def _rows(a):
