@@ -8,11 +8,13 @@ import sys
 import tarfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
-SCRIPTS = ["bench_kernels.py", "bench_train_step.py", "sanitize_kernels.py", "bench_ladder.py"]
+SCRIPTS = ["bench_kernels.py", "bench_train_step.py", "sanitize_kernels.py", "bench_ladder.py", "profile_train_step.py",
+           "same_run.py"]
 needs_gxx = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "g++")) is None,
                                reason="the CPU kernel emulation needs g++")
 
@@ -54,6 +56,49 @@ def test_bench_train_step_cpu_smoke(tmp_path):
     rows = json.loads(out.read_text())["results"]
     assert [r["preset"] for r in rows] == ["seed004-small", "base", "gpu-best"]
     assert all(r["minitx"]["tokens_per_s"] > 0 for r in rows)
+
+
+def test_profile_train_step_cpu_smoke(tmp_path):
+    """On the CPU the profile is the host view alone: the step and the functions under it."""
+    out = tmp_path / "profile.json"
+    printed = run(BENCH / "profile_train_step.py", "--device", "cpu", "--preset", "seed004-small", "--tokens", "64",
+                  "--length", "8", "--vocab", "50", "--steps", "1", "--warmup", "0", "--top", "5", "--out", out)
+    report = json.loads(out.read_text())
+    assert "kernels" not in report and len(report["host_by_cumulative"]) == 5
+    assert any("step" in r["function"] for r in report["host_by_cumulative"])
+    assert "host, with callees" in printed
+
+
+def _fake_run(folder, weight, translation="a dog ."):
+    """A run directory as train writes it, with one weight and one translation to vary."""
+    import minitx
+
+    folder.mkdir()
+    state = {"model": {"w": np.array([1.0, weight])}, "optimizer": {"state": [], "param_groups": []},
+             "schedule": {}, "rng": {"seed": 1}, "progress": {"step": 3, "train_seconds": weight}}
+    minitx.save(state, folder / "last.npz")
+    minitx.save({"model": state["model"]}, folder / "best.npz")
+    (folder / "history.json").write_text(json.dumps([{"epoch": 1, "val_loss": 2.0, "seconds": weight}]))
+    (folder / "results.json").write_text(json.dumps({"bleu": 30.0, "train_seconds": weight}))
+    (folder / "test_2016_flickr.hyp.en").write_text(translation + "\n")
+    return folder
+
+
+def test_same_run_finds_what_differs_and_ignores_the_clock(tmp_path):
+    a = _fake_run(tmp_path / "a", 2.0)
+    same = _fake_run(tmp_path / "same", 2.0)
+    proc = subprocess.run([sys.executable, str(BENCH / "same_run.py"), str(a), str(same)], capture_output=True,
+                          text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 0 and "DIFFERS" not in proc.stdout, proc.stdout + proc.stderr
+    other = _fake_run(tmp_path / "other", 2.0 + 1e-12, translation="a cat .")
+    report = tmp_path / "report.json"
+    proc = subprocess.run([sys.executable, str(BENCH / "same_run.py"), str(a), str(other), "--json", str(report)],
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    items = json.loads(report.read_text())["items"]
+    assert proc.returncode == 1
+    assert not items["last.npz model"]["same"] and items["last.npz model"]["largest_difference"] > 0
+    assert not items["test_2016_flickr.hyp.en"]["same"]
+    assert items["history.json"]["same"] and items["results.json"]["same"]  # only their seconds differ
 
 
 @needs_gxx
