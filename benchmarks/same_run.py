@@ -50,7 +50,7 @@ def compare_trees(a, b):
                 differing.append(path)
                 if x.shape == y.shape and x.dtype.kind == "f":
                     largest = max(largest, float(np.nanmax(np.abs(x.astype(np.float64) - y))))
-        elif x != y and not (isinstance(x, float) and np.isnan(x) and np.isnan(y)):
+        elif x != y and not (isinstance(x, float) and isinstance(y, float) and np.isnan(x) and np.isnan(y)):
             differing.append(path)
     return differing, largest
 
@@ -78,10 +78,15 @@ def compare_runs(run_a: Path, run_b: Path) -> dict:
             item(name, differing, largest, len(flatten(a)))
         else:
             report[name] = {"same": False, "missing": True}
-    for hyp in sorted(p.name for p in run_a.glob("*.hyp.*")):
+    translations = sorted({p.name for run in (run_a, run_b) for p in run.glob("*.hyp.*")})
+    if not translations:  # train always writes them: without any, the runs did not finish
+        report["test translations (*.hyp.*)"] = {"same": False, "missing": True}
+    for hyp in translations:
         a, b = (run / hyp for run in (run_a, run_b))
-        lines_a = a.read_text().splitlines()
-        lines_b = b.read_text().splitlines() if b.exists() else []
+        if not (a.exists() and b.exists()):
+            report[hyp] = {"same": False, "missing": True}
+            continue
+        lines_a, lines_b = a.read_text().splitlines(), b.read_text().splitlines()
         item(hyp, [f"line {i + 1}" for i, (x, y) in enumerate(zip(lines_a, lines_b)) if x != y]
              + (["line count"] if len(lines_a) != len(lines_b) else []), total=len(lines_a))
     return report

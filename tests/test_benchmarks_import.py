@@ -99,6 +99,10 @@ def test_same_run_finds_what_differs_and_ignores_the_clock(tmp_path):
     assert not items["last.npz model"]["same"] and items["last.npz model"]["largest_difference"] > 0
     assert not items["test_2016_flickr.hyp.en"]["same"]
     assert items["history.json"]["same"] and items["results.json"]["same"]  # only their seconds differ
+    (a / "test_2016_flickr.hyp.en").unlink()
+    proc = subprocess.run([sys.executable, str(BENCH / "same_run.py"), str(a), str(same)], capture_output=True,
+                          text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 1 and "MISSING" in proc.stdout  # a translation in one run only
 
 
 @needs_gxx

@@ -339,6 +339,16 @@ def test_non_finite_grad_raises_and_changes_nothing(cls, bad):
             np.testing.assert_array_equal(s0[k], s1[k])
 
 
+def test_the_first_non_finite_parameter_is_named_across_dtypes():
+    """Gradients are checked per dtype; the error still names the lowest index."""
+    params = [minitx.tensor(np.zeros(2), requires_grad=True),
+              minitx.tensor(np.zeros(2, np.float32), requires_grad=True),
+              minitx.tensor(np.zeros(3), requires_grad=True)]
+    set_grads(params, [np.zeros(2), np.array([np.nan, 0], np.float32), np.array([0, np.inf, 0])])
+    with pytest.raises(FloatingPointError, match=r"parameter 1 \(shape \(2,\)\)"):
+        SGD(params, lr=0.1).step()
+
+
 def test_check_finite_false_lets_nan_through():
     params = make_params(shapes=[(2,)])
     set_grads(params, [np.array([np.nan, 1.0])])

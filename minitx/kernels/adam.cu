@@ -28,7 +28,7 @@
 // Non-finite count (the optimizer's NaN/inf check: one launch and one sync for every gradient,
 // where one reduction per gradient would launch hundreds of kernels):
 //   nonfinite_partial  same work table; block b writes partial[b] = how many elements of its
-//                      chunk are NaN or +-inf (a count below 4096, exact in float too) (=)
+//                      chunk are NaN or +-inf (at most 4096, exact in float too)  (=)
 //
 // Thread mapping: threads of block b stride over its chunk.
 #include "common.cuh"
@@ -67,35 +67,22 @@ __global__ void adam_step(T* const* __restrict__ params, const T* const* __restr
   }
 }
 
-// partial[b] = sum of term(x) over the chunk of block b of the work table (both reductions
-// below are this loop with another term).
-template <typename T, typename Term>
-__device__ __forceinline__ void chunk_partial_sum(const T* const* __restrict__ tensors,
-                                                  const long long* __restrict__ sizes,
-                                                  const int* __restrict__ block_tensor,
-                                                  const long long* __restrict__ block_start,
-                                                  int nblocks, int chunk, T* __restrict__ partial,
-                                                  Term term) {
-  const int b = blockIdx.x;
-  if (b >= nblocks) return;  // uniform per block: the block sum below is safe
-  const int t = block_tensor[b];
-  const long long start = block_start[b];
-  const long long end = mtx::lmin(start + chunk, sizes[t]);
-  const T* x = tensors[t];
-  T s = T(0);
-  for (long long i = start + threadIdx.x; i < end; i += blockDim.x) s += term(x[i]);
-  s = mtx::block_sum(s);
-  if (threadIdx.x == 0) partial[b] = s;
-}
-
 template <typename T>
 __global__ void sumsq_partial(const T* const* __restrict__ tensors,
                               const long long* __restrict__ sizes,
                               const int* __restrict__ block_tensor,
                               const long long* __restrict__ block_start, int nblocks, int chunk,
                               T* __restrict__ partial) {
-  chunk_partial_sum(tensors, sizes, block_tensor, block_start, nblocks, chunk, partial,
-                    [](T v) { return v * v; });
+  const int b = blockIdx.x;
+  if (b >= nblocks) return;
+  const int t = block_tensor[b];
+  const long long start = block_start[b];
+  const long long end = mtx::lmin(start + chunk, sizes[t]);
+  const T* x = tensors[t];
+  T s = T(0);
+  for (long long i = start + threadIdx.x; i < end; i += blockDim.x) s += x[i] * x[i];
+  s = mtx::block_sum(s);
+  if (threadIdx.x == 0) partial[b] = s;
 }
 
 template <typename T>
@@ -113,7 +100,19 @@ __global__ void nonfinite_partial(const T* const* __restrict__ tensors,
                                   const int* __restrict__ block_tensor,
                                   const long long* __restrict__ block_start, int nblocks, int chunk,
                                   T* __restrict__ partial) {
-  // v - v is 0 for a finite v, NaN for NaN and for +-inf (inf - inf)
-  chunk_partial_sum(tensors, sizes, block_tensor, block_start, nblocks, chunk, partial,
-                    [](T v) { const T d = v - v; return d != d ? T(1) : T(0); });
+  const int b = blockIdx.x;
+  if (b >= nblocks) return;
+  const int t = block_tensor[b];
+  const long long start = block_start[b];
+  const long long end = mtx::lmin(start + chunk, sizes[t]);
+  const T* x = tensors[t];
+  T count = T(0);
+  for (long long i = start + threadIdx.x; i < end; i += blockDim.x) {
+    // 0 for a finite x; NaN for NaN and for +-inf (inf - inf). Exact IEEE arithmetic is what
+    // makes this hold: no fast-math option is passed to NVRTC, nvcc or g++.
+    const T d = x[i] - x[i];
+    if (d != d) count += T(1);
+  }
+  count = mtx::block_sum(count);
+  if (threadIdx.x == 0) partial[b] = count;
 }

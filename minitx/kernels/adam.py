@@ -24,8 +24,8 @@ def _work_table(be, sizes):
     """The work table of tensors of these sizes, on the device: (sizes, tensor index of every
     chunk, start of every chunk, number of chunks); block b of a launch works on chunk b.
 
-    A training step asks for the same table twice per step (clipping, then Adam) for the same
-    parameters: it is built and uploaded once and kept (building it in Python cost more host
+    A training step asks for the same table three times per step (the clip norm, the NaN/inf
+    check, Adam) for the same parameters: it is built and uploaded once and kept (building it in Python cost more host
     time than the Adam kernel takes on the GPU)."""
     device = be.xp.cuda.runtime.getDevice() if be.name == "cupy" else None
     key = (be.name, device, tuple(sizes))
@@ -116,9 +116,11 @@ def nonfinite_counts(arrays):
     int64 array: one launch over all of them and one device-to-host copy (the optimizer's check
     that no gradient is NaN or inf, which one reduction per gradient made hundreds of launches)."""
     arrays = list(arrays)
+    counts = np.zeros(len(arrays), dtype=np.int64)
+    if not arrays:
+        return counts
     be = backend_for(*arrays)
     dt = float_dtype(*arrays)
-    counts = np.zeros(len(arrays), dtype=np.int64)
     nonempty = [i for i, a in enumerate(arrays) if a.size]
     if not nonempty:
         return counts

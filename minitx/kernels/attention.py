@@ -66,7 +66,7 @@ def _key_padding_rows(mask_shape, q_shape, lk):
     return first
 
 
-def attention_plan(q_shape, k_shape, v_shape, mask_shape=None, causal=False, weights=False):
+def attention_plan(q_shape, k_shape, v_shape, mask_shape=None, *, causal=False, weights=False):
     """Whether the fused kernels can compute this attention: an :class:`AttentionPlan`, or a
     str saying why not.
 

@@ -52,8 +52,11 @@ class ScaledDotProductAttention(Function):
     keeping the [Lq, Lk] matrix. The fused kernel (flash-attention style: P never leaves the
     chip) runs where ``kernels.attention_plan`` allows it: a key-padding mask, d = dv <= 128,
     no weights requested, a causal mask that fits the kernel's. It draws the dropout mask m
-    element by element from a Philox (seed, offset) pair, as the unfused path draws it on the
-    GPU, and regenerates it in backward instead of saving it.
+    element by element from a Philox (seed, offset) pair and regenerates it in backward instead
+    of saving it. Without ``seed`` the pair is the next from minitx.random, the pair the unfused
+    path's mask would take on the GPU: both paths drop the same weights. With ``seed`` the
+    kernels use (seed, 0) and the unfused path NumPy's/CuPy's generator seeded with it, so their
+    masks differ (each is fixed by the seed).
 
     Derivation: docs/backprop/attention.md
     """
@@ -64,7 +67,7 @@ class ScaledDotProductAttention(Function):
         self.causal, self.dropout_p, self.scale, self.seed = causal, dropout_p, scale, seed
         self.need_weights = need_weights
         self.weights = None
-        self.philox = None  # (p, seed, offset) of a fused forward's dropout
+        self.philox = None  # (seed, offset) of the dropout mask a fused forward drew
 
     def _kernel_plan(self, q, k, v, mask, *others, weights=False):
         """The kernels' plan for this attention (kernels.attention_plan), or None when they
@@ -72,8 +75,12 @@ class ScaledDotProductAttention(Function):
         if not kernels.enabled(q, k, v, *others):
             return None
         plan = kernels.attention_plan(q.shape, k.shape, v.shape, None if mask is None else mask.shape,
-                                      self.causal, weights)
+                                      causal=self.causal, weights=weights)
         return None if isinstance(plan, str) else plan
+
+    def _kernel_dropout(self):
+        """The kernels' dropout arguments (dropout_p, seed, offset), or none without dropout."""
+        return () if self.philox is None else (self.dropout_p, *self.philox)
 
     def _scores(self, q, k, mask):
         """S = scale * q @ k^T, -inf where a key is not allowed."""
@@ -99,11 +106,10 @@ class ScaledDotProductAttention(Function):
         plan = self._kernel_plan(q, k, v, mask, weights=self.need_weights)
         dropout_mask = None
         if plan is not None:
-            # the fused path's dropout: (p, seed, offset), the mask regenerated in backward
-            self.philox = (self.dropout_p, *_philox_seed_offset(self.seed, q)) if self.dropout_p else None
+            self.philox = _philox_seed_offset(self.seed, q) if self.dropout_p else None
             o, lse = kernels.attention_forward(q.reshape(-1, lq, d), k.reshape(-1, lk, d), v.reshape(-1, lk, d),
                                                _mask_rows(mask, plan, lk), plan.causal, self.scale_used,
-                                               *(self.philox or ()))
+                                               *self._kernel_dropout())
             o, lse = o.reshape(q.shape), lse.reshape(q.shape[:-1])
         else:
             scores = self._scores(q, k, mask)
@@ -124,15 +130,14 @@ class ScaledDotProductAttention(Function):
         # the path forward took: the unfused one saved its dropout mask
         plan = None if dropout_mask is not None else self._kernel_plan(q, k, v, mask, o, lse, do)
         if plan is None and self.philox is not None:  # fused forward, unfused backward: redraw its mask
-            p, seed, offset = self.philox
             dropout_mask = kernels.dropout_apply(get_array_module(q).ones(lse.shape + (k.shape[-2],), q.dtype),
-                                                 p, seed, offset)
+                                                 self.dropout_p, *self.philox)
         if plan is not None:
             lq, lk, d = q.shape[-2], k.shape[-2], q.shape[-1]
             dq, dk, dv = kernels.attention_backward(
                 q.reshape(-1, lq, d), k.reshape(-1, lk, d), v.reshape(-1, lk, d), o.reshape(-1, lq, d),
                 lse.reshape(-1, lq), do.reshape(-1, lq, d), _mask_rows(mask, plan, lk), plan.causal,
-                self.scale_used, *(self.philox or ()))
+                self.scale_used, *self._kernel_dropout())
             grads = (dq.reshape(q.shape), dk.reshape(k.shape), dv.reshape(v.shape))
         else:
             xp = get_array_module(do)

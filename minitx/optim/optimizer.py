@@ -21,8 +21,9 @@ NaN / inf policy
 With ``check_finite=True`` (the default), ``step()`` first checks every gradient. If any holds
 a NaN or an infinity, it raises ``FloatingPointError`` naming the first such parameter index
 and its shape, and *no parameter and no state is changed*: the training loop may catch the
-error, call ``zero_grad()`` and skip the batch. With ``check_finite=False`` the check (one
-reduction per gradient and one device synchronisation per step) is skipped, and non-finite
+error, call ``zero_grad()`` and skip the batch. With ``check_finite=False`` the check (on the GPU one
+kernel over all gradients, else one reduction per gradient; a device synchronisation per step)
+is skipped, and non-finite
 gradients flow into the parameters as the arithmetic dictates.
 """
 from __future__ import annotations
@@ -151,26 +152,28 @@ class Optimizer:
                 self._step_group(group, items)
 
     def _raise_if_not_finite(self, items) -> None:
-        """Raise FloatingPointError if any gradient holds NaN or inf. One sync per device and
-        dtype: on the kernel path one launch counts over every gradient
+        """Raise FloatingPointError, naming the first parameter whose gradient holds NaN or inf.
+        One sync per device and dtype: on the kernel path one launch counts over every gradient
         (kernels.nonfinite_counts); otherwise one reduction per gradient, stacked."""
         groups: dict = {}
         for index, p in items:
             g = p.grad.data
             groups.setdefault((backend.get_array_module(g), g.dtype), []).append((index, p))
+        bad = []  # (index, param) of every non-finite gradient, over all groups
         for (xp, _), entries in groups.items():
             grads = [p.grad.data for _, p in entries]
             if kernels.enabled(*grads):
                 finite = kernels.nonfinite_counts(grads) == 0
             else:
                 finite = backend.to_numpy(xp.stack([xp.isfinite(g).all() for g in grads]))
-            if not finite.all():
-                index, p = entries[int(np.argmin(finite))]
-                raise FloatingPointError(
-                    f"{self._name}.step: the gradient of parameter {index} (shape {p.shape}) "
-                    "contains NaN or inf; no parameter was updated. Skip this batch "
-                    "(zero_grad()) or lower the learning rate; check_finite=False disables "
-                    "this check")
+            bad += [entry for entry, ok in zip(entries, finite) if not ok]
+        if bad:
+            index, p = min(bad, key=lambda entry: entry[0])
+            raise FloatingPointError(
+                f"{self._name}.step: the gradient of parameter {index} (shape {p.shape}) "
+                "contains NaN or inf; no parameter was updated. Skip this batch "
+                "(zero_grad()) or lower the learning rate; check_finite=False disables "
+                "this check")
 
     def _step_group(self, group: dict, items: list) -> None:  # pragma: no cover - overridden
         raise NotImplementedError

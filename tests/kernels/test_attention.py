@@ -171,7 +171,7 @@ def test_attention_plan_answers_for_the_op():
         "head dims differ": ((q, k, (2, 4, 7, 9)), {}),
         "head dim 129": (((1, 5, 129), (1, 7, 129), (1, 7, 129)), {}),
         "batch axes": ((q, (1, 4, 7, 8), (1, 4, 7, 8)), {}),
-        "causal with Lq = 5 != Lk = 7": ((q, k, k, None, True), {}),
+        "causal with Lq = 5 != Lk = 7": ((q, k, k), dict(causal=True)),
         "weights": ((q, k, k), dict(weights=True)),
     }
     for why, (args, flags) in refused.items():

@@ -7,6 +7,8 @@ branch, the fallback conditions really fall back, the switches force the referen
 and a small Transformer training step gives the same loss, gradients and update both ways.
 The emulation is slow (every CUDA thread is a fiber): tiny shapes, few examples.
 """
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -172,6 +174,28 @@ def test_plain_dropout_draws_philox_masks_that_a_checkpoint_can_replay():
 @pytest.mark.parametrize("causal", [False, True])
 def test_attention_dropout_is_the_same_fused_and_unfused(causal):
     attention_dropout_both_ways(causal)
+
+
+def test_attention_dropout_fused_forward_unfused_backward():
+    """A backward that cannot take the kernels after a forward that did (here the kernels are
+    switched off in between) redraws the forward's mask: the gradients of the all-fused run."""
+    rng = np.random.default_rng(12)
+    arrays = [rng.standard_normal((2, 2, 5, 4)) for _ in range(3)]
+
+    def grads(fused_backward):
+        minitx.manual_seed(6)
+        q, k, v = leaves(arrays)
+        with K.emulate_on_cpu(), kernel_launches() as names:
+            out = F.scaled_dot_product_attention(q, k, v, causal=True, dropout_p=0.5)
+        with contextlib.nullcontext() if fused_backward else K.use_fused(False):
+            with K.emulate_on_cpu(), kernel_launches() as back_names:
+                out.sum().backward()
+        assert "attention_forward" in names
+        assert ("attention_backward_dq" in back_names) == fused_backward
+        return [t.grad.numpy() for t in (q, k, v)]
+
+    for got, want in zip(grads(False), grads(True)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
 # ---------------------------------------------------------------- what falls back

@@ -148,6 +148,7 @@ def test_nonfinite_counts(cpu, sizes, bad, dtype):
                 st.sampled_from([np.nan, np.inf, -np.inf, np.finfo(dtype).max]))
     expected = [int((~np.isfinite(a)).sum()) for a in arrays]
     assert K.nonfinite_counts(arrays).tolist() == expected
+    assert K.nonfinite_counts([]).tolist() == []
 
 
 def test_adam_rejects_noncontiguous(cpu):
