@@ -24,9 +24,9 @@ def _work_table(be, sizes):
     """The work table of tensors of these sizes, on the device: (sizes, tensor index of every
     chunk, start of every chunk, number of chunks); block b of a launch works on chunk b.
 
-    A training step asks for the same table three times per step (the clip norm, the NaN/inf
-    check, Adam) for the same parameters: it is built and uploaded once and kept (building it in Python cost more host
-    time than the Adam kernel takes on the GPU)."""
+    A training step asks for the same table three times (the clip norm, the NaN/inf check,
+    Adam) for the same parameters: it is built and uploaded once and kept (built in Python on
+    every call, it cost more host time than the Adam kernel takes on the GPU)."""
     device = be.xp.cuda.runtime.getDevice() if be.name == "cupy" else None
     key = (be.name, device, tuple(sizes))
     table = _TABLES.get(key)
@@ -82,7 +82,8 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, 
                   (be.pointer_array([params[i] for i in idx]), be.pointer_array(gr),
                    be.pointer_array([exp_avgs[i] for i in idx]),
                    be.pointer_array([exp_avg_sqs[i] for i in idx]),
-                   sizes_dev, bt, bs, np.int32(nb), np.int32(_CHUNK), *(dt.type(a) for a in (lr, beta1, beta2, eps, weight_decay)),
+                   sizes_dev, bt, bs, np.int32(nb), np.int32(_CHUNK),
+                   *(dt.type(a) for a in (lr, beta1, beta2, eps, weight_decay)),
                    np.int32(bool(decoupled)), dt.type(bc1), dt.type(bc2)))
     return None
 

@@ -21,9 +21,10 @@ from minitx import optim
 from minitx.testing import gradcheck
 
 import _reference as ref
-from _dispatch import (TRAINING_STEP_KERNELS, assert_paths_agree, attention_case, attention_dropout_both_ways, bias_act_case, both_paths,
-                       check_fused_dropout_ops, clip_run, cross_entropy_case, embedding_case, kernel_launches, key_padding_mask,
-                       layer_norm_case, leaves, optimizer_run, path_context, softmax_case, training_step)
+from _dispatch import (TRAINING_STEP_KERNELS, assert_paths_agree, attention_case, attention_dropout_both_ways,
+                       bias_act_case, both_paths, check_fused_dropout_ops, clip_run, cross_entropy_case,
+                       embedding_case, kernel_launches, key_padding_mask, layer_norm_case, leaves, optimizer_run,
+                       path_context, softmax_case, training_step)
 
 pytestmark = pytest.mark.usefixtures("cpu")  # builds the emulation once; skips without g++
 
