@@ -6,7 +6,7 @@
   fails here.
 * Each page ends on a "## Where it lives" section, a list of entries:
 
-      - `minitx.ops.nn.Softmax.backward`          a Python object, by import path
+      - `minitx.ops.activation.Softmax.backward`          a Python object, by import path
       - kernel `softmax_backward` in `minitx/kernels/softmax.cu`   (or: kernels `a`, `b` in ...)
       - device function `attn_recompute` in `minitx/kernels/attention.cu`
 
@@ -16,8 +16,6 @@
   whitespace aside; ``...`` in a quoted line elides a few characters (``sum(axis=..., keepdims=True)``).
   A rename or a rewritten line breaks this test, not the reader.
 
-Attention is moving from minitx/ops/nn.py to minitx/ops/attention.py: a name under
-``minitx.ops.attention`` is also looked up under ``minitx.ops.nn``.
 """
 import importlib
 import inspect
@@ -31,7 +29,6 @@ from minitx.kernels import cpu_harness
 ROOT = Path(__file__).resolve().parents[1]
 PAGES_DIR = ROOT / "docs" / "backprop"
 PAGES = sorted(p for p in PAGES_DIR.glob("*.md") if p.name != "README.md")
-MOVED = {"minitx.ops.attention.": "minitx.ops.nn."}  # new home -> old home, either is accepted
 
 
 def python_blocks(text):
@@ -63,7 +60,7 @@ def where_it_lives(text):
 
 
 def resolve(name):
-    """The object at a dotted import path such as minitx.ops.nn.Softmax.backward."""
+    """The object at a dotted import path such as minitx.ops.activation.Softmax.backward."""
     parts = name.split(".")
     for split in range(len(parts), 0, -1):
         module_name = ".".join(parts[:split])
@@ -77,16 +74,6 @@ def resolve(name):
             obj = getattr(obj, attr)
         return obj
     raise ImportError(name)
-
-
-def resolve_moved(name):
-    try:
-        return resolve(name)
-    except (ImportError, AttributeError):
-        for new, old in MOVED.items():
-            if name.startswith(new):
-                return resolve(old + name[len(new):])
-        raise
 
 
 def squeeze(text):
@@ -129,7 +116,7 @@ def problems_of(page):
             continue
         if kind == "python":
             try:
-                obj = resolve_moved(names[0])
+                obj = resolve(names[0])
             except (ImportError, AttributeError) as error:
                 problems.append(f"{names[0]} does not resolve ({error})")
                 continue
@@ -157,7 +144,7 @@ def test_where_it_lives_parser_reads_every_kind_of_entry():
     page = """intro
 ## Where it lives
 
-- `minitx.ops.nn.Softmax.backward`, the reference:
+- `minitx.ops.activation.Softmax.backward`, the reference:
   ```py
   (y,) = self.saved
   ```
@@ -171,15 +158,14 @@ def test_where_it_lives_parser_reads_every_kind_of_entry():
   ```
 """
     assert where_it_lives(page) == [
-        ("python", ["minitx.ops.nn.Softmax.backward"], None, ["(y,) = self.saved"]),
+        ("python", ["minitx.ops.activation.Softmax.backward"], None, ["(y,) = self.saved"]),
         ("__global__", ["a_kernel", "b_kernel"], "minitx/kernels/softmax.cu", ["dot = mtx::block_sum(dot);"]),
         ("__device__", ["helper"], "minitx/kernels/attention.cu", ["x"]),
     ]
-    assert resolve("minitx.ops.nn.Softmax.backward") is resolve_moved("minitx.ops.nn.Softmax.backward")
     assert re.search(quoted_pattern("a.sum(axis=..., keepdims=True)"), "b = a.sum(axis=self.axes, keepdims=True)")
     assert not re.search(quoted_pattern("a.sum(axis=..., keepdims=True)"), "b = a.sum(axis=self.axes)")
     with pytest.raises(AttributeError):
-        resolve("minitx.ops.nn.NoSuchOp")
+        resolve("minitx.ops.activation.NoSuchOp")
 
 
 def test_docstring_links_name_existing_pages():

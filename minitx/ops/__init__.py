@@ -1,19 +1,47 @@
-"""Differentiable ops: one ``Function`` subclass per op, forward and backward on raw arrays.
+"""Differentiable ops, one file per family, each op a ``Function`` subclass (forward and
+backward on raw arrays, the math in its docstring) with its public function right beside it:
 
-Use them through ``minitx.functional`` (``F.softmax(x)``) or tensor methods; the classes are
-here to be read, and for writing new ops the same way.
+    elementwise   arithmetic, exp/log, rounding, trigonometry, erf, comparisons
+    activation    relu, gelu, tanh, sigmoid, silu, ..., softmax, log_softmax
+    reduction     sum, mean, max, min, var, std, logsumexp, prod, argmax, argmin
+    scan          cumsum, cumprod, logcumsumexp
+    shape         reshape, transpose, concatenate, stack, split, flip, roll, repeat, tile, pad
+    indexing      getitem, gather, scatter_add, tril/triu, embedding, one_hot
+    linalg        matmul, linear, einsum
+    norm          layer_norm
+    dropout       dropout, dropout_add, bias_act_dropout (and their Philox masks)
+    loss          cross_entropy, nll_loss, binary_cross_entropy(_with_logits)
+    attention     scaled_dot_product_attention
+    conv          conv1d/2d, max/avg pooling
+    _args         how the public functions convert their arguments
+
+Use them through ``minitx.functional`` (``F.softmax(x)``) or tensor methods; this package
+exports the classes, to be read and to write new ops the same way.
+
+Adding an op:
+1. In the family file that holds its kind (or a new one, listed above), write the
+   ``Function`` subclass: forward and backward on raw xp arrays, the derivative in its
+   docstring, the derivation page (``Derivation: docs/backprop/...``) when it has one and its
+   kernel file (``Kernel: minitx/kernels/...cu``) when it calls one.
+2. Right after it, its public function: convert the arguments (``_args``), check them with
+   errors that name the op, apply the class. Add the class to the file's ``__all__`` and the
+   function to ``minitx.functional``'s import list; a Tensor method, if it needs one, calls
+   the function (minitx/autograd/tensor.py).
+3. Test it in tests/ops/ with the op-test factory (``minitx.testing.op_test``): the forward
+   against an independent NumPy computation, a float64 gradcheck on hypothesis-drawn shapes,
+   and PyTorch parity in tests/test_torch_op_parity.py where PyTorch has the op.
+tests/ops/test_layout.py holds this layout: it fails when a public function lives outside its
+family file or an op that calls a kernel does not name its ``.cu`` file.
 """
 from minitx.ops.elementwise import *  # noqa: F401,F403
-from minitx.ops.reduction import *  # noqa: F401,F403
-from minitx.ops.shape import *  # noqa: F401,F403
-from minitx.ops.linalg import *  # noqa: F401,F403
-from minitx.ops.nn import *  # noqa: F401,F403
-from minitx.ops.attention import *  # noqa: F401,F403
-
-# more elementwise math, activations, scans, indexing, losses and convolution
-from minitx.ops.unary import *  # noqa: F401,F403
 from minitx.ops.activation import *  # noqa: F401,F403
+from minitx.ops.reduction import *  # noqa: F401,F403
 from minitx.ops.scan import *  # noqa: F401,F403
+from minitx.ops.shape import *  # noqa: F401,F403
 from minitx.ops.indexing import *  # noqa: F401,F403
+from minitx.ops.linalg import *  # noqa: F401,F403
+from minitx.ops.norm import *  # noqa: F401,F403
+from minitx.ops.dropout import *  # noqa: F401,F403
 from minitx.ops.loss import *  # noqa: F401,F403
+from minitx.ops.attention import *  # noqa: F401,F403
 from minitx.ops.conv import *  # noqa: F401,F403

@@ -1,5 +1,7 @@
-"""Activation functions beyond relu/gelu/sigmoid/tanh, each in a form that neither overflows
-nor loses precision for large |x|. Each gradient is the local derivative times ``dy``.
+"""Activation functions: relu, gelu, tanh, sigmoid, silu, leaky_relu, elu, softplus, logsigmoid,
+hardtanh, and softmax and log_softmax, each in a form that neither overflows nor loses
+precision for large |x|. Each gradient is the local derivative times ``dy`` (softmax's is the
+Jacobian-vector product, see docs/backprop/softmax.md).
 
 The stable pieces, with e = e^-|x| <= 1 (never overflows):
 
@@ -9,13 +11,132 @@ The stable pieces, with e = e^-|x| <= 1 (never overflows):
 
 NaN inputs give NaN outputs; where PyTorch's backward tests "x <= 0" (elu) or "x outside the
 bounds" (hardtanh) the same tests are used here, so NaN gets the same gradient as in PyTorch.
+
+Fused kernels: where ``kernels.enabled(...)`` says the arrays suit a kernel (CuPy float arrays,
+fused path allowed), forward and backward call a launcher from ``minitx.kernels`` instead of the
+xp reference code below it. Both branches save the same arrays, so backward does not care which
+forward ran, and the reference stays the CPU path and the tests' oracle.
 """
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
+from minitx import kernels
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module
+from minitx.ops._args import floating
+from minitx.ops.elementwise import _erf_numpy
+from minitx.ops.reduction import check_nonempty_axes, logsumexp_parts, normalize_axes
 
-__all__ = ["Silu", "LeakyRelu", "Elu", "Softplus", "LogSigmoid", "Hardtanh"]
+__all__ = ["Relu", "Gelu", "Tanh", "Sigmoid", "Silu", "LeakyRelu", "Elu", "Softplus", "LogSigmoid", "Hardtanh", "Softmax", "LogSoftmax"]
+
+
+def relu_values(x):
+    """max(x, 0), written with where: x * (x > 0) would give -inf * 0 = NaN at x = -inf. The test
+    is x <= 0, so a NaN stays NaN (as in PyTorch) instead of becoming 0."""
+    return get_array_module(x).where(x <= 0, 0, x).astype(x.dtype, copy=False)
+
+
+def relu_derivative(x):
+    """1 where x > 0, else 0 (the subgradient 0 is taken at x = 0); 1 at NaN, as PyTorch passes dy there."""
+    return (~(x <= 0)).astype(x.dtype)
+
+
+class Relu(Function):
+    """y = max(x, 0).   dx = dy where x > 0, else 0 (the subgradient 0 is taken at x = 0)
+
+    A NaN gives y = NaN and passes dy, as in PyTorch.
+    """
+
+    def forward(self, x):
+        self.save_for_backward(~(x <= 0))
+        return relu_values(x)
+
+    def backward(self, dy):
+        (positive,) = self.saved
+        return (dy * positive,)
+
+
+def relu(x): return Relu()(x)
+
+
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+
+
+def gelu_tanh(x):
+    """x/2 * (1 + tanh u),  u = sqrt(2/pi) * (x + 0.044715 x^3)  (shared with BiasActDropout)."""
+    # x * x * x, not x ** 3: numpy's power is about 40x slower than two products
+    t = get_array_module(x).tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+    return 0.5 * x * (1 + t)
+
+
+def gelu_tanh_derivative(x):
+    """d gelu_tanh / dx = 1/2 (1 + tanh u) + x/2 * (1 - tanh^2 u) * sqrt(2/pi) * (1 + 3 * 0.044715 x^2)."""
+    t = get_array_module(x).tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+    du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du
+
+
+def _normal_cdf(x):
+    """Phi(x) = (1 + erf(x / sqrt 2)) / 2."""
+    xp = get_array_module(x)
+    if xp.__name__ == "cupy":
+        import cupyx.scipy.special as special
+
+        return 0.5 * (1 + special.erf(x / math.sqrt(2)))
+    return 0.5 * (1 + _erf_numpy(x / math.sqrt(2)))
+
+
+class Gelu(Function):
+    """Gaussian error linear unit, y = x * Phi(x), Phi the standard normal CDF.
+
+    exact ("none"):  Phi(x) = (1 + erf(x / sqrt 2)) / 2,   dx = dy * (Phi(x) + x * phi(x)),
+                     phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+    "tanh":          y = x/2 * (1 + tanh u),  u = sqrt(2/pi) * (x + 0.044715 x^3)
+                     dx = dy * (1/2 (1 + tanh u) + x/2 * (1 - tanh^2 u) * sqrt(2/pi) * (1 + 3 * 0.044715 x^2))
+    """
+
+    def __init__(self, approximate: str = "none"):
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        if self.approximate == "tanh":
+            return gelu_tanh(x)
+        return x * _normal_cdf(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        xp = get_array_module(x)
+        if self.approximate == "tanh":
+            return (dy * gelu_tanh_derivative(x),)
+        pdf = xp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+        return (dy * (_normal_cdf(x) + x * pdf),)
+
+
+def gelu(x, approximate: str = "none"):
+    """GELU; approximate='tanh' for the tanh formula (GPT/BERT), 'none' for the exact erf form."""
+    return Gelu(approximate)(floating(x))
+
+
+class Tanh(Function):
+    """y = tanh x.   dx = dy * (1 - y^2)"""
+
+    def forward(self, x):
+        y = get_array_module(x).tanh(x)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return (dy * (1 - y * y),)
+
+
+def tanh(x): return Tanh()(floating(x))
 
 
 def sigmoid_values(x):
@@ -24,6 +145,26 @@ def sigmoid_values(x):
     xp = get_array_module(x)
     e = xp.exp(-xp.abs(x))
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+class Sigmoid(Function):
+    """y = 1 / (1 + e^-x).   dx = dy * y * (1 - y)
+
+    Computed by ``sigmoid_values``, which never overflows and keeps the digits of tiny values
+    (sigmoid(-50) = 1.9e-22 in float64, where the tanh form gives 0).
+    """
+
+    def forward(self, x):
+        y = sigmoid_values(x)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return (dy * y * (1 - y),)
+
+
+def sigmoid(x): return Sigmoid()(floating(x))
 
 
 def softplus_values(x):
@@ -45,6 +186,9 @@ class Silu(Function):
         return (dy * (s + x * s * (1 - s)),)
 
 
+def silu(x): return Silu()(floating(x))
+
+
 class LeakyRelu(Function):
     """y = x for x > 0, a * x otherwise (a = negative_slope).   dx = dy for x > 0, a * dy otherwise
     (the slope a is taken at x = 0, as in PyTorch)"""
@@ -60,6 +204,9 @@ class LeakyRelu(Function):
     def backward(self, dy):
         (positive,) = self.saved
         return (get_array_module(dy).where(positive, dy, self.slope * dy),)
+
+
+def leaky_relu(x, negative_slope=0.01): return LeakyRelu(negative_slope)(x)
 
 
 class Elu(Function):
@@ -83,6 +230,9 @@ class Elu(Function):
         x, negative = self.saved
         xp = get_array_module(dy)
         return (xp.where(negative, dy * self.alpha * xp.exp(xp.minimum(x, 0)), dy),)
+
+
+def elu(x, alpha=1.0): return Elu(alpha)(floating(x))
 
 
 class Softplus(Function):
@@ -110,6 +260,11 @@ class Softplus(Function):
         return (get_array_module(dy).where(linear, dy, dy * sigmoid_values(u)),)
 
 
+def softplus(x, beta=1.0, threshold=20.0):
+    """log(1 + e^(beta x)) / beta, computed without overflow; x itself where beta * x > threshold."""
+    return Softplus(beta, threshold)(floating(x))
+
+
 class LogSigmoid(Function):
     """y = log sigma(x) = min(x, 0) - log1p(e^-|x|).   dx = dy * (1 - sigma(x)) = dy * sigma(-x)"""
 
@@ -121,6 +276,9 @@ class LogSigmoid(Function):
     def backward(self, dy):
         (x,) = self.saved
         return (dy * sigmoid_values(-x),)
+
+
+def logsigmoid(x): return LogSigmoid()(floating(x))
 
 
 class Hardtanh(Function):
@@ -139,3 +297,83 @@ class Hardtanh(Function):
     def backward(self, dy):
         (outside,) = self.saved
         return (dy * ~outside,)
+
+
+def hardtanh(x, min_val=-1.0, max_val=1.0): return Hardtanh(min_val, max_val)(x)
+
+
+def _normalized_axes(op, x, axis):
+    """softmax's and log_softmax's axis, checked: in range (a 0-d x takes 0 or -1) and not empty."""
+    axes = normalize_axes(axis, x.ndim, op)
+    check_nonempty_axes(op, x, axes, "a distribution over no classes is not defined")
+    return axes
+
+
+class Softmax(Function):
+    """y_i = exp(x_i) / sum_j exp(x_j) along ``axis`` (computed with max(x) subtracted).
+
+    backward:  dx_i = y_i * (dy_i - sum_j dy_j * y_j)
+    (from dy_i/dx_j = y_i * (delta_ij - y_j)). A row that is all -inf gives all zeros.
+
+    Derivation: docs/backprop/softmax.md
+    Kernel: minitx/kernels/softmax.cu
+    """
+
+    def __init__(self, axis=-1):
+        self.axis = axis
+
+    def _fused(self, *arrays):
+        """The kernel works on rows of the last axis."""
+        ndim = arrays[0].ndim
+        return ndim > 0 and self.axis in (-1, ndim - 1) and kernels.enabled(*arrays)
+
+    def forward(self, x):
+        self.axes = _normalized_axes(self.name, x, self.axis)
+        if self._fused(x):
+            y = kernels.softmax_forward(x)
+        else:
+            e, total, _, _ = logsumexp_parts(x, self.axes)
+            y = e / get_array_module(x).where(total == 0, 1, total)  # total NaN: y NaN
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        if self._fused(y, dy):
+            return (kernels.softmax_backward(y, dy),)
+        return (y * (dy - (dy * y).sum(axis=self.axes, keepdims=True)),)
+
+
+def softmax(x, axis=-1): return Softmax(axis)(floating(x))
+
+
+class LogSoftmax(Function):
+    """y_i = x_i - log sum_j exp(x_j) along ``axis``, computed as (x_i - m) - log sum_j exp(x_j - m),
+    m = max(x): subtracting m first keeps float32 precision when |x| is large.
+
+    backward:  dx_i = dy_i - softmax(x)_i * sum_j dy_j,   softmax(x) = exp(y)
+    A row that is all -inf gives all -inf (log of the all-zero softmax).
+
+    Derivation: docs/backprop/softmax.md
+    """
+
+    def __init__(self, axis=-1):
+        self.axis = axis
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        self.axes = _normalized_axes(self.name, x, self.axis)
+        _, total, m, log_total = logsumexp_parts(x, self.axes)
+        # a row that is all -inf (fully masked) stays -inf instead of becoming -inf - (-inf) = NaN
+        with np.errstate(invalid="ignore"):
+            y = xp.where(total == 0, -xp.inf, (x - m) - log_total)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        xp = get_array_module(y)
+        return (dy - xp.exp(y) * dy.sum(axis=self.axes, keepdims=True),)
+
+
+def log_softmax(x, axis=-1): return LogSoftmax(axis)(floating(x))

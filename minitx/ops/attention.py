@@ -1,5 +1,6 @@
 """Scaled dot-product attention: the NumPy/CuPy reference, and the fused flash-attention
-kernels of ``minitx.kernels`` where ``kernels.attention_plan`` says they can compute it."""
+kernels of ``minitx.kernels`` where ``kernels.attention_plan`` says they can compute it.
+"""
 from __future__ import annotations
 
 import math
@@ -8,8 +9,10 @@ import numpy as np
 
 from minitx import kernels
 from minitx.autograd.function import Function
+from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
-from minitx.ops.nn import _dropout_keep_mask, _philox_seed_offset
+from minitx.ops._args import check_bool
+from minitx.ops.dropout import _dropout_keep_mask, _philox_seed_offset
 from minitx.ops.reduction import logsumexp_parts
 
 __all__ = ["ScaledDotProductAttention"]
@@ -59,6 +62,7 @@ class ScaledDotProductAttention(Function):
     masks differ (each is fixed by the seed).
 
     Derivation: docs/backprop/attention.md
+    Kernels: minitx/kernels/attention.cu, minitx/kernels/dropout.cu
     """
 
     def __init__(self, causal=False, dropout_p=0.0, scale=None, seed=None, need_weights=False):
@@ -155,3 +159,28 @@ class ScaledDotProductAttention(Function):
     def release(self):
         super().release()
         self.weights = None
+
+
+def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0, scale=None,
+                                 return_weights=False, seed=None):
+    """softmax(scale * q @ k^T, masked) @ v; see ScaledDotProductAttention.
+
+    mask: boolean, True = may attend, broadcastable to [..., Lq, Lk]. With
+    return_weights=True returns (output, weights), the weights P as a constant tensor
+    (before dropout) for plotting.
+    """
+    op = ScaledDotProductAttention(causal, dropout_p, scale, seed, need_weights=return_weights)
+    if mask is None:
+        out = op(q, k, v)
+    else:
+        mask = as_tensor(mask, q)
+        check_bool("scaled_dot_product_attention", "mask", mask)
+        try:
+            np.broadcast_shapes(mask.shape, q.shape[:-1] + (k.shape[-2],))
+        except ValueError:
+            raise ValueError(f"scaled_dot_product_attention: mask of shape {mask.shape} does not broadcast "
+                             f"to [..., Lq, Lk] = {q.shape[:-1] + (k.shape[-2],)}") from None
+        out = op(q, k, v, mask)
+    if return_weights:
+        return out, Tensor(op.weights)
+    return out

@@ -11,7 +11,7 @@ matrix product over (C, kh, kw). col2im is the transpose of that gather: each en
 is ADDED back to the x position it was read from (overlapping windows read a position several
 times), dx = zeros, then dx[:, :, rows, cols] += dcols (scatter-add).
 
-The 1-d ops of minitx.functional run these with H = 1.
+conv1d and the 1-d pools run these with H = 1.
 """
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ import numpy as np
 
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module
-from minitx.ops.shape import scatter_add
+from minitx.ops.indexing import add_at
+from minitx.ops.shape import squeeze, unsqueeze
 
 __all__ = ["Conv2d", "MaxPool2d", "AvgPool2d"]
 
@@ -75,7 +76,7 @@ class _Windows:
         """dx (unpadded) with every dcols entry added where im2col read it."""
         xp = get_array_module(dcols)
         dx = xp.zeros(self.padded_shape, dtype=dcols.dtype)
-        scatter_add(dx, (slice(None), slice(None), xp.asarray(self.rows), xp.asarray(self.cols)), dcols)
+        add_at(dx, (slice(None), slice(None), xp.asarray(self.rows), xp.asarray(self.cols)), dcols)
         (ph, pw), (h, w) = self.padding, self.in_shape[2:]
         return dx[:, :, ph:ph + h, pw:pw + w]
 
@@ -148,6 +149,36 @@ class Conv2d(Function):
         return dx, dw, db
 
 
+def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """x [N, C, H, W] cross-correlated with weight [O, C/groups, kh, kw], plus bias [O]; stride,
+    padding (zeros) and dilation are ints or (height, width) pairs."""
+    op = Conv2d(stride, padding, dilation, groups)
+    return op(x, weight) if bias is None else op(x, weight, bias)
+
+
+def _as_2d(op, x, what="input"):
+    """A [N, C, L] tensor as [N, C, 1, L], for a 1-d op run as the 2-d one."""
+    if x.ndim != 3:
+        raise ValueError(f"{op}: {what} must be 3-D [N, C, L], got shape {x.shape}")
+    return unsqueeze(x, 2)
+
+
+def _one(op, name, value):
+    """A 1-d op's stride/padding/... as the 2-d op's (1 or 0 along the height)."""
+    if not isinstance(value, numbers.Integral):
+        raise ValueError(f"{op}: {name} must be an int, got {value!r}")
+    return (0 if name == "padding" else 1, value)
+
+
+def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """x [N, C, L] cross-correlated with weight [O, C/groups, k], plus bias [O]."""
+    settings = [_one("conv1d", name, v) for name, v in (("stride", stride), ("padding", padding),
+                                                            ("dilation", dilation))]
+    op = Conv2d(*settings, groups, op="conv1d")
+    x2, w2 = _as_2d("conv1d", x), _as_2d("conv1d", weight, "weight")
+    return squeeze(op(x2, w2) if bias is None else op(x2, w2, bias), 2)
+
+
 class _Pool2d(Function):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, op="pool"):
         self.op = op
@@ -196,6 +227,18 @@ class MaxPool2d(_Pool2d):
         return (self._col2im((positions == winner) * dy[:, :, None]),)
 
 
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1):
+    """The maximum of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size)."""
+    return MaxPool2d(kernel_size, stride, padding, dilation)(x)
+
+
+def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1):
+    stride = kernel_size if stride is None else stride
+    settings = [_one("max_pool1d", name, v) for name, v in (("kernel_size", kernel_size), ("stride", stride),
+                                                                ("padding", padding), ("dilation", dilation))]
+    return squeeze(MaxPool2d(*settings, op="max_pool1d")(_as_2d("max_pool1d", x)), 2)
+
+
 class AvgPool2d(_Pool2d):
     """y[n, c, i, j] = sum over the kh x kw window at (i*sh, j*sw) / d, where d = kh * kw
     (count_include_pad, zeros of the padding counted) or the number of window positions inside x.
@@ -224,3 +267,15 @@ class AvgPool2d(_Pool2d):
         xp = get_array_module(dy)
         dcols = xp.broadcast_to((dy / self.divisor)[:, :, None], self.cols_shape)
         return (self._col2im(xp.ascontiguousarray(dcols)),)
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0, count_include_pad=True):
+    """The mean of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size)."""
+    return AvgPool2d(kernel_size, stride, padding, count_include_pad)(x)
+
+
+def avg_pool1d(x, kernel_size, stride=None, padding=0, count_include_pad=True):
+    stride = kernel_size if stride is None else stride
+    settings = [_one("avg_pool1d", name, v) for name, v in (("kernel_size", kernel_size), ("stride", stride),
+                                                                ("padding", padding))]
+    return squeeze(AvgPool2d(*settings, count_include_pad, op="avg_pool1d")(_as_2d("avg_pool1d", x)), 2)

@@ -1,21 +1,28 @@
-"""Elementwise ops. Each gradient is the local derivative times the incoming gradient ``dy``.
+"""Elementwise math: arithmetic, powers, exp and log, absolute value, maximum and minimum,
+clipping, where and masked_fill, dtype and device changes, trigonometry, erf, rounding, base-2
+and accurate-near-zero logs and exponentials, reciprocals; and the comparisons and tests of
+values (boolean results, no gradient).
 
-Binary ops broadcast like numpy; the engine sums their gradients back to each input's shape.
+Each gradient is the local derivative times the incoming gradient ``dy``. Binary ops
+broadcast like numpy; the engine sums their gradients back to each input's shape.
+
+Rounding ops (sign, floor, ceil, round, trunc) are flat between their jumps: their derivative
+is 0 wherever it exists, and 0 is the gradient they pass back everywhere, as in PyTorch.
 """
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
+from minitx import backend
 from minitx.autograd.function import Function
-from minitx.backend import device_of, get_array_module, to_device
+from minitx.autograd.tensor import Tensor, as_tensor
+from minitx.backend import device_of, get_array_module
+from minitx.ops._args import binary, check_bool, floating
 
-__all__ = [
-    "Add", "Sub", "Mul", "Div", "Neg", "Pow", "PowScalar", "Exp", "Log", "Sqrt", "Tanh",
-    "Sigmoid", "Relu", "Gelu", "Abs", "Maximum", "Minimum", "Clip", "Where", "MaskedFill",
-    "Astype", "ToDevice",
-]
+__all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal"]
 
 
 class Add(Function):
@@ -28,6 +35,9 @@ class Add(Function):
         return dy, dy
 
 
+def add(a, b): return binary(Add(), a, b)
+
+
 class Sub(Function):
     """y = a - b.   da = dy,  db = -dy"""
 
@@ -36,6 +46,9 @@ class Sub(Function):
 
     def backward(self, dy):
         return dy, -dy
+
+
+def sub(a, b): return binary(Sub(), a, b)
 
 
 class Mul(Function):
@@ -49,6 +62,9 @@ class Mul(Function):
         a, b = self.saved
         return (dy * b if self.needs_input_grad[0] else None,
                 dy * a if self.needs_input_grad[1] else None)
+
+
+def mul(a, b): return binary(Mul(), a, b)
 
 
 class Div(Function):
@@ -65,6 +81,9 @@ class Div(Function):
         return da, (-da * y if self.needs_input_grad[1] else None)
 
 
+def div(a, b): return binary(Div(), a, b, true_division=True)
+
+
 class Neg(Function):
     """y = -x.   dx = -dy"""
 
@@ -73,6 +92,9 @@ class Neg(Function):
 
     def backward(self, dy):
         return (-dy,)
+
+
+def neg(x): return Neg()(x)
 
 
 class PowScalar(Function):
@@ -119,6 +141,16 @@ class Pow(Function):
         return da, db
 
 
+def pow(a, b):  # noqa: A001 (numpy's name)
+    """a ** b. A constant number exponent uses PowScalar (x^p); otherwise Pow (needs a > 0
+    where the exponent takes a gradient)."""
+    if isinstance(b, numbers.Number) and isinstance(a, Tensor):
+        if a.dtype.kind in "biu" and isinstance(b, float):  # int ** 0.5 is float32, as in PyTorch
+            a = a.astype(backend.DEFAULT_FLOAT)
+        return PowScalar(b)(a)
+    return binary(Pow(), a, b)
+
+
 class Exp(Function):
     """y = e^x.   dx = dy * y"""
 
@@ -132,6 +164,9 @@ class Exp(Function):
         return (dy * y,)
 
 
+def exp(x): return Exp()(floating(x))
+
+
 class Log(Function):
     """y = ln x.   dx = dy / x"""
 
@@ -142,6 +177,9 @@ class Log(Function):
     def backward(self, dy):
         (x,) = self.saved
         return (dy / x,)
+
+
+def log(x): return Log()(floating(x))
 
 
 class Sqrt(Function):
@@ -157,121 +195,7 @@ class Sqrt(Function):
         return (dy / (2 * y),)
 
 
-class Tanh(Function):
-    """y = tanh x.   dx = dy * (1 - y^2)"""
-
-    def forward(self, x):
-        y = get_array_module(x).tanh(x)
-        self.save_for_backward(y)
-        return y
-
-    def backward(self, dy):
-        (y,) = self.saved
-        return (dy * (1 - y * y),)
-
-
-class Sigmoid(Function):
-    """y = 1 / (1 + e^-x).   dx = dy * y * (1 - y)
-
-    Computed as (1 + tanh(x/2)) / 2, which never overflows for large |x|.
-    """
-
-    def forward(self, x):
-        y = 0.5 * (1 + get_array_module(x).tanh(0.5 * x))
-        self.save_for_backward(y)
-        return y
-
-    def backward(self, dy):
-        (y,) = self.saved
-        return (dy * y * (1 - y),)
-
-
-def relu_values(x):
-    """max(x, 0), written with where: x * (x > 0) would give -inf * 0 = NaN at x = -inf. The test
-    is x <= 0, so a NaN stays NaN (as in PyTorch) instead of becoming 0."""
-    return get_array_module(x).where(x <= 0, 0, x).astype(x.dtype, copy=False)
-
-
-def relu_derivative(x):
-    """1 where x > 0, else 0 (the subgradient 0 is taken at x = 0); 1 at NaN, as PyTorch passes dy there."""
-    return (~(x <= 0)).astype(x.dtype)
-
-
-class Relu(Function):
-    """y = max(x, 0).   dx = dy where x > 0, else 0 (the subgradient 0 is taken at x = 0)
-
-    A NaN gives y = NaN and passes dy, as in PyTorch.
-    """
-
-    def forward(self, x):
-        self.save_for_backward(~(x <= 0))
-        return relu_values(x)
-
-    def backward(self, dy):
-        (positive,) = self.saved
-        return (dy * positive,)
-
-
-_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
-
-
-class Gelu(Function):
-    """Gaussian error linear unit, y = x * Phi(x), Phi the standard normal CDF.
-
-    exact ("none"):  Phi(x) = (1 + erf(x / sqrt 2)) / 2,   dx = dy * (Phi(x) + x * phi(x)),
-                     phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
-    "tanh":          y = x/2 * (1 + tanh u),  u = sqrt(2/pi) * (x + 0.044715 x^3)
-                     dx = dy * (1/2 (1 + tanh u) + x/2 * (1 - tanh^2 u) * sqrt(2/pi) * (1 + 3 * 0.044715 x^2))
-    """
-
-    def __init__(self, approximate: str = "none"):
-        if approximate not in ("none", "tanh"):
-            raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-        self.approximate = approximate
-
-    def forward(self, x):
-        self.save_for_backward(x)
-        if self.approximate == "tanh":
-            return gelu_tanh(x)
-        return x * _normal_cdf(x)
-
-    def backward(self, dy):
-        (x,) = self.saved
-        xp = get_array_module(x)
-        if self.approximate == "tanh":
-            return (dy * gelu_tanh_derivative(x),)
-        pdf = xp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
-        return (dy * (_normal_cdf(x) + x * pdf),)
-
-
-def gelu_tanh(x):
-    """x/2 * (1 + tanh u),  u = sqrt(2/pi) * (x + 0.044715 x^3)  (shared with BiasActDropout)."""
-    # x * x * x, not x ** 3: numpy's power is about 40x slower than two products
-    t = get_array_module(x).tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
-    return 0.5 * x * (1 + t)
-
-
-def gelu_tanh_derivative(x):
-    """d gelu_tanh / dx = 1/2 (1 + tanh u) + x/2 * (1 - tanh^2 u) * sqrt(2/pi) * (1 + 3 * 0.044715 x^2)."""
-    t = get_array_module(x).tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
-    du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
-    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du
-
-
-def _normal_cdf(x):
-    """Phi(x) = (1 + erf(x / sqrt 2)) / 2."""
-    xp = get_array_module(x)
-    if xp.__name__ == "cupy":
-        import cupyx.scipy.special as special
-
-        return 0.5 * (1 + special.erf(x / math.sqrt(2)))
-    return 0.5 * (1 + _erf_numpy(x / math.sqrt(2)))
-
-
-def _erf_numpy(z):
-    """erf on numpy arrays through math.erf (numpy has none). Exact but a Python call per
-    element: on the CPU the "tanh" approximation is the fast choice for big activations."""
-    return np.vectorize(math.erf, otypes=[z.dtype])(z) if z.size else z.copy()
+def sqrt(x): return Sqrt()(floating(x))
 
 
 class Abs(Function):
@@ -285,6 +209,9 @@ class Abs(Function):
     def backward(self, dy):
         (sign,) = self.saved
         return (dy * sign,)
+
+
+def abs(x): return Abs()(x)  # noqa: A001 (numpy's name)
 
 
 class Maximum(Function):
@@ -302,6 +229,9 @@ class Maximum(Function):
         return dy * share_a, dy * (1 - share_a)
 
 
+def maximum(a, b): return binary(Maximum(), a, b)
+
+
 class Minimum(Function):
     """y = min(a, b) elementwise.   As Maximum: the smaller input takes dy; ties share it."""
 
@@ -314,6 +244,9 @@ class Minimum(Function):
         a, b = self.saved
         share_a = (a < b) + 0.5 * (a == b)
         return dy * share_a, dy * (1 - share_a)
+
+
+def minimum(a, b): return binary(Minimum(), a, b)
 
 
 class Clip(Function):
@@ -342,6 +275,10 @@ class Clip(Function):
         return (dy * inside,)
 
 
+def clip(x, min=None, max=None):  # noqa: A002 (numpy's names)
+    return Clip(min, max)(x)
+
+
 class Where(Function):
     """y = a where cond else b (cond a boolean tensor, broadcast).
     da = dy where cond else 0,   db = dy where not cond else 0,   no gradient for cond"""
@@ -353,6 +290,18 @@ class Where(Function):
     def backward(self, dy):
         (cond,) = self.saved
         return None, dy * cond, dy * ~cond
+
+
+def where(cond, a, b):
+    """a where cond else b (cond boolean); a and b may be numbers."""
+    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    cond, a, b = as_tensor(cond, like), as_tensor(a, like), as_tensor(b, like)
+    check_bool("where", "cond", cond)
+    try:
+        np.broadcast_shapes(cond.shape, a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"where: shapes {cond.shape}, {a.shape} and {b.shape} do not broadcast") from None
+    return Where()(cond, a, b)
 
 
 class MaskedFill(Function):
@@ -372,6 +321,19 @@ class MaskedFill(Function):
         return dy * ~mask, None
 
 
+def masked_fill(x, mask, value):
+    """x with ``value`` written where mask is True (mask broadcasts to x's shape)."""
+    mask = as_tensor(mask, x)
+    check_bool("masked_fill", "mask", mask)
+    try:
+        fits = np.broadcast_shapes(mask.shape, x.shape) == x.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to {x.shape}")
+    return MaskedFill(value)(x, mask)
+
+
 class Astype(Function):
     """y = x converted to another dtype.   dx = dy converted back to x's dtype"""
 
@@ -388,6 +350,10 @@ class Astype(Function):
         return (dy.astype(self.source_dtype),)
 
 
+def astype(x, dtype):
+    return Astype(backend.resolve_dtype(dtype))(x)
+
+
 class ToDevice(Function):
     """y = x copied to another device ("cpu" or "cuda").   dx = dy copied back"""
 
@@ -396,7 +362,304 @@ class ToDevice(Function):
 
     def forward(self, x):
         self.source_device = device_of(x)
-        return to_device(x, self.device)
+        return backend.to_device(x, self.device)
 
     def backward(self, dy):
-        return (to_device(dy, self.source_device),)
+        return (backend.to_device(dy, self.source_device),)
+
+
+def to_device(x, device):
+    return ToDevice(backend.check_device(device))(x)
+
+
+_LN2 = math.log(2)
+
+
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
+
+class Sin(Function):
+    """y = sin x.   dx = dy * cos x"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return get_array_module(x).sin(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy * get_array_module(x).cos(x),)
+
+
+def sin(x): return Sin()(floating(x))
+
+
+class Cos(Function):
+    """y = cos x.   dx = -dy * sin x"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return get_array_module(x).cos(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (-dy * get_array_module(x).sin(x),)
+
+
+def cos(x): return Cos()(floating(x))
+
+
+def erf_values(x):
+    """erf(x) = 2/sqrt(pi) * integral_0^x exp(-t^2) dt, vectorised (NumPy has no erf; CuPy's comes
+    from cupyx). With a = |x| and erf(-a) = -erf(a):
+
+        a < 3:   erf(a)  = 2/sqrt(pi) * exp(-a^2) * sum_n 2^n a^(2n+1) / (1 * 3 * ... * (2n+1))
+        a >= 3:  erfc(a) = exp(-a^2)/sqrt(pi) / (a + (1/2)/(a + 1/(a + (3/2)/(a + 2/(a + ...))))),
+                 erf(a) = 1 - erfc(a)
+
+    The series has only positive terms (no cancellation) and 60 of them reach float64 rounding
+    for a < 3; the continued fraction (60 levels) is as exact for a >= 3. Agrees with math.erf
+    to about 2e-15 relative (tests/ops/test_unary.py).
+    """
+    xp = get_array_module(x)
+    if xp.__name__ == "cupy":
+        import cupyx.scipy.special as special
+
+        return special.erf(x)
+    a = xp.abs(x)
+    small = a < 3.0
+    s = xp.where(small, a, 0.0).astype(x.dtype, copy=False)
+    term, total = s, s
+    for n in range(1, 60):
+        term = term * (2 * s * s / (2 * n + 1))
+        total = total + term
+    series = _TWO_OVER_SQRT_PI * xp.exp(-s * s) * total
+    b = xp.where(small, 3.0, a).astype(x.dtype, copy=False)  # 3.0 keeps the unused branch finite
+    fraction = b
+    for k in range(60, 0, -1):  # evaluated from the innermost level out
+        fraction = b + (k / 2) / fraction
+    erfc = xp.exp(-b * b) / math.sqrt(math.pi) / fraction
+    return (xp.sign(x) * xp.where(small, series, 1 - erfc)).astype(x.dtype, copy=False)
+
+
+def _erf_numpy(z):
+    """erf on numpy arrays through math.erf (numpy has none). Exact but a Python call per
+    element: on the CPU the "tanh" approximation is the fast choice for big activations."""
+    return np.vectorize(math.erf, otypes=[z.dtype])(z) if z.size else z.copy()
+
+
+class Erf(Function):
+    """y = erf x (see erf_values).   dx = dy * 2/sqrt(pi) * exp(-x^2)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return erf_values(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy * _TWO_OVER_SQRT_PI * get_array_module(x).exp(-x * x),)
+
+
+def erf(x): return Erf()(floating(x))
+
+
+class _PiecewiseConstant(Function):
+    """y = f(x) for a step function f.   dx = 0 (f is flat wherever it has a derivative)"""
+
+    def backward(self, dy):
+        return (get_array_module(dy).zeros_like(dy),)
+
+
+class Sign(_PiecewiseConstant):
+    """y = -1, 0 or 1 as x < 0, x = 0 or x > 0; NaN stays NaN, as in NumPy (PyTorch gives 0).   dx = 0"""
+
+    def forward(self, x):
+        return get_array_module(x).sign(x)
+
+
+def sign(x): return Sign()(x)
+
+
+class Floor(_PiecewiseConstant):
+    """y = the largest integer <= x.   dx = 0"""
+
+    def forward(self, x):
+        return get_array_module(x).floor(x)
+
+
+def floor(x): return Floor()(x)
+
+
+class Ceil(_PiecewiseConstant):
+    """y = the smallest integer >= x.   dx = 0"""
+
+    def forward(self, x):
+        return get_array_module(x).ceil(x)
+
+
+def ceil(x): return Ceil()(x)
+
+
+class Round(_PiecewiseConstant):
+    """y = x rounded to ``decimals`` decimal places, halves to even (2.5 -> 2, 3.5 -> 4), as in
+    NumPy and PyTorch.   dx = 0"""
+
+    def __init__(self, decimals=0):
+        self.decimals = decimals
+
+    def forward(self, x):
+        return get_array_module(x).round(x, self.decimals)
+
+
+def round(x, decimals=0):  # noqa: A001 (numpy's name)
+    """x rounded to ``decimals`` places, halves to even; its gradient is 0."""
+    return Round(decimals)(x)
+
+
+class Trunc(_PiecewiseConstant):
+    """y = x with its fraction dropped (rounded toward 0).   dx = 0"""
+
+    def forward(self, x):
+        return get_array_module(x).trunc(x)
+
+
+def trunc(x): return Trunc()(x)
+
+
+class Log2(Function):
+    """y = log2 x.   dx = dy / (x ln 2)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return get_array_module(x).log2(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy / (x * _LN2),)
+
+
+def log2(x): return Log2()(floating(x))
+
+
+class Exp2(Function):
+    """y = 2^x.   dx = dy * y * ln 2"""
+
+    def forward(self, x):
+        y = get_array_module(x).exp2(x)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return (dy * y * _LN2,)
+
+
+def exp2(x): return Exp2()(floating(x))
+
+
+class Log1p(Function):
+    """y = ln(1 + x), exact for tiny x (where 1 + x would round to 1).   dx = dy / (1 + x)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return get_array_module(x).log1p(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy / (1 + x),)
+
+
+def log1p(x): return Log1p()(floating(x))
+
+
+class Expm1(Function):
+    """y = e^x - 1, exact for tiny x.   dx = dy * e^x = dy * (y + 1)"""
+
+    def forward(self, x):
+        y = get_array_module(x).expm1(x)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return (dy * (y + 1),)
+
+
+def expm1(x): return Expm1()(floating(x))
+
+
+class Rsqrt(Function):
+    """y = 1 / sqrt(x).   dx = -dy * x^(-3/2) / 2 = -dy * y^3 / 2"""
+
+    def forward(self, x):
+        y = 1 / get_array_module(x).sqrt(x)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return (-0.5 * dy * y * y * y,)
+
+
+def rsqrt(x): return Rsqrt()(floating(x))
+
+
+class Reciprocal(Function):
+    """y = 1 / x.   dx = -dy / x^2 = -dy * y^2"""
+
+    def forward(self, x):
+        y = 1 / x
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return (-dy * y * y,)
+
+
+def reciprocal(x): return Reciprocal()(floating(x))
+
+
+def _compare(fn, a, b):
+    like = a if isinstance(a, Tensor) else b
+    a, b = as_tensor(a, like), as_tensor(b, like)
+    return Tensor(fn(a.data, b.data))
+
+
+def equal(a, b): return _compare(lambda x, y: x == y, a, b)
+
+
+def not_equal(a, b): return _compare(lambda x, y: x != y, a, b)
+
+
+def less(a, b): return _compare(lambda x, y: x < y, a, b)
+
+
+def less_equal(a, b): return _compare(lambda x, y: x <= y, a, b)
+
+
+def greater(a, b): return _compare(lambda x, y: x > y, a, b)
+
+
+def greater_equal(a, b): return _compare(lambda x, y: x >= y, a, b)
+
+
+def logical_not(x):
+    """True where x is 0 (or False), as numpy.logical_not: a bool tensor for any dtype (not ~x,
+    which is the bitwise not of integers)."""
+    x = as_tensor(x)
+    return Tensor(backend.get_array_module(x.data).logical_not(x.data))
+
+
+def _predicate(name, x):
+    """A boolean tensor (no gradient) of numpy's/cupy's elementwise test ``name``."""
+    x = as_tensor(x)
+    return Tensor(getattr(backend.get_array_module(x.data), name)(x.data))
+
+
+def isnan(x): return _predicate("isnan", x)
+
+
+def isinf(x): return _predicate("isinf", x)
+
+
+def isfinite(x): return _predicate("isfinite", x)

@@ -1,10 +1,15 @@
-"""Matrix products."""
+"""Matrix products: matmul, linear (x @ W^T + b) and einsum.
+"""
 from __future__ import annotations
 
-from minitx.autograd.function import Function
-from minitx.backend import get_array_module
+import numpy as np
 
-__all__ = ["Matmul"]
+from minitx.autograd.function import Function
+from minitx.autograd.tensor import as_tensor
+from minitx.backend import get_array_module, sum_rows
+from minitx.ops._args import promote
+
+__all__ = ["Matmul", "Linear", "Einsum"]
 
 
 class Matmul(Function):
@@ -58,3 +63,130 @@ class Matmul(Function):
             if self.b_vector:
                 db = db[..., 0]
         return da, db
+
+
+def matmul(a, b):
+    """a @ b; an integer operand takes the float operand's dtype, as in a * b."""
+    a, b = promote(as_tensor(a), as_tensor(b))
+    return Matmul()(a, b)
+
+
+def _rows(a):
+    """a as a C-contiguous 2-D array [rows, last axis]: matrix products on it always take
+    the fast BLAS path (numpy falls back to a slow loop for some strided N-D operands)."""
+    return get_array_module(a).ascontiguousarray(a.reshape(-1, a.shape[-1]))
+
+
+class Linear(Function):
+    """y = x @ w^T + b, with w of shape [out_features, in_features] (as PyTorch stores it).
+
+    backward, with rows = all leading axes of x flattened:
+        dx = dy @ w        dw = dy^T @ x  (summed over rows)        db = sum over rows of dy
+
+    Derivation: docs/backprop/matmul-linear.md
+    """
+
+    def forward(self, x, w, b=None):
+        self.has_bias = b is not None  # then backward returns a third gradient, db
+        if x.shape[-1] != w.shape[1]:
+            raise ValueError(f"linear: input of shape {x.shape} does not fit weight {w.shape}: "
+                             f"{x.shape[-1]} != {w.shape[1]}")
+        if b is not None and b.shape != w.shape[:1]:
+            raise ValueError(f"linear: bias of shape {b.shape} does not fit weight {w.shape}: "
+                             f"expected shape ({w.shape[0]},)")
+        rows = _rows(x)
+        self.save_for_backward(rows, w)
+        self.in_shape = x.shape
+        y = rows @ w.T
+        if b is not None:
+            y += b
+        return y.reshape(x.shape[:-1] + (w.shape[0],))
+
+    def backward(self, dy):
+        rows, w = self.saved
+        dy = _rows(dy)
+        dx = (dy @ w).reshape(self.in_shape) if self.needs_input_grad[0] else None
+        dw = dy.T @ rows if self.needs_input_grad[1] else None
+        if not self.has_bias:
+            return dx, dw
+        return dx, dw, sum_rows(dy) if self.needs_input_grad[2] else None
+
+
+def linear(x, weight, bias=None):
+    """x @ weight^T + bias, weight of shape [out_features, in_features]."""
+    return Linear()(x, weight) if bias is None else Linear()(x, weight, bias)
+
+
+def _einsum(xp, spec, *arrays):
+    """xp.einsum; NumPy's own loop is slow for products, optimize=True lets it use BLAS."""
+    return xp.einsum(spec, *arrays, optimize=True) if xp is np else xp.einsum(spec, *arrays)
+
+
+class Einsum(Function):
+    """Einstein summation with an explicit output, e.g. 'bhqd,bhkd->bhqk' (attention scores) or
+    'bti,oi->bto' (a linear layer): y[out letters] = sum over the other letters of the product of
+    the operands. Supported: letters a-z/A-Z, one letter per axis, '->' always written; not
+    supported: '...', a letter repeated inside one operand (diagonals) or in the output.
+
+    backward, for operand i with letters s_i:  d operand_i = einsum(the other operands and dy,
+    with their letters and the output's -> s_i). A letter of s_i that appears nowhere else was
+    summed over in forward; dy does not depend on where along it, so the gradient is the same
+    along that axis: computed without it, then broadcast.
+    """
+
+    def __init__(self, subscripts):
+        self.subscripts = subscripts
+
+    def _parse(self, shapes):
+        spec = self.subscripts.replace(" ", "")
+        if "->" not in spec:
+            raise ValueError(f"einsum: {self.subscripts!r} needs an explicit output after '->', e.g. 'ij,jk->ik'")
+        if "." in spec:
+            raise ValueError(f"einsum: {self.subscripts!r}: '...' is not supported; name every axis with a letter")
+        lhs, out = spec.split("->")
+        terms = lhs.split(",")
+        if len(terms) != len(shapes):
+            raise ValueError(f"einsum: {self.subscripts!r} names {len(terms)} operands, got {len(shapes)}")
+        sizes = {}
+        for k, (term, shape) in enumerate(zip(terms, shapes)):
+            if term and not (term.isascii() and term.isalpha()) or len(set(term)) != len(term):
+                raise ValueError(f"einsum: operand {k} has subscripts {term!r}; use distinct letters, one per axis")
+            if len(term) != len(shape):
+                raise ValueError(f"einsum: operand {k} has subscripts {term!r} for shape {shape}: "
+                                 f"{len(term)} letters for {len(shape)} axes")
+            for letter, n in zip(term, shape):
+                if sizes.setdefault(letter, n) != n:
+                    raise ValueError(f"einsum: index {letter!r} has size {sizes[letter]} in one operand and "
+                                     f"{n} in operand {k}")
+        if (out and not out.isalpha()) or len(set(out)) != len(out) or any(c not in sizes for c in out):
+            raise ValueError(f"einsum: output {out!r} must use distinct letters that appear in the operands")
+        return terms, out
+
+    def forward(self, *operands):
+        self.terms, self.out = self._parse([a.shape for a in operands])
+        self.save_for_backward(*operands)
+        spec = ",".join(self.terms) + "->" + self.out
+        return _einsum(get_array_module(operands[0]), spec, *operands)
+
+    def backward(self, dy):
+        operands = self.saved
+        xp = get_array_module(dy)
+        grads = []
+        for i, (term, a) in enumerate(zip(self.terms, operands)):
+            if not self.needs_input_grad[i]:
+                grads.append(None)
+                continue
+            others = [t for j, t in enumerate(self.terms) if j != i] + [self.out]
+            arrays = [b for j, b in enumerate(operands) if j != i] + [dy]
+            present = set("".join(others))
+            target = "".join(c for c in term if c in present)
+            g = _einsum(xp, ",".join(others) + "->" + target, *arrays)
+            if target != term:  # letters summed over in forward only: broadcast along them
+                g = xp.broadcast_to(g.reshape([n if c in present else 1 for c, n in zip(term, a.shape)]), a.shape)
+            grads.append(g)
+        return tuple(grads)
+
+
+def einsum(subscripts, *operands):
+    """Einstein summation with an explicit '->' output, e.g. einsum('bqd,bkd->bqk', q, k); see Einsum."""
+    return Einsum(subscripts)(*(as_tensor(a) for a in operands))

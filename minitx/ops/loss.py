@@ -1,22 +1,34 @@
-"""Losses beside CrossEntropy (ops/nn.py): negative log-likelihood, binary cross-entropy on
-probabilities and on logits, and cross-entropy against probability targets.
+"""Losses: cross-entropy (integer or probability targets, label smoothing), negative
+log-likelihood, binary cross-entropy on probabilities and on logits.
 
 Each computes one loss per row (per element for the binary losses), then reduces it:
 'mean' divides the sum by the number of counted rows, 'sum' adds, 'none' returns them all.
-Backward first turns dy into dloss, the gradient of each row's loss (_row_gradient).
+Backward first turns dy into dloss, the gradient of each row's loss.
+Fused kernels: where ``kernels.enabled(...)`` says the arrays suit a kernel (CuPy float arrays,
+fused path allowed), forward and backward call a launcher from ``minitx.kernels`` instead of the
+xp reference code below it. Both branches save the same arrays, so backward does not care which
+forward ran, and the reference stays the CPU path and the tests' oracle.
 """
 from __future__ import annotations
 
+from minitx import kernels
 from minitx.autograd.function import Function
+from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, host_ints
+from minitx.ops._args import as_indices
 from minitx.ops.activation import sigmoid_values, softplus_values
-from minitx.ops.reduction import logsumexp_parts
-from minitx.ops.scan import quiet_float_errors
+from minitx.ops.indexing import _check_integer
+from minitx.ops.reduction import logsumexp_parts, quiet_float_errors
 
-__all__ = ["NllLoss", "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits", "SoftCrossEntropy"]
+__all__ = ["CrossEntropy", "SoftCrossEntropy", "NllLoss", "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits"]
+
 
 _REDUCTIONS = ("mean", "sum", "none")
+
+
 _LOG_FLOOR = -100.0  # PyTorch clamps log(p) at -100 in binary_cross_entropy: a finite loss at p = 0
+
+
 _EPS = 1e-12  # and its gradient divides by max(p (1 - p), 1e-12)
 
 
@@ -43,108 +55,77 @@ class _Loss(Function):
             raise ValueError(f"{self.name}: {what} of shape {b.shape} must match the input's shape {a.shape}")
 
 
-class NllLoss(_Loss):
-    """Negative log-likelihood of log-probabilities x [..., C] at integer targets t [...]:
+class CrossEntropy(Function):
+    """Cross-entropy of logits x [..., C] against integer targets t [...], with label smoothing.
 
-        loss = -x[t]   per row (rows whose target is ``ignore_index`` count for nothing)
+    With lse = log sum_j exp(x_j) and log-probabilities logp_j = x_j - lse, each row's loss is
 
-    backward:  dx[..., t] = -dloss_row (0 elsewhere and on ignored rows); no gradient for t
+        loss = (1 - s) * (-logp_t) + s * mean_j(-logp_j)        (s = label_smoothing)
+
+    i.e. the cross-entropy against the target distribution q = (1 - s) * onehot(t) + s / C.
+    Rows whose target is ``ignore_index`` contribute nothing. reduction: 'mean' divides by
+    the number of counted rows (0 rows gives a loss of 0, not NaN), 'sum' adds, 'none'
+    returns the per-row losses.
+
+    backward:  dx = (softmax(x) - q) * dloss_row   (0 for ignored rows)
+
+    Both paths save (x, t, lse), lse of shape t.shape.
+
+    Derivation: docs/backprop/cross-entropy.md
+    Kernel: minitx/kernels/cross_entropy.cu
     """
 
-    def __init__(self, ignore_index=-100, reduction="mean"):
-        super().__init__(reduction)
-        self.ignore_index = ignore_index
+    def __init__(self, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        if not 0 <= label_smoothing <= 1:
+            raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+        self.ignore_index, self.smoothing, self.reduction = ignore_index, label_smoothing, reduction
 
     def forward(self, x, t):
         xp = get_array_module(x)
-        if t.dtype.kind not in "iu":
-            raise TypeError(f"nll_loss: targets must be an integer tensor, got dtype {t.dtype.name}")
-        if x.ndim < 1 or x.shape[:-1] != t.shape:
-            raise ValueError(f"nll_loss: log-probabilities {x.shape} need targets of shape {x.shape[:-1]}, "
-                             f"got {t.shape}")
+        _check_integer("cross_entropy", "targets", t)
+        if x.shape[:-1] != t.shape:
+            raise ValueError(f"cross_entropy: logits {x.shape} need targets of shape {x.shape[:-1]}, got {t.shape}")
+        classes = x.shape[-1]
         valid = t != self.ignore_index
         safe_t = xp.where(valid, t, 0)
-        classes = x.shape[-1]
-        low, high, count = host_ints(safe_t.min(), safe_t.max(), valid.sum()) if t.size else (0, 0, 0)
+        low, high, self.count = host_ints(safe_t.min(), safe_t.max(), valid.sum()) if t.size else (0, 0, 0)
         if t.size and (low < 0 or high >= classes):
-            raise IndexError(f"nll_loss: target {low if low < 0 else high} is out of range for {classes} classes "
-                             f"(ignore_index is {self.ignore_index})")
-        self.save_for_backward(safe_t, valid)
-        self.in_shape = x.shape
-        picked = xp.take_along_axis(x, safe_t[..., None], axis=-1)[..., 0]
-        return self._reduce(xp.where(valid, -picked, 0), count)  # not * valid: an ignored -inf is no NaN
+            bad = t[valid & ((t < 0) | (t >= classes))]
+            raise IndexError(f"cross_entropy: target {int(bad.reshape(-1)[0])} is out of range for {classes} "
+                             f"classes (ignore_index is {self.ignore_index})")
+        if kernels.enabled(x):
+            loss, lse = kernels.cross_entropy_forward(x, t, self.ignore_index, self.smoothing)
+        else:
+            _, _, m, log_total = logsumexp_parts(x, -1)
+            lse = (m + log_total)[..., 0]
+            logp_t = xp.take_along_axis(x, safe_t[..., None], axis=-1)[..., 0] - lse
+            loss = -(1 - self.smoothing) * logp_t
+            if self.smoothing:
+                loss = loss + self.smoothing * (lse - x.mean(axis=-1))
+            loss = xp.where(valid, loss, 0)  # not loss * valid: an ignored row's NaN must not count
+        self.save_for_backward(x, t, lse)
+        if self.reduction == "none":
+            return loss
+        total = loss.sum()
+        return total / max(self.count, 1) if self.reduction == "mean" else total
 
     def backward(self, dy):
-        safe_t, valid = self.saved
-        xp = get_array_module(dy)
-        picked = xp.arange(self.in_shape[-1]) == safe_t[..., None]  # one-hot rows
-        return picked * (-self._row_gradient(dy) * valid)[..., None], None
-
-
-class BinaryCrossEntropy(_Loss):
-    """Binary cross-entropy of probabilities p in [0, 1] against targets y (same shape, any value
-    in [0, 1]), elementwise:
-
-        loss = -(y * max(log p, -100) + (1 - y) * max(log(1 - p), -100))
-
-    (the floor at -100 is PyTorch's: p = 0 or 1 gives a finite loss).
-    backward:  dp = dloss * (p - y) / max(p (1 - p), 1e-12)
-               dy = dloss * (max(log(1 - p), -100) - max(log p, -100))
-    Prefer BinaryCrossEntropyWithLogits on logits: it never needs the floor.
-    """
-
-    def forward(self, p, y):
-        xp = get_array_module(p)
-        self._check_same_shape(p, y, "targets")
-        if p.size and not bool(((p >= 0) & (p <= 1)).all()):
-            raise ValueError("binary_cross_entropy: every input must be a probability in [0, 1]; "
-                             "for logits use binary_cross_entropy_with_logits")
-        with quiet_float_errors(xp):  # log 0 = -inf before the floor
-            log_p = xp.maximum(xp.log(p), _LOG_FLOOR)
-            log_q = xp.maximum(xp.log(1 - p), _LOG_FLOOR)
-        self.save_for_backward(p, y, log_p, log_q)
-        return self._reduce(-(y * log_p + (1 - y) * log_q), p.size)
-
-    def backward(self, dy):
-        p, y, log_p, log_q = self.saved
-        xp = get_array_module(p)
-        dloss = self._row_gradient(dy)
-        dp = dloss * (p - y) / xp.maximum(p * (1 - p), _EPS) if self.needs_input_grad[0] else None
-        dtarget = dloss * (log_q - log_p) if self.needs_input_grad[1] else None
-        return dp, dtarget
-
-
-class BinaryCrossEntropyWithLogits(_Loss):
-    """Binary cross-entropy on logits x (p = sigma(x)) against targets y, elementwise, with an
-    optional positive-class weight w (a constant broadcast against x; 1 when None):
-
-        loss = -(w y log sigma(x) + (1 - y) log(1 - sigma(x)))
-             = w y softplus(-x) + (1 - y) (x + softplus(-x))
-    using log sigma(x) = -softplus(-x) and log(1 - sigma(x)) = -x - softplus(-x), both without
-    overflow (softplus in its stable form, see ops/activation.py).
-
-    backward:  dx = dloss * (sigma(x) (w y + 1 - y) - w y)
-               dy = dloss * ((w - 1) softplus(-x) - x)
-    """
-
-    def __init__(self, reduction="mean", pos_weight=None):
-        super().__init__(reduction)
-        self.pos_weight = pos_weight
-
-    def forward(self, x, y):
-        self._check_same_shape(x, y, "targets")
-        w = 1.0 if self.pos_weight is None else self.pos_weight
-        sp = softplus_values(-x)
-        self.save_for_backward(x, y, sp)
-        return self._reduce(w * y * sp + (1 - y) * (x + sp), x.size)
-
-    def backward(self, dy):
-        x, y, sp = self.saved
-        w = 1.0 if self.pos_weight is None else self.pos_weight
-        dloss = self._row_gradient(dy)
-        dx = dloss * (sigmoid_values(x) * (w * y + 1 - y) - w * y) if self.needs_input_grad[0] else None
-        dtarget = dloss * ((w - 1) * sp - x) if self.needs_input_grad[1] else None
-        return dx, dtarget
+        x, t, lse = self.saved
+        dloss = dy / max(self.count, 1) if self.reduction == "mean" else dy  # d total / d loss_row
+        if kernels.enabled(x, lse, dy):
+            return kernels.cross_entropy_backward(x, t, lse, dloss, self.ignore_index, self.smoothing), None
+        xp = get_array_module(x)
+        classes = x.shape[-1]
+        valid = t != self.ignore_index
+        # softmax(x), C-ordered: x may be a transposed view, and the reshape below must be a view
+        grad = xp.ascontiguousarray(xp.exp(x - lse[..., None]))
+        if self.smoothing:
+            grad -= self.smoothing / classes
+        rows = grad.reshape(-1, classes)
+        rows[xp.arange(rows.shape[0]), xp.where(valid, t, 0).reshape(-1)] -= 1 - self.smoothing
+        return xp.where(valid[..., None], grad * dloss[..., None], 0), None
 
 
 class SoftCrossEntropy(_Loss):
@@ -186,3 +167,133 @@ class SoftCrossEntropy(_Loss):
             if self.needs_input_grad[0] else None
         dq = -dloss * (1 - self.smoothing) * logp if self.needs_input_grad[1] else None
         return dx, dq
+
+
+def cross_entropy(logits, targets, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+    """Cross-entropy of logits [..., C] against integer class targets [...], or against float
+    probability targets [..., C] (SoftCrossEntropy; ignore_index does not apply there)."""
+    targets = as_indices(targets, logits)
+    if targets.dtype.kind == "f":
+        return SoftCrossEntropy(label_smoothing, reduction)(logits, targets)
+    return CrossEntropy(ignore_index, label_smoothing, reduction)(logits, targets)
+
+
+class NllLoss(_Loss):
+    """Negative log-likelihood of log-probabilities x [..., C] at integer targets t [...]:
+
+        loss = -x[t]   per row (rows whose target is ``ignore_index`` count for nothing)
+
+    backward:  dx[..., t] = -dloss_row (0 elsewhere and on ignored rows); no gradient for t
+    """
+
+    def __init__(self, ignore_index=-100, reduction="mean"):
+        super().__init__(reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, x, t):
+        xp = get_array_module(x)
+        if t.dtype.kind not in "iu":
+            raise TypeError(f"nll_loss: targets must be an integer tensor, got dtype {t.dtype.name}")
+        if x.ndim < 1 or x.shape[:-1] != t.shape:
+            raise ValueError(f"nll_loss: log-probabilities {x.shape} need targets of shape {x.shape[:-1]}, "
+                             f"got {t.shape}")
+        valid = t != self.ignore_index
+        safe_t = xp.where(valid, t, 0)
+        classes = x.shape[-1]
+        low, high, count = host_ints(safe_t.min(), safe_t.max(), valid.sum()) if t.size else (0, 0, 0)
+        if t.size and (low < 0 or high >= classes):
+            raise IndexError(f"nll_loss: target {low if low < 0 else high} is out of range for {classes} classes "
+                             f"(ignore_index is {self.ignore_index})")
+        self.save_for_backward(safe_t, valid)
+        self.in_shape = x.shape
+        picked = xp.take_along_axis(x, safe_t[..., None], axis=-1)[..., 0]
+        return self._reduce(xp.where(valid, -picked, 0), count)  # not * valid: an ignored -inf is no NaN
+
+    def backward(self, dy):
+        safe_t, valid = self.saved
+        xp = get_array_module(dy)
+        picked = xp.arange(self.in_shape[-1]) == safe_t[..., None]  # one-hot rows
+        return picked * (-self._row_gradient(dy) * valid)[..., None], None
+
+
+def nll_loss(log_probs, targets, ignore_index=-100, reduction="mean"):
+    """-log_probs[..., target] per row, log_probs [..., C] (e.g. from log_softmax), targets [...]."""
+    return NllLoss(ignore_index, reduction)(log_probs, as_indices(targets, log_probs))
+
+
+class BinaryCrossEntropy(_Loss):
+    """Binary cross-entropy of probabilities p in [0, 1] against targets y (same shape, any value
+    in [0, 1]), elementwise:
+
+        loss = -(y * max(log p, -100) + (1 - y) * max(log(1 - p), -100))
+
+    (the floor at -100 is PyTorch's: p = 0 or 1 gives a finite loss).
+    backward:  dp = dloss * (p - y) / max(p (1 - p), 1e-12)
+               dy = dloss * (max(log(1 - p), -100) - max(log p, -100))
+    Prefer BinaryCrossEntropyWithLogits on logits: it never needs the floor.
+    """
+
+    def forward(self, p, y):
+        xp = get_array_module(p)
+        self._check_same_shape(p, y, "targets")
+        if p.size and not bool(((p >= 0) & (p <= 1)).all()):
+            raise ValueError("binary_cross_entropy: every input must be a probability in [0, 1]; "
+                             "for logits use binary_cross_entropy_with_logits")
+        with quiet_float_errors(xp):  # log 0 = -inf before the floor
+            log_p = xp.maximum(xp.log(p), _LOG_FLOOR)
+            log_q = xp.maximum(xp.log(1 - p), _LOG_FLOOR)
+        self.save_for_backward(p, y, log_p, log_q)
+        return self._reduce(-(y * log_p + (1 - y) * log_q), p.size)
+
+    def backward(self, dy):
+        p, y, log_p, log_q = self.saved
+        xp = get_array_module(p)
+        dloss = self._row_gradient(dy)
+        dp = dloss * (p - y) / xp.maximum(p * (1 - p), _EPS) if self.needs_input_grad[0] else None
+        dtarget = dloss * (log_q - log_p) if self.needs_input_grad[1] else None
+        return dp, dtarget
+
+
+def binary_cross_entropy(probs, targets, reduction="mean"):
+    """-(y log p + (1 - y) log(1 - p)) elementwise, p in [0, 1]; logs floored at -100 as in PyTorch."""
+    return BinaryCrossEntropy(reduction)(probs, as_tensor(targets, probs))
+
+
+class BinaryCrossEntropyWithLogits(_Loss):
+    """Binary cross-entropy on logits x (p = sigma(x)) against targets y, elementwise, with an
+    optional positive-class weight w (a constant broadcast against x; 1 when None):
+
+        loss = -(w y log sigma(x) + (1 - y) log(1 - sigma(x)))
+             = w y softplus(-x) + (1 - y) (x + softplus(-x))
+    using log sigma(x) = -softplus(-x) and log(1 - sigma(x)) = -x - softplus(-x), both without
+    overflow (softplus in its stable form, see ops/activation.py).
+
+    backward:  dx = dloss * (sigma(x) (w y + 1 - y) - w y)
+               dy = dloss * ((w - 1) softplus(-x) - x)
+    """
+
+    def __init__(self, reduction="mean", pos_weight=None):
+        super().__init__(reduction)
+        self.pos_weight = pos_weight
+
+    def forward(self, x, y):
+        self._check_same_shape(x, y, "targets")
+        w = 1.0 if self.pos_weight is None else self.pos_weight
+        sp = softplus_values(-x)
+        self.save_for_backward(x, y, sp)
+        return self._reduce(w * y * sp + (1 - y) * (x + sp), x.size)
+
+    def backward(self, dy):
+        x, y, sp = self.saved
+        w = 1.0 if self.pos_weight is None else self.pos_weight
+        dloss = self._row_gradient(dy)
+        dx = dloss * (sigmoid_values(x) * (w * y + 1 - y) - w * y) if self.needs_input_grad[0] else None
+        dtarget = dloss * ((w - 1) * sp - x) if self.needs_input_grad[1] else None
+        return dx, dtarget
+
+
+def binary_cross_entropy_with_logits(logits, targets, reduction="mean", pos_weight=None):
+    """Binary cross-entropy of sigmoid(logits), computed stably from the logits; pos_weight (a
+    number or a constant tensor broadcast against logits) weighs the positive targets."""
+    weight = pos_weight.data if isinstance(pos_weight, Tensor) else pos_weight
+    return BinaryCrossEntropyWithLogits(reduction, weight)(logits, as_tensor(targets, logits))

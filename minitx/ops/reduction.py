@@ -1,9 +1,17 @@
-"""Reductions over axes. Each backward spreads ``dy`` back over the reduced axes.
+"""Reductions over axes: sum, mean, max, min, var, std, logsumexp, prod; argmax and argmin.
+Each backward spreads ``dy`` back over the reduced axes.
 
 Helper: ``expand(dy)`` puts the reduced axes back (size 1) when keepdims was False, so
-``dy`` broadcasts against the input.
+``dy`` broadcasts against the input. Products never divide by x (so zeros need no special
+case): the gradient of a product is the product of the OTHER factors, built from prefix and
+suffix products.
+
+This module defines the ops ``sum``, ``max`` and ``min``: Python's own are ``builtins.max`` here.
 """
 from __future__ import annotations
+
+import builtins
+import contextlib
 
 import numbers
 import warnings
@@ -11,10 +19,11 @@ import warnings
 import numpy as np
 
 from minitx.autograd.function import Function
+from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module
+from minitx.ops._args import floating
 
-__all__ = ["Sum", "Mean", "Max", "Min", "Var", "LogSumExp", "normalize_axes", "check_nonempty_axes",
-           "logsumexp_parts"]
+__all__ = ["Sum", "Mean", "Max", "Min", "Var", "Std", "LogSumExp", "Prod"]
 
 
 def normalize_axes(axis, ndim: int, op: str = "reduce") -> tuple:
@@ -27,9 +36,9 @@ def normalize_axes(axis, ndim: int, op: str = "reduce") -> tuple:
         if not isinstance(a, numbers.Integral):
             raise ValueError(f"{op}: axis {a!r} is not an integer")
         a = int(a)
-        if not -max(ndim, 1) <= a < max(ndim, 1):  # a 0-d tensor takes axis 0 or -1, as in PyTorch
+        if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):  # a 0-d tensor takes axis 0 or -1, as in PyTorch
             raise ValueError(f"{op}: axis {a} is out of range for a tensor with {ndim} dimensions")
-        out.append(a % max(ndim, 1))
+        out.append(a % builtins.max(ndim, 1))
     if len(set(out)) != len(out):
         raise ValueError(f"{op}: repeated axis in {axis}")
     if ndim == 0:
@@ -98,6 +107,9 @@ class Sum(_Reduction):
         return (xp.broadcast_to(self.expand(dy), self.in_shape),)
 
 
+def sum(x, axis=None, keepdims=False): return Sum(axis, keepdims)(x)  # noqa: A001
+
+
 class Mean(_Reduction):
     """y = (1/n) sum of x over axes (n = number of elements reduced).   dx = dy / n, repeated"""
 
@@ -111,6 +123,9 @@ class Mean(_Reduction):
     def backward(self, dy):
         xp = get_array_module(dy)
         return (xp.broadcast_to(self.expand(dy) / self.count, self.in_shape),)
+
+
+def mean(x, axis=None, keepdims=False): return Mean(axis, keepdims)(x)
 
 
 class Max(_Reduction):
@@ -136,10 +151,16 @@ class Max(_Reduction):
         return (self.expand(dy) * share,)
 
 
+def max(x, axis=None, keepdims=False): return Max(axis, keepdims)(x)  # noqa: A001
+
+
 class Min(Max):
     """y = min of x over axes.   As Max: the minimum takes dy; ties share it equally."""
 
     _pick = "min"
+
+
+def min(x, axis=None, keepdims=False): return Min(axis, keepdims)(x)  # noqa: A001
 
 
 class Var(_Reduction):
@@ -161,7 +182,7 @@ class Var(_Reduction):
         if n - self.ddof <= 0:
             warnings.warn(f"var: {n} elements with ddof={self.ddof} leave no degrees of freedom; "
                           "the result is inf or NaN, as in NumPy", RuntimeWarning, stacklevel=3)
-        self.divisor = max(n - self.ddof, 0)
+        self.divisor = builtins.max(n - self.ddof, 0)
         with np.errstate(divide="ignore", invalid="ignore"):  # warned above
             centered = x - x.mean(axis=axes, keepdims=True) if n else x
             self.save_for_backward(centered)
@@ -171,6 +192,53 @@ class Var(_Reduction):
         (centered,) = self.saved
         with np.errstate(divide="ignore", invalid="ignore"):
             return (self.expand(dy) * (2 / self.divisor if self.divisor else np.inf) * centered,)
+
+
+def var(x, axis=None, ddof=0, keepdims=False): return Var(axis, ddof, keepdims)(x)
+
+
+class Std(_Reduction):
+    """s = sqrt(v), v = sum((x - mean)^2) / (n - ddof) over axes (ddof=0 by default, as NumPy;
+    PyTorch's default is ddof=1).
+
+    ds/dx = dv/dx / (2 s), dv/dx = 2 (x - mean) / (n - ddof), so
+    dx = dy * (x - mean) / ((n - ddof) * s), and 0 where s = 0 (as PyTorch: a constant slice
+    has no direction to move in; its x - mean is set to exactly 0, not left to rounding).
+    With n - ddof <= 0 the divisor is taken as 0, as in NumPy and var: s is inf, or NaN where all
+    values are equal, with a RuntimeWarning.
+    """
+
+    def __init__(self, axis=None, ddof=0, keepdims=False):
+        super().__init__(axis, keepdims)
+        self.ddof = ddof
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        axes = self._setup(x)
+        n = 1
+        for a in axes:
+            n *= x.shape[a]
+        self.divisor = builtins.max(n - self.ddof, 0)
+        if self.divisor == 0:
+            warnings.warn(f"std: {n} elements with ddof={self.ddof} leave no degrees of freedom; the result is "
+                          "inf or NaN, as in NumPy", RuntimeWarning, stacklevel=3)
+        centered = x - x.mean(axis=axes, keepdims=True) if n else x
+        if n:  # a constant slice: its mean may round off x, but its spread is exactly 0
+            centered = xp.where(x.max(axis=axes, keepdims=True) == x.min(axis=axes, keepdims=True), 0, centered)
+        with quiet_float_errors(xp):  # divisor 0: NaN, as announced
+            s = xp.sqrt((centered * centered).sum(axis=axes, keepdims=True) / self.divisor)
+        self.save_for_backward(centered, s)
+        return s if self.keepdims else s.squeeze(axis=axes)
+
+    def backward(self, dy):
+        centered, s = self.saved
+        xp = get_array_module(dy)
+        with quiet_float_errors(xp):
+            scale = xp.where(s == 0, 0, 1 / (self.divisor * xp.where(s == 0, 1, s)))
+        return (self.expand(dy) * scale * centered,)
+
+
+def std(x, axis=None, ddof=0, keepdims=False): return Std(axis, ddof, keepdims)(floating(x))
 
 
 class LogSumExp(_Reduction):
@@ -194,3 +262,62 @@ class LogSumExp(_Reduction):
         # an all -inf slice has y = -inf: its softmax is taken as 0 there (not exp(-inf + inf) = NaN);
         # a NaN y keeps the gradient NaN (y keeps the reduced axes)
         return (self.expand(dy) * xp.exp(x - xp.where(y == -xp.inf, 0, y)),)
+
+
+def logsumexp(x, axis=None, keepdims=False): return LogSumExp(axis, keepdims)(floating(x))
+
+
+def quiet_float_errors(xp):
+    """Silence NumPy's divide/invalid warnings where a NaN or inf is the documented answer."""
+    return xp.errstate(divide="ignore", invalid="ignore") if hasattr(xp, "errstate") else contextlib.nullcontext()
+
+
+def _exclusive_products(x, xp):
+    """Along the last axis: left[k] = prod_{j<k} x_j, right[k] = prod_{j>k} x_j (1 when empty)."""
+    if x.shape[-1] == 0:  # an empty product: no factors, no gradients
+        return x, x
+    ones = xp.ones(x.shape[:-1] + (1,), dtype=x.dtype)
+    left = xp.concatenate([ones, xp.cumprod(x[..., :-1], axis=-1)], axis=-1)
+    right = xp.concatenate([xp.cumprod(x[..., :0:-1], axis=-1)[..., ::-1], ones], axis=-1)
+    return left, right
+
+
+class Prod(_Reduction):
+    """y = product of x over axes.
+
+    dx_i = dy * prod_{j != i} x_j = dy * left_i * right_i, with left_i and right_i the products of
+    the factors before and after x_i (the reduced axes taken as one row-major axis). No division
+    by x_i, so zeros are exact: one zero gives a gradient only at the zero (the product of the
+    others); two or more zeros give all zeros.
+    """
+
+    def forward(self, x):
+        axes = self._setup(x)
+        self.save_for_backward(x)
+        return x.prod(axis=axes, keepdims=self.keepdims)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        xp = get_array_module(x)
+        kept = [a for a in range(x.ndim) if a not in self.axes]
+        moved = xp.transpose(x, kept + list(self.axes))  # reduced axes last ...
+        rows = moved.reshape(moved.shape[:len(kept)] + (-1,))  # ... and flattened into one
+        left, right = _exclusive_products(rows, xp)
+        others = (left * right).reshape(moved.shape)
+        inverse = [0] * x.ndim
+        for i, a in enumerate(kept + list(self.axes)):
+            inverse[a] = i
+        return (self.expand(dy) * others.transpose(inverse),)
+
+
+def prod(x, axis=None, keepdims=False): return Prod(axis, keepdims)(x)
+
+
+def argmax(x, axis=None):
+    """Index of the maximum (an integer tensor; no gradient)."""
+    return Tensor(as_tensor(x).data.argmax(axis=axis))
+
+
+def argmin(x, axis=None):
+    """Index of the minimum (an integer tensor; no gradient); the first one on ties, a NaN if any."""
+    return Tensor(as_tensor(x).data.argmin(axis=axis))

@@ -1,107 +1,20 @@
-"""Running (scan) ops along one axis, and the reductions std and prod.
+"""Running (scan) ops along one axis: cumsum, cumprod, logcumsumexp.
 
-Scans: y_k depends on x_0..x_k along ``axis``, so each backward gathers dy from y_k, y_k+1,
-... : a reverse scan. Products never divide by x (so zeros need no special case): the
-gradient of a product is the product of the OTHER factors, built from prefix and suffix
-products, or (for cumprod) from a recurrence run from the end of the axis. Cumprod and
-Logcumsumexp run those recurrences as a Python loop over the axis, one vectorised step per
-position (clear, exact; O(length) array operations).
+y_k depends on x_0..x_k along ``axis``, so each backward gathers dy from y_k, y_k+1, ... : a
+reverse scan. Cumprod never divides by x: its gradient comes from a recurrence run from the
+end of the axis. Cumprod and Logcumsumexp run those recurrences as a Python loop over the
+axis, one vectorised step per position (clear, exact; O(length) array operations).
 """
 from __future__ import annotations
 
-import contextlib
 import numbers
-import warnings
 
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module
-from minitx.ops.reduction import _Reduction, normalize_axes
+from minitx.ops._args import floating
+from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
-__all__ = ["Std", "Prod", "Cumsum", "Cumprod", "Logcumsumexp"]
-
-
-class Std(_Reduction):
-    """s = sqrt(v), v = sum((x - mean)^2) / (n - ddof) over axes (ddof=0 by default, as NumPy;
-    PyTorch's default is ddof=1).
-
-    ds/dx = dv/dx / (2 s), dv/dx = 2 (x - mean) / (n - ddof), so
-    dx = dy * (x - mean) / ((n - ddof) * s), and 0 where s = 0 (as PyTorch: a constant slice
-    has no direction to move in; its x - mean is set to exactly 0, not left to rounding).
-    With n - ddof <= 0 the divisor is taken as 0, as in NumPy and var: s is inf, or NaN where all
-    values are equal, with a RuntimeWarning.
-    """
-
-    def __init__(self, axis=None, ddof=0, keepdims=False):
-        super().__init__(axis, keepdims)
-        self.ddof = ddof
-
-    def forward(self, x):
-        xp = get_array_module(x)
-        axes = self._setup(x)
-        n = 1
-        for a in axes:
-            n *= x.shape[a]
-        self.divisor = max(n - self.ddof, 0)
-        if self.divisor == 0:
-            warnings.warn(f"std: {n} elements with ddof={self.ddof} leave no degrees of freedom; the result is "
-                          "inf or NaN, as in NumPy", RuntimeWarning, stacklevel=3)
-        centered = x - x.mean(axis=axes, keepdims=True) if n else x
-        if n:  # a constant slice: its mean may round off x, but its spread is exactly 0
-            centered = xp.where(x.max(axis=axes, keepdims=True) == x.min(axis=axes, keepdims=True), 0, centered)
-        with quiet_float_errors(xp):  # divisor 0: NaN, as announced
-            s = xp.sqrt((centered * centered).sum(axis=axes, keepdims=True) / self.divisor)
-        self.save_for_backward(centered, s)
-        return s if self.keepdims else s.squeeze(axis=axes)
-
-    def backward(self, dy):
-        centered, s = self.saved
-        xp = get_array_module(dy)
-        with quiet_float_errors(xp):
-            scale = xp.where(s == 0, 0, 1 / (self.divisor * xp.where(s == 0, 1, s)))
-        return (self.expand(dy) * scale * centered,)
-
-
-def quiet_float_errors(xp):
-    """Silence NumPy's divide/invalid warnings where a NaN or inf is the documented answer."""
-    return xp.errstate(divide="ignore", invalid="ignore") if hasattr(xp, "errstate") else contextlib.nullcontext()
-
-
-def _exclusive_products(x, xp):
-    """Along the last axis: left[k] = prod_{j<k} x_j, right[k] = prod_{j>k} x_j (1 when empty)."""
-    if x.shape[-1] == 0:  # an empty product: no factors, no gradients
-        return x, x
-    ones = xp.ones(x.shape[:-1] + (1,), dtype=x.dtype)
-    left = xp.concatenate([ones, xp.cumprod(x[..., :-1], axis=-1)], axis=-1)
-    right = xp.concatenate([xp.cumprod(x[..., :0:-1], axis=-1)[..., ::-1], ones], axis=-1)
-    return left, right
-
-
-class Prod(_Reduction):
-    """y = product of x over axes.
-
-    dx_i = dy * prod_{j != i} x_j = dy * left_i * right_i, with left_i and right_i the products of
-    the factors before and after x_i (the reduced axes taken as one row-major axis). No division
-    by x_i, so zeros are exact: one zero gives a gradient only at the zero (the product of the
-    others); two or more zeros give all zeros.
-    """
-
-    def forward(self, x):
-        axes = self._setup(x)
-        self.save_for_backward(x)
-        return x.prod(axis=axes, keepdims=self.keepdims)
-
-    def backward(self, dy):
-        (x,) = self.saved
-        xp = get_array_module(x)
-        kept = [a for a in range(x.ndim) if a not in self.axes]
-        moved = xp.transpose(x, kept + list(self.axes))  # reduced axes last ...
-        rows = moved.reshape(moved.shape[:len(kept)] + (-1,))  # ... and flattened into one
-        left, right = _exclusive_products(rows, xp)
-        others = (left * right).reshape(moved.shape)
-        inverse = [0] * x.ndim
-        for i, a in enumerate(kept + list(self.axes)):
-            inverse[a] = i
-        return (self.expand(dy) * others.transpose(inverse),)
+__all__ = ["Cumsum", "Cumprod", "Logcumsumexp"]
 
 
 def _scan_axis(axis, x, op):
@@ -150,6 +63,9 @@ class Cumsum(_Scan):
         return (self._back(get_array_module(dy).cumsum(self._front(dy)[::-1], axis=0)[::-1]),)
 
 
+def cumsum(x, axis): return Cumsum(axis)(x)
+
+
 class Cumprod(_Scan):
     """y_k = prod_{j<=k} x_j along axis.
 
@@ -170,6 +86,9 @@ class Cumprod(_Scan):
         g = _reverse_recurrence(self._front(dy), xs[1:])
         before = xp.concatenate([xp.ones_like(y[:1]), y[:-1]], axis=0)  # y_{j-1}
         return (self._back(before * g),)
+
+
+def cumprod(x, axis): return Cumprod(axis)(x)
 
 
 class Logcumsumexp(_Scan):
@@ -202,3 +121,6 @@ class Logcumsumexp(_Scan):
         safe_y = xp.where(finite, y, 0)  # exp(-inf - (-inf)) would be NaN
         t = _reverse_recurrence(dys, xp.where(finite[:-1], xp.exp(safe_y[:-1] - safe_y[1:]), 0))
         return (self._back(xp.where(finite, xp.exp(xs - safe_y) * t, 0)),)
+
+
+def logcumsumexp(x, axis): return Logcumsumexp(axis)(floating(x))

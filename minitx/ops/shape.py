@@ -1,17 +1,24 @@
-"""Shape ops: they move or select elements without changing values, so each backward puts
-``dy`` back where the elements came from (and adds where one element was used twice)."""
+"""Shape ops: reshape, transpose, squeeze, broadcast, concatenate, stack, split, flip, roll,
+repeat, tile, and padding (constant, reflect, replicate).
+
+They move or select elements without changing values, so each backward puts ``dy`` back where
+the elements came from, ADDING where one element was used several times (repeat, tile,
+reflect/replicate padding).
+"""
 from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from minitx.autograd.engine import unbroadcast
 from minitx.autograd.function import Function
+from minitx.autograd.tensor import as_tensor
 from minitx.backend import get_array_module
+from minitx.ops.indexing import add_at, getitem
+from minitx.ops.reduction import normalize_axes
 
-__all__ = [
-    "Reshape", "Transpose", "SwapAxes", "BroadcastTo", "Squeeze", "Unsqueeze", "GetItem",
-    "Concatenate", "Stack", "Pad", "scatter_add",
-]
+__all__ = ["Reshape", "Transpose", "SwapAxes", "BroadcastTo", "Squeeze", "Unsqueeze", "Concatenate", "Stack", "Flip", "Roll", "Repeat", "Tile", "Pad", "PadEdges"]
 
 
 class Reshape(Function):
@@ -30,6 +37,9 @@ class Reshape(Function):
 
     def backward(self, dy):
         return (dy.reshape(self.in_shape),)
+
+
+def reshape(x, shape): return Reshape(shape)(x)
 
 
 class Transpose(Function):
@@ -54,6 +64,12 @@ class Transpose(Function):
         return (dy.transpose(inverse),)
 
 
+def transpose(x, axes=None): return Transpose(axes)(x)
+
+
+def permute(x, axes): return Transpose(axes)(x)
+
+
 class SwapAxes(Function):
     """y = x with two axes exchanged.   dx = dy with the same two axes exchanged back"""
 
@@ -68,6 +84,9 @@ class SwapAxes(Function):
 
     def backward(self, dy):
         return (get_array_module(dy).swapaxes(dy, self.axis1, self.axis2),)
+
+
+def swapaxes(x, axis1, axis2): return SwapAxes(axis1, axis2)(x)
 
 
 class BroadcastTo(Function):
@@ -86,6 +105,10 @@ class BroadcastTo(Function):
 
     def backward(self, dy):
         return (unbroadcast(dy, self.in_shape),)
+
+
+def broadcast_to(x, shape):
+    return BroadcastTo(shape)(x)
 
 
 class Squeeze(Function):
@@ -107,6 +130,9 @@ class Squeeze(Function):
         return (dy.reshape(self.in_shape),)
 
 
+def squeeze(x, axis=None): return Squeeze(axis)(x)
+
+
 class Unsqueeze(Function):
     """y = x with a new size-1 axis at position ``axis``.   dx = dy without it"""
 
@@ -123,48 +149,7 @@ class Unsqueeze(Function):
         return (dy.reshape(self.in_shape),)
 
 
-def _is_basic_index(index) -> bool:
-    """Slices, ints, None and Ellipsis select each element at most once (a view in numpy)."""
-    parts = index if isinstance(index, tuple) else (index,)
-    return all(p is None or p is Ellipsis or isinstance(p, (int, slice)) for p in parts)
-
-
-def scatter_add(target, index, values):
-    """target[index] += values, adding (not overwriting) where an index repeats."""
-    xp = get_array_module(target)
-    if xp.__name__ == "cupy":
-        import cupyx
-
-        cupyx.scatter_add(target, index, values)
-    else:
-        xp.add.at(target, index, values)
-
-
-class GetItem(Function):
-    """y = x[index]: numpy indexing with slices, integers, integer arrays and boolean masks.
-
-    dx = zeros like x, then dx[index] += dy. With integer arrays an element may be picked
-    several times (x[[0, 0]]); its gradient is then the sum over the picks, hence a
-    scatter-add rather than an assignment.
-    """
-
-    def __init__(self, index):
-        self.index = index
-
-    def forward(self, x):
-        self.in_shape, self.in_dtype = x.shape, x.dtype
-        try:
-            return x[self.index]
-        except IndexError as error:
-            raise IndexError(f"getitem: index {self.index!r} does not fit shape {x.shape}: {error}") from None
-
-    def backward(self, dy):
-        dx = get_array_module(dy).zeros(self.in_shape, dtype=dy.dtype)
-        if _is_basic_index(self.index):
-            dx[self.index] = dy
-        else:
-            scatter_add(dx, self.index, dy)
-        return (dx,)
+def unsqueeze(x, axis): return Unsqueeze(axis)(x)
 
 
 class Concatenate(Function):
@@ -190,6 +175,13 @@ class Concatenate(Function):
         return tuple(xp.split(dy, cuts, axis=self.axis))
 
 
+def concatenate(tensors, axis=0):
+    tensors = [as_tensor(t) for t in tensors]
+    if not tensors:
+        raise ValueError("concatenate: need at least one tensor")
+    return Concatenate(axis)(*tensors)
+
+
 def _cumsum(values):
     total, out = 0, []
     for v in values:
@@ -213,6 +205,151 @@ class Stack(Function):
     def backward(self, dy):
         xp = get_array_module(dy)
         return tuple(xp.take(dy, i, axis=self.axis) for i in range(dy.shape[self.axis]))
+
+
+def stack(tensors, axis=0):
+    tensors = [as_tensor(t) for t in tensors]
+    if not tensors:
+        raise ValueError("stack: need at least one tensor")
+    return Stack(axis)(*tensors)
+
+
+def split(x, indices_or_sections, axis=0):
+    """Split along ``axis`` like numpy.split: a number of equal parts or a list of cut points.
+
+    Each part is a slice (GetItem), so its gradient lands in the right place of x's.
+    """
+    if not isinstance(axis, numbers.Integral) or not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"split: axis {axis!r} does not exist in a tensor of shape {x.shape}; expected an "
+                         f"int in [{-x.ndim}, {x.ndim})")
+    n = x.shape[axis]
+    if isinstance(indices_or_sections, numbers.Integral):
+        if indices_or_sections <= 0 or n % indices_or_sections:
+            raise ValueError(f"split: axis {axis} of length {n} does not split into {indices_or_sections} equal parts")
+        step = n // indices_or_sections
+        cuts = list(range(step, n, step))
+    else:
+        cuts = list(indices_or_sections)
+    bounds = [0] + cuts + [n]
+    prefix = (slice(None),) * (axis % x.ndim)
+    return [getitem(x, prefix + (slice(lo, hi),)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+class Flip(Function):
+    """y = x with the order of elements reversed along ``axis`` (None: all axes).
+    dx = dy flipped back along the same axes"""
+
+    def __init__(self, axis=None):
+        self.axis = axis
+
+    def forward(self, x):
+        self.axes = normalize_axes(self.axis, x.ndim, "flip")
+        return get_array_module(x).flip(x, axis=self.axes)
+
+    def backward(self, dy):
+        return (get_array_module(dy).flip(dy, axis=self.axes),)
+
+
+def flip(x, axis=None): return Flip(axis)(x)
+
+
+class Roll(Function):
+    """y = x shifted by ``shift`` places along ``axis`` (None: the flattened x), elements pushed
+    off one end coming back at the other, as numpy.roll.   dx = dy rolled by -shift"""
+
+    def __init__(self, shift, axis=None):
+        self.shift, self.axis = shift, axis
+
+    def forward(self, x):
+        shifts = self.shift if isinstance(self.shift, (tuple, list)) else (self.shift,)
+        axes = self.axis if isinstance(self.axis, (tuple, list)) else (self.axis,)
+        if self.axis is not None:
+            normalize_axes(axes, x.ndim, "roll")
+            if len(shifts) != len(axes):
+                raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes; give one shift per axis")
+        elif len(shifts) != 1:
+            raise ValueError(f"roll: without an axis, shift must be one int, got {self.shift}")
+        return get_array_module(x).roll(x, self.shift, self.axis)
+
+    def backward(self, dy):
+        back = tuple(-s for s in self.shift) if isinstance(self.shift, (tuple, list)) else -self.shift
+        return (get_array_module(dy).roll(dy, back, self.axis),)
+
+
+def roll(x, shift, axis=None): return Roll(shift, axis)(x)
+
+
+class Repeat(Function):
+    """numpy.repeat: each element repeated ``repeats`` times along ``axis`` (None: x flattened
+    first); repeats an int or one count per element. (PyTorch: repeat_interleave.)
+
+    Written as y = x[src] along the axis, src = the source position of each output element;
+    dx = zeros, then dx[src] += dy
+    """
+
+    def __init__(self, repeats, axis=None):
+        self.repeats, self.axis = repeats, axis
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        self.in_shape = x.shape
+        if self.axis is None:
+            x, self.moved_axis = x.reshape(-1), 0
+        else:
+            (self.moved_axis,) = normalize_axes(self.axis, max(x.ndim, 1), "repeat")
+            x = x.reshape(1) if x.ndim == 0 else x
+        n = self.n = x.shape[self.moved_axis]
+        counts = np.broadcast_to(np.asarray(self.repeats), (n,)) if np.ndim(self.repeats) == 0 else \
+            np.asarray(self.repeats)
+        if counts.shape != (n,) or counts.dtype.kind not in "iu" or (counts < 0).any():
+            raise ValueError(f"repeat: repeats must be an int >= 0 or {n} of them (one per element), "
+                             f"got {self.repeats!r}")
+        self.src = xp.asarray(np.repeat(np.arange(n), counts))
+        return xp.take(x, self.src, axis=self.moved_axis)
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        moved = xp.moveaxis(dy, self.moved_axis, 0)
+        dx = xp.zeros((self.n,) + moved.shape[1:], dtype=dy.dtype)
+        add_at(dx, self.src, moved)
+        return (xp.moveaxis(dx, 0, self.moved_axis).reshape(self.in_shape),)
+
+
+def repeat(x, repeats, axis=None):
+    """numpy.repeat: each element ``repeats`` times along axis (PyTorch: repeat_interleave)."""
+    return Repeat(repeats, axis)(x)
+
+
+class Tile(Function):
+    """numpy.tile: x repeated reps[i] times along axis i as a whole block (PyTorch:
+    Tensor.repeat). reps shorter than x.ndim is padded with leading 1s; longer, x gets leading
+    size-1 axes.
+
+    With x seen as shape s and y reshaped to (r_0, s_0, r_1, s_1, ...):
+    dx = dy summed over the r axes (each block holds one copy of x)
+    """
+
+    def __init__(self, reps):
+        self.reps = tuple(reps) if isinstance(reps, (tuple, list)) else (reps,)
+
+    def forward(self, x):
+        if any(not isinstance(r, numbers.Integral) or r < 0 for r in self.reps):
+            raise ValueError(f"tile: reps must be ints >= 0, got {self.reps}")
+        d = max(x.ndim, len(self.reps))
+        self.shape = (1,) * (d - x.ndim) + x.shape
+        self.full_reps = (1,) * (d - len(self.reps)) + self.reps
+        self.in_shape = x.shape
+        return get_array_module(x).tile(x, self.reps)
+
+    def backward(self, dy):
+        interleaved = [n for pair in zip(self.full_reps, self.shape) for n in pair]
+        blocks = dy.reshape(interleaved).sum(axis=tuple(range(0, len(interleaved), 2)))
+        return (blocks.reshape(self.in_shape),)
+
+
+def tile(x, reps):
+    """numpy.tile: the whole of x repeated reps[i] times along axis i (PyTorch: Tensor.repeat)."""
+    return Tile(reps)(x)
 
 
 def pad_widths(pad_width, shape) -> list:
@@ -246,3 +383,56 @@ class Pad(Function):
 
     def backward(self, dy):
         return (dy[self.middle],)
+
+
+def _edge_sources(mode, before, after, n, axis):
+    """Source position along an axis of size n for each of the before + n + after outputs."""
+    p = np.arange(-before, n + after)
+    if mode == "replicate":
+        if n == 0 and before + after:
+            raise ValueError(f"pad: replicate padding of axis {axis} needs a non-empty axis")
+        return np.clip(p, 0, max(n - 1, 0))
+    if before >= max(n, 1) or after >= max(n, 1):
+        raise ValueError(f"pad: reflect padding ({before}, {after}) of axis {axis} must be smaller than its "
+                         f"size {n} (the mirror excludes the edge element)")
+    p = np.abs(p)
+    return np.where(p > n - 1, 2 * (n - 1) - p, p)
+
+
+class PadEdges(Function):
+    """y = x padded with its own edge values: pad_width as in Pad; mode 'reflect' mirrors x
+    without repeating the edge ([a b c] -> c b [a b c] b a), 'replicate' repeats the edge element
+    ([a b c] -> a a [a b c] c c); numpy calls these 'reflect' and 'edge'.
+
+    Written as y = x[src_0, src_1, ...] (an open grid of source positions per axis);
+    dx = zeros, then dx[src grid] += dy (an edge element is copied several times)
+    """
+
+    def __init__(self, pad_width, mode):
+        if mode not in ("reflect", "replicate"):
+            raise ValueError(f"pad: mode must be 'constant', 'reflect' or 'replicate', got {mode!r}")
+        self.pad_width, self.mode = pad_width, mode
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        width = pad_widths(self.pad_width, x.shape)
+        sources = [xp.asarray(_edge_sources(self.mode, b, a, n, axis))
+                   for axis, ((b, a), n) in enumerate(zip(width, x.shape))]
+        self.grid, self.in_shape = xp.ix_(*sources), x.shape
+        return x[self.grid] if x.ndim else x.copy()
+
+    def backward(self, dy):
+        if not dy.ndim:
+            return (dy.copy(),)
+        dx = get_array_module(dy).zeros(self.in_shape, dtype=dy.dtype)
+        add_at(dx, self.grid, dy)
+        return (dx,)
+
+
+def pad(x, pad_width, value=0.0, mode="constant"):
+    """Pad with ``value`` (mode 'constant'), or with x's own edge: 'reflect' (mirror, edge not
+    repeated) or 'replicate' (edge repeated), see PadEdges. pad_width is an int, one
+    (before, after) pair, or one pair per axis, as numpy's."""
+    if mode == "constant":
+        return Pad(pad_width, value)(x)
+    return PadEdges(pad_width, mode)(x)

@@ -106,3 +106,15 @@ def test_bad_parameters_name_the_op():
         F.softplus(x, beta=0)
     with pytest.raises(ValueError, match="hardtanh: min_val 1.0 is greater than max_val -1.0"):
         F.hardtanh(x, 1.0, -1.0)
+
+
+def test_sigmoid_keeps_the_digits_of_tiny_values():
+    """The one sigmoid is the stable one: sigmoid(-50) = 1 / (1 + e^50) = 1.9287e-22 in float64
+    (the tanh form (1 + tanh(x / 2)) / 2 rounds it to 0), and its gradient y (1 - y) too."""
+    x = minitx.tensor([-50.0, -745.0, 0.0, 50.0], dtype="float64", requires_grad=True)
+    y = F.sigmoid(x)
+    expected = 1 / (1 + np.exp(np.float64(50.0)))
+    assert y.data[0] == pytest.approx(expected, rel=1e-15) and expected > 1e-22
+    assert y.data[1] > 0 and y.data[2] == 0.5 and y.data[3] == 1.0
+    y.sum().backward()
+    assert x.grad.data[0] == pytest.approx(expected, rel=1e-15)

@@ -1,4 +1,5 @@
-"""Neural-network ops (minitx/ops/nn.py): forward against NumPy written here (check_forward),
+"""Softmax, layer norm, dropout, embedding, linear and cross-entropy (minitx/ops/activation.py,
+norm.py, dropout.py, indexing.py, linalg.py, loss.py): forward against NumPy written here (check_forward),
 backward against finite differences and backward hygiene (check_gradients, which runs
 gradcheck(...) and check_backward_hygiene(...)), on hypothesis-drawn inputs.
 

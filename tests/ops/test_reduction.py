@@ -149,3 +149,8 @@ def test_logsumexp_of_a_slice_with_nan_is_nan_with_a_nan_gradient():
     assert np.isnan(x.grad.numpy()[0]).all()
     np.testing.assert_array_equal(x.grad.numpy()[2], 0.0)  # the fully masked row: no gradient
     assert np.isnan(F.logsumexp(x, axis=0).numpy()[1])  # the column holding the NaN
+
+
+def test_argmax_and_argmin_take_lists_as_they_take_tensors():
+    assert F.argmax([3, 1, 2]).item() == 0 and F.argmin([3, 1, 2]).item() == 1
+    assert F.argmax([[1, 5], [7, 2]], axis=1).tolist() == [1, 0]

@@ -12,6 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 import minitx
 import minitx.functional as F
+from minitx.ops import indexing
 from minitx.testing import check_backward_hygiene, gradcheck
 from minitx.testing import strategies as mst
 
@@ -344,7 +345,7 @@ def test_numpy_integer_axes_and_sections_are_accepted():
 @given(data=st.data())
 def test_index_bounds_check_agrees_with_numpy(data):
     """CuPy wraps out-of-range integer indices around instead of raising, so on CuPy arrays
-    getitem checks them itself (F._check_index_bounds); it must raise exactly when numpy does."""
+    getitem checks them itself (indexing._check_index_bounds); it must raise exactly when numpy does."""
     shape = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple))
     kinds = data.draw(st.lists(st.sampled_from(["int", "slice", "array", "none", "true", "ellipsis"]), min_size=1,
                                max_size=len(shape)))
@@ -367,7 +368,7 @@ def test_index_bounds_check_agrees_with_numpy(data):
     except IndexError:
         numpy_raised = True
     try:
-        F._check_index_bounds(shape, parts)
+        indexing._check_index_bounds(shape, parts)
         raised = False
     except IndexError as error:
         raised = True

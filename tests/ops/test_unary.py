@@ -1,4 +1,4 @@
-"""More elementwise math (minitx/ops/unary.py): forward against independent NumPy/Python
+"""More elementwise math (minitx/ops/elementwise.py): forward against independent NumPy/Python
 computations, float64 gradients (check_gradients: gradcheck + backward hygiene) on
 hypothesis-drawn shapes, and PyTorch parity including the edge values 0, -0, ±inf and NaN.
 

@@ -1,0 +1,60 @@
+"""How the public op functions take their arguments: Python numbers and lists become tensors,
+integers meet floats as in PyTorch, shapes that cannot broadcast are named. Shared by every
+family module; private to minitx.ops.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minitx import backend
+from minitx.autograd.tensor import Tensor, as_tensor
+
+
+
+def binary(op, a, b, true_division=False):
+    """Apply a broadcasting binary op, with a clear error when the shapes do not broadcast.
+
+    Dtypes follow PyTorch: an integer or boolean operand meeting a float one is computed in
+    the float's dtype (``int_tensor * 0.5`` is float32, where numpy alone would promote int64
+    with float32 to float64), and with ``true_division`` two integer operands become float32.
+    """
+    a, b = promote(a, b, true_division)
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"{op.name}: shapes {a.shape} and {b.shape} do not broadcast") from None
+    return op(a, b)
+
+
+def promote(a, b, true_division=False):
+    """(a, b) as tensors of one dtype where ints meet floats: the float's (see _binary)."""
+    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    a, b = as_tensor(a, like), as_tensor(b, like)
+    if a.dtype.kind in "biu" and b.dtype.kind == "f":
+        a = a.astype(b.dtype)
+    elif b.dtype.kind in "biu" and a.dtype.kind == "f":
+        b = b.astype(a.dtype)
+    elif true_division and a.dtype.kind in "biu":
+        a, b = a.astype(backend.DEFAULT_FLOAT), b.astype(backend.DEFAULT_FLOAT)
+    return a, b
+
+
+def floating(x) -> Tensor:
+    """x for ops defined on real numbers (exp, softmax, ...): an integer or boolean tensor
+    becomes float32, PyTorch's default float (numpy would pick float64)."""
+    x = as_tensor(x)
+    return x.astype(backend.DEFAULT_FLOAT) if x.dtype.kind in "biu" else x
+
+
+def as_indices(value, like: Tensor) -> Tensor:
+    """Ids and targets: Python ints and lists become int64 tensors on ``like``'s device."""
+    if isinstance(value, Tensor):
+        return value
+    from minitx.autograd.tensor import tensor
+
+    return tensor(value, device=like.device)
+
+
+def check_bool(op: str, what: str, t: Tensor):
+    if t.dtype != np.bool_:
+        raise TypeError(f"{op}: {what} must be a boolean tensor, got dtype {t.dtype.name}")

@@ -1,0 +1,206 @@
+"""Dropout: plain dropout, dropout fused with a residual add, and bias + activation + dropout
+fused in one op.
+
+The reference saves its mask; a fused kernel regenerates its mask from a Philox (seed, offset)
+pair (``minitx.random.next_philox_seed_offset``), and backward follows whichever forward ran.
+On the GPU the reference paths draw their masks from the same Philox pairs, so a checkpoint
+can hold the random state and ``--resume`` is exact.
+Fused kernels: where ``kernels.enabled(...)`` says the arrays suit a kernel (CuPy float arrays,
+fused path allowed), forward and backward call a launcher from ``minitx.kernels`` instead of the
+xp reference code below it. Both branches save the same arrays, so backward does not care which
+forward ran, and the reference stays the CPU path and the tests' oracle.
+"""
+from __future__ import annotations
+
+from minitx import kernels
+from minitx import random as mrandom
+from minitx.autograd.function import Function
+from minitx.backend import device_of, get_array_module, sum_rows
+from minitx.ops.activation import gelu_tanh, gelu_tanh_derivative, relu_derivative, relu_values
+from minitx.ops.elementwise import add
+
+__all__ = ["Dropout", "DropoutAdd", "BiasActDropout"]
+
+
+def _check_dropout_p(op, p):
+    if not 0 <= p < 1:
+        raise ValueError(f"{op}: p must be in [0, 1), got {p}")
+
+
+def _dropout_keep_mask(shape, p, dtype, xp, device, seed):
+    """Scaled keep mask: 1/(1-p) with probability 1-p, else 0 (inverted dropout).
+
+    Where the kernels run (a GPU), the mask comes from the Philox kernel and a (seed, offset)
+    pair from minitx.random, as in the fused dropout ops: checkpoints record the offsets, so a
+    resumed run draws the masks the uninterrupted run would have drawn. (CuPy's own generator
+    state cannot be saved.) Elsewhere it comes from minitx's generator, or from ``seed``.
+    """
+    if seed is None and kernels.enabled(xp.empty(0, dtype)):
+        return kernels.dropout_apply(xp.ones(shape, dtype), p, *mrandom.next_philox_seed_offset(device))
+    rng = mrandom.generator(device) if seed is None else xp.random.default_rng(seed)
+    keep = rng.random(shape, dtype=dtype) >= p
+    return keep.astype(dtype) * (1 / (1 - p))
+
+
+def _philox_seed_offset(seed, array):
+    """The (seed, offset) pair of a fused dropout call: fixed by ``seed`` when given (so a
+    repeated call draws the same mask), else the next pair from minitx.random."""
+    return (seed, 0) if seed is not None else mrandom.next_philox_seed_offset(device_of(array))
+
+
+class Dropout(Function):
+    """Inverted dropout: y = x * m, m_i = 1/(1-p) with probability 1-p, else 0.
+
+    backward:  dx = dy * m  (the same mask, saved from forward)
+    The mask is drawn from minitx's seeded generator (``minitx.manual_seed``; on the GPU from
+    the next Philox pair, see _dropout_keep_mask), or from ``seed`` when given. Outside
+    training, use F.dropout(training=False): y = x.
+
+    Derivation: docs/backprop/dropout.md
+    Kernel: minitx/kernels/dropout.cu
+    """
+
+    def __init__(self, p=0.5, seed=None):
+        _check_dropout_p("dropout", p)
+        self.p, self.seed = p, seed
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        mask = _dropout_keep_mask(x.shape, self.p, x.dtype, xp, device_of(x), self.seed)
+        self.save_for_backward(mask)
+        return x * mask
+
+    def backward(self, dy):
+        (mask,) = self.saved
+        return (dy * mask,)
+
+
+def dropout(x, p=0.5, training=True, seed=None):
+    """Inverted dropout while training; the identity when not training or p == 0."""
+    if not training or p == 0:
+        return x
+    return Dropout(p, seed)(x)
+
+
+class DropoutAdd(Function):
+    """y = residual + dropout(x) = residual + x * m, m as in Dropout (m_i = 1/(1-p) with
+    probability 1-p, else 0): the residual connection around a Transformer sublayer, one pass.
+
+    backward:  dx = dy * m        dresidual = dy
+
+    Reference path: m is drawn as in Dropout (_dropout_keep_mask) and saved. Kernel
+    path: nothing is saved; m comes from a Philox (seed, offset) pair (see
+    minitx.random.next_philox_seed_offset; (seed, 0) when ``seed`` is given) and backward
+    regenerates it from the pair. The two paths draw different masks with the same law.
+
+    Derivation: docs/backprop/dropout.md
+    Kernel: minitx/kernels/dropout.cu
+    """
+
+    def __init__(self, p=0.5, seed=None):
+        _check_dropout_p("dropout_add", p)
+        self.p, self.seed = p, seed
+
+    def forward(self, x, residual):
+        if x.shape != residual.shape:
+            raise ValueError(f"dropout_add: x {x.shape} and residual {residual.shape} must have one shape")
+        self.philox, mask = None, None
+        if kernels.enabled(x, residual):
+            self.philox = _philox_seed_offset(self.seed, x)
+            y = kernels.dropout_add_forward(x, residual, self.p, *self.philox)
+        else:
+            mask = _dropout_keep_mask(x.shape, self.p, x.dtype, get_array_module(x), device_of(x), self.seed)
+            y = residual + x * mask
+        self.save_for_backward(mask)
+        return y
+
+    def backward(self, dy):
+        (mask,) = self.saved
+        if self.philox is not None:  # the forward ran the kernel: regenerate its mask
+            dx, _ = kernels.dropout_add_backward(dy, self.p, *self.philox)
+        else:
+            dx = dy * mask
+        return dx, dy
+
+
+def dropout_add(x, residual, p=0.5, training=True, seed=None):
+    """residual + dropout(x) as one op (a residual connection); residual + x when not training
+    or p == 0. x and residual must have one shape. See DropoutAdd."""
+    if not training or p == 0:
+        return add(residual, x)
+    return DropoutAdd(p, seed)(x, residual)
+
+
+def _identity(u):
+    return u
+
+
+def _one(u):
+    return get_array_module(u).ones_like(u)
+
+
+# activation name -> (f, f'); the kernel knows the same three by these names
+_BIAS_ACTIVATIONS = {"identity": (_identity, _one), "relu": (relu_values, relu_derivative),
+                     "gelu_tanh": (gelu_tanh, gelu_tanh_derivative)}
+
+
+class BiasActDropout(Function):
+    """y = dropout(f(u)) = f(u) * m,   u = x + b   (b [C] added along the last axis; optional)
+
+    f is 'identity', 'relu' or 'gelu_tanh' (GELU's tanh form, see Gelu); m as in Dropout.
+    It follows a Linear computed without its bias: in a feed-forward block the bias add, the
+    activation and the dropout become one pass over the [rows, d_ff] activations.
+
+    backward:  du = dy * m * f'(u)        dx = du        db = sum over rows of du
+               relu'(u) = [u > 0],  identity' = 1,  gelu_tanh' as in Gelu
+
+    Both paths save (x, b); the mask is saved (reference) or regenerated from its Philox
+    (seed, offset) pair (kernel), as in DropoutAdd.
+
+    Derivation: docs/backprop/dropout.md
+    Kernel: minitx/kernels/dropout.cu
+    """
+
+    def __init__(self, activation="relu", p=0.0, seed=None):
+        if activation not in _BIAS_ACTIVATIONS:
+            raise ValueError(f"bias_act_dropout: activation must be one of {sorted(_BIAS_ACTIVATIONS)}, "
+                             f"got {activation!r}")
+        _check_dropout_p("bias_act_dropout", p)
+        self.activation, self.p, self.seed = activation, p, seed
+
+    def forward(self, x, b=None):
+        if b is not None and b.shape != x.shape[-1:]:
+            raise ValueError(f"bias_act_dropout: bias {b.shape} must have shape ({x.shape[-1]},), "
+                             f"the last axis of the input {x.shape}")
+        self.philox, mask = None, None
+        if kernels.enabled(x, b):
+            self.philox = _philox_seed_offset(self.seed, x)
+            y = kernels.bias_act_dropout_forward(x, b, self.activation, self.p, *self.philox)
+        else:
+            f, _ = _BIAS_ACTIVATIONS[self.activation]
+            y = f(x if b is None else x + b)
+            if self.p:
+                mask = _dropout_keep_mask(x.shape, self.p, x.dtype, get_array_module(x), device_of(x), self.seed)
+                y = y * mask
+        self.save_for_backward(x, b, mask)
+        return y
+
+    def backward(self, dy):
+        x, b, mask = self.saved
+        if self.philox is not None:  # the forward ran the kernel: regenerate its mask
+            dx, db = kernels.bias_act_dropout_backward(dy, x, b, self.activation, self.p, *self.philox)
+        else:
+            _, f_prime = _BIAS_ACTIVATIONS[self.activation]
+            dx = dy * f_prime(x if b is None else x + b)
+            if mask is not None:
+                dx = dx * mask
+            db = None if b is None else sum_rows(dx.reshape(-1, dx.shape[-1]))
+        return (dx,) if b is None else (dx, db if self.needs_input_grad[1] else None)
+
+
+def bias_act_dropout(x, bias=None, activation="relu", p=0.0, training=True, seed=None):
+    """dropout(activation(x + bias)) as one op, bias [C] along the last axis (or None);
+    activation 'identity', 'relu' or 'gelu_tanh'. No dropout when not training. See
+    BiasActDropout."""
+    op = BiasActDropout(activation, p if training else 0.0, seed)
+    return op(x) if bias is None else op(x, bias)
