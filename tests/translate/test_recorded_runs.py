@@ -1,6 +1,8 @@
-"""The recorded GPU runs behind the README: each recipe is exactly what its runs trained, and
-the README quotes their scores as results.json has them."""
+"""The recorded GPU runs behind the results: each recipe is exactly what its runs trained, the
+dated record (results/README.md) quotes their scores as results.json has them, and each line of
+the README's results table links a record that exists, quoting a run's score as that run has it."""
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -32,7 +34,37 @@ def test_the_recipe_is_the_configuration_the_recorded_runs_trained(run, recipe):
 
 
 @pytest.mark.parametrize("run", sorted(RUNS))
-def test_the_readme_quotes_each_recorded_score(run):
+def test_the_record_quotes_each_recorded_score(run):
     results = recorded(run, "results.json")
+    record = (ROOT / "results" / "README.md").read_text()
+    assert f"| **{results['bleu']:.2f}** | {results['bleu_lowercase']:.2f} |" in record
+
+
+def readme_results_rows():
+    """(row text, linked path) for each line of the README's results table."""
     readme = (ROOT / "README.md").read_text()
-    assert f"| **{results['bleu']:.2f}** | {results['bleu_lowercase']:.2f} |" in readme
+    table = readme.split("\n## Results\n", 1)[1].split("\n## ", 1)[0]
+    return [(row, link) for row in table.splitlines() if row.startswith("| ") and "](results/" in row
+            for link in re.findall(r"\]\((results/[^)]+)\)", row)]
+
+
+def test_the_readme_results_table_links_existing_records():
+    rows = readme_results_rows()
+    assert len(rows) >= 8
+    for row, link in rows:
+        assert (ROOT / link).exists(), link
+
+
+def test_the_readme_results_table_quotes_each_linked_score_as_recorded():
+    """A row linking a run (its folder, or its results JSON) states that run's BLEU in bold."""
+    checked = 0
+    for row, link in readme_results_rows():
+        path = ROOT / link
+        results = path / "results.json" if path.is_dir() else path
+        if results.suffix == ".json" and results.exists() and "bleu" in json.loads(results.read_text()):
+            scores = json.loads(results.read_text())
+            quoted = re.findall(r"\*\*(\d+\.\d\d)\*\*", row)
+            assert quoted, row
+            assert float(quoted[0]) in (scores["bleu"], scores.get("bleu_tokens_lowercase")), row
+            checked += 1
+    assert checked >= 5
