@@ -10,8 +10,12 @@ took its unfused path in all three). Three runs
 per model on the same batch: minitx with the fused kernels, minitx with MINITX_FUSED=0 (its
 CuPy reference path), and the same model written below in PyTorch, module for module with
 minitx's parameter names (tests/test_torch_parity.py checks that the two compute the same
-numbers), run eager and, on cuda, through ``torch.compile`` (its compile time is spent in the
-warm-up steps and left out of the figure; ``--no-compile`` skips it). The batch is Multi30k-like: about 6k target tokens, sentences of 16-32 tokens, a
+numbers), run eager and, on cuda, through ``torch.compile`` in its default mode and in
+``mode="reduce-overhead"`` (CUDA graphs: PyTorch's own answer to launch-bound steps); their
+compile time is spent in the warm-up steps and left out of the figure; ``--no-compile`` skips
+both. ``--precision tf32`` lets float32 matrix products use TF32 tensor cores on both sides
+(minitx.backend.allow_tf32, torch.backends.cuda.matmul.allow_tf32): every run of a table is in
+one precision. The batch is Multi30k-like: about 6k target tokens, sentences of 16-32 tokens, a
 10k vocabulary on both sides. Reported: median step time (CUDA events, after warm-up),
 target tokens/s, and the ratios. Prints a table and writes JSON (default
 benchmarks/results/train-step-<gpu>-<date>.json).
@@ -58,7 +62,9 @@ def parse_args(argv=None):
     parser.add_argument("--steps", type=int, default=20, help="timed steps (median)")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--no-torch", action="store_true")
-    parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile run (cuda only)")
+    parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile runs (cuda only)")
+    parser.add_argument("--precision", choices=("fp32", "tf32"), default="fp32",
+                        help="float32 matrix products in full float32, or on TF32 tensor cores (both sides)")
     parser.add_argument("--out", help="JSON path (default benchmarks/results/train-step-<gpu>-<date>.json)")
     return parser.parse_args(argv)
 
@@ -244,11 +250,14 @@ def torch_model(torch, cfg):
     return Model()
 
 
-def torch_step(torch, cfg, src, tgt, device, compiled=False):
+def torch_step(torch, cfg, src, tgt, device, compile_mode=None):
+    """PyTorch's step; compile_mode None for eager, else torch.compile's mode ("default",
+    "reduce-overhead")."""
     torch.manual_seed(0)
     model = torch_model(torch, cfg).to(device)
     params = list(model.parameters())
-    forward = torch.compile(model) if compiled else model  # forward and backward compiled; Adam stays fused
+    # forward and backward compiled; Adam stays fused
+    forward = model if compile_mode is None else torch.compile(model, mode=compile_mode)
     try:
         opt = torch.optim.Adam(params, lr=1e-4, betas=(0.9, 0.98), eps=1e-9, fused=device != "cpu")
     except (TypeError, RuntimeError):
@@ -286,6 +295,17 @@ def environment(**values):
                 os.environ[k] = v
 
 
+def set_precision(precision, torch):
+    """One float32 matrix-product precision for every run: 'tf32' lets cuBLAS round the inputs of
+    float32 products to TF32 (minitx and PyTorch alike), 'fp32' forbids it."""
+    from minitx import backend
+
+    backend.allow_tf32(precision == "tf32")
+    if torch is not None:
+        torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+        torch.backends.cudnn.allow_tf32 = precision == "tf32"
+
+
 def main(argv=None):
     args = parse_args(argv)
     cuda = args.device == "cuda"
@@ -309,7 +329,9 @@ def main(argv=None):
             import torch
         except ImportError:
             print("PyTorch not importable: its column is left out", file=sys.stderr)
-    print(f"{gpu}: batch src {src.shape}, tgt {tgt.shape}, {target_tokens} target tokens", flush=True)
+    set_precision(args.precision, torch)
+    print(f"{gpu}: batch src {src.shape}, tgt {tgt.shape}, {target_tokens} target tokens, "
+          f"{args.precision} products", flush=True)
 
     rows = []
     main_run = "minitx fused" if cuda else "minitx"
@@ -329,9 +351,11 @@ def main(argv=None):
             del step
             if cp is not None:
                 cp.get_default_memory_pool().free_all_blocks()
-        torch_runs = [("torch eager", False)] + ([("torch compile", True)] if cuda and not args.no_compile else [])
-        for label, compiled in torch_runs if torch is not None else []:
-            step, n_params = torch_step(torch, cfg, src, tgt, args.device, compiled)
+        torch_runs = [("torch eager", None)]
+        if cuda and not args.no_compile:
+            torch_runs += [("torch compile", "default"), ("torch reduce-overhead", "reduce-overhead")]
+        for label, compile_mode in torch_runs if torch is not None else []:
+            step, n_params = torch_step(torch, cfg, src, tgt, args.device, compile_mode)
             timer = Timer("torch", torch) if cuda else Timer("cpu")
             ms = timer(step, args.warmup, args.steps)
             row[label] = dict(ms=ms, tokens_per_s=target_tokens / (ms * 1e-3), params=n_params)
@@ -347,6 +371,8 @@ def main(argv=None):
             row["fused_vs_unfused"] = row["minitx MINITX_FUSED=0"]["ms"] / main_ms
         row["torch_vs_minitx"] = row["torch eager"]["ms"] / main_ms if "torch eager" in row else None
         row["compile_vs_minitx"] = row["torch compile"]["ms"] / main_ms if "torch compile" in row else None
+        row["reduce_overhead_vs_minitx"] = (row["torch reduce-overhead"]["ms"] / main_ms
+                                            if "torch reduce-overhead" in row else None)
         rows.append(row)
 
     nan = float("nan")
@@ -354,16 +380,18 @@ def main(argv=None):
         return format(nan if value is None else value, spec)
 
     print(f"\n{'preset':14s} {'params':>12s} {main_run:>14s} {'FUSED=0':>12s} {'torch':>12s} {'compile':>12s} "
-          f"{'fused/unfused':>14s} {'torch/minitx':>12s} {'compile/minitx':>14s}"
-          "   (tokens/s; ratios of step times, > 1: minitx faster)")
+          f"{'reduce-ovh':>12s} {'fused/unfused':>14s} {'torch/minitx':>12s} {'compile/minitx':>14s} "
+          f"{'r-o/minitx':>11s}   (tokens/s; ratios of step times, > 1: minitx faster)")
     for r in rows:
         print(f"{r['preset']:14s} {r[main_run]['params']:12,d} {r[main_run]['tokens_per_s']:14.0f} "
               f"{cell(r.get('minitx MINITX_FUSED=0', {}).get('tokens_per_s'), '12.0f')} "
               f"{cell(r.get('torch eager', {}).get('tokens_per_s'), '12.0f')} "
               f"{cell(r.get('torch compile', {}).get('tokens_per_s'), '12.0f')} "
+              f"{cell(r.get('torch reduce-overhead', {}).get('tokens_per_s'), '12.0f')} "
               f"{cell(r.get('fused_vs_unfused'), '14.2f')} {cell(r['torch_vs_minitx'], '12.2f')} "
-              f"{cell(r['compile_vs_minitx'], '14.2f')}")
+              f"{cell(r['compile_vs_minitx'], '14.2f')} {cell(r['reduce_overhead_vs_minitx'], '11.2f')}")
     report = dict(device=gpu, tokens=tokens, length=length, vocab=vocab, steps=args.steps, warmup=args.warmup,
+                  precision=args.precision,
                   torch_version=getattr(torch, "__version__", None), cupy_version=getattr(cp, "__version__", None),
                   results=rows)
     out = Path(args.out) if args.out else default_out("train-step", gpu)

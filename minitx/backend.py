@@ -127,11 +127,45 @@ def sum_rows(a):
     return (xp.ones((1, a.shape[0]), dtype=a.dtype) @ a).reshape(a.shape[1])
 
 
+# ---------------------------------------------------------------- reading the device from the host
+
+_host_reads = [0]  # calls of to_host since import (a list: one mutable cell)
+
+
+def to_host(array) -> np.ndarray:
+    """The one way minitx reads an array back to the host (NumPy).
+
+    On the GPU every such read waits for all queued work to finish: a *host synchronisation*,
+    which stalls the launch queue, and which a captured CUDA graph cannot contain at all. So
+    each read goes through here and is counted (on every device, so that a test on the CPU
+    sees the same count as the GPU would): ``count_host_reads()`` tells how many a piece of
+    code makes, and the training step is held to zero.
+    """
+    _host_reads[0] += 1
+    if _cupy is not None and isinstance(array, _cupy.ndarray):
+        return _cupy.asnumpy(array)
+    return np.asarray(array)
+
+
+class count_host_reads:
+    """``with count_host_reads() as reads: ...; reads.count`` is the number of ``to_host``
+    calls made inside the block."""
+
+    def __enter__(self):
+        self._start = _host_reads[0]
+        self.count = 0
+        return self
+
+    def __exit__(self, *exc):
+        self.count = _host_reads[0] - self._start
+        return False
+
+
 def host_ints(*values) -> list:
     """Integer 0-d arrays (results of reductions) as Python ints, with ONE device-to-host copy:
     on the GPU each int(value) would wait for the device separately."""
     xp = get_array_module(values[0])
-    return xp.stack([xp.asarray(v, dtype=np.int64) for v in values]).tolist()
+    return to_host(xp.stack([xp.asarray(v, dtype=np.int64) for v in values])).tolist()
 
 
 def get_array_module(array):
@@ -162,7 +196,7 @@ def to_device(array, device: str):
     if device == "cuda":
         return _cupy.asarray(array)
     if device_of(array) == "cuda":
-        return _cupy.asnumpy(array)
+        return to_host(array)
     return np.asarray(array)
 
 

@@ -153,7 +153,7 @@ class Tensor:
     def item(self):
         if self.size != 1:
             raise ValueError(f"item: only a one-element tensor converts to a Python number, got shape {self.shape}")
-        return self.data.reshape(()).item()
+        return backend.to_host(self.data.reshape(())).item()
 
     def tolist(self):
         return self.numpy().tolist()

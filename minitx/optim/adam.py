@@ -47,7 +47,9 @@ class Adam(Optimizer):
         check_number(name, "eps", group["eps"], low=0)
         check_number(name, "weight_decay", group["weight_decay"], low=0)
 
-    def _step_group(self, group, items):
+    supports_skip = True
+
+    def _step_group(self, group, items, skip=None):
         params, grads, exp_avgs, exp_avg_sqs, steps = [], [], [], [], []
         for index, p in items:
             state = self.state.get(index)
@@ -66,20 +68,32 @@ class Adam(Optimizer):
         self._update_group(params, grads, exp_avgs, exp_avg_sqs, steps, lr=group["lr"],
                            beta1=beta1, beta2=beta2, eps=group["eps"],
                            weight_decay=group["weight_decay"],
-                           decoupled=self.decoupled_weight_decay)
+                           decoupled=self.decoupled_weight_decay, skip=skip)
 
     @staticmethod
     def _update_group(params, grads, exp_avgs, exp_avg_sqs, steps, *, lr, beta1, beta2, eps,
-                      weight_decay, decoupled):
+                      weight_decay, decoupled, skip=None):
         """The reference update, in place, over lists of raw arrays (see the class docstring).
 
         ``steps[i]`` is t for parameter i, already incremented for this step. ``decoupled``
         selects AdamW's ``p = p - lr * weight_decay * p`` instead of the L2 gradient term.
+        ``skip`` (a device boolean, or None): where True, every array is left as it was; the
+        update is computed on copies and written back only where it is False, so deciding
+        needs no host read.
 
         Fused path: one multi-tensor kernel launch per distinct step count (usually one), when
         the arrays suit the kernels and the updated ones are contiguous (updated in place).
         """
         updated = (*params, *exp_avgs, *exp_avg_sqs)
+        if skip is not None:
+            xp = backend.get_array_module(skip)
+            copies = [[a.copy() for a in arrays] for arrays in (params, exp_avgs, exp_avg_sqs)]
+            Adam._update_group(copies[0], grads, copies[1], copies[2], steps, lr=lr, beta1=beta1, beta2=beta2,
+                               eps=eps, weight_decay=weight_decay, decoupled=decoupled)
+            keep_new = ~skip
+            for target, new in zip(updated, (a for arrays in copies for a in arrays)):
+                xp.copyto(target, new, where=keep_new)
+            return
         if kernels.enabled(*updated, *grads) and all(a.flags.c_contiguous for a in updated):
             by_step: dict = {}
             for i, t in enumerate(steps):

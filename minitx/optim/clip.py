@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from minitx import backend, kernels
+from minitx import backend, kernels, sync
 from minitx.autograd.inplace import mark_modified
 from minitx.autograd.tensor import Tensor
 
@@ -54,7 +54,9 @@ def clip_grad_norm_(params, max_norm, norm_type=2.0, error_if_nonfinite=False) -
     if not grads:
         return 0.0
     if norm_type == 2 and kernels.enabled(*grads):
-        return _clip_on_device(grads, max_norm, error_if_nonfinite)
+        total_norm = float(backend.to_host(clip_grads_on_device(grads, max_norm)))
+        _finite(total_norm, error_if_nonfinite)
+        return total_norm
 
     # one small array per gradient, combined at the end: one device sync per device
     norms = []
@@ -87,18 +89,30 @@ def clip_grad_norm_(params, max_norm, norm_type=2.0, error_if_nonfinite=False) -
     return total_norm
 
 
-def _clip_on_device(grads, max_norm, error_if_nonfinite):
-    """clip_grad_norm_'s 2-norm with the norm and the clip factor kept on the device."""
-    total = kernels.grad_norm(grads)
-    xp = backend.get_array_module(total)
-    clip_coef = xp.where(xp.isfinite(total), xp.minimum(1.0, max_norm / (total + 1e-6)), 1.0)
-    clip_coef = clip_coef.astype(total.dtype)
+def clip_grads_on_device(grads, max_norm):
+    """clip_grad_norm_'s 2-norm without a host read: the norm and the clip factor stay on the
+    device, and the norm is returned there (a 0-d array). A non-finite norm gives a factor of 1
+    (the gradients are left alone; the optimizer's check then skips or refuses the step).
+
+    On the kernel path the norm is one reduction over every gradient (``kernels.grad_norm``);
+    otherwise it is reduced as clip_grad_norm_ reduces it, in float64 gradient by gradient,
+    with the same operations, so a training step gives the same bits with or without a host
+    read in the middle.
+    """
+    xp = backend.get_array_module(grads[0])
+    if kernels.enabled(*grads):
+        total = kernels.grad_norm(grads)
+        clip_coef = xp.minimum(1.0, max_norm / (total + 1e-6))
+    else:
+        per_param = xp.stack([xp.sqrt(xp.sum(g * g, dtype=np.float64)) for g in grads])
+        total = xp.sum(per_param ** 2.0) ** (1.0 / 2.0)
+        clip_coef = max_norm / (total + 1e-6)
+        clip_coef = xp.where(clip_coef < 1, clip_coef, 1.0)
+    clip_coef = xp.where(xp.isfinite(total), clip_coef, 1.0)
     mark_modified(*grads)  # the factor stays on the device, so whether it is 1 is not known here
     for g in grads:
-        g *= clip_coef
-    total_norm = float(total)
-    _finite(total_norm, error_if_nonfinite)
-    return total_norm
+        g *= clip_coef.astype(g.dtype)
+    return total
 
 
 def _finite(total_norm, error_if_nonfinite) -> bool:

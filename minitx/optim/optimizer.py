@@ -25,6 +25,12 @@ error, call ``zero_grad()`` and skip the batch. With ``check_finite=False`` the 
 kernel over all gradients, else one reduction per gradient; a device synchronisation per step)
 is skipped, and non-finite
 gradients flow into the parameters as the arithmetic dictates.
+
+Inside ``minitx.sync.DeferredChecks.deferring()`` (a training step that must not read the
+device) the check cannot raise at once. It is then kept on the device: the step is *skipped*
+there (no parameter or state array changes, as PyTorch's GradScaler skips a step with
+infinite gradients), and the same FloatingPointError is raised, naming the step, when the
+checks are next read. Adam and AdamW support this; SGD does not.
 """
 from __future__ import annotations
 
@@ -33,7 +39,7 @@ import numbers
 
 import numpy as np
 
-from minitx import backend, kernels
+from minitx import backend, kernels, sync
 from minitx.autograd.inplace import mark_modified
 from minitx.autograd.tensor import Tensor
 
@@ -143,13 +149,26 @@ class Optimizer:
                 index += 1
             work.append((group, items))
             flat.extend(items)
-        if self.check_finite and flat:
+        checks = sync.deferring_checks()
+        skip = None  # on the device: whether this step is skipped (deferred checks only)
+        if checks is not None:
+            if not self.supports_skip:
+                raise TypeError(f"{self._name}.step: a step inside DeferredChecks.deferring() must be able to "
+                                "skip itself on the device; Adam and AdamW can, this optimizer cannot")
+            if self.check_finite and flat:
+                skip = self._record_not_finite(flat, checks)
+        elif self.check_finite and flat:
             self._raise_if_not_finite(flat)
         # the update writes into p.data: graphs that saved a parameter must refuse backward
         mark_modified(*(p for _, p in flat))
         for group, items in work:
             if items:
-                self._step_group(group, items)
+                if skip is None:
+                    self._step_group(group, items)
+                else:
+                    self._step_group(group, items, skip=skip)
+
+    supports_skip = False  # whether _step_group takes skip= (a device boolean: leave everything as it is)
 
     def _raise_if_not_finite(self, items) -> None:
         """Raise FloatingPointError, naming the first parameter whose gradient holds NaN or inf.
@@ -169,11 +188,27 @@ class Optimizer:
             bad += [entry for entry, ok in zip(entries, finite) if not ok]
         if bad:
             index, p = min(bad, key=lambda entry: entry[0])
-            raise FloatingPointError(
-                f"{self._name}.step: the gradient of parameter {index} (shape {p.shape}) "
-                "contains NaN or inf; no parameter was updated. Skip this batch "
-                "(zero_grad()) or lower the learning rate; check_finite=False disables "
-                "this check")
+            raise self._not_finite_error(index, p.shape)
+
+    def _not_finite_error(self, index, shape) -> FloatingPointError:
+        return FloatingPointError(
+            f"{self._name}.step: the gradient of parameter {index} (shape {shape}) "
+            "contains NaN or inf; no parameter was updated. Skip this batch "
+            "(zero_grad()) or lower the learning rate; check_finite=False disables "
+            "this check")
+
+    def _record_not_finite(self, items, checks):
+        """The NaN/inf check without a host read: a device boolean, True when some gradient is
+        not finite, and the lowest such parameter index recorded in ``checks``."""
+        xp = backend.get_array_module(items[0][1].grad.data)
+        finite = xp.stack([xp.isfinite(p.grad.data).all() for _, p in items])
+        indices = xp.asarray([index for index, _ in items], dtype=np.int64)
+        skip = ~finite.all()
+        first_bad = indices[xp.argmin(finite)]  # argmin of booleans: the first False
+        shapes = {index: p.shape for index, p in items}
+        checks.record(f"{self._name}.step: non-finite gradient", skip, first_bad,
+                      lambda index: self._not_finite_error(index, shapes.get(index)))
+        return skip
 
     def _step_group(self, group: dict, items: list) -> None:  # pragma: no cover - overridden
         raise NotImplementedError

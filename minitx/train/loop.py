@@ -10,27 +10,56 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
+import numpy as np
+
 import minitx
-from minitx import optim
+from minitx import backend, optim, sync
+from minitx.optim.clip import clip_grads_on_device
 from minitx.serialization import save
 from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint, write_json
 from minitx.train.rundir import log, run_files
 
 
-def train_step(model, batch, loss_fn, optimizer, schedule=None, clip_norm: float = 0.0) -> tuple:
+def train_step(model, batch, loss_fn, optimizer, schedule=None, clip_norm: float = 0.0, checks=None) -> tuple:
     """One optimizer step on one batch: forward and loss (``loss_fn(model, batch)`` returns the
     loss tensor and its weight, e.g. the number of tokens it averages over), backward, gradient
     clipping to a global norm of ``clip_norm`` (0: none), the optimizer's update, the schedule's
-    step. Returns (loss value, weight)."""
-    loss, weight = loss_fn(model, batch)
-    optimizer.zero_grad()
-    loss.backward()
-    if clip_norm:
-        optim.clip_grad_norm_(model.parameters(), clip_norm)
-    optimizer.step()
+    step. Returns (loss value, weight).
+
+    With ``checks`` (a ``minitx.sync.DeferredChecks``) the step reads nothing back from the
+    device: the ops' range checks, the optimizer's NaN/inf check (a bad step is skipped on the
+    device) and a non-finite loss are recorded in ``checks``; the clip norm stays on the device;
+    and the loss value is returned as a device scalar. The parameters come out bit for bit as
+    without ``checks``; the errors come when the caller reads ``checks``.
+    """
+    if checks is None:
+        loss, weight = loss_fn(model, batch)
+        optimizer.zero_grad()
+        loss.backward()
+        if clip_norm:
+            optim.clip_grad_norm_(model.parameters(), clip_norm)
+        optimizer.step()
+    else:
+        with checks.deferring():
+            checks.begin_step()
+            loss, weight = loss_fn(model, batch)
+            optimizer.zero_grad()
+            loss.backward()
+            grads = [p.grad.data for p in model.parameters() if p.grad is not None]
+            if clip_norm and grads:
+                clip_grads_on_device(grads, clip_norm)
+            optimizer.step()
+            xp = backend.get_array_module(loss.data)
+            checks.record("training loss", ~xp.isfinite(loss.data), loss.data, _loss_error)
     if schedule is not None:
         schedule.step()
+    if checks is not None:
+        return loss.data, weight
     return float(loss.item()), weight
+
+
+def _loss_error(value) -> FloatingPointError:
+    return FloatingPointError(f"training loss became {value}; lower the learning rate or raise warmup_steps")
 
 
 def stop_reason(progress: dict, max_steps=None, time_limit=None):
@@ -69,6 +98,14 @@ class Trainer:
     stored in every checkpoint (e.g. {"config": ...}). ``throughput(batch)`` (optional) counts
     what the progress bar shows per second (default: the loss weight).
 
+    ``sync_every``: None (the default) reads every step's loss back at once, and every check
+    raises in its step. A number N makes the steps read nothing back from the device
+    (``train_step`` with a ``minitx.sync.DeferredChecks``): the epoch's loss is summed on the
+    device, and the trainer reads it, with every deferred check, every N steps, before each
+    checkpoint and at each epoch's end. A failed check then raises its error naming the step
+    where it failed, before anything from after that step is saved. The run's numbers and
+    files are the same bits either way.
+
     Exact resume: last.npz is the one commit point. It is written every ``save_every`` steps
     and once at each epoch's end, after that end's other files (best.npz, epoch-<n>.npz) and
     with the history inside, so a run killed anywhere resumes from a consistent state and
@@ -80,7 +117,7 @@ class Trainer:
                  validation_loss: Callable, schedule=None, evaluate: Callable | None = None, epochs: int = 1,
                  max_steps: int | None = None, time_limit: float | None = None, save_every: int = 0,
                  average_last: int = 0, clip_norm: float = 0.0, seed: int = 0, extra: dict | None = None,
-                 throughput: Callable | None = None, progress: bool = True):
+                 throughput: Callable | None = None, progress: bool = True, sync_every: int | None = None):
         self.run_dir = Path(run_dir)
         self.model, self.optimizer, self.schedule = model, optimizer, schedule
         self.loss_fn, self.batches, self.validation_loss, self.evaluate = loss_fn, batches, validation_loss, evaluate
@@ -89,6 +126,11 @@ class Trainer:
         self.extra = dict(extra or {})
         self.throughput = throughput
         self.show_progress = progress
+        if sync_every is not None and (isinstance(sync_every, bool) or not isinstance(sync_every, int)
+                                       or sync_every < 1):
+            raise ValueError(f"Trainer: sync_every must be None or a whole number of steps >= 1, got {sync_every!r}")
+        self.sync_every = sync_every
+        self.checks = None  # a sync-free run's DeferredChecks, made by fit()
         # one object, replaced whole at an epoch's end, so it is never half updated
         self.state = {"progress": {"step": 0, "epoch": 0, "batch": 0, "best_val_loss": math.inf,
                                    "train_seconds": 0.0, "epoch_loss": 0.0, "epoch_weight": 0},
@@ -117,6 +159,8 @@ class Trainer:
         return self.run_dir / name
 
     def save_last(self, state=None) -> None:
+        if state is None:
+            self.read_device()  # a failed check raises here: nothing after its step is saved
         state = state or self.state
         save_checkpoint(self.path("last.npz"), self.model, self.optimizer, self.schedule, state["progress"],
                         history=state["history"], **self.extra)
@@ -165,6 +209,15 @@ class Trainer:
         the last checkpoint stands."""
         self._in_step = self._interrupted = False
         restore = _catch_sigint(self)
+        if self.sync_every is not None:
+            device = next(iter(self.model.parameters())).device
+            xp = backend.xp_for(device)
+            self.checks = sync.DeferredChecks(device)
+            self.checks.set_step(self.progress["step"])
+            # the epoch's sum of loss * weight (progress["epoch_loss"], summed in the same order on
+            # the device), and the last step's loss
+            self._device_loss = xp.full((), self.progress["epoch_loss"], dtype=np.float64)
+            self._last_loss = xp.full((), np.nan, dtype=np.float64)
         try:
             return self._fit()
         except KeyboardInterrupt:
@@ -228,17 +281,25 @@ class Trainer:
         window, window_start, reason = 0, time.perf_counter(), None
         # a resumed epoch starts at the saved batch; slicing (a list, say) skips without making the batches
         rest = batches[skip:] if hasattr(batches, "__getitem__") else itertools.islice(batches, skip, None)
+        loss_value = math.nan  # what the bar shows: each step's loss, or in a sync-free run the last read one
         for b, batch in enumerate(rest, start=skip):
             self._in_step = True
-            loss_value, weight = train_step(self.model, batch, self.loss_fn, self.optimizer,
-                                            None if self.per_epoch_schedule else self.schedule, self.clip_norm)
-            if not math.isfinite(loss_value):
-                raise FloatingPointError(f"training loss became {loss_value} at step {progress['step'] + 1}; "
-                                         "lower the learning rate or raise warmup_steps")
+            loss, weight = train_step(self.model, batch, self.loss_fn, self.optimizer,
+                                      None if self.per_epoch_schedule else self.schedule, self.clip_norm, self.checks)
+            if self.checks is None:
+                loss_value = loss
+                if not math.isfinite(loss_value):
+                    raise FloatingPointError(f"training loss became {loss_value} at step {progress['step'] + 1}; "
+                                             "lower the learning rate or raise warmup_steps")
+                progress["epoch_loss"] += loss_value * weight
+            else:  # the same float64 sum, kept on the device
+                self._device_loss += loss.astype(np.float64) * weight
+                self._last_loss[...] = loss
             progress["step"] += 1
             progress["batch"] = b + 1
-            progress["epoch_loss"] += loss_value * weight
             progress["epoch_weight"] += weight
+            if self.checks is not None and progress["step"] % self.sync_every == 0:
+                loss_value = self.read_device()
             now = time.perf_counter()
             progress["train_seconds"] = now - self._loop_started
             self._in_step = False
@@ -258,9 +319,22 @@ class Trainer:
                 break
         return reason
 
+    def read_device(self) -> float:
+        """A sync-free run's one read of the device: raises the first failed check (naming its
+        step), copies the epoch's summed loss into progress["epoch_loss"], and returns the last
+        step's loss. In other runs: nothing to read, nan."""
+        if self.checks is None:
+            return math.nan
+        self.checks.raise_first()
+        summed, last = backend.to_host(backend.get_array_module(self._device_loss).stack(
+            [self._device_loss, self._last_loss]))
+        self.progress["epoch_loss"] = float(summed)
+        return float(last)
+
     def _end_epoch(self, epoch: int, complete: bool) -> None:
         """Validation, the history record, best.npz, the epoch checkpoint, then last.npz (the
         commit). The trainer's state changes only after that commit."""
+        self.read_device()
         progress = dict(self.progress)
         val_loss = self.validation_loss(self.model)
         record = {"epoch": epoch + 1, "step": progress["step"], "complete": complete,
@@ -291,6 +365,8 @@ class Trainer:
             self.schedule.step(val_loss)
         self.save_last(state)
         self.state = state
+        if self.checks is not None:
+            self._device_loss[...] = progress["epoch_loss"]  # 0: the next epoch's sum starts
         self._in_step = False
         write_json(self.path("history.json"), self.history, indent=2)
         if self._interrupted:
