@@ -86,3 +86,40 @@ def test_word_level_output_is_detokenized_before_sacrebleu(caplog):
     assert scores["bleu_lowercase"] == scores["bleu_tokens_lowercase"] == 100.0
     assert "detokenize" not in caplog.text
     assert bleu_scores(word_output, references)["bleu_lowercase"] < 100.0  # spaced tokens score lower
+
+
+# ---------------------------------------------------------------- the published metric
+
+
+def test_the_published_metric_by_hand():
+    """'A man's dog runs.' against 'a man's dog ran.': lowercased and Moses-cut, both are six
+    tokens ("a man 's dog runs ."), with 5/6, 3/5, 2/4 and 1/3 of their 1- to 4-grams matched and
+    no brevity penalty: BLEU = 100 * (5/6 * 3/5 * 2/4 * 1/3) ** (1/4) = 100 / 12 ** (1/4)."""
+    pytest.importorskip("sacremoses")
+    scores = bleu_scores(["a man's dog ran."], ["A man's dog runs."], lang="en")
+    assert scores["bleu_moses_lowercase"] == round(100 / 12 ** 0.25, 2) == 53.73
+    assert "83.3/60.0/50.0/33.3" in scores["detail_moses"] and "hyp_len = 6 ref_len = 6" in scores["detail_moses"]
+    assert "tok:none" in scores["signature_moses"] and "MosesTokenizer(lang='en')" in scores["signature_moses"]
+    # sacreBLEU's 13a keeps "man's" whole: five tokens, another score
+    assert scores["bleu_lowercase"] != scores["bleu_moses_lowercase"]
+
+
+def test_the_published_metric_is_only_computed_for_a_language():
+    assert "bleu_moses_lowercase" not in bleu_scores(HYPOTHESES, REFERENCES)
+
+
+def test_the_published_metric_cuts_the_test_references_to_the_published_length():
+    """The German test2016 references, lowercased and Moses-cut, are the 12,103 tokens that
+    Wu et al. 2021's fairseq log reports as reflen (their 41.02)."""
+    pytest.importorskip("sacremoses")
+    import gzip
+    import os
+    from pathlib import Path
+
+    path = Path(os.environ.get("MINITX_DATA_DIR", "")) / "test_2016_flickr.de.gz"
+    if not path.is_file():
+        pytest.skip("Multi30k test2016 not found (MINITX_DATA_DIR)")
+    references = gzip.open(path, "rt", encoding="utf-8").read().splitlines()
+    scores = bleu_scores(references, references, lang="de")
+    assert scores["bleu_moses_lowercase"] == 100.0
+    assert "ref_len = 12103" in scores["detail_moses"]
