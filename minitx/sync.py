@@ -35,24 +35,43 @@ def deferring_checks():
     return _active[-1] if _active else None
 
 
-def check_in_range(values, size: int, error, low: int = 0):
+def check_in_range(values, size: int, error, low: int = 0, also=()) -> list:
     """Require ``low <= values < size`` for an integer array (ids, targets, indices).
 
     ``error(value)`` builds the exception for an offending value: the smallest value when it is
     below ``low``, else the largest. Eager: one host read of (min, max), and a raise. Inside
-    ``DeferredChecks.deferring()``: recorded on the device, under the message's text."""
-    if not values.size:
-        return
+    ``DeferredChecks.deferring()``: recorded on the device, under the message's text, and no read.
+
+    ``also``: other integer 0-d device arrays the caller needs (a count of targets, say): returned
+    as Python ints from the same host read, or left on the device when deferring.
+    """
     checks = deferring_checks()
-    smallest, largest = values.min(), values.max()
-    if checks is None:
-        smallest, largest = backend.host_ints(smallest, largest)
-        if smallest < low or largest >= size:
-            raise error(smallest if smallest < low else largest)
-        return
-    xp = backend.get_array_module(values)
-    checks.record(str(error(0)), (smallest < low) | (largest >= size),
-                  xp.where(smallest < low, smallest, largest), error)
+    if checks is not None:
+        if values.size:
+            xp = backend.get_array_module(values)
+            smallest, largest = values.min(), values.max()
+            # the message for value 0 tells checks apart: the op, and the size it checks against
+            checks.record(str(error(0)), (smallest < low) | (largest >= size),
+                          xp.where(smallest < low, smallest, largest), error)
+        return list(also)
+    if not values.size:
+        return backend.host_ints(*also) if also else []
+    smallest, largest, *extra = backend.host_ints(values.min(), values.max(), *also)
+    if smallest < low or largest >= size:
+        raise error(smallest if smallest < low else largest)
+    return extra
+
+
+def within_range(values, size: int, low: int = 0):
+    """``values`` as they are; inside ``DeferredChecks.deferring()`` clipped into [low, size).
+
+    A value that failed a deferred check has only been recorded: the step goes on, and its
+    gathers must neither stop on it (NumPy raises) nor read outside an array (a kernel would).
+    The step's results are thrown away when the record is raised, so the clipped value never
+    counts. Eager checks have raised already, so nothing needs clipping there."""
+    if deferring_checks() is None:
+        return values
+    return backend.get_array_module(values).clip(values, low, size - 1)
 
 
 class DeferredChecks:

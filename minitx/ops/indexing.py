@@ -11,14 +11,13 @@ forward ran, and the reference stays the CPU path and the tests' oracle.
 """
 from __future__ import annotations
 
-import builtins
 
 import numpy as np
 
-from minitx import backend, kernels
+from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor
-from minitx.backend import get_array_module, host_ints
+from minitx.backend import get_array_module
 from minitx.ops._args import as_indices
 from minitx.ops.reduction import normalize_axes
 
@@ -29,10 +28,7 @@ def check_indices(op, what, index, size):
     """Raise unless ``index`` is an integer array with every value in [0, size)."""
     if index.dtype.kind not in "iu":
         raise TypeError(f"{op}: {what} must be an integer tensor, got dtype {index.dtype.name}")
-    if index.size:
-        low, high = host_ints(index.min(), index.max())
-        if low < 0 or high >= size:
-            raise IndexError(f"{op}: {what} {low if low < 0 else high} is out of range [0, {size})")
+    sync.check_in_range(index, size, lambda value: IndexError(f"{op}: {what} {value} is out of range [0, {size})"))
 
 
 def _is_basic_index(index) -> bool:
@@ -119,15 +115,13 @@ def _check_index_bounds(shape, parts):
     axis = 0
     for part in parts:
         if part is Ellipsis:
-            axis += len(shape) - builtins.sum(consumed(q) for q in parts)  # F.sum shadows sum here
+            axis += len(shape) - sum(consumed(q) for q in parts)
             continue
         if getattr(part, "dtype", None) is not None and part.dtype.kind in "iu" and part.ndim and part.size \
                 and axis < len(shape):
             size = shape[axis]
-            low, high = backend.host_ints(part.min(), part.max())
-            if low < -size or high >= size:
-                raise IndexError(f"getitem: index {high if high >= size else low} is out of bounds for axis {axis} "
-                                 f"with size {size}")
+            sync.check_in_range(part, size, lambda value, axis=axis, size=size: IndexError(
+                f"getitem: index {value} is out of bounds for axis {axis} with size {size}"), low=-size)
         axis += consumed(part)
 
 
@@ -282,9 +276,9 @@ class Embedding(Function):
     def forward(self, ids, weight):
         _check_integer("embedding", "ids", ids)
         n = weight.shape[0]
-        low, high = host_ints(ids.min(), ids.max()) if ids.size else (0, 0)
-        if ids.size and (low < 0 or high >= n):
-            raise IndexError(f"embedding: id {low if low < 0 else high} is out of range for a table of {n} rows")
+        sync.check_in_range(ids, n, lambda value: IndexError(f"embedding: id {value} is out of range for a table "
+                                                             f"of {n} rows"))
+        ids = sync.within_range(ids, n)
         self.save_for_backward(ids)
         self.weight_shape = weight.shape
         return weight[ids]

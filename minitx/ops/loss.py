@@ -11,10 +11,10 @@ forward ran, and the reference stays the CPU path and the tests' oracle.
 """
 from __future__ import annotations
 
-from minitx import kernels
+from minitx import kernels, sync
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
-from minitx.backend import get_array_module, host_ints
+from minitx.backend import get_array_module
 from minitx.ops._args import as_indices
 from minitx.ops.activation import sigmoid_values, softplus_values
 from minitx.ops.indexing import _check_integer
@@ -32,6 +32,15 @@ _LOG_FLOOR = -100.0  # PyTorch clamps log(p) at -100 in binary_cross_entropy: a 
 _EPS = 1e-12  # and its gradient divides by max(p (1 - p), 1e-12)
 
 
+def per_count(value, count):
+    """value / max(count, 1): the mean over ``count`` counted rows (0 rows: 0, not NaN). ``count``
+    is a Python int, or in a step that reads nothing back (minitx.sync) a device integer, cast
+    to value's dtype so that the quotient has the same bits as with the int."""
+    if isinstance(count, int):
+        return value / max(count, 1)
+    return value / get_array_module(count).maximum(count, 1).astype(value.dtype)
+
+
 class _Loss(Function):
     def __init__(self, reduction="mean"):
         if reduction not in _REDUCTIONS:
@@ -44,11 +53,11 @@ class _Loss(Function):
         if self.reduction == "none":
             return loss
         total = loss.sum()
-        return total / max(count, 1) if self.reduction == "mean" else total
+        return per_count(total, count) if self.reduction == "mean" else total
 
     def _row_gradient(self, dy):
         """d total / d loss_row: dy itself for 'none', dy / count for 'mean', dy for 'sum'."""
-        return dy / max(self.count, 1) if self.reduction == "mean" else dy
+        return per_count(dy, self.count) if self.reduction == "mean" else dy
 
     def _check_same_shape(self, a, b, what):
         if a.shape != b.shape:
@@ -90,11 +99,13 @@ class CrossEntropy(Function):
         classes = x.shape[-1]
         valid = t != self.ignore_index
         safe_t = xp.where(valid, t, 0)
-        low, high, self.count = host_ints(safe_t.min(), safe_t.max(), valid.sum()) if t.size else (0, 0, 0)
-        if t.size and (low < 0 or high >= classes):
-            bad = t[valid & ((t < 0) | (t >= classes))]
-            raise IndexError(f"cross_entropy: target {int(bad.reshape(-1)[0])} is out of range for {classes} "
-                             f"classes (ignore_index is {self.ignore_index})")
+        (self.count,) = sync.check_in_range(
+            safe_t, classes, lambda value: IndexError(f"cross_entropy: target {value} is out of range for {classes} "
+                                                      f"classes (ignore_index is {self.ignore_index})"),
+            also=(valid.sum(),))
+        if sync.deferring_checks() is not None:  # a bad target was only recorded: keep the reads inside x
+            t = xp.where(valid, sync.within_range(t, classes), t)
+            safe_t = xp.where(valid, t, 0)
         if kernels.enabled(x):
             loss, lse = kernels.cross_entropy_forward(x, t, self.ignore_index, self.smoothing)
         else:
@@ -109,11 +120,11 @@ class CrossEntropy(Function):
         if self.reduction == "none":
             return loss
         total = loss.sum()
-        return total / max(self.count, 1) if self.reduction == "mean" else total
+        return per_count(total, self.count) if self.reduction == "mean" else total
 
     def backward(self, dy):
         x, t, lse = self.saved
-        dloss = dy / max(self.count, 1) if self.reduction == "mean" else dy  # d total / d loss_row
+        dloss = per_count(dy, self.count) if self.reduction == "mean" else dy  # d total / d loss_row
         if kernels.enabled(x, lse, dy):
             return kernels.cross_entropy_backward(x, t, lse, dloss, self.ignore_index, self.smoothing), None
         xp = get_array_module(x)
@@ -200,10 +211,11 @@ class NllLoss(_Loss):
         valid = t != self.ignore_index
         safe_t = xp.where(valid, t, 0)
         classes = x.shape[-1]
-        low, high, count = host_ints(safe_t.min(), safe_t.max(), valid.sum()) if t.size else (0, 0, 0)
-        if t.size and (low < 0 or high >= classes):
-            raise IndexError(f"nll_loss: target {low if low < 0 else high} is out of range for {classes} classes "
-                             f"(ignore_index is {self.ignore_index})")
+        (count,) = sync.check_in_range(
+            safe_t, classes, lambda value: IndexError(f"nll_loss: target {value} is out of range for {classes} classes "
+                                                      f"(ignore_index is {self.ignore_index})"),
+            also=(valid.sum(),))
+        safe_t = sync.within_range(safe_t, classes)
         self.save_for_backward(safe_t, valid)
         self.in_shape = x.shape
         picked = xp.take_along_axis(x, safe_t[..., None], axis=-1)[..., 0]

@@ -301,3 +301,41 @@ def test_transformer_training_step_is_the_same_both_ways():
     assert norm == pytest.approx(ref_norm, rel=1e-10)
     for got, want in zip(grads + params, ref_grads + ref_params):
         np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
+
+
+# ---------------------------------------------------------------- the sync-free step on the kernel path
+
+
+def _transformer_step(sync_free):
+    """One train_step of a small float32 Transformer with dropout, on the kernels (emulated):
+    returns (its host reads, loss, parameters, checks)."""
+    from minitx import backend, sync
+    from minitx.nn import Transformer
+    from minitx.train import train_step
+
+    minitx.manual_seed(0)
+    model = Transformer(9, 11, d_model=8, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=12,
+                        max_len=8, dropout=0.1, positional="learned")
+    opt = optim.Adam(model.parameters(), lr=1e-2)
+    src = np.array([[3, 4, 5, 6, 2], [7, 8, 2, 0, 0]])
+    tgt = np.array([[1, 5, 6, 7, 2], [1, 9, 10, 2, 0]])
+
+    def loss_fn(model, batch):
+        logits = model(src, tgt[:, :-1])
+        return F.cross_entropy(logits, minitx.tensor(tgt[:, 1:]), ignore_index=0, label_smoothing=0.1), 7
+
+    checks = sync.DeferredChecks() if sync_free else None
+    with K.emulate_on_cpu(), kernel_launches() as names, backend.count_host_reads() as reads:
+        loss, _ = train_step(model, None, loss_fn, opt, clip_norm=0.5, checks=checks)
+    assert {"adam_step", "cross_entropy_forward", "layer_norm_forward"} <= set(names)
+    return reads.count, float(loss), [p.numpy() for p in model.parameters()], checks
+
+
+def test_a_sync_free_step_on_the_kernels_reads_nothing_and_gives_the_eager_bits():
+    eager_reads, eager_loss, eager_params, _ = _transformer_step(False)
+    reads, loss, params, checks = _transformer_step(True)
+    assert eager_reads > 0 and reads == 0
+    assert loss == eager_loss
+    for a, b in zip(eager_params, params):
+        np.testing.assert_array_equal(a, b)
+    checks.raise_first()

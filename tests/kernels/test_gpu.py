@@ -452,3 +452,41 @@ def test_sum_rows_on_cupy(cp, dtype, tf32):
     np.testing.assert_allclose(cp.asnumpy(got), a.astype(np.float64).sum(axis=0), **_tol(dtype, 10))
     np.testing.assert_array_equal(cp.asnumpy(got), cp.asnumpy(again))
     np.testing.assert_array_equal(cp.asnumpy(empty), np.zeros(3, dtype))
+
+
+def test_a_sync_free_training_step_on_cupy_never_synchronises_and_gives_the_eager_bits(cp):
+    """train_step with DeferredChecks on the GPU: CuPy refuses any synchronisation inside
+    (cupyx.allow_synchronize(False) raises on one), and the parameters are the eager step's."""
+    import cupyx
+
+    from minitx import sync
+    from minitx.nn import Transformer
+    from minitx.train import train_step
+
+    src = np.array([[3, 4, 5, 6, 2], [7, 8, 2, 0, 0]])
+    tgt = np.array([[1, 5, 6, 7, 2], [1, 9, 10, 2, 0]])
+
+    def step(sync_free):
+        minitx.manual_seed(0)
+        model = Transformer(9, 11, d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=32,
+                            max_len=8, dropout=0.1, positional="learned", device="cuda")
+        opt = optim.Adam(model.parameters(), lr=1e-2)
+        src_t, tgt_in = minitx.tensor(src, device="cuda"), minitx.tensor(tgt[:, :-1], device="cuda")
+        tgt_out = minitx.tensor(tgt[:, 1:], device="cuda")
+
+        def loss_fn(model, batch):
+            return F.cross_entropy(model(src_t, tgt_in), tgt_out, ignore_index=0, label_smoothing=0.1), 7
+
+        checks = sync.DeferredChecks("cuda") if sync_free else None
+        train_step(model, None, loss_fn, opt, clip_norm=0.5)  # warm-up: compiles, builds Adam's table
+        if sync_free:
+            cp.cuda.Device().synchronize()
+            with cupyx.allow_synchronize(False):
+                train_step(model, None, loss_fn, opt, clip_norm=0.5, checks=checks)
+            checks.raise_first()
+        else:
+            train_step(model, None, loss_fn, opt, clip_norm=0.5)
+        return [p.numpy() for p in model.parameters()]
+
+    for a, b in zip(step(False), step(True)):
+        np.testing.assert_array_equal(a, b)

@@ -4,8 +4,11 @@ anything from after that step is saved. The run and its kills are test_trainer.p
 import numpy as np
 import pytest
 
+import minitx
+import minitx.functional as F
+from minitx import backend, nn, optim, sync
 from minitx.serialization import load
-from minitx.train import TrainingInterrupted
+from minitx.train import TrainingInterrupted, train_step
 from same_state import assert_same_state
 from test_trainer import kill_at, make_trainer, no_fsync, outcome, reference, run, sigint_at  # noqa: F401 (fixtures)
 
@@ -55,3 +58,40 @@ def test_a_non_finite_gradient_in_a_sync_free_run_raises_at_the_next_read_naming
 def test_sync_every_is_checked():
     with pytest.raises(ValueError, match="sync_every must be None or a whole number of steps >= 1, got 0"):
         run("unused", sync_every=0)
+# ------------------------------------------------------------------ one step, counted
+
+
+def _tiny_step(ids, sync_free):
+    minitx.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(10, 8), nn.Linear(8, 10))
+    opt = optim.Adam(model.parameters(), lr=1e-2)
+    checks = sync.DeferredChecks() if sync_free else None
+
+    def loss_fn(model, batch):
+        return F.cross_entropy(model(batch), batch, ignore_index=0), int((batch != 0).sum())
+
+    with backend.count_host_reads() as reads:
+        loss, weight = train_step(model, ids, loss_fn, opt, clip_norm=1.0, checks=checks)
+    return model, loss, reads.count, checks
+
+
+def test_a_sync_free_step_reads_nothing_and_gives_the_eager_parameters():
+    ids = np.array([[1, 2, 3, 0], [4, 5, 0, 0]])
+    eager, eager_loss, eager_reads, _ = _tiny_step(ids, False)
+    free, free_loss, free_reads, checks = _tiny_step(ids, True)
+    assert eager_reads > 0 and free_reads == 0
+    assert float(free_loss) == eager_loss
+    for a, b in zip(eager.parameters(), free.parameters()):
+        np.testing.assert_array_equal(a.data, b.data)
+    checks.raise_first()
+
+
+def test_an_id_out_of_range_in_a_sync_free_step_raises_the_eager_error_when_read():
+    ids = np.array([[1, 2, 12, 0]])
+    with pytest.raises(IndexError) as eager:
+        _tiny_step(ids, False)
+    _, _, reads, checks = _tiny_step(ids, True)
+    assert reads == 0
+    with pytest.raises(IndexError) as deferred:
+        checks.raise_first()
+    assert str(deferred.value) == f"{eager.value} (at step 1)"
