@@ -25,9 +25,9 @@ from minitx import optim
 from minitx.data import BPETokenizer, load_tokenizer
 from minitx.encoder.data import EncoderVocab, fit, load_sentences, mlm_batches
 from minitx.nn.encoder import IGNORE_INDEX, MaskedLanguageModel, TransformerEncoder
-from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, Trainer, check_new_run, json_safe, load_checkpoint, log,
-                          read_saved_config, resume_config, start_new_run, write_json)
 from minitx.backend import resolve_device
+from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, json_safe, load_checkpoint, log,
+                          write_json)
 
 MODEL_KEYS = ("d_model", "num_heads", "num_layers", "d_ff", "dropout", "max_len", "activation", "norm_first")
 
@@ -85,24 +85,20 @@ def masked_lm_scores(model, batches) -> dict:
     return {"val_loss": loss_sum / max(count, 1), "val_accuracy": correct / max(count, 1), "val_masked": count}
 
 
+def _validate(config) -> None:
+    if not 0 <= config["warmup_steps"] <= config["max_steps"]:
+        raise ValueError(f"pretraining: warmup_steps ({config['warmup_steps']}) must be between 0 and max_steps "
+                         f"({config['max_steps']}), the length of the cosine schedule")
+
+
 def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=True) -> dict:
     """Pretrain (or resume) the run in output_dir with the shared trainer (minitx.train);
     returns results.json's content. A resumed run takes its saved configuration; ``config``
     may then hold only some keys, and any of them that differs from the saved value must be in
     RESUME_MAY_CHANGE."""
-    run_dir = Path(output_dir)
-    if resume and overwrite:
-        raise ValueError("resume continues the run in the output directory, overwrite deletes it: choose one")
-    if resume:
-        config, changes = resume_config(read_saved_config(run_dir, "pretraining"), config, run_dir,
-                                        RESUME_MAY_CHANGE, DEFAULTS)
-        for key, (old, new) in changes.items():
-            log(f"resume: {key} changed from {old!r} to {new!r}")
-    if not 0 <= config["warmup_steps"] <= config["max_steps"]:
-        raise ValueError(f"pretraining: warmup_steps ({config['warmup_steps']}) must be between 0 and max_steps "
-                         f"({config['max_steps']}), the length of the cosine schedule")
-    earlier_run = () if resume else check_new_run(run_dir, overwrite, RUN_FILES, TRAINER_PATTERNS)
-    device = resolve_device(config["device"])
+    run = RunLifecycle(output_dir, config, kind="pretraining", resume=resume, overwrite=overwrite, defaults=DEFAULTS,
+                       may_change=RESUME_MAY_CHANGE, validate=_validate, files=RUN_FILES, patterns=TRAINER_PATTERNS)
+    config, run_dir, device = run.config, run.run_dir, run.device
     started = time.perf_counter()
 
     # everything that can fail (data, tokenizer, model) comes before the run directory is touched
@@ -115,10 +111,7 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     train_ids, dropped = fit([vocab.sentence(s) for s in train_text], config["max_len"])
     val_ids, _ = fit([vocab.sentence(s) for s in val_text], config["max_len"])
     model = build_model(config, vocab, device)
-    if not resume:
-        start_new_run(run_dir, earlier_run)
-        tokenizer.save(tokenizer_path)
-    write_json(run_dir / "config.json", json_safe(config), indent=2)
+    run.begin(lambda run_dir: tokenizer.save(tokenizer_path))
     log(f"data: {len(train_ids)} training sentences (de + en; {dropped} longer than max_len left out), "
         f"{len(val_ids)} validation sentences; vocabulary {tokenizer.vocab_size} + [MASK]; "
         f"model: {model.num_parameters():,} parameters on {device}; {time.perf_counter() - started:.0f}s")
@@ -148,9 +141,7 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
                       evaluate=lambda model, epoch: {"val_accuracy": scores["val_accuracy"]}, epochs=epochs,
                       max_steps=config["max_steps"], save_every=config["save_every"], clip_norm=config["clip_norm"],
                       seed=config["seed"], extra={"config": json_safe(config)}, progress=progress)
-    if resume:
-        trainer.resume()
-    trainer.fit()
+    run.fit(trainer)
     last = trainer.history[-1]
     results = {"steps": trainer.progress["step"], "train_seconds": round(trainer.progress["train_seconds"], 1),
                "total_seconds": round(time.perf_counter() - started, 1), "parameters": model.num_parameters(),

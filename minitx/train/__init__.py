@@ -32,8 +32,11 @@ and gets, in ``run_dir``:
 
 plus one progress bar to the run's real end (``plan``), stopping at ``epochs``, ``max_steps``
 or ``time_limit`` minutes, and Ctrl-C that saves last.npz before it stops (TrainingInterrupted).
-Files are written whole or not at all (a temporary file, then a rename). The run directory's
-rules are in ``rundir``: ``check_new_run`` refuses an earlier run unless ``overwrite``, and
+Files are written whole or not at all (a temporary file, then a rename). ``RunLifecycle``
+(lifecycle.py) is a run's life in order, for any application: resume or overwrite, the
+configuration validated once, the device, nothing written before the inputs are known good, then
+the Trainer resumed and fitted; both minitx applications use it. The run directory's rules are in
+``rundir``: ``check_new_run`` refuses an earlier run unless ``overwrite``, and
 ``start_new_run`` deletes it only once everything that can fail has been prepared;
 ``resume_config`` says which saved options may change on resume.
 
@@ -71,10 +74,11 @@ version, with minitx.nn.MaskedLanguageModel and minitx.encoder.data's batches)::
 tests/train/test_trainer.py runs the same calls on a small MLP, with kills at random moments.
 """
 from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint, write_json
+from minitx.train.lifecycle import RunLifecycle
 from minitx.train.loop import Trainer, TrainingInterrupted, mean_loss, stop_reason, train_step
 from minitx.train.rundir import (TRAINER_FILES, TRAINER_PATTERNS, check_new_run, json_safe, log, read_saved_config,
                                  resume_config, run_files, start_new_run)
 
-__all__ = ["Trainer", "TrainingInterrupted", "train_step", "stop_reason", "mean_loss", "save_checkpoint", "load_checkpoint",
+__all__ = ["RunLifecycle", "Trainer", "TrainingInterrupted", "train_step", "stop_reason", "mean_loss", "save_checkpoint", "load_checkpoint",
            "average_checkpoints", "write_json", "check_new_run", "start_new_run", "read_saved_config", "resume_config",
            "run_files", "json_safe", "log", "TRAINER_FILES", "TRAINER_PATTERNS"]

@@ -158,14 +158,14 @@ def _run(args) -> int:
         print(f"saved {plot_history(args.run, args.output)}")
         return 0
     if args.command == "train":
+        from minitx.train.lifecycle import check_resume_or_overwrite
         from minitx.translate.training import train as run_training
 
         overrides = {key: getattr(args, key) for key in DEFAULTS}
         if overrides["betas"] is not None:
             overrides["betas"] = tuple(overrides["betas"])
+        check_resume_or_overwrite(args.resume, args.overwrite)
         if args.resume:
-            if args.overwrite:
-                raise ValueError("--resume continues the run in --output-dir, --overwrite deletes it: choose one")
             # the run keeps its saved config.json; pass on only the options given here (the run
             # refuses those that would change it), or the recipe's epochs/max_steps/time_limit
             # would silently replace the run's own
@@ -174,8 +174,7 @@ def _run(args) -> int:
             if args.recipe is not None:
                 config["recipe"] = args.recipe
         else:
-            config = build_config(args.recipe or DEFAULT_RECIPE, **overrides)
-            validate_config(config)
+            config = build_config(args.recipe or DEFAULT_RECIPE, **overrides)  # (train validates it, once)
         args.run_dir = config["output_dir"]
         run_training(config, resume=args.resume, progress=not args.no_progress, overwrite=args.overwrite)
         return 0

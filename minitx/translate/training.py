@@ -36,9 +36,8 @@ from minitx.backend import resolve_device
 from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, filter_by_length, load_pairs,
                          load_tokenizer, make_batch)
 from minitx.nn import Transformer
-from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, Trainer, check_new_run, start_new_run,
-                          json_safe, load_checkpoint, log, mean_loss, read_saved_config, write_json)
-import minitx.train
+from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, json_safe, load_checkpoint, log,
+                          mean_loss, write_json)
 from minitx.translate.evaluation import bleu_scores, report_lines, translate_sentences
 from minitx.translate.recipes import DEFAULTS, EXTRA_KEYS, model_arguments, preset_settings, validate_config
 
@@ -203,16 +202,6 @@ RESUME_MAY_CHANGE = ("epochs", "max_steps", "time_limit", "save_every", "bleu_ev
                      "device", "beam_size", "length_penalty", "average_last", "data_dir")
 
 
-def resume_config(saved: dict, given: dict, run_dir: Path) -> tuple:
-    """(configuration, changes) of a resumed run (minitx.train.resume_config): the saved
-    config.json, with the given values of RESUME_MAY_CHANGE keys; a different value of any
-    other key raises ValueError naming each such key with both values. With the cosine
-    schedule max_steps is the length of the decay, so it may not change."""
-    may_change = tuple(key for key in RESUME_MAY_CHANGE
-                       if not (key == "max_steps" and saved.get("schedule") == "cosine"))
-    return minitx.train.resume_config(saved, given, run_dir, may_change, DEFAULTS, EXTRA_KEYS)
-
-
 def _upgrade_saved(config: dict) -> dict:
     """A config.json written before runs recorded what they built (no 'built' key) described
     a preset's model wrongly: the preset was built unchanged, its model keys were not used.
@@ -244,60 +233,76 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
 
     ``resume=True`` continues the run in config["output_dir"] with its saved config.json.
     ``config`` may then be partial ({"output_dir": ..., "max_steps": 5000}) or complete: every
-    key it holds is compared with the saved value (see resume_config); a different value is
+    key it holds is compared with the saved value (minitx.train.resume_config); a different value is
     allowed for RESUME_MAY_CHANGE (and logged), for any other key it is an error. The saved
     tokenizers are checked against the configuration.
 
-    The loop, checkpoints and averaging are minitx.train's Trainer; this function supplies
-    the translation parts: tokenizers, data, model, the label-smoothed loss, validation BLEU.
+    The run's life (those rules, the device, when files are written) is minitx.train's
+    RunLifecycle; the loop, checkpoints and averaging its Trainer. This function supplies the
+    translation parts: tokenizers, data, model, the label-smoothed loss, validation BLEU.
     """
-    run_dir = Path(config["output_dir"])
-    if resume and overwrite:
-        raise ValueError("resume continues the run in the output directory, overwrite deletes it: choose one")
-    if resume:
-        saved = _upgrade_saved(read_saved_config(run_dir, "translation"))
-        config, changes = resume_config(saved, config, run_dir)
-        validate_config(config)
-    else:
-        validate_config(config)
-        config, changes = dict(config, built=None), {}  # 'built' is filled in once the model is
-        earlier_run = check_new_run(run_dir, overwrite, RUN_FILES, RUN_PATTERNS)
-    device = resolve_device(config["device"])  # a missing GPU is an error before anything is written
-    tokenizers = load_run_tokenizers(config, run_dir) if resume else None
-    for key, (old, new) in changes.items():
-        log(f"resume: {key} changed from {old!r} to {new!r}")
+    run = RunLifecycle(config["output_dir"], config, kind="translation", resume=resume, overwrite=overwrite,
+                       defaults=DEFAULTS, extra_keys=EXTRA_KEYS, may_change=may_change_on_resume,
+                       validate=validate_config, upgrade=_upgrade_saved, files=RUN_FILES, patterns=RUN_PATTERNS)
+    config = run.config if resume else dict(run.config, built=None)  # 'built' is filled in once the model is
+    run.config = config
     started = time.perf_counter()
-
     # everything that can fail (data, tokenizers, model) comes before the run directory is touched
-    train_pairs = load_pairs("train", config["src_lang"], config["tgt_lang"], config["data_dir"])
-    val_pairs = load_pairs("val", config["src_lang"], config["tgt_lang"], config["data_dir"])
-    # the test split too: a damaged test file is an error before training, not after it
-    test_pairs = load_pairs(TEST_SPLIT, config["src_lang"], config["tgt_lang"], config["data_dir"])
-    src_tok, tgt_tok = tokenizers or build_tokenizers(config, train_pairs)
-    if config["share_embeddings"] and src_tok is not tgt_tok:  # validate_config makes this impossible
-        raise ValueError("share_embeddings needs one joint vocabulary (joint_vocab true)")
-    pad = tgt_tok.pad_id
+    data = _load_data(config)
+    tokenizers = (load_run_tokenizers(config, run.run_dir) if resume else None) or build_tokenizers(config,
+                                                                                                    data["train"])
+    src_tok, tgt_tok = tokenizers
+    model, opt, schedule = _build_model_and_optimizer(config, src_tok, tgt_tok, run.device)
+    encoded = _encode_data(config, data, src_tok, tgt_tok, model, started)
+
+    run.begin(lambda run_dir: (src_tok.save(run_dir / "tokenizer.src.json"),
+                               tgt_tok.save(run_dir / "tokenizer.tgt.json")))
+    trainer = _make_trainer(config, run.run_dir, model, opt, schedule, encoded, data["val"], src_tok, tgt_tok,
+                            progress)
+    run.fit(trainer)
+    return finish(config, trainer, src_tok, tgt_tok, data["test"], started, progress)
+
+
+def may_change_on_resume(saved: dict) -> tuple:
+    """RESUME_MAY_CHANGE, less max_steps when it is the length of a cosine schedule's decay."""
+    return tuple(key for key in RESUME_MAY_CHANGE if not (key == "max_steps" and saved.get("schedule") == "cosine"))
+
+
+def _load_data(config) -> dict:
+    """The train, val and test pairs: the test split too, so that a damaged test file is an
+    error before training, not after it."""
+    return {split: load_pairs(name, config["src_lang"], config["tgt_lang"], config["data_dir"])
+            for split, name in (("train", "train"), ("val", "val"), ("test", TEST_SPLIT))}
+
+
+def _build_model_and_optimizer(config, src_tok, tgt_tok, device) -> tuple:
+    """(model, optimizer, schedule), seeded; records what was built in config["built"]."""
     minitx.manual_seed(config["seed"])
-    model = build_model(config, src_tok.vocab_size, tgt_tok.vocab_size, pad, device)
+    model = build_model(config, src_tok.vocab_size, tgt_tok.vocab_size, tgt_tok.pad_id, device)
     config["built"] = {"src_vocab": src_tok.vocab_size, "tgt_vocab": tgt_tok.vocab_size,
                        "parameters": model.num_parameters(), "transformer": json_safe(model.config)}
-    opt, schedule = build_optimizer(config, model)
-    train_src, train_tgt, dropped = encode_fitting(train_pairs, src_tok, tgt_tok, model.max_len)
+    log(f"model: {model.num_parameters():,} parameters on {device}; {_describe_embeddings(config, model)}")
+    return (model, *build_optimizer(config, model))
+
+
+def _encode_data(config, data, src_tok, tgt_tok, model, started) -> dict:
+    """The training and validation pairs as ids, those that fit the model's positions."""
+    train_src, train_tgt, dropped = encode_fitting(data["train"], src_tok, tgt_tok, model.max_len)
     # validation batches go through the same positions: a longer pair would not fit the model
-    val_src, val_tgt, val_dropped = encode_fitting(val_pairs, src_tok, tgt_tok, model.max_len)
-    log(f"data: {len(train_pairs)} training pairs ({dropped} longer than max_len {model.max_len} left out), "
-        f"{len(val_pairs)} validation pairs ({val_dropped} left out of the loss); "
+    val_src, val_tgt, val_dropped = encode_fitting(data["val"], src_tok, tgt_tok, model.max_len)
+    log(f"data: {len(data['train'])} training pairs ({dropped} longer than max_len {model.max_len} left out), "
+        f"{len(data['val'])} validation pairs ({val_dropped} left out of the loss); "
         f"vocabulary {src_tok.vocab_size} / {tgt_tok.vocab_size} ({config['tokenizer']}); "
         f"{time.perf_counter() - started:.1f}s")
-    log(f"model: {model.num_parameters():,} parameters on {device}; {_describe_embeddings(config, model)}")
+    return {"train": (train_src, train_tgt), "val": (val_src, val_tgt)}
 
-    # training starts: the run directory, its configuration and tokenizers
-    if not resume:
-        start_new_run(run_dir, earlier_run)
-        src_tok.save(run_dir / "tokenizer.src.json")
-        tgt_tok.save(run_dir / "tokenizer.tgt.json")
-    write_json(run_dir / "config.json", json_safe(config), indent=2)
 
+def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src_tok, tgt_tok, progress) -> Trainer:
+    """The Trainer of a translation run: its batches, the label-smoothed loss, the validation
+    loss and BLEU."""
+    pad = tgt_tok.pad_id
+    train_src, train_tgt = encoded["train"]
+    val_src, val_tgt = encoded["val"]
     val_batches = PairBatches(val_src, val_tgt, batch_by_tokens(val_src, val_tgt, config["max_tokens"],
                                                                 shuffle=False), tgt_tok)
 
@@ -316,16 +321,12 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
         subset = val_pairs[: config["bleu_val_sentences"]] if config["bleu_val_sentences"] else val_pairs
         return {"val_bleu": evaluate_split(model, src_tok, tgt_tok, subset, 1, 0.6, progress)["bleu"]}
 
-    trainer = Trainer(run_dir, model, opt, loss_fn, batches, schedule=schedule,
-                      validation_loss=lambda m: validation_loss(m, val_batches, pad), evaluate=evaluate,
-                      epochs=config["epochs"], max_steps=config["max_steps"], time_limit=config["time_limit"],
-                      save_every=config["save_every"], average_last=config["average_last"],
-                      clip_norm=config["clip_norm"], seed=config["seed"], extra={"config": json_safe(config)},
-                      throughput=lambda batch: batch.n_src_tokens + batch.n_tgt_tokens, progress=progress)
-    if resume:
-        trainer.resume()
-    trainer.fit()
-    return finish(config, trainer, src_tok, tgt_tok, test_pairs, started, progress)
+    return Trainer(run_dir, model, opt, loss_fn, batches, schedule=schedule,
+                   validation_loss=lambda m: validation_loss(m, val_batches, pad), evaluate=evaluate,
+                   epochs=config["epochs"], max_steps=config["max_steps"], time_limit=config["time_limit"],
+                   save_every=config["save_every"], average_last=config["average_last"],
+                   clip_norm=config["clip_norm"], seed=config["seed"], extra={"config": json_safe(config)},
+                   throughput=lambda batch: batch.n_src_tokens + batch.n_tgt_tokens, progress=progress)
 
 
 class PairBatches:

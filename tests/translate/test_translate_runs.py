@@ -13,7 +13,8 @@ from minitx.data import load_tokenizer, make_batch
 from minitx.nn import Transformer
 from minitx.serialization import load
 from minitx.train import json_safe
-from minitx.translate import training
+import minitx.train
+from minitx.translate import recipes, training
 from minitx.translate.recipes import (DEFAULTS, MODEL_ARGS, RECIPES, build_config, preset_settings,
                                       validate_config)
 
@@ -128,24 +129,30 @@ def test_resume_refuses_options_that_change_the_run(tiny_run, tmp_path):
     assert snapshot(run_dir) == before
 
 
+def resume_config(saved, given, run_dir):
+    """The translation run's resume rule, as RunLifecycle applies it."""
+    return minitx.train.resume_config(saved, given, run_dir, training.may_change_on_resume(saved),
+                                      recipes.DEFAULTS, recipes.EXTRA_KEYS)
+
+
 def test_resume_config_allows_the_harmless_options_and_reports_them(tmp_path):
     saved = json_safe(build_config(None, **TINY))
     changed = {"epochs": 20, "max_steps": 50, "time_limit": 2.5, "save_every": 0, "bleu_every": 2,
                "bleu_val_sentences": 10, "device": "auto", "beam_size": 4, "length_penalty": 1.0,
                "average_last": 3, "data_dir": "/elsewhere"}
     assert set(changed) == set(training.RESUME_MAY_CHANGE)
-    config, changes = training.resume_config(saved, {**saved, **changed, "betas": (0.9, 0.98)}, tmp_path)
+    config, changes = resume_config(saved, {**saved, **changed, "betas": (0.9, 0.98)}, tmp_path)
     assert changes == {key: (saved[key], value) for key, value in changed.items()}
     assert {key: config[key] for key in changed} == changed
     # everything else counts, even a key the Python API passes with its default value
     for key, value in {"seed": 2, "max_tokens": 100, "label_smoothing": 0.0, "src_lang": "fr", "dropout": 0.3,
                        "betas": (0.9, 0.999), "recipe": "cpu-quick", "warmup_steps": 31}.items():
         with pytest.raises(ValueError, match=f"{key} .* \\(saved\\) != "):
-            training.resume_config(saved, {key: value}, tmp_path)
+            resume_config(saved, {key: value}, tmp_path)
     # the cosine schedule decays over max_steps: there it changes the run
     cosine = dict(saved, schedule="cosine", max_steps=100)
     with pytest.raises(ValueError, match=r"max_steps 100 \(saved\) != 200 \(given\)"):
-        training.resume_config(cosine, {"max_steps": 200}, tmp_path)
+        resume_config(cosine, {"max_steps": 200}, tmp_path)
 
 
 # ------------------------------------------------------------------ save_every, validation, the model built

@@ -1,0 +1,91 @@
+"""A run's life, written once for every application (translation, encoder pretraining, yours).
+
+    run = RunLifecycle(run_dir, config, kind="pretraining", resume=resume, overwrite=overwrite, ...)
+    config, device = run.config, run.device       # 1-3: the rules, the configuration, the device
+    ... load the data, build tokenizers and the model: anything that can fail ...
+    run.begin(write_files)                        # 4: only now is the run directory touched
+    trainer = Trainer(run.run_dir, model, ...)
+    run.fit(trainer)                              # 5: resume from last.npz when resuming, then train
+
+The steps, in order:
+
+1. resume or overwrite: a resumed run continues the directory's run, an overwrite deletes it;
+   asking for both is an error. A new run refuses a directory that holds a run unless
+   ``overwrite`` (rundir.check_new_run; nothing is deleted yet).
+2. The configuration: a new run's as given; a resumed run's is its saved config.json, with the
+   given values of the keys that may change on resume (rundir.resume_config). Either is
+   validated once, here, by the application's ``validate``.
+3. The device: a missing GPU is an error before anything is written.
+4. ``begin``: once the application has loaded and built everything that can fail, the run
+   directory is made (an earlier run's files deleted), the application's own files are written
+   (a new run's tokenizers, say) and config.json.
+5. ``fit``: the Trainer resumes from last.npz when resuming, then trains.
+
+A third application writes only its model, data and loss around these calls.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from minitx.backend import resolve_device
+from minitx.train.checkpoints import write_json
+from minitx.train.rundir import (TRAINER_FILES, TRAINER_PATTERNS, check_new_run, json_safe, log,
+                                 read_saved_config, resume_config, start_new_run)
+
+
+def check_resume_or_overwrite(resume: bool, overwrite: bool) -> None:
+    """Step 1's rule (command lines ask it too, before they build anything): a resumed run
+    continues the directory's run, an overwrite deletes it; both at once is an error."""
+    if resume and overwrite:
+        raise ValueError("--resume (resume=True) continues the run in the output directory, --overwrite "
+                         "(overwrite=True) deletes it: choose one")
+
+
+class RunLifecycle:
+    """Steps 1-3 at construction; ``begin`` and ``fit`` are steps 4 and 5 (module docstring).
+
+    kind          the application's name for its runs, in messages ("translation")
+    files         the names of a run's files (what --overwrite deletes), and ``patterns``
+    defaults      every configuration key and its default; ``extra_keys`` others a config may hold
+    may_change    the keys a resumed run may change, or a function of the saved config giving them
+    validate      ``validate(config)`` raises ValueError naming every bad setting
+    upgrade       ``upgrade(saved)``: a config.json written by an older minitx, made current
+    """
+
+    def __init__(self, run_dir, config: dict, *, kind: str, resume: bool = False, overwrite: bool = False,
+                 defaults: dict, extra_keys=(), may_change=(), validate: Callable | None = None,
+                 upgrade: Callable | None = None, files=TRAINER_FILES, patterns=TRAINER_PATTERNS):
+        self.run_dir, self.resume = Path(run_dir), resume
+        check_resume_or_overwrite(resume, overwrite)
+        self.earlier_run = ()
+        if resume:
+            saved = read_saved_config(self.run_dir, kind)
+            saved = upgrade(saved) if upgrade is not None else saved
+            allowed = may_change(saved) if callable(may_change) else may_change
+            config, self.changes = resume_config(saved, config, self.run_dir, allowed, defaults, extra_keys)
+        else:
+            config, self.changes = dict(config), {}
+            self.earlier_run = check_new_run(self.run_dir, overwrite, files, patterns)
+        if validate is not None:
+            validate(config)
+        self.config = config
+        self.device = resolve_device(config["device"])
+        for key, (old, new) in self.changes.items():
+            log(f"resume: {key} changed from {old!r} to {new!r}")
+
+    def begin(self, write_files: Callable[[Path], None] | None = None) -> None:
+        """Training starts: make the run directory (deleting an earlier run's files), let a new
+        run write its own files into it, write config.json."""
+        if not self.resume:
+            start_new_run(self.run_dir, self.earlier_run)
+            if write_files is not None:
+                write_files(self.run_dir)
+        write_json(self.run_dir / "config.json", json_safe(self.config), indent=2)
+
+    def fit(self, trainer):
+        """Resume the trainer from last.npz when this run resumes, then train; returns it."""
+        if self.resume:
+            trainer.resume()
+        trainer.fit()
+        return trainer
