@@ -11,8 +11,44 @@ import inspect
 import math
 import re
 
+from minitx import optim
+from minitx.data import BPETokenizer, WordTokenizer
 from minitx.data.multi30k import LANGUAGES
 from minitx.nn.transformer import PRESETS, Transformer
+
+# The choices of the configuration, each one table: name -> (what it builds, one line of help).
+# The command line's choices and help and the construction (training.build_tokenizers,
+# training.build_optimizer) all read these.
+TOKENIZERS = {
+    "bpe": (BPETokenizer, "lossless subwords"),
+    "word": (WordTokenizer, "words and punctuation, lowercased only with lowercase=true (the seed004-small "
+                            "recipe sets it)"),
+}
+OPTIMIZERS = {
+    "adam": (optim.Adam, "weight decay as an L2 term of the gradient"),
+    "adamw": (optim.AdamW, "decoupled weight decay"),
+}
+PLATEAU_FACTOR, PLATEAU_PATIENCE = 0.5, 1  # the 'plateau' schedule: halve the lr after two flat epochs
+SCHEDULES = {  # each builder takes (optimizer, config, d_model)
+    "inverse_sqrt": (lambda opt, config, d_model: optim.WarmupInverseSqrt(
+        opt, peak_lr=config["lr"], warmup_steps=max(1, config["warmup_steps"])),
+        "linear warm-up to lr, then 1/sqrt"),
+    "noam": (lambda opt, config, d_model: optim.NoamSchedule(
+        opt, d_model=d_model, warmup_steps=max(1, config["warmup_steps"])),
+        "the paper's, scaled by d_model (lr unused)"),
+    "cosine": (lambda opt, config, d_model: optim.WarmupCosine(
+        opt, peak_lr=config["lr"], warmup_steps=config["warmup_steps"], total_steps=config["max_steps"]),
+        "linear warm-up, then a cosine decay to 0 at max_steps (needs max_steps)"),
+    "plateau": (lambda opt, config, d_model: optim.ReduceLROnPlateau(
+        opt, factor=PLATEAU_FACTOR, patience=PLATEAU_PATIENCE),
+        "lr from the start, halved when two epochs in a row bring no lower validation loss; no warm-up"),
+    "constant": (lambda opt, config, d_model: None, "lr throughout"),
+}
+
+
+def _choices_help(table) -> str:
+    return "; ".join(f"'{name}': {text}" for name, (_, text) in table.items())
+
 
 # key: (default, one line of help). DEFAULTS and HELP below are read from this table; the
 # command line makes one --option per key (underscores become dashes), with this help text.
@@ -21,8 +57,7 @@ OPTIONS = {
     "src_lang": ("de", "source language (en, de, fr, cs)"),
     "tgt_lang": ("en", "target language (en, de, fr, cs)"),
     "data_dir": (None, "directory with the Multi30k .gz files (else $MINITX_DATA_DIR, the cache, or a download)"),
-    "tokenizer": ("bpe", "'bpe': lossless subwords; 'word': words and punctuation, lowercased only with "
-                         "lowercase=true (the seed004-small recipe sets it)"),
+    "tokenizer": ("bpe", _choices_help(TOKENIZERS)),
     "vocab_size": (8000, "BPE: total vocabulary size (the 4 specials and 256 byte tokens included)"),
     "joint_vocab": (True, "one vocabulary learned on both languages (needed by share_embeddings)"),
     "min_freq": (2, "word tokenizer: keep words seen at least this often"),
@@ -46,14 +81,12 @@ OPTIONS = {
     "activation": ("relu", "feed-forward activation: 'relu' or 'gelu'"),
     "max_len": (128, "positions of the model, in tokens; longer training pairs are left out"),
     # optimization
-    "optimizer": ("adam", "'adam' or 'adamw' (decoupled weight decay)"),
+    "optimizer": ("adam", _choices_help(OPTIMIZERS)),
     "lr": (1e-3, "peak learning rate (after warm-up); unused by the 'noam' schedule, which scales by d_model"),
     "betas": ((0.9, 0.98), "Adam's beta1 and beta2"),
     "eps": (1e-9, "Adam's epsilon"),
     "weight_decay": (0.0, "weight decay (L2 for adam, decoupled for adamw)"),
-    "schedule": ("inverse_sqrt", "'inverse_sqrt' (linear warm-up to lr, then 1/sqrt), 'noam', "
-                                 "'cosine' (needs max_steps), 'plateau' (lr from the start, halved when two "
-                                 "epochs in a row bring no lower validation loss; no warm-up), 'constant'"),
+    "schedule": ("inverse_sqrt", _choices_help(SCHEDULES)),
     "warmup_steps": (1000, "steps of linear learning-rate warm-up"),
     "label_smoothing": (0.1, "label smoothing of the training loss (0: none)"),
     "clip_norm": (1.0, "clip the gradients' global norm to this (0: no clipping)"),
@@ -79,11 +112,11 @@ HELP = {key: text for key, (_, text) in OPTIONS.items()}
 
 # options whose values are a fixed set (None is also allowed for preset)
 CHOICES = {
-    "tokenizer": ("bpe", "word"),
+    "tokenizer": tuple(TOKENIZERS),
     "positional": ("sinusoidal", "learned"),
     "activation": ("relu", "gelu"),
-    "optimizer": ("adam", "adamw"),
-    "schedule": ("inverse_sqrt", "noam", "cosine", "plateau", "constant"),
+    "optimizer": tuple(OPTIMIZERS),
+    "schedule": tuple(SCHEDULES),
     "preset": tuple(sorted(PRESETS)),
 }
 
@@ -227,6 +260,17 @@ def validate_config(config: dict, only=None) -> None:
     given (say {"length_penalty": nan}), checked as part of a configuration of DEFAULTS."""
     if only is not None:
         config, only = {**DEFAULTS, **config}, set(only)
+    _check_keys(config)
+    problems = _value_problems(config) + _contradictions(config)  # [(key or keys, message)]
+    if only is not None:
+        problems = [(keys, message) for keys, message in problems
+                    if only & ({keys} if isinstance(keys, str) else set(keys))]
+    if problems:
+        raise ValueError("invalid configuration: " + "; ".join(message for _, message in problems))
+
+
+def _check_keys(config) -> None:
+    """Every key known, none missing."""
     problems = []
     unknown = sorted(k for k in config if k not in DEFAULTS and k not in EXTRA_KEYS)
     missing = sorted(k for k in DEFAULTS if k not in config)
@@ -237,18 +281,18 @@ def validate_config(config: dict, only=None) -> None:
     if problems:
         raise ValueError("invalid configuration: " + "; ".join(problems))
 
+
+def _value_problems(config) -> list:
+    """Each value on its own: in its set, of its type, in its range."""
+    problems = []
+
     def bad(key, expected):
         problems.append((key, f"{key} must be {expected}, got {config[key]!r}"))
 
-    def contradiction(keys, message):
-        problems.append((keys, message))
-
     for key in ("src_lang", "tgt_lang"):
         if config[key] not in LANGUAGES:
-            contradiction(key, f"unknown Multi30k language {config[key]!r}; valid languages: {', '.join(LANGUAGES)}")
-    if config["src_lang"] == config["tgt_lang"]:
-        contradiction(("src_lang", "tgt_lang"), f"source and target language are both {config['src_lang']!r}; "
-                      "choose two different languages")
+            problems.append((key, f"unknown Multi30k language {config[key]!r}; valid languages: "
+                                  f"{', '.join(LANGUAGES)}"))
     for key, values in CHOICES.items():
         if config[key] not in values and not (key == "preset" and config[key] is None):
             bad(key, "one of " + ", ".join(values) + (" (or None)" if key == "preset" else ""))
@@ -292,23 +336,27 @@ def validate_config(config: dict, only=None) -> None:
     for key in ("data_dir", "output_dir"):
         if config[key] is not None and not isinstance(config[key], str):
             bad(key, "a path (a string)")
-
     if config["tokenizer"] == "bpe" and _is_int(config["vocab_size"]) and config["vocab_size"] < 260:
         bad("vocab_size", "at least 260 for BPE (4 specials + 256 bytes)")
-    if _is_int(config["d_model"]) and _is_int(config["num_heads"]) and config["num_heads"] >= 1 \
-            and config["d_model"] % config["num_heads"]:
-        contradiction(("num_heads", "d_model"), f"num_heads {config['num_heads']} does not divide d_model "
-                      f"{config['d_model']}")
     if _is_int(config["max_len"]) and config["max_len"] < 2:
         bad("max_len", "at least 2 (<bos> and one token)")
+    return problems
+
+
+def _contradictions(config) -> list:
+    """Settings that are each valid but cannot go together."""
+    problems = []
+    if config["src_lang"] == config["tgt_lang"]:
+        problems.append((("src_lang", "tgt_lang"), f"source and target language are both {config['src_lang']!r}; "
+                         "choose two different languages"))
+    if _is_int(config["d_model"]) and _is_int(config["num_heads"]) and config["num_heads"] >= 1 \
+            and config["d_model"] % config["num_heads"]:
+        problems.append((("num_heads", "d_model"), f"num_heads {config['num_heads']} does not divide d_model "
+                         f"{config['d_model']}"))
     if config["share_embeddings"] is True and config["joint_vocab"] is False:
-        contradiction(("share_embeddings", "joint_vocab"), "share_embeddings needs one joint vocabulary, but "
-                      "joint_vocab is false (two separate vocabularies); set share_embeddings false, or "
-                      "joint_vocab true")
+        problems.append((("share_embeddings", "joint_vocab"), "share_embeddings needs one joint vocabulary, but "
+                         "joint_vocab is false (two separate vocabularies); set share_embeddings false, or "
+                         "joint_vocab true"))
     if config["schedule"] == "cosine" and config["max_steps"] is None:
-        contradiction(("schedule", "max_steps"), "schedule 'cosine' needs max_steps (the length of the decay)")
-    if only is not None:
-        problems = [(keys, message) for keys, message in problems
-                    if only & ({keys} if isinstance(keys, str) else set(keys))]
-    if problems:
-        raise ValueError("invalid configuration: " + "; ".join(message for _, message in problems))
+        problems.append((("schedule", "max_steps"), "schedule 'cosine' needs max_steps (the length of the decay)"))
+    return problems

@@ -31,7 +31,6 @@ from pathlib import Path
 
 import minitx
 import minitx.functional as F
-from minitx import optim
 from minitx.backend import resolve_device
 from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, filter_by_length, load_pairs,
                          load_tokenizer, make_batch)
@@ -39,7 +38,8 @@ from minitx.nn import Transformer
 from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, json_safe, load_checkpoint, log,
                           mean_loss, write_json)
 from minitx.translate.evaluation import bleu_scores, report_lines, translate_sentences
-from minitx.translate.recipes import DEFAULTS, EXTRA_KEYS, model_arguments, preset_settings, validate_config
+from minitx.translate.recipes import (DEFAULTS, EXTRA_KEYS, OPTIMIZERS, SCHEDULES, TOKENIZERS, model_arguments,
+                                      preset_settings, validate_config)
 
 TEST_SPLIT = "test_2016_flickr"
 
@@ -47,28 +47,18 @@ TEST_SPLIT = "test_2016_flickr"
 # ---------------------------------------------------------------- pieces of a run
 
 
-TOKENIZER_CLASSES = {"bpe": BPETokenizer, "word": WordTokenizer}
-
-
 def build_tokenizers(config, train_pairs):
-    """Train the (source, target) tokenizers on the training text: one object when the
-    vocabulary is joint."""
+    """Train the (source, target) tokenizers of recipes.TOKENIZERS on the training text: one
+    object when the vocabulary is joint."""
+    tokenizer_class, _ = TOKENIZERS[config["tokenizer"]]
+    options = ((config["vocab_size"],) if tokenizer_class is BPETokenizer
+               else (config["min_freq"], config["lowercase"]))
     sources = [s for s, _ in train_pairs]
     targets = [t for _, t in train_pairs]
-    if config["tokenizer"] == "bpe":
-        if config["joint_vocab"]:
-            src_tok = tgt_tok = BPETokenizer.train(sources + targets, config["vocab_size"])
-        else:
-            src_tok = BPETokenizer.train(sources, config["vocab_size"])
-            tgt_tok = BPETokenizer.train(targets, config["vocab_size"])
-    elif config["tokenizer"] == "word":
-        if config["joint_vocab"]:
-            src_tok = tgt_tok = WordTokenizer.train(sources + targets, config["min_freq"], config["lowercase"])
-        else:
-            src_tok = WordTokenizer.train(sources, config["min_freq"], config["lowercase"])
-            tgt_tok = WordTokenizer.train(targets, config["min_freq"], config["lowercase"])
+    if config["joint_vocab"]:
+        src_tok = tgt_tok = tokenizer_class.train(sources + targets, *options)
     else:
-        raise ValueError(f"unknown tokenizer {config['tokenizer']!r}; choose 'bpe' or 'word'")
+        src_tok, tgt_tok = tokenizer_class.train(sources, *options), tokenizer_class.train(targets, *options)
     return src_tok, tgt_tok
 
 
@@ -80,7 +70,7 @@ def load_run_tokenizers(config, run_dir: Path):
         return None
     src_tok, tgt_tok = load_tokenizer(src_path), load_tokenizer(tgt_path)
     problems = []
-    wanted = TOKENIZER_CLASSES[config["tokenizer"]]
+    wanted, _ = TOKENIZERS[config["tokenizer"]]
     for side, tok in (("source", src_tok), ("target", tgt_tok)):
         if not isinstance(tok, wanted):
             problems.append(f"the {side} tokenizer is a {type(tok).__name__}, but tokenizer is {config['tokenizer']!r}")
@@ -122,35 +112,14 @@ def build_model(config, src_vocab: int, tgt_vocab: int, pad_id: int, device: str
     return Transformer(src_vocab, tgt_vocab, **arguments, **shared)
 
 
-# the 'plateau' schedule: the lr halves when two epochs in a row bring no lower validation loss
-PLATEAU_FACTOR, PLATEAU_PATIENCE = 0.5, 1
-
-
 def build_optimizer(config, model):
-    betas = tuple(config["betas"])
-    kinds = {"adam": optim.Adam, "adamw": optim.AdamW}
-    if config["optimizer"] not in kinds:
-        raise ValueError(f"unknown optimizer {config['optimizer']!r}; choose from {sorted(kinds)}")
-    opt = kinds[config["optimizer"]](model.parameters(), lr=config["lr"], betas=betas, eps=config["eps"],
-                                     weight_decay=config["weight_decay"])
-    kind = config["schedule"]
-    if kind == "inverse_sqrt":
-        schedule = optim.WarmupInverseSqrt(opt, peak_lr=config["lr"], warmup_steps=max(1, config["warmup_steps"]))
-    elif kind == "noam":
-        schedule = optim.NoamSchedule(opt, d_model=model.d_model, warmup_steps=max(1, config["warmup_steps"]))
-    elif kind == "cosine":
-        total = config["max_steps"]
-        if not total:
-            raise ValueError("schedule 'cosine' needs max_steps (the length of the decay)")
-        schedule = optim.WarmupCosine(opt, peak_lr=config["lr"], warmup_steps=config["warmup_steps"],
-                                      total_steps=total)
-    elif kind == "plateau":  # the trainer steps it with each complete epoch's validation loss
-        schedule = optim.ReduceLROnPlateau(opt, factor=PLATEAU_FACTOR, patience=PLATEAU_PATIENCE)
-    elif kind == "constant":
-        schedule = None
-    else:
-        raise ValueError(f"unknown schedule {kind!r}; choose inverse_sqrt, noam, cosine, plateau or constant")
-    return opt, schedule
+    """(optimizer, schedule or None) of a validated configuration, from recipes.OPTIMIZERS and
+    recipes.SCHEDULES."""
+    optimizer_class, _ = OPTIMIZERS[config["optimizer"]]
+    opt = optimizer_class(model.parameters(), lr=config["lr"], betas=tuple(config["betas"]), eps=config["eps"],
+                          weight_decay=config["weight_decay"])
+    build_schedule, _ = SCHEDULES[config["schedule"]]
+    return opt, build_schedule(opt, config, model.d_model)
 
 
 def encode_pairs(pairs, src_tok, tgt_tok):
