@@ -119,44 +119,13 @@ def batch_by_tokens(
     if bucket_size < 1:
         raise ValueError(f"bucket_size must be positive, got {bucket_size}")
     lengths = example_lengths(src_ids, tgt_ids, tgt_extra_tokens)
-    n = len(lengths)
-
-    if shuffle:
-        rng = np.random.default_rng([seed, epoch])
-        order = rng.permutation(n)
-        buckets = [order[start : start + bucket_size] for start in range(0, n, bucket_size)]
-    else:
-        rng = None
-        buckets = [np.arange(n)]
-    # Sort each bucket by length; a stable sort keeps the shuffled (or
-    # original) order among equal lengths.
-    sorted_order = [b[np.argsort(lengths[b], kind="stable")] for b in buckets]
-
+    rng = np.random.default_rng([seed, epoch]) if shuffle else None
     batches: list[list[int]] = []
     n_oversize = 0
-    for bucket in sorted_order:
-        current: list[int] = []
-        width = 0  # the longest example in `current`
-        for index in bucket.tolist():
-            length = int(lengths[index])
-            if length > max_tokens:
-                # Too long even alone: a batch of its own (the caller decides
-                # what to do; we only make it visible).
-                batches.append([index])
-                n_oversize += 1
-                continue
-            new_width = max(width, length)
-            full = (len(current) + 1) * new_width > max_tokens or (
-                max_batch_size is not None and len(current) >= max_batch_size
-            )
-            if current and full:
-                batches.append(current)
-                current, new_width = [], length
-            current.append(index)
-            width = new_width
-        if current:
-            batches.append(current)
-
+    for bucket in _length_sorted_buckets(lengths, rng, bucket_size):
+        filled, oversize = _fill_batches(bucket, lengths, max_tokens, max_batch_size)
+        batches += filled
+        n_oversize += oversize
     if n_oversize:
         warnings.warn(
             f"{n_oversize} example(s) are longer than max_tokens={max_tokens} on their own; "
@@ -166,6 +135,47 @@ def batch_by_tokens(
     if rng is not None:
         batches = [batches[i] for i in rng.permutation(len(batches))]
     return batches
+
+
+def _length_sorted_buckets(lengths: np.ndarray, rng, bucket_size: int) -> list:
+    """The example indices in buckets, each sorted by length: with ``rng`` shuffled first and cut
+    into buckets of ``bucket_size``, else one bucket of all. A stable sort keeps the shuffled
+    (or original) order among equal lengths."""
+    n = len(lengths)
+    if rng is not None:
+        order = rng.permutation(n)
+        buckets = [order[start : start + bucket_size] for start in range(0, n, bucket_size)]
+    else:
+        buckets = [np.arange(n)]
+    return [b[np.argsort(lengths[b], kind="stable")] for b in buckets]
+
+
+def _fill_batches(bucket, lengths, max_tokens: int, max_batch_size) -> tuple:
+    """(batches, how many were too long alone): the bucket's consecutive examples, greedily, each
+    batch while ``batch_size * its longest <= max_tokens`` (and at most max_batch_size). An
+    example too long even alone gets a batch of its own: the caller decides, it is only counted."""
+    batches: list[list[int]] = []
+    n_oversize = 0
+    current: list[int] = []
+    width = 0  # the longest example in `current`
+    for index in bucket.tolist():
+        length = int(lengths[index])
+        if length > max_tokens:
+            batches.append([index])
+            n_oversize += 1
+            continue
+        new_width = max(width, length)
+        full = (len(current) + 1) * new_width > max_tokens or (
+            max_batch_size is not None and len(current) >= max_batch_size
+        )
+        if current and full:
+            batches.append(current)
+            current, new_width = [], length
+        current.append(index)
+        width = new_width
+    if current:
+        batches.append(current)
+    return batches, n_oversize
 
 
 def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int = PAD_ID, length: int | None = None) -> np.ndarray:

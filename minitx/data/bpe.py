@@ -191,51 +191,22 @@ class BPETokenizer(Tokenizer):
         word_counts: Counter[str] = Counter()
         for text in texts:
             word_counts.update(_PRETOKEN_RE.findall(text))
-
         # 2. The alphabet: most frequent characters first, as many as fit.
-        char_counts: Counter[str] = Counter()
-        for word, count in word_counts.items():
-            for char in word:
-                if char != WORD_BOUNDARY:  # a literal '▁' is always byte-encoded
-                    char_counts[WORD_BOUNDARY if char == " " else char] += count
-        by_frequency = sorted(char_counts, key=lambda ch: (-char_counts[ch], ch))
-        alphabet = by_frequency[: vocab_size - n_base]
-
+        alphabet = _alphabet(word_counts, vocab_size - n_base)
         # Symbols are handled as small ints during training (faster than str).
         symbol_of: dict[str, int] = {s: i for i, s in enumerate(alphabet)}
         text_of: list[str] = list(alphabet)
-        alphabet_set = frozenset(alphabet)
+        # 3. Each word type as symbol ids, 4. the statistics of their adjacent pairs.
+        pairs = _PairStatistics(*_symbol_words(word_counts, symbol_of), min_frequency)
 
-        # 3. Turn each word type into symbol-id lists. Unknown characters cut a
-        #    word into independent segments; equal segments are pooled.
-        segment_counts: Counter[tuple[int, ...]] = Counter()
-        for word, count in word_counts.items():
-            for part in _segments(word, alphabet_set):
-                if isinstance(part, list) and len(part) > 1:
-                    segment_counts[tuple(symbol_of[s] for s in part)] += count
-        words: list[list[int]] = [list(seg) for seg in segment_counts]
-        freqs: list[int] = list(segment_counts.values())
-
-        # 4. Pair statistics: total count, and which words contain each pair.
-        pair_counts: dict[tuple[int, int], int] = {}
-        pair_words: dict[tuple[int, int], set[int]] = {}
-        for w, (symbols, freq) in enumerate(zip(words, freqs)):
-            for pair in zip(symbols, symbols[1:]):
-                pair_counts[pair] = pair_counts.get(pair, 0) + freq
-                pair_words.setdefault(pair, set()).add(w)
-        # Max-heap via negated counts. Entries go stale when a count changes;
-        # a fresh entry is pushed then, and stale ones are skipped when popped.
-        heap = [(-c, pair) for pair, c in pair_counts.items() if c >= min_frequency]
-        heapq.heapify(heap)
-
-        # 5. Merge loop.
+        # 5. Merge the most frequent pair, again and again.
         merges: list[tuple[str, str]] = []
         n_tokens = n_base + len(alphabet)
         progress = _progress_bar(total=vocab_size - n_tokens, enabled=show_progress)
-        while n_tokens < vocab_size and heap:
-            neg_count, pair = heapq.heappop(heap)
-            if pair_counts.get(pair) != -neg_count:
-                continue  # stale entry
+        while n_tokens < vocab_size:
+            pair = pairs.most_frequent()
+            if pair is None:
+                break
             left, right = pair
             merged_text = text_of[left] + text_of[right]
             merges.append((text_of[left], text_of[right]))
@@ -247,35 +218,7 @@ class BPETokenizer(Tokenizer):
                 text_of.append(merged_text)
                 n_tokens += 1
                 progress.update(1)
-
-            touched: set[tuple[int, int]] = set()
-            for w in pair_words.pop(pair):
-                old_symbols = words[w]
-                new_symbols = _merge_pair(old_symbols, left, right, new)
-                words[w] = new_symbols
-                freq = freqs[w]
-                old_pairs = list(zip(old_symbols, old_symbols[1:]))
-                new_pairs = list(zip(new_symbols, new_symbols[1:]))
-                # Remove this word's old pairs from the totals, add its new ones.
-                for p in old_pairs:
-                    pair_counts[p] -= freq
-                for p in new_pairs:
-                    pair_counts[p] = pair_counts.get(p, 0) + freq
-                old_set, new_set = set(old_pairs), set(new_pairs)
-                for p in old_set - new_set:
-                    if p != pair:
-                        pair_words[p].discard(w)
-                for p in new_set - old_set:
-                    pair_words.setdefault(p, set()).add(w)
-                touched |= old_set
-                touched |= new_set
-            for p in touched:
-                count = pair_counts[p]
-                if count <= 0:
-                    del pair_counts[p]
-                    pair_words.pop(p, None)
-                elif count >= min_frequency:
-                    heapq.heappush(heap, (-count, p))
+            pairs.merge(pair, new)
         progress.close()
 
         if n_tokens < vocab_size:
@@ -371,6 +314,91 @@ class BPETokenizer(Tokenizer):
         vocab = Vocab.from_dict(data["vocab"], source=source)
         return cls(vocab, [tuple(m) for m in data["merges"]])
 
+
+
+def _alphabet(word_counts, size: int) -> list:
+    """The ``size`` most frequent characters of the pretokens (ties by character); a space is
+    the word boundary, and a literal boundary character is always byte-encoded."""
+    char_counts: Counter[str] = Counter()
+    for word, count in word_counts.items():
+        for char in word:
+            if char != WORD_BOUNDARY:
+                char_counts[WORD_BOUNDARY if char == " " else char] += count
+    by_frequency = sorted(char_counts, key=lambda ch: (-char_counts[ch], ch))
+    return by_frequency[:size]
+
+
+def _symbol_words(word_counts, symbol_of) -> tuple:
+    """(words, freqs): each word type as a list of symbol ids, and how often it occurs.
+    Characters outside the alphabet cut a word into independent segments; equal segments are
+    pooled, and one-symbol segments dropped (they have no pair to merge)."""
+    alphabet_set = frozenset(symbol_of)
+    segment_counts: Counter[tuple[int, ...]] = Counter()
+    for word, count in word_counts.items():
+        for part in _segments(word, alphabet_set):
+            if isinstance(part, list) and len(part) > 1:
+                segment_counts[tuple(symbol_of[s] for s in part)] += count
+    return [list(seg) for seg in segment_counts], list(segment_counts.values())
+
+
+class _PairStatistics:
+    """How often each adjacent symbol pair occurs (over all words, times their frequency), which
+    words hold it, and a max-heap of the counts, kept current as pairs are merged.
+
+    The heap holds negated counts; an entry goes stale when its pair's count changes (a fresh
+    one is pushed then), and stale ones are skipped when popped."""
+
+    def __init__(self, words, freqs, min_frequency):
+        self.words, self.freqs, self.min_frequency = words, freqs, min_frequency
+        self.counts: dict[tuple[int, int], int] = {}
+        self.holders: dict[tuple[int, int], set[int]] = {}
+        for w, (symbols, freq) in enumerate(zip(words, freqs)):
+            for pair in zip(symbols, symbols[1:]):
+                self.counts[pair] = self.counts.get(pair, 0) + freq
+                self.holders.setdefault(pair, set()).add(w)
+        self.heap = [(-c, pair) for pair, c in self.counts.items() if c >= min_frequency]
+        heapq.heapify(self.heap)
+
+    def most_frequent(self):
+        """The pair with the highest count (ties: the smaller pair), or None when no pair occurs
+        min_frequency times."""
+        while self.heap:
+            neg_count, pair = heapq.heappop(self.heap)
+            if self.counts.get(pair) == -neg_count:
+                return pair
+        return None
+
+    def merge(self, pair, new: int) -> None:
+        """Replace ``pair`` by the symbol ``new`` in every word holding it, and update the counts:
+        each word's old pairs leave the totals, its new ones join them."""
+        left, right = pair
+        touched: set[tuple[int, int]] = set()
+        for w in self.holders.pop(pair):
+            old_symbols = self.words[w]
+            new_symbols = _merge_pair(old_symbols, left, right, new)
+            self.words[w] = new_symbols
+            freq = self.freqs[w]
+            old_pairs = list(zip(old_symbols, old_symbols[1:]))
+            new_pairs = list(zip(new_symbols, new_symbols[1:]))
+            for p in old_pairs:
+                self.counts[p] -= freq
+            for p in new_pairs:
+                self.counts[p] = self.counts.get(p, 0) + freq
+            old_set, new_set = set(old_pairs), set(new_pairs)
+            for p in old_set - new_set:
+                if p != pair:
+                    self.holders[p].discard(w)
+            for p in new_set - old_set:
+                self.holders.setdefault(p, set()).add(w)
+            touched |= old_set
+            touched |= new_set
+        for p in touched:
+            count = self.counts[p]
+            if count <= 0:
+                del self.counts[p]
+                self.holders.pop(p, None)
+            elif count >= self.min_frequency:
+                heapq.heappush(self.heap, (-count, p))
 
 def _merge_pair(symbols: list, left, right, merged) -> list:
     """Replace every non-overlapping ``left, right`` (scanning left to right)."""
