@@ -117,9 +117,9 @@ def set_default_device(device: str) -> None:
 
 def sum_rows(a):
     """sum_r a[r, :] of a 2-D array [rows, cols]: a bias gradient, the bias being added to every
-    row. On CuPy it is the product ones[1, rows] @ a, which cuBLAS computes at memory speed;
-    CuPy's own reduction over axis 0 reached about an eighth of that on an H100 (34 bias
-    gradients took 4.8 ms of a 46 ms training step). NumPy sums, and so does CuPy when TF32 is
+    row. On CuPy it is the product ones[1, rows] @ a, which cuBLAS computes at memory speed,
+    where CuPy's own reduction over axis 0 is several times slower (the profile is in
+    results/README.md). NumPy sums, and so does CuPy when TF32 is
     allowed: a TF32 product would round every element of a to 10 mantissa bits first."""
     xp = get_array_module(a)
     if xp is np or a.ndim != 2 or tf32_allowed():

@@ -12,8 +12,10 @@ The contract of every launcher (softmax.py, layer_norm.py, ... beside their ``.c
   ``embedding_backward`` accumulates with ``+=`` into a zeroed array).
 * Scalars reach the kernels as explicit ``numpy.int32/int64/uint32/uint64/
   float32/float64`` values matching the kernel signature.
-* Nothing synchronises the device or copies data to the host (except
-  ``adam_step``/``grad_norm``, which upload a small work table).
+* Nothing synchronises the device or copies data to the host, except
+  ``nonfinite_counts``, which returns its counts on the host (one copy). The
+  multi-tensor launchers' work tables are built once per list of tensors and
+  kept on the device.
 """
 from __future__ import annotations
 

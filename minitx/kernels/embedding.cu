@@ -6,7 +6,7 @@
 //
 // Why sorted: adding the lookups of a repeated id with atomicAdd sums them in whatever order
 // the threads arrive, so the last bits of dweight -- and, over a training run, the model --
-// change from run to run (seen on an H100: one seed, two runs, 41.32 and 41.63 BLEU). Here
+// change from run to run (one seed gave two models on a GPU; see results/README.md). Here
 // the launcher sorts the lookups by id (a stable sort: `order` lists lookup indices,
 // `sorted_ids` their ids), so each id's lookups form one run of consecutive sorted
 // positions, and one block owns each run. Its EMB_ROW_LANES warps split the run (warp w

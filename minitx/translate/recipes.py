@@ -135,8 +135,7 @@ MODEL_ARGS = {
 RECIPES = {
     # A small pre-norm model with one shared 5k BPE vocabulary, no dropout (it only slows
     # learning in three epochs), small batches (many updates) at a high learning rate, for 850
-    # steps (about three epochs; epochs=100 is only an upper bound). Observed on two CPU
-    # cores: 852 steps fit in 8 minutes of training, about 9 minutes in all.
+    # steps (about three epochs; epochs=100 is only an upper bound). Its runs: results/README.md.
     "cpu-quick": dict(
         vocab_size=5000, d_model=256, num_heads=4, encoder_layers=2, decoder_layers=2, d_ff=1024,
         norm_first=True, dropout=0.0, lr=2e-3, warmup_steps=150, max_tokens=1600, epochs=100,
@@ -144,8 +143,7 @@ RECIPES = {
     ),
     # cpu-quick's model one layer deeper on each side, with dropout 0.1 and larger batches, for
     # 1,650 steps (about eight epochs); the run ends on the better, by validation loss, of the
-    # best epoch and the last three averaged. Observed on two CPU cores: 1,651 steps in 35
-    # minutes of training, about 36 minutes in all.
+    # best epoch and the last three averaged. Its runs: results/README.md.
     "cpu-long": dict(
         vocab_size=5000, d_model=256, num_heads=4, encoder_layers=3, decoder_layers=3, d_ff=1024,
         norm_first=True, dropout=0.1, lr=1.5e-3, warmup_steps=300, max_tokens=2500, epochs=100,
@@ -171,11 +169,8 @@ RECIPES = {
     # heads, 3+3 layers, 24.6M parameters, one shared 5k BPE vocabulary), strong dropout (0.3,
     # also on the attention weights), label smoothing, batches of 4,096 tokens, warm-up and a
     # cosine decay over 4,000 steps (about 29 epochs), the better of the best and the last five
-    # epochs averaged, beam 5. Observed on one H100 (2026-11-23, sharing the GPU with one or two
-    # other runs): 4,000 steps in 340-358 s of training, 41.32 and 41.63 sacreBLEU de-en on
-    # test2016, 39.15 en-de. The earlier gpu-best (the paper's base model, 6+6 layers, 10k
-    # vocabulary, 8,192-token batches, inverse square root, 60 epochs) scored 28.68 de-en in
-    # 627 s, its validation loss still falling (2.36 at epoch 50, 2.21 at 59; 1.43 here); see results/.
+    # epochs averaged, beam 5. It replaced an earlier gpu-best (the paper's base model) that
+    # learned far more slowly; both runs, and this recipe's, are in results/README.md.
     "gpu-best": dict(
         vocab_size=5000, d_model=512, num_heads=8, encoder_layers=3, decoder_layers=3, d_ff=2048,
         norm_first=True, dropout=0.3, lr=1e-3, schedule="cosine", warmup_steps=600, max_tokens=4096,

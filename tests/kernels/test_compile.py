@@ -100,3 +100,29 @@ def test_nvrtc_compiles_what_cupy_will_compile(name):
                 exprs)
             assert ok, f"NVRTC failed for {name} ({arch}, {ctype}):\n{log}"
             assert set(lowered) == set(exprs), f"unresolved name expressions: {exprs} vs {lowered}"
+
+
+def test_the_kernels_readme_table_and_the_package_exports_agree_with_the_code():
+    """The kernel list is stated once, in _runtime.KERNELS (file -> kernels), and the launchers
+    once, as the functions of the module beside each .cu: the README's table must list exactly
+    those, and minitx.kernels must export every launcher."""
+    import importlib
+    import inspect
+    import re
+
+    import minitx.kernels as K
+
+    text = (_runtime.KERNEL_DIR / "README.md").read_text()
+    rows = re.findall(r"^\| `(\w+\.cu)` \| (.*?) \| (.*?) \|$", text, re.M)
+    assert sorted(cu for cu, _, _ in rows) == sorted(_runtime.KERNELS)
+    for cu, kernels_column, launchers_column in rows:
+        assert set(re.findall(r"`(\w+)`", kernels_column.split("(")[0])) == set(_runtime.KERNELS[cu]), cu
+        listed = set()
+        for name in re.findall(r"`([\w/]+)`", launchers_column):  # `a_forward/backward`: both
+            first, *others = name.split("/")
+            listed |= {first} | {f"{first.rsplit('_', 1)[0]}_{other}" for other in others}
+        module = importlib.import_module(f"minitx.kernels.{cu[:-3]}")
+        launchers = {name for name, obj in vars(module).items()
+                     if inspect.isfunction(obj) and obj.__module__ == module.__name__ and not name.startswith("_")}
+        assert listed == launchers, cu
+        assert launchers <= set(K.__all__), cu
