@@ -234,6 +234,24 @@ class Batch:
         return self.tgt_out != self.pad_id
 
 
+def static_shape(width: int, max_tokens: int, multiple: int = 8, limit: int | None = None) -> tuple:
+    """(rows, columns) that every batch of padded width ``width`` is padded to, for a batcher
+    that must emit a small, fixed set of shapes (a step captured once per shape, say).
+
+    columns = ``width`` rounded up to a multiple of ``multiple``; rows = the most examples
+    batch_by_tokens can put in a batch of any width that rounds to those columns, which is
+    max_tokens // (columns - multiple + 1). The shapes are then one per multiple of ``multiple``
+    up to the longest example: a few dozen at most. The padding is masked like any other.
+    ``limit`` caps the columns (a model's positions), at the cost of one more shape."""
+    if width < 1 or multiple < 1:
+        raise ValueError(f"static_shape: width and multiple must be >= 1, got {width} and {multiple}")
+    if limit is not None and width > limit:
+        raise ValueError(f"static_shape: width {width} is over the limit {limit}")
+    columns = -(-width // multiple) * multiple
+    rows = max(1, max_tokens // (columns - multiple + 1))
+    return rows, columns if limit is None else min(columns, limit)
+
+
 def make_batch(
     src_seqs: Sequence[Sequence[int]],
     tgt_seqs: Sequence[Sequence[int]],
@@ -241,17 +259,24 @@ def make_batch(
     bos_id: int = BOS_ID,
     eos_id: int = EOS_ID,
     indices: Sequence[int] | None = None,
+    shape: tuple | None = None,
 ) -> Batch:
     """Build a :class:`Batch` from unpadded id lists (without ``<bos>``/``<eos>``).
 
     The source is used as given; add ``<eos>`` to it beforehand if your model
-    wants one.
+    wants one. ``shape`` (rows, columns), e.g. from :func:`static_shape`: every
+    array is padded to it, with rows of padding only after the real ones (the
+    token counts stay those of the real examples).
     """
     if len(src_seqs) != len(tgt_seqs):
         raise ValueError(f"{len(src_seqs)} source sequences but {len(tgt_seqs)} target sequences")
-    src = pad_batch(src_seqs, pad_id)
-    tgt_in = pad_batch([[bos_id, *t] for t in tgt_seqs], pad_id)
-    tgt_out = pad_batch([[*t, eos_id] for t in tgt_seqs], pad_id)
+    rows, columns = shape if shape is not None else (len(src_seqs), None)
+    if rows < len(src_seqs):
+        raise ValueError(f"make_batch: shape {shape} has fewer rows than the {len(src_seqs)} examples")
+    padding = [[]] * (rows - len(src_seqs))
+    src = pad_batch([*src_seqs, *padding], pad_id, columns)
+    tgt_in = pad_batch([*([bos_id, *t] for t in tgt_seqs), *padding], pad_id, columns)
+    tgt_out = pad_batch([*([*t, eos_id] for t in tgt_seqs), *padding], pad_id, columns)
     return Batch(
         src=src,
         tgt_in=tgt_in,

@@ -51,7 +51,7 @@ def _positive_int(text: str) -> int:
 
 # options whose default is None but whose values are numbers
 _NUMERIC = {"max_steps": int, "time_limit": float, "attention_dropout": float, "bleu_val_sentences": int,
-            "beam_size": _positive_int}
+            "sync_every": int, "beam_size": _positive_int}
 
 
 def _shown(value) -> str:

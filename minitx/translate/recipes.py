@@ -97,6 +97,14 @@ OPTIONS = {
                          "cap, never set by a recipe (recipes are steps or epochs)"),
     "seed": (1, "random seed: initialization, batch order, dropout"),
     "device": ("auto", "'auto' (the GPU when usable), 'cpu' or 'cuda'"),
+    # how the steps run on the device (not what they compute: the same bits either way)
+    "sync_every": (None, "read the device back (loss, checks) every N steps instead of every step: the step "
+                         "itself never waits for the GPU, and a failed check still stops the run naming its "
+                         "step (None: 50 on the GPU, every step on the CPU)"),
+    "static_shapes": (False, "pad every batch to one of a few fixed shapes (width to a multiple of 8, rows to "
+                             "the most that width allows); the padding is masked, the losses unchanged"),
+    "precision": ("fp32", "float32 matrix products: 'fp32', or 'tf32' on the GPU's tensor cores (inputs "
+                          "rounded to 10 mantissa bits, as PyTorch's allow_tf32)"),
     # evaluation and checkpoints
     "bleu_every": (1, "epochs between validation BLEU measurements (0: never)"),
     "bleu_val_sentences": (None, "validation sentences used for BLEU during training (None: all)"),
@@ -118,6 +126,7 @@ CHOICES = {
     "optimizer": tuple(OPTIMIZERS),
     "schedule": tuple(SCHEDULES),
     "preset": tuple(sorted(PRESETS)),
+    "precision": ("fp32", "tf32"),
 }
 
 # configuration key -> Transformer argument: the one mapping used to build every model,
@@ -233,8 +242,9 @@ EXTRA_KEYS = ("recipe", "built")
 _POSITIVE_INTS = ("vocab_size", "min_freq", "d_model", "num_heads", "encoder_layers", "decoder_layers", "d_ff",
                   "max_len", "max_tokens", "epochs", "beam_size")
 _NON_NEGATIVE_INTS = ("warmup_steps", "bleu_every", "save_every", "average_last")
-_OPTIONAL_POSITIVE_INTS = ("max_steps", "bleu_val_sentences")
-_BOOLEANS = ("joint_vocab", "lowercase", "share_embeddings", "tie_output", "output_bias", "norm_first")
+_OPTIONAL_POSITIVE_INTS = ("max_steps", "bleu_val_sentences", "sync_every")
+_BOOLEANS = ("joint_vocab", "lowercase", "share_embeddings", "tie_output", "output_bias", "norm_first",
+             "static_shapes")
 _PROBABILITIES = ("dropout", "label_smoothing")  # in [0, 1)
 _DEVICES = re.compile(r"auto|cpu|cuda(:0)?")
 

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import minitx
 import minitx.functional as F
-from minitx.backend import resolve_device
-from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, filter_by_length, load_pairs,
-                         load_tokenizer, make_batch)
+from minitx.backend import allow_tf32, resolve_device
+from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, example_lengths, filter_by_length,
+                         load_pairs, load_tokenizer, make_batch, static_shape)
 from minitx.nn import Transformer
 from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, json_safe, load_checkpoint, log,
                           mean_loss, write_json)
@@ -168,7 +168,7 @@ RUN_PATTERNS = (*TRAINER_PATTERNS, "*.hyp.*")
 # may change when a run is resumed: they change how long it runs, how often it saves or is
 # measured, where it runs and how it is finally decoded, not what it learns
 RESUME_MAY_CHANGE = ("epochs", "max_steps", "time_limit", "save_every", "bleu_every", "bleu_val_sentences",
-                     "device", "beam_size", "length_penalty", "average_last", "data_dir")
+                     "device", "beam_size", "length_penalty", "average_last", "data_dir", "sync_every")
 
 
 def _upgrade_saved(config: dict) -> dict:
@@ -221,6 +221,7 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     tokenizers = (load_run_tokenizers(config, run.run_dir) if resume else None) or build_tokenizers(config,
                                                                                                     data["train"])
     src_tok, tgt_tok = tokenizers
+    _set_precision(config["precision"], run.device)
     model, opt, schedule = _build_model_and_optimizer(config, src_tok, tgt_tok, run.device)
     encoded = _encode_data(config, data, src_tok, tgt_tok, model, started)
 
@@ -235,6 +236,23 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
 def may_change_on_resume(saved: dict) -> tuple:
     """RESUME_MAY_CHANGE, less max_steps when it is the length of a cosine schedule's decay."""
     return tuple(key for key in RESUME_MAY_CHANGE if not (key == "max_steps" and saved.get("schedule") == "cosine"))
+
+
+def _set_precision(precision: str, device: str) -> None:
+    """float32 matrix products on TF32 tensor cores or not (backend.allow_tf32); the CPU has no
+    TF32, so there 'tf32' changes nothing."""
+    if device == "cuda":
+        allow_tf32(precision == "tf32")
+    elif precision == "tf32":
+        log("precision tf32: the CPU computes float32 products in full float32")
+
+
+def sync_every(config, device: str):
+    """How often the Trainer reads the device back: the configured N, else every 50 steps on the
+    GPU (so no step waits for it) and every step on the CPU (where a read costs nothing)."""
+    if config["sync_every"] is not None:
+        return config["sync_every"]
+    return 50 if device == "cuda" else None
 
 
 def _load_data(config) -> dict:
@@ -272,12 +290,14 @@ def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src
     pad = tgt_tok.pad_id
     train_src, train_tgt = encoded["train"]
     val_src, val_tgt = encoded["val"]
+    shape_of = ((lambda width: static_shape(width, config["max_tokens"], limit=model.max_len))
+                if config["static_shapes"] else None)
     val_batches = PairBatches(val_src, val_tgt, batch_by_tokens(val_src, val_tgt, config["max_tokens"],
-                                                                shuffle=False), tgt_tok)
+                                                                shuffle=False), tgt_tok, shape_of)
 
     def batches(seed, epoch):
         order = batch_by_tokens(train_src, train_tgt, config["max_tokens"], shuffle=True, seed=seed, epoch=epoch)
-        return PairBatches(train_src, train_tgt, order, tgt_tok)
+        return PairBatches(train_src, train_tgt, order, tgt_tok, shape_of)
 
     def loss_fn(model, batch):
         logits = model(batch.src, batch.tgt_in)
@@ -295,28 +315,34 @@ def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src
                    epochs=config["epochs"], max_steps=config["max_steps"], time_limit=config["time_limit"],
                    save_every=config["save_every"], average_last=config["average_last"],
                    clip_norm=config["clip_norm"], seed=config["seed"], extra={"config": json_safe(config)},
-                   throughput=lambda batch: batch.n_src_tokens + batch.n_tgt_tokens, progress=progress)
+                   throughput=lambda batch: batch.n_src_tokens + batch.n_tgt_tokens, progress=progress,
+                   sync_every=sync_every(config, model.device))
 
 
 class PairBatches:
     """The batches of one pass over encoded pairs: ``order`` lists each batch's pair indices;
-    a batch's tensors are made only when it is used (a resumed epoch skips the rest)."""
+    a batch's tensors are made only when it is used (a resumed epoch skips the rest).
+    ``shape_of(width)``, when given, is the (rows, columns) a batch of that padded width is
+    padded to (static shapes)."""
 
-    def __init__(self, src, tgt, order, tgt_tok):
-        self.src, self.tgt, self.order, self.tgt_tok = src, tgt, order, tgt_tok
+    def __init__(self, src, tgt, order, tgt_tok, shape_of=None):
+        self.src, self.tgt, self.order, self.tgt_tok, self.shape_of = src, tgt, order, tgt_tok, shape_of
 
     def __len__(self):
         return len(self.order)
 
     def __getitem__(self, part: slice):
         """The batches ``part`` of these (a resumed epoch starts at its saved batch)."""
-        return PairBatches(self.src, self.tgt, self.order[part], self.tgt_tok)
+        return PairBatches(self.src, self.tgt, self.order[part], self.tgt_tok, self.shape_of)
 
     def __iter__(self):
         tok = self.tgt_tok
         for idx in self.order:
-            yield make_batch([self.src[i] for i in idx], [self.tgt[i] for i in idx], tok.pad_id, tok.bos_id,
-                             tok.eos_id)
+            src, tgt = [self.src[i] for i in idx], [self.tgt[i] for i in idx]
+            shape = None
+            if self.shape_of is not None:
+                shape = self.shape_of(int(example_lengths(src, tgt).max()))
+            yield make_batch(src, tgt, tok.pad_id, tok.bos_id, tok.eos_id, shape=shape)
 
 
 def finish(config, trainer, src_tok, tgt_tok, test_pairs, started, progress=True) -> dict:

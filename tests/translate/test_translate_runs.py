@@ -139,7 +139,7 @@ def test_resume_config_allows_the_harmless_options_and_reports_them(tmp_path):
     saved = json_safe(build_config(None, **TINY))
     changed = {"epochs": 20, "max_steps": 50, "time_limit": 2.5, "save_every": 0, "bleu_every": 2,
                "bleu_val_sentences": 10, "device": "auto", "beam_size": 4, "length_penalty": 1.0,
-               "average_last": 3, "data_dir": "/elsewhere"}
+               "average_last": 3, "data_dir": "/elsewhere", "sync_every": 10}
     assert set(changed) == set(training.RESUME_MAY_CHANGE)
     config, changes = resume_config(saved, {**saved, **changed, "betas": (0.9, 0.98)}, tmp_path)
     assert changes == {key: (saved[key], value) for key, value in changed.items()}
@@ -324,3 +324,23 @@ def test_a_preset_run_from_before_built_was_recorded_still_loads(tiny_run, tmp_p
     save({"model": built.state_dict()}, run_dir / "best.npz")
     _, model, _, _ = training.load_run(run_dir, device="cpu")
     assert model.config == built.config
+
+
+# ------------------------------------------------------------------ how the steps run: static shapes, sync-free
+
+
+def test_static_shapes_and_a_sync_free_step_train_the_same_run(small_subset_dir, tmp_path):
+    """With static shapes every batch has one of a few padded shapes; reading the device every
+    step or every 5 steps gives the same checkpoint bit for bit (sync_every may change on resume)."""
+    states = []
+    for every in (None, 5):
+        run_dir = tmp_path / f"sync-{every}"
+        training.train(small_config(small_subset_dir, run_dir, static_shapes=True, sync_every=every, max_steps=3),
+                       progress=False)
+        state = load(run_dir / "last.npz")
+        state["progress"].pop("train_seconds")
+        state["config"].pop("sync_every"), state["config"].pop("output_dir")
+        for record in state.get("history", []):
+            record.pop("seconds")
+        states.append(state)
+    assert_same_state(states[0], states[1])
