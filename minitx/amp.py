@@ -1,0 +1,109 @@
+"""Mixed precision: ``with minitx.autocast("bfloat16"): ...`` computes the products in bfloat16.
+
+bfloat16 keeps float32's 8 exponent bits (the same range) and 8 of its 24 mantissa bits: about
+two decimal digits. A GPU's tensor cores multiply bfloat16 matrices many times faster than
+float32 ones, adding the products in float32; sums over many terms (a softmax's denominator, a
+norm's variance, a loss over a batch) would lose their small terms in bfloat16, so those stay
+float32. Inside the block each op listed in PRECISION casts its inputs, and its output, to the
+dtype its row names, with the reason beside it; ops not listed run in their inputs' dtype.
+
+What stays float32: the parameters and the optimizer's state (the *master weights*). A product
+reads a bfloat16 copy of a weight (the cast is an op, ``Astype``), so its gradient flows back
+through the cast and arrives in the parameter's own dtype, float32, where Adam updates it.
+Only float32 is cast down; float64 (gradient checks) is left as it is, as PyTorch's autocast
+leaves it.
+
+    with minitx.autocast("bfloat16"):
+        logits = model(src, tgt_in)                # products in bfloat16, softmax etc. in float32
+        loss = F.cross_entropy(logits, tgt_out)    # float32
+    loss.backward()                                # outside: gradients in the parameters' dtypes
+
+On NumPy, bfloat16 arrays are ml_dtypes' (``pip install ml_dtypes``, in minitx's test extras):
+slow, but the same numbers, for tests and for learning what the precision does.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from minitx import backend
+
+#: op (Function class name) -> (where it computes under autocast, why). "low": inputs and output
+#: in the autocast dtype; "output": only the output (the inputs are not worth a copy);
+#: "float32": inputs and output in float32.
+PRECISION = {
+    "Matmul": ("low", "a matrix product: tensor cores multiply bfloat16, adding in float32"),
+    "Linear": ("low", "the same product, and a bias add"),
+    "ScaledDotProductAttention": ("low", "its two products (q k^T and P v); its softmax is float32 inside"),
+    "Embedding": ("output", "its rows feed the first products; copying the whole table down would cost more "
+                            "than the rows it reads"),
+    "Softmax": ("float32", "exp and a row sum: small probabilities need float32's mantissa"),
+    "LogSoftmax": ("float32", "the same, and the logs of small probabilities"),
+    "LayerNorm": ("float32", "a row's mean and variance: x - mean cancels digits"),
+    "CrossEntropy": ("float32", "log-sum-exp over the classes and a mean over the batch"),
+    "SoftCrossEntropy": ("float32", "the same, against probability targets"),
+    "NllLoss": ("float32", "a mean over the batch"),
+    "Sum": ("float32", "long sums lose their small terms in bfloat16"),
+    "Mean": ("float32", "a long sum, then a division"),
+}
+
+_DTYPES = ("bfloat16",)
+_active: list = []  # the autocast dtypes in force, innermost last
+
+
+def autocast(dtype: str = "bfloat16"):
+    """The context in which PRECISION's ops compute in ``dtype`` (only "bfloat16" for now)."""
+    if dtype not in _DTYPES:
+        raise ValueError(f"autocast: unknown dtype {dtype!r}; expected one of {', '.join(_DTYPES)}")
+    return _autocasting(backend.resolve_dtype(dtype))
+
+
+@contextlib.contextmanager
+def _autocasting(low):
+    _active.append(low)
+    try:
+        yield
+    finally:
+        _active.pop()
+
+
+def active():
+    """The autocast dtype in force, or None."""
+    return _active[-1] if _active else None
+
+
+def call(fn, inputs):
+    """Apply ``fn`` (a Function) to ``inputs`` as PRECISION says under the active autocast."""
+    rule = PRECISION.get(type(fn).__name__)
+    if rule is None:
+        return fn.apply(*inputs)
+    where = rule[0]
+    low = _active[-1]
+    target = np.dtype(np.float32) if where == "float32" else low
+    if where != "output":
+        inputs = tuple(_cast(t, target) for t in inputs)
+    out = fn.apply(*inputs)
+    return _cast(out, target)
+
+
+def _cast(t, dtype):
+    """t in ``dtype`` when it is a float32 or bfloat16 tensor of another dtype (an Astype op, so
+    gradients flow back through the cast); anything else as it is."""
+    if t.dtype == dtype or t.dtype.name not in ("float32", "bfloat16"):
+        return t
+    from minitx.ops.elementwise import Astype
+
+    with _suspended():
+        return Astype(dtype)(t)
+
+
+@contextlib.contextmanager
+def _suspended():
+    """No autocast while casting (the cast is not an op of the table anyway; this skips the lookup)."""
+    saved = list(_active)
+    _active.clear()
+    try:
+        yield
+    finally:
+        _active.extend(saved)

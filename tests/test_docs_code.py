@@ -1,0 +1,19 @@
+"""The Python blocks of the teaching pages outside docs/backprop run as written (the backprop
+pages have their own test, test_docs_pages.py)."""
+import re
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+PAGES = ["gpu-step.md"]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_page_runs(page, capsys):
+    blocks = re.findall(r"^```python\n(.*?)^```", (DOCS / page).read_text(encoding="utf-8"), re.S | re.M)
+    assert blocks, page
+    namespace = {"__name__": "__docs__"}
+    for index, block in enumerate(blocks):
+        exec(compile(block, f"docs/{page} python block {index + 1}", "exec"), namespace)
+    capsys.readouterr()
