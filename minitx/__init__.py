@@ -14,17 +14,19 @@ from minitx.creation import arange, from_dlpack, full, ones, ones_like, rand, ra
 from minitx.random import manual_seed
 from minitx import functional  # noqa: F401  (import minitx.functional as F)
 from minitx.serialization import load, save
+from minitx.amp import autocast
 
 float32 = "float32"
 float64 = "float64"
 int32 = "int32"
 int64 = "int64"
 bool_ = "bool"
+bfloat16 = "bfloat16"  # ml_dtypes' type; see minitx.amp
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Tensor", "tensor", "Function", "no_grad", "enable_grad", "is_grad_enabled", "manual_seed",
     "zeros", "ones", "full", "arange", "rand", "randn", "zeros_like", "ones_like", "from_dlpack",
-    "set_default_device", "cuda", "backend", "functional", "save", "load",
+    "set_default_device", "cuda", "backend", "functional", "save", "load", "autocast",
 ]

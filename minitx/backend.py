@@ -54,18 +54,42 @@ def cuda_available() -> bool:
 
 
 def resolve_dtype(dtype) -> np.dtype:
-    """Turn 'float32', np.float32, np.dtype('float32') or a minitx dtype name into np.dtype."""
+    """Turn 'float32', np.float32, np.dtype('float32') or a minitx dtype name into np.dtype.
+
+    'bfloat16' is ml_dtypes' type (NumPy has none): mixed precision (minitx.amp) computes the
+    products in it."""
     if dtype is None:
         return DEFAULT_FLOAT
     if isinstance(dtype, str) and dtype in _DTYPES:
         return _DTYPES[dtype]
+    if isinstance(dtype, str) and dtype == "bfloat16" or getattr(dtype, "__name__", None) == "bfloat16":
+        return bfloat16()
     try:
         resolved = np.dtype(dtype)
     except TypeError:
         resolved = None
+    if resolved is not None and resolved.name == "bfloat16":
+        return resolved
     if resolved is None or resolved.name not in _DTYPES:
-        raise TypeError(f"unknown dtype {dtype!r}; expected one of {sorted(_DTYPES)}")
+        raise TypeError(f"unknown dtype {dtype!r}; expected one of {sorted(_DTYPES) + ['bfloat16']}")
     return resolved
+
+
+def bfloat16() -> np.dtype:
+    """The bfloat16 dtype: float32's 8 exponent bits and 8 of its mantissa bits (ml_dtypes)."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise ImportError("bfloat16 needs ml_dtypes: pip install ml_dtypes (it is in minitx's test and cuda "
+                          "extras)") from None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def is_floating(dtype) -> bool:
+    """Whether arrays of ``dtype`` carry gradients: float16/32/64, and bfloat16 (whose NumPy
+    kind is 'V', not 'f')."""
+    dtype = np.dtype(dtype)
+    return dtype.kind == "f" or dtype.name == "bfloat16"
 
 
 def check_device(device) -> str:

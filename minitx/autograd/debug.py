@@ -114,7 +114,7 @@ def _format_site(sites) -> str:
 
 def _problem(array, allow_inf=False):
     """'NaN', 'inf' or None for a floating array; integer arrays hold neither."""
-    if array.dtype.kind != "f":
+    if not backend.is_floating(array.dtype):
         return None
     xp = backend.get_array_module(array)
     if bool(xp.isnan(array).any()):

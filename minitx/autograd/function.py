@@ -26,8 +26,10 @@ from __future__ import annotations
 import functools
 import re
 
+from minitx import amp
 from minitx.autograd import inplace
 from minitx.autograd.grad_mode import is_grad_enabled
+from minitx.backend import is_floating
 
 #: called as ``hook(fn, inputs, output)`` (output: the raw array) after every op's forward;
 #: empty unless a debugging tool of minitx.autograd.debug is on, so an op pays one empty loop
@@ -90,6 +92,12 @@ class Function:
             inplace.let_go(self._held)
 
     def __call__(self, *inputs):
+        if amp.active() is not None:  # mixed precision: the op's inputs and output in its dtype (minitx.amp)
+            return amp.call(self, inputs)
+        return self.apply(*inputs)
+
+    def apply(self, *inputs):
+        """Run forward on the tensors' arrays and, when a gradient is wanted, record the op."""
         from minitx.autograd.tensor import Tensor
 
         for position, t in enumerate(inputs):
@@ -108,7 +116,7 @@ class Function:
         for hook in forward_hooks:
             hook(self, inputs, output)
         # integer and boolean outputs (indices, masks) carry no gradient
-        record = is_grad_enabled() and any(self.needs_input_grad) and output.dtype.kind == "f"
+        record = is_grad_enabled() and any(self.needs_input_grad) and is_floating(output.dtype)
         if record:
             self._inputs = inputs
             if self.saved:

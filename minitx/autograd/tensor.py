@@ -35,7 +35,7 @@ class Tensor:
             data = np.asarray(data)
         elif not isinstance(data, xp.ndarray):  # Python data: floats become float32, as in tensor()
             data = np.asarray(data, dtype=backend.resolve_dtype(_infer_dtype(data)))
-        if data.dtype.name not in ("float32", "float64", "int32", "int64", "bool", "uint8"):
+        if data.dtype.name not in ("float32", "float64", "bfloat16", "int32", "int64", "bool", "uint8"):
             data = data.astype(backend.resolve_dtype(_infer_dtype(data)))
         self.data = data
         self.grad = None
@@ -114,7 +114,7 @@ class Tensor:
 
     # ---------------------------------------------------------------- autograd
     def requires_grad_(self, flag: bool = True) -> "Tensor":
-        if flag and self.dtype.kind != "f":
+        if flag and not backend.is_floating(self.dtype):
             raise TypeError(f"requires_grad: only floating-point tensors can require gradients, "
                             f"got dtype {self.dtype.name}")
         if not flag and self._ctx is not None:
@@ -343,7 +343,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     device = backend.check_device(device)
     xp = backend.get_array_module(data)
     if isinstance(data, (xp.ndarray, np.generic)) and dtype is None:
-        if data.dtype.kind == "f" and data.dtype.name in ("float32", "float64"):
+        if data.dtype.name in ("float32", "float64", "bfloat16"):
             dtype = data.dtype
         else:
             dtype = _infer_dtype(data)
@@ -364,7 +364,7 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
         return value
     if like is not None and isinstance(value, numbers.Number) and not isinstance(value, bool):
         dtype = like.dtype
-        if dtype.kind != "f" and isinstance(value, float):
+        if not backend.is_floating(dtype) and isinstance(value, float):
             dtype = backend.DEFAULT_FLOAT
         elif dtype.kind == "b":  # a number beside a bool tensor: True + 1 is 2, not True
             dtype = np.dtype(np.int64)

@@ -12,6 +12,8 @@ forward ran, and the reference stays the CPU path and the tests' oracle.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from minitx import kernels
 from minitx import random as mrandom
 from minitx.autograd.function import Function
@@ -38,8 +40,9 @@ def _dropout_keep_mask(shape, p, dtype, xp, device, seed):
     if seed is None and kernels.enabled(xp.empty(0, dtype)):
         return kernels.dropout_apply(xp.ones(shape, dtype), p, *mrandom.next_philox_seed_offset(device))
     rng = mrandom.generator(device) if seed is None else xp.random.default_rng(seed)
-    keep = rng.random(shape, dtype=dtype) >= p
-    return keep.astype(dtype) * (1 / (1 - p))
+    draw = dtype if dtype.name in ("float32", "float64") else np.float32  # bfloat16: drawn as float32
+    keep = rng.random(shape, dtype=draw) >= p
+    return (keep.astype(draw) * (1 / (1 - p))).astype(dtype)
 
 
 def _philox_seed_offset(seed, array):

@@ -345,7 +345,7 @@ class Astype(Function):
         return x.astype(self.dtype)
 
     def backward(self, dy):
-        if self.source_dtype.kind != "f":
+        if not backend.is_floating(self.source_dtype):  # an integer or boolean source takes no gradient
             return (None,)
         return (dy.astype(self.source_dtype),)
 

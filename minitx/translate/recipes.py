@@ -103,8 +103,9 @@ OPTIONS = {
                          "step (None: 50 on the GPU, every step on the CPU)"),
     "static_shapes": (False, "pad every batch to one of a few fixed shapes (width to a multiple of 8, rows to "
                              "the most that width allows); the padding is masked, the losses unchanged"),
-    "precision": ("fp32", "float32 matrix products: 'fp32', or 'tf32' on the GPU's tensor cores (inputs "
-                          "rounded to 10 mantissa bits, as PyTorch's allow_tf32)"),
+    "precision": ("fp32", "the training step's products: 'fp32'; 'tf32', float32 products on the GPU's tensor "
+                          "cores (inputs rounded to 10 mantissa bits, as PyTorch's allow_tf32); 'bf16', mixed "
+                          "precision (minitx.autocast: products in bfloat16, the rest float32, float32 weights)"),
     # evaluation and checkpoints
     "bleu_every": (1, "epochs between validation BLEU measurements (0: never)"),
     "bleu_val_sentences": (None, "validation sentences used for BLEU during training (None: all)"),
@@ -126,7 +127,7 @@ CHOICES = {
     "optimizer": tuple(OPTIMIZERS),
     "schedule": tuple(SCHEDULES),
     "preset": tuple(sorted(PRESETS)),
-    "precision": ("fp32", "tf32"),
+    "precision": ("fp32", "tf32", "bf16"),
 }
 
 # configuration key -> Transformer argument: the one mapping used to build every model,

@@ -24,6 +24,7 @@ A new run refuses a directory that already holds one, unless ``overwrite`` delet
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -240,7 +241,7 @@ def may_change_on_resume(saved: dict) -> tuple:
 
 def _set_precision(precision: str, device: str) -> None:
     """float32 matrix products on TF32 tensor cores or not (backend.allow_tf32); the CPU has no
-    TF32, so there 'tf32' changes nothing."""
+    TF32, so there 'tf32' changes nothing. ('bf16' is the training loss's autocast: _make_trainer.)"""
     if device == "cuda":
         allow_tf32(precision == "tf32")
     elif precision == "tf32":
@@ -299,9 +300,14 @@ def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src
         order = batch_by_tokens(train_src, train_tgt, config["max_tokens"], shuffle=True, seed=seed, epoch=epoch)
         return PairBatches(train_src, train_tgt, order, tgt_tok, shape_of)
 
+    def precision():  # a fresh context per step: autocast's is used once
+        return minitx.autocast("bfloat16") if config["precision"] == "bf16" else contextlib.nullcontext()
+
     def loss_fn(model, batch):
-        logits = model(batch.src, batch.tgt_in)
-        loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=pad, label_smoothing=config["label_smoothing"])
+        with precision():
+            logits = model(batch.src, batch.tgt_in)
+            loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=pad,
+                                   label_smoothing=config["label_smoothing"])
         return loss, batch.n_tgt_tokens
 
     def evaluate(model, epoch):

@@ -344,3 +344,16 @@ def test_static_shapes_and_a_sync_free_step_train_the_same_run(small_subset_dir,
             record.pop("seconds")
         states.append(state)
     assert_same_state(states[0], states[1])
+
+
+def test_a_bf16_run_trains_with_float32_weights_near_the_float32_run(small_subset_dir, tmp_path):
+    """--precision bf16: the training step under minitx.autocast; the checkpoint's weights stay
+    float32, and two steps land near the float32 run's (bfloat16 rounds the products)."""
+    weights = {}
+    for precision in ("fp32", "bf16"):
+        run_dir = tmp_path / precision
+        training.train(small_config(small_subset_dir, run_dir, precision=precision), progress=False)
+        weights[precision] = load(run_dir / "last.npz")["model"]
+    for name, w in weights["bf16"].items():
+        assert w.dtype == weights["fp32"][name].dtype
+        np.testing.assert_allclose(w, weights["fp32"][name], atol=2e-2, err_msg=name)

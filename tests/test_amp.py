@@ -1,0 +1,133 @@
+"""Mixed precision (minitx.amp): inside autocast("bfloat16") the products compute in bfloat16 and
+the reductions in float32, each as PRECISION says; parameters and their gradients stay float32.
+
+Tolerances, in bfloat16 ulps: bfloat16 has 8 mantissa bits, so one rounding moves a value by at
+most 2^-9 of itself (half an ulp, 2^-8 relative). A product rounds each input once and its result
+once, and adds in float32: within 3 * 2^-8 of sum |a_i b_i|. A whole network's loss, after a few
+dozen such roundings, agrees with float32 to about 1%, and each gradient points the same way
+(cosine above 0.97).
+"""
+import contextlib
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+import minitx  # noqa: E402
+import minitx.functional as F  # noqa: E402
+from minitx import amp, nn  # noqa: E402
+from minitx.nn import Transformer  # noqa: E402
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+ULP = 2.0 ** -8  # bfloat16's relative spacing
+
+
+def rounded(a):
+    """a rounded to bfloat16 (nearest even) and back to float32: what a bfloat16 input holds."""
+    return np.asarray(a, np.float32).astype(BF16).astype(np.float32)
+
+
+def test_every_row_of_the_table_names_a_real_op_and_gives_its_reason():
+    from minitx import ops
+
+    for name, (where, why) in amp.PRECISION.items():
+        assert hasattr(ops, name), name
+        assert where in ("low", "output", "float32") and len(why) > 20, name
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 6), k=st.integers(1, 40), m=st.integers(1, 6), seed=st.integers(0, 10**6))
+def test_a_product_is_bfloat16_storage_with_float32_sums(n, k, m, seed):
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=(n, k)).astype(np.float32), rng.normal(size=(k, m)).astype(np.float32)
+    with minitx.autocast("bfloat16"):
+        y = F.matmul(minitx.tensor(a), minitx.tensor(b))
+    assert y.dtype == BF16
+    # exactly: the bfloat16 inputs multiplied and added in float32 (or better), then rounded once
+    exact = rounded(a).astype(np.float64) @ rounded(b).astype(np.float64)
+    np.testing.assert_allclose(y.numpy().astype(np.float64), exact, rtol=ULP, atol=1e-6 * np.abs(exact).max())
+    # against float32: within 3 ulps of the sum of |a_i b_i|
+    bound = 3 * ULP * (np.abs(a) @ np.abs(b))
+    assert np.all(np.abs(y.numpy().astype(np.float64) - a.astype(np.float64) @ b) <= bound + 1e-30)
+
+
+def test_reductions_and_normalizations_compute_in_float32():
+    x = minitx.tensor(np.random.default_rng(1).normal(size=(4, 9)).astype(np.float32))
+    with minitx.autocast("bfloat16"):
+        low = F.linear(x, minitx.tensor(np.eye(9, dtype=np.float32)))
+        assert low.dtype == BF16
+        for out in (F.softmax(low), F.log_softmax(low), F.layer_norm(low), F.sum(low), F.mean(low),
+                    F.cross_entropy(low, minitx.tensor([0, 1, 2, 3]))):
+            assert out.dtype == np.float32
+        np.testing.assert_allclose(F.softmax(low).numpy(), F.softmax(minitx.tensor(rounded(x.numpy()))).numpy(),
+                                   rtol=1e-6)
+    assert F.matmul(x, x.T).dtype == np.float32  # outside: nothing is cast
+
+
+def test_float64_is_left_alone_and_so_are_integers():
+    x = minitx.tensor(np.ones((2, 3)), dtype="float64")
+    with minitx.autocast("bfloat16"):
+        assert F.matmul(x, x.T).dtype == np.float64
+        assert F.embedding(minitx.tensor([1, 0]), x).dtype == np.float64
+
+
+def test_autocast_refuses_an_unknown_dtype():
+    with pytest.raises(ValueError, match="autocast: unknown dtype 'float16'; expected one of bfloat16"):
+        minitx.autocast("float16")
+
+
+def _transformer_step(autocast, seed=0):
+    src = np.array([[3, 4, 5, 6, 2], [7, 8, 2, 0, 0]])
+    tgt = np.array([[1, 5, 6, 7, 2], [1, 9, 10, 2, 0]])
+    minitx.manual_seed(seed)
+    model = Transformer(12, 12, d_model=32, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=64,
+                        max_len=8, dropout=0.1)
+    with minitx.autocast("bfloat16") if autocast else contextlib.nullcontext():
+        loss = F.cross_entropy(model(src, tgt[:, :-1]), minitx.tensor(tgt[:, 1:]), ignore_index=0,
+                               label_smoothing=0.1)
+    loss.backward()
+    return loss, list(model.parameters())
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_transformer_step_in_bfloat16_follows_float32(seed):
+    """The master weights and their gradients stay float32; the loss agrees to 1%, and each
+    parameter's gradient points where the float32 one does (cosine > 0.97: most are above 0.995,
+    the feed-forward layers' lowest, where bfloat16's rounding flips a few ReLU gates)."""
+    loss32, params32 = _transformer_step(False, seed)
+    loss16, params16 = _transformer_step(True, seed)
+    assert loss16.dtype == np.float32
+    assert loss16.item() == pytest.approx(loss32.item(), rel=1e-2)
+    for p32, p16 in zip(params32, params16):
+        assert p16.dtype == p16.grad.dtype == np.float32
+        g32, g16 = p32.grad.numpy().ravel(), p16.grad.numpy().ravel()
+        if np.linalg.norm(g32) > 1e-6:
+            assert g32 @ g16 / (np.linalg.norm(g32) * np.linalg.norm(g16)) > 0.97
+
+
+def test_the_same_layer_under_pytorchs_autocast():
+    """nn.Linear, then cross-entropy, under both frameworks' bfloat16 autocast on the CPU."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    x, w, b = (rng.normal(size=s).astype(np.float32) for s in ((16, 32), (10, 32), (10,)))
+    targets = rng.integers(0, 10, 16)
+    layer = nn.Linear(32, 10)
+    layer.weight.data[...], layer.bias.data[...] = w, b
+    with minitx.autocast("bfloat16"):
+        logits = layer(minitx.tensor(x))
+        loss = F.cross_entropy(logits, minitx.tensor(targets))
+    loss.backward()
+    tw, tb = torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        t_logits = torch.nn.functional.linear(torch.tensor(x), tw, tb)
+        t_loss = torch.nn.functional.cross_entropy(t_logits.float(), torch.tensor(targets))
+    t_loss.backward()
+    assert str(t_logits.dtype) == "torch.bfloat16" and logits.dtype == BF16
+    np.testing.assert_allclose(logits.numpy().astype(np.float32), t_logits.float().detach().numpy(), rtol=2 * ULP,
+                               atol=1e-2)
+    assert loss.item() == pytest.approx(t_loss.item(), rel=5e-3)
+    np.testing.assert_allclose(layer.weight.grad.numpy(), tw.grad.detach().numpy(), rtol=0.05, atol=5e-3)
+    assert layer.weight.grad.dtype == np.float32 and tw.grad.dtype == torch.float32
