@@ -1,5 +1,4 @@
 """The backward engine (minitx/autograd): accumulation, broadcasting, grad modes, graph freeing."""
-import time
 
 import numpy as np
 import pytest
@@ -104,14 +103,14 @@ def test_long_chain_backpropagates_without_recursion():
     x = leaf(1.0)
     y = x
     n = 100_000
-    start = time.perf_counter()
     for _ in range(n):
         y = F.neg(y)
-    y.backward()
+    y.backward()  # a recursive walk would raise RecursionError (or crash) long before this depth
     assert x.grad.item() == 1.0  # (-1) ** 100000
-    assert len(topological_order(y)) == n + 1
+    assert len(topological_order(y)) == n + 1  # each op visited once: linear in the graph
     del y  # dropping a 100,000-deep graph must not overflow the C stack either
-    assert time.perf_counter() - start < 10
+    # (no wall-clock limit: the property is no recursion and one visit per op, which the lines above
+    # check; a time limit only measured how busy the machine was)
 
 
 @pytest.mark.parametrize("call, error, message", [

@@ -297,3 +297,14 @@ def test_manual_seed_rejects_bad_seeds(seed):
                                          ([True], "bool")])
 def test_Tensor_and_tensor_infer_the_same_dtype_from_python_data(data, dtype):
     assert minitx.Tensor(data).dtype == minitx.tensor(data).dtype == np.dtype(dtype)
+
+
+def test_invert_is_bitwise_on_integers_and_logical_on_booleans():
+    """~ as NumPy and PyTorch have it: bits flipped in integers (~1 == -2), not a logical not."""
+    import numpy as np
+
+    assert (~minitx.tensor([1, 0, -3])).tolist() == [-2, -1, 2]
+    assert (~minitx.Tensor(np.array([5], dtype=np.uint8))).tolist() == [250]
+    assert (~minitx.tensor([True, False])).tolist() == [False, True]
+    with pytest.raises(TypeError, match="~ \\(invert\\): defined for boolean and integer tensors, got dtype float32"):
+        ~minitx.tensor([1.0])

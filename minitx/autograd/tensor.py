@@ -225,7 +225,14 @@ class Tensor:
     def __le__(self, other): return F.less_equal(self, other)
     def __gt__(self, other): return F.greater(self, other)
     def __ge__(self, other): return F.greater_equal(self, other)
-    def __invert__(self): return F.logical_not(self)
+    def __invert__(self):
+        """~x: logical not of a boolean tensor, the bitwise not of an integer one (as NumPy and
+        PyTorch); no gradient. A float has no bits to flip: TypeError."""
+        if self.dtype.kind == "b":
+            return F.logical_not(self)
+        if self.dtype.kind in "iu":
+            return Tensor(~self.data)
+        raise TypeError(f"~ (invert): defined for boolean and integer tensors, got dtype {self.dtype.name}")
     __hash__ = object.__hash__
 
     # ---------------------------------------------------------------- methods

@@ -189,10 +189,10 @@ class _Pool2d(Function):
             raise ValueError(f"{op}: padding {self.padding} must be at most half the kernel {self.kernel}")
 
     def _windows(self, x):
-        """cols [N, C, kh * kw, Ho, Wo] of x padded with ``self.pad_value``."""
+        """cols [N, C, kh * kw, Ho, Wo] of x padded with ``self.pad_value(x.dtype)``."""
         _check_4d(self.op, "input", x)
         self.windows = _Windows(self.op, x.shape, self.kernel, self.stride, self.padding, self.dilation)
-        cols = self.windows.im2col(self.windows.pad(x, self.pad_value))
+        cols = self.windows.im2col(self.windows.pad(x, self.pad_value(x.dtype)))
         return cols.reshape(x.shape[:2] + (-1,) + self.windows.out_hw)
 
     def _col2im(self, dcols):
@@ -207,7 +207,10 @@ class MaxPool2d(_Pool2d):
     tie (as PyTorch), through col2im; overlapping windows add up.
     """
 
-    pad_value = -np.inf
+    @staticmethod
+    def pad_value(dtype):
+        """What padding holds: -inf, or an integer dtype's minimum (it has no -inf), so it never wins."""
+        return np.iinfo(dtype).min if np.dtype(dtype).kind in "iu" else -np.inf
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, op="max_pool2d"):
         super().__init__(kernel_size, stride, padding, dilation, op)
@@ -246,7 +249,9 @@ class AvgPool2d(_Pool2d):
     backward:  every position of a window gets dy / d, through col2im (overlaps add up)
     """
 
-    pad_value = 0.0
+    @staticmethod
+    def pad_value(dtype):
+        return 0  # padding counts as zeros (count_include_pad says whether it counts in the mean)
 
     def __init__(self, kernel_size, stride=None, padding=0, count_include_pad=True, op="avg_pool2d"):
         super().__init__(kernel_size, stride, padding, 1, op)

@@ -17,6 +17,7 @@ import numbers
 import warnings
 
 import numpy as np
+from numpy.exceptions import AxisError
 
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
@@ -27,7 +28,8 @@ __all__ = ["Sum", "Mean", "Max", "Min", "Var", "Std", "LogSumExp", "Prod"]
 
 
 def normalize_axes(axis, ndim: int, op: str = "reduce") -> tuple:
-    """axis None -> all axes; an int or tuple -> sorted non-negative axes (checked)."""
+    """axis None -> all axes; an int or tuple -> sorted non-negative axes (checked). An axis out of
+    range raises numpy's AxisError, which is a ValueError and an IndexError both, as NumPy's."""
     if axis is None:
         return tuple(range(ndim))
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
@@ -37,7 +39,7 @@ def normalize_axes(axis, ndim: int, op: str = "reduce") -> tuple:
             raise ValueError(f"{op}: axis {a!r} is not an integer")
         a = int(a)
         if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):  # a 0-d tensor takes axis 0 or -1, as in PyTorch
-            raise ValueError(f"{op}: axis {a} is out of range for a tensor with {ndim} dimensions")
+            raise AxisError(f"{op}: axis {a} is out of range for a tensor with {ndim} dimensions")
         out.append(a % builtins.max(ndim, 1))
     if len(set(out)) != len(out):
         raise ValueError(f"{op}: repeated axis in {axis}")

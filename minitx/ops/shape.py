@@ -10,6 +10,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from numpy.exceptions import AxisError
 
 from minitx.autograd.engine import unbroadcast
 from minitx.autograd.function import Function
@@ -79,7 +80,7 @@ class SwapAxes(Function):
     def forward(self, x):
         for axis in (self.axis1, self.axis2):
             if not -x.ndim <= axis < max(x.ndim, 1):
-                raise ValueError(f"swapaxes: axis {axis} is out of range for shape {x.shape}")
+                raise AxisError(f"swapaxes: axis {axis} is out of range for shape {x.shape}")
         return get_array_module(x).swapaxes(x, self.axis1, self.axis2)
 
     def backward(self, dy):
@@ -141,7 +142,7 @@ class Unsqueeze(Function):
 
     def forward(self, x):
         if not -(x.ndim + 1) <= self.axis <= x.ndim:
-            raise ValueError(f"unsqueeze: axis {self.axis} is out of range for shape {x.shape}")
+            raise AxisError(f"unsqueeze: axis {self.axis} is out of range for shape {x.shape}")
         self.in_shape = x.shape
         return get_array_module(x).expand_dims(x, self.axis)
 
@@ -220,7 +221,7 @@ def split(x, indices_or_sections, axis=0):
     Each part is a slice (GetItem), so its gradient lands in the right place of x's.
     """
     if not isinstance(axis, numbers.Integral) or not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"split: axis {axis!r} does not exist in a tensor of shape {x.shape}; expected an "
+        raise AxisError(f"split: axis {axis!r} does not exist in a tensor of shape {x.shape}; expected an "
                          f"int in [{-x.ndim}, {x.ndim})")
     n = x.shape[axis]
     if isinstance(indices_or_sections, numbers.Integral):

@@ -252,3 +252,14 @@ def test_ops_with_several_inputs_when_only_some_need_gradients(name):
         assert check_gradients(fn, *inputs)
         fn(*inputs).sum().backward()
         assert [t.grad is not None for t in inputs] == [bool(k) for k in needs]
+
+
+def test_an_integer_max_pool_pads_with_the_dtypes_minimum():
+    """Padding is what never wins: -inf for floats, the dtype's minimum for integers (which have no
+    -inf; padding with it raised OverflowError)."""
+    x = minitx.tensor(np.arange(-8, 8).reshape(1, 1, 4, 4))
+    got = F.max_pool2d(x, 2, padding=1)
+    padded = np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=np.iinfo(np.int64).min)
+    expected = padded.reshape(1, 1, 3, 2, 3, 2).max(axis=(3, 5))
+    assert got.dtype == np.int64 and got.numpy().tolist() == expected.tolist()
+    assert F.max_pool2d(x.astype("int32"), 3, stride=1, padding=1).dtype == np.int32

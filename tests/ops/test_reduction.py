@@ -154,3 +154,16 @@ def test_logsumexp_of_a_slice_with_nan_is_nan_with_a_nan_gradient():
 def test_argmax_and_argmin_take_lists_as_they_take_tensors():
     assert F.argmax([3, 1, 2]).item() == 0 and F.argmin([3, 1, 2]).item() == 1
     assert F.argmax([[1, 5], [7, 2]], axis=1).tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("call", [lambda x: F.sum(x, axis=2), lambda x: F.softmax(x, axis=-3),
+                                  lambda x: F.cumsum(x, 5), lambda x: F.swapaxes(x, 0, 2),
+                                  lambda x: F.unsqueeze(x, 4), lambda x: F.split(x, 2, axis=2)])
+def test_a_bad_axis_raises_numpys_axis_error(call):
+    """numpy.exceptions.AxisError, which is both a ValueError and an IndexError, as NumPy raises:
+    code that catches either sees it."""
+    from numpy.exceptions import AxisError
+
+    x = minitx.tensor(np.zeros((2, 4)))
+    with pytest.raises(AxisError):
+        call(x)
