@@ -1,5 +1,6 @@
 """Shared test settings: hypothesis profiles, BLAS threads and the gpu marker."""
 import os
+import sys
 
 # Tests multiply small matrices, where OpenBLAS's thread hand-offs cost more than they save
 # (and on a shared 2-core machine a spinning second thread can slow a product tenfold).
@@ -28,6 +29,20 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A hypothesis test that skips while it runs fails instead: a skip inside an example stops
+    hypothesis after its first (smallest) one and reports the test as skipped, so everything it
+    checks would have run once. Skip in a fixture or at collection, or test the optional part
+    on its own (as tests/ops/_torch_kit.parity does)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" and report.skipped and getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+        report.outcome = "failed"
+        report.longrepr = (f"{item.nodeid}: a hypothesis test skipped while running ({call.excinfo.value}); "
+                           "it would have checked one example. Skip before the test runs instead.")
+
+
 def pytest_terminal_summary(terminalreporter):
     """One line, even under -q, saying whether the PyTorch comparisons ran: a parity check
     that was skipped proves nothing, and the summary's counts alone do not say which it was."""
@@ -45,3 +60,7 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(
             f"PyTorch parity ({version}): {outcomes['passed']} passed, {outcomes['failed']} failed, "
             f"{outcomes['skipped']} skipped in the tests/**/test_*torch*.py files")
+    missed = sys.modules.get("_torch_kit")
+    if missed is not None and missed.MISSED[0]:
+        terminalreporter.write_line(f"PyTorch parity: {missed.MISSED[0]} comparisons inside property tests left out "
+                                    "(PyTorch not installed); their other checks ran on every example")

@@ -19,7 +19,7 @@ import minitx
 import minitx.functional as F
 from minitx.testing import check_forward, check_gradients, leaf
 from minitx.testing import strategies as mst
-from _torch_kit import import_torch, parity
+from _torch_kit import import_torch, parity, torch_in_example
 
 SHAPES = mst.shapes(max_dims=3, max_side=4)
 
@@ -211,8 +211,9 @@ def test_argmin_matches_numpy_and_pytorch_with_ties(x, data):
     got = F.argmin(t, axis).numpy()
     expected = np.array([int(np.flatnonzero(row == row.min())[0]) for row in _rows(a, axis)[0]])
     np.testing.assert_array_equal(got.reshape(-1), expected)
-    torch = import_torch()
-    np.testing.assert_array_equal(t.argmin(axis).numpy(), torch.from_numpy(a).argmin(axis).numpy())
+    torch = torch_in_example()
+    if torch is not None:
+        np.testing.assert_array_equal(t.argmin(axis).numpy(), torch.from_numpy(a).argmin(axis).numpy())
 
 
 def test_argmin_points_at_a_nan():
