@@ -184,7 +184,7 @@ def _run(args) -> int:
 def _use_model(args) -> int:
     from minitx.data import load_pairs
     from minitx.translate.evaluation import report_lines, translate_sentences
-    from minitx.translate.training import checkpoint_path, evaluate_split, load_run
+    from minitx.translate.training import checkpoint_path, evaluate_split, load_run, moses_line
 
     given = {key: getattr(args, key) for key in ("beam_size", "length_penalty", "device", "data_dir")
              if getattr(args, key, None) is not None}
@@ -205,7 +205,8 @@ def _use_model(args) -> int:
             print(f"translate: {message}", file=sys.stderr)
         return 0
     pairs = load_pairs(args.split, config["src_lang"], config["tgt_lang"], args.data_dir or config["data_dir"])
-    scores = evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, not args.no_progress)
+    scores = evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, not args.no_progress,
+                            lang=config["tgt_lang"])
     for message in report_lines(scores, model.max_len):
         print(f"evaluate: {message}", file=sys.stderr)
     print(f"{args.split} {config['src_lang']}-{config['tgt_lang']} ({checkpoint_path(args.run, args.checkpoint).stem}, "
@@ -215,6 +216,7 @@ def _use_model(args) -> int:
     print(f"lowercased BLEU {scores['bleu_lowercase']:.2f} ({scores['signature_lowercase']})")
     print(f"lowercased-token BLEU {scores['bleu_tokens_lowercase']:.2f} as the PyTorch tutorials compute it "
           f"({scores['signature_tokens']})")
+    print(moses_line(scores))
     return 0
 
 

@@ -109,6 +109,16 @@ def bleu_scores(hypotheses, references, lang: str | None = None) -> dict:
     }
 
 
+def moses_available() -> bool:
+    """Whether sacremoses is installed, so that moses_bleu can run (``minitx[metrics]``)."""
+    import importlib.util
+
+    return importlib.util.find_spec("sacremoses") is not None
+
+
+MOSES_HINT = "pip install 'minitx[metrics]' to also print the published tables' BLEU (lowercased, Moses-tokenized)"
+
+
 def moses_bleu(hypotheses, references, lang: str) -> dict:
     """BLEU as the published Multi30k results measure it: hypotheses and references lowercased,
     then cut by the Moses tokenizer of ``lang`` (``tokenizer.perl -l lang``: no aggressive

@@ -38,7 +38,8 @@ from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, example_l
 from minitx.nn import Transformer
 from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, json_safe, load_checkpoint, log,
                           mean_loss, write_json)
-from minitx.translate.evaluation import bleu_scores, report_lines, translate_sentences
+from minitx.translate.evaluation import (MOSES_HINT, bleu_scores, moses_available, report_lines,
+                                        translate_sentences)
 from minitx.translate.recipes import (DEFAULTS, EXTRA_KEYS, OPTIMIZERS, SCHEDULES, TOKENIZERS, model_arguments,
                                       preset_settings, validate_config)
 
@@ -145,15 +146,16 @@ def validation_loss(model, batches, pad_id) -> float:
     return mean_loss(model, batches, summed)
 
 
-def evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, progress=True) -> dict:
-    """Translate a split and score it; returns the BLEU dict plus the translations."""
+def evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, progress=True, lang=None) -> dict:
+    """Translate a split and score it; returns the BLEU dict plus the translations. With ``lang``
+    (the target language) and sacremoses installed, also the published tables' BLEU."""
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(pairs), desc="translating", unit="sent", leave=False, disable=not progress)
     hyps, report = translate_sentences(model, src_tok, tgt_tok, [s for s, _ in pairs], beam_size=beam_size,
                                        length_penalty=length_penalty, progress=bar)
     bar.close()
-    scores = bleu_scores(hyps, [t for _, t in pairs])
+    scores = bleu_scores(hyps, [t for _, t in pairs], lang if lang is not None and moses_available() else None)
     scores.update(report)
     scores["translations"] = hyps
     return scores
@@ -359,7 +361,7 @@ def finish(config, trainer, src_tok, tgt_tok, test_pairs, started, progress=True
     chosen, candidates = trainer.choose_final()
     eval_started = time.perf_counter()
     scores = evaluate_split(model, src_tok, tgt_tok, test_pairs, config["beam_size"], config["length_penalty"],
-                            progress)
+                            progress, lang=config["tgt_lang"])
     for message in report_lines(scores, model.max_len):
         log(f"{TEST_SPLIT}: {message}")
     example_src, example_ref = test_pairs[0]
@@ -368,6 +370,7 @@ def finish(config, trainer, src_tok, tgt_tok, test_pairs, started, progress=True
         "val_loss": {name: round(loss, 5) for name, loss in candidates.items()},
         "bleu": scores["bleu"], "bleu_lowercase": scores["bleu_lowercase"], "signature": scores["signature"],
         "bleu_tokens_lowercase": scores["bleu_tokens_lowercase"], "signature_tokens": scores["signature_tokens"],
+        **{key: scores[key] for key in ("bleu_moses_lowercase", "signature_moses") if key in scores},
         "beam_size": config["beam_size"], "length_penalty": config["length_penalty"],
         "truncated": scores["truncated"], "capped": scores["capped"], "steps": progress_state["step"],
         "train_seconds": round(progress_state["train_seconds"], 1),
@@ -383,9 +386,18 @@ def finish(config, trainer, src_tok, tgt_tok, test_pairs, started, progress=True
           f"BLEU {scores['bleu']:.2f} (lowercased {scores['bleu_lowercase']:.2f}; the tutorials' lowercased-token "
           f"BLEU {scores['bleu_tokens_lowercase']:.2f})")
     print(f"sacreBLEU signature: {scores['signature']}")
+    print(moses_line(scores))
     print(f"total time {results['total_seconds']:.0f}s (training {results['train_seconds']:.0f}s); "
           f"run directory {run_dir}{os.sep}")
     return results
+
+
+def moses_line(scores) -> str:
+    """The published tables' BLEU as one line, or how to get it."""
+    if "bleu_moses_lowercase" not in scores:
+        return MOSES_HINT
+    return f"lowercased, Moses-tokenized BLEU {scores['bleu_moses_lowercase']:.2f}, as the published Multi30k " \
+           f"tables measure it ({scores['signature_moses']})"
 
 
 def checkpoint_path(run_dir, checkpoint="final") -> Path:

@@ -1,6 +1,7 @@
 """The command line, ``python -m minitx.translate {train,translate,evaluate,recipes}``, and the heatmap script."""
 import importlib.util
 import json
+import re
 
 import pytest
 from translate_kit import (REPO, copy_run, no_network, run_module, small_subset_dir, subset_dir,  # noqa: F401
@@ -453,3 +454,18 @@ def test_plot_without_matplotlib_says_what_to_install(capsys, tiny_run, monkeypa
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
     code, _, err = run_main(capsys, "plot", "--run", tiny_run)
     assert code == 2 and 'plot needs matplotlib: pip install "minitx[plot]"' in err
+
+
+def test_evaluate_also_prints_the_published_metric(capsys, tiny_run, subset_dir):
+    """With sacremoses installed, evaluate prints the published tables' BLEU (lowercased,
+    Moses-tokenized) with its signature; without it, how to get it."""
+    from minitx.translate.evaluation import MOSES_HINT, moses_available
+
+    code, out, _ = run_main(capsys, "evaluate", "--run", tiny_run, "--data-dir", subset_dir, "--beam-size", "1",
+                            "--no-progress")
+    assert code == 0
+    if moses_available():
+        assert re.search(r"lowercased, Moses-tokenized BLEU \d+\.\d\d, as the published Multi30k tables measure it "
+                         r"\(.*tok:none.*MosesTokenizer\(lang='en'\)\)", out)
+    else:
+        assert MOSES_HINT in out
