@@ -19,6 +19,10 @@ class _ConvNd(Module):
     def __init__(self, in_channels, out_channels, kernel, stride, padding, dilation, groups, bias, device, dtype):
         super().__init__()
         name = type(self).__name__
+        for what, value in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups),
+                            *((f"kernel_size[{i}]", k) for i, k in enumerate(kernel))):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name}: {what} must be a positive int, got {value!r}")
         if in_channels % groups or out_channels % groups:
             raise ValueError(f"{name}: in_channels {in_channels} and out_channels {out_channels} must both be "
                              f"divisible by groups {groups}")

@@ -123,7 +123,8 @@ class Conv2d(Function):
         self.has_bias = b is not None
         self.windows = _Windows(op, x.shape, w.shape[2:], self.stride, self.padding, self.dilation)
         ho, wo = self.windows.out_hw
-        cols = self.windows.im2col(self.windows.pad(x)).reshape(n, g, -1, ho * wo)
+        window = c // g * w.shape[2] * w.shape[3]  # (not -1: an empty batch leaves it undetermined)
+        cols = self.windows.im2col(self.windows.pad(x)).reshape(n, g, window, ho * wo)
         weights = w.reshape(g, o // g, -1)
         self.save_for_backward(cols, weights)
         self.w_shape = w.shape
@@ -133,7 +134,7 @@ class Conv2d(Function):
     def backward(self, dy):
         cols, weights = self.saved
         n, g = cols.shape[:2]
-        dy_groups = dy.reshape(n, g, weights.shape[1], -1)
+        dy_groups = dy.reshape(n, g, weights.shape[1], cols.shape[-1])
         dx = dw = db = None
         if self.needs_input_grad[0]:
             xp = get_array_module(dy)

@@ -307,6 +307,8 @@ def one_hot(indices, num_classes=-1):
     indices = as_indices(indices, indices if isinstance(indices, Tensor) else Tensor(np.zeros(0)))
     data = indices.data
     xp = backend.get_array_module(data)
+    if not isinstance(num_classes, (int, np.integer)) or isinstance(num_classes, bool):
+        raise TypeError(f"one_hot: num_classes must be an int (or -1 to infer it), got {num_classes!r}")
     if num_classes < 0:
         if not data.size:
             raise ValueError("one_hot: cannot infer num_classes from empty indices; pass num_classes")

@@ -189,4 +189,6 @@ class Einsum(Function):
 
 def einsum(subscripts, *operands):
     """Einstein summation with an explicit '->' output, e.g. einsum('bqd,bkd->bqk', q, k); see Einsum."""
+    if not isinstance(subscripts, str):
+        raise TypeError(f"einsum: subscripts must be a string such as 'ij,jk->ik', got {subscripts!r}")
     return Einsum(subscripts)(*(as_tensor(a) for a in operands))

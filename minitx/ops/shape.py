@@ -201,6 +201,10 @@ class Stack(Function):
         shapes = {x.shape for x in xs}
         if len(shapes) > 1:
             raise ValueError(f"stack: all inputs need the same shape, got {', '.join(str(x.shape) for x in xs)}")
+        ndim = xs[0].ndim + 1  # the result's: the new axis may be any of its axes
+        if not isinstance(self.axis, (int, np.integer)) or not -ndim <= self.axis < ndim:
+            raise AxisError(f"stack: axis {self.axis!r} is out of range for stacking tensors of shape "
+                            f"{xs[0].shape}; expected an int in [{-ndim}, {ndim})")
         return get_array_module(xs[0]).stack(xs, axis=self.axis)
 
     def backward(self, dy):

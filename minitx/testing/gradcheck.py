@@ -107,6 +107,10 @@ def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, full_jacobian_limit=4
 
     fn takes ``inputs`` (tensors and anything else) and returns a Tensor of any shape.
     """
+    for name, value, positive in (("eps", eps, True), ("atol", atol, False), ("rtol", rtol, False)):
+        if not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0 or (positive and value == 0):
+            raise ValueError(f"gradcheck: {name} must be a finite number {'> 0' if positive else '>= 0'}, "
+                             f"got {value!r}")
     checked = _checked_inputs(inputs)
     rng = np.random.default_rng(seed)
     out_shape = _evaluate(fn, inputs).shape
