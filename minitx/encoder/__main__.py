@@ -1,6 +1,6 @@
 """Command line: ``python -m minitx.encoder {pretrain,finetune,neighbours}``.
 
-    python -m minitx.encoder pretrain --recipe cpu --output-dir runs/encoder-mlm     # ~15 min on 2 CPU cores
+    python -m minitx.encoder pretrain --recipe cpu --output-dir runs/encoder-mlm     # 600 steps
     python -m minitx.encoder pretrain --output-dir runs/encoder-mlm --resume         # continue a stopped run
     python -m minitx.encoder finetune --run runs/encoder-mlm --labels 200 1000 5000 --output table.json
     python -m minitx.encoder neighbours --run runs/encoder-mlm --words Hund dog --analogy woman man boy
@@ -17,10 +17,37 @@ import sys
 from minitx.encoder import finetuning, neighbours, pretraining
 
 
-def _typed(default):
+# the numeric options' ranges: (lowest, whether the lowest itself is allowed, highest or None);
+# an option not listed is a count or a rate that may be 0 (>= 0)
+_RANGES = {
+    **{key: (1, True, None) for key in ("steps", "batch_size", "vocab_size", "d_model", "num_heads", "num_layers",
+                                        "d_ff", "max_tokens", "max_steps")},
+    "max_len": (3, True, None),  # [CLS], one piece, [SEP]
+    "lr": (0, False, None), "dropout": (0, True, 1), "mask_prob": (0, False, 1),
+}
+
+
+def _typed(key, default):
+    """The option's converter: bools from true/false, numbers checked against _RANGES (argparse
+    turns the error into a usage message naming the option, exit code 2), the rest as text."""
     if isinstance(default, bool):
         return lambda text: {"true": True, "false": False}[text.lower()]
-    return type(default) if isinstance(default, (int, float)) else str
+    if not isinstance(default, (int, float)):
+        return str
+    kind = type(default)
+    low, closed, high = _RANGES.get(key, (0, True, None))
+
+    def number(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, got {text!r}")
+        if not (value >= low if closed else value > low) or (high is not None and not value < high) \
+                or value != value:
+            bounds = f"{'>=' if closed else '>'} {low}" + (f" and < {high}" if high is not None else "")
+            raise argparse.ArgumentTypeError(f"must be {bounds}, got {text}")
+        return value
+    return number
 
 
 def _add_options(parser, defaults, skip=()):
@@ -28,7 +55,7 @@ def _add_options(parser, defaults, skip=()):
     for key, default in defaults.items():
         if key in skip:
             continue
-        group.add_argument("--" + key.replace("_", "-"), type=_typed(default), default=None, metavar=key.upper(),
+        group.add_argument("--" + key.replace("_", "-"), type=_typed(key, default), default=None, metavar=key.upper(),
                            help=f"[default {default}]")
 
 

@@ -39,8 +39,7 @@ DEFAULTS = dict(
     max_steps=600, save_every=100, seed=0, device="cpu",
 )
 RECIPES = {
-    # 2.2 epochs of the 58,000 sentences (269 batches each); measured 15 minutes on two CPU cores
-    # that other jobs shared (a load average near 10)
+    # 2.2 epochs of the 58,000 sentences (269 batches each); its run is in results/README.md
     "cpu": {},
     # seconds: for tests and a first look
     "tiny": dict(vocab_size=400, d_model=16, num_heads=2, num_layers=1, d_ff=32, max_len=64, warmup_steps=2,

@@ -286,3 +286,20 @@ def test_a_start_that_fails_building_the_model_leaves_no_run(data_dir, tmp_path)
         pretraining.pretrain(bad, run_dir, progress=False)
     assert not run_dir.exists() or not any(run_dir.iterdir())
     pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2), run_dir, progress=False)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["finetune", "--run", "nowhere", "--batch-size", "-4"], "argument --batch-size: must be >= 1, got -4"),
+    (["finetune", "--run", "nowhere", "--steps", "0"], "argument --steps: must be >= 1, got 0"),
+    (["pretrain", "--output-dir", "nowhere", "--lr", "0"], "argument --lr: must be > 0, got 0"),
+    (["pretrain", "--output-dir", "nowhere", "--max-len", "1"], "argument --max-len: must be >= 3, got 1"),
+    (["pretrain", "--output-dir", "nowhere", "--dropout", "nan"], "argument --dropout: must be >= 0 and < 1, got nan"),
+    (["pretrain", "--output-dir", "nowhere", "--max-steps", "ten"], "argument --max-steps: expected an integer, got 'ten'"),
+])
+def test_numeric_options_are_checked_before_anything_runs(capsys, argv, message):
+    """A bad number is a usage error (exit 2) naming the option, before any data is read; a
+    negative batch size used to loop forever."""
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(argv)
+    assert stopped.value.code == 2
+    assert message in capsys.readouterr().err
