@@ -17,8 +17,9 @@ The steps, in order:
    validated once, here, by the application's ``validate``.
 3. The device: a missing GPU is an error before anything is written.
 4. ``begin``: once the application has loaded and built everything that can fail, the run
-   directory is made (an earlier run's files deleted), the application's own files are written
-   (a new run's tokenizers, say) and config.json.
+   directory is made (an earlier run's files deleted, and the temporary files of writes a kill
+   interrupted), the application's own files are written (a new run's tokenizers, say) and
+   config.json.
 5. ``fit``: the Trainer resumes from last.npz when resuming, then trains.
 
 A third application writes only its model, data and loss around these calls.
@@ -30,7 +31,7 @@ from typing import Callable
 
 from minitx.backend import resolve_device
 from minitx.train.checkpoints import write_json
-from minitx.train.rundir import (TRAINER_FILES, TRAINER_PATTERNS, check_new_run, json_safe, log,
+from minitx.train.rundir import (TRAINER_FILES, TRAINER_PATTERNS, check_new_run, clear_leftovers, json_safe, log,
                                  read_saved_config, resume_config, start_new_run)
 
 
@@ -77,6 +78,7 @@ class RunLifecycle:
     def begin(self, write_files: Callable[[Path], None] | None = None) -> None:
         """Training starts: make the run directory (deleting an earlier run's files), let a new
         run write its own files into it, write config.json."""
+        clear_leftovers(self.run_dir)
         if not self.resume:
             start_new_run(self.run_dir, self.earlier_run)
             if write_files is not None:

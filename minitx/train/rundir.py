@@ -45,6 +45,20 @@ def run_files(run_dir, names=TRAINER_FILES, patterns=TRAINER_PATTERNS) -> list:
     return found
 
 
+def clear_leftovers(run_dir) -> list:
+    """Delete the temporary files a kill left in run_dir in the middle of a write: an atomic
+    write (serialization.write_atomically) writes ``.<name>.<random>.tmp`` beside ``<name>`` and
+    renames it when complete, so one still there is a write that never finished. Returns them."""
+    run_dir = Path(run_dir)
+    left = sorted(run_dir.glob(".*.tmp")) if run_dir.is_dir() else []
+    for path in left:
+        path.unlink()
+    if left:
+        log(f"deleted {len(left)} unfinished temporary file(s) in {run_dir} (a write a kill interrupted): "
+            + ", ".join(p.name for p in left[:3]) + (", ..." if len(left) > 3 else ""))
+    return left
+
+
 def check_new_run(run_dir, overwrite: bool, names=TRAINER_FILES, patterns=TRAINER_PATTERNS) -> list:
     """The files of an earlier run in run_dir, which ``start_new_run`` deletes; without
     ``overwrite`` a directory that holds a run (any of its files) is refused. Nothing is

@@ -95,3 +95,4 @@ def test_an_id_out_of_range_in_a_sync_free_step_raises_the_eager_error_when_read
     with pytest.raises(IndexError) as deferred:
         checks.raise_first()
     assert str(deferred.value) == f"{eager.value} (at step 1)"
+

@@ -1,0 +1,45 @@
+"""RunLifecycle (minitx.train.lifecycle): a run's life in order, for any application."""
+import json
+
+import pytest
+
+from minitx.train import RunLifecycle
+from minitx.train.lifecycle import check_resume_or_overwrite
+
+DEFAULTS = {"device": "cpu", "steps": 3}
+
+
+def test_resume_and_overwrite_exclude_each_other():
+    with pytest.raises(ValueError, match="--resume .* --overwrite .*: choose one"):
+        check_resume_or_overwrite(True, True)
+    with pytest.raises(ValueError, match="choose one"):
+        RunLifecycle("unused", dict(DEFAULTS), kind="test", resume=True, overwrite=True, defaults=DEFAULTS)
+
+
+def test_nothing_is_written_before_begin_and_begin_writes_the_config(tmp_path):
+    run_dir = tmp_path / "run"
+    run = RunLifecycle(run_dir, dict(DEFAULTS), kind="test", defaults=DEFAULTS,
+                       validate=lambda config: None)
+    assert not run_dir.exists() and run.device == "cpu"
+    run.begin(lambda directory: (directory / "vocab.json").write_text("{}"))
+    assert json.loads((run_dir / "config.json").read_text()) == DEFAULTS
+    assert (run_dir / "vocab.json").exists()
+
+
+def test_the_configuration_is_validated_once_and_a_resumed_one_is_the_saved_one(tmp_path):
+    seen = []
+    RunLifecycle(tmp_path, dict(DEFAULTS), kind="test", defaults=DEFAULTS, validate=seen.append).begin()
+    resumed = RunLifecycle(tmp_path, {"device": "cpu"}, kind="test", resume=True, defaults=DEFAULTS,
+                           validate=seen.append)
+    assert seen == [DEFAULTS, DEFAULTS] and resumed.config == DEFAULTS and resumed.changes == {}
+    with pytest.raises(ValueError, match="cannot resume .* steps 3 \\(saved\\) != 4 \\(given\\)"):
+        RunLifecycle(tmp_path, {"steps": 4}, kind="test", resume=True, defaults=DEFAULTS)
+
+
+def test_the_temporary_files_of_an_interrupted_write_are_cleared(tmp_path):
+    """A kill between a write's temporary file and its rename leaves .<name>.<random>.tmp: begin()
+    deletes such leftovers (on resume and for a new run alike), and nothing else."""
+    (tmp_path / ".last.npz.k2j3.tmp").write_bytes(b"half a checkpoint")
+    (tmp_path / "keep.txt").write_text("not ours")
+    RunLifecycle(tmp_path, dict(DEFAULTS), kind="test", defaults=DEFAULTS).begin()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json", "keep.txt"]
