@@ -8,13 +8,15 @@
     loss.backward()          # x.grad now holds d(loss)/dx
 """
 from minitx import backend, cuda
-from minitx.autograd import Function, Tensor, enable_grad, is_grad_enabled, no_grad, tensor
+from minitx.autograd import (Function, Tensor, enable_grad, inference_mode, is_grad_enabled, no_grad,
+                             set_grad_enabled, tensor)
 from minitx.backend import set_default_device
 from minitx.creation import arange, from_dlpack, full, ones, ones_like, rand, randn, zeros, zeros_like
 from minitx.random import manual_seed
 from minitx import functional  # noqa: F401  (import minitx.functional as F)
 from minitx.serialization import load, save
 from minitx.amp import autocast
+from minitx.functional import concatenate as cat, stack  # PyTorch's top-level names
 
 float32 = "float32"
 float64 = "float64"
@@ -28,5 +30,6 @@ __version__ = "0.1.0"
 __all__ = [
     "Tensor", "tensor", "Function", "no_grad", "enable_grad", "is_grad_enabled", "manual_seed",
     "zeros", "ones", "full", "arange", "rand", "randn", "zeros_like", "ones_like", "from_dlpack",
-    "set_default_device", "cuda", "backend", "functional", "save", "load", "autocast",
+    "set_default_device", "cuda", "backend", "functional", "save", "load", "autocast", "cat", "stack",
+    "inference_mode", "set_grad_enabled",
 ]

@@ -48,3 +48,24 @@ class enable_grad(_GradMode):
     """Turn recording back on inside a ``no_grad`` region."""
 
     enabled = True
+
+
+class inference_mode(no_grad):
+    """PyTorch's name for evaluation without a graph; in minitx it is ``no_grad``."""
+
+
+class set_grad_enabled(_GradMode):
+    """``set_grad_enabled(False)`` as a context (``with``) or a decorator: recording on or off as
+    the flag says, restored afterwards."""
+
+    def __init__(self, mode: bool):
+        self.enabled = bool(mode)
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(self.enabled):
+                return fn(*args, **kwargs)
+
+        return wrapper
+

@@ -4,7 +4,9 @@ from minitx.nn import init
 from minitx.nn.encoder import (EncoderClassifier, MaskedLanguageModel, MaskedLMHead, TransformerEncoder,
                                mask_tokens)
 from minitx.nn.attention import LearnedPositionalEmbedding, MultiHeadAttention, SinusoidalPositionalEncoding
-from minitx.nn.layers import GELU, Dropout, Embedding, LayerNorm, Linear, ModuleList, ReLU, Sequential
+from minitx.nn.layers import (GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, ModuleList, ReLU,
+                              Sequential, Sigmoid, SiLU, Softmax, Tanh, Unflatten)
+from minitx.nn.loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from minitx.nn.module import Module
 from minitx.nn.parameter import Parameter
 from minitx.nn.transformer import (PRESETS, DecoderCache, DecoderLayer, EncoderLayer, FeedForward,
@@ -15,6 +17,8 @@ __all__ = [
     "ModuleList", "MultiHeadAttention", "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
     "FeedForward", "EncoderLayer", "DecoderLayer", "DecoderCache", "Transformer", "PRESETS", "init",
     "TransformerEncoder", "MaskedLMHead", "MaskedLanguageModel", "EncoderClassifier", "mask_tokens",
+    "SiLU", "Tanh", "Sigmoid", "Softmax", "Identity", "Flatten", "Unflatten",
+    "CrossEntropyLoss", "NLLLoss", "MSELoss", "BCEWithLogitsLoss",
 ]
 
 # convolution and pooling layers

@@ -126,6 +126,75 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
+class SiLU(Module):
+    def forward(self, x):
+        return F.silu(x)
+
+
+class Tanh(Module):
+    def forward(self, x):
+        return F.tanh(x)
+
+
+class Sigmoid(Module):
+    def forward(self, x):
+        return F.sigmoid(x)
+
+
+class Softmax(Module):
+    """softmax along ``dim`` (PyTorch's name for the axis)."""
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return F.softmax(x, axis=self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Identity(Module):
+    """x itself (a placeholder where a model may or may not have a layer)."""
+
+    def forward(self, x):
+        return x
+
+
+class Flatten(Module):
+    """Axes start_dim..end_dim as one: [N, C, H, W] -> [N, C * H * W] with the defaults."""
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x):
+        start, end = (d % x.ndim if x.ndim else 0 for d in (self.start_dim, self.end_dim))
+        if start > end:
+            raise ValueError(f"Flatten: start_dim {self.start_dim} comes after end_dim {self.end_dim} for a tensor "
+                             f"of shape {x.shape}")
+        return F.reshape(x, x.shape[:start] + (-1,) + x.shape[end + 1:])
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Axis ``dim`` as the axes ``sizes``: the inverse of Flatten."""
+
+    def __init__(self, dim, sizes):
+        super().__init__()
+        self.dim, self.sizes = dim, tuple(sizes)
+
+    def forward(self, x):
+        dim = self.dim % x.ndim
+        return F.reshape(x, x.shape[:dim] + self.sizes + x.shape[dim + 1:])
+
+    def extra_repr(self):
+        return f"dim={self.dim}, sizes={self.sizes}"
+
+
 class Sequential(Module):
     """Apply modules one after another."""
 

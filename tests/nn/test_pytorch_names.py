@@ -1,0 +1,84 @@
+"""The modules and names a PyTorch user reaches for (issue 26 item 4, a first part): each module
+against PyTorch's, forward and gradients in float64, and the grad-mode and top-level names."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minitx
+from minitx import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from torch_reference import import_torch  # noqa: E402
+
+torch = import_torch()  # skipped without PyTorch, an error in CI (where it is installed)
+
+
+def _both(module, torch_module, *arrays, targets=None):
+    """(ours, theirs): output and the first input's gradient of each module on the same data."""
+    ours_in = [minitx.tensor(a, dtype="float64", requires_grad=True) for a in arrays]
+    theirs_in = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
+    extra = () if targets is None else (targets[0],)
+    extra_t = () if targets is None else (targets[1],)
+    ours, theirs = module(*ours_in, *extra), torch_module(*theirs_in, *extra_t)
+    dy = np.random.default_rng(0).standard_normal(ours.shape)
+    ours.backward(dy)
+    theirs.backward(torch.tensor(dy))
+    np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours_in[0].grad.numpy(), theirs_in[0].grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+X = np.random.default_rng(1).standard_normal((3, 4, 5))
+
+
+@pytest.mark.parametrize("ours, theirs", [
+    (nn.SiLU(), torch.nn.SiLU()), (nn.Tanh(), torch.nn.Tanh()), (nn.Sigmoid(), torch.nn.Sigmoid()),
+    (nn.Softmax(dim=1), torch.nn.Softmax(dim=1)), (nn.Identity(), torch.nn.Identity()),
+    (nn.Flatten(), torch.nn.Flatten()), (nn.Flatten(0, 1), torch.nn.Flatten(0, 1)),
+    (nn.Unflatten(2, (5, 1)), torch.nn.Unflatten(2, (5, 1))),
+], ids=lambda m: repr(m))
+def test_layers_match_pytorch(ours, theirs):
+    _both(ours, theirs, X)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_losses_match_pytorch(reduction):
+    rng = np.random.default_rng(2)
+    logits, classes = rng.standard_normal((6, 4)), rng.integers(0, 4, 6)
+    classes[1] = -100
+    _both(nn.CrossEntropyLoss(reduction=reduction, label_smoothing=0.1),
+          torch.nn.CrossEntropyLoss(reduction=reduction, label_smoothing=0.1), logits,
+          targets=(minitx.tensor(classes), torch.tensor(classes)))
+    log_probs = np.log(np.random.default_rng(3).dirichlet(np.ones(4), 6))
+    _both(nn.NLLLoss(reduction=reduction), torch.nn.NLLLoss(reduction=reduction), log_probs,
+          targets=(minitx.tensor(classes), torch.tensor(classes)))
+    _both(nn.MSELoss(reduction=reduction), torch.nn.MSELoss(reduction=reduction), logits, rng.standard_normal((6, 4)))
+    labels = (rng.random((6, 4)) < 0.5).astype(np.float64)
+    _both(nn.BCEWithLogitsLoss(reduction=reduction), torch.nn.BCEWithLogitsLoss(reduction=reduction), logits,
+          targets=(minitx.tensor(labels, dtype="float64"), torch.tensor(labels)))
+
+
+def test_loss_options_are_checked():
+    with pytest.raises(ValueError, match="MSELoss: reduction must be 'mean', 'sum' or 'none', got 'avg'"):
+        nn.MSELoss(reduction="avg")
+    with pytest.raises(ValueError, match="Flatten: start_dim 2 comes after end_dim 1"):
+        nn.Flatten(2, 1)(minitx.tensor(X))
+
+
+def test_grad_mode_names_and_top_level_cat_and_stack():
+    x = minitx.tensor([1.0, 2.0], requires_grad=True)
+    with minitx.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+        with minitx.set_grad_enabled(True):
+            assert (x * 2).requires_grad
+    with minitx.inference_mode():
+        assert not (x * 2).requires_grad
+
+    @minitx.set_grad_enabled(False)
+    def evaluate():
+        return x * 2
+
+    assert not evaluate().requires_grad and (x * 2).requires_grad
+    assert minitx.cat([x, x]).tolist() == [1.0, 2.0, 1.0, 2.0]
+    assert minitx.stack([x, x], axis=1).shape == (2, 2)
