@@ -22,7 +22,7 @@ from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
 from minitx.ops._args import binary, check_bool, floating
 
-__all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal"]
+__all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10"]
 
 
 class Add(Function):
@@ -406,6 +406,173 @@ class Cos(Function):
 
 
 def cos(x): return Cos()(floating(x))
+
+
+class Tan(Function):
+    """y = tan x.   dx = dy * (1 + y^2)   (d tan = 1 / cos^2 = 1 + tan^2)"""
+
+    def forward(self, x):
+        y = get_array_module(x).tan(x)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return (dy * (1 + y * y),)
+
+
+def tan(x): return Tan()(floating(x))
+
+
+class Asin(Function):
+    """y = asin x (x in [-1, 1]).   dx = dy / sqrt(1 - x^2)   (inf at x = ±1, NaN outside)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return get_array_module(x).arcsin(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy / get_array_module(x).sqrt(1 - x * x),)
+
+
+def asin(x): return Asin()(floating(x))
+
+
+class Acos(Function):
+    """y = acos x (x in [-1, 1]).   dx = -dy / sqrt(1 - x^2)   (acos = pi/2 - asin)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return get_array_module(x).arccos(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (-dy / get_array_module(x).sqrt(1 - x * x),)
+
+
+def acos(x): return Acos()(floating(x))
+
+
+class Atan(Function):
+    """y = atan x.   dx = dy / (1 + x^2)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return get_array_module(x).arctan(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy / (1 + x * x),)
+
+
+def atan(x): return Atan()(floating(x))
+
+
+def hyperbolic_values(x):
+    """(sinh x, cosh x), accurate up to where they overflow. Past |x| = 20, e^-|x| no longer
+    counts, and both are e^|x| / 2 (sinh with x's sign), computed as t * (t / 2) with
+    t = e^(|x|/2): e^|x| itself would overflow at |x| = 709.8 where the result, up to |x| =
+    710.47, is still a float64 (NumPy's sinh and cosh overflow there; C's and PyTorch's do not)."""
+    xp = get_array_module(x)
+    t = xp.exp(xp.abs(x) / 2)
+    big = t * (t / 2)
+    far = xp.abs(x) > 20
+    with xp.errstate(over="ignore"):
+        return xp.where(far, xp.copysign(big, x), xp.sinh(x)), xp.where(far, big, xp.cosh(x))
+
+
+class Sinh(Function):
+    """y = sinh x = (e^x - e^-x) / 2.   dx = dy * cosh x"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return hyperbolic_values(x)[0]
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy * hyperbolic_values(x)[1],)
+
+
+def sinh(x): return Sinh()(floating(x))
+
+
+class Cosh(Function):
+    """y = cosh x = (e^x + e^-x) / 2.   dx = dy * sinh x"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return hyperbolic_values(x)[1]
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy * hyperbolic_values(x)[0],)
+
+
+def cosh(x): return Cosh()(floating(x))
+
+
+class Asinh(Function):
+    """y = asinh x = log(x + sqrt(x^2 + 1)).   dx = dy / sqrt(x^2 + 1)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return get_array_module(x).arcsinh(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy / get_array_module(x).sqrt(x * x + 1),)
+
+
+def asinh(x): return Asinh()(floating(x))
+
+
+class Acosh(Function):
+    """y = acosh x (x >= 1).   dx = dy / sqrt(x^2 - 1)   (inf at x = 1, NaN below)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return get_array_module(x).arccosh(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy / get_array_module(x).sqrt(x * x - 1),)
+
+
+def acosh(x): return Acosh()(floating(x))
+
+
+class Atanh(Function):
+    """y = atanh x (x in (-1, 1)).   dx = dy / (1 - x^2)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return get_array_module(x).arctanh(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy / (1 - x * x),)
+
+
+def atanh(x): return Atanh()(floating(x))
+
+
+class Log10(Function):
+    """y = log10 x = ln x / ln 10.   dx = dy / (x ln 10)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return get_array_module(x).log10(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy / (x * _LN10),)
+
+
+def log10(x): return Log10()(floating(x))
+
+
+_LN10 = math.log(10.0)
 
 
 def erf_values(x):

@@ -3,7 +3,8 @@ computations, float64 gradients (check_gradients: gradcheck + backward hygiene) 
 hypothesis-drawn shapes, and PyTorch parity including the edge values 0, -0, ±inf and NaN.
 
 The ops: Sin, Cos, Erf, Sign, Floor, Ceil, Round, Trunc, Log2, Exp2, Log1p, Expm1, Rsqrt,
-Reciprocal (and the boolean isnan, isinf, isfinite, which record nothing).
+Reciprocal, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Log10 (and the boolean isnan,
+isinf, isfinite, which record nothing).
 """
 import math
 
@@ -28,9 +29,33 @@ def _elementwise(fn, otype=np.float64):
     return lambda a: np.vectorize(fn, otypes=[otype])(a) if a.size else a.astype(otype)
 
 
-def _finite_only(fn):
-    """fn for finite values; ±inf and NaN pass through (math.ceil(inf) raises)."""
-    return lambda v: float(fn(v)) if math.isfinite(v) else v
+def _finite_only(fn, outside=None):
+    """fn for finite values; ±inf and NaN pass through (math.ceil(inf) raises), or become
+    ``outside`` when given (tan(inf) is NaN)."""
+    return lambda v: float(fn(v)) if math.isfinite(v) else (v if outside is None or math.isnan(v) else outside)
+
+
+def _within(fn, low, high):
+    """fn on [low, high], NaN outside it (math raises there; NumPy and PyTorch give NaN)."""
+    return lambda v: fn(v) if low <= v <= high else math.nan
+
+
+def _overflowing(fn):
+    """fn, and ±inf where it overflows (math.sinh(710) raises OverflowError)."""
+    def value(v):
+        try:
+            return fn(v)
+        except OverflowError:
+            return math.copysign(math.inf, v) if fn is math.sinh else math.inf
+    return value
+
+
+def _atanh(v):
+    return math.atanh(v) if -1 < v < 1 else math.copysign(math.inf, v) if abs(v) == 1 else math.nan
+
+
+def _log10(v):
+    return math.log10(v) if v > 0 else -math.inf if v == 0 else math.nan
 
 
 def _log1p(v):
@@ -61,16 +86,42 @@ UNARY = {
               {"min_value": 0.2}, "rsqrt"),
     "Reciprocal": (lambda x: x.reciprocal(), lambda a: a ** -1.0, {"away_from": (0.0,), "margin": 0.3},
                    "reciprocal"),
+    # the inverse and hyperbolic functions, against Python's math (each outside its domain: NaN)
+    "Tan": (F.tan, _elementwise(_finite_only(math.tan, outside=math.nan)), {"min_value": -1.2, "max_value": 1.2},
+            "tan"),
+    "Asin": (F.asin, _elementwise(_within(math.asin, -1, 1)), {"min_value": -0.9, "max_value": 0.9}, "asin"),
+    "Acos": (F.acos, _elementwise(_within(math.acos, -1, 1)), {"min_value": -0.9, "max_value": 0.9}, "acos"),
+    "Atan": (F.atan, _elementwise(math.atan), {}, "atan"),
+    "Sinh": (F.sinh, _elementwise(_overflowing(math.sinh)), {}, "sinh"),
+    "Cosh": (F.cosh, _elementwise(_overflowing(math.cosh)), {}, "cosh"),
+    "Asinh": (F.asinh, _elementwise(math.asinh), {}, "asinh"),
+    "Acosh": (F.acosh, _elementwise(_within(math.acosh, 1, math.inf)), {"min_value": 1.2}, "acosh"),
+    "Atanh": (F.atanh, _elementwise(_atanh), {"min_value": -0.9, "max_value": 0.9}, "atanh"),
+    "Log10": (F.log10, _elementwise(_log10), {"min_value": 0.2}, "log10"),
 }
 EDGES = np.array([0.0, -0.0, 1e-300, -1e-8, 0.5, -0.5, 1.5, 2.5, -2.5, 1.0, -1.0, 3.7, -30.0, 710.0,
                   np.inf, -np.inf, np.nan])
 
 
 def _torch_op(torch_name):
-    """PyTorch's op; its sign(NaN) is 0, minitx keeps NumPy's NaN (a NaN should not vanish)."""
+    """PyTorch's op; its sign(NaN) is 0, minitx keeps NumPy's NaN (a NaN should not vanish).
+    sinh and cosh element by element: PyTorch's vectorised CPU kernel overflows from |x| = 709.8
+    where the value (up to 710.47) is still a float64, as its scalar path (C's sinh) and minitx
+    compute it."""
     if torch_name == "sign":
         return lambda t: t.sign().where(~t.isnan(), t.detach())
+    if torch_name in ("sinh", "cosh"):
+        return lambda t: _one_by_one(t, torch_name)
     return lambda t: getattr(t, torch_name)()
+
+
+def _one_by_one(t, torch_name):
+    """PyTorch's op applied to each element alone (its scalar path), stacked back to t's shape."""
+    import torch
+
+    if not t.numel():
+        return getattr(t, torch_name)()
+    return torch.stack([getattr(element, torch_name)() for element in t.reshape(-1).unbind()]).reshape(t.shape)
 
 
 def _input(name, data):
