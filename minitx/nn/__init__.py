@@ -4,8 +4,8 @@ from minitx.nn import init
 from minitx.nn.encoder import (EncoderClassifier, MaskedLanguageModel, MaskedLMHead, TransformerEncoder,
                                mask_tokens)
 from minitx.nn.attention import LearnedPositionalEmbedding, MultiHeadAttention, SinusoidalPositionalEncoding
-from minitx.nn.layers import (GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, ModuleList, ReLU,
-                              Sequential, Sigmoid, SiLU, Softmax, Tanh, Unflatten)
+from minitx.nn.layers import (GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, ModuleDict, ModuleList,
+                              ParameterList, ReLU, Sequential, Sigmoid, SiLU, Softmax, Tanh, Unflatten)
 from minitx.nn.loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from minitx.nn.module import Module
 from minitx.nn.parameter import Parameter
@@ -17,7 +17,7 @@ __all__ = [
     "ModuleList", "MultiHeadAttention", "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
     "FeedForward", "EncoderLayer", "DecoderLayer", "DecoderCache", "Transformer", "PRESETS", "init",
     "TransformerEncoder", "MaskedLMHead", "MaskedLanguageModel", "EncoderClassifier", "mask_tokens",
-    "SiLU", "Tanh", "Sigmoid", "Softmax", "Identity", "Flatten", "Unflatten",
+    "SiLU", "Tanh", "Sigmoid", "Softmax", "Identity", "Flatten", "Unflatten", "ModuleDict", "ParameterList",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "BCEWithLogitsLoss",
 ]
 

@@ -235,3 +235,63 @@ class ModuleList(Module):
 
     def __len__(self):
         return len(self._modules)
+
+
+class ModuleDict(Module):
+    """Modules by name, registered so their parameters are found (``name.param`` in state dicts)."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        for name, module in dict(modules or {}).items():
+            self[name] = module
+
+    def __setitem__(self, name, module):
+        if not isinstance(module, Module):
+            raise TypeError(f"ModuleDict: {name!r} must be a Module, got {type(module).__name__}")
+        setattr(self, name, module)
+
+    def __getitem__(self, name):
+        return self._modules[name]
+
+    def __contains__(self, name):
+        return name in self._modules
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+
+class ParameterList(Module):
+    """A list of Parameters, registered so the optimizer and state dicts find them ('0', '1', ...)."""
+
+    def __init__(self, parameters=()):
+        super().__init__()
+        for parameter in parameters:
+            self.append(parameter)
+
+    def append(self, parameter):
+        if not isinstance(parameter, Parameter):
+            raise TypeError(f"ParameterList: got a {type(parameter).__name__}; wrap the tensor in nn.Parameter")
+        setattr(self, str(len(self._parameters)), parameter)
+        return self
+
+    def __getitem__(self, i):
+        return list(self._parameters.values())[i]
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def __len__(self):
+        return len(self._parameters)
+

@@ -242,3 +242,26 @@ def test_evaluating_restores_the_mode_also_after_an_error():
     with model.evaluating():
         pass
     assert not model.training
+
+
+def test_module_dict_and_parameter_list_register_what_they_hold():
+    from minitx import optim
+
+    heads = nn.ModuleDict({"de": nn.Linear(4, 2), "en": nn.Linear(4, 3)})
+    scales = nn.ParameterList([nn.Parameter(np.ones(2, dtype=np.float32)) for _ in range(3)])
+    assert sorted(heads) == ["de", "en"] and "de" in heads and len(heads) == 2
+    assert len(scales) == 3 and scales[1].shape == (2,)
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.heads, self.scales = heads, scales
+
+    names = sorted(name for name, _ in Model().named_parameters())
+    assert names == ["heads.de.bias", "heads.de.weight", "heads.en.bias", "heads.en.weight",
+                     "scales.0", "scales.1", "scales.2"]
+    optim.Adam(Model().parameters())  # every one of them reaches the optimizer
+    with pytest.raises(TypeError, match="ModuleDict: 'x' must be a Module, got int"):
+        heads["x"] = 3
+    with pytest.raises(TypeError, match="ParameterList: got a ndarray; wrap the tensor in nn.Parameter"):
+        scales.append(np.ones(2))
