@@ -25,6 +25,7 @@ A new run refuses a directory that already holds one, unless ``overwrite`` delet
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import time
@@ -36,6 +37,7 @@ from minitx.backend import allow_tf32, resolve_device
 from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, example_lengths, filter_by_length,
                          load_pairs, load_tokenizer, make_batch, static_shape)
 from minitx.nn import Transformer
+from minitx.serialization import load
 from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, json_safe, load_checkpoint, log,
                           mean_loss, write_json)
 from minitx.translate.evaluation import (MOSES_HINT, bleu_scores, moses_available, report_lines,
@@ -228,6 +230,9 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     model, opt, schedule = _build_model_and_optimizer(config, src_tok, tgt_tok, run.device)
     encoded = _encode_data(config, data, src_tok, tgt_tok, model, started)
 
+    last = run.run_dir / "last.npz"
+    if resume and last.exists():  # the checkpoint must be this directory's: its config and tokenizers
+        check_run_files(last, load(last), config, src_tok, tgt_tok)
     run.begin(lambda run_dir: (src_tok.save(run_dir / "tokenizer.src.json"),
                                tgt_tok.save(run_dir / "tokenizer.tgt.json")))
     trainer = _make_trainer(config, run.run_dir, model, opt, schedule, encoded, data["val"], src_tok, tgt_tok,
@@ -322,7 +327,8 @@ def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src
                    validation_loss=lambda m: validation_loss(m, val_batches, pad), evaluate=evaluate,
                    epochs=config["epochs"], max_steps=config["max_steps"], time_limit=config["time_limit"],
                    save_every=config["save_every"], average_last=config["average_last"],
-                   clip_norm=config["clip_norm"], seed=config["seed"], extra={"config": json_safe(config)},
+                   clip_norm=config["clip_norm"], seed=config["seed"],
+                   extra={"config": json_safe(config), "tokenizers": tokenizer_digest(src_tok, tgt_tok)},
                    throughput=lambda batch: batch.n_src_tokens + batch.n_tgt_tokens, progress=progress,
                    sync_every=sync_every(config, model.device))
 
@@ -413,6 +419,37 @@ def checkpoint_path(run_dir, checkpoint="final") -> Path:
     return run_dir / f"{checkpoint}.npz"
 
 
+def tokenizer_digest(src_tok, tgt_tok) -> str:
+    """SHA-256 of both tokenizers' contents. Every checkpoint records the digest of the tokenizers
+    it was trained with, so tokenizer files edited or swapped after training are caught."""
+    payload = json.dumps([src_tok.to_dict(), tgt_tok.to_dict()], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def check_run_files(path, state: dict, config: dict, src_tok, tgt_tok) -> None:
+    """Raise ValueError, naming the files and each field, when the checkpoint ``state`` (read from
+    ``path``) was trained with another configuration or other tokenizers than the run directory's
+    config.json and tokenizer files hold. Keys that may change on resume are not compared, nor
+    'built' (what the others built), and a checkpoint written before checkpoints recorded these is
+    trusted as before."""
+    path = Path(path)
+    saved = state.get("config")
+    if isinstance(saved, dict):
+        now = json_safe(config)
+        differing = [key for key in sorted(set(saved) | set(now))
+                     if key not in (*RESUME_MAY_CHANGE, "output_dir", "built") and saved.get(key) != now.get(key)]
+        if differing:
+            raise ValueError(f"{path} was trained with another configuration than {path.parent / 'config.json'} "
+                             "holds: " + "; ".join(f"{key} {saved.get(key)!r} in the checkpoint, {now.get(key)!r} in "
+                                                   "config.json" for key in differing)
+                             + ". Restore the run's config.json, or start a new run")
+    digest = state.get("tokenizers")
+    if digest is not None and digest != tokenizer_digest(src_tok, tgt_tok):
+        raise ValueError(f"{path} was trained with other tokenizers than {path.parent} holds in tokenizer.src.json "
+                         "and tokenizer.tgt.json (their contents changed after training). Restore them, or start a "
+                         "new run")
+
+
 def load_run(run_dir, checkpoint="final", device="auto"):
     """(config, model, src_tokenizer, tgt_tokenizer) of a finished or running run; the
     checkpoint is named as in :func:`checkpoint_path`."""
@@ -425,6 +462,8 @@ def load_run(run_dir, checkpoint="final", device="auto"):
     tgt_tok = load_tokenizer(run_dir / "tokenizer.tgt.json")
     model = build_model(_upgrade_saved(config), src_tok.vocab_size, tgt_tok.vocab_size, tgt_tok.pad_id,
                         resolve_device(device))
-    load_checkpoint(checkpoint_path(run_dir, checkpoint), model)
+    path = checkpoint_path(run_dir, checkpoint)
+    state = load_checkpoint(path, model)
+    check_run_files(path, state, config, src_tok, tgt_tok)
     model.eval()
     return config, model, src_tok, tgt_tok

@@ -357,3 +357,33 @@ def test_a_bf16_run_trains_with_float32_weights_near_the_float32_run(small_subse
     for name, w in weights["bf16"].items():
         assert w.dtype == weights["fp32"][name].dtype
         np.testing.assert_allclose(w, weights["fp32"][name], atol=2e-2, err_msg=name)
+
+
+# ------------------------------------------------------------------ a run directory is one consistent record
+
+
+def test_a_resume_refuses_a_config_json_edited_after_training(tiny_run, tmp_path):
+    """config.json said max_tokens 2000 and activation relu when last.npz was trained; edited by
+    hand, a resume would go on with other settings and exit 0. Now it names the file and fields."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(tiny_run, run_dir)
+    config = json.loads((run_dir / "config.json").read_text())
+    config.update(max_tokens=100, activation="gelu")
+    (run_dir / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match=r"last.npz was trained with another configuration than .*config.json holds: "
+                                         r"activation 'relu' in the checkpoint, 'gelu' in config.json; max_tokens 2000"):
+        training.train({"output_dir": str(run_dir), "epochs": 4}, resume=True, progress=False)
+
+
+def test_translate_refuses_tokenizers_changed_after_training(tiny_run, tmp_path):
+    """Two pieces of the BPE vocabulary swapped in tokenizer.src.json: the ids would mean other
+    pieces, and the translations would silently be wrong. The checkpoint's digest catches it."""
+    run_dir = copy_run(tiny_run, tmp_path / "run")
+    for name in ("tokenizer.src.json", "tokenizer.tgt.json"):  # one joint vocabulary, saved twice
+        data = json.loads((run_dir / name).read_text())
+        tokens = data["vocab"]["tokens"] if "vocab" in data else data["tokens"]
+        tokens[300], tokens[301] = tokens[301], tokens[300]
+        (run_dir / name).write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="best.npz was trained with other tokenizers than .* holds in "
+                                         "tokenizer.src.json and tokenizer.tgt.json"):
+        training.load_run(run_dir, "best", device="cpu")
