@@ -58,6 +58,7 @@ class Optimizer:
         self.check_finite = bool(check_finite)
         self.param_groups: list[dict] = []
         self.state: dict[int, dict] = {}  # parameter index -> that parameter's state
+        self._index_arrays: dict = {}  # the parameter indices of a step's gradients, on their device
 
         if isinstance(params, Tensor):
             raise TypeError(f"{self._name}: params must be an iterable of Tensors or of dicts "
@@ -202,7 +203,10 @@ class Optimizer:
         not finite, and the lowest such parameter index recorded in ``checks``."""
         xp = backend.get_array_module(items[0][1].grad.data)
         finite = xp.stack([xp.isfinite(p.grad.data).all() for _, p in items])
-        indices = xp.asarray([index for index, _ in items], dtype=np.int64)
+        key = tuple(index for index, _ in items)
+        indices = self._index_arrays.get(key)
+        if indices is None:  # uploaded once per set of parameters: a copy from the host each step would wait
+            indices = self._index_arrays[key] = xp.asarray(key, dtype=np.int64)
         skip = ~finite.all()
         first_bad = indices[xp.argmin(finite)]  # argmin of booleans: the first False
         shapes = {index: p.shape for index, p in items}
