@@ -95,3 +95,24 @@ def _cast(t, dtype):
     from minitx.ops.elementwise import Astype
 
     return Astype(dtype)(t)
+
+
+#: a training run's precision (the command lines' --precision): name -> what it means
+PRECISIONS = {
+    "fp32": "every product in float32",
+    "tf32": "float32 products on the GPU's TF32 tensor cores (inputs rounded to 10 mantissa bits); the CPU has "
+            "no TF32 and computes them in float32",
+    "bf16": "mixed precision: autocast('bfloat16'), float32 master weights",
+}
+
+
+def step_precision(name: str, device: str):
+    """Set up a run's precision on ``device`` and return the context each training step's forward
+    and loss run in: autocast for 'bf16', nothing for the others ('tf32' is a switch of the
+    matrix products, backend.allow_tf32, set here once for the run)."""
+    if name not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {name!r}")
+    if device == "cuda":
+        backend.allow_tf32(name == "tf32")
+    return (lambda: autocast("bfloat16")) if name == "bf16" else contextlib.nullcontext
+

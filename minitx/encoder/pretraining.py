@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 import minitx
-from minitx import optim
+from minitx import amp, optim
 from minitx.data import BPETokenizer, load_tokenizer
 from minitx.encoder.data import EncoderVocab, fit, load_sentences, mlm_batches
 from minitx.nn.encoder import IGNORE_INDEX, MaskedLanguageModel, TransformerEncoder
@@ -36,7 +36,7 @@ DEFAULTS = dict(
     data_dir=None, vocab_size=6000,
     d_model=128, num_heads=4, num_layers=3, d_ff=512, dropout=0.1, max_len=128, activation="relu", norm_first=True,
     mask_prob=0.15, lr=1e-3, warmup_steps=60, weight_decay=0.01, clip_norm=1.0, max_tokens=4096,
-    max_steps=600, save_every=100, seed=0, device="cpu",
+    max_steps=600, save_every=100, seed=0, device="cpu", precision="fp32",
 )
 RECIPES = {
     # 2.2 epochs of the 58,000 sentences (269 batches each); its run is in results/README.md
@@ -85,6 +85,9 @@ def masked_lm_scores(model, batches) -> dict:
 
 
 def _validate(config) -> None:
+    if config["precision"] not in amp.PRECISIONS:
+        raise ValueError(f"pretraining: precision must be one of {', '.join(amp.PRECISIONS)}, got "
+                         f"{config['precision']!r}")
     if not 0 <= config["warmup_steps"] <= config["max_steps"]:
         raise ValueError(f"pretraining: warmup_steps ({config['warmup_steps']}) must be between 0 and max_steps "
                          f"({config['max_steps']}), the length of the cosine schedule")
@@ -125,8 +128,11 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     def batches(seed, epoch):
         return mlm_batches(train_ids, vocab, config["max_tokens"], seed, epoch, mask_prob=config["mask_prob"])
 
+    precision = amp.step_precision(config["precision"], device)
+
     def loss_fn(model, batch):
-        return model.loss(batch.inputs, batch.targets), batch.n_masked
+        with precision():
+            return model.loss(batch.inputs, batch.targets), batch.n_masked
 
     scores = {}  # one pass over the validation batches gives the loss and the accuracy
 

@@ -12,6 +12,7 @@ import math
 import re
 
 from minitx import optim
+from minitx.amp import PRECISIONS
 from minitx.data import BPETokenizer, WordTokenizer
 from minitx.data.multi30k import LANGUAGES
 from minitx.nn.transformer import PRESETS, Transformer
@@ -103,9 +104,8 @@ OPTIONS = {
                          "step (None: 50 on the GPU, every step on the CPU)"),
     "static_shapes": (False, "pad every batch to one of a few fixed shapes (width to a multiple of 8, rows to "
                              "the most that width allows); the padding is masked, the losses unchanged"),
-    "precision": ("fp32", "the training step's products: 'fp32'; 'tf32', float32 products on the GPU's tensor "
-                          "cores (inputs rounded to 10 mantissa bits, as PyTorch's allow_tf32); 'bf16', mixed "
-                          "precision (minitx.autocast: products in bfloat16, the rest float32, float32 weights)"),
+    "precision": ("fp32", "the training step's precision: " + "; ".join(f"'{name}': {text}" for name, text in
+                                                                         PRECISIONS.items())),
     # evaluation and checkpoints
     "bleu_every": (1, "epochs between validation BLEU measurements (0: never)"),
     "bleu_val_sentences": (None, "validation sentences used for BLEU during training (None: all)"),
@@ -127,7 +127,7 @@ CHOICES = {
     "optimizer": tuple(OPTIMIZERS),
     "schedule": tuple(SCHEDULES),
     "preset": tuple(sorted(PRESETS)),
-    "precision": ("fp32", "tf32", "bf16"),
+    "precision": tuple(PRECISIONS),
 }
 
 # configuration key -> Transformer argument: the one mapping used to build every model,

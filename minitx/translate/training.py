@@ -24,7 +24,6 @@ A new run refuses a directory that already holds one, unless ``overwrite`` delet
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -33,7 +32,8 @@ from pathlib import Path
 
 import minitx
 import minitx.functional as F
-from minitx.backend import allow_tf32, resolve_device
+from minitx import amp
+from minitx.backend import resolve_device
 from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, example_lengths, filter_by_length,
                          load_pairs, load_tokenizer, make_batch, static_shape)
 from minitx.nn import Transformer
@@ -226,7 +226,6 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     tokenizers = (load_run_tokenizers(config, run.run_dir) if resume else None) or build_tokenizers(config,
                                                                                                     data["train"])
     src_tok, tgt_tok = tokenizers
-    _set_precision(config["precision"], run.device)
     model, opt, schedule = _build_model_and_optimizer(config, src_tok, tgt_tok, run.device)
     encoded = _encode_data(config, data, src_tok, tgt_tok, model, started)
 
@@ -244,15 +243,6 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
 def may_change_on_resume(saved: dict) -> tuple:
     """RESUME_MAY_CHANGE, less max_steps when it is the length of a cosine schedule's decay."""
     return tuple(key for key in RESUME_MAY_CHANGE if not (key == "max_steps" and saved.get("schedule") == "cosine"))
-
-
-def _set_precision(precision: str, device: str) -> None:
-    """float32 matrix products on TF32 tensor cores or not (backend.allow_tf32); the CPU has no
-    TF32, so there 'tf32' changes nothing. ('bf16' is the training loss's autocast: _make_trainer.)"""
-    if device == "cuda":
-        allow_tf32(precision == "tf32")
-    elif precision == "tf32":
-        log("precision tf32: the CPU computes float32 products in full float32")
 
 
 def sync_every(config, device: str):
@@ -307,8 +297,7 @@ def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src
         order = batch_by_tokens(train_src, train_tgt, config["max_tokens"], shuffle=True, seed=seed, epoch=epoch)
         return PairBatches(train_src, train_tgt, order, tgt_tok, shape_of)
 
-    def precision():  # a fresh context per step: autocast's is used once
-        return minitx.autocast("bfloat16") if config["precision"] == "bf16" else contextlib.nullcontext()
+    precision = amp.step_precision(config["precision"], model.device)  # a fresh context per step
 
     def loss_fn(model, batch):
         with precision():

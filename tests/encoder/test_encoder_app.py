@@ -303,3 +303,19 @@ def test_numeric_options_are_checked_before_anything_runs(capsys, argv, message)
         cli.main(argv)
     assert stopped.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_pretraining_in_bf16_keeps_float32_weights_near_the_float32_run(data_dir, tmp_path):
+    """--precision bf16: the masked-LM step under minitx.autocast; the weights stay float32 and land
+    near the float32 run's after the tiny recipe's four steps."""
+    weights = {}
+    for precision in ("fp32", "bf16"):
+        pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), precision=precision),
+                             tmp_path / precision, progress=False)
+        weights[precision] = load(tmp_path / precision / "last.npz")["model"]
+    for name, w in weights["bf16"].items():
+        assert w.dtype == weights["fp32"][name].dtype
+        np.testing.assert_allclose(w, weights["fp32"][name], atol=2e-2, err_msg=name)
+    with pytest.raises(ValueError, match="pretraining: precision must be one of fp32, tf32, bf16, got 'fp8'"):
+        pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), precision="fp8"),
+                             tmp_path / "fp8", progress=False)
