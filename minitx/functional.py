@@ -12,7 +12,8 @@ from minitx.ops.elementwise import (
     add, sub, mul, div, neg, pow, exp, log, sqrt, abs, maximum, minimum, clip, where, masked_fill,
     astype, to_device, sin, cos, erf, sign, floor, ceil, round, trunc, log2, exp2, log1p, expm1,
     rsqrt, reciprocal, equal, not_equal, less, less_equal, greater, greater_equal, logical_not,
-    isnan, isinf, isfinite, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log10)
+    isnan, isinf, isfinite, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log10,
+    atan2, hypot, copysign)
 from minitx.ops.activation import (
     relu, gelu, tanh, sigmoid, silu, leaky_relu, elu, softplus, logsigmoid, hardtanh, softmax,
     log_softmax)

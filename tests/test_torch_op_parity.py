@@ -20,6 +20,8 @@ Where minitx deliberately differs from PyTorch, the case leaves that input out a
 * a / b for 0 < |b| < 1e-154: PyTorch's db = -dy a / b^2 underflows b^2 to 0 (inf), minitx's
   -(dy / b)(a / b) stays finite; the divisor is 0 itself or at least 1e-3 from it;
 * x ** p at x = -inf with a fractional p: C's pow gives +inf, whose derivative PyTorch takes as NaN;
+* copysign(a, b) at a = ±inf: PyTorch's gradient for a is dy * result / a, inf / inf = NaN; minitx's is
+  dy * sign(a) * sign(b), ±dy; so a draws no infinity;
 * attention draws no NaN (softmax's cases cover NaN scores): a NaN in q or v reaches a query that
   sees no key through 0 * NaN in minitx's matrix products, where the reference zeroes that query;
 """
@@ -156,6 +158,12 @@ CASES = {
                     reference=torch.maximum),
     "minimum": case(F.minimum, arg(ties=True, edges=(INF, -INF)), arg(ties=True, edges=(INF, -INF)), broadcast=True,
                     reference=torch.minimum),
+    "atan2": case(F.atan2, arg(edges=(0.0, INF, -INF, NAN)), arg(away_from=(0.0,), edges=(INF, -INF, NAN)),
+                  broadcast=True, reference=torch.atan2),
+    "hypot": case(F.hypot, arg(away_from=(0.0,), edges=(INF, -INF, NAN)), arg(edges=(0.0, NAN)), broadcast=True,
+                  reference=torch.hypot),
+    "copysign": case(F.copysign, arg(edges=(0.0, NAN)), arg(edges=(0.0, -0.0, INF, -INF)),
+                     broadcast=True, reference=torch.copysign),
     "clip": case(lambda x, low, high: F.clip(x, low, high), arg(ties=True, edges=EDGES),
                  kwargs={"low": st.sampled_from([None, -1.0, 0.5]), "high": st.sampled_from([0.5, 1.0, -2.0])},
                  reference=lambda x, low, high: torch.clamp(x, low, high)),

@@ -22,7 +22,7 @@ from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
 from minitx.ops._args import binary, check_bool, floating
 
-__all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10"]
+__all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign"]
 
 
 class Add(Function):
@@ -196,6 +196,57 @@ class Sqrt(Function):
 
 
 def sqrt(x): return Sqrt()(floating(x))
+
+
+class Atan2(Function):
+    """y = atan2(a, b), the angle of the point (b, a) in (-pi, pi].   With r^2 = a^2 + b^2:
+    da = dy * b / r^2      db = -dy * a / r^2      (the partial derivatives of atan(a / b), which
+    hold on every branch)."""
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return get_array_module(a).arctan2(a, b)
+
+    def backward(self, dy):
+        a, b = self.saved
+        r2 = a * a + b * b
+        return dy * b / r2, -dy * a / r2
+
+
+def atan2(a, b): return binary(Atan2(), floating(a), b)
+
+
+class Hypot(Function):
+    """y = sqrt(a^2 + b^2), without overflow for large a or b.   da = dy * a / y   db = dy * b / y"""
+
+    def forward(self, a, b):
+        y = get_array_module(a).hypot(a, b)
+        self.save_for_backward(a, b, y)
+        return y
+
+    def backward(self, dy):
+        a, b, y = self.saved
+        return dy * a / y, dy * b / y
+
+
+def hypot(a, b): return binary(Hypot(), floating(a), b)
+
+
+class Copysign(Function):
+    """y = |a| with the sign of b.   da = dy * sign(a) * (±1, b's sign bit)   db = 0 (the sign
+    changes only by jumps); da at a = 0 is 0, as PyTorch's."""
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return get_array_module(a).copysign(a, b)
+
+    def backward(self, dy):
+        a, b = self.saved
+        xp = get_array_module(a)
+        return dy * xp.sign(a) * xp.where(xp.signbit(b), -1.0, 1.0), xp.zeros_like(b)
+
+
+def copysign(a, b): return binary(Copysign(), floating(a), b)
 
 
 class Abs(Function):

@@ -56,6 +56,12 @@ BINARY = {
     "Pow": (lambda a, b: a ** b, np.power, {"min_value": 0.3}, {"min_value": -2.0, "max_value": 2.0}),
     "Maximum": (F.maximum, np.maximum, DISTINCT, DISTINCT),
     "Minimum": (F.minimum, np.minimum, DISTINCT, DISTINCT),
+    # away from the origin, where atan2 and hypot have no derivative, and from a = 0 and b = 0,
+    # where copysign's jumps are
+    "Atan2": (F.atan2, lambda a, b: np.angle(b + 1j * a), {"away_from": (0.0,), "margin": 0.3}, {}),
+    "Hypot": (F.hypot, lambda a, b: np.abs(a + 1j * b), {"away_from": (0.0,), "margin": 0.3}, {}),
+    "Copysign": (F.copysign, lambda a, b: np.where(b < 0, -np.abs(a), np.abs(a)),
+                 {"away_from": (0.0,), "margin": 0.1}, {"away_from": (0.0,), "margin": 0.1}),
 }
 
 
