@@ -31,6 +31,19 @@ class StateDictKeyError(KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class HookHandle:
+    """What register_forward_hook returns: ``remove()`` takes the hook off again."""
+
+    _next_id = 0
+
+    def __init__(self, hooks):
+        self.hooks, self.id = hooks, HookHandle._next_id
+        HookHandle._next_id += 1
+
+    def remove(self) -> None:
+        self.hooks.pop(self.id, None)
+
+
 class Module:
     training: bool
 
@@ -74,7 +87,28 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__}.forward")
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        output = self.forward(*args, **kwargs)
+        for hook in list(self.__dict__.get("_forward_hooks", {}).values()):
+            result = hook(self, args, output)
+            if result is not None:  # a hook may replace the output, as in PyTorch
+                output = result
+        return output
+
+    def register_forward_hook(self, hook) -> "HookHandle":
+        """Call ``hook(module, inputs, output)`` after every forward of this module (to record
+        activations, say); a value it returns replaces the output. ``handle.remove()`` unhooks it."""
+        hooks = self.__dict__.setdefault("_forward_hooks", OrderedDict())
+        handle = HookHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def apply(self, fn) -> "Module":
+        """Call ``fn(module)`` on every submodule, children first, then on this module (a custom
+        initialization, say); returns this module."""
+        for child in self._modules.values():
+            child.apply(fn)
+        fn(self)
+        return self
 
     # ---------------------------------------------------------------- walking the tree
     def named_modules(self, prefix: str = ""):

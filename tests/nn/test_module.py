@@ -265,3 +265,25 @@ def test_module_dict_and_parameter_list_register_what_they_hold():
         heads["x"] = 3
     with pytest.raises(TypeError, match="ParameterList: got a ndarray; wrap the tensor in nn.Parameter"):
         scales.append(np.ones(2))
+
+
+def test_apply_visits_every_module_children_first():
+    seen = []
+    model = nn.Sequential(nn.Linear(2, 3), nn.Sequential(nn.ReLU(), nn.Linear(3, 1)))
+    assert model.apply(lambda m: seen.append(type(m).__name__)) is model
+    assert seen == ["Linear", "ReLU", "Linear", "Sequential", "Sequential"]
+
+
+def test_a_forward_hook_sees_every_forward_may_replace_the_output_and_can_be_removed():
+    layer = nn.Linear(2, 2)
+    x = minitx.tensor([[1.0, 2.0]])
+    seen = []
+    handle = layer.register_forward_hook(lambda module, inputs, output: seen.append((module, inputs[0], output)))
+    y = layer(x)
+    assert seen == [(layer, x, y)]
+    double = layer.register_forward_hook(lambda module, inputs, output: output * 2)
+    np.testing.assert_allclose(layer(x).numpy(), 2 * y.numpy())
+    handle.remove()
+    double.remove()
+    np.testing.assert_allclose(layer(x).numpy(), y.numpy())
+    assert len(seen) == 2
