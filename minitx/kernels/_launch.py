@@ -3,38 +3,56 @@
 The contract of every launcher (softmax.py, layer_norm.py, ... beside their ``.cu``):
 
 * Array arguments are CuPy arrays (real GPU launch) or NumPy arrays (the CPU
-  emulation of the same .cu source -- used by the tests, slow).  All float
-  arrays of one call share one dtype, float32 or float64; computation and
-  accumulation happen in that dtype.
+  emulation of the same .cu source -- used by the tests, slow).  The float
+  arrays of one call share one storage dtype: float32, float64, or ml_dtypes'
+  bfloat16.  Computation and accumulation happen in its compute dtype
+  (:func:`~minitx.kernels._runtime.compute_dtype`: float32 for bfloat16, the
+  dtype itself otherwise); a bfloat16 result is rounded once, to nearest even.
+  What a launcher's contract keeps unrounded (statistics such as layer norm's
+  mean and rstd, losses, log-sum-exps, sums over many elements) is in the
+  compute dtype; each launcher's docstring says which.
 * Inputs are made C-contiguous (a copy only when needed); outputs are freshly
   allocated, C-contiguous, and written completely with ``=`` by the kernels
   (exceptions are stated per launcher: the Adam step updates in place,
   ``embedding_backward`` accumulates with ``+=`` into a zeroed array).
 * Scalars reach the kernels as explicit ``numpy.int32/int64/uint32/uint64/
-  float32/float64`` values matching the kernel signature.
-* Nothing synchronises the device or copies data to the host, except
-  ``nonfinite_counts``, which returns its counts on the host (one copy). The
-  multi-tensor launchers' work tables are built once per list of tensors and
-  kept on the device.
+  float32/float64`` values matching the kernel signature (float scalars in the
+  compute dtype).
+* Copies between host and device: ``nonfinite_counts`` is the one launcher
+  that copies to the host (its counts; the host waits for the device there).
+  The multi-tensor launchers of adam.py copy host-built arrays to the device:
+  the work table once per list of tensor sizes (then kept), the tensors'
+  addresses on every call.  ``cross_entropy_backward`` given a Python number
+  as ``dloss_rows`` copies that number.  No other launcher copies either way.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ._runtime import FLOAT_DTYPES
+from ._runtime import STORAGE_DTYPES, compute_dtype
 
 _INT32_MAX = 2**31 - 1
 
 
-def float_dtype(*arrays):
-    """The one float dtype of ``arrays`` (None entries skipped); TypeError otherwise."""
+def float_dtype(*arrays, allowed=STORAGE_DTYPES):
+    """The one storage dtype of ``arrays`` (None entries skipped), one of ``allowed`` (names);
+    TypeError otherwise."""
     dt = np.dtype(arrays[0].dtype)
-    if dt not in FLOAT_DTYPES:
-        raise TypeError(f"fused kernels need float32/float64 arrays, got {dt}")
+    if dt.name not in allowed:
+        raise TypeError(f"fused kernels need {', '.join(allowed)} arrays, got {dt}")
     for a in arrays[1:]:
         if a is not None and np.dtype(a.dtype) != dt:
             raise TypeError(f"dtype mismatch: {np.dtype(a.dtype)} vs {dt}")
     return dt
+
+
+def check_compute_dtype(op, dt, **arrays):
+    """Arrays that the contract of ``op`` keeps in the compute dtype of storage dtype ``dt``
+    (layer norm's saved mean and rstd, ...): TypeError naming one that is not."""
+    want = compute_dtype(dt)
+    for name, a in arrays.items():
+        if np.dtype(a.dtype) != want:
+            raise TypeError(f"{op}: {name} must be {want} for {dt} inputs, got {np.dtype(a.dtype)}")
 
 
 def check_int32(**sizes):

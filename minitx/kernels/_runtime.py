@@ -5,7 +5,8 @@ next to ``softmax.cu``) is written once against a tiny back-end interface (``xp`
 
 * :class:`CupyBackend` -- the real thing.  Compiles a ``.cu`` file with
   ``cupy.RawModule(code=..., options=..., name_expressions=[...])`` lazily, once
-  per (file, dtype), and launches ``kernel<float>`` / ``kernel<double>``.
+  per (file, dtype), and launches ``kernel<float>``, ``kernel<double>`` or
+  ``kernel<mtx::bfloat16>``.
 * ``CpuBackend`` (in :mod:`minitx.kernels.cpu_harness`) -- compiles the *same*
   ``.cu`` file with g++ against ``cpu_compat.h`` and runs it on the CPU.  It
   is chosen automatically when the launcher is given NumPy arrays (tests only:
@@ -26,8 +27,9 @@ import numpy as np
 KERNEL_DIR = Path(__file__).resolve().parent
 
 #: Every .cu file in this directory and the templated kernels it defines.
-#: Each kernel is instantiated for T = float and T = double.  The compile check
-#: in tests/kernels fails if a .cu file is missing from this table.
+#: Each kernel is instantiated for every type of CTYPES.  The compile check
+#: in tests/kernels fails if a .cu file is missing from this table, and the one
+#: beside it if the README's table or ``minitx.kernels.__all__`` disagree with it.
 KERNELS: dict[str, tuple[str, ...]] = {
     "softmax.cu": ("softmax_forward", "softmax_backward"),
     "layer_norm.cu": (
@@ -53,9 +55,31 @@ KERNELS: dict[str, tuple[str, ...]] = {
     "embedding.cu": ("embedding_backward",),
 }
 
-CTYPE = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-#: The element types the kernels compute in (every template is instantiated for each).
-FLOAT_DTYPES = tuple(CTYPE)
+#: The kernels' template argument T for each storage dtype (by NumPy name).  bfloat16 is
+#: ml_dtypes' type on the host and common.cuh's 16-bit mtx::bfloat16 in the kernels, which
+#: compute in float (mtx::compute_t); keyed by name, so that no import of ml_dtypes is needed.
+CTYPE = {"float32": "float", "float64": "double", "bfloat16": "mtx::bfloat16"}
+#: The types every kernel of KERNELS is instantiated for (the ladder's rungs: PLAIN_CTYPES).
+CTYPES = tuple(CTYPE.values())
+PLAIN_CTYPES = ("float", "double")
+#: The storage dtypes the launchers take (float arrays of one call share one of them).
+STORAGE_DTYPES = tuple(CTYPE)
+#: The dtypes the kernels compute in: float32 and float64 (bfloat16 is computed in float32).
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def compute_dtype(dtype) -> np.dtype:
+    """The dtype a kernel of storage ``dtype`` computes in, and of the statistics and sums its
+    contract keeps unrounded: float32 for bfloat16, the dtype itself otherwise."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype.name == "bfloat16" else dtype
+
+
+def instantiated_ctypes(path) -> tuple[str, ...]:
+    """The template arguments the kernels of the .cu file at ``path`` are instantiated for:
+    CTYPES for the files of KERNELS, float and double for any other (the ladder's rungs)."""
+    path = Path(path).resolve()
+    return CTYPES if path.parent == KERNEL_DIR and path.name in KERNELS else PLAIN_CTYPES
 
 #: NVRTC options used by the CuPy back end (CuPy adds -arch itself).
 NVRTC_OPTIONS = ("--std=c++17",)
@@ -109,9 +133,9 @@ def name_expressions(filename: str, ctype: str, kernels=None) -> list[str]:
 
 def ctype_of(dtype) -> str:
     try:
-        return CTYPE[np.dtype(dtype)]
+        return CTYPE[np.dtype(dtype).name]
     except KeyError:
-        raise TypeError(f"fused kernels support float32/float64, got {np.dtype(dtype)}") from None
+        raise TypeError(f"fused kernels support {', '.join(STORAGE_DTYPES)}, got {np.dtype(dtype)}") from None
 
 
 def is_cupy_array(a) -> bool:

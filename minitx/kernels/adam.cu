@@ -18,8 +18,11 @@
 //   p -= lr * (m / bias_corr1) / (sqrt(v / bias_corr2) + eps)
 //   with bias_corr1 = 1 - beta1^step and bias_corr2 = 1 - beta2^step from the host.
 //   params, exp_avgs, exp_avg_sqs are updated in place (=); grads are read only.
+//   T is the gradients' storage type; parameters and moments are compute_t<T>: with bfloat16
+//   gradients they stay float (the master weights), and every step is computed in float.
 //
 // Gradient norm (deterministic, no atomics):
+//   (tensors of T; partials and the norm in compute_t<T>)
 //   sumsq_partial    same work table; block b writes partial[b] = sum of x^2
 //                    over its chunk (block reduction)            (=)
 //   sumsq_finalize   one block sums the partials and writes
@@ -34,35 +37,39 @@
 #include "common.cuh"
 
 template <typename T>
-__global__ void adam_step(T* const* __restrict__ params, const T* const* __restrict__ grads,
-                          T* const* __restrict__ exp_avgs, T* const* __restrict__ exp_avg_sqs,
+__global__ void adam_step(mtx::compute_t<T>* const* __restrict__ params,
+                          const T* const* __restrict__ grads,
+                          mtx::compute_t<T>* const* __restrict__ exp_avgs,
+                          mtx::compute_t<T>* const* __restrict__ exp_avg_sqs,
                           const long long* __restrict__ sizes,
                           const int* __restrict__ block_tensor,
                           const long long* __restrict__ block_start, int nblocks, int chunk,
-                          T lr, T beta1, T beta2, T eps, T weight_decay, int decoupled,
-                          T bias_corr1, T bias_corr2) {
+                          mtx::compute_t<T> lr, mtx::compute_t<T> beta1, mtx::compute_t<T> beta2,
+                          mtx::compute_t<T> eps, mtx::compute_t<T> weight_decay, int decoupled,
+                          mtx::compute_t<T> bias_corr1, mtx::compute_t<T> bias_corr2) {
+  using C = mtx::compute_t<T>;
   const int b = blockIdx.x;
   if (b >= nblocks) return;
   const int t = block_tensor[b];
   const long long start = block_start[b];
   const long long end = mtx::lmin(start + chunk, sizes[t]);
-  T* p = params[t];
+  C* p = params[t];
   const T* g = grads[t];
-  T* m = exp_avgs[t];
-  T* v = exp_avg_sqs[t];
+  C* m = exp_avgs[t];
+  C* v = exp_avg_sqs[t];
   for (long long i = start + threadIdx.x; i < end; i += blockDim.x) {
-    T pi = p[i];
-    T gi = g[i];
+    C pi = p[i];
+    C gi = g[i];
     if (decoupled) {
       pi -= lr * weight_decay * pi;
     } else {
       gi += weight_decay * pi;
     }
-    const T mi = beta1 * m[i] + (T(1) - beta1) * gi;
-    const T vi = beta2 * v[i] + (T(1) - beta2) * gi * gi;
+    const C mi = beta1 * m[i] + (C(1) - beta1) * gi;
+    const C vi = beta2 * v[i] + (C(1) - beta2) * gi * gi;
     m[i] = mi;
     v[i] = vi;
-    pi -= lr * (mi / bias_corr1) / (mtx::num<T>::sqrt(vi / bias_corr2) + eps);
+    pi -= lr * (mi / bias_corr1) / (mtx::num<C>::sqrt(vi / bias_corr2) + eps);
     p[i] = pi;
   }
 }
@@ -72,26 +79,29 @@ __global__ void sumsq_partial(const T* const* __restrict__ tensors,
                               const long long* __restrict__ sizes,
                               const int* __restrict__ block_tensor,
                               const long long* __restrict__ block_start, int nblocks, int chunk,
-                              T* __restrict__ partial) {
+                              mtx::compute_t<T>* __restrict__ partial) {
+  using C = mtx::compute_t<T>;
   const int b = blockIdx.x;
   if (b >= nblocks) return;
   const int t = block_tensor[b];
   const long long start = block_start[b];
   const long long end = mtx::lmin(start + chunk, sizes[t]);
   const T* x = tensors[t];
-  T s = T(0);
-  for (long long i = start + threadIdx.x; i < end; i += blockDim.x) s += x[i] * x[i];
+  C s = C(0);
+  for (long long i = start + threadIdx.x; i < end; i += blockDim.x) s += C(x[i]) * C(x[i]);
   s = mtx::block_sum(s);
   if (threadIdx.x == 0) partial[b] = s;
 }
 
 template <typename T>
-__global__ void sumsq_finalize(const T* __restrict__ partial, int n, T* __restrict__ out) {
+__global__ void sumsq_finalize(const mtx::compute_t<T>* __restrict__ partial, int n,
+                               mtx::compute_t<T>* __restrict__ out) {
+  using C = mtx::compute_t<T>;
   if (blockIdx.x != 0) return;
-  T s = T(0);
+  C s = C(0);
   for (int i = threadIdx.x; i < n; i += blockDim.x) s += partial[i];
   s = mtx::block_sum(s);
-  if (threadIdx.x == 0) out[0] = mtx::num<T>::sqrt(s);
+  if (threadIdx.x == 0) out[0] = mtx::num<C>::sqrt(s);
 }
 
 template <typename T>
@@ -99,19 +109,21 @@ __global__ void nonfinite_partial(const T* const* __restrict__ tensors,
                                   const long long* __restrict__ sizes,
                                   const int* __restrict__ block_tensor,
                                   const long long* __restrict__ block_start, int nblocks, int chunk,
-                                  T* __restrict__ partial) {
+                                  mtx::compute_t<T>* __restrict__ partial) {
+  using C = mtx::compute_t<T>;
   const int b = blockIdx.x;
   if (b >= nblocks) return;
   const int t = block_tensor[b];
   const long long start = block_start[b];
   const long long end = mtx::lmin(start + chunk, sizes[t]);
   const T* x = tensors[t];
-  T count = T(0);
+  C count = C(0);
   for (long long i = start + threadIdx.x; i < end; i += blockDim.x) {
     // 0 for a finite x; NaN for NaN and for +-inf (inf - inf). Exact IEEE arithmetic is what
     // makes this hold: no fast-math option is passed to NVRTC, nvcc or g++.
-    const T d = x[i] - x[i];
-    if (d != d) count += T(1);
+    const C xi = x[i];
+    const C d = xi - xi;
+    if (d != d) count += C(1);
   }
   count = mtx::block_sum(count);
   if (threadIdx.x == 0) partial[b] = count;

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._launch import float_dtype
-from ._runtime import backend_for
+from ._launch import check_compute_dtype, float_dtype
+from ._runtime import backend_for, compute_dtype
 
 _CHUNK = 4096  # elements per block
 _THREADS = 256
@@ -52,6 +52,11 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, 
     are updated IN PLACE (so they must already be contiguous -- a ValueError is
     raised otherwise).  step: the 1-based step count after incrementing (used
     for bias correction).  Returns None.
+
+    dtypes: a gradient is float32, float64 or bfloat16; its parameter and moments are in the
+    gradient's compute dtype: float32 master weights for a bfloat16 gradient (mixed
+    precision), the gradient's own dtype otherwise.  The step is computed in that dtype.
+    One launch per gradient dtype.
     """
     n = len(params)
     if not (len(grads) == len(exp_avgs) == len(exp_avg_sqs) == n):
@@ -69,7 +74,9 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, 
                 raise ValueError("adam_step updates in place: params/states must be contiguous")
         if not (p.shape == g.shape == m.shape == v.shape):
             raise ValueError(f"adam_step: shape mismatch at index {i}")
-        groups.setdefault(float_dtype(p, g, m, v), []).append(i)
+        dt = float_dtype(g)
+        check_compute_dtype("adam_step", dt, param=p, exp_avg=m, exp_avg_sq=v)
+        groups.setdefault(dt, []).append(i)
     bc1 = 1.0 - beta1 ** step
     bc2 = 1.0 - beta2 ** step
     for dt, idx in groups.items():
@@ -78,20 +85,22 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, 
             continue
         gr = [be.xp.ascontiguousarray(grads[i]) for i in idx]
         sizes_dev, bt, bs, nb = _work_table(be, [int(params[i].size) for i in idx])
+        ct = compute_dtype(dt)
         be.launch("adam.cu", "adam_step", dt, (nb,), (_THREADS,),
                   (be.pointer_array([params[i] for i in idx]), be.pointer_array(gr),
                    be.pointer_array([exp_avgs[i] for i in idx]),
                    be.pointer_array([exp_avg_sqs[i] for i in idx]),
                    sizes_dev, bt, bs, np.int32(nb), np.int32(_CHUNK),
-                   *(dt.type(a) for a in (lr, beta1, beta2, eps, weight_decay)),
-                   np.int32(bool(decoupled)), dt.type(bc1), dt.type(bc2)))
+                   *(ct.type(a) for a in (lr, beta1, beta2, eps, weight_decay)),
+                   np.int32(bool(decoupled)), ct.type(bc1), ct.type(bc2)))
     return None
 
 
 def grad_norm(grads):
     """Global L2 norm of a list of float arrays (one dtype), reduced on the device.
 
-    Returns a 0-d array (on the device for CuPy input) -- no host sync.  The clip
+    Returns a 0-d array (on the device for CuPy input) -- no host sync -- in the arrays'
+    compute dtype (float32 for bfloat16 gradients: squares are summed in float32).  The clip
     factor ``min(1, max_norm / (norm + 1e-6))`` can then be computed with xp.
     """
     grads = list(grads)
@@ -100,12 +109,12 @@ def grad_norm(grads):
     be = backend_for(*grads)
     dt = float_dtype(*grads)
     gs = [be.xp.ascontiguousarray(g) for g in grads if g.size]
-    out = be.empty((1,), dt)
+    out = be.empty((1,), compute_dtype(dt))
     if not gs:
         out[...] = 0
         return out.reshape(())
     sizes_dev, bt, bs, nb = _work_table(be, [int(g.size) for g in gs])
-    partial = be.empty((nb,), dt)
+    partial = be.empty((nb,), compute_dtype(dt))
     be.launch("adam.cu", "sumsq_partial", dt, (nb,), (_THREADS,),
               (be.pointer_array(gs), sizes_dev, bt, bs, np.int32(nb), np.int32(_CHUNK), partial))
     be.launch("adam.cu", "sumsq_finalize", dt, (1,), (_THREADS,), (partial, np.int32(nb), out))
@@ -113,9 +122,10 @@ def grad_norm(grads):
 
 
 def nonfinite_counts(arrays):
-    """How many NaN or inf elements each float array of ``arrays`` (one dtype) holds, as a host
-    int64 array: one launch over all of them and one device-to-host copy (the optimizer's check
-    that no gradient is NaN or inf, which one reduction per gradient made hundreds of launches)."""
+    """How many NaN or inf elements each float array of ``arrays`` (one dtype, bfloat16 too)
+    holds, as a host int64 array: one launch over all of them and one device-to-host copy (the
+    optimizer's check that no gradient is NaN or inf, which one reduction per gradient made
+    hundreds of launches)."""
     arrays = list(arrays)
     counts = np.zeros(len(arrays), dtype=np.int64)
     if not arrays:
@@ -128,7 +138,7 @@ def nonfinite_counts(arrays):
     xs = [be.xp.ascontiguousarray(arrays[i]) for i in nonempty]
     sizes = [int(x.size) for x in xs]
     sizes_dev, bt, bs, nb = _work_table(be, sizes)
-    partial = be.empty((nb,), dt)
+    partial = be.empty((nb,), compute_dtype(dt))
     be.launch("adam.cu", "nonfinite_partial", dt, (nb,), (_THREADS,),
               (be.pointer_array(xs), sizes_dev, bt, bs, np.int32(nb), np.int32(_CHUNK), partial))
     per_chunk = be.xp.asnumpy(partial) if be.name == "cupy" else partial  # the one sync

@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._launch import check_int32, contiguous, float_dtype
-from ._runtime import CTYPE, backend_for
+from ._launch import check_compute_dtype, check_int32, contiguous, float_dtype
+from ._runtime import CTYPE, backend_for, compute_dtype
 from .dropout import dropout_threshold
 
 #: Largest head dimension d: thread c of a block owns output column c.
@@ -25,7 +25,8 @@ THREADS = 128
 
 class Tiles(NamedTuple):
     """Rows per shared-memory tile: forward query/key tiles, backward query/key tiles.
-    Sized so that static shared memory stays under 48 KB; bk <= 32 (one warp lane per score)."""
+    Sized so that static shared memory stays under 48 KB; bk <= 32 (one warp lane per score).
+    The tiles hold the compute dtype (bfloat16 inputs are staged as float32: float32's tiles)."""
     bq: int
     bk: int
     bqb: int
@@ -37,7 +38,7 @@ TILES = {np.dtype(np.float32): Tiles(bq=16, bk=32, bqb=16, bkb=16),
 
 #: -D defines attention.cu is compiled with (see _runtime.compile_defines).
 DEFINES = {"ATT_DMAX": MAX_HEAD_DIM, "ATT_THREADS": THREADS,
-           **{f"ATT_{CTYPE[dt].upper()}_{name.upper()}": size
+           **{f"ATT_{CTYPE[dt.name].upper()}_{name.upper()}": size
               for dt, tiles in TILES.items() for name, size in tiles._asdict().items()}}
 
 
@@ -140,7 +141,7 @@ def _attention_prepare(be, q, k, v, key_pad_mask, scale):
     if scale is None:
         scale = 1.0 / math.sqrt(d)
     heads = BH // B
-    return q, k, v, m, dt, BH, Lq, Lk, d, heads, dt.type(scale)
+    return q, k, v, m, dt, BH, Lq, Lk, d, heads, compute_dtype(dt).type(scale)
 
 
 def _dropout_args(dt, dropout_p, seed, offset):
@@ -150,7 +151,7 @@ def _dropout_args(dt, dropout_p, seed, offset):
     if dropout_p >= 1:
         raise ValueError(f"attention: dropout_p must be in [0, 1), got {dropout_p}")
     return (np.uint64(int(seed) & (2**64 - 1)), np.uint64(int(offset) & (2**64 - 1)), threshold,
-            dt.type(keep_scale))
+            compute_dtype(dt).type(keep_scale))
 
 
 def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, dropout_p=0.0, seed=0, offset=0):
@@ -164,18 +165,21 @@ def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, drop
     backward takes the same three.
     Returns (o, lse): o like q, lse [BH, Lq] = logsumexp of the scaled, masked scores (before
     dropout).  A fully masked query row gives o = 0, lse = -inf.
+
+    dtypes: q, k, v and o share one (float32, float64 or bfloat16); lse is in its compute
+    dtype (float32 for bfloat16, as are the scores and every sum inside: o is rounded once).
     """
     be = backend_for(q, k, v, key_pad_mask)
     q, k, v, m, dt, BH, Lq, Lk, d, heads, scale = _attention_prepare(be, q, k, v, key_pad_mask, scale)
     dropout = _dropout_args(dt, dropout_p, seed, offset)
     o = be.empty((BH, Lq, d), dt)
-    lse = be.empty((BH, Lq), dt)
+    lse = be.empty((BH, Lq), compute_dtype(dt))
     if BH and Lq:
         if Lk == 0:
             o[...] = 0
             lse[...] = -np.inf
         else:
-            grid = BH * (-(-Lq // TILES[dt].bq))
+            grid = BH * (-(-Lq // TILES[compute_dtype(dt)].bq))
             be.launch("attention.cu", "attention_forward", dt, (grid,), (THREADS,),
                       (q, k, v, m, o, lse, np.int32(BH), np.int32(heads), np.int32(Lq),
                        np.int32(Lk), np.int32(d), np.int32(bool(causal)), scale, *dropout))
@@ -190,13 +194,17 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
     Same shapes/mask/causal/scale/dropout as the forward; o and lse are the forward's
     outputs and do the gradient of o.  Returns (dq, dk, dv) shaped like q, k, v.
     Fully masked query rows (lse == -inf) contribute nothing (no NaN).
+
+    dtypes: q, k, v, o, do and the gradients share one; lse is in its compute dtype (as the
+    forward returns it), and so is delta = rowsum(do * o) inside.
     """
     be = backend_for(q, k, v, o, lse, do, key_pad_mask)
     xp = be.xp
     q, k, v, m, dt, BH, Lq, Lk, d, heads, scale = _attention_prepare(be, q, k, v, key_pad_mask, scale)
     dropout = _dropout_args(dt, dropout_p, seed, offset)
     o, do, lse = contiguous(xp, o.reshape(BH, Lq, d), do.reshape(BH, Lq, d), lse.reshape(BH, Lq))
-    float_dtype(q, o, do, lse)
+    float_dtype(q, o, do)
+    check_compute_dtype("attention_backward", dt, lse=lse)
     dq = be.empty((BH, Lq, d), dt)
     dk = be.empty((BH, Lk, d), dt)
     dv = be.empty((BH, Lk, d), dt)
@@ -205,8 +213,8 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
         dk[...] = 0
         dv[...] = 0
     elif BH:
-        tiles = TILES[dt]
-        delta = be.empty((BH, Lq), dt)
+        tiles = TILES[compute_dtype(dt)]
+        delta = be.empty((BH, Lq), compute_dtype(dt))
         rows = BH * Lq
         warps = THREADS // 32
         be.launch("attention.cu", "attention_backward_delta", dt, (-(-rows // warps),),

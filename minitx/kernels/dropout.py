@@ -1,5 +1,9 @@
 """Launchers of dropout.cu: Philox dropout masks, alone or fused with a residual add or with
-bias + activation.  A mask is drawn from a (seed, offset) pair and regenerated, not stored."""
+bias + activation.  A mask is drawn from a (seed, offset) pair and regenerated, not stored.
+
+dtypes: every array of a call, and every result, has one dtype: float32, float64 or
+bfloat16 (computed in float32, each result element rounded once).  The mask is the same for
+every dtype."""
 from __future__ import annotations
 
 import math
@@ -9,7 +13,7 @@ import numpy as np
 from minitx.backend import sum_rows
 
 from ._launch import check_int32, contiguous, float_dtype, same_shape_inputs
-from ._runtime import backend_for
+from ._runtime import backend_for, compute_dtype
 
 _ACTS = {None: 0, "identity": 0, "none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 2}
 _THREADS = 256
@@ -42,7 +46,7 @@ def _dropout_launch(be, kernel, dt, arrays, n, extra, p, seed, offset):
         grid = int(max(1, min(-(-groups // _THREADS), 65535)))
         seed, offset = (np.uint64(int(v) & (2**64 - 1)) for v in (seed, offset))
         be.launch("dropout.cu", kernel, dt, (grid,), (_THREADS,),
-                  (*arrays, np.int64(n), *extra, seed, offset, thr, dt.type(keep_scale)))
+                  (*arrays, np.int64(n), *extra, seed, offset, thr, compute_dtype(dt).type(keep_scale)))
 
 
 def dropout_add_forward(x, residual, p, seed, offset=0):
@@ -112,7 +116,8 @@ def bias_act_dropout_backward(dy, x, bias, act, p, seed, offset=0):
     """Backward of :func:`bias_act_dropout_forward`: returns (dx, dbias).
 
     dx = dropout(dy) * act'(x + bias) (same regenerated mask); dbias is the
-    sum of dx over all leading axes ([cols]) or None when bias is None.
+    sum of dx over all leading axes ([cols]) or None when bias is None (for bfloat16 summed
+    in float32, then rounded once).
     """
     be = backend_for(dy, x, bias)
     x, b, dt, cols = _bias_act_prepare(be, x, bias, act)
@@ -120,7 +125,9 @@ def bias_act_dropout_backward(dy, x, bias, act, p, seed, offset=0):
     dx = be.empty(x.shape, dt)
     _dropout_launch(be, "bias_act_dropout_backward", dt, (dy, x, b, dx), x.size,
                     (np.int32(cols), np.int32(_ACTS[act])), p, seed, offset)
-    db = None
-    if b is not None:
-        db = sum_rows(dx.reshape(-1, cols)) if x.size else be.zeros((cols,), dt)
-    return dx, db
+    if b is None:
+        return dx, None
+    if not x.size:
+        return dx, be.zeros((cols,), dt)
+    rows = dx.reshape(-1, cols).astype(compute_dtype(dt), copy=False)  # a copy for bfloat16 only
+    return dx, sum_rows(rows).astype(dt, copy=False)

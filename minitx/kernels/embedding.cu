@@ -14,8 +14,10 @@
 // warp 0 adds the warps' partial sums in warp order. Every addition has the same operands in
 // the same order on every run.
 //
-// Layout: sorted_ids, order [n] int64; dy [n, dim] contiguous; dweight [num_embeddings, dim]
-// contiguous, zero-filled by the launcher (rows no lookup touches stay zero).
+// Layout: sorted_ids, order [n] int64; dy [n, dim] contiguous of T; dweight [num_embeddings, dim]
+// contiguous of compute_t<T> (float for a bfloat16 dy: the sums are never rounded to bfloat16,
+// and the table they update is a float master weight), zero-filled by the launcher (rows no
+// lookup touches stay zero).
 // padding_idx < 0 means "none".
 //
 // Grid: x strides over the sorted positions (a block whose position does not start a run
@@ -25,23 +27,24 @@
 
 template <typename T>
 __global__ void embedding_backward(const long long* __restrict__ sorted_ids, const long long* __restrict__ order,
-                                   const T* __restrict__ dy, T* __restrict__ dweight, long long n, int dim,
-                                   long long num_embeddings, long long padding_idx) {
-  __shared__ T partial[EMB_ROW_LANES][32];
+                                   const T* __restrict__ dy, mtx::compute_t<T>* __restrict__ dweight, long long n,
+                                   int dim, long long num_embeddings, long long padding_idx) {
+  using C = mtx::compute_t<T>;
+  __shared__ C partial[EMB_ROW_LANES][32];
   const int lane = threadIdx.x % 32, row_lane = threadIdx.x / 32;
   const int c = blockIdx.y * 32 + lane;
   for (long long s = blockIdx.x; s < n; s += gridDim.x) {
     const long long id = sorted_ids[s];
     // the same answer for every thread of the block, so all of them reach the barriers below
     if ((s > 0 && sorted_ids[s - 1] == id) || id < 0 || id >= num_embeddings || id == padding_idx) continue;
-    T acc = T(0);
+    C acc = C(0);
     if (c < dim)
       for (long long j = s + row_lane; j < n && sorted_ids[j] == id; j += EMB_ROW_LANES)
-        acc += dy[order[j] * dim + c];
+        acc += C(dy[order[j] * dim + c]);
     partial[row_lane][lane] = acc;
     __syncthreads();
     if (row_lane == 0 && c < dim) {
-      T total = partial[0][lane];
+      C total = partial[0][lane];
       for (int w = 1; w < EMB_ROW_LANES; ++w) total += partial[w][lane];
       dweight[id * dim + c] = total;
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._launch import check_int32, float_dtype
-from ._runtime import backend_for
+from ._runtime import backend_for, compute_dtype
 
 #: warps per block; each takes every ROW_LANES-th lookup of an id's run (embedding.cu)
 ROW_LANES = 8
@@ -22,6 +22,10 @@ def embedding_backward(ids, dy, num_embeddings, padding_idx=None):
     are counted from the end, like torch) or is out of range are skipped.
     The lookups are sorted by id first and each id's rows are added in one fixed
     order, so the same inputs give the same bits on every run (no atomics).
+
+    dtypes: dy float32, float64 or bfloat16; dweight in its compute dtype (float32 for
+    bfloat16: the sums are never rounded to bfloat16, and the table is a float32 master
+    weight).
     """
     be = backend_for(ids, dy)
     xp = be.xp
@@ -41,7 +45,7 @@ def embedding_backward(ids, dy, num_embeddings, padding_idx=None):
             pad += num_embeddings
         if not 0 <= pad < num_embeddings:
             raise ValueError(f"padding_idx {padding_idx} out of range")
-    out = be.zeros((num_embeddings, dim), dt)
+    out = be.zeros((num_embeddings, dim), compute_dtype(dt))
     if n and dim:
         check_int32(dim=dim)
         # a stable sort keeps each id's lookups in their original order (CuPy's sort always is)

@@ -11,8 +11,9 @@
 //   dw[c]   = sum_r dy[r,c] * xhat[r,c]
 //   db[c]   = sum_r dy[r,c]
 //
-// Layout: x, y, dy, dx contiguous [rows, cols]; w, b, dw, db [cols];
-// mean, rstd [rows].
+// Layout: x, y, dy, dx contiguous [rows, cols]; w, b, dw, db [cols], all of T;
+// mean, rstd [rows] and the partials part_w, part_b of compute_t<T> (float for a
+// bfloat16 T: the statistics and sums are never rounded to bfloat16).
 //
 // Kernels and thread mapping:
 //   layer_norm_forward      one block per row, threads stride over columns,
@@ -33,25 +34,27 @@
 template <typename T>
 __global__ void layer_norm_forward(const T* __restrict__ x, const T* __restrict__ w,
                                    const T* __restrict__ b, T* __restrict__ y,
-                                   T* __restrict__ mean, T* __restrict__ rstd, int rows, int cols,
-                                   T eps) {
+                                   mtx::compute_t<T>* __restrict__ mean,
+                                   mtx::compute_t<T>* __restrict__ rstd, int rows, int cols,
+                                   mtx::compute_t<T> eps) {
+  using C = mtx::compute_t<T>;
   const int row = blockIdx.x;
   if (row >= rows) return;
   const long long base = (long long)row * cols;
   const T* xr = x + base;
   T* yr = y + base;
 
-  T s = T(0);
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) s += xr[c];
-  const T mu = mtx::block_sum(s) / T(cols);
+  C s = C(0);
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) s += C(xr[c]);
+  const C mu = mtx::block_sum(s) / C(cols);
 
-  T ss = T(0);
+  C ss = C(0);
   for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    const T d = xr[c] - mu;
+    const C d = C(xr[c]) - mu;
     ss += d * d;
   }
-  const T var = mtx::block_sum(ss) / T(cols);
-  const T rs = mtx::num<T>::rsqrt(var + eps);
+  const C var = mtx::block_sum(ss) / C(cols);
+  const C rs = mtx::num<C>::rsqrt(var + eps);
 
   mtx::layer_norm_row_out(xr, w, b, yr, mu, rs, threadIdx.x, blockDim.x, cols);
   if (threadIdx.x == 0) {
@@ -62,48 +65,52 @@ __global__ void layer_norm_forward(const T* __restrict__ x, const T* __restrict_
 
 template <typename T>
 __global__ void layer_norm_backward_dx(const T* __restrict__ dy, const T* __restrict__ x,
-                                       const T* __restrict__ w, const T* __restrict__ mean,
-                                       const T* __restrict__ rstd, T* __restrict__ dx, int rows,
-                                       int cols) {
+                                       const T* __restrict__ w,
+                                       const mtx::compute_t<T>* __restrict__ mean,
+                                       const mtx::compute_t<T>* __restrict__ rstd,
+                                       T* __restrict__ dx, int rows, int cols) {
+  using C = mtx::compute_t<T>;
   const int row = blockIdx.x;
   if (row >= rows) return;
   const long long base = (long long)row * cols;
   const T* xr = x + base;
   const T* dyr = dy + base;
   T* dxr = dx + base;
-  const T mu = mean[row];
-  const T rs = rstd[row];
+  const C mu = mean[row];
+  const C rs = rstd[row];
 
-  T sg = T(0), sgx = T(0);
+  C sg = C(0), sgx = C(0);
   for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    const T g = w ? dyr[c] * w[c] : dyr[c];
+    const C g = w ? C(dyr[c]) * C(w[c]) : C(dyr[c]);
     sg += g;
-    sgx += g * (xr[c] - mu) * rs;
+    sgx += g * (C(xr[c]) - mu) * rs;
   }
-  const T mean_g = mtx::block_sum(sg) / T(cols);
-  const T mean_gx = mtx::block_sum(sgx) / T(cols);
+  const C mean_g = mtx::block_sum(sg) / C(cols);
+  const C mean_gx = mtx::block_sum(sgx) / C(cols);
 
   for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    const T g = w ? dyr[c] * w[c] : dyr[c];
-    const T xhat = (xr[c] - mu) * rs;
-    dxr[c] = rs * (g - mean_g - xhat * mean_gx);
+    const C g = w ? C(dyr[c]) * C(w[c]) : C(dyr[c]);
+    const C xhat = (C(xr[c]) - mu) * rs;
+    dxr[c] = T(rs * (g - mean_g - xhat * mean_gx));
   }
 }
 
 template <typename T>
 __global__ void layer_norm_backward_dwdb_partial(const T* __restrict__ dy,
                                                  const T* __restrict__ x,
-                                                 const T* __restrict__ mean,
-                                                 const T* __restrict__ rstd,
-                                                 T* __restrict__ part_w, T* __restrict__ part_b,
+                                                 const mtx::compute_t<T>* __restrict__ mean,
+                                                 const mtx::compute_t<T>* __restrict__ rstd,
+                                                 mtx::compute_t<T>* __restrict__ part_w,
+                                                 mtx::compute_t<T>* __restrict__ part_b,
                                                  int rows, int cols) {
+  using C = mtx::compute_t<T>;
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col >= cols) return;  // no barriers below
-  T aw = T(0), ab = T(0);
+  C aw = C(0), ab = C(0);
   for (int r = blockIdx.y; r < rows; r += gridDim.y) {
     const long long i = (long long)r * cols + col;
-    const T g = dy[i];
-    aw += g * (x[i] - mean[r]) * rstd[r];
+    const C g = dy[i];
+    aw += g * (C(x[i]) - mean[r]) * rstd[r];
     ab += g;
   }
   const long long o = (long long)blockIdx.y * cols + col;
@@ -112,16 +119,18 @@ __global__ void layer_norm_backward_dwdb_partial(const T* __restrict__ dy,
 }
 
 template <typename T>
-__global__ void layer_norm_backward_dwdb_reduce(const T* __restrict__ part_w,
-                                                const T* __restrict__ part_b, T* __restrict__ dw,
-                                                T* __restrict__ db, int parts, int cols) {
+__global__ void layer_norm_backward_dwdb_reduce(const mtx::compute_t<T>* __restrict__ part_w,
+                                                const mtx::compute_t<T>* __restrict__ part_b,
+                                                T* __restrict__ dw, T* __restrict__ db, int parts,
+                                                int cols) {
+  using C = mtx::compute_t<T>;
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col >= cols) return;
-  T aw = T(0), ab = T(0);
+  C aw = C(0), ab = C(0);
   for (int p = 0; p < parts; ++p) {
     aw += part_w[(long long)p * cols + col];
     ab += part_b[(long long)p * cols + col];
   }
-  dw[col] = aw;
-  db[col] = ab;
+  dw[col] = T(aw);
+  db[col] = T(ab);
 }

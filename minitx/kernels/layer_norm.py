@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._launch import contiguous, float_dtype, launch_rows, rows_cols
-from ._runtime import backend_for
+from ._launch import check_compute_dtype, contiguous, float_dtype, launch_rows, rows_cols
+from ._runtime import backend_for, compute_dtype
 
 _PARAM_THREADS = 128  # threads (one column each) of the dw/db kernels
 
@@ -12,9 +12,12 @@ _PARAM_THREADS = 128  # threads (one column each) of the dw/db kernels
 def layer_norm_forward(x, weight=None, bias=None, eps=1e-5):
     """Layer norm over the last axis.
 
-    x: [..., cols]; weight, bias: [cols] or None.  Returns (y, mean, rstd) with
+    x: [..., cols]; weight, bias: [cols] or None, x's dtype.  Returns (y, mean, rstd) with
     y shaped like x and mean, rstd shaped x.shape[:-1] (save them for the
     backward).  Variance is the biased (1/cols) two-pass variance.
+
+    dtypes: x, weight, bias and y share one (float32, float64 or bfloat16); mean and rstd
+    are in its compute dtype, float32 for bfloat16: statistics are never rounded to bfloat16.
     """
     be = backend_for(x, weight, bias)
     x, w, b = contiguous(be.xp, x, weight, bias)
@@ -25,12 +28,13 @@ def layer_norm_forward(x, weight=None, bias=None, eps=1e-5):
     for name, p in (("weight", w), ("bias", b)):
         if p is not None and p.size != cols:
             raise ValueError(f"{name} must have {cols} elements, got shape {p.shape}")
+    ct = compute_dtype(dt)
     y = be.empty(x.shape, dt)
-    mean = be.empty(x.shape[:-1], dt)
-    rstd = be.empty(x.shape[:-1], dt)
+    mean = be.empty(x.shape[:-1], ct)
+    rstd = be.empty(x.shape[:-1], ct)
     if rows:
         launch_rows(be, "layer_norm.cu", "layer_norm_forward", dt, (x, w, b, y, mean, rstd),
-                    rows, cols, (dt.type(eps),))
+                    rows, cols, (ct.type(eps),))
     return y, mean, rstd
 
 
@@ -42,10 +46,16 @@ def layer_norm_backward(dy, x, weight, mean, rstd, param_grads=True):
     dweight = sum over rows of dy * xhat and dbias = sum over rows of dy (both
     [cols], computed deterministically with per-block partials + a second
     reduction kernel, no atomics).  With param_grads=False they are None.
+
+    dtypes: dy, x, weight and the returned gradients share one; mean and rstd are in its
+    compute dtype (as the forward returns them).  With bfloat16 the sums over rows are
+    float32 partials, and each gradient is rounded to bfloat16 once.
     """
     be = backend_for(dy, x, weight, mean, rstd)
     dy, x, w, mean, rstd = contiguous(be.xp, dy, x, weight, mean, rstd)
-    dt = float_dtype(x, dy, w, mean, rstd)
+    dt = float_dtype(x, dy, w)
+    check_compute_dtype("layer_norm_backward", dt, mean=mean, rstd=rstd)
+    ct = compute_dtype(dt)
     rows, cols = rows_cols(x)
     if dy.shape != x.shape or mean.size != rows or rstd.size != rows:
         raise ValueError("layer_norm_backward: inconsistent shapes")
@@ -62,8 +72,8 @@ def layer_norm_backward(dy, x, weight, mean, rstd, param_grads=True):
     db = be.empty((cols,), dt)
     col_blocks = -(-cols // _PARAM_THREADS)
     parts = int(max(1, min(rows, 256, -(-512 // col_blocks))))
-    part_w = be.empty((parts, cols), dt)
-    part_b = be.empty((parts, cols), dt)
+    part_w = be.empty((parts, cols), ct)
+    part_b = be.empty((parts, cols), ct)
     be.launch("layer_norm.cu", "layer_norm_backward_dwdb_partial", dt, (col_blocks, parts),
               (_PARAM_THREADS,), (dy, x, mean, rstd, part_w, part_b, np.int32(rows), np.int32(cols)))
     be.launch("layer_norm.cu", "layer_norm_backward_dwdb_reduce", dt, (col_blocks,),

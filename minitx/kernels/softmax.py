@@ -6,9 +6,10 @@ from ._runtime import backend_for
 
 
 def softmax_forward(x):
-    """``y = softmax(x)`` over the last axis of x (float [..., cols], any row length).
+    """``y = softmax(x)`` over the last axis of x ([..., cols], any row length).
 
-    A row that is all -inf gives all zeros.  Returns y with x's shape and dtype.
+    x: float32, float64 or bfloat16 (computed in float32, y rounded once).  A row that
+    is all -inf gives all zeros.  Returns y with x's shape and dtype.
     """
     be = backend_for(x)
     x, dt = same_shape_inputs(be.xp, x)
@@ -22,7 +23,8 @@ def softmax_forward(x):
 def softmax_backward(y, dy):
     """Gradient of :func:`softmax_forward`: ``dx = y * (dy - sum(dy * y))``.
 
-    y: the forward output; dy: upstream gradient, same shape.  Returns dx.
+    y: the forward output; dy: upstream gradient, same shape and dtype.  Returns dx in
+    that dtype (bfloat16: computed in float32, rounded once).
     """
     be = backend_for(y, dy)
     y, dy, dt = same_shape_inputs(be.xp, y, dy)

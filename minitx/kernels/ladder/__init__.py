@@ -28,6 +28,8 @@ RUNGS = {
 KERNELS = {f"ladder/{rung}.cu": (rung,) for rungs in RUNGS.values() for rung in rungs}
 
 _THREADS = 128  # v1: rows per block; v3: 4 warps, so 4 rows per block
+#: The rungs are instantiated for float and double only (the kernels they lead to take bfloat16 too).
+_DTYPES = ("float32", "float64")
 
 
 def _launch_rung(be, ladder, rung, dt, arrays, rows, cols, extra=()):
@@ -52,7 +54,7 @@ def softmax(rung, x):
     """Softmax over the last axis of x computed by ``rung`` (e.g. 'softmax_v2')."""
     be = backend_for(x)
     (x,) = contiguous(be.xp, x)
-    dt = float_dtype(x)
+    dt = float_dtype(x, allowed=_DTYPES)
     rows, cols = rows_cols(x)
     y = be.empty(x.shape, dt)
     if x.size:
@@ -65,7 +67,7 @@ def layer_norm(rung, x, weight=None, bias=None, eps=1e-5):
     as :func:`minitx.kernels.layer_norm_forward` returns them."""
     be = backend_for(x, weight, bias)
     x, w, b = contiguous(be.xp, x, weight, bias)
-    dt = float_dtype(x, w, b)
+    dt = float_dtype(x, w, b, allowed=_DTYPES)
     rows, cols = rows_cols(x)
     y = be.empty(x.shape, dt)
     mean, rstd = be.empty(x.shape[:-1], dt), be.empty(x.shape[:-1], dt)
