@@ -1,8 +1,8 @@
 """Hand-written fused CUDA kernels for minitx.
 
 The ``.cu`` files in this directory are compiled at run time by CuPy
-(``cupy.RawModule`` + ``name_expressions`` for the ``float``/``double`` template
-instantiations), lazily and once per (file, dtype).  Each has its launchers in
+(``cupy.RawModule`` + ``name_expressions`` for the ``float``, ``double`` and
+``mtx::bfloat16`` template instantiations), lazily and once per (file, dtype).  Each has its launchers in
 the Python module beside it (``softmax.py`` next to ``softmax.cu``, ...), all
 re-exported here; ``_launch.py`` holds what they share.
 
@@ -99,7 +99,11 @@ def enabled(*arrays) -> bool:
     """True when the fused path may run on these arrays: the fused path is
     allowed, and every array is a CuPy float32/float64 array on a present GPU
     (or, inside :func:`emulate_on_cpu`, a NumPy one), all of one dtype (the
-    launchers compute in a single dtype).  ``None`` entries are ignored."""
+    launchers compute in a single dtype).  ``None`` entries are ignored.
+
+    bfloat16 arrays get False: the launchers take them, but with float32
+    statistics beside them (mean, lse, ...), which the ops' calls do not pass
+    yet."""
     if not fused_allowed():
         return False
     present = [a for a in arrays if a is not None]

@@ -1,4 +1,5 @@
-"""Independent NumPy references for the kernel tests (float64 math).
+"""Independent NumPy references for the kernel tests (float64 math; the bfloat16 tests
+round their results to bfloat16 through float32 with ml_dtypes, as the kernels store).
 
 :func:`adam` uses only array methods and operators, so the GPU tests call it
 with CuPy arrays too."""
@@ -78,16 +79,28 @@ def attention(q, k, v, keep, scale, z=None):
     o = (p * z) @ v
     lse = np.where(dead, -np.inf, np.where(dead, 0, m) + np.log(np.where(total == 0, 1.0, total)))[..., 0]
 
-    def backward(do):
+    def backward(do, o_saved=None):
+        """o_saved: the o the forward returned, when it was rounded (bfloat16): the kernels'
+        delta = rowsum(do * o) is then that o's, as its contract says."""
         do = np.asarray(do, np.float64)
         dp = (do @ v.transpose(0, 2, 1)) * z
-        ds = p * (dp - (dp * p).sum(-1, keepdims=True))
+        delta = (dp * p).sum(-1, keepdims=True) if o_saved is None else \
+            (do * np.asarray(o_saved, np.float64)).sum(-1, keepdims=True)
+        ds = p * (dp - delta)
         dq = scale * ds @ k
         dk = scale * ds.transpose(0, 2, 1) @ q
         dv = (p * z).transpose(0, 2, 1) @ do
         return dq, dk, dv
 
     return o, lse, backward
+
+
+def bfloat16_ulp(a):
+    """The spacing of bfloat16 numbers at |a| (8 significant bits: 2^(e - 7) for |a| in
+    [2^e, 2^(e+1))), at least that of the smallest normal, 2^-133."""
+    a = np.abs(np.asarray(a, np.float64))
+    e = np.floor(np.log2(np.maximum(a, 2.0**-126)))
+    return 2.0 ** (e - 7)
 
 
 def attention_keep(BH, Lq, Lk, kpm=None, causal=False):

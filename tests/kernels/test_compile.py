@@ -16,7 +16,12 @@ CU_FILES = sorted(p.name for p in _runtime.KERNEL_DIR.glob("*.cu"))
 #: every .cu file, the ladder's rungs included, and its kernels
 ALL_KERNELS = {**_runtime.KERNELS, **ladder.KERNELS}
 GENCODE = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90"]
-DTYPES = ("float", "double")
+
+
+def ctypes_of(name):
+    """The template arguments a file's kernels are instantiated for: float, double and
+    mtx::bfloat16 for the product's files, float and double for the ladder's rungs."""
+    return _runtime.instantiated_ctypes(_runtime.KERNEL_DIR / name)
 
 
 def test_every_cu_file_is_registered():
@@ -50,7 +55,7 @@ def test_cu_files_do_not_use_the_cpu_header():
 
 
 def _instantiation_unit(name: str) -> str:
-    refs = ", ".join(f"(void*)&{k}<{t}>" for k in ALL_KERNELS[name] for t in DTYPES)
+    refs = ", ".join(f"(void*)&{k}<{t}>" for k in ALL_KERNELS[name] for t in ctypes_of(name))
     return (f'#include "{_runtime.KERNEL_DIR / name}"\n'
             f"// host-side references force every template instantiation\n"
             f"void* minitx_kernel_refs[] = {{{refs}}};\n")
@@ -75,7 +80,7 @@ def test_nvcc_compiles_all_kernels_for_sm80_sm90():
                 failures.append(f"--- {name}\n{out[-4000:]}")
                 continue
             entries = len(re.findall(r"Compiling entry function", out))
-            expected = 2 * len(DTYPES) * len(ALL_KERNELS[name])
+            expected = 2 * len(ctypes_of(name)) * len(ALL_KERNELS[name])
             if entries != expected:
                 failures.append(f"--- {name}: {entries} kernels compiled, expected {expected}")
             spills = [int(s) for s in re.findall(r"(\d+) bytes spill stores", out)]
@@ -93,7 +98,7 @@ def test_nvrtc_compiles_what_cupy_will_compile(name):
     src = _runtime.load_source(name)
     assert not re.search(r"^\s*#\s*include", src, re.M), "local includes must be pasted in"
     for arch in ("compute_80", "compute_90"):
-        for ctype in DTYPES:
+        for ctype in ctypes_of(name):
             exprs = _runtime.name_expressions(name, ctype, ALL_KERNELS[name])
             ok, log, lowered = _nvrtc.compile_source(
                 NVRTC, src, name, [*_runtime.NVRTC_OPTIONS, *_runtime.define_flags(name), f"-arch={arch}"],
@@ -103,9 +108,10 @@ def test_nvrtc_compiles_what_cupy_will_compile(name):
 
 
 def test_the_kernels_readme_table_and_the_package_exports_agree_with_the_code():
-    """The kernel list is stated once, in _runtime.KERNELS (file -> kernels), and the launchers
-    once, as the functions of the module beside each .cu: the README's table must list exactly
-    those, and minitx.kernels must export every launcher."""
+    """The kernel list is stated once, in _runtime.KERNELS (file -> kernels), the types they are
+    instantiated for once, in _runtime.CTYPES, and the launchers once, as the functions of the
+    module beside each .cu: the README's table must list exactly those, and minitx.kernels must
+    export every launcher and nothing it does not have."""
     import importlib
     import inspect
     import re
@@ -113,6 +119,12 @@ def test_the_kernels_readme_table_and_the_package_exports_agree_with_the_code():
     import minitx.kernels as K
 
     text = (_runtime.KERNEL_DIR / "README.md").read_text()
+    header = re.search(r"^\| file \| kernels \((.*?)\) \|", text, re.M)
+    assert header and re.findall(r"`<([\w:]+)>`", header.group(1)) == list(_runtime.CTYPES), \
+        "the README table's header must name the types of _runtime.CTYPES"
+    assert len(set(K.__all__)) == len(K.__all__), "minitx.kernels.__all__ lists a name twice"
+    missing = [name for name in K.__all__ if not hasattr(K, name)]
+    assert not missing, f"minitx.kernels.__all__ lists names it does not have: {missing}"
     rows = re.findall(r"^\| `(\w+\.cu)` \| (.*?) \| (.*?) \|$", text, re.M)
     assert sorted(cu for cu, _, _ in rows) == sorted(_runtime.KERNELS)
     for cu, kernels_column, launchers_column in rows:
