@@ -333,6 +333,87 @@ def test_gpu_and_cpu_emulation_agree(cp, cpu):
     np.testing.assert_allclose(cp.asnumpy(o_gpu), o_cpu, rtol=1e-12, atol=1e-13)
 
 
+def test_bfloat16_launchers_on_the_gpu_agree_with_the_cpu_emulation(cp, cpu):
+    """Every launcher on bfloat16 CuPy arrays gives what the CPU emulation gives on the same
+    arrays (the emulation is proven against the references in test_bfloat16.py): bfloat16
+    results within 1 bfloat16 ulp + 1e-5 (the GPU's expf, logf and tanhf differ from glibc's in
+    float32's last bits, which can carry a result across a rounding midpoint, and sums of O(1)
+    terms that cancel keep float32's error of the terms), float32 results to float32's
+    tolerance, the embedding gradient (float32 sums in one fixed order) bit for bit."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf = np.dtype(ml_dtypes.bfloat16)
+    rng = np.random.default_rng(12)
+
+    def host(*shape, scale=1.0):
+        return (rng.standard_normal(shape) * scale).astype(np.float32).astype(bf)
+
+    def to_gpu(a):
+        if isinstance(a, list):
+            return [to_gpu(e) for e in a]
+        return cp.asarray(a) if isinstance(a, np.ndarray) else a
+
+    def both(launcher, *args, **kwargs):
+        """(GPU result, CPU result) of launcher on args (NumPy arrays, alone or in lists, copied
+        to the GPU)."""
+        return launcher(*map(to_gpu, args), **kwargs), launcher(*args, **kwargs)
+
+    def agree(gpu, cpu_result):
+        got = cp.asnumpy(gpu)
+        assert got.dtype == cpu_result.dtype, (got.dtype, cpu_result.dtype)
+        g, c = got.astype(np.float64), cpu_result.astype(np.float64)
+        if got.dtype == bf:
+            np.testing.assert_array_equal(np.isnan(g), np.isnan(c))
+            ok = np.isnan(c) | (g == c) | (np.abs(g - c) <= ref.bfloat16_ulp(c) + 1e-5)
+            assert ok.all(), f"{int((~ok).sum())} elements beyond 1 bfloat16 ulp"
+        else:
+            np.testing.assert_allclose(g, c, rtol=1e-4, atol=1e-5)
+
+    x, dy = host(64, 1000, scale=3), host(64, 1000)
+    y = both(K.softmax_forward, x)
+    agree(*y)
+    agree(*both(K.softmax_backward, y[1], dy))
+    w, b = host(1000), host(1000)
+    for gpu_out, cpu_out in zip(*both(K.layer_norm_forward, x, w, b, 1e-5)):
+        agree(gpu_out, cpu_out)
+    _, mean, rstd = K.layer_norm_forward(x, w, b, 1e-5)
+    for gpu_out, cpu_out in zip(*both(K.layer_norm_backward, dy, x, w, mean, rstd)):
+        agree(gpu_out, cpu_out)
+    t = rng.integers(0, 1000, 64)
+    t[3] = -100
+    for gpu_out, cpu_out in zip(*both(K.cross_entropy_forward, x, t, -100, 0.1)):
+        agree(gpu_out, cpu_out)
+    _, lse = K.cross_entropy_forward(x, t, -100, 0.1)
+    agree(*both(K.cross_entropy_backward, x, t, lse, rng.standard_normal(64).astype(np.float32), -100, 0.1))
+    q, k, v, do = host(8, 40, 64), host(8, 33, 64), host(8, 33, 64), host(8, 40, 64)
+    kpm = rng.random((2, 33)) < 0.8
+    drop = dict(key_pad_mask=kpm, dropout_p=0.1, seed=5, offset=9)
+    for gpu_out, cpu_out in zip(*both(K.attention_forward, q, k, v, **drop)):
+        agree(gpu_out, cpu_out)
+    o, lse = K.attention_forward(q, k, v, **drop)
+    for gpu_out, cpu_out in zip(*both(K.attention_backward, q, k, v, o, lse, do, **drop)):
+        agree(gpu_out, cpu_out)
+    agree(*both(K.dropout_add_forward, x, dy, 0.1, 3, 4))
+    agree(*both(K.dropout_apply, x, 0.1, 3, 4))
+    agree(*both(K.bias_act_dropout_forward, x, w, "gelu", 0.1, 3, 4))
+    for gpu_out, cpu_out in zip(*both(K.bias_act_dropout_backward, dy, x, w, "gelu", 0.1, 3, 4)):
+        agree(gpu_out, cpu_out)
+    grads = [host(3), host(70000), host(513, 129)]
+    agree(*both(K.grad_norm, grads))
+    gpu_counts, cpu_counts = both(K.nonfinite_counts, grads)
+    np.testing.assert_array_equal(gpu_counts, cpu_counts)
+    params = [rng.standard_normal(g.shape).astype(np.float32) for g in grads]
+    ms, vs = [np.zeros_like(p) for p in params], [np.full_like(p, 1e-3) for p in params]
+    dev = [to_gpu(arrays) for arrays in (params, grads, ms, vs)]
+    K.adam_step(*dev, lr=1e-3, weight_decay=0.01, decoupled=True, step=2)
+    K.adam_step(params, grads, ms, vs, lr=1e-3, weight_decay=0.01, decoupled=True, step=2)
+    for gpu_arrays, cpu_arrays in ((dev[0], params), (dev[2], ms), (dev[3], vs)):
+        for gpu_out, cpu_out in zip(gpu_arrays, cpu_arrays):
+            agree(gpu_out, cpu_out)
+    ids = rng.integers(0, 50, (16, 40))
+    g_emb, c_emb = both(K.embedding_backward, ids, host(16, 40, 96), 50, 3)
+    np.testing.assert_array_equal(cp.asnumpy(g_emb), c_emb)
+
+
 # ------------------------------------------------ ops on CuPy arrays: fused vs use_fused(False)
 OP_CASES = {
     "softmax": lambda dt: dispatch.softmax_case((64, 37, 33), dt),
