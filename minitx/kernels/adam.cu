@@ -18,11 +18,10 @@
 //   p -= lr * (m / bias_corr1) / (sqrt(v / bias_corr2) + eps)
 //   with bias_corr1 = 1 - beta1^step and bias_corr2 = 1 - beta2^step from the host.
 //   params, exp_avgs, exp_avg_sqs are updated in place (=); grads are read only.
-//   T is the gradients' storage type; parameters and moments are compute_t<T>: with bfloat16
-//   gradients they stay float (the master weights), and every step is computed in float.
+//   S is the gradients' storage type; parameters and moments are T = compute_t<S>: with
+//   bfloat16 gradients they stay float (the master weights), and every step is computed in float.
 //
-// Gradient norm (deterministic, no atomics):
-//   (tensors of T; partials and the norm in compute_t<T>)
+// Gradient norm (deterministic, no atomics; tensors of S, partials and the norm of T):
 //   sumsq_partial    same work table; block b writes partial[b] = sum of x^2
 //                    over its chunk (block reduction)            (=)
 //   sumsq_finalize   one block sums the partials and writes
@@ -36,94 +35,93 @@
 // Thread mapping: threads of block b stride over its chunk.
 #include "common.cuh"
 
-template <typename T>
-__global__ void adam_step(mtx::compute_t<T>* const* __restrict__ params,
-                          const T* const* __restrict__ grads,
-                          mtx::compute_t<T>* const* __restrict__ exp_avgs,
-                          mtx::compute_t<T>* const* __restrict__ exp_avg_sqs,
+template <typename S>
+__global__ void adam_step(mtx::compute_t<S>* const* __restrict__ params,
+                          const S* const* __restrict__ grads,
+                          mtx::compute_t<S>* const* __restrict__ exp_avgs,
+                          mtx::compute_t<S>* const* __restrict__ exp_avg_sqs,
                           const long long* __restrict__ sizes,
                           const int* __restrict__ block_tensor,
                           const long long* __restrict__ block_start, int nblocks, int chunk,
-                          mtx::compute_t<T> lr, mtx::compute_t<T> beta1, mtx::compute_t<T> beta2,
-                          mtx::compute_t<T> eps, mtx::compute_t<T> weight_decay, int decoupled,
-                          mtx::compute_t<T> bias_corr1, mtx::compute_t<T> bias_corr2) {
-  using C = mtx::compute_t<T>;
+                          mtx::compute_t<S> lr, mtx::compute_t<S> beta1, mtx::compute_t<S> beta2,
+                          mtx::compute_t<S> eps, mtx::compute_t<S> weight_decay, int decoupled,
+                          mtx::compute_t<S> bias_corr1, mtx::compute_t<S> bias_corr2) {
+  using T = mtx::compute_t<S>;
   const int b = blockIdx.x;
   if (b >= nblocks) return;
   const int t = block_tensor[b];
   const long long start = block_start[b];
   const long long end = mtx::lmin(start + chunk, sizes[t]);
-  C* p = params[t];
-  const T* g = grads[t];
-  C* m = exp_avgs[t];
-  C* v = exp_avg_sqs[t];
+  T* p = params[t];
+  const S* g = grads[t];
+  T* m = exp_avgs[t];
+  T* v = exp_avg_sqs[t];
   for (long long i = start + threadIdx.x; i < end; i += blockDim.x) {
-    C pi = p[i];
-    C gi = g[i];
+    T pi = p[i];
+    T gi = g[i];
     if (decoupled) {
       pi -= lr * weight_decay * pi;
     } else {
       gi += weight_decay * pi;
     }
-    const C mi = beta1 * m[i] + (C(1) - beta1) * gi;
-    const C vi = beta2 * v[i] + (C(1) - beta2) * gi * gi;
+    const T mi = beta1 * m[i] + (T(1) - beta1) * gi;
+    const T vi = beta2 * v[i] + (T(1) - beta2) * gi * gi;
     m[i] = mi;
     v[i] = vi;
-    pi -= lr * (mi / bias_corr1) / (mtx::num<C>::sqrt(vi / bias_corr2) + eps);
+    pi -= lr * (mi / bias_corr1) / (mtx::num<T>::sqrt(vi / bias_corr2) + eps);
     p[i] = pi;
   }
 }
 
-template <typename T>
-__global__ void sumsq_partial(const T* const* __restrict__ tensors,
+template <typename S>
+__global__ void sumsq_partial(const S* const* __restrict__ tensors,
                               const long long* __restrict__ sizes,
                               const int* __restrict__ block_tensor,
                               const long long* __restrict__ block_start, int nblocks, int chunk,
-                              mtx::compute_t<T>* __restrict__ partial) {
-  using C = mtx::compute_t<T>;
+                              mtx::compute_t<S>* __restrict__ partial) {
+  using T = mtx::compute_t<S>;
   const int b = blockIdx.x;
   if (b >= nblocks) return;
   const int t = block_tensor[b];
   const long long start = block_start[b];
   const long long end = mtx::lmin(start + chunk, sizes[t]);
-  const T* x = tensors[t];
-  C s = C(0);
-  for (long long i = start + threadIdx.x; i < end; i += blockDim.x) s += C(x[i]) * C(x[i]);
+  const S* x = tensors[t];
+  T s = T(0);
+  for (long long i = start + threadIdx.x; i < end; i += blockDim.x) s += x[i] * x[i];
   s = mtx::block_sum(s);
   if (threadIdx.x == 0) partial[b] = s;
 }
 
-template <typename T>
-__global__ void sumsq_finalize(const mtx::compute_t<T>* __restrict__ partial, int n,
-                               mtx::compute_t<T>* __restrict__ out) {
-  using C = mtx::compute_t<T>;
+template <typename S>
+__global__ void sumsq_finalize(const mtx::compute_t<S>* __restrict__ partial, int n,
+                               mtx::compute_t<S>* __restrict__ out) {
+  using T = mtx::compute_t<S>;
   if (blockIdx.x != 0) return;
-  C s = C(0);
+  T s = T(0);
   for (int i = threadIdx.x; i < n; i += blockDim.x) s += partial[i];
   s = mtx::block_sum(s);
-  if (threadIdx.x == 0) out[0] = mtx::num<C>::sqrt(s);
+  if (threadIdx.x == 0) out[0] = mtx::num<T>::sqrt(s);
 }
 
-template <typename T>
-__global__ void nonfinite_partial(const T* const* __restrict__ tensors,
+template <typename S>
+__global__ void nonfinite_partial(const S* const* __restrict__ tensors,
                                   const long long* __restrict__ sizes,
                                   const int* __restrict__ block_tensor,
                                   const long long* __restrict__ block_start, int nblocks, int chunk,
-                                  mtx::compute_t<T>* __restrict__ partial) {
-  using C = mtx::compute_t<T>;
+                                  mtx::compute_t<S>* __restrict__ partial) {
+  using T = mtx::compute_t<S>;
   const int b = blockIdx.x;
   if (b >= nblocks) return;
   const int t = block_tensor[b];
   const long long start = block_start[b];
   const long long end = mtx::lmin(start + chunk, sizes[t]);
-  const T* x = tensors[t];
-  C count = C(0);
+  const S* x = tensors[t];
+  T count = T(0);
   for (long long i = start + threadIdx.x; i < end; i += blockDim.x) {
     // 0 for a finite x; NaN for NaN and for +-inf (inf - inf). Exact IEEE arithmetic is what
     // makes this hold: no fast-math option is passed to NVRTC, nvcc or g++.
-    const C xi = x[i];
-    const C d = xi - xi;
-    if (d != d) count += C(1);
+    const T d = x[i] - x[i];
+    if (d != d) count += T(1);
   }
   count = mtx::block_sum(count);
   if (threadIdx.x == 0) partial[b] = count;

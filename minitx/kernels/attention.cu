@@ -2,9 +2,10 @@
 // (FlashAttention-2 style: no [Lq, Lk] matrix is ever stored in global memory).
 //
 // Shapes (all contiguous):
-//   q, o, do, dq [BH, Lq, d];  k, v, dk, dv [BH, Lk, d]  of T (float, double or bfloat16);
-//   lse, delta [BH, Lq] of C = compute_t<T> (float for bfloat16), the type every tile in
-//   shared memory, every score and every sum is held in; outputs are rounded to T once.
+//   q, o, do, dq [BH, Lq, d];  k, v, dk, dv [BH, Lk, d]  of S (float, double or bfloat16);
+//   lse, delta [BH, Lq] of T = compute_t<S> (float for bfloat16), the type every tile in
+//   shared memory (so bfloat16 uses float's tiles), every score and every sum is held in;
+//   outputs are rounded to S once.
 //   key_pad_mask: NULL or uint8 [B, Lk] with BH = B * heads; batch of row bh is
 //                 bh / heads; nonzero = the key may be attended to.
 //   causal: query i may see key j only if j <= i (top-left aligned, as
@@ -69,9 +70,6 @@ struct AttnTiles<double> {
   static constexpr int BQ = ATT_DOUBLE_BQ, BK = ATT_DOUBLE_BK;
   static constexpr int BQB = ATT_DOUBLE_BQB, BKB = ATT_DOUBLE_BKB;
 };
-// bfloat16 arrays are staged in shared memory as float (their compute type): float's tiles
-template <>
-struct AttnTiles<mtx::bfloat16> : AttnTiles<float> {};
 static_assert(AttnTiles<float>::BK <= 32 && AttnTiles<double>::BK <= 32,
               "the forward's online softmax holds one score per warp lane");
 
@@ -86,27 +84,27 @@ __device__ __forceinline__ bool attn_allowed(int qi, int kj, int Lq, int Lk,
 // The dropout on the weights of one launch: z for element (row, j) of P [BH * Lq, Lk] is
 // keep_scale or 0 by the Philox draw of flat index row * Lk + j; without dropout
 // (threshold == 0) z = 1 and no number is drawn.
-template <typename C>
+template <typename T>
 struct AttnDropout {
   unsigned long long seed, offset;
   unsigned int threshold;
-  C keep_scale;
-  __device__ __forceinline__ C z(long long row, int Lk, int j) const {
-    if (threshold == 0) return C(1);
-    return dropout_keep(row * Lk + j, seed, offset, threshold) ? keep_scale : C(0);
+  T keep_scale;
+  __device__ __forceinline__ T z(long long row, int Lk, int j) const {
+    if (threshold == 0) return T(1);
+    return dropout_keep(row * Lk + j, seed, offset, threshold) ? keep_scale : T(0);
   }
 };
 
-// Copy `nrows` rows (starting at row0 of a [L, d] matrix of T) into a padded shared
+// Copy `nrows` rows (starting at row0 of a [L, d] matrix of S) into a padded shared
 // tile of the compute type; rows past L are zero-filled so that 0 * tile stays finite.
-template <typename T, int NR>
-__device__ __forceinline__ void attn_load_tile(mtx::compute_t<T> (*dst)[ATT_PAD],
-                                               const T* __restrict__ src, int row0, int L, int d) {
-  using C = mtx::compute_t<T>;
+template <typename S, int NR>
+__device__ __forceinline__ void attn_load_tile(mtx::compute_t<S> (*dst)[ATT_PAD],
+                                               const S* __restrict__ src, int row0, int L, int d) {
+  using T = mtx::compute_t<S>;
   for (int e = threadIdx.x; e < NR * d; e += blockDim.x) {
     const int r = e / d, c = e - r * d;
     const int gr = row0 + r;
-    dst[r][c] = (gr < L) ? C(src[(long long)gr * d + c]) : C(0);
+    dst[r][c] = (gr < L) ? T(src[(long long)gr * d + c]) : T(0);
   }
 }
 
@@ -116,31 +114,31 @@ __device__ __forceinline__ const unsigned char* attn_kpm_row(const unsigned char
   return key_pad_mask ? key_pad_mask + (long long)(bh / heads) * Lk : nullptr;
 }
 
-template <typename C>
-__device__ __forceinline__ C attn_dot(const C* a, const C* b, int d) {
-  C s = C(0);
+template <typename T>
+__device__ __forceinline__ T attn_dot(const T* a, const T* b, int d) {
+  T s = T(0);
   for (int c = 0; c < d; ++c) s += a[c] * b[c];
   return s;
 }
 
-template <typename T>
+template <typename S>
 __global__ void __launch_bounds__(ATT_THREADS)
-    attention_forward(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
-                      const unsigned char* __restrict__ key_pad_mask, T* __restrict__ o,
-                      mtx::compute_t<T>* __restrict__ lse, int BH, int heads, int Lq, int Lk, int d,
-                      int causal, mtx::compute_t<T> scale, unsigned long long seed,
+    attention_forward(const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
+                      const unsigned char* __restrict__ key_pad_mask, S* __restrict__ o,
+                      mtx::compute_t<S>* __restrict__ lse, int BH, int heads, int Lq, int Lk, int d,
+                      int causal, mtx::compute_t<S> scale, unsigned long long seed,
                       unsigned long long offset, unsigned int threshold,
-                      mtx::compute_t<T> keep_scale) {
-  using C = mtx::compute_t<T>;
+                      mtx::compute_t<S> keep_scale) {
+  using T = mtx::compute_t<S>;
   constexpr int BQ = AttnTiles<T>::BQ;
   constexpr int BK = AttnTiles<T>::BK;
-  __shared__ C Qs[BQ][ATT_PAD];
-  __shared__ C Ks[BK][ATT_PAD];
-  __shared__ C Vs[BK][ATT_PAD];
-  __shared__ C Ps[BQ][BK + 1];
-  __shared__ C row_m[BQ];
-  __shared__ C row_l[BQ];
-  __shared__ C row_alpha[BQ];
+  __shared__ T Qs[BQ][ATT_PAD];
+  __shared__ T Ks[BK][ATT_PAD];
+  __shared__ T Vs[BK][ATT_PAD];
+  __shared__ T Ps[BQ][BK + 1];
+  __shared__ T row_m[BQ];
+  __shared__ T row_l[BQ];
+  __shared__ T row_alpha[BQ];
 
   const int ntiles = (Lq + BQ - 1) / BQ;
   const int bh = blockIdx.x / ntiles;
@@ -148,33 +146,33 @@ __global__ void __launch_bounds__(ATT_THREADS)
   if (bh >= BH) return;  // uniform per block
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5, nwarps = blockDim.x >> 5;
-  const C neg_inf = -mtx::num<C>::inf();
-  const T* qb = q + (long long)bh * Lq * d;
-  const T* kb = k + (long long)bh * Lk * d;
-  const T* vb = v + (long long)bh * Lk * d;
+  const T neg_inf = -mtx::num<T>::inf();
+  const S* qb = q + (long long)bh * Lq * d;
+  const S* kb = k + (long long)bh * Lk * d;
+  const S* vb = v + (long long)bh * Lk * d;
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
-  const AttnDropout<C> drop{seed, offset, threshold, keep_scale};
+  const AttnDropout<T> drop{seed, offset, threshold, keep_scale};
 
-  attn_load_tile<T, BQ>(Qs, qb, q0, Lq, d);
+  attn_load_tile<S, BQ>(Qs, qb, q0, Lq, d);
   if (tid < BQ) {
     row_m[tid] = neg_inf;
-    row_l[tid] = C(0);
+    row_l[tid] = T(0);
   }
-  C acc[BQ];
+  T acc[BQ];
 #pragma unroll
-  for (int i = 0; i < BQ; ++i) acc[i] = C(0);
+  for (int i = 0; i < BQ; ++i) acc[i] = T(0);
 
   // With a causal mask no row of this tile sees keys past its last row.
   const int kend = causal ? mtx::imin(Lk, q0 + BQ) : Lk;
   for (int k0 = 0; k0 < kend; k0 += BK) {
     __syncthreads();  // previous tile fully consumed (and Qs/row stats ready)
-    attn_load_tile<T, BK>(Ks, kb, k0, Lk, d);
-    attn_load_tile<T, BK>(Vs, vb, k0, Lk, d);
+    attn_load_tile<S, BK>(Ks, kb, k0, Lk, d);
+    attn_load_tile<S, BK>(Vs, vb, k0, Lk, d);
     __syncthreads();
 
     for (int e = tid; e < BQ * BK; e += blockDim.x) {
       const int i = e / BK, j = e - i * BK;
-      C s = neg_inf;
+      T s = neg_inf;
       if (attn_allowed(q0 + i, k0 + j, Lq, Lk, kpm, causal)) s = scale * attn_dot(Qs[i], Ks[j], d);
       Ps[i][j] = s;
     }
@@ -182,15 +180,15 @@ __global__ void __launch_bounds__(ATT_THREADS)
 
     // online softmax: warp w updates rows w, w + nwarps, ...
     for (int i = warp; i < BQ; i += nwarps) {
-      const C s = (lane < BK) ? Ps[i][lane] : neg_inf;
-      const C m_old = row_m[i];
-      const C m_new = mtx::num<C>::max(m_old, mtx::warp_max(s));
-      C p = C(0), alpha = C(1);
+      const T s = (lane < BK) ? Ps[i][lane] : neg_inf;
+      const T m_old = row_m[i];
+      const T m_new = mtx::num<T>::max(m_old, mtx::warp_max(s));
+      T p = T(0), alpha = T(1);
       if (m_new != neg_inf) {
-        p = mtx::num<C>::exp(s - m_new);        // s == -inf -> 0
-        alpha = mtx::num<C>::exp(m_old - m_new);  // m_old == -inf -> 0
+        p = mtx::num<T>::exp(s - m_new);        // s == -inf -> 0
+        alpha = mtx::num<T>::exp(m_old - m_new);  // m_old == -inf -> 0
       }
-      const C psum = mtx::warp_sum(p);  // the normaliser counts dropped weights too
+      const T psum = mtx::warp_sum(p);  // the normaliser counts dropped weights too
       __syncwarp();
       if (lane < BK) Ps[i][lane] = p * drop.z((long long)bh * Lq + q0 + i, Lk, k0 + lane);
       if (lane == 0) {
@@ -204,7 +202,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
     if (tid < d) {
 #pragma unroll
       for (int i = 0; i < BQ; ++i) {
-        C a = acc[i] * row_alpha[i];
+        T a = acc[i] * row_alpha[i];
         for (int j = 0; j < BK; ++j) a += Ps[i][j] * Vs[j][tid];
         acc[i] = a;
       }
@@ -212,36 +210,36 @@ __global__ void __launch_bounds__(ATT_THREADS)
   }
   __syncthreads();  // row stats final (also covers kend == 0)
 
-  T* ob = o + (long long)bh * Lq * d;
+  S* ob = o + (long long)bh * Lq * d;
   if (tid < d) {
 #pragma unroll
     for (int i = 0; i < BQ; ++i) {
       const int qi = q0 + i;
       if (qi < Lq) {
-        const C l = row_l[i];
-        ob[(long long)qi * d + tid] = T((l == C(0)) ? C(0) : acc[i] / l);
+        const T l = row_l[i];
+        ob[(long long)qi * d + tid] = (l == T(0)) ? T(0) : acc[i] / l;
       }
     }
   }
   if (tid < BQ && q0 + tid < Lq) {
-    const C l = row_l[tid];
-    lse[(long long)bh * Lq + q0 + tid] = (l == C(0)) ? neg_inf : row_m[tid] + mtx::num<C>::log(l);
+    const T l = row_l[tid];
+    lse[(long long)bh * Lq + q0 + tid] = (l == T(0)) ? neg_inf : row_m[tid] + mtx::num<T>::log(l);
   }
 }
 
 // delta[r] = sum_c do[r, c] * o[r, c]; one warp per row r in [0, rows).
-template <typename T>
-__global__ void attention_backward_delta(const T* __restrict__ o, const T* __restrict__ dout,
-                                         mtx::compute_t<T>* __restrict__ delta, int rows, int d) {
-  using C = mtx::compute_t<T>;
+template <typename S>
+__global__ void attention_backward_delta(const S* __restrict__ o, const S* __restrict__ dout,
+                                         mtx::compute_t<S>* __restrict__ delta, int rows, int d) {
+  using T = mtx::compute_t<S>;
   const int warps_per_block = blockDim.x >> 5;
   const long long row = (long long)blockIdx.x * warps_per_block + (threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
   if (row >= rows) return;  // uniform per warp; no block barriers here
-  const T* orow = o + row * d;
-  const T* drow = dout + row * d;
-  C s = C(0);
-  for (int c = lane; c < d; c += 32) s += C(orow[c]) * C(drow[c]);
+  const S* orow = o + row * d;
+  const S* drow = dout + row * d;
+  T s = T(0);
+  for (int c = lane; c < d; c += 32) s += orow[c] * drow[c];
   s = mtx::warp_sum(s);
   if (lane == 0) delta[row] = s;
 }
@@ -249,34 +247,34 @@ __global__ void attention_backward_delta(const T* __restrict__ o, const T* __res
 // Stage lse and delta of the NQ query rows q0.. of head-row bh in shared
 // memory (threads 0..NQ-1); rows past Lq get lse = -inf, so they count as
 // fully masked.  The caller places the __syncthreads() before their use.
-template <typename C, int NQ>
-__device__ __forceinline__ void attn_load_row_stats(C* lse_s, C* delta_s, const C* __restrict__ lse,
-                                                    const C* __restrict__ delta, int bh, int q0,
+template <typename T, int NQ>
+__device__ __forceinline__ void attn_load_row_stats(T* lse_s, T* delta_s, const T* __restrict__ lse,
+                                                    const T* __restrict__ delta, int bh, int q0,
                                                     int Lq) {
   const int tid = threadIdx.x;
   if (tid < NQ) {
     const int qi = q0 + tid;
-    lse_s[tid] = (qi < Lq) ? lse[(long long)bh * Lq + qi] : -mtx::num<C>::inf();
-    delta_s[tid] = (qi < Lq) ? delta[(long long)bh * Lq + qi] : C(0);
+    lse_s[tid] = (qi < Lq) ? lse[(long long)bh * Lq + qi] : -mtx::num<T>::inf();
+    delta_s[tid] = (qi < Lq) ? delta[(long long)bh * Lq + qi] : T(0);
   }
 }
 
 // For the (query tile, key tile) pair staged in shared memory, compute
 // P (optional) and dS for every allowed (i, j); zero elsewhere.
-template <typename C, int NQ, int NK>
-__device__ __forceinline__ void attn_recompute(const C (*Qs)[ATT_PAD], const C (*dOs)[ATT_PAD],
-                                               const C (*Ks)[ATT_PAD], const C (*Vs)[ATT_PAD],
-                                               const C* lse_s, const C* delta_s, C (*Ps)[NK + 1],
-                                               C (*dSs)[NK + 1], int q0, int k0, int Lq, int Lk,
+template <typename T, int NQ, int NK>
+__device__ __forceinline__ void attn_recompute(const T (*Qs)[ATT_PAD], const T (*dOs)[ATT_PAD],
+                                               const T (*Ks)[ATT_PAD], const T (*Vs)[ATT_PAD],
+                                               const T* lse_s, const T* delta_s, T (*Ps)[NK + 1],
+                                               T (*dSs)[NK + 1], int q0, int k0, int Lq, int Lk,
                                                int d, const unsigned char* kpm, int causal,
-                                               C scale, const AttnDropout<C>& drop, int bh) {
-  const C neg_inf = -mtx::num<C>::inf();
+                                               T scale, const AttnDropout<T>& drop, int bh) {
+  const T neg_inf = -mtx::num<T>::inf();
   for (int e = threadIdx.x; e < NQ * NK; e += blockDim.x) {
     const int i = e / NK, j = e - i * NK;
-    C pz = C(0), ds = C(0);
+    T pz = T(0), ds = T(0);
     if (lse_s[i] != neg_inf && attn_allowed(q0 + i, k0 + j, Lq, Lk, kpm, causal)) {
-      const C p = mtx::num<C>::exp(scale * attn_dot(Qs[i], Ks[j], d) - lse_s[i]);
-      const C z = drop.z((long long)bh * Lq + q0 + i, Lk, k0 + j);
+      const T p = mtx::num<T>::exp(scale * attn_dot(Qs[i], Ks[j], d) - lse_s[i]);
+      const T z = drop.z((long long)bh * Lq + q0 + i, Lk, k0 + j);
       pz = p * z;
       ds = p * (z * attn_dot(dOs[i], Vs[j], d) - delta_s[i]);
     }
@@ -285,27 +283,27 @@ __device__ __forceinline__ void attn_recompute(const C (*Qs)[ATT_PAD], const C (
   }
 }
 
-template <typename T>
+template <typename S>
 __global__ void __launch_bounds__(ATT_THREADS)
-    attention_backward_dkdv(const T* __restrict__ q, const T* __restrict__ k,
-                            const T* __restrict__ v, const unsigned char* __restrict__ key_pad_mask,
-                            const T* __restrict__ dout, const mtx::compute_t<T>* __restrict__ lse,
-                            const mtx::compute_t<T>* __restrict__ delta, T* __restrict__ dk,
-                            T* __restrict__ dv, int BH, int heads, int Lq, int Lk, int d, int causal,
-                            mtx::compute_t<T> scale, unsigned long long seed,
+    attention_backward_dkdv(const S* __restrict__ q, const S* __restrict__ k,
+                            const S* __restrict__ v, const unsigned char* __restrict__ key_pad_mask,
+                            const S* __restrict__ dout, const mtx::compute_t<S>* __restrict__ lse,
+                            const mtx::compute_t<S>* __restrict__ delta, S* __restrict__ dk,
+                            S* __restrict__ dv, int BH, int heads, int Lq, int Lk, int d, int causal,
+                            mtx::compute_t<S> scale, unsigned long long seed,
                             unsigned long long offset, unsigned int threshold,
-                            mtx::compute_t<T> keep_scale) {
-  using C = mtx::compute_t<T>;
+                            mtx::compute_t<S> keep_scale) {
+  using T = mtx::compute_t<S>;
   constexpr int BQ = AttnTiles<T>::BQB;
   constexpr int BK = AttnTiles<T>::BKB;
-  __shared__ C Ks[BK][ATT_PAD];
-  __shared__ C Vs[BK][ATT_PAD];
-  __shared__ C Qs[BQ][ATT_PAD];
-  __shared__ C dOs[BQ][ATT_PAD];
-  __shared__ C Ps[BQ][BK + 1];
-  __shared__ C dSs[BQ][BK + 1];
-  __shared__ C lse_s[BQ];
-  __shared__ C delta_s[BQ];
+  __shared__ T Ks[BK][ATT_PAD];
+  __shared__ T Vs[BK][ATT_PAD];
+  __shared__ T Qs[BQ][ATT_PAD];
+  __shared__ T dOs[BQ][ATT_PAD];
+  __shared__ T Ps[BQ][BK + 1];
+  __shared__ T dSs[BQ][BK + 1];
+  __shared__ T lse_s[BQ];
+  __shared__ T delta_s[BQ];
 
   const int ntiles = (Lk + BK - 1) / BK;
   const int bh = blockIdx.x / ntiles;
@@ -314,29 +312,29 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int tid = threadIdx.x;
   const long long qoff = (long long)bh * Lq * d, koff = (long long)bh * Lk * d;
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
-  const AttnDropout<C> drop{seed, offset, threshold, keep_scale};
+  const AttnDropout<T> drop{seed, offset, threshold, keep_scale};
 
-  attn_load_tile<T, BK>(Ks, k + koff, k0, Lk, d);
-  attn_load_tile<T, BK>(Vs, v + koff, k0, Lk, d);
-  C acc_dk[BK], acc_dv[BK];
+  attn_load_tile<S, BK>(Ks, k + koff, k0, Lk, d);
+  attn_load_tile<S, BK>(Vs, v + koff, k0, Lk, d);
+  T acc_dk[BK], acc_dv[BK];
 #pragma unroll
-  for (int j = 0; j < BK; ++j) acc_dk[j] = acc_dv[j] = C(0);
+  for (int j = 0; j < BK; ++j) acc_dk[j] = acc_dv[j] = T(0);
 
   // Causal: queries before k0 see none of these keys.
   const int qstart = causal ? (k0 / BQ) * BQ : 0;
   for (int q0 = qstart; q0 < Lq; q0 += BQ) {
     __syncthreads();
-    attn_load_tile<T, BQ>(Qs, q + qoff, q0, Lq, d);
-    attn_load_tile<T, BQ>(dOs, dout + qoff, q0, Lq, d);
-    attn_load_row_stats<C, BQ>(lse_s, delta_s, lse, delta, bh, q0, Lq);
+    attn_load_tile<S, BQ>(Qs, q + qoff, q0, Lq, d);
+    attn_load_tile<S, BQ>(dOs, dout + qoff, q0, Lq, d);
+    attn_load_row_stats<T, BQ>(lse_s, delta_s, lse, delta, bh, q0, Lq);
     __syncthreads();
-    attn_recompute<C, BQ, BK>(Qs, dOs, Ks, Vs, lse_s, delta_s, Ps, dSs, q0, k0, Lq, Lk, d, kpm,
+    attn_recompute<T, BQ, BK>(Qs, dOs, Ks, Vs, lse_s, delta_s, Ps, dSs, q0, k0, Lq, Lk, d, kpm,
                               causal, scale, drop, bh);
     __syncthreads();
     if (tid < d) {
 #pragma unroll
       for (int j = 0; j < BK; ++j) {
-        C a = acc_dv[j], b = acc_dk[j];
+        T a = acc_dv[j], b = acc_dk[j];
         for (int i = 0; i < BQ; ++i) {
           a += Ps[i][j] * dOs[i][tid];
           b += dSs[i][j] * Qs[i][tid];
@@ -352,32 +350,32 @@ __global__ void __launch_bounds__(ATT_THREADS)
     for (int j = 0; j < BK; ++j) {
       const int kj = k0 + j;
       if (kj < Lk) {
-        dk[koff + (long long)kj * d + tid] = T(scale * acc_dk[j]);
-        dv[koff + (long long)kj * d + tid] = T(acc_dv[j]);
+        dk[koff + (long long)kj * d + tid] = scale * acc_dk[j];
+        dv[koff + (long long)kj * d + tid] = acc_dv[j];
       }
     }
   }
 }
 
-template <typename T>
+template <typename S>
 __global__ void __launch_bounds__(ATT_THREADS)
-    attention_backward_dq(const T* __restrict__ q, const T* __restrict__ k,
-                          const T* __restrict__ v, const unsigned char* __restrict__ key_pad_mask,
-                          const T* __restrict__ dout, const mtx::compute_t<T>* __restrict__ lse,
-                          const mtx::compute_t<T>* __restrict__ delta, T* __restrict__ dq, int BH,
-                          int heads, int Lq, int Lk, int d, int causal, mtx::compute_t<T> scale,
+    attention_backward_dq(const S* __restrict__ q, const S* __restrict__ k,
+                          const S* __restrict__ v, const unsigned char* __restrict__ key_pad_mask,
+                          const S* __restrict__ dout, const mtx::compute_t<S>* __restrict__ lse,
+                          const mtx::compute_t<S>* __restrict__ delta, S* __restrict__ dq, int BH,
+                          int heads, int Lq, int Lk, int d, int causal, mtx::compute_t<S> scale,
                           unsigned long long seed, unsigned long long offset,
-                          unsigned int threshold, mtx::compute_t<T> keep_scale) {
-  using C = mtx::compute_t<T>;
+                          unsigned int threshold, mtx::compute_t<S> keep_scale) {
+  using T = mtx::compute_t<S>;
   constexpr int BQ = AttnTiles<T>::BQB;
   constexpr int BK = AttnTiles<T>::BKB;
-  __shared__ C Qs[BQ][ATT_PAD];
-  __shared__ C dOs[BQ][ATT_PAD];
-  __shared__ C Ks[BK][ATT_PAD];
-  __shared__ C Vs[BK][ATT_PAD];
-  __shared__ C dSs[BQ][BK + 1];
-  __shared__ C lse_s[BQ];
-  __shared__ C delta_s[BQ];
+  __shared__ T Qs[BQ][ATT_PAD];
+  __shared__ T dOs[BQ][ATT_PAD];
+  __shared__ T Ks[BK][ATT_PAD];
+  __shared__ T Vs[BK][ATT_PAD];
+  __shared__ T dSs[BQ][BK + 1];
+  __shared__ T lse_s[BQ];
+  __shared__ T delta_s[BQ];
 
   const int ntiles = (Lq + BQ - 1) / BQ;
   const int bh = blockIdx.x / ntiles;
@@ -386,28 +384,28 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int tid = threadIdx.x;
   const long long qoff = (long long)bh * Lq * d, koff = (long long)bh * Lk * d;
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
-  const AttnDropout<C> drop{seed, offset, threshold, keep_scale};
+  const AttnDropout<T> drop{seed, offset, threshold, keep_scale};
 
-  attn_load_tile<T, BQ>(Qs, q + qoff, q0, Lq, d);
-  attn_load_tile<T, BQ>(dOs, dout + qoff, q0, Lq, d);
-  attn_load_row_stats<C, BQ>(lse_s, delta_s, lse, delta, bh, q0, Lq);
-  C acc[BQ];
+  attn_load_tile<S, BQ>(Qs, q + qoff, q0, Lq, d);
+  attn_load_tile<S, BQ>(dOs, dout + qoff, q0, Lq, d);
+  attn_load_row_stats<T, BQ>(lse_s, delta_s, lse, delta, bh, q0, Lq);
+  T acc[BQ];
 #pragma unroll
-  for (int i = 0; i < BQ; ++i) acc[i] = C(0);
+  for (int i = 0; i < BQ; ++i) acc[i] = T(0);
 
   const int kend = causal ? mtx::imin(Lk, q0 + BQ) : Lk;
   for (int k0 = 0; k0 < kend; k0 += BK) {
     __syncthreads();
-    attn_load_tile<T, BK>(Ks, k + koff, k0, Lk, d);
-    attn_load_tile<T, BK>(Vs, v + koff, k0, Lk, d);
+    attn_load_tile<S, BK>(Ks, k + koff, k0, Lk, d);
+    attn_load_tile<S, BK>(Vs, v + koff, k0, Lk, d);
     __syncthreads();
-    attn_recompute<C, BQ, BK>(Qs, dOs, Ks, Vs, lse_s, delta_s, (C(*)[BK + 1])nullptr, dSs, q0, k0,
+    attn_recompute<T, BQ, BK>(Qs, dOs, Ks, Vs, lse_s, delta_s, (T(*)[BK + 1])nullptr, dSs, q0, k0,
                               Lq, Lk, d, kpm, causal, scale, drop, bh);
     __syncthreads();
     if (tid < d) {
 #pragma unroll
       for (int i = 0; i < BQ; ++i) {
-        C a = acc[i];
+        T a = acc[i];
         for (int j = 0; j < BK; ++j) a += dSs[i][j] * Ks[j][tid];
         acc[i] = a;
       }
@@ -418,7 +416,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
 #pragma unroll
     for (int i = 0; i < BQ; ++i) {
       const int qi = q0 + i;
-      if (qi < Lq) dq[qoff + (long long)qi * d + tid] = T(scale * acc[i]);
+      if (qi < Lq) dq[qoff + (long long)qi * d + tid] = scale * acc[i];
     }
   }
 }

@@ -2,8 +2,9 @@
 //
 // Plain CUDA, no host headers (NVRTC compiles it; the Python loader pastes it
 // in place of `#include "common.cuh"`).  Kernels are templated on the storage
-// type T of their arrays (float, double or mtx::bfloat16) and compute and
-// accumulate in compute_t<T> (T itself, float for bfloat16).
+// type S of their arrays (float, double or mtx::bfloat16) and compute and
+// accumulate in T = compute_t<S> (S itself, float for bfloat16), so their
+// arithmetic reads the same for every S.  The helpers below take T.
 //
 // Block-wide reductions assume blockDim.x is a multiple of 32 (every launcher
 // in minitx/kernels picks such a block size), blockDim.y == blockDim.z == 1,
@@ -14,39 +15,41 @@
 namespace mtx {
 
 // bfloat16 storage: the upper 16 bits of a float32 (sign, the same 8 exponent bits, 7 of the
-// 23 mantissa bits).  Reading one into float is exact, so it is implicit, like float to
-// double; storing a float rounds, so it is written out: T(v).  The rounding is to nearest,
-// ties to even, as ml_dtypes' and CUDA's __float2bfloat16 are; a NaN stays NaN (0x7fc0 with
-// its sign, ml_dtypes' NaN), and a value past bfloat16's largest rounds to inf.
+// 23 mantissa bits).  Like CUDA's __nv_bfloat16 it converts implicitly both ways: reading
+// one as a float is exact; storing a float into one (y[i] = v) rounds to nearest, ties to
+// even, as ml_dtypes and CUDA's __float2bfloat16 round; a NaN stays NaN (0x7fc0 with its
+// sign, ml_dtypes' NaN), and a value past bfloat16's largest rounds to inf.  (Where a
+// conditional mixes a bfloat16 and a float, write T(x[i]) to say which way to convert.)
 //   Our own 16-bit type, not cuda_bf16.h's __nv_bfloat16: NVRTC under CuPy has no CUDA header
 // path of its own, and the CPU build (cpu_compat.h) compiles this same code, so the tests
 // prove the rounding the GPU runs.
 __device__ __forceinline__ unsigned short bfloat16_bits_rne(float f) {
   const unsigned int u = __float_as_uint(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)(((u >> 16) & 0x8000u) | 0x7fc0u);
-  // adding 0x7fff rounds the dropped 16 bits half down; adding one more when the kept
-  // lowest bit is odd makes an exact half round up to the even neighbour
+  // adding 0x7fff carries into the kept 16 bits when the dropped 16 bits are more than half
+  // (0x8000); adding one more when the kept lowest bit is odd carries an exact half too,
+  // so a tie goes to the even neighbour
   return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
 struct bfloat16 {
   unsigned short bits;
   bfloat16() = default;
-  __device__ __forceinline__ explicit bfloat16(float f) : bits(bfloat16_bits_rne(f)) {}
+  __device__ __forceinline__ bfloat16(float f) : bits(bfloat16_bits_rne(f)) {}
   __device__ __forceinline__ operator float() const { return __uint_as_float((unsigned int)bits << 16); }
 };
 
-// The type a kernel computes and accumulates in for storage type T.
-template <typename T>
+// The type a kernel computes and accumulates in for storage type S.
+template <typename S>
 struct compute_type {
-  using type = T;
+  using type = S;
 };
 template <>
 struct compute_type<bfloat16> {
   using type = float;
 };
-template <typename T>
-using compute_t = typename compute_type<T>::type;
+template <typename S>
+using compute_t = typename compute_type<S>::type;
 
 // max(a, b) that returns NaN when either is NaN.  fmax returns the other operand,
 // so a row max would skip a NaN logit and softmax / log-sum-exp would hide it;
@@ -133,16 +136,16 @@ __device__ __forceinline__ T block_reduce(T v, Op op) {
 // Layer norm's output for the columns first, first + step, ... of one row, given the
 // row's mean and 1/std (layer_norm.cu and every rung of ladder/layer_norm_v*.cu):
 //   y[c] = (x[c] - mu) * rstd * w[c] + b[c]        (w == NULL -> 1, b == NULL -> 0)
-template <typename T>
-__device__ __forceinline__ void layer_norm_row_out(const T* xr, const T* w, const T* b, T* yr,
-                                                   compute_t<T> mu, compute_t<T> rstd, int first,
+template <typename S>
+__device__ __forceinline__ void layer_norm_row_out(const S* xr, const S* w, const S* b, S* yr,
+                                                   compute_t<S> mu, compute_t<S> rstd, int first,
                                                    int step, int cols) {
-  using C = compute_t<T>;
+  using T = compute_t<S>;
   for (int c = first; c < cols; c += step) {
-    C v = (C(xr[c]) - mu) * rstd;
-    if (w) v *= C(w[c]);
-    if (b) v += C(b[c]);
-    yr[c] = T(v);
+    T v = (xr[c] - mu) * rstd;
+    if (w) v *= w[c];
+    if (b) v += b[c];
+    yr[c] = v;
   }
 }
 

@@ -39,6 +39,10 @@
 //     run (in forward order).  A missing __syncthreads between two uses of the
 //     same shared memory by different warps then shows up.
 //
+// bfloat16: common.cuh's mtx::bfloat16 is plain code over __float_as_uint and
+// __uint_as_float (defined below), so the CPU build runs the very conversion the
+// GPU runs; this header needs no type of its own for it.
+//
 // What this cannot prove: memory-model subtleties of real hardware (the
 // emulator is sequentially consistent between barriers), bank conflicts,
 // occupancy, register pressure, and lane-divergent use of warp primitives with

@@ -10,8 +10,8 @@
 //   written).  A target outside [0, C) that is not ignore_index yields NaN loss
 //   and NaN gradient for that row (loud instead of an out-of-bounds read).
 //
-// Layout: logits, dlogits contiguous [rows, cols] of T; targets [rows] int64;
-// loss, lse, dloss [rows] of compute_t<T> (float for a bfloat16 T: a loss is a sum,
+// Layout: logits, dlogits contiguous [rows, cols] of S; targets [rows] int64;
+// loss, lse, dloss [rows] of T = compute_t<S> (float for bfloat16 S: a loss is a sum,
 // and lse feeds the backward's exp, so neither is rounded to bfloat16).
 //
 // Thread mapping: one block per row, threads stride over the classes.  The
@@ -21,70 +21,70 @@
 // `=` and never materialises a separate probability matrix.
 #include "common.cuh"
 
-template <typename T>
-__global__ void cross_entropy_forward(const T* __restrict__ logits,
+template <typename S>
+__global__ void cross_entropy_forward(const S* __restrict__ logits,
                                       const long long* __restrict__ targets,
-                                      mtx::compute_t<T>* __restrict__ loss,
-                                      mtx::compute_t<T>* __restrict__ lse, int rows, int cols,
-                                      long long ignore_index, mtx::compute_t<T> smoothing) {
-  using C = mtx::compute_t<T>;
+                                      mtx::compute_t<S>* __restrict__ loss,
+                                      mtx::compute_t<S>* __restrict__ lse, int rows, int cols,
+                                      long long ignore_index, mtx::compute_t<S> smoothing) {
+  using T = mtx::compute_t<S>;
   const int row = blockIdx.x;
   if (row >= rows) return;
-  const T* xr = logits + (long long)row * cols;
+  const S* xr = logits + (long long)row * cols;
 
-  C m = -mtx::num<C>::inf();
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) m = mtx::num<C>::max(m, C(xr[c]));
+  T m = -mtx::num<T>::inf();
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) m = mtx::num<T>::max(m, xr[c]);
   m = mtx::block_max(m);
 
-  C se = C(0), sx = C(0);
+  T se = T(0), sx = T(0);
   for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    se += mtx::num<C>::exp(C(xr[c]) - m);
-    sx += C(xr[c]);
+    se += mtx::num<T>::exp(xr[c] - m);
+    sx += xr[c];
   }
   se = mtx::block_sum(se);
   sx = mtx::block_sum(sx);
 
   if (threadIdx.x == 0) {
-    const C l = m + mtx::num<C>::log(se);
+    const T l = m + mtx::num<T>::log(se);
     lse[row] = l;
     const long long t = targets[row];
-    C out;
+    T out;
     if (t == ignore_index) {
-      out = C(0);
+      out = T(0);
     } else if (t < 0 || t >= cols) {
-      out = mtx::num<C>::nan();
+      out = mtx::num<T>::nan();
     } else {
-      out = (C(1) - smoothing) * (l - C(xr[t])) + smoothing * (l - sx / C(cols));
+      out = (T(1) - smoothing) * (l - xr[t]) + smoothing * (l - sx / T(cols));
     }
     loss[row] = out;
   }
 }
 
-template <typename T>
-__global__ void cross_entropy_backward(const T* __restrict__ logits,
+template <typename S>
+__global__ void cross_entropy_backward(const S* __restrict__ logits,
                                        const long long* __restrict__ targets,
-                                       const mtx::compute_t<T>* __restrict__ lse,
-                                       const mtx::compute_t<T>* __restrict__ dloss,
-                                       T* __restrict__ dlogits, int rows, int cols,
-                                       long long ignore_index, mtx::compute_t<T> smoothing) {
-  using C = mtx::compute_t<T>;
+                                       const mtx::compute_t<S>* __restrict__ lse,
+                                       const mtx::compute_t<S>* __restrict__ dloss,
+                                       S* __restrict__ dlogits, int rows, int cols,
+                                       long long ignore_index, mtx::compute_t<S> smoothing) {
+  using T = mtx::compute_t<S>;
   const int row = blockIdx.x;
   if (row >= rows) return;
   const long long base = (long long)row * cols;
-  const T* xr = logits + base;
-  T* gr = dlogits + base;
+  const S* xr = logits + base;
+  S* gr = dlogits + base;
   const long long t = targets[row];
 
   if (t == ignore_index) {
     for (int c = threadIdx.x; c < cols; c += blockDim.x) gr[c] = T(0);
     return;
   }
-  const C g = (t < 0 || t >= cols) ? mtx::num<C>::nan() : dloss[row];
-  const C l = lse[row];
-  const C off = smoothing / C(cols);
-  const C on = C(1) - smoothing;
+  const T g = (t < 0 || t >= cols) ? mtx::num<T>::nan() : dloss[row];
+  const T l = lse[row];
+  const T off = smoothing / T(cols);
+  const T on = T(1) - smoothing;
   for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    const C p = mtx::num<C>::exp(C(xr[c]) - l);
-    gr[c] = T((p - (c == t ? on : C(0)) - off) * g);
+    const T p = mtx::num<T>::exp(xr[c] - l);
+    gr[c] = (p - (c == t ? on : T(0)) - off) * g;
   }
 }

@@ -10,8 +10,8 @@
 // independent streams for any tensor size (the offset lives in counter words
 // the element index never touches): callers bump offset by 1 per call.
 //
-// Kernels (x, y, dy, dx, residual contiguous with n elements; bias [cols]; all of T,
-// computed in compute_t<T>: float for bfloat16, rounded once on store):
+// Kernels (x, y, dy, dx, residual contiguous with n elements; bias [cols]; all of S,
+// computed in T = compute_t<S>: float for bfloat16, rounded once on store):
 //   dropout_add_forward       y  = residual + dropout(x)                 (=)
 //   dropout_mask_apply        dx = dropout(dy)  (backward of dropout_add; the
 //                             residual's gradient is dy itself)          (=)
@@ -26,28 +26,28 @@
 #include "common.cuh"
 #include "philox.cuh"
 
-// act and its derivative, in the compute type C
-template <typename C>
-__device__ __forceinline__ C act_forward(C u, int act) {
-  if (act == 1) return u > C(0) ? u : C(0);
+// act and its derivative, in the compute type T
+template <typename T>
+__device__ __forceinline__ T act_forward(T u, int act) {
+  if (act == 1) return u > T(0) ? u : T(0);
   if (act == 2) {
-    const C k = C(0.7978845608028654);  // sqrt(2 / pi)
-    const C inner = k * (u + C(0.044715) * u * u * u);
-    return C(0.5) * u * (C(1) + mtx::num<C>::tanh(inner));
+    const T k = T(0.7978845608028654);  // sqrt(2 / pi)
+    const T inner = k * (u + T(0.044715) * u * u * u);
+    return T(0.5) * u * (T(1) + mtx::num<T>::tanh(inner));
   }
   return u;
 }
 
-template <typename C>
-__device__ __forceinline__ C act_grad(C u, int act) {
-  if (act == 1) return u > C(0) ? C(1) : C(0);
+template <typename T>
+__device__ __forceinline__ T act_grad(T u, int act) {
+  if (act == 1) return u > T(0) ? T(1) : T(0);
   if (act == 2) {
-    const C k = C(0.7978845608028654);
-    const C inner = k * (u + C(0.044715) * u * u * u);
-    const C t = mtx::num<C>::tanh(inner);
-    return C(0.5) * (C(1) + t) + C(0.5) * u * (C(1) - t * t) * k * (C(1) + C(3 * 0.044715) * u * u);
+    const T k = T(0.7978845608028654);
+    const T inner = k * (u + T(0.044715) * u * u * u);
+    const T t = mtx::num<T>::tanh(inner);
+    return T(0.5) * (T(1) + t) + T(0.5) * u * (T(1) - t * t) * k * (T(1) + T(3 * 0.044715) * u * u);
   }
-  return C(1);
+  return T(1);
 }
 
 // The loop every dropout kernel runs: a grid-stride loop over groups of 4
@@ -69,48 +69,48 @@ __device__ __forceinline__ void dropout_for_each(long long n, unsigned long long
   }
 }
 
-template <typename T>
-__global__ void dropout_add_forward(const T* __restrict__ x, const T* __restrict__ residual,
-                                    T* __restrict__ y, long long n, unsigned long long seed,
+template <typename S>
+__global__ void dropout_add_forward(const S* __restrict__ x, const S* __restrict__ residual,
+                                    S* __restrict__ y, long long n, unsigned long long seed,
                                     unsigned long long offset, unsigned int threshold,
-                                    mtx::compute_t<T> keep_scale) {
-  using C = mtx::compute_t<T>;
+                                    mtx::compute_t<S> keep_scale) {
+  using T = mtx::compute_t<S>;
   dropout_for_each(n, seed, offset, threshold, [&](long long i, bool keep) {
-    y[i] = T(C(residual[i]) + (keep ? C(x[i]) * keep_scale : C(0)));
+    y[i] = residual[i] + (keep ? x[i] * keep_scale : T(0));
   });
 }
 
-template <typename T>
-__global__ void dropout_mask_apply(const T* __restrict__ dy, T* __restrict__ dx, long long n,
+template <typename S>
+__global__ void dropout_mask_apply(const S* __restrict__ dy, S* __restrict__ dx, long long n,
                                    unsigned long long seed, unsigned long long offset,
-                                   unsigned int threshold, mtx::compute_t<T> keep_scale) {
-  using C = mtx::compute_t<T>;
+                                   unsigned int threshold, mtx::compute_t<S> keep_scale) {
+  using T = mtx::compute_t<S>;
   dropout_for_each(n, seed, offset, threshold, [&](long long i, bool keep) {
-    dx[i] = T(keep ? C(dy[i]) * keep_scale : C(0));
+    dx[i] = keep ? dy[i] * keep_scale : T(0);
   });
 }
 
-template <typename T>
-__global__ void bias_act_dropout_forward(const T* __restrict__ x, const T* __restrict__ bias,
-                                         T* __restrict__ y, long long n, int cols, int act,
+template <typename S>
+__global__ void bias_act_dropout_forward(const S* __restrict__ x, const S* __restrict__ bias,
+                                         S* __restrict__ y, long long n, int cols, int act,
                                          unsigned long long seed, unsigned long long offset,
-                                         unsigned int threshold, mtx::compute_t<T> keep_scale) {
-  using C = mtx::compute_t<T>;
+                                         unsigned int threshold, mtx::compute_t<S> keep_scale) {
+  using T = mtx::compute_t<S>;
   dropout_for_each(n, seed, offset, threshold, [&](long long i, bool keep) {
-    const C u = bias ? C(x[i]) + C(bias[i % cols]) : C(x[i]);
-    y[i] = T(keep ? act_forward(u, act) * keep_scale : C(0));
+    const T u = bias ? x[i] + bias[i % cols] : T(x[i]);
+    y[i] = keep ? act_forward(u, act) * keep_scale : T(0);
   });
 }
 
-template <typename T>
-__global__ void bias_act_dropout_backward(const T* __restrict__ dy, const T* __restrict__ x,
-                                          const T* __restrict__ bias, T* __restrict__ dx,
+template <typename S>
+__global__ void bias_act_dropout_backward(const S* __restrict__ dy, const S* __restrict__ x,
+                                          const S* __restrict__ bias, S* __restrict__ dx,
                                           long long n, int cols, int act,
                                           unsigned long long seed, unsigned long long offset,
-                                          unsigned int threshold, mtx::compute_t<T> keep_scale) {
-  using C = mtx::compute_t<T>;
+                                          unsigned int threshold, mtx::compute_t<S> keep_scale) {
+  using T = mtx::compute_t<S>;
   dropout_for_each(n, seed, offset, threshold, [&](long long i, bool keep) {
-    const C u = bias ? C(x[i]) + C(bias[i % cols]) : C(x[i]);
-    dx[i] = T(keep ? C(dy[i]) * keep_scale * act_grad(u, act) : C(0));
+    const T u = bias ? x[i] + bias[i % cols] : T(x[i]);
+    dx[i] = keep ? dy[i] * keep_scale * act_grad(u, act) : T(0);
   });
 }

@@ -14,8 +14,8 @@
 // warp 0 adds the warps' partial sums in warp order. Every addition has the same operands in
 // the same order on every run.
 //
-// Layout: sorted_ids, order [n] int64; dy [n, dim] contiguous of T; dweight [num_embeddings, dim]
-// contiguous of compute_t<T> (float for a bfloat16 dy: the sums are never rounded to bfloat16,
+// Layout: sorted_ids, order [n] int64; dy [n, dim] contiguous of S; dweight [num_embeddings, dim]
+// contiguous of T = compute_t<S> (float for a bfloat16 dy: the sums are never rounded to bfloat16,
 // and the table they update is a float master weight), zero-filled by the launcher (rows no
 // lookup touches stay zero).
 // padding_idx < 0 means "none".
@@ -25,26 +25,26 @@
 // ROW_LANES, passed as -DEMB_ROW_LANES).
 #include "common.cuh"
 
-template <typename T>
+template <typename S>
 __global__ void embedding_backward(const long long* __restrict__ sorted_ids, const long long* __restrict__ order,
-                                   const T* __restrict__ dy, mtx::compute_t<T>* __restrict__ dweight, long long n,
+                                   const S* __restrict__ dy, mtx::compute_t<S>* __restrict__ dweight, long long n,
                                    int dim, long long num_embeddings, long long padding_idx) {
-  using C = mtx::compute_t<T>;
-  __shared__ C partial[EMB_ROW_LANES][32];
+  using T = mtx::compute_t<S>;
+  __shared__ T partial[EMB_ROW_LANES][32];
   const int lane = threadIdx.x % 32, row_lane = threadIdx.x / 32;
   const int c = blockIdx.y * 32 + lane;
   for (long long s = blockIdx.x; s < n; s += gridDim.x) {
     const long long id = sorted_ids[s];
     // the same answer for every thread of the block, so all of them reach the barriers below
     if ((s > 0 && sorted_ids[s - 1] == id) || id < 0 || id >= num_embeddings || id == padding_idx) continue;
-    C acc = C(0);
+    T acc = T(0);
     if (c < dim)
       for (long long j = s + row_lane; j < n && sorted_ids[j] == id; j += EMB_ROW_LANES)
-        acc += C(dy[order[j] * dim + c]);
+        acc += dy[order[j] * dim + c];
     partial[row_lane][lane] = acc;
     __syncthreads();
     if (row_lane == 0 && c < dim) {
-      C total = partial[0][lane];
+      T total = partial[0][lane];
       for (int w = 1; w < EMB_ROW_LANES; ++w) total += partial[w][lane];
       dweight[id * dim + c] = total;
     }

@@ -11,8 +11,8 @@
 //   dw[c]   = sum_r dy[r,c] * xhat[r,c]
 //   db[c]   = sum_r dy[r,c]
 //
-// Layout: x, y, dy, dx contiguous [rows, cols]; w, b, dw, db [cols], all of T;
-// mean, rstd [rows] and the partials part_w, part_b of compute_t<T> (float for a
+// Layout: x, y, dy, dx contiguous [rows, cols]; w, b, dw, db [cols], all of S;
+// mean, rstd [rows] and the partials part_w, part_b of T = compute_t<S> (float for a
 // bfloat16 T: the statistics and sums are never rounded to bfloat16).
 //
 // Kernels and thread mapping:
@@ -31,30 +31,30 @@
 // (ladder/layer_norm_v1..v3.cu and docs/kernel-ladder.md build up to the forward.)
 #include "common.cuh"
 
-template <typename T>
-__global__ void layer_norm_forward(const T* __restrict__ x, const T* __restrict__ w,
-                                   const T* __restrict__ b, T* __restrict__ y,
-                                   mtx::compute_t<T>* __restrict__ mean,
-                                   mtx::compute_t<T>* __restrict__ rstd, int rows, int cols,
-                                   mtx::compute_t<T> eps) {
-  using C = mtx::compute_t<T>;
+template <typename S>
+__global__ void layer_norm_forward(const S* __restrict__ x, const S* __restrict__ w,
+                                   const S* __restrict__ b, S* __restrict__ y,
+                                   mtx::compute_t<S>* __restrict__ mean,
+                                   mtx::compute_t<S>* __restrict__ rstd, int rows, int cols,
+                                   mtx::compute_t<S> eps) {
+  using T = mtx::compute_t<S>;
   const int row = blockIdx.x;
   if (row >= rows) return;
   const long long base = (long long)row * cols;
-  const T* xr = x + base;
-  T* yr = y + base;
+  const S* xr = x + base;
+  S* yr = y + base;
 
-  C s = C(0);
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) s += C(xr[c]);
-  const C mu = mtx::block_sum(s) / C(cols);
+  T s = T(0);
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) s += xr[c];
+  const T mu = mtx::block_sum(s) / T(cols);
 
-  C ss = C(0);
+  T ss = T(0);
   for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    const C d = C(xr[c]) - mu;
+    const T d = xr[c] - mu;
     ss += d * d;
   }
-  const C var = mtx::block_sum(ss) / C(cols);
-  const C rs = mtx::num<C>::rsqrt(var + eps);
+  const T var = mtx::block_sum(ss) / T(cols);
+  const T rs = mtx::num<T>::rsqrt(var + eps);
 
   mtx::layer_norm_row_out(xr, w, b, yr, mu, rs, threadIdx.x, blockDim.x, cols);
   if (threadIdx.x == 0) {
@@ -63,54 +63,54 @@ __global__ void layer_norm_forward(const T* __restrict__ x, const T* __restrict_
   }
 }
 
-template <typename T>
-__global__ void layer_norm_backward_dx(const T* __restrict__ dy, const T* __restrict__ x,
-                                       const T* __restrict__ w,
-                                       const mtx::compute_t<T>* __restrict__ mean,
-                                       const mtx::compute_t<T>* __restrict__ rstd,
-                                       T* __restrict__ dx, int rows, int cols) {
-  using C = mtx::compute_t<T>;
+template <typename S>
+__global__ void layer_norm_backward_dx(const S* __restrict__ dy, const S* __restrict__ x,
+                                       const S* __restrict__ w,
+                                       const mtx::compute_t<S>* __restrict__ mean,
+                                       const mtx::compute_t<S>* __restrict__ rstd,
+                                       S* __restrict__ dx, int rows, int cols) {
+  using T = mtx::compute_t<S>;
   const int row = blockIdx.x;
   if (row >= rows) return;
   const long long base = (long long)row * cols;
-  const T* xr = x + base;
-  const T* dyr = dy + base;
-  T* dxr = dx + base;
-  const C mu = mean[row];
-  const C rs = rstd[row];
+  const S* xr = x + base;
+  const S* dyr = dy + base;
+  S* dxr = dx + base;
+  const T mu = mean[row];
+  const T rs = rstd[row];
 
-  C sg = C(0), sgx = C(0);
+  T sg = T(0), sgx = T(0);
   for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    const C g = w ? C(dyr[c]) * C(w[c]) : C(dyr[c]);
+    const T g = w ? dyr[c] * w[c] : T(dyr[c]);
     sg += g;
-    sgx += g * (C(xr[c]) - mu) * rs;
+    sgx += g * (xr[c] - mu) * rs;
   }
-  const C mean_g = mtx::block_sum(sg) / C(cols);
-  const C mean_gx = mtx::block_sum(sgx) / C(cols);
+  const T mean_g = mtx::block_sum(sg) / T(cols);
+  const T mean_gx = mtx::block_sum(sgx) / T(cols);
 
   for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    const C g = w ? C(dyr[c]) * C(w[c]) : C(dyr[c]);
-    const C xhat = (C(xr[c]) - mu) * rs;
-    dxr[c] = T(rs * (g - mean_g - xhat * mean_gx));
+    const T g = w ? dyr[c] * w[c] : T(dyr[c]);
+    const T xhat = (xr[c] - mu) * rs;
+    dxr[c] = rs * (g - mean_g - xhat * mean_gx);
   }
 }
 
-template <typename T>
-__global__ void layer_norm_backward_dwdb_partial(const T* __restrict__ dy,
-                                                 const T* __restrict__ x,
-                                                 const mtx::compute_t<T>* __restrict__ mean,
-                                                 const mtx::compute_t<T>* __restrict__ rstd,
-                                                 mtx::compute_t<T>* __restrict__ part_w,
-                                                 mtx::compute_t<T>* __restrict__ part_b,
+template <typename S>
+__global__ void layer_norm_backward_dwdb_partial(const S* __restrict__ dy,
+                                                 const S* __restrict__ x,
+                                                 const mtx::compute_t<S>* __restrict__ mean,
+                                                 const mtx::compute_t<S>* __restrict__ rstd,
+                                                 mtx::compute_t<S>* __restrict__ part_w,
+                                                 mtx::compute_t<S>* __restrict__ part_b,
                                                  int rows, int cols) {
-  using C = mtx::compute_t<T>;
+  using T = mtx::compute_t<S>;
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col >= cols) return;  // no barriers below
-  C aw = C(0), ab = C(0);
+  T aw = T(0), ab = T(0);
   for (int r = blockIdx.y; r < rows; r += gridDim.y) {
     const long long i = (long long)r * cols + col;
-    const C g = dy[i];
-    aw += g * (C(x[i]) - mean[r]) * rstd[r];
+    const T g = dy[i];
+    aw += g * (x[i] - mean[r]) * rstd[r];
     ab += g;
   }
   const long long o = (long long)blockIdx.y * cols + col;
@@ -118,19 +118,19 @@ __global__ void layer_norm_backward_dwdb_partial(const T* __restrict__ dy,
   part_b[o] = ab;
 }
 
-template <typename T>
-__global__ void layer_norm_backward_dwdb_reduce(const mtx::compute_t<T>* __restrict__ part_w,
-                                                const mtx::compute_t<T>* __restrict__ part_b,
-                                                T* __restrict__ dw, T* __restrict__ db, int parts,
+template <typename S>
+__global__ void layer_norm_backward_dwdb_reduce(const mtx::compute_t<S>* __restrict__ part_w,
+                                                const mtx::compute_t<S>* __restrict__ part_b,
+                                                S* __restrict__ dw, S* __restrict__ db, int parts,
                                                 int cols) {
-  using C = mtx::compute_t<T>;
+  using T = mtx::compute_t<S>;
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col >= cols) return;
-  C aw = C(0), ab = C(0);
+  T aw = T(0), ab = T(0);
   for (int p = 0; p < parts; ++p) {
     aw += part_w[(long long)p * cols + col];
     ab += part_b[(long long)p * cols + col];
   }
-  dw[col] = T(aw);
-  db[col] = T(ab);
+  dw[col] = aw;
+  db[col] = ab;
 }

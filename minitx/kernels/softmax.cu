@@ -7,8 +7,8 @@
 //             zeros; a row holding a NaN is all NaN (the row max propagates NaN).
 //   backward  dx[r,c] = y[r,c] * (dy[r,c] - sum_c' dy[r,c'] * y[r,c'])
 //
-// Layout: x, y, dy, dx are contiguous [rows, cols] arrays of T (float, double or
-// bfloat16); the arithmetic is in compute_t<T> (float for bfloat16), rounded once on store.
+// Layout: x, y, dy, dx are contiguous [rows, cols] arrays of S (float, double or
+// bfloat16); the arithmetic is in T = compute_t<S> (float for bfloat16), rounded once on store.
 //
 // Thread mapping: one block per row (blockIdx.x = row), blockDim.x threads
 // (a multiple of 32, <= 1024) stride over the columns, so any row length works.
@@ -19,18 +19,18 @@
 // (ladder/softmax_v1..v3.cu and docs/kernel-ladder.md build up to this kernel.)
 #include "common.cuh"
 
-template <typename T>
-__global__ void softmax_forward(const T* __restrict__ x, T* __restrict__ y, int rows, int cols) {
-  using C = mtx::compute_t<T>;
+template <typename S>
+__global__ void softmax_forward(const S* __restrict__ x, S* __restrict__ y, int rows, int cols) {
+  using T = mtx::compute_t<S>;
   const int row = blockIdx.x;
   if (row >= rows) return;  // uniform for the whole block
   const long long base = (long long)row * cols;
-  const T* xr = x + base;
-  T* yr = y + base;
-  const C neg_inf = -mtx::num<C>::inf();
+  const S* xr = x + base;
+  S* yr = y + base;
+  const T neg_inf = -mtx::num<T>::inf();
 
-  C m = neg_inf;
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) m = mtx::num<C>::max(m, C(xr[c]));
+  T m = neg_inf;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) m = mtx::num<T>::max(m, xr[c]);
   m = mtx::block_max(m);
 
   if (m == neg_inf) {  // every logit -inf: defined as an all-zero row
@@ -38,28 +38,28 @@ __global__ void softmax_forward(const T* __restrict__ x, T* __restrict__ y, int 
     return;  // m is block-uniform, so every thread returns here
   }
 
-  C z = C(0);
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) z += mtx::num<C>::exp(C(xr[c]) - m);
+  T z = T(0);
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) z += mtx::num<T>::exp(xr[c] - m);
   z = mtx::block_sum(z);
-  const C inv_z = C(1) / z;
+  const T inv_z = T(1) / z;
 
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = T(mtx::num<C>::exp(C(xr[c]) - m) * inv_z);
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = mtx::num<T>::exp(xr[c] - m) * inv_z;
 }
 
-template <typename T>
-__global__ void softmax_backward(const T* __restrict__ y, const T* __restrict__ dy,
-                                 T* __restrict__ dx, int rows, int cols) {
-  using C = mtx::compute_t<T>;
+template <typename S>
+__global__ void softmax_backward(const S* __restrict__ y, const S* __restrict__ dy,
+                                 S* __restrict__ dx, int rows, int cols) {
+  using T = mtx::compute_t<S>;
   const int row = blockIdx.x;
   if (row >= rows) return;
   const long long base = (long long)row * cols;
-  const T* yr = y + base;
-  const T* dyr = dy + base;
-  T* dxr = dx + base;
+  const S* yr = y + base;
+  const S* dyr = dy + base;
+  S* dxr = dx + base;
 
-  C dot = C(0);
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) dot += C(dyr[c]) * C(yr[c]);
+  T dot = T(0);
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) dot += dyr[c] * yr[c];
   dot = mtx::block_sum(dot);
 
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) dxr[c] = T(C(yr[c]) * (C(dyr[c]) - dot));
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) dxr[c] = yr[c] * (dyr[c] - dot);
 }
