@@ -9,7 +9,7 @@ re-exported here; ``_launch.py`` holds what they share.
 Gating (what autograd ops should check before calling a launcher)::
 
     from minitx import kernels
-    if kernels.enabled(x, w):        # CuPy float32/float64 arrays, GPU present,
+    if kernels.enabled(x, w):        # CuPy float32/float64/bfloat16 arrays, GPU present,
         y = kernels.softmax_forward(x)  # fused path allowed
     else:
         ...                          # reference xp implementation
@@ -35,7 +35,7 @@ import os
 import numpy as np
 
 from minitx.backend import cuda_available as available
-from ._runtime import FLOAT_DTYPES, KERNELS, is_cupy_array
+from ._runtime import KERNELS, STORAGE_DTYPES, compute_dtype, is_cupy_array
 from .adam import adam_step, grad_norm, nonfinite_counts
 from .attention import (AttentionPlan, attention_backward, attention_forward, attention_mask_supported,
                         attention_plan)
@@ -95,22 +95,27 @@ def emulate_on_cpu(flag: bool = True):
         _emulate.reset(token)
 
 
-def enabled(*arrays) -> bool:
+def enabled(*arrays, stats=()) -> bool:
     """True when the fused path may run on these arrays: the fused path is
-    allowed, and every array is a CuPy float32/float64 array on a present GPU
-    (or, inside :func:`emulate_on_cpu`, a NumPy one), all of one dtype (the
-    launchers compute in a single dtype).  ``None`` entries are ignored.
-
-    bfloat16 arrays get False: the launchers take them, but with float32
-    statistics beside them (mean, lse, ...), which the ops' calls do not pass
-    yet."""
+    allowed, and every array is a CuPy array on a present GPU (or, inside
+    :func:`emulate_on_cpu`, a NumPy one) of one storage dtype the kernels take
+    (float32, float64 or bfloat16).  ``stats`` are the arrays a launcher's
+    contract keeps in the compute dtype of that storage dtype (layer norm's mean
+    and rstd, attention's lse, a loss's gradient: float32 beside bfloat16
+    arrays, the dtype itself otherwise); each must have it.  ``None`` entries
+    are ignored."""
     if not fused_allowed():
         return False
     present = [a for a in arrays if a is not None]
     if not present or len({np.dtype(a.dtype) for a in present}) != 1:
         return False
-    if np.dtype(present[0].dtype) not in FLOAT_DTYPES:
+    storage = np.dtype(present[0].dtype)
+    if storage.name not in STORAGE_DTYPES:
         return False
+    stats = [a for a in stats if a is not None]
+    if any(np.dtype(a.dtype) != compute_dtype(storage) for a in stats):
+        return False
+    present += stats
     if all(is_cupy_array(a) for a in present):
         return available()
     if _emulate.get() and all(isinstance(a, np.ndarray) for a in present):

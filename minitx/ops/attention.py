@@ -73,10 +73,10 @@ class ScaledDotProductAttention(Function):
         self.weights = None
         self.philox = None  # (seed, offset) of the dropout mask a fused forward drew
 
-    def _kernel_plan(self, q, k, v, mask, *others, weights=False):
+    def _kernel_plan(self, q, k, v, mask, *others, stats=(), weights=False):
         """The kernels' plan for this attention (kernels.attention_plan), or None when they
         cannot compute it or the arrays do not suit them."""
-        if not kernels.enabled(q, k, v, *others):
+        if not kernels.enabled(q, k, v, *others, stats=stats):
             return None
         plan = kernels.attention_plan(q.shape, k.shape, v.shape, None if mask is None else mask.shape,
                                       causal=self.causal, weights=weights)
@@ -132,7 +132,7 @@ class ScaledDotProductAttention(Function):
     def backward(self, do):
         q, k, v, mask, o, lse, dropout_mask = self.saved
         # the path forward took: the unfused one saved its dropout mask
-        plan = None if dropout_mask is not None else self._kernel_plan(q, k, v, mask, o, lse, do)
+        plan = None if dropout_mask is not None else self._kernel_plan(q, k, v, mask, o, do, stats=(lse,))
         if plan is None and self.philox is not None:  # fused forward, unfused backward: redraw its mask
             dropout_mask = kernels.dropout_apply(get_array_module(q).ones(lse.shape + (k.shape[-2],), q.dtype),
                                                  self.dropout_p, *self.philox)

@@ -286,7 +286,8 @@ class Embedding(Function):
     def backward(self, dy):
         (ids,) = self.saved
         if kernels.enabled(dy):  # sorted by id, summed in a fixed order; it skips padding_idx itself
-            return None, kernels.embedding_backward(ids, dy, self.weight_shape[0], self.padding_idx)
+            dweight = kernels.embedding_backward(ids, dy, self.weight_shape[0], self.padding_idx)
+            return None, dweight.astype(dy.dtype, copy=False)  # summed in float32 for bfloat16 rows
         xp = get_array_module(dy)
         dweight = xp.zeros(self.weight_shape, dtype=dy.dtype)
         add_at(dweight, ids.reshape(-1), dy.reshape(-1, self.weight_shape[1]))

@@ -108,6 +108,7 @@ class CrossEntropy(Function):
             safe_t = xp.where(valid, t, 0)
         if kernels.enabled(x):
             loss, lse = kernels.cross_entropy_forward(x, t, self.ignore_index, self.smoothing)
+            loss = loss.astype(x.dtype, copy=False)  # float32 for bfloat16 logits: round as the reference path does
         else:
             _, _, m, log_total = logsumexp_parts(x, -1)
             lse = (m + log_total)[..., 0]
@@ -125,7 +126,7 @@ class CrossEntropy(Function):
     def backward(self, dy):
         x, t, lse = self.saved
         dloss = per_count(dy, self.count) if self.reduction == "mean" else dy  # d total / d loss_row
-        if kernels.enabled(x, lse, dy):
+        if kernels.enabled(x, stats=(lse,)):  # the launcher casts dloss to lse's dtype
             return kernels.cross_entropy_backward(x, t, lse, dloss, self.ignore_index, self.smoothing), None
         xp = get_array_module(x)
         classes = x.shape[-1]

@@ -52,7 +52,7 @@ class LayerNorm(Function):
     def backward(self, dy):
         x, w, mu, rstd = self.saved
         needs_dw, needs_db = self.needs_input_grad[1], self.needs_input_grad[2]
-        if kernels.enabled(dy, x, w, mu, rstd):
+        if kernels.enabled(dy, x, w, stats=(mu, rstd)):
             dx, dw, db = kernels.layer_norm_backward(dy, x, w, mu, rstd, param_grads=needs_dw or needs_db)
             return dx, dw if needs_dw else None, db if needs_db else None
         rows = tuple(range(dy.ndim - 1))

@@ -42,11 +42,12 @@ def leaves(arrays, device="cpu"):
     return [minitx.tensor(a, device=device, requires_grad=True) for a in arrays]
 
 
-def run(fn, arrays, device="cpu", seed=0):
-    """fn's output and the gradients of its inputs for a fixed random cotangent, as NumPy."""
+def run(fn, arrays, device="cpu", seed=0, cotangent_dtype=None):
+    """fn's output and the gradients of its inputs for a fixed random cotangent, as NumPy (the
+    cotangent rounded to ``cotangent_dtype`` first, when given)."""
     inputs = leaves(arrays, device)
     out = fn(*inputs)
-    cotangent = np.random.default_rng(seed).standard_normal(out.shape)
+    cotangent = np.random.default_rng(seed).standard_normal(out.shape).astype(cotangent_dtype or out.dtype)
     out.backward(backend.to_device(cotangent.astype(out.dtype), device))
     grads = [None if t.grad is None else t.grad.numpy() for t in inputs]
     return out.numpy(), grads
@@ -84,6 +85,33 @@ def assert_paths_agree(case, device="cpu"):
     np.testing.assert_allclose(out, ref_out, **tol)
     for got, want in zip(grads, ref_grads):
         np.testing.assert_allclose(got, want, **tol)
+
+
+#: bfloat16 keeps 8 significant bits: one rounding is off by at most 2**-9 of the value. The fused
+#: path rounds each result once, but its backward reads the forward's rounded outputs (softmax's y,
+#: attention's o), so a gradient may be off by a few roundings of the largest term it sums.
+BFLOAT16_TOLERANCE = 2.0**-6
+
+
+def assert_bfloat16_follows_float32(case, device="cpu"):
+    """On bfloat16 arrays the fused path launches the case's kernels in bfloat16 storage and
+    computes in float32: its outputs and gradients stay bfloat16 and lie within
+    BFLOAT16_TOLERANCE (relative to the largest value of each) of the float32 reference path
+    run on the same bfloat16-valued inputs and cotangent."""
+    fn, arrays, expected_kernels = case
+    bfloat16 = backend.resolve_dtype("bfloat16")  # ml_dtypes' type: imported only here
+    low = [a.astype(bfloat16) for a in arrays]
+    with path_context(False, device):
+        ref_out, ref_grads = run(fn, [a.astype(np.float32) for a in low], device, cotangent_dtype=bfloat16)
+    with path_context(True, device), kernel_launches() as names:
+        out, grads = run(fn, low, device, cotangent_dtype=bfloat16)
+    missing = set(expected_kernels) - set(names)
+    assert not missing, f"fused path did not launch {sorted(missing)} (launched {sorted(set(names))})"
+    for got, want in zip([out, *grads], [ref_out, *ref_grads]):
+        assert got.dtype == bfloat16
+        scale = float(np.max(np.abs(want), initial=0.0))
+        np.testing.assert_allclose(got.astype(np.float32), want, rtol=BFLOAT16_TOLERANCE,
+                                   atol=BFLOAT16_TOLERANCE * scale)
 
 
 # ---------------------------------------------------------------- cases
@@ -211,20 +239,25 @@ TRAINING_STEP_KERNELS = {"attention_forward", "attention_backward_dq", "layer_no
                          "nonfinite_partial"}
 
 
-def training_step(fused, device="cpu", **sizes):
+def training_step(fused, device="cpu", autocast=False, **sizes):
     """One step of a small float64 Transformer (no dropout): forward, cross-entropy, backward,
-    clipping, AdamW. Returns (loss, norm, grads, updated params, set of launched kernels)."""
+    clipping, AdamW; with ``autocast``, a float32 one whose forward runs under
+    minitx.autocast("bfloat16"). Returns (loss, norm, grads, updated params, set of launched
+    kernels)."""
     minitx.manual_seed(0)
     config = dict(d_model=8, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=12, max_len=8)
     config.update(sizes)
-    model = Transformer(9, 11, dropout=0.0, positional="learned", device=device, **config).to(dtype="float64")
+    model = Transformer(9, 11, dropout=0.0, positional="learned", device=device, **config).to(
+        dtype="float32" if autocast else "float64")
     src = np.array([[3, 4, 5, 6, 2], [7, 8, 2, 0, 0]])
     tgt = np.array([[1, 5, 6, 7, 2], [1, 9, 10, 2, 0]])
     opt = optim.AdamW(model.parameters(), lr=1e-2)
+    precision = minitx.autocast("bfloat16") if autocast else contextlib.nullcontext()
     with path_context(fused, device), kernel_launches() as names:
-        logits = model(src, tgt[:, :-1])
-        target = minitx.tensor(tgt[:, 1:], device=device)
-        loss = F.cross_entropy(logits, target, ignore_index=0, label_smoothing=0.1)
+        with precision:  # the forward and the loss, as a training step runs them
+            logits = model(src, tgt[:, :-1])
+            target = minitx.tensor(tgt[:, 1:], device=device)
+            loss = F.cross_entropy(logits, target, ignore_index=0, label_smoothing=0.1)
         loss.backward()
         norm = optim.clip_grad_norm_(model.parameters(), 0.5)
         grads = [p.grad.numpy() for p in model.parameters()]

@@ -18,10 +18,11 @@ import minitx
 import minitx.functional as F
 from minitx import kernels as K
 from minitx import optim
+from minitx.kernels import cpu_harness
 from minitx.testing import gradcheck
 
 import _reference as ref
-from _dispatch import (TRAINING_STEP_KERNELS, assert_paths_agree, attention_case, attention_dropout_both_ways,
+from _dispatch import (TRAINING_STEP_KERNELS, assert_bfloat16_follows_float32, assert_paths_agree, attention_case, attention_dropout_both_ways,
                        bias_act_case, both_paths, check_fused_dropout_ops, clip_run, cross_entropy_case,
                        embedding_case, kernel_launches, key_padding_mask, layer_norm_case, leaves, optimizer_run,
                        path_context, softmax_case, training_step)
@@ -89,6 +90,41 @@ def test_attention_3d_and_single_query_causal():
     q, k, v = (np.random.default_rng(i).standard_normal((3, 2, 2)) for i in range(3))
     assert_paths_agree(((lambda q, k, v: F.scaled_dot_product_attention(q, k, v)), [q, k, v],
                         ["attention_forward"]))
+
+
+# ---------------------------------------------------------------- bfloat16 storage, float32 arithmetic
+
+
+@pytest.fixture
+def ml_dtypes():
+    return pytest.importorskip("ml_dtypes")
+
+
+@pytest.mark.parametrize("case", [
+    softmax_case((3, 7), np.float32),
+    layer_norm_case((4, 9), np.float32),
+    cross_entropy_case(5, 6, np.float32, "mean"),
+    cross_entropy_case(4, 3, np.float32, "none", smoothing=0.0),
+    attention_case(1, 2, 3, 5, 4, np.float32, masked=True),
+    attention_case(2, 1, 4, 4, 3, np.float32, masked=False, causal=True),
+    embedding_case(5, (2, 3), 4, np.float32, padding_idx=1),
+    bias_act_case((3, 6), "gelu_tanh", np.float32),
+], ids=["softmax", "layer_norm", "cross_entropy_mean", "cross_entropy_none", "attention_masked",
+        "attention_causal", "embedding", "bias_gelu"])
+def test_bfloat16_arrays_take_the_kernels_and_follow_float32(case, ml_dtypes):
+    assert_bfloat16_follows_float32(case)
+
+
+def test_bfloat16_statistics_in_another_dtype_keep_the_reference_path(ml_dtypes):
+    """A launcher's statistics (layer norm's mean and rstd, attention's lse) must be float32 beside
+    bfloat16 arrays; any other dtype there is not the kernels' contract."""
+    x = np.zeros((2, 3), ml_dtypes.bfloat16)
+    with K.emulate_on_cpu():
+        assert K.enabled(x, stats=(np.zeros(2, np.float32),))
+        assert not K.enabled(x, stats=(np.zeros(2, ml_dtypes.bfloat16),))
+        assert not K.enabled(x, x.astype(np.float32))
+        assert K.enabled(x.astype(np.float64), stats=(np.zeros(2, np.float64),))
+        assert not K.enabled(x.astype(np.float64), stats=(np.zeros(2, np.float32),))
 
 
 # ---------------------------------------------------------------- gradcheck through the kernels
@@ -301,6 +337,31 @@ def test_transformer_training_step_is_the_same_both_ways():
     assert norm == pytest.approx(ref_norm, rel=1e-10)
     for got, want in zip(grads + params, ref_grads + ref_params):
         np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
+
+
+def test_an_autocast_step_takes_the_bfloat16_attention_kernels_and_follows_the_reference(ml_dtypes, monkeypatch):
+    """Under autocast the attention's q, k, v are bfloat16, so the fused path runs attention.cu's
+    bfloat16 instantiation; the rest of the step is float32 on its kernels. The reference path
+    computes the same step in NumPy bfloat16 arithmetic, rounding after every op where the
+    kernel rounds once, so the two agree as two bfloat16 computations do: the loss to 1%, each
+    gradient's direction (cosine > 0.99)."""
+    launched = []
+    original = cpu_harness.CpuBackend.launch
+
+    def launch(self, filename, kernel, dtype, *args, **kwargs):
+        launched.append((kernel, np.dtype(dtype).name))
+        return original(self, filename, kernel, dtype, *args, **kwargs)
+
+    monkeypatch.setattr(cpu_harness.CpuBackend, "launch", launch)  # under kernel_launches' instance patch
+    loss, norm, grads, params, names = training_step(fused=True, autocast=True)
+    ref_loss, ref_norm, ref_grads, _, _ = training_step(fused=False, autocast=True)
+    assert ("attention_forward", "bfloat16") in launched and ("attention_backward_dq", "bfloat16") in launched
+    assert ("layer_norm_forward", "float32") in launched and ("adam_step", "float32") in launched
+    assert loss == pytest.approx(ref_loss, rel=1e-2)
+    for got, want in zip(grads, ref_grads):
+        assert got.dtype == np.float32
+        if np.linalg.norm(want) > 1e-6:
+            assert got.ravel() @ want.ravel() / (np.linalg.norm(got) * np.linalg.norm(want)) > 0.99
 
 
 # ---------------------------------------------------------------- the sync-free step on the kernel path

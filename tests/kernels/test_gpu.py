@@ -435,6 +435,12 @@ def test_ops_take_the_kernels_on_cupy(name, dtype):
     dispatch.assert_paths_agree(OP_CASES[name](dtype), device="cuda")
 
 
+@pytest.mark.parametrize("name", sorted(OP_CASES))
+def test_ops_take_the_bfloat16_kernels_on_cupy(name):
+    pytest.importorskip("ml_dtypes")
+    dispatch.assert_bfloat16_follows_float32(OP_CASES[name](np.float32), device="cuda")
+
+
 def test_attention_fallbacks_on_cupy(cp):
     rng = np.random.default_rng(8)
     q = minitx.tensor(rng.standard_normal((2, 4, 6, 32)), device="cuda", requires_grad=True)
