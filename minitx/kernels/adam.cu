@@ -16,8 +16,12 @@
 //   m = beta1 * m + (1 - beta1) * g
 //   v = beta2 * v + (1 - beta2) * g * g
 //   p -= lr * (m / bias_corr1) / (sqrt(v / bias_corr2) + eps)
-//   with bias_corr1 = 1 - beta1^step and bias_corr2 = 1 - beta2^step from the host.
+//   with bias_corr1 = 1 - beta1^step and bias_corr2 = 1 - beta2^step.
 //   params, exp_avgs, exp_avg_sqs are updated in place (=); grads are read only.
+//   What changes from step to step is read from device memory, not passed by value:
+//   step_scalars = [lr, bias_corr1, bias_corr2], and skip (NULL: never), a flag that, when set,
+//   leaves every array as it is (a step whose gradients hold NaN or inf).  A CUDA graph bakes
+//   kernel arguments in at capture; memory it reads afresh at every replay.
 //   S is the gradients' storage type; parameters and moments are T = compute_t<S>: with
 //   bfloat16 gradients they stay float (the master weights), and every step is computed in float.
 //
@@ -43,12 +47,14 @@ __global__ void adam_step(mtx::compute_t<S>* const* __restrict__ params,
                           const long long* __restrict__ sizes,
                           const int* __restrict__ block_tensor,
                           const long long* __restrict__ block_start, int nblocks, int chunk,
-                          mtx::compute_t<S> lr, mtx::compute_t<S> beta1, mtx::compute_t<S> beta2,
-                          mtx::compute_t<S> eps, mtx::compute_t<S> weight_decay, int decoupled,
-                          mtx::compute_t<S> bias_corr1, mtx::compute_t<S> bias_corr2) {
+                          const mtx::compute_t<S>* __restrict__ step_scalars,
+                          const bool* __restrict__ skip, mtx::compute_t<S> beta1,
+                          mtx::compute_t<S> beta2, mtx::compute_t<S> eps,
+                          mtx::compute_t<S> weight_decay, int decoupled) {
   using T = mtx::compute_t<S>;
   const int b = blockIdx.x;
-  if (b >= nblocks) return;
+  if (b >= nblocks || (skip && *skip)) return;  // uniform over the block
+  const T lr = step_scalars[0], bias_corr1 = step_scalars[1], bias_corr2 = step_scalars[2];
   const int t = block_tensor[b];
   const long long start = block_start[b];
   const long long end = mtx::lmin(start + chunk, sizes[t]);

@@ -42,8 +42,14 @@ def _work_table(be, sizes):
     return table
 
 
+def adam_step_scalars(lr, beta1, beta2, step, dtype):
+    """What changes from step to step, as ``adam_step`` reads it from the device: the host array
+    ``[lr, 1 - beta1**step, 1 - beta2**step]`` in ``dtype``."""
+    return np.array([lr, 1.0 - beta1 ** step, 1.0 - beta2 ** step], dtype=dtype)
+
+
 def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, eps=1e-8,
-              weight_decay=0.0, decoupled=False, step=1):
+              weight_decay=0.0, decoupled=False, step=1, *, skip=None):
     """One Adam (decoupled=False, L2 weight decay) or AdamW (decoupled=True) step
     over many tensors in a single launch per dtype.
 
@@ -51,7 +57,14 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, 
     float arrays, matching shapes per index; params, exp_avgs and exp_avg_sqs
     are updated IN PLACE (so they must already be contiguous -- a ValueError is
     raised otherwise).  step: the 1-based step count after incrementing (used
-    for bias correction).  Returns None.
+    for bias correction).  skip: None, or a boolean array of one element on the
+    device: where it is True the kernel leaves every array as it is, so a step
+    decided against on the device (a NaN or inf gradient) needs no host read and
+    no copies.  Returns None.
+
+    The kernel reads lr and the two bias corrections from device memory
+    (:func:`adam_step_scalars`, copied there on every call): a captured graph
+    replays with whatever that memory holds.
 
     dtypes: a gradient is float32, float64 or bfloat16; its parameter and moments are in the
     gradient's compute dtype: float32 master weights for a bfloat16 gradient (mixed
@@ -65,7 +78,11 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, 
         return None
     if step < 1:
         raise ValueError("step must be >= 1")
-    be = backend_for(*params, *grads, *exp_avgs, *exp_avg_sqs)
+    be = backend_for(*params, *grads, *exp_avgs, *exp_avg_sqs, skip)
+    if skip is not None:
+        if skip.dtype != np.bool_ or skip.size != 1:
+            raise TypeError(f"adam_step: skip must be a boolean array of one element, got {skip.dtype} {skip.shape}")
+        skip = be.xp.ascontiguousarray(skip.reshape(1))
     groups: dict = {}
     for i in range(n):
         p, g, m, v = params[i], grads[i], exp_avgs[i], exp_avg_sqs[i]
@@ -77,8 +94,6 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, 
         dt = float_dtype(g)
         check_compute_dtype("adam_step", dt, param=p, exp_avg=m, exp_avg_sq=v)
         groups.setdefault(dt, []).append(i)
-    bc1 = 1.0 - beta1 ** step
-    bc2 = 1.0 - beta2 ** step
     for dt, idx in groups.items():
         idx = [i for i in idx if params[i].size]
         if not idx:
@@ -86,13 +101,13 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, 
         gr = [be.xp.ascontiguousarray(grads[i]) for i in idx]
         sizes_dev, bt, bs, nb = _work_table(be, [int(params[i].size) for i in idx])
         ct = compute_dtype(dt)
+        step_scalars = be.to_device(adam_step_scalars(lr, beta1, beta2, step, ct))
         be.launch("adam.cu", "adam_step", dt, (nb,), (_THREADS,),
                   (be.pointer_array([params[i] for i in idx]), be.pointer_array(gr),
                    be.pointer_array([exp_avgs[i] for i in idx]),
                    be.pointer_array([exp_avg_sqs[i] for i in idx]),
-                   sizes_dev, bt, bs, np.int32(nb), np.int32(_CHUNK),
-                   *(ct.type(a) for a in (lr, beta1, beta2, eps, weight_decay)),
-                   np.int32(bool(decoupled)), ct.type(bc1), ct.type(bc2)))
+                   sizes_dev, bt, bs, np.int32(nb), np.int32(_CHUNK), step_scalars, skip,
+                   *(ct.type(a) for a in (beta1, beta2, eps, weight_decay)), np.int32(bool(decoupled))))
     return None
 
 

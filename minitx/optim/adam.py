@@ -77,14 +77,22 @@ class Adam(Optimizer):
 
         ``steps[i]`` is t for parameter i, already incremented for this step. ``decoupled``
         selects AdamW's ``p = p - lr * weight_decay * p`` instead of the L2 gradient term.
-        ``skip`` (a device boolean, or None): where True, every array is left as it was; the
-        update is computed on copies and written back only where it is False, so deciding
-        needs no host read.
+        ``skip`` (a device boolean, or None): where True, every array is left as it was, and
+        deciding needs no host read: the kernel reads the flag itself; the reference path
+        computes the update on copies and writes it back only where the flag is False.
 
         Fused path: one multi-tensor kernel launch per distinct step count (usually one), when
         the arrays suit the kernels and the updated ones are contiguous (updated in place).
         """
         updated = (*params, *exp_avgs, *exp_avg_sqs)
+        if kernels.enabled(*updated, *grads) and all(a.flags.c_contiguous for a in updated):
+            by_step: dict = {}
+            for i, t in enumerate(steps):
+                by_step.setdefault(t, []).append(i)
+            for t, idx in by_step.items():
+                kernels.adam_step(*([arrays[i] for i in idx] for arrays in (params, grads, exp_avgs, exp_avg_sqs)),
+                                  lr, beta1, beta2, eps, weight_decay, decoupled, step=t, skip=skip)
+            return
         if skip is not None:
             xp = backend.get_array_module(skip)
             copies = [[a.copy() for a in arrays] for arrays in (params, exp_avgs, exp_avg_sqs)]
@@ -93,14 +101,6 @@ class Adam(Optimizer):
             keep_new = ~skip
             for target, new in zip(updated, (a for arrays in copies for a in arrays)):
                 xp.copyto(target, new, where=keep_new)
-            return
-        if kernels.enabled(*updated, *grads) and all(a.flags.c_contiguous for a in updated):
-            by_step: dict = {}
-            for i, t in enumerate(steps):
-                by_step.setdefault(t, []).append(i)
-            for t, idx in by_step.items():
-                kernels.adam_step(*([arrays[i] for i in idx] for arrays in (params, grads, exp_avgs, exp_avg_sqs)),
-                                  lr, beta1, beta2, eps, weight_decay, decoupled, step=t)
             return
         for p, g, m, v, t in zip(params, grads, exp_avgs, exp_avg_sqs, steps):
             xp = backend.get_array_module(p)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import minitx
 import minitx.functional as F
 from minitx import kernels as K
-from minitx import optim
+from minitx import backend, optim
 from minitx.kernels import cpu_harness
 from minitx.testing import gradcheck
 
@@ -316,6 +316,34 @@ def test_adam_refuses_a_nonfinite_gradient_on_both_paths(bad, fused):
     assert ("nonfinite_partial" in names) == fused and "adam_step" not in names
     for p, b in zip(params, before):
         np.testing.assert_array_equal(p.numpy(), b)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_a_deferred_step_with_a_nonfinite_gradient_is_skipped_on_both_paths(fused):
+    """Inside DeferredChecks.deferring() the check cannot raise: the kernel reads the skip flag
+    itself (no copies of the parameters), the reference path writes its copies back nowhere.
+    Either way nothing changes, and the error comes at raise_first()."""
+    from minitx import sync
+
+    rng = np.random.default_rng(8)
+    params = leaves([rng.standard_normal(s) for s in ((3,), (5000,))], "cpu")
+    opt = optim.AdamW(params, lr=0.1)
+    for p in params:
+        p.grad = minitx.tensor(rng.standard_normal(p.shape))
+    opt.step()  # the moments exist, so the skipped step has state to leave alone
+    before = [p.numpy().copy() for p in params] + [backend.to_numpy(s[k]).copy() for s in opt.state.values()
+                                                    for k in ("exp_avg", "exp_avg_sq")]
+    params[1].grad.data[17] = np.nan
+    checks = sync.DeferredChecks()
+    with path_context(fused), kernel_launches() as names, checks.deferring():
+        opt.step()
+    assert ("adam_step" in names) == fused
+    after = [p.numpy() for p in params] + [backend.to_numpy(s[k]) for s in opt.state.values()
+                                           for k in ("exp_avg", "exp_avg_sq")]
+    for a, b in zip(after, before):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(FloatingPointError, match="parameter 1"):
+        checks.raise_first()
 
 
 @pytest.mark.parametrize("scale, max_norm", [(1.0, 100.0), (3.0, 1.0), (np.inf, 1.0)])

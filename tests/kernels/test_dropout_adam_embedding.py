@@ -109,6 +109,51 @@ def test_adam_multi_tensor(cpu, decoupled, dtype):
         np.testing.assert_allclose(vs[i], ve, **t)
 
 
+@pytest.mark.parametrize("skip", [True, False])
+def test_adam_skip_flag_is_read_by_the_kernel(cpu, skip):
+    """skip = [True] leaves parameters and moments bit for bit as they were; [False] is the
+    step without a flag, bit for bit."""
+    rng = np.random.default_rng(3)
+    arrays = [[rng.standard_normal(s) for s in ((3,), (4100,))] for _ in range(4)]
+    flagged = [[a.copy() for a in group] for group in arrays]
+    unflagged = [[a.copy() for a in group] for group in arrays]
+    K.adam_step(*flagged, lr=1e-2, weight_decay=0.1, step=2, skip=np.array(skip))
+    K.adam_step(*unflagged, lr=1e-2, weight_decay=0.1, step=2)
+    for i in (0, 2, 3):  # parameters and both moments (grads, i = 1, are read only)
+        for got, before, stepped in zip(flagged[i], arrays[i], unflagged[i]):
+            np.testing.assert_array_equal(got, before if skip else stepped)
+    if not skip:
+        assert not np.array_equal(unflagged[0][0], arrays[0][0])
+
+
+def test_adam_reads_the_learning_rate_and_corrections_from_memory(cpu):
+    """What a captured step replays with: the kernel has no lr or step argument, only the array
+    adam_step_scalars builds, so the same launch with other values in that array steps
+    accordingly."""
+    from minitx.kernels import adam
+
+    rng = np.random.default_rng(4)
+    p, g, m, v = (rng.standard_normal(5) for _ in range(4))
+    v = np.abs(v)
+    for lr, step in ((1e-2, 1), (3e-3, 7)):
+        expect = ref.adam(p, g, m, v, lr, 0.9, 0.999, 1e-8, 0.0, False, step)
+        arrays = [[a.copy()] for a in (p, g, m, v)]
+        sizes, bt, bs, nb = adam._work_table(cpu, [5])
+        cpu.launch("adam.cu", "adam_step", np.float64, (nb,), (adam._THREADS,),
+                   (*(cpu.pointer_array(a) for a in arrays), sizes, bt, bs, np.int32(nb), np.int32(adam._CHUNK),
+                    adam.adam_step_scalars(lr, 0.9, 0.999, step, np.float64), None,
+                    *(np.float64(x) for x in (0.9, 0.999, 1e-8, 0.0)), np.int32(0)))
+        for got, want in zip((arrays[0][0], arrays[2][0], arrays[3][0]), expect):
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_adam_skip_must_be_one_boolean(cpu):
+    arrays = [[np.zeros(3)] for _ in range(4)]
+    for bad in (np.array(1), np.array([True, False])):
+        with pytest.raises(TypeError, match="adam_step: skip must be a boolean array of one element"):
+            K.adam_step(*arrays, lr=1e-3, skip=bad)
+
+
 def test_grad_norm(cpu):
     rng = np.random.default_rng(5)
     grads = [rng.standard_normal(s) for s in [(10,), (3, 3000), (7,)]]
