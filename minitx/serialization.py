@@ -47,6 +47,7 @@ import struct
 import tempfile
 import zipfile
 import zlib
+from collections import Counter
 
 import numpy as np
 
@@ -270,6 +271,8 @@ class _Reader:
                     f"the file's {size}: they overlap")
         self.archive = archive
         self.used = set()
+        self.legacy = []  # (member, where) of the arrays whose node records no dtype, shape and CRC
+        self.recorded = 0  # how many nodes record them
 
     def _check(self, condition, member, what):
         if not condition:
@@ -297,6 +300,10 @@ class _Reader:
                     f"has checkpoint format version {version!r}; this minitx reads versions 1 to "
                     f"{FORMAT_VERSION}")
         root = _decode(header["root"], self, device, [])
+        if self.legacy and self.recorded:  # an older file records none; save records every one
+            member, where = self.legacy[0]
+            self._check(False, member, f"(at '{where}') has lost the dtype, shape and CRC-32 that the "
+                        f"structure records for the file's other {self.recorded} arrays: an edited structure")
         unused = sorted(set(self.members) - self.used - {STRUCTURE_KEY})
         # save refers to every array it writes: one left over means a reference was lost
         self._check(not unused, f"{unused[0]}.npy" if unused else None,
@@ -379,6 +386,9 @@ def _decode(node, reader: _Reader, device, parts):
         if kind == "dict":
             reader._check(all(isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
                               for item in items), member, f"has a malformed dict item at '{where}'")
+            duplicate = next((key for key, n in Counter(key for key, _ in items).items() if n > 1), None)
+            reader._check(duplicate is None, member, f"has the key {duplicate!r} twice at '{where}'; "
+                          "a dict saves each key once, so one of its values would be lost")
             return {key: _decode(value, reader, device, parts + [key]) for key, value in items}
         values = [_decode(v, reader, device, parts + [str(i)]) for i, v in enumerate(items)]
         return tuple(values) if kind == "tuple" else values
@@ -408,8 +418,10 @@ def _check_recorded(node, array, reader, member, where):
     """The dtype, shape and CRC-32 that ``save`` recorded must match the member's array: a
     member swapped for another, renamed, or damaged in a way the zip CRC misses is caught."""
     recorded = (node.get("dtype"), node.get("shape"), node.get("crc32"))
-    if recorded == (None, None, None):
-        return  # written before these were recorded
+    if recorded == (None, None, None):  # written before these were recorded: checked in checkpoint()
+        reader.legacy.append((member, where))
+        return
+    reader.recorded += 1
     actual = (array.dtype.str, list(array.shape), _crc32(array))
     reader._check(recorded == actual, member, f"(at '{where}') holds {array.dtype.str} "
                   f"{list(array.shape)} with CRC-32 {actual[2]} but the structure recorded "

@@ -5,6 +5,7 @@ The damage comes from tools/fuzz_checkpoints.py (run it for 10,000 files); here 
 seeded files, plus one file for each failure that was once seen."""
 import collections
 import importlib.util
+import json
 import re
 import struct
 import zipfile
@@ -177,3 +178,35 @@ def test_an_unreferenced_or_twice_referenced_member_is_refused(tmp_path):
         path = tmp_path / "refs.npz"
         path.write_bytes(fz.zip_of({**arrays, STRUCTURE_KEY + ".npy": fz._structure(raw)}))
         refused(path, pattern)
+
+
+def test_older_nodes_in_a_file_with_crcs_and_a_repeated_key_are_refused(tmp_path, intact):
+    """Two ways an edited structure loaded other data without a word: nodes stripped of their
+    recorded dtype, shape and CRC (so they read as an older file's) and their arrays swapped;
+    and a dict key written twice, which kept only one of its two values."""
+    tree = json.loads(fz.structure_text(intact[1]))
+    first, second = [n for n in fz._nodes(tree["root"], []) if "index" in n][:2]
+    for node in (first, second):
+        del node["dtype"], node["shape"], node["crc32"]
+    first["index"], second["index"] = second["index"], first["index"]
+    path = tmp_path / "legacy.npz"
+    path.write_bytes(fz.zip_of({**intact[1], STRUCTURE_KEY + ".npy": fz._structure(json.dumps(tree).encode())}))
+    refused(path, r"has lost the dtype, shape and CRC-32 that the structure records for the file's other \d+ arrays")
+
+    tree = json.loads(fz.structure_text(intact[1]))
+    items = tree["root"]["items"]
+    items[1][0] = items[0][0]
+    path = tmp_path / "repeated.npz"
+    path.write_bytes(fz.zip_of({**intact[1], STRUCTURE_KEY + ".npy": fz._structure(json.dumps(tree).encode())}))
+    refused(path, rf"has the key '{items[0][0]}' twice at '<root>'")
+
+
+def test_a_file_from_before_crcs_still_loads(tmp_path, intact):
+    """A structure with no recorded dtype, shape or CRC anywhere (the first format) loads."""
+    tree = json.loads(fz.structure_text(intact[1]))
+    for node in fz._nodes(tree["root"], []):
+        for field in ("dtype", "shape", "crc32"):
+            node.pop(field, None)
+    path = tmp_path / "older.npz"
+    path.write_bytes(fz.zip_of({**intact[1], STRUCTURE_KEY + ".npy": fz._structure(json.dumps(tree).encode())}))
+    assert fz.same(load(path), fz.base_checkpoint())

@@ -228,7 +228,7 @@ def _pick(rng, values):
 def hostile_structures(rng, data, members):
     text = structure_text(members)
     tree = json.loads(text)
-    kind = int(rng.integers(8))
+    kind = int(rng.integers(10))
     if kind == 0:  # deep nesting
         depth = int(rng.choice([100, 200, 1000, 100_000]))
         root = "[" * depth + "]" * depth if rng.random() < 0.5 else '{"type": "list", "items": [' * depth + "]}" * depth
@@ -245,6 +245,20 @@ def hostile_structures(rng, data, members):
         raw = json.dumps(tree).encode()
     elif kind == 4:
         raw = json.dumps(_pick(rng, [None, 1, "x", [], {"format": "minitx-checkpoint"}])).encode()
+    elif kind == 7:  # two arrays' nodes made to look older (no dtype, shape, CRC), then their indices swapped
+        arrays = [n for n in _nodes(tree["root"], []) if "index" in n]
+        first, second = (arrays[int(i)] for i in rng.choice(len(arrays), 2, replace=False))
+        for node in (first, second):
+            for field in ("dtype", "shape", "crc32"):
+                node.pop(field, None)
+        first["index"], second["index"] = second["index"], first["index"]
+        raw = json.dumps(tree).encode()
+    elif kind == 8:  # a dict key repeated: loading would keep one of the two values
+        dicts = [n for n in _nodes(tree["root"], []) if n["type"] == "dict" and len(n["items"]) > 1]
+        node = _pick(rng, dicts)
+        i, j = rng.choice(len(node["items"]), 2, replace=False)
+        node["items"][int(j)][0] = node["items"][int(i)][0]
+        raw = json.dumps(tree).encode()
     else:  # one node of the tree replaced, or one of its fields
         nodes = _nodes(tree["root"], [])
         node = _pick(rng, nodes)

@@ -209,6 +209,11 @@ class Module:
 
         strict: every key of the module must be present and no unknown key may appear.
         Returns {'missing': [...], 'unexpected': [...]} (both empty when strict).
+
+        Each array takes the model's dtype: a floating array may load into a floating parameter
+        of another precision (as ``to(dtype=...)`` would cast it); any other array must cast to
+        the model's dtype without loss (an int32 count into an int64 buffer). An integer array
+        for a float weight is refused: that is another model's state, or a damaged one.
         """
         own = OrderedDict(self.named_parameters())
         own.update(self.named_buffers())
@@ -223,10 +228,14 @@ class Module:
             raise StateDictKeyError(f"load_state_dict into {type(self).__name__}: " + "; ".join(parts))
         present = [(name, t, state[name].data if isinstance(state[name], Tensor) else state[name])
                    for name, t in own.items() if name in state]
-        for name, t, value in present:  # check every shape before changing anything
+        for name, t, value in present:  # check every shape and dtype before changing anything
             if tuple(value.shape) != t.shape:
                 raise ValueError(f"load_state_dict: '{name}' has shape {tuple(value.shape)} in the state dict "
                                  f"but {t.shape} in the model")
+            floats = backend.is_floating(value.dtype) and backend.is_floating(t.dtype)
+            if not (floats or np.can_cast(value.dtype, t.dtype, casting="safe")):
+                raise TypeError(f"load_state_dict: '{name}' is {np.dtype(value.dtype).name} in the state dict but "
+                                f"{np.dtype(t.dtype).name} in the model, and would not cast without loss")
         for name, t, value in present:
             t.data = backend.to_device(np.asarray(backend.to_numpy(value), dtype=t.dtype), t.device).copy()
         return {"missing": missing, "unexpected": unexpected}

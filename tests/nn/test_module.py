@@ -157,6 +157,17 @@ def test_wrong_shape_names_the_key_and_both_shapes():
     assert "(3, 4)" in str(info.value) and "(3, 3)" in str(info.value)
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.complex64])
+def test_an_array_of_another_kind_is_refused_naming_the_key_and_both_dtypes(dtype):
+    model = Affine()
+    before = model.inner.weight.numpy().copy()
+    state = model.state_dict()
+    state["inner.bias"] = np.ones(3, dtype=dtype)
+    with pytest.raises(TypeError, match=rf"'inner\.bias' is {np.dtype(dtype).name} in the state dict but float32"):
+        model.load_state_dict(state)
+    np.testing.assert_array_equal(model.inner.weight.numpy(), before)  # nothing loaded
+
+
 def test_register_buffer_is_saved_and_moved_but_not_a_parameter():
     model = Affine()
     assert "steps" not in dict(model.named_parameters())
