@@ -246,8 +246,10 @@ class Optimizer:
 
         Checks first, changes after: the number of groups, the number of parameters in each
         group and the shape of every state array must match this optimizer, else ValueError
-        (naming the parameter index and both shapes) and nothing is changed. Arrays are
-        copied onto each parameter's device and cast to its dtype.
+        (naming the parameter index and both shapes) and nothing is changed. Each parameter's
+        state holds what ``STATE`` says, of the kind it says (a step count of 1.5 or an
+        integer moment is refused, naming the parameter and the key). Arrays are copied onto
+        each parameter's device and cast to its dtype.
         """
         name = f"{self._name}.load_state_dict"
         if not isinstance(state_dict, dict) or "state" not in state_dict \
@@ -278,17 +280,8 @@ class Optimizer:
 
         new_state: dict[int, dict] = {}
         for index, (entry, p) in enumerate(zip(saved_state, params)):
-            restored = {}
-            for key, value in (entry or {}).items():
-                if isinstance(value, np.generic):
-                    value = value.item()
-                elif hasattr(value, "shape") and hasattr(value, "dtype"):
-                    if tuple(value.shape) != p.shape:
-                        raise ValueError(f"{name}: state '{key}' of parameter {index} has shape "
-                                         f"{tuple(value.shape)}, but the parameter has shape {p.shape}")
-                    value = backend.to_device(np.array(backend.to_numpy(value), dtype=p.dtype,
-                                                       copy=True), p.device)
-                restored[key] = value
+            restored = {key: self._restored_state(name, index, p, key, value)
+                        for key, value in self._checked_entry(name, index, entry).items()}
             if restored:
                 new_state[index] = restored
 
@@ -303,6 +296,37 @@ class Optimizer:
         for group, new in zip(self.param_groups, new_groups):
             group.update(new)
         self.state = new_state
+
+    #: what a parameter's state holds once it has taken a step, key -> kind: "count" (a whole
+    #: number of steps, >= 1) or "array" (a float array of the parameter's shape)
+    STATE: dict = {}
+
+    def _checked_entry(self, name, index, entry) -> dict:
+        """A saved per-parameter state: empty (the parameter has taken no step), or exactly the
+        keys of STATE."""
+        if entry is None:
+            return {}
+        if not isinstance(entry, dict):
+            raise TypeError(f"{name}: the state of parameter {index} is a {type(entry).__name__}, expected a dict")
+        unknown = sorted(set(entry) - set(self.STATE))
+        missing = sorted(set(self.STATE) - set(entry))
+        if entry and (unknown or missing):
+            raise ValueError(f"{name}: the state of parameter {index} has keys {sorted(entry)}; expected "
+                             f"{sorted(self.STATE)}" + (f" (unknown: {unknown})" if unknown else "")
+                             + (f" (missing: {missing})" if missing else ""))
+        return entry
+
+    def _restored_state(self, name, index, p, key, value):
+        """One saved state value, checked against STATE[key], on p's device in p's dtype."""
+        where = f"{name}: state '{key}' of parameter {index}"
+        if self.STATE[key] == "count":
+            return check_count(name, f"state '{key}' of parameter {index}", value, low=1)
+        if not (hasattr(value, "shape") and hasattr(value, "dtype")) or not backend.is_floating(value.dtype):
+            what = np.dtype(value.dtype).name if hasattr(value, "dtype") else type(value).__name__
+            raise TypeError(f"{where} is {what}; expected a float array of shape {p.shape}")
+        if tuple(value.shape) != p.shape:
+            raise ValueError(f"{where} has shape {tuple(value.shape)}, but the parameter has shape {p.shape}")
+        return backend.to_device(np.array(backend.to_numpy(value), dtype=p.dtype, copy=True), p.device)
 
     def __repr__(self) -> str:
         lines = [f"{self._name}("]
@@ -324,3 +348,11 @@ def check_number(opt: str, name: str, value, low=None, high=None, low_open=False
         lo = "" if low is None else f"{low} {'<' if low_open else '<='} "
         hi = "" if high is None else f" {'<' if high_open else '<='} {high}"
         raise ValueError(f"{opt}: invalid {name} {value!r}; expected a finite number {lo}{name}{hi}")
+
+
+def check_count(owner: str, name: str, value, low=0) -> int:
+    """``value`` as an int, when it is a whole number (a Python or NumPy integer, not a bool) >=
+    ``low``; ValueError naming it otherwise (a restored step count of 1.5, say)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{owner}: invalid {name} {value!r}; expected a whole number >= {low}")
+    return int(value)

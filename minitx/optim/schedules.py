@@ -23,9 +23,10 @@ per evaluation.
 """
 from __future__ import annotations
 
+import copy
 import math
 
-from minitx.optim.optimizer import check_number
+from minitx.optim.optimizer import check_count, check_number
 
 
 # ---------------------------------------------------------------------- the curves
@@ -116,14 +117,19 @@ class LRSchedule:
         return state
 
     def load_state_dict(self, state: dict) -> None:
-        """Restore the step count and hyperparameters, and set the optimizer's lr to match."""
-        missing = [k for k in ("last_step",) + self._hyper if k not in state]
-        if missing:
-            raise ValueError(f"{type(self).__name__}.load_state_dict: missing {missing}")
-        for name in self._hyper:
-            setattr(self, name, state[name])
-        self._check()
-        self.last_step = int(state["last_step"])
+        """Restore the step count and hyperparameters, and set the optimizer's lr to match.
+        Checked first, changed after: a missing or invalid entry raises, naming it, and leaves
+        the schedule as it was."""
+        name = f"{type(self).__name__}.load_state_dict"
+        _check_keys(name, state, ("last_step",) + self._hyper)
+        restored = copy.copy(self)
+        for key in self._hyper:
+            setattr(restored, key, state[key])
+        restored._check()
+        last_step = check_count(name, "last_step", state["last_step"])
+        for key in self._hyper:
+            setattr(self, key, state[key])
+        self.last_step = last_step
         self._apply()
 
     def _check(self) -> None:
@@ -215,30 +221,39 @@ class ReduceLROnPlateau:
 
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
                  min_lr=0.0, cooldown=0, threshold_mode="rel"):
-        if mode not in ("min", "max"):
-            raise ValueError(f"ReduceLROnPlateau: invalid mode {mode!r}; expected 'min' or 'max'")
-        if threshold_mode not in ("rel", "abs"):
-            raise ValueError(f"ReduceLROnPlateau: invalid threshold_mode {threshold_mode!r}; "
-                             "expected 'rel' or 'abs'")
-        check_number("ReduceLROnPlateau", "factor", factor, low=0, high=1, high_open=True)
-        check_number("ReduceLROnPlateau", "patience", patience, low=0)
-        check_number("ReduceLROnPlateau", "threshold", threshold, low=0)
-        check_number("ReduceLROnPlateau", "cooldown", cooldown, low=0)
-        n = len(optimizer.param_groups)
-        min_lrs = list(min_lr) if isinstance(min_lr, (list, tuple)) else [min_lr] * n
-        if len(min_lrs) != n:
-            raise ValueError(f"ReduceLROnPlateau: got {len(min_lrs)} min_lr values for "
-                             f"{n} parameter groups")
-        for m in min_lrs:
-            check_number("ReduceLROnPlateau", "min_lr", m, low=0)
         self.optimizer = optimizer
-        self.mode, self.factor, self.patience = mode, factor, int(patience)
+        self.mode, self.factor, self.patience = mode, factor, patience
         self.threshold, self.threshold_mode = threshold, threshold_mode
-        self.min_lrs, self.cooldown = min_lrs, int(cooldown)
+        n = len(optimizer.param_groups)
+        self.min_lrs = list(min_lr) if isinstance(min_lr, (list, tuple)) else [min_lr] * n
+        self.cooldown = cooldown
         self.best = math.inf if mode == "min" else -math.inf
         self.num_bad_steps = 0
         self.cooldown_counter = 0
         self.last_step = 0
+        self._check()
+
+    def _check(self) -> None:
+        """Every hyperparameter and counter of the right kind and range (counters made ints):
+        at construction, and on a restored state before it replaces this one."""
+        name = "ReduceLROnPlateau"
+        if self.mode not in ("min", "max"):
+            raise ValueError(f"{name}: invalid mode {self.mode!r}; expected 'min' or 'max'")
+        if self.threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"{name}: invalid threshold_mode {self.threshold_mode!r}; expected 'rel' or 'abs'")
+        check_number(name, "factor", self.factor, low=0, high=1, high_open=True)
+        check_number(name, "threshold", self.threshold, low=0)
+        n = len(self.optimizer.param_groups)
+        if not isinstance(self.min_lrs, (list, tuple)) or len(self.min_lrs) != n:
+            count = len(self.min_lrs) if isinstance(self.min_lrs, (list, tuple)) else repr(self.min_lrs)
+            raise ValueError(f"{name}: got {count} min_lr values for {n} parameter groups")
+        for m in self.min_lrs:
+            check_number(name, "min_lr", m, low=0)
+        if not isinstance(self.best, (int, float)) or isinstance(self.best, bool) or self.best != self.best:
+            raise ValueError(f"{name}: invalid best {self.best!r}; expected a number (inf before any metric)")
+        for key in ("patience", "cooldown", "num_bad_steps", "cooldown_counter", "last_step"):
+            setattr(self, key, check_count(name, key, getattr(self, key)))
+        self.min_lrs = list(self.min_lrs)
 
     def is_better(self, metric: float) -> bool:
         if self.mode == "min":
@@ -285,8 +300,21 @@ class ReduceLROnPlateau:
                 for k, v in ((k, getattr(self, k)) for k in self._state_keys)}
 
     def load_state_dict(self, state: dict) -> None:
-        missing = [k for k in self._state_keys if k not in state]
-        if missing:
-            raise ValueError(f"ReduceLROnPlateau.load_state_dict: missing {missing}")
+        """Restore counters, best metric and hyperparameters; checked first (naming a missing
+        or invalid entry), changed after."""
+        _check_keys("ReduceLROnPlateau.load_state_dict", state, self._state_keys)
+        restored = copy.copy(self)
         for k in self._state_keys:
-            setattr(self, k, list(state[k]) if k == "min_lrs" else state[k])
+            setattr(restored, k, state[k])
+        restored._check()
+        for k in self._state_keys:
+            setattr(self, k, getattr(restored, k))
+
+
+def _check_keys(name: str, state, keys) -> None:
+    """A saved schedule state must be a dict holding ``keys``."""
+    if not isinstance(state, dict):
+        raise TypeError(f"{name}: expected a dict, got {type(state).__name__}")
+    missing = [k for k in keys if k not in state]
+    if missing:
+        raise ValueError(f"{name}: missing {missing}")

@@ -20,6 +20,8 @@ class SGD(Optimizer):
     ``check_finite``: see minitx.optim.optimizer (NaN/inf gradients raise, nothing changes).
     """
 
+    STATE = {"momentum_buffer": "array"}
+
     def __init__(self, params, lr, momentum=0.0, nesterov=False, weight_decay=0.0,
                  dampening=0.0, check_finite=True):
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,

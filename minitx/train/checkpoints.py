@@ -29,7 +29,11 @@ def save_checkpoint(path, model, optimizer=None, schedule=None, progress=None, *
 
 def load_checkpoint(path, model, optimizer=None, schedule=None) -> dict:
     """Restore a checkpoint into model (and optimizer, schedule, the random generators);
-    returns everything it holds (the model's weights too)."""
+    returns everything it holds (the model's weights too).
+
+    Given an optimizer, the file must be a full checkpoint: an optimizer state, random
+    generators, progress, and a schedule state exactly when ``schedule`` is given. Any state
+    that does not fit raises ValueError naming the file and the part."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"checkpoint {path} does not exist")
@@ -40,10 +44,20 @@ def load_checkpoint(path, model, optimizer=None, schedule=None) -> dict:
         model.load_state_dict(state["model"])
     except (KeyError, ValueError) as error:
         raise ValueError(f"checkpoint {path} does not match this model: {error}") from None
-    if optimizer is not None and "optimizer" in state:
-        optimizer.load_state_dict(state["optimizer"])
-    if schedule is not None and state.get("schedule"):
-        schedule.load_state_dict(state["schedule"])
+    if optimizer is not None:
+        missing = [key for key in ("optimizer", "rng", "progress") if key not in state]
+        if missing:
+            raise ValueError(f"{path} is not a full checkpoint: it has no {', '.join(missing)}, so training "
+                             "cannot continue from it")
+        if bool(state.get("schedule")) != (schedule is not None):
+            raise ValueError(f"{path} holds {'a' if state.get('schedule') else 'no'} learning-rate schedule state, "
+                             f"but this run has {type(schedule).__name__ if schedule else 'no schedule'}")
+        for part, target in (("optimizer", optimizer), ("schedule", schedule)):
+            if target is not None:
+                try:
+                    target.load_state_dict(state[part])
+                except (KeyError, TypeError, ValueError) as error:
+                    raise ValueError(f"{path}: its {part} state does not fit: {error}") from None
     if "rng" in state:
         mrandom.set_state(state["rng"])
     return state

@@ -15,6 +15,7 @@ import numpy as np
 import minitx
 from minitx import backend, optim, sync
 from minitx.optim.clip import clip_grads_on_device
+from minitx.optim.optimizer import check_count, check_number
 from minitx.serialization import save
 from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint, write_json
 from minitx.train.rundir import log, run_files
@@ -182,7 +183,7 @@ class Trainer:
                 "training starts from step 0")
             return False
         saved = load_checkpoint(self.path("last.npz"), self.model, self.optimizer, self.schedule)
-        progress = {**self.progress, **saved.get("progress", {})}
+        progress = self._restored_progress(saved["progress"])
         history = saved.get("history")
         if history is None and self.path("history.json").exists():  # a checkpoint from before it held one
             history = json.loads(self.path("history.json").read_text())
@@ -190,6 +191,38 @@ class Trainer:
         log(f"resumed from {self.path('last.npz')} at step {progress['step']} "
             f"(epoch {progress['epoch'] + 1}, batch {progress['batch']})")
         return True
+
+    def _restored_progress(self, saved) -> dict:
+        """The progress of last.npz, checked: each count of the right kind and range, the batch
+        within its epoch, and the step count equal to the optimizer's and the schedule's, which
+        were saved beside it (a hand-edited or mixed-up file would resume somewhere else)."""
+        where = f"{self.path('last.npz')}: progress"
+        if not isinstance(saved, dict) or not {"step", "epoch", "batch"} <= set(saved):
+            raise ValueError(f"{where} is {saved!r:.100}; expected the step, epoch and batch the run had reached")
+        progress = {**self.progress, **saved}
+        for key in ("step", "epoch", "batch"):
+            progress[key] = check_count(where, key, progress[key])
+        for key in ("train_seconds", "epoch_weight"):
+            check_number(where, key, progress[key], low=0)
+        check_number(where, "epoch_loss", progress["epoch_loss"])
+        best = progress["best_val_loss"]
+        if not isinstance(best, (int, float)) or isinstance(best, bool) or best != best:
+            raise ValueError(f"{where}: invalid best_val_loss {best!r}; expected a number (inf before any)")
+        step, epoch, batch = progress["step"], progress["epoch"], progress["batch"]
+        if epoch > self.epochs or batch > step:
+            raise ValueError(f"{where}: step {step}, epoch {epoch}, batch {batch} cannot be reached in a run of "
+                             f"{self.epochs} epochs")
+        if epoch < self.epochs and batch > len(self.batches(self.seed, epoch)):
+            raise ValueError(f"{where}: batch {batch} is past the end of epoch {epoch + 1}, which has "
+                             f"{len(self.batches(self.seed, epoch))} batches")
+        counts = [s["step"] for s in self.optimizer.state.values() if "step" in s]
+        if "step" in type(self.optimizer).STATE and max(counts, default=0) != step:
+            raise ValueError(f"{where}: step {step}, but the optimizer saved beside it has taken "
+                             f"{max(counts, default=0)} steps")
+        if self.schedule is not None and not self.per_epoch_schedule and self.schedule.last_step != step:
+            raise ValueError(f"{where}: step {step}, but the schedule saved beside it has taken "
+                             f"{self.schedule.last_step} steps")
+        return progress
 
     def recorded(self) -> bool:
         """Whether the run's position has its epoch-end record (or no step was taken)."""
