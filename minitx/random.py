@@ -57,9 +57,36 @@ def get_state() -> dict:
 
 
 def set_state(state: dict) -> None:
+    """Restore what ``get_state`` returned. Checked first, changed after: anything else (a
+    seed of 1.5, a generator state that is not PCG64's) raises ValueError naming the entry."""
     global _seed
+    if not isinstance(state, dict) or not {"seed", "cpu"} <= set(state):
+        raise ValueError(f"random state: expected a dict with 'seed' and 'cpu', got {state!r:.80}")
+    if not _whole(state["seed"], 2 ** 64):
+        raise ValueError(f"random state: invalid seed {state['seed']!r:.40}; expected a whole number >= 0")
+    philox = state.get("philox", {})
+    if not isinstance(philox, dict) or not all(isinstance(d, str) and _whole(n, 2 ** 64) for d, n in philox.items()):
+        raise ValueError(f"random state: invalid philox {philox!r:.80}; expected {{device: next offset >= 0}}")
+    _check_pcg64(state["cpu"])
     _seed = int(state["seed"])
     _generators.clear()
     _philox_offsets.clear()
-    _philox_offsets.update({device: int(n) for device, n in state.get("philox", {}).items()})
+    _philox_offsets.update({device: int(n) for device, n in philox.items()})
     generator("cpu").bit_generator.state = state["cpu"]
+
+
+def _whole(value, end) -> bool:
+    """Whether ``value`` is an integer (not a bool) in [0, end)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= value < end
+
+
+def _check_pcg64(cpu) -> None:
+    """The CPU generator's state, as NumPy's PCG64 gives it: numbers its setter would
+    otherwise truncate (inc = 1.5) or refuse with an OverflowError are refused here by name."""
+    expected = "{'bit_generator': 'PCG64', 'state': {'state': s, 'inc': i}, 'has_uint32': 0 or 1, 'uinteger': u}"
+    inner = cpu.get("state") if isinstance(cpu, dict) else None
+    ok = (isinstance(cpu, dict) and cpu.get("bit_generator") == "PCG64" and isinstance(inner, dict)
+          and _whole(inner.get("state"), 2 ** 128) and _whole(inner.get("inc"), 2 ** 128)
+          and _whole(cpu.get("has_uint32"), 2) and _whole(cpu.get("uinteger"), 2 ** 32))
+    if not ok:
+        raise ValueError(f"random state: the CPU generator's state {cpu!r:.120} is not {expected}")

@@ -229,6 +229,9 @@ class Module:
         present = [(name, t, state[name].data if isinstance(state[name], Tensor) else state[name])
                    for name, t in own.items() if name in state]
         for name, t, value in present:  # check every shape and dtype before changing anything
+            if not (hasattr(value, "shape") and hasattr(value, "dtype")):
+                raise TypeError(f"load_state_dict: '{name}' is a {type(value).__name__} in the state dict; "
+                                f"expected an array of shape {t.shape}")
             if tuple(value.shape) != t.shape:
                 raise ValueError(f"load_state_dict: '{name}' has shape {tuple(value.shape)} in the state dict "
                                  f"but {t.shape} in the model")

@@ -29,7 +29,7 @@ class Adam(Optimizer):
     """
 
     decoupled_weight_decay = False
-    STATE = {"step": "count", "exp_avg": "array", "exp_avg_sq": "array"}
+    STATE = {"step": "count", "exp_avg": "array", "exp_avg_sq": "squares"}
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
                  check_finite=True):

@@ -260,11 +260,19 @@ class Optimizer:
             raise ValueError(f"{name}: number of parameter groups differs: "
                              f"{len(saved_groups)} in the state dict, {len(self.param_groups)} "
                              "in this optimizer")
+        start = 0
         for g, (saved, group) in enumerate(zip(saved_groups, self.param_groups)):
-            n_saved, n_here = len(saved.get("params", [])), len(group["params"])
+            if not isinstance(saved, dict) or not isinstance(saved.get("params"), list):
+                raise ValueError(f"{name}: parameter group {g} is {saved!r:.80}; expected a dict with a list "
+                                 "of 'params'")
+            n_saved, n_here = len(saved["params"]), len(group["params"])
             if n_saved != n_here:
                 raise ValueError(f"{name}: parameter group {g} has {n_saved} parameters in the "
                                  f"state dict and {n_here} in this optimizer")
+            if saved["params"] != list(range(start, start + n_here)):  # what state_dict() numbers them
+                raise ValueError(f"{name}: parameter group {g} lists the parameters {saved['params']!r:.80}; "
+                                 f"expected {start} to {start + n_here - 1} in order")
+            start += n_here
         params = [p for _, _, p in self._indexed_params()]
         saved_state = state_dict["state"]
         if isinstance(saved_state, dict):  # also accept {index: state}, keys int or str
@@ -298,7 +306,8 @@ class Optimizer:
         self.state = new_state
 
     #: what a parameter's state holds once it has taken a step, key -> kind: "count" (a whole
-    #: number of steps, >= 1) or "array" (a float array of the parameter's shape)
+    #: number of steps, >= 1), "array" (a finite float array of the parameter's shape) or
+    #: "squares" (the same, >= 0: a running mean of squares)
     STATE: dict = {}
 
     def _checked_entry(self, name, index, entry) -> dict:
@@ -326,7 +335,12 @@ class Optimizer:
             raise TypeError(f"{where} is {what}; expected a float array of shape {p.shape}")
         if tuple(value.shape) != p.shape:
             raise ValueError(f"{where} has shape {tuple(value.shape)}, but the parameter has shape {p.shape}")
-        return backend.to_device(np.array(backend.to_numpy(value), dtype=p.dtype, copy=True), p.device)
+        host = np.array(backend.to_numpy(value), dtype=p.dtype, copy=True)
+        if not np.isfinite(host.astype(np.float64)).all():  # every later update would be NaN
+            raise ValueError(f"{where} holds NaN or inf; a run never saves one (it stops first)")
+        if self.STATE[key] == "squares" and (host < 0).any():
+            raise ValueError(f"{where} holds negative values; it is a mean of squares")
+        return backend.to_device(host, p.device)
 
     def __repr__(self) -> str:
         lines = [f"{self._name}("]

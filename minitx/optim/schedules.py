@@ -291,8 +291,8 @@ class ReduceLROnPlateau:
     def get_last_lr(self) -> list:
         return [group["lr"] for group in self.optimizer.param_groups]
 
-    _state_keys = ("mode", "factor", "patience", "threshold", "threshold_mode", "min_lrs",
-                   "cooldown", "best", "num_bad_steps", "cooldown_counter", "last_step")
+    _hyper = ("mode", "factor", "patience", "threshold", "threshold_mode", "min_lrs", "cooldown")
+    _state_keys = _hyper + ("best", "num_bad_steps", "cooldown_counter", "last_step")
 
     def state_dict(self) -> dict:
         """Counters, best metric and hyperparameters (the lr itself lives in the optimizer)."""

@@ -42,8 +42,12 @@ def load_checkpoint(path, model, optimizer=None, schedule=None) -> dict:
         raise ValueError(f"{path} is a minitx file but not a training checkpoint (no 'model' entry)")
     try:
         model.load_state_dict(state["model"])
-    except (KeyError, ValueError) as error:
+    except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"checkpoint {path} does not match this model: {error}") from None
+    bad = next((name for name, p in model.named_parameters() if not np.isfinite(p.numpy().astype(np.float64)).all()),
+               None)
+    if bad is not None:  # a run stops at a NaN or inf before it saves: this file was damaged
+        raise ValueError(f"checkpoint {path}: the model's '{bad}' holds NaN or inf")
     if optimizer is not None:
         missing = [key for key in ("optimizer", "rng", "progress") if key not in state]
         if missing:
@@ -59,7 +63,10 @@ def load_checkpoint(path, model, optimizer=None, schedule=None) -> dict:
                 except (KeyError, TypeError, ValueError) as error:
                     raise ValueError(f"{path}: its {part} state does not fit: {error}") from None
     if "rng" in state:
-        mrandom.set_state(state["rng"])
+        try:
+            mrandom.set_state(state["rng"])
+        except ValueError as error:
+            raise ValueError(f"{path}: {error}") from None
     return state
 
 

@@ -182,15 +182,29 @@ class Trainer:
             log(f"resume: {self.run_dir} has no last.npz (stopped before its first checkpoint): "
                 "training starts from step 0")
             return False
+        built = self._hyperparameters()
         saved = load_checkpoint(self.path("last.npz"), self.model, self.optimizer, self.schedule)
+        for (where, key, value), (_, _, expected) in zip(self._hyperparameters(), built):
+            if value != expected:
+                raise ValueError(f"{self.path('last.npz')}: {where} has {key} = {value!r}, but this run was built "
+                                 f"with {expected!r}")
         progress = self._restored_progress(saved["progress"])
         history = saved.get("history")
         if history is None and self.path("history.json").exists():  # a checkpoint from before it held one
             history = json.loads(self.path("history.json").read_text())
-        self.state = {"progress": progress, "history": list(history or [])}
+        self.state = {"progress": progress, "history": self._restored_history(history or [], progress)}
         log(f"resumed from {self.path('last.npz')} at step {progress['step']} "
             f"(epoch {progress['epoch'] + 1}, batch {progress['batch']})")
         return True
+
+    def _hyperparameters(self) -> list:
+        """(where, name, value) of what stays as built for a whole run: every optimizer group's
+        settings but the rate, which the schedule sets, and the schedule's own."""
+        found = [(f"optimizer group {g}", key, value) for g, group in enumerate(self.optimizer.param_groups)
+                 for key, value in group.items() if key not in ("params", "lr")]
+        if self.schedule is not None:
+            found += [("the schedule", key, getattr(self.schedule, key)) for key in self.schedule._hyper]
+        return found
 
     def _restored_progress(self, saved) -> dict:
         """The progress of last.npz, checked: each count of the right kind and range, the batch
@@ -215,6 +229,9 @@ class Trainer:
         if epoch < self.epochs and batch > len(self.batches(self.seed, epoch)):
             raise ValueError(f"{where}: batch {batch} is past the end of epoch {epoch + 1}, which has "
                              f"{len(self.batches(self.seed, epoch))} batches")
+        before = sum(len(self.batches(self.seed, e)) for e in range(epoch))
+        if before + batch != step:  # every step is one batch, epoch after epoch
+            raise ValueError(f"{where}: step {step}, but epoch {epoch + 1}, batch {batch} is step {before + batch}")
         counts = [s["step"] for s in self.optimizer.state.values() if "step" in s]
         if "step" in type(self.optimizer).STATE and max(counts, default=0) != step:
             raise ValueError(f"{where}: step {step}, but the optimizer saved beside it has taken "
@@ -223,6 +240,36 @@ class Trainer:
             raise ValueError(f"{where}: step {step}, but the schedule saved beside it has taken "
                              f"{self.schedule.last_step} steps")
         return progress
+
+    def _restored_history(self, history, progress) -> list:
+        """The epoch-end records of last.npz, checked: a list of records holding _RECORD_KEYS,
+        epochs counting up and steps up to the run's step, the best validation loss progress's."""
+        where = f"{self.path('last.npz')}: history"
+        step = progress["step"]
+        if not isinstance(history, list):
+            raise ValueError(f"{where} is a {type(history).__name__}; expected a list of epoch records")
+        previous = (0, -1)  # (epoch, step) of the record before
+        for i, record in enumerate(history):
+            if not isinstance(record, dict) or not set(_RECORD_KEYS) <= set(record):
+                raise ValueError(f"{where}: record {i} is {record!r:.80}; expected the keys {list(_RECORD_KEYS)}")
+            epoch = check_count(f"{where}: record {i}", "epoch", record["epoch"], low=1)
+            at = check_count(f"{where}: record {i}", "step", record["step"])
+            for key in ("train_loss", "val_loss", "val_ppl", "seconds"):
+                check_number(f"{where}: record {i}", key, record[key])
+            # a run stopped inside an epoch records it, and again at its end: epochs may repeat, steps not
+            if epoch < previous[0] or at <= previous[1] or at > step or not isinstance(record["complete"], bool):
+                raise ValueError(f"{where}: record {i} (epoch {epoch}, step {at}, complete {record['complete']!r}) "
+                                 f"does not follow the one before it or the run's step {step}")
+            previous = (epoch, at)
+        completed = [r["epoch"] for r in history if r["complete"]]
+        if completed != list(range(1, progress["epoch"] + 1)):
+            raise ValueError(f"{where} records the ends of epochs {completed}, but the run is in epoch "
+                             f"{progress['epoch'] + 1}: each epoch before it has one record")
+        best = min((r["val_loss"] for r in history), default=math.inf)
+        if history and progress["best_val_loss"] != best:
+            raise ValueError(f"{self.path('last.npz')}: progress has best_val_loss {progress['best_val_loss']!r}, "
+                             f"but the history's best is {best!r}")
+        return list(history)
 
     def recorded(self) -> bool:
         """Whether the run's position has its epoch-end record (or no step was taken)."""
