@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from minitx import backend, kernels, sync
+from minitx import backend, kernels
 from minitx.autograd.inplace import mark_modified
 from minitx.autograd.tensor import Tensor
 
