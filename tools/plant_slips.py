@@ -1,0 +1,131 @@
+"""Plant one-line slips in a scratch copy of minitx and see whether the tests notice.
+
+    python tools/plant_slips.py [--only NAME ...] [--list]
+
+A test suite that passes proves little until it fails on a wrong program. Each slip below is
+a small, plausible mistake in a place where one once went unnoticed (a comparison turned
+round, an index dropped, a flag not carried along); for each, the script copies the committed
+tree (``git archive HEAD``) into a temporary directory, changes that one line, runs the test
+files that should guard it, and reports whether they failed (the slip is *caught*) or passed
+(it *survived*: a test is missing). It exits 1 when a slip survives. The changes never touch
+the working tree.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Slip:
+    name: str
+    path: str
+    old: str  # must occur exactly once in the file
+    new: str
+    tests: tuple  # the test files (or node ids) that should catch it
+
+
+SLIPS = [
+    Slip("epoch-end commit saves the state before the epoch's end", "minitx/train/loop.py",
+         "        self.save_last(state)\n        self.state = state\n",
+         "        self.save_last()\n        self.state = state\n", ("tests/train",)),
+    Slip("logged epoch loss divided by the batch count", "minitx/train/loop.py",
+         '"train_loss": progress["epoch_loss"] / max(progress["epoch_weight"], 1)',
+         '"train_loss": progress["epoch_loss"] / max(progress["batch"], 1)', ("tests/train",)),
+    Slip("the epoch's loss sum not reset at its end", "minitx/train/loop.py",
+         "progress.update(epoch_loss=0.0, epoch_weight=0)", "progress.update(epoch_weight=0)",
+         ("tests/train",)),
+    Slip("checkpoint loader: a member may reach past the file's end", "minitx/serialization.py",
+         "info.header_offset + info.compress_size <= size", "info.header_offset <= size",
+         ("tests/test_checkpoint_fuzz.py", "tests/test_serialization.py")),
+    Slip("checkpoint loader: overlapping members allowed", "minitx/serialization.py",
+         "self._check(total <= size, None", "self._check(total <= 2 * size, None",
+         ("tests/test_checkpoint_fuzz.py", "tests/test_serialization.py")),
+    Slip("anomaly mode: infinities never reported", "minitx/autograd/debug.py",
+         "if not allow_inf and bool(xp.isinf(array).any()):", "if allow_inf and bool(xp.isinf(array).any()):",
+         ("tests/test_autograd_debug.py",)),
+    Slip("mask_tokens: random ids may be [MASK] itself", "minitx/nn/encoder.py",
+         "rng.integers(low, high, int(randomized.sum()))", "rng.integers(low, high + 1, int(randomized.sum()))",
+         ("tests/nn/test_encoder.py", "tests/encoder")),
+    Slip("mask_tokens: random ids may be special tokens", "minitx/nn/encoder.py",
+         "rng.integers(low, high, int(randomized.sum()))", "rng.integers(0, high, int(randomized.sum()))",
+         ("tests/nn/test_encoder.py", "tests/encoder")),
+    Slip("BPE: the highest-rank merge applied first", "minitx/data/bpe.py",
+         "(best_rank is None or rank < best_rank)", "(best_rank is None or rank > best_rank)",
+         ("tests/data/test_data_bpe.py",)),
+    Slip("beam search: finished flags not reordered with their hypotheses", "minitx/translate/decoding.py",
+         "finished = finished[origin] | (tokens == eos_id)", "finished = finished | (tokens == eos_id)",
+         ("tests/translate/test_translate_decoding.py",)),
+    Slip("greedy decoding: a finished sentence keeps writing", "minitx/translate/decoding.py",
+         "        tokens[finished] = pad_id\n", "", ("tests/translate/test_translate_decoding.py",)),
+    Slip("batched translation: outputs given to sentences in index order", "minitx/translate/evaluation.py",
+         "for i, ids in zip(chunk, hyps):", "for i, ids in zip(sorted(chunk), hyps):",
+         ("tests/translate/test_translate_decoding.py", "tests/translate/test_translate_bleu.py")),
+]
+
+
+def scratch_copy(directory: Path) -> None:
+    """The committed tree (HEAD) unpacked into ``directory``."""
+    archive = subprocess.run(["git", "archive", "--format=tar", "HEAD"], cwd=ROOT, check=True,
+                             capture_output=True).stdout
+    with tempfile.TemporaryFile() as f:
+        f.write(archive)
+        f.seek(0)
+        with tarfile.open(fileobj=f) as tar:
+            tar.extractall(directory, filter="data")
+
+
+def plant(directory: Path, slip: Slip) -> None:
+    path = directory / slip.path
+    text = path.read_text()
+    if text.count(slip.old) != 1:
+        raise SystemExit(f"slip {slip.name!r}: {slip.path} holds its line {text.count(slip.old)} times, not once; "
+                         "update the slip to the code")
+    path.write_text(text.replace(slip.old, slip.new))
+
+
+def caught(directory: Path, slip: Slip) -> tuple[bool, float]:
+    """Run the slip's tests in the scratch copy: (whether they failed, seconds)."""
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *slip.tests],
+                            cwd=directory, capture_output=True, text=True,
+                            env={**os.environ, "MINITX_KERNEL_BUILD_DIR": str(directory / ".kernel_build")})
+    if result.returncode not in (0, 1):
+        raise SystemExit(f"slip {slip.name!r}: pytest ended with code {result.returncode}:\n{result.stdout[-2000:]}"
+                         f"{result.stderr[-2000:]}")
+    return result.returncode == 1, time.perf_counter() - started
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", help="run the slips whose names contain one of these words")
+    parser.add_argument("--list", action="store_true", help="list the slips and exit")
+    args = parser.parse_args(argv)
+    slips = [s for s in SLIPS if not args.only or any(word in s.name for word in args.only)]
+    if args.list:
+        for s in slips:
+            print(f"{s.name}  ({s.path}; {' '.join(s.tests)})")
+        return 0
+    survived = 0
+    print("| slip | file | caught | seconds |\n|---|---|---|---|")
+    for slip in slips:
+        with tempfile.TemporaryDirectory() as tmp:
+            scratch_copy(Path(tmp))
+            plant(Path(tmp), slip)
+            failed, seconds = caught(Path(tmp), slip)
+        survived += not failed
+        print(f"| {slip.name} | {slip.path} | {'yes' if failed else 'NO: it survived'} | {seconds:.0f} |", flush=True)
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
