@@ -131,3 +131,32 @@ def test_the_same_layer_under_pytorchs_autocast():
     assert loss.item() == pytest.approx(t_loss.item(), rel=5e-3)
     np.testing.assert_allclose(layer.weight.grad.numpy(), tw.grad.detach().numpy(), rtol=0.05, atol=5e-3)
     assert layer.weight.grad.dtype == np.float32 and tw.grad.dtype == torch.float32
+
+
+BFLOAT16_OPS = {  # outside autocast: each op of bfloat16 tensors, as PyTorch's, returns bfloat16
+    "log_softmax": lambda x, w: F.log_softmax(x, -1),
+    "layer_norm": lambda x, w: F.layer_norm(x, w, w),
+    "cross_entropy": lambda x, w: F.cross_entropy(x, minitx.tensor(np.array([1, 2, 3]))),
+    "gelu": lambda x, w: F.gelu(x),
+    "matmul": lambda x, w: x @ w[:, None],
+    "scaled": lambda x, w: x * 0.5 + 1.0,
+    "softmax": lambda x, w: F.softmax(x, -1),
+    "mean": lambda x, w: x.mean(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BFLOAT16_OPS))
+def test_an_op_of_bfloat16_tensors_returns_bfloat16_rounded_once(name):
+    """NumPy computes some of these in float32 (a Python float or a product promotes bfloat16):
+    the result comes back in bfloat16, equal to the float32 computation on the same values
+    rounded once, and the gradient in bfloat16 too."""
+    rng = np.random.default_rng(0)
+    x32, w32 = rounded(rng.standard_normal((3, 4))), rounded(rng.standard_normal(4))
+    low = [minitx.tensor(a.astype(BF16), requires_grad=True) for a in (x32, w32)]
+    high = [minitx.tensor(a, requires_grad=True) for a in (x32, w32)]
+    y, y32 = BFLOAT16_OPS[name](*low), BFLOAT16_OPS[name](*high)
+    assert y.dtype == BF16
+    np.testing.assert_allclose(y.numpy().astype(np.float32), y32.numpy(), rtol=4 * ULP,
+                               atol=4 * ULP * np.abs(y32.numpy()).max())
+    y.sum().backward()
+    assert low[0].grad.dtype == BF16

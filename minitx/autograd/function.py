@@ -46,6 +46,8 @@ class Function:
 
     #: whether each input requires a gradient; backward may skip work for the others
     needs_input_grad: tuple = ()
+    #: whether the op's output dtype is its purpose (a cast), not left to the bfloat16 rule in apply
+    chooses_dtype: bool = False
     saved: tuple = ()
     _inputs: tuple = ()
     _held: tuple = ()  # the saved arrays' guards and versions (minitx.autograd.inplace)
@@ -113,6 +115,8 @@ class Function:
                                "inputs and saved arrays on the instance, so create a new one for each call")
         self.needs_input_grad = tuple(t.requires_grad for t in inputs)
         output = self.forward(*(t.data for t in inputs))
+        if not self.chooses_dtype:
+            output = _in_bfloat16_if_its_inputs_are(inputs, output)
         for hook in forward_hooks:
             hook(self, inputs, output)
         # integer and boolean outputs (indices, masks) carry no gradient
@@ -125,3 +129,14 @@ class Function:
         self.saved = ()  # nothing will call backward: keep no arrays alive
         return Tensor._from_op(output, None)
 
+
+
+def _in_bfloat16_if_its_inputs_are(inputs, output):
+    """An op whose floating inputs are all bfloat16 returns bfloat16, as PyTorch's do. NumPy
+    (with ml_dtypes) computes bfloat16 with a Python float, a float32 statistic or a matrix
+    product in float32, and some ops would hand that back: the result is rounded once here."""
+    floating = [t.dtype for t in inputs if is_floating(t.dtype)]
+    if floating and all(d.name == "bfloat16" for d in floating) and is_floating(output.dtype) \
+            and output.dtype != floating[0]:
+        return output.astype(floating[0])
+    return output

@@ -388,6 +388,8 @@ def masked_fill(x, mask, value):
 class Astype(Function):
     """y = x converted to another dtype.   dx = dy converted back to x's dtype"""
 
+    chooses_dtype = True
+
     def __init__(self, dtype):
         self.dtype = dtype
 
