@@ -210,3 +210,34 @@ def test_a_file_from_before_crcs_still_loads(tmp_path, intact):
     path = tmp_path / "older.npz"
     path.write_bytes(fz.zip_of({**intact[1], STRUCTURE_KEY + ".npy": fz._structure(json.dumps(tree).encode())}))
     assert fz.same(load(path), fz.base_checkpoint())
+
+
+def _entry_of(data, name):
+    """Offset of the central directory entry of member ``name``."""
+    entries, _ = fz._central(data)
+    return next(e for e in entries
+                if data[e + 46:e + 46 + struct.unpack_from("<H", data, e + 28)[0]].decode() == name)
+
+
+def test_a_member_that_claims_more_than_the_file_is_refused_before_reading(tmp_path):
+    """Sizes are checked against the file's own before anything is read or allocated."""
+    path = tmp_path / "big.npz"
+    save({"w": np.zeros(1000)}, path)
+    data = bytearray(path.read_bytes())
+    entry = _entry_of(bytes(data), "a0.npy")
+    struct.pack_into("<II", data, entry + 20, 10 ** 9, 10 ** 9)  # compressed and real size
+    path.write_bytes(bytes(data))
+    refused(path, r"member 'a0\.npy' claims 1000000000 bytes at offset \d+, past the end of the \d+-byte file")
+
+
+def test_members_that_overlap_are_refused(tmp_path):
+    """Two directory entries over the same bytes (the overlapping-files zip bomb: a small file
+    whose members expand to many times its size) are refused by their total, before any read."""
+    path = tmp_path / "overlap.npz"
+    save({"w": np.zeros(1000), "b": np.zeros(1)}, path)
+    data = bytearray(path.read_bytes())
+    big, small = _entry_of(bytes(data), "a0.npy"), _entry_of(bytes(data), "a1.npy")
+    data[small + 16:small + 28] = data[big + 16:big + 28]  # a1 claims a0's CRC and sizes ...
+    data[small + 42:small + 46] = data[big + 42:big + 46]  # ... and a0's bytes
+    path.write_bytes(bytes(data))
+    refused(path, rf"has members that claim \d+ bytes in all, more than the file's {len(data)}: they overlap")

@@ -40,26 +40,36 @@ def default_max_len(model, src_len: int) -> int:
     return min(src_len + 50, model.max_len - 1)
 
 
+def _caps(model, src, pad_id, max_len):
+    """Each sentence's cap on the length of its output: ``max_len`` when given, else
+    default_max_len of its own length (its tokens other than ``pad_id``), so that a sentence's
+    translation does not depend on the sentences batched with it."""
+    if max_len is not None:
+        return np.full(len(src), max_len)
+    return np.array([default_max_len(model, int(n)) for n in (src != pad_id).sum(axis=1)], dtype=np.int64)
+
+
 @no_grad()
 def greedy_decode(model, src, bos_id: int, eos_id: int, pad_id: int = 0, max_len: int | None = None):
-    """Pick the most likely token at each step. src: int array [B, S].
+    """Pick the most likely token at each step. src: int array [B, S], padded with ``pad_id``.
 
-    Returns a list of B token-id lists (without <bos>, cut at <eos>).
+    Returns a list of B token-id lists (without <bos>, cut at <eos>, at most ``max_len`` or each
+    sentence's default_max_len tokens).
     """
     model.eval()
     src = np.asarray(backend.to_numpy(src.data if isinstance(src, Tensor) else src))
-    max_len = max_len or default_max_len(model, src.shape[1])
+    caps = _caps(model, src, pad_id, max_len)
     memory, src_mask = model.encode(src)
     cache = model.new_cache()
     last = np.full((src.shape[0], 1), bos_id, dtype=np.int64)
     finished = np.zeros(src.shape[0], dtype=bool)
     outputs = []
-    for step in range(max_len):
+    for step in range(int(caps.max(initial=0))):
         log_probs = _forbid(_step_log_probs(model, last, memory, src_mask, cache), step, bos_id, eos_id, pad_id)
         tokens = log_probs.argmax(axis=1)
         tokens[finished] = pad_id
         outputs.append(tokens)
-        finished |= tokens == eos_id
+        finished |= (tokens == eos_id) | (step + 1 >= caps)
         last = tokens[:, None]
         if finished.all():
             break
@@ -72,15 +82,16 @@ def beam_search(model, src, bos_id: int, eos_id: int, pad_id: int = 0, beam_size
                 length_penalty: float = 0.6, max_len: int | None = None):
     """Keep the ``beam_size`` best prefixes per sentence; return the best finished one.
 
-    Scores are sums of log-probabilities. A finished hypothesis (it produced <eos>) keeps
-    its score and stays in the beam. At the end each sentence's hypotheses are ranked by
+    Scores are sums of log-probabilities. A finished hypothesis (it produced <eos>, or reached
+    its sentence's cap: ``max_len``, or default_max_len of the sentence) keeps its score and
+    stays in the beam. At the end each sentence's hypotheses are ranked by
     score / lp(length), lp(n) = ((5 + n) / 6) ^ length_penalty (Wu et al., 2016), so longer
     outputs are not unfairly punished for having more terms. beam_size=1 is greedy decoding.
     """
     model.eval()
     src = np.asarray(backend.to_numpy(src.data if isinstance(src, Tensor) else src))
     batch, k = src.shape[0], beam_size
-    max_len = max_len or default_max_len(model, src.shape[1])
+    caps = np.repeat(_caps(model, src, pad_id, max_len), k)  # of each hypothesis
 
     memory, src_mask = model.encode(src)
     rows = np.repeat(np.arange(batch), k)  # hypothesis r belongs to sentence r // k
@@ -94,7 +105,7 @@ def beam_search(model, src, bos_id: int, eos_id: int, pad_id: int = 0, beam_size
     finished = np.zeros(batch * k, dtype=bool)
     last = np.full((batch * k, 1), bos_id, dtype=np.int64)
 
-    for step in range(max_len):
+    for step in range(int(caps.max(initial=0))):
         log_probs = _forbid(_step_log_probs(model, last, memory, src_mask, cache), step, bos_id, eos_id, pad_id)
         vocab = log_probs.shape[1]
         # a finished hypothesis can only be extended by padding, at no cost
@@ -113,7 +124,7 @@ def beam_search(model, src, bos_id: int, eos_id: int, pad_id: int = 0, beam_size
         if k > 1:
             cache.reorder(origin)
         history = np.concatenate([history[origin], tokens[:, None]], axis=1)
-        finished = finished[origin] | (tokens == eos_id)
+        finished = finished[origin] | (tokens == eos_id) | (step + 1 >= caps)
         last = tokens[:, None]
         if finished.all():
             break

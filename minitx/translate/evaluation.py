@@ -37,13 +37,13 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
                                beam_size=beam_size, length_penalty=length_penalty)
         else:
             hyps = greedy_decode(model, src, tgt_tokenizer.bos_id, tgt_tokenizer.eos_id, tgt_tokenizer.pad_id)
-        cap = default_max_len(model, src.shape[1])  # the decoders' cap for this batch
         for i, ids in zip(chunk, hyps):
             # a hypothesis may open with a word-boundary piece: no leading space in the output
             outputs[i] = tgt_tokenizer.decode_ids(ids).strip()
             if isinstance(tgt_tokenizer, WordTokenizer):  # "a dog ." -> "a dog.", as text is written
                 outputs[i] = detokenize(outputs[i])
-            report["capped"] += len(ids) >= cap  # no <eos> within the cap (it is never in ids)
+            # no <eos> within the sentence's cap (it is never in ids)
+            report["capped"] += len(ids) >= default_max_len(model, len(encoded[i]))
         if progress is not None:
             progress.update(len(chunk))
     return outputs, report

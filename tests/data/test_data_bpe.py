@@ -288,3 +288,15 @@ def test_load_newer_format_rejected(tmp_path, small_tok):
     path.write_text(json.dumps(data))
     with pytest.raises(ValueError, match="version"):
         BPETokenizer.load(path)
+
+
+def test_the_earliest_learned_merge_applies_first():
+    """BPE replays the merges in the order they were learned, not the order the pairs appear:
+    with b+c learned before a+b, "abc" is a | bc, and "abcab" merges its own a+b afterwards."""
+    from minitx.data import Vocab
+
+    tok = BPETokenizer(Vocab([*BYTE_TOKENS, "a", "b", "c", "bc", "ab"]), [("b", "c"), ("a", "b")])
+    assert tok.encode("abc") == ["a", "bc"]
+    assert tok.encode("abcab") == ["a", "bc", "ab"]
+    assert BPETokenizer(Vocab([*BYTE_TOKENS, "a", "b", "c", "bc", "ab"]), [("a", "b"), ("b", "c")]).encode("abc") \
+        == ["ab", "c"]

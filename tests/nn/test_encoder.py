@@ -222,3 +222,13 @@ def test_bad_arguments_raise_clear_errors(call, message):
 def test_sequences_longer_than_max_len_raise():
     with pytest.raises(ValueError, match="exceed"):
         build_encoder("post_norm_relu")(np.full((1, TINY["max_len"] + 1), 3))
+
+
+def test_random_replacements_come_from_their_range_and_nowhere_else():
+    """With every token chosen and every choice randomized, the inputs hold exactly the ids of
+    range(*random_ids): each of them over many draws, never [MASK] (the range's end here), never
+    an id below it."""
+    ids = np.full((50, 40), 7)
+    batch = mask_tokens(ids, np.random.default_rng(1), mask_id=MASK, random_ids=(MASK - 3, MASK), pad_id=PAD,
+                        mask_prob=1.0, replace_prob=0.0, random_prob=1.0)
+    assert set(np.unique(batch.inputs).tolist()) == {MASK - 3, MASK - 2, MASK - 1}

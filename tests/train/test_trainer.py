@@ -347,3 +347,29 @@ def test_averaging_keeps_each_parameters_dtype(tmp_path):
     averaged = average_checkpoints(paths)
     assert averaged["w"].dtype == np.float64 and averaged["h"].dtype == np.float32
     np.testing.assert_array_equal(averaged["w"], [1.5, 1.5, 1.5])
+
+
+def test_each_epoch_record_logs_the_weighted_mean_of_its_own_steps_losses(tmp_path):
+    """train_loss of an epoch's record is sum(loss * weight) / sum(weight) over that epoch's
+    steps only, recomputed here from the losses the steps returned (weights differ: the last
+    batch is smaller)."""
+    steps = []
+
+    def recording_loss(model, batch):
+        loss, weight = loss_fn(model, batch)
+        steps.append((loss.item(), weight))
+        return loss, weight
+
+    def uneven_batches(seed, epoch):  # 5 batches an epoch: four of 10 rows, one of 8
+        order = np.random.default_rng([seed, epoch]).permutation(len(X))
+        return [(minitx.tensor(X[order[i:i + 10]]), minitx.tensor(Y[order[i:i + 10]])) for i in range(0, len(X), 10)]
+
+    minitx.manual_seed(3)
+    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+    trainer = Trainer(tmp_path, model, optim.Adam(model.parameters(), lr=0.02), recording_loss, uneven_batches,
+                      validation_loss=lambda m: mean_loss(m, VAL, lambda m, b: loss_fn(m, b, "sum")), epochs=2,
+                      progress=False)
+    trainer.fit()
+    for record, epoch_steps in zip(trainer.history, (steps[:5], steps[5:])):
+        expected = sum(loss * weight for loss, weight in epoch_steps) / sum(weight for _, weight in epoch_steps)
+        assert record["train_loss"] == pytest.approx(expected, rel=1e-12)

@@ -70,7 +70,7 @@ def test_greedy_output_is_the_teacher_forced_argmax(model_and_source):
         src_row = row[: int((row != PAD_ID).sum())]  # the real tokens; padding must not matter either
         log_probs = teacher_forced_log_probs(model, src_row, output)
         log_probs[:, [PAD_ID, BOS_ID]] = -np.inf  # never generated
-        chosen = output + ([EOS_ID] if len(output) < default_max_len(model, src.shape[1]) else [])
+        chosen = output + ([EOS_ID] if len(output) < default_max_len(model, len(src_row)) else [])
         for t, token in enumerate(chosen):
             assert log_probs[t, token] >= log_probs[t].max() - 1e-4, (t, token, output)
         assert EOS_ID not in output and PAD_ID not in output and BOS_ID not in output
@@ -169,6 +169,10 @@ def test_outputs_that_reach_the_length_cap_are_counted(tiny_run, beam_size):
     assert outputs[0] and outputs[2] and outputs[1] == ""
     src = pad_batch([src_tok.encode_ids(lines[0])], pad_id=src_tok.pad_id)
     assert len(greedy_decode(model, src, BOS_ID, EOS_ID, PAD_ID)[0]) == default_max_len(model, src.shape[1])
+    # the cap is each sentence's own: padded beside a longer one, it is the same
+    both = pad_batch([src_tok.encode_ids(lines[0]), src_tok.encode_ids(lines[2])], pad_id=src_tok.pad_id)
+    assert [len(out) for out in greedy_decode(model, both, BOS_ID, EOS_ID, PAD_ID)] == \
+        [default_max_len(model, src.shape[1]), default_max_len(model, len(src_tok.encode_ids(lines[2])))]
     assert report_lines(report, model.max_len)[1].startswith("2 translation(s) reached the length cap")
 
 
@@ -188,3 +192,99 @@ def test_attention_weights_are_distributions_over_the_source(tiny_model):
         assert weights.shape == (model.config["num_heads"], len(tgt_labels), len(src_labels))
         assert (weights >= 0).all()
         np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-5)
+
+
+# ---------------------------------------------------------------- a scripted model
+class _Logits:
+    def __init__(self, data):
+        self.data = data
+
+
+class ScriptedModel:
+    """A stand-in decoder whose next-token logits are a fixed random function of (sentence,
+    prefix): beam search can be followed hypothesis by hypothesis, with no ties. The cache
+    holds each row's prefix and is reordered as the beams are."""
+
+    max_len = 32
+
+    def __init__(self, vocab, seed):
+        self.vocab, self.seed = vocab, seed
+
+    def eval(self):
+        return self
+
+    def logits(self, sentence, prefix):
+        rng = np.random.default_rng([self.seed, sentence, len(prefix), *prefix])
+        return rng.normal(scale=2.0, size=self.vocab).astype(np.float32)
+
+    def encode(self, src):
+        return np.arange(len(src))[:, None], np.ones((len(src), 1), bool)  # memory row = the sentence
+
+    def new_cache(self):
+        model = self
+
+        class Cache:
+            prefixes = None
+
+            def reorder(self, origin):
+                self.prefixes = [self.prefixes[i] for i in origin]
+        return Cache()
+
+    def decode(self, tokens, memory, src_mask, cache):
+        if cache.prefixes is None:
+            cache.prefixes = [() for _ in range(len(tokens))]
+        cache.prefixes = [p + (int(t),) for p, t in zip(cache.prefixes, tokens[:, -1])]
+        rows = [self.logits(int(m[0]), p[1:]) for m, p in zip(memory, cache.prefixes)]  # p[0] is <bos>
+        return _Logits(np.stack(rows)[:, None, :])
+
+
+def reference_beam(model, sentence, k, max_len, length_penalty):
+    """Beam search written per hypothesis, straight from beam_search's docstring: each step keeps
+    the k best (score, tokens, finished) of every extension; a finished hypothesis is extended
+    only by padding, at no cost; the answer is the best score / lp(length)."""
+    beams = [(0.0, (), False)]
+    for step in range(max_len):
+        candidates = []
+        for score, tokens, finished in beams:
+            if finished:
+                candidates.append((score, tokens + (PAD_ID,), True))
+                continue
+            log_probs = log_softmax(model.logits(sentence, tokens).astype(np.float64))
+            for t in range(model.vocab):
+                if t in (PAD_ID, BOS_ID) or (t == EOS_ID and step == 0):
+                    continue
+                candidates.append((score + log_probs[t], tokens + (t,), t == EOS_ID))
+        beams = sorted(candidates, key=lambda c: -c[0])[:k]
+        if all(finished for _, _, finished in beams):
+            break
+
+    def cut(tokens):
+        return list(itertools.takewhile(lambda t: t not in (EOS_ID, PAD_ID), tokens))
+
+    return cut(max(beams, key=lambda b: b[0] / ((5.0 + len(cut(b[1])) + 1) / 6.0) ** length_penalty)[1])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_beam_search_follows_each_hypothesis_as_the_reference_does(seed):
+    """Over many scripted models the batched beam search returns what a per-hypothesis beam
+    search returns: its bookkeeping (which hypothesis is finished, after the beams are
+    reordered) is what the tokens say."""
+    model = ScriptedModel(vocab=7, seed=seed)
+    src = np.ones((3, 2), np.int64)
+    for k in (2, 3):
+        got = beam_search(model, src, BOS_ID, EOS_ID, PAD_ID, beam_size=k, length_penalty=0.6, max_len=6)
+        assert got == [reference_beam(model, s, k, 6, 0.6) for s in range(3)]
+
+
+def test_a_batch_translation_gives_each_sentence_its_own_output(tiny_model):
+    """Sentences are decoded in batches sorted by length: each output goes back to its own
+    sentence. Decoded one at a time, each sentence gives the same translation."""
+    _, _, src_tok, tgt_tok = tiny_model
+    minitx.manual_seed(1)  # an untrained model: its outputs differ from sentence to sentence
+    model = Transformer(src_tok.vocab_size, tgt_tok.vocab_size, d_model=32, num_heads=2, num_encoder_layers=1,
+                        num_decoder_layers=1, d_ff=64, max_len=64).eval()
+    sentences = [SENTENCES[i] for i in (3, 0, 2, 1, 0)]
+    batched, _ = translate_sentences(model, src_tok, tgt_tok, sentences, max_tokens=40)
+    alone = [translate_sentences(model, src_tok, tgt_tok, [s])[0][0] for s in sentences]
+    assert batched == alone
+    assert len(set(batched)) > 2  # distinct translations: a mix-up would show
