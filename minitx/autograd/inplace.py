@@ -18,11 +18,21 @@ Two mechanisms together catch both kinds of write:
 
 CuPy arrays have no read-only flag: on the GPU only the version check works.
 
-What it cannot see, because NumPy's flag belongs to each array object, not to the memory:
-a write through another view made before the lock (``v = w.data.reshape(...)`` kept from
-earlier) is not caught; a view made while the lock holds (``w.data.T``, ``np.from_dlpack(w)``)
-stays read-only after the lock goes (take views after backward, or copy). Writes through
-minitx's own API and through ``t.data`` itself are covered.
+What these two cannot see: a writer that is not minitx and ignores NumPy's flag, which belongs
+to each array object, not to the memory. A DLPack consumer (``torch.from_dlpack(w.data)[:] = 0``,
+or a write into the torch tensor that a ``minitx.from_dlpack`` tensor views), a NumPy view made
+before the lock (``v = w.data.reshape(...)`` kept from earlier) and any raw write on the GPU go
+unseen. A third mechanism, off by default, sees them too:
+
+* **A checksum** (``check_saved_arrays()``, or ``MINITX_CHECK_SAVED=1`` for the process). When
+  an op saves an array that a tensor shows, it keeps a CRC-32 of its bytes (on the GPU, a
+  copy); just before the op's backward runs, the bytes must still match, whoever wrote them.
+  Writes after backward, or into a graph that was dropped, are never checked. It reads every
+  such array twice a step (on a small Transformer, a tenth or more of a CPU training step; on
+  the GPU, a device comparison and a synchronisation per array), so it is for debugging.
+
+A view made while the lock holds (``w.data.T``, ``np.from_dlpack(w)``) stays read-only after
+the lock goes: take views after backward, or copy.
 """
 from __future__ import annotations
 
@@ -188,7 +198,7 @@ def _digest(array):
 def _unchanged(array, digest) -> bool:
     if isinstance(array, np.ndarray):
         return zlib.crc32(np.ascontiguousarray(array).view(np.uint8)) == digest
-    bits = backend.get_array_module(array).dtype(f"uint{8 * array.dtype.itemsize}")
+    bits = np.dtype(f"uint{8 * array.dtype.itemsize}")
     return not bool((array.view(bits) != digest.view(bits)).any())  # bit for bit, NaN included
 
 
