@@ -2,7 +2,9 @@
 
 Windows onto it, none needed to train: ``minitx.autograd.graph`` draws the graph
 (``to_dot``, ``render``, ``to_tree``), ``minitx.autograd.debug`` traces a backward pass
-(``trace_backward``) and finds the op that made the first NaN/inf (``detect_anomaly``).
+(``trace_backward``) and finds the op that made the first NaN/inf (``detect_anomaly``), and
+``check_saved_arrays`` (``minitx.autograd.inplace``) catches writes into saved arrays that
+minitx cannot see, such as through DLPack.
 """
 from minitx.autograd.engine import backward, topological_order, unbroadcast
 from minitx.autograd.function import Function
