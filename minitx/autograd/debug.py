@@ -13,7 +13,9 @@
 Both are hooks: ``minitx.autograd.engine.backward_hooks`` (called after each op's backward)
 and ``minitx.autograd.function.forward_hooks`` (after each op's forward). While neither is on,
 those lists are empty and an op pays one empty loop. The hooks are process-wide, not per
-thread.
+thread. The third debugging switch, ``minitx.autograd.check_saved_arrays`` (a checksum of the
+arrays ops saved, for writes through DLPack), lives with the in-place guard it extends, in
+``minitx.autograd.inplace``.
 """
 from __future__ import annotations
 

@@ -19,7 +19,8 @@ them back to each input's shape (``unbroadcast``), so ops never do it themselves
 
 Saved arrays are guarded (minitx.autograd.inplace): until backward has run, NumPy keeps them
 read-only, and backward refuses to run if minitx changed one in place since forward (an
-optimizer step), since the gradient would be wrong.
+optimizer step), since the gradient would be wrong; under ``check_saved_arrays()`` it also
+refuses when a checksum taken at forward no longer matches (a write through DLPack).
 """
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ class Function:
     saved: tuple = ()
     _inputs: tuple = ()
     _held: tuple = ()  # the saved arrays' guards and versions (minitx.autograd.inplace)
+    _prints: tuple = ()  # their checksums, under check_saved_arrays (minitx.autograd.inplace)
     _released = False
 
     @property
@@ -75,6 +77,7 @@ class Function:
     def release(self) -> None:
         """Free the saved arrays after backward (unless retain_graph=True)."""
         self.saved = ()
+        self._prints = ()
         self._released = True
         if self._held:
             inplace.let_go(self._held)
@@ -87,6 +90,8 @@ class Function:
                                "backward(); pass retain_graph=True to the first call to backward twice")
         if self._held:
             inplace.check(self, self._held)
+        if self._prints:
+            inplace.verify(self, self._prints)
 
     def __del__(self):
         # a graph dropped without backward (evaluation outside no_grad) unlocks its arrays here
@@ -125,6 +130,8 @@ class Function:
             self._inputs = inputs
             if self.saved:
                 self._held = inplace.hold(self.saved, inputs, output)
+                if inplace.checking:
+                    self._prints = inplace.fingerprint(self.saved, inputs, output)
             return Tensor._from_op(output, self)
         self.saved = ()  # nothing will call backward: keep no arrays alive
         return Tensor._from_op(output, None)

@@ -18,13 +18,26 @@ Two mechanisms together catch both kinds of write:
 
 CuPy arrays have no read-only flag: on the GPU only the version check works.
 
-What it cannot see, because NumPy's flag belongs to each array object, not to the memory:
-a write through another view made before the lock (``v = w.data.reshape(...)`` kept from
-earlier) is not caught; a view made while the lock holds (``w.data.T``, ``np.from_dlpack(w)``)
-stays read-only after the lock goes (take views after backward, or copy). Writes through
-minitx's own API and through ``t.data`` itself are covered.
+What these two cannot see: a writer that is not minitx and ignores NumPy's flag, which belongs
+to each array object, not to the memory. A DLPack consumer (``torch.from_dlpack(w.data)[:] = 0``,
+or a write into the torch tensor that a ``minitx.from_dlpack`` tensor views), a NumPy view made
+before the lock (``v = w.data.reshape(...)`` kept from earlier) and any raw write on the GPU go
+unseen. A third mechanism, off by default, sees them too:
+
+* **A checksum** (``check_saved_arrays()``, or ``MINITX_CHECK_SAVED=1`` for the process). When
+  an op saves an array that a tensor shows, it keeps a CRC-32 of its bytes (on the GPU, a
+  copy); just before the op's backward runs, the bytes must still match, whoever wrote them.
+  Writes after backward, or into a graph that was dropped, are never checked. It reads every
+  such array twice a step (on a small Transformer, a tenth or more of a CPU training step; on
+  the GPU, a device comparison and a synchronisation per array), so it is for debugging.
+
+A view made while the lock holds (``w.data.T``, ``np.from_dlpack(w)``) stays read-only after
+the lock goes: take views after backward, or copy.
 """
 from __future__ import annotations
+
+import os
+import zlib
 
 import numpy as np
 
@@ -56,20 +69,27 @@ class _Guard:
 _guards: dict = {}  # id(owning array) -> _Guard, while some unreleased op holds that array
 
 
-def _owner(array):
-    """The array that owns ``array``'s memory (a view keeps it in ``.base``), or None when
-    ``array`` is no numpy/cupy array or its memory belongs to something else (a buffer)."""
+def _root(array):
+    """The last NumPy/CuPy array down ``array``'s chain of ``.base``s (``array`` itself when it
+    owns its memory or views a foreign buffer, such as a DLPack capsule), or None for a
+    shape, a number or None."""
     if isinstance(array, np.ndarray):  # checked first: it is the common case, and quick
         kind = np.ndarray
     else:
         kind = backend.get_array_module(array).ndarray
         if not isinstance(array, kind):
             return None  # a shape, a number, None: nothing to guard
-    while array.base is not None:
-        if not isinstance(array.base, kind):
-            return None  # e.g. an as_strided view: its read-only flag could not be lifted again
+    while isinstance(array.base, kind):
         array = array.base
     return array
+
+
+def _owner(array):
+    """The array that owns ``array``'s memory (a view keeps it in ``.base``), or None when
+    ``array`` is no numpy/cupy array or its memory belongs to something else (a buffer, a
+    DLPack capsule, an as_strided view, whose read-only flag could not be lifted again)."""
+    root = _root(array)
+    return root if root is not None and root.base is None else None
 
 
 def hold(saved, inputs, output) -> tuple:
@@ -132,3 +152,87 @@ def mark_modified(*tensors) -> None:
         if guard is not None:
             guard.version += 1
             guard.unlock()
+
+
+# ---------------------------------------------------------------------- the checksum check
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "0").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+checking = _env_flag("MINITX_CHECK_SAVED")  # read once, at import; check_saved_arrays() switches it
+
+
+class check_saved_arrays:
+    """While on, each op fingerprints the saved arrays a tensor shows when it saves them, and
+    its backward raises if one changed since, whoever wrote it: ``with check_saved_arrays():``,
+    or ``MINITX_CHECK_SAVED=1`` in the environment for the whole process.
+
+    It sees the writes the lock and the version cannot (a DLPack consumer, a NumPy view taken
+    before the forward pass). ``check_saved_arrays(False)`` turns it off inside a block.
+    Process-wide, like detect_anomaly; it covers the ops recorded while it is on.
+    """
+
+    def __init__(self, enabled: bool = True):
+        self.enabled = bool(enabled)
+
+    def __enter__(self):
+        global checking
+        self._before, checking = checking, self.enabled
+        return self
+
+    def __exit__(self, *exc):
+        global checking
+        checking = self._before
+        return False
+
+
+def _digest(array):
+    """What ``_unchanged`` compares against later: a CRC-32 of the bytes of a NumPy array, a
+    copy of a CuPy one (its bytes stay on the device: the check is one reduction there)."""
+    if isinstance(array, np.ndarray):
+        # as bytes: equal bytes are equal values, NaN included, and any dtype (bfloat16) hashes
+        return zlib.crc32(np.ascontiguousarray(array).view(np.uint8))
+    return array.copy()
+
+
+def _unchanged(array, digest) -> bool:
+    if isinstance(array, np.ndarray):
+        return zlib.crc32(np.ascontiguousarray(array).view(np.uint8)) == digest
+    bits = np.dtype(f"uint{8 * array.dtype.itemsize}")
+    return not bool((array.view(bits) != digest.view(bits)).any())  # bit for bit, NaN included
+
+
+def fingerprint(saved, inputs, output) -> tuple:
+    """((array, digest), ...) for each saved array whose memory a tensor shows (an input's data
+    or the output), whether minitx owns that memory or it came through DLPack."""
+    shown = {id(_root(t.data)) for t in inputs}
+    shown.add(id(_root(output)))
+    prints, seen = [], set()
+    for array in saved:
+        root = _root(array)
+        if root is None or id(root) not in shown or id(array) in seen:
+            continue
+        seen.add(id(array))
+        prints.append((array, _digest(array)))
+    return tuple(prints)
+
+
+def verify(fn, prints) -> None:
+    """Raise if a saved array no longer holds the bytes ``fingerprint`` saw in forward."""
+    for array, digest in prints:
+        if not _unchanged(array, digest):
+            raise RuntimeError(
+                f"backward: '{fn.name}' saved {_which(fn, array)} for its gradient, and its memory was "
+                "written after the forward pass by something minitx does not see (a DLPack consumer "
+                "such as torch.from_dlpack, or a NumPy view or alias of the array), so the gradient "
+                "would be wrong; clone before writing (array.copy(), torch.clone(t), minitx.tensor(t)), "
+                "or run backward first")
+
+
+def _which(fn, array) -> str:
+    """Which tensor shows the saved ``array``: an input by position, or else the op's output."""
+    root = _root(array)
+    for position, t in enumerate(fn.inputs):
+        if _root(t.data) is root:
+            return f"input {position} (shape {t.shape}, {t.dtype.name})"
+    return f"its output (shape {tuple(array.shape)}, {array.dtype.name})"
