@@ -18,7 +18,27 @@ settings.register_profile("dev", max_examples=8, deadline=None,
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
+def pytest_configure(config):
+    """Record the arguments the property tests draw for each op (tests/_drawn.py)."""
+    import _drawn
+    from test_meta import minitx_functions
+
+    config.addinivalue_line("markers", "run_last: run after every other test (it reads what they recorded)")
+    _drawn.install(minitx_functions())
+
+
 def pytest_collection_modifyitems(config, items):
+    """The run_last tests go last; whether this run is the whole suite is stashed for them; and
+    without a GPU the gpu tests are skipped."""
+    import _drawn
+    from pathlib import Path
+
+    items.sort(key=lambda item: "run_last" in item.keywords)  # stable: the others keep their order
+    collected = {Path(str(item.fspath)).resolve() for item in items}
+    every = set(Path(__file__).resolve().parent.rglob("test_*.py"))
+    config.stash[_drawn.whole_suite_key()] = (every <= collected and not config.option.keyword
+                                              and not config.option.markexpr)
+
     from minitx import backend
 
     if backend.cuda_available():

@@ -47,28 +47,29 @@ def _np_log_softmax(x):
 def _nll_case(draw):
     rows, classes = draw(ROWS), draw(st.integers(1, 4))
     x = draw(mst.tensors(rows + (classes,)))
-    t = minitx.tensor(draw(mst.class_targets(rows, classes, ignore_index=-100)))
-    return x, t, draw(st.sampled_from(REDUCTIONS))
+    ignore_index = draw(st.sampled_from([-100, -1, 0]))  # 0: a class that is ignored
+    t = minitx.tensor(draw(mst.class_targets(rows, classes, ignore_index=ignore_index)))
+    return x, t, draw(st.sampled_from(REDUCTIONS)), ignore_index
 
 
 @given(case=_nll_case())
 def test_nll_loss(case):
-    x, t, reduction = case
+    x, t, reduction, ignore_index = case
 
     def reference(a):
         tt = t.numpy()
-        valid = tt != -100
+        valid = tt != ignore_index
         picked = np.array([-row[c] if ok else 0.0 for row, c, ok in
                            zip(a.reshape(-1, a.shape[-1]), tt.reshape(-1), valid.reshape(-1))]).reshape(tt.shape)
         return _reduce(picked, reduction, int(valid.sum()))
 
-    fn = lambda v: F.nll_loss(v, t, reduction=reduction)  # noqa: E731
+    fn = lambda v: F.nll_loss(v, t, reduction=reduction, ignore_index=ignore_index)  # noqa: E731
     check_forward(fn, reference, x, rtol=1e-12)
     assert check_gradients(fn, x)
     torch = torch_in_example()
     if torch is not None:
-        parity(fn, lambda v: _tf().nll_loss(_class_second(v), torch.from_numpy(t.numpy()), reduction=reduction),
-               leaf(x.numpy()))
+        parity(fn, lambda v: _tf().nll_loss(_class_second(v), torch.from_numpy(t.numpy()), reduction=reduction,
+                                            ignore_index=ignore_index), leaf(x.numpy()))
 
 
 def test_nll_loss_errors_name_the_op():

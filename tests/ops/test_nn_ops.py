@@ -180,13 +180,13 @@ def test_layer_norm_defaults_and_shape_error():
 # ---------------------------------------------------------------- dropout
 
 
-@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3)), p=st.sampled_from([0.1, 0.5, 0.8]))
-def test_dropout_gradient_uses_the_forward_mask(x, p):
-    y = F.dropout(x, p, seed=11)
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3)), p=st.sampled_from([0.1, 0.5, 0.8]),
+       seed=st.integers(0, 2**32 - 1))
+def test_dropout_gradient_uses_the_forward_mask(x, p, seed):
+    y = F.dropout(x, p, seed=seed)
     assert isinstance(y._ctx, ops.Dropout)
-    kept = y.numpy() != 0
-    np.testing.assert_allclose(y.numpy()[kept], x.numpy()[kept] / (1 - p), **TIGHT)
-    check_gradients(lambda t: F.dropout(t, p, seed=11), x)
+    np.testing.assert_allclose(y.numpy(), x.numpy() * np_keep_mask(x.shape, p, seed), **TIGHT)
+    check_gradients(lambda t: F.dropout(t, p, seed=seed), x)
 
 
 def test_dropout_backward_is_the_saved_mask():
@@ -238,14 +238,15 @@ def np_keep_mask(shape, p, seed):
     return (np.random.default_rng(seed).random(shape) >= p) / (1 - p)
 
 
-@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3)), p=st.sampled_from([0.0, 0.2, 0.6]))
-def test_dropout_add_forward_and_gradients(x, p):
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3)), p=st.sampled_from([0.0, 0.2, 0.6]),
+       seed=st.integers(0, 2**32 - 1))
+def test_dropout_add_forward_and_gradients(x, p, seed):
     residual = leaf(np.random.default_rng(1).standard_normal(x.shape))
-    y = check_forward(lambda x, r: F.dropout_add(x, r, p, seed=4),
-                      lambda x, r: r + x * (np_keep_mask(x.shape, p, 4) if p else 1), x, residual, **TIGHT)
+    y = check_forward(lambda x, r: F.dropout_add(x, r, p, seed=seed),
+                      lambda x, r: r + x * (np_keep_mask(x.shape, p, seed) if p else 1), x, residual, **TIGHT)
     if p:
         assert isinstance(y._ctx, ops.DropoutAdd)
-    check_gradients(lambda x, r: F.dropout_add(x, r, p, seed=4), x, residual)
+    check_gradients(lambda x, r: F.dropout_add(x, r, p, seed=seed), x, residual)
 
 
 def test_dropout_add_outside_training_is_the_plain_sum_and_shapes_must_match():
@@ -500,6 +501,24 @@ def test_attention_nan_in_a_query_makes_its_row_nan_forward_and_backward():
     out.backward(np.ones(out.shape))
     assert np.isnan(q.grad.numpy()[0, 1]).all() and np.isfinite(q.grad.numpy()[0, 0]).all()
     np.testing.assert_array_equal(q.grad.numpy()[0, 2], 0.0)
+
+
+@given(lq=st.integers(1, 3), lk=st.integers(1, 4), p=st.sampled_from([0.0, 0.3, 0.7]),
+       seed=st.integers(0, 2**32 - 1), data=st.data())
+def test_attention_dropout_drops_the_drawn_weights(lq, lk, p, seed, data):
+    """out = (softmax(q k^T / sqrt(d)) * m) v, m the keep mask a seeded generator draws (as
+    dropout's), for every drawn dropout_p and seed; gradients by finite differences."""
+    q, k, v = random_qkv(data.draw(st.integers(0, 99)), lq, lk, d=3, dv=2, batch=(2,))
+
+    def attend(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=p, seed=seed)
+
+    scores = q.numpy() @ np.swapaxes(k.numpy(), -1, -2) / np.sqrt(3)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    mask = np_keep_mask(weights.shape, p, seed) if p else 1
+    np.testing.assert_allclose(attend(q, k, v).numpy(), (weights * mask) @ v.numpy(), **TIGHT)
+    check_gradients(attend, q, k, v)
 
 
 def test_attention_dropout_is_seeded_and_differentiable():

@@ -201,3 +201,11 @@ def test_value_tests_are_boolean_and_record_nothing(fn, reference, torch_name):
     np.testing.assert_array_equal(fn(x).numpy(), reference(EDGES))
     torch = import_torch()
     np.testing.assert_array_equal(out.numpy(), getattr(torch, torch_name)(torch.from_numpy(EDGES)).numpy())
+
+
+@given(x=mst.tensors(mst.shapes(max_dims=2), min_value=-300.0, max_value=300.0), decimals=st.integers(-2, 3))
+def test_round_to_any_number_of_decimals(x, decimals):
+    """round(x, decimals) is NumPy's (halves to even at that place); its gradient is 0."""
+    check_forward(lambda t: F.round(t, decimals), lambda a: np.round(a, decimals), x)
+    F.round(x, decimals).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 0.0)
