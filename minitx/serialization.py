@@ -48,6 +48,7 @@ import tempfile
 import zipfile
 import zlib
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 
@@ -61,7 +62,7 @@ MAX_DEPTH = 64  # dicts, lists and tuples nest at most this deep (load refuses d
 # a dict level is three JSON levels ({"items": [[key, NODE]]}), plus the header and a leaf
 _MAX_JSON_DEPTH = 3 * MAX_DEPTH + 3
 
-__all__ = ["save", "load", "write_atomically", "CheckpointError", "FORMAT_VERSION"]
+__all__ = ["save", "load", "write_atomically", "read_json", "write_json", "CheckpointError", "FORMAT_VERSION"]
 
 
 class CheckpointError(ValueError):
@@ -106,6 +107,34 @@ def write_atomically(path, write) -> None:
             pass
         raise
     _fsync_directory(directory)
+
+
+def write_json(path, obj, **dumps_options) -> None:
+    """Write ``obj`` as UTF-8 JSON (``json.dumps`` with ``dumps_options``, and a final newline)
+    to ``path`` atomically: a kill midway leaves any earlier file whole."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(obj, **dumps_options) + "\n"
+    write_atomically(path, lambda f: f.write(text.encode("utf-8")))
+
+
+def read_json(path, kind=dict):
+    """The JSON value in ``path``, which must be a ``kind`` (dict: a JSON object, list: an
+    array). A file that is not UTF-8 JSON, or holds another kind of value, raises ValueError
+    naming the file, where it broke and what was expected; a missing one FileNotFoundError."""
+    path = Path(path)
+    expected = {dict: "a JSON object {...}", list: "a JSON array [...]"}[kind]
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path} is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno}); "
+                         f"expected {expected}") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path} is not UTF-8 text ({err.reason} at byte {err.start}); expected {expected}") from None
+    if not isinstance(data, kind):
+        raise ValueError(f"{path} holds a JSON {type(data).__name__}, expected {expected}")
+    return data
 
 
 def _fsync_directory(directory: str) -> None:

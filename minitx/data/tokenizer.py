@@ -14,7 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .vocab import Vocab, read_json, strip_special_ids, write_json
+from minitx.serialization import read_json, write_json
+
+from .vocab import JSON_STYLE, Vocab, strip_special_ids
 
 
 class Tokenizer:
@@ -85,7 +87,7 @@ class Tokenizer:
 
     def save(self, path: str | Path) -> None:
         """Write the tokenizer (vocabulary included) as one JSON file."""
-        write_json(path, self.to_dict())
+        write_json(path, self.to_dict(), **JSON_STYLE)
 
     @classmethod
     def load(cls, path: str | Path) -> "Tokenizer":

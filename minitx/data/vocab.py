@@ -17,11 +17,13 @@ Ordinary tokens follow from id 4 on, in the order they were given.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from minitx.serialization import write_atomically
+from minitx.serialization import read_json, write_json
+
+#: how vocabulary and tokenizer files are written: readable, non-ASCII pieces kept as they are
+JSON_STYLE = dict(ensure_ascii=False, indent=1)
 
 PAD_TOKEN = "<pad>"
 BOS_TOKEN = "<bos>"
@@ -159,34 +161,12 @@ class Vocab:
 
     def save(self, path: str | Path) -> None:
         """Write the vocabulary as UTF-8 JSON."""
-        write_json(path, self.to_dict())
+        write_json(path, self.to_dict(), **JSON_STYLE)
 
     @classmethod
     def load(cls, path: str | Path) -> "Vocab":
         """Read a vocabulary written by :meth:`save`."""
         return cls.from_dict(read_json(path), source=str(path))
-
-
-def write_json(path: str | Path, data: dict) -> None:
-    """Write ``data`` as pretty, UTF-8 JSON (non-ASCII kept readable), atomically (a kill
-    midway leaves any earlier file whole; see minitx.serialization.write_atomically)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
-    write_atomically(path, lambda f: f.write(text.encode("utf-8")))
-
-
-def read_json(path: str | Path) -> dict:
-    """Read a JSON object; a file that is not JSON gives a ValueError naming it."""
-    path = Path(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ValueError(f"{path} is not a JSON file minitx can read: {err}") from err
-    if not isinstance(data, dict):
-        raise ValueError(f"{path} does not hold a JSON object (found {type(data).__name__})")
-    return data
 
 
 def strip_special_ids(ids: Sequence[int] | Iterable[int]) -> list[int]:

@@ -12,42 +12,22 @@ from scratch on parallel-sentence detection, and prints the accuracy table.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
+from minitx import cli
 from minitx.encoder import finetuning, neighbours, pretraining
 
 
-# the numeric options' ranges: (lowest, whether the lowest itself is allowed, highest or None);
-# an option not listed is a count or a rate that may be 0 (>= 0)
-_RANGES = {
-    **{key: (1, True, None) for key in ("steps", "batch_size", "vocab_size", "d_model", "num_heads", "num_layers",
-                                        "d_ff", "max_tokens", "max_steps")},
-    "max_len": (3, True, None),  # [CLS], one piece, [SEP]
-    "lr": (0, False, None), "dropout": (0, True, 1), "mask_prob": (0, False, 1),
-}
-
-
 def _typed(key, default):
-    """The option's converter: bools from true/false, numbers checked against _RANGES (argparse
-    turns the error into a usage message naming the option, exit code 2), the rest as text."""
+    """The option's converter: booleans as cli.boolean reads them, numbers within
+    pretraining.RANGES (argparse makes a refusal a usage error naming the option, exit code 2),
+    the rest as text."""
     if isinstance(default, bool):
-        return lambda text: {"true": True, "false": False}[text.lower()]
+        return cli.boolean
     if not isinstance(default, (int, float)):
         return str
-    kind = type(default)
-    low, closed, high = _RANGES.get(key, (0, True, None))
-
-    def number(text):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, got {text!r}")
-        if not (value >= low if closed else value > low) or (high is not None and not value < high) \
-                or value != value:
-            bounds = f"{'>=' if closed else '>'} {low}" + (f" and < {high}" if high is not None else "")
-            raise argparse.ArgumentTypeError(f"must be {bounds}, got {text}")
-        return value
-    return number
+    return cli.number(type(default), **pretraining.RANGES.get(key, dict(low=0)))
 
 
 def _add_options(parser, defaults, skip=()):
@@ -74,7 +54,7 @@ def main(argv=None) -> int:
 
     fine = commands.add_parser("finetune", help="few-label parallel-sentence detection: pretrained vs scratch")
     fine.add_argument("--run", required=True, help="a pretraining run directory")
-    fine.add_argument("--labels", type=int, nargs="+", default=list(finetuning.LABEL_BUDGETS),
+    fine.add_argument("--labels", type=cli.positive_int, nargs="+", default=list(finetuning.LABEL_BUDGETS),
                       help="label budgets (labelled pairs) [default 200 1000 5000]")
     fine.add_argument("--output", help="write the table as JSON here")
     fine.add_argument("--data-dir", help="directory with the Multi30k .gz files [default: the run's]")
@@ -85,29 +65,37 @@ def main(argv=None) -> int:
     near.add_argument("--words", nargs="*", help=f"words to look up [default {' '.join(neighbours.DEFAULT_WORDS)}]")
     near.add_argument("--analogy", nargs=3, action="append", metavar=("A", "B", "C"),
                       help="pieces nearest to A - B + C (repeatable)")
-    near.add_argument("-k", type=int, default=8, help="neighbours per word [default 8]")
+    near.add_argument("-k", type=cli.positive_int, default=8, help="neighbours per word [default 8]")
     near.add_argument("--side", default="src", choices=("src", "tgt"), help="translation runs: which embedding")
 
     args = parser.parse_args(argv)
-    try:
+
+    def continue_with():  # only pretraining leaves a run to continue
         if args.command == "pretrain":
-            options = {k: getattr(args, k) for k in pretraining.DEFAULTS if getattr(args, k) is not None}
-            # a resumed run keeps its saved configuration; only the options given are compared with it
-            config = options if args.resume else pretraining.build_config(args.recipe, **options)
-            pretraining.pretrain(config, args.output_dir, resume=args.resume, overwrite=args.overwrite,
-                                 progress=not args.no_progress)
-        elif args.command == "finetune":
-            options = {k: getattr(args, k) for k in finetuning.DEFAULTS}
-            table = finetuning.compare(args.run, args.labels, args.output, args.data_dir, **options)
-            print(finetuning.format_table(table))
-        else:
-            table = neighbours.load_table(args.run, args.side)
-            words = neighbours.DEFAULT_WORDS if args.words is None and not args.analogy else (args.words or ())
-            analogies = args.analogy or (neighbours.DEFAULT_ANALOGIES if args.words is None else ())
-            print(neighbours.report(table, words, analogies, args.k))
-    except (ValueError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+            return cli.command_line(parser.prog, "pretrain", "--output-dir", args.output_dir, "--resume")
+        return None
+
+    return cli.run_command(parser.prog, args.command, lambda: _run(args), continue_with)
+
+
+def _run(args) -> int:
+    if args.command == "pretrain":
+        options = {k: getattr(args, k) for k in pretraining.DEFAULTS if getattr(args, k) is not None}
+        # a resumed run keeps its saved configuration; only the options given are compared with it
+        config = options if args.resume else pretraining.build_config(args.recipe, **options)
+        pretraining.pretrain(config, args.output_dir, resume=args.resume, overwrite=args.overwrite,
+                             progress=not args.no_progress)
+    elif args.command == "finetune":
+        if args.output is not None and os.path.isdir(args.output):
+            raise ValueError(f"--output {args.output} is a directory; give the path of the JSON file to write")
+        options = {k: getattr(args, k) for k in finetuning.DEFAULTS}
+        table = finetuning.compare(args.run, args.labels, args.output, args.data_dir, **options)
+        print(finetuning.format_table(table))
+    else:
+        table = neighbours.load_table(args.run, args.side)
+        words = neighbours.DEFAULT_WORDS if args.words is None and not args.analogy else (args.words or ())
+        analogies = args.analogy or (neighbours.DEFAULT_ANALOGIES if args.words is None else ())
+        print(neighbours.report(table, words, analogies, args.k))
     return 0
 
 

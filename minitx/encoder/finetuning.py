@@ -17,7 +17,6 @@ the accuracy of both: what pretraining buys when labels are few.
 """
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from minitx.data import load_pairs
 from minitx.encoder.data import LANGS, EncoderVocab, classification_batches, detection_examples
 from minitx.encoder.pretraining import build_model, load_pretrained
 from minitx.nn.encoder import EncoderClassifier, TransformerEncoder
+from minitx.serialization import read_json, write_json
 from minitx.train import log, train_step
 
 EVAL_SPLIT = "test_2016_flickr"
@@ -124,14 +124,12 @@ def compare(run_dir, budgets=LABEL_BUDGETS, output=None, data_dir=None, **overri
             log(f"{budget} labels, {start}: accuracy {row[start]['accuracy']:.3f} "
                 f"({row[start]['steps']} steps, {row[start]['seconds']:.0f}s)")
         rows.append(row)
-    pretraining = json.loads((Path(run_dir) / "results.json").read_text()) \
-        if (Path(run_dir) / "results.json").exists() else None
+    pretraining = read_json(Path(run_dir) / "results.json") if (Path(run_dir) / "results.json").exists() else None
     table = {"task": "parallel-sentence detection, [CLS] de [SEP] en [SEP], 2 classes",
              "evaluation": {"split": EVAL_SPLIT, "examples": len(evaluation[0]), "chance": 0.5},
              "finetune": config, "pretraining": {"config": pre_config, "results": pretraining}, "rows": rows}
     if output:
-        Path(output).parent.mkdir(parents=True, exist_ok=True)
-        Path(output).write_text(json.dumps(table, indent=2) + "\n")
+        write_json(output, table, indent=2)
     return table
 
 

@@ -13,7 +13,7 @@ and ``resume`` continues exactly.
 """
 from __future__ import annotations
 
-import json
+import argparse
 import math
 import time
 from pathlib import Path
@@ -21,11 +21,12 @@ from pathlib import Path
 import numpy as np
 
 import minitx
-from minitx import amp, optim
+from minitx import amp, cli, optim
 from minitx.data import BPETokenizer, load_tokenizer
 from minitx.encoder.data import EncoderVocab, fit, load_sentences, mlm_batches
 from minitx.nn.encoder import IGNORE_INDEX, MaskedLanguageModel, TransformerEncoder
 from minitx.backend import resolve_device
+from minitx.serialization import read_json
 from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, json_safe, load_checkpoint, log,
                           write_json)
 
@@ -45,6 +46,18 @@ RECIPES = {
     "tiny": dict(vocab_size=400, d_model=16, num_heads=2, num_layers=1, d_ff=32, max_len=64, warmup_steps=2,
                  max_tokens=600, max_steps=4, save_every=2),
 }
+#: the numeric settings' ranges (pretraining's and finetuning's, as keyword arguments of
+#: minitx.cli.number); a number not listed is a count or a rate >= 0. The command line refuses a
+#: value outside them before anything runs, and every configuration is checked against them.
+RANGES = {
+    **{key: dict(low=1) for key in ("steps", "batch_size", "vocab_size", "d_model", "num_heads", "num_layers",
+                                    "d_ff", "max_tokens", "max_steps")},
+    "max_len": dict(low=3),  # [CLS], one piece, [SEP]
+    "lr": dict(low=0, low_open=True), "dropout": dict(low=0, high=1, high_open=True),
+    "mask_prob": dict(low=0, low_open=True, high=1, high_open=True),
+}
+# the settings a config.json saved by an older minitx may lack (their defaults fill them)
+ADDED_LATER = ("precision",)
 # may differ when a run is resumed: they change how often it saves, where it runs and where
 # the data are read from, not what it learns (max_steps is the cosine schedule's length)
 RESUME_MAY_CHANGE = ("save_every", "device", "data_dir")
@@ -85,6 +98,22 @@ def masked_lm_scores(model, batches) -> dict:
 
 
 def _validate(config) -> None:
+    for key, default in DEFAULTS.items():
+        value = config[key]
+        if isinstance(default, bool) or key == "norm_first":
+            if not isinstance(value, bool):
+                raise ValueError(f"pretraining: {key} must be true or false, got {value!r}")
+        elif isinstance(default, (int, float)):
+            try:
+                cli.number(type(default), **RANGES.get(key, dict(low=0)))(str(value))
+            except argparse.ArgumentTypeError as error:
+                raise ValueError(f"pretraining: {key} {error}") from None
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(default, int)
+                                                                                  and not isinstance(value, int)):
+                raise ValueError(f"pretraining: {key} must be {'an integer' if isinstance(default, int) else 'a number'}"
+                                 f", got {value!r}")
+    if config["activation"] not in ("relu", "gelu"):
+        raise ValueError(f"pretraining: activation must be relu or gelu, got {config['activation']!r}")
     if config["precision"] not in amp.PRECISIONS:
         raise ValueError(f"pretraining: precision must be one of {', '.join(amp.PRECISIONS)}, got "
                          f"{config['precision']!r}")
@@ -99,7 +128,8 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     may then hold only some keys, and any of them that differs from the saved value must be in
     RESUME_MAY_CHANGE."""
     run = RunLifecycle(output_dir, config, kind="pretraining", resume=resume, overwrite=overwrite, defaults=DEFAULTS,
-                       may_change=RESUME_MAY_CHANGE, validate=_validate, files=RUN_FILES, patterns=TRAINER_PATTERNS)
+                       may_change=RESUME_MAY_CHANGE, validate=_validate, files=RUN_FILES, patterns=TRAINER_PATTERNS,
+                       added_later=ADDED_LATER)
     config, run_dir, device = run.config, run.run_dir, run.device
     started = time.perf_counter()
 
@@ -161,9 +191,20 @@ def load_pretrained(run_dir, device="cpu"):
     """(config, MaskedLanguageModel, EncoderVocab) of a pretraining run: its model after the
     last step (last.npz)."""
     run_dir = Path(run_dir)
+    if (run_dir / "tokenizer.src.json").exists():
+        raise ValueError(f"{run_dir} is a translation run; give a pretraining run (python -m minitx.encoder pretrain)")
     if not (run_dir / "config.json").exists():
         raise FileNotFoundError(f"{run_dir} is not a pretraining run (no config.json)")
-    config = json.loads((run_dir / "config.json").read_text())
+    config = read_json(run_dir / "config.json")
+    missing = sorted(set(DEFAULTS) - set(config) - set(ADDED_LATER))
+    if missing or set(config) - set(DEFAULTS):
+        raise ValueError(f"{run_dir / 'config.json'} is not a pretraining run's configuration (it lacks "
+                         f"{missing} or holds {sorted(set(config) - set(DEFAULTS))})")
+    config = {**DEFAULTS, **config}
+    try:
+        _validate(config)
+    except ValueError as error:
+        raise ValueError(f"{run_dir / 'config.json'}: {error}") from None
     vocab = EncoderVocab(load_tokenizer(run_dir / "tokenizer.json"))
     model = build_model(config, vocab, resolve_device(device))
     load_checkpoint(run_dir / "last.npz", model)

@@ -73,7 +73,8 @@ version, with minitx.nn.MaskedLanguageModel and minitx.encoder.data's batches)::
 
 tests/train/test_trainer.py runs the same calls on a small MLP, with kills at random moments.
 """
-from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint, write_json
+from minitx.serialization import write_json
+from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint
 from minitx.train.lifecycle import RunLifecycle
 from minitx.train.loop import Trainer, TrainingInterrupted, mean_loss, stop_reason, train_step
 from minitx.train.rundir import (TRAINER_FILES, TRAINER_PATTERNS, check_new_run, json_safe, log, read_saved_config,

@@ -9,13 +9,12 @@ then renamed, so a kill mid-save leaves the previous file whole.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from minitx import random as mrandom
-from minitx.serialization import load, save, write_atomically
+from minitx.serialization import load, save
 
 
 def save_checkpoint(path, model, optimizer=None, schedule=None, progress=None, **extra) -> None:
@@ -88,8 +87,3 @@ def average_checkpoints(paths) -> dict:
     return {k: (v / len(paths)).astype(dtypes[k]) for k, v in total.items()}  # summed in float64
 
 
-def write_json(path, obj, **dumps_options) -> None:
-    """Write ``obj`` as JSON (UTF-8) to ``path`` as checkpoints are written: a temporary file,
-    then renamed, so a kill midway leaves the previous file whole."""
-    text = json.dumps(obj, **dumps_options)
-    write_atomically(path, lambda f: f.write(text.encode("utf-8")))

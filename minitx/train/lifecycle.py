@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from minitx.backend import resolve_device
-from minitx.train.checkpoints import write_json
+from minitx.serialization import write_json
 from minitx.train.rundir import (TRAINER_FILES, TRAINER_PATTERNS, check_new_run, clear_leftovers, json_safe, log,
                                  read_saved_config, resume_config, start_new_run)
 
@@ -52,17 +52,21 @@ class RunLifecycle:
     may_change    the keys a resumed run may change, or a function of the saved config giving them
     validate      ``validate(config)`` raises ValueError naming every bad setting
     upgrade       ``upgrade(saved)``: a config.json written by an older minitx, made current
+    added_later   the keys a config.json saved by an older minitx may lack (their defaults fill
+                  them); any other key missing is refused. None: any key may be missing.
     """
 
     def __init__(self, run_dir, config: dict, *, kind: str, resume: bool = False, overwrite: bool = False,
                  defaults: dict, extra_keys=(), may_change=(), validate: Callable | None = None,
-                 upgrade: Callable | None = None, files=TRAINER_FILES, patterns=TRAINER_PATTERNS):
+                 upgrade: Callable | None = None, files=TRAINER_FILES, patterns=TRAINER_PATTERNS,
+                 added_later=None):
         self.run_dir, self.resume = Path(run_dir), resume
         check_resume_or_overwrite(resume, overwrite)
         self.earlier_run = ()
         if resume:
             saved = read_saved_config(self.run_dir, kind)
             saved = upgrade(saved) if upgrade is not None else saved
+            _check_saved_keys(self.run_dir / "config.json", saved, kind, defaults, extra_keys, added_later)
             allowed = may_change(saved) if callable(may_change) else may_change
             config, self.changes = resume_config(saved, config, self.run_dir, allowed, defaults, extra_keys)
         else:
@@ -91,3 +95,16 @@ class RunLifecycle:
             trainer.resume()
         trainer.fit()
         return trainer
+
+
+def _check_saved_keys(path, saved: dict, kind, defaults, extra_keys, added_later) -> None:
+    """A config.json to resume holds this kind of run's settings: none it does not know (another
+    kind of run's, say a translation run's for a pretraining), and all but those added later."""
+    unknown = sorted(key for key in saved if key not in defaults and key not in extra_keys)
+    missing = [] if added_later is None else sorted(set(defaults) - set(saved) - set(added_later))
+    if unknown or missing:
+        raise ValueError(f"{path} is not a {kind} run's configuration: it "
+                         + " and ".join(part for part in (unknown and f"holds settings a {kind} run does not have "
+                                                                       f"({', '.join(unknown[:6])})",
+                                                          missing and f"lacks {', '.join(missing[:6])}") if part)
+                         + "; check the directory, or start a new run")

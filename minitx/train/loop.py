@@ -1,8 +1,8 @@
 """The training step and the loop: epochs, limits, checkpoints, validation, averaging."""
 from __future__ import annotations
 
+import contextlib
 import itertools
-import json
 import math
 import signal
 import threading
@@ -16,8 +16,8 @@ import minitx
 from minitx import backend, optim, sync
 from minitx.optim.clip import clip_grads_on_device
 from minitx.optim.optimizer import check_count, check_number
-from minitx.serialization import save
-from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint, write_json
+from minitx.serialization import read_json, save, write_json
+from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint
 from minitx.train.rundir import log, run_files
 
 
@@ -163,11 +163,25 @@ class Trainer:
         if state is None:
             self.read_device()  # a failed check raises here: nothing after its step is saved
         state = state or self.state
-        save_checkpoint(self.path("last.npz"), self.model, self.optimizer, self.schedule, state["progress"],
-                        history=state["history"], **self.extra)
+        with self._whole_write():
+            save_checkpoint(self.path("last.npz"), self.model, self.optimizer, self.schedule, state["progress"],
+                            history=state["history"], **self.extra)
 
     def save_model(self, name: str) -> None:
-        save_checkpoint(self.path(name), self.model, **self.extra)
+        with self._whole_write():
+            save_checkpoint(self.path(name), self.model, **self.extra)
+
+    @contextlib.contextmanager
+    def _whole_write(self):
+        """A file write that Ctrl-C waits for, as it waits for a step (the KeyboardInterrupt comes
+        after it): raised inside NumPy's zip writer, it would come out as another error."""
+        outer, self._in_step = self._in_step, True
+        try:
+            yield
+        finally:
+            self._in_step = outer
+        if self._interrupted and not outer:
+            raise KeyboardInterrupt
 
     def resume(self) -> bool:
         """Continue from last.npz when there is one (True). Without it, a run killed before its
@@ -191,7 +205,7 @@ class Trainer:
         progress = self._restored_progress(saved["progress"])
         history = saved.get("history")
         if history is None and self.path("history.json").exists():  # a checkpoint from before it held one
-            history = json.loads(self.path("history.json").read_text())
+            history = read_json(self.path("history.json"), list)
         self.state = {"progress": progress, "history": self._restored_history(history or [], progress)}
         log(f"resumed from {self.path('last.npz')} at step {progress['step']} "
             f"(epoch {progress['epoch'] + 1}, batch {progress['batch']})")
@@ -303,6 +317,7 @@ class Trainer:
         except KeyboardInterrupt:
             if self._in_step:
                 raise
+            self._interrupted = False  # this save is the answer to it
             self.save_last()
             raise TrainingInterrupted(f"interrupted: saved {self.path('last.npz')} at step "
                                       f"{self.progress['step']}") from None
@@ -340,7 +355,8 @@ class Trainer:
         reason = reason or "all epochs done"
         log(f"training stopped: {reason} after {self.progress['step']} steps, "
             f"{self.progress['train_seconds']:.0f}s")
-        write_json(self.path("history.json"), self.history, indent=2)  # (a kill may have come before it)
+        with self._whole_write():
+            write_json(self.path("history.json"), self.history, indent=2)  # (a kill may have come before it)
         return reason
 
     def plan(self) -> tuple:
@@ -448,7 +464,8 @@ class Trainer:
         if self.checks is not None:
             self._device_loss[...] = progress["epoch_loss"]  # 0: the next epoch's sum starts
         self._in_step = False
-        write_json(self.path("history.json"), self.history, indent=2)
+        with self._whole_write():
+            write_json(self.path("history.json"), self.history, indent=2)
         if self._interrupted:
             raise KeyboardInterrupt  # (fit saves last.npz)
 

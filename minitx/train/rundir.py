@@ -11,9 +11,10 @@ harmless (how long to run, how often to save, where to run) may take new values.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
+
+from minitx.serialization import read_json
 
 # the files the trainer writes; with epoch-<n>.npz (TRAINER_PATTERNS)
 TRAINER_FILES = ("config.json", "last.npz", "best.npz", "averaged.npz", "history.json")
@@ -88,7 +89,7 @@ def read_saved_config(run_dir, kind: str = "training") -> dict:
     if not path.is_file():
         raise FileNotFoundError(f"cannot resume: {run_dir} has no config.json, so it is not a minitx {kind} "
                                 "run; check --output-dir, or train without --resume to start a new run")
-    return json.loads(path.read_text())
+    return read_json(path)
 
 
 def resume_config(saved: dict, given: dict, run_dir, may_change, defaults: dict, extra_keys=()) -> tuple:

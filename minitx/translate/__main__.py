@@ -14,24 +14,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 
+from minitx import cli
 from minitx.translate.recipes import CHOICES, DEFAULTS, HELP, RECIPES, build_config, validate_config
 
 DEFAULT_RECIPE = "cpu-quick"
 
 
-def _boolean(text: str) -> bool:
-    words = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
-    if text.lower() not in words:
-        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
-    return words[text.lower()]
-
-
 def _option_type(default):
+    """How a configuration option's text is read; the values themselves are checked by
+    validate_config, with every other setting, before anything runs."""
     if isinstance(default, bool):
-        return _boolean
+        return cli.boolean
     if isinstance(default, int):
         return int
     if isinstance(default, float):
@@ -39,19 +34,9 @@ def _option_type(default):
     return str
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
 # options whose default is None but whose values are numbers
 _NUMERIC = {"max_steps": int, "time_limit": float, "attention_dropout": float, "bleu_val_sentences": int,
-            "sync_every": int, "beam_size": _positive_int}
+            "sync_every": int, "beam_size": cli.positive_int}
 
 
 def _shown(value) -> str:
@@ -91,7 +76,7 @@ def _add_run_options(parser):
     parser.add_argument("--checkpoint", default="final",
                         help="final (the model the finished run chose and scored: best or averaged), best, last, "
                              "averaged, or a .npz path")
-    parser.add_argument("--beam-size", type=_positive_int, default=None,
+    parser.add_argument("--beam-size", type=cli.positive_int, default=None,
                         help="beam width, 1: greedy (default: the run's beam_size)")
     parser.add_argument("--length-penalty", type=float, default=None,
                         help="beam length penalty (default: the run's length_penalty)")
@@ -132,20 +117,12 @@ def main(argv=None) -> int:
     plot.add_argument("--output", default=None, help="the PNG file (default: <run>/history.png)")
 
     args = parser.parse_args(argv)
-    try:
-        return _run(args)
-    except KeyboardInterrupt as stop:
-        # Ctrl-C: training saved last.npz (the message says where); say how to go on
-        print(f"{parser.prog} {args.command}: {stop or 'interrupted'}", file=sys.stderr)
-        if getattr(args, "run_dir", None):
-            print(f"continue it with: {parser.prog} train --output-dir {shlex.quote(args.run_dir)} --resume", file=sys.stderr)
-        return 130
-    except (ValueError, FileNotFoundError, RuntimeError, FloatingPointError) as error:
-        # a bad option, data file, run directory or checkpoint (CheckpointError is a ValueError,
-        # DataNotFoundError a FileNotFoundError), a device that is not there (RuntimeError), a
-        # diverging loss (FloatingPointError): the message says what to do, a traceback would not
-        print(f"{parser.prog} {args.command}: error: {error}", file=sys.stderr)
-        return 2
+
+    def continue_with():  # a training run interrupted once its directory is known
+        run_dir = getattr(args, "run_dir", None)
+        return cli.command_line(parser.prog, "train", "--output-dir", run_dir, "--resume") if run_dir else None
+
+    return cli.run_command(parser.prog, args.command, lambda: _run(args), continue_with)
 
 
 def _run(args) -> int:

@@ -9,12 +9,12 @@ history's validation losses, as the run stepped it).
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from types import SimpleNamespace
 
 import minitx
+from minitx.serialization import read_json
 from minitx.translate.recipes import DEFAULTS
 
 
@@ -50,10 +50,16 @@ def plot_history(run_dir, output=None) -> Path:
     if not history_path.is_file():
         raise FileNotFoundError(f"{run_dir} has no history.json: it is not a minitx translation run, or no epoch "
                                 "has ended yet")
-    history = json.loads(history_path.read_text())
-    config = {**DEFAULTS, **json.loads((run_dir / "config.json").read_text())}
+    history = read_json(history_path, list)
+    config = {**DEFAULTS, **read_json(run_dir / "config.json")}
     if not history:
         raise ValueError(f"{history_path} holds no epoch record yet: nothing to plot")
+    for i, record in enumerate(history):  # what the curves read, each a number
+        if not (isinstance(record, dict) and all(isinstance(record.get(key), (int, float))
+                                                 and not isinstance(record.get(key), bool)
+                                                 for key in ("step", "train_loss", "val_loss"))):
+            raise ValueError(f"{history_path}: record {i} is {record!r:.100}; expected an epoch record with a "
+                             "step, a train_loss and a val_loss")
     steps = [record["step"] for record in history]
 
     fig, (loss_ax, bleu_ax, lr_ax) = plt.subplots(3, 1, figsize=(7, 8), sharex=True)

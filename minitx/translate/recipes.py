@@ -309,7 +309,7 @@ def _value_problems(config) -> list:
 
     for key in ("src_lang", "tgt_lang"):
         if config[key] not in LANGUAGES:
-            problems.append((key, f"unknown Multi30k language {config[key]!r}; valid languages: "
+            problems.append((key, f"{key}: unknown Multi30k language {config[key]!r}; valid languages: "
                                   f"{', '.join(LANGUAGES)}"))
     for key, values in CHOICES.items():
         if config[key] not in values and not (key == "preset" and config[key] is None):
@@ -342,8 +342,8 @@ def _value_problems(config) -> list:
     for key in ("weight_decay", "clip_norm"):
         if not (_is_number(config[key]) and config[key] >= 0):
             bad(key, "a number >= 0")
-    if not _is_number(config["length_penalty"]):
-        bad("length_penalty", "a number")
+    if not (_is_number(config["length_penalty"]) and config["length_penalty"] >= 0):
+        bad("length_penalty", "a number >= 0")
     if config["time_limit"] is not None and not (_is_number(config["time_limit"]) and config["time_limit"] > 0):
         bad("time_limit", "a number of minutes > 0, or None")
     betas = config["betas"]

@@ -37,7 +37,7 @@ from minitx.backend import resolve_device
 from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, example_lengths, filter_by_length,
                          load_pairs, load_tokenizer, make_batch, static_shape)
 from minitx.nn import Transformer
-from minitx.serialization import load
+from minitx.serialization import load, read_json
 from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, json_safe, load_checkpoint, log,
                           mean_loss, write_json)
 from minitx.translate.evaluation import (MOSES_HINT, bleu_scores, moses_available, report_lines,
@@ -404,7 +404,9 @@ def checkpoint_path(run_dir, checkpoint="final") -> Path:
         return Path(checkpoint)
     if checkpoint == "final":
         results = run_dir / "results.json"
-        checkpoint = json.loads(results.read_text()).get("checkpoint", "best") if results.exists() else "best"
+        checkpoint = read_json(results).get("checkpoint", "best") if results.exists() else "best"
+        if checkpoint not in ("best", "last", "averaged"):
+            raise ValueError(f"{results} names the checkpoint {checkpoint!r}; expected best, last or averaged")
     return run_dir / f"{checkpoint}.npz"
 
 
@@ -439,14 +441,26 @@ def check_run_files(path, state: dict, config: dict, src_tok, tgt_tok) -> None:
                          "new run")
 
 
+def read_run_config(run_dir) -> dict:
+    """The config.json of a translation run, checked as train checks a configuration (after
+    the upgrade of an older file): a JSON object holding every setting, each valid. Anything
+    else is a ValueError naming the file and the settings."""
+    path = Path(run_dir) / "config.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{run_dir} is not a minitx translation run (no config.json)")
+    config = read_json(path)
+    try:
+        validate_config(_upgrade_saved(config))
+    except ValueError as error:
+        raise ValueError(f"{path} is not a run's configuration: {error}") from None
+    return config
+
+
 def load_run(run_dir, checkpoint="final", device="auto"):
     """(config, model, src_tokenizer, tgt_tokenizer) of a finished or running run; the
     checkpoint is named as in :func:`checkpoint_path`."""
     run_dir = Path(run_dir)
-    config_path = run_dir / "config.json"
-    if not config_path.exists():
-        raise FileNotFoundError(f"{run_dir} is not a minitx translation run (no config.json)")
-    config = json.loads(config_path.read_text())
+    config = read_run_config(run_dir)
     src_tok = load_tokenizer(run_dir / "tokenizer.src.json")
     tgt_tok = load_tokenizer(run_dir / "tokenizer.tgt.json")
     model = build_model(_upgrade_saved(config), src_tok.vocab_size, tgt_tok.vocab_size, tgt_tok.pad_id,

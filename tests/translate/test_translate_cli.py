@@ -260,12 +260,12 @@ def test_preset_recipe_with_model_overrides_builds_them(capsys, captured_train):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["train", "--beam-size", 0], "argument --beam-size: expected a positive integer, got 0"),
+    (["train", "--beam-size", 0], "argument --beam-size: must be >= 1, got 0"),
     (["train", "--schedule", "linear"], "argument --schedule: invalid choice: 'linear'"),
     (["train", "--tokenizer", "chars"], "argument --tokenizer: invalid choice: 'chars'"),
     (["train", "--preset", "huge"], "argument --preset: invalid choice: 'huge'"),
-    (["translate", "--run", "x", "--beam-size", -1], "argument --beam-size: expected a positive integer, got -1"),
-    (["evaluate", "--run", "x", "--beam-size", 0], "argument --beam-size: expected a positive integer, got 0"),
+    (["translate", "--run", "x", "--beam-size", -1], "argument --beam-size: must be >= 1, got -1"),
+    (["evaluate", "--run", "x", "--beam-size", 0], "argument --beam-size: must be >= 1, got 0"),
 ])
 def test_options_outside_their_values_are_refused_by_the_parser(capsys, argv, message):
     code, _, err = run_main(capsys, *argv)
@@ -361,9 +361,9 @@ def test_translate_and_evaluate_decode_as_the_run_does(capsys, tiny_run, subset_
 
 @pytest.mark.parametrize("command, option, value, message", [
     ("train", "--seed", -1, "seed must be an integer >= 0, got -1"),
-    ("train", "--length-penalty", "nan", "length_penalty must be a number, got nan"),
-    ("translate", "--length-penalty", "nan", "length_penalty must be a number, got nan"),
-    ("evaluate", "--length-penalty", "inf", "length_penalty must be a number, got inf"),
+    ("train", "--length-penalty", "nan", "length_penalty must be a number >= 0, got nan"),
+    ("translate", "--length-penalty", "nan", "length_penalty must be a number >= 0, got nan"),
+    ("evaluate", "--length-penalty", "inf", "length_penalty must be a number >= 0, got inf"),
     ("evaluate", "--device", "tpu", "device must be 'auto', 'cpu' or 'cuda', got 'tpu'"),
 ])
 def test_every_command_validates_options_alike_before_anything_is_written(capsys, tiny_run, tmp_path, command,

@@ -210,7 +210,7 @@ def test_final_names_the_checkpoint_the_run_chose(tmp_path):
     ({"schedule": "cosine"}, "schedule 'cosine' needs max_steps"),
     ({"d_modle": 64}, "unknown configuration keys ['d_modle']"),
     ({"seed": -1}, "seed must be an integer >= 0, got -1"),
-    ({"length_penalty": float("nan")}, "length_penalty must be a number, got nan"),
+    ({"length_penalty": float("nan")}, "length_penalty must be a number >= 0, got nan"),
 ])
 def test_invalid_configurations_are_refused_before_anything_is_written(tmp_path, change, message):
     config = {**build_config(None, output_dir=str(tmp_path / "run"), **TINY), "max_steps": None, **change}

@@ -1,0 +1,86 @@
+"""What the two command lines (``python -m minitx.translate``, ``python -m minitx.encoder``) share:
+how an option's value is read, and how a command ends when it cannot go on.
+
+A command ends in one of three ways, and never in a traceback for anything the user can cause:
+
+* done: exit code 0;
+* a documented failure: one line on stderr, ``<program> <command>: error: <what>``, naming the
+  option or file, what it held and what was expected; exit code 2, as for argparse's own usage
+  errors (a bad option value is refused by argparse before anything runs, also with 2);
+* Ctrl-C: a line saying where the run was left (a training run saves last.npz first) and, when
+  there is a run to continue, the command that continues it; exit code 130 (128 + SIGINT).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import shlex
+import sys
+
+#: the failures a user can cause (a bad option, file, run directory, checkpoint, a device that is
+#: not there, a diverging loss) and their messages say what to do; anything else is a bug in
+#: minitx and keeps its traceback. CheckpointError is a ValueError, DataNotFoundError a
+#: FileNotFoundError, an unreadable path an OSError.
+DOCUMENTED_FAILURES = (ValueError, OSError, RuntimeError, FloatingPointError)
+USAGE_ERROR, INTERRUPTED = 2, 130
+
+
+def run_command(prog: str, command: str, body, continue_with=None) -> int:
+    """Run ``body()`` (the command), ending as the module docstring says. ``continue_with()`` gives
+    the command line that continues an interrupted run, or None when there is nothing to continue."""
+    try:
+        return body() or 0
+    except KeyboardInterrupt as stop:
+        print(f"{prog} {command}: {str(stop) or 'interrupted; nothing was saved'}", file=sys.stderr)
+        again = continue_with() if continue_with else None
+        if again:
+            print(f"continue it with: {again}", file=sys.stderr)
+        return INTERRUPTED
+    except DOCUMENTED_FAILURES as error:
+        print(f"{prog} {command}: error: {_one_line(error)}", file=sys.stderr)
+        return USAGE_ERROR
+
+
+def _one_line(error) -> str:
+    """The error's message on one line (an OSError's names its file: '[Errno 21] Is a directory: x')."""
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def command_line(prog: str, *words) -> str:
+    """A command line to show the user, each word quoted where the shell needs it."""
+    return " ".join([prog, *(shlex.quote(str(w)) for w in words)])
+
+
+# ---------------------------------------------------------------------- option values
+def boolean(text: str) -> bool:
+    """true/false (also yes/no, on/off, 1/0), any case."""
+    words = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+    if text.lower() not in words:
+        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+    return words[text.lower()]
+
+
+def number(kind=float, low=None, low_open=False, high=None, high_open=False):
+    """An argparse type: ``kind`` (int or float) within the bounds, finite; refused values become a
+    usage error naming the option (exit code 2) before anything runs."""
+    def read(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, got {text!r}") \
+                from None
+        ok = math.isfinite(value)
+        if ok and low is not None:
+            ok = value > low if low_open else value >= low
+        if ok and high is not None:
+            ok = value < high if high_open else value <= high
+        if not ok:
+            bounds = " and ".join(part for part in (
+                None if low is None else f"{'>' if low_open else '>='} {low}",
+                None if high is None else f"{'<' if high_open else '<='} {high}") if part)
+            raise argparse.ArgumentTypeError(f"must be {bounds or 'a finite number'}, got {text}")
+        return value
+    return read
+
+
+positive_int = number(int, low=1)
