@@ -29,7 +29,7 @@ from minitx.ops.indexing import (
 from minitx.ops.linalg import (
     matmul, linear, einsum)
 from minitx.ops.norm import (
-    layer_norm)
+    batch_norm, group_norm, layer_norm, rms_norm)
 from minitx.ops.dropout import (
     dropout, dropout_add, bias_act_dropout)
 from minitx.ops.loss import (

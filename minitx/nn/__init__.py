@@ -4,8 +4,9 @@ from minitx.nn import init
 from minitx.nn.encoder import (EncoderClassifier, MaskedLanguageModel, MaskedLMHead, TransformerEncoder,
                                mask_tokens)
 from minitx.nn.attention import LearnedPositionalEmbedding, MultiHeadAttention, SinusoidalPositionalEncoding
-from minitx.nn.layers import (GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, ModuleDict, ModuleList,
-                              ParameterList, ReLU, Sequential, Sigmoid, SiLU, Softmax, Tanh, Unflatten)
+from minitx.nn.layers import (GELU, BatchNorm1d, BatchNorm2d, Dropout, Embedding, Flatten, GroupNorm, Identity,
+                              LayerNorm, Linear, ModuleDict, ModuleList, ParameterList, ReLU, RMSNorm, Sequential,
+                              Sigmoid, SiLU, Softmax, Tanh, Unflatten)
 from minitx.nn.loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from minitx.nn.module import Module
 from minitx.nn.parameter import Parameter
@@ -18,7 +19,7 @@ __all__ = [
     "FeedForward", "EncoderLayer", "DecoderLayer", "DecoderCache", "Transformer", "PRESETS", "init",
     "TransformerEncoder", "MaskedLMHead", "MaskedLanguageModel", "EncoderClassifier", "mask_tokens",
     "SiLU", "Tanh", "Sigmoid", "Softmax", "Identity", "Flatten", "Unflatten", "ModuleDict", "ParameterList",
-    "CrossEntropyLoss", "NLLLoss", "MSELoss", "BCEWithLogitsLoss",
+    "CrossEntropyLoss", "NLLLoss", "MSELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "RMSNorm",
 ]
 
 # convolution and pooling layers

@@ -6,6 +6,7 @@ import math
 from minitx import backend
 from minitx import functional as F
 from minitx.autograd.inplace import mark_modified
+from minitx.autograd.tensor import Tensor
 from minitx.nn import init
 from minitx.nn.module import Module
 from minitx.nn.parameter import Parameter
@@ -91,6 +92,94 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return f"{self.dim}, eps={self.eps}"
+
+
+class RMSNorm(Module):
+    """Scale the last axis to root-mean-square 1, then by weight (ones): F.rms_norm. eps=None is
+    the dtype's machine epsilon, as in PyTorch."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+        super().__init__()
+        self.normalized_shape = normalized_shape if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        size = self.normalized_shape if isinstance(self.normalized_shape, int) else self.normalized_shape[-1]
+        self.eps = eps
+        self.weight = init.ones_(_new_parameter((size,), device, dtype)) if elementwise_affine else None
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.weight is not None}"
+
+
+class GroupNorm(Module):
+    """Standardize each sample's groups of channels (x [N, C, *], C = num_channels split into
+    num_groups), then scale and shift each channel: F.group_norm."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError(f"GroupNorm: {num_channels} channels do not split into {num_groups} groups")
+        self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
+        self.weight = init.ones_(_new_parameter((num_channels,), device, dtype)) if affine else None
+        self.bias = _new_parameter((num_channels,), device, dtype) if affine else None
+
+    def forward(self, x):
+        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.weight is not None}"
+
+
+class _BatchNorm(Module):
+    """Batch norm over channel axis 1 (F.batch_norm): while training, each batch's own statistics,
+    and running ones kept as buffers (running_mean, running_var; num_batches_tracked counts the
+    updates); in eval mode, the running ones. momentum=None is not supported (PyTorch's cumulative
+    average)."""
+
+    dims: tuple = ()  # the input ranks the layer takes
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None):
+        super().__init__()
+        if momentum is None or not 0 <= momentum <= 1:
+            raise ValueError(f"{type(self).__name__}: momentum must be a number in [0, 1], got {momentum!r}")
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.weight = init.ones_(_new_parameter((num_features,), device, dtype)) if affine else None
+        self.bias = _new_parameter((num_features,), device, dtype) if affine else None
+        self.track_running_stats = track_running_stats
+        if track_running_stats:
+            self.register_buffer("running_mean", _new_parameter((num_features,), device, dtype).detach())
+            self.register_buffer("running_var", init.ones_(_new_parameter((num_features,), device, dtype)).detach())
+            self.register_buffer("num_batches_tracked", Tensor(backend.xp_for(backend.check_device(device)).zeros(
+                (), dtype="int64")))
+
+    def forward(self, x):
+        if x.ndim not in self.dims:
+            raise ValueError(f"{type(self).__name__}: expected an input of {' or '.join(map(str, self.dims))} "
+                             f"dimensions, got shape {x.shape}")
+        use_batch = self.training or not self.track_running_stats
+        if self.training and self.track_running_stats:
+            self.num_batches_tracked.data = self.num_batches_tracked.data + 1
+        stats = (self.running_mean, self.running_var) if self.track_running_stats else (None, None)
+        return F.batch_norm(x, *stats, self.weight, self.bias, training=use_batch, momentum=self.momentum,
+                            eps=self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.weight is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch norm of x [N, C] or [N, C, L]."""
+
+    dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch norm of x [N, C, H, W]."""
+
+    dims = (4,)
 
 
 class Dropout(Module):

@@ -1,18 +1,48 @@
-"""Normalization: layer norm over the last axis.
-Fused kernels: where ``kernels.enabled(...)`` says the arrays suit a kernel (CuPy float arrays,
+"""Normalization: layer norm and RMS norm over the last axis, group norm over groups of
+channels, batch norm over the batch.
+
+All of them standardize a set of values: xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + eps), and
+their backwards share one formula (docs/backprop/layer-norm.md derives it for a row; batch norm and
+group norm only take the mean over other axes): with g = dL/dxhat,
+
+    dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
+
+Fused kernels (layer norm): where ``kernels.enabled(...)`` says the arrays suit a kernel (CuPy float arrays,
 fused path allowed), forward and backward call a launcher from ``minitx.kernels`` instead of the
 xp reference code below it. Both branches save the same arrays, so backward does not care which
 forward ran, and the reference stays the CPU path and the tests' oracle.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from minitx import backend, kernels
 from minitx.autograd.function import Function
+from minitx.autograd.inplace import mark_modified
 from minitx.autograd.tensor import Tensor
 from minitx.backend import get_array_module
 from minitx.ops._args import floating
 
-__all__ = ["LayerNorm"]
+__all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm"]
+
+
+def standardize(x, axes, eps):
+    """(xhat, rstd): x - its mean over ``axes``, times rstd = 1 / sqrt(var + eps) (the biased
+    variance, over the same axes); rstd keeps ``axes`` as size-1 axes."""
+    xp = get_array_module(x)
+    centered = x - x.mean(axis=axes, keepdims=True)
+    rstd = 1 / xp.sqrt((centered * centered).mean(axis=axes, keepdims=True) + eps)
+    return centered * rstd, rstd
+
+
+def standardize_backward(g, xhat, rstd, axes):
+    """dx of xhat = standardize(x) over ``axes``, given g = dL/dxhat."""
+    return rstd * (g - g.mean(axis=axes, keepdims=True) - xhat * (g * xhat).mean(axis=axes, keepdims=True))
+
+
+def _per_channel(v, ndim):
+    """A [C] weight or bias shaped to multiply [N, C, *spatial] (channels on axis 1)."""
+    return v.reshape((1, -1) + (1,) * (ndim - 2))
 
 
 class LayerNorm(Function):
@@ -73,3 +103,174 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5):
     weight = weight if weight is not None else Tensor(xp.ones(dim, dtype=x.dtype))
     bias = bias if bias is not None else Tensor(xp.zeros(dim, dtype=x.dtype))
     return LayerNorm(eps)(x, weight, bias)
+
+
+class RMSNorm(Function):
+    """Root-mean-square norm over the last axis (Zhang & Sennrich, 2019): no mean is taken out.
+
+        rrms = 1 / sqrt(mean(x^2) + eps),  xhat = x * rrms,  y = xhat * w
+
+    backward, with g = dy * w and means over the last axis (layer norm's, without the mean term:
+    d rrms / dx_j = -rrms^3 x_j / n):
+        dx = rrms * (g - xhat * mean(g * xhat))        dw = sum over rows of dy * xhat
+
+    Derivation: docs/backprop/group-norm.md
+    """
+
+    def __init__(self, eps):
+        self.eps = eps
+
+    def forward(self, x, w):
+        if w.shape != x.shape[-1:]:
+            raise ValueError(f"rms_norm: weight {w.shape} must have shape ({x.shape[-1]},), the last axis of the "
+                             f"input {x.shape}")
+        xp = get_array_module(x)
+        rrms = 1 / xp.sqrt((x * x).mean(axis=-1, keepdims=True) + self.eps)
+        self.save_for_backward(x, w, rrms)
+        return x * rrms * w
+
+    def backward(self, dy):
+        x, w, rrms = self.saved
+        xhat = x * rrms
+        g = dy * w
+        dx = rrms * (g - xhat * (g * xhat).mean(axis=-1, keepdims=True))
+        dw = (dy * xhat).sum(axis=tuple(range(dy.ndim - 1))) if self.needs_input_grad[1] else None
+        return dx, dw
+
+
+def rms_norm(x, normalized_shape, weight=None, eps=None):
+    """RMS norm over the last axis (``normalized_shape``: its length, or a 1-tuple of it, as
+    PyTorch's; more trailing axes are not supported). eps=None takes the dtype's machine epsilon,
+    as PyTorch does; weight defaults to ones."""
+    x = floating(x)
+    size = normalized_shape if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if size not in (x.shape[-1], (x.shape[-1],)):
+        raise ValueError(f"rms_norm: normalized_shape {normalized_shape!r} must be the last axis of the input "
+                         f"{x.shape} (normalizing over several trailing axes is not supported)")
+    xp = backend.get_array_module(x.data)
+    weight = weight if weight is not None else Tensor(xp.ones(x.shape[-1:], dtype=x.dtype))
+    return RMSNorm(float(np.finfo(x.dtype).eps) if eps is None else eps)(x, weight)
+
+
+class GroupNorm(Function):
+    """Group norm (Wu & He, 2018): x [N, C, *] is split into G groups of C/G channels, and each
+    (sample, group) is standardized over its channels and positions; then a per-channel w, b:
+
+        xhat = standardize(x as [N, G, C/G * positions], over the last axis),  y = xhat * w[c] + b[c]
+
+    backward, with g = dy * w[c] and means over each (sample, group):
+        dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
+        dw[c] = sum over samples and positions of dy * xhat        db[c] = the same of dy
+
+    Derivation: docs/backprop/group-norm.md
+    """
+
+    def __init__(self, num_groups, eps=1e-5):
+        self.num_groups, self.eps = num_groups, eps
+
+    def forward(self, x, w, b):
+        if x.ndim < 2 or x.shape[1] % self.num_groups:
+            raise ValueError(f"group_norm: the input's channels (axis 1 of {x.shape}) must split into "
+                             f"{self.num_groups} groups")
+        if w.shape != x.shape[1:2] or b.shape != x.shape[1:2]:
+            raise ValueError(f"group_norm: weight {w.shape} and bias {b.shape} must have shape ({x.shape[1]},)")
+        if x.size and x.size // (x.shape[0] * self.num_groups) < 2:  # as PyTorch: a lone value has no spread
+            raise ValueError(f"group_norm: each group needs more than one value, got input {x.shape} in "
+                             f"{self.num_groups} groups")
+        grouped = x.reshape(x.shape[0], self.num_groups, -1)
+        xhat, rstd = standardize(grouped, 2, self.eps)
+        xhat = xhat.reshape(x.shape)
+        self.save_for_backward(xhat, w, rstd)
+        return xhat * _per_channel(w, x.ndim) + _per_channel(b, x.ndim)
+
+    def backward(self, dy):
+        xhat, w, rstd = self.saved
+        g = (dy * _per_channel(w, dy.ndim)).reshape(rstd.shape[:2] + (-1,))
+        dx = standardize_backward(g, xhat.reshape(g.shape), rstd, 2).reshape(dy.shape)
+        channel_sums = (0,) + tuple(range(2, dy.ndim))
+        dw = (dy * xhat).sum(axis=channel_sums) if self.needs_input_grad[1] else None
+        db = dy.sum(axis=channel_sums) if self.needs_input_grad[2] else None
+        return dx, dw, db
+
+
+def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
+    """Group norm of x [N, C, *] in ``num_groups`` groups of channels; weight ones, bias zeros by default."""
+    x = floating(x)
+    if not isinstance(num_groups, int) or isinstance(num_groups, bool) or num_groups < 1:
+        raise ValueError(f"group_norm: num_groups must be a whole number >= 1, got {num_groups!r}")
+    xp = backend.get_array_module(x.data)
+    channels = x.shape[1:2]
+    weight = weight if weight is not None else Tensor(xp.ones(channels, dtype=x.dtype))
+    bias = bias if bias is not None else Tensor(xp.zeros(channels, dtype=x.dtype))
+    return GroupNorm(num_groups, eps)(x, weight, bias)
+
+
+class BatchNorm(Function):
+    """Batch norm while training (Ioffe & Szegedy, 2015): each channel c of x [N, C, *] is
+    standardized over the batch and the positions, with the batch's own mean and (biased)
+    variance; then a per-channel w, b:
+
+        xhat = standardize(x, over every axis but 1),  y = xhat * w[c] + b[c]
+
+    backward: layer norm's formula over those axes, with g = dy * w[c]:
+        dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
+        dw[c] = sum of dy * xhat over the batch and positions        db[c] = the same of dy
+
+    ``batch_mean`` and ``batch_var`` (unbiased) are kept for the running statistics; outside
+    training, batch_norm uses those instead and is an affine map, made of ordinary ops.
+
+    Derivation: docs/backprop/batch-norm.md
+    """
+
+    def __init__(self, eps=1e-5):
+        self.eps = eps
+
+    def forward(self, x, w, b):
+        axes = (0,) + tuple(range(2, x.ndim))
+        count = x.size // max(x.shape[1], 1)
+        if count < 2:
+            raise ValueError(f"batch_norm: training needs more than one value per channel, got input {x.shape}")
+        xhat, rstd = standardize(x, axes, self.eps)
+        self.batch_mean = x.mean(axis=axes)
+        self.batch_var = x.var(axis=axes) * (count / (count - 1))
+        self.save_for_backward(xhat, w, rstd)
+        return xhat * _per_channel(w, x.ndim) + _per_channel(b, x.ndim)
+
+    def backward(self, dy):
+        xhat, w, rstd = self.saved
+        axes = (0,) + tuple(range(2, dy.ndim))
+        dx = standardize_backward(dy * _per_channel(w, dy.ndim), xhat, rstd, axes)
+        dw = (dy * xhat).sum(axis=axes) if self.needs_input_grad[1] else None
+        db = dy.sum(axis=axes) if self.needs_input_grad[2] else None
+        return dx, dw, db
+
+
+def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, training=False, momentum=0.1,
+               eps=1e-5):
+    """Batch norm of x [N, C] or [N, C, *], as PyTorch's F.batch_norm: while ``training``, with
+    the batch's statistics, and the running ones (when given) move toward them,
+    running = (1 - momentum) * running + momentum * batch (the unbiased variance); otherwise with
+    the running statistics. weight ones and bias zeros by default."""
+    x = floating(x)
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: expected an input [N, C] or [N, C, *], got shape {x.shape}")
+    xp = backend.get_array_module(x.data)
+    channels = x.shape[1:2]
+    weight = weight if weight is not None else Tensor(xp.ones(channels, dtype=x.dtype))
+    bias = bias if bias is not None else Tensor(xp.zeros(channels, dtype=x.dtype))
+    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+        if stat is not None and tuple(stat.shape) != channels:
+            raise ValueError(f"batch_norm: {name} has shape {tuple(stat.shape)}, expected {channels}")
+    if training:
+        op = BatchNorm(eps)
+        y = op(x, weight, bias)
+        for stat, batch in ((running_mean, op.batch_mean), (running_var, op.batch_var)):
+            if stat is not None:  # a buffer, written in place: graphs that saved it must know
+                mark_modified(stat)
+                stat.data[...] = (1 - momentum) * stat.data + momentum * batch.astype(stat.dtype)
+        return y
+    if running_mean is None or running_var is None:
+        raise ValueError("batch_norm: outside training it needs running_mean and running_var")
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    scale = weight.reshape(shape) / ((running_var.detach() + eps) ** 0.5).reshape(shape)
+    return (x - running_mean.detach().reshape(shape)) * scale + bias.reshape(shape)

@@ -1,0 +1,179 @@
+"""RMSNorm, GroupNorm and BatchNorm (minitx/ops/norm.py) and their layers: each forward against a
+NumPy computation written from the definition, float64 gradients by finite differences on drawn
+shapes, groups, eps and modes, PyTorch parity (F.rms_norm, F.group_norm, F.batch_norm), and the
+layers' running statistics against torch.nn's over several steps."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitx
+import minitx.functional as F
+from minitx import nn, ops
+from minitx.testing import check_forward, check_gradients, leaf
+from minitx.testing import strategies as mst
+from _torch_kit import import_torch, parity, torch_in_example
+
+TIGHT = dict(rtol=1e-9, atol=1e-11)
+EPS = st.sampled_from([1e-5, 1e-3, 0.1])
+
+
+def _tf():
+    return import_torch().nn.functional
+
+
+def np_standardize(a, axes, eps):
+    mean = a.mean(axis=axes, keepdims=True)
+    return (a - mean) / np.sqrt(((a - mean) ** 2).mean(axis=axes, keepdims=True) + eps)
+
+
+def channel(v, ndim):
+    return v.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3, min_side=1, max_side=5)), eps=EPS, data=st.data())
+def test_rms_norm(x, eps, data):
+    w = leaf(data.draw(mst.float_arrays(x.shape[-1:]), label="w"))
+
+    def reference(a, v):
+        return a / np.sqrt((a * a).mean(axis=-1, keepdims=True) + eps) * v
+
+    y = check_forward(lambda t, v: F.rms_norm(t, x.shape[-1], v, eps=eps), reference, x, w, **TIGHT)
+    assert isinstance(y._ctx, ops.RMSNorm)
+    assert check_gradients(lambda t, v: F.rms_norm(t, x.shape[-1], v, eps=eps), x, w)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda t, v: F.rms_norm(t, x.shape[-1], v, eps=eps),
+               lambda t, v: _tf().rms_norm(t, (x.shape[-1],), v, eps=eps), leaf(x.numpy()), leaf(w.numpy()))
+
+
+def test_rms_norm_takes_the_dtypes_epsilon_by_default_and_names_a_wrong_shape():
+    x = leaf([[0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(F.rms_norm(x, 3).numpy(), 0.0)  # eps keeps 0 / 0 away
+    assert F.rms_norm(x, 3)._ctx.eps == np.finfo(np.float64).eps
+    with pytest.raises(ValueError, match=r"rms_norm: normalized_shape \(2, 3\) must be the last axis"):
+        F.rms_norm(x, (2, 3))
+
+
+@st.composite
+def grouped(draw):
+    groups = draw(st.integers(1, 3))
+    channels = groups * draw(st.integers(1, 3))
+    shape = (draw(st.integers(1, 3)), channels) + tuple(draw(st.lists(st.integers(1, 3), max_size=2)))
+    return draw(mst.tensors(shape)), groups
+
+
+@given(case=grouped(), eps=EPS, data=st.data())
+def test_group_norm(case, eps, data):
+    x, groups = case
+    w, b = (leaf(data.draw(mst.float_arrays(x.shape[1:2]), label=name)) for name in ("w", "b"))
+    if x.size // (x.shape[0] * groups) < 2:
+        with pytest.raises(ValueError, match="group_norm: each group needs more than one value"):
+            F.group_norm(x, groups, w, b, eps=eps)
+        return
+
+    def reference(a, v, c):
+        standardized = np_standardize(a.reshape(a.shape[0], groups, -1), 2, eps).reshape(a.shape)
+        return standardized * channel(v, a.ndim) + channel(c, a.ndim)
+
+    y = check_forward(lambda t, v, c: F.group_norm(t, groups, v, c, eps=eps), reference, x, w, b, **TIGHT)
+    assert isinstance(y._ctx, ops.GroupNorm)
+    assert check_gradients(lambda t, v, c: F.group_norm(t, groups, v, c, eps=eps), x, w, b)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda t, v, c: F.group_norm(t, groups, v, c, eps=eps),
+               lambda t, v, c: _tf().group_norm(t, groups, v, c, eps=eps), *(leaf(a.numpy()) for a in (x, w, b)))
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=2, max_dims=4, min_side=2, max_side=3)), eps=EPS,
+       momentum=st.sampled_from([0.0, 0.1, 0.5, 1.0]), training=st.booleans(), data=st.data())
+def test_batch_norm(x, eps, momentum, training, data):
+    """While training: each channel standardized over the batch and the positions, and the
+    running statistics moved toward the batch's (the unbiased variance); in eval mode, the
+    running statistics used as they are."""
+    w, b = (leaf(data.draw(mst.float_arrays(x.shape[1:2]), label=name)) for name in ("w", "b"))
+    mean0 = data.draw(mst.float_arrays(x.shape[1:2]), label="running_mean")
+    var0 = data.draw(mst.float_arrays(x.shape[1:2], min_value=0.1, max_value=3.0), label="running_var")
+    axes = (0,) + tuple(range(2, x.ndim))
+
+    def reference(a, v, c):
+        if training:
+            return np_standardize(a, axes, eps) * channel(v, a.ndim) + channel(c, a.ndim)
+        return (a - channel(mean0, a.ndim)) / np.sqrt(channel(var0, a.ndim) + eps) * channel(v, a.ndim) \
+            + channel(c, a.ndim)
+
+    def bn(t, v, c):
+        return F.batch_norm(t, minitx.tensor(mean0.copy()), minitx.tensor(var0.copy()), v, c, training=training,
+                            momentum=momentum, eps=eps)
+
+    y = check_forward(bn, reference, x, w, b, **TIGHT)
+    assert isinstance(y._ctx, ops.BatchNorm) == training
+    assert check_gradients(bn, x, w, b)
+    running_mean, running_var = minitx.tensor(mean0.copy()), minitx.tensor(var0.copy())
+    F.batch_norm(x, running_mean, running_var, w, b, training=training, momentum=momentum, eps=eps)
+    if training:
+        n = x.size // x.shape[1]
+        batch_var = x.numpy().var(axis=axes) * n / (n - 1)
+        np.testing.assert_allclose(running_mean.numpy(), (1 - momentum) * mean0 + momentum * x.numpy().mean(axis=axes),
+                                   **TIGHT)
+        np.testing.assert_allclose(running_var.numpy(), (1 - momentum) * var0 + momentum * batch_var, **TIGHT)
+    else:
+        np.testing.assert_array_equal(running_mean.numpy(), mean0)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(bn, lambda t, v, c: _tf().batch_norm(t, torch.tensor(mean0), torch.tensor(var0), v, c, training=training,
+                                                    momentum=momentum, eps=eps), *(leaf(a.numpy()) for a in (x, w, b)))
+
+
+def test_batch_norm_refuses_one_value_per_channel_and_eval_without_statistics():
+    with pytest.raises(ValueError, match="batch_norm: training needs more than one value per channel"):
+        F.batch_norm(leaf(np.ones((1, 3))), training=True)
+    with pytest.raises(ValueError, match="batch_norm: outside training it needs running_mean and running_var"):
+        F.batch_norm(leaf(np.ones((2, 3))))
+    with pytest.raises(ValueError, match=r"group_norm: the input's channels \(axis 1 of \(2, 3\)\) must split into 2"):
+        F.group_norm(leaf(np.ones((2, 3))), 2)
+
+
+# ---------------------------------------------------------------- the layers
+
+
+@pytest.mark.parametrize("name, shape", [("BatchNorm1d", (6, 3)), ("BatchNorm1d", (4, 3, 5)),
+                                         ("BatchNorm2d", (4, 3, 2, 5))])
+def test_batch_norm_layers_follow_torch_over_training_steps_then_in_eval(name, shape):
+    torch = import_torch()
+    rng = np.random.default_rng(0)
+    ours, theirs = getattr(nn, name)(3, momentum=0.2), getattr(torch.nn, name)(3, momentum=0.2)
+    for _ in range(3):
+        x = rng.standard_normal(shape).astype(np.float32) * 2 + 1
+        y = ours(minitx.tensor(x))
+        np.testing.assert_allclose(y.numpy(), theirs(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ours.running_mean.numpy(), theirs.running_mean.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(), rtol=1e-5, atol=1e-6)
+    assert int(ours.num_batches_tracked.numpy()) == int(theirs.num_batches_tracked) == 3
+    ours.eval(), theirs.eval()
+    x = rng.standard_normal(shape).astype(np.float32)
+    np.testing.assert_allclose(ours(minitx.tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(), rtol=1e-5,
+                               atol=1e-5)
+    assert set(ours.state_dict()) == set(theirs.state_dict())
+
+
+def test_group_norm_and_rms_norm_layers_match_torch():
+    torch = import_torch()
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 4, 3)).astype(np.float32)
+    np.testing.assert_allclose(nn.GroupNorm(2, 4)(minitx.tensor(x)).numpy(),
+                               torch.nn.GroupNorm(2, 4)(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(nn.RMSNorm(3)(minitx.tensor(x)).numpy(),
+                               torch.nn.RMSNorm(3)(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert nn.GroupNorm(2, 4, affine=False).weight is None and nn.RMSNorm(3, elementwise_affine=False).weight is None
+    with pytest.raises(ValueError, match="GroupNorm: 5 channels do not split into 2 groups"):
+        nn.GroupNorm(2, 5)
+    with pytest.raises(ValueError, match=r"BatchNorm2d: expected an input of 4 dimensions, got shape \(2, 3\)"):
+        nn.BatchNorm2d(3)(minitx.tensor(np.ones((2, 3), np.float32)))
+
+
+def test_batch_norm_without_running_statistics_uses_the_batch_in_eval_too():
+    layer = nn.BatchNorm1d(2, track_running_stats=False).eval()
+    x = np.array([[1.0, 2.0], [3.0, 6.0]], np.float32)
+    np.testing.assert_allclose(layer(minitx.tensor(x)).numpy(), [[-1, -1], [1, 1]], atol=1e-3)
+    assert "running_mean" not in layer.state_dict()
