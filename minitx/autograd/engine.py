@@ -22,6 +22,43 @@ from minitx.backend import get_array_module
 backward_hooks: list = []
 
 
+class HookHandle:
+    """What registering a hook returns (Tensor.register_hook, Module.register_*_hook):
+    ``remove()`` takes the hook off again."""
+
+    _next_id = 0
+
+    def __init__(self, hooks):
+        self.hooks, self.id = hooks, HookHandle._next_id
+        HookHandle._next_id += 1
+
+    @classmethod
+    def add(cls, hooks: dict, hook) -> "HookHandle":
+        if not callable(hook):
+            raise TypeError(f"a hook must be callable, got {type(hook).__name__}")
+        handle = cls(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def remove(self) -> None:
+        self.hooks.pop(self.id, None)
+
+
+def _run_tensor_hooks(node, g):
+    """The gradient of ``node`` after its hooks (Tensor.register_hook), each seeing the last's."""
+    from minitx.autograd.tensor import Tensor
+
+    for hook in list(node._hooks.values()):
+        result = hook(Tensor(g))
+        if result is not None:
+            result = result.data if isinstance(result, Tensor) else result
+            if tuple(result.shape) != tuple(g.shape):
+                raise RuntimeError(f"a gradient hook returned shape {tuple(result.shape)} for a tensor of "
+                                   f"shape {tuple(g.shape)}")
+            g = result
+    return g
+
+
 def unbroadcast(grad, shape, op="backward"):
     """Sum ``grad`` over the axes that broadcasting added or stretched, to get ``shape`` back.
 
@@ -90,6 +127,8 @@ def backward(root, grad=None, retain_graph=False):
         g = grads.pop(id(node), None)
         if g is None:
             continue  # nothing flowed here (e.g. an output no one used)
+        if node._hooks:
+            g = _run_tensor_hooks(node, g)
         if node._ctx is None or node._retains_grad:
             node._accumulate_grad(g)
         fn = node._ctx

@@ -22,7 +22,7 @@ from minitx.autograd.inplace import mark_modified
 
 
 class Tensor:
-    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_retains_grad", "__weakref__")
+    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_retains_grad", "_hooks", "__weakref__")
     # numpy must defer to our reflected operators (np_array + tensor -> Tensor.__radd__)
     __array_priority__ = 1000
 
@@ -41,6 +41,7 @@ class Tensor:
         self.grad = None
         self._ctx = None
         self._retains_grad = False
+        self._hooks = None
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -54,6 +55,7 @@ class Tensor:
         t.grad = None
         t._ctx = ctx
         t._retains_grad = False
+        t._hooks = None
         t.requires_grad = ctx is not None
         return t
 
@@ -127,6 +129,19 @@ class Tensor:
         if self.requires_grad:
             self._retains_grad = True
         return self
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` each time backward has this tensor's whole gradient (a Tensor of its
+        shape), before it goes on to what the tensor was computed from, or into ``.grad`` of a
+        leaf; a Tensor it returns replaces the gradient (to clip or record it, say). Returns a
+        handle whose ``remove()`` unhooks it."""
+        if not self.requires_grad:
+            raise RuntimeError("register_hook: this tensor does not require grad, so no gradient will reach it")
+        from minitx.autograd.engine import HookHandle  # noqa: PLC0415
+
+        if self._hooks is None:
+            self._hooks = {}
+        return HookHandle.add(self._hooks, hook)
 
     def backward(self, grad=None, retain_graph: bool = False) -> None:
         """Fill ``.grad`` of every leaf this tensor depends on (see minitx.autograd.engine)."""

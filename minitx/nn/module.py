@@ -20,6 +20,7 @@ from collections import OrderedDict
 import numpy as np
 
 from minitx import backend
+from minitx.autograd.engine import HookHandle
 from minitx.autograd.tensor import Tensor
 from minitx.nn.parameter import Parameter
 
@@ -29,19 +30,6 @@ class StateDictKeyError(KeyError):
 
     def __str__(self):
         return str(self.args[0]) if self.args else ""
-
-
-class HookHandle:
-    """What register_forward_hook returns: ``remove()`` takes the hook off again."""
-
-    _next_id = 0
-
-    def __init__(self, hooks):
-        self.hooks, self.id = hooks, HookHandle._next_id
-        HookHandle._next_id += 1
-
-    def remove(self) -> None:
-        self.hooks.pop(self.id, None)
 
 
 class Module:
@@ -87,20 +75,29 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__}.forward")
 
     def __call__(self, *args, **kwargs):
+        backward_hooks = self.__dict__.get("_backward_hooks")
+        if backward_hooks:
+            args = _BackwardHookCall(self, backward_hooks, args).inputs
         output = self.forward(*args, **kwargs)
         for hook in list(self.__dict__.get("_forward_hooks", {}).values()):
             result = hook(self, args, output)
             if result is not None:  # a hook may replace the output, as in PyTorch
                 output = result
+        if backward_hooks:
+            args.call.watch(output)
         return output
 
     def register_forward_hook(self, hook) -> "HookHandle":
         """Call ``hook(module, inputs, output)`` after every forward of this module (to record
         activations, say); a value it returns replaces the output. ``handle.remove()`` unhooks it."""
-        hooks = self.__dict__.setdefault("_forward_hooks", OrderedDict())
-        handle = HookHandle(hooks)
-        hooks[handle.id] = hook
-        return handle
+        return HookHandle.add(self.__dict__.setdefault("_forward_hooks", OrderedDict()), hook)
+
+    def register_full_backward_hook(self, hook) -> "HookHandle":
+        """Call ``hook(module, grad_input, grad_output)`` when a backward has computed the
+        gradients of this module's tensor inputs (a tuple, None where an input takes none) from
+        that of its output (a 1-tuple). It observes: a hook that returns a value raises, where
+        PyTorch's would replace grad_input. The module's output must be one Tensor."""
+        return HookHandle.add(self.__dict__.setdefault("_backward_hooks", OrderedDict()), hook)
 
     def apply(self, fn) -> "Module":
         """Call ``fn(module)`` on every submodule, children first, then on this module (a custom
@@ -255,3 +252,55 @@ class Module:
         if len(lines) == 1:
             return lines[0] + ")"
         return "\n".join(lines) + "\n)"
+
+
+class _HookedInputs(tuple):
+    """The module's arguments, each tensor that requires grad passed through an identity op of
+    its own, so that its gradient from this call alone can be seen (the caller's tensor may feed
+    other ops too); ``call`` is the _BackwardHookCall they belong to."""
+
+    call = None
+
+
+class _BackwardHookCall:
+    """One call of a module with backward hooks: collects grad_output and each input's gradient,
+    then calls the hooks once every input that takes a gradient has its own."""
+
+    def __init__(self, module, hooks, args):
+        from minitx.ops.shape import reshape  # noqa: PLC0415
+
+        self.module, self.hooks = module, hooks
+        # a reshape to its own shape: an op whose output is the input, with a gradient of its own
+        wrapped = [reshape(a, a.shape) if isinstance(a, Tensor) and a.requires_grad else a for a in args]
+        self.positions = [i for i, a in enumerate(wrapped) if isinstance(a, Tensor) and a.requires_grad]
+        self.grad_input = [None] * len(wrapped)
+        self.grad_output = None
+        for i in self.positions:
+            wrapped[i].register_hook(lambda g, i=i: self._arrived(i, g))
+        self.inputs = _HookedInputs(wrapped)
+        self.inputs.call = self
+        self.waiting = set(self.positions)
+
+    def watch(self, output) -> None:
+        if not isinstance(output, Tensor):
+            raise TypeError(f"register_full_backward_hook: {type(self.module).__name__} returned a "
+                            f"{type(output).__name__}; backward hooks need one Tensor output")
+        if output.requires_grad:
+            output.register_hook(self._output_grad)
+
+    def _output_grad(self, g):
+        self.grad_output = g
+        if not self.positions:  # nothing flows further: call now, with no input gradients
+            self._call_hooks()
+
+    def _arrived(self, i, g):
+        self.grad_input[i] = g
+        self.waiting.discard(i)
+        if not self.waiting:
+            self._call_hooks()
+
+    def _call_hooks(self):
+        for hook in list(self.hooks.values()):
+            if hook(self.module, tuple(self.grad_input), (self.grad_output,)) is not None:
+                raise RuntimeError(f"a backward hook of {type(self.module).__name__} returned a value: minitx's "
+                                   "backward hooks observe the gradients and do not replace them")

@@ -298,3 +298,60 @@ def test_a_forward_hook_sees_every_forward_may_replace_the_output_and_can_be_rem
     double.remove()
     np.testing.assert_allclose(layer(x).numpy(), y.numpy())
     assert len(seen) == 2
+
+
+def test_tensor_hooks_see_and_may_replace_a_gradient_before_it_goes_on():
+    x = minitx.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    h = x * 3
+    seen = []
+    handle = h.register_hook(lambda g: seen.append(g.numpy().copy()))
+    h.register_hook(lambda g: g * 10)  # replaces what flows into x
+    (h * h).sum().backward()
+    np.testing.assert_array_equal(seen[0], [6.0, 12.0])  # d(h^2)/dh = 2h, before the second hook
+    np.testing.assert_array_equal(x.grad.numpy(), [180.0, 360.0])  # (2h * 10) * 3
+    handle.remove()
+    x.grad = None
+    (x * 3).sum().backward()
+    assert len(seen) == 1
+    with pytest.raises(RuntimeError, match="register_hook: this tensor does not require grad"):
+        minitx.tensor(np.ones(2)).register_hook(print)
+    leaf = minitx.tensor(np.ones(2), requires_grad=True)
+    leaf.register_hook(lambda g: g[:1])
+    with pytest.raises(RuntimeError, match=r"a gradient hook returned shape \(1,\) for a tensor of shape \(2,\)"):
+        (leaf * 2).sum().backward()
+
+
+def test_a_full_backward_hook_sees_the_modules_own_input_and_output_gradients_as_torchs():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    layer = nn.Linear(3, 2)
+    twin = torch.nn.Linear(3, 2)
+    twin.weight.data, twin.bias.data = torch.tensor(layer.weight.numpy()), torch.tensor(layer.bias.numpy())
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    ours, theirs = [], []
+    handle = layer.register_full_backward_hook(lambda m, gi, go: ours.append((m, gi, go)))
+    twin.register_full_backward_hook(lambda m, gi, go: theirs.append((gi, go)))
+    a = minitx.tensor(x, requires_grad=True)
+    y = layer(a)
+    ((y * y).sum() + (a * a).sum()).backward()  # a feeds another op too: its gradient is not the hook's
+    b = torch.tensor(x, requires_grad=True)
+    ((twin(b) ** 2).sum() + (b * b).sum()).backward()
+    (module, grad_input, grad_output), = ours
+    assert module is layer and len(grad_input) == 1 and len(grad_output) == 1
+    np.testing.assert_allclose(grad_input[0].numpy(), theirs[0][0][0].numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(grad_output[0].numpy(), theirs[0][1][0].numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-5, atol=1e-6)  # the hook changed nothing
+    handle.remove()
+    layer(minitx.tensor(x, requires_grad=True)).sum().backward()
+    assert len(ours) == 1
+    layer.register_full_backward_hook(lambda m, gi, go: gi)
+    with pytest.raises(RuntimeError, match="a backward hook of Linear returned a value"):
+        layer(minitx.tensor(x, requires_grad=True)).sum().backward()
+
+
+def test_a_full_backward_hook_of_a_module_whose_inputs_take_no_gradient_still_sees_grad_output():
+    layer = nn.Linear(2, 2)
+    seen = []
+    layer.register_full_backward_hook(lambda m, gi, go: seen.append((gi, go[0].shape)))
+    layer(minitx.tensor(np.ones((3, 2), np.float32))).sum().backward()
+    assert seen == [((None,), (3, 2))]

@@ -238,7 +238,7 @@ def np_keep_mask(shape, p, seed):
     return (np.random.default_rng(seed).random(shape) >= p) / (1 - p)
 
 
-@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3)), p=st.sampled_from([0.0, 0.2, 0.6]),
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3)), p=st.one_of(st.just(0.0), st.floats(0.05, 0.8)),
        seed=st.integers(0, 2**32 - 1))
 def test_dropout_add_forward_and_gradients(x, p, seed):
     residual = leaf(np.random.default_rng(1).standard_normal(x.shape))
