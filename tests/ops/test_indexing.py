@@ -89,12 +89,13 @@ def test_tril_zeroes_nan_above_the_diagonal_and_needs_a_matrix():
 
 @st.composite
 def _along_case(draw):
-    """(x, axis, index): index has x's dimensions, sizes <= x's off the axis, any size on it."""
+    """(x, axis, index): index has x's dimensions, sizes <= x's off the axis, any size on it; the
+    axis counted from either end."""
     shape = draw(SHAPES)
-    axis = draw(st.integers(0, len(shape) - 1))
-    index_shape = tuple(draw(st.integers(0 if d == axis else 1, 4 if d == axis else n)) for d, n in
-                        enumerate(shape))
-    index = draw(mst.index_arrays(index_shape, shape[axis]))
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    index_shape = tuple(draw(st.integers(0 if d == axis % len(shape) else 1, 4 if d == axis % len(shape) else n))
+                        for d, n in enumerate(shape))
+    index = draw(mst.index_arrays(index_shape, shape[axis]))  # (shape[-1] is the last axis's size)
     return draw(mst.tensors(shape)), axis, minitx.tensor(index)
 
 
