@@ -1,4 +1,5 @@
-"""Running (scan) ops along one axis: cumsum, cumprod, logcumsumexp.
+"""Running (scan) ops along one axis: cumsum, cumprod, logcumsumexp; and ordering along one
+axis: sort and topk.
 
 y_k depends on x_0..x_k along ``axis``, so each backward gathers dy from y_k, y_k+1, ... : a
 reverse scan. Cumprod never divides by x: its gradient comes from a recurrence run from the
@@ -14,7 +15,7 @@ from minitx.backend import get_array_module
 from minitx.ops._args import floating
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
-__all__ = ["Cumsum", "Cumprod", "Logcumsumexp"]
+__all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Sort"]
 
 
 def _scan_axis(axis, x, op):
@@ -124,3 +125,69 @@ class Logcumsumexp(_Scan):
 
 
 def logcumsumexp(x, axis): return Logcumsumexp(axis)(floating(x))
+
+
+def _sort_order(x, axis, descending):
+    """The stable order of x along ``axis``, as PyTorch's sort(stable=True): NaN counts as the
+    largest value, equal values (0 and -0 included) keep their order. Descending: the ascending
+    order of x read backwards, whose own ties come out reversed, so it is read backwards again."""
+    xp = get_array_module(x)
+    if not descending:
+        return xp.argsort(x, axis=axis, kind="stable")
+    n = x.shape[axis]
+    backwards = xp.argsort(xp.flip(x, axis), axis=axis, kind="stable")
+    return xp.flip(n - 1 - backwards, axis)
+
+
+class Sort(Function):
+    """y = x reordered along ``axis`` (ascending, or descending), i = the order: y = take(x, i).
+
+    backward: each dy goes back to where its value came from, dx[i] = dy (i a permutation along
+    the axis, so no two go to one place).
+    """
+
+    def __init__(self, axis=-1, descending=False):
+        self.axis, self.descending = axis, descending
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        self.scan_axis = _scan_axis(self.axis, x, "sort")
+        x1 = x.reshape(1) if x.ndim == 0 else x
+        self.order = _sort_order(x1, self.scan_axis, self.descending)
+        self.in_shape = x.shape
+        return xp.take_along_axis(x1, self.order, axis=self.scan_axis).reshape(x.shape)
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        dx = xp.zeros(self.order.shape, dtype=dy.dtype)
+        xp.put_along_axis(dx, self.order, dy.reshape(self.order.shape), axis=self.scan_axis)
+        return (dx.reshape(self.in_shape),)
+
+
+def sort(x, axis=-1, descending=False):
+    """(values, indices) of x sorted along ``axis``, stably (equal values keep their order; NaN
+    is the largest), as PyTorch's ``sort(stable=True)``; indices are int64 and take no gradient."""
+    from minitx.autograd.tensor import Tensor  # noqa: PLC0415
+
+    op = Sort(axis, descending)
+    values = op(x)
+    return values, Tensor(op.order.reshape(values.shape).astype("int64"))
+
+
+def argsort(x, axis=-1, descending=False):
+    """The indices that sort x along ``axis`` (stably; NaN the largest)."""
+    return sort(x, axis, descending)[1]
+
+
+def topk(x, k, axis=-1, largest=True):
+    """(values, indices) of the k largest (or smallest) entries along ``axis``, in order: the
+    first k of a stable sort, so among equal values the earlier comes first (PyTorch does not
+    say which it picks among ties)."""
+    values, indices = sort(x, axis, descending=largest)
+    n = values.shape[axis] if values.ndim else 1
+    if not isinstance(k, numbers.Integral) or not 0 <= k <= n:
+        raise ValueError(f"topk: k must be a whole number in [0, {n}] for an axis of {n}, got {k!r}")
+    index = [slice(None)] * max(values.ndim, 1)
+    index[axis] = slice(0, int(k))
+    index = tuple(index) if values.ndim else (slice(0, int(k)),)
+    return values[index], indices[index]

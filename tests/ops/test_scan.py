@@ -240,3 +240,59 @@ def test_std_without_degrees_of_freedom_is_numpys(ddof):
             got = F.std(minitx.tensor(values, dtype="float64"), ddof=ddof).item()
             expected = np.std(values, ddof=ddof)
         assert (math.isnan(got) and math.isnan(expected)) or got == expected
+
+
+# ---------------------------------------------------------------- sort, argsort, topk
+
+
+def _sorted_by_python(a, axis, descending):
+    """Each row along ``axis`` sorted by Python's stable sorted(), NaN counted as the largest:
+    (values, indices)."""
+    moved = np.moveaxis(np.atleast_1d(a), axis, -1)
+    values, indices = np.empty_like(moved), np.empty(moved.shape, np.int64)
+    for p in np.ndindex(*moved.shape[:-1]):
+        row = list(moved[p])
+        key = (lambda i: (not math.isnan(row[i]), -row[i] if not math.isnan(row[i]) else 0)) if descending else \
+            (lambda i: (math.isnan(row[i]), row[i] if not math.isnan(row[i]) else 0))
+        order = sorted(range(len(row)), key=key)
+        indices[p], values[p] = order, [row[i] for i in order]
+    return np.moveaxis(values, -1, axis).reshape(a.shape), np.moveaxis(indices, -1, axis).reshape(a.shape)
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=5), distinct=True), data=st.data())
+def test_sort_and_topk(x, data):
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
+    descending = data.draw(st.booleans(), label="descending")
+    values, indices = F.sort(x, axis, descending)
+    want_values, want_indices = _sorted_by_python(x.numpy(), axis, descending)
+    np.testing.assert_array_equal(values.numpy(), want_values)
+    np.testing.assert_array_equal(indices.numpy(), want_indices)
+    assert isinstance(values._ctx, minitx.ops.Sort)
+    assert check_gradients(lambda t: F.sort(t, axis, descending)[0], x)
+    k = data.draw(st.integers(0, x.shape[axis]), label="k")
+    top, top_indices = F.topk(x, k, axis, largest=descending)
+    taken = [slice(None)] * x.ndim
+    taken[axis] = slice(0, k)
+    np.testing.assert_array_equal(top.numpy(), want_values[tuple(taken)])
+    np.testing.assert_array_equal(top_indices.numpy(), want_indices[tuple(taken)])
+    assert check_gradients(lambda t: F.topk(t, k, axis, largest=descending)[0], x)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda t: F.sort(t, axis, descending)[0], lambda t: torch.sort(t, stable=True, dim=axis, descending=descending)[0],
+               leaf(x.numpy()))
+        parity(lambda t: F.topk(t, k, axis, descending)[0], lambda t: torch.topk(t, k, axis, descending)[0],
+               leaf(x.numpy()))
+        np.testing.assert_array_equal(F.argsort(x, axis, descending).numpy(),
+                                      torch.sort(torch.from_numpy(x.numpy()), stable=True, dim=axis, descending=descending)[1].numpy())
+
+
+def test_sort_keeps_equal_values_in_order_and_puts_nan_last_as_pytorch():
+    x = leaf([1.0, np.nan, 3.0, 1.0, np.inf, -0.0, 0.0])
+    values, indices = F.sort(x)
+    np.testing.assert_array_equal(indices.numpy(), [5, 6, 0, 3, 2, 4, 1])
+    values, indices = F.sort(x, descending=True)
+    np.testing.assert_array_equal(indices.numpy(), [1, 4, 2, 0, 3, 5, 6])
+    values.backward(np.arange(7.0))
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 0.0, 2.0, 4.0, 1.0, 5.0, 6.0])  # each dy to its source
+    with pytest.raises(ValueError, match=r"topk: k must be a whole number in \[0, 7\] for an axis of 7, got 8"):
+        F.topk(x, 8)
