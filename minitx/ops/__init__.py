@@ -4,7 +4,7 @@ backward on raw arrays, the math in its docstring) with its public function righ
     elementwise   arithmetic, exp/log, rounding, trigonometry, erf, comparisons
     activation    relu, gelu, tanh, sigmoid, silu, ..., softmax, log_softmax
     reduction     sum, mean, max, min, var, std, logsumexp, prod, argmax, argmin
-    scan          cumsum, cumprod, logcumsumexp; sort, argsort, topk
+    scan          cumsum, cumprod, logcumsumexp, cummax, cummin; sort, argsort, topk
     shape         reshape, transpose, concatenate, stack, split, flip, roll, repeat, tile, pad
     indexing      getitem, gather, scatter_add, tril/triu, embedding, one_hot
     linalg        matmul, linear, einsum

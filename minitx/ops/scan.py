@@ -13,9 +13,10 @@ import numbers
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module
 from minitx.ops._args import floating
+from minitx.ops.indexing import add_at
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
-__all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Sort"]
+__all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Cummax", "Cummin", "Sort"]
 
 
 def _scan_axis(axis, x, op):
@@ -125,6 +126,60 @@ class Logcumsumexp(_Scan):
 
 
 def logcumsumexp(x, axis): return Logcumsumexp(axis)(floating(x))
+
+
+class Cummax(_Scan):
+    """y_k = max(x_0..x_k) along axis, i_k = where it is: the LATEST position holding it (ties go to
+    the later one, as in PyTorch), a NaN being larger than everything (from a NaN on, y is NaN).
+
+    backward: each dy_k goes to x at i_k: dx_j = sum of dy_k over the k with i_k = j.
+    """
+
+    later_wins = staticmethod(lambda a, b: a >= b)
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        front = self._front(x)
+        values, self.index = xp.empty_like(front), xp.empty(front.shape, dtype=xp.int64)
+        best, where = front[0], xp.zeros(front.shape[1:], dtype=xp.int64)
+        for k in range(front.shape[0]):
+            take = self.later_wins(front[k], best) | xp.isnan(front[k])
+            best, where = xp.where(take, front[k], best), xp.where(take, k, where)
+            values[k], self.index[k] = best, where
+        return self._back(values)
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        front = self._front(dy)
+        length, rest = front.shape[0], front.reshape(front.shape[0], -1).shape[1]
+        dx = xp.zeros((length, rest), dtype=dy.dtype)
+        add_at(dx, (self.index.reshape(length, rest), xp.arange(rest)[None, :]), front.reshape(length, rest))
+        return (self._back(dx.reshape(front.shape)),)
+
+
+class Cummin(Cummax):
+    """y_k = min(x_0..x_k) along axis and where it is, as Cummax (the latest of equal minima; NaN
+    wins). backward as Cummax's."""
+
+    later_wins = staticmethod(lambda a, b: a <= b)
+
+
+def cummax(x, axis):
+    """(values, indices) of the running maximum along ``axis`` (PyTorch's cummax); the indices
+    take no gradient."""
+    return _with_index(Cummax(axis), x)
+
+
+def cummin(x, axis):
+    """(values, indices) of the running minimum along ``axis`` (PyTorch's cummin)."""
+    return _with_index(Cummin(axis), x)
+
+
+def _with_index(op, x):
+    from minitx.autograd.tensor import Tensor  # noqa: PLC0415
+
+    values = op(x)
+    return values, Tensor(op._back(op.index))
 
 
 def _sort_order(x, axis, descending):

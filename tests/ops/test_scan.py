@@ -296,3 +296,45 @@ def test_sort_keeps_equal_values_in_order_and_puts_nan_last_as_pytorch():
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, 0.0, 2.0, 4.0, 1.0, 5.0, 6.0])  # each dy to its source
     with pytest.raises(ValueError, match=r"topk: k must be a whole number in \[0, 7\] for an axis of 7, got 8"):
         F.topk(x, 8)
+
+
+def _running(a, axis, better):
+    """(values, indices) of the running best along ``axis`` by a Python loop: the latest of equal
+    bests, a NaN beating everything, as PyTorch's cummax/cummin."""
+    moved = np.moveaxis(np.atleast_1d(a), axis, -1)
+    values, indices = np.empty_like(moved), np.empty(moved.shape, np.int64)
+    for p in np.ndindex(*moved.shape[:-1]):
+        best, where = None, 0
+        for k, v in enumerate(moved[p]):
+            if best is None or math.isnan(v) or (not math.isnan(best) and better(v, best)):
+                best, where = v, k
+            values[p + (k,)], indices[p + (k,)] = best, where
+    return np.moveaxis(values, -1, axis).reshape(a.shape), np.moveaxis(indices, -1, axis).reshape(a.shape)
+
+
+@pytest.mark.parametrize("name, better", [("cummax", operator.ge), ("cummin", operator.le)])
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=5)), data=st.data())
+def test_cummax_and_cummin(name, better, x, data):
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
+    with_ties = leaf(np.round(x.numpy()))  # equal values are common: the latest one is the index
+    for t in (x, with_ties):
+        values, indices = getattr(F, name)(t, axis)
+        want_values, want_indices = _running(t.numpy(), axis, better)
+        np.testing.assert_array_equal(values.numpy(), want_values)
+        np.testing.assert_array_equal(indices.numpy(), want_indices)
+    op = minitx.ops.Cummax if name == "cummax" else minitx.ops.Cummin
+    assert type(getattr(F, name)(x, axis)[0]._ctx) is op
+    distinct = leaf(np.argsort(np.argsort(x.numpy(), axis=None)).reshape(x.shape) * 0.5)  # no ties to cross
+    assert check_gradients(lambda t: getattr(F, name)(t, axis)[0], distinct)
+    torch = torch_in_example()
+    if torch is not None:
+        for t in (x, with_ties):
+            parity(lambda u: getattr(F, name)(u, axis)[0], lambda u: getattr(torch, name)(u, axis)[0], leaf(t.numpy()))
+            np.testing.assert_array_equal(getattr(F, name)(t, axis)[1].numpy(),
+                                          getattr(torch, name)(torch.from_numpy(t.numpy()), axis)[1].numpy())
+
+
+def test_cummax_counts_nan_as_the_largest_as_pytorch():
+    values, indices = F.cummax(leaf([1.0, 3.0, 3.0, 2.0, np.nan, 5.0, np.nan]), 0)
+    np.testing.assert_array_equal(indices.numpy(), [0, 1, 2, 2, 4, 4, 6])
+    assert np.isnan(values.numpy()[4:]).all()
