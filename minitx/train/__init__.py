@@ -76,10 +76,10 @@ tests/train/test_trainer.py runs the same calls on a small MLP, with kills at ra
 from minitx.serialization import write_json
 from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint
 from minitx.train.lifecycle import RunLifecycle
-from minitx.train.loop import Trainer, TrainingInterrupted, mean_loss, stop_reason, train_step
+from minitx.train.loop import MicroBatches, Trainer, TrainingInterrupted, mean_loss, stop_reason, train_step
 from minitx.train.rundir import (TRAINER_FILES, TRAINER_PATTERNS, check_new_run, json_safe, log, read_saved_config,
                                  resume_config, run_files, start_new_run)
 
-__all__ = ["RunLifecycle", "Trainer", "TrainingInterrupted", "train_step", "stop_reason", "mean_loss", "save_checkpoint", "load_checkpoint",
+__all__ = ["RunLifecycle", "Trainer", "TrainingInterrupted", "train_step", "MicroBatches", "stop_reason", "mean_loss", "save_checkpoint", "load_checkpoint",
            "average_checkpoints", "write_json", "check_new_run", "start_new_run", "read_saved_config", "resume_config",
            "run_files", "json_safe", "log", "TRAINER_FILES", "TRAINER_PATTERNS"]

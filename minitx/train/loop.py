@@ -14,6 +14,7 @@ import numpy as np
 
 import minitx
 from minitx import backend, optim, sync
+from minitx.autograd.inplace import mark_modified
 from minitx.optim.clip import clip_grads_on_device
 from minitx.optim.optimizer import check_count, check_number
 from minitx.serialization import read_json, save, write_json
@@ -21,11 +22,39 @@ from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_
 from minitx.train.rundir import log, run_files
 
 
+class MicroBatches(list):
+    """Batches whose gradients one optimizer step accumulates (Trainer(accumulate=N) makes them):
+    the step follows the weighted mean loss over all of them,
+
+        grad = sum_b w_b * grad(loss_b) / sum_b w_b        (w_b: the weight loss_fn gives batch b)
+
+    the gradient one batch holding all their examples would give, in the memory of one."""
+
+
+def _losses_and_gradients(model, batch, loss_fn):
+    """Forward and backward of one batch, or of each of MicroBatches: (loss tensor, weight), the
+    parameters' .grad filled (zeroed first by the caller)."""
+    if not isinstance(batch, MicroBatches):
+        loss, weight = loss_fn(model, batch)
+        loss.backward()
+        return loss, weight
+    summed, total = 0.0, 0
+    for micro in batch:
+        loss, weight = loss_fn(model, micro)
+        (loss * weight).backward()  # gradients add up across the micro-batches
+        summed, total = loss.detach() * weight + summed, total + weight
+    for p in model.parameters():
+        if p.grad is not None:
+            mark_modified(p.grad)
+            p.grad.data *= 1 / max(total, 1)
+    return summed / max(total, 1), total
+
+
 def train_step(model, batch, loss_fn, optimizer, schedule=None, clip_norm: float = 0.0, checks=None) -> tuple:
-    """One optimizer step on one batch: forward and loss (``loss_fn(model, batch)`` returns the
-    loss tensor and its weight, e.g. the number of tokens it averages over), backward, gradient
-    clipping to a global norm of ``clip_norm`` (0: none), the optimizer's update, the schedule's
-    step. Returns (loss value, weight).
+    """One optimizer step on one batch (or on MicroBatches, their gradients accumulated): forward
+    and loss (``loss_fn(model, batch)`` returns the loss tensor and its weight, e.g. the number of
+    tokens it averages over), backward, gradient clipping to a global norm of ``clip_norm`` (0:
+    none), the optimizer's update, the schedule's step. Returns (loss value, weight).
 
     With ``checks`` (a ``minitx.sync.DeferredChecks``) the step reads nothing back from the
     device: the ops' range checks, the optimizer's NaN/inf check (a bad step is skipped on the
@@ -34,18 +63,16 @@ def train_step(model, batch, loss_fn, optimizer, schedule=None, clip_norm: float
     without ``checks``; the errors come when the caller reads ``checks``.
     """
     if checks is None:
-        loss, weight = loss_fn(model, batch)
         optimizer.zero_grad()
-        loss.backward()
+        loss, weight = _losses_and_gradients(model, batch, loss_fn)
         if clip_norm:
             optim.clip_grad_norm_(model.parameters(), clip_norm)
         optimizer.step()
     else:
         with checks.deferring():
             checks.begin_step()
-            loss, weight = loss_fn(model, batch)
             optimizer.zero_grad()
-            loss.backward()
+            loss, weight = _losses_and_gradients(model, batch, loss_fn)
             grads = [p.grad.data for p in model.parameters() if p.grad is not None]
             if clip_norm and grads:
                 clip_grads_on_device(grads, clip_norm)
@@ -99,6 +126,10 @@ class Trainer:
     stored in every checkpoint (e.g. {"config": ...}). ``throughput(batch)`` (optional) counts
     what the progress bar shows per second (default: the loss weight).
 
+    ``accumulate``: how many batches each optimizer step takes (their gradients accumulated:
+    MicroBatches); an epoch's last step takes what is left. Steps, ``max_steps``, ``save_every``
+    and the schedule count optimizer steps; a run is saved, and resumes, at step boundaries.
+
     ``sync_every``: None (the default) reads every step's loss back at once, and every check
     raises in its step. A number N makes the steps read nothing back from the device
     (``train_step`` with a ``minitx.sync.DeferredChecks``): the epoch's loss is summed on the
@@ -118,7 +149,8 @@ class Trainer:
                  validation_loss: Callable, schedule=None, evaluate: Callable | None = None, epochs: int = 1,
                  max_steps: int | None = None, time_limit: float | None = None, save_every: int = 0,
                  average_last: int = 0, clip_norm: float = 0.0, seed: int = 0, extra: dict | None = None,
-                 throughput: Callable | None = None, progress: bool = True, sync_every: int | None = None):
+                 throughput: Callable | None = None, progress: bool = True, sync_every: int | None = None,
+                 accumulate: int = 1):
         self.run_dir = Path(run_dir)
         self.model, self.optimizer, self.schedule = model, optimizer, schedule
         self.loss_fn, self.batches, self.validation_loss, self.evaluate = loss_fn, batches, validation_loss, evaluate
@@ -131,6 +163,9 @@ class Trainer:
                                        or sync_every < 1):
             raise ValueError(f"Trainer: sync_every must be None or a whole number of steps >= 1, got {sync_every!r}")
         self.sync_every = sync_every
+        if isinstance(accumulate, bool) or not isinstance(accumulate, int) or accumulate < 1:
+            raise ValueError(f"Trainer: accumulate must be a whole number of batches >= 1, got {accumulate!r}")
+        self.accumulate = accumulate
         self.checks = None  # a sync-free run's DeferredChecks, made by fit()
         # one object, replaced whole at an epoch's end, so it is never half updated
         self.state = {"progress": {"step": 0, "epoch": 0, "batch": 0, "best_val_loss": math.inf,
@@ -211,6 +246,10 @@ class Trainer:
             f"(epoch {progress['epoch'] + 1}, batch {progress['batch']})")
         return True
 
+    def _steps_in(self, batches: int) -> int:
+        """The optimizer steps that take ``batches`` batches (the last may take fewer)."""
+        return -(-batches // self.accumulate)
+
     def _hyperparameters(self) -> list:
         """(where, name, value) of what stays as built for a whole run: every optimizer group's
         settings but the rate, which the schedule sets, and the schedule's own."""
@@ -237,15 +276,19 @@ class Trainer:
         if not isinstance(best, (int, float)) or isinstance(best, bool) or best != best:
             raise ValueError(f"{where}: invalid best_val_loss {best!r}; expected a number (inf before any)")
         step, epoch, batch = progress["step"], progress["epoch"], progress["batch"]
-        if epoch > self.epochs or batch > step:
+        if epoch > self.epochs or self._steps_in(batch) > step:
             raise ValueError(f"{where}: step {step}, epoch {epoch}, batch {batch} cannot be reached in a run of "
                              f"{self.epochs} epochs")
         if epoch < self.epochs and batch > len(self.batches(self.seed, epoch)):
             raise ValueError(f"{where}: batch {batch} is past the end of epoch {epoch + 1}, which has "
                              f"{len(self.batches(self.seed, epoch))} batches")
-        before = sum(len(self.batches(self.seed, e)) for e in range(epoch))
-        if before + batch != step:  # every step is one batch, epoch after epoch
-            raise ValueError(f"{where}: step {step}, but epoch {epoch + 1}, batch {batch} is step {before + batch}")
+        before = sum(self._steps_in(len(self.batches(self.seed, e))) for e in range(epoch))
+        if before + self._steps_in(batch) != step:  # each step takes `accumulate` batches, epoch after epoch
+            raise ValueError(f"{where}: step {step}, but epoch {epoch + 1}, batch {batch} is step "
+                             f"{before + self._steps_in(batch)}")
+        if batch % self.accumulate and not (epoch < self.epochs and batch == len(self.batches(self.seed, epoch))):
+            raise ValueError(f"{where}: batch {batch} is inside a step of {self.accumulate} batches; a run is "
+                             "saved between steps")
         counts = [s["step"] for s in self.optimizer.state.values() if "step" in s]
         if "step" in type(self.optimizer).STATE and max(counts, default=0) != step:
             raise ValueError(f"{where}: step {step}, but the optimizer saved beside it has taken "
@@ -363,9 +406,9 @@ class Trainer:
         """(the step the run will end at, the number of epochs it reaches): the end of its
         epochs, or max_steps when that comes first (a time_limit may stop it sooner). Counts
         the batches of the epochs to come, with ``batches(seed, epoch)``."""
-        step, epoch = self.progress["step"] - self.progress["batch"], self.progress["epoch"]
+        step, epoch = self.progress["step"] - self._steps_in(self.progress["batch"]), self.progress["epoch"]
         while epoch < self.epochs and not (self.max_steps and step >= self.max_steps):
-            step += len(self.batches(self.seed, epoch))
+            step += self._steps_in(len(self.batches(self.seed, epoch)))
             epoch += 1
         return (min(step, self.max_steps) if self.max_steps else step), epoch
 
@@ -378,7 +421,7 @@ class Trainer:
         # a resumed epoch starts at the saved batch; slicing (a list, say) skips without making the batches
         rest = batches[skip:] if hasattr(batches, "__getitem__") else itertools.islice(batches, skip, None)
         loss_value = math.nan  # what the bar shows: each step's loss, or in a sync-free run the last read one
-        for b, batch in enumerate(rest, start=skip):
+        for taken, batch in self._steps(rest, skip):
             self._in_step = True
             loss, weight = train_step(self.model, batch, self.loss_fn, self.optimizer,
                                       None if self.per_epoch_schedule else self.schedule, self.clip_norm, self.checks)
@@ -392,7 +435,7 @@ class Trainer:
                 self._device_loss += loss.astype(np.float64) * weight
                 self._last_loss[...] = loss
             progress["step"] += 1
-            progress["batch"] = b + 1
+            progress["batch"] = taken
             progress["epoch_weight"] += weight
             if self.checks is not None and progress["step"] % self.sync_every == 0:
                 loss_value = self.read_device()
@@ -401,7 +444,8 @@ class Trainer:
             self._in_step = False
             if self._interrupted:
                 raise KeyboardInterrupt  # (fit saves last.npz)
-            window += self.throughput(batch) if self.throughput else weight
+            window += sum(map(self.throughput, batch if isinstance(batch, MicroBatches) else [batch])) \
+                if self.throughput else weight
             shown = {"loss": f"{loss_value:.3f}", "tok_s": f"{window / max(now - window_start, 1e-9):.0f}",
                      "lr": f"{self.optimizer.param_groups[0]['lr']:.2e}"}
             if self.time_limit:  # the bar's end is the step count; the clock may stop the run first
@@ -414,6 +458,21 @@ class Trainer:
             if reason:
                 break
         return reason
+
+    def _steps(self, batches, start):
+        """(batches of the epoch taken so far, what one step takes) from batch ``start`` on: each
+        batch, or MicroBatches of ``accumulate`` of them (the epoch's last may hold fewer)."""
+        group = MicroBatches()
+        for b, batch in enumerate(batches, start=start):
+            if self.accumulate == 1:
+                yield b + 1, batch
+                continue
+            group.append(batch)
+            if len(group) == self.accumulate:
+                yield b + 1, group
+                group = MicroBatches()
+        if group:
+            yield b + 1, group
 
     def read_device(self) -> float:
         """A sync-free run's one read of the device: raises the first failed check (naming its

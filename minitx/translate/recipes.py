@@ -92,6 +92,8 @@ OPTIONS = {
     "label_smoothing": (0.1, "label smoothing of the training loss (0: none)"),
     "clip_norm": (1.0, "clip the gradients' global norm to this (0: no clipping)"),
     "max_tokens": (4096, "padded tokens per batch: batch_size * max(src_len, tgt_len)"),
+    "accumulate": (1, "batches per optimizer step, their gradients accumulated: the step of a batch of "
+                      "accumulate * max_tokens tokens in the memory of one"),
     "epochs": (10, "epochs to train (an upper bound when max_steps or time_limit stops earlier)"),
     "max_steps": (None, "stop after this many optimizer steps (None: no limit)"),
     "time_limit": (None, "stop after this many MINUTES of training (the loop only; None: no limit); your own "
@@ -253,7 +255,7 @@ def build_config(recipe: str | None = None, **overrides) -> dict:
 EXTRA_KEYS = ("recipe", "built")
 
 _POSITIVE_INTS = ("vocab_size", "min_freq", "d_model", "num_heads", "encoder_layers", "decoder_layers", "d_ff",
-                  "max_len", "max_tokens", "epochs", "beam_size")
+                  "max_len", "max_tokens", "epochs", "beam_size", "accumulate")
 _NON_NEGATIVE_INTS = ("warmup_steps", "bleu_every", "save_every", "average_last")
 _OPTIONAL_POSITIVE_INTS = ("max_steps", "bleu_val_sentences", "sync_every")
 _BOOLEANS = ("joint_vocab", "lowercase", "share_embeddings", "tie_output", "output_bias", "norm_first",

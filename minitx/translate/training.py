@@ -42,8 +42,8 @@ from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer
                           mean_loss, write_json)
 from minitx.translate.evaluation import (MOSES_HINT, bleu_scores, moses_available, report_lines,
                                         translate_sentences)
-from minitx.translate.recipes import (DEFAULTS, EXTRA_KEYS, OPTIMIZERS, SCHEDULES, TOKENIZERS, model_arguments,
-                                      preset_settings, validate_config)
+from minitx.translate.recipes import (DEFAULTS, EXTRA_KEYS, MODEL_ARGS, OPTIMIZERS, SCHEDULES, TOKENIZERS,
+                                      model_arguments, preset_settings, validate_config)
 
 TEST_SPLIT = "test_2016_flickr"
 
@@ -316,7 +316,7 @@ def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src
                    validation_loss=lambda m: validation_loss(m, val_batches, pad), evaluate=evaluate,
                    epochs=config["epochs"], max_steps=config["max_steps"], time_limit=config["time_limit"],
                    save_every=config["save_every"], average_last=config["average_last"],
-                   clip_norm=config["clip_norm"], seed=config["seed"],
+                   clip_norm=config["clip_norm"], seed=config["seed"], accumulate=config["accumulate"],
                    extra={"config": json_safe(config), "tokenizers": tokenizer_digest(src_tok, tgt_tok)},
                    throughput=lambda batch: batch.n_src_tokens + batch.n_tgt_tokens, progress=progress,
                    sync_every=sync_every(config, model.device))
@@ -443,14 +443,19 @@ def check_run_files(path, state: dict, config: dict, src_tok, tgt_tok) -> None:
 
 def read_run_config(run_dir) -> dict:
     """The config.json of a translation run, checked as train checks a configuration (after
-    the upgrade of an older file): a JSON object holding every setting, each valid. Anything
-    else is a ValueError naming the file and the settings."""
+    the upgrade of an older file): a JSON object of valid settings, the model's all there (a
+    file written before a setting existed may lack it; its default stands in). Anything else is
+    a ValueError naming the file and the settings."""
     path = Path(run_dir) / "config.json"
     if not path.is_file():
         raise FileNotFoundError(f"{run_dir} is not a minitx translation run (no config.json)")
     config = read_json(path)
+    upgraded = _upgrade_saved(config)
+    missing = sorted(key for key in MODEL_ARGS if key not in upgraded)
     try:
-        validate_config(_upgrade_saved(config))
+        if missing:
+            raise ValueError(f"the model's settings {missing} are missing")
+        validate_config({**DEFAULTS, **upgraded})
     except ValueError as error:
         raise ValueError(f"{path} is not a run's configuration: {error}") from None
     return config

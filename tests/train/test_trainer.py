@@ -373,3 +373,52 @@ def test_each_epoch_record_logs_the_weighted_mean_of_its_own_steps_losses(tmp_pa
     for record, epoch_steps in zip(trainer.history, (steps[:5], steps[5:])):
         expected = sum(loss * weight for loss, weight in epoch_steps) / sum(weight for _, weight in epoch_steps)
         assert record["train_loss"] == pytest.approx(expected, rel=1e-12)
+
+
+# ------------------------------------------------------------------ gradient accumulation
+
+
+def test_a_step_over_micro_batches_follows_the_mean_over_all_their_examples():
+    """Two micro-batches of 8 and 5 rows, accumulated, step as one batch of all 13 rows would:
+    the gradient is the weighted mean of theirs (weights: their row counts)."""
+    from minitx.train import MicroBatches, train_step
+
+    def model_and_optimizer():
+        minitx.manual_seed(3)
+        model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1)).to(dtype="float64")
+        return model, optim.AdamW(model.parameters(), lr=0.05)
+
+    a, b = (minitx.tensor(X[:8].astype(np.float64)), minitx.tensor(Y[:8].astype(np.float64))), \
+        (minitx.tensor(X[8:13].astype(np.float64)), minitx.tensor(Y[8:13].astype(np.float64)))
+    both = (minitx.tensor(X[:13].astype(np.float64)), minitx.tensor(Y[:13].astype(np.float64)))
+    split, split_opt = model_and_optimizer()
+    whole, whole_opt = model_and_optimizer()
+    loss, weight = train_step(split, MicroBatches([a, b]), loss_fn, split_opt, clip_norm=1.0)
+    whole_loss, whole_weight = train_step(whole, both, loss_fn, whole_opt, clip_norm=1.0)
+    assert weight == whole_weight == 13 and loss == pytest.approx(whole_loss, rel=1e-12)
+    for p, q in zip(split.parameters(), whole.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_an_accumulating_run_counts_optimizer_steps_and_resumes_exactly(tmp_path):
+    """accumulate=4 over 6 batches an epoch: steps of 4 and 2 batches, two a epoch; every kill
+    in a micro-batch's forward resumes to the uninterrupted run."""
+    settings = dict(epochs=3, max_steps=None, save_every=1, accumulate=4)
+    trainer, name, losses = run(tmp_path / "whole", **settings)
+    assert [(r["epoch"], r["step"]) for r in trainer.history] == [(1, 2), (2, 4), (3, 6)]
+    reference = outcome(tmp_path / "whole", (name, losses))
+    for at in (3, 6, 11, 17):  # calls of loss_fn: inside the first step, at a step's end, in later epochs
+        run_dir = tmp_path / f"killed-{at}"
+        with pytest.raises(Killed):
+            run(run_dir, hooks={"step": kill_at(at)}, **settings)
+        trainer, name, losses = run(run_dir, resume=True, **settings)
+        assert_same_state(outcome(run_dir, (name, losses)), reference, run_dir.name)
+
+
+def test_a_run_resumed_with_another_accumulation_is_refused(tmp_path):
+    run(tmp_path, max_steps=3, save_every=1)  # one batch a step: step 3 is batch 3
+    trainer = make_trainer(tmp_path, accumulate=2)
+    with pytest.raises(ValueError, match="progress: step 3, but epoch 1, batch 3 is step 2"):
+        trainer.resume()
+    with pytest.raises(ValueError, match="Trainer: accumulate must be a whole number of batches >= 1, got 0"):
+        make_trainer(tmp_path, accumulate=0)
