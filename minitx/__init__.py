@@ -11,7 +11,8 @@ from minitx import backend, cuda
 from minitx.autograd import (Function, Tensor, enable_grad, inference_mode, is_grad_enabled, no_grad,
                              set_grad_enabled, tensor)
 from minitx.backend import set_default_device
-from minitx.creation import arange, from_dlpack, full, ones, ones_like, rand, randn, zeros, zeros_like
+from minitx.creation import (arange, empty, eye, from_dlpack, full, full_like, linspace, ones, ones_like, rand, randn,
+                             zeros, zeros_like)
 from minitx.random import manual_seed
 from minitx import functional  # noqa: F401  (import minitx.functional as F)
 from minitx.serialization import load, save
@@ -31,5 +32,5 @@ __all__ = [
     "Tensor", "tensor", "Function", "no_grad", "enable_grad", "is_grad_enabled", "manual_seed",
     "zeros", "ones", "full", "arange", "rand", "randn", "zeros_like", "ones_like", "from_dlpack",
     "set_default_device", "cuda", "backend", "functional", "save", "load", "autocast", "cat", "stack",
-    "inference_mode", "set_grad_enabled",
+    "inference_mode", "set_grad_enabled", "empty", "eye", "linspace", "full_like",
 ]

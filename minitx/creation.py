@@ -1,5 +1,5 @@
-"""Factories for new tensors: zeros, ones, full, arange, randn, rand, their *_like forms, and
-from_dlpack (a tensor on another library's memory)."""
+"""Factories for new tensors: zeros, ones, full, empty, eye, arange, linspace, randn, rand, their
+*_like forms, and from_dlpack (a tensor on another library's memory)."""
 from __future__ import annotations
 
 from minitx import backend, interop
@@ -25,6 +25,28 @@ def ones(*shape, dtype=None, device=None, requires_grad=False):
 
 def full(shape, value, dtype=None, device=None, requires_grad=False):
     return _make(lambda xp, s, d: xp.full(s, value, dtype=d), shape, dtype, device, requires_grad)
+
+
+def empty(*shape, dtype=None, device=None, requires_grad=False):
+    """A tensor whose values are whatever the memory held (NumPy's and PyTorch's empty): fill it
+    before reading it."""
+    return _make(lambda xp, s, d: xp.empty(s, dtype=d), _flat(shape), dtype, device, requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    """The n x m identity (m = n by default): ones on the diagonal."""
+    return _make(lambda xp, s, d: xp.eye(n, m, dtype=d), (), dtype, device, requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced values from start to end, both included (PyTorch's linspace)."""
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"linspace: steps must be a whole number >= 0, got {steps!r}")
+    return _make(lambda xp, s, d: xp.linspace(start, end, steps, dtype=d), (), dtype, device, requires_grad)
+
+
+def full_like(t, value, dtype=None):
+    return full(t.shape, value, dtype=dtype or t.dtype, device=t.device)
 
 
 def randn(*shape, dtype=None, device=None, requires_grad=False):

@@ -258,6 +258,11 @@ def test_to_same_dtype_and_device_is_a_no_op_and_long_drops_the_graph():
     (lambda: minitx.arange(0, 1, 0.25, dtype="float32"), np.arange(0, 1, 0.25, dtype=np.float32)),
     (lambda: minitx.zeros_like(minitx.tensor([1, 2])), np.zeros(2, np.int64)),
     (lambda: minitx.ones_like(minitx.tensor([[1.0]], dtype="float64")), np.ones((1, 1))),
+    (lambda: minitx.eye(3), np.eye(3, dtype=np.float32)),
+    (lambda: minitx.eye(2, 4, dtype="int64"), np.eye(2, 4, dtype=np.int64)),
+    (lambda: minitx.linspace(-1, 1, 5), np.linspace(-1, 1, 5, dtype=np.float32)),
+    (lambda: minitx.linspace(0, 1, 0, dtype="float64"), np.linspace(0, 1, 0)),
+    (lambda: minitx.full_like(minitx.tensor([1.0, 2.0]), 3.5), np.full(2, 3.5, np.float32)),
 ])
 def test_creation_functions(make, expected):
     t = make()
@@ -308,3 +313,13 @@ def test_invert_is_bitwise_on_integers_and_logical_on_booleans():
     assert (~minitx.tensor([True, False])).tolist() == [False, True]
     with pytest.raises(TypeError, match="~ \\(invert\\): defined for boolean and integer tensors, got dtype float32"):
         ~minitx.tensor([1.0])
+
+
+def test_empty_has_the_shape_and_dtype_asked_and_creation_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    t = minitx.empty(2, 3, dtype="float64")
+    assert t.shape == (2, 3) and t.dtype == np.float64
+    np.testing.assert_array_equal(minitx.eye(3, 2).numpy(), torch.eye(3, 2).numpy())
+    np.testing.assert_allclose(minitx.linspace(-2.5, 4, 7).numpy(), torch.linspace(-2.5, 4, 7).numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="linspace: steps must be a whole number >= 0, got -1"):
+        minitx.linspace(0, 1, -1)
