@@ -30,14 +30,14 @@ class CrossEntropyLoss(_Loss):
 
 
 class NLLLoss(_Loss):
-    """F.nll_loss(log_probs [..., C], class ids)."""
+    """F.nll_loss(log_probs [..., C], class ids), each class weighted by ``weight`` [C] (default ones)."""
 
-    def __init__(self, ignore_index=-100, reduction="mean"):
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
         super().__init__(reduction)
-        self.ignore_index = ignore_index
+        self.weight, self.ignore_index = weight, ignore_index
 
     def forward(self, log_probs, targets):
-        return F.nll_loss(log_probs, targets, self.ignore_index, self.reduction)
+        return F.nll_loss(log_probs, targets, self.ignore_index, self.reduction, weight=self.weight)
 
 
 class MSELoss(_Loss):

@@ -11,7 +11,7 @@ forward ran, and the reference stays the CPU path and the tests' oracle.
 """
 from __future__ import annotations
 
-from minitx import kernels, sync
+from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module
@@ -33,12 +33,13 @@ _EPS = 1e-12  # and its gradient divides by max(p (1 - p), 1e-12)
 
 
 def per_count(value, count):
-    """value / max(count, 1): the mean over ``count`` counted rows (0 rows: 0, not NaN). ``count``
-    is a Python int, or in a step that reads nothing back (minitx.sync) a device integer, cast
-    to value's dtype so that the quotient has the same bits as with the int."""
-    if isinstance(count, int):
-        return value / max(count, 1)
-    return value / get_array_module(count).maximum(count, 1).astype(value.dtype)
+    """value / count: the mean over ``count`` counted rows, or over their summed class weights (a
+    weighted mean); 0 when nothing counted (not NaN). ``count`` is a Python number, or a device
+    scalar (in a step that reads nothing back, minitx.sync; the sum of weights), cast to value's
+    dtype so that the quotient has the same bits as with the number."""
+    if isinstance(count, (int, float)):
+        return value / (count if count else 1)
+    return value / get_array_module(count).where(count == 0, 1, count).astype(value.dtype)
 
 
 class _Loss(Function):
@@ -191,16 +192,19 @@ def cross_entropy(logits, targets, ignore_index=-100, label_smoothing=0.0, reduc
 
 
 class NllLoss(_Loss):
-    """Negative log-likelihood of log-probabilities x [..., C] at integer targets t [...]:
+    """Negative log-likelihood of log-probabilities x [..., C] at integer targets t [...], each
+    row weighted by its class's weight (``weight`` [C], a constant; 1 without it):
 
-        loss = -x[t]   per row (rows whose target is ``ignore_index`` count for nothing)
+        loss = -weight[t] * x[t]   per row (rows whose target is ``ignore_index`` count for nothing)
+        mean = sum of the losses / sum of weight[t] over the counted rows (PyTorch's weighted mean)
 
-    backward:  dx[..., t] = -dloss_row (0 elsewhere and on ignored rows); no gradient for t
+    backward:  dx[..., t] = -weight[t] * dloss_row (0 elsewhere and on ignored rows); no
+    gradient for t or the weights
     """
 
-    def __init__(self, ignore_index=-100, reduction="mean"):
+    def __init__(self, ignore_index=-100, reduction="mean", weight=None):
         super().__init__(reduction)
-        self.ignore_index = ignore_index
+        self.ignore_index, self.weight = ignore_index, weight
 
     def forward(self, x, t):
         xp = get_array_module(x)
@@ -217,21 +221,33 @@ class NllLoss(_Loss):
                                                       f"(ignore_index is {self.ignore_index})"),
             also=(valid.sum(),))
         safe_t = sync.within_range(safe_t, classes)
-        self.save_for_backward(safe_t, valid)
         self.in_shape = x.shape
         picked = xp.take_along_axis(x, safe_t[..., None], axis=-1)[..., 0]
-        return self._reduce(xp.where(valid, -picked, 0), count)  # not * valid: an ignored -inf is no NaN
+        if self.weight is None:
+            self.save_for_backward(safe_t, valid)
+            return self._reduce(xp.where(valid, -picked, 0), count)  # not * valid: an ignored -inf is no NaN
+        if tuple(self.weight.shape) != (classes,):
+            raise ValueError(f"nll_loss: weight has shape {tuple(self.weight.shape)}, expected ({classes},), one per class")
+        row_weight = xp.where(valid, xp.asarray(self.weight, dtype=x.dtype)[safe_t], 0)
+        self.save_for_backward(safe_t, row_weight)
+        # the weighted mean divides by the counted rows' weights, not their number (0 rows: 0)
+        return self._reduce(xp.where(valid, -picked * row_weight, 0), row_weight.sum())
 
     def backward(self, dy):
-        safe_t, valid = self.saved
+        safe_t, row_weight = self.saved  # (valid, a boolean, when there is no weight)
         xp = get_array_module(dy)
         picked = xp.arange(self.in_shape[-1]) == safe_t[..., None]  # one-hot rows
-        return picked * (-self._row_gradient(dy) * valid)[..., None], None
+        return picked * (-self._row_gradient(dy) * row_weight)[..., None], None
 
 
-def nll_loss(log_probs, targets, ignore_index=-100, reduction="mean"):
-    """-log_probs[..., target] per row, log_probs [..., C] (e.g. from log_softmax), targets [...]."""
-    return NllLoss(ignore_index, reduction)(log_probs, as_indices(targets, log_probs))
+def nll_loss(log_probs, targets, ignore_index=-100, reduction="mean", weight=None):
+    """-weight[target] * log_probs[..., target] per row, log_probs [..., C] (e.g. from
+    log_softmax), targets [...]; weight [C] (a tensor or array, default ones) weighs each class,
+    and the mean divides by the counted rows' weights, as in PyTorch."""
+    if weight is not None:
+        weight = backend.to_device(backend.to_numpy(weight.data if isinstance(weight, Tensor) else weight),
+                                   log_probs.device)
+    return NllLoss(ignore_index, reduction, weight)(log_probs, as_indices(targets, log_probs))
 
 
 class BinaryCrossEntropy(_Loss):

@@ -49,21 +49,26 @@ def _nll_case(draw):
     x = draw(mst.tensors(rows + (classes,)))
     ignore_index = draw(st.sampled_from([-100, -1, 0]))  # 0: a class that is ignored
     t = minitx.tensor(draw(mst.class_targets(rows, classes, ignore_index=ignore_index)))
-    return x, t, draw(st.sampled_from(REDUCTIONS)), ignore_index
+    weight = draw(st.one_of(st.none(), mst.float_arrays((classes,), min_value=0.1, max_value=2.0)))
+    return x, t, draw(st.sampled_from(REDUCTIONS)), ignore_index, weight
 
 
 @given(case=_nll_case())
 def test_nll_loss(case):
-    x, t, reduction, ignore_index = case
+    x, t, reduction, ignore_index, weight = case
+    w = np.ones(x.shape[-1]) if weight is None else weight
 
     def reference(a):
         tt = t.numpy()
         valid = tt != ignore_index
-        picked = np.array([-row[c] if ok else 0.0 for row, c, ok in
-                           zip(a.reshape(-1, a.shape[-1]), tt.reshape(-1), valid.reshape(-1))]).reshape(tt.shape)
-        return _reduce(picked, reduction, int(valid.sum()))
+        rows = zip(a.reshape(-1, a.shape[-1]), tt.reshape(-1), valid.reshape(-1))
+        picked = np.array([-w[c] * row[c] if ok else 0.0 for row, c, ok in rows]).reshape(tt.shape)
+        counted = sum(w[c] for c, ok in zip(tt.reshape(-1), valid.reshape(-1)) if ok)  # the weighted mean's divisor
+        if reduction == "none":
+            return picked
+        return picked.sum() / (counted or 1) if reduction == "mean" else picked.sum()
 
-    fn = lambda v: F.nll_loss(v, t, reduction=reduction, ignore_index=ignore_index)  # noqa: E731
+    fn = lambda v: F.nll_loss(v, t, reduction=reduction, ignore_index=ignore_index, weight=weight)  # noqa: E731
     check_forward(fn, reference, x, rtol=1e-12)
     assert check_gradients(fn, x)
     torch = torch_in_example()
@@ -71,7 +76,9 @@ def test_nll_loss(case):
         assert fn(x).item() == 0.0
     elif torch is not None:
         parity(fn, lambda v: _tf().nll_loss(_class_second(v), torch.from_numpy(t.numpy()), reduction=reduction,
-                                            ignore_index=ignore_index), leaf(x.numpy()))
+                                            ignore_index=ignore_index,
+                                            weight=None if weight is None else torch.from_numpy(weight)),
+               leaf(x.numpy()))
 
 
 def test_nll_loss_errors_name_the_op():
