@@ -34,10 +34,13 @@ def pytest_collection_modifyitems(config, items):
     from pathlib import Path
 
     items.sort(key=lambda item: "run_last" in item.keywords)  # stable: the others keep their order
-    collected = {Path(str(item.fspath)).resolve() for item in items}
-    every = set(Path(__file__).resolve().parent.rglob("test_*.py"))
-    config.stash[_drawn.whole_suite_key()] = (every <= collected and not config.option.keyword
-                                              and not config.option.markexpr)
+    # the whole suite: the paths asked for hold this directory (a file skipped whole, say for a
+    # missing optional package, still counts), and no -k or -m picks among the tests
+    here = Path(__file__).resolve().parent
+    asked = [Path(arg.split("::")[0]).resolve() for arg in (config.args or [str(here)])]
+    config.stash[_drawn.whole_suite_key()] = (all("::" not in arg for arg in config.args)
+                                              and any(here == path or here.is_relative_to(path) for path in asked)
+                                              and not config.option.keyword and not config.option.markexpr)
 
     from minitx import backend
 
