@@ -16,16 +16,15 @@ import numpy as np
 
 DEVICES = ("cpu", "cuda")
 
-# dtypes minitx computes in. Floats are what gradients flow through; integers and bools
-# carry indices, targets and masks.
-_DTYPES = {
-    "float32": np.dtype(np.float32),
-    "float64": np.dtype(np.float64),
-    "int32": np.dtype(np.int32),
-    "int64": np.dtype(np.int64),
-    "bool": np.dtype(np.bool_),
-    "uint8": np.dtype(np.uint8),
-}
+# dtypes minitx computes in: the ones NumPy, CuPy and PyTorch all have (and bfloat16, below).
+# Floats are what gradients flow through; integers and bools carry indices, targets, masks and
+# integer data (images as uint8, quantized values as int8).
+_DTYPES = {name: np.dtype(name) for name in (
+    "float16", "float32", "float64",
+    "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64",
+    "bool",
+)}
 DEFAULT_FLOAT = np.dtype(np.float32)
 
 _cupy = None            # the cupy module once imported successfully
@@ -71,7 +70,7 @@ def resolve_dtype(dtype) -> np.dtype:
     if resolved is not None and resolved.name == "bfloat16":
         return resolved
     if resolved is None or resolved.name not in _DTYPES:
-        raise TypeError(f"unknown dtype {dtype!r}; expected one of {sorted(_DTYPES) + ['bfloat16']}")
+        raise TypeError(f"unknown dtype {dtype!r}; expected one of {dtype_names()}")
     return resolved
 
 
@@ -83,6 +82,17 @@ def bfloat16() -> np.dtype:
         raise ImportError("bfloat16 needs ml_dtypes: pip install ml_dtypes (it is in minitx's test and cuda "
                           "extras)") from None
     return np.dtype(ml_dtypes.bfloat16)
+
+
+def holds(dtype) -> bool:
+    """Whether a Tensor keeps arrays of ``dtype`` as they are (``_DTYPES`` and bfloat16)."""
+    dtype = np.dtype(dtype)
+    return dtype.name in _DTYPES or dtype.name == "bfloat16"
+
+
+def dtype_names() -> str:
+    """The dtypes a Tensor holds, for error messages."""
+    return ", ".join(list(_DTYPES) + ["bfloat16"])
 
 
 def is_floating(dtype) -> bool:

@@ -12,9 +12,9 @@ producer's ``__dlpack__()`` wraps a pointer, shape, strides and dtype in a capsu
   the same for any such object, and ``minitx.tensor(x)`` copies it. Objects without DLPack
   but with ``__array__`` (pandas, PIL, ...) are read through ``numpy.asarray``.
 
-The memory is shared only where the dtype is one minitx computes in (float32, float64, int32,
-int64, bool, uint8): other dtypes are converted as ``Tensor`` converts any array (float16 to
-float32, int8 to int64, ...), which copies.
+The memory is shared for every dtype a Tensor holds (``backend.dtype_names()``: float16/32/64,
+int8 to int64, uint8 to uint64, bool, bfloat16); any other (complex, float128) is refused with
+a TypeError that names it, never converted silently.
 """
 from __future__ import annotations
 

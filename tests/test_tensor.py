@@ -13,11 +13,13 @@ import minitx.functional as F
     ([[1.0, 2.0]], {}, "float32"),
     (3, {}, "int64"),
     ([1, 2, 3], {}, "int64"),
-    (np.array([1, 2], np.int32), {}, "int64"),
+    (np.array([1, 2], np.int32), {}, "int32"),  # arrays keep their dtype, as torch.tensor
+    (np.array([1, 2], np.int8), {}, "int8"),
     ([True, False], {}, "bool"),
     (np.array([1.0, 2.0]), {}, "float64"),
     (np.array([1.0], np.float32), {}, "float32"),
-    (np.array([1.0], np.float16), {}, "float32"),
+    (np.array([1.0], np.float16), {}, "float16"),
+    (np.float16(1.5), {}, "float16"),
     ([1, 2], {"dtype": "float64"}, "float64"),
     ([1.7, 2.2], {"dtype": minitx.int32}, "int32"),
     ([1, 0], {"dtype": np.bool_}, "bool"),
@@ -36,10 +38,21 @@ def test_tensor_copies_its_data():
     assert t.tolist() == [1.0, 2.0]
 
 
-@pytest.mark.parametrize("dtype", ["float16", "complex64", "bogus", object])
+@pytest.mark.parametrize("dtype", ["complex64", "bogus", object, np.longdouble])
 def test_unknown_dtype_lists_the_valid_ones(dtype):
-    with pytest.raises(TypeError, match=r"unknown dtype .*expected one of \['bool', 'float32', 'float64'"):
+    with pytest.raises(TypeError, match=r"unknown dtype .*expected one of float16, float32, float64, int8"):
         minitx.tensor([1.0], dtype=dtype)
+
+
+@pytest.mark.parametrize("array", [np.ones(2, np.longdouble), np.ones(2, np.complex64), np.complex128(1)])
+def test_an_array_of_a_dtype_minitx_lacks_is_refused_not_converted(array):
+    """float128 to float32 would lose digits silently: tensor() and Tensor() ask for dtype= instead."""
+    with pytest.raises(TypeError, match=f"tensor: cannot hold an array of dtype {array.dtype}; expected one of"):
+        minitx.tensor(array)
+    with pytest.raises(TypeError, match=f"Tensor: cannot hold an array of dtype {array.dtype}"):
+        minitx.Tensor(array)
+    if array.dtype.kind == "f":
+        assert minitx.tensor(array, dtype="float64").dtype == np.float64
 
 
 def test_tensor_from_unsupported_data():

@@ -35,8 +35,9 @@ class Tensor:
             data = np.asarray(data)
         elif not isinstance(data, xp.ndarray):  # Python data: floats become float32, as in tensor()
             data = np.asarray(data, dtype=backend.resolve_dtype(_infer_dtype(data)))
-        if data.dtype.name not in ("float32", "float64", "bfloat16", "int32", "int64", "bool", "uint8"):
-            data = data.astype(backend.resolve_dtype(_infer_dtype(data)))
+        if not backend.holds(data.dtype):
+            raise TypeError(f"Tensor: cannot hold an array of dtype {data.dtype}; expected one of "
+                            f"{backend.dtype_names()} (convert it first, e.g. with .astype)")
         self.data = data
         self.grad = None
         self._ctx = None
@@ -362,21 +363,20 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     """Make a tensor from a Python number, (nested) list, numpy or cupy array, Tensor, PyTorch
     tensor, or any object with ``__dlpack__`` or ``__array__``.
 
-    Without ``dtype``: floating data becomes float32 unless it is already a float64 array or
-    NumPy scalar; integers become int64, booleans bool. The data is copied.
+    Without ``dtype``: an array or NumPy scalar keeps its dtype (as torch.tensor does); Python
+    floats become float32, integers int64, booleans bool. The data is copied.
     """
     if isinstance(data, Tensor):
         data = data.data
     data = interop.as_array(data)
     device = backend.check_device(device)
     xp = backend.get_array_module(data)
-    if isinstance(data, (xp.ndarray, np.generic)) and dtype is None:
-        if data.dtype.name in ("float32", "float64", "bfloat16"):
-            dtype = data.dtype
-        else:
-            dtype = _infer_dtype(data)
-    elif dtype is None:
-        dtype = _infer_dtype(data)
+    if dtype is None:
+        is_array = isinstance(data, (xp.ndarray, np.generic))
+        if is_array and not backend.holds(data.dtype):
+            raise TypeError(f"tensor: cannot hold an array of dtype {data.dtype}; expected one of "
+                            f"{backend.dtype_names()}, or pass dtype= to convert it")
+        dtype = data.dtype if is_array else _infer_dtype(data)
     dtype = backend.resolve_dtype(dtype)
     array = backend.to_device(xp.array(data, dtype=dtype, copy=True), device)
     return Tensor(array, requires_grad=requires_grad)
@@ -396,6 +396,10 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
             dtype = backend.DEFAULT_FLOAT
         elif dtype.kind == "b":  # a number beside a bool tensor: True + 1 is 2, not True
             dtype = np.dtype(np.int64)
+        elif dtype.kind in "iu" and not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+            raise OverflowError(f"the Python integer {value} does not fit the tensor's {dtype} (from "
+                                f"{np.iinfo(dtype).min} to {np.iinfo(dtype).max}); convert the tensor first, "
+                                f"e.g. x.to(dtype='int64')")
         xp = backend.get_array_module(like.data)
         return Tensor(xp.asarray(value, dtype=dtype))
     if like is not None:

@@ -18,7 +18,10 @@ def binary(op, a, b, true_division=False):
     the float's dtype (``int_tensor * 0.5`` is float32, where numpy alone would promote int64
     with float32 to float64), and with ``true_division`` two integer operands become float32.
     """
-    a, b = promote(a, b, true_division)
+    try:
+        a, b = promote(a, b, true_division)
+    except OverflowError as error:  # a Python integer outside an integer tensor's range
+        raise OverflowError(f"{op.name}: {error}") from None
     try:
         np.broadcast_shapes(a.shape, b.shape)
     except ValueError:

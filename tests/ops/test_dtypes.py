@@ -1,0 +1,140 @@
+"""Every dtype a Tensor holds, end to end: made, computed with, indexed, saved, loaded and handed
+to PyTorch without turning into another dtype on the way.
+
+The dtypes are NumPy's (backend.dtype_names()): float16/32/64, int8 to int64, uint8 to uint64,
+bool, and bfloat16 (tests/test_amp.py). Integer arithmetic wraps around as NumPy's and PyTorch's
+does (int8 100 + 100 is -56); a Python integer outside the tensor's range is refused by name
+(NumPy raises too, PyTorch wraps it). Results are compared with NumPy on the same arrays, and
+with PyTorch for the dtypes PyTorch computes in (it only stores uint16, uint32 and uint64).
+"""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import minitx
+import minitx.functional as F
+from _torch_kit import torch_in_example
+
+INTEGERS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+ALL = INTEGERS + ["float16", "float32", "float64", "bool"]
+TORCH_COMPUTES = {"int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64", "bool"}
+
+
+def arrays(dtype, shape=hnp.array_shapes(min_dims=1, max_dims=3, max_side=4)):
+    elements = None
+    if dtype.startswith("float"):  # finite values: inf - inf is NaN in both, but hides wrap-around checks
+        elements = st.floats(-100, 100, width=np.dtype(dtype).itemsize * 8)
+    return hnp.arrays(dtype, shape, elements=elements)
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_creation_keeps_the_dtype(dtype):
+    source = np.arange(6).reshape(2, 3).astype(dtype)
+    for t in (minitx.tensor(source), minitx.Tensor(source), minitx.tensor(source.tolist(), dtype=dtype),
+              minitx.zeros((2, 3), dtype=dtype), minitx.full((2, 3), 1, dtype=dtype),
+              minitx.tensor(source[0, 0])):
+        assert t.dtype == np.dtype(dtype), t
+    np.testing.assert_array_equal(minitx.tensor(source).numpy(), source)
+
+
+@settings(max_examples=30, deadline=None)
+@given(dtype=st.sampled_from(INTEGERS + ["float16", "float32", "float64"]), data=st.data())
+def test_arithmetic_and_comparisons_follow_numpy(dtype, data):
+    a = data.draw(arrays(dtype), label="a")
+    b = data.draw(arrays(dtype, st.just(a.shape)), label="b")
+    x, y = minitx.tensor(a), minitx.tensor(b)
+    with np.errstate(all="ignore"):
+        expected = {"add": a + b, "sub": a - b, "mul": a * b, "max": np.maximum(a, b), "lt": a < b,
+                    "eq": a == b, "neg": -a, "sum": a.sum(axis=-1), "amax": a.max(axis=-1),
+                    "argmax": a.argmax(axis=-1), "cumsum": a.cumsum(axis=-1)}
+        got = {"add": x + y, "sub": x - y, "mul": x * y, "max": F.maximum(x, y), "lt": x < y, "eq": x == y,
+               "neg": -x, "sum": x.sum(axis=-1), "amax": x.max(axis=-1), "argmax": x.argmax(axis=-1),
+               "cumsum": F.cumsum(x, -1)}
+    for name, value in expected.items():
+        assert got[name].dtype == value.dtype, (name, got[name].dtype, value.dtype)
+        np.testing.assert_array_equal(got[name].numpy(), value, err_msg=name)
+    torch = torch_in_example() if dtype in TORCH_COMPUTES else None
+    if torch is not None:  # the same dtypes and the same wrapped-around values as PyTorch
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        for name, theirs in {"add": ta + tb, "sub": ta - tb, "mul": ta * tb, "sum": ta.sum(-1)}.items():
+            assert str(theirs.dtype) == f"torch.{got[name].dtype}", name
+            np.testing.assert_array_equal(got[name].numpy(), theirs.numpy(), err_msg=name)
+
+
+@settings(max_examples=20, deadline=None)
+@given(dtype=st.sampled_from(ALL), data=st.data())
+def test_shape_and_indexing_ops_move_values_unchanged(dtype, data):
+    a = data.draw(arrays(dtype), label="a")
+    x = minitx.tensor(a)
+    index = data.draw(st.lists(st.integers(0, a.shape[0] - 1), min_size=1, max_size=5), label="index")
+    cases = {
+        "reshape": (x.reshape(-1), a.reshape(-1)),
+        "transpose": (x.transpose(), a.transpose()),
+        "getitem": (x[np.array(index)], a[np.array(index)]),
+        "concatenate": (F.concatenate([x, x], axis=0), np.concatenate([a, a], axis=0)),
+        "flip": (F.flip(x, 0), np.flip(a, 0)),
+        "roll": (F.roll(x, 1, 0), np.roll(a, 1, 0)),
+        "pad": (F.pad(x, [(1, 0)] + [(0, 0)] * (a.ndim - 1)), np.pad(a, [(1, 0)] + [(0, 0)] * (a.ndim - 1))),
+        "where": (F.where(minitx.tensor(a != 0), x, x[::-1]), np.where(a != 0, a, a[::-1])),
+        "sort": (F.sort(x, -1)[0], np.sort(a, -1, kind="stable")),
+    }
+    for name, (got, expected) in cases.items():
+        assert got.dtype == expected.dtype, (name, got.dtype)
+        np.testing.assert_array_equal(got.numpy(), expected, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_save_load_and_dlpack_keep_dtype_and_bits(dtype, tmp_path):
+    a = np.arange(-3, 3).astype(dtype)
+    path = tmp_path / "t.npz"
+    minitx.save({"x": minitx.tensor(a)}, path)
+    back = minitx.load(path)["x"]
+    assert back.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(back.numpy(), a)
+    again = minitx.from_dlpack(np.from_dlpack(minitx.tensor(a)))
+    assert again.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(again.numpy(), a)
+
+
+@pytest.mark.parametrize("dtype", sorted(TORCH_COMPUTES))
+def test_a_torch_tensor_comes_and_goes_in_its_dtype(dtype):
+    torch = pytest.importorskip("torch")
+    source = torch.from_numpy(np.arange(-2, 4).astype(dtype))
+    t = minitx.Tensor(source)
+    assert t.dtype == np.dtype(dtype)
+    assert torch.from_dlpack(t).dtype == source.dtype
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16"])
+def test_a_python_integer_outside_the_range_is_refused_by_name(dtype):
+    x = minitx.tensor(np.array([1, 2], dtype=dtype))
+    too_big = int(np.iinfo(dtype).max) + 1
+    with pytest.raises(OverflowError, match=f"add: the Python integer {too_big} does not fit the tensor's {dtype}"):
+        x + too_big
+    np.testing.assert_array_equal((x + 1).numpy(), np.array([2, 3], dtype=dtype))  # in range: kept
+
+
+def test_float16_carries_gradients_in_float16():
+    """float16 is a floating dtype: gradients flow and arrive in float16, within its 2^-11 precision
+    of the float64 gradient; the fused kernels take float32/float64/bfloat16, so float16 takes the
+    reference path (kernels.enabled says no)."""
+    from minitx import kernels
+
+    rng = np.random.default_rng(0)
+    a, w = rng.standard_normal((4, 5)), rng.standard_normal((5, 3))
+
+    def grads(dtype):
+        x, weight = minitx.tensor(a.astype(dtype), requires_grad=True), minitx.tensor(w.astype(dtype), requires_grad=True)
+        loss = F.log_softmax(x @ weight, -1).sum()
+        loss.backward()
+        return loss, x.grad, weight.grad
+
+    loss16, dx16, dw16 = grads("float16")
+    loss64, dx64, dw64 = grads("float64")
+    assert loss16.dtype == dx16.dtype == dw16.dtype == np.float16
+    np.testing.assert_allclose(dx16.numpy(), dx64.numpy(), rtol=0, atol=2e-2)
+    np.testing.assert_allclose(dw16.numpy(), dw64.numpy(), rtol=0, atol=2e-2)
+    with kernels.emulate_on_cpu():
+        assert kernels.enabled(a.astype("float32")) and not kernels.enabled(a.astype("float16"))
