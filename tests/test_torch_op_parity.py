@@ -69,7 +69,9 @@ def an_axis(shape, extra=0):
 
 
 def pad_widths(shape):
-    return st.tuples(*[st.tuples(st.integers(0, 2), st.integers(0, 2)) for _ in shape])
+    """A (before, after) pair per axis; negative ones crop, at most the whole axis."""
+    return st.tuples(*[st.tuples(st.integers(-n, 2), st.integers(-n, 2)).filter(lambda w, n=n: n + min(w[0], 0) + min(w[1], 0) >= 0)
+                       for n in shape])
 
 
 def torch_pad(x, pad_width, value):

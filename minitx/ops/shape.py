@@ -357,37 +357,57 @@ def tile(x, reps):
     return Tile(reps)(x)
 
 
-def pad_widths(pad_width, shape) -> list:
+def pad_widths(pad_width, shape, cropping=False) -> list:
     """pad_width as numpy takes it (an int, one (before, after) pair, or a pair per axis) as a
-    list of (before, after) pairs, one per axis of ``shape``; checked (all >= 0)."""
+    list of (before, after) pairs, one per axis of ``shape``; checked: all >= 0, or with
+    ``cropping`` negative widths too (they cut elements off), as long as an axis keeps >= 0."""
     width = pad_width
     if isinstance(width, numbers.Integral):
         width = [(int(width), int(width))] * len(shape)
     elif len(width) == 2 and all(isinstance(w, numbers.Integral) for w in width):
         width = [tuple(width)] * len(shape)  # as numpy: one (before, after) pair for every axis
     width = [tuple(w) if isinstance(w, (tuple, list)) else (w,) for w in width]
-    if len(width) != len(shape) or any(len(w) != 2 or min(w) < 0 for w in width):
-        raise ValueError(f"pad: pad_width {pad_width} must give (before, after) >= 0 "
-                         f"for each of the {len(shape)} axes of shape {shape}")
+    if len(width) != len(shape) or any(len(w) != 2 or (min(w) < 0 and not cropping) for w in width):
+        least = "" if cropping else " >= 0"
+        raise ValueError(f"pad: pad_width {pad_width} must give (before, after){least} "
+                         f"for each of the {len(shape)} axes of shape {shape}"
+                         + ("" if cropping else " (negative widths crop only in mode 'constant')"))
+    for axis, ((before, after), n) in enumerate(zip(width, shape)):
+        if n + min(before, 0) + min(after, 0) < 0:
+            raise ValueError(f"pad: pad_width ({before}, {after}) crops more than the {n} elements of axis {axis}")
     return width
 
 
 class Pad(Function):
-    """y = x surrounded by ``value``: pad_width[i] = (before, after) elements on axis i.
-    dx = the middle of dy, where x was"""
+    """y = x surrounded by ``value``: pad_width[i] = (before, after) elements on axis i; a
+    negative width crops that many elements instead (PyTorch's F.pad does both).
+
+    Per axis of size n, the kept part of x, x[max(-before, 0) : n - max(-after, 0)], lands in y
+    at max(before, 0); everything else in y is ``value``.
+    dx = zeros, with the kept part set to dy there (a cropped element gets no gradient)
+    """
 
     def __init__(self, pad_width, value=0.0):
         self.pad_width, self.value = pad_width, value
 
     def forward(self, x):
         xp = get_array_module(x)
-        width = pad_widths(self.pad_width, x.shape)
-        self.middle = tuple(slice(b, b + n) for (b, _), n in zip(width, x.shape))
-        # a 0-d x has no axes to pad; numpy rejects the empty list but takes 0
-        return xp.pad(x, width or 0, mode="constant", constant_values=self.value)
+        width = pad_widths(self.pad_width, x.shape, cropping=True)
+        self.kept, self.placed, out_shape = [], [], []
+        for (before, after), n in zip(width, x.shape):
+            start, stop = max(-before, 0), n - max(-after, 0)
+            self.kept.append(slice(start, stop))
+            self.placed.append(slice(max(before, 0), max(before, 0) + stop - start))
+            out_shape.append(n + before + after)
+        self.kept, self.placed, self.in_shape = tuple(self.kept), tuple(self.placed), x.shape
+        y = xp.full(out_shape, self.value, dtype=x.dtype)
+        y[self.placed] = x[self.kept]
+        return y
 
     def backward(self, dy):
-        return (dy[self.middle],)
+        dx = get_array_module(dy).zeros(self.in_shape, dtype=dy.dtype)
+        dx[self.kept] = dy[self.placed]
+        return (dx,)
 
 
 def _edge_sources(mode, before, after, n, axis):
@@ -435,9 +455,9 @@ class PadEdges(Function):
 
 
 def pad(x, pad_width, value=0.0, mode="constant"):
-    """Pad with ``value`` (mode 'constant'), or with x's own edge: 'reflect' (mirror, edge not
-    repeated) or 'replicate' (edge repeated), see PadEdges. pad_width is an int, one
-    (before, after) pair, or one pair per axis, as numpy's."""
+    """Pad with ``value`` (mode 'constant', where a negative width crops), or with x's own edge:
+    'reflect' (mirror, edge not repeated) or 'replicate' (edge repeated), see PadEdges.
+    pad_width is an int, one (before, after) pair, or one pair per axis, as numpy's."""
     if mode == "constant":
         return Pad(pad_width, value)(x)
     return PadEdges(pad_width, mode)(x)

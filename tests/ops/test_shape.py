@@ -91,13 +91,23 @@ def stack_case(draw):
     return (lambda *ts: F.stack(ts, axis)), (lambda *arrays: np.stack(arrays, axis)), xs
 
 
+def cropped_then_padded(a, widths, value):
+    """The reference for pad with negative widths: cut the negative ones off, np.pad the rest."""
+    crop = tuple(slice(max(-b, 0), n - max(-e, 0)) for (b, e), n in zip(widths, a.shape))
+    return np.pad(a[crop], [(max(b, 0), max(e, 0)) for b, e in widths] or 0, constant_values=value)
+
+
 @st.composite
 def pad_case(draw):
     x = draw(mst.tensors(SMALL))
     pairs = st.tuples(st.integers(0, 2), st.integers(0, 2))
-    width = draw(st.integers(0, 2) | pairs | st.lists(pairs, min_size=x.ndim, max_size=x.ndim))
+    width = draw(st.integers(0, 2) | pairs | st.lists(pairs, min_size=x.ndim, max_size=x.ndim)
+                 | st.tuples(*[st.tuples(st.integers(-n, 2), st.integers(-n, 2)).filter(lambda w, n=n: n + min(w[0], 0) + min(w[1], 0) >= 0)
+                               for n in x.shape]))  # negative widths crop
     value = draw(st.sampled_from([0.0, -1.5]))
-    numpy_width = width if width != [] else 0  # numpy takes no empty list for a 0-d array
+    numpy_width = width if width not in ([], ()) else 0  # numpy takes no empty list for a 0-d array
+    if isinstance(width, tuple) and width and isinstance(width[0], tuple):
+        return (lambda t: F.pad(t, width, value)), (lambda a: cropped_then_padded(a, width, value)), [x]
     return (lambda t: F.pad(t, width, value)), (lambda a: np.pad(a, numpy_width, constant_values=value)), [x]
 
 
@@ -325,11 +335,23 @@ def test_unsqueeze_and_broadcast_to_errors():
         F.broadcast_to(minitx.ones(2, 3), (2, 4))
 
 
-@pytest.mark.parametrize("width", [-1, (1, -1), [(1, 1)], [(1, 2, 3), (0, 0)], [1, 2, 3]])
+@pytest.mark.parametrize("width", [[(1, 1)], [(1, 2, 3), (0, 0)], [1, 2, 3]])
 def test_pad_with_bad_widths(width):
-    with pytest.raises(ValueError, match=r"pad: pad_width .* must give \(before, after\) >= 0 "
+    with pytest.raises(ValueError, match=r"pad: pad_width .* must give \(before, after\) "
                                          r"for each of the 2 axes of shape \(2, 3\)"):
         F.pad(minitx.ones(2, 3), width)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_negative_widths_crop_only_in_constant_mode(mode):
+    with pytest.raises(ValueError, match=r"pad: pad_width .* >= 0 .*negative widths crop only in mode 'constant'"):
+        F.pad(minitx.ones(2, 3), (1, -1), mode=mode)
+
+
+def test_cropping_more_than_an_axis_holds_names_the_axis():
+    with pytest.raises(ValueError, match=r"pad: pad_width \(-2, -2\) crops more than the 3 elements of axis 1"):
+        F.pad(minitx.ones(2, 3), [(0, 0), (-2, -2)])
+    assert F.pad(minitx.ones(2, 3), [(0, 0), (-2, -1)]).shape == (2, 0)  # to nothing: allowed, as PyTorch
 
 
 def test_swapaxes_out_of_range_names_the_op():
