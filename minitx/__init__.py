@@ -19,10 +19,10 @@ from minitx.serialization import load, save
 from minitx.amp import autocast
 from minitx.functional import concatenate as cat, stack  # PyTorch's top-level names
 
-float32 = "float32"
-float64 = "float64"
-int32 = "int32"
-int64 = "int64"
+# dtype names, as torch.float32 is one: minitx.tensor(x, dtype=minitx.int8)
+float16, float32, float64 = "float16", "float32", "float64"
+int8, int16, int32, int64 = "int8", "int16", "int32", "int64"
+uint8, uint16, uint32, uint64 = "uint8", "uint16", "uint32", "uint64"
 bool_ = "bool"
 bfloat16 = "bfloat16"  # ml_dtypes' type; see minitx.amp
 

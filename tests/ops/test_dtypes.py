@@ -34,7 +34,7 @@ def test_creation_keeps_the_dtype(dtype):
     source = np.arange(6).reshape(2, 3).astype(dtype)
     for t in (minitx.tensor(source), minitx.Tensor(source), minitx.tensor(source.tolist(), dtype=dtype),
               minitx.zeros((2, 3), dtype=dtype), minitx.full((2, 3), 1, dtype=dtype),
-              minitx.tensor(source[0, 0])):
+              minitx.tensor(source[0, 0]), minitx.tensor([1], dtype=getattr(minitx, dtype.replace("bool", "bool_")))):
         assert t.dtype == np.dtype(dtype), t
     np.testing.assert_array_equal(minitx.tensor(source).numpy(), source)
 
