@@ -295,7 +295,8 @@ def floor_divide(a, b): return _divides(FloorDivide(), a, b)
 
 class Remainder(Function):
     """y = a - b * floor(a / b), the sign of the divisor b (Python's and NumPy's %, PyTorch's
-    remainder). Integers: b = 0 raises; floats: NaN where b = 0 or a is infinite.
+    remainder); a zero result is signed as b too (NumPy's -0.0 % 5 is 0.0, PyTorch's -0.0).
+    Integers: b = 0 raises; floats: NaN where b = 0 or a is infinite.
 
     da = dy,   db = -dy * floor(a / b)   (a - b q with q = floor(a / b) held constant between jumps)"""
 
