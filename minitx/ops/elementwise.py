@@ -293,48 +293,52 @@ class FloorDivide(Function):
 def floor_divide(a, b): return _divides(FloorDivide(), a, b)
 
 
-class Remainder(Function):
-    """y = a - b * floor(a / b), the sign of the divisor b (Python's and NumPy's %, PyTorch's
-    remainder); a zero result is signed as b too (NumPy's -0.0 % 5 is 0.0, PyTorch's -0.0).
-    Integers: b = 0 raises; floats: NaN where b = 0 or a is infinite.
+class _Remainder(Function):
+    """y = a - b * q for an integer quotient q(a, b) that is constant between its jumps:
+    da = dy,   db = -dy * q   (the subclass gives q; integer division by 0 raises)."""
 
-    da = dy,   db = -dy * floor(a / b)   (a - b q with q = floor(a / b) held constant between jumps)"""
-
-    def forward(self, a, b):
+    def divide(self, ufunc, a, b):
         _no_integer_zero(self, b)
         self.save_for_backward(a, b)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return get_array_module(a).remainder(a, b)
+            return ufunc(a, b)
 
     def backward(self, dy):
         a, b = self.saved
         if not self.needs_input_grad[1]:
             return dy, None
         with np.errstate(divide="ignore", invalid="ignore"):
-            return dy, -dy * get_array_module(a).floor_divide(a, b)
+            return dy, -dy * self.quotient(a, b)
+
+
+class Remainder(_Remainder):
+    """y = a - b * floor(a / b), the sign of the divisor b (Python's and NumPy's %, PyTorch's
+    remainder); a zero result is signed as b too (NumPy's -0.0 % 5 is 0.0, PyTorch's -0.0).
+    Integers: b = 0 raises; floats: NaN where b = 0 or a is infinite.
+
+    da = dy,   db = -dy * floor(a / b)"""
+
+    def forward(self, a, b):
+        return self.divide(get_array_module(a).remainder, a, b)
+
+    def quotient(self, a, b):
+        return get_array_module(a).floor_divide(a, b)
 
 
 def remainder(a, b): return _divides(Remainder(), a, b)
 
 
-class Fmod(Function):
+class Fmod(_Remainder):
     """y = a - b * trunc(a / b), the sign of the dividend a (C's fmod, NumPy's and PyTorch's fmod).
     Integers: b = 0 raises; floats: NaN where b = 0 or a is infinite.
 
-    da = dy,   db = -dy * trunc(a / b)   (q = trunc(a / b) held constant between jumps)"""
+    da = dy,   db = -dy * trunc(a / b)"""
 
     def forward(self, a, b):
-        _no_integer_zero(self, b)
-        self.save_for_backward(a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return get_array_module(a).fmod(a, b)
+        return self.divide(get_array_module(a).fmod, a, b)
 
-    def backward(self, dy):
-        a, b = self.saved
-        if not self.needs_input_grad[1]:
-            return dy, None
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return dy, -dy * get_array_module(a).trunc(a / b)
+    def quotient(self, a, b):
+        return get_array_module(a).trunc(a / b)
 
 
 def fmod(a, b): return _divides(Fmod(), a, b)
@@ -976,6 +980,15 @@ def isinf(x): return _predicate("isinf", x)
 def isfinite(x): return _predicate("isfinite", x)
 
 
+def _broadcasting(op, a, b):
+    """(a, b), with an error naming ``op`` when their shapes do not broadcast."""
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"{op}: shapes {a.shape} and {b.shape} do not broadcast") from None
+    return a, b
+
+
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True where |a - b| <= atol + rtol * |b| for finite b, or where a == b (so inf is close to
     the same inf); NaN is close to NaN only with equal_nan. As numpy.isclose and torch.isclose,
@@ -1000,15 +1013,6 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """Whether isclose(a, b, ...) holds everywhere (True for empty tensors): a Python bool."""
     return bool(isclose(a, b, rtol, atol, equal_nan).data.all())
-
-
-def _broadcasting(op, a, b):
-    """(a, b), with an error naming ``op`` when their shapes do not broadcast."""
-    try:
-        np.broadcast_shapes(a.shape, b.shape)
-    except ValueError:
-        raise ValueError(f"{op}: shapes {a.shape} and {b.shape} do not broadcast") from None
-    return a, b
 
 
 _UFUNCS = {"bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift"}  # NumPy's, CuPy's names
