@@ -83,12 +83,12 @@ def _against_torch(torch_name, out, a, b):
 
 
 def _c_fmod(x, y):
-    """C's fmod of Python numbers: the sign of x (math.fmod is exact but takes floats)."""
+    """C's fmod of Python numbers: the sign of x (math.fmod is exact but turns ints into floats)."""
     if isinstance(x, float) or isinstance(y, float):
         if math.isnan(x) or math.isnan(y) or math.isinf(x) or y == 0:
             return math.nan
         return math.fmod(x, y)
-    return int(math.copysign(abs(x) % abs(y), x)) if x else 0
+    return abs(x) % abs(y) if x >= 0 else -(abs(x) % abs(y))
 
 
 def _ieee(fn):
