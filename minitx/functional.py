@@ -13,7 +13,8 @@ from minitx.ops.elementwise import (
     astype, to_device, sin, cos, erf, sign, floor, ceil, round, trunc, log2, exp2, log1p, expm1,
     rsqrt, reciprocal, equal, not_equal, less, less_equal, greater, greater_equal, logical_not,
     isnan, isinf, isfinite, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log10,
-    atan2, hypot, copysign)
+    atan2, hypot, copysign, floor_divide, remainder, fmod, isclose, allclose, bitwise_and, bitwise_or,
+    bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift)
 from minitx.ops.activation import (
     relu, gelu, tanh, sigmoid, silu, leaky_relu, elu, softplus, logsigmoid, hardtanh, softmax,
     log_softmax)

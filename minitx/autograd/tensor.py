@@ -7,8 +7,8 @@ A tensor holds
 * ``grad``: after ``backward()``, a Tensor with d(loss)/d(this tensor), for leaves;
 * ``grad_fn``: the op (a ``Function``) that produced it, or None for a leaf (kept in ``_ctx``).
 
-Operators (``+ - * / ** @``, indexing, ...) call ``minitx.functional``, which applies one op
-each; so ``grep "class Add"`` in ``minitx/ops`` finds everything about ``+``.
+Operators (``+ - * / // % ** @``, ``& | ^ ~ << >>``, indexing, ...) call ``minitx.functional``,
+which applies one op each; so ``grep "class Add"`` in ``minitx/ops`` finds everything about ``+``.
 """
 from __future__ import annotations
 
@@ -226,6 +226,10 @@ class Tensor:
     def __rmul__(self, other): return F.mul(other, self)
     def __truediv__(self, other): return F.div(self, other)
     def __rtruediv__(self, other): return F.div(other, self)
+    def __floordiv__(self, other): return F.floor_divide(self, other)
+    def __rfloordiv__(self, other): return F.floor_divide(other, self)
+    def __mod__(self, other): return F.remainder(self, other)
+    def __rmod__(self, other): return F.remainder(other, self)
     def __pow__(self, other): return F.pow(self, other)
     def __rpow__(self, other): return F.pow(other, self)
     def __matmul__(self, other): return F.matmul(self, other)
@@ -244,11 +248,21 @@ class Tensor:
     def __invert__(self):
         """~x: logical not of a boolean tensor, the bitwise not of an integer one (as NumPy and
         PyTorch); no gradient. A float has no bits to flip: TypeError."""
-        if self.dtype.kind == "b":
-            return F.logical_not(self)
-        if self.dtype.kind in "iu":
-            return Tensor(~self.data)
-        raise TypeError(f"~ (invert): defined for boolean and integer tensors, got dtype {self.dtype.name}")
+        if self.dtype.kind not in "biu":
+            raise TypeError(f"~ (invert): defined for boolean and integer tensors, got dtype {self.dtype.name}")
+        return F.bitwise_not(self)
+
+    # bitwise ops of integer and boolean tensors (booleans: logical), no gradient
+    def __and__(self, other): return F.bitwise_and(self, other)
+    def __rand__(self, other): return F.bitwise_and(other, self)
+    def __or__(self, other): return F.bitwise_or(self, other)
+    def __ror__(self, other): return F.bitwise_or(other, self)
+    def __xor__(self, other): return F.bitwise_xor(self, other)
+    def __rxor__(self, other): return F.bitwise_xor(other, self)
+    def __lshift__(self, other): return F.bitwise_left_shift(self, other)
+    def __rlshift__(self, other): return F.bitwise_left_shift(other, self)
+    def __rshift__(self, other): return F.bitwise_right_shift(self, other)
+    def __rrshift__(self, other): return F.bitwise_right_shift(other, self)
     __hash__ = object.__hash__
 
     # ---------------------------------------------------------------- methods

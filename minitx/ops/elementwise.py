@@ -1,7 +1,8 @@
-"""Elementwise math: arithmetic, powers, exp and log, absolute value, maximum and minimum,
-clipping, where and masked_fill, dtype and device changes, trigonometry, erf, rounding, base-2
-and accurate-near-zero logs and exponentials, reciprocals; and the comparisons and tests of
-values (boolean results, no gradient).
+"""Elementwise math: arithmetic, floor division and the two remainders, powers, exp and log,
+absolute value, maximum and minimum, clipping, where and masked_fill, dtype and device changes,
+trigonometry, erf, rounding, base-2 and accurate-near-zero logs and exponentials, reciprocals;
+and the comparisons, isclose, tests of values and bitwise ops (integer or boolean results, no
+gradient).
 
 Each gradient is the local derivative times the incoming gradient ``dy``. Binary ops
 broadcast like numpy; the engine sums their gradients back to each input's shape.
@@ -20,9 +21,10 @@ from minitx import backend
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
-from minitx.ops._args import binary, check_bool, floating
+from minitx.ops._args import binary, check_bool, floating, promote
 
-__all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign"]
+__all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
+           "Remainder", "Fmod"]
 
 
 class Add(Function):
@@ -247,6 +249,99 @@ class Copysign(Function):
 
 
 def copysign(a, b): return binary(Copysign(), floating(a), b)
+
+
+def _no_integer_zero(op, b):
+    """Integer division by 0 has no value: raise, as PyTorch does (NumPy gives 0 and a warning).
+    A float divisor of 0 gives IEEE's inf or NaN, as in both."""
+    if b.dtype.kind in "biu" and (b == 0).any():
+        raise ZeroDivisionError(f"{op.name}: integer division by zero (the divisor holds 0)")
+
+
+def _operands(op, a, b, two_bools):
+    """a and b as tensors (a number takes the other's dtype; a boolean beside an integer counts as
+    0 or 1). Two booleans raise TypeError unless ``two_bools``: PyTorch has no boolean kernel for
+    division, remainders and shifts (NumPy would compute them in int8)."""
+    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    a, b = as_tensor(a, like), as_tensor(b, like)
+    if not two_bools and a.dtype.kind == b.dtype.kind == "b":
+        raise TypeError(f"{op}: not defined for two boolean tensors; convert one to an integer dtype")
+    return a, b
+
+
+def _divides(op, a, b): return binary(op, *_operands(op.name, a, b, two_bools=False))
+
+
+class FloorDivide(Function):
+    """y = floor(a / b), as NumPy's floor_divide and Python's //: with r = fmod(a, b), the exact
+    (a - r) / b, less 1 where r and b have opposite signs. Integers: b = 0 raises (see
+    _no_integer_zero). Floats: a / b where b = 0 (±inf, NaN for 0 / 0); inf // b is NaN.
+
+    da = 0, db = 0: y is flat between its jumps, as floor (PyTorch raises instead: the derivative
+    of floor_divide is not implemented there)."""
+
+    def forward(self, a, b):
+        _no_integer_zero(self, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return get_array_module(a).floor_divide(a, b)
+
+    def backward(self, dy):
+        zeros = get_array_module(dy).zeros_like(dy)
+        return zeros, zeros
+
+
+def floor_divide(a, b): return _divides(FloorDivide(), a, b)
+
+
+class _Remainder(Function):
+    """y = a - b * q for an integer quotient q(a, b) that is constant between its jumps:
+    da = dy,   db = -dy * q   (the subclass gives q; integer division by 0 raises)."""
+
+    def divide(self, ufunc, a, b):
+        _no_integer_zero(self, b)
+        self.save_for_backward(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return ufunc(a, b)
+
+    def backward(self, dy):
+        a, b = self.saved
+        if not self.needs_input_grad[1]:
+            return dy, None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return dy, -dy * self.quotient(a, b)
+
+
+class Remainder(_Remainder):
+    """y = a - b * floor(a / b), the sign of the divisor b (Python's and NumPy's %, PyTorch's
+    remainder); a zero result is signed as b too (NumPy's -0.0 % 5 is 0.0, PyTorch's -0.0).
+    Integers: b = 0 raises; floats: NaN where b = 0 or a is infinite.
+
+    da = dy,   db = -dy * floor(a / b)"""
+
+    def forward(self, a, b):
+        return self.divide(get_array_module(a).remainder, a, b)
+
+    def quotient(self, a, b):
+        return get_array_module(a).floor_divide(a, b)
+
+
+def remainder(a, b): return _divides(Remainder(), a, b)
+
+
+class Fmod(_Remainder):
+    """y = a - b * trunc(a / b), the sign of the dividend a (C's fmod, NumPy's and PyTorch's fmod).
+    Integers: b = 0 raises; floats: NaN where b = 0 or a is infinite.
+
+    da = dy,   db = -dy * trunc(a / b)"""
+
+    def forward(self, a, b):
+        return self.divide(get_array_module(a).fmod, a, b)
+
+    def quotient(self, a, b):
+        return get_array_module(a).trunc(a / b)
+
+
+def fmod(a, b): return _divides(Fmod(), a, b)
 
 
 class Abs(Function):
@@ -883,3 +978,83 @@ def isinf(x): return _predicate("isinf", x)
 
 
 def isfinite(x): return _predicate("isfinite", x)
+
+
+def _broadcasting(op, a, b):
+    """(a, b), with an error naming ``op`` when their shapes do not broadcast."""
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"{op}: shapes {a.shape} and {b.shape} do not broadcast") from None
+    return a, b
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True where |a - b| <= atol + rtol * |b| for finite b, or where a == b (so inf is close to
+    the same inf); NaN is close to NaN only with equal_nan. As numpy.isclose and torch.isclose,
+    tolerance relative to b. Integer and boolean operands are compared in float64 (as NumPy;
+    PyTorch computes the tolerance of integers in float32); an integer beside a float takes the
+    float's dtype. A bool tensor, no gradient."""
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value >= 0:
+            raise ValueError(f"isclose: {name} must be a number >= 0, got {value!r}")
+    a, b = _broadcasting("isclose", *promote(a, b))
+    x, y = a.data, b.data
+    if y.dtype.kind in "biu":
+        x, y = x.astype(np.float64), y.astype(np.float64)
+    xp = get_array_module(x)
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = (xp.abs(x - y) <= atol + rtol * xp.abs(y)) & xp.isfinite(y) | (x == y)
+    if equal_nan:
+        close |= xp.isnan(x) & xp.isnan(y)
+    return Tensor(close)
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """Whether isclose(a, b, ...) holds everywhere (True for empty tensors): a Python bool."""
+    return bool(isclose(a, b, rtol, atol, equal_nan).data.all())
+
+
+_UFUNCS = {"bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift"}  # NumPy's, CuPy's names
+
+
+def _bits(op, a, b, two_bools=True):
+    """The bitwise op named ``op`` on two integer or boolean operands, broadcast; floats raise
+    TypeError. Two booleans give a boolean (logical and, or, xor) unless ``two_bools`` is False
+    (see _operands). No gradient."""
+    given = [v.dtype.name if isinstance(v, Tensor) else type(v).__name__ for v in (a, b)]
+    a, b = _operands(op, a, b, two_bools)
+    if a.dtype.kind not in "biu" or b.dtype.kind not in "biu":
+        raise TypeError(f"{op}: defined for integer and boolean tensors, got {given[0]} and {given[1]}")
+    a, b = _broadcasting(op, a, b)
+    return Tensor(getattr(get_array_module(a.data), _UFUNCS.get(op, op))(a.data, b.data))
+
+
+def bitwise_and(a, b): return _bits("bitwise_and", a, b)
+
+
+def bitwise_or(a, b): return _bits("bitwise_or", a, b)
+
+
+def bitwise_xor(a, b): return _bits("bitwise_xor", a, b)
+
+
+def bitwise_left_shift(a, b):
+    """a * 2^b in a's bits, as NumPy's left_shift and PyTorch's bitwise_left_shift: bits shifted
+    past the width are lost; a shift by b < 0 or b >= the width (in bits) gives 0."""
+    return _bits("bitwise_left_shift", a, b, two_bools=False)
+
+
+def bitwise_right_shift(a, b):
+    """floor(a / 2^b), the sign bit copied in (arithmetic shift), as NumPy's right_shift and
+    PyTorch's bitwise_right_shift; a shift by b < 0 or b >= the width (in bits) gives -1 for
+    a < 0 and 0 otherwise."""
+    return _bits("bitwise_right_shift", a, b, two_bools=False)
+
+
+def bitwise_not(x):
+    """~x: each bit flipped for integers (-x - 1), logical not for booleans; floats raise."""
+    x = as_tensor(x)
+    if x.dtype.kind not in "biu":
+        raise TypeError(f"bitwise_not: defined for integer and boolean tensors, got dtype {x.dtype.name}")
+    return Tensor(get_array_module(x.data).invert(x.data))
