@@ -260,9 +260,9 @@ def test_astype_to_integers_truncates_like_numpy():
     assert F.astype(minitx.tensor([0, 3]), np.bool_).tolist() == [False, True]
 
 
-@pytest.mark.parametrize("dtype", ["float16", "complex64", "banana", object])
+@pytest.mark.parametrize("dtype", ["complex64", "banana", object, np.longdouble])
 def test_astype_unknown_dtype_lists_the_valid_ones(dtype):
-    with pytest.raises(TypeError, match=r"unknown dtype .*; expected one of \['bool', 'float32', 'float64'"):
+    with pytest.raises(TypeError, match=r"unknown dtype .*; expected one of float16, float32, float64, int8"):
         F.astype(minitx.tensor([1.0]), dtype)
 
 
