@@ -1,5 +1,5 @@
-"""Ops that pick elements by index: getitem (x[index]), gather, scatter_add, tril/triu,
-embedding lookups, one_hot.
+"""Ops that pick elements by index: getitem (x[index]), gather, scatter_add, scatter_reduce,
+tril/triu, embedding lookups, one_hot, and the selections nonzero, argwhere and masked_select.
 
 Values are not changed, only where they go, so each backward sends dy back to where each
 element came from, ADDING where one element was picked several times (a repeated index, an id
@@ -16,12 +16,12 @@ import numpy as np
 
 from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
-from minitx.autograd.tensor import Tensor
+from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module
-from minitx.ops._args import as_indices
+from minitx.ops._args import as_indices, check_bool
 from minitx.ops.reduction import normalize_axes
 
-__all__ = ["GetItem", "Gather", "ScatterAdd", "Tril", "Triu", "Embedding"]
+__all__ = ["GetItem", "Gather", "ScatterAdd", "Tril", "Triu", "Embedding", "MaskedSelect"]
 
 
 def check_indices(op, what, index, size):
@@ -316,3 +316,72 @@ def one_hot(indices, num_classes=-1):
         num_classes = backend.host_ints(data.max())[0] + 1
     check_indices("one_hot", "indices", data, num_classes)
     return Tensor((data[..., None] == xp.arange(num_classes)).astype(np.int64))
+
+
+# ---------------------------------------------------------------- selections: data-dependent shapes
+
+
+def _true_positions(mask):
+    """Row-major flat positions of mask's True entries, int64, with ONE counted host read (the
+    count, which the output's shape needs). The j-th True entry is the first position where the
+    running count reaches j; CuPy's own nonzero would read the count uncounted."""
+    xp = get_array_module(mask)
+    flat = mask.reshape(-1)
+    (count,) = backend.host_ints(flat.sum())
+    return xp.searchsorted(xp.cumsum(flat), xp.arange(1, count + 1)).astype(np.int64, copy=False)
+
+
+def nonzero(x, as_tuple=False):
+    """Indices of x's nonzero entries (NaN counts as nonzero) in row-major order, no gradient:
+    an int64 tensor [K, ndim] (PyTorch's nonzero), or with ``as_tuple`` one int64 tensor of K
+    indices per axis (NumPy's nonzero; a 0-d x counts as 1-d, as PyTorch's)."""
+    if not isinstance(as_tuple, bool):
+        raise TypeError(f"nonzero: as_tuple must be a bool, got {as_tuple!r}")
+    x = as_tensor(x)
+    xp = backend.get_array_module(x.data)
+    positions = _true_positions(x.data != 0)
+    if as_tuple:
+        return tuple(Tensor(i) for i in xp.unravel_index(positions, x.shape or (1,)))
+    if not x.ndim:
+        return Tensor(xp.zeros((positions.size, 0), dtype=np.int64))
+    return Tensor(xp.stack(xp.unravel_index(positions, x.shape), axis=1))
+
+
+def argwhere(x):
+    """nonzero(x): the [K, ndim] int64 indices of x's nonzero entries, row-major (NumPy's and
+    PyTorch's argwhere)."""
+    return nonzero(x)
+
+
+class MaskedSelect(Function):
+    """y = the entries of x where mask is True, x and mask broadcast to one shape, as a 1-D
+    tensor in row-major order: y[j] = x_b.flat[positions[j]].
+
+    dx_b = zeros, then dx_b.flat[positions] = dy (each position once: an assignment); the
+    engine sums dx_b back to x's shape. No gradient for mask.
+    """
+
+    def forward(self, x, mask):
+        self.shape = np.broadcast_shapes(x.shape, mask.shape)
+        xp = get_array_module(x)
+        self.positions = _true_positions(xp.broadcast_to(mask, self.shape))
+        return xp.broadcast_to(x, self.shape).reshape(-1)[self.positions]
+
+    def backward(self, dy):
+        dx = get_array_module(dy).zeros(int(np.prod(self.shape)), dtype=dy.dtype)
+        dx[self.positions] = dy
+        return dx.reshape(self.shape), None
+
+
+def masked_select(x, mask):
+    """The entries of x where the boolean mask is True, x and mask broadcast together, as a
+    1-D tensor in row-major order (PyTorch's masked_select)."""
+    x = as_tensor(x)
+    mask = as_tensor(mask, x)
+    check_bool("masked_select", "mask", mask)
+    try:
+        np.broadcast_shapes(x.shape, mask.shape)
+    except ValueError:
+        raise ValueError(f"masked_select: mask of shape {mask.shape} and x of shape {x.shape} do not "
+                         "broadcast") from None
+    return MaskedSelect()(x, mask)
