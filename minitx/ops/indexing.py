@@ -281,7 +281,8 @@ class ScatterReduce(Function):
         y = x.copy()
         if not self.include_self:  # seeded with the identity, or any contributor for a max or min
             y[self.target] = s if self.reduce in ("amax", "amin") else int(self.reduce == "prod")
-        ufunc_at(_SCATTER_UFUNCS[self.reduce], y, self.target, s, axis)
+        with quiet_float_errors(xp):  # NaN propagates through a max or min
+            ufunc_at(_SCATTER_UFUNCS[self.reduce], y, self.target, s, axis)
         if self.reduce == "mean":
             n = xp.maximum(count + self.include_self, 1)
             y = (y // n if x.dtype.kind in "iu" else y / n).astype(x.dtype, copy=False)

@@ -1,6 +1,6 @@
-"""nonzero, argwhere, MaskedSelect and ScatterReduce (minitx/ops/indexing.py): forward against
-independent NumPy computations, float64 gradients (check_gradients) on hypothesis-drawn shapes,
-values and settings, PyTorch parity, the host reads the data-dependent shapes cost, and the
+"""nonzero, argwhere and MaskedSelect (minitx/ops/indexing.py), whose shapes depend on the data:
+forward against independent NumPy computations, float64 gradients (check_gradients) on
+hypothesis-drawn shapes and values, PyTorch parity, the one host read each costs, and the
 errors users see."""
 
 import numpy as np
