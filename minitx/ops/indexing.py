@@ -252,14 +252,14 @@ class ScatterReduce(Function):
     x[q]. reduce: "sum", "prod", "mean" (divided by n[q] = c[q] + include_self; floored for
     integers), "amax" or "amin".
 
-    dx[q] = dy[q] * dy/dx[q] where x counts (include_self, or c[q] = 0, where y[q] = x[q] and
-    dx = dy), else 0;   dsrc[p] = dy[t(p)] * dy/dsrc[p] (0 where src is unused). For a
-    contributor v of y[q]:
-        sum: 1     mean: 1 / n[q]
-        prod: the product of the other contributors. With z[q] zero contributors and P[q] the
-              product of the nonzero ones: P[q] / v when z[q] = 0; P[q] when v = 0 and z[q] = 1;
-              else 0 (a zero among the others).
-        amax, amin: [v == y[q]] / T[q], T[q] the contributors equal to y[q]: ties share dy
+    Backward, w(v) being the derivative of y[q] in one of its contributors v:
+        dx[q] = dy[q] * w(x[q]) where x counts (include_self), else 0; dy[q] where c[q] = 0
+        dsrc[p] = dy[t(p)] * w(src[p]); 0 where src is unused
+        sum: w = 1     mean: w = 1 / n[q]
+        prod: w = the product of the other contributors. With z[q] zero contributors and P[q]
+              the product of the nonzero ones: P[q] / v when z[q] = 0; P[q] when v = 0 and
+              z[q] = 1; else 0 (a zero among the others).
+        amax, amin: w = [v == y[q]] / T[q], T[q] the contributors equal to y[q]: ties share dy
               evenly. A NaN y[q] equals none (T[q] = 0): its contributors get NaN, as in PyTorch.
     No gradient for index.
     """
@@ -285,7 +285,7 @@ class ScatterReduce(Function):
             ufunc_at(_SCATTER_UFUNCS[self.reduce], y, self.target, s, axis)
         if self.reduce == "mean":
             n = xp.maximum(count + self.include_self, 1)
-            y = (y // n if x.dtype.kind in "iu" else y / n).astype(x.dtype, copy=False)
+            y = y // n if x.dtype.kind in "iu" else y / n.astype(x.dtype)
         self.save_for_backward(x, s, y, count)
         return y
 
@@ -294,17 +294,19 @@ class ScatterReduce(Function):
         xp = get_array_module(dy)
         counts = (count == 0) | self.include_self  # x is one of y's contributors
         with quiet_float_errors(xp):  # a NaN result's 0 / 0 (see above)
-            gx, gs = getattr(self, f"_{self.reduce}_shares", self._shares)(xp, dy, x, s, y, count, counts)
+            gx, gs = getattr(self, f"_{self.reduce}_shares")(xp, dy, x, s, y, count, counts)
         dsrc = None
         if self.needs_input_grad[2]:
             dsrc = xp.zeros(self.src_shape, dtype=dy.dtype)
             dsrc[self.used] = gs
         return xp.where(count == 0, dy, xp.where(counts, gx, 0)), None, dsrc
 
-    def _shares(self, xp, dy, x, s, y, count, counts):
-        """(dy * dy/dx, dy * dy/dsrc) for sum and mean: 1 / n[q] each."""
-        g = dy / xp.maximum(count + self.include_self, 1) if self.reduce == "mean" else dy
+    def _sum_shares(self, xp, dy, x, s, y, count, counts):
+        """(dy * w(x), dy[t] * w(src)), each reduction's w as in the docstring."""
+        g = dy / xp.maximum(count + self.include_self, 1).astype(dy.dtype) if self.reduce == "mean" else dy
         return g, g[self.target]
+
+    _mean_shares = _sum_shares
 
     def _prod_shares(self, xp, dy, x, s, y, count, counts):
         zeros = (counts & (x == 0)).astype(np.int64)

@@ -291,11 +291,18 @@ def test_scatter_reduce_nan_inf_and_untouched_positions():
                                   [-np.inf])
 
 
-def test_scatter_reduce_integer_mean_floors():
-    x = minitx.tensor([1, 2, -7])
-    out = F.scatter_reduce(x, 0, [0, 0, 1, 1, 2], minitx.tensor([2, 3, -4, 4, 0]), "mean")
-    np.testing.assert_array_equal(out.numpy(), [2, 0, -4])  # 6 // 3, 2 // 3, -7 // 2
-    assert out.dtype == np.int64
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+def test_scatter_reduce_keeps_the_dtype(reduce):
+    """float32 in, float32 out and float32 gradients; an integer mean is floored, as PyTorch's."""
+    x = minitx.tensor(np.array([1.0, 2.0, 3.0], dtype=np.float32), requires_grad=True)
+    src = minitx.tensor(np.array([4.0, 5.0, 6.0], dtype=np.float32), requires_grad=True)
+    out = F.scatter_reduce(x, 0, [0, 0, 2], src, reduce)
+    out.sum().backward()
+    assert out.dtype == x.grad.dtype == src.grad.dtype == np.float32
+    ints = F.scatter_reduce(minitx.tensor([1, 2, -7]), 0, [0, 0, 1, 1, 2], minitx.tensor([2, 3, -4, 4, 0]), reduce)
+    assert ints.dtype == np.int64
+    if reduce == "mean":
+        np.testing.assert_array_equal(ints.numpy(), [2, 0, -4])  # 6 // 3, 2 // 3, -7 // 2
 
 
 def test_multiply_at_by_steps_matches_numpy():
