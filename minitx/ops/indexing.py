@@ -1,5 +1,5 @@
-"""Ops that pick elements by index: getitem (x[index]), gather, scatter_add, tril/triu,
-embedding lookups, one_hot.
+"""Ops that pick elements by index: getitem (x[index]), gather, scatter_add, scatter_reduce,
+tril/triu, embedding lookups, one_hot, and the selections nonzero, argwhere and masked_select.
 
 Values are not changed, only where they go, so each backward sends dy back to where each
 element came from, ADDING where one element was picked several times (a repeated index, an id
@@ -16,12 +16,12 @@ import numpy as np
 
 from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
-from minitx.autograd.tensor import Tensor
+from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module
-from minitx.ops._args import as_indices
-from minitx.ops.reduction import normalize_axes
+from minitx.ops._args import as_indices, check_bool
+from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
-__all__ = ["GetItem", "Gather", "ScatterAdd", "Tril", "Triu", "Embedding"]
+__all__ = ["GetItem", "Gather", "ScatterAdd", "ScatterReduce", "Tril", "Triu", "Embedding", "MaskedSelect"]
 
 
 def check_indices(op, what, index, size):
@@ -39,13 +39,36 @@ def _is_basic_index(index) -> bool:
 
 def add_at(target, index, values):
     """target[index] += values, adding (not overwriting) where an index repeats."""
+    ufunc_at("add", target, index, values)
+
+
+def ufunc_at(ufunc, target, index, values, axis=None):
+    """target[index] = ufunc(target[index], values) entry by entry, so that every entry of a
+    repeated index counts (NumPy's ufunc.at) for ufunc "add", "multiply", "maximum", "minimum".
+
+    CuPy has scatter kernels for all but "multiply" (see multiply_at_by_steps).
+    """
     xp = get_array_module(target)
-    if xp.__name__ == "cupy":
+    if xp.__name__ != "cupy":
+        getattr(np, ufunc).at(target, index, values)
+    elif ufunc != "multiply":
         import cupyx
 
-        cupyx.scatter_add(target, index, values)
+        getattr(cupyx, {"add": "scatter_add", "maximum": "scatter_max", "minimum": "scatter_min"}[ufunc])(
+            target, index, values)
     else:
-        xp.add.at(target, index, values)
+        multiply_at_by_steps(target, index, values, axis)
+
+
+def multiply_at_by_steps(target, index, values, axis):
+    """target[index] *= values for an index made by _along_index(..., axis), one step per
+    position along ``axis``: within a step the targets never repeat, so a plain assignment
+    counts each factor (CuPy has no scatter-multiply)."""
+    index = get_array_module(target).broadcast_arrays(*index)
+    for k in range(values.shape[axis]):
+        step = (slice(None),) * axis + (k,)
+        picked = tuple(i[step] for i in index)
+        target[picked] = target[picked] * values[step]
 
 
 class GetItem(Function):
@@ -219,6 +242,111 @@ def scatter_add(x, axis, index, src):
     return ScatterAdd(axis)(x, as_indices(index, x), src)
 
 
+_SCATTER_UFUNCS = {"sum": "add", "prod": "multiply", "mean": "add", "amax": "maximum", "amin": "minimum"}
+
+
+class ScatterReduce(Function):
+    """PyTorch's scatter_reduce: at each position q of x, y[q] reduces the src[p] of every index
+    position p whose target t(p) (p with its ``axis`` coordinate replaced by index[p]) is q,
+    with x[q] among them when include_self; c[q] counts those p, and a q with c[q] = 0 keeps
+    x[q]. reduce: "sum", "prod", "mean" (divided by n[q] = c[q] + include_self; floored for
+    integers), "amax" or "amin".
+
+    Backward, w(v) being the derivative of y[q] in one of its contributors v:
+        dx[q] = dy[q] * w(x[q]) where x counts (include_self), else 0; dy[q] where c[q] = 0
+        dsrc[p] = dy[t(p)] * w(src[p]); 0 where src is unused
+        sum: w = 1     mean: w = 1 / n[q]
+        prod: w = the product of the other contributors. With z[q] zero contributors and P[q]
+              the product of the nonzero ones: P[q] / v when z[q] = 0; P[q] when v = 0 and
+              z[q] = 1; else 0 (a zero among the others).
+        amax, amin: w = [v == y[q]] / T[q], T[q] the contributors equal to y[q]: ties share dy
+              evenly. A NaN y[q] equals none (T[q] = 0): its contributors get NaN, as in PyTorch.
+    No gradient for index.
+    """
+
+    def __init__(self, axis, reduce, include_self=True):
+        self.axis, self.reduce, self.include_self = axis, reduce, include_self
+
+    def forward(self, x, index, src):
+        (axis,) = normalize_axes(self.axis, max(x.ndim, 1), "scatter_reduce")
+        _check_along("scatter_reduce", x.shape, index.shape, axis)
+        _check_along("scatter_reduce", src.shape, index.shape, None, what="src")
+        check_indices("scatter_reduce", "index", index, x.shape[axis])
+        xp = get_array_module(x)
+        self.along, self.target, self.src_shape = axis, _along_index(index, axis), src.shape
+        self.used = tuple(slice(0, n) for n in index.shape)
+        s = src[self.used]
+        count = xp.zeros(x.shape, dtype=np.int64)
+        add_at(count, self.target, 1)
+        y = x.copy()
+        if not self.include_self:  # seeded with the identity, or any contributor for a max or min
+            y[self.target] = s if self.reduce in ("amax", "amin") else int(self.reduce == "prod")
+        with quiet_float_errors(xp):  # NaN propagates through a max or min
+            ufunc_at(_SCATTER_UFUNCS[self.reduce], y, self.target, s, axis)
+        if self.reduce == "mean":
+            n = xp.maximum(count + self.include_self, 1)
+            y = y // n if x.dtype.kind in "iu" else y / n.astype(x.dtype)
+        self.save_for_backward(x, s, y, count)
+        return y
+
+    def backward(self, dy):
+        x, s, y, count = self.saved
+        xp = get_array_module(dy)
+        counts = (count == 0) | self.include_self  # x is one of y's contributors
+        with quiet_float_errors(xp):  # a NaN result's 0 / 0 (see above)
+            gx, gs = getattr(self, f"_{self.reduce}_shares")(xp, dy, x, s, y, count, counts)
+        dsrc = None
+        if self.needs_input_grad[2]:
+            dsrc = xp.zeros(self.src_shape, dtype=dy.dtype)
+            dsrc[self.used] = gs
+        return xp.where(count == 0, dy, xp.where(counts, gx, 0)), None, dsrc
+
+    def _sum_shares(self, xp, dy, x, s, y, count, counts):
+        """(dy * w(x), dy[t] * w(src)), each reduction's w as in the docstring."""
+        g = dy / xp.maximum(count + self.include_self, 1).astype(dy.dtype) if self.reduce == "mean" else dy
+        return g, g[self.target]
+
+    _mean_shares = _sum_shares
+
+    def _prod_shares(self, xp, dy, x, s, y, count, counts):
+        zeros = (counts & (x == 0)).astype(np.int64)
+        add_at(zeros, self.target, (s == 0).astype(np.int64))
+        nonzero_product = xp.where(counts & (x != 0), x, 1).astype(dy.dtype)
+        ufunc_at("multiply", nonzero_product, self.target, xp.where(s == 0, 1, s), self.along)
+
+        def others(v, z, p):
+            return xp.where(v == 0, xp.where(z == 1, p, 0), xp.where(z == 0, p / xp.where(v == 0, 1, v), 0))
+
+        return dy * others(x, zeros, nonzero_product), dy[self.target] * others(
+            s, zeros[self.target], nonzero_product[self.target])
+
+    def _amax_shares(self, xp, dy, x, s, y, count, counts):
+        tie_x, tie_s = counts & (x == y), s == y[self.target]
+        ties = tie_x.astype(dy.dtype)
+        add_at(ties, self.target, tie_s.astype(dy.dtype))
+        g = dy / ties
+        return tie_x * g, tie_s * g[self.target]
+
+    _amin_shares = _amax_shares
+
+
+def scatter_reduce(x, axis, index, src, reduce, include_self=True):
+    """x with src[p] reduced into x[p with its ``axis`` coordinate replaced by index[p]] by
+    ``reduce`` ("sum", "prod", "mean", "amax", "amin"), with x's own value among them when
+    include_self (PyTorch's scatter_reduce)."""
+    if reduce not in _SCATTER_UFUNCS:
+        raise ValueError(f"scatter_reduce: reduce must be one of {', '.join(map(repr, _SCATTER_UFUNCS))}, "
+                         f"got {reduce!r}")
+    if not isinstance(include_self, bool):
+        raise TypeError(f"scatter_reduce: include_self must be a bool, got {include_self!r}")
+    x = as_tensor(x)
+    src = as_tensor(src, x)
+    if src.dtype != x.dtype or not (backend.is_floating(x.dtype) or x.dtype.kind in "iu"):
+        raise TypeError(f"scatter_reduce: x and src must have one float or integer dtype, got {x.dtype.name} "
+                        f"and {src.dtype.name}")
+    return ScatterReduce(axis, reduce, include_self)(x, as_indices(index, x), src)
+
+
 class Tril(Function):
     """y = x on and below the k-th diagonal of the last two axes (y[..., i, j] = x[..., i, j] for
     j <= i + k), 0 above.   dx = dy on the same entries, 0 above"""
@@ -316,3 +444,72 @@ def one_hot(indices, num_classes=-1):
         num_classes = backend.host_ints(data.max())[0] + 1
     check_indices("one_hot", "indices", data, num_classes)
     return Tensor((data[..., None] == xp.arange(num_classes)).astype(np.int64))
+
+
+# ---------------------------------------------------------------- selections: data-dependent shapes
+
+
+def _true_positions(mask):
+    """Row-major flat positions of mask's True entries, int64, with ONE counted host read (the
+    count, which the output's shape needs). The j-th True entry is the first position where the
+    running count reaches j; CuPy's own nonzero would read the count uncounted."""
+    xp = get_array_module(mask)
+    flat = mask.reshape(-1)
+    (count,) = backend.host_ints(flat.sum())
+    return xp.searchsorted(xp.cumsum(flat), xp.arange(1, count + 1)).astype(np.int64, copy=False)
+
+
+def nonzero(x, as_tuple=False):
+    """Indices of x's nonzero entries (NaN counts as nonzero) in row-major order, no gradient:
+    an int64 tensor [K, ndim] (PyTorch's nonzero), or with ``as_tuple`` one int64 tensor of K
+    indices per axis (NumPy's nonzero; a 0-d x counts as 1-d, as PyTorch's)."""
+    if not isinstance(as_tuple, bool):
+        raise TypeError(f"nonzero: as_tuple must be a bool, got {as_tuple!r}")
+    x = as_tensor(x)
+    xp = backend.get_array_module(x.data)
+    positions = _true_positions(x.data != 0)
+    if as_tuple:
+        return tuple(Tensor(i) for i in xp.unravel_index(positions, x.shape or (1,)))
+    if not x.ndim:
+        return Tensor(xp.zeros((positions.size, 0), dtype=np.int64))
+    return Tensor(xp.stack(xp.unravel_index(positions, x.shape), axis=1))
+
+
+def argwhere(x):
+    """nonzero(x): the [K, ndim] int64 indices of x's nonzero entries, row-major (NumPy's and
+    PyTorch's argwhere)."""
+    return nonzero(x)
+
+
+class MaskedSelect(Function):
+    """y = the entries of x where mask is True, x and mask broadcast to one shape, as a 1-D
+    tensor in row-major order: y[j] = x_b.flat[positions[j]].
+
+    dx_b = zeros, then dx_b.flat[positions] = dy (each position once: an assignment); the
+    engine sums dx_b back to x's shape. No gradient for mask.
+    """
+
+    def forward(self, x, mask):
+        self.shape = np.broadcast_shapes(x.shape, mask.shape)
+        xp = get_array_module(x)
+        self.positions = _true_positions(xp.broadcast_to(mask, self.shape))
+        return xp.broadcast_to(x, self.shape).reshape(-1)[self.positions]
+
+    def backward(self, dy):
+        dx = get_array_module(dy).zeros(int(np.prod(self.shape)), dtype=dy.dtype)
+        dx[self.positions] = dy
+        return dx.reshape(self.shape), None
+
+
+def masked_select(x, mask):
+    """The entries of x where the boolean mask is True, x and mask broadcast together, as a
+    1-D tensor in row-major order (PyTorch's masked_select)."""
+    x = as_tensor(x)
+    mask = as_tensor(mask, x)
+    check_bool("masked_select", "mask", mask)
+    try:
+        np.broadcast_shapes(x.shape, mask.shape)
+    except ValueError:
+        raise ValueError(f"masked_select: mask of shape {mask.shape} and x of shape {x.shape} do not "
+                         "broadcast") from None
+    return MaskedSelect()(x, mask)

@@ -1,4 +1,4 @@
-"""Flip, Roll, Tril, Triu, Gather, ScatterAdd, Repeat, Tile, PadEdges, Einsum and one_hot
+"""Flip, Roll, Tril, Triu, Gather, ScatterAdd, ScatterReduce, Repeat, Tile, PadEdges, Einsum and one_hot
 (minitx/ops/indexing.py): forward against independent NumPy computations, float64 gradients
 (check_gradients) on hypothesis-drawn shapes, PyTorch parity, and the errors users see."""
 
@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import minitx
 import minitx.functional as F
@@ -90,13 +91,25 @@ def test_tril_zeroes_nan_above_the_diagonal_and_needs_a_matrix():
 @st.composite
 def _along_case(draw):
     """(x, axis, index): index has x's dimensions, sizes <= x's off the axis, any size on it; the
-    axis counted from either end."""
-    shape = draw(SHAPES)
+    axis counted from either end. Repeated and out-of-order indices, where gradient bugs hide,
+    are common: up to 6 indices along an axis of at most 4, drawn, sorted descending, or
+    counting down around the axis (3 indices on an axis of 2: 0, 1, 0)."""
+    arrangement = draw(st.sampled_from(["drawn", "descending", "counting down"]))
+    shape = list(draw(SHAPES))
     axis = draw(st.integers(-len(shape), len(shape) - 1))
-    index_shape = tuple(draw(st.integers(0 if d == axis % len(shape) else 1, 4 if d == axis % len(shape) else n))
+    along = axis % len(shape)
+    if arrangement != "drawn":  # room for two different indices
+        shape[along] = max(shape[along], 2)
+    index_shape = tuple(draw(st.integers(0 if arrangement == "drawn" else 2, 6) if d == along else st.integers(1, n))
                         for d, n in enumerate(shape))
     index = draw(mst.index_arrays(index_shape, shape[axis]))  # (shape[-1] is the last axis's size)
-    return draw(mst.tensors(shape)), axis, minitx.tensor(index)
+    if arrangement == "descending":
+        index = np.flip(np.sort(index, axis=axis), axis=axis).copy()
+    elif arrangement == "counting down":
+        down = np.arange(index_shape[along] - 1, -1, -1) % shape[axis]
+        index = np.broadcast_to(np.expand_dims(down, tuple(d for d in range(len(shape)) if d != along)),
+                                index_shape).copy()
+    return draw(mst.tensors(tuple(shape))), axis, minitx.tensor(index)
 
 
 def _np_gather(a, axis, index):
@@ -149,6 +162,186 @@ def test_gather_and_scatter_add_errors_name_the_op():
         F.gather(x, 1, [[0], [1], [2]])
     with pytest.raises(TypeError, match="scatter_add: index must be an integer tensor, got dtype float32"):
         F.scatter_add(x, 0, minitx.tensor([[0.0]]), leaf([[1.0]]))
+
+
+# ---------------------------------------------------------------- scatter_reduce
+
+REDUCTIONS = ["sum", "prod", "mean", "amax", "amin"]
+HALVES = [v / 2 for v in range(-4, 5)]  # multiples of 0.5: zeros and ties between x and src are common
+EDGES = [0.0, 1.0, -1.5, np.inf, -np.inf, np.nan]
+
+
+def _np_scatter_reduce(x, axis, index, src, reduce, include_self, dy):
+    """(y, dx, dsrc) by listing each position's contributors: x's value (include_self) and the
+    src[p] whose target is that position; the gradient share of each contributor from its
+    definition (the product of the others, the ties of a max), not from minitx's formulas."""
+    members = {q: [("x", q, x[q])] if include_self else [] for q in np.ndindex(*x.shape)}
+    for p in np.ndindex(*index.shape):
+        q = list(p)
+        q[axis] = index[p]
+        members[tuple(q)].append(("src", p, src[p]))
+    y, dx, dsrc = x.copy(), np.zeros(x.shape), np.zeros(src.shape)
+    for q, group in members.items():
+        if not any(kind == "src" for kind, _, _ in group):
+            dx[q] = dy[q]  # nothing points here: y keeps x
+            continue
+        v = np.array([value for _, _, value in group])
+        if reduce in ("sum", "mean"):
+            n = len(v) if reduce == "mean" else 1
+            y[q] = v.sum() // n if x.dtype.kind == "i" else v.sum() / n
+            shares = np.full(len(v), 1 / n)
+        elif reduce == "prod":
+            y[q] = v.prod()
+            shares = np.array([np.delete(v, k).prod() for k in range(len(v))])
+        else:
+            y[q] = v.max() if reduce == "amax" else v.min()
+            with np.errstate(invalid="ignore"):  # a NaN result: no contributor equals it
+                shares = (v == y[q]) / (v == y[q]).sum()
+        for (kind, where, _), share in zip(group, shares):
+            (dx if kind == "x" else dsrc)[where] += dy[q] * share
+    return y, dx, dsrc
+
+
+@st.composite
+def _scatter_values(draw, x_shape, src_shape):
+    """(x, src, kind): distinct floats (no ties: every reduction has finite differences), halves
+    (zeros and ties), edges (inf and NaN in src) or integers."""
+    kind = draw(st.sampled_from(["distinct", "halves", "edges", "integers"]))
+    n = int(np.prod(x_shape))
+    if kind == "distinct":  # distinct across x and src together
+        both = draw(mst.float_arrays((n + int(np.prod(src_shape)),), distinct=True))
+        return both[:n].reshape(x_shape), both[n:].reshape(src_shape), kind
+    if kind == "integers":
+        ints = st.integers(-3, 3)
+        return draw(hnp.arrays(np.int64, x_shape, elements=ints)), draw(hnp.arrays(np.int64, src_shape, elements=ints)), kind
+    x = draw(hnp.arrays(np.float64, x_shape, elements=st.sampled_from(HALVES)))
+    return x, draw(hnp.arrays(np.float64, src_shape, elements=st.sampled_from(HALVES if kind == "halves" else EDGES))), kind
+
+
+@given(case=_along_case(), reduce=st.sampled_from(REDUCTIONS), include_self=st.booleans(), data=st.data())
+def test_scatter_reduce(case, reduce, include_self, data):
+    x, axis, index = case
+    src_shape = tuple(n + data.draw(st.integers(0, 1)) for n in index.shape)  # src may be larger
+    a, s, kind = data.draw(_scatter_values(x.shape, src_shape), label="x, src")
+    dy = np.random.default_rng(0).standard_normal(x.shape)
+    y, dx, dsrc = _np_scatter_reduce(a, axis % x.ndim, index.numpy(), s, reduce, include_self, dy)
+    floats = kind != "integers"
+    x, src = minitx.tensor(a, requires_grad=floats), minitx.tensor(s, requires_grad=floats)
+    fn = lambda t, u: F.scatter_reduce(t, axis, index, u, reduce, include_self)  # noqa: E731
+    out = check_forward(fn, lambda *_: y, x, src)
+    assert out.dtype == a.dtype
+    if kind in ("distinct", "halves"):
+        out.backward(dy)
+        np.testing.assert_allclose(x.grad.numpy(), dx, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(src.grad.numpy(), dsrc, rtol=1e-12, atol=1e-12)
+    if kind == "distinct" or (kind == "halves" and reduce not in ("amax", "amin")):  # ties have no derivative
+        assert check_gradients(fn, leaf(a), leaf(s))
+    torch = _torch()
+    # PyTorch counts x among a max's ties even with include_self=False: compared where that cannot matter
+    quirk = reduce in ("amax", "amin") and not include_self and (a == y).any()
+    if torch is not None and not quirk:
+        used = s[tuple(slice(0, n) for n in index.shape)]  # PyTorch's backward needs src shaped as index
+        theirs = torch.from_numpy(index.numpy())
+        # an inf factor beside a zero: the product of the others here, NaN (its division) in PyTorch
+        grads = floats and not (kind == "edges" and reduce == "prod")
+        parity(fn, lambda t, u: t.scatter_reduce(axis, theirs, u, reduce, include_self=include_self),
+               *((leaf(a, grads), leaf(used, grads)) if floats else (x, minitx.tensor(used))))
+
+
+def test_scatter_reduce_prod_gradient_with_zeros():
+    """One zero among a position's factors gets the product of the others; with two zeros every
+    factor gets 0; x is a factor only with include_self (position 1: x's 0 is the second zero)."""
+    index = minitx.tensor([0, 0, 1, 1, 1])
+    for include_self, x_grad, src_grad in [(True, [0.0, 0.0], [6.0, 0.0, 0.0, 0.0, 0.0]),
+                                           (False, [0.0, 0.0], [2.0, 0.0, 35.0, 0.0, 0.0])]:
+        x, src = leaf([3.0, 0.0]), leaf([0.0, 2.0, 0.0, 5.0, 7.0])
+        F.scatter_reduce(x, 0, index, src, "prod", include_self).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), x_grad)
+        np.testing.assert_array_equal(src.grad.numpy(), src_grad)
+    x, src = leaf([0.0]), leaf([2.0, 5.0])  # the zero is x's: x gets the product of src
+    F.scatter_reduce(x, 0, [0, 0], src, "prod").sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [10.0])
+    np.testing.assert_array_equal(src.grad.numpy(), [0.0, 0.0])
+
+
+def test_scatter_reduce_amax_ties_and_include_self():
+    """Ties share dy evenly, x among them with include_self. Without it x is no contributor
+    even when it equals the maximum (PyTorch would give src 0.5 there)."""
+    for include_self, x_grad, src_grad in [(True, [0.5, 1.0], [0.5, 0.0]), (False, [0.0, 1.0], [1.0, 0.0])]:
+        x, src = leaf([7.0, 2.0]), leaf([7.0, 1.0])
+        y = F.scatter_reduce(x, 0, [0, 0], src, "amax", include_self)
+        y.sum().backward()
+        np.testing.assert_array_equal(y.numpy(), [7.0, 2.0])
+        np.testing.assert_array_equal(x.grad.numpy(), x_grad)
+        np.testing.assert_array_equal(src.grad.numpy(), src_grad)
+
+
+def test_scatter_reduce_nan_inf_and_untouched_positions():
+    """A NaN result propagates and gives its contributors NaN gradients (as PyTorch); a
+    position nothing points at keeps x and passes dy, even where x is NaN or inf."""
+    x, src = leaf([1.0, np.nan, np.inf]), leaf([np.nan, 2.0])
+    for reduce in REDUCTIONS:
+        x.grad = src.grad = None
+        y = F.scatter_reduce(x, 0, [0, 0], src, reduce)
+        y.sum().backward()
+        np.testing.assert_array_equal(y.numpy(), [np.nan, np.nan, np.inf])
+        np.testing.assert_array_equal(x.grad.numpy()[1:], [1.0, 1.0])
+        assert np.isnan(x.grad.numpy()[0]) == (reduce not in ("sum", "mean"))
+    np.testing.assert_array_equal(F.scatter_reduce(leaf([5.0]), 0, [0, 0], leaf([-np.inf, 2.0]), "amin").numpy(),
+                                  [-np.inf])
+
+
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+def test_scatter_reduce_keeps_the_dtype(reduce):
+    """float32 in, float32 out and float32 gradients; an integer mean is floored, as PyTorch's."""
+    x = minitx.tensor(np.array([1.0, 2.0, 3.0], dtype=np.float32), requires_grad=True)
+    src = minitx.tensor(np.array([4.0, 5.0, 6.0], dtype=np.float32), requires_grad=True)
+    out = F.scatter_reduce(x, 0, [0, 0, 2], src, reduce)
+    out.sum().backward()
+    assert out.dtype == x.grad.dtype == src.grad.dtype == np.float32
+    ints = F.scatter_reduce(minitx.tensor([1, 2, -7]), 0, [0, 0, 1, 1, 2], minitx.tensor([2, 3, -4, 4, 0]), reduce)
+    assert ints.dtype == np.int64
+    if reduce == "mean":
+        np.testing.assert_array_equal(ints.numpy(), [2, 0, -4])  # 6 // 3, 2 // 3, -7 // 2
+
+
+def test_multiply_at_by_steps_matches_numpy():
+    """The CuPy branch of ufunc_at for "multiply", run on NumPy arrays."""
+    from minitx.ops.indexing import _along_index, multiply_at_by_steps
+
+    index = np.array([[1, 0, 1], [2, 2, 2]])
+    values = np.arange(1.0, 7.0).reshape(2, 3)
+    for axis in (0, 1):
+        target = _along_index(index if axis else index.T[:, :2] % 2, axis)
+        vals = values if axis else values.T[:, :2]
+        expected, got = np.ones((3, 3)), np.ones((3, 3))
+        np.multiply.at(expected, target, vals)
+        multiply_at_by_steps(got, target, vals, axis)
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_scatter_reduce_errors_name_the_op():
+    x, src = leaf(np.zeros((2, 3))), leaf(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="scatter_reduce: reduce must be one of 'sum', 'prod', 'mean', 'amax', "
+                                         "'amin', got 'max'"):
+        F.scatter_reduce(x, 0, [[0]], src, "max")
+    with pytest.raises(TypeError, match="scatter_reduce: include_self must be a bool, got 1"):
+        F.scatter_reduce(x, 0, [[0]], src, "sum", include_self=1)
+    with pytest.raises(TypeError, match="scatter_reduce: x and src must have one float or integer dtype, got "
+                                        "float64 and int64"):
+        F.scatter_reduce(x, 0, [[0]], minitx.tensor([[1]]), "sum")
+    with pytest.raises(IndexError, match=r"scatter_reduce: index 2 is out of range \[0, 2\)"):
+        F.scatter_reduce(x, 0, [[2]], src, "amax")
+    with pytest.raises(IndexError, match=r"scatter_reduce: index -1 is out of range \[0, 3\)"):
+        F.scatter_reduce(x, -1, [[-1]], src, "amax")
+    with pytest.raises(np.exceptions.AxisError, match="scatter_reduce: axis 2 is out of range"):
+        F.scatter_reduce(x, 2, [[0]], src, "sum")
+    with pytest.raises(ValueError, match=r"scatter_reduce: index of shape \(3, 1\) does not fit input"):
+        F.scatter_reduce(x, 1, [[0], [1], [0]], src, "sum")
+    with pytest.raises(ValueError, match=r"scatter_reduce: index of shape \(1, 4\) does not fit src"):
+        F.scatter_reduce(x, 1, [[0, 1, 0, 1]], src, "sum")
+    with pytest.raises(TypeError, match="scatter_reduce: index must be an integer tensor, got dtype float32"):
+        F.scatter_reduce(x, 0, minitx.tensor([[0.0]]), src, "sum")
 
 
 # ---------------------------------------------------------------- repeat, tile
