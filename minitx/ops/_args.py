@@ -49,6 +49,14 @@ def floating(x) -> Tensor:
     return x.astype(backend.DEFAULT_FLOAT) if x.dtype.kind in "biu" else x
 
 
+def accumulator(dtype):
+    """The dtype sums and products of ``dtype`` accumulate in: int64 for booleans and integers
+    narrower than 64 bits (PyTorch's rule; NumPy takes uint64 for unsigned ones), else None
+    (the input's own dtype)."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.int64) if dtype.kind in "biu" and dtype.itemsize < 8 else None
+
+
 def as_indices(value, like: Tensor) -> Tensor:
     """Ids and targets: Python ints and lists become int64 tensors on ``like``'s device."""
     if isinstance(value, Tensor):
