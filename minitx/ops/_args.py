@@ -49,12 +49,17 @@ def floating(x) -> Tensor:
     return x.astype(backend.DEFAULT_FLOAT) if x.dtype.kind in "biu" else x
 
 
-def accumulator(dtype):
-    """The dtype sums and products of ``dtype`` accumulate in: int64 for booleans and integers
-    narrower than 64 bits (PyTorch's rule; NumPy takes uint64 for unsigned ones), else None
-    (the input's own dtype)."""
+def accumulate(reduce, dtype, **kwargs):
+    """``reduce(dtype=..., **kwargs)`` (a sum, product or their scans) in the dtype PyTorch
+    accumulates ``dtype`` in: int64 for booleans and integers narrower than 64 bits (the result
+    stays int64; NumPy would take uint64 for the unsigned ones), float32 for float16 (rounded
+    back to float16 at the end: float16 running sums lose their small terms)."""
     dtype = np.dtype(dtype)
-    return np.dtype(np.int64) if dtype.kind in "biu" and dtype.itemsize < 8 else None
+    if dtype.kind in "biu" and dtype.itemsize < 8:
+        return reduce(dtype=np.int64, **kwargs)
+    if dtype == np.float16:
+        return reduce(dtype=np.float32, **kwargs).astype(np.float16)
+    return reduce(**kwargs)
 
 
 def as_indices(value, like: Tensor) -> Tensor:

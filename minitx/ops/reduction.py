@@ -22,7 +22,7 @@ from numpy.exceptions import AxisError
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module
-from minitx.ops._args import accumulator, floating
+from minitx.ops._args import accumulate, floating
 
 __all__ = ["Sum", "Mean", "Max", "Min", "Var", "Std", "LogSumExp", "Prod"]
 
@@ -102,7 +102,7 @@ class Sum(_Reduction):
     """y = sum of x over axes.   dx = dy, repeated along the summed axes"""
 
     def forward(self, x):
-        return x.sum(axis=self._setup(x), keepdims=self.keepdims, dtype=accumulator(x.dtype))
+        return accumulate(x.sum, x.dtype, axis=self._setup(x), keepdims=self.keepdims)
 
     def backward(self, dy):
         xp = get_array_module(dy)
@@ -296,7 +296,7 @@ class Prod(_Reduction):
     def forward(self, x):
         axes = self._setup(x)
         self.save_for_backward(x)
-        return x.prod(axis=axes, keepdims=self.keepdims, dtype=accumulator(x.dtype))
+        return accumulate(x.prod, x.dtype, axis=axes, keepdims=self.keepdims)
 
     def backward(self, dy):
         (x,) = self.saved

@@ -12,7 +12,7 @@ import numbers
 
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module
-from minitx.ops._args import accumulator, floating
+from minitx.ops._args import accumulate, floating
 from minitx.ops.indexing import add_at
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
@@ -59,7 +59,7 @@ class Cumsum(_Scan):
     """y_k = sum_{j<=k} x_j along axis.   dx_j = sum_{k>=j} dy_k (a cumulative sum from the end)"""
 
     def forward(self, x):
-        return self._back(get_array_module(x).cumsum(self._front(x), axis=0, dtype=accumulator(x.dtype)))
+        return self._back(accumulate(self._front(x).cumsum, x.dtype, axis=0))
 
     def backward(self, dy):
         return (self._back(get_array_module(dy).cumsum(self._front(dy)[::-1], axis=0)[::-1]),)
@@ -78,7 +78,7 @@ class Cumprod(_Scan):
 
     def forward(self, x):
         xs = self._front(x)
-        y = get_array_module(x).cumprod(xs, axis=0, dtype=accumulator(x.dtype))
+        y = accumulate(xs.cumprod, x.dtype, axis=0)
         self.save_for_backward(xs, y)
         return self._back(y)
 

@@ -4,8 +4,8 @@ to PyTorch without turning into another dtype on the way.
 The dtypes are NumPy's (backend.dtype_names()): float16/32/64, int8 to int64, uint8 to uint64,
 bool, and bfloat16 (tests/test_amp.py). Integer arithmetic wraps around as NumPy's and PyTorch's
 does (int8 100 + 100 is -56); a Python integer outside the tensor's range is refused by name
-(NumPy raises too, PyTorch wraps it). Sums and products of integers narrower than 64 bits
-accumulate in int64, as PyTorch's (NumPy's would be uint64 for the unsigned ones). Results are compared with NumPy on the same arrays, and
+(NumPy raises too, PyTorch wraps it). Sums and products accumulate as PyTorch's: integers
+narrower than 64 bits in int64 (NumPy's would be uint64 for the unsigned ones), float16 in float32. Results are compared with NumPy on the same arrays, and
 with PyTorch for the dtypes PyTorch computes in (it only stores uint16, uint32 and uint64).
 """
 import numpy as np
@@ -46,12 +46,16 @@ def test_arithmetic_and_comparisons_follow_numpy(dtype, data):
     a = data.draw(arrays(dtype), label="a")
     b = data.draw(arrays(dtype, st.just(a.shape)), label="b")
     x, y = minitx.tensor(a), minitx.tensor(b)
-    wide = "int64" if dtype in INTEGERS and dtype != "uint64" else None  # PyTorch's accumulator
+    def accumulated(reduce):  # as PyTorch accumulates: integers in int64, float16 in float32
+        if dtype == "float16":
+            return reduce(axis=-1, dtype="float32").astype("float16")
+        return reduce(axis=-1, dtype="int64" if dtype in INTEGERS and dtype != "uint64" else None)
+
     with np.errstate(all="ignore"):
         expected = {"add": a + b, "sub": a - b, "mul": a * b, "max": np.maximum(a, b), "lt": a < b,
-                    "eq": a == b, "neg": -a, "sum": a.sum(axis=-1, dtype=wide), "amax": a.max(axis=-1),
-                    "argmax": a.argmax(axis=-1), "cumsum": a.cumsum(axis=-1, dtype=wide),
-                    "prod": a.prod(axis=-1, dtype=wide)}
+                    "eq": a == b, "neg": -a, "sum": accumulated(a.sum), "amax": a.max(axis=-1),
+                    "argmax": a.argmax(axis=-1), "cumsum": accumulated(a.cumsum),
+                    "prod": accumulated(a.prod)}
         got = {"add": x + y, "sub": x - y, "mul": x * y, "max": F.maximum(x, y), "lt": x < y, "eq": x == y,
                "neg": -x, "sum": x.sum(axis=-1), "amax": x.max(axis=-1), "argmax": x.argmax(axis=-1),
                "cumsum": F.cumsum(x, -1), "prod": x.prod(axis=-1)}
