@@ -126,13 +126,14 @@ class GradScaler:
                                  "computes in float16 inside")
             grads.append(p.grad.data)
         xp = backend.get_array_module(self._scale)
-        inv_scale = (1.0 / self._scale.astype(np.float64)).astype(np.float32)
         found_inf = xp.zeros((), dtype=bool)
-        if grads:
-            mark_modified(*grads)  # scaled in place: a graph that saved one must not use it unawares
-            for g in grads:
-                g *= inv_scale.astype(g.dtype)
-            found_inf = ~finite_flags(grads).all()
+        with np.errstate(all="ignore"):  # a scale backed off to 0 makes inf: the check below sees it
+            inv_scale = (1.0 / self._scale.astype(np.float64)).astype(np.float32)
+            if grads:
+                mark_modified(*grads)  # scaled in place: a graph that saved one must not use it unawares
+                for g in grads:
+                    g *= inv_scale.astype(g.dtype)
+                found_inf = ~finite_flags(grads).all()
         state.update(stage=_UNSCALED, found_inf=found_inf)
 
     def step(self, optimizer) -> None:
@@ -171,7 +172,8 @@ class GradScaler:
             successful = self._growth_tracker + 1
             grow = ~found_inf & (successful >= self._growth_interval)
             wide = self._scale.astype(np.float64)
-            grown = (wide * self._growth_factor).astype(np.float32)
+            with np.errstate(over="ignore"):  # grown to inf in float32: where() keeps the scale then
+                grown = (wide * self._growth_factor).astype(np.float32)
             backed_off = (wide * self._backoff_factor).astype(np.float32)
             self._scale[...] = xp.where(found_inf, backed_off, xp.where(grow & xp.isfinite(grown), grown, self._scale))
             self._growth_tracker[...] = xp.where(found_inf | grow, 0, successful)
@@ -210,7 +212,7 @@ class GradScaler:
                      high_open=True)
         interval = check_count(name, "growth_interval", state_dict["growth_interval"], low=1)
         tracker = check_count(name, "_growth_tracker", state_dict["_growth_tracker"])
-        if tracker >= interval or state_dict["scale"] > np.finfo(np.float32).max:
+        if tracker >= interval or state_dict["scale"] > float(np.finfo(np.float32).max):
             raise ValueError(f"{name}: _growth_tracker {tracker} and scale {state_dict['scale']!r} do not fit a "
                              f"scaler: the tracker counts below growth_interval {interval}, the scale is a float32")
         self._growth_factor = float(state_dict["growth_factor"])
