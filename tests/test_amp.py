@@ -1,11 +1,16 @@
 """Mixed precision (minitx.amp): inside autocast("bfloat16") the products compute in bfloat16 and
 the reductions in float32, each as PRECISION says; parameters and their gradients stay float32.
+autocast("float16") likewise in float16, its backward under a GradScaler's loss scale.
 
 Tolerances, in bfloat16 ulps: bfloat16 has 8 mantissa bits, so one rounding moves a value by at
 most 2^-9 of itself (half an ulp, 2^-8 relative). A product rounds each input once and its result
 once, and adds in float32: within 3 * 2^-8 of sum |a_i b_i|. A whole network's loss, after a few
 dozen such roundings, agrees with float32 to about 1%, and each gradient points the same way
 (cosine above 0.97).
+
+float16 has 11 mantissa bits (an ulp of 2^-11 relative, half that by rounding) and 5 exponent
+bits: below 2^-14 its values are subnormal, spaced 2^-24 apart, so the bounds add 2^-24 per
+input rounded.
 """
 import contextlib
 
@@ -23,11 +28,13 @@ from minitx.nn import Transformer  # noqa: E402
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 ULP = 2.0 ** -8  # bfloat16's relative spacing
+LOW = {"bfloat16": (BF16, ULP, 0.0), "float16": (np.dtype(np.float16), 2.0 ** -11, 2.0 ** -24)}  # dtype, ulp, tiny
 
 
-def rounded(a):
-    """a rounded to bfloat16 (nearest even) and back to float32: what a bfloat16 input holds."""
-    return np.asarray(a, np.float32).astype(BF16).astype(np.float32)
+def rounded(a, dtype=BF16):
+    """a rounded to ``dtype`` (nearest even) and back to float32: what a bfloat16 (or float16)
+    input holds."""
+    return np.asarray(a, np.float32).astype(dtype).astype(np.float32)
 
 
 def test_every_row_of_the_table_names_a_real_op_and_gives_its_reason():
@@ -39,37 +46,43 @@ def test_every_row_of_the_table_names_a_real_op_and_gives_its_reason():
 
 
 @settings(max_examples=25, deadline=None)
-@given(n=st.integers(1, 6), k=st.integers(1, 40), m=st.integers(1, 6), seed=st.integers(0, 10**6))
-def test_a_product_is_bfloat16_storage_with_float32_sums(n, k, m, seed):
+@given(name=st.sampled_from(sorted(LOW)), n=st.integers(1, 6), k=st.integers(1, 40), m=st.integers(1, 6),
+       seed=st.integers(0, 10**6))
+def test_a_product_is_low_precision_storage_with_float32_sums(name, n, k, m, seed):
+    dtype, ulp, tiny = LOW[name]
     rng = np.random.default_rng(seed)
     a, b = rng.normal(size=(n, k)).astype(np.float32), rng.normal(size=(k, m)).astype(np.float32)
-    with minitx.autocast("bfloat16"):
+    with minitx.autocast(name):
         y = F.matmul(minitx.tensor(a), minitx.tensor(b))
-    assert y.dtype == BF16
-    # exactly: the bfloat16 inputs multiplied and added in float32 (or better), then rounded once
-    exact = rounded(a).astype(np.float64) @ rounded(b).astype(np.float64)
-    np.testing.assert_allclose(y.numpy().astype(np.float64), exact, rtol=ULP, atol=1e-6 * np.abs(exact).max())
-    # against float32: within 3 ulps of the sum of |a_i b_i|
-    bound = 3 * ULP * (np.abs(a) @ np.abs(b))
+    assert y.dtype == dtype
+    # exactly: the low inputs multiplied and added in float32 (or better), then rounded once
+    exact = rounded(a, dtype).astype(np.float64) @ rounded(b, dtype).astype(np.float64)
+    np.testing.assert_allclose(y.numpy().astype(np.float64), exact, rtol=ulp,
+                               atol=1e-6 * np.abs(exact).max() + tiny)
+    # against float32: within 3 ulps of the sum of |a_i b_i|, plus each input's subnormal rounding
+    bound = 3 * ulp * (np.abs(a) @ np.abs(b)) + tiny * (np.abs(a).sum(1, keepdims=True) + np.abs(b).sum(0) + 1)
     assert np.all(np.abs(y.numpy().astype(np.float64) - a.astype(np.float64) @ b) <= bound + 1e-30)
 
 
-def test_reductions_and_normalizations_compute_in_float32():
+@pytest.mark.parametrize("name", sorted(LOW))
+def test_reductions_and_normalizations_compute_in_float32(name):
+    dtype = LOW[name][0]
     x = minitx.tensor(np.random.default_rng(1).normal(size=(4, 9)).astype(np.float32))
-    with minitx.autocast("bfloat16"):
+    with minitx.autocast(name):
         low = F.linear(x, minitx.tensor(np.eye(9, dtype=np.float32)))
-        assert low.dtype == BF16
+        assert low.dtype == dtype
         for out in (F.softmax(low), F.log_softmax(low), F.layer_norm(low), F.sum(low), F.mean(low),
                     F.cross_entropy(low, minitx.tensor([0, 1, 2, 3]))):
             assert out.dtype == np.float32
-        np.testing.assert_allclose(F.softmax(low).numpy(), F.softmax(minitx.tensor(rounded(x.numpy()))).numpy(),
-                                   rtol=1e-6)
+        np.testing.assert_allclose(F.softmax(low).numpy(),
+                                   F.softmax(minitx.tensor(rounded(x.numpy(), dtype))).numpy(), rtol=1e-6)
     assert F.matmul(x, x.T).dtype == np.float32  # outside: nothing is cast
 
 
-def test_float64_is_left_alone_and_so_are_integers():
+@pytest.mark.parametrize("name", sorted(LOW))
+def test_float64_is_left_alone_and_so_are_integers(name):
     x = minitx.tensor(np.ones((2, 3)), dtype="float64")
-    with minitx.autocast("bfloat16"):
+    with minitx.autocast(name):
         assert F.matmul(x, x.T).dtype == np.float64
         assert F.embedding(minitx.tensor([1, 0]), x).dtype == np.float64
 
