@@ -305,17 +305,21 @@ def test_numeric_options_are_checked_before_anything_runs(capsys, argv, message)
     assert message in capsys.readouterr().err
 
 
-def test_pretraining_in_bf16_keeps_float32_weights_near_the_float32_run(data_dir, tmp_path):
-    """--precision bf16: the masked-LM step under minitx.autocast; the weights stay float32 and land
-    near the float32 run's after the tiny recipe's four steps."""
-    weights = {}
-    for precision in ("fp32", "bf16"):
+def test_pretraining_in_bf16_and_fp16_keeps_float32_weights_near_the_float32_run(data_dir, tmp_path):
+    """--precision bf16 and fp16: the masked-LM step under minitx.autocast (fp16's with a loss
+    scaler, saved in last.npz); the weights stay float32 and land near the float32 run's after the
+    tiny recipe's four steps."""
+    weights, saved = {}, {}
+    for precision in ("fp32", "bf16", "fp16"):
         pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), precision=precision),
                              tmp_path / precision, progress=False)
-        weights[precision] = load(tmp_path / precision / "last.npz")["model"]
-    for name, w in weights["bf16"].items():
-        assert w.dtype == weights["fp32"][name].dtype
-        np.testing.assert_allclose(w, weights["fp32"][name], atol=2e-2, err_msg=name)
-    with pytest.raises(ValueError, match="pretraining: precision must be one of fp32, tf32, bf16, got 'fp8'"):
+        saved[precision] = load(tmp_path / precision / "last.npz")
+        weights[precision] = saved[precision]["model"]
+    assert "scaler" in saved["fp16"] and "scaler" not in saved["bf16"]
+    for low in ("bf16", "fp16"):
+        for name, w in weights[low].items():
+            assert w.dtype == weights["fp32"][name].dtype
+            np.testing.assert_allclose(w, weights["fp32"][name], atol=2e-2, err_msg=f"{low} {name}")
+    with pytest.raises(ValueError, match="pretraining: precision must be one of fp32, tf32, bf16, fp16, got 'fp8'"):
         pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), precision="fp8"),
                              tmp_path / "fp8", progress=False)

@@ -346,17 +346,21 @@ def test_static_shapes_and_a_sync_free_step_train_the_same_run(small_subset_dir,
     assert_same_state(states[0], states[1])
 
 
-def test_a_bf16_run_trains_with_float32_weights_near_the_float32_run(small_subset_dir, tmp_path):
-    """--precision bf16: the training step under minitx.autocast; the checkpoint's weights stay
-    float32, and two steps land near the float32 run's (bfloat16 rounds the products)."""
-    weights = {}
-    for precision in ("fp32", "bf16"):
+def test_bf16_and_fp16_runs_train_with_float32_weights_near_the_float32_run(small_subset_dir, tmp_path):
+    """--precision bf16 and fp16: the training step under minitx.autocast (fp16's with a loss
+    scaler, whose state last.npz keeps); the checkpoint's weights stay float32, and two steps
+    land near the float32 run's (bfloat16 and float16 round the products)."""
+    weights, saved = {}, {}
+    for precision in ("fp32", "bf16", "fp16"):
         run_dir = tmp_path / precision
         training.train(small_config(small_subset_dir, run_dir, precision=precision), progress=False)
-        weights[precision] = load(run_dir / "last.npz")["model"]
-    for name, w in weights["bf16"].items():
-        assert w.dtype == weights["fp32"][name].dtype
-        np.testing.assert_allclose(w, weights["fp32"][name], atol=2e-2, err_msg=name)
+        saved[precision] = load(run_dir / "last.npz")
+        weights[precision] = saved[precision]["model"]
+    assert "scaler" in saved["fp16"] and "scaler" not in saved["bf16"]
+    for low in ("bf16", "fp16"):
+        for name, w in weights[low].items():
+            assert w.dtype == weights["fp32"][name].dtype
+            np.testing.assert_allclose(w, weights["fp32"][name], atol=2e-2, err_msg=f"{low} {name}")
 
 
 # ------------------------------------------------------------------ a run directory is one consistent record
