@@ -270,12 +270,12 @@ def test_the_state_round_trips_before_and_after_the_first_scale():
 
 @pytest.mark.parametrize("edit, message", [
     ({"scale": 0.0}, "invalid scale 0.0; expected a finite number 0 < scale"),
-    ({"scale": 1e39}, "do not fit a scaler"),
+    ({"scale": 1e39}, "invalid scale 1e\\+39; expected a finite number 0 < scale <= 3.4"),
     ({"growth_factor": 1.0}, "invalid growth_factor 1.0"),
     ({"backoff_factor": 1.0}, "invalid backoff_factor 1.0"),
     ({"growth_interval": 0}, "invalid growth_interval 0; expected a whole number >= 1"),
     ({"_growth_tracker": 2.5}, "invalid _growth_tracker 2.5"),
-    ({"_growth_tracker": 2000}, "_growth_tracker 2000 and scale"),
+    ({"_growth_tracker": 2000}, "_growth_tracker 2000 must count below growth_interval 2000"),
     ({"extra": 1}, "the state has keys"),
 ])
 def test_a_bad_state_is_refused_and_nothing_changes(edit, message):
@@ -290,6 +290,7 @@ def test_a_bad_state_is_refused_and_nothing_changes(edit, message):
 @pytest.mark.parametrize("kwargs, message", [
     (dict(init_scale=0), "GradScaler: invalid init_scale 0"),
     (dict(init_scale=math.inf), "GradScaler: invalid init_scale inf"),
+    (dict(init_scale=1e39), "GradScaler: invalid init_scale 1e\\+39"),
     (dict(growth_factor=0.5), "GradScaler: invalid growth_factor 0.5"),
     (dict(backoff_factor=0), "GradScaler: invalid backoff_factor 0"),
     (dict(growth_interval=1.5), "GradScaler: invalid growth_interval 1.5"),
@@ -347,3 +348,15 @@ def test_the_precision_table_makes_a_scaler_for_fp16_only():
         assert amp.active() == np.float16
     with pytest.raises(ValueError, match="precision must be one of fp32, tf32, bf16, fp16, got 'fp8'"):
         amp.loss_scaler("fp8")
+
+
+def test_a_scaled_loss_whose_graph_is_kept_does_not_stop_the_update():
+    """The product keeps its own copy of S: update() writes S while a graph (never backward) holds
+    the scaled loss, and a later backward of it still uses the S it was made with."""
+    x = minitx.tensor(np.ones(2, np.float32), requires_grad=True)
+    scaler, opt = GradScaler(init_scale=4.0), SGD([x], lr=0.1)
+    kept = scaler.scale((x * x).sum())
+    scaler.update(new_scale=8.0)
+    kept.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [8.0, 8.0])  # 4 * 2x
+    scaler.step(opt)

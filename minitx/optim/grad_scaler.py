@@ -49,6 +49,7 @@ from minitx.optim.optimizer import check_count, check_number, finite_flags
 
 _READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"  # an optimizer's stage since the last update()
 _KEYS = ("scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker")  # PyTorch's
+_FLOAT32_MAX = float(np.finfo(np.float32).max)  # S is a float32
 
 
 class GradScaler:
@@ -66,7 +67,7 @@ class GradScaler:
 
     def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
                  enabled=True):
-        check_number("GradScaler", "init_scale", init_scale, low=0, low_open=True)
+        check_number("GradScaler", "init_scale", init_scale, low=0, high=_FLOAT32_MAX, low_open=True)
         check_number("GradScaler", "growth_factor", growth_factor, low=1, low_open=True)
         check_number("GradScaler", "backoff_factor", backoff_factor, low=0, high=1, low_open=True, high_open=True)
         self._growth_interval = check_count("GradScaler", "growth_interval", growth_interval, low=1)
@@ -90,7 +91,7 @@ class GradScaler:
         if not backend.is_floating(loss.dtype):
             raise TypeError(f"GradScaler.scale: the loss has dtype {loss.dtype.name}; expected a float tensor")
         self._on_device(loss.device)
-        return loss * Tensor(self._scale)
+        return loss * Tensor(self._scale.copy())  # a copy: the product may keep it, and update() writes S
 
     def _on_device(self, device) -> None:
         """S and the tracker on ``device``: made at the first scale(), moved if the loss moved."""
@@ -206,15 +207,14 @@ class GradScaler:
                              "(a disabled scaler saves an empty one)")
         if sorted(state_dict) != sorted(_KEYS):
             raise ValueError(f"{name}: the state has keys {sorted(state_dict)}; expected {sorted(_KEYS)}")
-        check_number(name, "scale", state_dict["scale"], low=0, low_open=True)
+        check_number(name, "scale", state_dict["scale"], low=0, high=_FLOAT32_MAX, low_open=True)
         check_number(name, "growth_factor", state_dict["growth_factor"], low=1, low_open=True)
         check_number(name, "backoff_factor", state_dict["backoff_factor"], low=0, high=1, low_open=True,
                      high_open=True)
         interval = check_count(name, "growth_interval", state_dict["growth_interval"], low=1)
         tracker = check_count(name, "_growth_tracker", state_dict["_growth_tracker"])
-        if tracker >= interval or state_dict["scale"] > float(np.finfo(np.float32).max):
-            raise ValueError(f"{name}: _growth_tracker {tracker} and scale {state_dict['scale']!r} do not fit a "
-                             f"scaler: the tracker counts below growth_interval {interval}, the scale is a float32")
+        if tracker >= interval:
+            raise ValueError(f"{name}: _growth_tracker {tracker} must count below growth_interval {interval}")
         self._growth_factor = float(state_dict["growth_factor"])
         self._backoff_factor = float(state_dict["backoff_factor"])
         self._growth_interval = interval
