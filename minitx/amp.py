@@ -1,4 +1,5 @@
-"""Mixed precision: ``with minitx.autocast("bfloat16"): ...`` computes the products in bfloat16.
+"""Mixed precision: ``with minitx.autocast("bfloat16"): ...`` computes the products in bfloat16
+(or, with "float16", in float16, beside a dynamic loss scale: minitx.optim.GradScaler).
 
 bfloat16 keeps float32's 8 exponent bits (the same range) and 8 of its 24 mantissa bits: about
 two decimal digits. A GPU's tensor cores multiply bfloat16 matrices many times faster than
@@ -20,6 +21,13 @@ leaves it.
 
 On NumPy, bfloat16 arrays are ml_dtypes' (``pip install ml_dtypes``, in minitx's test extras):
 slow, but the same numbers, for tests and for learning what the precision does.
+
+float16 keeps 11 mantissa bits (three more than bfloat16) but only 5 exponent bits: its largest
+value is 65504 and its smallest (subnormal) 6e-8. The same table applies, and the forward pass
+fits that range, but the small gradients of a backward pass underflow to 0: a float16 run scales
+its loss up before backward and its gradients down before the step (``GradScaler``, "fp16"
+in PRECISIONS). The fused kernels take float32, float64 and bfloat16 only (kernels.enabled says
+no to float16), so float16 ops run the NumPy/CuPy reference code.
 """
 from __future__ import annotations
 
@@ -48,15 +56,16 @@ PRECISION = {
     "Mean": ("float32", "a long sum, then a division"),
 }
 
-_DTYPES = ("bfloat16",)
+_DTYPES = ("bfloat16", "float16")
 _active: list = []  # the autocast dtypes in force, innermost last
 
 
 def autocast(dtype: str = "bfloat16"):
-    """The context in which PRECISION's ops compute in ``dtype`` (only "bfloat16" for now)."""
+    """The context in which PRECISION's ops compute in ``dtype``: "bfloat16" or "float16"."""
     if dtype not in _DTYPES:
         raise ValueError(f"autocast: unknown dtype {dtype!r}; expected one of {', '.join(_DTYPES)}")
-    return _autocasting(backend.resolve_dtype(dtype))
+    # float16 is NumPy's own dtype; backend.resolve_dtype knows only the dtypes tensors are made in
+    return _autocasting(np.dtype(np.float16) if dtype == "float16" else backend.resolve_dtype(dtype))
 
 
 @contextlib.contextmanager
@@ -88,9 +97,9 @@ def call(fn, inputs):
 
 
 def _cast(t, dtype):
-    """t in ``dtype`` when it is a float32 or bfloat16 tensor of another dtype (an Astype op, so
-    gradients flow back through the cast); anything else as it is."""
-    if t.dtype == dtype or t.dtype.name not in ("float32", "bfloat16"):
+    """t in ``dtype`` when it is a float32, bfloat16 or float16 tensor of another dtype (an Astype
+    op, so gradients flow back through the cast); anything else as it is."""
+    if t.dtype == dtype or t.dtype.name not in ("float32", "bfloat16", "float16"):
         return t
     from minitx.ops.elementwise import Astype
 
@@ -103,16 +112,39 @@ PRECISIONS = {
     "tf32": "float32 products on the GPU's TF32 tensor cores (inputs rounded to 10 mantissa bits); the CPU has "
             "no TF32 and computes them in float32",
     "bf16": "mixed precision: autocast('bfloat16'), float32 master weights",
+    "fp16": "mixed precision: autocast('float16'), float32 master weights, and a dynamic loss scale "
+            "(GradScaler) that keeps float16's small gradients from underflowing",
 }
+_AUTOCAST = {"bf16": "bfloat16", "fp16": "float16"}  # the precisions that autocast, and their dtype
 
 
 def step_precision(name: str, device: str):
     """Set up a run's precision on ``device`` and return the context each training step's forward
-    and loss run in: autocast for 'bf16', nothing for the others ('tf32' is a switch of the
-    matrix products, backend.allow_tf32, set here once for the run)."""
+    and loss run in: autocast for 'bf16' and 'fp16', nothing for the others ('tf32' is a switch of
+    the matrix products, backend.allow_tf32, set here once for the run). An 'fp16' run also needs
+    ``loss_scaler('fp16')`` in its Trainer."""
     if name not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {name!r}")
     if device == "cuda":
         backend.allow_tf32(name == "tf32")
-    return (lambda: autocast("bfloat16")) if name == "bf16" else contextlib.nullcontext
+    return (lambda: autocast(_AUTOCAST[name])) if name in _AUTOCAST else contextlib.nullcontext
+
+
+def loss_scaler(name: str):
+    """The GradScaler a run of precision ``name`` steps with (a new one, PyTorch's defaults) for
+    'fp16', None for the others: bfloat16 has float32's range, and nothing underflows."""
+    if name not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {name!r}")
+    from minitx.optim.grad_scaler import GradScaler  # (minitx.optim imports the autograd, which imports this)
+
+    return GradScaler() if name == "fp16" else None
+
+
+def __getattr__(name):
+    """``minitx.amp.GradScaler``, where PyTorch has it (torch.amp.GradScaler), imported on first use."""
+    if name == "GradScaler":
+        from minitx.optim.grad_scaler import GradScaler
+
+        return GradScaler
+    raise AttributeError(f"module 'minitx.amp' has no attribute {name!r}")
 

@@ -1,13 +1,19 @@
 """Mixed precision (minitx.amp): inside autocast("bfloat16") the products compute in bfloat16 and
 the reductions in float32, each as PRECISION says; parameters and their gradients stay float32.
+autocast("float16") likewise in float16, its backward under a GradScaler's loss scale.
 
 Tolerances, in bfloat16 ulps: bfloat16 has 8 mantissa bits, so one rounding moves a value by at
 most 2^-9 of itself (half an ulp, 2^-8 relative). A product rounds each input once and its result
 once, and adds in float32: within 3 * 2^-8 of sum |a_i b_i|. A whole network's loss, after a few
 dozen such roundings, agrees with float32 to about 1%, and each gradient points the same way
 (cosine above 0.97).
+
+float16 has 11 mantissa bits (an ulp of 2^-11 relative, half that by rounding) and 5 exponent
+bits: below 2^-14 its values are subnormal, spaced 2^-24 apart, so the bounds add 2^-24 per
+input rounded.
 """
 import contextlib
+import math
 
 import numpy as np
 import pytest
@@ -18,16 +24,19 @@ ml_dtypes = pytest.importorskip("ml_dtypes")
 
 import minitx  # noqa: E402
 import minitx.functional as F  # noqa: E402
-from minitx import amp, nn  # noqa: E402
+from minitx import amp, kernels, nn, optim, sync  # noqa: E402
 from minitx.nn import Transformer  # noqa: E402
+from minitx.train import train_step  # noqa: E402
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 ULP = 2.0 ** -8  # bfloat16's relative spacing
+LOW = {"bfloat16": (BF16, ULP, 0.0), "float16": (np.dtype(np.float16), 2.0 ** -11, 2.0 ** -24)}  # dtype, ulp, tiny
 
 
-def rounded(a):
-    """a rounded to bfloat16 (nearest even) and back to float32: what a bfloat16 input holds."""
-    return np.asarray(a, np.float32).astype(BF16).astype(np.float32)
+def rounded(a, dtype=BF16):
+    """a rounded to ``dtype`` (nearest even) and back to float32: what a bfloat16 (or float16)
+    input holds."""
+    return np.asarray(a, np.float32).astype(dtype).astype(np.float32)
 
 
 def test_every_row_of_the_table_names_a_real_op_and_gives_its_reason():
@@ -39,57 +48,80 @@ def test_every_row_of_the_table_names_a_real_op_and_gives_its_reason():
 
 
 @settings(max_examples=25, deadline=None)
-@given(n=st.integers(1, 6), k=st.integers(1, 40), m=st.integers(1, 6), seed=st.integers(0, 10**6))
-def test_a_product_is_bfloat16_storage_with_float32_sums(n, k, m, seed):
+@given(name=st.sampled_from(sorted(LOW)), n=st.integers(1, 6), k=st.integers(1, 40), m=st.integers(1, 6),
+       seed=st.integers(0, 10**6))
+def test_a_product_is_low_precision_storage_with_float32_sums(name, n, k, m, seed):
+    dtype, ulp, tiny = LOW[name]
     rng = np.random.default_rng(seed)
     a, b = rng.normal(size=(n, k)).astype(np.float32), rng.normal(size=(k, m)).astype(np.float32)
-    with minitx.autocast("bfloat16"):
+    with minitx.autocast(name):
         y = F.matmul(minitx.tensor(a), minitx.tensor(b))
-    assert y.dtype == BF16
-    # exactly: the bfloat16 inputs multiplied and added in float32 (or better), then rounded once
-    exact = rounded(a).astype(np.float64) @ rounded(b).astype(np.float64)
-    np.testing.assert_allclose(y.numpy().astype(np.float64), exact, rtol=ULP, atol=1e-6 * np.abs(exact).max())
-    # against float32: within 3 ulps of the sum of |a_i b_i|
-    bound = 3 * ULP * (np.abs(a) @ np.abs(b))
+    assert y.dtype == dtype
+    # exactly: the low inputs multiplied and added in float32 (or better), then rounded once
+    exact = rounded(a, dtype).astype(np.float64) @ rounded(b, dtype).astype(np.float64)
+    np.testing.assert_allclose(y.numpy().astype(np.float64), exact, rtol=ulp,
+                               atol=1e-6 * np.abs(exact).max() + tiny)
+    # against float32: within 3 ulps of the sum of |a_i b_i|, plus each input's subnormal rounding
+    bound = 3 * ulp * (np.abs(a) @ np.abs(b)) + tiny * (np.abs(a).sum(1, keepdims=True) + np.abs(b).sum(0) + 1)
     assert np.all(np.abs(y.numpy().astype(np.float64) - a.astype(np.float64) @ b) <= bound + 1e-30)
 
 
-def test_reductions_and_normalizations_compute_in_float32():
+@pytest.mark.parametrize("name", sorted(LOW))
+def test_reductions_and_normalizations_compute_in_float32(name):
+    dtype = LOW[name][0]
     x = minitx.tensor(np.random.default_rng(1).normal(size=(4, 9)).astype(np.float32))
-    with minitx.autocast("bfloat16"):
+    with minitx.autocast(name):
         low = F.linear(x, minitx.tensor(np.eye(9, dtype=np.float32)))
-        assert low.dtype == BF16
+        assert low.dtype == dtype
         for out in (F.softmax(low), F.log_softmax(low), F.layer_norm(low), F.sum(low), F.mean(low),
                     F.cross_entropy(low, minitx.tensor([0, 1, 2, 3]))):
             assert out.dtype == np.float32
-        np.testing.assert_allclose(F.softmax(low).numpy(), F.softmax(minitx.tensor(rounded(x.numpy()))).numpy(),
-                                   rtol=1e-6)
+        np.testing.assert_allclose(F.softmax(low).numpy(),
+                                   F.softmax(minitx.tensor(rounded(x.numpy(), dtype))).numpy(), rtol=1e-6)
     assert F.matmul(x, x.T).dtype == np.float32  # outside: nothing is cast
 
 
-def test_float64_is_left_alone_and_so_are_integers():
+@pytest.mark.parametrize("name", sorted(LOW))
+def test_float64_is_left_alone_and_so_are_integers(name):
     x = minitx.tensor(np.ones((2, 3)), dtype="float64")
-    with minitx.autocast("bfloat16"):
+    with minitx.autocast(name):
         assert F.matmul(x, x.T).dtype == np.float64
         assert F.embedding(minitx.tensor([1, 0]), x).dtype == np.float64
 
 
 def test_autocast_refuses_an_unknown_dtype():
-    with pytest.raises(ValueError, match="autocast: unknown dtype 'float16'; expected one of bfloat16"):
-        minitx.autocast("float16")
+    with pytest.raises(ValueError, match="autocast: unknown dtype 'float8'; expected one of bfloat16, float16"):
+        minitx.autocast("float8")
 
 
-def _transformer_step(autocast, seed=0):
+def _transformer_step(dtype=None, seed=0, scaler=None, loss_factor=1.0):
+    """A small Transformer's loss and its parameters, their gradients filled (by backward on the
+    loss scaled by ``scaler``, then unscaled, when one is given); the forward in ``dtype``."""
     src = np.array([[3, 4, 5, 6, 2], [7, 8, 2, 0, 0]])
     tgt = np.array([[1, 5, 6, 7, 2], [1, 9, 10, 2, 0]])
     minitx.manual_seed(seed)
     model = Transformer(12, 12, d_model=32, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=64,
                         max_len=8, dropout=0.1)
-    with minitx.autocast("bfloat16") if autocast else contextlib.nullcontext():
+    with minitx.autocast(dtype) if dtype else contextlib.nullcontext():
         loss = F.cross_entropy(model(src, tgt[:, :-1]), minitx.tensor(tgt[:, 1:]), ignore_index=0,
-                               label_smoothing=0.1)
-    loss.backward()
-    return loss, list(model.parameters())
+                               label_smoothing=0.1) * loss_factor
+    params = list(model.parameters())
+    if scaler is None:
+        loss.backward()
+    else:
+        scaler.scale(loss).backward()
+        scaler.unscale_(optim.SGD(params, lr=0.1))
+    return loss, params
+
+
+def _cosines(params32, params16):
+    """Per parameter with a float32 gradient: the cosine between its two gradients."""
+    found = []
+    for p32, p16 in zip(params32, params16):
+        g32, g16 = p32.grad.numpy().ravel(), p16.grad.numpy().ravel()
+        if np.linalg.norm(g32) > 0:
+            found.append(g32 @ g16 / (np.linalg.norm(g32) * np.linalg.norm(g16) + 1e-30))
+    return np.array(found)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -97,8 +129,8 @@ def test_a_transformer_step_in_bfloat16_follows_float32(seed):
     """The master weights and their gradients stay float32; the loss agrees to 1%, and each
     parameter's gradient points where the float32 one does (cosine > 0.97: most are above 0.995,
     the feed-forward layers' lowest, where bfloat16's rounding flips a few ReLU gates)."""
-    loss32, params32 = _transformer_step(False, seed)
-    loss16, params16 = _transformer_step(True, seed)
+    loss32, params32 = _transformer_step(None, seed)
+    loss16, params16 = _transformer_step("bfloat16", seed)
     assert loss16.dtype == np.float32
     assert loss16.item() == pytest.approx(loss32.item(), rel=1e-2)
     for p32, p16 in zip(params32, params16):
@@ -108,25 +140,57 @@ def test_a_transformer_step_in_bfloat16_follows_float32(seed):
             assert g32 @ g16 / (np.linalg.norm(g32) * np.linalg.norm(g16)) > 0.97
 
 
-def test_the_same_layer_under_pytorchs_autocast():
-    """nn.Linear, then cross-entropy, under both frameworks' bfloat16 autocast on the CPU."""
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_transformer_step_in_float16_follows_float32(seed):
+    """Under a GradScaler (2^16): float16's three more mantissa bits bring the loss within 0.1%,
+    every gradient's cosine above 0.98 (the feed-forward layers' lowest, from ReLU gates that
+    rounding flips, as in bfloat16) and their median above 0.998; the weights and gradients
+    float32."""
+    loss32, params32 = _transformer_step(None, seed)
+    loss16, params16 = _transformer_step("float16", seed, optim.GradScaler())
+    assert loss16.dtype == np.float32
+    assert loss16.item() == pytest.approx(loss32.item(), rel=1e-3)
+    assert all(p.dtype == p.grad.dtype == np.float32 for p in params16)
+    cosines = _cosines(params32, params16)
+    assert cosines.min() > 0.98 and np.median(cosines) > 0.998
+
+
+def test_without_the_loss_scale_small_float16_gradients_vanish():
+    """A loss times 2^-20 (exact: the float32 gradients are the same, times 2^-20): in float16
+    most gradients of the backward pass fall below 2^-24 and are 0; the loss scale lifts them
+    back, and they follow float32 as closely as at the loss's own size."""
+    loss32, params32 = _transformer_step(None, 0, loss_factor=2.0 ** -20)
+    zeros32 = sum(int((p.grad.numpy() == 0).sum()) for p in params32)
+    total = sum(p.size for p in params32)
+    unscaled = _transformer_step("float16", 0, loss_factor=2.0 ** -20)[1]
+    scaled = _transformer_step("float16", 0, optim.GradScaler(), loss_factor=2.0 ** -20)[1]
+    lost = sum(int((p.grad.numpy() == 0).sum()) for p in unscaled) - zeros32
+    assert lost > total // 4 and np.median(_cosines(params32, unscaled)) < 0.9
+    assert sum(int((p.grad.numpy() == 0).sum()) for p in scaled) - zeros32 < total // 500
+    assert _cosines(params32, scaled).min() > 0.98
+
+
+@pytest.mark.parametrize("name", sorted(LOW))
+def test_the_same_layer_under_pytorchs_autocast(name):
+    """nn.Linear, then cross-entropy, under both frameworks' bfloat16 (or float16) autocast on the CPU."""
     torch = pytest.importorskip("torch")
+    dtype, ulp, _ = LOW[name]
     rng = np.random.default_rng(3)
     x, w, b = (rng.normal(size=s).astype(np.float32) for s in ((16, 32), (10, 32), (10,)))
     targets = rng.integers(0, 10, 16)
     layer = nn.Linear(32, 10)
     layer.weight.data[...], layer.bias.data[...] = w, b
-    with minitx.autocast("bfloat16"):
+    with minitx.autocast(name):
         logits = layer(minitx.tensor(x))
         loss = F.cross_entropy(logits, minitx.tensor(targets))
     loss.backward()
     tw, tb = torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
+    with torch.autocast("cpu", dtype=getattr(torch, name)):
         t_logits = torch.nn.functional.linear(torch.tensor(x), tw, tb)
         t_loss = torch.nn.functional.cross_entropy(t_logits.float(), torch.tensor(targets))
     t_loss.backward()
-    assert str(t_logits.dtype) == "torch.bfloat16" and logits.dtype == BF16
-    np.testing.assert_allclose(logits.numpy().astype(np.float32), t_logits.float().detach().numpy(), rtol=2 * ULP,
+    assert str(t_logits.dtype) == f"torch.{name}" and logits.dtype == dtype
+    np.testing.assert_allclose(logits.numpy().astype(np.float32), t_logits.float().detach().numpy(), rtol=2 * ulp,
                                atol=1e-2)
     assert loss.item() == pytest.approx(t_loss.item(), rel=5e-3)
     np.testing.assert_allclose(layer.weight.grad.numpy(), tw.grad.detach().numpy(), rtol=0.05, atol=5e-3)
@@ -160,3 +224,62 @@ def test_an_op_of_bfloat16_tensors_returns_bfloat16_rounded_once(name):
                                atol=4 * ULP * np.abs(y32.numpy()).max())
     y.sum().backward()
     assert low[0].grad.dtype == BF16
+
+
+def test_the_kernels_take_no_float16_and_a_float16_step_runs_the_reference_code():
+    """kernels.enabled says no to float16 (alone or beside float32), so its products run the
+    reference code, while the float32 ops of the same step (layer norm, softmax, the loss) may
+    take the kernels: the step under the kernels' CPU emulation is finite and agrees with the
+    reference step to float32's rounding."""
+    f32, f16 = np.ones(3, np.float32), np.ones(3, np.float16)
+    with kernels.emulate_on_cpu():
+        if not kernels.enabled(f32):
+            pytest.skip("the kernels' CPU emulation needs g++")
+        assert not kernels.enabled(f16) and not kernels.enabled(f16, f32)
+
+    def step():
+        minitx.manual_seed(0)
+        model = nn.Sequential(nn.Linear(16, 32), nn.LayerNorm(32), nn.ReLU(), nn.Linear(32, 10))
+        x = minitx.tensor(np.random.default_rng(0).normal(size=(8, 16)).astype(np.float32))
+        with minitx.autocast("float16"):
+            loss = F.cross_entropy(F.log_softmax(model(x), -1), minitx.tensor(np.arange(8)))
+        loss.backward()
+        return loss.item(), [p.grad.numpy() for p in model.parameters()]
+
+    with kernels.emulate_on_cpu():
+        emulated = step()
+    reference = step()
+    assert np.isfinite(emulated[0]) and emulated[0] == pytest.approx(reference[0], rel=1e-6)
+    for a, b in zip(emulated[1], reference[1]):
+        assert np.isfinite(a).all()
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's overflow and NaN warnings: what the test is about
+@pytest.mark.parametrize("deferred", [False, True])
+def test_a_float16_forward_past_65504_is_a_non_finite_loss_not_a_silent_nan(deferred):
+    """A product past float16's largest value is inf; the loss is then not finite, the scaler
+    skips the step (every parameter as it was) and the loss check reports it: at once (the
+    returned loss, which the Trainer refuses), or when the deferred checks are read."""
+    layer = nn.Linear(64, 3)
+    layer.weight.data[...] = 40.0  # 64 * 40 * 40 = 102400 > 65504
+    before = [p.numpy().copy() for p in layer.parameters()]
+    x = minitx.tensor(np.full((2, 64), 40.0, np.float32))
+    opt, scaler = optim.Adam(layer.parameters(), lr=0.1), optim.GradScaler()
+    checks = sync.DeferredChecks() if deferred else None
+
+    def loss_fn(model, batch):
+        with minitx.autocast("float16"):
+            logits = model(batch)
+            assert np.isinf(logits.numpy()).all()
+            return F.cross_entropy(logits, minitx.tensor([0, 1])), 2
+
+    loss, _ = train_step(layer, x, loss_fn, opt, checks=checks, scaler=scaler)
+    for p, old in zip(layer.parameters(), before):
+        np.testing.assert_array_equal(p.numpy(), old)
+    assert scaler.get_scale() == 2.0 ** 15
+    if deferred:
+        with pytest.raises(FloatingPointError, match="training loss became nan"):
+            checks.raise_first()
+    else:
+        assert math.isnan(loss)

@@ -175,7 +175,8 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     trainer = Trainer(run_dir, model, opt, loss_fn, batches, validation_loss=validation_loss, schedule=schedule,
                       evaluate=lambda model, epoch: {"val_accuracy": scores["val_accuracy"]}, epochs=epochs,
                       max_steps=config["max_steps"], save_every=config["save_every"], clip_norm=config["clip_norm"],
-                      seed=config["seed"], extra={"config": json_safe(config)}, progress=progress)
+                      seed=config["seed"], extra={"config": json_safe(config)}, progress=progress,
+                      scaler=amp.loss_scaler(config["precision"]))
     run.fit(trainer)
     last = trainer.history[-1]
     results = {"steps": trainer.progress["step"], "train_seconds": round(trainer.progress["train_seconds"], 1),

@@ -7,9 +7,13 @@
     loss.backward()
     optim.clip_grad_norm_(model.parameters(), max_norm=1.0)
     opt.step(); opt.zero_grad(); sched.step()
+
+float16 training scales its loss (GradScaler: scaler.scale(loss).backward(), scaler.step(opt),
+scaler.update()); see minitx.optim.grad_scaler.
 """
 from minitx.optim.adam import Adam, AdamW
 from minitx.optim.clip import clip_grad_norm_
+from minitx.optim.grad_scaler import GradScaler
 from minitx.optim.optimizer import Optimizer
 from minitx.optim.schedules import (LRSchedule, NoamSchedule, ReduceLROnPlateau, WarmupCosine,
                                     WarmupInverseSqrt, noam_lr, warmup_cosine_lr,
@@ -17,7 +21,7 @@ from minitx.optim.schedules import (LRSchedule, NoamSchedule, ReduceLROnPlateau,
 from minitx.optim.sgd import SGD
 
 __all__ = [
-    "Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm_",
+    "Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm_", "GradScaler",
     "LRSchedule", "NoamSchedule", "WarmupInverseSqrt", "WarmupCosine", "ReduceLROnPlateau",
     "noam_lr", "warmup_inverse_sqrt_lr", "warmup_cosine_lr",
 ]

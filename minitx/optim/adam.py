@@ -8,6 +8,8 @@ every tensor of the group).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from minitx import backend, kernels
 from minitx.optim.optimizer import Optimizer, check_number
 
@@ -97,8 +99,9 @@ class Adam(Optimizer):
         if skip is not None:
             xp = backend.get_array_module(skip)
             copies = [[a.copy() for a in arrays] for arrays in (params, exp_avgs, exp_avg_sqs)]
-            Adam._update_group(copies[0], grads, copies[1], copies[2], steps, lr=lr, beta1=beta1, beta2=beta2,
-                               eps=eps, weight_decay=weight_decay, decoupled=decoupled)
+            with np.errstate(all="ignore"):  # a skipped step's copies may hold inf and NaN: they are not kept
+                Adam._update_group(copies[0], grads, copies[1], copies[2], steps, lr=lr, beta1=beta1, beta2=beta2,
+                                   eps=eps, weight_decay=weight_decay, decoupled=decoupled)
             keep_new = ~skip
             for target, new in zip(updated, (a for arrays in copies for a in arrays)):
                 xp.copyto(target, new, where=keep_new)

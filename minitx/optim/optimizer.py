@@ -30,7 +30,9 @@ Inside ``minitx.sync.DeferredChecks.deferring()`` (a training step that must not
 device) the check cannot raise at once. It is then kept on the device: the step is *skipped*
 there (no parameter or state array changes, as PyTorch's GradScaler skips a step with
 infinite gradients), and the same FloatingPointError is raised, naming the step, when the
-checks are next read. Adam and AdamW support this; SGD does not.
+checks are next read. Adam and AdamW support this; SGD does not. A float16 run's GradScaler
+uses the same skip, with its own flag (a gradient overflowed under the loss scale), in place of
+the check and without an error: ``_step(skip=found_inf)``.
 """
 from __future__ import annotations
 
@@ -136,6 +138,11 @@ class Optimizer:
 
     def step(self) -> None:
         """Update every parameter that has a gradient (parameters with grad None are skipped)."""
+        self._step()
+
+    def _step(self, skip=None) -> None:
+        """step(); ``skip`` (a device boolean, from GradScaler: some gradient overflowed) leaves
+        every parameter and state array as it is where True, in place of the NaN/inf check."""
         work = []  # (group, [(index, param), ...]) for the parameters that have a gradient
         flat = []
         index = 0
@@ -151,12 +158,11 @@ class Optimizer:
             work.append((group, items))
             flat.extend(items)
         checks = sync.deferring_checks()
-        skip = None  # on the device: whether this step is skipped (deferred checks only)
-        if checks is not None:
+        if checks is not None or skip is not None:  # skip: on the device, whether this step is skipped
             if not self.supports_skip:
                 raise TypeError(f"{self._name}.step: a step inside DeferredChecks.deferring() must be able to "
                                 "skip itself on the device; Adam and AdamW can, this optimizer cannot")
-            if self.check_finite and flat:
+            if skip is None and self.check_finite and flat:
                 skip = self._record_not_finite(flat, checks)
         elif self.check_finite and flat:
             self._raise_if_not_finite(flat)
@@ -202,7 +208,7 @@ class Optimizer:
         """The NaN/inf check without a host read: a device boolean, True when some gradient is
         not finite, and the lowest such parameter index recorded in ``checks``."""
         xp = backend.get_array_module(items[0][1].grad.data)
-        finite = xp.stack([xp.isfinite(p.grad.data).all() for _, p in items])
+        finite = finite_flags([p.grad.data for _, p in items])
         key = tuple(index for index, _ in items)
         indices = self._index_arrays.get(key)
         if indices is None:  # uploaded once per set of parameters: a copy from the host each step would wait
@@ -348,6 +354,13 @@ class Optimizer:
             hyper = ", ".join(f"{k}={v}" for k, v in group.items() if k != "params")
             lines.append(f"  group {g}: {len(group['params'])} parameters, {hyper}")
         return "\n".join(lines) + "\n)"
+
+
+def finite_flags(arrays):
+    """A device boolean per array (one array of them): whether it holds no NaN and no inf. No
+    host read: the deferred NaN/inf check and GradScaler's overflow check keep it on the device."""
+    xp = backend.get_array_module(arrays[0])
+    return xp.stack([xp.isfinite(a).all() for a in arrays])
 
 
 # ---------------------------------------------------------------------- validation helpers

@@ -20,7 +20,8 @@ Any model can use it. The application supplies
 
 and gets, in ``run_dir``:
 
-    last.npz         model, optimizer, schedule, random state, position in the data and history:
+    last.npz         model, optimizer, schedule, a float16 run's loss scaler (Trainer(scaler=)), random
+                     state, position in the data and history:
                      written every ``save_every`` steps and, as the last write of each epoch's
                      end, once more; ``Trainer.resume()`` reloads it, and the run goes on bit for
                      bit as if never stopped, whenever it was killed

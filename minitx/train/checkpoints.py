@@ -1,8 +1,8 @@
 """Checkpoints of a training run: saving, restoring, averaging.
 
 A full checkpoint (``last.npz``) holds everything a run needs to continue exactly: the model,
-the optimizer (moments, step counts), the learning-rate schedule, the random generators'
-state and the position in the data ("progress"). A model checkpoint (``best.npz``,
+the optimizer (moments, step counts), the learning-rate schedule, a float16 run's loss scaler,
+the random generators' state and the position in the data ("progress"). A model checkpoint (``best.npz``,
 ``epoch-<n>.npz``, ``averaged.npz``) holds the model only. Both carry the caller's extra
 entries (e.g. {"config": ...}). Files are written by :func:`minitx.save`: to a temporary file,
 then renamed, so a kill mid-save leaves the previous file whole.
@@ -17,22 +17,26 @@ from minitx import random as mrandom
 from minitx.serialization import load, save
 
 
-def save_checkpoint(path, model, optimizer=None, schedule=None, progress=None, **extra) -> None:
-    """Save the model, and with an optimizer everything needed to resume (a full checkpoint)."""
+def save_checkpoint(path, model, optimizer=None, schedule=None, progress=None, scaler=None, **extra) -> None:
+    """Save the model, and with an optimizer everything needed to resume (a full checkpoint);
+    a loss scaler's state under "scaler" (only when there is one: other runs' files are as before)."""
     state = {"model": model.state_dict()}
     if optimizer is not None:
         state.update(optimizer=optimizer.state_dict(), schedule=schedule.state_dict() if schedule else {},
                      rng=mrandom.get_state(), progress=dict(progress or {}))
+        if scaler is not None:
+            state["scaler"] = scaler.state_dict()
     save({**state, **extra}, path)
 
 
-def load_checkpoint(path, model, optimizer=None, schedule=None) -> dict:
-    """Restore a checkpoint into model (and optimizer, schedule, the random generators);
-    returns everything it holds (the model's weights too).
+def load_checkpoint(path, model, optimizer=None, schedule=None, scaler=None) -> dict:
+    """Restore a checkpoint into model (and optimizer, schedule, loss scaler, the random
+    generators); returns everything it holds (the model's weights too).
 
     Given an optimizer, the file must be a full checkpoint: an optimizer state, random
-    generators, progress, and a schedule state exactly when ``schedule`` is given. Any state
-    that does not fit raises ValueError naming the file and the part."""
+    generators, progress, a schedule state exactly when ``schedule`` is given and a loss
+    scaler's exactly when ``scaler`` is. Any state that does not fit raises ValueError naming
+    the file and the part."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"checkpoint {path} does not exist")
@@ -55,7 +59,10 @@ def load_checkpoint(path, model, optimizer=None, schedule=None) -> dict:
         if bool(state.get("schedule")) != (schedule is not None):
             raise ValueError(f"{path} holds {'a' if state.get('schedule') else 'no'} learning-rate schedule state, "
                              f"but this run has {type(schedule).__name__ if schedule else 'no schedule'}")
-        for part, target in (("optimizer", optimizer), ("schedule", schedule)):
+        if ("scaler" in state) != (scaler is not None):
+            raise ValueError(f"{path} holds {'a' if 'scaler' in state else 'no'} loss scaler state (float16), but "
+                             f"this run has {'a GradScaler' if scaler is not None else 'none'}")
+        for part, target in (("optimizer", optimizer), ("schedule", schedule), ("scaler", scaler)):
             if target is not None:
                 try:
                     target.load_state_dict(state[part])

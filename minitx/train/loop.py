@@ -31,17 +31,18 @@ class MicroBatches(list):
     the gradient one batch holding all their examples would give, in the memory of one."""
 
 
-def _losses_and_gradients(model, batch, loss_fn):
+def _losses_and_gradients(model, batch, loss_fn, scaler=None):
     """Forward and backward of one batch, or of each of MicroBatches: (loss tensor, weight), the
-    parameters' .grad filled (zeroed first by the caller)."""
+    parameters' .grad filled (zeroed first by the caller), times the scaler's scale if any."""
+    scaled = scaler.scale if scaler is not None else (lambda loss: loss)
     if not isinstance(batch, MicroBatches):
         loss, weight = loss_fn(model, batch)
-        loss.backward()
+        scaled(loss).backward()
         return loss, weight
     summed, total = 0.0, 0
     for micro in batch:
         loss, weight = loss_fn(model, micro)
-        (loss * weight).backward()  # gradients add up across the micro-batches
+        scaled(loss * weight).backward()  # gradients add up across the micro-batches
         summed, total = loss.detach() * weight + summed, total + weight
     for p in model.parameters():
         if p.grad is not None:
@@ -50,11 +51,16 @@ def _losses_and_gradients(model, batch, loss_fn):
     return summed / max(total, 1), total
 
 
-def train_step(model, batch, loss_fn, optimizer, schedule=None, clip_norm: float = 0.0, checks=None) -> tuple:
+def train_step(model, batch, loss_fn, optimizer, schedule=None, clip_norm: float = 0.0, checks=None,
+               scaler=None) -> tuple:
     """One optimizer step on one batch (or on MicroBatches, their gradients accumulated): forward
     and loss (``loss_fn(model, batch)`` returns the loss tensor and its weight, e.g. the number of
     tokens it averages over), backward, gradient clipping to a global norm of ``clip_norm`` (0:
     none), the optimizer's update, the schedule's step. Returns (loss value, weight).
+
+    With ``scaler`` (a GradScaler: float16 training) backward runs on the scaled loss, the
+    gradients are unscaled before clipping, and the step is skipped, and the scale backed off,
+    when one overflowed; the schedule steps either way, as in PyTorch.
 
     With ``checks`` (a ``minitx.sync.DeferredChecks``) the step reads nothing back from the
     device: the ops' range checks, the optimizer's NaN/inf check (a bad step is skipped on the
@@ -64,19 +70,23 @@ def train_step(model, batch, loss_fn, optimizer, schedule=None, clip_norm: float
     """
     if checks is None:
         optimizer.zero_grad()
-        loss, weight = _losses_and_gradients(model, batch, loss_fn)
+        loss, weight = _losses_and_gradients(model, batch, loss_fn, scaler)
+        if scaler is not None:
+            scaler.unscale_(optimizer)
         if clip_norm:
             optim.clip_grad_norm_(model.parameters(), clip_norm)
-        optimizer.step()
+        _step(optimizer, scaler)
     else:
         with checks.deferring():
             checks.begin_step()
             optimizer.zero_grad()
-            loss, weight = _losses_and_gradients(model, batch, loss_fn)
+            loss, weight = _losses_and_gradients(model, batch, loss_fn, scaler)
+            if scaler is not None:
+                scaler.unscale_(optimizer)
             grads = [p.grad.data for p in model.parameters() if p.grad is not None]
             if clip_norm and grads:
                 clip_grads_on_device(grads, clip_norm)
-            optimizer.step()
+            _step(optimizer, scaler)
             xp = backend.get_array_module(loss.data)
             checks.record("training loss", ~xp.isfinite(loss.data), loss.data, _loss_error)
     if schedule is not None:
@@ -84,6 +94,14 @@ def train_step(model, batch, loss_fn, optimizer, schedule=None, clip_norm: float
     if checks is not None:
         return loss.data, weight
     return float(loss.item()), weight
+
+
+def _step(optimizer, scaler) -> None:
+    if scaler is None:
+        optimizer.step()
+    else:
+        scaler.step(optimizer)
+        scaler.update()
 
 
 def _loss_error(value) -> FloatingPointError:
@@ -143,6 +161,10 @@ class Trainer:
     with the history inside, so a run killed anywhere resumes from a consistent state and
     redoes what came after it (the same batches, dropout masks and updates). An epoch end
     not yet recorded (a kill after the last step's checkpoint) is redone before the finish.
+
+    ``scaler``: a GradScaler (float16 training, ``amp.loss_scaler('fp16')``) each step scales
+    its loss with and steps through (``train_step``); its scale and growth count are saved in
+    last.npz and restored on resume, so a resumed run scales as the uninterrupted one did.
     """
 
     def __init__(self, run_dir, model, optimizer, loss_fn: Callable, batches: Callable[[int, int], Iterable], *,
@@ -150,9 +172,9 @@ class Trainer:
                  max_steps: int | None = None, time_limit: float | None = None, save_every: int = 0,
                  average_last: int = 0, clip_norm: float = 0.0, seed: int = 0, extra: dict | None = None,
                  throughput: Callable | None = None, progress: bool = True, sync_every: int | None = None,
-                 accumulate: int = 1):
+                 accumulate: int = 1, scaler=None):
         self.run_dir = Path(run_dir)
-        self.model, self.optimizer, self.schedule = model, optimizer, schedule
+        self.model, self.optimizer, self.schedule, self.scaler = model, optimizer, schedule, scaler
         self.loss_fn, self.batches, self.validation_loss, self.evaluate = loss_fn, batches, validation_loss, evaluate
         self.epochs, self.max_steps, self.time_limit = epochs, max_steps, time_limit
         self.save_every, self.average_last, self.clip_norm, self.seed = save_every, average_last, clip_norm, seed
@@ -200,7 +222,7 @@ class Trainer:
         state = state or self.state
         with self._whole_write():
             save_checkpoint(self.path("last.npz"), self.model, self.optimizer, self.schedule, state["progress"],
-                            history=state["history"], **self.extra)
+                            scaler=self.scaler, history=state["history"], **self.extra)
 
     def save_model(self, name: str) -> None:
         with self._whole_write():
@@ -232,7 +254,7 @@ class Trainer:
                 "training starts from step 0")
             return False
         built = self._hyperparameters()
-        saved = load_checkpoint(self.path("last.npz"), self.model, self.optimizer, self.schedule)
+        saved = load_checkpoint(self.path("last.npz"), self.model, self.optimizer, self.schedule, self.scaler)
         for (where, key, value), (_, _, expected) in zip(self._hyperparameters(), built):
             if value != expected:
                 raise ValueError(f"{self.path('last.npz')}: {where} has {key} = {value!r}, but this run was built "
@@ -252,11 +274,15 @@ class Trainer:
 
     def _hyperparameters(self) -> list:
         """(where, name, value) of what stays as built for a whole run: every optimizer group's
-        settings but the rate, which the schedule sets, and the schedule's own."""
+        settings but the rate, which the schedule sets, the schedule's own, and the loss scaler's
+        factors and interval (not its scale, which moves)."""
         found = [(f"optimizer group {g}", key, value) for g, group in enumerate(self.optimizer.param_groups)
                  for key, value in group.items() if key not in ("params", "lr")]
         if self.schedule is not None:
             found += [("the schedule", key, getattr(self.schedule, key)) for key in self.schedule._hyper]
+        if self.scaler is not None:
+            found += [("the loss scaler", key, value) for key, value in self.scaler.state_dict().items()
+                      if key in ("growth_factor", "backoff_factor", "growth_interval")]
         return found
 
     def _restored_progress(self, saved) -> dict:
@@ -424,7 +450,8 @@ class Trainer:
         for taken, batch in self._steps(rest, skip):
             self._in_step = True
             loss, weight = train_step(self.model, batch, self.loss_fn, self.optimizer,
-                                      None if self.per_epoch_schedule else self.schedule, self.clip_norm, self.checks)
+                                      None if self.per_epoch_schedule else self.schedule, self.clip_norm, self.checks,
+                                      self.scaler)
             if self.checks is None:
                 loss_value = loss
                 if not math.isfinite(loss_value):

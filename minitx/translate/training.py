@@ -319,7 +319,7 @@ def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src
                    clip_norm=config["clip_norm"], seed=config["seed"], accumulate=config["accumulate"],
                    extra={"config": json_safe(config), "tokenizers": tokenizer_digest(src_tok, tgt_tok)},
                    throughput=lambda batch: batch.n_src_tokens + batch.n_tgt_tokens, progress=progress,
-                   sync_every=sync_every(config, model.device))
+                   sync_every=sync_every(config, model.device), scaler=amp.loss_scaler(config["precision"]))
 
 
 class PairBatches:

@@ -16,6 +16,7 @@ from minitx.encoder import finetuning, neighbours, pretraining
 from minitx.encoder.data import EncoderVocab, classification_batches, detection_examples, mlm_batches
 from minitx.nn.encoder import IGNORE_INDEX, MaskedLanguageModel
 from minitx.serialization import load
+from same_state import assert_near_float32
 
 TEXT = ["a dog runs on the grass", "ein Hund rennt auf dem Gras", "two men play ball", "zwei Männer spielen Ball",
         "a woman in a red dress", "eine Frau in einem roten Kleid"] * 3
@@ -305,17 +306,16 @@ def test_numeric_options_are_checked_before_anything_runs(capsys, argv, message)
     assert message in capsys.readouterr().err
 
 
-def test_pretraining_in_bf16_keeps_float32_weights_near_the_float32_run(data_dir, tmp_path):
-    """--precision bf16: the masked-LM step under minitx.autocast; the weights stay float32 and land
-    near the float32 run's after the tiny recipe's four steps."""
-    weights = {}
-    for precision in ("fp32", "bf16"):
+def test_pretraining_in_bf16_and_fp16_keeps_float32_weights_near_the_float32_run(data_dir, tmp_path):
+    """--precision bf16 and fp16: the masked-LM step under minitx.autocast (fp16's with a loss
+    scaler, saved in last.npz); the weights stay float32 and land near the float32 run's after the
+    tiny recipe's four steps."""
+    saved = {}
+    for precision in ("fp32", "bf16", "fp16"):
         pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), precision=precision),
                              tmp_path / precision, progress=False)
-        weights[precision] = load(tmp_path / precision / "last.npz")["model"]
-    for name, w in weights["bf16"].items():
-        assert w.dtype == weights["fp32"][name].dtype
-        np.testing.assert_allclose(w, weights["fp32"][name], atol=2e-2, err_msg=name)
-    with pytest.raises(ValueError, match="pretraining: precision must be one of fp32, tf32, bf16, got 'fp8'"):
+        saved[precision] = load(tmp_path / precision / "last.npz")
+    assert_near_float32(saved)
+    with pytest.raises(ValueError, match="pretraining: precision must be one of fp32, tf32, bf16, fp16, got 'fp8'"):
         pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), precision="fp8"),
                              tmp_path / "fp8", progress=False)

@@ -1,5 +1,6 @@
 """The general trainer (minitx.train) on a model that is not a Transformer: files written
 whole, exact resume after kills at any moment, Ctrl-C, the finish on its own."""
+import contextlib
 import json
 import os
 import re
@@ -55,9 +56,10 @@ def inverse_sqrt(opt):
     return optim.WarmupInverseSqrt(opt, peak_lr=0.02, warmup_steps=4)
 
 
-def make_trainer(run_dir, hooks=None, make_schedule=inverse_sqrt, **settings):
+def make_trainer(run_dir, hooks=None, make_schedule=inverse_sqrt, autocast=None, **settings):
     """The trainer of a small MLP with dropout (so the random state matters); ``hooks``
-    (name -> function) are called at the named moments, to kill or interrupt the run."""
+    (name -> function) are called at the named moments, to kill or interrupt the run;
+    ``autocast``: the dtype its steps' forward passes compute in (None: float32)."""
     hooks = hooks or {}
     minitx.manual_seed(3)
     model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Dropout(0.3), nn.Linear(16, 1))
@@ -66,7 +68,8 @@ def make_trainer(run_dir, hooks=None, make_schedule=inverse_sqrt, **settings):
 
     def step_loss(model, batch):
         hooks.get("step", lambda: None)()
-        return loss_fn(model, batch)
+        with minitx.autocast(autocast) if autocast else contextlib.nullcontext():
+            return loss_fn(model, batch)
 
     def validation_loss(model):
         hooks.get("validation", lambda: None)()

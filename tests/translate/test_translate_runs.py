@@ -12,6 +12,7 @@ from translate_kit import (SMALL, TINY, assert_same_state, copy_run, no_network,
 from minitx.data import load_tokenizer, make_batch
 from minitx.nn import Transformer
 from minitx.serialization import load
+from same_state import assert_near_float32
 from minitx.train import json_safe
 import minitx.train
 from minitx.translate import recipes, training
@@ -346,17 +347,16 @@ def test_static_shapes_and_a_sync_free_step_train_the_same_run(small_subset_dir,
     assert_same_state(states[0], states[1])
 
 
-def test_a_bf16_run_trains_with_float32_weights_near_the_float32_run(small_subset_dir, tmp_path):
-    """--precision bf16: the training step under minitx.autocast; the checkpoint's weights stay
-    float32, and two steps land near the float32 run's (bfloat16 rounds the products)."""
-    weights = {}
-    for precision in ("fp32", "bf16"):
+def test_bf16_and_fp16_runs_train_with_float32_weights_near_the_float32_run(small_subset_dir, tmp_path):
+    """--precision bf16 and fp16: the training step under minitx.autocast (fp16's with a loss
+    scaler, whose state last.npz keeps); the checkpoint's weights stay float32, and two steps
+    land near the float32 run's (bfloat16 and float16 round the products)."""
+    saved = {}
+    for precision in ("fp32", "bf16", "fp16"):
         run_dir = tmp_path / precision
         training.train(small_config(small_subset_dir, run_dir, precision=precision), progress=False)
-        weights[precision] = load(run_dir / "last.npz")["model"]
-    for name, w in weights["bf16"].items():
-        assert w.dtype == weights["fp32"][name].dtype
-        np.testing.assert_allclose(w, weights["fp32"][name], atol=2e-2, err_msg=name)
+        saved[precision] = load(run_dir / "last.npz")
+    assert_near_float32(saved)
 
 
 # ------------------------------------------------------------------ a run directory is one consistent record
