@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import minitx
 import minitx.functional as F
-from minitx import ops
+from minitx import nn, ops
 from minitx.testing import check_forward, check_gradients, leaf
 from minitx.testing import strategies as mst
 
@@ -245,3 +245,88 @@ def test_one_key_value_head_broadcasts_without_enable_gqa_as_in_pytorch():
     q, k, v = qkv(7, 2, 3, hq=3, hkv=1)
     parity(lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
            lambda q, k, v: torch_attention(q, k, v, None, False, 1), q, k, v, **TIGHT)
+
+
+# ---------------------------------------------------------------- nn.MultiHeadAttention(num_kv_heads)
+
+
+def np_multi_head_attention(layer, x, memory, mask, causal):
+    """The layer's attention in NumPy from its weights: q's heads, then k's, then v's in the fused
+    projections' outputs, each k/v head shared by num_heads / num_kv_heads query heads."""
+    d, h, hkv, dh = layer.d_model, layer.num_heads, layer.num_kv_heads, layer.head_dim
+    w = {name: p.numpy() for name, p in layer.named_parameters()}
+    if layer.self_attention:
+        q, kv = np.split(x @ w["qkv.weight"].T + w["qkv.bias"], [d], axis=-1)
+    else:
+        q, kv = x @ w["q.weight"].T + w["q.bias"], memory @ w["kv.weight"].T + w["kv.bias"]
+    k, v = np.split(kv, 2, axis=-1)
+
+    def heads(t, n):
+        return t.reshape(t.shape[0], t.shape[1], n, dh).transpose(0, 2, 1, 3)
+
+    out, p = np_attention(heads(q, h), heads(k, hkv), heads(v, hkv), mask, causal, groups=h // hkv)
+    return out.transpose(0, 2, 1, 3).reshape(x.shape[0], x.shape[1], d) @ w["out.weight"].T + w["out.bias"], p
+
+
+def nn_layer(h, hkv, self_attention=True):
+    """A float64 MultiHeadAttention of d_model 8 with h query heads and hkv key/value heads."""
+    return nn.MultiHeadAttention(8, h, self_attention=self_attention, num_kv_heads=hkv).to(dtype="float64")
+
+
+def rand_input(b, length, seed=0):
+    return minitx.tensor(np.random.default_rng(seed).standard_normal((b, length, 8)))
+
+
+@given(data=st.data(), heads=st.sampled_from([(4, 4), (4, 2), (4, 1), (2, None)]), self_attention=st.booleans(),
+       kind=st.sampled_from(KINDS))
+def test_multi_head_attention_with_fewer_key_value_heads(data, heads, self_attention, kind):
+    h, hkv = heads
+    minitx.manual_seed(data.draw(st.integers(0, 9)))
+    layer = nn_layer(h, hkv, self_attention)
+    b, lq = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 3))
+    lk = lq if self_attention else data.draw(st.integers(1, 3))
+    x, memory = (minitx.tensor(data.draw(mst.float_arrays((b, n, 8))), requires_grad=True) for n in (lq, lk))
+    mask = None
+    if kind == "bool":
+        mask = data.draw(mst.attention_masks((b, 1), lq, lk))
+    elif kind.startswith("float"):
+        mask = data.draw(float_masks((b, 1, lq, lk), False)).numpy()
+    causal = kind.endswith("causal")
+    y, weights = layer(x, None if self_attention else memory, mask=mask, causal=causal, return_weights=True)
+    expected, p = np_multi_head_attention(layer, x.numpy(), memory.numpy(), mask, causal)
+    np.testing.assert_allclose(y.numpy(), expected, **TIGHT)
+    np.testing.assert_allclose(weights.numpy(), p, **TIGHT)
+    assert weights.shape == (b, h, lq, lk)
+    inputs = (x,) if self_attention else (x, memory)
+    check_gradients(lambda *ts: layer(*ts, mask=mask, causal=causal), *inputs)
+
+
+@pytest.mark.parametrize("self_attention", [True, False])
+def test_num_kv_heads_shrinks_the_key_value_projection_and_keeps_the_parameter_names(self_attention):
+    default, same, grouped = nn_layer(4, None, self_attention), nn_layer(4, 4, self_attention), \
+        nn_layer(4, 1, self_attention)
+    shapes = [{name: t.shape for name, t in layer.state_dict().items()} for layer in (default, same, grouped)]
+    assert shapes[0] == shapes[1] and shapes[0].keys() == shapes[2].keys()
+    fused = "qkv" if self_attention else "kv"
+    assert shapes[2][f"{fused}.weight"] == ((8 if self_attention else 0) + 2 * 2, 8)  # head_dim 2, one k/v head
+    same.load_state_dict(default.state_dict())  # a checkpoint of num_kv_heads=None loads
+    x = rand_input(2, 3)
+    np.testing.assert_array_equal(same(x, None if self_attention else x).numpy(),
+                                  default(x, None if self_attention else x).numpy())
+    assert "num_kv_heads=1" in repr(grouped) and "num_kv_heads" not in repr(default)
+
+
+def test_grouped_self_attention_decodes_step_by_step_with_a_cache_of_the_key_value_heads():
+    layer = nn_layer(4, 2)
+    x = rand_input(2, 4, seed=1)
+    whole = layer(x, causal=True).numpy()
+    cache = {}
+    steps = [layer(x[:, i:i + 1], causal=True, cache=cache).numpy() for i in range(4)]
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), whole, **TIGHT)
+    assert cache["k"].shape == cache["v"].shape == (2, 2, 4, 2)
+
+
+@pytest.mark.parametrize("hkv", [3, 0, 8])
+def test_num_kv_heads_must_divide_num_heads(hkv):
+    with pytest.raises(ValueError, match=f"num_kv_heads must divide num_heads 4, got {hkv}"):
+        nn_layer(4, hkv)
