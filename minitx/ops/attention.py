@@ -34,7 +34,7 @@ def _head_groups(q_shape, k_shape, v_shape, enable_gqa):
     if len(v_shape) < 3 or v_shape[-3] != hkv:
         raise ValueError(f"scaled_dot_product_attention: k {k_shape} and v {v_shape} must have the same "
                          "number of heads (axis -3)")
-    if hkv == 0 or hq % hkv:
+    if hkv == 0 or hq % hkv or hq < hkv:  # Hq = 0 would make g = 0
         raise ValueError(f"scaled_dot_product_attention: enable_gqa needs the query heads Hq = {hq} to be a "
                          f"multiple of the key/value heads Hkv = {hkv} (q {q_shape}, k {k_shape})")
     return hq // hkv
@@ -104,20 +104,21 @@ class ScaledDotProductAttention(Function):
     ``need_weights``, ``weights`` after forward holds P.
 
     Grouped-query attention (``enable_gqa``): q [..., Hq, Lq, d], k and v [..., Hkv, Lk, .]
-    with Hq = g * Hkv. Everything above runs on kr, vr, k and v with each head repeated g
+    with Hq = g * Hkv. Everything above runs on kr and vr, k and v with each head repeated g
     times in a row (query head i reads key/value head i // g, PyTorch's repeat_interleave),
     and backward sums over each group: dk[h] = sum_{i < g} dkr[h * g + i], the same for dv.
 
     Both paths save (q, k, v, mask, o, lse), lse = log sum_keys exp(S) per query (-inf when it
     sees no key), plus the dropout mask m; backward recomputes P = exp(S - lse) instead of
-    keeping the [Lq, Lk] matrix. The fused kernel (flash-attention style: P never leaves the
-    chip) runs where ``kernels.attention_plan`` allows it: a boolean key-padding mask (a float
-    mask takes the unfused path), d = dv <= 128, no weights requested, a causal mask that fits
-    the kernel's; under enable_gqa it runs on kr and vr. It draws the dropout mask m element by
-    element from a Philox (seed, offset) pair and regenerates it in backward instead of saving it. Without ``seed`` the pair is the next from minitx.random, the pair the unfused
-    path's mask would take on the GPU: both paths drop the same weights. With ``seed`` the
-    kernels use (seed, 0) and the unfused path NumPy's/CuPy's generator seeded with it, so their
-    masks differ (each is fixed by the seed).
+    keeping the [Lq, Lk] matrix (and kr, vr from k, v). The fused kernel (flash-attention
+    style: P never leaves the chip) runs where ``kernels.attention_plan`` allows it: a boolean
+    key-padding mask (a float mask takes the unfused path), d = dv <= 128, no weights
+    requested, a causal mask that fits the kernel's; under enable_gqa it runs on kr and vr. It
+    draws the dropout mask m element by element from a Philox (seed, offset) pair and
+    regenerates it in backward instead of saving it. Without ``seed`` the pair is the next
+    from minitx.random, the pair the unfused path's mask would take on the GPU: both paths
+    drop the same weights. With ``seed`` the kernels use (seed, 0) and the unfused path
+    NumPy's/CuPy's generator seeded with it, so their masks differ (each is fixed by the seed).
 
     Derivation: docs/backprop/attention.md
     Kernels: minitx/kernels/attention.cu, minitx/kernels/dropout.cu

@@ -98,24 +98,24 @@ def attention_problems(draw):
     return q, k, v, mask, kind.endswith("causal"), groups, enable_gqa
 
 
-@given(problem=attention_problems(), return_weights=st.booleans())
-def test_masks_and_groups_forward_gradients_and_torch(problem, return_weights):
+@given(problem=attention_problems(), return_weights=st.booleans(), scale=st.sampled_from([None, 0.7]))
+def test_masks_and_groups_forward_gradients_and_torch(problem, return_weights, scale):
     q, k, v, mask, causal, groups, enable_gqa = problem
     with_mask = (q, k, v) if mask is None else (q, k, v, mask)
     differentiable = with_mask if mask is not None and mask.requires_grad else (q, k, v)
 
     def attend(q, k, v, m=mask, weights=False):
         return F.scaled_dot_product_attention(q, k, v, mask=m, causal=causal, enable_gqa=enable_gqa,
-                                              return_weights=weights)
+                                              return_weights=weights, scale=scale)
 
     def reference(q, k, v, m=None):
-        o, p = np_attention(q, k, v, None if mask is None else mask.numpy(), causal, groups)
+        o, p = np_attention(q, k, v, None if mask is None else mask.numpy(), causal, groups, scale)
         return (o, p) if return_weights else o
 
     out = check_forward(lambda *ts: attend(*ts, weights=return_weights), reference, *differentiable, **TIGHT)
     assert isinstance((out[0] if return_weights else out)._ctx, ops.ScaledDotProductAttention)
     check_gradients(attend, *differentiable)
-    parity(attend, lambda q, k, v, m=None: torch_attention(q, k, v, m, causal, groups), *with_mask, **TIGHT)
+    parity(attend, lambda q, k, v, m=None: torch_attention(q, k, v, m, causal, groups, scale), *with_mask, **TIGHT)
 
 
 def qkv(seed, lq, lk, hq=1, hkv=1, d=2, dv=2, batch=1):
@@ -234,6 +234,8 @@ def test_grouped_query_heads_share_key_value_heads_in_repeat_interleave_order(hk
      ValueError, r"must have the same number of heads"),
     (lambda q, k, v: F.scaled_dot_product_attention(q, k[:, :0], v[:, :0], enable_gqa=True),
      ValueError, r"Hkv = 0"),
+    (lambda q, k, v: F.scaled_dot_product_attention(q[:, :0], k[:, :2], v[:, :2], enable_gqa=True),
+     ValueError, r"Hq = 0 to be a multiple of the key/value heads Hkv = 2"),
 ])
 def test_bad_masks_and_heads_are_named(call, error, message):
     q, k, v = qkv(6, 3, 3, hq=4, hkv=4)
