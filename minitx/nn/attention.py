@@ -17,42 +17,55 @@ class MultiHeadAttention(Module):
     """Attention with ``num_heads`` heads of size dh = d_model / num_heads:
 
         q = x Wq,  k = m Wk,  v = m Wv        (m = x for self-attention, the memory for cross)
-        head_i = softmax(q_i k_i^T / sqrt(dh), masked) v_i      for each slice i of size dh
+        head_i = softmax(q_i k_j^T / sqrt(dh), masked) v_j      j = i // (num_heads / num_kv_heads)
         y = concat(head_1, ..., head_h) Wo
 
-    Self-attention computes q, k, v with one fused [d_model -> 3 d_model] projection;
-    cross-attention has a q projection and a fused k, v projection of the memory.
+    ``num_kv_heads`` (default num_heads) key/value heads, each shared by num_heads / num_kv_heads
+    consecutive query heads (grouped-query attention; 1 is multi-query): Wk and Wv have
+    num_kv_heads * dh outputs, and a decoding cache holds that many heads.
+    Self-attention computes q, k, v with one fused [d_model -> (num_heads + 2 num_kv_heads) dh]
+    projection; cross-attention has a q projection and a fused k, v projection of the memory.
 
     Incremental decoding: pass the same ``cache`` dict at every step. Self-attention appends
     this step's keys and values to it; cross-attention computes the memory's keys and values
     once and reuses them.
     """
 
-    def __init__(self, d_model, num_heads, dropout=0.0, self_attention=True, bias=True, device=None):
+    def __init__(self, d_model, num_heads, dropout=0.0, self_attention=True, bias=True, device=None,
+                 num_kv_heads=None):
         super().__init__()
         if d_model % num_heads:
             raise ValueError(f"MultiHeadAttention: d_model {d_model} is not divisible by num_heads {num_heads}")
+        num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
+        if not 1 <= num_kv_heads <= num_heads or num_heads % num_kv_heads:
+            raise ValueError(f"MultiHeadAttention: num_kv_heads must divide num_heads {num_heads}, "
+                             f"got {num_kv_heads}")
         self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads
+        self.num_kv_heads = num_kv_heads
         self.dropout, self.self_attention = dropout, self_attention
+        kv_dim = num_kv_heads * self.head_dim
         if self_attention:
-            self.qkv = Linear(d_model, 3 * d_model, bias=bias, device=device)
+            self.qkv = Linear(d_model, d_model + 2 * kv_dim, bias=bias, device=device)
         else:
             self.q = Linear(d_model, d_model, bias=bias, device=device)
-            self.kv = Linear(d_model, 2 * d_model, bias=bias, device=device)
+            self.kv = Linear(d_model, 2 * kv_dim, bias=bias, device=device)
         self.out = Linear(d_model, d_model, bias=bias, device=device)
 
-    def _split_heads(self, x, parts):
-        """[B, L, parts * d_model] -> ``parts`` tensors of shape [B, heads, L, head_dim]."""
+    def _split_heads(self, x, *heads):
+        """[B, L, sum(heads) * head_dim] -> tensors [B, h, L, head_dim], one for each h in ``heads``
+        (the projection's outputs in that order: q's heads, then k's, then v's)."""
         b, length, _ = x.shape
-        x = x.reshape(b, length, parts, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
-        return [x[i] for i in range(parts)]
+        x = x.reshape(b, length, sum(heads), self.head_dim).permute(0, 2, 1, 3)
+        starts = np.cumsum((0,) + heads)
+        return [x[:, start:end] for start, end in zip(starts[:-1], starts[1:])]
 
     def forward(self, x, memory=None, mask=None, causal=False, cache=None, return_weights=False):
-        """x [B, Lq, d_model]; memory [B, Lk, d_model] for cross-attention; mask boolean,
-        broadcastable to [B, heads, Lq, Lk], True = may attend. Returns y [B, Lq, d_model]
-        (and the attention weights [B, heads, Lq, Lk] when return_weights)."""
+        """x [B, Lq, d_model]; memory [B, Lk, d_model] for cross-attention; mask broadcastable to
+        [B, heads, Lq, Lk], boolean (True = may attend) or floating (added to the scores). Returns
+        y [B, Lq, d_model] (and the attention weights [B, heads, Lq, Lk] when return_weights)."""
+        h, hkv = self.num_heads, self.num_kv_heads
         if self.self_attention:
-            q, k, v = self._split_heads(self.qkv(x), 3)
+            q, k, v = self._split_heads(self.qkv(x), h, hkv, hkv)
             if cache is not None:
                 if "k" in cache:
                     k = F.concatenate([cache["k"], k], axis=2)
@@ -61,16 +74,16 @@ class MultiHeadAttention(Module):
         else:
             if memory is None:
                 raise ValueError("MultiHeadAttention: cross-attention needs memory")
-            (q,) = self._split_heads(self.q(x), 1)
+            (q,) = self._split_heads(self.q(x), h)
             if cache is not None and "k" in cache:
                 k, v = cache["k"], cache["v"]
             else:
-                k, v = self._split_heads(self.kv(memory), 2)
+                k, v = self._split_heads(self.kv(memory), hkv, hkv)
                 if cache is not None:
                     cache["k"], cache["v"] = k, v
         result = F.scaled_dot_product_attention(q, k, v, mask=mask, causal=causal,
                                                 dropout_p=self.dropout if self.training else 0.0,
-                                                return_weights=return_weights)
+                                                return_weights=return_weights, enable_gqa=hkv != h)
         out, weights = result if return_weights else (result, None)
         b, heads, length, dh = out.shape
         y = self.out(out.permute(0, 2, 1, 3).reshape(b, length, heads * dh))
@@ -78,7 +91,8 @@ class MultiHeadAttention(Module):
 
     def extra_repr(self):
         kind = "self" if self.self_attention else "cross"
-        return f"{kind}, d_model={self.d_model}, num_heads={self.num_heads}, dropout={self.dropout}"
+        kv = f", num_kv_heads={self.num_kv_heads}" if self.num_kv_heads != self.num_heads else ""
+        return f"{kind}, d_model={self.d_model}, num_heads={self.num_heads}{kv}, dropout={self.dropout}"
 
 
 def _check_length(module, length, offset):

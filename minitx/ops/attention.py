@@ -10,8 +10,7 @@ import numpy as np
 from minitx import kernels
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
-from minitx.backend import device_of, get_array_module
-from minitx.ops._args import check_bool
+from minitx.backend import device_of, get_array_module, is_floating
 from minitx.ops.dropout import _dropout_keep_mask, _philox_seed_offset
 from minitx.ops.reduction import logsumexp_parts
 
@@ -26,6 +25,59 @@ def _batched_matmul(a, b):
     return xp.matmul(xp.ascontiguousarray(a), xp.ascontiguousarray(b))
 
 
+def _head_groups(q_shape, k_shape, v_shape, enable_gqa):
+    """g = Hq / Hkv, the query heads that share one key/value head (1 without enable_gqa);
+    a ValueError naming the heads when they do not divide."""
+    if not enable_gqa or len(q_shape) < 3 or len(k_shape) < 3:
+        return 1
+    hq, hkv = q_shape[-3], k_shape[-3]
+    if len(v_shape) < 3 or v_shape[-3] != hkv:
+        raise ValueError(f"scaled_dot_product_attention: k {k_shape} and v {v_shape} must have the same "
+                         "number of heads (axis -3)")
+    if hkv == 0 or hq % hkv or hq < hkv:  # Hq = 0 would make g = 0
+        raise ValueError(f"scaled_dot_product_attention: enable_gqa needs the query heads Hq = {hq} to be a "
+                         f"multiple of the key/value heads Hkv = {hkv} (q {q_shape}, k {k_shape})")
+    return hq // hkv
+
+
+def _repeat_heads(x, groups):
+    """[..., Hkv, L, d] -> [..., Hkv * groups, L, d], each head repeated ``groups`` times in a row
+    (PyTorch's repeat_interleave): query head i reads key/value head i // groups."""
+    return x if groups == 1 else get_array_module(x).repeat(x, groups, axis=-3)
+
+
+def _sum_heads(dx, groups):
+    """The gradient of _repeat_heads: [..., Hkv * groups, L, d] -> [..., Hkv, L, d], each group summed."""
+    if groups == 1:
+        return dx
+    return dx.reshape(dx.shape[:-3] + (dx.shape[-3] // groups, groups) + dx.shape[-2:]).sum(axis=-3)
+
+
+def _is_float_mask(mask):
+    """Whether the mask is added to the scores (floating) rather than selecting them (boolean)."""
+    return mask is not None and mask.dtype != np.bool_
+
+
+def _check_heads(q, k, v, enable_gqa):
+    """A clear error where the heads (axis -3) of q, k and v neither match nor broadcast."""
+    if enable_gqa or min(q.ndim, k.ndim, v.ndim) < 3:
+        return
+    heads = (q.shape[-3], k.shape[-3], v.shape[-3])
+    try:
+        np.broadcast_shapes(*((h,) for h in heads))
+    except ValueError:
+        hint = ", or enable_gqa=True to share each k/v head among Hq / Hkv query heads" \
+            if heads[1] == heads[2] and heads[1] and heads[0] % heads[1] == 0 else ""
+        raise ValueError(f"scaled_dot_product_attention: q, k, v have {heads} heads (axis -3): expected the "
+                         f"same number (or 1){hint}") from None
+
+
+def _check_mask_dtype(mask):
+    if mask.dtype != np.bool_ and not is_floating(mask.dtype):
+        raise TypeError(f"scaled_dot_product_attention: mask must be boolean (True = may attend) or floating "
+                        f"(added to the scores), got dtype {mask.dtype.name}")
+
+
 def _mask_rows(mask, plan, lk):
     """The key-padding mask as the kernels take it, [B', Lk] (None without a mask)."""
     return None if plan.mask_rows is None else mask.reshape(plan.mask_rows, lk)
@@ -34,49 +86,56 @@ def _mask_rows(mask, plan, lk):
 class ScaledDotProductAttention(Function):
     """Attention of queries q [..., Lq, d] over keys k [..., Lk, d] and values v [..., Lk, dv]:
 
-        S = scale * q @ k^T              (scale defaults to 1 / sqrt(d))
-        S = -inf where not allowed       (mask False, or a future key when causal)
+        S = scale * q @ k^T + M          (scale defaults to 1 / sqrt(d); M a float mask, or 0)
+        S = -inf where not allowed       (a boolean mask False, or a future key when causal)
         P = softmax(S) over keys;   Pd = P * m  (dropout on the weights, m as in Dropout)
         o = Pd @ v
 
     backward, going up the same lines:
         dv = Pd^T @ do        dPd = do @ v^T        dP = dPd * m
         dS = P * (dP - sum_keys(dP * P))              (the softmax backward)
-        dq = scale * dS @ k   dk = scale * dS^T @ q
+        dM = dS               dq = scale * dS @ k     dk = scale * dS^T @ q
 
-    The mask is boolean, True = "may attend", broadcast to [..., Lq, Lk]. The causal flag
+    The mask, broadcast to [..., Lq, Lk], is boolean, True = "may attend", or floating, M
+    added to the scores (PyTorch's attn_mask: -inf entries mask keys out). The causal flag
     lets query i see keys j <= i + (Lk - Lq): the queries are the last Lq positions, which
     is also what incremental decoding with a key/value cache needs. A query that may see no
-    key at all gets P = 0 and o = 0 (not NaN). With ``need_weights``, ``weights`` after
-    forward holds P.
+    key at all (a False or -inf mask row) gets P = 0 and o = 0 (not NaN). With
+    ``need_weights``, ``weights`` after forward holds P.
+
+    Grouped-query attention (``enable_gqa``): q [..., Hq, Lq, d], k and v [..., Hkv, Lk, .]
+    with Hq = g * Hkv. Everything above runs on kr and vr, k and v with each head repeated g
+    times in a row (query head i reads key/value head i // g, PyTorch's repeat_interleave),
+    and backward sums over each group: dk[h] = sum_{i < g} dkr[h * g + i], the same for dv.
 
     Both paths save (q, k, v, mask, o, lse), lse = log sum_keys exp(S) per query (-inf when it
     sees no key), plus the dropout mask m; backward recomputes P = exp(S - lse) instead of
-    keeping the [Lq, Lk] matrix. The fused kernel (flash-attention style: P never leaves the
-    chip) runs where ``kernels.attention_plan`` allows it: a key-padding mask, d = dv <= 128,
-    no weights requested, a causal mask that fits the kernel's. It draws the dropout mask m
-    element by element from a Philox (seed, offset) pair and regenerates it in backward instead
-    of saving it. Without ``seed`` the pair is the next from minitx.random, the pair the unfused
-    path's mask would take on the GPU: both paths drop the same weights. With ``seed`` the
-    kernels use (seed, 0) and the unfused path NumPy's/CuPy's generator seeded with it, so their
-    masks differ (each is fixed by the seed).
+    keeping the [Lq, Lk] matrix (and kr, vr from k, v). The fused kernel (flash-attention
+    style: P never leaves the chip) runs where ``kernels.attention_plan`` allows it: a boolean
+    key-padding mask (a float mask takes the unfused path), d = dv <= 128, no weights
+    requested, a causal mask that fits the kernel's; under enable_gqa it runs on kr and vr. It
+    draws the dropout mask m element by element from a Philox (seed, offset) pair and
+    regenerates it in backward instead of saving it. Without ``seed`` the pair is the next
+    from minitx.random, the pair the unfused path's mask would take on the GPU: both paths
+    drop the same weights. With ``seed`` the kernels use (seed, 0) and the unfused path
+    NumPy's/CuPy's generator seeded with it, so their masks differ (each is fixed by the seed).
 
     Derivation: docs/backprop/attention.md
     Kernels: minitx/kernels/attention.cu, minitx/kernels/dropout.cu
     """
 
-    def __init__(self, causal=False, dropout_p=0.0, scale=None, seed=None, need_weights=False):
+    def __init__(self, causal=False, dropout_p=0.0, scale=None, seed=None, need_weights=False, enable_gqa=False):
         if not 0 <= dropout_p < 1:
             raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
         self.causal, self.dropout_p, self.scale, self.seed = causal, dropout_p, scale, seed
-        self.need_weights = need_weights
+        self.need_weights, self.enable_gqa = need_weights, enable_gqa
         self.weights = None
         self.philox = None  # (seed, offset) of the dropout mask a fused forward drew
 
     def _kernel_plan(self, q, k, v, mask, *others, stats=(), weights=False):
         """The kernels' plan for this attention (kernels.attention_plan), or None when they
         cannot compute it or the arrays do not suit them."""
-        if not kernels.enabled(q, k, v, *others, stats=stats):
+        if _is_float_mask(mask) or not kernels.enabled(q, k, v, *others, stats=stats):
             return None
         plan = kernels.attention_plan(q.shape, k.shape, v.shape, None if mask is None else mask.shape,
                                       causal=self.causal, weights=weights)
@@ -87,11 +146,13 @@ class ScaledDotProductAttention(Function):
         return () if self.philox is None else (self.dropout_p, *self.philox)
 
     def _scores(self, q, k, mask):
-        """S = scale * q @ k^T, -inf where a key is not allowed."""
+        """S = scale * q @ k^T (+ a float mask), -inf where a key is not allowed."""
         xp = get_array_module(q)
         lq, lk = q.shape[-2], k.shape[-2]
         scores = _batched_matmul(q, xp.swapaxes(k, -1, -2)) * self.scale_used
         allowed = mask
+        if _is_float_mask(mask):
+            scores, allowed = scores + mask.astype(scores.dtype, copy=False), None
         if self.causal:
             causal = xp.tril(xp.ones((lq, lk), dtype=bool), k=lk - lq)
             allowed = causal if allowed is None else allowed & causal
@@ -103,10 +164,12 @@ class ScaledDotProductAttention(Function):
         if k.shape[-1] != d or v.shape[-2] != lk:
             raise ValueError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: "
                              "expected q [..., Lq, d], k [..., Lk, d], v [..., Lk, dv]")
-        if mask is not None and mask.dtype != np.bool_:
-            raise TypeError(f"scaled_dot_product_attention: mask must be boolean (True = may attend), "
-                            f"got dtype {mask.dtype.name}")
+        if mask is not None:
+            _check_mask_dtype(mask)
         self.scale_used = self.scale if self.scale is not None else 1 / math.sqrt(d)
+        self.groups = _head_groups(q.shape, k.shape, v.shape, self.enable_gqa)
+        saved_k, saved_v = k, v  # backward repeats the heads again rather than keep g copies
+        k, v = _repeat_heads(k, self.groups), _repeat_heads(v, self.groups)
         plan = self._kernel_plan(q, k, v, mask, weights=self.need_weights)
         dropout_mask = None
         if plan is not None:
@@ -126,23 +189,25 @@ class ScaledDotProductAttention(Function):
                 dropout_mask = _dropout_keep_mask(p.shape, self.dropout_p, p.dtype, xp, device_of(p), self.seed)
                 p = p * dropout_mask
             o = _batched_matmul(p, v)
-        self.save_for_backward(q, k, v, mask, o, lse, dropout_mask)
+        self.save_for_backward(q, saved_k, saved_v, mask, o, lse, dropout_mask)
         return o
 
     def backward(self, do):
         q, k, v, mask, o, lse, dropout_mask = self.saved
+        k, v = _repeat_heads(k, self.groups), _repeat_heads(v, self.groups)
         # the path forward took: the unfused one saved its dropout mask
         plan = None if dropout_mask is not None else self._kernel_plan(q, k, v, mask, o, do, stats=(lse,))
         if plan is None and self.philox is not None:  # fused forward, unfused backward: redraw its mask
             dropout_mask = kernels.dropout_apply(get_array_module(q).ones(lse.shape + (k.shape[-2],), q.dtype),
                                                  self.dropout_p, *self.philox)
+        dmask = None
         if plan is not None:
             lq, lk, d = q.shape[-2], k.shape[-2], q.shape[-1]
             dq, dk, dv = kernels.attention_backward(
                 q.reshape(-1, lq, d), k.reshape(-1, lk, d), v.reshape(-1, lk, d), o.reshape(-1, lq, d),
                 lse.reshape(-1, lq), do.reshape(-1, lq, d), _mask_rows(mask, plan, lk), plan.causal,
                 self.scale_used, *self._kernel_dropout())
-            grads = (dq.reshape(q.shape), dk.reshape(k.shape), dv.reshape(v.shape))
+            dq, dk, dv = dq.reshape(q.shape), dk.reshape(k.shape), dv.reshape(v.shape)
         else:
             xp = get_array_module(do)
             # P = exp(S - lse); a query that sees no key has lse = -inf and P = exp(-inf) = 0 (a NaN stays NaN)
@@ -152,29 +217,38 @@ class ScaledDotProductAttention(Function):
             dp = _batched_matmul(do, xp.swapaxes(v, -1, -2))
             if dropout_mask is not None:
                 dp = dp * dropout_mask
-            ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True)) * self.scale_used
-            grads = (_batched_matmul(ds, k), _batched_matmul(xp.swapaxes(ds, -1, -2), q), dv)
-        return grads + (None,) * (len(self.needs_input_grad) - 3)  # none for the mask
+            ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
+            if _is_float_mask(mask) and self.needs_input_grad[3]:
+                dmask = ds.astype(mask.dtype, copy=False)  # the engine sums it back to the mask's shape
+            ds = ds * self.scale_used
+            dq, dk = _batched_matmul(ds, k), _batched_matmul(xp.swapaxes(ds, -1, -2), q)
+        grads = (dq, _sum_heads(dk, self.groups), _sum_heads(dv, self.groups))
+        return grads + (dmask,) * (len(self.needs_input_grad) - 3)
 
     def release(self):
         super().release()
         self.weights = None
 
 
+
 def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0, scale=None,
-                                 return_weights=False, seed=None):
+                                 return_weights=False, seed=None, enable_gqa=False):
     """softmax(scale * q @ k^T, masked) @ v; see ScaledDotProductAttention.
 
-    mask: boolean, True = may attend, broadcastable to [..., Lq, Lk]. With
-    return_weights=True returns (output, weights), the weights P as a constant tensor
-    (before dropout) for plotting.
+    mask: broadcastable to [..., Lq, Lk]; boolean, True = may attend, or floating, added to
+    the scores (-inf masks; it gets a gradient when it requires one). enable_gqa: q has Hq
+    heads (axis -3), k and v Hkv, Hq a multiple of Hkv; each run of Hq / Hkv query heads
+    shares one key/value head. With return_weights=True returns (output, weights), the
+    weights P as a constant tensor (before dropout) for plotting.
     """
-    op = ScaledDotProductAttention(causal, dropout_p, scale, seed, need_weights=return_weights)
+    op = ScaledDotProductAttention(causal, dropout_p, scale, seed, need_weights=return_weights,
+                                   enable_gqa=enable_gqa)
+    _check_heads(q, k, v, enable_gqa)
     if mask is None:
         out = op(q, k, v)
     else:
         mask = as_tensor(mask, q)
-        check_bool("scaled_dot_product_attention", "mask", mask)
+        _check_mask_dtype(mask)
         try:
             np.broadcast_shapes(mask.shape, q.shape[:-1] + (k.shape[-2],))
         except ValueError:

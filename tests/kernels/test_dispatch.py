@@ -85,6 +85,19 @@ def test_bias_act_without_dropout(shape, activation, dtype):
     assert_paths_agree(bias_act_case(shape, activation, dtype))
 
 
+def test_grouped_query_attention_fuses_on_the_repeated_heads():
+    """enable_gqa: the kernels run on k, v repeated to the query heads; dk, dv sum each group."""
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(s) for s in ((2, 4, 3, 2), (2, 2, 3, 2), (2, 2, 3, 2))]
+    mask = key_padding_mask(2, 3)
+
+    def attend(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, mask=minitx.tensor(mask, device=q.device), causal=True,
+                                              enable_gqa=True)
+    assert_paths_agree((attend, arrays, ["attention_forward", "attention_backward_dkdv", "attention_backward_dq"]))
+    fused_gradcheck(attend, *leaves(arrays))
+
+
 def test_attention_3d_and_single_query_causal():
     assert_paths_agree(attention_case(1, 3, 1, 4, 2, np.float64, causal=True))  # Lq == 1 sees every key
     q, k, v = (np.random.default_rng(i).standard_normal((3, 2, 2)) for i in range(3))
@@ -258,6 +271,7 @@ def test_attention_falls_back_where_the_kernel_does_not_apply():
     assert _attention_launches(per_query, lq=2) == []             # [2, Lk] on 4-D q: rows are queries
     assert _attention_launches(lq=2, lk=3, causal=True) == []     # bottom-right causal, Lq != Lk
     assert _attention_launches(dv=3) == []                        # value size != key size
+    assert _attention_launches(np.where(key_padding_mask(2, 3), 0.0, -np.inf)) == []  # a float mask
     # weights requested: the forward needs P, the backward (from o and lse) may still fuse
     assert "attention_forward" not in _attention_launches(return_weights=True)
 
