@@ -177,15 +177,16 @@ class MaxUnpool(Function):
         check_indices(self.op, "indices", indices, plane)
         xp = get_array_module(x)
         n, c = x.shape[:2]
-        self.where = (xp.arange(n)[:, None, None], xp.arange(c)[None, :, None], indices.reshape(n, c, -1))
+        flat = (n, c, math.prod(x.shape[2:]))  # sizes, not -1: an empty batch leaves -1 undetermined
+        self.where = (xp.arange(n)[:, None, None], xp.arange(c)[None, :, None], indices.reshape(flat))
         self.in_shape = x.shape
         y = xp.zeros((n, c, plane), dtype=x.dtype)
-        y[self.where] = x.reshape(n, c, -1)
+        y[self.where] = x.reshape(flat)
         return y.reshape((n, c) + self.size)
 
     def backward(self, dy):
         n, c = dy.shape[:2]
-        return dy.reshape(n, c, -1)[self.where].reshape(self.in_shape), None
+        return dy.reshape(n, c, math.prod(self.size))[self.where].reshape(self.in_shape), None
 
 
 def _unpool(op, spatial, x, indices, kernel_size, stride, padding, output_size):

@@ -255,3 +255,147 @@ def test_interpolate_errors_name_the_op():
     for error, call, message in cases:
         with pytest.raises(error, match=message):
             call()
+
+
+# ---------------------------------------------------------------- max_unpool
+
+
+def np_max_pool_with_indices(a, kernel, stride, padding):
+    """max_pool2d(return_indices=True) of a [N, C, H, W] by direct loops: each window's maximum and
+    its flat h * W + w position in the input plane (the first maximum; padding never wins)."""
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+    height, width = a.shape[2:]
+    ho, wo = (height + 2 * ph - kh) // sh + 1, (width + 2 * pw - kw) // sw + 1
+    values, indices = np.zeros(a.shape[:2] + (ho, wo)), np.zeros(a.shape[:2] + (ho, wo), dtype=np.int64)
+    for i, j in np.ndindex(ho, wo):
+        inside = [(h, w) for h in range(i * sh - ph, i * sh - ph + kh) for w in range(j * sw - pw, j * sw - pw + kw)
+                  if 0 <= h < height and 0 <= w < width]
+        candidates = np.stack([a[:, :, h, w] for h, w in inside])  # [window, N, C]
+        first = candidates.argmax(axis=0)
+        values[:, :, i, j] = np.take_along_axis(candidates, first[None], axis=0)[0]
+        indices[:, :, i, j] = np.array([h * width + w for h, w in inside])[first]
+    return values, indices
+
+
+def np_max_unpool(a, indices, size):
+    y = np.zeros(a.shape[:2] + (math.prod(size),), dtype=a.dtype)
+    for n, c in np.ndindex(*a.shape[:2]):
+        for k, value in zip(indices[n, c].reshape(-1), a[n, c].reshape(-1)):
+            y[n, c, k] = value
+    return y.reshape(a.shape[:2] + tuple(size))
+
+
+@st.composite
+def _unpool_case(draw, spatial):
+    """(pooled values, their indices, kernel, stride, padding, output_size) as the public function
+    takes them, and the output size they give; values distinct, so each window has one maximum."""
+    kernel = tuple(draw(st.integers(1, 3)) for _ in range(spatial))
+    stride = tuple(draw(st.integers(1, 3)) for _ in range(spatial))
+    padding = tuple(draw(st.integers(0, k // 2)) for k in kernel)
+    in_sizes = tuple(draw(st.integers(max(1, k - 2 * p), 7)) for k, p in zip(kernel, padding))
+    batch = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    a = draw(mst.float_arrays(batch + in_sizes, distinct=True))
+    as_2d = lambda v, height=1: (height,) + v if spatial == 1 else v  # noqa: E731  (1-d pooling as 2-d, H = 1)
+    values, indices = np_max_pool_with_indices(a.reshape(batch + as_2d(in_sizes)), as_2d(kernel), as_2d(stride),
+                                               as_2d(padding, 0))
+    values, indices = values.reshape(batch + values.shape[-spatial:]), indices.reshape(batch + values.shape[-spatial:])
+    default = tuple((n - 1) * s + k - 2 * p for n, s, k, p in zip(values.shape[2:], stride, kernel, padding))
+    output_size = draw(st.sampled_from([None, in_sizes, batch + in_sizes, "near"]))
+    if output_size == "near":  # anywhere strictly within a stride of the default
+        output_size = tuple(draw(st.integers(max(0, d - s + 1), d + s - 1)) for d, s in zip(default, stride))
+    size = default if output_size is None else tuple(output_size)[-spatial:]
+    if draw(st.booleans()):  # the ints of 1-d, and a square kernel, given as one int
+        kernel, stride, padding = (kernel[0] if len(set(kernel)) == 1 else kernel), stride, padding
+    stride = None if stride == kernel and draw(st.booleans()) else stride
+    return leaf(values), minitx.tensor(indices), kernel, stride, padding, output_size, size
+
+
+def _unpool(spatial):
+    return F.max_unpool1d if spatial == 1 else F.max_unpool2d
+
+
+@pytest.mark.parametrize("spatial", [1, 2])
+@given(data=st.data())
+def test_max_unpool(spatial, data):
+    """MaxUnpool: drawn kernel, stride, padding and output_size (None, the pooled input's size, or
+    anything within a stride of the default); indices outside the output plane raise IndexError."""
+    x, indices, kernel, stride, padding, output_size, size = data.draw(_unpool_case(spatial))
+    fn = lambda t, i: _unpool(spatial)(t, i, kernel, stride, padding, output_size)  # noqa: E731
+    if indices.numpy().size and indices.numpy().max() >= math.prod(size):
+        with pytest.raises(IndexError, match=f"max_unpool{spatial}d: indices {indices.numpy().max()} is out of range"):
+            fn(x, indices)
+        return
+    check_forward(fn, lambda a, i: np_max_unpool(a, i, size), x, indices)
+    y = fn(x, indices)
+    dy = np.random.default_rng(0).standard_normal(y.shape)
+    y.backward(dy)  # dx: dy gathered at the indices
+    np.testing.assert_array_equal(x.grad.numpy(), np.take_along_axis(
+        dy.reshape(dy.shape[:2] + (-1,)), indices.numpy().reshape(x.shape[:2] + (-1,)), axis=2).reshape(x.shape))
+    x.grad = None
+    flat = indices.numpy().reshape(x.shape[:2] + (-1,))
+    if all(len(set(plane)) == plane.size for plane in flat.reshape(-1, flat.shape[-1])):
+        assert check_gradients(lambda t: fn(t, indices), x)  # a repeated index would hold one value, grad both
+    torch_unpool = lambda t, i: getattr(_tf(), f"max_unpool{spatial}d")(t, i, kernel, stride, padding,  # noqa: E731
+                                                                         output_size)
+    parity(fn, torch_unpool, leaf(x.numpy()), indices)
+
+
+@given(data=st.data())
+def test_the_numpy_max_pool_gives_pytorchs_indices(data):
+    """The indices the max_unpool tests feed are max_pool2d(return_indices=True)'s."""
+    kernel, stride = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))), (data.draw(st.integers(1, 3)),) * 2
+    padding = (data.draw(st.integers(0, kernel[0] // 2)), data.draw(st.integers(0, kernel[1] // 2)))
+    a = data.draw(mst.float_arrays((2, 2, data.draw(st.integers(3, 6)), data.draw(st.integers(3, 6))), distinct=True))
+    torch = torch_in_example()
+    if torch is None:
+        return
+    values, indices = torch.nn.functional.max_pool2d(torch.tensor(a), kernel, stride, padding, return_indices=True)
+    ours = np_max_pool_with_indices(a, kernel, stride, padding)
+    np.testing.assert_array_equal(ours[0], values.numpy())
+    np.testing.assert_array_equal(ours[1], indices.numpy())
+
+
+def test_max_unpool_puts_each_value_back_and_zeros_the_rest():
+    """max_pool2d by 2 of a 4 x 4 plane, undone: the maxima at their places, zeros elsewhere, and
+    dy read back at the same places."""
+    a = np.array([[1.0, 5.0, 0.0, 2.0], [3.0, 2.0, 8.0, 1.0], [0.0, 0.0, 1.0, 1.0], [9.0, 4.0, 1.0, 7.0]])
+    values, indices = np_max_pool_with_indices(a[None, None], (2, 2), (2, 2), (0, 0))
+    np.testing.assert_array_equal(indices[0, 0], [[1, 6], [12, 15]])
+    x = leaf(values)
+    y = F.max_unpool2d(x, minitx.tensor(indices), 2)
+    np.testing.assert_array_equal(y.numpy()[0, 0], np.where(np.isin(a, [5, 8, 9, 7]), a, 0))
+    y.backward(np.arange(16.0).reshape(1, 1, 4, 4))
+    np.testing.assert_array_equal(x.grad.numpy()[0, 0], [[1.0, 6.0], [12.0, 15.0]])
+
+
+def test_max_unpool_takes_integer_values_and_an_empty_batch():
+    got = F.max_unpool1d(minitx.tensor([[[4, 7]]]), minitx.tensor([[[1, 2]]]), 2)
+    assert got.dtype == np.int64 and got.numpy().tolist() == [[[0, 4, 7, 0]]]
+    x = leaf(np.zeros((0, 3, 2, 2)))
+    y = parity(lambda t, i: F.max_unpool2d(t, i, 2), lambda t, i: _tf().max_unpool2d(t, i, 2), x,
+               minitx.tensor(np.zeros((0, 3, 2, 2), dtype=np.int64)))
+    assert y.shape == (0, 3, 4, 4)
+
+
+def test_max_unpool_errors_name_the_op():
+    x, i = leaf(np.ones((1, 1, 2, 2))), minitx.tensor(np.zeros((1, 1, 2, 2), dtype=np.int64))
+    x1, i1 = leaf(np.ones((1, 1, 2))), minitx.tensor(np.zeros((1, 1, 2), dtype=np.int64))
+    cases = [
+        (IndexError, lambda: F.max_unpool2d(x, i + 16, 2), r"max_unpool2d: indices 16 is out of range \[0, 16\)"),
+        (IndexError, lambda: F.max_unpool2d(x, i - 1, 2), r"max_unpool2d: indices -1 is out of range \[0, 16\)"),
+        (IndexError, lambda: F.max_unpool1d(x1, i1 + 4, 2), r"max_unpool1d: indices 4 is out of range \[0, 4\)"),
+        (TypeError, lambda: F.max_unpool2d(x, x, 2), "max_unpool2d: indices must be an integer tensor, got dtype "
+                                                     "float64"),
+        (ValueError, lambda: F.max_unpool2d(x, i[:, :, :1], 2), r"max_unpool2d: indices must have the input's shape "
+                                                                r"\(1, 1, 2, 2\), got \(1, 1, 1, 2\)"),
+        (ValueError, lambda: F.max_unpool2d(x1, i1, 2), r"max_unpool2d: input must be 4-D \[N, C, H, W\], got shape"),
+        (ValueError, lambda: F.max_unpool1d(x, i, 2), r"max_unpool1d: input must be 3-D \[N, C, L\], got shape"),
+        (ValueError, lambda: F.max_unpool2d(x, i, 2, output_size=(6, 4)), r"max_unpool2d: output_size \(6, 4\) must be "
+                                                                          r"strictly between the default size \(4, 4\)"),
+        (ValueError, lambda: F.max_unpool2d(x, i, 2, output_size=(4, 4, 4)), r"output_size needs 2 value\(s\)"),
+        (ValueError, lambda: F.max_unpool2d(x, i, 2, stride=0), "max_unpool2d: kernel_size and stride must be >= 1"),
+        (TypeError, lambda: F.max_unpool1d(x1, i1, 2.0), "max_unpool1d: kernel_size must be ints, got 2.0"),
+    ]
+    for error, call, message in cases:
+        with pytest.raises(error, match=message):
+            call()
