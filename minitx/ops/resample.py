@@ -95,10 +95,10 @@ class Interpolate(Function):
             raise ValueError(f"interpolate: input and output sizes must be > 0, got input {self.in_spatial} and "
                              f"output {sizes}")
         mode = "linear" if self.mode == "bilinear" else self.mode
-        self.sources = []
+        self.sources = []  # per spatial axis, its (index, weight) pairs on x's device
         for axis, (n, m, s) in enumerate(zip(self.in_spatial, sizes, scales), start=2):
-            tail = (1,) * (x.ndim - axis - 1)  # one weight per position along this axis
-            self.sources.append([(xp.asarray(index), None if w is None else xp.asarray(w.reshape((-1,) + tail), x.dtype))
+            tail = (1,) * (x.ndim - axis - 1)  # a weight per position along this axis, broadcast over the rest
+            self.sources.append([(xp.asarray(index), w if w is None else xp.asarray(w.reshape((-1,) + tail), x.dtype))
                                  for index, w in _sources(n, m, s, mode, self.align_corners, x.dtype, x.ndim - 2)])
             terms = [_weighted(xp.take(x, index, axis=axis), w) for index, w in self.sources[-1]]
             x = sum(terms[1:], terms[0])
@@ -147,8 +147,7 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=N
                          f"{'both' if size is not None else 'neither'}")
     spatial = x.ndim - 2
     if size is not None:
-        size = _per_axis("interpolate", "size", size, spatial, numbers.Integral)
-        size = tuple(int(v) for v in size)
+        size = tuple(int(v) for v in _per_axis("interpolate", "size", size, spatial, numbers.Integral))
     else:
         scale_factor = tuple(float(v) for v in _per_axis("interpolate", "scale_factor", scale_factor, spatial,
                                                           numbers.Real))
@@ -164,7 +163,7 @@ class MaxUnpool(Function):
         backward  dx[n, c, k] = dy[n, c].flat[indices[n, c, k]]    (dy gathered at the indices)
 
     no gradient for indices. A position listed twice (overlapping pooling windows list their
-    shared maximum in each) holds one of the values and hands dy to both, as PyTorch's.
+    shared maximum in each) holds one of its values (the last) and hands dy to both, as PyTorch's.
     """
 
     def __init__(self, size, op="max_unpool2d"):
@@ -211,7 +210,7 @@ def _unpool(op, spatial, x, indices, kernel_size, stride, padding, output_size):
         if not all(d - s < v < d + s for v, d, s in zip(size, default, stride)):
             raise ValueError(f"{op}: output_size {output_size!r} must be strictly between the default size "
                              f"{default} minus and plus the stride {stride}")
-    if min(size, default=0) < 0:
+    if min(size) < 0:
         raise ValueError(f"{op}: the output size {size} is negative (input {x.shape}, kernel_size {kernel}, "
                          f"stride {stride}, padding {padding})")
     return MaxUnpool(size, op)(x, as_indices(indices, x))

@@ -304,10 +304,9 @@ def _unpool_case(draw, spatial):
     if output_size == "near":  # anywhere strictly within a stride of the default
         output_size = tuple(draw(st.integers(max(0, d - s + 1), d + s - 1)) for d, s in zip(default, stride))
     size = default if output_size is None else tuple(output_size)[-spatial:]
-    if draw(st.booleans()):  # the ints of 1-d, and a square kernel, given as one int
-        kernel, stride, padding = (kernel[0] if len(set(kernel)) == 1 else kernel), stride, padding
-    stride = None if stride == kernel and draw(st.booleans()) else stride
-    return leaf(values), minitx.tensor(indices), kernel, stride, padding, output_size, size
+    one = lambda v: v[0] if len(set(v)) == 1 and draw(st.booleans()) else v  # noqa: E731  (an int, axes agreeing)
+    stride = None if stride == kernel and draw(st.booleans()) else one(stride)  # None: the kernel's
+    return leaf(values), minitx.tensor(indices), one(kernel), stride, one(padding), output_size, size
 
 
 def _unpool(spatial):
@@ -390,8 +389,8 @@ def test_max_unpool_errors_name_the_op():
                                                                 r"\(1, 1, 2, 2\), got \(1, 1, 1, 2\)"),
         (ValueError, lambda: F.max_unpool2d(x1, i1, 2), r"max_unpool2d: input must be 4-D \[N, C, H, W\], got shape"),
         (ValueError, lambda: F.max_unpool1d(x, i, 2), r"max_unpool1d: input must be 3-D \[N, C, L\], got shape"),
-        (ValueError, lambda: F.max_unpool2d(x, i, 2, output_size=(6, 4)), r"max_unpool2d: output_size \(6, 4\) must be "
-                                                                          r"strictly between the default size \(4, 4\)"),
+        (ValueError, lambda: F.max_unpool2d(x, i, 2, output_size=(6, 4)),
+         r"max_unpool2d: output_size \(6, 4\) must be strictly between the default size \(4, 4\)"),
         (ValueError, lambda: F.max_unpool2d(x, i, 2, output_size=(4, 4, 4)), r"output_size needs 2 value\(s\)"),
         (ValueError, lambda: F.max_unpool2d(x, i, 2, stride=0), "max_unpool2d: kernel_size and stride must be >= 1"),
         (TypeError, lambda: F.max_unpool1d(x1, i1, 2.0), "max_unpool1d: kernel_size must be ints, got 2.0"),
