@@ -39,3 +39,5 @@ from minitx.ops.attention import (
     scaled_dot_product_attention)
 from minitx.ops.conv import (
     conv2d, conv1d, max_pool2d, max_pool1d, avg_pool2d, avg_pool1d)
+from minitx.ops.resample import (
+    interpolate, max_unpool2d, max_unpool1d)

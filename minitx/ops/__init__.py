@@ -13,6 +13,7 @@ backward on raw arrays, the math in its docstring) with its public function righ
     loss          cross_entropy, nll_loss, binary_cross_entropy(_with_logits)
     attention     scaled_dot_product_attention
     conv          conv1d/2d, max/avg pooling
+    resample      interpolate (nearest, linear, bilinear, align_corners), max_unpool1d/2d
     _args         how the public functions convert their arguments
 
 Use them through ``minitx.functional`` (``F.softmax(x)``) or tensor methods; this package
@@ -45,3 +46,4 @@ from minitx.ops.dropout import *  # noqa: F401,F403
 from minitx.ops.loss import *  # noqa: F401,F403
 from minitx.ops.attention import *  # noqa: F401,F403
 from minitx.ops.conv import *  # noqa: F401,F403
+from minitx.ops.resample import *  # noqa: F401,F403

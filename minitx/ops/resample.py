@@ -1,0 +1,227 @@
+"""Resampling: interpolate (nearest, nearest-exact, linear, bilinear) and max_unpool1d/2d.
+
+Both move values between positions of the spatial axes of [N, C, L] or [N, C, H, W] by index,
+so each backward sends dy back to where the values came from, ADDING where one source fed
+several outputs (a scatter-add, ``add_at``).
+
+interpolate resizes each spatial axis on its own. Along one axis of input length n and output
+length m, output i reads, with scale = 1 / scale_factor when a scale factor is given, else n / m
+(PyTorch's coordinate rules, recompute_scale_factor=None):
+
+    nearest        src(i) = min(floor(i * scale), n - 1)
+    nearest-exact  src(i) = min(floor((i + 0.5) * scale), n - 1)
+    linear         t(i) = i * (n - 1) / (m - 1)  (0 when m = 1)        align_corners=True
+                   t(i) = max((i + 0.5) * scale - 0.5, 0)              align_corners=False
+                   i0 = floor(t), i1 = min(i0 + 1, n - 1), lam = t - i0
+                   y(i) = (1 - lam) * x(i0) + lam * x(i1)
+
+and m = n reads i0 = i1 = i with lam = 0 (PyTorch's copy). bilinear is linear along H, then
+along W. max_unpool puts each value of x at its recorded flat position in a zero output plane.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from minitx.autograd.function import Function
+from minitx.autograd.tensor import as_tensor
+from minitx.backend import get_array_module
+from minitx.ops._args import as_indices, floating
+from minitx.ops.indexing import add_at, check_indices
+
+__all__ = ["Interpolate", "MaxUnpool"]
+
+MODES = {"nearest": (3, 4), "nearest-exact": (3, 4), "linear": (3,), "bilinear": (4,)}  # mode: input ndims
+
+
+def _sources(n, m, scale_factor, mode, align_corners, dtype, spatial):
+    """[(index, weight)] along one axis: output i is the sum of weight[i] * x[index[i]] over the
+    pairs (weight None: 1).
+
+    nearest's floor jumps, so its coordinates are rounded as PyTorch's CPU kernels round them: in
+    float64 for a float64 [N, C, L], in float32 otherwise, floored as a float32; for [N, C, H, W],
+    nearest copies when m = n and halves the index when m = 2n, whatever the scale factor."""
+    if mode == "linear":
+        return _linear_sources(n, m, scale_factor, align_corners)
+    if mode == "nearest" and spatial == 2 and m in (n, 2 * n):
+        return [(np.arange(m) // (m // n), None)]
+    ft = np.float64 if dtype == np.float64 and spatial == 1 else np.float32
+    scale = ft(1.0 / scale_factor) if scale_factor is not None else ft(n) / ft(m)
+    t = (np.arange(m).astype(ft) + ft(0.5 if mode == "nearest-exact" else 0.0)) * scale
+    return [(np.minimum(np.floor(t.astype(np.float32)).astype(np.int64), n - 1), None)]
+
+
+def _linear_sources(n, m, scale_factor, align_corners):
+    """The two (index, weight) pairs of linear along one axis (lam is continuous in t: float64 serves)."""
+    if m == n:  # PyTorch's copy, which still reads its one source twice: 0 * inf is NaN there too
+        return [(np.arange(m), np.ones(m)), (np.arange(m), np.zeros(m))]
+    i = np.arange(m, dtype=np.float64)
+    if align_corners:
+        t = i * ((n - 1) / (m - 1) if m > 1 else 0.0)
+    else:
+        t = np.maximum((i + 0.5) * (1.0 / scale_factor if scale_factor is not None else n / m) - 0.5, 0.0)
+    i0 = np.minimum(np.floor(t).astype(np.int64), n - 1)
+    lam = np.clip(t - i0, 0.0, 1.0)
+    return [(i0, 1.0 - lam), (np.minimum(i0 + 1, n - 1), lam)]
+
+
+def _weighted(a, w):
+    return a if w is None else a * w
+
+
+class Interpolate(Function):
+    """x [N, C, *spatial] resized along each spatial axis a in turn, y = A_last(... A_2(x)).
+    Along axis a, with the module docstring's pairs (idx_k, w_k) (one for nearest, two for linear):
+
+        forward   y[..., i, ...] = sum_k w_k[i] * x[..., idx_k[i], ...]          (a gather)
+        backward  dx[..., j, ...] = sum_k sum_{i : idx_k[i] = j} w_k[i] * dy[..., i, ...]
+
+    the transpose of the gather, a scatter-add: several outputs share a source when nearest
+    upsamples, and neighbouring outputs share their two sources in linear. Over the axes,
+    dx = A_2^T(... A_last^T(dy)), the last axis first.
+    """
+
+    def __init__(self, size, scale_factor, mode, align_corners):
+        self.size, self.scale_factor, self.mode, self.align_corners = size, scale_factor, mode, align_corners
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        self.in_spatial = x.shape[2:]
+        scales = self.scale_factor or (None,) * len(self.in_spatial)
+        sizes = self.size or tuple(int(n * s) for n, s in zip(self.in_spatial, scales))
+        if min(self.in_spatial + sizes) < 1:
+            raise ValueError(f"interpolate: input and output sizes must be > 0, got input {self.in_spatial} and "
+                             f"output {sizes}")
+        mode = "linear" if self.mode == "bilinear" else self.mode
+        self.sources = []  # per spatial axis, its (index, weight) pairs on x's device
+        for axis, (n, m, s) in enumerate(zip(self.in_spatial, sizes, scales), start=2):
+            tail = (1,) * (x.ndim - axis - 1)  # a weight per position along this axis, broadcast over the rest
+            self.sources.append([(xp.asarray(index), w if w is None else xp.asarray(w.reshape((-1,) + tail), x.dtype))
+                                 for index, w in _sources(n, m, s, mode, self.align_corners, x.dtype, x.ndim - 2)])
+            terms = [_weighted(xp.take(x, index, axis=axis), w) for index, w in self.sources[-1]]
+            x = sum(terms[1:], terms[0])
+        return x
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        for axis in reversed(range(2, dy.ndim)):
+            dx = xp.zeros(dy.shape[:axis] + (self.in_spatial[axis - 2],) + dy.shape[axis + 1:], dtype=dy.dtype)
+            for index, w in self.sources[axis - 2]:
+                add_at(dx, (slice(None),) * axis + (index,), _weighted(dy, w))
+            dy = dx
+        return (dy,)
+
+
+def _per_axis(op, name, value, count, kind):
+    """An int (kind numbers.Integral) or number (numbers.Real), or a sequence of ``count`` of them, as a tuple."""
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * count
+    if not all(isinstance(v, kind) and not isinstance(v, (bool, np.bool_)) for v in values):
+        raise TypeError(f"{op}: {name} must be {'ints' if kind is numbers.Integral else 'numbers'}, got {value!r}")
+    if len(values) != count:
+        raise ValueError(f"{op}: {name} needs {count} value(s), one per spatial axis, got {value!r}")
+    return values
+
+
+def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """x [N, C, L] (nearest, nearest-exact, linear) or [N, C, H, W] (nearest, nearest-exact,
+    bilinear) resized to ``size`` or by ``scale_factor`` (output length floor(n * scale_factor)),
+    by PyTorch's coordinates (align_corners for the linear modes only, default False)."""
+    x = as_tensor(x)
+    if mode not in MODES:
+        raise ValueError(f"interpolate: mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if x.ndim not in MODES[mode]:
+        wanted = " or ".join(f"{d}-D" for d in MODES[mode])
+        raise ValueError(f"interpolate: mode {mode!r} needs a {wanted} input [N, C, ...], got shape {x.shape}")
+    if mode.startswith("nearest"):
+        if align_corners is not None:
+            raise ValueError(f"interpolate: align_corners is for the linear modes, got align_corners="
+                             f"{align_corners!r} with mode {mode!r}")
+    else:
+        if align_corners is not None and not isinstance(align_corners, bool):
+            raise TypeError(f"interpolate: align_corners must be a bool or None, got {align_corners!r}")
+        align_corners, x = bool(align_corners), floating(x)
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: give exactly one of size and scale_factor, got "
+                         f"{'both' if size is not None else 'neither'}")
+    spatial = x.ndim - 2
+    if size is not None:
+        size = tuple(int(v) for v in _per_axis("interpolate", "size", size, spatial, numbers.Integral))
+    else:
+        scale_factor = tuple(float(v) for v in _per_axis("interpolate", "scale_factor", scale_factor, spatial,
+                                                          numbers.Real))
+        if not all(math.isfinite(v) and v > 0 for v in scale_factor):
+            raise ValueError(f"interpolate: scale_factor must be finite and > 0, got {scale_factor}")
+    return Interpolate(size, scale_factor, mode, align_corners)(x)
+
+
+class MaxUnpool(Function):
+    """y = zeros [N, C, *size], then y[n, c].flat[indices[n, c, k]] = x[n, c, k] for every
+    position k of x's plane (flat positions in the output plane, as max pooling's indices).
+
+        backward  dx[n, c, k] = dy[n, c].flat[indices[n, c, k]]    (dy gathered at the indices)
+
+    no gradient for indices. A position listed twice (overlapping pooling windows list their
+    shared maximum in each) holds one of its values (the last) and hands dy to both, as PyTorch's.
+    """
+
+    def __init__(self, size, op="max_unpool2d"):
+        self.size, self.op = tuple(size), op
+
+    def forward(self, x, indices):
+        if indices.shape != x.shape:
+            raise ValueError(f"{self.op}: indices must have the input's shape {x.shape}, got {indices.shape}")
+        plane = math.prod(self.size)
+        check_indices(self.op, "indices", indices, plane)
+        xp = get_array_module(x)
+        n, c = x.shape[:2]
+        flat = (n, c, math.prod(x.shape[2:]))  # sizes, not -1: an empty batch leaves -1 undetermined
+        self.where = (xp.arange(n)[:, None, None], xp.arange(c)[None, :, None], indices.reshape(flat))
+        self.in_shape = x.shape
+        y = xp.zeros((n, c, plane), dtype=x.dtype)
+        y[self.where] = x.reshape(flat)
+        return y.reshape((n, c) + self.size)
+
+    def backward(self, dy):
+        n, c = dy.shape[:2]
+        return dy.reshape(n, c, math.prod(self.size))[self.where].reshape(self.in_shape), None
+
+
+def _unpool(op, spatial, x, indices, kernel_size, stride, padding, output_size):
+    """max_unpool{1,2}d: the arguments checked, the output size PyTorch's (_unpool_output_size)."""
+    x = as_tensor(x)
+    if x.ndim != spatial + 2:
+        layout = "[N, C, L]" if spatial == 1 else "[N, C, H, W]"
+        raise ValueError(f"{op}: input must be {spatial + 2}-D {layout}, got shape {x.shape}")
+    kernel = _per_axis(op, "kernel_size", kernel_size, spatial, numbers.Integral)
+    stride = kernel if stride is None else _per_axis(op, "stride", stride, spatial, numbers.Integral)
+    padding = _per_axis(op, "padding", padding, spatial, numbers.Integral)
+    if min(kernel + stride) < 1 or min(padding) < 0:
+        raise ValueError(f"{op}: kernel_size and stride must be >= 1 and padding >= 0, got kernel_size {kernel}, "
+                         f"stride {stride}, padding {padding}")
+    default = tuple((n - 1) * s + k - 2 * p for n, k, s, p in zip(x.shape[2:], kernel, stride, padding))
+    if output_size is None:
+        size = default
+    else:  # (N, C, *size) as PyTorch takes it too, each within a stride of the default
+        given = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * spatial
+        size = _per_axis(op, "output_size", given[2:] if len(given) == spatial + 2 else given, spatial,
+                         numbers.Integral)
+        if not all(d - s < v < d + s for v, d, s in zip(size, default, stride)):
+            raise ValueError(f"{op}: output_size {output_size!r} must be strictly between the default size "
+                             f"{default} minus and plus the stride {stride}")
+    if min(size) < 0:
+        raise ValueError(f"{op}: the output size {size} is negative (input {x.shape}, kernel_size {kernel}, "
+                         f"stride {stride}, padding {padding})")
+    return MaxUnpool(size, op)(x, as_indices(indices, x))
+
+
+def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool2d: x [N, C, H, W] placed at ``indices`` (flat h * W + w
+    positions in each output plane, as max_pool2d(return_indices=True) gives), zeros elsewhere."""
+    return _unpool("max_unpool2d", 2, x, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool1d(x, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool1d: x [N, C, L] placed at ``indices``, zeros elsewhere."""
+    return _unpool("max_unpool1d", 1, x, indices, kernel_size, stride, padding, output_size)
