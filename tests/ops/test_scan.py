@@ -70,12 +70,15 @@ def test_reduction_forward_and_gradients(name, data):
     assert check_gradients(lambda t: fn(t, axis, keepdims), x)
 
 
-# away from 0: PyTorch's prod gradient is y / x where x has no zero, wrong once y underflows
+# away from 0: PyTorch's prod gradient is y / x where x has no zero, wrong once y underflows.
+# A constant slice has std exactly 0 and gradient 0 in minitx; PyTorch's rounded mean (0.2 three
+# times averages to 0.2 + 2.8e-17) gives it a std of 2.8e-17 and a gradient of -1/3: not compared.
 @given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=4), away_from=(0.0,), margin=0.01), data=st.data())
 def test_std_and_prod_match_pytorch(x, data):
     axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
     keepdims, ddof = data.draw(st.booleans()), data.draw(st.sampled_from([0, 1]))
-    if x.shape[axis] > ddof:
+    constant = x.size and np.any(np.ptp(x.numpy(), axis=axis) == 0)  # minitx: exactly 0, see Std
+    if x.shape[axis] > ddof and not constant:
         parity(lambda t: F.std(t, axis, ddof, keepdims), lambda t: t.std(axis, correction=ddof, keepdim=keepdims),
                x)
     x.grad = None
