@@ -15,16 +15,20 @@ conv1d and the 1-d pools run these with H = 1.
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
 from minitx.autograd.function import Function
-from minitx.backend import get_array_module
+from minitx.backend import get_array_module, is_floating
 from minitx.ops.indexing import add_at
 from minitx.ops.shape import squeeze, unsqueeze
 
 __all__ = ["Conv2d", "MaxPool2d", "AvgPool2d"]
+
+
+SPATIAL = {1: ("length",), 2: ("height", "width"), 3: ("depth", "height", "width")}  # axis names
 
 
 def pair(value, name, op):
@@ -35,50 +39,77 @@ def pair(value, name, op):
     return tuple(int(v) for v in values)
 
 
-def _window_starts(size, kernel, stride, dilation, op, axis):
-    """rows[a, i] = i * stride + a * dilation: the input position read by output i at offset a."""
-    span = dilation * (kernel - 1) + 1
-    if size < span:
-        raise ValueError(f"{op}: the {axis} of the padded input, {size}, is smaller than the kernel's span "
+def _window_starts(length, before, after, kernel, stride, dilation, op, axis, ceil_mode=False):
+    """rows[a, i] = i * stride + a * dilation: the padded input position read by output i at
+    offset a, and how far the last window reads past the padded input (ceil_mode's extra padding).
+
+    ceil_mode rounds the number of windows up, as PyTorch: a last window that starts in the
+    right padding (at or past length + before) is dropped."""
+    padded, span = length + before + after, dilation * (kernel - 1) + 1
+    if padded < span:
+        raise ValueError(f"{op}: the {axis} of the padded input, {padded}, is smaller than the kernel's span "
                          f"{span} (kernel {kernel}, dilation {dilation})")
-    out = (size - span) // stride + 1
-    return np.arange(kernel)[:, None] * dilation + np.arange(out)[None, :] * stride
+    out = (-(-(padded - span) // stride) if ceil_mode else (padded - span) // stride) + 1
+    if ceil_mode and (out - 1) * stride >= length + before:
+        out -= 1
+    extra = max(0, (out - 1) * stride + span - padded)
+    return np.arange(kernel)[:, None] * dilation + np.arange(out)[None, :] * stride, extra
+
+
+_ALL = (slice(None), slice(None))  # the batch and channel axes, whole
 
 
 class _Windows:
-    """The im2col/col2im geometry of one call: padding, and where each window reads."""
+    """The im2col/col2im geometry of one call over the spatial axes of x [N, C, *spatial]:
+    padding as a (before, after) pair per axis (after grown by ceil_mode's extra), and where each
+    window reads."""
 
-    def __init__(self, op, x_shape, kernel, stride, padding, dilation):
-        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
-        if min(kh, kw, sh, sw, dh, dw) < 1 or min(ph, pw) < 0:
+    def __init__(self, op, x_shape, kernel, stride, padding, dilation, ceil_mode=False):
+        if min(kernel + stride + dilation) < 1 or min(sum(padding, ())) < 0:
             raise ValueError(f"{op}: kernel, stride and dilation must be >= 1 and padding >= 0, got kernel "
                              f"{kernel}, stride {stride}, padding {padding}, dilation {dilation}")
-        self.in_shape = x_shape
-        self.padding = (ph, pw)
-        self.padded_shape = x_shape[:2] + (x_shape[2] + 2 * ph, x_shape[3] + 2 * pw)
-        rows = _window_starts(self.padded_shape[2], kh, sh, dh, op, "height")
-        cols = _window_starts(self.padded_shape[3], kw, sw, dw, op, "width")
-        self.out_hw = (rows.shape[1], cols.shape[1])
-        self.kernel = (kh, kw)
-        self.rows, self.cols = rows[:, None, :, None], cols[None, :, None, :]  # broadcast to [kh, kw, Ho, Wo]
+        dims = len(kernel)
+        self.in_shape, self.kernel, self.declared = x_shape, tuple(kernel), tuple(padding)
+        index, pads = [], []
+        for t, axis in enumerate(SPATIAL[dims]):
+            rows, extra = _window_starts(x_shape[2 + t], *padding[t], kernel[t], stride[t], dilation[t], op, axis,
+                                         ceil_mode)
+            shape = [1] * (2 * dims)  # kernel offsets on axis t, outputs on axis dims + t: [*kernel, *out]
+            shape[t], shape[dims + t] = rows.shape
+            index.append(rows.reshape(shape))
+            pads.append((padding[t][0], padding[t][1] + extra))
+        self.index, self.padding = tuple(index), tuple(pads)
+        self.out = tuple(rows.shape[dims + t] for t, rows in enumerate(index))
+        self.padded_shape = x_shape[:2] + tuple(n + b + a for n, (b, a) in zip(x_shape[2:], pads))
 
     def pad(self, x, value=0.0):
-        (ph, pw) = self.padding
         xp = get_array_module(x)
-        return xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), mode="constant", constant_values=value)
+        return xp.pad(x, ((0, 0), (0, 0)) + self.padding, mode="constant", constant_values=value)
 
     def im2col(self, x_padded):
-        """cols[n, c, a, b, i, j] = x_padded[n, c, rows[a, i], cols[b, j]]."""
+        """cols[n, c, a_1.., i_1..] = x_padded[n, c, index_1[a_1, i_1], ...]: [N, C, *kernel, *out]."""
         xp = get_array_module(x_padded)
-        return x_padded[:, :, xp.asarray(self.rows), xp.asarray(self.cols)]
+        return x_padded[_ALL + tuple(xp.asarray(rows) for rows in self.index)]
 
     def col2im(self, dcols):
         """dx (unpadded) with every dcols entry added where im2col read it."""
         xp = get_array_module(dcols)
         dx = xp.zeros(self.padded_shape, dtype=dcols.dtype)
-        add_at(dx, (slice(None), slice(None), xp.asarray(self.rows), xp.asarray(self.cols)), dcols)
-        (ph, pw), (h, w) = self.padding, self.in_shape[2:]
-        return dx[:, :, ph:ph + h, pw:pw + w]
+        add_at(dx, _ALL + tuple(xp.asarray(rows) for rows in self.index), dcols)
+        return dx[_ALL + tuple(slice(b, b + n) for (b, _), n in zip(self.padding, self.in_shape[2:]))]
+
+    def inside(self, low, high):
+        """[prod(kernel), *out]: whether each window position lies in [low_t, high_t) on every axis t
+        (padded coordinates)."""
+        mask = np.bool_(True)
+        for rows, lo, hi in zip(self.index, low, high):
+            mask = mask & (rows >= lo) & (rows < hi)
+        return mask.reshape((-1,) + self.out)
+
+    def in_input(self):
+        """inside() the input itself, padding excluded."""
+        return self.inside([b for b, _ in self.padding],
+                           [b + n for (b, _), n in zip(self.padding, self.in_shape[2:])])
 
 
 def _check_4d(op, what, a):
@@ -121,8 +152,9 @@ class Conv2d(Function):
         if b is not None and b.shape != (o,):
             raise ValueError(f"{op}: bias must have shape ({o},), got {b.shape}")
         self.has_bias = b is not None
-        self.windows = _Windows(op, x.shape, w.shape[2:], self.stride, self.padding, self.dilation)
-        ho, wo = self.windows.out_hw
+        self.windows = _Windows(op, x.shape, w.shape[2:], self.stride, tuple((p, p) for p in self.padding),
+                                self.dilation)
+        ho, wo = self.windows.out
         window = c // g * w.shape[2] * w.shape[3]  # (not -1: an empty batch leaves it undetermined)
         cols = self.windows.im2col(self.windows.pad(x)).reshape(n, g, window, ho * wo)
         weights = w.reshape(g, o // g, -1)
@@ -140,7 +172,7 @@ class Conv2d(Function):
             xp = get_array_module(dy)
             dcols = xp.swapaxes(weights, -1, -2) @ dy_groups
             dx = self.windows.col2im(dcols.reshape((n, self.windows.in_shape[1]) + self.windows.kernel
-                                                   + self.windows.out_hw))
+                                                   + self.windows.out))
         if self.needs_input_grad[1]:
             dw = (dy_groups @ get_array_module(dy).swapaxes(cols, -1, -2)).sum(axis=0).reshape(self.w_shape)
         if not self.has_bias:
@@ -181,23 +213,26 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 class _Pool2d(Function):
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, op="pool"):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, op="pool"):
         self.op = op
         self.kernel = pair(kernel_size, "kernel_size", op)
         self.stride = self.kernel if stride is None else pair(stride, "stride", op)
         self.padding, self.dilation = pair(padding, "padding", op), pair(dilation, "dilation", op)
         if any(2 * p > k for p, k in zip(self.padding, self.kernel)):
             raise ValueError(f"{op}: padding {self.padding} must be at most half the kernel {self.kernel}")
+        self.ceil_mode = bool(ceil_mode)
 
     def _windows(self, x):
-        """cols [N, C, kh * kw, Ho, Wo] of x padded with ``self.pad_value(x.dtype)``."""
+        """cols [N, C, kh * kw, Ho, Wo] of x padded with ``self.pad_value(x.dtype)`` (ceil_mode's
+        extra padding included)."""
         _check_4d(self.op, "input", x)
-        self.windows = _Windows(self.op, x.shape, self.kernel, self.stride, self.padding, self.dilation)
+        self.windows = _Windows(self.op, x.shape, self.kernel, self.stride, tuple((p, p) for p in self.padding),
+                                self.dilation, self.ceil_mode)
         cols = self.windows.im2col(self.windows.pad(x, self.pad_value(x.dtype)))
-        return cols.reshape(x.shape[:2] + (-1,) + self.windows.out_hw)
+        return cols.reshape(x.shape[:2] + (math.prod(self.kernel),) + self.windows.out)
 
     def _col2im(self, dcols):
-        return self.windows.col2im(dcols.reshape(dcols.shape[:2] + self.windows.kernel + self.windows.out_hw))
+        return self.windows.col2im(dcols.reshape(dcols.shape[:2] + self.windows.kernel + self.windows.out))
 
 
 class MaxPool2d(_Pool2d):
@@ -205,7 +240,8 @@ class MaxPool2d(_Pool2d):
     counts as -inf).
 
     backward: the whole dy goes to the window's maximum, the FIRST one in row-major order on a
-    tie (as PyTorch), through col2im; overlapping windows add up.
+    tie (as PyTorch), through col2im; overlapping windows add up. Padding ties with an input of
+    -inf (or an integer dtype's minimum) lose: the input position wins, as PyTorch.
     """
 
     @staticmethod
@@ -213,16 +249,18 @@ class MaxPool2d(_Pool2d):
         """What padding holds: -inf, or an integer dtype's minimum (it has no -inf), so it never wins."""
         return np.iinfo(dtype).min if np.dtype(dtype).kind in "iu" else -np.inf
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, op="max_pool2d"):
-        super().__init__(kernel_size, stride, padding, dilation, op)
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, op="max_pool2d"):
+        super().__init__(kernel_size, stride, padding, dilation, ceil_mode, op)
 
     def forward(self, x):
         xp = get_array_module(x)
         cols = self._windows(x)
-        winner = cols.argmax(axis=2)[:, :, None]  # NaN counts as the maximum: it propagates
-        self.save_for_backward(winner)
+        y = xp.take_along_axis(cols, cols.argmax(axis=2)[:, :, None], axis=2)  # NaN counts as the maximum
+        best = (cols == y) | (cols != cols)  # the maximum's positions, or the NaNs'
+        self.winner = (best & xp.asarray(self.windows.in_input())).argmax(axis=2)[:, :, None]
+        self.save_for_backward(self.winner)
         self.cols_shape = cols.shape
-        return xp.take_along_axis(cols, winner, axis=2)[:, :, 0]
+        return y[:, :, 0]
 
     def backward(self, dy):
         (winner,) = self.saved
@@ -231,21 +269,23 @@ class MaxPool2d(_Pool2d):
         return (self._col2im((positions == winner) * dy[:, :, None]),)
 
 
-def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1):
-    """The maximum of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size)."""
-    return MaxPool2d(kernel_size, stride, padding, dilation)(x)
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """The maximum of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size;
+    ceil_mode: the last windows may reach past the right padding, as PyTorch's)."""
+    return MaxPool2d(kernel_size, stride, padding, dilation, ceil_mode)(x)
 
 
-def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1):
+def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     stride = kernel_size if stride is None else stride
     settings = [_one("max_pool1d", name, v) for name, v in (("kernel_size", kernel_size), ("stride", stride),
                                                                 ("padding", padding), ("dilation", dilation))]
-    return squeeze(MaxPool2d(*settings, op="max_pool1d")(_as_2d("max_pool1d", x)), 2)
+    return squeeze(MaxPool2d(*settings, ceil_mode, op="max_pool1d")(_as_2d("max_pool1d", x)), 2)
 
 
 class AvgPool2d(_Pool2d):
-    """y[n, c, i, j] = sum over the kh x kw window at (i*sh, j*sw) / d, where d = kh * kw
-    (count_include_pad, zeros of the padding counted) or the number of window positions inside x.
+    """y[n, c, i, j] = sum over the kh x kw window at (i*sh, j*sw) / d, where d counts the window's
+    positions inside x and its padding (count_include_pad; ceil_mode's extra positions past the
+    padding never count, as PyTorch) or inside x only.
 
     backward:  every position of a window gets dy / d, through col2im (overlaps add up)
     """
@@ -254,18 +294,22 @@ class AvgPool2d(_Pool2d):
     def pad_value(dtype):
         return 0  # padding counts as zeros (count_include_pad says whether it counts in the mean)
 
-    def __init__(self, kernel_size, stride=None, padding=0, count_include_pad=True, op="avg_pool2d"):
-        super().__init__(kernel_size, stride, padding, 1, op)
+    def __init__(self, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False,
+                 op="avg_pool2d"):
+        super().__init__(kernel_size, stride, padding, 1, ceil_mode, op)
         self.count_include_pad = count_include_pad
 
     def forward(self, x):
         xp = get_array_module(x)
         cols = self._windows(x)
-        if self.count_include_pad:
-            self.divisor = cols.shape[2]
-        else:  # the same windows over ones padded with zeros count the positions inside x
-            inside = self.windows.im2col(self.windows.pad(xp.ones((1, 1) + x.shape[2:], dtype=x.dtype)))
-            self.divisor = inside.reshape((1, 1, -1) + self.windows.out_hw).sum(axis=2)
+        windows = self.windows
+        if self.count_include_pad:  # the declared padding counts, ceil_mode's extra does not
+            counted = windows.inside([0] * len(windows.kernel),
+                                     [n + b + a for n, (b, a) in zip(x.shape[2:], windows.declared)])
+        else:
+            counted = windows.in_input()
+        count = counted.sum(axis=0)
+        self.divisor = xp.asarray(count, dtype=x.dtype if is_floating(x.dtype) else None)
         self.cols_shape = cols.shape
         return cols.sum(axis=2) / self.divisor
 
@@ -275,13 +319,14 @@ class AvgPool2d(_Pool2d):
         return (self._col2im(xp.ascontiguousarray(dcols)),)
 
 
-def avg_pool2d(x, kernel_size, stride=None, padding=0, count_include_pad=True):
-    """The mean of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size)."""
-    return AvgPool2d(kernel_size, stride, padding, count_include_pad)(x)
+def avg_pool2d(x, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
+    """The mean of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size;
+    ceil_mode as max_pool2d's)."""
+    return AvgPool2d(kernel_size, stride, padding, count_include_pad, ceil_mode)(x)
 
 
-def avg_pool1d(x, kernel_size, stride=None, padding=0, count_include_pad=True):
+def avg_pool1d(x, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
     stride = kernel_size if stride is None else stride
     settings = [_one("avg_pool1d", name, v) for name, v in (("kernel_size", kernel_size), ("stride", stride),
                                                                 ("padding", padding))]
-    return squeeze(AvgPool2d(*settings, count_include_pad, op="avg_pool1d")(_as_2d("avg_pool1d", x)), 2)
+    return squeeze(AvgPool2d(*settings, count_include_pad, ceil_mode, op="avg_pool1d")(_as_2d("avg_pool1d", x)), 2)

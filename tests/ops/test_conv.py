@@ -222,6 +222,8 @@ def test_conv_layers_match_the_functional_ops_and_init_like_pytorch():
     assert len(list(nn.Conv1d(3, 5, 4, bias=False).parameters())) == 1
     assert nn.Conv1d(3, 5, 4)(minitx.tensor(np.zeros((2, 3, 9)))).shape == (2, 5, 6)
     assert nn.MaxPool2d(2)(x).shape == (2, 4, 3, 3) and nn.AvgPool2d(3, 2, 1)(x).shape == (2, 4, 4, 4)
+    assert nn.MaxPool2d(2, ceil_mode=True)(x).shape == (2, 4, 4, 4)
+    assert nn.AvgPool2d(2, ceil_mode=True)(x).shape == (2, 4, 4, 4)
     with pytest.raises(ValueError, match="Conv2d: in_channels 3 and out_channels 4 must both be divisible by groups 2"):
         nn.Conv2d(3, 4, 3, groups=2)
 
@@ -263,3 +265,115 @@ def test_an_integer_max_pool_pads_with_the_dtypes_minimum():
     expected = padded.reshape(1, 1, 3, 2, 3, 2).max(axis=(3, 5))
     assert got.dtype == np.int64 and got.numpy().tolist() == expected.tolist()
     assert F.max_pool2d(x.astype("int32"), 3, stride=1, padding=1).dtype == np.int32
+
+
+# ---------------------------------------------------------------- pooling over n spatial axes, ceil_mode
+
+POOL_DIMS = (1, 2)
+
+
+def _np_pool_out(n, k, s, p, d, ceil_mode):
+    """PyTorch's pooling_output_shape: ceil_mode rounds up, but drops a last window that would
+    start in the right padding."""
+    out = (n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    return out - 1 if ceil_mode and (out - 1) * s >= n + p else out
+
+
+def np_pool(a, kind, kernel, stride, padding, dilation, ceil_mode, include_pad=True):
+    """PyTorch's pooling loop over every output position: window i of axis t reads input positions
+    i * s - p + a * d that lie inside the input; max takes the first maximum (or the first NaN),
+    avg divides by the positions inside [-p, n + p) (include_pad, no dilation) or the input.
+    Returns (y, the maximum's flat index into each (n, c) plane)."""
+    spatial = a.shape[2:]
+    out = tuple(_np_pool_out(*args, ceil_mode) for args in zip(spatial, kernel, stride, padding, dilation))
+    y, where = np.zeros(a.shape[:2] + out), np.zeros(a.shape[:2] + out, dtype=np.int64)
+    for position in np.ndindex(*out):
+        taps, padded_count = [], 1
+        for i, n, k, s, p, d in zip(position, spatial, kernel, stride, padding, dilation):
+            start = i * s - p
+            reads = start + d * np.arange(k)
+            taps.append(reads[(reads >= 0) & (reads < n)])
+            padded_count *= min(start + k, n + p) - start
+        grid = np.ix_(*taps)
+        window = a[(slice(None), slice(None)) + grid].reshape(a.shape[:2] + (-1,))
+        flat = np.ravel_multi_index(np.broadcast_arrays(*grid), spatial).reshape(-1)
+        at = (slice(None), slice(None)) + position
+        if kind == "max":
+            first = window.argmax(axis=2)  # NumPy's argmax: the first maximum, or the first NaN
+            y[at], where[at] = np.take_along_axis(window, first[:, :, None], 2)[:, :, 0], flat[first]
+        else:
+            y[at] = window.sum(axis=2) / (padded_count if include_pad else window.shape[2])
+    return y, where
+
+
+def _one_or_tuple(values):
+    return values[0] if len(values) == 1 else values
+
+
+@st.composite
+def _pool_nd_case(draw, kind):
+    """x [N, C, *spatial] and the pool's kernel, stride, padding, dilation, ceil_mode, count_include_pad."""
+    dims = draw(st.sampled_from(POOL_DIMS))
+    kernel, stride, padding, dilation, size = [], [], [], [], []
+    for _ in range(dims):
+        k, s = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+        p = draw(st.integers(0, k // 2))
+        d = 1 if kind == "avg" or p else draw(st.integers(1, 2))  # dilated padding could fill a whole window
+        span = d * (k - 1) + 1
+        for values, v in zip((kernel, stride, padding, dilation), (k, s, p, d)):
+            values.append(v)
+        size.append(draw(st.integers(max(1, span - 2 * p), span + 4)))
+    x = draw(mst.tensors((draw(st.integers(1, 2)), draw(st.integers(1, 2))) + tuple(size), distinct=True))
+    return x, tuple(kernel), tuple(stride), tuple(padding), tuple(dilation), draw(st.booleans()), draw(st.booleans())
+
+
+@given(case=_pool_nd_case("max"))
+def test_max_pool_ceil_mode(case):
+    x, kernel, stride, padding, dilation, ceil_mode, _ = case
+    k, s, p, d = (_one_or_tuple(v) for v in (kernel, stride, padding, dilation))
+    ours = getattr(F, f"max_pool{x.ndim - 2}d")
+    fn = lambda t: ours(t, k, s, p, d, ceil_mode)  # noqa: E731
+    check_forward(fn, lambda a: np_pool(a, "max", kernel, stride, padding, dilation, ceil_mode)[0], x)
+    assert check_gradients(fn, x)
+    parity(fn, lambda t: getattr(_tf(), f"max_pool{x.ndim - 2}d")(t, k, s, p, d, ceil_mode), leaf(x.numpy()))
+
+
+@given(case=_pool_nd_case("avg"))
+def test_avg_pool_ceil_mode(case):
+    x, kernel, stride, padding, _, ceil_mode, include_pad = case
+    k, s, p = (_one_or_tuple(v) for v in (kernel, stride, padding))
+    ours = getattr(F, f"avg_pool{x.ndim - 2}d")
+    fn = lambda t: ours(t, k, s, p, include_pad, ceil_mode)  # noqa: E731
+    check_forward(fn, lambda a: np_pool(a, "avg", kernel, stride, padding, (1,) * len(kernel), ceil_mode,
+                                        include_pad)[0], x, rtol=1e-12)
+    assert check_gradients(fn, x)
+    parity(fn, lambda t: getattr(_tf(), f"avg_pool{x.ndim - 2}d")(t, k, s, p, ceil_mode, include_pad),
+           leaf(x.numpy()))
+
+
+def test_ceil_mode_keeps_a_last_window_starting_in_the_input_and_drops_one_in_the_padding():
+    """x = [1 2 3 4 5] at positions 0..4, kernel 2, stride 2, padding 1: windows [-1, 0], [1, 2],
+    [3, 4]; ceil_mode's fourth would start at 5, in the right padding, and is dropped. Without
+    padding the third window [4, 5] starts inside and counts 1 position (count_include_pad too:
+    5 is past the padding)."""
+    x = leaf(np.arange(1.0, 6.0)[None, None])
+    for include_pad, first in ((True, 0.5), (False, 1.0)):
+        out = parity(lambda t: F.avg_pool1d(t, 2, 2, 1, include_pad, ceil_mode=True),
+                     lambda t: _tf().avg_pool1d(t, 2, 2, 1, True, include_pad), x)
+        np.testing.assert_array_equal(out.numpy(), [[[first, 2.5, 4.5]]])
+        x.grad = None
+    out = parity(lambda t: F.avg_pool1d(t, 2, 2, 0, True, ceil_mode=True),
+                 lambda t: _tf().avg_pool1d(t, 2, 2, 0, True), x)
+    np.testing.assert_array_equal(out.numpy(), [[[1.5, 3.5, 5.0]]])
+    x.grad = None
+    out = parity(lambda t: F.max_pool1d(t, 2, 2, 0, 1, ceil_mode=True),
+                 lambda t: _tf().max_pool1d(t, 2, 2, 0, 1, True), x)
+    np.testing.assert_array_equal(out.numpy(), [[[2.0, 4.0, 5.0]]])
+
+
+def test_max_pool_gives_a_tie_between_padding_and_minus_inf_to_the_input():
+    """Padding holds -inf: a window whose input is all -inf still sends its gradient to the input."""
+    x = leaf([[[-np.inf, -np.inf, 2.0]]])
+    out = parity(lambda t: F.max_pool1d(t, 2, 2, 1), lambda t: _tf().max_pool1d(t, 2, 2, 1), x)
+    np.testing.assert_array_equal(out.numpy(), [[[-np.inf, 2.0]]])
+    np.testing.assert_array_equal(x.grad.numpy() != 0, [[[True, False, True]]])
