@@ -117,6 +117,27 @@ def _check_4d(op, what, a):
         raise ValueError(f"{op}: {what} must be 4-D [N, C, H, W], got shape {a.shape}")
 
 
+def _conv_padding(padding, stride, op, as_ints):
+    """A conv's padding: "valid", "same" (stride 1 only, as PyTorch), or ``as_ints()``."""
+    if not isinstance(padding, str):
+        return as_ints()
+    if padding not in ("valid", "same"):
+        raise ValueError(f"{op}: padding must be 'valid', 'same' or ints, got {padding!r}")
+    if padding == "same" and any(s != 1 for s in stride):
+        raise ValueError(f"{op}: padding='same' needs stride 1, got stride {stride}")
+    return padding
+
+
+def _padding_pairs(padding, kernel, dilation):
+    """(before, after) per axis: "valid" none; "same" d * (k - 1) in all, so that the output keeps
+    the input's size, the odd one after (PyTorch's choice); ints on both sides."""
+    if padding == "valid":
+        return ((0, 0),) * len(kernel)
+    if padding == "same":
+        return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation))
+    return tuple((p, p) for p in padding)
+
+
 class Conv2d(Function):
     """Cross-correlation (what deep learning calls convolution) of x [N, C, H, W] with weights
     w [O, C/g, kh, kw] in g = ``groups`` groups, plus an optional bias b [O]:
@@ -133,8 +154,8 @@ class Conv2d(Function):
 
     def __init__(self, stride=1, padding=0, dilation=1, groups=1, op="conv2d"):
         self.op = op  # conv1d runs this op too, and names itself in errors
-        self.stride, self.padding = pair(stride, "stride", op), pair(padding, "padding", op)
-        self.dilation = pair(dilation, "dilation", op)
+        self.stride, self.dilation = pair(stride, "stride", op), pair(dilation, "dilation", op)
+        self.padding = _conv_padding(padding, self.stride, op, lambda: pair(padding, "padding", op))
         if not isinstance(groups, numbers.Integral) or groups < 1:
             raise ValueError(f"{op}: groups must be an int >= 1, got {groups!r}")
         self.groups = int(groups)
@@ -152,8 +173,8 @@ class Conv2d(Function):
         if b is not None and b.shape != (o,):
             raise ValueError(f"{op}: bias must have shape ({o},), got {b.shape}")
         self.has_bias = b is not None
-        self.windows = _Windows(op, x.shape, w.shape[2:], self.stride, tuple((p, p) for p in self.padding),
-                                self.dilation)
+        self.windows = _Windows(op, x.shape, w.shape[2:], self.stride,
+                                _padding_pairs(self.padding, w.shape[2:], self.dilation), self.dilation)
         ho, wo = self.windows.out
         window = c // g * w.shape[2] * w.shape[3]  # (not -1: an empty batch leaves it undetermined)
         cols = self.windows.im2col(self.windows.pad(x)).reshape(n, g, window, ho * wo)
@@ -184,7 +205,8 @@ class Conv2d(Function):
 
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """x [N, C, H, W] cross-correlated with weight [O, C/groups, kh, kw], plus bias [O]; stride,
-    padding (zeros) and dilation are ints or (height, width) pairs."""
+    padding (zeros) and dilation are ints or (height, width) pairs; padding may also be "valid"
+    (none) or "same" (the output keeps the input's size; stride 1)."""
     op = Conv2d(stride, padding, dilation, groups)
     return op(x, weight) if bias is None else op(x, weight, bias)
 
@@ -198,13 +220,15 @@ def _as_2d(op, x, what="input"):
 
 def _one(op, name, value):
     """A 1-d op's stride/padding/... as the 2-d op's (1 or 0 along the height)."""
+    if name == "padding" and isinstance(value, str):
+        return value  # "valid" or "same": the height's kernel of 1 needs no padding either way
     if not isinstance(value, numbers.Integral):
         raise ValueError(f"{op}: {name} must be an int, got {value!r}")
     return (0 if name == "padding" else 1, value)
 
 
 def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """x [N, C, L] cross-correlated with weight [O, C/groups, k], plus bias [O]."""
+    """x [N, C, L] cross-correlated with weight [O, C/groups, k], plus bias [O] (padding as conv2d's)."""
     settings = [_one("conv1d", name, v) for name, v in (("stride", stride), ("padding", padding),
                                                             ("dilation", dilation))]
     op = Conv2d(*settings, groups, op="conv1d")

@@ -17,35 +17,15 @@ from minitx.testing import check_forward, check_gradients, leaf
 from minitx.testing import strategies as mst
 from _torch_kit import import_torch, parity
 
+pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same'")  # PyTorch's note that it copies x
+
 
 def _tf():
     return import_torch().nn.functional
 
 
-def _out_size(n, k, s, p, d):
-    return (n + 2 * p - d * (k - 1) - 1) // s + 1
-
-
-def _np_windows(a, kernel, stride, padding, dilation, pad_value=0.0):
-    """Yield (i, j, window [N, C, kh, kw]) for every output position, by direct slicing."""
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
-    padded = np.pad(a, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
-    for i in range(_out_size(a.shape[2], kh, sh, ph, dh)):
-        for j in range(_out_size(a.shape[3], kw, sw, pw, dw)):
-            yield i, j, padded[:, :, i * sh:i * sh + dh * (kh - 1) + 1:dh, j * sw:j * sw + dw * (kw - 1) + 1:dw]
-
-
 def np_conv2d(a, w, b, stride, padding, dilation, groups):
-    n, o = a.shape[0], w.shape[0]
-    per_in, per_out = a.shape[1] // groups, o // groups
-    ho = _out_size(a.shape[2], w.shape[2], stride[0], padding[0], dilation[0])
-    wo = _out_size(a.shape[3], w.shape[3], stride[1], padding[1], dilation[1])
-    y = np.zeros((n, o, ho, wo))
-    for i, j, window in _np_windows(a, w.shape[2:], stride, padding, dilation):
-        for oc in range(o):
-            group = oc // per_out
-            y[:, oc, i, j] = (window[:, group * per_in:(group + 1) * per_in] * w[oc]).sum(axis=(1, 2, 3))
-    return y if b is None else y + b[:, None, None]
+    return np_conv(a, w, b, stride, tuple((p, p) for p in padding), dilation, groups)
 
 
 @st.composite
@@ -118,22 +98,11 @@ def _pool_case(draw, kind, one_d=False):
 
 
 def np_max_pool(a, kernel, stride, padding, dilation):
-    return _np_pool(a, kernel, stride, padding, dilation, -np.inf, lambda w: w.max(axis=(2, 3)))
+    return np_pool(a, "max", kernel, stride, padding, dilation, False)[0]
 
 
 def np_avg_pool(a, kernel, stride, padding, include_pad):
-    count = _np_pool(np.ones((1, 1) + a.shape[2:]), kernel, stride, padding, (1, 1), 0.0, lambda w: w.sum(axis=(2, 3)))
-    total = _np_pool(a, kernel, stride, padding, (1, 1), 0.0, lambda w: w.sum(axis=(2, 3)))
-    return total / (kernel[0] * kernel[1] if include_pad else count)
-
-
-def _np_pool(a, kernel, stride, padding, dilation, pad_value, reduce):
-    ho = _out_size(a.shape[2], kernel[0], stride[0], padding[0], dilation[0])
-    wo = _out_size(a.shape[3], kernel[1], stride[1], padding[1], dilation[1])
-    y = np.zeros(a.shape[:2] + (ho, wo))
-    for i, j, window in _np_windows(a, kernel, stride, padding, dilation, pad_value):
-        y[:, :, i, j] = reduce(window)
-    return y
+    return np_pool(a, "avg", kernel, stride, padding, (1, 1), False, include_pad)[0]
 
 
 @given(case=_pool_case("max"))
@@ -223,6 +192,7 @@ def test_conv_layers_match_the_functional_ops_and_init_like_pytorch():
     assert nn.Conv1d(3, 5, 4)(minitx.tensor(np.zeros((2, 3, 9)))).shape == (2, 5, 6)
     assert nn.MaxPool2d(2)(x).shape == (2, 4, 3, 3) and nn.AvgPool2d(3, 2, 1)(x).shape == (2, 4, 4, 4)
     assert nn.MaxPool2d(2, ceil_mode=True)(x).shape == (2, 4, 4, 4)
+    assert nn.Conv2d(4, 6, (3, 2), padding="same")(x).shape == (2, 6, 7, 7)
     assert nn.AvgPool2d(2, ceil_mode=True)(x).shape == (2, 4, 4, 4)
     with pytest.raises(ValueError, match="Conv2d: in_channels 3 and out_channels 4 must both be divisible by groups 2"):
         nn.Conv2d(3, 4, 3, groups=2)
@@ -377,3 +347,79 @@ def test_max_pool_gives_a_tie_between_padding_and_minus_inf_to_the_input():
     out = parity(lambda t: F.max_pool1d(t, 2, 2, 1), lambda t: _tf().max_pool1d(t, 2, 2, 1), x)
     np.testing.assert_array_equal(out.numpy(), [[[-np.inf, 2.0]]])
     np.testing.assert_array_equal(x.grad.numpy() != 0, [[[True, False, True]]])
+
+
+# ---------------------------------------------------------------- convolution over n spatial axes
+
+CONV_DIMS = (1, 2)
+
+
+def np_conv(a, w, b, stride, pads, dilation, groups):
+    """Direct cross-correlation over every output position; pads: (before, after) per axis."""
+    padded = np.pad(a, ((0, 0), (0, 0)) + tuple(pads))
+    kernel, per_in, per_out = w.shape[2:], a.shape[1] // groups, w.shape[0] // groups
+    out = tuple((n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(padded.shape[2:], kernel, stride, dilation))
+    y = np.zeros((a.shape[0], w.shape[0]) + out)
+    for position in np.ndindex(*out):
+        reads = tuple(slice(i * s, i * s + d * (k - 1) + 1, d)
+                      for i, k, s, d in zip(position, kernel, stride, dilation))
+        window = padded[(slice(None), slice(None)) + reads]
+        for o in range(w.shape[0]):
+            group = slice(o // per_out * per_in, (o // per_out + 1) * per_in)
+            y[(slice(None), o) + position] = (window[:, group] * w[o]).sum(axis=tuple(range(1, w.ndim)))
+    return y if b is None else y + b.reshape((-1,) + (1,) * len(out))
+
+
+def _same_pads(kernel, dilation):
+    """PyTorch's "same": d * (k - 1) padding in all, the odd one on the after side."""
+    return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation))
+
+
+@st.composite
+def _conv_nd_case(draw):
+    """x [N, C, *spatial], weight, bias or None, stride, padding (ints per axis, "valid" or "same"),
+    the padding as (before, after) pairs, dilation, groups."""
+    dims = draw(st.sampled_from(CONV_DIMS))
+    mode = draw(st.sampled_from(["ints", "valid", "same"]))
+    kernel = tuple(draw(st.integers(1, 4)) for _ in range(dims))
+    dilation = tuple(draw(st.integers(1, 2)) for _ in range(dims))
+    stride = (1,) * dims if mode == "same" else tuple(draw(st.integers(1, 3)) for _ in range(dims))
+    padding = tuple(draw(st.integers(0, 2)) for _ in range(dims)) if mode == "ints" else mode
+    pads = {"ints": lambda: tuple((p, p) for p in padding), "valid": lambda: ((0, 0),) * dims,
+            "same": lambda: _same_pads(kernel, dilation)}[mode]()
+    size = tuple(draw(st.integers(max(1, d * (k - 1) + 1 - sum(p)), d * (k - 1) + 4))
+                 for k, d, p in zip(kernel, dilation, pads))
+    groups = draw(st.integers(1, 2))
+    c, o = groups * draw(st.integers(1, 2)), groups * draw(st.integers(1, 2))
+    x = draw(mst.tensors((draw(st.integers(1, 2)), c) + size))
+    w = draw(mst.tensors((o, c // groups) + kernel))
+    b = draw(mst.tensors((o,))) if draw(st.booleans()) else None
+    return x, w, b, stride, padding, pads, dilation, groups
+
+
+@given(case=_conv_nd_case())
+def test_conv_with_padding_modes(case):
+    """Ints per axis (non-square), "valid", and "same", whose odd total padding is asymmetric."""
+    x, w, b, stride, padding, pads, dilation, groups = case
+    s, p, d = (v if isinstance(v, str) else _one_or_tuple(v) for v in (stride, padding, dilation))
+    name = f"conv{x.ndim - 2}d"
+    fn = lambda t, k, *bias: getattr(F, name)(t, k, bias[0] if bias else None, s, p, d, groups)  # noqa: E731
+    inputs = (x, w) + ((b,) if b is not None else ())
+    check_forward(fn, lambda a, k, *bias: np_conv(a, k, bias[0] if bias else None, stride, pads, dilation, groups),
+                  *inputs, rtol=1e-12, atol=1e-13)
+    if padding == "same":
+        assert fn(*inputs).shape[2:] == x.shape[2:]
+    assert check_gradients(fn, *inputs)
+    parity(fn, lambda t, k, *bias: getattr(_tf(), name)(t, k, bias[0] if bias else None, s, p, d, groups),
+           *(leaf(t.numpy()) for t in inputs))
+
+
+def test_conv_padding_strings_and_their_errors():
+    x, w = leaf(np.arange(5.0)[None, None]), leaf([[[1.0, 10.0]]])
+    out = parity(lambda t, k: F.conv1d(t, k, padding="same"), lambda t, k: _tf().conv1d(t, k, padding="same"), x, w)
+    np.testing.assert_array_equal(out.numpy(), [[[10.0, 21.0, 32.0, 43.0, 4.0]]])  # the odd padding on the right
+    assert F.conv1d(x, w, padding="valid").shape == (1, 1, 4)
+    with pytest.raises(ValueError, match="conv2d: padding='same' needs stride 1, got stride \\(2, 1\\)"):
+        F.conv2d(leaf(np.zeros((1, 1, 3, 3))), leaf(np.zeros((1, 1, 2, 2))), stride=(2, 1), padding="same")
+    with pytest.raises(ValueError, match="conv1d: padding must be 'valid', 'same' or ints, got 'full'"):
+        F.conv1d(x, w, padding="full")
