@@ -66,15 +66,17 @@ class Conv2d(_ConvNd):
 
 
 class MaxPool2d(Module):
-    """The maximum of each window: [N, C, H, W] -> [N, C, H', W'] (stride defaults to kernel_size)."""
+    """The maximum of each window: [N, C, H, W] -> [N, C, H', W'] (stride defaults to kernel_size),
+    and with return_indices where each is (F.max_pool2d's)."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
         self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
-        self.ceil_mode = ceil_mode
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, x):
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode)
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)
 
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "

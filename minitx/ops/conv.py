@@ -286,6 +286,18 @@ class MaxPool2d(_Pool2d):
         self.cols_shape = cols.shape
         return y[:, :, 0]
 
+    def indices(self):
+        """Where each maximum is, as PyTorch's return_indices: its flat index into the (n, c) plane
+        of the unpadded input (h * W + w), from the winner's offset in its window, axis by axis."""
+        xp = get_array_module(self.winner)
+        windows, dims = self.windows, len(self.kernel)
+        offsets = xp.unravel_index(self.winner[:, :, 0], self.kernel)
+        flat = 0
+        for t, (a, (before, _), n) in enumerate(zip(offsets, windows.padding, windows.in_shape[2:])):
+            i = xp.arange(windows.out[t]).reshape([-1 if u == t else 1 for u in range(dims)])
+            flat = flat * n + i * self.stride[t] + a * self.dilation[t] - before
+        return flat
+
     def backward(self, dy):
         (winner,) = self.saved
         xp = get_array_module(dy)
@@ -293,17 +305,27 @@ class MaxPool2d(_Pool2d):
         return (self._col2im((positions == winner) * dy[:, :, None]),)
 
 
-def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+def _with_indices(op, y, return_indices, spatial=slice(None)):
+    """y, or (y, op's indices) where return_indices asks: int64, no gradient."""
+    from minitx.autograd.tensor import Tensor  # noqa: PLC0415  (the tensor module imports the ops)
+
+    return (y, Tensor(op.indices()[:, :, spatial])) if return_indices else y
+
+
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """The maximum of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size;
-    ceil_mode: the last windows may reach past the right padding, as PyTorch's)."""
-    return MaxPool2d(kernel_size, stride, padding, dilation, ceil_mode)(x)
+    ceil_mode: the last windows may reach past the right padding, as PyTorch's); return_indices:
+    (y, where each maximum is, h * W + w in its plane)."""
+    op = MaxPool2d(kernel_size, stride, padding, dilation, ceil_mode)
+    return _with_indices(op, op(x), return_indices)
 
 
-def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     stride = kernel_size if stride is None else stride
     settings = [_one("max_pool1d", name, v) for name, v in (("kernel_size", kernel_size), ("stride", stride),
                                                                 ("padding", padding), ("dilation", dilation))]
-    return squeeze(MaxPool2d(*settings, ceil_mode, op="max_pool1d")(_as_2d("max_pool1d", x)), 2)
+    op = MaxPool2d(*settings, ceil_mode, op="max_pool1d")
+    return _with_indices(op, squeeze(op(_as_2d("max_pool1d", x)), 2), return_indices, 0)
 
 
 class AvgPool2d(_Pool2d):

@@ -15,7 +15,7 @@ import minitx.functional as F
 import minitx.nn as nn
 from minitx.testing import check_forward, check_gradients, leaf
 from minitx.testing import strategies as mst
-from _torch_kit import import_torch, parity
+from _torch_kit import import_torch, parity, torch_in_example
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same'")  # PyTorch's note that it copies x
 
@@ -194,6 +194,7 @@ def test_conv_layers_match_the_functional_ops_and_init_like_pytorch():
     assert nn.MaxPool2d(2, ceil_mode=True)(x).shape == (2, 4, 4, 4)
     assert nn.Conv2d(4, 6, (3, 2), padding="same")(x).shape == (2, 6, 7, 7)
     assert nn.AvgPool2d(2, ceil_mode=True)(x).shape == (2, 4, 4, 4)
+    assert nn.MaxPool2d(2, return_indices=True)(x)[1].shape == (2, 4, 3, 3)
     with pytest.raises(ValueError, match="Conv2d: in_channels 3 and out_channels 4 must both be divisible by groups 2"):
         nn.Conv2d(3, 4, 3, groups=2)
 
@@ -298,14 +299,23 @@ def _pool_nd_case(draw, kind):
 
 
 @given(case=_pool_nd_case("max"))
-def test_max_pool_ceil_mode(case):
+def test_max_pool_ceil_mode_and_indices(case):
     x, kernel, stride, padding, dilation, ceil_mode, _ = case
     k, s, p, d = (_one_or_tuple(v) for v in (kernel, stride, padding, dilation))
-    ours = getattr(F, f"max_pool{x.ndim - 2}d")
-    fn = lambda t: ours(t, k, s, p, d, ceil_mode)  # noqa: E731
-    check_forward(fn, lambda a: np_pool(a, "max", kernel, stride, padding, dilation, ceil_mode)[0], x)
+    ours, theirs = f"max_pool{x.ndim - 2}d", f"max_pool{x.ndim - 2}d"
+    fn = lambda t: getattr(F, ours)(t, k, s, p, d, ceil_mode)  # noqa: E731
+    y, where = np_pool(x.numpy(), "max", kernel, stride, padding, dilation, ceil_mode)
+    check_forward(fn, lambda a: y, x)
     assert check_gradients(fn, x)
-    parity(fn, lambda t: getattr(_tf(), f"max_pool{x.ndim - 2}d")(t, k, s, p, d, ceil_mode), leaf(x.numpy()))
+    parity(fn, lambda t: getattr(_tf(), theirs)(t, k, s, p, d, ceil_mode), leaf(x.numpy()))
+    values, indices = getattr(F, ours)(x, k, s, p, d, ceil_mode, return_indices=True)
+    np.testing.assert_array_equal(values.numpy(), y)
+    assert indices.dtype == np.int64 and not indices.requires_grad
+    np.testing.assert_array_equal(indices.numpy(), where)
+    torch = torch_in_example()
+    if torch is not None:
+        theirs_indices = getattr(torch.nn.functional, theirs)(torch.tensor(x.numpy()), k, s, p, d, ceil_mode, True)[1]
+        np.testing.assert_array_equal(indices.numpy(), theirs_indices.numpy())
 
 
 @given(case=_pool_nd_case("avg"))
@@ -347,6 +357,17 @@ def test_max_pool_gives_a_tie_between_padding_and_minus_inf_to_the_input():
     out = parity(lambda t: F.max_pool1d(t, 2, 2, 1), lambda t: _tf().max_pool1d(t, 2, 2, 1), x)
     np.testing.assert_array_equal(out.numpy(), [[[-np.inf, 2.0]]])
     np.testing.assert_array_equal(x.grad.numpy() != 0, [[[True, False, True]]])
+    assert F.max_pool1d(x, 2, 2, 1, return_indices=True)[1].numpy().tolist() == [[[0, 2]]]
+
+
+def test_max_pool_indices_point_into_the_unpadded_plane_and_find_nan():
+    """h * W + w of each maximum in its (n, c) plane, padding not counted; a NaN is the maximum."""
+    x = np.array([[[[1.0, 5.0, 2.0], [7.0, 0.0, np.nan], [3.0, 8.0, 4.0]]]])
+    values, indices = F.max_pool2d(leaf(x), 2, 2, 1, return_indices=True)
+    theirs = _tf().max_pool2d(import_torch().tensor(x), 2, 2, 1, return_indices=True)
+    np.testing.assert_array_equal(indices.numpy(), [[[[0, 1], [3, 5]]]])
+    np.testing.assert_array_equal(indices.numpy(), theirs[1].numpy())
+    np.testing.assert_array_equal(values.numpy(), theirs[0].numpy())
 
 
 # ---------------------------------------------------------------- convolution over n spatial axes
