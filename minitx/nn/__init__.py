@@ -23,6 +23,6 @@ __all__ = [
 ]
 
 # convolution and pooling layers
-from minitx.nn.conv import AvgPool2d, Conv1d, Conv2d, MaxPool2d  # noqa: E402
+from minitx.nn.conv import AvgPool2d, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, MaxPool2d  # noqa: E402
 
-__all__ += ["Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d"]
+__all__ += ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d"]

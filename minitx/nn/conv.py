@@ -11,10 +11,12 @@ from minitx.ops.conv import pair
 
 
 class _ConvNd(Module):
-    """Weights [out_channels, in_channels / groups, *kernel] and bias [out_channels], both
-    ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in_channels / groups * prod(kernel), as PyTorch."""
+    """Weights [out_channels, in_channels / groups, *kernel] (transposed: [in_channels,
+    out_channels / groups, *kernel]) and bias [out_channels], both ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
+    fan_in = the weight's second axis times prod(kernel), as PyTorch."""
 
-    _op = None  # conv1d or conv2d
+    _op = None  # conv1d, conv2d, ...
+    transposed = False
 
     def __init__(self, in_channels, out_channels, kernel, stride, padding, dilation, groups, bias, device, dtype):
         super().__init__()
@@ -28,9 +30,9 @@ class _ConvNd(Module):
                              f"divisible by groups {groups}")
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
-        bound = 1 / math.sqrt(in_channels // groups * math.prod(kernel))
-        self.weight = init.uniform_(_new_parameter((out_channels, in_channels // groups) + kernel, device, dtype),
-                                    -bound, bound)
+        shape = (in_channels, out_channels // groups) if self.transposed else (out_channels, in_channels // groups)
+        bound = 1 / math.sqrt(shape[1] * math.prod(kernel))
+        self.weight = init.uniform_(_new_parameter(shape + kernel, device, dtype), -bound, bound)
         self.bias = init.uniform_(_new_parameter((out_channels,), device, dtype), -bound, bound) if bias else None
 
     def forward(self, x):
@@ -63,6 +65,46 @@ class Conv2d(_ConvNd):
                  bias=True, device=None, dtype=None):
         super().__init__(in_channels, out_channels, pair(kernel_size, "kernel_size", "Conv2d"), stride, padding,
                          dilation, groups, bias, device, dtype)
+
+
+class _ConvTransposeNd(_ConvNd):
+    transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel, stride, padding, output_padding, groups, bias, dilation,
+                 device, dtype):
+        super().__init__(in_channels, out_channels, kernel, stride, padding, dilation, groups, bias, device, dtype)
+        self.output_padding = output_padding
+
+    def forward(self, x):
+        return type(self)._op(x, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups,
+                              self.dilation)
+
+    def extra_repr(self):
+        return f"{super().extra_repr()}, output_padding={self.output_padding}"
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """y = conv_transpose1d(x, weight, bias): x [N, in_channels, L] -> [N, out_channels, L'], weight
+    [in_channels, out_channels / groups, kernel_size]."""
+
+    _op = staticmethod(F.conv_transpose1d)
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, device=None, dtype=None):
+        super().__init__(in_channels, out_channels, (kernel_size,), stride, padding, output_padding, groups, bias,
+                         dilation, device, dtype)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """y = conv_transpose2d(x, weight, bias): x [N, in_channels, H, W] -> [N, out_channels, H', W'],
+    weight [in_channels, out_channels / groups, kh, kw]."""
+
+    _op = staticmethod(F.conv_transpose2d)
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, device=None, dtype=None):
+        super().__init__(in_channels, out_channels, pair(kernel_size, "kernel_size", "ConvTranspose2d"), stride,
+                         padding, output_padding, groups, bias, dilation, device, dtype)
 
 
 class MaxPool2d(Module):

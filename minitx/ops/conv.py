@@ -25,21 +25,30 @@ from minitx.backend import get_array_module, is_floating
 from minitx.ops.indexing import add_at
 from minitx.ops.shape import squeeze, unsqueeze
 
-__all__ = ["Conv2d", "MaxPool2d", "AvgPool2d"]
+__all__ = ["Conv2d", "ConvTransposeNd", "MaxPool2d", "AvgPool2d"]
 
 
 SPATIAL = {1: ("length",), 2: ("height", "width"), 3: ("depth", "height", "width")}  # axis names
 
 
-def pair(value, name, op):
-    """An int or a pair of ints as a pair (height, width) of ints."""
-    values = tuple(value) if isinstance(value, (tuple, list)) else (value, value)
-    if len(values) != 2 or not all(isinstance(v, numbers.Integral) for v in values):
-        raise ValueError(f"{op}: {name} must be an int or a pair of ints, got {value!r}")
+LAYOUT = {1: "[N, C, L]", 2: "[N, C, H, W]", 3: "[N, C, D, H, W]"}
+_TUPLE = {1: "a 1-tuple", 2: "a pair", 3: "a triple"}
+
+
+def as_tuple(value, dims, name, op):
+    """An int, or a tuple of ``dims`` ints (one per spatial axis), as a tuple of ints."""
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * dims
+    if len(values) != dims or not all(isinstance(v, numbers.Integral) for v in values):
+        raise ValueError(f"{op}: {name} must be an int or {_TUPLE[dims]} of ints, got {value!r}")
     return tuple(int(v) for v in values)
 
 
-def _window_starts(length, before, after, kernel, stride, dilation, op, axis, ceil_mode=False):
+def pair(value, name, op):
+    """An int or a pair of ints as a pair (height, width) of ints."""
+    return as_tuple(value, 2, name, op)
+
+
+def _window_starts(length, before, after, kernel, stride, dilation, op, axis, ceil_mode=False, out=None):
     """rows[a, i] = i * stride + a * dilation: the padded input position read by output i at
     offset a, and how far the last window reads past the padded input (ceil_mode's extra padding).
 
@@ -49,7 +58,8 @@ def _window_starts(length, before, after, kernel, stride, dilation, op, axis, ce
     if padded < span:
         raise ValueError(f"{op}: the {axis} of the padded input, {padded}, is smaller than the kernel's span "
                          f"{span} (kernel {kernel}, dilation {dilation})")
-    out = (-(-(padded - span) // stride) if ceil_mode else (padded - span) // stride) + 1
+    if out is None:
+        out = (-(-(padded - span) // stride) if ceil_mode else (padded - span) // stride) + 1
     if ceil_mode and (out - 1) * stride >= length + before:
         out -= 1
     extra = max(0, (out - 1) * stride + span - padded)
@@ -64,7 +74,8 @@ class _Windows:
     padding as a (before, after) pair per axis (after grown by ceil_mode's extra), and where each
     window reads."""
 
-    def __init__(self, op, x_shape, kernel, stride, padding, dilation, ceil_mode=False):
+    def __init__(self, op, x_shape, kernel, stride, padding, dilation, ceil_mode=False, out=None):
+        """out: the number of windows per axis, when the caller knows it (a transposed conv's input)."""
         if min(kernel + stride + dilation) < 1 or min(sum(padding, ())) < 0:
             raise ValueError(f"{op}: kernel, stride and dilation must be >= 1 and padding >= 0, got kernel "
                              f"{kernel}, stride {stride}, padding {padding}, dilation {dilation}")
@@ -73,7 +84,7 @@ class _Windows:
         index, pads = [], []
         for t, axis in enumerate(SPATIAL[dims]):
             rows, extra = _window_starts(x_shape[2 + t], *padding[t], kernel[t], stride[t], dilation[t], op, axis,
-                                         ceil_mode)
+                                         ceil_mode, None if out is None else out[t])
             shape = [1] * (2 * dims)  # kernel offsets on axis t, outputs on axis dims + t: [*kernel, *out]
             shape[t], shape[dims + t] = rows.shape
             index.append(rows.reshape(shape))
@@ -112,9 +123,20 @@ class _Windows:
                            [b + n for (b, _), n in zip(self.padding, self.in_shape[2:])])
 
 
-def _check_4d(op, what, a):
-    if a.ndim != 4:
-        raise ValueError(f"{op}: {what} must be 4-D [N, C, H, W], got shape {a.shape}")
+def _check_dims(op, what, a, dims, layout=None):
+    if a.ndim != dims + 2:
+        raise ValueError(f"{op}: {what} must be {dims + 2}-D {layout or LAYOUT[dims]}, got shape {a.shape}")
+
+
+def _check_groups(op, groups):
+    if not isinstance(groups, numbers.Integral) or groups < 1:
+        raise ValueError(f"{op}: groups must be an int >= 1, got {groups!r}")
+    return int(groups)
+
+
+def _check_bias(op, b, channels):
+    if b is not None and b.shape != (channels,):
+        raise ValueError(f"{op}: bias must have shape ({channels},), got {b.shape}")
 
 
 def _conv_padding(padding, stride, op, as_ints):
@@ -156,22 +178,19 @@ class Conv2d(Function):
         self.op = op  # conv1d runs this op too, and names itself in errors
         self.stride, self.dilation = pair(stride, "stride", op), pair(dilation, "dilation", op)
         self.padding = _conv_padding(padding, self.stride, op, lambda: pair(padding, "padding", op))
-        if not isinstance(groups, numbers.Integral) or groups < 1:
-            raise ValueError(f"{op}: groups must be an int >= 1, got {groups!r}")
-        self.groups = int(groups)
+        self.groups = _check_groups(op, groups)
 
     def forward(self, x, w, b=None):
         op, g = self.op, self.groups
-        _check_4d(op, "input", x)
-        _check_4d(op, "weight", w)
+        _check_dims(op, "input", x, 2)
+        _check_dims(op, "weight", w, 2, "[out_channels, in_channels / groups, kh, kw]")
         n, c = x.shape[:2]
         o = w.shape[0]
         if c % g or o % g or w.shape[1] * g != c:
             raise ValueError(f"{op}: input with {c} channels, weight {w.shape} and groups={g} do not fit: "
                              f"need weight [out_channels, in_channels / groups, kh, kw] and both channel "
                              f"counts divisible by groups")
-        if b is not None and b.shape != (o,):
-            raise ValueError(f"{op}: bias must have shape ({o},), got {b.shape}")
+        _check_bias(op, b, o)
         self.has_bias = b is not None
         self.windows = _Windows(op, x.shape, w.shape[2:], self.stride,
                                 _padding_pairs(self.padding, w.shape[2:], self.dilation), self.dilation)
@@ -207,7 +226,10 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """x [N, C, H, W] cross-correlated with weight [O, C/groups, kh, kw], plus bias [O]; stride,
     padding (zeros) and dilation are ints or (height, width) pairs; padding may also be "valid"
     (none) or "same" (the output keeps the input's size; stride 1)."""
-    op = Conv2d(stride, padding, dilation, groups)
+    return _apply(Conv2d(stride, padding, dilation, groups), x, weight, bias)
+
+
+def _apply(op, x, weight, bias):
     return op(x, weight) if bias is None else op(x, weight, bias)
 
 
@@ -236,6 +258,82 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return squeeze(op(x2, w2) if bias is None else op(x2, w2, bias), 2)
 
 
+class ConvTransposeNd(Function):
+    """The adjoint of the convolution in its input (transposed convolution), over ``dims`` = 1, 2
+    or 3 spatial axes: x [N, C, *S] with weights w [C, O/g, *k] in g = ``groups`` groups, plus
+    bias b [O], gives y [N, O, *T], T = (S - 1) * s - 2 * p + d * (k - 1) + output_padding + 1 on
+    each axis: the sizes whose convolution (same s, p, d; w read as [C, O/g, *k] = [out, in/g, *k])
+    has S outputs, output_padding choosing among the sizes that do. With X = x as [N, g, C/g, L]
+    (L = prod(S)), W = w as [g, C/g, K] (K = O/g * prod(k)) and im2col/col2im over ypad:
+
+        forward   y = col2im(W^T @ X)           (the convolution's dx, its dy being x)
+        backward  dcols = im2col(dypad)         [N, g, K, L]
+                  dx = W @ dcols                dW = sum over n of X @ dcols^T
+                  db = sum of dy over n and the spatial axes
+
+    y is a linear map of x, A x, whose matrix A is the convolution's transposed: so dx = A^T dy
+    is that convolution of dy, and dW pairs each x entry with the dy window it was scattered to.
+    """
+
+    def __init__(self, dims, stride=1, padding=0, output_padding=0, dilation=1, groups=1):
+        op = self.op = f"conv_transpose{dims}d"
+        self.dims = dims
+        self.stride, self.padding, self.output_padding, self.dilation = (
+            as_tuple(v, dims, name, op) for name, v in (("stride", stride), ("padding", padding),
+                                                       ("output_padding", output_padding), ("dilation", dilation)))
+        if any(not 0 <= q < max(s, d) for q, s, d in zip(self.output_padding, self.stride, self.dilation)):
+            raise ValueError(f"{op}: output_padding {self.output_padding} must be >= 0 and smaller than the stride "
+                             f"{self.stride} or the dilation {self.dilation} on each axis")
+        self.groups = _check_groups(op, groups)
+
+    def forward(self, x, w, b=None):
+        op, g, dims = self.op, self.groups, self.dims
+        _check_dims(op, "input", x, dims)
+        _check_dims(op, "weight", w, dims, "[in_channels, out_channels / groups, *kernel]")
+        (n, c), kernel, spatial = x.shape[:2], w.shape[2:], x.shape[2:]
+        if c % g or w.shape[0] != c:
+            raise ValueError(f"{op}: input with {c} channels, weight {w.shape} and groups={g} do not fit: need weight "
+                             "[in_channels, out_channels / groups, *kernel] and in_channels divisible by groups")
+        o = w.shape[1] * g
+        _check_bias(op, b, o)
+        sizes = tuple((m - 1) * s - 2 * p + d * (k - 1) + q + 1 for m, s, p, d, k, q in
+                      zip(spatial, self.stride, self.padding, self.dilation, kernel, self.output_padding))
+        if min(sizes, default=1) < 1:
+            raise ValueError(f"{op}: the output would have sizes {sizes}: padding {self.padding} is too large for "
+                             f"input {spatial} and kernel {kernel}")
+        self.windows = _Windows(op, (n, o) + sizes, kernel, self.stride, tuple((p, p) for p in self.padding),
+                                self.dilation, out=spatial)
+        inputs, weights = x.reshape(n, g, c // g, math.prod(spatial)), w.reshape(g, c // g, -1)
+        self.save_for_backward(inputs, weights)
+        self.shapes, self.has_bias = (x.shape, w.shape), b is not None
+        cols = get_array_module(x).swapaxes(weights, -1, -2) @ inputs
+        y = self.windows.col2im(cols.reshape((n, o) + kernel + spatial))
+        return y + b.reshape((o,) + (1,) * dims) if b is not None else y
+
+    def backward(self, dy):
+        inputs, weights = self.saved
+        xp = get_array_module(dy)
+        dcols = self.windows.im2col(self.windows.pad(dy)).reshape(inputs.shape[:2] + weights.shape[2:]
+                                                                  + inputs.shape[3:])
+        dx = (weights @ dcols).reshape(self.shapes[0]) if self.needs_input_grad[0] else None
+        dw = (inputs @ xp.swapaxes(dcols, -1, -2)).sum(axis=0).reshape(self.shapes[1]) \
+            if self.needs_input_grad[1] else None
+        if not self.has_bias:
+            return dx, dw
+        return dx, dw, dy.sum(axis=(0,) + tuple(range(2, dy.ndim))) if self.needs_input_grad[2] else None
+
+
+def conv_transpose1d(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """x [N, C, L] through the transposed convolution with weight [C, O/groups, k], plus bias [O]."""
+    return _apply(ConvTransposeNd(1, stride, padding, output_padding, dilation, groups), x, weight, bias)
+
+
+def conv_transpose2d(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """x [N, C, H, W] through the transposed convolution with weight [C, O/groups, kh, kw], plus
+    bias [O]; stride, padding, output_padding and dilation are ints or (height, width) pairs."""
+    return _apply(ConvTransposeNd(2, stride, padding, output_padding, dilation, groups), x, weight, bias)
+
+
 class _Pool2d(Function):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, op="pool"):
         self.op = op
@@ -249,7 +347,7 @@ class _Pool2d(Function):
     def _windows(self, x):
         """cols [N, C, kh * kw, Ho, Wo] of x padded with ``self.pad_value(x.dtype)`` (ceil_mode's
         extra padding included)."""
-        _check_4d(self.op, "input", x)
+        _check_dims(self.op, "input", x, 2)
         self.windows = _Windows(self.op, x.shape, self.kernel, self.stride, tuple((p, p) for p in self.padding),
                                 self.dilation, self.ceil_mode)
         cols = self.windows.im2col(self.windows.pad(x, self.pad_value(x.dtype)))

@@ -444,3 +444,110 @@ def test_conv_padding_strings_and_their_errors():
         F.conv2d(leaf(np.zeros((1, 1, 3, 3))), leaf(np.zeros((1, 1, 2, 2))), stride=(2, 1), padding="same")
     with pytest.raises(ValueError, match="conv1d: padding must be 'valid', 'same' or ints, got 'full'"):
         F.conv1d(x, w, padding="full")
+
+
+# ---------------------------------------------------------------- transposed convolution
+
+TRANSPOSE_DIMS = (1, 2)
+
+
+def np_conv_transpose(a, w, b, stride, padding, output_padding, dilation, groups):
+    """Every input entry x[n, c, i] adds x * w[c, o', a] at output position i * s + a * d - p
+    (channel o = its group's first + o'): a direct scatter, output_padding more positions at the
+    end of each axis."""
+    kernel, per_in, per_out = w.shape[2:], a.shape[1] // groups, w.shape[1]
+    reach = tuple((m - 1) * s + d * (k - 1) + 1 + q
+                  for m, s, d, k, q in zip(a.shape[2:], stride, dilation, kernel, output_padding))
+    y = np.zeros((a.shape[0], per_out * groups) + reach)
+    for i in np.ndindex(*a.shape[2:]):
+        for c in range(a.shape[1]):
+            outs = slice(c // per_in * per_out, (c // per_in + 1) * per_out)
+            for offset in np.ndindex(*kernel):
+                at = tuple(ii * s + aa * d for ii, aa, s, d in zip(i, offset, stride, dilation))
+                y[(slice(None), outs) + at] += a[(slice(None), c) + i][:, None] * w[(c, slice(None)) + offset]
+    y = y[(slice(None), slice(None)) + tuple(slice(p, n - p) for p, n in zip(padding, reach))]
+    return y if b is None else y + b.reshape((-1,) + (1,) * len(kernel))
+
+
+@st.composite
+def _conv_transpose_case(draw):
+    """x [N, C, *spatial], weight [C, O/groups, *kernel], bias or None, stride, padding,
+    output_padding (below the stride or the dilation), dilation, groups."""
+    dims = draw(st.sampled_from(TRANSPOSE_DIMS))
+    kernel, stride, padding, output_padding, dilation, size = [], [], [], [], [], []
+    for _ in range(dims):
+        k, s, d, m = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(st.integers(1, 3))
+        q = draw(st.integers(0, max(s, d) - 1))
+        p = draw(st.integers(0, min(2, ((m - 1) * s + d * (k - 1) + q) // 2)))  # at least one output
+        for values, v in zip((kernel, stride, padding, output_padding, dilation, size), (k, s, p, q, d, m)):
+            values.append(v)
+    groups = draw(st.integers(1, 2))
+    c, o = groups * draw(st.integers(1, 2)), groups * draw(st.integers(1, 2))
+    x = draw(mst.tensors((draw(st.integers(1, 2)), c) + tuple(size)))
+    w = draw(mst.tensors((c, o // groups) + tuple(kernel)))
+    b = draw(mst.tensors((o,))) if draw(st.booleans()) else None
+    return x, w, b, tuple(stride), tuple(padding), tuple(output_padding), tuple(dilation), groups
+
+
+@given(case=_conv_transpose_case())
+def test_conv_transpose(case):
+    """ConvTransposeNd: against a direct scatter in NumPy, finite differences and PyTorch."""
+    x, w, b, stride, padding, output_padding, dilation, groups = case
+    s, p, q, d = (_one_or_tuple(v) for v in (stride, padding, output_padding, dilation))
+    name = f"conv_transpose{x.ndim - 2}d"
+    fn = lambda t, k, *bias: getattr(F, name)(t, k, bias[0] if bias else None, s, p, q, groups, d)  # noqa: E731
+    inputs = (x, w) + ((b,) if b is not None else ())
+    check_forward(fn, lambda a, k, *bias: np_conv_transpose(a, k, bias[0] if bias else None, stride, padding,
+                                                            output_padding, dilation, groups),
+                  *inputs, rtol=1e-12, atol=1e-13)
+    assert check_gradients(fn, *inputs)
+    parity(fn, lambda t, k, *bias: getattr(_tf(), name)(t, k, bias[0] if bias else None, s, p, q, groups, d),
+           *(leaf(t.numpy()) for t in inputs))
+
+
+def test_conv_transpose_is_the_adjoint_of_conv():
+    """<conv(u), v> = <u, conv_transpose(v)> with the same weight, stride, padding, dilation and
+    groups, output_padding making the sizes meet."""
+    rng = np.random.default_rng(0)
+    u, w, v = rng.standard_normal((2, 4, 7, 6)), rng.standard_normal((6, 2, 3, 2)), rng.standard_normal((2, 6, 4, 2))
+    conv = F.conv2d(leaf(u), leaf(w), None, 2, (1, 0), (1, 2), 2).numpy()
+    back = F.conv_transpose2d(leaf(v), leaf(w), None, 2, (1, 0), (0, 1), 2, (1, 2)).numpy()
+    assert conv.shape == v.shape and back.shape == u.shape
+    np.testing.assert_allclose((conv * v).sum(), (u * back).sum(), rtol=1e-12)
+
+
+def test_conv_transpose_errors_name_the_op():
+    x = leaf(np.zeros((1, 4, 3, 3)))
+    cases = [
+        (lambda: F.conv_transpose2d(x, leaf(np.zeros((3, 2, 2, 2)))),
+         r"conv_transpose2d: input with 4 channels, weight \(3, 2, 2, 2\) and groups=1 do not fit"),
+        (lambda: F.conv_transpose2d(x, leaf(np.zeros((4, 2, 2, 2))), output_padding=1),
+         r"conv_transpose2d: output_padding \(1, 1\) must be >= 0 and smaller than the stride \(1, 1\)"),
+        (lambda: F.conv_transpose2d(x, leaf(np.zeros((4, 2, 1, 1))), padding=2),
+         r"conv_transpose2d: the output would have sizes \(-1, -1\)"),
+        (lambda: F.conv_transpose1d(x, leaf(np.zeros((4, 2, 1)))), r"conv_transpose1d: input must be 3-D \[N, C, L\]"),
+        (lambda: F.conv_transpose2d(x, leaf(np.zeros((4, 2, 1, 1))), leaf(np.zeros(2)), groups=2),
+         r"conv_transpose2d: bias must have shape \(4,\), got \(2,\)"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ValueError, match=message):
+            call()
+
+
+def test_conv_transpose_layers_match_pytorch_and_init_like_it():
+    """Weights [in, out / groups, *kernel], both ~ U(+-1/sqrt(out / groups * prod(kernel)))."""
+    torch = import_torch()
+    minitx.manual_seed(0)
+    layer = nn.ConvTranspose2d(4, 6, (3, 2), stride=2, padding=1, output_padding=1, groups=2, dilation=(1, 2))
+    assert layer.weight.shape == (4, 3, 3, 2) and layer.bias.shape == (6,)
+    bound = 1 / np.sqrt(3 * 3 * 2)
+    assert bound >= np.abs(layer.weight.numpy()).max() > 0.5 * bound
+    theirs = torch.nn.ConvTranspose2d(4, 6, (3, 2), stride=2, padding=1, output_padding=1, groups=2, dilation=(1, 2),
+                                      dtype=torch.float64)
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(layer.weight.numpy()))
+        theirs.bias.copy_(torch.tensor(layer.bias.numpy()))
+    x = np.random.default_rng(0).standard_normal((2, 4, 3, 4))
+    np.testing.assert_allclose(layer(leaf(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(), rtol=1e-12)
+    one_d = nn.ConvTranspose1d(3, 5, 4, stride=3, bias=False)
+    assert len(list(one_d.parameters())) == 1 and one_d(leaf(np.zeros((2, 3, 6)))).shape == (2, 5, 19)
