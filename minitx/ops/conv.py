@@ -1,17 +1,19 @@
-"""2-D convolution and pooling as im2col, with hand-derived backwards (col2im).
+"""Convolution and pooling over 1, 2 or 3 spatial axes as im2col, with hand-derived backwards
+(col2im); the 1-d, 2-d and 3-d ops are one op each, told the number of spatial axes.
 
-im2col: for input x [N, C, H, W] (already padded) and a kh x kw kernel moved with ``stride``
-and spread by ``dilation``, output position (i, j) and kernel offset (a, b) read
+im2col: for input x [N, C, *S] (S: the spatial sizes, x already padded) and a kernel of sizes k
+moved with stride s and spread by dilation d (each a tuple, one entry per spatial axis t),
+output position i = (i_1, ...) and kernel offset a = (a_1, ...) read
 
-    x[n, c, i * stride_h + a * dilation_h, j * stride_w + b * dilation_w]
+    x[n, c, i_1 * s_1 + a_1 * d_1, ..., i_t * s_t + a_t * d_t, ...]
 
-All those reads at once form ``cols`` [N, C, kh, kw, Ho, Wo] (one fancy-indexing gather, with
-rows[a, i] = i * stride_h + a * dilation_h and cols[b, j] likewise), and convolution becomes a
-matrix product over (C, kh, kw). col2im is the transpose of that gather: each entry of dcols
-is ADDED back to the x position it was read from (overlapping windows read a position several
-times), dx = zeros, then dx[:, :, rows, cols] += dcols (scatter-add).
+All those reads at once form ``cols`` [N, C, *k, *out] (one fancy-indexing gather, with
+rows_t[a, i] = i * s_t + a * d_t broadcast along the other axes), and convolution becomes a
+matrix product over (C, *k). col2im is the transpose of that gather: each entry of dcols is
+ADDED back to the x position it was read from (overlapping windows read a position several
+times), dx = zeros, then dx[:, :, rows_1, rows_2, ...] += dcols (scatter-add).
 
-conv1d and the 1-d pools run these with H = 1.
+Padding is a (before, after) pair per axis: "same" padding and ceil_mode make it uneven.
 """
 from __future__ import annotations
 
@@ -23,16 +25,19 @@ import numpy as np
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module, is_floating
 from minitx.ops.indexing import add_at
-from minitx.ops.shape import squeeze, unsqueeze
 
-__all__ = ["Conv2d", "ConvTransposeNd", "MaxPool2d", "AvgPool2d"]
-
+__all__ = ["ConvNd", "ConvTransposeNd", "MaxPoolNd", "AvgPoolNd"]
 
 SPATIAL = {1: ("length",), 2: ("height", "width"), 3: ("depth", "height", "width")}  # axis names
-
-
 LAYOUT = {1: "[N, C, L]", 2: "[N, C, H, W]", 3: "[N, C, D, H, W]"}
 _TUPLE = {1: "a 1-tuple", 2: "a pair", 3: "a triple"}
+
+
+def op_name(kind, dims):
+    """conv2d, max_pool3d, ...: the op's name for ``dims`` spatial axes, which must be 1, 2 or 3."""
+    if dims not in SPATIAL:
+        raise ValueError(f"{kind}: the number of spatial axes must be 1, 2 or 3, got {dims!r}")
+    return f"{kind}{dims}d"
 
 
 def as_tuple(value, dims, name, op):
@@ -41,11 +46,6 @@ def as_tuple(value, dims, name, op):
     if len(values) != dims or not all(isinstance(v, numbers.Integral) for v in values):
         raise ValueError(f"{op}: {name} must be an int or {_TUPLE[dims]} of ints, got {value!r}")
     return tuple(int(v) for v in values)
-
-
-def pair(value, name, op):
-    """An int or a pair of ints as a pair (height, width) of ints."""
-    return as_tuple(value, 2, name, op)
 
 
 def _window_starts(length, before, after, kernel, stride, dilation, op, axis, ceil_mode=False, out=None):
@@ -160,48 +160,51 @@ def _padding_pairs(padding, kernel, dilation):
     return tuple((p, p) for p in padding)
 
 
-class Conv2d(Function):
-    """Cross-correlation (what deep learning calls convolution) of x [N, C, H, W] with weights
-    w [O, C/g, kh, kw] in g = ``groups`` groups, plus an optional bias b [O]:
+class ConvNd(Function):
+    """Cross-correlation (what deep learning calls convolution) of x [N, C, *S] with weights
+    w [O, C/g, *k] in g = ``groups`` groups over ``dims`` spatial axes, plus an optional bias b [O]:
 
-        y[n, o, i, j] = b[o] + sum_{c, a, e} w[o, c, a, e] * xpad[n, G(o) + c, i*sh + a*dh, j*sw + e*dw]
+        y[n, o, i] = b[o] + sum_{c, a} w[o, c, a] * xpad[n, G(o) + c, i * s + a * d]
 
-    (G(o) = first channel of o's group). With cols = im2col(xpad) grouped as [N, g, K, L]
-    (K = C/g * kh * kw, L = Ho * Wo) and W = w as [g, O/g, K]:
+    (i, a: an output position and a kernel offset, one entry per spatial axis, i * s + a * d
+    taken axis by axis; G(o) = first channel of o's group). With cols = im2col(xpad) grouped as
+    [N, g, K, L] (K = C/g * prod(k), L = prod(out)) and W = w as [g, O/g, K]:
 
         forward   Y = W @ cols                              [N, g, O/g, L]
         backward  dW = sum over n of dY @ cols^T            dcols = W^T @ dY
-                  dx = col2im(dcols) (unpadded)             db = sum of dy over n, i, j
+                  dx = col2im(dcols) (unpadded)             db = sum of dy over n and the spatial axes
+
+    padding: ints (both sides of each axis), "valid" (none) or "same" (see _padding_pairs).
     """
 
-    def __init__(self, stride=1, padding=0, dilation=1, groups=1, op="conv2d"):
-        self.op = op  # conv1d runs this op too, and names itself in errors
-        self.stride, self.dilation = pair(stride, "stride", op), pair(dilation, "dilation", op)
-        self.padding = _conv_padding(padding, self.stride, op, lambda: pair(padding, "padding", op))
+    def __init__(self, dims, stride=1, padding=0, dilation=1, groups=1):
+        op = self.op = op_name("conv", dims)
+        self.dims = dims
+        self.stride, self.dilation = as_tuple(stride, dims, "stride", op), as_tuple(dilation, dims, "dilation", op)
+        self.padding = _conv_padding(padding, self.stride, op, lambda: as_tuple(padding, dims, "padding", op))
         self.groups = _check_groups(op, groups)
 
     def forward(self, x, w, b=None):
-        op, g = self.op, self.groups
-        _check_dims(op, "input", x, 2)
-        _check_dims(op, "weight", w, 2, "[out_channels, in_channels / groups, kh, kw]")
-        n, c = x.shape[:2]
-        o = w.shape[0]
+        op, g, dims = self.op, self.groups, self.dims
+        _check_dims(op, "input", x, dims)
+        _check_dims(op, "weight", w, dims, "[out_channels, in_channels / groups, *kernel]")
+        (n, c), o, kernel = x.shape[:2], w.shape[0], w.shape[2:]
         if c % g or o % g or w.shape[1] * g != c:
             raise ValueError(f"{op}: input with {c} channels, weight {w.shape} and groups={g} do not fit: "
-                             f"need weight [out_channels, in_channels / groups, kh, kw] and both channel "
+                             f"need weight [out_channels, in_channels / groups, *kernel] and both channel "
                              f"counts divisible by groups")
         _check_bias(op, b, o)
         self.has_bias = b is not None
-        self.windows = _Windows(op, x.shape, w.shape[2:], self.stride,
-                                _padding_pairs(self.padding, w.shape[2:], self.dilation), self.dilation)
-        ho, wo = self.windows.out
-        window = c // g * w.shape[2] * w.shape[3]  # (not -1: an empty batch leaves it undetermined)
-        cols = self.windows.im2col(self.windows.pad(x)).reshape(n, g, window, ho * wo)
+        self.windows = _Windows(op, x.shape, kernel, self.stride, _padding_pairs(self.padding, kernel, self.dilation),
+                                self.dilation)
+        out = self.windows.out
+        window = c // g * math.prod(kernel)  # (not -1: an empty batch leaves it undetermined)
+        cols = self.windows.im2col(self.windows.pad(x)).reshape(n, g, window, math.prod(out))
         weights = w.reshape(g, o // g, -1)
         self.save_for_backward(cols, weights)
         self.w_shape = w.shape
-        y = (weights @ cols).reshape(n, o, ho, wo)
-        return y + b[:, None, None] if b is not None else y
+        y = (weights @ cols).reshape((n, o) + out)
+        return y + b.reshape((o,) + (1,) * dims) if b is not None else y
 
     def backward(self, dy):
         cols, weights = self.saved
@@ -218,44 +221,30 @@ class Conv2d(Function):
         if not self.has_bias:
             return dx, dw
         if self.needs_input_grad[2]:
-            db = dy.sum(axis=(0, 2, 3))
+            db = dy.sum(axis=(0,) + tuple(range(2, dy.ndim)))
         return dx, dw, db
-
-
-def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """x [N, C, H, W] cross-correlated with weight [O, C/groups, kh, kw], plus bias [O]; stride,
-    padding (zeros) and dilation are ints or (height, width) pairs; padding may also be "valid"
-    (none) or "same" (the output keeps the input's size; stride 1)."""
-    return _apply(Conv2d(stride, padding, dilation, groups), x, weight, bias)
 
 
 def _apply(op, x, weight, bias):
     return op(x, weight) if bias is None else op(x, weight, bias)
 
 
-def _as_2d(op, x, what="input"):
-    """A [N, C, L] tensor as [N, C, 1, L], for a 1-d op run as the 2-d one."""
-    if x.ndim != 3:
-        raise ValueError(f"{op}: {what} must be 3-D [N, C, L], got shape {x.shape}")
-    return unsqueeze(x, 2)
-
-
-def _one(op, name, value):
-    """A 1-d op's stride/padding/... as the 2-d op's (1 or 0 along the height)."""
-    if name == "padding" and isinstance(value, str):
-        return value  # "valid" or "same": the height's kernel of 1 needs no padding either way
-    if not isinstance(value, numbers.Integral):
-        raise ValueError(f"{op}: {name} must be an int, got {value!r}")
-    return (0 if name == "padding" else 1, value)
-
-
 def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """x [N, C, L] cross-correlated with weight [O, C/groups, k], plus bias [O] (padding as conv2d's)."""
-    settings = [_one("conv1d", name, v) for name, v in (("stride", stride), ("padding", padding),
-                                                            ("dilation", dilation))]
-    op = Conv2d(*settings, groups, op="conv1d")
-    x2, w2 = _as_2d("conv1d", x), _as_2d("conv1d", weight, "weight")
-    return squeeze(op(x2, w2) if bias is None else op(x2, w2, bias), 2)
+    """x [N, C, L] cross-correlated with weight [O, C/groups, k], plus bias [O] (arguments as conv2d's)."""
+    return _apply(ConvNd(1, stride, padding, dilation, groups), x, weight, bias)
+
+
+def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """x [N, C, H, W] cross-correlated with weight [O, C/groups, kh, kw], plus bias [O]; stride,
+    padding (zeros) and dilation are ints or (height, width) pairs; padding may also be "valid"
+    (none) or "same" (the output keeps the input's size; stride 1)."""
+    return _apply(ConvNd(2, stride, padding, dilation, groups), x, weight, bias)
+
+
+def conv3d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """x [N, C, D, H, W] cross-correlated with weight [O, C/groups, kd, kh, kw], plus bias [O]
+    (arguments as conv2d's, triples for (depth, height, width))."""
+    return _apply(ConvNd(3, stride, padding, dilation, groups), x, weight, bias)
 
 
 class ConvTransposeNd(Function):
@@ -276,7 +265,7 @@ class ConvTransposeNd(Function):
     """
 
     def __init__(self, dims, stride=1, padding=0, output_padding=0, dilation=1, groups=1):
-        op = self.op = f"conv_transpose{dims}d"
+        op = self.op = op_name("conv_transpose", dims)
         self.dims = dims
         self.stride, self.padding, self.output_padding, self.dilation = (
             as_tuple(v, dims, name, op) for name, v in (("stride", stride), ("padding", padding),
@@ -334,20 +323,29 @@ def conv_transpose2d(x, weight, bias=None, stride=1, padding=0, output_padding=0
     return _apply(ConvTransposeNd(2, stride, padding, output_padding, dilation, groups), x, weight, bias)
 
 
-class _Pool2d(Function):
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, op="pool"):
-        self.op = op
-        self.kernel = pair(kernel_size, "kernel_size", op)
-        self.stride = self.kernel if stride is None else pair(stride, "stride", op)
-        self.padding, self.dilation = pair(padding, "padding", op), pair(dilation, "dilation", op)
+def conv_transpose3d(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """x [N, C, D, H, W] through the transposed convolution with weight [C, O/groups, kd, kh, kw],
+    plus bias [O] (arguments as conv_transpose2d's, triples for (depth, height, width))."""
+    return _apply(ConvTransposeNd(3, stride, padding, output_padding, dilation, groups), x, weight, bias)
+
+
+class _PoolNd(Function):
+    kind = None  # "max_pool" or "avg_pool"
+
+    def __init__(self, dims, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+        op = self.op = op_name(self.kind, dims)
+        self.dims = dims
+        self.kernel = as_tuple(kernel_size, dims, "kernel_size", op)
+        self.stride = self.kernel if stride is None else as_tuple(stride, dims, "stride", op)
+        self.padding, self.dilation = as_tuple(padding, dims, "padding", op), as_tuple(dilation, dims, "dilation", op)
         if any(2 * p > k for p, k in zip(self.padding, self.kernel)):
             raise ValueError(f"{op}: padding {self.padding} must be at most half the kernel {self.kernel}")
         self.ceil_mode = bool(ceil_mode)
 
     def _windows(self, x):
-        """cols [N, C, kh * kw, Ho, Wo] of x padded with ``self.pad_value(x.dtype)`` (ceil_mode's
+        """cols [N, C, prod(kernel), *out] of x padded with ``self.pad_value(x.dtype)`` (ceil_mode's
         extra padding included)."""
-        _check_dims(self.op, "input", x, 2)
+        _check_dims(self.op, "input", x, self.dims)
         self.windows = _Windows(self.op, x.shape, self.kernel, self.stride, tuple((p, p) for p in self.padding),
                                 self.dilation, self.ceil_mode)
         cols = self.windows.im2col(self.windows.pad(x, self.pad_value(x.dtype)))
@@ -357,22 +355,21 @@ class _Pool2d(Function):
         return self.windows.col2im(dcols.reshape(dcols.shape[:2] + self.windows.kernel + self.windows.out))
 
 
-class MaxPool2d(_Pool2d):
-    """y[n, c, i, j] = max over the kh x kw window at (i*sh, j*sw) (spread by dilation; padding
-    counts as -inf).
+class MaxPoolNd(_PoolNd):
+    """y[n, c, i] = max over the window at i * s (spread by dilation; padding counts as -inf), over
+    ``dims`` spatial axes.
 
     backward: the whole dy goes to the window's maximum, the FIRST one in row-major order on a
     tie (as PyTorch), through col2im; overlapping windows add up. Padding ties with an input of
     -inf (or an integer dtype's minimum) lose: the input position wins, as PyTorch.
     """
 
+    kind = "max_pool"
+
     @staticmethod
     def pad_value(dtype):
         """What padding holds: -inf, or an integer dtype's minimum (it has no -inf), so it never wins."""
         return np.iinfo(dtype).min if np.dtype(dtype).kind in "iu" else -np.inf
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, op="max_pool2d"):
-        super().__init__(kernel_size, stride, padding, dilation, ceil_mode, op)
 
     def forward(self, x):
         xp = get_array_module(x)
@@ -386,9 +383,9 @@ class MaxPool2d(_Pool2d):
 
     def indices(self):
         """Where each maximum is, as PyTorch's return_indices: its flat index into the (n, c) plane
-        of the unpadded input (h * W + w), from the winner's offset in its window, axis by axis."""
+        of the unpadded input (h * W + w in 2-d), from the winner's offset in its window, axis by axis."""
         xp = get_array_module(self.winner)
-        windows, dims = self.windows, len(self.kernel)
+        windows, dims = self.windows, self.dims
         offsets = xp.unravel_index(self.winner[:, :, 0], self.kernel)
         flat = 0
         for t, (a, (before, _), n) in enumerate(zip(offsets, windows.padding, windows.in_shape[2:])):
@@ -399,48 +396,53 @@ class MaxPool2d(_Pool2d):
     def backward(self, dy):
         (winner,) = self.saved
         xp = get_array_module(dy)
-        positions = xp.arange(self.cols_shape[2])[:, None, None]  # window offsets, against winner's axis 2
+        positions = xp.arange(self.cols_shape[2]).reshape((-1,) + (1,) * self.dims)  # against winner's axis 2
         return (self._col2im((positions == winner) * dy[:, :, None]),)
 
 
-def _with_indices(op, y, return_indices, spatial=slice(None)):
-    """y, or (y, op's indices) where return_indices asks: int64, no gradient."""
+def _max_pool(dims, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    """y, or (y, where each maximum is: int64, no gradient) where return_indices asks."""
     from minitx.autograd.tensor import Tensor  # noqa: PLC0415  (the tensor module imports the ops)
 
-    return (y, Tensor(op.indices()[:, :, spatial])) if return_indices else y
+    op = MaxPoolNd(dims, kernel_size, stride, padding, dilation, ceil_mode)
+    y = op(x)
+    return (y, Tensor(op.indices())) if return_indices else y
+
+
+def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """The maximum of each kernel_size window of x [N, C, L] (arguments as max_pool2d's)."""
+    return _max_pool(1, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """The maximum of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size;
     ceil_mode: the last windows may reach past the right padding, as PyTorch's); return_indices:
     (y, where each maximum is, h * W + w in its plane)."""
-    op = MaxPool2d(kernel_size, stride, padding, dilation, ceil_mode)
-    return _with_indices(op, op(x), return_indices)
+    return _max_pool(2, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
-def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    stride = kernel_size if stride is None else stride
-    settings = [_one("max_pool1d", name, v) for name, v in (("kernel_size", kernel_size), ("stride", stride),
-                                                                ("padding", padding), ("dilation", dilation))]
-    op = MaxPool2d(*settings, ceil_mode, op="max_pool1d")
-    return _with_indices(op, squeeze(op(_as_2d("max_pool1d", x)), 2), return_indices, 0)
+def max_pool3d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """The maximum of each kernel_size window of x [N, C, D, H, W] (arguments as max_pool2d's;
+    the indices d * H * W + h * W + w)."""
+    return _max_pool(3, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
-class AvgPool2d(_Pool2d):
-    """y[n, c, i, j] = sum over the kh x kw window at (i*sh, j*sw) / d, where d counts the window's
-    positions inside x and its padding (count_include_pad; ceil_mode's extra positions past the
-    padding never count, as PyTorch) or inside x only.
+class AvgPoolNd(_PoolNd):
+    """y[n, c, i] = sum over the window at i * s / q, over ``dims`` spatial axes, where q counts the
+    window's positions inside x and its padding (count_include_pad; ceil_mode's extra positions
+    past the padding never count, as PyTorch) or inside x only.
 
-    backward:  every position of a window gets dy / d, through col2im (overlaps add up)
+    backward:  every position of a window gets dy / q, through col2im (overlaps add up)
     """
+
+    kind = "avg_pool"
 
     @staticmethod
     def pad_value(dtype):
         return 0  # padding counts as zeros (count_include_pad says whether it counts in the mean)
 
-    def __init__(self, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False,
-                 op="avg_pool2d"):
-        super().__init__(kernel_size, stride, padding, 1, ceil_mode, op)
+    def __init__(self, dims, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
+        super().__init__(dims, kernel_size, stride, padding, 1, ceil_mode)
         self.count_include_pad = count_include_pad
 
     def forward(self, x):
@@ -448,12 +450,10 @@ class AvgPool2d(_Pool2d):
         cols = self._windows(x)
         windows = self.windows
         if self.count_include_pad:  # the declared padding counts, ceil_mode's extra does not
-            counted = windows.inside([0] * len(windows.kernel),
-                                     [n + b + a for n, (b, a) in zip(x.shape[2:], windows.declared)])
+            counted = windows.inside([0] * self.dims, [n + b + a for n, (b, a) in zip(x.shape[2:], windows.declared)])
         else:
             counted = windows.in_input()
-        count = counted.sum(axis=0)
-        self.divisor = xp.asarray(count, dtype=x.dtype if is_floating(x.dtype) else None)
+        self.divisor = xp.asarray(counted.sum(axis=0), dtype=x.dtype if is_floating(x.dtype) else None)
         self.cols_shape = cols.shape
         return cols.sum(axis=2) / self.divisor
 
@@ -463,14 +463,17 @@ class AvgPool2d(_Pool2d):
         return (self._col2im(xp.ascontiguousarray(dcols)),)
 
 
+def avg_pool1d(x, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
+    """The mean of each kernel_size window of x [N, C, L] (arguments as avg_pool2d's)."""
+    return AvgPoolNd(1, kernel_size, stride, padding, count_include_pad, ceil_mode)(x)
+
+
 def avg_pool2d(x, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
     """The mean of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size;
     ceil_mode as max_pool2d's)."""
-    return AvgPool2d(kernel_size, stride, padding, count_include_pad, ceil_mode)(x)
+    return AvgPoolNd(2, kernel_size, stride, padding, count_include_pad, ceil_mode)(x)
 
 
-def avg_pool1d(x, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
-    stride = kernel_size if stride is None else stride
-    settings = [_one("avg_pool1d", name, v) for name, v in (("kernel_size", kernel_size), ("stride", stride),
-                                                                ("padding", padding))]
-    return squeeze(AvgPool2d(*settings, count_include_pad, ceil_mode, op="avg_pool1d")(_as_2d("avg_pool1d", x)), 2)
+def avg_pool3d(x, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
+    """The mean of each kernel_size window of x [N, C, D, H, W] (arguments as avg_pool2d's)."""
+    return AvgPoolNd(3, kernel_size, stride, padding, count_include_pad, ceil_mode)(x)
