@@ -38,6 +38,7 @@ from minitx.ops.loss import (
 from minitx.ops.attention import (
     scaled_dot_product_attention)
 from minitx.ops.conv import (
-    conv2d, conv1d, max_pool2d, max_pool1d, avg_pool2d, avg_pool1d)
+    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, max_pool1d, max_pool2d,
+    max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d)
 from minitx.ops.resample import (
     interpolate, max_unpool2d, max_unpool1d)

@@ -23,6 +23,8 @@ __all__ = [
 ]
 
 # convolution and pooling layers
-from minitx.nn.conv import AvgPool2d, Conv1d, Conv2d, MaxPool2d  # noqa: E402
+from minitx.nn.conv import (AvgPool1d, AvgPool2d, AvgPool3d, Conv1d, Conv2d, Conv3d,  # noqa: E402
+                            ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, MaxPool1d, MaxPool2d, MaxPool3d)
 
-__all__ += ["Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d"]
+__all__ += ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d",
+            "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d"]

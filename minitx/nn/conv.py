@@ -1,4 +1,5 @@
-"""Convolution and pooling layers: thin Modules around minitx.functional's conv and pool ops."""
+"""Convolution and pooling layers: thin Modules around minitx.functional's conv and pool ops, with
+PyTorch's names and arguments; the 1-d, 2-d and 3-d layers differ only in the op they call."""
 from __future__ import annotations
 
 import math
@@ -7,18 +8,21 @@ from minitx import functional as F
 from minitx.nn import init
 from minitx.nn.layers import _new_parameter
 from minitx.nn.module import Module
-from minitx.ops.conv import pair
+from minitx.ops.conv import as_tuple
 
 
 class _ConvNd(Module):
     """Weights [out_channels, in_channels / groups, *kernel] and bias [out_channels], both
-    ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in_channels / groups * prod(kernel), as PyTorch."""
+    ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = the weight's second axis times prod(kernel), as
+    PyTorch; kernel_size, stride, padding and dilation are ints or one per spatial axis."""
 
-    _op = None  # conv1d or conv2d
+    _op, dims, transposed = None, None, False  # each layer's functional op and number of spatial axes
 
-    def __init__(self, in_channels, out_channels, kernel, stride, padding, dilation, groups, bias, device, dtype):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, device=None, dtype=None):
         super().__init__()
         name = type(self).__name__
+        kernel = as_tuple(kernel_size, self.dims, "kernel_size", name)
         for what, value in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups),
                             *((f"kernel_size[{i}]", k) for i, k in enumerate(kernel))):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -28,9 +32,9 @@ class _ConvNd(Module):
                              f"divisible by groups {groups}")
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
-        bound = 1 / math.sqrt(in_channels // groups * math.prod(kernel))
-        self.weight = init.uniform_(_new_parameter((out_channels, in_channels // groups) + kernel, device, dtype),
-                                    -bound, bound)
+        shape = (in_channels, out_channels // groups) if self.transposed else (out_channels, in_channels // groups)
+        bound = 1 / math.sqrt(shape[1] * math.prod(kernel))
+        self.weight = init.uniform_(_new_parameter(shape + kernel, device, dtype), -bound, bound)
         self.bias = init.uniform_(_new_parameter((out_channels,), device, dtype), -bound, bound) if bias else None
 
     def forward(self, x):
@@ -45,50 +49,130 @@ class _ConvNd(Module):
 class Conv1d(_ConvNd):
     """y = conv1d(x, weight, bias): x [N, in_channels, L] -> [N, out_channels, L']."""
 
-    _op = staticmethod(F.conv1d)
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, device=None, dtype=None):
-        super().__init__(in_channels, out_channels, (kernel_size,), stride, padding, dilation, groups, bias,
-                         device, dtype)
+    _op, dims = staticmethod(F.conv1d), 1
 
 
 class Conv2d(_ConvNd):
     """y = conv2d(x, weight, bias): x [N, in_channels, H, W] -> [N, out_channels, H', W']; kernel_size,
-    stride, padding and dilation are ints or (height, width) pairs."""
+    stride, padding and dilation are ints or (height, width) pairs; padding also "valid" or "same"."""
 
-    _op = staticmethod(F.conv2d)
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, device=None, dtype=None):
-        super().__init__(in_channels, out_channels, pair(kernel_size, "kernel_size", "Conv2d"), stride, padding,
-                         dilation, groups, bias, device, dtype)
+    _op, dims = staticmethod(F.conv2d), 2
 
 
-class MaxPool2d(Module):
-    """The maximum of each window: [N, C, H, W] -> [N, C, H', W'] (stride defaults to kernel_size)."""
+class Conv3d(_ConvNd):
+    """y = conv3d(x, weight, bias): x [N, in_channels, D, H, W] -> [N, out_channels, D', H', W']."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1):
+    _op, dims = staticmethod(F.conv3d), 3
+
+
+class _ConvTransposeNd(_ConvNd):
+    """Weights [in_channels, out_channels / groups, *kernel] (fan_in: out_channels / groups *
+    prod(kernel), as PyTorch) and bias [out_channels]; PyTorch's argument order."""
+
+    transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, device,
+                         dtype)
+        self.output_padding = output_padding
+
+    def forward(self, x):
+        return type(self)._op(x, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups,
+                              self.dilation)
+
+    def extra_repr(self):
+        return f"{super().extra_repr()}, output_padding={self.output_padding}"
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """y = conv_transpose1d(x, weight, bias): x [N, in_channels, L] -> [N, out_channels, L']."""
+
+    _op, dims = staticmethod(F.conv_transpose1d), 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """y = conv_transpose2d(x, weight, bias): x [N, in_channels, H, W] -> [N, out_channels, H', W']."""
+
+    _op, dims = staticmethod(F.conv_transpose2d), 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """y = conv_transpose3d(x, weight, bias): x [N, in_channels, D, H, W] -> [N, out_channels, D', H', W']."""
+
+    _op, dims = staticmethod(F.conv_transpose3d), 3
+
+
+class _MaxPoolNd(Module):
+    """The maximum of each window (stride defaults to kernel_size), and with return_indices where
+    each is (F.max_pool2d's)."""
+
+    _op = None
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
         self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, x):
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation)
+        return type(self)._op(x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                              self.return_indices)
 
     def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class AvgPool2d(Module):
-    """The mean of each window: [N, C, H, W] -> [N, C, H', W'] (stride defaults to kernel_size)."""
+class MaxPool1d(_MaxPoolNd):
+    """[N, C, L] -> [N, C, L']."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, count_include_pad=True):
+    _op = staticmethod(F.max_pool1d)
+
+
+class MaxPool2d(_MaxPoolNd):
+    """[N, C, H, W] -> [N, C, H', W']."""
+
+    _op = staticmethod(F.max_pool2d)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """[N, C, D, H, W] -> [N, C, D', H', W']."""
+
+    _op = staticmethod(F.max_pool3d)
+
+
+class _AvgPoolNd(Module):
+    """The mean of each window (stride defaults to kernel_size). count_include_pad comes before
+    ceil_mode, as in minitx.functional (PyTorch has them the other way round)."""
+
+    _op = None
+
+    def __init__(self, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
         super().__init__()
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.count_include_pad = count_include_pad
+        self.count_include_pad, self.ceil_mode = count_include_pad, ceil_mode
 
     def forward(self, x):
-        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.count_include_pad)
+        return type(self)._op(x, self.kernel_size, self.stride, self.padding, self.count_include_pad, self.ceil_mode)
 
     def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class AvgPool1d(_AvgPoolNd):
+    """[N, C, L] -> [N, C, L']."""
+
+    _op = staticmethod(F.avg_pool1d)
+
+
+class AvgPool2d(_AvgPoolNd):
+    """[N, C, H, W] -> [N, C, H', W']."""
+
+    _op = staticmethod(F.avg_pool2d)
+
+
+class AvgPool3d(_AvgPoolNd):
+    """[N, C, D, H, W] -> [N, C, D', H', W']."""
+
+    _op = staticmethod(F.avg_pool3d)

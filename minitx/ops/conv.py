@@ -1,135 +1,210 @@
-"""2-D convolution and pooling as im2col, with hand-derived backwards (col2im).
+"""Convolution and pooling over 1, 2 or 3 spatial axes as im2col, with hand-derived backwards
+(col2im); the 1-d, 2-d and 3-d ops are one op each, told the number of spatial axes.
 
-im2col: for input x [N, C, H, W] (already padded) and a kh x kw kernel moved with ``stride``
-and spread by ``dilation``, output position (i, j) and kernel offset (a, b) read
+im2col: for input x [N, C, *S] (S: the spatial sizes, x already padded) and a kernel of sizes k
+moved with stride s and spread by dilation d (each a tuple, one entry per spatial axis t),
+output position i = (i_1, ...) and kernel offset a = (a_1, ...) read
 
-    x[n, c, i * stride_h + a * dilation_h, j * stride_w + b * dilation_w]
+    x[n, c, i_1 * s_1 + a_1 * d_1, ..., i_t * s_t + a_t * d_t, ...]
 
-All those reads at once form ``cols`` [N, C, kh, kw, Ho, Wo] (one fancy-indexing gather, with
-rows[a, i] = i * stride_h + a * dilation_h and cols[b, j] likewise), and convolution becomes a
-matrix product over (C, kh, kw). col2im is the transpose of that gather: each entry of dcols
-is ADDED back to the x position it was read from (overlapping windows read a position several
-times), dx = zeros, then dx[:, :, rows, cols] += dcols (scatter-add).
+All those reads at once form ``cols`` [N, C, *k, *out] (one fancy-indexing gather, with
+rows_t[a, i] = i * s_t + a * d_t broadcast along the other axes), and convolution becomes a
+matrix product over (C, *k). col2im is the transpose of that gather: each entry of dcols is
+ADDED back to the x position it was read from (overlapping windows read a position several
+times), dx = zeros, then dx[:, :, rows_1, rows_2, ...] += dcols (scatter-add).
 
-conv1d and the 1-d pools run these with H = 1.
+Padding is a (before, after) pair per axis: "same" padding and ceil_mode make it uneven.
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
 from minitx.autograd.function import Function
-from minitx.backend import get_array_module
+from minitx.backend import get_array_module, is_floating
 from minitx.ops.indexing import add_at
-from minitx.ops.shape import squeeze, unsqueeze
 
-__all__ = ["Conv2d", "MaxPool2d", "AvgPool2d"]
+__all__ = ["ConvNd", "ConvTransposeNd", "MaxPoolNd", "AvgPoolNd"]
+
+SPATIAL = {1: ("length",), 2: ("height", "width"), 3: ("depth", "height", "width")}  # axis names
+LAYOUT = {1: "[N, C, L]", 2: "[N, C, H, W]", 3: "[N, C, D, H, W]"}
+_TUPLE = {1: "a 1-tuple", 2: "a pair", 3: "a triple"}
 
 
-def pair(value, name, op):
-    """An int or a pair of ints as a pair (height, width) of ints."""
-    values = tuple(value) if isinstance(value, (tuple, list)) else (value, value)
-    if len(values) != 2 or not all(isinstance(v, numbers.Integral) for v in values):
-        raise ValueError(f"{op}: {name} must be an int or a pair of ints, got {value!r}")
+def op_name(kind, dims):
+    """conv2d, max_pool3d, ...: the op's name for ``dims`` spatial axes, which must be 1, 2 or 3."""
+    if dims not in SPATIAL:
+        raise ValueError(f"{kind}: the number of spatial axes must be 1, 2 or 3, got {dims!r}")
+    return f"{kind}{dims}d"
+
+
+def as_tuple(value, dims, name, op):
+    """An int, or a tuple of ``dims`` ints (one per spatial axis), as a tuple of ints."""
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * dims
+    if len(values) != dims or not all(isinstance(v, numbers.Integral) for v in values):
+        raise ValueError(f"{op}: {name} must be an int or {_TUPLE[dims]} of ints, got {value!r}")
     return tuple(int(v) for v in values)
 
 
-def _window_starts(size, kernel, stride, dilation, op, axis):
-    """rows[a, i] = i * stride + a * dilation: the input position read by output i at offset a."""
-    span = dilation * (kernel - 1) + 1
-    if size < span:
-        raise ValueError(f"{op}: the {axis} of the padded input, {size}, is smaller than the kernel's span "
+def _window_starts(length, before, after, kernel, stride, dilation, op, axis, ceil_mode=False, out=None):
+    """rows[a, i] = i * stride + a * dilation: the padded input position read by output i at
+    offset a, and how far the last window reads past the padded input (ceil_mode's extra padding).
+
+    ceil_mode rounds the number of windows up, as PyTorch: a last window that starts in the
+    right padding (at or past length + before) is dropped."""
+    padded, span = length + before + after, dilation * (kernel - 1) + 1
+    if padded < span:
+        raise ValueError(f"{op}: the {axis} of the padded input, {padded}, is smaller than the kernel's span "
                          f"{span} (kernel {kernel}, dilation {dilation})")
-    out = (size - span) // stride + 1
-    return np.arange(kernel)[:, None] * dilation + np.arange(out)[None, :] * stride
+    if out is None:
+        out = (-(-(padded - span) // stride) if ceil_mode else (padded - span) // stride) + 1
+    if ceil_mode and (out - 1) * stride >= length + before:
+        out -= 1
+    extra = max(0, (out - 1) * stride + span - padded)
+    return np.arange(kernel)[:, None] * dilation + np.arange(out)[None, :] * stride, extra
+
+
+_ALL = (slice(None), slice(None))  # the batch and channel axes, whole
 
 
 class _Windows:
-    """The im2col/col2im geometry of one call: padding, and where each window reads."""
+    """The im2col/col2im geometry of one call over the spatial axes of x [N, C, *spatial]:
+    padding as a (before, after) pair per axis (after grown by ceil_mode's extra), and where each
+    window reads."""
 
-    def __init__(self, op, x_shape, kernel, stride, padding, dilation):
-        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
-        if min(kh, kw, sh, sw, dh, dw) < 1 or min(ph, pw) < 0:
+    def __init__(self, op, x_shape, kernel, stride, padding, dilation, ceil_mode=False, out=None):
+        """out: the number of windows per axis, when the caller knows it (a transposed conv's input)."""
+        if min(kernel + stride + dilation) < 1 or min(sum(padding, ())) < 0:
             raise ValueError(f"{op}: kernel, stride and dilation must be >= 1 and padding >= 0, got kernel "
                              f"{kernel}, stride {stride}, padding {padding}, dilation {dilation}")
-        self.in_shape = x_shape
-        self.padding = (ph, pw)
-        self.padded_shape = x_shape[:2] + (x_shape[2] + 2 * ph, x_shape[3] + 2 * pw)
-        rows = _window_starts(self.padded_shape[2], kh, sh, dh, op, "height")
-        cols = _window_starts(self.padded_shape[3], kw, sw, dw, op, "width")
-        self.out_hw = (rows.shape[1], cols.shape[1])
-        self.kernel = (kh, kw)
-        self.rows, self.cols = rows[:, None, :, None], cols[None, :, None, :]  # broadcast to [kh, kw, Ho, Wo]
+        dims = len(kernel)
+        self.in_shape, self.kernel, self.declared = x_shape, tuple(kernel), tuple(padding)
+        index, pads = [], []
+        for t, axis in enumerate(SPATIAL[dims]):
+            rows, extra = _window_starts(x_shape[2 + t], *padding[t], kernel[t], stride[t], dilation[t], op, axis,
+                                         ceil_mode, None if out is None else out[t])
+            shape = [1] * (2 * dims)  # kernel offsets on axis t, outputs on axis dims + t: [*kernel, *out]
+            shape[t], shape[dims + t] = rows.shape
+            index.append(rows.reshape(shape))
+            pads.append((padding[t][0], padding[t][1] + extra))
+        self.index, self.padding = tuple(index), tuple(pads)
+        self.out = tuple(rows.shape[dims + t] for t, rows in enumerate(index))
+        self.padded_shape = x_shape[:2] + tuple(n + b + a for n, (b, a) in zip(x_shape[2:], pads))
 
     def pad(self, x, value=0.0):
-        (ph, pw) = self.padding
         xp = get_array_module(x)
-        return xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), mode="constant", constant_values=value)
+        return xp.pad(x, ((0, 0), (0, 0)) + self.padding, mode="constant", constant_values=value)
 
     def im2col(self, x_padded):
-        """cols[n, c, a, b, i, j] = x_padded[n, c, rows[a, i], cols[b, j]]."""
+        """cols[n, c, a_1.., i_1..] = x_padded[n, c, index_1[a_1, i_1], ...]: [N, C, *kernel, *out]."""
         xp = get_array_module(x_padded)
-        return x_padded[:, :, xp.asarray(self.rows), xp.asarray(self.cols)]
+        return x_padded[_ALL + tuple(xp.asarray(rows) for rows in self.index)]
 
     def col2im(self, dcols):
         """dx (unpadded) with every dcols entry added where im2col read it."""
         xp = get_array_module(dcols)
         dx = xp.zeros(self.padded_shape, dtype=dcols.dtype)
-        add_at(dx, (slice(None), slice(None), xp.asarray(self.rows), xp.asarray(self.cols)), dcols)
-        (ph, pw), (h, w) = self.padding, self.in_shape[2:]
-        return dx[:, :, ph:ph + h, pw:pw + w]
+        add_at(dx, _ALL + tuple(xp.asarray(rows) for rows in self.index), dcols)
+        return dx[_ALL + tuple(slice(b, b + n) for (b, _), n in zip(self.padding, self.in_shape[2:]))]
+
+    def inside(self, low, high):
+        """[prod(kernel), *out]: whether each window position lies in [low_t, high_t) on every axis t
+        (padded coordinates)."""
+        mask = np.bool_(True)
+        for rows, lo, hi in zip(self.index, low, high):
+            mask = mask & (rows >= lo) & (rows < hi)
+        return mask.reshape((-1,) + self.out)
+
+    def in_input(self):
+        """inside() the input itself, padding excluded."""
+        return self.inside([b for b, _ in self.padding],
+                           [b + n for (b, _), n in zip(self.padding, self.in_shape[2:])])
 
 
-def _check_4d(op, what, a):
-    if a.ndim != 4:
-        raise ValueError(f"{op}: {what} must be 4-D [N, C, H, W], got shape {a.shape}")
+def _check_dims(op, what, a, dims, layout=None):
+    if a.ndim != dims + 2:
+        raise ValueError(f"{op}: {what} must be {dims + 2}-D {layout or LAYOUT[dims]}, got shape {a.shape}")
 
 
-class Conv2d(Function):
-    """Cross-correlation (what deep learning calls convolution) of x [N, C, H, W] with weights
-    w [O, C/g, kh, kw] in g = ``groups`` groups, plus an optional bias b [O]:
+def _check_groups(op, groups):
+    if not isinstance(groups, numbers.Integral) or groups < 1:
+        raise ValueError(f"{op}: groups must be an int >= 1, got {groups!r}")
+    return int(groups)
 
-        y[n, o, i, j] = b[o] + sum_{c, a, e} w[o, c, a, e] * xpad[n, G(o) + c, i*sh + a*dh, j*sw + e*dw]
 
-    (G(o) = first channel of o's group). With cols = im2col(xpad) grouped as [N, g, K, L]
-    (K = C/g * kh * kw, L = Ho * Wo) and W = w as [g, O/g, K]:
+def _check_bias(op, b, channels):
+    if b is not None and b.shape != (channels,):
+        raise ValueError(f"{op}: bias must have shape ({channels},), got {b.shape}")
+
+
+def _conv_padding(padding, stride, op, as_ints):
+    """A conv's padding: "valid", "same" (stride 1 only, as PyTorch), or ``as_ints()``."""
+    if not isinstance(padding, str):
+        return as_ints()
+    if padding not in ("valid", "same"):
+        raise ValueError(f"{op}: padding must be 'valid', 'same' or ints, got {padding!r}")
+    if padding == "same" and any(s != 1 for s in stride):
+        raise ValueError(f"{op}: padding='same' needs stride 1, got stride {stride}")
+    return padding
+
+
+def _padding_pairs(padding, kernel, dilation):
+    """(before, after) per axis: "valid" none; "same" d * (k - 1) in all, so that the output keeps
+    the input's size, the odd one after (PyTorch's choice); ints on both sides."""
+    if padding == "valid":
+        return ((0, 0),) * len(kernel)
+    if padding == "same":
+        return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation))
+    return tuple((p, p) for p in padding)
+
+
+class ConvNd(Function):
+    """Cross-correlation (what deep learning calls convolution) of x [N, C, *S] with weights
+    w [O, C/g, *k] in g = ``groups`` groups over ``dims`` spatial axes, plus an optional bias b [O]:
+
+        y[n, o, i] = b[o] + sum_{c, a} w[o, c, a] * xpad[n, G(o) + c, i * s + a * d]
+
+    (i, a: an output position and a kernel offset, one entry per spatial axis, i * s + a * d
+    taken axis by axis; G(o) = first channel of o's group). With cols = im2col(xpad) grouped as
+    [N, g, K, L] (K = C/g * prod(k), L = prod(out)) and W = w as [g, O/g, K]:
 
         forward   Y = W @ cols                              [N, g, O/g, L]
         backward  dW = sum over n of dY @ cols^T            dcols = W^T @ dY
-                  dx = col2im(dcols) (unpadded)             db = sum of dy over n, i, j
+                  dx = col2im(dcols) (unpadded)             db = sum of dy over n and the spatial axes
+
+    padding: ints (both sides of each axis), "valid" (none) or "same" (see _padding_pairs).
     """
 
-    def __init__(self, stride=1, padding=0, dilation=1, groups=1, op="conv2d"):
-        self.op = op  # conv1d runs this op too, and names itself in errors
-        self.stride, self.padding = pair(stride, "stride", op), pair(padding, "padding", op)
-        self.dilation = pair(dilation, "dilation", op)
-        if not isinstance(groups, numbers.Integral) or groups < 1:
-            raise ValueError(f"{op}: groups must be an int >= 1, got {groups!r}")
-        self.groups = int(groups)
+    def __init__(self, dims, stride=1, padding=0, dilation=1, groups=1):
+        op = self.op = op_name("conv", dims)
+        self.dims = dims
+        self.stride, self.dilation = as_tuple(stride, dims, "stride", op), as_tuple(dilation, dims, "dilation", op)
+        self.padding = _conv_padding(padding, self.stride, op, lambda: as_tuple(padding, dims, "padding", op))
+        self.groups = _check_groups(op, groups)
 
     def forward(self, x, w, b=None):
-        op, g = self.op, self.groups
-        _check_4d(op, "input", x)
-        _check_4d(op, "weight", w)
-        n, c = x.shape[:2]
-        o = w.shape[0]
+        op, g, dims = self.op, self.groups, self.dims
+        _check_dims(op, "input", x, dims)
+        _check_dims(op, "weight", w, dims, "[out_channels, in_channels / groups, *kernel]")
+        (n, c), o, kernel = x.shape[:2], w.shape[0], w.shape[2:]
         if c % g or o % g or w.shape[1] * g != c:
             raise ValueError(f"{op}: input with {c} channels, weight {w.shape} and groups={g} do not fit: "
-                             f"need weight [out_channels, in_channels / groups, kh, kw] and both channel "
+                             f"need weight [out_channels, in_channels / groups, *kernel] and both channel "
                              f"counts divisible by groups")
-        if b is not None and b.shape != (o,):
-            raise ValueError(f"{op}: bias must have shape ({o},), got {b.shape}")
+        _check_bias(op, b, o)
         self.has_bias = b is not None
-        self.windows = _Windows(op, x.shape, w.shape[2:], self.stride, self.padding, self.dilation)
-        ho, wo = self.windows.out_hw
-        window = c // g * w.shape[2] * w.shape[3]  # (not -1: an empty batch leaves it undetermined)
-        cols = self.windows.im2col(self.windows.pad(x)).reshape(n, g, window, ho * wo)
+        self.windows = _Windows(op, x.shape, kernel, self.stride, _padding_pairs(self.padding, kernel, self.dilation),
+                                self.dilation)
+        out = self.windows.out
+        window = c // g * math.prod(kernel)  # (not -1: an empty batch leaves it undetermined)
+        cols = self.windows.im2col(self.windows.pad(x)).reshape(n, g, window, math.prod(out))
         weights = w.reshape(g, o // g, -1)
         self.save_for_backward(cols, weights)
         self.w_shape = w.shape
-        y = (weights @ cols).reshape(n, o, ho, wo)
-        return y + b[:, None, None] if b is not None else y
+        y = (weights @ cols).reshape((n, o) + out)
+        return y + b.reshape((o,) + (1,) * dims) if b is not None else y
 
     def backward(self, dy):
         cols, weights = self.saved
@@ -140,132 +215,245 @@ class Conv2d(Function):
             xp = get_array_module(dy)
             dcols = xp.swapaxes(weights, -1, -2) @ dy_groups
             dx = self.windows.col2im(dcols.reshape((n, self.windows.in_shape[1]) + self.windows.kernel
-                                                   + self.windows.out_hw))
+                                                   + self.windows.out))
         if self.needs_input_grad[1]:
             dw = (dy_groups @ get_array_module(dy).swapaxes(cols, -1, -2)).sum(axis=0).reshape(self.w_shape)
         if not self.has_bias:
             return dx, dw
         if self.needs_input_grad[2]:
-            db = dy.sum(axis=(0, 2, 3))
+            db = dy.sum(axis=(0,) + tuple(range(2, dy.ndim)))
         return dx, dw, db
+
+
+def _apply(op, x, weight, bias):
+    return op(x, weight) if bias is None else op(x, weight, bias)
+
+
+def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """x [N, C, L] cross-correlated with weight [O, C/groups, k], plus bias [O] (arguments as conv2d's)."""
+    return _apply(ConvNd(1, stride, padding, dilation, groups), x, weight, bias)
 
 
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """x [N, C, H, W] cross-correlated with weight [O, C/groups, kh, kw], plus bias [O]; stride,
-    padding (zeros) and dilation are ints or (height, width) pairs."""
-    op = Conv2d(stride, padding, dilation, groups)
-    return op(x, weight) if bias is None else op(x, weight, bias)
+    padding (zeros) and dilation are ints or (height, width) pairs; padding may also be "valid"
+    (none) or "same" (the output keeps the input's size; stride 1)."""
+    return _apply(ConvNd(2, stride, padding, dilation, groups), x, weight, bias)
 
 
-def _as_2d(op, x, what="input"):
-    """A [N, C, L] tensor as [N, C, 1, L], for a 1-d op run as the 2-d one."""
-    if x.ndim != 3:
-        raise ValueError(f"{op}: {what} must be 3-D [N, C, L], got shape {x.shape}")
-    return unsqueeze(x, 2)
+def conv3d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """x [N, C, D, H, W] cross-correlated with weight [O, C/groups, kd, kh, kw], plus bias [O]
+    (arguments as conv2d's, triples for (depth, height, width))."""
+    return _apply(ConvNd(3, stride, padding, dilation, groups), x, weight, bias)
 
 
-def _one(op, name, value):
-    """A 1-d op's stride/padding/... as the 2-d op's (1 or 0 along the height)."""
-    if not isinstance(value, numbers.Integral):
-        raise ValueError(f"{op}: {name} must be an int, got {value!r}")
-    return (0 if name == "padding" else 1, value)
+class ConvTransposeNd(Function):
+    """The adjoint of the convolution in its input (transposed convolution), over ``dims`` = 1, 2
+    or 3 spatial axes: x [N, C, *S] with weights w [C, O/g, *k] in g = ``groups`` groups, plus
+    bias b [O], gives y [N, O, *T], T = (S - 1) * s - 2 * p + d * (k - 1) + output_padding + 1 on
+    each axis: the sizes whose convolution (same s, p, d; w read as [C, O/g, *k] = [out, in/g, *k])
+    has S outputs, output_padding choosing among the sizes that do. With X = x as [N, g, C/g, L]
+    (L = prod(S)), W = w as [g, C/g, K] (K = O/g * prod(k)) and im2col/col2im over ypad:
+
+        forward   y = col2im(W^T @ X)           (the convolution's dx, its dy being x)
+        backward  dcols = im2col(dypad)         [N, g, K, L]
+                  dx = W @ dcols                dW = sum over n of X @ dcols^T
+                  db = sum of dy over n and the spatial axes
+
+    y is a linear map of x, A x, whose matrix A is the convolution's transposed: so dx = A^T dy
+    is that convolution of dy, and dW pairs each x entry with the dy window it was scattered to.
+    """
+
+    def __init__(self, dims, stride=1, padding=0, output_padding=0, dilation=1, groups=1):
+        op = self.op = op_name("conv_transpose", dims)
+        self.dims = dims
+        self.stride, self.padding, self.output_padding, self.dilation = (
+            as_tuple(v, dims, name, op) for name, v in (("stride", stride), ("padding", padding),
+                                                       ("output_padding", output_padding), ("dilation", dilation)))
+        if any(not 0 <= q < max(s, d) for q, s, d in zip(self.output_padding, self.stride, self.dilation)):
+            raise ValueError(f"{op}: output_padding {self.output_padding} must be >= 0 and smaller than the stride "
+                             f"{self.stride} or the dilation {self.dilation} on each axis")
+        self.groups = _check_groups(op, groups)
+
+    def forward(self, x, w, b=None):
+        op, g, dims = self.op, self.groups, self.dims
+        _check_dims(op, "input", x, dims)
+        _check_dims(op, "weight", w, dims, "[in_channels, out_channels / groups, *kernel]")
+        (n, c), kernel, spatial = x.shape[:2], w.shape[2:], x.shape[2:]
+        if c % g or w.shape[0] != c:
+            raise ValueError(f"{op}: input with {c} channels, weight {w.shape} and groups={g} do not fit: need weight "
+                             "[in_channels, out_channels / groups, *kernel] and in_channels divisible by groups")
+        o = w.shape[1] * g
+        _check_bias(op, b, o)
+        sizes = tuple((m - 1) * s - 2 * p + d * (k - 1) + q + 1 for m, s, p, d, k, q in
+                      zip(spatial, self.stride, self.padding, self.dilation, kernel, self.output_padding))
+        if min(sizes, default=1) < 1:
+            raise ValueError(f"{op}: the output would have sizes {sizes}: padding {self.padding} is too large for "
+                             f"input {spatial} and kernel {kernel}")
+        self.windows = _Windows(op, (n, o) + sizes, kernel, self.stride, tuple((p, p) for p in self.padding),
+                                self.dilation, out=spatial)
+        inputs, weights = x.reshape(n, g, c // g, math.prod(spatial)), w.reshape(g, c // g, -1)
+        self.save_for_backward(inputs, weights)
+        self.shapes, self.has_bias = (x.shape, w.shape), b is not None
+        cols = get_array_module(x).swapaxes(weights, -1, -2) @ inputs
+        y = self.windows.col2im(cols.reshape((n, o) + kernel + spatial))
+        return y + b.reshape((o,) + (1,) * dims) if b is not None else y
+
+    def backward(self, dy):
+        inputs, weights = self.saved
+        xp = get_array_module(dy)
+        dcols = self.windows.im2col(self.windows.pad(dy)).reshape(inputs.shape[:2] + weights.shape[2:]
+                                                                  + inputs.shape[3:])
+        dx = (weights @ dcols).reshape(self.shapes[0]) if self.needs_input_grad[0] else None
+        dw = (inputs @ xp.swapaxes(dcols, -1, -2)).sum(axis=0).reshape(self.shapes[1]) \
+            if self.needs_input_grad[1] else None
+        if not self.has_bias:
+            return dx, dw
+        return dx, dw, dy.sum(axis=(0,) + tuple(range(2, dy.ndim))) if self.needs_input_grad[2] else None
 
 
-def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """x [N, C, L] cross-correlated with weight [O, C/groups, k], plus bias [O]."""
-    settings = [_one("conv1d", name, v) for name, v in (("stride", stride), ("padding", padding),
-                                                            ("dilation", dilation))]
-    op = Conv2d(*settings, groups, op="conv1d")
-    x2, w2 = _as_2d("conv1d", x), _as_2d("conv1d", weight, "weight")
-    return squeeze(op(x2, w2) if bias is None else op(x2, w2, bias), 2)
+def conv_transpose1d(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """x [N, C, L] through the transposed convolution with weight [C, O/groups, k], plus bias [O]."""
+    return _apply(ConvTransposeNd(1, stride, padding, output_padding, dilation, groups), x, weight, bias)
 
 
-class _Pool2d(Function):
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, op="pool"):
-        self.op = op
-        self.kernel = pair(kernel_size, "kernel_size", op)
-        self.stride = self.kernel if stride is None else pair(stride, "stride", op)
-        self.padding, self.dilation = pair(padding, "padding", op), pair(dilation, "dilation", op)
+def conv_transpose2d(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """x [N, C, H, W] through the transposed convolution with weight [C, O/groups, kh, kw], plus
+    bias [O]; stride, padding, output_padding and dilation are ints or (height, width) pairs."""
+    return _apply(ConvTransposeNd(2, stride, padding, output_padding, dilation, groups), x, weight, bias)
+
+
+def conv_transpose3d(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """x [N, C, D, H, W] through the transposed convolution with weight [C, O/groups, kd, kh, kw],
+    plus bias [O] (arguments as conv_transpose2d's, triples for (depth, height, width))."""
+    return _apply(ConvTransposeNd(3, stride, padding, output_padding, dilation, groups), x, weight, bias)
+
+
+class _PoolNd(Function):
+    kind = None  # "max_pool" or "avg_pool"
+
+    def __init__(self, dims, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+        op = self.op = op_name(self.kind, dims)
+        self.dims = dims
+        self.kernel = as_tuple(kernel_size, dims, "kernel_size", op)
+        self.stride = self.kernel if stride is None else as_tuple(stride, dims, "stride", op)
+        self.padding, self.dilation = as_tuple(padding, dims, "padding", op), as_tuple(dilation, dims, "dilation", op)
         if any(2 * p > k for p, k in zip(self.padding, self.kernel)):
             raise ValueError(f"{op}: padding {self.padding} must be at most half the kernel {self.kernel}")
+        self.ceil_mode = bool(ceil_mode)
 
     def _windows(self, x):
-        """cols [N, C, kh * kw, Ho, Wo] of x padded with ``self.pad_value(x.dtype)``."""
-        _check_4d(self.op, "input", x)
-        self.windows = _Windows(self.op, x.shape, self.kernel, self.stride, self.padding, self.dilation)
+        """cols [N, C, prod(kernel), *out] of x padded with ``self.pad_value(x.dtype)`` (ceil_mode's
+        extra padding included)."""
+        _check_dims(self.op, "input", x, self.dims)
+        self.windows = _Windows(self.op, x.shape, self.kernel, self.stride, tuple((p, p) for p in self.padding),
+                                self.dilation, self.ceil_mode)
         cols = self.windows.im2col(self.windows.pad(x, self.pad_value(x.dtype)))
-        return cols.reshape(x.shape[:2] + (-1,) + self.windows.out_hw)
+        return cols.reshape(x.shape[:2] + (math.prod(self.kernel),) + self.windows.out)
 
     def _col2im(self, dcols):
-        return self.windows.col2im(dcols.reshape(dcols.shape[:2] + self.windows.kernel + self.windows.out_hw))
+        return self.windows.col2im(dcols.reshape(dcols.shape[:2] + self.windows.kernel + self.windows.out))
 
 
-class MaxPool2d(_Pool2d):
-    """y[n, c, i, j] = max over the kh x kw window at (i*sh, j*sw) (spread by dilation; padding
-    counts as -inf).
+class MaxPoolNd(_PoolNd):
+    """y[n, c, i] = max over the window at i * s (spread by dilation; padding counts as -inf), over
+    ``dims`` spatial axes.
 
     backward: the whole dy goes to the window's maximum, the FIRST one in row-major order on a
-    tie (as PyTorch), through col2im; overlapping windows add up.
+    tie (as PyTorch), through col2im; overlapping windows add up. Padding ties with an input of
+    -inf (or an integer dtype's minimum) lose: the input position wins, as PyTorch.
     """
+
+    kind = "max_pool"
 
     @staticmethod
     def pad_value(dtype):
         """What padding holds: -inf, or an integer dtype's minimum (it has no -inf), so it never wins."""
         return np.iinfo(dtype).min if np.dtype(dtype).kind in "iu" else -np.inf
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, op="max_pool2d"):
-        super().__init__(kernel_size, stride, padding, dilation, op)
-
     def forward(self, x):
         xp = get_array_module(x)
         cols = self._windows(x)
-        winner = cols.argmax(axis=2)[:, :, None]  # NaN counts as the maximum: it propagates
-        self.save_for_backward(winner)
+        y = xp.take_along_axis(cols, cols.argmax(axis=2)[:, :, None], axis=2)  # NaN counts as the maximum
+        best = (cols == y) | (cols != cols)  # the maximum's positions, or the NaNs'
+        self.winner = (best & xp.asarray(self.windows.in_input())).argmax(axis=2)[:, :, None]
+        self.save_for_backward(self.winner)
         self.cols_shape = cols.shape
-        return xp.take_along_axis(cols, winner, axis=2)[:, :, 0]
+        return y[:, :, 0]
+
+    def indices(self):
+        """Where each maximum is, as PyTorch's return_indices: its flat index into the (n, c) plane
+        of the unpadded input (h * W + w in 2-d), from the winner's offset in its window, axis by axis."""
+        xp = get_array_module(self.winner)
+        windows, dims = self.windows, self.dims
+        offsets = xp.unravel_index(self.winner[:, :, 0], self.kernel)
+        flat = 0
+        for t, (a, (before, _), n) in enumerate(zip(offsets, windows.padding, windows.in_shape[2:])):
+            i = xp.arange(windows.out[t]).reshape([-1 if u == t else 1 for u in range(dims)])
+            flat = flat * n + i * self.stride[t] + a * self.dilation[t] - before
+        return flat
 
     def backward(self, dy):
         (winner,) = self.saved
         xp = get_array_module(dy)
-        positions = xp.arange(self.cols_shape[2])[:, None, None]  # window offsets, against winner's axis 2
+        positions = xp.arange(self.cols_shape[2]).reshape((-1,) + (1,) * self.dims)  # against winner's axis 2
         return (self._col2im((positions == winner) * dy[:, :, None]),)
 
 
-def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1):
-    """The maximum of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size)."""
-    return MaxPool2d(kernel_size, stride, padding, dilation)(x)
+def _max_pool(dims, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    """y, or (y, where each maximum is: int64, no gradient) where return_indices asks."""
+    from minitx.autograd.tensor import Tensor  # noqa: PLC0415  (the tensor module imports the ops)
+
+    op = MaxPoolNd(dims, kernel_size, stride, padding, dilation, ceil_mode)
+    y = op(x)
+    return (y, Tensor(op.indices())) if return_indices else y
 
 
-def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1):
-    stride = kernel_size if stride is None else stride
-    settings = [_one("max_pool1d", name, v) for name, v in (("kernel_size", kernel_size), ("stride", stride),
-                                                                ("padding", padding), ("dilation", dilation))]
-    return squeeze(MaxPool2d(*settings, op="max_pool1d")(_as_2d("max_pool1d", x)), 2)
+def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """The maximum of each kernel_size window of x [N, C, L] (arguments as max_pool2d's)."""
+    return _max_pool(1, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
-class AvgPool2d(_Pool2d):
-    """y[n, c, i, j] = sum over the kh x kw window at (i*sh, j*sw) / d, where d = kh * kw
-    (count_include_pad, zeros of the padding counted) or the number of window positions inside x.
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """The maximum of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size;
+    ceil_mode: the last windows may reach past the right padding, as PyTorch's); return_indices:
+    (y, where each maximum is, h * W + w in its plane)."""
+    return _max_pool(2, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
-    backward:  every position of a window gets dy / d, through col2im (overlaps add up)
+
+def max_pool3d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """The maximum of each kernel_size window of x [N, C, D, H, W] (arguments as max_pool2d's;
+    the indices d * H * W + h * W + w)."""
+    return _max_pool(3, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+class AvgPoolNd(_PoolNd):
+    """y[n, c, i] = sum over the window at i * s / q, over ``dims`` spatial axes, where q counts the
+    window's positions inside x and its padding (count_include_pad; ceil_mode's extra positions
+    past the padding never count, as PyTorch) or inside x only.
+
+    backward:  every position of a window gets dy / q, through col2im (overlaps add up)
     """
+
+    kind = "avg_pool"
 
     @staticmethod
     def pad_value(dtype):
         return 0  # padding counts as zeros (count_include_pad says whether it counts in the mean)
 
-    def __init__(self, kernel_size, stride=None, padding=0, count_include_pad=True, op="avg_pool2d"):
-        super().__init__(kernel_size, stride, padding, 1, op)
+    def __init__(self, dims, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
+        super().__init__(dims, kernel_size, stride, padding, 1, ceil_mode)
         self.count_include_pad = count_include_pad
 
     def forward(self, x):
         xp = get_array_module(x)
         cols = self._windows(x)
-        if self.count_include_pad:
-            self.divisor = cols.shape[2]
-        else:  # the same windows over ones padded with zeros count the positions inside x
-            inside = self.windows.im2col(self.windows.pad(xp.ones((1, 1) + x.shape[2:], dtype=x.dtype)))
-            self.divisor = inside.reshape((1, 1, -1) + self.windows.out_hw).sum(axis=2)
+        windows = self.windows
+        if self.count_include_pad:  # the declared padding counts, ceil_mode's extra does not
+            counted = windows.inside([0] * self.dims, [n + b + a for n, (b, a) in zip(x.shape[2:], windows.declared)])
+        else:
+            counted = windows.in_input()
+        self.divisor = xp.asarray(counted.sum(axis=0), dtype=x.dtype if is_floating(x.dtype) else None)
         self.cols_shape = cols.shape
         return cols.sum(axis=2) / self.divisor
 
@@ -275,13 +463,17 @@ class AvgPool2d(_Pool2d):
         return (self._col2im(xp.ascontiguousarray(dcols)),)
 
 
-def avg_pool2d(x, kernel_size, stride=None, padding=0, count_include_pad=True):
-    """The mean of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size)."""
-    return AvgPool2d(kernel_size, stride, padding, count_include_pad)(x)
+def avg_pool1d(x, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
+    """The mean of each kernel_size window of x [N, C, L] (arguments as avg_pool2d's)."""
+    return AvgPoolNd(1, kernel_size, stride, padding, count_include_pad, ceil_mode)(x)
 
 
-def avg_pool1d(x, kernel_size, stride=None, padding=0, count_include_pad=True):
-    stride = kernel_size if stride is None else stride
-    settings = [_one("avg_pool1d", name, v) for name, v in (("kernel_size", kernel_size), ("stride", stride),
-                                                                ("padding", padding))]
-    return squeeze(AvgPool2d(*settings, count_include_pad, op="avg_pool1d")(_as_2d("avg_pool1d", x)), 2)
+def avg_pool2d(x, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
+    """The mean of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size;
+    ceil_mode as max_pool2d's)."""
+    return AvgPoolNd(2, kernel_size, stride, padding, count_include_pad, ceil_mode)(x)
+
+
+def avg_pool3d(x, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
+    """The mean of each kernel_size window of x [N, C, D, H, W] (arguments as avg_pool2d's)."""
+    return AvgPoolNd(3, kernel_size, stride, padding, count_include_pad, ceil_mode)(x)

@@ -1,9 +1,12 @@
-"""Convolution and pooling (minitx/ops/conv.py: Conv2d, MaxPool2d, AvgPool2d; the 1-d ops of
-minitx.functional run them with H = 1) and their layers (minitx/nn/conv.py).
+"""Convolution, transposed convolution and pooling over 1, 2 and 3 spatial axes
+(minitx/ops/conv.py: ConvNd, ConvTransposeNd, MaxPoolNd, AvgPoolNd) and their layers
+(minitx/nn/conv.py).
 
-Forward against direct NumPy loops over every output position, float64 gradients
-(check_gradients) on hypothesis-drawn geometries (stride, padding, dilation, groups), PyTorch
-parity, ties and NaN in max pooling, and the errors users see.
+Forward against direct NumPy loops over every output position (PyTorch's pooling loop for the
+pools, a direct scatter for the transposed convolution), float64 gradients (check_gradients) on
+hypothesis-drawn geometries (spatial axes, stride, padding and its modes, dilation, groups,
+output_padding, ceil_mode, count_include_pad), PyTorch parity, max pooling's indices, ties and
+NaN, and the errors users see.
 """
 import numpy as np
 import pytest
@@ -15,37 +18,104 @@ import minitx.functional as F
 import minitx.nn as nn
 from minitx.testing import check_forward, check_gradients, leaf
 from minitx.testing import strategies as mst
-from _torch_kit import import_torch, parity
+from _torch_kit import import_torch, parity, torch_in_example
+
+pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same'")  # PyTorch's note that it copies x
 
 
 def _tf():
     return import_torch().nn.functional
 
 
-def _out_size(n, k, s, p, d):
-    return (n + 2 * p - d * (k - 1) - 1) // s + 1
+# ---------------------------------------------------------------- NumPy references
 
 
-def _np_windows(a, kernel, stride, padding, dilation, pad_value=0.0):
-    """Yield (i, j, window [N, C, kh, kw]) for every output position, by direct slicing."""
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
-    padded = np.pad(a, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
-    for i in range(_out_size(a.shape[2], kh, sh, ph, dh)):
-        for j in range(_out_size(a.shape[3], kw, sw, pw, dw)):
-            yield i, j, padded[:, :, i * sh:i * sh + dh * (kh - 1) + 1:dh, j * sw:j * sw + dw * (kw - 1) + 1:dw]
+def np_conv(a, w, b, stride, pads, dilation, groups):
+    """Direct cross-correlation over every output position; pads: (before, after) per axis."""
+    padded = np.pad(a, ((0, 0), (0, 0)) + tuple(pads))
+    kernel, per_in, per_out = w.shape[2:], a.shape[1] // groups, w.shape[0] // groups
+    out = tuple((n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(padded.shape[2:], kernel, stride, dilation))
+    y = np.zeros((a.shape[0], w.shape[0]) + out)
+    for position in np.ndindex(*out):
+        reads = tuple(slice(i * s, i * s + d * (k - 1) + 1, d)
+                      for i, k, s, d in zip(position, kernel, stride, dilation))
+        window = padded[(slice(None), slice(None)) + reads]
+        for o in range(w.shape[0]):
+            group = slice(o // per_out * per_in, (o // per_out + 1) * per_in)
+            y[(slice(None), o) + position] = (window[:, group] * w[o]).sum(axis=tuple(range(1, w.ndim)))
+    return y if b is None else y + b.reshape((-1,) + (1,) * len(out))
+
+
+def _same_pads(kernel, dilation):
+    """PyTorch's "same": d * (k - 1) padding in all, the odd one on the after side."""
+    return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation))
+
+
+def _np_pool_out(n, k, s, p, d, ceil_mode):
+    """PyTorch's pooling_output_shape: ceil_mode rounds up, but drops a last window that would
+    start in the right padding."""
+    out = (n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    return out - 1 if ceil_mode and (out - 1) * s >= n + p else out
+
+
+def np_pool(a, kind, kernel, stride, padding, dilation, ceil_mode, include_pad=True):
+    """PyTorch's pooling loop over every output position: window i of axis t reads input positions
+    i * s - p + a * d that lie inside the input; max takes the first maximum (or the first NaN),
+    avg divides by the positions inside [-p, n + p) (include_pad, no dilation) or the input.
+    Returns (y, the maximum's flat index into each (n, c) plane)."""
+    spatial = a.shape[2:]
+    out = tuple(_np_pool_out(*args, ceil_mode) for args in zip(spatial, kernel, stride, padding, dilation))
+    y, where = np.zeros(a.shape[:2] + out), np.zeros(a.shape[:2] + out, dtype=np.int64)
+    for position in np.ndindex(*out):
+        taps, padded_count = [], 1
+        for i, n, k, s, p, d in zip(position, spatial, kernel, stride, padding, dilation):
+            start = i * s - p
+            reads = start + d * np.arange(k)
+            taps.append(reads[(reads >= 0) & (reads < n)])
+            padded_count *= min(start + k, n + p) - start
+        grid = np.ix_(*taps)
+        window = a[(slice(None), slice(None)) + grid].reshape(a.shape[:2] + (-1,))
+        flat = np.ravel_multi_index(np.broadcast_arrays(*grid), spatial).reshape(-1)
+        at = (slice(None), slice(None)) + position
+        if kind == "max":
+            first = window.argmax(axis=2)  # NumPy's argmax: the first maximum, or the first NaN
+            y[at], where[at] = np.take_along_axis(window, first[:, :, None], 2)[:, :, 0], flat[first]
+        else:
+            y[at] = window.sum(axis=2) / (padded_count if include_pad else window.shape[2])
+    return y, where
+
+
+def np_conv_transpose(a, w, b, stride, padding, output_padding, dilation, groups):
+    """Every input entry x[n, c, i] adds x * w[c, o', a] at output position i * s + a * d - p
+    (channel o = its group's first + o'): a direct scatter, output_padding more positions at the
+    end of each axis."""
+    kernel, per_in, per_out = w.shape[2:], a.shape[1] // groups, w.shape[1]
+    reach = tuple((m - 1) * s + d * (k - 1) + 1 + q
+                  for m, s, d, k, q in zip(a.shape[2:], stride, dilation, kernel, output_padding))
+    y = np.zeros((a.shape[0], per_out * groups) + reach)
+    for i in np.ndindex(*a.shape[2:]):
+        for c in range(a.shape[1]):
+            outs = slice(c // per_in * per_out, (c // per_in + 1) * per_out)
+            for offset in np.ndindex(*kernel):
+                at = tuple(ii * s + aa * d for ii, aa, s, d in zip(i, offset, stride, dilation))
+                y[(slice(None), outs) + at] += a[(slice(None), c) + i][:, None] * w[(c, slice(None)) + offset]
+    y = y[(slice(None), slice(None)) + tuple(slice(p, n - p) for p, n in zip(padding, reach))]
+    return y if b is None else y + b.reshape((-1,) + (1,) * len(kernel))
 
 
 def np_conv2d(a, w, b, stride, padding, dilation, groups):
-    n, o = a.shape[0], w.shape[0]
-    per_in, per_out = a.shape[1] // groups, o // groups
-    ho = _out_size(a.shape[2], w.shape[2], stride[0], padding[0], dilation[0])
-    wo = _out_size(a.shape[3], w.shape[3], stride[1], padding[1], dilation[1])
-    y = np.zeros((n, o, ho, wo))
-    for i, j, window in _np_windows(a, w.shape[2:], stride, padding, dilation):
-        for oc in range(o):
-            group = oc // per_out
-            y[:, oc, i, j] = (window[:, group * per_in:(group + 1) * per_in] * w[oc]).sum(axis=(1, 2, 3))
-    return y if b is None else y + b[:, None, None]
+    return np_conv(a, w, b, stride, tuple((p, p) for p in padding), dilation, groups)
+
+
+def np_max_pool(a, kernel, stride, padding, dilation):
+    return np_pool(a, "max", kernel, stride, padding, dilation, False)[0]
+
+
+def np_avg_pool(a, kernel, stride, padding, include_pad):
+    return np_pool(a, "avg", kernel, stride, padding, (1, 1), False, include_pad)[0]
+
+
+# ---------------------------------------------------------------- 2-d and 1-d
 
 
 @st.composite
@@ -115,25 +185,6 @@ def _pool_case(draw, kind, one_d=False):
     shape = (draw(st.integers(1, 2)), draw(st.integers(1, 2))) + size
     x = draw(mst.tensors(shape, distinct=True))  # distinct: no ties for max's finite differences to cross
     return x, kernel, stride, padding, dilation
-
-
-def np_max_pool(a, kernel, stride, padding, dilation):
-    return _np_pool(a, kernel, stride, padding, dilation, -np.inf, lambda w: w.max(axis=(2, 3)))
-
-
-def np_avg_pool(a, kernel, stride, padding, include_pad):
-    count = _np_pool(np.ones((1, 1) + a.shape[2:]), kernel, stride, padding, (1, 1), 0.0, lambda w: w.sum(axis=(2, 3)))
-    total = _np_pool(a, kernel, stride, padding, (1, 1), 0.0, lambda w: w.sum(axis=(2, 3)))
-    return total / (kernel[0] * kernel[1] if include_pad else count)
-
-
-def _np_pool(a, kernel, stride, padding, dilation, pad_value, reduce):
-    ho = _out_size(a.shape[2], kernel[0], stride[0], padding[0], dilation[0])
-    wo = _out_size(a.shape[3], kernel[1], stride[1], padding[1], dilation[1])
-    y = np.zeros(a.shape[:2] + (ho, wo))
-    for i, j, window in _np_windows(a, kernel, stride, padding, dilation, pad_value):
-        y[:, :, i, j] = reduce(window)
-    return y
 
 
 @given(case=_pool_case("max"))
@@ -222,6 +273,10 @@ def test_conv_layers_match_the_functional_ops_and_init_like_pytorch():
     assert len(list(nn.Conv1d(3, 5, 4, bias=False).parameters())) == 1
     assert nn.Conv1d(3, 5, 4)(minitx.tensor(np.zeros((2, 3, 9)))).shape == (2, 5, 6)
     assert nn.MaxPool2d(2)(x).shape == (2, 4, 3, 3) and nn.AvgPool2d(3, 2, 1)(x).shape == (2, 4, 4, 4)
+    assert nn.MaxPool2d(2, ceil_mode=True)(x).shape == (2, 4, 4, 4)
+    assert nn.Conv2d(4, 6, (3, 2), padding="same")(x).shape == (2, 6, 7, 7)
+    assert nn.AvgPool2d(2, ceil_mode=True)(x).shape == (2, 4, 4, 4)
+    assert nn.MaxPool2d(2, return_indices=True)(x)[1].shape == (2, 4, 3, 3)
     with pytest.raises(ValueError, match="Conv2d: in_channels 3 and out_channels 4 must both be divisible by groups 2"):
         nn.Conv2d(3, 4, 3, groups=2)
 
@@ -263,3 +318,297 @@ def test_an_integer_max_pool_pads_with_the_dtypes_minimum():
     expected = padded.reshape(1, 1, 3, 2, 3, 2).max(axis=(3, 5))
     assert got.dtype == np.int64 and got.numpy().tolist() == expected.tolist()
     assert F.max_pool2d(x.astype("int32"), 3, stride=1, padding=1).dtype == np.int32
+
+
+# ---------------------------------------------------------------- pooling over n spatial axes, ceil_mode
+
+DIMS = (1, 2, 3)  # spatial axes drawn by the n-d tests
+LARGER = {1: 4, 2: 4, 3: 2}  # how much an input may exceed its window: 3-d finite differences stay quick
+
+
+def _one_or_tuple(values):
+    return values[0] if len(values) == 1 else values
+
+
+@st.composite
+def _pool_nd_case(draw, kind):
+    """x [N, C, *spatial] and the pool's kernel, stride, padding, dilation, ceil_mode, count_include_pad."""
+    dims = draw(st.sampled_from(DIMS))
+    kernel, stride, padding, dilation, size = [], [], [], [], []
+    for _ in range(dims):
+        k, s = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+        p = draw(st.integers(0, k // 2))
+        d = 1 if kind == "avg" or p else draw(st.integers(1, 2))  # dilated padding could fill a whole window
+        span = d * (k - 1) + 1
+        for values, v in zip((kernel, stride, padding, dilation), (k, s, p, d)):
+            values.append(v)
+        size.append(draw(st.integers(max(1, span - 2 * p), span + LARGER[dims])))
+    x = draw(mst.tensors((draw(st.integers(1, 2)), draw(st.integers(1, 2))) + tuple(size), distinct=True))
+    return x, tuple(kernel), tuple(stride), tuple(padding), tuple(dilation), draw(st.booleans()), draw(st.booleans())
+
+
+@given(case=_pool_nd_case("max"))
+def test_max_pool_nd_ceil_mode_and_indices(case):
+    """MaxPoolNd over 1-3 spatial axes, its values, gradients and indices."""
+    x, kernel, stride, padding, dilation, ceil_mode, _ = case
+    k, s, p, d = (_one_or_tuple(v) for v in (kernel, stride, padding, dilation))
+    ours, theirs = f"max_pool{x.ndim - 2}d", f"max_pool{x.ndim - 2}d"
+    fn = lambda t: getattr(F, ours)(t, k, s, p, d, ceil_mode)  # noqa: E731
+    y, where = np_pool(x.numpy(), "max", kernel, stride, padding, dilation, ceil_mode)
+    check_forward(fn, lambda a: y, x)
+    assert check_gradients(fn, x)
+    parity(fn, lambda t: getattr(_tf(), theirs)(t, k, s, p, d, ceil_mode), leaf(x.numpy()))
+    values, indices = getattr(F, ours)(x, k, s, p, d, ceil_mode, return_indices=True)
+    np.testing.assert_array_equal(values.numpy(), y)
+    assert indices.dtype == np.int64 and not indices.requires_grad
+    np.testing.assert_array_equal(indices.numpy(), where)
+    torch = torch_in_example()
+    if torch is not None:
+        theirs_indices = getattr(torch.nn.functional, theirs)(torch.tensor(x.numpy()), k, s, p, d, ceil_mode, True)[1]
+        np.testing.assert_array_equal(indices.numpy(), theirs_indices.numpy())
+
+
+@given(case=_pool_nd_case("avg"))
+def test_avg_pool_nd_ceil_mode(case):
+    """AvgPoolNd over 1-3 spatial axes, count_include_pad and ceil_mode drawn."""
+    x, kernel, stride, padding, _, ceil_mode, include_pad = case
+    k, s, p = (_one_or_tuple(v) for v in (kernel, stride, padding))
+    ours = getattr(F, f"avg_pool{x.ndim - 2}d")
+    fn = lambda t: ours(t, k, s, p, include_pad, ceil_mode)  # noqa: E731
+    check_forward(fn, lambda a: np_pool(a, "avg", kernel, stride, padding, (1,) * len(kernel), ceil_mode,
+                                        include_pad)[0], x, rtol=1e-12)
+    assert check_gradients(fn, x)
+    if x.ndim == 5 and any(n < w for n, w in zip(x.shape[2:], kernel)):
+        return  # PyTorch's avg_pool3d refuses an input smaller than the kernel, padding or not
+    parity(fn, lambda t: getattr(_tf(), f"avg_pool{x.ndim - 2}d")(t, k, s, p, ceil_mode, include_pad),
+           leaf(x.numpy()))
+
+
+def test_ceil_mode_keeps_a_last_window_starting_in_the_input_and_drops_one_in_the_padding():
+    """x = [1 2 3 4 5] at positions 0..4, kernel 2, stride 2, padding 1: windows [-1, 0], [1, 2],
+    [3, 4]; ceil_mode's fourth would start at 5, in the right padding, and is dropped. Without
+    padding the third window [4, 5] starts inside and counts 1 position (count_include_pad too:
+    5 is past the padding)."""
+    x = leaf(np.arange(1.0, 6.0)[None, None])
+    for include_pad, first in ((True, 0.5), (False, 1.0)):
+        out = parity(lambda t: F.avg_pool1d(t, 2, 2, 1, include_pad, ceil_mode=True),
+                     lambda t: _tf().avg_pool1d(t, 2, 2, 1, True, include_pad), x)
+        np.testing.assert_array_equal(out.numpy(), [[[first, 2.5, 4.5]]])
+        x.grad = None
+    out = parity(lambda t: F.avg_pool1d(t, 2, 2, 0, True, ceil_mode=True),
+                 lambda t: _tf().avg_pool1d(t, 2, 2, 0, True), x)
+    np.testing.assert_array_equal(out.numpy(), [[[1.5, 3.5, 5.0]]])
+    x.grad = None
+    out = parity(lambda t: F.max_pool1d(t, 2, 2, 0, 1, ceil_mode=True),
+                 lambda t: _tf().max_pool1d(t, 2, 2, 0, 1, True), x)
+    np.testing.assert_array_equal(out.numpy(), [[[2.0, 4.0, 5.0]]])
+
+
+def test_max_pool_gives_a_tie_between_padding_and_minus_inf_to_the_input():
+    """Padding holds -inf: a window whose input is all -inf still sends its gradient to the input."""
+    x = leaf([[[-np.inf, -np.inf, 2.0]]])
+    out = parity(lambda t: F.max_pool1d(t, 2, 2, 1), lambda t: _tf().max_pool1d(t, 2, 2, 1), x)
+    np.testing.assert_array_equal(out.numpy(), [[[-np.inf, 2.0]]])
+    np.testing.assert_array_equal(x.grad.numpy() != 0, [[[True, False, True]]])
+    assert F.max_pool1d(x, 2, 2, 1, return_indices=True)[1].numpy().tolist() == [[[0, 2]]]
+
+
+def test_max_pool_indices_point_into_the_unpadded_plane_and_find_nan():
+    """h * W + w of each maximum in its (n, c) plane, padding not counted; a NaN is the maximum."""
+    x = np.array([[[[1.0, 5.0, 2.0], [7.0, 0.0, np.nan], [3.0, 8.0, 4.0]]]])
+    values, indices = F.max_pool2d(leaf(x), 2, 2, 1, return_indices=True)
+    theirs = _tf().max_pool2d(import_torch().tensor(x), 2, 2, 1, return_indices=True)
+    np.testing.assert_array_equal(indices.numpy(), [[[[0, 1], [3, 5]]]])
+    np.testing.assert_array_equal(indices.numpy(), theirs[1].numpy())
+    np.testing.assert_array_equal(values.numpy(), theirs[0].numpy())
+
+
+# ---------------------------------------------------------------- convolution over n spatial axes
+
+@st.composite
+def _conv_nd_case(draw):
+    """x [N, C, *spatial], weight, bias or None, stride, padding (ints per axis, "valid" or "same"),
+    the padding as (before, after) pairs, dilation, groups."""
+    dims = draw(st.sampled_from(DIMS))
+    mode = draw(st.sampled_from(["ints", "valid", "same"]))
+    kernel = tuple(draw(st.integers(1, 4 if dims < 3 else 2)) for _ in range(dims))
+    dilation = tuple(draw(st.integers(1, 2)) for _ in range(dims))
+    stride = (1,) * dims if mode == "same" else tuple(draw(st.integers(1, 3)) for _ in range(dims))
+    padding = tuple(draw(st.integers(0, 2)) for _ in range(dims)) if mode == "ints" else mode
+    pads = {"ints": lambda: tuple((p, p) for p in padding), "valid": lambda: ((0, 0),) * dims,
+            "same": lambda: _same_pads(kernel, dilation)}[mode]()
+    size = tuple(draw(st.integers(max(1, d * (k - 1) + 1 - sum(p)), d * (k - 1) + LARGER[dims]))
+                 for k, d, p in zip(kernel, dilation, pads))
+    groups = draw(st.integers(1, 2))
+    c, o = groups * draw(st.integers(1, 2)), groups * draw(st.integers(1, 2))
+    x = draw(mst.tensors((draw(st.integers(1, 2)), c) + size))
+    w = draw(mst.tensors((o, c // groups) + kernel))
+    b = draw(mst.tensors((o,))) if draw(st.booleans()) else None
+    return x, w, b, stride, padding, pads, dilation, groups
+
+
+@given(case=_conv_nd_case())
+def test_conv_nd_with_padding_modes(case):
+    """ConvNd over 1-3 spatial axes; padding as ints per axis (non-square), "valid", and "same",
+    whose odd total padding is asymmetric."""
+    x, w, b, stride, padding, pads, dilation, groups = case
+    s, p, d = (v if isinstance(v, str) else _one_or_tuple(v) for v in (stride, padding, dilation))
+    name = f"conv{x.ndim - 2}d"
+    fn = lambda t, k, *bias: getattr(F, name)(t, k, bias[0] if bias else None, s, p, d, groups)  # noqa: E731
+    inputs = (x, w) + ((b,) if b is not None else ())
+    check_forward(fn, lambda a, k, *bias: np_conv(a, k, bias[0] if bias else None, stride, pads, dilation, groups),
+                  *inputs, rtol=1e-12, atol=1e-13)
+    if padding == "same":
+        assert fn(*inputs).shape[2:] == x.shape[2:]
+    assert check_gradients(fn, *inputs)
+    parity(fn, lambda t, k, *bias: getattr(_tf(), name)(t, k, bias[0] if bias else None, s, p, d, groups),
+           *(leaf(t.numpy()) for t in inputs))
+
+
+def test_conv_padding_strings_and_their_errors():
+    x, w = leaf(np.arange(5.0)[None, None]), leaf([[[1.0, 10.0]]])
+    out = parity(lambda t, k: F.conv1d(t, k, padding="same"), lambda t, k: _tf().conv1d(t, k, padding="same"), x, w)
+    np.testing.assert_array_equal(out.numpy(), [[[10.0, 21.0, 32.0, 43.0, 4.0]]])  # the odd padding on the right
+    assert F.conv1d(x, w, padding="valid").shape == (1, 1, 4)
+    with pytest.raises(ValueError, match="conv2d: padding='same' needs stride 1, got stride \\(2, 1\\)"):
+        F.conv2d(leaf(np.zeros((1, 1, 3, 3))), leaf(np.zeros((1, 1, 2, 2))), stride=(2, 1), padding="same")
+    with pytest.raises(ValueError, match="conv1d: padding must be 'valid', 'same' or ints, got 'full'"):
+        F.conv1d(x, w, padding="full")
+
+
+# ---------------------------------------------------------------- transposed convolution
+
+@st.composite
+def _conv_transpose_case(draw):
+    """x [N, C, *spatial], weight [C, O/groups, *kernel], bias or None, stride, padding,
+    output_padding (below the stride or the dilation), dilation, groups."""
+    dims = draw(st.sampled_from(DIMS))
+    kernel, stride, padding, output_padding, dilation, size = [], [], [], [], [], []
+    for _ in range(dims):
+        k, s, d, m = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+        q = draw(st.integers(0, max(s, d) - 1))
+        p = draw(st.integers(0, min(2, ((m - 1) * s + d * (k - 1) + q) // 2)))  # at least one output
+        for values, v in zip((kernel, stride, padding, output_padding, dilation, size), (k, s, p, q, d, m)):
+            values.append(v)
+    groups = draw(st.integers(1, 2))
+    c, o = groups * draw(st.integers(1, 2)), groups * draw(st.integers(1, 2))
+    x = draw(mst.tensors((draw(st.integers(1, 2)), c) + tuple(size)))
+    w = draw(mst.tensors((c, o // groups) + tuple(kernel)))
+    b = draw(mst.tensors((o,))) if draw(st.booleans()) else None
+    return x, w, b, tuple(stride), tuple(padding), tuple(output_padding), tuple(dilation), groups
+
+
+@given(case=_conv_transpose_case())
+def test_conv_transpose_nd(case):
+    """ConvTransposeNd: against a direct scatter in NumPy, finite differences and PyTorch."""
+    x, w, b, stride, padding, output_padding, dilation, groups = case
+    s, p, q, d = (_one_or_tuple(v) for v in (stride, padding, output_padding, dilation))
+    name = f"conv_transpose{x.ndim - 2}d"
+    fn = lambda t, k, *bias: getattr(F, name)(t, k, bias[0] if bias else None, s, p, q, groups, d)  # noqa: E731
+    inputs = (x, w) + ((b,) if b is not None else ())
+    check_forward(fn, lambda a, k, *bias: np_conv_transpose(a, k, bias[0] if bias else None, stride, padding,
+                                                            output_padding, dilation, groups),
+                  *inputs, rtol=1e-12, atol=1e-13)
+    assert check_gradients(fn, *inputs)
+    parity(fn, lambda t, k, *bias: getattr(_tf(), name)(t, k, bias[0] if bias else None, s, p, q, groups, d),
+           *(leaf(t.numpy()) for t in inputs))
+
+
+def test_conv_transpose_is_the_adjoint_of_conv():
+    """<conv(u), v> = <u, conv_transpose(v)> with the same weight, stride, padding, dilation and
+    groups, output_padding making the sizes meet."""
+    rng = np.random.default_rng(0)
+    u, w, v = rng.standard_normal((2, 4, 7, 6)), rng.standard_normal((6, 2, 3, 2)), rng.standard_normal((2, 6, 4, 2))
+    conv = F.conv2d(leaf(u), leaf(w), None, 2, (1, 0), (1, 2), 2).numpy()
+    back = F.conv_transpose2d(leaf(v), leaf(w), None, 2, (1, 0), (0, 1), 2, (1, 2)).numpy()
+    assert conv.shape == v.shape and back.shape == u.shape
+    np.testing.assert_allclose((conv * v).sum(), (u * back).sum(), rtol=1e-12)
+
+
+def test_conv_transpose_errors_name_the_op():
+    x = leaf(np.zeros((1, 4, 3, 3)))
+    cases = [
+        (lambda: F.conv_transpose2d(x, leaf(np.zeros((3, 2, 2, 2)))),
+         r"conv_transpose2d: input with 4 channels, weight \(3, 2, 2, 2\) and groups=1 do not fit"),
+        (lambda: F.conv_transpose2d(x, leaf(np.zeros((4, 2, 2, 2))), output_padding=1),
+         r"conv_transpose2d: output_padding \(1, 1\) must be >= 0 and smaller than the stride \(1, 1\)"),
+        (lambda: F.conv_transpose2d(x, leaf(np.zeros((4, 2, 1, 1))), padding=2),
+         r"conv_transpose2d: the output would have sizes \(-1, -1\)"),
+        (lambda: F.conv_transpose1d(x, leaf(np.zeros((4, 2, 1)))), r"conv_transpose1d: input must be 3-D \[N, C, L\]"),
+        (lambda: F.conv_transpose2d(x, leaf(np.zeros((4, 2, 1, 1))), leaf(np.zeros(2)), groups=2),
+         r"conv_transpose2d: bias must have shape \(4,\), got \(2,\)"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ValueError, match=message):
+            call()
+
+
+def test_conv_transpose_layers_match_pytorch_and_init_like_it():
+    """Weights [in, out / groups, *kernel], both ~ U(+-1/sqrt(out / groups * prod(kernel)))."""
+    torch = import_torch()
+    minitx.manual_seed(0)
+    layer = nn.ConvTranspose2d(4, 6, (3, 2), stride=2, padding=1, output_padding=1, groups=2, dilation=(1, 2))
+    assert layer.weight.shape == (4, 3, 3, 2) and layer.bias.shape == (6,)
+    bound = 1 / np.sqrt(3 * 3 * 2)
+    assert bound >= np.abs(layer.weight.numpy()).max() > 0.5 * bound
+    theirs = torch.nn.ConvTranspose2d(4, 6, (3, 2), stride=2, padding=1, output_padding=1, groups=2, dilation=(1, 2),
+                                      dtype=torch.float64)
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(layer.weight.numpy()))
+        theirs.bias.copy_(torch.tensor(layer.bias.numpy()))
+    x = np.random.default_rng(0).standard_normal((2, 4, 3, 4))
+    np.testing.assert_allclose(layer(leaf(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(), rtol=1e-12)
+    one_d = nn.ConvTranspose1d(3, 5, 4, stride=3, bias=False)
+    assert len(list(one_d.parameters())) == 1 and one_d(leaf(np.zeros((2, 3, 6)))).shape == (2, 5, 19)
+
+
+# ---------------------------------------------------------------- 3-d and the n-d layers
+
+
+@pytest.mark.parametrize("ours, theirs, shape", [
+    (lambda: nn.Conv3d(4, 6, (3, 2, 1), stride=(1, 2, 1), padding=1, dilation=(2, 1, 1), groups=2),
+     lambda t: t.nn.Conv3d(4, 6, (3, 2, 1), stride=(1, 2, 1), padding=1, dilation=(2, 1, 1), groups=2),
+     (2, 4, 5, 4, 3)),
+    (lambda: nn.Conv3d(2, 3, 2, padding="same", bias=False), lambda t: t.nn.Conv3d(2, 3, 2, padding="same", bias=False),
+     (1, 2, 3, 4, 2)),
+    (lambda: nn.ConvTranspose3d(4, 2, 2, stride=2, output_padding=(1, 0, 1), groups=2),
+     lambda t: t.nn.ConvTranspose3d(4, 2, 2, stride=2, output_padding=(1, 0, 1), groups=2), (1, 4, 2, 3, 2)),
+    (lambda: nn.MaxPool3d(2, 1, 1, ceil_mode=True), lambda t: t.nn.MaxPool3d(2, 1, 1, ceil_mode=True), (2, 3, 4, 3, 5)),
+    (lambda: nn.AvgPool3d((3, 2, 2), 2, 1, False, True), lambda t: t.nn.AvgPool3d((3, 2, 2), 2, 1, True, False),
+     (2, 3, 4, 3, 5)),
+    (lambda: nn.MaxPool1d(3, 2, 1), lambda t: t.nn.MaxPool1d(3, 2, 1), (2, 3, 7)),
+    (lambda: nn.AvgPool1d(3, 2, ceil_mode=True), lambda t: t.nn.AvgPool1d(3, 2, ceil_mode=True), (2, 3, 6)),
+], ids=["Conv3d", "Conv3d-same", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "MaxPool1d", "AvgPool1d"])
+def test_nd_layers_match_pytorch(ours, theirs, shape):
+    """Each layer against PyTorch's with the same parameters, forward and gradients in float64."""
+    torch = import_torch()
+    layer, reference = ours(), theirs(torch).double()
+    with torch.no_grad():
+        for name, parameter in reference.named_parameters():
+            assert getattr(layer, name).shape == tuple(parameter.shape)
+            parameter.copy_(torch.tensor(getattr(layer, name).numpy()))
+    parity(layer, reference, leaf(np.random.default_rng(0).standard_normal(shape)))
+
+
+def test_3d_ops_on_integers_and_their_errors():
+    """An integer max_pool3d keeps its dtype and finds its indices; the 3-d ops name themselves."""
+    x = np.random.default_rng(1).integers(-50, 50, (1, 2, 3, 4, 5))
+    values, indices = F.max_pool3d(minitx.tensor(x), 2, 2, 1, return_indices=True)
+    y, where = np_pool(x, "max", (2,) * 3, (2,) * 3, (1,) * 3, (1,) * 3, False)
+    assert values.dtype == np.int64 and values.numpy().tolist() == y.tolist()
+    np.testing.assert_array_equal(indices.numpy(), where)
+    cases = [
+        (lambda: F.conv3d(leaf(np.zeros((1, 2, 3, 3))), leaf(np.zeros((1, 2, 1, 1, 1)))),
+         r"conv3d: input must be 5-D \[N, C, D, H, W\], got shape \(1, 2, 3, 3\)"),
+        (lambda: F.max_pool3d(leaf(np.zeros((1, 1, 3, 3, 3))), (2, 2)),
+         r"max_pool3d: kernel_size must be an int or a triple of ints, got \(2, 2\)"),
+        (lambda: F.avg_pool3d(leaf(np.zeros((1, 1, 3, 3, 3))), 2, padding=(0, 0, 2)),
+         r"avg_pool3d: padding \(0, 0, 2\) must be at most half the kernel \(2, 2, 2\)"),
+        (lambda: F.conv_transpose3d(leaf(np.zeros((1, 2, 3, 3, 3))), leaf(np.zeros((2, 1, 2, 2, 2))), stride=2,
+                                    output_padding=2), r"conv_transpose3d: output_padding \(2, 2, 2\) must be >= 0"),
+        (lambda: minitx.ops.ConvNd(4), "conv: the number of spatial axes must be 1, 2 or 3, got 4"),
+        (lambda: minitx.ops.AvgPoolNd(0, 2), "avg_pool: the number of spatial axes must be 1, 2 or 3, got 0"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ValueError, match=message):
+            call()
