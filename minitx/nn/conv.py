@@ -142,18 +142,21 @@ class MaxPool3d(_MaxPoolNd):
 
 
 class _AvgPoolNd(Module):
-    """The mean of each window (stride defaults to kernel_size). count_include_pad comes before
-    ceil_mode, as in minitx.functional (PyTorch has them the other way round)."""
+    """The mean of each window (stride defaults to kernel_size), PyTorch's arguments in its order
+    (the 1-d pool has no divisor_override, as PyTorch's)."""
 
     _op = None
 
-    def __init__(self, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
         super().__init__()
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.count_include_pad, self.ceil_mode = count_include_pad, ceil_mode
+        self.ceil_mode, self.count_include_pad, self.divisor_override = ceil_mode, count_include_pad, divisor_override
 
     def forward(self, x):
-        return type(self)._op(x, self.kernel_size, self.stride, self.padding, self.count_include_pad, self.ceil_mode)
+        override = () if self.divisor_override is None else (self.divisor_override,)
+        return type(self)._op(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                              *override)
 
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "

@@ -430,7 +430,7 @@ def max_pool3d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=Fal
 class AvgPoolNd(_PoolNd):
     """y[n, c, i] = sum over the window at i * s / q, over ``dims`` spatial axes, where q counts the
     window's positions inside x and its padding (count_include_pad; ceil_mode's extra positions
-    past the padding never count, as PyTorch) or inside x only.
+    past the padding never count, as PyTorch) or inside x only; or q = divisor_override.
 
     backward:  every position of a window gets dy / q, through col2im (overlaps add up)
     """
@@ -441,15 +441,21 @@ class AvgPoolNd(_PoolNd):
     def pad_value(dtype):
         return 0  # padding counts as zeros (count_include_pad says whether it counts in the mean)
 
-    def __init__(self, dims, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
+    def __init__(self, dims, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
         super().__init__(dims, kernel_size, stride, padding, 1, ceil_mode)
-        self.count_include_pad = count_include_pad
+        if divisor_override is not None and (isinstance(divisor_override, bool) or divisor_override < 1
+                                             or not isinstance(divisor_override, numbers.Integral)):
+            raise ValueError(f"{self.op}: divisor_override must be None or an integer >= 1, got {divisor_override!r}")
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, x):
         xp = get_array_module(x)
         cols = self._windows(x)
         windows = self.windows
-        if self.count_include_pad:  # the declared padding counts, ceil_mode's extra does not
+        if self.divisor_override is not None:
+            counted = np.full((1,) + windows.out, self.divisor_override)
+        elif self.count_include_pad:  # the declared padding counts, ceil_mode's extra does not
             counted = windows.inside([0] * self.dims, [n + b + a for n, (b, a) in zip(x.shape[2:], windows.declared)])
         else:
             counted = windows.in_input()
@@ -463,17 +469,19 @@ class AvgPoolNd(_PoolNd):
         return (self._col2im(xp.ascontiguousarray(dcols)),)
 
 
-def avg_pool1d(x, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
+def avg_pool1d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """The mean of each kernel_size window of x [N, C, L] (arguments as avg_pool2d's)."""
-    return AvgPoolNd(1, kernel_size, stride, padding, count_include_pad, ceil_mode)(x)
+    return AvgPoolNd(1, kernel_size, stride, padding, ceil_mode, count_include_pad)(x)
 
 
-def avg_pool2d(x, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
+def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
     """The mean of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size;
-    ceil_mode as max_pool2d's)."""
-    return AvgPoolNd(2, kernel_size, stride, padding, count_include_pad, ceil_mode)(x)
+    ceil_mode as max_pool2d's; the arguments in PyTorch's order)."""
+    return AvgPoolNd(2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)(x)
 
 
-def avg_pool3d(x, kernel_size, stride=None, padding=0, count_include_pad=True, ceil_mode=False):
+def avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
     """The mean of each kernel_size window of x [N, C, D, H, W] (arguments as avg_pool2d's)."""
-    return AvgPoolNd(3, kernel_size, stride, padding, count_include_pad, ceil_mode)(x)
+    return AvgPoolNd(3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)(x)

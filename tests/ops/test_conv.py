@@ -58,10 +58,11 @@ def _np_pool_out(n, k, s, p, d, ceil_mode):
     return out - 1 if ceil_mode and (out - 1) * s >= n + p else out
 
 
-def np_pool(a, kind, kernel, stride, padding, dilation, ceil_mode, include_pad=True):
+def np_pool(a, kind, kernel, stride, padding, dilation, ceil_mode, include_pad=True, divisor_override=None):
     """PyTorch's pooling loop over every output position: window i of axis t reads input positions
     i * s - p + a * d that lie inside the input; max takes the first maximum (or the first NaN),
-    avg divides by the positions inside [-p, n + p) (include_pad, no dilation) or the input.
+    avg divides by divisor_override, or the positions inside [-p, n + p) (include_pad, no
+    dilation), or those in the input.
     Returns (y, the maximum's flat index into each (n, c) plane)."""
     spatial = a.shape[2:]
     out = tuple(_np_pool_out(*args, ceil_mode) for args in zip(spatial, kernel, stride, padding, dilation))
@@ -81,7 +82,7 @@ def np_pool(a, kind, kernel, stride, padding, dilation, ceil_mode, include_pad=T
             first = window.argmax(axis=2)  # NumPy's argmax: the first maximum, or the first NaN
             y[at], where[at] = np.take_along_axis(window, first[:, :, None], 2)[:, :, 0], flat[first]
         else:
-            y[at] = window.sum(axis=2) / (padded_count if include_pad else window.shape[2])
+            y[at] = window.sum(axis=2) / (divisor_override or (padded_count if include_pad else window.shape[2]))
     return y, where
 
 
@@ -200,7 +201,7 @@ def test_max_pool2d(case):
 @given(case=_pool_case("avg"))
 def test_avg_pool2d(include_pad, case):
     x, kernel, stride, padding, _ = case
-    fn = lambda t: F.avg_pool2d(t, kernel, stride, padding, include_pad)  # noqa: E731
+    fn = lambda t: F.avg_pool2d(t, kernel, stride, padding, count_include_pad=include_pad)  # noqa: E731
     check_forward(fn, lambda a: np_avg_pool(a, kernel, stride, padding, include_pad), x, rtol=1e-12)
     assert check_gradients(fn, x)
     parity(fn, lambda t: _tf().avg_pool2d(t, kernel, stride, padding, count_include_pad=include_pad),
@@ -215,9 +216,9 @@ def test_pool1d(case, include_pad):
     parity(lambda t: F.max_pool1d(t, k, s, p, d), lambda t: _tf().max_pool1d(t, k, s, p, d), x1)
     assert check_gradients(lambda t: F.max_pool1d(t, k, s, p, d), x1)
     x1.grad = None
-    parity(lambda t: F.avg_pool1d(t, k, s, p, include_pad),
+    parity(lambda t: F.avg_pool1d(t, k, s, p, count_include_pad=include_pad),
            lambda t: _tf().avg_pool1d(t, k, s, p, count_include_pad=include_pad), x1)
-    assert check_gradients(lambda t: F.avg_pool1d(t, k, s, p, include_pad), x1)
+    assert check_gradients(lambda t: F.avg_pool1d(t, k, s, p, count_include_pad=include_pad), x1)
 
 
 def test_max_pool_ties_go_to_the_first_maximum_and_nan_propagates():
@@ -368,19 +369,21 @@ def test_max_pool_nd_ceil_mode_and_indices(case):
         np.testing.assert_array_equal(indices.numpy(), theirs_indices.numpy())
 
 
-@given(case=_pool_nd_case("avg"))
-def test_avg_pool_nd_ceil_mode(case):
-    """AvgPoolNd over 1-3 spatial axes, count_include_pad and ceil_mode drawn."""
+@given(case=_pool_nd_case("avg"), divisor_override=st.sampled_from([None, 1, 3]))
+def test_avg_pool_nd_ceil_mode(case, divisor_override):
+    """AvgPoolNd over 1-3 spatial axes, count_include_pad, ceil_mode and divisor_override drawn."""
     x, kernel, stride, padding, _, ceil_mode, include_pad = case
     k, s, p = (_one_or_tuple(v) for v in (kernel, stride, padding))
     ours = getattr(F, f"avg_pool{x.ndim - 2}d")
-    fn = lambda t: ours(t, k, s, p, include_pad, ceil_mode)  # noqa: E731
-    check_forward(fn, lambda a: np_pool(a, "avg", kernel, stride, padding, (1,) * len(kernel), ceil_mode,
-                                        include_pad)[0], x, rtol=1e-12)
+    override = () if x.ndim == 3 else (divisor_override,)  # PyTorch's avg_pool1d has none
+    fn = lambda t: ours(t, k, s, p, ceil_mode, include_pad, *override)  # noqa: E731
+    expected = np_pool(x.numpy(), "avg", kernel, stride, padding, (1,) * len(kernel), ceil_mode, include_pad,
+                       *override)[0]
+    check_forward(fn, lambda a: expected, x, rtol=1e-12)
     assert check_gradients(fn, x)
     if x.ndim == 5 and any(n < w for n, w in zip(x.shape[2:], kernel)):
         return  # PyTorch's avg_pool3d refuses an input smaller than the kernel, padding or not
-    parity(fn, lambda t: getattr(_tf(), f"avg_pool{x.ndim - 2}d")(t, k, s, p, ceil_mode, include_pad),
+    parity(fn, lambda t: getattr(_tf(), f"avg_pool{x.ndim - 2}d")(t, k, s, p, ceil_mode, include_pad, *override),
            leaf(x.numpy()))
 
 
@@ -391,11 +394,11 @@ def test_ceil_mode_keeps_a_last_window_starting_in_the_input_and_drops_one_in_th
     5 is past the padding)."""
     x = leaf(np.arange(1.0, 6.0)[None, None])
     for include_pad, first in ((True, 0.5), (False, 1.0)):
-        out = parity(lambda t: F.avg_pool1d(t, 2, 2, 1, include_pad, ceil_mode=True),
+        out = parity(lambda t: F.avg_pool1d(t, 2, 2, 1, True, include_pad),
                      lambda t: _tf().avg_pool1d(t, 2, 2, 1, True, include_pad), x)
         np.testing.assert_array_equal(out.numpy(), [[[first, 2.5, 4.5]]])
         x.grad = None
-    out = parity(lambda t: F.avg_pool1d(t, 2, 2, 0, True, ceil_mode=True),
+    out = parity(lambda t: F.avg_pool1d(t, 2, 2, 0, True),
                  lambda t: _tf().avg_pool1d(t, 2, 2, 0, True), x)
     np.testing.assert_array_equal(out.numpy(), [[[1.5, 3.5, 5.0]]])
     x.grad = None
@@ -574,7 +577,7 @@ def test_conv_transpose_layers_match_pytorch_and_init_like_it():
     (lambda: nn.ConvTranspose3d(4, 2, 2, stride=2, output_padding=(1, 0, 1), groups=2),
      lambda t: t.nn.ConvTranspose3d(4, 2, 2, stride=2, output_padding=(1, 0, 1), groups=2), (1, 4, 2, 3, 2)),
     (lambda: nn.MaxPool3d(2, 1, 1, ceil_mode=True), lambda t: t.nn.MaxPool3d(2, 1, 1, ceil_mode=True), (2, 3, 4, 3, 5)),
-    (lambda: nn.AvgPool3d((3, 2, 2), 2, 1, False, True), lambda t: t.nn.AvgPool3d((3, 2, 2), 2, 1, True, False),
+    (lambda: nn.AvgPool3d((3, 2, 2), 2, 1, True, False), lambda t: t.nn.AvgPool3d((3, 2, 2), 2, 1, True, False),
      (2, 3, 4, 3, 5)),
     (lambda: nn.MaxPool1d(3, 2, 1), lambda t: t.nn.MaxPool1d(3, 2, 1), (2, 3, 7)),
     (lambda: nn.AvgPool1d(3, 2, ceil_mode=True), lambda t: t.nn.AvgPool1d(3, 2, ceil_mode=True), (2, 3, 6)),
@@ -612,3 +615,15 @@ def test_3d_ops_on_integers_and_their_errors():
     for call, message in cases:
         with pytest.raises(ValueError, match=message):
             call()
+
+
+def test_avg_pool_takes_pytorchs_argument_order_and_divisor_override():
+    """avg_pool2d(x, k, s, p, ceil_mode, count_include_pad, divisor_override), as PyTorch's: code
+    ported with positional arguments means the same thing."""
+    x = leaf(np.arange(16.0).reshape(1, 1, 4, 4))
+    out = parity(lambda t: F.avg_pool2d(t, 3, 2, 1, True, False, 2), lambda t: _tf().avg_pool2d(t, 3, 2, 1, True, False, 2), x)
+    assert out.shape == (1, 1, 3, 3)
+    layer = nn.AvgPool2d(3, 2, 1, True, False, 2)
+    np.testing.assert_array_equal(layer(x).numpy(), out.numpy())
+    with pytest.raises(ValueError, match=r"avg_pool2d: divisor_override must be None or an integer >= 1, got 0"):
+        F.avg_pool2d(x, 2, divisor_override=0)
