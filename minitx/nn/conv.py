@@ -1,5 +1,6 @@
-"""Convolution and pooling layers: thin Modules around minitx.functional's conv and pool ops, with
-PyTorch's names and arguments; the 1-d, 2-d and 3-d layers differ only in the op they call."""
+"""Convolution, pooling and resampling layers: thin Modules around minitx.functional's conv, pool,
+unpool and interpolate ops, with PyTorch's names and arguments; the 1-d, 2-d and 3-d layers
+differ only in the op they call."""
 from __future__ import annotations
 
 import math
@@ -179,3 +180,47 @@ class AvgPool3d(_AvgPoolNd):
     """[N, C, D, H, W] -> [N, C, D', H', W']."""
 
     _op = staticmethod(F.avg_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    """The partial inverse of a max pool: each input value put back where ``indices`` (the pool's
+    return_indices) say it came from, zeros elsewhere (F.max_unpool2d's)."""
+
+    _op = None
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+
+    def forward(self, x, indices, output_size=None):
+        return type(self)._op(x, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """[N, C, L'] and indices from MaxPool1d(return_indices=True) -> [N, C, L]."""
+
+    _op = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """[N, C, H', W'] and indices from MaxPool2d(return_indices=True) -> [N, C, H, W]."""
+
+    _op = staticmethod(F.max_unpool2d)
+
+
+class Upsample(Module):
+    """F.interpolate as a layer: resize [N, C, L] or [N, C, H, W] to ``size`` or by
+    ``scale_factor`` (mode nearest, nearest-exact, linear or bilinear; align_corners for the last two)."""
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None):
+        super().__init__()
+        self.size, self.scale_factor, self.mode, self.align_corners = size, scale_factor, mode, align_corners
+
+    def forward(self, x):
+        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)
+
+    def extra_repr(self):
+        return f"size={self.size}, scale_factor={self.scale_factor}, mode={self.mode!r}"

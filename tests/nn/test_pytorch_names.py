@@ -37,6 +37,8 @@ X = np.random.default_rng(1).standard_normal((3, 4, 5))
     (nn.Softmax(dim=1), torch.nn.Softmax(dim=1)), (nn.Identity(), torch.nn.Identity()),
     (nn.Flatten(), torch.nn.Flatten()), (nn.Flatten(0, 1), torch.nn.Flatten(0, 1)),
     (nn.Unflatten(2, (5, 1)), torch.nn.Unflatten(2, (5, 1))),
+    (nn.Upsample(scale_factor=2), torch.nn.Upsample(scale_factor=2)),
+    (nn.Upsample(size=7, mode="linear", align_corners=True), torch.nn.Upsample(size=7, mode="linear", align_corners=True)),
 ], ids=lambda m: repr(m))
 def test_layers_match_pytorch(ours, theirs):
     _both(ours, theirs, X)
@@ -82,3 +84,17 @@ def test_grad_mode_names_and_top_level_cat_and_stack():
     assert not evaluate().requires_grad and (x * 2).requires_grad
     assert minitx.cat([x, x]).tolist() == [1.0, 2.0, 1.0, 2.0]
     assert minitx.stack([x, x], axis=1).shape == (2, 2)
+
+
+@pytest.mark.parametrize("dims", [1, 2])
+def test_max_unpool_layers_invert_the_pools_as_pytorchs(dims):
+    shape = (2, 3, 6) if dims == 1 else (2, 3, 4, 6)
+    x = np.random.default_rng(2).standard_normal(shape)
+    pool, unpool = getattr(nn, f"MaxPool{dims}d")(2, return_indices=True), getattr(nn, f"MaxUnpool{dims}d")(2)
+    t_pool = getattr(torch.nn, f"MaxPool{dims}d")(2, return_indices=True)
+    t_unpool = getattr(torch.nn, f"MaxUnpool{dims}d")(2)
+    values, indices = pool(minitx.tensor(x))
+    t_values, t_indices = t_pool(torch.tensor(x))
+    np.testing.assert_array_equal(indices.numpy(), t_indices.numpy())
+    _both(lambda v: unpool(v, indices), lambda v: t_unpool(v, t_indices), values.numpy())
+    assert unpool(values, indices, output_size=shape[2:]).shape == shape
