@@ -1,19 +1,21 @@
 """Differentiable ops, one file per family, each op a ``Function`` subclass (forward and
 backward on raw arrays, the math in its docstring) with its public function right beside it:
 
-    elementwise   arithmetic, exp/log, rounding, trigonometry, erf, comparisons
+    elementwise   arithmetic, // and the remainders, exp/log, rounding, trigonometry, erf,
+                  comparisons, isclose, bitwise ops
     activation    relu, gelu, tanh, sigmoid, silu, ..., softmax, log_softmax
     reduction     sum, mean, max, min, var, std, logsumexp, prod, argmax, argmin
     scan          cumsum, cumprod, logcumsumexp, cummax, cummin; sort, argsort, topk
     shape         reshape, transpose, concatenate, stack, split, flip, roll, repeat, tile, pad
-    indexing      getitem, gather, scatter_add, tril/triu, embedding, one_hot
+    indexing      getitem, gather, scatter_add, scatter_reduce, nonzero, masked_select,
+                  tril/triu, embedding, one_hot
     linalg        matmul, linear, einsum
-    norm          layer_norm
+    norm          layer_norm, rms_norm, group_norm, batch_norm
     dropout       dropout, dropout_add, bias_act_dropout (and their Philox masks)
     loss          cross_entropy, nll_loss, binary_cross_entropy(_with_logits)
-    attention     scaled_dot_product_attention
-    conv          conv1d/2d, max/avg pooling
-    resample      interpolate (nearest, linear, bilinear, align_corners), max_unpool1d/2d
+    attention     scaled_dot_product_attention (boolean or float masks, grouped-query heads)
+    conv          conv1d/2d/3d, conv_transpose1d/2d/3d, max/avg pooling in 1-3 dimensions
+    resample      interpolate (nearest, nearest-exact, linear, bilinear), max_unpool1d/2d
     _args         how the public functions convert their arguments
 
 Use them through ``minitx.functional`` (``F.softmax(x)``) or tensor methods; this package
