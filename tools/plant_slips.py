@@ -1,6 +1,6 @@
 """Plant one-line slips in a scratch copy of minitx and see whether the tests notice.
 
-    python tools/plant_slips.py [--only NAME ...] [--list]
+    python tools/plant_slips.py [--ops] [--only NAME ...] [--list]
 
 A test suite that passes proves little until it fails on a wrong program. Each slip below is
 a small, plausible mistake in a place where one once went unnoticed (a comparison turned
@@ -8,7 +8,8 @@ round, an index dropped, a flag not carried along); for each, the script copies 
 tree (``git archive HEAD``) into a temporary directory, changes that one line, runs the test
 files that should guard it, and reports whether they failed (the slip is *caught*) or passed
 (it *survived*: a test is missing). It exits 1 when a slip survives. The changes never touch
-the working tree.
+the working tree. ``--ops`` runs the ops' list instead (tools/op_slips.py: one slip per op of
+issue 26, and the named ones of this list that guard ops).
 """
 from __future__ import annotations
 
@@ -138,8 +139,15 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", help="run the slips whose names contain one of these words")
     parser.add_argument("--list", action="store_true", help="list the slips and exit")
+    parser.add_argument("--ops", action="store_true", help="run the ops' slips (tools/op_slips.py) instead")
     args = parser.parse_args(argv)
-    slips = [s for s in SLIPS if not args.only or any(word in s.name for word in args.only)]
+    chosen = SLIPS
+    if args.ops:
+        sys.modules.setdefault("plant_slips", sys.modules[__name__])  # op_slips imports this file by that name
+        from op_slips import OP_SLIPS  # noqa: PLC0415
+
+        chosen = OP_SLIPS
+    slips = [s for s in chosen if not args.only or any(word in s.name for word in args.only)]
     if args.list:
         for s in slips:
             print(f"{s.name}  ({s.path}; {' '.join(s.tests)})")
