@@ -6,9 +6,9 @@ A test suite that passes proves little until it fails on a wrong program. Each s
 a small, plausible mistake in a place where one once went unnoticed (a comparison turned
 round, an index dropped, a flag not carried along); for each, the script copies the committed
 tree (``git archive HEAD``) into a temporary directory, changes that one line, runs the test
-files that should guard it, and reports whether they failed (the slip is *caught*) or passed
-(it *survived*: a test is missing). It exits 1 when a slip survives. The changes never touch
-the working tree. ``--ops`` runs the ops' list instead (tools/op_slips.py: one slip per op of
+files that should guard it, and reports the first test that failed (the slip is *caught*) or
+that they all passed (it *survived*: a test is missing). It exits 1 when a slip survives. The
+changes never touch the working tree. ``--ops`` runs the ops' list instead (tools/op_slips.py: one slip per op of
 issue 26, and the named ones of this list that guard ops).
 """
 from __future__ import annotations
@@ -123,8 +123,9 @@ def plant(directory: Path, slip: Slip) -> None:
     path.write_text(text.replace(slip.old, slip.new))
 
 
-def caught(directory: Path, slip: Slip) -> tuple[bool, float]:
-    """Run the slip's tests in the scratch copy: (whether they failed, seconds)."""
+def caught(directory: Path, slip: Slip) -> tuple[str | None, float]:
+    """Run the slip's tests in the scratch copy: (the first test that failed, None when none did;
+    seconds)."""
     started = time.perf_counter()
     result = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *slip.tests],
                             cwd=directory, capture_output=True, text=True,
@@ -132,7 +133,12 @@ def caught(directory: Path, slip: Slip) -> tuple[bool, float]:
     if result.returncode not in (0, 1):
         raise SystemExit(f"slip {slip.name!r}: pytest ended with code {result.returncode}:\n{result.stdout[-2000:]}"
                          f"{result.stderr[-2000:]}")
-    return result.returncode == 1, time.perf_counter() - started
+    if result.returncode == 0:
+        return None, time.perf_counter() - started
+    # pytest's summary names each failure: "FAILED tests/x.py::test_y[case] - message"
+    failed = [line.split(" ", 1)[1].split(" - ")[0] for line in result.stdout.splitlines()
+              if line.startswith(("FAILED ", "ERROR "))]
+    return (failed[0] if failed else "a test (unnamed)"), time.perf_counter() - started
 
 
 def main(argv=None) -> int:
@@ -153,14 +159,14 @@ def main(argv=None) -> int:
             print(f"{s.name}  ({s.path}; {' '.join(s.tests)})")
         return 0
     survived = 0
-    print("| slip | file | caught | seconds |\n|---|---|---|---|")
+    print("| slip | file | caught by | seconds |\n|---|---|---|---|")
     for slip in slips:
         with tempfile.TemporaryDirectory() as tmp:
             scratch_copy(Path(tmp))
             plant(Path(tmp), slip)
             failed, seconds = caught(Path(tmp), slip)
-        survived += not failed
-        print(f"| {slip.name} | {slip.path} | {'yes' if failed else 'NO: it survived'} | {seconds:.0f} |", flush=True)
+        survived += failed is None
+        print(f"| {slip.name} | {slip.path} | {failed or 'NO: it survived'} | {seconds:.0f} |", flush=True)
     return 1 if survived else 0
 
 
