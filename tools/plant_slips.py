@@ -8,8 +8,8 @@ round, an index dropped, a flag not carried along); for each, the script copies 
 tree (``git archive HEAD``) into a temporary directory, changes that one line, runs the test
 files that should guard it, and reports the first test that failed (the slip is *caught*) or
 that they all passed (it *survived*: a test is missing). It exits 1 when a slip survives. The
-changes never touch the working tree. ``--ops`` runs the ops' list instead (tools/op_slips.py: one slip per op of
-issue 26, and the named ones of this list that guard ops).
+changes never touch the working tree. ``--ops`` runs the ops' list instead (tools/op_slips.py:
+one slip per op of issue 26, and the named ones of this list that guard ops).
 """
 from __future__ import annotations
 
