@@ -3,6 +3,8 @@ import operator
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import minitx
 import minitx.functional as F
@@ -336,3 +338,17 @@ def test_empty_has_the_shape_and_dtype_asked_and_creation_matches_pytorch():
     np.testing.assert_allclose(minitx.linspace(-2.5, 4, 7).numpy(), torch.linspace(-2.5, 4, 7).numpy(), rtol=1e-6)
     with pytest.raises(ValueError, match="linspace: steps must be a whole number >= 0, got -1"):
         minitx.linspace(0, 1, -1)
+
+
+@given(shape=st.lists(st.integers(0, 3), max_size=3).map(tuple),
+       dtype=st.sampled_from(["float32", "float64", "int32", "int64", "bool"]))
+def test_full_like_keeps_the_tensors_dtype_and_empty_takes_its_shape_either_way(shape, dtype):
+    """full_like as NumPy's and PyTorch's: the tensor's dtype unless one is given; empty(2, 3) and
+    empty((2, 3)) are one shape, as zeros'."""
+    t = minitx.zeros(shape, dtype=dtype)
+    like = minitx.full_like(t, 1)
+    assert like.dtype == np.dtype(dtype) and like.shape == shape
+    np.testing.assert_array_equal(like.numpy(), np.full(shape, 1, dtype))
+    assert minitx.full_like(t, 2, dtype="float64").dtype == np.float64
+    for made in (minitx.empty(shape, dtype=dtype), minitx.empty(*shape, dtype=dtype)):
+        assert made.shape == shape and made.dtype == np.dtype(dtype)

@@ -1,14 +1,15 @@
 """Plant one-line slips in a scratch copy of minitx and see whether the tests notice.
 
-    python tools/plant_slips.py [--only NAME ...] [--list]
+    python tools/plant_slips.py [--ops] [--only NAME ...] [--list]
 
 A test suite that passes proves little until it fails on a wrong program. Each slip below is
 a small, plausible mistake in a place where one once went unnoticed (a comparison turned
 round, an index dropped, a flag not carried along); for each, the script copies the committed
 tree (``git archive HEAD``) into a temporary directory, changes that one line, runs the test
-files that should guard it, and reports whether they failed (the slip is *caught*) or passed
-(it *survived*: a test is missing). It exits 1 when a slip survives. The changes never touch
-the working tree.
+files that should guard it, and reports the first test that failed (the slip is *caught*) or
+that they all passed (it *survived*: a test is missing). It exits 1 when a slip survives. The
+changes never touch the working tree. ``--ops`` runs the ops' list instead (tools/op_slips.py:
+one slip per op of issue 26, and the named ones of this list that guard ops).
 """
 from __future__ import annotations
 
@@ -122,8 +123,9 @@ def plant(directory: Path, slip: Slip) -> None:
     path.write_text(text.replace(slip.old, slip.new))
 
 
-def caught(directory: Path, slip: Slip) -> tuple[bool, float]:
-    """Run the slip's tests in the scratch copy: (whether they failed, seconds)."""
+def caught(directory: Path, slip: Slip) -> tuple[str | None, float]:
+    """Run the slip's tests in the scratch copy: (the first test that failed, None when none did;
+    seconds)."""
     started = time.perf_counter()
     result = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *slip.tests],
                             cwd=directory, capture_output=True, text=True,
@@ -131,28 +133,40 @@ def caught(directory: Path, slip: Slip) -> tuple[bool, float]:
     if result.returncode not in (0, 1):
         raise SystemExit(f"slip {slip.name!r}: pytest ended with code {result.returncode}:\n{result.stdout[-2000:]}"
                          f"{result.stderr[-2000:]}")
-    return result.returncode == 1, time.perf_counter() - started
+    if result.returncode == 0:
+        return None, time.perf_counter() - started
+    # pytest's summary names each failure: "FAILED tests/x.py::test_y[case] - message"
+    failed = [line.split(" ", 1)[1].split(" - ")[0] for line in result.stdout.splitlines()
+              if line.startswith(("FAILED ", "ERROR "))]
+    return (failed[0] if failed else "a test (unnamed)"), time.perf_counter() - started
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", help="run the slips whose names contain one of these words")
     parser.add_argument("--list", action="store_true", help="list the slips and exit")
+    parser.add_argument("--ops", action="store_true", help="run the ops' slips (tools/op_slips.py) instead")
     args = parser.parse_args(argv)
-    slips = [s for s in SLIPS if not args.only or any(word in s.name for word in args.only)]
+    chosen = SLIPS
+    if args.ops:
+        sys.modules.setdefault("plant_slips", sys.modules[__name__])  # op_slips imports this file by that name
+        from op_slips import OP_SLIPS  # noqa: PLC0415
+
+        chosen = OP_SLIPS
+    slips = [s for s in chosen if not args.only or any(word in s.name for word in args.only)]
     if args.list:
         for s in slips:
             print(f"{s.name}  ({s.path}; {' '.join(s.tests)})")
         return 0
     survived = 0
-    print("| slip | file | caught | seconds |\n|---|---|---|---|")
+    print("| slip | file | caught by | seconds |\n|---|---|---|---|")
     for slip in slips:
         with tempfile.TemporaryDirectory() as tmp:
             scratch_copy(Path(tmp))
             plant(Path(tmp), slip)
             failed, seconds = caught(Path(tmp), slip)
-        survived += not failed
-        print(f"| {slip.name} | {slip.path} | {'yes' if failed else 'NO: it survived'} | {seconds:.0f} |", flush=True)
+        survived += failed is None
+        print(f"| {slip.name} | {slip.path} | {failed or 'NO: it survived'} | {seconds:.0f} |", flush=True)
     return 1 if survived else 0
 
 

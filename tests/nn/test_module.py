@@ -278,6 +278,20 @@ def test_module_dict_and_parameter_list_register_what_they_hold():
         scales.append(np.ones(2))
 
 
+@given(names=st.permutations(["en", "de", "fr", "ja"]), count=st.integers(1, 5))
+def test_module_dict_keeps_the_order_given_and_parameter_list_its_indices(names, count):
+    """As Python's dict and list (and PyTorch's containers): a ModuleDict iterates, names its
+    parameters and saves them in the order given; a ParameterList's [i] is the i-th appended."""
+    heads = nn.ModuleDict({name: nn.Linear(2, k + 1) for k, name in enumerate(names)})
+    assert list(heads) == list(heads.keys()) == names
+    assert [m.out_features for m in heads.values()] == [k + 1 for k in range(len(names))]
+    assert list(heads.state_dict()) == [f"{name}.{p}" for name in names for p in ("weight", "bias")]
+    values = [float(k) for k in range(count)]
+    scales = nn.ParameterList([nn.Parameter(np.full(2, v, np.float32)) for v in values])
+    assert [scales[i].numpy()[0] for i in range(-count, count)] == values + values
+    assert [p.numpy()[0] for p in scales] == [p.numpy()[0] for p in scales.parameters()] == values
+
+
 def test_apply_visits_every_module_children_first():
     seen = []
     model = nn.Sequential(nn.Linear(2, 3), nn.Sequential(nn.ReLU(), nn.Linear(3, 1)))
@@ -347,6 +361,33 @@ def test_a_full_backward_hook_sees_the_modules_own_input_and_output_gradients_as
     layer.register_full_backward_hook(lambda m, gi, go: gi)
     with pytest.raises(RuntimeError, match="a backward hook of Linear returned a value"):
         layer(minitx.tensor(x, requires_grad=True)).sum().backward()
+
+
+class _TwoInputs(Module):
+    """y = a * k + b * b: two tensor inputs with a plain number between them."""
+
+    def forward(self, a, k, b):
+        return a * k + b * b
+
+
+@given(shape=st.lists(st.integers(1, 3), max_size=2).map(tuple), k=st.floats(-2.0, 2.0), seed=st.integers(0, 2**16))
+def test_a_full_backward_hook_gives_each_input_its_own_gradient_at_its_position(shape, k, seed):
+    """grad_input has one entry per argument of the call: dy * k for a, None for the number k,
+    2 b dy for b, and None for an input that takes no gradient."""
+    rng = np.random.default_rng(seed)
+    for needs in ((True, True), (True, False), (False, True)):
+        a, b = (minitx.tensor(rng.standard_normal(shape), requires_grad=need) for need in needs)
+        module, seen = _TwoInputs(), []
+        module.register_full_backward_hook(lambda m, gi, go: seen.append((gi, go)))
+        dy = rng.standard_normal(shape)
+        module(a, k, b).backward(dy)
+        ((grad_a, grad_k, grad_b), (grad_output,)), = seen
+        assert grad_k is None and (grad_a is None) != needs[0] and (grad_b is None) != needs[1]
+        if needs[0]:
+            np.testing.assert_allclose(grad_a.numpy(), dy * k, rtol=1e-12)
+        if needs[1]:
+            np.testing.assert_allclose(grad_b.numpy(), 2 * b.numpy() * dy, rtol=1e-12)
+        np.testing.assert_array_equal(grad_output.numpy(), dy)
 
 
 def test_a_full_backward_hook_of_a_module_whose_inputs_take_no_gradient_still_sees_grad_output():

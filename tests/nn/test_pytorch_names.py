@@ -36,7 +36,8 @@ X = np.random.default_rng(1).standard_normal((3, 4, 5))
     (nn.SiLU(), torch.nn.SiLU()), (nn.Tanh(), torch.nn.Tanh()), (nn.Sigmoid(), torch.nn.Sigmoid()),
     (nn.Softmax(dim=1), torch.nn.Softmax(dim=1)), (nn.Identity(), torch.nn.Identity()),
     (nn.Flatten(), torch.nn.Flatten()), (nn.Flatten(0, 1), torch.nn.Flatten(0, 1)),
-    (nn.Unflatten(2, (5, 1)), torch.nn.Unflatten(2, (5, 1))),
+    (nn.Unflatten(2, (5, 1)), torch.nn.Unflatten(2, (5, 1))), (nn.Unflatten(1, (2, 2)), torch.nn.Unflatten(1, (2, 2))),
+    (nn.Flatten(1, 1), torch.nn.Flatten(1, 1)), (nn.Flatten(-2), torch.nn.Flatten(-2)),
     (nn.Upsample(scale_factor=2), torch.nn.Upsample(scale_factor=2)),
     (nn.Upsample(size=7, mode="linear", align_corners=True), torch.nn.Upsample(size=7, mode="linear", align_corners=True)),
 ], ids=lambda m: repr(m))
@@ -56,8 +57,15 @@ def test_losses_match_pytorch(reduction):
     _both(nn.NLLLoss(reduction=reduction), torch.nn.NLLLoss(reduction=reduction), log_probs,
           targets=(minitx.tensor(classes), torch.tensor(classes)))
     _both(nn.MSELoss(reduction=reduction), torch.nn.MSELoss(reduction=reduction), logits, rng.standard_normal((6, 4)))
+    weight = rng.uniform(0.2, 2.0, 4)  # each class its own weight, which moves the weighted mean
+    _both(nn.NLLLoss(minitx.tensor(weight), reduction=reduction),
+          torch.nn.NLLLoss(torch.tensor(weight), reduction=reduction), log_probs,
+          targets=(minitx.tensor(classes), torch.tensor(classes)))
     labels = (rng.random((6, 4)) < 0.5).astype(np.float64)
     _both(nn.BCEWithLogitsLoss(reduction=reduction), torch.nn.BCEWithLogitsLoss(reduction=reduction), logits,
+          targets=(minitx.tensor(labels, dtype="float64"), torch.tensor(labels)))
+    _both(nn.BCEWithLogitsLoss(reduction=reduction, pos_weight=minitx.tensor(weight)),
+          torch.nn.BCEWithLogitsLoss(reduction=reduction, pos_weight=torch.tensor(weight)), logits,
           targets=(minitx.tensor(labels, dtype="float64"), torch.tensor(labels)))
 
 

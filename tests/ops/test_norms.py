@@ -155,6 +155,7 @@ def test_batch_norm_layers_follow_torch_over_training_steps_then_in_eval(name, s
     x = rng.standard_normal(shape).astype(np.float32)
     np.testing.assert_allclose(ours(minitx.tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(), rtol=1e-5,
                                atol=1e-5)
+    assert int(ours.num_batches_tracked.numpy()) == int(theirs.num_batches_tracked) == 3  # eval counts nothing
     assert set(ours.state_dict()) == set(theirs.state_dict())
 
 
@@ -162,10 +163,12 @@ def test_group_norm_and_rms_norm_layers_match_torch():
     torch = import_torch()
     rng = np.random.default_rng(1)
     x = rng.standard_normal((2, 4, 3)).astype(np.float32)
-    np.testing.assert_allclose(nn.GroupNorm(2, 4)(minitx.tensor(x)).numpy(),
-                               torch.nn.GroupNorm(2, 4)(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(nn.RMSNorm(3)(minitx.tensor(x)).numpy(),
-                               torch.nn.RMSNorm(3)(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+    for eps in ({}, {"eps": 0.5}):  # a large eps changes the values: the layer must pass it on
+        np.testing.assert_allclose(nn.GroupNorm(2, 4, **eps)(minitx.tensor(x)).numpy(),
+                                   torch.nn.GroupNorm(2, 4, **eps)(torch.tensor(x)).detach().numpy(), rtol=1e-5,
+                                   atol=1e-5)
+        np.testing.assert_allclose(nn.RMSNorm(3, **eps)(minitx.tensor(x)).numpy(),
+                                   torch.nn.RMSNorm(3, **eps)(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
     assert nn.GroupNorm(2, 4, affine=False).weight is None and nn.RMSNorm(3, elementwise_affine=False).weight is None
     with pytest.raises(ValueError, match="GroupNorm: 5 channels do not split into 2 groups"):
         nn.GroupNorm(2, 5)

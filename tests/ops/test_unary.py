@@ -209,3 +209,17 @@ def test_round_to_any_number_of_decimals(x, decimals):
     check_forward(lambda t: F.round(t, decimals), lambda a: np.round(a, decimals), x)
     F.round(x, decimals).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), 0.0)
+
+
+@given(a=mst.tensors(SHAPES, away_from=(0.0,), margin=0.1), data=st.data())
+def test_copysign_takes_the_sign_bit_of_a_zero_b_forward_and_backward(a, data):
+    """b = -0 gives a's magnitude the minus sign and da = -dy * sign(a), b = +0 the plus sign, as
+    PyTorch (a gradient through sign(b) would be 0 there)."""
+    negative = data.draw(st.lists(st.booleans(), min_size=a.size, max_size=a.size), label="b is -0")
+    b = leaf(np.where(np.reshape(negative, a.shape), -0.0, 0.0), requires_grad=False)
+    minus = np.signbit(b.numpy())
+    out = check_forward(F.copysign, lambda u, v: np.where(minus, -np.abs(u), np.abs(u)), a, b)
+    dy = np.random.default_rng(0).standard_normal(a.shape)
+    out.backward(dy)
+    np.testing.assert_array_equal(a.grad.numpy(), np.where(minus, -dy, dy) * np.sign(a.numpy()))
+    parity(F.copysign, lambda u, v: u.copysign(v), leaf(a.numpy()), b)
