@@ -22,6 +22,13 @@ leaves it.
 On NumPy, bfloat16 arrays are ml_dtypes' (``pip install ml_dtypes``, in minitx's test extras):
 slow, but the same numbers, for tests and for learning what the precision does.
 
+Inside one op, 16 bits are storage, not arithmetic (autocast or not): an op of bfloat16 or
+float16 tensors computes in float32 and rounds its result once, as PyTorch's kernels do
+("opmath"), except where its own fast path takes the 16-bit arrays: the fused kernels (bfloat16
+storage, float32 inside) and the GPU's products (``Function.low_precision``). Gradients summed
+over broadcast axes add in float32 too. tests/test_low_precision_ops.py holds every op of the
+PyTorch parity table to float32's result within 4 units of the 16-bit dtype.
+
 float16 keeps 11 mantissa bits (three more than bfloat16) but only 5 exponent bits: its largest
 value is 65504 and its smallest (subnormal) 6e-8. The same table applies, and the forward pass
 fits that range, but the small gradients of a backward pass underflow to 0: a float16 run scales

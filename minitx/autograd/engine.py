@@ -15,6 +15,8 @@ until zeroed.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from minitx.backend import get_array_module
 
 #: called as ``hook(fn, dy, input_grads)`` after each op's backward, in the order the engine
@@ -73,11 +75,16 @@ def unbroadcast(grad, shape, op="backward"):
     extra = grad.ndim - len(shape)
     if extra < 0:
         raise RuntimeError(f"{op}: gradient of shape {grad.shape} cannot be reduced to {tuple(shape)}")
+    dtype = grad.dtype
+    # a bfloat16 or float16 gradient is summed in float32 and rounded once (its own running sums
+    # would drop the small terms), as PyTorch's reductions do
+    wide = np.float32 if dtype == np.float16 or dtype.name == "bfloat16" else None
     if extra:
-        grad = grad.sum(axis=tuple(range(extra)))
+        grad = grad.sum(axis=tuple(range(extra)), dtype=wide)
     stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     if stretched:
-        grad = grad.sum(axis=stretched, keepdims=True)
+        grad = grad.sum(axis=stretched, keepdims=True, dtype=wide)
+    grad = grad.astype(dtype, copy=False)
     if grad.shape != tuple(shape):
         raise RuntimeError(f"{op}: gradient of shape {grad.shape} does not match input shape {tuple(shape)}")
     return grad

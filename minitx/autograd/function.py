@@ -27,9 +27,12 @@ from __future__ import annotations
 import functools
 import re
 
+import numpy as np
+
 from minitx import amp
 from minitx.autograd import inplace
 from minitx.autograd.grad_mode import is_grad_enabled
+from minitx import backend
 from minitx.backend import is_floating
 
 #: called as ``hook(fn, inputs, output)`` (output: the raw array) after every op's forward;
@@ -49,6 +52,11 @@ class Function:
     needs_input_grad: tuple = ()
     #: whether the op's output dtype is its purpose (a cast), not left to the bfloat16 rule in apply
     chooses_dtype: bool = False
+    #: where the op computes bfloat16 and float16 arrays as they are: None (never: they are
+    #: computed in float32, see _low_precision_of), "kernels" (where kernels.enabled takes them:
+    #: the kernels keep bfloat16 storage and compute in float32) or "gpu" (the products, on
+    #: CuPy: tensor cores multiply 16-bit inputs adding in float32)
+    low_precision = None
     saved: tuple = ()
     _inputs: tuple = ()
     _held: tuple = ()  # the saved arrays' guards and versions (minitx.autograd.inplace)
@@ -119,9 +127,13 @@ class Function:
             raise RuntimeError(f"{self.name}: this Function instance already recorded a call; ops keep their "
                                "inputs and saved arrays on the instance, so create a new one for each call")
         self.needs_input_grad = tuple(t.requires_grad for t in inputs)
-        output = self.forward(*(t.data for t in inputs))
-        if not self.chooses_dtype:
-            output = _in_bfloat16_if_its_inputs_are(inputs, output)
+        arrays = [t.data for t in inputs]
+        low = None if self.chooses_dtype else _low_precision_of(inputs)
+        if low is not None and not self._computes_as_they_are(arrays):  # see _low_precision_of
+            arrays = [a.astype(np.float32) if a.dtype == low else a for a in arrays]
+        output = self.forward(*arrays)
+        if low is not None and is_floating(output.dtype) and output.dtype != low:
+            output = output.astype(low)
         for hook in forward_hooks:
             hook(self, inputs, output)
         # integer and boolean outputs (indices, masks) carry no gradient
@@ -136,14 +148,29 @@ class Function:
         self.saved = ()  # nothing will call backward: keep no arrays alive
         return Tensor._from_op(output, None)
 
+    def _computes_as_they_are(self, arrays) -> bool:
+        """Whether this op's fast path takes these bfloat16/float16 arrays (see low_precision)."""
+        if self.low_precision == "kernels":
+            from minitx import kernels  # noqa: PLC0415 (kernels import the autograd package)
+
+            return kernels.enabled(*(a for a in arrays if is_floating(a.dtype)))
+        return self.low_precision == "gpu" and backend.device_of(arrays[0]) == "cuda"
 
 
-def _in_bfloat16_if_its_inputs_are(inputs, output):
-    """An op whose floating inputs are all bfloat16 returns bfloat16, as PyTorch's do. NumPy
-    (with ml_dtypes) computes bfloat16 with a Python float, a float32 statistic or a matrix
-    product in float32, and some ops would hand that back: the result is rounded once here."""
-    floating = [t.dtype for t in inputs if is_floating(t.dtype)]
-    if floating and all(d.name == "bfloat16" for d in floating) and is_floating(output.dtype) \
-            and output.dtype != floating[0]:
-        return output.astype(floating[0])
-    return output
+
+def _low_precision_of(inputs):
+    """bfloat16 or float16 when every floating input has that dtype (else None): the op returns
+    that dtype, as PyTorch's ops do, its result rounded once.
+
+    It computes in float32 ("opmath", as PyTorch's kernels do), unless its own fast path takes
+    the 16-bit arrays (Function.low_precision: the fused kernels, which keep bfloat16 storage
+    and compute in float32 inside, and the GPU's products). Step by step in 16 bits, a formula
+    would round at every step and, in float16, overflow past 65504 or underflow below 6e-8 in
+    its middle (x ** (p - 1) of a small x, dy * b before / h) where the result itself fits.
+    Gradients come back in float32 and the engine rounds them to the input's dtype."""
+    floating = {t.dtype for t in inputs if is_floating(t.dtype)}
+    if len(floating) == 1:
+        (dtype,) = floating
+        if dtype == np.float16 or dtype.name == "bfloat16":
+            return dtype
+    return None

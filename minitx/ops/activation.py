@@ -319,6 +319,8 @@ class Softmax(Function):
     Kernel: minitx/kernels/softmax.cu
     """
 
+    low_precision = "kernels"  # its kernels take bfloat16 storage
+
     def __init__(self, axis=-1):
         self.axis = axis
 
@@ -356,6 +358,8 @@ class LogSoftmax(Function):
 
     Derivation: docs/backprop/softmax.md
     """
+
+    low_precision = "kernels"  # its kernels take bfloat16 storage
 
     def __init__(self, axis=-1):
         self.axis = axis

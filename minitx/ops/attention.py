@@ -124,6 +124,8 @@ class ScaledDotProductAttention(Function):
     Kernels: minitx/kernels/attention.cu, minitx/kernels/dropout.cu
     """
 
+    low_precision = "kernels"  # its kernels take bfloat16 storage
+
     def __init__(self, causal=False, dropout_p=0.0, scale=None, seed=None, need_weights=False, enable_gqa=False):
         if not 0 <= dropout_p < 1:
             raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")

@@ -63,6 +63,8 @@ class Dropout(Function):
     Kernel: minitx/kernels/dropout.cu
     """
 
+    low_precision = "kernels"  # its kernels take bfloat16 storage
+
     def __init__(self, p=0.5, seed=None):
         _check_dropout_p("dropout", p)
         self.p, self.seed = p, seed
@@ -99,6 +101,8 @@ class DropoutAdd(Function):
     Derivation: docs/backprop/dropout.md
     Kernel: minitx/kernels/dropout.cu
     """
+
+    low_precision = "kernels"  # its kernels take bfloat16 storage
 
     def __init__(self, p=0.5, seed=None):
         _check_dropout_p("dropout_add", p)
@@ -163,6 +167,8 @@ class BiasActDropout(Function):
     Derivation: docs/backprop/dropout.md
     Kernel: minitx/kernels/dropout.cu
     """
+
+    low_precision = "kernels"  # its kernels take bfloat16 storage
 
     def __init__(self, activation="relu", p=0.0, seed=None):
         if activation not in _BIAS_ACTIVATIONS:

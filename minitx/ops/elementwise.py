@@ -137,9 +137,9 @@ class Pow(Function):
         da = db = None
         with np.errstate(divide="ignore", invalid="ignore"):  # the edges are replaced just below
             if self.needs_input_grad[0]:
-                da = xp.where(b == 0, 0, dy * b * a ** (b - 1)).astype(dy.dtype, copy=False)
+                da = xp.where(b == 0, 0, dy * b * a ** (b - 1))
             if self.needs_input_grad[1]:
-                db = xp.where((a == 0) & (b >= 0), 0, dy * y * xp.log(a)).astype(dy.dtype, copy=False)
+                db = xp.where((a == 0) & (b >= 0), 0, dy * y * xp.log(a))
         return da, db
 
 

@@ -398,6 +398,8 @@ class Embedding(Function):
     Kernel: minitx/kernels/embedding.cu
     """
 
+    low_precision = "kernels"  # its kernels take bfloat16 storage
+
     def __init__(self, padding_idx=None):
         self.padding_idx = padding_idx
 

@@ -24,6 +24,8 @@ class Matmul(Function):
     Derivation: docs/backprop/matmul-linear.md
     """
 
+    low_precision = "gpu"  # its products run as they are on the GPU (tensor cores)
+
     def forward(self, a, b):
         if a.ndim == 0 or b.ndim == 0:
             raise ValueError(f"matmul: both operands need at least 1 dimension, got shapes {a.shape} and {b.shape}")
@@ -86,6 +88,8 @@ class Linear(Function):
     Derivation: docs/backprop/matmul-linear.md
     """
 
+    low_precision = "gpu"  # its products run as they are on the GPU (tensor cores)
+
     def forward(self, x, w, b=None):
         self.has_bias = b is not None  # then backward returns a third gradient, db
         if x.shape[-1] != w.shape[1]:
@@ -133,6 +137,8 @@ class Einsum(Function):
     summed over in forward; dy does not depend on where along it, so the gradient is the same
     along that axis: computed without it, then broadcast.
     """
+
+    low_precision = "gpu"  # its products run as they are on the GPU (tensor cores)
 
     def __init__(self, subscripts):
         self.subscripts = subscripts

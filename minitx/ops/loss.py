@@ -85,6 +85,8 @@ class CrossEntropy(Function):
     Kernel: minitx/kernels/cross_entropy.cu
     """
 
+    low_precision = "kernels"  # its kernels take bfloat16 storage
+
     def __init__(self, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
         if reduction not in ("mean", "sum", "none"):
             raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")

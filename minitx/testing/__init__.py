@@ -13,6 +13,9 @@ Checks (no extra dependency):
 * ``check_forward(fn, reference, *inputs, rtol=1e-7, atol=0.0)``: fn's output (a Tensor or a
   tuple of them) matches ``reference`` run on the inputs' NumPy copies; the failure names the
   worst element. Returns fn's output.
+* ``check_low_precision(fn, *inputs, dtype="bfloat16", ulps=4)``: fn on the inputs rounded to
+  bfloat16 (or float16) against fn on float32 copies of the same values: the output and each
+  gradient come back in that dtype, within ``ulps`` of its eps times the array's largest value.
 * ``leaf(data, requires_grad=True)``: a float64 leaf tensor, the kind gradcheck needs.
 
 Strategies, ``from minitx.testing import strategies as mst`` (needs hypothesis:
@@ -94,10 +97,11 @@ Example (a test of your own Function; tests/test_testing_tools.py runs it)::
         assert y.shape == x.shape
         check_gradients(lambda t: LeakyRelu()(t), x)
 """
-from minitx.testing.checks import check_forward, check_gradient_subsets, check_gradients, leaf
+from minitx.testing.checks import check_forward, check_gradient_subsets, check_gradients, check_low_precision, leaf
 from minitx.testing.gradcheck import GradcheckError, check_backward_hygiene, gradcheck
 
 __all__ = ["gradcheck", "check_backward_hygiene", "check_gradient_subsets", "check_gradients", "check_forward",
+           "check_low_precision",
            "leaf", "GradcheckError", "strategies", "arg", "op_case", "op_test"]
 
 

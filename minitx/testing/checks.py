@@ -14,7 +14,7 @@ from minitx import backend
 from minitx.autograd.tensor import Tensor
 from minitx.testing.gradcheck import check_backward_hygiene, gradcheck
 
-__all__ = ["check_gradients", "check_gradient_subsets", "check_forward", "leaf"]
+__all__ = ["check_gradients", "check_gradient_subsets", "check_forward", "check_low_precision", "leaf"]
 
 
 def leaf(data, requires_grad=True) -> Tensor:
@@ -157,3 +157,84 @@ def _compare(name, actual, expected, rtol, atol):
         f"check_forward: {name} differs from the reference at {int((~close).sum())} of {close.size} elements "
         f"(rtol={rtol:g}, atol={atol:g}); worst at {where}: got {float(a[worst]):.10g}, "
         f"expected {float(e[worst]):.10g}, difference {float(abs(a[worst] - e[worst])):.3g}")
+
+
+def _low_precision_units(dtype):
+    """(eps, tiny) of ``dtype``: its spacing at 1.0 (2^-7 bfloat16, 2^-10 float16) and the
+    spacing of its smallest (subnormal) values."""
+    dtype = backend.resolve_dtype(dtype)
+    if dtype.name == "bfloat16":
+        import ml_dtypes  # noqa: PLC0415 (resolve_dtype has imported it)
+
+        info = ml_dtypes.finfo(dtype)
+    elif dtype == np.float16:
+        info = np.finfo(dtype)
+    else:
+        raise ValueError(f"check_low_precision: dtype must be bfloat16 or float16, got {dtype}")
+    return float(info.eps), float(info.smallest_subnormal)
+
+
+def check_low_precision(fn, *inputs, dtype="bfloat16", ulps=4, seed=0) -> bool:
+    """fn in a low-precision float dtype against float32 on the same values: True or raise.
+
+    Every float input is rounded to ``dtype`` (bfloat16 or float16); fn runs on those tensors,
+    and on float32 and float64 tensors holding the same rounded values. The output must come back
+    in ``dtype``; then it and every input's gradient (backward of one cotangent, itself rounded to
+    ``dtype``; the gradients in ``dtype`` too) must be within
+
+        ulps * (eps * (scale + noise32 / eps32) + tiny)
+
+    of float32's result rounded once to ``dtype`` (so a float32 value past the dtype's range
+    is its inf, one below it 0). eps is the dtype's spacing at 1 (bfloat16 2^-7, float16 2^-10),
+    tiny the spacing of its subnormals, scale the largest magnitude of float32's array, and
+    noise32 / eps32 the size of the terms float32 itself lost digits of (its distance to
+    float64, in float32's eps): a value that cancels to near zero is judged by the terms that
+    cancelled, not by itself. An op that computes in float32 and rounds once stays within half
+    a unit. NaN must match NaN, and inf the same inf. Tuple outputs are compared forward only.
+    """
+    eps, tiny = _low_precision_units(dtype)
+    eps32 = float(np.finfo(np.float32).eps)
+    low_dtype = backend.resolve_dtype(dtype)
+    runs = {low_dtype: [], np.dtype(np.float32): [], np.dtype(np.float64): []}
+    for x in inputs:
+        rounded = backend.to_numpy(x.data).astype(low_dtype) \
+            if isinstance(x, Tensor) and backend.is_floating(x.dtype) else None
+        for run_dtype, run in runs.items():
+            run.append(x if rounded is None else Tensor(rounded.astype(run_dtype), requires_grad=x.requires_grad))
+    low, high, exact = runs.values()
+    outs = [fn(*run) for run in (low, high, exact)]
+
+    def compare(name, got, expected, reference):
+        got, expected, reference = (backend.to_numpy(a).astype(np.float64) for a in (got, expected, reference))
+        with np.errstate(over="ignore"):  # past the dtype's range: its inf, as the low run gives
+            rounded = expected.astype(low_dtype).astype(np.float64)
+        finite = np.isfinite(expected) & np.isfinite(reference)
+        scale = float(np.abs(expected[finite]).max()) if finite.any() else 0.0
+        noise = float(np.abs(expected - reference)[finite].max()) if finite.any() else 0.0
+        _compare(f"{name} in {low_dtype.name}", got, rounded, 0.0, ulps * (eps * (scale + noise / eps32) + tiny))
+
+    out_low, out_high, out_exact = outs
+    if isinstance(out_low, (tuple, list)):
+        for k, arrays in enumerate(zip(out_low, out_high, out_exact)):
+            compare(f"output {k}", *(a.data for a in arrays))
+        return True
+    if backend.is_floating(out_high.dtype) and out_low.dtype != low_dtype:
+        raise AssertionError(f"check_low_precision: the output of {low_dtype.name} inputs is {out_low.dtype.name}")
+    compare("the output", out_low.data, out_high.data, out_exact.data)
+    if not out_low.requires_grad:
+        return True
+    cotangent = np.random.default_rng(seed).standard_normal(out_high.shape).astype(low_dtype)
+    for out in outs:
+        out.backward(backend.get_array_module(out.data).asarray(cotangent.astype(out.dtype)))
+    for k, (a, b, c) in enumerate(zip(low, high, exact)):
+        if not (isinstance(a, Tensor) and a.requires_grad):
+            continue
+        if (a.grad is None) != (b.grad is None):
+            raise AssertionError(f"check_low_precision: input {k} has a gradient in one precision only")
+        if a.grad is None:
+            continue
+        if a.grad.dtype != low_dtype:
+            raise AssertionError(f"check_low_precision: the gradient of input {k} is {a.grad.dtype.name}, "
+                                 f"expected {low_dtype.name}")
+        compare(f"the gradient of input {k}", a.grad.data, b.grad.data, c.grad.data)
+    return True

@@ -32,7 +32,7 @@ from hypothesis.strategies import SearchStrategy
 from minitx import backend
 from minitx.autograd.tensor import Tensor, tensor
 from minitx.testing import strategies as mst
-from minitx.testing.checks import _as_numpy, _compare, check_forward, check_gradients
+from minitx.testing.checks import _as_numpy, _compare, check_forward, check_gradients, check_low_precision
 
 __all__ = ["arg", "op_case", "op_test", "Arg", "OpCase"]
 
@@ -169,6 +169,12 @@ class OpCase:
             self._against_torch(fn, inputs, kwargs)
         if self.gradcheck and not special and any(getattr(t, "requires_grad", False) for t in inputs):
             check_gradients(fn, *inputs, **self.gradcheck_kwargs)
+
+    def low_precision(self, data, dtype="bfloat16", ulps=4):
+        """The op on drawn inputs rounded to ``dtype`` against float32 on the same values
+        (check_low_precision); edge values (inf, NaN) included, they must land the same."""
+        inputs, kwargs, _ = self.draw(data)
+        return check_low_precision(lambda *ts: self.op(*ts, **kwargs), *inputs, dtype=dtype, ulps=ulps)
 
     def _against_torch(self, fn, inputs, kwargs):
         torch = _import_torch()
