@@ -97,7 +97,12 @@ def test_integers_meeting_floats_take_the_float_dtype(make_int):
     """As in PyTorch: int * 0.5 is float32, int + a float64 tensor is float64, int / int is
     float32, int + int stays int."""
     ints = make_int()
-    assert (ints * 0.5).dtype == np.float32 and (0.5 - ints).dtype == np.float32
+    assert (ints * 0.5).dtype == np.float32 and (0.5 + ints).dtype == np.float32
+    if ints.dtype == np.bool_:  # subtracting booleans: refused, as by NumPy and PyTorch
+        with pytest.raises(TypeError, match="sub: not defined for boolean tensors"):
+            0.5 - ints
+    else:
+        assert (0.5 - ints).dtype == np.float32
     np.testing.assert_allclose((ints * 0.5).numpy(), ints.numpy() * 0.5)
     for float_dtype in ("float32", "float64"):
         floats = minitx.tensor([1.5, 2.5, 3.5], dtype=float_dtype)

@@ -71,6 +71,18 @@ def as_indices(value, like: Tensor) -> Tensor:
     return tensor(value, device=like.device)
 
 
+def check_fits(op: str, what: str, value, dtype):
+    """A number written into an integer or boolean tensor must be one it holds: NumPy would turn
+    -1.5 into 254 in uint8, or 0.5 into 0, without a word."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "biu" or not isinstance(value, (int, float, np.number)):
+        return
+    low, high = (0, 1) if dtype.kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    if not (np.isfinite(value) and float(value).is_integer() and low <= value <= high):
+        raise ValueError(f"{op}: {what} {value!r} does not fit the tensor's {dtype.name} (whole numbers from {low} "
+                         f"to {high}); convert the tensor first, e.g. x.to(dtype='float32')")
+
+
 def check_bool(op: str, what: str, t: Tensor):
     if t.dtype != np.bool_:
         raise TypeError(f"{op}: {what} must be a boolean tensor, got dtype {t.dtype.name}")

@@ -11,6 +11,7 @@ from minitx import kernels
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module, is_floating
+from minitx.ops._args import floating
 from minitx.ops.dropout import _dropout_keep_mask, _philox_seed_offset
 from minitx.ops.reduction import logsumexp_parts
 
@@ -243,6 +244,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0
     shares one key/value head. With return_weights=True returns (output, weights), the
     weights P as a constant tensor (before dropout) for plotting.
     """
+    q, k, v = floating(q), floating(k), floating(v)
     op = ScaledDotProductAttention(causal, dropout_p, scale, seed, need_weights=return_weights,
                                    enable_gqa=enable_gqa)
     _check_heads(q, k, v, enable_gqa)

@@ -21,10 +21,20 @@ from minitx import backend
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
-from minitx.ops._args import binary, check_bool, floating, promote
+from minitx.ops._args import binary, check_bool, check_fits, floating, promote
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
            "Remainder", "Fmod"]
+
+
+def _not_boolean(op, x):
+    """x, unless it is a boolean tensor: negating or subtracting booleans has no meaning (NumPy and
+    PyTorch refuse too)."""
+    x = as_tensor(x)
+    if x.dtype.kind == "b":
+        raise TypeError(f"{op}: not defined for boolean tensors (NumPy and PyTorch refuse them too); convert to "
+                        f"an integer dtype first, or use ~ and ^ for logic")
+    return x
 
 
 class Add(Function):
@@ -50,7 +60,11 @@ class Sub(Function):
         return dy, -dy
 
 
-def sub(a, b): return binary(Sub(), a, b)
+def sub(a, b):
+    for operand in (a, b):
+        if isinstance(operand, Tensor):
+            _not_boolean("sub", operand)
+    return binary(Sub(), a, b)
 
 
 class Mul(Function):
@@ -96,7 +110,7 @@ class Neg(Function):
         return (-dy,)
 
 
-def neg(x): return Neg()(x)
+def neg(x): return Neg()(_not_boolean("neg", x))
 
 
 class PowScalar(Function):
@@ -149,7 +163,14 @@ def pow(a, b):  # noqa: A001 (numpy's name)
     if isinstance(b, numbers.Number) and isinstance(a, Tensor):
         if a.dtype.kind in "biu" and isinstance(b, float):  # int ** 0.5 is float32, as in PyTorch
             a = a.astype(backend.DEFAULT_FLOAT)
+        elif a.dtype.kind in "biu" and b < 0:
+            raise ValueError(f"pow: an integer tensor to the negative power {b} has no integer value; "
+                             "convert it to a float dtype first")
         return PowScalar(b)(a)
+    a, b = promote(a, b)
+    if a.dtype.kind in "biu" and b.dtype.kind in "biu" and bool((b < 0).any()):
+        raise ValueError("pow: integer tensors to negative integer powers have no integer value; "
+                         "convert them to a float dtype first")
     return binary(Pow(), a, b)
 
 
@@ -357,7 +378,7 @@ class Abs(Function):
         return (dy * sign,)
 
 
-def abs(x): return Abs()(x)  # noqa: A001 (numpy's name)
+def abs(x): return Abs()(_not_boolean("abs", x))  # noqa: A001 (numpy's name)
 
 
 class Maximum(Function):
@@ -422,6 +443,10 @@ class Clip(Function):
 
 
 def clip(x, min=None, max=None):  # noqa: A002 (numpy's names)
+    """x limited to [min, max]; an integer tensor with a float bound is clipped in float32, as PyTorch's."""
+    x = as_tensor(x)
+    if isinstance(min, float) or isinstance(max, float):
+        x = floating(x)
     return Clip(min, max)(x)
 
 
@@ -477,6 +502,7 @@ def masked_fill(x, mask, value):
         fits = False
     if not fits:
         raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to {x.shape}")
+    check_fits("masked_fill", "value", value, x.dtype)
     return MaskedFill(value)(x, mask)
 
 

@@ -15,7 +15,7 @@ from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module
-from minitx.ops._args import as_indices
+from minitx.ops._args import as_indices, floating
 from minitx.ops.activation import sigmoid_values, softplus_values
 from minitx.ops.indexing import _check_integer
 from minitx.ops.reduction import logsumexp_parts, quiet_float_errors
@@ -187,6 +187,7 @@ class SoftCrossEntropy(_Loss):
 def cross_entropy(logits, targets, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
     """Cross-entropy of logits [..., C] against integer class targets [...], or against float
     probability targets [..., C] (SoftCrossEntropy; ignore_index does not apply there)."""
+    logits = floating(logits)
     targets = as_indices(targets, logits)
     if targets.dtype.kind == "f":
         return SoftCrossEntropy(label_smoothing, reduction)(logits, targets)

@@ -127,7 +127,7 @@ class Mean(_Reduction):
         return (xp.broadcast_to(self.expand(dy) / self.count, self.in_shape),)
 
 
-def mean(x, axis=None, keepdims=False): return Mean(axis, keepdims)(x)
+def mean(x, axis=None, keepdims=False): return Mean(axis, keepdims)(floating(x))
 
 
 class Max(_Reduction):
@@ -196,7 +196,7 @@ class Var(_Reduction):
             return (self.expand(dy) * (2 / self.divisor if self.divisor else np.inf) * centered,)
 
 
-def var(x, axis=None, ddof=0, keepdims=False): return Var(axis, ddof, keepdims)(x)
+def var(x, axis=None, ddof=0, keepdims=False): return Var(axis, ddof, keepdims)(floating(x))
 
 
 class Std(_Reduction):

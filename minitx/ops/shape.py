@@ -15,6 +15,7 @@ from numpy.exceptions import AxisError
 from minitx.autograd.engine import unbroadcast
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import as_tensor
+from minitx.ops._args import check_fits
 from minitx.backend import get_array_module
 from minitx.ops.indexing import add_at, getitem
 from minitx.ops.reduction import normalize_axes
@@ -459,5 +460,7 @@ def pad(x, pad_width, value=0.0, mode="constant"):
     'reflect' (mirror, edge not repeated) or 'replicate' (edge repeated), see PadEdges.
     pad_width is an int, one (before, after) pair, or one pair per axis, as numpy's."""
     if mode == "constant":
+        x = as_tensor(x)
+        check_fits("pad", "value", value, x.dtype)
         return Pad(pad_width, value)(x)
     return PadEdges(pad_width, mode)(x)
