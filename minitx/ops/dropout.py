@@ -18,6 +18,7 @@ from minitx import kernels
 from minitx import random as mrandom
 from minitx.autograd.function import Function
 from minitx.backend import device_of, get_array_module, sum_rows
+from minitx.ops._args import floating
 from minitx.ops.activation import gelu_tanh, gelu_tanh_derivative, relu_derivative, relu_values
 from minitx.ops.elementwise import add
 
@@ -212,4 +213,5 @@ def bias_act_dropout(x, bias=None, activation="relu", p=0.0, training=True, seed
     activation 'identity', 'relu' or 'gelu_tanh'. No dropout when not training. See
     BiasActDropout."""
     op = BiasActDropout(activation, p if training else 0.0, seed)
-    return op(x) if bias is None else op(x, bias)
+    x = floating(x)
+    return op(x) if bias is None else op(x, floating(bias))

@@ -160,6 +160,9 @@ class Pow(Function):
 def pow(a, b):  # noqa: A001 (numpy's name)
     """a ** b. A constant number exponent uses PowScalar (x^p); otherwise Pow (needs a > 0
     where the exponent takes a gradient)."""
+    for operand in (a, b):
+        if isinstance(operand, Tensor):
+            _not_boolean("pow", operand)
     if isinstance(b, numbers.Number) and isinstance(a, Tensor):
         if a.dtype.kind in "biu" and isinstance(b, float):  # int ** 0.5 is float32, as in PyTorch
             a = a.astype(backend.DEFAULT_FLOAT)

@@ -102,8 +102,8 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5):
     x = floating(x)
     xp = backend.get_array_module(x.data)
     dim = x.shape[-1:]
-    weight = weight if weight is not None else Tensor(xp.ones(dim, dtype=x.dtype))
-    bias = bias if bias is not None else Tensor(xp.zeros(dim, dtype=x.dtype))
+    weight = floating(weight) if weight is not None else Tensor(xp.ones(dim, dtype=x.dtype))
+    bias = floating(bias) if bias is not None else Tensor(xp.zeros(dim, dtype=x.dtype))
     return LayerNorm(eps)(x, weight, bias)
 
 
