@@ -136,27 +136,63 @@ def grad_norm(grads):
     return out.reshape(())
 
 
-def nonfinite_counts(arrays):
-    """How many NaN or inf elements each float array of ``arrays`` (one dtype, bfloat16 too)
-    holds, as a host int64 array: one launch over all of them and one device-to-host copy (the
-    optimizer's check that no gradient is NaN or inf, which one reduction per gradient made
-    hundreds of launches)."""
-    arrays = list(arrays)
-    counts = np.zeros(len(arrays), dtype=np.int64)
-    if not arrays:
-        return counts
-    be = backend_for(*arrays)
+def _nonfinite_per_tensor(be, arrays):
+    """On the device, int64: how many NaN or inf elements each non-empty array of ``arrays``
+    holds, from one launch (nonfinite_partial: a count per chunk of the work table) and a running
+    sum over the chunks read at each tensor's last chunk (whole numbers: exact, and no host
+    read). Returns (indices of the non-empty arrays, their counts)."""
     dt = float_dtype(*arrays)
     nonempty = [i for i, a in enumerate(arrays) if a.size]
     if not nonempty:
-        return counts
+        return nonempty, None
     xs = [be.xp.ascontiguousarray(arrays[i]) for i in nonempty]
     sizes = [int(x.size) for x in xs]
     sizes_dev, bt, bs, nb = _work_table(be, sizes)
     partial = be.empty((nb,), compute_dtype(dt))
     be.launch("adam.cu", "nonfinite_partial", dt, (nb,), (_THREADS,),
               (be.pointer_array(xs), sizes_dev, bt, bs, np.int32(nb), np.int32(_CHUNK), partial))
-    per_chunk = be.xp.asnumpy(partial) if be.name == "cupy" else partial  # the one sync
-    chunk_tensor = np.repeat(np.arange(len(xs)), _chunk_counts(sizes))
-    counts[nonempty] = np.bincount(chunk_tensor, weights=per_chunk, minlength=len(xs)).astype(np.int64)
+    running = partial.astype(np.int64).cumsum()[_last_chunks(be, sizes)]
+    return nonempty, be.xp.diff(running, prepend=0)
+
+
+def _last_chunks(be, sizes):
+    """On the device, the index of each tensor's last chunk in the work table (kept, as the table)."""
+    device = be.xp.cuda.runtime.getDevice() if be.name == "cupy" else None
+    key = ("last chunks", be.name, device, tuple(sizes))
+    last = _TABLES.get(key)
+    if last is None:
+        if len(_TABLES) >= _TABLES_KEPT:
+            _TABLES.clear()
+        last = _TABLES[key] = be.to_device(np.cumsum(_chunk_counts(sizes)) - 1)
+    return last
+
+
+def nonfinite_counts(arrays):
+    """How many NaN or inf elements each float array of ``arrays`` (one dtype, bfloat16 too)
+    holds, as a host int64 array: one launch over all of them and one device-to-host copy (the
+    optimizer's eager check that no gradient is NaN or inf, which one reduction per gradient made
+    hundreds of launches)."""
+    arrays = list(arrays)
+    counts = np.zeros(len(arrays), dtype=np.int64)
+    if not arrays:
+        return counts
+    be = backend_for(*arrays)
+    nonempty, per_tensor = _nonfinite_per_tensor(be, arrays)
+    if nonempty:
+        counts[nonempty] = be.xp.asnumpy(per_tensor) if be.name == "cupy" else per_tensor  # the one sync
     return counts
+
+
+def nonfinite_flags(arrays):
+    """Whether each float array of ``arrays`` (one dtype, bfloat16 too) holds no NaN and no inf,
+    as a boolean array on the device: the same launch as nonfinite_counts and no host read (the
+    deferred check of a sync-free step, and GradScaler's overflow check)."""
+    arrays = list(arrays)
+    be = backend_for(*arrays)
+    nonempty, per_tensor = _nonfinite_per_tensor(be, arrays)
+    if len(nonempty) == len(arrays):
+        return per_tensor == 0
+    finite = be.xp.ones(len(arrays), dtype=bool)
+    if nonempty:
+        finite[be.to_device(np.asarray(nonempty))] = per_tensor == 0
+    return finite

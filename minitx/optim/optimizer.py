@@ -358,7 +358,11 @@ class Optimizer:
 
 def finite_flags(arrays):
     """A device boolean per array (one array of them): whether it holds no NaN and no inf. No
-    host read: the deferred NaN/inf check and GradScaler's overflow check keep it on the device."""
+    host read: the deferred NaN/inf check and GradScaler's overflow check keep it on the device.
+    On the kernel path one launch counts over every array (kernels.nonfinite_flags); otherwise
+    one reduction per array, stacked."""
+    if kernels.enabled(*arrays):
+        return kernels.nonfinite_flags(arrays)
     xp = backend.get_array_module(arrays[0])
     return xp.stack([xp.isfinite(a).all() for a in arrays])
 

@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given, settings, HealthCheck
 from hypothesis import strategies as st
 
+from minitx import backend
 from minitx import kernels as K
 
 import _reference as ref
@@ -194,6 +195,10 @@ def test_nonfinite_counts(cpu, sizes, bad, dtype):
     expected = [int((~np.isfinite(a)).sum()) for a in arrays]
     assert K.nonfinite_counts(arrays).tolist() == expected
     assert K.nonfinite_counts([]).tolist() == []
+    with backend.count_host_reads() as reads:  # the deferred check's flags: the same launch, nothing read
+        flags = K.nonfinite_flags(arrays)
+    assert reads.count == 0 and flags.dtype == np.bool_
+    assert flags.tolist() == [n == 0 for n in expected]
 
 
 def test_adam_rejects_noncontiguous(cpu):

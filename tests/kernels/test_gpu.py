@@ -401,6 +401,8 @@ def test_bfloat16_launchers_on_the_gpu_agree_with_the_cpu_emulation(cp, cpu):
     agree(*both(K.grad_norm, grads))
     gpu_counts, cpu_counts = both(K.nonfinite_counts, grads)
     np.testing.assert_array_equal(gpu_counts, cpu_counts)
+    gpu_flags, cpu_flags = both(K.nonfinite_flags, grads)
+    np.testing.assert_array_equal(cp.asnumpy(gpu_flags), cpu_flags)
     params = [rng.standard_normal(g.shape).astype(np.float32) for g in grads]
     ms, vs = [np.zeros_like(p) for p in params], [np.full_like(p, 1e-3) for p in params]
     dev = [to_gpu(arrays) for arrays in (params, grads, ms, vs)]
