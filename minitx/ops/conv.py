@@ -24,6 +24,7 @@ import numpy as np
 
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module, is_floating
+from minitx.ops._args import floating
 from minitx.ops.indexing import add_at
 
 __all__ = ["ConvNd", "ConvTransposeNd", "MaxPoolNd", "AvgPoolNd"]
@@ -348,6 +349,9 @@ class _PoolNd(Function):
         _check_dims(self.op, "input", x, self.dims)
         self.windows = _Windows(self.op, x.shape, self.kernel, self.stride, tuple((p, p) for p in self.padding),
                                 self.dilation, self.ceil_mode)
+        if not self.windows.in_input().any(axis=0).all():  # with dilation a window can fall between inputs
+            raise ValueError(f"{self.op}: a window of kernel {self.kernel}, dilation {self.dilation} and padding "
+                             f"{self.padding} reads padding only (input {x.shape[2:]}); it has no value")
         cols = self.windows.im2col(self.windows.pad(x, self.pad_value(x.dtype)))
         return cols.reshape(x.shape[:2] + (math.prod(self.kernel),) + self.windows.out)
 
@@ -368,8 +372,10 @@ class MaxPoolNd(_PoolNd):
 
     @staticmethod
     def pad_value(dtype):
-        """What padding holds: -inf, or an integer dtype's minimum (it has no -inf), so it never wins."""
-        return np.iinfo(dtype).min if np.dtype(dtype).kind in "iu" else -np.inf
+        """What padding holds, so it never wins: -inf, an integer dtype's minimum (it has no -inf),
+        or False for booleans (where -inf would be True)."""
+        kind = np.dtype(dtype).kind
+        return False if kind == "b" else np.iinfo(dtype).min if kind in "iu" else -np.inf
 
     def forward(self, x):
         xp = get_array_module(x)
@@ -471,17 +477,17 @@ class AvgPoolNd(_PoolNd):
 
 def avg_pool1d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """The mean of each kernel_size window of x [N, C, L] (arguments as avg_pool2d's)."""
-    return AvgPoolNd(1, kernel_size, stride, padding, ceil_mode, count_include_pad)(x)
+    return AvgPoolNd(1, kernel_size, stride, padding, ceil_mode, count_include_pad)(floating(x))
 
 
 def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """The mean of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size;
     ceil_mode as max_pool2d's; the arguments in PyTorch's order)."""
-    return AvgPoolNd(2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)(x)
+    return AvgPoolNd(2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)(floating(x))
 
 
 def avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """The mean of each kernel_size window of x [N, C, D, H, W] (arguments as avg_pool2d's)."""
-    return AvgPoolNd(3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)(x)
+    return AvgPoolNd(3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)(floating(x))

@@ -41,12 +41,11 @@ def _sources(n, m, scale_factor, mode, align_corners, dtype, spatial):
     pairs (weight None: 1).
 
     nearest's floor jumps, so its coordinates are rounded as PyTorch's CPU kernels round them: in
-    float64 for a float64 [N, C, L], in float32 otherwise, floored as a float32; for [N, C, H, W],
-    nearest copies when m = n and halves the index when m = 2n, whatever the scale factor."""
+    float64 for a float64 [N, C, L], in float32 otherwise, floored as a float32. (PyTorch's CPU
+    kernel for a small [N, C, H, W] copies when m = n and halves the index when m = 2n, whatever
+    the scale factor; minitx keeps to floor(i / scale_factor) at every size.)"""
     if mode == "linear":
         return _linear_sources(n, m, scale_factor, align_corners)
-    if mode == "nearest" and spatial == 2 and m in (n, 2 * n):
-        return [(np.arange(m) // (m // n), None)]
     ft = np.float64 if dtype == np.float64 and spatial == 1 else np.float32
     scale = ft(1.0 / scale_factor) if scale_factor is not None else ft(n) / ft(m)
     t = (np.arange(m).astype(ft) + ft(0.5 if mode == "nearest-exact" else 0.0)) * scale

@@ -627,3 +627,25 @@ def test_avg_pool_takes_pytorchs_argument_order_and_divisor_override():
     np.testing.assert_array_equal(layer(x).numpy(), out.numpy())
     with pytest.raises(ValueError, match=r"avg_pool2d: divisor_override must be None or an integer >= 1, got 0"):
         F.avg_pool2d(x, 2, divisor_override=0)
+
+
+def test_pools_of_booleans_and_integers():
+    """A boolean max-pool pads with False (-inf would be True), as logical or over each window; an
+    integer avg-pool is computed in float32, as every op on real numbers."""
+    x = minitx.tensor(np.zeros((1, 1, 3, 3), dtype=bool))
+    assert not F.max_pool2d(x, 3, 1, 1).numpy().any()
+    eye = np.eye(3, dtype=bool)
+    padded = np.pad(eye, 1)  # False around it
+    windows = [[padded[i:i + 2, j:j + 2].any() for j in range(4)] for i in range(4)]
+    np.testing.assert_array_equal(F.max_pool2d(minitx.tensor(eye[None, None]), 2, 1, 1).numpy()[0, 0], windows)
+    ints = minitx.tensor(np.arange(16).reshape(1, 1, 4, 4))
+    out = F.avg_pool2d(ints, 2)
+    assert out.dtype == np.float32 and out.numpy().tolist() == [[[[2.5, 4.5], [10.5, 12.5]]]]
+
+
+def test_a_window_that_reads_only_padding_is_refused():
+    """kernel 2, dilation 2, padding 1 over one element: the window reads positions -1 and 1,
+    padding both; it has no maximum (PyTorch returns -inf and an index of -1)."""
+    with pytest.raises(ValueError, match=r"max_pool1d: a window of kernel \(2,\), dilation \(2,\) and padding \(1,\) "
+                                         r"reads padding only"):
+        F.max_pool1d(leaf([[[5.0]]]), 2, 3, 1, 2)
