@@ -26,3 +26,36 @@ ULPS = 4
 @given(data=st.data())
 def test_op_in_low_precision_follows_float32(name, dtype, data):
     CASES[name].low_precision(data, dtype, ULPS)
+
+
+def test_a_16_bit_backward_adds_in_float32_and_rounds_once():
+    """Nearest upsampling by 64 sums 64 dy into each source: in bfloat16 step by step that sum
+    drifts (196 where float32 rounded once gives 191), so backward gets dy in float32 too."""
+    import numpy as np
+
+    import minitx
+    import minitx.functional as F
+
+    dy = np.random.default_rng(0).uniform(0.5, 5.5, (1, 1, 64)).astype("float32")
+    grads = {}
+    for dtype in ("bfloat16", "float32"):
+        x = minitx.tensor(np.ones((1, 1, 1)), dtype=dtype, requires_grad=True)
+        F.interpolate(x, size=64).backward(minitx.tensor(dy, dtype=dtype))
+        grads[dtype] = x.grad
+    assert grads["bfloat16"].dtype.name == "bfloat16"
+    assert float(grads["bfloat16"].numpy()[0, 0, 0]) == float(np.float32(grads["float32"].numpy()[0, 0, 0])
+                                                             .astype(grads["bfloat16"].dtype))
+
+
+def test_the_check_judges_each_element_by_its_own_size():
+    """A path that turns [1000, 0.001] into [1000, 0.5] is wrong however large its neighbour."""
+    import numpy as np
+
+    import minitx
+    from minitx.testing import check_low_precision
+
+    def wrong_in_16_bits(x):
+        return x + minitx.tensor(np.array([0.0, 0.5]), dtype=x.dtype) * (x.dtype.name == "bfloat16")
+
+    with pytest.raises(AssertionError, match="the output in bfloat16 differs"):
+        check_low_precision(wrong_in_16_bits, minitx.tensor([1000.0, 0.001], dtype="float64"))

@@ -142,6 +142,8 @@ def backward(root, grad=None, retain_graph=False):
         if fn is None:
             continue
         fn.check_saved()  # not freed by an earlier backward, nothing it saved changed in place
+        if fn.computed_in is not None:  # a 16-bit op computed in float32: its backward too (dy rounded once)
+            g = g.astype(fn.computed_in, copy=False)
         input_grads = fn.backward(g)
         if not isinstance(input_grads, tuple):
             input_grads = (input_grads,)

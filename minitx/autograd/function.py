@@ -57,6 +57,8 @@ class Function:
     #: the kernels keep bfloat16 storage and compute in float32) or "gpu" (the products, on
     #: CuPy: tensor cores multiply 16-bit inputs adding in float32)
     low_precision = None
+    #: float32 when apply computed this call's 16-bit inputs in float32: backward gets dy in it too
+    computed_in = None
     saved: tuple = ()
     _inputs: tuple = ()
     _held: tuple = ()  # the saved arrays' guards and versions (minitx.autograd.inplace)
@@ -131,9 +133,11 @@ class Function:
         low = None if self.chooses_dtype else _low_precision_of(inputs)
         if low is not None and not self._computes_as_they_are(arrays):  # see _low_precision_of
             arrays = [a.astype(np.float32) if a.dtype == low else a for a in arrays]
+            self.computed_in = np.dtype(np.float32)
         output = self.forward(*arrays)
         if low is not None and is_floating(output.dtype) and output.dtype != low:
-            output = output.astype(low)
+            with np.errstate(over="ignore"):  # past float16's 65504: inf, as the dtype says
+                output = output.astype(low)
         for hook in forward_hooks:
             hook(self, inputs, output)
         # integer and boolean outputs (indices, masks) carry no gradient

@@ -148,6 +148,7 @@ def _compare(name, actual, expected, rtol, atol):
     close = np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
     if close.all():
         return
+    atol = np.broadcast_to(atol, a.shape)  # a number, or one per element (check_low_precision)
     # worst = the largest excess over the tolerance; a NaN on one side only counts as infinite
     excess = np.where(close, -np.inf, np.abs(a - e) - (atol + rtol * np.abs(e)))
     excess = np.where(np.isnan(excess), np.inf, excess)
@@ -155,7 +156,7 @@ def _compare(name, actual, expected, rtol, atol):
     where = tuple(int(i) for i in worst)
     raise AssertionError(
         f"check_forward: {name} differs from the reference at {int((~close).sum())} of {close.size} elements "
-        f"(rtol={rtol:g}, atol={atol:g}); worst at {where}: got {float(a[worst]):.10g}, "
+        f"(rtol={rtol:g}, atol={float(atol[worst]):g}); worst at {where}: got {float(a[worst]):.10g}, "
         f"expected {float(e[worst]):.10g}, difference {float(abs(a[worst] - e[worst])):.3g}")
 
 
@@ -185,12 +186,13 @@ def check_low_precision(fn, *inputs, dtype="bfloat16", ulps=4, seed=0) -> bool:
         ulps * (eps * (scale + noise32 / eps32) + tiny)
 
     of float32's result rounded once to ``dtype`` (so a float32 value past the dtype's range
-    is its inf, one below it 0). eps is the dtype's spacing at 1 (bfloat16 2^-7, float16 2^-10),
-    tiny the spacing of its subnormals, scale the largest magnitude of float32's array, and
-    noise32 / eps32 the size of the terms float32 itself lost digits of (its distance to
-    float64, in float32's eps): a value that cancels to near zero is judged by the terms that
-    cancelled, not by itself. An op that computes in float32 and rounds once stays within half
-    a unit. NaN must match NaN, and inf the same inf. Tuple outputs are compared forward only.
+    is its inf, one below it 0), element by element. eps is the dtype's spacing at 1 (bfloat16
+    2^-7, float16 2^-10), tiny the spacing of its subnormals, scale the element's float32
+    magnitude, and noise32 / eps32 the size of the terms float32 itself lost digits of there (its
+    distance to float64, in float32's eps): a value that cancels to near zero is judged by the
+    terms that cancelled, not by itself. An op that computes in float32 and rounds once stays
+    within half a unit. NaN must match NaN, and inf the same inf. Tuple outputs are compared
+    forward only.
     """
     eps, tiny = _low_precision_units(dtype)
     eps32 = float(np.finfo(np.float32).eps)
@@ -208,10 +210,9 @@ def check_low_precision(fn, *inputs, dtype="bfloat16", ulps=4, seed=0) -> bool:
         got, expected, reference = (backend.to_numpy(a).astype(np.float64) for a in (got, expected, reference))
         with np.errstate(over="ignore"):  # past the dtype's range: its inf, as the low run gives
             rounded = expected.astype(low_dtype).astype(np.float64)
-        finite = np.isfinite(expected) & np.isfinite(reference)
-        scale = float(np.abs(expected[finite]).max()) if finite.any() else 0.0
-        noise = float(np.abs(expected - reference)[finite].max()) if finite.any() else 0.0
-        _compare(f"{name} in {low_dtype.name}", got, rounded, 0.0, ulps * (eps * (scale + noise / eps32) + tiny))
+        with np.errstate(invalid="ignore"):  # inf - inf where both are inf: no noise there
+            noise = np.nan_to_num(np.abs(expected - reference), nan=0.0, posinf=0.0)
+        _compare(f"{name} in {low_dtype.name}", got, rounded, ulps * eps, ulps * (eps * noise / eps32 + tiny))
 
     out_low, out_high, out_exact = outs
     if isinstance(out_low, (tuple, list)):
