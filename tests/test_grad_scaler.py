@@ -325,6 +325,8 @@ def test_calls_out_of_order_are_refused():
     assert scaler.get_scale() == 3.0
     with pytest.raises(ValueError, match="GradScaler.update: invalid new_scale -1"):
         scaler.update(new_scale=-1)
+    with pytest.raises(ValueError, match="GradScaler.update: invalid new_scale 1e\\+39"):  # past float32: inf
+        scaler.update(new_scale=1e39)
 
 
 def test_bad_inputs_are_refused():

@@ -29,10 +29,9 @@ import re
 
 import numpy as np
 
-from minitx import amp
+from minitx import amp, backend
 from minitx.autograd import inplace
 from minitx.autograd.grad_mode import is_grad_enabled
-from minitx import backend
 from minitx.backend import is_floating
 
 #: called as ``hook(fn, inputs, output)`` (output: the raw array) after every op's forward;

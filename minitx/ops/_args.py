@@ -18,10 +18,7 @@ def binary(op, a, b, true_division=False):
     the float's dtype (``int_tensor * 0.5`` is float32, where numpy alone would promote int64
     with float32 to float64), and with ``true_division`` two integer operands become float32.
     """
-    try:
-        a, b = promote(a, b, true_division)
-    except OverflowError as error:  # a Python integer outside an integer tensor's range
-        raise OverflowError(f"{op.name}: {error}") from None
+    a, b = promote(a, b, true_division, op.name)
     try:
         np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
@@ -29,10 +26,19 @@ def binary(op, a, b, true_division=False):
     return op(a, b)
 
 
-def promote(a, b, true_division=False):
-    """(a, b) as tensors of one dtype where ints meet floats: the float's (see _binary)."""
+def operands(op, a, b):
+    """a and b as tensors; a Python number takes the other's dtype and device, and one outside an
+    integer tensor's range is an OverflowError naming ``op``."""
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    a, b = as_tensor(a, like), as_tensor(b, like)
+    try:
+        return as_tensor(a, like), as_tensor(b, like)
+    except OverflowError as error:
+        raise OverflowError(f"{op}: {error}") from None
+
+
+def promote(a, b, true_division=False, op="promote"):
+    """(a, b) as tensors of one dtype where ints meet floats: the float's (see binary)."""
+    a, b = operands(op, a, b)
     if a.dtype.kind in "biu" and b.dtype.kind == "f":
         a = a.astype(b.dtype)
     elif b.dtype.kind in "biu" and a.dtype.kind == "f":

@@ -233,7 +233,6 @@ class ScaledDotProductAttention(Function):
         self.weights = None
 
 
-
 def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0, scale=None,
                                  return_weights=False, seed=None, enable_gqa=False):
     """softmax(scale * q @ k^T, masked) @ v; see ScaledDotProductAttention.

@@ -21,7 +21,7 @@ from minitx import backend
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
-from minitx.ops._args import binary, check_bool, check_fits, floating, promote
+from minitx.ops._args import binary, check_bool, check_fits, floating, operands, promote
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
            "Remainder", "Fmod"]
@@ -170,8 +170,8 @@ def pow(a, b):  # noqa: A001 (numpy's name)
             raise ValueError(f"pow: an integer tensor to the negative power {b} has no integer value; "
                              "convert it to a float dtype first")
         return PowScalar(b)(a)
-    a, b = promote(a, b)
-    if a.dtype.kind in "biu" and b.dtype.kind in "biu" and bool((b < 0).any()):
+    a, b = promote(a, b, op="pow")
+    if a.dtype.kind in "biu" and b.dtype.kind in "biu" and backend.to_host((b < 0).any()):
         raise ValueError("pow: integer tensors to negative integer powers have no integer value; "
                          "convert them to a float dtype first")
     return binary(Pow(), a, b)
@@ -278,7 +278,7 @@ def copysign(a, b): return binary(Copysign(), floating(a), b)
 def _no_integer_zero(op, b):
     """Integer division by 0 has no value: raise, as PyTorch does (NumPy gives 0 and a warning).
     A float divisor of 0 gives IEEE's inf or NaN, as in both."""
-    if b.dtype.kind in "biu" and (b == 0).any():
+    if b.dtype.kind in "biu" and backend.to_host((b == 0).any()):  # a host read, counted
         raise ZeroDivisionError(f"{op.name}: integer division by zero (the divisor holds 0)")
 
 
@@ -286,8 +286,7 @@ def _operands(op, a, b, two_bools):
     """a and b as tensors (a number takes the other's dtype; a boolean beside an integer counts as
     0 or 1). Two booleans raise TypeError unless ``two_bools``: PyTorch has no boolean kernel for
     division, remainders and shifts (NumPy would compute them in int8)."""
-    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    a, b = as_tensor(a, like), as_tensor(b, like)
+    a, b = operands(op, a, b)
     if not two_bools and a.dtype.kind == b.dtype.kind == "b":
         raise TypeError(f"{op}: not defined for two boolean tensors; convert one to an integer dtype")
     return a, b
@@ -469,7 +468,7 @@ class Where(Function):
 def where(cond, a, b):
     """a where cond else b (cond boolean); a and b may be numbers."""
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    cond, a, b = as_tensor(cond, like), as_tensor(a, like), as_tensor(b, like)
+    cond, (a, b) = as_tensor(cond, like), operands("where", a, b)
     check_bool("where", "cond", cond)
     try:
         np.broadcast_shapes(cond.shape, a.shape, b.shape)
@@ -964,9 +963,11 @@ def reciprocal(x): return Reciprocal()(floating(x))
 
 
 def _compare(fn, a, b):
+    """fn (a NumPy/CuPy comparison) of a and b; a Python number is compared as it is (an int8
+    tensor < 1000 is all True: the number need not fit the tensor's dtype)."""
     like = a if isinstance(a, Tensor) else b
-    a, b = as_tensor(a, like), as_tensor(b, like)
-    return Tensor(fn(a.data, b.data))
+    values = [v if isinstance(v, numbers.Number) else as_tensor(v, like).data for v in (a, b)]
+    return Tensor(get_array_module(like.data).asarray(fn(*values)))
 
 
 def equal(a, b): return _compare(lambda x, y: x == y, a, b)
@@ -1027,7 +1028,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     for name, value in (("rtol", rtol), ("atol", atol)):
         if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value >= 0:
             raise ValueError(f"isclose: {name} must be a number >= 0, got {value!r}")
-    a, b = _broadcasting("isclose", *promote(a, b))
+    a, b = _broadcasting("isclose", *promote(a, b, op="isclose"))
     x, y = a.data, b.data
     if y.dtype.kind in "biu":
         x, y = x.astype(np.float64), y.astype(np.float64)
@@ -1041,7 +1042,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """Whether isclose(a, b, ...) holds everywhere (True for empty tensors): a Python bool."""
-    return bool(isclose(a, b, rtol, atol, equal_nan).data.all())
+    return bool(backend.to_host(isclose(a, b, rtol, atol, equal_nan).data.all()))
 
 
 _UFUNCS = {"bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift"}  # NumPy's, CuPy's names

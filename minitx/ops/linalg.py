@@ -69,7 +69,7 @@ class Matmul(Function):
 
 def matmul(a, b):
     """a @ b; an integer operand takes the float operand's dtype, as in a * b."""
-    a, b = promote(as_tensor(a), as_tensor(b))
+    a, b = promote(as_tensor(a), as_tensor(b), op="matmul")
     return Matmul()(a, b)
 
 

@@ -163,7 +163,7 @@ class GradScaler:
             raise RuntimeError("GradScaler.update: no scale yet; call scaler.scale(loss).backward() first")
         xp = backend.get_array_module(self._scale)
         if new_scale is not None:
-            check_number("GradScaler.update", "new_scale", new_scale, low=0, low_open=True)
+            check_number("GradScaler.update", "new_scale", new_scale, low=0, high=_FLOAT32_MAX, low_open=True)
             self._scale[...] = np.float32(new_scale)
         else:
             found = [s["found_inf"] for s in self._optimizers.values() if "found_inf" in s]

@@ -71,7 +71,12 @@ def test_arithmetic_and_comparisons_follow_numpy(dtype, data):
             if name == "prod" and dtype == "float16":
                 continue  # PyTorch's CPU prod multiplies float16 in float16 (14 * 48 * 98 * 0 is inf * 0 = NaN
                 # there); minitx multiplies in float32 and rounds once (0)
-            np.testing.assert_array_equal(got[name].numpy(), theirs.numpy(), err_msg=name)
+            if dtype.startswith("float") and name != "add" and name != "sub" and name != "mul":
+                # PyTorch's CPU cumsum of float32 adds in float64, its sums in another order: a few ulps
+                np.testing.assert_allclose(got[name].numpy(), theirs.numpy(), rtol=4 * np.finfo(dtype).eps,
+                                           atol=4 * np.finfo(dtype).eps * np.abs(a).sum(), err_msg=name)
+            else:
+                np.testing.assert_array_equal(got[name].numpy(), theirs.numpy(), err_msg=name)
 
 
 @settings(max_examples=20, deadline=None)
