@@ -42,33 +42,53 @@ def add_at(target, index, values):
     ufunc_at("add", target, index, values)
 
 
+#: the dtypes CuPy's scatter kernels (cupyx.scatter_add/max/min) take; others are widened
+_CUPY_SCATTER = {"add": ("int32", "uint32", "uint64", "float16", "float32", "float64"),
+                 "maximum": ("int32", "uint32", "float32", "float64"), "minimum": ("int32", "uint32", "float32", "float64")}
+
+
 def ufunc_at(ufunc, target, index, values, axis=None):
     """target[index] = ufunc(target[index], values) entry by entry, so that every entry of a
     repeated index counts (NumPy's ufunc.at) for ufunc "add", "multiply", "maximum", "minimum".
 
-    CuPy has scatter kernels for all but "multiply" (see multiply_at_by_steps).
+    On CuPy: its scatter kernels, for the dtypes they take (_CUPY_SCATTER); an integer add in
+    another dtype is done in uint64 and wrapped back (the same sum modulo 2^bits); a maximum or
+    minimum of narrower integers, booleans or float16 in int32 or float32 (exact); what is left
+    (multiply, and int64 maxima), one step per position along ``axis`` (ufunc_at_by_steps).
     """
     xp = get_array_module(target)
     if xp.__name__ != "cupy":
         getattr(np, ufunc).at(target, index, values)
-    elif ufunc != "multiply":
-        import cupyx
+        return
+    import cupyx
 
-        getattr(cupyx, {"add": "scatter_add", "maximum": "scatter_max", "minimum": "scatter_min"}[ufunc])(
-            target, index, values)
+    scatter = {"add": cupyx.scatter_add, "maximum": cupyx.scatter_max, "minimum": cupyx.scatter_min}.get(ufunc)
+    supported = _CUPY_SCATTER.get(ufunc, ())
+    wide = None if target.dtype.name in supported else (
+        "uint64" if ufunc == "add" and target.dtype.kind in "biu" else
+        "int32" if target.dtype.kind in "biu" and target.dtype.itemsize < 4 else
+        "float32" if target.dtype == np.float16 else None)
+    if target.dtype.name in supported:
+        scatter(target, index, values.astype(target.dtype, copy=False))
+    elif wide is not None:
+        widened = target.astype(wide)
+        scatter(widened, index, values.astype(target.dtype, copy=False).astype(wide))
+        target[...] = widened.astype(target.dtype)  # an integer sum wraps as it would have in its dtype
     else:
-        multiply_at_by_steps(target, index, values, axis)
+        ufunc_at_by_steps(getattr(xp, ufunc), target, index, values, axis)
 
 
-def multiply_at_by_steps(target, index, values, axis):
-    """target[index] *= values for an index made by _along_index(..., axis), one step per
-    position along ``axis``: within a step the targets never repeat, so a plain assignment
-    counts each factor (CuPy has no scatter-multiply)."""
+def ufunc_at_by_steps(ufunc, target, index, values, axis):
+    """target[index] = ufunc(target[index], values) for an index made by _along_index(...,
+    axis), one step per position along ``axis``: within a step the targets never repeat, so a
+    plain assignment counts each entry (CuPy has no scatter-multiply)."""
+    if axis is None:
+        raise TypeError(f"{ufunc.__name__} at repeated indices of {target.dtype} on the GPU needs the index's axis")
     index = get_array_module(target).broadcast_arrays(*index)
     for k in range(values.shape[axis]):
         step = (slice(None),) * axis + (k,)
         picked = tuple(i[step] for i in index)
-        target[picked] = target[picked] * values[step]
+        target[picked] = ufunc(target[picked], values[step])
 
 
 class GetItem(Function):
@@ -276,7 +296,7 @@ class ScatterReduce(Function):
         self.along, self.target, self.src_shape = axis, _along_index(index, axis), src.shape
         self.used = tuple(slice(0, n) for n in index.shape)
         s = src[self.used]
-        count = xp.zeros(x.shape, dtype=np.int64)
+        count = xp.zeros(x.shape, dtype=np.int32)  # int32: the dtype CuPy's scatter-add takes
         add_at(count, self.target, 1)
         y = x.copy()
         if not self.include_self:  # seeded with the identity, or any contributor for a max or min
@@ -309,7 +329,7 @@ class ScatterReduce(Function):
     _mean_shares = _sum_shares
 
     def _prod_shares(self, xp, dy, x, s, y, count, counts):
-        zeros = (counts & (x == 0)).astype(np.int64)
+        zeros = (counts & (x == 0)).astype(np.int32)
         add_at(zeros, self.target, (s == 0).astype(np.int64))
         nonzero_product = xp.where(counts & (x != 0), x, 1).astype(dy.dtype)
         ufunc_at("multiply", nonzero_product, self.target, xp.where(s == 0, 1, s), self.along)

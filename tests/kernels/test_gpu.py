@@ -579,3 +579,25 @@ def test_a_sync_free_training_step_on_cupy_never_synchronises_and_gives_the_eage
 
     for a, b in zip(step(False), step(True)):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int8", "float16"])
+def test_scatter_reduce_and_its_gradient_on_cupy_as_on_numpy(cp, reduce, dtype):
+    """CuPy's scatter kernels take only some dtypes (int64 and int8 adds, float16 and int64 maxima
+    are widened or stepped, see indexing.ufunc_at): the same values and gradients as NumPy's."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(-3, 4, (4, 5)).astype(dtype)
+    src = rng.integers(-3, 4, (6, 5)).astype(dtype)
+    index = rng.integers(0, 4, (6, 5))
+    outs = []
+    for device in ("cpu", "cuda"):
+        floating = np.dtype(dtype).kind == "f"
+        xs = minitx.tensor(x, device=device, requires_grad=floating)
+        ss = minitx.tensor(src, device=device, requires_grad=floating)
+        y = F.scatter_reduce(xs, 0, minitx.tensor(index, device=device), ss, reduce)
+        if floating:
+            y.backward(minitx.tensor(np.ones(y.shape, dtype), device=device))
+        outs.append([y.numpy()] + ([xs.grad.numpy(), ss.grad.numpy()] if floating else []))
+    for cpu, gpu in zip(*outs):
+        np.testing.assert_allclose(gpu, cpu, rtol=1e-6)

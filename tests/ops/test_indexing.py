@@ -305,18 +305,20 @@ def test_scatter_reduce_keeps_the_dtype(reduce):
         np.testing.assert_array_equal(ints.numpy(), [2, 0, -4])  # 6 // 3, 2 // 3, -7 // 2
 
 
-def test_multiply_at_by_steps_matches_numpy():
-    """The CuPy branch of ufunc_at for "multiply", run on NumPy arrays."""
-    from minitx.ops.indexing import _along_index, multiply_at_by_steps
+@pytest.mark.parametrize("ufunc, dtype", [("multiply", "float64"), ("maximum", "int64"), ("minimum", "int64"),
+                                          ("add", "int8")])
+def test_ufunc_at_by_steps_matches_numpy(ufunc, dtype):
+    """The CuPy branch of ufunc_at for what its scatter kernels lack, run on NumPy arrays."""
+    from minitx.ops.indexing import _along_index, ufunc_at_by_steps
 
     index = np.array([[1, 0, 1], [2, 2, 2]])
-    values = np.arange(1.0, 7.0).reshape(2, 3)
+    values = np.array([[1, -2, 3], [100, 5, -6]]).astype(dtype)
     for axis in (0, 1):
         target = _along_index(index if axis else index.T[:, :2] % 2, axis)
         vals = values if axis else values.T[:, :2]
-        expected, got = np.ones((3, 3)), np.ones((3, 3))
-        np.multiply.at(expected, target, vals)
-        multiply_at_by_steps(got, target, vals, axis)
+        expected, got = np.full((3, 3), 3, dtype), np.full((3, 3), 3, dtype)
+        getattr(np, ufunc).at(expected, target, vals)
+        ufunc_at_by_steps(getattr(np, ufunc), got, target, vals, axis)
         np.testing.assert_array_equal(got, expected)
 
 
