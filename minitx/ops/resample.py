@@ -29,6 +29,7 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import as_tensor
 from minitx.backend import get_array_module
 from minitx.ops._args import as_indices, floating
+from minitx.ops.conv import LAYOUT, as_tuple
 from minitx.ops.indexing import add_at, check_indices
 
 __all__ = ["Interpolate", "MaxUnpool"]
@@ -113,14 +114,14 @@ class Interpolate(Function):
         return (dy,)
 
 
-def _per_axis(op, name, value, count, kind):
-    """An int (kind numbers.Integral) or number (numbers.Real), or a sequence of ``count`` of them, as a tuple."""
+def _scale_factors(value, count):
+    """A number, or a sequence of ``count`` numbers (one per spatial axis), as a tuple of floats."""
     values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * count
-    if not all(isinstance(v, kind) and not isinstance(v, (bool, np.bool_)) for v in values):
-        raise TypeError(f"{op}: {name} must be {'ints' if kind is numbers.Integral else 'numbers'}, got {value!r}")
-    if len(values) != count:
-        raise ValueError(f"{op}: {name} needs {count} value(s), one per spatial axis, got {value!r}")
-    return values
+    if len(values) != count or not all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+                                       for v in values):
+        raise ValueError(f"interpolate: scale_factor must be a number or {count} of them, one per spatial axis, "
+                         f"got {value!r}")
+    return tuple(float(v) for v in values)
 
 
 def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=None):
@@ -146,10 +147,9 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=N
                          f"{'both' if size is not None else 'neither'}")
     spatial = x.ndim - 2
     if size is not None:
-        size = tuple(int(v) for v in _per_axis("interpolate", "size", size, spatial, numbers.Integral))
+        size = as_tuple(size, spatial, "size", "interpolate")
     else:
-        scale_factor = tuple(float(v) for v in _per_axis("interpolate", "scale_factor", scale_factor, spatial,
-                                                          numbers.Real))
+        scale_factor = _scale_factors(scale_factor, spatial)
         if not all(math.isfinite(v) and v > 0 for v in scale_factor):
             raise ValueError(f"interpolate: scale_factor must be finite and > 0, got {scale_factor}")
     return Interpolate(size, scale_factor, mode, align_corners)(x)
@@ -191,11 +191,10 @@ def _unpool(op, spatial, x, indices, kernel_size, stride, padding, output_size):
     """max_unpool{1,2}d: the arguments checked, the output size PyTorch's (_unpool_output_size)."""
     x = as_tensor(x)
     if x.ndim != spatial + 2:
-        layout = "[N, C, L]" if spatial == 1 else "[N, C, H, W]"
-        raise ValueError(f"{op}: input must be {spatial + 2}-D {layout}, got shape {x.shape}")
-    kernel = _per_axis(op, "kernel_size", kernel_size, spatial, numbers.Integral)
-    stride = kernel if stride is None else _per_axis(op, "stride", stride, spatial, numbers.Integral)
-    padding = _per_axis(op, "padding", padding, spatial, numbers.Integral)
+        raise ValueError(f"{op}: input must be {spatial + 2}-D {LAYOUT[spatial]}, got shape {x.shape}")
+    kernel = as_tuple(kernel_size, spatial, "kernel_size", op)
+    stride = kernel if stride is None else as_tuple(stride, spatial, "stride", op)
+    padding = as_tuple(padding, spatial, "padding", op)
     if min(kernel + stride) < 1 or min(padding) < 0:
         raise ValueError(f"{op}: kernel_size and stride must be >= 1 and padding >= 0, got kernel_size {kernel}, "
                          f"stride {stride}, padding {padding}")
@@ -204,8 +203,7 @@ def _unpool(op, spatial, x, indices, kernel_size, stride, padding, output_size):
         size = default
     else:  # (N, C, *size) as PyTorch takes it too, each within a stride of the default
         given = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * spatial
-        size = _per_axis(op, "output_size", given[2:] if len(given) == spatial + 2 else given, spatial,
-                         numbers.Integral)
+        size = as_tuple(given[2:] if len(given) == spatial + 2 else given, spatial, "output_size", op)
         if not all(d - s < v < d + s for v, d, s in zip(size, default, stride)):
             raise ValueError(f"{op}: output_size {output_size!r} must be strictly between the default size "
                              f"{default} minus and plus the stride {stride}")
