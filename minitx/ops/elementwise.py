@@ -159,10 +159,11 @@ class Pow(Function):
 
 def pow(a, b):  # noqa: A001 (numpy's name)
     """a ** b. A constant number exponent uses PowScalar (x^p); otherwise Pow (needs a > 0
-    where the exponent takes a gradient)."""
-    for operand in (a, b):
-        if isinstance(operand, Tensor):
-            _not_boolean("pow", operand)
+    where the exponent takes a gradient). A boolean beside a number counts as the integer 0 or 1
+    (True ** 2 is 1, True ** 0.5 is 1.0); two booleans are refused, as by PyTorch."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype.kind == b.dtype.kind == "b":
+        _not_boolean("pow", a)
+    a, b = (v.astype(np.int64) if isinstance(v, Tensor) and v.dtype.kind == "b" else v for v in (a, b))
     if isinstance(b, numbers.Number) and isinstance(a, Tensor):
         if a.dtype.kind in "biu" and isinstance(b, float):  # int ** 0.5 is float32, as in PyTorch
             a = a.astype(backend.DEFAULT_FLOAT)

@@ -199,6 +199,7 @@ def test_a_value_an_integer_tensor_cannot_hold_is_refused_not_truncated(call, me
     (lambda: F.pow(minitx.tensor([1, 2]), minitx.tensor([1, -2])), ValueError, "pow: integer tensors to negative"),
     (lambda: -minitx.tensor([True]), TypeError, "neg: not defined for boolean tensors"),
     (lambda: abs(minitx.tensor([True])), TypeError, "abs: not defined for boolean tensors"),
+    (lambda: minitx.tensor([True]) ** minitx.tensor([True]), TypeError, "pow: not defined for boolean tensors"),
     (lambda: minitx.tensor([True]) - minitx.tensor([False]), TypeError, "sub: not defined for boolean tensors"),
     (lambda: minitx.tensor([3]) - minitx.tensor([True]), TypeError, "sub: not defined for boolean tensors"),
 ])
@@ -206,3 +207,5 @@ def test_what_numpy_and_pytorch_refuse_is_refused_by_name(call, error, message):
     with pytest.raises(error, match=message):
         call()
     assert (minitx.tensor([2, 3]) ** 2).tolist() == [4, 9] and (minitx.tensor([2]) ** 0.5).dtype == np.float32
+    flags = minitx.tensor([True, False])  # a boolean beside a number is the integer 0 or 1, as in PyTorch
+    assert (flags ** 2).dtype == np.int64 and (flags ** 0.5).dtype == np.float32 and (2 ** flags).tolist() == [2, 1]
