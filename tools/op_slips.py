@@ -1,6 +1,10 @@
 """The ops' slips for tools/plant_slips.py --ops: one plausible one-line mistake per op of issue 26
 (its backward, or its forward where it has none), and the issue's named slips (col2im's padding,
-avg_pool's divisor, gather's backward, roll's integer shift) taken from plant_slips.SLIPS.
+avg_pool's divisor, gather's backward, roll's integer shift) taken from plant_slips.SLIPS. The
+second pass added one per op of the issue's later items: floor division, the remainders, the
+bitwise ops, isclose, nonzero, masked_select, scatter_reduce (one per reduction), interpolate,
+max_unpool, the n-d and transposed convolutions and their pooling options, float attention masks
+and grouped heads, cropping pad, the dtype rules, GradScaler and the layers over these ops.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -17,6 +21,20 @@ _MODULES = ("tests/nn/test_pytorch_names.py", "tests/nn/test_module.py")
 _E = "minitx/ops/elementwise.py"
 _N = "minitx/ops/norm.py"
 _L = "minitx/nn/layers.py"
+_INTEGER = ("tests/ops/test_integer_math.py",)
+_SELECTION = ("tests/ops/test_selection.py",)
+_INDEXING = ("tests/ops/test_indexing.py",)
+_RESAMPLE = ("tests/ops/test_resample.py",)
+_CONV = ("tests/ops/test_conv.py",)
+_ATTENTION = ("tests/ops/test_attention_masks.py",)
+_SHAPE = ("tests/ops/test_shape.py",)
+_DTYPES = ("tests/ops/test_dtypes.py",)
+_SCALER = ("tests/test_grad_scaler.py",)
+_I = "minitx/ops/indexing.py"
+_R = "minitx/ops/resample.py"
+_C = "minitx/ops/conv.py"
+_A = "minitx/ops/attention.py"
+_G = "minitx/optim/grad_scaler.py"
 
 #: the issue's named slips, already in plant_slips.SLIPS: run again here, with the new ops
 _NAMED = ("conv col2im", "avg_pool backward", "gather backward", "roll backward")
@@ -116,5 +134,124 @@ OP_SLIPS = [
     # pooling
     Slip("max_pool on integers: padded with int64's minimum whatever the dtype", "minitx/ops/conv.py",
          "return np.iinfo(dtype).min if", "return np.iinfo(np.int64).min if", ("tests/ops/test_conv.py",)),
+    # integer math (today's): floor division, the remainders, bitwise ops, isclose
+    Slip("floor_divide: rounds toward zero (C's /)", _E, "            return get_array_module(a).floor_divide(a, b)",
+         "            return get_array_module(a).floor_divide(a - get_array_module(a).fmod(a, b), b)", _INTEGER),
+    Slip("remainder backward: db's sign", _E, "return dy, -dy * self.quotient(a, b)",
+         "return dy, dy * self.quotient(a, b)", _INTEGER),
+    Slip("remainder backward: the quotient truncated (fmod's)", _E,
+         "    def quotient(self, a, b):\n        return get_array_module(a).floor_divide(a, b)",
+         "    def quotient(self, a, b):\n        return get_array_module(a).trunc(a / b)", _INTEGER),
+    Slip("fmod backward: the quotient floored (remainder's)", _E, "return get_array_module(a).trunc(a / b)",
+         "return get_array_module(a).floor(a / b)", _INTEGER),
+    Slip("bitwise shifts: left and right swapped", _E,
+         '_UFUNCS = {"bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift"}',
+         '_UFUNCS = {"bitwise_left_shift": "right_shift", "bitwise_right_shift": "left_shift"}', _INTEGER),
+    Slip("bitwise_xor: computed as or", _E, 'def bitwise_xor(a, b): return _bits("bitwise_xor", a, b)',
+         'def bitwise_xor(a, b): return _bits("bitwise_or", a, b)', _INTEGER),
+    Slip("bitwise_and: computed as xor", _E, 'def bitwise_and(a, b): return _bits("bitwise_and", a, b)',
+         'def bitwise_and(a, b): return _bits("bitwise_xor", a, b)', _INTEGER),
+    Slip("bitwise shifts: two booleans let through", _E, "a, b = _operands(op, a, b, two_bools)",
+         "a, b = _operands(op, a, b, True)", _INTEGER),
+    Slip("bitwise_not: negation for inversion", _E, "return Tensor(get_array_module(x.data).invert(x.data))",
+         "return Tensor(get_array_module(x.data).negative(x.data))", _INTEGER),
+    Slip("isclose: rtol relative to a, not b", _E, "<= atol + rtol * xp.abs(y)", "<= atol + rtol * xp.abs(x)",
+         _INTEGER),
+    Slip("isclose: a finite a close to an infinite b", _E, "rtol * xp.abs(y)) & xp.isfinite(y) | (x == y)",
+         "rtol * xp.abs(y)) | (x == y)", _INTEGER),
+    Slip("allclose: equal_nan not passed on", _E, "return bool(isclose(a, b, rtol, atol, equal_nan).data.all())",
+         "return bool(isclose(a, b, rtol, atol).data.all())", _INTEGER),
+    # selection and scatter_reduce
+    Slip("nonzero: the index columns in reverse axis order", _I,
+         "return Tensor(xp.stack(xp.unravel_index(positions, x.shape), axis=1))",
+         "return Tensor(xp.stack(xp.unravel_index(positions, x.shape)[::-1], axis=1))", _SELECTION),
+    Slip("nonzero, masked_select: the positions counted from 0 (the j-th True found at count j)", _I,
+         "xp.searchsorted(xp.cumsum(flat), xp.arange(1, count + 1))",
+         "xp.searchsorted(xp.cumsum(flat), xp.arange(count))", _SELECTION),
+    Slip("masked_select backward: dy laid at the front, not at the mask's positions", _I,
+         "dx[self.positions] = dy", "dx[:dy.size] = dy", _SELECTION),
+    Slip("scatter_reduce sum backward: dsrc read at src's own positions, not its targets", _I,
+         "return g, g[self.target]", "return g, g[self.used]", _INDEXING),
+    Slip("scatter_reduce prod backward: a zero contributor gets the product beside a second zero", _I,
+         "return xp.where(v == 0, xp.where(z == 1, p, 0),", "return xp.where(v == 0, p,", _INDEXING),
+    Slip("scatter_reduce mean backward: the count without include_self", _I,
+         "g = dy / xp.maximum(count + self.include_self, 1).astype(dy.dtype)",
+         "g = dy / xp.maximum(count, 1).astype(dy.dtype)", _INDEXING),
+    Slip("scatter_reduce amax/amin backward: every tie gets the whole dy", _I, "g = dy / ties", "g = dy",
+         _INDEXING),
+    # resampling
+    Slip("interpolate backward: dy assigned, not added, where outputs share a source", _R,
+         "add_at(dx, (slice(None),) * axis + (index,), _weighted(dy, w))",
+         "dx[(slice(None),) * axis + (index,)] = _weighted(dy, w)", _RESAMPLE),
+    Slip("interpolate linear: the two weights swapped", _R,
+         "return [(i0, 1.0 - lam), (np.minimum(i0 + 1, n - 1), lam)]",
+         "return [(i0, lam), (np.minimum(i0 + 1, n - 1), 1.0 - lam)]", _RESAMPLE),
+    Slip("interpolate align_corners: (n - 1) / m for (n - 1) / (m - 1)", _R,
+         "t = i * ((n - 1) / (m - 1) if m > 1 else 0.0)", "t = i * ((n - 1) / m if m > 1 else 0.0)", _RESAMPLE),
+    Slip("interpolate nearest-exact: the half-pixel offset dropped", _R,
+         'ft(0.5 if mode == "nearest-exact" else 0.0)', "ft(0.0)", _RESAMPLE),
+    Slip("max_unpool backward: dy read with its spatial axes swapped", _R,
+         "return dy.reshape(n, c, math.prod(self.size))[self.where]",
+         "return dy.swapaxes(-1, -2).reshape(n, c, math.prod(self.size))[self.where]", _RESAMPLE),
+    # convolution and pooling (today's: n-d, transposed, ceil_mode, indices, "same", divisor_override)
+    Slip("conv_transpose: output_padding ignored in the output size", _C,
+         "sizes = tuple((m - 1) * s - 2 * p + d * (k - 1) + q + 1 for",
+         "sizes = tuple((m - 1) * s - 2 * p + d * (k - 1) + 1 for", _CONV),
+    Slip("conv_transpose backward: dx through the flipped kernel", _C,
+         "dx = (weights @ dcols).reshape(self.shapes[0])", "dx = (weights[..., ::-1] @ dcols).reshape(self.shapes[0])",
+         _CONV),
+    Slip("n-d windows: the loop over spatial axes stops after two (3-D's width dropped)", _C,
+         "for t, axis in enumerate(SPATIAL[dims]):", "for t, axis in enumerate(SPATIAL[dims][:2]):", _CONV),
+    Slip("n-d windows: inside() checks the first two spatial axes only", _C,
+         "for rows, lo, hi in zip(self.index, low, high):", "for rows, lo, hi in zip(self.index[:2], low, high):",
+         _CONV),
+    Slip("ceil_mode: a last window starting at the right padding's first position kept", _C,
+         "if ceil_mode and (out - 1) * stride >= length + before:",
+         "if ceil_mode and (out - 1) * stride > length + before:", _CONV),
+    Slip("max_pool return_indices: indices into the padded plane", _C,
+         "flat = flat * n + i * self.stride[t] + a * self.dilation[t] - before",
+         "flat = flat * n + i * self.stride[t] + a * self.dilation[t]", _CONV),
+    Slip("padding='same': the odd extra padding before, not after", _C,
+         "return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for",
+         "return tuple((d * (k - 1) - d * (k - 1) // 2, d * (k - 1) // 2) for", _CONV),
+    Slip("avg_pool2d: divisor_override not passed on", _C,
+         "return AvgPoolNd(2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)(x)",
+         "return AvgPoolNd(2, kernel_size, stride, padding, ceil_mode, count_include_pad)(x)", _CONV),
+    # attention: float masks, grouped heads
+    Slip("attention backward: a float mask's gradient scaled as the scores' are", _A,
+         "dmask = ds.astype(mask.dtype, copy=False)", "dmask = (ds * self.scale_used).astype(mask.dtype, copy=False)",
+         _ATTENTION),
+    Slip("attention backward: a float mask's gradient not returned", _A,
+         "return grads + (dmask,) * (len(self.needs_input_grad) - 3)",
+         "return grads + (None,) * (len(self.needs_input_grad) - 3)", _ATTENTION),
+    Slip("grouped heads backward: groups summed in tiled order (repeat's interleaved one)", _A,
+         "(dx.shape[-3] // groups, groups) + dx.shape[-2:]).sum(axis=-3)",
+         "(groups, dx.shape[-3] // groups) + dx.shape[-2:]).sum(axis=-4)", _ATTENTION),
+    # pad with negative widths
+    Slip("pad backward: a cropped axis's gradient placed from x's start, not after the crop", "minitx/ops/shape.py",
+         "dx[self.kept] = dy[self.placed]",
+         "dx[tuple(slice(0, s.stop - s.start) for s in self.kept)] = dy[self.placed]", _SHAPE),
+    # dtype rules
+    Slip("accumulate: float16 summed in float16", "minitx/ops/_args.py",
+         "return reduce(dtype=np.float32, **kwargs).astype(np.float16)", "return reduce(**kwargs)", _DTYPES),
+    Slip("accumulate: int32 not widened to int64", "minitx/ops/_args.py",
+         'if dtype.kind in "biu" and dtype.itemsize < 8:', 'if dtype.kind in "biu" and dtype.itemsize < 4:', _DTYPES),
+    Slip("a Python integer: the dtype's largest value refused (range check off by one)", "minitx/autograd/tensor.py",
+         "not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:",
+         "not np.iinfo(dtype).min <= value < np.iinfo(dtype).max:", _DTYPES),
+    # GradScaler
+    Slip("GradScaler: growth and backoff factors swapped", _G,
+         "self._growth_factor, self._backoff_factor = float(growth_factor), float(backoff_factor)",
+         "self._growth_factor, self._backoff_factor = float(backoff_factor), float(growth_factor)", _SCALER),
+    Slip("GradScaler: the growth tracker not reset on overflow", _G,
+         "self._growth_tracker[...] = xp.where(found_inf | grow, 0, successful)",
+         "self._growth_tracker[...] = xp.where(grow, 0, successful)", _SCALER),
+    # nn layers of today's ops
+    Slip("nn.MaxUnpool: stride and padding passed in each other's place", "minitx/nn/conv.py",
+         "self.kernel_size, self.stride, self.padding, output_size)",
+         "self.kernel_size, self.padding, self.stride, output_size)", _MODULES + _RESAMPLE),
+    Slip("nn.Upsample: size and scale_factor passed in each other's place", "minitx/nn/conv.py",
+         "F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)",
+         "F.interpolate(x, self.scale_factor, self.size, self.mode, self.align_corners)", _MODULES + _RESAMPLE),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

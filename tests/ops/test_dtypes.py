@@ -209,3 +209,47 @@ def test_what_numpy_and_pytorch_refuse_is_refused_by_name(call, error, message):
     assert (minitx.tensor([2, 3]) ** 2).tolist() == [4, 9] and (minitx.tensor([2]) ** 0.5).dtype == np.float32
     flags = minitx.tensor([True, False])  # a boolean beside a number is the integer 0 or 1, as in PyTorch
     assert (flags ** 2).dtype == np.int64 and (flags ** 0.5).dtype == np.float32 and (2 ** flags).tolist() == [2, 1]
+
+
+@given(dtype=st.sampled_from(INTEGERS), data=st.data())
+def test_a_python_integer_at_either_end_of_the_range_is_taken_and_one_past_it_refused(dtype, data):
+    """The dtype's own minimum and maximum (and any value between, drawn) combine with the tensor,
+    wrapping as NumPy's arrays of that dtype do; one past either end raises OverflowError by name."""
+    info = np.iinfo(dtype)
+    a = data.draw(arrays(dtype), label="a")
+    x = minitx.tensor(a)
+    inside = data.draw(st.integers(int(info.min), int(info.max)), label="inside")
+    for value in (int(info.min), int(info.max), inside):
+        with np.errstate(over="ignore"):
+            expected = a + np.array(value, dtype=dtype)
+        got = x + value
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(got.numpy(), expected)
+    for value in (int(info.min) - 1, int(info.max) + 1):
+        message = f"^add: the Python integer {value} does not fit the tensor's {dtype}"
+        with pytest.raises(OverflowError, match=message):
+            x + value
+
+
+@st.composite
+def _float16_rows_past_2048(draw):
+    """float16 rows whose running sums float16 itself cannot follow: an even first entry from 2048
+    to 4094 (where float16's step is 2), then 15 to 31 small odd ones, each lost (or rounded up)
+    when added in float16. Integers: float32 holds every partial sum exactly."""
+    rows, n = draw(st.integers(1, 3)), draw(st.integers(16, 32))
+    first = draw(hnp.arrays(np.int64, (rows, 1), elements=st.integers(1024, 2047).map(lambda k: 2 * k)))
+    rest = draw(hnp.arrays(np.int64, (rows, n - 1), elements=st.sampled_from([1, 3, 5, 7])))
+    return np.concatenate([first, rest], axis=1).astype(np.float16)
+
+
+@given(a=_float16_rows_past_2048())
+def test_float16_sums_and_running_sums_round_once_from_float32(a):
+    """float16 sums and cumsums accumulate in float32, as PyTorch's: each result is the exact sum
+    rounded once to float16 (accumulated in float16, the running sum stalls at its first entry)."""
+    x, exact = minitx.tensor(a), a.astype(np.float64)
+    for got, expected in ((x.sum(axis=-1), exact.sum(axis=-1)), (F.cumsum(x, -1), exact.cumsum(axis=-1))):
+        assert got.dtype == np.float16
+        np.testing.assert_array_equal(got.numpy(), expected.astype(np.float16))
+    torch = torch_in_example()
+    if torch is not None:
+        np.testing.assert_array_equal(F.cumsum(x, -1).numpy(), torch.from_numpy(a).cumsum(-1).numpy())

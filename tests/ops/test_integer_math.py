@@ -163,8 +163,8 @@ def test_float_division_matches_python_and_pytorch_at_zero_inf_and_nan(name, dat
     fn, _, reference, torch_name = DIVISIONS[name]
     shape_a, shape_b = data.draw(PAIRS, label="shapes")
     values = st.integers(-24, 24).map(lambda k: k / 4) | st.sampled_from(FLOAT_EDGES)
-    if dtype == "float64":
-        values |= st.floats(-6, 6)
+    if dtype == "float64":  # normal: PyTorch's vectorized fmod and remainder give NaN for a subnormal b
+        values |= st.floats(-6, 6, allow_subnormal=False)
     a = data.draw(hnp.arrays(dtype, shape_a, elements=values), label="a")
     b = data.draw(hnp.arrays(dtype, shape_b, elements=values), label="b")
     out = fn(minitx.tensor(a, dtype=dtype), minitx.tensor(b, dtype=dtype))
@@ -291,6 +291,32 @@ def test_bitwise_matches_python_and_pytorch(name, data, dtypes, form):
     _against_torch(torch_name, out, a, b)
 
 
+
+# the ops PyTorch has no boolean kernel for: name -> (function, operator form)
+NO_TWO_BOOLS = {"floor_divide": (F.floor_divide, lambda a, b: a // b), "remainder": (F.remainder, lambda a, b: a % b),
+                "fmod": (F.fmod, None), "bitwise_left_shift": (F.bitwise_left_shift, lambda a, b: a << b),
+                "bitwise_right_shift": (F.bitwise_right_shift, lambda a, b: a >> b)}
+
+
+@pytest.mark.parametrize("name", list(NO_TWO_BOOLS))
+@given(data=st.data(), form=st.sampled_from(["function", "operator"]))
+def test_two_booleans_are_refused_by_division_and_the_shifts(name, data, form):
+    """Every example tries two boolean tensors (the drawn dtype pairs above reach them in one of
+    16): TypeError naming the op, where NumPy would compute in int8. A boolean beside an integer
+    counts as 0 or 1, as PyTorch's."""
+    fn, operator_form = NO_TWO_BOOLS[name]
+    fn = operator_form if form == "operator" and operator_form is not None else fn
+    shape_a, shape_b = data.draw(PAIRS, label="shapes")
+    a = data.draw(_integers(shape_a, "bool"), label="a")
+    b = data.draw(_integers(shape_b, "bool", nonzero=True), label="b")
+    with pytest.raises(TypeError, match=f"^{name}: not defined for two boolean tensors"):
+        fn(_as_minitx(a), _as_minitx(b))
+    out = fn(_as_minitx(a), _as_minitx(b.astype(np.int64)))
+    expected = getattr(np, name.removeprefix("bitwise_"))(a.astype(np.int64), b.astype(np.int64))
+    assert out.dtype == np.int64
+    np.testing.assert_array_equal(out.numpy(), expected)
+
+
 @given(data=st.data(), dtype=st.sampled_from(INTEGER_DTYPES))
 def test_bitwise_not_flips_bits_and_booleans(data, dtype):
     x = data.draw(_integers(data.draw(mst.shapes(max_dims=3, min_side=0, max_side=4)), dtype), label="x")
@@ -383,6 +409,52 @@ def test_isclose_matches_python_numpy_and_pytorch(data, dtype, rtol, atol, equal
             assert F.allclose(_as_minitx(a), _as_minitx(b), rtol, atol, equal_nan) == torch.allclose(
                 _torch_tensor(torch, a), _torch_tensor(torch, b), rtol=rtol, atol=atol, equal_nan=equal_nan)
 
+
+
+# rtol -> t with rtol |b| < t |b| <= rtol |a| for a = b (1 + t): close relative to a, not to b
+ASYMMETRIC = {0.25: 0.3125, 0.5: 0.75, 1.0: 1.5}
+
+
+@given(data=st.data(), dtype=st.sampled_from(["float64", "float32"]), rtol=st.sampled_from(sorted(ASYMMETRIC)))
+def test_isclose_is_relative_to_b_not_to_a(data, dtype, rtol):
+    """a = b (1 + t) with t past rtol but within rtol |a| / |b|: isclose(a, b) is False and
+    isclose(b, a) True at each entry (drawn which way round), as NumPy's and PyTorch's. Dyadic
+    values: a and |a - b| are exact in float32."""
+    shape = data.draw(mst.shapes(max_dims=3, max_side=4), label="shape")
+    b = data.draw(hnp.arrays(np.float64, shape, elements=st.integers(-64, 64).filter(bool).map(lambda k: k / 8)),
+                  label="b")
+    a = b * (1 + ASYMMETRIC[rtol])
+    swap = data.draw(hnp.arrays(np.bool_, shape), label="swap")
+    first, second = np.where(swap, b, a).astype(dtype), np.where(swap, a, b).astype(dtype)
+    out = F.isclose(_as_minitx(first), _as_minitx(second), rtol=rtol, atol=0.0)
+    np.testing.assert_array_equal(out.numpy(), swap)
+    np.testing.assert_array_equal(out.numpy(), np.isclose(first, second, rtol=rtol, atol=0.0))
+    torch = torch_in_example()
+    if torch is not None:
+        theirs = torch.isclose(_torch_tensor(torch, first), _torch_tensor(torch, second), rtol=rtol, atol=0.0)
+        np.testing.assert_array_equal(out.numpy(), theirs.numpy())
+
+
+@given(data=st.data(), dtype=st.sampled_from(["float64", "float32"]))
+def test_nan_beside_nan_is_close_only_with_equal_nan_in_isclose_and_allclose(data, dtype):
+    """a and b equal but for NaN at the same drawn positions (one at least) and maybe NaN in a
+    alone: isclose holds at the shared NaNs only with equal_nan, never at a lone one; allclose
+    carries equal_nan through (True with it when no NaN is alone). Both values of equal_nan in
+    each example."""
+    shape = data.draw(mst.shapes(min_dims=1, max_dims=3, max_side=4), label="shape")
+    b = data.draw(hnp.arrays(dtype, shape, elements=st.floats(-4, 4, width=32)), label="b")
+    shared = data.draw(hnp.arrays(np.bool_, shape), label="shared NaNs")
+    shared.flat[data.draw(st.integers(0, b.size - 1), label="one shared NaN")] = True
+    alone = data.draw(hnp.arrays(np.bool_, shape), label="NaNs in a alone") & ~shared
+    a, b = np.where(shared | alone, np.nan, b).astype(dtype), np.where(shared, np.nan, b).astype(dtype)
+    torch = torch_in_example()
+    for equal_nan in (False, True):
+        out = F.isclose(_as_minitx(a), _as_minitx(b), equal_nan=equal_nan)
+        np.testing.assert_array_equal(out.numpy(), ~alone & (equal_nan | ~shared))
+        close = F.allclose(_as_minitx(a), _as_minitx(b), equal_nan=equal_nan)
+        assert close is (equal_nan and not alone.any())
+        if torch is not None:
+            assert close == torch.allclose(_torch_tensor(torch, a), _torch_tensor(torch, b), equal_nan=equal_nan)
 
 def test_isclose_edges_by_hand():
     inf, nan = math.inf, math.nan

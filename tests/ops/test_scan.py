@@ -289,6 +289,24 @@ def test_sort_and_topk(x, data):
                                       torch.sort(torch.from_numpy(x.numpy()), stable=True, dim=axis, descending=descending)[1].numpy())
 
 
+@given(x=mst.tensors(mst.shapes(min_dims=2, max_dims=3, max_side=4), distinct=True), data=st.data())
+def test_topk_takes_its_k_along_the_axis_asked_not_the_last(x, data):
+    """topk along an axis before the last, k below that axis's size, in every example (the drawn
+    axis above is often the last one, where taking the k along the last axis cannot be told):
+    against Python's sort, finite differences and PyTorch."""
+    axis = data.draw(st.sampled_from([a for a in range(-x.ndim, x.ndim - 1) if a != -1]), label="axis")
+    largest = data.draw(st.booleans(), label="largest")
+    k = data.draw(st.integers(0, x.shape[axis] - 1), label="k")
+    want_values, want_indices = _sorted_by_python(x.numpy(), axis, largest)
+    taken = tuple(slice(0, k) if d == axis % x.ndim else slice(None) for d in range(x.ndim))
+    top, top_indices = F.topk(x, k, axis, largest)
+    np.testing.assert_array_equal(top.numpy(), want_values[taken])
+    np.testing.assert_array_equal(top_indices.numpy(), want_indices[taken])
+    assert check_gradients(lambda t: F.topk(t, k, axis, largest)[0], x)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda t: F.topk(t, k, axis, largest)[0], lambda t: torch.topk(t, k, axis, largest)[0], leaf(x.numpy()))
+
 def test_sort_keeps_equal_values_in_order_and_puts_nan_last_as_pytorch():
     x = leaf([1.0, np.nan, 3.0, 1.0, np.inf, -0.0, 0.0])
     values, indices = F.sort(x)

@@ -95,6 +95,38 @@ def test_masked_select(case):
                leaf(x.numpy()) if x.dtype == np.float64 else x)
 
 
+@st.composite
+def _gradient_case(draw):
+    """x, float64, of the broadcast shape, and a mask broadcasting to it whose own entries hold a
+    False before a True (so the selected positions are not the first ones of x): a gradient laid
+    at x's first entries, not at the selected ones, differs."""
+    shape, mask_shape = draw(mst.broadcastable_shapes(2, min_dims=1, max_dims=3, max_side=4)
+                             .filter(lambda shapes: np.prod(shapes[1]) >= 2))
+    x = draw(mst.tensors(np.broadcast_shapes(shape, mask_shape)))
+    mask = draw(hnp.arrays(np.bool_, mask_shape))
+    mask.flat[0], mask.flat[draw(st.integers(1, mask.size - 1))] = False, True
+    return x, mask
+
+
+@given(case=_gradient_case())
+def test_masked_select_sends_each_gradient_to_the_entry_it_selected(case):
+    """dx = dy at the mask's True entries of x, in row-major order, 0 elsewhere: against NumPy's
+    x[mask] = dy, finite differences and PyTorch."""
+    x, mask = case
+    out = F.masked_select(x, minitx.tensor(mask))
+    dy = np.random.default_rng(0).standard_normal(out.shape)
+    out.backward(dy)
+    expected = np.zeros(x.shape)
+    expected[np.broadcast_to(mask, x.shape)] = dy
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
+    x.grad = None
+    assert check_gradients(lambda t: F.masked_select(t, minitx.tensor(mask)), x)
+    torch = torch_in_example()
+    if torch is not None:
+        x.grad = None
+        parity(lambda t: F.masked_select(t, minitx.tensor(mask)),
+               lambda t: torch.masked_select(t, torch.from_numpy(mask)), x)
+
 def test_masked_select_errors_name_the_op():
     x = leaf([1.0, 2.0, 3.0])
     with pytest.raises(TypeError, match="masked_select: mask must be a boolean tensor, got dtype int64"):

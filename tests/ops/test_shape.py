@@ -15,6 +15,7 @@ import minitx.functional as F
 from minitx.ops import indexing
 from minitx.testing import check_backward_hygiene, gradcheck
 from minitx.testing import strategies as mst
+from _torch_kit import parity, torch_in_example
 
 SMALL = mst.shapes(max_dims=3, max_side=4)
 NONEMPTY = mst.shapes(min_dims=1, max_dims=3, max_side=4)
@@ -341,6 +342,36 @@ def test_pad_with_bad_widths(width):
                                          r"for each of the 2 axes of shape \(2, 3\)"):
         F.pad(minitx.ones(2, 3), width)
 
+
+@st.composite
+def _cropping_widths(draw, shape):
+    """(before, after) per axis, each from -(what is left) to 2, the output never empty, and one
+    drawn axis cropped at its start: where a slip in the gradient's offset shows."""
+    cropped = draw(st.integers(0, len(shape) - 1))
+    widths = []
+    for axis, n in enumerate(shape):
+        before = draw(st.integers(-(n - 1), -1 if axis == cropped else 2))
+        after = draw(st.integers(-(n - 1 - max(-before, 0)), 2))
+        widths.append((before, after))
+    return tuple(widths)
+
+
+@given(data=st.data(), value=st.sampled_from([0.0, -1.5]))
+def test_pad_with_negative_widths_crops_and_sends_the_kept_part_its_gradient(data, value):
+    """Negative widths crop (PyTorch's F.pad): the forward against cropping then np.pad, the
+    gradient by finite differences and against PyTorch's (a cropped element gets none, a kept
+    one the dy of where it landed)."""
+    x = data.draw(mst.tensors(mst.shapes(min_dims=1, max_dims=3, min_side=2, max_side=4)), label="x")
+    widths = data.draw(_cropping_widths(x.shape), label="widths")
+    out = F.pad(x, widths, value)
+    np.testing.assert_array_equal(out.numpy(), cropped_then_padded(x.numpy(), widths, value))
+    assert gradcheck(lambda t: F.pad(t, widths, value), x)
+    torch = torch_in_example()
+    if torch is not None:
+        flat = [w for pair in reversed(widths) for w in pair]  # PyTorch's order: the last axis first
+        x.grad = None
+        parity(lambda t: F.pad(t, widths, value), lambda t: torch.nn.functional.pad(t, flat, value=value), x,
+               rtol=0, atol=0)
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate"])
 def test_negative_widths_crop_only_in_constant_mode(mode):
