@@ -59,3 +59,17 @@ def test_the_check_judges_each_element_by_its_own_size():
 
     with pytest.raises(AssertionError, match="the output in bfloat16 differs"):
         check_low_precision(wrong_in_16_bits, minitx.tensor([1000.0, 0.001], dtype="float64"))
+
+
+def test_a_16_bit_gradient_summed_over_broadcast_axes_adds_in_float32():
+    """4096 ones summed in bfloat16 stall at 256 (256 + 1 rounds back to 256); the engine adds in
+    float32 and rounds once: 4096, exactly."""
+    import numpy as np
+
+    from minitx import backend
+    from minitx.autograd.engine import unbroadcast
+
+    ones = np.ones((4096, 1), dtype=backend.resolve_dtype("bfloat16"))
+    for shape in ((), (1,), (1, 1)):
+        total = unbroadcast(ones, shape)
+        assert total.dtype == ones.dtype and float(total.reshape(())) == 4096.0
