@@ -234,8 +234,6 @@ OP_SLIPS = [
          "dx[self.kept] = dy[self.placed]",
          "dx[tuple(slice(0, s.stop - s.start) for s in self.kept)] = dy[self.placed]", _SHAPE),
     # dtype rules
-    Slip("accumulate: float16 summed in float16", "minitx/ops/_args.py",
-         "return reduce(dtype=np.float32, **kwargs).astype(np.float16)", "return reduce(**kwargs)", _DTYPES),
     Slip("accumulate: int32 not widened to int64", "minitx/ops/_args.py",
          'if dtype.kind in "biu" and dtype.itemsize < 8:', 'if dtype.kind in "biu" and dtype.itemsize < 4:', _DTYPES),
     Slip("a Python integer: the dtype's largest value refused (range check off by one)", "minitx/autograd/tensor.py",

@@ -58,13 +58,10 @@ def floating(x) -> Tensor:
 def accumulate(reduce, dtype, **kwargs):
     """``reduce(dtype=..., **kwargs)`` (a sum, product or their scans) in the dtype PyTorch
     accumulates ``dtype`` in: int64 for booleans and integers narrower than 64 bits (the result
-    stays int64; NumPy would take uint64 for the unsigned ones), float32 for float16 (rounded
-    back to float16 at the end: float16 running sums lose their small terms)."""
-    dtype = np.dtype(dtype)
-    if dtype.kind in "biu" and dtype.itemsize < 8:
+    stays int64; NumPy would take uint64 for the unsigned ones). float16 and bfloat16 arrive here
+    as float32 already (Function.apply computes 16-bit ops in float32) and are rounded once after."""
+    if np.dtype(dtype).kind in "biu" and np.dtype(dtype).itemsize < 8:
         return reduce(dtype=np.int64, **kwargs)
-    if dtype == np.float16:
-        return reduce(dtype=np.float32, **kwargs).astype(np.float16)
     return reduce(**kwargs)
 
 
