@@ -71,8 +71,7 @@ def autocast(dtype: str = "bfloat16"):
     """The context in which PRECISION's ops compute in ``dtype``: "bfloat16" or "float16"."""
     if dtype not in _DTYPES:
         raise ValueError(f"autocast: unknown dtype {dtype!r}; expected one of {', '.join(_DTYPES)}")
-    # float16 is NumPy's own dtype; backend.resolve_dtype knows only the dtypes tensors are made in
-    return _autocasting(np.dtype(np.float16) if dtype == "float16" else backend.resolve_dtype(dtype))
+    return _autocasting(backend.resolve_dtype(dtype))
 
 
 @contextlib.contextmanager
@@ -125,13 +124,17 @@ PRECISIONS = {
 _AUTOCAST = {"bf16": "bfloat16", "fp16": "float16"}  # the precisions that autocast, and their dtype
 
 
+def _check_precision(name: str) -> None:
+    if name not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {name!r}")
+
+
 def step_precision(name: str, device: str):
     """Set up a run's precision on ``device`` and return the context each training step's forward
     and loss run in: autocast for 'bf16' and 'fp16', nothing for the others ('tf32' is a switch of
     the matrix products, backend.allow_tf32, set here once for the run). An 'fp16' run also needs
     ``loss_scaler('fp16')`` in its Trainer."""
-    if name not in PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {name!r}")
+    _check_precision(name)
     if device == "cuda":
         backend.allow_tf32(name == "tf32")
     return (lambda: autocast(_AUTOCAST[name])) if name in _AUTOCAST else contextlib.nullcontext
@@ -140,8 +143,7 @@ def step_precision(name: str, device: str):
 def loss_scaler(name: str):
     """The GradScaler a run of precision ``name`` steps with (a new one, PyTorch's defaults) for
     'fp16', None for the others: bfloat16 has float32's range, and nothing underflows."""
-    if name not in PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {name!r}")
+    _check_precision(name)
     from minitx.optim.grad_scaler import GradScaler  # (minitx.optim imports the autograd, which imports this)
 
     return GradScaler() if name == "fp16" else None
