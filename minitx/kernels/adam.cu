@@ -18,10 +18,13 @@
 //   p -= lr * (m / bias_corr1) / (sqrt(v / bias_corr2) + eps)
 //   with bias_corr1 = 1 - beta1^step and bias_corr2 = 1 - beta2^step.
 //   params, exp_avgs, exp_avg_sqs are updated in place (=); grads are read only.
-//   What changes from step to step is read from device memory, not passed by value:
-//   step_scalars = [lr, bias_corr1, bias_corr2], and skip (NULL: never), a flag that, when set,
-//   leaves every array as it is (a step whose gradients hold NaN or inf).  A CUDA graph bakes
-//   kernel arguments in at capture; memory it reads afresh at every replay.
+//   What changes from step to step is read from device memory, not passed by value: lr (one
+//   double), steps[t] (tensor t's step count, already incremented for this step: each parameter
+//   counts the steps it really took) and skip (NULL: never), a flag that, when set, leaves every
+//   array as it is (a step whose gradients hold NaN or inf).  A CUDA graph bakes kernel
+//   arguments in at capture; memory it reads afresh at every replay.  The bias corrections are
+//   computed in double from the double betas and rounded once to T, as the host computes them;
+//   the moment updates use the betas rounded to T.
 //   S is the gradients' storage type; parameters and moments are T = compute_t<S>: with
 //   bfloat16 gradients they stay float (the master weights), and every step is computed in float.
 //
@@ -47,15 +50,17 @@ __global__ void adam_step(mtx::compute_t<S>* const* __restrict__ params,
                           const long long* __restrict__ sizes,
                           const int* __restrict__ block_tensor,
                           const long long* __restrict__ block_start, int nblocks, int chunk,
-                          const mtx::compute_t<S>* __restrict__ step_scalars,
-                          const bool* __restrict__ skip, mtx::compute_t<S> beta1,
-                          mtx::compute_t<S> beta2, mtx::compute_t<S> eps,
+                          const double* __restrict__ lr_in,
+                          const long long* __restrict__ steps, const bool* __restrict__ skip,
+                          double beta1_in, double beta2_in, mtx::compute_t<S> eps,
                           mtx::compute_t<S> weight_decay, int decoupled) {
   using T = mtx::compute_t<S>;
   const int b = blockIdx.x;
   if (b >= nblocks || (skip && *skip)) return;  // uniform over the block
-  const T lr = step_scalars[0], bias_corr1 = step_scalars[1], bias_corr2 = step_scalars[2];
   const int t = block_tensor[b];
+  const double step = double(steps[t]);
+  const T lr = T(*lr_in), beta1 = T(beta1_in), beta2 = T(beta2_in);
+  const T bias_corr1 = T(1.0 - ::pow(beta1_in, step)), bias_corr2 = T(1.0 - ::pow(beta2_in, step));
   const long long start = block_start[b];
   const long long end = mtx::lmin(start + chunk, sizes[t]);
   T* p = params[t];

@@ -42,12 +42,6 @@ def _work_table(be, sizes):
     return table
 
 
-def adam_step_scalars(lr, beta1, beta2, step, dtype):
-    """What changes from step to step, as ``adam_step`` reads it from the device: the host array
-    ``[lr, 1 - beta1**step, 1 - beta2**step]`` in ``dtype``."""
-    return np.array([lr, 1.0 - beta1 ** step, 1.0 - beta2 ** step], dtype=dtype)
-
-
 def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, eps=1e-8,
               weight_decay=0.0, decoupled=False, step=1, *, skip=None):
     """One Adam (decoupled=False, L2 weight decay) or AdamW (decoupled=True) step
@@ -56,15 +50,19 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, 
     params, grads, exp_avgs, exp_avg_sqs: equal-length lists of C-contiguous
     float arrays, matching shapes per index; params, exp_avgs and exp_avg_sqs
     are updated IN PLACE (so they must already be contiguous -- a ValueError is
-    raised otherwise).  step: the 1-based step count after incrementing (used
-    for bias correction).  skip: None, or a boolean array of one element on the
+    raised otherwise).  skip: None, or a boolean array of one element on the
     device: where it is True the kernel leaves every array as it is, so a step
     decided against on the device (a NaN or inf gradient) needs no host read and
     no copies.  Returns None.
 
-    The kernel reads lr and the two bias corrections from device memory
-    (:func:`adam_step_scalars`, copied there on every call): a captured graph
-    replays with whatever that memory holds.
+    What changes from step to step, the kernel reads from device memory (a captured graph
+    replays with whatever that memory then holds):
+
+    * lr: a number (copied to the device on this call), or a float64 array of one element on
+      the device (an optimizer's, written before each step);
+    * step: each tensor's step count t after incrementing, for the bias corrections
+      ``1 - beta**t``: one int >= 1 for every tensor (copied), or an int64 array on the device
+      with one count per tensor (an optimizer's, advanced on the device).
 
     dtypes: a gradient is float32, float64 or bfloat16; its parameter and moments are in the
     gradient's compute dtype: float32 master weights for a bfloat16 gradient (mixed
@@ -76,9 +74,8 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, 
         raise ValueError("adam_step: list lengths differ")
     if n == 0:
         return None
-    if step < 1:
-        raise ValueError("step must be >= 1")
     be = backend_for(*params, *grads, *exp_avgs, *exp_avg_sqs, skip)
+    steps, lr = _step_inputs(be, n, step, lr)
     if skip is not None:
         if skip.dtype != np.bool_ or skip.size != 1:
             raise TypeError(f"adam_step: skip must be a boolean array of one element, got {skip.dtype} {skip.shape}")
@@ -100,15 +97,36 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, 
             continue
         gr = [be.xp.ascontiguousarray(grads[i]) for i in idx]
         sizes_dev, bt, bs, nb = _work_table(be, [int(params[i].size) for i in idx])
+        launch_steps = steps if len(idx) == n else steps[be.to_device(np.asarray(idx))]
         ct = compute_dtype(dt)
-        step_scalars = be.to_device(adam_step_scalars(lr, beta1, beta2, step, ct))
         be.launch("adam.cu", "adam_step", dt, (nb,), (_THREADS,),
                   (be.pointer_array([params[i] for i in idx]), be.pointer_array(gr),
                    be.pointer_array([exp_avgs[i] for i in idx]),
                    be.pointer_array([exp_avg_sqs[i] for i in idx]),
-                   sizes_dev, bt, bs, np.int32(nb), np.int32(_CHUNK), step_scalars, skip,
-                   *(ct.type(a) for a in (beta1, beta2, eps, weight_decay)), np.int32(bool(decoupled))))
+                   sizes_dev, bt, bs, np.int32(nb), np.int32(_CHUNK), lr, launch_steps, skip,
+                   np.float64(beta1), np.float64(beta2), ct.type(eps), ct.type(weight_decay),
+                   np.int32(bool(decoupled))))
     return None
+
+
+def _step_inputs(be, n, step, lr):
+    """adam_step's ``step`` and ``lr`` as the kernel reads them: a contiguous int64 array of n
+    counts and a float64 array of one element, on the device (host values are copied there)."""
+    if hasattr(step, "dtype"):
+        if step.dtype != np.int64 or step.shape != (n,):
+            raise TypeError(f"adam_step: step must be an int64 array of one count per tensor ({n}), "
+                            f"got {step.dtype} {step.shape}")
+        steps = be.xp.ascontiguousarray(step)
+    else:
+        if step < 1:
+            raise ValueError(f"adam_step: step must be >= 1, got {step}")
+        steps = be.to_device(np.full(n, step, dtype=np.int64))
+    if hasattr(lr, "dtype"):
+        if lr.dtype != np.float64 or lr.size != 1:
+            raise TypeError(f"adam_step: lr must be a number or a float64 array of one element, got {lr.dtype} "
+                            f"{lr.shape}")
+        return steps, be.xp.ascontiguousarray(lr.reshape(1))
+    return steps, be.to_device(np.array([lr], dtype=np.float64))
 
 
 def grad_norm(grads):

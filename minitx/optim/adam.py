@@ -24,10 +24,17 @@ class Adam(Optimizer):
         v_hat = v / (1 - beta2 ** t)
         p = p - lr * m_hat / (sqrt(v_hat) + eps)
 
-    State per parameter: 'step' (t, an int; each parameter counts its own steps, so one that
-    had no gradient for a while is corrected for the steps it really took), 'exp_avg',
-    'exp_avg_sq'. Parameters whose grad is None are skipped and their state is untouched.
+    State per parameter: 'step' (t; each parameter counts its own steps, so one that had no
+    gradient for a while is corrected for the steps it really took), 'exp_avg', 'exp_avg_sq'.
+    Parameters whose grad is None are skipped and their state is untouched.
     ``check_finite``: see minitx.optim.optimizer (NaN/inf gradients raise, nothing changes).
+
+    What changes from step to step lives on the device, where the update reads it, so that a
+    step needs no copy from the host and a captured step replays with the current values: t
+    (an int64 0-d array per parameter, a view into one array of counts per device, advanced
+    there; a step skipped on the device does not count, as PyTorch's Adam does not step then)
+    and each group's lr (a float64 array, written from ``group['lr']`` at every step, so a
+    schedule changes it between steps as before). ``state_dict()`` saves t as an int.
     """
 
     decoupled_weight_decay = False
@@ -37,6 +44,8 @@ class Adam(Optimizer):
                  check_finite=True):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
         super().__init__(params, defaults, check_finite=check_finite)
+        self._step_counts: dict = {}  # device -> int64 array: every parameter's t, by parameter index
+        self._lr_arrays: dict = {}    # (id(group), device) -> float64 array: that group's lr there
 
     def _check_group(self, group):
         name = self._name
@@ -53,48 +62,85 @@ class Adam(Optimizer):
     supports_skip = True
 
     def _step_group(self, group, items, skip=None):
-        params, grads, exp_avgs, exp_avg_sqs, steps = [], [], [], [], []
+        by_device: dict = {}  # the update runs per device: one count array and one lr array each
         for index, p in items:
             state = self.state.get(index)
             if not state:
                 xp = backend.get_array_module(p.data)
-                state = self.state[index] = {"step": 0,
+                state = self.state[index] = {"step": self._step_count(index, p.device),
                                              "exp_avg": xp.zeros_like(p.data),
                                              "exp_avg_sq": xp.zeros_like(p.data)}
-            state["step"] += 1
-            params.append(p.data)
-            grads.append(p.grad.data)
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
-            steps.append(state["step"])
+            by_device.setdefault(p.device, []).append((index, p, state))
         beta1, beta2 = group["betas"]
-        self._update_group(params, grads, exp_avgs, exp_avg_sqs, steps, lr=group["lr"],
-                           beta1=beta1, beta2=beta2, eps=group["eps"],
-                           weight_decay=group["weight_decay"],
-                           decoupled=self.decoupled_weight_decay, skip=skip)
+        for device, entries in by_device.items():
+            lr = self._lr_on_device(group, device)
+            steps = self._count_step(device, [index for index, _, _ in entries], skip)
+            self._update_group([p.data for _, p, _ in entries], [p.grad.data for _, p, _ in entries],
+                               [state["exp_avg"] for _, _, state in entries],
+                               [state["exp_avg_sq"] for _, _, state in entries], steps, lr=lr,
+                               beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
+                               decoupled=self.decoupled_weight_decay, skip=skip)
+
+    def _step_count(self, index, device, start=0):
+        """Parameter ``index``'s t: a 0-d view into this optimizer's counts on ``device``."""
+        counts = self._step_counts.get(device)
+        if counts is None:
+            n = sum(len(group["params"]) for group in self.param_groups)
+            counts = self._step_counts[device] = backend.xp_for(device).zeros(n, dtype=np.int64)
+        counts[index] = start
+        return counts[index:index + 1].reshape(())
+
+    def _count_step(self, device, indices, skip):
+        """t = t + 1 for these parameters on the device (t + (not skip) with a skip flag), in one
+        operation; returns their counts, an int64 array in the order of ``indices``."""
+        counts = self._step_counts[device]
+        first, last = indices[0], indices[-1]
+        if last - first + 1 == len(indices):  # a run of indices (every parameter had a gradient): a view
+            where = slice(first, last + 1)
+        else:
+            where = self._device_indices(tuple(indices), device)
+        counts[where] += 1 if skip is None else ~skip
+        return counts[where]
+
+    def _lr_on_device(self, group, device):
+        """``group['lr']`` written into the group's float64 array on ``device`` (a fill, no copy
+        from the host): what the update reads."""
+        key = (id(group), device)
+        lr = self._lr_arrays.get(key)
+        if lr is None:
+            lr = self._lr_arrays[key] = backend.xp_for(device).zeros(1, dtype=np.float64)
+        lr[...] = group["lr"]
+        return lr
+
+    def _state_restored(self):
+        """load_state_dict gave each parameter's t as an int: back into the device counts."""
+        self._step_counts = {}
+        for index, _, p in self._indexed_params():
+            state = self.state.get(index)
+            if state:
+                state["step"] = self._step_count(index, p.device, start=state["step"])
 
     @staticmethod
     def _update_group(params, grads, exp_avgs, exp_avg_sqs, steps, *, lr, beta1, beta2, eps,
                       weight_decay, decoupled, skip=None):
         """The reference update, in place, over lists of raw arrays (see the class docstring).
 
-        ``steps[i]`` is t for parameter i, already incremented for this step. ``decoupled``
-        selects AdamW's ``p = p - lr * weight_decay * p`` instead of the L2 gradient term.
-        ``skip`` (a device boolean, or None): where True, every array is left as it was, and
-        deciding needs no host read: the kernel reads the flag itself; the reference path
-        computes the update on copies and writes it back only where the flag is False.
+        ``steps``: t for each parameter, already incremented for this step, an int64 array on
+        the parameters' device; ``lr``: a float64 array of one element there. Each factor
+        computed from them is rounded once to the parameter's dtype, as the fused kernel does.
+        ``decoupled`` selects AdamW's ``p = p - lr * weight_decay * p`` instead of the L2
+        gradient term. ``skip`` (a device boolean, or None): where True, every array is left as
+        it was, and deciding needs no host read: the kernel reads the flag itself; the
+        reference path computes the update on copies and writes it back only where the flag is
+        False.
 
-        Fused path: one multi-tensor kernel launch per distinct step count (usually one), when
-        the arrays suit the kernels and the updated ones are contiguous (updated in place).
+        Fused path: one multi-tensor kernel launch for the group (per gradient dtype), when the
+        arrays suit the kernels and the updated ones are contiguous (updated in place).
         """
         updated = (*params, *exp_avgs, *exp_avg_sqs)
         if kernels.enabled(*updated, *grads) and all(a.flags.c_contiguous for a in updated):
-            by_step: dict = {}
-            for i, t in enumerate(steps):
-                by_step.setdefault(t, []).append(i)
-            for t, idx in by_step.items():
-                kernels.adam_step(*([arrays[i] for i in idx] for arrays in (params, grads, exp_avgs, exp_avg_sqs)),
-                                  lr, beta1, beta2, eps, weight_decay, decoupled, step=t, skip=skip)
+            kernels.adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1, beta2, eps, weight_decay, decoupled,
+                              step=steps, skip=skip)
             return
         if skip is not None:
             xp = backend.get_array_module(skip)
@@ -106,11 +152,12 @@ class Adam(Optimizer):
             for target, new in zip(updated, (a for arrays in copies for a in arrays)):
                 xp.copyto(target, new, where=keep_new)
             return
+        lr = lr.reshape(())
         for p, g, m, v, t in zip(params, grads, exp_avgs, exp_avg_sqs, steps):
             xp = backend.get_array_module(p)
             if weight_decay != 0:
                 if decoupled:
-                    p *= 1 - lr * weight_decay
+                    p *= (1 - lr * weight_decay).astype(p.dtype)
                 else:
                     g = g + weight_decay * p
             m *= beta1
@@ -119,9 +166,9 @@ class Adam(Optimizer):
             v += (1 - beta2) * (g * g)
             bias_correction1 = 1 - beta1 ** t
             bias_correction2 = 1 - beta2 ** t
-            denom = xp.sqrt(v / bias_correction2)
+            denom = xp.sqrt(v / bias_correction2.astype(v.dtype))
             denom += eps
-            p -= (lr / bias_correction1) * m / denom
+            p -= (lr / bias_correction1).astype(p.dtype) * m / denom
 
 
 class AdamW(Adam):

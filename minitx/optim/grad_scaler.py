@@ -58,11 +58,11 @@ class GradScaler:
     makes every method pass through (scale returns the loss, step steps), for one code path
     with and without float16.
 
-    Differences from PyTorch's: ``scale`` takes one loss tensor (not nested outputs); the
+    Differences from PyTorch's: ``scale`` takes one loss tensor (not nested outputs); and the
     overflow check reads the gradients after unscaling (PyTorch's reads them before: the same
     but for a finite gradient that unscaling pushes past float32's range, which PyTorch lets
-    through); and a skipped step still counts in Adam's step count t, which lives on the host
-    while whether the step was skipped is known only on the device.
+    through). As in PyTorch, a skipped step does not count in Adam's step count t (t lives on
+    the device, where the skip is decided).
     """
 
     def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,

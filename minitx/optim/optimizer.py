@@ -60,7 +60,7 @@ class Optimizer:
         self.check_finite = bool(check_finite)
         self.param_groups: list[dict] = []
         self.state: dict[int, dict] = {}  # parameter index -> that parameter's state
-        self._index_arrays: dict = {}  # the parameter indices of a step's gradients, on their device
+        self._index_arrays: dict = {}  # (parameter indices, device) -> those indices as a device array
 
         if isinstance(params, Tensor):
             raise TypeError(f"{self._name}: params must be an iterable of Tensors or of dicts "
@@ -209,16 +209,22 @@ class Optimizer:
         not finite, and the lowest such parameter index recorded in ``checks``."""
         xp = backend.get_array_module(items[0][1].grad.data)
         finite = finite_flags([p.grad.data for _, p in items])
-        key = tuple(index for index, _ in items)
-        indices = self._index_arrays.get(key)
-        if indices is None:  # uploaded once per set of parameters: a copy from the host each step would wait
-            indices = self._index_arrays[key] = xp.asarray(key, dtype=np.int64)
+        indices = self._device_indices(tuple(index for index, _ in items), items[0][1].grad.device)
         skip = ~finite.all()
         first_bad = indices[xp.argmin(finite)]  # argmin of booleans: the first False
         shapes = {index: p.shape for index, p in items}
         checks.record(f"{self._name}.step: non-finite gradient", skip, first_bad,
                       lambda index: self._not_finite_error(index, shapes.get(index)))
         return skip
+
+    def _device_indices(self, indices: tuple, device):
+        """Parameter indices as an int64 array on ``device``, uploaded once per set of parameters
+        (a copy from the host at every step would make the step wait for it)."""
+        key = (indices, device)
+        array = self._index_arrays.get(key)
+        if array is None:
+            array = self._index_arrays[key] = backend.to_device(np.asarray(indices, dtype=np.int64), device)
+        return array
 
     def _step_group(self, group: dict, items: list) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -227,14 +233,17 @@ class Optimizer:
     def state_dict(self) -> dict:
         """{'state': [per-parameter dict, by index], 'param_groups': [hyperparameters + 'params']}
 
-        State arrays are numpy copies; 'params' in a group lists the indices of its parameters.
-        Everything in it can be written with ``minitx.serialization.save``.
+        State arrays are numpy copies, step counts ints (read from the device); 'params' in a
+        group lists the indices of its parameters. Everything in it can be written with
+        ``minitx.serialization.save``.
         """
         state = []
         for index, _, _ in self._indexed_params():
             entry = {}
             for key, value in self.state.get(index, {}).items():
-                if hasattr(value, "shape") and hasattr(value, "dtype") and not np.isscalar(value):
+                if self.STATE.get(key) == "count":
+                    value = int(backend.to_host(value))
+                elif hasattr(value, "shape") and hasattr(value, "dtype") and not np.isscalar(value):
                     value = np.array(backend.to_numpy(value), copy=True)
                 entry[key] = value
             state.append(entry)
@@ -310,6 +319,11 @@ class Optimizer:
         for group, new in zip(self.param_groups, new_groups):
             group.update(new)
         self.state = new_state
+        self._state_restored()
+
+    def _state_restored(self) -> None:
+        """After load_state_dict replaced ``self.state``: a subclass that keeps part of its state
+        elsewhere (Adam's step counts, on the device) takes it back here."""
 
     #: what a parameter's state holds once it has taken a step, key -> kind: "count" (a whole
     #: number of steps, >= 1), "array" (a finite float array of the parameter's shape) or
@@ -335,7 +349,8 @@ class Optimizer:
         """One saved state value, checked against STATE[key], on p's device in p's dtype."""
         where = f"{name}: state '{key}' of parameter {index}"
         if self.STATE[key] == "count":
-            return check_count(name, f"state '{key}' of parameter {index}", value, low=1)
+            # a count lives in an int64 array on the device (Adam's t)
+            return check_count(name, f"state '{key}' of parameter {index}", value, low=1, high=np.iinfo(np.int64).max)
         if not (hasattr(value, "shape") and hasattr(value, "dtype")) or not backend.is_floating(value.dtype):
             what = np.dtype(value.dtype).name if hasattr(value, "dtype") else type(value).__name__
             raise TypeError(f"{where} is {what}; expected a float array of shape {p.shape}")
@@ -381,9 +396,11 @@ def check_number(opt: str, name: str, value, low=None, high=None, low_open=False
         raise ValueError(f"{opt}: invalid {name} {value!r}; expected a finite number {lo}{name}{hi}")
 
 
-def check_count(owner: str, name: str, value, low=0) -> int:
+def check_count(owner: str, name: str, value, low=0, high=None) -> int:
     """``value`` as an int, when it is a whole number (a Python or NumPy integer, not a bool) >=
-    ``low``; ValueError naming it otherwise (a restored step count of 1.5, say)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{owner}: invalid {name} {value!r}; expected a whole number >= {low}")
+    ``low`` (and <= ``high``); ValueError naming it otherwise (a restored step count of 1.5, say)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low \
+            or (high is not None and value > high):
+        bounds = f">= {low}" if high is None else f"from {low} to {high}"
+        raise ValueError(f"{owner}: invalid {name} {value!r}; expected a whole number {bounds}")
     return int(value)

@@ -315,10 +315,10 @@ class Trainer:
         if batch % self.accumulate and not (epoch < self.epochs and batch == len(self.batches(self.seed, epoch))):
             raise ValueError(f"{where}: batch {batch} is inside a step of {self.accumulate} batches; a run is "
                              "saved between steps")
-        counts = [s["step"] for s in self.optimizer.state.values() if "step" in s]
-        if "step" in type(self.optimizer).STATE and max(counts, default=0) != step:
-            raise ValueError(f"{where}: step {step}, but the optimizer saved beside it has taken "
-                             f"{max(counts, default=0)} steps")
+        taken = max((int(s["step"]) for s in self.optimizer.state.values() if "step" in s), default=0)
+        # a loss scaler's skipped steps do not count in the optimizer's (as in PyTorch): fewer, never more
+        if "step" in type(self.optimizer).STATE and (taken > step or (taken < step and self.scaler is None)):
+            raise ValueError(f"{where}: step {step}, but the optimizer saved beside it has taken {taken} steps")
         if self.schedule is not None and not self.per_epoch_schedule and self.schedule.last_step != step:
             raise ValueError(f"{where}: step {step}, but the schedule saved beside it has taken "
                              f"{self.schedule.last_step} steps")

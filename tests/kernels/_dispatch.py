@@ -208,7 +208,7 @@ def attention_dropout_both_ways(causal, device="cpu"):
 
 def optimizer_run(opt_class, fused, device="cpu"):
     """Three Adam(W) steps on three parameters, the last one without a gradient at the first
-    step (so its step count lags and the fused path needs two launches per step).
+    step (so its step count lags: the one launch of each step reads two different counts).
     Returns (parameters, second moments, launched kernels)."""
     rng = np.random.default_rng(5)
     params = leaves([rng.standard_normal(s) for s in ((3,), (2, 5), (4,))], device)

@@ -302,11 +302,44 @@ def test_switches_force_the_reference_path(switch, monkeypatch):
 # ---------------------------------------------------------------- optimizer, clipping, a training step
 
 
+def test_adam_launches_read_the_same_lr_and_step_memory_every_step():
+    """What lets a captured step replay Adam: each step's launch gets the same lr array and a
+    view of the same step counts (arguments a graph would bake in), and those hold the step's
+    values: the lr the schedule set, t advanced on the device."""
+    from minitx.kernels import cpu_harness
+
+    params = leaves([np.ones(3), np.ones((2, 2))])
+    opt = optim.Adam(params, lr=0.1)
+    be = cpu_harness.cpu_backend()
+    seen = []  # (lr array, step counts array, their values) of each adam_step launch
+
+    def launch(filename, kernel, dtype, grid, block, args, **kwargs):
+        if kernel == "adam_step":
+            seen.append((args[9], args[10], float(args[9][0]), args[10].tolist()))
+        return type(be).launch(be, filename, kernel, dtype, grid, block, args, **kwargs)
+
+    be.launch = launch
+    try:
+        with K.emulate_on_cpu():
+            for step, lr in enumerate((0.1, 0.05, 0.02)):
+                opt.param_groups[0]["lr"] = lr
+                for p in params:
+                    p.grad = minitx.tensor(np.full(p.shape, step + 1.0))
+                opt.step()
+    finally:
+        del be.launch
+    assert [(rate, counts) for _, _, rate, counts in seen] == [(0.1, [1, 1]), (0.05, [2, 2]), (0.02, [3, 3])]
+    first_lr, first_steps = seen[0][:2]
+    for lr, steps, _, _ in seen[1:]:
+        assert np.shares_memory(lr, first_lr) and np.shares_memory(steps, first_steps)
+    assert [int(s["step"]) for s in opt.state.values()] == [3, 3]
+
+
 @pytest.mark.parametrize("opt_class", [optim.Adam, optim.AdamW])
 def test_adam_fused_equals_reference(opt_class):
     params, states, names = optimizer_run(opt_class, fused=True)
     ref_params, ref_states, ref_names = optimizer_run(opt_class, fused=False)
-    assert names.count("adam_step") == 5 and ref_names == []  # 1 launch, then 2 per step (two step counts)
+    assert names.count("adam_step") == 3 and ref_names == []  # 1 launch per step, two step counts read in it
     for got, want in zip(params + states, ref_params + ref_states):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
     assert names.count("nonfinite_partial") == 3  # the NaN/inf check: one launch per step

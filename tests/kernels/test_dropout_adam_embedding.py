@@ -127,25 +127,35 @@ def test_adam_skip_flag_is_read_by_the_kernel(cpu, skip):
         assert not np.array_equal(unflagged[0][0], arrays[0][0])
 
 
-def test_adam_reads_the_learning_rate_and_corrections_from_memory(cpu):
-    """What a captured step replays with: the kernel has no lr or step argument, only the array
-    adam_step_scalars builds, so the same launch with other values in that array steps
-    accordingly."""
-    from minitx.kernels import adam
-
+def test_adam_reads_the_learning_rate_and_step_counts_from_memory(cpu):
+    """What a captured step replays with: the kernel's lr and step counts are arrays it reads,
+    so the same launch, its arguments unchanged, steps by whatever those arrays then hold; and
+    each tensor's bias corrections come from its own count."""
     rng = np.random.default_rng(4)
-    p, g, m, v = (rng.standard_normal(5) for _ in range(4))
-    v = np.abs(v)
-    for lr, step in ((1e-2, 1), (3e-3, 7)):
-        expect = ref.adam(p, g, m, v, lr, 0.9, 0.999, 1e-8, 0.0, False, step)
-        arrays = [[a.copy()] for a in (p, g, m, v)]
-        sizes, bt, bs, nb = adam._work_table(cpu, [5])
-        cpu.launch("adam.cu", "adam_step", np.float64, (nb,), (adam._THREADS,),
-                   (*(cpu.pointer_array(a) for a in arrays), sizes, bt, bs, np.int32(nb), np.int32(adam._CHUNK),
-                    adam.adam_step_scalars(lr, 0.9, 0.999, step, np.float64), None,
-                    *(np.float64(x) for x in (0.9, 0.999, 1e-8, 0.0)), np.int32(0)))
-        for got, want in zip((arrays[0][0], arrays[2][0], arrays[3][0]), expect):
-            np.testing.assert_allclose(got, want, rtol=1e-12)
+    p, g, m, v = ([rng.standard_normal(5), rng.standard_normal(3)] for _ in range(4))
+    v = [np.abs(a) for a in v]
+    lr, steps = np.zeros(1), np.zeros(2, dtype=np.int64)
+    arrays = [[a.copy() for a in group] for group in (p, g, m, v)]
+    for rate, counts in ((1e-2, (1, 4)), (3e-3, (7, 2))):
+        lr[0], steps[:] = rate, counts
+        expect = [ref.adam(*(group[i] for group in arrays), rate, 0.9, 0.999, 1e-8, 0.0, False, counts[i])
+                  for i in range(2)]
+        K.adam_step(*arrays, lr=lr, step=steps)
+        for i, (pe, me, ve) in enumerate(expect):
+            for got, want in zip((arrays[0][i], arrays[2][i], arrays[3][i]), (pe, me, ve)):
+                np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("lr, step, match", [
+    (np.zeros(1, np.float32), 1, "lr must be a number or a float64 array of one element, got float32"),
+    (np.zeros(2), 1, "lr must be a number or a float64 array of one element, got float64 \\(2,\\)"),
+    (1e-3, np.ones(1, np.int64), "step must be an int64 array of one count per tensor \\(2\\), got int64 \\(1,\\)"),
+    (1e-3, np.ones(2, np.int32), "step must be an int64 array .* got int32"),
+    (1e-3, 0, "step must be >= 1, got 0")])
+def test_adam_step_and_lr_are_checked(cpu, lr, step, match):
+    arrays = [[np.zeros(3), np.zeros(2)] for _ in range(4)]
+    with pytest.raises((TypeError, ValueError), match="adam_step: " + match):
+        K.adam_step(*arrays, lr=lr, step=step)
 
 
 def test_adam_skip_must_be_one_boolean(cpu):

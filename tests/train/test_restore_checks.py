@@ -43,7 +43,7 @@ def _set(*path_and_value):
 
 @pytest.mark.parametrize("edit, message", [
     (_set("optimizer", "state", 0, "step", 1.5),
-     r"optimizer state does not fit: .*invalid state 'step' of parameter 0 1\.5; expected a whole number >= 1"),
+     r"optimizer state does not fit: .*invalid state 'step' of parameter 0 1\.5; expected a whole number from 1 to 9223372036854775807"),
     (_set("optimizer", "state", 1, "exp_avg_sq", np.zeros((16,), np.int64)),
      r"optimizer state does not fit: .*state 'exp_avg_sq' of parameter 1 is int64; expected a float array"),
     (_set("optimizer", "state", 2, {"step": 9}),
