@@ -41,7 +41,7 @@ from .attention import (AttentionPlan, attention_backward, attention_forward, at
                         attention_plan)
 from .cross_entropy import cross_entropy_backward, cross_entropy_forward
 from .dropout import (bias_act_dropout_backward, bias_act_dropout_forward, dropout_add_backward,
-                      dropout_add_forward, dropout_apply, dropout_threshold)
+                      dropout_add_forward, dropout_apply, dropout_threshold, philox_memory)
 from .embedding import embedding_backward
 from .layer_norm import layer_norm_backward, layer_norm_forward
 from .softmax import softmax_backward, softmax_forward
@@ -52,7 +52,7 @@ __all__ = [
     "layer_norm_forward", "layer_norm_backward",
     "cross_entropy_forward", "cross_entropy_backward",
     "AttentionPlan", "attention_plan", "attention_mask_supported", "attention_forward", "attention_backward",
-    "dropout_threshold", "dropout_add_forward", "dropout_add_backward", "dropout_apply",
+    "dropout_threshold", "philox_memory", "dropout_add_forward", "dropout_add_backward", "dropout_apply",
     "bias_act_dropout_forward", "bias_act_dropout_backward",
     "adam_step", "grad_norm", "nonfinite_counts", "nonfinite_flags",
     "embedding_backward",

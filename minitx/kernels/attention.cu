@@ -86,12 +86,12 @@ __device__ __forceinline__ bool attn_allowed(int qi, int kj, int Lq, int Lk,
 // (threshold == 0) z = 1 and no number is drawn.
 template <typename T>
 struct AttnDropout {
-  unsigned long long seed, offset;
+  PhiloxPair key;
   unsigned int threshold;
   T keep_scale;
   __device__ __forceinline__ T z(long long row, int Lk, int j) const {
     if (threshold == 0) return T(1);
-    return dropout_keep(row * Lk + j, seed, offset, threshold) ? keep_scale : T(0);
+    return dropout_keep(row * Lk + j, key.seed, key.offset, threshold) ? keep_scale : T(0);
   }
 };
 
@@ -126,8 +126,9 @@ __global__ void __launch_bounds__(ATT_THREADS)
     attention_forward(const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
                       const unsigned char* __restrict__ key_pad_mask, S* __restrict__ o,
                       mtx::compute_t<S>* __restrict__ lse, int BH, int heads, int Lq, int Lk, int d,
-                      int causal, mtx::compute_t<S> scale, unsigned long long seed,
-                      unsigned long long offset, unsigned int threshold,
+                      int causal, mtx::compute_t<S> scale,
+                      const unsigned long long* __restrict__ philox, unsigned long long offset,
+                      unsigned int threshold,
                       mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
   constexpr int BQ = AttnTiles<T>::BQ;
@@ -151,7 +152,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const S* kb = k + (long long)bh * Lk * d;
   const S* vb = v + (long long)bh * Lk * d;
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
-  const AttnDropout<T> drop{seed, offset, threshold, keep_scale};
+  const AttnDropout<T> drop{philox_pair(philox, offset), threshold, keep_scale};
 
   attn_load_tile<S, BQ>(Qs, qb, q0, Lq, d);
   if (tid < BQ) {
@@ -290,7 +291,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
                             const S* __restrict__ dout, const mtx::compute_t<S>* __restrict__ lse,
                             const mtx::compute_t<S>* __restrict__ delta, S* __restrict__ dk,
                             S* __restrict__ dv, int BH, int heads, int Lq, int Lk, int d, int causal,
-                            mtx::compute_t<S> scale, unsigned long long seed,
+                            mtx::compute_t<S> scale, const unsigned long long* __restrict__ philox,
                             unsigned long long offset, unsigned int threshold,
                             mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
@@ -312,7 +313,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int tid = threadIdx.x;
   const long long qoff = (long long)bh * Lq * d, koff = (long long)bh * Lk * d;
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
-  const AttnDropout<T> drop{seed, offset, threshold, keep_scale};
+  const AttnDropout<T> drop{philox_pair(philox, offset), threshold, keep_scale};
 
   attn_load_tile<S, BK>(Ks, k + koff, k0, Lk, d);
   attn_load_tile<S, BK>(Vs, v + koff, k0, Lk, d);
@@ -364,7 +365,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
                           const S* __restrict__ dout, const mtx::compute_t<S>* __restrict__ lse,
                           const mtx::compute_t<S>* __restrict__ delta, S* __restrict__ dq, int BH,
                           int heads, int Lq, int Lk, int d, int causal, mtx::compute_t<S> scale,
-                          unsigned long long seed, unsigned long long offset,
+                          const unsigned long long* __restrict__ philox, unsigned long long offset,
                           unsigned int threshold, mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
   constexpr int BQ = AttnTiles<T>::BQB;
@@ -384,7 +385,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int tid = threadIdx.x;
   const long long qoff = (long long)bh * Lq * d, koff = (long long)bh * Lk * d;
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
-  const AttnDropout<T> drop{seed, offset, threshold, keep_scale};
+  const AttnDropout<T> drop{philox_pair(philox, offset), threshold, keep_scale};
 
   attn_load_tile<S, BQ>(Qs, q + qoff, q0, Lq, d);
   attn_load_tile<S, BQ>(dOs, dout + qoff, q0, Lq, d);

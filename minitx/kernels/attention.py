@@ -15,7 +15,7 @@ import numpy as np
 
 from ._launch import check_compute_dtype, check_int32, contiguous, float_dtype
 from ._runtime import CTYPE, backend_for, compute_dtype
-from .dropout import dropout_threshold
+from .dropout import dropout_threshold, _philox_args
 
 #: Largest head dimension d: thread c of a block owns output column c.
 MAX_HEAD_DIM = 128
@@ -144,14 +144,13 @@ def _attention_prepare(be, q, k, v, key_pad_mask, scale):
     return q, k, v, m, dt, BH, Lq, Lk, d, heads, compute_dtype(dt).type(scale)
 
 
-def _dropout_args(dt, dropout_p, seed, offset):
-    """The kernels' last four arguments: Philox seed and offset, threshold (0: no dropout) and
-    keep scale (see dropout.cu)."""
+def _dropout_args(be, dt, dropout_p, seed, offset):
+    """The kernels' last four arguments: the Philox memory and offset (_philox_args), threshold
+    (0: no dropout) and keep scale (see dropout.cu)."""
     threshold, keep_scale = dropout_threshold(dropout_p)
     if dropout_p >= 1:
         raise ValueError(f"attention: dropout_p must be in [0, 1), got {dropout_p}")
-    return (np.uint64(int(seed) & (2**64 - 1)), np.uint64(int(offset) & (2**64 - 1)), threshold,
-            compute_dtype(dt).type(keep_scale))
+    return (*_philox_args(be, seed, offset), threshold, compute_dtype(dt).type(keep_scale))
 
 
 def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, dropout_p=0.0, seed=0, offset=0):
@@ -171,7 +170,7 @@ def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, drop
     """
     be = backend_for(q, k, v, key_pad_mask)
     q, k, v, m, dt, BH, Lq, Lk, d, heads, scale = _attention_prepare(be, q, k, v, key_pad_mask, scale)
-    dropout = _dropout_args(dt, dropout_p, seed, offset)
+    dropout = _dropout_args(be, dt, dropout_p, seed, offset)
     o = be.empty((BH, Lq, d), dt)
     lse = be.empty((BH, Lq), compute_dtype(dt))
     if BH and Lq:
@@ -201,7 +200,7 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
     be = backend_for(q, k, v, o, lse, do, key_pad_mask)
     xp = be.xp
     q, k, v, m, dt, BH, Lq, Lk, d, heads, scale = _attention_prepare(be, q, k, v, key_pad_mask, scale)
-    dropout = _dropout_args(dt, dropout_p, seed, offset)
+    dropout = _dropout_args(be, dt, dropout_p, seed, offset)
     o, do, lse = contiguous(xp, o.reshape(BH, Lq, d), do.reshape(BH, Lq, d), lse.reshape(BH, Lq))
     float_dtype(q, o, do)
     check_compute_dtype("attention_backward", dt, lse=lse)

@@ -9,6 +9,8 @@
 // nothing is saved between forward and backward.  Different offsets give
 // independent streams for any tensor size (the offset lives in counter words
 // the element index never touches): callers bump offset by 1 per call.
+// (seed, offset) = philox_pair(philox, offset): the seed and a base offset are read from
+// device memory, the call's offset added to it (philox.cuh says why).
 //
 // Kernels (x, y, dy, dx, residual contiguous with n elements; bias [cols]; all of S,
 // computed in T = compute_t<S>: float for bfloat16, rounded once on store):
@@ -54,13 +56,12 @@ __device__ __forceinline__ T act_grad(T u, int act) {
 // consecutive elements, one Philox call per group; for each in-range element i
 // of the group it calls body(i, keep), keep = (word >> 8) >= threshold.
 template <typename Body>
-__device__ __forceinline__ void dropout_for_each(long long n, unsigned long long seed,
-                                                 unsigned long long offset,
+__device__ __forceinline__ void dropout_for_each(long long n, PhiloxPair key,
                                                  unsigned int threshold, Body body) {
   const long long ngroups = (n + 3) / 4;
   for (long long grp = (long long)blockIdx.x * blockDim.x + threadIdx.x; grp < ngroups;
        grp += (long long)gridDim.x * blockDim.x) {
-    const PhiloxOut r = dropout_bits(grp, seed, offset);
+    const PhiloxOut r = dropout_bits(grp, key.seed, key.offset);
 #pragma unroll
     for (int t = 0; t < 4; ++t) {
       const long long i = grp * 4 + t;
@@ -71,21 +72,22 @@ __device__ __forceinline__ void dropout_for_each(long long n, unsigned long long
 
 template <typename S>
 __global__ void dropout_add_forward(const S* __restrict__ x, const S* __restrict__ residual,
-                                    S* __restrict__ y, long long n, unsigned long long seed,
+                                    S* __restrict__ y, long long n, const unsigned long long* __restrict__ philox,
                                     unsigned long long offset, unsigned int threshold,
                                     mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
-  dropout_for_each(n, seed, offset, threshold, [&](long long i, bool keep) {
+  dropout_for_each(n, philox_pair(philox, offset), threshold, [&](long long i, bool keep) {
     y[i] = residual[i] + (keep ? x[i] * keep_scale : T(0));
   });
 }
 
 template <typename S>
 __global__ void dropout_mask_apply(const S* __restrict__ dy, S* __restrict__ dx, long long n,
-                                   unsigned long long seed, unsigned long long offset,
-                                   unsigned int threshold, mtx::compute_t<S> keep_scale) {
+                                   const unsigned long long* __restrict__ philox,
+                                   unsigned long long offset, unsigned int threshold,
+                                   mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
-  dropout_for_each(n, seed, offset, threshold, [&](long long i, bool keep) {
+  dropout_for_each(n, philox_pair(philox, offset), threshold, [&](long long i, bool keep) {
     dx[i] = keep ? dy[i] * keep_scale : T(0);
   });
 }
@@ -93,10 +95,11 @@ __global__ void dropout_mask_apply(const S* __restrict__ dy, S* __restrict__ dx,
 template <typename S>
 __global__ void bias_act_dropout_forward(const S* __restrict__ x, const S* __restrict__ bias,
                                          S* __restrict__ y, long long n, int cols, int act,
-                                         unsigned long long seed, unsigned long long offset,
-                                         unsigned int threshold, mtx::compute_t<S> keep_scale) {
+                                         const unsigned long long* __restrict__ philox,
+                                         unsigned long long offset, unsigned int threshold,
+                                         mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
-  dropout_for_each(n, seed, offset, threshold, [&](long long i, bool keep) {
+  dropout_for_each(n, philox_pair(philox, offset), threshold, [&](long long i, bool keep) {
     const T u = bias ? x[i] + bias[i % cols] : T(x[i]);
     y[i] = keep ? act_forward(u, act) * keep_scale : T(0);
   });
@@ -106,10 +109,11 @@ template <typename S>
 __global__ void bias_act_dropout_backward(const S* __restrict__ dy, const S* __restrict__ x,
                                           const S* __restrict__ bias, S* __restrict__ dx,
                                           long long n, int cols, int act,
-                                          unsigned long long seed, unsigned long long offset,
-                                          unsigned int threshold, mtx::compute_t<S> keep_scale) {
+                                          const unsigned long long* __restrict__ philox,
+                                          unsigned long long offset, unsigned int threshold,
+                                          mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
-  dropout_for_each(n, seed, offset, threshold, [&](long long i, bool keep) {
+  dropout_for_each(n, philox_pair(philox, offset), threshold, [&](long long i, bool keep) {
     const T u = bias ? x[i] + bias[i % cols] : T(x[i]);
     dx[i] = keep ? dy[i] * keep_scale * act_grad(u, act) : T(0);
   });

@@ -1,5 +1,7 @@
 """Launchers of dropout.cu: Philox dropout masks, alone or fused with a residual add or with
 bias + activation.  A mask is drawn from a (seed, offset) pair and regenerated, not stored.
+The kernels read the seed, and a base offset added to each call's, from device memory
+(:func:`philox_memory`).
 
 dtypes: every array of a call, and every result, has one dtype: float32, float64 or
 bfloat16 (computed in float32, each result element rounded once).  The mask is the same for
@@ -33,10 +35,38 @@ def dropout_threshold(p: float) -> tuple[np.uint32, float]:
     return np.uint32(thr), scale
 
 
+_PHILOX: dict = {}  # (backend, device, seed) -> that seed's two words on that device
+_PHILOX_KEPT = 64  # more seeds than this is not one run's: start over
+
+
+def philox_memory(be, seed):
+    """The device memory a dropout kernel reads its Philox seed and base offset from: the uint64
+    array ``[seed, base]``, base 0, made once per seed and device and kept, so every launch
+    with that seed reads the same memory and draws from (seed, base + its own offset).
+
+    Why memory and not two more kernel arguments: a captured CUDA graph replays its launches
+    with the arguments of the capture, but reads memory afresh. Moving ``base`` on between
+    replays gives each replay fresh masks (whoever keeps a graph keeps this array alive)."""
+    seed = int(seed) & (2**64 - 1)
+    device = be.xp.cuda.runtime.getDevice() if be.name == "cupy" else None
+    key = (be.name, device, seed)
+    words = _PHILOX.get(key)
+    if words is None:
+        if len(_PHILOX) >= _PHILOX_KEPT:
+            _PHILOX.clear()
+        words = _PHILOX[key] = be.to_device(np.array([seed, 0], dtype=np.uint64))
+    return words
+
+
+def _philox_args(be, seed, offset):
+    """A dropout kernel's (philox, offset) arguments for the mask of (seed, offset)."""
+    return philox_memory(be, seed), np.uint64(int(offset) & (2**64 - 1))
+
+
 def _dropout_launch(be, kernel, dt, arrays, n, extra, p, seed, offset):
     """Launch ``kernel`` of dropout.cu over n elements with the mask of (p, seed, offset).
 
-    Every dropout kernel takes ``(*arrays, n, *extra, seed, offset, threshold,
+    Every dropout kernel takes ``(*arrays, n, *extra, philox, offset, threshold,
     keep_scale)``; a thread handles groups of 4 elements (one Philox draw), grid-striding.
     p is validated even when n == 0 (then nothing is launched).
     """
@@ -44,9 +74,9 @@ def _dropout_launch(be, kernel, dt, arrays, n, extra, p, seed, offset):
     if n:
         groups = -(-n // 4)
         grid = int(max(1, min(-(-groups // _THREADS), 65535)))
-        seed, offset = (np.uint64(int(v) & (2**64 - 1)) for v in (seed, offset))
         be.launch("dropout.cu", kernel, dt, (grid,), (_THREADS,),
-                  (*arrays, np.int64(n), *extra, seed, offset, thr, compute_dtype(dt).type(keep_scale)))
+                  (*arrays, np.int64(n), *extra, *_philox_args(be, seed, offset), thr,
+                   compute_dtype(dt).type(keep_scale)))
 
 
 def dropout_add_forward(x, residual, p, seed, offset=0):

@@ -56,3 +56,17 @@ __device__ __forceinline__ bool dropout_keep(long long i, unsigned long long see
                                              unsigned long long offset, unsigned int threshold) {
   return (dropout_bits(i >> 2, seed, offset).v[i & 3] >> 8) >= threshold;
 }
+
+// Where a launch finds its (seed, offset): seed = philox[0], offset = philox[1] + call, with
+// philox two words of device memory and call the launch's own offset (a kernel argument). A
+// captured CUDA graph bakes kernel arguments in but reads memory afresh at every replay: moving
+// philox[1] on between replays gives every replay fresh masks, and backward, which passes the
+// same philox and call, regenerates its forward's mask.
+struct PhiloxPair {
+  unsigned long long seed, offset;
+};
+
+__device__ __forceinline__ PhiloxPair philox_pair(const unsigned long long* __restrict__ philox,
+                                                  unsigned long long call) {
+  return PhiloxPair{philox[0], philox[1] + call};
+}

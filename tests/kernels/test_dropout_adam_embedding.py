@@ -44,6 +44,31 @@ def test_dropout_add_matches_philox_reference(cpu, n, p, seed, offset, dtype):
     np.testing.assert_array_equal(K.dropout_apply(dy, p, seed, offset), dx)  # plain dropout: the same mask
 
 
+def test_dropout_reads_its_seed_and_base_offset_from_memory(cpu):
+    """What a captured step replays with: every launch of one seed reads the same two words of
+    memory (philox_memory), and the mask of a call with offset c under base b is the mask of
+    offset b + c; the fused attention's dropout too. Backward, reading the same memory,
+    regenerates the forward's mask."""
+    rng = np.random.default_rng(8)
+    x, r = rng.standard_normal(257), rng.standard_normal(257)
+    q, k, v = (rng.standard_normal((2, 5, 8)) for _ in range(3))
+    seed, base, call = 12345, 2**40 + 3, 7
+    words = K.philox_memory(cpu, seed)
+    assert K.philox_memory(cpu, seed) is words and words.tolist() == [seed, 0]
+    expect = K.dropout_add_forward(x, r, 0.5, seed, base + call)
+    expect_attention = K.attention_forward(q, k, v, dropout_p=0.3, seed=seed, offset=base + call)[0]
+    try:
+        words[1] = base
+        np.testing.assert_array_equal(K.dropout_add_forward(x, r, 0.5, seed, call), expect)
+        np.testing.assert_array_equal(K.attention_forward(q, k, v, dropout_p=0.3, seed=seed, offset=call)[0],
+                                      expect_attention)
+        dx, _ = K.dropout_add_backward(np.ones_like(x), 0.5, seed, call)
+        np.testing.assert_array_equal(dx != 0, ref.dropout_keep(x.size, 0.5, seed, base + call))
+    finally:
+        words[1] = 0
+    assert not np.array_equal(K.dropout_add_forward(x, r, 0.5, seed, call), expect)
+
+
 def test_dropout_mask_properties(cpu):
     n = 200_003
     ones = np.ones(n, np.float32)
