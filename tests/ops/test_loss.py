@@ -44,18 +44,19 @@ def _np_log_softmax(x):
 
 
 @st.composite
-def _nll_case(draw):
+def _nll_case(draw, weighted):
     rows, classes = draw(ROWS), draw(st.integers(1, 4))
     x = draw(mst.tensors(rows + (classes,)))
     ignore_index = draw(st.sampled_from([-100, -1, 0]))  # 0: a class that is ignored
     t = minitx.tensor(draw(mst.class_targets(rows, classes, ignore_index=ignore_index)))
-    weight = draw(st.one_of(st.none(), mst.float_arrays((classes,), min_value=0.1, max_value=2.0)))
+    weight = draw(mst.float_arrays((classes,), min_value=0.1, max_value=2.0)) if weighted else None
     return x, t, draw(st.sampled_from(REDUCTIONS)), ignore_index, weight
 
 
-@given(case=_nll_case())
-def test_nll_loss(case):
-    x, t, reduction, ignore_index, weight = case
+@pytest.mark.parametrize("weighted", [False, True])  # both, in every run: a drawn one_of could miss one
+@given(data=st.data())
+def test_nll_loss(weighted, data):
+    x, t, reduction, ignore_index, weight = data.draw(_nll_case(weighted))
     w = np.ones(x.shape[-1]) if weight is None else weight
 
     def reference(a):
