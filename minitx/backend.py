@@ -155,10 +155,12 @@ def sum_rows(a):
     where CuPy's own reduction over axis 0 is several times slower (the profile is in
     results/README.md). NumPy sums, and so does CuPy when TF32 is
     allowed: a TF32 product would round every element of a to 10 mantissa bits first."""
+    from minitx.blas import product  # minitx.blas reads backend's TF32 switch
+
     xp = get_array_module(a)
     if xp is np or a.ndim != 2 or tf32_allowed():
         return a.sum(axis=0)
-    return (xp.ones((1, a.shape[0]), dtype=a.dtype) @ a).reshape(a.shape[1])
+    return product(xp.ones((1, a.shape[0]), dtype=a.dtype), a).reshape(a.shape[1])
 
 
 # ---------------------------------------------------------------- reading the device from the host

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from minitx import kernels
+from minitx import blas, kernels
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module, is_floating
@@ -21,7 +21,10 @@ __all__ = ["ScaledDotProductAttention"]
 def _batched_matmul(a, b):
     """a @ b over the leading (batch) axes, with both operands C-contiguous: CuPy then runs one
     strided-batched cuBLAS product, and NumPy its BLAS path instead of a loop over strided
-    batches. (q, k, v arrive as permuted views from the head split.)"""
+    batches. (q, k, v arrive as permuted views from the head split.) minitx.blas's call, when on,
+    takes the views as they are."""
+    if blas.enabled(a, b):
+        return blas.matmul(a, b)
     xp = get_array_module(a)
     return xp.matmul(xp.ascontiguousarray(a), xp.ascontiguousarray(b))
 

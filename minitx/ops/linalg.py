@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from minitx.autograd.function import Function
+from minitx.blas import product
 from minitx.autograd.tensor import as_tensor
 from minitx.backend import get_array_module, sum_rows
 from minitx.ops._args import promote
@@ -37,7 +38,7 @@ class Matmul(Function):
         a2 = a[None, :] if self.a_vector else a
         b2 = b[:, None] if self.b_vector else b
         try:
-            y = a2 @ b2
+            y = product(a2, b2)
         except ValueError:
             raise ValueError(f"matmul: batch dimensions of shapes {a.shape} and {b.shape} do not broadcast") from None
         self.save_for_backward(a2, b2)
@@ -57,11 +58,11 @@ class Matmul(Function):
             dy = xp.expand_dims(dy, -2)
         da = db = None
         if self.needs_input_grad[0]:
-            da = dy @ xp.swapaxes(b2, -1, -2)
+            da = product(dy, xp.swapaxes(b2, -1, -2))
             if self.a_vector:
                 da = da.reshape(da.shape[:-2] + (da.shape[-1],)) if da.ndim > 2 else da[0]
         if self.needs_input_grad[1]:
-            db = xp.swapaxes(a2, -1, -2) @ dy
+            db = product(xp.swapaxes(a2, -1, -2), dy)
             if self.b_vector:
                 db = db[..., 0]
         return da, db
@@ -101,7 +102,7 @@ class Linear(Function):
         rows = _rows(x)
         self.save_for_backward(rows, w)
         self.in_shape = x.shape
-        y = rows @ w.T
+        y = product(rows, w.T)
         if b is not None:
             y += b
         return y.reshape(x.shape[:-1] + (w.shape[0],))
@@ -109,8 +110,8 @@ class Linear(Function):
     def backward(self, dy):
         rows, w = self.saved
         dy = _rows(dy)
-        dx = (dy @ w).reshape(self.in_shape) if self.needs_input_grad[0] else None
-        dw = dy.T @ rows if self.needs_input_grad[1] else None
+        dx = product(dy, w).reshape(self.in_shape) if self.needs_input_grad[0] else None
+        dw = product(dy.T, rows) if self.needs_input_grad[1] else None
         if not self.has_bias:
             return dx, dw
         return dx, dw, sum_rows(dy) if self.needs_input_grad[2] else None
