@@ -42,6 +42,22 @@ def next_philox_seed_offset(device: str = "cuda") -> tuple:
     return _seed, offset
 
 
+def philox_seed() -> int:
+    """The seed of every (seed, offset) pair next_philox_seed_offset hands out."""
+    return _seed
+
+
+def philox_offset(device: str = "cuda") -> int:
+    """The offset the next fused-dropout call on ``device`` will get."""
+    return _philox_offsets.get(str(device).split(":")[0], 0)
+
+
+def set_philox_offset(device: str, offset: int) -> None:
+    """Make ``offset`` the next one handed out on ``device`` (a replayed CUDA graph's calls take
+    the offsets of its capture plus a base in device memory: minitx.train.graphs)."""
+    _philox_offsets[str(device).split(":")[0]] = int(offset)
+
+
 def generator(device: str = "cpu"):
     """The generator of a device: numpy.random.Generator or cupy.random.Generator."""
     device = backend.check_device(device)

@@ -22,7 +22,7 @@ The contract of every launcher (softmax.py, layer_norm.py, ... beside their ``.c
   that copies to the host (its counts; the host waits for the device there).
   The multi-tensor launchers of adam.py copy host-built arrays to the device:
   the work table once per list of tensor sizes (then kept), the tensors'
-  addresses on every call, and ``adam_step`` its lr and step counts when given as host
+  addresses once per list of addresses (then kept), and ``adam_step`` its lr and step counts when given as host
   numbers (an optimizer keeps both on the device; the kernel reads them from memory).  ``cross_entropy_backward`` given a Python number
   as ``dloss_rows`` copies that number.  No other launcher copies either way.
 """

@@ -170,6 +170,7 @@ class CupyBackend:
         self._lock = threading.Lock()
         self._modules: dict[tuple, object] = {}
         self._functions: dict[tuple, object] = {}
+        self.pointer_tables: dict[tuple, tuple] = {}  # addresses -> (device table, its pinned source)
 
     # -- compilation -------------------------------------------------------
     def module(self, filename: str, dtype, kernels=None):
@@ -217,9 +218,27 @@ class CupyBackend:
     def pointer(self, a) -> int:
         return int(a.data.ptr)
 
+    POINTER_TABLES_KEPT = 1024  # more than a run's few steps' worth: start over
+
     def pointer_array(self, arrays):
-        host = np.array([self.pointer(a) for a in arrays], dtype=np.uint64)
-        return self.xp.asarray(host)
+        """The arrays' addresses as a uint64 device array (a multi-tensor kernel's argument),
+        made once per list of addresses and kept. A step whose arrays lie where the last one's
+        did (CuPy's pool hands the same blocks back) copies nothing; a new table is copied from
+        pinned host memory kept beside it, the one kind of copy a CUDA graph capture may hold
+        (whoever keeps a graph keeps the tables it captured: ``pointer_tables``)."""
+        key = tuple(self.pointer(a) for a in arrays)
+        entry = self.pointer_tables.get(key)
+        if entry is None:
+            if len(self.pointer_tables) >= self.POINTER_TABLES_KEPT:
+                self.pointer_tables.clear()
+            import cupyx  # noqa: PLC0415
+
+            pinned = cupyx.empty_pinned(len(key), dtype=np.uint64)
+            pinned[:] = key
+            table = self.xp.empty(len(key), dtype=np.uint64)
+            table.set(pinned)
+            entry = self.pointer_tables[key] = (table, pinned)
+        return entry[0]
 
     def to_device(self, host_array):
         return self.xp.asarray(host_array)

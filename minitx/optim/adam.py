@@ -45,7 +45,7 @@ class Adam(Optimizer):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
         super().__init__(params, defaults, check_finite=check_finite)
         self._step_counts: dict = {}  # device -> int64 array: every parameter's t, by parameter index
-        self._lr_arrays: dict = {}    # (id(group), device) -> float64 array: that group's lr there
+        self._lr_arrays: dict = {}    # (id(group), device) -> [float64 array: that group's lr there, value written]
 
     def _check_group(self, group):
         name = self._name
@@ -103,14 +103,24 @@ class Adam(Optimizer):
         return counts[where]
 
     def _lr_on_device(self, group, device):
-        """``group['lr']`` written into the group's float64 array on ``device`` (a fill, no copy
-        from the host): what the update reads."""
+        """The group's float64 array on ``device`` that the update reads, holding ``group['lr']``:
+        written (a fill, no copy from the host) only when the rate differs from the value last
+        written, so a step captured right after write_lr() records no write of its own."""
         key = (id(group), device)
-        lr = self._lr_arrays.get(key)
-        if lr is None:
-            lr = self._lr_arrays[key] = backend.xp_for(device).zeros(1, dtype=np.float64)
-        lr[...] = group["lr"]
-        return lr
+        entry = self._lr_arrays.get(key)
+        if entry is None:
+            entry = self._lr_arrays[key] = [backend.xp_for(device).zeros(1, dtype=np.float64), None]
+        if entry[1] != group["lr"]:
+            entry[0][...] = group["lr"]
+            entry[1] = group["lr"]
+        return entry[0]
+
+    def write_lr(self):
+        """Write each group's lr where the update reads it (the step does this itself; a replayed
+        CUDA graph, which runs no Python, needs it done before each replay)."""
+        for group in self.param_groups:
+            for device in {p.device for p in group["params"]}:
+                self._lr_on_device(group, device)
 
     def _state_restored(self):
         """load_state_dict gave each parameter's t as an int: back into the device counts."""

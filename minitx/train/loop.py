@@ -96,6 +96,18 @@ def train_step(model, batch, loss_fn, optimizer, schedule=None, clip_norm: float
     return float(loss.item()), weight
 
 
+def _check_graphs(model, sync_every, accumulate, weight_of) -> None:
+    """What a run with cuda_graphs needs; ValueError naming what it lacks."""
+    device = next(iter(model.parameters())).device
+    lacks = [what for what, missing in (
+        (f"a model on the GPU (it is on {device})", device != "cuda"),
+        ("sync_every (a captured step cannot read the device back)", sync_every is None),
+        (f"one batch per step (accumulate is {accumulate})", accumulate != 1),
+        ("weight_of(batch), the weight loss_fn gives a batch", weight_of is None)) if missing]
+    if lacks:
+        raise ValueError("Trainer: cuda_graphs needs " + "; ".join(lacks))
+
+
 def _step(optimizer, scaler) -> None:
     if scaler is None:
         optimizer.step()
@@ -165,6 +177,11 @@ class Trainer:
     ``scaler``: a GradScaler (float16 training, ``amp.loss_scaler('fp16')``) each step scales
     its loss with and steps through (``train_step``); its scale and growth count are saved in
     last.npz and restored on resume, so a resumed run scales as the uninterrupted one did.
+
+    ``cuda_graphs``: on a GPU, capture each batch shape's step as a CUDA graph and replay it
+    (``minitx.train.graphs.StepGraphs``): the same bits, without Python between the kernels. It
+    needs a sync-free run (``sync_every``), one batch per step, and ``weight_of(batch)``, the
+    weight loss_fn gives a batch (a replay cannot ask loss_fn).
     """
 
     def __init__(self, run_dir, model, optimizer, loss_fn: Callable, batches: Callable[[int, int], Iterable], *,
@@ -172,7 +189,7 @@ class Trainer:
                  max_steps: int | None = None, time_limit: float | None = None, save_every: int = 0,
                  average_last: int = 0, clip_norm: float = 0.0, seed: int = 0, extra: dict | None = None,
                  throughput: Callable | None = None, progress: bool = True, sync_every: int | None = None,
-                 accumulate: int = 1, scaler=None):
+                 accumulate: int = 1, scaler=None, cuda_graphs: bool = False, weight_of: Callable | None = None):
         self.run_dir = Path(run_dir)
         self.model, self.optimizer, self.schedule, self.scaler = model, optimizer, schedule, scaler
         self.loss_fn, self.batches, self.validation_loss, self.evaluate = loss_fn, batches, validation_loss, evaluate
@@ -188,7 +205,11 @@ class Trainer:
         if isinstance(accumulate, bool) or not isinstance(accumulate, int) or accumulate < 1:
             raise ValueError(f"Trainer: accumulate must be a whole number of batches >= 1, got {accumulate!r}")
         self.accumulate = accumulate
+        self.cuda_graphs, self.weight_of = cuda_graphs, weight_of
+        if cuda_graphs:
+            _check_graphs(model, sync_every, accumulate, weight_of)
         self.checks = None  # a sync-free run's DeferredChecks, made by fit()
+        self._graphs = None  # the StepGraphs of a cuda_graphs run, made by fit()
         # one object, replaced whole at an epoch's end, so it is never half updated
         self.state = {"progress": {"step": 0, "epoch": 0, "batch": 0, "best_val_loss": math.inf,
                                    "train_seconds": 0.0, "epoch_loss": 0.0, "epoch_weight": 0},
@@ -381,6 +402,11 @@ class Trainer:
             # the device), and the last step's loss
             self._device_loss = xp.full((), self.progress["epoch_loss"], dtype=np.float64)
             self._last_loss = xp.full((), np.nan, dtype=np.float64)
+        if self.cuda_graphs:
+            from minitx.train.graphs import StepGraphs  # noqa: PLC0415 (GPU only)
+
+            self._graphs = StepGraphs(self.model, self.loss_fn, self.optimizer, self.checks, self.weight_of,
+                                      None if self.per_epoch_schedule else self.schedule, self.clip_norm, self.scaler)
         try:
             return self._fit()
         except KeyboardInterrupt:
@@ -449,9 +475,12 @@ class Trainer:
         loss_value = math.nan  # what the bar shows: each step's loss, or in a sync-free run the last read one
         for taken, batch in self._steps(rest, skip):
             self._in_step = True
-            loss, weight = train_step(self.model, batch, self.loss_fn, self.optimizer,
-                                      None if self.per_epoch_schedule else self.schedule, self.clip_norm, self.checks,
-                                      self.scaler)
+            if self._graphs is not None:
+                loss, weight = self._graphs(batch)
+            else:
+                loss, weight = train_step(self.model, batch, self.loss_fn, self.optimizer,
+                                          None if self.per_epoch_schedule else self.schedule, self.clip_norm,
+                                          self.checks, self.scaler)
             if self.checks is None:
                 loss_value = loss
                 if not math.isfinite(loss_value):

@@ -106,6 +106,8 @@ OPTIONS = {
                          "step (None: 50 on the GPU, every step on the CPU)"),
     "static_shapes": (False, "pad every batch to one of a few fixed shapes (width to a multiple of 8, rows to "
                              "the most that width allows); the padding is masked, the losses unchanged"),
+    "cuda_graphs": (False, "on the GPU, capture each batch shape's step as a CUDA graph and replay it (the same "
+                           "bits; needs nvmath-python, sync_every and accumulate 1; best with static_shapes)"),
     "precision": ("fp32", "the training step's precision: " + "; ".join(f"'{name}': {text}" for name, text in
                                                                          PRECISIONS.items())),
     # evaluation and checkpoints
@@ -259,7 +261,7 @@ _POSITIVE_INTS = ("vocab_size", "min_freq", "d_model", "num_heads", "encoder_lay
 _NON_NEGATIVE_INTS = ("warmup_steps", "bleu_every", "save_every", "average_last")
 _OPTIONAL_POSITIVE_INTS = ("max_steps", "bleu_val_sentences", "sync_every")
 _BOOLEANS = ("joint_vocab", "lowercase", "share_embeddings", "tie_output", "output_bias", "norm_first",
-             "static_shapes")
+             "static_shapes", "cuda_graphs")
 _PROBABILITIES = ("dropout", "label_smoothing")  # in [0, 1)
 _DEVICES = re.compile(r"auto|cpu|cuda(:0)?")
 

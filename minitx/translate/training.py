@@ -173,7 +173,7 @@ RUN_PATTERNS = (*TRAINER_PATTERNS, "*.hyp.*")
 # may change when a run is resumed: they change how long it runs, how often it saves or is
 # measured, where it runs and how it is finally decoded, not what it learns
 RESUME_MAY_CHANGE = ("epochs", "max_steps", "time_limit", "save_every", "bleu_every", "bleu_val_sentences",
-                     "device", "beam_size", "length_penalty", "average_last", "data_dir", "sync_every")
+                     "device", "beam_size", "length_penalty", "average_last", "data_dir", "sync_every", "cuda_graphs")
 
 
 def _upgrade_saved(config: dict) -> dict:
@@ -319,7 +319,8 @@ def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src
                    clip_norm=config["clip_norm"], seed=config["seed"], accumulate=config["accumulate"],
                    extra={"config": json_safe(config), "tokenizers": tokenizer_digest(src_tok, tgt_tok)},
                    throughput=lambda batch: batch.n_src_tokens + batch.n_tgt_tokens, progress=progress,
-                   sync_every=sync_every(config, model.device), scaler=amp.loss_scaler(config["precision"]))
+                   sync_every=sync_every(config, model.device), scaler=amp.loss_scaler(config["precision"]),
+                   cuda_graphs=config["cuda_graphs"], weight_of=lambda batch: batch.n_tgt_tokens)
 
 
 class PairBatches:

@@ -1,0 +1,172 @@
+"""A training step captured once per batch shape as a CUDA graph, and replayed.
+
+A sync-free step (``train_step`` with ``checks``, docs/gpu-step.md) is the same sequence of kernel
+launches every time its batch has the same shape. A CUDA graph records that sequence once (the
+*capture*, on a stream in capture mode: Python runs the step, the GPU runs nothing) and replays it
+with one launch from Python, so no interpreter sits between the kernels. What a replay runs is
+what the capture recorded: the launches with their arguments, pointers and scalars, as they
+were. So whatever a step reads that changes from one step to the next must be in device memory,
+written before each replay:
+
+=================  ====================================================================
+the batch          copied into the shape's static input arrays (the capture read those)
+the learning rate  ``optimizer.write_lr()``; written before the capture too, so the
+                   step's own write, done only when the rate changed, records nothing
+dropout masks      each dropout call's offset is the capture's; the kernels add a base
+                   read from device memory (``kernels.philox_memory``), set to how far the
+                   run's offsets have moved on since the capture, so a replay draws the
+                   masks the eager step in its place would have drawn
+Adam's t, checks   on the device already, advanced by the step itself (in the graph)
+=================  ====================================================================
+
+``StepGraphs(...)(batch)`` is called like ``train_step(..., checks=checks)`` and gives the same
+bits. The first batch of a shape runs eagerly: it compiles the kernels and fills every cache (work
+tables, index arrays, optimizer state) that a capture must find full. The second is captured,
+then replayed; every later one is replayed. A recorder does the capturing: ``CudaGraphs`` on a
+GPU; tests/train/_rerun_graphs.py models one on the CPU (it reruns the step as a replay would
+run it), which is how this module is tested without a GPU.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from minitx import blas
+from minitx import random as mrandom
+from minitx.kernels import philox_memory
+from minitx.kernels._runtime import backend_for
+from minitx.train.loop import train_step
+
+
+@dataclasses.dataclass
+class Captured:
+    """One shape's graph: its static batch, the recorder's graph, the offset of its first dropout
+    call at capture and how many calls it makes."""
+    static: object
+    graph: object
+    first_offset: int
+    calls: int
+
+
+def array_fields(batch) -> list:
+    """The names of the batch's NumPy array fields (the ones a replay copies)."""
+    if not dataclasses.is_dataclass(batch) or isinstance(batch, type):
+        raise TypeError(f"StepGraphs: a batch must be a dataclass holding its arrays (as minitx.data.Batch), "
+                        f"got {type(batch).__name__}")
+    return [f.name for f in dataclasses.fields(batch) if isinstance(getattr(batch, f.name), np.ndarray)]
+
+
+def shape_key(batch) -> tuple:
+    """What makes two batches one graph: the type, and each array field's shape and dtype."""
+    return (type(batch),) + tuple((name, getattr(batch, name).shape, getattr(batch, name).dtype.str)
+                                  for name in array_fields(batch))
+
+
+class StepGraphs:
+    """train_step(model, batch, loss_fn, optimizer, schedule, clip_norm, checks, scaler), one
+    graph per batch shape (see the module docstring). ``weight_of(batch)`` is the weight
+    ``loss_fn`` returns for a batch (a replay runs no Python: it cannot ask loss_fn)."""
+
+    def __init__(self, model, loss_fn, optimizer, checks, weight_of, schedule=None, clip_norm: float = 0.0,
+                 scaler=None, recorder=None):
+        if checks is None:
+            raise ValueError("StepGraphs: a captured step must be sync-free: give it a sync.DeferredChecks")
+        if not optimizer.supports_skip:
+            raise TypeError(f"StepGraphs: {type(optimizer).__name__} cannot skip a step on the device; "
+                            "a captured step needs Adam or AdamW")
+        self.model, self.loss_fn, self.optimizer, self.checks = model, loss_fn, optimizer, checks
+        self.weight_of, self.schedule, self.clip_norm, self.scaler = weight_of, schedule, clip_norm, scaler
+        self.recorder = recorder if recorder is not None else CudaGraphs()
+        self.device = next(iter(model.parameters())).device
+        self.graphs: dict = {}  # shape_key -> None (warmed up) or Captured
+
+    def __call__(self, batch):
+        """One step on ``batch``: (loss as a device scalar, weight)."""
+        key = shape_key(batch)
+        if key not in self.graphs:
+            self.graphs[key] = None
+            loss, _ = self._step(batch)
+        else:
+            if self.graphs[key] is None:
+                self.graphs[key] = self._capture(batch)
+            loss = self._replay(self.graphs[key], batch)
+        if self.schedule is not None:
+            self.schedule.step()
+        return loss, self.weight_of(batch)
+
+    def _step(self, batch):
+        with self.recorder.products():
+            return train_step(self.model, batch, self.loss_fn, self.optimizer, None, self.clip_norm, self.checks,
+                              self.scaler)
+
+    def _capture(self, batch) -> Captured:
+        static = dataclasses.replace(batch, **{name: self.recorder.copy(getattr(batch, name))
+                                               for name in array_fields(batch)})
+        self.optimizer.write_lr()
+        first = mrandom.philox_offset(self.device)
+        graph = self.recorder.capture(lambda: self._step(static)[0])
+        calls = mrandom.philox_offset(self.device) - first
+        mrandom.set_philox_offset(self.device, first)  # the capture ran nothing: its offsets are the first replay's
+        return Captured(static, graph, first, calls)
+
+    def _replay(self, captured: Captured, batch):
+        for name in array_fields(batch):
+            self.recorder.copy_in(getattr(captured.static, name), getattr(batch, name))
+        self.optimizer.write_lr()
+        first = mrandom.philox_offset(self.device)
+        mrandom.set_philox_offset(self.device, first + captured.calls)
+        if not captured.calls:
+            return self.recorder.launch(captured.graph)
+        words = philox_memory(backend_for(getattr(captured.static, array_fields(batch)[0])), mrandom.philox_seed())
+        words[1:] = first - captured.first_offset  # every call's offset moves on by this much
+        try:
+            return self.recorder.launch(captured.graph)
+        finally:
+            words[1:] = 0  # eager calls draw from their own offsets
+
+
+class CudaGraphs:
+    """The recorder on a GPU: cupy.cuda.Graph, captured on a stream of its own with a memory pool
+    of its own (kept as long as the graph: a replay writes where the capture allocated), and
+    replayed on the current stream, after the work queued there. Matrix products go through
+    minitx.blas (CuPy's refuse capture), in the eager steps too, so that both run the same
+    products."""
+
+    def __init__(self):
+        import cupy
+
+        self.cp = cupy
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.kept: list = []  # what the graphs read and nothing else holds: pools, pointer tables
+
+    def products(self):
+        return blas.use_cublas(True)
+
+    def copy(self, host):
+        return self.cp.asarray(host)
+
+    def copy_in(self, static, host):
+        static.set(host)
+
+    def capture(self, fn):
+        from minitx.kernels._runtime import cupy_backend
+
+        cp, kernels_backend = self.cp, cupy_backend()
+        tables_before = set(kernels_backend.pointer_tables)
+        pool = cp.cuda.MemoryPool()
+        cp.cuda.get_current_stream().synchronize()  # the eager steps before it have finished
+        with self.stream, cp.cuda.using_allocator(pool.malloc):
+            self.stream.begin_capture()
+            try:
+                outputs = fn()
+            finally:
+                graph = self.stream.end_capture()
+        self.kept.append(pool)
+        self.kept += [kernels_backend.pointer_tables.get(key) for key in set(kernels_backend.pointer_tables) - tables_before]
+        return graph, outputs
+
+    def launch(self, recorded):
+        graph, outputs = recorded
+        graph.launch(stream=self.cp.cuda.get_current_stream())
+        return outputs

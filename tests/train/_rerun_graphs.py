@@ -1,0 +1,52 @@
+"""A CUDA graph's contract, modelled on the CPU, for testing minitx.train.graphs without a GPU.
+
+A real capture runs the step's Python and none of its kernels; each replay runs the kernels
+alone, with the arguments of the capture. The model: ``capture`` runs the step once for real
+(standing for the capture and the first replay together, which the driver always does back to
+back on one batch), and each later ``launch`` reruns it the way a replay would run it:
+
+* every dropout call takes the offset it took at capture (the Philox counter is set back to the
+  capture's), and the kernels add the base the driver wrote into device memory;
+* nothing the host would decide anew may change: a rerun that writes the optimizer's learning
+  rate itself fails (a graph would have replayed the capture's value, or nothing).
+"""
+import contextlib
+
+from minitx import random as mrandom
+
+
+class RerunGraphs:
+    def __init__(self, optimizer, device="cpu"):
+        self.optimizer, self.device = optimizer, device
+        self.launches = 0  # launches that reran the step (not the first, which the capture ran)
+
+    def products(self):
+        return contextlib.nullcontext()
+
+    def copy(self, host):
+        return host.copy()
+
+    def copy_in(self, static, host):
+        static[...] = host
+
+    def capture(self, fn):
+        first = mrandom.philox_offset(self.device)
+        outputs = fn()
+        return {"fn": fn, "first": first, "outputs": outputs, "ran": False}
+
+    def launch(self, graph):
+        if not graph["ran"]:  # the capture's run was this replay's
+            graph["ran"] = True
+            return graph["outputs"]
+        after = mrandom.philox_offset(self.device)
+        written = [entry[1] for entry in self.optimizer._lr_arrays.values()]
+        mrandom.set_philox_offset(self.device, graph["first"])
+        try:
+            outputs = graph["fn"]()
+        finally:
+            mrandom.set_philox_offset(self.device, after)
+        if [entry[1] for entry in self.optimizer._lr_arrays.values()] != written:
+            raise AssertionError("the step wrote its learning rate inside a replay; a CUDA graph would have "
+                                 "replayed the capture's rate (write_lr must come before the launch)")
+        self.launches += 1
+        return outputs

@@ -1,0 +1,35 @@
+"""minitx.train.graphs on a GPU: test_graphs.py's runs, captured as cupy.cuda.Graph and replayed,
+give the bits of the same steps run eagerly (both with minitx.blas's products), no step reading
+the device. Skipped without CuPy, a GPU and nvmath-python."""
+import numpy as np
+import pytest
+
+from minitx import backend
+
+from test_graphs import run, transformer_run
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def cuda():
+    if not backend.cuda_available():
+        pytest.skip("needs a CUDA GPU with CuPy")
+    pytest.importorskip("nvmath.bindings.cublas", reason="a captured product calls cuBLAS through nvmath-python")
+    return "cuda"
+
+
+def test_captured_steps_give_the_eager_steps_bits(cuda):
+    eager, eager_losses, eager_counters, _ = run(False, cuda)
+    replayed, losses, counters, _ = run(True, cuda)  # it checks that no step reads the device
+    assert losses == eager_losses and counters == eager_counters
+    for got, want in zip(replayed, eager):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_captured_transformer_with_dropout_gives_the_eager_bits(cuda):
+    eager, eager_losses, eager_offset = transformer_run(False, cuda)
+    replayed, losses, offset = transformer_run(True, cuda)
+    assert losses == eager_losses and offset == eager_offset
+    for got, want in zip(replayed, eager):
+        np.testing.assert_array_equal(got, want)
