@@ -87,3 +87,17 @@ def pytest_terminal_summary(terminalreporter):
     if missed is not None and missed.MISSED[0]:
         terminalreporter.write_line(f"PyTorch parity: {missed.MISSED[0]} comparisons inside property tests left out "
                                     "(PyTorch not installed); their other checks ran on every example")
+
+
+@pytest.fixture(scope="session")
+def cublas_gpu():
+    """CuPy, for the tests of minitx.blas's cuBLAS call and of captured steps: skipped without a
+    GPU, and without nvmath-python, whose binding the call goes through."""
+    from minitx import backend
+
+    if not backend.cuda_available():
+        pytest.skip("needs a CUDA GPU with CuPy")
+    pytest.importorskip("nvmath.bindings.cublas", reason="minitx.blas calls cuBLAS through nvmath-python")
+    import cupy
+
+    return cupy

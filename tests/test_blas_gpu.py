@@ -6,19 +6,14 @@ import pytest
 
 import minitx
 import minitx.functional as F
-from minitx import backend, blas
+from minitx import blas
 
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture(scope="module")
-def cp():
-    if not backend.cuda_available():
-        pytest.skip("needs a CUDA GPU with CuPy")
-    pytest.importorskip("nvmath.bindings.cublas", reason="minitx.blas calls cuBLAS through nvmath-python")
-    import cupy
-
-    return cupy
+@pytest.fixture
+def cp(cublas_gpu):
+    return cublas_gpu
 
 
 LAYOUTS = [

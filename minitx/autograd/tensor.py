@@ -415,7 +415,7 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
                                 f"{np.iinfo(dtype).min} to {np.iinfo(dtype).max}); convert the tensor first, "
                                 f"e.g. x.to(dtype='int64')")
         xp = backend.get_array_module(like.data)
-        return Tensor(xp.asarray(value, dtype=dtype))
+        return Tensor(xp.full((), value, dtype=dtype))  # on a GPU a fill: no copy from the host to wait on or capture
     if like is not None:
         return tensor(value, device=like.device)
     return tensor(value)

@@ -236,7 +236,7 @@ class CupyBackend:
             pinned = cupyx.empty_pinned(len(key), dtype=np.uint64)
             pinned[:] = key
             table = self.xp.empty(len(key), dtype=np.uint64)
-            table.set(pinned)
+            table.set(pinned, stream=self.xp.cuda.get_current_stream())  # stream-ordered: a capture may hold it
             entry = self.pointer_tables[key] = (table, pinned)
         return entry[0]
 

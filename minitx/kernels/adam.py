@@ -170,7 +170,9 @@ def _nonfinite_per_tensor(be, arrays):
     be.launch("adam.cu", "nonfinite_partial", dt, (nb,), (_THREADS,),
               (be.pointer_array(xs), sizes_dev, bt, bs, np.int32(nb), np.int32(_CHUNK), partial))
     running = partial.astype(np.int64).cumsum()[_last_chunks(be, sizes)]
-    return nonempty, be.xp.diff(running, prepend=0)
+    counts = running.copy()
+    counts[1:] -= running[:-1]  # diff(prepend=0) without the host's 0, which CuPy would copy to the device
+    return nonempty, counts
 
 
 def _last_chunks(be, sizes):

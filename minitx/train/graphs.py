@@ -147,13 +147,10 @@ class CudaGraphs:
         return self.cp.asarray(host)
 
     def copy_in(self, static, host):
-        static.set(host)
+        static.set(host, stream=self.cp.cuda.get_current_stream())  # in stream order: no wait for the GPU
 
     def capture(self, fn):
-        from minitx.kernels._runtime import cupy_backend
-
-        cp, kernels_backend = self.cp, cupy_backend()
-        tables_before = set(kernels_backend.pointer_tables)
+        cp = self.cp
         pool = cp.cuda.MemoryPool()
         cp.cuda.get_current_stream().synchronize()  # the eager steps before it have finished
         with self.stream, cp.cuda.using_allocator(pool.malloc):
@@ -162,11 +159,20 @@ class CudaGraphs:
                 outputs = fn()
             finally:
                 graph = self.stream.end_capture()
-        self.kept.append(pool)
-        self.kept += [kernels_backend.pointer_tables.get(key) for key in set(kernels_backend.pointer_tables) - tables_before]
+        self.kept += [pool, *_device_caches()]
         return graph, outputs
 
     def launch(self, recorded):
         graph, outputs = recorded
         graph.launch(stream=self.cp.cuda.get_current_stream())
         return outputs
+
+
+def _device_caches() -> list:
+    """What the kernels' launchers keep on the device and a graph may have baked in (pointer and
+    work tables, Philox words): each cache starts over when it grows past its bound, which must
+    not free an array a graph reads, so a graph keeps what was there at its capture."""
+    from minitx.kernels import adam, dropout
+    from minitx.kernels._runtime import cupy_backend
+
+    return [dict(cupy_backend().pointer_tables), dict(adam._TABLES), dict(dropout._PHILOX)]

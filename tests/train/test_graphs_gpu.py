@@ -4,18 +4,13 @@ the device. Skipped without CuPy, a GPU and nvmath-python."""
 import numpy as np
 import pytest
 
-from minitx import backend
-
 from test_graphs import run, transformer_run
 
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture(scope="module")
-def cuda():
-    if not backend.cuda_available():
-        pytest.skip("needs a CUDA GPU with CuPy")
-    pytest.importorskip("nvmath.bindings.cublas", reason="a captured product calls cuBLAS through nvmath-python")
+@pytest.fixture
+def cuda(cublas_gpu):
     return "cuda"
 
 
