@@ -13,7 +13,9 @@ minitx's parameter names (tests/test_torch_parity.py checks that the two compute
 numbers), run eager and, on cuda, through ``torch.compile`` in its default mode and in
 ``mode="reduce-overhead"`` (CUDA graphs: PyTorch's own answer to launch-bound steps); their
 compile time is spent in the warm-up steps and left out of the figure; ``--no-compile`` skips
-both. ``--precision tf32`` lets float32 matrix products use TF32 tensor cores on both sides
+both. On cuda a fourth minitx run, "minitx graphs", replays the step from a CUDA graph
+(minitx.train.graphs, sync-free, products through minitx.blas; needs nvmath-python;
+``--no-graphs`` skips it). ``--precision tf32`` lets float32 matrix products use TF32 tensor cores on both sides
 (minitx.backend.allow_tf32, torch.backends.cuda.matmul.allow_tf32): every run of a table is in
 one precision. The batch is Multi30k-like: about 6k target tokens, sentences of 16-32 tokens, a
 10k vocabulary on both sides. Reported: median step time (CUDA events, after warm-up),
@@ -63,6 +65,8 @@ def parse_args(argv=None):
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile runs (cuda only)")
+    parser.add_argument("--no-graphs", action="store_true", help="skip minitx's captured step (cuda only; it "
+                                                                "needs nvmath-python)")
     parser.add_argument("--precision", choices=("fp32", "tf32"), default="fp32",
                         help="float32 matrix products in full float32, or on TF32 tensor cores (both sides)")
     parser.add_argument("--out", help="JSON path (default benchmarks/results/train-step-<gpu>-<date>.json)")
@@ -122,6 +126,32 @@ def minitx_step(cfg, src, tgt, device):
         optim.clip_grad_norm_(params, 1.0)
         opt.step()
     return step, sum(int(np.prod(p.shape)) for p in params)
+
+
+def minitx_graphs_step(cfg, src, tgt, device):
+    """The same step, sync-free and replayed from a CUDA graph (minitx.train.graphs.StepGraphs:
+    the first call runs eagerly, the second captures, every later one replays)."""
+    import minitx
+    import minitx.functional as F
+    from minitx import optim, sync
+    from minitx.data.batching import Batch
+    from minitx.nn import Transformer
+    from minitx.train.graphs import StepGraphs
+
+    minitx.manual_seed(0)
+    model = Transformer(cfg["src_vocab"], cfg["tgt_vocab"], device=device,
+                        **{k: v for k, v in cfg.items() if k not in ("src_vocab", "tgt_vocab")})
+    params = list(model.parameters())
+    opt = optim.Adam(params, lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+    batch = Batch(src=src, tgt_in=np.ascontiguousarray(tgt[:, :-1]), tgt_out=np.ascontiguousarray(tgt[:, 1:]),
+                  n_src_tokens=int((src != 0).sum()), n_tgt_tokens=int((tgt[:, 1:] != 0).sum()))
+
+    def loss_fn(model, batch):
+        logits = model(batch.src, batch.tgt_in)
+        return F.cross_entropy(logits, batch.tgt_out, ignore_index=0, label_smoothing=0.1), batch.n_tgt_tokens
+
+    graphs = StepGraphs(model, loss_fn, opt, sync.DeferredChecks(device), lambda b: b.n_tgt_tokens, clip_norm=1.0)
+    return (lambda: graphs(batch)), sum(int(np.prod(p.shape)) for p in params)
 
 
 # ---------------------------------------------------------------- the PyTorch twin
@@ -342,10 +372,18 @@ def main(argv=None):
         row = dict(preset=name, target_tokens=target_tokens, batch=list(src.shape) + [tgt.shape[1] - 1])
         # on the CPU there are no kernels: MINITX_FUSED=0 would time the same path again
         runs = [("minitx fused", "1"), ("minitx MINITX_FUSED=0", "0")] if cuda else [("minitx", "1")]
+        if cuda and not args.no_graphs:
+            from minitx import blas
+
+            if blas.available():
+                runs.append(("minitx graphs", "1"))
+            else:
+                print("  minitx graphs: left out, nvmath-python is not importable", file=sys.stderr)
         for label, fused in runs:
             with environment(MINITX_FUSED=fused):
-                step, n_params = minitx_step(cfg, src, tgt, args.device)
-                ms = minitx_timer(step, args.warmup, args.steps)
+                make = minitx_graphs_step if label == "minitx graphs" else minitx_step
+                step, n_params = make(cfg, src, tgt, args.device)
+                ms = minitx_timer(step, max(args.warmup, 2), args.steps)  # graphs: an eager step, a capture
             row[label] = dict(ms=ms, tokens_per_s=target_tokens / (ms * 1e-3), params=n_params)
             print(f"  {name:14s} {label:22s} {ms:9.2f} ms  {target_tokens / (ms * 1e-3):10.0f} tok/s", flush=True)
             del step
@@ -373,6 +411,8 @@ def main(argv=None):
         row["compile_vs_minitx"] = row["torch compile"]["ms"] / main_ms if "torch compile" in row else None
         row["reduce_overhead_vs_minitx"] = (row["torch reduce-overhead"]["ms"] / main_ms
                                             if "torch reduce-overhead" in row else None)
+        row["torch_vs_graphs"] = (row["torch eager"]["ms"] / row["minitx graphs"]["ms"]
+                                  if "torch eager" in row and "minitx graphs" in row else None)
         rows.append(row)
 
     nan = float("nan")
@@ -381,7 +421,8 @@ def main(argv=None):
 
     print(f"\n{'preset':14s} {'params':>12s} {main_run:>14s} {'FUSED=0':>12s} {'torch':>12s} {'compile':>12s} "
           f"{'reduce-ovh':>12s} {'fused/unfused':>14s} {'torch/minitx':>12s} {'compile/minitx':>14s} "
-          f"{'r-o/minitx':>11s}   (tokens/s; ratios of step times, > 1: minitx faster)")
+          f"{'r-o/minitx':>11s} {'graphs':>12s} {'torch/graphs':>12s}   (tokens/s; ratios of step times, > 1: "
+          "minitx faster)")
     for r in rows:
         print(f"{r['preset']:14s} {r[main_run]['params']:12,d} {r[main_run]['tokens_per_s']:14.0f} "
               f"{cell(r.get('minitx MINITX_FUSED=0', {}).get('tokens_per_s'), '12.0f')} "
@@ -389,7 +430,8 @@ def main(argv=None):
               f"{cell(r.get('torch compile', {}).get('tokens_per_s'), '12.0f')} "
               f"{cell(r.get('torch reduce-overhead', {}).get('tokens_per_s'), '12.0f')} "
               f"{cell(r.get('fused_vs_unfused'), '14.2f')} {cell(r['torch_vs_minitx'], '12.2f')} "
-              f"{cell(r['compile_vs_minitx'], '14.2f')} {cell(r['reduce_overhead_vs_minitx'], '11.2f')}")
+              f"{cell(r['compile_vs_minitx'], '14.2f')} {cell(r['reduce_overhead_vs_minitx'], '11.2f')} "
+              f"{cell(r.get('minitx graphs', {}).get('tokens_per_s'), '12.0f')} {cell(r['torch_vs_graphs'], '12.2f')}")
     report = dict(device=gpu, tokens=tokens, length=length, vocab=vocab, steps=args.steps, warmup=args.warmup,
                   precision=args.precision,
                   torch_version=getattr(torch, "__version__", None), cupy_version=getattr(cp, "__version__", None),

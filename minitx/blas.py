@@ -152,6 +152,11 @@ def use_cublas(flag: bool = True):
         _use[0] = before
 
 
+def available() -> bool:
+    """Whether nvmath-python's cuBLAS binding imports (the call itself needs a GPU as well)."""
+    return _binding() is not None
+
+
 def enabled(*arrays) -> bool:
     """Whether :func:`product` calls cuBLAS for these arrays: the switch is on, they are CuPy
     arrays of one supported float dtype with at least 2 dimensions, and nvmath-python imports."""
@@ -160,9 +165,7 @@ def enabled(*arrays) -> bool:
     dtype = arrays[0].dtype
     if dtype.name not in _CUDA_TYPES or any(a.dtype != dtype or a.ndim < 2 for a in arrays):
         return False
-    if type(arrays[0]).__module__.split(".")[0] != "cupy" or _binding() is None:
-        return False
-    return True
+    return type(arrays[0]).__module__.split(".")[0] == "cupy" and available()
 
 
 def product(a, b):

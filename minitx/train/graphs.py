@@ -136,6 +136,9 @@ class CudaGraphs:
     def __init__(self):
         import cupy
 
+        if not blas.available():
+            raise ImportError("CUDA graphs need nvmath-python (pip install nvmath-python, or minitx[cuda13]): "
+                              "CuPy's own matrix products refuse to be captured")
         self.cp = cupy
         self.stream = cupy.cuda.Stream(non_blocking=True)
         self.kept: list = []  # what the graphs read and nothing else holds: pools, pointer tables
