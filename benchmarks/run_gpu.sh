@@ -18,7 +18,7 @@
 # scores greedy test BLEU: it needs Multi30k in MINITX_DATA_DIR (nothing is downloaded).
 set -u
 cd "$(dirname "$0")/.."
-STAGES="gpu-tests memcheck racecheck bench-kernels bench-ladder bench-train-step translate-smoke"
+STAGES="capture gpu-tests memcheck racecheck bench-kernels bench-ladder bench-train-step translate-smoke translate-graphs"
 for name in ${ONLY:-}; do
   [[ " $STAGES " == *" $name "* ]] || { echo "run_gpu.sh: unknown stage '$name' in ONLY; stages: $STAGES" >&2; exit 2; }
 done
@@ -58,6 +58,8 @@ stage() {  # stage NAME SECONDS COMMAND...
 { nvidia-smi 2>&1 || true; "$PY" -c "import cupy; cupy.show_config()" 2>&1 || true
   "$PY" -c "import torch; print('torch', torch.__version__, torch.version.cuda)" 2>&1 || true; } > "$OUTDIR/device.txt"
 
+# the capture-safe cuBLAS call first, then the captured steps against the eager ones (they need nvmath-python)
+stage capture 120 "$PY" -m pytest -q -p no:cacheprovider -rs -x tests/test_blas_gpu.py tests/train/test_graphs_gpu.py
 stage gpu-tests 150 "$PY" -m pytest -m gpu tests -q -p no:cacheprovider -rs --maxfail=30
 # compute-sanitizer: on PATH, else next to nvcc, else in $CUDA_HOME (default /usr/local/cuda)
 SANITIZER=$(command -v compute-sanitizer || true)
@@ -85,8 +87,17 @@ if [ -f "${MINITX_DATA_DIR:-/nonexistent}/train.de.gz" ]; then
   for f in results.json history.json; do
     [ -f "$SMOKE_DIR/$f" ] && cp "$SMOKE_DIR/$f" "$LOGS/translate-smoke-$f"
   done
+  # the same 50 steps eagerly and replayed from CUDA graphs (both with minitx.blas's products):
+  # the parameters must agree bit for bit; the times are in the logs
+  GRAPHS=(-m minitx.translate train --recipe cpu-quick --device cuda --beam-size 1 --max-steps 50 --bleu-every 0
+          --static-shapes true --sync-every 10 --overwrite)
+  export RUNS="$WORK"
+  stage translate-graphs 240 env MINITX_BLAS=cublas bash -c 'for g in false true; do
+      "$0" "$@" --cuda-graphs $g --output-dir "$RUNS/graphs-$g" || exit; done
+    "$0" benchmarks/same_params.py "$RUNS/graphs-false" "$RUNS/graphs-true"' "$PY" "${GRAPHS[@]}"
 else
   skipped translate-smoke "no Multi30k in MINITX_DATA_DIR"
+  skipped translate-graphs "no Multi30k in MINITX_DATA_DIR"
 fi
 tar czf "$OUTDIR/logs.tar.gz" -C "$WORK" logs
 echo "results in $OUTDIR; the logs: tar xzf $OUTDIR/logs.tar.gz"

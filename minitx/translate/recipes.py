@@ -381,4 +381,9 @@ def _contradictions(config) -> list:
                          "joint_vocab true"))
     if config["schedule"] == "cosine" and config["max_steps"] is None:
         problems.append((("schedule", "max_steps"), "schedule 'cosine' needs max_steps (the length of the decay)"))
+    if config["cuda_graphs"] is True and config["device"] == "cpu":
+        problems.append((("cuda_graphs", "device"), "cuda_graphs captures steps on a GPU, but device is 'cpu'"))
+    if config["cuda_graphs"] is True and _is_int(config["accumulate"]) and config["accumulate"] != 1:
+        problems.append((("cuda_graphs", "accumulate"), f"cuda_graphs captures one batch per step, but accumulate "
+                         f"is {config['accumulate']}"))
     return problems
