@@ -6,8 +6,8 @@
 #
 #   bash benchmarks/run_gpu.sh [OUTDIR]       (default: $OUT if set, else benchmarks/results)
 #
-# Every stage has a time limit (about 14 minutes in all at most); a failing stage does not stop the
-# others. OUTDIR receives five files, no more (a machine lent for a few minutes may bring back
+# Every stage has a time limit (about 20 minutes in all at most: split the stages over calls with
+# ONLY where a call is limited to less); a failing stage does not stop the others. OUTDIR receives five files, no more (a machine lent for a few minutes may bring back
 # only a few): summary.txt (stage, exit code, seconds), device.txt, kernels.json,
 # train-step.json, and logs.tar.gz (logs/<stage>.log for each stage, and the smoke run's
 # results.json and history.json). The exit code is 0 only if every stage that ran passed.
@@ -15,7 +15,9 @@
 # ONLY="gpu-tests translate-smoke" runs just the stages named, e.g. to split the work over two
 # calls; the stages are the names in STAGES below.
 # translate-smoke trains the cpu-quick recipe on the GPU for 60 steps, resumes it to 90 and
-# scores greedy test BLEU: it needs Multi30k in MINITX_DATA_DIR (nothing is downloaded).
+# scores greedy test BLEU; translate-graphs trains it 50 steps eagerly and 50 from CUDA graphs and
+# compares the parameters: both need Multi30k in MINITX_DATA_DIR (nothing is downloaded). The
+# capture and translate-graphs stages need nvmath-python (pip install nvmath-python, or minitx[cuda13]).
 set -u
 cd "$(dirname "$0")/.."
 STAGES="capture gpu-tests memcheck racecheck bench-kernels bench-ladder bench-train-step translate-smoke translate-graphs"
