@@ -132,8 +132,9 @@ class GradScaler:
             inv_scale = (1.0 / self._scale.astype(np.float64)).astype(np.float32)
             if grads:
                 mark_modified(*grads)  # scaled in place: a graph that saved one must not use it unawares
+                inverses = {dtype: inv_scale.astype(dtype) for dtype in {g.dtype for g in grads}}  # one cast each
                 for g in grads:
-                    g *= inv_scale.astype(g.dtype)
+                    g *= inverses[g.dtype]
                 found_inf = ~finite_flags(grads).all()
         state.update(stage=_UNSCALED, found_inf=found_inf)
 
