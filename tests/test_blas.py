@@ -100,3 +100,95 @@ def test_the_switch_leaves_numpy_products_to_numpy():
         assert not blas.enabled(a, b)
         np.testing.assert_array_equal(blas.product(a, b), a @ b)
     assert not blas.enabled(a, b)
+
+
+# ------------------------------------------------------------------ the call's wiring, on the CPU
+
+
+class HostArray(np.ndarray):
+    """A NumPy array that answers ``.data.ptr`` as a CuPy array does (its first element's address)."""
+
+    @property
+    def data(self):
+        return type("Memory", (), {"ptr": self.ctypes.data})()
+
+
+class FakeCublas:
+    """nvmath.bindings.cublas's calls that blas.matmul makes, run on host memory: the gemm reads
+    its operands from the addresses it is given, as cuBLAS would, through emulate_gemm."""
+    ComputeType = type("ComputeType", (), {"COMPUTE_32F": 68, "COMPUTE_32F_FAST_TF32": 77, "COMPUTE_64F": 70})
+    TYPES = {0: np.float32, 1: np.float64}
+
+    def __init__(self):
+        self.calls = []
+
+    def create(self):
+        return 1
+
+    def set_stream(self, handle, stream):
+        pass
+
+    def set_workspace(self, handle, pointer, size):
+        pass
+
+    def gemm_strided_batched_ex(self, handle, transa, transb, m, n, k, alpha, a, atype, lda, stride_a, b, btype, ldb,
+                                stride_b, beta, c, ctype, ldc, stride_c, batch, compute, algo):
+        import ctypes
+
+        dtype = self.TYPES[ctype]
+        assert atype == btype == ctype and algo == -1
+        assert compute == (70 if dtype == np.float64 else 68)
+
+        def flat(pointer, op, rows, cols, ld, stride):
+            stored_cols = cols if op == blas.OP_N else rows
+            stored_rows = rows if op == blas.OP_N else cols
+            count = (batch - 1) * stride + ld * (stored_cols - 1) + stored_rows
+            buffer = (ctypes.c_char * (count * np.dtype(dtype).itemsize)).from_address(pointer)
+            return np.frombuffer(buffer, dtype=dtype)
+
+        scalar = np.float64 if dtype == np.float64 else np.float32
+        for pointer, value in ((alpha, 1), (beta, 0)):
+            assert np.frombuffer((ctypes.c_char * np.dtype(scalar).itemsize).from_address(pointer), scalar)[0] == value
+        plan = blas.GemmPlan(transa, transb, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c, batch)
+        out = flat(c, blas.OP_N, m, n, ldc, stride_c)
+        blas.emulate_gemm(plan, flat(a, transa, m, k, lda, stride_a), flat(b, transb, k, n, ldb, stride_b), out)
+        self.calls.append(plan)
+
+
+def fake_gpu(monkeypatch):
+    """blas.matmul as it runs on a GPU, with host memory standing for the device's: a CuPy stand-in
+    whose arrays answer .data.ptr, and the cuBLAS calls run by FakeCublas."""
+    import sys
+    import types
+
+    def host(x):
+        return np.asarray(x).view(HostArray)
+
+    cupy = types.SimpleNamespace(
+        empty=lambda shape, dtype: np.empty(shape, dtype).view(HostArray),
+        ascontiguousarray=lambda x: host(np.ascontiguousarray(x)),
+        broadcast_to=lambda x, shape: host(np.broadcast_to(x, shape)),
+        cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(getDevice=lambda: 0),
+                                   get_current_stream=lambda: types.SimpleNamespace(ptr=7)))
+    cublas = FakeCublas()
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setattr(blas, "_cublas", [cublas])
+    monkeypatch.setattr(blas, "_handles", {})
+    return host, cublas
+
+
+@settings(max_examples=30, deadline=None)
+@given(operands())
+def test_the_call_hands_cublas_each_operand_where_the_plan_says(pair):
+    """blas.matmul itself, end to end but for the GPU: its pointers, types, scalars and plan
+    reach the call in the right places (cuBLAS's A is our B), so the product is a @ b."""
+    import contextlib
+
+    a, b = pair
+    with contextlib.ExitStack() as stack:
+        monkeypatch = stack.enter_context(pytest.MonkeyPatch.context())
+        host, cublas = fake_gpu(monkeypatch)
+        got = blas.matmul(host(a), host(b))
+    assert len(cublas.calls) == 1
+    np.testing.assert_allclose(np.asarray(got), np.matmul(a, b), rtol=1e-5 if a.dtype == np.float32 else 1e-12,
+                               atol=1e-6)
