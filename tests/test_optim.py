@@ -469,3 +469,25 @@ def test_clip_grad_norm_below_max_writes_nothing_so_a_graph_that_saved_the_gradi
     optim.clip_grad_norm_([p], max_norm=100.0)    # below the max: nothing is scaled
     y.backward()
     np.testing.assert_array_equal(w.grad.numpy(), [6.0, 8.0])
+
+
+@pytest.mark.parametrize("opt_class", [optim.Adam, optim.AdamW])
+def test_a_group_added_after_steps_counts_its_own_steps_and_saves_them(opt_class):
+    """Each group keeps its step counts on the device in an array of its own: a group added after
+    a step (its parameters unknown when the first array was made) steps, saves and restores."""
+    a = minitx.tensor(np.ones(3, np.float32), requires_grad=True)
+    b = minitx.tensor(np.ones(2, np.float32), requires_grad=True)
+    opt = opt_class([a], lr=0.1)
+    a.grad = minitx.tensor(np.ones(3, np.float32))
+    opt.step()
+    opt.add_param_group({"params": [b], "lr": 0.2})
+    for _ in range(2):
+        a.grad, b.grad = minitx.tensor(np.ones(3, np.float32)), minitx.tensor(np.ones(2, np.float32))
+        opt.step()
+    assert [int(s["step"]) for s in opt.state.values()] == [3, 2]
+    saved = opt.state_dict()
+    assert [entry["step"] for entry in saved["state"]] == [3, 2]
+    again = opt_class([minitx.tensor(np.ones(3, np.float32), requires_grad=True)], lr=0.1)
+    again.add_param_group({"params": [minitx.tensor(np.ones(2, np.float32), requires_grad=True)], "lr": 0.2})
+    again.load_state_dict(saved)
+    assert [int(s["step"]) for s in again.state.values()] == [3, 2]

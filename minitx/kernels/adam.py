@@ -11,13 +11,27 @@ _CHUNK = 4096  # elements per block
 _THREADS = 256
 
 
-_TABLES: dict = {}  # (backend, device, sizes) -> that device's work table; see _work_table
+_TABLES: dict = {}  # (kind, backend, device, key) -> what _kept made: work tables, index arrays
 _TABLES_KEPT = 64    # more distinct parameter lists than this is not a training loop: start over
 
 
 def _chunk_counts(sizes):
     """ceil(n / chunk) chunks for a tensor of n > 0 elements."""
     return [-(-n // _CHUNK) for n in sizes]
+
+
+def _kept(be, kind, key, make):
+    """``make()`` (arrays built on the host and copied to the device), made once per (kind, key,
+    device) and kept: a copy from the host at every step would make the step wait for it, and a
+    captured graph would replay a stale one."""
+    device = be.xp.cuda.runtime.getDevice() if be.name == "cupy" else None
+    full_key = (kind, be.name, device, key)
+    kept = _TABLES.get(full_key)
+    if kept is None:
+        if len(_TABLES) >= _TABLES_KEPT:
+            _TABLES.clear()
+        kept = _TABLES[full_key] = make()
+    return kept
 
 
 def _work_table(be, sizes):
@@ -27,19 +41,14 @@ def _work_table(be, sizes):
     A training step asks for the same table three times (the clip norm, the NaN/inf check,
     Adam) for the same parameters: it is built and uploaded once and kept (built in Python on
     every call, it cost more host time than the Adam kernel takes on the GPU)."""
-    device = be.xp.cuda.runtime.getDevice() if be.name == "cupy" else None
-    key = (be.name, device, tuple(sizes))
-    table = _TABLES.get(key)
-    if table is None:
+    def make():
         chunks = _chunk_counts(sizes)
         tensor_idx = np.repeat(np.arange(len(sizes), dtype=np.int32), chunks)
         first_chunk = np.repeat(np.cumsum([0] + chunks[:-1]), chunks)
         starts = (np.arange(len(tensor_idx)) - first_chunk).astype(np.int64) * _CHUNK
-        if len(_TABLES) >= _TABLES_KEPT:
-            _TABLES.clear()
-        table = _TABLES[key] = (be.to_device(np.asarray(sizes, dtype=np.int64)), be.to_device(tensor_idx),
-                                be.to_device(starts), len(starts))
-    return table
+        return (be.to_device(np.asarray(sizes, dtype=np.int64)), be.to_device(tensor_idx), be.to_device(starts),
+                len(starts))
+    return _kept(be, "work table", tuple(sizes), make)
 
 
 def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, eps=1e-8,
@@ -97,7 +106,7 @@ def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, 
             continue
         gr = [be.xp.ascontiguousarray(grads[i]) for i in idx]
         sizes_dev, bt, bs, nb = _work_table(be, [int(params[i].size) for i in idx])
-        launch_steps = steps if len(idx) == n else steps[be.to_device(np.asarray(idx))]
+        launch_steps = steps if len(idx) == n else steps[_kept_indices(be, idx)]
         ct = compute_dtype(dt)
         be.launch("adam.cu", "adam_step", dt, (nb,), (_THREADS,),
                   (be.pointer_array([params[i] for i in idx]), be.pointer_array(gr),
@@ -175,16 +184,14 @@ def _nonfinite_per_tensor(be, arrays):
     return nonempty, counts
 
 
+def _kept_indices(be, indices):
+    """``indices`` as an int64 device array (kept)."""
+    return _kept(be, "indices", tuple(indices), lambda: be.to_device(np.asarray(indices, dtype=np.int64)))
+
+
 def _last_chunks(be, sizes):
-    """On the device, the index of each tensor's last chunk in the work table (kept, as the table)."""
-    device = be.xp.cuda.runtime.getDevice() if be.name == "cupy" else None
-    key = ("last chunks", be.name, device, tuple(sizes))
-    last = _TABLES.get(key)
-    if last is None:
-        if len(_TABLES) >= _TABLES_KEPT:
-            _TABLES.clear()
-        last = _TABLES[key] = be.to_device(np.cumsum(_chunk_counts(sizes)) - 1)
-    return last
+    """On the device, the index of each tensor's last chunk in the work table (kept)."""
+    return _kept(be, "last chunks", tuple(sizes), lambda: be.to_device(np.cumsum(_chunk_counts(sizes)) - 1))
 
 
 def nonfinite_counts(arrays):
@@ -214,5 +221,5 @@ def nonfinite_flags(arrays):
         return per_tensor == 0
     finite = be.xp.ones(len(arrays), dtype=bool)
     if nonempty:
-        finite[be.to_device(np.asarray(nonempty))] = per_tensor == 0
+        finite[_kept_indices(be, nonempty)] = per_tensor == 0
     return finite

@@ -35,7 +35,7 @@ from minitx import functional as F
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.nn import init
 from minitx.nn.attention import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
-from minitx.nn.layers import Dropout, Embedding, LayerNorm, Linear, ModuleList, _new_parameter
+from minitx.nn.layers import Dropout, Embedding, LayerNorm, Linear, ModuleList, _new_parameter, token_ids
 from minitx.nn.module import Module
 from minitx.nn.transformer import EncoderLayer
 
@@ -82,11 +82,7 @@ class TransformerEncoder(Module):
 
     def check_ids(self, ids) -> Tensor:
         """ids as an integer Tensor [B, L] on the model's device; a clear error otherwise."""
-        ids = as_tensor(ids)
-        if ids.ndim != 2 or ids.dtype.kind not in "iu":
-            raise ValueError(f"TransformerEncoder: token ids must be an integer array [batch, length], "
-                             f"got shape {ids.shape} and dtype {ids.dtype.name}")
-        return ids.to(self.device)
+        return token_ids("TransformerEncoder", ids, self.device)
 
     def padding_mask(self, ids) -> Tensor:
         """[B, 1, 1, L] boolean, True at real tokens: the keys that may be attended to."""

@@ -6,7 +6,7 @@ import math
 from minitx import backend
 from minitx import functional as F
 from minitx.autograd.inplace import mark_modified
-from minitx.autograd.tensor import Tensor
+from minitx.autograd.tensor import Tensor, tensor
 from minitx.nn import init
 from minitx.nn.module import Module
 from minitx.nn.parameter import Parameter
@@ -50,6 +50,16 @@ class Linear(Module):
         if self.activation is not None:
             text += f", activation={self.activation!r}"
         return text + (f", dropout={self.dropout}" if self.dropout else "")
+
+
+def token_ids(owner: str, ids, device) -> Tensor:
+    """Token ids [batch, length] as an integer Tensor on ``device``, straight there (ids already on
+    the GPU, a captured step's batch, never visit the host); ValueError naming ``owner`` otherwise."""
+    ids = ids.to(device) if isinstance(ids, Tensor) else tensor(ids, device=device)
+    if ids.ndim != 2 or ids.dtype.kind not in "iu":
+        raise ValueError(f"{owner}: token ids must be an integer array [batch, length], "
+                         f"got shape {ids.shape} and dtype {ids.dtype.name}")
+    return ids
 
 
 class Embedding(Module):

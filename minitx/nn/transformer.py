@@ -14,10 +14,10 @@ import math
 
 from minitx import backend
 from minitx import functional as F
-from minitx.autograd.tensor import Tensor, as_tensor
+from minitx.autograd.tensor import Tensor
 from minitx.nn import init
 from minitx.nn.attention import LearnedPositionalEmbedding, MultiHeadAttention, SinusoidalPositionalEncoding
-from minitx.nn.layers import Dropout, Embedding, LayerNorm, Linear, ModuleList, _new_parameter
+from minitx.nn.layers import Dropout, Embedding, LayerNorm, Linear, ModuleList, _new_parameter, token_ids
 from minitx.nn.module import Module
 
 # Configurations matching well-known tutorials and the paper (vocabulary sizes come from data).
@@ -193,11 +193,7 @@ class Transformer(Module):
         return cls(src_vocab, tgt_vocab, **{**PRESETS[name], **overrides})
 
     def _ids(self, ids):
-        ids = as_tensor(ids)
-        if ids.ndim != 2 or ids.dtype.kind not in "iu":
-            raise ValueError(f"Transformer: token ids must be an integer array [batch, length], "
-                             f"got shape {ids.shape} and dtype {ids.dtype.name}")
-        return ids.to(self.device)
+        return token_ids("Transformer", ids, self.device)
 
     def _embed(self, embedding, position, ids, offset=0):
         return self.dropout(position(embedding(ids) * self.embed_scale, offset))

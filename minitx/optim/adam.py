@@ -44,7 +44,7 @@ class Adam(Optimizer):
                  check_finite=True):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
         super().__init__(params, defaults, check_finite=check_finite)
-        self._step_counts: dict = {}  # device -> int64 array: every parameter's t, by parameter index
+        self._step_counts: dict = {}  # (id(group), device) -> int64 array: t of each of the group's parameters
         self._lr_arrays: dict = {}    # (id(group), device) -> [float64 array: that group's lr there, value written]
 
     def _check_group(self, group):
@@ -62,43 +62,54 @@ class Adam(Optimizer):
     supports_skip = True
 
     def _step_group(self, group, items, skip=None):
+        first = self._first_index(group)  # a parameter's place in its group: index - first
         by_device: dict = {}  # the update runs per device: one count array and one lr array each
         for index, p in items:
             state = self.state.get(index)
             if not state:
                 xp = backend.get_array_module(p.data)
-                state = self.state[index] = {"step": self._step_count(index, p.device),
+                state = self.state[index] = {"step": self._step_count(group, index - first, p.device),
                                              "exp_avg": xp.zeros_like(p.data),
                                              "exp_avg_sq": xp.zeros_like(p.data)}
-            by_device.setdefault(p.device, []).append((index, p, state))
+            by_device.setdefault(p.device, []).append((index - first, p, state))
         beta1, beta2 = group["betas"]
         for device, entries in by_device.items():
             lr = self._lr_on_device(group, device)
-            steps = self._count_step(device, [index for index, _, _ in entries], skip)
+            steps = self._count_step(group, device, [place for place, _, _ in entries], skip)
             self._update_group([p.data for _, p, _ in entries], [p.grad.data for _, p, _ in entries],
                                [state["exp_avg"] for _, _, state in entries],
                                [state["exp_avg_sq"] for _, _, state in entries], steps, lr=lr,
                                beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
                                decoupled=self.decoupled_weight_decay, skip=skip)
 
-    def _step_count(self, index, device, start=0):
-        """Parameter ``index``'s t: a 0-d view into this optimizer's counts on ``device``."""
-        counts = self._step_counts.get(device)
-        if counts is None:
-            n = sum(len(group["params"]) for group in self.param_groups)
-            counts = self._step_counts[device] = backend.xp_for(device).zeros(n, dtype=np.int64)
-        counts[index] = start
-        return counts[index:index + 1].reshape(())
+    def _first_index(self, group) -> int:
+        """The index of the group's first parameter."""
+        first = 0
+        for other in self.param_groups:
+            if other is group:
+                return first
+            first += len(other["params"])
+        raise ValueError(f"{self._name}: a parameter group that is not this optimizer's")
 
-    def _count_step(self, device, indices, skip):
-        """t = t + 1 for these parameters on the device (t + (not skip) with a skip flag), in one
-        operation; returns their counts, an int64 array in the order of ``indices``."""
-        counts = self._step_counts[device]
-        first, last = indices[0], indices[-1]
-        if last - first + 1 == len(indices):  # a run of indices (every parameter had a gradient): a view
+    def _step_count(self, group, place, device, start=0):
+        """t of the group's parameter at ``place``: a 0-d view into the group's counts on
+        ``device`` (one array per group, so a group added later gets its own)."""
+        key = (id(group), device)
+        counts = self._step_counts.get(key)
+        if counts is None:
+            counts = self._step_counts[key] = backend.xp_for(device).zeros(len(group["params"]), dtype=np.int64)
+        counts[place] = start
+        return counts[place:place + 1].reshape(())
+
+    def _count_step(self, group, device, places, skip):
+        """t = t + 1 for the group's parameters at ``places`` on the device (t + (not skip) with a
+        skip flag), in one operation; returns their counts, an int64 array in that order."""
+        counts = self._step_counts[(id(group), device)]
+        first, last = places[0], places[-1]
+        if last - first + 1 == len(places):  # a run of places (every parameter had a gradient): a view
             where = slice(first, last + 1)
         else:
-            where = self._device_indices(tuple(indices), device)
+            where = self._device_indices(tuple(places), device)
         counts[where] += 1 if skip is None else ~skip
         return counts[where]
 
@@ -125,10 +136,12 @@ class Adam(Optimizer):
     def _state_restored(self):
         """load_state_dict gave each parameter's t as an int: back into the device counts."""
         self._step_counts = {}
-        for index, _, p in self._indexed_params():
-            state = self.state.get(index)
-            if state:
-                state["step"] = self._step_count(index, p.device, start=state["step"])
+        for group in self.param_groups:
+            first = self._first_index(group)
+            for place, p in enumerate(group["params"]):
+                state = self.state.get(first + place)
+                if state:
+                    state["step"] = self._step_count(group, place, p.device, start=state["step"])
 
     @staticmethod
     def _update_group(params, grads, exp_avgs, exp_avg_sqs, steps, *, lr, beta1, beta2, eps,

@@ -41,10 +41,13 @@ from minitx.train.loop import train_step
 
 @dataclasses.dataclass
 class Captured:
-    """One shape's graph: its static batch, the recorder's graph, the offset of its first dropout
-    call at capture and how many calls it makes."""
+    """One shape's graph: its static batch, the recorder's graph, the Philox seed it was captured
+    under and the device memory its dropout kernels read that seed and base from, the offset of
+    its first dropout call at capture and how many calls it makes."""
     static: object
     graph: object
+    seed: int
+    philox: object
     first_offset: int
     calls: int
 
@@ -84,6 +87,8 @@ class StepGraphs:
     def __call__(self, batch):
         """One step on ``batch``: (loss as a device scalar, weight)."""
         key = shape_key(batch)
+        if any(self._outdated(captured) for captured in self.graphs.values() if captured is not None):
+            self.graphs.clear()  # the run was reseeded or its random state restored: start over
         if key not in self.graphs:
             self.graphs[key] = None
             loss, _ = self._step(batch)
@@ -100,15 +105,23 @@ class StepGraphs:
             return train_step(self.model, batch, self.loss_fn, self.optimizer, None, self.clip_norm, self.checks,
                               self.scaler)
 
+    def _outdated(self, captured: Captured) -> bool:
+        """Whether the run's Philox stream has left the graph behind: another seed (the graph's
+        kernels read the old one's memory), or offsets set back before its capture's."""
+        return (captured.seed != mrandom.philox_seed()
+                or mrandom.philox_offset(self.device) < captured.first_offset)
+
     def _capture(self, batch) -> Captured:
         static = dataclasses.replace(batch, **{name: self.recorder.copy(getattr(batch, name))
                                                for name in array_fields(batch)})
+        seed = mrandom.philox_seed()
+        philox = philox_memory(backend_for(getattr(static, array_fields(static)[0])), seed)
         self.optimizer.write_lr()
         first = mrandom.philox_offset(self.device)
         graph = self.recorder.capture(lambda: self._step(static)[0])
         calls = mrandom.philox_offset(self.device) - first
         mrandom.set_philox_offset(self.device, first)  # the capture ran nothing: its offsets are the first replay's
-        return Captured(static, graph, first, calls)
+        return Captured(static, graph, seed, philox, first, calls)
 
     def _replay(self, captured: Captured, batch):
         for name in array_fields(batch):
@@ -118,12 +131,11 @@ class StepGraphs:
         mrandom.set_philox_offset(self.device, first + captured.calls)
         if not captured.calls:
             return self.recorder.launch(captured.graph)
-        words = philox_memory(backend_for(getattr(captured.static, array_fields(batch)[0])), mrandom.philox_seed())
-        words[1:] = first - captured.first_offset  # every call's offset moves on by this much
+        captured.philox[1:] = first - captured.first_offset  # every call's offset moves on by this much
         try:
             return self.recorder.launch(captured.graph)
         finally:
-            words[1:] = 0  # eager calls draw from their own offsets
+            captured.philox[1:] = 0  # eager calls draw from their own offsets
 
 
 class CudaGraphs:
@@ -155,6 +167,7 @@ class CudaGraphs:
     def capture(self, fn):
         cp = self.cp
         pool = cp.cuda.MemoryPool()
+        before = _device_caches()  # a cache that starts over during the capture frees nothing the graph reads
         cp.cuda.get_current_stream().synchronize()  # the eager steps before it have finished
         with self.stream, cp.cuda.using_allocator(pool.malloc):
             self.stream.begin_capture()
@@ -162,7 +175,7 @@ class CudaGraphs:
                 outputs = fn()
             finally:
                 graph = self.stream.end_capture()
-        self.kept += [pool, *_device_caches()]
+        self.kept += [pool, *before, *_device_caches()]
         return graph, outputs
 
     def launch(self, recorded):

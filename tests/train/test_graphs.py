@@ -53,8 +53,9 @@ def on_device(device):
     return blas.use_cublas(True), lambda opt: CudaGraphs()
 
 
-def run(captured: bool, device="cpu"):
-    """Parameters, losses and counters after the eight steps, eager or through StepGraphs."""
+def run(captured: bool, device="cpu", reseed_at=None):
+    """Parameters, losses and counters after the eight steps, eager or through StepGraphs (with
+    ``reseed_at``, minitx.manual_seed(7) before that step)."""
     minitx.manual_seed(0)
     model = nn.Sequential(nn.Embedding(12, 8), nn.Dropout(0.3), nn.Linear(8, 12)).to(device)
     opt = optim.AdamW(model.parameters(), lr=1e-2)
@@ -66,7 +67,9 @@ def run(captured: bool, device="cpu"):
                       recorder=recorder)
     losses, reads = [], 0
     with context:
-        for batch in batches():
+        for number, batch in enumerate(batches()):
+            if number == reseed_at:
+                minitx.manual_seed(7)
             with backend.count_host_reads() as counted:
                 if captured:
                     loss, weight = step(batch)
@@ -87,6 +90,20 @@ def test_replayed_steps_give_the_eager_steps_bits():
     assert launches == 4  # 8 steps: 2 shapes x (1 eager + 1 captured) + 4 reruns
     assert losses == eager_losses
     assert counters == eager_counters and counters[0] == 8 * 1  # one dropout call a step
+    for got, want in zip(replayed, eager):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_reseeded_run_captures_again_and_still_gives_the_eager_bits():
+    """manual_seed in the middle of a run restarts the Philox offsets (and may change the seed):
+    the graphs captured before would replay the old stream, so they are dropped and each shape
+    warms up and is captured again."""
+    eager, eager_losses, eager_counters, _ = run(captured=False, reseed_at=5)
+    replayed, losses, counters, launches = run(captured=True, reseed_at=5)
+    assert losses == eager_losses and counters == eager_counters
+    # shapes A A B A B | reseed | B A B: A warms, is captured, B warms, A replays (the one rerun), B is
+    # captured; after the reseed B and A warm up again and B is captured again
+    assert launches == 1
     for got, want in zip(replayed, eager):
         np.testing.assert_array_equal(got, want)
 
