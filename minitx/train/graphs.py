@@ -153,7 +153,6 @@ class CudaGraphs:
                               "CuPy's own matrix products refuse to be captured")
         self.cp = cupy
         self.stream = cupy.cuda.Stream(non_blocking=True)
-        self.kept: list = []  # what the graphs read and nothing else holds: pools, pointer tables
 
     def products(self):
         return blas.use_cublas(True)
@@ -175,11 +174,11 @@ class CudaGraphs:
                 outputs = fn()
             finally:
                 graph = self.stream.end_capture()
-        self.kept += [pool, *before, *_device_caches()]
-        return graph, outputs
+        # what the graph reads and nothing else may hold: kept with it, freed with it
+        return graph, outputs, [pool, *before, *_device_caches()]
 
     def launch(self, recorded):
-        graph, outputs = recorded
+        graph, outputs, _ = recorded
         graph.launch(stream=self.cp.cuda.get_current_stream())
         return outputs
 
