@@ -35,6 +35,24 @@ from ._runtime import STORAGE_DTYPES, compute_dtype
 _INT32_MAX = 2**31 - 1
 
 
+KEPT: dict = {}  # (kind, backend, device, key) -> what kept() made: work tables, index arrays, layouts
+_KEPT_MOST = 256  # more than a training run asks for: start over
+
+
+def kept(be, kind, key, make):
+    """``make()`` (arrays built on the host and copied to the device), made once per (kind, key,
+    device) and kept: a copy from the host at every step would make the step wait for it, and a
+    captured graph would replay a stale one (a graph keeps what it read: train/graphs.py)."""
+    device = be.xp.cuda.runtime.getDevice() if be.name == "cupy" else None
+    full_key = (kind, be.name, device, key)
+    value = KEPT.get(full_key)
+    if value is None:
+        if len(KEPT) >= _KEPT_MOST:
+            KEPT.clear()
+        value = KEPT[full_key] = make()
+    return value
+
+
 def float_dtype(*arrays, allowed=STORAGE_DTYPES):
     """The one storage dtype of ``arrays`` (None entries skipped), one of ``allowed`` (names);
     TypeError otherwise."""

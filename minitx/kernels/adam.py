@@ -4,34 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._launch import check_compute_dtype, float_dtype
+from ._launch import check_compute_dtype, float_dtype, kept
 from ._runtime import backend_for, compute_dtype
 
 _CHUNK = 4096  # elements per block
 _THREADS = 256
 
 
-_TABLES: dict = {}  # (kind, backend, device, key) -> what _kept made: work tables, index arrays
-_TABLES_KEPT = 64    # more distinct parameter lists than this is not a training loop: start over
-
-
 def _chunk_counts(sizes):
     """ceil(n / chunk) chunks for a tensor of n > 0 elements."""
     return [-(-n // _CHUNK) for n in sizes]
-
-
-def _kept(be, kind, key, make):
-    """``make()`` (arrays built on the host and copied to the device), made once per (kind, key,
-    device) and kept: a copy from the host at every step would make the step wait for it, and a
-    captured graph would replay a stale one."""
-    device = be.xp.cuda.runtime.getDevice() if be.name == "cupy" else None
-    full_key = (kind, be.name, device, key)
-    kept = _TABLES.get(full_key)
-    if kept is None:
-        if len(_TABLES) >= _TABLES_KEPT:
-            _TABLES.clear()
-        kept = _TABLES[full_key] = make()
-    return kept
 
 
 def _work_table(be, sizes):
@@ -48,7 +30,7 @@ def _work_table(be, sizes):
         starts = (np.arange(len(tensor_idx)) - first_chunk).astype(np.int64) * _CHUNK
         return (be.to_device(np.asarray(sizes, dtype=np.int64)), be.to_device(tensor_idx), be.to_device(starts),
                 len(starts))
-    return _kept(be, "work table", tuple(sizes), make)
+    return kept(be, "work table", tuple(sizes), make)
 
 
 def adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1=0.9, beta2=0.999, eps=1e-8,
@@ -186,12 +168,12 @@ def _nonfinite_per_tensor(be, arrays):
 
 def _kept_indices(be, indices):
     """``indices`` as an int64 device array (kept)."""
-    return _kept(be, "indices", tuple(indices), lambda: be.to_device(np.asarray(indices, dtype=np.int64)))
+    return kept(be, "indices", tuple(indices), lambda: be.to_device(np.asarray(indices, dtype=np.int64)))
 
 
 def _last_chunks(be, sizes):
     """On the device, the index of each tensor's last chunk in the work table (kept)."""
-    return _kept(be, "last chunks", tuple(sizes), lambda: be.to_device(np.cumsum(_chunk_counts(sizes)) - 1))
+    return kept(be, "last chunks", tuple(sizes), lambda: be.to_device(np.cumsum(_chunk_counts(sizes)) - 1))
 
 
 def nonfinite_counts(arrays):

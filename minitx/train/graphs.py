@@ -187,7 +187,7 @@ def _device_caches() -> list:
     """What the kernels' launchers keep on the device and a graph may have baked in (pointer and
     work tables, Philox words): each cache starts over when it grows past its bound, which must
     not free an array a graph reads, so a graph keeps what was there at its capture."""
-    from minitx.kernels import adam, dropout
+    from minitx.kernels import _launch, dropout
     from minitx.kernels._runtime import cupy_backend
 
-    return [dict(cupy_backend().pointer_tables), dict(adam._TABLES), dict(dropout._PHILOX)]
+    return [dict(cupy_backend().pointer_tables), dict(_launch.KEPT), dict(dropout._PHILOX)]
