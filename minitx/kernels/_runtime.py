@@ -142,8 +142,9 @@ def is_cupy_array(a) -> bool:
     return type(a).__module__.split(".", 1)[0] == "cupy"
 
 
-def check_kernel_args(args) -> None:
-    """Arguments must be arrays (C-contiguous), None (NULL) or NumPy scalars.
+def check_kernel_args(args, strided=False) -> None:
+    """Arguments must be arrays (C-contiguous, unless the kernel reads them through strides it
+    is given: ``strided``), None (NULL) or NumPy scalars.
 
     Plain Python numbers are refused: CuPy would silently pass them as 64-bit
     values, which does not match ``int``/``float`` kernel parameters.
@@ -152,7 +153,7 @@ def check_kernel_args(args) -> None:
         if a is None or isinstance(a, np.generic):
             continue
         if hasattr(a, "flags") and hasattr(a, "dtype"):
-            if not a.flags.c_contiguous:
+            if not (a.flags.c_contiguous or strided):
                 raise ValueError(f"kernel argument {i} is not C-contiguous")
             continue
         raise TypeError(f"kernel argument {i} has type {type(a).__name__}; pass a numpy scalar")
@@ -199,10 +200,11 @@ class CupyBackend:
         return fn
 
     # -- launching ---------------------------------------------------------
-    def launch(self, filename, kernel, dtype, grid, block, args, *, kernels=None):
+    def launch(self, filename, kernel, dtype, grid, block, args, *, kernels=None, strided=False):
         """Launch ``kernel<T>`` of ``filename`` (a path below this directory); ``kernels``
-        lists the file's kernels when it is not in KERNELS (the ladder's rungs)."""
-        check_kernel_args(args)
+        lists the file's kernels when it is not in KERNELS (the ladder's rungs); ``strided``:
+        the kernel reads its arrays through strides it is given (any layout may go in)."""
+        check_kernel_args(args, strided)
         fn = self.function(filename, kernel, dtype, kernels)
         # NULL pointers go as an 8-byte zero (portable across CuPy versions).
         packed = tuple(np.uint64(0) if a is None else a for a in args)

@@ -1,8 +1,9 @@
 // attention.cu -- fused scaled-dot-product attention, forward and backward
 // (FlashAttention-2 style: no [Lq, Lk] matrix is ever stored in global memory).
 //
-// Shapes (all contiguous):
-//   q, o, do, dq [BH, Lq, d];  k, v, dk, dv [BH, Lk, d]  of S (float, double or bfloat16);
+// Shapes: q, o, do, dq [BH, Lq, d];  k, v, dk, dv [BH, Lk, d]  of S (float, double or bfloat16),
+//   each laid out as its `layout` entries say (AttnRows below: the head dim contiguous, rows
+//   and heads at any stride, so [B, L, H, d] arrays go in and come out without a copy);
 //   lse, delta [BH, Lq] of T = compute_t<S> (float for bfloat16), the type every tile in
 //   shared memory (so bfloat16 uses float's tiles), every score and every sum is held in;
 //   outputs are rounded to S once.
@@ -95,16 +96,34 @@ struct AttnDropout {
   }
 };
 
-// Copy `nrows` rows (starting at row0 of a [L, d] matrix of S) into a padded shared
-// tile of the compute type; rows past L are zero-filled so that 0 * tile stays finite.
+// Where an operand's rows lie: row r of head-row bh (batch bh / H, head bh % H) starts at
+// element (bh / H) * sb + (bh % H) * sh + r * sr, and its d elements are contiguous.
+// [BH, L, d] contiguous is H = 1, (L * d, 0, d); a [B, L, H, d] array read as [B, H, L, d] is
+// (L * H * d, d, H * d). Each kernel gets H and the strides of its operands, in the order of
+// its array arguments, as one int64 array `layout` = [H, sb, sh, sr, sb, sh, sr, ...].
+struct AttnRows {
+  long long sb, sh, sr;
+  __device__ __forceinline__ long long head(int bh, int H) const {
+    return (long long)(bh / H) * sb + (long long)(bh % H) * sh;
+  }
+};
+
+__device__ __forceinline__ AttnRows attn_rows(const long long* __restrict__ layout, int operand) {
+  return AttnRows{layout[1 + 3 * operand], layout[2 + 3 * operand], layout[3 + 3 * operand]};
+}
+
+// Copy `nrows` rows (starting at row0 of an [L, d] matrix of S whose rows are `sr` apart) into
+// a padded shared tile of the compute type; rows past L are zero-filled so that 0 * tile stays
+// finite.
 template <typename S, int NR>
 __device__ __forceinline__ void attn_load_tile(mtx::compute_t<S> (*dst)[ATT_PAD],
-                                               const S* __restrict__ src, int row0, int L, int d) {
+                                               const S* __restrict__ src, int row0, int L, int d,
+                                               long long sr) {
   using T = mtx::compute_t<S>;
   for (int e = threadIdx.x; e < NR * d; e += blockDim.x) {
     const int r = e / d, c = e - r * d;
     const int gr = row0 + r;
-    dst[r][c] = (gr < L) ? T(src[(long long)gr * d + c]) : T(0);
+    dst[r][c] = (gr < L) ? T(src[(long long)gr * sr + c]) : T(0);
   }
 }
 
@@ -126,7 +145,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
     attention_forward(const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
                       const unsigned char* __restrict__ key_pad_mask, S* __restrict__ o,
                       mtx::compute_t<S>* __restrict__ lse, int BH, int heads, int Lq, int Lk, int d,
-                      int causal, mtx::compute_t<S> scale,
+                      int causal, mtx::compute_t<S> scale, const long long* __restrict__ layout,
                       const unsigned long long* __restrict__ philox, unsigned long long offset,
                       unsigned int threshold,
                       mtx::compute_t<S> keep_scale) {
@@ -148,13 +167,16 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5, nwarps = blockDim.x >> 5;
   const T neg_inf = -mtx::num<T>::inf();
-  const S* qb = q + (long long)bh * Lq * d;
-  const S* kb = k + (long long)bh * Lk * d;
-  const S* vb = v + (long long)bh * Lk * d;
+  const int H = (int)layout[0];
+  const AttnRows qr = attn_rows(layout, 0), kr = attn_rows(layout, 1), vr = attn_rows(layout, 2),
+                 orows = attn_rows(layout, 3);
+  const S* qb = q + qr.head(bh, H);
+  const S* kb = k + kr.head(bh, H);
+  const S* vb = v + vr.head(bh, H);
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
   const AttnDropout<T> drop{philox_pair(philox, offset), threshold, keep_scale};
 
-  attn_load_tile<S, BQ>(Qs, qb, q0, Lq, d);
+  attn_load_tile<S, BQ>(Qs, qb, q0, Lq, d, qr.sr);
   if (tid < BQ) {
     row_m[tid] = neg_inf;
     row_l[tid] = T(0);
@@ -167,8 +189,8 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int kend = causal ? mtx::imin(Lk, q0 + BQ) : Lk;
   for (int k0 = 0; k0 < kend; k0 += BK) {
     __syncthreads();  // previous tile fully consumed (and Qs/row stats ready)
-    attn_load_tile<S, BK>(Ks, kb, k0, Lk, d);
-    attn_load_tile<S, BK>(Vs, vb, k0, Lk, d);
+    attn_load_tile<S, BK>(Ks, kb, k0, Lk, d, kr.sr);
+    attn_load_tile<S, BK>(Vs, vb, k0, Lk, d, vr.sr);
     __syncthreads();
 
     for (int e = tid; e < BQ * BK; e += blockDim.x) {
@@ -211,14 +233,14 @@ __global__ void __launch_bounds__(ATT_THREADS)
   }
   __syncthreads();  // row stats final (also covers kend == 0)
 
-  S* ob = o + (long long)bh * Lq * d;
+  S* ob = o + orows.head(bh, H);
   if (tid < d) {
 #pragma unroll
     for (int i = 0; i < BQ; ++i) {
       const int qi = q0 + i;
       if (qi < Lq) {
         const T l = row_l[i];
-        ob[(long long)qi * d + tid] = (l == T(0)) ? T(0) : acc[i] / l;
+        ob[(long long)qi * orows.sr + tid] = (l == T(0)) ? T(0) : acc[i] / l;
       }
     }
   }
@@ -228,17 +250,21 @@ __global__ void __launch_bounds__(ATT_THREADS)
   }
 }
 
-// delta[r] = sum_c do[r, c] * o[r, c]; one warp per row r in [0, rows).
+// delta[bh, i] = sum_c do[bh, i, c] * o[bh, i, c]; one warp per row (bh, i) of the BH * Lq.
+// layout: H and the strides of o, then do.
 template <typename S>
 __global__ void attention_backward_delta(const S* __restrict__ o, const S* __restrict__ dout,
-                                         mtx::compute_t<S>* __restrict__ delta, int rows, int d) {
+                                         mtx::compute_t<S>* __restrict__ delta, int BH, int Lq, int d,
+                                         const long long* __restrict__ layout) {
   using T = mtx::compute_t<S>;
   const int warps_per_block = blockDim.x >> 5;
   const long long row = (long long)blockIdx.x * warps_per_block + (threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
-  if (row >= rows) return;  // uniform per warp; no block barriers here
-  const S* orow = o + row * d;
-  const S* drow = dout + row * d;
+  if (row >= (long long)BH * Lq) return;  // uniform per warp; no block barriers here
+  const int H = (int)layout[0], bh = (int)(row / Lq), i = (int)(row - (long long)bh * Lq);
+  const AttnRows orows = attn_rows(layout, 0), drows = attn_rows(layout, 1);
+  const S* orow = o + orows.head(bh, H) + (long long)i * orows.sr;
+  const S* drow = dout + drows.head(bh, H) + (long long)i * drows.sr;
   T s = T(0);
   for (int c = lane; c < d; c += 32) s += orow[c] * drow[c];
   s = mtx::warp_sum(s);
@@ -291,7 +317,8 @@ __global__ void __launch_bounds__(ATT_THREADS)
                             const S* __restrict__ dout, const mtx::compute_t<S>* __restrict__ lse,
                             const mtx::compute_t<S>* __restrict__ delta, S* __restrict__ dk,
                             S* __restrict__ dv, int BH, int heads, int Lq, int Lk, int d, int causal,
-                            mtx::compute_t<S> scale, const unsigned long long* __restrict__ philox,
+                            mtx::compute_t<S> scale, const long long* __restrict__ layout,
+                            const unsigned long long* __restrict__ philox,
                             unsigned long long offset, unsigned int threshold,
                             mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
@@ -311,12 +338,14 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int k0 = (blockIdx.x - bh * ntiles) * BK;
   if (bh >= BH) return;
   const int tid = threadIdx.x;
-  const long long qoff = (long long)bh * Lq * d, koff = (long long)bh * Lk * d;
+  const int H = (int)layout[0];  // layout: q, k, v, do, dk, dv
+  const AttnRows qr = attn_rows(layout, 0), kr = attn_rows(layout, 1), vr = attn_rows(layout, 2),
+                 dor = attn_rows(layout, 3), dkr = attn_rows(layout, 4), dvr = attn_rows(layout, 5);
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
   const AttnDropout<T> drop{philox_pair(philox, offset), threshold, keep_scale};
 
-  attn_load_tile<S, BK>(Ks, k + koff, k0, Lk, d);
-  attn_load_tile<S, BK>(Vs, v + koff, k0, Lk, d);
+  attn_load_tile<S, BK>(Ks, k + kr.head(bh, H), k0, Lk, d, kr.sr);
+  attn_load_tile<S, BK>(Vs, v + vr.head(bh, H), k0, Lk, d, vr.sr);
   T acc_dk[BK], acc_dv[BK];
 #pragma unroll
   for (int j = 0; j < BK; ++j) acc_dk[j] = acc_dv[j] = T(0);
@@ -325,8 +354,8 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int qstart = causal ? (k0 / BQ) * BQ : 0;
   for (int q0 = qstart; q0 < Lq; q0 += BQ) {
     __syncthreads();
-    attn_load_tile<S, BQ>(Qs, q + qoff, q0, Lq, d);
-    attn_load_tile<S, BQ>(dOs, dout + qoff, q0, Lq, d);
+    attn_load_tile<S, BQ>(Qs, q + qr.head(bh, H), q0, Lq, d, qr.sr);
+    attn_load_tile<S, BQ>(dOs, dout + dor.head(bh, H), q0, Lq, d, dor.sr);
     attn_load_row_stats<T, BQ>(lse_s, delta_s, lse, delta, bh, q0, Lq);
     __syncthreads();
     attn_recompute<T, BQ, BK>(Qs, dOs, Ks, Vs, lse_s, delta_s, Ps, dSs, q0, k0, Lq, Lk, d, kpm,
@@ -351,8 +380,8 @@ __global__ void __launch_bounds__(ATT_THREADS)
     for (int j = 0; j < BK; ++j) {
       const int kj = k0 + j;
       if (kj < Lk) {
-        dk[koff + (long long)kj * d + tid] = scale * acc_dk[j];
-        dv[koff + (long long)kj * d + tid] = acc_dv[j];
+        dk[dkr.head(bh, H) + (long long)kj * dkr.sr + tid] = scale * acc_dk[j];
+        dv[dvr.head(bh, H) + (long long)kj * dvr.sr + tid] = acc_dv[j];
       }
     }
   }
@@ -365,6 +394,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
                           const S* __restrict__ dout, const mtx::compute_t<S>* __restrict__ lse,
                           const mtx::compute_t<S>* __restrict__ delta, S* __restrict__ dq, int BH,
                           int heads, int Lq, int Lk, int d, int causal, mtx::compute_t<S> scale,
+                          const long long* __restrict__ layout,
                           const unsigned long long* __restrict__ philox, unsigned long long offset,
                           unsigned int threshold, mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
@@ -383,12 +413,14 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int q0 = (blockIdx.x - bh * ntiles) * BQ;
   if (bh >= BH) return;
   const int tid = threadIdx.x;
-  const long long qoff = (long long)bh * Lq * d, koff = (long long)bh * Lk * d;
+  const int H = (int)layout[0];  // layout: q, k, v, do, dq
+  const AttnRows qr = attn_rows(layout, 0), kr = attn_rows(layout, 1), vr = attn_rows(layout, 2),
+                 dor = attn_rows(layout, 3), dqr = attn_rows(layout, 4);
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
   const AttnDropout<T> drop{philox_pair(philox, offset), threshold, keep_scale};
 
-  attn_load_tile<S, BQ>(Qs, q + qoff, q0, Lq, d);
-  attn_load_tile<S, BQ>(dOs, dout + qoff, q0, Lq, d);
+  attn_load_tile<S, BQ>(Qs, q + qr.head(bh, H), q0, Lq, d, qr.sr);
+  attn_load_tile<S, BQ>(dOs, dout + dor.head(bh, H), q0, Lq, d, dor.sr);
   attn_load_row_stats<T, BQ>(lse_s, delta_s, lse, delta, bh, q0, Lq);
   T acc[BQ];
 #pragma unroll
@@ -397,8 +429,8 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int kend = causal ? mtx::imin(Lk, q0 + BQ) : Lk;
   for (int k0 = 0; k0 < kend; k0 += BK) {
     __syncthreads();
-    attn_load_tile<S, BK>(Ks, k + koff, k0, Lk, d);
-    attn_load_tile<S, BK>(Vs, v + koff, k0, Lk, d);
+    attn_load_tile<S, BK>(Ks, k + kr.head(bh, H), k0, Lk, d, kr.sr);
+    attn_load_tile<S, BK>(Vs, v + vr.head(bh, H), k0, Lk, d, vr.sr);
     __syncthreads();
     attn_recompute<T, BQ, BK>(Qs, dOs, Ks, Vs, lse_s, delta_s, (T(*)[BK + 1])nullptr, dSs, q0, k0,
                               Lq, Lk, d, kpm, causal, scale, drop, bh);
@@ -417,7 +449,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
 #pragma unroll
     for (int i = 0; i < BQ; ++i) {
       const int qi = q0 + i;
-      if (qi < Lq) dq[qoff + (long long)qi * d + tid] = scale * acc[i];
+      if (qi < Lq) dq[dqr.head(bh, H) + (long long)qi * dqr.sr + tid] = scale * acc[i];
     }
   }
 }

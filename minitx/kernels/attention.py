@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._launch import check_compute_dtype, check_int32, contiguous, float_dtype
+from ._launch import check_compute_dtype, check_int32, float_dtype, kept
 from ._runtime import CTYPE, backend_for, compute_dtype
 from .dropout import dropout_threshold, _philox_args
 
@@ -108,18 +108,52 @@ def attention_mask_supported(mask_shape, batch_heads, lk) -> bool:
     return shape[0] > 0 and batch_heads % shape[0] == 0
 
 
+def _strided(xp, x):
+    """x as the kernels read it: its last axis contiguous and its other strides whole elements,
+    >= 0 (a view of the heads of a [B, L, H, d] array is one); a contiguous copy otherwise."""
+    ok = (x.strides[-1] == x.itemsize or x.shape[-1] == 1) and all(s >= 0 and s % x.itemsize == 0
+                                                                   for s in x.strides)
+    return x if ok else xp.ascontiguousarray(x)
+
+
+def _rows(x):
+    """An operand's (sb, sh, sr) in elements (AttnRows in attention.cu): [BH, L, d] is one head
+    per batch row, (stride of BH, 0, stride of L); [B, H, L, d] has all three."""
+    strides = [s // x.itemsize for s in x.strides]
+    return (strides[0], 0, strides[1]) if x.ndim == 3 else tuple(strides[:3])
+
+
+def _layout(be, heads, *arrays):
+    """A kernel's ``layout`` argument: [H, then (sb, sh, sr) of each operand in argument order],
+    int64 on the device, made once per layout and kept (_launch.kept)."""
+    values = (heads,) + tuple(v for a in arrays for v in _rows(a))
+    return kept(be, "attention layout", values, lambda: be.to_device(np.asarray(values, dtype=np.int64)))
+
+
+def _output(be, shape, dt):
+    """A new result of shape [BH, L, d] (contiguous), or [B, H, L, d] laid out as [B, L, H, d]:
+    merging the heads of that view back into [B, L, H * d] copies nothing."""
+    if len(shape) == 3:
+        return be.empty(shape, dt)
+    b, h, length, d = shape
+    return be.empty((b, length, h, d), dt).transpose(0, 2, 1, 3)
+
+
 def _attention_prepare(be, q, k, v, key_pad_mask, scale):
-    """Contiguous q, k, v, the uint8 mask [B, Lk] or None, and the kernels' sizes; a
-    ValueError naming what does not fit."""
+    """q, k, v as the kernels read them (_strided), the uint8 mask [B, Lk] or None, and the
+    kernels' sizes: BH, Lq, Lk, d, the mask's heads (head-rows per mask row) and the layout's
+    H (heads per batch of a 4-d q, else 1); a ValueError naming what does not fit."""
     xp = be.xp
-    if q.ndim != 3 or k.ndim != 3 or v.ndim != 3:
-        raise ValueError("attention expects q, k, v of shape [BH, L, d]")
-    q, k, v = contiguous(xp, q, k, v)
+    if q.ndim not in (3, 4) or k.ndim != q.ndim or v.ndim != q.ndim:
+        raise ValueError("attention expects q, k, v of shape [BH, L, d] or [B, H, L, d]")
+    q, k, v = (_strided(xp, x) for x in (q, k, v))
     dt = float_dtype(q, k, v)
-    BH, Lq, d = (int(s) for s in q.shape)
-    Lk = int(k.shape[1])
-    if k.shape != (BH, Lk, d) or v.shape != (BH, Lk, d):
-        raise ValueError(f"k and v must be [{BH}, Lk, {d}], got {k.shape} and {v.shape}")
+    lead = tuple(int(s) for s in q.shape[:-2])
+    Lq, d = (int(s) for s in q.shape[-2:])
+    Lk = int(k.shape[-2])
+    if k.shape != lead + (Lk, d) or v.shape != lead + (Lk, d):
+        raise ValueError(f"k and v must be [{', '.join(map(str, lead))}, Lk, {d}], got {k.shape} and {v.shape}")
+    BH, H = math.prod(lead), (lead[1] if len(lead) == 2 else 1)
     check_int32(elements=max(BH * Lq * d, BH * Lk * d))
     B, m = 1, None
     if key_pad_mask is not None:
@@ -140,8 +174,7 @@ def _attention_prepare(be, q, k, v, key_pad_mask, scale):
         raise ValueError(f"attention: {plan}")
     if scale is None:
         scale = 1.0 / math.sqrt(d)
-    heads = BH // B
-    return q, k, v, m, dt, BH, Lq, Lk, d, heads, compute_dtype(dt).type(scale)
+    return q, k, v, m, dt, BH, Lq, Lk, d, BH // B, H, compute_dtype(dt).type(scale)
 
 
 def _dropout_args(be, dt, dropout_p, seed, offset):
@@ -156,23 +189,26 @@ def _dropout_args(be, dt, dropout_p, seed, offset):
 def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, dropout_p=0.0, seed=0, offset=0):
     """Fused ``o = dropout(softmax(scale * q k^T + mask)) v`` with online softmax.
 
-    q: [BH, Lq, d]; k, v: [BH, Lk, d]; d <= MAX_HEAD_DIM, any Lq, Lk.  key_pad_mask: None or
-    a key-padding mask (see :func:`attention_mask_supported`; True = attend).  causal: key j
-    is visible to query i iff j <= i (top-left aligned).  scale defaults to 1/sqrt(d).
-    dropout_p, seed, offset: dropout on the weights P [BH, Lq, Lk], element for element the
-    mask ``dropout_apply`` would draw over a stored P with the same (seed, offset); the
-    backward takes the same three.
-    Returns (o, lse): o like q, lse [BH, Lq] = logsumexp of the scaled, masked scores (before
-    dropout).  A fully masked query row gives o = 0, lse = -inf.
+    q: [BH, Lq, d]; k, v: [BH, Lk, d], or all [B, H, L, d]; d <= MAX_HEAD_DIM, any Lq, Lk. The
+    head dim must be contiguous; rows and heads may lie at any stride (the heads of a [B, L,
+    H, d] projection are read where they are: no copy). key_pad_mask: None or a key-padding
+    mask (see :func:`attention_mask_supported`; True = attend), over the BH head-rows in order.
+    causal: key j is visible to query i iff j <= i (top-left aligned).  scale defaults to
+    1/sqrt(d). dropout_p, seed, offset: dropout on the weights P [BH, Lq, Lk], element for
+    element the mask ``dropout_apply`` would draw over a stored P with the same (seed,
+    offset); the backward takes the same three.
+    Returns (o, lse): o shaped like q (for [B, H, Lq, d], a view of a [B, Lq, H, d] array, so
+    the heads merge without a copy), lse q.shape[:-1] = logsumexp of the scaled, masked scores
+    (before dropout).  A fully masked query row gives o = 0, lse = -inf.
 
     dtypes: q, k, v and o share one (float32, float64 or bfloat16); lse is in its compute
     dtype (float32 for bfloat16, as are the scores and every sum inside: o is rounded once).
     """
     be = backend_for(q, k, v, key_pad_mask)
-    q, k, v, m, dt, BH, Lq, Lk, d, heads, scale = _attention_prepare(be, q, k, v, key_pad_mask, scale)
+    q, k, v, m, dt, BH, Lq, Lk, d, heads, H, scale = _attention_prepare(be, q, k, v, key_pad_mask, scale)
     dropout = _dropout_args(be, dt, dropout_p, seed, offset)
-    o = be.empty((BH, Lq, d), dt)
-    lse = be.empty((BH, Lq), compute_dtype(dt))
+    o = _output(be, q.shape, dt)
+    lse = be.empty(q.shape[:-1], compute_dtype(dt))
     if BH and Lq:
         if Lk == 0:
             o[...] = 0
@@ -181,7 +217,8 @@ def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, drop
             grid = BH * (-(-Lq // TILES[compute_dtype(dt)].bq))
             be.launch("attention.cu", "attention_forward", dt, (grid,), (THREADS,),
                       (q, k, v, m, o, lse, np.int32(BH), np.int32(heads), np.int32(Lq),
-                       np.int32(Lk), np.int32(d), np.int32(bool(causal)), scale, *dropout))
+                       np.int32(Lk), np.int32(d), np.int32(bool(causal)), scale, _layout(be, H, q, k, v, o),
+                       *dropout), strided=True)
     return o, lse
 
 
@@ -191,22 +228,24 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
     regenerated from seed and offset).
 
     Same shapes/mask/causal/scale/dropout as the forward; o and lse are the forward's
-    outputs and do the gradient of o.  Returns (dq, dk, dv) shaped like q, k, v.
-    Fully masked query rows (lse == -inf) contribute nothing (no NaN).
+    outputs and do the gradient of o (any strides, head dim contiguous, as q).  Returns (dq,
+    dk, dv) shaped like q, k, v (for 4-d inputs, views of [B, L, H, d] arrays, as the forward's
+    o). Fully masked query rows (lse == -inf) contribute nothing (no NaN).
 
     dtypes: q, k, v, o, do and the gradients share one; lse is in its compute dtype (as the
     forward returns it), and so is delta = rowsum(do * o) inside.
     """
     be = backend_for(q, k, v, o, lse, do, key_pad_mask)
     xp = be.xp
-    q, k, v, m, dt, BH, Lq, Lk, d, heads, scale = _attention_prepare(be, q, k, v, key_pad_mask, scale)
+    q, k, v, m, dt, BH, Lq, Lk, d, heads, H, scale = _attention_prepare(be, q, k, v, key_pad_mask, scale)
     dropout = _dropout_args(be, dt, dropout_p, seed, offset)
-    o, do, lse = contiguous(xp, o.reshape(BH, Lq, d), do.reshape(BH, Lq, d), lse.reshape(BH, Lq))
+    if o.shape != q.shape or do.shape != q.shape:
+        raise ValueError(f"attention_backward: o and do must be shaped like q {q.shape}, got {o.shape} and {do.shape}")
+    o, do = (_strided(xp, x) for x in (o, do))
+    lse = xp.ascontiguousarray(lse.reshape(BH, Lq))
     float_dtype(q, o, do)
     check_compute_dtype("attention_backward", dt, lse=lse)
-    dq = be.empty((BH, Lq, d), dt)
-    dk = be.empty((BH, Lk, d), dt)
-    dv = be.empty((BH, Lk, d), dt)
+    dq, dk, dv = (_output(be, x.shape, dt) for x in (q, k, v))
     if BH and (Lq == 0 or Lk == 0):
         dq[...] = 0
         dk[...] = 0
@@ -214,14 +253,15 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
     elif BH:
         tiles = TILES[compute_dtype(dt)]
         delta = be.empty((BH, Lq), compute_dtype(dt))
-        rows = BH * Lq
         warps = THREADS // 32
-        be.launch("attention.cu", "attention_backward_delta", dt, (-(-rows // warps),),
-                  (THREADS,), (o, do, delta, np.int32(rows), np.int32(d)))
-        common = (np.int32(BH), np.int32(heads), np.int32(Lq), np.int32(Lk), np.int32(d),
-                  np.int32(bool(causal)), scale, *dropout)
+        be.launch("attention.cu", "attention_backward_delta", dt, (-(-(BH * Lq) // warps),),
+                  (THREADS,), (o, do, delta, np.int32(BH), np.int32(Lq), np.int32(d), _layout(be, H, o, do)), strided=True)
+        sizes = (np.int32(BH), np.int32(heads), np.int32(Lq), np.int32(Lk), np.int32(d), np.int32(bool(causal)),
+                 scale)
         be.launch("attention.cu", "attention_backward_dkdv", dt, (BH * (-(-Lk // tiles.bkb)),),
-                  (THREADS,), (q, k, v, m, do, lse, delta, dk, dv) + common)
+                  (THREADS,), (q, k, v, m, do, lse, delta, dk, dv) + sizes
+                  + (_layout(be, H, q, k, v, do, dk, dv), *dropout), strided=True)
         be.launch("attention.cu", "attention_backward_dq", dt, (BH * (-(-Lq // tiles.bqb)),),
-                  (THREADS,), (q, k, v, m, do, lse, delta, dq) + common)
+                  (THREADS,), (q, k, v, m, do, lse, delta, dq) + sizes + (_layout(be, H, q, k, v, do, dq), *dropout),
+                  strided=True)
     return dq, dk, dv

@@ -217,15 +217,28 @@ def schedule(mode: str):
         _state.schedule = prev
 
 
+def _memory(arr: np.ndarray) -> np.ndarray:
+    """The bytes an array's elements lie in, from its first element to its last (for a strided
+    view, the gaps between its elements too: a kernel reads it through its strides)."""
+    if arr.flags.c_contiguous:
+        return arr.reshape(-1).view(np.uint8)
+    if any(s < 0 for s in arr.strides):
+        raise KernelLaunchError(f"an array argument with negative strides {arr.strides}: make it contiguous first")
+    span = sum((n - 1) * s for n, s in zip(arr.shape, arr.strides)) + arr.itemsize
+    return np.ctypeslib.as_array((ctypes.c_uint8 * span).from_address(arr.ctypes.data))
+
+
 class _Guarded:
-    """An array argument copied into a buffer with 0xFF guard bands."""
+    """An array argument copied into a buffer with 0xFF guard bands (its memory from first to last
+    element: a strided view keeps its strides)."""
 
     def __init__(self, arr: np.ndarray):
         self.arr = arr
-        n = arr.nbytes
+        self.memory = _memory(arr)
+        n = self.memory.size
         self.buf = np.full(n + 2 * GUARD_BYTES, 0xFF, dtype=np.uint8)
         self.view = self.buf[GUARD_BYTES:GUARD_BYTES + n]
-        self.view[...] = arr.reshape(-1).view(np.uint8)
+        self.view[...] = self.memory
 
     @property
     def address(self) -> int:
@@ -235,7 +248,7 @@ class _Guarded:
         if not (np.all(self.buf[:GUARD_BYTES] == 0xFF) and np.all(self.buf[-GUARD_BYTES:] == 0xFF)):
             raise KernelLaunchError(f"{kernel}: out-of-bounds write around argument {index}")
         if self.arr.flags.writeable:
-            self.arr.reshape(-1).view(np.uint8)[...] = self.view
+            self.memory[...] = self.view
 
 
 class CpuBackend:
@@ -263,8 +276,8 @@ class CpuBackend:
                     self._libs[key] = lib
         return lib
 
-    def launch(self, filename, kernel, dtype, grid, block, args, *, path=None, kernels=None):
-        _runtime.check_kernel_args(args)
+    def launch(self, filename, kernel, dtype, grid, block, args, *, path=None, kernels=None, strided=False):
+        _runtime.check_kernel_args(args, strided)
         ctype = _runtime.ctype_of(dtype)
         lib = self.library(filename, path, kernels)
         fn = getattr(lib, export_name(kernel, ctype))

@@ -29,6 +29,12 @@ def _batched_matmul(a, b):
     return xp.matmul(xp.ascontiguousarray(a), xp.ascontiguousarray(b))
 
 
+def _kernel_layout(x):
+    """x as the kernels take it: [B, H, L, d] as it is (the heads of a projection are strided
+    views, which the kernels read in place), any other batch shape flattened to [BH, L, d]."""
+    return x if x.ndim == 4 else x.reshape((-1,) + x.shape[-2:])
+
+
 def _head_groups(q_shape, k_shape, v_shape, enable_gqa):
     """g = Hq / Hkv, the query heads that share one key/value head (1 without enable_gqa);
     a ValueError naming the heads when they do not divide."""
@@ -166,7 +172,7 @@ class ScaledDotProductAttention(Function):
 
     def forward(self, q, k, v, mask=None):
         xp = get_array_module(q)
-        d, lq, lk = q.shape[-1], q.shape[-2], k.shape[-2]
+        d, lk = q.shape[-1], k.shape[-2]
         if k.shape[-1] != d or v.shape[-2] != lk:
             raise ValueError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: "
                              "expected q [..., Lq, d], k [..., Lk, d], v [..., Lk, dv]")
@@ -180,9 +186,8 @@ class ScaledDotProductAttention(Function):
         dropout_mask = None
         if plan is not None:
             self.philox = _philox_seed_offset(self.seed, q) if self.dropout_p else None
-            o, lse = kernels.attention_forward(q.reshape(-1, lq, d), k.reshape(-1, lk, d), v.reshape(-1, lk, d),
-                                               _mask_rows(mask, plan, lk), plan.causal, self.scale_used,
-                                               *self._kernel_dropout())
+            o, lse = kernels.attention_forward(*map(_kernel_layout, (q, k, v)), _mask_rows(mask, plan, lk),
+                                               plan.causal, self.scale_used, *self._kernel_dropout())
             o, lse = o.reshape(q.shape), lse.reshape(q.shape[:-1])
         else:
             scores = self._scores(q, k, mask)
@@ -208,10 +213,9 @@ class ScaledDotProductAttention(Function):
                                                  self.dropout_p, *self.philox)
         dmask = None
         if plan is not None:
-            lq, lk, d = q.shape[-2], k.shape[-2], q.shape[-1]
+            lk = k.shape[-2]
             dq, dk, dv = kernels.attention_backward(
-                q.reshape(-1, lq, d), k.reshape(-1, lk, d), v.reshape(-1, lk, d), o.reshape(-1, lq, d),
-                lse.reshape(-1, lq), do.reshape(-1, lq, d), _mask_rows(mask, plan, lk), plan.causal,
+                *map(_kernel_layout, (q, k, v, o)), lse, _kernel_layout(do), _mask_rows(mask, plan, lk), plan.causal,
                 self.scale_used, *self._kernel_dropout())
             dq, dk, dv = dq.reshape(q.shape), dk.reshape(k.shape), dv.reshape(v.shape)
         else:

@@ -200,3 +200,41 @@ def test_attention_nan_score_gives_a_nan_row(cpu, dtype):
     dq, dk, dv = K.attention_backward(q, k, v, o, lse, np.ones_like(o), key_pad_mask=kpm)
     assert np.isnan(dq[0, 2]).all() and np.isnan(dk[0]).all() and np.isnan(dv[0]).all()
     assert np.all(dq[1] == 0) and np.all(dk[1] == 0) and np.all(dv[1] == 0)
+
+
+@pytest.mark.parametrize("causal, dropout", [(False, 0.0), (True, 0.3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_heads_read_in_place_give_the_contiguous_results_bit_for_bit(cpu, causal, dropout, dtype):
+    """q, k, v as the heads of one [B, L, 3H, d] projection, seen as [B, H, L, d] views (rows 3H*d
+    apart), go in as they are; o and the gradients come out as [B, H, L, d] views of [B, L, H, d]
+    arrays (merging the heads copies nothing); and every number equals the [BH, L, d] contiguous
+    path's, bit for bit (the same arithmetic, read from other addresses)."""
+    rng = np.random.default_rng(11)
+    B, H, L, d = 2, 3, 7, 5
+    qkv = rng.standard_normal((B, L, 3 * H, d)).astype(dtype).transpose(0, 2, 1, 3)  # [B, 3H, L, d] view
+    q, k, v = qkv[:, :H], qkv[:, H:2 * H], qkv[:, 2 * H:]
+    kpm = rng.random((B, L)) > 0.2
+    kpm[:, 0] = True
+    do = rng.standard_normal((B, L, H, d)).astype(dtype).transpose(0, 2, 1, 3)
+    flat = [np.ascontiguousarray(x).reshape(B * H, L, d) for x in (q, k, v, do)]
+    options = dict(key_pad_mask=kpm, causal=causal, dropout_p=dropout, seed=4, offset=9)
+    o, lse = K.attention_forward(q, k, v, **options)
+    o_flat, lse_flat = K.attention_forward(*flat[:3], **options)
+    assert o.shape == (B, H, L, d) and o.transpose(0, 2, 1, 3).flags.c_contiguous and lse.shape == (B, H, L)
+    np.testing.assert_array_equal(o.reshape(B * H, L, d), o_flat)
+    np.testing.assert_array_equal(lse.reshape(B * H, L), lse_flat)
+    grads = K.attention_backward(q, k, v, o, lse, do, **options)
+    flat_grads = K.attention_backward(*flat[:3], o_flat, lse_flat, flat[3], **options)
+    for got, want in zip(grads, flat_grads):
+        assert got.shape == (B, H, L, d) and got.transpose(0, 2, 1, 3).flags.c_contiguous
+        np.testing.assert_array_equal(got.reshape(B * H, L, d), want)
+
+
+def test_a_layout_the_kernels_cannot_read_is_copied_first(cpu):
+    """A head dim that is not contiguous (every other element) is made contiguous, not misread."""
+    rng = np.random.default_rng(12)
+    wide = rng.standard_normal((4, 6, 10))
+    q = wide[..., ::2]
+    o, _ = K.attention_forward(q, q, q)
+    want, _ = K.attention_forward(*(np.ascontiguousarray(q),) * 3)
+    np.testing.assert_array_equal(o, want)
