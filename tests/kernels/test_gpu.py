@@ -189,6 +189,27 @@ def test_attention_with_dropout(cp, dtype):
         np.testing.assert_allclose(cp.asnumpy(got), want, **tol)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_attention_reads_heads_in_place_on_cupy(cp, dtype):
+    """The heads of one [B, L, 3H, d] projection, as strided [B, H, L, d] views: the outputs and
+    gradients (views of [B, L, H, d] arrays) equal the contiguous [BH, L, d] path's bit for bit."""
+    B, H, L, d = 2, 8, 40, 64
+    rng = cp.random.default_rng(9)
+    qkv = rng.standard_normal((B, L, 3 * H, d)).astype(dtype).transpose(0, 2, 1, 3)
+    q, k, v = qkv[:, :H], qkv[:, H:2 * H], qkv[:, 2 * H:]
+    do = rng.standard_normal((B, L, H, d)).astype(dtype).transpose(0, 2, 1, 3)
+    kpm = rng.random((B, L)) < 0.8
+    options = dict(key_pad_mask=kpm, causal=True, dropout_p=0.1, seed=3, offset=5)
+    flat = [cp.ascontiguousarray(x).reshape(B * H, L, d) for x in (q, k, v, do)]
+    o, lse = K.attention_forward(q, k, v, **options)
+    o_flat, lse_flat = K.attention_forward(*flat[:3], **options)
+    assert o.transpose(0, 2, 1, 3).flags.c_contiguous
+    assert cp.array_equal(o.reshape(B * H, L, d), o_flat) and cp.array_equal(lse.reshape(B * H, L), lse_flat)
+    grads = K.attention_backward(q, k, v, o, lse, do, **options)
+    for got, want in zip(grads, K.attention_backward(*flat[:3], o_flat, lse_flat, flat[3], **options)):
+        assert cp.array_equal(got.reshape(B * H, L, d), want)
+
+
 @pytest.mark.parametrize("causal", [False, True])
 def test_attention_dropout_is_the_same_fused_and_unfused_on_cupy(cp, causal):
     dispatch.attention_dropout_both_ways(causal, device="cuda")
