@@ -23,9 +23,12 @@ The contract of every launcher (softmax.py, layer_norm.py, ... beside their ``.c
   that copies to the host (its counts; the host waits for the device there).
   The multi-tensor launchers of adam.py copy host-built arrays to the device:
   the work table once per list of tensor sizes (then kept), the tensors'
-  addresses once per list of addresses (then kept), and ``adam_step`` its lr and step counts when given as host
-  numbers (an optimizer keeps both on the device; the kernel reads them from memory).  ``cross_entropy_backward`` given a Python number
-  as ``dloss_rows`` copies that number.  No other launcher copies either way.
+  addresses once per list of addresses (then kept), and ``adam_step`` its lr
+  and step counts when given as host numbers (an optimizer keeps both on the
+  device; the kernel reads them from memory).  The attention launchers copy
+  their layouts, once per layout (then kept).  ``cross_entropy_backward`` given
+  a Python number as ``dloss_rows`` copies that number.  No other launcher
+  copies either way.
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ _INT32_MAX = 2**31 - 1
 
 
 KEPT: dict = {}  # (kind, backend, device, key) -> what kept() made: work tables, index arrays, layouts
-_KEPT_MOST = 256  # more than a training run asks for: start over
+_KEPT_MOST = 4096  # more than a training run asks for (a few per batch shape): start over
 
 
 def kept(be, kind, key, make):

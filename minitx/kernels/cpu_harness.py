@@ -247,8 +247,13 @@ class _Guarded:
     def finish(self, index: int, kernel: str) -> None:
         if not (np.all(self.buf[:GUARD_BYTES] == 0xFF) and np.all(self.buf[-GUARD_BYTES:] == 0xFF)):
             raise KernelLaunchError(f"{kernel}: out-of-bounds write around argument {index}")
-        if self.arr.flags.writeable:
+        if not self.arr.flags.writeable:
+            return
+        if self.arr.flags.c_contiguous:
             self.memory[...] = self.view
+        else:  # the view's own elements only: another argument may be a view into the gaps
+            elements = np.frombuffer(self.view, dtype=self.arr.dtype)
+            self.arr[...] = np.lib.stride_tricks.as_strided(elements, shape=self.arr.shape, strides=self.arr.strides)
 
 
 class CpuBackend:

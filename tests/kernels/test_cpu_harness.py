@@ -170,3 +170,26 @@ def test_drift_catches_a_missing_barrier_between_two_reductions(cpu, cu_name, ru
     with cpu_harness.schedule("drift"):
         np.testing.assert_allclose(run(cpu, _runtime.KERNEL_DIR / cu_name, x), expected(x), rtol=1e-10, atol=1e-12)
         assert not np.allclose(run(cpu, mutant, x), expected(x), rtol=1e-6), "the race went unseen"
+
+
+def test_outputs_that_are_views_of_one_array_keep_each_others_results(cpu, monkeypatch):
+    """Two outputs laid into one array (dk and dv as the two halves of a [BH, L, 2d] array seen
+    as [BH, L, d] views): each launch argument's results are written back element by element,
+    so neither overwrites the other with the bytes its guard copy held."""
+    from minitx import kernels as K
+    from minitx.kernels import attention
+
+    rng = np.random.default_rng(13)
+    q, k, v, do = (rng.standard_normal((2, 5, 4)) for _ in range(4))
+    o, lse = K.attention_forward(q, k, v)
+    want = K.attention_backward(q, k, v, o, lse, do)
+    both = np.full((2, 5, 8), np.nan)
+    real_output, views = attention._output, iter([None, both[..., :4], both[..., 4:]])  # dq, dk, dv
+
+    def output(be, shape, dt):
+        view = next(views)
+        return real_output(be, shape, dt) if view is None else view
+
+    monkeypatch.setattr(attention, "_output", output)
+    for got, expected in zip(K.attention_backward(q, k, v, o, lse, do), want):
+        np.testing.assert_array_equal(got, expected)
