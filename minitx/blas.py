@@ -120,7 +120,11 @@ def gemm_plan(a: Operand, b: Operand, n: int, k: int, m: int, batch: int) -> Gem
 def emulate_gemm(plan: GemmPlan, first, second, out) -> None:
     """Run ``plan`` with NumPy as cuBLAS would, on flat 1-D arrays holding cuBLAS's A (``first``,
     our B) and B (``second``, our A) from their first elements, writing ``out`` (flat, C's
-    elements): column-major views with the plan's leading dimensions and batch strides."""
+    elements): column-major views with the plan's leading dimensions and batch strides, each
+    product computed as the call's compute type does (float64 for float64, float32 otherwise)
+    and rounded once to C's type."""
+    wide = np.float64 if out.dtype == np.float64 else np.float32
+
     def view(flat, offset, rows, cols, ld):
         return np.lib.stride_tricks.as_strided(flat[offset:], shape=(rows, cols),
                                                strides=(flat.itemsize, ld * flat.itemsize))
@@ -133,7 +137,7 @@ def emulate_gemm(plan: GemmPlan, first, second, out) -> None:
         op_a = a if plan.transa == OP_N else a.T
         op_b = b if plan.transb == OP_N else b.T
         c = view(out, i * plan.stride_c, plan.m, plan.n, plan.ldc)
-        c[...] = op_a @ op_b
+        c[...] = (op_a.astype(wide) @ op_b.astype(wide)).astype(out.dtype)
 
 
 # ---------------------------------------------------------------------------- the switch

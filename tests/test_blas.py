@@ -3,10 +3,16 @@ cublasGemmStridedBatchedEx (column-major reads with the plan's leading dimension
 strides) and compared with numpy.matmul, on operands of every layout a product meets:
 contiguous, transposed views, row slices, broadcast batches, reversed and crossed strides. The
 call itself needs a GPU (tests/kernels/test_gpu.py)."""
+import contextlib
+import ctypes
+import sys
+import types
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ml_dtypes import bfloat16
 
 from minitx import blas
 
@@ -117,7 +123,7 @@ class FakeCublas:
     """nvmath.bindings.cublas's calls that blas.matmul makes, run on host memory: the gemm reads
     its operands from the addresses it is given, as cuBLAS would, through emulate_gemm."""
     ComputeType = type("ComputeType", (), {"COMPUTE_32F": 68, "COMPUTE_32F_FAST_TF32": 77, "COMPUTE_64F": 70})
-    TYPES = {0: np.float32, 1: np.float64}
+    TYPES = {0: np.float32, 1: np.float64, 2: np.float16, 14: bfloat16}
 
     def __init__(self):
         self.calls = []
@@ -133,7 +139,6 @@ class FakeCublas:
 
     def gemm_strided_batched_ex(self, handle, transa, transb, m, n, k, alpha, a, atype, lda, stride_a, b, btype, ldb,
                                 stride_b, beta, c, ctype, ldc, stride_c, batch, compute, algo):
-        import ctypes
 
         dtype = self.TYPES[ctype]
         assert atype == btype == ctype and algo == -1
@@ -155,11 +160,11 @@ class FakeCublas:
         self.calls.append(plan)
 
 
-def fake_gpu(monkeypatch):
+@contextlib.contextmanager
+def fake_gpu():
     """blas.matmul as it runs on a GPU, with host memory standing for the device's: a CuPy stand-in
-    whose arrays answer .data.ptr, and the cuBLAS calls run by FakeCublas."""
-    import sys
-    import types
+    whose arrays answer .data.ptr, and the cuBLAS calls run by FakeCublas. Yields (host: makes
+    such an array, the FakeCublas)."""
 
     def host(x):
         return np.asarray(x).view(HostArray)
@@ -171,10 +176,11 @@ def fake_gpu(monkeypatch):
         cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(getDevice=lambda: 0),
                                    get_current_stream=lambda: types.SimpleNamespace(ptr=7)))
     cublas = FakeCublas()
-    monkeypatch.setitem(sys.modules, "cupy", cupy)
-    monkeypatch.setattr(blas, "_cublas", [cublas])
-    monkeypatch.setattr(blas, "_handles", {})
-    return host, cublas
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setitem(sys.modules, "cupy", cupy)
+        monkeypatch.setattr(blas, "_cublas", [cublas])
+        monkeypatch.setattr(blas, "_handles", {})
+        yield host, cublas
 
 
 @settings(max_examples=30, deadline=None)
@@ -182,13 +188,22 @@ def fake_gpu(monkeypatch):
 def test_the_call_hands_cublas_each_operand_where_the_plan_says(pair):
     """blas.matmul itself, end to end but for the GPU: its pointers, types, scalars and plan
     reach the call in the right places (cuBLAS's A is our B), so the product is a @ b."""
-    import contextlib
-
     a, b = pair
-    with contextlib.ExitStack() as stack:
-        monkeypatch = stack.enter_context(pytest.MonkeyPatch.context())
-        host, cublas = fake_gpu(monkeypatch)
+    with fake_gpu() as (host, cublas):
         got = blas.matmul(host(a), host(b))
     assert len(cublas.calls) == 1
     np.testing.assert_allclose(np.asarray(got), np.matmul(a, b), rtol=1e-5 if a.dtype == np.float32 else 1e-12,
                                atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, bfloat16])
+def test_16_bit_products_are_computed_in_float32_and_rounded_once(dtype):
+    """float16 and bfloat16 operands reach cuBLAS with their own type codes (CUDA_R_16F 2,
+    CUDA_R_16BF 14), float32 scalars and compute type: the product is the float32 one rounded."""
+    rng = np.random.default_rng(2)
+    a, b = (rng.standard_normal(s).astype(dtype) for s in ((3, 4, 5), (5, 6)))
+    with fake_gpu() as (host, cublas):
+        got = np.asarray(blas.matmul(host(a), host(b)))
+    want = (a.astype(np.float32) @ b.astype(np.float32)).astype(dtype)
+    assert got.dtype == dtype and len(cublas.calls) == 1
+    np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
