@@ -53,9 +53,10 @@ def on_device(device):
     return blas.use_cublas(True), lambda opt: CudaGraphs()
 
 
-def run(captured: bool, device="cpu", reseed_at=None):
+def run(captured: bool, device="cpu", reseed_at=None, float16=False):
     """Parameters, losses and counters after the eight steps, eager or through StepGraphs (with
-    ``reseed_at``, minitx.manual_seed(7) before that step)."""
+    ``reseed_at``, minitx.manual_seed(7) before that step; with ``float16``, the forward under
+    autocast and the loss scaled by a GradScaler, its scale and growth count on the device)."""
     minitx.manual_seed(0)
     model = nn.Sequential(nn.Embedding(12, 8), nn.Dropout(0.3), nn.Linear(8, 12)).to(device)
     opt = optim.AdamW(model.parameters(), lr=1e-2)
@@ -63,8 +64,10 @@ def run(captured: bool, device="cpu", reseed_at=None):
     checks = sync.DeferredChecks(device)
     context, make_recorder = on_device(device)
     recorder = make_recorder(opt)
-    step = StepGraphs(model, loss_fn, opt, checks, lambda batch: batch.tokens, schedule=schedule, clip_norm=0.5,
-                      recorder=recorder)
+    scaler = optim.GradScaler(init_scale=2.0 ** 8, growth_interval=3) if float16 else None
+    step_loss = (lambda model, batch: _under(minitx.autocast("float16"), loss_fn, model, batch)) if float16 else loss_fn
+    step = StepGraphs(model, step_loss, opt, checks, lambda batch: batch.tokens, schedule=schedule, clip_norm=0.5,
+                      scaler=scaler, recorder=recorder)
     losses, reads = [], 0
     with context:
         for number, batch in enumerate(batches()):
@@ -74,13 +77,14 @@ def run(captured: bool, device="cpu", reseed_at=None):
                 if captured:
                     loss, weight = step(batch)
                 else:
-                    loss, weight = train_step(model, batch, loss_fn, opt, schedule, clip_norm=0.5, checks=checks)
+                    loss, weight = train_step(model, batch, step_loss, opt, schedule, clip_norm=0.5, checks=checks,
+                                              scaler=scaler)
             reads += counted.count
             losses.append((float(backend.to_host(loss)), weight))
     assert reads == 0  # no step, eager, warm-up, capture or replay, reads the device
     checks.raise_first()
     counters = (mrandom.philox_offset(device), [int(s["step"]) for s in opt.state.values()], int(checks.step),
-                opt.param_groups[0]["lr"])
+                opt.param_groups[0]["lr"], None if scaler is None else scaler.state_dict())
     return [p.numpy() for p in model.parameters()], losses, counters, getattr(recorder, "launches", None)
 
 
@@ -90,6 +94,22 @@ def test_replayed_steps_give_the_eager_steps_bits():
     assert launches == 4  # 8 steps: 2 shapes x (1 eager + 1 captured) + 4 reruns
     assert losses == eager_losses
     assert counters == eager_counters and counters[0] == 8 * 1  # one dropout call a step
+    for got, want in zip(replayed, eager):
+        np.testing.assert_array_equal(got, want)
+
+
+def _under(context, fn, *args):
+    with context:
+        return fn(*args)
+
+
+def test_float16_steps_with_a_loss_scaler_replay_to_the_eager_bits():
+    """The scaler's scale, growth count and skip flag live on the device and change inside the
+    step: replays carry them on as the eager steps do (the scale grows after 3 clean steps)."""
+    eager, eager_losses, eager_counters, _ = run(captured=False, float16=True)
+    replayed, losses, counters, launches = run(captured=True, float16=True)
+    assert launches == 4 and losses == eager_losses and counters == eager_counters
+    assert counters[-1]["scale"] > 2.0 ** 8  # it grew: the scaler's state went through the replays
     for got, want in zip(replayed, eager):
         np.testing.assert_array_equal(got, want)
 

@@ -28,3 +28,11 @@ def test_a_captured_transformer_with_dropout_gives_the_eager_bits(cuda):
     assert losses == eager_losses and offset == eager_offset
     for got, want in zip(replayed, eager):
         np.testing.assert_array_equal(got, want)
+
+
+def test_captured_float16_steps_with_a_loss_scaler_give_the_eager_bits(cuda):
+    eager, eager_losses, eager_counters, _ = run(False, cuda, float16=True)
+    replayed, losses, counters, _ = run(True, cuda, float16=True)
+    assert losses == eager_losses and counters == eager_counters
+    for got, want in zip(replayed, eager):
+        np.testing.assert_array_equal(got, want)
