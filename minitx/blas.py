@@ -210,6 +210,14 @@ def _handle(cp, cublas):
     return entry[0]
 
 
+def bind_to_current_stream() -> None:
+    """Bind this device's cuBLAS handle (and its workspace) to the current stream now: before a
+    capture begins, so that the captured products find it bound and change nothing of it."""
+    import cupy as cp
+
+    _handle(cp, _binding())
+
+
 def _compute_type(cublas, dtype, tf32: bool) -> int:
     kinds = cublas.ComputeType
     if dtype.name == "float64":

@@ -207,3 +207,14 @@ def test_16_bit_products_are_computed_in_float32_and_rounded_once(dtype):
     want = (a.astype(np.float32) @ b.astype(np.float32)).astype(dtype)
     assert got.dtype == dtype and len(cublas.calls) == 1
     np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
+
+
+def test_binding_to_the_stream_before_a_capture_leaves_the_capture_nothing_to_bind():
+    """bind_to_current_stream binds the handle (and its workspace) once; a product on the same
+    stream then binds nothing (cuBLAS's stream and workspace calls stay out of a capture)."""
+    with fake_gpu() as (host, cublas):
+        bound = []
+        cublas.set_stream = lambda handle, stream: bound.append(stream)
+        blas.bind_to_current_stream()
+        blas.matmul(host(np.ones((2, 3), np.float32)), host(np.ones((3, 4), np.float32)))
+    assert bound == [7]  # the stand-in's current stream, bound once

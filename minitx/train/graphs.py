@@ -169,6 +169,7 @@ class CudaGraphs:
         before = _device_caches()  # a cache that starts over during the capture frees nothing the graph reads
         cp.cuda.get_current_stream().synchronize()  # the eager steps before it have finished
         with self.stream, cp.cuda.using_allocator(pool.malloc):
+            blas.bind_to_current_stream()
             self.stream.begin_capture()
             try:
                 outputs = fn()
