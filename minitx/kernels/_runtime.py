@@ -172,6 +172,7 @@ class CupyBackend:
         self._modules: dict[tuple, object] = {}
         self._functions: dict[tuple, object] = {}
         self.pointer_tables: dict[tuple, tuple] = {}  # addresses -> (device table, its pinned source)
+        self._pinned, self._pinned_used = None, 0  # the block pointer tables' pinned sources are cut from
 
     # -- compilation -------------------------------------------------------
     def module(self, filename: str, dtype, kernels=None):
@@ -233,14 +234,31 @@ class CupyBackend:
         if entry is None:
             if len(self.pointer_tables) >= self.POINTER_TABLES_KEPT:
                 self.pointer_tables.clear()
-            import cupyx  # noqa: PLC0415
-
-            pinned = cupyx.empty_pinned(len(key), dtype=np.uint64)
+            pinned = self._pinned_words(len(key))
             pinned[:] = key
             table = self.xp.empty(len(key), dtype=np.uint64)
             table.set(pinned, stream=self.xp.cuda.get_current_stream())  # stream-ordered: a capture may hold it
             entry = self.pointer_tables[key] = (table, pinned)
         return entry[0]
+
+    PINNED_BLOCK = 1 << 17  # uint64 words (1 MiB) of pinned memory allocated at a time
+
+    def reserve_pinned(self, words: int = PINNED_BLOCK // 2) -> None:
+        """Make sure ``words`` pinned words can be handed out without allocating: done before a
+        capture, which must not allocate pinned memory (cudaHostAlloc may wait for the device)."""
+        if self._pinned is None or self._pinned_used + words > len(self._pinned):
+            import cupyx  # noqa: PLC0415
+
+            self._pinned = cupyx.empty_pinned(max(self.PINNED_BLOCK, words), dtype=np.uint64)
+            self._pinned_used = 0
+
+    def _pinned_words(self, n: int):
+        """n uint64 words of pinned host memory, cut from the current block (a slice keeps its
+        block alive)."""
+        self.reserve_pinned(n)
+        words = self._pinned[self._pinned_used:self._pinned_used + n]
+        self._pinned_used += n
+        return words
 
     def to_device(self, host_array):
         return self.xp.asarray(host_array)

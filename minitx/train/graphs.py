@@ -164,12 +164,15 @@ class CudaGraphs:
         static.set(host, stream=self.cp.cuda.get_current_stream())  # in stream order: no wait for the GPU
 
     def capture(self, fn):
+        from minitx.kernels._runtime import cupy_backend
+
         cp = self.cp
         pool = cp.cuda.MemoryPool()
         before = _device_caches()  # a cache that starts over during the capture frees nothing the graph reads
         cp.cuda.get_current_stream().synchronize()  # the eager steps before it have finished
         with self.stream, cp.cuda.using_allocator(pool.malloc):
             blas.bind_to_current_stream()
+            cupy_backend().reserve_pinned()  # the capture's pointer tables take pinned memory allocated now
             self.stream.begin_capture()
             try:
                 outputs = fn()
