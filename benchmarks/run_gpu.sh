@@ -15,8 +15,9 @@
 # ONLY="gpu-tests translate-smoke" runs just the stages named, e.g. to split the work over two
 # calls; the stages are the names in STAGES below.
 # translate-smoke trains the cpu-quick recipe on the GPU for 60 steps, resumes it to 90 and
-# scores greedy test BLEU; translate-graphs trains it 50 steps eagerly and 50 from CUDA graphs and
-# compares the parameters: both need Multi30k in MINITX_DATA_DIR (nothing is downloaded). The
+# scores greedy test BLEU; translate-graphs trains it 50 steps eagerly, 50 from CUDA graphs, and 30
+# from graphs resumed to 50, and compares the parameters: both need Multi30k in MINITX_DATA_DIR
+# (nothing is downloaded). The
 # capture and translate-graphs stages need nvmath-python (pip install nvmath-python, or minitx[cuda13]).
 set -u
 cd "$(dirname "$0")/.."
@@ -89,14 +90,18 @@ if [ -f "${MINITX_DATA_DIR:-/nonexistent}/train.de.gz" ]; then
   for f in results.json history.json; do
     [ -f "$SMOKE_DIR/$f" ] && cp "$SMOKE_DIR/$f" "$LOGS/translate-smoke-$f"
   done
-  # the same 50 steps eagerly and replayed from CUDA graphs (both with minitx.blas's products):
-  # the parameters must agree bit for bit; the times are in the logs
-  GRAPHS=(-m minitx.translate train --recipe cpu-quick --device cuda --beam-size 1 --max-steps 50 --bleu-every 0
-          --static-shapes true --sync-every 10 --overwrite)
+  # the same 50 steps eagerly, replayed from CUDA graphs, and replayed but killed after 30 and
+  # resumed (all with minitx.blas's products): the parameters must agree bit for bit
+  GRAPHS=(-m minitx.translate train --recipe cpu-quick --device cuda --beam-size 1 --bleu-every 0
+          --static-shapes true --sync-every 10)
   export RUNS="$WORK"
-  stage translate-graphs 240 env MINITX_BLAS=cublas bash -c 'for g in false true; do
-      "$0" "$@" --cuda-graphs $g --output-dir "$RUNS/graphs-$g" || exit; done
-    "$0" benchmarks/same_params.py "$RUNS/graphs-false" "$RUNS/graphs-true"' "$PY" "${GRAPHS[@]}"
+  stage translate-graphs 300 env MINITX_BLAS=cublas bash -c '
+    "$0" "$@" --cuda-graphs false --max-steps 50 --overwrite --output-dir "$RUNS/eager" &&
+    "$0" "$@" --cuda-graphs true --max-steps 50 --overwrite --output-dir "$RUNS/graphs" &&
+    "$0" "$@" --cuda-graphs true --max-steps 30 --overwrite --output-dir "$RUNS/resumed" &&
+    "$0" "$@" --cuda-graphs true --max-steps 50 --resume --output-dir "$RUNS/resumed" || exit
+    "$0" benchmarks/same_params.py "$RUNS/eager" "$RUNS/graphs" &&
+    "$0" benchmarks/same_params.py "$RUNS/eager" "$RUNS/resumed"' "$PY" "${GRAPHS[@]}"
 else
   skipped translate-smoke "no Multi30k in MINITX_DATA_DIR"
   skipped translate-graphs "no Multi30k in MINITX_DATA_DIR"
