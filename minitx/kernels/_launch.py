@@ -39,7 +39,7 @@ from ._runtime import STORAGE_DTYPES, compute_dtype
 _INT32_MAX = 2**31 - 1
 
 
-KEPT: dict = {}  # (kind, backend, device, key) -> what kept() made: work tables, index arrays, layouts
+KEPT: dict = {}  # (kind, backend, device, key) -> what kept() made: work tables, index arrays, layouts, Philox words
 _KEPT_MOST = 4096  # more than a training run asks for (a few per batch shape): start over
 
 

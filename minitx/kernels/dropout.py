@@ -14,7 +14,7 @@ import numpy as np
 
 from minitx.backend import sum_rows
 
-from ._launch import check_int32, contiguous, float_dtype, same_shape_inputs
+from ._launch import check_int32, contiguous, float_dtype, kept, same_shape_inputs
 from ._runtime import backend_for, compute_dtype
 
 _ACTS = {None: 0, "identity": 0, "none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 2}
@@ -35,10 +35,6 @@ def dropout_threshold(p: float) -> tuple[np.uint32, float]:
     return np.uint32(thr), scale
 
 
-_PHILOX: dict = {}  # (backend, device, seed) -> that seed's two words on that device
-_PHILOX_KEPT = 64  # more seeds than this is not one run's: start over
-
-
 def philox_memory(be, seed):
     """The device memory a dropout kernel reads its Philox seed and base offset from: the uint64
     array ``[seed, base]``, base 0, made once per seed and device and kept, so every launch
@@ -48,14 +44,7 @@ def philox_memory(be, seed):
     with the arguments of the capture, but reads memory afresh. Moving ``base`` on between
     replays gives each replay fresh masks (whoever keeps a graph keeps this array alive)."""
     seed = int(seed) & (2**64 - 1)
-    device = be.xp.cuda.runtime.getDevice() if be.name == "cupy" else None
-    key = (be.name, device, seed)
-    words = _PHILOX.get(key)
-    if words is None:
-        if len(_PHILOX) >= _PHILOX_KEPT:
-            _PHILOX.clear()
-        words = _PHILOX[key] = be.to_device(np.array([seed, 0], dtype=np.uint64))
-    return words
+    return kept(be, "philox", seed, lambda: be.to_device(np.array([seed, 0], dtype=np.uint64)))
 
 
 def _philox_args(be, seed, offset):

@@ -189,9 +189,9 @@ class CudaGraphs:
 
 def _device_caches() -> list:
     """What the kernels' launchers keep on the device and a graph may have baked in (pointer and
-    work tables, Philox words): each cache starts over when it grows past its bound, which must
-    not free an array a graph reads, so a graph keeps what was there at its capture."""
-    from minitx.kernels import _launch, dropout
+    work tables, layouts, Philox words): each cache starts over when it grows past its bound,
+    which must not free an array a graph reads, so a graph keeps what was there at its capture."""
+    from minitx.kernels import _launch
     from minitx.kernels._runtime import cupy_backend
 
-    return [dict(cupy_backend().pointer_tables), dict(_launch.KEPT), dict(dropout._PHILOX)]
+    return [dict(cupy_backend().pointer_tables), dict(_launch.KEPT)]
