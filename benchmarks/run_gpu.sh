@@ -79,7 +79,7 @@ else
 fi
 stage bench-kernels 90 "$PY" benchmarks/bench_kernels.py --repeat 20 --warmup 3 --out "$OUTDIR/kernels.json"
 stage bench-ladder 60 "$PY" benchmarks/bench_ladder.py --repeat 20 --warmup 3
-stage bench-train-step 200 "$PY" benchmarks/bench_train_step.py --steps 8 --warmup 3 --out "$OUTDIR/train-step.json"
+stage bench-train-step 240 "$PY" benchmarks/bench_train_step.py --steps 8 --warmup 3 --out "$OUTDIR/train-step.json"
 if [ -f "${MINITX_DATA_DIR:-/nonexistent}/train.de.gz" ]; then
   # the run directory (checkpoints of tens of MB) stays out of OUTDIR; its results come along
   SMOKE_DIR="$WORK/translate-smoke"
