@@ -237,7 +237,11 @@ class CupyBackend:
             pinned = self._pinned_words(len(key))
             pinned[:] = key
             table = self.xp.empty(len(key), dtype=np.uint64)
-            table.set(pinned, stream=self.xp.cuda.get_current_stream())  # stream-ordered: a capture may hold it
+            # cudaMemcpyAsync in stream order (CuPy's set refuses every copy while a stream
+            # captures; a capture records this one as a node that reads the pinned words at replay)
+            runtime = self.xp.cuda.runtime
+            runtime.memcpyAsync(table.data.ptr, pinned.ctypes.data, table.nbytes, runtime.memcpyHostToDevice,
+                                self.xp.cuda.get_current_stream().ptr)
             entry = self.pointer_tables[key] = (table, pinned)
         return entry[0]
 

@@ -62,9 +62,11 @@ def ufunc_at(ufunc, target, index, values, axis=None):
         return
     import cupyx
 
+    if not hasattr(values, "astype"):  # a Python number (a count): one value per indexed entry
+        values = xp.full(xp.broadcast(*index).shape, values, dtype=target.dtype)
     scatter = {"add": cupyx.scatter_add, "maximum": cupyx.scatter_max, "minimum": cupyx.scatter_min}.get(ufunc)
     supported = _CUPY_SCATTER.get(ufunc, ())
-    wide = None if target.dtype.name in supported else (
+    wide = None if scatter is None or target.dtype.name in supported else (
         "uint64" if ufunc == "add" and target.dtype.kind in "biu" else
         "int32" if target.dtype.kind in "biu" and target.dtype.itemsize < 4 else
         "float32" if target.dtype == np.float16 else None)

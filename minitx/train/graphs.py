@@ -112,10 +112,10 @@ class StepGraphs:
                 or mrandom.philox_offset(self.device) < captured.first_offset)
 
     def _capture(self, batch) -> Captured:
-        static = dataclasses.replace(batch, **{name: self.recorder.copy(getattr(batch, name))
-                                               for name in array_fields(batch)})
+        names = array_fields(batch)  # the host batch's: the static copies are device arrays
+        static = dataclasses.replace(batch, **{name: self.recorder.copy(getattr(batch, name)) for name in names})
         seed = mrandom.philox_seed()
-        philox = philox_memory(backend_for(getattr(static, array_fields(static)[0])), seed)
+        philox = philox_memory(backend_for(getattr(static, names[0])), seed)
         self.optimizer.write_lr()
         first = mrandom.philox_offset(self.device)
         graph = self.recorder.capture(lambda: self._step(static)[0])

@@ -374,9 +374,9 @@ def test_bfloat16_launchers_on_the_gpu_agree_with_the_cpu_emulation(cp, cpu):
         return cp.asarray(a) if isinstance(a, np.ndarray) else a
 
     def both(launcher, *args, **kwargs):
-        """(GPU result, CPU result) of launcher on args (NumPy arrays, alone or in lists, copied
-        to the GPU)."""
-        return launcher(*map(to_gpu, args), **kwargs), launcher(*args, **kwargs)
+        """(GPU result, CPU result) of launcher on args and kwargs (NumPy arrays, alone or in
+        lists, copied to the GPU)."""
+        return launcher(*map(to_gpu, args), **{k: to_gpu(a) for k, a in kwargs.items()}), launcher(*args, **kwargs)
 
     def agree(gpu, cpu_result):
         got = cp.asnumpy(gpu)
