@@ -464,6 +464,20 @@ def test_ops_take_the_bfloat16_kernels_on_cupy(name):
     dispatch.assert_bfloat16_follows_float32(OP_CASES[name](np.float32), device="cuda")
 
 
+def test_cupy_rounds_bfloat16_arithmetic_as_ml_dtypes_does(cp):
+    """The ops' bfloat16 arithmetic outside the kernels (a scale, a cast) is CuPy's: it must
+    round to nearest even as ml_dtypes does on the host, or the GPU's bfloat16 steps drift
+    from the CPU's (the softmax case above scales its bfloat16 input by 3 before the kernel)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf = np.dtype(ml_dtypes.bfloat16)
+    x = np.random.default_rng(3).standard_normal(100_000).astype(np.float32)
+    np.testing.assert_array_equal(cp.asarray(x).astype(bf).get().view(np.uint16), x.astype(bf).view(np.uint16))
+    low, three = x.astype(bf), np.full((), 3.0, bf)  # minitx makes a Python number a full array of the dtype
+    got = cp.asarray(low) * cp.asarray(three)
+    assert got.dtype == bf
+    np.testing.assert_array_equal(got.get().view(np.uint16), (low * three).view(np.uint16))
+
+
 def test_attention_fallbacks_on_cupy(cp):
     rng = np.random.default_rng(8)
     q = minitx.tensor(rng.standard_normal((2, 4, 6, 32)), device="cuda", requires_grad=True)

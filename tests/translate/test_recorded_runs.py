@@ -10,8 +10,8 @@ import pytest
 from minitx.translate.recipes import DEFAULTS, build_config
 
 ROOT = Path(__file__).resolve().parents[2]
-# the two lent H100s of 2026-11-23, each session's runs in its own folder
-SESSIONS = [ROOT / "results" / name / "training" for name in ("2026-11-23-h100", "2026-11-23b-h100")]
+# the lent GPUs (two H100s of 2026-11-23, an H200 of 2026-11-26), each session's runs in its own folder
+SESSIONS = [ROOT / "results" / name / "training" for name in ("2026-11-23-h100", "2026-11-23b-h100", "2026-11-26-h200")]
 RUNS = {f"{folder.parent.name}/{run.name}": run for folder in SESSIONS for run in sorted(folder.iterdir())}
 # where a run was, on which machine, in which direction: not part of the model a recipe means
 NOT_THE_RECIPE = {"output_dir", "recipe", "device", "data_dir", "built", "src_lang", "tgt_lang"}
