@@ -52,12 +52,24 @@ def command_line(prog: str, *words) -> str:
 
 
 # ---------------------------------------------------------------------- option values
+_BOOLEAN_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False,
+                  "off": False}
+
+
 def boolean(text: str) -> bool:
     """true/false (also yes/no, on/off, 1/0), any case."""
-    words = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
-    if text.lower() not in words:
+    if text.lower() not in _BOOLEAN_WORDS:
         raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
-    return words[text.lower()]
+    return _BOOLEAN_WORDS[text.lower()]
+
+
+def boolean_or_auto(text: str):
+    """true/false as :func:`boolean`, or auto: None, the program chooses."""
+    if text.lower() == "auto":
+        return None
+    if text.lower() not in _BOOLEAN_WORDS:
+        raise argparse.ArgumentTypeError(f"expected true, false or auto, got {text!r}")
+    return _BOOLEAN_WORDS[text.lower()]
 
 
 def number(kind=float, low=None, low_open=False, high=None, high_open=False):

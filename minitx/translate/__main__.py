@@ -37,20 +37,24 @@ def _option_type(default):
 # options whose default is None but whose values are numbers
 _NUMERIC = {"max_steps": int, "time_limit": float, "attention_dropout": float, "bleu_val_sentences": int,
             "sync_every": int, "beam_size": cli.positive_int}
+# options whose default is None (auto) but whose values are true or false
+_AUTO_BOOLEAN = ("static_shapes", "cuda_graphs")
 
 
-def _shown(value) -> str:
-    return "none" if value is None else str(value).lower() if isinstance(value, bool) else (
+def _shown(value, key=None) -> str:
+    if value is None:
+        return "auto" if key in _AUTO_BOOLEAN else "none"
+    return str(value).lower() if isinstance(value, bool) else (
         " ".join(map(str, value)) if isinstance(value, (tuple, list)) else str(value))
 
 
 def _help_text(key: str) -> str:
     """HELP[key], the default, and the recipes' own values where they differ from it."""
     recipes = {name: build_config(name)[key] for name in RECIPES if key != "output_dir"}
-    changed = ", ".join(f"{name} {_shown(v)}" for name, v in recipes.items() if v != DEFAULTS[key])
+    changed = ", ".join(f"{name} {_shown(v, key)}" for name, v in recipes.items() if v != DEFAULTS[key])
     if key == "output_dir":
         return HELP[key]
-    text = f"{HELP[key]} [default {_shown(DEFAULTS[key])}" + (f"; recipes: {changed}]" if changed else "]")
+    text = f"{HELP[key]} [default {_shown(DEFAULTS[key], key)}" + (f"; recipes: {changed}]" if changed else "]")
     return text.replace("%", "%%")
 
 
@@ -64,7 +68,7 @@ def _add_config_options(parser):
         if key == "betas":
             group.add_argument(flag, type=float, nargs=2, default=None, metavar=("B1", "B2"), help=_help_text(key))
         else:
-            kind = _NUMERIC.get(key) or _option_type(default)
+            kind = cli.boolean_or_auto if key in _AUTO_BOOLEAN else _NUMERIC.get(key) or _option_type(default)
             choices = CHOICES.get(key)  # shown as {a,b,...} in place of a metavar
             group.add_argument(flag, type=kind, default=None, choices=choices,
                                metavar=None if choices else key.upper(), help=_help_text(key))

@@ -104,10 +104,12 @@ OPTIONS = {
     "sync_every": (None, "read the device back (loss, checks) every N steps instead of every step: the step "
                          "itself never waits for the GPU, and a failed check still stops the run naming its "
                          "step (None: 50 on the GPU, every step on the CPU)"),
-    "static_shapes": (False, "pad every batch to one of a few fixed shapes (width to a multiple of 8, rows to "
-                             "the most that width allows); the padding is masked, the losses unchanged"),
-    "cuda_graphs": (False, "on the GPU, capture each batch shape's step as a CUDA graph and replay it (the same "
-                           "bits; needs nvmath-python, sync_every and accumulate 1; best with static_shapes)"),
+    "static_shapes": (None, "pad every batch to one of a few fixed shapes (width to a multiple of 8, rows to "
+                            "the most that width allows); the padding is masked, the losses unchanged (None: "
+                            "on where the steps are captured as CUDA graphs; a run records its choice)"),
+    "cuda_graphs": (None, "on the GPU, capture each batch shape's step as a CUDA graph and replay it (the same "
+                          "bits; needs nvmath-python and accumulate 1; best with static_shapes; None: on where "
+                          "the run is on a GPU, nvmath-python is installed, accumulate is 1 and shapes are static)"),
     "precision": ("fp32", "the training step's precision: " + "; ".join(f"'{name}': {text}" for name, text in
                                                                          PRECISIONS.items())),
     # evaluation and checkpoints
@@ -260,8 +262,8 @@ _POSITIVE_INTS = ("vocab_size", "min_freq", "d_model", "num_heads", "encoder_lay
                   "max_len", "max_tokens", "epochs", "beam_size", "accumulate")
 _NON_NEGATIVE_INTS = ("warmup_steps", "bleu_every", "save_every", "average_last")
 _OPTIONAL_POSITIVE_INTS = ("max_steps", "bleu_val_sentences", "sync_every")
-_BOOLEANS = ("joint_vocab", "lowercase", "share_embeddings", "tie_output", "output_bias", "norm_first",
-             "static_shapes", "cuda_graphs")
+_BOOLEANS = ("joint_vocab", "lowercase", "share_embeddings", "tie_output", "output_bias", "norm_first")
+_OPTIONAL_BOOLEANS = ("static_shapes", "cuda_graphs")  # None: chosen for the device (translate.training.step_mode)
 _PROBABILITIES = ("dropout", "label_smoothing")  # in [0, 1)
 _DEVICES = re.compile(r"auto|cpu|cuda(:0)?")
 
@@ -334,6 +336,9 @@ def _value_problems(config) -> list:
     for key in _BOOLEANS:
         if not isinstance(config[key], bool):
             bad(key, "true or false")
+    for key in _OPTIONAL_BOOLEANS:
+        if config[key] is not None and not isinstance(config[key], bool):
+            bad(key, "true, false or None (auto)")
     for key in _PROBABILITIES:
         if not (_is_number(config[key]) and 0 <= config[key] < 1):
             bad(key, "a number in [0, 1)")

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import minitx
 import minitx.functional as F
-from minitx import amp
+from minitx import amp, blas
 from minitx.backend import resolve_device
 from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, example_lengths, filter_by_length,
                          load_pairs, load_tokenizer, make_batch, static_shape)
@@ -227,6 +227,10 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
                                                                                                     data["train"])
     src_tok, tgt_tok = tokenizers
     model, opt, schedule = _build_model_and_optimizer(config, src_tok, tgt_tok, run.device)
+    config["static_shapes"], cuda_graphs, note = step_mode(config, run.device)  # recorded: a resume batches alike
+    if run.device == "cuda":
+        log(f"steps: {'captured as CUDA graphs' if cuda_graphs else 'eager'}, "
+            f"{'static' if config['static_shapes'] else 'batch'} shapes" + (f" ({note})" if note else ""))
     encoded = _encode_data(config, data, src_tok, tgt_tok, model, started)
 
     last = run.run_dir / "last.npz"
@@ -235,7 +239,7 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     run.begin(lambda run_dir: (src_tok.save(run_dir / "tokenizer.src.json"),
                                tgt_tok.save(run_dir / "tokenizer.tgt.json")))
     trainer = _make_trainer(config, run.run_dir, model, opt, schedule, encoded, data["val"], src_tok, tgt_tok,
-                            progress)
+                            progress, cuda_graphs)
     run.fit(trainer)
     return finish(config, trainer, src_tok, tgt_tok, data["test"], started, progress)
 
@@ -251,6 +255,25 @@ def sync_every(config, device: str):
     if config["sync_every"] is not None:
         return config["sync_every"]
     return 50 if device == "cuda" else None
+
+
+def step_mode(config, device: str) -> tuple:
+    """(static_shapes, cuda_graphs, note) of a run on ``device``. What the configuration sets
+    holds; where it says None (auto), the step is captured as a CUDA graph (same bits, fewer
+    launches) wherever that works: on a GPU, with nvmath-python, one batch per step, on static
+    shapes (one graph per shape, so a few dozen graphs at most). ``note`` says why auto left the
+    graphs off on a GPU."""
+    graphs, static = config["cuda_graphs"], config["static_shapes"]
+    lacks = None
+    if device == "cuda" and graphs is None:
+        lacks = ("nvmath-python is not installed (pip install nvmath-python)" if not blas.available() else
+                 f"accumulate is {config['accumulate']}" if config["accumulate"] != 1 else
+                 "static_shapes is false" if static is False else None)
+    if static is None:
+        static = bool(graphs) or (device == "cuda" and graphs is None and lacks is None)
+    if graphs is None:
+        graphs = device == "cuda" and lacks is None
+    return static, graphs, None if lacks is None else f"CUDA graphs off: {lacks}"
 
 
 def _load_data(config) -> dict:
@@ -282,9 +305,10 @@ def _encode_data(config, data, src_tok, tgt_tok, model, started) -> dict:
     return {"train": (train_src, train_tgt), "val": (val_src, val_tgt)}
 
 
-def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src_tok, tgt_tok, progress) -> Trainer:
+def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src_tok, tgt_tok, progress,
+                  cuda_graphs) -> Trainer:
     """The Trainer of a translation run: its batches, the label-smoothed loss, the validation
-    loss and BLEU."""
+    loss and BLEU; its steps captured as CUDA graphs where ``cuda_graphs`` (step_mode)."""
     pad = tgt_tok.pad_id
     train_src, train_tgt = encoded["train"]
     val_src, val_tgt = encoded["val"]
@@ -320,7 +344,7 @@ def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src
                    extra={"config": json_safe(config), "tokenizers": tokenizer_digest(src_tok, tgt_tok)},
                    throughput=lambda batch: batch.n_src_tokens + batch.n_tgt_tokens, progress=progress,
                    sync_every=sync_every(config, model.device), scaler=amp.loss_scaler(config["precision"]),
-                   cuda_graphs=config["cuda_graphs"], weight_of=lambda batch: batch.n_tgt_tokens)
+                   cuda_graphs=cuda_graphs, weight_of=lambda batch: batch.n_tgt_tokens)
 
 
 class PairBatches:

@@ -182,6 +182,19 @@ def test_every_option_reaches_the_configuration(capsys, captured_train):
     assert config["activation"] == DEFAULTS["activation"]      # nor in the recipe: the default
 
 
+@pytest.mark.parametrize("word, value", [("true", True), ("off", False), ("auto", None), ("AUTO", None)])
+def test_static_shapes_and_cuda_graphs_read_true_false_or_auto(capsys, captured_train, word, value):
+    code, _, _ = run_main(capsys, "train", "--no-progress", "--static-shapes", word, "--cuda-graphs", word)
+    assert code == 0
+    (config, _, _), = captured_train
+    assert config["static_shapes"] is value and config["cuda_graphs"] is value
+
+
+def test_a_bad_cuda_graphs_value_names_the_three_choices(capsys, captured_train):
+    code, _, err = run_main(capsys, "train", "--no-progress", "--cuda-graphs", "maybe")
+    assert code == 2 and "expected true, false or auto, got 'maybe'" in err and not captured_train
+
+
 def test_resume_keeps_the_saved_settings_unless_given(capsys, captured_train, tmp_path):
     """--resume passes on only the options given: the default recipe's epochs, max_steps and
     time_limit must not replace those of a run trained with another recipe."""
@@ -204,6 +217,7 @@ def test_train_help_explains_every_option_with_its_defaults(capsys, monkeypatch)
     assert "[default none; recipes: cpu-quick 850, cpu-long 1650, gpu-best 4000, multi30k-tiny 8000]" in text
     assert "[default 256; recipes: base 512, gpu-best 512, multi30k-tiny 128]" in text  # d_model, via a preset too
     assert "[default 4; recipes: seed004-small 8, base 8, gpu-best 8]" in text  # num_heads
+    assert "a run records its choice) [default auto]" in text  # static_shapes
     assert "--overwrite" in text and "--schedule {inverse_sqrt,noam,cosine,plateau,constant}" in text
 
 

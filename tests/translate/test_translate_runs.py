@@ -390,3 +390,35 @@ def test_translate_refuses_tokenizers_changed_after_training(tiny_run, tmp_path)
     with pytest.raises(ValueError, match="best.npz was trained with other tokenizers than .* holds in "
                                          "tokenizer.src.json and tokenizer.tgt.json"):
         training.load_run(run_dir, "best", device="cpu")
+
+
+@pytest.mark.parametrize("static, graphs, device, accumulate, nvmath, expected", [
+    # auto (None) on a GPU with nvmath-python: captured steps on static shapes
+    (None, None, "cuda", 1, True, (True, True, None)),
+    # auto where a graph cannot be captured: eager, the batches as they come, and why on a GPU
+    (None, None, "cuda", 1, False, (False, False, "CUDA graphs off: nvmath-python is not installed "
+                                                   "(pip install nvmath-python)")),
+    (None, None, "cuda", 2, True, (False, False, "CUDA graphs off: accumulate is 2")),
+    (False, None, "cuda", 1, True, (False, False, "CUDA graphs off: static_shapes is false")),
+    (None, None, "cpu", 1, True, (False, False, None)),
+    # what the configuration sets holds; graphs set on bring static shapes with them
+    (None, True, "cuda", 1, True, (True, True, None)),
+    (False, True, "cuda", 1, True, (False, True, None)),
+    (None, False, "cuda", 1, True, (False, False, None)),
+    (True, None, "cpu", 1, True, (True, False, None)),
+    (True, False, "cuda", 1, True, (True, False, None)),
+])
+def test_step_mode_chooses_captured_steps_on_static_shapes_where_they_work(monkeypatch, static, graphs, device,
+                                                                           accumulate, nvmath, expected):
+    monkeypatch.setattr(training.blas, "available", lambda: nvmath)
+    config = dict(DEFAULTS, static_shapes=static, cuda_graphs=graphs, accumulate=accumulate)
+    assert training.step_mode(config, device) == expected
+
+
+def test_a_run_records_its_static_shapes_choice(small_subset_dir, tmp_path):
+    """static_shapes auto is resolved when the run starts and written to config.json, so a resume
+    on another machine (or without nvmath-python) batches as the run began."""
+    run_dir = tmp_path / "auto"
+    training.train(small_config(small_subset_dir, run_dir, max_steps=1), progress=False)
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["static_shapes"] is False and config["cuda_graphs"] is None  # the CPU: eager, as the batches come
