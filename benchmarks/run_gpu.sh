@@ -6,7 +6,7 @@
 #
 #   bash benchmarks/run_gpu.sh [OUTDIR]       (default: $OUT if set, else benchmarks/results)
 #
-# Every stage has a time limit (about 20 minutes in all at most: split the stages over calls with
+# Every stage has a time limit (about 25 minutes in all at most: split the stages over calls with
 # ONLY where a call is limited to less); a failing stage does not stop the others. OUTDIR receives five files, no more (a machine lent for a few minutes may bring back
 # only a few): summary.txt (stage, exit code, seconds), device.txt, kernels.json,
 # train-step.json, and logs.tar.gz (logs/<stage>.log for each stage, and the smoke run's
@@ -21,7 +21,7 @@
 # capture and translate-graphs stages need nvmath-python (pip install nvmath-python, or minitx[cuda13]).
 set -u
 cd "$(dirname "$0")/.."
-STAGES="capture gpu-tests memcheck racecheck bench-kernels bench-ladder bench-train-step translate-smoke translate-graphs"
+STAGES="capture gpu-tests memcheck racecheck memcheck-graphs bench-kernels bench-ladder bench-train-step translate-smoke translate-graphs"
 for name in ${ONLY:-}; do
   [[ " $STAGES " == *" $name "* ]] || { echo "run_gpu.sh: unknown stage '$name' in ONLY; stages: $STAGES" >&2; exit 2; }
 done
@@ -73,9 +73,13 @@ done
 if [ -n "$SANITIZER" ]; then
   stage memcheck 75 "$SANITIZER" --tool memcheck --error-exitcode 3 "$PY" benchmarks/sanitize_kernels.py
   stage racecheck 100 "$SANITIZER" --tool racecheck --error-exitcode 3 "$PY" benchmarks/sanitize_kernels.py
+  # the captured steps (replays included) under memcheck: the issue's "0 errors over the captured step"
+  stage memcheck-graphs 200 "$SANITIZER" --tool memcheck --error-exitcode 3 "$PY" -m pytest -q -p no:cacheprovider \
+    -x tests/train/test_graphs_gpu.py
 else
   skipped memcheck "compute-sanitizer not found"
   skipped racecheck "compute-sanitizer not found"
+  skipped memcheck-graphs "compute-sanitizer not found"
 fi
 stage bench-kernels 90 "$PY" benchmarks/bench_kernels.py --repeat 20 --warmup 3 --out "$OUTDIR/kernels.json"
 stage bench-ladder 60 "$PY" benchmarks/bench_ladder.py --repeat 20 --warmup 3

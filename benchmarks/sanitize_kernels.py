@@ -1,4 +1,5 @@
-"""Launch every CUDA kernel of minitx once, float32 and float64, for compute-sanitizer.
+"""Launch every CUDA kernel of minitx once, float32 and float64 (and bfloat16 where a kernel
+stores it), for compute-sanitizer.
 
     compute-sanitizer --tool memcheck   python3 benchmarks/sanitize_kernels.py
     compute-sanitizer --tool racecheck  python3 benchmarks/sanitize_kernels.py
@@ -15,6 +16,11 @@ import argparse
 import sys
 from pathlib import Path
 
+import ml_dtypes
+import numpy as np
+
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anywhere, no install
 
 
@@ -25,6 +31,27 @@ def launch_all(cp, K, ladder, dtype):
     def randn(*shape):
         return rng.standard_normal(shape).astype(dtype)
 
+    x, w, b = launch_storage_kernels(cp, K, randn, rng, dtype)
+    params = [randn(3), randn(4097), randn(5, 7)]
+    grads = [randn(*p.shape) for p in params]
+    moments = [cp.zeros_like(p) for p in params] + [cp.zeros_like(p) for p in params]
+    K.grad_norm(grads)
+    K.nonfinite_counts(grads)
+    K.adam_step(params, grads, moments[:3], moments[3:], 1e-3, weight_decay=0.01, decoupled=True)
+    K.embedding_backward(cp.asarray([[1, 4, 4], [0, 9, 2]]), randn(2, 3, 40), 10, padding_idx=0)
+    # long runs of one id (a block loops over its run), ids out of range, a ragged last column block
+    ids = rng.integers(-2, 12, 300)
+    K.embedding_backward(ids, randn(300, 70), 10, padding_idx=3)
+    for rung in ladder.RUNGS["softmax"]:
+        ladder.softmax(rung, x)
+    for rung in ladder.RUNGS["layer_norm"]:
+        ladder.layer_norm(rung, x, w, b)
+
+
+def launch_storage_kernels(cp, K, randn, rng, dtype):
+    """The kernels that also keep their arrays in bfloat16 (computing in float32): softmax, layer
+    norm, cross-entropy, attention with and without dropout, dropout + residual, bias +
+    activation + dropout. Returns (x, w, b) of the row kernels."""
     x = randn(5, 37)
     y = K.softmax_forward(x)
     K.softmax_backward(y, randn(5, 37))
@@ -33,7 +60,7 @@ def launch_all(cp, K, ladder, dtype):
     K.layer_norm_backward(randn(5, 37), x, w, mean, rstd)
     t = cp.asarray([3, -100, 0, 36, 7])
     loss, lse = K.cross_entropy_forward(x, t, -100, 0.1)
-    K.cross_entropy_backward(x, t, lse, cp.ones(5, dtype), -100, 0.1)
+    K.cross_entropy_backward(x, t, lse, cp.ones(5, cp.float32 if dtype == BFLOAT16 else dtype), -100, 0.1)
     q, k, v = randn(6, 19, 24), randn(6, 23, 24), randn(6, 23, 24)
     mask = rng.random((2, 23)) < 0.7
     mask[1] = False  # a batch row with no key at all
@@ -50,20 +77,7 @@ def launch_all(cp, K, ladder, dtype):
     for act in ("relu", "gelu_tanh"):
         K.bias_act_dropout_backward(randn(7, 33), h, randn(33), act, 0.1, 5, 2)
         K.bias_act_dropout_forward(h, randn(33), act, 0.1, 5, 2)
-    params = [randn(3), randn(4097), randn(5, 7)]
-    grads = [randn(*p.shape) for p in params]
-    moments = [cp.zeros_like(p) for p in params] + [cp.zeros_like(p) for p in params]
-    K.grad_norm(grads)
-    K.nonfinite_counts(grads)
-    K.adam_step(params, grads, moments[:3], moments[3:], 1e-3, weight_decay=0.01, decoupled=True)
-    K.embedding_backward(cp.asarray([[1, 4, 4], [0, 9, 2]]), randn(2, 3, 40), 10, padding_idx=0)
-    # long runs of one id (a block loops over its run), ids out of range, a ragged last column block
-    ids = rng.integers(-2, 12, 300)
-    K.embedding_backward(ids, randn(300, 70), 10, padding_idx=3)
-    for rung in ladder.RUNGS["softmax"]:
-        ladder.softmax(rung, x)
-    for rung in ladder.RUNGS["layer_norm"]:
-        ladder.layer_norm(rung, x, w, b)
+    return x, w, b
 
 
 def main(argv=None):
@@ -93,6 +107,9 @@ def main(argv=None):
     backend.launch = launch
     for dtype in (cp.float32, cp.float64):
         launch_all(cp, K, ladder, dtype)
+    host = np.random.default_rng(1)  # bfloat16 values made on the host: CuPy holds them, the kernels use them
+    launch_storage_kernels(cp, K, lambda *shape: cp.asarray(host.standard_normal(shape).astype(BFLOAT16)),
+                           cp.random.default_rng(1), BFLOAT16)
     if not args.cpu:
         cp.cuda.Device().synchronize()
     every = {k for names in (*K.KERNELS.values(), *ladder.KERNELS.values()) for k in names}
@@ -100,7 +117,8 @@ def main(argv=None):
     if missing:
         print(f"sanitize_kernels: kernels never launched: {missing}", file=sys.stderr)
         return 1
-    print(f"sanitize_kernels: launched all {len(every)} kernels in float32 and float64")
+    print(f"sanitize_kernels: launched all {len(every)} kernels in float32 and float64, the bfloat16 ones in "
+          f"bfloat16 too")
     return 0
 
 
