@@ -215,6 +215,8 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     RunLifecycle; the loop, checkpoints and averaging its Trainer. This function supplies the
     translation parts: tokenizers, data, model, the label-smoothed loss, validation BLEU.
     """
+    if resume and "static_shapes" in config and config["static_shapes"] is None:
+        config = {key: value for key, value in config.items() if key != "static_shapes"}  # auto: as the run chose
     run = RunLifecycle(config["output_dir"], config, kind="translation", resume=resume, overwrite=overwrite,
                        defaults=DEFAULTS, extra_keys=EXTRA_KEYS, may_change=may_change_on_resume,
                        validate=validate_config, upgrade=_upgrade_saved, files=RUN_FILES, patterns=RUN_PATTERNS)
