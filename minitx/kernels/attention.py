@@ -108,12 +108,16 @@ def attention_mask_supported(mask_shape, batch_heads, lk) -> bool:
     return shape[0] > 0 and batch_heads % shape[0] == 0
 
 
+def _kernel_strides(x) -> bool:
+    """Whether the kernels can read or write x where it is: its last axis contiguous and its
+    other strides whole elements, >= 0 (a view of the heads of a [B, L, H, d] array is one)."""
+    return (x.strides[-1] == x.itemsize or x.shape[-1] == 1) and all(s >= 0 and s % x.itemsize == 0
+                                                                     for s in x.strides)
+
+
 def _strided(xp, x):
-    """x as the kernels read it: its last axis contiguous and its other strides whole elements,
-    >= 0 (a view of the heads of a [B, L, H, d] array is one); a contiguous copy otherwise."""
-    ok = (x.strides[-1] == x.itemsize or x.shape[-1] == 1) and all(s >= 0 and s % x.itemsize == 0
-                                                                   for s in x.strides)
-    return x if ok else xp.ascontiguousarray(x)
+    """x as the kernels read it: itself where _kernel_strides allows, else a contiguous copy."""
+    return x if _kernel_strides(x) else xp.ascontiguousarray(x)
 
 
 def _rows(x):
@@ -222,15 +226,30 @@ def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, drop
     return o, lse
 
 
+def _outputs_given(out, q, k, v, dt):
+    """attention_backward's ``out``, checked: three arrays shaped like q, k, v, in their dtype,
+    each laid out as the kernels write (head dim contiguous, other strides >= 0)."""
+    if len(out) != 3:
+        raise ValueError(f"attention_backward: out must be three arrays (dq, dk, dv), got {len(out)}")
+    for name, given, like in zip(("dq", "dk", "dv"), out, (q, k, v)):
+        if given.shape != like.shape or given.dtype != dt or not _kernel_strides(given):
+            raise ValueError(f"attention_backward: out's {name} must be {like.shape} {np.dtype(dt).name} with its "
+                             f"last axis contiguous, got {given.shape} {given.dtype.name} strides {given.strides}")
+    return out
+
+
 def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, scale=None, dropout_p=0.0, seed=0,
-                       offset=0):
+                       offset=0, out=None):
     """Backward of :func:`attention_forward` (P recomputed from q, k, lse; the dropout mask
     regenerated from seed and offset).
 
     Same shapes/mask/causal/scale/dropout as the forward; o and lse are the forward's
     outputs and do the gradient of o (any strides, head dim contiguous, as q).  Returns (dq,
     dk, dv) shaped like q, k, v (for 4-d inputs, views of [B, L, H, d] arrays, as the forward's
-    o). Fully masked query rows (lse == -inf) contribute nothing (no NaN).
+    o). Fully masked query rows (lse == -inf) contribute nothing (no NaN). ``out``: three
+    arrays (dq, dk, dv) to write instead, any strides with the head dim contiguous: the heads
+    of one packed [B, L, 3H, d] gradient, say, so the gradient of a q, k, v projection is
+    written where it belongs.
 
     dtypes: q, k, v, o, do and the gradients share one; lse is in its compute dtype (as the
     forward returns it), and so is delta = rowsum(do * o) inside.
@@ -245,7 +264,7 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
     lse = xp.ascontiguousarray(lse.reshape(BH, Lq))
     float_dtype(q, o, do)
     check_compute_dtype("attention_backward", dt, lse=lse)
-    dq, dk, dv = (_output(be, x.shape, dt) for x in (q, k, v))
+    dq, dk, dv = (_output(be, x.shape, dt) for x in (q, k, v)) if out is None else _outputs_given(out, q, k, v, dt)
     if BH and (Lq == 0 or Lk == 0):
         dq[...] = 0
         dk[...] = 0

@@ -11,6 +11,7 @@ from minitx.autograd.tensor import Tensor
 from minitx.nn.layers import Linear, _new_parameter
 from minitx.nn import init
 from minitx.nn.module import Module
+from minitx.ops.attention import attention_on_packed_heads
 
 
 class MultiHeadAttention(Module):
@@ -64,6 +65,14 @@ class MultiHeadAttention(Module):
         [B, heads, Lq, Lk], boolean (True = may attend) or floating (added to the scores). Returns
         y [B, Lq, d_model] (and the attention weights [B, heads, Lq, Lk] when return_weights)."""
         h, hkv = self.num_heads, self.num_kv_heads
+        dropout_p = self.dropout if self.training else 0.0
+        if cache is None and not return_weights:  # the heads attended where the projections left them
+            if not self.self_attention and memory is None:
+                raise ValueError("MultiHeadAttention: cross-attention needs memory")
+            packed = (self.qkv(x),) if self.self_attention else (self.q(x), self.kv(memory))
+            out = attention_on_packed_heads(packed, (h, hkv), self.head_dim, mask=mask, causal=causal,
+                                            dropout_p=dropout_p)
+            return self._merge_heads(out)
         if self.self_attention:
             q, k, v = self._split_heads(self.qkv(x), h, hkv, hkv)
             if cache is not None:
@@ -81,13 +90,16 @@ class MultiHeadAttention(Module):
                 k, v = self._split_heads(self.kv(memory), hkv, hkv)
                 if cache is not None:
                     cache["k"], cache["v"] = k, v
-        result = F.scaled_dot_product_attention(q, k, v, mask=mask, causal=causal,
-                                                dropout_p=self.dropout if self.training else 0.0,
+        result = F.scaled_dot_product_attention(q, k, v, mask=mask, causal=causal, dropout_p=dropout_p,
                                                 return_weights=return_weights, enable_gqa=hkv != h)
         out, weights = result if return_weights else (result, None)
-        b, heads, length, dh = out.shape
-        y = self.out(out.permute(0, 2, 1, 3).reshape(b, length, heads * dh))
+        y = self._merge_heads(out)
         return (y, weights) if return_weights else y
+
+    def _merge_heads(self, out):
+        """o [B, H, L, head_dim] -> the output projection of [B, L, H * head_dim]."""
+        b, heads, length, dh = out.shape
+        return self.out(out.permute(0, 2, 1, 3).reshape(b, length, heads * dh))
 
     def extra_repr(self):
         kind = "self" if self.self_attention else "cross"

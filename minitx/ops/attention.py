@@ -15,7 +15,7 @@ from minitx.ops._args import floating
 from minitx.ops.dropout import _dropout_keep_mask, _philox_seed_offset
 from minitx.ops.reduction import logsumexp_parts
 
-__all__ = ["ScaledDotProductAttention"]
+__all__ = ["ScaledDotProductAttention", "PackedHeadsAttention"]
 
 
 def _batched_matmul(a, b):
@@ -204,6 +204,14 @@ class ScaledDotProductAttention(Function):
         return o
 
     def backward(self, do):
+        has_mask = len(self.needs_input_grad) > 3
+        dq, dk, dv, dmask = self._gradients(do, mask_grad=has_mask and self.needs_input_grad[3])
+        return (dq, dk, dv) + ((dmask,) if has_mask else ())
+
+    def _gradients(self, do, out=None, mask_grad=False):
+        """(dq, dk, dv, dmask): dmask for a float mask when ``mask_grad``, else None. ``out``:
+        three arrays shaped like q, k, v that receive dq, dk, dv (the fused kernels write them
+        there, the unfused path copies), returned in their place."""
         q, k, v, mask, o, lse, dropout_mask = self.saved
         k, v = _repeat_heads(k, self.groups), _repeat_heads(v, self.groups)
         # the path forward took: the unfused one saved its dropout mask
@@ -212,11 +220,12 @@ class ScaledDotProductAttention(Function):
             dropout_mask = kernels.dropout_apply(get_array_module(q).ones(lse.shape + (k.shape[-2],), q.dtype),
                                                  self.dropout_p, *self.philox)
         dmask = None
+        in_place = plan is not None and out is not None and self.groups == 1 and q.ndim == 4
         if plan is not None:
             lk = k.shape[-2]
             dq, dk, dv = kernels.attention_backward(
                 *map(_kernel_layout, (q, k, v, o)), lse, _kernel_layout(do), _mask_rows(mask, plan, lk), plan.causal,
-                self.scale_used, *self._kernel_dropout())
+                self.scale_used, *self._kernel_dropout(), out=out if in_place else None)
             dq, dk, dv = dq.reshape(q.shape), dk.reshape(k.shape), dv.reshape(v.shape)
         else:
             xp = get_array_module(do)
@@ -228,16 +237,98 @@ class ScaledDotProductAttention(Function):
             if dropout_mask is not None:
                 dp = dp * dropout_mask
             ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
-            if _is_float_mask(mask) and self.needs_input_grad[3]:
+            if _is_float_mask(mask) and mask_grad:
                 dmask = ds.astype(mask.dtype, copy=False)  # the engine sums it back to the mask's shape
             ds = ds * self.scale_used
             dq, dk = _batched_matmul(ds, k), _batched_matmul(xp.swapaxes(ds, -1, -2), q)
         grads = (dq, _sum_heads(dk, self.groups), _sum_heads(dv, self.groups))
-        return grads + (dmask,) * (len(self.needs_input_grad) - 3)
+        if out is not None and not in_place:
+            for into, grad in zip(out, grads):
+                into[...] = grad
+            grads = tuple(out)
+        return grads + (dmask,)
 
     def release(self):
         super().release()
         self.weights = None
+
+
+def _heads_of(x, counts, head_dim):
+    """[B, L, sum(counts) * head_dim] -> one [B, c, L, head_dim] view per c in ``counts``, the
+    heads in that order (x seen as [B, L, heads, head_dim]: no copy)."""
+    b, length, width = x.shape
+    heads = x.reshape(b, length, sum(counts), head_dim).transpose(0, 2, 1, 3)
+    starts = np.cumsum((0,) + tuple(counts))
+    return [heads[:, start:end] for start, end in zip(starts[:-1], starts[1:])]
+
+
+class PackedHeadsAttention(ScaledDotProductAttention):
+    """ScaledDotProductAttention on the heads of packed projections, as nn.MultiHeadAttention
+    makes them, with no head copied in or out:
+
+        self-attention:   x [B, L, (Hq + 2 Hkv) d]:  q = its first Hq heads, k the next Hkv, v the last Hkv
+        cross-attention:  xq [B, Lq, Hq d]: q;   xkv [B, Lk, 2 Hkv d]: k, then v
+
+    (each input seen as [B, L, heads, d], each part a [B, h, L, d] view). The output is
+    ScaledDotProductAttention's on (q, k, v), o [B, Hq, Lq, d]. backward writes the heads'
+    gradients into one array per packed input, each head's where that head lies:
+    dx[:, :, first Hq heads] = dq, and so on (the fused kernels write them there; the unfused
+    path copies them in). The split's own backward (a zero-filled array per part, then their
+    sum) never runs.
+    """
+
+    def __init__(self, heads, head_dim, packed=1, causal=False, dropout_p=0.0, scale=None, seed=None):
+        hq, hkv = heads
+        super().__init__(causal, dropout_p, scale, seed, enable_gqa=hq != hkv)
+        self.head_dim, self.packed = head_dim, packed
+        # how the packed inputs divide into heads: (q's, k's, v's) of one, or (q's) and (k's, v's)
+        self.parts = ((hq, hkv, hkv),) if packed == 1 else ((hq,), (hkv, hkv))
+
+    def forward(self, *arrays):
+        packed, mask = arrays[:self.packed], (arrays[self.packed] if len(arrays) > self.packed else None)
+        for x, counts in zip(packed, self.parts):
+            if x.ndim != 3 or x.shape[-1] != sum(counts) * self.head_dim:
+                raise ValueError(f"attention on packed heads: an input of shape {x.shape}, expected [B, L, "
+                                 f"{sum(counts)} heads * {self.head_dim}]")
+        self.shapes = [x.shape for x in packed]
+        q, k, v = [view for x, counts in zip(packed, self.parts) for view in _heads_of(x, counts, self.head_dim)]
+        return super().forward(q, k, v, mask)
+
+    def backward(self, do):
+        xp, dtype = get_array_module(do), self.saved[0].dtype
+        grads = [xp.empty(shape, dtype) for shape in self.shapes]
+        heads = [view for g, counts in zip(grads, self.parts) for view in _heads_of(g, counts, self.head_dim)]
+        has_mask = len(self.needs_input_grad) > self.packed
+        *_, dmask = self._gradients(do, heads, mask_grad=has_mask and self.needs_input_grad[self.packed])
+        return tuple(grads) + ((dmask,) if has_mask else ())
+
+
+def _mask_tensor(mask, like, scores_shape):
+    """The mask as a tensor on like's device, checked: boolean or floating, broadcastable to
+    the scores' shape [..., Lq, Lk]."""
+    mask = as_tensor(mask, like)
+    _check_mask_dtype(mask)
+    try:
+        np.broadcast_shapes(mask.shape, scores_shape)
+    except ValueError:
+        raise ValueError(f"scaled_dot_product_attention: mask of shape {mask.shape} does not broadcast "
+                         f"to [..., Lq, Lk] = {scores_shape}") from None
+    return mask
+
+
+def attention_on_packed_heads(packed, heads, head_dim, mask=None, causal=False, dropout_p=0.0):
+    """Attention over the heads of packed projections (PackedHeadsAttention): ``packed`` is
+    (x,) for self-attention, x [B, L, (Hq + 2 Hkv) * head_dim], or (xq, xkv) for
+    cross-attention; ``heads`` is (Hq, Hkv). Returns o [B, Hq, Lq, head_dim], the same as
+    scaled_dot_product_attention on the heads split out (enable_gqa where Hkv < Hq)."""
+    packed = tuple(floating(x) for x in packed)
+    if len(packed) not in (1, 2):
+        raise ValueError(f"attention on packed heads: expected (x,) or (xq, xkv), got {len(packed)} inputs")
+    op = PackedHeadsAttention(heads, head_dim, len(packed), causal, dropout_p)
+    if mask is None:
+        return op(*packed)
+    (b, lq), lk = packed[0].shape[:2], packed[-1].shape[1]
+    return op(*packed, _mask_tensor(mask, packed[0], (b, heads[0], lq, lk)))
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0, scale=None,
@@ -254,17 +345,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0
     op = ScaledDotProductAttention(causal, dropout_p, scale, seed, need_weights=return_weights,
                                    enable_gqa=enable_gqa)
     _check_heads(q, k, v, enable_gqa)
-    if mask is None:
-        out = op(q, k, v)
-    else:
-        mask = as_tensor(mask, q)
-        _check_mask_dtype(mask)
-        try:
-            np.broadcast_shapes(mask.shape, q.shape[:-1] + (k.shape[-2],))
-        except ValueError:
-            raise ValueError(f"scaled_dot_product_attention: mask of shape {mask.shape} does not broadcast "
-                             f"to [..., Lq, Lk] = {q.shape[:-1] + (k.shape[-2],)}") from None
-        out = op(q, k, v, mask)
+    out = op(q, k, v) if mask is None else op(q, k, v, _mask_tensor(mask, q, q.shape[:-1] + (k.shape[-2],)))
     if return_weights:
         return out, Tensor(op.weights)
     return out
