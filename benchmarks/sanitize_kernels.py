@@ -36,6 +36,7 @@ def launch_all(cp, K, ladder, dtype):
     grads = [randn(*p.shape) for p in params]
     moments = [cp.zeros_like(p) for p in params] + [cp.zeros_like(p) for p in params]
     K.grad_norm(grads)
+    K.scale_in_place(grads, randn(1))
     K.nonfinite_counts(grads)
     K.adam_step(params, grads, moments[:3], moments[3:], 1e-3, weight_decay=0.01, decoupled=True)
     K.embedding_backward(cp.asarray([[1, 4, 4], [0, 9, 2]]), randn(2, 3, 40), 10, padding_idx=0)

@@ -147,6 +147,29 @@ def test_clipping_on_the_device_gives_the_bits_of_clip_grad_norm(seed, max_norm,
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("max_norm", [0.1, 1e6])
+def test_clipping_on_the_device_scales_every_gradient_in_one_launch_through_the_kernels(max_norm, monkeypatch):
+    """On the kernel path (their CPU build) the factor min(1, max_norm / (norm + 1e-6)) scales
+    every contiguous gradient in one launch, a non-contiguous one elementwise, each as
+    g * factor in float32 would: the same bits."""
+    from minitx import kernels
+    from minitx.kernels import cpu_harness
+
+    grads = [p.grad.data.astype(np.float32) for p in _model_and_grads(5)]
+    grads.append(np.random.default_rng(2).standard_normal((6, 4)).astype(np.float32).T)  # a transposed view
+    originals = [g.copy() for g in grads]
+    launched, backend_ = [], cpu_harness.cpu_backend()
+    original_launch = backend_.launch
+    monkeypatch.setattr(backend_, "launch", lambda file, kernel, *a, **k: (launched.append(kernel),
+                                                                           original_launch(file, kernel, *a, **k))[1])
+    with kernels.emulate_on_cpu(), backend.count_host_reads() as reads:
+        total = clip_grads_on_device(grads, max_norm)
+    assert reads.count == 0 and launched.count("scale_inplace") == 1
+    factor = np.float32(min(1.0, max_norm / (float(total) + 1e-6)))
+    for got, before in zip(grads, originals):
+        np.testing.assert_array_equal(got, before * factor)
+
+
 def test_clipping_on_the_device_leaves_non_finite_gradients_alone():
     grads = [p.grad.data for p in _model_and_grads(3, nan_at=0)]
     copies = [g.copy() for g in grads]

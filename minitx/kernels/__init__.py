@@ -36,7 +36,7 @@ import numpy as np
 
 from minitx.backend import cuda_available as available
 from ._runtime import KERNELS, STORAGE_DTYPES, compute_dtype, is_cupy_array
-from .adam import adam_step, grad_norm, nonfinite_counts, nonfinite_flags
+from .adam import adam_step, grad_norm, nonfinite_counts, nonfinite_flags, scale_in_place
 from .attention import (AttentionPlan, attention_backward, attention_forward, attention_mask_supported,
                         attention_plan)
 from .cross_entropy import cross_entropy_backward, cross_entropy_forward
@@ -54,7 +54,7 @@ __all__ = [
     "AttentionPlan", "attention_plan", "attention_mask_supported", "attention_forward", "attention_backward",
     "dropout_threshold", "philox_memory", "dropout_add_forward", "dropout_add_backward", "dropout_apply",
     "bias_act_dropout_forward", "bias_act_dropout_backward",
-    "adam_step", "grad_norm", "nonfinite_counts", "nonfinite_flags",
+    "adam_step", "grad_norm", "nonfinite_counts", "nonfinite_flags", "scale_in_place",
     "embedding_backward",
 ]
 

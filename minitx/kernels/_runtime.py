@@ -51,7 +51,7 @@ KERNELS: dict[str, tuple[str, ...]] = {
         "bias_act_dropout_forward",
         "bias_act_dropout_backward",
     ),
-    "adam.cu": ("adam_step", "sumsq_partial", "sumsq_finalize", "nonfinite_partial"),
+    "adam.cu": ("adam_step", "sumsq_partial", "sumsq_finalize", "nonfinite_partial", "scale_inplace"),
     "embedding.cu": ("embedding_backward",),
 }
 

@@ -1,4 +1,4 @@
-// adam.cu -- multi-tensor Adam / AdamW update and a device-side gradient norm.
+// adam.cu -- multi-tensor Adam / AdamW update, a device-side gradient norm and an in-place scale.
 //
 // Multi-tensor layout (chosen: arrays of device pointers, no flat buffer):
 //   params, grads, exp_avgs, exp_avg_sqs : device arrays of `ntensors` pointers
@@ -38,6 +38,11 @@
 // where one reduction per gradient would launch hundreds of kernels):
 //   nonfinite_partial  same work table; block b writes partial[b] = how many elements of its
 //                      chunk are NaN or +-inf (at most 4096, exact in float too)  (=)
+//
+// Scale in place (clipping's factor, read from device memory: a captured step scales by each
+// step's own):
+//   scale_inplace      same work table; x[i] = x[i] * factor[0], factor in S, the product in T
+//                      rounded once to S (what x * S(factor) elementwise computes)   (in place)
 //
 // Thread mapping: threads of block b stride over its chunk.
 #include "common.cuh"
@@ -136,4 +141,20 @@ __global__ void nonfinite_partial(const S* const* __restrict__ tensors,
   }
   count = mtx::block_sum(count);
   if (threadIdx.x == 0) partial[b] = count;
+}
+
+template <typename S>
+__global__ void scale_inplace(S* const* __restrict__ tensors, const long long* __restrict__ sizes,
+                              const int* __restrict__ block_tensor,
+                              const long long* __restrict__ block_start, int nblocks, int chunk,
+                              const S* __restrict__ factor) {
+  using T = mtx::compute_t<S>;
+  const int b = blockIdx.x;
+  if (b >= nblocks) return;
+  const int t = block_tensor[b];
+  const long long start = block_start[b];
+  const long long end = mtx::lmin(start + chunk, sizes[t]);
+  S* x = tensors[t];
+  const T f = T(*factor);
+  for (long long i = start + threadIdx.x; i < end; i += blockDim.x) x[i] = T(x[i]) * f;
 }

@@ -1,5 +1,6 @@
 """Launchers of adam.cu: one multi-tensor Adam/AdamW step, a gradient norm reduced on the
-device (for clip_grad_norm_), and a count of NaN/inf elements (for the optimizer's check)."""
+device (for clip_grad_norm_), a count of NaN/inf elements (for the optimizer's check), and an
+in-place scale of many arrays (clipping's factor)."""
 from __future__ import annotations
 
 import numpy as np
@@ -143,6 +144,32 @@ def grad_norm(grads):
               (be.pointer_array(gs), sizes_dev, bt, bs, np.int32(nb), np.int32(_CHUNK), partial))
     be.launch("adam.cu", "sumsq_finalize", dt, (1,), (_THREADS,), (partial, np.int32(nb), out))
     return out.reshape(())
+
+
+def scale_in_place(arrays, factor):
+    """``x *= factor`` for every array of ``arrays`` (one dtype, each C-contiguous), in one
+    launch: what clipping does to every gradient, where an elementwise multiply per gradient
+    would launch a kernel each. ``factor``: an array of one element in the arrays' dtype, read on
+    the device (no host read; a captured step scales by each step's factor). The product is
+    computed in the compute dtype and rounded once, as ``x * factor`` elementwise is."""
+    arrays = list(arrays)
+    if not arrays:
+        return None
+    be = backend_for(*arrays, factor)
+    dt = float_dtype(*arrays)
+    if factor.dtype != dt or factor.size != 1:
+        raise TypeError(f"scale_in_place: factor must be one element of the arrays' dtype {np.dtype(dt).name}, "
+                        f"got {factor.dtype} {factor.shape}")
+    for i, a in enumerate(arrays):
+        if not a.flags.c_contiguous:
+            raise ValueError(f"scale_in_place scales in place: array {i} of shape {a.shape} is not contiguous")
+    xs = [a for a in arrays if a.size]
+    if xs:
+        sizes_dev, bt, bs, nb = _work_table(be, [int(x.size) for x in xs])
+        be.launch("adam.cu", "scale_inplace", dt, (nb,), (_THREADS,),
+                  (be.pointer_array(xs), sizes_dev, bt, bs, np.int32(nb), np.int32(_CHUNK),
+                   be.xp.ascontiguousarray(factor.reshape(1))))
+    return None
 
 
 def _nonfinite_per_tensor(be, arrays):

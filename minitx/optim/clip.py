@@ -110,9 +110,24 @@ def clip_grads_on_device(grads, max_norm):
         clip_coef = xp.where(clip_coef < 1, clip_coef, 1.0)
     clip_coef = xp.where(xp.isfinite(total), clip_coef, 1.0)
     mark_modified(*grads)  # the factor stays on the device, so whether it is 1 is not known here
-    for g in grads:
-        g *= clip_coef.astype(g.dtype)
+    scale_all(grads, clip_coef)
     return total
+
+
+def scale_all(grads, factor) -> None:
+    """``g *= factor`` for every gradient array, in place; ``factor`` a 0-d array on the device.
+    It is cast once per gradient dtype, and where the kernels take the gradients, every
+    contiguous one is scaled in one launch (a multiply per gradient launches a kernel each):
+    the same bits either way."""
+    factors = {}
+    if kernels.enabled(*grads):
+        factors[grads[0].dtype] = factor.astype(grads[0].dtype)
+        kernels.scale_in_place([g for g in grads if g.flags.c_contiguous], factors[grads[0].dtype])
+        grads = [g for g in grads if not g.flags.c_contiguous]
+    for g in grads:
+        if g.dtype not in factors:
+            factors[g.dtype] = factor.astype(g.dtype)
+        g *= factors[g.dtype]
 
 
 def _finite(total_norm, error_if_nonfinite) -> bool:

@@ -45,6 +45,7 @@ import numpy as np
 from minitx import backend, sync
 from minitx.autograd.inplace import mark_modified
 from minitx.autograd.tensor import Tensor
+from minitx.optim.clip import scale_all
 from minitx.optim.optimizer import check_count, check_number, finite_flags
 
 _READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"  # an optimizer's stage since the last update()
@@ -132,9 +133,7 @@ class GradScaler:
             inv_scale = (1.0 / self._scale.astype(np.float64)).astype(np.float32)
             if grads:
                 mark_modified(*grads)  # scaled in place: a graph that saved one must not use it unawares
-                inverses = {dtype: inv_scale.astype(dtype) for dtype in {g.dtype for g in grads}}  # one cast each
-                for g in grads:
-                    g *= inverses[g.dtype]
+                scale_all(grads, inv_scale)
                 found_inf = ~finite_flags(grads).all()
         state.update(stage=_UNSCALED, found_inf=found_inf)
 

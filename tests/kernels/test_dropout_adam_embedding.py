@@ -236,6 +236,31 @@ def test_nonfinite_counts(cpu, sizes, bad, dtype):
     assert flags.tolist() == [n == 0 for n in expected]
 
 
+@SETTINGS
+@given(sizes=st.lists(st.integers(0, 9000), min_size=1, max_size=5), factor=st.sampled_from([0.0, 0.37, 1.0, 3.5]),
+       dtype=st.sampled_from(["float32", "float64", "bfloat16"]))
+def test_scale_in_place_is_the_elementwise_product_bit_for_bit(cpu, sizes, factor, dtype):
+    """One launch scales every array in place: x * factor as NumPy computes it elementwise in
+    the arrays' dtype (bfloat16: in float32, rounded once), for arrays across chunk boundaries
+    and empty ones."""
+    dt = backend.resolve_dtype(dtype)
+    rng = np.random.default_rng(len(sizes))
+    arrays = [rng.standard_normal(n).astype(np.float32).astype(dt) for n in sizes]
+    f = np.full(1, factor).astype(dt)
+    expected = [a * f for a in arrays]
+    K.scale_in_place(arrays, f)
+    for got, want in zip(arrays, expected):
+        assert got.dtype == dt
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def test_scale_in_place_refuses_what_it_cannot_scale_in_place(cpu):
+    with pytest.raises(ValueError, match=r"array 1 of shape \(4, 2\) is not contiguous"):
+        K.scale_in_place([np.ones(3), np.ones((4, 4))[:, ::2]], np.ones(1))
+    with pytest.raises(TypeError, match="factor must be one element of the arrays' dtype float32, got float64"):
+        K.scale_in_place([np.ones(3, np.float32)], np.ones(1))
+
+
 def test_adam_rejects_noncontiguous(cpu):
     p = np.zeros((4, 4))[:, ::2]
     with pytest.raises(ValueError, match="contiguous"):

@@ -280,6 +280,17 @@ def test_adam_and_grad_norm(cp, decoupled, dtype):
         _close(cp, v, ve, dtype, 10)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scale_in_place_is_cupys_product_bit_for_bit(cp, dtype):
+    rng = cp.random.default_rng(7)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in [(3,), (70000,), (0,), (513, 129)]]
+    factor = cp.full(1, 0.37, dtype)
+    expected = [a * factor for a in arrays]
+    K.scale_in_place(arrays, factor)
+    for got, want in zip(arrays, expected):
+        assert cp.array_equal(got, want)
+
+
 # --------------------------------------------------------------- embedding
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_embedding_backward(cp, dtype):
