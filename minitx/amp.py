@@ -46,7 +46,8 @@ from minitx import backend
 
 #: op (Function class name) -> (where it computes under autocast, why). "low": inputs and output
 #: in the autocast dtype; "output": only the output (the inputs are not worth a copy);
-#: "float32": inputs and output in float32.
+#: "float32": inputs and output in float32. A subclass without a row of its own computes as its
+#: parent (PackedHeadsAttention as ScaledDotProductAttention).
 PRECISION = {
     "Matmul": ("low", "a matrix product: tensor cores multiply bfloat16, adding in float32"),
     "Linear": ("low", "the same product, and a bias add"),
@@ -90,7 +91,7 @@ def active():
 
 def call(fn, inputs):
     """Apply ``fn`` (a Function) to ``inputs`` as PRECISION says under the active autocast."""
-    rule = PRECISION.get(type(fn).__name__)
+    rule = next((PRECISION[c.__name__] for c in type(fn).__mro__ if c.__name__ in PRECISION), None)
     if rule is None:
         return fn.apply(*inputs)
     where = rule[0]

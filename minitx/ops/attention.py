@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from minitx import blas, kernels
+from minitx.autograd.engine import unbroadcast
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module, is_floating
@@ -244,7 +245,7 @@ class ScaledDotProductAttention(Function):
         grads = (dq, _sum_heads(dk, self.groups), _sum_heads(dv, self.groups))
         if out is not None and not in_place:
             for into, grad in zip(out, grads):
-                into[...] = grad
+                into[...] = unbroadcast(grad, into.shape, self.name)  # an input's batch of 1 served them all
             grads = tuple(out)
         return grads + (dmask,)
 
@@ -290,13 +291,13 @@ class PackedHeadsAttention(ScaledDotProductAttention):
             if x.ndim != 3 or x.shape[-1] != sum(counts) * self.head_dim:
                 raise ValueError(f"attention on packed heads: an input of shape {x.shape}, expected [B, L, "
                                  f"{sum(counts)} heads * {self.head_dim}]")
-        self.shapes = [x.shape for x in packed]
+        self.packed_like = [(x.shape, x.dtype) for x in packed]
         q, k, v = [view for x, counts in zip(packed, self.parts) for view in _heads_of(x, counts, self.head_dim)]
         return super().forward(q, k, v, mask)
 
     def backward(self, do):
-        xp, dtype = get_array_module(do), self.saved[0].dtype
-        grads = [xp.empty(shape, dtype) for shape in self.shapes]
+        xp = get_array_module(do)
+        grads = [xp.empty(shape, dtype) for shape, dtype in self.packed_like]
         heads = [view for g, counts in zip(grads, self.parts) for view in _heads_of(g, counts, self.head_dim)]
         has_mask = len(self.needs_input_grad) > self.packed
         *_, dmask = self._gradients(do, heads, mask_grad=has_mask and self.needs_input_grad[self.packed])

@@ -113,8 +113,12 @@ def test_the_packed_heads_give_the_split_paths_output_and_gradients_bit_for_bit(
 
 
 @given(data=st.data(), self_attention=st.booleans(), heads=st.sampled_from([(1, 1), (2, 2), (2, 1), (3, 1)]),
-       causal=st.booleans(), masked=st.booleans())
-def test_packed_heads_gradients_match_finite_differences(data, self_attention, heads, causal, masked):
+       causal=st.booleans(), masked=st.booleans(), scale=st.sampled_from([None, 0.7]),
+       dropout=st.sampled_from([0.0, 0.3]), seed=st.integers(0, 9))
+def test_packed_heads_gradients_match_finite_differences(data, self_attention, heads, causal, masked, scale, dropout,
+                                                         seed):
+    """With a seed, dropout draws one mask from it for every call, so finite differences see
+    one function."""
     d = data.draw(st.integers(1, 3))
     b, lq = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 3))
     lk = lq if self_attention else data.draw(st.integers(1, 4))
@@ -123,7 +127,7 @@ def test_packed_heads_gradients_match_finite_differences(data, self_attention, h
     inputs = [data.draw(mst.tensors(s, transposed=False)) for s in shapes]
     mask = minitx.tensor(data.draw(mst.attention_masks((b, 1), lq, lk))) if masked else None
     with K.use_fused(False):
-        assert check_gradients(lambda *t: PackedHeadsAttention(heads, d, len(t), causal)(*t, *(
+        assert check_gradients(lambda *t: PackedHeadsAttention(heads, d, len(t), causal, dropout, scale, seed)(*t, *(
             [] if mask is None else [mask])), *inputs)
 
 
@@ -200,3 +204,47 @@ def test_an_out_the_kernels_cannot_write_is_refused():
         K.attention_backward(q, q, q, o, lse, np.ones_like(o), out=(np.zeros_like(q), bad, np.zeros_like(q)))
     with pytest.raises(ValueError, match="out must be three arrays"):
         K.attention_backward(q, q, q, o, lse, np.ones_like(o), out=(np.zeros_like(q),))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_under_autocast_the_packed_op_computes_as_the_split_path(dtype):
+    """The autocast table's ScaledDotProductAttention row holds for its packed subclass: the
+    same output dtype and values as the split path, a float32 float mask cast down with the rest
+    (large scores under float16 stay finite, as they do split)."""
+    pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 5, 3 * 2 * 4)) * 30  # scores in the hundreds
+    mask = np.zeros((2, 2, 5, 5), np.float32)
+    results = []
+    for fn in (attention_on_packed_heads, split_path):
+        with minitx.autocast(dtype), K.use_fused(False):
+            out = fn((minitx.tensor(x, dtype="float32"),), (2, 2), 4, mask=minitx.tensor(mask))
+        results.append(out)
+    assert results[0].dtype == results[1].dtype == minitx.backend.resolve_dtype(dtype)
+    assert np.isfinite(results[0].numpy().astype(np.float32)).all()
+    np.testing.assert_array_equal(results[0].numpy(), results[1].numpy())
+
+
+def test_cross_attention_over_a_memory_batch_of_one_sums_its_gradient():
+    """Memory [1, Lk, d] serving every query row of a batch of 3 (broadcast): its gradient is
+    the sum over the batch, as the split path gives it."""
+    layer = nn.MultiHeadAttention(8, 2, dropout=0.0, self_attention=False)
+    rng = np.random.default_rng(9)
+    x_values, memory_values = rng.standard_normal((3, 4, 8)), rng.standard_normal((1, 5, 8))
+    grads = []
+    for weights in (False, True):  # return_weights takes the split path
+        x = minitx.tensor(x_values, requires_grad=True)
+        memory = minitx.tensor(memory_values, requires_grad=True)
+        out = layer(x, memory=memory, return_weights=weights)
+        (out[0] if weights else out).sum().backward()
+        grads.append((x.grad.numpy(), memory.grad.numpy()))
+    for got, want in zip(*grads):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_each_packed_input_gets_its_gradient_in_its_own_dtype():
+    rng = np.random.default_rng(10)
+    xq = minitx.tensor(rng.standard_normal((2, 3, 8)).astype(np.float32), requires_grad=True)
+    xkv = minitx.tensor(rng.standard_normal((2, 4, 16)), requires_grad=True)
+    attention_on_packed_heads((xq, xkv), (2, 2), 4).sum().backward()
+    assert xq.grad.dtype == np.float32 and xkv.grad.dtype == np.float64
