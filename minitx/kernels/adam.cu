@@ -47,6 +47,19 @@
 // Thread mapping: threads of block b stride over its chunk.
 #include "common.cuh"
 
+// Work-table entry b: the elements [start, end) of tensor t that block b works on.
+struct Chunk {
+  int t;
+  long long start, end;
+};
+
+__device__ __forceinline__ Chunk chunk_of(int b, const long long* sizes, const int* block_tensor,
+                                          const long long* block_start, int chunk) {
+  const int t = block_tensor[b];
+  const long long start = block_start[b];
+  return Chunk{t, start, mtx::lmin(start + chunk, sizes[t])};
+}
+
 template <typename S>
 __global__ void adam_step(mtx::compute_t<S>* const* __restrict__ params,
                           const S* const* __restrict__ grads,
@@ -62,17 +75,16 @@ __global__ void adam_step(mtx::compute_t<S>* const* __restrict__ params,
   using T = mtx::compute_t<S>;
   const int b = blockIdx.x;
   if (b >= nblocks || (skip && *skip)) return;  // uniform over the block
-  const int t = block_tensor[b];
+  const Chunk c = chunk_of(b, sizes, block_tensor, block_start, chunk);
+  const int t = c.t;
   const double step = double(steps[t]);
   const T lr = T(*lr_in), beta1 = T(beta1_in), beta2 = T(beta2_in);
   const T bias_corr1 = T(1.0 - ::pow(beta1_in, step)), bias_corr2 = T(1.0 - ::pow(beta2_in, step));
-  const long long start = block_start[b];
-  const long long end = mtx::lmin(start + chunk, sizes[t]);
   T* p = params[t];
   const S* g = grads[t];
   T* m = exp_avgs[t];
   T* v = exp_avg_sqs[t];
-  for (long long i = start + threadIdx.x; i < end; i += blockDim.x) {
+  for (long long i = c.start + threadIdx.x; i < c.end; i += blockDim.x) {
     T pi = p[i];
     T gi = g[i];
     if (decoupled) {
@@ -98,12 +110,10 @@ __global__ void sumsq_partial(const S* const* __restrict__ tensors,
   using T = mtx::compute_t<S>;
   const int b = blockIdx.x;
   if (b >= nblocks) return;
-  const int t = block_tensor[b];
-  const long long start = block_start[b];
-  const long long end = mtx::lmin(start + chunk, sizes[t]);
-  const S* x = tensors[t];
+  const Chunk c = chunk_of(b, sizes, block_tensor, block_start, chunk);
+  const S* x = tensors[c.t];
   T s = T(0);
-  for (long long i = start + threadIdx.x; i < end; i += blockDim.x) s += x[i] * x[i];
+  for (long long i = c.start + threadIdx.x; i < c.end; i += blockDim.x) s += x[i] * x[i];
   s = mtx::block_sum(s);
   if (threadIdx.x == 0) partial[b] = s;
 }
@@ -128,12 +138,10 @@ __global__ void nonfinite_partial(const S* const* __restrict__ tensors,
   using T = mtx::compute_t<S>;
   const int b = blockIdx.x;
   if (b >= nblocks) return;
-  const int t = block_tensor[b];
-  const long long start = block_start[b];
-  const long long end = mtx::lmin(start + chunk, sizes[t]);
-  const S* x = tensors[t];
+  const Chunk c = chunk_of(b, sizes, block_tensor, block_start, chunk);
+  const S* x = tensors[c.t];
   T count = T(0);
-  for (long long i = start + threadIdx.x; i < end; i += blockDim.x) {
+  for (long long i = c.start + threadIdx.x; i < c.end; i += blockDim.x) {
     // 0 for a finite x; NaN for NaN and for +-inf (inf - inf). Exact IEEE arithmetic is what
     // makes this hold: no fast-math option is passed to NVRTC, nvcc or g++.
     const T d = x[i] - x[i];
@@ -151,10 +159,8 @@ __global__ void scale_inplace(S* const* __restrict__ tensors, const long long* _
   using T = mtx::compute_t<S>;
   const int b = blockIdx.x;
   if (b >= nblocks) return;
-  const int t = block_tensor[b];
-  const long long start = block_start[b];
-  const long long end = mtx::lmin(start + chunk, sizes[t]);
-  S* x = tensors[t];
+  const Chunk c = chunk_of(b, sizes, block_tensor, block_start, chunk);
+  S* x = tensors[c.t];
   const T f = T(*factor);
-  for (long long i = start + threadIdx.x; i < end; i += blockDim.x) x[i] = T(x[i]) * f;
+  for (long long i = c.start + threadIdx.x; i < c.end; i += blockDim.x) x[i] = T(x[i]) * f;
 }
