@@ -134,13 +134,17 @@ class CrossEntropy(Function):
         xp = get_array_module(x)
         classes = x.shape[-1]
         valid = t != self.ignore_index
-        # softmax(x), C-ordered: x may be a transposed view, and the reshape below must be a view
-        grad = xp.ascontiguousarray(xp.exp(x - lse[..., None]))
+        # softmax(x), C-ordered (x may be a transposed view, and the reshape below must be a
+        # view), computed in the one new array: every step below works in place
+        grad = xp.ascontiguousarray(x - lse[..., None])
+        xp.exp(grad, out=grad)
         if self.smoothing:
             grad -= self.smoothing / classes
         rows = grad.reshape(-1, classes)
         rows[xp.arange(rows.shape[0]), xp.where(valid, t, 0).reshape(-1)] -= 1 - self.smoothing
-        return xp.where(valid[..., None], grad * dloss[..., None], 0), None
+        grad *= dloss[..., None]
+        xp.copyto(grad, 0, where=~valid[..., None])  # an ignored row gets 0, even where its logits hold NaN
+        return grad, None
 
 
 class SoftCrossEntropy(_Loss):

@@ -75,7 +75,8 @@ def logsumexp_parts(x, axis):
     # no entries: m = 0 (a sum of nothing), so total = 0 and log_total = -inf, the log of an empty sum
     m = x.max(axis=axis, keepdims=True) if x.size else x.sum(axis=axis, keepdims=True)
     m = xp.where(xp.isinf(m), 0, m)  # isinf, not isfinite: a NaN max must stay NaN
-    e = xp.exp(x - m)
+    e = xp.asarray(x - m)  # (a 0-d x makes a NumPy scalar)
+    xp.exp(e, out=e)  # in place: one array the size of x, not two
     total = e.sum(axis=axis, keepdims=True)
     masked = total == 0
     log_total = xp.where(masked, -xp.inf, xp.log(xp.where(masked, 1, total)))
