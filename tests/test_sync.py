@@ -177,3 +177,15 @@ def test_clipping_on_the_device_leaves_non_finite_gradients_alone():
     assert np.isnan(total)
     for a, b in zip(grads, copies):
         np.testing.assert_array_equal(a, b)
+
+
+def test_one_gradient_listed_twice_is_scaled_twice_on_the_kernel_path_too():
+    """scale_all keeps the elementwise meaning for an array that appears twice (scaled by f * f):
+    the one-launch kernel would have two blocks write the same elements, so it is not used."""
+    from minitx import kernels
+    from minitx.optim.clip import scale_all
+
+    g = np.arange(1, 9, dtype=np.float32)
+    with kernels.emulate_on_cpu():
+        scale_all([g, g], np.array(0.5, np.float32))
+    np.testing.assert_array_equal(g, np.arange(1, 9, dtype=np.float32) * 0.25)

@@ -75,12 +75,9 @@ class LayerNorm(Function):
         else:
             xp = get_array_module(x)
             mu = x.mean(axis=-1)
-            # centered, then scaled and shifted in place (in the widest dtype of x, w and b)
-            y = xp.asarray(x - mu[..., None], dtype=xp.result_type(x, w, b))
-            rstd = 1 / xp.sqrt((y * y).mean(axis=-1) + self.eps)
-            y *= rstd[..., None]
-            y *= w
-            y += b
+            centered = x - mu[..., None]
+            rstd = 1 / xp.sqrt((centered * centered).mean(axis=-1) + self.eps)
+            y = centered * rstd[..., None] * w + b
         self.save_for_backward(x, w, mu, rstd)
         return y
 

@@ -21,7 +21,7 @@ from numpy.exceptions import AxisError
 
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
-from minitx.backend import get_array_module
+from minitx.backend import get_array_module, is_floating
 from minitx.ops._args import accumulate, floating
 
 __all__ = ["Sum", "Mean", "Max", "Min", "Var", "Std", "LogSumExp", "Prod"]
@@ -76,7 +76,7 @@ def logsumexp_parts(x, axis):
     m = x.max(axis=axis, keepdims=True) if x.size else x.sum(axis=axis, keepdims=True)
     m = xp.where(xp.isinf(m), 0, m)  # isinf, not isfinite: a NaN max must stay NaN
     e = xp.asarray(x - m)  # (a 0-d x makes a NumPy scalar)
-    xp.exp(e, out=e)  # in place: one array the size of x, not two
+    e = xp.exp(e, out=e if is_floating(e.dtype) else None)  # in place where it can: one array the size of x
     total = e.sum(axis=axis, keepdims=True)
     masked = total == 0
     log_total = xp.where(masked, -xp.inf, xp.log(xp.where(masked, 1, total)))

@@ -120,7 +120,7 @@ def scale_all(grads, factor) -> None:
     contiguous one is scaled in one launch (a multiply per gradient launches a kernel each):
     the same bits either way."""
     factors = {}
-    if kernels.enabled(*grads):
+    if kernels.enabled(*grads) and len({id(g) for g in grads}) == len(grads):  # (one array twice: twice scaled)
         factors[grads[0].dtype] = factor.astype(grads[0].dtype)
         kernels.scale_in_place([g for g in grads if g.flags.c_contiguous], factors[grads[0].dtype])
         grads = [g for g in grads if not g.flags.c_contiguous]

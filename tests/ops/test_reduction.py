@@ -167,3 +167,14 @@ def test_a_bad_axis_raises_numpys_axis_error(call):
     x = minitx.tensor(np.zeros((2, 4)))
     with pytest.raises(AxisError):
         call(x)
+
+
+def test_softmax_like_ops_called_directly_on_integers_compute_in_float():
+    """The ops' classes, called without F's cast to floating, still take integer input (their
+    exp cannot be taken in place in an integer array)."""
+    from minitx.ops.activation import Softmax
+    from minitx.ops.reduction import LogSumExp
+
+    x = minitx.Tensor(np.array([[1, 2, 3]]))
+    np.testing.assert_allclose(LogSumExp(-1)(x).numpy(), np.log(np.exp([1.0, 2.0, 3.0]).sum(keepdims=True)))
+    assert Softmax(-1)(x).dtype == np.float64
