@@ -1,6 +1,6 @@
 """Where a minitx training step spends its time on the GPU: the kernels, and the host.
 
-    PYTHONPATH=$PWD python3 benchmarks/profile_train_step.py [--preset base] [--steps 5]
+    PYTHONPATH=$PWD python3 benchmarks/profile_train_step.py [--preset base] [--steps 5] [--graphs]
 
 The step is bench_train_step.py's (forward, label-smoothed cross-entropy, backward, clipping,
 Adam) on its Multi30k-like batch. Two views of the same steps, after warm-up:
@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anywhere, no install
 
-from bench_train_step import make_batch, minitx_step, model_settings  # noqa: E402
+from bench_train_step import make_batch, minitx_graphs_step, minitx_step, model_settings, set_precision  # noqa: E402
 
 
 def kernel_view(step, steps, sync):
@@ -87,14 +87,23 @@ def main(argv=None):
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                         help="cpu: the host view alone, of the NumPy step")
+    parser.add_argument("--graphs", action="store_true",
+                        help="profile the step replayed from a CUDA graph (bench_train_step's 'minitx graphs'; "
+                             "needs nvmath-python): the kernels the replay runs, and how busy they keep the GPU")
+    parser.add_argument("--precision", choices=("fp32", "tf32"), default="fp32",
+                        help="tf32: float32 products on TF32 tensor cores")
     parser.add_argument("--out", help="JSON path")
     args = parser.parse_args(argv)
+    if args.graphs and args.device != "cuda":
+        parser.error("--graphs needs --device cuda")
 
     cfg = dict(model_settings(args.preset), src_vocab=args.vocab, tgt_vocab=args.vocab)
     src, tgt = make_batch(args.tokens, args.length, args.vocab)
-    step, params = minitx_step(cfg, src, tgt, args.device)
+    set_precision(args.precision, None)
+    make = minitx_graphs_step if args.graphs else minitx_step
+    step, params = make(cfg, src, tgt, args.device)
     report = {"preset": args.preset, "batch": list(tgt.shape), "params": params, "steps": args.steps,
-              "device": args.device}
+              "device": args.device, "graphs": args.graphs, "precision": args.precision}
     if args.device == "cuda":
         import cupy
 
@@ -103,7 +112,7 @@ def main(argv=None):
     else:
         def sync():
             pass
-    for _ in range(args.warmup):
+    for _ in range(max(args.warmup, 2 if args.graphs else 0)):  # graphs: an eager step, then the capture
         step()
 
     kernels = None
