@@ -472,7 +472,7 @@ class Trainer:
         window, window_start, reason = 0, time.perf_counter(), None
         # a resumed epoch starts at the saved batch; slicing (a list, say) skips without making the batches
         rest = batches[skip:] if hasattr(batches, "__getitem__") else itertools.islice(batches, skip, None)
-        loss_value = math.nan  # what the bar shows: each step's loss, or in a sync-free run the last read one
+        loss_value = None  # what the bar shows: each step's loss, or in a sync-free run the last one read
         for taken, batch in self._steps(rest, skip):
             self._in_step = True
             if self._graphs is not None:
@@ -502,7 +502,8 @@ class Trainer:
                 raise KeyboardInterrupt  # (fit saves last.npz)
             window += sum(map(self.throughput, batch if isinstance(batch, MicroBatches) else [batch])) \
                 if self.throughput else weight
-            shown = {"loss": f"{loss_value:.3f}", "tok_s": f"{window / max(now - window_start, 1e-9):.0f}",
+            shown = {"loss": "-" if loss_value is None else f"{loss_value:.3f}",  # "-": not read back yet
+                     "tok_s": f"{window / max(now - window_start, 1e-9):.0f}",
                      "lr": f"{self.optimizer.param_groups[0]['lr']:.2e}"}
             if self.time_limit:  # the bar's end is the step count; the clock may stop the run first
                 shown["time_left"] = f"{max(self.time_limit - progress['train_seconds'] / 60, 0):.1f}min"

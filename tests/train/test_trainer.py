@@ -331,6 +331,23 @@ def test_the_progress_bar_ends_where_the_run_ends(tmp_path, settings, end, capsy
     assert last[:5] + last[6:] == (str(epochs), str(epochs), "100", str(steps), str(steps), "00:00"), err
 
 
+def test_a_sync_free_run_shows_no_loss_until_it_reads_one(tmp_path, monkeypatch):
+    """Reading the device every 4 steps, the bar's loss is "-" until the first read (never the
+    nan of a value not read yet), then the last loss read."""
+    import tqdm
+
+    shown = []
+    original = tqdm.tqdm.set_postfix
+    monkeypatch.setattr(tqdm.tqdm, "set_postfix", lambda bar, values, **kw: (shown.append(values["loss"]),
+                                                                              original(bar, values, **kw)))
+    trainer = make_trainer(tmp_path, sync_every=4, max_steps=6, epochs=1)
+    trainer.show_progress = True
+    trainer.fit()
+    assert shown[:3] == ["-"] * 3 and len(shown) == 6
+    assert all(re.fullmatch(r"\d+\.\d{3}", value) for value in shown[3:])
+    assert shown[4] == shown[3]  # steps 5 and 6 show step 4's loss, the last one read
+
+
 def test_a_resumed_run_plans_from_where_it_is(tmp_path):
     run(tmp_path, max_steps=9)
     trainer = make_trainer(tmp_path, max_steps=20)
