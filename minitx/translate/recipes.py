@@ -109,7 +109,8 @@ OPTIONS = {
                             "on where the steps are captured as CUDA graphs; a run records its choice)"),
     "cuda_graphs": (None, "on the GPU, capture each batch shape's step as a CUDA graph and replay it (the same "
                           "bits; needs nvmath-python and accumulate 1; best with static_shapes; None: on where "
-                          "the run is on a GPU, nvmath-python is installed, accumulate is 1 and shapes are static)"),
+                          "the run is on a GPU, nvmath-python is installed, accumulate is 1, shapes are static and "
+                          "the precision is fp32 or tf32, the ones proven on a GPU so far)"),
     "precision": ("fp32", "the training step's precision: " + "; ".join(f"'{name}': {text}" for name, text in
                                                                          PRECISIONS.items())),
     # evaluation and checkpoints

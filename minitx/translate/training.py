@@ -259,18 +259,24 @@ def sync_every(config, device: str):
     return 50 if device == "cuda" else None
 
 
+GRAPHS_PROVEN = ("fp32", "tf32")  # the precisions step_mode's auto captures
+
+
 def step_mode(config, device: str) -> tuple:
     """(static_shapes, cuda_graphs, note) of a run on ``device``. What the configuration sets
     holds; where it says None (auto), the step is captured as a CUDA graph (same bits, fewer
-    launches) wherever that works: on a GPU, with nvmath-python, one batch per step, on static
-    shapes (one graph per shape, so a few dozen graphs at most). ``note`` says why auto left the
-    graphs off on a GPU."""
+    launches) wherever that works: on a GPU, with nvmath-python, one batch per step, in a
+    precision of GRAPHS_PROVEN, on static shapes (one graph per shape, so a few dozen graphs at
+    most). ``note`` says why auto left the graphs off on a GPU."""
     graphs, static = config["cuda_graphs"], config["static_shapes"]
     lacks = None
     if device == "cuda" and graphs is None:
         lacks = ("nvmath-python is not installed (pip install nvmath-python)" if not blas.available() else
                  f"accumulate is {config['accumulate']}" if config["accumulate"] != 1 else
-                 "static_shapes is false" if static is False else None)
+                 "static_shapes is false" if static is False else
+                 # a Transformer's captured steps are proven on hardware in float32 and TF32 so far
+                 f"precision {config['precision']} (--cuda-graphs true captures it all the same)"
+                 if config["precision"] not in GRAPHS_PROVEN else None)
     if static is None:
         static = bool(graphs) or (device == "cuda" and graphs is None and lacks is None)
     if graphs is None:

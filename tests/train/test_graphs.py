@@ -6,6 +6,7 @@ capture's dropout offsets, and may not write its learning rate). A learning rate
 every step, dropout, clipping, Adam's device-side step counts and the deferred checks all go
 through the replays; the parameters, losses, step counts and Philox offsets must come out as the
 eager steps leave them. The GPU test runs the same on cupy.cuda.Graph."""
+import contextlib
 import dataclasses
 
 import numpy as np
@@ -165,9 +166,11 @@ def test_a_trainer_with_cuda_graphs_names_what_the_run_lacks(tmp_path):
                 validation_loss=lambda m: 0.0, accumulate=2, cuda_graphs=True)
 
 
-def transformer_run(captured: bool, device="cpu"):
+def transformer_run(captured: bool, device="cpu", autocast=None):
     """Six steps of a small Transformer with dropout everywhere (the fused dropout ops and the
-    attention kernels', all from Philox) on minitx.data.Batch of two shapes."""
+    attention kernels', all from Philox) on minitx.data.Batch of two shapes; with ``autocast``,
+    its forward under minitx.autocast of that dtype (bfloat16: the products and attention in
+    bfloat16, float32 master weights)."""
     from minitx.data import make_batch
     from minitx.nn import Transformer
 
@@ -181,8 +184,10 @@ def transformer_run(captured: bool, device="cpu"):
     context, make_recorder = on_device(device)
 
     def translation_loss(model, batch):
-        logits = model(batch.src, batch.tgt_in)
-        return F.cross_entropy(logits, batch.tgt_out, ignore_index=0, label_smoothing=0.1), batch.n_tgt_tokens
+        with minitx.autocast(autocast) if autocast else contextlib.nullcontext():
+            logits = model(batch.src, batch.tgt_in)
+            loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=0, label_smoothing=0.1)
+        return loss, batch.n_tgt_tokens
 
     step = StepGraphs(model, translation_loss, opt, checks, lambda batch: batch.n_tgt_tokens, schedule=schedule,
                       clip_norm=1.0, recorder=make_recorder(opt))
@@ -207,5 +212,15 @@ def test_a_transformer_with_dropout_replays_to_the_eager_bits():
     eager, eager_losses, eager_offset = transformer_run(captured=False)
     replayed, losses, offset = transformer_run(captured=True)
     assert losses == eager_losses and offset == eager_offset > 6
+    for got, want in zip(replayed, eager):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.slow
+def test_a_transformer_under_bfloat16_autocast_replays_to_the_eager_bits():
+    pytest.importorskip("ml_dtypes")
+    eager, eager_losses, _ = transformer_run(captured=False, autocast="bfloat16")
+    replayed, losses, _ = transformer_run(captured=True, autocast="bfloat16")
+    assert losses == eager_losses
     for got, want in zip(replayed, eager):
         np.testing.assert_array_equal(got, want)

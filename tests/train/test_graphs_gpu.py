@@ -30,6 +30,16 @@ def test_a_captured_transformer_with_dropout_gives_the_eager_bits(cuda):
         np.testing.assert_array_equal(got, want)
 
 
+def test_a_captured_transformer_under_bfloat16_autocast_gives_the_eager_bits(cuda):
+    """What translate's auto choice waits on before it captures --precision bf16 steps."""
+    pytest.importorskip("ml_dtypes")
+    eager, eager_losses, _ = transformer_run(False, cuda, autocast="bfloat16")
+    replayed, losses, _ = transformer_run(True, cuda, autocast="bfloat16")
+    assert losses == eager_losses
+    for got, want in zip(replayed, eager):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_captured_float16_steps_with_a_loss_scaler_give_the_eager_bits(cuda):
     eager, eager_losses, eager_counters, _ = run(False, cuda, float16=True)
     replayed, losses, counters, _ = run(True, cuda, float16=True)

@@ -392,26 +392,29 @@ def test_translate_refuses_tokenizers_changed_after_training(tiny_run, tmp_path)
         training.load_run(run_dir, "best", device="cpu")
 
 
-@pytest.mark.parametrize("static, graphs, device, accumulate, nvmath, expected", [
+@pytest.mark.parametrize("static, graphs, device, accumulate, nvmath, precision, expected", [
     # auto (None) on a GPU with nvmath-python: captured steps on static shapes
-    (None, None, "cuda", 1, True, (True, True, None)),
-    # auto where a graph cannot be captured: eager, the batches as they come, and why on a GPU
-    (None, None, "cuda", 1, False, (False, False, "CUDA graphs off: nvmath-python is not installed "
-                                                   "(pip install nvmath-python)")),
-    (None, None, "cuda", 2, True, (False, False, "CUDA graphs off: accumulate is 2")),
-    (False, None, "cuda", 1, True, (False, False, "CUDA graphs off: static_shapes is false")),
-    (None, None, "cpu", 1, True, (False, False, None)),
+    (None, None, "cuda", 1, True, "fp32", (True, True, None)),
+    (None, None, "cuda", 1, True, "tf32", (True, True, None)),
+    # auto where a graph cannot be captured (or is not proven yet): eager, the batches as they come, and why
+    (None, None, "cuda", 1, False, "fp32", (False, False, "CUDA graphs off: nvmath-python is not installed "
+                                                          "(pip install nvmath-python)")),
+    (None, None, "cuda", 2, True, "fp32", (False, False, "CUDA graphs off: accumulate is 2")),
+    (False, None, "cuda", 1, True, "fp32", (False, False, "CUDA graphs off: static_shapes is false")),
+    (None, None, "cuda", 1, True, "bf16", (False, False, "CUDA graphs off: precision bf16 (--cuda-graphs true "
+                                                         "captures it all the same)")),
+    (None, None, "cpu", 1, True, "fp32", (False, False, None)),
     # what the configuration sets holds; graphs set on bring static shapes with them
-    (None, True, "cuda", 1, True, (True, True, None)),
-    (False, True, "cuda", 1, True, (False, True, None)),
-    (None, False, "cuda", 1, True, (False, False, None)),
-    (True, None, "cpu", 1, True, (True, False, None)),
-    (True, False, "cuda", 1, True, (True, False, None)),
+    (None, True, "cuda", 1, True, "bf16", (True, True, None)),
+    (False, True, "cuda", 1, True, "fp32", (False, True, None)),
+    (None, False, "cuda", 1, True, "fp32", (False, False, None)),
+    (True, None, "cpu", 1, True, "fp32", (True, False, None)),
+    (True, False, "cuda", 1, True, "fp32", (True, False, None)),
 ])
 def test_step_mode_chooses_captured_steps_on_static_shapes_where_they_work(monkeypatch, static, graphs, device,
-                                                                           accumulate, nvmath, expected):
+                                                                           accumulate, nvmath, precision, expected):
     monkeypatch.setattr(training.blas, "available", lambda: nvmath)
-    config = dict(DEFAULTS, static_shapes=static, cuda_graphs=graphs, accumulate=accumulate)
+    config = dict(DEFAULTS, static_shapes=static, cuda_graphs=graphs, accumulate=accumulate, precision=precision)
     assert training.step_mode(config, device) == expected
 
 
