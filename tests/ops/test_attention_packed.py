@@ -5,7 +5,8 @@ cross-attention) left them and writing their gradients back there in one array.
 Checked against scaled_dot_product_attention on the heads split out (the path it replaces):
 forward and every gradient, on the reference path in float64 and through the fused kernels'
 CPU build in float32, bit for bit; float64 gradients by finite differences (check_gradients)
-on drawn shapes; and the kernels' ``out`` argument on its own.
+on drawn shapes; PyTorch's attention on head views of the same arrays; and the kernels' ``out``
+argument on its own.
 """
 import re
 
@@ -22,6 +23,8 @@ from minitx.kernels import cpu_harness
 from minitx.ops.attention import PackedHeadsAttention, attention_on_packed_heads
 from minitx.testing import check_gradients
 from minitx.testing import strategies as mst
+
+from _torch_kit import parity
 
 
 def split_path(packed, heads, d, **options):
@@ -129,6 +132,31 @@ def test_packed_heads_gradients_match_finite_differences(data, self_attention, h
     with K.use_fused(False):
         assert check_gradients(lambda *t: PackedHeadsAttention(heads, d, len(t), causal, dropout, scale, seed)(*t, *(
             [] if mask is None else [mask])), *inputs)
+
+
+@pytest.mark.parametrize("self_attention, heads, causal", [(True, (2, 2), True), (False, (4, 2), False)])
+def test_packed_heads_match_pytorchs_attention_on_the_same_heads(self_attention, heads, causal):
+    """PyTorch's scaled_dot_product_attention on head views of the same packed arrays (its
+    autograd sums the heads' gradients back into each packed input), float64."""
+    hq, hkv = heads
+    d = 3
+    rng = np.random.default_rng(11)
+    arrays = problem(rng, self_attention, heads, d, b=2, lq=4, lk=4 if self_attention else 5)
+    parts = ((hq, hkv, hkv),) if self_attention else ((hq,), (hkv, hkv))
+
+    def torch_attention(*packed):
+        import torch
+
+        views = []
+        for x, counts in zip(packed, parts):
+            b, length, _ = x.shape
+            x = x.reshape(b, length, sum(counts), d).permute(0, 2, 1, 3)
+            views += list(torch.split(x, list(counts), dim=1))
+        return torch.nn.functional.scaled_dot_product_attention(*views, is_causal=causal, enable_gqa=hkv != hq)
+
+    inputs = [minitx.tensor(a, requires_grad=True) for a in arrays]
+    with K.use_fused(False):
+        parity(lambda *t: attention_on_packed_heads(t, heads, d, causal=causal), torch_attention, *inputs)
 
 
 def test_a_float_mask_gets_the_split_paths_gradient():
