@@ -16,8 +16,9 @@ compile time is spent in the warm-up steps and left out of the figure; ``--no-co
 both. On cuda a fourth minitx run, "minitx graphs", replays the step from a CUDA graph
 (minitx.train.graphs, sync-free, products through minitx.blas; needs nvmath-python;
 ``--no-graphs`` skips it). ``--precision tf32`` lets float32 matrix products use TF32 tensor cores on both sides
-(minitx.backend.allow_tf32, torch.backends.cuda.matmul.allow_tf32): every run of a table is in
-one precision. The batch is Multi30k-like: about 6k target tokens, sentences of 16-32 tokens, a
+(minitx.backend.allow_tf32, torch.backends.cuda.matmul.allow_tf32); ``--precision bf16`` runs
+every forward and loss under autocast to bfloat16 (minitx.autocast, torch.autocast), float32 master
+weights on both sides: every run of a table is in one precision. The batch is Multi30k-like: about 6k target tokens, sentences of 16-32 tokens, a
 10k vocabulary on both sides. Reported: median step time (CUDA events, after warm-up),
 target tokens/s, and the ratios. Prints a table and writes JSON (default
 benchmarks/results/train-step-<gpu>-<date>.json).
@@ -67,8 +68,9 @@ def parse_args(argv=None):
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile runs (cuda only)")
     parser.add_argument("--no-graphs", action="store_true", help="skip minitx's captured step (cuda only; it "
                                                                 "needs nvmath-python)")
-    parser.add_argument("--precision", choices=("fp32", "tf32"), default="fp32",
-                        help="float32 matrix products in full float32, or on TF32 tensor cores (both sides)")
+    parser.add_argument("--precision", choices=("fp32", "tf32", "bf16"), default="fp32",
+                        help="float32 matrix products in full float32, or on TF32 tensor cores, or mixed "
+                             "precision: the forward and loss under autocast to bfloat16 (cuda only; both sides)")
     parser.add_argument("--out", help="JSON path (default benchmarks/results/train-step-<gpu>-<date>.json)")
     return parser.parse_args(argv)
 
@@ -104,7 +106,8 @@ def model_settings(name):
     raise SystemExit(f"unknown preset or recipe {name!r}: choose from {sorted(PRESETS) + sorted(RECIPES)}")
 
 
-def minitx_step(cfg, src, tgt, device):
+def minitx_step(cfg, src, tgt, device, autocast=None):
+    """minitx's eager step; ``autocast`` a dtype name: forward and loss under minitx.autocast."""
     import minitx
     import minitx.functional as F
     from minitx import optim
@@ -119,8 +122,9 @@ def minitx_step(cfg, src, tgt, device):
     tgt_out = minitx.tensor(np.ascontiguousarray(tgt[:, 1:]), device=device)
 
     def step():
-        logits = model(src_t, tgt_in)
-        loss = F.cross_entropy(logits, tgt_out, ignore_index=0, label_smoothing=0.1)
+        with minitx.autocast(autocast) if autocast else contextlib.nullcontext():
+            logits = model(src_t, tgt_in)
+            loss = F.cross_entropy(logits, tgt_out, ignore_index=0, label_smoothing=0.1)
         opt.zero_grad()
         loss.backward()
         optim.clip_grad_norm_(params, 1.0)
@@ -128,7 +132,7 @@ def minitx_step(cfg, src, tgt, device):
     return step, sum(int(np.prod(p.shape)) for p in params)
 
 
-def minitx_graphs_step(cfg, src, tgt, device):
+def minitx_graphs_step(cfg, src, tgt, device, autocast=None):
     """The same step, sync-free and replayed from a CUDA graph (minitx.train.graphs.StepGraphs:
     the first call runs eagerly, the second captures, every later one replays)."""
     import minitx
@@ -147,8 +151,10 @@ def minitx_graphs_step(cfg, src, tgt, device):
                   n_src_tokens=int((src != 0).sum()), n_tgt_tokens=int((tgt[:, 1:] != 0).sum()))
 
     def loss_fn(model, batch):
-        logits = model(batch.src, batch.tgt_in)
-        return F.cross_entropy(logits, batch.tgt_out, ignore_index=0, label_smoothing=0.1), batch.n_tgt_tokens
+        with minitx.autocast(autocast) if autocast else contextlib.nullcontext():
+            logits = model(batch.src, batch.tgt_in)
+            loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=0, label_smoothing=0.1)
+        return loss, batch.n_tgt_tokens
 
     graphs = StepGraphs(model, loss_fn, opt, sync.DeferredChecks(device), lambda b: b.n_tgt_tokens, clip_norm=1.0)
     return (lambda: graphs(batch)), sum(int(np.prod(p.shape)) for p in params)
@@ -280,9 +286,9 @@ def torch_model(torch, cfg):
     return Model()
 
 
-def torch_step(torch, cfg, src, tgt, device, compile_mode=None):
+def torch_step(torch, cfg, src, tgt, device, compile_mode=None, autocast=None):
     """PyTorch's step; compile_mode None for eager, else torch.compile's mode ("default",
-    "reduce-overhead")."""
+    "reduce-overhead"); ``autocast`` a dtype name: forward and loss under torch.autocast to it."""
     torch.manual_seed(0)
     model = torch_model(torch, cfg).to(device)
     params = list(model.parameters())
@@ -297,9 +303,10 @@ def torch_step(torch, cfg, src, tgt, device, compile_mode=None):
     tgt_out = torch.as_tensor(np.ascontiguousarray(tgt[:, 1:]), device=device)
 
     def step():
-        logits = forward(src_t, tgt_in)
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1),
-                                                 ignore_index=0, label_smoothing=0.1)
+        with torch.autocast(device, getattr(torch, autocast)) if autocast else contextlib.nullcontext():
+            logits = forward(src_t, tgt_in)
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1),
+                                                     ignore_index=0, label_smoothing=0.1)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -327,7 +334,8 @@ def environment(**values):
 
 def set_precision(precision, torch):
     """One float32 matrix-product precision for every run: 'tf32' lets cuBLAS round the inputs of
-    float32 products to TF32 (minitx and PyTorch alike), 'fp32' forbids it."""
+    float32 products to TF32 (minitx and PyTorch alike), 'fp32' and 'bf16' forbid it (bf16's
+    autocast products are bfloat16; the rest stay exact float32)."""
     from minitx import backend
 
     backend.allow_tf32(precision == "tf32")
@@ -339,6 +347,10 @@ def set_precision(precision, torch):
 def main(argv=None):
     args = parse_args(argv)
     cuda = args.device == "cuda"
+    if args.precision == "bf16" and not cuda:
+        raise SystemExit("bench_train_step.py: --precision bf16 needs --device cuda (bfloat16 on NumPy is "
+                         "emulated, and its timing would mean nothing)")
+    autocast = "bfloat16" if args.precision == "bf16" else None
     presets = args.presets or (["cpu-quick", "cpu-long"] if not cuda and not args.smoke
                                else ["seed004-small", "base", "gpu-best"])
     tokens = args.tokens or (64 if args.smoke else 6144 if cuda else 1600)
@@ -382,8 +394,14 @@ def main(argv=None):
         for label, fused in runs:
             with environment(MINITX_FUSED=fused):
                 make = minitx_graphs_step if label == "minitx graphs" else minitx_step
-                step, n_params = make(cfg, src, tgt, args.device)
-                ms = minitx_timer(step, max(args.warmup, 2), args.steps)  # graphs: an eager step, a capture
+                step, n_params = make(cfg, src, tgt, args.device, autocast=autocast)
+                try:
+                    ms = minitx_timer(step, max(args.warmup, 2), args.steps)  # graphs: an eager step, a capture
+                except Exception as error:  # noqa: BLE001 (a capture not proven in this precision: say so, go on)
+                    if label != "minitx graphs":
+                        raise
+                    print(f"  {name:14s} {label:22s} failed: {type(error).__name__}: {error}", file=sys.stderr)
+                    continue
             row[label] = dict(ms=ms, tokens_per_s=target_tokens / (ms * 1e-3), params=n_params)
             print(f"  {name:14s} {label:22s} {ms:9.2f} ms  {target_tokens / (ms * 1e-3):10.0f} tok/s", flush=True)
             del step
@@ -393,7 +411,7 @@ def main(argv=None):
         if cuda and not args.no_compile:
             torch_runs += [("torch compile", "default"), ("torch reduce-overhead", "reduce-overhead")]
         for label, compile_mode in torch_runs if torch is not None else []:
-            step, n_params = torch_step(torch, cfg, src, tgt, args.device, compile_mode)
+            step, n_params = torch_step(torch, cfg, src, tgt, args.device, compile_mode, autocast=autocast)
             timer = Timer("torch", torch) if cuda else Timer("cpu")
             ms = timer(step, args.warmup, args.steps)
             row[label] = dict(ms=ms, tokens_per_s=target_tokens / (ms * 1e-3), params=n_params)

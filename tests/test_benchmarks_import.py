@@ -58,6 +58,22 @@ def test_bench_train_step_cpu_smoke(tmp_path):
     assert all(r["minitx"]["tokens_per_s"] > 0 for r in rows)
 
 
+def test_the_bench_steps_run_under_autocast_on_both_sides():
+    """--precision bf16's steps (a GPU's to time) run: here one step of each on the CPU, the
+    tiny model, minitx's under minitx.autocast and the PyTorch twin's under torch.autocast."""
+    pytest.importorskip("ml_dtypes")
+    sys.path.insert(0, str(BENCH))
+    import bench_train_step as bench
+
+    cfg = dict(bench.model_settings("seed004-small"), src_vocab=50, tgt_vocab=50, **bench.TINY)
+    src, tgt = bench.make_batch(64, 8, 50)
+    step, _ = bench.minitx_step(cfg, src, tgt, "cpu", autocast="bfloat16")
+    step()
+    torch = pytest.importorskip("torch")
+    torch_step, _ = bench.torch_step(torch, cfg, src, tgt, "cpu", autocast="bfloat16")
+    torch_step()
+
+
 def test_profile_train_step_cpu_smoke(tmp_path):
     """On the CPU the profile is the host view alone: the step and the functions under it."""
     out = tmp_path / "profile.json"
