@@ -44,7 +44,9 @@ def parse_args(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--out", help="JSON path (default benchmarks/results/kernels-<gpu>-<date>.json)")
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    parser.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    parser.add_argument("--dtype", choices=("float32", "float64", "bfloat16"), default="float32",
+                        help="the arrays' dtype (bfloat16: the kernels keep it and compute in float32; the "
+                             "reference path computes in float32; PyTorch in its bfloat16 ops; no Adam row)")
     parser.add_argument("--repeat", type=int, default=30, help="timed calls per measurement (median)")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--tokens", type=int, help="tokens per batch (default 6144)")
@@ -123,8 +125,16 @@ def minitx_fns(op, arrays, device):
     return step_closures(op, inputs, dy)
 
 
+def torch_tensor(torch, array, device):
+    """A leaf torch tensor with the array's values and dtype (bfloat16 via float32: torch reads no
+    ml_dtypes array)."""
+    if array.dtype.name == "bfloat16":
+        return torch.tensor(array.astype(np.float32), device=device).to(torch.bfloat16).requires_grad_()
+    return torch.tensor(array, device=device, requires_grad=True)
+
+
 def torch_fns(torch, op, arrays, device):
-    inputs = [torch.tensor(a, device=device, requires_grad=True) for a in arrays]
+    inputs = [torch_tensor(torch, a, device) for a in arrays]
     out = op(*inputs)
     return step_closures(op, inputs, torch.randn_like(out) if out.ndim else None)
 
@@ -140,7 +150,7 @@ def benchmarks(s, dtype):
     """
     import minitx.functional as F
 
-    item = np.dtype(dtype).itemsize
+    item = dtype.itemsize
     rng = np.random.default_rng(0)
     tokens, length, heads, vocab = s["tokens"], s["length"], s["heads"], s["vocab"]
     batch = tokens // length
@@ -264,14 +274,18 @@ def run_adam(frame, shapes, dtype, timer, args):
 
 def main(argv=None):
     args = parse_args(argv)
+    from minitx import backend
+
+    dtype = backend.resolve_dtype(args.dtype)  # ml_dtypes' type for bfloat16
     sizes = dict(SIZES["gpu" if args.device == "cuda" else "cpu"])
     if args.tokens:
         sizes["tokens"] = args.tokens
-    item = np.dtype(args.dtype).itemsize
+    item = dtype.itemsize
+    adams = adam_benchmark(sizes, dtype) if dtype.name != "bfloat16" else []  # master weights are float32
     if args.dry_run:
-        for name, shape, bf, bb, *_ in benchmarks(sizes, args.dtype):
+        for name, shape, bf, bb, *_ in benchmarks(sizes, dtype):
             print(f"{name:32s} {shape:28s} forward {bf / 1e6:9.2f} MB  backward {bb / 1e6:9.2f} MB")
-        for name, shapes in adam_benchmark(sizes, args.dtype):
+        for name, shapes in adams:
             n = sum(int(np.prod(s)) for s in shapes)
             print(f"{name:32s} {len(shapes)} tensors, {n:,} values  {7 * n * item / 1e6:9.2f} MB")
         return 0
@@ -316,7 +330,7 @@ def main(argv=None):
               flush=True)
 
     wanted = (lambda name: any(w in name for w in args.only)) if args.only else (lambda name: True)
-    for name, shape, bf, bb, make_arrays, make_minitx, make_torch in benchmarks(sizes, args.dtype):
+    for name, shape, bf, bb, make_arrays, make_minitx, make_torch in benchmarks(sizes, dtype):
         if not wanted(name):
             continue
         arrays = make_arrays()
@@ -331,17 +345,17 @@ def main(argv=None):
             t_fwd = timers["torch"](fwd, args.warmup, args.repeat)
             t_all = timers["torch"](fwd_bwd, args.warmup, args.repeat)
             record(name, shape, "torch", t_fwd, max(t_all - t_fwd, 0.0), bf, bb)
-    for name, shapes in adam_benchmark(sizes, args.dtype):
+    for name, shapes in adams:
         if not wanted(name):
             continue
         n = sum(int(np.prod(s)) for s in shapes)
         shape = f"{len(shapes)} tensors, {n:,} values"
         for path, ctx in paths:
             with ctx():
-                record(name, shape, path, run_adam(minitx_frame, shapes, args.dtype, timers["minitx"], args),
+                record(name, shape, path, run_adam(minitx_frame, shapes, dtype, timers["minitx"], args),
                        None, 7 * n * item, 0)
         for frame in frames:
-            record(name, shape, "torch", run_adam(frame, shapes, args.dtype, timers["torch"], args), None,
+            record(name, shape, "torch", run_adam(frame, shapes, dtype, timers["torch"], args), None,
                    7 * n * item, 0)
 
     ratios = ratio_rows(results)
