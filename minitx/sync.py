@@ -27,6 +27,10 @@ import numpy as np
 
 from minitx import backend
 
+#: how many steps a run on a GPU goes between reads of the device, unless it sets its own: often
+#: enough for the progress bar and a failed check, rarely enough that no step waits for the GPU
+GPU_SYNC_EVERY = 50
+
 _active: list = []  # the DeferredChecks inside whose deferring() block we are, innermost last
 
 

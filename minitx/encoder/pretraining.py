@@ -27,6 +27,7 @@ from minitx.encoder.data import EncoderVocab, fit, load_sentences, mlm_batches
 from minitx.nn.encoder import IGNORE_INDEX, MaskedLanguageModel, TransformerEncoder
 from minitx.backend import resolve_device
 from minitx.serialization import read_json
+from minitx.sync import GPU_SYNC_EVERY
 from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, json_safe, load_checkpoint, log,
                           write_json)
 
@@ -37,7 +38,7 @@ DEFAULTS = dict(
     data_dir=None, vocab_size=6000,
     d_model=128, num_heads=4, num_layers=3, d_ff=512, dropout=0.1, max_len=128, activation="relu", norm_first=True,
     mask_prob=0.15, lr=1e-3, warmup_steps=60, weight_decay=0.01, clip_norm=1.0, max_tokens=4096,
-    max_steps=600, save_every=100, seed=0, device="cpu", precision="fp32",
+    max_steps=600, save_every=100, seed=0, device="cpu", precision="fp32", sync_every=0,
 )
 RECIPES = {
     # 2.2 epochs of the 58,000 sentences (269 batches each); its run is in results/README.md
@@ -57,10 +58,11 @@ RANGES = {
     "mask_prob": dict(low=0, low_open=True, high=1, high_open=True),
 }
 # the settings a config.json saved by an older minitx may lack (their defaults fill them)
-ADDED_LATER = ("precision",)
-# may differ when a run is resumed: they change how often it saves, where it runs and where
-# the data are read from, not what it learns (max_steps is the cosine schedule's length)
-RESUME_MAY_CHANGE = ("save_every", "device", "data_dir")
+ADDED_LATER = ("precision", "sync_every")
+# may differ when a run is resumed: they change how often it saves or reads the device back,
+# where it runs and where the data are read from, not what it learns (max_steps is the cosine
+# schedule's length)
+RESUME_MAY_CHANGE = ("save_every", "device", "data_dir", "sync_every")
 # what a new run refuses to overwrite (and --overwrite deletes): the trainer's files and ours
 RUN_FILES = TRAINER_FILES + ("tokenizer.json", "results.json")
 
@@ -172,11 +174,13 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
 
     # step-based: enough epochs for max_steps (an epoch's batch count varies a little)
     epochs = math.ceil(config["max_steps"] / len(batches(config["seed"], 0))) + 1
+    # sync_every 0: every step's loss read back on the CPU (free there), every sync.GPU_SYNC_EVERY on a GPU
+    sync_every = config["sync_every"] or (GPU_SYNC_EVERY if device == "cuda" else None)
     trainer = Trainer(run_dir, model, opt, loss_fn, batches, validation_loss=validation_loss, schedule=schedule,
                       evaluate=lambda model, epoch: {"val_accuracy": scores["val_accuracy"]}, epochs=epochs,
                       max_steps=config["max_steps"], save_every=config["save_every"], clip_norm=config["clip_norm"],
                       seed=config["seed"], extra={"config": json_safe(config)}, progress=progress,
-                      scaler=amp.loss_scaler(config["precision"]))
+                      scaler=amp.loss_scaler(config["precision"]), sync_every=sync_every)
     run.fit(trainer)
     last = trainer.history[-1]
     results = {"steps": trainer.progress["step"], "train_seconds": round(trainer.progress["train_seconds"], 1),

@@ -16,6 +16,7 @@ from minitx.amp import PRECISIONS
 from minitx.data import BPETokenizer, WordTokenizer
 from minitx.data.multi30k import LANGUAGES
 from minitx.nn.transformer import PRESETS, Transformer
+from minitx.sync import GPU_SYNC_EVERY
 
 # The choices of the configuration, each one table: name -> (what it builds, one line of help).
 # The command line's choices and help and the construction (training.build_tokenizers,
@@ -103,7 +104,7 @@ OPTIONS = {
     # how the steps run on the device (not what they compute: the same bits either way)
     "sync_every": (None, "read the device back (loss, checks) every N steps instead of every step: the step "
                          "itself never waits for the GPU, and a failed check still stops the run naming its "
-                         "step (None: 50 on the GPU, every step on the CPU)"),
+                         f"step (None: {GPU_SYNC_EVERY} on the GPU, every step on the CPU)"),
     "static_shapes": (None, "pad every batch to one of a few fixed shapes (width to a multiple of 8, rows to "
                             "the most that width allows); the padding is masked, the losses unchanged (None: "
                             "on where the steps are captured as CUDA graphs; a run records its choice)"),

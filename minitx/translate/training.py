@@ -33,6 +33,7 @@ from pathlib import Path
 import minitx
 import minitx.functional as F
 from minitx import amp, blas
+from minitx.sync import GPU_SYNC_EVERY
 from minitx.backend import resolve_device
 from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, example_lengths, filter_by_length,
                          load_pairs, load_tokenizer, make_batch, static_shape)
@@ -252,11 +253,12 @@ def may_change_on_resume(saved: dict) -> tuple:
 
 
 def sync_every(config, device: str):
-    """How often the Trainer reads the device back: the configured N, else every 50 steps on the
-    GPU (so no step waits for it) and every step on the CPU (where a read costs nothing)."""
+    """How often the Trainer reads the device back: the configured N, else every
+    sync.GPU_SYNC_EVERY steps on the GPU (so no step waits for it) and every step on the CPU
+    (where a read costs nothing)."""
     if config["sync_every"] is not None:
         return config["sync_every"]
-    return 50 if device == "cuda" else None
+    return GPU_SYNC_EVERY if device == "cuda" else None
 
 
 GRAPHS_PROVEN = ("fp32", "tf32")  # the precisions step_mode's auto captures

@@ -319,3 +319,21 @@ def test_pretraining_in_bf16_and_fp16_keeps_float32_weights_near_the_float32_run
     with pytest.raises(ValueError, match="pretraining: precision must be one of fp32, tf32, bf16, fp16, got 'fp8'"):
         pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), precision="fp8"),
                              tmp_path / "fp8", progress=False)
+
+
+def test_reading_the_device_back_every_few_steps_trains_the_same_run(data_dir, tmp_path):
+    """sync_every 2 (the loss and the checks read back every other step, as a GPU run does by
+    default every sync.GPU_SYNC_EVERY) gives the checkpoint of reading every step, bit for bit;
+    it may change on resume."""
+    states = []
+    for every in (0, 2):
+        config = pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=5, sync_every=every)
+        pretraining.pretrain(config, tmp_path / str(every), progress=False)
+        states.append(load(tmp_path / str(every) / "last.npz"))
+    for part in ("model", "optimizer"):
+        flat_a, flat_b = _flatten(states[0][part]), _flatten(states[1][part])
+        assert flat_a.keys() == flat_b.keys()
+        for key in flat_a:
+            assert np.array_equal(flat_a[key], flat_b[key]), f"{part}/{key}"
+    assert states[0]["progress"]["epoch_loss"] == states[1]["progress"]["epoch_loss"]
+    pretraining.pretrain({"sync_every": 3, "max_steps": 5}, tmp_path / "2", resume=True, progress=False)
