@@ -105,6 +105,12 @@ class StepGraphs:
             return train_step(self.model, batch, self.loss_fn, self.optimizer, None, self.clip_norm, self.checks,
                               self.scaler)
 
+    def held(self) -> tuple:
+        """(shapes captured, bytes their graphs' memory pools hold): the price of one graph per
+        shape, each replaying into the memory its capture allocated."""
+        captured = [c for c in self.graphs.values() if c is not None]
+        return len(captured), sum(self.recorder.held_bytes(c.graph) for c in captured)
+
     def _outdated(self, captured: Captured) -> bool:
         """Whether the run's Philox stream has left the graph behind: another seed (the graph's
         kernels read the old one's memory), or offsets set back before its capture's."""
@@ -180,6 +186,10 @@ class CudaGraphs:
                 graph = self.stream.end_capture()
         # what the graph reads and nothing else may hold: kept with it, freed with it
         return graph, outputs, [pool, *before, *_device_caches()]
+
+    def held_bytes(self, recorded) -> int:
+        """The bytes the graph's own memory pool holds (its capture's allocations, kept)."""
+        return int(recorded[2][0].total_bytes())
 
     def launch(self, recorded):
         graph, outputs, _ = recorded

@@ -450,6 +450,9 @@ class Trainer:
         reason = reason or "all epochs done"
         log(f"training stopped: {reason} after {self.progress['step']} steps, "
             f"{self.progress['train_seconds']:.0f}s")
+        if self._graphs is not None:
+            shapes, held = self._graphs.held()
+            log(f"CUDA graphs: {shapes} batch shape(s) captured, their memory pools holding {held / 2**30:.2f} GiB")
         with self._whole_write():
             write_json(self.path("history.json"), self.history, indent=2)  # (a kill may have come before it)
         return reason

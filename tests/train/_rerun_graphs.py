@@ -34,6 +34,10 @@ class RerunGraphs:
         outputs = fn()
         return {"fn": fn, "first": first, "outputs": outputs, "ran": False}
 
+    def held_bytes(self, graph) -> int:
+        """A rerun keeps no memory of its own (a CUDA graph's pool holds its capture's arrays)."""
+        return 0
+
     def launch(self, graph):
         if not graph["ran"]:  # the capture's run was this replay's
             graph["ran"] = True

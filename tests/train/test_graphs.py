@@ -144,6 +144,24 @@ def test_a_replay_must_not_write_its_learning_rate_itself(monkeypatch):
         run(captured=True)
 
 
+def test_the_driver_counts_its_graphs_and_what_they_hold():
+    """held(): the shapes captured so far (a shape's second batch captures it) and the bytes their
+    pools hold (the CPU's model of a graph keeps none): what a run reports at its end."""
+    minitx.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(12, 8), nn.Linear(8, 12))
+    opt = optim.AdamW(model.parameters(), lr=1e-2)
+    context, make_recorder = on_device("cpu")
+    step = StepGraphs(model, loss_fn, opt, sync.DeferredChecks("cpu"), lambda batch: batch.tokens,
+                      recorder=make_recorder(opt))
+    seen = []
+    with context:
+        for batch in batches():  # shapes A A B A B B A B
+            step(batch)
+            seen.append(step.held())
+    assert [shapes for shapes, _ in seen] == [0, 1, 1, 1, 2, 2, 2, 2]
+    assert {held for _, held in seen} == {0}
+
+
 def test_the_driver_refuses_what_it_cannot_capture():
     model = nn.Linear(2, 2)
     with pytest.raises(ValueError, match="must be sync-free"):
