@@ -33,12 +33,12 @@ from pathlib import Path
 import minitx
 import minitx.functional as F
 from minitx import amp, blas
-from minitx.sync import GPU_SYNC_EVERY
 from minitx.backend import resolve_device
 from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, example_lengths, filter_by_length,
                          load_pairs, load_tokenizer, make_batch, static_shape)
 from minitx.nn import Transformer
 from minitx.serialization import load, read_json
+from minitx.sync import GPU_SYNC_EVERY
 from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, json_safe, load_checkpoint, log,
                           mean_loss, write_json)
 from minitx.translate.evaluation import (MOSES_HINT, bleu_scores, moses_available, report_lines,
