@@ -22,7 +22,8 @@ from minitx.kernels import cpu_harness
 from minitx.testing import gradcheck
 
 import _reference as ref
-from _dispatch import (TRAINING_STEP_KERNELS, assert_bfloat16_follows_float32, assert_paths_agree, attention_case, attention_dropout_both_ways,
+from _dispatch import (TRAINING_STEP_KERNELS, assert_bfloat16_follows_float32, assert_paths_agree,
+                       assert_softmax_bfloat16_within_rounding, attention_case, attention_dropout_both_ways,
                        bias_act_case, both_paths, check_fused_dropout_ops, clip_run, cross_entropy_case,
                        embedding_case, kernel_launches, key_padding_mask, layer_norm_case, leaves, optimizer_run,
                        path_context, softmax_case, training_step)
@@ -114,7 +115,6 @@ def ml_dtypes():
 
 
 @pytest.mark.parametrize("case", [
-    softmax_case((3, 7), np.float32),
     layer_norm_case((4, 9), np.float32),
     cross_entropy_case(5, 6, np.float32, "mean"),
     cross_entropy_case(4, 3, np.float32, "none", smoothing=0.0),
@@ -122,10 +122,15 @@ def ml_dtypes():
     attention_case(2, 1, 4, 4, 3, np.float32, masked=False, causal=True),
     embedding_case(5, (2, 3), 4, np.float32, padding_idx=1),
     bias_act_case((3, 6), "gelu_tanh", np.float32),
-], ids=["softmax", "layer_norm", "cross_entropy_mean", "cross_entropy_none", "attention_masked",
+], ids=["layer_norm", "cross_entropy_mean", "cross_entropy_none", "attention_masked",
         "attention_causal", "embedding", "bias_gelu"])
 def test_bfloat16_arrays_take_the_kernels_and_follow_float32(case, ml_dtypes):
     assert_bfloat16_follows_float32(case)
+
+
+@pytest.mark.parametrize("shape", [(3, 7), (64, 37, 33)])
+def test_bfloat16_softmax_stays_within_its_rounding_bound(shape, ml_dtypes):
+    assert_softmax_bfloat16_within_rounding(shape)
 
 
 def test_bfloat16_statistics_in_another_dtype_keep_the_reference_path(ml_dtypes):

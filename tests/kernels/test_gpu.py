@@ -469,16 +469,23 @@ def test_ops_take_the_kernels_on_cupy(name, dtype):
     dispatch.assert_paths_agree(OP_CASES[name](dtype), device="cuda")
 
 
-@pytest.mark.parametrize("name", sorted(OP_CASES))
+@pytest.mark.parametrize("name", sorted(set(OP_CASES) - {"softmax"}))
 def test_ops_take_the_bfloat16_kernels_on_cupy(name):
     pytest.importorskip("ml_dtypes")
     dispatch.assert_bfloat16_follows_float32(OP_CASES[name](np.float32), device="cuda")
 
 
+def test_bfloat16_softmax_stays_within_its_rounding_bound_on_cupy():
+    """Softmax in bfloat16 is checked element by element (its sharp rows defeat a tolerance
+    relative to the largest gradient: see the helper)."""
+    pytest.importorskip("ml_dtypes")
+    dispatch.assert_softmax_bfloat16_within_rounding((64, 37, 33), device="cuda")
+
+
 def test_cupy_rounds_bfloat16_arithmetic_as_ml_dtypes_does(cp):
     """The ops' bfloat16 arithmetic outside the kernels (a scale, a cast) is CuPy's: it must
     round to nearest even as ml_dtypes does on the host, or the GPU's bfloat16 steps drift
-    from the CPU's (the softmax case above scales its bfloat16 input by 3 before the kernel)."""
+    from the CPU's."""
     ml_dtypes = pytest.importorskip("ml_dtypes")
     bf = np.dtype(ml_dtypes.bfloat16)
     x = np.random.default_rng(3).standard_normal(100_000).astype(np.float32)
