@@ -125,6 +125,17 @@ PRECISIONS = {
 _AUTOCAST = {"bf16": "bfloat16", "fp16": "float16"}  # the precisions that autocast, and their dtype
 
 
+def default_precision(device: str) -> str:
+    """The precision a run takes when it names none: 'tf32' on a GPU whose tensor cores compute
+    TF32 (compute capability 8.0 on: Ampere, Hopper and later), as PyTorch's
+    set_float32_matmul_precision("high") chooses; 'fp32' elsewhere."""
+    if device != "cuda":
+        return "fp32"
+    import cupy
+
+    return "tf32" if int(cupy.cuda.Device().compute_capability) >= 80 else "fp32"
+
+
 def _check_precision(name: str) -> None:
     if name not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {name!r}")

@@ -14,6 +14,8 @@ input rounded.
 """
 import contextlib
 import math
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -283,3 +285,13 @@ def test_a_float16_forward_past_65504_is_a_non_finite_loss_not_a_silent_nan(defe
             checks.raise_first()
     else:
         assert math.isnan(loss)
+
+
+@pytest.mark.parametrize("capability, expected", [("90", "tf32"), ("80", "tf32"), ("75", "fp32")])
+def test_a_run_without_a_precision_takes_tf32_where_the_gpu_has_it(monkeypatch, capability, expected):
+    """As PyTorch's set_float32_matmul_precision("high"): TF32 products on Ampere and later."""
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(
+        Device=lambda: types.SimpleNamespace(compute_capability=capability)))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    assert amp.default_precision("cuda") == expected
+    assert amp.default_precision("cpu") == "fp32"

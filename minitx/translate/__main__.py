@@ -43,7 +43,7 @@ _AUTO_BOOLEAN = ("static_shapes", "cuda_graphs")
 
 def _shown(value, key=None) -> str:
     if value is None:
-        return "auto" if key in _AUTO_BOOLEAN else "none"
+        return "auto" if key in _AUTO_BOOLEAN or key == "precision" else "none"
     return str(value).lower() if isinstance(value, bool) else (
         " ".join(map(str, value)) if isinstance(value, (tuple, list)) else str(value))
 

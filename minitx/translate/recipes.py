@@ -110,10 +110,10 @@ OPTIONS = {
                             "on where the steps are captured as CUDA graphs; a run records its choice)"),
     "cuda_graphs": (None, "on the GPU, capture each batch shape's step as a CUDA graph and replay it (the same "
                           "bits; needs nvmath-python and accumulate 1; best with static_shapes; None: on where "
-                          "the run is on a GPU, nvmath-python is installed, accumulate is 1, shapes are static and "
-                          "the precision is fp32 or tf32, the ones proven on a GPU so far)"),
-    "precision": ("fp32", "the training step's precision: " + "; ".join(f"'{name}': {text}" for name, text in
-                                                                         PRECISIONS.items())),
+                          "the run is on a GPU, nvmath-python is installed, accumulate is 1 and shapes are static)"),
+    "precision": (None, "the training step's precision: " + "; ".join(f"'{name}': {text}" for name, text in
+                                                                        PRECISIONS.items())
+                  + " (None: tf32 on a GPU with TF32 tensor cores, fp32 elsewhere; a run records its choice)"),
     # evaluation and checkpoints
     "bleu_every": (1, "epochs between validation BLEU measurements (0: never)"),
     "bleu_val_sentences": (None, "validation sentences used for BLEU during training (None: all)"),
@@ -127,7 +127,7 @@ OPTIONS = {
 DEFAULTS = {key: default for key, (default, _) in OPTIONS.items()}
 HELP = {key: text for key, (_, text) in OPTIONS.items()}
 
-# options whose values are a fixed set (None is also allowed for preset)
+# options whose values are a fixed set (None is also allowed for those in _MAY_BE_NONE)
 CHOICES = {
     "tokenizer": tuple(TOKENIZERS),
     "positional": ("sinusoidal", "learned"),
@@ -137,6 +137,7 @@ CHOICES = {
     "preset": tuple(sorted(PRESETS)),
     "precision": tuple(PRECISIONS),
 }
+_MAY_BE_NONE = ("preset", "precision")  # no preset; the device's precision (translate.training)
 
 # configuration key -> Transformer argument: the one mapping used to build every model,
 # from a preset or not
@@ -320,8 +321,8 @@ def _value_problems(config) -> list:
             problems.append((key, f"{key}: unknown Multi30k language {config[key]!r}; valid languages: "
                                   f"{', '.join(LANGUAGES)}"))
     for key, values in CHOICES.items():
-        if config[key] not in values and not (key == "preset" and config[key] is None):
-            bad(key, "one of " + ", ".join(values) + (" (or None)" if key == "preset" else ""))
+        if config[key] not in values and not (key in _MAY_BE_NONE and config[key] is None):
+            bad(key, "one of " + ", ".join(values) + (" (or None)" if key in _MAY_BE_NONE else ""))
     if config.get("recipe") is not None and config["recipe"] not in RECIPES:
         bad("recipe", "one of " + ", ".join(sorted(RECIPES)) + " (or None)")
     for key in _POSITIVE_INTS:

@@ -175,6 +175,9 @@ RUN_PATTERNS = (*TRAINER_PATTERNS, "*.hyp.*")
 # measured, where it runs and how it is finally decoded, not what it learns
 RESUME_MAY_CHANGE = ("epochs", "max_steps", "time_limit", "save_every", "bleu_every", "bleu_val_sentences",
                      "device", "beam_size", "length_penalty", "average_last", "data_dir", "sync_every", "cuda_graphs")
+# None (auto) in a new run's configuration is resolved for the device when the run starts and
+# written to config.json as chosen
+RESOLVED_AT_START = ("precision", "static_shapes")
 
 
 def _upgrade_saved(config: dict) -> dict:
@@ -216,8 +219,8 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     RunLifecycle; the loop, checkpoints and averaging its Trainer. This function supplies the
     translation parts: tokenizers, data, model, the label-smoothed loss, validation BLEU.
     """
-    if resume and "static_shapes" in config and config["static_shapes"] is None:
-        config = {key: value for key, value in config.items() if key != "static_shapes"}  # auto: as the run chose
+    if resume:  # an auto (None) setting a run resolved at its start stays as the run chose it
+        config = {key: value for key, value in config.items() if not (key in RESOLVED_AT_START and value is None)}
     run = RunLifecycle(config["output_dir"], config, kind="translation", resume=resume, overwrite=overwrite,
                        defaults=DEFAULTS, extra_keys=EXTRA_KEYS, may_change=may_change_on_resume,
                        validate=validate_config, upgrade=_upgrade_saved, files=RUN_FILES, patterns=RUN_PATTERNS)
@@ -230,10 +233,13 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
                                                                                                     data["train"])
     src_tok, tgt_tok = tokenizers
     model, opt, schedule = _build_model_and_optimizer(config, src_tok, tgt_tok, run.device)
-    config["static_shapes"], cuda_graphs, note = step_mode(config, run.device)  # recorded: a resume batches alike
+    # recorded in config.json: a resume batches and computes alike
+    config["precision"] = config["precision"] or amp.default_precision(run.device)
+    config["static_shapes"], cuda_graphs, note = step_mode(config, run.device)
     if run.device == "cuda":
         log(f"steps: {'captured as CUDA graphs' if cuda_graphs else 'eager'}, "
-            f"{'static' if config['static_shapes'] else 'batch'} shapes" + (f" ({note})" if note else ""))
+            f"{'static' if config['static_shapes'] else 'batch'} shapes, precision {config['precision']}"
+            + (f" ({note})" if note else ""))
     encoded = _encode_data(config, data, src_tok, tgt_tok, model, started)
 
     last = run.run_dir / "last.npz"
@@ -261,24 +267,18 @@ def sync_every(config, device: str):
     return GPU_SYNC_EVERY if device == "cuda" else None
 
 
-GRAPHS_PROVEN = ("fp32", "tf32")  # the precisions step_mode's auto captures
-
-
 def step_mode(config, device: str) -> tuple:
     """(static_shapes, cuda_graphs, note) of a run on ``device``. What the configuration sets
     holds; where it says None (auto), the step is captured as a CUDA graph (same bits, fewer
-    launches) wherever that works: on a GPU, with nvmath-python, one batch per step, in a
-    precision of GRAPHS_PROVEN, on static shapes (one graph per shape, so a few dozen graphs at
-    most). ``note`` says why auto left the graphs off on a GPU."""
+    launches) wherever that works: on a GPU, with nvmath-python, one batch per step, on static
+    shapes (one graph per shape, so a few dozen graphs at most). ``note`` says why auto left the
+    graphs off on a GPU."""
     graphs, static = config["cuda_graphs"], config["static_shapes"]
     lacks = None
     if device == "cuda" and graphs is None:
         lacks = ("nvmath-python is not installed (pip install nvmath-python)" if not blas.available() else
                  f"accumulate is {config['accumulate']}" if config["accumulate"] != 1 else
-                 "static_shapes is false" if static is False else
-                 # a Transformer's captured steps are proven on hardware in float32 and TF32 so far
-                 f"precision {config['precision']} (--cuda-graphs true captures it all the same)"
-                 if config["precision"] not in GRAPHS_PROVEN else None)
+                 "static_shapes is false" if static is False else None)
     if static is None:
         static = bool(graphs) or (device == "cuda" and graphs is None and lacks is None)
     if graphs is None:

@@ -396,13 +396,13 @@ def test_translate_refuses_tokenizers_changed_after_training(tiny_run, tmp_path)
     # auto (None) on a GPU with nvmath-python: captured steps on static shapes
     (None, None, "cuda", 1, True, "fp32", (True, True, None)),
     (None, None, "cuda", 1, True, "tf32", (True, True, None)),
-    # auto where a graph cannot be captured (or is not proven yet): eager, the batches as they come, and why
+    # auto where a graph cannot be captured: eager, the batches as they come, and why
     (None, None, "cuda", 1, False, "fp32", (False, False, "CUDA graphs off: nvmath-python is not installed "
                                                           "(pip install nvmath-python)")),
     (None, None, "cuda", 2, True, "fp32", (False, False, "CUDA graphs off: accumulate is 2")),
     (False, None, "cuda", 1, True, "fp32", (False, False, "CUDA graphs off: static_shapes is false")),
-    (None, None, "cuda", 1, True, "bf16", (False, False, "CUDA graphs off: precision bf16 (--cuda-graphs true "
-                                                         "captures it all the same)")),
+    (None, None, "cuda", 1, True, "bf16", (True, True, None)),
+    (None, None, "cuda", 1, True, "fp16", (True, True, None)),
     (None, None, "cpu", 1, True, "fp32", (False, False, None)),
     # what the configuration sets holds; graphs set on bring static shapes with them
     (None, True, "cuda", 1, True, "bf16", (True, True, None)),
@@ -418,10 +418,12 @@ def test_step_mode_chooses_captured_steps_on_static_shapes_where_they_work(monke
     assert training.step_mode(config, device) == expected
 
 
-def test_a_run_records_its_static_shapes_choice(small_subset_dir, tmp_path):
-    """static_shapes auto is resolved when the run starts and written to config.json, so a resume
-    on another machine (or without nvmath-python) batches as the run began."""
+def test_a_run_records_its_static_shapes_and_precision_choices(small_subset_dir, tmp_path):
+    """static_shapes and precision auto are resolved when the run starts and written to
+    config.json, so a resume on another machine (or without nvmath-python) batches and computes
+    as the run began."""
     run_dir = tmp_path / "auto"
     training.train(small_config(small_subset_dir, run_dir, max_steps=1), progress=False)
     config = json.loads((run_dir / "config.json").read_text())
     assert config["static_shapes"] is False and config["cuda_graphs"] is None  # the CPU: eager, as the batches come
+    assert config["precision"] == "fp32"  # the CPU has no TF32
