@@ -1,9 +1,12 @@
 """Where a minitx training step spends its time on the GPU: the kernels, and the host.
 
     PYTHONPATH=$PWD python3 benchmarks/profile_train_step.py [--preset base] [--steps 5] [--graphs]
+        [--precision fp32|tf32|bf16] [--torch [eager|default|reduce-overhead]]
 
 The step is bench_train_step.py's (forward, label-smoothed cross-entropy, backward, clipping,
-Adam) on its Multi30k-like batch. Two views of the same steps, after warm-up:
+Adam) on its Multi30k-like batch; ``--torch`` profiles its PyTorch twin instead (eagerly, or
+through torch.compile in that mode), so the two kernel tables can be set side by side. Two views
+of the same steps, after warm-up:
 
 1. Kernels, through PyTorch's profiler (CUPTI sees every kernel of the process, CuPy's too):
    each kernel's GPU time per step, launches per step, and the share of the step's wall time the
@@ -29,7 +32,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anywhere, no install
 
-from bench_train_step import make_batch, minitx_graphs_step, minitx_step, model_settings, set_precision  # noqa: E402
+from bench_train_step import (make_batch, minitx_graphs_step, minitx_step, model_settings, set_precision,  # noqa: E402
+                              torch_step)
 
 
 def kernel_view(step, steps, sync):
@@ -90,24 +94,36 @@ def main(argv=None):
     parser.add_argument("--graphs", action="store_true",
                         help="profile the step replayed from a CUDA graph (bench_train_step's 'minitx graphs'; "
                              "needs nvmath-python): the kernels the replay runs, and how busy they keep the GPU")
-    parser.add_argument("--precision", choices=("fp32", "tf32"), default="fp32",
-                        help="tf32: float32 products on TF32 tensor cores")
+    parser.add_argument("--precision", choices=("fp32", "tf32", "bf16"), default="fp32",
+                        help="tf32: float32 products on TF32 tensor cores; bf16: forward and loss under autocast "
+                             "to bfloat16 (minitx's or PyTorch's)")
+    parser.add_argument("--torch", nargs="?", const="eager", choices=("eager", "default", "reduce-overhead"),
+                        help="profile PyTorch's twin of the step instead: eagerly, or torch.compile in that mode")
     parser.add_argument("--out", help="JSON path")
     args = parser.parse_args(argv)
-    if args.graphs and args.device != "cuda":
-        parser.error("--graphs needs --device cuda")
+    if (args.graphs or args.torch) and args.device != "cuda":
+        parser.error("--graphs and --torch need --device cuda")
+    if args.graphs and args.torch:
+        parser.error("--graphs is minitx's replay; for PyTorch's, --torch reduce-overhead")
 
     cfg = dict(model_settings(args.preset), src_vocab=args.vocab, tgt_vocab=args.vocab)
     src, tgt = make_batch(args.tokens, args.length, args.vocab)
-    set_precision(args.precision, None)
-    make = minitx_graphs_step if args.graphs else minitx_step
-    step, params = make(cfg, src, tgt, args.device)
+    torch = __import__("torch") if args.torch else None
+    set_precision(args.precision, torch)
+    autocast = "bfloat16" if args.precision == "bf16" else None
+    if args.torch:
+        step, params = torch_step(torch, cfg, src, tgt, "cuda", None if args.torch == "eager" else args.torch,
+                                  autocast=autocast)
+    else:
+        make = minitx_graphs_step if args.graphs else minitx_step
+        step, params = make(cfg, src, tgt, args.device, autocast=autocast)
     report = {"preset": args.preset, "batch": list(tgt.shape), "params": params, "steps": args.steps,
-              "device": args.device, "graphs": args.graphs, "precision": args.precision}
+              "device": args.device, "graphs": args.graphs, "precision": args.precision,
+              "of": f"torch {args.torch}" if args.torch else "minitx"}
     if args.device == "cuda":
         import cupy
 
-        sync = cupy.cuda.get_current_stream().synchronize
+        sync = torch.cuda.synchronize if args.torch else cupy.cuda.get_current_stream().synchronize
         report["device"] = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
     else:
         def sync():
@@ -125,7 +141,7 @@ def main(argv=None):
         report.update(wall_ms=wall_ms, busy=busy, kernel_ms=sum(r[1] for r in kernels),
                       launches=sum(r[2] for r in kernels),
                       kernels=[{"name": n, "ms": ms, "launches": c} for n, ms, c in kernels])
-        print(f"{args.preset}: {wall_ms:.1f} ms per step, GPU busy {100 * busy:.0f}% "
+        print(f"{args.preset} ({report['of']}, {args.precision}): {wall_ms:.1f} ms per step, GPU busy {100 * busy:.0f}% "
               f"({report['kernel_ms']:.1f} ms of kernels, {report['launches']:.0f} launches per step)")
         print(f"{'ms/step':>8} {'share':>6} {'launches':>8}  kernel")
         for name, ms, count in kernels[:args.top]:

@@ -6,7 +6,7 @@
 #
 #   bash benchmarks/run_gpu.sh [OUTDIR]       (default: $OUT if set, else benchmarks/results)
 #
-# Every stage has a time limit (about 27 minutes in all at most: split the stages over calls with
+# Every stage has a time limit (about 31 minutes in all at most: split the stages over calls with
 # ONLY where a call is limited to less); a failing stage does not stop the others. OUTDIR receives five files, no more (a machine lent for a few minutes may bring back
 # only a few): summary.txt (stage, exit code, seconds), device.txt, kernels.json,
 # train-step.json, and logs.tar.gz (logs/<stage>.log for each stage, and the smoke run's
@@ -21,7 +21,7 @@
 # capture and translate-graphs stages need nvmath-python (pip install nvmath-python, or minitx[cuda13]).
 set -u
 cd "$(dirname "$0")/.."
-STAGES="capture gpu-tests memcheck racecheck memcheck-graphs bench-kernels bench-ladder bench-train-step profile translate-smoke translate-graphs"
+STAGES="capture gpu-tests memcheck racecheck memcheck-graphs racecheck-graphs bench-kernels bench-ladder bench-train-step profile translate-smoke translate-graphs"
 for name in ${ONLY:-}; do
   [[ " $STAGES " == *" $name "* ]] || { echo "run_gpu.sh: unknown stage '$name' in ONLY; stages: $STAGES" >&2; exit 2; }
 done
@@ -73,20 +73,21 @@ done
 if [ -n "$SANITIZER" ]; then
   stage memcheck 75 "$SANITIZER" --tool memcheck --error-exitcode 3 "$PY" benchmarks/sanitize_kernels.py
   stage racecheck 100 "$SANITIZER" --tool racecheck --error-exitcode 3 "$PY" benchmarks/sanitize_kernels.py
-  # the captured steps (replays included) under memcheck: the issue's "0 errors over the captured step"
-  stage memcheck-graphs 200 "$SANITIZER" --tool memcheck --error-exitcode 3 "$PY" -m pytest -q -p no:cacheprovider \
-    -x tests/train/test_graphs_gpu.py
+  # the captured steps (replays included) under both tools: the issue's "0 errors over the captured step"
+  for tool in memcheck racecheck; do
+    stage $tool-graphs 200 "$SANITIZER" --tool $tool --error-exitcode 3 "$PY" -m pytest -q -p no:cacheprovider \
+      -x tests/train/test_graphs_gpu.py
+  done
 else
-  skipped memcheck "compute-sanitizer not found"
-  skipped racecheck "compute-sanitizer not found"
-  skipped memcheck-graphs "compute-sanitizer not found"
+  for name in memcheck racecheck memcheck-graphs racecheck-graphs; do skipped $name "compute-sanitizer not found"; done
 fi
 stage bench-kernels 90 "$PY" benchmarks/bench_kernels.py --repeat 20 --warmup 3 --out "$OUTDIR/kernels.json"
 stage bench-ladder 60 "$PY" benchmarks/bench_ladder.py --repeat 20 --warmup 3
 stage bench-train-step 240 "$PY" benchmarks/bench_train_step.py --steps 8 --warmup 3 --out "$OUTDIR/train-step.json"
-# where gpu-best's step goes, eagerly and replayed from a CUDA graph (the kernels' share of the step)
-stage profile 150 bash -c '"$0" benchmarks/profile_train_step.py --preset gpu-best --top 30 &&
-  "$0" benchmarks/profile_train_step.py --preset gpu-best --top 30 --graphs' "$PY"
+# where gpu-best's step goes, eagerly and replayed from a CUDA graph, and PyTorch's eager twin's kernels
+stage profile 200 bash -c '"$0" benchmarks/profile_train_step.py --preset gpu-best --top 30 &&
+  "$0" benchmarks/profile_train_step.py --preset gpu-best --top 30 --graphs &&
+  "$0" benchmarks/profile_train_step.py --preset gpu-best --top 30 --torch' "$PY"
 if [ -f "${MINITX_DATA_DIR:-/nonexistent}/train.de.gz" ]; then
   # the run directory (checkpoints of tens of MB) stays out of OUTDIR; its results come along
   SMOKE_DIR="$WORK/translate-smoke"
