@@ -27,7 +27,8 @@ and gets, in ``run_dir``:
                      bit as if never stopped, whenever it was killed
     best.npz         the model with the lowest validation loss so far
     epoch-<n>.npz    the last ``average_last`` epochs' models, averaged at the end into
-                     averaged.npz (``choose_final`` keeps whichever of the two validates better)
+                     averaged.npz (``choose_final`` keeps whichever of the two validates better);
+                     every epoch's with ``keep_epochs`` (to score a run as it learned)
     history.json     one record per epoch: epoch, step, complete, train_loss, val_loss, val_ppl,
                      seconds, and the evaluate hook's metrics
 

@@ -189,12 +189,14 @@ class Trainer:
                  max_steps: int | None = None, time_limit: float | None = None, save_every: int = 0,
                  average_last: int = 0, clip_norm: float = 0.0, seed: int = 0, extra: dict | None = None,
                  throughput: Callable | None = None, progress: bool = True, sync_every: int | None = None,
-                 accumulate: int = 1, scaler=None, cuda_graphs: bool = False, weight_of: Callable | None = None):
+                 accumulate: int = 1, scaler=None, cuda_graphs: bool = False, weight_of: Callable | None = None,
+                 keep_epochs: bool = False):
         self.run_dir = Path(run_dir)
         self.model, self.optimizer, self.schedule, self.scaler = model, optimizer, schedule, scaler
         self.loss_fn, self.batches, self.validation_loss, self.evaluate = loss_fn, batches, validation_loss, evaluate
         self.epochs, self.max_steps, self.time_limit = epochs, max_steps, time_limit
         self.save_every, self.average_last, self.clip_norm, self.seed = save_every, average_last, clip_norm, seed
+        self.keep_epochs = keep_epochs
         self.extra = dict(extra or {})
         self.throughput = throughput
         self.show_progress = progress
@@ -564,10 +566,10 @@ class Trainer:
         if val_loss < progress["best_val_loss"]:
             progress["best_val_loss"] = val_loss
             self.save_model("best.npz")
-        if complete and self.average_last > 1:
+        if complete and (self.average_last > 1 or self.keep_epochs):
             self.save_model(f"epoch-{epoch + 1}.npz")
             stale = self.path(f"epoch-{epoch + 1 - self.average_last}.npz")
-            if stale.exists():
+            if not self.keep_epochs and stale.exists():
                 stale.unlink()
         if complete:
             progress.update(epoch=epoch + 1, batch=0)
@@ -602,6 +604,7 @@ class Trainer:
             raise RuntimeError(f"{self.run_dir}: no epoch had a finite validation loss, so there is no best.npz "
                                f"to finish on (history.json has the losses; last.npz the last model)")
         epoch_files = sorted(self.run_dir.glob("epoch-*.npz"), key=lambda p: int(p.stem.split("-")[1]))
+        epoch_files = epoch_files[-self.average_last:] if self.average_last > 1 else []  # (keep_epochs keeps more)
         candidates = {"best": self.progress["best_val_loss"]}
         if self.average_last > 1 and len(epoch_files) >= 2:
             save({"model": average_checkpoints(epoch_files), **self.extra}, self.path("averaged.npz"))

@@ -120,6 +120,8 @@ OPTIONS = {
     "save_every": (200, "steps between 'last' checkpoints (0: only at the end of each epoch); a killed run "
                         "loses at most this many steps"),
     "average_last": (0, "average the last N epoch checkpoints at the end (0 or 1: off)"),
+    "keep_epochs": (False, "keep every epoch's model (epoch-<n>.npz), not only the last average_last: "
+                           "benchmarks/time_to_bleu.py scores them to find when a run reached a BLEU"),
     "beam_size": (5, "beam width for the final test translation (1: greedy)"),
     "length_penalty": (0.6, "beam search length penalty alpha, lp(n) = ((5 + n) / 6) ^ alpha"),
     "output_dir": (None, "the run directory (default: runs/<recipe>-<src>-<tgt>)"),
@@ -265,7 +267,8 @@ _POSITIVE_INTS = ("vocab_size", "min_freq", "d_model", "num_heads", "encoder_lay
                   "max_len", "max_tokens", "epochs", "beam_size", "accumulate")
 _NON_NEGATIVE_INTS = ("warmup_steps", "bleu_every", "save_every", "average_last")
 _OPTIONAL_POSITIVE_INTS = ("max_steps", "bleu_val_sentences", "sync_every")
-_BOOLEANS = ("joint_vocab", "lowercase", "share_embeddings", "tie_output", "output_bias", "norm_first")
+_BOOLEANS = ("joint_vocab", "lowercase", "share_embeddings", "tie_output", "output_bias", "norm_first",
+             "keep_epochs")
 _OPTIONAL_BOOLEANS = ("static_shapes", "cuda_graphs")  # None: chosen for the device (translate.training.step_mode)
 _PROBABILITIES = ("dropout", "label_smoothing")  # in [0, 1)
 _DEVICES = re.compile(r"auto|cpu|cuda(:0)?")

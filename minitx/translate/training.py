@@ -13,7 +13,8 @@ A run lives in one directory:
     last.npz            the newest state: model, optimizer, schedule, RNG, position in the data;
                         written every ``save_every`` steps and at each epoch's end
     best.npz            the model with the lowest validation loss so far
-    epoch-<n>.npz       the model after epoch n (the last ``average_last`` are kept, for averaging)
+    epoch-<n>.npz       the model after epoch n (the last ``average_last`` are kept, for averaging;
+                        all of them with keep_epochs)
     averaged.npz        the average of those, when average_last > 1 (the final model if its
                         validation loss is lower than best.npz's)
     history.json        per-epoch metrics;  results.json: the final test scores
@@ -174,7 +175,8 @@ RUN_PATTERNS = (*TRAINER_PATTERNS, "*.hyp.*")
 # may change when a run is resumed: they change how long it runs, how often it saves or is
 # measured, where it runs and how it is finally decoded, not what it learns
 RESUME_MAY_CHANGE = ("epochs", "max_steps", "time_limit", "save_every", "bleu_every", "bleu_val_sentences",
-                     "device", "beam_size", "length_penalty", "average_last", "data_dir", "sync_every", "cuda_graphs")
+                     "device", "beam_size", "length_penalty", "average_last", "data_dir", "sync_every", "cuda_graphs",
+                     "keep_epochs")
 # None (auto) in a new run's configuration is resolved for the device when the run starts and
 # written to config.json as chosen
 RESOLVED_AT_START = ("precision", "static_shapes")
@@ -183,10 +185,12 @@ RESOLVED_AT_START = ("precision", "static_shapes")
 def _upgrade_saved(config: dict) -> dict:
     """A config.json written before runs recorded what they built (no 'built' key) described
     a preset's model wrongly: the preset was built unchanged, its model keys were not used.
-    Those keys get the preset's values, so the same model is built again."""
+    Those keys get the preset's values, so the same model is built again. One written before
+    precision or static_shapes existed ran in float32 on the batches as they came: it gets those
+    values, not the defaults (which a new run resolves for its device)."""
     if config.get("preset") and "built" not in config:
         config = {**config, **preset_settings(config["preset"])}
-    return config
+    return {"precision": "fp32", "static_shapes": False, **config}
 
 
 def _describe_embeddings(config, model) -> str:
@@ -350,6 +354,7 @@ def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src
                    validation_loss=lambda m: validation_loss(m, val_batches, pad), evaluate=evaluate,
                    epochs=config["epochs"], max_steps=config["max_steps"], time_limit=config["time_limit"],
                    save_every=config["save_every"], average_last=config["average_last"],
+                   keep_epochs=config["keep_epochs"],
                    clip_norm=config["clip_norm"], seed=config["seed"], accumulate=config["accumulate"],
                    extra={"config": json_safe(config), "tokenizers": tokenizer_digest(src_tok, tgt_tok)},
                    throughput=lambda batch: batch.n_src_tokens + batch.n_tgt_tokens, progress=progress,

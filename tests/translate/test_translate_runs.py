@@ -140,7 +140,8 @@ def test_resume_config_allows_the_harmless_options_and_reports_them(tmp_path):
     saved = json_safe(build_config(None, **TINY))
     changed = {"epochs": 20, "max_steps": 50, "time_limit": 2.5, "save_every": 0, "bleu_every": 2,
                "bleu_val_sentences": 10, "device": "auto", "beam_size": 4, "length_penalty": 1.0,
-               "average_last": 3, "data_dir": "/elsewhere", "sync_every": 10, "cuda_graphs": True}
+               "average_last": 3, "data_dir": "/elsewhere", "sync_every": 10, "cuda_graphs": True,
+               "keep_epochs": True}
     assert set(changed) == set(training.RESUME_MAY_CHANGE)
     config, changes = resume_config(saved, {**saved, **changed, "betas": (0.9, 0.98)}, tmp_path)
     assert changes == {key: (saved[key], value) for key, value in changed.items()}
@@ -427,3 +428,48 @@ def test_a_run_records_its_static_shapes_and_precision_choices(small_subset_dir,
     config = json.loads((run_dir / "config.json").read_text())
     assert config["static_shapes"] is False and config["cuda_graphs"] is None  # the CPU: eager, as the batches come
     assert config["precision"] == "fp32"  # the CPU has no TF32
+
+
+def _time_to_bleu(*args):
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "time_to_bleu.py"
+    return subprocess.run([sys.executable, str(script), *map(str, args)], capture_output=True, text=True)
+
+
+def test_keep_epochs_keeps_every_epoch_model_and_time_to_bleu_scores_them(small_subset_dir, tmp_path):
+    """keep_epochs keeps epoch-<n>.npz of every epoch (averaging still takes the last
+    average_last), and benchmarks/time_to_bleu.py scores them on test2016 in order."""
+    kept, plain = tmp_path / "kept", tmp_path / "plain"
+    for run_dir, keep in ((kept, True), (plain, False)):
+        training.train(small_config(small_subset_dir, run_dir, epochs=3, max_steps=None, average_last=2,
+                                    keep_epochs=keep), progress=False)
+    assert sorted(p.name for p in kept.glob("epoch-*.npz")) == ["epoch-1.npz", "epoch-2.npz", "epoch-3.npz"]
+    assert sorted(p.name for p in plain.glob("epoch-*.npz")) == ["epoch-2.npz", "epoch-3.npz"]
+    # the same training either way: the averaged model is the last two epochs' in both
+    np.testing.assert_array_equal(*(load(d / "averaged.npz")["model"]["src_embed.weight"] for d in (kept, plain)))
+
+    out = tmp_path / "time.json"
+    done = _time_to_bleu(kept, "--all", "--target", "0", "--device", "cpu", "--out", out)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    history = json.loads((kept / "history.json").read_text())
+    assert [r["epoch"] for r in report["epochs"]] == [1, 2, 3]
+    assert [r["seconds"] for r in report["epochs"]] == [r["seconds"] for r in history]
+    assert report["reached"] == report["epochs"][0] and "reached 0 BLEU after epoch 1" in done.stdout
+    unreachable = _time_to_bleu(kept, "--target", "101", "--device", "cpu")
+    assert unreachable.returncode == 1 and "did not reach 101 BLEU" in unreachable.stdout
+    refused = _time_to_bleu(plain, "--all", "--device", "cpu")
+    assert refused.returncode == 1 and "lacks the models of epochs [1]" in refused.stderr
+
+
+def test_a_config_from_before_precision_and_static_shapes_resumes_as_it_ran():
+    """Those runs computed in float32 on the batches as they came: a resume keeps that, where
+    the defaults (None) would now choose TF32 and static shapes on a GPU."""
+    old = {key: value for key, value in json_safe(build_config(None, **TINY)).items()
+           if key not in ("precision", "static_shapes")}
+    upgraded = training._upgrade_saved(old)
+    assert upgraded["precision"] == "fp32" and upgraded["static_shapes"] is False
+    recorded = dict(old, precision="bf16", static_shapes=True)
+    assert training._upgrade_saved(recorded) == recorded
