@@ -12,6 +12,12 @@ gradient of its output and adding what it returns into the gradients of its inpu
 A tensor used twice receives the sum of both contributions. Leaves (tensors created by the
 user with requires_grad=True) add the result into ``.grad``, which accumulates across calls
 until zeroed.
+
+The sums cost memory and launches on a GPU, so the engine adds in place into a running sum it
+owns: one it made by adding, or a gradient an op returned new (``Function.fresh_gradients``).
+An op whose backward is a scatter-add writes into such a sum itself (``backward_into``): the
+tied embedding of a Transformer, used by both embeddings and the output layer, then has one
+gradient table and no separate add. The values are those of the plain sum, bit for bit.
 """
 from __future__ import annotations
 
@@ -111,6 +117,22 @@ def topological_order(root):
     return order
 
 
+def _added_into_running_sum(fn, dy, grads, owned) -> bool:
+    """Whether ``fn`` added its gradient into the engine's running sum for its one
+    differentiable input (Function.backward_into). Never while a debugging hook watches every
+    op's gradients (it needs them one by one)."""
+    if backward_hooks:
+        return False
+    wanted = [i for i, needs in enumerate(fn.needs_input_grad) if needs]
+    if len(wanted) != 1:
+        return False
+    parent = fn.inputs[wanted[0]]
+    running = grads.get(id(parent))
+    if running is None or id(parent) not in owned or running.shape != parent.shape:
+        return False
+    return fn.backward_into(dy, running)
+
+
 def backward(root, grad=None, retain_graph=False):
     """Accumulate d(root)/d(leaf) into ``leaf.grad`` for every leaf that requires grad."""
     from minitx.autograd.tensor import Tensor
@@ -130,8 +152,10 @@ def backward(root, grad=None, retain_graph=False):
             raise ValueError(f"backward: grad has shape {grad.shape}, expected the output's shape {root.shape}")
 
     grads = {id(root): grad}
+    owned = set()  # the ids whose running sum in grads is the engine's to add into in place
     for node in topological_order(root):
         g = grads.pop(id(node), None)
+        owned.discard(id(node))
         if g is None:
             continue  # nothing flowed here (e.g. an output no one used)
         if node._hooks:
@@ -144,6 +168,10 @@ def backward(root, grad=None, retain_graph=False):
         fn.check_saved()  # not freed by an earlier backward, nothing it saved changed in place
         if fn.computed_in is not None:  # a 16-bit op computed in float32: its backward too (dy rounded once)
             g = g.astype(fn.computed_in, copy=False)
+        if _added_into_running_sum(fn, g, grads, owned):
+            if not retain_graph:
+                fn.release()
+            continue
         input_grads = fn.backward(g)
         if not isinstance(input_grads, tuple):
             input_grads = (input_grads,)
@@ -159,6 +187,14 @@ def backward(root, grad=None, retain_graph=False):
             if pg.dtype != parent.dtype:
                 pg = pg.astype(parent.dtype)
             previous = grads.get(id(parent))
-            grads[id(parent)] = pg if previous is None else previous + pg
+            if previous is None:
+                grads[id(parent)] = pg
+                if fn.fresh_gradients:
+                    owned.add(id(parent))
+            elif id(parent) in owned:
+                previous += pg  # the same bits as previous + pg, without a new array
+            else:
+                grads[id(parent)] = previous + pg
+                owned.add(id(parent))
         if not retain_graph:
             fn.release()

@@ -58,6 +58,9 @@ class Function:
     low_precision = None
     #: float32 when apply computed this call's 16-bit inputs in float32: backward gets dy in it too
     computed_in = None
+    #: whether every gradient backward returns is a new array nothing else holds, so the engine
+    #: may add a parameter's other gradients into it in place (see engine.backward)
+    fresh_gradients: bool = False
     saved: tuple = ()
     _inputs: tuple = ()
     _held: tuple = ()  # the saved arrays' guards and versions (minitx.autograd.inplace)
@@ -82,6 +85,14 @@ class Function:
 
     def backward(self, dy):
         raise NotImplementedError(f"{type(self).__name__}.backward")
+
+    def backward_into(self, dy, grad) -> bool:
+        """Add this op's gradient of its one differentiable input into ``grad`` (the engine's
+        running sum for that input: its shape and dtype, the engine's to write) and return True;
+        or return False to have the engine call backward and add the result itself. Ops whose
+        backward is a scatter-add (an embedding) write into the sum directly: a parameter used
+        twice then costs no zero-filled table and no separate add."""
+        return False
 
     def release(self) -> None:
         """Free the saved arrays after backward (unless retain_graph=True)."""

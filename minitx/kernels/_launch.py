@@ -14,7 +14,8 @@ The contract of every launcher (softmax.py, layer_norm.py, ... beside their ``.c
 * Inputs are made C-contiguous (a copy only when needed); outputs are freshly
   allocated, C-contiguous, and written completely with ``=`` by the kernels
   (exceptions are stated per launcher: the Adam step updates in place,
-  ``embedding_backward`` accumulates with ``+=`` into a zeroed array, the attention
+  ``embedding_backward`` writes the rows it touches into a zeroed array, or adds them into
+  a given one (``out=``: a tied table's gradient), the attention
   kernels read strided heads and return [B, H, L, d] views of [B, L, H, d] arrays).
 * Scalars reach the kernels as explicit ``numpy.int32/int64/uint32/uint64/
   float32/float64`` values matching the kernel signature (float scalars in the

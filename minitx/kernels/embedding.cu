@@ -17,7 +17,9 @@
 // Layout: sorted_ids, order [n] int64; dy [n, dim] contiguous of S; dweight [num_embeddings, dim]
 // contiguous of T = compute_t<S> (float for a bfloat16 dy: the sums are never rounded to bfloat16,
 // and the table they update is a float master weight), zero-filled by the launcher (rows no
-// lookup touches stay zero).
+// lookup touches stay zero) -- or, with accumulate, a gradient the table's other uses already
+// wrote, which each touched row's sum is added to (dweight[id] + sum: the bits of adding the
+// zero-filled result afterwards, without its table or its add).
 // padding_idx < 0 means "none".
 //
 // Grid: x strides over the sorted positions (a block whose position does not start a run
@@ -28,7 +30,7 @@
 template <typename S>
 __global__ void embedding_backward(const long long* __restrict__ sorted_ids, const long long* __restrict__ order,
                                    const S* __restrict__ dy, mtx::compute_t<S>* __restrict__ dweight, long long n,
-                                   int dim, long long num_embeddings, long long padding_idx) {
+                                   int dim, long long num_embeddings, long long padding_idx, int accumulate) {
   using T = mtx::compute_t<S>;
   __shared__ T partial[EMB_ROW_LANES][32];
   const int lane = threadIdx.x % 32, row_lane = threadIdx.x / 32;
@@ -46,7 +48,7 @@ __global__ void embedding_backward(const long long* __restrict__ sorted_ids, con
     if (row_lane == 0 && c < dim) {
       T total = partial[0][lane];
       for (int w = 1; w < EMB_ROW_LANES; ++w) total += partial[w][lane];
-      dweight[id * dim + c] = total;
+      dweight[id * dim + c] = accumulate ? dweight[id * dim + c] + total : total;
     }
     __syncthreads();  // `partial` is written again for the block's next run
   }

@@ -13,8 +13,10 @@ ROW_LANES = 8
 DEFINES = {"EMB_ROW_LANES": ROW_LANES}
 
 
-def embedding_backward(ids, dy, num_embeddings, padding_idx=None):
-    """Sum ``dy`` rows into a zeroed embedding-table gradient, deterministically.
+def embedding_backward(ids, dy, num_embeddings, padding_idx=None, out=None):
+    """Sum ``dy`` rows into a zeroed embedding-table gradient, deterministically; or, given
+    ``out`` (a contiguous [num_embeddings, dim] array of the compute dtype), add each row's sum
+    into it (out[id] + sum: what adding the zeroed table's result would give) and return it.
 
     ids: integer array of any shape S (cast to int64); dy: float [*S, dim].
     Returns dweight [num_embeddings, dim] with dweight[id] = sum of dy rows
@@ -45,7 +47,14 @@ def embedding_backward(ids, dy, num_embeddings, padding_idx=None):
             pad += num_embeddings
         if not 0 <= pad < num_embeddings:
             raise ValueError(f"padding_idx {padding_idx} out of range")
-    out = be.zeros((num_embeddings, dim), compute_dtype(dt))
+    accumulate = out is not None
+    if not accumulate:
+        out = be.zeros((num_embeddings, dim), compute_dtype(dt))
+    elif (out.shape != (num_embeddings, dim) or out.dtype != compute_dtype(dt) or not out.flags.c_contiguous
+          or not isinstance(out, be.xp.ndarray)):
+        raise ValueError(f"embedding_backward: out must be a contiguous {be.xp.__name__} array of shape "
+                         f"{(num_embeddings, dim)} and dtype {np.dtype(compute_dtype(dt)).name}, got "
+                         f"{type(out).__name__} {out.shape} {out.dtype}")
     if n and dim:
         check_int32(dim=dim)
         # a stable sort keeps each id's lookups in their original order (CuPy's sort always is)
@@ -55,5 +64,5 @@ def embedding_backward(ids, dy, num_embeddings, padding_idx=None):
         grid = (min(n, 65535), -(-dim // 32))  # x strides over sorted positions, y over 32-column tiles
         be.launch("embedding.cu", "embedding_backward", dt, grid, (32 * ROW_LANES,),
                   (sorted_ids, order, dy, out, np.int64(n), np.int32(dim), np.int64(num_embeddings),
-                   np.int64(pad)))
+                   np.int64(pad), np.int32(accumulate)))
     return out

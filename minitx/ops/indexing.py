@@ -421,6 +421,7 @@ class Embedding(Function):
     """
 
     low_precision = "kernels"  # its kernels take bfloat16 storage
+    fresh_gradients = True
 
     def __init__(self, padding_idx=None):
         self.padding_idx = padding_idx
@@ -446,6 +447,14 @@ class Embedding(Function):
         if self.padding_idx is not None:
             dweight[self.padding_idx] = 0
         return None, dweight
+
+    def backward_into(self, dy, grad):
+        """The kernel adds each row's sum into ``grad`` (grad[r] + sum, as the engine's add
+        would), where the table's other uses already put their gradient (a tied output layer)."""
+        if not (kernels.enabled(dy) and grad.dtype == dy.dtype and grad.flags.c_contiguous):
+            return False  # (a bfloat16 dy: backward rounds its sums to bfloat16 first)
+        kernels.embedding_backward(self.saved[0], dy, self.weight_shape[0], self.padding_idx, out=grad)
+        return True
 
 
 def embedding(ids, weight, padding_idx=None):

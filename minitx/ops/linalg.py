@@ -90,6 +90,7 @@ class Linear(Function):
     """
 
     low_precision = "gpu"  # its products run as they are on the GPU (tensor cores)
+    fresh_gradients = True  # products and a row sum, each a new array
 
     def forward(self, x, w, b=None):
         self.has_bias = b is not None  # then backward returns a third gradient, db

@@ -81,6 +81,69 @@ def test_embedding_backward(vocab, ids_shape, dim, dtype, padding):
 
 
 @FEW
+@given(vocab=st.integers(1, 6), n=st.integers(0, 20), dim=st.integers(1, 40), dtype=DTYPES,
+       padding=st.sampled_from([None, 0, -1]), seed=st.integers(0, 2**31 - 1))
+def test_embedding_backward_adds_into_out_as_the_engine_would(vocab, n, dim, dtype, padding, seed):
+    """out=: each touched row's sum added into out (out + the zeroed table's result, bit for
+    bit); untouched rows and the padding row keep their values."""
+    rng = np.random.default_rng(seed)
+    ids, dy = rng.integers(0, vocab, (n,)), rng.standard_normal((n, dim)).astype(dtype)
+    earlier = rng.standard_normal((vocab, dim)).astype(dtype)
+    with K.emulate_on_cpu():
+        alone = K.embedding_backward(ids, dy, vocab, padding)
+        out = earlier.copy()
+        assert K.embedding_backward(ids, dy, vocab, padding, out=out) is out
+    np.testing.assert_array_equal(out, earlier + alone)
+    untouched = np.setdiff1d(np.arange(vocab), ids)
+    if padding is not None:
+        untouched = np.union1d(untouched, [padding % vocab])
+    np.testing.assert_array_equal(out[untouched], earlier[untouched])
+
+
+def test_embedding_backward_refuses_an_out_it_cannot_add_into():
+    ids, dy = np.array([0, 2]), np.ones((2, 3), np.float32)
+    with K.emulate_on_cpu():
+        for out in (np.zeros((4, 3), np.float32), np.zeros((3, 3), np.float64), np.zeros((3, 6), np.float32)[:, ::2]):
+            with pytest.raises(ValueError, match=r"embedding_backward: out must be a contiguous numpy array of "
+                                                 r"shape \(3, 3\) and dtype float32"):
+                K.embedding_backward(ids, dy, 3, out=out)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_tied_table_takes_its_embedding_gradients_into_the_output_layers(dtype, monkeypatch):
+    """A table used by two embeddings and a tied output layer (a Transformer with shared
+    embeddings): the output layer's gradient is new (Linear.fresh_gradients), so both embedding
+    kernels add into it (backward_into), and the gradients are the bits of the plain sums the
+    engine makes when a debugging hook watches every op (which turns this off)."""
+    from minitx.autograd import engine
+    from minitx.ops.indexing import Embedding
+
+    rng = np.random.default_rng(4)
+    table = rng.standard_normal((11, 6)).astype(dtype)
+    src, tgt = rng.integers(0, 11, (3, 5)), rng.integers(0, 11, (3, 4))
+    x = rng.standard_normal((3, 4, 6)).astype(dtype)
+
+    def gradients():
+        w, h = leaves([table, x])
+        a = F.embedding(minitx.tensor(src), w, 0).sum(1)  # [3, 6]
+        b = F.embedding(minitx.tensor(tgt), w, 0)          # [3, 4, 6]
+        logits = F.linear(h * b + a.reshape(3, 1, 6), w)     # [3, 4, 11]
+        (logits * logits).sum().backward()
+        return w.grad.numpy(), h.grad.numpy()
+
+    into, original = [], Embedding.backward_into
+    monkeypatch.setattr(Embedding, "backward_into",
+                        lambda self, dy, grad: into.append(grad.shape) or original(self, dy, grad))
+    with K.emulate_on_cpu(), kernel_launches() as names:
+        fast = gradients()
+        monkeypatch.setattr(engine, "backward_hooks", [lambda fn, dy, grads: None])
+        plain = gradients()
+    assert into == [(11, 6), (11, 6)] and names.count("embedding_backward") == 4
+    for got, want in zip(fast, plain):
+        np.testing.assert_array_equal(got, want)
+
+
+@FEW
 @given(shape=small_shapes, activation=st.sampled_from(["identity", "relu", "gelu_tanh"]), dtype=DTYPES)
 def test_bias_act_without_dropout(shape, activation, dtype):
     assert_paths_agree(bias_act_case(shape, activation, dtype))
