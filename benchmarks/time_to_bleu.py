@@ -7,9 +7,15 @@ training time at that epoch's end (history.json's ``seconds``, counted from the 
 The run must have kept its epoch models (``--keep-epochs true``; keeping them changes nothing it
 learns). Epochs are scored in order, decoded as the run decodes its test set (its beam size and
 length penalty), from ``--from-epoch`` or else the first epoch whose validation BLEU (greedy, when
-the run measured it with ``--bleu-every``) is within ``--margin`` of the target; the scan stops at
-the first epoch that reaches the target, unless ``--all``. The time to the target is that epoch's
-training time: the model existed then, and a run that stops there (``--max-steps``) ends with it.
+the run measured it with ``--bleu-every``) was last more than ``--margin`` below the target; the
+scan stops at the first epoch that reaches the target, unless ``--all`` (every epoch from
+``--from-epoch`` or the first). Should the first epoch scored already reach it, the epochs before
+it are scored too, back to the first that does. The time to the target is that epoch's training
+time: the model existed then, and a run that stops there (``--max-steps``) ends with it.
+
+The trainer's clock runs through each epoch's end (validation loss, checkpoints and, with
+``--bleu-every``, the validation BLEU's decoding), so a run trained with ``--bleu-every 0`` gives
+the time its recipe takes; one with ``--bleu-every 1`` is slower by its decoding.
 """
 from __future__ import annotations
 
@@ -22,12 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anyw
 
 
 def first_epoch_to_score(history, target, margin) -> int:
-    """The first epoch whose validation BLEU is within ``margin`` of ``target``; the first epoch
-    when the run measured none (or none came that close: then every epoch is scored)."""
-    for record in history:
-        if record.get("val_bleu") is not None and record["val_bleu"] >= target - margin:
-            return record["epoch"]
-    return history[0]["epoch"] if history else 1
+    """The epoch after the last one whose validation BLEU (where the run measured it) lies more
+    than ``margin`` below ``target``: no earlier epoch is likely to reach it. The first epoch
+    when none was measured that low."""
+    low = [r["epoch"] for r in history if r.get("val_bleu") is not None and r["val_bleu"] < target - margin]
+    return max(low) + 1 if low else (history[0]["epoch"] if history else 1)
 
 
 def main(argv=None) -> int:
@@ -53,31 +58,41 @@ def main(argv=None) -> int:
     if not kept:
         raise SystemExit(f"time_to_bleu: {run} keeps no epoch-<n>.npz of its history's epochs; train it with "
                          f"--keep-epochs true")
-    start = 1 if args.all else args.from_epoch or first_epoch_to_score(history, args.target, args.margin)
+    first = history[0]["epoch"]
+    start = args.from_epoch or (first if args.all else first_epoch_to_score(history, args.target, args.margin))
     missing = [r["epoch"] for r in history if r["epoch"] >= start and r["epoch"] not in kept]
     if missing:
         raise SystemExit(f"time_to_bleu: {run} lacks the models of epochs {missing[:8]} (kept: "
                          f"{sorted(kept)[:8]}...); was it trained with --keep-epochs true?")
     config = read_run_config(run)
     pairs = load_pairs(TEST_SPLIT, config["src_lang"], config["tgt_lang"], config["data_dir"])
-    rows, reached = [], None
+    records = {r["epoch"]: r for r in history}
+    scored = {}
+
+    def score(epoch):
+        record = records[epoch]
+        _, model, src_tok, tgt_tok = load_run(run, str(kept[epoch]), args.device)
+        bleu = evaluate_split(model, src_tok, tgt_tok, pairs, config["beam_size"], config["length_penalty"],
+                              progress=False, lang=config["tgt_lang"])["bleu"]
+        scored[epoch] = {"epoch": epoch, "step": record["step"], "seconds": record["seconds"],
+                         "val_bleu": record.get("val_bleu"), "test_bleu": bleu}
+        val = "-" if record.get("val_bleu") is None else f"{record['val_bleu']:.2f}"
+        print(f"{epoch:5d} {record['step']:6d} {record['seconds']:10.1f} {val:>8} {bleu:9.2f}")
+        return bleu >= args.target
+
     print(f"{run}: test2016 {config['src_lang']}-{config['tgt_lang']}, beam {config['beam_size']}, target "
           f"{args.target:g}")
     print(f"{'epoch':>5} {'step':>6} {'training s':>10} {'val BLEU':>8} {'test BLEU':>9}")
-    for record in history:
-        if record["epoch"] < start:
-            continue
-        _, model, src_tok, tgt_tok = load_run(run, str(kept[record["epoch"]]), args.device)
-        bleu = evaluate_split(model, src_tok, tgt_tok, pairs, config["beam_size"], config["length_penalty"],
-                              progress=False, lang=config["tgt_lang"])["bleu"]
-        rows.append({"epoch": record["epoch"], "step": record["step"], "seconds": record["seconds"],
-                     "val_bleu": record.get("val_bleu"), "test_bleu": bleu})
-        val = "-" if record.get("val_bleu") is None else f"{record['val_bleu']:.2f}"
-        print(f"{record['epoch']:5d} {record['step']:6d} {record['seconds']:10.1f} {val:>8} {bleu:9.2f}")
-        if reached is None and bleu >= args.target:
-            reached = rows[-1]
+    reached = None
+    for epoch in (e for e in records if e >= start):
+        if score(epoch) and reached is None:
+            reached = epoch
             if not args.all:
                 break
+    while reached == min(scored, default=None) and reached - 1 in kept and score(reached - 1):
+        reached -= 1  # the first epoch scored reached it already: so may earlier ones
+    rows = [scored[e] for e in sorted(scored)]
+    reached = scored[reached] if reached is not None else None
     if reached:
         print(f"reached {args.target:g} BLEU after epoch {reached['epoch']}: step {reached['step']}, "
               f"{reached['seconds']:.1f} s of training")

@@ -568,9 +568,12 @@ class Trainer:
             self.save_model("best.npz")
         if complete and (self.average_last > 1 or self.keep_epochs):
             self.save_model(f"epoch-{epoch + 1}.npz")
-            stale = self.path(f"epoch-{epoch + 1 - self.average_last}.npz")
-            if not self.keep_epochs and stale.exists():
-                stale.unlink()
+        if complete and not self.keep_epochs:  # (also what a run that kept them before its resume left)
+            last_needed = epoch + 1 - (self.average_last if self.average_last > 1 else 0)
+            for stale in self.run_dir.glob("epoch-*.npz"):
+                number = stale.stem.split("-")[1]
+                if number.isdigit() and int(number) <= last_needed:
+                    stale.unlink()
         if complete:
             progress.update(epoch=epoch + 1, batch=0)
         progress.update(epoch_loss=0.0, epoch_weight=0)

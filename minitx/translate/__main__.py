@@ -39,11 +39,23 @@ _NUMERIC = {"max_steps": int, "time_limit": float, "attention_dropout": float, "
             "sync_every": int, "beam_size": cli.positive_int}
 # options whose default is None (auto) but whose values are true or false
 _AUTO_BOOLEAN = ("static_shapes", "cuda_graphs")
+# options whose default is None (auto) but whose values are one of CHOICES
+_AUTO_CHOICE = ("precision",)
+
+
+def _choice_or_auto(choices):
+    def read(text):
+        if text == "auto":
+            return None
+        if text not in choices:
+            raise argparse.ArgumentTypeError(f"expected one of {', '.join(choices)} or auto, got {text!r}")
+        return text
+    return read
 
 
 def _shown(value, key=None) -> str:
     if value is None:
-        return "auto" if key in _AUTO_BOOLEAN or key == "precision" else "none"
+        return "auto" if key in _AUTO_BOOLEAN + _AUTO_CHOICE else "none"
     return str(value).lower() if isinstance(value, bool) else (
         " ".join(map(str, value)) if isinstance(value, (tuple, list)) else str(value))
 
@@ -67,6 +79,9 @@ def _add_config_options(parser):
         flag = "--" + key.replace("_", "-")
         if key == "betas":
             group.add_argument(flag, type=float, nargs=2, default=None, metavar=("B1", "B2"), help=_help_text(key))
+        elif key in _AUTO_CHOICE:
+            group.add_argument(flag, type=_choice_or_auto(CHOICES[key]), default=None,
+                               metavar="{" + ",".join((*CHOICES[key], "auto")) + "}", help=_help_text(key))
         else:
             kind = cli.boolean_or_auto if key in _AUTO_BOOLEAN else _NUMERIC.get(key) or _option_type(default)
             choices = CHOICES.get(key)  # shown as {a,b,...} in place of a metavar

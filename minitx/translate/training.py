@@ -465,7 +465,8 @@ def check_run_files(path, state: dict, config: dict, src_tok, tgt_tok) -> None:
     trusted as before."""
     path = Path(path)
     saved = state.get("config")
-    if isinstance(saved, dict):
+    if isinstance(saved, dict):  # (one from before a setting existed trained as the defaults or the upgrade say)
+        saved = {**json_safe(DEFAULTS), **json_safe(_upgrade_saved(saved))}
         now = json_safe(config)
         differing = [key for key in sorted(set(saved) | set(now))
                      if key not in (*RESUME_MAY_CHANGE, "output_dir", "built") and saved.get(key) != now.get(key)]

@@ -30,8 +30,24 @@ def test_a_captured_transformer_with_dropout_gives_the_eager_bits(cuda):
         np.testing.assert_array_equal(got, want)
 
 
+def test_a_captured_transformer_in_tf32_gives_the_eager_bits(cuda):
+    """TF32 products, translate's default on such GPUs: cuBLAS's TF32 math, captured and eager."""
+    from minitx import backend
+
+    before = backend.tf32_allowed()
+    backend.allow_tf32(True)
+    try:
+        eager, eager_losses, _ = transformer_run(False, cuda)
+        replayed, losses, _ = transformer_run(True, cuda)
+    finally:
+        backend.allow_tf32(before)
+    assert losses == eager_losses
+    for got, want in zip(replayed, eager):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_a_captured_transformer_under_bfloat16_autocast_gives_the_eager_bits(cuda):
-    """What translate's auto choice waits on before it captures --precision bf16 steps."""
+    """bfloat16 autocast: its products in bfloat16, the rest as the kernels compute it."""
     pytest.importorskip("ml_dtypes")
     eager, eager_losses, _ = transformer_run(False, cuda, autocast="bfloat16")
     replayed, losses, _ = transformer_run(True, cuda, autocast="bfloat16")

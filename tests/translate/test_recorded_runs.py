@@ -8,13 +8,18 @@ from pathlib import Path
 import pytest
 
 from minitx.translate.recipes import DEFAULTS, build_config
+from minitx.translate.training import _upgrade_saved
 
 ROOT = Path(__file__).resolve().parents[2]
-# the lent GPUs (two H100s of 2026-11-23, an H200 of 2026-11-26), each session's runs in its own folder
-SESSIONS = [ROOT / "results" / name / "training" for name in ("2026-11-23-h100", "2026-11-23b-h100", "2026-11-26-h200")]
+# the lent GPUs (two H100s of 2026-11-23, two H200s of 2026-11-26), each session's runs in its own folder
+SESSIONS = [ROOT / "results" / name / "training"
+            for name in ("2026-11-23-h100", "2026-11-23b-h100", "2026-11-26-h200", "2026-11-26b-h200")]
 RUNS = {f"{folder.parent.name}/{run.name}": run for folder in SESSIONS for run in sorted(folder.iterdir())}
 # where a run was, on which machine, in which direction: not part of the model a recipe means
 NOT_THE_RECIPE = {"output_dir", "recipe", "device", "data_dir", "built", "src_lang", "tgt_lang"}
+# what a recipe leaves to the device (None: resolved when a run starts, and recorded): how a
+# step computes, checked below against what the run recorded
+CHOSEN_FOR_THE_DEVICE = {"precision", "static_shapes", "cuda_graphs"}
 
 
 def recorded(name, file):
@@ -28,10 +33,21 @@ def recorded(name, file):
                                          ("2026-11-23b-h100/seed004-small-de-en", "seed004-small")])
 def test_the_recipe_is_the_configuration_the_recorded_runs_trained(run, recipe):
     config = json.loads(json.dumps(build_config(recipe)))  # tuples as the JSON lists
-    trained = recorded(run, "config.json")
-    keys = (set(config) | set(trained)) - NOT_THE_RECIPE
-    # a key the run's config.json lacks came after it: the run trained with what is now its default
-    assert {k: config.get(k) for k in keys} == {k: trained.get(k, DEFAULTS.get(k)) for k in keys}
+    # a key the run's config.json lacks came after it: the run trained with what the upgrade of an
+    # old config.json says (precision fp32, the batches as they came) or what is now its default
+    trained = {**DEFAULTS, **_upgrade_saved(recorded(run, "config.json"))}
+    assert all(config[k] is None for k in CHOSEN_FOR_THE_DEVICE)
+    keys = (set(config) | set(trained)) - NOT_THE_RECIPE - CHOSEN_FOR_THE_DEVICE
+    assert {k: config.get(k) for k in keys} == {k: json.loads(json.dumps(trained.get(k))) for k in keys}
+
+
+def test_the_tf32_runs_recorded_their_precision_and_the_shapes_auto_chose():
+    """gpu-best with --precision tf32 (given then; the GPU default since) and validation BLEU every
+    epoch, on an H200 with nvmath-python: static shapes chosen by auto and recorded, cuda_graphs
+    left None in config.json (chosen again at each start)."""
+    for run in ("2026-11-26b-h200/gpu-best-tf32-graphs-de-en", "2026-11-26b-h200/gpu-best-tf32-graphs-2000-de-en"):
+        trained = recorded(run, "config.json")
+        assert (trained["precision"], trained["static_shapes"], trained["cuda_graphs"]) == ("tf32", True, None)
 
 
 @pytest.mark.parametrize("run", sorted(RUNS))

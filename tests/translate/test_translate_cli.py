@@ -190,6 +190,19 @@ def test_static_shapes_and_cuda_graphs_read_true_false_or_auto(capsys, captured_
     assert config["static_shapes"] is value and config["cuda_graphs"] is value
 
 
+@pytest.mark.parametrize("word, value", [("bf16", "bf16"), ("auto", None)])
+def test_precision_reads_a_name_or_auto(capsys, captured_train, word, value):
+    code, _, _ = run_main(capsys, "train", "--no-progress", "--precision", word)
+    assert code == 0
+    (config, _, _), = captured_train
+    assert config["precision"] == value
+
+
+def test_a_bad_precision_names_the_choices(capsys, captured_train):
+    code, _, err = run_main(capsys, "train", "--no-progress", "--precision", "fast")
+    assert code == 2 and "expected one of fp32, tf32, bf16, fp16 or auto, got 'fast'" in err and not captured_train
+
+
 def test_a_bad_cuda_graphs_value_names_the_three_choices(capsys, captured_train):
     code, _, err = run_main(capsys, "train", "--no-progress", "--cuda-graphs", "maybe")
     assert code == 2 and "expected true, false or auto, got 'maybe'" in err and not captured_train

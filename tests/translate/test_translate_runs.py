@@ -379,6 +379,28 @@ def test_a_resume_refuses_a_config_json_edited_after_training(tiny_run, tmp_path
         training.train({"output_dir": str(run_dir), "epochs": 4}, resume=True, progress=False)
 
 
+def test_a_run_from_before_newer_settings_resumes_as_it_ran(tiny_run, subset_dir, tmp_path):
+    """A run whose config.json and checkpoints predate precision, static_shapes and accumulate
+    resumes (float32, its batches as they came, one batch a step) and keeps what it had."""
+    from minitx.serialization import save
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(tiny_run, run_dir)
+    older = ("precision", "static_shapes", "accumulate")
+    config = {k: v for k, v in json.loads((run_dir / "config.json").read_text()).items() if k not in older}
+    (run_dir / "config.json").write_text(json.dumps(config))
+    for name in ("last.npz", "best.npz"):
+        state = load(run_dir / name)
+        state["config"] = {k: v for k, v in state["config"].items() if k not in older}
+        save(state, run_dir / name)
+    epochs = json.loads((run_dir / "history.json").read_text())[-1]["epoch"]
+    training.train({"output_dir": str(run_dir), "epochs": epochs + 1, "data_dir": str(subset_dir)}, resume=True,
+                   progress=False)
+    resumed = json.loads((run_dir / "config.json").read_text())
+    assert (resumed["precision"], resumed["static_shapes"], resumed["accumulate"]) == ("fp32", False, 1)
+    assert json.loads((run_dir / "history.json").read_text())[-1]["epoch"] == epochs + 1
+
+
 def test_translate_refuses_tokenizers_changed_after_training(tiny_run, tmp_path):
     """Two pieces of the BPE vocabulary swapped in tokenizer.src.json: the ids would mean other
     pieces, and the translations would silently be wrong. The checkpoint's digest catches it."""
@@ -458,10 +480,15 @@ def test_keep_epochs_keeps_every_epoch_model_and_time_to_bleu_scores_them(small_
     assert [r["epoch"] for r in report["epochs"]] == [1, 2, 3]
     assert [r["seconds"] for r in report["epochs"]] == [r["seconds"] for r in history]
     assert report["reached"] == report["epochs"][0] and "reached 0 BLEU after epoch 1" in done.stdout
+    back = _time_to_bleu(kept, "--from-epoch", "3", "--target", "0", "--device", "cpu")  # epoch 3 reaches it, so
+    assert back.returncode == 0 and "reached 0 BLEU after epoch 1" in back.stdout  # the earlier ones are scored
     unreachable = _time_to_bleu(kept, "--target", "101", "--device", "cpu")
     assert unreachable.returncode == 1 and "did not reach 101 BLEU" in unreachable.stdout
     refused = _time_to_bleu(plain, "--all", "--device", "cpu")
     assert refused.returncode == 1 and "lacks the models of epochs [1]" in refused.stderr
+    # keep_epochs turned off at a resume: the next epoch end leaves only the last average_last
+    training.train({"output_dir": str(kept), "epochs": 4, "keep_epochs": False}, resume=True, progress=False)
+    assert sorted(p.name for p in kept.glob("epoch-*.npz")) == ["epoch-3.npz", "epoch-4.npz"]
 
 
 def test_a_config_from_before_precision_and_static_shapes_resumes_as_it_ran():
@@ -473,3 +500,18 @@ def test_a_config_from_before_precision_and_static_shapes_resumes_as_it_ran():
     assert upgraded["precision"] == "fp32" and upgraded["static_shapes"] is False
     recorded = dict(old, precision="bf16", static_shapes=True)
     assert training._upgrade_saved(recorded) == recorded
+
+
+def test_time_to_bleu_starts_after_the_last_epoch_measured_far_below_the_target():
+    """Validation BLEU measured every 5 epochs: 36.9 at epoch 10 is more than 3 below 40, so
+    epochs 11-14 (unmeasured) may be the first to reach it and are scored; none measured: all."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "time_to_bleu", Path(__file__).resolve().parents[2] / "benchmarks" / "time_to_bleu.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    history = [{"epoch": e, **({"val_bleu": {5: 30.0, 10: 36.9, 15: 38.0}[e]} if e % 5 == 0 else {})}
+               for e in range(1, 16)]
+    assert module.first_epoch_to_score(history, 40, 3) == 11
+    assert module.first_epoch_to_score([{"epoch": e} for e in range(1, 4)], 40, 3) == 1
