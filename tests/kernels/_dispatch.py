@@ -146,6 +146,39 @@ def assert_softmax_bfloat16_within_rounding(shape, device="cpu"):
     assert np.all(err <= bound), f"worst gradient element at {(err / bound).max():.2f} of its bound"
 
 
+def assert_tied_table_adds_into_the_output_layers(dtype, device, monkeypatch):
+    """A table used by two embeddings and a tied output layer (a Transformer with shared
+    embeddings): the output layer's gradient is new (Linear.fresh_gradients), so both embedding
+    kernels add into it (backward_into), and the gradients are the bits of the plain sums the
+    engine makes when a debugging hook watches every op (which turns this off)."""
+    from minitx.autograd import engine
+    from minitx.ops.indexing import Embedding
+
+    rng = np.random.default_rng(4)
+    table = rng.standard_normal((11, 6)).astype(dtype)
+    src, tgt = rng.integers(0, 11, (3, 5)), rng.integers(0, 11, (3, 4))
+    x = rng.standard_normal((3, 4, 6)).astype(dtype)
+
+    def gradients():
+        w, h = leaves([table, x], device)
+        a = F.embedding(minitx.tensor(src, device=device), w, 0).sum(1)  # [3, 6]
+        b = F.embedding(minitx.tensor(tgt, device=device), w, 0)          # [3, 4, 6]
+        logits = F.linear(h * b + a.reshape(3, 1, 6), w)                   # [3, 4, 11]
+        (logits * logits).sum().backward()
+        return w.grad.numpy(), h.grad.numpy()
+
+    into, original = [], Embedding.backward_into
+    monkeypatch.setattr(Embedding, "backward_into",
+                        lambda self, dy, grad: into.append(grad.shape) or original(self, dy, grad))
+    with path_context(True, device), kernel_launches() as names:
+        fast = gradients()
+        monkeypatch.setattr(engine, "backward_hooks", [lambda fn, dy, grads: None])
+        plain = gradients()
+    assert into == [(11, 6), (11, 6)] and names.count("embedding_backward") == 4
+    for got, want in zip(fast, plain):
+        np.testing.assert_array_equal(got, want)
+
+
 # ---------------------------------------------------------------- cases
 
 

@@ -23,7 +23,8 @@ from minitx.testing import gradcheck
 
 import _reference as ref
 from _dispatch import (TRAINING_STEP_KERNELS, assert_bfloat16_follows_float32, assert_paths_agree,
-                       assert_softmax_bfloat16_within_rounding, attention_case, attention_dropout_both_ways,
+                       assert_softmax_bfloat16_within_rounding, assert_tied_table_adds_into_the_output_layers,
+                       attention_case, attention_dropout_both_ways,
                        bias_act_case, both_paths, check_fused_dropout_ops, clip_run, cross_entropy_case,
                        embedding_case, kernel_launches, key_padding_mask, layer_norm_case, leaves, optimizer_run,
                        path_context, softmax_case, training_step)
@@ -111,36 +112,7 @@ def test_embedding_backward_refuses_an_out_it_cannot_add_into():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_a_tied_table_takes_its_embedding_gradients_into_the_output_layers(dtype, monkeypatch):
-    """A table used by two embeddings and a tied output layer (a Transformer with shared
-    embeddings): the output layer's gradient is new (Linear.fresh_gradients), so both embedding
-    kernels add into it (backward_into), and the gradients are the bits of the plain sums the
-    engine makes when a debugging hook watches every op (which turns this off)."""
-    from minitx.autograd import engine
-    from minitx.ops.indexing import Embedding
-
-    rng = np.random.default_rng(4)
-    table = rng.standard_normal((11, 6)).astype(dtype)
-    src, tgt = rng.integers(0, 11, (3, 5)), rng.integers(0, 11, (3, 4))
-    x = rng.standard_normal((3, 4, 6)).astype(dtype)
-
-    def gradients():
-        w, h = leaves([table, x])
-        a = F.embedding(minitx.tensor(src), w, 0).sum(1)  # [3, 6]
-        b = F.embedding(minitx.tensor(tgt), w, 0)          # [3, 4, 6]
-        logits = F.linear(h * b + a.reshape(3, 1, 6), w)     # [3, 4, 11]
-        (logits * logits).sum().backward()
-        return w.grad.numpy(), h.grad.numpy()
-
-    into, original = [], Embedding.backward_into
-    monkeypatch.setattr(Embedding, "backward_into",
-                        lambda self, dy, grad: into.append(grad.shape) or original(self, dy, grad))
-    with K.emulate_on_cpu(), kernel_launches() as names:
-        fast = gradients()
-        monkeypatch.setattr(engine, "backward_hooks", [lambda fn, dy, grads: None])
-        plain = gradients()
-    assert into == [(11, 6), (11, 6)] and names.count("embedding_backward") == 4
-    for got, want in zip(fast, plain):
-        np.testing.assert_array_equal(got, want)
+    assert_tied_table_adds_into_the_output_layers(dtype, "cpu", monkeypatch)
 
 
 @FEW

@@ -482,6 +482,11 @@ def test_bfloat16_softmax_stays_within_its_rounding_bound_on_cupy():
     dispatch.assert_softmax_bfloat16_within_rounding((64, 37, 33), device="cuda")
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_tied_table_takes_its_embedding_gradients_into_the_output_layers_on_cupy(cp, dtype, monkeypatch):
+    dispatch.assert_tied_table_adds_into_the_output_layers(dtype, "cuda", monkeypatch)
+
+
 def test_cupy_rounds_bfloat16_arithmetic_as_ml_dtypes_does(cp):
     """The ops' bfloat16 arithmetic outside the kernels (a scale, a cast) is CuPy's: it must
     round to nearest even as ml_dtypes does on the host, or the GPU's bfloat16 steps drift
