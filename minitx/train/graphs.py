@@ -106,10 +106,10 @@ class StepGraphs:
                               self.scaler)
 
     def held(self) -> tuple:
-        """(shapes captured, bytes their graphs' memory pools hold): the price of one graph per
-        shape, each replaying into the memory its capture allocated."""
+        """(shapes captured, bytes their graphs' memory holds): the price of the graphs, each
+        replaying into the memory its capture allocated."""
         captured = [c for c in self.graphs.values() if c is not None]
-        return len(captured), sum(self.recorder.held_bytes(c.graph) for c in captured)
+        return len(captured), self.recorder.held_bytes([c.graph for c in captured])
 
     def _outdated(self, captured: Captured) -> bool:
         """Whether the run's Philox stream has left the graph behind: another seed (the graph's
@@ -145,13 +145,21 @@ class StepGraphs:
 
 
 class CudaGraphs:
-    """The recorder on a GPU: cupy.cuda.Graph, captured on a stream of its own with a memory pool
-    of its own (kept as long as the graph: a replay writes where the capture allocated), and
-    replayed on the current stream, after the work queued there. Matrix products go through
-    minitx.blas (CuPy's refuse capture), in the eager steps too, so that both run the same
-    products."""
+    """The recorder on a GPU: cupy.cuda.Graph, captured on a stream of its own and replayed on the
+    current stream, after the work queued there. Matrix products go through minitx.blas (CuPy's
+    refuse capture), in the eager steps too, so that both run the same products.
 
-    def __init__(self):
+    Memory: a replay writes where its capture allocated, so what a capture allocates stays in
+    its memory pool as long as the graph lives. The graphs of one recorder share one pool
+    (``shared_pool``): a capture may reuse what an earlier capture freed (that graph's
+    temporaries, its gradients once the next step dropped them), as one capture reuses its
+    own. That is safe because the graphs never run at once, every replay writes such memory
+    before it reads it, and what a graph leaves for later (its outputs) stays alive, so no
+    capture takes it; the caller reads those outputs before the next replay. The pool then
+    holds about the largest graph's memory instead of the sum of all (one per batch shape).
+    """
+
+    def __init__(self, shared_pool: bool = True):
         import cupy
 
         if not blas.available():
@@ -159,6 +167,7 @@ class CudaGraphs:
                               "CuPy's own matrix products refuse to be captured")
         self.cp = cupy
         self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.pool = cupy.cuda.MemoryPool() if shared_pool else None
 
     def products(self):
         return blas.use_cublas(True)
@@ -173,7 +182,7 @@ class CudaGraphs:
         from minitx.kernels._runtime import cupy_backend
 
         cp = self.cp
-        pool = cp.cuda.MemoryPool()
+        pool = self.pool or cp.cuda.MemoryPool()
         before = _device_caches()  # a cache that starts over during the capture frees nothing the graph reads
         cp.cuda.get_current_stream().synchronize()  # the eager steps before it have finished
         with self.stream, cp.cuda.using_allocator(pool.malloc):
@@ -187,9 +196,11 @@ class CudaGraphs:
         # what the graph reads and nothing else may hold: kept with it, freed with it
         return graph, outputs, [pool, *before, *_device_caches()]
 
-    def held_bytes(self, recorded) -> int:
-        """The bytes the graph's own memory pool holds (its capture's allocations, kept)."""
-        return int(recorded[2][0].total_bytes())
+    def held_bytes(self, graphs) -> int:
+        """The bytes the graphs' memory pools hold (their captures' allocations, kept): each
+        pool counted once."""
+        pools = {id(recorded[2][0]): recorded[2][0] for recorded in graphs}
+        return sum(int(pool.total_bytes()) for pool in pools.values())
 
     def launch(self, recorded):
         graph, outputs, _ = recorded

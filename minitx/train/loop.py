@@ -454,7 +454,7 @@ class Trainer:
             f"{self.progress['train_seconds']:.0f}s")
         if self._graphs is not None:
             shapes, held = self._graphs.held()
-            log(f"CUDA graphs: {shapes} batch shape(s) captured, their memory pools holding {held / 2**30:.2f} GiB")
+            log(f"CUDA graphs: {shapes} batch shape(s) captured, holding {held / 2**30:.2f} GiB of device memory")
         with self._whole_write():
             write_json(self.path("history.json"), self.history, indent=2)  # (a kill may have come before it)
         return reason

@@ -34,7 +34,7 @@ class RerunGraphs:
         outputs = fn()
         return {"fn": fn, "first": first, "outputs": outputs, "ran": False}
 
-    def held_bytes(self, graph) -> int:
+    def held_bytes(self, graphs) -> int:
         """A rerun keeps no memory of its own (a CUDA graph's pool holds its capture's arrays)."""
         return 0
 

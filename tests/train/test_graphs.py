@@ -43,7 +43,7 @@ def loss_fn(model, batch):
     return F.cross_entropy(model(batch.ids), batch.ids, ignore_index=0), batch.tokens
 
 
-def on_device(device):
+def on_device(device, shared_pool=True):
     """How the steps run: on the CPU through the kernels' CPU build and the model of a graph; on
     a GPU with minitx.blas's products (a captured step's), eager or captured alike."""
     if device == "cpu":
@@ -51,10 +51,10 @@ def on_device(device):
     from minitx import blas
     from minitx.train.graphs import CudaGraphs
 
-    return blas.use_cublas(True), lambda opt: CudaGraphs()
+    return blas.use_cublas(True), lambda opt: CudaGraphs(shared_pool)
 
 
-def run(captured: bool, device="cpu", reseed_at=None, float16=False):
+def run(captured: bool, device="cpu", reseed_at=None, float16=False, shared_pool=True):
     """Parameters, losses and counters after the eight steps, eager or through StepGraphs (with
     ``reseed_at``, minitx.manual_seed(7) before that step; with ``float16``, the forward under
     autocast and the loss scaled by a GradScaler, its scale and growth count on the device)."""
@@ -63,7 +63,7 @@ def run(captured: bool, device="cpu", reseed_at=None, float16=False):
     opt = optim.AdamW(model.parameters(), lr=1e-2)
     schedule = optim.WarmupInverseSqrt(opt, peak_lr=1e-2, warmup_steps=4)  # a new rate every step
     checks = sync.DeferredChecks(device)
-    context, make_recorder = on_device(device)
+    context, make_recorder = on_device(device, shared_pool)
     recorder = make_recorder(opt)
     scaler = optim.GradScaler(init_scale=2.0 ** 8, growth_interval=3) if float16 else None
     step_loss = (lambda model, batch: _under(minitx.autocast("float16"), loss_fn, model, batch)) if float16 else loss_fn

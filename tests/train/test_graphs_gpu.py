@@ -4,7 +4,10 @@ the device. Skipped without CuPy, a GPU and nvmath-python."""
 import numpy as np
 import pytest
 
-from test_graphs import run, transformer_run
+from test_graphs import batches, loss_fn, on_device, run, transformer_run
+
+from minitx import nn, optim, sync
+from minitx.train.graphs import CudaGraphs, StepGraphs
 
 pytestmark = pytest.mark.gpu
 
@@ -14,12 +17,31 @@ def cuda(cublas_gpu):
     return "cuda"
 
 
-def test_captured_steps_give_the_eager_steps_bits(cuda):
+@pytest.mark.parametrize("shared_pool", [True, False])
+def test_captured_steps_give_the_eager_steps_bits(cuda, shared_pool):
+    """Two shapes interleaved (A A B A B B A B): with one memory pool for both graphs, B's capture
+    reuses what A's freed, and the replays that follow still give the eager bits."""
     eager, eager_losses, eager_counters, _ = run(False, cuda)
-    replayed, losses, counters, _ = run(True, cuda)  # it checks that no step reads the device
+    replayed, losses, counters, _ = run(True, cuda, shared_pool=shared_pool)  # no step reads the device
     assert losses == eager_losses and counters == eager_counters
     for got, want in zip(replayed, eager):
         np.testing.assert_array_equal(got, want)
+
+
+def test_graphs_sharing_a_pool_hold_less_than_a_pool_each(cuda):
+    """What sharing buys: the two graphs' memory, counted once, is below two pools' sum."""
+    held = {}
+    for shared in (True, False):
+        model = nn.Sequential(nn.Embedding(12, 512), nn.Linear(512, 12)).to(cuda)
+        opt = optim.AdamW(model.parameters(), lr=1e-2)
+        context, _ = on_device(cuda)
+        step = StepGraphs(model, loss_fn, opt, sync.DeferredChecks(cuda), lambda batch: batch.tokens,
+                          recorder=CudaGraphs(shared))
+        with context:
+            for batch in batches():
+                step(batch)
+        held[shared] = step.held()
+    assert held[True][0] == held[False][0] == 2 and 0 < held[True][1] < held[False][1]
 
 
 def test_a_captured_transformer_with_dropout_gives_the_eager_bits(cuda):
