@@ -85,11 +85,13 @@ fi
 stage bench-kernels 90 "$PY" benchmarks/bench_kernels.py --repeat 20 --warmup 3 --out "$OUTDIR/kernels.json"
 stage bench-ladder 60 "$PY" benchmarks/bench_ladder.py --repeat 20 --warmup 3
 stage bench-train-step 240 "$PY" benchmarks/bench_train_step.py --steps 8 --warmup 3 --out "$OUTDIR/train-step.json"
-# where gpu-best's step goes, eagerly and replayed from a CUDA graph, and PyTorch's eager twin's kernels
-stage profile 200 bash -c '"$0" benchmarks/profile_train_step.py --preset gpu-best --top 30 &&
-  "$0" benchmarks/profile_train_step.py --preset gpu-best --top 30 --graphs &&
-  { ! "$0" -c "import torch" 2>/dev/null || "$0" benchmarks/profile_train_step.py --preset gpu-best --top 30 --torch; }' \
-  "$PY"
+# where gpu-best's step goes, eagerly and replayed from a CUDA graph, beside PyTorch's eager twin's
+# kernels, in fp32 and in TF32 (translate's default on such GPUs)
+stage profile 200 bash -c 'P="$0 benchmarks/profile_train_step.py --preset gpu-best --top 30"
+  $P && for precision in fp32 tf32; do
+    $P --graphs --precision $precision || exit
+    ! "$0" -c "import torch" 2>/dev/null || $P --torch --precision $precision || exit
+  done' "$PY"
 if [ -f "${MINITX_DATA_DIR:-/nonexistent}/train.de.gz" ]; then
   # the run directory (checkpoints of tens of MB) stays out of OUTDIR; its results come along
   SMOKE_DIR="$WORK/translate-smoke"
