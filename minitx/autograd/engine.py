@@ -17,7 +17,8 @@ The sums cost memory and launches on a GPU, so the engine adds in place into a r
 owns: one it made by adding, or a gradient an op returned new (``Function.fresh_gradients``).
 An op whose backward is a scatter-add writes into such a sum itself (``backward_into``): the
 tied embedding of a Transformer, used by both embeddings and the output layer, then has one
-gradient table and no separate add. The values are those of the plain sum, bit for bit.
+gradient table and no separate add. The values are those of the plain sum, bit for bit (but for
+the sign of a zero: a row the embedding leaves untouched keeps a -0.0 that adding 0.0 would make +0.0).
 """
 from __future__ import annotations
 

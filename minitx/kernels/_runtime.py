@@ -224,11 +224,13 @@ class CupyBackend:
     POINTER_TABLES_KEPT = 1024  # more than a run's few steps' worth: start over
 
     def pointer_array(self, arrays):
-        """The arrays' addresses as a uint64 device array (a multi-tensor kernel's argument),
-        made once per list of addresses and kept. A step whose arrays lie where the last one's
-        did (CuPy's pool hands the same blocks back) copies nothing; a new table is copied from
-        pinned host memory kept beside it, the one kind of copy a CUDA graph capture may hold
-        (whoever keeps a graph keeps the tables it captured: ``pointer_tables``)."""
+        """The arrays' addresses as a uint64 device array (a multi-tensor kernel's argument):
+        one table per list of addresses, kept with the pinned host words it is copied from.
+        Every use copies the words in again, in stream order: the one kind of copy a CUDA graph
+        capture may hold (a node that reads the pinned words at each replay), and the table may
+        lie in memory that a graph's replay wrote its own temporaries into since (the graphs of
+        a run share one memory pool), so no use may trust what was copied before. Whoever keeps
+        a graph keeps the tables it captured (``pointer_tables``)."""
         key = tuple(self.pointer(a) for a in arrays)
         entry = self.pointer_tables.get(key)
         if entry is None:
@@ -236,14 +238,13 @@ class CupyBackend:
                 self.pointer_tables.clear()
             pinned = self._pinned_words(len(key))
             pinned[:] = key
-            table = self.xp.empty(len(key), dtype=np.uint64)
-            # cudaMemcpyAsync in stream order (CuPy's set refuses every copy while a stream
-            # captures; a capture records this one as a node that reads the pinned words at replay)
-            runtime = self.xp.cuda.runtime
-            runtime.memcpyAsync(table.data.ptr, pinned.ctypes.data, table.nbytes, runtime.memcpyHostToDevice,
-                                self.xp.cuda.get_current_stream().ptr)
-            entry = self.pointer_tables[key] = (table, pinned)
-        return entry[0]
+            entry = self.pointer_tables[key] = (self.xp.empty(len(key), dtype=np.uint64), pinned)
+        table, pinned = entry
+        # cudaMemcpyAsync itself: CuPy's set refuses every copy while a stream captures
+        runtime = self.xp.cuda.runtime
+        runtime.memcpyAsync(table.data.ptr, pinned.ctypes.data, table.nbytes, runtime.memcpyHostToDevice,
+                            self.xp.cuda.get_current_stream().ptr)
+        return table
 
     PINNED_BLOCK = 1 << 17  # uint64 words (1 MiB) of pinned memory allocated at a time
 

@@ -451,8 +451,9 @@ class Embedding(Function):
     def backward_into(self, dy, grad):
         """The kernel adds each row's sum into ``grad`` (grad[r] + sum, as the engine's add
         would), where the table's other uses already put their gradient (a tied output layer)."""
-        if not (kernels.enabled(dy) and grad.dtype == dy.dtype and grad.flags.c_contiguous):
-            return False  # (a bfloat16 dy: backward rounds its sums to bfloat16 first)
+        if not (kernels.enabled(dy) and grad.dtype == dy.dtype and dy.dtype.name in ("float32", "float64")
+                and grad.flags.c_contiguous):
+            return False  # (a bfloat16 dy: backward rounds its float32 sums to bfloat16 first)
         kernels.embedding_backward(self.saved[0], dy, self.weight_shape[0], self.padding_idx, out=grad)
         return True
 

@@ -154,9 +154,12 @@ class CudaGraphs:
     (``shared_pool``): a capture may reuse what an earlier capture freed (that graph's
     temporaries, its gradients once the next step dropped them), as one capture reuses its
     own. That is safe because the graphs never run at once, every replay writes such memory
-    before it reads it, and what a graph leaves for later (its outputs) stays alive, so no
-    capture takes it; the caller reads those outputs before the next replay. The pool then
-    holds about the largest graph's memory instead of the sum of all (one per batch shape).
+    before it reads it (the kernels' pointer tables too: every use copies them in again), and
+    what a graph leaves for later (its outputs) stays alive, so no capture takes it. But a later
+    capture may have put its temporaries where an earlier graph's outputs were written, so the
+    caller must read a replay's outputs before the next replay of any graph (the Trainer adds
+    the loss into its device sum at once). The pool then holds about the largest graph's memory
+    instead of the sum of all (one per batch shape).
     """
 
     def __init__(self, shared_pool: bool = True):

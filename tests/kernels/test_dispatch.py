@@ -110,8 +110,10 @@ def test_embedding_backward_refuses_an_out_it_cannot_add_into():
                 K.embedding_backward(ids, dy, 3, out=out)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
 def test_a_tied_table_takes_its_embedding_gradients_into_the_output_layers(dtype, monkeypatch):
+    if dtype == "bfloat16":
+        pytest.importorskip("ml_dtypes")
     assert_tied_table_adds_into_the_output_layers(dtype, "cpu", monkeypatch)
 
 

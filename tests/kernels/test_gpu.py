@@ -482,8 +482,10 @@ def test_bfloat16_softmax_stays_within_its_rounding_bound_on_cupy():
     dispatch.assert_softmax_bfloat16_within_rounding((64, 37, 33), device="cuda")
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
 def test_a_tied_table_takes_its_embedding_gradients_into_the_output_layers_on_cupy(cp, dtype, monkeypatch):
+    if dtype == "bfloat16":
+        pytest.importorskip("ml_dtypes")
     dispatch.assert_tied_table_adds_into_the_output_layers(dtype, "cuda", monkeypatch)
 
 
