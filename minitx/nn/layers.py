@@ -170,7 +170,7 @@ class _BatchNorm(Module):
                              f"dimensions, got shape {x.shape}")
         use_batch = self.training or not self.track_running_stats
         if self.training and self.track_running_stats:
-            self.num_batches_tracked.data = self.num_batches_tracked.data + 1
+            self.num_batches_tracked.data += 1  # in place: a replayed CUDA graph updates the one buffer it recorded
         stats = (self.running_mean, self.running_var) if self.track_running_stats else (None, None)
         return F.batch_norm(x, *stats, self.weight, self.bias, training=use_batch, momentum=self.momentum,
                             eps=self.eps)

@@ -146,6 +146,7 @@ def test_batch_norm_layers_follow_torch_over_training_steps_then_in_eval(name, s
     torch = import_torch()
     rng = np.random.default_rng(0)
     ours, theirs = getattr(nn, name)(3, momentum=0.2), getattr(torch.nn, name)(3, momentum=0.2)
+    counter = ours.num_batches_tracked.data  # counted in place (a CUDA graph replays into the buffer it saw)
     for _ in range(3):
         x = rng.standard_normal(shape).astype(np.float32) * 2 + 1
         y = ours(minitx.tensor(x))
@@ -153,6 +154,7 @@ def test_batch_norm_layers_follow_torch_over_training_steps_then_in_eval(name, s
     np.testing.assert_allclose(ours.running_mean.numpy(), theirs.running_mean.numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(), rtol=1e-5, atol=1e-6)
     assert int(ours.num_batches_tracked.numpy()) == int(theirs.num_batches_tracked) == 3
+    assert ours.num_batches_tracked.data is counter
     ours.eval(), theirs.eval()
     x = rng.standard_normal(shape).astype(np.float32)
     np.testing.assert_allclose(ours(minitx.tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(), rtol=1e-5,
