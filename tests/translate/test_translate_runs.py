@@ -515,3 +515,41 @@ def test_time_to_bleu_starts_after_the_last_epoch_measured_far_below_the_target(
                for e in range(1, 16)]
     assert module.first_epoch_to_score(history, 40, 3) == 11
     assert module.first_epoch_to_score([{"epoch": e} for e in range(1, 4)], 40, 3) == 1
+
+
+def _sweep(*args):
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "sweep.py"
+    return subprocess.run([sys.executable, str(script), *map(str, args)], capture_output=True, text=True)
+
+
+def test_sweep_trains_runs_over_seeds_side_by_side_and_tables_them(small_subset_dir, tmp_path):
+    """benchmarks/sweep.py: two runs x two seeds, two at a time; the same command again trains
+    nothing; a run without results resumes; a run that fails is named and fails the sweep."""
+    tiny = (f"--vocab-size 400 --d-model 32 --num-heads 2 --encoder-layers 1 --decoder-layers 1 --d-ff 64 "
+            f"--max-tokens 600 --epochs 1 --max-steps 2 --bleu-every 0 --beam-size 1 --device cpu "
+            f"--data-dir {small_subset_dir}")
+    out = tmp_path / "sweep"
+    args = [out, "--parallel", "2", "--seeds", "1", "2", "--train-args", tiny,
+            "--run", "a: --dropout 0.1", "--run", "b: --dropout 0.2"]
+    first = _sweep(*args)
+    assert first.returncode == 0, first.stdout + first.stderr
+    report = json.loads((out / "sweep.json").read_text())
+    assert [r["run"] for r in report["runs"]] == ["a-s1", "a-s2", "b-s1", "b-s2"]
+    assert all(r["finished"] and r["exit_code"] == 0 for r in report["runs"])
+    for name in ("a", "b"):
+        runs = [r for r in report["runs"] if r["name"] == name]
+        summary = next(s for s in report["summary"] if s["name"] == name)
+        bleus = [r["bleu"] for r in runs]
+        assert summary["finished"] == 2 and summary["bleu"]["spread"] == round(max(bleus) - min(bleus), 2)
+    assert json.loads((out / "a-s2" / "config.json").read_text())["seed"] == 2
+    again = _sweep(*args)
+    assert again.returncode == 0 and "started" not in again.stdout
+    (out / "b-s1" / "results.json").unlink()
+    resumed = _sweep(*args)
+    assert resumed.returncode == 0 and "started b-s1" in resumed.stdout and "started a-s1" not in resumed.stdout
+    assert "resume" in (out / "b-s1.log").read_text()
+    failed = _sweep(out, "--train-args", tiny, "--run", "bad: --dropout 1.5")
+    assert failed.returncode == 1 and "bad-s0" in failed.stdout and "not finished: exit 2" in failed.stdout
