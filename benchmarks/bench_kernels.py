@@ -53,6 +53,9 @@ def parse_args(argv=None):
     parser.add_argument("--only", nargs="*", default=None, help="run only benchmarks whose name contains one of these")
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch column")
     parser.add_argument("--dry-run", action="store_true", help="list the benchmarks and byte counts, run nothing")
+    parser.add_argument("--kernel-time", action="store_true",
+                        help="also time the kernels alone (CUPTI, through PyTorch's profiler): the GPU time of the "
+                             "launches a call makes, without the host's launch overhead, and the bandwidth from it")
     return parser.parse_args(argv)
 
 
@@ -91,6 +94,22 @@ class Timer:
         for _ in range(warmup):
             fn()
         return statistics.median(self._once(fn) for _ in range(repeat))
+
+
+def kernel_ms(fn, warmup, repeat, sync):
+    """GPU milliseconds of the kernels one fn() launches (summed, CUPTI through PyTorch's
+    profiler, profile_train_step.kernel_view): the device's time, where the events around a call
+    also count the host issuing it. None when the profiler is not there or fails."""
+    try:
+        from profile_train_step import kernel_view
+
+        for _ in range(warmup):
+            fn()
+        rows, _, _ = kernel_view(fn, repeat, sync)
+    except Exception as error:  # a column left out, not the benchmark
+        print(f"kernel time left out: {type(error).__name__}: {error}", file=sys.stderr)
+        return None
+    return sum(ms for _, ms, _ in rows)
 
 
 def copy_bandwidth(cp, repeat):
@@ -318,16 +337,28 @@ def main(argv=None):
 
     results = []
 
-    def record(name, shape, path, fwd, bwd, bf, bb):
+    def record(name, shape, path, fwd, bwd, bf, bb, kernels_ms=None):
         def gbps(nbytes, ms):
             return nbytes / (ms * 1e-3) / 1e9 if ms and ms > 0 else float("nan")
         row = dict(name=name, shape=shape, path=path, fwd_ms=fwd, bwd_ms=bwd, bytes_fwd=bf, bytes_bwd=bb,
                    fwd_GBps=gbps(bf, fwd), bwd_GBps=gbps(bb, bwd) if bwd is not None else None)
         row["fwd_pct_copy"] = 100 * row["fwd_GBps"] / copy_gbps
         row["bwd_pct_copy"] = 100 * row["bwd_GBps"] / copy_gbps if bwd is not None else None
+        if kernels_ms is not None:  # (forward kernels, backward kernels): the bandwidth of the kernels alone
+            for part, ms, nbytes in (("fwd", kernels_ms[0], bf), ("bwd", kernels_ms[1], bb)):
+                row[f"{part}_kernel_ms"] = ms
+                row[f"{part}_kernel_pct_copy"] = 100 * gbps(nbytes, ms) / copy_gbps if ms is not None else None
         results.append(row)
         print(f"  {name:32s} {path:9s} fwd {fwd:8.3f} ms" + (f"  bwd {bwd:8.3f} ms" if bwd is not None else ""),
               flush=True)
+
+    def kernels_alone(fwd, fwd_bwd, sync):
+        """(forward, backward) kernel milliseconds with --kernel-time on a GPU, else None."""
+        if not (args.kernel_time and args.device == "cuda"):
+            return None
+        k_fwd = kernel_ms(fwd, args.warmup, args.repeat, sync)
+        k_all = kernel_ms(fwd_bwd, args.warmup, args.repeat, sync)
+        return k_fwd, (None if k_fwd is None or k_all is None else max(k_all - k_fwd, 0.0))
 
     wanted = (lambda name: any(w in name for w in args.only)) if args.only else (lambda name: True)
     for name, shape, bf, bb, make_arrays, make_minitx, make_torch in benchmarks(sizes, dtype):
@@ -339,12 +370,14 @@ def main(argv=None):
                 fwd, fwd_bwd = minitx_fns(make_minitx(minitx_frame), arrays, args.device)
                 t_fwd = timers["minitx"](fwd, args.warmup, args.repeat)
                 t_all = timers["minitx"](fwd_bwd, args.warmup, args.repeat)
-            record(name, shape, path, t_fwd, max(t_all - t_fwd, 0.0), bf, bb)
+                alone = kernels_alone(fwd, fwd_bwd, cp.cuda.Device().synchronize if cp else None)
+            record(name, shape, path, t_fwd, max(t_all - t_fwd, 0.0), bf, bb, alone)
         for frame in frames:
             fwd, fwd_bwd = torch_fns(frame.torch, make_torch(frame), arrays, args.device)
             t_fwd = timers["torch"](fwd, args.warmup, args.repeat)
             t_all = timers["torch"](fwd_bwd, args.warmup, args.repeat)
-            record(name, shape, "torch", t_fwd, max(t_all - t_fwd, 0.0), bf, bb)
+            alone = kernels_alone(fwd, fwd_bwd, frame.torch.cuda.synchronize if args.device == "cuda" else None)
+            record(name, shape, "torch", t_fwd, max(t_all - t_fwd, 0.0), bf, bb, alone)
     for name, shapes in adams:
         if not wanted(name):
             continue
@@ -406,6 +439,15 @@ def print_table(results, ratios, gpu, copy_gbps):
         print(f"{r['name']:32s} {r['shape']:28s} {r['path']:9s} {num(r['fwd_ms'], '8.3f')} {num(r['bwd_ms'], '8.3f')} "
               f"{num(r['fwd_GBps'], '9.1f')} {num(r['bwd_GBps'], '9.1f')} {num(r['fwd_pct_copy'], '7.1f')} "
               f"{num(r['bwd_pct_copy'], '7.1f')}")
+    timed = [r for r in results if "fwd_kernel_ms" in r]
+    if timed:  # --kernel-time: the kernels alone, without the host's launch overhead
+        head = f"\n{'kernels alone (CUPTI)':32s} {'shape':28s} {'path':9s} {'fwd ms':>8s} {'bwd ms':>8s} " \
+               f"{'fwd %cp':>7s} {'bwd %cp':>7s}"
+        print(head + "\n" + "-" * (len(head) - 1))
+        for r in timed:
+            print(f"{r['name']:32s} {r['shape']:28s} {r['path']:9s} {num(r['fwd_kernel_ms'], '8.3f')} "
+                  f"{num(r['bwd_kernel_ms'], '8.3f')} {num(r['fwd_kernel_pct_copy'], '7.1f')} "
+                  f"{num(r['bwd_kernel_pct_copy'], '7.1f')}")
     head = f"\n{'speed-up of the fused kernel':32s} {'fwd vs ref':>10s} {'bwd vs ref':>10s} {'fwd vs torch':>12s} " \
            f"{'bwd vs torch':>12s}"
     print(head + "\n" + "-" * (len(head) - 1))

@@ -6,7 +6,7 @@
 #
 #   bash benchmarks/run_gpu.sh [OUTDIR]       (default: $OUT if set, else benchmarks/results)
 #
-# Every stage has a time limit (about 31 minutes in all at most: split the stages over calls with
+# Every stage has a time limit (about 33 minutes in all at most: split the stages over calls with
 # ONLY where a call is limited to less); a failing stage does not stop the others. OUTDIR receives five files, no more (a machine lent for a few minutes may bring back
 # only a few): summary.txt (stage, exit code, seconds), device.txt, kernels.json,
 # train-step.json, and logs.tar.gz (logs/<stage>.log for each stage, and the smoke run's
@@ -82,7 +82,7 @@ if [ -n "$SANITIZER" ]; then
 else
   for name in memcheck racecheck memcheck-graphs racecheck-graphs; do skipped $name "compute-sanitizer not found"; done
 fi
-stage bench-kernels 90 "$PY" benchmarks/bench_kernels.py --repeat 20 --warmup 3 --out "$OUTDIR/kernels.json"
+stage bench-kernels 180 "$PY" benchmarks/bench_kernels.py --repeat 20 --warmup 3 --kernel-time --out "$OUTDIR/kernels.json"
 stage bench-ladder 60 "$PY" benchmarks/bench_ladder.py --repeat 20 --warmup 3
 stage bench-train-step 240 "$PY" benchmarks/bench_train_step.py --steps 8 --warmup 3 --out "$OUTDIR/train-step.json"
 # where gpu-best's step goes, eagerly and replayed from a CUDA graph, beside PyTorch's eager twin's
