@@ -341,3 +341,21 @@ def test_the_gradient_of_a_0d_float64_leaf_stays_float64():
     F.tanh(x).backward()
     assert x.grad.dtype == np.float64 and x.grad.shape == ()
     assert x.grad.item() == 1 - np.tanh(0.5) ** 2
+
+
+def test_a_backward_hook_keeps_the_gradients_it_was_shown_unchanged(monkeypatch):
+    """The engine adds into gradient sums it owns in place (a Linear's weight gradient is new, so
+    the next use's is added into it); with a hook watching every op it owns none, so what the
+    hook kept is still what it was shown."""
+    from minitx.autograd import engine
+
+    kept = []
+    monkeypatch.setattr(engine, "backward_hooks",
+                        [lambda fn, dy, grads: kept.extend((g, g.copy()) for g in grads if g is not None)])
+    rng = np.random.default_rng(0)
+    w = minitx.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    xs = [minitx.tensor(rng.standard_normal((2, 4))) for _ in range(3)]
+    sum(F.linear(x, w).sum() for x in xs).backward()
+    assert len(kept) >= 3
+    for shown, snapshot in kept:
+        np.testing.assert_array_equal(shown, snapshot)

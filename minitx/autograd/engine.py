@@ -120,10 +120,8 @@ def topological_order(root):
 
 def _added_into_running_sum(fn, dy, grads, owned) -> bool:
     """Whether ``fn`` added its gradient into the engine's running sum for its one
-    differentiable input (Function.backward_into). Never while a debugging hook watches every
-    op's gradients (it needs them one by one)."""
-    if backward_hooks:
-        return False
+    differentiable input (Function.backward_into); never while a debugging hook watches every
+    op's gradients (no sum is owned then: the hook may keep what it was shown)."""
     wanted = [i for i, needs in enumerate(fn.needs_input_grad) if needs]
     if len(wanted) != 1:
         return False
@@ -154,6 +152,7 @@ def backward(root, grad=None, retain_graph=False):
 
     grads = {id(root): grad}
     owned = set()  # the ids whose running sum in grads is the engine's to add into in place
+    may_own = not backward_hooks  # a debugging hook may keep the gradients it is shown: no sum is then reused
     for node in topological_order(root):
         g = grads.pop(id(node), None)
         owned.discard(id(node))
@@ -190,12 +189,13 @@ def backward(root, grad=None, retain_graph=False):
             previous = grads.get(id(parent))
             if previous is None:
                 grads[id(parent)] = pg
-                if fn.fresh_gradients:
+                if fn.fresh_gradients and may_own:
                     owned.add(id(parent))
             elif id(parent) in owned:
                 previous += pg  # the same bits as previous + pg, without a new array
             else:
                 grads[id(parent)] = previous + pg
-                owned.add(id(parent))
+                if may_own:
+                    owned.add(id(parent))
         if not retain_graph:
             fn.release()
