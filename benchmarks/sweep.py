@@ -117,9 +117,9 @@ def main(argv=None) -> int:
     summary = summarize(rows)
     print(f"\n{'name':<22} {'seeds':>5} {'BLEU mean (spread)':>20} {'moses mean (spread)':>20}")
     for s in summary:
-        def cell(key):
-            return f"{s[key]['mean']:.2f} ({s[key]['spread']:.2f})" if key in s else "-"
-        print(f"{s['name']:<22} {s['finished']:>5} {cell('bleu'):>20} {cell('bleu_moses_lowercase'):>20}")
+        bleu, moses = (f"{s[k]['mean']:.2f} ({s[k]['spread']:.2f})" if k in s else "-"
+                       for k in ("bleu", "bleu_moses_lowercase"))
+        print(f"{s['name']:<22} {s['finished']:>5} {bleu:>20} {moses:>20}")
     (out / "sweep.json").write_text(json.dumps({"runs": rows, "summary": summary}, indent=1))
     return 0 if all(r["finished"] for r in rows) else 1
 

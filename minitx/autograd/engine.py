@@ -126,10 +126,7 @@ def _added_into_running_sum(fn, dy, grads, owned) -> bool:
     if len(wanted) != 1:
         return False
     parent = fn.inputs[wanted[0]]
-    running = grads.get(id(parent))
-    if running is None or id(parent) not in owned or running.shape != parent.shape:
-        return False
-    return fn.backward_into(dy, running)
+    return id(parent) in owned and fn.backward_into(dy, grads[id(parent)])  # (owned: pending, unbroadcast)
 
 
 def backward(root, grad=None, retain_graph=False):

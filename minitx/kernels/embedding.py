@@ -50,8 +50,8 @@ def embedding_backward(ids, dy, num_embeddings, padding_idx=None, out=None):
     accumulate = out is not None
     if not accumulate:
         out = be.zeros((num_embeddings, dim), compute_dtype(dt))
-    elif (out.shape != (num_embeddings, dim) or out.dtype != compute_dtype(dt) or not out.flags.c_contiguous
-          or not isinstance(out, be.xp.ndarray)):
+    elif (not isinstance(out, be.xp.ndarray) or out.shape != (num_embeddings, dim) or out.dtype != compute_dtype(dt)
+          or not out.flags.c_contiguous):
         raise ValueError(f"embedding_backward: out must be a contiguous {be.xp.__name__} array of shape "
                          f"{(num_embeddings, dim)} and dtype {np.dtype(compute_dtype(dt)).name}, got "
                          f"{type(out).__name__} {out.shape} {out.dtype}")

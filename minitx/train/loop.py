@@ -570,9 +570,8 @@ class Trainer:
             self.save_model(f"epoch-{epoch + 1}.npz")
         if complete and not self.keep_epochs:  # (also what a run that kept them before its resume left)
             last_needed = epoch + 1 - (self.average_last if self.average_last > 1 else 0)
-            for stale in self.run_dir.glob("epoch-*.npz"):
-                number = stale.stem.split("-")[1]
-                if number.isdigit() and int(number) <= last_needed:
+            for number, stale in self.epoch_files():
+                if number <= last_needed:
                     stale.unlink()
         if complete:
             progress.update(epoch=epoch + 1, batch=0)
@@ -595,6 +594,11 @@ class Trainer:
 
     # ------------------------------------------------------------ the final model
 
+    def epoch_files(self) -> list:
+        """[(n, path of epoch-<n>.npz)] in the run directory, in epoch order."""
+        found = ((path.stem.split("-", 1)[1], path) for path in self.run_dir.glob("epoch-*.npz"))
+        return sorted((int(number), path) for number, path in found if number.isdigit())
+
     def choose_final(self) -> tuple:
         """Load the final model: best.npz, or the average of the last ``average_last`` epoch
         checkpoints (averaged.npz) when its validation loss is lower. Returns (its name,
@@ -606,10 +610,10 @@ class Trainer:
         if not self.path("best.npz").exists():  # every validation loss was NaN (a diverged run)
             raise RuntimeError(f"{self.run_dir}: no epoch had a finite validation loss, so there is no best.npz "
                                f"to finish on (history.json has the losses; last.npz the last model)")
-        epoch_files = sorted(self.run_dir.glob("epoch-*.npz"), key=lambda p: int(p.stem.split("-")[1]))
-        epoch_files = epoch_files[-self.average_last:] if self.average_last > 1 else []  # (keep_epochs keeps more)
+        # the last average_last of them (keep_epochs keeps more)
+        epoch_files = [path for _, path in self.epoch_files()[-self.average_last:]] if self.average_last > 1 else []
         candidates = {"best": self.progress["best_val_loss"]}
-        if self.average_last > 1 and len(epoch_files) >= 2:
+        if len(epoch_files) >= 2:
             save({"model": average_checkpoints(epoch_files), **self.extra}, self.path("averaged.npz"))
             load_checkpoint(self.path("averaged.npz"), self.model)
             candidates["averaged"] = self.validation_loss(self.model)

@@ -452,11 +452,12 @@ def test_a_run_records_its_static_shapes_and_precision_choices(small_subset_dir,
     assert config["precision"] == "fp32"  # the CPU has no TF32
 
 
-def _time_to_bleu(*args):
+def _script(name, *args):
+    """benchmarks/<name> run with ``args``, its exit code and output kept (some must fail)."""
     import subprocess
     import sys
 
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "time_to_bleu.py"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / name
     return subprocess.run([sys.executable, str(script), *map(str, args)], capture_output=True, text=True)
 
 
@@ -473,18 +474,19 @@ def test_keep_epochs_keeps_every_epoch_model_and_time_to_bleu_scores_them(small_
     np.testing.assert_array_equal(*(load(d / "averaged.npz")["model"]["src_embed.weight"] for d in (kept, plain)))
 
     out = tmp_path / "time.json"
-    done = _time_to_bleu(kept, "--all", "--target", "0", "--device", "cpu", "--out", out)
+    done = _script("time_to_bleu.py", kept, "--all", "--target", "0", "--device", "cpu", "--out", out)
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
     history = json.loads((kept / "history.json").read_text())
     assert [r["epoch"] for r in report["epochs"]] == [1, 2, 3]
     assert [r["seconds"] for r in report["epochs"]] == [r["seconds"] for r in history]
     assert report["reached"] == report["epochs"][0] and "reached 0 BLEU after epoch 1" in done.stdout
-    back = _time_to_bleu(kept, "--from-epoch", "3", "--target", "0", "--device", "cpu")  # epoch 3 reaches it, so
-    assert back.returncode == 0 and "reached 0 BLEU after epoch 1" in back.stdout  # the earlier ones are scored
-    unreachable = _time_to_bleu(kept, "--target", "101", "--device", "cpu")
+    # epoch 3 reaches it, so the earlier ones are scored too
+    back = _script("time_to_bleu.py", kept, "--from-epoch", "3", "--target", "0", "--device", "cpu")
+    assert back.returncode == 0 and "reached 0 BLEU after epoch 1" in back.stdout
+    unreachable = _script("time_to_bleu.py", kept, "--target", "101", "--device", "cpu")
     assert unreachable.returncode == 1 and "did not reach 101 BLEU" in unreachable.stdout
-    refused = _time_to_bleu(plain, "--all", "--device", "cpu")
+    refused = _script("time_to_bleu.py", plain, "--all", "--device", "cpu")
     assert refused.returncode == 1 and "lacks the models of epochs [1]" in refused.stderr
     # keep_epochs turned off at a resume: the next epoch end leaves only the last average_last
     training.train({"output_dir": str(kept), "epochs": 4, "keep_epochs": False}, resume=True, progress=False)
@@ -517,14 +519,6 @@ def test_time_to_bleu_starts_after_the_last_epoch_measured_far_below_the_target(
     assert module.first_epoch_to_score([{"epoch": e} for e in range(1, 4)], 40, 3) == 1
 
 
-def _sweep(*args):
-    import subprocess
-    import sys
-
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "sweep.py"
-    return subprocess.run([sys.executable, str(script), *map(str, args)], capture_output=True, text=True)
-
-
 def test_sweep_trains_runs_over_seeds_side_by_side_and_tables_them(small_subset_dir, tmp_path):
     """benchmarks/sweep.py: two runs x two seeds, two at a time; the same command again trains
     nothing; a run without results resumes; a run that fails is named and fails the sweep."""
@@ -534,7 +528,7 @@ def test_sweep_trains_runs_over_seeds_side_by_side_and_tables_them(small_subset_
     out = tmp_path / "sweep"
     args = [out, "--parallel", "2", "--seeds", "1", "2", "--train-args", tiny,
             "--run", "a: --dropout 0.1", "--run", "b: --dropout 0.2"]
-    first = _sweep(*args)
+    first = _script("sweep.py", *args)
     assert first.returncode == 0, first.stdout + first.stderr
     report = json.loads((out / "sweep.json").read_text())
     assert [r["run"] for r in report["runs"]] == ["a-s1", "a-s2", "b-s1", "b-s2"]
@@ -545,11 +539,11 @@ def test_sweep_trains_runs_over_seeds_side_by_side_and_tables_them(small_subset_
         bleus = [r["bleu"] for r in runs]
         assert summary["finished"] == 2 and summary["bleu"]["spread"] == round(max(bleus) - min(bleus), 2)
     assert json.loads((out / "a-s2" / "config.json").read_text())["seed"] == 2
-    again = _sweep(*args)
+    again = _script("sweep.py", *args)
     assert again.returncode == 0 and "started" not in again.stdout
     (out / "b-s1" / "results.json").unlink()
-    resumed = _sweep(*args)
+    resumed = _script("sweep.py", *args)
     assert resumed.returncode == 0 and "started b-s1" in resumed.stdout and "started a-s1" not in resumed.stdout
     assert "resume" in (out / "b-s1.log").read_text()
-    failed = _sweep(out, "--train-args", tiny, "--run", "bad: --dropout 1.5")
+    failed = _script("sweep.py", out, "--train-args", tiny, "--run", "bad: --dropout 1.5")
     assert failed.returncode == 1 and "bad-s0" in failed.stdout and "not finished: exit 2" in failed.stdout
