@@ -51,6 +51,7 @@ def test_the_cublas_call_equals_cupys_product(cp, a_shape, b_shape, which, dtype
 
 def test_a_captured_product_replays_on_new_inputs(cp):
     a, b = _operands(cp, (8, 64, 32), (32, 48), None, np.float32)
+    cp.cuda.get_current_stream().synchronize()  # a non-blocking stream does not wait for the default one
     stream = cp.cuda.Stream(non_blocking=True)
     with stream:
         blas.matmul(a, b)  # binds the handle to this stream (and compiles nothing inside the capture)
