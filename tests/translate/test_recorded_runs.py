@@ -11,12 +11,14 @@ from minitx.translate.recipes import DEFAULTS, build_config
 from minitx.translate.training import _upgrade_saved
 
 ROOT = Path(__file__).resolve().parents[2]
-# the lent GPUs (two H100s of 2026-11-23, two H200s of 2026-11-26), each session's runs in its own folder
+# the lent GPUs (two H100s of 2026-11-23, three H200s of 2026-11-26), each session's runs in its own folder
 SESSIONS = [ROOT / "results" / name / "training"
-            for name in ("2026-11-23-h100", "2026-11-23b-h100", "2026-11-26-h200", "2026-11-26b-h200")]
+            for name in ("2026-11-23-h100", "2026-11-23b-h100", "2026-11-26-h200", "2026-11-26b-h200",
+                         "2026-11-26c-h200")]
 RUNS = {f"{folder.parent.name}/{run.name}": run for folder in SESSIONS for run in sorted(folder.iterdir())}
-# where a run was, on which machine, in which direction: not part of the model a recipe means
-NOT_THE_RECIPE = {"output_dir", "recipe", "device", "data_dir", "built", "src_lang", "tgt_lang"}
+# where a run was, on which machine, in which direction, which files it kept: not part of the model
+# a recipe means
+NOT_THE_RECIPE = {"output_dir", "recipe", "device", "data_dir", "built", "src_lang", "tgt_lang", "keep_epochs"}
 # what a recipe leaves to the device (None: resolved when a run starts, and recorded): how a
 # step computes, checked below against what the run recorded
 CHOSEN_FOR_THE_DEVICE = {"precision", "static_shapes", "cuda_graphs"}
@@ -30,7 +32,9 @@ def recorded(name, file):
                                          ("2026-11-23-h100/wide-de-en-rerun", "gpu-best"),
                                          ("2026-11-23-h100/wide-en-de", "gpu-best"),
                                          ("2026-11-23b-h100/gpu-best-de-en", "gpu-best"),
-                                         ("2026-11-23b-h100/seed004-small-de-en", "seed004-small")])
+                                         ("2026-11-23b-h100/seed004-small-de-en", "seed004-small"),
+                                         ("2026-11-26c-h200/gpu-best-graphs-de-en", "gpu-best"),
+                                         ("2026-11-26c-h200/gpu-best-bf16-graphs-de-en", "gpu-best")])
 def test_the_recipe_is_the_configuration_the_recorded_runs_trained(run, recipe):
     config = json.loads(json.dumps(build_config(recipe)))  # tuples as the JSON lists
     # a key the run's config.json lacks came after it: the run trained with what the upgrade of an
@@ -48,6 +52,15 @@ def test_the_tf32_runs_recorded_their_precision_and_the_shapes_auto_chose():
     for run in ("2026-11-26b-h200/gpu-best-tf32-graphs-de-en", "2026-11-26b-h200/gpu-best-tf32-graphs-2000-de-en"):
         trained = recorded(run, "config.json")
         assert (trained["precision"], trained["static_shapes"], trained["cuda_graphs"]) == ("tf32", True, None)
+
+
+@pytest.mark.parametrize("run, precision", [("2026-11-26c-h200/gpu-best-graphs-de-en", "tf32"),
+                                            ("2026-11-26c-h200/gpu-best-bf16-graphs-de-en", "bf16")])
+def test_a_run_at_the_gpu_defaults_recorded_what_they_resolved_to(run, precision):
+    """gpu-best given no --precision resolved it to tf32 on the H200 (bf16 when asked) and chose static
+    shapes; each config.json says so, and cuda_graphs stays None (chosen again at each start)."""
+    trained = recorded(run, "config.json")
+    assert (trained["precision"], trained["static_shapes"], trained["cuda_graphs"]) == (precision, True, None)
 
 
 @pytest.mark.parametrize("run", sorted(RUNS))
