@@ -110,15 +110,28 @@ def load_source(filename: str) -> str:
     return expand(KERNEL_DIR / filename)
 
 
-def compile_defines(filename: str) -> dict[str, int]:
-    """Macros a registered .cu file is compiled with: the ``DEFINES`` of the Python module
-    beside it (``attention.py`` gives ``attention.cu`` its tile sizes and head-dimension
-    limit), so that the launcher and the kernel read each such fact from one place.  Every
-    compiler gets them: NVRTC through CuPy, g++ for the CPU build, nvcc in the tests."""
+def _launcher_fact(filename: str, name: str) -> dict:
+    """The dict ``name`` of the Python module beside a registered .cu file (its launchers), or
+    {} (a file not in KERNELS, or a module without it)."""
     if filename not in KERNELS:
         return {}
     module = importlib.import_module(f"{__package__}.{Path(filename).stem}")
-    return dict(getattr(module, "DEFINES", {}))
+    return dict(getattr(module, name, {}))
+
+
+def compile_defines(filename: str) -> dict[str, int]:
+    """Macros a registered .cu file is compiled with: the ``DEFINES`` of the Python module
+    beside it (``attention.py`` gives ``attention.cu`` its tile sizes and thread count), so
+    that the launcher and the kernel read each such fact from one place.  Every compiler gets
+    them: NVRTC through CuPy, g++ for the CPU build, nvcc in the tests."""
+    return _launcher_fact(filename, "DEFINES")
+
+
+def compile_sizes(filename: str) -> dict[str, tuple[int, ...]]:
+    """The kernels of a registered .cu file that take a compile-time size as their second
+    template argument, each with the sizes it is compiled for: the ``SIZES`` of the Python
+    module beside it (attention's head-dim classes). A launch names its size (``size=``)."""
+    return _launcher_fact(filename, "SIZES")
 
 
 def define_flags(filename: str) -> list[str]:
@@ -126,9 +139,22 @@ def define_flags(filename: str) -> list[str]:
     return [f"-D{k}={v}" for k, v in compile_defines(filename).items()]
 
 
+def instantiation(kernel: str, ctype: str, size: int | None = None) -> str:
+    """The C++ name of one compiled kernel: ``k<ctype>``, or ``k<ctype, size>``."""
+    return f"{kernel}<{ctype}>" if size is None else f"{kernel}<{ctype}, {size}>"
+
+
+def instantiations(filename: str, ctype: str, kernels=None) -> list[tuple[str, int | None]]:
+    """(kernel, size) of every kernel of a file (given, or those of KERNELS) compiled for
+    ``ctype``: size None for a kernel templated on its type alone, else one pair per size of
+    :func:`compile_sizes`."""
+    sizes = compile_sizes(filename)
+    return [(k, size) for k in (kernels or KERNELS[filename]) for size in sizes.get(k, (None,))]
+
+
 def name_expressions(filename: str, ctype: str, kernels=None) -> list[str]:
-    """``k<ctype>`` for the kernels of a file (given, or those of KERNELS)."""
-    return [f"{k}<{ctype}>" for k in (kernels or KERNELS[filename])]
+    """The C++ names of a file's kernels for ``ctype`` (:func:`instantiation` of each)."""
+    return [instantiation(k, ctype, size) for k, size in instantiations(filename, ctype, kernels)]
 
 
 def ctype_of(dtype) -> str:
@@ -191,22 +217,23 @@ class CupyBackend:
                     self._modules[key] = mod
         return mod
 
-    def function(self, filename: str, kernel: str, dtype, kernels=None):
+    def function(self, filename: str, kernel: str, dtype, kernels=None, size=None):
         ctype = ctype_of(dtype)
-        key = (filename, kernel, ctype)
+        key = (filename, kernel, ctype, size)
         fn = self._functions.get(key)
         if fn is None:
-            fn = self.module(filename, dtype, kernels).get_function(f"{kernel}<{ctype}>")
+            fn = self.module(filename, dtype, kernels).get_function(instantiation(kernel, ctype, size))
             self._functions[key] = fn
         return fn
 
     # -- launching ---------------------------------------------------------
-    def launch(self, filename, kernel, dtype, grid, block, args, *, kernels=None, strided=False):
-        """Launch ``kernel<T>`` of ``filename`` (a path below this directory); ``kernels``
-        lists the file's kernels when it is not in KERNELS (the ladder's rungs); ``strided``:
-        the kernel reads its arrays through strides it is given (any layout may go in)."""
+    def launch(self, filename, kernel, dtype, grid, block, args, *, kernels=None, strided=False, size=None):
+        """Launch ``kernel<T>`` of ``filename`` (a path below this directory), or
+        ``kernel<T, size>`` for a kernel of :func:`compile_sizes`; ``kernels`` lists the file's
+        kernels when it is not in KERNELS (the ladder's rungs); ``strided``: the kernel reads
+        its arrays through strides it is given (any layout may go in)."""
         check_kernel_args(args, strided)
-        fn = self.function(filename, kernel, dtype, kernels)
+        fn = self.function(filename, kernel, dtype, kernels, size)
         # NULL pointers go as an 8-byte zero (portable across CuPy versions).
         packed = tuple(np.uint64(0) if a is None else a for a in args)
         fn(tuple(int(g) for g in grid), tuple(int(b) for b in block), packed)

@@ -11,7 +11,8 @@
 //                 bh / heads; nonzero = the key may be attended to.
 //   causal: query i may see key j only if j <= i (top-left aligned, as
 //           torch.nn.functional.scaled_dot_product_attention(is_causal=True)).
-//   d <= ATT_DMAX; any Lq, Lk (tiled).
+//   d <= D, the head-dim class the kernel is instantiated for (32, 64 or 128: attention.py's
+//   HEAD_DIMS; the launcher takes the smallest D >= d); any Lq, Lk (tiled).
 //
 // Math (one query row i of head bh, allowed key set A_i):
 //   s_ij  = scale * q_i . k_j                  for j in A_i, -inf otherwise
@@ -31,9 +32,16 @@
 //   P_ij = exp(s_ij - lse_i),  dP_ij = z_ij (do_i . v_j),  dS_ij = P_ij * (dP_ij - delta_i)
 //   dv_j = sum_i P_ij z_ij do_i,  dk_j = scale * sum_i dS_ij q_i,  dq_i = scale * sum_j dS_ij k_j
 //
-// Thread mapping: blocks of ATT_THREADS threads (>= ATT_DMAX, so thread c
-// owns output column c for every row of its tile; threads c >= d idle in
-// that phase).
+// Head-dim class D: every shared tile is [rows][D + 1] (one column of padding, so the threads
+// of a warp reading one column of different rows hit different banks), its columns d..D-1 are
+// zero, and every loop over the head dim runs D steps known when compiling: the zeros add
+// nothing to a dot product, and a head of 64 gets tiles half the size of 128's, so twice the
+// blocks fit on a multiprocessor.
+//
+// Thread mapping: blocks of ATT_THREADS threads, seen as G = ATT_THREADS / D groups of D: in
+// the phases that accumulate an output row, thread t owns column c = t % D of the rows (or
+// keys) g, g + G, g + 2G, ... of its tile, g = t / D (threads with c >= d idle there). Each
+// output element is summed by one thread in one order, whatever G is.
 //   attention_forward        block = (bh, tile of BQ query rows); loops over key
 //                            tiles of BK keys staged in shared memory; online
 //                            softmax per row (one warp per row, BK <= 32 so a
@@ -53,11 +61,9 @@
 // The sizes come from minitx/kernels/attention.py (DEFINES), which every build passes as -D
 // options (CuPy's NVRTC, the CPU g++ build, the nvcc test): the launcher computes its grids
 // from the same numbers.
-#if !defined(ATT_DMAX) || !defined(ATT_THREADS) || !defined(ATT_FLOAT_BQ) || !defined(ATT_DOUBLE_BQ)
+#if !defined(ATT_THREADS) || !defined(ATT_FLOAT_BQ) || !defined(ATT_DOUBLE_BQ)
 #error "compile attention.cu with the -D defines of minitx/kernels/attention.py (DEFINES)"
 #endif
-#define ATT_PAD (ATT_DMAX + 1)
-static_assert(ATT_THREADS >= ATT_DMAX, "thread c owns output column c");
 
 template <typename T>
 struct AttnTiles;
@@ -73,6 +79,18 @@ struct AttnTiles<double> {
 };
 static_assert(AttnTiles<float>::BK <= 32 && AttnTiles<double>::BK <= 32,
               "the forward's online softmax holds one score per warp lane");
+
+// The column and the first row of thread t in the phases that accumulate output rows, and the
+// stride between its rows: G = ATT_THREADS / D groups of D threads (see the header).
+template <typename T, int D>
+struct AttnColumns {
+  static constexpr int G = ATT_THREADS / D;
+  static_assert(ATT_THREADS % D == 0, "the threads of a block split into whole groups of D");
+  static_assert(AttnTiles<T>::BQ % G == 0 && AttnTiles<T>::BQB % G == 0 && AttnTiles<T>::BKB % G == 0,
+                "every group owns the same number of a tile's rows");
+  int c, g;
+  __device__ __forceinline__ AttnColumns() : c(threadIdx.x % D), g(threadIdx.x / D) {}
+};
 
 __device__ __forceinline__ bool attn_allowed(int qi, int kj, int Lq, int Lk,
                                              const unsigned char* kpm_row, int causal) {
@@ -112,18 +130,18 @@ __device__ __forceinline__ AttnRows attn_rows(const long long* __restrict__ layo
   return AttnRows{layout[1 + 3 * operand], layout[2 + 3 * operand], layout[3 + 3 * operand]};
 }
 
-// Copy `nrows` rows (starting at row0 of an [L, d] matrix of S whose rows are `sr` apart) into
-// a padded shared tile of the compute type; rows past L are zero-filled so that 0 * tile stays
-// finite.
-template <typename S, int NR>
-__device__ __forceinline__ void attn_load_tile(mtx::compute_t<S> (*dst)[ATT_PAD],
+// Copy NR rows (starting at row0 of an [L, d] matrix of S whose rows are `sr` apart) into a
+// padded shared tile [NR][D + 1] of the compute type; rows past L and columns past d are
+// zero-filled, so that 0 * tile stays finite and the columns past d add nothing.
+template <typename S, int NR, int D>
+__device__ __forceinline__ void attn_load_tile(mtx::compute_t<S> (*dst)[D + 1],
                                                const S* __restrict__ src, int row0, int L, int d,
                                                long long sr) {
   using T = mtx::compute_t<S>;
-  for (int e = threadIdx.x; e < NR * d; e += blockDim.x) {
-    const int r = e / d, c = e - r * d;
+  for (int e = threadIdx.x; e < NR * D; e += blockDim.x) {
+    const int r = e / D, c = e - r * D;
     const int gr = row0 + r;
-    dst[r][c] = (gr < L) ? T(src[(long long)gr * sr + c]) : T(0);
+    dst[r][c] = (gr < L && c < d) ? T(src[(long long)gr * sr + c]) : T(0);
   }
 }
 
@@ -133,14 +151,16 @@ __device__ __forceinline__ const unsigned char* attn_kpm_row(const unsigned char
   return key_pad_mask ? key_pad_mask + (long long)(bh / heads) * Lk : nullptr;
 }
 
-template <typename T>
-__device__ __forceinline__ T attn_dot(const T* a, const T* b, int d) {
+// a . b over the D columns of two tile rows (the columns past d are zero in both).
+template <typename T, int D>
+__device__ __forceinline__ T attn_dot(const T* a, const T* b) {
   T s = T(0);
-  for (int c = 0; c < d; ++c) s += a[c] * b[c];
+#pragma unroll
+  for (int c = 0; c < D; ++c) s += a[c] * b[c];
   return s;
 }
 
-template <typename S>
+template <typename S, int D>
 __global__ void __launch_bounds__(ATT_THREADS)
     attention_forward(const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
                       const unsigned char* __restrict__ key_pad_mask, S* __restrict__ o,
@@ -152,9 +172,9 @@ __global__ void __launch_bounds__(ATT_THREADS)
   using T = mtx::compute_t<S>;
   constexpr int BQ = AttnTiles<T>::BQ;
   constexpr int BK = AttnTiles<T>::BK;
-  __shared__ T Qs[BQ][ATT_PAD];
-  __shared__ T Ks[BK][ATT_PAD];
-  __shared__ T Vs[BK][ATT_PAD];
+  __shared__ T Qs[BQ][D + 1];
+  __shared__ T Ks[BK][D + 1];
+  __shared__ T Vs[BK][D + 1];
   __shared__ T Ps[BQ][BK + 1];
   __shared__ T row_m[BQ];
   __shared__ T row_l[BQ];
@@ -176,27 +196,29 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
   const AttnDropout<T> drop{philox_pair(philox, offset), threshold, keep_scale};
 
-  attn_load_tile<S, BQ>(Qs, qb, q0, Lq, d, qr.sr);
+  attn_load_tile<S, BQ, D>(Qs, qb, q0, Lq, d, qr.sr);
   if (tid < BQ) {
     row_m[tid] = neg_inf;
     row_l[tid] = T(0);
   }
-  T acc[BQ];
+  const AttnColumns<T, D> my;  // column my.c of rows my.g, my.g + G, ...
+  constexpr int G = AttnColumns<T, D>::G;
+  T acc[BQ / G];
 #pragma unroll
-  for (int i = 0; i < BQ; ++i) acc[i] = T(0);
+  for (int r = 0; r < BQ / G; ++r) acc[r] = T(0);
 
   // With a causal mask no row of this tile sees keys past its last row.
   const int kend = causal ? mtx::imin(Lk, q0 + BQ) : Lk;
   for (int k0 = 0; k0 < kend; k0 += BK) {
     __syncthreads();  // previous tile fully consumed (and Qs/row stats ready)
-    attn_load_tile<S, BK>(Ks, kb, k0, Lk, d, kr.sr);
-    attn_load_tile<S, BK>(Vs, vb, k0, Lk, d, vr.sr);
+    attn_load_tile<S, BK, D>(Ks, kb, k0, Lk, d, kr.sr);
+    attn_load_tile<S, BK, D>(Vs, vb, k0, Lk, d, vr.sr);
     __syncthreads();
 
     for (int e = tid; e < BQ * BK; e += blockDim.x) {
       const int i = e / BK, j = e - i * BK;
       T s = neg_inf;
-      if (attn_allowed(q0 + i, k0 + j, Lq, Lk, kpm, causal)) s = scale * attn_dot(Qs[i], Ks[j], d);
+      if (attn_allowed(q0 + i, k0 + j, Lq, Lk, kpm, causal)) s = scale * attn_dot<T, D>(Qs[i], Ks[j]);
       Ps[i][j] = s;
     }
     __syncthreads();
@@ -222,25 +244,27 @@ __global__ void __launch_bounds__(ATT_THREADS)
     }
     __syncthreads();
 
-    if (tid < d) {
+    if (my.c < d) {
 #pragma unroll
-      for (int i = 0; i < BQ; ++i) {
-        T a = acc[i] * row_alpha[i];
-        for (int j = 0; j < BK; ++j) a += Ps[i][j] * Vs[j][tid];
-        acc[i] = a;
+      for (int r = 0; r < BQ / G; ++r) {
+        const int i = my.g + r * G;
+        T a = acc[r] * row_alpha[i];
+#pragma unroll
+        for (int j = 0; j < BK; ++j) a += Ps[i][j] * Vs[j][my.c];
+        acc[r] = a;
       }
     }
   }
   __syncthreads();  // row stats final (also covers kend == 0)
 
   S* ob = o + orows.head(bh, H);
-  if (tid < d) {
+  if (my.c < d) {
 #pragma unroll
-    for (int i = 0; i < BQ; ++i) {
-      const int qi = q0 + i;
+    for (int r = 0; r < BQ / G; ++r) {
+      const int i = my.g + r * G, qi = q0 + i;
       if (qi < Lq) {
         const T l = row_l[i];
-        ob[(long long)qi * orows.sr + tid] = (l == T(0)) ? T(0) : acc[i] / l;
+        ob[(long long)qi * orows.sr + my.c] = (l == T(0)) ? T(0) : acc[r] / l;
       }
     }
   }
@@ -288,29 +312,29 @@ __device__ __forceinline__ void attn_load_row_stats(T* lse_s, T* delta_s, const 
 
 // For the (query tile, key tile) pair staged in shared memory, compute
 // P (optional) and dS for every allowed (i, j); zero elsewhere.
-template <typename T, int NQ, int NK>
-__device__ __forceinline__ void attn_recompute(const T (*Qs)[ATT_PAD], const T (*dOs)[ATT_PAD],
-                                               const T (*Ks)[ATT_PAD], const T (*Vs)[ATT_PAD],
+template <typename T, int NQ, int NK, int D>
+__device__ __forceinline__ void attn_recompute(const T (*Qs)[D + 1], const T (*dOs)[D + 1],
+                                               const T (*Ks)[D + 1], const T (*Vs)[D + 1],
                                                const T* lse_s, const T* delta_s, T (*Ps)[NK + 1],
                                                T (*dSs)[NK + 1], int q0, int k0, int Lq, int Lk,
-                                               int d, const unsigned char* kpm, int causal,
+                                               const unsigned char* kpm, int causal,
                                                T scale, const AttnDropout<T>& drop, int bh) {
   const T neg_inf = -mtx::num<T>::inf();
   for (int e = threadIdx.x; e < NQ * NK; e += blockDim.x) {
     const int i = e / NK, j = e - i * NK;
     T pz = T(0), ds = T(0);
     if (lse_s[i] != neg_inf && attn_allowed(q0 + i, k0 + j, Lq, Lk, kpm, causal)) {
-      const T p = mtx::num<T>::exp(scale * attn_dot(Qs[i], Ks[j], d) - lse_s[i]);
+      const T p = mtx::num<T>::exp(scale * attn_dot<T, D>(Qs[i], Ks[j]) - lse_s[i]);
       const T z = drop.z((long long)bh * Lq + q0 + i, Lk, k0 + j);
       pz = p * z;
-      ds = p * (z * attn_dot(dOs[i], Vs[j], d) - delta_s[i]);
+      ds = p * (z * attn_dot<T, D>(dOs[i], Vs[j]) - delta_s[i]);
     }
     if (Ps) Ps[i][j] = pz;
     dSs[i][j] = ds;
   }
 }
 
-template <typename S>
+template <typename S, int D>
 __global__ void __launch_bounds__(ATT_THREADS)
     attention_backward_dkdv(const S* __restrict__ q, const S* __restrict__ k,
                             const S* __restrict__ v, const unsigned char* __restrict__ key_pad_mask,
@@ -324,10 +348,10 @@ __global__ void __launch_bounds__(ATT_THREADS)
   using T = mtx::compute_t<S>;
   constexpr int BQ = AttnTiles<T>::BQB;
   constexpr int BK = AttnTiles<T>::BKB;
-  __shared__ T Ks[BK][ATT_PAD];
-  __shared__ T Vs[BK][ATT_PAD];
-  __shared__ T Qs[BQ][ATT_PAD];
-  __shared__ T dOs[BQ][ATT_PAD];
+  __shared__ T Ks[BK][D + 1];
+  __shared__ T Vs[BK][D + 1];
+  __shared__ T Qs[BQ][D + 1];
+  __shared__ T dOs[BQ][D + 1];
   __shared__ T Ps[BQ][BK + 1];
   __shared__ T dSs[BQ][BK + 1];
   __shared__ T lse_s[BQ];
@@ -337,57 +361,60 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int bh = blockIdx.x / ntiles;
   const int k0 = (blockIdx.x - bh * ntiles) * BK;
   if (bh >= BH) return;
-  const int tid = threadIdx.x;
   const int H = (int)layout[0];  // layout: q, k, v, do, dk, dv
   const AttnRows qr = attn_rows(layout, 0), kr = attn_rows(layout, 1), vr = attn_rows(layout, 2),
                  dor = attn_rows(layout, 3), dkr = attn_rows(layout, 4), dvr = attn_rows(layout, 5);
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
   const AttnDropout<T> drop{philox_pair(philox, offset), threshold, keep_scale};
 
-  attn_load_tile<S, BK>(Ks, k + kr.head(bh, H), k0, Lk, d, kr.sr);
-  attn_load_tile<S, BK>(Vs, v + vr.head(bh, H), k0, Lk, d, vr.sr);
-  T acc_dk[BK], acc_dv[BK];
+  attn_load_tile<S, BK, D>(Ks, k + kr.head(bh, H), k0, Lk, d, kr.sr);
+  attn_load_tile<S, BK, D>(Vs, v + vr.head(bh, H), k0, Lk, d, vr.sr);
+  const AttnColumns<T, D> my;  // column my.c of keys my.g, my.g + G, ...
+  constexpr int G = AttnColumns<T, D>::G;
+  T acc_dk[BK / G], acc_dv[BK / G];
 #pragma unroll
-  for (int j = 0; j < BK; ++j) acc_dk[j] = acc_dv[j] = T(0);
+  for (int r = 0; r < BK / G; ++r) acc_dk[r] = acc_dv[r] = T(0);
 
   // Causal: queries before k0 see none of these keys.
   const int qstart = causal ? (k0 / BQ) * BQ : 0;
   for (int q0 = qstart; q0 < Lq; q0 += BQ) {
     __syncthreads();
-    attn_load_tile<S, BQ>(Qs, q + qr.head(bh, H), q0, Lq, d, qr.sr);
-    attn_load_tile<S, BQ>(dOs, dout + dor.head(bh, H), q0, Lq, d, dor.sr);
+    attn_load_tile<S, BQ, D>(Qs, q + qr.head(bh, H), q0, Lq, d, qr.sr);
+    attn_load_tile<S, BQ, D>(dOs, dout + dor.head(bh, H), q0, Lq, d, dor.sr);
     attn_load_row_stats<T, BQ>(lse_s, delta_s, lse, delta, bh, q0, Lq);
     __syncthreads();
-    attn_recompute<T, BQ, BK>(Qs, dOs, Ks, Vs, lse_s, delta_s, Ps, dSs, q0, k0, Lq, Lk, d, kpm,
-                              causal, scale, drop, bh);
+    attn_recompute<T, BQ, BK, D>(Qs, dOs, Ks, Vs, lse_s, delta_s, Ps, dSs, q0, k0, Lq, Lk, kpm,
+                                 causal, scale, drop, bh);
     __syncthreads();
-    if (tid < d) {
+    if (my.c < d) {
 #pragma unroll
-      for (int j = 0; j < BK; ++j) {
-        T a = acc_dv[j], b = acc_dk[j];
+      for (int r = 0; r < BK / G; ++r) {
+        const int j = my.g + r * G;
+        T a = acc_dv[r], b = acc_dk[r];
+#pragma unroll
         for (int i = 0; i < BQ; ++i) {
-          a += Ps[i][j] * dOs[i][tid];
-          b += dSs[i][j] * Qs[i][tid];
+          a += Ps[i][j] * dOs[i][my.c];
+          b += dSs[i][j] * Qs[i][my.c];
         }
-        acc_dv[j] = a;
-        acc_dk[j] = b;
+        acc_dv[r] = a;
+        acc_dk[r] = b;
       }
     }
   }
 
-  if (tid < d) {
+  if (my.c < d) {
 #pragma unroll
-    for (int j = 0; j < BK; ++j) {
-      const int kj = k0 + j;
+    for (int r = 0; r < BK / G; ++r) {
+      const int kj = k0 + my.g + r * G;
       if (kj < Lk) {
-        dk[dkr.head(bh, H) + (long long)kj * dkr.sr + tid] = scale * acc_dk[j];
-        dv[dvr.head(bh, H) + (long long)kj * dvr.sr + tid] = acc_dv[j];
+        dk[dkr.head(bh, H) + (long long)kj * dkr.sr + my.c] = scale * acc_dk[r];
+        dv[dvr.head(bh, H) + (long long)kj * dvr.sr + my.c] = acc_dv[r];
       }
     }
   }
 }
 
-template <typename S>
+template <typename S, int D>
 __global__ void __launch_bounds__(ATT_THREADS)
     attention_backward_dq(const S* __restrict__ q, const S* __restrict__ k,
                           const S* __restrict__ v, const unsigned char* __restrict__ key_pad_mask,
@@ -400,10 +427,10 @@ __global__ void __launch_bounds__(ATT_THREADS)
   using T = mtx::compute_t<S>;
   constexpr int BQ = AttnTiles<T>::BQB;
   constexpr int BK = AttnTiles<T>::BKB;
-  __shared__ T Qs[BQ][ATT_PAD];
-  __shared__ T dOs[BQ][ATT_PAD];
-  __shared__ T Ks[BK][ATT_PAD];
-  __shared__ T Vs[BK][ATT_PAD];
+  __shared__ T Qs[BQ][D + 1];
+  __shared__ T dOs[BQ][D + 1];
+  __shared__ T Ks[BK][D + 1];
+  __shared__ T Vs[BK][D + 1];
   __shared__ T dSs[BQ][BK + 1];
   __shared__ T lse_s[BQ];
   __shared__ T delta_s[BQ];
@@ -412,44 +439,47 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int bh = blockIdx.x / ntiles;
   const int q0 = (blockIdx.x - bh * ntiles) * BQ;
   if (bh >= BH) return;
-  const int tid = threadIdx.x;
   const int H = (int)layout[0];  // layout: q, k, v, do, dq
   const AttnRows qr = attn_rows(layout, 0), kr = attn_rows(layout, 1), vr = attn_rows(layout, 2),
                  dor = attn_rows(layout, 3), dqr = attn_rows(layout, 4);
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
   const AttnDropout<T> drop{philox_pair(philox, offset), threshold, keep_scale};
 
-  attn_load_tile<S, BQ>(Qs, q + qr.head(bh, H), q0, Lq, d, qr.sr);
-  attn_load_tile<S, BQ>(dOs, dout + dor.head(bh, H), q0, Lq, d, dor.sr);
+  attn_load_tile<S, BQ, D>(Qs, q + qr.head(bh, H), q0, Lq, d, qr.sr);
+  attn_load_tile<S, BQ, D>(dOs, dout + dor.head(bh, H), q0, Lq, d, dor.sr);
   attn_load_row_stats<T, BQ>(lse_s, delta_s, lse, delta, bh, q0, Lq);
-  T acc[BQ];
+  const AttnColumns<T, D> my;  // column my.c of rows my.g, my.g + G, ...
+  constexpr int G = AttnColumns<T, D>::G;
+  T acc[BQ / G];
 #pragma unroll
-  for (int i = 0; i < BQ; ++i) acc[i] = T(0);
+  for (int r = 0; r < BQ / G; ++r) acc[r] = T(0);
 
   const int kend = causal ? mtx::imin(Lk, q0 + BQ) : Lk;
   for (int k0 = 0; k0 < kend; k0 += BK) {
     __syncthreads();
-    attn_load_tile<S, BK>(Ks, k + kr.head(bh, H), k0, Lk, d, kr.sr);
-    attn_load_tile<S, BK>(Vs, v + vr.head(bh, H), k0, Lk, d, vr.sr);
+    attn_load_tile<S, BK, D>(Ks, k + kr.head(bh, H), k0, Lk, d, kr.sr);
+    attn_load_tile<S, BK, D>(Vs, v + vr.head(bh, H), k0, Lk, d, vr.sr);
     __syncthreads();
-    attn_recompute<T, BQ, BK>(Qs, dOs, Ks, Vs, lse_s, delta_s, (T(*)[BK + 1])nullptr, dSs, q0, k0,
-                              Lq, Lk, d, kpm, causal, scale, drop, bh);
+    attn_recompute<T, BQ, BK, D>(Qs, dOs, Ks, Vs, lse_s, delta_s, (T(*)[BK + 1])nullptr, dSs, q0,
+                                 k0, Lq, Lk, kpm, causal, scale, drop, bh);
     __syncthreads();
-    if (tid < d) {
+    if (my.c < d) {
 #pragma unroll
-      for (int i = 0; i < BQ; ++i) {
-        T a = acc[i];
-        for (int j = 0; j < BK; ++j) a += dSs[i][j] * Ks[j][tid];
-        acc[i] = a;
+      for (int r = 0; r < BQ / G; ++r) {
+        const int i = my.g + r * G;
+        T a = acc[r];
+#pragma unroll
+        for (int j = 0; j < BK; ++j) a += dSs[i][j] * Ks[j][my.c];
+        acc[r] = a;
       }
     }
   }
 
-  if (tid < d) {
+  if (my.c < d) {
 #pragma unroll
-    for (int i = 0; i < BQ; ++i) {
-      const int qi = q0 + i;
-      if (qi < Lq) dq[dqr.head(bh, H) + (long long)qi * dqr.sr + tid] = scale * acc[i];
+    for (int r = 0; r < BQ / G; ++r) {
+      const int qi = q0 + my.g + r * G;
+      if (qi < Lq) dq[dqr.head(bh, H) + (long long)qi * dqr.sr + my.c] = scale * acc[r];
     }
   }
 }

@@ -17,10 +17,18 @@ from ._launch import check_compute_dtype, check_int32, float_dtype, kept
 from ._runtime import CTYPE, backend_for, compute_dtype
 from .dropout import dropout_threshold, _philox_args
 
-#: Largest head dimension d: thread c of a block owns output column c.
-MAX_HEAD_DIM = 128
-#: Threads per block of every attention kernel (>= MAX_HEAD_DIM).
+#: The head-dim classes D the kernels are compiled for: a head of d columns runs the kernels of
+#: the smallest D >= d, whose shared tiles are [rows][D + 1] and whose loops over the head dim
+#: run D steps known to the compiler (the columns past d are zeros).
+HEAD_DIMS = (32, 64, 128)
+#: Largest head dimension d.
+MAX_HEAD_DIM = HEAD_DIMS[-1]
+#: Threads per block of every attention kernel: THREADS / D groups of D, thread t owning column
+#: t % D of its group's rows (so a multiple of every D).
 THREADS = 128
+#: The kernels taking the head-dim class D as their second template argument, and the D they
+#: are compiled for (_runtime.instantiations).
+SIZES = {kernel: HEAD_DIMS for kernel in ("attention_forward", "attention_backward_dkdv", "attention_backward_dq")}
 
 
 class Tiles(NamedTuple):
@@ -37,9 +45,14 @@ TILES = {np.dtype(np.float32): Tiles(bq=16, bk=32, bqb=16, bkb=16),
          np.dtype(np.float64): Tiles(bq=8, bk=16, bqb=8, bkb=8)}
 
 #: -D defines attention.cu is compiled with (see _runtime.compile_defines).
-DEFINES = {"ATT_DMAX": MAX_HEAD_DIM, "ATT_THREADS": THREADS,
+DEFINES = {"ATT_THREADS": THREADS,
            **{f"ATT_{CTYPE[dt.name].upper()}_{name.upper()}": size
               for dt, tiles in TILES.items() for name, size in tiles._asdict().items()}}
+
+
+def _head_dim_class(d: int) -> int:
+    """The D of HEAD_DIMS whose kernels compute heads of d columns: the smallest D >= d."""
+    return next(D for D in HEAD_DIMS if d <= D)
 
 
 class AttentionPlan(NamedTuple):
@@ -222,7 +235,7 @@ def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, drop
             be.launch("attention.cu", "attention_forward", dt, (grid,), (THREADS,),
                       (q, k, v, m, o, lse, np.int32(BH), np.int32(heads), np.int32(Lq),
                        np.int32(Lk), np.int32(d), np.int32(bool(causal)), scale, _layout(be, H, q, k, v, o),
-                       *dropout), strided=True)
+                       *dropout), strided=True, size=_head_dim_class(d))
     return o, lse
 
 
@@ -277,10 +290,11 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
                   (THREADS,), (o, do, delta, np.int32(BH), np.int32(Lq), np.int32(d), _layout(be, H, o, do)), strided=True)
         sizes = (np.int32(BH), np.int32(heads), np.int32(Lq), np.int32(Lk), np.int32(d), np.int32(bool(causal)),
                  scale)
+        D = _head_dim_class(d)
         be.launch("attention.cu", "attention_backward_dkdv", dt, (BH * (-(-Lk // tiles.bkb)),),
                   (THREADS,), (q, k, v, m, do, lse, delta, dk, dv) + sizes
-                  + (_layout(be, H, q, k, v, do, dk, dv), *dropout), strided=True)
+                  + (_layout(be, H, q, k, v, do, dk, dv), *dropout), strided=True, size=D)
         be.launch("attention.cu", "attention_backward_dq", dt, (BH * (-(-Lq // tiles.bqb)),),
                   (THREADS,), (q, k, v, m, do, lse, delta, dq) + sizes + (_layout(be, H, q, k, v, do, dq), *dropout),
-                  strided=True)
+                  strided=True, size=D)
     return dq, dk, dv

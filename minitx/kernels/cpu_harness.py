@@ -85,9 +85,10 @@ def build_dir() -> Path:
     return d
 
 
-def export_name(kernel: str, ctype: str) -> str:
-    """The C name of ``kernel<ctype>``'s entry point (``mtx::bfloat16`` -> ``mtx__bfloat16``)."""
-    return f"minitx__{kernel}__" + re.sub(r"\W", "_", ctype)
+def export_name(kernel: str, ctype: str, size: int | None = None) -> str:
+    """The C name of ``kernel<ctype>``'s entry point (``mtx::bfloat16`` -> ``mtx__bfloat16``),
+    or of ``kernel<ctype, size>``'s (``__<size>`` appended)."""
+    return f"minitx__{kernel}__" + re.sub(r"\W", "_", ctype) + ("" if size is None else f"__{size}")
 
 
 def wrapper_source(cu_path: Path, kernels) -> str:
@@ -97,12 +98,13 @@ def wrapper_source(cu_path: Path, kernels) -> str:
         f'#include "{Path(cu_path).resolve()}"',
         "",
     ]
-    for k in kernels:
-        for ct in _runtime.instantiated_ctypes(cu_path):
+    registered = Path(cu_path).name if Path(cu_path).resolve().parent == _runtime.KERNEL_DIR else ""
+    for ct in _runtime.instantiated_ctypes(cu_path):
+        for k, size in _runtime.instantiations(registered, ct, kernels):
             lines.append(
-                f'extern "C" int {export_name(k, ct)}(const unsigned* g, const unsigned* b, '
+                f'extern "C" int {export_name(k, ct, size)}(const unsigned* g, const unsigned* b, '
                 f"void** a, const char* codes, const int* opts) {{\n"
-                f"  return minitx_cpu::launch_export(&{k}<{ct}>, g, b, a, codes, opts);\n}}"
+                f"  return minitx_cpu::launch_export(&{_runtime.instantiation(k, ct, size)}, g, b, a, codes, opts);\n}}"
             )
     return "\n".join(lines) + "\n"
 
@@ -281,11 +283,12 @@ class CpuBackend:
                     self._libs[key] = lib
         return lib
 
-    def launch(self, filename, kernel, dtype, grid, block, args, *, path=None, kernels=None, strided=False):
+    def launch(self, filename, kernel, dtype, grid, block, args, *, path=None, kernels=None, strided=False,
+               size=None):
         _runtime.check_kernel_args(args, strided)
         ctype = _runtime.ctype_of(dtype)
         lib = self.library(filename, path, kernels)
-        fn = getattr(lib, export_name(kernel, ctype))
+        fn = getattr(lib, export_name(kernel, ctype, size))
         fn.restype = ctypes.c_int
         grid = (tuple(int(g) for g in grid) + (1, 1, 1))[:3]
         block = (tuple(int(b) for b in block) + (1, 1, 1))[:3]
@@ -318,7 +321,7 @@ class CpuBackend:
         rc = fn(g3, b3, ptrs, "".join(codes).encode(), opts)
         if rc != 0:
             msg = lib.minitx_cpu_last_error().decode(errors="replace")
-            raise KernelLaunchError(f"{kernel}<{ctype}>: {msg}")
+            raise KernelLaunchError(f"{_runtime.instantiation(kernel, ctype, size)}: {msg}")
         for i, g in guarded:
             g.finish(i, kernel)
 

@@ -93,9 +93,48 @@ def test_attention_long_and_wide(cpu, d):
     _check(q, k, v, None, True, 0.1, rng, np.float32)
 
 
-def test_attention_schedules(cpu, any_schedule):
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("d", [1, 31, 32, 33, 63, 64, 65, 127, 128])
+def test_each_head_dim_class_at_its_edges(cpu, d, dtype):
+    """A head of d columns runs the kernels of the smallest D of HEAD_DIMS (32, 64, 128) with
+    d <= D, whose tiles are zero past column d: at both edges of each class, with a key-padding
+    mask, the causal mask and dropout, every output equals the reference."""
+    from minitx.kernels.attention import HEAD_DIMS, _head_dim_class
+    assert _head_dim_class(d) == min(D for D in HEAD_DIMS if d <= D)
+    rng = np.random.default_rng(d)
+    B, H, L = 2, 2, 21
+    q, k, v = (rng.standard_normal((B * H, L, d)).astype(dtype) for _ in range(3))
+    kpm = rng.random((B, L)) < 0.8
+    _check(q, k, v, kpm, True, None, rng, dtype, dropout=(0.25, 5, 7))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_head_dim_class_that_fits_gives_the_same_bits(cpu, dtype, monkeypatch):
+    """The columns past d are zeros that add nothing, and each output element is summed by one
+    thread in one order whatever the class's groups of threads: d = 20 through D = 32, 64 and
+    128 gives bit-identical outputs and gradients."""
+    from minitx.kernels import attention
+    rng = np.random.default_rng(3)
+    B, H, L, d = 2, 3, 37, 20
+    q, k, v = (rng.standard_normal((B * H, L, d)).astype(dtype) for _ in range(3))
+    do = rng.standard_normal((B * H, L, d)).astype(dtype)
+    kpm = rng.random((B, L)) < 0.8
+    results = []
+    for D in attention.HEAD_DIMS:
+        monkeypatch.setattr(attention, "_head_dim_class", lambda d, D=D: D)
+        o, lse = K.attention_forward(q, k, v, key_pad_mask=kpm, causal=True, dropout_p=0.25, seed=1, offset=2)
+        grads = K.attention_backward(q, k, v, o, lse, do, key_pad_mask=kpm, causal=True, dropout_p=0.25, seed=1,
+                                     offset=2)
+        results.append((o, lse, *grads))
+    for other in results[1:]:
+        for got, want in zip(other, results[0]):
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("d", [24, 40])
+def test_attention_schedules(cpu, any_schedule, d):
     rng = np.random.default_rng(7)
-    B, H, L, d = 2, 2, 19, 24
+    B, H, L = 2, 2, 19  # d: four groups of 32 threads (D = 32), two of 64 (D = 64)
     q = rng.standard_normal((B * H, L, d))
     k = rng.standard_normal((B * H, L + 3, d))
     v = rng.standard_normal((B * H, L + 3, d))
