@@ -12,6 +12,10 @@ forward = the op's forward (graph recorded, as in training); backward = (forward
 minus forward. Bandwidth: the bytes an op must at least read and write (inputs once, outputs
 once) divided by the time, also as a percent of the device-to-device copy bandwidth measured
 first (2 x bytes / time of a 256 MiB copy). Ratios > 1 mean the fused kernel is faster.
+With ``--kernel-time`` each kernel's own GPU time is also set against a copy of the same bytes
+(half read, half written), timed the same way: a kernel moving a few MB cannot reach the large
+copy's bandwidth, and neither can a copy of its size (``%same``: that copy's time over the
+kernel's, 100 = as fast as moving its bytes can be at that size).
 Prints a table and writes JSON (default benchmarks/results/kernels-<gpu>-<date>.json).
 
 ``--device cpu`` is a smoke mode (tiny shapes, the kernels through the CPU emulation,
@@ -110,6 +114,20 @@ def kernel_ms(fn, warmup, repeat, sync):
         print(f"kernel time left out: {type(error).__name__}: {error}", file=sys.stderr)
         return None
     return sum(ms for _, ms, _ in rows)
+
+
+_SAME_SIZE_COPY_MS: dict[int, float | None] = {}
+
+
+def same_size_copy_ms(cp, nbytes, warmup, repeat):
+    """Kernel-alone milliseconds (kernel_ms) of a device-to-device copy of nbytes / 2 bytes, which
+    reads and writes nbytes in all; measured once per size."""
+    if nbytes not in _SAME_SIZE_COPY_MS:
+        src = cp.ones(max(nbytes // 2, 1), dtype=cp.uint8)
+        dst = cp.empty_like(src)
+        _SAME_SIZE_COPY_MS[nbytes] = kernel_ms(lambda: dst.__setitem__(Ellipsis, src), warmup, repeat,
+                                               cp.cuda.Device().synchronize)
+    return _SAME_SIZE_COPY_MS[nbytes]
 
 
 def copy_bandwidth(cp, repeat):
@@ -348,6 +366,8 @@ def main(argv=None):
             for part, ms, nbytes in (("fwd", kernels_ms[0], bf), ("bwd", kernels_ms[1], bb)):
                 row[f"{part}_kernel_ms"] = ms
                 row[f"{part}_kernel_pct_copy"] = 100 * gbps(nbytes, ms) / copy_gbps if ms is not None else None
+                copy_ms = same_size_copy_ms(cp, nbytes, args.warmup, args.repeat) if ms and nbytes else None
+                row[f"{part}_kernel_pct_same_copy"] = 100 * copy_ms / ms if copy_ms else None
         results.append(row)
         print(f"  {name:32s} {path:9s} fwd {fwd:8.3f} ms" + (f"  bwd {bwd:8.3f} ms" if bwd is not None else ""),
               flush=True)
@@ -442,12 +462,13 @@ def print_table(results, ratios, gpu, copy_gbps):
     timed = [r for r in results if "fwd_kernel_ms" in r]
     if timed:  # --kernel-time: the kernels alone, without the host's launch overhead
         head = f"\n{'kernels alone (CUPTI)':32s} {'shape':28s} {'path':9s} {'fwd ms':>8s} {'bwd ms':>8s} " \
-               f"{'fwd %cp':>7s} {'bwd %cp':>7s}"
+               f"{'fwd %cp':>7s} {'bwd %cp':>7s} {'fwd %same':>9s} {'bwd %same':>9s}"
         print(head + "\n" + "-" * (len(head) - 1))
         for r in timed:
             print(f"{r['name']:32s} {r['shape']:28s} {r['path']:9s} {num(r['fwd_kernel_ms'], '8.3f')} "
                   f"{num(r['bwd_kernel_ms'], '8.3f')} {num(r['fwd_kernel_pct_copy'], '7.1f')} "
-                  f"{num(r['bwd_kernel_pct_copy'], '7.1f')}")
+                  f"{num(r['bwd_kernel_pct_copy'], '7.1f')} {num(r.get('fwd_kernel_pct_same_copy'), '9.1f')} "
+                  f"{num(r.get('bwd_kernel_pct_same_copy'), '9.1f')}")
     head = f"\n{'speed-up of the fused kernel':32s} {'fwd vs ref':>10s} {'bwd vs ref':>10s} {'fwd vs torch':>12s} " \
            f"{'bwd vs torch':>12s}"
     print(head + "\n" + "-" * (len(head) - 1))
