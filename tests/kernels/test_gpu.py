@@ -142,6 +142,8 @@ def _attention_xp(cp, q, k, v, keep, scale, do):
     (3, 2, 37, 200, 32, False, True),
     (2, 1, 5, 1, 8, True, False),
     (2, 8, 256, 256, 64, True, False),
+    (2, 3, 45, 45, 40, True, True),  # heads between the classes: D = 64 and D = 128 with d < D
+    (1, 2, 33, 70, 100, False, True),
 ])
 def test_attention(cp, dtype, B, H, Lq, Lk, d, causal, masked):
     rng = cp.random.default_rng(3)
@@ -167,6 +169,29 @@ def test_attention(cp, dtype, B, H, Lq, Lk, d, causal, masked):
     for got, want in zip(grads, grads_ref):
         assert bool(cp.isfinite(got).all())
         _close(cp, got, want, dtype, 10)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, "bfloat16"])
+def test_every_head_dim_class_that_fits_gives_the_same_bits_on_cupy(cp, dtype, monkeypatch):
+    """d = 20 through the kernels of D = 32, 64 and 128 (as tests/kernels/test_attention.py on the
+    CPU build): the zero columns add nothing and each element is summed in one order, so the
+    GPU's compiled instantiations give the same bits too."""
+    from minitx.kernels import attention
+    dt = backend.resolve_dtype(dtype)
+    rng = cp.random.default_rng(5)
+    B, H, L, d = 2, 3, 37, 20
+    q, k, v, do = (rng.standard_normal((B * H, L, d)).astype(np.float32).astype(dt) for _ in range(4))
+    kpm = rng.random((B, L)) < 0.8
+    results = []
+    for D in attention.HEAD_DIMS:
+        monkeypatch.setattr(attention, "_head_dim_class", lambda d, D=D: D)
+        options = dict(key_pad_mask=kpm, causal=True, dropout_p=0.25, seed=1, offset=2)
+        o, lse = K.attention_forward(q, k, v, **options)
+        results.append([cp.asnumpy(x).view(np.uint8) for x in (o, lse, *K.attention_backward(q, k, v, o, lse, do,
+                                                                                              **options))])
+    for other in results[1:]:
+        for got, want in zip(other, results[0]):
+            np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
