@@ -32,16 +32,19 @@
 //   P_ij = exp(s_ij - lse_i),  dP_ij = z_ij (do_i . v_j),  dS_ij = P_ij * (dP_ij - delta_i)
 //   dv_j = sum_i P_ij z_ij do_i,  dk_j = scale * sum_i dS_ij q_i,  dq_i = scale * sum_j dS_ij k_j
 //
-// Head-dim class D: every shared tile is [rows][D + 1] (one column of padding, so the threads
-// of a warp reading one column of different rows hit different banks), its columns d..D-1 are
-// zero, and every loop over the head dim runs D steps known when compiling: the zeros add
-// nothing to a dot product, and a head of 64 gets tiles half the size of 128's, so twice the
-// blocks fit on a multiprocessor.
+// Head-dim class D: every shared tile is [rows][D + V] of T, its columns d..D-1 zero, and
+// every loop over the head dim runs D steps known when compiling: the zeros add nothing to a
+// dot product, and a head of 64 gets tiles half the size of 128's, so twice the blocks fit on
+// a multiprocessor. V = 16 / sizeof(T) (4 floats, 2 doubles) is what one 16-byte load reads:
+// rows and columns are read V at a time (one shared-memory instruction where one a column took
+// two per multiply-add), and the V columns of padding keep each row 16-byte aligned and put the
+// rows that 8 threads read at once on 8 different groups of 4 banks.
 //
-// Thread mapping: blocks of ATT_THREADS threads, seen as G = ATT_THREADS / D groups of D: in
-// the phases that accumulate an output row, thread t owns column c = t % D of the rows (or
-// keys) g, g + G, g + 2G, ... of its tile, g = t / D (threads with c >= d idle there). Each
-// output element is summed by one thread in one order, whatever G is.
+// Thread mapping: blocks of ATT_THREADS threads. In the phases that accumulate output rows the
+// block is G = ATT_THREADS / (D / V) groups of D / V threads: thread t owns the V columns
+// c .. c + V - 1, c = (t % (D / V)) * V, of the rows (or keys) g, g + G, g + 2G, ... of its
+// tile, g = t / (D / V) (threads with c >= d idle there). Each output element is summed by one
+// thread in one order, whatever D and G are.
 //   attention_forward        block = (bh, tile of BQ query rows); loops over key
 //                            tiles of BK keys staged in shared memory; online
 //                            softmax per row (one warp per row, BK <= 32 so a
@@ -80,16 +83,34 @@ struct AttnTiles<double> {
 static_assert(AttnTiles<float>::BK <= 32 && AttnTiles<double>::BK <= 32,
               "the forward's online softmax holds one score per warp lane");
 
-// The column and the first row of thread t in the phases that accumulate output rows, and the
-// stride between its rows: G = ATT_THREADS / D groups of D threads (see the header).
+// V elements of T read from shared memory at once (one 16-byte load), and the row length of a
+// tile of head-dim class D: D columns and V of padding (see the header).
+template <typename T>
+struct AttnVec {
+  static constexpr int V = 16 / sizeof(T);
+  struct alignas(16) type {
+    T x[V];
+  };
+};
+template <typename T, int D>
+constexpr int attn_row = D + AttnVec<T>::V;
+
+// The V columns from column c of a tile row (c a multiple of V).
+template <typename T>
+__device__ __forceinline__ typename AttnVec<T>::type attn_vec(const T* row, int c) {
+  return *reinterpret_cast<const typename AttnVec<T>::type*>(row + c);
+}
+
+// The first of the V columns and the first row of thread t in the phases that accumulate
+// output rows; its rows are g, g + G, ...: G groups of D / V threads (see the header).
 template <typename T, int D>
 struct AttnColumns {
-  static constexpr int G = ATT_THREADS / D;
-  static_assert(ATT_THREADS % D == 0, "the threads of a block split into whole groups of D");
+  static constexpr int V = AttnVec<T>::V, G = ATT_THREADS / (D / V);
+  static_assert(D % V == 0 && ATT_THREADS % (D / V) == 0, "the threads split into whole groups of D / V");
   static_assert(AttnTiles<T>::BQ % G == 0 && AttnTiles<T>::BQB % G == 0 && AttnTiles<T>::BKB % G == 0,
                 "every group owns the same number of a tile's rows");
   int c, g;
-  __device__ __forceinline__ AttnColumns() : c(threadIdx.x % D), g(threadIdx.x / D) {}
+  __device__ __forceinline__ AttnColumns() : c((threadIdx.x % (D / V)) * V), g(threadIdx.x / (D / V)) {}
 };
 
 __device__ __forceinline__ bool attn_allowed(int qi, int kj, int Lq, int Lk,
@@ -131,10 +152,10 @@ __device__ __forceinline__ AttnRows attn_rows(const long long* __restrict__ layo
 }
 
 // Copy NR rows (starting at row0 of an [L, d] matrix of S whose rows are `sr` apart) into a
-// padded shared tile [NR][D + 1] of the compute type; rows past L and columns past d are
+// padded shared tile [NR][D + V] of the compute type; rows past L and columns past d are
 // zero-filled, so that 0 * tile stays finite and the columns past d add nothing.
 template <typename S, int NR, int D>
-__device__ __forceinline__ void attn_load_tile(mtx::compute_t<S> (*dst)[D + 1],
+__device__ __forceinline__ void attn_load_tile(mtx::compute_t<S> (*dst)[attn_row<mtx::compute_t<S>, D>],
                                                const S* __restrict__ src, int row0, int L, int d,
                                                long long sr) {
   using T = mtx::compute_t<S>;
@@ -151,12 +172,18 @@ __device__ __forceinline__ const unsigned char* attn_kpm_row(const unsigned char
   return key_pad_mask ? key_pad_mask + (long long)(bh / heads) * Lk : nullptr;
 }
 
-// a . b over the D columns of two tile rows (the columns past d are zero in both).
+// a . b over the D columns of two tile rows, V at a time, added in column order (the columns
+// past d are zero in both).
 template <typename T, int D>
 __device__ __forceinline__ T attn_dot(const T* a, const T* b) {
+  constexpr int V = AttnVec<T>::V;
   T s = T(0);
 #pragma unroll
-  for (int c = 0; c < D; ++c) s += a[c] * b[c];
+  for (int c = 0; c < D; c += V) {
+    const auto av = attn_vec(a, c), bv = attn_vec(b, c);
+#pragma unroll
+    for (int e = 0; e < V; ++e) s += av.x[e] * bv.x[e];
+  }
   return s;
 }
 
@@ -172,9 +199,9 @@ __global__ void __launch_bounds__(ATT_THREADS)
   using T = mtx::compute_t<S>;
   constexpr int BQ = AttnTiles<T>::BQ;
   constexpr int BK = AttnTiles<T>::BK;
-  __shared__ T Qs[BQ][D + 1];
-  __shared__ T Ks[BK][D + 1];
-  __shared__ T Vs[BK][D + 1];
+  alignas(16) __shared__ T Qs[BQ][attn_row<T, D>];
+  alignas(16) __shared__ T Ks[BK][attn_row<T, D>];
+  alignas(16) __shared__ T Vs[BK][attn_row<T, D>];
   __shared__ T Ps[BQ][BK + 1];
   __shared__ T row_m[BQ];
   __shared__ T row_l[BQ];
@@ -201,11 +228,13 @@ __global__ void __launch_bounds__(ATT_THREADS)
     row_m[tid] = neg_inf;
     row_l[tid] = T(0);
   }
-  const AttnColumns<T, D> my;  // column my.c of rows my.g, my.g + G, ...
-  constexpr int G = AttnColumns<T, D>::G;
-  T acc[BQ / G];
+  const AttnColumns<T, D> my;  // columns my.c .. my.c + V - 1 of rows my.g, my.g + G, ...
+  constexpr int G = AttnColumns<T, D>::G, V = AttnColumns<T, D>::V;
+  T acc[BQ / G][V];
 #pragma unroll
-  for (int r = 0; r < BQ / G; ++r) acc[r] = T(0);
+  for (int r = 0; r < BQ / G; ++r)
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[r][e] = T(0);
 
   // With a causal mask no row of this tile sees keys past its last row.
   const int kend = causal ? mtx::imin(Lk, q0 + BQ) : Lk;
@@ -246,12 +275,18 @@ __global__ void __launch_bounds__(ATT_THREADS)
 
     if (my.c < d) {
 #pragma unroll
-      for (int r = 0; r < BQ / G; ++r) {
-        const int i = my.g + r * G;
-        T a = acc[r] * row_alpha[i];
+      for (int r = 0; r < BQ / G; ++r)
 #pragma unroll
-        for (int j = 0; j < BK; ++j) a += Ps[i][j] * Vs[j][my.c];
-        acc[r] = a;
+        for (int e = 0; e < V; ++e) acc[r][e] *= row_alpha[my.g + r * G];
+#pragma unroll
+      for (int j = 0; j < BK; ++j) {
+        const auto vj = attn_vec(Vs[j], my.c);
+#pragma unroll
+        for (int r = 0; r < BQ / G; ++r) {
+          const T p = Ps[my.g + r * G][j];
+#pragma unroll
+          for (int e = 0; e < V; ++e) acc[r][e] += p * vj.x[e];
+        }
       }
     }
   }
@@ -262,10 +297,11 @@ __global__ void __launch_bounds__(ATT_THREADS)
 #pragma unroll
     for (int r = 0; r < BQ / G; ++r) {
       const int i = my.g + r * G, qi = q0 + i;
-      if (qi < Lq) {
-        const T l = row_l[i];
-        ob[(long long)qi * orows.sr + my.c] = (l == T(0)) ? T(0) : acc[r] / l;
-      }
+      const T l = row_l[i];
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        if (qi < Lq && my.c + e < d)
+          ob[(long long)qi * orows.sr + my.c + e] = (l == T(0)) ? T(0) : acc[r][e] / l;
     }
   }
   if (tid < BQ && q0 + tid < Lq) {
@@ -313,8 +349,8 @@ __device__ __forceinline__ void attn_load_row_stats(T* lse_s, T* delta_s, const 
 // For the (query tile, key tile) pair staged in shared memory, compute
 // P (optional) and dS for every allowed (i, j); zero elsewhere.
 template <typename T, int NQ, int NK, int D>
-__device__ __forceinline__ void attn_recompute(const T (*Qs)[D + 1], const T (*dOs)[D + 1],
-                                               const T (*Ks)[D + 1], const T (*Vs)[D + 1],
+__device__ __forceinline__ void attn_recompute(const T (*Qs)[attn_row<T, D>], const T (*dOs)[attn_row<T, D>],
+                                               const T (*Ks)[attn_row<T, D>], const T (*Vs)[attn_row<T, D>],
                                                const T* lse_s, const T* delta_s, T (*Ps)[NK + 1],
                                                T (*dSs)[NK + 1], int q0, int k0, int Lq, int Lk,
                                                const unsigned char* kpm, int causal,
@@ -348,10 +384,10 @@ __global__ void __launch_bounds__(ATT_THREADS)
   using T = mtx::compute_t<S>;
   constexpr int BQ = AttnTiles<T>::BQB;
   constexpr int BK = AttnTiles<T>::BKB;
-  __shared__ T Ks[BK][D + 1];
-  __shared__ T Vs[BK][D + 1];
-  __shared__ T Qs[BQ][D + 1];
-  __shared__ T dOs[BQ][D + 1];
+  alignas(16) __shared__ T Ks[BK][attn_row<T, D>];
+  alignas(16) __shared__ T Vs[BK][attn_row<T, D>];
+  alignas(16) __shared__ T Qs[BQ][attn_row<T, D>];
+  alignas(16) __shared__ T dOs[BQ][attn_row<T, D>];
   __shared__ T Ps[BQ][BK + 1];
   __shared__ T dSs[BQ][BK + 1];
   __shared__ T lse_s[BQ];
@@ -369,11 +405,13 @@ __global__ void __launch_bounds__(ATT_THREADS)
 
   attn_load_tile<S, BK, D>(Ks, k + kr.head(bh, H), k0, Lk, d, kr.sr);
   attn_load_tile<S, BK, D>(Vs, v + vr.head(bh, H), k0, Lk, d, vr.sr);
-  const AttnColumns<T, D> my;  // column my.c of keys my.g, my.g + G, ...
-  constexpr int G = AttnColumns<T, D>::G;
-  T acc_dk[BK / G], acc_dv[BK / G];
+  const AttnColumns<T, D> my;  // columns my.c .. my.c + V - 1 of keys my.g, my.g + G, ...
+  constexpr int G = AttnColumns<T, D>::G, V = AttnColumns<T, D>::V;
+  T acc_dk[BK / G][V], acc_dv[BK / G][V];
 #pragma unroll
-  for (int r = 0; r < BK / G; ++r) acc_dk[r] = acc_dv[r] = T(0);
+  for (int r = 0; r < BK / G; ++r)
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc_dk[r][e] = acc_dv[r][e] = T(0);
 
   // Causal: queries before k0 see none of these keys.
   const int qstart = causal ? (k0 / BQ) * BQ : 0;
@@ -388,16 +426,17 @@ __global__ void __launch_bounds__(ATT_THREADS)
     __syncthreads();
     if (my.c < d) {
 #pragma unroll
-      for (int r = 0; r < BK / G; ++r) {
-        const int j = my.g + r * G;
-        T a = acc_dv[r], b = acc_dk[r];
+      for (int i = 0; i < BQ; ++i) {
+        const auto dorow = attn_vec(dOs[i], my.c), qrow = attn_vec(Qs[i], my.c);
 #pragma unroll
-        for (int i = 0; i < BQ; ++i) {
-          a += Ps[i][j] * dOs[i][my.c];
-          b += dSs[i][j] * Qs[i][my.c];
+        for (int r = 0; r < BK / G; ++r) {
+          const T p = Ps[i][my.g + r * G], ds = dSs[i][my.g + r * G];
+#pragma unroll
+          for (int e = 0; e < V; ++e) {
+            acc_dv[r][e] += p * dorow.x[e];
+            acc_dk[r][e] += ds * qrow.x[e];
+          }
         }
-        acc_dv[r] = a;
-        acc_dk[r] = b;
       }
     }
   }
@@ -406,9 +445,12 @@ __global__ void __launch_bounds__(ATT_THREADS)
 #pragma unroll
     for (int r = 0; r < BK / G; ++r) {
       const int kj = k0 + my.g + r * G;
-      if (kj < Lk) {
-        dk[dkr.head(bh, H) + (long long)kj * dkr.sr + my.c] = scale * acc_dk[r];
-        dv[dvr.head(bh, H) + (long long)kj * dvr.sr + my.c] = acc_dv[r];
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        if (kj < Lk && my.c + e < d) {
+          dk[dkr.head(bh, H) + (long long)kj * dkr.sr + my.c + e] = scale * acc_dk[r][e];
+          dv[dvr.head(bh, H) + (long long)kj * dvr.sr + my.c + e] = acc_dv[r][e];
+        }
       }
     }
   }
@@ -427,10 +469,10 @@ __global__ void __launch_bounds__(ATT_THREADS)
   using T = mtx::compute_t<S>;
   constexpr int BQ = AttnTiles<T>::BQB;
   constexpr int BK = AttnTiles<T>::BKB;
-  __shared__ T Qs[BQ][D + 1];
-  __shared__ T dOs[BQ][D + 1];
-  __shared__ T Ks[BK][D + 1];
-  __shared__ T Vs[BK][D + 1];
+  alignas(16) __shared__ T Qs[BQ][attn_row<T, D>];
+  alignas(16) __shared__ T dOs[BQ][attn_row<T, D>];
+  alignas(16) __shared__ T Ks[BK][attn_row<T, D>];
+  alignas(16) __shared__ T Vs[BK][attn_row<T, D>];
   __shared__ T dSs[BQ][BK + 1];
   __shared__ T lse_s[BQ];
   __shared__ T delta_s[BQ];
@@ -448,11 +490,13 @@ __global__ void __launch_bounds__(ATT_THREADS)
   attn_load_tile<S, BQ, D>(Qs, q + qr.head(bh, H), q0, Lq, d, qr.sr);
   attn_load_tile<S, BQ, D>(dOs, dout + dor.head(bh, H), q0, Lq, d, dor.sr);
   attn_load_row_stats<T, BQ>(lse_s, delta_s, lse, delta, bh, q0, Lq);
-  const AttnColumns<T, D> my;  // column my.c of rows my.g, my.g + G, ...
-  constexpr int G = AttnColumns<T, D>::G;
-  T acc[BQ / G];
+  const AttnColumns<T, D> my;  // columns my.c .. my.c + V - 1 of rows my.g, my.g + G, ...
+  constexpr int G = AttnColumns<T, D>::G, V = AttnColumns<T, D>::V;
+  T acc[BQ / G][V];
 #pragma unroll
-  for (int r = 0; r < BQ / G; ++r) acc[r] = T(0);
+  for (int r = 0; r < BQ / G; ++r)
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[r][e] = T(0);
 
   const int kend = causal ? mtx::imin(Lk, q0 + BQ) : Lk;
   for (int k0 = 0; k0 < kend; k0 += BK) {
@@ -465,12 +509,14 @@ __global__ void __launch_bounds__(ATT_THREADS)
     __syncthreads();
     if (my.c < d) {
 #pragma unroll
-      for (int r = 0; r < BQ / G; ++r) {
-        const int i = my.g + r * G;
-        T a = acc[r];
+      for (int j = 0; j < BK; ++j) {
+        const auto kj = attn_vec(Ks[j], my.c);
 #pragma unroll
-        for (int j = 0; j < BK; ++j) a += dSs[i][j] * Ks[j][my.c];
-        acc[r] = a;
+        for (int r = 0; r < BQ / G; ++r) {
+          const T ds = dSs[my.g + r * G][j];
+#pragma unroll
+          for (int e = 0; e < V; ++e) acc[r][e] += ds * kj.x[e];
+        }
       }
     }
   }
@@ -479,7 +525,9 @@ __global__ void __launch_bounds__(ATT_THREADS)
 #pragma unroll
     for (int r = 0; r < BQ / G; ++r) {
       const int qi = q0 + my.g + r * G;
-      if (qi < Lq) dq[dqr.head(bh, H) + (long long)qi * dqr.sr + my.c] = scale * acc[r];
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        if (qi < Lq && my.c + e < d) dq[dqr.head(bh, H) + (long long)qi * dqr.sr + my.c + e] = scale * acc[r][e];
     }
   }
 }
