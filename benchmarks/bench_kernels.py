@@ -15,7 +15,8 @@ first (2 x bytes / time of a 256 MiB copy). Ratios > 1 mean the fused kernel is 
 With ``--kernel-time`` each kernel's own GPU time is also set against a copy of the same bytes
 (half read, half written), timed the same way: a kernel moving a few MB cannot reach the large
 copy's bandwidth, and neither can a copy of its size (``%same``: that copy's time over the
-kernel's, 100 = as fast as moving its bytes can be at that size).
+kernel's, 100 = as fast as moving its bytes can be at that size), and the JSON lists every kernel
+a call launched, with its time (``launches``: what a backward's time is made of).
 Prints a table and writes JSON (default benchmarks/results/kernels-<gpu>-<date>.json).
 
 ``--device cpu`` is a smoke mode (tiny shapes, the kernels through the CPU emulation,
@@ -100,10 +101,11 @@ class Timer:
         return statistics.median(self._once(fn) for _ in range(repeat))
 
 
-def kernel_ms(fn, warmup, repeat, sync):
+def kernel_ms(fn, warmup, repeat, sync, launches=None):
     """GPU milliseconds of the kernels one fn() launches (summed, CUPTI through PyTorch's
     profiler, profile_train_step.kernel_view): the device's time, where the events around a call
-    also count the host issuing it. None when the profiler is not there or fails."""
+    also count the host issuing it. None when the profiler is not there or fails. ``launches``,
+    a list, receives [kernel name, ms, launches] per kernel of one call."""
     try:
         from profile_train_step import kernel_view
 
@@ -113,6 +115,8 @@ def kernel_ms(fn, warmup, repeat, sync):
     except Exception as error:  # a column left out, not the benchmark
         print(f"kernel time left out: {type(error).__name__}: {error}", file=sys.stderr)
         return None
+    if launches is not None:
+        launches.extend([name, ms, count] for name, ms, count in rows)
     return sum(ms for _, ms, _ in rows)
 
 
@@ -355,7 +359,7 @@ def main(argv=None):
 
     results = []
 
-    def record(name, shape, path, fwd, bwd, bf, bb, kernels_ms=None):
+    def record(name, shape, path, fwd, bwd, bf, bb, kernels_ms=None, launches=None):
         def gbps(nbytes, ms):
             return nbytes / (ms * 1e-3) / 1e9 if ms and ms > 0 else float("nan")
         row = dict(name=name, shape=shape, path=path, fwd_ms=fwd, bwd_ms=bwd, bytes_fwd=bf, bytes_bwd=bb,
@@ -368,16 +372,19 @@ def main(argv=None):
                 row[f"{part}_kernel_pct_copy"] = 100 * gbps(nbytes, ms) / copy_gbps if ms is not None else None
                 copy_ms = same_size_copy_ms(cp, nbytes, args.warmup, args.repeat) if ms and nbytes else None
                 row[f"{part}_kernel_pct_same_copy"] = 100 * copy_ms / ms if copy_ms else None
+            row["launches"] = launches  # each kernel of forward, and of forward + backward
         results.append(row)
         print(f"  {name:32s} {path:9s} fwd {fwd:8.3f} ms" + (f"  bwd {bwd:8.3f} ms" if bwd is not None else ""),
               flush=True)
 
-    def kernels_alone(fwd, fwd_bwd, sync):
-        """(forward, backward) kernel milliseconds with --kernel-time on a GPU, else None."""
+    def kernels_alone(fwd, fwd_bwd, sync, launches):
+        """(forward, backward) kernel milliseconds with --kernel-time on a GPU, else None;
+        launches gets {"forward": [...], "forward+backward": [...]} (kernel_ms's rows)."""
         if not (args.kernel_time and args.device == "cuda"):
             return None
-        k_fwd = kernel_ms(fwd, args.warmup, args.repeat, sync)
-        k_all = kernel_ms(fwd_bwd, args.warmup, args.repeat, sync)
+        launches.update({"forward": [], "forward+backward": []})
+        k_fwd = kernel_ms(fwd, args.warmup, args.repeat, sync, launches["forward"])
+        k_all = kernel_ms(fwd_bwd, args.warmup, args.repeat, sync, launches["forward+backward"])
         return k_fwd, (None if k_fwd is None or k_all is None else max(k_all - k_fwd, 0.0))
 
     wanted = (lambda name: any(w in name for w in args.only)) if args.only else (lambda name: True)
@@ -390,14 +397,17 @@ def main(argv=None):
                 fwd, fwd_bwd = minitx_fns(make_minitx(minitx_frame), arrays, args.device)
                 t_fwd = timers["minitx"](fwd, args.warmup, args.repeat)
                 t_all = timers["minitx"](fwd_bwd, args.warmup, args.repeat)
-                alone = kernels_alone(fwd, fwd_bwd, cp.cuda.Device().synchronize if cp else None)
-            record(name, shape, path, t_fwd, max(t_all - t_fwd, 0.0), bf, bb, alone)
+                launches = {}
+                alone = kernels_alone(fwd, fwd_bwd, cp.cuda.Device().synchronize if cp else None, launches)
+            record(name, shape, path, t_fwd, max(t_all - t_fwd, 0.0), bf, bb, alone, launches)
         for frame in frames:
             fwd, fwd_bwd = torch_fns(frame.torch, make_torch(frame), arrays, args.device)
             t_fwd = timers["torch"](fwd, args.warmup, args.repeat)
             t_all = timers["torch"](fwd_bwd, args.warmup, args.repeat)
-            alone = kernels_alone(fwd, fwd_bwd, frame.torch.cuda.synchronize if args.device == "cuda" else None)
-            record(name, shape, "torch", t_fwd, max(t_all - t_fwd, 0.0), bf, bb, alone)
+            launches = {}
+            alone = kernels_alone(fwd, fwd_bwd, frame.torch.cuda.synchronize if args.device == "cuda" else None,
+                                  launches)
+            record(name, shape, "torch", t_fwd, max(t_all - t_fwd, 0.0), bf, bb, alone, launches)
     for name, shapes in adams:
         if not wanted(name):
             continue
