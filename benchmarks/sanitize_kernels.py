@@ -6,8 +6,9 @@ stores it), for compute-sanitizer.
 
 Small shapes that are not multiples of any block or tile size (so every bounds check and
 every partial tile runs), a key-padding mask with a fully masked row, causal attention, both
-dtypes. The script fails if some kernel of ``kernels.KERNELS`` (or a rung of
-``kernels.ladder``) was not launched, so a new kernel cannot escape the sanitizer. It
+dtypes, a head in each of attention's head-dim classes. The script fails if some kernel of
+``kernels.KERNELS`` (or a rung of ``kernels.ladder``), at each compile-time size it has, was not
+launched, so a new kernel cannot escape the sanitizer. It
 needs CuPy and a GPU (``--help`` works without).
 """
 from __future__ import annotations
@@ -62,17 +63,19 @@ def launch_storage_kernels(cp, K, randn, rng, dtype):
     t = cp.asarray([3, -100, 0, 36, 7])
     loss, lse = K.cross_entropy_forward(x, t, -100, 0.1)
     K.cross_entropy_backward(x, t, lse, cp.ones(5, cp.float32 if dtype == BFLOAT16 else dtype), -100, 0.1)
-    q, k, v = randn(6, 19, 24), randn(6, 23, 24), randn(6, 23, 24)
     mask = rng.random((2, 23)) < 0.7
     mask[1] = False  # a batch row with no key at all
-    for causal, (qq, kk, vv) in ((False, (q, k, v)), (True, (q, q, q))):
-        m = mask[:, :kk.shape[1]]
-        o, lse = K.attention_forward(qq, kk, vv, key_pad_mask=m, causal=causal)
-        K.attention_backward(qq, kk, vv, o, lse, randn(*o.shape), key_pad_mask=m, causal=causal)
-        # dropout on the weights: the Philox draws inside the three kernels
-        o, lse = K.attention_forward(qq, kk, vv, key_pad_mask=m, causal=causal, dropout_p=0.3, seed=5, offset=2)
-        K.attention_backward(qq, kk, vv, o, lse, randn(*o.shape), key_pad_mask=m, causal=causal, dropout_p=0.3,
-                             seed=5, offset=2)
+    for d in (24, 40, 100):  # a head in each head-dim class (32, 64, 128), short of its edge
+        q, k, v = randn(6, 19, d), randn(6, 23, d), randn(6, 23, d)
+        for causal, (qq, kk, vv) in ((False, (q, k, v)), (True, (q, q, q))):
+            m = mask[:, :kk.shape[1]]
+            o, lse = K.attention_forward(qq, kk, vv, key_pad_mask=m, causal=causal)
+            K.attention_backward(qq, kk, vv, o, lse, randn(*o.shape), key_pad_mask=m, causal=causal)
+            # dropout on the weights: the Philox draws inside the three kernels
+            o, lse = K.attention_forward(qq, kk, vv, key_pad_mask=m, causal=causal, dropout_p=0.3, seed=5,
+                                         offset=2)
+            K.attention_backward(qq, kk, vv, o, lse, randn(*o.shape), key_pad_mask=m, causal=causal,
+                                 dropout_p=0.3, seed=5, offset=2)
     h = randn(7, 33)
     K.dropout_add_backward(K.dropout_add_forward(h, randn(7, 33), 0.1, 5, 1), 0.1, 5, 1)
     for act in ("relu", "gelu_tanh"):
@@ -102,7 +105,7 @@ def main(argv=None):
     original = backend.launch
 
     def launch(filename, kernel, *args, **kwargs):
-        launched.add(kernel)
+        launched.add((kernel, kwargs.get("size")))
         return original(filename, kernel, *args, **kwargs)
 
     backend.launch = launch
@@ -113,8 +116,10 @@ def main(argv=None):
                            cp.random.default_rng(1), BFLOAT16)
     if not args.cpu:
         cp.cuda.Device().synchronize()
-    every = {k for names in (*K.KERNELS.values(), *ladder.KERNELS.values()) for k in names}
-    missing = sorted(every - launched)
+    # every kernel, and each compile-time size of a sized one (attention's head-dim classes)
+    every = {pair for filename, names in (*K.KERNELS.items(), *ladder.KERNELS.items())
+             for pair in _runtime.instantiations(filename, "float", names)}
+    missing = sorted(every - launched, key=str)
     if missing:
         print(f"sanitize_kernels: kernels never launched: {missing}", file=sys.stderr)
         return 1

@@ -5,8 +5,8 @@ next to ``softmax.cu``) is written once against a tiny back-end interface (``xp`
 
 * :class:`CupyBackend` -- the real thing.  Compiles a ``.cu`` file with
   ``cupy.RawModule(code=..., options=..., name_expressions=[...])`` lazily, once
-  per (file, dtype), and launches ``kernel<float>``, ``kernel<double>`` or
-  ``kernel<mtx::bfloat16>``.
+  per (file, dtype) (and compile-time size, for the kernels that have one), and launches
+  ``kernel<float>``, ``kernel<double>`` or ``kernel<mtx::bfloat16>`` (``kernel<float, 64>``).
 * ``CpuBackend`` (in :mod:`minitx.kernels.cpu_harness`) -- compiles the *same*
   ``.cu`` file with g++ against ``cpu_compat.h`` and runs it on the CPU.  It
   is chosen automatically when the launcher is given NumPy arrays (tests only:
@@ -157,6 +157,15 @@ def name_expressions(filename: str, ctype: str, kernels=None) -> list[str]:
     return [instantiation(k, ctype, size) for k, size in instantiations(filename, ctype, kernels)]
 
 
+def check_size(filename: str, kernel: str, size) -> None:
+    """A ValueError unless ``size`` is one the kernel is compiled for (None for a kernel
+    templated on its type alone)."""
+    sizes = compile_sizes(filename).get(kernel)
+    if (size is not None) if sizes is None else (size not in sizes):
+        raise ValueError(f"{filename}: {kernel} takes " + (f"size= one of {sizes}" if sizes else "no size=")
+                         + f", got size={size!r}")
+
+
 def ctype_of(dtype) -> str:
     try:
         return CTYPE[np.dtype(dtype).name]
@@ -201,9 +210,11 @@ class CupyBackend:
         self._pinned, self._pinned_used = None, 0  # the block pointer tables' pinned sources are cut from
 
     # -- compilation -------------------------------------------------------
-    def module(self, filename: str, dtype, kernels=None):
+    def module(self, filename: str, dtype, kernels=None, size=None):
+        """The file compiled for one dtype: the kernels of that size only (None: those without
+        one), so a run compiles the head-dim classes it uses, not all of them."""
         ctype = ctype_of(dtype)
-        key = (filename, ctype)
+        key = (filename, ctype, size)
         mod = self._modules.get(key)
         if mod is None:
             with self._lock:
@@ -212,7 +223,8 @@ class CupyBackend:
                     mod = self.xp.RawModule(
                         code=load_source(filename),
                         options=(*NVRTC_OPTIONS, *define_flags(filename)),
-                        name_expressions=name_expressions(filename, ctype, kernels),
+                        name_expressions=[instantiation(k, ctype, s)
+                                          for k, s in instantiations(filename, ctype, kernels) if s == size],
                     )
                     self._modules[key] = mod
         return mod
@@ -222,7 +234,8 @@ class CupyBackend:
         key = (filename, kernel, ctype, size)
         fn = self._functions.get(key)
         if fn is None:
-            fn = self.module(filename, dtype, kernels).get_function(instantiation(kernel, ctype, size))
+            check_size(filename, kernel, size)
+            fn = self.module(filename, dtype, kernels, size).get_function(instantiation(kernel, ctype, size))
             self._functions[key] = fn
         return fn
 

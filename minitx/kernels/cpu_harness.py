@@ -98,9 +98,9 @@ def wrapper_source(cu_path: Path, kernels) -> str:
         f'#include "{Path(cu_path).resolve()}"',
         "",
     ]
-    registered = Path(cu_path).name if Path(cu_path).resolve().parent == _runtime.KERNEL_DIR else ""
     for ct in _runtime.instantiated_ctypes(cu_path):
-        for k, size in _runtime.instantiations(registered, ct, kernels):
+        # sizes by the file's name, as build_command's -D defines
+        for k, size in _runtime.instantiations(Path(cu_path).name, ct, kernels):
             lines.append(
                 f'extern "C" int {export_name(k, ct, size)}(const unsigned* g, const unsigned* b, '
                 f"void** a, const char* codes, const int* opts) {{\n"
@@ -286,6 +286,7 @@ class CpuBackend:
     def launch(self, filename, kernel, dtype, grid, block, args, *, path=None, kernels=None, strided=False,
                size=None):
         _runtime.check_kernel_args(args, strided)
+        _runtime.check_size(Path(path).name if path else filename, kernel, size)
         ctype = _runtime.ctype_of(dtype)
         lib = self.library(filename, path, kernels)
         fn = getattr(lib, export_name(kernel, ctype, size))

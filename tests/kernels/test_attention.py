@@ -108,16 +108,17 @@ def test_each_head_dim_class_at_its_edges(cpu, d, dtype):
     _check(q, k, v, kpm, True, None, rng, dtype, dropout=(0.25, 5, 7))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, "bfloat16"])
 def test_every_head_dim_class_that_fits_gives_the_same_bits(cpu, dtype, monkeypatch):
     """The columns past d are zeros that add nothing, and each output element is summed by one
     thread in one order whatever the class's groups of threads: d = 20 through D = 32, 64 and
     128 gives bit-identical outputs and gradients."""
+    from minitx import backend
     from minitx.kernels import attention
+    dtype = backend.resolve_dtype(dtype)
     rng = np.random.default_rng(3)
     B, H, L, d = 2, 3, 37, 20
-    q, k, v = (rng.standard_normal((B * H, L, d)).astype(dtype) for _ in range(3))
-    do = rng.standard_normal((B * H, L, d)).astype(dtype)
+    q, k, v, do = (rng.standard_normal((B * H, L, d)).astype(dtype) for _ in range(4))
     kpm = rng.random((B, L)) < 0.8
     results = []
     for D in attention.HEAD_DIMS:
@@ -125,10 +126,20 @@ def test_every_head_dim_class_that_fits_gives_the_same_bits(cpu, dtype, monkeypa
         o, lse = K.attention_forward(q, k, v, key_pad_mask=kpm, causal=True, dropout_p=0.25, seed=1, offset=2)
         grads = K.attention_backward(q, k, v, o, lse, do, key_pad_mask=kpm, causal=True, dropout_p=0.25, seed=1,
                                      offset=2)
-        results.append((o, lse, *grads))
+        results.append([x.view(np.uint8) for x in (o, lse, *grads)])  # bytes: -0 is not +0
     for other in results[1:]:
         for got, want in zip(other, results[0]):
             np.testing.assert_array_equal(got, want)
+
+
+def test_a_sized_kernel_is_launched_with_one_of_its_sizes(cpu):
+    """A kernel compiled per head-dim class names its class at launch; one without sizes takes none."""
+    with pytest.raises(ValueError, match=r"attention_forward takes size= one of \(32, 64, 128\), got size=None"):
+        cpu.launch("attention.cu", "attention_forward", np.float32, (1,), (128,), ())
+    with pytest.raises(ValueError, match="attention_forward takes size= one of .* got size=48"):
+        cpu.launch("attention.cu", "attention_forward", np.float32, (1,), (128,), (), size=48)
+    with pytest.raises(ValueError, match="attention_backward_delta takes no size=, got size=64"):
+        cpu.launch("attention.cu", "attention_backward_delta", np.float32, (1,), (128,), (), size=64)
 
 
 @pytest.mark.parametrize("d", [24, 40])

@@ -4,6 +4,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,33 @@ def test_the_kernels_readme_table_and_the_package_exports_agree_with_the_code():
                      if inspect.isfunction(obj) and obj.__module__ == module.__name__ and not name.startswith("_")}
         assert listed == launchers, cu
         assert launchers <= set(K.__all__), cu
+
+
+def test_the_cupy_back_end_compiles_one_head_dim_class_at_a_time(monkeypatch):
+    """CupyBackend builds a module per (file, dtype, size): a run with heads of 64 compiles the
+    kernels of D = 64 (and the unsized ones, alone), not every class; and each name it asks
+    the module for is one of that module's name expressions, as CuPy requires."""
+    compiled = []
+
+    class RawModule:
+        def __init__(self, code, options, name_expressions):
+            self.names = list(name_expressions)
+            compiled.append(self.names)
+
+        def get_function(self, name):
+            assert name in self.names, (name, self.names)
+            return name
+
+    backend = object.__new__(_runtime.CupyBackend)  # its __init__ imports CuPy
+    backend.xp = type("FakeCupy", (), {"RawModule": RawModule})
+    backend._lock, backend._modules, backend._functions = threading.Lock(), {}, {}
+    assert backend.function("attention.cu", "attention_forward", "float32", size=64) == "attention_forward<float, 64>"
+    assert backend.function("attention.cu", "attention_backward_dq", "float32", size=64) == \
+        "attention_backward_dq<float, 64>"
+    assert backend.function("attention.cu", "attention_backward_delta", "float32") == "attention_backward_delta<float>"
+    assert compiled == [[f"{k}<float, 64>" for k in ("attention_forward", "attention_backward_dkdv",
+                                                     "attention_backward_dq")],
+                        ["attention_backward_delta<float>"]]
+    with pytest.raises(ValueError, match="takes size= one of"):
+        backend.function("attention.cu", "attention_forward", "float32")
+    assert backend.function("softmax.cu", "softmax_forward", "float32") == "softmax_forward<float>"
