@@ -72,8 +72,8 @@ for candidate in "$(dirname "$(command -v nvcc || echo /nonexistent/nvcc)")/comp
   [ -n "$SANITIZER" ] || { [ -x "$candidate" ] && SANITIZER=$candidate; }
 done
 if [ -n "$SANITIZER" ]; then
-  stage memcheck 75 "$SANITIZER" --tool memcheck --error-exitcode 3 "$PY" benchmarks/sanitize_kernels.py
-  stage racecheck 100 "$SANITIZER" --tool racecheck --error-exitcode 3 "$PY" benchmarks/sanitize_kernels.py
+  stage memcheck 100 "$SANITIZER" --tool memcheck --error-exitcode 3 "$PY" benchmarks/sanitize_kernels.py
+  stage racecheck 180 "$SANITIZER" --tool racecheck --error-exitcode 3 "$PY" benchmarks/sanitize_kernels.py
   # the captured steps (replays included) under both tools: the issue's "0 errors over the captured step"
   for tool in memcheck racecheck; do
     stage $tool-graphs 200 "$SANITIZER" --tool $tool --error-exitcode 3 "$PY" -m pytest -q -p no:cacheprovider \
