@@ -153,14 +153,21 @@ def sum_rows(a):
     """sum_r a[r, :] of a 2-D array [rows, cols]: a bias gradient, the bias being added to every
     row. On CuPy it is the product ones[1, rows] @ a, which cuBLAS computes at memory speed,
     where CuPy's own reduction over axis 0 is several times slower (the profile is in
-    results/README.md). NumPy sums, and so does CuPy when TF32 is
-    allowed: a TF32 product would round every element of a to 10 mantissa bits first."""
-    from minitx.blas import product  # minitx.blas reads backend's TF32 switch
+    results/README.md). A TF32 product would round every element of a to 10 mantissa bits
+    first, so minitx.blas computes it in float32 even when TF32 is on; without minitx.blas
+    (no nvmath-python) CuPy's product follows the switch, and under TF32 CuPy sums instead.
+    NumPy sums."""
+    from minitx import blas  # minitx.blas reads backend's TF32 switch
 
     xp = get_array_module(a)
-    if xp is np or a.ndim != 2 or tf32_allowed():
+    if xp is np or a.ndim != 2:
         return a.sum(axis=0)
-    return product(xp.ones((1, a.shape[0]), dtype=a.dtype), a).reshape(a.shape[1])
+    ones = xp.ones((1, a.shape[0]), dtype=a.dtype)
+    if blas.enabled(ones, a):
+        return blas.matmul(ones, a, tf32=False).reshape(a.shape[1])
+    if tf32_allowed():
+        return a.sum(axis=0)
+    return (ones @ a).reshape(a.shape[1])
 
 
 # ---------------------------------------------------------------- reading the device from the host

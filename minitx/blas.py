@@ -239,11 +239,12 @@ def prepared(xp, x, batch):
     return x, layout
 
 
-def matmul(a, b):
+def matmul(a, b, tf32=None):
     """a @ b for CuPy arrays of >= 2 dimensions (batch axes broadcast as in numpy.matmul), one
     cublasGemmStridedBatchedEx call on the current stream; float32 products on TF32 tensor cores
-    when backend.allow_tf32 is on, 16-bit ones accumulated in float32. Returns a new contiguous
-    array."""
+    when backend.allow_tf32 is on (``tf32`` None) or ``tf32`` is True, 16-bit ones accumulated in
+    float32. ``tf32=False`` keeps a float32 product exact whatever the switch says: a sum written
+    as a product (backend.sum_rows) must not round its terms. Returns a new contiguous array."""
     import cupy as cp
 
     from minitx.backend import tf32_allowed
@@ -272,5 +273,5 @@ def matmul(a, b):
         _handle(cp, cublas), plan.transa, plan.transb, plan.m, plan.n, plan.k, alpha.ctypes.data,
         b.data.ptr, kind, plan.lda, plan.stride_a, a.data.ptr, kind, plan.ldb, plan.stride_b,
         beta.ctypes.data, c.data.ptr, kind, plan.ldc, plan.stride_c, plan.batch,
-        _compute_type(cublas, a.dtype, tf32_allowed()), _GEMM_DEFAULT)
+        _compute_type(cublas, a.dtype, tf32_allowed() if tf32 is None else tf32), _GEMM_DEFAULT)
     return c

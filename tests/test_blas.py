@@ -218,3 +218,20 @@ def test_binding_to_the_stream_before_a_capture_leaves_the_capture_nothing_to_bi
         blas.bind_to_current_stream()
         blas.matmul(host(np.ones((2, 3), np.float32)), host(np.ones((3, 4), np.float32)))
     assert bound == [7]  # the stand-in's current stream, bound once
+
+
+def test_a_product_asked_for_float32_stays_float32_under_tf32(monkeypatch):
+    """With TF32 on, matmul hands cuBLAS the TF32 compute type, unless told tf32=False (the
+    column sums of the bias gradients, which must not round their terms)."""
+    import minitx.backend
+
+    monkeypatch.setattr(minitx.backend, "tf32_allowed", lambda: True)
+    computes = []
+    with fake_gpu() as (host, cublas):
+        cublas.gemm_strided_batched_ex = lambda *args: computes.append(args[-2])
+        a, b = host(np.ones((2, 3), np.float32)), host(np.ones((3, 4), np.float32))
+        blas.matmul(a, b)
+        blas.matmul(a, b, tf32=False)
+        blas.matmul(host(np.ones((2, 3))), host(np.ones((3, 4))))  # float64: no TF32 to speak of
+    kinds = FakeCublas.ComputeType
+    assert computes == [kinds.COMPUTE_32F_FAST_TF32, kinds.COMPUTE_32F, kinds.COMPUTE_64F]

@@ -613,19 +613,26 @@ def test_allow_tf32_switches_cupy_matmul(cp):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("tf32", [False, True])
 def test_sum_rows_on_cupy(cp, dtype, tf32):
-    """The bias gradient's column sum (a cuBLAS product, or CuPy's sum under TF32): close to the
-    float64 sum, the same bits when repeated, zeros for no rows."""
+    """The bias gradient's column sum (a cuBLAS product, or CuPy's sum under TF32 without
+    minitx.blas): close to the float64 sum, the same bits when repeated, zeros for no rows; with
+    minitx.blas, the same float32 product whether TF32 is on or not (no term rounded)."""
+    from minitx import blas
+
     a = np.random.default_rng(11).standard_normal((6144, 2048)).astype(dtype)
     try:
         backend.allow_tf32(tf32)
         got = backend.sum_rows(cp.asarray(a))
         again = backend.sum_rows(cp.asarray(a))
         empty = backend.sum_rows(cp.zeros((0, 3), dtype))
+        backend.allow_tf32(False)
+        strict = backend.sum_rows(cp.asarray(a))
     finally:
         backend.allow_tf32(False)
     np.testing.assert_allclose(cp.asnumpy(got), a.astype(np.float64).sum(axis=0), **_tol(dtype, 10))
     np.testing.assert_array_equal(cp.asnumpy(got), cp.asnumpy(again))
     np.testing.assert_array_equal(cp.asnumpy(empty), np.zeros(3, dtype))
+    if blas.available():
+        np.testing.assert_array_equal(cp.asnumpy(got), cp.asnumpy(strict))
 
 
 def test_a_sync_free_training_step_on_cupy_never_synchronises_and_gives_the_eager_bits(cp):
