@@ -166,6 +166,26 @@ __device__ __forceinline__ void attn_load_tile(mtx::compute_t<S> (*dst)[attn_row
   }
 }
 
+// acc[r][e] += W[i][j] * B[j][my.c + e] for thread my's rows i = my.g + r G, over the NK keys j
+// in order: rows of a score tile times V columns of a key tile (P V in the forward, dS K for
+// dq).
+template <typename T, int D, int NR, int NK>
+__device__ __forceinline__ void attn_rows_times_tile(T (&acc)[NR / AttnColumns<T, D>::G][AttnVec<T>::V],
+                                                     const T (*W)[NK + 1], const T (*B)[attn_row<T, D>],
+                                                     const AttnColumns<T, D>& my) {
+  constexpr int G = AttnColumns<T, D>::G, V = AttnVec<T>::V;
+#pragma unroll
+  for (int j = 0; j < NK; ++j) {
+    const auto bj = attn_vec(B[j], my.c);
+#pragma unroll
+    for (int r = 0; r < NR / G; ++r) {
+      const T w = W[my.g + r * G][j];
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc[r][e] += w * bj.x[e];
+    }
+  }
+}
+
 // Row of the key-padding mask for head-row bh (batch bh / heads), or NULL.
 __device__ __forceinline__ const unsigned char* attn_kpm_row(const unsigned char* key_pad_mask,
                                                               int bh, int heads, int Lk) {
@@ -278,16 +298,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
       for (int r = 0; r < BQ / G; ++r)
 #pragma unroll
         for (int e = 0; e < V; ++e) acc[r][e] *= row_alpha[my.g + r * G];
-#pragma unroll
-      for (int j = 0; j < BK; ++j) {
-        const auto vj = attn_vec(Vs[j], my.c);
-#pragma unroll
-        for (int r = 0; r < BQ / G; ++r) {
-          const T p = Ps[my.g + r * G][j];
-#pragma unroll
-          for (int e = 0; e < V; ++e) acc[r][e] += p * vj.x[e];
-        }
-      }
+      attn_rows_times_tile<T, D, BQ, BK>(acc, Ps, Vs, my);
     }
   }
   __syncthreads();  // row stats final (also covers kend == 0)
@@ -507,18 +518,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
     attn_recompute<T, BQ, BK, D>(Qs, dOs, Ks, Vs, lse_s, delta_s, (T(*)[BK + 1])nullptr, dSs, q0,
                                  k0, Lq, Lk, kpm, causal, scale, drop, bh);
     __syncthreads();
-    if (my.c < d) {
-#pragma unroll
-      for (int j = 0; j < BK; ++j) {
-        const auto kj = attn_vec(Ks[j], my.c);
-#pragma unroll
-        for (int r = 0; r < BQ / G; ++r) {
-          const T ds = dSs[my.g + r * G][j];
-#pragma unroll
-          for (int e = 0; e < V; ++e) acc[r][e] += ds * kj.x[e];
-        }
-      }
-    }
+    if (my.c < d) attn_rows_times_tile<T, D, BQ, BK>(acc, dSs, Ks, my);
   }
 
   if (my.c < d) {
