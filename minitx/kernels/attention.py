@@ -18,13 +18,14 @@ from ._runtime import CTYPE, backend_for, compute_dtype
 from .dropout import dropout_threshold, _philox_args
 
 #: The head-dim classes D the kernels are compiled for: a head of d columns runs the kernels of
-#: the smallest D >= d, whose shared tiles are [rows][D + 1] and whose loops over the head dim
-#: run D steps known to the compiler (the columns past d are zeros).
+#: the smallest D >= d, whose shared tiles hold D columns (zeros past d, and a 16-byte pad) and
+#: whose loops over the head dim run D steps known to the compiler (attention.cu says more).
 HEAD_DIMS = (32, 64, 128)
 #: Largest head dimension d.
 MAX_HEAD_DIM = HEAD_DIMS[-1]
-#: Threads per block of every attention kernel: THREADS / D groups of D, thread t owning column
-#: t % D of its group's rows (so a multiple of every D).
+#: Threads per block of every attention kernel: where output rows are summed, groups of D / V
+#: threads each own V adjacent columns (V = 4 floats or 2 doubles, one 16-byte load); the
+#: kernel's static_asserts say which thread counts split every tile evenly.
 THREADS = 128
 #: The kernels taking the head-dim class D as their second template argument, and the D they
 #: are compiled for (_runtime.instantiations).
