@@ -154,16 +154,16 @@ def sum_rows(a):
     row. On CuPy it is the product ones[1, rows] @ a, which cuBLAS computes at memory speed,
     where CuPy's own reduction over axis 0 is several times slower (the profile is in
     results/README.md). A TF32 product would round every element of a to 10 mantissa bits
-    first, so minitx.blas computes it in float32 even when TF32 is on; without minitx.blas
-    (no nvmath-python) CuPy's product follows the switch, and under TF32 CuPy sums instead.
-    NumPy sums."""
+    first, so minitx.blas computes it in float32 even when TF32 is on, in eager and captured
+    steps alike (so both give the same bits); without minitx.blas (no nvmath-python) CuPy's
+    product follows the switch, and under TF32 CuPy sums instead. NumPy sums."""
     from minitx import blas  # minitx.blas reads backend's TF32 switch
 
     xp = get_array_module(a)
     if xp is np or a.ndim != 2:
         return a.sum(axis=0)
     ones = xp.ones((1, a.shape[0]), dtype=a.dtype)
-    if blas.enabled(ones, a):
+    if blas.supported(ones, a):
         return blas.matmul(ones, a, tf32=False).reshape(a.shape[1])
     if tf32_allowed():
         return a.sum(axis=0)

@@ -162,9 +162,15 @@ def available() -> bool:
 
 
 def enabled(*arrays) -> bool:
-    """Whether :func:`product` calls cuBLAS for these arrays: the switch is on, they are CuPy
-    arrays of one supported float dtype with at least 2 dimensions, and nvmath-python imports."""
-    if not _use[0] or not arrays:
+    """Whether :func:`product` calls cuBLAS for these arrays: the switch is on and
+    :func:`supported` says yes."""
+    return _use[0] and supported(*arrays)
+
+
+def supported(*arrays) -> bool:
+    """Whether :func:`matmul` can multiply these arrays, switch or not: they are CuPy arrays of
+    one supported float dtype with at least 2 dimensions, and nvmath-python imports."""
+    if not arrays:
         return False
     dtype = arrays[0].dtype
     if dtype.name not in _CUDA_TYPES or any(a.dtype != dtype or a.ndim < 2 for a in arrays):

@@ -614,8 +614,9 @@ def test_allow_tf32_switches_cupy_matmul(cp):
 @pytest.mark.parametrize("tf32", [False, True])
 def test_sum_rows_on_cupy(cp, dtype, tf32):
     """The bias gradient's column sum (a cuBLAS product, or CuPy's sum under TF32 without
-    minitx.blas): close to the float64 sum, the same bits when repeated, zeros for no rows; with
-    minitx.blas, the same float32 product whether TF32 is on or not (no term rounded)."""
+    minitx.blas): close to the float64 sum, the same bits when repeated and inside a captured
+    step's switch, zeros for no rows; with minitx.blas, the same float32 product whether TF32 is
+    on or not (no term rounded)."""
     from minitx import blas
 
     a = np.random.default_rng(11).standard_normal((6144, 2048)).astype(dtype)
@@ -624,6 +625,8 @@ def test_sum_rows_on_cupy(cp, dtype, tf32):
         got = backend.sum_rows(cp.asarray(a))
         again = backend.sum_rows(cp.asarray(a))
         empty = backend.sum_rows(cp.zeros((0, 3), dtype))
+        with blas.use_cublas(True):  # as inside a captured step: the same call, so the same bits
+            captured = backend.sum_rows(cp.asarray(a))
         backend.allow_tf32(False)
         strict = backend.sum_rows(cp.asarray(a))
     finally:
@@ -631,6 +634,7 @@ def test_sum_rows_on_cupy(cp, dtype, tf32):
     np.testing.assert_allclose(cp.asnumpy(got), a.astype(np.float64).sum(axis=0), **_tol(dtype, 10))
     np.testing.assert_array_equal(cp.asnumpy(got), cp.asnumpy(again))
     np.testing.assert_array_equal(cp.asnumpy(empty), np.zeros(3, dtype))
+    np.testing.assert_array_equal(cp.asnumpy(got), cp.asnumpy(captured))
     if blas.available():
         np.testing.assert_array_equal(cp.asnumpy(got), cp.asnumpy(strict))
 
