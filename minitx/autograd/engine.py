@@ -17,8 +17,11 @@ The sums cost memory and launches on a GPU, so the engine adds in place into a r
 owns: one it made by adding, or a gradient an op returned new (``Function.fresh_gradients``).
 An op whose backward is a scatter-add writes into such a sum itself (``backward_into``): the
 tied embedding of a Transformer, used by both embeddings and the output layer, then has one
-gradient table and no separate add. The values are those of the plain sum, bit for bit (but for
-the sign of a zero: a row the embedding leaves untouched keeps a -0.0 that adding 0.0 would make +0.0).
+gradient table and no separate add. An op whose kernel writes dx in one pass adds the gradient
+its input already has as it writes (``backward_adding``): a layer norm on a residual stream,
+whose input also feeds the residual add. The values are those of the plain sum, bit for bit
+(but for the sign of a zero: a row the embedding leaves untouched keeps a -0.0 that adding 0.0
+would make +0.0).
 """
 from __future__ import annotations
 
@@ -129,6 +132,15 @@ def _added_into_running_sum(fn, dy, grads, owned) -> bool:
     return id(parent) in owned and fn.backward_into(dy, grads[id(parent)])  # (owned: pending, unbroadcast)
 
 
+def _pending_input(fn, grads):
+    """The first input of ``fn`` that needs a gradient and already has one pending from its other
+    uses (for Function.backward_adding); else None."""
+    for index, (parent, needs) in enumerate(zip(fn.inputs, fn.needs_input_grad)):
+        if needs and id(parent) in grads:
+            return index
+    return None
+
+
 def backward(root, grad=None, retain_graph=False):
     """Accumulate d(root)/d(leaf) into ``leaf.grad`` for every leaf that requires grad."""
     from minitx.autograd.tensor import Tensor
@@ -169,7 +181,10 @@ def backward(root, grad=None, retain_graph=False):
             if not retain_graph:
                 fn.release()
             continue
-        input_grads = fn.backward(g)
+        added = _pending_input(fn, grads) if may_own else None  # a hook must see the op's own gradients
+        input_grads = None if added is None else fn.backward_adding(g, added, grads[id(fn.inputs[added])])
+        if input_grads is None:
+            added, input_grads = None, fn.backward(g)
         if not isinstance(input_grads, tuple):
             input_grads = (input_grads,)
         if len(input_grads) != len(fn.inputs):
@@ -177,14 +192,17 @@ def backward(root, grad=None, retain_graph=False):
                                f"for {len(fn.inputs)} inputs")
         for hook in backward_hooks:
             hook(fn, g, input_grads)
-        for parent, pg in zip(fn.inputs, input_grads):
+        for index, (parent, pg) in enumerate(zip(fn.inputs, input_grads)):
             if pg is None or not parent.requires_grad:
                 continue
             pg = unbroadcast(pg, parent.shape, f"{fn.name}.backward")
             if pg.dtype != parent.dtype:
                 pg = pg.astype(parent.dtype)
             previous = grads.get(id(parent))
-            if previous is None:
+            if index == added:  # pg is previous + the op's gradient, a new array: it takes the sum's place
+                grads[id(parent)] = pg
+                owned.add(id(parent))
+            elif previous is None:
                 grads[id(parent)] = pg
                 if fn.fresh_gradients and may_own:
                     owned.add(id(parent))

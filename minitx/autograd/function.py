@@ -94,6 +94,14 @@ class Function:
         twice then costs no zero-filled table and no separate add."""
         return False
 
+    def backward_adding(self, dy, index, pending):
+        """backward(dy)'s gradients, except that input ``index``'s already holds ``pending`` (the
+        gradient that input has from its other uses: its shape and dtype, not to be written),
+        as a new array pending + dx with the bits the engine's add would give; or None to have
+        the engine call backward and add itself. An op that writes dx in one kernel adds there:
+        a layer norm on a residual stream then costs no separate add."""
+        return None
+
     def release(self) -> None:
         """Free the saved arrays after backward (unless retain_graph=True)."""
         self.saved = ()

@@ -72,6 +72,8 @@ struct num<float> {
   static __device__ __forceinline__ float rsqrt(float x) { return ::rsqrtf(x); }
   static __device__ __forceinline__ float tanh(float x) { return ::tanhf(x); }
   static __device__ __forceinline__ float max(float a, float b) { return nan_max(a, b); }
+  // a + b rounded once, never fused into an FMA with the multiply that made a or b
+  static __device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
 };
 
 template <>
@@ -88,6 +90,7 @@ struct num<double> {
   static __device__ __forceinline__ double rsqrt(double x) { return ::rsqrt(x); }
   static __device__ __forceinline__ double tanh(double x) { return ::tanh(x); }
   static __device__ __forceinline__ double max(double a, double b) { return nan_max(a, b); }
+  static __device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
 };
 
 __device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }

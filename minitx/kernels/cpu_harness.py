@@ -49,8 +49,10 @@ import numpy as np
 from . import _runtime
 
 HEADER = _runtime.KERNEL_DIR / "cpu_compat.h"
-CXXFLAGS = ("-O2", "-std=c++20", "-shared", "-fPIC", "-pthread", "-Wall", "-Wno-unknown-pragmas",
-            "-Wno-unused-variable", "-Wno-unused-function")
+# -ffp-contract=off: a * b + c rounds twice on the host, as NumPy's references do (where a CPU
+# has FMA, g++ would otherwise fuse it; __fadd_rn and __dadd_rn rely on this)
+CXXFLAGS = ("-O2", "-std=c++20", "-shared", "-fPIC", "-pthread", "-ffp-contract=off", "-Wall",
+            "-Wno-unknown-pragmas", "-Wno-unused-variable", "-Wno-unused-function")
 GUARD_BYTES = 256
 
 _SCHEDULES = {"forward": 0, "reverse": 1, "random": 2, "drift": 3}

@@ -19,7 +19,11 @@
 //   layer_norm_forward      one block per row, threads stride over columns,
 //                           block reductions (warp shuffles + shared memory).
 //                           Writes y, mean, rstd with `=`.
-//   layer_norm_backward_dx  one block per row, same mapping; writes dx with `=`.
+//   layer_norm_backward_dx  one block per row, same mapping; writes dx with `=`, or
+//                           dx = plus + (the above) when plus is given: the gradient x
+//                           already has from another use (a residual connection), added
+//                           here instead of by a separate add (an add, never fused with
+//                           the multiply before it, so the bits are that separate add's).
 //   dw/db accumulate across rows WITHOUT atomics (deterministic), in two steps:
 //   layer_norm_backward_dwdb_partial
 //                           grid (ceil(cols/blockDim.x), parts): thread owns one
@@ -68,7 +72,8 @@ __global__ void layer_norm_backward_dx(const S* __restrict__ dy, const S* __rest
                                        const S* __restrict__ w,
                                        const mtx::compute_t<S>* __restrict__ mean,
                                        const mtx::compute_t<S>* __restrict__ rstd,
-                                       S* __restrict__ dx, int rows, int cols) {
+                                       S* __restrict__ dx, const S* __restrict__ plus, int rows,
+                                       int cols) {
   using T = mtx::compute_t<S>;
   const int row = blockIdx.x;
   if (row >= rows) return;
@@ -88,10 +93,12 @@ __global__ void layer_norm_backward_dx(const S* __restrict__ dy, const S* __rest
   const T mean_g = mtx::block_sum(sg) / T(cols);
   const T mean_gx = mtx::block_sum(sgx) / T(cols);
 
+  const S* plusr = plus ? plus + base : nullptr;
   for (int c = threadIdx.x; c < cols; c += blockDim.x) {
     const T g = w ? dyr[c] * w[c] : T(dyr[c]);
     const T xhat = (xr[c] - mu) * rs;
-    dxr[c] = rs * (g - mean_g - xhat * mean_gx);
+    const T d = rs * (g - mean_g - xhat * mean_gx);
+    dxr[c] = plusr ? mtx::num<T>::add(T(plusr[c]), d) : d;
   }
 }
 

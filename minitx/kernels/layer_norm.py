@@ -38,7 +38,7 @@ def layer_norm_forward(x, weight=None, bias=None, eps=1e-5):
     return y, mean, rstd
 
 
-def layer_norm_backward(dy, x, weight, mean, rstd, param_grads=True):
+def layer_norm_backward(dy, x, weight, mean, rstd, param_grads=True, plus=None):
     """Backward of :func:`layer_norm_forward`.
 
     dy, x: [..., cols]; weight: [cols] or None (treated as ones); mean, rstd:
@@ -46,12 +46,14 @@ def layer_norm_backward(dy, x, weight, mean, rstd, param_grads=True):
     dweight = sum over rows of dy * xhat and dbias = sum over rows of dy (both
     [cols], computed deterministically with per-block partials + a second
     reduction kernel, no atomics).  With param_grads=False they are None.
+    ``plus``: an array shaped like x and of its dtype, added into dx (``plus + dx``, rounded
+    once, as a separate add would round it): the gradient x already has from another use.
 
     dtypes: dy, x, weight and the returned gradients share one; mean and rstd are in its
     compute dtype (as the forward returns them).  With bfloat16 the sums over rows are
     float32 partials, and each gradient is rounded to bfloat16 once.
     """
-    be = backend_for(dy, x, weight, mean, rstd)
+    be = backend_for(dy, x, weight, mean, rstd, plus)
     dy, x, w, mean, rstd = contiguous(be.xp, dy, x, weight, mean, rstd)
     dt = float_dtype(x, dy, w)
     check_compute_dtype("layer_norm_backward", dt, mean=mean, rstd=rstd)
@@ -59,12 +61,17 @@ def layer_norm_backward(dy, x, weight, mean, rstd, param_grads=True):
     rows, cols = rows_cols(x)
     if dy.shape != x.shape or mean.size != rows or rstd.size != rows:
         raise ValueError("layer_norm_backward: inconsistent shapes")
+    if plus is not None:
+        if plus.shape != x.shape or plus.dtype != dt:
+            raise ValueError(f"layer_norm_backward: plus must be {x.shape} {np.dtype(dt).name}, got "
+                             f"{plus.shape} {plus.dtype.name}")
+        (plus,) = contiguous(be.xp, plus)
     dx = be.empty(x.shape, dt)
-    if rows == 0:  # nothing to launch; dw and db are sums over no rows
+    if rows == 0:  # nothing to launch (dx has no elements); dw and db are sums over no rows
         if not param_grads:
             return dx, None, None
         return dx, be.zeros((cols,), dt), be.zeros((cols,), dt)
-    launch_rows(be, "layer_norm.cu", "layer_norm_backward_dx", dt, (dy, x, w, mean, rstd, dx),
+    launch_rows(be, "layer_norm.cu", "layer_norm_backward_dx", dt, (dy, x, w, mean, rstd, dx, plus),
                 rows, cols)
     if not param_grads:
         return dx, None, None

@@ -81,20 +81,32 @@ class LayerNorm(Function):
         self.save_for_backward(x, w, mu, rstd)
         return y
 
-    def backward(self, dy):
+    def backward(self, dy, plus=None):
         x, w, mu, rstd = self.saved
         needs_dw, needs_db = self.needs_input_grad[1], self.needs_input_grad[2]
         if kernels.enabled(dy, x, w, stats=(mu, rstd)):
-            dx, dw, db = kernels.layer_norm_backward(dy, x, w, mu, rstd, param_grads=needs_dw or needs_db)
+            dx, dw, db = kernels.layer_norm_backward(dy, x, w, mu, rstd, param_grads=needs_dw or needs_db, plus=plus)
             return dx, dw if needs_dw else None, db if needs_db else None
         rows = tuple(range(dy.ndim - 1))
         rstd = rstd[..., None]
         xhat = (x - mu[..., None]) * rstd
         g = dy * w
         dx = rstd * (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True))
+        if plus is not None:
+            dx += plus  # dx is this expression's own new array
         dw = (dy * xhat).sum(axis=rows) if needs_dw else None
         db = dy.sum(axis=rows) if needs_db else None
         return dx, dw, db
+
+    def backward_adding(self, dy, index, pending):
+        """x's gradient with the one it already has (a residual stream's) added in: by the
+        kernel as it writes dx, so no separate add runs. Float32 and float64 only: a 16-bit dx
+        is rounded before the engine adds it, and the kernel would round the sum once."""
+        x = self.saved[0]
+        if index != 0 or pending.shape != x.shape or pending.dtype != x.dtype or x.dtype.name not in ("float32",
+                                                                                                     "float64"):
+            return None
+        return self.backward(dy, plus=pending)
 
 
 def layer_norm(x, weight=None, bias=None, eps=1e-5):

@@ -188,6 +188,44 @@ def assert_tied_table_adds_into_the_output_layers(dtype, device, monkeypatch):
         np.testing.assert_array_equal(got, want)
 
 
+def assert_layer_norm_adds_the_residual_gradient(dtype, device, fused, monkeypatch):
+    """Two pre-norm residual blocks, y = x + linear(layer_norm(x)): x's gradient from the residual
+    add is pending when the layer norm's backward runs, and the layer norm adds it in as it writes
+    dx (backward_adding: float32 and float64; a bfloat16 dx is left to the engine's add). The
+    gradients are the bits of the plain sums the engine makes when a debugging hook watches
+    every op (which turns this off)."""
+    from minitx.autograd import engine
+    from minitx.ops.norm import LayerNorm
+
+    dtype = backend.resolve_dtype(dtype)
+    rng = np.random.default_rng(6)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in ((3, 5, 8), (8,), (8,), (8, 8), (8,), (8,), (8, 8))]
+
+    def gradients():
+        x, w1, b1, m1, w2, b2, m2 = leaves(arrays, device)
+        h = x + F.linear(F.layer_norm(x, w1, b1), m1)
+        y = h + F.linear(F.layer_norm(h, w2, b2), m2)
+        (y * y).sum().backward()
+        return [t.grad.numpy() for t in (x, w1, b1, m1, w2, b2, m2)]
+
+    added, original = [], LayerNorm.backward_adding
+
+    def spy(self, dy, index, pending):  # which gradients a layer norm added its dx into
+        grads = original(self, dy, index, pending)
+        if grads is not None:
+            added.append((index, pending.shape))
+        return grads
+    monkeypatch.setattr(LayerNorm, "backward_adding", spy)
+    with path_context(fused, device), kernel_launches() as names:
+        fast = gradients()
+        monkeypatch.setattr(engine, "backward_hooks", [lambda fn, dy, grads: None])
+        plain = gradients()
+    assert added == ([] if np.dtype(dtype).itemsize == 2 else [(0, (3, 5, 8))] * 2)
+    assert ("layer_norm_backward_dx" in names) == fused
+    for got, want in zip(fast, plain):
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
 # ---------------------------------------------------------------- cases
 
 

@@ -24,6 +24,7 @@ from minitx.testing import gradcheck
 import _reference as ref
 from _dispatch import (TRAINING_STEP_KERNELS, assert_bfloat16_follows_float32, assert_paths_agree,
                        assert_softmax_bfloat16_within_rounding, assert_tied_table_adds_into_the_output_layers,
+                       assert_layer_norm_adds_the_residual_gradient,
                        attention_case, attention_dropout_both_ways,
                        bias_act_case, both_paths, check_fused_dropout_ops, clip_run, cross_entropy_case,
                        embedding_case, kernel_launches, key_padding_mask, layer_norm_case, leaves, optimizer_run,
@@ -108,6 +109,23 @@ def test_embedding_backward_refuses_an_out_it_cannot_add_into():
             with pytest.raises(ValueError, match=r"embedding_backward: out must be a contiguous numpy array of "
                                                  r"shape \(3, 3\) and dtype float32"):
                 K.embedding_backward(ids, dy, 3, out=out)
+
+
+@pytest.mark.parametrize("fused", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_a_layer_norm_adds_the_residual_gradient_as_it_writes_dx(dtype, fused, monkeypatch):
+    if dtype == "bfloat16":
+        pytest.importorskip("ml_dtypes")
+    assert_layer_norm_adds_the_residual_gradient(dtype, "cpu", fused, monkeypatch)
+
+
+def test_layer_norm_backward_refuses_a_plus_unlike_x():
+    dy = x = np.ones((2, 3), np.float32)
+    mean, rstd = np.zeros(2, np.float32), np.ones(2, np.float32)
+    with K.emulate_on_cpu():
+        for plus in (np.ones((2, 4), np.float32), np.ones((2, 3), np.float64)):
+            with pytest.raises(ValueError, match=r"layer_norm_backward: plus must be \(2, 3\) float32"):
+                K.layer_norm_backward(dy, x, None, mean, rstd, plus=plus)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])

@@ -514,6 +514,12 @@ def test_a_tied_table_takes_its_embedding_gradients_into_the_output_layers_on_cu
     dispatch.assert_tied_table_adds_into_the_output_layers(dtype, "cuda", monkeypatch)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_layer_norm_adds_the_residual_gradient_as_it_writes_dx_on_cupy(cp, dtype, monkeypatch):
+    """The kernel's add (never fused with the multiply before it) gives the engine's add's bits."""
+    dispatch.assert_layer_norm_adds_the_residual_gradient(dtype, "cuda", True, monkeypatch)
+
+
 def test_cupy_rounds_bfloat16_arithmetic_as_ml_dtypes_does(cp):
     """The ops' bfloat16 arithmetic outside the kernels (a scale, a cast) is CuPy's: it must
     round to nearest even as ml_dtypes does on the host, or the GPU's bfloat16 steps drift
