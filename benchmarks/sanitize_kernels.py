@@ -60,6 +60,7 @@ def launch_storage_kernels(cp, K, randn, rng, dtype):
     w, b = randn(37), randn(37)
     out, mean, rstd = K.layer_norm_forward(x, w, b, 1e-5)
     K.layer_norm_backward(randn(5, 37), x, w, mean, rstd)
+    K.layer_norm_backward(randn(5, 37), x, w, mean, rstd, plus=randn(5, 37))  # the residual's gradient added in
     t = cp.asarray([3, -100, 0, 36, 7])
     loss, lse = K.cross_entropy_forward(x, t, -100, 0.1)
     K.cross_entropy_backward(x, t, lse, cp.ones(5, cp.float32 if dtype == BFLOAT16 else dtype), -100, 0.1)
