@@ -359,3 +359,36 @@ def test_a_backward_hook_keeps_the_gradients_it_was_shown_unchanged(monkeypatch)
     assert len(kept) >= 3
     for shown, snapshot in kept:
         np.testing.assert_array_equal(shown, snapshot)
+
+
+def test_an_op_that_adds_the_pending_gradient_is_not_added_again(monkeypatch):
+    """Function.backward_adding: y = x + double(x); when double's backward runs, x already has
+    the add's gradient pending, and the op hands back pending + its own (the engine adds
+    nothing). A debugging hook, which must see each op's own gradient, turns it off: the same
+    gradient either way."""
+    from minitx.autograd import engine
+    from minitx.autograd.function import Function
+
+    calls = []
+
+    class Double(Function):
+        def forward(self, x):
+            return 2 * x
+
+        def backward(self, dy):
+            return (2 * dy,)
+
+        def backward_adding(self, dy, index, pending):
+            calls.append(index)
+            return (pending + 2 * dy,)
+
+    def x_grad():
+        x = minitx.tensor(np.arange(4.0), requires_grad=True)
+        (x + Double()(x)).sum().backward()
+        return x.grad.numpy()
+
+    np.testing.assert_array_equal(x_grad(), np.full(4, 3.0))
+    assert calls == [0]
+    monkeypatch.setattr(engine, "backward_hooks", [lambda fn, dy, grads: None])
+    np.testing.assert_array_equal(x_grad(), np.full(4, 3.0))
+    assert calls == [0]
