@@ -193,7 +193,7 @@ def _binding():
     if not _cublas:
         try:
             from nvmath.bindings import cublas
-        except ImportError:
+        except (ImportError, OSError):  # not installed, or its CUDA libraries do not load
             cublas = None
         _cublas.append(cublas)
     return _cublas[0]

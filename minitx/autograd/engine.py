@@ -21,7 +21,7 @@ gradient table and no separate add. An op whose kernel writes dx in one pass add
 its input already has as it writes (``backward_adding``): a layer norm on a residual stream,
 whose input also feeds the residual add. The values are those of the plain sum, bit for bit
 (but for the sign of a zero: a row the embedding leaves untouched keeps a -0.0 that adding 0.0
-would make +0.0).
+would make +0.0; and for which NaN a sum of two NaNs keeps, the hardware's choice).
 """
 from __future__ import annotations
 

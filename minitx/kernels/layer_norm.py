@@ -47,7 +47,8 @@ def layer_norm_backward(dy, x, weight, mean, rstd, param_grads=True, plus=None):
     [cols], computed deterministically with per-block partials + a second
     reduction kernel, no atomics).  With param_grads=False they are None.
     ``plus``: an array shaped like x and of its dtype, added into dx (``plus + dx``, rounded
-    once, as a separate add would round it): the gradient x already has from another use.
+    once: for float32 and float64 what a separate add would give; a bfloat16 dx is not rounded
+    before the add): the gradient x already has from another use.
 
     dtypes: dy, x, weight and the returned gradients share one; mean and rstd are in its
     compute dtype (as the forward returns them).  With bfloat16 the sums over rows are

@@ -92,8 +92,8 @@ class LayerNorm(Function):
         xhat = (x - mu[..., None]) * rstd
         g = dy * w
         dx = rstd * (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True))
-        if plus is not None:
-            dx += plus  # dx is this expression's own new array
+        if plus is not None:  # plus + dx, in the engine's order (of two NaNs, the first's is kept)
+            get_array_module(dx).add(plus, dx, out=dx)  # dx is this expression's own new array
         dw = (dy * xhat).sum(axis=rows) if needs_dw else None
         db = dy.sum(axis=rows) if needs_db else None
         return dx, dw, db
@@ -102,9 +102,9 @@ class LayerNorm(Function):
         """x's gradient with the one it already has (a residual stream's) added in: by the
         kernel as it writes dx, so no separate add runs. Float32 and float64 only: a 16-bit dx
         is rounded before the engine adds it, and the kernel would round the sum once."""
-        x = self.saved[0]
-        if index != 0 or pending.shape != x.shape or pending.dtype != x.dtype or x.dtype.name not in ("float32",
-                                                                                                     "float64"):
+        x, w = self.saved[:2]
+        one_dtype = pending.dtype == dy.dtype == w.dtype == x.dtype  # else dx is computed wider than x, then cast
+        if index != 0 or pending.shape != x.shape or not one_dtype or x.dtype.name not in ("float32", "float64"):
             return None
         return self.backward(dy, plus=pending)
 

@@ -535,3 +535,38 @@ def test_a_sync_free_step_on_the_kernels_reads_nothing_and_gives_the_eager_bits(
     for a, b in zip(eager_params, params):
         np.testing.assert_array_equal(a, b)
     checks.raise_first()
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_a_layer_norm_adds_into_x_only_when_everything_is_of_x_dtype(fused, monkeypatch):
+    """float32 x with float64 weights: dx is computed in float64 and cast, so the layer norm
+    leaves the sum to the engine (adding before the cast would round once where the engine
+    rounds twice): the bits with and without a debugging hook are the same, and NaN where the
+    engine's sum is NaN (which of two NaNs a sum keeps, sign included, is the compiler's and the
+    hardware's choice; the reference path adds in the engine's order, pending + dx)."""
+    from minitx.autograd import engine
+
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((16, 6)).astype(np.float32)
+    x[0, 0] = np.inf  # a NaN row of gradients from both terms
+    scale = rng.standard_normal((16, 6)).astype(np.float32)
+    scale[0] = np.nan
+    cases = [(x, rng.standard_normal(6), rng.standard_normal(6)),                       # wider w and b
+             (x, rng.standard_normal(6).astype(np.float32), rng.standard_normal(6).astype(np.float32))]
+    for arrays in cases:
+        def gradient():
+            xt, w, b = leaves(arrays)
+            with np.errstate(all="ignore"):
+                (xt * scale + F.layer_norm(xt, w, b)).sum().backward()
+            return xt.grad.numpy()
+
+        with path_context(fused):
+            fast = gradient()
+            with monkeypatch.context() as m:
+                m.setattr(engine, "backward_hooks", [lambda fn, dy, grads: None])
+                plain = gradient()
+        nan = np.isnan(plain)
+        assert nan[0].all() and (np.isnan(fast) == nan).all()
+        np.testing.assert_array_equal(fast[~nan].view(np.uint32), plain[~nan].view(np.uint32))
+        if not fused:
+            np.testing.assert_array_equal(fast.view(np.uint32), plain.view(np.uint32))
