@@ -146,13 +146,24 @@ def assert_softmax_bfloat16_within_rounding(shape, device="cpu"):
     assert np.all(err <= bound), f"worst gradient element at {(err / bound).max():.2f} of its bound"
 
 
+def with_and_without_a_debugging_hook(gradients, monkeypatch):
+    """(gradients(), gradients() again while a debugging hook watches every op): the engine's
+    in-place sums and the ops' own adds (backward_into, backward_adding), then the plain sums
+    the engine makes when they are off."""
+    from minitx.autograd import engine
+
+    fast = gradients()
+    with monkeypatch.context() as m:
+        m.setattr(engine, "backward_hooks", [lambda fn, dy, grads: None])
+        return fast, gradients()
+
+
 def assert_tied_table_adds_into_the_output_layers(dtype, device, monkeypatch):
     """A table used by two embeddings and a tied output layer (a Transformer with shared
     embeddings): the output layer's gradient is new (Linear.fresh_gradients), so both embedding
     kernels add into it (backward_into; not for a bfloat16 table), and the gradients are the bits
     of the plain sums the engine makes when a debugging hook watches every op (which turns this
     off)."""
-    from minitx.autograd import engine
     from minitx.ops.indexing import Embedding
 
     dtype = backend.resolve_dtype(dtype)
@@ -178,9 +189,7 @@ def assert_tied_table_adds_into_the_output_layers(dtype, device, monkeypatch):
         return added
     monkeypatch.setattr(Embedding, "backward_into", spy)
     with path_context(True, device), kernel_launches() as names:
-        fast = gradients()
-        monkeypatch.setattr(engine, "backward_hooks", [lambda fn, dy, grads: None])
-        plain = gradients()
+        fast, plain = with_and_without_a_debugging_hook(gradients, monkeypatch)
     # bfloat16 rows: backward rounds the kernel's float32 sums first, so the engine adds (no into)
     assert into == ([] if np.dtype(dtype).itemsize == 2 else [(11, 6), (11, 6)])
     assert names.count("embedding_backward") == 4
@@ -194,7 +203,6 @@ def assert_layer_norm_adds_the_residual_gradient(dtype, device, fused, monkeypat
     dx (backward_adding: float32 and float64; a bfloat16 dx is left to the engine's add). The
     gradients are the bits of the plain sums the engine makes when a debugging hook watches
     every op (which turns this off)."""
-    from minitx.autograd import engine
     from minitx.ops.norm import LayerNorm
 
     dtype = backend.resolve_dtype(dtype)
@@ -217,9 +225,7 @@ def assert_layer_norm_adds_the_residual_gradient(dtype, device, fused, monkeypat
         return grads
     monkeypatch.setattr(LayerNorm, "backward_adding", spy)
     with path_context(fused, device), kernel_launches() as names:
-        fast = gradients()
-        monkeypatch.setattr(engine, "backward_hooks", [lambda fn, dy, grads: None])
-        plain = gradients()
+        fast, plain = with_and_without_a_debugging_hook(gradients, monkeypatch)
     assert added == ([] if np.dtype(dtype).itemsize == 2 else [(0, (3, 5, 8))] * 2)
     assert ("layer_norm_backward_dx" in names) == fused
     for got, want in zip(fast, plain):

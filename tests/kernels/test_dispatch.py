@@ -24,7 +24,7 @@ from minitx.testing import gradcheck
 import _reference as ref
 from _dispatch import (TRAINING_STEP_KERNELS, assert_bfloat16_follows_float32, assert_paths_agree,
                        assert_softmax_bfloat16_within_rounding, assert_tied_table_adds_into_the_output_layers,
-                       assert_layer_norm_adds_the_residual_gradient,
+                       assert_layer_norm_adds_the_residual_gradient, with_and_without_a_debugging_hook,
                        attention_case, attention_dropout_both_ways,
                        bias_act_case, both_paths, check_fused_dropout_ops, clip_run, cross_entropy_case,
                        embedding_case, kernel_launches, key_padding_mask, layer_norm_case, leaves, optimizer_run,
@@ -544,8 +544,6 @@ def test_a_layer_norm_adds_into_x_only_when_everything_is_of_x_dtype(fused, monk
     rounds twice): the bits with and without a debugging hook are the same, and NaN where the
     engine's sum is NaN (which of two NaNs a sum keeps, sign included, is the compiler's and the
     hardware's choice; the reference path adds in the engine's order, pending + dx)."""
-    from minitx.autograd import engine
-
     rng = np.random.default_rng(9)
     x = rng.standard_normal((16, 6)).astype(np.float32)
     x[0, 0] = np.inf  # a NaN row of gradients from both terms
@@ -561,10 +559,7 @@ def test_a_layer_norm_adds_into_x_only_when_everything_is_of_x_dtype(fused, monk
             return xt.grad.numpy()
 
         with path_context(fused):
-            fast = gradient()
-            with monkeypatch.context() as m:
-                m.setattr(engine, "backward_hooks", [lambda fn, dy, grads: None])
-                plain = gradient()
+            fast, plain = with_and_without_a_debugging_hook(gradient, monkeypatch)
         nan = np.isnan(plain)
         assert nan[0].all() and (np.isnan(fast) == nan).all()
         np.testing.assert_array_equal(fast[~nan].view(np.uint32), plain[~nan].view(np.uint32))
