@@ -27,7 +27,8 @@ import numpy as np
 KERNEL_DIR = Path(__file__).resolve().parent
 
 #: Every .cu file in this directory and the templated kernels it defines.
-#: Each kernel is instantiated for every type of CTYPES.  The compile check
+#: Each kernel is instantiated for every type of CTYPES (or of the file's own CTYPES, for a
+#: file whose kernels take fewer: :func:`instantiated_ctypes`).  The compile check
 #: in tests/kernels fails if a .cu file is missing from this table, and the one
 #: beside it if the README's table or ``minitx.kernels.__all__`` disagree with it.
 KERNELS: dict[str, tuple[str, ...]] = {
@@ -45,6 +46,7 @@ KERNELS: dict[str, tuple[str, ...]] = {
         "attention_backward_dkdv",
         "attention_backward_dq",
     ),
+    "attention_mma.cu": ("attention_mma_forward",),
     "dropout.cu": (
         "dropout_add_forward",
         "dropout_mask_apply",
@@ -77,9 +79,14 @@ def compute_dtype(dtype) -> np.dtype:
 
 def instantiated_ctypes(path) -> tuple[str, ...]:
     """The template arguments the kernels of the .cu file at ``path`` are instantiated for:
-    CTYPES for the files of KERNELS, float and double for any other (the ladder's rungs)."""
+    for the files of KERNELS, the ``CTYPES`` of the Python module beside it where it has one
+    (attention_mma.cu: no double, the tensor cores take none), else CTYPES; float and double
+    for any other file (the ladder's rungs)."""
     path = Path(path).resolve()
-    return CTYPES if path.parent == KERNEL_DIR and path.name in KERNELS else PLAIN_CTYPES
+    if path.parent != KERNEL_DIR or path.name not in KERNELS:
+        return PLAIN_CTYPES
+    module = importlib.import_module(f"{__package__}.{path.stem}")
+    return tuple(getattr(module, "CTYPES", CTYPES))
 
 #: NVRTC options used by the CuPy back end (CuPy adds -arch itself).
 NVRTC_OPTIONS = ("--std=c++17",)

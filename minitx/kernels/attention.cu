@@ -58,8 +58,7 @@
 //                            of atomics: deterministic, at the price of
 //                            recomputing S.)
 // Tile sizes keep static shared memory under 48 KB for both float and double.
-#include "common.cuh"
-#include "philox.cuh"
+#include "attention.cuh"
 
 // The sizes come from minitx/kernels/attention.py (DEFINES), which every build passes as -D
 // options (CuPy's NVRTC, the CPU g++ build, the nvcc test): the launcher computes its grids
@@ -113,44 +112,6 @@ struct AttnColumns {
   __device__ __forceinline__ AttnColumns() : c((threadIdx.x % (D / V)) * V), g(threadIdx.x / (D / V)) {}
 };
 
-__device__ __forceinline__ bool attn_allowed(int qi, int kj, int Lq, int Lk,
-                                             const unsigned char* kpm_row, int causal) {
-  if (qi >= Lq || kj >= Lk) return false;
-  if (causal && kj > qi) return false;
-  if (kpm_row && !kpm_row[kj]) return false;
-  return true;
-}
-
-// The dropout on the weights of one launch: z for element (row, j) of P [BH * Lq, Lk] is
-// keep_scale or 0 by the Philox draw of flat index row * Lk + j; without dropout
-// (threshold == 0) z = 1 and no number is drawn.
-template <typename T>
-struct AttnDropout {
-  PhiloxPair key;
-  unsigned int threshold;
-  T keep_scale;
-  __device__ __forceinline__ T z(long long row, int Lk, int j) const {
-    if (threshold == 0) return T(1);
-    return dropout_keep(row * Lk + j, key.seed, key.offset, threshold) ? keep_scale : T(0);
-  }
-};
-
-// Where an operand's rows lie: row r of head-row bh (batch bh / H, head bh % H) starts at
-// element (bh / H) * sb + (bh % H) * sh + r * sr, and its d elements are contiguous.
-// [BH, L, d] contiguous is H = 1, (L * d, 0, d); a [B, L, H, d] array read as [B, H, L, d] is
-// (L * H * d, d, H * d). Each kernel gets H and the strides of its operands, in the order of
-// its array arguments, as one int64 array `layout` = [H, sb, sh, sr, sb, sh, sr, ...].
-struct AttnRows {
-  long long sb, sh, sr;
-  __device__ __forceinline__ long long head(int bh, int H) const {
-    return (long long)(bh / H) * sb + (long long)(bh % H) * sh;
-  }
-};
-
-__device__ __forceinline__ AttnRows attn_rows(const long long* __restrict__ layout, int operand) {
-  return AttnRows{layout[1 + 3 * operand], layout[2 + 3 * operand], layout[3 + 3 * operand]};
-}
-
 // Copy NR rows (starting at row0 of an [L, d] matrix of S whose rows are `sr` apart) into a
 // padded shared tile [NR][D + V] of the compute type; rows past L and columns past d are
 // zero-filled, so that 0 * tile stays finite and the columns past d add nothing.
@@ -184,12 +145,6 @@ __device__ __forceinline__ void attn_rows_times_tile(T (&acc)[NR / AttnColumns<T
       for (int e = 0; e < V; ++e) acc[r][e] += w * bj.x[e];
     }
   }
-}
-
-// Row of the key-padding mask for head-row bh (batch bh / heads), or NULL.
-__device__ __forceinline__ const unsigned char* attn_kpm_row(const unsigned char* key_pad_mask,
-                                                              int bh, int heads, int Lk) {
-  return key_pad_mask ? key_pad_mask + (long long)(bh / heads) * Lk : nullptr;
 }
 
 // a . b over the D columns of two tile rows, V at a time, added in column order (the columns

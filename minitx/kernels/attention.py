@@ -204,7 +204,8 @@ def _dropout_args(be, dt, dropout_p, seed, offset):
     return (*_philox_args(be, seed, offset), threshold, compute_dtype(dt).type(keep_scale))
 
 
-def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, dropout_p=0.0, seed=0, offset=0):
+def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, dropout_p=0.0, seed=0, offset=0,
+                      tensor_cores=None):
     """Fused ``o = dropout(softmax(scale * q k^T + mask)) v`` with online softmax.
 
     q: [BH, Lq, d]; k, v: [BH, Lk, d], or all [B, H, L, d]; d <= MAX_HEAD_DIM, any Lq, Lk. The
@@ -221,6 +222,11 @@ def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, drop
 
     dtypes: q, k, v and o share one (float32, float64 or bfloat16); lse is in its compute
     dtype (float32 for bfloat16, as are the scores and every sum inside: o is rounded once).
+
+    tensor_cores: compute it with attention_mma.cu (True), attention.cu (False), or as
+    ``attention_mma.tensor_core_attention_allowed()`` says (None); attention_mma.cu runs only where it
+    can (``attention_mma.tensor_core_attention_runs``: bfloat16, or float32 under TF32), and True elsewhere is an
+    error.
     """
     be = backend_for(q, k, v, key_pad_mask)
     q, k, v, m, dt, BH, Lq, Lk, d, heads, H, scale = _attention_prepare(be, q, k, v, key_pad_mask, scale)
@@ -232,12 +238,31 @@ def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, drop
             o[...] = 0
             lse[...] = -np.inf
         else:
-            grid = BH * (-(-Lq // TILES[compute_dtype(dt)].bq))
-            be.launch("attention.cu", "attention_forward", dt, (grid,), (THREADS,),
-                      (q, k, v, m, o, lse, np.int32(BH), np.int32(heads), np.int32(Lq),
-                       np.int32(Lk), np.int32(d), np.int32(bool(causal)), scale, _layout(be, H, q, k, v, o),
-                       *dropout), strided=True, size=_head_dim_class(d))
+            args = (q, k, v, m, o, lse, np.int32(BH), np.int32(heads), np.int32(Lq), np.int32(Lk), np.int32(d),
+                    np.int32(bool(causal)), scale, _layout(be, H, q, k, v, o), *dropout)
+            if _on_tensor_cores(be, dt, tensor_cores):
+                from . import attention_mma  # noqa: PLC0415 (it reads this module's sizes)
+
+                grid = BH * (-(-Lq // (16 * attention_mma.WARPS)))
+                be.launch("attention_mma.cu", "attention_mma_forward", dt, (grid,), (32 * attention_mma.WARPS,),
+                          args, strided=True, size=_head_dim_class(d))
+            else:
+                grid = BH * (-(-Lq // TILES[compute_dtype(dt)].bq))
+                be.launch("attention.cu", "attention_forward", dt, (grid,), (THREADS,), args, strided=True,
+                          size=_head_dim_class(d))
     return o, lse
+
+
+def _on_tensor_cores(be, dt, tensor_cores) -> bool:
+    """Whether attention_forward launches attention_mma.cu (its ``tensor_cores`` argument)."""
+    from . import attention_mma  # noqa: PLC0415 (it reads this module's sizes)
+
+    if tensor_cores is None:
+        return attention_mma.tensor_core_attention_allowed() and attention_mma.tensor_core_attention_runs(be, dt)
+    if tensor_cores and not attention_mma.tensor_core_attention_runs(be, dt):
+        raise ValueError(f"attention_forward: tensor_cores=True needs bfloat16, or float32 with TF32 allowed, on a "
+                         f"GPU of compute capability 8.0 or above; got {np.dtype(dt).name}")
+    return bool(tensor_cores)
 
 
 def _outputs_given(out, q, k, v, dt):

@@ -71,6 +71,7 @@
 #include <vector>
 
 // ---------------------------------------------------------------- keywords
+#define MINITX_CPU 1  // the kernels' sources test it where the CPU build runs other code (mma.cuh)
 #define __global__
 #define __device__
 #define __host__
@@ -181,11 +182,14 @@ struct StackPool {
   }
 };
 
+constexpr int kGatherWords = 8;  // the most words a lane posts to one warp_gather
+
 struct Worker {
   ucontext_t sched;
   std::vector<Fiber> fibers;
   std::vector<Group> groups;  // [0] = block, [1 + w] = warp w
   std::vector<unsigned long long> shfl;  // [warp][parity][lane]
+  std::vector<unsigned int> gather;      // [warp][parity][lane][kGatherWords] (warp_gather)
   StackPool stacks;
   size_t stack_size = 0;
   int current = -1;
@@ -361,6 +365,7 @@ int launch(dim3 grid, dim3 block, F& body, const LaunchOptions& opt) {
       w.groups[1 + k] = Group{sz, 0, 0};
     }
     w.shfl.assign((size_t)nwarps * 64, 0ull);
+    w.gather.assign((size_t)nwarps * 64 * kGatherWords, 0u);
     for (int i = 0; i < n; ++i) {
       w.fibers[i].tid = uint3{(unsigned)(i % block.x), (unsigned)((i / block.x) % block.y),
                               (unsigned)(i / (block.x * block.y))};
@@ -489,6 +494,54 @@ inline unsigned warp_ballot(int pred) {
   for (int i = 0; i < ws.grp->size; ++i)
     if (ws.slots[i]) r |= 1u << i;
   return r;
+}
+
+// Every lane posts N words and reads every lane's: all[lane][i]. One barrier, like a shuffle;
+// the halves of the buffer alternate with the warp's generation as the shuffle slots do.
+template <int N>
+inline void warp_gather(const unsigned int (&mine)[N], unsigned int (&all)[32][N]) {
+  static_assert(N <= kGatherWords, "warp_gather: too many words per lane");
+  Worker* w = tl_worker;
+  const WarpSlots ws = warp_slots();
+  if (ws.grp->size != 32) {  // no launcher does this: a kernel bug, so fail loudly
+    fprintf(stderr, "cpu_compat.h: warp_gather (an emulated mma.sync) needs a full warp of 32 threads\n");
+    std::abort();
+  }
+  unsigned int* half = &w->gather[((size_t)ws.warp * 2 + (ws.grp->gen & 1u)) * 32 * kGatherWords];
+  for (int i = 0; i < N; ++i) half[ws.lane * kGatherWords + i] = mine[i];
+  barrier(1 + ws.warp);
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < N; ++i) all[l][i] = half[l * kGatherWords + i];
+}
+
+// mma.sync of mma.cuh on the CPU: the warp's A [16 x K] and B [K x 8] fragments gathered
+// (lane = 4 g + t holds them as mma.cuh's header lays out), each lane's four D elements
+// d += sum_k A B summed exactly (in double: a product of two operands of at most 11
+// significant bits is exact there, and so is a sum of K of them and the float accumulator at
+// these sizes) and rounded once to float. `value` turns an operand's bits into its float.
+template <int K, int E, typename Value>
+inline void mma_sync(float (&d)[4], const unsigned int (&a)[4], const unsigned int (&b)[2], Value value) {
+  const unsigned int mine[6] = {a[0], a[1], a[2], a[3], b[0], b[1]};
+  unsigned int all[32][6];
+  warp_gather(mine, all);
+  auto operand = [&](unsigned int reg, int e) {
+    return (double)value(E == 2 ? ((reg >> (16 * e)) & 0xffffu) : reg);
+  };
+  double A[16][K], B[K][8];
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane >> 2, t = lane & 3;
+    for (int r = 0; r < 4; ++r)
+      for (int e = 0; e < E; ++e) A[g + 8 * (r & 1)][(r >> 1) * (K / 2) + E * t + e] = operand(all[lane][r], e);
+    for (int r = 0; r < 2; ++r)
+      for (int e = 0; e < E; ++e) B[r * (K / 2) + E * t + e][g] = operand(all[lane][4 + r], e);
+  }
+  const int lane = current_linear_tid() & 31, g = lane >> 2, t = lane & 3;
+  for (int r = 0; r < 4; ++r) {
+    const int row = g + 8 * (r >> 1), col = 2 * t + (r & 1);
+    double s = d[r];
+    for (int k = 0; k < K; ++k) s += A[row][k] * B[k][col];
+    d[r] = (float)s;
+  }
 }
 
 }  // namespace minitx_cpu

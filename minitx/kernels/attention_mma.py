@@ -1,0 +1,63 @@
+"""Sizes and switch of attention_mma.cu: the fused attention's forward on the tensor cores,
+for bfloat16, and for float32 under TF32 (``backend.allow_tf32``); float64 and exact float32
+stay on attention.cu. :func:`minitx.kernels.attention_forward` launches it (``tensor_cores=``).
+
+It is off unless asked for (``MINITX_ATTENTION_MMA=1``, or :func:`use_tensor_core_attention`), until
+hardware has timed it against attention.cu's kernels (benchmarks/bench_kernels.py's
+``fused-mma`` path) and trained with it; the CPU build checks it against the NumPy reference.
+The backward stays attention.cu's: it recomputes P from the lse this forward wrote (for TF32,
+from scores of rounded operands, so P's rows sum to 1 within TF32's rounding).
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+
+import numpy as np
+
+from .attention import HEAD_DIMS
+
+#: Warps per block; each computes 16 query rows (attention_mma.cu's header).
+WARPS = 2
+#: -D defines attention_mma.cu is compiled with (see _runtime.compile_defines).
+DEFINES = {"ATT_MMA_WARPS": WARPS}
+#: The kernel is templated on attention.py's head-dim classes D.
+SIZES = {"attention_mma_forward": HEAD_DIMS}
+#: Tensor cores take bfloat16 and TF32 operands: no float64 kernel (_runtime.instantiated_ctypes).
+CTYPES = ("float", "mtx::bfloat16")
+
+_override: contextvars.ContextVar = contextvars.ContextVar("minitx_attention_mma", default=None)
+
+
+def tensor_core_attention_allowed() -> bool:
+    """Whether attention's forward may run on the tensor cores: ``use_tensor_core_attention``'s flag
+    where one is set, else MINITX_ATTENTION_MMA (off unless 1/true/yes/on)."""
+    flag = _override.get()
+    if flag is not None:
+        return flag
+    return os.environ.get("MINITX_ATTENTION_MMA", "0").strip().lower() in ("1", "true", "yes", "on")
+
+
+@contextlib.contextmanager
+def use_tensor_core_attention(flag: bool = True):
+    """Context manager choosing attention.cu's forward (False) or attention_mma.cu's (True)
+    where the dtype allows it (nestable, thread/async-local)."""
+    token = _override.set(bool(flag))
+    try:
+        yield
+    finally:
+        _override.reset(token)
+
+
+def tensor_core_attention_runs(be, dt) -> bool:
+    """Whether attention_mma.cu can compute a forward of storage dtype ``dt`` here: bfloat16, or
+    float32 while TF32 is allowed, on the CPU build or a GPU of compute capability >= 8.0."""
+    from minitx.backend import tf32_allowed
+
+    dt = np.dtype(dt)
+    if not (dt.name == "bfloat16" or (dt == np.float32 and tf32_allowed())):
+        return False
+    if be.name != "cupy":
+        return True
+    return int(be.xp.cuda.Device().compute_capability) >= 80
