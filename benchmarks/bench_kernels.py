@@ -4,7 +4,9 @@
 
 Each op runs three ways on the same inputs: minitx with its fused kernel, minitx on the xp
 reference path (``kernels.use_fused(False)``: the same op as plain CuPy array code), and
-PyTorch's equivalent. Shapes are those of a Multi30k batch (about 6k tokens, sentences of
+PyTorch's equivalent; attention a fourth where its dtype allows (bfloat16, or float32 with
+``--tf32``): ``mma``, the fused kernels with the forward on the tensor cores
+(``kernels.use_tensor_core_attention``; ``fused`` is then the CUDA-core kernels alone). Shapes are those of a Multi30k batch (about 6k tokens, sentences of
 ~32 tokens, 8 heads, a 10k vocabulary) at d_model 256 and 512.
 
 Timing: CUDA events around each call, median of ``--repeat`` calls after ``--warmup``.
@@ -25,6 +27,7 @@ wall-clock timing): it checks this script, its numbers mean nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import re
@@ -58,6 +61,9 @@ def parse_args(argv=None):
     parser.add_argument("--only", nargs="*", default=None, help="run only benchmarks whose name contains one of these")
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch column")
     parser.add_argument("--dry-run", action="store_true", help="list the benchmarks and byte counts, run nothing")
+    parser.add_argument("--tf32", action="store_true",
+                        help="float32 products on TF32 tensor cores (backend.allow_tf32; PyTorch's allow_tf32), "
+                             "and the attention rows' mma path")
     parser.add_argument("--kernel-time", action="store_true",
                         help="also time the kernels alone (CUPTI, through PyTorch's profiler): the GPU time of the "
                              "launches a call makes, without the host's launch overhead, and the bandwidth from it")
@@ -344,8 +350,19 @@ def main(argv=None):
     else:
         gpu, copy_gbps = "cpu-emulation", float("nan")
         timers["minitx"] = Timer("cpu")
+    backend.allow_tf32(args.tf32)
     fused_ctx = kernels.emulate_on_cpu if args.device == "cpu" else kernels.use_fused
-    paths = [("fused", lambda: fused_ctx(True)), ("reference", lambda: kernels.use_fused(False))]
+
+    def fused_path(tensor_cores):
+        stack = contextlib.ExitStack()
+        stack.enter_context(fused_ctx(True))
+        stack.enter_context(kernels.use_tensor_core_attention(tensor_cores))
+        return stack
+
+    paths = [("fused", lambda: fused_path(False)), ("reference", lambda: kernels.use_fused(False))]
+    sample = cp.empty(0) if cp is not None else np.empty(0)
+    mma_path = ("mma", lambda: fused_path(True)) \
+        if kernels.tensor_core_attention_runs(kernels._runtime.backend_for(sample), dtype) else None
     minitx_frame = Frame("minitx", args.device)
     torch = None
     if not args.no_torch:
@@ -354,6 +371,7 @@ def main(argv=None):
         except ImportError:
             print("PyTorch not importable: its column is left out", file=sys.stderr)
         else:
+            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = args.tf32
             frames.append(Frame("torch", args.device, torch))
             timers["torch"] = Timer("torch" if args.device == "cuda" else "cpu", torch)
 
@@ -392,7 +410,7 @@ def main(argv=None):
         if not wanted(name):
             continue
         arrays = make_arrays()
-        for path, ctx in paths:
+        for path, ctx in paths + ([mma_path] if mma_path and name.startswith("attention") else []):
             with ctx():
                 fwd, fwd_bwd = minitx_fns(make_minitx(minitx_frame), arrays, args.device)
                 t_fwd = timers["minitx"](fwd, args.warmup, args.repeat)
@@ -423,7 +441,7 @@ def main(argv=None):
 
     ratios = ratio_rows(results)
     print_table(results, ratios, gpu, copy_gbps)
-    report = dict(device=gpu, date=datetime.datetime.now().isoformat(timespec="seconds"), dtype=args.dtype,
+    report = dict(device=gpu, date=datetime.datetime.now().isoformat(timespec="seconds"), dtype=args.dtype, tf32=args.tf32,
                   copy_GBps=copy_gbps, sizes=sizes, repeat=args.repeat, warmup=args.warmup,
                   torch_version=getattr(torch, "__version__", None), cupy_version=getattr(cp, "__version__", None),
                   results=results, ratios=ratios)
@@ -440,20 +458,22 @@ def default_out(kind, gpu):
 
 
 def ratio_rows(results):
-    """Per benchmark: time of the reference (or torch) / time of the fused kernel."""
+    """Per benchmark and fast path (fused, and mma where it ran): time of the reference (or
+    torch) / time of that path."""
     by = {(r["name"], r["path"]): r for r in results}
     rows = []
     for name in dict.fromkeys(r["name"] for r in results):
-        fused = by.get((name, "fused"))
-        if fused is None:
-            continue
-        row = dict(name=name)
-        for other in ("reference", "torch"):
-            o = by.get((name, other))
-            for part in ("fwd", "bwd"):
-                a, b = (o or {}).get(f"{part}_ms"), fused.get(f"{part}_ms")
-                row[f"{part}_vs_{other}"] = a / b if a is not None and b else None
-        rows.append(row)
+        for path in ("fused", "mma"):
+            fast = by.get((name, path))
+            if fast is None:
+                continue
+            row = dict(name=name, path=path)
+            for other in ("reference", "torch"):
+                o = by.get((name, other))
+                for part in ("fwd", "bwd"):
+                    a, b = (o or {}).get(f"{part}_ms"), fast.get(f"{part}_ms")
+                    row[f"{part}_vs_{other}"] = a / b if a is not None and b else None
+            rows.append(row)
     return rows
 
 
@@ -479,11 +499,11 @@ def print_table(results, ratios, gpu, copy_gbps):
                   f"{num(r['bwd_kernel_ms'], '8.3f')} {num(r['fwd_kernel_pct_copy'], '7.1f')} "
                   f"{num(r['bwd_kernel_pct_copy'], '7.1f')} {num(r.get('fwd_kernel_pct_same_copy'), '9.1f')} "
                   f"{num(r.get('bwd_kernel_pct_same_copy'), '9.1f')}")
-    head = f"\n{'speed-up of the fused kernel':32s} {'fwd vs ref':>10s} {'bwd vs ref':>10s} {'fwd vs torch':>12s} " \
-           f"{'bwd vs torch':>12s}"
+    head = f"\n{'speed-up of the fused kernels':32s} {'path':9s} {'fwd vs ref':>10s} {'bwd vs ref':>10s} " \
+           f"{'fwd vs torch':>12s} {'bwd vs torch':>12s}"
     print(head + "\n" + "-" * (len(head) - 1))
     for r in ratios:
-        print(f"{r['name']:32s} {num(r['fwd_vs_reference'], '10.2f')} {num(r['bwd_vs_reference'], '10.2f')} "
+        print(f"{r['name']:32s} {r['path']:9s} {num(r['fwd_vs_reference'], '10.2f')} {num(r['bwd_vs_reference'], '10.2f')} "
               f"{num(r['fwd_vs_torch'], '12.2f')} {num(r['bwd_vs_torch'], '12.2f')}")
 
 

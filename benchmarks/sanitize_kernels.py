@@ -6,7 +6,8 @@ stores it), for compute-sanitizer.
 
 Small shapes that are not multiples of any block or tile size (so every bounds check and
 every partial tile runs), a key-padding mask with a fully masked row, causal attention, both
-dtypes, a head in each of attention's head-dim classes. The script fails if some kernel of
+dtypes, a head in each of attention's head-dim classes, attention on the CUDA cores and on the
+tensor cores (bfloat16, and float32 as TF32). The script fails if some kernel of
 ``kernels.KERNELS`` (or a rung of ``kernels.ladder``), at each compile-time size it has, was not
 launched, so a new kernel cannot escape the sanitizer. It
 needs CuPy and a GPU (``--help`` works without).
@@ -66,15 +67,17 @@ def launch_storage_kernels(cp, K, randn, rng, dtype):
     K.cross_entropy_backward(x, t, lse, cp.ones(5, cp.float32 if dtype == BFLOAT16 else dtype), -100, 0.1)
     mask = rng.random((2, 23)) < 0.7
     mask[1] = False  # a batch row with no key at all
-    for d in (24, 40, 100):  # a head in each head-dim class (32, 64, 128), short of its edge
+    # on the CUDA cores, and on the tensor cores where the dtype has them (main allows TF32)
+    cores = (False, True) if K.tensor_core_attention_runs(K._runtime.backend_for(x), dtype) else (False,)
+    for d, tensor_cores in ((d, t) for d in (24, 40, 100) for t in cores):  # d: each head-dim class, short of its edge
         q, k, v = randn(6, 19, d), randn(6, 23, d), randn(6, 23, d)
         for causal, (qq, kk, vv) in ((False, (q, k, v)), (True, (q, q, q))):
             m = mask[:, :kk.shape[1]]
-            o, lse = K.attention_forward(qq, kk, vv, key_pad_mask=m, causal=causal)
+            options = dict(key_pad_mask=m, causal=causal, tensor_cores=tensor_cores)
+            o, lse = K.attention_forward(qq, kk, vv, **options)
             K.attention_backward(qq, kk, vv, o, lse, randn(*o.shape), key_pad_mask=m, causal=causal)
-            # dropout on the weights: the Philox draws inside the three kernels
-            o, lse = K.attention_forward(qq, kk, vv, key_pad_mask=m, causal=causal, dropout_p=0.3, seed=5,
-                                         offset=2)
+            # dropout on the weights: the Philox draws inside the kernels
+            o, lse = K.attention_forward(qq, kk, vv, dropout_p=0.3, seed=5, offset=2, **options)
             K.attention_backward(qq, kk, vv, o, lse, randn(*o.shape), key_pad_mask=m, causal=causal,
                                  dropout_p=0.3, seed=5, offset=2)
     h = randn(7, 33)
@@ -110,6 +113,9 @@ def main(argv=None):
         return original(filename, kernel, *args, **kwargs)
 
     backend.launch = launch
+    from minitx.backend import allow_tf32
+
+    allow_tf32(True)  # float32 attention may take the tensor cores (TF32); no other kernel reads it
     for dtype in (cp.float32, cp.float64):
         launch_all(cp, K, ladder, dtype)
     host = np.random.default_rng(1)  # bfloat16 values made on the host: CuPy holds them, the kernels use them

@@ -40,19 +40,24 @@ def test_bench_kernels_dry_run_lists_every_benchmark():
 
 
 @needs_gxx
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_bench_kernels_cpu_smoke(tmp_path, dtype):
-    """Every benchmark both ways; in bfloat16 (issue 22's kernel figures) every one but Adam's,
-    whose master weights are float32."""
+@pytest.mark.parametrize("dtype, tf32", [("float32", False), ("float32", True), ("bfloat16", False)])
+def test_bench_kernels_cpu_smoke(tmp_path, dtype, tf32):
+    """Every benchmark both ways, and attention's a third (its forward on the tensor cores) where
+    the dtype allows: bfloat16, or float32 under --tf32; in bfloat16 (issue 22's kernel figures)
+    every one but Adam's, whose master weights are float32."""
     if dtype == "bfloat16":
         pytest.importorskip("ml_dtypes")
     out = tmp_path / "kernels.json"
     run(BENCH / "bench_kernels.py", "--device", "cpu", "--repeat", "1", "--warmup", "0", "--no-torch",
-        "--dtype", dtype, "--out", out)
+        "--dtype", dtype, "--out", out, *(["--tf32"] if tf32 else []))
     report = json.loads(out.read_text())
-    assert report["dtype"] == dtype
-    assert {r["path"] for r in report["results"]} == {"fused", "reference"}
-    assert len(report["ratios"]) == len({r["name"] for r in report["results"]})
+    assert report["dtype"] == dtype and report["tf32"] == tf32
+    names = {r["name"] for r in report["results"]}
+    on_tensor_cores = {r["name"] for r in report["results"] if r["path"] == "mma"}
+    assert on_tensor_cores == ({n for n in names if n.startswith("attention")} if dtype == "bfloat16" or tf32
+                               else set())
+    assert {r["path"] for r in report["results"]} - {"mma"} == {"fused", "reference"}
+    assert len(report["ratios"]) == len(names) + len(on_tensor_cores)
     assert any(r["name"].startswith("adam") for r in report["results"]) == (dtype != "bfloat16")
 
 
