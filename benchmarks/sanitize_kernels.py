@@ -75,11 +75,10 @@ def launch_storage_kernels(cp, K, randn, rng, dtype):
             m = mask[:, :kk.shape[1]]
             options = dict(key_pad_mask=m, causal=causal, tensor_cores=tensor_cores)
             o, lse = K.attention_forward(qq, kk, vv, **options)
-            K.attention_backward(qq, kk, vv, o, lse, randn(*o.shape), key_pad_mask=m, causal=causal)
+            K.attention_backward(qq, kk, vv, o, lse, randn(*o.shape), **options)
             # dropout on the weights: the Philox draws inside the kernels
             o, lse = K.attention_forward(qq, kk, vv, dropout_p=0.3, seed=5, offset=2, **options)
-            K.attention_backward(qq, kk, vv, o, lse, randn(*o.shape), key_pad_mask=m, causal=causal,
-                                 dropout_p=0.3, seed=5, offset=2)
+            K.attention_backward(qq, kk, vv, o, lse, randn(*o.shape), dropout_p=0.3, seed=5, offset=2, **options)
     h = randn(7, 33)
     K.dropout_add_backward(K.dropout_add_forward(h, randn(7, 33), 0.1, 5, 1), 0.1, 5, 1)
     for act in ("relu", "gelu_tanh"):

@@ -46,7 +46,7 @@ KERNELS: dict[str, tuple[str, ...]] = {
         "attention_backward_dkdv",
         "attention_backward_dq",
     ),
-    "attention_mma.cu": ("attention_mma_forward",),
+    "attention_mma.cu": ("attention_mma_forward", "attention_mma_backward_dkdv", "attention_mma_backward_dq"),
     "dropout.cu": (
         "dropout_add_forward",
         "dropout_mask_apply",

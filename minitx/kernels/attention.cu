@@ -297,21 +297,6 @@ __global__ void attention_backward_delta(const S* __restrict__ o, const S* __res
   if (lane == 0) delta[row] = s;
 }
 
-// Stage lse and delta of the NQ query rows q0.. of head-row bh in shared
-// memory (threads 0..NQ-1); rows past Lq get lse = -inf, so they count as
-// fully masked.  The caller places the __syncthreads() before their use.
-template <typename T, int NQ>
-__device__ __forceinline__ void attn_load_row_stats(T* lse_s, T* delta_s, const T* __restrict__ lse,
-                                                    const T* __restrict__ delta, int bh, int q0,
-                                                    int Lq) {
-  const int tid = threadIdx.x;
-  if (tid < NQ) {
-    const int qi = q0 + tid;
-    lse_s[tid] = (qi < Lq) ? lse[(long long)bh * Lq + qi] : -mtx::num<T>::inf();
-    delta_s[tid] = (qi < Lq) ? delta[(long long)bh * Lq + qi] : T(0);
-  }
-}
-
 // For the (query tile, key tile) pair staged in shared memory, compute
 // P (optional) and dS for every allowed (i, j); zero elsewhere.
 template <typename T, int NQ, int NK, int D>

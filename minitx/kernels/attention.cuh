@@ -1,6 +1,7 @@
 // attention.cuh -- what both attention kernels files read alike (attention.cu on CUDA cores,
 // attention_mma.cu on tensor cores): where an operand's rows lie, which keys a query may see,
-// and the dropout on the weights. The math and the masks' meaning are in attention.cu's header.
+// the dropout on the weights, and the backward's lse and delta of a tile's rows. The math and
+// the masks' meaning are in attention.cu's header.
 #pragma once
 
 #include "common.cuh"
@@ -50,3 +51,18 @@ struct AttnDropout {
     return dropout_keep(row * Lk + j, key.seed, key.offset, threshold) ? keep_scale : T(0);
   }
 };
+
+// Stage lse and delta of the NQ query rows q0.. of head-row bh in shared
+// memory (threads 0..NQ-1); rows past Lq get lse = -inf, so they count as
+// fully masked.  The caller places the __syncthreads() before their use.
+template <typename T, int NQ>
+__device__ __forceinline__ void attn_load_row_stats(T* lse_s, T* delta_s, const T* __restrict__ lse,
+                                                    const T* __restrict__ delta, int bh, int q0,
+                                                    int Lq) {
+  const int tid = threadIdx.x;
+  if (tid < NQ) {
+    const int qi = q0 + tid;
+    lse_s[tid] = (qi < Lq) ? lse[(long long)bh * Lq + qi] : -mtx::num<T>::inf();
+    delta_s[tid] = (qi < Lq) ? delta[(long long)bh * Lq + qi] : T(0);
+  }
+}

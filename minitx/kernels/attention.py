@@ -240,7 +240,7 @@ def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, drop
         else:
             args = (q, k, v, m, o, lse, np.int32(BH), np.int32(heads), np.int32(Lq), np.int32(Lk), np.int32(d),
                     np.int32(bool(causal)), scale, _layout(be, H, q, k, v, o), *dropout)
-            if _on_tensor_cores(be, dt, tensor_cores):
+            if _on_tensor_cores(be, dt, tensor_cores, "attention_forward"):
                 from . import attention_mma  # noqa: PLC0415 (it reads this module's sizes)
 
                 grid = BH * (-(-Lq // (16 * attention_mma.WARPS)))
@@ -253,14 +253,15 @@ def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, drop
     return o, lse
 
 
-def _on_tensor_cores(be, dt, tensor_cores) -> bool:
-    """Whether attention_forward launches attention_mma.cu (its ``tensor_cores`` argument)."""
+def _on_tensor_cores(be, dt, tensor_cores, launcher) -> bool:
+    """Whether ``launcher`` (attention_forward or attention_backward) launches attention_mma.cu's
+    kernels, as its ``tensor_cores`` argument says."""
     from . import attention_mma  # noqa: PLC0415 (it reads this module's sizes)
 
     if tensor_cores is None:
         return attention_mma.tensor_core_attention_allowed() and attention_mma.tensor_core_attention_runs(be, dt)
     if tensor_cores and not attention_mma.tensor_core_attention_runs(be, dt):
-        raise ValueError(f"attention_forward: tensor_cores=True needs bfloat16, or float32 with TF32 allowed, on a "
+        raise ValueError(f"{launcher}: tensor_cores=True needs bfloat16, or float32 with TF32 allowed, on a "
                          f"GPU of compute capability 8.0 or above; got {np.dtype(dt).name}")
     return bool(tensor_cores)
 
@@ -278,7 +279,7 @@ def _outputs_given(out, q, k, v, dt):
 
 
 def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, scale=None, dropout_p=0.0, seed=0,
-                       offset=0, out=None):
+                       offset=0, out=None, tensor_cores=None):
     """Backward of :func:`attention_forward` (P recomputed from q, k, lse; the dropout mask
     regenerated from seed and offset).
 
@@ -292,6 +293,10 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
 
     dtypes: q, k, v, o, do and the gradients share one; lse is in its compute dtype (as the
     forward returns it), and so is delta = rowsum(do * o) inside.
+
+    tensor_cores: as attention_forward's, chosen for this call alone (o and lse may come from
+    either forward): dq, dk and dv by attention_mma.cu (True) or attention.cu (False); delta is
+    attention.cu's either way.
     """
     be = backend_for(q, k, v, o, lse, do, key_pad_mask)
     xp = be.xp
@@ -309,7 +314,17 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
         dk[...] = 0
         dv[...] = 0
     elif BH:
-        tiles = TILES[compute_dtype(dt)]
+        if _on_tensor_cores(be, dt, tensor_cores, "attention_backward"):
+            from . import attention_mma  # noqa: PLC0415 (it reads this module's sizes)
+
+            # a block owns 16 rows a warp: keys for dk and dv, queries for dq
+            file, threads, keys_per_block = "attention_mma.cu", 32 * attention_mma.WARPS, 16 * attention_mma.WARPS
+            queries_per_block = keys_per_block
+            dkdv_kernel, dq_kernel = "attention_mma_backward_dkdv", "attention_mma_backward_dq"
+        else:
+            tiles = TILES[compute_dtype(dt)]
+            file, threads, keys_per_block, queries_per_block = "attention.cu", THREADS, tiles.bkb, tiles.bqb
+            dkdv_kernel, dq_kernel = "attention_backward_dkdv", "attention_backward_dq"
         delta = be.empty((BH, Lq), compute_dtype(dt))
         warps = THREADS // 32
         be.launch("attention.cu", "attention_backward_delta", dt, (-(-(BH * Lq) // warps),),
@@ -317,10 +332,10 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
         sizes = (np.int32(BH), np.int32(heads), np.int32(Lq), np.int32(Lk), np.int32(d), np.int32(bool(causal)),
                  scale)
         D = _head_dim_class(d)
-        be.launch("attention.cu", "attention_backward_dkdv", dt, (BH * (-(-Lk // tiles.bkb)),),
-                  (THREADS,), (q, k, v, m, do, lse, delta, dk, dv) + sizes
-                  + (_layout(be, H, q, k, v, do, dk, dv), *dropout), strided=True, size=D)
-        be.launch("attention.cu", "attention_backward_dq", dt, (BH * (-(-Lq // tiles.bqb)),),
-                  (THREADS,), (q, k, v, m, do, lse, delta, dq) + sizes + (_layout(be, H, q, k, v, do, dq), *dropout),
+        be.launch(file, dkdv_kernel, dt, (BH * (-(-Lk // keys_per_block)),), (threads,),
+                  (q, k, v, m, do, lse, delta, dk, dv) + sizes + (_layout(be, H, q, k, v, do, dk, dv), *dropout),
+                  strided=True, size=D)
+        be.launch(file, dq_kernel, dt, (BH * (-(-Lq // queries_per_block)),), (threads,),
+                  (q, k, v, m, do, lse, delta, dq) + sizes + (_layout(be, H, q, k, v, do, dq), *dropout),
                   strided=True, size=D)
     return dq, dk, dv

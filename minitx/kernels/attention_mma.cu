@@ -1,21 +1,40 @@
-// attention_mma.cu -- attention_forward of attention.cu on the tensor cores: the same
-// contract (arguments, layout, masks, dropout, o and lse, fully masked and NaN rows; the math
-// is in attention.cu's header), with the two products of a tile, S = Q K^T and O += P V, each
-// a warp's mma.sync (mma.cuh) instead of every thread's multiply-adds.
-//   S = mtx::bfloat16: operands bfloat16 (exact products), P rounded to bfloat16 for P V, as
-//                      FlashAttention rounds it; every sum, max and statistic in float.
-//   S = float:         operands TF32 (q, k, v and P rounded to 10 mantissa bits), sums in
-//                      float: attention under --precision tf32, as its matrix products.
+// attention_mma.cu -- attention.cu's attention_forward, attention_backward_dkdv and
+// attention_backward_dq on the tensor cores: the same contracts (arguments, layout, masks,
+// dropout, outputs written with `=`, fully masked and NaN rows; the math is in attention.cu's
+// header), with each product of a tile a warp's mma.sync (mma.cuh) instead of every thread's
+// multiply-adds. The backward's delta stays attention.cu's attention_backward_delta.
+//   S = mtx::bfloat16: operands bfloat16 (exact products); P (forward), P z and dS (backward)
+//                      rounded to bfloat16 where they enter a product, as FlashAttention
+//                      rounds them; every sum, max and statistic in float.
+//   S = float:         operands TF32 (q, k, v, do, P, P z and dS rounded to 10 mantissa bits),
+//                      sums in float: attention under --precision tf32, as its matrix products.
 //   (No double: attention.cu computes it.)
 //
-// Thread mapping: a block of ATT_MMA_WARPS warps computes BQ = 16 * ATT_MMA_WARPS query rows
-// of one head-row bh; warp w owns rows q0 + 16 w .. + 15 and lane 4 g + t holds, as mma.cuh's
-// fragments lay out, the rows g and g + 8 of them: their scores at key columns 2 t, 2 t + 1
-// of each 8-key group, their running max and sum, and their output columns 2 t, 2 t + 1 of
-// each 8-column group. A row's max and sum are combined over the 4 lanes t of its quad.
-// Keys come in tiles of BK, staged in shared memory as operands: Qs and Ks row-major, V
-// transposed (Vt[c][j]: a B fragment of P V is then one load per register); each row padded
-// by 16 bytes, which puts the 8 rows g of a fragment on different banks.
+// The products of a tile, Q, K, V, dO being its rows of q, k, v, do (queries i, keys j):
+//   forward  S = Q K^T;  P = exp(scale S - m) by the online softmax;  O += P V
+//   dk, dv   S^T = K Q^T,  dP^T = V dO^T;  per element P^T z and dS^T = P^T (z dP^T - delta);
+//            dV += (P^T z) dO,  dK += dS^T Q
+//   dq       S = Q K^T,  dP = dO V^T;  per element dS = P (z dP - delta);  dQ += dS K
+// with P = exp(scale S - lse) from the forward's lse, z the dropout factors, and dk = scale dK,
+// dq = scale dQ written once. A result enters the next product as its A operand: P, P^T z,
+// dS^T and dS are rounded to operands there (mma_d_to_a). dk, dv and dq are separate kernels,
+// as attention.cu's: no atomics, at the price of computing S and dP twice.
+//
+// Thread mapping: a block of ATT_MMA_WARPS warps owns BQ = 16 * ATT_MMA_WARPS rows of one
+// head-row bh (queries for the forward and dq, keys for dk and dv); warp w owns rows
+// 16 w .. 16 w + 15 of them and lane 4 g + t holds, as mma.cuh's fragments lay out, its rows
+// g and g + 8: their elements at columns 2 t, 2 t + 1 of each 8-column group of every product
+// (scores, dP, dS: one column per key, or per query in dk dv's transposed products; results:
+// one column per head-dim column), and in the forward their running max and sum, combined over
+// the 4 lanes t of the row's quad. The other side streams past in tiles (keys for the forward
+// and dq, queries for dk and dv), one tile per iteration of the block's loop.
+// Tiles are staged in shared memory as operands, each row padded by 16 bytes (the 8 rows g of
+// a fragment then lie on different banks): Q, K, V and dO row-major, the forward's V
+// transposed instead (Vt[c][j]: a B fragment of P V is one load per register). The backward's
+// products that sum over the streamed rows (dV += (P^T z) dO, dK += dS^T Q, dQ += dS K) read
+// their B operand from the row-major tile (mma_load_b_kn: one load per register for TF32, two
+// for bfloat16), so one copy of each operand serves both of its products, and TF32 at D = 128
+// fits the shared memory.
 #include "attention.cuh"
 #include "mma.cuh"
 
@@ -23,15 +42,19 @@
 #error "compile attention_mma.cu with the -D defines of minitx/kernels/attention_mma.py (DEFINES)"
 #endif
 
-// The tile sizes for storage S and head-dim class D: BQ query rows, BK keys (16 for TF32 at
-// D = 128, to keep the static shared memory under 48 KB), PAD operands of padding per row.
+// The tile sizes for storage S and head-dim class D: a block owns BQ rows (16 per warp); the
+// forward streams tiles of BK keys, the backward tiles of BT rows (queries for dk and dv, keys
+// for dq); PAD operands of padding per row. TF32 at D = 128 takes smaller streamed tiles, to
+// keep the static shared memory under 48 KB (the backward holds four [rows][D + PAD] tiles).
 template <typename S, int D>
 struct AttnMmaTiles {
   using operand = typename mtx::Mma<S>::operand;
   static constexpr int BQ = 16 * ATT_MMA_WARPS;
   static constexpr int BK = D * sizeof(operand) > 256 ? 16 : 32;
+  static constexpr int BT = D * sizeof(operand) > 256 ? 8 : 32;
   static constexpr int PAD = 16 / sizeof(operand);
-  static_assert(BK % mtx::Mma<S>::K == 0 && D % mtx::Mma<S>::K == 0, "whole mma steps over keys and columns");
+  static_assert(BK % mtx::Mma<S>::K == 0 && BT % mtx::Mma<S>::K == 0 && D % mtx::Mma<S>::K == 0,
+                "whole mma steps over keys, queries and columns");
 };
 
 // Copy NR rows from row0 of an [L, d] operand (rows sr apart) into a shared tile of operands:
@@ -47,6 +70,50 @@ __device__ __forceinline__ void attn_mma_load(typename mtx::Mma<S>::operand* dst
   }
 }
 
+// dots[n] = A B^T for the warp's 16 rows row0 .. row0 + 15 of tile A and the N rows of tile B
+// (both [rows][LD] of operands, D columns): element r of dots[n] is a_{row0 + g + 8 (r / 2)} .
+// b_{8 n + 2 t + r % 2}, summed in float.
+template <typename S, int D, int LD, int N>
+__device__ __forceinline__ void attn_mma_dots(float (&dots)[N / 8][4], const typename mtx::Mma<S>::operand* A,
+                                              int row0, const typename mtx::Mma<S>::operand* B) {
+#pragma unroll
+  for (int n = 0; n < N / 8; ++n)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) dots[n][r] = 0.f;
+#pragma unroll
+  for (int c = 0; c < D; c += mtx::Mma<S>::K) {
+    unsigned int a[4];
+    mtx::mma_load_a<S>(a, A, LD, row0, c);
+#pragma unroll
+    for (int n = 0; n < N / 8; ++n) {
+      unsigned int b[2];
+      mtx::mma_load_b<S>(b, B, LD, 8 * n, c);
+      mtx::mma_sync<S>(dots[n], a, b);
+    }
+  }
+}
+
+// acc[n] += W X for the warp's 16 rows: W [16 x N] held as D fragments (w[n]: columns
+// 8 n .. 8 n + 7), rounded to operands K columns at a time; X the N rows of a tile of operands
+// with D columns, held as it is (X[j][c], rows LD apart) or transposed (Xt[c][j]). Element r of
+// acc[n] is row g + 8 (r / 2), column 8 n + 2 t + r % 2.
+template <typename S, int D, int N, bool transposed, int LD>
+__device__ __forceinline__ void attn_mma_weights_times(float (&acc)[D / 8][4], const float (&w)[N / 8][4],
+                                                       const typename mtx::Mma<S>::operand* X) {
+#pragma unroll
+  for (int j = 0; j < N; j += mtx::Mma<S>::K) {
+    unsigned int a[4];
+    mtx::mma_d_to_a<S>(a, w, j);
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      unsigned int b[2];
+      if constexpr (transposed) mtx::mma_load_b<S>(b, X, LD, 8 * n, j);
+      else mtx::mma_load_b_kn<S>(b, X, LD, j, 8 * n);
+      mtx::mma_sync<S>(acc[n], a, b);
+    }
+  }
+}
+
 template <typename S, int D>
 __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
     attention_mma_forward(const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
@@ -55,10 +122,9 @@ __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
                           float scale, const long long* __restrict__ layout,
                           const unsigned long long* __restrict__ philox, unsigned long long offset,
                           unsigned int threshold, float keep_scale) {
-  using M = mtx::Mma<S>;
   using Tiles = AttnMmaTiles<S, D>;
-  using operand = typename M::operand;
-  constexpr int BQ = Tiles::BQ, BK = Tiles::BK, PAD = Tiles::PAD, K = M::K;
+  using operand = typename mtx::Mma<S>::operand;
+  constexpr int BQ = Tiles::BQ, BK = Tiles::BK, PAD = Tiles::PAD;
   constexpr int LDQ = D + PAD, LDV = BK + PAD;
   alignas(16) __shared__ operand Qs[BQ * LDQ];
   alignas(16) __shared__ operand Ks[BK * LDQ];
@@ -98,21 +164,7 @@ __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
     // s = Q K^T for this warp's 16 rows and the tile's BK keys: element r of s[n] is row
     // qi[r / 2], key k0 + 8 n + 2 t + r % 2
     float s[BK / 8][4];
-#pragma unroll
-    for (int n = 0; n < BK / 8; ++n)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) s[n][r] = 0.f;
-#pragma unroll
-    for (int c = 0; c < D; c += K) {
-      unsigned int a[4];
-      mtx::mma_load_a<S>(a, Qs, LDQ, row0, c);
-#pragma unroll
-      for (int n = 0; n < BK / 8; ++n) {
-        unsigned int b[2];
-        mtx::mma_load_b<S>(b, Ks, LDQ, 8 * n, c);
-        mtx::mma_sync<S>(s[n], a, b);
-      }
-    }
+    attn_mma_dots<S, D, LDQ, BK>(s, Qs, row0, Ks);
 
     // online softmax of the lane's two rows (h = 0, 1), each row's max and sum over its quad
 #pragma unroll
@@ -152,37 +204,8 @@ __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
       }
     }
 
-    // O += P V: the scores' fragments become A fragments of P, K keys at a time
-#pragma unroll
-    for (int j = 0; j < BK; j += K) {
-      unsigned int a[4];
-      if constexpr (M::E == 2) {
-        // bfloat16: keys j .. j + 15 are s[j / 8] (a0 row g, a1 row g + 8) and s[j / 8 + 1]
-        // (a2, a3), already where the A fragment wants them, two to a register
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          const float* pr = &s[j / 8 + (r >> 1)][2 * (r & 1)];
-          a[r] = (unsigned int)M::from_float(pr[0]) | ((unsigned int)M::from_float(pr[1]) << 16);
-        }
-      } else {
-        // TF32: A wants row g's keys j + t and j + t + 4, which lanes 4 g + t / 2 and
-        // 4 g + 2 + t / 2 hold (element t % 2 of their pair): fetched from them
-        const int from = 4 * g + (t >> 1);
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          const float* pr = &s[j / 8][2 * (r & 1)];
-          const float lo = __shfl_sync(0xffffffffu, pr[0], from + 2 * (r >> 1));
-          const float hi = __shfl_sync(0xffffffffu, pr[1], from + 2 * (r >> 1));
-          a[r] = M::from_float((t & 1) ? hi : lo);
-        }
-      }
-#pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        unsigned int b[2];
-        mtx::mma_load_b<S>(b, Vt, LDV, 8 * n, j);
-        mtx::mma_sync<S>(acc[n], a, b);
-      }
-    }
+    // O += P V: the weights' fragments become A fragments of P, K keys at a time
+    attn_mma_weights_times<S, D, BK, true, LDV>(acc, s, Vt);
   }
 
   S* ob = o + orows.head(bh, H);
@@ -197,5 +220,206 @@ __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
         if (c < d) ob[(long long)qi[h] * orows.sr + c] = (l[h] == 0.f) ? 0.f : acc[n][2 * h + e] / l[h];
       }
     if (t == 0) lse[(long long)bh * Lq + qi[h]] = (l[h] == 0.f) ? neg_inf : m[h] + mtx::num<float>::log(l[h]);
+  }
+}
+
+// What one element (query qi, key kj) of the backward needs besides its two dot products: the
+// masks, the scale and the dropout of the launch.
+struct AttnMmaElement {
+  int bh, Lq, Lk, causal;
+  const unsigned char* kpm;
+  float scale;
+  AttnDropout<float> drop;
+
+  // s = q_i . k_j becomes P_ij z_ij and dp = do_i . v_j becomes dS_ij = P_ij (z_ij dp - delta_i),
+  // P_ij = exp(scale s - lse_i); both 0 where qi may not see kj or its row is fully masked
+  // (lse_i == -inf), as in attention.cu's attn_recompute.
+  __device__ __forceinline__ void to_gradients(float& s, float& dp, float lse_i, float delta_i, int qi,
+                                               int kj) const {
+    float pz = 0.f, ds = 0.f;
+    if (lse_i != -mtx::num<float>::inf() && attn_allowed(qi, kj, Lq, Lk, kpm, causal)) {
+      const float p = mtx::num<float>::exp(scale * s - lse_i);
+      const float z = drop.z((long long)bh * Lq + qi, Lk, kj);
+      pz = p * z;
+      ds = p * (z * dp - delta_i);
+    }
+    s = pz;
+    dp = ds;
+  }
+};
+
+// dk_j = scale sum_i dS_ij q_i and dv_j = sum_i P_ij z_ij do_i for the BQ keys of a block; the
+// warp computes the transposed products (its keys are the rows of S^T and dP^T, the A side).
+template <typename S, int D>
+__global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
+    attention_mma_backward_dkdv(const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
+                                const unsigned char* __restrict__ key_pad_mask, const S* __restrict__ dout,
+                                const float* __restrict__ lse, const float* __restrict__ delta,
+                                S* __restrict__ dk, S* __restrict__ dv, int BH, int heads, int Lq, int Lk, int d,
+                                int causal, float scale, const long long* __restrict__ layout,
+                                const unsigned long long* __restrict__ philox, unsigned long long offset,
+                                unsigned int threshold, float keep_scale) {
+  using Tiles = AttnMmaTiles<S, D>;
+  using operand = typename mtx::Mma<S>::operand;
+  constexpr int BK = Tiles::BQ, BQ = Tiles::BT;  // keys of the block, queries per tile
+  constexpr int LD = D + Tiles::PAD;
+  alignas(16) __shared__ operand Ks[BK * LD];
+  alignas(16) __shared__ operand Vs[BK * LD];
+  alignas(16) __shared__ operand Qs[BQ * LD];
+  alignas(16) __shared__ operand dOs[BQ * LD];
+  __shared__ float lse_s[BQ];
+  __shared__ float delta_s[BQ];
+
+  const int ntiles = (Lk + BK - 1) / BK;
+  const int bh = blockIdx.x / ntiles;
+  const int k0 = (blockIdx.x - bh * ntiles) * BK;
+  if (bh >= BH) return;  // uniform per block
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int H = (int)layout[0];  // layout: q, k, v, do, dk, dv
+  const AttnRows qr = attn_rows(layout, 0), kr = attn_rows(layout, 1), vr = attn_rows(layout, 2),
+                 dor = attn_rows(layout, 3), dkr = attn_rows(layout, 4), dvr = attn_rows(layout, 5);
+  const S* qb = q + qr.head(bh, H);
+  const S* dob = dout + dor.head(bh, H);
+  const AttnMmaElement element{bh, Lq, Lk, causal, attn_kpm_row(key_pad_mask, bh, heads, Lk), scale,
+                               {philox_pair(philox, offset), threshold, keep_scale}};
+
+  // The block's keys, staged once; each query tile reads their A fragments again (kept in
+  // registers, TF32's at D = 128 would not fit beside dK and dV), as the forward reads Q's.
+  attn_mma_load<S, BK, D, false, LD>(Ks, k + kr.head(bh, H), k0, Lk, d, kr.sr);
+  attn_mma_load<S, BK, D, false, LD>(Vs, v + vr.head(bh, H), k0, Lk, d, vr.sr);
+  const int row0 = 16 * warp;                            // this warp's first key in the tile
+  const int kj[2] = {k0 + row0 + g, k0 + row0 + g + 8};  // this lane's two keys
+  float acc_dk[D / 8][4], acc_dv[D / 8][4];  // dK, dV: key kj[r / 2], column 8 n + 2 t + r % 2
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) acc_dk[n][r] = acc_dv[n][r] = 0.f;
+
+  // Causal: queries before k0 see none of these keys.
+  for (int q0 = causal ? k0 : 0; q0 < Lq; q0 += BQ) {
+    __syncthreads();  // the previous tile fully read (and Ks, Vs written)
+    attn_mma_load<S, BQ, D, false, LD>(Qs, qb, q0, Lq, d, qr.sr);
+    attn_mma_load<S, BQ, D, false, LD>(dOs, dob, q0, Lq, d, dor.sr);
+    attn_load_row_stats<float, BQ>(lse_s, delta_s, lse, delta, bh, q0, Lq);
+    __syncthreads();
+
+    // sT = K Q^T, dpT = V dO^T for this warp's 16 keys and the tile's BQ queries: element r of
+    // sT[n] is key kj[r / 2], query q0 + 8 n + 2 t + r % 2; then sT becomes P^T z, dpT dS^T
+    float sT[BQ / 8][4], dpT[BQ / 8][4];
+    attn_mma_dots<S, D, LD, BQ>(sT, Ks, row0, Qs);
+    attn_mma_dots<S, D, LD, BQ>(dpT, Vs, row0, dOs);
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int n = 0; n < BQ / 8; ++n) {
+        const int i = 8 * n + 2 * t + (r & 1);
+        element.to_gradients(sT[n][r], dpT[n][r], lse_s[i], delta_s[i], q0 + i, kj[r >> 1]);
+      }
+
+    // dV += (P^T z) dO, dK += dS^T Q: the fragments become A fragments, K queries at a time
+    attn_mma_weights_times<S, D, BQ, false, LD>(acc_dv, sT, dOs);
+    attn_mma_weights_times<S, D, BQ, false, LD>(acc_dk, dpT, Qs);
+  }
+
+  S* dkb = dk + dkr.head(bh, H);
+  S* dvb = dv + dvr.head(bh, H);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    if (kj[h] >= Lk) continue;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int c = 8 * n + 2 * t + e;
+        if (c < d) {
+          dkb[(long long)kj[h] * dkr.sr + c] = scale * acc_dk[n][2 * h + e];
+          dvb[(long long)kj[h] * dvr.sr + c] = acc_dv[n][2 * h + e];
+        }
+      }
+  }
+}
+
+// dq_i = scale sum_j dS_ij k_j for the BQ queries of a block.
+template <typename S, int D>
+__global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
+    attention_mma_backward_dq(const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
+                              const unsigned char* __restrict__ key_pad_mask, const S* __restrict__ dout,
+                              const float* __restrict__ lse, const float* __restrict__ delta, S* __restrict__ dq,
+                              int BH, int heads, int Lq, int Lk, int d, int causal, float scale,
+                              const long long* __restrict__ layout, const unsigned long long* __restrict__ philox,
+                              unsigned long long offset, unsigned int threshold, float keep_scale) {
+  using Tiles = AttnMmaTiles<S, D>;
+  using operand = typename mtx::Mma<S>::operand;
+  constexpr int BQ = Tiles::BQ, BK = Tiles::BT;  // queries of the block, keys per tile
+  constexpr int LD = D + Tiles::PAD;
+  alignas(16) __shared__ operand Qs[BQ * LD];
+  alignas(16) __shared__ operand dOs[BQ * LD];
+  alignas(16) __shared__ operand Ks[BK * LD];
+  alignas(16) __shared__ operand Vs[BK * LD];
+
+  const int ntiles = (Lq + BQ - 1) / BQ;
+  const int bh = blockIdx.x / ntiles;
+  const int q0 = (blockIdx.x - bh * ntiles) * BQ;
+  if (bh >= BH) return;  // uniform per block
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int H = (int)layout[0];  // layout: q, k, v, do, dq
+  const AttnRows qr = attn_rows(layout, 0), kr = attn_rows(layout, 1), vr = attn_rows(layout, 2),
+                 dor = attn_rows(layout, 3), dqr = attn_rows(layout, 4);
+  const S* kb = k + kr.head(bh, H);
+  const S* vb = v + vr.head(bh, H);
+  const AttnMmaElement element{bh, Lq, Lk, causal, attn_kpm_row(key_pad_mask, bh, heads, Lk), scale,
+                               {philox_pair(philox, offset), threshold, keep_scale}};
+
+  attn_mma_load<S, BQ, D, false, LD>(Qs, q + qr.head(bh, H), q0, Lq, d, qr.sr);
+  attn_mma_load<S, BQ, D, false, LD>(dOs, dout + dor.head(bh, H), q0, Lq, d, dor.sr);
+  const int row0 = 16 * warp;                            // this warp's first row in the tile
+  const int qi[2] = {q0 + row0 + g, q0 + row0 + g + 8};  // this lane's two query rows
+  float lse_r[2], delta_r[2];  // rows past Lq count as fully masked
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    lse_r[h] = qi[h] < Lq ? lse[(long long)bh * Lq + qi[h]] : -mtx::num<float>::inf();
+    delta_r[h] = qi[h] < Lq ? delta[(long long)bh * Lq + qi[h]] : 0.f;
+  }
+  float acc[D / 8][4];  // dQ: row qi[r / 2], column 8 n + 2 t + r % 2
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) acc[n][r] = 0.f;
+
+  const int kend = causal ? mtx::imin(Lk, q0 + BQ) : Lk;
+  for (int k0 = 0; k0 < kend; k0 += BK) {
+    __syncthreads();  // the previous tile fully read (and Qs, dOs written)
+    attn_mma_load<S, BK, D, false, LD>(Ks, kb, k0, Lk, d, kr.sr);
+    attn_mma_load<S, BK, D, false, LD>(Vs, vb, k0, Lk, d, vr.sr);
+    __syncthreads();
+
+    // s = Q K^T, dp = dO V^T for this warp's 16 rows and the tile's BK keys: element r of s[n]
+    // is row qi[r / 2], key k0 + 8 n + 2 t + r % 2; then dp becomes dS (and s P z, unused)
+    float s[BK / 8][4], dp[BK / 8][4];
+    attn_mma_dots<S, D, LD, BK>(s, Qs, row0, Ks);
+    attn_mma_dots<S, D, LD, BK>(dp, dOs, row0, Vs);
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int n = 0; n < BK / 8; ++n) {
+        const int h = r >> 1;
+        element.to_gradients(s[n][r], dp[n][r], lse_r[h], delta_r[h], qi[h], k0 + 8 * n + 2 * t + (r & 1));
+      }
+
+    // dQ += dS K: the fragments of dS become A fragments, K keys at a time
+    attn_mma_weights_times<S, D, BK, false, LD>(acc, dp, Ks);
+  }
+
+  S* dqb = dq + dqr.head(bh, H);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    if (qi[h] >= Lq) continue;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int c = 8 * n + 2 * t + e;
+        if (c < d) dqb[(long long)qi[h] * dqr.sr + c] = scale * acc[n][2 * h + e];
+      }
   }
 }

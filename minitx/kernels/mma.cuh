@@ -9,7 +9,9 @@
 //   B, register r < 2:  rows (k) r K/2 + E t + e,  column g
 //   D, element r < 4:   row g + 8 (r / 2),  column 2 t + r % 2
 // (the PTX ISA's "matrix fragments" for mma.m16n8k16 and mma.m16n8k8). The kernels read A and
-// B from shared tiles of operand bits, so a register is one 32-bit shared load.
+// B from shared tiles of operand bits, so a register is one 32-bit shared load (B from a tile
+// that holds it untransposed, mma_load_b_kn: E loads), or turn a result's D fragments into the
+// next product's A fragment (mma_d_to_a).
 //
 // Rounding: a bfloat16 product is exact in float; TF32 operands are float's sign, exponent and
 // 10 of its 23 mantissa bits, rounded to nearest with ties away from zero (cvt.rna), as
@@ -105,6 +107,54 @@ __device__ __forceinline__ void mma_load_b(unsigned int (&b)[2], const typename 
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
   for (int r = 0; r < 2; ++r) b[r] = mma_load_pair<S>(tile_t + (long long)(n0 + g) * ld + k0 + r * (K / 2) + E * t);
+}
+
+// A B fragment (K rows of B from k0, column n0 + g) read from a tile that holds B as it is,
+// B[k][n] (rows `ld` operands apart): the E operands of a register lie in E rows, so E loads
+// (one for TF32, two packed for bfloat16).
+template <typename S>
+__device__ __forceinline__ void mma_load_b_kn(unsigned int (&b)[2], const typename Mma<S>::operand* tile, int ld,
+                                              int k0, int n0) {
+  constexpr int K = Mma<S>::K, E = Mma<S>::E;
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const typename Mma<S>::operand* p = tile + (long long)(k0 + r * (K / 2) + E * t) * ld + n0 + g;
+    unsigned int bits = 0;
+#pragma unroll
+    for (int e = 0; e < E; ++e) bits |= (unsigned int)p[(long long)e * ld] << (16 * e);
+    b[r] = bits;
+  }
+}
+
+// The A fragment of columns j .. j + K - 1 (j a multiple of K) of a warp's 16-row result held
+// as D fragments d[n] (columns 8 n .. 8 n + 7), each element rounded to an operand: how one
+// product's result enters the next (attention's P in O += P V, dS in dQ += dS K). j must be
+// known when compiling, so that d stays in registers.
+template <typename S, int N>
+__device__ __forceinline__ void mma_d_to_a(unsigned int (&a)[4], const float (&d)[N][4], int j) {
+  using M = Mma<S>;
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  if constexpr (M::E == 2) {
+    // bfloat16: columns j .. j + 15 are d[j / 8] (a0 row g, a1 row g + 8) and d[j / 8 + 1]
+    // (a2, a3), already where the A fragment wants them, two to a register
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const float* pr = &d[j / 8 + (r >> 1)][2 * (r & 1)];
+      a[r] = (unsigned int)M::from_float(pr[0]) | ((unsigned int)M::from_float(pr[1]) << 16);
+    }
+  } else {
+    // TF32: A wants column j + t (a0 row g, a1 row g + 8) and j + t + 4 (a2, a3), which lanes
+    // 4 g + t / 2 and 4 g + 2 + t / 2 hold (element t % 2 of their pair): fetched from them
+    const int from = 4 * g + (t >> 1);
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const float* pr = &d[j / 8][2 * (r & 1)];
+      const float lo = __shfl_sync(0xffffffffu, pr[0], from + 2 * (r >> 1));
+      const float hi = __shfl_sync(0xffffffffu, pr[1], from + 2 * (r >> 1));
+      a[r] = M::from_float((t & 1) ? hi : lo);
+    }
+  }
 }
 
 }  // namespace mtx

@@ -75,14 +75,25 @@ def attention(q, k, v, keep, scale, z=None):
     dead = ~np.isfinite(m)
     e = np.where(keep, np.exp(s - np.where(dead, 0.0, m)), 0.0)
     total = e.sum(-1, keepdims=True)
-    p = np.where(dead, 0.0, e / np.where(total == 0, 1.0, total))
-    o = (p * z) @ v
+    weights = np.where(dead, 0.0, e / np.where(total == 0, 1.0, total))
+    o = (weights * z) @ v
     lse = np.where(dead, -np.inf, np.where(dead, 0, m) + np.log(np.where(total == 0, 1.0, total)))[..., 0]
 
-    def backward(do, o_saved=None):
+    def saved_weights(lse_saved):
+        """P = exp(s - lse) for the lse a forward returned: 0 where the key is masked or lse is -inf."""
+        lse_saved = np.asarray(lse_saved, np.float64)[..., None]
+        live = keep & ~np.isneginf(lse_saved)
+        with np.errstate(invalid="ignore"):
+            return np.where(live, np.exp(s - lse_saved), 0.0)
+
+    def backward(do, o_saved=None, lse_saved=None, terms=False):
         """o_saved: the o the forward returned, when it was rounded (bfloat16): the kernels'
-        delta = rowsum(do * o) is then that o's, as its contract says."""
+        delta = rowsum(do * o) is then that o's, as its contract says. lse_saved: the lse the
+        forward returned (in float32; for TF32, of scores of rounded operands): the kernels'
+        P = exp(s - lse) is then that lse's. terms: also return the dict of P, dP, delta and dS
+        the gradients are made of (error bounds are written in them)."""
         do = np.asarray(do, np.float64)
+        p = weights if lse_saved is None else saved_weights(lse_saved)
         dp = (do @ v.transpose(0, 2, 1)) * z
         delta = (dp * p).sum(-1, keepdims=True) if o_saved is None else \
             (do * np.asarray(o_saved, np.float64)).sum(-1, keepdims=True)
@@ -90,6 +101,8 @@ def attention(q, k, v, keep, scale, z=None):
         dq = scale * ds @ k
         dk = scale * ds.transpose(0, 2, 1) @ q
         dv = (p * z).transpose(0, 2, 1) @ do
+        if terms:
+            return dq, dk, dv, dict(p=p, dp=dp, delta=delta, ds=ds)
         return dq, dk, dv
 
     return o, lse, backward
