@@ -476,7 +476,8 @@ def test_transformer_training_step_is_the_same_both_ways():
 
 def test_an_autocast_step_takes_the_bfloat16_attention_kernels_and_follows_the_reference(ml_dtypes, monkeypatch):
     """Under autocast the attention's q, k, v are bfloat16, so the fused path runs attention.cu's
-    bfloat16 instantiation; the rest of the step is float32 on its kernels. The reference path
+    bfloat16 instantiation (or attention_mma.cu's, on the tensor cores); the rest of the step is
+    float32 on its kernels. The reference path
     computes the same step in NumPy bfloat16 arithmetic, rounding after every op where the
     kernel rounds once, so the two agree as two bfloat16 computations do: the loss to 1%, each
     gradient's direction (cosine > 0.99)."""
@@ -492,6 +493,20 @@ def test_an_autocast_step_takes_the_bfloat16_attention_kernels_and_follows_the_r
     ref_loss, ref_norm, ref_grads, _, _ = training_step(fused=False, autocast=True)
     assert ("attention_forward", "bfloat16") in launched and ("attention_backward_dq", "bfloat16") in launched
     assert ("layer_norm_forward", "float32") in launched and ("adam_step", "float32") in launched
+    assert_follows_the_bfloat16_reference(loss, grads, ref_loss, ref_grads)
+    # the same step with attention on the tensor cores (attention_mma.cu, through the ops' dispatch)
+    launched.clear()
+    with K.use_tensor_core_attention():
+        loss, norm, grads, params, names = training_step(fused=True, autocast=True)
+    for kernel in ("attention_mma_forward", "attention_mma_backward_dkdv", "attention_mma_backward_dq"):
+        assert (kernel, "bfloat16") in launched
+    assert not {name for name, _ in launched} & {"attention_forward", "attention_backward_dq"}
+    assert_follows_the_bfloat16_reference(loss, grads, ref_loss, ref_grads)
+
+
+def assert_follows_the_bfloat16_reference(loss, grads, ref_loss, ref_grads):
+    """Two bfloat16 computations of one step agree: the loss to 1%, each gradient's direction
+    (cosine > 0.99)."""
     assert loss == pytest.approx(ref_loss, rel=1e-2)
     for got, want in zip(grads, ref_grads):
         assert got.dtype == np.float32
