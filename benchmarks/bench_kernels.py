@@ -5,7 +5,7 @@
 Each op runs three ways on the same inputs: minitx with its fused kernel, minitx on the xp
 reference path (``kernels.use_fused(False)``: the same op as plain CuPy array code), and
 PyTorch's equivalent; attention a fourth where its dtype allows (bfloat16, or float32 with
-``--tf32``): ``mma``, the fused kernels with the forward on the tensor cores
+``--tf32``): ``mma``, attention's forward and backward on the tensor cores
 (``kernels.use_tensor_core_attention``; ``fused`` is then the CUDA-core kernels alone). Shapes are those of a Multi30k batch (about 6k tokens, sentences of
 ~32 tokens, 8 heads, a 10k vocabulary) at d_model 256 and 512.
 

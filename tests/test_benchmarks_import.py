@@ -42,7 +42,7 @@ def test_bench_kernels_dry_run_lists_every_benchmark():
 @needs_gxx
 @pytest.mark.parametrize("dtype, tf32", [("float32", False), ("float32", True), ("bfloat16", False)])
 def test_bench_kernels_cpu_smoke(tmp_path, dtype, tf32):
-    """Every benchmark both ways, and attention's a third (its forward on the tensor cores) where
+    """Every benchmark both ways, and attention's a third (on the tensor cores) where
     the dtype allows: bfloat16, or float32 under --tf32; in bfloat16 (issue 22's kernel figures)
     every one but Adam's, whose master weights are float32."""
     if dtype == "bfloat16":

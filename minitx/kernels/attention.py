@@ -231,6 +231,7 @@ def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, drop
     be = backend_for(q, k, v, key_pad_mask)
     q, k, v, m, dt, BH, Lq, Lk, d, heads, H, scale = _attention_prepare(be, q, k, v, key_pad_mask, scale)
     dropout = _dropout_args(be, dt, dropout_p, seed, offset)
+    tensor_cores = _on_tensor_cores(be, dt, tensor_cores, "attention_forward")  # (refused even when empty)
     o = _output(be, q.shape, dt)
     lse = be.empty(q.shape[:-1], compute_dtype(dt))
     if BH and Lq:
@@ -240,7 +241,7 @@ def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, drop
         else:
             args = (q, k, v, m, o, lse, np.int32(BH), np.int32(heads), np.int32(Lq), np.int32(Lk), np.int32(d),
                     np.int32(bool(causal)), scale, _layout(be, H, q, k, v, o), *dropout)
-            if _on_tensor_cores(be, dt, tensor_cores, "attention_forward"):
+            if tensor_cores:
                 from . import attention_mma  # noqa: PLC0415 (it reads this module's sizes)
 
                 grid = BH * (-(-Lq // (16 * attention_mma.WARPS)))
@@ -302,6 +303,7 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
     xp = be.xp
     q, k, v, m, dt, BH, Lq, Lk, d, heads, H, scale = _attention_prepare(be, q, k, v, key_pad_mask, scale)
     dropout = _dropout_args(be, dt, dropout_p, seed, offset)
+    tensor_cores = _on_tensor_cores(be, dt, tensor_cores, "attention_backward")  # (refused even when empty)
     if o.shape != q.shape or do.shape != q.shape:
         raise ValueError(f"attention_backward: o and do must be shaped like q {q.shape}, got {o.shape} and {do.shape}")
     o, do = (_strided(xp, x) for x in (o, do))
@@ -314,7 +316,7 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
         dk[...] = 0
         dv[...] = 0
     elif BH:
-        if _on_tensor_cores(be, dt, tensor_cores, "attention_backward"):
+        if tensor_cores:
             from . import attention_mma  # noqa: PLC0415 (it reads this module's sizes)
 
             # a block owns 16 rows a warp: keys for dk and dv, queries for dq

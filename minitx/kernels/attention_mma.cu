@@ -129,6 +129,7 @@ __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
   alignas(16) __shared__ operand Qs[BQ * LDQ];
   alignas(16) __shared__ operand Ks[BK * LDQ];
   alignas(16) __shared__ operand Vt[D * LDV];
+  static_assert(sizeof(Qs) + sizeof(Ks) + sizeof(Vt) <= 48 * 1024, "static shared memory over 48 KB");
 
   const int ntiles = (Lq + BQ - 1) / BQ;
   const int bh = blockIdx.x / ntiles;
@@ -233,7 +234,9 @@ struct AttnMmaElement {
 
   // s = q_i . k_j becomes P_ij z_ij and dp = do_i . v_j becomes dS_ij = P_ij (z_ij dp - delta_i),
   // P_ij = exp(scale s - lse_i); both 0 where qi may not see kj or its row is fully masked
-  // (lse_i == -inf), as in attention.cu's attn_recompute.
+  // (lse_i == -inf), as in attention.cu's attn_recompute. (Written twice on purpose: there the dot
+  // products are computed inside the branch, only for live elements, and ptxas allocates both
+  // kernels' registers differently, spilling, when they share one helper.)
   __device__ __forceinline__ void to_gradients(float& s, float& dp, float lse_i, float delta_i, int qi,
                                                int kj) const {
     float pz = 0.f, ds = 0.f;
@@ -269,6 +272,8 @@ __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
   alignas(16) __shared__ operand dOs[BQ * LD];
   __shared__ float lse_s[BQ];
   __shared__ float delta_s[BQ];
+  static_assert(sizeof(Ks) + sizeof(Vs) + sizeof(Qs) + sizeof(dOs) + sizeof(lse_s) + sizeof(delta_s) <= 48 * 1024,
+                "static shared memory over 48 KB");
 
   const int ntiles = (Lk + BK - 1) / BK;
   const int bh = blockIdx.x / ntiles;
@@ -283,8 +288,8 @@ __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
   const AttnMmaElement element{bh, Lq, Lk, causal, attn_kpm_row(key_pad_mask, bh, heads, Lk), scale,
                                {philox_pair(philox, offset), threshold, keep_scale}};
 
-  // The block's keys, staged once; each query tile reads their A fragments again (kept in
-  // registers, TF32's at D = 128 would not fit beside dK and dV), as the forward reads Q's.
+  // The block's keys, staged once; each query tile reads their A fragments from here again (not
+  // kept in registers: TF32's at D = 128 would not fit beside dK and dV), as the forward reads Q's.
   attn_mma_load<S, BK, D, false, LD>(Ks, k + kr.head(bh, H), k0, Lk, d, kr.sr);
   attn_mma_load<S, BK, D, false, LD>(Vs, v + vr.head(bh, H), k0, Lk, d, vr.sr);
   const int row0 = 16 * warp;                            // this warp's first key in the tile
@@ -356,6 +361,7 @@ __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
   alignas(16) __shared__ operand dOs[BQ * LD];
   alignas(16) __shared__ operand Ks[BK * LD];
   alignas(16) __shared__ operand Vs[BK * LD];
+  static_assert(sizeof(Qs) + sizeof(dOs) + sizeof(Ks) + sizeof(Vs) <= 48 * 1024, "static shared memory over 48 KB");
 
   const int ntiles = (Lq + BQ - 1) / BQ;
   const int bh = blockIdx.x / ntiles;

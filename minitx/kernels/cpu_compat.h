@@ -516,9 +516,9 @@ inline void warp_gather(const unsigned int (&mine)[N], unsigned int (&all)[32][N
 
 // mma.sync of mma.cuh on the CPU: the warp's A [16 x K] and B [K x 8] fragments gathered
 // (lane = 4 g + t holds them as mma.cuh's header lays out), each lane's four D elements
-// d += sum_k A B summed exactly (in double: a product of two operands of at most 11
-// significant bits is exact there, and so is a sum of K of them and the float accumulator at
-// these sizes) and rounded once to float. `value` turns an operand's bits into its float.
+// d += sum_k A B summed in double (a product of two operands of at most 11 significant bits is
+// exact there, and the sum of K of them and the float accumulator nearly so) and rounded once
+// to float. `value` turns an operand's bits into its float.
 template <int K, int E, typename Value>
 inline void mma_sync(float (&d)[4], const unsigned int (&a)[4], const unsigned int (&b)[2], Value value) {
   const unsigned int mine[6] = {a[0], a[1], a[2], a[3], b[0], b[1]};

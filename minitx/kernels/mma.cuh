@@ -14,10 +14,10 @@
 // next product's A fragment (mma_d_to_a).
 //
 // Rounding: a bfloat16 product is exact in float; TF32 operands are float's sign, exponent and
-// 10 of its 23 mantissa bits, rounded to nearest with ties away from zero (cvt.rna), as
-// cuBLAS's TF32 products round theirs. How the hardware adds the K products and the
-// accumulator is its own; the CPU build (cpu_compat.h) adds them exactly and rounds once, so
-// the tests there compare against the NumPy reference within a tolerance, not bit for bit.
+// 10 of its 23 mantissa bits, rounded to nearest with ties away from zero (cvt.rna). How the
+// hardware adds the K products and the accumulator is its own (it aligns them to the largest
+// and rounds toward zero); the CPU build (cpu_compat.h) adds them in double and rounds once,
+// so the tests there compare against the NumPy reference within a bound, not bit for bit.
 #pragma once
 
 #include "common.cuh"
@@ -36,7 +36,8 @@ struct Mma<bfloat16> {
 };
 
 // float x as a TF32 operand: its bits rounded to the 19 TF32 keeps (ties away from zero); inf
-// and NaN pass as they are.
+// and NaN keep their exponent, their low 13 bits cleared (as cvt.rna does: a NaN whose payload
+// lay only there becomes an infinity).
 __device__ __forceinline__ unsigned int tf32_bits_rna(float x) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   unsigned int r;
@@ -44,7 +45,7 @@ __device__ __forceinline__ unsigned int tf32_bits_rna(float x) {
   return r;
 #else
   const unsigned int u = __float_as_uint(x);
-  if ((u & 0x7f800000u) == 0x7f800000u) return u;
+  if ((u & 0x7f800000u) == 0x7f800000u) return u & 0xffffe000u;
   return (u + 0x1000u) & 0xffffe000u;  // half of the last kept bit added to the magnitude
 #endif
 }

@@ -10,11 +10,13 @@ Forward bounds, per output row i (P the reference weights, z the dropout factors
   E_ij = scale sum_c |q_ic k_jc| 2^-10 (+ float's sums), E_i its largest over the row's keys; a
   normalised weight by a factor of at most exp(2 E_i); so |o - o_ref| <= (2.1 E_i + 2^-10)
   sum_j P_ij z_ij |v_j|, and |lse - lse_ref| <= E_i.
-Both add float's rounding of the sums: a score of D products off by at most
-D 2^-23 scale sum_c |q_ic k_jc| (the CPU build adds the products exactly and rounds once; a
-GPU's tensor cores add them in float, in an order of their own), which E_i includes, and the
-P V sums, by Lk 2^-23 of sum_j P_ij z_ij |v_j|. The same bounds hold the GPU's results (the
-tests marked gpu).
+Both add float's rounding of the sums: a score of d products off by at most
+(d + m) 2^-23 scale sum_c |q_ic k_jc|, which E_i includes, and the P V sums by
+(Lk + m') 2^-23 of sum_j P_ij z_ij |v_j|. The CPU build adds each mma's products exactly and
+rounds once; a GPU's tensor cores align an mma's addends to the largest and round toward zero
+(Fasi et al., "Numerical behavior of NVIDIA tensor cores", PeerJ CS 2021), one more rounding
+per mma: m = D / 8 (at most D / K mma steps over the head-dim class D) and m' = Lk / 8 + 1
+count those. The same bounds hold the GPU's results (the tests marked gpu).
 
 Backward bounds, per element. The reference (ref.attention's backward) is given the o and lse
 the forward returned, as the kernels are: P_ij = exp(s_ij - lse_i), dP_ij = z_ij do_i . v_j,
@@ -22,12 +24,12 @@ delta_i = do_i . o_i, dS_ij = P_ij (dP_ij - delta_i), all exact. u is the roundi
 dS to operands where they enter a product: 2^-8 (bfloat16), 2^-11 (TF32); w that of q, k, v
 and do: 0 for bfloat16 (operands already) and for float32 inputs whose low 13 bits are zero
 (TF32 operands already), else 2^-11; f = 2^-23 covers one float rounding (2^-24) or one step
-of a float sum (the convention above: n terms, n f). For an allowed (i, j) of a row with
+of a float sum (the convention above: n terms, n f, plus one per mma on a GPU: m, m' above). For an allowed (i, j) of a row with
 lse_i > -inf (elsewhere both sides are exactly 0):
 - the kernel's scale * s - lse_i is off by at most eps_ij = scale sum_c |q_ic k_jc| (2 w + w^2
-  + (d + 2) f) + f |lse_i| + 2^-20 (the last: exp's 2 ulps, z's and P z's roundings), so P and
+  + (d + m + 2) f) + f |lse_i| + 2^-20 (the last: exp's 2 ulps, z's and P z's roundings), so P and
   P z are off by a factor within rho_ij = exp(eps_ij) - 1, and by 2^-126 more where they underflow;
-- dP by F_ij = z_ij sum_c |do_ic v_jc| (2 w + w^2 + (d + 2) f); delta by
+- dP by F_ij = z_ij sum_c |do_ic v_jc| (2 w + w^2 + (d + m + 2) f); delta by
   G_i = (d + 6) f sum_c |do_ic o_ic| (attention.cu's float sum over d columns and a warp);
 - dS = P (z dp - delta) then by A_ij = rho P |dP - delta| + 2^-126 (|dP - delta| + 1)
   + (1 + rho) P (F + G + 2 f (|dP| + |delta| + F + G)), and by B_ij = A_ij + u (|dS_ij| + A_ij)
@@ -42,6 +44,7 @@ about 2^-8 of the terms' magnitudes (P z and dS in bfloat16, as FlashAttention's
 2^-11 for TF32 inputs, and for other float32 inputs rho dominates: the scores' error through exp.
 """
 import math
+import os
 
 import ml_dtypes
 import numpy as np
@@ -49,6 +52,7 @@ import pytest
 from hypothesis import given, settings, HealthCheck
 from hypothesis import strategies as st
 
+from minitx import backend
 from minitx import kernels as K
 
 import _reference as ref
@@ -58,9 +62,19 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 @pytest.fixture
-def tf32(monkeypatch):
+def tf32_switch(monkeypatch):
+    """``set(flag)``: TF32 on or off for the rest of the test (backend.allow_tf32: CuPy's cached
+    choice where CuPy runs, CUPY_TF32 where it does not); afterwards the switch as it was."""
+    before = backend.tf32_allowed()
+    monkeypatch.setenv("CUPY_TF32", os.environ.get("CUPY_TF32", "0"))  # the variable restored too
+    yield backend.allow_tf32
+    backend.allow_tf32(before)
+
+
+@pytest.fixture
+def tf32(tf32_switch):
     """TF32 allowed (as --precision tf32 sets it): float32 attention may take the tensor cores."""
-    monkeypatch.setenv("CUPY_TF32", "1")
+    tf32_switch(True)
 
 
 def _inputs(rng, dtype, BH, Lq, Lk, d, spread=1.0):
@@ -86,8 +100,8 @@ def check_against_reference(q, k, v, kpm=None, causal=False, scale=None, dropout
     pv_abs = (weights * z) @ np.abs(v.astype(np.float64))
     operands = 0.0 if q.dtype == BF16 else 2.0**-10  # a score's relative error from rounding q and k
     qk_abs = s * np.einsum("bid,bjd->bij", np.abs(q.astype(np.float64)), np.abs(k.astype(np.float64)))
-    e_row = np.where(keep, qk_abs * (operands + d * 2.0**-23), 0).max(-1)[..., None]  # E_i
-    sums = Lk * 2.0**-23
+    e_row = np.where(keep, qk_abs * (operands + (d + _mma_steps(d)) * 2.0**-23), 0).max(-1)[..., None]  # E_i
+    sums = (Lk + _mma_steps(Lk)) * 2.0**-23
     if q.dtype == BF16:
         bound = (2.1 * e_row + 2.0**-8 + sums) * pv_abs + ref.bfloat16_ulp(o_ref)
     else:
@@ -108,6 +122,14 @@ def _dropout_factors(BH, Lq, Lk, dropout):
     if not dropout[0]:
         return np.ones((BH, Lq, Lk))
     return ref.dropout_keep(BH * Lq * Lk, *dropout).reshape(BH, Lq, Lk) / (1 - dropout[0])
+
+
+def _mma_steps(n):
+    """A bound on the mma steps of a sum over n terms (head-dim columns, keys or queries): a GPU's
+    tensor cores round once more per step (module docstring: m, m')."""
+    from minitx.kernels.attention import _head_dim_class
+
+    return (_head_dim_class(n) if n <= 128 else n) // 8 + 1
 
 
 def _weights(q, k, keep, scale):
@@ -188,7 +210,7 @@ def test_heads_read_in_place_give_the_contiguous_bits(cpu, tf32, dtype):
     np.testing.assert_array_equal(lse.reshape(B * H, L), lse_flat)
 
 
-def test_the_switch_and_what_it_refuses(cpu, monkeypatch):
+def test_the_switch_and_what_it_refuses(cpu, monkeypatch, tf32_switch):
     rng = np.random.default_rng(2)
     q, k, v = _inputs(rng, BF16, 2, 9, 9, 16)
     simt = K.attention_forward(q, k, v)[0].view(np.uint16)
@@ -202,7 +224,7 @@ def test_the_switch_and_what_it_refuses(cpu, monkeypatch):
     with K.use_tensor_core_attention(False):
         np.testing.assert_array_equal(K.attention_forward(q, k, v)[0].view(np.uint16), simt)
     # float32 takes the tensor cores only under TF32; float64 never
-    monkeypatch.setenv("CUPY_TF32", "0")
+    tf32_switch(False)
     q32 = q.astype(np.float32)
     np.testing.assert_array_equal(K.attention_forward(q32, q32, q32)[0],
                                   K.attention_forward(q32, q32, q32, tensor_cores=False)[0])
@@ -257,7 +279,7 @@ def _gradient_bounds(q, k, v, o, lse, do, keep, scale, z, terms):
     live = keep & ~np.isneginf(lse)  # elsewhere the kernel's P z and dS are 0, as the reference's
     p, dp, delta, ds = (terms[name] for name in ("p", "dp", "delta", "ds"))
     pz = p * z
-    dot = 2 * w + w * w + (d + 2) * f  # a dot product's relative error: two operands rounded, a float sum
+    dot = 2 * w + w * w + (d + _mma_steps(d) + 2) * f  # a dot product's: two operands rounded, a float sum
     eps = scale * np.einsum("bid,bjd->bij", q, k) * dot + f * np.abs(np.where(live, lse, 0)) + 2.0**-20
     rho = np.where(live, np.expm1(eps), 0)
     F = z * np.einsum("bid,bjd->bij", do, v) * dot
@@ -267,9 +289,10 @@ def _gradient_bounds(q, k, v, o, lse, do, keep, scale, z, terms):
     B = A + u * (np.abs(ds) + A)  # dS rounded to an operand
     C = np.where(live, (rho + u * (1 + rho)) * pz + tiny * z, 0)  # P z rounded to an operand
     # each term's weight in the bound of a sum of n terms: its operands' errors, the sum's
-    wv = C * (1 + w) + w * pz + Lq * f * (pz + C) * (1 + w)
-    wk = B * (1 + w) + w * np.abs(ds) + Lq * f * (np.abs(ds) + B) * (1 + w)
-    wq = B * (1 + w) + w * np.abs(ds) + Lk * f * (np.abs(ds) + B) * (1 + w)
+    nq, nk = Lq + _mma_steps(Lq), Lk + _mma_steps(Lk)
+    wv = C * (1 + w) + w * pz + nq * f * (pz + C) * (1 + w)
+    wk = B * (1 + w) + w * np.abs(ds) + nq * f * (np.abs(ds) + B) * (1 + w)
+    wq = B * (1 + w) + w * np.abs(ds) + nk * f * (np.abs(ds) + B) * (1 + w)
     dq = scale * wq @ k + Lk * tiny
     dk = scale * wk.transpose(0, 2, 1) @ q + Lq * tiny
     dv = wv.transpose(0, 2, 1) @ do + Lq * tiny
@@ -386,14 +409,14 @@ def test_backward_heads_read_in_place_and_written_to_out_give_the_contiguous_bit
     out = (packed[:, :H], packed[:, H:2 * H], packed[:, 2 * H:])
     written = K.attention_backward(q, k, v, o, lse, do, out=out, **options)
     bits = np.uint16 if dtype == "bfloat16" else np.uint32
-    for got, into, given, want in zip(grads, written, out, flat_grads):
+    for got, into, out_array, want in zip(grads, written, out, flat_grads):
         assert got.shape == (B, H, L, d) and got.transpose(0, 2, 1, 3).flags.c_contiguous
-        assert into is given
+        assert into is out_array
         np.testing.assert_array_equal(got.reshape(B * H, L, d).view(bits), want.view(bits))
         np.testing.assert_array_equal(into.reshape(B * H, L, d).view(bits), want.view(bits))
 
 
-def test_the_backward_switch_and_what_it_refuses(cpu, monkeypatch):
+def test_the_backward_switch_and_what_it_refuses(cpu, monkeypatch, tf32_switch):
     """tensor_cores=True/False, use_tensor_core_attention and MINITX_ATTENTION_MMA pick the
     backward's kernels, whichever forward gave o and lse."""
     rng = np.random.default_rng(2)
@@ -416,7 +439,7 @@ def test_the_backward_switch_and_what_it_refuses(cpu, monkeypatch):
             with K.use_tensor_core_attention(False):
                 np.testing.assert_array_equal(backward(forward), simt)
     # float32 takes the tensor cores only under TF32; float64 never
-    monkeypatch.setenv("CUPY_TF32", "0")
+    tf32_switch(False)
     q32, do32 = q.astype(np.float32), do.astype(np.float32)
     o, lse = K.attention_forward(q32, q32, q32)
     with K.use_tensor_core_attention():
@@ -430,33 +453,39 @@ def test_the_backward_switch_and_what_it_refuses(cpu, monkeypatch):
             K.attention_backward(x, x, x, o, lse, x, tensor_cores=True)
 
 
+@pytest.fixture
+def tensor_core_gpu(tf32):
+    """CuPy, on a GPU whose tensor cores take bfloat16 and TF32 operands (compute capability 8.0
+    and above), with TF32 allowed."""
+    import cupy as cp
+
+    if int(cp.cuda.Device().compute_capability) < 80:
+        pytest.skip("tensor-core attention needs compute capability 8.0")
+    return cp
+
+
+def _gpu_case(dtype, shape, d):
+    """q, k, v [B H, L, d] drawn on the host and a key-padding mask whose batch 0 sees no key."""
+    B, H, Lq, Lk = shape
+    rng = np.random.default_rng(d)
+    q, k, v = _inputs(rng, np.dtype(dtype), B * H, Lq, Lk, d)
+    kpm = rng.random((B, Lk)) < 0.8
+    kpm[0] = False
+    return q, k, v, kpm, rng
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not K.available(), reason="needs CuPy and a CUDA GPU")
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
 @pytest.mark.parametrize("shape, d", [((2, 3, 5, 7), 20), ((4, 8, 32, 32), 64), ((2, 2, 70, 45), 128),
                                       ((192, 8, 32, 32), 64)])
-def test_tensor_cores_on_the_gpu_within_the_same_bounds(tf32, dtype, shape, d):
+def test_tensor_cores_on_the_gpu_within_the_same_bounds(tensor_core_gpu, dtype, shape, d):
     """mma.sync on hardware: the bounds the CPU build is held to, with masks, causal and dropout;
     skipped on GPUs below compute capability 8.0 (no bfloat16 or TF32 mma)."""
-    import cupy as cp
-
-    from minitx.backend import allow_tf32, tf32_allowed
-
-    if int(cp.cuda.Device().compute_capability) < 80:
-        pytest.skip("tensor-core attention needs compute capability 8.0")
-    before = tf32_allowed()
-    allow_tf32(True)
-    try:
-        B, H, Lq, Lk = shape
-        rng = np.random.default_rng(d)
-        q, k, v = _inputs(rng, np.dtype(dtype), B * H, Lq, Lk, d)
-        kpm = rng.random((B, Lk)) < 0.8
-        kpm[0] = False
-        check_against_reference(q, k, v, kpm, False, None, (0.1, 3, 5), cp=cp)
-        if Lq == Lk:
-            check_against_reference(q, k, v, None, True, 0.2, cp=cp)
-    finally:
-        allow_tf32(before)
+    q, k, v, kpm, _ = _gpu_case(dtype, shape, d)
+    check_against_reference(q, k, v, kpm, False, None, (0.1, 3, 5), cp=tensor_core_gpu)
+    if shape[2] == shape[3]:
+        check_against_reference(q, k, v, None, True, 0.2, cp=tensor_core_gpu)
 
 
 @pytest.mark.gpu
@@ -464,26 +493,11 @@ def test_tensor_cores_on_the_gpu_within_the_same_bounds(tf32, dtype, shape, d):
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
 @pytest.mark.parametrize("shape, d", [((2, 3, 5, 7), 20), ((4, 8, 32, 32), 64), ((2, 2, 70, 45), 128),
                                       ((2, 2, 45, 70), 128), ((64, 8, 32, 32), 64)])
-def test_tensor_core_backward_on_the_gpu_within_the_same_bounds(tf32, dtype, shape, d):
+def test_tensor_core_backward_on_the_gpu_within_the_same_bounds(tensor_core_gpu, dtype, shape, d):
     """The backward's mma.sync on hardware, held to the CPU build's bounds, after a forward of
     either file, with masks, causal and dropout."""
-    import cupy as cp
-
-    from minitx.backend import allow_tf32, tf32_allowed
-
-    if int(cp.cuda.Device().compute_capability) < 80:
-        pytest.skip("tensor-core attention needs compute capability 8.0")
-    before = tf32_allowed()
-    allow_tf32(True)
-    try:
-        B, H, Lq, Lk = shape
-        rng = np.random.default_rng(d)
-        q, k, v = _inputs(rng, np.dtype(dtype), B * H, Lq, Lk, d)
-        do = rng.standard_normal(q.shape).astype(dtype)
-        kpm = rng.random((B, Lk)) < 0.8
-        kpm[0] = False
-        check_backward(q, k, v, do, kpm, False, None, (0.1, 3, 5), cp=cp)
-        if Lq == Lk:
-            check_backward(q, k, v, do, None, True, 0.2, forward_on_tensor_cores=False, cp=cp)
-    finally:
-        allow_tf32(before)
+    q, k, v, kpm, rng = _gpu_case(dtype, shape, d)
+    do = rng.standard_normal(q.shape).astype(dtype)
+    check_backward(q, k, v, do, kpm, False, None, (0.1, 3, 5), cp=tensor_core_gpu)
+    if shape[2] == shape[3]:
+        check_backward(q, k, v, do, None, True, 0.2, forward_on_tensor_cores=False, cp=tensor_core_gpu)

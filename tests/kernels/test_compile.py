@@ -73,6 +73,12 @@ def _instantiation_unit(name: str) -> str:
             f"void* minitx_kernel_refs[] = {{{refs}}};\n")
 
 
+#: Kernel files whose every kernel must compile without spilling registers: the tensor-core
+#: attention keeps whole fragments and accumulators in registers (up to ~250 of 255 a thread),
+#: so a spill there means the design no longer fits, not a few bytes of stack.
+NO_SPILLS = {"attention_mma.cu"}
+
+
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found: CUDA compile check skipped")
 def test_nvcc_compiles_all_kernels_for_sm80_sm90():
     nvcc = shutil.which("nvcc")
@@ -96,7 +102,9 @@ def test_nvcc_compiles_all_kernels_for_sm80_sm90():
             if entries != expected:
                 failures.append(f"--- {name}: {entries} kernels compiled, expected {expected}")
             spills = [int(s) for s in re.findall(r"(\d+) bytes spill stores", out)]
-            if any(spills):
+            if any(spills) and name in NO_SPILLS:
+                failures.append(f"--- {name} spills registers: {spills}")
+            elif any(spills):
                 print(f"note: {name} spills registers: {spills}")
         assert not failures, "\n".join(failures)
 
