@@ -254,7 +254,8 @@ def allow_tf32(flag: bool = True) -> None:
     TF32 keeps float32's 8-bit exponent but rounds the inputs of each product to a 10-bit
     mantissa, about 1e-3 relative error per product (sums still accumulate in float32), for
     several times the float32 matmul throughput. Training is usually unaffected; results are no
-    longer bit-comparable with the CPU. float64 and the hand-written kernels are not affected.
+    longer bit-comparable with the CPU. float64 is not affected, nor are the hand-written kernels
+    but attention on the tensor cores, where it is chosen (minitx.kernels.attention_mma).
     Off by default, as in CuPy.
 
     How: CuPy decides the cuBLAS compute type of float32 once, at the first float32 product,

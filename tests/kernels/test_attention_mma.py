@@ -228,7 +228,7 @@ def test_the_switch_and_what_it_refuses(cpu, monkeypatch, tf32_switch):
     q32 = q.astype(np.float32)
     np.testing.assert_array_equal(K.attention_forward(q32, q32, q32)[0],
                                   K.attention_forward(q32, q32, q32, tensor_cores=False)[0])
-    for x, why in ((q32, "float32"), (q.astype(np.float64), "float64")):
+    for x, why in ((q32, "float32"), (q.astype(np.float64), "float64"), (q32[:0], "float32")):  # empty too
         with pytest.raises(ValueError, match=f"tensor_cores=True needs bfloat16, or float32 with TF32.*got {why}"):
             K.attention_forward(x, x, x, tensor_cores=True)
 
