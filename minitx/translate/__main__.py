@@ -40,7 +40,7 @@ _NUMERIC = {"max_steps": int, "time_limit": float, "attention_dropout": float, "
 # options whose default is None (auto) but whose values are true or false
 _AUTO_BOOLEAN = ("static_shapes", "cuda_graphs")
 # options whose default is None (auto) but whose values are one of CHOICES
-_AUTO_CHOICE = ("precision",)
+_AUTO_CHOICE = ("precision", "attention_kernels")
 
 
 def _choice_or_auto(choices):

@@ -114,6 +114,10 @@ OPTIONS = {
     "precision": (None, "the training step's precision: " + "; ".join(f"'{name}': {text}" for name, text in
                                                                         PRECISIONS.items())
                   + " (None: tf32 on a GPU with TF32 tensor cores, fp32 elsewhere; a run records its choice)"),
+    "attention_kernels": (None, "on the GPU, the fused attention's kernels: 'cuda-cores' (attention.cu) or "
+                                "'tensor-cores' (attention_mma.cu: mma.sync, for precision tf32 or bf16; not yet "
+                                "timed on hardware) (None: tensor-cores under MINITX_ATTENTION_MMA=1, cuda-cores "
+                                "otherwise; a run records its choice and keeps it when resumed)"),
     # evaluation and checkpoints
     "bleu_every": (1, "epochs between validation BLEU measurements (0: never)"),
     "bleu_val_sentences": (None, "validation sentences used for BLEU during training (None: all)"),
@@ -138,8 +142,10 @@ CHOICES = {
     "schedule": tuple(SCHEDULES),
     "preset": tuple(sorted(PRESETS)),
     "precision": tuple(PRECISIONS),
+    "attention_kernels": ("cuda-cores", "tensor-cores"),
 }
-_MAY_BE_NONE = ("preset", "precision")  # no preset; the device's precision (translate.training)
+# no preset; the device's precision and attention kernels (translate.training)
+_MAY_BE_NONE = ("preset", "precision", "attention_kernels")
 
 # configuration key -> Transformer argument: the one mapping used to build every model,
 # from a preset or not
@@ -394,6 +400,12 @@ def _contradictions(config) -> list:
         problems.append((("schedule", "max_steps"), "schedule 'cosine' needs max_steps (the length of the decay)"))
     if config["cuda_graphs"] is True and config["device"] == "cpu":
         problems.append((("cuda_graphs", "device"), "cuda_graphs captures steps on a GPU, but device is 'cpu'"))
+    if config["attention_kernels"] == "tensor-cores" and config["device"] == "cpu":
+        problems.append((("attention_kernels", "device"), "attention_kernels 'tensor-cores' runs on a GPU, but "
+                         "device is 'cpu'"))
+    if config["attention_kernels"] == "tensor-cores" and config["precision"] in ("fp32", "fp16"):
+        problems.append((("attention_kernels", "precision"), f"attention_kernels 'tensor-cores' takes bfloat16 or "
+                         f"TF32 operands, but precision is {config['precision']!r}; use tf32 or bf16"))
     if config["cuda_graphs"] is True and _is_int(config["accumulate"]) and config["accumulate"] != 1:
         problems.append((("cuda_graphs", "accumulate"), f"cuda_graphs captures one batch per step, but accumulate "
                          f"is {config['accumulate']}"))

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import minitx
 import minitx.functional as F
-from minitx import amp, blas
+from minitx import amp, blas, kernels
 from minitx.backend import resolve_device
 from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, example_lengths, filter_by_length,
                          load_pairs, load_tokenizer, make_batch, static_shape)
@@ -179,18 +179,19 @@ RESUME_MAY_CHANGE = ("epochs", "max_steps", "time_limit", "save_every", "bleu_ev
                      "keep_epochs")
 # None (auto) in a new run's configuration is resolved for the device when the run starts and
 # written to config.json as chosen
-RESOLVED_AT_START = ("precision", "static_shapes")
+RESOLVED_AT_START = ("precision", "static_shapes", "attention_kernels")
 
 
 def _upgrade_saved(config: dict) -> dict:
     """A config.json written before runs recorded what they built (no 'built' key) described
     a preset's model wrongly: the preset was built unchanged, its model keys were not used.
     Those keys get the preset's values, so the same model is built again. One written before
-    precision or static_shapes existed ran in float32 on the batches as they came: it gets those
-    values, not the defaults (which a new run resolves for its device)."""
+    precision or static_shapes existed ran in float32 on the batches as they came, and one written
+    before attention_kernels existed on attention.cu's kernels: it gets those values, not the
+    defaults (which a new run resolves for its device)."""
     if config.get("preset") and "built" not in config:
         config = {**config, **preset_settings(config["preset"])}
-    return {"precision": "fp32", "static_shapes": False, **config}
+    return {"precision": "fp32", "static_shapes": False, "attention_kernels": "cuda-cores", **config}
 
 
 def _describe_embeddings(config, model) -> str:
@@ -240,10 +241,11 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     # recorded in config.json: a resume batches and computes alike
     config["precision"] = config["precision"] or amp.default_precision(run.device)
     config["static_shapes"], cuda_graphs, note = step_mode(config, run.device)
+    config["attention_kernels"] = attention_kernels(config, run.device)
     if run.device == "cuda":
         log(f"steps: {'captured as CUDA graphs' if cuda_graphs else 'eager'}, "
-            f"{'static' if config['static_shapes'] else 'batch'} shapes, precision {config['precision']}"
-            + (f" ({note})" if note else ""))
+            f"{'static' if config['static_shapes'] else 'batch'} shapes, precision {config['precision']}, "
+            f"attention on the {config['attention_kernels'].replace('-', ' ')}" + (f" ({note})" if note else ""))
     encoded = _encode_data(config, data, src_tok, tgt_tok, model, started)
 
     last = run.run_dir / "last.npz"
@@ -253,8 +255,22 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
                                tgt_tok.save(run_dir / "tokenizer.tgt.json")))
     trainer = _make_trainer(config, run.run_dir, model, opt, schedule, encoded, data["val"], src_tok, tgt_tok,
                             progress, cuda_graphs)
-    run.fit(trainer)
-    return finish(config, trainer, src_tok, tgt_tok, data["test"], started, progress)
+    with kernels.use_tensor_core_attention(config["attention_kernels"] == "tensor-cores"):  # training and decoding
+        run.fit(trainer)
+        return finish(config, trainer, src_tok, tgt_tok, data["test"], started, progress)
+
+
+def attention_kernels(config, device: str) -> str:
+    """The attention kernels a run on ``device`` uses: what the configuration says, else
+    'tensor-cores' where MINITX_ATTENTION_MMA asks for them and the run's precision has them (a
+    GPU run in tf32 or bf16), else 'cuda-cores'. (A CPU run's attention is NumPy's either way.)"""
+    if config["attention_kernels"] == "tensor-cores" and config["precision"] not in ("tf32", "bf16"):
+        raise ValueError(f"attention_kernels 'tensor-cores' takes bfloat16 or TF32 operands, but the run's "
+                         f"precision is {config['precision']!r}; use --precision tf32 or bf16")
+    if config["attention_kernels"] is not None:
+        return config["attention_kernels"]
+    wanted = kernels.tensor_core_attention_allowed() and device == "cuda" and config["precision"] in ("tf32", "bf16")
+    return "tensor-cores" if wanted else "cuda-cores"
 
 
 def may_change_on_resume(saved: dict) -> tuple:

@@ -21,7 +21,7 @@ RUNS = {f"{folder.parent.name}/{run.name}": run for folder in SESSIONS for run i
 NOT_THE_RECIPE = {"output_dir", "recipe", "device", "data_dir", "built", "src_lang", "tgt_lang", "keep_epochs"}
 # what a recipe leaves to the device (None: resolved when a run starts, and recorded): how a
 # step computes, checked below against what the run recorded
-CHOSEN_FOR_THE_DEVICE = {"precision", "static_shapes", "cuda_graphs"}
+CHOSEN_FOR_THE_DEVICE = {"precision", "static_shapes", "cuda_graphs", "attention_kernels"}
 
 
 def recorded(name, file):

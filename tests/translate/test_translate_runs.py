@@ -213,6 +213,10 @@ def test_final_names_the_checkpoint_the_run_chose(tmp_path):
     ({"cuda_graphs": True, "device": "cpu"}, "cuda_graphs captures steps on a GPU, but device is 'cpu'"),
     ({"cuda_graphs": True, "accumulate": 2}, "cuda_graphs captures one batch per step, but accumulate is 2"),
     ({"cuda_graphs": "yes"}, "cuda_graphs must be"),
+    ({"attention_kernels": "tensor-cores", "device": "cpu"}, "attention_kernels 'tensor-cores' runs on a GPU"),
+    ({"attention_kernels": "tensor-cores", "precision": "fp32"}, "attention_kernels 'tensor-cores' takes bfloat16 "
+                                                                 "or TF32 operands, but precision is 'fp32'"),
+    ({"attention_kernels": "tensor"}, "attention_kernels must be one of cuda-cores, tensor-cores"),
     ({"d_modle": 64}, "unknown configuration keys ['d_modle']"),
     ({"seed": -1}, "seed must be an integer >= 0, got -1"),
     ({"length_penalty": float("nan")}, "length_penalty must be a number >= 0, got nan"),
@@ -450,6 +454,42 @@ def test_a_run_records_its_static_shapes_and_precision_choices(small_subset_dir,
     config = json.loads((run_dir / "config.json").read_text())
     assert config["static_shapes"] is False and config["cuda_graphs"] is None  # the CPU: eager, as the batches come
     assert config["precision"] == "fp32"  # the CPU has no TF32
+    assert config["attention_kernels"] == "cuda-cores"
+
+
+@pytest.mark.parametrize("given, device, precision, asked, expected", [
+    (None, "cuda", "tf32", False, "cuda-cores"),     # the default until hardware has timed the tensor cores
+    (None, "cuda", "tf32", True, "tensor-cores"),    # MINITX_ATTENTION_MMA=1
+    (None, "cuda", "bf16", True, "tensor-cores"),
+    (None, "cuda", "fp32", True, "cuda-cores"),      # exact float32: no tensor-core operands
+    (None, "cpu", "fp32", True, "cuda-cores"),       # a CPU run (its attention is NumPy's)
+    ("tensor-cores", "cuda", "bf16", False, "tensor-cores"),
+    ("cuda-cores", "cuda", "bf16", True, "cuda-cores"),
+])
+def test_attention_kernels_are_chosen_at_the_start_and_recorded(monkeypatch, given, device, precision, asked,
+                                                                expected):
+    monkeypatch.setenv("MINITX_ATTENTION_MMA", "1" if asked else "0")
+    config = dict(DEFAULTS, attention_kernels=given, precision=precision)
+    assert training.attention_kernels(config, device) == expected
+
+
+def test_tensor_core_attention_with_a_precision_resolved_to_fp32_is_refused():
+    """precision auto resolves to fp32 on a GPU without TF32: the run stops before training, naming both."""
+    config = dict(DEFAULTS, attention_kernels="tensor-cores", precision="fp32")
+    with pytest.raises(ValueError, match="'tensor-cores' takes bfloat16 or TF32 operands, but the run's precision "
+                                         "is 'fp32'; use --precision tf32 or bf16"):
+        training.attention_kernels(config, "cuda")
+
+
+def test_a_resume_keeps_the_attention_kernels_its_run_chose(tiny_run, tmp_path):
+    """The kernels change the numbers (P rounded to bfloat16 or TF32 on the tensor cores): a resume
+    may not switch them, and a run from before the option resumes on the CUDA cores it used."""
+    run_dir = copy_run(tiny_run, tmp_path / "run")
+    with pytest.raises(ValueError, match="attention_kernels 'cuda-cores' \\(saved\\) != 'tensor-cores' \\(given\\)"):
+        training.train({"output_dir": str(run_dir), "attention_kernels": "tensor-cores"}, resume=True,
+                       progress=False)
+    old = {k: v for k, v in json.loads((run_dir / "config.json").read_text()).items() if k != "attention_kernels"}
+    assert training._upgrade_saved(old)["attention_kernels"] == "cuda-cores"
 
 
 def _script(name, *args):
