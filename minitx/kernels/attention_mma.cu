@@ -114,6 +114,35 @@ __device__ __forceinline__ void attn_mma_weights_times(float (&acc)[D / 8][4], c
   }
 }
 
+// A warp's [16 x D] float accumulator (D fragments), zeroed.
+template <int D>
+__device__ __forceinline__ void attn_mma_zero(float (&acc)[D / 8][4]) {
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) acc[n][r] = 0.f;
+}
+
+// Store this lane's part of a warp's [16 x D] result held as D fragments: its rows rows[h]
+// (skipped from L on) of base, `sr` elements apart, columns c < d, element value(x, h) of each
+// fragment element x (rounded once to S).
+template <typename S, int D, typename Value>
+__device__ __forceinline__ void attn_mma_store(S* base, long long sr, const int (&rows)[2], int L, int d,
+                                               const float (&acc)[D / 8][4], Value value) {
+  const int t = threadIdx.x & 3;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    if (rows[h] >= L) continue;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int c = 8 * n + 2 * t + e;
+        if (c < d) base[(long long)rows[h] * sr + c] = value(acc[n][2 * h + e], h);
+      }
+  }
+}
+
 template <typename S, int D>
 __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
     attention_mma_forward(const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
@@ -150,10 +179,7 @@ __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
   const int qi[2] = {q0 + row0 + g, q0 + row0 + g + 8};  // this lane's two query rows
   float m[2] = {neg_inf, neg_inf}, l[2] = {0.f, 0.f};
   float acc[D / 8][4];  // O: row qi[r / 2], column 8 n + 2 t + r % 2
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) acc[n][r] = 0.f;
+  attn_mma_zero<D>(acc);
 
   const int kend = causal ? mtx::imin(Lk, q0 + BQ) : Lk;
   for (int k0 = 0; k0 < kend; k0 += BK) {
@@ -209,19 +235,12 @@ __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
     attn_mma_weights_times<S, D, BK, true, LDV>(acc, s, Vt);
   }
 
-  S* ob = o + orows.head(bh, H);
+  attn_mma_store<S, D>(o + orows.head(bh, H), orows.sr, qi, Lq, d, acc,
+                       [&](float x, int h) { return (l[h] == 0.f) ? 0.f : x / l[h]; });
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    if (qi[h] >= Lq) continue;
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int c = 8 * n + 2 * t + e;
-        if (c < d) ob[(long long)qi[h] * orows.sr + c] = (l[h] == 0.f) ? 0.f : acc[n][2 * h + e] / l[h];
-      }
-    if (t == 0) lse[(long long)bh * Lq + qi[h]] = (l[h] == 0.f) ? neg_inf : m[h] + mtx::num<float>::log(l[h]);
-  }
+  for (int h = 0; h < 2; ++h)
+    if (t == 0 && qi[h] < Lq)
+      lse[(long long)bh * Lq + qi[h]] = (l[h] == 0.f) ? neg_inf : m[h] + mtx::num<float>::log(l[h]);
 }
 
 // What one element (query qi, key kj) of the backward needs besides its two dot products: the
@@ -295,10 +314,8 @@ __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
   const int row0 = 16 * warp;                            // this warp's first key in the tile
   const int kj[2] = {k0 + row0 + g, k0 + row0 + g + 8};  // this lane's two keys
   float acc_dk[D / 8][4], acc_dv[D / 8][4];  // dK, dV: key kj[r / 2], column 8 n + 2 t + r % 2
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) acc_dk[n][r] = acc_dv[n][r] = 0.f;
+  attn_mma_zero<D>(acc_dk);
+  attn_mma_zero<D>(acc_dv);
 
   // Causal: queries before k0 see none of these keys.
   for (int q0 = causal ? k0 : 0; q0 < Lq; q0 += BQ) {
@@ -326,22 +343,8 @@ __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
     attn_mma_weights_times<S, D, BQ, false, LD>(acc_dk, dpT, Qs);
   }
 
-  S* dkb = dk + dkr.head(bh, H);
-  S* dvb = dv + dvr.head(bh, H);
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    if (kj[h] >= Lk) continue;
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int c = 8 * n + 2 * t + e;
-        if (c < d) {
-          dkb[(long long)kj[h] * dkr.sr + c] = scale * acc_dk[n][2 * h + e];
-          dvb[(long long)kj[h] * dvr.sr + c] = acc_dv[n][2 * h + e];
-        }
-      }
-  }
+  attn_mma_store<S, D>(dk + dkr.head(bh, H), dkr.sr, kj, Lk, d, acc_dk, [&](float x, int) { return scale * x; });
+  attn_mma_store<S, D>(dv + dvr.head(bh, H), dvr.sr, kj, Lk, d, acc_dv, [](float x, int) { return x; });
 }
 
 // dq_i = scale sum_j dS_ij k_j for the BQ queries of a block.
@@ -387,10 +390,7 @@ __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
     delta_r[h] = qi[h] < Lq ? delta[(long long)bh * Lq + qi[h]] : 0.f;
   }
   float acc[D / 8][4];  // dQ: row qi[r / 2], column 8 n + 2 t + r % 2
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) acc[n][r] = 0.f;
+  attn_mma_zero<D>(acc);
 
   const int kend = causal ? mtx::imin(Lk, q0 + BQ) : Lk;
   for (int k0 = 0; k0 < kend; k0 += BK) {
@@ -416,16 +416,5 @@ __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
     attn_mma_weights_times<S, D, BK, false, LD>(acc, dp, Ks);
   }
 
-  S* dqb = dq + dqr.head(bh, H);
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    if (qi[h] >= Lq) continue;
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int c = 8 * n + 2 * t + e;
-        if (c < d) dqb[(long long)qi[h] * dqr.sr + c] = scale * acc[n][2 * h + e];
-      }
-  }
+  attn_mma_store<S, D>(dq + dqr.head(bh, H), dqr.sr, qi, Lq, d, acc, [&](float x, int) { return scale * x; });
 }
