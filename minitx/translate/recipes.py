@@ -115,9 +115,10 @@ OPTIONS = {
                                                                         PRECISIONS.items())
                   + " (None: tf32 on a GPU with TF32 tensor cores, fp32 elsewhere; a run records its choice)"),
     "attention_kernels": (None, "on the GPU, the fused attention's kernels: 'cuda-cores' (attention.cu) or "
-                                "'tensor-cores' (attention_mma.cu: mma.sync, for precision tf32 or bf16; not yet "
-                                "timed on hardware) (None: tensor-cores under MINITX_ATTENTION_MMA=1, cuda-cores "
-                                "otherwise; a run records its choice and keeps it when resumed)"),
+                                "'tensor-cores' (attention_mma.cu: mma.sync, on compute capability 8.0+ in precision "
+                                "tf32 or bf16; not yet timed on hardware) (auto: tensor-cores under "
+                                "MINITX_ATTENTION_MMA=1 where they can run, cuda-cores otherwise; a run records its "
+                                "choice and keeps it when resumed)"),
     # evaluation and checkpoints
     "bleu_every": (1, "epochs between validation BLEU measurements (0: never)"),
     "bleu_val_sentences": (None, "validation sentences used for BLEU during training (None: all)"),

@@ -255,22 +255,34 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
                                tgt_tok.save(run_dir / "tokenizer.tgt.json")))
     trainer = _make_trainer(config, run.run_dir, model, opt, schedule, encoded, data["val"], src_tok, tgt_tok,
                             progress, cuda_graphs)
-    with kernels.use_tensor_core_attention(config["attention_kernels"] == "tensor-cores"):  # training and decoding
+    # every attention of the run (in bf16 its evaluation and decoding stay float32: the CUDA cores)
+    with kernels.use_tensor_core_attention(config["attention_kernels"] == "tensor-cores"):
         run.fit(trainer)
         return finish(config, trainer, src_tok, tgt_tok, data["test"], started, progress)
 
 
 def attention_kernels(config, device: str) -> str:
     """The attention kernels a run on ``device`` uses: what the configuration says, else
-    'tensor-cores' where MINITX_ATTENTION_MMA asks for them and the run's precision has them (a
-    GPU run in tf32 or bf16), else 'cuda-cores'. (A CPU run's attention is NumPy's either way.)"""
-    if config["attention_kernels"] == "tensor-cores" and config["precision"] not in ("tf32", "bf16"):
-        raise ValueError(f"attention_kernels 'tensor-cores' takes bfloat16 or TF32 operands, but the run's "
-                         f"precision is {config['precision']!r}; use --precision tf32 or bf16")
+    'tensor-cores' where MINITX_ATTENTION_MMA asks for them and the run can take them (a GPU of
+    compute capability 8.0 or above, precision tf32 or bf16), else 'cuda-cores'. (A CPU run's
+    attention is NumPy's either way.) 'tensor-cores' asked for where they cannot run is an error:
+    a run must not record kernels it did not use."""
+    fits = device == "cuda" and config["precision"] in ("tf32", "bf16") and _tensor_cores_present()
+    if config["attention_kernels"] == "tensor-cores" and not fits:
+        raise ValueError("attention_kernels 'tensor-cores' needs a GPU of compute capability 8.0 or above and "
+                         f"precision tf32 or bf16; this run has device {device!r} and precision "
+                         f"{config['precision']!r}")
     if config["attention_kernels"] is not None:
         return config["attention_kernels"]
-    wanted = kernels.tensor_core_attention_allowed() and device == "cuda" and config["precision"] in ("tf32", "bf16")
-    return "tensor-cores" if wanted else "cuda-cores"
+    return "tensor-cores" if fits and kernels.tensor_core_attention_allowed() else "cuda-cores"
+
+
+def _tensor_cores_present() -> bool:
+    """Whether the current GPU's tensor cores take bfloat16 and TF32 operands (compute capability
+    8.0 and above)."""
+    import cupy  # noqa: PLC0415 (only asked on a GPU)
+
+    return int(cupy.cuda.Device().compute_capability) >= 80
 
 
 def may_change_on_resume(saved: dict) -> tuple:
@@ -483,7 +495,7 @@ def check_run_files(path, state: dict, config: dict, src_tok, tgt_tok) -> None:
     saved = state.get("config")
     if isinstance(saved, dict):  # (one from before a setting existed trained as the defaults or the upgrade say)
         saved = {**json_safe(DEFAULTS), **json_safe(_upgrade_saved(saved))}
-        now = json_safe(config)
+        now = {**json_safe(DEFAULTS), **json_safe(_upgrade_saved(config))}  # config.json upgraded alike
         differing = [key for key in sorted(set(saved) | set(now))
                      if key not in (*RESUME_MAY_CHANGE, "output_dir", "built") and saved.get(key) != now.get(key)]
         if differing:

@@ -43,7 +43,7 @@ def test_fragments_on_the_gpu(kernel, k):
 
     if int(cp.cuda.Device().compute_capability) < 80:
         pytest.skip("mma.sync with bfloat16 or TF32 operands needs compute capability 8.0")
-    source = _runtime.load_source(str(Path("..") / ".." / "tests" / "kernels" / PROBE.name))
+    source = _runtime.load_source(str(PROBE))  # an absolute path: KERNEL_DIR / PROBE is PROBE
     module = cp.RawModule(code=source, options=_runtime.NVRTC_OPTIONS, name_expressions=[f"{kernel}<float>"])
     for seed in range(3):
         a, b, c = _operands(k, seed)

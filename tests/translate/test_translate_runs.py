@@ -390,7 +390,7 @@ def test_a_run_from_before_newer_settings_resumes_as_it_ran(tiny_run, subset_dir
 
     run_dir = tmp_path / "run"
     shutil.copytree(tiny_run, run_dir)
-    older = ("precision", "static_shapes", "accumulate")
+    older = ("precision", "static_shapes", "accumulate", "attention_kernels")
     config = {k: v for k, v in json.loads((run_dir / "config.json").read_text()).items() if k not in older}
     (run_dir / "config.json").write_text(json.dumps(config))
     for name in ("last.npz", "best.npz"):
@@ -402,6 +402,7 @@ def test_a_run_from_before_newer_settings_resumes_as_it_ran(tiny_run, subset_dir
                    progress=False)
     resumed = json.loads((run_dir / "config.json").read_text())
     assert (resumed["precision"], resumed["static_shapes"], resumed["accumulate"]) == ("fp32", False, 1)
+    assert resumed["attention_kernels"] == "cuda-cores"
     assert json.loads((run_dir / "history.json").read_text())[-1]["epoch"] == epochs + 1
 
 
@@ -462,23 +463,33 @@ def test_a_run_records_its_static_shapes_and_precision_choices(small_subset_dir,
     (None, "cuda", "tf32", True, "tensor-cores"),    # MINITX_ATTENTION_MMA=1
     (None, "cuda", "bf16", True, "tensor-cores"),
     (None, "cuda", "fp32", True, "cuda-cores"),      # exact float32: no tensor-core operands
-    (None, "cpu", "fp32", True, "cuda-cores"),       # a CPU run (its attention is NumPy's)
+    (None, "cpu", "bf16", True, "cuda-cores"),       # a CPU run (its attention is NumPy's)
     ("tensor-cores", "cuda", "bf16", False, "tensor-cores"),
     ("cuda-cores", "cuda", "bf16", True, "cuda-cores"),
 ])
 def test_attention_kernels_are_chosen_at_the_start_and_recorded(monkeypatch, given, device, precision, asked,
                                                                 expected):
     monkeypatch.setenv("MINITX_ATTENTION_MMA", "1" if asked else "0")
+    monkeypatch.setattr(training, "_tensor_cores_present", lambda: True)
     config = dict(DEFAULTS, attention_kernels=given, precision=precision)
     assert training.attention_kernels(config, device) == expected
 
 
-def test_tensor_core_attention_with_a_precision_resolved_to_fp32_is_refused():
-    """precision auto resolves to fp32 on a GPU without TF32: the run stops before training, naming both."""
-    config = dict(DEFAULTS, attention_kernels="tensor-cores", precision="fp32")
-    with pytest.raises(ValueError, match="'tensor-cores' takes bfloat16 or TF32 operands, but the run's precision "
-                                         "is 'fp32'; use --precision tf32 or bf16"):
-        training.attention_kernels(config, "cuda")
+@pytest.mark.parametrize("device, precision, present", [("cuda", "fp32", True), ("cpu", "bf16", True),
+                                                        ("cuda", "bf16", False)])
+def test_tensor_core_attention_where_it_cannot_run_is_refused(monkeypatch, device, precision, present):
+    """precision auto resolved to fp32 (a GPU without TF32), a CPU run (device auto on a machine
+    without a GPU), a GPU older than compute capability 8.0: the run stops before training instead
+    of recording kernels it would not use."""
+    monkeypatch.setattr(training, "_tensor_cores_present", lambda: present)
+    config = dict(DEFAULTS, attention_kernels="tensor-cores", precision=precision)
+    with pytest.raises(ValueError, match=f"'tensor-cores' needs a GPU of compute capability 8.0 or above and "
+                                         f"precision tf32 or bf16; this run has device '{device}' and precision "
+                                         f"'{precision}'"):
+        training.attention_kernels(config, device)
+    if not present:  # auto on such a GPU: the CUDA cores, whatever the environment asks
+        monkeypatch.setenv("MINITX_ATTENTION_MMA", "1")
+        assert training.attention_kernels(dict(config, attention_kernels=None), device) == "cuda-cores"
 
 
 def test_a_resume_keeps_the_attention_kernels_its_run_chose(tiny_run, tmp_path):
@@ -490,6 +501,24 @@ def test_a_resume_keeps_the_attention_kernels_its_run_chose(tiny_run, tmp_path):
                        progress=False)
     old = {k: v for k, v in json.loads((run_dir / "config.json").read_text()).items() if k != "attention_kernels"}
     assert training._upgrade_saved(old)["attention_kernels"] == "cuda-cores"
+
+
+def test_a_run_from_before_newer_settings_still_loads_for_translation(tiny_run, tmp_path):
+    """translate and evaluate (load_run) compare config.json with the checkpoint's config after
+    upgrading both: a run older than precision, static_shapes and attention_kernels loads."""
+    from minitx.serialization import save
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(tiny_run, run_dir)
+    older = ("precision", "static_shapes", "attention_kernels")
+    config = {k: v for k, v in json.loads((run_dir / "config.json").read_text()).items() if k not in older}
+    (run_dir / "config.json").write_text(json.dumps(config))
+    for name in ("last.npz", "best.npz"):
+        state = load(run_dir / name)
+        state["config"] = {k: v for k, v in state["config"].items() if k not in older}
+        save(state, run_dir / name)
+    loaded, model, _, _ = training.load_run(run_dir, "best", device="cpu")
+    assert "attention_kernels" not in loaded and model is not None
 
 
 def _script(name, *args):
