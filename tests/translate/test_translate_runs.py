@@ -383,20 +383,26 @@ def test_a_resume_refuses_a_config_json_edited_after_training(tiny_run, tmp_path
         training.train({"output_dir": str(run_dir), "epochs": 4}, resume=True, progress=False)
 
 
-def test_a_run_from_before_newer_settings_resumes_as_it_ran(tiny_run, subset_dir, tmp_path):
-    """A run whose config.json and checkpoints predate precision, static_shapes and accumulate
-    resumes (float32, its batches as they came, one batch a step) and keeps what it had."""
+def run_from_before(run, run_dir, older):
+    """A copy of ``run`` in ``run_dir`` as a version before the settings ``older`` would have
+    written it: without them in config.json and in the checkpoints' configs."""
     from minitx.serialization import save
 
-    run_dir = tmp_path / "run"
-    shutil.copytree(tiny_run, run_dir)
-    older = ("precision", "static_shapes", "accumulate", "attention_kernels")
+    shutil.copytree(run, run_dir)
     config = {k: v for k, v in json.loads((run_dir / "config.json").read_text()).items() if k not in older}
     (run_dir / "config.json").write_text(json.dumps(config))
     for name in ("last.npz", "best.npz"):
         state = load(run_dir / name)
         state["config"] = {k: v for k, v in state["config"].items() if k not in older}
         save(state, run_dir / name)
+    return run_dir
+
+
+def test_a_run_from_before_newer_settings_resumes_as_it_ran(tiny_run, subset_dir, tmp_path):
+    """A run whose config.json and checkpoints predate precision, static_shapes and accumulate
+    resumes (float32, its batches as they came, one batch a step) and keeps what it had."""
+    run_dir = run_from_before(tiny_run, tmp_path / "run", ("precision", "static_shapes", "accumulate",
+                                                           "attention_kernels"))
     epochs = json.loads((run_dir / "history.json").read_text())[-1]["epoch"]
     training.train({"output_dir": str(run_dir), "epochs": epochs + 1, "data_dir": str(subset_dir)}, resume=True,
                    progress=False)
@@ -506,17 +512,7 @@ def test_a_resume_keeps_the_attention_kernels_its_run_chose(tiny_run, tmp_path):
 def test_a_run_from_before_newer_settings_still_loads_for_translation(tiny_run, tmp_path):
     """translate and evaluate (load_run) compare config.json with the checkpoint's config after
     upgrading both: a run older than precision, static_shapes and attention_kernels loads."""
-    from minitx.serialization import save
-
-    run_dir = tmp_path / "run"
-    shutil.copytree(tiny_run, run_dir)
-    older = ("precision", "static_shapes", "attention_kernels")
-    config = {k: v for k, v in json.loads((run_dir / "config.json").read_text()).items() if k not in older}
-    (run_dir / "config.json").write_text(json.dumps(config))
-    for name in ("last.npz", "best.npz"):
-        state = load(run_dir / name)
-        state["config"] = {k: v for k, v in state["config"].items() if k not in older}
-        save(state, run_dir / name)
+    run_dir = run_from_before(tiny_run, tmp_path / "run", ("precision", "static_shapes", "attention_kernels"))
     loaded, model, _, _ = training.load_run(run_dir, "best", device="cpu")
     assert "attention_kernels" not in loaded and model is not None
 
