@@ -7,9 +7,10 @@ from the lse it is given; after a TF32 forward, that lse is of scores of rounded
 P's rows sum to 1 within TF32's rounding). The backward's delta = rowsum(do * o) stays
 attention.cu's (attention_backward_delta), and dk, dv and dq are attention_mma.cu's.
 
-It is off unless asked for (``MINITX_ATTENTION_MMA=1``, or :func:`use_tensor_core_attention`), until
-hardware has timed it against attention.cu's kernels (benchmarks/bench_kernels.py's
-``mma`` rows) and trained with it; the CPU build checks it against the NumPy reference.
+It is off unless asked for (``MINITX_ATTENTION_MMA=1``, or :func:`use_tensor_core_attention`): at
+Multi30k's sizes (32 tokens, head dim 32 or 64) a head's products are too small for the tensor
+cores to pay, and attention.cu's kernels are as fast or faster (benchmarks/bench_kernels.py's
+``mma`` rows; results/README.md has the figures). The CPU build checks it against the NumPy reference.
 """
 from __future__ import annotations
 

@@ -116,7 +116,7 @@ OPTIONS = {
                   + " (None: tf32 on a GPU with TF32 tensor cores, fp32 elsewhere; a run records its choice)"),
     "attention_kernels": (None, "on the GPU, the fused attention's kernels: 'cuda-cores' (attention.cu) or "
                                 "'tensor-cores' (attention_mma.cu: mma.sync, on compute capability 8.0+ in precision "
-                                "tf32 or bf16; not yet timed on hardware) (auto: tensor-cores under "
+                                "tf32 or bf16; slower than the CUDA cores at Multi30k's sizes) (auto: tensor-cores under "
                                 "MINITX_ATTENTION_MMA=1 where they can run, cuda-cores otherwise; a run records its "
                                 "choice and keeps it when resumed)"),
     # evaluation and checkpoints
