@@ -392,3 +392,61 @@ def test_an_op_that_adds_the_pending_gradient_is_not_added_again(monkeypatch):
     monkeypatch.setattr(engine, "backward_hooks", [lambda fn, dy, grads: None])
     np.testing.assert_array_equal(x_grad(), np.full(4, 3.0))
     assert calls == [0]
+
+
+class Twice(minitx.Function):
+    """y = 2x; backward's gradient is kept on the op for the test to find (``made``), and comes in
+    the layout ``layout`` gives it."""
+
+    def __init__(self, fresh, layout=lambda g: g):
+        self.fresh_gradients, self.layout = fresh, layout
+
+    def forward(self, x):
+        return 2 * x
+
+    def backward(self, dy):
+        self.made = self.layout(2 * dy)
+        return (self.made,)
+
+
+def test_a_leaf_keeps_a_new_gradient_as_its_grad_without_a_copy():
+    """An op that returns a new array (fresh_gradients) hands it to a leaf's .grad as it is, as
+    PyTorch's AccumulateGrad does; the next backward adds into it."""
+    x, op = leaf([1.0, 2.0]), Twice(fresh=True)
+    op(x).sum().backward()
+    assert x.grad.data is op.made
+    Twice(fresh=True)(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0])
+
+
+@pytest.mark.parametrize("case", ["not new", "strided", "a hook saw it", "a backward hook"])
+def test_a_gradient_that_may_be_held_elsewhere_is_copied_into_grad(case, monkeypatch):
+    """The gradient is copied where something else may hold it: an op that does not promise new
+    arrays, a tensor hook that was shown it, a debugging hook watching every op; and where it is
+    not row-major (a view of a larger array, say). The next backward adds into .grad alone."""
+    from minitx.autograd import engine
+
+    x, kept = leaf(np.arange(6.0).reshape(2, 3)), []
+    op = Twice(fresh=case != "not new", layout=np.asfortranarray if case == "strided" else (lambda g: g))
+    if case == "a hook saw it":
+        x.register_hook(kept.append)
+    if case == "a backward hook":
+        monkeypatch.setattr(engine, "backward_hooks", [lambda fn, dy, grads: None])
+    op(x).sum().backward()
+    assert not np.shares_memory(x.grad.data, op.made)
+    Twice(fresh=True)(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 4.0))
+    np.testing.assert_array_equal(op.made, np.full((2, 3), 2.0))  # what the op returned (and a hook kept) unchanged
+    assert not kept or np.shares_memory(kept[0].data, op.made)  # the hook was shown the op's own array
+
+
+def test_an_intermediate_copies_its_gradient_into_grad():
+    """retain_grad: the intermediate's op goes on to read the gradient in its backward, so .grad
+    gets a copy of it even when it is new."""
+    x = leaf([1.0, 2.0])
+    y, outer = Twice(fresh=True)(x), Twice(fresh=True)
+    y.retain_grad()
+    outer(y).sum().backward()
+    assert not np.shares_memory(y.grad.data, outer.made)
+    np.testing.assert_array_equal(y.grad.numpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0])

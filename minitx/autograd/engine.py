@@ -14,7 +14,8 @@ user with requires_grad=True) add the result into ``.grad``, which accumulates a
 until zeroed.
 
 The sums cost memory and launches on a GPU, so the engine adds in place into a running sum it
-owns: one it made by adding, or a gradient an op returned new (``Function.fresh_gradients``).
+owns: one it made by adding, or a gradient an op returned new (``Function.fresh_gradients``);
+a leaf's first gradient, if the engine owns it, becomes its ``.grad`` without a copy.
 An op whose backward is a scatter-add writes into such a sum itself (``backward_into``): the
 tied embedding of a Transformer, used by both embeddings and the output layer, then has one
 gradient table and no separate add. An op whose kernel writes dx in one pass adds the gradient
@@ -164,13 +165,15 @@ def backward(root, grad=None, retain_graph=False):
     may_own = not backward_hooks  # a debugging hook may keep the gradients it is shown: no sum is then reused
     for node in topological_order(root):
         g = grads.pop(id(node), None)
+        exclusive = id(node) in owned and not node._hooks  # a hook may keep the g it is shown
         owned.discard(id(node))
         if g is None:
             continue  # nothing flowed here (e.g. an output no one used)
         if node._hooks:
             g = _run_tensor_hooks(node, g)
         if node._ctx is None or node._retains_grad:
-            node._accumulate_grad(g)
+            # a leaf may keep an owned sum as its .grad; a node that goes on to its op's backward copies
+            node._accumulate_grad(g, exclusive=exclusive and node._ctx is None)
         fn = node._ctx
         if fn is None:
             continue

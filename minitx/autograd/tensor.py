@@ -148,9 +148,13 @@ class Tensor:
         """Fill ``.grad`` of every leaf this tensor depends on (see minitx.autograd.engine)."""
         _run_backward(self, grad, retain_graph=retain_graph)
 
-    def _accumulate_grad(self, g) -> None:
-        """Add g into .grad, which always has this tensor's dtype (whatever g's)."""
+    def _accumulate_grad(self, g, exclusive: bool = False) -> None:
+        """Add g into .grad, which always has this tensor's dtype (whatever g's). ``exclusive``: the
+        engine made g and nothing else holds it, so a first gradient may be kept as it is."""
         if self.grad is None:
+            if exclusive and g.dtype == self.dtype and g.flags.c_contiguous:
+                self.grad = Tensor(g)  # what a copy would hold, without the copy (as PyTorch's AccumulateGrad)
+                return
             # own copy (g may be shared with another gradient), in this tensor's dtype
             self.grad = Tensor(backend.get_array_module(g).array(g, dtype=self.dtype, copy=True))
         else:

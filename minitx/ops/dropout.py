@@ -170,6 +170,7 @@ class BiasActDropout(Function):
     """
 
     low_precision = "kernels"  # its kernels take bfloat16 storage
+    fresh_gradients = True  # dx and db: the kernel's outputs, or new arrays of the expressions in backward
 
     def __init__(self, activation="relu", p=0.0, seed=None):
         if activation not in _BIAS_ACTIVATIONS:

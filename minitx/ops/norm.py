@@ -62,6 +62,7 @@ class LayerNorm(Function):
     """
 
     low_precision = "kernels"  # its kernels take bfloat16 storage
+    fresh_gradients = True  # dx, dw, db: the kernels' outputs, or new arrays of the expressions below
 
     def __init__(self, eps=1e-5):
         self.eps = eps
