@@ -4,10 +4,13 @@
 
 Each op runs three ways on the same inputs: minitx with its fused kernel, minitx on the xp
 reference path (``kernels.use_fused(False)``: the same op as plain CuPy array code), and
-PyTorch's equivalent; attention a fourth where its dtype allows (bfloat16, or float32 with
-``--tf32``): ``mma``, attention's forward and backward on the tensor cores
-(``kernels.use_tensor_core_attention``; ``fused`` is then the CUDA-core kernels alone). Shapes are those of a Multi30k batch (about 6k tokens, sentences of
-~32 tokens, 8 heads, a 10k vocabulary) at d_model 256 and 512.
+PyTorch's equivalent. Attention also runs as ``two-pass`` (its backward always as the dk/dv and
+the dq kernels, ``kernels.use_one_pass_backward(False)``; ``fused`` takes the one-pass kernel
+where one tile holds every key) and, where its dtype allows (bfloat16, or float32 with
+``--tf32``), as ``mma``: forward and backward on the tensor cores
+(``kernels.use_tensor_core_attention``; ``fused`` is then the CUDA-core kernels alone). Shapes
+are those of a Multi30k batch (about 6k tokens, sentences of ~32 tokens, 8 heads, a 10k
+vocabulary) at d_model 256 and 512.
 
 Timing: CUDA events around each call, median of ``--repeat`` calls after ``--warmup``.
 forward = the op's forward (graph recorded, as in training); backward = (forward + backward)
@@ -353,16 +356,18 @@ def main(argv=None):
     backend.allow_tf32(args.tf32)
     fused_ctx = kernels.emulate_on_cpu if args.device == "cpu" else kernels.use_fused
 
-    def fused_path(tensor_cores):
+    def fused_path(tensor_cores, one_pass=True):
         stack = contextlib.ExitStack()
         stack.enter_context(fused_ctx(True))
         stack.enter_context(kernels.use_tensor_core_attention(tensor_cores))
+        stack.enter_context(kernels.use_one_pass_backward(one_pass))
         return stack
 
     paths = [("fused", lambda: fused_path(False)), ("reference", lambda: kernels.use_fused(False))]
     sample = cp.empty(0) if cp is not None else np.empty(0)
     mma_path = ("mma", lambda: fused_path(True)) \
         if kernels.tensor_core_attention_runs(kernels._runtime.backend_for(sample), dtype) else None
+    two_pass_path = ("two-pass", lambda: fused_path(False, one_pass=False))  # attention's dk/dv and dq kernels
     minitx_frame = Frame("minitx", args.device)
     torch = None
     if not args.no_torch:
@@ -410,7 +415,8 @@ def main(argv=None):
         if not wanted(name):
             continue
         arrays = make_arrays()
-        for path, ctx in paths + ([mma_path] if mma_path and name.startswith("attention") else []):
+        extra = [two_pass_path] + ([mma_path] if mma_path else []) if name.startswith("attention") else []
+        for path, ctx in paths + extra:
             with ctx():
                 fwd, fwd_bwd = minitx_fns(make_minitx(minitx_frame), arrays, args.device)
                 t_fwd = timers["minitx"](fwd, args.warmup, args.repeat)
@@ -458,12 +464,12 @@ def default_out(kind, gpu):
 
 
 def ratio_rows(results):
-    """Per benchmark and fast path (fused, and mma where it ran): time of the reference (or
-    torch) / time of that path."""
+    """Per benchmark and fast path (fused, and two-pass and mma where they ran): time of the
+    reference (or torch) / time of that path."""
     by = {(r["name"], r["path"]): r for r in results}
     rows = []
     for name in dict.fromkeys(r["name"] for r in results):
-        for path in ("fused", "mma"):
+        for path in ("fused", "two-pass", "mma"):
             fast = by.get((name, path))
             if fast is None:
                 continue

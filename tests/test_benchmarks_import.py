@@ -42,9 +42,9 @@ def test_bench_kernels_dry_run_lists_every_benchmark():
 @needs_gxx
 @pytest.mark.parametrize("dtype, tf32", [("float32", False), ("float32", True), ("bfloat16", False)])
 def test_bench_kernels_cpu_smoke(tmp_path, dtype, tf32):
-    """Every benchmark both ways, and attention's a third (on the tensor cores) where
-    the dtype allows: bfloat16, or float32 under --tf32; in bfloat16 (issue 22's kernel figures)
-    every one but Adam's, whose master weights are float32."""
+    """Every benchmark both ways; attention's also with its backward as two kernels (two-pass),
+    and on the tensor cores where the dtype allows: bfloat16, or float32 under --tf32; in bfloat16
+    (issue 22's kernel figures) every one but Adam's, whose master weights are float32."""
     if dtype == "bfloat16":
         pytest.importorskip("ml_dtypes")
     out = tmp_path / "kernels.json"
@@ -56,8 +56,10 @@ def test_bench_kernels_cpu_smoke(tmp_path, dtype, tf32):
     on_tensor_cores = {r["name"] for r in report["results"] if r["path"] == "mma"}
     assert on_tensor_cores == ({n for n in names if n.startswith("attention")} if dtype == "bfloat16" or tf32
                                else set())
-    assert {r["path"] for r in report["results"]} - {"mma"} == {"fused", "reference"}
-    assert len(report["ratios"]) == len(names) + len(on_tensor_cores)
+    two_pass = {r["name"] for r in report["results"] if r["path"] == "two-pass"}
+    assert two_pass == {n for n in names if n.startswith("attention")}
+    assert {r["path"] for r in report["results"]} - {"mma", "two-pass"} == {"fused", "reference"}
+    assert len(report["ratios"]) == len(names) + len(two_pass) + len(on_tensor_cores)
     assert any(r["name"].startswith("adam") for r in report["results"]) == (dtype != "bfloat16")
 
 

@@ -38,7 +38,7 @@ from minitx.backend import cuda_available as available
 from ._runtime import KERNELS, STORAGE_DTYPES, compute_dtype, is_cupy_array
 from .adam import adam_step, grad_norm, nonfinite_counts, nonfinite_flags, scale_in_place
 from .attention import (AttentionPlan, attention_backward, attention_forward, attention_mask_supported,
-                        attention_plan)
+                        attention_plan, one_pass_backward_runs, use_one_pass_backward)
 from .attention_mma import tensor_core_attention_allowed, tensor_core_attention_runs, use_tensor_core_attention
 from .cross_entropy import cross_entropy_backward, cross_entropy_forward
 from .dropout import (bias_act_dropout_backward, bias_act_dropout_forward, dropout_add_backward,
@@ -53,6 +53,7 @@ __all__ = [
     "layer_norm_forward", "layer_norm_backward",
     "cross_entropy_forward", "cross_entropy_backward",
     "AttentionPlan", "attention_plan", "attention_mask_supported", "attention_forward", "attention_backward",
+    "one_pass_backward_runs", "use_one_pass_backward",
     "tensor_core_attention_allowed", "use_tensor_core_attention", "tensor_core_attention_runs",
     "dropout_threshold", "philox_memory", "dropout_add_forward", "dropout_add_backward", "dropout_apply",
     "bias_act_dropout_forward", "bias_act_dropout_backward",

@@ -45,6 +45,7 @@ KERNELS: dict[str, tuple[str, ...]] = {
         "attention_backward_delta",
         "attention_backward_dkdv",
         "attention_backward_dq",
+        "attention_backward_onepass",
     ),
     "attention_mma.cu": ("attention_mma_forward", "attention_mma_backward_dkdv", "attention_mma_backward_dq"),
     "dropout.cu": (

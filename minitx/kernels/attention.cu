@@ -57,6 +57,10 @@
 //                            tiles; writes dq with `=`.  (Separate kernel instead
 //                            of atomics: deterministic, at the price of
 //                            recomputing S.)
+//   attention_backward_onepass  for Lk <= BK1 (and D <= 64): block = bh, all its keys
+//                            in one tile, so each query tile's dS K is its whole dq:
+//                            dk, dv and dq from one recompute, in one launch, the
+//                            same bits as the two kernels above.
 // Tile sizes keep static shared memory under 48 KB for both float and double.
 #include "attention.cuh"
 
@@ -73,11 +77,13 @@ template <>
 struct AttnTiles<float> {
   static constexpr int BQ = ATT_FLOAT_BQ, BK = ATT_FLOAT_BK;      // forward
   static constexpr int BQB = ATT_FLOAT_BQB, BKB = ATT_FLOAT_BKB;  // backward
+  static constexpr int BK1 = ATT_FLOAT_BK1;                         // the one-pass backward's keys
 };
 template <>
 struct AttnTiles<double> {
   static constexpr int BQ = ATT_DOUBLE_BQ, BK = ATT_DOUBLE_BK;
   static constexpr int BQB = ATT_DOUBLE_BQB, BKB = ATT_DOUBLE_BKB;
+  static constexpr int BK1 = ATT_DOUBLE_BK1;
 };
 static_assert(AttnTiles<float>::BK <= 32 && AttnTiles<double>::BK <= 32,
               "the forward's online softmax holds one score per warp lane");
@@ -321,20 +327,23 @@ __device__ __forceinline__ void attn_recompute(const T (*Qs)[attn_row<T, D>], co
   }
 }
 
-template <typename S, int D>
-__global__ void __launch_bounds__(ATT_THREADS)
-    attention_backward_dkdv(const S* __restrict__ q, const S* __restrict__ k,
-                            const S* __restrict__ v, const unsigned char* __restrict__ key_pad_mask,
-                            const S* __restrict__ dout, const mtx::compute_t<S>* __restrict__ lse,
-                            const mtx::compute_t<S>* __restrict__ delta, S* __restrict__ dk,
-                            S* __restrict__ dv, int BH, int heads, int Lq, int Lk, int d, int causal,
-                            mtx::compute_t<S> scale, const long long* __restrict__ layout,
-                            const unsigned long long* __restrict__ philox,
-                            unsigned long long offset, unsigned int threshold,
-                            mtx::compute_t<S> keep_scale) {
+// dk and dv of one block's BK keys, k0 .. k0 + BK - 1: loops over the query tiles, recomputes P,
+// z and dS for each, accumulates dk and dv in registers and writes them once with `=`. WITH_DQ
+// (attention_backward_onepass): the block holds every key (k0 = 0, Lk <= BK), so a query tile's
+// dS times the key tile is the tile's whole dq, which the block writes with `=` as well: the
+// keys' and the queries' gradients from one recompute of P, in the order the two separate
+// kernels add them (so the same bits).
+template <typename S, int D, int BK, bool WITH_DQ>
+__device__ __forceinline__ void attn_backward_keys(
+    const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
+    const unsigned char* __restrict__ key_pad_mask, const S* __restrict__ dout,
+    const mtx::compute_t<S>* __restrict__ lse, const mtx::compute_t<S>* __restrict__ delta,
+    S* __restrict__ dk, S* __restrict__ dv, S* __restrict__ dq, int BH, int heads, int Lq, int Lk, int d,
+    int causal, mtx::compute_t<S> scale, const long long* __restrict__ layout,
+    const unsigned long long* __restrict__ philox, unsigned long long offset, unsigned int threshold,
+    mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
   constexpr int BQ = AttnTiles<T>::BQB;
-  constexpr int BK = AttnTiles<T>::BKB;
   alignas(16) __shared__ T Ks[BK][attn_row<T, D>];
   alignas(16) __shared__ T Vs[BK][attn_row<T, D>];
   alignas(16) __shared__ T Qs[BQ][attn_row<T, D>];
@@ -348,7 +357,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int bh = blockIdx.x / ntiles;
   const int k0 = (blockIdx.x - bh * ntiles) * BK;
   if (bh >= BH) return;
-  const int H = (int)layout[0];  // layout: q, k, v, do, dk, dv
+  const int H = (int)layout[0];  // layout: q, k, v, do, dk, dv (and dq)
   const AttnRows qr = attn_rows(layout, 0), kr = attn_rows(layout, 1), vr = attn_rows(layout, 2),
                  dor = attn_rows(layout, 3), dkr = attn_rows(layout, 4), dvr = attn_rows(layout, 5);
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
@@ -358,6 +367,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
   attn_load_tile<S, BK, D>(Vs, v + vr.head(bh, H), k0, Lk, d, vr.sr);
   const AttnColumns<T, D> my;  // columns my.c .. my.c + V - 1 of keys my.g, my.g + G, ...
   constexpr int G = AttnColumns<T, D>::G, V = AttnColumns<T, D>::V;
+  static_assert(BK % G == 0, "every group owns the same number of the key tile's rows");
   T acc_dk[BK / G][V], acc_dv[BK / G][V];
 #pragma unroll
   for (int r = 0; r < BK / G; ++r)
@@ -389,6 +399,22 @@ __global__ void __launch_bounds__(ATT_THREADS)
           }
         }
       }
+      if constexpr (WITH_DQ) {  // dq of the tile's queries my.g, my.g + G, ...: dS K over all keys
+        T acc_dq[BQ / G][V];
+#pragma unroll
+        for (int r = 0; r < BQ / G; ++r)
+#pragma unroll
+          for (int e = 0; e < V; ++e) acc_dq[r][e] = T(0);
+        attn_rows_times_tile<T, D, BQ, BK>(acc_dq, dSs, Ks, my);
+        const AttnRows dqr = attn_rows(layout, 6);
+#pragma unroll
+        for (int r = 0; r < BQ / G; ++r) {
+          const int qi = q0 + my.g + r * G;
+#pragma unroll
+          for (int e = 0; e < V; ++e)
+            if (qi < Lq && my.c + e < d) dq[dqr.head(bh, H) + (long long)qi * dqr.sr + my.c + e] = scale * acc_dq[r][e];
+        }
+      }
     }
   }
 
@@ -405,6 +431,40 @@ __global__ void __launch_bounds__(ATT_THREADS)
       }
     }
   }
+}
+
+template <typename S, int D>
+__global__ void __launch_bounds__(ATT_THREADS)
+    attention_backward_dkdv(const S* __restrict__ q, const S* __restrict__ k,
+                            const S* __restrict__ v, const unsigned char* __restrict__ key_pad_mask,
+                            const S* __restrict__ dout, const mtx::compute_t<S>* __restrict__ lse,
+                            const mtx::compute_t<S>* __restrict__ delta, S* __restrict__ dk,
+                            S* __restrict__ dv, int BH, int heads, int Lq, int Lk, int d, int causal,
+                            mtx::compute_t<S> scale, const long long* __restrict__ layout,
+                            const unsigned long long* __restrict__ philox,
+                            unsigned long long offset, unsigned int threshold,
+                            mtx::compute_t<S> keep_scale) {
+  attn_backward_keys<S, D, AttnTiles<mtx::compute_t<S>>::BKB, false>(
+      q, k, v, key_pad_mask, dout, lse, delta, dk, dv, nullptr, BH, heads, Lq, Lk, d, causal, scale, layout,
+      philox, offset, threshold, keep_scale);
+}
+
+// dk, dv and dq in one kernel, for Lk <= BK1 keys: block = bh (see attn_backward_keys).
+template <typename S, int D>
+__global__ void __launch_bounds__(ATT_THREADS)
+    attention_backward_onepass(const S* __restrict__ q, const S* __restrict__ k,
+                               const S* __restrict__ v, const unsigned char* __restrict__ key_pad_mask,
+                               const S* __restrict__ dout, const mtx::compute_t<S>* __restrict__ lse,
+                               const mtx::compute_t<S>* __restrict__ delta, S* __restrict__ dk,
+                               S* __restrict__ dv, S* __restrict__ dq, int BH, int heads, int Lq, int Lk,
+                               int d, int causal, mtx::compute_t<S> scale,
+                               const long long* __restrict__ layout,
+                               const unsigned long long* __restrict__ philox,
+                               unsigned long long offset, unsigned int threshold,
+                               mtx::compute_t<S> keep_scale) {
+  attn_backward_keys<S, D, AttnTiles<mtx::compute_t<S>>::BK1, true>(
+      q, k, v, key_pad_mask, dout, lse, delta, dk, dv, dq, BH, heads, Lq, Lk, d, causal, scale, layout,
+      philox, offset, threshold, keep_scale);
 }
 
 template <typename S, int D>

@@ -8,6 +8,8 @@ computes and the tiles the kernel uses come from the same numbers.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 from typing import NamedTuple
 
@@ -29,21 +31,24 @@ MAX_HEAD_DIM = HEAD_DIMS[-1]
 THREADS = 128
 #: The kernels taking the head-dim class D as their second template argument, and the D they
 #: are compiled for (_runtime.instantiations).
-SIZES = {kernel: HEAD_DIMS for kernel in ("attention_forward", "attention_backward_dkdv", "attention_backward_dq")}
+SIZES = {**{kernel: HEAD_DIMS for kernel in ("attention_forward", "attention_backward_dkdv", "attention_backward_dq")},
+         "attention_backward_onepass": HEAD_DIMS[:2]}  # (a tile of all the keys at D = 128 passes 48 KB)
 
 
 class Tiles(NamedTuple):
-    """Rows per shared-memory tile: forward query/key tiles, backward query/key tiles.
-    Sized so that static shared memory stays under 48 KB; bk <= 32 (one warp lane per score).
-    The tiles hold the compute dtype (bfloat16 inputs are staged as float32: float32's tiles)."""
+    """Rows per shared-memory tile: forward query/key tiles, backward query/key tiles, and the
+    one-pass backward's key tile (all of a head's keys, up to bk1). Sized so that static shared
+    memory stays under 48 KB; bk <= 32 (one warp lane per score). The tiles hold the compute
+    dtype (bfloat16 inputs are staged as float32: float32's tiles)."""
     bq: int
     bk: int
     bqb: int
     bkb: int
+    bk1: int
 
 
-TILES = {np.dtype(np.float32): Tiles(bq=16, bk=32, bqb=16, bkb=16),
-         np.dtype(np.float64): Tiles(bq=8, bk=16, bqb=8, bkb=8)}
+TILES = {np.dtype(np.float32): Tiles(bq=16, bk=32, bqb=16, bkb=16, bk1=32),
+         np.dtype(np.float64): Tiles(bq=8, bk=16, bqb=8, bkb=8, bk1=16)}
 
 #: -D defines attention.cu is compiled with (see _runtime.compile_defines).
 DEFINES = {"ATT_THREADS": THREADS,
@@ -254,6 +259,29 @@ def attention_forward(q, k, v, key_pad_mask=None, causal=False, scale=None, drop
     return o, lse
 
 
+_one_pass = contextvars.ContextVar("attention_one_pass_backward", default=True)
+
+
+@contextlib.contextmanager
+def use_one_pass_backward(on: bool = True):
+    """Within the block, attention_backward takes attention_backward_onepass where it can (on,
+    the default) or always the two kernels dkdv and dq (off: to time or test one against the
+    other; both give the same bits)."""
+    token = _one_pass.set(bool(on))
+    try:
+        yield
+    finally:
+        _one_pass.reset(token)
+
+
+def one_pass_backward_runs(dt, d, lk) -> bool:
+    """Whether attention_backward computes dk, dv and dq in one kernel for a head of d columns
+    and lk keys in dtype dt (on CUDA cores): when one block's key tile holds all lk keys, and
+    the tile fits shared memory (D <= 64)."""
+    return (_one_pass.get() and _head_dim_class(d) in SIZES["attention_backward_onepass"]
+            and lk <= TILES[compute_dtype(dt)].bk1)
+
+
 def _on_tensor_cores(be, dt, tensor_cores, launcher) -> bool:
     """Whether ``launcher`` (attention_forward or attention_backward) launches attention_mma.cu's
     kernels, as its ``tensor_cores`` argument says."""
@@ -334,6 +362,11 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
         sizes = (np.int32(BH), np.int32(heads), np.int32(Lq), np.int32(Lk), np.int32(d), np.int32(bool(causal)),
                  scale)
         D = _head_dim_class(d)
+        if not tensor_cores and one_pass_backward_runs(dt, d, Lk):  # a block per head: dk, dv and dq at once
+            be.launch(file, "attention_backward_onepass", dt, (BH,), (threads,),
+                      (q, k, v, m, do, lse, delta, dk, dv, dq) + sizes
+                      + (_layout(be, H, q, k, v, do, dk, dv, dq), *dropout), strided=True, size=D)
+            return dq, dk, dv
         be.launch(file, dkdv_kernel, dt, (BH * (-(-Lk // keys_per_block)),), (threads,),
                   (q, k, v, m, do, lse, delta, dk, dv) + sizes + (_layout(be, H, q, k, v, do, dk, dv), *dropout),
                   strided=True, size=D)

@@ -272,6 +272,15 @@ def key_padding_mask(batch, lk, seed=0):
     return keep[:, None, None, :]
 
 
+def attention_kernels(dtype, d, lk):
+    """The kernels of an attention's forward and backward (but delta): the backward in one kernel
+    where one block's tile holds all lk keys (attention.one_pass_backward_runs), else two."""
+    from minitx.kernels.attention import one_pass_backward_runs
+    backward = (["attention_backward_onepass"] if one_pass_backward_runs(backend.resolve_dtype(dtype), d, lk)
+                else ["attention_backward_dkdv", "attention_backward_dq"])
+    return ["attention_forward"] + backward
+
+
 def attention_case(b, h, lq, lk, d, dtype, masked=True, causal=False, seed=0):
     arrays = _rng_arrays(seed, dtype, (b, h, lq, d), (b, h, lk, d), (b, h, lk, d))
     mask = key_padding_mask(b, lk, seed) if masked else None
@@ -279,7 +288,7 @@ def attention_case(b, h, lq, lk, d, dtype, masked=True, causal=False, seed=0):
     def fn(q, k, v):
         m = None if mask is None else minitx.tensor(mask, device=q.device)
         return F.scaled_dot_product_attention(q, k, v, mask=m, causal=causal)
-    return fn, arrays, ["attention_forward", "attention_backward_dkdv", "attention_backward_dq"]
+    return fn, arrays, attention_kernels(dtype, d, lk)
 
 
 def embedding_case(vocab, ids_shape, dim, dtype, padding_idx=None, seed=0):
@@ -355,7 +364,7 @@ def clip_run(scale, max_norm, fused, device="cpu"):
 
 
 #: kernels a training step must launch on the fused path
-TRAINING_STEP_KERNELS = {"attention_forward", "attention_backward_dq", "layer_norm_forward", "cross_entropy_forward",
+TRAINING_STEP_KERNELS = {"attention_forward", "attention_backward_delta", "layer_norm_forward", "cross_entropy_forward",
                          "bias_act_dropout_forward", "embedding_backward", "adam_step", "sumsq_partial",
                          "nonfinite_partial"}
 

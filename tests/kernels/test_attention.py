@@ -288,3 +288,62 @@ def test_a_layout_the_kernels_cannot_read_is_copied_first(cpu):
     o, _ = K.attention_forward(q, q, q)
     want, _ = K.attention_forward(*(np.ascontiguousarray(q),) * 3)
     np.testing.assert_array_equal(o, want)
+
+
+def _backward_launching(cpu, one_pass, *args, **kwargs):
+    """attention_backward's gradients with the one-pass kernel allowed or not, and the kernels it launched."""
+    from minitx.kernels.attention import use_one_pass_backward
+    names, launch = [], cpu.launch
+    cpu.launch = lambda file, kernel, *a, **k: (names.append(kernel), launch(file, kernel, *a, **k))[1]
+    try:
+        with use_one_pass_backward(one_pass):
+            return K.attention_backward(*args, **kwargs), names
+    finally:
+        del cpu.launch  # the instance attribute goes; the method is back
+
+
+@SETTINGS
+@given(B=st.integers(1, 2), H=st.integers(1, 3), Lq=st.sampled_from([1, 5, 16, 17, 40]),
+       Lk=st.sampled_from([1, 3, 8, 15, 16, 17, 31, 32]), d=st.sampled_from([1, 8, 20, 32, 33, 64]),
+       causal=st.booleans(), use_mask=st.booleans(), p=st.sampled_from([0.0, 0.3]), heads_in_place=st.booleans(),
+       dtype=st.sampled_from([np.float32, np.float64, "bfloat16"]), seed=st.integers(0, 2**31))
+def test_the_one_pass_backward_gives_the_two_kernels_bits(cpu, B, H, Lq, Lk, d, causal, use_mask, p, heads_in_place,
+                                                          dtype, seed):
+    """Where one block's key tile holds all of a head's keys (Lk <= bk1, D <= 64), dk, dv and dq
+    come from one kernel and one recompute of P; each is summed in the two kernels' order, so
+    the bytes are theirs, with masks, causal, dropout, and heads read in place alike."""
+    from hypothesis import assume
+    from minitx import backend
+    from minitx.kernels.attention import TILES, one_pass_backward_runs
+    dtype = backend.resolve_dtype(dtype)
+    assume(Lk <= TILES[np.dtype(np.float64 if dtype == np.float64 else np.float32)].bk1)
+    rng = np.random.default_rng(seed)
+    if heads_in_place:  # [B, H, L, d] views of [B, L, H, d] arrays
+        q, do = (rng.standard_normal((B, Lq, H, d)).astype(dtype).transpose(0, 2, 1, 3) for _ in range(2))
+        k, v = (rng.standard_normal((B, Lk, H, d)).astype(dtype).transpose(0, 2, 1, 3) for _ in range(2))
+    else:
+        q, do = (rng.standard_normal((B * H, Lq, d)).astype(dtype) for _ in range(2))
+        k, v = (rng.standard_normal((B * H, Lk, d)).astype(dtype) for _ in range(2))
+    kpm = rng.random((B, Lk)) < 0.7 if use_mask else None
+    options = dict(key_pad_mask=kpm, causal=causal, dropout_p=p, seed=seed, offset=3)
+    o, lse = K.attention_forward(q, k, v, **options)
+    assert one_pass_backward_runs(dtype, d, Lk)
+    one, one_names = _backward_launching(cpu, True, q, k, v, o, lse, do, **options)
+    two, two_names = _backward_launching(cpu, False, q, k, v, o, lse, do, **options)
+    assert one_names == ["attention_backward_delta", "attention_backward_onepass"]
+    assert two_names == ["attention_backward_delta", "attention_backward_dkdv", "attention_backward_dq"]
+    for got, want in zip(one, two):
+        assert got.shape == want.shape and got.strides == want.strides
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))  # bytes: -0 is not +0
+
+
+@pytest.mark.parametrize("dtype, d, lk, one_pass", [
+    (np.float32, 64, 32, True), (np.float32, 64, 33, False), (np.float32, 65, 8, False),
+    (np.float64, 64, 16, True), (np.float64, 64, 17, False), ("bfloat16", 32, 32, True)])
+def test_the_one_pass_backward_runs_where_a_tile_holds_every_key(dtype, d, lk, one_pass):
+    from minitx import backend
+    from minitx.kernels.attention import one_pass_backward_runs, use_one_pass_backward
+    dtype = backend.resolve_dtype(dtype)
+    assert one_pass_backward_runs(dtype, d, lk) == one_pass
+    with use_one_pass_backward(False):
+        assert not one_pass_backward_runs(dtype, d, lk)

@@ -183,7 +183,7 @@ def test_the_cupy_back_end_compiles_one_head_dim_class_at_a_time(monkeypatch):
         "attention_backward_dq<float, 64>"
     assert backend.function("attention.cu", "attention_backward_delta", "float32") == "attention_backward_delta<float>"
     assert compiled == [[f"{k}<float, 64>" for k in ("attention_forward", "attention_backward_dkdv",
-                                                     "attention_backward_dq")],
+                                                     "attention_backward_dq", "attention_backward_onepass")],
                         ["attention_backward_delta<float>"]]
     with pytest.raises(ValueError, match="takes size= one of"):
         backend.function("attention.cu", "attention_forward", "float32")

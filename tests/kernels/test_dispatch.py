@@ -22,7 +22,7 @@ from minitx.kernels import cpu_harness
 from minitx.testing import gradcheck
 
 import _reference as ref
-from _dispatch import (TRAINING_STEP_KERNELS, assert_bfloat16_follows_float32, assert_paths_agree,
+from _dispatch import (TRAINING_STEP_KERNELS, attention_kernels, assert_bfloat16_follows_float32, assert_paths_agree,
                        assert_softmax_bfloat16_within_rounding, assert_tied_table_adds_into_the_output_layers,
                        assert_layer_norm_adds_the_residual_gradient, with_and_without_a_debugging_hook,
                        attention_case, attention_dropout_both_ways,
@@ -150,7 +150,7 @@ def test_grouped_query_attention_fuses_on_the_repeated_heads():
     def attend(q, k, v):
         return F.scaled_dot_product_attention(q, k, v, mask=minitx.tensor(mask, device=q.device), causal=True,
                                               enable_gqa=True)
-    assert_paths_agree((attend, arrays, ["attention_forward", "attention_backward_dkdv", "attention_backward_dq"]))
+    assert_paths_agree((attend, arrays, attention_kernels(np.float64, 2, 3)))
     fused_gradcheck(attend, *leaves(arrays))
 
 
@@ -301,7 +301,7 @@ def test_attention_dropout_fused_forward_unfused_backward():
             with K.emulate_on_cpu(), kernel_launches() as back_names:
                 out.sum().backward()
         assert "attention_forward" in names
-        assert ("attention_backward_dq" in back_names) == fused_backward
+        assert ("attention_backward_delta" in back_names) == fused_backward
         return [t.grad.numpy() for t in (q, k, v)]
 
     for got, want in zip(grads(False), grads(True)):
@@ -491,7 +491,7 @@ def test_an_autocast_step_takes_the_bfloat16_attention_kernels_and_follows_the_r
     monkeypatch.setattr(cpu_harness.CpuBackend, "launch", launch)  # under kernel_launches' instance patch
     loss, norm, grads, params, names = training_step(fused=True, autocast=True)
     ref_loss, ref_norm, ref_grads, _, _ = training_step(fused=False, autocast=True)
-    assert ("attention_forward", "bfloat16") in launched and ("attention_backward_dq", "bfloat16") in launched
+    assert ("attention_forward", "bfloat16") in launched and ("attention_backward_onepass", "bfloat16") in launched
     assert ("layer_norm_forward", "float32") in launched and ("adam_step", "float32") in launched
     assert_follows_the_bfloat16_reference(loss, grads, ref_loss, ref_grads)
     # the same step with attention on the tensor cores (attention_mma.cu, through the ops' dispatch)
@@ -500,7 +500,7 @@ def test_an_autocast_step_takes_the_bfloat16_attention_kernels_and_follows_the_r
         loss, norm, grads, params, names = training_step(fused=True, autocast=True)
     for kernel in ("attention_mma_forward", "attention_mma_backward_dkdv", "attention_mma_backward_dq"):
         assert (kernel, "bfloat16") in launched
-    assert not {name for name, _ in launched} & {"attention_forward", "attention_backward_dq"}
+    assert not {name for name, _ in launched} & {"attention_forward", "attention_backward_dq", "attention_backward_onepass"}
     assert_follows_the_bfloat16_reference(loss, grads, ref_loss, ref_grads)
 
 

@@ -108,7 +108,7 @@ def test_the_packed_heads_give_the_split_paths_output_and_gradients_bit_for_bit(
         got = outputs_and_grads(lambda t: attention_on_packed_heads(t, heads, d, **options), arrays)
     with path():
         want = outputs_and_grads(lambda t: split_path(t, heads, d, **options), arrays)
-    assert ("attention_backward_dq" in launched) == fused
+    assert ("attention_backward_delta" in launched) == fused
     np.testing.assert_array_equal(got[0], want[0])
     for g, w in zip(got[1], want[1]):
         assert g.shape == w.shape
