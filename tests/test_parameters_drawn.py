@@ -2,17 +2,29 @@
 
 test_meta.py requires a gradient test for each Function; this one requires that the property
 tests vary each of its settings. The record is tests/_drawn.py's, kept while the suite runs, so
-the check runs last, and only when the whole suite ran (a part of it draws a part)."""
+the check runs last, only when the whole suite ran (a part of it draws a part), and only under a
+profile that draws enough examples for it to be sure (ENOUGH_EXAMPLES)."""
 import pytest
+from hypothesis import settings
 
 import _drawn
 from test_meta import minitx_functions
+
+
+#: examples a property test must draw for this check to count: a parameter with two values, drawn
+#: once an example, shows only one of them in 1 of 2^(n-1) runs of n examples (1 in 128 at the dev
+#: profile's 8, and with dozens of such parameters a run in four or five would fail; 1 in 16 million
+#: at the ci profile's 25)
+ENOUGH_EXAMPLES = 25
 
 
 @pytest.mark.run_last
 def test_every_parameter_of_every_op_is_drawn(request):
     if not request.config.stash.get(_drawn.whole_suite_key(), False):
         pytest.skip("only a run of the whole suite draws every parameter")
+    if settings.default.max_examples < ENOUGH_EXAMPLES:
+        pytest.skip(f"{settings.default.max_examples} examples a test draw too few for this check to be "
+                    f"sure (it needs {ENOUGH_EXAMPLES}: HYPOTHESIS_PROFILE=ci, as CI runs it)")
     missing = _drawn.undrawn(minitx_functions())
     assert not missing, (
         f"{len(missing)} op parameter(s) never took two values inside a hypothesis example:\n"
