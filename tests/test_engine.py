@@ -450,3 +450,18 @@ def test_an_intermediate_copies_its_gradient_into_grad():
     assert not np.shares_memory(y.grad.data, outer.made)
     np.testing.assert_array_equal(y.grad.numpy(), [2.0, 2.0])
     np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0])
+
+
+@pytest.mark.parametrize("use, derivative", [(lambda s: s * s * s, lambda s: 3 * s ** 2),
+                                             (lambda s: s * 1.0 + s * 2.0 + s * 3.0, lambda s: 6.0)],
+                         ids=["cubed", "three products"])
+def test_a_0d_value_used_three_times_gets_every_gradient(use, derivative):
+    """NumPy's arithmetic on 0-d arrays returns scalars, so the engine's in-place running sum of a
+    0-d gradient is a new object after each +=: the sum must still be the one kept."""
+    w = leaf(np.arange(3.0))
+    s = (w * w).sum()  # 5
+    use(s).backward()
+    np.testing.assert_allclose(w.grad.numpy(), derivative(5.0) * 2 * np.arange(3.0))
+    a = leaf(1.5)  # a 0-d leaf used three times
+    use(a).backward()
+    np.testing.assert_allclose(a.grad.numpy(), derivative(1.5))

@@ -211,6 +211,7 @@ def backward(root, grad=None, retain_graph=False):
                     owned.add(id(parent))
             elif id(parent) in owned:
                 previous += pg  # the same bits as previous + pg, without a new array
+                grads[id(parent)] = previous  # (NumPy's 0-d results are scalars: += made a new one)
             else:
                 grads[id(parent)] = previous + pg
                 if may_own:
