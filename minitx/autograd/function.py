@@ -58,8 +58,10 @@ class Function:
     low_precision = None
     #: float32 when apply computed this call's 16-bit inputs in float32: backward gets dy in it too
     computed_in = None
-    #: whether every gradient backward returns is a new array nothing else holds, so the engine
-    #: may add a parameter's other gradients into it in place (see engine.backward)
+    #: whether every gradient backward returns is a new array nothing else holds (not dy, not a
+    #: saved array, not a buffer the op keeps for its next call), so the engine may add an
+    #: input's other gradients into it in place, and a leaf may keep it as its .grad, which later
+    #: backward calls and the optimizer write in place (see engine.backward)
     fresh_gradients: bool = False
     saved: tuple = ()
     _inputs: tuple = ()
