@@ -60,7 +60,7 @@
 //   attention_backward_onepass  for Lk <= BK1 (and D <= 64): block = bh, all its keys
 //                            in one tile, so each query tile's dS K is its whole dq:
 //                            dk, dv and dq from one recompute, in one launch, the
-//                            same bits as the two kernels above.
+//                            same bits as the two kernels above for finite inputs.
 // Tile sizes keep static shared memory under 48 KB for both float and double.
 #include "attention.cuh"
 
@@ -332,7 +332,8 @@ __device__ __forceinline__ void attn_recompute(const T (*Qs)[attn_row<T, D>], co
 // (attention_backward_onepass): the block holds every key (k0 = 0, Lk <= BK), so a query tile's
 // dS times the key tile is the tile's whole dq, which the block writes with `=` as well: the
 // keys' and the queries' gradients from one recompute of P, in the order the two separate
-// kernels add them (so the same bits).
+// kernels add them: the same bits, for finite inputs (the dq kernel skips the key tiles a causal
+// query tile cannot see, where this block adds dS = 0 times their keys: 0 * inf would be NaN).
 template <typename S, int D, int BK, bool WITH_DQ>
 __device__ __forceinline__ void attn_backward_keys(
     const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,

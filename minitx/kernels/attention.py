@@ -266,7 +266,7 @@ _one_pass = contextvars.ContextVar("attention_one_pass_backward", default=True)
 def use_one_pass_backward(on: bool = True):
     """Within the block, attention_backward takes attention_backward_onepass where it can (on,
     the default) or always the two kernels dkdv and dq (off: to time or test one against the
-    other; both give the same bits)."""
+    other; both give the same bits for finite inputs)."""
     token = _one_pass.set(bool(on))
     try:
         yield

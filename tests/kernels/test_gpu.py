@@ -194,30 +194,37 @@ def test_every_head_dim_class_that_fits_gives_the_same_bits_on_cupy(cp, dtype, m
             np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("dtype, L", [(np.float32, 32), (np.float64, 16), ("bfloat16", 32), (np.float32, 7)])
+@pytest.mark.parametrize("dtype, Lq, Lk, d", [(np.float32, 32, 32, 64), (np.float64, 16, 16, 64), ("bfloat16", 32, 32, 64),
+                                              (np.float32, 40, 7, 20), ("bfloat16", 5, 32, 33)])
 @pytest.mark.parametrize("causal, p", [(False, 0.0), (True, 0.3)])
-def test_the_one_pass_backward_gives_the_two_kernels_bits_on_cupy(cp, dtype, L, causal, p):
-    """At a Multi30k head (all the keys in one tile): attention_backward_onepass's dq, dk and dv
-    are the two kernels' bytes, as on the CPU build, and follow the reference."""
+def test_the_one_pass_backward_gives_the_two_kernels_bits_on_cupy(cp, dtype, Lq, Lk, d, causal, p):
+    """Where one tile holds all of a head's keys: attention_backward_onepass's dq, dk and dv are
+    the two kernels' bytes, as on the CPU build, written into the heads of wider buffers (a
+    packed projection's gradient), and follow the reference."""
     from minitx.kernels.attention import one_pass_backward_runs, use_one_pass_backward
     dt = backend.resolve_dtype(dtype)
-    B, H, d = 4, 8, 64
+    B, H = 4, 8
     rng = cp.random.default_rng(6)
-    q, k, v, do = (rng.standard_normal((B * H, L, d)).astype(np.float32).astype(dt) for _ in range(4))
-    kpm = rng.random((B, L)) < 0.8
+    q, do = (rng.standard_normal((B * H, Lq, d)).astype(np.float32).astype(dt) for _ in range(2))
+    k, v = (rng.standard_normal((B * H, Lk, d)).astype(np.float32).astype(dt) for _ in range(2))
+    kpm = rng.random((B, Lk)) < 0.8
     options = dict(key_pad_mask=kpm, causal=causal, dropout_p=p, seed=8, offset=1)
     o, lse = K.attention_forward(q, k, v, **options)
-    assert one_pass_backward_runs(dt, d, L)
+    assert one_pass_backward_runs(dt, d, Lk)
     grads = {}
     for one_pass in (True, False):
+        dq = cp.full((B * H, Lq, 2, d), cp.nan, np.float32).astype(dt)[:, :, 1]  # rows 2d apart
+        dkv = cp.full((B * H, Lk, 3, d), cp.nan, np.float32).astype(dt)
         with use_one_pass_backward(one_pass):
-            grads[one_pass] = K.attention_backward(q, k, v, o, lse, do, **options)
+            grads[one_pass] = K.attention_backward(q, k, v, o, lse, do, out=(dq, dkv[:, :, 1], dkv[:, :, 2]),
+                                                   **options)
     for got, want in zip(grads[True], grads[False]):
+        assert not bool(cp.isnan(got).any())
         np.testing.assert_array_equal(cp.asnumpy(got).view(np.uint8), cp.asnumpy(want).view(np.uint8))
     if dt in (np.float32, np.float64):
-        z = None if not p else ref.dropout_keep(B * H * L * L, p, 8, 1).reshape(B * H, L, L) / (1 - p)
+        z = None if not p else ref.dropout_keep(B * H * Lq * Lk, p, 8, 1).reshape(B * H, Lq, Lk) / (1 - p)
         _, _, backward = ref.attention(*(cp.asnumpy(x) for x in (q, k, v)),
-                                       ref.attention_keep(B * H, L, L, cp.asnumpy(kpm), causal), 1 / math.sqrt(d), z)
+                                       ref.attention_keep(B * H, Lq, Lk, cp.asnumpy(kpm), causal), 1 / math.sqrt(d), z)
         for got, want in zip(grads[True], backward(cp.asnumpy(do))):
             np.testing.assert_allclose(cp.asnumpy(got), want, **_tol(dt, 10))
 
