@@ -12,15 +12,18 @@ import minitx.functional as F
 from minitx import kernels
 from minitx.kernels import cpu_harness
 from minitx.autograd.function import Function
+from minitx.ops.activation import LogSoftmax, Softmax
 from minitx.ops.dropout import BiasActDropout
 from minitx.ops.indexing import Embedding
 from minitx.ops.linalg import Linear
+from minitx.ops.loss import CrossEntropy
 from minitx.ops.norm import LayerNorm
 
 RNG = np.random.default_rng(0)
 X, W, B = RNG.standard_normal((2, 3, 4)), RNG.standard_normal((5, 4)), RNG.standard_normal(5)
 NORM_W, NORM_B, TABLE = RNG.standard_normal(4), RNG.standard_normal(4), RNG.standard_normal((7, 4))
 IDS = np.array([[1, 0, 6], [2, 2, 0]])
+LOGITS, TARGETS = RNG.standard_normal((2, 3, 5)), np.array([[4, 0, 2], [-100, 1, 4]])  # one row ignored
 
 #: name -> (an op that promises new gradients, a function of ``t`` (an array -> a leaf) that applies
 #: it): each op's paths through backward, backward_adding included
@@ -36,7 +39,18 @@ CASES = {
     "bias_act_dropout, no bias": (BiasActDropout, lambda t: F.bias_act_dropout(t(X), None, "gelu_tanh", p=0.5,
                                                                               seed=1)),
     "embedding": (Embedding, lambda t: F.embedding(minitx.tensor(IDS), t(TABLE), padding_idx=0)),
+    "softmax": (Softmax, lambda t: F.softmax(t(X), -1)),
+    "softmax over a middle axis": (Softmax, lambda t: F.softmax(t(X), 1)),
+    "log_softmax": (LogSoftmax, lambda t: F.log_softmax(t(X), -1)),
+    "cross_entropy": (CrossEntropy, lambda t: F.cross_entropy(t(LOGITS), minitx.tensor(TARGETS), label_smoothing=0.1)),
+    "cross_entropy, summed": (CrossEntropy, lambda t: F.cross_entropy(t(LOGITS[0]), minitx.tensor(TARGETS[0]),
+                                                                     reduction="sum")),
 }
+
+
+#: the cases whose backward runs no kernel of minitx's (a product is cuBLAS's, log_softmax's backward
+#: is element-wise, and the softmax kernels take the last axis)
+NO_BACKWARD_KERNEL = {"linear", "log_softmax", "softmax over a middle axis"}
 
 
 def _residual(x, layer):
@@ -88,7 +102,7 @@ def test_an_op_that_promises_new_gradients_returns_arrays_nothing_else_holds(cas
         y = apply(lambda a: minitx.tensor(a.astype(resolved), requires_grad=True))
         (y * minitx.tensor(RNG.standard_normal(y.shape).astype(resolved))).sum().backward()
     assert len(seen) == 1
-    assert any("backward" in name for name in launched) == (fused and op is not Linear)  # (its products are cuBLAS's)
+    assert any("backward" in name for name in launched) == (fused and case not in NO_BACKWARD_KERNEL)
     dy, inputs, saved, pending, grads = seen[0]
     if case.endswith("residual stream") and dtype != "bfloat16":  # (16 bits: the engine adds, see backward_adding)
         assert arrays_of(pending), "backward_adding did not run"

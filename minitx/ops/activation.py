@@ -322,6 +322,7 @@ class Softmax(Function):
     """
 
     low_precision = "kernels"  # its kernels take bfloat16 storage
+    fresh_gradients = True  # dx: the kernel's output, or y times a new difference
 
     def __init__(self, axis=-1):
         self.axis = axis
@@ -362,6 +363,7 @@ class LogSoftmax(Function):
     """
 
     low_precision = "kernels"  # its kernels take bfloat16 storage
+    fresh_gradients = True  # dx: a new difference
 
     def __init__(self, axis=-1):
         self.axis = axis

@@ -86,6 +86,7 @@ class CrossEntropy(Function):
     """
 
     low_precision = "kernels"  # its kernels take bfloat16 storage
+    fresh_gradients = True  # dlogits: the kernel's output, or the one new array backward works in
 
     def __init__(self, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
         if reduction not in ("mean", "sum", "none"):
