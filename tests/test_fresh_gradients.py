@@ -13,6 +13,7 @@ from minitx import kernels
 from minitx.kernels import cpu_harness
 from minitx.autograd.function import Function
 from minitx.ops.activation import LogSoftmax, Softmax
+from minitx.ops.attention import PackedHeadsAttention, ScaledDotProductAttention, attention_on_packed_heads
 from minitx.ops.dropout import BiasActDropout
 from minitx.ops.indexing import Embedding
 from minitx.ops.linalg import Linear
@@ -24,6 +25,9 @@ X, W, B = RNG.standard_normal((2, 3, 4)), RNG.standard_normal((5, 4)), RNG.stand
 NORM_W, NORM_B, TABLE = RNG.standard_normal(4), RNG.standard_normal(4), RNG.standard_normal((7, 4))
 IDS = np.array([[1, 0, 6], [2, 2, 0]])
 LOGITS, TARGETS = RNG.standard_normal((2, 3, 5)), np.array([[4, 0, 2], [-100, 1, 4]])  # one row ignored
+Q, KV = RNG.standard_normal((2, 4, 3, 8)), RNG.standard_normal((2, 2, 5, 8))  # [B, H, L, d]: 4 query heads, 2 kv
+KEEP = np.array([[True, True, False, True, True], [True, False, True, True, True]])[:, None, None, :]
+PACKED = RNG.standard_normal((2, 5, 3 * 2 * 8))  # [B, L, (q, k, v) x 2 heads x 8]
 
 #: name -> (an op that promises new gradients, a function of ``t`` (an array -> a leaf) that applies
 #: it): each op's paths through backward, backward_adding included
@@ -39,6 +43,12 @@ CASES = {
     "bias_act_dropout, no bias": (BiasActDropout, lambda t: F.bias_act_dropout(t(X), None, "gelu_tanh", p=0.5,
                                                                               seed=1)),
     "embedding": (Embedding, lambda t: F.embedding(minitx.tensor(IDS), t(TABLE), padding_idx=0)),
+    "attention": (ScaledDotProductAttention, lambda t: F.scaled_dot_product_attention(
+        t(Q), t(KV[:, :1].repeat(4, 1)), t(KV[:, 1:].repeat(4, 1)), mask=minitx.tensor(KEEP), dropout_p=0.3, seed=2)),
+    "attention, grouped heads and a float mask": (ScaledDotProductAttention, lambda t: F.scaled_dot_product_attention(
+        t(Q), t(KV), t(KV[::-1]), mask=t(np.where(KEEP, 0.0, -5.0)), causal=True, enable_gqa=True)),
+    "attention on packed heads": (PackedHeadsAttention, lambda t: attention_on_packed_heads(
+        (t(PACKED),), (2, 2), 8, mask=minitx.tensor(KEEP), causal=True)),
     "softmax": (Softmax, lambda t: F.softmax(t(X), -1)),
     "softmax over a middle axis": (Softmax, lambda t: F.softmax(t(X), 1)),
     "log_softmax": (LogSoftmax, lambda t: F.log_softmax(t(X), -1)),
@@ -49,8 +59,9 @@ CASES = {
 
 
 #: the cases whose backward runs no kernel of minitx's (a product is cuBLAS's, log_softmax's backward
-#: is element-wise, and the softmax kernels take the last axis)
-NO_BACKWARD_KERNEL = {"linear", "log_softmax", "softmax over a middle axis"}
+#: is element-wise, the softmax kernels take the last axis, and a float mask that learns takes the
+#: reference path)
+NO_BACKWARD_KERNEL = {"linear", "log_softmax", "softmax over a middle axis", "attention, grouped heads and a float mask"}
 
 
 def _residual(x, layer):

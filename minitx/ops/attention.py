@@ -136,6 +136,7 @@ class ScaledDotProductAttention(Function):
     """
 
     low_precision = "kernels"  # its kernels take bfloat16 storage
+    fresh_gradients = True  # dq, dk, dv (and dmask): the kernels' outputs or new products; packed: new arrays
 
     def __init__(self, causal=False, dropout_p=0.0, scale=None, seed=None, need_weights=False, enable_gqa=False):
         if not 0 <= dropout_p < 1:
