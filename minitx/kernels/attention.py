@@ -325,7 +325,8 @@ def attention_backward(q, k, v, o, lse, do, key_pad_mask=None, causal=False, sca
 
     tensor_cores: as attention_forward's, chosen for this call alone (o and lse may come from
     either forward): dq, dk and dv by attention_mma.cu (True) or attention.cu (False); delta is
-    attention.cu's either way.
+    attention.cu's either way. On the CUDA cores dk, dv and dq come from one kernel where one
+    tile holds all the keys (:func:`one_pass_backward_runs`), else from two.
     """
     be = backend_for(q, k, v, o, lse, do, key_pad_mask)
     xp = be.xp
