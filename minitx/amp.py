@@ -45,15 +45,18 @@ import numpy as np
 from minitx import backend
 
 #: op (Function class name) -> (where it computes under autocast, why). "low": inputs and output
-#: in the autocast dtype; "output": only the output (the inputs are not worth a copy);
-#: "float32": inputs and output in float32. A subclass without a row of its own computes as its
-#: parent (PackedHeadsAttention as ScaledDotProductAttention).
+#: in the autocast dtype; "float32": inputs and output in float32. A subclass without a row of its
+#: own computes as its parent (PackedHeadsAttention as ScaledDotProductAttention). An op without a
+#: row runs in its inputs' dtype: an embedding's rows stay float32, the residual stream they start.
 PRECISION = {
     "Matmul": ("low", "a matrix product: tensor cores multiply bfloat16, adding in float32"),
     "Linear": ("low", "the same product, and a bias add"),
+    "BiasActDropout": ("low", "a product's bias add (a Linear that leaves its bias to this op, as the "
+                              "feed-forward's first), activation and dropout: in the product's dtype, as "
+                              "Linear's own bias, so the fused kernel takes them (it refuses mixed dtypes)"),
     "ScaledDotProductAttention": ("low", "its two products (q k^T and P v); its softmax is float32 inside"),
-    "Embedding": ("output", "its rows feed the first products; copying the whole table down would cost more "
-                            "than the rows it reads"),
+    "DropoutAdd": ("float32", "the residual sum every layer adds into: the stream keeps float32's mantissa, "
+                              "as PyTorch's type promotion keeps it (float32 plus bfloat16 is float32)"),
     "Softmax": ("float32", "exp and a row sum: small probabilities need float32's mantissa"),
     "LogSoftmax": ("float32", "the same, and the logs of small probabilities"),
     "LayerNorm": ("float32", "a row's mean and variance: x - mean cancels digits"),
@@ -94,12 +97,8 @@ def call(fn, inputs):
     rule = next((PRECISION[c.__name__] for c in type(fn).__mro__ if c.__name__ in PRECISION), None)
     if rule is None:
         return fn.apply(*inputs)
-    where = rule[0]
-    low = _active[-1]
-    target = np.dtype(np.float32) if where == "float32" else low
-    if where != "output":
-        inputs = tuple(_cast(t, target) for t in inputs)
-    out = fn.apply(*inputs)
+    target = np.dtype(np.float32) if rule[0] == "float32" else _active[-1]
+    out = fn.apply(*(_cast(t, target) for t in inputs))
     return _cast(out, target)
 
 
