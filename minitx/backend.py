@@ -156,15 +156,20 @@ def sum_rows(a):
     results/README.md). A TF32 product would round every element of a to 10 mantissa bits
     first, so minitx.blas computes it in float32 even when TF32 is on, in eager and captured
     steps alike (so both give the same bits); without minitx.blas (no nvmath-python) CuPy's
-    product follows the switch, and under TF32 CuPy sums instead. NumPy sums."""
+    product follows the switch, and under TF32 CuPy sums instead. NumPy sums.
+
+    A bfloat16 or float16 array is summed in float32 and rounded once: cuBLAS's product reads it as
+    it is (16-bit products accumulate in float32), the other ways sum a float32 copy."""
     from minitx import blas  # minitx.blas reads backend's TF32 switch
 
     xp = get_array_module(a)
-    if xp is np or a.ndim != 2:
-        return a.sum(axis=0)
-    ones = xp.ones((1, a.shape[0]), dtype=a.dtype)
-    if blas.supported(ones, a):
+    ones = xp.ones((1, a.shape[0]), dtype=a.dtype) if xp is not np and a.ndim == 2 else None
+    if ones is not None and blas.supported(ones, a):
         return blas.matmul(ones, a, tf32=False).reshape(a.shape[1])
+    if a.dtype.itemsize == 2 and is_floating(a.dtype):
+        return sum_rows(a.astype(np.float32)).astype(a.dtype)
+    if ones is None:
+        return a.sum(axis=0)
     if tf32_allowed():
         return a.sum(axis=0)
     return (ones @ a).reshape(a.shape[1])

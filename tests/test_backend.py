@@ -155,3 +155,17 @@ def test_sum_rows_is_the_column_sum():
     a = np.random.default_rng(3).standard_normal((7, 5))
     np.testing.assert_array_equal(backend.sum_rows(a), a.sum(axis=0))
     np.testing.assert_array_equal(backend.sum_rows(np.zeros((0, 4), np.float32)), np.zeros(4, np.float32))
+
+
+def test_sum_rows_of_bfloat16_adds_in_float32_and_rounds_once():
+    """1,000 ones: in bfloat16 (8 mantissa bits) a running sum stops at 256, where adding 1 rounds
+    back down; in float32 it reaches 1,000, which bfloat16 holds exactly."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    ones = np.ones((1000, 3), bf16)
+    total = backend.sum_rows(ones)
+    assert total.dtype == bf16
+    np.testing.assert_array_equal(total.astype(np.float32), [1000, 1000, 1000])
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((300, 7)).astype(bf16)
+    np.testing.assert_array_equal(backend.sum_rows(a), a.astype(np.float32).sum(axis=0).astype(bf16))

@@ -148,5 +148,4 @@ def bias_act_dropout_backward(dy, x, bias, act, p, seed, offset=0):
         return dx, None
     if not x.size:
         return dx, be.zeros((cols,), dt)
-    rows = dx.reshape(-1, cols).astype(compute_dtype(dt), copy=False)  # a copy for bfloat16 only
-    return dx, sum_rows(rows).astype(dt, copy=False)
+    return dx, sum_rows(dx.reshape(-1, cols))

@@ -680,6 +680,22 @@ def test_sum_rows_on_cupy(cp, dtype, tf32):
         np.testing.assert_array_equal(cp.asnumpy(got), cp.asnumpy(strict))
 
 
+def test_sum_rows_of_bfloat16_on_cupy_adds_in_float32(cp):
+    """A bfloat16 column sum (a bias gradient under autocast) accumulates in float32 and rounds
+    once, through cuBLAS's product or a float32 copy: 6,144 ones sum to 6,144 (a bfloat16 running
+    sum would stop at 256), and random columns within one rounding of the float64 sum."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    ones = backend.sum_rows(cp.ones((6144, 64), bf16))
+    assert ones.dtype == bf16
+    np.testing.assert_array_equal(cp.asnumpy(ones).astype(np.float32), np.full(64, 6144, np.float32))
+    a = np.random.default_rng(12).standard_normal((6144, 512)).astype(bf16)
+    exact = a.astype(np.float64).sum(axis=0)
+    got = cp.asnumpy(backend.sum_rows(cp.asarray(a))).astype(np.float64)
+    # one rounding to bfloat16 (2^-8 relative, generously), and float32 sums far inside their worst case
+    assert np.all(np.abs(got - exact) <= 2.0 ** -8 * np.abs(exact) + 2.0 ** -20 * np.abs(a.astype(np.float64)).sum(axis=0))
+
+
 def test_a_sync_free_training_step_on_cupy_never_synchronises_and_gives_the_eager_bits(cp):
     """train_step with DeferredChecks on the GPU: CuPy refuses any synchronisation inside
     (cupyx.allow_synchronize(False) raises on one), and the parameters are the eager step's."""
