@@ -234,22 +234,26 @@ def _memory(arr: np.ndarray) -> np.ndarray:
 
 class _Guarded:
     """An array argument copied into a buffer with 0xFF guard bands (its memory from first to last
-    element: a strided view keeps its strides)."""
+    element: a strided view keeps its strides), at the array's own address modulo 16: a kernel
+    that reads 16 bytes at a time where a row is 16-byte aligned (mtx::map_row) takes the path
+    it would take on the array itself."""
 
     def __init__(self, arr: np.ndarray):
         self.arr = arr
         self.memory = _memory(arr)
         n = self.memory.size
-        self.buf = np.full(n + 2 * GUARD_BYTES, 0xFF, dtype=np.uint8)
-        self.view = self.buf[GUARD_BYTES:GUARD_BYTES + n]
+        self.buf = np.full(n + 2 * GUARD_BYTES + 16, 0xFF, dtype=np.uint8)
+        self.start = GUARD_BYTES + (arr.ctypes.data - self.buf.ctypes.data - GUARD_BYTES) % 16
+        self.view = self.buf[self.start:self.start + n]
         self.view[...] = self.memory
 
     @property
     def address(self) -> int:
-        return self.buf.ctypes.data + GUARD_BYTES
+        return self.buf.ctypes.data + self.start
 
     def finish(self, index: int, kernel: str) -> None:
-        if not (np.all(self.buf[:GUARD_BYTES] == 0xFF) and np.all(self.buf[-GUARD_BYTES:] == 0xFF)):
+        end = self.start + self.view.size
+        if not (np.all(self.buf[:self.start] == 0xFF) and np.all(self.buf[end:] == 0xFF)):
             raise KernelLaunchError(f"{kernel}: out-of-bounds write around argument {index}")
         if not self.arr.flags.writeable:
             return

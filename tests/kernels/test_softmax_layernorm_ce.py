@@ -185,6 +185,41 @@ def test_cross_entropy(cpu, rows, cols, dtype, eps, ignore_index, seed):
     np.testing.assert_allclose(g2, grad_ref * 0.5, **t_)
 
 
+def _misaligned(a):
+    """A copy of ``a`` one element past a 16-byte boundary (C-contiguous, so the launcher takes
+    it as it is)."""
+    buf = np.empty(a.nbytes + 32, np.uint8)
+    start = -buf.ctypes.data % 16 + a.itemsize
+    out = buf[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    return out
+
+
+@SETTINGS
+@given(rows=st.integers(1, 5), packs=st.integers(1, 40), dtype=st.sampled_from(["float32", "float64", "bfloat16"]),
+       eps=st.sampled_from([0.0, 0.1]), seed=st.integers(0, 2**31))
+def test_cross_entropy_backward_packs_and_single_elements_give_the_same_bits(cpu, rows, packs, dtype, eps, seed):
+    """Rows a whole number of 16-byte packs long, 16-byte aligned, take the packed loads and
+    stores (mtx::map_row); the same logits one element off alignment take single elements: the
+    gradient's bytes are the same, ignored rows (zeros) and a NaN logit included."""
+    if dtype == "bfloat16":
+        dtype = pytest.importorskip("ml_dtypes").bfloat16
+    dtype = np.dtype(dtype)
+    cols = packs * (16 // dtype.itemsize)
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((rows, cols)) * 4).astype(dtype)
+    x[0, rng.integers(cols)] = np.nan if rng.random() < 0.3 else x[0, 0]
+    t = rng.integers(0, cols, rows)
+    t[rng.random(rows) < 0.3] = -100
+    loss, lse = K.cross_entropy_forward(x, t, -100, eps)
+    dl = rng.standard_normal(rows).astype(lse.dtype)
+    packed = K.cross_entropy_backward(x, t, lse, dl, -100, eps)
+    single = K.cross_entropy_backward(_misaligned(x), t, lse, dl, -100, eps)
+    assert x.ctypes.data % 16 == 0 and packed.ctypes.data % 16 == 0
+    np.testing.assert_array_equal(packed.view(np.uint8), single.view(np.uint8))
+    assert np.all(packed[t == -100].astype(np.float32) == 0)
+
+
 def test_cross_entropy_bad_target_is_nan(cpu):
     x = np.zeros((2, 3), np.float32)
     loss, lse = K.cross_entropy_forward(x, np.array([5, 1]), -100, 0.0)
