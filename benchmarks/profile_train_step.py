@@ -1,7 +1,7 @@
 """Where a minitx training step spends its time on the GPU: the kernels, and the host.
 
     PYTHONPATH=$PWD python3 benchmarks/profile_train_step.py [--preset base] [--steps 5] [--graphs]
-        [--precision fp32|tf32|bf16] [--torch [eager|default|reduce-overhead]]
+        [--precision fp32|tf32|bf16] [--torch [eager|default|reduce-overhead]] [--ops]
 
 The step is bench_train_step.py's (forward, label-smoothed cross-entropy, backward, clipping,
 Adam) on its Multi30k-like batch; ``--torch`` profiles its PyTorch twin instead (eagerly, or
@@ -17,6 +17,14 @@ of the same steps, after warm-up:
    waiting for the GPU: a synchronisation.
 
 Needs CuPy and, for the kernel view, PyTorch with CUDA. Writes JSON with ``--out``.
+
+``--ops`` shows instead what one eager step asks for, on any device: each op's forward and
+backward calls, grouped by op and dtypes, with the bytes of their inputs and outputs. It needs no
+GPU and reads the step's structure, not its speed: under ``--precision bf16`` every cast is an
+``Astype`` row, and an op given two floating dtypes (which the fused kernels refuse, so it runs
+its reference code) shows as such. The bytes are sizes, not traffic: a view (Reshape, Transpose)
+moves none. On NumPy a 16-bit product computes in float32 and so does its backward, so the
+backward's dtypes are the GPU's only on the GPU.
 """
 from __future__ import annotations
 
@@ -61,6 +69,39 @@ def kernel_view(step, steps, sync):
     return rows, busy_us / 1e3 / steps / wall_ms, wall_ms
 
 
+def op_view(step):
+    """One call of ``step`` as its ops: [(pass, op, input dtypes -> output dtypes, calls, MB)],
+    most bytes first. Forward rows count each op's inputs and output; backward rows its upstream
+    gradient and the gradients it returns."""
+    from minitx.autograd import engine, function
+
+    def short(dtype):
+        return {"float32": "f32", "float64": "f64", "bfloat16": "bf16", "float16": "f16", "int64": "i64",
+                "bool": "bool"}.get(dtype.name, dtype.name)
+
+    counts = collections.defaultdict(lambda: [0, 0])
+
+    def forward(fn, inputs, output):
+        key = ("forward", type(fn).__name__, ",".join(short(t.dtype) for t in inputs) + " -> " + short(output.dtype))
+        counts[key][0] += 1
+        counts[key][1] += output.nbytes + sum(t.data.nbytes for t in inputs)
+
+    def backward(fn, dy, grads):
+        returned = ",".join("-" if g is None else short(g.dtype) for g in grads)
+        key = ("backward", type(fn).__name__, short(dy.dtype) + " -> " + returned)
+        counts[key][0] += 1
+        counts[key][1] += dy.nbytes + sum(g.nbytes for g in grads if g is not None)
+
+    function.forward_hooks.append(forward)
+    engine.backward_hooks.append(backward)
+    try:
+        step()
+    finally:
+        function.forward_hooks.remove(forward)
+        engine.backward_hooks.remove(backward)
+    return sorted(((*key, n, nbytes / 1e6) for key, (n, nbytes) in counts.items()), key=lambda r: (r[0] != "forward", -r[4]))
+
+
 def host_view(step, steps, sync, top):
     profiler = cProfile.Profile()
     sync()
@@ -99,12 +140,16 @@ def main(argv=None):
                              "to bfloat16 (minitx's or PyTorch's)")
     parser.add_argument("--torch", nargs="?", const="eager", choices=("eager", "default", "reduce-overhead"),
                         help="profile PyTorch's twin of the step instead: eagerly, or torch.compile in that mode")
+    parser.add_argument("--ops", action="store_true",
+                        help="instead of timing: the ops of one eager step by dtypes, with their bytes (any device)")
     parser.add_argument("--out", help="JSON path")
     args = parser.parse_args(argv)
     if (args.graphs or args.torch) and args.device != "cuda":
         parser.error("--graphs and --torch need --device cuda")
     if args.graphs and args.torch:
         parser.error("--graphs is minitx's replay; for PyTorch's, --torch reduce-overhead")
+    if args.ops and (args.graphs or args.torch):
+        parser.error("--ops reads minitx's eager step: leave out --graphs and --torch")
 
     cfg = dict(model_settings(args.preset), src_vocab=args.vocab, tgt_vocab=args.vocab)
     src, tgt = make_batch(args.tokens, args.length, args.vocab)
@@ -128,6 +173,17 @@ def main(argv=None):
     else:
         def sync():
             pass
+    if args.ops:
+        rows = op_view(step)
+        report["ops"] = [{"pass": p, "op": op, "dtypes": d, "calls": n, "mb": mb} for p, op, d, n, mb in rows]
+        for which in ("forward", "backward"):
+            mine = [r for r in rows if r[0] == which]
+            print(f"\n{which}: {sum(r[3] for r in mine)} op calls, {sum(r[4] for r in mine):.1f} MB read and written")
+            for _, op, dtypes, n, mb in mine:
+                print(f"{n:6d} {mb:10.2f} MB  {op:28s} {dtypes}")
+        if args.out:
+            Path(args.out).write_text(json.dumps(report, indent=1))
+        return
     for _ in range(max(args.warmup, 2 if args.graphs else 0)):  # graphs: an eager step, then the capture
         step()
 

@@ -113,6 +113,23 @@ def test_profile_train_step_takes_bf16_and_keeps_pytorch_to_the_gpu(tmp_path):
     assert refused.returncode == 2 and "--graphs and --torch need --device cuda" in refused.stderr
 
 
+def test_profile_train_step_lists_the_ops_of_a_step_by_dtype(tmp_path):
+    """--ops: one eager step's ops grouped by dtypes; under bf16 the casts are rows of their own,
+    and no forward op is given two floating dtypes (the fused kernels would refuse it)."""
+    out = tmp_path / "ops.json"
+    printed = run(BENCH / "profile_train_step.py", "--device", "cpu", "--preset", "seed004-small", "--tokens", "64",
+                  "--length", "8", "--vocab", "50", "--precision", "bf16", "--ops", "--out", out)
+    ops = json.loads(out.read_text())["ops"]
+    forward = [r for r in ops if r["pass"] == "forward"]
+    assert {"Linear", "Astype", "CrossEntropy"} <= {r["op"] for r in forward}
+    assert any(r["op"] == "Astype" and r["dtypes"] == "f32 -> bf16" for r in forward)
+    for r in forward:
+        floating = {d for d in r["dtypes"].split(" -> ")[0].split(",") if d in ("f32", "bf16")}
+        assert len(floating) <= 1 or r["op"] == "Astype", r
+    assert {r["pass"] for r in ops} == {"forward", "backward"} and all(r["calls"] > 0 for r in ops)
+    assert "forward:" in printed and "backward:" in printed
+
+
 def _fake_run(folder, weight, translation="a dog ."):
     """A run directory as train writes it, with one weight and one translation to vary."""
     import minitx
