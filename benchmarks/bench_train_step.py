@@ -372,8 +372,11 @@ def main(argv=None):
         except ImportError:
             print("PyTorch not importable: its column is left out", file=sys.stderr)
     set_precision(args.precision, torch)
+    from minitx import blas
+
+    epilogues = blas.epilogues_on()
     print(f"{gpu}: batch src {src.shape}, tgt {tgt.shape}, {target_tokens} target tokens, "
-          f"{args.precision} products", flush=True)
+          f"{args.precision} products{', biases in cuBLASLt epilogues' if epilogues else ''}", flush=True)
 
     rows = []
     main_run = "minitx fused" if cuda else "minitx"
@@ -385,8 +388,6 @@ def main(argv=None):
         # on the CPU there are no kernels: MINITX_FUSED=0 would time the same path again
         runs = [("minitx fused", "1"), ("minitx MINITX_FUSED=0", "0")] if cuda else [("minitx", "1")]
         if cuda and not args.no_graphs:
-            from minitx import blas
-
             if blas.available():
                 runs.append(("minitx graphs", "1"))
             else:
@@ -451,7 +452,7 @@ def main(argv=None):
               f"{cell(r['compile_vs_minitx'], '14.2f')} {cell(r['reduce_overhead_vs_minitx'], '11.2f')} "
               f"{cell(r.get('minitx graphs', {}).get('tokens_per_s'), '12.0f')} {cell(r['torch_vs_graphs'], '12.2f')}")
     report = dict(device=gpu, tokens=tokens, length=length, vocab=vocab, steps=args.steps, warmup=args.warmup,
-                  precision=args.precision,
+                  precision=args.precision, epilogues=epilogues,
                   torch_version=getattr(torch, "__version__", None), cupy_version=getattr(cp, "__version__", None),
                   results=rows)
     out = Path(args.out) if args.out else default_out("train-step", gpu)

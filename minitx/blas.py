@@ -281,3 +281,220 @@ def matmul(a, b, tf32=None):
         beta.ctypes.data, c.data.ptr, kind, plan.ldc, plan.stride_c, plan.batch,
         _compute_type(cublas, a.dtype, tf32_allowed() if tf32 is None else tf32), _GEMM_DEFAULT)
     return c
+
+
+# ---------------------------------------------------------------------------- a bias inside the product (cuBLASLt)
+#
+# A linear layer adds its bias to every row of x W^T, and its backward sums dy over the rows for
+# the bias's gradient: each a pass of its own over a [rows, out] array (the output projection's is
+# [tokens, vocabulary]). cuBLASLt, cuBLAS's configurable sibling, does both inside the product, in
+# its epilogue (what the kernel does to the accumulators before it stores them):
+#
+#   BIAS    D = A B + bias, bias [m] added to every column of the column-major D [m, n]: for our
+#           row-major C = A @ B (C^T = B^T A^T, see the module docstring) a vector over C's last
+#           axis, added to every row: x W^T + b.
+#   BGRADB  D = A B, and bias_out [n] = the sum of cuBLAS's B [k, n] over k: cuBLAS's B is our A,
+#           so bias_out[i] = sum_k A[i, k], our A's row sums. In dW = dy^T @ x, A = dy^T: the
+#           row sums of dy^T are db. cuBLASLt takes this epilogue with B transposed only, which
+#           dy^T (a transposed view) is.
+#
+# The sum is added in the epilogue in float32 before the result's one rounding, as the separate
+# add would (for float32; bfloat16 is rounded once instead of twice). cuBLASLt chooses its own
+# kernel (a heuristic, asked once per shape and kept), so its bits need not be cublasGemmEx's: a
+# step uses one or the other throughout (the switch below), and a captured step its eager twin's.
+# The switch is off until a GPU has shown these calls right and faster (tests/test_blas_gpu.py,
+# benchmarks/bench_train_step.py with MINITX_BLAS_EPILOGUES=1).
+
+_cublaslt = []
+_lt_handles: dict = {}   # device -> cuBLASLt handle
+_lt_plans: dict = {}     # (device, dtype, tf32, plan, epilogue, alignments) -> _LtPlan, or None: no kernel
+_EPILOGUES = ("bias", "bgradb")
+_use_epilogues = [os.environ.get("MINITX_BLAS_EPILOGUES", "").strip() == "1"]
+
+
+class _LtPlan(NamedTuple):
+    """The descriptors of one cublasLtMatmul, kept (the heuristic's choice included)."""
+    desc: int
+    a_layout: int
+    b_layout: int
+    d_layout: int
+    heuristic: object  # cublasLt.MatmulHeuristicResult: its first field is the algorithm the call takes
+
+
+@contextlib.contextmanager
+def use_epilogues(flag: bool = True):
+    """Inside (with :func:`use_cublas` on): Linear adds its bias and sums its gradient inside its
+    products, through cuBLASLt's epilogues (or ``MINITX_BLAS_EPILOGUES=1``)."""
+    before = _use_epilogues[0]
+    _use_epilogues[0] = bool(flag)
+    try:
+        yield
+    finally:
+        _use_epilogues[0] = before
+
+
+def epilogues_on() -> bool:
+    """Whether use_epilogues (or MINITX_BLAS_EPILOGUES=1) is in force."""
+    return _use_epilogues[0]
+
+
+def _lt_binding():
+    if not _cublaslt:
+        try:
+            from nvmath.bindings import cublasLt
+        except (ImportError, OSError):
+            cublasLt = None
+        _cublaslt.append(cublasLt)
+    return _cublaslt[0]
+
+
+def epilogue_plan(a_shape, a_strides, b_shape, b_strides, epilogue: str) -> GemmPlan | None:
+    """The GemmPlan of a 2-D C = A @ B with ``epilogue`` ("bias" or "bgradb"), from the operands'
+    shapes and element strides; None where the epilogue does not apply: an operand no leading
+    dimension describes, or for "bgradb" an A that is not a transposed view (cuBLASLt sums its B,
+    our A, only when it enters transposed; an A of one row or one column enters untransposed)."""
+    if epilogue not in _EPILOGUES:
+        raise ValueError(f"blas: unknown epilogue {epilogue!r}; expected one of {', '.join(_EPILOGUES)}")
+    if len(a_shape) != 2 or len(b_shape) != 2 or a_shape[1] != b_shape[0]:
+        return None
+    a = operand_layout(tuple(a_shape), tuple(a_strides), ())
+    b = operand_layout(tuple(b_shape), tuple(b_strides), ())
+    if a is None or b is None or (epilogue == "bgradb" and a.op != OP_T):
+        return None
+    return gemm_plan(a, b, a_shape[0], a_shape[1], b_shape[1], 1)
+
+
+def emulate_epilogue(plan: GemmPlan, epilogue: str, first, second, out, bias) -> None:
+    """:func:`emulate_gemm` with ``epilogue`` as cuBLASLt runs it: "bias" adds ``bias`` [m] to
+    every column of the column-major D before the rounding; "bgradb" writes the sums of cuBLAS's
+    B [k, n] over k into ``bias`` [n] (each in the compute type, rounded once)."""
+    wide = np.float64 if out.dtype == np.float64 else np.float32
+    b_rows, b_cols = (plan.k, plan.n) if plan.transb == OP_N else (plan.n, plan.k)
+    b = np.lib.stride_tricks.as_strided(second, shape=(b_rows, b_cols),
+                                        strides=(second.itemsize, plan.ldb * second.itemsize))
+    op_b = b if plan.transb == OP_N else b.T
+    if epilogue == "bgradb":
+        emulate_gemm(plan, first, second, out)
+        bias[...] = op_b.astype(wide).sum(axis=0).astype(bias.dtype)
+        return
+    exact = np.empty(out.size, wide)
+    emulate_gemm(plan, first, second, exact)
+    d = np.lib.stride_tricks.as_strided(exact, shape=(plan.m, plan.n), strides=(exact.itemsize, plan.ldc * exact.itemsize))
+    d += bias.astype(wide)[:, None]
+    out[...] = exact.astype(out.dtype)
+
+
+def epilogues_enabled(*arrays) -> bool:
+    """Whether Linear takes the epilogues for these arrays: both switches on (use_cublas and
+    use_epilogues), float32 or bfloat16 CuPy arrays, and nvmath-python's cuBLASLt binding imports."""
+    return (_use[0] and epilogues_on() and supported(*(a for a in arrays if a.ndim >= 2))
+            and all(a.dtype == arrays[0].dtype for a in arrays)
+            and arrays[0].dtype.name in ("float32", "bfloat16") and _lt_binding() is not None)
+
+
+def _alignment(pointer: int) -> int:
+    """The largest power of two up to 256 that divides a device address: what cuBLASLt may
+    assume of an operand (it assumes 256 unless told)."""
+    return min(256, pointer & -pointer) if pointer else 256
+
+
+def _lt_plan(cp, lt, dtype, tf32: bool, plan: GemmPlan, epilogue: str, alignments: tuple):
+    """The kept descriptors for this call, made (and cuBLASLt's heuristic asked) on first use;
+    None where cuBLASLt has no kernel for it."""
+    device = cp.cuda.runtime.getDevice()
+    key = (device, dtype.name, tf32, plan, epilogue, alignments)
+    if key in _lt_plans:
+        return _lt_plans[key]
+    if device not in _lt_handles:
+        _lt_handles[device] = lt.create()
+    kind = _CUDA_TYPES[dtype.name]
+    desc = lt.matmul_desc_create(_compute_type(_binding(), dtype, tf32), _CUDA_TYPES["float32"])
+
+    def set_attribute(setter, dtype_of, handle, attribute, value):
+        value = np.array([value], dtype=dtype_of(attribute))
+        setter(handle, attribute, value.ctypes.data, value.itemsize)
+
+    desc_attr, pref_attr = lt.MatmulDescAttribute, lt.MatmulPreferenceAttribute
+    for attribute, value in ((desc_attr.TRANSA, plan.transa), (desc_attr.TRANSB, plan.transb),
+                             (desc_attr.EPILOGUE, lt.Epilogue.BIAS if epilogue == "bias" else lt.Epilogue.BGRADB)):
+        set_attribute(lt.matmul_desc_set_attribute, lt.get_matmul_desc_attribute_dtype, desc, attribute, value)
+    a_rows, a_cols = (plan.m, plan.k) if plan.transa == OP_N else (plan.k, plan.m)
+    b_rows, b_cols = (plan.k, plan.n) if plan.transb == OP_N else (plan.n, plan.k)
+    layouts = (lt.matrix_layout_create(kind, rows=a_rows, cols=a_cols, ld=plan.lda),
+               lt.matrix_layout_create(kind, rows=b_rows, cols=b_cols, ld=plan.ldb),
+               lt.matrix_layout_create(kind, rows=plan.m, cols=plan.n, ld=plan.ldc))
+    preference = lt.matmul_preference_create()
+    for attribute, value in ((pref_attr.MAX_WORKSPACE_BYTES, WORKSPACE_BYTES),
+                             (pref_attr.MIN_ALIGNMENT_A_BYTES, alignments[0]),
+                             (pref_attr.MIN_ALIGNMENT_B_BYTES, alignments[1]),
+                             (pref_attr.MIN_ALIGNMENT_C_BYTES, alignments[2]),
+                             (pref_attr.MIN_ALIGNMENT_D_BYTES, alignments[2])):
+        set_attribute(lt.matmul_preference_set_attribute, lt.get_matmul_preference_attribute_dtype, preference,
+                      attribute, value)
+    heuristic = lt.MatmulHeuristicResult(1)
+    found = np.zeros(1, dtype=np.int32)
+    lt.matmul_algo_get_heuristic(_lt_handles[device], desc, layouts[0], layouts[1], layouts[2], layouts[2],
+                                 preference, 1, heuristic.ptr, found.ctypes.data)
+    lt.matmul_preference_destroy(preference)
+    if found[0] < 1:
+        for layout in layouts:
+            lt.matrix_layout_destroy(layout)
+        lt.matmul_desc_destroy(desc)
+        _lt_plans[key] = None
+    else:
+        _lt_plans[key] = _LtPlan(desc, *layouts, heuristic)
+    return _lt_plans[key]
+
+
+def _lt_matmul(a, b, epilogue: str, bias):
+    """One cublasLtMatmul of 2-D CuPy arrays with ``epilogue``, writing a new C (and, for
+    "bgradb", ``bias``); None where :func:`epilogue_plan` or cuBLASLt's heuristic says no."""
+    import cupy as cp
+
+    from minitx.backend import tf32_allowed
+
+    if 0 in a.shape + b.shape or any(s % a.itemsize for s in a.strides + b.strides) or bias.data.ptr % 16:
+        return None
+    plan = epilogue_plan(a.shape, tuple(s // a.itemsize for s in a.strides), b.shape,
+                         tuple(s // b.itemsize for s in b.strides), epilogue)
+    if plan is None:
+        return None
+    lt = _lt_binding()
+    c = cp.empty((a.shape[0], b.shape[1]), dtype=a.dtype)
+    alignments = (_alignment(b.data.ptr), _alignment(a.data.ptr), _alignment(c.data.ptr))  # cuBLAS's A is our b
+    kept = _lt_plan(cp, lt, a.dtype, a.dtype.name == "float32" and tf32_allowed(), plan, epilogue, alignments)
+    if kept is None:
+        return None
+    pointer = np.array([bias.data.ptr], dtype=lt.get_matmul_desc_attribute_dtype(lt.MatmulDescAttribute.BIAS_POINTER))
+    lt.matmul_desc_set_attribute(kept.desc, lt.MatmulDescAttribute.BIAS_POINTER, pointer.ctypes.data, pointer.itemsize)
+    _handle(cp, _binding())  # this device's workspace (the cuBLAS handle's), bound to the current stream
+    workspace = _handles[cp.cuda.runtime.getDevice()][2]
+    alpha, beta = np.ones(1, np.float32), np.zeros(1, np.float32)  # host pointer mode: read at the call
+    try:
+        lt.matmul(_lt_handles[cp.cuda.runtime.getDevice()], kept.desc, alpha.ctypes.data, b.data.ptr, kept.a_layout,
+                  a.data.ptr, kept.b_layout, beta.ctypes.data, c.data.ptr, kept.d_layout, c.data.ptr, kept.d_layout,
+                  kept.heuristic.ptr, workspace.data.ptr, WORKSPACE_BYTES, cp.cuda.get_current_stream().ptr)
+    except lt.cuBLASLtError:  # refused before any launch (a case the heuristic let through): never ask again
+        _lt_plans[next(key for key, value in _lt_plans.items() if value is kept)] = None
+        return None
+    return c
+
+
+def matmul_bias(a, b, bias):
+    """a @ b + bias (bias [m] added to every row of the [n, m] result) for 2-D CuPy arrays of one
+    dtype, the add inside cuBLASLt's product (the BIAS epilogue); None where it does not apply
+    (the caller multiplies and adds apart)."""
+    if bias.shape != (b.shape[1],) or not bias.flags.c_contiguous:
+        return None
+    return _lt_matmul(a, b, "bias", bias)
+
+
+def matmul_row_sums(a, b):
+    """(a @ b, the row sums of a) for 2-D CuPy arrays of one dtype, a a transposed view: for
+    Linear's dw = dy^T @ x, (dw, db) from one product (cuBLASLt's BGRADB epilogue, the sums in
+    the compute type, rounded once); None where it does not apply."""
+    import cupy as cp
+
+    sums = cp.empty(a.shape[0], dtype=a.dtype)
+    c = _lt_matmul(a, b, "bgradb", sums)
+    return None if c is None else (c, sums)

@@ -78,3 +78,81 @@ def test_ops_take_the_call_when_switched_on(cp):
         results.append([t.numpy() for t in (xt.grad, wt.grad)])
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------- cuBLASLt's epilogues (a bias in the product)
+
+EPILOGUE_SHAPES = [(4567, 512, 1536), (4567, 2048, 512), (4567, 512, 10000), (7, 5, 3)]  # rows, in, out
+
+
+def _linear_operands(cp, rows, inp, out, dtype, seed=0):
+    rng = cp.random.default_rng(seed)
+    return [rng.standard_normal(s, dtype=cp.float32).astype(dtype) for s in ((rows, inp), (out, inp), (out,), (rows, out))]
+
+
+def _tolerance(dtype, k):
+    # bfloat16 results are rounded once (2^-9 of themselves); float32 sums of k terms differ by order
+    return dict(rtol=2.0 ** -7, atol=2.0 ** -7 * k ** 0.5) if dtype != np.float32 else dict(rtol=1e-4, atol=1e-4 * k ** 0.5)
+
+
+@pytest.mark.parametrize("rows, inp, out", EPILOGUE_SHAPES)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_the_epilogues_equal_the_product_and_the_separate_pass(cp, rows, inp, out, dtype):
+    """matmul_bias = x @ w^T + b and matmul_row_sums = (dy^T @ x, dy summed over rows), each one
+    cublasLtMatmul, at gpu-best's Linear shapes: cuBLASLt has a kernel for each (not None), and
+    the epilogues put the bias where the separate add and sum put it."""
+    if dtype == "bfloat16":
+        dtype = pytest.importorskip("ml_dtypes").bfloat16
+    x, w, b, dy = _linear_operands(cp, rows, inp, out, dtype)
+    y = blas.matmul_bias(x, w.T, b)
+    both = blas.matmul_row_sums(dy.T, x)
+    assert y is not None and both is not None
+    f32 = [a.astype(cp.float32) for a in (x, w, b, dy)]
+    want_y = f32[0] @ f32[1].T + f32[2]
+    np.testing.assert_allclose(cp.asnumpy(y.astype(cp.float32)), cp.asnumpy(want_y), **_tolerance(dtype, inp))
+    np.testing.assert_allclose(cp.asnumpy(both[0].astype(cp.float32)), cp.asnumpy(f32[3].T @ f32[0]),
+                               **_tolerance(dtype, rows))
+    np.testing.assert_allclose(cp.asnumpy(both[1].astype(cp.float32)), cp.asnumpy(f32[3].sum(axis=0)),
+                               **_tolerance(dtype, rows))
+
+
+def test_the_epilogues_replay_from_a_graph_with_their_eager_bits(cp):
+    """Captured, the two calls give on replay what they gave eagerly on the same inputs (the plans,
+    heuristic included, are made before the capture, in the eager call)."""
+    x, w, b, dy = _linear_operands(cp, 640, 256, 384, np.float32)
+    eager = (blas.matmul_bias(x, w.T, b), *blas.matmul_row_sums(dy.T, x))
+    cp.cuda.get_current_stream().synchronize()
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        blas.bind_to_current_stream()
+        stream.begin_capture()
+        captured = (blas.matmul_bias(x, w.T, b), *blas.matmul_row_sums(dy.T, x))
+        graph = stream.end_capture()
+        graph.launch(stream)
+        stream.synchronize()
+    for got, want in zip(captured, eager):
+        np.testing.assert_array_equal(cp.asnumpy(got), cp.asnumpy(want))
+
+
+@pytest.mark.parametrize("tf32", [False, True])
+def test_linear_with_the_epilogues_follows_linear_without(cp, tf32):
+    """F.linear's output and gradients with use_epilogues on equal those with it off (the same
+    cuBLAS switch), to float32's rounding (TF32's where on)."""
+    from minitx import backend
+
+    rng = np.random.default_rng(3)
+    x, w, b, g = (rng.standard_normal(s).astype(np.float32) for s in ((8, 40, 96), (64, 96), (64,), (8, 40, 64)))
+    results = []
+    try:
+        backend.allow_tf32(tf32)
+        for on in (False, True):
+            xt, wt, bt = (minitx.tensor(a, device="cuda", requires_grad=True) for a in (x, w, b))
+            with blas.use_cublas(True), blas.use_epilogues(on):
+                y = F.linear(xt, wt, bt)
+                (y * minitx.tensor(g, device="cuda")).sum().backward()
+            results.append([t.numpy() for t in (y, xt.grad, wt.grad, bt.grad)])
+    finally:
+        backend.allow_tf32(False)
+    tol = dict(rtol=2e-2, atol=2e-2) if tf32 else dict(rtol=1e-4, atol=1e-3)
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, **tol)

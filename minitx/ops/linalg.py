@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from minitx.autograd.function import Function
+from minitx import blas
 from minitx.blas import product
 from minitx.autograd.tensor import as_tensor
 from minitx.backend import get_array_module, sum_rows
@@ -103,15 +104,23 @@ class Linear(Function):
         rows = _rows(x)
         self.save_for_backward(rows, w)
         self.in_shape = x.shape
-        y = product(rows, w.T)
-        if b is not None:
-            y += b
+        y = None
+        if b is not None and blas.epilogues_enabled(rows, w, b):  # the bias added inside the product
+            y = blas.matmul_bias(rows, w.T, b)
+        if y is None:
+            y = product(rows, w.T)
+            if b is not None:
+                y += b
         return y.reshape(x.shape[:-1] + (w.shape[0],))
 
     def backward(self, dy):
         rows, w = self.saved
         dy = _rows(dy)
         dx = product(dy, w).reshape(self.in_shape) if self.needs_input_grad[0] else None
+        if self.has_bias and all(self.needs_input_grad[1:]) and blas.epilogues_enabled(dy, rows):
+            both = blas.matmul_row_sums(dy.T, rows)  # db summed inside dw's product
+            if both is not None:
+                return dx, *both
         dw = product(dy.T, rows) if self.needs_input_grad[1] else None
         if not self.has_bias:
             return dx, dw
