@@ -352,10 +352,11 @@ def epilogue_plan(a_shape, a_strides, b_shape, b_strides, epilogue: str) -> Gemm
     """The GemmPlan of a 2-D C = A @ B with ``epilogue`` ("bias" or "bgradb"), from the operands'
     shapes and element strides; None where the epilogue does not apply: an operand no leading
     dimension describes, or for "bgradb" an A that is not a transposed view (cuBLASLt sums its B,
-    our A, only when it enters transposed; an A of one row or one column enters untransposed)."""
+    our A, only when it enters transposed); and a product with a dimension of 1 (a leading
+    dimension of 1, which PyTorch keeps away from cuBLASLt too)."""
     if epilogue not in _EPILOGUES:
         raise ValueError(f"blas: unknown epilogue {epilogue!r}; expected one of {', '.join(_EPILOGUES)}")
-    if len(a_shape) != 2 or len(b_shape) != 2 or a_shape[1] != b_shape[0]:
+    if len(a_shape) != 2 or len(b_shape) != 2 or a_shape[1] != b_shape[0] or min(*a_shape, b_shape[1]) < 2:
         return None
     a = operand_layout(tuple(a_shape), tuple(a_strides), ())
     b = operand_layout(tuple(b_shape), tuple(b_strides), ())
@@ -398,9 +399,9 @@ def _alignment(pointer: int) -> int:
     return min(256, pointer & -pointer) if pointer else 256
 
 
-def _lt_plan(cp, lt, dtype, tf32: bool, plan: GemmPlan, epilogue: str, alignments: tuple):
-    """The kept descriptors for this call, made (and cuBLASLt's heuristic asked) on first use;
-    None where cuBLASLt has no kernel for it."""
+def _lt_plan(cp, lt, dtype, tf32: bool, plan: GemmPlan, epilogue: str, alignments: tuple, bias_pointer: int):
+    """The kept descriptors for this call, made (and cuBLASLt's heuristic asked, with this call's
+    bias pointer set, as the library expects) on first use; None where cuBLASLt has no kernel."""
     device = cp.cuda.runtime.getDevice()
     key = (device, dtype.name, tf32, plan, epilogue, alignments)
     if key in _lt_plans:
@@ -416,7 +417,8 @@ def _lt_plan(cp, lt, dtype, tf32: bool, plan: GemmPlan, epilogue: str, alignment
 
     desc_attr, pref_attr = lt.MatmulDescAttribute, lt.MatmulPreferenceAttribute
     for attribute, value in ((desc_attr.TRANSA, plan.transa), (desc_attr.TRANSB, plan.transb),
-                             (desc_attr.EPILOGUE, lt.Epilogue.BIAS if epilogue == "bias" else lt.Epilogue.BGRADB)):
+                             (desc_attr.EPILOGUE, lt.Epilogue.BIAS if epilogue == "bias" else lt.Epilogue.BGRADB),
+                             (desc_attr.BIAS_POINTER, bias_pointer)):
         set_attribute(lt.matmul_desc_set_attribute, lt.get_matmul_desc_attribute_dtype, desc, attribute, value)
     a_rows, a_cols = (plan.m, plan.k) if plan.transa == OP_N else (plan.k, plan.m)
     b_rows, b_cols = (plan.k, plan.n) if plan.transb == OP_N else (plan.n, plan.k)
@@ -424,7 +426,8 @@ def _lt_plan(cp, lt, dtype, tf32: bool, plan: GemmPlan, epilogue: str, alignment
                lt.matrix_layout_create(kind, rows=b_rows, cols=b_cols, ld=plan.ldb),
                lt.matrix_layout_create(kind, rows=plan.m, cols=plan.n, ld=plan.ldc))
     preference = lt.matmul_preference_create()
-    for attribute, value in ((pref_attr.MAX_WORKSPACE_BYTES, WORKSPACE_BYTES),
+    # a margin below the buffer's size: nvmath adds 16 bytes to what an epilogue's kernel asks for
+    for attribute, value in ((pref_attr.MAX_WORKSPACE_BYTES, WORKSPACE_BYTES - 256),
                              (pref_attr.MIN_ALIGNMENT_A_BYTES, alignments[0]),
                              (pref_attr.MIN_ALIGNMENT_B_BYTES, alignments[1]),
                              (pref_attr.MIN_ALIGNMENT_C_BYTES, alignments[2]),
@@ -433,8 +436,11 @@ def _lt_plan(cp, lt, dtype, tf32: bool, plan: GemmPlan, epilogue: str, alignment
                       attribute, value)
     heuristic = lt.MatmulHeuristicResult(1)
     found = np.zeros(1, dtype=np.int32)
-    lt.matmul_algo_get_heuristic(_lt_handles[device], desc, layouts[0], layouts[1], layouts[2], layouts[2],
-                                 preference, 1, heuristic.ptr, found.ctypes.data)
+    try:
+        lt.matmul_algo_get_heuristic(_lt_handles[device], desc, layouts[0], layouts[1], layouts[2], layouts[2],
+                                     preference, 1, heuristic.ptr, found.ctypes.data)
+    except lt.cuBLASLtError:  # CUBLAS_STATUS_NOT_SUPPORTED: no kernel for this case
+        found[0] = 0
     lt.matmul_preference_destroy(preference)
     if found[0] < 1:
         for layout in layouts:
@@ -462,7 +468,8 @@ def _lt_matmul(a, b, epilogue: str, bias):
     lt = _lt_binding()
     c = cp.empty((a.shape[0], b.shape[1]), dtype=a.dtype)
     alignments = (_alignment(b.data.ptr), _alignment(a.data.ptr), _alignment(c.data.ptr))  # cuBLAS's A is our b
-    kept = _lt_plan(cp, lt, a.dtype, a.dtype.name == "float32" and tf32_allowed(), plan, epilogue, alignments)
+    kept = _lt_plan(cp, lt, a.dtype, a.dtype.name == "float32" and tf32_allowed(), plan, epilogue, alignments,
+                    bias.data.ptr)
     if kept is None:
         return None
     pointer = np.array([bias.data.ptr], dtype=lt.get_matmul_desc_attribute_dtype(lt.MatmulDescAttribute.BIAS_POINTER))

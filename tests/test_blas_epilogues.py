@@ -36,7 +36,7 @@ def emulated(a, b, epilogue, bias=None):
 
 
 @settings(max_examples=40, deadline=None)
-@given(n=st.integers(1, 9), k=st.integers(1, 9), m=st.integers(1, 9), seed=st.integers(0, 2**16),
+@given(n=st.integers(2, 9), k=st.integers(2, 9), m=st.integers(2, 9), seed=st.integers(0, 2**16),
        dtype=st.sampled_from([np.float32, bfloat16]))
 def test_the_bias_epilogue_adds_the_bias_to_every_row(n, k, m, seed, dtype):
     """Linear's forward: rows [n, k] @ w.T (w [m, k], a transposed view) + b [m]. The BIAS
@@ -49,7 +49,7 @@ def test_the_bias_epilogue_adds_the_bias_to_every_row(n, k, m, seed, dtype):
 
 
 @settings(max_examples=40, deadline=None)
-@given(rows=st.integers(2, 9), out=st.integers(2, 9), inp=st.integers(1, 9), seed=st.integers(0, 2**16))
+@given(rows=st.integers(2, 9), out=st.integers(2, 9), inp=st.integers(2, 9), seed=st.integers(0, 2**16))
 def test_the_bgradb_epilogue_sums_our_a_over_its_rows(rows, out, inp, seed):
     """Linear's backward: dw = dy^T @ x and db = the rows of dy^T summed = dy summed over rows,
     from one call (cuBLAS's B is our A = dy^T, entering transposed)."""
@@ -62,7 +62,7 @@ def test_the_bgradb_epilogue_sums_our_a_over_its_rows(rows, out, inp, seed):
 
 def test_where_the_epilogues_do_not_apply():
     """bgradb needs our A transposed (cuBLASLt sums its B only so); no epilogue takes a batch, a
-    crossed operand or shapes that do not align; an unknown epilogue is an error."""
+    crossed operand, shapes that do not align or a dimension of 1; an unknown epilogue is an error."""
     a, b = np.ones((4, 3), np.float32), np.ones((3, 5), np.float32)
     plan = blas.epilogue_plan
     assert plan(a.shape, _elements(a), b.shape, _elements(b), "bias") is not None
@@ -73,8 +73,10 @@ def test_where_the_epilogues_do_not_apply():
     assert plan((2, 4, 3), (12, 3, 1), b.shape, _elements(b), "bias") is None
     crossed = np.ones((4, 6), np.float32)[:, ::2]
     assert plan(crossed.shape, _elements(crossed), b.shape, _elements(b), "bias") is None
-    for one in (np.ones((3, 1), np.float32).T, np.ones((1, 3), np.float32).T):  # one row or column reads as N
+    for one in (np.ones((3, 1), np.float32).T, np.ones((1, 3), np.float32).T):  # one row or column
         assert plan(one.shape, _elements(one), (one.shape[1], 5), (5, 1), "bgradb") is None
+    assert plan((1, 3), (3, 1), b.shape, _elements(b), "bias") is None
+    assert plan(a.shape, _elements(a), (3, 1), (1, 1), "bias") is None
     assert plan(a.shape, _elements(a), (4, 5), (5, 1), "bias") is None
     with pytest.raises(ValueError, match="unknown epilogue 'relu'"):
         plan(a.shape, _elements(a), b.shape, _elements(b), "relu")
@@ -145,10 +147,15 @@ class FakeCublasLt:
             self.ptr = 4242
 
     def matmul_algo_get_heuristic(self, handle, desc, a, b, c, d, pref, requested, results, count):
+        """As the library: a case without a kernel is CUBLAS_STATUS_NOT_SUPPORTED, which the
+        binding raises."""
         self.heuristics += 1
         self.preference = dict(self.objects[pref])
-        assert requested == 1 and c == d and self.preference[1] == blas.WORKSPACE_BYTES
-        np.frombuffer((ctypes.c_char * 4).from_address(count), np.int32)[...] = 0 if self.refuse else 1
+        assert requested == 1 and c == d and 0 < self.preference[1] < blas.WORKSPACE_BYTES
+        assert self.objects[desc].get(8), "the bias pointer is set before the heuristic is asked"
+        if self.refuse:
+            raise self.cuBLASLtError("CUBLAS_STATUS_NOT_SUPPORTED")
+        np.frombuffer((ctypes.c_char * 4).from_address(count), np.int32)[...] = 1
 
     def matmul(self, handle, desc, alpha, a, a_layout, b, b_layout, beta, c, c_layout, d, d_layout, algo, workspace,
                workspace_size, stream):
