@@ -98,8 +98,17 @@ def call(fn, inputs):
     if rule is None:
         return fn.apply(*inputs)
     target = np.dtype(np.float32) if rule[0] == "float32" else _active[-1]
+    if target == np.float32 and fn.float32_from_16_bits and _low_inputs_taken(fn, inputs):
+        fn.keeps_float32 = True  # its kernels sum in float32 and return float32: no cast up
+        return fn.apply(*inputs)
     out = fn.apply(*(_cast(t, target) for t in inputs))
     return _cast(out, target)
+
+
+def _low_inputs_taken(fn, inputs) -> bool:
+    """Whether every floating input is in the autocast dtype and fn's kernels take them as they are."""
+    arrays = [t.data for t in inputs if t.dtype.name in ("float32", "bfloat16", "float16")]
+    return all(a.dtype == _active[-1] for a in arrays) and fn._computes_as_they_are(arrays)
 
 
 def _cast(t, dtype):

@@ -246,6 +246,40 @@ def test_bias_act_dropout_under_autocast_adds_the_bias_in_the_products_dtype(p):
     np.testing.assert_array_equal(y.numpy(), expected.numpy())
 
 
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_cross_entropy_under_autocast_reads_bfloat16_logits_as_they_are(smoothing):
+    """Its kernels read bfloat16 logits and return a float32 loss (the sums in float32), so
+    autocast hands them the logits uncast: no [rows, classes] float32 copy forward, and none of
+    the gradient backward. The loss and the logits' gradient have the bytes of the cast path
+    (a bfloat16 value is exact in float32; the gradient is rounded once either way)."""
+    from minitx.autograd import function
+
+    rng = np.random.default_rng(8)
+    logits = rng.normal(size=(12, 40)).astype(BF16)
+    targets = minitx.tensor(np.where(rng.random(12) < 0.2, 0, rng.integers(1, 40, 12)))
+    ops = []
+    function.forward_hooks.append(lambda fn, inputs, output: ops.append(type(fn).__name__))
+    try:
+        results = []
+        with kernels.emulate_on_cpu():
+            if not kernels.enabled(logits):
+                pytest.skip("the kernels' CPU emulation needs g++")
+            for cast_first in (False, True):
+                x = minitx.tensor(logits, requires_grad=True)
+                ops.clear()
+                with minitx.autocast("bfloat16"):
+                    loss = F.cross_entropy(x.astype("float32") if cast_first else x, targets, ignore_index=0,
+                                           label_smoothing=smoothing)
+                loss.backward()
+                results.append((loss.numpy(), x.grad.numpy(), list(ops)))
+    finally:
+        function.forward_hooks.pop()
+    (direct_loss, direct_grad, direct_ops), (cast_loss, cast_grad, _) = results
+    assert direct_ops == ["CrossEntropy"] and direct_loss.dtype == np.float32 and direct_grad.dtype == BF16
+    np.testing.assert_array_equal(direct_loss.view(np.uint32), cast_loss.view(np.uint32))
+    np.testing.assert_array_equal(direct_grad.view(np.uint16), cast_grad.view(np.uint16))
+
+
 BFLOAT16_OPS = {  # outside autocast: each op of bfloat16 tensors, as PyTorch's, returns bfloat16
     "log_softmax": lambda x, w: F.log_softmax(x, -1),
     "layer_norm": lambda x, w: F.layer_norm(x, w, w),

@@ -58,6 +58,11 @@ class Function:
     low_precision = None
     #: float32 when apply computed this call's 16-bit inputs in float32: backward gets dy in it too
     computed_in = None
+    #: whether the op's kernels read 16-bit inputs and return float32 (a loss, its sums in
+    #: float32): under autocast's "float32" rule such inputs then go in as they are, not cast up
+    #: first (amp.call), and ``keeps_float32`` is set on that call so apply keeps the output float32
+    float32_from_16_bits: bool = False
+    keeps_float32: bool = False
     #: whether every gradient backward returns is a new array nothing else holds (not dy, not a
     #: saved array, not a buffer the op keeps for its next call), so the engine may add an
     #: input's other gradients into it in place, and a leaf may keep it as its .grad, which later
@@ -155,7 +160,7 @@ class Function:
             arrays = [a.astype(np.float32) if a.dtype == low else a for a in arrays]
             self.computed_in = np.dtype(np.float32)
         output = self.forward(*arrays)
-        if low is not None and is_floating(output.dtype) and output.dtype != low:
+        if low is not None and is_floating(output.dtype) and output.dtype != low and not self.keeps_float32:
             with np.errstate(over="ignore"):  # past float16's 65504: inf, as the dtype says
                 output = output.astype(low)
         for hook in forward_hooks:

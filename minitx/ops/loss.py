@@ -86,6 +86,7 @@ class CrossEntropy(Function):
     """
 
     low_precision = "kernels"  # its kernels take bfloat16 storage
+    float32_from_16_bits = True  # their loss and lse are float32 (under autocast the logits go in as they are)
     fresh_gradients = True  # dlogits: the kernel's output, or the one new array backward works in
 
     def __init__(self, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
@@ -112,7 +113,8 @@ class CrossEntropy(Function):
             safe_t = xp.where(valid, t, 0)
         if kernels.enabled(x):
             loss, lse = kernels.cross_entropy_forward(x, t, self.ignore_index, self.smoothing)
-            loss = loss.astype(x.dtype, copy=False)  # float32 for bfloat16 logits: round as the reference path does
+            if not self.keeps_float32:  # bfloat16 logits outside autocast: round as the reference path does
+                loss = loss.astype(x.dtype, copy=False)
         else:
             _, _, m, log_total = logsumexp_parts(x, -1)
             lse = (m + log_total)[..., 0]
