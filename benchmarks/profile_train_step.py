@@ -23,8 +23,11 @@ backward calls, grouped by op and dtypes, with the bytes of their inputs and out
 GPU and reads the step's structure, not its speed: under ``--precision bf16`` every cast is an
 ``Astype`` row, and an op given two floating dtypes (which the fused kernels refuse, so it runs
 its reference code) shows as such. The bytes are sizes, not traffic: a view (Reshape, Transpose)
-moves none. On NumPy a 16-bit product computes in float32 and so does its backward, so the
-backward's dtypes are the GPU's only on the GPU.
+moves none. What differs from the GPU's step: on NumPy a 16-bit product computes in float32 (its
+backward too), and cross_entropy's logits are cast up first (on the GPU its kernels read them as
+they are); and while the view's backward hook is registered, the engine calls each op's backward
+itself instead of letting it add into a running sum (LayerNorm's backward_adding, Embedding's
+backward_into), so those show as plain backward calls.
 """
 from __future__ import annotations
 

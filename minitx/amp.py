@@ -45,7 +45,9 @@ import numpy as np
 from minitx import backend
 
 #: op (Function class name) -> (where it computes under autocast, why). "low": inputs and output
-#: in the autocast dtype; "float32": inputs and output in float32. A subclass without a row of its
+#: in the autocast dtype; "float32": inputs and output in float32 (an op whose kernels read 16-bit
+#: inputs and return float32, Function.float32_from_16_bits, gets them uncast where its kernels
+#: take them: CrossEntropy). A subclass without a row of its
 #: own computes as its parent (PackedHeadsAttention as ScaledDotProductAttention). An op without a
 #: row runs in its inputs' dtype: an embedding's rows stay float32, the residual stream they start.
 PRECISION = {
@@ -100,7 +102,10 @@ def call(fn, inputs):
     target = np.dtype(np.float32) if rule[0] == "float32" else _active[-1]
     if target == np.float32 and fn.float32_from_16_bits and _low_inputs_taken(fn, inputs):
         fn.keeps_float32 = True  # its kernels sum in float32 and return float32: no cast up
-        return fn.apply(*inputs)
+        try:
+            return fn.apply(*inputs)
+        finally:
+            fn.keeps_float32 = False  # this call only (an op is called again under no_grad)
     out = fn.apply(*(_cast(t, target) for t in inputs))
     return _cast(out, target)
 

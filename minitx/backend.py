@@ -163,16 +163,14 @@ def sum_rows(a):
     from minitx import blas  # minitx.blas reads backend's TF32 switch
 
     xp = get_array_module(a)
-    ones = xp.ones((1, a.shape[0]), dtype=a.dtype) if xp is not np and a.ndim == 2 else None
-    if ones is not None and blas.supported(ones, a):
-        return blas.matmul(ones, a, tf32=False).reshape(a.shape[1])
+    product = xp is not np and a.ndim == 2
+    if product and blas.supported(a):
+        return blas.matmul(xp.ones((1, a.shape[0]), dtype=a.dtype), a, tf32=False).reshape(a.shape[1])
     if a.dtype.itemsize == 2 and is_floating(a.dtype):
         return sum_rows(a.astype(np.float32)).astype(a.dtype)
-    if ones is None:
+    if not product or tf32_allowed():
         return a.sum(axis=0)
-    if tf32_allowed():
-        return a.sum(axis=0)
-    return (ones @ a).reshape(a.shape[1])
+    return (xp.ones((1, a.shape[0]), dtype=a.dtype) @ a).reshape(a.shape[1])
 
 
 # ---------------------------------------------------------------- reading the device from the host

@@ -206,23 +206,34 @@ def test_the_same_layer_under_pytorchs_autocast(name):
 
 
 @pytest.mark.parametrize("name", sorted(LOW))
-def test_no_op_of_a_transformer_step_sees_two_floating_dtypes(name):
-    """Under autocast every op of a Transformer's forward gets its floating inputs in one dtype.
-    An op given two (a bfloat16 activation beside a float32 parameter) computes in the promoted
-    float32 through its reference code, since the fused kernels take one storage dtype: slow, and
-    twice the bytes. The casts (Astype) are the exception, being what changes a dtype."""
+@pytest.mark.parametrize("norm_first, dropout, training", [(False, 0.1, True), (True, 0.1, True), (True, 0.0, True),
+                                                           (False, 0.1, False)])
+def test_no_fused_op_of_a_transformer_step_sees_two_floating_dtypes(name, norm_first, dropout, training):
+    """Under autocast every op that has fused kernels gets its floating inputs in one dtype. Given
+    two (a bfloat16 activation beside a float32 parameter or residual) it would compute in the
+    promoted float32 through its reference code, since the kernels take one storage dtype: slow,
+    and twice the bytes. (Ops without kernels, such as the plain add a residual connection is
+    without dropout, promote in their one elementwise pass, as NumPy and CuPy do.) Post-norm and
+    pre-norm, with and without dropout, training and evaluating."""
     from minitx.autograd import function
 
     mixed = []
 
     def look(fn, inputs, output):
         floating = {t.dtype for t in inputs if t.dtype.kind == "f" or t.dtype == BF16}
-        if len(floating) > 1 and type(fn).__name__ != "Astype":
+        if len(floating) > 1 and fn.low_precision == "kernels":
             mixed.append((type(fn).__name__, sorted(d.name for d in floating)))
 
+    src = np.array([[3, 4, 5, 6, 2], [7, 8, 2, 0, 0]])
+    tgt = np.array([[1, 5, 6, 7, 2], [1, 9, 10, 2, 0]])
+    minitx.manual_seed(0)
+    model = Transformer(12, 12, d_model=32, num_heads=4, num_encoder_layers=1, num_decoder_layers=1, d_ff=64,
+                        max_len=8, dropout=dropout, norm_first=norm_first)
+    model.train(training)
     function.forward_hooks.append(look)
     try:
-        _transformer_step(name)
+        with minitx.autocast(name):
+            F.cross_entropy(model(src, tgt[:, :-1]), minitx.tensor(tgt[:, 1:]), ignore_index=0)
     finally:
         function.forward_hooks.remove(look)
     assert not mixed
@@ -237,8 +248,11 @@ def test_bias_act_dropout_under_autocast_adds_the_bias_in_the_products_dtype(p):
     x = minitx.tensor(rng.normal(size=(6, 8)).astype(np.float32), requires_grad=True)
     b = minitx.tensor(rng.normal(size=8).astype(np.float32), requires_grad=True)
     with kernels.emulate_on_cpu():
+        if not kernels.enabled(np.ones(1, BF16)):
+            pytest.skip("the kernels' CPU emulation needs g++")
         with minitx.autocast("bfloat16"):
             y = F.bias_act_dropout(x, b, "relu", p=p, seed=7)
+        assert y.grad_fn.philox is not None  # the op ran its kernel (the reference path keeps no Philox pair)
         y.sum().backward()
         expected = F.bias_act_dropout(minitx.tensor(x.numpy().astype(BF16)), minitx.tensor(b.numpy().astype(BF16)),
                                       "relu", p=p, seed=7)
@@ -278,6 +292,22 @@ def test_cross_entropy_under_autocast_reads_bfloat16_logits_as_they_are(smoothin
     assert direct_ops == ["CrossEntropy"] and direct_loss.dtype == np.float32 and direct_grad.dtype == BF16
     np.testing.assert_array_equal(direct_loss.view(np.uint32), cast_loss.view(np.uint32))
     np.testing.assert_array_equal(direct_grad.view(np.uint16), cast_grad.view(np.uint16))
+
+
+def test_an_op_instance_called_again_outside_autocast_rounds_its_loss_as_before():
+    """keeps_float32 holds for the autocast call only: the same CrossEntropy instance (callable
+    again under no_grad) then returns bfloat16 logits' loss in bfloat16, as a new one does."""
+    from minitx.ops import CrossEntropy
+
+    logits = minitx.tensor(np.random.default_rng(9).normal(size=(5, 16)).astype(BF16))
+    targets = minitx.tensor(np.arange(5))
+    op = CrossEntropy()
+    with kernels.emulate_on_cpu(), minitx.no_grad():
+        if not kernels.enabled(logits.data):
+            pytest.skip("the kernels' CPU emulation needs g++")
+        with minitx.autocast("bfloat16"):
+            assert op(logits, targets).dtype == np.float32
+        assert op(logits, targets).dtype == BF16 == CrossEntropy()(logits, targets).dtype
 
 
 BFLOAT16_OPS = {  # outside autocast: each op of bfloat16 tensors, as PyTorch's, returns bfloat16

@@ -60,7 +60,7 @@ class Function:
     computed_in = None
     #: whether the op's kernels read 16-bit inputs and return float32 (a loss, its sums in
     #: float32): under autocast's "float32" rule such inputs then go in as they are, not cast up
-    #: first (amp.call), and ``keeps_float32`` is set on that call so apply keeps the output float32
+    #: first (amp.call), and ``keeps_float32`` is set for that call so apply keeps the output float32
     float32_from_16_bits: bool = False
     keeps_float32: bool = False
     #: whether every gradient backward returns is a new array nothing else holds (not dy, not a

@@ -193,3 +193,19 @@ def test_outputs_that_are_views_of_one_array_keep_each_others_results(cpu, monke
     monkeypatch.setattr(attention, "_output", output)
     for got, expected in zip(K.attention_backward(q, k, v, o, lse, do), want):
         np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("offset", range(0, 16, 2))
+@pytest.mark.parametrize("kind", ["contiguous", "every other row", "transposed"])
+def test_a_guarded_copy_keeps_its_arrays_address_modulo_16(offset, kind):
+    """A kernel may take a 16-byte path where its rows are aligned (mtx::map_row); the emulation
+    must hand it a copy aligned as the array itself is, or the tests of both paths would run one.
+    The guard bands stay whole on both sides (an out-of-bounds write is still caught)."""
+    buf = np.zeros(4096 + 512, np.uint8)
+    start = -buf.ctypes.data % 256 + offset
+    base = buf[start:start + 4096].view(np.float16).reshape(32, 64)
+    arr = {"contiguous": base, "every other row": base[::2], "transposed": base.T}[kind]
+    guarded = cpu_harness._Guarded(arr)
+    assert guarded.address % 16 == arr.ctypes.data % 16
+    assert guarded.start >= cpu_harness.GUARD_BYTES
+    assert guarded.buf.size - guarded.start - guarded.view.size >= cpu_harness.GUARD_BYTES
