@@ -686,7 +686,7 @@ def test_sum_rows_of_bfloat16_on_cupy_adds_in_float32(cp):
     sum would stop at 256), and random columns within one rounding of the float64 sum."""
     ml_dtypes = pytest.importorskip("ml_dtypes")
     bf16 = np.dtype(ml_dtypes.bfloat16)
-    ones = backend.sum_rows(cp.ones((6144, 64), bf16))
+    ones = backend.sum_rows(cp.asarray(np.ones((6144, 64), bf16)))
     assert ones.dtype == bf16
     np.testing.assert_array_equal(cp.asnumpy(ones).astype(np.float32), np.full(64, 6144, np.float32))
     a = np.random.default_rng(12).standard_normal((6144, 512)).astype(bf16)
