@@ -34,7 +34,8 @@ and gets, in ``run_dir``:
 
 plus one progress bar to the run's real end (``plan``), stopping at ``epochs``, ``max_steps``
 or ``time_limit`` minutes, and Ctrl-C that saves last.npz before it stops (TrainingInterrupted).
-Files are written whole or not at all (a temporary file, then a rename). ``RunLifecycle``
+Files are written whole or not at all (a temporary file, then a rename), in order, on a thread
+of their own while training goes on (``write_in_background``). ``RunLifecycle``
 (lifecycle.py) is a run's life in order, for any application: resume or overwrite, the
 configuration validated once, the device, nothing written before the inputs are known good, then
 the Trainer resumed and fitted; both minitx applications use it. The run directory's rules are in

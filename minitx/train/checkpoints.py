@@ -5,10 +5,14 @@ the optimizer (moments, step counts), the learning-rate schedule, a float16 run'
 the random generators' state and the position in the data ("progress"). A model checkpoint (``best.npz``,
 ``epoch-<n>.npz``, ``averaged.npz``) holds the model only. Both carry the caller's extra
 entries (e.g. {"config": ...}). Files are written by :func:`minitx.save`: to a temporary file,
-then renamed, so a kill mid-save leaves the previous file whole.
+then renamed, so a kill mid-save leaves the previous file whole; a CheckpointWriter writes them
+on a thread of its own, in order, while training goes on.
 """
 from __future__ import annotations
 
+import functools
+import queue
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -17,16 +21,84 @@ from minitx import random as mrandom
 from minitx.serialization import load, save
 
 
-def save_checkpoint(path, model, optimizer=None, schedule=None, progress=None, scaler=None, **extra) -> None:
+def save_checkpoint(path, model, optimizer=None, schedule=None, progress=None, scaler=None, writer=None,
+                    **extra) -> None:
     """Save the model, and with an optimizer everything needed to resume (a full checkpoint);
-    a loss scaler's state under "scaler" (only when there is one: other runs' files are as before)."""
+    a loss scaler's state under "scaler" (only when there is one: other runs' files are as before).
+
+    With a ``writer`` (a CheckpointWriter) the state is taken here, as of now (the state_dicts
+    are copies on the host), and written on the writer's thread."""
     state = {"model": model.state_dict()}
     if optimizer is not None:
         state.update(optimizer=optimizer.state_dict(), schedule=schedule.state_dict() if schedule else {},
                      rng=mrandom.get_state(), progress=dict(progress or {}))
         if scaler is not None:
             state["scaler"] = scaler.state_dict()
-    save({**state, **extra}, path)
+    if writer is None:
+        save({**state, **extra}, path)
+    else:
+        writer.submit(functools.partial(save, _containers_copied({**state, **extra}), path))
+
+
+def _containers_copied(obj):
+    """obj with its dicts, lists and tuples copied (the arrays in it are the state_dicts' own
+    copies already): what the caller changes afterwards does not reach the file."""
+    if isinstance(obj, dict):
+        return type(obj)((key, _containers_copied(value)) for key, value in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_containers_copied(value) for value in obj)
+    return obj
+
+
+class CheckpointWriter:
+    """Writes a run's files on a thread of its own, in the order they are handed over, while
+    training goes on: a full checkpoint is a few hundred MB to encode, checksum, write and
+    fsync, which would otherwise stop the GPU's queue every few hundred steps.
+
+    ``submit(job)`` queues a callable that writes (or deletes) files; at most ``pending`` wait,
+    and a further submit waits for the oldest to finish (so the copies held stay bounded).
+    ``drain()`` waits for every job and raises the exception of the first that failed, if one
+    did (``submit`` and ``close`` raise it too); after a failure every later job is dropped, so
+    no file is written past a missing one.
+    Each file is written atomically (serialization.write_atomically), so a kill leaves the
+    files of the jobs done, as a kill between two writes always did."""
+
+    def __init__(self, pending: int = 2):
+        self._jobs: queue.Queue = queue.Queue(maxsize=pending)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._work, name="minitx-checkpoint-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, job) -> None:
+        self._raise()
+        self._jobs.put(job)
+
+    def drain(self) -> None:
+        self._jobs.join()
+        self._raise()
+
+    def close(self) -> None:
+        """Finish the queued jobs and stop the thread (a failed job's exception is raised)."""
+        self._jobs.put(None)
+        self._thread.join()
+        self._raise()
+
+    def _raise(self) -> None:
+        if self._error is not None:  # kept: every job after it stays dropped
+            raise self._error  # the job's own exception (an OSError naming the file, say)
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                if job is None:
+                    return
+                if self._error is None:
+                    job()
+            except BaseException as error:  # kept for the training thread to raise
+                self._error = error
+            finally:
+                self._jobs.task_done()
 
 
 def load_checkpoint(path, model, optimizer=None, schedule=None, scaler=None) -> dict:
