@@ -205,6 +205,7 @@ class Trainer:
         self.save_every, self.average_last, self.clip_norm, self.seed = save_every, average_last, clip_norm, seed
         self.keep_epochs, self.write_in_background = keep_epochs, write_in_background
         self._writer = None  # fit()'s CheckpointWriter: the run's files written while training goes on
+        self._epoch_started = None  # when the current epoch's first step began (perf_counter)
         self.extra = dict(extra or {})
         self.throughput = throughput
         self.show_progress = progress
@@ -511,6 +512,7 @@ class Trainer:
         progress = self.progress
         skip = progress["batch"]
         window, window_start, reason = 0, time.perf_counter(), None
+        self._epoch_started = window_start
         # a resumed epoch starts at the saved batch; slicing (a list, say) skips without making the batches
         rest = batches[skip:] if hasattr(batches, "__getitem__") else itertools.islice(batches, skip, None)
         loss_value = None  # what the bar shows: each step's loss, or in a sync-free run the last one read
@@ -588,6 +590,10 @@ class Trainer:
         """Validation, the history record, best.npz, the epoch checkpoint, then last.npz (the
         commit). The trainer's state changes only after that commit."""
         self.read_device()
+        # this epoch's steps, to the device's last (the read waited for it): the rest of the
+        # training clock is the epoch ends' (validation, checkpoints), which the log line shows
+        steps_took = None if self._epoch_started is None else time.perf_counter() - self._epoch_started
+        self._epoch_started = None
         progress = dict(self.progress)
         val_loss = self.validation_loss(self.model)
         record = {"epoch": epoch + 1, "step": progress["step"], "complete": complete,
@@ -598,7 +604,8 @@ class Trainer:
             self.model.train()
         extras = "".join(f", {key.replace('_', ' ')} {record[key]:.2f}" for key in record if key not in _RECORD_KEYS)
         log("epoch {epoch}: train loss {train_loss:.3f}, val loss {val_loss:.3f}, val ppl {val_ppl:.1f}".format(**record)
-            + extras + f" ({record['seconds']:.0f}s of training)")
+            + extras + f" ({record['seconds']:.0f}s of training"
+            + ("" if steps_took is None else f"; this epoch's steps {steps_took:.1f}s") + ")")
         if val_loss < progress["best_val_loss"]:
             progress["best_val_loss"] = val_loss
             self.save_model("best.npz")
