@@ -374,7 +374,7 @@ def main(argv=None):
     set_precision(args.precision, torch)
     from minitx import blas
 
-    epilogues = blas.epilogues_on()
+    epilogues = cuda and blas.epilogues_on()  # (the graphs' products only: a GPU's)
     print(f"{gpu}: batch src {src.shape}, tgt {tgt.shape}, {target_tokens} target tokens, "
           f"{args.precision} products{', biases in cuBLASLt epilogues' if epilogues else ''}", flush=True)
 
