@@ -37,16 +37,19 @@ def save_checkpoint(path, model, optimizer=None, schedule=None, progress=None, s
     if writer is None:
         save({**state, **extra}, path)
     else:
-        writer.submit(functools.partial(save, _containers_copied({**state, **extra}), path))
+        writer.submit(functools.partial(save, copy_containers({**state, **extra}), path))
 
 
-def _containers_copied(obj):
-    """obj with its dicts, lists and tuples copied (the arrays in it are the state_dicts' own
-    copies already): what the caller changes afterwards does not reach the file."""
+def copy_containers(obj):
+    """obj with its dicts, lists and tuples copied, as the plain kinds save writes them (the
+    arrays in it are the state_dicts' own copies already): what the caller changes afterwards
+    does not reach the file."""
     if isinstance(obj, dict):
-        return type(obj)((key, _containers_copied(value)) for key, value in obj.items())
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_containers_copied(value) for value in obj)
+        return {key: copy_containers(value) for key, value in obj.items()}
+    if isinstance(obj, list):
+        return [copy_containers(value) for value in obj]
+    if isinstance(obj, tuple):
+        return tuple(copy_containers(value) for value in obj)
     return obj
 
 
@@ -79,7 +82,8 @@ class CheckpointWriter:
 
     def close(self) -> None:
         """Finish the queued jobs and stop the thread (a failed job's exception is raised)."""
-        self._jobs.put(None)
+        self._jobs.join()
+        self._jobs.put(None)  # (the queue is empty: this does not wait)
         self._thread.join()
         self._raise()
 

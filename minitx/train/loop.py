@@ -19,7 +19,8 @@ from minitx.autograd.inplace import mark_modified
 from minitx.optim.clip import clip_grads_on_device
 from minitx.optim.optimizer import check_count, check_number
 from minitx.serialization import read_json, save, write_json
-from minitx.train.checkpoints import CheckpointWriter, average_checkpoints, load_checkpoint, save_checkpoint
+from minitx.train.checkpoints import (CheckpointWriter, average_checkpoints, copy_containers, load_checkpoint,
+                                      save_checkpoint)
 from minitx.train.rundir import log, run_files
 
 
@@ -177,9 +178,12 @@ class Trainer:
 
     ``write_in_background`` (the default): fit takes each checkpoint's state at its moment (host
     copies) and a CheckpointWriter thread encodes, checksums, writes and fsyncs it while the
-    steps go on (a full checkpoint of a 25M-parameter model is about 300 MB); the files come in
-    the same order, each whole, so a kill leaves some first of them, as one always could. fit
-    returns (or raises) once they are all written. False: fit writes them itself, in the step.
+    steps go on (a full checkpoint of a 25M-parameter model is about 300 MB; at most about four
+    such copies are held at once: one being written, two queued, one being handed over); the
+    files come in the same order, each whole, so a kill leaves some first of them, as one always
+    could. fit returns (or raises) once they are all written. False: fit writes them itself.
+    Each epoch's log line gives the wall time of its steps in this process (the device's
+    included: the epoch end waits for it); the rest of the training clock is the epoch ends'.
 
     ``scaler``: a GradScaler (float16 training, ``amp.loss_scaler('fp16')``) each step scales
     its loss with and steps through (``train_step``); its scale and growth count are saved in
@@ -270,8 +274,9 @@ class Trainer:
 
     @contextlib.contextmanager
     def _whole_write(self):
-        """A file write that Ctrl-C waits for, as it waits for a step (the KeyboardInterrupt comes
-        after it): raised inside NumPy's zip writer, it would come out as another error."""
+        """A file write (or a hand-over to fit's writer thread, or the wait for it) that Ctrl-C
+        waits for, as it waits for a step (the KeyboardInterrupt comes after it): raised inside
+        NumPy's zip writer or a queue's wait, it would come out as another error, or halfway."""
         outer, self._in_step = self._in_step, True
         try:
             yield
@@ -426,37 +431,47 @@ class Trainer:
 
             self._graphs = StepGraphs(self.model, self.loss_fn, self.optimizer, self.checks, self.weight_of,
                                       None if self.per_epoch_schedule else self.schedule, self.clip_norm, self.scaler)
+        if self._writer is not None:
+            raise RuntimeError("Trainer.fit: this trainer is already fitting (fit called from inside fit)")
         self._writer = CheckpointWriter() if self.write_in_background else None
+        self._epoch_started = None
         try:
             try:
                 reason = self._fit()
+                with self._whole_write():  # Ctrl-C waits for the last writes (then saves: below)
+                    self._close_writer()
             except KeyboardInterrupt:
                 if self._in_step:
                     raise
                 self._interrupted = False  # this save is the answer to it
+                self._in_step = True  # a second Ctrl-C waits for it too
                 self.save_last()
                 self._close_writer()  # on disk before the message says so
+                self._in_step = False
                 raise TrainingInterrupted(f"interrupted: saved {self.path('last.npz')} at step "
                                           f"{self.progress['step']}") from None
-        except BaseException:
-            self._close_writer(quietly=True)  # the files queued before the error are written
+        except BaseException as error:
+            self._close_writer(quietly=error)  # the files queued before the error are written
             raise
         finally:
             restore()
-        self._close_writer()
         return reason
 
-    def _close_writer(self, quietly: bool = False) -> None:
+    def _close_writer(self, quietly: BaseException | None = None) -> None:
         """Wait for the queued writes, then stop fit's writer thread; a failed write raises its
-        exception (unless ``quietly``: another is on its way out)."""
-        writer, self._writer = self._writer, None
+        exception, unless another (``quietly``) is on its way out: then it is noted on that one."""
+        writer = self._writer
         if writer is None:
             return
         try:
             writer.close()
-        except BaseException:
-            if not quietly:
+        except BaseException as failed:
+            if quietly is None:
                 raise
+            if hasattr(quietly, "add_note"):  # Python 3.11 on
+                quietly.add_note(f"(and writing the run's files failed: {failed!r})")
+        finally:
+            self._writer = None
 
     def _on_sigint(self, signum, frame):
         if not self._in_step:
@@ -493,7 +508,8 @@ class Trainer:
             shapes, held = self._graphs.held()
             log(f"CUDA graphs: {shapes} batch shape(s) captured, holding {held / 2**30:.2f} GiB of device memory")
         with self._whole_write():  # (a kill may have come before it)
-            self._write(functools.partial(write_json, self.path("history.json"), list(self.history), indent=2))
+            self._write(functools.partial(write_json, self.path("history.json"), copy_containers(self.history),
+                                          indent=2))
         return reason
 
     def plan(self) -> tuple:
@@ -590,8 +606,8 @@ class Trainer:
         """Validation, the history record, best.npz, the epoch checkpoint, then last.npz (the
         commit). The trainer's state changes only after that commit."""
         self.read_device()
-        # this epoch's steps, to the device's last (the read waited for it): the rest of the
-        # training clock is the epoch ends' (validation, checkpoints), which the log line shows
+        # this epoch's steps in this process, to the device's last (the read waited for it): the
+        # rest of the training clock is the epoch ends' (validation, checkpoints)
         steps_took = None if self._epoch_started is None else time.perf_counter() - self._epoch_started
         self._epoch_started = None
         progress = dict(self.progress)
@@ -605,7 +621,7 @@ class Trainer:
         extras = "".join(f", {key.replace('_', ' ')} {record[key]:.2f}" for key in record if key not in _RECORD_KEYS)
         log("epoch {epoch}: train loss {train_loss:.3f}, val loss {val_loss:.3f}, val ppl {val_ppl:.1f}".format(**record)
             + extras + f" ({record['seconds']:.0f}s of training"
-            + ("" if steps_took is None else f"; this epoch's steps {steps_took:.1f}s") + ")")
+            + ("" if steps_took is None else f"; steps {steps_took:.1f}s") + ")")
         if val_loss < progress["best_val_loss"]:
             progress["best_val_loss"] = val_loss
             self.save_model("best.npz")
@@ -613,7 +629,8 @@ class Trainer:
             self.save_model(f"epoch-{epoch + 1}.npz")
         if complete and not self.keep_epochs:  # (also what a run that kept them before its resume left)
             last_needed = epoch + 1 - (self.average_last if self.average_last > 1 else 0)
-            self._write(functools.partial(self._delete_epochs_to, last_needed))
+            with self._whole_write():
+                self._write(functools.partial(self._delete_epochs_to, last_needed))
         if complete:
             progress.update(epoch=epoch + 1, batch=0)
         progress.update(epoch_loss=0.0, epoch_weight=0)
@@ -629,7 +646,8 @@ class Trainer:
             self._device_loss[...] = progress["epoch_loss"]  # 0: the next epoch's sum starts
         self._in_step = False
         with self._whole_write():
-            self._write(functools.partial(write_json, self.path("history.json"), list(self.history), indent=2))
+            self._write(functools.partial(write_json, self.path("history.json"), copy_containers(self.history),
+                                          indent=2))
         if self._interrupted:
             raise KeyboardInterrupt  # (fit saves last.npz)
 
