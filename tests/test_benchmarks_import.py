@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
 SCRIPTS = ["bench_kernels.py", "bench_train_step.py", "sanitize_kernels.py", "bench_ladder.py", "profile_train_step.py",
-           "same_run.py", "time_to_bleu.py", "sweep.py"]
+           "same_run.py", "time_to_bleu.py", "sweep.py", "bench_checkpoints.py"]
 needs_gxx = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "g++")) is None,
                                reason="the CPU kernel emulation needs g++")
 
@@ -128,6 +128,18 @@ def test_profile_train_step_lists_the_ops_of_a_step_by_dtype(tmp_path):
         assert len(floating) <= 1 or r["op"] == "Astype", r
     assert {r["pass"] for r in ops} == {"forward", "backward"} and all(r["calls"] > 0 for r in ops)
     assert "forward:" in printed and "backward:" in printed
+
+
+def test_bench_checkpoints_times_both_ways_on_the_cpu(tmp_path):
+    """A small model's full checkpoint saved in the step and handed over: both rows, the files
+    written (and removed with their temporary directory)."""
+    out = tmp_path / "ck.json"
+    printed = run(BENCH / "bench_checkpoints.py", "--device", "cpu", "--preset", "seed004-small", "--vocab", "50",
+                  "--saves", "2", "--apart", "0.1", "--dir", tmp_path, "--out", out)
+    report = json.loads(out.read_text())
+    assert set(report["results"]) == {"in the step", "handed over"} and report["checkpoint_bytes"] > 12 * 10**6
+    assert all(len(row["each_ms"]) == 2 and row["written_ms"] > 0 for row in report["results"].values())
+    assert "the steps wait" in printed and [p.name for p in tmp_path.iterdir()] == ["ck.json"]
 
 
 def _fake_run(folder, weight, translation="a dog ."):
