@@ -314,6 +314,7 @@ _use_epilogues = [os.environ.get("MINITX_BLAS_EPILOGUES", "").strip() == "1"]
 
 class _LtPlan(NamedTuple):
     """The descriptors of one cublasLtMatmul, kept (the heuristic's choice included)."""
+    key: tuple  # its key in _lt_plans
     desc: int
     a_layout: int
     b_layout: int
@@ -399,6 +400,13 @@ def _alignment(pointer: int) -> int:
     return min(256, pointer & -pointer) if pointer else 256
 
 
+def _set_attribute(setter, dtype_of, handle, attribute, value) -> None:
+    """A cuBLASLt descriptor's (or preference's) attribute, from a host value of the type the
+    binding says it has."""
+    value = np.array([value], dtype=dtype_of(attribute))
+    setter(handle, attribute, value.ctypes.data, value.itemsize)
+
+
 def _lt_plan(cp, lt, dtype, tf32: bool, plan: GemmPlan, epilogue: str, alignments: tuple, bias_pointer: int):
     """The kept descriptors for this call, made (and cuBLASLt's heuristic asked, with this call's
     bias pointer set, as the library expects) on first use; None where cuBLASLt has no kernel."""
@@ -410,16 +418,11 @@ def _lt_plan(cp, lt, dtype, tf32: bool, plan: GemmPlan, epilogue: str, alignment
         _lt_handles[device] = lt.create()
     kind = _CUDA_TYPES[dtype.name]
     desc = lt.matmul_desc_create(_compute_type(_binding(), dtype, tf32), _CUDA_TYPES["float32"])
-
-    def set_attribute(setter, dtype_of, handle, attribute, value):
-        value = np.array([value], dtype=dtype_of(attribute))
-        setter(handle, attribute, value.ctypes.data, value.itemsize)
-
     desc_attr, pref_attr = lt.MatmulDescAttribute, lt.MatmulPreferenceAttribute
     for attribute, value in ((desc_attr.TRANSA, plan.transa), (desc_attr.TRANSB, plan.transb),
                              (desc_attr.EPILOGUE, lt.Epilogue.BIAS if epilogue == "bias" else lt.Epilogue.BGRADB),
                              (desc_attr.BIAS_POINTER, bias_pointer)):
-        set_attribute(lt.matmul_desc_set_attribute, lt.get_matmul_desc_attribute_dtype, desc, attribute, value)
+        _set_attribute(lt.matmul_desc_set_attribute, lt.get_matmul_desc_attribute_dtype, desc, attribute, value)
     a_rows, a_cols = (plan.m, plan.k) if plan.transa == OP_N else (plan.k, plan.m)
     b_rows, b_cols = (plan.k, plan.n) if plan.transb == OP_N else (plan.n, plan.k)
     layouts = (lt.matrix_layout_create(kind, rows=a_rows, cols=a_cols, ld=plan.lda),
@@ -432,8 +435,8 @@ def _lt_plan(cp, lt, dtype, tf32: bool, plan: GemmPlan, epilogue: str, alignment
                              (pref_attr.MIN_ALIGNMENT_B_BYTES, alignments[1]),
                              (pref_attr.MIN_ALIGNMENT_C_BYTES, alignments[2]),
                              (pref_attr.MIN_ALIGNMENT_D_BYTES, alignments[2])):
-        set_attribute(lt.matmul_preference_set_attribute, lt.get_matmul_preference_attribute_dtype, preference,
-                      attribute, value)
+        _set_attribute(lt.matmul_preference_set_attribute, lt.get_matmul_preference_attribute_dtype, preference,
+                       attribute, value)
     heuristic = lt.MatmulHeuristicResult(1)
     found = np.zeros(1, dtype=np.int32)
     try:
@@ -448,7 +451,7 @@ def _lt_plan(cp, lt, dtype, tf32: bool, plan: GemmPlan, epilogue: str, alignment
         lt.matmul_desc_destroy(desc)
         _lt_plans[key] = None
     else:
-        _lt_plans[key] = _LtPlan(desc, *layouts, heuristic)
+        _lt_plans[key] = _LtPlan(key, desc, *layouts, heuristic)
     return _lt_plans[key]
 
 
@@ -472,17 +475,17 @@ def _lt_matmul(a, b, epilogue: str, bias):
                     bias.data.ptr)
     if kept is None:
         return None
-    pointer = np.array([bias.data.ptr], dtype=lt.get_matmul_desc_attribute_dtype(lt.MatmulDescAttribute.BIAS_POINTER))
-    lt.matmul_desc_set_attribute(kept.desc, lt.MatmulDescAttribute.BIAS_POINTER, pointer.ctypes.data, pointer.itemsize)
+    _set_attribute(lt.matmul_desc_set_attribute, lt.get_matmul_desc_attribute_dtype, kept.desc,
+                   lt.MatmulDescAttribute.BIAS_POINTER, bias.data.ptr)
     _handle(cp, _binding())  # this device's workspace (the cuBLAS handle's), bound to the current stream
-    workspace = _handles[cp.cuda.runtime.getDevice()][2]
+    device = cp.cuda.runtime.getDevice()
     alpha, beta = np.ones(1, np.float32), np.zeros(1, np.float32)  # host pointer mode: read at the call
     try:
-        lt.matmul(_lt_handles[cp.cuda.runtime.getDevice()], kept.desc, alpha.ctypes.data, b.data.ptr, kept.a_layout,
+        lt.matmul(_lt_handles[device], kept.desc, alpha.ctypes.data, b.data.ptr, kept.a_layout,
                   a.data.ptr, kept.b_layout, beta.ctypes.data, c.data.ptr, kept.d_layout, c.data.ptr, kept.d_layout,
-                  kept.heuristic.ptr, workspace.data.ptr, WORKSPACE_BYTES, cp.cuda.get_current_stream().ptr)
+                  kept.heuristic.ptr, _handles[device][2].data.ptr, WORKSPACE_BYTES, cp.cuda.get_current_stream().ptr)
     except lt.cuBLASLtError:  # refused before any launch (a case the heuristic let through): never ask again
-        _lt_plans[next(key for key, value in _lt_plans.items() if value is kept)] = None
+        _lt_plans[kept.key] = None
         return None
     return c
 

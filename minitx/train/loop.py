@@ -508,8 +508,7 @@ class Trainer:
             shapes, held = self._graphs.held()
             log(f"CUDA graphs: {shapes} batch shape(s) captured, holding {held / 2**30:.2f} GiB of device memory")
         with self._whole_write():  # (a kill may have come before it)
-            self._write(functools.partial(write_json, self.path("history.json"), copy_containers(self.history),
-                                          indent=2))
+            self._write_history()
         return reason
 
     def plan(self) -> tuple:
@@ -646,10 +645,13 @@ class Trainer:
             self._device_loss[...] = progress["epoch_loss"]  # 0: the next epoch's sum starts
         self._in_step = False
         with self._whole_write():
-            self._write(functools.partial(write_json, self.path("history.json"), copy_containers(self.history),
-                                          indent=2))
+            self._write_history()
         if self._interrupted:
             raise KeyboardInterrupt  # (fit saves last.npz)
+
+    def _write_history(self) -> None:
+        """history.json, as of now, after the writes before it (see _write)."""
+        self._write(functools.partial(write_json, self.path("history.json"), copy_containers(self.history), indent=2))
 
     def _delete_epochs_to(self, last_needed: int) -> None:
         """Delete the epoch checkpoints numbered up to ``last_needed``: no longer averaged."""
