@@ -23,8 +23,14 @@
 //   act: 0 identity, 1 relu, 2 gelu (tanh approximation)
 //   bias may be NULL; the bias column of flat element i is i % cols.
 //
-// Thread mapping: grid-stride loop over groups of 4 consecutive elements
-// (one Philox call per group); every index is bounds-checked against n.
+// Thread mapping: grid-stride loop over groups of 4 consecutive elements, one Philox call
+// per group (dropout_map).  Where every streamed array (all but bias) starts aligned to
+// alignof(Group4<S>) (8 bytes for bfloat16, 16 for float and double), a full group of each is
+// read and written as one wide access (two 16-byte ones for double); the last, partial group
+// and unaligned arrays go an element at a time, bounds-checked against n.  The choice is made
+// from the pointers, the same for every thread, and both paths run the same per-element
+// arithmetic, so they give the same bits.  bias is read an element at a time, its column
+// i % cols computed once per group and then stepped.
 #include "common.cuh"
 #include "philox.cuh"
 
@@ -52,21 +58,69 @@ __device__ __forceinline__ T act_grad(T u, int act) {
   return T(1);
 }
 
-// The loop every dropout kernel runs: a grid-stride loop over groups of 4
-// consecutive elements, one Philox call per group; for each in-range element i
-// of the group it calls body(i, keep), keep = (word >> 8) >= threshold.
-template <typename Body>
-__device__ __forceinline__ void dropout_for_each(long long n, PhiloxPair key,
-                                                 unsigned int threshold, Body body) {
+// Group4<S>: the 4 consecutive elements one Philox call covers, as one access (16 bytes of
+// float, 8 of bfloat16; 32 of double, aligned to 16: two 16-byte accesses).  A warp of scalar
+// loads reads addresses 4 elements apart per lane, 4 instructions for each group.
+template <typename S>
+struct alignas(4 * sizeof(S) < 16 ? 4 * sizeof(S) : 16) Group4 {
+  S v[4];
+};
+
+template <typename S>
+__device__ __forceinline__ bool group_aligned(const S* p) {
+  return (unsigned long long)p % alignof(Group4<S>) == 0;
+}
+
+// Group grp of array a: one wide load where `wide`, else its in-range elements one at a time
+// (the others 0, computed on and never stored).
+template <typename S>
+__device__ __forceinline__ Group4<S> load_group(const S* __restrict__ a, long long grp,
+                                                long long n, bool wide) {
+  if (wide) return reinterpret_cast<const Group4<S>*>(a)[grp];
+  Group4<S> g;
+#pragma unroll
+  for (int t = 0; t < 4; ++t) g.v[t] = grp * 4 + t < n ? a[grp * 4 + t] : S(0.0f);
+  return g;
+}
+
+template <typename S>
+__device__ __forceinline__ void store_group(S* __restrict__ a, long long grp, long long n,
+                                            bool wide, const Group4<S>& g) {
+  if (wide) {
+    reinterpret_cast<Group4<S>*>(a)[grp] = g;
+    return;
+  }
+#pragma unroll
+  for (int t = 0; t < 4; ++t)
+    if (grp * 4 + t < n) a[grp * 4 + t] = g.v[t];
+}
+
+// The loop every dropout kernel runs: y[i] = f(keep, c, x[i]...) for every i < n, each x[i]
+// widened to T, with keep = (Philox word >> 8) >= threshold and c = i % cols the bias column
+// (kernels without a bias pass cols = 1 and ignore c).  Each group's inputs are loaded
+// (load_group), f computes its 4 outputs, and store_group writes them: f is the only
+// arithmetic, whichever way the group is read.
+template <typename S, typename F, typename... X>
+__device__ __forceinline__ void dropout_map(long long n, int cols, PhiloxPair key,
+                                            unsigned int threshold, F f, S* __restrict__ y,
+                                            const X* __restrict__... x) {
+  const bool aligned = group_aligned(y) && (group_aligned(x) && ...);
   const long long ngroups = (n + 3) / 4;
   for (long long grp = (long long)blockIdx.x * blockDim.x + threadIdx.x; grp < ngroups;
        grp += (long long)gridDim.x * blockDim.x) {
+    const bool wide = aligned && grp * 4 + 4 <= n;
     const PhiloxOut r = dropout_bits(grp, key.seed, key.offset);
+    int c = (int)(grp * 4 % cols);  // one 64-bit modulo per group
+    // in...: the group of each x, as a pack, so f sees element t of each
+    [&](const Group4<X>&... in) {
+      Group4<S> out;
 #pragma unroll
-    for (int t = 0; t < 4; ++t) {
-      const long long i = grp * 4 + t;
-      if (i < n) body(i, (r.v[t] >> 8) >= threshold);
-    }
+      for (int t = 0; t < 4; ++t) {
+        out.v[t] = f((r.v[t] >> 8) >= threshold, c, mtx::compute_t<S>(in.v[t])...);
+        c = c + 1 == cols ? 0 : c + 1;
+      }
+      store_group(y, grp, n, wide, out);
+    }(load_group(x, grp, n, wide)...);
   }
 }
 
@@ -76,9 +130,9 @@ __global__ void dropout_add_forward(const S* __restrict__ x, const S* __restrict
                                     unsigned long long offset, unsigned int threshold,
                                     mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
-  dropout_for_each(n, philox_pair(philox, offset), threshold, [&](long long i, bool keep) {
-    y[i] = residual[i] + (keep ? x[i] * keep_scale : T(0));
-  });
+  dropout_map(n, 1, philox_pair(philox, offset), threshold, [&](bool keep, int, T xi, T ri) {
+    return ri + (keep ? xi * keep_scale : T(0));
+  }, y, x, residual);
 }
 
 template <typename S>
@@ -87,9 +141,9 @@ __global__ void dropout_mask_apply(const S* __restrict__ dy, S* __restrict__ dx,
                                    unsigned long long offset, unsigned int threshold,
                                    mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
-  dropout_for_each(n, philox_pair(philox, offset), threshold, [&](long long i, bool keep) {
-    dx[i] = keep ? dy[i] * keep_scale : T(0);
-  });
+  dropout_map(n, 1, philox_pair(philox, offset), threshold, [&](bool keep, int, T dyi) {
+    return keep ? dyi * keep_scale : T(0);
+  }, dx, dy);
 }
 
 template <typename S>
@@ -99,10 +153,10 @@ __global__ void bias_act_dropout_forward(const S* __restrict__ x, const S* __res
                                          unsigned long long offset, unsigned int threshold,
                                          mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
-  dropout_for_each(n, philox_pair(philox, offset), threshold, [&](long long i, bool keep) {
-    const T u = bias ? x[i] + bias[i % cols] : T(x[i]);
-    y[i] = keep ? act_forward(u, act) * keep_scale : T(0);
-  });
+  dropout_map(n, cols, philox_pair(philox, offset), threshold, [&](bool keep, int c, T xi) {
+    const T u = bias ? xi + T(bias[c]) : xi;
+    return keep ? act_forward(u, act) * keep_scale : T(0);
+  }, y, x);
 }
 
 template <typename S>
@@ -113,8 +167,8 @@ __global__ void bias_act_dropout_backward(const S* __restrict__ dy, const S* __r
                                           unsigned long long offset, unsigned int threshold,
                                           mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
-  dropout_for_each(n, philox_pair(philox, offset), threshold, [&](long long i, bool keep) {
-    const T u = bias ? x[i] + bias[i % cols] : T(x[i]);
-    dx[i] = keep ? dy[i] * keep_scale * act_grad(u, act) : T(0);
-  });
+  dropout_map(n, cols, philox_pair(philox, offset), threshold, [&](bool keep, int c, T dyi, T xi) {
+    const T u = bias ? xi + T(bias[c]) : xi;
+    return keep ? dyi * keep_scale * act_grad(u, act) : T(0);
+  }, dx, dy, x);
 }

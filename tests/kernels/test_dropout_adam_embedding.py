@@ -114,6 +114,88 @@ def test_bias_act_dropout(cpu, rows, cols, act, p, bias, seed, dtype):
         assert db is None
 
 
+def placed(a, k):
+    """A copy of ``a`` whose first element lies k elements past a 16-byte boundary. The CPU
+    harness keeps an argument's address modulo 16, so the dropout kernels read and write it
+    4 elements (a group) at a time where k * itemsize is a multiple of the group's alignment
+    (16 bytes; 8 for bfloat16), else an element at a time."""
+    a = np.asarray(a)
+    buf = np.empty(a.nbytes + 32, np.uint8)
+    start = -buf.ctypes.data % 16 + k * a.itemsize
+    out = buf[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    return out
+
+
+def alignments(data, count, dt):
+    """Placements (k of :func:`placed`) of ``count`` input arrays: all aligned, all one element
+    off, and one drawn placement per array."""
+    drawn = data.draw(st.lists(st.integers(0, 16 // dt.itemsize - 1), min_size=count, max_size=count))
+    return [[0] * count, [1] * count, drawn]
+
+
+def assert_same_bits(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+# every n % 4, several full groups; p = 1 drops all
+@SETTINGS
+@given(n=st.integers(1, 150), p=st.sampled_from([0.0, 0.3, 1.0]), seed=st.integers(0, 2**64 - 1),
+       dtype=st.sampled_from(["float32", "float64", "bfloat16"]), data=st.data())
+def test_dropout_add_and_apply_give_the_same_bits_at_any_alignment(cpu, n, p, seed, dtype, data):
+    """dropout_add_forward and dropout_apply (the mask apply) read a full group of 4 elements
+    in one access where every array is aligned for it, else one element at a time: the same
+    bits either way, and NumPy's: the same operations in the compute dtype (float32 for
+    bfloat16), rounded once to the storage dtype."""
+    dt = backend.resolve_dtype(dtype)
+    T = backend.resolve_dtype("float32") if dtype == "bfloat16" else dt
+    rng = np.random.default_rng(n)
+    x, r = (rng.standard_normal(n).astype(np.float32).astype(dt) for _ in range(2))
+    keep = ref.dropout_keep(n, p, seed, 11)
+    s = T.type(0.0 if p == 1.0 else 1.0 / (1.0 - p))
+    dropped = np.where(keep, x.astype(T) * s, T.type(0))
+    for kx, kr in alignments(data, 2, dt):
+        assert_same_bits(K.dropout_add_forward(placed(x, kx), placed(r, kr), p, seed, 11),
+                         (r.astype(T) + dropped).astype(dt))
+        assert_same_bits(K.dropout_apply(placed(x, kx), p, seed, 11), dropped.astype(dt))
+
+
+# cols multiples of 4 and not; rows * cols any n % 4
+@SETTINGS
+@given(rows=st.integers(1, 5), cols=st.sampled_from([1, 2, 3, 4, 5, 7, 8, 12, 33, 64]),
+       act=st.sampled_from([None, "relu", "gelu"]), p=st.sampled_from([0.0, 0.3]), bias=st.booleans(),
+       seed=st.integers(0, 2**40), dtype=st.sampled_from(["float32", "float64", "bfloat16"]), data=st.data())
+def test_bias_act_dropout_gives_the_same_bits_at_any_alignment(cpu, rows, cols, act, p, bias, seed, dtype, data):
+    """bias_act_dropout forward and backward: the same bits whether the arrays are aligned for
+    4-element accesses or not (bias, read by column, aligned or not). Identity and relu: also
+    NumPy's bits, the same operations in the compute dtype; gelu (tanh, whose last bit NumPy's
+    need not share) is held to the reference by test_bias_act_dropout on aligned arrays."""
+    dt = backend.resolve_dtype(dtype)
+    T = backend.resolve_dtype("float32") if dtype == "bfloat16" else dt
+    rng = np.random.default_rng(seed % 1000)
+    x, dy = (rng.standard_normal((rows, cols)).astype(np.float32).astype(dt) for _ in range(2))
+    b = rng.standard_normal(cols).astype(np.float32).astype(dt) if bias else None
+
+    def run(kx, kdy, kb):  # (y, dx) with x, dy and bias placed at kx, kdy, kb
+        xk, bk = placed(x, kx), placed(b, kb) if bias else None
+        return (K.bias_act_dropout_forward(xk, bk, act, p, seed, 7),
+                K.bias_act_dropout_backward(placed(dy, kdy), xk, bk, act, p, seed, 7)[0])
+
+    y, dx = run(0, 0, 0)
+    if act != "gelu":
+        keep = ref.dropout_keep(rows * cols, p, seed, 7).reshape(rows, cols)
+        s, zero = T.type(1 / (1 - p)), T.type(0)
+        u = x.astype(T) + b.astype(T) if bias else x.astype(T)
+        f, g = (u, T.type(1)) if act is None else (np.where(u > 0, u, zero), np.where(u > 0, T.type(1), zero))
+        assert_same_bits(y, np.where(keep, f * s, zero).astype(dt))
+        assert_same_bits(dx, np.where(keep, dy.astype(T) * s * g, zero).astype(dt))
+    for ks in alignments(data, 3, dt):
+        got_y, got_dx = run(*ks)
+        assert_same_bits(got_y, y)
+        assert_same_bits(got_dx, dx)
+
+
 # --------------------------------------------------------------------- adam
 @pytest.mark.parametrize("decoupled", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
