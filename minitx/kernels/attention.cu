@@ -44,7 +44,11 @@
 // block is G = ATT_THREADS / (D / V) groups of D / V threads: thread t owns the V columns
 // c .. c + V - 1, c = (t % (D / V)) * V, of the rows (or keys) g, g + G, g + 2G, ... of its
 // tile, g = t / (D / V) (threads with c >= d idle there). Each output element is summed by one
-// thread in one order, whatever D and G are.
+// thread in one order, whatever D and G are. In the phases that compute a tile's scores (and the
+// backward's dP), thread t takes the pairs (i, j) = ((t + r * ATT_THREADS) / NK, t % NK), r = 0,
+// 1, ...: one key, several query rows, so each key row read from shared memory serves all of
+// them (AttnPairs). Tiles come in from global memory with every load of a thread issued before
+// its first store (attention.cuh's AttnTileFetch).
 //   attention_forward        block = (bh, tile of BQ query rows); loops over key
 //                            tiles of BK keys staged in shared memory; online
 //                            softmax per row (one warp per row, BK <= 32 so a
@@ -67,8 +71,15 @@
 // The sizes come from minitx/kernels/attention.py (DEFINES), which every build passes as -D
 // options (CuPy's NVRTC, the CPU g++ build, the nvcc test): the launcher computes its grids
 // from the same numbers.
-#if !defined(ATT_THREADS) || !defined(ATT_FLOAT_BQ) || !defined(ATT_DOUBLE_BQ)
+#if !defined(ATT_THREADS) || !defined(ATT_MIN_BLOCKS) || !defined(ATT_FLOAT_BQ) || !defined(ATT_DOUBLE_BQ)
 #error "compile attention.cu with the -D defines of minitx/kernels/attention.py (DEFINES)"
+#endif
+// ATT_MIN_BLOCKS = 0: the compiler chooses each kernel's registers (a minimum of 1 block would
+// let it take up to 255 a thread).
+#if ATT_MIN_BLOCKS > 0
+#define ATT_LAUNCH_BOUNDS __launch_bounds__(ATT_THREADS, ATT_MIN_BLOCKS)
+#else
+#define ATT_LAUNCH_BOUNDS __launch_bounds__(ATT_THREADS)
 #endif
 
 template <typename T>
@@ -120,16 +131,34 @@ struct AttnColumns {
 
 // Copy NR rows (starting at row0 of an [L, d] matrix of S whose rows are `sr` apart) into a
 // padded shared tile [NR][D + V] of the compute type; rows past L and columns past d are
-// zero-filled, so that 0 * tile stays finite and the columns past d add nothing.
+// zero-filled, so that 0 * tile stays finite and the columns past d add nothing. Each chunk's
+// loads go out together before any of its stores (AttnTileFetch, attn_fetch_rows: attention.cuh).
 template <typename S, int NR, int D>
 __device__ __forceinline__ void attn_load_tile(mtx::compute_t<S> (*dst)[attn_row<mtx::compute_t<S>, D>],
                                                const S* __restrict__ src, int row0, int L, int d,
                                                long long sr) {
-  using T = mtx::compute_t<S>;
-  for (int e = threadIdx.x; e < NR * D; e += blockDim.x) {
-    const int r = e / D, c = e - r * D;
-    const int gr = row0 + r;
-    dst[r][c] = (gr < L && c < d) ? T(src[(long long)gr * sr + c]) : T(0);
+  constexpr int ROWS = attn_fetch_rows<S, NR, D, ATT_THREADS>();
+#pragma unroll
+  for (int r0 = 0; r0 < NR; r0 += ROWS) {
+    const AttnTileFetch<S, ROWS, D, ATT_THREADS> rows(src, row0 + r0, L, d, sr);
+    rows.put([&](int r, int c, mtx::compute_t<S> x) { dst[r0 + r][c] = x; });
+  }
+}
+
+// Two such tiles of the same rows (k and v, or q and do), both tiles' loads of a chunk in flight
+// before either is stored.
+template <typename S, int NR, int D>
+__device__ __forceinline__ void attn_load_tiles(mtx::compute_t<S> (*dst_a)[attn_row<mtx::compute_t<S>, D>],
+                                                const S* __restrict__ src_a, long long sr_a,
+                                                mtx::compute_t<S> (*dst_b)[attn_row<mtx::compute_t<S>, D>],
+                                                const S* __restrict__ src_b, long long sr_b, int row0,
+                                                int L, int d) {
+  constexpr int ROWS = attn_fetch_rows<S, NR, D, ATT_THREADS>();
+#pragma unroll
+  for (int r0 = 0; r0 < NR; r0 += ROWS) {
+    const AttnTileFetch<S, ROWS, D, ATT_THREADS> a(src_a, row0 + r0, L, d, sr_a), b(src_b, row0 + r0, L, d, sr_b);
+    a.put([&](int r, int c, mtx::compute_t<S> x) { dst_a[r0 + r][c] = x; });
+    b.put([&](int r, int c, mtx::compute_t<S> x) { dst_b[r0 + r][c] = x; });
   }
 }
 
@@ -153,23 +182,46 @@ __device__ __forceinline__ void attn_rows_times_tile(T (&acc)[NR / AttnColumns<T
   }
 }
 
-// a . b over the D columns of two tile rows, V at a time, added in column order (the columns
-// past d are zero in both).
-template <typename T, int D>
-__device__ __forceinline__ T attn_dot(const T* a, const T* b) {
-  constexpr int V = AttnVec<T>::V;
-  T s = T(0);
+// The (i, j) pairs of an NQ x NK score tile that thread t computes: e = t + r * ATT_THREADS for
+// r = 0, 1, ..., i = e / NK, j = e % NK. As NK divides ATT_THREADS, the thread's key j is the same
+// for every r and its rows are i0 + r * STEP: one key row, read once, serves R dot products. (A
+// dot product reads 16 bytes of each row per V multiply-adds; a warp's 32 keys are 32 rows, four
+// times the shared-memory transactions of its one broadcast query row.)
+template <int NQ, int NK>
+struct AttnPairs {
+  static_assert(ATT_THREADS % NK == 0, "a thread's pairs share one key");
+  static constexpr int STEP = ATT_THREADS / NK;   // rows between a thread's pairs
+  static constexpr int R = (NQ + STEP - 1) / STEP;  // pairs per thread; row(r) >= NQ: none
+  int i0, j;
+  __device__ __forceinline__ AttnPairs() : i0(threadIdx.x / NK), j(threadIdx.x % NK) {}
+  __device__ __forceinline__ int row(int r) const { return i0 + r * STEP; }
+  __device__ __forceinline__ bool has(int r) const { return row(r) < NQ; }
+};
+
+// s[r] = A[pairs.row(r)] . b over the D columns, for the R rows of one tile against one row b of
+// another: each sum added in column order (the columns past d are zero in both), b's columns
+// read V at a time, once for all R rows. A row past the tile (a thread with fewer pairs) reads
+// row 0 instead; its s[r] is not used.
+template <typename T, int D, int NQ, int NK>
+__device__ __forceinline__ void attn_dots(T (&s)[AttnPairs<NQ, NK>::R], const T (*A)[attn_row<T, D>],
+                                          const T* b, const AttnPairs<NQ, NK>& pairs) {
+  constexpr int V = AttnVec<T>::V, R = AttnPairs<NQ, NK>::R;
+#pragma unroll
+  for (int r = 0; r < R; ++r) s[r] = T(0);
 #pragma unroll
   for (int c = 0; c < D; c += V) {
-    const auto av = attn_vec(a, c), bv = attn_vec(b, c);
+    const auto bv = attn_vec(b, c);
 #pragma unroll
-    for (int e = 0; e < V; ++e) s += av.x[e] * bv.x[e];
+    for (int r = 0; r < R; ++r) {
+      const auto av = attn_vec(A[pairs.has(r) ? pairs.row(r) : 0], c);
+#pragma unroll
+      for (int e = 0; e < V; ++e) s[r] += av.x[e] * bv.x[e];
+    }
   }
-  return s;
 }
 
 template <typename S, int D>
-__global__ void __launch_bounds__(ATT_THREADS)
+__global__ void ATT_LAUNCH_BOUNDS
     attention_forward(const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
                       const unsigned char* __restrict__ key_pad_mask, S* __restrict__ o,
                       mtx::compute_t<S>* __restrict__ lse, int BH, int heads, int Lq, int Lk, int d,
@@ -221,15 +273,20 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int kend = causal ? mtx::imin(Lk, q0 + BQ) : Lk;
   for (int k0 = 0; k0 < kend; k0 += BK) {
     __syncthreads();  // previous tile fully consumed (and Qs/row stats ready)
-    attn_load_tile<S, BK, D>(Ks, kb, k0, Lk, d, kr.sr);
-    attn_load_tile<S, BK, D>(Vs, vb, k0, Lk, d, vr.sr);
+    attn_load_tiles<S, BK, D>(Ks, kb, kr.sr, Vs, vb, vr.sr, k0, Lk, d);
     __syncthreads();
 
-    for (int e = tid; e < BQ * BK; e += blockDim.x) {
-      const int i = e / BK, j = e - i * BK;
-      T s = neg_inf;
-      if (attn_allowed(q0 + i, k0 + j, Lq, Lk, kpm, causal)) s = scale * attn_dot<T, D>(Qs[i], Ks[j]);
-      Ps[i][j] = s;
+    {
+      const AttnPairs<BQ, BK> pairs;  // this thread's scores: key j = pairs.j, rows pairs.row(r)
+      const int j = pairs.j;
+      const bool key_visible = attn_key_visible(k0 + j, Lk, kpm);
+      T s[AttnPairs<BQ, BK>::R];
+      attn_dots<T, D>(s, Qs, Ks[j], pairs);
+#pragma unroll
+      for (int r = 0; r < AttnPairs<BQ, BK>::R; ++r) {
+        const int i = pairs.row(r);
+        if (pairs.has(r)) Ps[i][j] = attn_query_sees(q0 + i, k0 + j, Lq, causal, key_visible) ? scale * s[r] : neg_inf;
+      }
     }
     __syncthreads();
 
@@ -313,14 +370,23 @@ __device__ __forceinline__ void attn_recompute(const T (*Qs)[attn_row<T, D>], co
                                                const unsigned char* kpm, int causal,
                                                T scale, const AttnDropout<T>& drop, int bh) {
   const T neg_inf = -mtx::num<T>::inf();
-  for (int e = threadIdx.x; e < NQ * NK; e += blockDim.x) {
-    const int i = e / NK, j = e - i * NK;
+  const AttnPairs<NQ, NK> pairs;  // this thread's pairs: key j = pairs.j, rows pairs.row(r)
+  constexpr int R = AttnPairs<NQ, NK>::R;
+  const int j = pairs.j;
+  const bool key_visible = attn_key_visible(k0 + j, Lk, kpm);
+  T qk[R], dov[R];
+  attn_dots<T, D>(qk, Qs, Ks[j], pairs);
+  attn_dots<T, D>(dov, dOs, Vs[j], pairs);
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int i = pairs.row(r);
+    if (!pairs.has(r)) continue;
     T pz = T(0), ds = T(0);
-    if (lse_s[i] != neg_inf && attn_allowed(q0 + i, k0 + j, Lq, Lk, kpm, causal)) {
-      const T p = mtx::num<T>::exp(scale * attn_dot<T, D>(Qs[i], Ks[j]) - lse_s[i]);
+    if (lse_s[i] != neg_inf && attn_query_sees(q0 + i, k0 + j, Lq, causal, key_visible)) {
+      const T p = mtx::num<T>::exp(scale * qk[r] - lse_s[i]);
       const T z = drop.z((long long)bh * Lq + q0 + i, Lk, k0 + j);
       pz = p * z;
-      ds = p * (z * attn_dot<T, D>(dOs[i], Vs[j]) - delta_s[i]);
+      ds = p * (z * dov[r] - delta_s[i]);
     }
     if (Ps) Ps[i][j] = pz;
     dSs[i][j] = ds;
@@ -364,8 +430,7 @@ __device__ __forceinline__ void attn_backward_keys(
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
   const AttnDropout<T> drop{philox_pair(philox, offset), threshold, keep_scale};
 
-  attn_load_tile<S, BK, D>(Ks, k + kr.head(bh, H), k0, Lk, d, kr.sr);
-  attn_load_tile<S, BK, D>(Vs, v + vr.head(bh, H), k0, Lk, d, vr.sr);
+  attn_load_tiles<S, BK, D>(Ks, k + kr.head(bh, H), kr.sr, Vs, v + vr.head(bh, H), vr.sr, k0, Lk, d);
   const AttnColumns<T, D> my;  // columns my.c .. my.c + V - 1 of keys my.g, my.g + G, ...
   constexpr int G = AttnColumns<T, D>::G, V = AttnColumns<T, D>::V;
   static_assert(BK % G == 0, "every group owns the same number of the key tile's rows");
@@ -379,8 +444,7 @@ __device__ __forceinline__ void attn_backward_keys(
   const int qstart = causal ? (k0 / BQ) * BQ : 0;
   for (int q0 = qstart; q0 < Lq; q0 += BQ) {
     __syncthreads();
-    attn_load_tile<S, BQ, D>(Qs, q + qr.head(bh, H), q0, Lq, d, qr.sr);
-    attn_load_tile<S, BQ, D>(dOs, dout + dor.head(bh, H), q0, Lq, d, dor.sr);
+    attn_load_tiles<S, BQ, D>(Qs, q + qr.head(bh, H), qr.sr, dOs, dout + dor.head(bh, H), dor.sr, q0, Lq, d);
     attn_load_row_stats<T, BQ>(lse_s, delta_s, lse, delta, bh, q0, Lq);
     __syncthreads();
     attn_recompute<T, BQ, BK, D>(Qs, dOs, Ks, Vs, lse_s, delta_s, Ps, dSs, q0, k0, Lq, Lk, kpm,
@@ -435,7 +499,7 @@ __device__ __forceinline__ void attn_backward_keys(
 }
 
 template <typename S, int D>
-__global__ void __launch_bounds__(ATT_THREADS)
+__global__ void ATT_LAUNCH_BOUNDS
     attention_backward_dkdv(const S* __restrict__ q, const S* __restrict__ k,
                             const S* __restrict__ v, const unsigned char* __restrict__ key_pad_mask,
                             const S* __restrict__ dout, const mtx::compute_t<S>* __restrict__ lse,
@@ -452,7 +516,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
 
 // dk, dv and dq in one kernel, for Lk <= BK1 keys: block = bh (see attn_backward_keys).
 template <typename S, int D>
-__global__ void __launch_bounds__(ATT_THREADS)
+__global__ void ATT_LAUNCH_BOUNDS
     attention_backward_onepass(const S* __restrict__ q, const S* __restrict__ k,
                                const S* __restrict__ v, const unsigned char* __restrict__ key_pad_mask,
                                const S* __restrict__ dout, const mtx::compute_t<S>* __restrict__ lse,
@@ -469,7 +533,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
 }
 
 template <typename S, int D>
-__global__ void __launch_bounds__(ATT_THREADS)
+__global__ void ATT_LAUNCH_BOUNDS
     attention_backward_dq(const S* __restrict__ q, const S* __restrict__ k,
                           const S* __restrict__ v, const unsigned char* __restrict__ key_pad_mask,
                           const S* __restrict__ dout, const mtx::compute_t<S>* __restrict__ lse,
@@ -499,8 +563,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const unsigned char* kpm = attn_kpm_row(key_pad_mask, bh, heads, Lk);
   const AttnDropout<T> drop{philox_pair(philox, offset), threshold, keep_scale};
 
-  attn_load_tile<S, BQ, D>(Qs, q + qr.head(bh, H), q0, Lq, d, qr.sr);
-  attn_load_tile<S, BQ, D>(dOs, dout + dor.head(bh, H), q0, Lq, d, dor.sr);
+  attn_load_tiles<S, BQ, D>(Qs, q + qr.head(bh, H), qr.sr, dOs, dout + dor.head(bh, H), dor.sr, q0, Lq, d);
   attn_load_row_stats<T, BQ>(lse_s, delta_s, lse, delta, bh, q0, Lq);
   const AttnColumns<T, D> my;  // columns my.c .. my.c + V - 1 of rows my.g, my.g + G, ...
   constexpr int G = AttnColumns<T, D>::G, V = AttnColumns<T, D>::V;
@@ -513,8 +576,7 @@ __global__ void __launch_bounds__(ATT_THREADS)
   const int kend = causal ? mtx::imin(Lk, q0 + BQ) : Lk;
   for (int k0 = 0; k0 < kend; k0 += BK) {
     __syncthreads();
-    attn_load_tile<S, BK, D>(Ks, k + kr.head(bh, H), k0, Lk, d, kr.sr);
-    attn_load_tile<S, BK, D>(Vs, v + vr.head(bh, H), k0, Lk, d, vr.sr);
+    attn_load_tiles<S, BK, D>(Ks, k + kr.head(bh, H), kr.sr, Vs, v + vr.head(bh, H), vr.sr, k0, Lk, d);
     __syncthreads();
     attn_recompute<T, BQ, BK, D>(Qs, dOs, Ks, Vs, lse_s, delta_s, (T(*)[BK + 1])nullptr, dSs, q0,
                                  k0, Lq, Lk, kpm, causal, scale, drop, bh);

@@ -23,13 +23,75 @@ __device__ __forceinline__ AttnRows attn_rows(const long long* __restrict__ layo
   return AttnRows{layout[1 + 3 * operand], layout[2 + 3 * operand], layout[3 + 3 * operand]};
 }
 
+// Whether key kj exists and is not padding: the part of attn_allowed that does not depend on
+// the query (a thread whose scores all share one key reads its mask byte once).
+__device__ __forceinline__ bool attn_key_visible(int kj, int Lk, const unsigned char* kpm_row) {
+  return kj < Lk && (!kpm_row || kpm_row[kj]);
+}
+
+// Whether query qi may see key kj, given attn_key_visible(kj) (qi in range, causal: kj <= qi).
+__device__ __forceinline__ bool attn_query_sees(int qi, int kj, int Lq, int causal, bool key_visible) {
+  return key_visible && qi < Lq && !(causal && kj > qi);
+}
+
 // Whether query qi may see key kj (both in range, causal: kj <= qi, and the key-padding row).
 __device__ __forceinline__ bool attn_allowed(int qi, int kj, int Lq, int Lk,
                                              const unsigned char* kpm_row, int causal) {
-  if (qi >= Lq || kj >= Lk) return false;
-  if (causal && kj > qi) return false;
-  if (kpm_row && !kpm_row[kj]) return false;
-  return true;
+  return attn_query_sees(qi, kj, Lq, causal, attn_key_visible(kj, Lk, kpm_row));
+}
+
+// NR rows of D columns from row0 of an [L, d] operand of S (rows sr apart), held in registers
+// on their way to a shared tile: the constructor loads, put(f) hands f(r, c, x) every element
+// (x in compute_t<S>, zero past L and d). Loading everything a thread owns before storing any of
+// it keeps all its loads in flight at once: a loop that stored each element before loading the
+// next waited out one memory latency per element, and so did every thread. A block of THREADS
+// threads (the kernel's launch size, known when compiling, so the loops unroll) shares the
+// elements 16 bytes at a time (a Pack: 4 floats, 8 bfloat16, 2 doubles); each Pack is one load
+// where d and sr are whole Packs and the rows 16-byte aligned, else one load per element.
+template <typename S, int NR, int D, int THREADS>
+struct AttnTileFetch {
+  static constexpr int P = mtx::Pack<S>::size, PACKS = D / P, N = NR * PACKS;
+  static constexpr int K = (N + THREADS - 1) / THREADS;  // Packs per thread
+  static_assert(D % P == 0, "a row is whole Packs");
+  mtx::Pack<S> x[K];
+
+  __device__ __forceinline__ AttnTileFetch(const S* __restrict__ src, int row0, int L, int d, long long sr) {
+    const bool packed = d % P == 0 && sr % P == 0 && mtx::aligned16(src);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int e = threadIdx.x + k * THREADS, r = e / PACKS, c = (e - r * PACKS) * P;
+      const bool in = e < N && row0 + r < L;
+      const S* row = src + (long long)(row0 + r) * sr;
+      if (packed && in && c < d) {
+        x[k] = *reinterpret_cast<const mtx::Pack<S>*>(row + c);
+      } else {
+#pragma unroll
+        for (int p = 0; p < P; ++p) x[k].v[p] = (in && c + p < d) ? row[c + p] : S(0.f);
+      }
+    }
+  }
+
+  template <typename Put>
+  __device__ __forceinline__ void put(Put f) const {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int e = threadIdx.x + k * THREADS, r = e / PACKS, c = (e - r * PACKS) * P;
+      if (e < N)
+#pragma unroll
+        for (int p = 0; p < P; ++p) f(r, c + p, mtx::compute_t<S>(x[k].v[p]));
+    }
+  }
+};
+
+// Rows of an NR-row tile to fetch at once: as many as keep a thread's Packs of one tile in
+// flight at 2 or fewer (8 registers of a float tile): the tiles of wide rows over few threads
+// would otherwise hold more registers than the compiler keeps without spilling (the
+// tensor-core kernels' 64 threads at D = 128). A power of two dividing NR.
+template <typename S, int NR, int D, int THREADS>
+__host__ __device__ constexpr int attn_fetch_rows() {
+  int rows = NR;
+  while (rows > 1 && rows * (D / mtx::Pack<S>::size) > 2 * THREADS) rows /= 2;
+  return rows;
 }
 
 // Row of the key-padding mask for head-row bh (batch bh / heads), or NULL.

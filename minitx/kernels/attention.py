@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import os
 from typing import NamedTuple
 
 import numpy as np
@@ -29,6 +30,24 @@ MAX_HEAD_DIM = HEAD_DIMS[-1]
 #: threads each own V adjacent columns (V = 4 floats or 2 doubles, one 16-byte load); the
 #: kernel's static_asserts say which thread counts split every tile evenly.
 THREADS = 128
+
+
+def _min_blocks(text: str) -> int:
+    """MIN_BLOCKS from the text of MINITX_ATTENTION_MIN_BLOCKS, checked."""
+    text = text.strip()
+    if not (text.isdigit() and int(text) <= 2048 // THREADS):
+        raise ValueError(f"MINITX_ATTENTION_MIN_BLOCKS={text!r}: expected a whole number of blocks of "
+                         f"{THREADS} threads per multiprocessor, 0 (the compiler's choice) to {2048 // THREADS}")
+    return int(text)
+
+
+#: Blocks of THREADS a multiprocessor must be able to hold at once (``__launch_bounds__``' second
+#: argument: the compiler keeps each thread's registers under 65,536 / (THREADS * MIN_BLOCKS)), or
+#: 0 to leave the registers to the compiler. More blocks hide more latency, fewer registers can
+#: mean spills; which is faster is for a GPU to say: ``MINITX_ATTENTION_MIN_BLOCKS=n`` compiles
+#: the kernels with n instead, for benchmarks to compare.
+MIN_BLOCKS = _min_blocks(os.environ.get("MINITX_ATTENTION_MIN_BLOCKS", "0"))
+
 #: The kernels taking the head-dim class D as their second template argument, and the D they
 #: are compiled for (_runtime.instantiations).
 SIZES = {**{kernel: HEAD_DIMS for kernel in ("attention_forward", "attention_backward_dkdv", "attention_backward_dq")},
@@ -51,7 +70,7 @@ TILES = {np.dtype(np.float32): Tiles(bq=16, bk=32, bqb=16, bkb=16, bk1=32),
          np.dtype(np.float64): Tiles(bq=8, bk=16, bqb=8, bkb=8, bk1=16)}
 
 #: -D defines attention.cu is compiled with (see _runtime.compile_defines).
-DEFINES = {"ATT_THREADS": THREADS,
+DEFINES = {"ATT_THREADS": THREADS, "ATT_MIN_BLOCKS": MIN_BLOCKS,
            **{f"ATT_{CTYPE[dt.name].upper()}_{name.upper()}": size
               for dt, tiles in TILES.items() for name, size in tiles._asdict().items()}}
 

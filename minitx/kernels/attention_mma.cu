@@ -41,6 +41,9 @@
 #if !defined(ATT_MMA_WARPS)
 #error "compile attention_mma.cu with the -D defines of minitx/kernels/attention_mma.py (DEFINES)"
 #endif
+// Every kernel is __launch_bounds__(32 * ATT_MMA_WARPS, 1): one block a multiprocessor at least,
+// so the compiler may give a thread up to 255 registers (its own choice, without the 1, spilled
+// a few bytes at sm_80 once a tile's loads all went out together).
 
 // The tile sizes for storage S and head-dim class D: a block owns BQ rows (16 per warp); the
 // forward streams tiles of BK keys, the backward tiles of BT rows (queries for dk and dv, keys
@@ -58,15 +61,19 @@ struct AttnMmaTiles {
 };
 
 // Copy NR rows from row0 of an [L, d] operand (rows sr apart) into a shared tile of operands:
-// dst[r][c] (transposed: dst[c][r]) with zeros past L and d.
+// dst[r][c] (transposed: dst[c][r]) with zeros past L and d (from_float(0) is the operand 0).
+// Each chunk's loads go out together before its stores (AttnTileFetch, attention.cuh).
 template <typename S, int NR, int D, bool transposed, int LD>
 __device__ __forceinline__ void attn_mma_load(typename mtx::Mma<S>::operand* dst, const S* __restrict__ src,
                                               int row0, int L, int d, long long sr) {
   using M = mtx::Mma<S>;
-  for (int e = threadIdx.x; e < NR * D; e += blockDim.x) {
-    const int r = e / D, c = e - r * D, gr = row0 + r;
-    const typename M::operand x = (gr < L && c < d) ? M::from_float(float(src[(long long)gr * sr + c])) : 0;
-    dst[transposed ? c * LD + r : r * LD + c] = x;
+  constexpr int THREADS = 32 * ATT_MMA_WARPS, ROWS = attn_fetch_rows<S, NR, D, THREADS>();
+#pragma unroll
+  for (int r0 = 0; r0 < NR; r0 += ROWS) {
+    const AttnTileFetch<S, ROWS, D, THREADS> rows(src, row0 + r0, L, d, sr);
+    rows.put([&](int r, int c, float x) {
+      dst[transposed ? c * LD + r0 + r : (r0 + r) * LD + c] = M::from_float(x);
+    });
   }
 }
 
@@ -144,7 +151,7 @@ __device__ __forceinline__ void attn_mma_store(S* base, long long sr, const int 
 }
 
 template <typename S, int D>
-__global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
+__global__ void __launch_bounds__(32 * ATT_MMA_WARPS, 1)
     attention_mma_forward(const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
                           const unsigned char* __restrict__ key_pad_mask, S* __restrict__ o,
                           float* __restrict__ lse, int BH, int heads, int Lq, int Lk, int d, int causal,
@@ -273,7 +280,7 @@ struct AttnMmaElement {
 // dk_j = scale sum_i dS_ij q_i and dv_j = sum_i P_ij z_ij do_i for the BQ keys of a block; the
 // warp computes the transposed products (its keys are the rows of S^T and dP^T, the A side).
 template <typename S, int D>
-__global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
+__global__ void __launch_bounds__(32 * ATT_MMA_WARPS, 1)
     attention_mma_backward_dkdv(const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
                                 const unsigned char* __restrict__ key_pad_mask, const S* __restrict__ dout,
                                 const float* __restrict__ lse, const float* __restrict__ delta,
@@ -349,7 +356,7 @@ __global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
 
 // dq_i = scale sum_j dS_ij k_j for the BQ queries of a block.
 template <typename S, int D>
-__global__ void __launch_bounds__(32 * ATT_MMA_WARPS)
+__global__ void __launch_bounds__(32 * ATT_MMA_WARPS, 1)
     attention_mma_backward_dq(const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
                               const unsigned char* __restrict__ key_pad_mask, const S* __restrict__ dout,
                               const float* __restrict__ lse, const float* __restrict__ delta, S* __restrict__ dq,

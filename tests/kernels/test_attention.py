@@ -280,6 +280,56 @@ def test_heads_read_in_place_give_the_contiguous_results_bit_for_bit(cpu, causal
         np.testing.assert_array_equal(got.reshape(B * H, L, d), want)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, "bfloat16"])
+@pytest.mark.parametrize("tensor_cores", [False, True])
+def test_rows_read_a_pack_at_a_time_or_one_element_at_a_time_give_the_same_bits(cpu, tf32, dtype, tensor_cores):
+    """The kernels load a tile's rows 16 bytes at a time where every row starts 16-byte aligned
+    (AttnTileFetch), else element by element: heads that start one element past an aligned
+    address take the second path and give the first path's bits, forward and backward, on both
+    kinds of cores."""
+    import ml_dtypes
+    from minitx.kernels.attention_mma import use_tensor_core_attention
+    if tensor_cores and dtype == np.float64:
+        pytest.skip("no float64 tensor-core kernel")
+    dt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(13)
+    B, H, L, d = 2, 2, 9, 32
+
+    def heads(shift):
+        """[B, H, L, d] heads of a [B, L, H, d + shift] array, starting `shift` elements in."""
+        x = rng.standard_normal((B, L, H, d)).astype(np.float32).astype(dt)
+        wide = np.zeros((B, L, H, d + shift), dt)
+        wide[..., shift:] = x
+        return wide[..., shift:].transpose(0, 2, 1, 3), np.ascontiguousarray(x.transpose(0, 2, 1, 3))
+
+    (q, q0), (k, k0), (v, v0), (do, do0) = (heads(1) for _ in range(4))
+    assert all(x.ctypes.data % 16 for x in (q, k, v, do))  # no head starts 16-byte aligned
+    kpm = rng.random((B, L)) > 0.2
+    kpm[:, 0] = True
+    options = dict(key_pad_mask=kpm, causal=True, dropout_p=0.3, seed=2, offset=5)
+    launched, launch = [], cpu.launch
+    cpu.launch = lambda file, kernel, *a, **kw: (launched.append(kernel), launch(file, kernel, *a, **kw))[1]
+    try:
+        with use_tensor_core_attention(tensor_cores):
+            o, lse = K.attention_forward(q, k, v, **options)
+            o0, lse0 = K.attention_forward(q0, k0, v0, **options)
+            grads = K.attention_backward(q, k, v, o, lse, do, **options)
+            grads0 = K.attention_backward(q0, k0, v0, o0, lse0, do0, **options)
+    finally:
+        del cpu.launch  # the instance attribute goes; the method is back
+    assert any("mma" in name for name in launched) == tensor_cores
+    for got, want in zip((o, lse, *grads), (o0, lse0, *grads0)):
+        np.testing.assert_array_equal(np.asarray(got).view(np.uint8), np.asarray(want).view(np.uint8))
+
+
+def test_the_blocks_per_multiprocessor_setting_is_checked():
+    from minitx.kernels.attention import THREADS, _min_blocks as min_blocks
+    assert min_blocks("0") == 0 and min_blocks(" 4 ") == 4 and min_blocks(str(2048 // THREADS)) == 2048 // THREADS
+    for bad in ("", "-1", "2.5", "many", str(2048 // THREADS + 1)):
+        with pytest.raises(ValueError, match="MINITX_ATTENTION_MIN_BLOCKS"):
+            min_blocks(bad)
+
+
 def test_a_layout_the_kernels_cannot_read_is_copied_first(cpu):
     """A head dim that is not contiguous (every other element) is made contiguous, not misread."""
     rng = np.random.default_rng(12)

@@ -44,7 +44,6 @@ about 2^-8 of the terms' magnitudes (P z and dS in bfloat16, as FlashAttention's
 2^-11 for TF32 inputs, and for other float32 inputs rho dominates: the scores' error through exp.
 """
 import math
-import os
 
 import ml_dtypes
 import numpy as np
@@ -52,29 +51,12 @@ import pytest
 from hypothesis import given, settings, HealthCheck
 from hypothesis import strategies as st
 
-from minitx import backend
 from minitx import kernels as K
 
 import _reference as ref
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 BF16 = np.dtype(ml_dtypes.bfloat16)
-
-
-@pytest.fixture
-def tf32_switch(monkeypatch):
-    """``set(flag)``: TF32 on or off for the rest of the test (backend.allow_tf32: CuPy's cached
-    choice where CuPy runs, CUPY_TF32 where it does not); afterwards the switch as it was."""
-    before = backend.tf32_allowed()
-    monkeypatch.setenv("CUPY_TF32", os.environ.get("CUPY_TF32", "0"))  # the variable restored too
-    yield backend.allow_tf32
-    backend.allow_tf32(before)
-
-
-@pytest.fixture
-def tf32(tf32_switch):
-    """TF32 allowed (as --precision tf32 sets it): float32 attention may take the tensor cores."""
-    tf32_switch(True)
 
 
 def _inputs(rng, dtype, BH, Lq, Lk, d, spread=1.0):

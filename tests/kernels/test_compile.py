@@ -48,7 +48,7 @@ def test_every_registered_kernel_is_defined():
     for name, kernels in ALL_KERNELS.items():
         src = (_runtime.KERNEL_DIR / name).read_text()
         for k in kernels:
-            assert re.search(rf"__global__\s+void\s+(__launch_bounds__\([^)]*\)\s+)?{k}\s*\(", src), \
+            assert re.search(rf"__global__\s+void\s+(__launch_bounds__\([^)]*\)\s+|[A-Z_]+\s+)?{k}\s*\(", src), \
                 f"{k} not defined as a __global__ function in {name}"
 
 
