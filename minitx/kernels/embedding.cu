@@ -23,8 +23,12 @@
 // padding_idx < 0 means "none".
 //
 // Grid: x strides over the sorted positions (a block whose position does not start a run
-// moves on at once), y over tiles of 32 columns. Block: EMB_ROW_LANES warps (the launcher's
-// ROW_LANES, passed as -DEMB_ROW_LANES).
+// moves on at once; the launcher caps x at POSITION_BLOCKS, so a batch of many lookups is not
+// that many nearly idle blocks), y over tiles of 32 columns. Block: EMB_ROW_LANES warps (the
+// launcher's ROW_LANES, passed as -DEMB_ROW_LANES). A warp reads EMB_UNROLL of its lookups'
+// ids, their rows' indices and then the rows at once before adding them in order: a common
+// id (Multi30k's "a" or ".") has hundreds of lookups, and reading them one after another
+// waited out two memory latencies each.
 #include "common.cuh"
 
 template <typename S>
@@ -39,10 +43,26 @@ __global__ void embedding_backward(const long long* __restrict__ sorted_ids, con
     const long long id = sorted_ids[s];
     // the same answer for every thread of the block, so all of them reach the barriers below
     if ((s > 0 && sorted_ids[s - 1] == id) || id < 0 || id >= num_embeddings || id == padding_idx) continue;
+    // acc = the warp's lookups j = s + row_lane, j + EMB_ROW_LANES, ... of this id, added in
+    // that order; EMB_UNROLL of them loaded at a time (past the run: not loaded, not added).
     T acc = T(0);
-    if (c < dim)
-      for (long long j = s + row_lane; j < n && sorted_ids[j] == id; j += EMB_ROW_LANES)
-        acc += dy[order[j] * dim + c];
+    for (long long j0 = s + row_lane;; j0 += EMB_UNROLL * EMB_ROW_LANES) {
+      bool in_run[EMB_UNROLL];
+      long long row[EMB_UNROLL];
+      T x[EMB_UNROLL];
+#pragma unroll
+      for (int k = 0; k < EMB_UNROLL; ++k) {
+        const long long j = j0 + k * EMB_ROW_LANES;
+        in_run[k] = j < n && sorted_ids[j] == id;
+        row[k] = j < n ? order[j] : 0;
+      }
+#pragma unroll
+      for (int k = 0; k < EMB_UNROLL; ++k) x[k] = (in_run[k] && c < dim) ? T(dy[row[k] * dim + c]) : T(0);
+#pragma unroll
+      for (int k = 0; k < EMB_UNROLL; ++k)
+        if (in_run[k]) acc += x[k];
+      if (!in_run[EMB_UNROLL - 1]) break;  // the run ends within these (ids are sorted)
+    }
     partial[row_lane][lane] = acc;
     __syncthreads();
     if (row_lane == 0 && c < dim) {

@@ -9,8 +9,12 @@ from ._runtime import backend_for, compute_dtype
 
 #: warps per block; each takes every ROW_LANES-th lookup of an id's run (embedding.cu)
 ROW_LANES = 8
+#: lookups a warp loads at once before adding them in order (embedding.cu)
+UNROLL = 8
+#: most blocks along the sorted positions; each strides over n / POSITION_BLOCKS of them
+POSITION_BLOCKS = 1024
 #: -D defines embedding.cu is compiled with (see _runtime.compile_defines).
-DEFINES = {"EMB_ROW_LANES": ROW_LANES}
+DEFINES = {"EMB_ROW_LANES": ROW_LANES, "EMB_UNROLL": UNROLL}
 
 
 def embedding_backward(ids, dy, num_embeddings, padding_idx=None, out=None):
@@ -61,7 +65,7 @@ def embedding_backward(ids, dy, num_embeddings, padding_idx=None, out=None):
         order = xp.argsort(ids, kind="stable") if xp is np else xp.argsort(ids)
         order = xp.ascontiguousarray(order.astype(np.int64, copy=False))
         sorted_ids = xp.ascontiguousarray(ids[order])
-        grid = (min(n, 65535), -(-dim // 32))  # x strides over sorted positions, y over 32-column tiles
+        grid = (min(n, POSITION_BLOCKS), -(-dim // 32))  # x strides over sorted positions, y over 32-column tiles
         be.launch("embedding.cu", "embedding_backward", dt, grid, (32 * ROW_LANES,),
                   (sorted_ids, order, dy, out, np.int64(n), np.int32(dim), np.int64(num_embeddings),
                    np.int64(pad), np.int32(accumulate)))

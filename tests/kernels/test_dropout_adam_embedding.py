@@ -379,11 +379,15 @@ def test_embedding_backward_with_workers(cpu, monkeypatch):
     np.testing.assert_array_equal(out[:, 0], [0, 150, 50, 0])
 
 
+@pytest.mark.parametrize("position_blocks", [1024, 7])
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_embedding_backward_adds_in_one_fixed_order(cpu, any_schedule, workers, monkeypatch):
+def test_embedding_backward_adds_in_one_fixed_order(cpu, any_schedule, workers, position_blocks, monkeypatch):
     """Bit for bit the written-out order, whatever order the threads and blocks run in: the
-    gradient is the same on every run (atomicAdd would add in the threads' arrival order)."""
+    gradient is the same on every run (atomicAdd would add in the threads' arrival order).
+    With 7 blocks along the sorted positions each block strides over many of them (a batch of
+    more lookups than POSITION_BLOCKS does that on a GPU)."""
     monkeypatch.setenv("MINITX_CPU_WORKERS", workers)
+    monkeypatch.setattr(K.embedding, "POSITION_BLOCKS", position_blocks)
     rng = np.random.default_rng(11)
     ids = rng.integers(-1, 7, 300)  # -1 and 6 lie outside the 6-row table: skipped
     ids[:40] = 2  # one long run: every lane has lookups
