@@ -124,7 +124,7 @@ def problems_of(page):
         else:
             source = (ROOT / path).read_text(encoding="utf-8")
             for name in names:
-                pattern = {"__global__": rf"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?{name}\s*\(",
+                pattern = {"__global__": rf"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+|[A-Z_]+\s+)?{name}\s*\(",
                            "__device__": rf"__device__\b[^;{{}}(]*\b{name}\s*\("}[kind]
                 if not re.search(pattern, source):
                     problems.append(f"no {kind} function {name} in {path}")
