@@ -62,6 +62,10 @@ def launch_storage_kernels(cp, K, randn, rng, dtype):
     out, mean, rstd = K.layer_norm_forward(x, w, b, 1e-5)
     K.layer_norm_backward(randn(5, 37), x, w, mean, rstd)
     K.layer_norm_backward(randn(5, 37), x, w, mean, rstd, plus=randn(5, 37))  # the residual's gradient added in
+    for cols in (300, 600, 1100, 2100):  # layer norm's other row classes (2, 4, 8 columns a thread) and its loop
+        xl = randn(2, cols)
+        _, mean_l, rstd_l = K.layer_norm_forward(xl, randn(cols), None, 1e-5)
+        K.layer_norm_backward(randn(2, cols), xl, randn(cols), mean_l, rstd_l, plus=randn(2, cols))
     t = cp.asarray([3, -100, 0, 36, 7])
     loss, lse = K.cross_entropy_forward(x, t, -100, 0.1)
     K.cross_entropy_backward(x, t, lse, cp.ones(5, cp.float32 if dtype == BFLOAT16 else dtype), -100, 0.1)

@@ -74,6 +74,8 @@ struct num<float> {
   static __device__ __forceinline__ float max(float a, float b) { return nan_max(a, b); }
   // a + b rounded once, never fused into an FMA with the multiply that made a or b
   static __device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
+  // a * b rounded once, never fused into an FMA with an add that uses the product
+  static __device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
 };
 
 template <>
@@ -91,6 +93,7 @@ struct num<double> {
   static __device__ __forceinline__ double tanh(double x) { return ::tanh(x); }
   static __device__ __forceinline__ double max(double a, double b) { return nan_max(a, b); }
   static __device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
+  static __device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
 };
 
 __device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }

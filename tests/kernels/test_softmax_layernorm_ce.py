@@ -5,6 +5,8 @@ from hypothesis import given, settings, HealthCheck
 from hypothesis import strategies as st
 
 from minitx import kernels as K
+from minitx.kernels._launch import row_block
+from minitx.kernels._runtime import compute_dtype
 
 import _reference as ref
 
@@ -134,6 +136,86 @@ def test_layer_norm_many_rows_partials(cpu, any_schedule):
     np.testing.assert_allclose(db, db_ref, rtol=1e-10, atol=1e-11)
     _, dw2, db2 = K.layer_norm_backward(dy, x, w, mean, rstd, param_grads=False)
     assert dw2 is None and db2 is None
+
+
+
+def test_layer_norm_row_class_is_the_smallest_that_covers_the_row():
+    from minitx.kernels import layer_norm as L
+    assert L.SIZES["layer_norm_forward"] == L.SIZES["layer_norm_backward_dx"] == (None, *L.ROW_CLASSES)
+    for cols, threads, n in [(1, 32, 1), (256, 256, 1), (257, 256, 2), (512, 256, 2), (513, 256, 4),
+                             (2048, 256, 8), (2049, 256, None), (10000, 256, None)]:
+        assert L._row_class(cols, threads) == n, cols
+
+
+# widths of each row class and of the loop at the launcher's threads (min(256, cols rounded up to a
+# warp)): 1, a warp and one past it (N = 1), just past a block (2), not a multiple of the block
+# (4), the largest class's last (8), one past it (the loop)
+ROW_CLASS_COLS = [1, 33, 256, 257, 300, 513, 1000, 2048, 2049]
+BACKENDS = ["numpy", pytest.param("cupy", marks=[pytest.mark.gpu, pytest.mark.skipif(
+    not K.available(), reason="needs CuPy and a CUDA GPU")])]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("cols", ROW_CLASS_COLS)
+def test_layer_norm_row_classes_give_the_loops_bits(request, monkeypatch, backend, dtype, cols):
+    """layer_norm_forward and layer_norm_backward_dx hold a row in registers (N columns a thread,
+    N of ROW_CLASSES) where N blocks of threads cover it, else loop over it: every class that
+    covers the row, and the loop, give the same bytes (y, mean, rstd, dx), with and without w,
+    b and plus. On the CPU build the order of a thread's adds is what can differ (the rows of
+    wide magnitudes show it); on a GPU also which multiplies and adds are fused."""
+    from minitx.kernels import layer_norm as L
+    if backend == "numpy":
+        request.getfixturevalue("cpu")
+        xp = np
+    else:
+        xp = pytest.importorskip("cupy")
+    dt = pytest.importorskip("ml_dtypes").bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(cols)
+
+    def draw(*shape, scale=1.0, shift=0.0):
+        return (rng.standard_normal(shape) * scale + shift).astype(np.float32).astype(dt)
+
+    threads = row_block(cols)
+    # rows: typical; a large mean next to the spread; magnitudes 2^-20 to 2^20; a thread's first
+    # two columns +-big, cancelling, then small ones (its sum keeps the small ones only if it
+    # adds in column order); constant (variance 0); a NaN
+    big = 2.0 / np.finfo(compute_dtype(dt)).eps  # 2 units in the last place of big: 1 is lost
+    x = draw(6, cols, scale=2, shift=1)
+    x[1] = draw(cols, shift=300)
+    wide = np.exp2(rng.uniform(-20, 20, (2, cols)))
+    x[2] *= wide[0].astype(dt)
+    step = np.arange(cols) // threads
+    cancel = np.where(step == 0, big, np.where(step == 1, -big, 1.0))
+    x[3] = np.where(step < 2, cancel, x[3]).astype(dt)
+    x[4] = x[4, 0]
+    x[5, cols // 2] = np.nan
+    w, b, dy, plus = draw(cols), draw(cols), draw(6, cols), draw(6, cols)
+    dy[2] *= wide[1].astype(dt)
+    dy[3] = np.where(step < 2, cancel, dy[3]).astype(dt)
+    x, w, b, dy, plus = (xp.asarray(a) for a in (x, w, b, dy, plus))
+
+    classes = [n for n in L.ROW_CLASSES if n * threads >= cols] + [None]
+    launched, original = [], L._row_class
+
+    def forced(c, t):  # the class of this round, in place of the launcher's own choice
+        launched.append(original(c, t))
+        return chosen
+
+    monkeypatch.setattr(L, "_row_class", forced)
+    results = {}
+    for chosen in classes:
+        got = []
+        for ww, bb in [(w, b), (w, None), (None, b), (None, None)]:
+            y, mean, rstd = K.layer_norm_forward(x, ww, bb, 1e-5)
+            got += [y, mean, rstd]
+            for pl in (None, plus):
+                got.append(K.layer_norm_backward(dy, x, ww, mean, rstd, param_grads=False, plus=pl)[0])
+        results[chosen] = [np.asarray(a.get() if xp is not np else a).view(np.uint8) for a in got]
+    assert set(launched) == {original(cols, threads)}  # what the launcher would pick by itself
+    for chosen in classes[:-1]:
+        for i, (got, want) in enumerate(zip(results[chosen], results[None])):
+            np.testing.assert_array_equal(got, want, err_msg=f"N={chosen}, output {i}")
 
 
 def test_layer_norm_finite_difference(cpu):
