@@ -113,7 +113,7 @@ __global__ void sumsq_partial(const S* const* __restrict__ tensors,
   const Chunk c = chunk_of(b, sizes, block_tensor, block_start, chunk);
   const S* x = tensors[c.t];
   T s = T(0);
-  for (long long i = c.start + threadIdx.x; i < c.end; i += blockDim.x) s += x[i] * x[i];
+  mtx::for_each_strided<4>(c.start + threadIdx.x, c.end, blockDim.x, [&](long long, T xi) { s += xi * xi; }, x);
   s = mtx::block_sum(s);
   if (threadIdx.x == 0) partial[b] = s;
 }
@@ -141,12 +141,12 @@ __global__ void nonfinite_partial(const S* const* __restrict__ tensors,
   const Chunk c = chunk_of(b, sizes, block_tensor, block_start, chunk);
   const S* x = tensors[c.t];
   T count = T(0);
-  for (long long i = c.start + threadIdx.x; i < c.end; i += blockDim.x) {
+  mtx::for_each_strided<4>(c.start + threadIdx.x, c.end, blockDim.x, [&](long long, T xi) {
     // 0 for a finite x; NaN for NaN and for +-inf (inf - inf). Exact IEEE arithmetic is what
     // makes this hold: no fast-math option is passed to NVRTC, nvcc or g++.
-    const T d = x[i] - x[i];
+    const T d = xi - xi;
     if (d != d) count += T(1);
-  }
+  }, x);
   count = mtx::block_sum(count);
   if (threadIdx.x == 0) partial[b] = count;
 }

@@ -134,6 +134,47 @@ __device__ __forceinline__ void map_row(const S* __restrict__ x, S* __restrict__
   }
 }
 
+// f(i, x[i]...) for i = begin, begin + step, ... < end, in that order: what a loop
+// `for (i = begin; i < end; i += step)` over the arrays x... does, with U elements of each
+// array loaded before the first of them is used. Such a loop's trip count is not known when
+// compiling, so it is not unrolled, and each iteration's load waits for the last iteration's
+// use (a GPU issues a warp's instructions in order): one memory latency per element. Here U
+// loads of each array are in flight at once; f sees the same elements in the same order, so
+// its sums give the same bits. (In-place: f may store to i, which no later load reads.)
+template <typename S, int U>
+struct Strip {
+  S v[U];
+};
+
+// a[i0], a[i0 + step], ... (U of them; 0 past end), every load issued before any is used.
+template <int U, typename S>
+__device__ __forceinline__ Strip<S, U> load_strip(const S* __restrict__ a, long long i0, long long end,
+                                                  long long step) {
+  Strip<S, U> strip;
+#pragma unroll
+  for (int k = 0; k < U; ++k) strip.v[k] = i0 + k * step < end ? a[i0 + k * step] : S(0.f);
+  return strip;
+}
+
+template <int U, typename F, typename... X>
+__device__ __forceinline__ void for_each_strided(long long begin, long long end, long long step, F f,
+                                                 const X* __restrict__... x) {
+  for (long long i0 = begin; i0 < end; i0 += U * step) {
+    [&](const Strip<X, U>&... v) {
+#pragma unroll
+      for (int k = 0; k < U; ++k)
+        if (i0 + k * step < end) f(i0 + k * step, v.v[k]...);
+    }(load_strip<U>(x, i0, end, step)...);
+  }
+}
+
+// for_each_strided over the columns c = threadIdx.x, threadIdx.x + blockDim.x, ... of a row
+// (the mapping of a block per row), 4 of each array in flight.
+template <typename F, typename... X>
+__device__ __forceinline__ void for_each_column(int cols, F f, const X* __restrict__... x) {
+  for_each_strided<4>(threadIdx.x, cols, blockDim.x, f, x...);
+}
+
 // Reduction operators: `op(a, b)` combines two values and `identity()` is the
 // value that leaves any other unchanged (it fills the unused warp slots below).
 template <typename T>

@@ -34,14 +34,14 @@ __global__ void cross_entropy_forward(const S* __restrict__ logits,
   const S* xr = logits + (long long)row * cols;
 
   T m = -mtx::num<T>::inf();
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) m = mtx::num<T>::max(m, xr[c]);
+  mtx::for_each_column(cols, [&](long long, T xc) { m = mtx::num<T>::max(m, xc); }, xr);
   m = mtx::block_max(m);
 
   T se = T(0), sx = T(0);
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    se += mtx::num<T>::exp(xr[c] - m);
-    sx += xr[c];
-  }
+  mtx::for_each_column(cols, [&](long long, T xc) {
+    se += mtx::num<T>::exp(xc - m);
+    sx += xc;
+  }, xr);
   se = mtx::block_sum(se);
   sx = mtx::block_sum(sx);
 

@@ -30,7 +30,7 @@ __global__ void softmax_forward(const S* __restrict__ x, S* __restrict__ y, int 
   const T neg_inf = -mtx::num<T>::inf();
 
   T m = neg_inf;
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) m = mtx::num<T>::max(m, xr[c]);
+  mtx::for_each_column(cols, [&](long long, T xc) { m = mtx::num<T>::max(m, xc); }, xr);
   m = mtx::block_max(m);
 
   if (m == neg_inf) {  // every logit -inf: defined as an all-zero row
@@ -39,11 +39,11 @@ __global__ void softmax_forward(const S* __restrict__ x, S* __restrict__ y, int 
   }
 
   T z = T(0);
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) z += mtx::num<T>::exp(xr[c] - m);
+  mtx::for_each_column(cols, [&](long long, T xc) { z += mtx::num<T>::exp(xc - m); }, xr);
   z = mtx::block_sum(z);
   const T inv_z = T(1) / z;
 
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = mtx::num<T>::exp(xr[c] - m) * inv_z;
+  mtx::for_each_column(cols, [&](long long c, T xc) { yr[c] = mtx::num<T>::exp(xc - m) * inv_z; }, xr);
 }
 
 template <typename S>
@@ -58,8 +58,8 @@ __global__ void softmax_backward(const S* __restrict__ y, const S* __restrict__ 
   S* dxr = dx + base;
 
   T dot = T(0);
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) dot += dyr[c] * yr[c];
+  mtx::for_each_column(cols, [&](long long, T dyc, T yc) { dot += dyc * yc; }, dyr, yr);
   dot = mtx::block_sum(dot);
 
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) dxr[c] = yr[c] * (dyr[c] - dot);
+  mtx::for_each_column(cols, [&](long long c, T yc, T dyc) { dxr[c] = yc * (dyc - dot); }, yr, dyr);
 }
