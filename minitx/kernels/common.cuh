@@ -112,28 +112,6 @@ __device__ __forceinline__ bool aligned16(const void* p) {
   return ((unsigned long long)p & 15ull) == 0;
 }
 
-// y[c] = f(x[c], c) for the columns c of one row, the block's threads striding over them: a
-// pack at a time where both rows start 16-byte aligned and cols is a whole number of packs,
-// else one element at a time.  Each element's arithmetic is f's either way, so both give the
-// same bits.
-template <typename S, typename F>
-__device__ __forceinline__ void map_row(const S* __restrict__ x, S* __restrict__ y, int cols, F f) {
-  constexpr int V = Pack<S>::size;
-  if (cols % V == 0 && aligned16(x) && aligned16(y)) {
-    const Pack<S>* xp = reinterpret_cast<const Pack<S>*>(x);
-    Pack<S>* yp = reinterpret_cast<Pack<S>*>(y);
-    for (int i = threadIdx.x; i < cols / V; i += blockDim.x) {
-      const Pack<S> in = xp[i];
-      Pack<S> out;
-#pragma unroll
-      for (int k = 0; k < V; ++k) out.v[k] = f(in.v[k], i * V + k);
-      yp[i] = out;
-    }
-  } else {
-    for (int c = threadIdx.x; c < cols; c += blockDim.x) y[c] = f(x[c], c);
-  }
-}
-
 // f(i, x[i]...) for i = begin, begin + step, ... < end, in that order: what a loop
 // `for (i = begin; i < end; i += step)` over the arrays x... does, with U elements of each
 // array loaded before the first of them is used. Such a loop's trip count is not known when
@@ -152,7 +130,7 @@ __device__ __forceinline__ Strip<S, U> load_strip(const S* __restrict__ a, long 
                                                   long long step) {
   Strip<S, U> strip;
 #pragma unroll
-  for (int k = 0; k < U; ++k) strip.v[k] = i0 + k * step < end ? a[i0 + k * step] : S(0.f);
+  for (int k = 0; k < U; ++k) strip.v[k] = i0 + k * step < end ? a[i0 + k * step] : S{};
   return strip;
 }
 
@@ -173,6 +151,26 @@ __device__ __forceinline__ void for_each_strided(long long begin, long long end,
 template <typename F, typename... X>
 __device__ __forceinline__ void for_each_column(int cols, F f, const X* __restrict__... x) {
   for_each_strided<4>(threadIdx.x, cols, blockDim.x, f, x...);
+}
+
+// y[c] = f(x[c], c) for the columns c of one row, the block's threads striding over them: a
+// pack at a time where both rows start 16-byte aligned and cols is a whole number of packs,
+// else one element at a time, the loads in flight as for_each_strided's. Each element's
+// arithmetic is f's either way, so both give the same bits.
+template <typename S, typename F>
+__device__ __forceinline__ void map_row(const S* __restrict__ x, S* __restrict__ y, int cols, F f) {
+  constexpr int V = Pack<S>::size;
+  if (cols % V == 0 && aligned16(x) && aligned16(y)) {
+    Pack<S>* yp = reinterpret_cast<Pack<S>*>(y);
+    for_each_strided<2>(threadIdx.x, cols / V, blockDim.x, [&](long long i, const Pack<S>& in) {
+      Pack<S> out;
+#pragma unroll
+      for (int k = 0; k < V; ++k) out.v[k] = f(in.v[k], int(i) * V + k);
+      yp[i] = out;
+    }, reinterpret_cast<const Pack<S>*>(x));
+  } else {
+    for_each_strided<4>(threadIdx.x, cols, blockDim.x, [&](long long c, S xc) { y[c] = f(xc, int(c)); }, x);
+  }
 }
 
 // Reduction operators: `op(a, b)` combines two values and `identity()` is the
