@@ -355,7 +355,7 @@ __global__ void attention_backward_delta(const S* __restrict__ o, const S* __res
   const S* orow = o + orows.head(bh, H) + (long long)i * orows.sr;
   const S* drow = dout + drows.head(bh, H) + (long long)i * drows.sr;
   T s = T(0);
-  for (int c = lane; c < d; c += 32) s += orow[c] * drow[c];
+  mtx::for_each_strided<4>(lane, d, 32, [&](long long, T oc, T dc) { s += oc * dc; }, orow, drow);
   s = mtx::warp_sum(s);
   if (lane == 0) delta[row] = s;
 }
