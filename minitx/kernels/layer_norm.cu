@@ -36,7 +36,8 @@
 //   layer_norm_backward_dwdb_partial
 //                           grid (ceil(cols/blockDim.x), parts): thread owns one
 //                           column and sums rows blockIdx.y, blockIdx.y + parts,
-//                           ...; writes part_w/part_b[parts, cols] with `=`.
+//                           ... (8 rows loaded at a time, added in that order);
+//                           writes part_w/part_b[parts, cols] with `=`.
 //   layer_norm_backward_dwdb_reduce
 //                           one thread per column sums the `parts` partials and
 //                           writes dw[c], db[c] with `=` (not `+=`).
@@ -232,12 +233,29 @@ __global__ void layer_norm_backward_dwdb_partial(const S* __restrict__ dy,
   using T = mtx::compute_t<S>;
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col >= cols) return;  // no barriers below
+  // rows r = blockIdx.y, blockIdx.y + gridDim.y, ... in that order, U of them loaded before the
+  // first is added (a loop of one row an iteration waited out one memory latency a row)
+  constexpr int U = 8;
   T aw = T(0), ab = T(0);
-  for (int r = blockIdx.y; r < rows; r += gridDim.y) {
-    const long long i = (long long)r * cols + col;
-    const T g = dy[i];
-    aw += g * (x[i] - mean[r]) * rstd[r];
-    ab += g;
+  for (int r0 = blockIdx.y; r0 < rows; r0 += U * gridDim.y) {
+    T g[U], xv[U], mu[U], rs[U];
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+      const int r = r0 + k * gridDim.y;
+      const long long i = (long long)r * cols + col;
+      const bool in = r < rows;
+      g[k] = in ? T(dy[i]) : T(0);
+      xv[k] = in ? T(x[i]) : T(0);
+      mu[k] = in ? mean[r] : T(0);
+      rs[k] = in ? rstd[r] : T(0);
+    }
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+      if (r0 + k * gridDim.y < rows) {
+        aw += g[k] * (xv[k] - mu[k]) * rs[k];
+        ab += g[k];
+      }
+    }
   }
   const long long o = (long long)blockIdx.y * cols + col;
   part_w[o] = aw;
