@@ -270,11 +270,11 @@ __global__ void layer_norm_backward_dwdb_reduce(const mtx::compute_t<S>* __restr
   using T = mtx::compute_t<S>;
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col >= cols) return;
-  T aw = T(0), ab = T(0);
-  for (int p = 0; p < parts; ++p) {
-    aw += part_w[(long long)p * cols + col];
-    ab += part_b[(long long)p * cols + col];
-  }
+  T aw = T(0), ab = T(0);  // the partials p = 0, 1, ..., parts - 1 of this column, in order
+  mtx::for_each_strided<8>(col, (long long)parts * cols, cols, [&](long long, T w, T b) {
+    aw += w;
+    ab += b;
+  }, part_w, part_b);
   dw[col] = aw;
   db[col] = ab;
 }
