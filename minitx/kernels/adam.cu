@@ -84,21 +84,19 @@ __global__ void adam_step(mtx::compute_t<S>* const* __restrict__ params,
   const S* g = grads[t];
   T* m = exp_avgs[t];
   T* v = exp_avg_sqs[t];
-  for (long long i = c.start + threadIdx.x; i < c.end; i += blockDim.x) {
-    T pi = p[i];
-    T gi = g[i];
+  mtx::for_each_strided<2>(c.start + threadIdx.x, c.end, blockDim.x, [&](long long i, T pi, T gi, T m_old, T v_old) {
     if (decoupled) {
       pi -= lr * weight_decay * pi;
     } else {
       gi += weight_decay * pi;
     }
-    const T mi = beta1 * m[i] + (T(1) - beta1) * gi;
-    const T vi = beta2 * v[i] + (T(1) - beta2) * gi * gi;
+    const T mi = beta1 * m_old + (T(1) - beta1) * gi;
+    const T vi = beta2 * v_old + (T(1) - beta2) * gi * gi;
     m[i] = mi;
     v[i] = vi;
     pi -= lr * (mi / bias_corr1) / (mtx::num<T>::sqrt(vi / bias_corr2) + eps);
     p[i] = pi;
-  }
+  }, p, g, m, v);
 }
 
 template <typename S>
@@ -162,5 +160,5 @@ __global__ void scale_inplace(S* const* __restrict__ tensors, const long long* _
   const Chunk c = chunk_of(b, sizes, block_tensor, block_start, chunk);
   S* x = tensors[c.t];
   const T f = T(*factor);
-  for (long long i = c.start + threadIdx.x; i < c.end; i += blockDim.x) x[i] = T(x[i]) * f;
+  mtx::for_each_strided<4>(c.start + threadIdx.x, c.end, blockDim.x, [&](long long i, T xi) { x[i] = xi * f; }, x);
 }
