@@ -138,6 +138,7 @@ __device__ __forceinline__ void attn_load_tile(mtx::compute_t<S> (*dst)[attn_row
                                                const S* __restrict__ src, int row0, int L, int d,
                                                long long sr) {
   constexpr int ROWS = attn_fetch_rows<S, NR, D, ATT_THREADS>();
+  static_assert(NR % ROWS == 0, "whole chunks of rows");
 #pragma unroll
   for (int r0 = 0; r0 < NR; r0 += ROWS) {
     const AttnTileFetch<S, ROWS, D, ATT_THREADS> rows(src, row0 + r0, L, d, sr);
@@ -154,6 +155,7 @@ __device__ __forceinline__ void attn_load_tiles(mtx::compute_t<S> (*dst_a)[attn_
                                                 const S* __restrict__ src_b, long long sr_b, int row0,
                                                 int L, int d) {
   constexpr int ROWS = attn_fetch_rows<S, NR, D, ATT_THREADS>();
+  static_assert(NR % ROWS == 0, "whole chunks of rows");
 #pragma unroll
   for (int r0 = 0; r0 < NR; r0 += ROWS) {
     const AttnTileFetch<S, ROWS, D, ATT_THREADS> a(src_a, row0 + r0, L, d, sr_a), b(src_b, row0 + r0, L, d, sr_b);

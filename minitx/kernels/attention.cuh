@@ -86,7 +86,8 @@ struct AttnTileFetch {
 // Rows of an NR-row tile to fetch at once: as many as keep a thread's Packs of one tile in
 // flight at 2 or fewer (8 registers of a float tile): the tiles of wide rows over few threads
 // would otherwise hold more registers than the compiler keeps without spilling (the
-// tensor-core kernels' 64 threads at D = 128). A power of two dividing NR.
+// tensor-core kernels' 64 threads at D = 128). NR halved until it fits: the callers assert that
+// the result divides NR (it does for the tiles' sizes, powers of two).
 template <typename S, int NR, int D, int THREADS>
 __host__ __device__ constexpr int attn_fetch_rows() {
   int rows = NR;

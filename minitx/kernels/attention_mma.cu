@@ -68,6 +68,7 @@ __device__ __forceinline__ void attn_mma_load(typename mtx::Mma<S>::operand* dst
                                               int row0, int L, int d, long long sr) {
   using M = mtx::Mma<S>;
   constexpr int THREADS = 32 * ATT_MMA_WARPS, ROWS = attn_fetch_rows<S, NR, D, THREADS>();
+  static_assert(NR % ROWS == 0, "whole chunks of rows");
 #pragma unroll
   for (int r0 = 0; r0 < NR; r0 += ROWS) {
     const AttnTileFetch<S, ROWS, D, THREADS> rows(src, row0 + r0, L, d, sr);

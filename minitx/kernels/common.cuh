@@ -118,7 +118,8 @@ __device__ __forceinline__ bool aligned16(const void* p) {
 // compiling, so it is not unrolled, and each iteration's load waits for the last iteration's
 // use (a GPU issues a warp's instructions in order): one memory latency per element. Here U
 // loads of each array are in flight at once; f sees the same elements in the same order, so
-// its sums give the same bits. (In-place: f may store to i, which no later load reads.)
+// its sums give the same bits. f may store to element i in place (no later load reads it; the
+// views are not __restrict__, so the compiler is promised nothing it could break).
 template <typename S, int U>
 struct Strip {
   S v[U];
@@ -126,7 +127,7 @@ struct Strip {
 
 // a[i0], a[i0 + step], ... (U of them; 0 past end), every load issued before any is used.
 template <int U, typename S>
-__device__ __forceinline__ Strip<S, U> load_strip(const S* __restrict__ a, long long i0, long long end,
+__device__ __forceinline__ Strip<S, U> load_strip(const S* a, long long i0, long long end,
                                                   long long step) {
   Strip<S, U> strip;
 #pragma unroll
@@ -136,7 +137,7 @@ __device__ __forceinline__ Strip<S, U> load_strip(const S* __restrict__ a, long 
 
 template <int U, typename F, typename... X>
 __device__ __forceinline__ void for_each_strided(long long begin, long long end, long long step, F f,
-                                                 const X* __restrict__... x) {
+                                                 const X*... x) {
   for (long long i0 = begin; i0 < end; i0 += U * step) {
     [&](const Strip<X, U>&... v) {
 #pragma unroll
@@ -149,7 +150,7 @@ __device__ __forceinline__ void for_each_strided(long long begin, long long end,
 // for_each_strided over the columns c = threadIdx.x, threadIdx.x + blockDim.x, ... of a row
 // (the mapping of a block per row), 4 of each array in flight.
 template <typename F, typename... X>
-__device__ __forceinline__ void for_each_column(int cols, F f, const X* __restrict__... x) {
+__device__ __forceinline__ void for_each_column(int cols, F f, const X*... x) {
   for_each_strided<4>(threadIdx.x, cols, blockDim.x, f, x...);
 }
 

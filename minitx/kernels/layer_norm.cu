@@ -237,12 +237,12 @@ __global__ void layer_norm_backward_dwdb_partial(const S* __restrict__ dy,
   // first is added (a loop of one row an iteration waited out one memory latency a row)
   constexpr int U = 8;
   T aw = T(0), ab = T(0);
-  for (int r0 = blockIdx.y; r0 < rows; r0 += U * gridDim.y) {
+  for (long long r0 = blockIdx.y; r0 < rows; r0 += U * gridDim.y) {
     T g[U], xv[U], mu[U], rs[U];
 #pragma unroll
     for (int k = 0; k < U; ++k) {
-      const int r = r0 + k * gridDim.y;
-      const long long i = (long long)r * cols + col;
+      const long long r = r0 + k * gridDim.y;
+      const long long i = r * cols + col;
       const bool in = r < rows;
       g[k] = in ? T(dy[i]) : T(0);
       xv[k] = in ? T(x[i]) : T(0);
