@@ -122,7 +122,7 @@ __global__ void sumsq_finalize(const mtx::compute_t<S>* __restrict__ partial, in
   using T = mtx::compute_t<S>;
   if (blockIdx.x != 0) return;
   T s = T(0);
-  for (int i = threadIdx.x; i < n; i += blockDim.x) s += partial[i];
+  mtx::for_each_strided<8>(threadIdx.x, n, blockDim.x, [&](long long, T pi) { s += pi; }, partial);
   s = mtx::block_sum(s);
   if (threadIdx.x == 0) out[0] = mtx::num<T>::sqrt(s);
 }
