@@ -132,18 +132,13 @@ struct AttnColumns {
 // Copy NR rows (starting at row0 of an [L, d] matrix of S whose rows are `sr` apart) into a
 // padded shared tile [NR][D + V] of the compute type; rows past L and columns past d are
 // zero-filled, so that 0 * tile stays finite and the columns past d add nothing. Each chunk's
-// loads go out together before any of its stores (AttnTileFetch, attn_fetch_rows: attention.cuh).
+// loads go out together before any of its stores (attn_copy_rows, attention.cuh).
 template <typename S, int NR, int D>
 __device__ __forceinline__ void attn_load_tile(mtx::compute_t<S> (*dst)[attn_row<mtx::compute_t<S>, D>],
                                                const S* __restrict__ src, int row0, int L, int d,
                                                long long sr) {
-  constexpr int ROWS = attn_fetch_rows<S, NR, D, ATT_THREADS>();
-  static_assert(NR % ROWS == 0, "whole chunks of rows");
-#pragma unroll
-  for (int r0 = 0; r0 < NR; r0 += ROWS) {
-    const AttnTileFetch<S, ROWS, D, ATT_THREADS> rows(src, row0 + r0, L, d, sr);
-    rows.put([&](int r, int c, mtx::compute_t<S> x) { dst[r0 + r][c] = x; });
-  }
+  attn_copy_rows<S, NR, D, ATT_THREADS>(src, row0, L, d, sr,
+                                        [&](int r, int c, mtx::compute_t<S> x) { dst[r][c] = x; });
 }
 
 // Two such tiles of the same rows (k and v, or q and do), both tiles' loads of a chunk in flight

@@ -86,13 +86,27 @@ struct AttnTileFetch {
 // Rows of an NR-row tile to fetch at once: as many as keep a thread's Packs of one tile in
 // flight at 2 or fewer (8 registers of a float tile): the tiles of wide rows over few threads
 // would otherwise hold more registers than the compiler keeps without spilling (the
-// tensor-core kernels' 64 threads at D = 128). NR halved until it fits: the callers assert that
+// tensor-core kernels' 64 threads at D = 128). NR halved until it fits: its users assert that
 // the result divides NR (it does for the tiles' sizes, powers of two).
 template <typename S, int NR, int D, int THREADS>
 __host__ __device__ constexpr int attn_fetch_rows() {
   int rows = NR;
   while (rows > 1 && rows * (D / mtx::Pack<S>::size) > 2 * THREADS) rows /= 2;
   return rows;
+}
+
+// put(r, c, x) for every element of NR rows of D columns from row0 of an [L, d] operand (rows sr
+// apart), x zero past L and d: AttnTileFetch a chunk of attn_fetch_rows at a time.
+template <typename S, int NR, int D, int THREADS, typename Put>
+__device__ __forceinline__ void attn_copy_rows(const S* __restrict__ src, int row0, int L, int d, long long sr,
+                                               Put put) {
+  constexpr int ROWS = attn_fetch_rows<S, NR, D, THREADS>();
+  static_assert(NR % ROWS == 0, "whole chunks of rows");
+#pragma unroll
+  for (int r0 = 0; r0 < NR; r0 += ROWS) {
+    const AttnTileFetch<S, ROWS, D, THREADS> rows(src, row0 + r0, L, d, sr);
+    rows.put([&](int r, int c, mtx::compute_t<S> x) { put(r0 + r, c, x); });
+  }
 }
 
 // Row of the key-padding mask for head-row bh (batch bh / heads), or NULL.

@@ -62,20 +62,14 @@ struct AttnMmaTiles {
 
 // Copy NR rows from row0 of an [L, d] operand (rows sr apart) into a shared tile of operands:
 // dst[r][c] (transposed: dst[c][r]) with zeros past L and d (from_float(0) is the operand 0).
-// Each chunk's loads go out together before its stores (AttnTileFetch, attention.cuh).
+// Each chunk's loads go out together before its stores (attn_copy_rows, attention.cuh).
 template <typename S, int NR, int D, bool transposed, int LD>
 __device__ __forceinline__ void attn_mma_load(typename mtx::Mma<S>::operand* dst, const S* __restrict__ src,
                                               int row0, int L, int d, long long sr) {
   using M = mtx::Mma<S>;
-  constexpr int THREADS = 32 * ATT_MMA_WARPS, ROWS = attn_fetch_rows<S, NR, D, THREADS>();
-  static_assert(NR % ROWS == 0, "whole chunks of rows");
-#pragma unroll
-  for (int r0 = 0; r0 < NR; r0 += ROWS) {
-    const AttnTileFetch<S, ROWS, D, THREADS> rows(src, row0 + r0, L, d, sr);
-    rows.put([&](int r, int c, float x) {
-      dst[transposed ? c * LD + r0 + r : (r0 + r) * LD + c] = M::from_float(x);
-    });
-  }
+  attn_copy_rows<S, NR, D, 32 * ATT_MMA_WARPS>(src, row0, L, d, sr, [&](int r, int c, float x) {
+    dst[transposed ? c * LD + r : r * LD + c] = M::from_float(x);
+  });
 }
 
 // dots[n] = A B^T for the warp's 16 rows row0 .. row0 + 15 of tile A and the N rows of tile B
