@@ -146,14 +146,19 @@ _use = [os.environ.get("MINITX_BLAS", "").strip().lower() == "cublas"]
 
 
 @contextlib.contextmanager
-def use_cublas(flag: bool = True):
-    """Inside: products of CuPy arrays go through :func:`matmul` (capture-safe cuBLAS)."""
-    before = _use[0]
-    _use[0] = bool(flag)
+def _switched(cell: list, flag: bool):
+    """cell[0] = flag inside, as it was after."""
+    before = cell[0]
+    cell[0] = bool(flag)
     try:
         yield
     finally:
-        _use[0] = before
+        cell[0] = before
+
+
+def use_cublas(flag: bool = True):
+    """Inside: products of CuPy arrays go through :func:`matmul` (capture-safe cuBLAS)."""
+    return _switched(_use, flag)
 
 
 def available() -> bool:
@@ -322,16 +327,10 @@ class _LtPlan(NamedTuple):
     heuristic: object  # cublasLt.MatmulHeuristicResult: its first field is the algorithm the call takes
 
 
-@contextlib.contextmanager
 def use_epilogues(flag: bool = True):
     """Inside (with :func:`use_cublas` on): Linear adds its bias and sums its gradient inside its
     products, through cuBLASLt's epilogues (or ``MINITX_BLAS_EPILOGUES=1``)."""
-    before = _use_epilogues[0]
-    _use_epilogues[0] = bool(flag)
-    try:
-        yield
-    finally:
-        _use_epilogues[0] = before
+    return _switched(_use_epilogues, flag)
 
 
 def epilogues_on() -> bool:
