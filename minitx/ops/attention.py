@@ -11,7 +11,7 @@ from minitx import blas, kernels
 from minitx.autograd.engine import unbroadcast
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
-from minitx.backend import device_of, get_array_module, is_floating
+from minitx.backend import device_of, get_array_module, is_floating, sum_last
 from minitx.ops._args import floating
 from minitx.ops.dropout import _dropout_keep_mask, _philox_seed_offset
 from minitx.ops.reduction import logsumexp_parts
@@ -20,13 +20,16 @@ __all__ = ["ScaledDotProductAttention", "PackedHeadsAttention"]
 
 
 def _batched_matmul(a, b):
-    """a @ b over the leading (batch) axes, with both operands C-contiguous: CuPy then runs one
-    strided-batched cuBLAS product, and NumPy its BLAS path instead of a loop over strided
-    batches. (q, k, v arrive as permuted views from the head split.) minitx.blas's call, when on,
-    takes the views as they are."""
+    """a @ b over the leading (batch) axes. q, k, v arrive as strided views from the head split,
+    and k^T, P^T as transposed views. NumPy hands BLAS each matrix as it lies when its rows or its
+    columns are contiguous, so only a matrix with neither is copied (else NumPy would loop over
+    its elements itself); CuPy gets C-contiguous operands and runs one strided-batched cuBLAS
+    product. minitx.blas's call, when on, takes the views as they are."""
     if blas.enabled(a, b):
         return blas.matmul(a, b)
     xp = get_array_module(a)
+    if xp is np:
+        return np.matmul(*(m if m.itemsize in m.strides[-2:] else np.ascontiguousarray(m) for m in (a, b)))
     return xp.matmul(xp.ascontiguousarray(a), xp.ascontiguousarray(b))
 
 
@@ -238,7 +241,7 @@ class ScaledDotProductAttention(Function):
             dp = _batched_matmul(do, xp.swapaxes(v, -1, -2))
             if dropout_mask is not None:
                 dp = dp * dropout_mask
-            ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
+            ds = p * (dp - sum_last(dp, p)[..., None])
             if _is_float_mask(mask) and mask_grad:
                 dmask = ds.astype(mask.dtype, copy=False)  # the engine sums it back to the mask's shape
             ds = ds * self.scale_used

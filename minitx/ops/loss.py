@@ -14,7 +14,7 @@ from __future__ import annotations
 from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
-from minitx.backend import get_array_module
+from minitx.backend import get_array_module, mean_last
 from minitx.ops._args import as_indices, floating
 from minitx.ops.activation import sigmoid_values, softplus_values
 from minitx.ops.indexing import _check_integer
@@ -121,7 +121,7 @@ class CrossEntropy(Function):
             logp_t = xp.take_along_axis(x, safe_t[..., None], axis=-1)[..., 0] - lse
             loss = -(1 - self.smoothing) * logp_t
             if self.smoothing:
-                loss = loss + self.smoothing * (lse - x.mean(axis=-1))
+                loss = loss + self.smoothing * (lse - mean_last(x))
             loss = xp.where(valid, loss, 0)  # not loss * valid: an ignored row's NaN must not count
         self.save_for_backward(x, t, lse)
         if self.reduction == "none":

@@ -20,7 +20,7 @@ from minitx import backend, kernels
 from minitx.autograd.function import Function
 from minitx.autograd.inplace import mark_modified
 from minitx.autograd.tensor import Tensor
-from minitx.backend import get_array_module
+from minitx.backend import get_array_module, mean_last, sum_dot
 from minitx.ops._args import floating
 
 __all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm"]
@@ -75,9 +75,9 @@ class LayerNorm(Function):
             y, mu, rstd = kernels.layer_norm_forward(x, w, b, self.eps)
         else:
             xp = get_array_module(x)
-            mu = x.mean(axis=-1)
+            mu = mean_last(x)
             centered = x - mu[..., None]
-            rstd = 1 / xp.sqrt((centered * centered).mean(axis=-1) + self.eps)
+            rstd = 1 / xp.sqrt(mean_last(centered, centered) + self.eps)
             y = centered * rstd[..., None] * w + b
         self.save_for_backward(x, w, mu, rstd)
         return y
@@ -92,10 +92,10 @@ class LayerNorm(Function):
         rstd = rstd[..., None]
         xhat = (x - mu[..., None]) * rstd
         g = dy * w
-        dx = rstd * (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True))
+        dx = rstd * (g - mean_last(g)[..., None] - xhat * mean_last(g, xhat)[..., None])
         if plus is not None:  # plus + dx, in the engine's order (of two NaNs, the first's is kept)
             get_array_module(dx).add(plus, dx, out=dx)  # dx is this expression's own new array
-        dw = (dy * xhat).sum(axis=rows) if needs_dw else None
+        dw = sum_dot(dy, xhat, rows) if needs_dw else None
         db = dy.sum(axis=rows) if needs_db else None
         return dx, dw, db
 
