@@ -1,4 +1,4 @@
-"""minitx/backend.py: numpy vs cupy, device names, MINITX_DEVICE, device-mismatch errors.
+"""minitx/backend.py: numpy vs cupy, device names, MINITX_DEVICE, device-mismatch errors, row sums.
 
 These tests run where CuPy is absent or sees no GPU; the GPU itself is covered by tests marked `gpu`.
 """
@@ -8,6 +8,9 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import minitx
 import minitx.functional as F
@@ -169,3 +172,41 @@ def test_sum_rows_of_bfloat16_adds_in_float32_and_rounds_once():
     rng = np.random.default_rng(4)
     a = rng.standard_normal((300, 7)).astype(bf16)
     np.testing.assert_array_equal(backend.sum_rows(a), a.astype(np.float32).sum(axis=0).astype(bf16))
+
+
+_ROW_SHAPES = hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=9)
+
+
+@pytest.mark.filterwarnings("ignore:Mean of empty slice")
+@settings(max_examples=60, deadline=None)
+@given(shape=_ROW_SHAPES, dtype=st.sampled_from(["float32", "float64", "float16"]), data=st.data())
+def test_row_sums_agree_with_numpys_expressions(shape, dtype, data):
+    """sum_last, mean_last and sum_dot against the expressions they replace, on any shape (empty
+    axes included) and with inf and NaN among the values: the same dtype and shape, the same
+    value up to the order of the additions, and a NaN or inf where the expression has one."""
+    values = hnp.arrays(dtype, shape, elements=st.floats(-100, 100, width=16) | st.sampled_from(
+        [0.0, -0.0, np.inf, -np.inf, np.nan]))
+    a, b = data.draw(values), data.draw(values)
+    rows = tuple(range(a.ndim - 1))
+    tol = dict(rtol=1e-2 if dtype == "float16" else 1e-5, atol=1e-3)
+    with np.errstate(all="ignore"):
+        pairs = [(backend.sum_last(a), a.sum(axis=-1)), (backend.sum_last(a, b), (a * b).sum(axis=-1)),
+                 (backend.mean_last(a), a.mean(axis=-1)), (backend.mean_last(a, b), (a * b).mean(axis=-1)),
+                 (backend.sum_dot(a, b, rows), (a * b).sum(axis=rows))]
+    for got, want in pairs:
+        got, want = np.asarray(got), np.asarray(want)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, equal_nan=True, **tol)
+
+
+def test_row_sums_take_blas_and_einsum_only_where_they_can():
+    """float32/float64 arrays of one dtype and shape, on NumPy, their last axis not empty: the
+    one-pass path; anything else (16 bits, mixed dtypes, broadcasting b) the expression."""
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert backend._one_pass(a, None) and backend._one_pass(a, a.copy())
+    assert not backend._one_pass(a.astype(np.float16), None)
+    assert not backend._one_pass(a, a.astype(np.float64))
+    assert not backend._one_pass(a, a[:1])
+    assert not backend._one_pass(a[:, :0], None)
+    np.testing.assert_array_equal(backend.sum_last(a, a[:1]), (a * a[:1]).sum(axis=-1))  # b broadcast
+    np.testing.assert_array_equal(backend.sum_dot(a, a, ()), a * a)  # no axes: nothing summed
