@@ -116,10 +116,11 @@ def row_block(cols: int, max_threads: int = 256) -> int:
     return int(min(max_threads, max(32, -(-cols // 32) * 32)))
 
 
-def launch_rows(be, filename, kernel, dt, arrays, rows, cols, extra=()):
+def launch_rows(be, filename, kernel, dt, arrays, rows, cols, extra=(), size=None):
     """Launch a row kernel: one block per row of a [rows, cols] problem, a multiple of 32
-    threads striding over the columns.  Its parameters are ``(*arrays, int rows, int cols,
-    *extra)``, the extras already typed NumPy scalars."""
+    threads striding over the columns (row_block(cols)).  Its parameters are ``(*arrays, int
+    rows, int cols, *extra)``, the extras already typed NumPy scalars; ``size``: the
+    compile-time size of a kernel compiled per size (``kernel<T, size>``)."""
     check_int32(rows=rows, cols=cols)
     be.launch(filename, kernel, dt, (rows,), (row_block(cols),),
-              (*arrays, np.int32(rows), np.int32(cols), *extra))
+              (*arrays, np.int32(rows), np.int32(cols), *extra), size=size)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._launch import check_compute_dtype, check_int32, contiguous, float_dtype, row_block, rows_cols
+from ._launch import check_compute_dtype, contiguous, float_dtype, launch_rows, row_block, rows_cols
 from ._runtime import backend_for, compute_dtype
 
 _PARAM_THREADS = 128  # threads (one column each) of the dw/db kernels
@@ -19,15 +19,6 @@ SIZES = {kernel: (None, *ROW_CLASSES) for kernel in ("layer_norm_forward", "laye
 def _row_class(cols: int, threads: int):
     """The smallest N of ROW_CLASSES with N * threads >= cols, or None (the loop)."""
     return next((n for n in ROW_CLASSES if n * threads >= cols), None)
-
-
-def _launch_row_kernel(be, kernel, dt, arrays, rows, cols, extra=()):
-    """launch_rows for a kernel of SIZES: one block of row_block(cols) threads per row, of the
-    row class those threads need."""
-    check_int32(rows=rows, cols=cols)
-    threads = row_block(cols)
-    be.launch("layer_norm.cu", kernel, dt, (rows,), (threads,), (*arrays, np.int32(rows), np.int32(cols), *extra),
-              size=_row_class(cols, threads))
 
 
 def layer_norm_forward(x, weight=None, bias=None, eps=1e-5):
@@ -54,7 +45,8 @@ def layer_norm_forward(x, weight=None, bias=None, eps=1e-5):
     mean = be.empty(x.shape[:-1], ct)
     rstd = be.empty(x.shape[:-1], ct)
     if rows:
-        _launch_row_kernel(be, "layer_norm_forward", dt, (x, w, b, y, mean, rstd), rows, cols, (ct.type(eps),))
+        launch_rows(be, "layer_norm.cu", "layer_norm_forward", dt, (x, w, b, y, mean, rstd), rows, cols,
+                    (ct.type(eps),), size=_row_class(cols, row_block(cols)))
     return y, mean, rstd
 
 
@@ -92,7 +84,8 @@ def layer_norm_backward(dy, x, weight, mean, rstd, param_grads=True, plus=None):
         if not param_grads:
             return dx, None, None
         return dx, be.zeros((cols,), dt), be.zeros((cols,), dt)
-    _launch_row_kernel(be, "layer_norm_backward_dx", dt, (dy, x, w, mean, rstd, dx, plus), rows, cols)
+    launch_rows(be, "layer_norm.cu", "layer_norm_backward_dx", dt, (dy, x, w, mean, rstd, dx, plus), rows, cols,
+                size=_row_class(cols, row_block(cols)))
     if not param_grads:
         return dx, None, None
     dw = be.empty((cols,), dt)
