@@ -189,15 +189,18 @@ def sum_last(a, b=None):
     both several times slower (a layer norm's rows of 256, attention's of 32, a cross-entropy's
     of 5,000). The terms are added in another order than NumPy's, so the last bit may differ.
     Elsewhere: the expression."""
-    if not _one_pass(a, b):
-        return (a if b is None else a * b).sum(axis=-1)
-    return a @ np.ones(a.shape[-1], a.dtype) if b is None else np.einsum("...i,...i->...", a, b)
+    return _row_sums(a, b) if _one_pass(a, b) else (a if b is None else a * b).sum(axis=-1)
 
 
 def mean_last(a, b=None):
     """The mean over the last axis of a, or of a * b: :func:`sum_last` / n (a 16-bit array's
     mean, through NumPy's, is taken in float32)."""
-    return sum_last(a, b) / a.shape[-1] if _one_pass(a, b) else (a if b is None else a * b).mean(axis=-1)
+    return _row_sums(a, b) / a.shape[-1] if _one_pass(a, b) else (a if b is None else a * b).mean(axis=-1)
+
+
+def _row_sums(a, b):
+    """sum_last's one pass: a product with ones (BLAS), or einsum's sum of products."""
+    return a @ np.ones(a.shape[-1], a.dtype) if b is None else np.einsum("...i,...i->...", a, b)
 
 
 def sum_dot(a, b, axes):
