@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # the lent GPUs (two H100s of 2026-11-23, three H200s of 2026-11-26), each session's runs in its own folder
 SESSIONS = [ROOT / "results" / name / "training"
             for name in ("2026-11-23-h100", "2026-11-23b-h100", "2026-11-26-h200", "2026-11-26b-h200",
-                         "2026-11-26c-h200", "2026-11-26d-h200")]
+                         "2026-11-26c-h200", "2026-11-26d-h200", "2026-11-26e-h100")]
 RUNS = {f"{folder.parent.name}/{run.name}": run for folder in SESSIONS for run in sorted(folder.iterdir())}
 # where a run was, on which machine, in which direction, which files it kept: not part of the model
 # a recipe means
@@ -36,7 +36,8 @@ def recorded(name, file):
                                          ("2026-11-26c-h200/gpu-best-graphs-de-en", "gpu-best"),
                                          ("2026-11-26c-h200/gpu-best-bf16-graphs-de-en", "gpu-best"),
                                          ("2026-11-26d-h200/gpu-best-graphs-de-en", "gpu-best"),
-                                         ("2026-11-26d-h200/gpu-best-tensor-cores-de-en", "gpu-best")])
+                                         ("2026-11-26d-h200/gpu-best-tensor-cores-de-en", "gpu-best"),
+                                         ("2026-11-26e-h100/gpu-best-graphs-de-en", "gpu-best")])
 def test_the_recipe_is_the_configuration_the_recorded_runs_trained(run, recipe):
     config = json.loads(json.dumps(build_config(recipe)))  # tuples as the JSON lists
     # a key the run's config.json lacks came after it: the run trained with what the upgrade of an
@@ -66,9 +67,11 @@ def test_a_run_at_the_gpu_defaults_recorded_what_they_resolved_to(run, precision
 
 
 @pytest.mark.parametrize("run, kernels", [("2026-11-26d-h200/gpu-best-graphs-de-en", "cuda-cores"),
-                                          ("2026-11-26d-h200/gpu-best-tensor-cores-de-en", "tensor-cores")])
+                                          ("2026-11-26d-h200/gpu-best-tensor-cores-de-en", "tensor-cores"),
+                                          ("2026-11-26e-h100/gpu-best-graphs-de-en", "cuda-cores")])
 def test_a_run_recorded_the_attention_kernels_it_trained_with(run, kernels):
-    """auto resolved to the CUDA cores on the H200 (the tensor cores when asked), at the TF32 default."""
+    """auto resolved to the CUDA cores on the H200 and the H100 (the tensor cores when asked), at the TF32
+    default."""
     trained = recorded(run, "config.json")
     assert (trained["attention_kernels"], trained["precision"], trained["cuda_graphs"]) == (kernels, "tf32", None)
 
