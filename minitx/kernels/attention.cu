@@ -179,6 +179,24 @@ __device__ __forceinline__ void attn_rows_times_tile(T (&acc)[NR / AttnColumns<T
   }
 }
 
+// out[i][my.c + e] = scale * acc[r][e] for thread my's rows i = row0 + my.g + r G of a head's
+// [L, d] output (rows `sr` apart), leaving rows past L and columns past d alone: how each
+// backward kernel writes the gradients it accumulated in registers, once, with `=`.
+template <typename S, int D, int NR>
+__device__ __forceinline__ void attn_store_rows(
+    S* __restrict__ out, long long sr, int row0, int L, int d,
+    const mtx::compute_t<S> (&acc)[NR / AttnColumns<mtx::compute_t<S>, D>::G][AttnVec<mtx::compute_t<S>>::V],
+    mtx::compute_t<S> scale, const AttnColumns<mtx::compute_t<S>, D>& my) {
+  constexpr int G = AttnColumns<mtx::compute_t<S>, D>::G, V = AttnVec<mtx::compute_t<S>>::V;
+#pragma unroll
+  for (int r = 0; r < NR / G; ++r) {
+    const int i = row0 + my.g + r * G;
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      if (i < L && my.c + e < d) out[(long long)i * sr + my.c + e] = scale * acc[r][e];
+  }
+}
+
 // The (i, j) pairs of an NQ x NK score tile that thread t computes: e = t + r * ATT_THREADS for
 // r = 0, 1, ..., i = e / NK, j = e % NK. As NK divides ATT_THREADS, the thread's key j is the same
 // for every r and its rows are i0 + r * STEP: one key row, read once, serves R dot products. (A
@@ -469,29 +487,14 @@ __device__ __forceinline__ void attn_backward_keys(
           for (int e = 0; e < V; ++e) acc_dq[r][e] = T(0);
         attn_rows_times_tile<T, D, BQ, BK>(acc_dq, dSs, Ks, my);
         const AttnRows dqr = attn_rows(layout, 6);
-#pragma unroll
-        for (int r = 0; r < BQ / G; ++r) {
-          const int qi = q0 + my.g + r * G;
-#pragma unroll
-          for (int e = 0; e < V; ++e)
-            if (qi < Lq && my.c + e < d) dq[dqr.head(bh, H) + (long long)qi * dqr.sr + my.c + e] = scale * acc_dq[r][e];
-        }
+        attn_store_rows<S, D, BQ>(dq + dqr.head(bh, H), dqr.sr, q0, Lq, d, acc_dq, scale, my);
       }
     }
   }
 
   if (my.c < d) {
-#pragma unroll
-    for (int r = 0; r < BK / G; ++r) {
-      const int kj = k0 + my.g + r * G;
-#pragma unroll
-      for (int e = 0; e < V; ++e) {
-        if (kj < Lk && my.c + e < d) {
-          dk[dkr.head(bh, H) + (long long)kj * dkr.sr + my.c + e] = scale * acc_dk[r][e];
-          dv[dvr.head(bh, H) + (long long)kj * dvr.sr + my.c + e] = acc_dv[r][e];
-        }
-      }
-    }
+    attn_store_rows<S, D, BK>(dk + dkr.head(bh, H), dkr.sr, k0, Lk, d, acc_dk, scale, my);
+    attn_store_rows<S, D, BK>(dv + dvr.head(bh, H), dvr.sr, k0, Lk, d, acc_dv, T(1), my);  // x * 1 is x
   }
 }
 
@@ -581,13 +584,5 @@ __global__ void ATT_LAUNCH_BOUNDS
     if (my.c < d) attn_rows_times_tile<T, D, BQ, BK>(acc, dSs, Ks, my);
   }
 
-  if (my.c < d) {
-#pragma unroll
-    for (int r = 0; r < BQ / G; ++r) {
-      const int qi = q0 + my.g + r * G;
-#pragma unroll
-      for (int e = 0; e < V; ++e)
-        if (qi < Lq && my.c + e < d) dq[dqr.head(bh, H) + (long long)qi * dqr.sr + my.c + e] = scale * acc[r][e];
-    }
-  }
+  if (my.c < d) attn_store_rows<S, D, BQ>(dq + dqr.head(bh, H), dqr.sr, q0, Lq, d, acc, scale, my);
 }
