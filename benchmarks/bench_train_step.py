@@ -20,7 +20,9 @@ both. On cuda a fourth minitx run, "minitx graphs", replays the step from a CUDA
 every forward and loss under autocast to bfloat16 (minitx.autocast, torch.autocast), float32 master
 weights on both sides: every run of a table is in one precision. The batch is Multi30k-like: about 6k target tokens, sentences of 16-32 tokens, a
 10k vocabulary on both sides. Reported: median step time (CUDA events, after warm-up),
-target tokens/s, and the ratios. Prints a table and writes JSON (default
+target tokens/s, and the ratios; ``--rounds N`` times every run N times, each round in a new order,
+and reports the median of its rounds (a host-bound run such as PyTorch eager moves with the host
+from one minute to the next; the rounds show by how much). Prints a table and writes JSON (default
 benchmarks/results/train-step-<gpu>-<date>.json).
 
 ``--device cpu`` times the CPU recipes' models (cpu-quick, cpu-long) at their own batch size
@@ -33,9 +35,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import math
 import os
+import statistics
 import sys
 from pathlib import Path
 
@@ -64,6 +68,9 @@ def parse_args(argv=None):
     parser.add_argument("--vocab", type=int, default=None, help="vocabulary (default 10000 on cuda, 5000 on cpu)")
     parser.add_argument("--steps", type=int, default=20, help="timed steps (median)")
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="time every run this many times, each round in a new order; a run's figure is the "
+                             "median of its rounds (each round: the median of --steps steps)")
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile runs (cuda only)")
     parser.add_argument("--no-graphs", action="store_true", help="skip minitx's captured step (cuda only; it "
@@ -344,6 +351,43 @@ def set_precision(precision, torch):
         torch.backends.cudnn.allow_tf32 = precision == "tf32"
 
 
+def time_in_rounds(plan, rounds, warmup, steps, free, say):
+    """{label: ([median ms of each round], parameter count)} for ``plan``, a list of (label,
+    environment, timer, build), where build() returns (step, parameter count).
+
+    Each round times every run once, the first in plan order with ``warmup`` steps before (at
+    least 2 for minitx: the graph run takes an eager step, then its capture), each later one
+    starting one place further down the list with one step before: a drift of the host or the
+    GPU over a table's minutes falls on every run alike, and the spread of a run's rounds is
+    there to read. With one round each run is built, timed and freed in turn; with more, all
+    stay alive between rounds. A graph run whose capture fails is reported and left out."""
+    times, alive = {}, {}
+    for r in range(rounds):
+        for label, env, timer, build in plan[r % len(plan):] + plan[:r % len(plan)]:
+            if r and label not in times:  # its capture failed in the first round
+                continue
+            with environment(**env):
+                if label not in alive:
+                    alive[label] = build()
+                step, n_params = alive[label]
+                first = max(warmup, 2) if label.startswith("minitx") else warmup
+                try:
+                    ms = timer(step, 1 if r else first, steps)
+                except Exception as error:  # noqa: BLE001 (a capture not proven in this precision: say so, go on)
+                    if label != "minitx graphs":
+                        raise
+                    print(f"  {label}: failed: {type(error).__name__}: {error}", file=sys.stderr)
+                    del alive[label], step
+                    free()
+                    continue
+            times.setdefault(label, ([], n_params))[0].append(ms)
+            say(label, ms, r)
+            if rounds == 1:
+                del alive[label], step
+                free()
+    return {label: times[label] for label, *_ in plan if label in times}
+
+
 def main(argv=None):
     args = parse_args(argv)
     cuda = args.device == "cuda"
@@ -392,37 +436,35 @@ def main(argv=None):
                 runs.append(("minitx graphs", "1"))
             else:
                 print("  minitx graphs: left out, nvmath-python is not importable", file=sys.stderr)
-        for label, fused in runs:
-            with environment(MINITX_FUSED=fused):
-                make = minitx_graphs_step if label == "minitx graphs" else minitx_step
-                step, n_params = make(cfg, src, tgt, args.device, autocast=autocast)
-                try:
-                    ms = minitx_timer(step, max(args.warmup, 2), args.steps)  # graphs: an eager step, a capture
-                except Exception as error:  # noqa: BLE001 (a capture not proven in this precision: say so, go on)
-                    if label != "minitx graphs":
-                        raise
-                    print(f"  {name:14s} {label:22s} failed: {type(error).__name__}: {error}", file=sys.stderr)
-                    continue
-            row[label] = dict(ms=ms, tokens_per_s=target_tokens / (ms * 1e-3), params=n_params)
-            print(f"  {name:14s} {label:22s} {ms:9.2f} ms  {target_tokens / (ms * 1e-3):10.0f} tok/s", flush=True)
-            del step
+        plan = [(label, {"MINITX_FUSED": fused}, minitx_timer,
+                 functools.partial(minitx_graphs_step if label == "minitx graphs" else minitx_step,
+                                   cfg, src, tgt, args.device, autocast=autocast))
+                for label, fused in runs]
+        torch_runs = [("torch eager", None)] if torch is not None else []
+        if torch_runs and cuda and not args.no_compile:
+            torch_runs += [("torch compile", "default"), ("torch reduce-overhead", "reduce-overhead")]
+        plan += [(label, {}, Timer("torch", torch) if cuda else Timer("cpu"),
+                  functools.partial(torch_step, torch, cfg, src, tgt, args.device, mode, autocast=autocast))
+                 for label, mode in torch_runs]
+
+        def free():
             if cp is not None:
                 cp.get_default_memory_pool().free_all_blocks()
-        torch_runs = [("torch eager", None)]
-        if cuda and not args.no_compile:
-            torch_runs += [("torch compile", "default"), ("torch reduce-overhead", "reduce-overhead")]
-        for label, compile_mode in torch_runs if torch is not None else []:
-            step, n_params = torch_step(torch, cfg, src, tgt, args.device, compile_mode, autocast=autocast)
-            timer = Timer("torch", torch) if cuda else Timer("cpu")
-            ms = timer(step, args.warmup, args.steps)
-            row[label] = dict(ms=ms, tokens_per_s=target_tokens / (ms * 1e-3), params=n_params)
-            print(f"  {name:14s} {label:22s} {ms:9.2f} ms  {target_tokens / (ms * 1e-3):10.0f} tok/s", flush=True)
-            if n_params != row[main_run]["params"]:
-                print(f"  warning: parameter counts differ: torch {n_params:,} vs minitx "
-                      f"{row[main_run]['params']:,}", file=sys.stderr)
-            del step
-            if cuda:
+            if torch is not None and cuda:
                 torch.cuda.empty_cache()
+
+        def say(label, ms, r):
+            print(f"  {name:14s} {label:22s} {ms:9.2f} ms  {target_tokens / (ms * 1e-3):10.0f} tok/s"
+                  + (f"  (round {r + 1})" if args.rounds > 1 else ""), flush=True)
+
+        for label, (ms_list, n_params) in time_in_rounds(plan, args.rounds, args.warmup, args.steps, free,
+                                                         say).items():
+            ms = statistics.median(ms_list)
+            row[label] = dict(ms=ms, tokens_per_s=target_tokens / (ms * 1e-3), params=n_params, rounds=ms_list)
+        for label, _ in torch_runs:
+            if label in row and row[label]["params"] != row[main_run]["params"]:
+                print(f"  warning: parameter counts differ: {label} {row[label]['params']:,} vs minitx "
+                      f"{row[main_run]['params']:,}", file=sys.stderr)
         main_ms = row[main_run]["ms"]
         if cuda:
             row["fused_vs_unfused"] = row["minitx MINITX_FUSED=0"]["ms"] / main_ms

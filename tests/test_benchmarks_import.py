@@ -229,3 +229,42 @@ def test_run_gpu_leaves_few_files_and_reports_every_stage(tmp_path):
     assert proc.returncode == 1  # a wanted stage that could not run fails the script
     with tarfile.open(out / "logs.tar.gz") as tar:
         assert "logs/gpu-tests.log" in tar.getnames()
+
+
+def test_time_in_rounds_rotates_the_order_and_reports_every_round():
+    """bench_train_step's rounds: round r starts r places down the list, the first round warms up
+    (minitx at least 2 steps), later ones take 1; with one round each run is freed after its
+    timing, with more all stay alive; a graph run whose capture fails is left out of later rounds."""
+    sys.path.insert(0, str(BENCH))
+    import bench_train_step as bench
+
+    calls, built, freed = [], [], []
+
+    def fake(label, n_params, fail=False):
+        def build():
+            built.append(label)
+            return (lambda: None), n_params
+
+        def timer(step, warmup, steps):
+            calls.append((label, warmup, steps))
+            if fail:
+                raise RuntimeError("capture refused")
+            return float(len(calls))
+        return label, {}, timer, build
+
+    plan = [fake("minitx fused", 10), fake("minitx graphs", 10, fail=True), fake("torch eager", 11)]
+    said = []
+    out = bench.time_in_rounds(plan, 3, 0, 7, lambda: freed.append(1), lambda label, ms, r: said.append((label, r)))
+    assert [c[0] for c in calls] == ["minitx fused", "minitx graphs", "torch eager",  # round 1
+                                     "torch eager", "minitx fused",                   # round 2: from the 2nd
+                                     "torch eager", "minitx fused"]                   # round 3: from the 3rd
+    assert [c[1] for c in calls] == [2, 2, 0, 1, 1, 1, 1] and all(c[2] == 7 for c in calls)
+    assert out == {"minitx fused": ([1.0, 5.0, 7.0], 10), "torch eager": ([3.0, 4.0, 6.0], 11)}
+    assert built == ["minitx fused", "minitx graphs", "torch eager"] and len(freed) == 1  # the failed capture's
+    assert said == [("minitx fused", 0), ("torch eager", 0), ("torch eager", 1), ("minitx fused", 1),
+                    ("torch eager", 2), ("minitx fused", 2)]
+
+    calls.clear(), built.clear(), freed.clear()
+    out = bench.time_in_rounds(plan[::2], 1, 4, 3, lambda: freed.append(1), lambda *a: None)
+    assert [c[:2] for c in calls] == [("minitx fused", 4), ("torch eager", 4)] and len(freed) == 2
+    assert out == {"minitx fused": ([1.0], 10), "torch eager": ([2.0], 11)}
