@@ -79,7 +79,10 @@ def parse_args(argv=None):
                         help="float32 matrix products in full float32, or on TF32 tensor cores, or mixed "
                              "precision: the forward and loss under autocast to bfloat16 (cuda only; both sides)")
     parser.add_argument("--out", help="JSON path (default benchmarks/results/train-step-<gpu>-<date>.json)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.rounds < 1 or args.steps < 1:
+        parser.error(f"--rounds and --steps must be at least 1, got {args.rounds} and {args.steps}")
+    return args
 
 
 def make_batch(tokens, length, vocab, seed=0):
@@ -353,33 +356,40 @@ def set_precision(precision, torch):
 
 def time_in_rounds(plan, rounds, warmup, steps, free, say):
     """{label: ([median ms of each round], parameter count)} for ``plan``, a list of (label,
-    environment, timer, build), where build() returns (step, parameter count).
+    environment, timer, build), where build() returns (step, parameter count); ``say(label,
+    ms, r)`` hears each figure as it comes, or the error of a graph run that failed.
 
-    Each round times every run once, the first in plan order with ``warmup`` steps before (at
-    least 2 for minitx: the graph run takes an eager step, then its capture), each later one
-    starting one place further down the list with one step before: a drift of the host or the
-    GPU over a table's minutes falls on every run alike, and the spread of a run's rounds is
-    there to read. With one round each run is built, timed and freed in turn; with more, all
-    stay alive between rounds. A graph run whose capture fails is reported and left out."""
-    times, alive = {}, {}
+    Each round times every run once, the first in plan order, each later one starting one run
+    further down the list: a drift of the host or the GPU over a table's minutes falls on every
+    run alike, and the spread of a run's rounds is there to read. A run just built takes
+    ``warmup`` steps first (at least 2 for minitx: the graph run takes an eager step, then its
+    capture), a run timed before takes one. With one round each run is built, timed and freed
+    in turn; with more, all stay alive between rounds. A graph run that fails (its capture or a
+    replay) is reported and left out of the results and of the later rounds."""
+    times, alive, failed = {}, {}, set()
     for r in range(rounds):
-        for label, env, timer, build in plan[r % len(plan):] + plan[:r % len(plan)]:
-            if r and label not in times:  # its capture failed in the first round
-                continue
+        live = [run for run in plan if run[0] not in failed]
+        for label, env, timer, build in live[r % len(live):] + live[:r % len(live)]:
+            error = None
             with environment(**env):
-                if label not in alive:
+                fresh = label not in alive
+                if fresh:
                     alive[label] = build()
                 step, n_params = alive[label]
                 first = max(warmup, 2) if label.startswith("minitx") else warmup
                 try:
-                    ms = timer(step, 1 if r else first, steps)
-                except Exception as error:  # noqa: BLE001 (a capture not proven in this precision: say so, go on)
+                    ms = timer(step, first if fresh else 1, steps)
+                except Exception as caught:  # noqa: BLE001 (a capture not proven in this precision: say so, go on)
                     if label != "minitx graphs":
                         raise
-                    print(f"  {label}: failed: {type(error).__name__}: {error}", file=sys.stderr)
-                    del alive[label], step
-                    free()
-                    continue
+                    error = caught
+            if error is not None:
+                failed.add(label)
+                times.pop(label, None)
+                say(label, error, r)
+                del alive[label], step, error  # the error's traceback holds the step's frames
+                free()
+                continue
             times.setdefault(label, ([], n_params))[0].append(ms)
             say(label, ms, r)
             if rounds == 1:
@@ -454,8 +464,12 @@ def main(argv=None):
                 torch.cuda.empty_cache()
 
         def say(label, ms, r):
-            print(f"  {name:14s} {label:22s} {ms:9.2f} ms  {target_tokens / (ms * 1e-3):10.0f} tok/s"
-                  + (f"  (round {r + 1})" if args.rounds > 1 else ""), flush=True)
+            when = f"  (round {r + 1})" if args.rounds > 1 else ""
+            if isinstance(ms, Exception):
+                print(f"  {name:14s} {label:22s} failed{when}: {type(ms).__name__}: {ms}", file=sys.stderr)
+            else:
+                print(f"  {name:14s} {label:22s} {ms:9.2f} ms  {target_tokens / (ms * 1e-3):10.0f} tok/s{when}",
+                      flush=True)
 
         for label, (ms_list, n_params) in time_in_rounds(plan, args.rounds, args.warmup, args.steps, free,
                                                          say).items():
@@ -494,7 +508,7 @@ def main(argv=None):
               f"{cell(r['compile_vs_minitx'], '14.2f')} {cell(r['reduce_overhead_vs_minitx'], '11.2f')} "
               f"{cell(r.get('minitx graphs', {}).get('tokens_per_s'), '12.0f')} {cell(r['torch_vs_graphs'], '12.2f')}")
     report = dict(device=gpu, tokens=tokens, length=length, vocab=vocab, steps=args.steps, warmup=args.warmup,
-                  precision=args.precision, epilogues=epilogues,
+                  rounds=args.rounds, precision=args.precision, epilogues=epilogues,
                   torch_version=getattr(torch, "__version__", None), cupy_version=getattr(cp, "__version__", None),
                   results=rows)
     out = Path(args.out) if args.out else default_out("train-step", gpu)

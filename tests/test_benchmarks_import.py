@@ -232,39 +232,60 @@ def test_run_gpu_leaves_few_files_and_reports_every_stage(tmp_path):
 
 
 def test_time_in_rounds_rotates_the_order_and_reports_every_round():
-    """bench_train_step's rounds: round r starts r places down the list, the first round warms up
-    (minitx at least 2 steps), later ones take 1; with one round each run is freed after its
-    timing, with more all stay alive; a graph run whose capture fails is left out of later rounds."""
+    """bench_train_step's rounds: round r starts r runs down the list of live runs; a run just
+    built warms up (minitx at least 2 steps), one timed before takes 1 step; every build and
+    timing happens inside the run's environment; a graph run whose replay fails in a later round
+    is reported, dropped from the results and from the rounds after, and its step is collected
+    before free() runs; with one round each run is built, timed and freed in turn."""
+    import weakref
+
     sys.path.insert(0, str(BENCH))
     import bench_train_step as bench
 
-    calls, built, freed = [], [], []
+    calls, built, freed, said, refs = [], [], [], [], {}
 
-    def fake(label, n_params, fail=False):
+    class Step:
+        def __call__(self):
+            pass
+
+    def fake(label, n_params, fail_at=None):
         def build():
+            assert os.environ.get("BENCH_RUN") == label
             built.append(label)
-            return (lambda: None), n_params
+            step = Step()
+            refs[label] = weakref.ref(step)
+            return step, n_params
 
         def timer(step, warmup, steps):
-            calls.append((label, warmup, steps))
-            if fail:
-                raise RuntimeError("capture refused")
+            assert os.environ.get("BENCH_RUN") == label and steps == 7
+            calls.append((label, warmup))
+            if sum(c[0] == label for c in calls) == fail_at:
+                raise RuntimeError("replay refused")
             return float(len(calls))
-        return label, {}, timer, build
+        return label, {"BENCH_RUN": label}, timer, build
 
-    plan = [fake("minitx fused", 10), fake("minitx graphs", 10, fail=True), fake("torch eager", 11)]
-    said = []
-    out = bench.time_in_rounds(plan, 3, 0, 7, lambda: freed.append(1), lambda label, ms, r: said.append((label, r)))
-    assert [c[0] for c in calls] == ["minitx fused", "minitx graphs", "torch eager",  # round 1
-                                     "torch eager", "minitx fused",                   # round 2: from the 2nd
-                                     "torch eager", "minitx fused"]                   # round 3: from the 3rd
-    assert [c[1] for c in calls] == [2, 2, 0, 1, 1, 1, 1] and all(c[2] == 7 for c in calls)
-    assert out == {"minitx fused": ([1.0, 5.0, 7.0], 10), "torch eager": ([3.0, 4.0, 6.0], 11)}
-    assert built == ["minitx fused", "minitx graphs", "torch eager"] and len(freed) == 1  # the failed capture's
-    assert said == [("minitx fused", 0), ("torch eager", 0), ("torch eager", 1), ("minitx fused", 1),
-                    ("torch eager", 2), ("minitx fused", 2)]
+    def free():
+        freed.append(sorted(label for label, ref in refs.items() if ref() is None))
 
-    calls.clear(), built.clear(), freed.clear()
-    out = bench.time_in_rounds(plan[::2], 1, 4, 3, lambda: freed.append(1), lambda *a: None)
-    assert [c[:2] for c in calls] == [("minitx fused", 4), ("torch eager", 4)] and len(freed) == 2
-    assert out == {"minitx fused": ([1.0], 10), "torch eager": ([2.0], 11)}
+    A, G, T, C = "minitx fused", "minitx graphs", "torch eager", "torch compile"
+    plan = [fake(A, 10), fake(G, 10, fail_at=2), fake(T, 11), fake(C, 11)]
+    out = bench.time_in_rounds(plan, 3, 0, 7, free,  # (an error kept would keep its frames, and the step)
+                               lambda label, ms, r: said.append((label, getattr(ms, "args", ms), r)))
+    assert calls == [(A, 2), (G, 2), (T, 0), (C, 0),  # round 1, each just built
+                     (G, 1), (T, 1), (C, 1), (A, 1),  # round 2 from the 2nd: the graph run's replay fails
+                     (C, 1), (A, 1), (T, 1)]          # round 3 from the 3rd of the three left
+    assert out == {A: ([1.0, 8.0, 10.0], 10), T: ([3.0, 6.0, 11.0], 11), C: ([4.0, 7.0, 9.0], 11)}
+    assert built == [A, G, T, C] and freed == [[G]]
+    failure = [s for s in said if s[1] == ("replay refused",)]
+    assert [s[2] for s in failure] == [1] and len(said) == 11 and "BENCH_RUN" not in os.environ
+
+    calls.clear(), built.clear(), freed.clear(), refs.clear()
+    out = bench.time_in_rounds([plan[0], plan[2]], 1, 4, 7, free, lambda *a: None)
+    assert calls == [(A, 4), (T, 4)] and built == [A, T] and freed == [[A], [A, T]]
+    assert out == {A: ([1.0], 10), T: ([2.0], 11)}
+
+
+def test_bench_train_step_refuses_no_rounds():
+    proc = subprocess.run([sys.executable, str(BENCH / "bench_train_step.py"), "--device", "cpu", "--rounds", "0"],
+                          capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 2 and "--rounds and --steps must be at least 1, got 0 and 20" in proc.stderr
