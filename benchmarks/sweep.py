@@ -9,16 +9,20 @@ trained once per seed into OUT_DIR/NAME-s<seed> (log beside it: NAME-s<seed>.log
 ``--parallel`` at a time (a GPU holds several small models at once). A run directory that already
 holds a finished run (results.json) is kept and scored, not trained again, so a sweep cut off by a
 time limit goes on where it stopped when given the same command: an unfinished run with a
-checkpoint resumes (``--resume``, to the bits it would have reached uncut), one without starts over. At the end: one line per run (test BLEU, lowercased, the published tables'
-lowercased Moses-tokenized BLEU when sacremoses is installed, training seconds), the mean and
-spread over the seeds of each NAME, and OUT_DIR/sweep.json with all of it. Exit code 0 when every
-run finished.
+checkpoint resumes (``--resume``, to the bits it would have reached uncut), one without starts
+over. Stop a sweep with SIGINT (Ctrl-C, or ``timeout -s INT``; plain SIGTERM kills the runs
+unsaved): the running runs save their checkpoints and stop, and the table says what finished.
+At the end: one line per run (test BLEU, lowercased, the published tables' lowercased
+Moses-tokenized BLEU when sacremoses is installed, training seconds), the mean and spread over
+the seeds of each NAME, and OUT_DIR/sweep.json with all of it. Exit code 0 when every run
+finished, 130 when interrupted, else 1.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -27,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCORES = ("bleu", "bleu_lowercase", "bleu_moses_lowercase", "train_seconds")
+INTERRUPTED = 130  # as the train command exits when stopped by Ctrl-C
 
 
 def parse_run(text: str) -> tuple:
@@ -85,20 +90,42 @@ def main(argv=None) -> int:
     waiting = [job for job in jobs if not (job[3] / "results.json").exists()]
     running, codes = [], {}
     started = time.perf_counter()
-    while waiting or running:
-        while waiting and len(running) < args.parallel:
-            name, options, seed, run_dir = waiting.pop(0)
-            log = open(out / f"{run_dir.name}.log", "a")  # (a resumed run's log goes on)
-            process = subprocess.Popen(command(options, seed, run_dir), stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-            running.append((process, log, run_dir))
-            print(f"[{time.perf_counter() - started:6.0f}s] started {run_dir.name}", flush=True)
-        time.sleep(0.2)
-        for entry in [e for e in running if e[0].poll() is not None]:
-            process, log, run_dir = entry
-            log.close()
-            running.remove(entry)
-            codes[run_dir.name] = process.returncode
-            print(f"[{time.perf_counter() - started:6.0f}s] {run_dir.name} exited {process.returncode}", flush=True)
+
+    def reap(entry):
+        process, log, run_dir = entry
+        log.close()
+        running.remove(entry)
+        codes[run_dir.name] = process.returncode
+        print(f"[{time.perf_counter() - started:6.0f}s] {run_dir.name} exited {process.returncode}", flush=True)
+
+    interrupted = False
+    try:
+        while waiting or running:
+            while waiting and len(running) < args.parallel:
+                name, options, seed, run_dir = waiting.pop(0)
+                log = open(out / f"{run_dir.name}.log", "a")  # (a resumed run's log goes on)
+                process = subprocess.Popen(command(options, seed, run_dir), stdout=log, stderr=subprocess.STDOUT,
+                                           cwd=ROOT)
+                running.append((process, log, run_dir))
+                print(f"[{time.perf_counter() - started:6.0f}s] started {run_dir.name}", flush=True)
+            time.sleep(0.2)
+            for entry in [e for e in running if e[0].poll() is not None]:
+                reap(entry)
+    except KeyboardInterrupt:
+        # Ctrl-C, or `timeout -s INT`: each running run saves its checkpoint and stops (the
+        # trainer's own answer to SIGINT), so the same command resumes it later. A signal sent to
+        # the process group has reached them already; one sent to this process alone is passed on.
+        interrupted = True
+        print(f"[{time.perf_counter() - started:6.0f}s] interrupted: the running runs save and stop", flush=True)
+        deadline = time.perf_counter() + 2
+        while running and time.perf_counter() < deadline and any(e[0].poll() is None for e in running):
+            time.sleep(0.1)
+        for process, _, _ in running:
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+        for entry in list(running):
+            entry[0].wait()
+            reap(entry)
     rows = []
     for name, _, seed, run_dir in jobs:
         results = run_dir / "results.json"
@@ -121,6 +148,9 @@ def main(argv=None) -> int:
                        for k in ("bleu", "bleu_moses_lowercase"))
         print(f"{s['name']:<22} {s['finished']:>5} {bleu:>20} {moses:>20}")
     (out / "sweep.json").write_text(json.dumps({"runs": rows, "summary": summary}, indent=1))
+    if interrupted:
+        print("interrupted: the same command goes on where this stopped", file=sys.stderr)
+        return INTERRUPTED
     return 0 if all(r["finished"] for r in rows) else 1
 
 

@@ -612,3 +612,43 @@ def test_sweep_trains_runs_over_seeds_side_by_side_and_tables_them(small_subset_
     assert "resume" in (out / "b-s1.log").read_text()
     failed = _script("sweep.py", out, "--train-args", tiny, "--run", "bad: --dropout 1.5")
     assert failed.returncode == 1 and "bad-s0" in failed.stdout and "not finished: exit 2" in failed.stdout
+
+
+def test_an_interrupted_sweep_has_its_runs_save_and_stop(small_subset_dir, tmp_path):
+    """SIGINT to the sweep alone (as `timeout -s INT` or a `kill -INT` may send it): it passes the
+    signal on, each running run saves last.npz and stops, the table lists the runs as not
+    finished, the sweep exits 130, and no run goes on training behind it."""
+    import contextlib
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    endless = (f"--vocab-size 400 --d-model 32 --num-heads 2 --encoder-layers 1 --decoder-layers 1 --d-ff 64 "
+               f"--max-tokens 600 --epochs 100000 --max-steps 100000000 --bleu-every 0 --beam-size 1 --device cpu "
+               f"--data-dir {small_subset_dir}")
+    out = tmp_path / "sweep"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "sweep.py"
+    sweep = subprocess.Popen([sys.executable, str(script), str(out), "--parallel", "2", "--seeds", "1", "2",
+                              "--train-args", endless, "--run", "a: --dropout 0.1"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    logs = [out / f"a-s{seed}.log" for seed in (1, 2)]
+    try:
+        deadline = time.monotonic() + 240
+        while not all(log.exists() and "epoch 1:" in log.read_text() for log in logs):
+            assert sweep.poll() is None and time.monotonic() < deadline, "the runs never finished an epoch"
+            time.sleep(0.2)
+        sweep.send_signal(signal.SIGINT)  # to the sweep's process only: its runs are in its own group
+        stdout, stderr = sweep.communicate(timeout=120)
+    finally:  # whatever failed, nothing of it trains on
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(sweep.pid, signal.SIGKILL)
+    assert sweep.returncode == 130, stdout + stderr
+    assert "the same command goes on where this stopped" in stderr
+    report = json.loads((out / "sweep.json").read_text())
+    assert [(r["run"], r["finished"], r["exit_code"]) for r in report["runs"]] == [("a-s1", False, 130),
+                                                                                  ("a-s2", False, 130)]
+    for seed in (1, 2):
+        assert (out / f"a-s{seed}" / "last.npz").exists() and not (out / f"a-s{seed}" / "results.json").exists()
+        assert "saved" in (out / f"a-s{seed}.log").read_text()
