@@ -21,6 +21,11 @@ def _row_class(cols: int, threads: int):
     return next((n for n in ROW_CLASSES if n * threads >= cols), None)
 
 
+def _row_size(cols: int):
+    """The row class of launch_rows' block for rows of ``cols`` columns (its compile-time size)."""
+    return _row_class(cols, row_block(cols))
+
+
 def layer_norm_forward(x, weight=None, bias=None, eps=1e-5):
     """Layer norm over the last axis.
 
@@ -46,7 +51,7 @@ def layer_norm_forward(x, weight=None, bias=None, eps=1e-5):
     rstd = be.empty(x.shape[:-1], ct)
     if rows:
         launch_rows(be, "layer_norm.cu", "layer_norm_forward", dt, (x, w, b, y, mean, rstd), rows, cols,
-                    (ct.type(eps),), size=_row_class(cols, row_block(cols)))
+                    (ct.type(eps),), size=_row_size(cols))
     return y, mean, rstd
 
 
@@ -85,7 +90,7 @@ def layer_norm_backward(dy, x, weight, mean, rstd, param_grads=True, plus=None):
             return dx, None, None
         return dx, be.zeros((cols,), dt), be.zeros((cols,), dt)
     launch_rows(be, "layer_norm.cu", "layer_norm_backward_dx", dt, (dy, x, w, mean, rstd, dx, plus), rows, cols,
-                size=_row_class(cols, row_block(cols)))
+                size=_row_size(cols))
     if not param_grads:
         return dx, None, None
     dw = be.empty((cols,), dt)
