@@ -118,7 +118,7 @@ def main(argv=None) -> int:
         interrupted = True
         print(f"[{time.perf_counter() - started:6.0f}s] interrupted: the running runs save and stop", flush=True)
         deadline = time.perf_counter() + 2
-        while running and time.perf_counter() < deadline and any(e[0].poll() is None for e in running):
+        while time.perf_counter() < deadline and any(e[0].poll() is None for e in running):
             time.sleep(0.1)
         for process, _, _ in running:
             if process.poll() is None:
