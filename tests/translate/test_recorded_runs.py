@@ -11,10 +11,10 @@ from minitx.translate.recipes import DEFAULTS, build_config
 from minitx.translate.training import _upgrade_saved
 
 ROOT = Path(__file__).resolve().parents[2]
-# the lent GPUs (two H100s of 2026-11-23, three H200s of 2026-11-26), each session's runs in its own folder
+# the lent GPUs (two H100s of 2026-11-23; four H200s and two H100s of 2026-11-26), each session's runs in its own folder
 SESSIONS = [ROOT / "results" / name / "training"
             for name in ("2026-11-23-h100", "2026-11-23b-h100", "2026-11-26-h200", "2026-11-26b-h200",
-                         "2026-11-26c-h200", "2026-11-26d-h200", "2026-11-26e-h100")]
+                         "2026-11-26c-h200", "2026-11-26d-h200", "2026-11-26e-h100", "2026-11-26f-h100")]
 RUNS = {f"{folder.parent.name}/{run.name}": run for folder in SESSIONS for run in sorted(folder.iterdir())}
 # where a run was, on which machine, in which direction, which files it kept: not part of the model
 # a recipe means
@@ -22,6 +22,8 @@ NOT_THE_RECIPE = {"output_dir", "recipe", "device", "data_dir", "built", "src_la
 # what a recipe leaves to the device (None: resolved when a run starts, and recorded): how a
 # step computes, checked below against what the run recorded
 CHOSEN_FOR_THE_DEVICE = {"precision", "static_shapes", "cuda_graphs", "attention_kernels"}
+# runs of a recipe at a seed other than its own, given on the command line (--seed)
+OTHER_SEEDS = {"2026-11-26f-h100/gpu-best-s2-de-en": 2, "2026-11-26f-h100/gpu-best-s3-de-en": 3}
 
 
 def recorded(name, file):
@@ -37,9 +39,12 @@ def recorded(name, file):
                                          ("2026-11-26c-h200/gpu-best-bf16-graphs-de-en", "gpu-best"),
                                          ("2026-11-26d-h200/gpu-best-graphs-de-en", "gpu-best"),
                                          ("2026-11-26d-h200/gpu-best-tensor-cores-de-en", "gpu-best"),
-                                         ("2026-11-26e-h100/gpu-best-graphs-de-en", "gpu-best")])
+                                         ("2026-11-26e-h100/gpu-best-graphs-de-en", "gpu-best"),
+                                         ("2026-11-26f-h100/gpu-best-s2-de-en", "gpu-best"),
+                                         ("2026-11-26f-h100/gpu-best-s3-de-en", "gpu-best")])
 def test_the_recipe_is_the_configuration_the_recorded_runs_trained(run, recipe):
-    config = json.loads(json.dumps(build_config(recipe)))  # tuples as the JSON lists
+    # the recipe at the seed the run was given (--seed; the recipe's own where a run's name has none)
+    config = json.loads(json.dumps(build_config(recipe, seed=OTHER_SEEDS.get(run))))  # tuples as the JSON lists
     # a key the run's config.json lacks came after it: the run trained with what the upgrade of an
     # old config.json says (precision fp32, the batches as they came) or what is now its default
     trained = {**DEFAULTS, **_upgrade_saved(recorded(run, "config.json"))}
@@ -68,7 +73,9 @@ def test_a_run_at_the_gpu_defaults_recorded_what_they_resolved_to(run, precision
 
 @pytest.mark.parametrize("run, kernels", [("2026-11-26d-h200/gpu-best-graphs-de-en", "cuda-cores"),
                                           ("2026-11-26d-h200/gpu-best-tensor-cores-de-en", "tensor-cores"),
-                                          ("2026-11-26e-h100/gpu-best-graphs-de-en", "cuda-cores")])
+                                          ("2026-11-26e-h100/gpu-best-graphs-de-en", "cuda-cores"),
+                                          ("2026-11-26f-h100/gpu-best-s2-de-en", "cuda-cores"),
+                                          ("2026-11-26f-h100/gpu-best-s3-de-en", "cuda-cores")])
 def test_a_run_recorded_the_attention_kernels_it_trained_with(run, kernels):
     """auto resolved to the CUDA cores on the H200 and the H100 (the tensor cores when asked), at the TF32
     default."""
