@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
 SCRIPTS = ["bench_kernels.py", "bench_train_step.py", "sanitize_kernels.py", "bench_ladder.py", "profile_train_step.py",
-           "same_run.py", "time_to_bleu.py", "sweep.py", "bench_checkpoints.py"]
+           "same_run.py", "time_to_bleu.py", "sweep.py", "bench_checkpoints.py", "bench_decode.py"]
 needs_gxx = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "g++")) is None,
                                reason="the CPU kernel emulation needs g++")
 

@@ -120,7 +120,11 @@ class DecoderCache:
     """Keys and values of every decoder layer from earlier steps, for incremental decoding.
 
     ``length`` counts the target positions already decoded (the next position's offset).
-    ``reorder(rows)`` keeps batch rows ``rows`` (beam search regroups hypotheses each step).
+    ``reorder(rows)`` keeps batch rows ``rows`` (repeated, in that order) of everything cached.
+    Its two halves can go apart: ``reorder_decoded`` keeps rows of the decoded positions'
+    keys and values (self-attention), ``reorder_memory`` of the source's (cross-attention).
+    Beam search regroups the hypotheses of a sentence every step, but they share one source,
+    so it reorders the memory's rows only when whole sentences leave the batch.
     """
 
     def __init__(self, num_layers):
@@ -128,10 +132,20 @@ class DecoderCache:
         self.length = 0
 
     def reorder(self, rows):
+        self.reorder_decoded(rows)
+        self.reorder_memory(rows)
+
+    def reorder_decoded(self, rows):
+        self._keep("self", rows)
+
+    def reorder_memory(self, rows):
+        self._keep("cross", rows)
+
+    def _keep(self, part, rows):
         for layer in self.layers:
-            for part in layer.values():
-                for key in part:
-                    part[key] = part[key][rows]
+            cached = layer[part]
+            for key in cached:
+                cached[key] = cached[key][rows]
 
 
 class Transformer(Module):

@@ -2,7 +2,9 @@
 
 Both encode the source once, then feed one target token per step: the cache holds every
 layer's keys and values of the earlier positions, so a step costs O(length) instead of
-re-running the decoder over the whole prefix.
+re-running the decoder over the whole prefix. A sentence whose translation is finished leaves
+the batch (its rows of the memory and the cache with it), so a batch's later steps cost what
+its sentences still decoding cost, not what its longest translation's batch-mates did.
 """
 from __future__ import annotations
 
@@ -53,28 +55,35 @@ def _caps(model, src, pad_id, max_len):
 def greedy_decode(model, src, bos_id: int, eos_id: int, pad_id: int = 0, max_len: int | None = None):
     """Pick the most likely token at each step. src: int array [B, S], padded with ``pad_id``.
 
-    Returns a list of B token-id lists (without <bos>, cut at <eos>, at most ``max_len`` or each
-    sentence's default_max_len tokens).
+    A sentence leaves the batch when it produces <eos> or reaches its cap, so later steps compute
+    only the sentences still decoding. Returns a list of B token-id lists (without <bos>, cut at
+    <eos>, at most ``max_len`` or each sentence's default_max_len tokens).
     """
     model.eval()
     src = np.asarray(backend.to_numpy(src.data if isinstance(src, Tensor) else src))
     caps = _caps(model, src, pad_id, max_len)
     memory, src_mask = model.encode(src)
     cache = model.new_cache()
-    last = np.full((src.shape[0], 1), bos_id, dtype=np.int64)
-    finished = np.zeros(src.shape[0], dtype=bool)
-    outputs = []
+    decoding = np.arange(src.shape[0])  # the sentences still in the batch, in the order of their rows
+    outputs = [[] for _ in decoding]
+    history = np.empty((len(decoding), 0), dtype=np.int64)
+    last = np.full((len(decoding), 1), bos_id, dtype=np.int64)
     for step in range(int(caps.max(initial=0))):
         log_probs = _forbid(_step_log_probs(model, last, memory, src_mask, cache), step, bos_id, eos_id, pad_id)
         tokens = log_probs.argmax(axis=1)
-        tokens[finished] = pad_id
-        outputs.append(tokens)
-        finished |= (tokens == eos_id) | (step + 1 >= caps)
-        last = tokens[:, None]
-        if finished.all():
+        history = np.concatenate([history, tokens[:, None]], axis=1)
+        done = (tokens == eos_id) | (step + 1 >= caps)
+        for i in np.flatnonzero(done):
+            outputs[decoding[i]] = _strip(history[i], eos_id, pad_id)
+        if done.all():
             break
-    history = np.stack(outputs, axis=1)
-    return [_strip(row, eos_id, pad_id) for row in history]
+        if done.any():
+            kept = np.flatnonzero(~done)
+            cache.reorder(kept)
+            memory, src_mask = memory[kept], src_mask[kept]
+            decoding, caps, history, tokens = decoding[kept], caps[kept], history[kept], tokens[kept]
+        last = tokens[:, None]
+    return outputs
 
 
 @no_grad()
@@ -84,9 +93,11 @@ def beam_search(model, src, bos_id: int, eos_id: int, pad_id: int = 0, beam_size
 
     Scores are sums of log-probabilities. A finished hypothesis (it produced <eos>, or reached
     its sentence's cap: ``max_len``, or default_max_len of the sentence) keeps its score and
-    stays in the beam. At the end each sentence's hypotheses are ranked by
+    stays in the beam. Once all of a sentence's hypotheses are finished they are ranked by
     score / lp(length), lp(n) = ((5 + n) / 6) ^ length_penalty (Wu et al., 2016), so longer
-    outputs are not unfairly punished for having more terms. beam_size=1 is greedy decoding.
+    outputs are not unfairly punished for having more terms, and the sentence leaves the
+    batch: later steps compute only the sentences still decoding. beam_size=1 is greedy
+    decoding.
     """
     model.eval()
     src = np.asarray(backend.to_numpy(src.data if isinstance(src, Tensor) else src))
@@ -94,11 +105,13 @@ def beam_search(model, src, bos_id: int, eos_id: int, pad_id: int = 0, beam_size
     caps = np.repeat(_caps(model, src, pad_id, max_len), k)  # of each hypothesis
 
     memory, src_mask = model.encode(src)
-    rows = np.repeat(np.arange(batch), k)  # hypothesis r belongs to sentence r // k
-    if k > 1:
+    if k > 1:  # hypothesis r belongs to sentence r // k of those decoding
+        rows = np.repeat(np.arange(batch), k)
         memory, src_mask = memory[rows], src_mask[rows]
     cache = model.new_cache()
 
+    decoding = np.arange(batch)  # the sentences still in the batch, in the order of their rows
+    outputs = [[] for _ in range(batch)]
     scores = np.full((batch, k), -np.inf, dtype=np.float32)
     scores[:, 0] = 0.0  # all beams start as the same <bos> prefix: keep one of them
     history = np.empty((batch * k, 0), dtype=np.int64)
@@ -111,7 +124,7 @@ def beam_search(model, src, bos_id: int, eos_id: int, pad_id: int = 0, beam_size
         # a finished hypothesis can only be extended by padding, at no cost
         log_probs[finished] = -np.inf
         log_probs[finished, pad_id] = 0.0
-        candidates = (scores.reshape(-1, 1) + log_probs).reshape(batch, k * vocab)
+        candidates = (scores.reshape(-1, 1) + log_probs).reshape(len(decoding), k * vocab)
         if k == 1:
             best = candidates.argmax(axis=1)[:, None]
         else:
@@ -119,21 +132,35 @@ def beam_search(model, src, bos_id: int, eos_id: int, pad_id: int = 0, beam_size
             order = np.argsort(-np.take_along_axis(candidates, best, axis=1), axis=1, kind="stable")
             best = np.take_along_axis(best, order, axis=1)
         scores = np.take_along_axis(candidates, best, axis=1)
-        origin = (np.arange(batch)[:, None] * k + best // vocab).reshape(-1)
+        origin = (np.arange(len(decoding))[:, None] * k + best // vocab).reshape(-1)
         tokens = (best % vocab).reshape(-1)
-        if k > 1:
-            cache.reorder(origin)
         history = np.concatenate([history[origin], tokens[:, None]], axis=1)
         finished = finished[origin] | (tokens == eos_id) | (step + 1 >= caps)
-        last = tokens[:, None]
-        if finished.all():
-            break
 
-    lengths = np.array([_length(h, eos_id, pad_id) for h in history])
-    penalty = ((5.0 + lengths) / 6.0) ** length_penalty
-    ranked = (scores.reshape(-1) / penalty).reshape(batch, k)
-    choice = np.arange(batch) * k + ranked.argmax(axis=1)
-    return [_strip(history[r], eos_id, pad_id) for r in choice]
+        done = finished.reshape(-1, k).all(axis=1)  # of each sentence decoding
+        for i in np.flatnonzero(done):
+            outputs[decoding[i]] = _best(history[i * k:(i + 1) * k], scores[i], eos_id, pad_id, length_penalty)
+        if done.all():
+            return outputs
+        kept = np.flatnonzero(np.repeat(~done, k))  # the rows of the sentences going on
+        if k > 1 or done.any():
+            cache.reorder_decoded(origin[kept])
+        if done.any():
+            cache.reorder_memory(kept)  # within a sentence the memory's rows are all the same
+            memory, src_mask = memory[kept], src_mask[kept]
+            decoding, scores, caps = decoding[~done], scores[~done], caps[kept]
+            history, finished, tokens = history[kept], finished[kept], tokens[kept]
+        last = tokens[:, None]
+    for i, sentence in enumerate(decoding):  # only where no step ran (a cap of 0)
+        outputs[sentence] = _best(history[i * k:(i + 1) * k], scores[i], eos_id, pad_id, length_penalty)
+    return outputs
+
+
+def _best(hypotheses, scores, eos_id, pad_id, length_penalty):
+    """The hypothesis of one sentence's beam with the best score / lp(length), as token ids."""
+    lengths = np.array([_length(h, eos_id, pad_id) for h in hypotheses])
+    ranked = scores / ((5.0 + lengths) / 6.0) ** length_penalty
+    return _strip(hypotheses[int(ranked.argmax())], eos_id, pad_id)
 
 
 def _strip(tokens, eos_id, pad_id):

@@ -1,13 +1,18 @@
 """Greedy and beam-search decoding, batch translation, and the attention-heatmap helper."""
+import hashlib
 import importlib.util
 import itertools
+import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 from translate_kit import REPO, no_network, subset_dir, tiny_model, tiny_run  # noqa: F401
 
 import minitx
-from minitx.data import BOS_ID, EOS_ID, PAD_ID, pad_batch
+from minitx.data import BOS_ID, EOS_ID, PAD_ID, load_pairs, pad_batch
 from minitx.nn import Transformer
 from minitx.translate.decoding import beam_search, default_max_len, greedy_decode
 from minitx.translate.evaluation import report_lines, translate_sentences
@@ -221,13 +226,14 @@ class ScriptedModel:
         return np.arange(len(src))[:, None], np.ones((len(src), 1), bool)  # memory row = the sentence
 
     def new_cache(self):
-        model = self
-
         class Cache:
             prefixes = None
 
-            def reorder(self, origin):
+            def reorder_decoded(self, origin):
                 self.prefixes = [self.prefixes[i] for i in origin]
+
+            def reorder_memory(self, rows):  # the memory is the rows beam search passes to decode
+                pass
         return Cache()
 
     def decode(self, tokens, memory, src_mask, cache):
@@ -276,15 +282,36 @@ def test_beam_search_follows_each_hypothesis_as_the_reference_does(seed):
         assert got == [reference_beam(model, s, k, 6, 0.6) for s in range(3)]
 
 
-def test_a_batch_translation_gives_each_sentence_its_own_output(tiny_model):
-    """Sentences are decoded in batches sorted by length: each output goes back to its own
-    sentence. Decoded one at a time, each sentence gives the same translation."""
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_a_batch_translation_gives_each_sentence_its_own_output(tiny_model, beam_size):
+    """Sentences are decoded in batches sorted by length, and each leaves its batch when it is
+    finished: each output goes back to its own sentence. Decoded one at a time, each sentence
+    gives the same translation."""
     _, _, src_tok, tgt_tok = tiny_model
     minitx.manual_seed(1)  # an untrained model: its outputs differ from sentence to sentence
     model = Transformer(src_tok.vocab_size, tgt_tok.vocab_size, d_model=32, num_heads=2, num_encoder_layers=1,
                         num_decoder_layers=1, d_ff=64, max_len=64).eval()
     sentences = [SENTENCES[i] for i in (3, 0, 2, 1, 0)]
-    batched, _ = translate_sentences(model, src_tok, tgt_tok, sentences, max_tokens=40)
-    alone = [translate_sentences(model, src_tok, tgt_tok, [s])[0][0] for s in sentences]
+    batched, _ = translate_sentences(model, src_tok, tgt_tok, sentences, beam_size=beam_size, max_tokens=120)
+    alone = [translate_sentences(model, src_tok, tgt_tok, [s], beam_size=beam_size)[0][0] for s in sentences]
     assert batched == alone
     assert len(set(batched)) > 2  # distinct translations: a mix-up would show
+    assert len({len(t.split()) for t in batched}) > 1  # of different lengths: sentences left the batch apart
+
+
+def test_bench_decode_times_the_translations_evaluate_makes(tiny_run, tiny_model, subset_dir, tmp_path):
+    """benchmarks/bench_decode.py decodes a run's test sentences as evaluate does, every repeat
+    alike, and its digest is the digest of those translations."""
+    _, model, src_tok, tgt_tok = tiny_model
+    out = tmp_path / "decode.json"
+    env = dict(os.environ, MINITX_DATA_DIR=str(subset_dir), PYTHONPATH=str(REPO))
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_decode.py"), str(tiny_run), "--checkpoint",
+                           "best", "--beam-size", "2", "--sentences", "6", "--repeats", "2", "--json", str(out)],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(out.read_text())
+    sources = [s for s, _ in load_pairs("test_2016_flickr", "de", "en", subset_dir)[:6]]
+    expected, _ = translate_sentences(model, src_tok, tgt_tok, sources, beam_size=2, length_penalty=0.6)
+    assert figures["digest"] == hashlib.sha256("\n".join(expected).encode("utf-8")).hexdigest()[:16]
+    assert (figures["sentences"], figures["beam_size"], len(figures["seconds"])) == (6, 2, 2)
+    assert figures["digest"] in done.stdout
