@@ -57,31 +57,31 @@ def greedy_decode(model, src, bos_id: int, eos_id: int, pad_id: int = 0, max_len
 
     A sentence leaves the batch when it produces <eos> or reaches its cap, so later steps compute
     only the sentences still decoding. Returns a list of B token-id lists (without <bos>, cut at
-    <eos>, at most ``max_len`` or each sentence's default_max_len tokens).
+    <eos>, at most ``max_len`` or each sentence's default_max_len tokens; empty for a cap of 0).
     """
     model.eval()
     src = np.asarray(backend.to_numpy(src.data if isinstance(src, Tensor) else src))
     caps = _caps(model, src, pad_id, max_len)
     memory, src_mask = model.encode(src)
     cache = model.new_cache()
-    decoding = np.arange(src.shape[0])  # the sentences still in the batch, in the order of their rows
-    outputs = [[] for _ in decoding]
-    history = np.empty((len(decoding), 0), dtype=np.int64)
-    last = np.full((len(decoding), 1), bos_id, dtype=np.int64)
+    active = np.arange(src.shape[0])  # the sentences still in the batch, in the order of their rows
+    outputs = [[] for _ in active]
+    history = np.empty((len(active), 0), dtype=np.int64)
+    last = np.full((len(active), 1), bos_id, dtype=np.int64)
     for step in range(int(caps.max(initial=0))):
         log_probs = _forbid(_step_log_probs(model, last, memory, src_mask, cache), step, bos_id, eos_id, pad_id)
         tokens = log_probs.argmax(axis=1)
         history = np.concatenate([history, tokens[:, None]], axis=1)
         done = (tokens == eos_id) | (step + 1 >= caps)
         for i in np.flatnonzero(done):
-            outputs[decoding[i]] = _strip(history[i], eos_id, pad_id)
+            outputs[active[i]] = _strip(history[i], eos_id, pad_id)
         if done.all():
             break
         if done.any():
             kept = np.flatnonzero(~done)
             cache.reorder(kept)
             memory, src_mask = memory[kept], src_mask[kept]
-            decoding, caps, history, tokens = decoding[kept], caps[kept], history[kept], tokens[kept]
+            active, caps, history, tokens = active[kept], caps[kept], history[kept], tokens[kept]
         last = tokens[:, None]
     return outputs
 
@@ -97,7 +97,7 @@ def beam_search(model, src, bos_id: int, eos_id: int, pad_id: int = 0, beam_size
     score / lp(length), lp(n) = ((5 + n) / 6) ^ length_penalty (Wu et al., 2016), so longer
     outputs are not unfairly punished for having more terms, and the sentence leaves the
     batch: later steps compute only the sentences still decoding. beam_size=1 is greedy
-    decoding.
+    decoding; a cap of 0 gives empty outputs.
     """
     model.eval()
     src = np.asarray(backend.to_numpy(src.data if isinstance(src, Tensor) else src))
@@ -105,13 +105,13 @@ def beam_search(model, src, bos_id: int, eos_id: int, pad_id: int = 0, beam_size
     caps = np.repeat(_caps(model, src, pad_id, max_len), k)  # of each hypothesis
 
     memory, src_mask = model.encode(src)
-    if k > 1:  # hypothesis r belongs to sentence r // k of those decoding
+    if k > 1:  # hypothesis r belongs to sentence r // k of the active ones
         rows = np.repeat(np.arange(batch), k)
         memory, src_mask = memory[rows], src_mask[rows]
     cache = model.new_cache()
 
-    decoding = np.arange(batch)  # the sentences still in the batch, in the order of their rows
-    outputs = [[] for _ in range(batch)]
+    active = np.arange(batch)  # the sentences still in the batch, in the order of their rows
+    outputs = [[] for _ in active]
     scores = np.full((batch, k), -np.inf, dtype=np.float32)
     scores[:, 0] = 0.0  # all beams start as the same <bos> prefix: keep one of them
     history = np.empty((batch * k, 0), dtype=np.int64)
@@ -124,7 +124,7 @@ def beam_search(model, src, bos_id: int, eos_id: int, pad_id: int = 0, beam_size
         # a finished hypothesis can only be extended by padding, at no cost
         log_probs[finished] = -np.inf
         log_probs[finished, pad_id] = 0.0
-        candidates = (scores.reshape(-1, 1) + log_probs).reshape(len(decoding), k * vocab)
+        candidates = (scores.reshape(-1, 1) + log_probs).reshape(len(active), k * vocab)
         if k == 1:
             best = candidates.argmax(axis=1)[:, None]
         else:
@@ -132,27 +132,25 @@ def beam_search(model, src, bos_id: int, eos_id: int, pad_id: int = 0, beam_size
             order = np.argsort(-np.take_along_axis(candidates, best, axis=1), axis=1, kind="stable")
             best = np.take_along_axis(best, order, axis=1)
         scores = np.take_along_axis(candidates, best, axis=1)
-        origin = (np.arange(len(decoding))[:, None] * k + best // vocab).reshape(-1)
+        origin = (np.arange(len(active))[:, None] * k + best // vocab).reshape(-1)
         tokens = (best % vocab).reshape(-1)
         history = np.concatenate([history[origin], tokens[:, None]], axis=1)
         finished = finished[origin] | (tokens == eos_id) | (step + 1 >= caps)
 
-        done = finished.reshape(-1, k).all(axis=1)  # of each sentence decoding
-        for i in np.flatnonzero(done):
-            outputs[decoding[i]] = _best(history[i * k:(i + 1) * k], scores[i], eos_id, pad_id, length_penalty)
-        if done.all():
-            return outputs
-        kept = np.flatnonzero(np.repeat(~done, k))  # the rows of the sentences going on
-        if k > 1 or done.any():
+        sentence_done = finished.reshape(-1, k).all(axis=1)  # of each active sentence
+        for i in np.flatnonzero(sentence_done):
+            outputs[active[i]] = _best(history[i * k:(i + 1) * k], scores[i], eos_id, pad_id, length_penalty)
+        if sentence_done.all():
+            break
+        kept = np.flatnonzero(np.repeat(~sentence_done, k))  # the rows of the sentences going on
+        if k > 1 or sentence_done.any():  # (with one hypothesis a sentence, origin is every row in place)
             cache.reorder_decoded(origin[kept])
-        if done.any():
+        if sentence_done.any():
             cache.reorder_memory(kept)  # within a sentence the memory's rows are all the same
             memory, src_mask = memory[kept], src_mask[kept]
-            decoding, scores, caps = decoding[~done], scores[~done], caps[kept]
+            active, scores, caps = active[~sentence_done], scores[~sentence_done], caps[kept]
             history, finished, tokens = history[kept], finished[kept], tokens[kept]
         last = tokens[:, None]
-    for i, sentence in enumerate(decoding):  # only where no step ran (a cap of 0)
-        outputs[sentence] = _best(history[i * k:(i + 1) * k], scores[i], eos_id, pad_id, length_penalty)
     return outputs
 
 

@@ -211,6 +211,32 @@ def test_cache_reorder_selects_batch_rows(data):
     close(continued, fresh)
 
 
+
+def test_the_cache_reorders_its_two_halves_apart():
+    """reorder_decoded keeps rows of the decoded positions' keys and values (self-attention) and
+    leaves the memory's (cross-attention) as they were; reorder_memory the other way round."""
+    model = shared_model("pre_norm")
+    src = np.array([[1, 2, 3], [4, 5, PAD], [6, PAD, PAD]])
+    _, cache = decode_in_chunks(model, src, np.array([[1, 2], [3, 4], [5, 6]]), [1, 1])
+
+    def snapshot(part):
+        return [{key: value.numpy().copy() for key, value in layer[part].items()} for layer in cache.layers]
+
+    def assert_rows(part, want):
+        for layer, wanted in zip(cache.layers, want):
+            assert sorted(layer[part]) == sorted(wanted) == ["k", "v"]
+            for key, value in layer[part].items():
+                np.testing.assert_array_equal(value.numpy(), wanted[key])
+
+    rows = np.array([2, 0, 0])
+    decoded, memory = snapshot("self"), snapshot("cross")
+    cache.reorder_decoded(rows)
+    assert_rows("self", [{key: value[rows] for key, value in layer.items()} for layer in decoded])
+    assert_rows("cross", memory)
+    cache.reorder_memory(rows)
+    assert_rows("self", [{key: value[rows] for key, value in layer.items()} for layer in decoded])
+    assert_rows("cross", [{key: value[rows] for key, value in layer.items()} for layer in memory])
+
 # ---------------------------------------------------------------- presets, sizes and errors
 
 

@@ -315,3 +315,19 @@ def test_bench_decode_times_the_translations_evaluate_makes(tiny_run, tiny_model
     assert figures["digest"] == hashlib.sha256("\n".join(expected).encode("utf-8")).hexdigest()[:16]
     assert (figures["sentences"], figures["beam_size"], len(figures["seconds"])) == (6, 2, 2)
     assert figures["digest"] in done.stdout
+
+
+@pytest.mark.parametrize("beam_size", [None, 1, 3])
+def test_a_cap_of_zero_and_an_empty_batch_give_empty_outputs(tiny_model, beam_size):
+    """No step runs for a cap of 0: every sentence gets an empty output; an empty batch gets an
+    empty list."""
+    _, model, _, _ = tiny_model
+
+    def decode(src, max_len=None):
+        if beam_size is None:
+            return greedy_decode(model, src, BOS_ID, EOS_ID, PAD_ID, max_len=max_len)
+        return beam_search(model, src, BOS_ID, EOS_ID, PAD_ID, beam_size=beam_size, max_len=max_len)
+
+    src = pad_batch([[5, 6, 7], [8, 9]], pad_id=PAD_ID)
+    assert decode(src, max_len=0) == [[], []]
+    assert decode(np.zeros((0, 3), np.int64)) == []
