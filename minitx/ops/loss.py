@@ -11,6 +11,8 @@ forward ran, and the reference stays the CPU path and the tests' oracle.
 """
 from __future__ import annotations
 
+import math
+
 from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
@@ -40,6 +42,13 @@ def per_count(value, count):
     if isinstance(count, (int, float)):
         return value / (count if count else 1)
     return value / get_array_module(count).where(count == 0, 1, count).astype(value.dtype)
+
+
+def check_classes(op, x):
+    """Refuse logits or log-probabilities x [..., C] with C = 0 when there are rows to score: no
+    distribution has zero classes (even a row whose target is ignored has one)."""
+    if x.shape[-1] == 0 and math.prod(x.shape[:-1]):
+        raise ValueError(f"{op}: input of shape {x.shape} has 0 classes on its last axis; expected at least one")
 
 
 class _Loss(Function):
@@ -101,6 +110,7 @@ class CrossEntropy(Function):
         _check_integer("cross_entropy", "targets", t)
         if x.shape[:-1] != t.shape:
             raise ValueError(f"cross_entropy: logits {x.shape} need targets of shape {x.shape[:-1]}, got {t.shape}")
+        check_classes("cross_entropy", x)
         classes = x.shape[-1]
         valid = t != self.ignore_index
         safe_t = xp.where(valid, t, 0)
@@ -171,11 +181,12 @@ class SoftCrossEntropy(_Loss):
         if x.ndim < 1 or q.shape != x.shape:
             raise ValueError(f"cross_entropy: float targets of shape {q.shape} are class probabilities and need "
                              f"the logits' shape {x.shape}; class indices must be an integer tensor")
+        check_classes("cross_entropy", x)
         xp = get_array_module(x)
         _, total, m, log_total = logsumexp_parts(x, -1)
         with quiet_float_errors(xp):  # total == 0 (not total > 0): a NaN logit makes its row NaN
             logp = xp.where(total == 0, -xp.inf, (x - m) - log_total)
-        smoothed = (1 - self.smoothing) * q + self.smoothing / x.shape[-1]
+        smoothed = (1 - self.smoothing) * q + self.smoothing / max(x.shape[-1], 1)  # (0 classes: no rows)
         self.save_for_backward(logp, smoothed)
         with quiet_float_errors(xp):  # 0 * -inf where a class has probability 0 and logit -inf: counts as 0
             loss = -xp.where(smoothed == 0, 0, smoothed * logp).sum(axis=-1)
@@ -223,6 +234,7 @@ class NllLoss(_Loss):
         if x.ndim < 1 or x.shape[:-1] != t.shape:
             raise ValueError(f"nll_loss: log-probabilities {x.shape} need targets of shape {x.shape[:-1]}, "
                              f"got {t.shape}")
+        check_classes("nll_loss", x)
         valid = t != self.ignore_index
         safe_t = xp.where(valid, t, 0)
         classes = x.shape[-1]

@@ -411,6 +411,21 @@ def test_cross_entropy_all_rows_ignored_is_zero_not_nan(reduction):
     np.testing.assert_array_equal(x.grad.numpy(), np.zeros((3, 4)))
 
 
+@pytest.mark.parametrize("loss, targets", [
+    (F.cross_entropy, [-100, -100]), (F.cross_entropy, [0, 0]), (F.nll_loss, [-100, -100]),
+    (F.cross_entropy, np.zeros((2, 0))),  # probability targets
+])
+def test_losses_need_a_class_unless_there_are_no_rows(loss, targets):
+    """Zero classes is no distribution, whether the rows' targets are ignored or not; with no
+    rows there is nothing to score (a loss of 0)."""
+    name = loss.__name__
+    with pytest.raises(ValueError, match=rf"{name}: input of shape \(2, 0\) has 0 classes on its last axis; "
+                                         "expected at least one"):
+        loss(leaf(np.zeros((2, 0))), minitx.tensor(np.asarray(targets)))
+    empty = np.zeros((0, 0)) if np.asarray(targets).dtype.kind == "f" else np.zeros(0, np.int64)
+    assert loss(leaf(np.zeros((0, 0))), minitx.tensor(empty)).item() == 0.0
+
+
 def test_cross_entropy_smoothing_matches_the_textbook_formula():
     x = np.array([[2.0, -1.0, 0.5], [0.0, 0.0, 3.0]])
     t, s, classes = np.array([0, 2]), 0.2, 3
