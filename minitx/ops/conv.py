@@ -199,9 +199,9 @@ class ConvNd(Function):
         self.windows = _Windows(op, x.shape, kernel, self.stride, _padding_pairs(self.padding, kernel, self.dilation),
                                 self.dilation)
         out = self.windows.out
-        window = c // g * math.prod(kernel)  # (not -1: an empty batch leaves it undetermined)
+        window = c // g * math.prod(kernel)  # (not -1: an empty batch or 0 out_channels leave it undetermined)
         cols = self.windows.im2col(self.windows.pad(x)).reshape(n, g, window, math.prod(out))
-        weights = w.reshape(g, o // g, -1)
+        weights = w.reshape(g, o // g, window)
         self.save_for_backward(cols, weights)
         self.w_shape = w.shape
         y = (weights @ cols).reshape((n, o) + out)
@@ -293,7 +293,8 @@ class ConvTransposeNd(Function):
                              f"input {spatial} and kernel {kernel}")
         self.windows = _Windows(op, (n, o) + sizes, kernel, self.stride, tuple((p, p) for p in self.padding),
                                 self.dilation, out=spatial)
-        inputs, weights = x.reshape(n, g, c // g, math.prod(spatial)), w.reshape(g, c // g, -1)
+        # (not -1: 0 in_channels leave it undetermined)
+        inputs, weights = x.reshape(n, g, c // g, math.prod(spatial)), w.reshape(g, c // g, o // g * math.prod(kernel))
         self.save_for_backward(inputs, weights)
         self.shapes, self.has_bias = (x.shape, w.shape), b is not None
         cols = get_array_module(x).swapaxes(weights, -1, -2) @ inputs

@@ -479,34 +479,45 @@ def where(cond, a, b):
 
 
 class MaskedFill(Function):
-    """y = value where mask else x (mask True marks the entries to overwrite).
-    dx = dy where not mask else 0"""
+    """y = value where mask else x (mask True marks the entries to overwrite; value a tensor that
+    broadcasts to x's shape, taken in x's dtype).
+    dx = dy where not mask else 0,   dvalue = dy where mask else 0 (the engine sums it back to
+    value's shape: a 0-d value gets the sum of dy over the masked entries),   no gradient for mask"""
 
-    def __init__(self, value):
-        self.value = value
-
-    def forward(self, x, mask):
+    def forward(self, x, mask, value):
         xp = get_array_module(x)
         self.save_for_backward(mask)
-        return xp.where(mask, xp.asarray(self.value, dtype=x.dtype), x)
+        return xp.where(mask, value.astype(x.dtype, copy=False), x)
 
     def backward(self, dy):
         (mask,) = self.saved
-        return dy * ~mask, None
+        return (dy * ~mask if self.needs_input_grad[0] else None, None,
+                dy * mask if self.needs_input_grad[2] else None)
 
 
 def masked_fill(x, mask, value):
-    """x with ``value`` written where mask is True (mask broadcasts to x's shape)."""
+    """x with ``value`` written where mask is True (mask broadcasts to x's shape). value is a number
+    or a tensor, 0-d as PyTorch's or any shape that broadcasts to x's; a tensor value gets a
+    gradient (dy summed over the entries it fills)."""
     mask = as_tensor(mask, x)
     check_bool("masked_fill", "mask", mask)
-    try:
-        fits = np.broadcast_shapes(mask.shape, x.shape) == x.shape
-    except ValueError:
-        fits = False
-    if not fits:
-        raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to {x.shape}")
-    check_fits("masked_fill", "value", value, x.dtype)
-    return MaskedFill(value)(x, mask)
+    if isinstance(value, numbers.Number):
+        check_fits("masked_fill", "value", value, x.dtype)
+        with np.errstate(over="ignore"):  # -1e9 in float16: -inf, as the output would hold it anyway
+            value = Tensor(get_array_module(x.data).full((), value, dtype=x.dtype))
+    value = as_tensor(value, x)
+    if x.dtype.kind in "biu" and not np.can_cast(value.dtype, x.dtype, "same_kind"):  # 0.5 into int64: 0
+        raise TypeError(f"masked_fill: a value tensor of dtype {value.dtype.name} would be truncated into the "
+                        f"tensor's {x.dtype.name}; expected a value of an integer or boolean dtype, or convert "
+                        f"the tensor first, e.g. x.to(dtype='float32')")
+    for what, t in (("mask", mask), ("value", value)):
+        try:
+            fits = np.broadcast_shapes(t.shape, x.shape) == x.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"masked_fill: {what} of shape {t.shape} does not broadcast to {x.shape}")
+    return MaskedFill()(x, mask, value)
 
 
 class Astype(Function):
@@ -963,30 +974,34 @@ class Reciprocal(Function):
 def reciprocal(x): return Reciprocal()(floating(x))
 
 
-def _compare(fn, a, b):
+def _compare(op, fn, a, b):
     """fn (a NumPy/CuPy comparison) of a and b; a Python number is compared as it is (an int8
     tensor < 1000 is all True: the number need not fit the tensor's dtype)."""
     like = a if isinstance(a, Tensor) else b
-    values = [v if isinstance(v, numbers.Number) else as_tensor(v, like).data for v in (a, b)]
+    values = [v if isinstance(v, numbers.Number) else as_tensor(v, like) for v in (a, b)]
+    tensors = [v for v in values if isinstance(v, Tensor)]
+    if len(tensors) == 2:
+        _broadcasting(op, *tensors)
+    values = [v.data if isinstance(v, Tensor) else v for v in values]
     return Tensor(get_array_module(like.data).asarray(fn(*values)))
 
 
-def equal(a, b): return _compare(lambda x, y: x == y, a, b)
+def equal(a, b): return _compare("equal", lambda x, y: x == y, a, b)
 
 
-def not_equal(a, b): return _compare(lambda x, y: x != y, a, b)
+def not_equal(a, b): return _compare("not_equal", lambda x, y: x != y, a, b)
 
 
-def less(a, b): return _compare(lambda x, y: x < y, a, b)
+def less(a, b): return _compare("less", lambda x, y: x < y, a, b)
 
 
-def less_equal(a, b): return _compare(lambda x, y: x <= y, a, b)
+def less_equal(a, b): return _compare("less_equal", lambda x, y: x <= y, a, b)
 
 
-def greater(a, b): return _compare(lambda x, y: x > y, a, b)
+def greater(a, b): return _compare("greater", lambda x, y: x > y, a, b)
 
 
-def greater_equal(a, b): return _compare(lambda x, y: x >= y, a, b)
+def greater_equal(a, b): return _compare("greater_equal", lambda x, y: x >= y, a, b)
 
 
 def logical_not(x):
@@ -1026,10 +1041,15 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     tolerance relative to b. Integer and boolean operands are compared in float64 (as NumPy;
     PyTorch computes the tolerance of integers in float32); an integer beside a float takes the
     float's dtype. A bool tensor, no gradient."""
+    return _isclose("isclose", a, b, rtol, atol, equal_nan)
+
+
+def _isclose(op, a, b, rtol, atol, equal_nan):
+    """isclose, its errors naming ``op`` (isclose or allclose)."""
     for name, value in (("rtol", rtol), ("atol", atol)):
         if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value >= 0:
-            raise ValueError(f"isclose: {name} must be a number >= 0, got {value!r}")
-    a, b = _broadcasting("isclose", *promote(a, b, op="isclose"))
+            raise ValueError(f"{op}: {name} must be a number >= 0, got {value!r}")
+    a, b = _broadcasting(op, *promote(a, b, op=op))
     x, y = a.data, b.data
     if y.dtype.kind in "biu":
         x, y = x.astype(np.float64), y.astype(np.float64)
@@ -1043,7 +1063,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """Whether isclose(a, b, ...) holds everywhere (True for empty tensors): a Python bool."""
-    return bool(backend.to_host(isclose(a, b, rtol, atol, equal_nan).data.all()))
+    return bool(backend.to_host(_isclose("allclose", a, b, rtol, atol, equal_nan).data.all()))
 
 
 _UFUNCS = {"bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift"}  # NumPy's, CuPy's names

@@ -136,7 +136,9 @@ def _convert_index(x: Tensor, index):
                 raise RuntimeError(f"getitem: index on {part.device} for a tensor on {x.device}")
             part = part.data
         elif isinstance(part, (list, np.ndarray)):
-            part = np.asarray(part, dtype=np.int64 if len(part) == 0 else None)  # [] is an empty index
+            part = np.asarray(part)
+            if part.size == 0 and part.dtype.kind not in "iub":  # [] (float64 to NumPy): an empty integer index
+                part = part.astype(np.int64)
         if hasattr(part, "dtype") and part.dtype.kind not in "iub":
             raise TypeError(f"getitem: index arrays must be integer or boolean, got dtype {part.dtype.name}")
         host.append(part)
@@ -191,12 +193,18 @@ def _along_index(index, axis):
 
 def _check_along(op, x_shape, index_shape, axis, what="input"):
     """index needs x's number of dimensions and sizes no larger than x's off ``axis`` (on every
-    axis when axis is None)."""
-    if len(index_shape) != len(x_shape) or any(i > n for d, (i, n) in enumerate(zip(index_shape, x_shape))
-                                                  if d != axis):
+    axis when axis is None); a 0-d shape counts as (1,), as in PyTorch (see _one_d)."""
+    xs, ix = x_shape or (1,), index_shape or (1,)
+    if len(ix) != len(xs) or any(i > n for d, (i, n) in enumerate(zip(ix, xs)) if d != axis):
         where = "on every axis" if axis is None else f"off axis {axis}"
         raise ValueError(f"{op}: index of shape {index_shape} does not fit {what} of shape {x_shape}: "
                          f"it needs as many dimensions and sizes no larger {where}")
+
+
+def _one_d(a):
+    """a, or a 0-d a as 1-d of one element: gather and the scatters take 0-d tensors so, as
+    PyTorch's (their outputs keep the index's or x's own shape)."""
+    return a.reshape(1) if a.ndim == 0 else a
 
 
 class Gather(Function):
@@ -213,14 +221,15 @@ class Gather(Function):
     def forward(self, x, index):
         (axis,) = normalize_axes(self.axis, max(x.ndim, 1), "gather")
         _check_along("gather", x.shape, index.shape, axis)
-        check_indices("gather", "index", index, x.shape[axis])
-        self.picked, self.in_shape = _along_index(index, axis), x.shape
-        return x[self.picked]
+        x1, index1 = _one_d(x), _one_d(index)
+        check_indices("gather", "index", index1, x1.shape[axis])
+        self.picked, self.in_shape = _along_index(index1, axis), x.shape
+        return x1[self.picked].reshape(index.shape)
 
     def backward(self, dy):
-        dx = get_array_module(dy).zeros(self.in_shape, dtype=dy.dtype)
-        add_at(dx, self.picked, dy)
-        return dx, None
+        dx = get_array_module(dy).zeros(self.in_shape or (1,), dtype=dy.dtype)
+        add_at(dx, self.picked, _one_d(dy))
+        return dx.reshape(self.in_shape), None
 
 
 def gather(x, axis, index):
@@ -243,19 +252,21 @@ class ScatterAdd(Function):
         (axis,) = normalize_axes(self.axis, max(x.ndim, 1), "scatter_add")
         _check_along("scatter_add", x.shape, index.shape, axis)
         _check_along("scatter_add", src.shape, index.shape, None, what="src")
-        check_indices("scatter_add", "index", index, x.shape[axis])
-        self.target = _along_index(index, axis)
-        self.used = tuple(slice(0, n) for n in index.shape)
+        x1, index1, src1 = _one_d(x), _one_d(index), _one_d(src)
+        check_indices("scatter_add", "index", index1, x1.shape[axis])
+        self.target = _along_index(index1, axis)
+        self.used = tuple(slice(0, n) for n in index1.shape)
         self.src_shape = src.shape
-        y = x.copy()
-        add_at(y, self.target, src[self.used])
-        return y
+        y = x1.copy()
+        add_at(y, self.target, src1[self.used])
+        return y.reshape(x.shape)
 
     def backward(self, dy):
         dsrc = None
         if self.needs_input_grad[2]:
-            dsrc = get_array_module(dy).zeros(self.src_shape, dtype=dy.dtype)
-            dsrc[self.used] = dy[self.target]
+            dsrc = get_array_module(dy).zeros(self.src_shape or (1,), dtype=dy.dtype)
+            dsrc[self.used] = _one_d(dy)[self.target]
+            dsrc = dsrc.reshape(self.src_shape)
         return dy, None, dsrc
 
 
@@ -293,9 +304,11 @@ class ScatterReduce(Function):
         (axis,) = normalize_axes(self.axis, max(x.ndim, 1), "scatter_reduce")
         _check_along("scatter_reduce", x.shape, index.shape, axis)
         _check_along("scatter_reduce", src.shape, index.shape, None, what="src")
+        self.x_shape, self.src_shape = x.shape, src.shape
+        x, index, src = _one_d(x), _one_d(index), _one_d(src)  # y, and all saved, in 1-d when 0-d
         check_indices("scatter_reduce", "index", index, x.shape[axis])
         xp = get_array_module(x)
-        self.along, self.target, self.src_shape = axis, _along_index(index, axis), src.shape
+        self.along, self.target = axis, _along_index(index, axis)
         self.used = tuple(slice(0, n) for n in index.shape)
         s = src[self.used]
         count = xp.zeros(x.shape, dtype=np.int32)  # int32: the dtype CuPy's scatter-add takes
@@ -309,19 +322,21 @@ class ScatterReduce(Function):
             n = xp.maximum(count + self.include_self, 1)
             y = y // n if x.dtype.kind in "iu" else y / n.astype(x.dtype)
         self.save_for_backward(x, s, y, count)
-        return y
+        return y.reshape(self.x_shape)
 
     def backward(self, dy):
         x, s, y, count = self.saved
         xp = get_array_module(dy)
+        dy = _one_d(dy)
         counts = (count == 0) | self.include_self  # x is one of y's contributors
         with quiet_float_errors(xp):  # a NaN result's 0 / 0 (see above)
             gx, gs = getattr(self, f"_{self.reduce}_shares")(xp, dy, x, s, y, count, counts)
         dsrc = None
         if self.needs_input_grad[2]:
-            dsrc = xp.zeros(self.src_shape, dtype=dy.dtype)
+            dsrc = xp.zeros(self.src_shape or (1,), dtype=dy.dtype)
             dsrc[self.used] = gs
-        return xp.where(count == 0, dy, xp.where(counts, gx, 0)), None, dsrc
+            dsrc = dsrc.reshape(self.src_shape)
+        return xp.where(count == 0, dy, xp.where(counts, gx, 0)).reshape(self.x_shape), None, dsrc
 
     def _sum_shares(self, xp, dy, x, s, y, count, counts):
         """(dy * w(x), dy[t] * w(src)), each reduction's w as in the docstring."""
@@ -443,7 +458,7 @@ class Embedding(Function):
             return None, dweight.astype(dy.dtype, copy=False)  # summed in float32 for bfloat16 rows
         xp = get_array_module(dy)
         dweight = xp.zeros(self.weight_shape, dtype=dy.dtype)
-        add_at(dweight, ids.reshape(-1), dy.reshape(-1, self.weight_shape[1]))
+        add_at(dweight, ids.reshape(ids.size), dy.reshape(ids.size, self.weight_shape[1]))  # (not -1: 0 columns)
         if self.padding_idx is not None:
             dweight[self.padding_idx] = 0
         return None, dweight
@@ -459,8 +474,15 @@ class Embedding(Function):
 
 
 def embedding(ids, weight, padding_idx=None):
-    """Rows of ``weight`` picked by integer ``ids``: result shape ids.shape + (dim,)."""
+    """Rows of ``weight`` picked by integer ``ids``: result shape ids.shape + (dim,). padding_idx
+    (a row, negative counted from the end) gets no gradient."""
     ids = as_indices(ids, weight)
+    n = weight.shape[0]
+    if padding_idx is not None and (not isinstance(padding_idx, (int, np.integer)) or isinstance(padding_idx, bool)
+                                    or not -n <= padding_idx < n):  # the padding row must exist
+        expected = f"None or an int in [{-n}, {n})" if n else "None (the table has no rows)"
+        raise ValueError(f"embedding: padding_idx {padding_idx!r} is not a row of a table of {n} rows; "
+                         f"expected {expected}")
     return Embedding(padding_idx)(ids, weight)
 
 

@@ -73,19 +73,23 @@ def permute(x, axes): return Transpose(axes)(x)
 
 
 class SwapAxes(Function):
-    """y = x with two axes exchanged.   dx = dy with the same two axes exchanged back"""
+    """y = x with two axes exchanged (a 0-d x takes axis 0 or -1, as in PyTorch: y = x).
+    dx = dy with the same two axes exchanged back"""
 
     def __init__(self, axis1, axis2):
         self.axis1, self.axis2 = axis1, axis2
 
     def forward(self, x):
         for axis in (self.axis1, self.axis2):
-            if not -x.ndim <= axis < max(x.ndim, 1):
-                raise AxisError(f"swapaxes: axis {axis} is out of range for shape {x.shape}")
-        return get_array_module(x).swapaxes(x, self.axis1, self.axis2)
+            if not isinstance(axis, numbers.Integral) or not -max(x.ndim, 1) <= axis < max(x.ndim, 1):
+                raise AxisError(f"swapaxes: axis {axis!r} is out of range for shape {x.shape}")
+        return self._swap(x)
 
     def backward(self, dy):
-        return (get_array_module(dy).swapaxes(dy, self.axis1, self.axis2),)
+        return (self._swap(dy),)
+
+    def _swap(self, a):
+        return get_array_module(a).swapaxes(a, self.axis1, self.axis2) if a.ndim else a.reshape(())
 
 
 def swapaxes(x, axis1, axis2): return SwapAxes(axis1, axis2)(x)
@@ -232,8 +236,8 @@ def split(x, indices_or_sections, axis=0):
     if isinstance(indices_or_sections, numbers.Integral):
         if indices_or_sections <= 0 or n % indices_or_sections:
             raise ValueError(f"split: axis {axis} of length {n} does not split into {indices_or_sections} equal parts")
-        step = n // indices_or_sections
-        cuts = list(range(step, n, step))
+        step = n // indices_or_sections  # 0 for an empty axis: as many empty parts
+        cuts = [step * k for k in range(1, indices_or_sections)]
     else:
         cuts = list(indices_or_sections)
     bounds = [0] + cuts + [n]
@@ -261,7 +265,8 @@ def flip(x, axis=None): return Flip(axis)(x)
 
 class Roll(Function):
     """y = x shifted by ``shift`` places along ``axis`` (None: the flattened x), elements pushed
-    off one end coming back at the other, as numpy.roll.   dx = dy rolled by -shift"""
+    off one end coming back at the other, as numpy.roll (a 0-d x takes axis 0 or -1, as minitx's
+    other ops do: y = x).   dx = dy rolled by -shift"""
 
     def __init__(self, shift, axis=None):
         self.shift, self.axis = shift, axis
@@ -275,11 +280,16 @@ class Roll(Function):
                 raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes; give one shift per axis")
         elif len(shifts) != 1:
             raise ValueError(f"roll: without an axis, shift must be one int, got {self.shift}")
-        return get_array_module(x).roll(x, self.shift, self.axis)
+        return self._roll(x, self.shift)
 
     def backward(self, dy):
         back = tuple(-s for s in self.shift) if isinstance(self.shift, (tuple, list)) else -self.shift
-        return (get_array_module(dy).roll(dy, back, self.axis),)
+        return (self._roll(dy, back),)
+
+    def _roll(self, a, shift):
+        if not a.ndim:  # one element stays where it is, whatever the shift (numpy has no axis to give it)
+            return a.reshape(())
+        return get_array_module(a).roll(a, shift, self.axis)
 
 
 def roll(x, shift, axis=None): return Roll(shift, axis)(x)

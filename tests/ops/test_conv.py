@@ -528,6 +528,29 @@ def test_conv_transpose_is_the_adjoint_of_conv():
     np.testing.assert_allclose((conv * v).sum(), (u * back).sum(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("groups", [1, 2])
+@pytest.mark.parametrize("kind", ["conv", "conv_transpose"])
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_conv_with_no_out_channels_and_conv_transpose_with_no_in_channels(dims, kind, groups):
+    """The weight's first axis empty: conv gives an empty y, conv_transpose the bias alone, with
+    gradients of their inputs' shapes, as for the other channel counts of 0 (PyTorch refuses these
+    two: "expected weight to be at least 1 at dimension 0")."""
+    rng = np.random.default_rng(0)
+    spatial, kernel, ones = (4,) * dims, (2,) * dims, (1,) * dims
+    if kind == "conv":
+        x, w, b = leaf(rng.standard_normal((2, 2 * groups) + spatial)), leaf(np.zeros((0, 2) + kernel)), leaf([])
+        fn = lambda t, k, c: getattr(F, f"conv{dims}d")(t, k, c, padding=1, groups=groups)  # noqa: E731
+        reference = lambda a, k, c: np_conv(a, k, c, ones, ((1, 1),) * dims, ones, groups)  # noqa: E731
+    else:
+        x, w, b = leaf(np.zeros((2, 0) + spatial)), leaf(np.zeros((0, 3) + kernel)), leaf(rng.standard_normal(3 * groups))
+        fn = lambda t, k, c: getattr(F, f"conv_transpose{dims}d")(t, k, c, stride=2, groups=groups)  # noqa: E731
+        zeros = (0,) * dims
+        reference = lambda a, k, c: np_conv_transpose(a, k, c, (2,) * dims, zeros, zeros, ones, groups)  # noqa: E731
+    y = check_forward(fn, reference, x, w, b, rtol=0)
+    assert y.shape == ((2, 0) + (5,) * dims if kind == "conv" else (2, 3 * groups) + (8,) * dims)
+    assert check_gradients(fn, x, w, b)
+
+
 def test_conv_transpose_errors_name_the_op():
     x = leaf(np.zeros((1, 4, 3, 3)))
     cases = [

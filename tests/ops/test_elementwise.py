@@ -15,6 +15,7 @@ import minitx.functional as F
 from minitx.testing import (GradcheckError, arg, check_backward_hygiene, check_forward, check_gradients, gradcheck,
                             op_case)
 from minitx.testing import strategies as mst
+from _torch_kit import parity
 
 SHAPES = mst.shapes(max_dims=3, max_side=4)
 PAIRS = mst.broadcastable_shapes(2, max_dims=3, max_side=4)
@@ -125,8 +126,11 @@ def test_binary_forward_and_gradients_broadcast(name, data):
 
 
 @pytest.mark.parametrize("op, fn", [("add", F.add), ("mul", F.mul), ("sub", F.sub), ("div", F.div),
-                                    ("maximum", F.maximum), ("minimum", F.minimum), ("pow", F.pow)],
-                         ids=["Add", "Mul", "Sub", "Div", "Maximum", "Minimum", "Pow"])
+                                    ("maximum", F.maximum), ("minimum", F.minimum), ("pow", F.pow),
+                                    *((name, getattr(F, name)) for name in ("equal", "not_equal", "less", "less_equal",
+                                                                            "greater", "greater_equal"))],
+                         ids=["Add", "Mul", "Sub", "Div", "Maximum", "Minimum", "Pow", "equal", "not_equal", "less",
+                              "less_equal", "greater", "greater_equal"])
 def test_binary_shape_mismatch_names_op_and_shapes(op, fn):
     a, b = minitx.ones(2, 3), minitx.ones(4, 3)
     with pytest.raises(ValueError, match=rf"^{op}: shapes \(2, 3\) and \(4, 3\) do not broadcast$"):
@@ -175,11 +179,21 @@ def _masked_fill_inputs(draw):
     return x, minitx.tensor(draw(hnp.arrays(np.bool_, shape_mask)))
 
 
+@st.composite
+def _masked_fill_tensor_value_inputs(draw):
+    """x, a mask and a value tensor (0-d, as PyTorch takes, or any shape) that broadcast to x's shape."""
+    shape_mask, shape_value, shape_other = draw(TRIPLES)
+    x = draw(mst.tensors(np.broadcast_shapes(shape_mask, shape_value, shape_other)))
+    return x, minitx.tensor(draw(hnp.arrays(np.bool_, shape_mask))), draw(mst.tensors(shape_value))
+
+
 # op class -> (strategy of (x or a, b, mask...) inputs, minitx function, numpy reference)
 MASKED = {
     "Where": (_where_inputs(), F.where, np.where),
     "MaskedFill": (_masked_fill_inputs(), lambda x, mask: x.masked_fill(mask, -1.5),
                    lambda x, mask: np.where(mask, -1.5, x)),
+    "MaskedFill-tensor-value": (_masked_fill_tensor_value_inputs(), F.masked_fill,
+                                lambda x, mask, value: np.where(mask, value, x)),
 }
 
 
@@ -201,6 +215,26 @@ def test_masked_fill_writes_huge_and_infinite_values(inputs, value):
     np.testing.assert_array_equal(out.numpy(), expected)
     out.backward(np.ones(x.shape))
     np.testing.assert_array_equal(x.grad.numpy(), expected != value)
+
+
+@given(_masked_fill_inputs())
+def test_masked_fill_with_a_0d_tensor_value_matches_pytorch(inputs):
+    x, mask = inputs
+    value = minitx.tensor(np.array(2.5), requires_grad=True)
+    parity(F.masked_fill, lambda x, mask, value: x.masked_fill(mask, value), x, mask, value)
+
+
+def test_masked_fill_value_gets_the_sum_of_dy_over_the_masked_entries_in_its_own_dtype():
+    x = minitx.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)  # float32
+    mask = minitx.tensor([[True, False, True], [False, False, True]])
+    value, row = minitx.tensor(np.array(9.0), requires_grad=True), minitx.tensor([7.0, 8.0, 9.0], requires_grad=True)
+    y = F.masked_fill(x, mask, value)
+    assert y.dtype == np.float32 and y.tolist() == [[9.0, 2.0, 9.0], [4.0, 5.0, 9.0]]
+    y.backward(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], np.float32))
+    assert value.grad.dtype == np.float64 and value.grad.tolist() == 1.0 + 3.0 + 6.0
+    np.testing.assert_array_equal(x.grad.numpy(), [[0.0, 2.0, 0.0], [4.0, 5.0, 0.0]])
+    F.masked_fill(x, mask, row).backward(np.ones((2, 3), np.float32))
+    np.testing.assert_array_equal(row.grad.numpy(), [1.0, 0.0, 2.0])  # summed over the broadcast rows
 
 
 def test_where_accepts_numbers_and_passes_no_gradient_to_the_masked_side():
@@ -227,6 +261,20 @@ def test_where_and_masked_fill_shape_errors():
         F.masked_fill(x, minitx.tensor([[True, False], [False, True]]), 0.0)
     with pytest.raises(ValueError, match=r"masked_fill: mask of shape \(3,\) does not broadcast to \(2,\)"):
         F.masked_fill(x, minitx.tensor([True, False, True]), 0.0)
+    with pytest.raises(ValueError, match=r"masked_fill: value of shape \(3, 2\) does not broadcast to \(2,\)"):
+        F.masked_fill(x, minitx.tensor([True, False]), minitx.ones(3, 2))
+
+
+@pytest.mark.parametrize("x_dtype, value_dtype", [("int64", "float32"), ("int8", "float64"), ("bool", "int64"),
+                                                  ("uint8", "bfloat16")])
+def test_masked_fill_refuses_a_value_tensor_its_integers_would_truncate(x_dtype, value_dtype):
+    """As a number that does not fit (0.5 into int64) is refused, so is a value tensor of a kind
+    the tensor cannot hold, where NumPy and PyTorch would cast it silently."""
+    x, mask = minitx.zeros(3, dtype=x_dtype), minitx.tensor([True, False, True])
+    with pytest.raises(TypeError, match=rf"masked_fill: a value tensor of dtype {value_dtype} would be truncated "
+                                        rf"into the tensor's {x_dtype}"):
+        F.masked_fill(x, mask, minitx.tensor(0.5, dtype=value_dtype))
+    np.testing.assert_array_equal(F.masked_fill(x, mask, minitx.tensor(1, dtype=x_dtype)).numpy(), [1, 0, 1])
 
 
 # ---------------------------------------------------------------- clip, astype, to_device

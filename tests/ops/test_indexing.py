@@ -40,19 +40,23 @@ def test_flip(x, data):
     parity(lambda t: F.flip(t, axis), lambda t: t.flip(dims), leaf(x.numpy()))
 
 
-@given(x=mst.tensors(SHAPES), data=st.data())
+@given(x=mst.tensors(mst.shapes(max_dims=3, max_side=4)), data=st.data())
 def test_roll(x, data):
+    """A 0-d x takes axis 0 or -1, as in minitx's other ops (PyTorch refuses an axis there)."""
     shift = data.draw(st.integers(-6, 6), label="shift")
-    axis = data.draw(st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1)), label="axis")
+    ndim = max(x.ndim, 1)
+    axis = data.draw(st.one_of(st.none(), st.integers(-ndim, ndim - 1)), label="axis")
 
     def reference(a):  # y[i] = x[(i - shift) mod n]
-        flat = a.reshape(-1) if axis is None else a
-        n = flat.shape[0 if axis is None else axis]
-        return np.take(flat, (np.arange(n) - shift) % n, axis=0 if axis is None else axis).reshape(a.shape)
+        flat = a.reshape(-1) if axis is None or not a.ndim else a
+        along = 0 if axis is None or not a.ndim else axis
+        n = flat.shape[along]
+        return np.take(flat, (np.arange(n) - shift) % n, axis=along).reshape(a.shape)
 
     check_forward(lambda t: F.roll(t, shift, axis), reference, x)
     assert check_gradients(lambda t: t.roll(shift, axis), x)
-    parity(lambda t: F.roll(t, shift, axis), lambda t: t.roll(shift, axis), leaf(x.numpy()))
+    if x.ndim or axis is None:
+        parity(lambda t: F.roll(t, shift, axis), lambda t: t.roll(shift, axis), leaf(x.numpy()))
 
 
 def test_roll_several_axes():
@@ -154,6 +158,46 @@ def test_scatter_add(case, data):
                leaf(x.numpy()), leaf(used))
 
 
+ZERO_D = [((), (), ()), ((), (2,), (2,)), ((3,), (), ())]  # x, index and src shapes: 0-d counts as 1-d of one
+
+
+def _along_op(op, axis, index):
+    """The minitx op named in ZERO_D's tests, on (x, src), and its PyTorch counterpart."""
+    if op == "gather":
+        return (lambda t, u: F.gather(t, axis, index),
+                lambda t, u: t.gather(axis, _torch().from_numpy(index.numpy())))
+    if op == "scatter_add":
+        return (lambda t, u: F.scatter_add(t, axis, index, u),
+                lambda t, u: t.scatter_add(axis, _torch().from_numpy(index.numpy()), u))
+    _, reduce, include_self = op.split()
+    include_self = include_self == "True"
+    return (lambda t, u: F.scatter_reduce(t, axis, index, u, reduce, include_self),
+            lambda t, u: t.scatter_reduce(axis, _torch().from_numpy(index.numpy()), u, reduce,
+                                          include_self=include_self))
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+@pytest.mark.parametrize("shapes", ZERO_D, ids=str)
+@pytest.mark.parametrize("op", ["gather", "scatter_add"] + [f"scatter_reduce {r} {s}" for r in
+                                                             ("sum", "prod", "mean", "amax", "amin")
+                                                             for s in (True, False)])
+def test_gather_and_scatters_take_0d_tensors_as_pytorch(op, shapes, axis):
+    """A 0-d x, index or src counts as 1-d of one element, as in PyTorch: the same values and
+    gradients as the op on those 1-d views, the output keeping index's (gather) or x's shape."""
+    x_shape, index_shape, src_shape = shapes
+    rng = np.random.default_rng(1)
+    a, s = rng.standard_normal(x_shape), rng.standard_normal(src_shape)
+    index = minitx.tensor(np.full(index_shape, 2 if x_shape else 0, dtype=np.int64))  # (2,): one target twice
+    fn, torch_fn = _along_op(op, axis, index)
+    out = fn(leaf(a), leaf(s))
+    one_d = _along_op(op, axis, minitx.tensor(index.numpy().reshape(index_shape or (1,))))[0]
+    expected = one_d(leaf(a.reshape(x_shape or (1,))), leaf(s.reshape(src_shape or (1,))))
+    assert out.shape == (index_shape if op == "gather" else x_shape)
+    np.testing.assert_array_equal(out.numpy(), expected.numpy().reshape(out.shape))
+    assert check_gradients(fn, leaf(a), leaf(s))
+    parity(fn, torch_fn, leaf(a), leaf(s))
+
+
 def test_gather_and_scatter_add_errors_name_the_op():
     x = leaf(np.zeros((2, 3)))
     with pytest.raises(IndexError, match=r"gather: index 3 is out of range \[0, 3\)"):
@@ -162,6 +206,10 @@ def test_gather_and_scatter_add_errors_name_the_op():
         F.gather(x, 1, [[0], [1], [2]])
     with pytest.raises(TypeError, match="scatter_add: index must be an integer tensor, got dtype float32"):
         F.scatter_add(x, 0, minitx.tensor([[0.0]]), leaf([[1.0]]))
+    with pytest.raises(ValueError, match=r"gather: index of shape \(\) does not fit input of shape \(2, 3\)"):
+        F.gather(x, 0, minitx.tensor(np.array(0)))  # 0-d counts as 1-d: not 2-d, as in PyTorch
+    with pytest.raises(IndexError, match=r"gather: index 1 is out of range \[0, 1\)"):
+        F.gather(leaf(np.array(2.0)), 0, minitx.tensor(np.array(1)))
 
 
 # ---------------------------------------------------------------- scatter_reduce
@@ -484,6 +532,32 @@ def test_einsum_errors_name_what_is_wrong():
     for spec, message in cases:
         with pytest.raises(ValueError, match=f"einsum: .*{message}"):
             F.einsum(spec, a, b) if spec != "ij->ij" else F.einsum(spec, a, a)
+
+
+# ---------------------------------------------------------------- embedding (more in test_nn_ops.py)
+
+
+@pytest.mark.parametrize("ids_shape, rows, dim, padding_idx", [
+    ((3,), 4, 0, None), ((2,), 4, 0, 0), ((0,), 0, 3, None), ((2, 0), 4, 3, -1), ((2, 3), 4, 2, -4)])
+def test_embedding_of_empty_tables_and_ids_matches_pytorch(ids_shape, rows, dim, padding_idx):
+    """Rows of 0 columns, tables of 0 rows and empty ids: y and dweight of the right (empty) shapes."""
+    ids = minitx.tensor(np.arange(int(np.prod(ids_shape)), dtype=np.int64).reshape(ids_shape) % max(rows, 1))
+    weight = leaf(np.random.default_rng(0).standard_normal((rows, dim)))
+    fn = lambda w: F.embedding(ids, w, padding_idx=padding_idx)  # noqa: E731
+    assert fn(weight).shape == ids_shape + (dim,)
+    assert check_gradients(lambda w: F.embedding(ids, w), weight)
+    torch = _torch()
+    if torch is not None:
+        theirs = torch.from_numpy(ids.numpy())
+        parity(fn, lambda w: torch.nn.functional.embedding(theirs, w, padding_idx=padding_idx), weight)
+
+
+@pytest.mark.parametrize("rows, padding_idx", [(4, 4), (4, -5), (0, 0), (0, -1), (4, 1.0), (4, True)])
+def test_embedding_padding_idx_must_be_a_row_of_the_table(rows, padding_idx):
+    """Checked up front (PyTorch too, except padding_idx 0 of a table of 0 rows, which it takes)."""
+    with pytest.raises(ValueError, match=rf"^embedding: padding_idx {padding_idx!r} is not a row of a table of "
+                                         rf"{rows} rows; expected None"):
+        F.embedding(minitx.tensor(np.zeros(0, np.int64)), leaf(np.zeros((rows, 3))), padding_idx=padding_idx)
 
 
 # ---------------------------------------------------------------- one_hot

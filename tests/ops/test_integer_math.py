@@ -467,10 +467,11 @@ def test_isclose_edges_by_hand():
     assert F.isclose(minitx.tensor([2**53 + 1]), minitx.tensor([2**53]), rtol=0, atol=0).tolist() == [True]  # float64
 
 
+@pytest.mark.parametrize("op", ["isclose", "allclose"])
 @pytest.mark.parametrize("bad", [{"rtol": -1e-5}, {"atol": -1.0}, {"rtol": math.nan}, {"atol": "0"}, {"rtol": True}])
-def test_isclose_refuses_negative_or_non_numeric_tolerances(bad):
+def test_isclose_and_allclose_refuse_negative_or_non_numeric_tolerances_naming_the_op(op, bad):
     name = next(iter(bad))
-    with pytest.raises(ValueError, match=f"^isclose: {name} must be a number >= 0, got"):
-        F.isclose(minitx.tensor([1.0]), minitx.tensor([1.0]), **bad)
-    with pytest.raises(ValueError, match=r"^isclose: shapes \(2,\) and \(3,\) do not broadcast$"):
-        F.allclose(minitx.ones(2), minitx.ones(3))
+    with pytest.raises(ValueError, match=f"^{op}: {name} must be a number >= 0, got"):
+        getattr(F, op)(minitx.tensor([1.0]), minitx.tensor([1.0]), **bad)
+    with pytest.raises(ValueError, match=rf"^{op}: shapes \(0,\) and \(3,\) do not broadcast$"):
+        getattr(F, op)(minitx.ones(0), minitx.ones(3))

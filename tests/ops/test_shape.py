@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 import minitx
 import minitx.functional as F
 from minitx.ops import indexing
-from minitx.testing import check_backward_hygiene, gradcheck
+from minitx.testing import check_backward_hygiene, gradcheck, leaf
 from minitx.testing import strategies as mst
 from _torch_kit import parity, torch_in_example
 
@@ -46,9 +46,11 @@ def permute_case(draw):
 
 @st.composite
 def swapaxes_case(draw):
-    x = draw(mst.tensors(NONEMPTY))
-    axis1, axis2 = draw(st.tuples(*[st.integers(-x.ndim, x.ndim - 1)] * 2))
-    return (lambda t: F.swapaxes(t, axis1, axis2)), (lambda a: np.swapaxes(a, axis1, axis2)), [x]
+    """A 0-d x takes axis 0 or -1 (y = x), as in PyTorch; NumPy has no axis there."""
+    x = draw(mst.tensors(SMALL))
+    ndim = max(x.ndim, 1)
+    axis1, axis2 = draw(st.tuples(*[st.integers(-ndim, ndim - 1)] * 2))
+    return (lambda t: F.swapaxes(t, axis1, axis2)), (lambda a: np.swapaxes(a, axis1, axis2) if a.ndim else a), [x]
 
 
 @st.composite
@@ -245,6 +247,23 @@ def test_getitem_gradient_counts_each_pick(index, expected):
     np.testing.assert_array_equal(x.grad.numpy(), expected)
 
 
+@pytest.mark.parametrize("shape, index", [
+    ((0, 3), np.zeros((0, 3), dtype=bool)), ((0, 3), minitx.tensor(np.zeros((0, 3), dtype=bool))),
+    ((2, 0, 3), np.zeros((2, 0), dtype=bool)), ((0, 3), np.zeros(0, dtype=bool)),
+    ((), np.array(True)), ((), np.array(False)), ((), minitx.tensor(np.array(True))), ((3,), []),
+], ids=["empty-2d-mask", "empty-2d-mask-tensor", "empty-leading-mask", "empty-1d-mask", "0d-true", "0d-false",
+        "0d-true-tensor", "empty-list"])
+def test_getitem_with_empty_and_0d_boolean_masks_matches_pytorch(shape, index):
+    """A boolean mask stays a mask when empty (only [] becomes an empty integer index), and a 0-d
+    mask adds an axis of length 1 (True) or 0 (False)."""
+    x = leaf(np.random.default_rng(0).standard_normal(shape))
+    picked = index.numpy() if isinstance(index, minitx.Tensor) else index
+    assert x[index].shape == x.numpy()[picked].shape
+    assert gradcheck(lambda t: t[index], x)
+    torch = torch_in_example()
+    parity(lambda t: t[index], lambda t: t[picked if isinstance(picked, list) else torch.as_tensor(picked)], x)
+
+
 def test_getitem_repeated_rows_with_a_mixed_index_accumulate():
     x = minitx.tensor(np.arange(12.0).reshape(3, 4), dtype="float64", requires_grad=True)
     y = x[[2, 0, 2], 1:]
@@ -279,6 +298,18 @@ def test_split_into_sections_and_at_cut_points():
         with pytest.raises(ValueError, match=rf"split: axis {axis} does not exist in a tensor of shape \(2, 6\); "
                                              r"expected an int in \[-2, 2\)"):
             F.split(x, 2, axis=axis)
+
+
+@pytest.mark.parametrize("shape, axis", [((0,), 0), ((0, 3), 0), ((3, 0), -1), ((2, 0, 4), 1)])
+@pytest.mark.parametrize("sections", [1, 2, 3, [0], [1, 1]])
+def test_split_of_an_empty_axis_gives_empty_parts_as_numpy_and_pytorch(shape, axis, sections):
+    x = leaf(np.zeros(shape))
+    parts = F.split(x, sections, axis)
+    assert [p.shape for p in parts] == [p.shape for p in np.split(x.numpy(), sections, axis)]
+    F.concatenate(parts, axis).backward(np.zeros(shape))
+    assert x.grad.shape == shape
+    torch = torch_in_example()
+    assert [p.shape for p in parts] == [tuple(p.shape) for p in torch.tensor_split(torch.zeros(shape), sections, axis)]
 
 
 def test_concatenate_and_stack_route_each_gradient_to_its_input():
@@ -388,6 +419,14 @@ def test_cropping_more_than_an_axis_holds_names_the_axis():
 def test_swapaxes_out_of_range_names_the_op():
     with pytest.raises(ValueError, match=r"swapaxes: axis 3 is out of range for shape \(2, 3\)"):
         F.swapaxes(minitx.zeros(2, 3), 0, 3)
+    with pytest.raises(ValueError, match=r"swapaxes: axis 1 is out of range for shape \(\)"):
+        F.swapaxes(minitx.tensor(1.0), 1, 0)  # a 0-d tensor takes 0 or -1 only, as in PyTorch
+
+
+@pytest.mark.parametrize("axes", [(0, 0), (0, -1), (-1, 0), (-1, -1)])
+def test_swapaxes_of_a_0d_tensor_matches_pytorch(axes):
+    torch = torch_in_example()
+    parity(lambda t: F.swapaxes(t, *axes), lambda t: torch.swapaxes(t, *axes), leaf(np.array(2.5)))
 
 
 def test_numpy_integer_axes_and_sections_are_accepted():
