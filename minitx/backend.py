@@ -11,6 +11,7 @@ on the CPU. Besides this module, only ``minitx.kernels`` imports CuPy.
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 
@@ -194,8 +195,16 @@ def sum_last(a, b=None):
 
 def mean_last(a, b=None):
     """The mean over the last axis of a, or of a * b: :func:`sum_last` / n (a 16-bit array's
-    mean, through NumPy's, is taken in float32)."""
-    return _row_sums(a, b) / a.shape[-1] if _one_pass(a, b) else (a if b is None else a * b).mean(axis=-1)
+    mean, through NumPy's, is taken in float32). Over a last axis of length 0 it is NumPy's
+    0 / 0 = NaN, without NumPy's warning: rows of no values have no statistics, and say so."""
+    if _one_pass(a, b):
+        return _row_sums(a, b) / a.shape[-1]
+    values = a if b is None else a * b
+    if a.shape[-1:] == (0,):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # "Mean of empty slice"
+            return values.mean(axis=-1)
+    return values.mean(axis=-1)
 
 
 def _row_sums(a, b):

@@ -284,8 +284,9 @@ def logsigmoid(x): return LogSigmoid()(floating(x))
 
 
 class Hardtanh(Function):
-    """y = min(max(x, min_val), max_val).   dx = dy where min_val < x < max_val, else 0
-    (0 at the bounds themselves, as PyTorch; Clip passes dy there)"""
+    """y = min(max(x, min_val), max_val).   dx = 0 where x <= min_val or x >= max_val, else dy
+    (0 at the bounds themselves, as PyTorch; Clip passes dy there). A NaN x is on neither side of
+    a bound, so it passes dy: PyTorch's CPU kernel gives dy or 0 there depending on the NaN's position."""
 
     def __init__(self, min_val=-1.0, max_val=1.0):
         if min_val > max_val:

@@ -100,7 +100,7 @@ def _mask_rows(mask, plan, lk):
 class ScaledDotProductAttention(Function):
     """Attention of queries q [..., Lq, d] over keys k [..., Lk, d] and values v [..., Lk, dv]:
 
-        S = scale * q @ k^T + M          (scale defaults to 1 / sqrt(d); M a float mask, or 0)
+        S = scale * q @ k^T + M          (scale defaults to 1 / sqrt(d), unused at d = 0; M a float mask, or 0)
         S = -inf where not allowed       (a boolean mask False, or a future key when causal)
         P = softmax(S) over keys;   Pd = P * m  (dropout on the weights, m as in Dropout)
         o = Pd @ v
@@ -183,7 +183,9 @@ class ScaledDotProductAttention(Function):
                              "expected q [..., Lq, d], k [..., Lk, d], v [..., Lk, dv]")
         if mask is not None:
             _check_mask_dtype(mask)
-        self.scale_used = self.scale if self.scale is not None else 1 / math.sqrt(d)
+        # d = 0: every score is an empty sum, 0, whatever the scale (PyTorch scales q and k before their
+        # product, so not even its default 1 / sqrt(0) = inf meets it): every key gets the same weight
+        self.scale_used = 1.0 if d == 0 else self.scale if self.scale is not None else 1 / math.sqrt(d)
         self.groups = _head_groups(q.shape, k.shape, v.shape, self.enable_gqa)
         saved_k, saved_v = k, v  # backward repeats the heads again rather than keep g copies
         k, v = _repeat_heads(k, self.groups), _repeat_heads(v, self.groups)

@@ -12,6 +12,8 @@ forward ran, and the reference stays the CPU path and the tests' oracle.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from minitx import kernels
@@ -205,7 +207,8 @@ class BiasActDropout(Function):
             dx = dy * f_prime(x if b is None else x + b)
             if mask is not None:
                 dx = dx * mask
-            db = None if b is None else sum_rows(dx.reshape(-1, dx.shape[-1]))
+            # the rows counted, not -1: NumPy cannot infer it when the last axis is 0
+            db = None if b is None else sum_rows(dx.reshape(math.prod(dx.shape[:-1]), dx.shape[-1]))
         return (dx,) if b is None else (dx, db if self.needs_input_grad[1] else None)
 
 

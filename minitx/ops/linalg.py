@@ -2,6 +2,8 @@
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from minitx.autograd.function import Function
@@ -77,8 +79,9 @@ def matmul(a, b):
 
 def _rows(a):
     """a as a C-contiguous 2-D array [rows, last axis]: matrix products on it always take
-    the fast BLAS path (numpy falls back to a slow loop for some strided N-D operands)."""
-    return get_array_module(a).ascontiguousarray(a.reshape(-1, a.shape[-1]))
+    the fast BLAS path (numpy falls back to a slow loop for some strided N-D operands). The rows
+    are counted, not -1: NumPy cannot infer it when the last axis is 0."""
+    return get_array_module(a).ascontiguousarray(a.reshape(math.prod(a.shape[:-1]), a.shape[-1]))
 
 
 class Linear(Function):

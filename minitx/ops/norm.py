@@ -14,6 +14,8 @@ forward ran, and the reference stays the CPU path and the tests' oracle.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from minitx import backend, kernels
@@ -26,18 +28,34 @@ from minitx.ops._args import floating
 __all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm"]
 
 
+def _mean(a, axes):
+    """a.mean(axis=axes, keepdims=True). Over no values (a length-0 axis among ``axes``) it is
+    0 / 0 = NaN, as NumPy's, but without NumPy's warning about an empty slice: the statistics of
+    a set of no values standardize nothing, so the NaN reaches no output and no gradient."""
+    if all(a.shape[k] for k in (axes if isinstance(axes, tuple) else (axes,))):
+        return a.mean(axis=axes, keepdims=True)
+    return get_array_module(a).full_like(a.sum(axis=axes, keepdims=True), np.nan)
+
+
+def _check_last_axis(op, x):
+    """Refuse a 0-d x, as PyTorch does: it has no last axis to normalize over."""
+    if x.ndim == 0:
+        raise ValueError(f"{op}: a 0-d input has no last axis to normalize over; expected at least 1 dimension, "
+                         "got shape ()")
+
+
 def standardize(x, axes, eps):
     """(xhat, rstd): x - its mean over ``axes``, times rstd = 1 / sqrt(var + eps) (the biased
     variance, over the same axes); rstd keeps ``axes`` as size-1 axes."""
     xp = get_array_module(x)
-    centered = x - x.mean(axis=axes, keepdims=True)
-    rstd = 1 / xp.sqrt((centered * centered).mean(axis=axes, keepdims=True) + eps)
+    centered = x - _mean(x, axes)
+    rstd = 1 / xp.sqrt(_mean(centered * centered, axes) + eps)
     return centered * rstd, rstd
 
 
 def standardize_backward(g, xhat, rstd, axes):
     """dx of xhat = standardize(x) over ``axes``, given g = dL/dxhat."""
-    return rstd * (g - g.mean(axis=axes, keepdims=True) - xhat * (g * xhat).mean(axis=axes, keepdims=True))
+    return rstd * (g - _mean(g, axes) - xhat * _mean(g * xhat, axes))
 
 
 def _per_channel(v, ndim):
@@ -68,6 +86,7 @@ class LayerNorm(Function):
         self.eps = eps
 
     def forward(self, x, w, b):
+        _check_last_axis("layer_norm", x)
         if w.shape != x.shape[-1:] or b.shape != x.shape[-1:]:
             raise ValueError(f"layer_norm: weight {w.shape} and bias {b.shape} must have shape "
                              f"({x.shape[-1]},), the last axis of the input {x.shape}")
@@ -136,11 +155,12 @@ class RMSNorm(Function):
         self.eps = eps
 
     def forward(self, x, w):
+        _check_last_axis("rms_norm", x)
         if w.shape != x.shape[-1:]:
             raise ValueError(f"rms_norm: weight {w.shape} must have shape ({x.shape[-1]},), the last axis of the "
                              f"input {x.shape}")
         xp = get_array_module(x)
-        rrms = 1 / xp.sqrt((x * x).mean(axis=-1, keepdims=True) + self.eps)
+        rrms = 1 / xp.sqrt(mean_last(x, x)[..., None] + self.eps)
         self.save_for_backward(x, w, rrms)
         return x * rrms * w
 
@@ -148,23 +168,27 @@ class RMSNorm(Function):
         x, w, rrms = self.saved
         xhat = x * rrms
         g = dy * w
-        dx = rrms * (g - xhat * (g * xhat).mean(axis=-1, keepdims=True))
+        dx = rrms * (g - xhat * mean_last(g, xhat)[..., None])
         dw = (dy * xhat).sum(axis=tuple(range(dy.ndim - 1))) if self.needs_input_grad[1] else None
         return dx, dw
 
 
 def rms_norm(x, normalized_shape, weight=None, eps=None):
     """RMS norm over the last axis (``normalized_shape``: its length, or a 1-tuple of it, as
-    PyTorch's; more trailing axes are not supported). eps=None takes the dtype's machine epsilon,
-    as PyTorch does; weight defaults to ones."""
+    PyTorch's; more trailing axes are not supported). eps=None takes the machine epsilon of the
+    dtype it computes in, as PyTorch does: float32's for bfloat16 and float16 (16-bit ops compute in
+    float32); weight defaults to ones."""
     x = floating(x)
+    _check_last_axis("rms_norm", x)
     size = normalized_shape if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if size not in (x.shape[-1], (x.shape[-1],)):
         raise ValueError(f"rms_norm: normalized_shape {normalized_shape!r} must be the last axis of the input "
                          f"{x.shape} (normalizing over several trailing axes is not supported)")
     xp = backend.get_array_module(x.data)
     weight = weight if weight is not None else Tensor(xp.ones(x.shape[-1:], dtype=x.dtype))
-    return RMSNorm(float(np.finfo(x.dtype).eps) if eps is None else eps)(x, weight)
+    if eps is None:
+        eps = float(np.finfo(np.float32 if x.dtype.itemsize == 2 else x.dtype).eps)
+    return RMSNorm(eps)(x, weight)
 
 
 class GroupNorm(Function):
@@ -189,18 +213,19 @@ class GroupNorm(Function):
                              f"{self.num_groups} groups")
         if w.shape != x.shape[1:2] or b.shape != x.shape[1:2]:
             raise ValueError(f"group_norm: weight {w.shape} and bias {b.shape} must have shape ({x.shape[1]},)")
-        if x.size and x.size // (x.shape[0] * self.num_groups) < 2:  # as PyTorch: a lone value has no spread
+        # [N, G, values per group], counted (NumPy cannot infer a -1 beside a 0)
+        self.grouped = (x.shape[0], self.num_groups, x.shape[1] // self.num_groups * math.prod(x.shape[2:]))
+        if x.size and self.grouped[2] < 2:  # as PyTorch: a lone value has no spread
             raise ValueError(f"group_norm: each group needs more than one value, got input {x.shape} in "
                              f"{self.num_groups} groups")
-        grouped = x.reshape(x.shape[0], self.num_groups, -1)
-        xhat, rstd = standardize(grouped, 2, self.eps)
+        xhat, rstd = standardize(x.reshape(self.grouped), 2, self.eps)
         xhat = xhat.reshape(x.shape)
         self.save_for_backward(xhat, w, rstd)
         return xhat * _per_channel(w, x.ndim) + _per_channel(b, x.ndim)
 
     def backward(self, dy):
         xhat, w, rstd = self.saved
-        g = (dy * _per_channel(w, dy.ndim)).reshape(rstd.shape[:2] + (-1,))
+        g = (dy * _per_channel(w, dy.ndim)).reshape(self.grouped)
         dx = standardize_backward(g, xhat.reshape(g.shape), rstd, 2).reshape(dy.shape)
         channel_sums = (0,) + tuple(range(2, dy.ndim))
         dw = (dy * xhat).sum(axis=channel_sums) if self.needs_input_grad[1] else None

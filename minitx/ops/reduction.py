@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-
+import math
 import numbers
 import warnings
 
@@ -114,17 +114,25 @@ def sum(x, axis=None, keepdims=False): return Sum(axis, keepdims)(x)  # noqa: A0
 
 
 class Mean(_Reduction):
-    """y = (1/n) sum of x over axes (n = number of elements reduced).   dx = dy / n, repeated"""
+    """y = (1/n) sum of x over axes (n = number of elements reduced).   dx = dy / n, repeated
+
+    Over no entries (n = 0) y is 0 / 0 = NaN, as in NumPy and PyTorch, and x has no gradient to take.
+    """
 
     def forward(self, x):
         axes = self._setup(x)
         self.count = 1
         for a in axes:
             self.count *= x.shape[a]
+        if not self.count:  # 0 / 0: the NaN is the answer, without NumPy's warnings about an empty slice
+            with quiet_float_errors(get_array_module(x)):
+                return x.sum(axis=axes, keepdims=self.keepdims) / self.count
         return x.mean(axis=axes, keepdims=self.keepdims)
 
     def backward(self, dy):
         xp = get_array_module(dy)
+        if not self.count:  # x is empty: so is dx, and dy / 0 is never needed
+            return (xp.zeros(self.in_shape, dtype=dy.dtype),)
         return (xp.broadcast_to(self.expand(dy) / self.count, self.in_shape),)
 
 
@@ -304,7 +312,8 @@ class Prod(_Reduction):
         xp = get_array_module(x)
         kept = [a for a in range(x.ndim) if a not in self.axes]
         moved = xp.transpose(x, kept + list(self.axes))  # reduced axes last ...
-        rows = moved.reshape(moved.shape[:len(kept)] + (-1,))  # ... and flattened into one
+        length = math.prod(moved.shape[len(kept):])  # ... flattened into one (not -1: NumPy cannot infer it beside a 0)
+        rows = moved.reshape(moved.shape[:len(kept)] + (length,))
         left, right = _exclusive_products(rows, xp)
         others = (left * right).reshape(moved.shape)
         inverse = [0] * x.ndim
@@ -316,11 +325,27 @@ class Prod(_Reduction):
 def prod(x, axis=None, keepdims=False): return Prod(axis, keepdims)(x)
 
 
+def _arg_axis(op, x, axis):
+    """argmax's and argmin's axis, checked: None (x flattened) or one axis in range (a 0-d x takes
+    0 or -1), along which x has entries; the axis to hand NumPy (None for a 0-d x)."""
+    if axis is not None and not isinstance(axis, numbers.Integral):
+        raise ValueError(f"{op}: axis must be an integer or None, got {axis!r}")
+    extreme = "maximum" if op == "argmax" else "minimum"
+    if axis is None and x.size == 0:
+        raise ValueError(f"{op}: the input of shape {tuple(x.shape)} has no entries; expected at least one "
+                         f"(an empty tensor has no {extreme})")
+    axes = normalize_axes(axis, x.ndim, op)
+    check_nonempty_axes(op, x, axes, f"an empty slice has no {extreme}")
+    return axis if x.ndim else None
+
+
 def argmax(x, axis=None):
     """Index of the maximum (an integer tensor; no gradient)."""
-    return Tensor(as_tensor(x).data.argmax(axis=axis))
+    data = as_tensor(x).data
+    return Tensor(data.argmax(axis=_arg_axis("argmax", data, axis)))
 
 
 def argmin(x, axis=None):
     """Index of the minimum (an integer tensor; no gradient); the first one on ties, a NaN if any."""
-    return Tensor(as_tensor(x).data.argmin(axis=axis))
+    data = as_tensor(x).data
+    return Tensor(data.argmin(axis=_arg_axis("argmin", data, axis)))

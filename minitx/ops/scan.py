@@ -8,6 +8,7 @@ axis, one vectorised step per position (clear, exact; O(length) array operations
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 from minitx.autograd.function import Function
@@ -74,6 +75,7 @@ class Cumprod(_Scan):
     dx_j = sum_{k>=j} dy_k * prod_{i<=k, i!=j} x_i = y_{j-1} * g_j    (y_{-1} = 1), where
     g_j = sum_{k>=j} dy_k * prod_{j<i<=k} x_i obeys g_{n-1} = dy_{n-1}, g_j = dy_j + x_{j+1} * g_{j+1}.
     No division by x, so zeros are exact (PyTorch treats the first zero specially; same values).
+    At a NaN or inf it is still the true derivative: x = [nan, 0, .5] gives dx_0 = dy_0 (PyTorch: NaN).
     """
 
     def forward(self, x):
@@ -100,7 +102,9 @@ class Logcumsumexp(_Scan):
     t_{n-1} = dy_{n-1},  t_j = dy_j + exp(y_j - y_{j+1}) * t_{j+1}.
     y is non-decreasing, so every exponent is <= 0: no overflow. Where a prefix is all -inf
     (y_j = -inf), its gradient is taken as 0 (PyTorch gives NaN there), as for a fully masked
-    softmax row.
+    softmax row. From a +inf on, y is +inf: a later dy_k reaches x_j only as exp(x_j - inf) = 0
+    (NaN for an x_j = +inf, as PyTorch), so exp(y_j - y_{j+1}) is taken as 0 where y_{j+1} = +inf;
+    exp(inf - inf) = NaN there would run back to the finite entries before it.
     """
 
     def forward(self, x):
@@ -121,8 +125,11 @@ class Logcumsumexp(_Scan):
         dys = self._front(dy)
         finite = y != -xp.inf  # NaN counts as finite here: it must reach the gradient
         safe_y = xp.where(finite, y, 0)  # exp(-inf - (-inf)) would be NaN
-        t = _reverse_recurrence(dys, xp.where(finite[:-1], xp.exp(safe_y[:-1] - safe_y[1:]), 0))
-        return (self._back(xp.where(finite, xp.exp(xs - safe_y) * t, 0)),)
+        with quiet_float_errors(xp):  # inf - inf between two +inf y: discarded by the where
+            step = xp.where(finite[:-1] & (y[1:] != xp.inf), xp.exp(safe_y[:-1] - safe_y[1:]), 0)
+        t = _reverse_recurrence(dys, step)
+        with quiet_float_errors(xp):  # exp(inf - inf) = NaN at an x_j = +inf: its gradient, as PyTorch's
+            return (self._back(xp.where(finite, xp.exp(xs - safe_y) * t, 0)),)
 
 
 def logcumsumexp(x, axis): return Logcumsumexp(axis)(floating(x))
@@ -141,6 +148,8 @@ class Cummax(_Scan):
         xp = get_array_module(x)
         front = self._front(x)
         values, self.index = xp.empty_like(front), xp.empty(front.shape, dtype=xp.int64)
+        if not front.shape[0]:  # an empty axis: no running values, and no first one to start from
+            return self._back(values)
         best, where = front[0], xp.zeros(front.shape[1:], dtype=xp.int64)
         for k in range(front.shape[0]):
             take = self.later_wins(front[k], best) | xp.isnan(front[k])
@@ -151,7 +160,7 @@ class Cummax(_Scan):
     def backward(self, dy):
         xp = get_array_module(dy)
         front = self._front(dy)
-        length, rest = front.shape[0], front.reshape(front.shape[0], -1).shape[1]
+        length, rest = front.shape[0], math.prod(front.shape[1:])  # not -1: NumPy cannot infer it beside a 0
         dx = xp.zeros((length, rest), dtype=dy.dtype)
         add_at(dx, (self.index.reshape(length, rest), xp.arange(rest)[None, :]), front.reshape(length, rest))
         return (self._back(dx.reshape(front.shape)),)
@@ -237,12 +246,17 @@ def argsort(x, axis=-1, descending=False):
 def topk(x, k, axis=-1, largest=True):
     """(values, indices) of the k largest (or smallest) entries along ``axis``, in order: the
     first k of a stable sort, so among equal values the earlier comes first (PyTorch does not
-    say which it picks among ties)."""
+    say which it picks among ties). A 0-d x is one value along axis 0 (or -1); k = 1 returns it
+    and index 0, 0-d, as PyTorch (k = 0 is refused: a 0-d result cannot be empty)."""
     values, indices = sort(x, axis, descending=largest)
-    n = values.shape[axis] if values.ndim else 1
+    if not values.ndim:
+        if not isinstance(k, numbers.Integral) or k != 1:
+            raise ValueError(f"topk: a 0-d input has one value and gives a 0-d result holding it, so k must be 1, "
+                             f"got {k!r}")
+        return values, indices
+    n = values.shape[axis]
     if not isinstance(k, numbers.Integral) or not 0 <= k <= n:
         raise ValueError(f"topk: k must be a whole number in [0, {n}] for an axis of {n}, got {k!r}")
-    index = [slice(None)] * max(values.ndim, 1)
+    index = [slice(None)] * values.ndim
     index[axis] = slice(0, int(k))
-    index = tuple(index) if values.ndim else (slice(0, int(k)),)
-    return values[index], indices[index]
+    return values[tuple(index)], indices[tuple(index)]

@@ -108,6 +108,14 @@ def test_bad_parameters_name_the_op():
         F.hardtanh(x, 1.0, -1.0)
 
 
+def test_hardtanh_passes_dy_at_nan():
+    """A NaN is on neither side of a bound, so dx = dy there; 0 at and beyond the bounds (PyTorch's
+    CPU kernel gives dy or 0 at a NaN, by where it lies in the array)."""
+    x = leaf([np.nan, -2.0, -1.0, 0.5, 1.0, np.inf])
+    F.hardtanh(x).backward(np.full(6, 3.0))
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 0.0, 0.0, 3.0, 0.0, 0.0])
+
+
 def test_sigmoid_keeps_the_digits_of_tiny_values():
     """The one sigmoid is the stable one: sigmoid(-50) = 1 / (1 + e^50) = 1.9287e-22 in float64
     (the tanh form (1 + tanh(x / 2)) / 2 rounds it to 0), and its gradient y (1 - y) too."""

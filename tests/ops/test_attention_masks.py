@@ -28,7 +28,8 @@ def np_attention(q, k, v, mask=None, causal=False, groups=1, scale=None):
     """softmax(scale q k^T + float mask, disallowed keys removed) @ v, with k and v's heads each
     repeated ``groups`` times in a row; a query that sees no key gets zeros. Returns (o, P)."""
     k, v = np.repeat(k, groups, axis=-3), np.repeat(v, groups, axis=-3)
-    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    if scale is None:  # at d = 0 the scores are empty sums, 0 whatever the scale
+        scale = 1 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
     scores = q @ np.swapaxes(k, -1, -2) * scale
     allowed = np.ones(scores.shape, bool)
     if mask is not None and mask.dtype == bool:
@@ -82,9 +83,10 @@ def float_masks(draw, shape, requires_grad):
 @st.composite
 def attention_problems(draw, kind):
     """q [B, Hq, Lq, d], k [B, Hkv, Lk, d], v [B, Hkv, Lk, dv], Hq = groups * Hkv, a mask of the
-    given kind and a drawn shape, and the flags; groups > 1 needs enable_gqa, groups = 1 draws it."""
+    given kind and a drawn shape, and the flags; groups > 1 needs enable_gqa, groups = 1 draws it.
+    d may be 0 (every score 0)."""
     b, hkv, groups = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 3))
-    lq, lk, d, dv = (draw(st.integers(1, n)) for n in (3, 4, 3, 3))
+    lq, lk, d, dv = draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(0, 3)), draw(st.integers(1, 3))
     hq = hkv * groups
     q, k, v = (draw(mst.tensors(s)) for s in ((b, hq, lq, d), (b, hkv, lk, d), (b, hkv, lk, dv)))
     mask_shape = draw(st.sampled_from([(b, 1, lq, lk), (lq, lk), (b, hq, lq, lk), (1, 1, 1, lk)]))
@@ -194,6 +196,20 @@ def test_empty_queries_or_keys(lq, lk):
     for t in (q, k, v, mask):
         assert t.grad.shape == t.shape
         np.testing.assert_array_equal(t.grad.numpy(), 0)
+
+
+@pytest.mark.parametrize("scale", [None, 0.5])
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_head_dim_of_0_weighs_the_keys_alike_as_pytorch(scale, causal):
+    """d = 0: every score q k^T is an empty sum, 0, whatever the scale (PyTorch scales q and k before
+    their product; its default 1 / sqrt(0) is never used): a query averages the values it may see."""
+    q, k, v = qkv(3, 3, 3, d=0, dv=2)
+    out = parity(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, causal=causal, scale=scale),
+                 lambda q, k, v: torch_attention(q, k, v, None, causal, 1, scale), q, k, v, **TIGHT)
+    values = v.numpy()[0, 0]
+    means = np.cumsum(values, 0) / np.arange(1, 4)[:, None] if causal else np.broadcast_to(values.mean(0), (3, 2))
+    np.testing.assert_allclose(out.numpy()[0, 0], means, **TIGHT)
+    check_gradients(lambda v: F.scaled_dot_product_attention(q, k, v, causal=causal, scale=scale), leaf(v.numpy()))
 
 
 @given(hkv=st.integers(1, 3), groups=st.integers(1, 3), causal=st.booleans(), seed=st.integers(0, 99))

@@ -8,6 +8,7 @@ in tests/test_meta.py looks for those names next to a gradcheck call.
 """
 import math
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ import minitx.functional as F
 from minitx import ops
 from minitx.testing import arg, check_forward, check_gradients, leaf, op_case
 from minitx.testing import strategies as mst
+from _torch_kit import import_torch, parity
 
 TIGHT = dict(rtol=1e-10, atol=1e-12)
 
@@ -175,6 +177,23 @@ def test_layer_norm_defaults_and_shape_error():
     np.testing.assert_allclose(y.numpy().std(-1), 1, rtol=1e-4)
     with pytest.raises(ValueError, match="layer_norm.*weight"):
         F.layer_norm(x, leaf(np.ones(2)), leaf(np.zeros(3)))
+    for call in (lambda: F.layer_norm(leaf(1.0)), lambda: ops.LayerNorm()(leaf(1.0), leaf(1.0), leaf(0.0))):
+        with pytest.raises(ValueError, match=r"layer_norm: a 0-d input has no last axis to normalize over; "
+                                             r"expected at least 1 dimension, got shape \(\)"):
+            call()  # as PyTorch, which refuses it too
+
+
+@pytest.mark.parametrize("shape", [(3, 0), (2, 3, 0), (0,), (0, 3), (0, 0)])
+def test_layer_norm_of_empty_inputs_matches_pytorch_without_warnings(shape):
+    """Rows of no values, or no rows: an empty output and input gradient, dw and db summed over no
+    rows (0), without NumPy's warnings about the means of nothing."""
+    x, w, b = leaf(np.zeros(shape)), leaf(np.arange(shape[-1]) + 1.0), leaf(np.arange(shape[-1]) - 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        F.layer_norm(x, w, b).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), 0)
+    tf = import_torch().nn.functional
+    parity(F.layer_norm, lambda t, v, c: tf.layer_norm(t, shape[-1:], v, c), *(leaf(a.numpy()) for a in (x, w, b)))
 
 
 # ---------------------------------------------------------------- dropout
@@ -284,6 +303,19 @@ def test_bias_act_dropout_forward_and_gradients(data, activation, p, with_bias):
     check_gradients(lambda *t: F.bias_act_dropout(*t, activation=activation, p=p, seed=3), *inputs)
 
 
+@pytest.mark.parametrize("shape", [(0,), (3, 0), (2, 3, 0), (0, 4)])
+@pytest.mark.parametrize("activation", sorted(BIAS_ACTIVATIONS))
+def test_bias_act_dropout_of_empty_inputs_matches_pytorch(shape, activation):
+    """No rows or no channels: an empty output and x gradient, and db summed over no rows (0)."""
+    def theirs(t, c):
+        tf = import_torch().nn.functional
+        return {"identity": lambda u: u, "relu": tf.relu, "gelu_tanh": lambda u: tf.gelu(u, approximate="tanh")}[
+            activation](t + c)
+
+    parity(lambda t, c: F.bias_act_dropout(t, c, activation=activation, p=0.3, seed=3), theirs,
+           leaf(np.zeros(shape)), leaf(np.arange(shape[-1]) - 1.5))
+
+
 def test_bias_act_dropout_rejects_bad_arguments():
     x = leaf(np.ones((2, 3)))
     with pytest.raises(ValueError, match="bias_act_dropout: activation must be one of"):
@@ -369,6 +401,18 @@ def test_linear_3d_input_and_shape_error():
         with pytest.raises(ValueError, match=rf"linear: bias of shape {re.escape(str(bias.shape))} does not fit "
                                              r"weight \(5, 4\): expected shape \(5,\)"):
             F.linear(x, w, leaf(bias))
+
+
+@pytest.mark.parametrize("x_shape, w_shape", [((2, 0), (4, 0)), ((0,), (2, 0)), ((2, 3), (0, 3)), ((0, 3), (4, 3)),
+                                              ((2, 0, 3), (4, 3)), ((3, 2, 0), (0, 0))])
+def test_linear_with_empty_axes_matches_pytorch(x_shape, w_shape):
+    """No input features (y = b), no outputs or no rows: PyTorch's values and gradients (zeros or
+    empty), and finite differences wherever an input and the output have entries."""
+    rng = np.random.default_rng(0)
+    x, w, b = (leaf(rng.standard_normal(shape)) for shape in (x_shape, w_shape, w_shape[:1]))
+    y = parity(F.linear, lambda *t: import_torch().nn.functional.linear(*t), x, w, b)
+    assert y.shape == x_shape[:-1] + w_shape[:1]
+    assert check_gradients(F.linear, *(leaf(a.numpy()) for a in (x, w, b)))
 
 
 # ---------------------------------------------------------------- cross_entropy

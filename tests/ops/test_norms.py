@@ -2,6 +2,8 @@
 NumPy computation written from the definition, float64 gradients by finite differences on drawn
 shapes, groups, eps and modes, PyTorch parity (F.rms_norm, F.group_norm, F.batch_norm), and the
 layers' running statistics against torch.nn's over several steps."""
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -53,6 +55,46 @@ def test_rms_norm_takes_the_dtypes_epsilon_by_default_and_names_a_wrong_shape():
     assert F.rms_norm(x, 3)._ctx.eps == np.finfo(np.float64).eps
     with pytest.raises(ValueError, match=r"rms_norm: normalized_shape \(2, 3\) must be the last axis"):
         F.rms_norm(x, (2, 3))
+    for call in (lambda: F.rms_norm(leaf(1.0), 1), lambda: ops.RMSNorm(1e-6)(leaf(1.0), leaf(1.0))):
+        with pytest.raises(ValueError, match=r"rms_norm: a 0-d input has no last axis to normalize over; "
+                                             r"expected at least 1 dimension, got shape \(\)"):
+            call()  # as PyTorch, which refuses it too
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_rms_norm_default_epsilon_is_its_compute_dtypes_as_pytorch(dtype):
+    """16-bit inputs compute in float32, so eps=None is float32's machine epsilon there (float16's
+    own, 1e-3, would swamp rows of small values: 0.03 instead of 1.5 below), as in PyTorch."""
+    x = minitx.tensor([[1e-3, -1e-3, 2e-3]], dtype=dtype, requires_grad=True)
+    y = F.rms_norm(x, 3)
+    compute = np.float32 if dtype in ("float16", "bfloat16") else np.dtype(dtype)
+    assert y._ctx.eps == np.finfo(compute).eps
+    want = (x.numpy().astype(np.float64) / np.sqrt(np.mean(x.numpy().astype(np.float64) ** 2) + np.finfo(compute).eps))
+    np.testing.assert_allclose(y.numpy().astype(np.float64), want, rtol=1e-2)
+    torch = import_torch()
+    if dtype != "float64":  # (float64: the same eps; the values above already say it)
+        got = torch.nn.functional.rms_norm(torch.tensor(x.numpy().astype(np.float32)).to(getattr(torch, dtype)), (3,))
+        np.testing.assert_allclose(got.float().numpy(), y.numpy().astype(np.float32), rtol=1e-2)
+
+
+def _quietly(fn, *inputs):
+    """fn(*inputs) and its backward (dy = ones) with NumPy's warnings as errors: the output."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = fn(*inputs)
+        y.backward(np.ones(y.shape))
+    return y
+
+
+@pytest.mark.parametrize("shape", [(3, 0), (2, 3, 0), (0,), (0, 3), (0, 0)])
+def test_rms_norm_of_empty_inputs_matches_pytorch_without_warnings(shape):
+    """Rows of no values, or no rows: an empty output and input gradient, dw summed over no rows
+    (0), without NumPy's warnings about the means of nothing."""
+    x, w = leaf(np.zeros(shape)), leaf(np.arange(shape[-1]) + 1.0)
+    _quietly(lambda t, v: F.rms_norm(t, shape[-1], v), x, w)
+    np.testing.assert_array_equal(w.grad.numpy(), 0)
+    parity(lambda t, v: F.rms_norm(t, shape[-1], v), lambda t, v: _tf().rms_norm(t, shape[-1:], v), leaf(x.numpy()),
+           leaf(w.numpy()))
 
 
 @st.composite
@@ -126,6 +168,19 @@ def test_batch_norm(x, eps, momentum, training, data):
         parity(bn, lambda t, v, c: _tf().batch_norm(t, torch.tensor(mean0), torch.tensor(var0), v, c, training=training,
                                                     momentum=momentum, eps=eps), *(leaf(a.numpy()) for a in (x, w, b)),
                atol=1e-10)
+
+
+@pytest.mark.parametrize("shape, groups", [((0, 4, 3), 2), ((0, 4), 4), ((2, 4, 0), 2), ((2, 0, 3), 1), ((0, 2, 0), 2)])
+def test_group_norm_of_empty_inputs(shape, groups):
+    """No samples, channels or positions: an empty output and input gradient, dw and db summed over
+    nothing (0), without NumPy's warnings; as PyTorch, but for dw where the groups hold no values
+    (PyTorch: NaN, from the standardized values' NaN statistics)."""
+    x, w, b = leaf(np.zeros(shape)), leaf(np.arange(shape[1]) + 1.0), leaf(np.arange(shape[1]) - 1.0)
+    assert _quietly(lambda *t: F.group_norm(*t[:1], groups, *t[1:]), x, w, b).shape == shape
+    np.testing.assert_array_equal(w.grad.numpy(), 0)
+    np.testing.assert_array_equal(b.grad.numpy(), 0)
+    parity(lambda t, v, c: F.group_norm(t, groups, v, c), lambda t, v, c: _tf().group_norm(t, groups, v, c),
+           leaf(x.numpy()), leaf(w.numpy(), requires_grad=False), leaf(b.numpy()))
 
 
 def test_batch_norm_refuses_one_value_per_channel_and_eval_without_statistics():

@@ -1,5 +1,7 @@
 """Reductions (minitx/ops/reduction.py) over hypothesis-drawn axes: None, one (possibly
 negative) axis or several, with and without keepdims. Max/Min ties are checked exactly."""
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -7,8 +9,9 @@ from hypothesis import strategies as st
 
 import minitx
 import minitx.functional as F
-from minitx.testing import arg, gradcheck, op_case
+from minitx.testing import arg, gradcheck, leaf, op_case
 from minitx.testing import strategies as mst
+from _torch_kit import parity
 
 
 def _logsumexp(x, axis, keepdims):
@@ -126,11 +129,34 @@ def test_var_without_degrees_of_freedom_is_numpys_inf_or_nan_with_a_warning(shap
     assert not np.isfinite(x.grad.numpy()).any()
 
 
-def test_max_and_min_over_an_empty_axis_name_the_op():
-    with pytest.raises(ValueError, match=r"max: axis 1 of the input of shape \(2, 0\) has length 0"):
-        F.max(minitx.ones(2, 0), axis=1)
-    with pytest.raises(ValueError, match=r"min: axis 0 of the input of shape \(0, 3\) has length 0"):
-        F.min(minitx.ones(0, 3))
+@pytest.mark.parametrize("fn, shape, axis, message", [
+    (F.max, (2, 0), 1, r"max: axis 1 of the input of shape \(2, 0\) has length 0"),
+    (F.min, (0, 3), None, r"min: axis 0 of the input of shape \(0, 3\) has length 0"),
+    (F.argmax, (3, 0), -1, r"argmax: axis 1 of the input of shape \(3, 0\) has length 0; expected at least one "
+                           r"entry \(an empty slice has no maximum\)"),
+    (F.argmin, (0, 3), 0, r"argmin: axis 0 of the input of shape \(0, 3\) has length 0; expected at least one "
+                          r"entry \(an empty slice has no minimum\)"),
+    (F.argmax, (0,), None, r"argmax: the input of shape \(0,\) has no entries; expected at least one"),
+    (F.argmin, (2, 0, 4), None, r"argmin: the input of shape \(2, 0, 4\) has no entries; expected at least one"),
+])
+def test_max_min_and_their_indices_over_no_entries_name_the_op(fn, shape, axis, message):
+    """As PyTorch, which raises too (NumPy's own message names neither the op nor the shape)."""
+    with pytest.raises(ValueError, match=message):
+        fn(minitx.ones(*shape), axis=axis)
+
+
+@pytest.mark.parametrize("shape, axis", [((0,), None), ((3, 0), 1), ((0, 3), 0), ((2, 0, 4), (0, 1)), ((0, 3), 1)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_mean_over_no_entries_is_nan_without_warnings_as_pytorch(shape, axis, keepdims):
+    """0 / 0 = NaN where a mean takes no entries, as NumPy and PyTorch, without NumPy's warnings
+    (an empty slice; dy / 0 in backward, for an x with no entries to take it)."""
+    x = leaf(np.zeros(shape))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = F.mean(x, axis, keepdims)
+        y.backward(np.ones(y.shape))
+    assert x.grad.shape == shape
+    parity(lambda t: F.mean(t, axis, keepdims), lambda t: t.mean(dim=axis, keepdim=keepdims), leaf(np.zeros(shape)))
 
 
 def test_logsumexp_of_nothing_is_minus_infinity():
@@ -156,7 +182,7 @@ def test_argmax_and_argmin_take_lists_as_they_take_tensors():
     assert F.argmax([[1, 5], [7, 2]], axis=1).tolist() == [1, 0]
 
 
-@pytest.mark.parametrize("call", [lambda x: F.sum(x, axis=2), lambda x: F.softmax(x, axis=-3),
+@pytest.mark.parametrize("call", [lambda x: F.sum(x, axis=2), lambda x: F.softmax(x, axis=-3), lambda x: F.argmax(x, 2),
                                   lambda x: F.cumsum(x, 5), lambda x: F.swapaxes(x, 0, 2),
                                   lambda x: F.unsqueeze(x, 4), lambda x: F.split(x, 2, axis=2)])
 def test_a_bad_axis_raises_numpys_axis_error(call):

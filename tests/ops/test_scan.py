@@ -163,6 +163,14 @@ def test_scan_matches_pytorch(name, data):
     parity(lambda t: fn(t, axis), lambda t: getattr(t, torch_name)(axis), x)
 
 
+def test_cumprod_gradient_beside_a_nan_is_the_true_derivative():
+    """x = [nan, 0, .5]: the NaN reaches y_1 and y_2 only through the 0, so dx_0 = dy_0 + dy_1 * 0 +
+    dy_2 * 0 * .5 = dy_0 (PyTorch: NaN); the 0 and the .5 multiply the NaN: NaN."""
+    x = leaf([np.nan, 0.0, 0.5])
+    F.cumprod(x, 0).backward(np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, np.nan, np.nan])
+
+
 def test_cumprod_gradient_with_zeros_matches_pytorch():
     """Worked example: x = [1, 0, 3, 0, 2], dy = [1, 2, 3, 4, 5] gives dx = [1, 11, 0, 0, 0]."""
     x = leaf([1.0, 0.0, 3.0, 0.0, 2.0])
@@ -187,6 +195,29 @@ def test_logcumsumexp_is_stable_and_masks_minus_infinity_prefixes():
     np.testing.assert_allclose(grad[1, 2:], t.grad.numpy()[1, 2:], rtol=1e-12)
 
 
+@pytest.mark.parametrize("finite, at, infinity", [
+    ([1.0, 0.5], 1, np.inf),  # dx_0 = dy_0, not NaN
+    ([-0.3, 2.0, 1.0, 0.5], 2, np.inf),
+    ([1.0, 2.0], 0, np.inf),  # y is +inf throughout
+    ([0.5, 1.0, 2.0], 1, -np.inf),
+    ([0.5, 1.0, 2.0], 3, -np.inf),
+])
+def test_logcumsumexp_gradient_beside_an_infinity(finite, at, infinity):
+    """From a +inf on y is +inf, and a later dy reaches a finite x_j only as exp(x_j - inf) = 0: the
+    entries before it keep their gradient, the finite ones after it get 0, the +inf NaN, as PyTorch;
+    a -inf entry gets 0. Against PyTorch, and finite differences with the infinity held fixed
+    (over the outputs before a +inf: those after it are +inf)."""
+    row = np.insert(np.array(finite), at, infinity)
+    parity(lambda t: F.logcumsumexp(t, 0), lambda t: t.logcumsumexp(0), leaf(row))
+    before = at if infinity > 0 else len(row)
+
+    def with_the_infinity(t):
+        return F.logcumsumexp(F.concatenate([t[:at], minitx.tensor([infinity]), t[at:]]), 0)[:before]
+
+    if before:
+        assert check_gradients(with_the_infinity, leaf(finite))
+
+
 def test_scans_take_nan_and_empty_axes():
     x = leaf([1.0, np.nan, 2.0])
     for fn in (F.cumsum, F.cumprod, F.logcumsumexp):
@@ -196,6 +227,22 @@ def test_scans_take_nan_and_empty_axes():
         empty = leaf(np.zeros((2, 0)))
         assert fn(empty, 1).shape == (2, 0)
     parity(lambda t: F.logcumsumexp(t, 0), lambda t: t.logcumsumexp(0), leaf([1.0, np.nan, 2.0]))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"])
+@pytest.mark.parametrize("shape, axis", [((0,), 0), ((0, 3), 0), ((3, 0), 1), ((3, 0), 0), ((2, 0, 4), 1),
+                                         ((0, 0), -1)])
+def test_scans_along_and_beside_an_empty_axis_match_pytorch(name, shape, axis):
+    """Empty values (and int64 indices), and an empty gradient, as PyTorch."""
+    def values(out):
+        return out[0] if isinstance(out, tuple) else out
+
+    out = parity(lambda t: values(getattr(F, name)(t, axis)), lambda t: values(getattr(t, name)(axis)),
+                 leaf(np.zeros(shape)))
+    assert out.shape == shape
+    if name in ("cummax", "cummin"):
+        indices = getattr(F, name)(leaf(np.zeros(shape)), axis)[1]
+        assert indices.shape == shape and indices.dtype == np.int64
 
 
 def test_scan_axis_errors_name_the_op():
@@ -233,6 +280,15 @@ def test_prod_and_std_over_an_empty_axis():
     torch = import_torch()
     with pytest.warns(UserWarning, match="degrees of freedom"):  # PyTorch warns too
         assert torch.from_numpy(x.numpy()).std(1, correction=0).isnan().all()
+
+
+@pytest.mark.parametrize("shape, axis", [((0, 3), 1), ((3, 0), 0), ((2, 0, 4), 0), ((2, 0, 4), -1), ((2, 3, 0), 1),
+                                         ((0, 0), 1)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_prod_where_a_kept_axis_is_empty_matches_pytorch(shape, axis, keepdims):
+    """No slices to take products of: an empty result and an empty gradient, as PyTorch."""
+    y = parity(lambda t: F.prod(t, axis, keepdims), lambda t: t.prod(axis, keepdim=keepdims), leaf(np.zeros(shape)))
+    assert y.shape == np.prod(np.zeros(shape), axis=axis, keepdims=keepdims).shape
 
 
 @pytest.mark.parametrize("ddof", [3, 4, 7])
@@ -317,6 +373,19 @@ def test_sort_keeps_equal_values_in_order_and_puts_nan_last_as_pytorch():
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, 0.0, 2.0, 4.0, 1.0, 5.0, 6.0])  # each dy to its source
     with pytest.raises(ValueError, match=r"topk: k must be a whole number in \[0, 7\] for an axis of 7, got 8"):
         F.topk(x, 8)
+
+
+def test_topk_of_a_0d_tensor_is_0d_as_pytorch():
+    """A 0-d x is one value along axis 0 or -1: k = 1 gives it and index 0, both 0-d, as PyTorch;
+    k = 0 is refused (a 0-d result cannot be empty; PyTorch returns the value)."""
+    for axis, largest in itertools.product((0, -1), (True, False)):
+        values, indices = F.topk(leaf(2.5), 1, axis, largest)
+        assert values.shape == indices.shape == () and indices.dtype == np.int64
+        assert values.item() == 2.5 and indices.item() == 0
+        assert check_gradients(lambda t: F.topk(t, 1, axis, largest)[0], leaf(2.5))
+        parity(lambda t: F.topk(t, 1, axis, largest)[0], lambda t: t.topk(1, axis, largest)[0], leaf(2.5))
+    with pytest.raises(ValueError, match="topk: a 0-d input has one value .*, so k must be 1, got 0"):
+        F.topk(leaf(2.5), 0)
 
 
 def _running(a, axis, better):
