@@ -325,6 +325,18 @@ def test_mark_modified_lets_a_write_through_and_names_the_op_at_backward():
         y.backward()
 
 
+@pytest.mark.parametrize("given", ["tensor", "array", "view of the array"])
+def test_mark_modified_takes_the_tensor_or_its_raw_array(given):
+    """Optimizers and gradient clipping pass raw arrays (a gradient's .data); a NumPy array's own
+    .data is its memory buffer, which must not be taken for the array."""
+    x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    y = F.log(w * x).sum()
+    minitx.autograd.mark_modified({"tensor": w, "array": w.data, "view of the array": w.data[:1]}[given])
+    w.data[...] = 100.0  # the lock is lifted
+    with pytest.raises(RuntimeError, match=r"'mul' saved input 0 .*version 0 -> 1"):
+        y.backward()
+
+
 def test_arrays_no_op_saved_are_never_locked():
     x = leaf([1.0, 2.0])
     with minitx.no_grad():

@@ -139,6 +139,12 @@ def _whose(fn, owner) -> str:
     return f"its output or an array it computed (shape {tuple(owner.shape)})"
 
 
+def _array_of(t):
+    """A tensor's array, or t itself when it is a NumPy or CuPy array (whose ``.data`` is its
+    memory buffer, not an array)."""
+    return t if isinstance(t, np.ndarray) or type(t).__module__.startswith("cupy") else t.data
+
+
 def mark_modified(*tensors) -> None:
     """Call before writing into ``t.data`` in place (optimizers and initializers do).
 
@@ -147,7 +153,7 @@ def mark_modified(*tensors) -> None:
     Arrays that no op holds are left as they are. Tensors or raw arrays are accepted.
     """
     for t in tensors:
-        owner = _owner(getattr(t, "data", t))
+        owner = _owner(_array_of(t))
         guard = _guards.get(id(owner)) if owner is not None else None
         if guard is not None:
             guard.version += 1
