@@ -38,14 +38,28 @@ class _GradMode:
         return wrapper
 
 
-class no_grad(_GradMode):
-    """``with minitx.no_grad(): ...`` or ``@minitx.no_grad()``: record no graph."""
+class _NoArguments(_GradMode):
+    """A mode that takes no arguments, so also a decorator without parentheses: ``@no_grad``
+    wraps the function as ``@no_grad()`` does (as PyTorch's)."""
+
+    def __new__(cls, *args):
+        if not args:
+            return super().__new__(cls)
+        if len(args) == 1 and callable(args[0]):
+            return cls()(args[0])  # used bare: Python passed the function being decorated
+        raise TypeError(f"{cls.__name__}: takes no arguments (or, used bare as a decorator, the function "
+                        f"to wrap), got {', '.join(type(a).__name__ for a in args)}")
+
+
+class no_grad(_NoArguments):
+    """``with minitx.no_grad(): ...``, or ``@minitx.no_grad()`` (``@minitx.no_grad`` too): record no graph."""
 
     enabled = False
 
 
-class enable_grad(_GradMode):
-    """Turn recording back on inside a ``no_grad`` region."""
+class enable_grad(_NoArguments):
+    """Turn recording back on inside a ``no_grad`` region (``@enable_grad`` or ``@enable_grad()``
+    for a whole function)."""
 
     enabled = True
 

@@ -9,6 +9,8 @@ A tensor holds
 
 Operators (``+ - * / // % ** @``, ``& | ^ ~ << >>``, indexing, ...) call ``minitx.functional``,
 which applies one op each; so ``grep "class Add"`` in ``minitx/ops`` finds everything about ``+``.
+Their augmented forms (``x += y`` ...) write into ``x`` in place, and only where no gradient is
+lost: see ``Tensor._in_place``.
 """
 from __future__ import annotations
 
@@ -18,11 +20,20 @@ import numpy as np
 
 from minitx import backend, interop
 from minitx.autograd.engine import backward as _run_backward
+from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.inplace import mark_modified
 
 
 class Tensor:
-    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_retains_grad", "_hooks", "__weakref__")
+    """``Tensor(array)`` wraps the array itself, without copying: ``a = np.ones(3);
+    w = Tensor(a, requires_grad=True)``, then an optimizer step on ``w`` changes ``a`` too (and a
+    write into ``a`` changes ``w``). It is minitx's own wrapper, which ops use for their outputs;
+    ``minitx.tensor(data)`` copies, as ``torch.tensor`` does (``torch.Tensor(ndarray)`` copies
+    too: here it does not). Python data (numbers, lists) is converted, as ``tensor()`` would.
+    """
+
+    # .grad is a property over _grad, which checks what is assigned; the engine writes _grad
+    __slots__ = ("data", "_grad", "requires_grad", "_ctx", "_retains_grad", "_hooks", "__weakref__")
     # numpy must defer to our reflected operators (np_array + tensor -> Tensor.__radd__)
     __array_priority__ = 1000
 
@@ -39,7 +50,7 @@ class Tensor:
             raise TypeError(f"Tensor: cannot hold an array of dtype {data.dtype}; expected one of "
                             f"{backend.dtype_names()} (convert it first, e.g. with .astype)")
         self.data = data
-        self.grad = None
+        self._grad = None
         self._ctx = None
         self._retains_grad = False
         self._hooks = None
@@ -53,7 +64,7 @@ class Tensor:
         t = cls.__new__(cls)
         # numpy returns scalars from ops on 0-d arrays; keep arrays so in-place updates work
         t.data = np.asarray(data) if isinstance(data, np.generic) else data
-        t.grad = None
+        t._grad = None
         t._ctx = ctx
         t._retains_grad = False
         t._hooks = None
@@ -86,6 +97,42 @@ class Tensor:
         return self._ctx is None
 
     @property
+    def grad(self):
+        """After ``backward()``, a Tensor of this tensor's shape with d(loss)/d(this tensor) (for
+        leaves, and tensors that ``retain_grad()``); None before, or once zeroed."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        """None, or a floating-point Tensor of this tensor's shape on its device: backward adds
+        into it in place, so anything else would fail there, or broadcast into the wrong shape."""
+        if value is not None:
+            self._check_grad(value)
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    def _check_grad(self, value) -> None:
+        if isinstance(value, Tensor) and value is not self and value.data.shape == self.data.shape \
+                and value.data.dtype.kind == "f" and type(value.data) is type(self.data):
+            return  # the common case, checked cheaply (the same array type: the same device)
+        expected = f"None or a floating-point Tensor of shape {self.shape} on {self.device}"
+        if not isinstance(value, Tensor):
+            hint = " (wrap an array with minitx.tensor)" if hasattr(value, "shape") else ""
+            raise TypeError(f".grad: expected {expected}, got {type(value).__name__}{hint}")
+        if value is self:
+            raise RuntimeError(".grad: a tensor cannot be its own gradient; assign a copy, minitx.tensor(t)")
+        if value.shape != self.shape:
+            raise ValueError(f".grad: expected {expected}, got shape {value.shape}")
+        if not backend.is_floating(value.dtype):
+            raise TypeError(f".grad: expected {expected}, got dtype {value.dtype.name}; convert it, "
+                            f"e.g. with .to(dtype=...)")
+        if value.device != self.device:
+            raise RuntimeError(f".grad: expected {expected}, got a tensor on {value.device}")
+
+    @property
     def grad_fn(self):
         """The op (a ``Function``) that computed this tensor, None for a leaf; its ``inputs``
         lead further back (minitx.autograd.graph draws the whole graph)."""
@@ -100,6 +147,30 @@ class Tensor:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
+
+    def __iter__(self):
+        """The tensor's rows, ``self[0], self[1], ...`` (each a tensor, with gradient flowing)."""
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"``: a 0-d tensor formats as its number; any tensor formats as ``str``
+        with an empty spec."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        if not spec:
+            return str(self)
+        raise TypeError(f"format: the spec {spec!r} applies to 0-d tensors (a number), got shape {self.shape}; "
+                        "format t.item(), or the elements of t.tolist()")
+
+    def __index__(self) -> int:
+        """A 0-d integer tensor as a Python int, wherever Python wants one (``x[t0:t1]``,
+        ``range(t)``, ``[a, b][t]``), as NumPy's 0-d integer arrays."""
+        if self.ndim != 0 or self.dtype.kind not in "iu":
+            raise TypeError(f"__index__: only a 0-d integer tensor converts to an index, got shape {self.shape} "
+                            f"and dtype {self.dtype.name}")
+        return int(self.item())
 
     def __repr__(self) -> str:
         body = np.array2string(backend.to_numpy(self.data), precision=4, separator=", ",
@@ -149,17 +220,19 @@ class Tensor:
         _run_backward(self, grad, retain_graph=retain_graph)
 
     def _accumulate_grad(self, g, exclusive: bool = False) -> None:
-        """Add g into .grad, which always has this tensor's dtype (whatever g's). ``exclusive``: the
-        engine made g and nothing else holds it, so a first gradient may be kept as it is."""
-        if self.grad is None:
+        """Add g into .grad, which has this tensor's dtype (whatever g's) unless one of another
+        floating dtype was assigned. ``exclusive``: the engine made g and nothing else holds it,
+        so a first gradient may be kept as it is."""
+        grad = self._grad  # (not the property: this is the engine's hot path, and g fits by construction)
+        if grad is None:
             if exclusive and g.dtype == self.dtype and g.flags.c_contiguous:
-                self.grad = Tensor(g)  # what a copy would hold, without the copy (as PyTorch's AccumulateGrad)
+                self._grad = Tensor(g)  # what a copy would hold, without the copy (as PyTorch's AccumulateGrad)
                 return
             # own copy (g may be shared with another gradient), in this tensor's dtype
-            self.grad = Tensor(backend.get_array_module(g).array(g, dtype=self.dtype, copy=True))
+            self._grad = Tensor(backend.get_array_module(g).array(g, dtype=self.dtype, copy=True))
         else:
-            mark_modified(self.grad)  # a graph may have used the old .grad as a constant
-            self.grad.data += g.astype(self.dtype, copy=False)
+            mark_modified(grad)  # a graph may have used the old .grad as a constant
+            grad.data += g.astype(grad.dtype, copy=False)
 
     def detach(self) -> "Tensor":
         """The same data, cut from the graph (shares memory with this tensor)."""
@@ -242,13 +315,21 @@ class Tensor:
     def __abs__(self): return F.abs(self)
     def __getitem__(self, index): return F.getitem(self, index)
 
-    # comparisons give bool tensors that carry no gradient
-    def __eq__(self, other): return F.equal(self, other)
-    def __ne__(self, other): return F.not_equal(self, other)
-    def __lt__(self, other): return F.less(self, other)
-    def __le__(self, other): return F.less_equal(self, other)
-    def __gt__(self, other): return F.greater(self, other)
-    def __ge__(self, other): return F.greater_equal(self, other)
+    def __pos__(self):
+        """+x is x itself, as PyTorch's (x unchanged: no copy, the same graph); not for booleans."""
+        if self.dtype.kind == "b":
+            raise TypeError("+ (positive): not defined for boolean tensors (NumPy and PyTorch refuse them "
+                            "too); convert to an integer dtype first")
+        return self
+
+    # comparisons give bool tensors that carry no gradient; with what is no number, array or
+    # tensor (None, a string) Python decides: == is False, != True, and < raises its TypeError
+    def __eq__(self, other): return F.equal(self, other) if _comparable(other) else NotImplemented
+    def __ne__(self, other): return F.not_equal(self, other) if _comparable(other) else NotImplemented
+    def __lt__(self, other): return F.less(self, other) if _comparable(other) else NotImplemented
+    def __le__(self, other): return F.less_equal(self, other) if _comparable(other) else NotImplemented
+    def __gt__(self, other): return F.greater(self, other) if _comparable(other) else NotImplemented
+    def __ge__(self, other): return F.greater_equal(self, other) if _comparable(other) else NotImplemented
     def __invert__(self):
         """~x: logical not of a boolean tensor, the bitwise not of an integer one (as NumPy and
         PyTorch); no gradient. A float has no bits to flip: TypeError."""
@@ -268,6 +349,85 @@ class Tensor:
     def __rshift__(self, other): return F.bitwise_right_shift(self, other)
     def __rrshift__(self, other): return F.bitwise_right_shift(other, self)
     __hash__ = object.__hash__
+
+    # ---------------------------------------------------------------- in place
+    # x += y: x + y as the operator computes it, written into x's own array (see _in_place);
+    # without these Python would rebind x to a new tensor, and a parameter would stay unchanged
+    def __iadd__(self, other): return self._in_place("+=", F.add, other)
+    def __isub__(self, other): return self._in_place("-=", F.sub, other)
+    def __imul__(self, other): return self._in_place("*=", F.mul, other)
+    def __itruediv__(self, other): return self._in_place("/=", F.div, other)
+    def __ifloordiv__(self, other): return self._in_place("//=", F.floor_divide, other)
+    def __imod__(self, other): return self._in_place("%=", F.remainder, other)
+    def __ipow__(self, other): return self._in_place("**=", F.pow, other)
+    def __imatmul__(self, other): return self._in_place("@=", F.matmul, other)
+    def __iand__(self, other): return self._in_place("&=", F.bitwise_and, other)
+    def __ior__(self, other): return self._in_place("|=", F.bitwise_or, other)
+    def __ixor__(self, other): return self._in_place("^=", F.bitwise_xor, other)
+    def __ilshift__(self, other): return self._in_place("<<=", F.bitwise_left_shift, other)
+    def __irshift__(self, other): return self._in_place(">>=", F.bitwise_right_shift, other)
+
+    def __setitem__(self, index, value):
+        """``x[index] = v`` is refused: it would need an op that writes through any index and
+        carries gradients, and minitx has none. A clear error beats Python's generic one."""
+        raise TypeError("x[index] = v: minitx tensors do not support item assignment; for a result with "
+                        "gradients, build it out of place (F.where(mask, v, x), x.masked_fill(mask, v), "
+                        "F.scatter_add); for a raw write without gradients, x.data[index] = v under "
+                        "minitx.no_grad(), after minitx.autograd.mark_modified(x) if a graph may have saved x")
+
+    def _check_may_write(self, op: str, other) -> None:
+        """Refuse an in-place write while a graph is being recorded and a gradient is involved:
+        minitx records no in-place op, so the gradient would silently leave out the write."""
+        if not is_grad_enabled():
+            return
+        if self.requires_grad or (isinstance(other, Tensor) and other.requires_grad):
+            who = "the tensor requires grad" if self.requires_grad else "the other operand requires grad"
+            raise RuntimeError(f"{op}: {who}, and in-place ops are not recorded for backward; write "
+                               f"x = x {op[:-1]} y (a new tensor, with gradients), or update x under "
+                               "minitx.no_grad(), as the optimizers do")
+
+    def _in_place(self, op: str, fn, other) -> "Tensor":
+        """``x op= y``: ``fn(x, y)`` (the out-of-place op), written into x's array; x is returned.
+
+        The result must have x's shape (x itself is not broadcast) and a dtype that casts to x's
+        by NumPy's 'same_kind' rule (a float32 x stays float32 after ``x += float64``, as in
+        PyTorch; an integer x refuses ``x += 0.5``). While a graph is recorded, x and y must not
+        require grad (``_check_may_write``). The write goes through the array x shows, so into
+        the tensor x is a view of (``v = y[0]; v += 1`` changes y), and is counted by
+        ``mark_modified``: a graph that saved the old values refuses its backward.
+        """
+        self._check_may_write(op, other)
+        result = fn(self, other)
+        if result.shape != self.shape:
+            raise ValueError(f"{op}: the result has shape {result.shape}, and an in-place op keeps the "
+                             f"tensor's shape {self.shape} (the tensor is not broadcast); write x = x {op[:-1]} y")
+        if result.dtype != self.dtype and not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
+            raise TypeError(f"{op}: the result has dtype {result.dtype.name}, which cannot be stored in the "
+                            f"tensor's dtype {self.dtype.name} (same-kind casting); write x = x {op[:-1]} y, or "
+                            f"convert x first, e.g. x = x.to(dtype='{result.dtype.name}')")
+        self._writable(op)[...] = result.data
+        return self
+
+    def _writable(self, op: str):
+        """``self.data``, ready for a write: the lock of ops that saved it lifted and a version
+        counted (``mark_modified``); refused when elements share memory (a broadcast view)."""
+        data = self.data
+        if any(stride == 0 and n > 1 for stride, n in zip(data.strides, data.shape)):
+            raise RuntimeError(f"{op}: several elements of the tensor share one memory location (a view made "
+                               f"by broadcast_to or expand, strides {data.strides}); copy it first, "
+                               "e.g. minitx.tensor(x)")
+        mark_modified(self)  # (the tensor: a raw NumPy array's .data is its buffer, not itself)
+        if isinstance(data, np.ndarray) and not data.flags.writeable:
+            # a view taken while an op held its array locked stays read-only after the lock goes;
+            # NumPy lets a view write again only when the array owning the memory is writeable
+            try:
+                if data.base is None:
+                    raise ValueError  # an array made read-only by its owner: not ours to change
+                data.setflags(write=True)
+            except ValueError:
+                raise RuntimeError(f"{op}: the tensor's array is read-only (made so by its owner, or memory "
+                                   "minitx does not own); copy it first, e.g. minitx.tensor(x)") from None
+        return data
 
     # ---------------------------------------------------------------- methods
     def sum(self, axis=None, keepdims=False): return F.sum(self, axis, keepdims)
@@ -352,6 +512,18 @@ class Tensor:
     def __dlpack_device__(self):
         """(1, 0) for the CPU, (2, n) for CUDA GPU n."""
         return self.data.__dlpack_device__()
+
+
+def _comparable(other) -> bool:
+    """What a comparison takes: a tensor, a number, an array or array-like (a list, a PyTorch
+    tensor). Anything else (None, a string) is Python's to compare (``==`` is then identity)."""
+    if isinstance(other, (Tensor, numbers.Number, np.ndarray, list, tuple)):
+        return True
+    if isinstance(other, np.generic):
+        return other.dtype.kind in "biufc"  # np.bool_ is no numbers.Number; np.str_ is no number
+    if isinstance(other, (str, bytes)) or other is None:
+        return False
+    return hasattr(other, "__array__") or hasattr(other, "__dlpack__") or hasattr(other, "__cuda_array_interface__")
 
 
 def _shape_args(args):
