@@ -175,6 +175,100 @@ def test_training_steps_under_the_check_raise_nothing_and_match_steps_without_it
     assert checked[-1] < checked[0]
 
 
+# ---------------------------------------------------------------- index arrays
+def _table():
+    return leaf([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+
+
+# op name -> (the index tensor, a forward that reads it, the name in messages, the index's input position)
+INDEXED = {
+    "getitem (int)": (lambda: minitx.tensor([0, 2]), lambda x, i: x[i], "get_item", 1),
+    "getitem (mask)": (lambda: minitx.tensor([True, False, True]), lambda x, i: x[i], "get_item", 1),
+    "getitem (tuple)": (lambda: minitx.tensor([0, 2]), lambda x, i: x[i, 1:], "get_item", 1),
+    "gather": (lambda: minitx.tensor([[0, 1], [2, 0]]), lambda x, i: x.gather(0, i), "gather", 1),
+    "scatter_add": (lambda: minitx.tensor([[0, 1], [2, 0]]),
+                    lambda x, i: F.scatter_add(minitx.zeros((3, 2), dtype="float64"), 0, i, x), "scatter_add", 1),
+    "scatter_reduce": (lambda: minitx.tensor([[0, 1], [2, 0]]),
+                       lambda x, i: F.scatter_reduce(minitx.zeros((3, 2), dtype="float64"), 0, i, x[:2], "amax"),
+                       "scatter_reduce", 1),
+    "embedding": (lambda: minitx.tensor([[2, 0], [0, 1]]), lambda x, i: F.embedding(i, x), "embedding", 0),
+    "max_unpool1d": (lambda: minitx.tensor([[[0, 1], [1, 0], [0, 0]]]),
+                     lambda x, i: F.max_unpool1d(x.reshape(1, 3, 2), i, 2), "max_unpool", 1),
+}
+
+
+def _moved(index):
+    """Other values of the index's dtype and shape: the gradient would go elsewhere."""
+    return ~index.data if index.dtype == np.bool_ else (index.data + 1) % 2
+
+
+@pytest.mark.parametrize("name", list(INDEXED))
+def test_a_write_into_an_index_before_backward_raises_naming_the_op(name):
+    """The index arrays an op keeps for backward are guarded as saved arrays (issue: a write
+    into them moved the gradient silently; PyTorch raises its version error)."""
+    make, forward, op, position = INDEXED[name]
+    x, index = _table(), make()
+    y = forward(x, index).sum()
+    with pytest.raises(ValueError, match="read-only"):  # the lock: a raw write fails at once
+        index.data[...] = _moved(index)
+    minitx.autograd.mark_modified(index)  # minitx's own writers lift the lock and count a version
+    index.data[...] = _moved(index)
+    with pytest.raises(RuntimeError, match=rf"'{op}' saved input {position} .*version 0 -> 1"):
+        y.backward()
+    assert x.grad is None
+
+
+@pytest.mark.parametrize("name", list(INDEXED))
+def test_a_write_into_an_index_past_the_lock_raises_under_the_check(name):
+    make, forward, op, position = INDEXED[name]
+    x, index = _table(), make()
+    with check_saved_arrays():
+        y = forward(x, index).sum()
+        index.data.setflags(write=True)  # a writer that ignores the lock, as a DLPack consumer does
+        index.data[...] = _moved(index)
+        with pytest.raises(RuntimeError, match=rf"'{op}' saved input {position} "):
+            y.backward()
+
+
+def test_an_index_is_writable_again_after_backward():
+    for make, forward, _, _ in INDEXED.values():
+        x, index = _table(), make()
+        forward(x, index).sum().backward()
+        index.data[...] = _moved(index)  # no backward pending: nothing to protect
+
+
+def test_a_mask_or_numpy_index_written_before_backward_leaves_the_gradient_as_it_was():
+    """masked_select keeps the positions it computed, and getitem copies a NumPy index: a later
+    write into the caller's mask or array changes nothing, so neither needs a guard."""
+    x, mask = leaf([1.0, 2.0, 3.0]), minitx.tensor([True, False, True])
+    y = F.masked_select(x, mask).sum()
+    mask.data[...] = [False, True, False]
+    y.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 1.0])
+    for array in (np.array([0, 2]), np.array([True, False, True])):
+        x.grad = None
+        y = x[array].sum()
+        array[...] = [1, 1] if array.dtype != np.bool_ else [False, True, False]
+        y.backward()
+        np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 1.0])
+
+
+def test_scatter_add_guards_its_index_only_when_src_needs_a_gradient():
+    index = minitx.tensor([0, 2])
+    y = F.scatter_add(leaf([0.0, 0.0, 0.0]), 0, index, minitx.tensor([1.0, 1.0], dtype="float64")).sum()
+    index.data[0] = 1  # dx = dy does not read the index: allowed, as in PyTorch
+    y.backward()
+
+
+def test_pytorch_also_refuses_an_index_written_before_backward():
+    torch = pytest.importorskip("torch")
+    x, index = torch.zeros(3, requires_grad=True), torch.tensor([0, 2])
+    y = x[index].sum()
+    index[0] = 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
 # ---------------------------------------------------------------- the checksum itself
 @pytest.mark.parametrize("make", [
     lambda: np.ones(()),                                  # 0-d

@@ -208,7 +208,9 @@ class LeakyRelu(Function):
         return (get_array_module(dy).where(positive, dy, self.slope * dy),)
 
 
-def leaky_relu(x, negative_slope=0.01): return LeakyRelu(negative_slope)(x)
+def leaky_relu(x, negative_slope=0.01):
+    """x, its negative part scaled by negative_slope; integers compute in float32 (PyTorch refuses them)."""
+    return LeakyRelu(negative_slope)(floating(x))
 
 
 class Elu(Function):
@@ -302,7 +304,10 @@ class Hardtanh(Function):
         return (dy * ~outside,)
 
 
-def hardtanh(x, min_val=-1.0, max_val=1.0): return Hardtanh(min_val, max_val)(x)
+def hardtanh(x, min_val=-1.0, max_val=1.0):
+    """x limited to [min_val, max_val]; integers compute in float32, as in every op on real numbers
+    (PyTorch keeps int64 here; minitx's clip keeps integers with integer bounds)."""
+    return Hardtanh(min_val, max_val)(floating(x))
 
 
 def _normalized_axes(op, x, axis):

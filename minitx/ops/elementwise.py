@@ -23,7 +23,7 @@ from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
 from minitx.ops._args import binary, check_bool, check_fits, floating, operands, promote
 
-__all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
+__all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "ClipTensor", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
            "Remainder", "Fmod"]
 
 
@@ -157,13 +157,24 @@ class Pow(Function):
         return da, db
 
 
+def _python_number(value):
+    """A NumPy scalar (np.float64(2)) as the Python number it holds, anything else as it is: NumPy
+    would let its dtype promote (float32 ** np.float64(2) is float64), where a number beside a
+    tensor takes the tensor's dtype, as in x + np.float64(2) (see as_tensor)."""
+    return value.item() if isinstance(value, np.generic) and isinstance(value, numbers.Number) else value
+
+
 def pow(a, b):  # noqa: A001 (numpy's name)
     """a ** b. A constant number exponent uses PowScalar (x^p); otherwise Pow (needs a > 0
-    where the exponent takes a gradient). A boolean beside a number counts as the integer 0 or 1
-    (True ** 2 is 1, True ** 0.5 is 1.0); two booleans are refused, as by PyTorch."""
+    where the exponent takes a gradient). A NumPy scalar counts as the Python number it holds.
+    A boolean tensor beside a number counts as the integer 0 or 1 (True ** 2 is 1, True ** 0.5
+    is 1.0, both int64 or float32 as True + 2 would be); beside another tensor it promotes as in
+    a + b (int32 ** bool is int32); two booleans are refused, as by PyTorch."""
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype.kind == b.dtype.kind == "b":
         _not_boolean("pow", a)
-    a, b = (v.astype(np.int64) if isinstance(v, Tensor) and v.dtype.kind == "b" else v for v in (a, b))
+    a, b = _python_number(a), _python_number(b)
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):  # beside another tensor numpy promotes bools
+        a, b = (v.astype(np.int64) if isinstance(v, Tensor) and v.dtype.kind == "b" else v for v in (a, b))
     if isinstance(b, numbers.Number) and isinstance(a, Tensor):
         if a.dtype.kind in "biu" and isinstance(b, float):  # int ** 0.5 is float32, as in PyTorch
             a = a.astype(backend.DEFAULT_FLOAT)
@@ -445,12 +456,75 @@ class Clip(Function):
         return (dy * inside,)
 
 
+class ClipTensor(Function):
+    """y = min(max(x, low), high) for tensor bounds (any shapes that broadcast with x's, y taking
+    the broadcast shape), given as inputs after x: low, high, or both when ``has_low`` and
+    ``has_high`` say so. Maximum, then minimum, as NumPy's clip: with low > high every y is high.
+
+        dx    = dy where low <= x <= high, else 0      (x takes dy at a tie x == low or x == high)
+        dlow  = dy where x < low and low < high, else 0
+        dhigh = dy where x > high or high < low, else 0
+
+    PyTorch's gradients for clamp with tensor bounds (Clip's for number bounds). Wherever no value
+    is NaN they add up to dy: with low > high, high takes it, as y is high's value; at low == high,
+    x takes the tie and each bound the side it cuts off.
+    """
+
+    def __init__(self, has_low=True, has_high=True):
+        if not (has_low or has_high):
+            raise ValueError("clip: give at least one of min and max")
+        self.has_low, self.has_high = has_low, has_high
+
+    def _bounds(self, bounds):
+        """(low, high) from the arrays after x, None for the one not given."""
+        return bounds[0] if self.has_low else None, bounds[-1] if self.has_high else None
+
+    def forward(self, x, *bounds):
+        xp = get_array_module(x)
+        self.save_for_backward(x, *bounds)
+        low, high = self._bounds(bounds)
+        y = x if low is None else xp.maximum(x, low)
+        return y if high is None else xp.minimum(y, high)
+
+    def backward(self, dy):
+        x, *bounds = self.saved
+        low, high = self._bounds(bounds)
+        xp = get_array_module(dy)
+
+        def where(mask):  # not dy * mask: an inf dy outside the mask would give NaN
+            return xp.where(mask, dy, 0).astype(dy.dtype, copy=False)
+
+        if low is None:
+            return where(x <= high), where(x > high)
+        if high is None:
+            return where(x >= low), where(x < low)
+        return (where((x >= low) & (x <= high)), where((x < low) & (low < high)),
+                where((x > high) | (high < low)))
+
+
 def clip(x, min=None, max=None):  # noqa: A002 (numpy's names)
-    """x limited to [min, max]; an integer tensor with a float bound is clipped in float32, as PyTorch's."""
+    """x limited to [min, max]; an integer tensor with a float bound is clipped in float32, as PyTorch's.
+
+    Number bounds use Clip. Tensor bounds (or lists) use ClipTensor: they take gradients, promote
+    with x as in a binary op (x + min) and may broadcast x to a larger shape; a number beside a
+    tensor bound becomes a 0-d tensor in x's dtype (PyTorch refuses the mix)."""
     x = as_tensor(x)
+    min, max = (_python_number(bound) for bound in (min, max))
     if isinstance(min, float) or isinstance(max, float):
         x = floating(x)
-    return Clip(min, max)(x)
+    if all(bound is None or isinstance(bound, numbers.Number) for bound in (min, max)):
+        return Clip(min, max)(x)
+    bounds = [bound for bound in (min, max) if bound is not None]
+    for bound in bounds:  # each bound promoted with x, as x's dtype may still change
+        x, _ = promote(x, bound, op="clip")
+    bounds = [promote(x, bound, op="clip")[1] for bound in bounds]
+    shapes = [x.shape] + [bound.shape for bound in bounds]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"clip: shapes {' and '.join(map(str, shapes))} do not broadcast (x, then the bounds)") \
+            from None
+    return ClipTensor(min is not None, max is not None)(x, *bounds)
 
 
 class Where(Function):

@@ -98,13 +98,24 @@ class GetItem(Function):
 
     dx = zeros like x, then dx[index] += dy. With integer arrays an element may be picked
     several times (x[[0, 0]]); its gradient is then the sum over the picks, hence a
-    scatter-add rather than an assignment.
+    scatter-add rather than an assignment. No gradient for the index arrays.
+
+    The index arrays that tensors gave come in as inputs after x, at the positions ``slots``
+    of ``index`` (None there): saved for backward, they are guarded as any saved array is
+    (minitx.autograd.inplace), so a write into the index tensor before backward cannot
+    silently move the gradient.
     """
 
-    def __init__(self, index):
-        self.index = index
+    def __init__(self, index, slots=()):
+        self.index, self.slots = index, tuple(slots)
 
-    def forward(self, x):
+    def forward(self, x, *arrays):
+        if self.slots:
+            parts = list(self.index) if isinstance(self.index, tuple) else [self.index]
+            for slot, array in zip(self.slots, arrays):
+                parts[slot] = array
+            self.index = tuple(parts) if isinstance(self.index, tuple) else parts[0]
+            self.save_for_backward(*arrays)
         self.in_shape, self.in_dtype = x.shape, x.dtype
         try:
             return x[self.index]
@@ -117,11 +128,14 @@ class GetItem(Function):
             dx[self.index] = dy
         else:
             add_at(dx, self.index, dy)
-        return (dx,)
+        return (dx,) + (None,) * len(self.slots)
 
 
 def _convert_index(x: Tensor, index):
-    """Replace tensors and lists inside an index by arrays on x's device; check their dtype.
+    """(index, tensors, slots): the index with tensors and lists inside replaced by arrays on
+    x's device, their dtype checked; the index tensors themselves, and their positions among
+    the index's parts (GetItem takes them as inputs, so its saved arrays are guarded). A NumPy
+    array is copied: the caller may write into it before backward, and no guard sees it.
 
     On CuPy arrays, integer index arrays are also checked against their axis (CuPy would wrap
     an out-of-range index around silently; numpy raises): before the upload for host arrays
@@ -129,14 +143,16 @@ def _convert_index(x: Tensor, index):
     """
     parts = index if isinstance(index, tuple) else (index,)
     xp = backend.get_array_module(x.data)
-    host = []
-    for part in parts:
+    host, tensors, slots = [], [], []
+    for position, part in enumerate(parts):
         if isinstance(part, Tensor):
             if part.device != x.device:
                 raise RuntimeError(f"getitem: index on {part.device} for a tensor on {x.device}")
+            tensors.append(part)
+            slots.append(position)
             part = part.data
         elif isinstance(part, (list, np.ndarray)):
-            part = np.asarray(part)
+            part = np.array(part) if xp is np else np.asarray(part)  # (the upload below copies too)
             if part.size == 0 and part.dtype.kind not in "iub":  # [] (float64 to NumPy): an empty integer index
                 part = part.astype(np.int64)
         if hasattr(part, "dtype") and part.dtype.kind not in "iub":
@@ -144,8 +160,9 @@ def _convert_index(x: Tensor, index):
         host.append(part)
     if xp is not np:
         _check_index_bounds(x.shape, host)
-    converted = [xp.asarray(part) if isinstance(part, np.ndarray) else part for part in host]
-    return tuple(converted) if isinstance(index, tuple) else converted[0]
+    converted = [None if position in slots else xp.asarray(part) if isinstance(part, np.ndarray) else part
+                 for position, part in enumerate(host)]
+    return (tuple(converted) if isinstance(index, tuple) else converted[0]), tensors, slots
 
 
 def _check_index_bounds(shape, parts):
@@ -173,7 +190,8 @@ def _check_index_bounds(shape, parts):
 
 
 def getitem(x, index):
-    return GetItem(_convert_index(x, index))(x)
+    index, tensors, slots = _convert_index(x, index)
+    return GetItem(index, slots)(x, *tensors)
 
 
 def _along_index(index, axis):
@@ -212,7 +230,7 @@ class Gather(Function):
     index's shape; index needs x's number of dimensions and sizes <= x's off the axis.
 
     dx = zeros, then dx[picked] += dy (an element picked twice gets both gradients); no
-    gradient for index
+    gradient for index (saved with picked, so a write into it before backward is caught)
     """
 
     def __init__(self, axis):
@@ -223,12 +241,13 @@ class Gather(Function):
         _check_along("gather", x.shape, index.shape, axis)
         x1, index1 = _one_d(x), _one_d(index)
         check_indices("gather", "index", index1, x1.shape[axis])
-        self.picked, self.in_shape = _along_index(index1, axis), x.shape
-        return x1[self.picked].reshape(index.shape)
+        picked, self.in_shape = _along_index(index1, axis), x.shape
+        self.save_for_backward(*picked)
+        return x1[picked].reshape(index.shape)
 
     def backward(self, dy):
         dx = get_array_module(dy).zeros(self.in_shape or (1,), dtype=dy.dtype)
-        add_at(dx, self.picked, _one_d(dy))
+        add_at(dx, self.saved, _one_d(dy))
         return dx.reshape(self.in_shape), None
 
 
@@ -242,7 +261,8 @@ class ScatterAdd(Function):
     position p of index (PyTorch's scatter_add; src may be larger than index, the rest unused).
 
     dx = dy        dsrc[p] = dy[the same target as in forward] (0 where src is unused);
-    no gradient for index
+    no gradient for index (saved with the target when src needs a gradient, as PyTorch saves
+    it, so a write into it before backward is caught)
     """
 
     def __init__(self, axis):
@@ -254,18 +274,20 @@ class ScatterAdd(Function):
         _check_along("scatter_add", src.shape, index.shape, None, what="src")
         x1, index1, src1 = _one_d(x), _one_d(index), _one_d(src)
         check_indices("scatter_add", "index", index1, x1.shape[axis])
-        self.target = _along_index(index1, axis)
+        target = _along_index(index1, axis)
         self.used = tuple(slice(0, n) for n in index1.shape)
         self.src_shape = src.shape
+        if self.needs_input_grad[2:] == (True,):  # only dsrc reads the target
+            self.save_for_backward(*target)
         y = x1.copy()
-        add_at(y, self.target, src1[self.used])
+        add_at(y, target, src1[self.used])
         return y.reshape(x.shape)
 
     def backward(self, dy):
         dsrc = None
         if self.needs_input_grad[2]:
             dsrc = get_array_module(dy).zeros(self.src_shape or (1,), dtype=dy.dtype)
-            dsrc[self.used] = _one_d(dy)[self.target]
+            dsrc[self.used] = _one_d(dy)[self.saved]
             dsrc = dsrc.reshape(self.src_shape)
         return dy, None, dsrc
 
@@ -294,7 +316,7 @@ class ScatterReduce(Function):
               z[q] = 1; else 0 (a zero among the others).
         amax, amin: w = [v == y[q]] / T[q], T[q] the contributors equal to y[q]: ties share dy
               evenly. A NaN y[q] equals none (T[q] = 0): its contributors get NaN, as in PyTorch.
-    No gradient for index.
+    No gradient for index (saved with the targets, so a write into it before backward is caught).
     """
 
     def __init__(self, axis, reduce, include_self=True):
@@ -321,11 +343,11 @@ class ScatterReduce(Function):
         if self.reduce == "mean":
             n = xp.maximum(count + self.include_self, 1)
             y = y // n if x.dtype.kind in "iu" else y / n.astype(x.dtype)
-        self.save_for_backward(x, s, y, count)
+        self.save_for_backward(x, s, y, count, *self.target)
         return y.reshape(self.x_shape)
 
     def backward(self, dy):
-        x, s, y, count = self.saved
+        x, s, y, count = self.saved[:4]
         xp = get_array_module(dy)
         dy = _one_d(dy)
         counts = (count == 0) | self.include_self  # x is one of y's contributors

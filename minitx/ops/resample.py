@@ -176,6 +176,7 @@ class MaxUnpool(Function):
         xp = get_array_module(x)
         n, c = x.shape[:2]
         flat = (n, c, math.prod(x.shape[2:]))  # sizes, not -1: an empty batch leaves -1 undetermined
+        self.save_for_backward(indices)  # guarded: a write into the user's indices before backward raises
         self.where = (xp.arange(n)[:, None, None], xp.arange(c)[None, :, None], indices.reshape(flat))
         self.in_shape = x.shape
         y = xp.zeros((n, c, plane), dtype=x.dtype)

@@ -126,3 +126,17 @@ def test_sigmoid_keeps_the_digits_of_tiny_values():
     assert y.data[1] > 0 and y.data[2] == 0.5 and y.data[3] == 1.0
     y.sum().backward()
     assert x.grad.data[0] == pytest.approx(expected, rel=1e-15)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("fn", [F.hardtanh, F.leaky_relu, lambda t: t.hardtanh(-2, 2), lambda t: t.leaky_relu(0.5)],
+                         ids=["hardtanh", "leaky_relu", "Tensor.hardtanh", "Tensor.leaky_relu"])
+def test_hardtanh_and_leaky_relu_compute_integers_in_float32(fn, dtype):
+    """The rule of every op on real numbers (docs/ops.md, "More accepted"): integers and booleans
+    are computed in float32, the values those of float32 inputs. PyTorch keeps int64 in hardtanh
+    and refuses leaky_relu of integers; the rule wins."""
+    values = np.array([-3, 0, 1, 3]) if dtype != "uint8" else np.array([0, 1, 3, 200])
+    x = minitx.tensor(values.astype(dtype) if dtype != "bool" else values > 0)
+    y = fn(x)
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y.numpy(), fn(x.to(dtype="float32")).numpy())

@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 import minitx
 import minitx.functional as F
 from minitx.testing import (GradcheckError, arg, check_backward_hygiene, check_forward, check_gradients, gradcheck,
-                            op_case)
+                            leaf, op_case)
 from minitx.testing import strategies as mst
 from _torch_kit import parity
 
@@ -288,6 +288,76 @@ def test_clip_with_min_above_max_is_max_as_numpy_and_needs_a_bound():
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0])  # y is constant
     with pytest.raises(ValueError, match="clip: give at least one of min and max"):
         F.clip(x)
+
+
+QUARTERS = tuple(np.arange(-16, 17) / 4)  # low is drawn on the halves, high on the quarters between
+
+
+def _np_clip(x, low, high):
+    return np.minimum(np.maximum(x, low), high)
+
+
+@given(data=st.data())
+def test_clip_with_tensor_bounds_gradients_and_pytorch(data):
+    """ClipTensor: x, low and high broadcast together, each a float64 leaf; x stays 0.05 from
+    every quarter and low (halves) never meets high (odd quarters), so finite differences hold,
+    low > high included. PyTorch's clamp gives the same output and gradients."""
+    shapes = data.draw(TRIPLES, label="shapes")
+    x = data.draw(mst.tensors(shapes[0], away_from=QUARTERS), label="x")
+    draws = [data.draw(mst.float_arrays(shape), label=name) for shape, name in zip(shapes[1:], ("low", "high"))]
+    low, high = leaf(np.round(draws[0] * 2) / 2), leaf(np.round(draws[1] * 2) / 2 + 0.25)
+    check_forward(lambda *ts: F.clip(*ts), _np_clip, x, low, high)
+    check_gradients(lambda a, b, c: F.clip(a, b, c), x, low, high)
+    check_gradients(lambda a, b: a.clip(b), x, low)
+    check_gradients(lambda a, c: a.clip(max=c), x, high)
+    if x.shape == np.broadcast_shapes(*shapes):  # else PyTorch's backward of two bounds fails: an in-place
+        parity(lambda a, b, c: a.clip(b, c), lambda a, b, c: a.clamp(b, c), x, low, high)  # and of unequal masks
+
+
+def test_clip_with_tensor_bounds_at_ties_and_min_above_max_as_pytorch():
+    """x takes dy at x == low and x == high; low takes it where x < low < high, high where
+    x > high or high < low (then y is high everywhere): they add up to dy, as in PyTorch."""
+    x = leaf([0.0, 1.0, 2.0, 3.0, 5.0, -1.0, 4.0])
+    low = leaf([0.0, 2.0, 2.0, 4.0, 5.0, 0.0, 0.0])
+    high = leaf([1.0, 1.0, 3.0, 3.0, 5.0, 1.0, 1.0])
+    parity(lambda a, b, c: F.clip(a, b, c), lambda a, b, c: a.clamp(b, c), x, low, high)
+    x.grad = low.grad = high.grad = None
+    y = F.clip(x, low, high)
+    np.testing.assert_array_equal(y.numpy(), np.clip(x.numpy(), low.numpy(), high.numpy()))
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1, 0, 1, 0, 1, 0, 0])
+    np.testing.assert_array_equal(low.grad.numpy(), [0, 0, 0, 0, 0, 1, 0])
+    np.testing.assert_array_equal(high.grad.numpy(), [0, 1, 0, 1, 0, 0, 1])
+    for one in ("low", "high"):  # one bound: ties still go to x
+        a, b = leaf([-1.0, 0.0, 1.0]), leaf([0.0, 0.0, 0.0])
+        parity(lambda a, b: a.clip(b) if one == "low" else a.clip(max=b),
+               lambda a, b: a.clamp(b) if one == "low" else a.clamp(max=b), a, b)
+
+
+def test_clip_bounds_that_alone_require_grad_or_grow_x_get_their_gradient():
+    x = minitx.tensor([-2.0, 0.0, 2.0], dtype="float64")
+    low = leaf([-1.0, 1.0, 1.0])
+    y = x.clip(low, None)
+    assert y.requires_grad
+    y.backward(np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(low.grad.numpy(), [1.0, 2.0, 0.0])
+    x, low = leaf([0.5, 2.0]), leaf(np.full((3, 2), 1.0))
+    y = parity(lambda a, b: a.clip(b), lambda a, b: a.clamp(b), x, low)
+    assert y.shape == (3, 2)
+
+
+def test_clip_with_tensor_bounds_dtypes_and_errors():
+    """Tensor bounds promote with x as in x + bound; a number beside a tensor bound takes x's
+    dtype (PyTorch refuses the mix); NumPy scalars count as the numbers they hold."""
+    ints, f32 = minitx.tensor([1, 2, 3]), minitx.tensor([1.0, 2.0, 3.0], dtype="float32")
+    assert ints.clip(minitx.tensor([1.5], dtype="float32")).dtype == np.float32
+    assert ints.clip(minitx.tensor([2], dtype="int32")).dtype == np.int64
+    assert f32.clip(minitx.tensor([2], dtype="int64"), 2.5).tolist() == [2.0, 2.0, 2.5]
+    assert f32.clip(minitx.tensor([0.0], dtype="float64")).dtype == np.float64
+    assert f32.clip(np.float64(1.5)).dtype == np.float32 and ints.clip(np.float32(1.5)).dtype == np.float32
+    assert f32.clip([2.0, 0.0, 0.0]).tolist() == [2.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match=r"^clip: shapes \(3,\) and \(2,\) do not broadcast"):
+        f32.clip(minitx.zeros(2))
 
 
 @given(mst.tensors(SHAPES))

@@ -238,6 +238,47 @@ def test_mixed_operands_and_reflected_operators():
         x % minitx.tensor([1, 2, 3])
 
 
+def test_pow_takes_numpy_scalars_and_booleans_as_the_other_binary_ops_do():
+    """A NumPy scalar counts as the Python number it holds (x * np.float64(2) keeps float32, and so
+    does x ** np.float64(2)); a boolean tensor beside another tensor promotes as in a + b, not as
+    int64 first (int32 ** bool is int32)."""
+    f32, i8 = minitx.tensor([1.5, 2.0], dtype="float32"), minitx.tensor([-3, 2], dtype="int8")
+    for p in (np.float64(2), np.float32(2), np.int64(2)):
+        assert (f32 ** p).dtype == (f32 * p).dtype == np.float32
+        assert (f32 ** p).tolist() == [2.25, 4.0]
+    assert (i8 ** np.int64(2)).dtype == (i8 * np.int64(2)).dtype == np.int8 and (i8 ** np.int64(3)).tolist() == [-27, 8]
+    assert (minitx.tensor([4]) ** np.float32(0.5)).dtype == np.float32  # as ** 0.5
+    assert (np.float64(2) ** f32).dtype == np.float32
+    flags = minitx.tensor([True, False])
+    for dtype in ("int32", "uint8", "int8", "int64", "float32"):
+        other = minitx.tensor([2, 3], dtype=dtype)
+        for a, b in ((other, flags), (flags, other)):
+            assert (a ** b).dtype == (a * b).dtype == np.dtype(dtype), (a.dtype, b.dtype)
+    assert (minitx.tensor([2, 3], dtype="int32") ** flags).tolist() == [2, 1]
+    assert (flags ** minitx.tensor([2, 0], dtype="uint8")).tolist() == [1, 1]
+    assert (flags ** 2).dtype == np.int64 and (flags ** np.int64(2)).dtype == np.int64  # as flags + 2
+
+
+@pytest.mark.parametrize("pair", ["i32 ** bool", "bool ** i32", "u8 ** bool", "bool ** u8", "i8 ** bool",
+                                  "f32 ** np.float64", "i8 ** np.int64"])
+def test_pow_dtypes_match_pytorch(pair):
+    torch = torch_in_example()
+    values = {"i32": ("int32", [2, 3, 0]), "u8": ("uint8", [2, 3, 0]), "i8": ("int8", [-2, 3, 0]),
+              "f32": ("float32", [1.5, -2.0, 0.0]), "bool": ("bool", [True, False, True])}
+    left, right = pair.split(" ** ")
+    scalars = {"np.float64": np.float64(2), "np.int64": np.int64(2)}
+
+    def make(lib, name):
+        if name in scalars:
+            return scalars[name]  # PyTorch too takes it as a number
+        dtype, data = values[name]
+        return minitx.tensor(np.array(data, dtype=dtype)) if lib is minitx else torch.tensor(np.array(data, dtype=dtype))
+
+    ours, theirs = make(minitx, left) ** make(minitx, right), make(torch, left) ** make(torch, right)
+    assert str(theirs.dtype) == f"torch.{ours.dtype}"
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
 # ---------------------------------------------------------------- bitwise ops and shifts
 
 
