@@ -414,3 +414,12 @@ def test_Tensor_wraps_the_array_without_copying_and_tensor_copies():
     minitx.optim.SGD([shared, copied], lr=0.5).step()
     assert a.tolist() == [0.5] * 3 and b.tolist() == [1.0] * 3
     assert "without copying" in minitx.Tensor.__doc__
+
+
+@pytest.mark.parametrize("dtype", ["float32", np.float64, np.dtype("int32")])
+def test_to_takes_a_dtype_in_the_devices_place_as_pytorch(dtype):
+    x = minitx.tensor([1.5, -2.0], dtype="float64")
+    assert x.to(dtype).dtype == np.dtype(dtype) == x.to(dtype=dtype).dtype
+    assert x.to("cpu") is x and x.to("float64") is x  # nothing to change: the tensor itself
+    with pytest.raises(ValueError, match="unknown device 'gpu'"):
+        x.to(device="gpu")

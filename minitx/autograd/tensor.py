@@ -252,7 +252,11 @@ class Tensor:
         return self.numpy().tolist()
 
     def to(self, device=None, dtype=None) -> "Tensor":
-        """A copy on ``device`` and/or of ``dtype``; gradients flow back through the move."""
+        """This tensor on ``device`` and/or as ``dtype`` (itself where it already is, as in
+        PyTorch); gradients flow back through the move. A dtype may come first, as PyTorch
+        takes it: ``t.to("float32")``."""
+        if dtype is None and device is not None and _names_a_dtype(device):
+            device, dtype = None, device
         out = self
         if dtype is not None and backend.resolve_dtype(dtype) != self.dtype:
             out = F.astype(out, dtype)
@@ -512,6 +516,15 @@ class Tensor:
     def __dlpack_device__(self):
         """(1, 0) for the CPU, (2, n) for CUDA GPU n."""
         return self.data.__dlpack_device__()
+
+
+def _names_a_dtype(value) -> bool:
+    """Whether ``value`` (given as ``to``'s device) is a dtype instead: a dtype, or its name."""
+    try:
+        backend.resolve_dtype(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _comparable(other) -> bool:
