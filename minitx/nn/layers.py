@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import math
+import numbers
+from collections import OrderedDict
+from collections.abc import Mapping
 
 from minitx import backend
 from minitx import functional as F
@@ -10,6 +13,45 @@ from minitx.autograd.tensor import Tensor, tensor
 from minitx.nn import init
 from minitx.nn.module import Module
 from minitx.nn.parameter import Parameter
+
+
+def _count(layer: str, arg: str, value, minimum: int = 0) -> int:
+    """``value`` as an int >= ``minimum`` (a size, a number of groups), or a TypeError/ValueError
+    naming the layer, the argument, what it got and what it expected."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{layer}: {arg} must be a whole number >= {minimum}, got {value!r} "
+                        f"({type(value).__name__})")
+    if value < minimum:
+        raise ValueError(f"{layer}: {arg} must be a whole number >= {minimum}, got {value}")
+    return int(value)
+
+
+def _probability(layer: str, arg: str, p) -> float:
+    """A dropout probability: a real number in [0, 1) (1 would drop everything and scale by 1/0)."""
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise TypeError(f"{layer}: {arg} must be a number in [0, 1), got {p!r} ({type(p).__name__})")
+    if not 0 <= p < 1:
+        raise ValueError(f"{layer}: {arg} must be in [0, 1), got {p}")
+    return p
+
+
+def _trailing_shape(layer: str, normalized_shape) -> tuple:
+    """A norm's ``normalized_shape`` as a tuple: an int, or a tuple or list of ints, as PyTorch's."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else normalized_shape
+    if not isinstance(shape, (tuple, list)) or not shape:
+        raise TypeError(f"{layer}: normalized_shape must be an int or a non-empty tuple or list of ints, "
+                        f"got {normalized_shape!r}")
+    return tuple(_count(layer, "normalized_shape", size) for size in shape)
+
+
+def _over_trailing_axes(layer: str, norm, x, shape, *params):
+    """``norm`` (a norm over the last axis) over the last len(shape) axes of x: those axes as one
+    and each [*shape] parameter as a vector, then back; the reshapes carry the gradients."""
+    if x.ndim < len(shape) or x.shape[x.ndim - len(shape):] != shape:
+        raise ValueError(f"{layer}: expected an input whose last axes are {shape}, got shape {x.shape}")
+    size = (math.prod(shape),)
+    flat = [F.reshape(p, size) if p is not None else None for p in params]
+    return F.reshape(norm(F.reshape(x, x.shape[:x.ndim - len(shape)] + size), *flat), x.shape)
 
 
 def _new_parameter(shape, device=None, dtype=None):
@@ -25,7 +67,8 @@ class Linear(Module):
     y = Dropout_p(act(x @ weight^T + bias)): the bias, the activation and the dropout are one
     op (F.bias_act_dropout), one pass over the output, one kernel on the GPU.
 
-    Initialized as PyTorch does: weight and bias ~ U(-1/sqrt(in), 1/sqrt(in)).
+    Initialized as PyTorch does: weight and bias ~ U(-1/sqrt(in), 1/sqrt(in)); with in_features
+    0 the weight is empty and the bias zeros (the output is the bias).
     """
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, activation=None,
@@ -33,11 +76,14 @@ class Linear(Module):
         super().__init__()
         if activation not in (None, "relu", "gelu_tanh"):
             raise ValueError(f"Linear: activation must be None, 'relu' or 'gelu_tanh', got {activation!r}")
+        in_features = _count("Linear", "in_features", in_features)
+        out_features = _count("Linear", "out_features", out_features)
         self.in_features, self.out_features = in_features, out_features
-        self.activation, self.dropout = activation, dropout
-        bound = 1 / math.sqrt(in_features)
+        self.activation, self.dropout = activation, _probability("Linear", "dropout", dropout)
+        bound = 1 / math.sqrt(in_features) if in_features else 0.0
         self.weight = init.uniform_(_new_parameter((out_features, in_features), device, dtype), -bound, bound)
-        self.bias = init.uniform_(_new_parameter((out_features,), device, dtype), -bound, bound) if bias else None
+        self.register_parameter("bias", init.uniform_(_new_parameter((out_features,), device, dtype), -bound, bound)
+                                if bias else None)
 
     def forward(self, x):
         if self.activation is None and not self.dropout:
@@ -68,6 +114,8 @@ class Embedding(Module):
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None, dtype=None):
         super().__init__()
+        num_embeddings = _count("Embedding", "num_embeddings", num_embeddings)
+        embedding_dim = _count("Embedding", "embedding_dim", embedding_dim)
         if padding_idx is not None and not 0 <= padding_idx < num_embeddings:
             raise ValueError(f"Embedding: padding_idx {padding_idx} is outside [0, {num_embeddings})")
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
@@ -89,34 +137,55 @@ class Embedding(Module):
 
 class LayerNorm(Module):
     """Normalize the last axis to mean 0 and variance 1, then scale by weight (ones) and
-    shift by bias (zeros)."""
+    shift by bias (zeros).
 
-    def __init__(self, dim, eps=1e-5, device=None, dtype=None):
+    ``dim`` is PyTorch's normalized_shape: an int, or a tuple or list of the trailing sizes;
+    (3, 4) normalizes each [3, 4] block as one vector, with [3, 4] parameters.
+    ``elementwise_affine=False`` leaves out weight and bias, ``bias=False`` the bias (None
+    then, and out of state_dict, as in PyTorch).
+    """
+
+    def __init__(self, dim, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
         super().__init__()
-        self.dim, self.eps = dim, eps
-        self.weight = init.ones_(_new_parameter((dim,), device, dtype))
-        self.bias = _new_parameter((dim,), device, dtype)
+        self.normalized_shape = _trailing_shape("LayerNorm", dim)
+        self.dim = self.normalized_shape[0] if isinstance(dim, numbers.Integral) else self.normalized_shape
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        self.register_parameter("weight", init.ones_(_new_parameter(self.normalized_shape, device, dtype))
+                                if elementwise_affine else None)
+        self.register_parameter("bias", _new_parameter(self.normalized_shape, device, dtype)
+                                if elementwise_affine and bias else None)
 
     def forward(self, x):
-        return F.layer_norm(x, self.weight, self.bias, self.eps)
+        if len(self.normalized_shape) == 1 and x.shape[-1:] == self.normalized_shape:
+            return F.layer_norm(x, self.weight, self.bias, self.eps)
+        return _over_trailing_axes("LayerNorm", lambda v, w, b: F.layer_norm(v, w, b, self.eps), x,
+                                   self.normalized_shape, self.weight, self.bias)
 
     def extra_repr(self):
-        return f"{self.dim}, eps={self.eps}"
+        text = f"{self.dim}, eps={self.eps}"
+        if not self.elementwise_affine:
+            return text + ", elementwise_affine=False"
+        return text + (", bias=False" if self.bias is None else "")
 
 
 class RMSNorm(Module):
     """Scale the last axis to root-mean-square 1, then by weight (ones): F.rms_norm. eps=None is
-    the dtype's machine epsilon, as in PyTorch."""
+    the dtype's machine epsilon, as in PyTorch. normalized_shape: an int, or a tuple or list of
+    the trailing sizes, normalized as one vector with a weight of that shape."""
 
     def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
         super().__init__()
-        self.normalized_shape = normalized_shape if isinstance(normalized_shape, int) else tuple(normalized_shape)
-        size = self.normalized_shape if isinstance(self.normalized_shape, int) else self.normalized_shape[-1]
+        shape = _trailing_shape("RMSNorm", normalized_shape)
+        self.normalized_shape = shape[0] if isinstance(normalized_shape, numbers.Integral) else shape
         self.eps = eps
-        self.weight = init.ones_(_new_parameter((size,), device, dtype)) if elementwise_affine else None
+        self.register_parameter("weight", init.ones_(_new_parameter(shape, device, dtype))
+                                if elementwise_affine else None)
 
     def forward(self, x):
-        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+        if isinstance(self.normalized_shape, numbers.Integral) or len(self.normalized_shape) == 1:
+            return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+        return _over_trailing_axes("RMSNorm", lambda v, w: F.rms_norm(v, v.shape[-1], w, self.eps), x,
+                                   self.normalized_shape, self.weight)
 
     def extra_repr(self):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.weight is not None}"
@@ -128,11 +197,14 @@ class GroupNorm(Module):
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
         super().__init__()
+        num_groups = _count("GroupNorm", "num_groups", num_groups, minimum=1)
+        num_channels = _count("GroupNorm", "num_channels", num_channels)
         if num_channels % num_groups:
             raise ValueError(f"GroupNorm: {num_channels} channels do not split into {num_groups} groups")
         self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
-        self.weight = init.ones_(_new_parameter((num_channels,), device, dtype)) if affine else None
-        self.bias = _new_parameter((num_channels,), device, dtype) if affine else None
+        self.register_parameter("weight", init.ones_(_new_parameter((num_channels,), device, dtype))
+                                if affine else None)
+        self.register_parameter("bias", _new_parameter((num_channels,), device, dtype) if affine else None)
 
     def forward(self, x):
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
@@ -154,9 +226,11 @@ class _BatchNorm(Module):
         super().__init__()
         if momentum is None or not 0 <= momentum <= 1:
             raise ValueError(f"{type(self).__name__}: momentum must be a number in [0, 1], got {momentum!r}")
+        num_features = _count(type(self).__name__, "num_features", num_features)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.weight = init.ones_(_new_parameter((num_features,), device, dtype)) if affine else None
-        self.bias = _new_parameter((num_features,), device, dtype) if affine else None
+        self.register_parameter("weight", init.ones_(_new_parameter((num_features,), device, dtype))
+                                if affine else None)
+        self.register_parameter("bias", _new_parameter((num_features,), device, dtype) if affine else None)
         self.track_running_stats = track_running_stats
         if track_running_stats:
             self.register_buffer("running_mean", _new_parameter((num_features,), device, dtype).detach())
@@ -193,22 +267,34 @@ class BatchNorm2d(_BatchNorm):
 
 
 class Dropout(Module):
-    """Inverted dropout with probability p while training; the identity in eval mode."""
+    """Inverted dropout with probability p (0.5 by default, as PyTorch) while training; the
+    identity in eval mode. ``inplace`` is accepted for PyTorch's code and changes nothing: minitx
+    computes the same values out of place."""
 
-    def __init__(self, p=0.1):
+    def __init__(self, p=0.5, inplace=False):
         super().__init__()
-        if not 0 <= p < 1:
-            raise ValueError(f"Dropout: p must be in [0, 1), got {p}")
-        self.p = p
+        self.p, self.inplace = _probability("Dropout", "p", p), inplace
 
     def forward(self, x):
         return F.dropout(x, self.p, self.training)
 
     def extra_repr(self):
-        return f"p={self.p}"
+        return f"p={self.p}" + (", inplace=True" if self.inplace else "")
 
 
-class ReLU(Module):
+class _OutOfPlace(Module):
+    """An activation that takes PyTorch's ``inplace`` flag: accepted, and computed out of place
+    all the same (the same values; minitx has no in-place activations)."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class ReLU(_OutOfPlace):
     def forward(self, x):
         return F.relu(x)
 
@@ -225,7 +311,7 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(Module):
+class SiLU(_OutOfPlace):
     def forward(self, x):
         return F.silu(x)
 
@@ -273,7 +359,8 @@ class Flatten(Module):
         if start > end:
             raise ValueError(f"Flatten: start_dim {self.start_dim} comes after end_dim {self.end_dim} for a tensor "
                              f"of shape {x.shape}")
-        return F.reshape(x, x.shape[:start] + (-1,) + x.shape[end + 1:])
+        # the length counted, not left to a -1: NumPy cannot infer one beside a length-0 axis
+        return F.reshape(x, x.shape[:start] + (math.prod(x.shape[start:end + 1]),) + x.shape[end + 1:])
 
     def extra_repr(self):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -285,24 +372,44 @@ class Unflatten(Module):
     def __init__(self, dim, sizes):
         super().__init__()
         self.dim, self.sizes = dim, tuple(sizes)
+        if any(isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < -1 for s in self.sizes):
+            raise ValueError(f"Unflatten: sizes must be whole numbers >= 0 (one may be -1), got {sizes!r}")
 
     def forward(self, x):
         dim = self.dim % x.ndim
-        return F.reshape(x, x.shape[:dim] + self.sizes + x.shape[dim + 1:])
+        return F.reshape(x, x.shape[:dim] + self._sizes(x.shape, dim) + x.shape[dim + 1:])
+
+    def _sizes(self, shape, dim):
+        """``sizes`` with a -1 worked out from the axis' own length, as PyTorch (a reshape's -1
+        would be inferred from the whole size, which says nothing when it is 0)."""
+        length, known, unknown = shape[dim], math.prod(s for s in self.sizes if s != -1), self.sizes.count(-1)
+        fits = known == length if not unknown else unknown == 1 and known > 0 and length % known == 0
+        if not fits:
+            raise ValueError(f"Unflatten: sizes {self.sizes} do not split axis {self.dim} of length {length} "
+                             f"(input shape {shape}); expected sizes whose product is {length}, with at most one -1")
+        return tuple(length // known if s == -1 else s for s in self.sizes)
 
     def extra_repr(self):
         return f"dim={self.dim}, sizes={self.sizes}"
 
 
 class Sequential(Module):
-    """Apply modules one after another."""
+    """Apply modules one after another: Sequential(m0, m1, ...) names them '0', '1', ...;
+    Sequential(OrderedDict(name=module, ...)) (or another mapping) by its keys, as in PyTorch.
+    s[i] is a module, s[a:b] a Sequential of those (under their names)."""
 
     def __init__(self, *modules):
         super().__init__()
-        for i, m in enumerate(modules):
-            setattr(self, str(i), m)
+        if len(modules) == 1 and isinstance(modules[0], Mapping):
+            for name, m in modules[0].items():
+                self.add_module(name, m)
+        else:
+            for i, m in enumerate(modules):
+                self.add_module(str(i), m)
 
     def __getitem__(self, i):
+        if isinstance(i, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[i]))
         return list(self._modules.values())[i]
 
     def __len__(self):
@@ -315,18 +422,21 @@ class Sequential(Module):
 
 
 class ModuleList(Module):
-    """A list of modules, registered so their parameters are found (names '0', '1', ...)."""
+    """A list of modules, registered so their parameters are found (names '0', '1', ...);
+    l[a:b] is a ModuleList of those, renumbered, as in PyTorch."""
 
-    def __init__(self, modules=()):
+    def __init__(self, modules=None):
         super().__init__()
-        for m in modules:
+        for m in modules if modules is not None else ():
             self.append(m)
 
     def append(self, module):
-        setattr(self, str(len(self._modules)), module)
+        self.add_module(str(len(self._modules)), module)
         return self
 
     def __getitem__(self, i):
+        if isinstance(i, slice):
+            return type(self)(list(self._modules.values())[i])
         return list(self._modules.values())[i]
 
     def __iter__(self):
@@ -337,7 +447,9 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
-    """Modules by name, registered so their parameters are found (``name.param`` in state dicts)."""
+    """Modules by name, registered so their parameters are found (``name.param`` in state dicts).
+    A name is a string without '.' that is not already an attribute ('keys', 'to', 'training'
+    ...): KeyError otherwise, as in PyTorch."""
 
     def __init__(self, modules=None):
         super().__init__()
@@ -345,9 +457,7 @@ class ModuleDict(Module):
             self[name] = module
 
     def __setitem__(self, name, module):
-        if not isinstance(module, Module):
-            raise TypeError(f"ModuleDict: {name!r} must be a Module, got {type(module).__name__}")
-        setattr(self, name, module)
+        self.add_module(name, module)
 
     def __getitem__(self, name):
         return self._modules[name]
@@ -372,11 +482,12 @@ class ModuleDict(Module):
 
 
 class ParameterList(Module):
-    """A list of Parameters, registered so the optimizer and state dicts find them ('0', '1', ...)."""
+    """A list of Parameters, registered so the optimizer and state dicts find them ('0', '1', ...);
+    p[a:b] is a ParameterList of those, renumbered, as in PyTorch."""
 
-    def __init__(self, parameters=()):
+    def __init__(self, parameters=None):
         super().__init__()
-        for parameter in parameters:
+        for parameter in parameters if parameters is not None else ():
             self.append(parameter)
 
     def append(self, parameter):
@@ -386,6 +497,8 @@ class ParameterList(Module):
         return self
 
     def __getitem__(self, i):
+        if isinstance(i, slice):
+            return type(self)(list(self._parameters.values())[i])
         return list(self._parameters.values())[i]
 
     def __iter__(self):
@@ -393,4 +506,3 @@ class ParameterList(Module):
 
     def __len__(self):
         return len(self._parameters)
-

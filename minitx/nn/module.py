@@ -35,41 +35,113 @@ class StateDictKeyError(KeyError):
 class Module:
     training: bool
 
-    def __init__(self):
+    def __init__(self, *args, **kwargs):
+        # a layer without an __init__ of its own lands here: name it, not Module
+        if args or kwargs:
+            got = f"keyword argument {next(iter(kwargs))!r}" if kwargs else f"{len(args)} positional argument(s)"
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected {got}")
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "training", True)
 
     # ---------------------------------------------------------------- registration
     def __setattr__(self, name, value):
+        """Register Parameters and Modules by assignment, as PyTorch: a registered name takes only
+        its own kind or None afterwards (a plain tensor assigned to ``weight`` would otherwise drop
+        it from parameters(), state_dict and the optimizer without a word)."""
         if "_parameters" not in self.__dict__:
             raise RuntimeError(f"{type(self).__name__}: call super().__init__() before assigning attributes")
-        if name in self._buffers and isinstance(value, Tensor) and not isinstance(value, Parameter):
-            # a new value for a buffer stays a buffer (else state_dict and to() would drop it)
-            self.register_buffer(name, value)
-            return
-        for registry in (self._parameters, self._buffers, self._modules):
-            registry.pop(name, None)
         if isinstance(value, Parameter):
+            self._forget(name, keep=self._parameters)
             self._parameters[name] = value
+        elif name in self._parameters:
+            if value is not None:
+                raise TypeError(f"{type(self).__name__}: cannot assign a {type(value).__name__} as parameter "
+                                f"'{name}' (a Parameter or None expected); wrap it in nn.Parameter, or write "
+                                f"into the parameter with .data")
+            self._parameters[name] = None  # stays registered, empty (an optional bias, say)
         elif isinstance(value, Module):
+            self._forget(name, keep=self._modules)
             self._modules[name] = value
+        elif name in self._modules:
+            if value is not None:
+                raise TypeError(f"{type(self).__name__}: cannot assign a {type(value).__name__} as child module "
+                                f"'{name}' (a Module or None expected)")
+            del self._modules[name]
+        elif name in self._buffers:
+            # a new value for a buffer stays a buffer (else state_dict and to() would drop it)
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"{type(self).__name__}: cannot assign a {type(value).__name__} as buffer "
+                                f"'{name}' (a Tensor or None expected)")
+            self._buffers[name] = value
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
-        for registry in (self._parameters, self._buffers, self._modules):
-            registry.pop(name, None)
+        self._forget(name)
         object.__delattr__(self, name)
 
-    def register_buffer(self, name: str, value: Tensor) -> None:
-        """A constant tensor that moves with the module and is saved in state_dict."""
-        if "_buffers" not in self.__dict__:
-            raise RuntimeError(f"{type(self).__name__}: call super().__init__() before register_buffer")
-        self._parameters.pop(name, None)  # one name, one registry
-        self._modules.pop(name, None)
+    def _forget(self, name, keep=None):
+        """Take ``name`` out of every registry but ``keep`` (where a new value replaces the old
+        in its place, as in PyTorch): one name, one registry."""
+        for registry in (self._parameters, self._buffers, self._modules):
+            if registry is not keep:
+                registry.pop(name, None)
+        self._non_persistent_buffers.discard(name)
+
+    def _check_name(self, kind, name, registries):
+        """PyTorch's checks of a name to register: a string, not empty, without '.' (state_dict
+        keys join names with dots), and not an attribute of another sort (a method such as
+        ``to``, or ``training``), which the registered value would shadow."""
+        if "_parameters" not in self.__dict__:
+            raise RuntimeError(f"{type(self).__name__}: call super().__init__() before registering a {kind}")
+        if not isinstance(name, str):
+            raise TypeError(f"{type(self).__name__}: a {kind} name must be a string, got {type(name).__name__} "
+                            f"{name!r}")
+        if "." in name:
+            raise KeyError(f"{type(self).__name__}: a {kind} name cannot contain a dot, got {name!r}")
+        if name == "":
+            raise KeyError(f"{type(self).__name__}: a {kind} name cannot be empty")
+        if hasattr(self, name) and not any(name in registry for registry in registries):
+            raise KeyError(f"{type(self).__name__}: attribute '{name}' already exists; a {kind} cannot take "
+                           "its name")
+
+    def register_buffer(self, name: str, value, persistent: bool = True) -> None:
+        """A constant tensor that moves with the module and, if ``persistent``, is saved in
+        state_dict. None is an empty buffer (left out of state_dict and to() until it holds a
+        tensor), as in PyTorch. A parameter or child of that name becomes this buffer."""
+        self._check_name("buffer", name, (self.__dict__.get("_parameters", ()), self.__dict__.get("_buffers", ()),
+                                          self.__dict__.get("_modules", ())))
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(f"{type(self).__name__}: cannot register a {type(value).__name__} as buffer '{name}' "
+                            "(a Tensor or None expected)")
+        self._forget(name, keep=self._buffers)
         object.__setattr__(self, name, value)
         self._buffers[name] = value
+        if not persistent:
+            self._non_persistent_buffers.add(name)
+
+    def register_parameter(self, name: str, param) -> None:
+        """Register ``param`` (a Parameter, or None for an empty slot such as a missing bias) as
+        ``name``; the same as assigning it, with PyTorch's checks of the name."""
+        self._check_name("parameter", name, (self.__dict__.get("_parameters", ()),))
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"{type(self).__name__}: cannot register a {type(param).__name__} as parameter "
+                            f"'{name}' (a Parameter or None expected)")
+        self._forget(name, keep=self._parameters)
+        object.__setattr__(self, name, param)
+        self._parameters[name] = param
+
+    def add_module(self, name: str, module) -> None:
+        """Register ``module`` as the child ``name`` (what the containers use): a Module, under a
+        name that is a string without '.' and not an attribute of another sort."""
+        if not isinstance(module, Module):
+            shown = repr(module) if len(repr(module)) <= 60 else repr(module)[:57] + "..."
+            raise TypeError(f"{type(self).__name__}: {name!r} must be a Module, got {type(module).__name__} "
+                            f"({shown})")
+        self._check_name("module", name, (self.__dict__.get("_modules", ()),))
+        setattr(self, name, module)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__}.forward")
@@ -101,41 +173,76 @@ class Module:
 
     def apply(self, fn) -> "Module":
         """Call ``fn(module)`` on every submodule, children first, then on this module (a custom
-        initialization, say); returns this module."""
-        for child in self._modules.values():
+        initialization, say); returns this module. As PyTorch, a child registered under two names
+        of one parent is visited once (children() lists it once)."""
+        for child in self.children():
             child.apply(fn)
         fn(self)
         return self
 
     # ---------------------------------------------------------------- walking the tree
-    def named_modules(self, prefix: str = ""):
-        """(name, module) for this module and every descendant, depth first."""
-        yield prefix, self
-        for name, child in self._modules.items():
-            yield from child.named_modules(f"{prefix}.{name}" if prefix else name)
+    def named_modules(self, prefix: str = "", remove_duplicate: bool = True):
+        """(name, module) for this module and every descendant, depth first. A module registered
+        twice (under two names, or by two parents) comes once, under its first name, as in
+        PyTorch, so that train(), apply() and the like visit it once; ``remove_duplicate=False``
+        lists every name."""
+        seen = set() if remove_duplicate else None
+
+        def walk(module, name):
+            if seen is not None:
+                if id(module) in seen:
+                    return
+                seen.add(id(module))
+            yield name, module
+            for child_name, child in module._modules.items():
+                if child is not None:
+                    yield from walk(child, f"{name}.{child_name}" if name else child_name)
+
+        yield from walk(self, prefix)
 
     def modules(self):
         return [m for _, m in self.named_modules()]
 
+    def named_children(self):
+        """(name, child) for each direct child, each module once (under its first name)."""
+        seen = set()
+        for name, child in self._modules.items():
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                yield name, child
+
     def children(self):
-        return list(self._modules.values())
+        return [child for _, child in self.named_children()]
 
     def named_parameters(self, prefix: str = ""):
         """(dotted name, parameter), each parameter once even if shared by two modules."""
         seen = set()
         for module_name, module in self.named_modules(prefix):
             for name, p in module._parameters.items():
-                if id(p) not in seen:
+                if p is not None and id(p) not in seen:
                     seen.add(id(p))
                     yield (f"{module_name}.{name}" if module_name else name), p
 
     def parameters(self):
         return [p for _, p in self.named_parameters()]
 
-    def named_buffers(self):
-        for module_name, module in self.named_modules():
+    def named_buffers(self, prefix: str = ""):
+        """(dotted name, buffer) for every buffer that holds a tensor, each once."""
+        seen = set()
+        for module_name, module in self.named_modules(prefix):
             for name, b in module._buffers.items():
-                yield (f"{module_name}.{name}" if module_name else name), b
+                if b is not None and id(b) not in seen:
+                    seen.add(id(b))
+                    yield (f"{module_name}.{name}" if module_name else name), b
+
+    def _state_items(self):
+        """(key, tensor) of state_dict: the parameters once each, then the persistent buffers
+        under every name their module is registered under (the keys saved checkpoints hold)."""
+        yield from self.named_parameters()
+        for module_name, module in self.named_modules(remove_duplicate=False):
+            for name, b in module._buffers.items():
+                if b is not None and name not in module._non_persistent_buffers:
+                    yield (f"{module_name}.{name}" if module_name else name), b
 
     def num_parameters(self, trainable_only: bool = True) -> int:
         return sum(p.size for p in self.parameters() if p.requires_grad or not trainable_only)
@@ -176,7 +283,7 @@ class Module:
             raise TypeError(f"{type(self).__name__}.to: dtype must be a floating-point dtype "
                             f"(float32 or float64), got {dtype.name}; casting the "
                             "parameters to it would truncate them")
-        tensors = [p for p in self.parameters()] + [b for _, b in self.named_buffers()]
+        tensors = self.parameters() + [b for _, b in self.named_buffers()]
         for t in tensors:
             if dtype is not None and t.dtype.kind == "f":
                 t.data = t.data.astype(dtype)
@@ -193,13 +300,8 @@ class Module:
 
     # ---------------------------------------------------------------- state
     def state_dict(self) -> "OrderedDict[str, np.ndarray]":
-        """Every parameter and buffer by dotted name, as numpy arrays (copies)."""
-        state = OrderedDict()
-        for name, p in self.named_parameters():
-            state[name] = p.numpy().copy()
-        for name, b in self.named_buffers():
-            state[name] = b.numpy().copy()
-        return state
+        """Every parameter and persistent buffer by dotted name, as numpy arrays (copies)."""
+        return OrderedDict((name, t.numpy().copy()) for name, t in self._state_items())
 
     def load_state_dict(self, state, strict: bool = True) -> dict:
         """Copy arrays into the parameters and buffers, checking names and shapes.
@@ -212,8 +314,7 @@ class Module:
         the model's dtype without loss (an int32 count into an int64 buffer). An integer array
         for a float weight is refused: that is another model's state, or a damaged one.
         """
-        own = OrderedDict(self.named_parameters())
-        own.update(self.named_buffers())
+        own = OrderedDict(self._state_items())
         missing = [k for k in own if k not in state]
         unexpected = [k for k in state if k not in own]
         if strict and (missing or unexpected):

@@ -1,0 +1,398 @@
+"""Module and layer edges a sweep against torch.nn found: what the containers accept, what a
+registered name may be reassigned to, empty and non-persistent buffers, modules registered twice,
+zero-size Flatten/Unflatten, container slices, constructor arguments, LayerNorm's shapes and
+keywords, and PyTorch's defaults and flags (Dropout's p, inplace). PyTorch's behaviour is checked
+where it has one; those tests skip without PyTorch."""
+import copy
+import sys
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minitx
+from minitx import nn
+from minitx.nn import Module, Parameter
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from torch_reference import import_torch  # noqa: E402
+
+
+@pytest.fixture
+def torch():
+    return import_torch()
+
+
+def _copy_weights(ours, theirs, torch):
+    """theirs takes ours' parameter values (the same names), so outputs can be compared."""
+    with torch.no_grad():
+        for name, p in theirs.named_parameters():
+            p.copy_(torch.tensor(dict(ours.named_parameters())[name].numpy()))
+
+
+# ---------------------------------------------------------------- A: what the containers accept
+def test_sequential_takes_an_ordered_dict_and_names_its_children_by_the_keys(torch):
+    ours = nn.Sequential(OrderedDict([("fc", nn.Linear(2, 3)), ("act", nn.ReLU())]))
+    theirs = torch.nn.Sequential(OrderedDict([("fc", torch.nn.Linear(2, 3)), ("act", torch.nn.ReLU())]))
+    assert list(ours.state_dict()) == list(theirs.state_dict()) == ["fc.weight", "fc.bias"]
+    assert len(ours) == 2 and ours[0] is ours.fc
+    _copy_weights(ours, theirs, torch)
+    x = np.random.default_rng(0).standard_normal((4, 2)).astype(np.float32)
+    np.testing.assert_allclose(ours(minitx.tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("build, container, item", [
+    (lambda: nn.Sequential(nn.Linear(2, 2), np.tanh), "Sequential", "'1'.*ufunc"),
+    (lambda: nn.ModuleList().append(3), "ModuleList", "'0'.*int"),
+    (lambda: nn.ModuleList([nn.ReLU(), "relu"]), "ModuleList", "'1'.*str"),
+    (lambda: nn.Sequential(OrderedDict(head=minitx.zeros(2))), "Sequential", "'head'.*Tensor"),
+], ids=["sequential-ufunc", "modulelist-append-int", "modulelist-str", "sequential-dict-tensor"])
+def test_containers_refuse_what_is_not_a_module_naming_the_container_and_the_item(build, container, item):
+    with pytest.raises(TypeError, match=rf"{container}: {item}.*\(.*\)"):
+        build()
+    layers = nn.ModuleList()
+    with pytest.raises(TypeError):
+        layers.append(3)
+    assert len(layers) == 0
+
+
+def test_torch_refuses_the_same_container_items(torch):
+    for build in (lambda: torch.nn.Sequential(torch.nn.Linear(2, 2), np.tanh),
+                  lambda: torch.nn.ModuleList().append(3)):
+        with pytest.raises(TypeError):
+            build()
+
+
+# ---------------------------------------------------------------- E: reassigning a registered name
+def test_a_plain_tensor_assigned_to_a_parameter_is_refused_and_the_parameter_stays(torch):
+    layer = nn.Linear(2, 2)
+    weight = layer.weight
+    with pytest.raises(TypeError, match=r"Linear: cannot assign a Tensor as parameter 'weight' "
+                                        r"\(a Parameter or None expected\)"):
+        layer.weight = minitx.tensor(np.ones((2, 2)))
+    assert layer.weight is weight and [n for n, _ in layer.named_parameters()] == ["weight", "bias"]
+    with pytest.raises(TypeError, match="cannot assign 'torch.DoubleTensor' as parameter 'weight'"):
+        torch.nn.Linear(2, 2).weight = torch.ones(2, 2, dtype=torch.float64)
+    layer.weight = Parameter(np.ones((2, 2), np.float32))  # a Parameter replaces it
+    assert layer.parameters()[0] is layer.weight and layer.weight.numpy().sum() == 4
+
+
+def test_none_empties_a_parameter_slot_as_in_pytorch(torch):
+    ours, theirs = nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    _copy_weights(ours, theirs, torch)
+    ours.bias, theirs.bias = None, None
+    assert list(ours.state_dict()) == list(theirs.state_dict()) == ["weight"]
+    x = np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
+    np.testing.assert_allclose(ours(minitx.tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+    with pytest.raises(TypeError, match="parameter 'bias'"):  # the slot stays a parameter's
+        ours.bias = minitx.zeros(2)
+    with pytest.raises(TypeError, match="parameter 'bias'"):
+        theirs.bias = torch.zeros(2)
+    ours.bias = Parameter(np.zeros(2, np.float32))
+    assert list(ours.state_dict()) == ["weight", "bias"]
+    assert list(nn.Linear(3, 2, bias=False).state_dict()) == ["weight"]
+    with pytest.raises(TypeError, match="parameter 'bias'"):  # bias=False registers the empty slot
+        nn.Linear(3, 2, bias=False).bias = minitx.zeros(2)
+
+
+def test_a_child_or_buffer_takes_only_its_own_kind_or_none(torch):
+    model = Module()
+    model.child = nn.ReLU()
+    model.register_buffer("steps", minitx.zeros(2))
+    with pytest.raises(TypeError, match=r"Module: cannot assign a int as child module 'child' \(a Module or None"):
+        model.child = 3
+    with pytest.raises(TypeError, match=r"Module: cannot assign a list as buffer 'steps' \(a Tensor or None"):
+        model.steps = [1, 2]
+    assert model.children() == [model.child] and list(model.state_dict()) == ["steps"]
+    theirs = torch.nn.Module()
+    theirs.child = torch.nn.ReLU()
+    theirs.register_buffer("steps", torch.zeros(2))
+    for name, value in (("child", 3), ("steps", [1, 2])):
+        with pytest.raises(TypeError):
+            setattr(theirs, name, value)
+
+
+# ---------------------------------------------------------------- F: names that clash or hold a dot
+@pytest.mark.parametrize("key, error, match", [
+    ("keys", KeyError, "attribute 'keys' already exists"),
+    ("to", KeyError, "attribute 'to' already exists"),
+    ("training", KeyError, "attribute 'training' already exists"),
+    ("forward", KeyError, "attribute 'forward' already exists"),
+    ("a.b", KeyError, "module name cannot contain a dot, got 'a.b'"),
+    ("", KeyError, "module name cannot be empty"),
+    (3, TypeError, "must be a string, got int"),
+])
+def test_module_dict_refuses_names_that_clash_hold_a_dot_or_are_no_string(key, error, match, torch):
+    with pytest.raises(error, match=f"ModuleDict: .*{match}"):
+        nn.ModuleDict({key: nn.Linear(2, 2)})
+    heads = nn.ModuleDict({"en": nn.Linear(2, 2)})
+    with pytest.raises(error):
+        heads[key] = nn.Linear(2, 2)
+    assert list(heads.keys()) == ["en"] and heads.training is True
+    with pytest.raises(error):
+        torch.nn.ModuleDict({key: torch.nn.Linear(2, 2)})
+
+
+@pytest.mark.parametrize("register", ["register_buffer", "register_parameter", "add_module"])
+@pytest.mark.parametrize("name, error", [("a.b", KeyError), ("", KeyError), ("eval", KeyError), (1, TypeError)])
+def test_registering_under_a_bad_name_raises_as_in_pytorch(register, name, error, torch):
+    value = {"register_buffer": minitx.zeros(1), "register_parameter": Parameter(np.zeros(1)),
+             "add_module": nn.ReLU()}[register]
+    torch_value = {"register_buffer": torch.zeros(1), "register_parameter": torch.nn.Parameter(torch.zeros(1)),
+                   "add_module": torch.nn.ReLU()}[register]
+    with pytest.raises(error):
+        getattr(Module(), register)(name, value)
+    with pytest.raises(error):
+        getattr(torch.nn.Module(), register)(name, torch_value)
+
+
+# ---------------------------------------------------------------- H: a module registered twice
+def _shared(mod):
+    root = mod.Module()
+    root.l = mod.Linear(2, 2)
+    root.l2 = root.l
+    root.seq = mod.Sequential(root.l, mod.ReLU())
+    return root
+
+
+def test_a_module_registered_twice_is_listed_and_visited_once_as_in_pytorch(torch):
+    ours, theirs = _shared(nn), _shared(torch.nn)
+    assert [n for n, _ in ours.named_modules()] == [n for n, _ in theirs.named_modules()] == ["", "l", "seq", "seq.1"]
+    assert len(ours.children()) == len(list(theirs.children())) == 2
+    assert [n for n, _ in ours.named_children()] == [n for n, _ in theirs.named_children()] == ["l", "seq"]
+    assert len(ours.modules()) == 4
+    ours_seen, theirs_seen = [], []
+    ours.apply(lambda m: ours_seen.append(type(m).__name__))
+    theirs.apply(lambda m: theirs_seen.append(type(m).__name__))
+    assert ours_seen == theirs_seen  # PyTorch's apply: once per parent, through children()
+    assert [n for n, _ in ours.named_modules(remove_duplicate=False)] == [
+        n for n, _ in theirs.named_modules(remove_duplicate=False)]
+    assert [n for n, _ in ours.named_parameters()] == ["l.weight", "l.bias"]  # parameters() as before
+
+
+def test_buffers_of_a_module_registered_twice_keep_every_state_dict_key():
+    """Checkpoints written before modules were deduplicated name a shared module's buffers under
+    each of its names: state_dict keeps those keys, so they still load strictly."""
+    model = Module()
+    model.bn = nn.BatchNorm1d(3)
+    model.again = model.bn
+    keys = ["bn.weight", "bn.bias", "bn.running_mean", "bn.running_var", "bn.num_batches_tracked",
+            "again.running_mean", "again.running_var", "again.num_batches_tracked"]
+    assert list(model.state_dict()) == keys
+    assert [n for n, _ in model.named_buffers()] == ["bn.running_mean", "bn.running_var", "bn.num_batches_tracked"]
+    state = {k: np.full(v.shape, 2, v.dtype) for k, v in model.state_dict().items()}
+    assert model.load_state_dict(state) == {"missing": [], "unexpected": []}
+    np.testing.assert_array_equal(model.bn.running_mean.numpy(), 2)
+    assert model.to(dtype="float64").bn.running_var.dtype == np.float64
+
+
+# ---------------------------------------------------------------- I: empty, odd and non-persistent buffers
+def test_a_none_buffer_is_an_empty_slot_that_state_dict_and_to_skip(torch):
+    ours, theirs = Module(), torch.nn.Module()
+    ours.register_buffer("mask", None)
+    theirs.register_buffer("mask", None)
+    assert list(ours.state_dict()) == list(theirs.state_dict()) == []
+    assert ours.to(dtype="float64") is ours and list(ours.named_buffers()) == []
+    ours.mask = minitx.ones(2)  # filled later, it is a saved buffer
+    theirs.mask = torch.ones(2)
+    assert list(ours.state_dict()) == list(theirs.state_dict()) == ["mask"]
+
+
+def test_register_buffer_refuses_what_is_not_a_tensor(torch):
+    with pytest.raises(TypeError, match=r"Module: cannot register a list as buffer 'x' \(a Tensor or None"):
+        Module().register_buffer("x", [1.0, 2.0])
+    with pytest.raises(TypeError):
+        torch.nn.Module().register_buffer("x", [1.0, 2.0])
+
+
+def test_a_non_persistent_buffer_moves_but_is_not_saved_or_expected(torch):
+    ours, theirs = Module(), torch.nn.Module()
+    for m, t in ((ours, minitx.ones(2)), (theirs, torch.ones(2))):
+        m.register_buffer("kept", t * 1)
+        m.register_buffer("table", t * 3, persistent=False)
+    assert list(ours.state_dict()) == list(theirs.state_dict()) == ["kept"]
+    assert [n for n, _ in ours.named_buffers()] == [n for n, _ in theirs.named_buffers()] == ["kept", "table"]
+    assert ours.to(dtype="float64").table.dtype == np.float64
+    assert ours.load_state_dict({"kept": np.zeros(2)}) == {"missing": [], "unexpected": []}
+    ours.table = minitx.zeros(3)  # a new value keeps the buffer non-persistent
+    assert list(ours.state_dict()) == ["kept"]
+
+
+# ---------------------------------------------------------------- J: zero-size Flatten and Unflatten
+@pytest.mark.parametrize("ours, theirs, shape", [
+    (lambda: nn.Flatten(), lambda t: t.nn.Flatten(), (0, 4)),
+    (lambda: nn.Flatten(), lambda t: t.nn.Flatten(), (0, 4, 3)),
+    (lambda: nn.Flatten(0, 1), lambda t: t.nn.Flatten(0, 1), (2, 0, 3)),
+    (lambda: nn.Unflatten(-1, (2, -1)), lambda t: t.nn.Unflatten(-1, (2, -1)), (0, 4)),
+    (lambda: nn.Unflatten(1, (-1, 3)), lambda t: t.nn.Unflatten(1, (-1, 3)), (0, 6, 2)),
+    (lambda: nn.Unflatten(1, (0, 5)), lambda t: t.nn.Unflatten(1, (0, 5)), (2, 0)),
+])
+def test_flatten_and_unflatten_count_their_sizes_also_with_no_elements(ours, theirs, shape, torch):
+    x = np.zeros(shape, np.float32)
+    got = ours()(minitx.tensor(x, requires_grad=True))
+    assert got.shape == tuple(theirs(torch)(torch.tensor(x)).shape)
+    got.sum().backward()
+
+
+def test_unflatten_sizes_that_do_not_split_the_axis_name_the_layer():
+    with pytest.raises(ValueError, match=r"Unflatten: sizes \(3, 3\) do not split axis 1 of length 4"):
+        nn.Unflatten(1, (3, 3))(minitx.zeros(3, 4))
+    with pytest.raises(ValueError, match="Unflatten: sizes"):
+        nn.Unflatten(1, (-1, -1))(minitx.zeros(3, 4))
+    with pytest.raises(ValueError, match=r"Unflatten: sizes must be whole numbers"):
+        nn.Unflatten(1, (2.0, 2))
+
+
+# ---------------------------------------------------------------- K: slices and empty containers
+def test_slices_of_containers_are_containers_as_in_pytorch(torch):
+    def build(lib):
+        return (lib.Sequential(lib.Linear(2, 3), lib.ReLU(), lib.Linear(3, 1)),
+                lib.ModuleList([lib.Linear(2, 3), lib.ReLU(), lib.Linear(3, 1)]))
+
+    for ours, theirs in zip(build(nn), build(torch.nn)):
+        part, torch_part = ours[1:3], theirs[1:3]
+        assert type(part) is type(ours) and type(torch_part).__name__ == type(ours).__name__
+        assert [n for n, _ in part.named_parameters()] == [n for n, _ in torch_part.named_parameters()]
+        assert part[1] is ours[2]
+    x = minitx.randn(4, 3)
+    np.testing.assert_array_equal(build(nn)[0][::2][1](x).shape, (4, 1))
+    params = nn.ParameterList([Parameter(np.full(2, k, np.float32)) for k in range(3)])
+    torch_params = torch.nn.ParameterList([torch.nn.Parameter(torch.full((2,), float(k))) for k in range(3)])
+    assert type(params[1:]) is nn.ParameterList
+    assert list(params[1:].state_dict()) == list(torch_params[1:].state_dict()) == ["0", "1"]
+    assert params[1:][0] is params[1]
+
+
+def test_empty_containers_from_none(torch):
+    assert len(nn.ModuleList(None)) == len(torch.nn.ModuleList(None)) == 0
+    assert len(nn.ParameterList(None)) == len(torch.nn.ParameterList(None)) == 0
+
+
+# ---------------------------------------------------------------- L: constructor arguments
+@pytest.mark.parametrize("build, error, match", [
+    (lambda: nn.Linear(-1, 3), ValueError, "Linear: in_features must be a whole number >= 0, got -1"),
+    (lambda: nn.Linear(3, -2), ValueError, "Linear: out_features must be a whole number >= 0, got -2"),
+    (lambda: nn.Linear(2.5, 3), TypeError, r"Linear: in_features must be a whole number >= 0, got 2\.5 \(float\)"),
+    (lambda: nn.Linear("3", 2), TypeError, r"Linear: in_features must be a whole number >= 0, got '3' \(str\)"),
+    (lambda: nn.Linear(2, 2, dropout=1.0), ValueError, r"Linear: dropout must be in \[0, 1\), got 1\.0"),
+    (lambda: nn.Embedding(-1, 3), ValueError, "Embedding: num_embeddings must be a whole number >= 0, got -1"),
+    (lambda: nn.Embedding(4, None), TypeError, "Embedding: embedding_dim must be a whole number >= 0, got None"),
+    (lambda: nn.BatchNorm1d(-1), ValueError, "BatchNorm1d: num_features must be a whole number >= 0, got -1"),
+    (lambda: nn.BatchNorm2d(3.0), TypeError, r"BatchNorm2d: num_features must be a whole number >= 0, got 3\.0"),
+    (lambda: nn.GroupNorm(0, 4), ValueError, "GroupNorm: num_groups must be a whole number >= 1, got 0"),
+    (lambda: nn.GroupNorm(-2, 4), ValueError, "GroupNorm: num_groups must be a whole number >= 1, got -2"),
+    (lambda: nn.GroupNorm(2, -4), ValueError, "GroupNorm: num_channels must be a whole number >= 0, got -4"),
+    (lambda: nn.Dropout("0.5"), TypeError, r"Dropout: p must be a number in \[0, 1\), got '0\.5' \(str\)"),
+    (lambda: nn.Dropout(None), TypeError, r"Dropout: p must be a number in \[0, 1\), got None \(NoneType\)"),
+    (lambda: nn.Dropout(-0.1), ValueError, r"Dropout: p must be in \[0, 1\), got -0\.1"),
+    (lambda: nn.LayerNorm(-4), ValueError, "LayerNorm: normalized_shape must be a whole number >= 0, got -4"),
+    (lambda: nn.LayerNorm("4"), TypeError, "LayerNorm: normalized_shape must be an int or a non-empty tuple"),
+    (lambda: nn.LayerNorm(()), TypeError, "LayerNorm: normalized_shape must be an int or a non-empty tuple"),
+    (lambda: nn.RMSNorm((3, 2.0)), TypeError, r"RMSNorm: normalized_shape must be a whole number >= 0, got 2\.0"),
+], ids=lambda v: v if isinstance(v, str) and len(v) < 12 else None)
+def test_constructor_arguments_are_checked_naming_layer_argument_and_value(build, error, match):
+    with pytest.raises(error, match=match):
+        build()
+
+
+def test_sizes_may_be_numpy_integers():
+    layer = nn.Linear(np.int64(3), np.int32(2))
+    assert (layer.in_features, layer.out_features) == (3, 2) and type(layer.in_features) is int
+
+
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors")
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_with_no_inputs_outputs_its_bias_as_pytorch(bias, torch):
+    ours, theirs = nn.Linear(0, 3, bias=bias), torch.nn.Linear(0, 3, bias=bias)
+    assert ours.weight.shape == tuple(theirs.weight.shape) == (3, 0)
+    for shape in [(4, 0), (2, 3, 0), (0,)]:
+        x = np.zeros(shape, np.float32)
+        got, want = ours(minitx.tensor(x)), theirs(torch.tensor(x)).detach().numpy()
+        np.testing.assert_array_equal(got.numpy(), want)  # both zeros: a bias drawn from U(0, 0)
+
+
+# ---------------------------------------------------------------- M: LayerNorm's shapes and keywords
+def _norm_pair(ours, theirs, shape, torch):
+    rng = np.random.default_rng(2)
+    _copy_weights(ours, theirs, torch)
+    for (_, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):  # not ones and zeros
+        values = rng.standard_normal(p.shape)
+        p.data = values.astype(p.dtype)
+        with torch.no_grad():
+            q.copy_(torch.tensor(values))
+    x = rng.standard_normal(shape)
+    xs, xt = minitx.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ys, yt = ours.to(dtype="float64")(xs), theirs.double()(xt)
+    dy = rng.standard_normal(ys.shape)
+    ys.backward(dy)
+    yt.backward(torch.tensor(dy))
+    np.testing.assert_allclose(ys.numpy(), yt.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(xs.grad.numpy(), xt.grad.numpy(), rtol=1e-9, atol=1e-11)
+    for (name, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-9, atol=1e-11, err_msg=name)
+    assert {k: v.shape for k, v in ours.state_dict().items()} == {
+        k: tuple(v.shape) for k, v in theirs.state_dict().items()}
+
+
+@pytest.mark.parametrize("shape_arg, x_shape", [(4, (2, 3, 4)), ((4,), (2, 3, 4)), ([4], (5, 4)),
+                                                 ((3, 4), (2, 3, 4)), ([2, 3, 4], (2, 3, 4)), ((3, 4), (0, 3, 4))])
+@pytest.mark.parametrize("keywords", [{}, {"bias": False}, {"elementwise_affine": False}],
+                         ids=["affine", "no-bias", "no-affine"])
+def test_layer_norm_takes_pytorchs_shapes_and_keywords(shape_arg, x_shape, keywords, torch):
+    _norm_pair(nn.LayerNorm(shape_arg, **keywords), torch.nn.LayerNorm(shape_arg, **keywords), x_shape, torch)
+
+
+@pytest.mark.parametrize("shape_arg, x_shape", [((4,), (2, 3, 4)), ((3, 4), (2, 3, 4))])
+def test_rms_norm_over_trailing_axes_as_pytorch(shape_arg, x_shape, torch):
+    _norm_pair(nn.RMSNorm(shape_arg, eps=1e-6), torch.nn.RMSNorm(shape_arg, eps=1e-6), x_shape, torch)
+
+
+def test_a_norm_refuses_an_input_of_other_trailing_axes():
+    for layer in (nn.LayerNorm((3, 4)), nn.LayerNorm(4, elementwise_affine=False), nn.RMSNorm((3, 4))):
+        with pytest.raises(ValueError, match=rf"{type(layer).__name__}: expected an input whose last axes are"):
+            layer(minitx.zeros(2, 4, 3))
+
+
+def test_layer_norm_keeps_its_settings_and_checkpoints():
+    assert nn.LayerNorm(4).dim == 4 and nn.LayerNorm((4,)).normalized_shape == (4,)
+    assert repr(nn.LayerNorm(4)) == "LayerNorm(4, eps=1e-05)"
+    assert nn.LayerNorm(4, elementwise_affine=False).weight is None and nn.LayerNorm(4, bias=False).bias is None
+    assert list(nn.LayerNorm(4).state_dict()) == ["weight", "bias"]
+
+
+# ---------------------------------------------------------------- N: PyTorch's defaults and flags
+def test_dropout_defaults_to_pytorchs_p(torch):
+    assert nn.Dropout().p == torch.nn.Dropout().p == 0.5
+
+
+@pytest.mark.parametrize("name", ["ReLU", "SiLU", "Dropout"])
+def test_inplace_is_accepted_and_computes_the_same_values_out_of_place(name, torch):
+    x = np.random.default_rng(3).standard_normal((4, 5))
+    ours, theirs = getattr(nn, name)(inplace=True), getattr(torch.nn, name)(inplace=True)
+    ours.eval(), theirs.eval()
+    xs = minitx.tensor(x)
+    got = ours(xs)
+    np.testing.assert_allclose(got.numpy(), theirs(torch.tensor(x.copy())).numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(xs.numpy(), x)  # the input is left as it was
+    assert "inplace=True" in repr(ours) and "inplace" not in repr(getattr(nn, name)())
+
+
+@pytest.mark.parametrize("build, match", [
+    (lambda: nn.Tanh(inplace=True), r"Tanh.__init__\(\) got an unexpected keyword argument 'inplace'"),
+    (lambda: nn.Sigmoid(1), r"Sigmoid.__init__\(\) got an unexpected 1 positional argument"),
+])
+def test_a_layer_without_arguments_names_itself_when_given_some(build, match):
+    with pytest.raises(TypeError, match=match):
+        build()
+
+
+def test_a_module_with_new_registries_still_copies():
+    model = nn.Sequential(nn.Linear(2, 2), nn.LayerNorm(2, bias=False))
+    model.register_buffer("table", minitx.ones(2), persistent=False)
+    twin = copy.deepcopy(model)
+    assert list(twin.state_dict()) == list(model.state_dict()) and twin[0].weight is not model[0].weight
+    with pytest.raises(TypeError, match="parameter 'bias'"):
+        twin[1].bias = minitx.zeros(2)
