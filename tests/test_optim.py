@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 import minitx
 from minitx import optim
 from minitx.optim import SGD, Adam, AdamW, clip_grad_norm_
+from torch_reference import import_torch
 
 SHAPES = [(3, 4), (5,), ()]
 
@@ -423,12 +424,99 @@ def test_clip_grad_norm_non_finite_returns_norm_and_leaves_grads():
         clip_grad_norm_(params, max_norm=1.0, error_if_nonfinite=True)
 
 
+@pytest.mark.parametrize("dtype, value", [(np.float16, 300.0), (np.float16, 60000.0), ("bfloat16", 1e5)])
+@pytest.mark.parametrize("norm_type", [2.0, 3.0, math.inf])
+def test_clip_grad_norm_of_gradients_whose_squares_overflow_their_dtype(dtype, value, norm_type):
+    """A 16-bit gradient's norm is taken in float32, summed in float64: a float16 300 squared
+    (90000) is past float16's largest, so squaring in float16 gave an inf norm and left the
+    gradients unclipped; PyTorch gives 300 sqrt(3) = 519.6 and clips each to 0.577."""
+    p = minitx.tensor(np.zeros(3), dtype=dtype, requires_grad=True)
+    p.grad = minitx.tensor(np.full(3, value), dtype=dtype)
+    stored = float(p.grad.data.astype(np.float64)[0])  # value as the dtype holds it
+    expected = float(np.linalg.norm(np.full(3, stored), ord=norm_type))
+    assert clip_grad_norm_([p], max_norm=1.0, norm_type=norm_type) == pytest.approx(expected, rel=1e-6)  # float32 powers
+    clipped = p.grad.data.astype(np.float64)
+    np.testing.assert_allclose(clipped, stored / expected, rtol=1e-2)
+    if dtype == np.float16 and value == 300.0 and norm_type == 2.0:  # (PyTorch's float16 norm of 60000s is inf)
+        torch = import_torch()
+        q = torch.zeros(3, dtype=torch.float16, requires_grad=True)
+        q.grad = torch.full((3,), value, dtype=torch.float16)
+        assert float(torch.nn.utils.clip_grad_norm_([q], 1.0)) == pytest.approx(expected, rel=1e-3)
+        np.testing.assert_allclose(clipped, q.grad.double().numpy(), rtol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+def test_clip_grads_on_device_reference_path_computes_16_bit_norms_in_float32(dtype):
+    """The step that reads nothing back (minitx.sync) clips as clip_grad_norm_ does."""
+    from minitx.optim.clip import clip_grads_on_device
+
+    g = minitx.tensor(np.full(3, 300.0), dtype=dtype).data
+    total = clip_grads_on_device([g], 1.0)
+    assert float(total) == pytest.approx(300.0 * math.sqrt(3), rel=1e-12)
+    np.testing.assert_allclose(g.astype(np.float64), 1 / math.sqrt(3), rtol=1e-2)
+
+
 def test_clip_grad_norm_invalid_arguments():
     params = make_params()
     with pytest.raises(ValueError, match="norm_type"):
         clip_grad_norm_(params, 1.0, norm_type=0)
     with pytest.raises(ValueError, match="max_norm"):
         clip_grad_norm_(params, -1.0)
+
+
+# ---------------------------------------------------------------------- PyTorch's arguments
+@pytest.mark.parametrize("name, kw", [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9, weight_decay=0.1)),
+                                      ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
+                                      ("Adam", dict(lr=0.01, weight_decay=0.1)), ("AdamW", dict(lr=0.01))])
+def test_maximize_matches_pytorch(name, kw):
+    """maximize=True ascends: the gradient is negated before anything else (weight decay too is
+    then added to -g), as in PyTorch."""
+    torch = import_torch()
+    params = make_params()
+    theirs = [torch.tensor(p.numpy(), requires_grad=True) for p in params]
+    ours_opt = getattr(optim, name)(params, maximize=True, **kw)
+    their_opt = getattr(torch.optim, name)(theirs, maximize=True, **kw)
+    for gs in grad_sequence(3):
+        set_grads(params, gs)
+        for q, g in zip(theirs, gs):
+            q.grad = torch.tensor(g)
+        ours_opt.step()
+        their_opt.step()
+    for p, q in zip(params, theirs):
+        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-12, atol=1e-14)
+    assert ours_opt.state_dict()["param_groups"][0]["maximize"] is True
+
+
+def test_sgd_takes_pytorchs_arguments_in_its_order_and_its_default_lr():
+    """SGD(params, lr=1e-3, momentum, dampening, weight_decay, nesterov): positional arguments
+    written for PyTorch mean the same here (dampening third, not nesterov)."""
+    torch = import_torch()
+    params = make_params()
+    theirs = [torch.tensor(p.numpy(), requires_grad=True) for p in params]
+    ours_opt, their_opt = SGD(params, 0.1, 0.9, 0.5, 0.01), torch.optim.SGD(theirs, 0.1, 0.9, 0.5, 0.01)
+    for gs in grad_sequence(3):
+        set_grads(params, gs)
+        for q, g in zip(theirs, gs):
+            q.grad = torch.tensor(g)
+        ours_opt.step()
+        their_opt.step()
+    for p, q in zip(params, theirs):
+        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-12, atol=1e-14)
+    assert SGD(params).param_groups[0]["lr"] == torch.optim.SGD(theirs).param_groups[0]["lr"] == 1e-3
+
+
+@pytest.mark.parametrize("cls", [Adam, AdamW])
+def test_amsgrad_false_is_accepted_and_true_refused(cls):
+    """amsgrad is Adam's sixth argument, as in PyTorch (check_finite is keyword-only); its
+    running maximum of exp_avg_sq is a state this optimizer does not keep, so True is refused."""
+    opt = cls(make_params(), 1e-3, (0.9, 0.999), 1e-8, 0.0, False)
+    assert opt.param_groups[0]["amsgrad"] is False and opt.check_finite
+    with pytest.raises(ValueError, match=f"{cls.__name__}: amsgrad=True is not supported .*expected amsgrad=False"):
+        cls(make_params(), amsgrad=True)
+    with pytest.raises(ValueError, match=f"{cls.__name__}: amsgrad=True is not supported"):
+        cls([{"params": make_params(), "amsgrad": True}])
+    with pytest.raises(TypeError, match=f"{cls.__name__}: invalid maximize 'yes'; expected True or False"):
+        cls(make_params(), maximize="yes")
 
 
 def test_public_names():

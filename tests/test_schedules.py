@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 import minitx
 from minitx.optim import (SGD, AdamW, NoamSchedule, ReduceLROnPlateau, WarmupCosine,
                           WarmupInverseSqrt, noam_lr, warmup_cosine_lr, warmup_inverse_sqrt_lr)
+from torch_reference import import_torch
 
 
 def make_opt(lr=1.0, groups=1):
@@ -232,6 +233,39 @@ def test_plateau_state_dict_round_trip(tmp_path):
         sched_a.step(m)
         sched_b.step(m)
         assert sched_a.get_last_lr() == sched_b.get_last_lr()
+
+
+@pytest.mark.parametrize("kw", [dict(factor=0.99999999), dict(factor=0.5, min_lr=0.099999995), dict(factor=0.5),
+                                dict(factor=0.5, eps=0.06), dict(factor=0.5, eps=0.0)])
+def test_plateau_eps_keeps_an_lr_that_would_change_by_eps_or_less_as_pytorch(kw):
+    """A reduction of lr by eps (default 1e-8) or less is not made: a factor within eps of 1, or
+    an lr already at its min_lr, leaves the lr exactly as it was."""
+    torch = import_torch()
+    opt = make_opt(lr=0.1)
+    theirs = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    sched, their_sched = ReduceLROnPlateau(opt, patience=0, **kw), \
+        torch.optim.lr_scheduler.ReduceLROnPlateau(theirs, patience=0, **kw)
+    for metric in (1.0, 1.0, 1.0, 1.0):
+        sched.step(metric)
+        their_sched.step(metric)
+        assert sched.get_last_lr() == their_sched.get_last_lr()
+    assert (sched.get_last_lr()[0] == 0.1) == (kw.get("eps", 1e-8) >= 0.05 or "min_lr" in kw or kw["factor"] > 0.9)
+
+
+def test_plateau_takes_pytorchs_arguments_in_its_order_and_loads_a_state_saved_without_eps():
+    """ReduceLROnPlateau(optimizer, mode, factor, patience, threshold, threshold_mode, cooldown,
+    min_lr, eps), as PyTorch; a state saved before eps was kept loads, keeping this eps."""
+    sched = ReduceLROnPlateau(make_opt(), "max", 0.5, 3, 0.01, "abs", 2, 0.001, 1e-6)
+    assert (sched.mode, sched.factor, sched.patience, sched.threshold, sched.threshold_mode, sched.cooldown,
+            sched.min_lrs, sched.eps) == ("max", 0.5, 3, 0.01, "abs", 2, [0.001], 1e-6)
+    saved = sched.state_dict()
+    assert saved["eps"] == 1e-6
+    del saved["eps"]
+    again = ReduceLROnPlateau(make_opt(), eps=1e-7)
+    again.load_state_dict(saved)
+    assert (again.mode, again.eps) == ("max", 1e-7)
+    with pytest.raises(ValueError, match="ReduceLROnPlateau: invalid eps -1.0; expected a finite number 0 <= eps"):
+        ReduceLROnPlateau(make_opt(), eps=-1.0)
 
 
 def test_plateau_rejects_bad_input():

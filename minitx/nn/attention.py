@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -35,10 +36,13 @@ class MultiHeadAttention(Module):
     def __init__(self, d_model, num_heads, dropout=0.0, self_attention=True, bias=True, device=None,
                  num_kv_heads=None):
         super().__init__()
+        num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
+        for what, value in (("d_model", d_model), ("num_heads", num_heads), ("num_kv_heads", num_kv_heads)):
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"MultiHeadAttention: {what} must be a positive int, got {value!r}")
         if d_model % num_heads:
             raise ValueError(f"MultiHeadAttention: d_model {d_model} is not divisible by num_heads {num_heads}")
-        num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
-        if not 1 <= num_kv_heads <= num_heads or num_heads % num_kv_heads:
+        if num_kv_heads > num_heads or num_heads % num_kv_heads:
             raise ValueError(f"MultiHeadAttention: num_kv_heads must divide num_heads {num_heads}, "
                              f"got {num_kv_heads}")
         self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads

@@ -4,26 +4,53 @@ differ only in the op they call."""
 from __future__ import annotations
 
 import math
+import types
+
+import numpy as np
 
 from minitx import functional as F
 from minitx.nn import init
 from minitx.nn.layers import _new_parameter
 from minitx.nn.module import Module
-from minitx.ops.conv import as_tuple
+from minitx.ops.conv import _conv_padding, _padding_pairs, as_tuple
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 class _ConvNd(Module):
     """Weights [out_channels, in_channels / groups, *kernel] and bias [out_channels], both
     ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = the weight's second axis times prod(kernel), as
-    PyTorch; kernel_size, stride, padding and dilation are ints or one per spatial axis."""
+    PyTorch; kernel_size, stride, padding and dilation are ints or one per spatial axis.
+
+    padding_mode: what the padding holds, as PyTorch's: 'zeros', or x's own values, 'reflect'
+    (mirrored, the edge not repeated), 'replicate' (the edge repeated) or 'circular' (wrapped
+    around: the other end's values); the last three pad x first (F.pad), then convolve unpadded."""
 
     _op, dims, transposed = None, None, False  # each layer's functional op and number of spatial axes
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" not in cls.__dict__:  # its own copy, so that Python's argument errors name the layer
+            inherited = cls.__init__
+            own = types.FunctionType(inherited.__code__, inherited.__globals__, inherited.__name__,
+                                     inherited.__defaults__, inherited.__closure__)
+            own.__kwdefaults__, own.__doc__ = inherited.__kwdefaults__, inherited.__doc__
+            own.__qualname__ = f"{cls.__name__}.__init__"
+            cls.__init__ = own
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, device=None, dtype=None):
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__()
         name = type(self).__name__
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"{name}: padding_mode must be one of {', '.join(map(repr, _PADDING_MODES))}, "
+                             f"got {padding_mode!r}")
         kernel = as_tuple(kernel_size, self.dims, "kernel_size", name)
+        if not self.transposed:  # (a transposed conv's padding is checked by its op)
+            padding_values = _conv_padding(padding, as_tuple(stride, self.dims, "stride", name), name,
+                                           lambda: as_tuple(padding, self.dims, "padding", name))
+            self._padding_pairs = _padding_pairs(padding_values, kernel, as_tuple(dilation, self.dims, "dilation",
+                                                                                  name))
         for what, value in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups),
                             *((f"kernel_size[{i}]", k) for i, k in enumerate(kernel))):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -33,18 +60,38 @@ class _ConvNd(Module):
                              f"divisible by groups {groups}")
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
+        self.padding_mode = padding_mode
         shape = (in_channels, out_channels // groups) if self.transposed else (out_channels, in_channels // groups)
         bound = 1 / math.sqrt(shape[1] * math.prod(kernel))
         self.weight = init.uniform_(_new_parameter(shape + kernel, device, dtype), -bound, bound)
         self.bias = init.uniform_(_new_parameter((out_channels,), device, dtype), -bound, bound) if bias else None
 
     def forward(self, x):
-        return type(self)._op(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        if self.padding_mode == "zeros":
+            return type(self)._op(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return type(self)._op(self._pad(x), self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+
+    def _pad(self, x):
+        """x [N, C, *S] padded on its spatial axes with its own values, as padding_mode says."""
+        if x.ndim != self.dims + 2:
+            raise ValueError(f"{type(self).__name__}: input must be [N, C] and {self.dims} spatial axes, got shape "
+                             f"{x.shape}")
+        if self.padding_mode != "circular":
+            return F.pad(x, ((0, 0), (0, 0)) + self._padding_pairs, mode=self.padding_mode)
+        for axis, (before, after) in enumerate(self._padding_pairs, start=2):
+            n = x.shape[axis]
+            if before > n or after > n:
+                raise ValueError(f"{type(self).__name__}: circular padding ({before}, {after}) of axis {axis} can "
+                                 f"wrap around once at most: it must not exceed the axis's size {n}")
+            if before or after:  # y[i] = x[(i - before) mod n]
+                x = x[(slice(None),) * axis + (np.arange(-before, n + after) % n,)]
+        return x
 
     def extra_repr(self):
+        mode = "" if self.padding_mode == "zeros" else f", padding_mode={self.padding_mode!r}"
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
                 f"padding={self.padding}, dilation={self.dilation}, groups={self.groups}, "
-                f"bias={self.bias is not None}")
+                f"bias={self.bias is not None}{mode}")
 
 
 class Conv1d(_ConvNd):
@@ -73,9 +120,12 @@ class _ConvTransposeNd(_ConvNd):
     transposed = True
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, device,
-                         dtype)
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f"{type(self).__name__}: padding_mode must be 'zeros' (the only one a transposed "
+                             f"convolution takes, as in PyTorch), got {padding_mode!r}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
+                         device, dtype)
         self.output_padding = output_padding
 
     def forward(self, x):

@@ -1,40 +1,126 @@
-"""Losses as modules, as PyTorch names them: each holds its options and calls its function."""
+"""Losses as modules, as PyTorch names them: each holds its options and calls its function.
+
+The arguments follow PyTorch's signatures: a weight first (the losses that take one), then the
+options, keyword-only (PyTorch's deprecated size_average and reduce sit between, so a positional
+call written for PyTorch is refused here rather than read as other options). A weight is kept
+as a buffer: it moves with ``to()`` and is saved in ``state_dict()``, as PyTorch's is.
+"""
 from __future__ import annotations
 
 import minitx.functional as F
+from minitx import backend
+from minitx.autograd.tensor import Tensor, tensor
 from minitx.nn.module import Module
+from minitx.ops._args import as_indices
 
 _REDUCTIONS = ("mean", "sum", "none")
 
 
 class _Loss(Module):
-    def __init__(self, reduction="mean"):
+    def __init__(self, *, reduction="mean"):
         super().__init__()
         if reduction not in _REDUCTIONS:
             raise ValueError(f"{type(self).__name__}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
         self.reduction = reduction
 
+    def _set_weight(self, name, value, per_class=False):
+        """``value`` (a tensor, array or list of numbers; None for none) as the buffer ``name``:
+        a copy, on the device it was on, floating (integers become float32). ``per_class``: one
+        weight per class, a 1-d tensor."""
+        if value is None:
+            setattr(self, name, None)
+            return
+        what = f"{type(self).__name__}: {name} must be a tensor of numbers"
+        try:
+            value = tensor(value, device=value.device if isinstance(value, Tensor) else None)
+        except (TypeError, ValueError) as error:
+            hint = " (the options after it are keyword-only: reduction=..., say)" if isinstance(value, str) else ""
+            raise TypeError(f"{what}, got {value!r:.80}{hint}") from error
+        if value.dtype.kind not in "fiu":
+            raise TypeError(f"{what}, got one of dtype {value.dtype.name}")
+        if value.dtype.kind != "f":
+            value = value.astype(backend.DEFAULT_FLOAT)
+        if per_class and value.ndim != 1:
+            raise ValueError(f"{type(self).__name__}: {name} must hold one weight per class (shape (C,)), "
+                             f"got shape {value.shape}")
+        self.register_buffer(name, value)
+
+    def _reduced(self, losses):
+        """The per-row (or per-element) losses, reduced: their mean, their sum, or none of them."""
+        if self.reduction == "none":
+            return losses
+        return F.mean(losses) if self.reduction == "mean" else F.sum(losses)
+
     def extra_repr(self):
         return f"reduction={self.reduction!r}"
 
 
-class CrossEntropyLoss(_Loss):
-    """F.cross_entropy(logits [..., C], targets): class ids, or probabilities [..., C]."""
+def _like(weight, x):
+    """A weight buffer as a constant tensor in x's dtype, on x's device."""
+    return Tensor(backend.to_device(weight.data, x.device).astype(x.dtype, copy=False))
 
-    def __init__(self, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-        super().__init__(reduction)
+
+class CrossEntropyLoss(_Loss):
+    """F.cross_entropy(logits [..., C], targets): class ids, or probabilities [..., C].
+
+    ``weight`` [C] (default ones) weighs each class, as in PyTorch. With class ids t, smoothing
+    s and logp = log_softmax(logits), each counted row (t != ignore_index) scores
+
+        loss = (1 - s) * w[t] * (-logp[t]) + s / C * sum_c w[c] * (-logp[c])
+
+    and 'mean' divides the sum by sum of w[t] over the counted rows (F.nll_loss's weighted mean;
+    0 when no row counts). With probabilities q, loss = -sum_c w[c] * q'[c] * logp[c] for
+    q' = (1 - s) * q + s / C, and 'mean' divides by the number of rows.
+    """
+
+    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+        super().__init__(reduction=reduction)
+        if not 0 <= label_smoothing <= 1:
+            raise ValueError(f"CrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing!r}")
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        self._set_weight("weight", weight, per_class=True)
 
     def forward(self, logits, targets):
-        return F.cross_entropy(logits, targets, self.ignore_index, self.label_smoothing, self.reduction)
+        if self.weight is None:
+            return F.cross_entropy(logits, targets, self.ignore_index, self.label_smoothing, self.reduction)
+        logp = F.log_softmax(logits, -1)
+        targets = as_indices(targets, logp)
+        classes, s = logp.shape[-1], self.label_smoothing
+        if tuple(self.weight.shape) != (classes,):
+            raise ValueError(f"CrossEntropyLoss: weight has shape {tuple(self.weight.shape)}, expected "
+                             f"({classes},), one per class of the logits {logp.shape}")
+        w = _like(self.weight, logp)
+        if targets.dtype.kind == "f":  # probabilities: a weighted sum over the classes
+            if targets.shape != logp.shape:
+                raise ValueError(f"CrossEntropyLoss: float targets of shape {targets.shape} are class probabilities "
+                                 f"and need the logits' shape {logp.shape}; class indices must be an integer tensor")
+            q = targets * (1 - s) + s / classes if s else targets
+            return self._reduced(-F.sum(logp * q * w, axis=-1))
+        nll = F.nll_loss(logp, targets, self.ignore_index, self.reduction, weight=self.weight)
+        if not s:
+            return nll
+        xp = backend.get_array_module(targets.data)
+        counted = targets.data != self.ignore_index
+        smooth = F.where(Tensor(counted), -F.sum(logp * w, axis=-1), 0.0)
+        if self.reduction == "none":
+            return nll * (1 - s) + smooth * (s / classes)
+        smooth = F.sum(smooth)
+        if self.reduction == "mean":  # by the counted rows' weights, as nll_loss's mean (0 rows: 0)
+            row_weight = xp.where(counted, w.data[xp.clip(targets.data, 0, classes - 1)], 0).sum()
+            smooth = smooth / Tensor(xp.where(row_weight == 0, 1, row_weight).astype(logp.dtype))
+        return nll * (1 - s) + smooth * (s / classes)
+
+    def extra_repr(self):
+        return f"ignore_index={self.ignore_index}, reduction={self.reduction!r}, label_smoothing={self.label_smoothing}"
 
 
 class NLLLoss(_Loss):
     """F.nll_loss(log_probs [..., C], class ids), each class weighted by ``weight`` [C] (default ones)."""
 
-    def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
-        super().__init__(reduction)
-        self.weight, self.ignore_index = weight, ignore_index
+    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean"):
+        super().__init__(reduction=reduction)
+        self.ignore_index = ignore_index
+        self._set_weight("weight", weight, per_class=True)
 
     def forward(self, log_probs, targets):
         return F.nll_loss(log_probs, targets, self.ignore_index, self.reduction, weight=self.weight)
@@ -44,19 +130,26 @@ class MSELoss(_Loss):
     """(x - y)^2 elementwise, then the mean, the sum, or none of them. Composed of ops, so its
     gradient 2 (x - y) / n comes from theirs."""
 
+    def __init__(self, *, reduction="mean"):
+        super().__init__(reduction=reduction)
+
     def forward(self, x, y):
-        squared = (x - y) * (x - y)
-        if self.reduction == "none":
-            return squared
-        return F.mean(squared) if self.reduction == "mean" else F.sum(squared)
+        return self._reduced((x - y) * (x - y))
 
 
 class BCEWithLogitsLoss(_Loss):
-    """F.binary_cross_entropy_with_logits, with pos_weight for the positive targets."""
+    """F.binary_cross_entropy_with_logits, with pos_weight for the positive targets, each
+    element's loss then multiplied by ``weight`` (broadcast against the logits; 'mean' divides
+    by the number of elements, not by the weights, as PyTorch's)."""
 
-    def __init__(self, reduction="mean", pos_weight=None):
-        super().__init__(reduction)
-        self.pos_weight = pos_weight
+    def __init__(self, weight=None, *, reduction="mean", pos_weight=None):
+        super().__init__(reduction=reduction)
+        self._set_weight("weight", weight)
+        self._set_weight("pos_weight", pos_weight)
 
     def forward(self, logits, targets):
-        return F.binary_cross_entropy_with_logits(logits, targets, self.reduction, self.pos_weight)
+        pos_weight = None if self.pos_weight is None else _like(self.pos_weight, logits)
+        if self.weight is None:
+            return F.binary_cross_entropy_with_logits(logits, targets, self.reduction, pos_weight)
+        losses = F.binary_cross_entropy_with_logits(logits, targets, "none", pos_weight)
+        return self._reduced(losses * _like(self.weight, losses))

@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from minitx import backend, kernels
-from minitx.optim.optimizer import Optimizer, check_number
+from minitx.optim.optimizer import Optimizer, check_flag, check_number
 
 
 class Adam(Optimizer):
     """Adam (Kingma & Ba, 2015). For each parameter p with gradient g, step count t:
 
+        g = -g                                       (maximize=True: ascend the objective)
         g = g + weight_decay * p                     (Adam: L2 penalty added to the gradient)
         m = beta1 * m + (1 - beta1) * g              (first moment, 'exp_avg')
         v = beta2 * v + (1 - beta2) * g * g          (second moment, 'exp_avg_sq')
@@ -28,6 +29,8 @@ class Adam(Optimizer):
     gradient for a while is corrected for the steps it really took), 'exp_avg', 'exp_avg_sq'.
     Parameters whose grad is None are skipped and their state is untouched.
     ``check_finite``: see minitx.optim.optimizer (NaN/inf gradients raise, nothing changes).
+    PyTorch's arguments in its order; ``amsgrad`` must be False (AMSGrad's running maximum of v
+    would be a fourth state array, which neither the state checks nor the fused kernel keep).
 
     What changes from step to step lives on the device, where the update reads it, so that a
     step needs no copy from the host and a captured step replays with the current values: t
@@ -40,9 +43,9 @@ class Adam(Optimizer):
     decoupled_weight_decay = False
     STATE = {"step": "count", "exp_avg": "array", "exp_avg_sq": "squares"}
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 check_finite=True):
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, *,
+                 maximize=False, check_finite=True):
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize)
         super().__init__(params, defaults, check_finite=check_finite)
         self._step_counts: dict = {}  # (id(group), device) -> int64 array: t of each of the group's parameters
         self._lr_arrays: dict = {}    # (id(group), device) -> [float64 array: that group's lr there, value written]
@@ -58,6 +61,11 @@ class Adam(Optimizer):
         check_number(name, "beta2", betas[1], low=0, high=1, high_open=True)
         check_number(name, "eps", group["eps"], low=0)
         check_number(name, "weight_decay", group["weight_decay"], low=0)
+        check_flag(name, "maximize", group["maximize"])
+        check_flag(name, "amsgrad", group["amsgrad"])
+        if group["amsgrad"]:
+            raise ValueError(f"{name}: amsgrad=True is not supported (it needs a running maximum of exp_avg_sq, a "
+                             "state that neither this optimizer nor its fused kernel keeps); expected amsgrad=False")
 
     supports_skip = True
 
@@ -76,7 +84,10 @@ class Adam(Optimizer):
         for device, entries in by_device.items():
             lr = self._lr_on_device(group, device)
             steps = self._count_step(group, device, [place for place, _, _ in entries], skip)
-            self._update_group([p.data for _, p, _ in entries], [p.grad.data for _, p, _ in entries],
+            grads = [p.grad.data for _, p, _ in entries]
+            if group["maximize"]:
+                grads = [-g for g in grads]
+            self._update_group([p.data for _, p, _ in entries], grads,
                                [state["exp_avg"] for _, _, state in entries],
                                [state["exp_avg_sq"] for _, _, state in entries], steps, lr=lr,
                                beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
@@ -197,6 +208,7 @@ class Adam(Optimizer):
 class AdamW(Adam):
     """AdamW (Loshchilov & Hutter, 2019): Adam with *decoupled* weight decay.
 
+        g = -g                                       (maximize=True)
         p = p - lr * weight_decay * p                (decay the weights directly ...)
         m = beta1 * m + (1 - beta1) * g              (... and leave g alone)
         v = beta2 * v + (1 - beta2) * g * g
@@ -210,7 +222,7 @@ class AdamW(Adam):
 
     decoupled_weight_decay = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01,
-                 check_finite=True):
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         check_finite=check_finite)
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01, amsgrad=False, *,
+                 maximize=False, check_finite=True):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                         maximize=maximize, check_finite=check_finite)

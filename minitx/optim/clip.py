@@ -23,7 +23,9 @@ def clip_grad_norm_(params, max_norm, norm_type=2.0, error_if_nonfinite=False) -
 
         clip_coef = max_norm / (total_norm + 1e-6)
 
-    (the 1e-6 keeps the division safe). Below max_norm the gradients are left alone.
+    (the 1e-6 keeps the division safe). Below max_norm the gradients are left alone. Each
+    gradient's squares are summed in float64, a 16-bit gradient's squared in float32 (float16's
+    overflow past 256).
     Parameters whose grad is None are ignored. Returns ``total_norm`` as a Python float,
     measured *before* clipping (useful to log).
 
@@ -59,16 +61,7 @@ def clip_grad_norm_(params, max_norm, norm_type=2.0, error_if_nonfinite=False) -
         return total_norm
 
     # one small array per gradient, combined at the end: one device sync per device
-    norms = []
-    for g in grads:
-        xp = backend.get_array_module(g)
-        a = xp.abs(g)
-        if math.isinf(norm_type):
-            norms.append(a.max() if a.size else xp.zeros((), dtype=g.dtype))
-        elif norm_type == 2:
-            norms.append(xp.sqrt(xp.sum(a * a, dtype=np.float64)))
-        else:
-            norms.append(xp.sum(a ** norm_type, dtype=np.float64) ** (1.0 / norm_type))
+    norms = [_norm(g, norm_type) for g in grads]
     by_module: dict = {}
     for n in norms:
         by_module.setdefault(backend.get_array_module(n), []).append(n)
@@ -104,7 +97,7 @@ def clip_grads_on_device(grads, max_norm):
         total = kernels.grad_norm(grads)
         clip_coef = xp.minimum(1.0, max_norm / (total + 1e-6))
     else:
-        per_param = xp.stack([xp.sqrt(xp.sum(g * g, dtype=np.float64)) for g in grads])
+        per_param = xp.stack([_norm(g, 2) for g in grads])
         total = xp.sum(per_param ** 2.0) ** (1.0 / 2.0)
         clip_coef = max_norm / (total + 1e-6)
         clip_coef = xp.where(clip_coef < 1, clip_coef, 1.0)
@@ -112,6 +105,19 @@ def clip_grads_on_device(grads, max_norm):
     mark_modified(*grads)  # the factor stays on the device, so whether it is 1 is not known here
     scale_all(grads, clip_coef)
     return total
+
+
+def _norm(g, norm_type):
+    """The norm of one gradient, summed in float64 (a 0-d array on its device). A 16-bit gradient
+    is read in float32: float16 squares overflow their own dtype past 256 (65504 is its largest),
+    so [300, 300, 300] would have an infinite norm and never be clipped."""
+    xp = backend.get_array_module(g)
+    a = xp.abs(g if g.dtype.itemsize > 2 else g.astype(np.float32))
+    if math.isinf(norm_type):
+        return a.max() if a.size else xp.zeros((), dtype=a.dtype)
+    if norm_type == 2:
+        return xp.sqrt(xp.sum(a * a, dtype=np.float64))
+    return xp.sum(a ** norm_type, dtype=np.float64) ** (1.0 / norm_type)
 
 
 def scale_all(grads, factor) -> None:

@@ -396,6 +396,12 @@ def check_number(opt: str, name: str, value, low=None, high=None, low_open=False
         raise ValueError(f"{opt}: invalid {name} {value!r}; expected a finite number {lo}{name}{hi}")
 
 
+def check_flag(opt: str, name: str, value) -> None:
+    """Raise TypeError unless ``value`` is a bool (a NumPy bool too)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{opt}: invalid {name} {value!r}; expected True or False")
+
+
 def check_count(owner: str, name: str, value, low=0, high=None) -> int:
     """``value`` as an int, when it is a whole number (a Python or NumPy integer, not a bool) >=
     ``low`` (and <= ``high``); ValueError naming it otherwise (a restored step count of 1.5, say)."""

@@ -216,17 +216,19 @@ class ReduceLROnPlateau:
     (mode 'max': greater than best * (1 + threshold), or best + threshold). After more than
     ``patience`` evaluations in a row without improvement, every group's lr becomes
     max(lr * factor, min_lr) and the next ``cooldown`` evaluations are ignored (no counting of
-    bad evaluations). A NaN or infinite metric raises ValueError rather than being counted.
+    bad evaluations). A group whose lr would change by ``eps`` or less keeps it (PyTorch's
+    ``eps``: a factor within eps of 1, or an lr at its min_lr, changes nothing). A NaN or
+    infinite metric raises ValueError rather than being counted. PyTorch's arguments in its order.
     """
 
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
-                 min_lr=0.0, cooldown=0, threshold_mode="rel"):
+                 threshold_mode="rel", cooldown=0, min_lr=0.0, eps=1e-8):
         self.optimizer = optimizer
         self.mode, self.factor, self.patience = mode, factor, patience
         self.threshold, self.threshold_mode = threshold, threshold_mode
         n = len(optimizer.param_groups)
         self.min_lrs = list(min_lr) if isinstance(min_lr, (list, tuple)) else [min_lr] * n
-        self.cooldown = cooldown
+        self.cooldown, self.eps = cooldown, eps
         self.best = math.inf if mode == "min" else -math.inf
         self.num_bad_steps = 0
         self.cooldown_counter = 0
@@ -243,6 +245,7 @@ class ReduceLROnPlateau:
             raise ValueError(f"{name}: invalid threshold_mode {self.threshold_mode!r}; expected 'rel' or 'abs'")
         check_number(name, "factor", self.factor, low=0, high=1, high_open=True)
         check_number(name, "threshold", self.threshold, low=0)
+        check_number(name, "eps", self.eps, low=0)
         n = len(self.optimizer.param_groups)
         if not isinstance(self.min_lrs, (list, tuple)) or len(self.min_lrs) != n:
             count = len(self.min_lrs) if isinstance(self.min_lrs, (list, tuple)) else repr(self.min_lrs)
@@ -280,7 +283,9 @@ class ReduceLROnPlateau:
             self.num_bad_steps = 0
         if self.num_bad_steps > self.patience:
             for group, min_lr in zip(self.optimizer.param_groups, self.min_lrs):
-                group["lr"] = max(group["lr"] * self.factor, min_lr)
+                new_lr = max(group["lr"] * self.factor, min_lr)
+                if group["lr"] - new_lr > self.eps:
+                    group["lr"] = new_lr
             self.cooldown_counter = self.cooldown
             self.num_bad_steps = 0
 
@@ -291,8 +296,9 @@ class ReduceLROnPlateau:
     def get_last_lr(self) -> list:
         return [group["lr"] for group in self.optimizer.param_groups]
 
-    _hyper = ("mode", "factor", "patience", "threshold", "threshold_mode", "min_lrs", "cooldown")
+    _hyper = ("mode", "factor", "patience", "threshold", "threshold_mode", "min_lrs", "cooldown", "eps")
     _state_keys = _hyper + ("best", "num_bad_steps", "cooldown_counter", "last_step")
+    _added_keys = ("eps",)  # absent from a state saved before they were: this schedule's value stays
 
     def state_dict(self) -> dict:
         """Counters, best metric and hyperparameters (the lr itself lives in the optimizer)."""
@@ -302,10 +308,11 @@ class ReduceLROnPlateau:
     def load_state_dict(self, state: dict) -> None:
         """Restore counters, best metric and hyperparameters; checked first (naming a missing
         or invalid entry), changed after."""
-        _check_keys("ReduceLROnPlateau.load_state_dict", state, self._state_keys)
+        _check_keys("ReduceLROnPlateau.load_state_dict", state,
+                    [k for k in self._state_keys if k not in self._added_keys])
         restored = copy.copy(self)
         for k in self._state_keys:
-            setattr(restored, k, state[k])
+            setattr(restored, k, state.get(k, getattr(self, k)))
         restored._check()
         for k in self._state_keys:
             setattr(self, k, getattr(restored, k))

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 from minitx import backend
-from minitx.optim.optimizer import Optimizer, check_number
+from minitx.optim.optimizer import Optimizer, check_flag, check_number
 
 
 class SGD(Optimizer):
-    """SGD as PyTorch defines it. For each parameter p with gradient g, one step is
+    """SGD as PyTorch defines it, with its arguments in its order. For each parameter p with
+    gradient g, one step is
 
+        g = -g                                          (maximize=True: ascend the objective)
         g = g + weight_decay * p                        (L2 penalty, when weight_decay != 0)
         if momentum != 0:
             buf = g                                     (first step: the buffer starts as g)
@@ -22,10 +24,10 @@ class SGD(Optimizer):
 
     STATE = {"momentum_buffer": "array"}
 
-    def __init__(self, params, lr, momentum=0.0, nesterov=False, weight_decay=0.0,
-                 dampening=0.0, check_finite=True):
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, *,
+                 maximize=False, check_finite=True):
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
-                        weight_decay=weight_decay, nesterov=nesterov)
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
         super().__init__(params, defaults, check_finite=check_finite)
 
     def _check_group(self, group):
@@ -33,6 +35,8 @@ class SGD(Optimizer):
         check_number("SGD", "momentum", group["momentum"], low=0)
         check_number("SGD", "dampening", group["dampening"])
         check_number("SGD", "weight_decay", group["weight_decay"], low=0)
+        check_flag("SGD", "nesterov", group["nesterov"])
+        check_flag("SGD", "maximize", group["maximize"])
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError(f"SGD: nesterov=True needs momentum > 0 and dampening = 0, got "
                              f"momentum={group['momentum']!r}, dampening={group['dampening']!r}")
@@ -42,7 +46,7 @@ class SGD(Optimizer):
         weight_decay, nesterov = group["weight_decay"], group["nesterov"]
         for index, p in items:
             xp = backend.get_array_module(p.data)
-            g = p.grad.data
+            g = -p.grad.data if group["maximize"] else p.grad.data
             if weight_decay != 0:
                 g = g + weight_decay * p.data
             if momentum != 0:

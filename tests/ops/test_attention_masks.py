@@ -347,7 +347,8 @@ def test_grouped_self_attention_decodes_step_by_step_with_a_cache_of_the_key_val
     assert cache["k"].shape == cache["v"].shape == (2, 2, 4, 2)
 
 
-@pytest.mark.parametrize("hkv", [3, 0, 8])
-def test_num_kv_heads_must_divide_num_heads(hkv):
-    with pytest.raises(ValueError, match=f"num_kv_heads must divide num_heads 4, got {hkv}"):
+@pytest.mark.parametrize("hkv, message", [(3, "must divide num_heads 4, got 3"), (8, "must divide num_heads 4, got 8"),
+                                          (0, "must be a positive int, got 0")])
+def test_num_kv_heads_must_divide_num_heads(hkv, message):
+    with pytest.raises(ValueError, match=f"num_kv_heads {message}"):
         nn_layer(4, hkv)
