@@ -215,9 +215,9 @@ class GroupNorm(Function):
             raise ValueError(f"group_norm: weight {w.shape} and bias {b.shape} must have shape ({x.shape[1]},)")
         # [N, G, values per group], counted (NumPy cannot infer a -1 beside a 0)
         self.grouped = (x.shape[0], self.num_groups, x.shape[1] // self.num_groups * math.prod(x.shape[2:]))
-        if x.size and self.grouped[2] < 2:  # as PyTorch: a lone value has no spread
-            raise ValueError(f"group_norm: each group needs more than one value, got input {x.shape} in "
-                             f"{self.num_groups} groups")
+        if x.shape[0] * self.grouped[2] == 1:  # as PyTorch: one value per group in the whole batch
+            raise ValueError(f"group_norm: expected more than one value per group over the batch, got input "
+                             f"{x.shape} in {self.num_groups} groups")
         xhat, rstd = standardize(x.reshape(self.grouped), 2, self.eps)
         xhat = xhat.reshape(x.shape)
         self.save_for_backward(xhat, w, rstd)
