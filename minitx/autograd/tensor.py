@@ -9,8 +9,9 @@ A tensor holds
 
 Operators (``+ - * / // % ** @``, ``& | ^ ~ << >>``, indexing, ...) call ``minitx.functional``,
 which applies one op each; so ``grep "class Add"`` in ``minitx/ops`` finds everything about ``+``.
-Their augmented forms (``x += y`` ...) write into ``x`` in place, and only where no gradient is
-lost: see ``Tensor._in_place``.
+Their augmented forms (``x += y`` ...) write into ``x`` in place; while a graph is recorded with a
+gradient involved they give ``x op y`` as a new tensor instead (``loss += part``): see
+``Tensor._in_place``.
 """
 from __future__ import annotations
 
@@ -379,28 +380,27 @@ class Tensor:
                         "F.scatter_add); for a raw write without gradients, x.data[index] = v under "
                         "minitx.no_grad(), after minitx.autograd.mark_modified(x) if a graph may have saved x")
 
-    def _check_may_write(self, op: str, other) -> None:
-        """Refuse an in-place write while a graph is being recorded and a gradient is involved:
-        minitx records no in-place op, so the gradient would silently leave out the write."""
-        if not is_grad_enabled():
-            return
-        if self.requires_grad or (isinstance(other, Tensor) and other.requires_grad):
-            who = "the tensor requires grad" if self.requires_grad else "the other operand requires grad"
-            raise RuntimeError(f"{op}: {who}, and in-place ops are not recorded for backward; write "
-                               f"x = x {op[:-1]} y (a new tensor, with gradients), or update x under "
-                               "minitx.no_grad(), as the optimizers do")
-
     def _in_place(self, op: str, fn, other) -> "Tensor":
         """``x op= y``: ``fn(x, y)`` (the out-of-place op), written into x's array; x is returned.
 
         The result must have x's shape (x itself is not broadcast) and a dtype that casts to x's
         by NumPy's 'same_kind' rule (a float32 x stays float32 after ``x += float64``, as in
-        PyTorch; an integer x refuses ``x += 0.5``). While a graph is recorded, x and y must not
-        require grad (``_check_may_write``). The write goes through the array x shows, so into
-        the tensor x is a view of (``v = y[0]; v += 1`` changes y), and is counted by
+        PyTorch; an integer x refuses ``x += 0.5``). The write goes through the array x shows, so
+        into the tensor x is a view of (``v = y[0]; v += 1`` changes y), and is counted by
         ``mark_modified``: a graph that saved the old values refuses its backward.
+
+        minitx records no in-place op, so while a graph is recorded and a gradient is involved
+        nothing is written: a leaf that requires grad is refused (as in PyTorch: the write would
+        be lost to its gradient), and any other x gets the new tensor ``fn(x, y)`` back, bound to
+        its name as ``x = x op y`` would (``loss += part`` accumulates with gradients; another
+        name for the old x does not see the change, where PyTorch's recorded write reaches it).
         """
-        self._check_may_write(op, other)
+        grad_involved = is_grad_enabled() and (self.requires_grad or (isinstance(other, Tensor)
+                                                                      and other.requires_grad))
+        if grad_involved and self.requires_grad and self.is_leaf:
+            raise RuntimeError(f"{op}: a leaf tensor that requires grad cannot be changed in place while a graph "
+                               f"is recorded (its gradient would not see the write); write x = x {op[:-1]} y, "
+                               "or update it under minitx.no_grad(), as the optimizers do")
         result = fn(self, other)
         if result.shape != self.shape:
             raise ValueError(f"{op}: the result has shape {result.shape}, and an in-place op keeps the "
@@ -409,6 +409,8 @@ class Tensor:
             raise TypeError(f"{op}: the result has dtype {result.dtype.name}, which cannot be stored in the "
                             f"tensor's dtype {self.dtype.name} (same-kind casting); write x = x {op[:-1]} y, or "
                             f"convert x first, e.g. x = x.to(dtype='{result.dtype.name}')")
+        if grad_involved:
+            return result.to(dtype=self.dtype)  # x = x op y, in x's dtype as the write would keep it
         self._writable(op)[...] = result.data
         return self
 
