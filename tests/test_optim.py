@@ -465,6 +465,18 @@ def test_clip_grad_norm_invalid_arguments():
 
 
 # ---------------------------------------------------------------------- PyTorch's arguments
+def _step_both_and_compare(torch, ours_opt, params, their_opt, theirs, steps=3):
+    """Three steps of minitx's optimizer and PyTorch's on the same gradients; the same parameters."""
+    for gs in grad_sequence(steps):
+        set_grads(params, gs)
+        for q, g in zip(theirs, gs):
+            q.grad = torch.tensor(g)
+        ours_opt.step()
+        their_opt.step()
+    for p, q in zip(params, theirs):
+        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
 @pytest.mark.parametrize("name, kw", [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9, weight_decay=0.1)),
                                       ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
                                       ("Adam", dict(lr=0.01, weight_decay=0.1)), ("AdamW", dict(lr=0.01))])
@@ -476,14 +488,7 @@ def test_maximize_matches_pytorch(name, kw):
     theirs = [torch.tensor(p.numpy(), requires_grad=True) for p in params]
     ours_opt = getattr(optim, name)(params, maximize=True, **kw)
     their_opt = getattr(torch.optim, name)(theirs, maximize=True, **kw)
-    for gs in grad_sequence(3):
-        set_grads(params, gs)
-        for q, g in zip(theirs, gs):
-            q.grad = torch.tensor(g)
-        ours_opt.step()
-        their_opt.step()
-    for p, q in zip(params, theirs):
-        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-12, atol=1e-14)
+    _step_both_and_compare(torch, ours_opt, params, their_opt, theirs)
     assert ours_opt.state_dict()["param_groups"][0]["maximize"] is True
 
 
@@ -494,14 +499,7 @@ def test_sgd_takes_pytorchs_arguments_in_its_order_and_its_default_lr():
     params = make_params()
     theirs = [torch.tensor(p.numpy(), requires_grad=True) for p in params]
     ours_opt, their_opt = SGD(params, 0.1, 0.9, 0.5, 0.01), torch.optim.SGD(theirs, 0.1, 0.9, 0.5, 0.01)
-    for gs in grad_sequence(3):
-        set_grads(params, gs)
-        for q, g in zip(theirs, gs):
-            q.grad = torch.tensor(g)
-        ours_opt.step()
-        their_opt.step()
-    for p, q in zip(params, theirs):
-        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-12, atol=1e-14)
+    _step_both_and_compare(torch, ours_opt, params, their_opt, theirs)
     assert SGD(params).param_groups[0]["lr"] == torch.optim.SGD(theirs).param_groups[0]["lr"] == 1e-3
 
 
