@@ -116,6 +116,9 @@ def main(argv=None) -> int:
         # trainer's own answer to SIGINT), so the same command resumes it later. A signal sent to
         # the process group has reached them already; one sent to this process alone is passed on.
         interrupted = True
+        # a second SIGINT (Ctrl-C twice; or `timeout`, forwarding one it was sent itself, beside the one
+        # the process group got) must not cut this short: the table would not be written
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         print(f"[{time.perf_counter() - started:6.0f}s] interrupted: the running runs save and stop", flush=True)
         deadline = time.perf_counter() + 2
         while time.perf_counter() < deadline and any(e[0].poll() is None for e in running):

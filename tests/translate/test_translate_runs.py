@@ -615,7 +615,7 @@ def test_sweep_trains_runs_over_seeds_side_by_side_and_tables_them(small_subset_
 
 
 def test_an_interrupted_sweep_has_its_runs_save_and_stop(small_subset_dir, tmp_path):
-    """SIGINT to the sweep alone (as `timeout -s INT` or a `kill -INT` may send it): it passes the
+    """SIGINT to the sweep alone (as `timeout -s INT` or a `kill -INT` may send it), twice: it passes the
     signal on, each running run saves last.npz and stops, the table lists the runs as not
     finished, the sweep exits 130, and no run goes on training behind it."""
     import contextlib
@@ -640,6 +640,8 @@ def test_an_interrupted_sweep_has_its_runs_save_and_stop(small_subset_dir, tmp_p
             assert sweep.poll() is None and time.monotonic() < deadline, "the runs never finished an epoch"
             time.sleep(0.2)
         sweep.send_signal(signal.SIGINT)  # to the sweep's process only: its runs are in its own group
+        time.sleep(0.3)
+        sweep.send_signal(signal.SIGINT)  # again, while it waits for its runs to save: ignored
         stdout, stderr = sweep.communicate(timeout=120)
     finally:  # whatever failed, nothing of it trains on
         with contextlib.suppress(ProcessLookupError):
