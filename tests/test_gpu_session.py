@@ -1,0 +1,105 @@
+"""tools/gpu_session: the scripts a session with a lent GPU runs, checked here without one (a mistake
+found on the GPU machine costs its minutes): the shell scripts parse, and record.py lays out a call's
+returned runs and computes the tables the results quote."""
+import io
+import json
+import subprocess
+import sys
+import tarfile
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from minitx.translate.recipes import build_config
+
+ROOT = Path(__file__).resolve().parents[1]
+KIT = ROOT / "tools" / "gpu_session"
+sys.path.insert(0, str(KIT))
+import record  # noqa: E402
+
+
+@pytest.mark.parametrize("script", ["prepare.sh", "env.sh", "issue23.sh"])
+def test_the_shell_scripts_parse(script):
+    subprocess.run(["bash", "-n", str(KIT / script)], check=True)
+
+
+def test_an_unknown_part_is_refused_before_anything_runs(tmp_path):
+    done = subprocess.run(["bash", str(KIT / "issue23.sh")], cwd=ROOT, capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "OUT": str(tmp_path), "PROOF": "0", "SET": "published tiny-en-de"})
+    assert done.returncode == 2 and "unknown part 'tiny-en-de'" in done.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def fake_run(folder: Path, name: str, recipe: str, moses: float | None, steps=8000):
+    """A run directory as train leaves it (results.json only when it finished), and its checkpoint."""
+    run = folder / name
+    run.mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps(build_config(recipe, seed=1), default=list))
+    history = [{"epoch": e, "step": e * 65, "complete": True, "train_loss": 3.0 / e, "val_loss": 2.0 / e,
+                "seconds": 4.5} for e in (1, 2)]
+    (run / "history.json").write_text(json.dumps(history))
+    (run / "last.npz").write_bytes(b"not kept")
+    if moses is not None:
+        (run / "results.json").write_text(json.dumps({"bleu": moses - 2, "bleu_lowercase": moses - 1,
+                                                      "bleu_moses_lowercase": moses, "steps": steps,
+                                                      "train_seconds": 600.0}))
+
+
+def pack(files_at: Path, part: str, build):
+    folder = files_at.parent / f"work-{files_at.name}-{part}"
+    build(folder)
+    with tarfile.open(files_at / f"{part}.tar.gz", "w:gz") as archive:
+        archive.add(folder, arcname=".")
+
+
+def test_record_lays_out_finished_and_interrupted_runs_and_averages_the_seeds(tmp_path):
+    files_at, results = tmp_path / "out", tmp_path / "results" / "2026-12-01-h100"
+    files_at.mkdir()
+
+    def published(folder):
+        fake_run(folder, "tiny-en-de-s1", "multi30k-tiny", 41.0)
+        fake_run(folder, "tiny-en-de-s2", "multi30k-tiny", 42.0)
+        fake_run(folder, "tiny-de-en-s1", "multi30k-tiny", None)
+        for run in ("tiny-en-de-s1", "tiny-en-de-s2", "tiny-de-en-s1"):
+            (folder / f"{run}.log").write_text(f"log of {run}\n")
+
+    pack(files_at, "published", published)
+    pack(files_at, "base", lambda folder: fake_run(folder, "base-en-de", "base", 30.5, steps=5000))
+    (files_at / "base.log").write_text("log of the base run\n")
+    (files_at / "device.txt").write_text("NVIDIA H100 80GB HBM3, 580.159.04, 81559 MiB\n")
+
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        assert record.main([str(files_at), str(results)]) == 0
+    table = printed.getvalue()
+
+    assert sorted(p.name for p in (results / "training").iterdir()) == ["base-en-de", "tiny-en-de-s1",
+                                                                        "tiny-en-de-s2"]
+    assert [p.name for p in (results / "interrupted").iterdir()] == ["tiny-de-en-s1"]
+    kept = results / "training" / "tiny-en-de-s2"
+    assert {"config.json", "history.json", "results.json", "train.log"} <= {p.name for p in kept.iterdir()}
+    assert not list(results.rglob("*.npz"))
+    assert (kept / "train.log").read_text() == "log of tiny-en-de-s2\n"
+    assert (results / "training" / "base-en-de" / "train.log").read_text() == "log of the base run\n"
+    assert (results / "logs" / "device.txt").exists() and (results / "logs" / "base.log").exists()
+    # one row per run; the seeds of a name averaged, the spread max - min
+    assert "| tiny-en-de-s1 | 39.00 | 40.00 | 41.00 | 8000 | 600 |" in table
+    assert "| tiny-de-en-s1 | not finished: epoch 2, step 130, validation loss 1.000 |" in table
+    assert "| tiny-en-de | 2 | 39.50 (1.00) | 40.50 (1.00) | 41.50 (1.00) |" in table
+    assert "| base-en-de | 1 | 28.50 (0.00) |" in table
+
+    # a later call that finished the interrupted run: it moves to training/
+    files_at2 = tmp_path / "out2"
+    files_at2.mkdir()
+    pack(files_at2, "published", lambda folder: fake_run(folder, "tiny-de-en-s1", "multi30k-tiny", 43.0))
+    with redirect_stdout(io.StringIO()):
+        record.main([str(files_at2), str(results)])
+    assert not (results / "interrupted" / "tiny-de-en-s1").exists()
+    assert (results / "training" / "tiny-de-en-s1" / "results.json").exists()
+
+
+def test_record_says_what_it_needs_when_given_the_wrong_folder(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        record.main([str(tmp_path), str(tmp_path / "results")])
+    assert "no PART.tar.gz" in capsys.readouterr().err

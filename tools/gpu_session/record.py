@@ -1,0 +1,118 @@
+"""Lay what a call of tools/gpu_session/issue23.sh brought back into a dated results folder, and print
+its table (tools/gpu_session/README.md):
+
+    python tools/gpu_session/record.py FILES_AT results/2026-11-27-h100
+
+FILES_AT is the folder the device tool put the call's $OUT files in. Every run in each PART.tar.gz
+goes to RESULTS/training/RUN/ when it finished (results.json) and to RESULTS/interrupted/RUN/ when it
+did not, with config.json, history.json, results.json and its log as train.log (the checkpoints,
+tokenizers and translations stay behind), and history.png when matplotlib is installed; the call's
+logs and device.txt go to RESULTS/logs/. Then one Markdown row per run and, for each name run over
+several seeds, the mean and spread (max - min) of its scores: what results/README.md and issue 23's
+note quote. Run it again after a later call: runs are laid anew, finished ones replacing their
+interrupted selves.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import shutil
+import statistics
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+from minitx.translate.plotting import plot_history
+
+KEPT = ("config.json", "history.json", "results.json")
+SCORES = ("bleu", "bleu_lowercase", "bleu_moses_lowercase")
+
+
+def lay_run(run: Path, log: Path | None, results: Path) -> dict:
+    """Copy one run directory's record into results/{training,interrupted}/NAME; its row."""
+    finished = (run / "results.json").exists()
+    target = results / ("training" if finished else "interrupted") / run.name
+    for stale in (results / "training" / run.name, results / "interrupted" / run.name):
+        shutil.rmtree(stale, ignore_errors=True)
+    target.mkdir(parents=True)
+    for name in KEPT:
+        if (run / name).exists():
+            shutil.copy2(run / name, target / name)
+    if log is not None and log.exists():
+        shutil.copy2(log, target / "train.log")
+    history = json.loads((run / "history.json").read_text()) if (run / "history.json").exists() else []
+    row = {"run": run.name, "finished": finished, "epochs": len([h for h in history if h.get("complete")]),
+           "step": history[-1]["step"] if history else 0,
+           "val_loss": history[-1].get("val_loss") if history else None}
+    if finished:
+        scores = json.loads((run / "results.json").read_text())
+        row.update({key: scores.get(key) for key in (*SCORES, "steps", "train_seconds")})
+    if history and importlib.util.find_spec("matplotlib"):  # an extra (minitx[plot]): else drawn later
+        plot_history(target, target / "history.png")
+    return row
+
+
+def seed_name(run: str) -> str:
+    """'tiny-en-de-s2' -> 'tiny-en-de' (a sweep names each seed's run NAME-s<seed>)."""
+    stem, _, seed = run.rpartition("-s")
+    return stem if stem and seed.isdigit() else run
+
+
+def cell(value, digits=2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("files_at", type=Path, help="the folder with the call's $OUT files")
+    parser.add_argument("results", type=Path, help="the dated results folder, e.g. results/2026-11-27-h100")
+    args = parser.parse_args(argv)
+    parts = sorted(args.files_at.glob("*.tar.gz"))
+    if not parts:
+        parser.error(f"no PART.tar.gz in {args.files_at}: give the folder the call's files were put in")
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for part in parts:
+            unpacked = Path(scratch) / part.name.removesuffix(".tar.gz")
+            with tarfile.open(part) as archive:
+                archive.extractall(unpacked, filter="data")
+            for run in sorted(p for p in unpacked.iterdir() if (p / "config.json").exists()):
+                # a sweep keeps each run's log beside its folder; a single run's log is the call's PART.log
+                log = unpacked / f"{run.name}.log"
+                rows.append(lay_run(run, log if log.exists() else args.files_at / f"{unpacked.name}.log",
+                                    args.results))
+    logs = args.results / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    for path in [*args.files_at.glob("*.log"), *args.files_at.glob("device.txt")]:
+        shutil.copy2(path, logs / path.name)
+
+    print("| run | BLEU | lowercased | Moses, lowercased | steps | train s |\n|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        if r["finished"]:
+            print(f"| {r['run']} | {cell(r['bleu'])} | {cell(r['bleu_lowercase'])} | "
+                  f"{cell(r['bleu_moses_lowercase'])} | {r['steps']} | {cell(r['train_seconds'], 0)} |")
+        else:
+            print(f"| {r['run']} | not finished: epoch {r['epochs']}, step {r['step']}, "
+                  f"validation loss {cell(r['val_loss'], 3)} | | | | |")
+    groups: dict = {}
+    for r in rows:
+        if r["finished"]:
+            groups.setdefault(seed_name(r["run"]), []).append(r)
+    print("\n| name | seeds | " + " | ".join(f"{k} mean (spread)" for k in SCORES) + " |\n|---|---:|"
+          + "---:|" * len(SCORES))
+    for name, done in groups.items():
+        cells = []
+        for key in SCORES:
+            values = [r[key] for r in done if r.get(key) is not None]
+            cells.append(f"{statistics.fmean(values):.2f} ({max(values) - min(values):.2f})" if values else "-")
+        print(f"| {name} | {len(done)} | " + " | ".join(cells) + " |")
+    unfinished = [r["run"] for r in rows if not r["finished"]]
+    if unfinished:
+        print(f"\nnot finished ({len(unfinished)}): {', '.join(unfinished)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
