@@ -368,7 +368,6 @@ def test_the_kernels_take_no_float16_and_a_float16_step_runs_the_reference_code(
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
 
 
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's overflow and NaN warnings: what the test is about
 @pytest.mark.parametrize("deferred", [False, True])
 def test_a_float16_forward_past_65504_is_a_non_finite_loss_not_a_silent_nan(deferred):
     """A product past float16's largest value is inf; the loss is then not finite, the scaler

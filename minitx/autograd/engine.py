@@ -57,12 +57,14 @@ class HookHandle:
         self.hooks.pop(self.id, None)
 
 
-def _run_tensor_hooks(node, g):
-    """The gradient of ``node`` after its hooks (Tensor.register_hook), each seeing the last's."""
+def _run_tensor_hooks(node, g, errstate):
+    """The gradient of ``node`` after its hooks (Tensor.register_hook), each seeing the last's;
+    they run under NumPy's error settings ``errstate``, the caller's."""
     from minitx.autograd.tensor import Tensor
 
     for hook in list(node._hooks.values()):
-        result = hook(Tensor(g))
+        with np.errstate(**errstate):
+            result = hook(Tensor(g))
         if result is not None:
             result = result.data if isinstance(result, Tensor) else result
             if tuple(result.shape) != tuple(g.shape):
@@ -163,58 +165,63 @@ def backward(root, grad=None, retain_graph=False):
     grads = {id(root): grad}
     owned = set()  # the ids whose running sum in grads is the engine's to add into in place
     may_own = not backward_hooks  # a debugging hook may keep the gradients it is shown: no sum is then reused
-    for node in topological_order(root):
-        g = grads.pop(id(node), None)
-        exclusive = id(node) in owned and not node._hooks  # a hook may keep the g it is shown
-        owned.discard(id(node))
-        if g is None:
-            continue  # nothing flowed here (e.g. an output no one used)
-        if node._hooks:
-            g = _run_tensor_hooks(node, g)
-        if node._ctx is None or node._retains_grad:
-            # a leaf may keep an owned sum as its .grad; a node that goes on to its op's backward copies
-            node._accumulate_grad(g, exclusive=exclusive and node._ctx is None)
-        fn = node._ctx
-        if fn is None:
-            continue
-        fn.check_saved()  # not freed by an earlier backward, nothing it saved changed in place
-        if fn.computed_in is not None:  # a 16-bit op computed in float32: its backward too (dy rounded once)
-            g = g.astype(fn.computed_in, copy=False)
-        if _added_into_running_sum(fn, g, grads, owned):
+    # NaN and inf are the answer at the edges (0, inf, NaN), as in PyTorch and on CuPy: the ops and
+    # the sums run without NumPy's warnings (detect_anomaly() names the op that made one); the
+    # tensor hooks, the user's code, run under the user's own settings
+    user_errstate = np.geterr()
+    with np.errstate(all="ignore"):
+        for node in topological_order(root):
+            g = grads.pop(id(node), None)
+            exclusive = id(node) in owned and not node._hooks  # a hook may keep the g it is shown
+            owned.discard(id(node))
+            if g is None:
+                continue  # nothing flowed here (e.g. an output no one used)
+            if node._hooks:
+                g = _run_tensor_hooks(node, g, user_errstate)
+            if node._ctx is None or node._retains_grad:
+                # a leaf may keep an owned sum as its .grad; a node that goes on to its op's backward copies
+                node._accumulate_grad(g, exclusive=exclusive and node._ctx is None)
+            fn = node._ctx
+            if fn is None:
+                continue
+            fn.check_saved()  # not freed by an earlier backward, nothing it saved changed in place
+            if fn.computed_in is not None:  # a 16-bit op computed in float32: its backward too (dy rounded once)
+                g = g.astype(fn.computed_in, copy=False)
+            if _added_into_running_sum(fn, g, grads, owned):
+                if not retain_graph:
+                    fn.release()
+                continue
+            added = _pending_input(fn, grads) if may_own else None  # a hook must see the op's own gradients
+            input_grads = None if added is None else fn.backward_adding(g, added, grads[id(fn.inputs[added])])
+            if input_grads is None:
+                added, input_grads = None, fn.backward(g)
+            if not isinstance(input_grads, tuple):
+                input_grads = (input_grads,)
+            if len(input_grads) != len(fn.inputs):
+                raise RuntimeError(f"{fn.name}.backward returned {len(input_grads)} gradients "
+                                   f"for {len(fn.inputs)} inputs")
+            for hook in backward_hooks:
+                hook(fn, g, input_grads)
+            for index, (parent, pg) in enumerate(zip(fn.inputs, input_grads)):
+                if pg is None or not parent.requires_grad:
+                    continue
+                pg = unbroadcast(pg, parent.shape, f"{fn.name}.backward")
+                if pg.dtype != parent.dtype:
+                    pg = pg.astype(parent.dtype)
+                previous = grads.get(id(parent))
+                if index == added:  # pg is previous + the op's gradient, a new array: it takes the sum's place
+                    grads[id(parent)] = pg
+                    owned.add(id(parent))
+                elif previous is None:
+                    grads[id(parent)] = pg
+                    if fn.fresh_gradients and may_own:
+                        owned.add(id(parent))
+                elif id(parent) in owned:
+                    previous += pg  # the same bits as previous + pg, without a new array
+                    grads[id(parent)] = previous  # (NumPy's 0-d results are scalars: += made a new one)
+                else:
+                    grads[id(parent)] = previous + pg
+                    if may_own:
+                        owned.add(id(parent))
             if not retain_graph:
                 fn.release()
-            continue
-        added = _pending_input(fn, grads) if may_own else None  # a hook must see the op's own gradients
-        input_grads = None if added is None else fn.backward_adding(g, added, grads[id(fn.inputs[added])])
-        if input_grads is None:
-            added, input_grads = None, fn.backward(g)
-        if not isinstance(input_grads, tuple):
-            input_grads = (input_grads,)
-        if len(input_grads) != len(fn.inputs):
-            raise RuntimeError(f"{fn.name}.backward returned {len(input_grads)} gradients "
-                               f"for {len(fn.inputs)} inputs")
-        for hook in backward_hooks:
-            hook(fn, g, input_grads)
-        for index, (parent, pg) in enumerate(zip(fn.inputs, input_grads)):
-            if pg is None or not parent.requires_grad:
-                continue
-            pg = unbroadcast(pg, parent.shape, f"{fn.name}.backward")
-            if pg.dtype != parent.dtype:
-                pg = pg.astype(parent.dtype)
-            previous = grads.get(id(parent))
-            if index == added:  # pg is previous + the op's gradient, a new array: it takes the sum's place
-                grads[id(parent)] = pg
-                owned.add(id(parent))
-            elif previous is None:
-                grads[id(parent)] = pg
-                if fn.fresh_gradients and may_own:
-                    owned.add(id(parent))
-            elif id(parent) in owned:
-                previous += pg  # the same bits as previous + pg, without a new array
-                grads[id(parent)] = previous  # (NumPy's 0-d results are scalars: += made a new one)
-            else:
-                grads[id(parent)] = previous + pg
-                if may_own:
-                    owned.add(id(parent))
-        if not retain_graph:
-            fn.release()

@@ -159,9 +159,11 @@ class Function:
         if low is not None and not self._computes_as_they_are(arrays):  # see _low_precision_of
             arrays = [a.astype(np.float32) if a.dtype == low else a for a in arrays]
             self.computed_in = np.dtype(np.float32)
-        output = self.forward(*arrays)
-        if low is not None and is_floating(output.dtype) and output.dtype != low and not self.keeps_float32:
-            with np.errstate(over="ignore"):  # past float16's 65504: inf, as the dtype says
+        # NaN and inf are the answer at the edges (log(-1), x / 0, float16 past 65504): no NumPy
+        # warning, as PyTorch and CuPy give none (detect_anomaly() names the op that made one)
+        with np.errstate(all="ignore"):
+            output = self.forward(*arrays)
+            if low is not None and is_floating(output.dtype) and output.dtype != low and not self.keeps_float32:
                 output = output.astype(low)
         for hook in forward_hooks:
             hook(self, inputs, output)

@@ -411,7 +411,8 @@ class Tensor:
                             f"convert x first, e.g. x = x.to(dtype='{result.dtype.name}')")
         if grad_involved:
             return result.to(dtype=self.dtype)  # x = x op y, in x's dtype as the write would keep it
-        self._writable(op)[...] = result.data
+        with np.errstate(all="ignore"):  # a cast past the dtype's range gives its inf, silently as the ops
+            self._writable(op)[...] = result.data
         return self
 
     def _writable(self, op: str):
@@ -583,7 +584,8 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
                             f"{backend.dtype_names()}, or pass dtype= to convert it")
         dtype = data.dtype if is_array else _infer_dtype(data)
     dtype = backend.resolve_dtype(dtype)
-    array = backend.to_device(xp.array(data, dtype=dtype, copy=True), device)
+    with np.errstate(all="ignore"):  # 1e300 as float32 is inf, silently as the ops (and PyTorch)
+        array = backend.to_device(xp.array(data, dtype=dtype, copy=True), device)
     return Tensor(array, requires_grad=requires_grad)
 
 
@@ -606,7 +608,10 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
                                 f"{np.iinfo(dtype).min} to {np.iinfo(dtype).max}); convert the tensor first, "
                                 f"e.g. x.to(dtype='int64')")
         xp = backend.get_array_module(like.data)
-        return Tensor(xp.full((), value, dtype=dtype))  # on a GPU a fill: no copy from the host to wait on or capture
+        # on a GPU a fill: no copy from the host to wait on or capture; 1e6 beside float16 is inf,
+        # silently as the ops (and PyTorch)
+        with np.errstate(all="ignore"):
+            return Tensor(xp.full((), value, dtype=dtype))
     if like is not None:
         return tensor(value, device=like.device)
     return tensor(value)

@@ -1057,7 +1057,8 @@ def _compare(op, fn, a, b):
     if len(tensors) == 2:
         _broadcasting(op, *tensors)
     values = [v.data if isinstance(v, Tensor) else v for v in values]
-    return Tensor(get_array_module(like.data).asarray(fn(*values)))
+    with np.errstate(all="ignore"):  # 1e6 beside float16 is its inf, silently as the ops (and PyTorch)
+        return Tensor(get_array_module(like.data).asarray(fn(*values)))
 
 
 def equal(a, b): return _compare("equal", lambda x, y: x == y, a, b)

@@ -51,14 +51,14 @@ def test_arithmetic_and_comparisons_follow_numpy(dtype, data):
             return reduce(axis=-1, dtype="float32").astype("float16")
         return reduce(axis=-1, dtype="int64" if dtype in INTEGERS and dtype != "uint64" else None)
 
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # NumPy's overflow warnings (minitx's ops give none)
         expected = {"add": a + b, "sub": a - b, "mul": a * b, "max": np.maximum(a, b), "lt": a < b,
                     "eq": a == b, "neg": -a, "sum": accumulated(a.sum), "amax": a.max(axis=-1),
                     "argmax": a.argmax(axis=-1), "cumsum": accumulated(a.cumsum),
                     "prod": accumulated(a.prod)}
-        got = {"add": x + y, "sub": x - y, "mul": x * y, "max": F.maximum(x, y), "lt": x < y, "eq": x == y,
-               "neg": -x, "sum": x.sum(axis=-1), "amax": x.max(axis=-1), "argmax": x.argmax(axis=-1),
-               "cumsum": F.cumsum(x, -1), "prod": x.prod(axis=-1)}
+    got = {"add": x + y, "sub": x - y, "mul": x * y, "max": F.maximum(x, y), "lt": x < y, "eq": x == y,
+           "neg": -x, "sum": x.sum(axis=-1), "amax": x.max(axis=-1), "argmax": x.argmax(axis=-1),
+           "cumsum": F.cumsum(x, -1), "prod": x.prod(axis=-1)}
     for name, value in expected.items():
         assert got[name].dtype == value.dtype, (name, got[name].dtype, value.dtype)
         np.testing.assert_array_equal(got[name].numpy(), value, err_msg=name)

@@ -101,13 +101,11 @@ def test_pow_at_base_zero_takes_pytorchs_limits():
     infinite both ways. tests/test_torch_op_parity.py checks the same against torch."""
     a = minitx.tensor([0.0, 0.0, 0.0, 0.0, 2.0], dtype="float64", requires_grad=True)
     b = minitx.tensor([0.0, 1.0, 2.0, -1.0, 0.0], dtype="float64", requires_grad=True)
-    with np.errstate(divide="ignore"):
-        (a ** b).sum().backward()
+    (a ** b).sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), [0.0, 1.0, 0.0, -np.inf, 0.0])
     np.testing.assert_array_equal(b.grad.numpy(), [0.0, 0.0, 0.0, -np.inf, np.log(2.0)])
     x = minitx.tensor([0.0, 1.0, 0.5, -1.0], dtype="float64", requires_grad=True)
-    with np.errstate(divide="ignore"):
-        F.pow(0.0, x).sum().backward()
+    F.pow(0.0, x).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0, -np.inf])
 
 

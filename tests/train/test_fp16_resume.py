@@ -9,9 +9,6 @@ from minitx.serialization import load
 from same_state import assert_same_state
 from test_trainer import Killed, kill_at, no_fsync, outcome, run, sigint_at  # noqa: F401 (a fixture)
 
-# a float16 forward or backward that overflows is what the scaler handles: NumPy's warning is expected
-pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
-
 
 def fp16(**scaler):
     """A float16 run's settings, with a fresh scaler: growing after 3 clean steps, the scale moves
