@@ -5,8 +5,8 @@ from minitx.nn.encoder import (EncoderClassifier, MaskedLanguageModel, MaskedLMH
                                mask_tokens)
 from minitx.nn.attention import LearnedPositionalEmbedding, MultiHeadAttention, SinusoidalPositionalEncoding
 from minitx.nn.layers import (GELU, BatchNorm1d, BatchNorm2d, Dropout, Embedding, Flatten, GroupNorm, Identity,
-                              LayerNorm, Linear, ModuleDict, ModuleList, ParameterList, ReLU, RMSNorm, Sequential,
-                              Sigmoid, SiLU, Softmax, Tanh, Unflatten)
+                              LayerNorm, Linear, ModuleDict, ModuleList, ParameterDict, ParameterList, ReLU, RMSNorm,
+                              Sequential, Sigmoid, SiLU, Softmax, Tanh, Unflatten)
 from minitx.nn.loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from minitx.nn.module import Module
 from minitx.nn.parameter import Parameter
@@ -19,7 +19,8 @@ __all__ = [
     "FeedForward", "EncoderLayer", "DecoderLayer", "DecoderCache", "Transformer", "PRESETS", "init",
     "TransformerEncoder", "MaskedLMHead", "MaskedLanguageModel", "EncoderClassifier", "mask_tokens",
     "SiLU", "Tanh", "Sigmoid", "Softmax", "Identity", "Flatten", "Unflatten", "ModuleDict", "ParameterList",
-    "CrossEntropyLoss", "NLLLoss", "MSELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "RMSNorm",
+    "ParameterDict", "CrossEntropyLoss", "NLLLoss", "MSELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
+    "GroupNorm", "RMSNorm",
 ]
 
 # convolution, pooling and resampling layers

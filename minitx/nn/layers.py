@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from minitx import backend
 from minitx import functional as F
@@ -393,7 +394,94 @@ class Unflatten(Module):
         return f"dim={self.dim}, sizes={self.sizes}"
 
 
-class Sequential(Module):
+def _position(container, index, insert=False) -> int:
+    """``index`` as a position in ``container``, counting a negative one from the end, as a Python
+    list and PyTorch do; ``insert`` admits len(container) too (the place after the last)."""
+    cls = type(container).__name__
+    try:
+        index = operator.index(index)
+    except TypeError:
+        raise TypeError(f"{cls}: an index must be an integer, got {type(index).__name__} {index!r}") from None
+    n = len(container)
+    if not -n <= index < n + insert:
+        raise IndexError(f"{cls}: index {index} is out of range for length {n} (expected {-n} <= index "
+                         f"{'<=' if insert else '<'} {n})")
+    return index + n if index < 0 else index
+
+
+def _iterable(container, method: str, values, expected: str) -> list:
+    """``values`` as a list, or a TypeError naming the method: a tensor is refused whole rather than
+    taken apart row by row (as PyTorch's ParameterList.extend)."""
+    if isinstance(values, Tensor) or not isinstance(values, Iterable):
+        raise TypeError(f"{type(container).__name__}.{method}: expected an iterable of {expected}, got "
+                        f"{type(values).__name__}")
+    return list(values)
+
+
+def _check_parameter(container, name, value) -> None:
+    """What ParameterList and ParameterDict hold: Parameters only, so the optimizer finds each
+    (PyTorch would wrap a plain tensor; here wrapping is left to the caller, and said)."""
+    if not isinstance(value, Parameter):
+        raise TypeError(f"{type(container).__name__}: {name!r} must be a Parameter, got {type(value).__name__}; "
+                        "wrap the tensor in nn.Parameter")
+
+
+class _ModuleSequence(Module):
+    """What Sequential and ModuleList share: modules in order, indexed as a Python list with
+    PyTorch's errors; an insert or a delete renumbers them '0', '1', ..., as PyTorch does."""
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return type(self)(list(self._modules.values())[i])
+        return list(self._modules.values())[_position(self, i)]
+
+    def __setitem__(self, i, module):
+        self.add_module(list(self._modules)[_position(self, i)], module)
+
+    def __delitem__(self, i):
+        modules = list(self._modules.values())
+        del modules[i if isinstance(i, slice) else _position(self, i)]
+        self._renumber(modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __len__(self):
+        return len(self._modules)
+
+    def append(self, module):
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+    def extend(self, modules):
+        for module in _iterable(self, "extend", modules, "modules"):
+            self.append(module)
+        return self
+
+    def insert(self, index, module):
+        """Put ``module`` before position ``index`` (len(self) appends), as PyTorch's Sequential.insert."""
+        index = _position(self, index, insert=True)
+        self._check_module(str(index), module)
+        modules = list(self._modules.values())
+        modules.insert(index, module)
+        self._renumber(modules)
+        return self
+
+    def pop(self, i):
+        """Remove and return self[i] (a slice gives a container of those)."""
+        popped = self[i]
+        del self[i]
+        return popped
+
+    def _renumber(self, modules):
+        """Hold ``modules`` as '0', '1', ... in place of what it held."""
+        for name in list(self._modules):
+            delattr(self, name)
+        for i, module in enumerate(modules):
+            setattr(self, str(i), module)
+
+
+class Sequential(_ModuleSequence):
     """Apply modules one after another: Sequential(m0, m1, ...) names them '0', '1', ...;
     Sequential(OrderedDict(name=module, ...)) (or another mapping) by its keys, as in PyTorch.
     s[i] is a module, s[a:b] a Sequential of those (under their names)."""
@@ -410,10 +498,7 @@ class Sequential(Module):
     def __getitem__(self, i):
         if isinstance(i, slice):
             return type(self)(OrderedDict(list(self._modules.items())[i]))
-        return list(self._modules.values())[i]
-
-    def __len__(self):
-        return len(self._modules)
+        return super().__getitem__(i)
 
     def forward(self, x):
         for m in self._modules.values():
@@ -421,7 +506,7 @@ class Sequential(Module):
         return x
 
 
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     """A list of modules, registered so their parameters are found (names '0', '1', ...);
     l[a:b] is a ModuleList of those, renumbered, as in PyTorch."""
 
@@ -430,23 +515,70 @@ class ModuleList(Module):
         for m in modules if modules is not None else ():
             self.append(m)
 
-    def append(self, module):
-        self.add_module(str(len(self._modules)), module)
-        return self
+    def __iadd__(self, modules):
+        return self.extend(modules)
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return type(self)(list(self._modules.values())[i])
-        return list(self._modules.values())[i]
+
+class _NamedContainer(Module):
+    """What ModuleDict and ParameterDict share: values by name in one registry (``_registry``,
+    their _modules or _parameters), with a dict's methods; each class checks what it stores."""
+
+    _registry = "_modules"
+
+    def _held(self):
+        return self.__dict__[self._registry]
+
+    def __getitem__(self, name):
+        return self._held()[name]
+
+    def __delitem__(self, name):
+        if name not in self._held():
+            raise KeyError(name)
+        delattr(self, name)
+
+    def __contains__(self, name):
+        return name in self._held()
 
     def __iter__(self):
-        return iter(self._modules.values())
+        return iter(self._held())
 
     def __len__(self):
-        return len(self._modules)
+        return len(self._held())
+
+    def keys(self):
+        return self._held().keys()
+
+    def items(self):
+        return self._held().items()
+
+    def values(self):
+        return self._held().values()
+
+    def pop(self, name):
+        """Remove ``name`` and return what it held."""
+        value = self[name]
+        del self[name]
+        return value
+
+    def clear(self):
+        for name in list(self._held()):
+            del self[name]
+
+    def update(self, items):
+        """Add or replace each (name, value) of a mapping, or of an iterable of pairs, in its order."""
+        cls = type(self).__name__
+        if isinstance(items, (Mapping, _NamedContainer)):
+            items = items.items()
+        for j, pair in enumerate(_iterable(self, "update", items, "(name, value) pairs or a mapping")):
+            if isinstance(pair, (str, Tensor)) or not isinstance(pair, Iterable):
+                raise TypeError(f"{cls}.update: element #{j} is a {type(pair).__name__}; expected a (name, value) pair")
+            pair = tuple(pair)
+            if len(pair) != 2:
+                raise ValueError(f"{cls}.update: element #{j} has length {len(pair)}; expected a (name, value) pair")
+            self[pair[0]] = pair[1]
 
 
-class ModuleDict(Module):
+class ModuleDict(_NamedContainer):
     """Modules by name, registered so their parameters are found (``name.param`` in state dicts).
     A name is a string without '.' that is not already an attribute ('keys', 'to', 'training'
     ...): KeyError otherwise, as in PyTorch."""
@@ -459,26 +591,32 @@ class ModuleDict(Module):
     def __setitem__(self, name, module):
         self.add_module(name, module)
 
-    def __getitem__(self, name):
-        return self._modules[name]
 
-    def __contains__(self, name):
-        return name in self._modules
+class ParameterDict(_NamedContainer):
+    """Parameters by name, registered so the optimizer and state dicts find them; names follow
+    ModuleDict's rules, and a name it lacks is a KeyError, as a dict's (PyTorch: AttributeError). As
+    PyTorch, a plain dict given to the constructor or update() is taken in sorted key order (an
+    OrderedDict, a ParameterDict or a list of pairs keeps its own)."""
 
-    def __iter__(self):
-        return iter(self._modules)
+    _registry = "_parameters"
 
-    def __len__(self):
-        return len(self._modules)
+    def __init__(self, parameters=None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
 
-    def keys(self):
-        return self._modules.keys()
+    def __setitem__(self, name, parameter):
+        _check_parameter(self, name, parameter)
+        self.register_parameter(name, parameter)
 
-    def items(self):
-        return self._modules.items()
+    def get(self, name, default=None):
+        return self[name] if name in self else default
 
-    def values(self):
-        return self._modules.values()
+    def update(self, parameters):
+        """As ModuleDict.update, but a plain dict's items in sorted key order, as PyTorch."""
+        if isinstance(parameters, Mapping) and not isinstance(parameters, OrderedDict):
+            parameters = sorted(parameters.items(), key=lambda item: str(item[0]))
+        super().update(parameters)
 
 
 class ParameterList(Module):
@@ -491,15 +629,26 @@ class ParameterList(Module):
             self.append(parameter)
 
     def append(self, parameter):
-        if not isinstance(parameter, Parameter):
-            raise TypeError(f"ParameterList: got a {type(parameter).__name__}; wrap the tensor in nn.Parameter")
-        setattr(self, str(len(self._parameters)), parameter)
+        name = str(len(self._parameters))
+        _check_parameter(self, name, parameter)
+        setattr(self, name, parameter)
+        return self
+
+    def extend(self, parameters):
+        for parameter in _iterable(self, "extend", parameters, "Parameters"):
+            self.append(parameter)
         return self
 
     def __getitem__(self, i):
         if isinstance(i, slice):
             return type(self)(list(self._parameters.values())[i])
+        i = _position(self, i)
         return list(self._parameters.values())[i]
+
+    def __setitem__(self, i, parameter):
+        name = str(_position(self, i))
+        _check_parameter(self, name, parameter)
+        setattr(self, name, parameter)
 
     def __iter__(self):
         return iter(self._parameters.values())

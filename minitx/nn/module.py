@@ -136,12 +136,16 @@ class Module:
     def add_module(self, name: str, module) -> None:
         """Register ``module`` as the child ``name`` (what the containers use): a Module, under a
         name that is a string without '.' and not an attribute of another sort."""
+        self._check_module(name, module)
+        self._check_name("module", name, (self.__dict__.get("_modules", ()),))
+        setattr(self, name, module)
+
+    def _check_module(self, name, module) -> None:
+        """A TypeError naming this class, ``name`` and what it got, unless ``module`` is a Module."""
         if not isinstance(module, Module):
             shown = repr(module) if len(repr(module)) <= 60 else repr(module)[:57] + "..."
             raise TypeError(f"{type(self).__name__}: {name!r} must be a Module, got {type(module).__name__} "
                             f"({shown})")
-        self._check_name("module", name, (self.__dict__.get("_modules", ()),))
-        setattr(self, name, module)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__}.forward")
@@ -214,26 +218,35 @@ class Module:
     def children(self):
         return [child for _, child in self.named_children()]
 
-    def named_parameters(self, prefix: str = ""):
-        """(dotted name, parameter), each parameter once even if shared by two modules."""
+    def _named_members(self, registry, prefix, recurse, remove_duplicate):
+        """(dotted name, tensor) for what each module's ``registry`` (its _parameters or _buffers)
+        holds, as PyTorch: this module alone unless ``recurse``; with ``remove_duplicate`` each
+        tensor (and each module) once, under its first name."""
+        modules = self.named_modules(prefix, remove_duplicate) if recurse else [(prefix, self)]
         seen = set()
-        for module_name, module in self.named_modules(prefix):
-            for name, p in module._parameters.items():
-                if p is not None and id(p) not in seen:
-                    seen.add(id(p))
-                    yield (f"{module_name}.{name}" if module_name else name), p
+        for module_name, module in modules:
+            for name, t in module.__dict__[registry].items():
+                if t is None or id(t) in seen:
+                    continue
+                if remove_duplicate:
+                    seen.add(id(t))
+                yield (f"{module_name}.{name}" if module_name else name), t
 
-    def parameters(self):
-        return [p for _, p in self.named_parameters()]
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        """(dotted name, parameter), each parameter once even if shared by two modules
+        (``remove_duplicate=False``: under every name); ``recurse=False``: this module's own."""
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
-    def named_buffers(self, prefix: str = ""):
-        """(dotted name, buffer) for every buffer that holds a tensor, each once."""
-        seen = set()
-        for module_name, module in self.named_modules(prefix):
-            for name, b in module._buffers.items():
-                if b is not None and id(b) not in seen:
-                    seen.add(id(b))
-                    yield (f"{module_name}.{name}" if module_name else name), b
+    def parameters(self, recurse: bool = True):
+        return [p for _, p in self.named_parameters(recurse=recurse)]
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        """(dotted name, buffer) for every buffer that holds a tensor, each once (or under every
+        name, ``remove_duplicate=False``); ``recurse=False``: this module's own."""
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True):
+        return [b for _, b in self.named_buffers(recurse=recurse)]
 
     def _state_items(self):
         """(key, tensor) of state_dict: the parameters once each, then the persistent buffers
@@ -283,7 +296,7 @@ class Module:
             raise TypeError(f"{type(self).__name__}.to: dtype must be a floating-point dtype "
                             f"(float32 or float64), got {dtype.name}; casting the "
                             "parameters to it would truncate them")
-        tensors = self.parameters() + [b for _, b in self.named_buffers()]
+        tensors = self.parameters() + self.buffers()
         for t in tensors:
             if dtype is not None and t.dtype.kind == "f":
                 t.data = t.data.astype(dtype)

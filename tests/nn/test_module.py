@@ -274,7 +274,8 @@ def test_module_dict_and_parameter_list_register_what_they_hold():
     optim.Adam(Model().parameters())  # every one of them reaches the optimizer
     with pytest.raises(TypeError, match="ModuleDict: 'x' must be a Module, got int"):
         heads["x"] = 3
-    with pytest.raises(TypeError, match="ParameterList: got a ndarray; wrap the tensor in nn.Parameter"):
+    with pytest.raises(TypeError, match="ParameterList: '3' must be a Parameter, got ndarray; wrap the tensor in "
+                                        "nn.Parameter"):
         scales.append(np.ones(2))
 
 

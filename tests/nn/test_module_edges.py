@@ -1,9 +1,13 @@
 """Module and layer edges a sweep against torch.nn found: what the containers accept, what a
 registered name may be reassigned to, empty and non-persistent buffers, modules registered twice,
 zero-size Flatten/Unflatten, container slices, constructor arguments, LayerNorm's shapes and
-keywords, and PyTorch's defaults and flags (Dropout's p, inplace). PyTorch's behaviour is checked
-where it has one; those tests skip without PyTorch."""
+keywords, and PyTorch's defaults and flags (Dropout's p, inplace); then the containers edited as
+lists and dicts (renumbering, indices out of range, ParameterDict) and the tree walked with
+recurse, prefix and remove_duplicate beside a tied weight. PyTorch's behaviour is checked where it
+has one; those tests, or their PyTorch part, skip without PyTorch."""
+import contextlib
 import copy
+import itertools
 import sys
 from collections import OrderedDict
 from pathlib import Path
@@ -396,3 +400,351 @@ def test_a_module_with_new_registries_still_copies():
     assert list(twin.state_dict()) == list(model.state_dict()) and twin[0].weight is not model[0].weight
     with pytest.raises(TypeError, match="parameter 'bias'"):
         twin[1].bias = minitx.zeros(2)
+
+
+
+# ---------------------------------------------------------------- O: editing Sequential and ModuleList
+def _list_of(lib, kind, modules):
+    return lib.Sequential(*modules) if kind == "Sequential" else lib.ModuleList(modules)
+
+
+def _edited(lib, kind):
+    """The same edits on a Sequential or ModuleList of ``lib``; after each, the item types and the
+    state_dict keys (which show the renumbering)."""
+    layers = _list_of(lib, kind, [lib.Linear(2, 3), lib.ReLU()])
+    seen = []
+
+    def note(*extra):
+        seen.append(([type(m).__name__ for m in layers], list(layers.state_dict()), *extra))
+
+    layers.append(lib.Linear(3, 4))
+    layers.extend([lib.Tanh(), lib.Linear(4, 2)])
+    note()
+    layers.insert(1, lib.Identity())
+    layers.insert(len(layers), lib.Sigmoid())
+    note()
+    layers[0] = lib.Linear(2, 5)
+    layers[-3] = lib.GELU()
+    note(layers[0].weight.shape[0])
+    del layers[1]
+    note()
+    del layers[-1]
+    note()
+    del layers[0:4:2]
+    note()
+    note(type(layers.pop(0)).__name__)
+    note([type(m).__name__ for m in layers.pop(slice(0, 2))])
+    return seen
+
+
+@pytest.mark.parametrize("kind", ["Sequential", "ModuleList"])
+def test_list_containers_append_insert_set_delete_and_pop_renumbering_as_pytorch(kind):
+    ours = _edited(nn, kind)
+    assert ours[3] == (["Linear", "ReLU", "Linear", "GELU", "Linear", "Sigmoid"],
+                       ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"])
+    assert ours[5] == (["ReLU", "GELU", "Linear"], ["2.weight", "2.bias"])
+    assert ours[-1] == ([], [], ["GELU", "Linear"])
+    layers = _list_of(nn, kind, [nn.ReLU(), nn.Tanh(), nn.Linear(2, 2)])
+    del layers[0]  # the attributes follow the renumbering too
+    assert sorted(n for n in vars(layers) if n.isdigit()) == ["0", "1"] and vars(layers)["1"] is layers[1]
+    assert layers.load_state_dict(layers.state_dict()) == {"missing": [], "unexpected": []}
+    assert ours == _edited(import_torch().nn, kind)
+
+
+def test_insert_counts_a_negative_index_from_the_end_and_refuses_one_out_of_range(torch):
+    """ModuleList.insert takes Sequential.insert's rule: PyTorch's ModuleList.insert does not check
+    its index (a negative one fails halfway with a KeyError)."""
+    for lib in (nn, torch.nn):
+        layers = lib.Sequential(lib.ReLU(), lib.Tanh())
+        layers.insert(-1, lib.Identity())
+        assert [type(m).__name__ for m in layers] == ["ReLU", "Identity", "Tanh"]
+        for index in (4, -4):
+            with pytest.raises(IndexError):
+                layers.insert(index, lib.ReLU())
+        assert len(layers) == 3
+    for kind in ("Sequential", "ModuleList"):
+        layers = _list_of(nn, kind, [nn.ReLU(), nn.Tanh()])
+        layers.insert(-2, nn.Identity())
+        assert [type(m).__name__ for m in layers] == ["Identity", "ReLU", "Tanh"]
+        with pytest.raises(IndexError, match=rf"{kind}: index -4 is out of range for length 3 \(expected -3 <= "
+                                             r"index <= 3\)"):
+            layers.insert(-4, nn.ReLU())
+        with pytest.raises(TypeError, match=rf"{kind}: '1' must be a Module, got int \(3\)"):
+            layers.insert(1, 3)
+        assert len(layers) == 3
+
+
+def test_module_list_plus_equals_extends_as_pytorch(torch):
+    for lib in (nn, torch.nn):
+        layers = lib.ModuleList([lib.Linear(2, 2)])
+        same = layers
+        layers += [lib.ReLU(), lib.Linear(2, 1)]
+        layers += lib.Sequential(lib.Tanh())
+        assert layers is same and list(layers.state_dict()) == ["0.weight", "0.bias", "2.weight", "2.bias"]
+        assert [type(m).__name__ for m in layers] == ["Linear", "ReLU", "Linear", "Tanh"]
+        with pytest.raises(TypeError):
+            layers.extend(3)
+    with pytest.raises(TypeError, match="ModuleList.extend: expected an iterable of modules, got int"):
+        nn.ModuleList().extend(3)
+    layers = nn.ModuleList([nn.ReLU(), nn.Tanh()]).extend(nn.ModuleList([nn.Identity()]))
+    layers.extend(layers)  # its own items, once more (PyTorch's extend fails: its dict grows as it is read)
+    assert [type(m).__name__ for m in layers] == ["ReLU", "Tanh", "Identity"] * 2
+
+
+def _three(lib, kind, zeros):
+    if kind == "ParameterList":
+        return lib.ParameterList([lib.Parameter(zeros(2)) for _ in range(3)])
+    return _list_of(lib, kind, [lib.ReLU(), lib.Tanh(), lib.Identity()])
+
+
+def _index_edits(kind, index):
+    edits = [lambda c: c[index], lambda c: c.__setitem__(index, c[0])]
+    if kind != "ParameterList":
+        edits += [lambda c: c.__delitem__(index), lambda c: c.pop(index)]
+    return edits
+
+
+@pytest.mark.parametrize("kind", ["Sequential", "ModuleList", "ParameterList"])
+@pytest.mark.parametrize("index", [3, -4, 10])
+def test_an_index_out_of_range_raises_index_error_naming_the_container_its_length_and_the_index(kind, index):
+    layers = _three(nn, kind, minitx.zeros)
+    assert layers[-1] is layers[2] and layers[-3] is layers[0]
+    for edit in _index_edits(kind, index):
+        with pytest.raises(IndexError, match=rf"{kind}: index {index} is out of range for length 3 \(expected -3 "
+                                             r"<= index < 3\)"):
+            edit(layers)
+    assert len(layers) == 3
+    with pytest.raises(TypeError, match=rf"{kind}: an index must be an integer, got float 1.0"):
+        layers[1.0]
+    torch = import_torch()
+    theirs = _three(torch.nn, kind, torch.zeros)
+    assert theirs[-1] is theirs[2]
+    for edit in _index_edits(kind, index):
+        with pytest.raises(IndexError):
+            edit(theirs)
+    with pytest.raises(TypeError):
+        theirs[1.0]
+
+
+# ---------------------------------------------------------------- P: editing ModuleDict
+def _dict_edited(lib):
+    heads = lib.ModuleDict([("de", lib.Linear(2, 2)), ("en", lib.ReLU())])
+    seen = []
+
+    def note(*extra):
+        seen.append((list(heads), list(heads.state_dict()), *extra))
+
+    heads.update({"fr": lib.Linear(2, 3), "de": lib.Tanh()})  # "de" replaced in its place
+    note()
+    heads.update([("it", lib.Identity())])
+    heads.update(lib.ModuleDict({"es": lib.Linear(3, 3)}))
+    note()
+    note(type(heads.pop("en")).__name__)
+    del heads["fr"]
+    note("fr" in heads, len(heads))
+    heads["fr"] = lib.Linear(1, 1)  # a deleted name is free again
+    note()
+    heads.clear()
+    note(len(heads), [name for name, _ in heads.named_modules()])
+    return seen
+
+
+def test_module_dict_update_pop_delete_and_clear_as_pytorch():
+    ours = _dict_edited(nn)
+    assert ours[0] == (["de", "en", "fr"], ["fr.weight", "fr.bias"])
+    assert ours[-1] == ([], [], 0, [""])
+    heads = nn.ModuleDict({"de": nn.ReLU(), "en": nn.Tanh()})
+    del heads["de"]
+    heads.clear()
+    assert not hasattr(heads, "de") and not hasattr(heads, "en") and heads.training is True
+    assert ours == _dict_edited(import_torch().nn)
+
+
+@pytest.mark.parametrize("items, error, match", [
+    (3, TypeError, r"expected an iterable of \(name, value\) pairs or a mapping, got int"),
+    ([("a",)], ValueError, r"element #0 has length 1; expected a \(name, value\) pair"),
+    ([3], TypeError, r"element #0 is a int; expected a \(name, value\) pair"),
+])
+def test_module_dict_update_refuses_what_is_not_pairs_naming_the_element(items, error, match):
+    with pytest.raises(error, match=f"ModuleDict.update: {match}"):
+        nn.ModuleDict().update(items)
+    torch = import_torch()
+    with pytest.raises(error):
+        torch.nn.ModuleDict().update(items)
+
+
+@pytest.mark.parametrize("name", ["xx", "training", "keys"])
+def test_deleting_a_name_a_dict_container_does_not_hold_is_a_key_error(name):
+    for heads in (nn.ModuleDict({"en": nn.ReLU()}), nn.ParameterDict({"en": Parameter(np.zeros(1))})):
+        with pytest.raises(KeyError, match=name):
+            del heads[name]
+        with pytest.raises(KeyError):
+            heads.pop(name)
+        assert list(heads) == ["en"] and heads.training is True and callable(heads.keys)
+    torch = import_torch()
+    with pytest.raises(KeyError):
+        del torch.nn.ModuleDict({"en": torch.nn.ReLU()})[name]
+
+
+# ---------------------------------------------------------------- Q: ParameterDict and ParameterList
+def _parameter_dicts(lib, ones):
+    def p(n):
+        return lib.Parameter(ones(n))
+
+    return {"plain dict": lib.ParameterDict({"w": p(1), "b": p(2), "a": p(3)}),
+            "OrderedDict": lib.ParameterDict(OrderedDict([("w", p(1)), ("b", p(2))])),
+            "pairs": lib.ParameterDict([("w", p(1)), ("b", p(2))])}
+
+
+def test_parameter_dict_takes_a_plain_dict_in_sorted_order_and_the_others_in_theirs_as_pytorch():
+    ours = {kind: (list(d), list(d.state_dict())) for kind, d in _parameter_dicts(nn, minitx.ones).items()}
+    assert ours == {"plain dict": (["a", "b", "w"],) * 2, "OrderedDict": (["w", "b"],) * 2,
+                    "pairs": (["w", "b"],) * 2}
+    torch = import_torch()
+    assert ours == {kind: (list(d), list(d.state_dict())) for kind, d in _parameter_dicts(torch.nn, torch.ones).items()}
+
+
+def _parameter_dict_edited(lib, ones):
+    model = lib.Module()
+    model.scales = lib.ParameterDict(OrderedDict([("de", lib.Parameter(ones(2))), ("en", lib.Parameter(ones(3)))]))
+    scales = model.scales
+    seen = []
+
+    def note(*extra):
+        seen.append((list(scales), list(model.state_dict()), [n for n, _ in model.named_parameters()], *extra))
+
+    scales["fr"] = lib.Parameter(ones(4))
+    scales["de"] = lib.Parameter(ones(5))  # replaced in its place
+    note(tuple(scales["de"].shape), "fr" in scales, "xx" in scales, len(scales))
+    note([k for k, _ in scales.items()], list(scales.keys()), [tuple(v.shape) for v in scales.values()])
+    scales.update(OrderedDict([("it", lib.Parameter(ones(6))), ("en", lib.Parameter(ones(7)))]))
+    note([tuple(v.shape) for v in scales.values()])
+    note(tuple(scales.pop("en").shape))
+    del scales["fr"]
+    note()
+    scales["fr"] = lib.Parameter(ones(1))  # a deleted name is free again
+    note(scales.get("xx") is None, tuple(scales.get("it").shape))
+    scales.clear()
+    note(len(scales))
+    return seen
+
+
+def test_parameter_dict_edits_as_pytorch_and_its_parameters_reach_the_optimizer():
+    from minitx import optim
+
+    ours = _parameter_dict_edited(nn, minitx.ones)
+    assert ours[0][:3] == (["de", "en", "fr"], ["scales.de", "scales.en", "scales.fr"],
+                           ["scales.de", "scales.en", "scales.fr"])
+    assert ours[-1] == ([], [], [], 0)
+    model = Module()
+    model.scales = nn.ParameterDict({"a": Parameter(np.ones(2, np.float32))})
+    model.scales["a"].sum().backward()
+    optim.SGD(model.parameters(), lr=0.5).step()
+    np.testing.assert_array_equal(model.scales["a"].numpy(), [0.5, 0.5])
+    assert model.load_state_dict({"scales.a": np.zeros(2)}) == {"missing": [], "unexpected": []}
+    torch = import_torch()
+    assert ours == _parameter_dict_edited(torch.nn, torch.ones)
+
+
+@pytest.mark.parametrize("key, error, match", [
+    ("keys", KeyError, "attribute 'keys' already exists"),
+    ("training", KeyError, "attribute 'training' already exists"),
+    ("a.b", KeyError, "parameter name cannot contain a dot, got 'a.b'"),
+    ("", KeyError, "parameter name cannot be empty"),
+    (3, TypeError, "must be a string, got int"),
+])
+def test_parameter_dict_refuses_names_as_module_dict_does(key, error, match):
+    """PyTorch's ParameterDict takes 'training' (dropping the module's mode flag); its ModuleDict
+    refuses it, as both containers do here."""
+    with pytest.raises(error, match=f"ParameterDict: .*{match}"):
+        nn.ParameterDict({key: Parameter(np.zeros(1))})
+    scales = nn.ParameterDict({"en": Parameter(np.zeros(1))})
+    with pytest.raises(error):
+        scales[key] = Parameter(np.zeros(1))
+    assert list(scales) == ["en"] and scales.training is True
+    torch = import_torch()
+    with pytest.raises(error) if key != "training" else contextlib.nullcontext():
+        torch.nn.ParameterDict({key: torch.nn.Parameter(torch.zeros(1))})
+
+
+@pytest.mark.parametrize("value, got", [(np.zeros(2), "ndarray"), (minitx.zeros(2), "Tensor"), (None, "NoneType"),
+                                        (3, "int")])
+def test_parameter_containers_refuse_what_is_not_a_parameter_naming_what_they_got(value, got):
+    """PyTorch wraps a plain tensor in a Parameter and keeps anything else as a plain attribute;
+    here the caller wraps it, and is told so."""
+    with pytest.raises(TypeError, match=rf"ParameterDict: 'w' must be a Parameter, got {got}; wrap the tensor in "
+                                        r"nn.Parameter"):
+        nn.ParameterDict({"w": value})
+    scales = nn.ParameterList([Parameter(np.zeros(2))])
+    for edit in (lambda: scales.append(value), lambda: scales.extend([value]), lambda: scales.__setitem__(0, value)):
+        with pytest.raises(TypeError, match=rf"ParameterList: '\d' must be a Parameter, got {got}"):
+            edit()
+    assert len(scales) == 1 and isinstance(scales[0], Parameter)
+
+
+def _parameter_list_edited(lib, zeros):
+    scales = lib.ParameterList([lib.Parameter(zeros(1))])
+    scales.extend([lib.Parameter(zeros(2)), lib.Parameter(zeros(3))])
+    scales.extend(scales[:1])
+    scales[-1] = lib.Parameter(zeros(4))
+    scales[0] = lib.Parameter(zeros(5))
+    return [tuple(p.shape) for p in scales], list(scales.state_dict())
+
+
+def test_parameter_list_extends_and_sets_as_pytorch():
+    ours = _parameter_list_edited(nn, minitx.zeros)
+    assert ours == ([(5,), (2,), (3,), (4,)], ["0", "1", "2", "3"])
+    with pytest.raises(TypeError, match="ParameterList.extend: expected an iterable of Parameters, got Parameter"):
+        nn.ParameterList().extend(Parameter(np.zeros(2)))
+    torch = import_torch()
+    assert _parameter_list_edited(torch.nn, torch.zeros) == ours
+    with pytest.raises(TypeError):
+        torch.nn.ParameterList().extend(torch.nn.Parameter(torch.zeros(2)))
+
+
+# ---------------------------------------------------------------- R: walking the tree
+def _tied(lib, ones):
+    """A nested model whose output layer shares the embedding's weight, with a block registered
+    twice and buffers at two depths."""
+    model = lib.Module()
+    model.embed = lib.Embedding(5, 3)
+    model.body = lib.Sequential(lib.Linear(3, 3), lib.ModuleList([lib.BatchNorm1d(3)]))
+    model.head = lib.Linear(3, 5, bias=False)
+    model.head.weight = model.embed.weight
+    model.again = model.body
+    model.register_buffer("scale", ones(1))
+    return model
+
+
+def _walks(model):
+    """Every listing of parameters, buffers and children by name; the unnamed ones (parameters(),
+    buffers(), children()) by the name their object has in the named one."""
+    walks = {}
+    for prefix, recurse, remove_duplicate in itertools.product(("", "net"), (True, False), (True, False)):
+        key = (prefix, recurse, remove_duplicate)
+        walks["named_parameters", key] = [n for n, _ in model.named_parameters(prefix, recurse, remove_duplicate)]
+        walks["named_buffers", key] = [n for n, _ in model.named_buffers(prefix, recurse, remove_duplicate)]
+    for name, part in (("model", model), ("body", model.body)):
+        for recurse in (True, False):
+            names = {id(p): n for n, p in part.named_parameters(recurse=recurse)}
+            walks["parameters", name, recurse] = [names[id(p)] for p in part.parameters(recurse=recurse)]
+            names = {id(b): n for n, b in part.named_buffers(recurse=recurse)}
+            walks["buffers", name, recurse] = [names[id(b)] for b in part.buffers(recurse=recurse)]
+        names = {id(m): n for n, m in part.named_children()}
+        walks["children", name] = [names[id(m)] for m in part.children()]
+    return walks
+
+
+def test_parameters_buffers_and_children_name_and_order_as_pytorch_with_a_tied_weight():
+    ours = _walks(_tied(nn, minitx.ones))
+    assert ours["named_parameters", ("", True, True)] == [
+        "embed.weight", "body.0.weight", "body.0.bias", "body.1.0.weight", "body.1.0.bias"]
+    assert ours["named_parameters", ("net", True, False)] == [
+        "net.embed.weight", "net.body.0.weight", "net.body.0.bias", "net.body.1.0.weight", "net.body.1.0.bias",
+        "net.head.weight", "net.again.0.weight", "net.again.0.bias", "net.again.1.0.weight", "net.again.1.0.bias"]
+    assert ours["named_buffers", ("", True, True)] == [
+        "scale", "body.1.0.running_mean", "body.1.0.running_var", "body.1.0.num_batches_tracked"]
+    assert ours["named_buffers", ("net", False, True)] == ["net.scale"]
+    assert ours["parameters", "body", False] == [] and ours["children", "model"] == ["embed", "body", "head"]
+    torch = import_torch()
+    assert ours == _walks(_tied(torch.nn, torch.ones))
