@@ -25,8 +25,8 @@ def test_the_shell_scripts_parse(script):
 
 
 def test_an_unknown_part_is_refused_before_anything_runs(tmp_path):
-    done = subprocess.run(["bash", str(KIT / "issue23.sh")], cwd=ROOT, capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "OUT": str(tmp_path), "PROOF": "0", "SET": "published tiny-en-de"})
+    settings = {"PATH": "/usr/bin:/bin", "OUT": str(tmp_path), "PROOF": "0", "SET": "published tiny-en-de"}
+    done = subprocess.run(["bash", str(KIT / "issue23.sh")], cwd=ROOT, capture_output=True, text=True, env=settings)
     assert done.returncode == 2 and "unknown part 'tiny-en-de'" in done.stderr
     assert not list(tmp_path.iterdir())
 
