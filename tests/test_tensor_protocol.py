@@ -218,6 +218,26 @@ def test_in_place_through_a_view_reaches_the_tensor_it_views_as_pytorch():
     assert not np.array_equal(y.numpy(), a)
 
 
+def test_in_place_through_a_view_while_recording_is_refused_not_lost():
+    """PyTorch records a write through a view and the tensor viewed changes; minitx records none,
+    and a new tensor bound to the view's name would leave that tensor as it was without a word."""
+    torch = import_torch()
+    w, tw = minitx.tensor(np.ones((2, 3)), requires_grad=True), torch.ones(2, 3, dtype=torch.float64,
+                                                                            requires_grad=True)
+    for pick in (lambda t: t[0], lambda t: t.reshape(6), lambda t: t.transpose(1, 0) if isinstance(t, minitx.Tensor)
+                 else t.t()):
+        y, ty = w * 1.0, tw * 1.0
+        v, tv = pick(y), pick(ty)
+        with pytest.raises(RuntimeError, match=r"\+=: this tensor is a view .* write x = x \+ y"):
+            v += 10
+        tv += 10  # PyTorch: y changes
+        assert y.tolist() == np.ones((2, 3)).tolist() and ty.sum().item() > 6
+    fresh = w * 2.0  # an op result of its own memory still accumulates as x = x + y
+    fresh += w
+    fresh.sum().backward()
+    assert w.grad.tolist() == np.full((2, 3), 3.0).tolist()
+
+
 def test_in_place_counts_a_version_so_a_graph_that_saved_the_tensor_refuses_backward():
     w = minitx.tensor([1.0, 2.0], requires_grad=True)
     x = minitx.tensor([3.0, 4.0])

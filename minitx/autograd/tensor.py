@@ -391,9 +391,11 @@ class Tensor:
 
         minitx records no in-place op, so while a graph is recorded and a gradient is involved
         nothing is written: a leaf that requires grad is refused (as in PyTorch: the write would
-        be lost to its gradient), and any other x gets the new tensor ``fn(x, y)`` back, bound to
-        its name as ``x = x op y`` would (``loss += part`` accumulates with gradients; another
-        name for the old x does not see the change, where PyTorch's recorded write reaches it).
+        be lost to its gradient), and so is a view of the tensor its op was given (``v = y[0];
+        v += 1``: y would silently keep its values, where PyTorch's recorded write reaches it);
+        any other x gets the new tensor ``fn(x, y)`` back, bound to its name as ``x = x op y``
+        would (``loss += part`` accumulates with gradients; another name for the old x does not
+        see the change, where PyTorch's recorded write reaches it).
         """
         grad_involved = is_grad_enabled() and (self.requires_grad or (isinstance(other, Tensor)
                                                                       and other.requires_grad))
@@ -401,6 +403,12 @@ class Tensor:
             raise RuntimeError(f"{op}: a leaf tensor that requires grad cannot be changed in place while a graph "
                                f"is recorded (its gradient would not see the write); write x = x {op[:-1]} y, "
                                "or update it under minitx.no_grad(), as the optimizers do")
+        if grad_involved and self._ctx is not None and self._views_an_input():
+            raise RuntimeError(f"{op}: this tensor is a view of the values of the tensor it was taken from (an "
+                               "index, reshape or transpose of it) while a graph is recorded with a gradient "
+                               "involved; minitx records no write through a view, so that tensor would silently "
+                               f"keep its old values: write x = x {op[:-1]} y for a new tensor, or build the whole "
+                               "result out of place (F.where, masked_fill, scatter_add)")
         result = fn(self, other)
         if result.shape != self.shape:
             raise ValueError(f"{op}: the result has shape {result.shape}, and an in-place op keeps the "
@@ -414,6 +422,11 @@ class Tensor:
         with np.errstate(all="ignore"):  # a cast past the dtype's range gives its inf, silently as the ops
             self._writable(op)[...] = result.data
         return self
+
+    def _views_an_input(self) -> bool:
+        """Whether this op result shares memory with an input of its op (a view: getitem, reshape ...)."""
+        xp = backend.get_array_module(self.data)
+        return any(xp.may_share_memory(self.data, t.data) for t in self._ctx.inputs)
 
     def _writable(self, op: str):
         """``self.data``, ready for a write: the lock of ops that saved it lifted and a version
