@@ -63,6 +63,9 @@ class Function:
     #: first (amp.call), and ``keeps_float32`` is set for that call so apply keeps the output float32
     float32_from_16_bits: bool = False
     keeps_float32: bool = False
+    #: whether the op, computing 16-bit inputs in float32, takes a Python number that 16 bits
+    #: cannot hold (1e6 beside float16) in float32 too, as PyTorch's mul and div do (as_tensor)
+    exact_numbers: bool = False
     #: whether every gradient backward returns is a new array nothing else holds (not dy, not a
     #: saved array, not a buffer the op keeps for its next call), so the engine may add an
     #: input's other gradients into it in place, and a leaf may keep it as its .grad, which later
@@ -158,6 +161,8 @@ class Function:
         low = None if self.chooses_dtype else _low_precision_of(inputs)
         if low is not None and not self._computes_as_they_are(arrays):  # see _low_precision_of
             arrays = [a.astype(np.float32) if a.dtype == low else a for a in arrays]
+            if self.exact_numbers:
+                arrays = [getattr(t, "exact", a) for t, a in zip(inputs, arrays)]
             self.computed_in = np.dtype(np.float32)
         # NaN and inf are the answer at the edges (log(-1), x / 0, float16 past 65504): no NumPy
         # warning, as PyTorch and CuPy give none (detect_anomaly() names the op that made one)
@@ -198,6 +203,8 @@ def _low_precision_of(inputs):
     and compute in float32 inside, and the GPU's products). Step by step in 16 bits, a formula
     would round at every step and, in float16, overflow past 65504 or underflow below 6e-8 in
     its middle (x ** (p - 1) of a small x, dy * b before / h) where the result itself fits.
+    A Python number that dtype cannot hold (1e6 beside float16) counts as that dtype, rounded,
+    but an op with ``exact_numbers`` (a product, a quotient) takes it in float32, as PyTorch's.
     Gradients come back in float32 and the engine rounds them to the input's dtype."""
     floating = {t.dtype for t in inputs if is_floating(t.dtype)}
     if len(floating) == 1:

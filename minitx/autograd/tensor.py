@@ -602,11 +602,20 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     return Tensor(array, requires_grad=requires_grad)
 
 
+class _Number(Tensor):
+    """A Python number beside a float16 or bfloat16 tensor that this dtype cannot hold (see as_tensor)."""
+
+    __slots__ = ("exact",)  # the number in float32
+
+
 def as_tensor(value, like: Tensor | None = None) -> Tensor:
     """Tensors pass through; Python numbers and arrays become constant tensors.
 
     A Python number takes the dtype and device of ``like`` (so ``x * 2`` stays float32),
-    as long as that dtype can hold it.
+    as long as that dtype can hold it. One that float16 or bfloat16 cannot (it would round to
+    inf, or from nonzero to 0: 1e6 or 1e-8 beside float16) takes it too, rounded, but ``*`` and
+    ``/`` compute in float32 with the number itself (``.exact``), as PyTorch's kernels do:
+    ``float16 0 * 1e6`` is 0, not 0 * inf = NaN.
     """
     if isinstance(value, Tensor):
         return value
@@ -622,8 +631,14 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
                                 f"e.g. x.to(dtype='int64')")
         xp = backend.get_array_module(like.data)
         # on a GPU a fill: no copy from the host to wait on or capture; 1e6 beside float16 is inf,
-        # silently as the ops (and PyTorch)
+        # silently as the ops
         with np.errstate(all="ignore"):
+            if dtype.itemsize == 2 and backend.is_floating(dtype):  # float16, bfloat16: can it hold it?
+                rounded = abs(float(np.full((), value, dtype=dtype)))  # on the host: no GPU read
+                if (rounded == np.inf and abs(value) != np.inf) or (rounded == 0 and value != 0):
+                    number = _Number(xp.full((), value, dtype=dtype))  # for other ops, as PyTorch's
+                    number.exact = xp.full((), value, dtype=np.float32)  # for ops with exact_numbers
+                    return number
             return Tensor(xp.full((), value, dtype=dtype))
     if like is not None:
         return tensor(value, device=like.device)

@@ -70,6 +70,8 @@ def sub(a, b):
 class Mul(Function):
     """y = a * b.   da = dy * b,  db = dy * a"""
 
+    exact_numbers = True  # 1e6 beside float16 is 1e6 here, as in PyTorch's kernel
+
     def forward(self, a, b):
         self.save_for_backward(a, b)
         return a * b
@@ -85,6 +87,8 @@ def mul(a, b): return binary(Mul(), a, b)
 
 class Div(Function):
     """y = a / b.   da = dy / b,  db = -dy * a / b^2 = -dy * y / b"""
+
+    exact_numbers = True  # 1e6 beside float16 is 1e6 here, as in PyTorch's kernel
 
     def forward(self, a, b):
         y = a / b
@@ -1050,9 +1054,13 @@ def reciprocal(x): return Reciprocal()(floating(x))
 
 def _compare(op, fn, a, b):
     """fn (a NumPy/CuPy comparison) of a and b; a Python number is compared as it is (an int8
-    tensor < 1000 is all True: the number need not fit the tensor's dtype)."""
+    tensor < 1000 is all True: the number need not fit the tensor's dtype), beside a float16 or
+    bfloat16 tensor as that dtype rounds it (bfloat16 0.3 == 0.3, as in PyTorch)."""
     like = a if isinstance(a, Tensor) else b
     values = [v if isinstance(v, numbers.Number) else as_tensor(v, like) for v in (a, b)]
+    if like.dtype.name == "bfloat16":  # NumPy rounds a number to float16 itself, not to ml_dtypes' bfloat16
+        with np.errstate(all="ignore"):
+            values = [float(np.asarray(v, dtype=like.dtype)) if isinstance(v, numbers.Real) else v for v in values]
     tensors = [v for v in values if isinstance(v, Tensor)]
     if len(tensors) == 2:
         _broadcasting(op, *tensors)
