@@ -118,7 +118,7 @@ def main(argv=None) -> int:
         interrupted = True
         # a second SIGINT (Ctrl-C twice; or `timeout`, forwarding one it was sent itself, beside the one
         # the process group got) must not cut this short: the table would not be written
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         print(f"[{time.perf_counter() - started:6.0f}s] interrupted: the running runs save and stop", flush=True)
         deadline = time.perf_counter() + 2
         while time.perf_counter() < deadline and any(e[0].poll() is None for e in running):
@@ -129,6 +129,7 @@ def main(argv=None) -> int:
         for entry in list(running):
             entry[0].wait()
             reap(entry)
+        signal.signal(signal.SIGINT, previous)
     rows = []
     for name, _, seed, run_dir in jobs:
         results = run_dir / "results.json"

@@ -24,10 +24,13 @@ def test_the_shell_scripts_parse(script):
     subprocess.run(["bash", "-n", str(KIT / script)], check=True)
 
 
-def test_an_unknown_part_is_refused_before_anything_runs(tmp_path):
-    settings = {"PATH": "/usr/bin:/bin", "OUT": str(tmp_path), "PROOF": "0", "SET": "published tiny-en-de"}
+@pytest.mark.parametrize("parts, refusal", [
+    ("published-en-de tiny-en-de", "unknown part 'tiny-en-de'"),
+    ("published-en-de published-de-en base variants-en-de", "at most 3 parts a call (2 files each, 8 come back)")])
+def test_a_set_of_runs_that_cannot_run_is_refused_before_anything_runs(tmp_path, parts, refusal):
+    settings = {"PATH": "/usr/bin:/bin", "OUT": str(tmp_path), "PROOF": "0", "SET": parts}
     done = subprocess.run(["bash", str(KIT / "issue23.sh")], cwd=ROOT, capture_output=True, text=True, env=settings)
-    assert done.returncode == 2 and "unknown part 'tiny-en-de'" in done.stderr
+    assert done.returncode == 2 and refusal in done.stderr
     assert not list(tmp_path.iterdir())
 
 

@@ -1,47 +1,66 @@
 #!/usr/bin/env bash
 # Issue 23's runs on a lent GPU (tools/gpu_session/README.md), from the repository root:
-#   source tools/gpu_session/env.sh || exit 1; bash tools/gpu_session/issue23.sh
-# with carry [".whl", ".data"]. What runs is SET's (default "published base"):
-#   published        the multi30k-tiny recipe (Transformer-Tiny as published), en->de and de->en, seeds 1-3
-#   base             the paper's base model en->de, 40 epochs, validation BLEU every 5
-#   variants-en-de   multi30k-tiny changed one thing at a time, seed 1: wider, longer, attention dropout 0.1,
-#   variants-de-en   an 8k BPE (each about as much GPU time as two to four published runs)
+#   source tools/gpu_session/env.sh || exit 1; CALL=550 bash tools/gpu_session/issue23.sh
+# with carry [".whl", ".data"] and the run's timeout_s a little over CALL. What runs is SET's
+# (default "published-en-de"), at most three parts a call (the files that come back):
+#   published-en-de   the multi30k-tiny recipe (Transformer-Tiny as published) English->German, over SEEDS
+#   published-de-en   the same, German->English                                       (default "1 2 3")
+#   base              the paper's base model en->de, 40 epochs, validation BLEU every 5
+#   variants-en-de    multi30k-tiny changed one thing at a time, seed 1: wider, twice the updates,
+#   variants-de-en    attention dropout 0.1, an 8k BPE (each about as much GPU time as 1-4 published runs)
 # All of SET's runs share the GPU at once (it time-slices between processes: the total is what they
-# would take one after another). At T seconds (default 480) they get SIGINT and save last.npz; the same
-# command on the same warm machine resumes them (/tmp lives as long as the machine stays warm), so a
-# second call with T=300 PROOF=0 finishes what the first began. Each call leaves in $OUT: device.txt,
-# gpu-tests.log (PROOF=1), one log and one .tar.gz per part (configs, histories, results, translations and
-# logs; no checkpoints), at most 7 files. Training seconds here are not timings: the runs share one GPU.
+# would take one after another). CALL is the whole call's seconds (default 550): the runs get SIGINT
+# CALL - 60 seconds after the call began, save last.npz and stop; what they wrote so far is packed into
+# $OUT every 30 seconds and at the end, so a call cut short still brings back what it had. The same
+# command on the same warm machine resumes them (/tmp lives as long as the machine stays warm; a
+# checkpoint, 31 MB a tiny run, is too large to come back). $OUT gets device.txt, gpu-tests.log
+# (PROOF=1, the default) and a log and a .tar.gz per part (configs, histories, results, translations,
+# logs; no checkpoints). Training seconds here are not timings: the runs share one GPU.
 set -u
-T=${T:-480}
-SET=${SET:-published base}
+CALL=${CALL:-550}
+SET=${SET:-published-en-de}
+SEEDS=${SEEDS:-1 2 3}
 TRAIN_ARGS=${TRAIN_ARGS:---device cuda}  # added to every run (a smoke test here: "--device cpu --max-steps 2 ...")
 OUT=${OUT:?"OUT: the folder that comes back"}
 WORK=/tmp/issue23
+PARTS="published-en-de published-de-en base variants-en-de variants-de-en"
 for part in $SET; do
-  case $part in published|base|variants-en-de|variants-de-en) ;;
-    *) echo "issue23.sh: unknown part '$part' in SET; parts: published base variants-en-de variants-de-en" >&2; exit 2 ;;
-  esac
+  [[ " $PARTS " == *" $part "* ]] || { echo "issue23.sh: unknown part '$part' in SET; parts: $PARTS" >&2; exit 2; }
 done
+set -- $SET
+[ $# -le 3 ] || { echo "issue23.sh: at most 3 parts a call (2 files each, 8 come back); SET has $#" >&2; exit 2; }
 mkdir -p $WORK
+
+pack() {  # each part's records so far, without checkpoints, into $OUT
+  for part in $SET; do
+    [ -d $WORK/$part ] && tar czf $OUT/$part.tar.gz.new -C $WORK/$part --exclude='*.npz' --exclude='checkpoint*' . \
+      2>/dev/null && mv $OUT/$part.tar.gz.new $OUT/$part.tar.gz
+  done
+  [ -f $WORK/base/base-en-de.log ] && cp $WORK/base/base-en-de.log $OUT/base.log  # (every call's, in order)
+}
+trap pack EXIT
+
 # The capture-safe matrix product first: cuBLAS through nvmath-python, captured in a CUDA graph and
 # replayed on new inputs; nothing is built on it unless it passes. The other GPU tests then run
 # beside the training.
 if [ "${PROOF:-1}" = 1 ]; then
   CUPY_TF32=0 timeout -k 10 120 python3 -m pytest -q -p no:cacheprovider -rs -x tests/test_blas_gpu.py \
     tests/train/test_graphs_gpu.py > $OUT/gpu-tests.log 2>&1
-  rc=$?; echo "capture tests rc=$rc" | tee -a $OUT/gpu-tests.log; tail -n 3 $OUT/gpu-tests.log
+  rc=$?; echo "capture tests rc=$rc (${SECONDS}s into the call)" | tee -a $OUT/gpu-tests.log; tail -n 3 $OUT/gpu-tests.log
   [ $rc = 0 ] || exit $rc
   (CUPY_TF32=0 timeout -k 10 240 python3 -m pytest -m gpu tests -q -p no:cacheprovider -rs --maxfail=30 \
     --ignore=tests/test_blas_gpu.py --ignore=tests/train/test_graphs_gpu.py >> $OUT/gpu-tests.log 2>&1
    echo "gpu tests rc=$?" >> $OUT/gpu-tests.log) &
 fi
+T=$((CALL - 60 - SECONDS))  # the runs' share of the call: SIGINT then, 30 s to save, the rest to pack
+[ $T -ge 30 ] || { echo "issue23.sh: CALL=$CALL leaves the runs ${T}s" >&2; exit 2; }
+echo "runs: $SET for ${T}s"
 
 tiny() {  # tiny NAME SEEDS PARALLEL "RUN" ...: a sweep of multi30k-tiny runs into $WORK/NAME
   local name=$1 seeds=$2 parallel=$3; shift 3
   local runs=(); for r in "$@"; do runs+=(--run "$r"); done
-  timeout -s INT -k 60 $T python3 benchmarks/sweep.py $WORK/$name --parallel $parallel --seeds $seeds "${runs[@]}" \
-    --train-args "$TRAIN_ARGS" > $OUT/$name.log 2>&1
+  timeout -s INT -k 30 $T python3 benchmarks/sweep.py $WORK/$name --parallel $parallel --seeds $seeds "${runs[@]}" \
+    --train-args "$TRAIN_ARGS" >> $OUT/$name.log 2>&1
 }
 EN_DE="--recipe multi30k-tiny --src-lang en --tgt-lang de"; DE_EN="--recipe multi30k-tiny"
 variants() {  # variants DIRECTION OPTIONS
@@ -50,17 +69,21 @@ variants() {  # variants DIRECTION OPTIONS
 }
 for part in $SET; do
   case $part in
-    published) tiny published "1 2 3" 6 "tiny-en-de: $EN_DE" "tiny-de-en: $DE_EN" & ;;
+    published-en-de) tiny $part "$SEEDS" 6 "tiny-en-de: $EN_DE" & ;;
+    published-de-en) tiny $part "$SEEDS" 6 "tiny-de-en: $DE_EN" & ;;
     base) B=$WORK/base/base-en-de; mkdir -p $B
-          timeout -s INT -k 60 $T python3 -m minitx.translate train --recipe base --epochs 40 --bleu-every 5 $TRAIN_ARGS \
-            --no-progress --output-dir $B $([ -f $B/last.npz ] && echo --resume) > $OUT/base.log 2>&1 & ;;
+          timeout -s INT -k 30 $T python3 -m minitx.translate train --recipe base --epochs 40 --bleu-every 5 $TRAIN_ARGS \
+            --no-progress --output-dir $B $([ -f $B/last.npz ] && echo --resume) >> $B.log 2>&1 & ;;
     variants-en-de) variants en-de "$EN_DE" & ;;
     variants-de-en) variants de-en "$DE_EN" & ;;
   esac
 done
-wait
-for part in $SET; do
-  [ -f $OUT/$part.log ] && tail -n 14 $OUT/$part.log
-  [ -d $WORK/$part ] && tar czf $OUT/$part.tar.gz -C $WORK/$part --exclude='*.npz' --exclude='checkpoint*' .
+packed=$SECONDS
+while [ -n "$(jobs -r)" ]; do
+  sleep 5
+  [ $((SECONDS - packed)) -lt 30 ] || { pack; packed=$SECONDS; }
 done
+wait
+pack
+for part in $SET; do tail -n 12 $OUT/$part.log; done
 tail -n 2 $OUT/gpu-tests.log 2>/dev/null; ls $OUT

@@ -11,12 +11,13 @@ exclude=.git/info/exclude
 mkdir -p "$(dirname $exclude)" && touch $exclude
 for path in /.whl/ /.data/; do grep -qxF "$path" $exclude || echo "$path" >> $exclude; done
 
-NVMATH=nvmath-python==1.0.0  # the version the captured step was proved with on an H100 and an H200
-SACREMOSES=sacremoses==0.2.0
-if ! ls .whl/nvmath_python-*.whl .whl/sacremoses-*.whl > /dev/null 2>&1; then
+NVMATH=1.0.0     # nvmath-python: the version the captured step was proved with on an H100 and an H200
+SACREMOSES=0.2.0
+if ! ls .whl/nvmath_python-$NVMATH-*.whl .whl/sacremoses-$SACREMOSES-*.whl > /dev/null 2>&1; then
+  rm -f .whl/nvmath_python-*.whl .whl/sacremoses-*.whl  # one version of each: two would stop the install there
   python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
-    --platform manylinux2014_x86_64 -d .whl $NVMATH $SACREMOSES
+    --platform manylinux2014_x86_64 -d .whl nvmath-python==$NVMATH sacremoses==$SACREMOSES
 fi
 
 data=${MINITX_DATA_DIR:-$(cd .. && pwd)/shared/data/multi30k}
