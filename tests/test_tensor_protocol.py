@@ -208,7 +208,8 @@ def test_in_place_through_a_view_reaches_the_tensor_it_views_as_pytorch():
     torch = import_torch()
     a = np.arange(12.0).reshape(3, 4)
     y, ty = minitx.tensor(a), torch.tensor(a)
-    for pick in (lambda t: t[0], lambda t: t[:, 1], lambda t: t[1:, ::2], lambda t: t[..., -1]):
+    for pick in (lambda t: t[0], lambda t: t[:, 1], lambda t: t[1:, ::2], lambda t: t[..., -1], lambda t: t[2, 3],
+                 lambda t: t[-1][0]):  # integers only: a 0-d view (NumPy alone would give a copied scalar)
         v, tv = pick(y), pick(ty)
         v += 10
         tv += 10
@@ -224,8 +225,8 @@ def test_in_place_through_a_view_while_recording_is_refused_not_lost():
     torch = import_torch()
     w, tw = minitx.tensor(np.ones((2, 3)), requires_grad=True), torch.ones(2, 3, dtype=torch.float64,
                                                                             requires_grad=True)
-    for pick in (lambda t: t[0], lambda t: t.reshape(6), lambda t: t.transpose(1, 0) if isinstance(t, minitx.Tensor)
-                 else t.t()):
+    for pick in (lambda t: t[0], lambda t: t[1, 2], lambda t: t.reshape(6),
+                 lambda t: t.transpose(1, 0) if isinstance(t, minitx.Tensor) else t.t()):
         y, ty = w * 1.0, tw * 1.0
         v, tv = pick(y), pick(ty)
         with pytest.raises(RuntimeError, match=r"\+=: this tensor is a view .* write x = x \+ y"):

@@ -118,9 +118,12 @@ class GetItem(Function):
             self.save_for_backward(*arrays)
         self.in_shape, self.in_dtype = x.shape, x.dtype
         try:
-            return x[self.index]
+            y = x[self.index]
         except IndexError as error:
             raise IndexError(f"getitem: index {self.index!r} does not fit shape {x.shape}: {error}") from None
+        if isinstance(y, np.generic):  # integers only: NumPy gives a copied scalar; a 0-d view, as CuPy and PyTorch
+            y = x[(*self.index, ...) if isinstance(self.index, tuple) else (self.index, ...)]
+        return y
 
     def backward(self, dy):
         dx = get_array_module(dy).zeros(self.in_shape, dtype=dy.dtype)

@@ -254,7 +254,7 @@ class Flip(Function):
 
     def forward(self, x):
         self.axes = normalize_axes(self.axis, x.ndim, "flip")
-        return get_array_module(x).flip(x, axis=self.axes)
+        return get_array_module(x).flip(x, axis=self.axes).copy()  # a copy, as PyTorch's: x += 1 leaves x's input
 
     def backward(self, dy):
         return (get_array_module(dy).flip(dy, axis=self.axes),)

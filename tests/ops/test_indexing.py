@@ -40,6 +40,14 @@ def test_flip(x, data):
     parity(lambda t: F.flip(t, axis), lambda t: t.flip(dims), leaf(x.numpy()))
 
 
+def test_flip_is_a_copy_as_pytorchs():
+    """An in-place write into flip's result leaves its input as it was (NumPy's flip is a view)."""
+    x = minitx.tensor([1.0, 2.0, 3.0])
+    y = F.flip(x, 0)
+    y += 10
+    assert x.tolist() == [1.0, 2.0, 3.0] and y.tolist() == [13.0, 12.0, 11.0]
+
+
 @given(x=mst.tensors(mst.shapes(max_dims=3, max_side=4)), data=st.data())
 def test_roll(x, data):
     """A 0-d x takes axis 0 or -1, as in minitx's other ops (PyTorch refuses an axis there)."""
