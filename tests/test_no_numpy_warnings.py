@@ -79,6 +79,38 @@ def _add_in_place():
 WITHOUT_GRADIENT["x += y past x's dtype"] = (_add_in_place, [inf, 3.0])
 
 
+def _backward_given_1e300():
+    x = minitx.tensor([1.0, 2.0], dtype="float32", requires_grad=True)
+    (x * 1.0).backward(grad=np.array([1e300, 1.0]))  # cast to the output's float32: inf
+    return x.grad
+
+
+def _load_past_float32():
+    layer = minitx.nn.Linear(2, 1)
+    state = {**layer.state_dict(), "bias": np.array([1e300])}
+    layer.load_state_dict(state)
+    return layer.bias
+
+
+def _step_on_huge_gradients(optimizer):
+    def step():
+        p = minitx.nn.Parameter(minitx.tensor([1.0, 1.0], dtype="float32"))
+        p.grad = minitx.tensor([3e38, 0.0], dtype="float32")  # finite; its square is not
+        norm = minitx.optim.clip_grad_norm_([p], 1.0)  # inf, as PyTorch's
+        p.grad = minitx.tensor([3e38, 0.0], dtype="float32")
+        optimizer([p], lr=0.1).step()
+        return minitx.tensor([float(norm), float(p.data[1])])
+    return step
+
+
+WITHOUT_GRADIENT.update({
+    "backward(grad=1e300) into float32": (_backward_given_1e300, [inf, 1.0]),
+    "load_state_dict of 1e300 into float32": (_load_past_float32, [inf]),
+    "clip_grad_norm_ and AdamW on gradients squaring past float32": (_step_on_huge_gradients(minitx.optim.AdamW),
+                                                                     [inf, np.float32(0.999)]),
+})
+
+
 @pytest.mark.parametrize("name", list(WITHOUT_GRADIENT))
 def test_casts_and_results_without_a_gradient_make_nan_and_inf_without_a_numpy_warning(name):
     fn, expected = WITHOUT_GRADIENT[name]

@@ -158,7 +158,8 @@ def backward(root, grad=None, retain_graph=False):
                                "needs a single-element output (reduce it, e.g. .sum()), or pass grad=")
         grad = xp.ones_like(root.data)
     else:
-        grad = grad.data if isinstance(grad, Tensor) else xp.asarray(grad, dtype=root.dtype)
+        with np.errstate(all="ignore"):  # grad=1e300 beside a float32 output is its inf, silently as the ops
+            grad = grad.data if isinstance(grad, Tensor) else xp.asarray(grad, dtype=root.dtype)
         if grad.shape != root.shape:
             raise ValueError(f"backward: grad has shape {grad.shape}, expected the output's shape {root.shape}")
 

@@ -351,7 +351,8 @@ class Module:
                 raise TypeError(f"load_state_dict: '{name}' is {np.dtype(value.dtype).name} in the state dict but "
                                 f"{np.dtype(t.dtype).name} in the model, and would not cast without loss")
         for name, t, value in present:
-            t.data = backend.to_device(np.asarray(backend.to_numpy(value), dtype=t.dtype), t.device).copy()
+            with np.errstate(all="ignore"):  # a float64 value past float32's range is its inf, silently as the ops
+                t.data = backend.to_device(np.asarray(backend.to_numpy(value), dtype=t.dtype), t.device).copy()
         return {"missing": missing, "unexpected": unexpected}
 
     # ---------------------------------------------------------------- display

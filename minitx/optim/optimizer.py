@@ -168,12 +168,13 @@ class Optimizer:
             self._raise_if_not_finite(flat)
         # the update writes into p.data: graphs that saved a parameter must refuse backward
         mark_modified(*(p for _, p in flat))
-        for group, items in work:
-            if items:
-                if skip is None:
-                    self._step_group(group, items)
-                else:
-                    self._step_group(group, items, skip=skip)
+        with np.errstate(all="ignore"):  # a square past the dtype's range (g * g) is inf, silently as the ops
+            for group, items in work:
+                if items:
+                    if skip is None:
+                        self._step_group(group, items)
+                    else:
+                        self._step_group(group, items, skip=skip)
 
     supports_skip = False  # whether _step_group takes skip= (a device boolean: leave everything as it is)
 
