@@ -459,8 +459,14 @@ class _ModuleSequence(Module):
         return self
 
     def insert(self, index, module):
-        """Put ``module`` before position ``index`` (len(self) appends), as PyTorch's Sequential.insert."""
+        """Put ``module`` before position ``index`` (len(self) appends), as PyTorch's Sequential.insert.
+        Refused where the modules have names of their own (Sequential(OrderedDict(...))):
+        numbering them would change their state_dict keys (PyTorch's fails there with a KeyError)."""
         index = _position(self, index, insert=True)
+        if list(self._modules) != [str(i) for i in range(len(self))]:
+            raise ValueError(f"{type(self).__name__}.insert: the modules are named {list(self._modules)}, and "
+                             "inserting would number them '0', '1', ... (their state_dict keys would change); "
+                             "build a new Sequential(OrderedDict(...)) with the module in its place")
         self._check_module(str(index), module)
         modules = list(self._modules.values())
         modules.insert(index, module)

@@ -474,6 +474,17 @@ def test_insert_counts_a_negative_index_from_the_end_and_refuses_one_out_of_rang
         assert len(layers) == 3
 
 
+def test_insert_into_a_sequential_of_named_modules_is_refused_keeping_their_names(torch):
+    """Numbering them would change their state_dict keys; PyTorch's insert fails there too (KeyError)."""
+    ours = nn.Sequential(OrderedDict([("enc", nn.Linear(2, 2)), ("dec", nn.Linear(2, 2))]))
+    with pytest.raises(ValueError, match=r"Sequential.insert: the modules are named \['enc', 'dec'\].*state_dict"):
+        ours.insert(1, nn.ReLU())
+    assert list(ours.state_dict()) == ["enc.weight", "enc.bias", "dec.weight", "dec.bias"]
+    theirs = torch.nn.Sequential(OrderedDict([("enc", torch.nn.Linear(2, 2)), ("dec", torch.nn.Linear(2, 2))]))
+    with pytest.raises(KeyError):
+        theirs.insert(1, torch.nn.ReLU())
+
+
 def test_module_list_plus_equals_extends_as_pytorch(torch):
     for lib in (nn, torch.nn):
         layers = lib.ModuleList([lib.Linear(2, 2)])
