@@ -168,6 +168,18 @@ def _python_number(value):
     return value.item() if isinstance(value, np.generic) and isinstance(value, numbers.Number) else value
 
 
+def _exponent_in(dtype, p):
+    """The exponent of a float16 or bfloat16 tensor as that dtype rounds it, as PyTorch takes it
+    (x ** 0.3 is x ** 0.30005 in float16; x ** 1e-8 is x ** 0, so 0 ** 1e-8 is 1); refused where
+    it would round to inf, as by PyTorch."""
+    with np.errstate(all="ignore"):
+        rounded = float(np.asarray(p, dtype=dtype))
+    if math.isinf(rounded) and not math.isinf(p):
+        raise OverflowError(f"pow: the exponent {p} does not fit the tensor's {dtype.name} (it would be inf); "
+                            "convert the tensor to float32 first")
+    return p if rounded == p else rounded
+
+
 def pow(a, b):  # noqa: A001 (numpy's name)
     """a ** b. A constant number exponent uses PowScalar (x^p); otherwise Pow (needs a > 0
     where the exponent takes a gradient). A NumPy scalar counts as the Python number it holds.
@@ -185,6 +197,8 @@ def pow(a, b):  # noqa: A001 (numpy's name)
         elif a.dtype.kind in "biu" and b < 0:
             raise ValueError(f"pow: an integer tensor to the negative power {b} has no integer value; "
                              "convert it to a float dtype first")
+        elif backend.is_floating(a.dtype) and a.dtype.itemsize == 2:
+            b = _exponent_in(a.dtype, b)
         return PowScalar(b)(a)
     a, b = promote(a, b, op="pow")
     if a.dtype.kind in "biu" and b.dtype.kind in "biu" and backend.to_host((b < 0).any()):

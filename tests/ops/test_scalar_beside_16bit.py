@@ -5,7 +5,8 @@ to inf, or from nonzero to 0 (1e6, 1e5, 1e-8, 3e38 beside float16; 3.4e38, 1e-42
 mul and div kernels do (they read the original scalar): float16 0 * 1e6 is 0, not 0 * inf = NaN,
 and 0 / 1e-8 is 0, not 0 / 0. The other ops take the number rounded to the tensor's dtype, as
 PyTorch's do: ``+`` and ``-`` (65504 - 1e5 is -inf in float16 there too), comparisons, maximum and
-minimum, a number to a tensor's power; ``clip`` computes in float32 with its bounds, which gives
+minimum, a number to a tensor's power and a tensor to a number's (PyTorch refuses an exponent the dtype
+cannot hold, and so does minitx); ``clip`` computes in float32 with its bounds, which gives
 the same values wherever PyTorch takes the bound (it refuses one float16 cannot hold). The result
 keeps the tensor's dtype. A number the dtype holds (2.0, 0.3) is taken rounded, bit for bit as
 before (PyTorch's mul and div use it unrounded there: x * 0.3 can differ in the last bit).
@@ -203,3 +204,23 @@ def test_a_comparison_takes_the_number_as_the_dtype_rounds_it(name, dtype):
     t = torch.tensor(held, dtype=getattr(torch, dtype))
     for number in held:
         np.testing.assert_array_equal(fn(x, number).numpy(), fn(t, number).numpy(), err_msg=f"{dtype} {name} {number}")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_a_power_takes_the_exponent_as_the_dtype_rounds_it(dtype):
+    """x ** 0.3 is x ** float16(0.3) (0.30005), computed in float32 and rounded once, as PyTorch's;
+    x ** 1e-8 is x ** 0 in float16 (0 ** 1e-8 = 1, (-1) ** 1e-8 = 1); an exponent the dtype
+    cannot hold is refused, as by PyTorch."""
+    values = np.concatenate([np.linspace(0.1, 60, 200), [0.0, -1.0, -2.5]])
+    x = minitx.tensor(values, dtype=dtype)
+    x32 = x.numpy().astype(np.float32)
+    for p in (0.3, 1.7, -1.3, 1e-8, 2):
+        with np.errstate(all="ignore"):
+            expected = (x32 ** _rounded(p, dtype)).astype(backend.resolve_dtype(dtype))
+        _same((x ** p).numpy(), expected, f"{dtype} x ** {p}")
+    with pytest.raises(OverflowError, match=rf"pow: the exponent 1e\+39 does not fit the tensor's {dtype}"):
+        x ** 1e39
+    torch = import_torch()
+    t = torch.tensor(x32).to(getattr(torch, dtype))
+    for p in (0.3, 1.7, -1.3, 1e-8):
+        _same((x ** p).numpy(), (t ** p).to(torch.float64).numpy(), f"{dtype} x ** {p} against PyTorch")
