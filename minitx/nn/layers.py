@@ -418,6 +418,13 @@ def _iterable(container, method: str, values, expected: str) -> list:
     return list(values)
 
 
+def _parameters_repr(container) -> str:
+    """ParameterList's and ParameterDict's repr: a line per parameter, its shape and dtype, as PyTorch's."""
+    lines = [f"  ({name}): Parameter of shape {tuple(p.shape)}, {p.dtype.name}"
+             for name, p in container._parameters.items()]
+    return f"{type(container).__name__}(" + "".join(f"\n{line}" for line in lines) + ("\n)" if lines else ")")
+
+
 def _check_parameter(container, name, value) -> None:
     """What ParameterList and ParameterDict hold: Parameters only, so the optimizer finds each
     (PyTorch would wrap a plain tensor; here wrapping is left to the caller, and said)."""
@@ -605,6 +612,7 @@ class ParameterDict(_NamedContainer):
     OrderedDict, a ParameterDict or a list of pairs keeps its own)."""
 
     _registry = "_parameters"
+    __repr__ = _parameters_repr
 
     def __init__(self, parameters=None):
         super().__init__()
@@ -628,6 +636,8 @@ class ParameterDict(_NamedContainer):
 class ParameterList(Module):
     """A list of Parameters, registered so the optimizer and state dicts find them ('0', '1', ...);
     p[a:b] is a ParameterList of those, renumbered, as in PyTorch."""
+
+    __repr__ = _parameters_repr
 
     def __init__(self, parameters=None):
         super().__init__()

@@ -759,3 +759,12 @@ def test_parameters_buffers_and_children_name_and_order_as_pytorch_with_a_tied_w
     assert ours["parameters", "body", False] == [] and ours["children", "model"] == ["embed", "body", "head"]
     torch = import_torch()
     assert ours == _walks(_tied(torch.nn, torch.ones))
+
+
+def test_the_parameter_containers_repr_lists_their_parameters():
+    ps = nn.ParameterDict(OrderedDict([("w", nn.Parameter(minitx.zeros(2, 3))), ("b", nn.Parameter(minitx.zeros(3)))]))
+    assert repr(ps) == ("ParameterDict(\n  (w): Parameter of shape (2, 3), float32\n"
+                        "  (b): Parameter of shape (3,), float32\n)")
+    assert repr(nn.ParameterList([nn.Parameter(minitx.zeros(2))])) == ("ParameterList(\n"
+                                                                       "  (0): Parameter of shape (2,), float32\n)")
+    assert repr(nn.ParameterList()) == "ParameterList()"
