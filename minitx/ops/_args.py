@@ -48,6 +48,15 @@ def promote(a, b, true_division=False, op="promote"):
     return a, b
 
 
+def common_16_bits(*tensors) -> list:
+    """float16 beside bfloat16 both as float32, PyTorch's common dtype for them (NumPy has none:
+    its concatenate and where raise DTypePromotionError); other tensors as they are."""
+    names = {t.dtype.name for t in tensors}
+    if "float16" in names and "bfloat16" in names:
+        return [t.astype(np.float32) if t.dtype.name in ("float16", "bfloat16") else t for t in tensors]
+    return list(tensors)
+
+
 def floating(x) -> Tensor:
     """x for ops defined on real numbers (exp, softmax, ...): an integer or boolean tensor
     becomes float32, PyTorch's default float (numpy would pick float64)."""

@@ -21,7 +21,7 @@ from minitx import backend
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
-from minitx.ops._args import binary, check_bool, check_fits, floating, operands, promote
+from minitx.ops._args import binary, check_bool, check_fits, common_16_bits, floating, operands, promote
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "ClipTensor", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
            "Remainder", "Fmod"]
@@ -343,7 +343,12 @@ class FloorDivide(Function):
         return zeros, zeros
 
 
-def floor_divide(a, b): return _divides(FloorDivide(), a, b)
+def floor_divide(a, b):
+    op = FloorDivide()
+    # a divisor float16 or bfloat16 cannot hold (x // 1e-8) is taken in float32, as PyTorch's kernel
+    # reads it (x // 0 would be NaN or inf); a number divided (1e6 // x) is rounded, as there
+    op.exact_numbers = not isinstance(a, numbers.Number)
+    return _divides(op, a, b)
 
 
 class _Remainder(Function):
@@ -520,6 +525,16 @@ class ClipTensor(Function):
                 where((x > high) | (high < low)))
 
 
+def _held_bound(dtype, bound):
+    """A number bound as the 16-bit dtype rounds it (1e-8 to 0 beside float16, as PyTorch's clamp),
+    unless it would round to inf (PyTorch refuses it; here it stays a float32 bound)."""
+    if not isinstance(bound, numbers.Real) or isinstance(bound, bool):
+        return bound
+    with np.errstate(all="ignore"):
+        rounded = float(np.asarray(bound, dtype=dtype))
+    return rounded if math.isfinite(rounded) or not math.isfinite(bound) else bound
+
+
 def clip(x, min=None, max=None):  # noqa: A002 (numpy's names)
     """x limited to [min, max]; an integer tensor with a float bound is clipped in float32, as PyTorch's.
 
@@ -530,6 +545,10 @@ def clip(x, min=None, max=None):  # noqa: A002 (numpy's names)
     min, max = (_python_number(bound) for bound in (min, max))
     if isinstance(min, float) or isinstance(max, float):
         x = floating(x)
+    if backend.is_floating(x.dtype) and x.dtype.itemsize == 2:
+        # a bound float16 or bfloat16 holds is taken rounded, as PyTorch's clamp takes it: an x at
+        # the rounded bound (0.3 is 0.30005 in float16) is inside and takes dy; the values do not change
+        min, max = (_held_bound(x.dtype, bound) for bound in (min, max))
     if all(bound is None or isinstance(bound, numbers.Number) for bound in (min, max)):
         return Clip(min, max)(x)
     bounds = [bound for bound in (min, max) if bound is not None]
@@ -561,7 +580,7 @@ class Where(Function):
 def where(cond, a, b):
     """a where cond else b (cond boolean); a and b may be numbers."""
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    cond, (a, b) = as_tensor(cond, like), operands("where", a, b)
+    cond, (a, b) = as_tensor(cond, like), common_16_bits(*operands("where", a, b))
     check_bool("where", "cond", cond)
     try:
         np.broadcast_shapes(cond.shape, a.shape, b.shape)

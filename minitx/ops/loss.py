@@ -207,7 +207,7 @@ def cross_entropy(logits, targets, ignore_index=-100, label_smoothing=0.0, reduc
     probability targets [..., C] (SoftCrossEntropy; ignore_index does not apply there)."""
     logits = floating(logits)
     targets = as_indices(targets, logits)
-    if targets.dtype.kind == "f":
+    if backend.is_floating(targets.dtype):  # bfloat16 too (its NumPy kind is "V", not "f")
         return SoftCrossEntropy(label_smoothing, reduction)(logits, targets)
     return CrossEntropy(ignore_index, label_smoothing, reduction)(logits, targets)
 

@@ -233,6 +233,8 @@ class Std(_Reduction):
         if self.divisor == 0:
             warnings.warn(f"std: {n} elements with ddof={self.ddof} leave no degrees of freedom; the result is "
                           "inf or NaN, as in NumPy", RuntimeWarning, stacklevel=3)
+        if self.computed_in is not None:  # float16 or bfloat16 x, here in float32: bfloat16 spans float32's
+            x = x.astype(np.float64)  # range, where a sum or square overflows though the spread fits (PyTorch: float64)
         centered = x - x.mean(axis=axes, keepdims=True) if n else x
         if n:  # a constant slice: its mean may round off x, but its spread is exactly 0
             centered = xp.where(x.max(axis=axes, keepdims=True) == x.min(axis=axes, keepdims=True), 0, centered)
@@ -246,7 +248,7 @@ class Std(_Reduction):
         xp = get_array_module(dy)
         with quiet_float_errors(xp):
             scale = xp.where(s == 0, 0, 1 / (self.divisor * xp.where(s == 0, 1, s)))
-        return (self.expand(dy) * scale * centered,)
+        return ((self.expand(dy) * scale * centered).astype(dy.dtype, copy=False),)
 
 
 def std(x, axis=None, ddof=0, keepdims=False): return Std(axis, ddof, keepdims)(floating(x))

@@ -15,7 +15,7 @@ from numpy.exceptions import AxisError
 from minitx.autograd.engine import unbroadcast
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import as_tensor
-from minitx.ops._args import check_fits
+from minitx.ops._args import check_fits, common_16_bits
 from minitx.backend import get_array_module
 from minitx.ops.indexing import add_at, getitem
 from minitx.ops.reduction import normalize_axes
@@ -185,7 +185,7 @@ def concatenate(tensors, axis=0):
     tensors = [as_tensor(t) for t in tensors]
     if not tensors:
         raise ValueError("concatenate: need at least one tensor")
-    return Concatenate(axis)(*tensors)
+    return Concatenate(axis)(*common_16_bits(*tensors))
 
 
 def _cumsum(values):
@@ -221,7 +221,7 @@ def stack(tensors, axis=0):
     tensors = [as_tensor(t) for t in tensors]
     if not tensors:
         raise ValueError("stack: need at least one tensor")
-    return Stack(axis)(*tensors)
+    return Stack(axis)(*common_16_bits(*tensors))
 
 
 def split(x, indices_or_sections, axis=0):

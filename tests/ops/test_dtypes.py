@@ -257,3 +257,54 @@ def test_float16_sums_and_running_sums_round_once_from_float32(a):
     torch = torch_in_example()
     if torch is not None:
         np.testing.assert_array_equal(F.cumsum(x, -1).numpy(), torch.from_numpy(a).cumsum(-1).numpy())
+
+
+@pytest.mark.parametrize("call", ["concatenate", "stack", "where", "add"])
+def test_float16_beside_bfloat16_is_float32_as_in_pytorch(call):
+    """NumPy has no common dtype for float16 and bfloat16 (its concatenate and where raised
+    DTypePromotionError); PyTorch's is float32, with gradients back in each input's dtype."""
+    a = minitx.tensor([1.5, -2.0, 65504.0], dtype="float16", requires_grad=True)
+    b = minitx.tensor([0.3, 3e38, -1.0], dtype="bfloat16", requires_grad=True)
+    y = {"concatenate": lambda: F.concatenate([a, b]), "stack": lambda: F.stack([a, b]),
+         "where": lambda: F.where(minitx.tensor([True, False, True]), a, b), "add": lambda: a + b}[call]()
+    assert y.dtype == np.float32
+    expected = {"concatenate": np.concatenate, "stack": np.stack}.get(call)
+    a32, b32 = a.numpy().astype(np.float32), b.numpy().astype(np.float32)
+    if expected is not None:
+        np.testing.assert_array_equal(y.numpy(), expected([a32, b32]))
+    y.sum().backward()
+    assert a.grad.dtype == a.dtype and b.grad.dtype == b.dtype
+
+
+def test_bfloat16_std_of_values_past_the_square_root_of_float32_s_range_is_finite():
+    """bfloat16 spans float32's range: squares of 3e38 overflow float32, where the spread fits
+    bfloat16 (PyTorch's CPU kernel adds in float64); float16 and float32 do not change."""
+    values = [[3.3895e38, -3.3895e38, 1.0, 2.0], [3e38, 3e38, 3e38, 3e38]]
+    x = minitx.tensor(values, dtype="bfloat16", requires_grad=True)
+    s = F.std(x, axis=1, ddof=1)
+    x64 = x.numpy().astype(np.float64)
+    expected = np.std(x64, axis=1, ddof=1).astype(x.dtype)
+    assert s.dtype == x.dtype
+    np.testing.assert_array_equal(s.numpy().astype(np.float64), expected.astype(np.float64))
+    s.sum().backward()
+    assert x.grad.dtype == x.dtype and np.isfinite(x.grad.numpy().astype(np.float32)).all()
+    torch = torch_in_example()
+    if torch is not None:
+        t = torch.tensor(x64).to(torch.bfloat16)
+        np.testing.assert_array_equal(s.numpy().astype(np.float64), t.std(1).to(torch.float64).numpy())
+
+
+def test_bfloat16_probability_targets_are_taken_as_float16_ones_are():
+    """A bfloat16 target is floating (NumPy's kind for it is "V"): class probabilities, not a
+    refused index tensor "of dtype float32"."""
+    logits = np.array([[1.0, 2.0, 0.5], [0.1, -1.0, 3.0]])
+    q = np.array([[0.25, 0.5, 0.25], [1.0, 0.0, 0.0]])
+    for dtype in ("bfloat16", "float16"):
+        x = minitx.tensor(logits, dtype=dtype, requires_grad=True)
+        loss = F.cross_entropy(x, minitx.tensor(q, dtype=dtype))
+        expected = F.cross_entropy(minitx.tensor(x.numpy().astype(np.float32)),
+                                   minitx.tensor(minitx.tensor(q, dtype=dtype).numpy().astype(np.float32)))
+        assert loss.dtype == x.dtype
+        assert float(loss.numpy()) == float(np.float32(expected.numpy()).astype(x.dtype))
+        loss.backward()
+        assert x.grad.dtype == x.dtype

@@ -6,8 +6,9 @@ mul and div kernels do (they read the original scalar): float16 0 * 1e6 is 0, no
 and 0 / 1e-8 is 0, not 0 / 0. The other ops take the number rounded to the tensor's dtype, as
 PyTorch's do: ``+`` and ``-`` (65504 - 1e5 is -inf in float16 there too), comparisons, maximum and
 minimum, a number to a tensor's power and a tensor to a number's (PyTorch refuses an exponent the dtype
-cannot hold, and so does minitx); ``clip`` computes in float32 with its bounds, which gives
-the same values wherever PyTorch takes the bound (it refuses one float16 cannot hold). The result
+cannot hold, and so does minitx); ``clip`` takes a bound rounded to the dtype, as PyTorch, and one it
+would round to inf in float32, which gives the same values wherever PyTorch takes the bound (it refuses
+that one); ``//`` takes a divisor the dtype cannot hold in float32, as PyTorch's kernel. The result
 keeps the tensor's dtype. A number the dtype holds (2.0, 0.3) is taken rounded, bit for bit as
 before (PyTorch's mul and div use it unrounded there: x * 0.3 can differ in the last bit).
 
@@ -224,3 +225,46 @@ def test_a_power_takes_the_exponent_as_the_dtype_rounds_it(dtype):
     t = torch.tensor(x32).to(getattr(torch, dtype))
     for p in (0.3, 1.7, -1.3, 1e-8):
         _same((x ** p).numpy(), (t ** p).to(torch.float64).numpy(), f"{dtype} x ** {p} against PyTorch")
+
+
+@pytest.mark.parametrize("dtype, number", [("float16", 1e-8), ("bfloat16", 1e-42)])
+def test_floor_division_by_a_number_the_dtype_cannot_hold_takes_it_in_float32(dtype, number):
+    """x // 1e-8 beside float16 divides by 1e-8, as PyTorch's kernel (6e-8 // 1e-8 is 5), not by
+    the 0 it rounds to (NaN and inf); a number divided (1e6 // x) is rounded, as there."""
+    values = [0.0, -0.0, 6e-8, -6e-8, 1e-4, 1.0]
+    x = minitx.tensor(values, dtype=dtype)
+    x32 = x.numpy().astype(np.float32)
+    with np.errstate(all="ignore"):
+        expected = np.floor_divide(x32, np.float32(number)).astype(x.dtype)
+    got = x // number
+    assert got.dtype == x.dtype
+    _same(got.numpy(), expected, f"{dtype} x // {number}", zero_signs=False)
+    torch = import_torch()
+    t = torch.tensor(x32).to(getattr(torch, dtype))
+    _same(got.numpy(), (t // number).to(torch.float64).numpy(), f"{dtype} x // {number} against PyTorch",
+          zero_signs=False)
+    big = NOT_HELD[dtype][0]
+    y = minitx.tensor([1.0, 2.0, -3.0], dtype=dtype)
+    _same((big // y).numpy(), (big // torch.tensor([1.0, 2.0, -3.0], dtype=getattr(torch, dtype)))
+          .to(torch.float64).numpy(), f"{dtype} {big} // x against PyTorch")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_clip_takes_a_bound_as_the_dtype_rounds_it(dtype):
+    """0.3 is 0.30005 in float16 and 0.30078 in bfloat16: an x holding that value is at the bound,
+    inside, and takes dy, as in PyTorch (the exact 0.3 would put it outside, with gradient 0);
+    1e-8 is 0 in float16, so x = 0 takes dy too. The values do not change. A bound the dtype would
+    round to inf (PyTorch refuses it) stays a float32 bound."""
+    torch = import_torch()
+    values = [0.3, 1.0, 0.1, -0.5, -1.0]
+    x = minitx.tensor(values, dtype=dtype, requires_grad=True)
+    t = torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=True)
+    for low, high in ((-0.5, 0.3), ({"float16": 1e-8, "bfloat16": 1e-42}[dtype], None)):  # rounded to 0
+        x.grad = t.grad = None
+        y, ty = F.clip(x, low, high), t.clamp(low, high)
+        _same(y.numpy(), ty.detach().to(torch.float64).numpy(), f"{dtype} clip({low}, {high}) values")
+        y.backward(minitx.ones(5, dtype=dtype))
+        ty.backward(torch.ones(5, dtype=getattr(torch, dtype)))
+        _same(x.grad.numpy(), t.grad.to(torch.float64).numpy(), f"{dtype} clip({low}, {high}) gradient")
+    values[0] = 0.0
+    assert F.clip(minitx.tensor(values, dtype=dtype), NOT_HELD[dtype][0]).numpy()[0] == np.inf  # 1e6: float32
