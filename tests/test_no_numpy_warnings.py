@@ -103,7 +103,19 @@ def _step_on_huge_gradients(optimizer):
     return step
 
 
+def _batch_norm_running_var_past_float16():
+    x = const(np.full((2, 3, 8), 1000.0) + np.arange(8) * 300, "float16")  # variance 210,000
+    running_mean, running_var = minitx.zeros(3, dtype="float16"), minitx.ones(3, dtype="float16")
+    F.batch_norm(x, running_mean, running_var, training=True, momentum=1.0)
+    return running_var
+
+
 WITHOUT_GRADIENT.update({
+    "batch_norm's running variance past float16": (_batch_norm_running_var_past_float16, [inf, inf, inf]),
+    "isclose at float16's limits": (lambda: F.isclose(const([65504.0, 6e-8], "float16"),
+                                                      const([65504.0, 0.0], "float16")), [True, False]),
+    "masked_fill of 1e-42 into bfloat16": (lambda: F.masked_fill(const([1.0, 2.0], "bfloat16"),
+                                                                 minitx.tensor([True, False]), 1e-42), [0.0, 2.0]),
     "backward(grad=1e300) into float32": (_backward_given_1e300, [inf, 1.0]),
     "load_state_dict of 1e300 into float32": (_load_past_float32, [inf]),
     "clip_grad_norm_ and AdamW on gradients squaring past float32": (_step_on_huge_gradients(minitx.optim.AdamW),

@@ -614,7 +614,7 @@ def masked_fill(x, mask, value):
     check_bool("masked_fill", "mask", mask)
     if isinstance(value, numbers.Number):
         check_fits("masked_fill", "value", value, x.dtype)
-        with np.errstate(over="ignore"):  # -1e9 in float16: -inf, as the output would hold it anyway
+        with np.errstate(all="ignore"):  # -1e9 in float16: -inf, as the output would hold it anyway
             value = Tensor(get_array_module(x.data).full((), value, dtype=x.dtype))
     value = as_tensor(value, x)
     if x.dtype.kind in "biu" and not np.can_cast(value.dtype, x.dtype, "same_kind"):  # 0.5 into int64: 0
@@ -1170,7 +1170,7 @@ def _isclose(op, a, b, rtol, atol, equal_nan):
     if y.dtype.kind in "biu":
         x, y = x.astype(np.float64), y.astype(np.float64)
     xp = get_array_module(x)
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(all="ignore"):  # inf - inf, and rtol * |y| past or below 16 bits' range: the where sorts it
         close = (xp.abs(x - y) <= atol + rtol * xp.abs(y)) & xp.isfinite(y) | (x == y)
     if equal_nan:
         close |= xp.isnan(x) & xp.isnan(y)

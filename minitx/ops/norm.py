@@ -307,7 +307,8 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, t
         for stat, batch in ((running_mean, op.batch_mean), (running_var, op.batch_var)):
             if stat is not None:  # a buffer, written in place: graphs that saved it must know
                 mark_modified(stat)
-                stat.data[...] = (1 - momentum) * stat.data + momentum * batch.astype(stat.dtype)
+                with np.errstate(all="ignore"):  # past float16's range: its inf, silently as the ops
+                    stat.data[...] = (1 - momentum) * stat.data + momentum * batch.astype(stat.dtype)
         return y
     if running_mean is None or running_var is None:
         raise ValueError("batch_norm: outside training it needs running_mean and running_var")
