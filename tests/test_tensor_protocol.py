@@ -219,6 +219,25 @@ def test_in_place_through_a_view_reaches_the_tensor_it_views_as_pytorch():
     assert not np.array_equal(y.numpy(), a)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_a_16_bit_view_is_a_view_too(dtype):
+    """Reshapes, transposes and basic indices only move values: 16-bit arrays go in as they are (no
+    float32 round trip, which made a copy), so a write through the view reaches the tensor, and
+    while recording it is refused, as in float32."""
+    torch = import_torch()
+    y, ty = minitx.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=dtype), torch.tensor([[1.0, 2.0], [3.0, 4.0]],
+                                                                               dtype=getattr(torch, dtype))
+    for pick in (lambda t: t[1], lambda t: t[0, 1], lambda t: t.reshape(4), lambda t: t.T):
+        v, tv = pick(y), pick(ty)
+        v += 10
+        tv += 10
+        assert y.numpy().astype(np.float64).tolist() == ty.double().numpy().tolist()
+    w = minitx.tensor([1.0, 2.0], dtype=dtype, requires_grad=True)
+    v = (w * 2.0)[0]
+    with pytest.raises(RuntimeError, match=r"\+=: this tensor is a view"):
+        v += 1
+
+
 def test_in_place_through_a_view_while_recording_is_refused_not_lost():
     """PyTorch records a write through a view and the tensor viewed changes; minitx records none,
     and a new tensor bound to the view's name would leave that tensor as it was without a word."""

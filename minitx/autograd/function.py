@@ -51,6 +51,9 @@ class Function:
     needs_input_grad: tuple = ()
     #: whether the op's output dtype is its purpose (a cast), not left to the bfloat16 rule in apply
     chooses_dtype: bool = False
+    #: whether the op only moves values (a reshape, a transpose, a basic index): 16-bit arrays go in
+    #: as they are, since there is nothing to round, and its output stays a view of its input
+    moves_values: bool = False
     #: where the op computes bfloat16 and float16 arrays as they are: None (never: they are
     #: computed in float32, see _low_precision_of), "kernels" (where kernels.enabled takes them:
     #: the kernels keep bfloat16 storage and compute in float32) or "gpu" (the products, on
@@ -158,7 +161,7 @@ class Function:
                                "inputs and saved arrays on the instance, so create a new one for each call")
         self.needs_input_grad = tuple(t.requires_grad for t in inputs)
         arrays = [t.data for t in inputs]
-        low = None if self.chooses_dtype else _low_precision_of(inputs)
+        low = None if self.chooses_dtype or self.moves_values else _low_precision_of(inputs)
         if low is not None and not self._computes_as_they_are(arrays):  # see _low_precision_of
             arrays = [a.astype(np.float32) if a.dtype == low else a for a in arrays]
             if self.exact_numbers:

@@ -602,6 +602,10 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     return Tensor(array, requires_grad=requires_grad)
 
 
+# below these, float16 and bfloat16 keep few bits of a number (subnormals) or none (0)
+_SMALLEST_NORMAL = {"float16": 2.0 ** -14, "bfloat16": 2.0 ** -126}
+
+
 class _Number(Tensor):
     """A Python number beside a float16 or bfloat16 tensor that this dtype cannot hold (see as_tensor)."""
 
@@ -613,9 +617,9 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
 
     A Python number takes the dtype and device of ``like`` (so ``x * 2`` stays float32),
     as long as that dtype can hold it. One that float16 or bfloat16 cannot (it would round to
-    inf, or from nonzero to 0: 1e6 or 1e-8 beside float16) takes it too, rounded, but ``*`` and
-    ``/`` compute in float32 with the number itself (``.exact``), as PyTorch's kernels do:
-    ``float16 0 * 1e6`` is 0, not 0 * inf = NaN.
+    inf, to 0, or to a subnormal keeping few of its bits: 1e6, 1e-8 or 1e-7 beside float16)
+    takes it too, rounded, but ``*`` and ``/`` compute in float32 with the number itself
+    (``.exact``), as PyTorch's kernels do: ``float16 0 * 1e6`` is 0, not 0 * inf = NaN.
     """
     if isinstance(value, Tensor):
         return value
@@ -635,7 +639,8 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
         with np.errstate(all="ignore"):
             if dtype.itemsize == 2 and backend.is_floating(dtype):  # float16, bfloat16: can it hold it?
                 rounded = abs(float(np.full((), value, dtype=dtype)))  # on the host: no GPU read
-                if (rounded == np.inf and abs(value) != np.inf) or (rounded == 0 and value != 0):
+                lost = value != 0 and rounded < _SMALLEST_NORMAL[dtype.name]  # to 0, or a subnormal's few bits
+                if (rounded == np.inf and abs(value) != np.inf) or lost:
                     number = _Number(xp.full((), value, dtype=dtype))  # for other ops, as PyTorch's
                     number.exact = xp.full((), value, dtype=np.float32)  # for ops with exact_numbers
                     return number

@@ -1093,7 +1093,8 @@ def _compare(op, fn, a, b):
     values = [v if isinstance(v, numbers.Number) else as_tensor(v, like) for v in (a, b)]
     if like.dtype.name == "bfloat16":  # NumPy rounds a number to float16 itself, not to ml_dtypes' bfloat16
         with np.errstate(all="ignore"):
-            values = [float(np.asarray(v, dtype=like.dtype)) if isinstance(v, numbers.Real) else v for v in values]
+            values = [float(np.asarray(float(v), dtype=like.dtype)) if isinstance(v, numbers.Real) else v
+                      for v in values]
     tensors = [v for v in values if isinstance(v, Tensor)]
     if len(tensors) == 2:
         _broadcasting(op, *tensors)

@@ -108,6 +108,9 @@ class GetItem(Function):
 
     def __init__(self, index, slots=()):
         self.index, self.slots = index, tuple(slots)
+        # a basic index only picks values (a view); an advanced one may pick an element twice, whose
+        # gradients then add up in float32 for a 16-bit x, as any op's
+        self.moves_values = not self.slots and _is_basic_index(index)
 
     def forward(self, x, *arrays):
         if self.slots:

@@ -17,7 +17,7 @@ from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, mean_last
-from minitx.ops._args import as_indices, floating
+from minitx.ops._args import as_indices, common_16_bits, floating
 from minitx.ops.activation import sigmoid_values, softplus_values
 from minitx.ops.indexing import _check_integer
 from minitx.ops.reduction import logsumexp_parts, quiet_float_errors
@@ -208,7 +208,7 @@ def cross_entropy(logits, targets, ignore_index=-100, label_smoothing=0.0, reduc
     logits = floating(logits)
     targets = as_indices(targets, logits)
     if backend.is_floating(targets.dtype):  # bfloat16 too (its NumPy kind is "V", not "f")
-        return SoftCrossEntropy(label_smoothing, reduction)(logits, targets)
+        return SoftCrossEntropy(label_smoothing, reduction)(*common_16_bits(logits, targets))
     return CrossEntropy(ignore_index, label_smoothing, reduction)(logits, targets)
 
 

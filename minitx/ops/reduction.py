@@ -194,6 +194,8 @@ class Var(_Reduction):
             warnings.warn(f"var: {n} elements with ddof={self.ddof} leave no degrees of freedom; "
                           "the result is inf or NaN, as in NumPy", RuntimeWarning, stacklevel=3)
         self.divisor = builtins.max(n - self.ddof, 0)
+        if self.computed_in is not None:  # 16-bit x, as std's: squares past float32's range, in float64
+            x = x.astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):  # warned above
             centered = x - x.mean(axis=axes, keepdims=True) if n else x
             self.save_for_backward(centered)
@@ -202,7 +204,8 @@ class Var(_Reduction):
     def backward(self, dy):
         (centered,) = self.saved
         with np.errstate(divide="ignore", invalid="ignore"):
-            return (self.expand(dy) * (2 / self.divisor if self.divisor else np.inf) * centered,)
+            return ((self.expand(dy) * (2 / self.divisor if self.divisor else np.inf) * centered).astype(dy.dtype,
+                                                                                                   copy=False),)
 
 
 def var(x, axis=None, ddof=0, keepdims=False): return Var(axis, ddof, keepdims)(floating(x))

@@ -26,6 +26,8 @@ __all__ = ["Reshape", "Transpose", "SwapAxes", "BroadcastTo", "Squeeze", "Unsque
 class Reshape(Function):
     """y = x with a new shape (same elements, row-major order).   dx = dy reshaped back"""
 
+    moves_values = True
+
     def __init__(self, shape):
         self.shape = tuple(shape)
 
@@ -47,6 +49,8 @@ def reshape(x, shape): return Reshape(shape)(x)
 class Transpose(Function):
     """y = x with axes permuted: y.shape[i] = x.shape[axes[i]] (None reverses all axes).
     dx = dy permuted by the inverse permutation"""
+
+    moves_values = True
 
     def __init__(self, axes=None):
         self.axes = None if axes is None else tuple(axes)
@@ -76,6 +80,8 @@ class SwapAxes(Function):
     """y = x with two axes exchanged (a 0-d x takes axis 0 or -1, as in PyTorch: y = x).
     dx = dy with the same two axes exchanged back"""
 
+    moves_values = True
+
     def __init__(self, axis1, axis2):
         self.axis1, self.axis2 = axis1, axis2
 
@@ -99,6 +105,8 @@ class BroadcastTo(Function):
     """y = x repeated along new leading axes and size-1 axes to ``shape``.
     dx = dy summed over those axes (each x element was copied into each of them)"""
 
+    moves_values = True
+
     def __init__(self, shape):
         self.shape = tuple(shape)
 
@@ -119,6 +127,8 @@ def broadcast_to(x, shape):
 
 class Squeeze(Function):
     """y = x without size-1 axes (all of them, or the given ones).   dx = dy reshaped back"""
+
+    moves_values = True
 
     def __init__(self, axis=None):
         self.axis = axis
@@ -141,6 +151,8 @@ def squeeze(x, axis=None): return Squeeze(axis)(x)
 
 class Unsqueeze(Function):
     """y = x with a new size-1 axis at position ``axis``.   dx = dy without it"""
+
+    moves_values = True
 
     def __init__(self, axis):
         self.axis = axis

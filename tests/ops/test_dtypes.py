@@ -276,14 +276,16 @@ def test_float16_beside_bfloat16_is_float32_as_in_pytorch(call):
     assert a.grad.dtype == a.dtype and b.grad.dtype == b.dtype
 
 
-def test_bfloat16_std_of_values_past_the_square_root_of_float32_s_range_is_finite():
+@pytest.mark.parametrize("name, reference", [("std", np.std), ("var", np.var)])
+def test_bfloat16_std_and_var_of_values_past_the_square_root_of_float32_s_range_are_finite(name, reference):
     """bfloat16 spans float32's range: squares of 3e38 overflow float32, where the spread fits
     bfloat16 (PyTorch's CPU kernel adds in float64); float16 and float32 do not change."""
-    values = [[3.3895e38, -3.3895e38, 1.0, 2.0], [3e38, 3e38, 3e38, 3e38]]
+    values = ([[3.3895e38, -3.3895e38, 1.0, 2.0], [3e38, 3e38, 3e38, 3e38]] if name == "std"
+              else [[1.8e19, -1.8e19, 1.0, 2.0], [3e19, 3e19, 3e19, 3e19]])
     x = minitx.tensor(values, dtype="bfloat16", requires_grad=True)
-    s = F.std(x, axis=1, ddof=1)
+    s = getattr(F, name)(x, axis=1, ddof=1)
     x64 = x.numpy().astype(np.float64)
-    expected = np.std(x64, axis=1, ddof=1).astype(x.dtype)
+    expected = reference(x64, axis=1, ddof=1).astype(x.dtype)
     assert s.dtype == x.dtype
     np.testing.assert_array_equal(s.numpy().astype(np.float64), expected.astype(np.float64))
     s.sum().backward()
@@ -291,7 +293,19 @@ def test_bfloat16_std_of_values_past_the_square_root_of_float32_s_range_is_finit
     torch = torch_in_example()
     if torch is not None:
         t = torch.tensor(x64).to(torch.bfloat16)
-        np.testing.assert_array_equal(s.numpy().astype(np.float64), t.std(1).to(torch.float64).numpy())
+        np.testing.assert_array_equal(s.numpy().astype(np.float64), getattr(t, name)(1).to(torch.float64).numpy())
+
+
+def test_float16_logits_beside_bfloat16_probabilities_are_float32_as_in_pytorch():
+    logits, q = np.array([[1.0, 2.0, 0.5]]), np.array([[0.25, 0.5, 0.25]])
+    for a, b in (("bfloat16", "float16"), ("float16", "bfloat16")):
+        loss = F.cross_entropy(minitx.tensor(logits, dtype=a), minitx.tensor(q, dtype=b))
+        assert loss.dtype == np.float32, (a, b)
+
+
+def test_a_bfloat16_comparison_takes_a_large_python_integer():
+    x = minitx.tensor([1.0, 3e38], dtype="bfloat16")
+    assert (x < 2 ** 63).tolist() == [True, False] and (x > -(2 ** 100)).tolist() == [True, True]
 
 
 def test_bfloat16_probability_targets_are_taken_as_float16_ones_are():

@@ -1,5 +1,6 @@
 """A Python number beside a float16 or bfloat16 tensor that the dtype cannot hold: it would round
-to inf, or from nonzero to 0 (1e6, 1e5, 1e-8, 3e38 beside float16; 3.4e38, 1e-42 beside bfloat16).
+to inf, to 0 or to a subnormal keeping few of its bits (1e6, 1e5, 1e-8, 1e-7, 3e38 beside float16;
+3.4e38, 1e-42, 1e-40 beside bfloat16).
 
 ``*`` and ``/`` compute in float32 with the number itself and round the result once, as PyTorch's
 mul and div kernels do (they read the original scalar): float16 0 * 1e6 is 0, not 0 * inf = NaN,
@@ -27,11 +28,11 @@ from _torch_kit import torch_in_example as import_torch  # outside hypothesis: s
 pytest.importorskip("ml_dtypes")
 
 VALUES = [0.0, 1.0, -1.0, 65504.0]
-NOT_HELD = {  # numbers the dtype rounds to inf or to 0 (1e39 is inf in float32 too)
-    "float16": [1e6, -1e6, 1e-8, -1e-8, 1e5, 100000, 3e38, 1e39],
-    "bfloat16": [3.4e38, -3.4e38, 1e-42, 1e39],
+NOT_HELD = {  # numbers the dtype rounds to inf, to 0 or to a subnormal (1e39 is inf in float32 too)
+    "float16": [1e6, -1e6, 1e-8, -1e-8, 1e5, 100000, 3e38, 1e39, 1e-7, 6e-8, -3e-5],
+    "bfloat16": [3.4e38, -3.4e38, 1e-42, 1e39, 1e-40],
 }
-HELD = {"float16": [2.0, 0.5, 1.0001, 0.3, -7.25, 1e-3, 6e-8], "bfloat16": [2.0, 0.5, 1.0001, 0.3, 1e6, 1e-8, 3e38]}
+HELD = {"float16": [2.0, 0.5, 1.0001, 0.3, -7.25, 1e-3, 7e-5], "bfloat16": [2.0, 0.5, 1.0001, 0.3, 1e6, 1e-8, 3e38]}
 
 # name -> (the op, whether the number goes in unrounded: PyTorch's mul and div kernels)
 OPS = {
