@@ -205,7 +205,8 @@ class Module:
         yield from walk(self, prefix)
 
     def modules(self):
-        return [m for _, m in self.named_modules()]
+        """Every module once, this one first (a generator, as PyTorch's: next(model.modules()) works)."""
+        return (m for _, m in self.named_modules())
 
     def named_children(self):
         """(name, child) for each direct child, each module once (under its first name)."""
@@ -216,7 +217,7 @@ class Module:
                 yield name, child
 
     def children(self):
-        return [child for _, child in self.named_children()]
+        return (child for _, child in self.named_children())
 
     def _named_members(self, registry, prefix, recurse, remove_duplicate):
         """(dotted name, tensor) for what each module's ``registry`` (its _parameters or _buffers)
@@ -238,7 +239,9 @@ class Module:
         return self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True):
-        return [p for _, p in self.named_parameters(recurse=recurse)]
+        """Each parameter once, a generator as PyTorch's (``next(model.parameters()).device``; take
+        ``list(...)`` to go over them twice)."""
+        return (p for _, p in self.named_parameters(recurse=recurse))
 
     def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
         """(dotted name, buffer) for every buffer that holds a tensor, each once (or under every
@@ -246,7 +249,7 @@ class Module:
         return self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True):
-        return [b for _, b in self.named_buffers(recurse=recurse)]
+        return (b for _, b in self.named_buffers(recurse=recurse))
 
     def _state_items(self):
         """(key, tensor) of state_dict: the parameters once each, then the persistent buffers
@@ -296,7 +299,7 @@ class Module:
             raise TypeError(f"{type(self).__name__}.to: dtype must be a floating-point dtype "
                             f"(float32 or float64), got {dtype.name}; casting the "
                             "parameters to it would truncate them")
-        tensors = self.parameters() + self.buffers()
+        tensors = [*self.parameters(), *self.buffers()]
         for t in tensors:
             if dtype is not None and t.dtype.kind == "f":
                 t.data = t.data.astype(dtype)
@@ -308,8 +311,8 @@ class Module:
 
     @property
     def device(self) -> str:
-        params = self.parameters()
-        return params[0].device if params else backend.default_device()
+        first = next(self.parameters(), None)
+        return first.device if first is not None else backend.default_device()
 
     # ---------------------------------------------------------------- state
     def state_dict(self) -> "OrderedDict[str, np.ndarray]":

@@ -58,7 +58,7 @@ TARGETS = np.array([[IGNORE_INDEX, IGNORE_INDEX, 4, IGNORE_INDEX, IGNORE_INDEX, 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_masked_lm_loss_gradient_with_respect_to_every_parameter(name):
     model = MaskedLanguageModel(build_encoder(name))
-    params = model.parameters()
+    params = list(model.parameters())
     assert model.head.embedding[0].weight is model.encoder.embed.weight  # tied, and counted once
     assert sum(p is model.encoder.embed.weight for p in params) == 1
 

@@ -23,7 +23,7 @@ def rand(*shape, seed=0):
 def check_module_grads(module, call, *inputs):
     """gradcheck call(*inputs) with respect to the float inputs and every parameter of module."""
     module.to(dtype="float64")
-    params = module.parameters()
+    params = list(module.parameters())
     assert params, "the module has parameters to check"
     assert gradcheck(lambda *args: call(*args[:len(inputs)]), *inputs, *params)
 
@@ -90,7 +90,7 @@ def test_sinusoidal_encoding_matches_the_paper():
             assert table[pos, 2 * i + 1] == pytest.approx(math.cos(angle), abs=1e-6)
     x = minitx.zeros(2, 3, d)
     np.testing.assert_array_equal(layer(x, offset=4).numpy(), np.broadcast_to(table[4:7], (2, 3, d)))
-    assert layer.parameters() == [] and "table" in layer.state_dict()
+    assert list(layer.parameters()) == [] and "table" in layer.state_dict()
 
 
 @pytest.mark.parametrize("kind", [nn.SinusoidalPositionalEncoding, nn.LearnedPositionalEmbedding])

@@ -45,7 +45,7 @@ def test_named_parameters_use_dotted_names_in_registration_order():
 
 def test_shared_parameters_are_counted_once():
     model = Shared()
-    params = model.parameters()
+    params = list(model.parameters())
     assert len(params) == 3 and len({id(p) for p in params}) == 3
     # the root's own parameters come first; the shared Linear's weight is already seen there
     assert [name for name, _ in model.named_parameters()] == ["alias", "a.bias", "extra.weight"]
@@ -54,8 +54,8 @@ def test_shared_parameters_are_counted_once():
 
 def test_children_and_modules():
     model = Affine()
-    assert model.children() == [model.inner]
-    assert model.modules() == [model, model.inner]
+    assert list(model.children()) == [model.inner]
+    assert list(model.modules()) == [model, model.inner]
 
 
 def test_num_parameters_trainable_only():
@@ -204,9 +204,9 @@ def test_reassigning_and_deleting_attributes_updates_the_registries():
     model.inner = nn.LayerNorm(3)  # a different child under the same name
     assert [n for n, _ in model.named_parameters()] == ["scale", "inner.weight", "inner.bias"]
     model.inner = None  # a plain value unregisters the child
-    assert model.children() == []
+    assert list(model.children()) == []
     del model.scale
-    assert model.parameters() == []
+    assert list(model.parameters()) == []
 
 
 def test_repr_shows_the_tree_with_settings():

@@ -80,7 +80,7 @@ def test_a_plain_tensor_assigned_to_a_parameter_is_refused_and_the_parameter_sta
     with pytest.raises(TypeError, match="cannot assign 'torch.DoubleTensor' as parameter 'weight'"):
         torch.nn.Linear(2, 2).weight = torch.ones(2, 2, dtype=torch.float64)
     layer.weight = Parameter(np.ones((2, 2), np.float32))  # a Parameter replaces it
-    assert layer.parameters()[0] is layer.weight and layer.weight.numpy().sum() == 4
+    assert list(layer.parameters())[0] is layer.weight and layer.weight.numpy().sum() == 4
 
 
 def test_none_empties_a_parameter_slot_as_in_pytorch(torch):
@@ -110,7 +110,7 @@ def test_a_child_or_buffer_takes_only_its_own_kind_or_none(torch):
         model.child = 3
     with pytest.raises(TypeError, match=r"Module: cannot assign a list as buffer 'steps' \(a Tensor or None"):
         model.steps = [1, 2]
-    assert model.children() == [model.child] and list(model.state_dict()) == ["steps"]
+    assert list(model.children()) == [model.child] and list(model.state_dict()) == ["steps"]
     theirs = torch.nn.Module()
     theirs.child = torch.nn.ReLU()
     theirs.register_buffer("steps", torch.zeros(2))
@@ -165,9 +165,9 @@ def _shared(mod):
 def test_a_module_registered_twice_is_listed_and_visited_once_as_in_pytorch(torch):
     ours, theirs = _shared(nn), _shared(torch.nn)
     assert [n for n, _ in ours.named_modules()] == [n for n, _ in theirs.named_modules()] == ["", "l", "seq", "seq.1"]
-    assert len(ours.children()) == len(list(theirs.children())) == 2
+    assert len(list(ours.children())) == len(list(theirs.children())) == 2
     assert [n for n, _ in ours.named_children()] == [n for n, _ in theirs.named_children()] == ["l", "seq"]
-    assert len(ours.modules()) == 4
+    assert len(list(ours.modules())) == 4
     ours_seen, theirs_seen = [], []
     ours.apply(lambda m: ours_seen.append(type(m).__name__))
     theirs.apply(lambda m: theirs_seen.append(type(m).__name__))
@@ -768,3 +768,14 @@ def test_the_parameter_containers_repr_lists_their_parameters():
     assert repr(nn.ParameterList([nn.Parameter(minitx.zeros(2))])) == ("ParameterList(\n"
                                                                        "  (0): Parameter of shape (2,), float32\n)")
     assert repr(nn.ParameterList()) == "ParameterList()"
+
+
+def test_traversals_are_generators_as_pytorchs(torch):
+    """next(model.parameters()).device, PyTorch's idiom, works; list(...) to go over them twice."""
+    import types
+    for lib in (nn, torch.nn):
+        model = lib.Sequential(lib.Linear(2, 3), lib.ReLU(), lib.BatchNorm1d(3))
+        for walk in ("parameters", "buffers", "children", "modules"):
+            assert isinstance(getattr(model, walk)(), types.GeneratorType), (lib, walk)
+        assert next(model.parameters()) is model[0].weight
+    assert nn.Linear(2, 3).device == "cpu" and nn.ReLU().device == "cpu"

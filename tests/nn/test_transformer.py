@@ -65,7 +65,7 @@ def test_loss_gradient_with_respect_to_every_parameter(name):
     model = build(name)
     src = np.array([[3, 4, 5, PAD], [6, 2, 1, 1]])
     tgt = np.array([[1, 5, 4, 3], [1, 2, 6, PAD]])
-    params = model.parameters()
+    params = list(model.parameters())
     assert len(params) > 20
 
     def loss(*_):
