@@ -489,6 +489,15 @@ def test_tensors_are_float64_leaves_that_require_grad(t):
     assert isinstance(t, minitx.Tensor) and t.dtype == np.float64 and t.requires_grad and t.is_leaf
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_tensors_take_every_floating_dtype_by_name(dtype):
+    """A tester checking an op in 16 bits draws its inputs in them (bfloat16 is ml_dtypes')."""
+    t = first(mst.tensors((2, 3), dtype=dtype, min_value=-2.0, max_value=2.0))
+    assert t.dtype.name == dtype and np.all(np.abs(t.numpy().astype(np.float64)) <= 2.0)
+    with pytest.raises(TypeError, match="tensors: unknown dtype 'float8'; expected one of"):
+        mst.tensors((2,), dtype="float8")
+
+
 def test_tensors_are_sometimes_transposed_views():
     t = first(mst.tensors((2, 3)), lambda t: not t.data.flags.c_contiguous)
     assert t.shape == (2, 3) and t.data.base is not None

@@ -25,6 +25,8 @@ import operator
 
 import numpy as np
 
+from minitx import backend
+
 try:
     from hypothesis import strategies as st
     from hypothesis.extra import numpy as hnp
@@ -177,7 +179,9 @@ def float_arrays(shape, dtype=np.float64, min_value=-3.0, max_value=3.0, away_fr
     a point near a bound pushes values to its other side. ValueError when no such value exists.
     distinct: every value differs from every other by at least (max-min)/2000, so max/min
     have no ties that a finite-difference step could cross (at most 2000 elements).
-    The promises hold in float64; a float32 ``dtype`` rounds the values afterwards.
+    The promises hold in float64; a float32, float16 or bfloat16 ``dtype`` rounds the values
+    afterwards (keep ``margin`` and the range wide enough for its rounding: bfloat16 keeps about two
+    decimal digits).
     """
     return _make_float_arrays("float_arrays", shape, dtype, min_value, max_value, away_from, margin, distinct)
 
@@ -188,7 +192,11 @@ def _make_float_arrays(where, shape, dtype=np.float64, min_value=-3.0, max_value
     plan = _float_plan(where, min_value, max_value, away_from, margin, distinct)
     if distinct and isinstance(shape, tuple):
         _check_distinct_size(where, shape, plan, away_from)
-    return _float_arrays(shape, np.dtype(dtype), float(min_value), float(max_value),
+    try:
+        dtype = backend.resolve_dtype(dtype)
+    except TypeError as error:
+        raise TypeError(f"{where}: {error}") from None
+    return _float_arrays(shape, dtype, float(min_value), float(max_value),
                          tuple(float(p) for p in away_from), float(margin), distinct, plan)
 
 
