@@ -97,6 +97,13 @@ class Tensor:
     def is_leaf(self) -> bool:
         return self._ctx is None
 
+    # the same facts under PyTorch's names
+    def dim(self) -> int: return self.ndim
+    def numel(self) -> int: return self.size
+    def nelement(self) -> int: return self.size
+    def element_size(self) -> int: return self.dtype.itemsize
+    def is_contiguous(self) -> bool: return bool(self.data.flags.c_contiguous)
+
     @property
     def grad(self):
         """After ``backward()``, a Tensor of this tensor's shape with d(loss)/d(this tensor) (for
@@ -143,6 +150,11 @@ class Tensor:
     def T(self) -> "Tensor":
         """Reverse all axes, as numpy's ``.T``."""
         return F.transpose(self)
+
+    @property
+    def mT(self) -> "Tensor":  # noqa: N802 (PyTorch's name)
+        """Swap the last two axes (each matrix of a batch transposed), as PyTorch's ``.mT``."""
+        return F.swapaxes(self, -2, -1)
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -239,6 +251,16 @@ class Tensor:
         """The same data, cut from the graph (shares memory with this tensor)."""
         return Tensor._from_op(self.data, None)
 
+    def clone(self) -> "Tensor":
+        """A copy in the graph (gradient flows back to this tensor): a cast to its own dtype,
+        which copies and keeps the layout, as PyTorch's clone."""
+        return F.astype(self, self.dtype)
+
+    def contiguous(self) -> "Tensor":
+        """This tensor if its array is C-contiguous, else a C-ordered copy in the graph (repeat's
+        take writes a new C-ordered array; a cast or an elementwise op keeps a transpose's layout)."""
+        return self if self.is_contiguous() else F.repeat(self, 1, axis=0)
+
     # ---------------------------------------------------------------- conversion
     def numpy(self) -> np.ndarray:
         """A numpy array with the data (copied from the GPU when needed)."""
@@ -282,6 +304,33 @@ class Tensor:
 
     def long(self) -> "Tensor":
         return self.to(dtype="int64")
+
+    def half(self) -> "Tensor":
+        return self.to(dtype="float16")
+
+    def bfloat16(self) -> "Tensor":
+        return self.to(dtype="bfloat16")
+
+    def type_as(self, other) -> "Tensor":
+        """This tensor as ``other``'s dtype, on its device (PyTorch's type names both)."""
+        return self.to(other.device, other.dtype)
+
+    # new tensors with this tensor's dtype and device (unless given), no gradient: PyTorch's new_*
+    def new_zeros(self, *shape, dtype=None, device=None, requires_grad=False):
+        return creation.zeros(*shape, dtype=dtype or self.dtype, device=device or self.device,
+                              requires_grad=requires_grad)
+
+    def new_ones(self, *shape, dtype=None, device=None, requires_grad=False):
+        return creation.ones(*shape, dtype=dtype or self.dtype, device=device or self.device,
+                             requires_grad=requires_grad)
+
+    def new_full(self, shape, value, dtype=None, device=None, requires_grad=False):
+        return creation.full(shape, value, dtype=dtype or self.dtype, device=device or self.device,
+                             requires_grad=requires_grad)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        """A copy of ``data`` (PyTorch's new_tensor: this tensor's dtype, even for integer data)."""
+        return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def __array__(self, dtype=None, copy=None):
         arr = self.numpy()
@@ -372,6 +421,17 @@ class Tensor:
     def __ilshift__(self, other): return self._in_place("<<=", F.bitwise_left_shift, other)
     def __irshift__(self, other): return self._in_place(">>=", F.bitwise_right_shift, other)
 
+    # PyTorch's in-place methods: the same writes, but a method's result is usually dropped
+    # (p.grad.zero_()), so where the operator would give a new tensor they refuse (see _in_place)
+    def add_(self, other, *, alpha=1): return self._in_place("add_", F.add, _times(other, alpha))
+    def sub_(self, other, *, alpha=1): return self._in_place("sub_", F.sub, _times(other, alpha))
+    def mul_(self, other): return self._in_place("mul_", F.mul, other)
+    def div_(self, other): return self._in_place("div_", F.div, other)
+    def clamp_(self, min=None, max=None): return self._in_place("clamp_", _clipped, (min, max))  # noqa: A002
+    def fill_(self, value): return self._in_place("fill_", _as_contents, value)
+    def copy_(self, src): return self._in_place("copy_", _as_contents, src)
+    def zero_(self): return self._in_place("zero_", lambda x, _: x.new_zeros(x.shape), None)
+
     def __setitem__(self, index, value):
         """``x[index] = v`` is refused: it would need an op that writes through any index and
         carries gradients, and minitx has none. A clear error beats Python's generic one."""
@@ -381,7 +441,8 @@ class Tensor:
                         "minitx.no_grad(), after minitx.autograd.mark_modified(x) if a graph may have saved x")
 
     def _in_place(self, op: str, fn, other) -> "Tensor":
-        """``x op= y``: ``fn(x, y)`` (the out-of-place op), written into x's array; x is returned.
+        """``x op= y``, or the method ``x.op(y)`` (``add_``): ``fn(x, y)`` (the out-of-place op),
+        written into x's array; x is returned.
 
         The result must have x's shape (x itself is not broadcast) and a dtype that casts to x's
         by NumPy's 'same_kind' rule (a float32 x stays float32 after ``x += float64``, as in
@@ -395,27 +456,33 @@ class Tensor:
         v += 1``: y would silently keep its values, where PyTorch's recorded write reaches it);
         any other x gets the new tensor ``fn(x, y)`` back, bound to its name as ``x = x op y``
         would (``loss += part`` accumulates with gradients; another name for the old x does not
-        see the change, where PyTorch's recorded write reaches it).
+        see the change, where PyTorch's recorded write reaches it). A method (``x.add_(y)``) refuses
+        instead: its result is usually dropped, so the new tensor would be a write silently lost.
         """
-        grad_involved = is_grad_enabled() and (self.requires_grad or (isinstance(other, Tensor)
-                                                                      and other.requires_grad))
+        rewrite = _OUT_OF_PLACE[op] if op.endswith("_") else f"x {op[:-1]} y"
+        grad_involved = is_grad_enabled() and (self.requires_grad or _any_requires_grad(other))
+        if grad_involved and op.endswith("_"):
+            raise RuntimeError(f"{op}: minitx records no in-place op, so {op} cannot write into a tensor while a "
+                               "graph is recorded with a gradient involved (the tensor or the argument requires "
+                               f"grad): its gradient would not see the write. Write x = {rewrite} for a new "
+                               "tensor, or update it under minitx.no_grad(), as the optimizers do")
         if grad_involved and self.requires_grad and self.is_leaf:
             raise RuntimeError(f"{op}: a leaf tensor that requires grad cannot be changed in place while a graph "
-                               f"is recorded (its gradient would not see the write); write x = x {op[:-1]} y, "
+                               f"is recorded (its gradient would not see the write); write x = {rewrite}, "
                                "or update it under minitx.no_grad(), as the optimizers do")
         if grad_involved and self._ctx is not None and self._views_an_input():
             raise RuntimeError(f"{op}: this tensor is a view of the values of the tensor it was taken from (an "
                                "index, reshape or transpose of it) while a graph is recorded with a gradient "
                                "involved; minitx records no write through a view, so that tensor would silently "
-                               f"keep its old values: write x = x {op[:-1]} y for a new tensor, or build the whole "
+                               f"keep its old values: write x = {rewrite} for a new tensor, or build the whole "
                                "result out of place (F.where, masked_fill, scatter_add)")
         result = fn(self, other)
         if result.shape != self.shape:
             raise ValueError(f"{op}: the result has shape {result.shape}, and an in-place op keeps the "
-                             f"tensor's shape {self.shape} (the tensor is not broadcast); write x = x {op[:-1]} y")
+                             f"tensor's shape {self.shape} (the tensor is not broadcast); write x = {rewrite}")
         if result.dtype != self.dtype and not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
             raise TypeError(f"{op}: the result has dtype {result.dtype.name}, which cannot be stored in the "
-                            f"tensor's dtype {self.dtype.name} (same-kind casting); write x = x {op[:-1]} y, or "
+                            f"tensor's dtype {self.dtype.name} (same-kind casting); write x = {rewrite}, or "
                             f"convert x first, e.g. x = x.to(dtype='{result.dtype.name}')")
         if grad_involved:
             return result.to(dtype=self.dtype)  # x = x op y, in x's dtype as the write would keep it
@@ -475,6 +542,11 @@ class Tensor:
     def relu(self): return F.relu(self)
     def abs(self): return F.abs(self)
     def clip(self, min=None, max=None): return F.clip(self, min, max)
+    def clamp(self, min=None, max=None): return F.clip(self, min, max)  # noqa: A002 (PyTorch's names)
+    def pow(self, exponent): return F.pow(self, exponent)
+    def matmul(self, other): return F.matmul(self, other)
+    def flatten(self, start_axis=0, end_axis=-1): return F.reshape(self, _flattened(self.shape, start_axis, end_axis))
+    def expand(self, *sizes): return F.broadcast_to(self, _expanded(self.shape, _shape_args(sizes)))
     def masked_fill(self, mask, value): return F.masked_fill(self, mask, value)
     def softmax(self, axis=-1): return F.softmax(self, axis)
     def log_softmax(self, axis=-1): return F.log_softmax(self, axis)
@@ -553,6 +625,55 @@ def _comparable(other) -> bool:
     if isinstance(other, (str, bytes)) or other is None:
         return False
     return hasattr(other, "__array__") or hasattr(other, "__dlpack__") or hasattr(other, "__cuda_array_interface__")
+
+
+def _flattened(shape, start_axis, end_axis):
+    """flatten's shape: axes start_axis..end_axis (both included) as one; a 0-d tensor's is (1,),
+    as PyTorch's."""
+    ndim = max(len(shape), 1)
+    for axis in (start_axis, end_axis):
+        if not -ndim <= axis < ndim:
+            raise IndexError(f"flatten: axis {axis} is out of range for shape {shape}")
+    start, end = start_axis % ndim, end_axis % ndim
+    if start > end:
+        raise ValueError(f"flatten: start_axis {start_axis} comes after end_axis {end_axis} for shape {shape}")
+    # the length counted, not left to a -1: NumPy cannot infer one beside a length-0 axis
+    return shape[:start] + (int(np.prod(shape[start:end + 1])),) + shape[end + 1:]
+
+
+def _expanded(shape, sizes):
+    """expand's sizes as a shape for broadcast_to: -1 keeps the tensor's length on that axis (its
+    axes align with the last sizes; a new leading axis needs a length)."""
+    lead = len(sizes) - len(shape)
+    if lead < 0 or -1 in sizes[:lead]:
+        raise ValueError(f"expand: sizes {sizes} for shape {shape}: give a length for each axis (-1 keeps "
+                         "one), and for each new leading axis a length that is not -1")
+    return tuple(shape[i - lead] if size == -1 and i >= lead else size for i, size in enumerate(sizes))
+
+
+# the in-place methods' out-of-place forms, for their messages (_in_place)
+_OUT_OF_PLACE = {"add_": "x + alpha * y", "sub_": "x - alpha * y", "mul_": "x * y", "div_": "x / y",
+                 "clamp_": "x.clamp(min, max)", "fill_": "x.new_full(x.shape, value)",
+                 "copy_": "src.type_as(x).broadcast_to(x.shape)", "zero_": "x.new_zeros(x.shape)"}
+
+
+def _any_requires_grad(other) -> bool:
+    """Whether ``other`` (an in-place op's argument; clamp_'s two bounds) takes a gradient."""
+    return any(isinstance(t, Tensor) and t.requires_grad for t in (other if isinstance(other, tuple) else (other,)))
+
+
+def _times(y, alpha):
+    """add_'s and sub_'s ``alpha * y`` (PyTorch's CPU kernel fuses it into the add: one rounding, not two)."""
+    return y if alpha == 1 else F.mul(y, alpha)
+
+
+def _clipped(x, bounds): return F.clip(x, *bounds)
+
+
+def _as_contents(x, value):
+    """fill_'s and copy_'s new values of x: ``value`` (a number, an array, a tensor) on x's device,
+    broadcast to x's shape."""
+    return F.broadcast_to(as_tensor(value, like=x).to(x.device), x.shape)
 
 
 def _shape_args(args):
@@ -650,4 +771,4 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
     return tensor(value)
 
 
-from minitx import functional as F  # noqa: E402  (operators need it; functional needs Tensor)
+from minitx import creation, functional as F  # noqa: E402  (operators need them; they need Tensor)

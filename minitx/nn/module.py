@@ -263,6 +263,32 @@ class Module:
     def num_parameters(self, trainable_only: bool = True) -> int:
         return sum(p.size for p in self.parameters() if p.requires_grad or not trainable_only)
 
+    def get_submodule(self, target: str) -> "Module":
+        """The descendant at dotted path ``target`` ("encoder.layers.0"; "" is this module), as
+        PyTorch's: an AttributeError names the part that is no child module."""
+        module = self
+        for name in target.split(".") if target else ():
+            child = module._modules.get(name)
+            if child is None:
+                raise AttributeError(f"get_submodule({target!r}): {type(module).__name__} has no child module "
+                                     f"{name!r}")
+            module = child
+        return module
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path ``target`` ("encoder.layers.0.attn.w_q.weight"), as PyTorch's."""
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if module._parameters.get(name) is None:
+            raise AttributeError(f"get_parameter({target!r}): {type(module).__name__} has no parameter {name!r}")
+        return module._parameters[name]
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Set requires_grad on every parameter (False freezes them); returns self."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
     # ---------------------------------------------------------------- modes and devices
     def train(self, mode: bool = True) -> "Module":
         for m in self.modules():
@@ -290,24 +316,32 @@ class Module:
     def to(self, device=None, dtype=None) -> "Module":
         """Move (and/or cast) every parameter and buffer in place; returns self.
 
-        ``dtype`` casts the floating-point tensors only and must itself be a float dtype:
-        casting weights to an integer or bool dtype would truncate them (most to zero).
+        ``dtype`` casts the floating-point tensors only and must itself be a float dtype
+        (bfloat16 included): casting weights to an integer or bool dtype would truncate them
+        (most to zero).
         """
         device = backend.check_device(device) if device is not None else None
         dtype = backend.resolve_dtype(dtype) if dtype is not None else None
-        if dtype is not None and dtype.kind != "f":
+        if dtype is not None and not backend.is_floating(dtype):
             raise TypeError(f"{type(self).__name__}.to: dtype must be a floating-point dtype "
-                            f"(float32 or float64), got {dtype.name}; casting the "
+                            f"(float32, float64, bfloat16 or float16), got {dtype.name}; casting the "
                             "parameters to it would truncate them")
         tensors = [*self.parameters(), *self.buffers()]
         for t in tensors:
-            if dtype is not None and t.dtype.kind == "f":
+            if dtype is not None and backend.is_floating(t.dtype):
                 t.data = t.data.astype(dtype)
             if device is not None:
                 t.data = backend.to_device(t.data, device)
             if t.grad is not None:
                 t.grad = None  # a gradient of the old device/dtype would not fit anymore
         return self
+
+    def cpu(self) -> "Module": return self.to("cpu")
+    def cuda(self) -> "Module": return self.to("cuda")
+    def float(self) -> "Module": return self.to(dtype="float32")
+    def double(self) -> "Module": return self.to(dtype="float64")
+    def half(self) -> "Module": return self.to(dtype="float16")
+    def bfloat16(self) -> "Module": return self.to(dtype="bfloat16")
 
     @property
     def device(self) -> str:

@@ -100,6 +100,10 @@ class Optimizer:
             if not isinstance(p, Tensor):
                 raise TypeError(f"{self._name}: parameter {start + k} is a {type(p).__name__}, "
                                 "expected a minitx Tensor")
+            if p.dtype.name == "bfloat16":  # the fused update keeps float32 master weights beside bfloat16
+                raise TypeError(f"{self._name}: parameter {start + k} has dtype bfloat16; the optimizers update "
+                                "float16, float32 and float64 parameters: keep the weights in float32 and compute "
+                                "in bfloat16 with minitx.autocast('bfloat16')")
             if p.dtype.kind != "f":
                 raise TypeError(f"{self._name}: parameter {start + k} has dtype {p.dtype.name}; "
                                 "only floating-point tensors can be optimized")

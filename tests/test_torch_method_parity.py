@@ -1,0 +1,370 @@
+"""The Tensor and Module methods a PyTorch user reaches for (clone, flatten, expand, the in-place
+methods, model.half(), get_submodule ...) against PyTorch on the same values: results, dtypes,
+shapes and, where a method is differentiable, gradients.
+
+The in-place methods (add_, zero_, ...) write into the tensor's array as ``x += y`` does; where
+the operator would give a new tensor (a graph recorded with a gradient involved) they refuse,
+since a method's result is usually dropped (docs/ops.md, "In place"). PyTorch is skipped where
+it is not installed, and required in CI (torch_reference.import_torch).
+"""
+import numpy as np
+import pytest
+
+from torch_reference import import_torch
+
+torch = import_torch()
+
+import minitx  # noqa: E402
+from minitx import backend, nn, optim  # noqa: E402
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((2, 3, 4))  # float64: the two libraries compute the same numbers
+
+
+def dtype_name(t):
+    return str(t.dtype).removeprefix("torch.")
+
+
+def as_float64(t):
+    """Either library's tensor (bfloat16 and float16 too) as a float64 NumPy array."""
+    if isinstance(t, torch.Tensor):
+        return t.detach().double().numpy()
+    return np.asarray(t.numpy(), dtype=np.float64)
+
+
+def same(ours, theirs, **tolerance):
+    assert ours.shape == tuple(theirs.shape)
+    assert ours.dtype.name == dtype_name(theirs)
+    np.testing.assert_allclose(as_float64(ours), as_float64(theirs), **(tolerance or dict(rtol=0, atol=0)))
+
+
+# ------------------------------------------------------------------ differentiable methods
+OTHER = RNG.standard_normal((4, 5))
+# name -> the call, written once for both libraries (argument names as PyTorch's where they agree)
+DIFFERENTIABLE = {
+    "clone": lambda t, m: t.clone(),
+    "contiguous of a transpose": lambda t, m: t.swapaxes(0, 2).contiguous(),
+    "contiguous of a contiguous tensor": lambda t, m: t.contiguous(),
+    "flatten": lambda t, m: t.flatten(),
+    "flatten(1)": lambda t, m: t.flatten(1),
+    "flatten(0, 1)": lambda t, m: t.flatten(0, 1),
+    "flatten(-2, -1)": lambda t, m: t.flatten(-2, -1),
+    "flatten(1, 1)": lambda t, m: t.flatten(1, 1),
+    "expand(2, 2, -1, 4)": lambda t, m: t[:, :1].expand(2, 2, -1, 4),
+    "expand((3, 2, 3, -1))": lambda t, m: t.expand((3, 2, 3, -1)),
+    "clamp(-0.5, 0.5)": lambda t, m: t.clamp(-0.5, 0.5),
+    "clamp(min=0)": lambda t, m: t.clamp(min=0.0),
+    "clamp(max=0.2)": lambda t, m: t.clamp(max=0.2),
+    "pow(3)": lambda t, m: t.pow(3),
+    "pow(2.5) of |t|": lambda t, m: t.abs().pow(2.5),
+    "matmul": lambda t, m: t.matmul(m.tensor(OTHER)),
+    "mT": lambda t, m: t.mT,
+    "type_as(float32)": lambda t, m: t.type_as(m.zeros(1, dtype=m.float32)),
+    "half": lambda t, m: t.half(),
+    "bfloat16": lambda t, m: t.bfloat16(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DIFFERENTIABLE))
+def test_differentiable_method_gives_pytorchs_values_and_gradients(name):
+    call = DIFFERENTIABLE[name]
+    x, tx = minitx.tensor(A, requires_grad=True), torch.tensor(A, requires_grad=True)
+    y, ty = call(x, minitx), call(tx, torch)
+    same(y, ty, rtol=1e-15, atol=1e-15)  # a product's sums may be added in another order
+    assert y.is_contiguous() == ty.is_contiguous()
+    weights = RNG.standard_normal(y.shape)  # a gradient that tells the entries apart
+    (y.to(dtype="float64") * minitx.tensor(weights)).sum().backward()
+    (ty.double() * torch.tensor(weights)).sum().backward()
+    same(x.grad, tx.grad, rtol=1e-12, atol=1e-12)
+
+
+def test_clone_and_contiguous_copy_and_keep_no_memory_of_the_original():
+    x = minitx.tensor(A)
+    for copy in (x.clone(), x.transpose(1, 0, 2).contiguous()):
+        assert not np.shares_memory(copy.data, x.data)
+    assert x.contiguous() is x and torch.tensor(A).contiguous().is_contiguous()
+
+
+def test_flatten_of_a_0d_and_an_empty_tensor_and_its_errors():
+    for shape, args in (((), ()), ((), (0, -1)), ((2, 0, 3), (0, 1)), ((2, 0, 3), (1,))):
+        a = np.zeros(shape)
+        same(minitx.tensor(a).flatten(*args), torch.tensor(a).flatten(*args))
+    for args in ((2, 1), (0, 3), (-4,)):
+        with pytest.raises((IndexError, ValueError)):
+            minitx.tensor(A).flatten(*args)
+        with pytest.raises((IndexError, RuntimeError)):
+            torch.tensor(A).flatten(*args)
+
+
+@pytest.mark.parametrize("sizes", [(-1, 2, 3, 4), (3, 4), (2, 3, 5)])
+def test_expand_refuses_what_pytorch_refuses(sizes):
+    """-1 for a new leading axis, fewer sizes than axes, a length that is not the axis' or 1."""
+    with pytest.raises(ValueError, match="expand|broadcast_to"):
+        minitx.tensor(A).expand(*sizes)
+    with pytest.raises(RuntimeError):
+        torch.tensor(A).expand(*sizes)
+
+
+# ------------------------------------------------------------------ facts and new tensors
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int8", "bool", "float16"])
+def test_dim_numel_nelement_element_size(dtype):
+    x, tx = minitx.tensor(A).to(dtype=dtype), torch.tensor(A).to(getattr(torch, dtype))
+    assert (x.dim(), x.numel(), x.nelement(), x.element_size()) == \
+        (tx.dim(), tx.numel(), tx.nelement(), tx.element_size())
+
+
+def test_is_contiguous_of_views():
+    x, tx = minitx.tensor(A), torch.tensor(A)
+    views = [(x, tx), (x[0], tx[0]), (x[:, :, ::2], tx[:, :, ::2]), (x.transpose(0, 2, 1), tx.transpose(1, 2)),
+             (x.mT, tx.mT), (x[:1].expand(3, 3, 4), tx[:1].expand(3, 3, 4)), (x.flatten(), tx.flatten())]
+    assert [v.is_contiguous() for v, _ in views] == [tv.is_contiguous() for _, tv in views]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+def test_new_tensors_take_the_tensors_dtype(dtype):
+    x, tx = minitx.tensor(A, dtype=dtype), torch.tensor(A).to(getattr(torch, dtype))
+    for call in (lambda t: t.new_zeros(2, 3), lambda t: t.new_zeros((2, 3)), lambda t: t.new_ones([4]),
+                 lambda t: t.new_full((2, 2), 1), lambda t: t.new_tensor([[1, 0], [2, 3]]),
+                 lambda t: t.new_tensor(7)):
+        ours, theirs = call(x), call(tx)
+        same(ours, theirs)
+        assert not ours.requires_grad and ours.device == "cpu"
+
+
+def test_new_tensor_copies_and_takes_no_gradient():
+    x = minitx.tensor(A, requires_grad=True)
+    data = np.arange(3.0)
+    copy = x.new_tensor(data)
+    data[0] = 5
+    assert copy.tolist() == [0, 1, 2] and not copy.requires_grad and copy.dtype.name == "float64"
+    same(x.new_zeros(2, dtype="int8"), torch.tensor(A).new_zeros(2, dtype=torch.int8))
+    assert x.new_ones(2, requires_grad=True).requires_grad
+
+
+# ------------------------------------------------------------------ in place
+NUMBER_ARGS = {"add_": (0.5,), "sub_": (0.25,), "mul_": (3.0,), "div_": (4.0,), "clamp_": (-0.5, 0.5),
+               "fill_": (2.0,), "zero_": ()}
+TENSOR_ARGS = {"add_": lambda m: (m.tensor(A[0]),), "sub_": lambda m: (m.tensor(A[1]),),
+               "mul_": lambda m: (m.tensor(A[0]),), "div_": lambda m: (m.tensor(A[1]),),
+               "copy_": lambda m: (m.tensor(A[1, 0]),)}
+
+
+def calls():
+    """(name, args for one library) of every in-place method, with numbers and with tensors."""
+    out = [(f"{name}{args}", name, lambda m, args=args: args) for name, args in NUMBER_ARGS.items()]
+    return out + [(f"{name}(tensor)", name, args) for name, args in TENSOR_ARGS.items()]
+
+
+CALLS = {label: (name, args) for label, name, args in calls()}
+CALLS["add_(tensor, alpha=-0.1)"] = ("add_", lambda m: (m.tensor(A[0]),))
+
+
+def call_in_place(label, t, m):
+    name, args = CALLS[label]
+    kwargs = {"alpha": -0.1} if "alpha" in label else {}
+    return getattr(t, name)(*args(m), **kwargs)
+
+
+@pytest.mark.parametrize("label", sorted(CALLS))
+def test_in_place_method_writes_under_no_grad_as_pytorch(label):
+    x, tx = minitx.tensor(A, requires_grad=True), torch.tensor(A, requires_grad=True)
+    array = x.data
+    with minitx.no_grad():
+        result = call_in_place(label, x, minitx)
+    with torch.no_grad():
+        call_in_place(label, tx, torch)
+    assert result is x and x.data is array and x.requires_grad
+    same(x, tx, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("label", sorted(CALLS))
+def test_in_place_method_writes_where_no_gradient_is_involved(label):
+    """Grad mode on, but neither the tensor nor the argument requires grad: a plain write, also
+    through a view (v = y[0]: y changes), as in PyTorch."""
+    y, ty = minitx.tensor(A), torch.tensor(A)
+    v, tv = y[0], ty[0]
+    assert call_in_place(label, v, minitx) is v
+    call_in_place(label, tv, torch)
+    same(y, ty, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("label, case", [(label, case) for label in sorted(CALLS) for case in
+                                         ("leaf", "computed", "argument") if case != "argument" or "tensor" in label])
+def test_in_place_method_refuses_while_a_graph_is_recorded(label, case):
+    """minitx records no in-place op; the operator (x += y) gives a new tensor there, a method
+    refuses, since its result is usually dropped. PyTorch refuses a leaf that requires grad too
+    ("a leaf Variable that requires grad is being used in an in-place operation"), and records
+    the write on a computed tensor, or one whose argument requires grad (x then requires grad)."""
+    name, args = CALLS[label]
+    leaf = minitx.tensor(A, requires_grad=True)
+    x = {"leaf": leaf, "computed": leaf * 1, "argument": minitx.tensor(A)}[case]
+    other_args = args(minitx)
+    if case == "argument":
+        other_args = (other_args[0].requires_grad_(),) + other_args[1:]
+    before = x.numpy().copy()
+    with pytest.raises(RuntimeError, match=f"^{name}: minitx records no in-place op"):
+        getattr(x, name)(*other_args)
+    np.testing.assert_array_equal(x.numpy(), before)
+    # PyTorch: the leaf refused, the others recorded
+    tleaf = torch.tensor(A, requires_grad=True)
+    tx = {"leaf": tleaf, "computed": tleaf * 1, "argument": torch.tensor(A)}[case]
+    targs = args(torch)
+    if case == "argument":
+        targs = (targs[0].requires_grad_(),) + targs[1:]
+    if case == "leaf":
+        with pytest.raises(RuntimeError, match="leaf Variable"):
+            getattr(tx, name)(*targs)
+    else:
+        getattr(tx, name)(*targs)
+
+
+def test_the_operator_still_gives_a_new_tensor_where_the_method_refuses():
+    x = minitx.tensor(A, requires_grad=True) * 1
+    y = x
+    y += 1
+    assert y is not x
+    with pytest.raises(RuntimeError, match="add_"):
+        x.add_(1)
+
+
+def test_hand_written_sgd_step_as_pytorchs():
+    w0, inputs, target = (RNG.standard_normal(shape).astype(np.float32) for shape in ((3, 4), (5, 3), (5, 4)))
+    ours, theirs = minitx.tensor(w0, requires_grad=True), torch.tensor(w0, requires_grad=True)
+    for _ in range(3):
+        ((minitx.tensor(inputs) @ ours - minitx.tensor(target)) ** 2).mean().backward()
+        ((torch.tensor(inputs) @ theirs - torch.tensor(target)) ** 2).mean().backward()
+        with minitx.no_grad():
+            ours.add_(ours.grad, alpha=-0.1)
+        with torch.no_grad():
+            theirs.add_(theirs.grad, alpha=-0.1)
+        assert ours.grad.zero_() is ours.grad and float(ours.grad.abs().sum()) == 0
+        theirs.grad.zero_()
+        # PyTorch's CPU add with alpha is one fused multiply-add; minitx rounds alpha * grad first
+        same(ours, theirs, rtol=1e-6, atol=1e-7)
+
+
+def test_sub_with_alpha_and_copy_with_a_cast_and_a_broadcast():
+    x, tx = minitx.tensor(A, dtype="float32"), torch.tensor(A, dtype=torch.float32)
+    x.sub_(minitx.tensor(A[0]), alpha=2)  # float64 into float32: same-kind, as x -= y
+    tx.sub_(torch.tensor(A[0]), alpha=2)
+    same(x, tx, rtol=1e-6, atol=1e-6)
+    row = RNG.standard_normal(4)
+    same(x.copy_(minitx.tensor(row)), tx.copy_(torch.tensor(row)))
+    same(x.copy_([1, 2, 3, 4]), tx.copy_(torch.tensor([1, 2, 3, 4])))
+    same(x.fill_(minitx.tensor(3.0)), tx.fill_(torch.tensor(3.0)))
+
+
+def test_in_place_methods_refuse_what_the_operators_refuse():
+    """A result of another shape, a cast across kinds, a broadcast view: each refused, by
+    PyTorch too (with a RuntimeError each)."""
+    ints, tints = minitx.zeros(3, dtype="int64"), torch.zeros(3, dtype=torch.int64)
+    for ours, theirs, error in ((lambda: minitx.zeros(3).add_(minitx.ones(2, 3)),
+                                 lambda: torch.zeros(3).add_(torch.ones(2, 3)), ValueError),
+                                (lambda: ints.div_(2), lambda: tints.div_(2), TypeError),
+                                (lambda: ints.add_(minitx.ones(3)), lambda: tints.add_(torch.ones(3)), TypeError),
+                                (lambda: minitx.zeros(3).expand(2, 3).add_(1),
+                                 lambda: torch.zeros(3).expand(2, 3).add_(1), RuntimeError)):
+        with pytest.raises(error):
+            ours()
+        with pytest.raises(RuntimeError):
+            theirs()
+    with pytest.raises(TypeError, match="fill_"):
+        ints.fill_(0.5)  # PyTorch truncates to 0 (docs/ops.md: refused where PyTorch is lenient)
+    assert ints.tolist() == [0, 0, 0]
+
+
+def test_a_write_by_a_method_is_seen_by_a_graph_that_saved_the_tensor():
+    x, tx = minitx.tensor(A, requires_grad=True), torch.tensor(A, requires_grad=True)
+    y, ty = x * x, tx * tx
+    with minitx.no_grad():
+        x.mul_(2)
+    with torch.no_grad():
+        tx.mul_(2)
+    with pytest.raises(RuntimeError):
+        y.sum().backward()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        ty.sum().backward()
+
+
+def test_zero_and_fill_of_booleans_and_integers():
+    for dtype in ("bool", "int32", "uint8"):
+        x, tx = minitx.ones(4, dtype=dtype), torch.ones(4, dtype=getattr(torch, dtype))
+        same(x.zero_(), tx.zero_())
+    same(minitx.zeros(3, dtype="int32").fill_(7), torch.zeros(3, dtype=torch.int32).fill_(7))
+    same(minitx.zeros(3, dtype="bool").fill_(True), torch.zeros(3, dtype=torch.bool).fill_(True))
+
+
+# ------------------------------------------------------------------ Module
+def twin_models():
+    minitx.manual_seed(0)
+    ours = nn.Sequential(nn.Linear(3, 4), nn.Sequential(nn.LayerNorm(4), nn.Linear(4, 2)))
+    theirs = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Sequential(torch.nn.LayerNorm(4),
+                                                                             torch.nn.Linear(4, 2)))
+    theirs.load_state_dict({k: torch.from_numpy(v) for k, v in ours.state_dict().items()})
+    return ours, theirs
+
+
+@pytest.mark.parametrize("method", ["float", "double", "half", "bfloat16", "cpu"])
+def test_module_casts_and_moves_as_pytorchs(method):
+    ours, theirs = twin_models()
+    ours.register_buffer("steps", minitx.zeros(2, dtype="int64"))  # integers are not cast
+    theirs.register_buffer("steps", torch.zeros(2, dtype=torch.int64))
+    assert getattr(ours, method)() is ours
+    getattr(theirs, method)()
+    same(ours.steps, theirs.steps)
+    for (name, p), (tname, tp) in zip(ours.named_parameters(), theirs.named_parameters()):
+        assert name == tname
+        same(p, tp)
+    x = RNG.standard_normal((2, 3))
+    out, tout = ours(minitx.tensor(x).to(dtype=ours.get_parameter("0.weight").dtype)), \
+        theirs(torch.tensor(x).to(theirs.get_parameter("0.weight").dtype))
+    assert out.dtype.name == dtype_name(tout)
+
+
+def test_module_cuda_without_a_gpu_says_so():
+    if backend.cuda_available():
+        pytest.skip("a GPU is here: cuda() works")
+    ours, _ = twin_models()
+    with pytest.raises(RuntimeError, match="CuPy"):
+        ours.cuda()
+
+
+def test_module_requires_grad_():
+    ours, theirs = twin_models()
+    assert ours.requires_grad_(False) is ours
+    theirs.requires_grad_(False)
+    assert [p.requires_grad for p in ours.parameters()] == [p.requires_grad for p in theirs.parameters()] == [False] * 6
+    ours[1].requires_grad_()
+    theirs[1].requires_grad_()
+    assert [p.requires_grad for p in ours.parameters()] == [p.requires_grad for p in theirs.parameters()]
+    # a frozen part takes no gradient and is left alone by the optimizer
+    opt = optim.SGD(ours.parameters(), lr=0.1)
+    before = ours[0].weight.numpy().copy()
+    ours(minitx.randn(2, 3)).sum().backward()
+    opt.step()
+    assert ours[0].weight.grad is None and np.array_equal(ours[0].weight.numpy(), before)
+
+
+@pytest.mark.parametrize("target", ["", "0", "1", "1.0", "1.1"])
+def test_get_submodule(target):
+    ours, theirs = twin_models()
+    assert type(ours.get_submodule(target)).__name__ == type(theirs.get_submodule(target)).__name__
+
+
+@pytest.mark.parametrize("target", ["0.weight", "0.bias", "1.0.weight", "1.1.bias"])
+def test_get_parameter(target):
+    ours, theirs = twin_models()
+    p = ours.get_parameter(target)
+    assert isinstance(p, nn.Parameter) and p is dict(ours.named_parameters())[target]
+    same(p, theirs.get_parameter(target))
+
+
+@pytest.mark.parametrize("call, target, missing", [
+    ("get_submodule", "2", "2"), ("get_submodule", "1.5", "5"), ("get_submodule", "0.weight", "weight"),
+    ("get_parameter", "0.scale", "scale"), ("get_parameter", "2.weight", "2"), ("get_parameter", "1.weight", "weight")])
+def test_a_missing_name_is_an_attribute_error_naming_it(call, target, missing):
+    ours, theirs = twin_models()
+    with pytest.raises(AttributeError, match=f"has no (child module|parameter) '{missing}'"):
+        getattr(ours, call)(target)
+    with pytest.raises(AttributeError):
+        getattr(theirs, call)(target)
