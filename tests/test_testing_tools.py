@@ -498,6 +498,14 @@ def test_tensors_take_every_floating_dtype_by_name(dtype):
         mst.tensors((2,), dtype="float8")
 
 
+def test_distinct_draws_refuse_a_dtype_whose_rounding_would_tie_them():
+    """bfloat16 keeps 8 significant bits: values (max - min) / 2000 apart would round onto each other."""
+    with pytest.raises(ValueError, match="float_arrays: distinct=True .* bfloat16 cannot keep apart near 3.0"):
+        mst.float_arrays((4,), dtype="bfloat16", distinct=True)
+    a = first(mst.float_arrays((64,), dtype="float16", distinct=True))
+    assert len(np.unique(a)) == a.size  # float16 keeps them apart over the default range
+
+
 def test_tensors_are_sometimes_transposed_views():
     t = first(mst.tensors((2, 3)), lambda t: not t.data.flags.c_contiguous)
     assert t.shape == (2, 3) and t.data.base is not None

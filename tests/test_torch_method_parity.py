@@ -239,8 +239,25 @@ def test_hand_written_sgd_step_as_pytorchs():
             theirs.add_(theirs.grad, alpha=-0.1)
         assert ours.grad.zero_() is ours.grad and float(ours.grad.abs().sum()) == 0
         theirs.grad.zero_()
-        # PyTorch's CPU add with alpha is one fused multiply-add; minitx rounds alpha * grad first
+        # minitx computes w - 0.1 * grad in float64 and rounds once; PyTorch's fused kernel nearly does
         same(ours, theirs, rtol=1e-6, atol=1e-7)
+
+
+def test_add_with_alpha_rounds_once():
+    """x + alpha * y computed wider and rounded once into x: the correctly rounded result for every
+    element (alpha * y rounded first was off by hundreds of units where the two nearly cancel)."""
+    for dtype in ("float16", "float32"):
+        p, g = (RNG.standard_normal(20000).astype(dtype) for _ in range(2))
+        x = minitx.tensor(p)
+        x.add_(minitx.tensor(g), alpha=-0.1)
+        np.testing.assert_array_equal(x.numpy(), (p.astype(np.float64) - 0.1 * g.astype(np.float64)).astype(dtype))
+
+
+def test_fill_takes_a_number_or_a_0_d_tensor_as_pytorchs():
+    with pytest.raises(ValueError, match=r"fill_: the value must be a number or a 0-d tensor, got shape \(3,\)"):
+        minitx.zeros(2, 3).fill_(minitx.tensor([1.0, 2.0, 3.0]))
+    with pytest.raises(RuntimeError, match="0-dimension"):
+        torch.zeros(2, 3).fill_(torch.tensor([1.0, 2.0, 3.0]))
 
 
 def test_sub_with_alpha_and_copy_with_a_cast_and_a_broadcast():

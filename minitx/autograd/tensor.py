@@ -428,7 +428,7 @@ class Tensor:
     def mul_(self, other): return self._in_place("mul_", F.mul, other)
     def div_(self, other): return self._in_place("div_", F.div, other)
     def clamp_(self, min=None, max=None): return self._in_place("clamp_", _clipped, (min, max))  # noqa: A002
-    def fill_(self, value): return self._in_place("fill_", _as_contents, value)
+    def fill_(self, value): return self._in_place("fill_", _as_contents, _one_value(value))
     def copy_(self, src): return self._in_place("copy_", _as_contents, src)
     def zero_(self): return self._in_place("zero_", lambda x, _: x.new_zeros(x.shape), None)
 
@@ -663,11 +663,25 @@ def _any_requires_grad(other) -> bool:
 
 
 def _times(y, alpha):
-    """add_'s and sub_'s ``alpha * y`` (PyTorch's CPU kernel fuses it into the add: one rounding, not two)."""
-    return y if alpha == 1 else F.mul(y, alpha)
+    """add_'s and sub_'s ``alpha * y``, in a wider dtype than y's (float32 for 16 bits, float64 for
+    float32) so that x + alpha * y rounds once, into x, as PyTorch's fused kernel nearly does: alpha * y
+    rounded first would be off by its own rounding, hundreds of units of x's where the two nearly cancel."""
+    if alpha == 1:
+        return y
+    y = as_tensor(y)
+    wide = {2: "float32", 4: "float64"}.get(y.dtype.itemsize) if backend.is_floating(y.dtype) else None
+    return F.mul(y.to(dtype=wide) if wide else y, alpha)
 
 
 def _clipped(x, bounds): return F.clip(x, *bounds)
+
+
+def _one_value(value):
+    """fill_'s value: a number or a 0-d tensor, as PyTorch's (copy_ takes arrays)."""
+    if getattr(value, "ndim", 0) != 0:
+        raise ValueError(f"fill_: the value must be a number or a 0-d tensor, got shape {tuple(value.shape)}; "
+                         "use copy_ for an array")
+    return value
 
 
 def _as_contents(x, value):

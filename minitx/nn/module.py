@@ -21,6 +21,7 @@ import numpy as np
 
 from minitx import backend
 from minitx.autograd.engine import HookHandle
+from minitx.autograd.grad_mode import no_grad
 from minitx.autograd.tensor import Tensor
 from minitx.nn.parameter import Parameter
 
@@ -326,14 +327,19 @@ class Module:
             raise TypeError(f"{type(self).__name__}.to: dtype must be a floating-point dtype "
                             f"(float32, float64, bfloat16 or float16), got {dtype.name}; casting the "
                             "parameters to it would truncate them")
-        tensors = [*self.parameters(), *self.buffers()]
-        for t in tensors:
-            if dtype is not None and backend.is_floating(t.dtype):
+        for t in [*self.parameters(), *self.buffers()]:
+            cast = dtype is not None and backend.is_floating(t.dtype) and t.dtype != dtype
+            move = device is not None and t.device != device
+            if not (cast or move):
+                continue  # already there: its array and its .grad stay as they are
+            grad = t.grad
+            if cast:
                 t.data = t.data.astype(dtype)
-            if device is not None:
+            if move:
                 t.data = backend.to_device(t.data, device)
-            if t.grad is not None:
-                t.grad = None  # a gradient of the old device/dtype would not fit anymore
+            if grad is not None:  # the gradient goes along, as PyTorch's
+                with no_grad():
+                    t.grad = grad.to(device if move else None, dtype if cast else None)
         return self
 
     def cpu(self) -> "Module": return self.to("cpu")

@@ -196,8 +196,20 @@ def _make_float_arrays(where, shape, dtype=np.float64, min_value=-3.0, max_value
         dtype = backend.resolve_dtype(dtype)
     except TypeError as error:
         raise TypeError(f"{where}: {error}") from None
+    if distinct:
+        _check_distinct_in(where, dtype, float(min_value), float(max_value))
     return _float_arrays(shape, dtype, float(min_value), float(max_value),
                          tuple(float(p) for p in away_from), float(margin), distinct, plan)
+
+
+def _check_distinct_in(where, dtype, min_value, max_value):
+    """distinct=True's spacing, (max - min) / _GRID, must outlast the dtype's rounding (a step of
+    it at the largest |value|), or rounded neighbours would tie."""
+    step = 2.0 ** -7 if dtype.name == "bfloat16" else float(np.finfo(dtype).eps)  # bfloat16: 8 significant bits
+    if (max_value - min_value) / _GRID <= step * max(abs(min_value), abs(max_value)):
+        raise ValueError(f"{where}: distinct=True spaces values (max - min) / {_GRID} apart, which {dtype.name} "
+                         f"cannot keep apart near {max(abs(min_value), abs(max_value))} (its rounding step there is "
+                         "larger: rounded neighbours would tie); draw distinct values in float32 or float64")
 
 
 def _check_distinct_size(where, shape, grid, away_from):

@@ -88,7 +88,10 @@ def test_to_casts_floating_parameters_and_buffers_but_not_integer_buffers():
     model(minitx.randn(2, 3)).sum().backward()
     assert model.to("cpu", dtype="float64") is model
     assert all(p.dtype == np.float64 and p.device == "cpu" for p in model.parameters())
-    assert all(p.grad is None for p in model.parameters())  # old-dtype gradients dropped
+    grads = {name: p.grad for name, p in model.named_parameters()}
+    assert all(g is not None and g.dtype == np.float64 for g in grads.values())  # cast along, as PyTorch's
+    model.to("cpu", dtype="float64")  # already there: nothing moves, the gradients stay
+    assert all(p.grad is grads[name] for name, p in model.named_parameters())
     assert model.steps.dtype == np.float64
     assert model.counter.dtype == np.int64
     out = model(minitx.tensor(np.ones((2, 3))))
