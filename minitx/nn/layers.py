@@ -480,6 +480,15 @@ class _ModuleSequence(Module):
         self._renumber(modules)
         return self
 
+    def __add__(self, other):
+        """A new container of this one's modules, then other's (the same modules, numbered anew), as PyTorch's."""
+        if not isinstance(other, type(self)):
+            raise TypeError(f"{type(self).__name__} + {type(other).__name__}: expected another {type(self).__name__}")
+        return type(self)().extend([*self, *other])
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
     def pop(self, i):
         """Remove and return self[i] (a slice gives a container of those)."""
         popped = self[i]
@@ -528,8 +537,6 @@ class ModuleList(_ModuleSequence):
         for m in modules if modules is not None else ():
             self.append(m)
 
-    def __iadd__(self, modules):
-        return self.extend(modules)
 
 
 class _NamedContainer(Module):

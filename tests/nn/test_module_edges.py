@@ -779,3 +779,16 @@ def test_traversals_are_generators_as_pytorchs(torch):
             assert isinstance(getattr(model, walk)(), types.GeneratorType), (lib, walk)
         assert next(model.parameters()) is model[0].weight
     assert nn.Linear(2, 3).device == "cpu" and nn.ReLU().device == "cpu"
+
+
+@pytest.mark.parametrize("kind", ["Sequential", "ModuleList"])
+def test_list_containers_add_up_as_pytorchs(kind, torch):
+    """a + b is a new container of a's modules then b's (the same objects, numbered anew); a += b extends a."""
+    for lib in (nn, torch.nn):
+        a, b = _list_of(lib, kind, [lib.Linear(2, 2), lib.ReLU()]), _list_of(lib, kind, [lib.Tanh()])
+        both = a + b
+        assert type(both) is type(a) and list(both._modules) == ["0", "1", "2"] and both[0] is a[0]
+        a += b
+        assert [type(m).__name__ for m in a] == ["Linear", "ReLU", "Tanh"]
+    with pytest.raises(TypeError, match=f"{kind} \\+ list: expected another {kind}"):
+        _list_of(nn, kind, [nn.ReLU()]) + [nn.Tanh()]
