@@ -96,6 +96,13 @@ def dtype_names() -> str:
     return ", ".join(list(_DTYPES) + ["bfloat16"])
 
 
+def rounded(value, dtype) -> float:
+    """The Python number ``value`` as ``dtype`` holds it (inf past its range, 0 below its smallest
+    subnormal), as a Python float; computed on the host, silently (it is the answer, not an error)."""
+    with np.errstate(all="ignore"):
+        return float(np.asarray(float(value), dtype=dtype))
+
+
 def is_floating(dtype) -> bool:
     """Whether arrays of ``dtype`` carry gradients: float16/32/64, and bfloat16 (whose NumPy
     kind is 'V', not 'f')."""

@@ -773,7 +773,7 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
         # silently as the ops
         with np.errstate(all="ignore"):
             if dtype.itemsize == 2 and backend.is_floating(dtype):  # float16, bfloat16: can it hold it?
-                rounded = abs(float(np.full((), value, dtype=dtype)))  # on the host: no GPU read
+                rounded = abs(backend.rounded(value, dtype))  # on the host: no GPU read
                 lost = value != 0 and rounded < _SMALLEST_NORMAL[dtype.name]  # to 0, or a subnormal's few bits
                 if (rounded == np.inf and abs(value) != np.inf) or lost:
                     number = _Number(xp.full((), value, dtype=dtype))  # for other ops, as PyTorch's

@@ -172,8 +172,7 @@ def _exponent_in(dtype, p):
     """The exponent of a float16 or bfloat16 tensor as that dtype rounds it, as PyTorch takes it
     (x ** 0.3 is x ** 0.30005 in float16; x ** 1e-8 is x ** 0, so 0 ** 1e-8 is 1); refused where
     it would round to inf, as by PyTorch."""
-    with np.errstate(all="ignore"):
-        rounded = float(np.asarray(p, dtype=dtype))
+    rounded = backend.rounded(p, dtype)
     if math.isinf(rounded) and not math.isinf(p):
         raise OverflowError(f"pow: the exponent {p} does not fit the tensor's {dtype.name} (it would be inf); "
                             "convert the tensor to float32 first")
@@ -530,8 +529,7 @@ def _held_bound(dtype, bound):
     unless it would round to inf (PyTorch refuses it; here it stays a float32 bound)."""
     if not isinstance(bound, numbers.Real) or isinstance(bound, bool):
         return bound
-    with np.errstate(all="ignore"):
-        rounded = float(np.asarray(bound, dtype=dtype))
+    rounded = backend.rounded(bound, dtype)
     return rounded if math.isfinite(rounded) or not math.isfinite(bound) else bound
 
 
@@ -1092,9 +1090,7 @@ def _compare(op, fn, a, b):
     like = a if isinstance(a, Tensor) else b
     values = [v if isinstance(v, numbers.Number) else as_tensor(v, like) for v in (a, b)]
     if like.dtype.name == "bfloat16":  # NumPy rounds a number to float16 itself, not to ml_dtypes' bfloat16
-        with np.errstate(all="ignore"):
-            values = [float(np.asarray(float(v), dtype=like.dtype)) if isinstance(v, numbers.Real) else v
-                      for v in values]
+        values = [backend.rounded(v, like.dtype) if isinstance(v, numbers.Real) else v for v in values]
     tensors = [v for v in values if isinstance(v, Tensor)]
     if len(tensors) == 2:
         _broadcasting(op, *tensors)
