@@ -79,11 +79,17 @@ class Function:
     _held: tuple = ()  # the saved arrays' guards and versions (minitx.autograd.inplace)
     _prints: tuple = ()  # their checksums, under check_saved_arrays (minitx.autograd.inplace)
     _released = False
+    _recorded_at = 0  # written.count when this op was recorded
 
     @property
     def inputs(self) -> tuple:
-        """The tensors this op was applied to, in order (empty unless a graph was recorded)."""
-        return self._inputs
+        """The tensors this op was applied to, in order (empty unless a graph was recorded).
+
+        An input written since by ``x[index] = v`` with a gradient (Tensor.__setitem__) is given
+        as it was when this op took it: the node of its old values, which the write left behind."""
+        if self._recorded_at == written.count:
+            return self._inputs
+        return tuple(written.as_seen(t, self._recorded_at) for t in self._inputs)
 
     @property
     def name(self) -> str:
@@ -178,7 +184,7 @@ class Function:
         # integer and boolean outputs (indices, masks) carry no gradient
         record = is_grad_enabled() and any(self.needs_input_grad) and is_floating(output.dtype)
         if record:
-            self._inputs = inputs
+            self._inputs, self._recorded_at = inputs, written.count
             if self.saved:
                 self._held = inplace.hold(self.saved, inputs, output)
                 if inplace.checking:
@@ -195,6 +201,39 @@ class Function:
             return kernels.enabled(*(a for a in arrays if is_floating(a.dtype)))
         return self.low_precision == "gpu" and backend.device_of(arrays[0]) == "cuda"
 
+
+
+class _Writes:
+    """The recorded writes into tensors (``x[index] = v`` while a gradient is recorded).
+
+    The graph's edges are tensors: an op keeps the tensors it was applied to. A recorded write
+    makes x the output of a new op (SetItem) whose input is a tensor standing for x's old
+    values, so that x's gradient reaches v and, where v did not land, the old values; but ops
+    that took x before the write must still send their gradients to the old values. So each
+    write is counted, every op remembers the count when it was recorded, and x keeps
+    ``(count at the write, old node)`` for each of its writes: an op recorded before a write
+    sees the old node instead of x (``Function.inputs``).
+    """
+
+    def __init__(self):
+        self.count = 0
+
+    def record(self, x, old) -> None:
+        """x was written, and ``old`` stands for its values before."""
+        x._before = getattr(x, "_before", ()) + ((self.count, old),)
+        self.count += 1
+
+    @staticmethod
+    def as_seen(t, recorded_at: int):
+        """The node of ``t`` that an op recorded at ``recorded_at`` took: t, or the old node of
+        the first write into t after it."""
+        for count, old in getattr(t, "_before", ()):
+            if count >= recorded_at:
+                return old
+        return t
+
+
+written = _Writes()
 
 
 def _low_precision_of(inputs):

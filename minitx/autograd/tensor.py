@@ -34,7 +34,8 @@ class Tensor:
     """
 
     # .grad is a property over _grad, which checks what is assigned; the engine writes _grad
-    __slots__ = ("data", "_grad", "requires_grad", "_ctx", "_retains_grad", "_hooks", "__weakref__")
+    # _before: set by a recorded write only (minitx.autograd.function._Writes)
+    __slots__ = ("data", "_grad", "requires_grad", "_ctx", "_retains_grad", "_hooks", "_before", "__weakref__")
     # numpy must defer to our reflected operators (np_array + tensor -> Tensor.__radd__)
     __array_priority__ = 1000
 
@@ -433,12 +434,8 @@ class Tensor:
     def zero_(self): return self._in_place("zero_", lambda x, _: x.new_zeros(x.shape), None)
 
     def __setitem__(self, index, value):
-        """``x[index] = v`` is refused: it would need an op that writes through any index and
-        carries gradients, and minitx has none. A clear error beats Python's generic one."""
-        raise TypeError("x[index] = v: minitx tensors do not support item assignment; for a result with "
-                        "gradients, build it out of place (F.where(mask, v, x), x.masked_fill(mask, v), "
-                        "F.scatter_add); for a raw write without gradients, x.data[index] = v under "
-                        "minitx.no_grad(), after minitx.autograd.mark_modified(x) if a graph may have saved x")
+        """``x[index] = v``: v written into x's array, recorded while a gradient is (F.setitem)."""
+        F.setitem(self, index, value)
 
     def _in_place(self, op: str, fn, other) -> "Tensor":
         """``x op= y``, or the method ``x.op(y)`` (``add_``): ``fn(x, y)`` (the out-of-place op),

@@ -1,5 +1,6 @@
 """Ops that pick elements by index: getitem (x[index]), gather, scatter_add, scatter_reduce,
-tril/triu, embedding lookups, one_hot, and the selections nonzero, argwhere and masked_select.
+tril/triu, embedding lookups, one_hot, and the selections nonzero, argwhere and masked_select;
+and getitem's write, setitem (x[index] = v).
 
 Values are not changed, only where they go, so each backward sends dy back to where each
 element came from, ADDING where one element was picked several times (a repeated index, an id
@@ -11,17 +12,19 @@ forward ran, and the reference stays the CPU path and the tests' oracle.
 """
 from __future__ import annotations
 
+import contextlib
 
 import numpy as np
 
 from minitx import backend, kernels, sync
-from minitx.autograd.function import Function
+from minitx.autograd.function import Function, written
+from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module
 from minitx.ops._args import as_indices, check_bool
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
-__all__ = ["GetItem", "Gather", "ScatterAdd", "ScatterReduce", "Tril", "Triu", "Embedding", "MaskedSelect"]
+__all__ = ["GetItem", "SetItem", "Gather", "ScatterAdd", "ScatterReduce", "Tril", "Triu", "Embedding", "MaskedSelect"]
 
 
 def check_indices(op, what, index, size):
@@ -114,10 +117,7 @@ class GetItem(Function):
 
     def forward(self, x, *arrays):
         if self.slots:
-            parts = list(self.index) if isinstance(self.index, tuple) else [self.index]
-            for slot, array in zip(self.slots, arrays):
-                parts[slot] = array
-            self.index = tuple(parts) if isinstance(self.index, tuple) else parts[0]
+            self.index = _with_arrays(self.index, self.slots, arrays)
             self.save_for_backward(*arrays)
         self.in_shape, self.in_dtype = x.shape, x.dtype
         try:
@@ -137,7 +137,17 @@ class GetItem(Function):
         return (dx,) + (None,) * len(self.slots)
 
 
-def _convert_index(x: Tensor, index):
+def _with_arrays(index, slots, arrays):
+    """``index`` with the index tensors' arrays put back at their positions ``slots``."""
+    if not slots:
+        return index
+    parts = list(index) if isinstance(index, tuple) else [index]
+    for slot, array in zip(slots, arrays):
+        parts[slot] = array
+    return tuple(parts) if isinstance(index, tuple) else parts[0]
+
+
+def _convert_index(x: Tensor, index, op="getitem"):
     """(index, tensors, slots): the index with tensors and lists inside replaced by arrays on
     x's device, their dtype checked; the index tensors themselves, and their positions among
     the index's parts (GetItem takes them as inputs, so its saved arrays are guarded). A NumPy
@@ -153,7 +163,7 @@ def _convert_index(x: Tensor, index):
     for position, part in enumerate(parts):
         if isinstance(part, Tensor):
             if part.device != x.device:
-                raise RuntimeError(f"getitem: index on {part.device} for a tensor on {x.device}")
+                raise RuntimeError(f"{op}: index on {part.device} for a tensor on {x.device}")
             tensors.append(part)
             slots.append(position)
             part = part.data
@@ -162,16 +172,16 @@ def _convert_index(x: Tensor, index):
             if part.size == 0 and part.dtype.kind not in "iub":  # [] (float64 to NumPy): an empty integer index
                 part = part.astype(np.int64)
         if hasattr(part, "dtype") and part.dtype.kind not in "iub":
-            raise TypeError(f"getitem: index arrays must be integer or boolean, got dtype {part.dtype.name}")
+            raise TypeError(f"{op}: index arrays must be integer or boolean, got dtype {part.dtype.name}")
         host.append(part)
     if xp is not np:
-        _check_index_bounds(x.shape, host)
+        _check_index_bounds(x.shape, host, op)
     converted = [None if position in slots else xp.asarray(part) if isinstance(part, np.ndarray) else part
                  for position, part in enumerate(host)]
     return (tuple(converted) if isinstance(index, tuple) else converted[0]), tensors, slots
 
 
-def _check_index_bounds(shape, parts):
+def _check_index_bounds(shape, parts, op="getitem"):
     """Raise IndexError, as numpy would, when an integer index array points outside its axis.
 
     Each part of an index consumes axes: an int, slice or integer array one, a boolean array
@@ -191,13 +201,126 @@ def _check_index_bounds(shape, parts):
                 and axis < len(shape):
             size = shape[axis]
             sync.check_in_range(part, size, lambda value, axis=axis, size=size: IndexError(
-                f"getitem: index {value} is out of bounds for axis {axis} with size {size}"), low=-size)
+                f"{op}: index {value} is out of bounds for axis {axis} with size {size}"), low=-size)
         axis += consumed(part)
 
 
 def getitem(x, index):
     index, tensors, slots = _convert_index(x, index)
     return GetItem(index, slots)(x, *tensors)
+
+
+class SetItem(Function):
+    """x[index] = v while a gradient is recorded: y is a copy of x with v written where the index
+    points, and becomes x's array (``setitem`` below).
+
+        dx = dy, but dx[index] = 0     (the values the write replaced reach nothing)
+        dv = dy[index]                 (the engine sums it to v's shape where v was broadcast)
+
+    An integer array may name one element several times; one write stays there (NumPy and CuPy
+    do not say which), so only that entry of v gets the element's gradient, as finite
+    differences agree (PyTorch gives it to every entry written there). To know which one, the
+    entries' positions in v are written first (``landed``: -1 where nothing was written), and
+    the values are placed from them.
+    """
+
+    fresh_gradients = True
+
+    def __init__(self, index, slots=()):
+        self.index, self.slots = index, tuple(slots)
+
+    def forward(self, x, v, *arrays):
+        self.index = _with_arrays(self.index, self.slots, arrays)
+        y = x.copy()
+        if _is_basic_index(self.index):  # each element named at most once
+            y[self.index] = v
+            return y
+        xp = get_array_module(x)
+        target = x[self.index].shape
+        landed = xp.full(x.shape, -1, dtype=np.int64)
+        landed[self.index] = xp.arange(int(np.prod(target)), dtype=np.int64).reshape(target)
+        written = landed >= 0
+        y[written] = xp.broadcast_to(v, target).reshape(-1)[landed[written]]
+        self.target = target
+        self.save_for_backward(landed)
+        return y
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        dx = dy.copy()
+        if not self.saved:
+            dx[self.index] = 0
+            return (dx, xp.array(dy[self.index])) + (None,) * len(self.slots)
+        (landed,) = self.saved
+        written = landed >= 0
+        dx[written] = 0
+        dv = xp.zeros(int(np.prod(self.target)), dtype=dy.dtype)
+        dv[landed[written]] = dy[written]
+        return (dx, dv.reshape(self.target)) + (None,) * len(self.slots)
+
+
+def setitem(x, index, value):
+    """``x[index] = value`` (Tensor.__setitem__): ``value`` (a number, an array, a tensor on x's
+    device) broadcast to x[index]'s shape and written into x, as NumPy and PyTorch do.
+
+    The value must cast to x's dtype by NumPy's 'same_kind' rule (a float into an integer tensor
+    is refused, not truncated). Where no gradient is recorded the write goes into x's own array
+    (the arrays and views that share it see it; graphs that saved it then refuse their
+    backward, minitx.autograd.inplace).
+
+    While a gradient is recorded (x or the value requires grad), it is the op SetItem: x gets a
+    new array, a copy with the value written, and x's gradient reaches the value where it
+    landed and x's old values elsewhere. Ops that used x before keep its old values and send
+    their gradients there (minitx.autograd.function._Writes); so does a view of x taken before,
+    which does not see the write (PyTorch's would). As ``x += y`` there: another tensor or array
+    sharing x's old array does not see it either. Refused, as in PyTorch: a leaf that requires
+    grad. Refused too: a tensor that is a view of another (``y[0][1] = v``), whose write could
+    not reach it.
+    """
+    op = "setitem"
+    index, tensors, slots = _convert_index(x, index, op)
+    if isinstance(value, Tensor):
+        if value.device != x.device:
+            raise RuntimeError(f"{op}: the value is on {value.device} and the tensor on {x.device}; move it "
+                               "with .to(device) first")
+    else:
+        value = as_tensor(value, like=x).to(x.device)
+    if not np.can_cast(value.dtype, x.dtype, casting="same_kind"):
+        raise TypeError(f"{op}: a value of dtype {value.dtype.name} cannot be written into a tensor of dtype "
+                        f"{x.dtype.name} (same-kind casting: nothing is truncated); convert one of them first")
+    full_index = _with_arrays(index, slots, [t.data for t in tensors])
+    recorded = is_grad_enabled() and (x.requires_grad or value.requires_grad)
+    if not recorded:
+        target = x._writable(op)
+        with _naming_shapes(op, x, index, value):
+            target[full_index] = value.data
+        return
+    if x.is_leaf and x.requires_grad:
+        raise RuntimeError(f"{op}: a leaf tensor that requires grad cannot be written while a graph is recorded "
+                           "(its gradient would not see the write); write under minitx.no_grad(), as the "
+                           "optimizers do, or build a new tensor: F.where(mask, v, x), x.masked_fill(mask, v)")
+    if x.data.base is not None if x.is_leaf else x._views_an_input():
+        raise RuntimeError(f"{op}: this tensor shows part of another tensor's array (an index, reshape or "
+                           "transpose of it: y[0][1] = v), and while a graph is recorded the write gives it "
+                           "a new array, so the other tensor would silently keep its old values; write "
+                           "through one index (y[0, 1] = v), or into a copy (x = x.clone())")
+    old = Tensor._from_op(x.data, x._ctx)  # x before the write, as a node of the graph
+    old.requires_grad = x.requires_grad
+    write = SetItem(index, slots)
+    with _naming_shapes(op, x, index, value):
+        y = write.apply(old, value, *tensors)  # (not through autocast: x's dtype is kept)
+    written.record(x, old)
+    x.data, x._ctx, x.requires_grad = y.data, write, True
+
+
+@contextlib.contextmanager
+def _naming_shapes(op, x, index, value):
+    """NumPy's error for a value that does not broadcast to x[index], with the op and shapes named."""
+    try:
+        yield
+    except ValueError as error:
+        raise ValueError(f"{op}: a value of shape {value.shape} cannot be written into x[{index!r}] of a "
+                         f"tensor of shape {x.shape}: {error}") from None
 
 
 def _along_index(index, axis):

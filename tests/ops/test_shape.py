@@ -169,20 +169,27 @@ def advanced_index(draw, shape):
 
 
 @st.composite
-def getitem_case(draw):
-    x = draw(mst.tensors(NONEMPTY))
+def any_index(draw, shape):
+    """(index, the index as NumPy takes it): basic, advanced, a mask, a mask of the last axis, or
+    an integer tensor (also tests/ops/test_setitem.py)."""
     kind = draw(st.sampled_from(["basic", "advanced", "mask", "row mask", "tensor index"]))
     if kind == "basic":
-        index = draw(basic_index(x.shape))
+        index = draw(basic_index(shape))
     elif kind == "advanced":
-        index = draw(advanced_index(x.shape))
+        index = draw(advanced_index(shape))
     elif kind == "mask":
-        index = draw(hnp.arrays(np.bool_, x.shape))
+        index = draw(hnp.arrays(np.bool_, shape))
     elif kind == "row mask":
-        index = (Ellipsis, draw(hnp.arrays(np.bool_, x.shape[-1])))
+        index = (Ellipsis, draw(hnp.arrays(np.bool_, shape[-1])))
     else:
-        index = minitx.tensor(draw(advanced_index(x.shape[:1])))
-    as_numpy = index.numpy() if isinstance(index, minitx.Tensor) else index
+        index = minitx.tensor(draw(advanced_index(shape[:1])))
+    return index, index.numpy() if isinstance(index, minitx.Tensor) else index
+
+
+@st.composite
+def getitem_case(draw):
+    x = draw(mst.tensors(NONEMPTY))
+    index, as_numpy = draw(any_index(x.shape))
     return (lambda t: t[index]), (lambda a: a[as_numpy]), [x]
 
 

@@ -1,0 +1,241 @@
+"""x[index] = v (F.setitem, the op SetItem in minitx/ops/indexing.py): the write against NumPy's,
+float64 gradients on hypothesis-drawn indices and values, PyTorch parity, the graph before and
+after a write, and the errors users see."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitx
+import minitx.functional as F
+from minitx.testing import check_gradients, leaf
+from minitx.testing import strategies as mst
+from _torch_kit import parity, torch_in_example
+from test_shape import NONEMPTY, any_index
+
+
+@st.composite
+def setitem_case(draw):
+    """(x, index, index as NumPy takes it, v): v has x[index]'s shape, or one it broadcasts to."""
+    x = draw(mst.tensors(NONEMPTY))
+    index, as_numpy = draw(any_index(x.shape))
+    target = x.numpy()[as_numpy].shape
+    shape = list(target[draw(st.integers(0, len(target))):])  # leading axes dropped ...
+    for axis in range(len(shape)):  # ... and some stretched from 1
+        if draw(st.booleans()):
+            shape[axis] = 1
+    v = draw(mst.tensors(st.just(tuple(shape))))
+    return x, index, as_numpy, v
+
+
+def _written(index):
+    """(x, v) -> a copy of x with v written at index, as a function gradcheck can call."""
+    def fn(x, v):
+        y = x + 0.0
+        y[index] = v
+        return y
+    return fn
+
+
+def _each_element_once(shape, index) -> bool:
+    count = np.zeros(shape, dtype=np.int64)
+    np.add.at(count, index, 1)
+    return count.max(initial=0) <= 1
+
+
+@given(case=setitem_case())
+def test_setitem_writes_as_numpy_and_its_gradients_agree_with_finite_differences(case):
+    x, index, as_numpy, v = case
+    expected = x.numpy().copy()
+    expected[as_numpy] = v.numpy()
+    out = _written(index)(x, v)
+    if _each_element_once(x.shape, as_numpy):  # else NumPy keeps one of the writes, unsaid which
+        np.testing.assert_array_equal(out.numpy(), expected)
+    assert check_gradients(_written(index), x, v)
+
+
+@given(case=setitem_case())
+def test_setitem_matches_pytorch(case):
+    """Indices that name each element once (else which write stays is left open by both) and
+    without negative steps (PyTorch has none)."""
+    x, index, as_numpy, v = case
+    parts = as_numpy if isinstance(as_numpy, tuple) else (as_numpy,)
+    if not _each_element_once(x.shape, as_numpy) or any(
+            isinstance(p, slice) and (p.step or 1) < 0 for p in parts):
+        return
+    torch = torch_in_example()
+
+    def theirs(tx, tv):
+        y = tx + 0.0
+        y[tuple(torch.as_tensor(p) if isinstance(p, np.ndarray) else p for p in parts)] = tv
+        return y
+
+    parity(_written(index), theirs, x, v)
+
+
+def test_a_repeated_index_gives_the_gradient_to_the_write_that_stayed():
+    """PyTorch gives every entry written to an element that element's gradient; only one stays."""
+    x = leaf(np.zeros(3))
+    v = leaf(np.array([1.0, 2.0, 3.0, 4.0]))
+    y = _written([0, 2, 0, 0])(x, v)
+    stayed = int(np.flatnonzero(v.numpy() == y.numpy()[0])[0])
+    y.backward(np.array([10.0, 20.0, 30.0]))
+    expected = np.zeros(4)
+    expected[[stayed, 1]] = [10.0, 30.0]
+    np.testing.assert_array_equal(v.grad.numpy(), expected)
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 20.0, 0.0])
+
+
+# ---------------------------------------------------------------------- the graph around a write
+def _fill_rows(lib, clone):
+    """A buffer filled row by row, each row computed from the one before, then written again."""
+    torch = torch_in_example() if lib == "torch" else None
+    make = (lambda a, **k: torch.tensor(a, dtype=torch.float64, **k)) if torch else \
+        (lambda a, **k: minitx.tensor(a, dtype="float64", **k))
+    tanh = torch.tanh if torch else F.tanh
+    w = make([[0.5, -1.0, 2.0], [1.5, 0.3, -0.7], [0.1, 0.2, 0.3]], requires_grad=True)
+    out = make(np.zeros((4, 3)))
+    out[0] = w[0]
+    for t in range(1, 4):
+        previous = out[t - 1].clone() if clone else out[t - 1]
+        out[t] = tanh(previous @ w)
+    before = out + 0.0  # used before the next writes: its gradient reaches the values it saw
+    out[1, 2] = 7.0
+    out[3] = 2 * w[1]
+    (out.sum() + (before ** 2).sum()).backward()
+    return w.grad.numpy(), out.detach().numpy()
+
+
+def test_ops_before_a_write_send_their_gradients_to_the_values_they_saw_as_pytorch():
+    torch_in_example()
+    theirs, ours = _fill_rows("torch", clone=True), _fill_rows("minitx", clone=True)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(ours[1], theirs[1])
+
+
+def test_a_write_keeps_the_arrays_earlier_ops_saved():
+    """The recorded write gives x a new array, so a row read without a copy (PyTorch: "modified by
+    an inplace operation") still has its gradient."""
+    torch_in_example()
+    ours = _fill_rows("minitx", clone=False)
+    np.testing.assert_allclose(ours[0], _fill_rows("torch", clone=True)[0], rtol=1e-12, atol=1e-14)
+
+
+def test_a_view_taken_before_a_recorded_write_keeps_the_old_values_and_their_gradient():
+    """PyTorch's view would show the write and follow it; minitx's keeps what it showed (as after
+    x += y, docs/ops.md), its values and gradient agreeing."""
+    w = minitx.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
+    out = minitx.zeros(3, 2, dtype="float64")
+    first = out[0]
+    out[0] = w * 3
+    assert first.tolist() == [0.0, 0.0] and out[0].tolist() == [3.0, 6.0]
+    (out.sum() + first.sum()).backward()
+    assert w.grad.tolist() == [3.0, 3.0]
+
+
+def test_writes_chain_and_backward_runs_twice_with_retain_graph():
+    a = minitx.tensor([1.0, 2.0, 3.0], dtype="float64", requires_grad=True)
+    y = a * 2
+    y[0] = a[1] ** 2
+    y[1:] = y[:2] * a[2]  # reads the written y: x's values after the first write
+    assert y.tolist() == [4.0, 12.0, 12.0]
+    y.sum().backward(retain_graph=True)
+    first = a.grad.numpy().copy()
+    y.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), 2 * first)
+    # y0 = a1^2, y1 = a1^2 a2, y2 = 2 a1 a2: d/da = [0, 2 a1 + 2 a1 a2 + 2 a2, a1^2 + 2 a1]
+    np.testing.assert_array_equal(first, [0.0, 4 + 12 + 6, 4 + 4])
+
+
+def test_a_write_into_an_integer_index_of_a_0d_result():
+    x = leaf(np.array(1.5))
+    v = leaf(np.array(4.0))
+
+    def fn(x, v):
+        y = x * 1.0
+        y[()] = v * x
+        return y
+
+    assert check_gradients(fn, x, v)
+
+
+# ---------------------------------------------------------------------- without a gradient
+def test_without_a_gradient_the_write_goes_into_the_array_views_and_wrapped_arrays_see_it():
+    array = np.zeros((2, 3), dtype=np.float32)
+    x = minitx.Tensor(array)
+    row = x[1]
+    x[1, [0, 2]] = minitx.tensor([5.0, 6.0])
+    x[0] = 1  # an int into a float tensor
+    assert array.tolist() == [[1.0, 1.0, 1.0], [5.0, 0.0, 6.0]] and row.tolist() == [5.0, 0.0, 6.0]
+    mask = minitx.zeros(4, dtype="bool")
+    mask[minitx.tensor([1, 3])] = True
+    assert mask.tolist() == [False, True, False, True]
+    counts = minitx.zeros(3, dtype="int64")
+    counts[counts == 0] = 7
+    assert counts.tolist() == [7, 7, 7] and counts.dtype == np.int64
+
+
+def test_a_parameter_is_written_under_no_grad_and_graphs_that_saved_it_refuse_their_backward():
+    w = minitx.tensor([1.0, 2.0], requires_grad=True)
+    loss = (w * w).sum()
+    with minitx.no_grad():
+        w[0] = 10.0
+    assert w.tolist() == [10.0, 2.0] and w.is_leaf
+    with pytest.raises(RuntimeError, match=r"'mul' saved .* modified in place"):
+        loss.backward()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_tensors_keep_their_dtype_and_take_the_value_rounded(dtype):
+    x = minitx.zeros(3, dtype=dtype)
+    x[1] = 0.1
+    v = minitx.tensor([0.3, 0.7], requires_grad=True)  # float32 into 16 bits, recorded
+    y = x * 1.0
+    y[[0, 2]] = v
+    assert y.dtype == x.dtype and x[1].item() == minitx.tensor(0.1, dtype=dtype).item()
+    y.to(dtype="float32").sum().backward()
+    assert v.grad.dtype == np.float32 and v.grad.tolist() == [1.0, 1.0]
+
+
+# ---------------------------------------------------------------------- refused
+def test_a_leaf_that_requires_grad_is_refused_while_recording_as_pytorch():
+    w = minitx.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="setitem: a leaf tensor that requires grad cannot be written while a "
+                                           "graph is recorded.*no_grad"):
+        w[0] = 3.0
+    assert w.tolist() == [1.0, 2.0] and w.is_leaf
+
+
+def test_a_write_into_a_view_of_another_tensor_is_refused_while_recording():
+    """y[0][1] = v could not reach y: the recorded write gives the view a new array."""
+    a = minitx.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = a * 1.0
+    with pytest.raises(RuntimeError, match=r"setitem: this tensor shows part of another tensor's array .*y\[0, 1\]"):
+        y[0][1] = 5.0
+    buffer = minitx.zeros(4, 3)
+    with pytest.raises(RuntimeError, match="setitem: this tensor shows part of another tensor's array"):
+        buffer[0][1] = a[0, 0]
+    y[0, 1] = 5.0
+    buffer[0, 1] = a[0, 0]
+    assert y.tolist() == [[1.0, 5.0], [3.0, 4.0]] and buffer[0].tolist() == [0.0, 1.0, 0.0]
+
+
+def test_bad_values_are_refused_naming_the_op_and_leave_the_tensor_as_it_was():
+    x = minitx.zeros(2, 3)
+    ints = minitx.zeros(3, dtype="int64")
+    with pytest.raises(TypeError, match="setitem: a value of dtype float32 cannot be written into a tensor of dtype "
+                                        "int64 .*nothing is truncated"):
+        ints[0] = 2.5
+    with pytest.raises(ValueError, match=r"setitem: a value of shape \(2,\) cannot be written into x\[0\] of a "
+                                         r"tensor of shape \(2, 3\)"):
+        x[0] = minitx.tensor([1.0, 2.0])
+    v = minitx.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1.0
+    with pytest.raises(ValueError, match=r"setitem: a value of shape \(2,\) cannot be written"):
+        y[0] = v
+    assert y.is_leaf and not y.requires_grad  # nothing recorded
+    with pytest.raises(IndexError):
+        x[5] = 1.0
+    with pytest.raises(TypeError, match="setitem: index arrays must be integer or boolean, got dtype float64"):
+        x[np.array([0.0])] = 1.0
+    assert x.tolist() == [[0.0] * 3] * 2 and ints.tolist() == [0, 0, 0]
