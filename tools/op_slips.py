@@ -24,6 +24,7 @@ _L = "minitx/nn/layers.py"
 _INTEGER = ("tests/ops/test_integer_math.py",)
 _SELECTION = ("tests/ops/test_selection.py",)
 _INDEXING = ("tests/ops/test_indexing.py",)
+_SETITEM = ("tests/ops/test_setitem.py",)
 _RESAMPLE = ("tests/ops/test_resample.py",)
 _CONV = ("tests/ops/test_conv.py",)
 _ATTENTION = ("tests/ops/test_attention_masks.py",)
@@ -173,6 +174,10 @@ OP_SLIPS = [
     Slip("nonzero, masked_select: the positions counted from 0 (the j-th True found at count j)", _I,
          "xp.searchsorted(xp.cumsum(flat), xp.arange(1, count + 1))",
          "xp.searchsorted(xp.cumsum(flat), xp.arange(count))", _SELECTION),
+    Slip("setitem backward: the values a write replaced keep their gradient", _I,
+         "        dx[written] = 0\n", "        pass\n", _SETITEM),
+    Slip("setitem backward: every write to a repeated element gets its gradient", _I,
+         "        dv[landed[written]] = dy[written]\n", "        dv[...] = dy[self.index]\n", _SETITEM),
     Slip("masked_select backward: dy laid at the front, not at the mask's positions", _I,
          "dx[self.positions] = dy", "dx[:dy.size] = dy", _SELECTION),
     Slip("scatter_reduce sum backward: dsrc read at src's own positions, not its targets", _I,
