@@ -239,3 +239,38 @@ def test_bad_values_are_refused_naming_the_op_and_leave_the_tensor_as_it_was():
     with pytest.raises(TypeError, match="setitem: index arrays must be integer or boolean, got dtype float64"):
         x[np.array([0.0])] = 1.0
     assert x.tolist() == [[0.0] * 3] * 2 and ints.tolist() == [0, 0, 0]
+
+
+# ---------------------------------------------------------------------- on the GPU
+@pytest.mark.gpu
+@pytest.mark.parametrize("index", [(1, slice(None, None, -2)), ([0, 2, 0], slice(1, None)),
+                                   "mask", "tensor"], ids=["basic", "repeated", "mask", "tensor"])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_setitem_on_cupy_agrees_with_numpy(index, dtype):
+    """On CuPy which write to a repeated element stays is the hardware's: the value there and the
+    one entry of v that gets its gradient must agree."""
+    rng = np.random.default_rng(0)
+    x, weights = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    results = {}
+    for device in ("cpu", "cuda"):
+        where = {"mask": minitx.tensor(x > 0, device=device), "tensor": minitx.tensor([2, 0], device=device)
+                 }[index] if isinstance(index, str) else index
+        t = minitx.tensor(x, dtype=dtype, device=device, requires_grad=True)
+        y = t * 1.0
+        target = x[where.numpy() if isinstance(where, minitx.Tensor) else where].shape
+        v = minitx.tensor(np.arange(1.0, 1.0 + np.prod(target)).reshape(target), dtype=dtype, device=device,
+                          requires_grad=True)
+        y[where] = v
+        (y * minitx.tensor(weights, dtype=dtype, device=device)).sum().backward()
+        results[device] = [a.to(dtype="float32").numpy() for a in (y, t.grad, v.grad, v)]
+    (y_cpu, dx_cpu, dv_cpu, v_rows), (y_gpu, dx_gpu, dv_gpu, _) = results["cpu"], results["cuda"]
+    np.testing.assert_array_equal(dx_gpu, dx_cpu)
+    if isinstance(index, tuple) and isinstance(index[0], list):  # row 0 written by v's rows 0 and 2
+        np.testing.assert_array_equal(y_gpu[1:], y_cpu[1:])
+        np.testing.assert_array_equal(dv_gpu[1], dv_cpu[1])
+        for y, dv in ((y_cpu, dv_cpu), (y_gpu, dv_gpu)):
+            stayed = [k for k in (0, 2) if np.array_equal(y[0, 1:], v_rows[k])]
+            assert len(stayed) == 1 and dv[2 - stayed[0]].tolist() == [0.0] * 3 and dv[stayed[0]].any()
+    else:
+        np.testing.assert_array_equal(y_gpu, y_cpu)
+        np.testing.assert_array_equal(dv_gpu, dv_cpu)
