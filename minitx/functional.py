@@ -26,7 +26,7 @@ from minitx.ops.shape import (
     reshape, transpose, permute, swapaxes, broadcast_to, squeeze, unsqueeze, concatenate, stack,
     split, flip, roll, repeat, tile, pad)
 from minitx.ops.indexing import (
-    getitem, setitem, gather, scatter_add, scatter_reduce, tril, triu, embedding, one_hot, nonzero, argwhere, masked_select)
+    getitem, setitem, gather, scatter_add, scatter_reduce, tril, triu, diagonal, trace, embedding, one_hot, nonzero, argwhere, masked_select)
 from minitx.ops.linalg import (
     matmul, linear, einsum)
 from minitx.ops.norm import (

@@ -588,6 +588,8 @@ class Tensor:
     def roll(self, shift, axis=None): return F.roll(self, shift, axis)
     def tril(self, k=0): return F.tril(self, k)
     def triu(self, k=0): return F.triu(self, k)
+    def diagonal(self, offset=0, axis1=0, axis2=1): return F.diagonal(self, offset, axis1, axis2)
+    def trace(self): return F.trace(self)
     def gather(self, axis, index): return F.gather(self, axis, index)
     def scatter_add(self, axis, index, src): return F.scatter_add(self, axis, index, src)
     def repeat(self, repeats, axis=None): return F.repeat(self, repeats, axis)

@@ -8,7 +8,7 @@ backward on raw arrays, the math in its docstring) with its public function righ
     scan          cumsum, cumprod, logcumsumexp, cummax, cummin; sort, argsort, topk
     shape         reshape, transpose, concatenate, stack, split, flip, roll, repeat, tile, pad
     indexing      getitem, setitem, gather, scatter_add, scatter_reduce, nonzero, masked_select,
-                  tril/triu, embedding, one_hot
+                  tril/triu, diagonal, trace, embedding, one_hot
     linalg        matmul, linear, einsum
     norm          layer_norm, rms_norm, group_norm, batch_norm
     dropout       dropout, dropout_add, bias_act_dropout (and their Philox masks)

@@ -1,5 +1,5 @@
 """Ops that pick elements by index: getitem (x[index]), gather, scatter_add, scatter_reduce,
-tril/triu, embedding lookups, one_hot, and the selections nonzero, argwhere and masked_select;
+tril/triu, diagonal (and trace), embedding lookups, one_hot, and the selections nonzero, argwhere and masked_select;
 and getitem's write, setitem (x[index] = v).
 
 Values are not changed, only where they go, so each backward sends dy back to where each
@@ -13,6 +13,7 @@ forward ran, and the reference stays the CPU path and the tests' oracle.
 from __future__ import annotations
 
 import contextlib
+import operator
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from minitx.backend import get_array_module
 from minitx.ops._args import as_indices, check_bool
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
-__all__ = ["GetItem", "SetItem", "Gather", "ScatterAdd", "ScatterReduce", "Tril", "Triu", "Embedding", "MaskedSelect"]
+__all__ = ["GetItem", "SetItem", "Gather", "ScatterAdd", "ScatterReduce", "Tril", "Triu", "Diagonal", "Embedding", "MaskedSelect"]
 
 
 def check_indices(op, what, index, size):
@@ -569,6 +570,51 @@ class Triu(Tril):
 
 
 def triu(x, k=0): return Triu(k)(x)
+
+
+class Diagonal(Function):
+    """y[..., k] = x[..., i + k, j + k] along two axes (axis1, axis2) of x, the offset-th diagonal
+    (above the main one for offset > 0: i = 0, j = offset; below for offset < 0), laid along a
+    new last axis, as NumPy's and PyTorch's diagonal. The entries are copied (NumPy's diagonal
+    is a read-only view).
+
+        dx = 0, with dx[..., i + k, j + k] = dy[..., k]
+    """
+
+    def __init__(self, offset=0, axis1=0, axis2=1):
+        self.offset, self.axis1, self.axis2 = offset, axis1, axis2
+
+    def forward(self, x):
+        if x.ndim < 2:
+            raise ValueError(f"diagonal: needs at least 2 dimensions, got shape {x.shape}")
+        first, second = (normalize_axes(axis, x.ndim, "diagonal")[0] for axis in (self.axis1, self.axis2))
+        if first == second:
+            raise ValueError(f"diagonal: axis1 and axis2 must be two different axes, got {self.axis1} and "
+                             f"{self.axis2} for shape {x.shape}")
+        self.axes = (first, second)
+        self.in_shape = x.shape
+        return get_array_module(x).diagonal(x, self.offset, *self.axes).copy()
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        dx = xp.zeros(self.in_shape, dtype=dy.dtype)
+        k = xp.arange(dy.shape[-1])
+        rows, cols = k + max(-self.offset, 0), k + max(self.offset, 0)
+        xp.moveaxis(dx, self.axes, (-2, -1))[..., rows, cols] = dy  # (a view of dx: the write lands there)
+        return (dx,)
+
+
+def diagonal(x, offset=0, axis1=0, axis2=1):
+    """The offset-th diagonal of x along axis1 and axis2, as a new last axis (see Diagonal)."""
+    return Diagonal(operator.index(offset), axis1, axis2)(x)
+
+
+def trace(x):
+    """The sum of a matrix's main diagonal (2-D only, as PyTorch's trace)."""
+    if x.ndim != 2:
+        raise ValueError(f"trace: needs a matrix (2 dimensions), got shape {x.shape}; for a batch, "
+                         "diagonal(x, 0, -2, -1).sum(-1)")
+    return diagonal(x).sum()
 
 
 def _check_integer(op, what, array):

@@ -12,6 +12,7 @@ from minitx.blas import product
 from minitx.autograd.tensor import as_tensor
 from minitx.backend import get_array_module, sum_rows
 from minitx.ops._args import promote
+from minitx.ops.indexing import diagonal
 
 __all__ = ["Matmul", "Linear", "Einsum"]
 
@@ -144,7 +145,8 @@ class Einsum(Function):
     """Einstein summation with an explicit output, e.g. 'bhqd,bhkd->bhqk' (attention scores) or
     'bti,oi->bto' (a linear layer): y[out letters] = sum over the other letters of the product of
     the operands. Supported: letters a-z/A-Z, one letter per axis, '->' always written; not
-    supported: '...', a letter repeated inside one operand (diagonals) or in the output.
+    supported: '...', a letter repeated in the output. A letter repeated inside one operand (a
+    diagonal) is taken apart by ``einsum`` below before this op sees it.
 
     backward, for operand i with letters s_i:  d operand_i = einsum(the other operands and dy,
     with their letters and the output's -> s_i). A letter of s_i that appears nowhere else was
@@ -208,7 +210,33 @@ class Einsum(Function):
 
 
 def einsum(subscripts, *operands):
-    """Einstein summation with an explicit '->' output, e.g. einsum('bqd,bkd->bqk', q, k); see Einsum."""
+    """Einstein summation with an explicit '->' output, e.g. einsum('bqd,bkd->bqk', q, k); see Einsum.
+    A letter repeated inside one operand takes that operand's diagonal first ('ii->i', a trace
+    'ii->', 'bii->b'), as NumPy's and PyTorch's einsum."""
     if not isinstance(subscripts, str):
         raise TypeError(f"einsum: subscripts must be a string such as 'ij,jk->ik', got {subscripts!r}")
-    return Einsum(subscripts)(*(as_tensor(a) for a in operands))
+    operands = [as_tensor(a) for a in operands]
+    lhs, arrow, out = subscripts.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    if arrow and len(terms) == len(operands):
+        pairs = [_diagonals_of_repeats(k, term, a) for k, (term, a) in enumerate(zip(terms, operands))]
+        subscripts = ",".join(term for term, _ in pairs) + "->" + out
+        operands = [a for _, a in pairs]
+    return Einsum(subscripts)(*operands)
+
+
+def _diagonals_of_repeats(k, term, operand):
+    """(term, operand) with each letter once: the two axes of a repeated letter become their
+    diagonal, on a new last axis (F.diagonal), named by that letter."""
+    while term.isascii() and term.isalpha() and len(term) == operand.ndim:
+        repeated = next((c for c in term if term.count(c) > 1), None)
+        if repeated is None:
+            break
+        first = term.index(repeated)
+        second = term.index(repeated, first + 1)
+        if operand.shape[first] != operand.shape[second]:
+            raise ValueError(f"einsum: operand {k} repeats {repeated!r} ({term!r}) on axes of sizes "
+                             f"{operand.shape[first]} and {operand.shape[second]}; a diagonal needs equal sizes")
+        operand = diagonal(operand, 0, first, second)
+        term = "".join(c for i, c in enumerate(term) if i not in (first, second)) + repeated
+    return term, operand

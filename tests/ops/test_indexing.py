@@ -1,5 +1,5 @@
-"""Flip, Roll, Tril, Triu, Gather, ScatterAdd, ScatterReduce, Repeat, Tile, PadEdges, Einsum and one_hot
-(minitx/ops/indexing.py): forward against independent NumPy computations, float64 gradients
+"""Flip, Roll, Tril, Triu, Diagonal (and trace), Gather, ScatterAdd, ScatterReduce, Repeat, Tile, PadEdges,
+Einsum and one_hot (minitx/ops/indexing.py): forward against independent NumPy computations, float64 gradients
 (check_gradients) on hypothesis-drawn shapes, PyTorch parity, and the errors users see."""
 
 import numpy as np
@@ -95,6 +95,40 @@ def test_tril_zeroes_nan_above_the_diagonal_and_needs_a_matrix():
     np.testing.assert_array_equal(F.tril(x).numpy(), [[1.0, 0.0], [np.inf, 2.0]])
     with pytest.raises(ValueError, match=r"triu: needs at least 2 dimensions, got shape \(3,\)"):
         F.triu(leaf([1.0, 2.0, 3.0]))
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=2, max_dims=4, max_side=4)), offset=st.integers(-5, 5), data=st.data())
+def test_diagonal(x, offset, data):
+    """Diagonal: any two axes (either order, counted from either end), offsets past the edge included."""
+    axis1, axis2 = data.draw(st.lists(st.integers(-x.ndim, x.ndim - 1), min_size=2, max_size=2,
+                                      unique_by=lambda a: a % x.ndim), label="axes")
+
+    def reference(a):  # pairs (row, column) walked one by one along the moved-to-the-end axes
+        moved = np.moveaxis(a, (axis1, axis2), (-2, -1))
+        pairs = zip(range(max(-offset, 0), moved.shape[-2]), range(max(offset, 0), moved.shape[-1]))
+        picked = [moved[..., i, j] for i, j in pairs]
+        return np.stack(picked, axis=-1) if picked else np.zeros(moved.shape[:-2] + (0,))
+
+    fn = lambda t: t.diagonal(offset, axis1, axis2)  # noqa: E731
+    check_forward(fn, reference, x)
+    assert check_gradients(fn, x)
+    parity(fn, lambda t: t.diagonal(offset, axis1, axis2), leaf(x.numpy()))
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=2, max_dims=2, max_side=4)))
+def test_trace(x):
+    check_forward(F.trace, lambda a: sum(a[k, k] for k in range(min(a.shape))), x)
+    assert check_gradients(F.trace, x)
+    parity(F.trace, lambda t: t.trace(), leaf(x.numpy()))
+
+
+def test_diagonal_and_trace_errors_name_the_op():
+    with pytest.raises(ValueError, match=r"diagonal: needs at least 2 dimensions, got shape \(3,\)"):
+        F.diagonal(leaf(np.ones(3)))
+    with pytest.raises(ValueError, match="diagonal: axis1 and axis2 must be two different axes, got 1 and -1"):
+        F.diagonal(leaf(np.ones((2, 3))), 0, 1, -1)
+    with pytest.raises(ValueError, match=r"trace: needs a matrix \(2 dimensions\), got shape \(2, 2, 2\)"):
+        F.trace(leaf(np.ones((2, 2, 2))))
 
 
 # ---------------------------------------------------------------- gather, scatter_add
@@ -497,19 +531,22 @@ def test_pad_modes_and_errors():
 # ---------------------------------------------------------------- einsum
 
 EINSUMS = ["ij,jk->ik", "bhqd,bhkd->bhqk", "bhqk,bhkd->bhqd", "bti,oi->bto", "ij->i", "ij->", "i,i->", "i,j->ij",
-           "ijk->kji", "ij,j->i", "abc,cd,de->abe", "ij,ij->ij", "ij->ji"]
+           "ijk->kji", "ij,j->i", "abc,cd,de->abe", "ij,ij->ij", "ij->ji",
+           # a letter repeated in an operand: its diagonal (einsum takes it with F.diagonal first)
+           "ii->i", "ii->", "bii->b", "bii->ib", "iji->j", "ii,ij->j", "ijij->ij", "iii->"]
 
 
 def _np_einsum(spec, *arrays):
-    """The sum of products over every letter, by broadcasting each operand to all letters."""
+    """The sum of products over every letter: each operand indexed by a grid of all the letters
+    (a repeated letter picks its diagonal), multiplied, summed over the letters not kept."""
     lhs, out = spec.split("->")
     terms = lhs.split(",")
     letters = sorted(set("".join(terms)))
-    product = 1.0
+    sizes = {c: a.shape[term.index(c)] for term, a in zip(terms, arrays) for c in term}
+    grid = np.indices([sizes[c] for c in letters], sparse=True)
+    product = np.ones([sizes[c] for c in letters])
     for term, a in zip(terms, arrays):
-        order = sorted(range(len(term)), key=lambda k: letters.index(term[k]))
-        shape = [a.shape[term.index(c)] if c in term else 1 for c in letters]
-        product = product * np.transpose(a, order).reshape(shape)
+        product = product * a[tuple(grid[letters.index(c)] for c in term)]
     summed = product.sum(axis=tuple(k for k, c in enumerate(letters) if c not in out))
     kept = [c for c in letters if c in out]
     return np.transpose(summed, [kept.index(c) for c in out]) if out else summed
@@ -534,7 +571,7 @@ def test_einsum_errors_name_what_is_wrong():
     a, b = leaf(np.ones((2, 3))), leaf(np.ones((4, 5)))
     cases = [("ij,jk", "needs an explicit output after '->'"), ("...ij,jk->ik", "'...' is not supported"),
              ("ij->ij", "names 1 operands, got 2"), ("ij,jk->ik", "index 'j' has size 3 in one operand and 4"),
-             ("ii,jk->ik", "operand 0 has subscripts 'ii'; use distinct letters"),
+             ("ii,jk->ik", r"operand 0 repeats 'i' \('ii'\) on axes of sizes 2 and 3"),
              ("ijk,kl->il", r"operand 0 has subscripts 'ijk' for shape \(2, 3\)"),
              ("ij,kl->iz", "output 'iz' must use distinct letters that appear in the operands")]
     for spec, message in cases:
