@@ -51,8 +51,8 @@ class Function:
     needs_input_grad: tuple = ()
     #: whether the op's output dtype is its purpose (a cast), not left to the bfloat16 rule in apply
     chooses_dtype: bool = False
-    #: whether the op only moves values (a reshape, a transpose, a basic index): 16-bit arrays go in
-    #: as they are, since there is nothing to round, and its output stays a view of its input
+    #: whether the op only moves values (a reshape, a transpose, a basic index, x[index] = v): 16-bit
+    #: arrays go in as they are, since there is nothing to round (a view op's output stays a view)
     moves_values: bool = False
     #: where the op computes bfloat16 and float16 arrays as they are: None (never: they are
     #: computed in float32, see _low_precision_of), "kernels" (where kernels.enabled takes them:
@@ -220,14 +220,14 @@ class _Writes:
 
     def record(self, x, old) -> None:
         """x was written, and ``old`` stands for its values before."""
-        x._before = getattr(x, "_before", ()) + ((self.count, old),)
+        x._before += ((self.count, old),)
         self.count += 1
 
     @staticmethod
     def as_seen(t, recorded_at: int):
         """The node of ``t`` that an op recorded at ``recorded_at`` took: t, or the old node of
         the first write into t after it."""
-        for count, old in getattr(t, "_before", ()):
+        for count, old in t._before:
             if count >= recorded_at:
                 return old
         return t

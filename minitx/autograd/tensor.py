@@ -34,7 +34,7 @@ class Tensor:
     """
 
     # .grad is a property over _grad, which checks what is assigned; the engine writes _grad
-    # _before: set by a recorded write only (minitx.autograd.function._Writes)
+    # _before: the old nodes of recorded writes into it (minitx.autograd.function._Writes)
     __slots__ = ("data", "_grad", "requires_grad", "_ctx", "_retains_grad", "_hooks", "_before", "__weakref__")
     # numpy must defer to our reflected operators (np_array + tensor -> Tensor.__radd__)
     __array_priority__ = 1000
@@ -56,6 +56,7 @@ class Tensor:
         self._ctx = None
         self._retains_grad = False
         self._hooks = None
+        self._before = ()
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -70,6 +71,7 @@ class Tensor:
         t._ctx = ctx
         t._retains_grad = False
         t._hooks = None
+        t._before = ()
         t.requires_grad = ctx is not None
         return t
 

@@ -12,7 +12,7 @@ forward ran, and the reference stays the CPU path and the tests' oracle.
 """
 from __future__ import annotations
 
-import contextlib
+import numbers
 import operator
 
 import numpy as np
@@ -225,6 +225,7 @@ class SetItem(Function):
     the values are placed from them.
     """
 
+    moves_values = True  # (16-bit arrays go in as they are: a write rounds nothing)
     fresh_gradients = True
 
     def __init__(self, index, slots=()):
@@ -233,11 +234,13 @@ class SetItem(Function):
     def forward(self, x, v, *arrays):
         self.index = _with_arrays(self.index, self.slots, arrays)
         y = x.copy()
+        target = y[self.index].shape  # (a view for a basic index; a copy for an advanced one)
+        self.leading = max(v.ndim - len(target), 0)  # v may have more axes, of length 1, in front
+        v = v.reshape(v.shape[self.leading:])
         if _is_basic_index(self.index):  # each element named at most once
             y[self.index] = v
             return y
         xp = get_array_module(x)
-        target = x[self.index].shape
         landed = xp.full(x.shape, -1, dtype=np.int64)
         landed[self.index] = xp.arange(int(np.prod(target)), dtype=np.int64).reshape(target)
         written = landed >= 0
@@ -248,35 +251,40 @@ class SetItem(Function):
 
     def backward(self, dy):
         xp = get_array_module(dy)
-        dx = dy.copy()
+        dx = xp.array(dy, copy=True)  # (an array also where dy is NumPy's 0-d scalar)
         if not self.saved:
             dx[self.index] = 0
-            return (dx, xp.array(dy[self.index])) + (None,) * len(self.slots)
-        (landed,) = self.saved
-        written = landed >= 0
-        dx[written] = 0
-        dv = xp.zeros(int(np.prod(self.target)), dtype=dy.dtype)
-        dv[landed[written]] = dy[written]
-        return (dx, dv.reshape(self.target)) + (None,) * len(self.slots)
+            dv = xp.array(dy[self.index], copy=True)
+        else:
+            (landed,) = self.saved
+            written = landed >= 0
+            dx[written] = 0
+            dv = xp.zeros(int(np.prod(self.target)), dtype=dy.dtype)
+            dv[landed[written]] = dy[written]
+            dv = dv.reshape(self.target)
+        return (dx, dv.reshape((1,) * self.leading + dv.shape)) + (None,) * len(self.slots)
 
 
 def setitem(x, index, value):
     """``x[index] = value`` (Tensor.__setitem__): ``value`` (a number, an array, a tensor on x's
     device) broadcast to x[index]'s shape and written into x, as NumPy and PyTorch do.
 
-    The value must cast to x's dtype by NumPy's 'same_kind' rule (a float into an integer tensor
-    is refused, not truncated). Where no gradient is recorded the write goes into x's own array
-    (the arrays and views that share it see it; graphs that saved it then refuse their
-    backward, minitx.autograd.inplace).
+    The value must cast to x's dtype by NumPy's 'same_kind' rule: a float is not truncated into
+    an integer tensor (a bool tensor takes the numbers 0 and 1 too). An index or a value that
+    does not fit is refused before anything is written.
+
+    Where no gradient is recorded the write goes into x's own array: the arrays and views that
+    share it see it, and graphs that saved it refuse their backward (minitx.autograd.inplace).
 
     While a gradient is recorded (x or the value requires grad), it is the op SetItem: x gets a
     new array, a copy with the value written, and x's gradient reaches the value where it
     landed and x's old values elsewhere. Ops that used x before keep its old values and send
-    their gradients there (minitx.autograd.function._Writes); so does a view of x taken before,
-    which does not see the write (PyTorch's would). As ``x += y`` there: another tensor or array
-    sharing x's old array does not see it either. Refused, as in PyTorch: a leaf that requires
-    grad. Refused too: a tensor that is a view of another (``y[0][1] = v``), whose write could
-    not reach it.
+    their gradients there (minitx.autograd.function._Writes); so do the hooks registered on x
+    before, as PyTorch's. So does a view of x taken before: it keeps the old values, where
+    without a gradient (and in PyTorch) it would show the write; take views after writing. As
+    with ``x += y`` there, another tensor or array sharing x's old array does not see the write
+    either. Refused, as in PyTorch: a leaf that requires grad. Refused too: a tensor whose array
+    is a view of another array (``y[0][1] = v``: y would silently keep its values).
     """
     op = "setitem"
     index, tensors, slots = _convert_index(x, index, op)
@@ -284,44 +292,66 @@ def setitem(x, index, value):
         if value.device != x.device:
             raise RuntimeError(f"{op}: the value is on {value.device} and the tensor on {x.device}; move it "
                                "with .to(device) first")
+    elif x.dtype.kind == "b" and isinstance(value, numbers.Integral) and value in (0, 1):
+        value = as_tensor(bool(value), like=x)
     else:
         value = as_tensor(value, like=x).to(x.device)
-    if not np.can_cast(value.dtype, x.dtype, casting="same_kind"):
+    both_floating = backend.is_floating(value.dtype) and backend.is_floating(x.dtype)  # (bfloat16 into float16)
+    if not both_floating and not np.can_cast(value.dtype, x.dtype, casting="same_kind"):
         raise TypeError(f"{op}: a value of dtype {value.dtype.name} cannot be written into a tensor of dtype "
-                        f"{x.dtype.name} (same-kind casting: nothing is truncated); convert one of them first")
+                        f"{x.dtype.name} (same-kind casting: a float is not truncated into integers); convert "
+                        "one of them first")
     full_index = _with_arrays(index, slots, [t.data for t in tensors])
+    leading = _check_fits(op, x, index, full_index, value)
     recorded = is_grad_enabled() and (x.requires_grad or value.requires_grad)
     if not recorded:
-        target = x._writable(op)
-        with _naming_shapes(op, x, index, value):
-            target[full_index] = value.data
+        x._writable(op)[full_index] = value.data.reshape(value.shape[leading:])  # (a mask takes no extra axes)
         return
     if x.is_leaf and x.requires_grad:
         raise RuntimeError(f"{op}: a leaf tensor that requires grad cannot be written while a graph is recorded "
                            "(its gradient would not see the write); write under minitx.no_grad(), as the "
                            "optimizers do, or build a new tensor: F.where(mask, v, x), x.masked_fill(mask, v)")
-    if x.data.base is not None if x.is_leaf else x._views_an_input():
-        raise RuntimeError(f"{op}: this tensor shows part of another tensor's array (an index, reshape or "
-                           "transpose of it: y[0][1] = v), and while a graph is recorded the write gives it "
-                           "a new array, so the other tensor would silently keep its old values; write "
-                           "through one index (y[0, 1] = v), or into a copy (x = x.clone())")
+    if _views_another_array(x):
+        raise RuntimeError(f"{op}: this tensor's array is a view of another array (an index, reshape or "
+                           "transpose of a tensor or an array), and while a graph is recorded the write gives "
+                           "the tensor a new array: the array it views would silently keep its values. Index "
+                           "once (y[0, 1] = v, not y[0][1] = v), or write into a copy (x = x.clone())")
     old = Tensor._from_op(x.data, x._ctx)  # x before the write, as a node of the graph
-    old.requires_grad = x.requires_grad
+    old.requires_grad, old._hooks, x._hooks = x.requires_grad, x._hooks, None
     write = SetItem(index, slots)
-    with _naming_shapes(op, x, index, value):
-        y = write.apply(old, value, *tensors)  # (not through autocast: x's dtype is kept)
+    y = write.apply(old, value, *tensors)  # (not through autocast: x's dtype is kept)
+    # the graph needs the old node's shape and dtype only; its values stay alive where an op
+    # saved them, and are not kept for each write of a tensor written many times
+    xp = backend.get_array_module(x.data)
+    old.data = xp.broadcast_to(xp.zeros((), dtype=x.dtype), x.shape)
     written.record(x, old)
     x.data, x._ctx, x.requires_grad = y.data, write, True
 
 
-@contextlib.contextmanager
-def _naming_shapes(op, x, index, value):
-    """NumPy's error for a value that does not broadcast to x[index], with the op and shapes named."""
+def _check_fits(op, x, index, full_index, value):
+    """Raise, naming op and the shapes, unless the index fits x and value broadcasts to
+    x[index] by NumPy's rule for assignment (extra leading axes of length 1 allowed); return
+    how many such axes value has."""
     try:
-        yield
-    except ValueError as error:
-        raise ValueError(f"{op}: a value of shape {value.shape} cannot be written into x[{index!r}] of a "
-                         f"tensor of shape {x.shape}: {error}") from None
+        target = x.data[full_index].shape
+    except IndexError as error:
+        raise IndexError(f"{op}: index {index!r} does not fit a tensor of shape {x.shape}: {error}") from None
+    leading = len(value.shape) - len(target)
+    core = value.shape[max(leading, 0):]
+    try:
+        fits = all(n == 1 for n in value.shape[:max(leading, 0)]) and np.broadcast_shapes(core, target) == target
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{op}: a value of shape {value.shape} cannot be written into x[{index!r}], of shape "
+                         f"{target} (x has shape {x.shape}): it must broadcast to it")
+    return max(leading, 0)
+
+
+def _views_another_array(x) -> bool:
+    """Whether x's array shows memory of another: a recorded view of an input of x's op, or, for a
+    leaf (where nothing was recorded), any NumPy/CuPy view."""
+    return x.data.base is not None if x.is_leaf else x._views_an_input()
 
 
 def _along_index(index, axis):

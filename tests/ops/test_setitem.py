@@ -1,6 +1,9 @@
 """x[index] = v (F.setitem, the op SetItem in minitx/ops/indexing.py): the write against NumPy's,
 float64 gradients on hypothesis-drawn indices and values, PyTorch parity, the graph before and
 after a write, and the errors users see."""
+import gc
+import weakref
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -16,14 +19,16 @@ from test_shape import NONEMPTY, any_index
 
 @st.composite
 def setitem_case(draw):
-    """(x, index, index as NumPy takes it, v): v has x[index]'s shape, or one it broadcasts to."""
+    """(x, index, index as NumPy takes it, v): v has x[index]'s shape, or one that NumPy's
+    assignment broadcasts to it (leading axes of length 1 included)."""
     x = draw(mst.tensors(NONEMPTY))
     index, as_numpy = draw(any_index(x.shape))
     target = x.numpy()[as_numpy].shape
     shape = list(target[draw(st.integers(0, len(target))):])  # leading axes dropped ...
-    for axis in range(len(shape)):  # ... and some stretched from 1
+    for axis in range(len(shape)):  # ... and some stretched from 1, ...
         if draw(st.booleans()):
             shape[axis] = 1
+    shape = [1] * draw(st.integers(0, 2)) + shape  # ... or axes of length 1 put in front
     v = draw(mst.tensors(st.just(tuple(shape))))
     return x, index, as_numpy, v
 
@@ -45,9 +50,12 @@ def _each_element_once(shape, index) -> bool:
 
 @given(case=setitem_case())
 def test_setitem_writes_as_numpy_and_its_gradients_agree_with_finite_differences(case):
+    """NumPy's write, and gradients; leading axes of v of length 1 are dropped first."""
     x, index, as_numpy, v = case
     expected = x.numpy().copy()
-    expected[as_numpy] = v.numpy()
+    target = expected[as_numpy].shape
+    # leading axes of length 1 dropped first, as PyTorch does (NumPy takes them only for some indices)
+    expected[as_numpy] = v.numpy().reshape(v.shape[max(v.ndim - len(target), 0):])
     out = _written(index)(x, v)
     if _each_element_once(x.shape, as_numpy):  # else NumPy keeps one of the writes, unsaid which
         np.testing.assert_array_equal(out.numpy(), expected)
@@ -159,6 +167,66 @@ def test_a_write_into_an_integer_index_of_a_0d_result():
     assert check_gradients(fn, x, v)
 
 
+def test_a_value_with_leading_axes_of_length_1_gets_its_gradient_in_its_shape_as_pytorch():
+    torch = torch_in_example()
+    for index in (0, [0], np.array([True, False])):
+        x = minitx.zeros(2, 3, dtype="float64")
+        v = leaf(np.arange(3.0).reshape(1, 1, 3))
+        x[index] = v
+        (x * minitx.tensor(np.arange(6.0).reshape(2, 3))).sum().backward()
+        tx, tv = torch.zeros(2, 3, dtype=torch.float64), torch.arange(3.0, dtype=torch.float64).reshape(1, 1, 3)
+        tv.requires_grad_(True)
+        tx[torch.as_tensor(index) if isinstance(index, np.ndarray) else index] = tv
+        (tx * torch.arange(6.0, dtype=torch.float64).reshape(2, 3)).sum().backward()
+        np.testing.assert_array_equal(x.detach().numpy(), tx.detach().numpy())
+        np.testing.assert_array_equal(v.grad.numpy(), tv.grad.numpy())
+
+
+@pytest.mark.parametrize("index", [(), Ellipsis, np.array(True)], ids=["()", "...", "0-d mask"])
+def test_a_write_into_a_0d_tensor_then_used_by_another_op(index):
+    """The op after the write hands backward NumPy's 0-d scalar as dy."""
+    a = minitx.tensor(1.5, dtype="float64", requires_grad=True)
+    v = minitx.tensor(2.0, dtype="float64", requires_grad=True)
+    x = a * 1.0
+    x[index] = v * a
+    (x * 3).backward()
+    assert x.item() == 3.0 and a.grad.item() == 6.0 and v.grad.item() == 4.5
+
+
+def test_hooks_registered_before_a_write_see_the_old_values_gradient_as_pytorch():
+    torch = torch_in_example()
+    seen = {}
+
+    def run(lib, make, name):
+        a = make([1.0, 2.0, 3.0])
+        x = a * 2
+        x.register_hook(lambda g: seen.setdefault(name, []).append(np.array(g.tolist())))
+        y = x * 10
+        x[0] = 7.0
+        (y.sum() + x.sum()).backward()
+        return np.array(a.grad.tolist())
+
+    ours = run("minitx", lambda d: minitx.tensor(d, dtype="float64", requires_grad=True), "ours")
+    theirs = run("torch", lambda d: torch.tensor(d, dtype=torch.float64, requires_grad=True), "theirs")
+    np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_array_equal(seen["ours"][0], seen["theirs"][0])
+
+
+def test_the_old_values_are_not_kept_for_each_write():
+    """A buffer written row by row keeps no copy of itself per row: the graph needs only the old
+    node's shape, and nothing saved the old arrays here."""
+    h = minitx.tensor(np.ones(8), requires_grad=True)
+    out = minitx.zeros(16, 8)
+    arrays = []
+    for t in range(16):
+        arrays.append(weakref.ref(out.data))
+        out[t] = h * t
+    gc.collect()
+    assert sum(ref() is not None for ref in arrays) == 0
+    out.sum().backward()
+    assert h.grad.tolist() == [120.0] * 8
+
+
 # ---------------------------------------------------------------------- without a gradient
 def test_without_a_gradient_the_write_goes_into_the_array_views_and_wrapped_arrays_see_it():
     array = np.zeros((2, 3), dtype=np.float32)
@@ -173,6 +241,28 @@ def test_without_a_gradient_the_write_goes_into_the_array_views_and_wrapped_arra
     counts = minitx.zeros(3, dtype="int64")
     counts[counts == 0] = 7
     assert counts.tolist() == [7, 7, 7] and counts.dtype == np.int64
+
+
+def test_dtypes_a_write_takes_beside_numpys_rule():
+    mask = minitx.zeros(3, dtype="bool")
+    mask[0] = 1  # 0 and 1 into a bool tensor, as PyTorch
+    half = minitx.zeros(2, dtype="float16")
+    half[:] = minitx.tensor([0.5, 1.5], dtype="bfloat16")  # a float into a float, whatever ml_dtypes says
+    assert mask.tolist() == [True, False, False] and half.tolist() == [0.5, 1.5]
+    with pytest.raises(TypeError, match="setitem: a value of dtype int64 cannot be written into a tensor of dtype bool"):
+        mask[1] = 2
+
+
+def test_a_refused_write_changes_nothing_not_even_the_version_graphs_check():
+    w = minitx.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    loss = (w * w).sum()
+    with minitx.no_grad():
+        for bad in (lambda: w.__setitem__(5, 1.0), lambda: w.__setitem__(0, minitx.ones(2)),
+                    lambda: w.__setitem__(np.array([True, False]), 1.0)):
+            with pytest.raises((IndexError, ValueError), match="setitem: "):
+                bad()
+    loss.backward()
+    assert w.grad.tolist() == [2.0, 4.0, 6.0]
 
 
 def test_a_parameter_is_written_under_no_grad_and_graphs_that_saved_it_refuse_their_backward():
@@ -210,10 +300,10 @@ def test_a_write_into_a_view_of_another_tensor_is_refused_while_recording():
     """y[0][1] = v could not reach y: the recorded write gives the view a new array."""
     a = minitx.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     y = a * 1.0
-    with pytest.raises(RuntimeError, match=r"setitem: this tensor shows part of another tensor's array .*y\[0, 1\]"):
+    with pytest.raises(RuntimeError, match=r"setitem: this tensor's array is a view of another array .*y\[0, 1\] = v"):
         y[0][1] = 5.0
     buffer = minitx.zeros(4, 3)
-    with pytest.raises(RuntimeError, match="setitem: this tensor shows part of another tensor's array"):
+    with pytest.raises(RuntimeError, match="setitem: this tensor's array is a view of another array"):
         buffer[0][1] = a[0, 0]
     y[0, 1] = 5.0
     buffer[0, 1] = a[0, 0]
@@ -224,18 +314,22 @@ def test_bad_values_are_refused_naming_the_op_and_leave_the_tensor_as_it_was():
     x = minitx.zeros(2, 3)
     ints = minitx.zeros(3, dtype="int64")
     with pytest.raises(TypeError, match="setitem: a value of dtype float32 cannot be written into a tensor of dtype "
-                                        "int64 .*nothing is truncated"):
+                                        "int64 .*a float is not truncated into integers"):
         ints[0] = 2.5
-    with pytest.raises(ValueError, match=r"setitem: a value of shape \(2,\) cannot be written into x\[0\] of a "
-                                         r"tensor of shape \(2, 3\)"):
+    with pytest.raises(ValueError, match=r"setitem: a value of shape \(2,\) cannot be written into x\[0\], of shape "
+                                         r"\(3,\) \(x has shape \(2, 3\)\): it must broadcast to it"):
         x[0] = minitx.tensor([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"setitem: a value of shape \(2, 3\) cannot be written into x\[0\]"):
+        x[0] = minitx.ones(2, 3)
     v = minitx.tensor([1.0, 2.0], requires_grad=True)
     y = x * 1.0
     with pytest.raises(ValueError, match=r"setitem: a value of shape \(2,\) cannot be written"):
         y[0] = v
     assert y.is_leaf and not y.requires_grad  # nothing recorded
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match=r"setitem: index 5 does not fit a tensor of shape \(2, 3\)"):
         x[5] = 1.0
+    with pytest.raises(IndexError, match="setitem: index .* does not fit"):
+        x[np.array([True, False, True])] = 1.0
     with pytest.raises(TypeError, match="setitem: index arrays must be integer or boolean, got dtype float64"):
         x[np.array([0.0])] = 1.0
     assert x.tolist() == [[0.0] * 3] * 2 and ints.tolist() == [0, 0, 0]
