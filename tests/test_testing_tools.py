@@ -569,6 +569,9 @@ def test_float_arrays_refuse_impossible_margins_when_built(kwargs, message):
     (lambda: mst.class_targets((3,), 2, -1, ignore_probability=1.5), r"ignore_probability must be in \[0, 1\]"),
     (lambda: mst.ids((3,), 4, padding_idx=4), r"ids: padding_idx must be in \[0, 4\), got 4"),
     (lambda: mst.index_arrays((3,), 0), "index_arrays: size must be at least 1"),
+    (lambda: mst.getitem_indices((2, 0)), r"getitem_indices: needs a shape .* each of length 1 or more, got \(2, 0\)"),
+    (lambda: mst.getitem_indices(()), r"getitem_indices: needs a shape of at least one axis"),
+    (lambda: mst.getitem_indices((2,), "slices"), r"getitem_indices: kinds must be some of \('basic'"),
     (lambda: mst.bool_masks((2, 0), at_least_one_true=True), r"bool_masks: a mask of shape \(2, 0\) has no element"),
     (lambda: mst.shapes(min_dims=3, max_dims=2), "shapes: max_dims must be at least 3, got 2"),
     (lambda: mst.broadcastable_shapes(0), "broadcastable_shapes: num_shapes must be at least 1"),
@@ -602,6 +605,33 @@ def test_index_arrays_index_an_axis(allow_negative, data):
 
 def test_index_arrays_draw_negative_indices_only_when_allowed():
     assert first(mst.index_arrays((6,), 3, allow_negative=True), lambda i: (i < 0).any()).min() >= -3
+
+
+@given(data=st.data())
+def test_getitem_indices_index_an_array_of_their_shape(data):
+    shape = data.draw(mst.shapes(min_dims=1, max_dims=4, max_side=4))
+    kinds = data.draw(st.lists(st.sampled_from(mst.INDEX_KINDS), min_size=1, unique=True))
+    index = data.draw(mst.getitem_indices(shape, kinds))
+    np.zeros(shape)[index]  # numpy accepts it
+    parts = index if isinstance(index, tuple) else (index,)
+    arrays = [p for p in parts if isinstance(p, np.ndarray)]
+    kind = ("basic" if not arrays else "integer arrays" if arrays[0].dtype == np.int64
+            else "mask" if arrays[0].shape == shape else "last-axis mask")
+    assert kind in kinds
+
+
+@pytest.mark.parametrize("kind", mst.INDEX_KINDS)
+def test_getitem_indices_draw_every_kind_and_their_edges(kind):
+    shape = (3, 4, 5)
+    if kind == "basic":
+        first(mst.getitem_indices(shape, kind), lambda i: any(isinstance(p, slice) and (p.step or 1) < 0 for p in i))
+        first(mst.getitem_indices(shape, kind), lambda i: Ellipsis in i and None in i)
+    elif kind == "integer arrays":
+        repeated = first(mst.getitem_indices(shape, kind), lambda i: isinstance(i, tuple) and len(i) == 3)
+        assert repeated[0].shape == repeated[2].shape
+        first(mst.getitem_indices(shape, kind), lambda i: isinstance(i, np.ndarray) and len(set(i % 3)) < len(i))
+    else:
+        first(mst.getitem_indices(mst.shapes(min_dims=1, max_dims=2), kind), lambda i: np.asarray(i[-1]).any())
 
 
 @given(data=st.data(), at_least_one_true=st.booleans())

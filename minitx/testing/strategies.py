@@ -39,8 +39,8 @@ except ImportError as error:
 
 __all__ = [
     "shapes", "broadcastable_shapes", "float_arrays", "tensors", "broadcastable_tensors",
-    "index_arrays", "ids", "bool_masks", "attention_masks", "class_targets", "axes_for",
-    "axes_and_keepdims",
+    "index_arrays", "getitem_indices", "INDEX_KINDS", "ids", "bool_masks", "attention_masks", "class_targets",
+    "axes_for", "axes_and_keepdims",
 ]
 
 
@@ -281,6 +281,84 @@ def index_arrays(shape, size, allow_negative=False):
     size = _int(size, "size", "index_arrays", 1)
     low = -size if allow_negative else 0
     return _draw_shape_then(shape, lambda s: hnp.arrays(np.int64, s, elements=st.integers(low, size - 1)))
+
+
+#: the kinds of index getitem_indices draws
+INDEX_KINDS = ("basic", "integer arrays", "mask", "last-axis mask")
+
+
+def getitem_indices(shape, kinds=INDEX_KINDS):
+    """Indices ``x[index]`` takes for an x of ``shape`` (every side at least 1), of the ``kinds``:
+
+    * "basic": per axis an int (negative ones too), a slice of any step (negative ones too, bounds
+      past the ends included) or the whole axis; sometimes an Ellipsis and a None among them;
+    * "integer arrays": an int64 array (repeats and negative values) on the first axis, alone,
+      then a reversed slice, or with a second array on the third axis;
+    * "mask": a boolean array of x's shape;
+    * "last-axis mask": ``(Ellipsis, mask)`` with a boolean mask of the last axis.
+
+    Repeated integer indices pick one element several times: a getitem's gradient adds there, and
+    which write stays in x[index] = v is not said. Draw them for NumPy: wrap a part in
+    minitx.tensor for a tensor index."""
+    shape = _shape(shape, "getitem_indices")
+    kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
+    unknown = [k for k in kinds if k not in INDEX_KINDS]
+    if not kinds or unknown:
+        raise ValueError(f"getitem_indices: kinds must be some of {INDEX_KINDS}, got {kinds!r}")
+    if isinstance(shape, tuple):
+        _check_indexable(shape)
+    return _getitem_indices(shape, kinds)
+
+
+def _check_indexable(shape):
+    if not shape or 0 in shape:
+        raise ValueError(f"getitem_indices: needs a shape of at least one axis, each of length 1 or more, "
+                         f"got {shape}")
+
+
+@st.composite
+def _getitem_indices(draw, shape, kinds):
+    shape = _draw_shape(draw, shape)
+    _check_indexable(shape)
+    kind = draw(st.sampled_from(kinds))
+    if kind == "basic":
+        return draw(_basic_index(shape))
+    if kind == "integer arrays":
+        return draw(_integer_array_index(shape))
+    if kind == "mask":
+        return draw(hnp.arrays(np.bool_, shape))
+    return Ellipsis, draw(hnp.arrays(np.bool_, shape[-1]))
+
+
+@st.composite
+def _basic_index(draw, shape):
+    parts = []
+    for n in shape:
+        kind = draw(st.sampled_from(["slice", "int", "all"]))
+        if kind == "int":
+            parts.append(draw(st.integers(-n, n - 1)))
+        elif kind == "slice":
+            bound = st.none() | st.integers(-n - 1, n + 1)
+            parts.append(slice(draw(bound), draw(bound), draw(st.sampled_from([None, 1, 2, -1, -2, -3]))))
+        else:
+            parts.append(slice(None))
+    if draw(st.booleans()):
+        parts[draw(st.integers(0, len(parts) - 1))] = Ellipsis
+    if draw(st.booleans()):
+        parts.insert(draw(st.integers(0, len(parts))), None)
+    return tuple(parts)
+
+
+@st.composite
+def _integer_array_index(draw, shape):
+    first = draw(hnp.arrays(np.int64, draw(st.integers(1, 5)), elements=st.integers(-shape[0], shape[0] - 1)))
+    kind = draw(st.sampled_from(["alone", "then slice", "two arrays apart"][:min(len(shape), 3)]))
+    if kind == "alone":
+        return first
+    if kind == "then slice":
+        return first, slice(None, None, -1)
+    second = draw(hnp.arrays(np.int64, first.shape, elements=st.integers(-shape[2], shape[2] - 1)))
+    return first, slice(1, None), second
 
 
 def ids(shape, num_embeddings, padding_idx=None, padding_probability=0.2):

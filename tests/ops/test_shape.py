@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
 import minitx
 import minitx.functional as F
@@ -133,57 +132,14 @@ def split_case(draw):
 
 
 @st.composite
-def basic_index(draw, shape):
-    """Ints, slices with any step (negative ones included), None and Ellipsis."""
-    parts = []
-    for n in shape:
-        kind = draw(st.sampled_from(["slice", "int", "all"]))
-        if kind == "int":
-            parts.append(draw(st.integers(-n, n - 1)))
-        elif kind == "slice":
-            bound = st.none() | st.integers(-n - 1, n + 1)
-            parts.append(slice(draw(bound), draw(bound), draw(st.sampled_from([None, 1, 2, -1, -2, -3]))))
-        else:
-            parts.append(slice(None))
-    if parts and draw(st.booleans()):
-        parts[draw(st.integers(0, len(parts) - 1))] = Ellipsis
-    if draw(st.booleans()):
-        parts.insert(draw(st.integers(0, len(parts))), None)
-    return tuple(parts)
-
-
-@st.composite
-def advanced_index(draw, shape):
-    """Integer arrays (with repeats and negative values) on one or two axes, slices between."""
-    def ints(n):
-        return hnp.arrays(np.int64, draw(st.integers(1, 5)), elements=st.integers(-n, n - 1))
-    first = draw(ints(shape[0]))
-    kind = draw(st.sampled_from(["alone", "then slice", "two arrays apart"] if len(shape) >= 3 else
-                                ["alone", "then slice"] if len(shape) == 2 else ["alone"]))
-    if kind == "alone":
-        return first
-    if kind == "then slice":
-        return first, slice(None, None, -1)
-    second = hnp.arrays(np.int64, first.shape, elements=st.integers(-shape[2], shape[2] - 1))
-    return first, slice(1, None), draw(second)
-
-
-@st.composite
 def any_index(draw, shape):
-    """(index, the index as NumPy takes it): basic, advanced, a mask, a mask of the last axis, or
-    an integer tensor (also tests/ops/test_setitem.py)."""
-    kind = draw(st.sampled_from(["basic", "advanced", "mask", "row mask", "tensor index"]))
-    if kind == "basic":
-        index = draw(basic_index(shape))
-    elif kind == "advanced":
-        index = draw(advanced_index(shape))
-    elif kind == "mask":
-        index = draw(hnp.arrays(np.bool_, shape))
-    elif kind == "row mask":
-        index = (Ellipsis, draw(hnp.arrays(np.bool_, shape[-1])))
-    else:
-        index = minitx.tensor(draw(advanced_index(shape[:1])))
-    return index, index.numpy() if isinstance(index, minitx.Tensor) else index
+    """(index, the index as NumPy takes it): minitx.testing's getitem_indices, or an integer tensor
+    (also tests/ops/test_setitem.py)."""
+    if draw(st.integers(0, len(mst.INDEX_KINDS))) == 0:
+        index = minitx.tensor(draw(mst.getitem_indices(shape[:1], "integer arrays")))
+        return index, index.numpy()
+    index = draw(mst.getitem_indices(shape))
+    return index, index
 
 
 @st.composite
