@@ -225,8 +225,8 @@ OP_SLIPS = [
          "return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for",
          "return tuple((d * (k - 1) - d * (k - 1) // 2, d * (k - 1) // 2) for", _CONV),
     Slip("avg_pool2d: divisor_override not passed on", _C,
-         "return AvgPoolNd(2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)(floating(x))",
-         "return AvgPoolNd(2, kernel_size, stride, padding, ceil_mode, count_include_pad)(floating(x))", _CONV),
+         "op = AvgPoolNd(2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)",
+         "op = AvgPoolNd(2, kernel_size, stride, padding, ceil_mode, count_include_pad)", _CONV),
     # attention: float masks, grouped heads
     Slip("attention backward: a float mask's gradient scaled as the scores' are", _A,
          "dmask = ds.astype(mask.dtype, copy=False)", "dmask = (ds * self.scale_used).astype(mask.dtype, copy=False)",

@@ -126,7 +126,9 @@ class _Windows:
 
 def _check_dims(op, what, a, dims, layout=None):
     if a.ndim != dims + 2:
-        raise ValueError(f"{op}: {what} must be {dims + 2}-D {layout or LAYOUT[dims]}, got shape {a.shape}")
+        # (an input of one sample, [C, *spatial], is made a batch of one by the op's function)
+        sample = f" or {dims + 1}-D [{LAYOUT[dims][4:]} (one sample)" if layout is None else ""
+        raise ValueError(f"{op}: {what} must be {dims + 2}-D {layout or LAYOUT[dims]}{sample}, got shape {a.shape}")
 
 
 def _check_groups(op, groups):
@@ -230,22 +232,34 @@ def _apply(op, x, weight, bias):
     return op(x, weight) if bias is None else op(x, weight, bias)
 
 
+def _one_sample_as_a_batch(dims, x, apply):
+    """apply(x) for a batch x [N, C, *spatial]; one sample [C, *spatial], as PyTorch also takes,
+    goes in as a batch of one and comes out without that axis (each tensor of a tuple)."""
+    if getattr(x, "ndim", None) != dims + 1:
+        return apply(x)
+    out = apply(x.unsqueeze(0))
+    return tuple(o.squeeze(0) for o in out) if isinstance(out, tuple) else out.squeeze(0)
+
+
 def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """x [N, C, L] cross-correlated with weight [O, C/groups, k], plus bias [O] (arguments as conv2d's)."""
-    return _apply(ConvNd(1, stride, padding, dilation, groups), x, weight, bias)
+    op = ConvNd(1, stride, padding, dilation, groups)
+    return _one_sample_as_a_batch(1, x, lambda x: _apply(op, x, weight, bias))
 
 
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """x [N, C, H, W] cross-correlated with weight [O, C/groups, kh, kw], plus bias [O]; stride,
     padding (zeros) and dilation are ints or (height, width) pairs; padding may also be "valid"
     (none) or "same" (the output keeps the input's size; stride 1)."""
-    return _apply(ConvNd(2, stride, padding, dilation, groups), x, weight, bias)
+    op = ConvNd(2, stride, padding, dilation, groups)
+    return _one_sample_as_a_batch(2, x, lambda x: _apply(op, x, weight, bias))
 
 
 def conv3d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """x [N, C, D, H, W] cross-correlated with weight [O, C/groups, kd, kh, kw], plus bias [O]
     (arguments as conv2d's, triples for (depth, height, width))."""
-    return _apply(ConvNd(3, stride, padding, dilation, groups), x, weight, bias)
+    op = ConvNd(3, stride, padding, dilation, groups)
+    return _one_sample_as_a_batch(3, x, lambda x: _apply(op, x, weight, bias))
 
 
 class ConvTransposeNd(Function):
@@ -316,19 +330,22 @@ class ConvTransposeNd(Function):
 
 def conv_transpose1d(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """x [N, C, L] through the transposed convolution with weight [C, O/groups, k], plus bias [O]."""
-    return _apply(ConvTransposeNd(1, stride, padding, output_padding, dilation, groups), x, weight, bias)
+    op = ConvTransposeNd(1, stride, padding, output_padding, dilation, groups)
+    return _one_sample_as_a_batch(1, x, lambda x: _apply(op, x, weight, bias))
 
 
 def conv_transpose2d(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """x [N, C, H, W] through the transposed convolution with weight [C, O/groups, kh, kw], plus
     bias [O]; stride, padding, output_padding and dilation are ints or (height, width) pairs."""
-    return _apply(ConvTransposeNd(2, stride, padding, output_padding, dilation, groups), x, weight, bias)
+    op = ConvTransposeNd(2, stride, padding, output_padding, dilation, groups)
+    return _one_sample_as_a_batch(2, x, lambda x: _apply(op, x, weight, bias))
 
 
 def conv_transpose3d(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """x [N, C, D, H, W] through the transposed convolution with weight [C, O/groups, kd, kh, kw],
     plus bias [O] (arguments as conv_transpose2d's, triples for (depth, height, width))."""
-    return _apply(ConvTransposeNd(3, stride, padding, output_padding, dilation, groups), x, weight, bias)
+    op = ConvTransposeNd(3, stride, padding, output_padding, dilation, groups)
+    return _one_sample_as_a_batch(3, x, lambda x: _apply(op, x, weight, bias))
 
 
 class _PoolNd(Function):
@@ -418,20 +435,23 @@ def _max_pool(dims, x, kernel_size, stride, padding, dilation, ceil_mode, return
 
 def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """The maximum of each kernel_size window of x [N, C, L] (arguments as max_pool2d's)."""
-    return _max_pool(1, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    return _one_sample_as_a_batch(1, x, lambda x: _max_pool(1, x, kernel_size, stride, padding, dilation,
+                                                                ceil_mode, return_indices))
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """The maximum of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size;
     ceil_mode: the last windows may reach past the right padding, as PyTorch's); return_indices:
     (y, where each maximum is, h * W + w in its plane)."""
-    return _max_pool(2, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    return _one_sample_as_a_batch(2, x, lambda x: _max_pool(2, x, kernel_size, stride, padding, dilation,
+                                                                ceil_mode, return_indices))
 
 
 def max_pool3d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """The maximum of each kernel_size window of x [N, C, D, H, W] (arguments as max_pool2d's;
     the indices d * H * W + h * W + w)."""
-    return _max_pool(3, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    return _one_sample_as_a_batch(3, x, lambda x: _max_pool(3, x, kernel_size, stride, padding, dilation,
+                                                                ceil_mode, return_indices))
 
 
 class AvgPoolNd(_PoolNd):
@@ -478,17 +498,20 @@ class AvgPoolNd(_PoolNd):
 
 def avg_pool1d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """The mean of each kernel_size window of x [N, C, L] (arguments as avg_pool2d's)."""
-    return AvgPoolNd(1, kernel_size, stride, padding, ceil_mode, count_include_pad)(floating(x))
+    op = AvgPoolNd(1, kernel_size, stride, padding, ceil_mode, count_include_pad)
+    return _one_sample_as_a_batch(1, x, lambda x: op(floating(x)))
 
 
 def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """The mean of each kernel_size window of x [N, C, H, W] (stride defaults to kernel_size;
     ceil_mode as max_pool2d's; the arguments in PyTorch's order)."""
-    return AvgPoolNd(2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)(floating(x))
+    op = AvgPoolNd(2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return _one_sample_as_a_batch(2, x, lambda x: op(floating(x)))
 
 
 def avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """The mean of each kernel_size window of x [N, C, D, H, W] (arguments as avg_pool2d's)."""
-    return AvgPoolNd(3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)(floating(x))
+    op = AvgPoolNd(3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return _one_sample_as_a_batch(3, x, lambda x: op(floating(x)))

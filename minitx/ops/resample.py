@@ -191,8 +191,12 @@ class MaxUnpool(Function):
 def _unpool(op, spatial, x, indices, kernel_size, stride, padding, output_size):
     """max_unpool{1,2}d: the arguments checked, the output size PyTorch's (_unpool_output_size)."""
     x = as_tensor(x)
+    if x.ndim == spatial + 1:  # one sample [C, *spatial], as PyTorch takes it too: a batch of one
+        batch = x.unsqueeze(0), as_indices(indices, x).unsqueeze(0)
+        return _unpool(op, spatial, *batch, kernel_size, stride, padding, output_size).squeeze(0)
     if x.ndim != spatial + 2:
-        raise ValueError(f"{op}: input must be {spatial + 2}-D {LAYOUT[spatial]}, got shape {x.shape}")
+        raise ValueError(f"{op}: input must be {spatial + 2}-D {LAYOUT[spatial]} or {spatial + 1}-D "
+                         f"[{LAYOUT[spatial][4:]} (one sample), got shape {x.shape}")
     kernel = as_tuple(kernel_size, spatial, "kernel_size", op)
     stride = kernel if stride is None else as_tuple(stride, spatial, "stride", op)
     padding = as_tuple(padding, spatial, "padding", op)

@@ -245,7 +245,8 @@ def test_conv_and_pool_errors_name_the_op():
         (lambda: F.conv2d(x, leaf(np.zeros((2, 4, 7, 1)))), "conv2d: the height of the padded input, 5, is smaller "
                                                             r"than the kernel's span 7"),
         (lambda: F.conv2d(x, leaf(np.zeros((2, 4, 1, 1))), leaf(np.zeros(3))), r"conv2d: bias must have shape \(2,\)"),
-        (lambda: F.conv2d(x[0], leaf(np.zeros((2, 4, 1, 1)))), r"conv2d: input must be 4-D \[N, C, H, W\]"),
+        (lambda: F.conv2d(x[0, 0], leaf(np.zeros((2, 4, 1, 1)))), r"conv2d: input must be 4-D \[N, C, H, W\] or "
+                                                                  r"3-D \[C, H, W\] \(one sample\), got shape \(5, 5\)"),
         (lambda: F.conv1d(x, leaf(np.zeros((2, 4, 1)))), r"conv1d: input must be 3-D \[N, C, L\]"),
         (lambda: F.conv2d(x, leaf(np.zeros((2, 4, 1, 1))), stride=0), "conv2d: kernel, stride and dilation must be"),
         (lambda: F.conv2d(x, leaf(np.zeros((2, 4, 1, 1))), padding=(1, 2, 3)), "conv2d: padding must be an int or a "
@@ -255,6 +256,52 @@ def test_conv_and_pool_errors_name_the_op():
     for call, message in cases:
         with pytest.raises(ValueError, match=message):
             call()
+
+
+# one sample [C, *spatial]: (minitx function, PyTorch function, the sample's shape, the other arguments
+# as arrays, keyword arguments)
+_RNG = np.random.default_rng(3)
+ONE_SAMPLE = {
+    "conv1d": (F.conv1d, "conv1d", (2, 7), [_RNG.standard_normal((3, 2, 3))], {"padding": 1}),
+    "conv2d": (F.conv2d, "conv2d", (2, 5, 4), [_RNG.standard_normal((3, 2, 2, 3)), _RNG.standard_normal(3)], {}),
+    "conv3d": (F.conv3d, "conv3d", (2, 3, 4, 3), [_RNG.standard_normal((2, 1, 2, 2, 2))], {"groups": 2}),
+    "conv_transpose1d": (F.conv_transpose1d, "conv_transpose1d", (2, 5), [_RNG.standard_normal((2, 3, 2))],
+                         {"stride": 2}),
+    "conv_transpose2d": (F.conv_transpose2d, "conv_transpose2d", (2, 3, 4), [_RNG.standard_normal((2, 1, 2, 2))], {}),
+    "conv_transpose3d": (F.conv_transpose3d, "conv_transpose3d", (1, 2, 3, 2), [_RNG.standard_normal((1, 2, 2, 1, 2))],
+                         {}),
+    "max_pool1d": (F.max_pool1d, "max_pool1d", (2, 7), [], {"kernel_size": 2}),
+    "max_pool2d": (F.max_pool2d, "max_pool2d", (2, 5, 4), [], {"kernel_size": 2, "ceil_mode": True}),
+    "max_pool3d": (F.max_pool3d, "max_pool3d", (2, 4, 4, 3), [], {"kernel_size": 2, "padding": 1}),
+    "avg_pool1d": (F.avg_pool1d, "avg_pool1d", (2, 7), [], {"kernel_size": 3}),
+    "avg_pool2d": (F.avg_pool2d, "avg_pool2d", (2, 5, 4), [], {"kernel_size": 2, "padding": 1}),
+    "avg_pool3d": (F.avg_pool3d, "avg_pool3d", (2, 4, 4, 3), [], {"kernel_size": 2}),
+}
+
+
+@pytest.mark.parametrize("name", ONE_SAMPLE)
+def test_one_sample_is_taken_as_a_batch_of_one_as_pytorch(name):
+    """[C, *spatial] as PyTorch also takes it: the batch of one's result, without the batch axis."""
+    fn, torch_name, shape, others, kwargs = ONE_SAMPLE[name]
+    x = leaf(_RNG.standard_normal(shape))
+    weights = [leaf(a) for a in others]
+    alone = fn(x, *weights, **kwargs)
+    batch = fn(x.reshape((1,) + shape), *weights, **kwargs)
+    np.testing.assert_array_equal(alone.numpy(), batch.numpy()[0])
+    assert check_gradients(lambda *ts: fn(*ts, **kwargs), x, *weights)
+    parity(lambda *ts: fn(*ts, **kwargs), lambda *ts: getattr(_tf(), torch_name)(*ts, **kwargs), x, *weights)
+
+
+def test_max_pool_of_one_sample_gives_its_indices_and_max_unpool_takes_them_back():
+    tf = _tf()
+    x = leaf(_RNG.standard_normal((3, 6, 8)))
+    y, indices = F.max_pool2d(x, 2, return_indices=True)
+    ty, t_indices = tf.max_pool2d(import_torch().from_numpy(x.numpy()), 2, return_indices=True)
+    assert y.shape == indices.shape == (3, 3, 4)
+    np.testing.assert_array_equal(indices.numpy(), t_indices.numpy())
+    parity(lambda t: F.max_unpool2d(t, indices, 2), lambda t: tf.max_unpool2d(t, t_indices, 2), leaf(y.numpy()))
+    y1, indices1 = F.max_pool1d(x[:, 0], 2, return_indices=True)
+    assert check_gradients(lambda t: F.max_unpool1d(t, indices1, 2), leaf(y1.numpy()))
 
 
 # ---------------------------------------------------------------- layers
@@ -622,8 +669,8 @@ def test_3d_ops_on_integers_and_their_errors():
     assert values.dtype == np.int64 and values.numpy().tolist() == y.tolist()
     np.testing.assert_array_equal(indices.numpy(), where)
     cases = [
-        (lambda: F.conv3d(leaf(np.zeros((1, 2, 3, 3))), leaf(np.zeros((1, 2, 1, 1, 1)))),
-         r"conv3d: input must be 5-D \[N, C, D, H, W\], got shape \(1, 2, 3, 3\)"),
+        (lambda: F.conv3d(leaf(np.zeros((2, 3, 3))), leaf(np.zeros((1, 2, 1, 1, 1)))),
+         r"conv3d: input must be 5-D \[N, C, D, H, W\] or 4-D \[C, D, H, W\] \(one sample\), got shape \(2, 3, 3\)"),
         (lambda: F.max_pool3d(leaf(np.zeros((1, 1, 3, 3, 3))), (2, 2)),
          r"max_pool3d: kernel_size must be an int or a triple of ints, got \(2, 2\)"),
         (lambda: F.avg_pool3d(leaf(np.zeros((1, 1, 3, 3, 3))), 2, padding=(0, 0, 2)),

@@ -399,8 +399,10 @@ def test_max_unpool_errors_name_the_op():
                                                      "float64"),
         (ValueError, lambda: F.max_unpool2d(x, i[:, :, :1], 2), r"max_unpool2d: indices must have the input's shape "
                                                                 r"\(1, 1, 2, 2\), got \(1, 1, 1, 2\)"),
-        (ValueError, lambda: F.max_unpool2d(x1, i1, 2), r"max_unpool2d: input must be 4-D \[N, C, H, W\], got shape"),
-        (ValueError, lambda: F.max_unpool1d(x, i, 2), r"max_unpool1d: input must be 3-D \[N, C, L\], got shape"),
+        (ValueError, lambda: F.max_unpool2d(x1[0, 0], i1[0, 0], 2), r"max_unpool2d: input must be 4-D \[N, C, H, W\] "
+                                                                  r"or 3-D \[C, H, W\] \(one sample\), got shape \(2,\)"),
+        (ValueError, lambda: F.max_unpool1d(x, i, 2), r"max_unpool1d: input must be 3-D \[N, C, L\] or 2-D \[C, L\] "
+                                                      r"\(one sample\), got shape"),
         (ValueError, lambda: F.max_unpool2d(x, i, 2, output_size=(6, 4)),
          r"max_unpool2d: output_size \(6, 4\) must be strictly between the default size \(4, 4\)"),
         (ValueError, lambda: F.max_unpool2d(x, i, 2, output_size=(4, 4, 4)), r"max_unpool2d: output_size must be an int or a pair of ints"),
