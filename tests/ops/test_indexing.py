@@ -131,6 +131,21 @@ def test_diagonal_and_trace_errors_name_the_op():
         F.trace(leaf(np.ones((2, 2, 2))))
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_diagonal_and_einsums_diagonals_on_cupy_agree_with_numpy(dtype):
+    rng = np.random.default_rng(0)
+    x, dy = rng.standard_normal((2, 4, 3, 4)), rng.standard_normal((2, 3, 3))
+    results = {}
+    for device in ("cpu", "cuda"):
+        t = minitx.tensor(x, dtype=dtype, device=device, requires_grad=True)
+        y = t.diagonal(-1, 1, 3) + F.einsum("bjij->bij", t)[..., :3]  # [2, 3, 3] both
+        y.backward(minitx.tensor(dy, dtype=dtype, device=device))
+        results[device] = [a.to(dtype="float32").numpy() for a in (y, t.grad)]
+    for ours, cpu in zip(results["cuda"], results["cpu"]):
+        np.testing.assert_allclose(ours, cpu, rtol=1e-6 if dtype == "float32" else 1e-2, atol=1e-6)
+
+
 # ---------------------------------------------------------------- gather, scatter_add
 
 
