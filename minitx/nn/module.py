@@ -365,12 +365,17 @@ class Module:
         strict: every key of the module must be present and no unknown key may appear.
         Returns {'missing': [...], 'unexpected': [...]} (both empty when strict).
 
+        A parameter shared by several modules (tied embeddings) is saved under its first name;
+        it loads from any of its names, as PyTorch saves it under each (different values under
+        two names of it are refused).
+
         Each array takes the model's dtype: a floating array may load into a floating parameter
         of another precision (as ``to(dtype=...)`` would cast it); any other array must cast to
         the model's dtype without loss (an int32 count into an int64 buffer). An integer array
         for a float weight is refused: that is another model's state, or a damaged one.
         """
         own = OrderedDict(self._state_items())
+        state = self._under_first_names(state)
         missing = [k for k in own if k not in state]
         unexpected = [k for k in state if k not in own]
         if strict and (missing or unexpected):
@@ -397,6 +402,26 @@ class Module:
             with np.errstate(all="ignore"):  # a float64 value past float32's range is its inf, silently as the ops
                 t.data = backend.to_device(np.asarray(backend.to_numpy(value), dtype=t.dtype), t.device).copy()
         return {"missing": missing, "unexpected": unexpected}
+
+    def _under_first_names(self, state):
+        """``state`` with a tied parameter's other names folded into the name state_dict uses."""
+        first = {}
+        aliases = {}  # another name of a parameter -> its first name
+        for name, p in self.named_parameters(remove_duplicate=False):
+            aliases[name] = first.setdefault(id(p), name)
+        if not any(name in state and aliases[name] != name for name in aliases):
+            return state
+        folded = OrderedDict()
+        for key, value in state.items():
+            name = aliases.get(key, key)
+            if name in folded:
+                seen, here = (backend.to_numpy(v.data if isinstance(v, Tensor) else v) for v in (folded[name], value))
+                if not np.array_equal(seen, here, equal_nan=True):
+                    raise ValueError(f"load_state_dict: '{key}' and '{name}' name one parameter of the model (tied), "
+                                     "but the state dict gives them different values")
+                continue
+            folded[name] = value
+        return folded
 
     # ---------------------------------------------------------------- display
     def extra_repr(self) -> str:

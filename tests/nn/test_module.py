@@ -152,6 +152,29 @@ def test_strict_loading_names_missing_and_unexpected_keys(change, key):
     assert key in result["missing"] + result["unexpected"]
 
 
+def test_a_tied_parameter_loads_from_any_of_its_names_as_pytorch_saves_it_under_each():
+    torch = pytest.importorskip("torch")
+    theirs = torch.nn.Sequential(torch.nn.Embedding(5, 3), torch.nn.Linear(3, 5))
+    theirs[1].weight = theirs[0].weight
+    state = {k: v.detach().numpy() for k, v in theirs.state_dict().items()}
+    assert list(state) == ["0.weight", "1.weight", "1.bias"]  # PyTorch: every name
+    ours = nn.Sequential(nn.Embedding(5, 3), nn.Linear(3, 5))
+    ours[1].weight = ours[0].weight
+    assert list(ours.state_dict()) == ["0.weight", "1.bias"]  # minitx: the first name
+    assert ours.load_state_dict(state) == {"missing": [], "unexpected": []}
+    np.testing.assert_array_equal(ours[1].weight.numpy(), state["1.weight"])
+    second_only = {k: v for k, v in state.items() if k != "0.weight"}
+    assert ours.load_state_dict(second_only) == {"missing": [], "unexpected": []}
+    state["1.weight"] = state["1.weight"] + 1
+    with pytest.raises(ValueError, match="'1.weight' and '0.weight' name one parameter of the model .tied., but the "
+                                         "state dict gives them different values"):
+        ours.load_state_dict(state)
+    model = Shared()  # the root's alias comes first: the Linear's weight is its second name
+    state = model.state_dict()
+    state["a.weight"] = state["b.weight"] = state["alias"]
+    assert Shared().load_state_dict(state) == {"missing": [], "unexpected": []}
+
+
 def test_wrong_shape_names_the_key_and_both_shapes():
     state = Affine().state_dict()
     state["inner.weight"] = np.zeros((3, 4), dtype=np.float32)
