@@ -465,9 +465,10 @@ def test_clip_grad_norm_invalid_arguments():
 
 
 # ---------------------------------------------------------------------- PyTorch's arguments
-def _step_both_and_compare(torch, ours_opt, params, their_opt, theirs, steps=3):
-    """Three steps of minitx's optimizer and PyTorch's on the same gradients; the same parameters."""
-    for gs in grad_sequence(steps):
+def _step_both_and_compare(torch, ours_opt, params, their_opt, theirs, steps=3, grads=None):
+    """Three steps of minitx's optimizer and PyTorch's on the same gradients (``grads``, else
+    grad_sequence(steps)); the same parameters."""
+    for gs in grads or grad_sequence(steps):
         set_grads(params, gs)
         for q, g in zip(theirs, gs):
             q.grad = torch.tensor(g)
@@ -503,16 +504,67 @@ def test_sgd_takes_pytorchs_arguments_in_its_order_and_its_default_lr():
     assert SGD(params).param_groups[0]["lr"] == torch.optim.SGD(theirs).param_groups[0]["lr"] == 1e-3
 
 
+@pytest.mark.parametrize("kw", [dict(lr=0.05), dict(lr=0.05, weight_decay=0.1, betas=(0.5, 0.9)),
+                                dict(lr=0.05, maximize=True)])
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+def test_amsgrad_matches_pytorch(name, kw):
+    """amsgrad is Adam's sixth argument, as in PyTorch (check_finite is keyword-only). Gradients
+    that shrink after the first steps, so the running maximum of v differs from v."""
+    torch, kw = import_torch(), dict(kw)
+    params = make_params()
+    theirs = [torch.tensor(p.numpy(), requires_grad=True) for p in params]
+    ours_opt = getattr(optim, name)(params, kw.pop("lr"), kw.pop("betas", (0.9, 0.999)), 1e-8,
+                                    kw.pop("weight_decay", 0.0), True, **kw)
+    their_opt = getattr(torch.optim, name)(theirs, **ours_opt.defaults)
+    shrinking = [[g / (1 + 10 * t) for g in gs] for t, gs in enumerate(grad_sequence(6))]
+    _step_both_and_compare(torch, ours_opt, params, their_opt, theirs, grads=shrinking)
+    ours, theirs_state = ours_opt.state[0], their_opt.state[theirs[0]]
+    assert sorted(ours) == ["exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step"]
+    np.testing.assert_allclose(ours["max_exp_avg_sq"], theirs_state["max_exp_avg_sq"].numpy(), rtol=1e-12)
+    assert (ours["max_exp_avg_sq"] > ours["exp_avg_sq"]).any()
+
+
+def test_amsgrad_state_is_saved_restored_and_checked():
+    params = make_params()
+    opt = Adam(params, lr=0.01, amsgrad=True)
+    run(opt, params, grad_sequence(2))
+    saved = opt.state_dict()
+    again = Adam(make_params(), lr=0.01)  # amsgrad comes with the saved groups, as PyTorch's
+    again.load_state_dict(saved)
+    assert again.param_groups[0]["amsgrad"] is True
+    np.testing.assert_array_equal(again.state[1]["max_exp_avg_sq"], opt.state[1]["max_exp_avg_sq"])
+    without = Adam(make_params(), lr=0.01)
+    run(without, without.param_groups[0]["params"], grad_sequence(1))
+    plain = without.state_dict()
+    plain["param_groups"][0]["amsgrad"] = True
+    with pytest.raises(ValueError, match=r"state of parameter 0 has keys .*\(missing: \['max_exp_avg_sq'\]\)"):
+        Adam(make_params(), lr=0.01).load_state_dict(plain)
+    saved["state"][2]["max_exp_avg_sq"] = -saved["state"][2]["max_exp_avg_sq"] - 1
+    with pytest.raises(ValueError, match="state 'max_exp_avg_sq' of parameter 2 holds negative values"):
+        Adam(make_params(), lr=0.01).load_state_dict(saved)
+
+
+def test_amsgrad_takes_a_skipped_step_as_nothing():
+    """A step skipped on the device (GradScaler: a gradient overflowed) leaves v's maximum too."""
+    params = make_params()
+    opt = AdamW(params, lr=0.01, amsgrad=True)
+    run(opt, params, grad_sequence(1))
+    before = [{k: np.array(v, copy=True) for k, v in opt.state[i].items()} for i in range(3)]
+    set_grads(params, grad_sequence(1, seed=5)[0])
+    weights = [p.numpy().copy() for p in params]
+    opt._step(skip=np.array(True))
+    for i, p in enumerate(params):
+        np.testing.assert_array_equal(p.numpy(), weights[i])
+        for key, value in before[i].items():
+            np.testing.assert_array_equal(np.asarray(opt.state[i][key]), value, err_msg=key)
+    opt._step(skip=np.array(False))
+    assert (opt.state[0]["max_exp_avg_sq"] >= before[0]["max_exp_avg_sq"]).all() and opt.state[0]["step"] == 2
+
+
 @pytest.mark.parametrize("cls", [Adam, AdamW])
-def test_amsgrad_false_is_accepted_and_true_refused(cls):
-    """amsgrad is Adam's sixth argument, as in PyTorch (check_finite is keyword-only); its
-    running maximum of exp_avg_sq is a state this optimizer does not keep, so True is refused."""
-    opt = cls(make_params(), 1e-3, (0.9, 0.999), 1e-8, 0.0, False)
-    assert opt.param_groups[0]["amsgrad"] is False and opt.check_finite
-    with pytest.raises(ValueError, match=f"{cls.__name__}: amsgrad=True is not supported .*expected amsgrad=False"):
-        cls(make_params(), amsgrad=True)
-    with pytest.raises(ValueError, match=f"{cls.__name__}: amsgrad=True is not supported"):
-        cls([{"params": make_params(), "amsgrad": True}])
+def test_adams_flags_are_checked(cls):
+    with pytest.raises(TypeError, match=f"{cls.__name__}: invalid amsgrad 1; expected True or False"):
+        cls(make_params(), amsgrad=1)
     with pytest.raises(TypeError, match=f"{cls.__name__}: invalid maximize 'yes'; expected True or False"):
         cls(make_params(), maximize="yes")
 
@@ -525,13 +577,15 @@ def test_public_names():
 
 # ---------------------------------------------------------------------- GPU
 @pytest.mark.gpu
-@pytest.mark.parametrize("cls", [SGD, Adam, AdamW])
-def test_gpu_matches_cpu(cls):
+@pytest.mark.parametrize("cls, kw", [(SGD, {"momentum": 0.9}), (Adam, {}), (AdamW, {}), (Adam, {"amsgrad": True}),
+                                     (AdamW, {"amsgrad": True})])
+def test_gpu_matches_cpu(cls, kw):
+    """(amsgrad: the reference update on CuPy; the others: the fused kernel.)"""
     grads = grad_sequence(3, dtype=np.float32)
     results = []
     for device in ("cpu", "cuda"):
         params = [p.to(device=device).detach().requires_grad_() for p in make_params(dtype=np.float32)]
-        opt = cls(params, lr=0.01, **({"momentum": 0.9} if cls is SGD else {}))
+        opt = cls(params, lr=0.01, **kw)
         for gs in grads:
             for p, g in zip(params, gs):
                 p.grad = minitx.tensor(g, device=device)

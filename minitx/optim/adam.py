@@ -21,16 +21,18 @@ class Adam(Optimizer):
         g = g + weight_decay * p                     (Adam: L2 penalty added to the gradient)
         m = beta1 * m + (1 - beta1) * g              (first moment, 'exp_avg')
         v = beta2 * v + (1 - beta2) * g * g          (second moment, 'exp_avg_sq')
+        v_max = max(v_max, v)                        (amsgrad=True only: v_max starts at 0)
         m_hat = m / (1 - beta1 ** t)                 (bias corrections: m and v start at 0)
-        v_hat = v / (1 - beta2 ** t)
+        v_hat = v / (1 - beta2 ** t)                 (amsgrad: v_max / (1 - beta2 ** t))
         p = p - lr * m_hat / (sqrt(v_hat) + eps)
 
     State per parameter: 'step' (t; each parameter counts its own steps, so one that had no
-    gradient for a while is corrected for the steps it really took), 'exp_avg', 'exp_avg_sq'.
-    Parameters whose grad is None are skipped and their state is untouched.
+    gradient for a while is corrected for the steps it really took), 'exp_avg', 'exp_avg_sq',
+    and with amsgrad (Reddi et al., 2018: the step size never grows back where v shrinks)
+    'max_exp_avg_sq'. Parameters whose grad is None are skipped and their state is untouched.
     ``check_finite``: see minitx.optim.optimizer (NaN/inf gradients raise, nothing changes).
-    PyTorch's arguments in its order; ``amsgrad`` must be False (AMSGrad's running maximum of v
-    would be a fourth state array, which neither the state checks nor the fused kernel keep).
+    PyTorch's arguments in its order. The fused kernel keeps three state arrays: a group with
+    amsgrad takes the reference update (on the GPU too).
 
     What changes from step to step lives on the device, where the update reads it, so that a
     step needs no copy from the host and a captured step replays with the current values: t
@@ -63,9 +65,9 @@ class Adam(Optimizer):
         check_number(name, "weight_decay", group["weight_decay"], low=0)
         check_flag(name, "maximize", group["maximize"])
         check_flag(name, "amsgrad", group["amsgrad"])
-        if group["amsgrad"]:
-            raise ValueError(f"{name}: amsgrad=True is not supported (it needs a running maximum of exp_avg_sq, a "
-                             "state that neither this optimizer nor its fused kernel keeps); expected amsgrad=False")
+
+    def _state_kinds(self, group) -> dict:
+        return {**self.STATE, "max_exp_avg_sq": "squares"} if group["amsgrad"] else self.STATE
 
     supports_skip = True
 
@@ -79,6 +81,8 @@ class Adam(Optimizer):
                 state = self.state[index] = {"step": self._step_count(group, index - first, p.device),
                                              "exp_avg": xp.zeros_like(p.data),
                                              "exp_avg_sq": xp.zeros_like(p.data)}
+                if group["amsgrad"]:
+                    state["max_exp_avg_sq"] = xp.zeros_like(p.data)
             by_device.setdefault(p.device, []).append((index - first, p, state))
         beta1, beta2 = group["betas"]
         for device, entries in by_device.items():
@@ -91,7 +95,9 @@ class Adam(Optimizer):
                                [state["exp_avg"] for _, _, state in entries],
                                [state["exp_avg_sq"] for _, _, state in entries], steps, lr=lr,
                                beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
-                               decoupled=self.decoupled_weight_decay, skip=skip)
+                               decoupled=self.decoupled_weight_decay, skip=skip,
+                               max_exp_avg_sqs=[state["max_exp_avg_sq"] for _, _, state in entries]
+                               if group["amsgrad"] else None)
 
     def _first_index(self, group) -> int:
         """The index of the group's first parameter."""
@@ -156,7 +162,7 @@ class Adam(Optimizer):
 
     @staticmethod
     def _update_group(params, grads, exp_avgs, exp_avg_sqs, steps, *, lr, beta1, beta2, eps,
-                      weight_decay, decoupled, skip=None):
+                      weight_decay, decoupled, skip=None, max_exp_avg_sqs=None):
         """The reference update, in place, over lists of raw arrays (see the class docstring).
 
         ``steps``: t for each parameter, already incremented for this step, an int64 array on
@@ -166,28 +172,31 @@ class Adam(Optimizer):
         gradient term. ``skip`` (a device boolean, or None): where True, every array is left as
         it was, and deciding needs no host read: the kernel reads the flag itself; the
         reference path computes the update on copies and writes it back only where the flag is
-        False.
+        False. ``max_exp_avg_sqs`` (amsgrad): each parameter's running maximum of v, or None.
 
         Fused path: one multi-tensor kernel launch for the group (per gradient dtype), when the
-        arrays suit the kernels and the updated ones are contiguous (updated in place).
+        arrays suit the kernels and the updated ones are contiguous (updated in place); not for
+        amsgrad, whose fourth state array the kernel does not keep.
         """
-        updated = (*params, *exp_avgs, *exp_avg_sqs)
-        if kernels.enabled(*updated, *grads) and all(a.flags.c_contiguous for a in updated):
+        maxima = max_exp_avg_sqs or ()
+        updated = (*params, *exp_avgs, *exp_avg_sqs, *maxima)
+        if max_exp_avg_sqs is None and kernels.enabled(*updated, *grads) and all(a.flags.c_contiguous for a in updated):
             kernels.adam_step(params, grads, exp_avgs, exp_avg_sqs, lr, beta1, beta2, eps, weight_decay, decoupled,
                               step=steps, skip=skip)
             return
         if skip is not None:
             xp = backend.get_array_module(skip)
-            copies = [[a.copy() for a in arrays] for arrays in (params, exp_avgs, exp_avg_sqs)]
+            copies = [[a.copy() for a in arrays] for arrays in (params, exp_avgs, exp_avg_sqs, maxima)]
             with np.errstate(all="ignore"):  # a skipped step's copies may hold inf and NaN: they are not kept
                 Adam._update_group(copies[0], grads, copies[1], copies[2], steps, lr=lr, beta1=beta1, beta2=beta2,
-                                   eps=eps, weight_decay=weight_decay, decoupled=decoupled)
+                                   eps=eps, weight_decay=weight_decay, decoupled=decoupled,
+                                   max_exp_avg_sqs=copies[3] if max_exp_avg_sqs is not None else None)
             keep_new = ~skip
             for target, new in zip(updated, (a for arrays in copies for a in arrays)):
                 xp.copyto(target, new, where=keep_new)
             return
         lr = lr.reshape(())
-        for p, g, m, v, t in zip(params, grads, exp_avgs, exp_avg_sqs, steps):
+        for k, (p, g, m, v, t) in enumerate(zip(params, grads, exp_avgs, exp_avg_sqs, steps)):
             xp = backend.get_array_module(p)
             if weight_decay != 0:
                 if decoupled:
@@ -198,6 +207,9 @@ class Adam(Optimizer):
             m += (1 - beta1) * g
             v *= beta2
             v += (1 - beta2) * (g * g)
+            if max_exp_avg_sqs is not None:
+                xp.maximum(max_exp_avg_sqs[k], v, out=max_exp_avg_sqs[k])
+                v = max_exp_avg_sqs[k]
             bias_correction1 = 1 - beta1 ** t
             bias_correction2 = 1 - beta2 ** t
             denom = xp.sqrt(v / bias_correction2.astype(v.dtype))

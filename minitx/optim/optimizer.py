@@ -306,13 +306,6 @@ class Optimizer:
             raise ValueError(f"{name}: number of parameters differs: {len(saved_state)} in the "
                              f"state dict, {len(params)} in this optimizer")
 
-        new_state: dict[int, dict] = {}
-        for index, (entry, p) in enumerate(zip(saved_state, params)):
-            restored = {key: self._restored_state(name, index, p, key, value)
-                        for key, value in self._checked_entry(name, index, entry).items()}
-            if restored:
-                new_state[index] = restored
-
         new_groups = []
         for saved, group in zip(saved_groups, self.param_groups):
             new = dict(group)
@@ -320,6 +313,14 @@ class Optimizer:
                         for k, v in saved.items() if k != "params"})
             self._check_group(new)
             new_groups.append(new)
+
+        kinds = [self._state_kinds(new) for new in new_groups for _ in new["params"]]  # by parameter index
+        new_state: dict[int, dict] = {}
+        for index, (entry, p) in enumerate(zip(saved_state, params)):
+            restored = {key: self._restored_state(name, index, p, key, value, kinds[index])
+                        for key, value in self._checked_entry(name, index, entry, kinds[index]).items()}
+            if restored:
+                new_state[index] = restored
         # everything checked: now change the optimizer
         for group, new in zip(self.param_groups, new_groups):
             group.update(new)
@@ -335,25 +336,29 @@ class Optimizer:
     #: "squares" (the same, >= 0: a running mean of squares)
     STATE: dict = {}
 
-    def _checked_entry(self, name, index, entry) -> dict:
+    def _state_kinds(self, group) -> dict:
+        """STATE for the parameters of ``group`` (a setting may add to it: Adam's amsgrad)."""
+        return self.STATE
+
+    def _checked_entry(self, name, index, entry, kinds) -> dict:
         """A saved per-parameter state: empty (the parameter has taken no step), or exactly the
-        keys of STATE."""
+        keys of ``kinds`` (its group's _state_kinds)."""
         if entry is None:
             return {}
         if not isinstance(entry, dict):
             raise TypeError(f"{name}: the state of parameter {index} is a {type(entry).__name__}, expected a dict")
-        unknown = sorted(set(entry) - set(self.STATE))
-        missing = sorted(set(self.STATE) - set(entry))
+        unknown = sorted(set(entry) - set(kinds))
+        missing = sorted(set(kinds) - set(entry))
         if entry and (unknown or missing):
             raise ValueError(f"{name}: the state of parameter {index} has keys {sorted(entry)}; expected "
-                             f"{sorted(self.STATE)}" + (f" (unknown: {unknown})" if unknown else "")
+                             f"{sorted(kinds)}" + (f" (unknown: {unknown})" if unknown else "")
                              + (f" (missing: {missing})" if missing else ""))
         return entry
 
-    def _restored_state(self, name, index, p, key, value):
-        """One saved state value, checked against STATE[key], on p's device in p's dtype."""
+    def _restored_state(self, name, index, p, key, value, kinds):
+        """One saved state value, checked against kinds[key], on p's device in p's dtype."""
         where = f"{name}: state '{key}' of parameter {index}"
-        if self.STATE[key] == "count":
+        if kinds[key] == "count":
             # a count lives in an int64 array on the device (Adam's t)
             return check_count(name, f"state '{key}' of parameter {index}", value, low=1, high=np.iinfo(np.int64).max)
         if not (hasattr(value, "shape") and hasattr(value, "dtype")) or not backend.is_floating(value.dtype):
@@ -364,7 +369,7 @@ class Optimizer:
         host = np.array(backend.to_numpy(value), dtype=p.dtype, copy=True)
         if not np.isfinite(host.astype(np.float64)).all():  # every later update would be NaN
             raise ValueError(f"{where} holds NaN or inf; a run never saves one (it stops first)")
-        if self.STATE[key] == "squares" and (host < 0).any():
+        if kinds[key] == "squares" and (host < 0).any():
             raise ValueError(f"{where} holds negative values; it is a mean of squares")
         return backend.to_device(host, p.device)
 
