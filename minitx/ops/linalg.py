@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import string
 
 import numpy as np
 
@@ -13,6 +14,7 @@ from minitx.autograd.tensor import as_tensor
 from minitx.backend import get_array_module, sum_rows
 from minitx.ops._args import promote
 from minitx.ops.indexing import diagonal
+from minitx.ops.shape import broadcast_to
 
 __all__ = ["Matmul", "Linear", "Einsum"]
 
@@ -145,8 +147,8 @@ class Einsum(Function):
     """Einstein summation with an explicit output, e.g. 'bhqd,bhkd->bhqk' (attention scores) or
     'bti,oi->bto' (a linear layer): y[out letters] = sum over the other letters of the product of
     the operands. Supported: letters a-z/A-Z, one letter per axis, '->' always written; not
-    supported: '...', a letter repeated in the output. A letter repeated inside one operand (a
-    diagonal) is taken apart by ``einsum`` below before this op sees it.
+    supported: a letter repeated in the output. A letter repeated inside one operand (a
+    diagonal) and '...' are taken apart by ``einsum`` below before this op sees them.
 
     backward, for operand i with letters s_i:  d operand_i = einsum(the other operands and dy,
     with their letters and the output's -> s_i). A letter of s_i that appears nowhere else was
@@ -164,7 +166,8 @@ class Einsum(Function):
         if "->" not in spec:
             raise ValueError(f"einsum: {self.subscripts!r} needs an explicit output after '->', e.g. 'ij,jk->ik'")
         if "." in spec:
-            raise ValueError(f"einsum: {self.subscripts!r}: '...' is not supported; name every axis with a letter")
+            raise ValueError(f"einsum: {self.subscripts!r}: the Einsum op takes no '...' (einsum() names its axes "
+                             "with letters first); name every axis with a letter")
         lhs, out = spec.split("->")
         terms = lhs.split(",")
         if len(terms) != len(shapes):
@@ -211,18 +214,62 @@ class Einsum(Function):
 
 def einsum(subscripts, *operands):
     """Einstein summation with an explicit '->' output, e.g. einsum('bqd,bkd->bqk', q, k); see Einsum.
-    A letter repeated inside one operand takes that operand's diagonal first ('ii->i', a trace
-    'ii->', 'bii->b'), as NumPy's and PyTorch's einsum."""
+    As in NumPy's and PyTorch's einsum, a letter repeated inside one operand takes that operand's
+    diagonal first ('ii->i', a trace 'ii->', 'bii->b'), and '...' stands for the axes the letters
+    leave, broadcast between the operands ('...qd,...kd->...qk'; left out of the output, they
+    are summed, as PyTorch's)."""
     if not isinstance(subscripts, str):
         raise TypeError(f"einsum: subscripts must be a string such as 'ij,jk->ik', got {subscripts!r}")
     operands = [as_tensor(a) for a in operands]
     lhs, arrow, out = subscripts.replace(" ", "").partition("->")
     terms = lhs.split(",")
     if arrow and len(terms) == len(operands):
+        if "." in subscripts:
+            terms, out, operands = _ellipsis_as_letters(terms, out, operands)
         pairs = [_diagonals_of_repeats(k, term, a) for k, (term, a) in enumerate(zip(terms, operands))]
         subscripts = ",".join(term for term, _ in pairs) + "->" + out
         operands = [a for _, a in pairs]
     return Einsum(subscripts)(*operands)
+
+
+def _ellipsis_as_letters(terms, out, operands):
+    """(terms, out, operands) with each '...' replaced by letters no subscript uses, one per axis
+    it stands for, aligned from the right as broadcasting aligns axes. An operand whose axes
+    there are of length 1 where another's are longer is broadcast to them (F.broadcast_to, a view
+    whose gradient is summed back), so that each letter has one size."""
+    spans = []  # (where '...' starts in the operand's axes, how many axes it stands for)
+    for k, (term, a) in enumerate(zip(terms, operands)):
+        if "." in term and (term.count("...") != 1 or "." in term.replace("...", "")):
+            raise ValueError(f"einsum: operand {k} has subscripts {term!r}: '...' may appear once, as three dots")
+        if "..." not in term:
+            spans.append(None)
+            continue
+        count = a.ndim - (len(term) - 3)
+        if count < 0:
+            raise ValueError(f"einsum: operand {k} has subscripts {term!r} for shape {a.shape}: more letters than axes")
+        spans.append((term.index("..."), count))
+    if ("." in out and (out.count("...") != 1 or "." in out.replace("...", ""))) or \
+            ("..." in out and all(span is None for span in spans)):
+        raise ValueError(f"einsum: output {out!r}: '...' may appear once, as three dots, where an operand has it")
+    n = max((count for _, count in filter(None, spans)), default=0)
+    free = [c for c in string.ascii_letters if c not in "".join(terms) + out][:n]
+    if len(free) < n:
+        raise ValueError(f"einsum: '...' stands for {n} axes, and only {len(free)} letters are left to name them")
+    shapes = [a.shape[start:start + count] for a, span in zip(operands, spans) if span for start, count in [span]]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"einsum: the axes '...' stands for do not broadcast: shapes {shapes}") from None
+    named_terms, named = [], []
+    for term, a, span in zip(terms, operands, spans):
+        if span is not None:
+            start, count = span
+            if a.shape[start:start + count] != shape[n - count:]:
+                a = broadcast_to(a, a.shape[:start] + shape[n - count:] + a.shape[start + count:])
+            term = term.replace("...", "".join(free[n - count:]))
+        named_terms.append(term)
+        named.append(a)
+    return named_terms, out.replace("...", "".join(free)), named
 
 
 def _diagonals_of_repeats(k, term, operand):

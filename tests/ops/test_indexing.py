@@ -582,9 +582,37 @@ def test_einsum(spec, data):
                *(leaf(o.numpy()) for o in operands))
 
 
+ELLIPSES = ["...ij,jk->...ik", "...ij,...jk->...ik", "i...->...", "...->...", "b...d,b...d->b...", "...ii->...i",
+            "...,...->...", "...ij,jk->ik"]
+
+
+@pytest.mark.parametrize("spec", ELLIPSES)
+@given(data=st.data())
+def test_einsum_with_an_ellipsis(spec, data):
+    """'...' stands for the axes the letters leave, broadcast between operands (lengths 1 drawn
+    among them); left out of the output they are summed, as PyTorch's (NumPy refuses that)."""
+    terms = spec.split("->")[0].split(",")
+    sizes = {c: data.draw(st.integers(1, 3), label=c) for c in sorted(set("".join(terms)) - {"."})}
+    dots = data.draw(mst.shapes(max_dims=3, max_side=3), label="...")
+    operands = []
+    for term in terms:
+        own = dots[data.draw(st.integers(0, len(dots)), label="dropped"):] if "..." in term else ()
+        own = tuple(1 if data.draw(st.booleans()) else n for n in own)
+        shape = [sizes[c] for c in term.split("...")[0]] + list(own) + [sizes[c] for c in term.split("...")[-1]]
+        operands.append(data.draw(mst.tensors(tuple(shape) if "..." in term else tuple(sizes[c] for c in term))))
+    assert check_gradients(lambda *ts: F.einsum(spec, *ts), *operands)
+    if spec.endswith("..."):  # NumPy's einsum, an independent computation, where it agrees with PyTorch
+        check_forward(lambda *ts: F.einsum(spec, *ts), lambda *arrays: np.einsum(spec, *arrays), *operands,
+                      rtol=1e-12, atol=1e-14)
+    torch = _torch()
+    if torch is not None:
+        parity(lambda *ts: F.einsum(spec, *ts), lambda *ts: torch.einsum(spec, *ts),
+               *(leaf(o.numpy()) for o in operands))
+
+
 def test_einsum_errors_name_what_is_wrong():
     a, b = leaf(np.ones((2, 3))), leaf(np.ones((4, 5)))
-    cases = [("ij,jk", "needs an explicit output after '->'"), ("...ij,jk->ik", "'...' is not supported"),
+    cases = [("ij,jk", "needs an explicit output after '->'"), ("..ij,jk->ik", "operand 0 has subscripts '..ij': '...' may appear once, as three dots"),
              ("ij->ij", "names 1 operands, got 2"), ("ij,jk->ik", "index 'j' has size 3 in one operand and 4"),
              ("ii,jk->ik", r"operand 0 repeats 'i' \('ii'\) on axes of sizes 2 and 3"),
              ("ijk,kl->il", r"operand 0 has subscripts 'ijk' for shape \(2, 3\)"),
