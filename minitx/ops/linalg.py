@@ -213,17 +213,21 @@ class Einsum(Function):
 
 
 def einsum(subscripts, *operands):
-    """Einstein summation with an explicit '->' output, e.g. einsum('bqd,bkd->bqk', q, k); see Einsum.
-    As in NumPy's and PyTorch's einsum, a letter repeated inside one operand takes that operand's
-    diagonal first ('ii->i', a trace 'ii->', 'bii->b'), and '...' stands for the axes the letters
-    leave, broadcast between the operands ('...qd,...kd->...qk'; left out of the output, they
-    are summed, as PyTorch's)."""
+    """Einstein summation, e.g. einsum('bqd,bkd->bqk', q, k); see Einsum. As in NumPy's and
+    PyTorch's einsum: without '->' the output is '...' and then the letters used once, in ASCII
+    order ('ij,jk' is 'ij,jk->ik', 'ba' a transpose); a letter repeated inside one operand takes
+    that operand's diagonal first ('ii->i', a trace 'ii->', 'bii->b'); '...' stands for the axes
+    the letters leave, broadcast between the operands ('...qd,...kd->...qk'; left out of the
+    output, they are summed, as PyTorch's)."""
     if not isinstance(subscripts, str):
         raise TypeError(f"einsum: subscripts must be a string such as 'ij,jk->ik', got {subscripts!r}")
     operands = [as_tensor(a) for a in operands]
     lhs, arrow, out = subscripts.replace(" ", "").partition("->")
+    if not arrow:  # implicit output: '...' first, then the letters used once, in ASCII order
+        letters = lhs.replace(".", "").replace(",", "")
+        arrow, out = "->", "..." * ("..." in lhs) + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
     terms = lhs.split(",")
-    if arrow and len(terms) == len(operands):
+    if len(terms) == len(operands):
         if "." in subscripts:
             terms, out, operands = _ellipsis_as_letters(terms, out, operands)
         pairs = [_diagonals_of_repeats(k, term, a) for k, (term, a) in enumerate(zip(terms, operands))]

@@ -610,9 +610,24 @@ def test_einsum_with_an_ellipsis(spec, data):
                *(leaf(o.numpy()) for o in operands))
 
 
+@pytest.mark.parametrize("implicit, explicit", [("ij,jk", "ij,jk->ik"), ("ba", "ba->ab"), ("ii", "ii->"),
+                                                ("ab,bC", "ab,bC->Ca"), ("...ij,jk", "...ij,jk->...ik"), ("i", "i->i")])
+def test_einsum_without_an_output_gives_the_letters_used_once_in_ascii_order(implicit, explicit):
+    """As NumPy and PyTorch: '...' first, then the letters that appear once (capitals first)."""
+    rng = np.random.default_rng(0)
+    sizes = {"i": 3, "j": 2, "k": 4, "a": 2, "b": 3, "C": 4}
+    operands = [leaf(rng.standard_normal((4,) * ("..." in term) + tuple(sizes[c] for c in term.replace(".", ""))))
+                for term in implicit.split(",")]
+    np.testing.assert_array_equal(F.einsum(implicit, *operands).numpy(), F.einsum(explicit, *operands).numpy())
+    assert check_gradients(lambda *ts: F.einsum(implicit, *ts), *operands)
+    torch = _torch()
+    if torch is not None:
+        parity(lambda *ts: F.einsum(implicit, *ts), lambda *ts: torch.einsum(implicit, *ts), *operands)
+
+
 def test_einsum_errors_name_what_is_wrong():
     a, b = leaf(np.ones((2, 3))), leaf(np.ones((4, 5)))
-    cases = [("ij,jk", "needs an explicit output after '->'"), ("..ij,jk->ik", "operand 0 has subscripts '..ij': '...' may appear once, as three dots"),
+    cases = [("..ij,jk->ik", "operand 0 has subscripts '..ij': '...' may appear once, as three dots"),
              ("ij->ij", "names 1 operands, got 2"), ("ij,jk->ik", "index 'j' has size 3 in one operand and 4"),
              ("ii,jk->ik", r"operand 0 repeats 'i' \('ii'\) on axes of sizes 2 and 3"),
              ("ijk,kl->il", r"operand 0 has subscripts 'ijk' for shape \(2, 3\)"),
