@@ -19,7 +19,7 @@ from minitx.ops.activation import (
     relu, gelu, tanh, sigmoid, silu, leaky_relu, elu, softplus, logsigmoid, hardtanh, softmax,
     log_softmax)
 from minitx.ops.reduction import (
-    sum, mean, max, min, var, std, logsumexp, prod, argmax, argmin)
+    sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin)
 from minitx.ops.scan import (
     cumsum, cumprod, logcumsumexp, cummax, cummin, sort, argsort, topk)
 from minitx.ops.shape import (
@@ -30,7 +30,7 @@ from minitx.ops.indexing import (
 from minitx.ops.linalg import (
     matmul, linear, einsum)
 from minitx.ops.norm import (
-    batch_norm, group_norm, layer_norm, rms_norm)
+    batch_norm, group_norm, layer_norm, rms_norm, normalize, cosine_similarity)
 from minitx.ops.dropout import (
     dropout, dropout_add, bias_act_dropout)
 from minitx.ops.loss import (

@@ -522,6 +522,7 @@ class Tensor:
     def min(self, axis=None, keepdims=False): return F.min(self, axis, keepdims)
     def var(self, axis=None, ddof=0, keepdims=False): return F.var(self, axis, ddof, keepdims)
     def logsumexp(self, axis=None, keepdims=False): return F.logsumexp(self, axis, keepdims)
+    def norm(self, p=2, axis=None, keepdims=False): return F.norm(self, p, axis, keepdims)
     def argmax(self, axis=None): return F.argmax(self, axis)
     def any(self, axis=None): return Tensor(self.data.any(axis=axis))
     def all(self, axis=None): return Tensor(self.data.all(axis=axis))

@@ -4,13 +4,13 @@ backward on raw arrays, the math in its docstring) with its public function righ
     elementwise   arithmetic, // and the remainders, exp/log, rounding, trigonometry, erf,
                   comparisons, isclose, bitwise ops
     activation    relu, gelu, tanh, sigmoid, silu, ..., softmax, log_softmax
-    reduction     sum, mean, max, min, var, std, logsumexp, prod, argmax, argmin
+    reduction     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin
     scan          cumsum, cumprod, logcumsumexp, cummax, cummin; sort, argsort, topk
     shape         reshape, transpose, concatenate, stack, split, flip, roll, repeat, tile, pad
     indexing      getitem, setitem, gather, scatter_add, scatter_reduce, nonzero, masked_select,
                   tril/triu, diagonal, trace, embedding, one_hot
     linalg        matmul, linear, einsum
-    norm          layer_norm, rms_norm, group_norm, batch_norm
+    norm          layer_norm, rms_norm, group_norm, batch_norm, normalize, cosine_similarity
     dropout       dropout, dropout_add, bias_act_dropout (and their Philox masks)
     loss          cross_entropy, nll_loss, binary_cross_entropy(_with_logits)
     attention     scaled_dot_product_attention (boolean or float masks, grouped-query heads)

@@ -1,5 +1,5 @@
 """Normalization: layer norm and RMS norm over the last axis, group norm over groups of
-channels, batch norm over the batch.
+channels, batch norm over the batch; and scaling to unit p-norm (normalize, cosine_similarity).
 
 All of them standardize a set of values: xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + eps), and
 their backwards share one formula (docs/backprop/layer-norm.md derives it for a row; batch norm and
@@ -23,7 +23,10 @@ from minitx.autograd.function import Function
 from minitx.autograd.inplace import mark_modified
 from minitx.autograd.tensor import Tensor
 from minitx.backend import get_array_module, mean_last, sum_dot
-from minitx.ops._args import floating
+from minitx.ops import reduction
+from minitx.ops._args import floating, promote
+from minitx.ops.elementwise import clip, div
+from minitx.ops.shape import broadcast_to
 
 __all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm"]
 
@@ -315,3 +318,23 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, t
     shape = (1, -1) + (1,) * (x.ndim - 2)
     scale = weight.reshape(shape) / ((running_var.detach() + eps) ** 0.5).reshape(shape)
     return (x - running_mean.detach().reshape(shape)) * scale + bias.reshape(shape)
+
+def normalize(x, p=2.0, axis=1, eps=1e-12):
+    """x / max(||x||_p, eps) along ``axis`` (PyTorch's F.normalize): each slice scaled to unit
+    p-norm; a slice of norm below eps is divided by eps instead (all zeros stay zeros). Built
+    from norm, clip and a division, so its gradient is theirs."""
+    x = floating(x)
+    return div(x, clip(reduction.norm(x, p, axis, keepdims=True), min=eps))
+
+
+def cosine_similarity(x1, x2, axis=1, eps=1e-8):
+    """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along ``axis`` of x1 and x2 broadcast
+    together, PyTorch's F.cosine_similarity: the cosine of the angle between the slices, each
+    scaled first so that a slice of (near) zero norm gives 0, not 0 / 0."""
+    x1, x2 = promote(x1, x2, op="cosine_similarity")
+    try:
+        shape = np.broadcast_shapes(x1.shape, x2.shape)
+    except ValueError:
+        raise ValueError(f"cosine_similarity: shapes {x1.shape} and {x2.shape} do not broadcast") from None
+    x1, x2 = (t if t.shape == shape else broadcast_to(t, shape) for t in (x1, x2))
+    return reduction.sum(normalize(x1, 2.0, axis, eps) * normalize(x2, 2.0, axis, eps), axis=axis)

@@ -1,4 +1,4 @@
-"""Reductions over axes: sum, mean, max, min, var, std, logsumexp, prod; argmax and argmin.
+"""Reductions over axes: sum, mean, max, min, var, std, logsumexp, prod, norm; argmax and argmin.
 Each backward spreads ``dy`` back over the reduced axes.
 
 Helper: ``expand(dy)`` puts the reduced axes back (size 1) when keepdims was False, so
@@ -24,7 +24,7 @@ from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, is_floating
 from minitx.ops._args import accumulate, floating
 
-__all__ = ["Sum", "Mean", "Max", "Min", "Var", "Std", "LogSumExp", "Prod"]
+__all__ = ["Sum", "Mean", "Max", "Min", "Var", "Std", "LogSumExp", "Prod", "Norm"]
 
 
 def normalize_axes(axis, ndim: int, op: str = "reduce") -> tuple:
@@ -328,6 +328,65 @@ class Prod(_Reduction):
 
 
 def prod(x, axis=None, keepdims=False): return Prod(axis, keepdims)(x)
+
+
+class Norm(_Reduction):
+    """y = ||x||_p over axes (PyTorch's vector_norm): (sum |x|^p)^(1/p) for p > 0, the largest |x|
+    for p = inf, the smallest for p = -inf, the number of nonzero entries for p = 0.
+
+        p = 2:           dx = dy * x / y
+        0 < p < inf:     dx = dy * sign(x) * |x|^(p-1) / y^(p-1)
+        p = +-inf:       dx = dy * sign(x) where |x| = y, 0 elsewhere (ties share dy equally, as max)
+        p = 0:           dx = 0 (a count)
+
+    Where y = 0 (x is all zeros) the formulas give 0 / 0: dx = 0 there, a subgradient, as
+    PyTorch's. For p < 1, |x|^(p-1) is infinite at a zero entry: that entry gets 0, as in PyTorch.
+    """
+
+    def __init__(self, p=2, axis=None, keepdims=False):
+        super().__init__(axis, keepdims)
+        self.p = p
+
+    def forward(self, x):
+        axes, p, xp = self._setup(x), self.p, get_array_module(x)
+        magnitude = xp.abs(x)
+        if p in (math.inf, -math.inf):
+            check_nonempty_axes(self.name, x, axes, f"a {'largest' if p > 0 else 'smallest'} |x| needs entries")
+            y = magnitude.max(axis=axes, keepdims=True) if p > 0 else magnitude.min(axis=axes, keepdims=True)
+        elif p == 0:
+            y = (x != 0).sum(axis=axes, keepdims=True).astype(x.dtype)
+        elif p == 1:
+            y = magnitude.sum(axis=axes, keepdims=True)
+        elif p == 2:
+            y = xp.sqrt((x * x).sum(axis=axes, keepdims=True))
+        else:
+            y = (magnitude ** p).sum(axis=axes, keepdims=True) ** (1 / p)
+        self.save_for_backward(x, y)
+        return y if self.keepdims else y.squeeze(axis=axes)
+
+    def backward(self, dy):
+        x, y = self.saved
+        xp, p = get_array_module(x), self.p
+        if p == 0:
+            return (xp.zeros_like(x),)
+        if p in (math.inf, -math.inf):
+            winners = (xp.abs(x) == y).astype(x.dtype)
+            share = xp.sign(x) * winners / winners.sum(axis=self.axes, keepdims=True)
+        elif p == 1:
+            share = xp.sign(x)
+        else:
+            scale = y if p == 2 else y ** (p - 1)
+            power = x if p == 2 else xp.sign(x) * xp.abs(x) ** (p - 1)
+            share = xp.divide(power, scale, out=xp.zeros_like(x), where=(scale != 0) & xp.isfinite(power))
+        return (self.expand(dy) * share,)
+
+
+def norm(x, p=2, axis=None, keepdims=False):
+    """The p-norm of x over ``axis`` (all axes when None): see Norm (PyTorch's vector_norm, and
+    Tensor.norm). p: a number >= 0, or +-inf."""
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or math.isnan(p) or (p < 0 and p != -math.inf):
+        raise ValueError(f"norm: p must be a number >= 0, inf or -inf, got {p!r}")
+    return Norm(float(p), axis, keepdims)(floating(x))
 
 
 def _arg_axis(op, x, axis):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import minitx
 import minitx.functional as F
 from minitx import nn, ops
-from minitx.testing import check_forward, check_gradients, leaf
+from minitx.testing import check_forward, check_gradients, gradcheck, leaf
 from minitx.testing import strategies as mst
 from _torch_kit import import_torch, parity, torch_in_example
 
@@ -241,3 +241,64 @@ def test_batch_norm_without_running_statistics_uses_the_batch_in_eval_too():
     x = np.array([[1.0, 2.0], [3.0, 6.0]], np.float32)
     np.testing.assert_allclose(layer(minitx.tensor(x)).numpy(), [[-1, -1], [1, 1]], atol=1e-3)
     assert "running_mean" not in layer.state_dict()
+
+
+# ---------------------------------------------------------------- normalize, cosine_similarity
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=4), away_from=(0.0,)), data=st.data())
+def test_normalize(x, data):
+    """x / max(||x||_p, eps) along an axis; eps drawn around the norms, so both sides of the max occur."""
+    p = data.draw(st.sampled_from([2.0, 1.0, 3.0, np.inf]), label="p")
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
+    eps = data.draw(st.sampled_from([1e-12, 0.5, 3.0]), label="eps")
+
+    def reference(a):
+        norms = np.linalg.vector_norm(a, ord=p, axis=axis, keepdims=True)
+        return a / np.maximum(norms, eps)
+
+    fn = lambda t: F.normalize(t, p, axis, eps)  # noqa: E731
+    check_forward(fn, reference, x, **TIGHT)
+    norms = np.linalg.vector_norm(x.numpy(), ord=p, axis=axis)
+    if np.abs(norms - eps).min() > 1e-3 and (p != np.inf or _distinct_magnitudes(x.numpy(), axis)):
+        assert check_gradients(fn, x)  # (not at the max's kink, nor at a tie of the largest |x|)
+    parity(fn, lambda t: _tf().normalize(t, p, axis, eps), leaf(x.numpy()))
+
+
+def _distinct_magnitudes(a, axis):
+    ordered = np.sort(np.abs(a), axis=axis)
+    return bool((np.diff(ordered, axis=axis) > 1e-3).all())
+
+
+@given(shapes=mst.broadcastable_shapes(2, min_dims=1, max_dims=3, max_side=4), data=st.data())
+def test_cosine_similarity(shapes, data):
+    x1, x2 = (data.draw(mst.tensors(s, away_from=(0.0,)), label=f"x{k}") for k, s in enumerate(shapes, 1))
+    ndim = max(len(s) for s in shapes)
+    axis = data.draw(st.integers(-ndim, ndim - 1), label="axis")
+
+    def reference(a, b):
+        a, b = np.broadcast_arrays(a, b)
+        scaled = [v / np.maximum(np.sqrt((v * v).sum(axis=axis, keepdims=True)), 1e-8) for v in (a, b)]
+        return (scaled[0] * scaled[1]).sum(axis=axis)
+
+    fn = lambda u, v: F.cosine_similarity(u, v, axis)  # noqa: E731
+    check_forward(fn, reference, x1, x2, **TIGHT)
+    assert check_gradients(fn, x1, x2)
+    parity(fn, lambda u, v: _tf().cosine_similarity(u, v, axis), leaf(x1.numpy()), leaf(x2.numpy()))
+
+
+def test_normalize_and_cosine_similarity_of_zeros_match_pytorch():
+    """A slice of zeros is divided by eps (it stays zeros): no 0 / 0. Below eps, PyTorch's
+    cosine_similarity clamps the norm in place, unrecorded, so its gradient still flows through
+    the norm; minitx's is the gradient of what it computes, as finite differences find it."""
+    x = leaf(np.array([[0.0, 0.0], [3.0, 4.0], [1e-9, 0.0]]))
+    y = leaf(np.array([[1.0, 2.0], [0.0, 0.0], [1e-9, 0.0]]))
+    # (gradients of 1e11 beside PyTorch's rounding noise of 6e-8 where minitx's is exactly 0)
+    parity(lambda t: F.normalize(t), lambda t: _tf().normalize(t), leaf(x.numpy()), atol=1e-6)
+    parity(lambda u, v: F.cosine_similarity(u, v), lambda u, v: _tf().cosine_similarity(u, v),
+           leaf(x.numpy()[:2]), leaf(y.numpy()[:2]), atol=1e-6)
+    theirs = _tf().cosine_similarity(*(import_torch().from_numpy(t.numpy()) for t in (x, y)))
+    np.testing.assert_allclose(F.cosine_similarity(x, y).numpy(), theirs.numpy(), rtol=1e-12)
+    small = [leaf(np.array([[0.1, 0.2], [0.3, 0.5]])), leaf(np.array([[0.3, -0.1], [0.2, 0.2]]))]  # norms < eps = 1
+    assert gradcheck(lambda u, v: F.cosine_similarity(u, v, eps=1.0), *small)
+    with pytest.raises(ValueError, match=r"cosine_similarity: shapes \(3, 2\) and \(3,\) do not broadcast"):
+        F.cosine_similarity(x, leaf(np.ones(3)))
+    assert F.cosine_similarity(x, y).tolist() == pytest.approx([0.0, 0.0, 0.01])

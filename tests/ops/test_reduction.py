@@ -29,6 +29,12 @@ REDUCTIONS = {
                   lambda x, axis, keepdims: np.var(x, axis=axis, ddof=1, keepdims=keepdims),
                   {"min_side": 2, "min_dims": 1}),
     "LogSumExp": (F.logsumexp, _logsumexp, {}),
+    # the p-norms, against NumPy's vector_norm; kinks (|x| at 0, ties of the largest |x|) kept away
+    "Norm": (lambda x, axis, keepdims: x.norm(2, axis, keepdims), np.linalg.vector_norm, {"away_from": (0.0,)}),
+    **{f"Norm-p{p}": (lambda x, axis, keepdims, p=p: F.norm(x, p, axis, keepdims),
+                      lambda x, axis, keepdims, p=p: np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=p),
+                      {"away_from": (0.0,)} if np.isfinite(p) else {"distinct": True, "min_value": 0.5})
+       for p in (1, 3, 0.5, np.inf, -np.inf)},
 }
 
 
@@ -204,3 +210,21 @@ def test_softmax_like_ops_called_directly_on_integers_compute_in_float():
     x = minitx.Tensor(np.array([[1, 2, 3]]))
     np.testing.assert_allclose(LogSumExp(-1)(x).numpy(), np.log(np.exp([1.0, 2.0, 3.0]).sum(keepdims=True)))
     assert Softmax(-1)(x).dtype == np.float64
+
+
+@pytest.mark.parametrize("p", [2, 1, 3, 0.5, 0, np.inf, -np.inf])
+def test_norm_at_zeros_and_ties_matches_pytorch(p):
+    """A row of zeros (0 / 0 in the formula: 0, as PyTorch's), a zero entry beside others (for
+    p < 1 an infinite |x|^(p-1): 0 there, as PyTorch's), and |x| tied between x and -x."""
+    x = leaf(np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 0.0], [2.0, -2.0, 1.0]]))
+    parity(lambda t: F.norm(t, p, 1), lambda t: t.norm(p, dim=1), x)
+
+
+def test_norm_refuses_what_is_no_norm():
+    x = leaf(np.ones(3))
+    for p in (-1, float("nan"), "fro", True):
+        with pytest.raises(ValueError, match=f"norm: p must be a number >= 0, inf or -inf, got {p!r}"):
+            F.norm(x, p)
+    with pytest.raises(ValueError, match="norm: axis 1 of the input of shape .3, 0. has length 0"):
+        F.norm(leaf(np.ones((3, 0))), np.inf, 1)
+    assert F.norm(leaf(np.ones((3, 0))), 2, 1).tolist() == [0.0] * 3
