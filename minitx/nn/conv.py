@@ -72,13 +72,15 @@ class _ConvNd(Module):
         return type(self)._op(self._pad(x), self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
 
     def _pad(self, x):
-        """x [N, C, *S] padded on its spatial axes with its own values, as padding_mode says."""
-        if x.ndim != self.dims + 2:
-            raise ValueError(f"{type(self).__name__}: input must be [N, C] and {self.dims} spatial axes, got shape "
-                             f"{x.shape}")
+        """x [N, C, *S] (or one sample [C, *S]) padded on its spatial axes with its own values, as
+        padding_mode says."""
+        if x.ndim not in (self.dims + 1, self.dims + 2):
+            raise ValueError(f"{type(self).__name__}: input must be [N, C] or [C] and {self.dims} spatial axes, got "
+                             f"shape {x.shape}")
+        lead = x.ndim - self.dims
         if self.padding_mode != "circular":
-            return F.pad(x, ((0, 0), (0, 0)) + self._padding_pairs, mode=self.padding_mode)
-        for axis, (before, after) in enumerate(self._padding_pairs, start=2):
+            return F.pad(x, ((0, 0),) * lead + self._padding_pairs, mode=self.padding_mode)
+        for axis, (before, after) in enumerate(self._padding_pairs, start=lead):
             n = x.shape[axis]
             if before > n or after > n:
                 raise ValueError(f"{type(self).__name__}: circular padding ({before}, {after}) of axis {axis} can "

@@ -416,9 +416,10 @@ class Module:
             name = aliases.get(key, key)
             if name in folded:
                 seen, here = (backend.to_numpy(v.data if isinstance(v, Tensor) else v) for v in (folded[name], value))
-                if not np.array_equal(seen, here, equal_nan=True):
+                if seen.shape != here.shape or not np.array_equal(seen, here, equal_nan=True):
+                    what = f"shapes {seen.shape} and {here.shape}" if seen.shape != here.shape else "values"
                     raise ValueError(f"load_state_dict: '{key}' and '{name}' name one parameter of the model (tied), "
-                                     "but the state dict gives them different values")
+                                     f"but the state dict gives them different {what}")
                 continue
             folded[name] = value
         return folded

@@ -23,6 +23,7 @@ import numbers
 import numpy as np
 
 from minitx.autograd.function import Function
+from minitx.autograd.tensor import Tensor
 from minitx.backend import get_array_module, is_floating
 from minitx.ops._args import floating
 from minitx.ops.indexing import add_at
@@ -235,8 +236,8 @@ def _apply(op, x, weight, bias):
 def _one_sample_as_a_batch(dims, x, apply):
     """apply(x) for a batch x [N, C, *spatial]; one sample [C, *spatial], as PyTorch also takes,
     goes in as a batch of one and comes out without that axis (each tensor of a tuple)."""
-    if getattr(x, "ndim", None) != dims + 1:
-        return apply(x)
+    if not isinstance(x, Tensor) or x.ndim != dims + 1:
+        return apply(x)  # (what is no tensor is refused there, by name)
     out = apply(x.unsqueeze(0))
     return tuple(o.squeeze(0) for o in out) if isinstance(out, tuple) else out.squeeze(0)
 
@@ -426,8 +427,6 @@ class MaxPoolNd(_PoolNd):
 
 def _max_pool(dims, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     """y, or (y, where each maximum is: int64, no gradient) where return_indices asks."""
-    from minitx.autograd.tensor import Tensor  # noqa: PLC0415  (the tensor module imports the ops)
-
     op = MaxPoolNd(dims, kernel_size, stride, padding, dilation, ceil_mode)
     y = op(x)
     return (y, Tensor(op.indices())) if return_indices else y

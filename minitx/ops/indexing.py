@@ -222,7 +222,7 @@ class SetItem(Function):
     do not say which), so only that entry of v gets the element's gradient, as finite
     differences agree (PyTorch gives it to every entry written there). To know which one, the
     entries' positions in v are written first (``landed``: -1 where nothing was written), and
-    the values are placed from them.
+    the values are placed from them; backward keeps only the written places and their entries.
     """
 
     moves_values = True  # (16-bit arrays go in as they are: a write rounds nothing)
@@ -243,10 +243,11 @@ class SetItem(Function):
         xp = get_array_module(x)
         landed = xp.full(x.shape, -1, dtype=np.int64)
         landed[self.index] = xp.arange(int(np.prod(target)), dtype=np.int64).reshape(target)
-        written = landed >= 0
-        y[written] = xp.broadcast_to(v, target).reshape(-1)[landed[written]]
+        places = xp.flatnonzero(landed >= 0)  # the written elements of x, flat, and the entries of v there
+        entries = landed.reshape(-1)[places]
+        y.reshape(-1)[places] = xp.broadcast_to(v, target).reshape(-1)[entries]
         self.target = target
-        self.save_for_backward(landed)
+        self.save_for_backward(places, entries)
         return y
 
     def backward(self, dy):
@@ -256,11 +257,10 @@ class SetItem(Function):
             dx[self.index] = 0
             dv = xp.array(dy[self.index], copy=True)
         else:
-            (landed,) = self.saved
-            written = landed >= 0
-            dx[written] = 0
+            places, entries = self.saved
+            dx.reshape(-1)[places] = 0
             dv = xp.zeros(int(np.prod(self.target)), dtype=dy.dtype)
-            dv[landed[written]] = dy[written]
+            dv[entries] = dy.reshape(-1)[places]
             dv = dv.reshape(self.target)
         return (dx, dv.reshape((1,) * self.leading + dv.shape)) + (None,) * len(self.slots)
 
@@ -298,9 +298,9 @@ def setitem(x, index, value):
         value = as_tensor(value, like=x).to(x.device)
     both_floating = backend.is_floating(value.dtype) and backend.is_floating(x.dtype)  # (bfloat16 into float16)
     if not both_floating and not np.can_cast(value.dtype, x.dtype, casting="same_kind"):
+        what = "only 0 and 1 are booleans" if x.dtype.kind == "b" else "a float is not truncated into integers"
         raise TypeError(f"{op}: a value of dtype {value.dtype.name} cannot be written into a tensor of dtype "
-                        f"{x.dtype.name} (same-kind casting: a float is not truncated into integers); convert "
-                        "one of them first")
+                        f"{x.dtype.name} (same-kind casting: {what}); convert one of them first")
     full_index = _with_arrays(index, slots, [t.data for t in tensors])
     leading = _check_fits(op, x, index, full_index, value)
     recorded = is_grad_enabled() and (x.requires_grad or value.requires_grad)
@@ -610,6 +610,8 @@ class Diagonal(Function):
 
         dx = 0, with dx[..., i + k, j + k] = dy[..., k]
     """
+
+    moves_values = True  # (16-bit arrays go in as they are: nothing to round)
 
     def __init__(self, offset=0, axis1=0, axis2=1):
         self.offset, self.axis1, self.axis2 = offset, axis1, axis2

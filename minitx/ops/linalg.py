@@ -174,11 +174,13 @@ class Einsum(Function):
             raise ValueError(f"einsum: {self.subscripts!r} names {len(terms)} operands, got {len(shapes)}")
         sizes = {}
         for k, (term, shape) in enumerate(zip(terms, shapes)):
-            if term and not (term.isascii() and term.isalpha()) or len(set(term)) != len(term):
-                raise ValueError(f"einsum: operand {k} has subscripts {term!r}; use distinct letters, one per axis")
+            if term and not (term.isascii() and term.isalpha()):
+                raise ValueError(f"einsum: operand {k} has subscripts {term!r}; use letters, one per axis")
             if len(term) != len(shape):
                 raise ValueError(f"einsum: operand {k} has subscripts {term!r} for shape {shape}: "
                                  f"{len(term)} letters for {len(shape)} axes")
+            if len(set(term)) != len(term):  # (einsum() takes a repeated letter's diagonal before this op)
+                raise ValueError(f"einsum: operand {k} has subscripts {term!r}; the Einsum op takes distinct letters")
             for letter, n in zip(term, shape):
                 if sizes.setdefault(letter, n) != n:
                     raise ValueError(f"einsum: index {letter!r} has size {sizes[letter]} in one operand and "

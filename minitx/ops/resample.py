@@ -192,8 +192,11 @@ def _unpool(op, spatial, x, indices, kernel_size, stride, padding, output_size):
     """max_unpool{1,2}d: the arguments checked, the output size PyTorch's (_unpool_output_size)."""
     x = as_tensor(x)
     if x.ndim == spatial + 1:  # one sample [C, *spatial], as PyTorch takes it too: a batch of one
-        batch = x.unsqueeze(0), as_indices(indices, x).unsqueeze(0)
-        return _unpool(op, spatial, *batch, kernel_size, stride, padding, output_size).squeeze(0)
+        indices = as_indices(indices, x)
+        if indices.shape != x.shape:
+            raise ValueError(f"{op}: indices must have the input's shape {x.shape}, got {indices.shape}")
+        return _unpool(op, spatial, x.unsqueeze(0), indices.unsqueeze(0), kernel_size, stride, padding,
+                       output_size).squeeze(0)
     if x.ndim != spatial + 2:
         raise ValueError(f"{op}: input must be {spatial + 2}-D {LAYOUT[spatial]} or {spatial + 1}-D "
                          f"[{LAYOUT[spatial][4:]} (one sample), got shape {x.shape}")

@@ -267,8 +267,9 @@ class Optimizer:
         Checks first, changes after: the number of groups, the number of parameters in each
         group and the shape of every state array must match this optimizer, else ValueError
         (naming the parameter index and both shapes) and nothing is changed. Each parameter's
-        state holds what ``STATE`` says, of the kind it says (a step count of 1.5 or an
-        integer moment is refused, naming the parameter and the key). Arrays are copied onto
+        state holds what its group's ``_state_kinds`` says (``STATE``, and Adam's amsgrad
+        maximum), of the kind it says (a step count of 1.5 or an integer moment is refused,
+        naming the parameter and the key). Arrays are copied onto
         each parameter's device and cast to its dtype.
         """
         name = f"{self._name}.load_state_dict"

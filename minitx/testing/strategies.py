@@ -288,7 +288,8 @@ INDEX_KINDS = ("basic", "integer arrays", "mask", "last-axis mask")
 
 
 def getitem_indices(shape, kinds=INDEX_KINDS):
-    """Indices ``x[index]`` takes for an x of ``shape`` (every side at least 1), of the ``kinds``:
+    """Indices ``x[index]`` takes for an x of ``shape`` (at least one axis, every side at least 1:
+    draw it with ``shapes(min_dims=1)``), of the ``kinds``:
 
     * "basic": per axis an int (negative ones too), a slice of any step (negative ones too, bounds
       past the ends included) or the whole axis; sometimes an Ellipsis and a None among them;

@@ -169,6 +169,9 @@ def test_a_tied_parameter_loads_from_any_of_its_names_as_pytorch_saves_it_under_
     with pytest.raises(ValueError, match="'1.weight' and '0.weight' name one parameter of the model .tied., but the "
                                          "state dict gives them different values"):
         ours.load_state_dict(state)
+    state["1.weight"] = state["1.weight"][:2]
+    with pytest.raises(ValueError, match=r"'1.weight' and '0.weight' .* different shapes \(5, 3\) and \(2, 3\)"):
+        ours.load_state_dict(state)
     model = Shared()  # the root's alias comes first: the Linear's weight is its second name
     state = model.state_dict()
     state["a.weight"] = state["b.weight"] = state["alias"]

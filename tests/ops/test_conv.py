@@ -292,6 +292,29 @@ def test_one_sample_is_taken_as_a_batch_of_one_as_pytorch(name):
     parity(lambda *ts: fn(*ts, **kwargs), lambda *ts: getattr(_tf(), torch_name)(*ts, **kwargs), x, *weights)
 
 
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_conv_layers_pad_one_sample_by_their_padding_mode_as_pytorch(mode):
+    torch = import_torch()
+    minitx.manual_seed(0)
+    ours = nn.Conv2d(2, 3, 3, padding=1, padding_mode=mode).double()
+    theirs = torch.nn.Conv2d(2, 3, 3, padding=1, padding_mode=mode).double()
+    with torch.no_grad():
+        theirs.weight.copy_(torch.from_numpy(ours.weight.numpy()))
+        theirs.bias.copy_(torch.from_numpy(ours.bias.numpy()))
+    x = _RNG.standard_normal((2, 5, 4))
+    np.testing.assert_allclose(ours(minitx.tensor(x)).numpy(), theirs(torch.from_numpy(x)).detach().numpy(),
+                               rtol=1e-12)
+
+
+def test_one_sample_errors_name_the_op_and_the_shapes():
+    with pytest.raises(TypeError, match="conv_nd: input 0 is ndarray, expected a Tensor"):
+        F.conv2d(np.ones((2, 3, 3)), leaf(np.ones((1, 2, 1, 1))))
+    y, indices = F.max_pool2d(leaf(np.ones((2, 4, 4))), 2, return_indices=True)
+    with pytest.raises(ValueError, match=r"max_unpool2d: indices must have the input's shape \(2, 2, 2\), got "
+                                         r"\(1, 2, 2, 2\)"):
+        F.max_unpool2d(y, indices[None], 2)
+
+
 def test_max_pool_of_one_sample_gives_its_indices_and_max_unpool_takes_them_back():
     tf = _tf()
     x = leaf(_RNG.standard_normal((3, 6, 8)))

@@ -630,6 +630,7 @@ def test_einsum_errors_name_what_is_wrong():
     cases = [("..ij,jk->ik", "operand 0 has subscripts '..ij': '...' may appear once, as three dots"),
              ("ij->ij", "names 1 operands, got 2"), ("ij,jk->ik", "index 'j' has size 3 in one operand and 4"),
              ("ii,jk->ik", r"operand 0 repeats 'i' \('ii'\) on axes of sizes 2 and 3"),
+             ("iij,jk->ik", r"operand 0 has subscripts 'iij' for shape \(2, 3\): 3 letters for 2 axes"),
              ("ijk,kl->il", r"operand 0 has subscripts 'ijk' for shape \(2, 3\)"),
              ("ij,kl->iz", "output 'iz' must use distinct letters that appear in the operands")]
     for spec, message in cases:

@@ -212,17 +212,25 @@ def test_hooks_registered_before_a_write_see_the_old_values_gradient_as_pytorch(
     np.testing.assert_array_equal(seen["ours"][0], seen["theirs"][0])
 
 
-def test_the_old_values_are_not_kept_for_each_write():
+@pytest.mark.parametrize("row", [lambda t: t, lambda t: np.array([t]), lambda t: np.arange(16) == t],
+                         ids=["int", "integer array", "mask"])
+def test_the_old_values_are_not_kept_for_each_write(row):
     """A buffer written row by row keeps no copy of itself per row: the graph needs only the old
-    node's shape, and nothing saved the old arrays here."""
+    node's shape, nothing saved the old arrays here, and a write through an integer array or a
+    mask keeps only the places it wrote."""
     h = minitx.tensor(np.ones(8), requires_grad=True)
     out = minitx.zeros(16, 8)
     arrays = []
     for t in range(16):
         arrays.append(weakref.ref(out.data))
-        out[t] = h * t
+        out[row(t)] = h * t
     gc.collect()
     assert sum(ref() is not None for ref in arrays) == 0
+    node, kept = out, 0
+    while node.grad_fn is not None and node.grad_fn.name == "set_item":
+        kept += sum(a.size for a in node.grad_fn.saved if hasattr(a, "size"))
+        node = node.grad_fn.inputs[0]
+    assert kept <= 16 * 2 * 8  # at most the 8 places of each row and their entries of v
     out.sum().backward()
     assert h.grad.tolist() == [120.0] * 8
 
