@@ -477,3 +477,46 @@ def test_a_0d_value_used_three_times_gets_every_gradient(use, derivative):
     a = leaf(1.5)  # a 0-d leaf used three times
     use(a).backward()
     np.testing.assert_allclose(a.grad.numpy(), derivative(1.5))
+
+
+# ---------------------------------------------------------------------- autograd.grad
+def _graph(lib, values):
+    """x -> h = 2 tanh(x) -> (y = sum(h^2), z = h * x): the same graph in minitx and in PyTorch."""
+    torch = pytest.importorskip("torch") if lib == "torch" else None
+    x = torch.tensor(values, dtype=torch.float64, requires_grad=True) if torch else leaf(values)
+    h = (torch.tanh(x) if torch else F.tanh(x)) * 2
+    return x, h, (h * h).sum(), h * x
+
+
+def test_grad_of_leaves_and_intermediates_matches_pytorch_and_leaves_grad_alone():
+    torch = pytest.importorskip("torch")
+    x, h, y, z = _graph("minitx", [1.0, -2.0, 0.5])
+    tx, th, ty, tz = _graph("torch", [1.0, -2.0, 0.5])
+    dz = np.array([0.3, -1.0, 2.0])
+    ours = minitx.autograd.grad([y, z], [x, h, x], grad_outputs=[None, minitx.tensor(dz, dtype="float64")])
+    theirs = torch.autograd.grad([ty, tz], [tx, th, tx], grad_outputs=[None, torch.from_numpy(dz)])
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-14)
+    assert not np.shares_memory(ours[0].numpy(), ours[2].numpy())  # one input asked twice: two arrays
+    assert x.grad is None and h.grad is None
+    with pytest.raises(RuntimeError, match="already freed"):  # retain_graph=False freed the walked graph
+        y.backward()
+
+
+def test_grad_runs_tensor_hooks_and_takes_retain_graph_and_unused_inputs():
+    x, h, y, _ = _graph("minitx", [1.0, 2.0])
+    seen = []
+    h.register_hook(lambda g: seen.append(g.numpy().copy()))
+    (gx,) = minitx.autograd.grad(y, x, retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(gx.numpy(), x.grad.numpy(), rtol=1e-15)
+    assert len(seen) == 2
+    other = leaf([5.0, 6.0])
+    x2, _, y2, _ = _graph("minitx", [1.0, 2.0])
+    with pytest.raises(RuntimeError, match="grad: input 1 is not used by the outputs .*allow_unused=True"):
+        minitx.autograd.grad(y2, [x2, other], retain_graph=True)
+    assert minitx.autograd.grad(y2, [x2, other], allow_unused=True)[1] is None
+    with pytest.raises(RuntimeError, match="grad: input 0 does not require grad"):
+        minitx.autograd.grad(y2, [minitx.tensor([1.0])])
+    with pytest.raises(ValueError, match="grad: 1 grad_outputs for 2 outputs"):
+        minitx.autograd.grad([y2, y2], [x2], grad_outputs=[None])

@@ -13,6 +13,9 @@ A tensor used twice receives the sum of both contributions. Leaves (tensors crea
 user with requires_grad=True) add the result into ``.grad``, which accumulates across calls
 until zeroed.
 
+``grad(outputs, inputs)`` walks the same way but returns the gradients of the tensors asked
+for, leaves or not, instead of adding into any ``.grad`` (PyTorch's autograd.grad).
+
 The sums cost memory and launches on a GPU, so the engine adds in place into a running sum it
 owns: one it made by adding, or a gradient an op returned new (``Function.fresh_gradients``);
 a leaf's first gradient, if the engine owns it, becomes its ``.grad`` without a copy.
@@ -144,8 +147,10 @@ def _pending_input(fn, grads):
     return None
 
 
-def backward(root, grad=None, retain_graph=False):
-    """Accumulate d(root)/d(leaf) into ``leaf.grad`` for every leaf that requires grad."""
+def backward(root, grad=None, retain_graph=False, inputs=None):
+    """Accumulate d(root)/d(leaf) into ``leaf.grad`` for every leaf that requires grad; or, given
+    ``inputs`` (tensors of the graph, leaves or not), return d(root)/d(input) for each (None
+    where nothing reached it) and leave every .grad as it was (see ``grad`` below)."""
     from minitx.autograd.tensor import Tensor
 
     if not root.requires_grad:
@@ -163,6 +168,10 @@ def backward(root, grad=None, retain_graph=False):
         if grad.shape != root.shape:
             raise ValueError(f"backward: grad has shape {grad.shape}, expected the output's shape {root.shape}")
 
+    wanted = None if inputs is None else {}  # id(input) -> its places in inputs
+    for k, t in enumerate(inputs or ()):
+        wanted.setdefault(id(t), []).append(k)
+    found = None if inputs is None else [None] * len(inputs)
     grads = {id(root): grad}
     owned = set()  # the ids whose running sum in grads is the engine's to add into in place
     may_own = not backward_hooks  # a debugging hook may keep the gradients it is shown: no sum is then reused
@@ -179,7 +188,10 @@ def backward(root, grad=None, retain_graph=False):
                 continue  # nothing flowed here (e.g. an output no one used)
             if node._hooks:
                 g = _run_tensor_hooks(node, g, user_errstate)
-            if node._ctx is None or node._retains_grad:
+            if wanted is not None:
+                for k, place in enumerate(wanted.get(id(node), ())):  # (the engine writes no more into g)
+                    found[place] = g if exclusive and not k else get_array_module(g).array(g, copy=True)
+            elif node._ctx is None or node._retains_grad:
                 # a leaf may keep an owned sum as its .grad; a node that goes on to its op's backward copies
                 node._accumulate_grad(g, exclusive=exclusive and node._ctx is None)
             fn = node._ctx
@@ -226,3 +238,36 @@ def backward(root, grad=None, retain_graph=False):
                         owned.add(id(parent))
             if not retain_graph:
                 fn.release()
+    return found
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
+    """d(outputs)/d(inputs) as a tuple of Tensors, one per input, as PyTorch's autograd.grad:
+    nothing is added into any ``.grad``. ``inputs``: tensors that require grad, leaves or not
+    (an intermediate result's gradient is the sum of what its uses sent it); ``outputs``: a
+    tensor or a sequence of them, each with its ``grad_outputs`` (None for a one-element
+    output: 1); with several, the gradients of each are summed. An input no output depends on
+    raises, unless ``allow_unused`` (its gradient is then None)."""
+    from minitx.autograd.tensor import Tensor
+
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    if grad_outputs is None or isinstance(grad_outputs, Tensor):
+        grad_outputs = (grad_outputs,) * len(outputs) if grad_outputs is None else (grad_outputs,)
+    grad_outputs = tuple(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"grad: {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
+    for k, t in enumerate(inputs):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError(f"grad: input {k} does not require grad (a {type(t).__name__}); the gradient is taken "
+                               "with respect to tensors that do")
+    total = [None] * len(inputs)
+    for k, (out, dy) in enumerate(zip(outputs, grad_outputs)):
+        last = k == len(outputs) - 1  # the graph is kept for the next output's walk
+        found = backward(out, dy, retain_graph=retain_graph or not last, inputs=inputs)
+        total = [a if b is None else b if a is None else a + b for a, b in zip(total, found)]
+    unused = [k for k, g in enumerate(total) if g is None]
+    if unused and not allow_unused:
+        raise RuntimeError(f"grad: input {unused[0]} is not used by the outputs (its gradient would be None); pass "
+                           "allow_unused=True to get None for it")
+    return tuple(None if g is None else Tensor(g) for g in total)
