@@ -34,7 +34,8 @@ from minitx.ops.norm import (
 from minitx.ops.dropout import (
     dropout, dropout_add, bias_act_dropout)
 from minitx.ops.loss import (
-    cross_entropy, nll_loss, binary_cross_entropy, binary_cross_entropy_with_logits)
+    cross_entropy, nll_loss, binary_cross_entropy, binary_cross_entropy_with_logits, mse_loss, l1_loss,
+    smooth_l1_loss, huber_loss, kl_div)
 from minitx.ops.attention import (
     scaled_dot_product_attention)
 from minitx.ops.conv import (

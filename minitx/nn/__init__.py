@@ -7,7 +7,8 @@ from minitx.nn.attention import LearnedPositionalEmbedding, MultiHeadAttention, 
 from minitx.nn.layers import (GELU, BatchNorm1d, BatchNorm2d, Dropout, Embedding, Flatten, GroupNorm, Identity,
                               LayerNorm, Linear, ModuleDict, ModuleList, ParameterDict, ParameterList, ReLU, RMSNorm,
                               Sequential, Sigmoid, SiLU, Softmax, Tanh, Unflatten)
-from minitx.nn.loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from minitx.nn.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss,
+                            NLLLoss, SmoothL1Loss)
 from minitx.nn.module import Module
 from minitx.nn.parameter import Parameter
 from minitx.nn.transformer import (PRESETS, DecoderCache, DecoderLayer, EncoderLayer, FeedForward,
@@ -19,7 +20,8 @@ __all__ = [
     "FeedForward", "EncoderLayer", "DecoderLayer", "DecoderCache", "Transformer", "PRESETS", "init",
     "TransformerEncoder", "MaskedLMHead", "MaskedLanguageModel", "EncoderClassifier", "mask_tokens",
     "SiLU", "Tanh", "Sigmoid", "Softmax", "Identity", "Flatten", "Unflatten", "ModuleDict", "ParameterList",
-    "ParameterDict", "CrossEntropyLoss", "NLLLoss", "MSELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
+    "ParameterDict", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
+    "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
     "GroupNorm", "RMSNorm",
 ]
 

@@ -127,14 +127,84 @@ class NLLLoss(_Loss):
 
 
 class MSELoss(_Loss):
-    """(x - y)^2 elementwise, then the mean, the sum, or none of them. Composed of ops, so its
-    gradient 2 (x - y) / n comes from theirs."""
+    """F.mse_loss: (x - y)^2 elementwise (x and y of one shape), then the mean, the sum, or none."""
+
+    def __init__(self, *, reduction="mean"):  # (its own: a positional call's error names MSELoss)
+        super().__init__(reduction=reduction)
+
+    def forward(self, x, y):
+        return F.mse_loss(x, y, self.reduction)
+
+
+class L1Loss(_Loss):
+    """F.l1_loss: |x - y| elementwise, reduced."""
 
     def __init__(self, *, reduction="mean"):
         super().__init__(reduction=reduction)
 
     def forward(self, x, y):
-        return self._reduced((x - y) * (x - y))
+        return F.l1_loss(x, y, self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """F.smooth_l1_loss: quadratic where |x - y| < beta, absolute beyond, reduced."""
+
+    def __init__(self, *, reduction="mean", beta=1.0):
+        super().__init__(reduction=reduction)
+        self.beta = beta
+
+    def forward(self, x, y):
+        return F.smooth_l1_loss(x, y, self.reduction, self.beta)
+
+    def extra_repr(self):
+        return f"reduction={self.reduction!r}, beta={self.beta}"
+
+
+class HuberLoss(_Loss):
+    """F.huber_loss: quadratic where |x - y| <= delta, delta * (|x - y| - delta / 2) beyond, reduced."""
+
+    def __init__(self, *, reduction="mean", delta=1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, x, y):
+        return F.huber_loss(x, y, self.reduction, self.delta)
+
+    def extra_repr(self):
+        return f"reduction={self.reduction!r}, delta={self.delta}"
+
+
+class KLDivLoss(Module):
+    """F.kl_div(log-probabilities, target probabilities, or their logarithms with log_target);
+    reduction 'batchmean' is the divergence per sample ('mean', PyTorch's default, averages over
+    every element)."""
+
+    def __init__(self, *, reduction="mean", log_target=False):
+        super().__init__()
+        if reduction not in _REDUCTIONS + ("batchmean",):
+            raise ValueError(f"KLDivLoss: reduction must be 'batchmean', 'mean', 'sum' or 'none', got {reduction!r}")
+        self.reduction, self.log_target = reduction, log_target
+
+    def forward(self, log_probs, targets):
+        return F.kl_div(log_probs, targets, self.reduction, self.log_target)
+
+    def extra_repr(self):
+        return f"reduction={self.reduction!r}, log_target={self.log_target}"
+
+
+class BCELoss(_Loss):
+    """F.binary_cross_entropy of probabilities, each element's loss then multiplied by ``weight``
+    (broadcast against the probabilities; 'mean' divides by the number of elements, as PyTorch's)."""
+
+    def __init__(self, weight=None, *, reduction="mean"):
+        super().__init__(reduction=reduction)
+        self._set_weight("weight", weight)
+
+    def forward(self, probs, targets):
+        if self.weight is None:
+            return F.binary_cross_entropy(probs, targets, self.reduction)
+        losses = F.binary_cross_entropy(probs, targets, "none")
+        return self._reduced(losses * _like(self.weight, losses))
 
 
 class BCEWithLogitsLoss(_Loss):

@@ -12,7 +12,8 @@ backward on raw arrays, the math in its docstring) with its public function righ
     linalg        matmul, linear, einsum
     norm          layer_norm, rms_norm, group_norm, batch_norm, normalize, cosine_similarity
     dropout       dropout, dropout_add, bias_act_dropout (and their Philox masks)
-    loss          cross_entropy, nll_loss, binary_cross_entropy(_with_logits)
+    loss          cross_entropy, nll_loss, binary_cross_entropy(_with_logits), mse_loss, l1_loss,
+                  smooth_l1_loss, huber_loss, kl_div
     attention     scaled_dot_product_attention (boolean or float masks, grouped-query heads)
     conv          conv1d/2d/3d, conv_transpose1d/2d/3d, max/avg pooling in 1-3 dimensions
     resample      interpolate (nearest, nearest-exact, linear, bilinear), max_unpool1d/2d

@@ -1,5 +1,6 @@
 """Losses: cross-entropy (integer or probability targets, label smoothing), negative
-log-likelihood, binary cross-entropy on probabilities and on logits.
+log-likelihood, binary cross-entropy on probabilities and on logits; the regression losses
+(mean squared and absolute error, smooth L1 and Huber) and the Kullback-Leibler divergence.
 
 Each computes one loss per row (per element for the binary losses), then reduces it:
 'mean' divides the sum by the number of counted rows, 'sum' adds, 'none' returns them all.
@@ -22,7 +23,8 @@ from minitx.ops.activation import sigmoid_values, softplus_values
 from minitx.ops.indexing import _check_integer
 from minitx.ops.reduction import logsumexp_parts, quiet_float_errors
 
-__all__ = ["CrossEntropy", "SoftCrossEntropy", "NllLoss", "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits"]
+__all__ = ["CrossEntropy", "SoftCrossEntropy", "NllLoss", "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits",
+           "MseLoss", "SmoothL1Loss", "KlDiv"]
 
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -348,3 +350,149 @@ def binary_cross_entropy_with_logits(logits, targets, reduction="mean", pos_weig
     number or a constant tensor broadcast against logits) weighs the positive targets."""
     weight = pos_weight.data if isinstance(pos_weight, Tensor) else pos_weight
     return BinaryCrossEntropyWithLogits(reduction, weight)(logits, as_tensor(targets, logits))
+
+
+
+# ---------------------------------------------------------------- regression losses
+class MseLoss(_Loss):
+    """loss = (x - y)^2 elementwise (x and y of one shape).   dx = dloss * 2 (x - y),  dy = -dx"""
+
+    def forward(self, x, y):
+        self._check_same_shape(x, y, "targets")
+        d = x - y
+        self.save_for_backward(d)
+        return self._reduce(d * d, d.size)
+
+    def backward(self, dy):
+        (d,) = self.saved
+        dx = self._row_gradient(dy) * 2 * d
+        return dx, -dx
+
+
+def mse_loss(input, target, reduction="mean"):  # noqa: A002 (PyTorch's names)
+    """The squared error (input - target)^2, reduced; the shapes must match (PyTorch broadcasts
+    them with a warning)."""
+    input = floating(input)
+    return MseLoss(reduction)(input, as_tensor(target, input))
+
+
+class SmoothL1Loss(_Loss):
+    """With d = x - y elementwise, a quadratic near 0 and a line beyond ``beta``, times ``scale``:
+
+        loss = scale * (d^2 / (2 beta)   where |d| < beta,   |d| - beta / 2   elsewhere)
+        dx = dloss * scale * (d / beta   where |d| < beta,   sign(d)          elsewhere),  dy = -dx
+
+    beta = 0 is the absolute error |d| (l1_loss; its gradient at d = 0 is 0, as PyTorch's);
+    scale = beta = delta is the Huber loss (huber_loss). Both pieces meet at |d| = beta with
+    the same value and slope."""
+
+    def __init__(self, reduction="mean", beta=1.0, scale=1.0):
+        super().__init__(reduction)
+        self.beta, self.scale = beta, scale
+
+    def forward(self, x, y):
+        self._check_same_shape(x, y, "targets")
+        xp = get_array_module(x)
+        d = x - y
+        magnitude = xp.abs(d)
+        self.near = magnitude < self.beta  # (none for beta = 0)
+        if self.beta:
+            loss = xp.where(self.near, d * d / (2 * self.beta), magnitude - self.beta / 2)
+        else:
+            loss = magnitude
+        self.save_for_backward(d)
+        return self._reduce(self.scale * loss, d.size)
+
+    def backward(self, dy):
+        (d,) = self.saved
+        xp = get_array_module(d)
+        slope = xp.where(self.near, d / self.beta, xp.sign(d)) if self.beta else xp.sign(d)
+        dx = self._row_gradient(dy) * self.scale * slope
+        return dx, -dx
+
+
+def _regression(op_name, input, target, reduction, beta, scale):  # noqa: A002
+    """SmoothL1Loss(reduction, beta, scale) of input and target, beta checked (as ``op_name``'s)."""
+    what = "delta" if op_name == "huber_loss" else "beta"
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta >= 0:
+        raise ValueError(f"{op_name}: {what} must be a number >= 0, got {beta!r}")
+    input = floating(input)
+    return SmoothL1Loss(reduction, float(beta), float(scale))(input, as_tensor(target, input))
+
+
+def l1_loss(input, target, reduction="mean"):  # noqa: A002
+    """The absolute error |input - target|, reduced (SmoothL1Loss with beta 0)."""
+    return _regression("l1_loss", input, target, reduction, 0.0, 1.0)
+
+
+def smooth_l1_loss(input, target, reduction="mean", beta=1.0):  # noqa: A002
+    """Quadratic below beta, absolute beyond (SmoothL1Loss), reduced."""
+    return _regression("smooth_l1_loss", input, target, reduction, beta, 1.0)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
+    """Quadratic below delta, delta * (|d| - delta / 2) beyond: delta * smooth_l1_loss(beta=delta)."""
+    if isinstance(delta, (int, float)) and not isinstance(delta, bool) and delta <= 0:
+        raise ValueError(f"huber_loss: delta must be a number > 0, got {delta!r}")
+    return _regression("huber_loss", input, target, reduction, delta, delta)
+
+
+# ---------------------------------------------------------------- Kullback-Leibler divergence
+class KlDiv(Function):
+    """KL(target || model) pointwise, with the model's log-probabilities x and the target's
+    probabilities y (or, with ``log_target``, their logarithms t = log y):
+
+        loss = y (log y - x)          (0 where y = 0: the limit of y log y)
+        dx = -dloss * y,    dy = dloss * (log y + 1 - x)   (-inf where y = 0, the one-sided limit;
+                                                            PyTorch's is NaN there)
+        log_target:  loss = e^t (t - x),  dx = -dloss * e^t,  dt = dloss * e^t (t - x + 1)
+
+    reduction: 'batchmean' (the sum over the batch's first axis divided by its length: the
+    divergence per sample, what the math means), 'sum', 'none', or 'mean' (over every element,
+    PyTorch's default, which it warns is not the divergence).
+    """
+
+    def __init__(self, reduction="mean", log_target=False):
+        if reduction not in _REDUCTIONS + ("batchmean",):
+            raise ValueError(f"kl_div: reduction must be 'batchmean', 'mean', 'sum' or 'none', got {reduction!r}")
+        self.reduction, self.log_target = reduction, log_target
+
+    def forward(self, x, t):
+        if x.shape != t.shape:
+            raise ValueError(f"kl_div: targets of shape {t.shape} must match the input's shape {x.shape}")
+        xp = get_array_module(x)
+        if self.log_target:
+            y = xp.exp(t)
+            loss = y * (t - x)
+        else:
+            y = t
+            if y.size and bool((y < 0).any()):
+                raise ValueError("kl_div: every target must be a probability (>= 0); for log-probabilities "
+                                 "pass log_target=True")
+            log_y = xp.log(xp.where(y > 0, y, 1))  # (log 1 = 0 where y = 0: that term is 0 anyway)
+            loss = y * (log_y - x)
+        self.save_for_backward(x, t, y)
+        self.count = x.shape[0] if self.reduction == "batchmean" and x.ndim else x.size
+        if self.reduction == "none":
+            return loss
+        total = loss.sum()
+        return total if self.reduction == "sum" else per_count(total, self.count)
+
+    def backward(self, dy):
+        x, t, y = self.saved
+        xp = get_array_module(x)
+        dloss = dy if self.reduction in ("none", "sum") else per_count(dy, self.count)
+        dx = -dloss * y
+        if self.log_target:
+            dt = dloss * y * (t - x + 1)
+        else:
+            with quiet_float_errors(xp):  # log 0 = -inf: the one-sided derivative of y log y at 0
+                dt = dloss * (xp.log(y) + 1 - x)
+        return dx, dt
+
+
+def kl_div(input, target, reduction="mean", log_target=False):  # noqa: A002
+    """The Kullback-Leibler divergence of the target from the model's log-probabilities ``input``
+    (see KlDiv; reduction='batchmean' is the divergence per sample)."""
+    input = floating(input)
+    return KlDiv(reduction, bool(log_target))(input, as_tensor(target, input))

@@ -67,6 +67,21 @@ def test_losses_match_pytorch(reduction):
     _both(nn.BCEWithLogitsLoss(reduction=reduction, pos_weight=minitx.tensor(weight)),
           torch.nn.BCEWithLogitsLoss(reduction=reduction, pos_weight=torch.tensor(weight)), logits,
           targets=(minitx.tensor(labels, dtype="float64"), torch.tensor(labels)))
+    other = rng.standard_normal((6, 4))
+    for ours, theirs in ((nn.L1Loss(reduction=reduction), torch.nn.L1Loss(reduction=reduction)),
+                         (nn.SmoothL1Loss(reduction=reduction, beta=0.5), torch.nn.SmoothL1Loss(reduction=reduction,
+                                                                                                beta=0.5)),
+                         (nn.HuberLoss(reduction=reduction, delta=0.5), torch.nn.HuberLoss(reduction=reduction,
+                                                                                            delta=0.5))):
+        _both(ours, theirs, logits, other)
+    probs = 1 / (1 + np.exp(-logits))
+    _both(nn.BCELoss(minitx.tensor(weight), reduction=reduction), torch.nn.BCELoss(torch.tensor(weight),
+                                                                                 reduction=reduction), probs,
+          targets=(minitx.tensor(labels, dtype="float64"), torch.tensor(labels)))
+    target_probs = np.random.default_rng(4).dirichlet(np.ones(4), 6)
+    for kl in ("batchmean", reduction):
+        _both(nn.KLDivLoss(reduction=kl), torch.nn.KLDivLoss(reduction=kl), log_probs,
+              targets=(minitx.tensor(target_probs, dtype="float64"), torch.tensor(target_probs)))
 
 
 def test_loss_options_are_checked():

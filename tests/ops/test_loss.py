@@ -1,5 +1,6 @@
 """Losses (minitx/ops/loss.py): NllLoss, BinaryCrossEntropy, BinaryCrossEntropyWithLogits and
-SoftCrossEntropy (F.cross_entropy with probability targets).
+SoftCrossEntropy (F.cross_entropy with probability targets); MseLoss, SmoothL1Loss (l1, smooth L1,
+Huber) and KlDiv.
 
 Forward against NumPy written here, float64 gradients for every float input (check_gradients),
 PyTorch parity for all three reductions (PyTorch puts the class axis second; minitx last), and
@@ -234,3 +235,103 @@ def test_nll_loss_ignores_an_ignored_row_even_at_minus_inf():
     assert loss.item() == 0.0
     loss.backward()
     np.testing.assert_array_equal(x.grad.numpy(), [[0.0, 0.0], [-1.0, 0.0]])
+
+
+# ---------------------------------------------------------------- regression losses, KL divergence
+def _np_smooth_l1(d, beta):
+    return np.abs(d) if beta == 0 else np.where(np.abs(d) < beta, 0.5 * d * d / beta, np.abs(d) - 0.5 * beta)
+
+
+def _np_reduce(loss, reduction):
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
+REGRESSION = {  # name -> (minitx, PyTorch, NumPy of d = x - y), each with its option drawn
+    "mse_loss": (lambda x, y, r, k: F.mse_loss(x, y, r), lambda x, y, r, k: _tf().mse_loss(x, y, reduction=r),
+                 lambda d, k: d * d),
+    "l1_loss": (lambda x, y, r, k: F.l1_loss(x, y, r), lambda x, y, r, k: _tf().l1_loss(x, y, reduction=r),
+                lambda d, k: np.abs(d)),
+    "smooth_l1_loss": (lambda x, y, r, k: F.smooth_l1_loss(x, y, r, beta=k),
+                       lambda x, y, r, k: _tf().smooth_l1_loss(x, y, reduction=r, beta=k), _np_smooth_l1),
+    "huber_loss": (lambda x, y, r, k: F.huber_loss(x, y, r, delta=k),
+                   lambda x, y, r, k: _tf().huber_loss(x, y, reduction=r, delta=k),
+                   lambda d, k: k * _np_smooth_l1(d, k)),
+}
+
+
+@pytest.mark.parametrize("name", REGRESSION)
+@given(shape=mst.shapes(max_dims=3, max_side=4), data=st.data())
+def test_regression_losses(name, shape, data):
+    """Drawn away from d = 0 and from |d| = beta, the kinks where a finite difference straddles two pieces."""
+    ours, theirs, reference = REGRESSION[name]
+    reduction = data.draw(st.sampled_from(REDUCTIONS), label="reduction")
+    k = data.draw(st.sampled_from([0.0, 0.5, 2.0] if name == "smooth_l1_loss" else [0.5, 2.0]), label="beta")
+    y = data.draw(mst.tensors(shape), label="y")
+    d = data.draw(mst.float_arrays(shape, away_from=(0.0, k, -k)), label="d")
+    x = leaf(y.numpy() + d)
+    check_forward(lambda a, b: ours(a, b, reduction, k), lambda a, b: _np_reduce(reference(a - b, k), reduction), x, y,
+                  rtol=1e-12, atol=1e-12)
+    assert check_gradients(lambda a, b: ours(a, b, reduction, k), x, y)
+    parity(lambda a, b: ours(a, b, reduction, k), lambda a, b: theirs(a, b, reduction, k), leaf(x.numpy()),
+           leaf(y.numpy()))
+
+
+@pytest.mark.parametrize("name", REGRESSION)
+def test_regression_losses_at_their_kinks_match_pytorch(name):
+    """d = 0 (the absolute value's kink: gradient 0) and |d| = beta (where the pieces meet)."""
+    ours, theirs, _ = REGRESSION[name]
+    x, y = leaf(np.array([0.0, 0.5, -0.5, 1.0])), leaf(np.zeros(4))
+    parity(lambda a, b: ours(a, b, "sum", 0.5), lambda a, b: theirs(a, b, "sum", 0.5), x, y)
+
+
+@given(shape=mst.shapes(min_dims=1, max_dims=3, max_side=4), data=st.data())
+def test_kl_div(shape, data):
+    reduction = data.draw(st.sampled_from(REDUCTIONS + ["batchmean"]), label="reduction")
+    log_target = data.draw(st.booleans(), label="log_target")
+    x = data.draw(mst.tensors(shape, max_value=0.0), label="log-probabilities")
+    y = data.draw(mst.tensors(shape, min_value=0.05, max_value=1.0), label="targets")
+    t = leaf(np.log(y.numpy())) if log_target else y
+
+    def reference(a, b):
+        p = np.exp(b) if log_target else b
+        loss = p * (np.log(p) - a)
+        total = loss.sum()
+        return {"none": loss, "sum": total, "mean": total / loss.size, "batchmean": total / a.shape[0]}[reduction]
+
+    fn = lambda a, b: F.kl_div(a, b, reduction, log_target)  # noqa: E731
+    check_forward(fn, reference, x, t, rtol=1e-12, atol=1e-12)
+    assert check_gradients(fn, x, t)
+    parity(fn, lambda a, b: _tf().kl_div(a, b, reduction=reduction, log_target=log_target), leaf(x.numpy()),
+           leaf(t.numpy()))
+
+
+def test_kl_div_of_a_zero_target_and_the_errors():
+    """y log y is 0 at y = 0, as PyTorch's; its slope there is the one-sided limit -inf (PyTorch: NaN)."""
+    x = leaf(np.array([[-1.0, -2.0, -0.5]]))
+    y = leaf(np.array([[0.0, 0.5, 0.5]]))
+    loss = F.kl_div(x, y, "sum")
+    loss.backward()
+    torch = import_torch()
+    tx, ty = torch.tensor(x.numpy(), requires_grad=True), torch.tensor(y.numpy(), requires_grad=True)
+    theirs = _tf().kl_div(tx, ty, reduction="sum")
+    theirs.backward()
+    assert loss.item() == pytest.approx(theirs.item(), rel=1e-14)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-14)
+    assert y.grad.numpy()[0, 0] == -np.inf and np.isnan(ty.grad.numpy()[0, 0])
+    np.testing.assert_allclose(y.grad.numpy()[0, 1:], ty.grad.numpy()[0, 1:], rtol=1e-14)
+    with pytest.raises(ValueError, match="kl_div: every target must be a probability .>= 0.; for log-probabilities"):
+        F.kl_div(x, leaf(np.array([[0.5, -0.1, 0.6]])))
+    with pytest.raises(ValueError, match=r"kl_div: targets of shape \(3,\) must match the input's shape \(1, 3\)"):
+        F.kl_div(x, leaf(np.ones(3)))
+    with pytest.raises(ValueError, match="kl_div: reduction must be 'batchmean', 'mean', 'sum' or 'none'"):
+        F.kl_div(x, y, "avg")
+
+
+def test_regression_losses_refuse_what_would_broadcast_silently():
+    x = leaf(np.ones((3, 1)))
+    with pytest.raises(ValueError, match=r"mse_loss: targets of shape \(3,\) must match the input's shape \(3, 1\)"):
+        F.mse_loss(x, leaf(np.ones(3)))
+    with pytest.raises(ValueError, match="huber_loss: delta must be a number > 0, got 0"):
+        F.huber_loss(x, x, delta=0)
+    with pytest.raises(ValueError, match="smooth_l1_loss: beta must be a number >= 0, got -1"):
+        F.smooth_l1_loss(x, x, beta=-1)
