@@ -26,9 +26,12 @@ __all__ = [
 ]
 
 # convolution, pooling and resampling layers
-from minitx.nn.conv import (AvgPool1d, AvgPool2d, AvgPool3d, Conv1d, Conv2d, Conv3d,  # noqa: E402
-                            ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, MaxPool1d, MaxPool2d, MaxPool3d,
+from minitx.nn.conv import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d,  # noqa: E402
+                            AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, Conv1d, Conv2d,
+                            Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, MaxPool1d, MaxPool2d, MaxPool3d,
                             MaxUnpool1d, MaxUnpool2d, Upsample)
 
 __all__ += ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d",
-            "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "Upsample"]
+            "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "Upsample",
+            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+            "AdaptiveMaxPool3d"]

@@ -234,6 +234,71 @@ class AvgPool3d(_AvgPoolNd):
     _op = staticmethod(F.avg_pool3d)
 
 
+class _AdaptiveAvgPoolNd(Module):
+    """The mean over windows that cover each spatial axis, to a fixed output_size whatever the
+    input's (F.adaptive_avg_pool2d's)."""
+
+    _op = None
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x):
+        return type(self)._op(x, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class _AdaptiveMaxPoolNd(_AdaptiveAvgPoolNd):
+    """The maximum over windows that cover each spatial axis, and with return_indices where each
+    is (F.adaptive_max_pool2d's)."""
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+    def forward(self, x):
+        return type(self)._op(x, self.output_size, self.return_indices)
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """[N, C, L] -> [N, C, output_size]."""
+
+    _op = staticmethod(F.adaptive_avg_pool1d)
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    """[N, C, H, W] -> [N, C, *output_size]: AdaptiveAvgPool2d(1) averages each channel's plane."""
+
+    _op = staticmethod(F.adaptive_avg_pool2d)
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """[N, C, D, H, W] -> [N, C, *output_size]."""
+
+    _op = staticmethod(F.adaptive_avg_pool3d)
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """[N, C, L] -> [N, C, output_size]."""
+
+    _op = staticmethod(F.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """[N, C, H, W] -> [N, C, *output_size]."""
+
+    _op = staticmethod(F.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """[N, C, D, H, W] -> [N, C, *output_size]."""
+
+    _op = staticmethod(F.adaptive_max_pool3d)
+
+
 class _MaxUnpoolNd(Module):
     """The partial inverse of a max pool: each input value put back where ``indices`` (the pool's
     return_indices) say it came from, zeros elsewhere (F.max_unpool2d's)."""

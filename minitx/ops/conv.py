@@ -17,6 +17,7 @@ Padding is a (before, after) pair per axis: "same" padding and ceil_mode make it
 """
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 
@@ -27,6 +28,7 @@ from minitx.autograd.tensor import Tensor
 from minitx.backend import get_array_module, is_floating
 from minitx.ops._args import floating
 from minitx.ops.indexing import add_at
+from minitx.ops.shape import stack
 
 __all__ = ["ConvNd", "ConvTransposeNd", "MaxPoolNd", "AvgPoolNd"]
 
@@ -514,3 +516,98 @@ def avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_in
     """The mean of each kernel_size window of x [N, C, D, H, W] (arguments as avg_pool2d's)."""
     op = AvgPoolNd(3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     return _one_sample_as_a_batch(3, x, lambda x: op(floating(x)))
+
+
+
+# ---------------------------------------------------------------- adaptive pools
+def _adaptive_windows(op, x, dims, output_size):
+    """Per spatial axis, the (start, end) of each output position's window: PyTorch's
+    floor(i L / n) to ceil((i + 1) L / n) for an axis of length L pooled to n (the windows cover
+    the axis, overlapping by one where n does not divide L). None in output_size keeps L."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: the input is a {type(x).__name__}, expected a Tensor")
+    if x.ndim not in (dims + 1, dims + 2):
+        raise ValueError(f"{op}: input must be {dims + 2}-D {LAYOUT[dims]} or {dims + 1}-D [{LAYOUT[dims][4:]} "
+                         f"(one sample), got shape {x.shape}")
+    sizes = output_size if isinstance(output_size, (tuple, list)) else (output_size,) * dims
+    if len(sizes) != dims:
+        raise ValueError(f"{op}: output_size must be an int or {dims} of them, got {output_size!r}")
+    spatial = x.shape[-dims:]
+    sizes = [length if n is None else n for n, length in zip(sizes, spatial)]
+    for n, length in zip(sizes, spatial):
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1 or length < 1:
+            raise ValueError(f"{op}: output_size {output_size!r} must hold ints >= 1 (or None), and the input's "
+                             f"spatial axes {spatial} must not be empty")
+    return [[(i * length // n, -(-(i + 1) * length // n)) for i in range(n)] for n, length in zip(sizes, spatial)]
+
+
+def _adaptive_avg_pool(op, dims, x, output_size):
+    """The mean of each adaptive window (see _adaptive_windows): per spatial axis a product with
+    a constant matrix A[i, l] = 1 / (end_i - start_i) on the window, so its gradient is the
+    products' (A transposed)."""
+    x = floating(x)
+    windows = _adaptive_windows(op, x, dims, output_size)
+    xp = get_array_module(x.data)
+    for axis, spans in zip(range(x.ndim - dims, x.ndim), windows):
+        average = np.zeros((len(spans), x.shape[axis]))
+        for i, (start, end) in enumerate(spans):
+            average[i, start:end] = 1 / (end - start)
+        moved = x.swapaxes(axis, -1) @ Tensor(xp.asarray(average.T, dtype=x.dtype))
+        x = moved.swapaxes(axis, -1)
+    return x
+
+
+def adaptive_avg_pool1d(x, output_size):
+    """x [N, C, L] (or [C, L]) averaged over output_size windows covering L (PyTorch's)."""
+    return _adaptive_avg_pool("adaptive_avg_pool1d", 1, x, output_size)
+
+
+def adaptive_avg_pool2d(x, output_size):
+    """x [N, C, H, W] (or [C, H, W]) averaged over windows covering H and W, output_size (h, w)
+    or one int for both (None keeps that axis): adaptive_avg_pool2d(x, 1) is the global average."""
+    return _adaptive_avg_pool("adaptive_avg_pool2d", 2, x, output_size)
+
+
+def adaptive_avg_pool3d(x, output_size):
+    """x [N, C, D, H, W] (or [C, D, H, W]) averaged over windows covering D, H and W."""
+    return _adaptive_avg_pool("adaptive_avg_pool3d", 3, x, output_size)
+
+
+def _adaptive_max_pool(op, dims, x, output_size, return_indices):
+    """The maximum of each adaptive window: one max op per window (ties share dy equally, as
+    max's: PyTorch's gives it to one of them), stacked; with return_indices, where each maximum
+    is in its plane (flat, the first on ties; int64, no gradient), as max_pool's."""
+    windows = _adaptive_windows(op, x, dims, output_size)
+    lead = x.ndim - dims
+    axes = tuple(range(lead, x.ndim))
+    picked = [x[(Ellipsis,) + tuple(slice(*span) for span in cell)].max(axis=axes)
+              for cell in itertools.product(*windows)]
+    y = stack(picked, axis=-1).reshape(x.shape[:lead] + tuple(len(spans) for spans in windows))
+    if not return_indices:
+        return y
+    data, xp = x.data, get_array_module(x.data)
+    where = []
+    for cell in itertools.product(*windows):
+        block = data[(Ellipsis,) + tuple(slice(*span) for span in cell)]
+        first = block.reshape(block.shape[:lead] + (-1,)).argmax(axis=-1)  # (a NaN where there is one, as max)
+        position = 0
+        for (start, _), inner, length in zip(cell, xp.unravel_index(first, block.shape[lead:]), x.shape[lead:]):
+            position = position * length + inner + start
+        where.append(position)
+    indices = xp.stack(where, axis=-1).reshape(y.shape).astype(np.int64)
+    return y, Tensor(indices)
+
+
+def adaptive_max_pool1d(x, output_size, return_indices=False):
+    """The maximum of each of output_size windows covering L (see _adaptive_max_pool)."""
+    return _adaptive_max_pool("adaptive_max_pool1d", 1, x, output_size, return_indices)
+
+
+def adaptive_max_pool2d(x, output_size, return_indices=False):
+    """The maximum of each window covering H and W, output_size (h, w) or one int for both."""
+    return _adaptive_max_pool("adaptive_max_pool2d", 2, x, output_size, return_indices)
+
+
+def adaptive_max_pool3d(x, output_size, return_indices=False):
+    """The maximum of each window covering D, H and W."""
+    return _adaptive_max_pool("adaptive_max_pool3d", 3, x, output_size, return_indices)

@@ -740,3 +740,72 @@ def test_a_window_that_reads_only_padding_is_refused():
     with pytest.raises(ValueError, match=r"max_pool1d: a window of kernel \(2,\), dilation \(2,\) and padding \(1,\) "
                                          r"reads padding only"):
         F.max_pool1d(leaf([[[5.0]]]), 2, 3, 1, 2)
+
+
+
+# ---------------------------------------------------------------- adaptive pools
+@pytest.mark.parametrize("dims", [1, 2, 3])
+@pytest.mark.parametrize("kind", ["avg", "max"])
+@given(data=st.data())
+def test_adaptive_pools(dims, kind, data):
+    """Output sizes that divide the input's, that do not (windows overlapping by one), larger than
+    it (windows of one, repeated), None (the axis kept); one sample or a batch."""
+    largest = 6 if dims < 3 else 3  # (a max op per window: 3-d outputs kept small)
+    spatial = data.draw(st.tuples(*[st.integers(1, largest)] * dims), label="spatial")
+    lead = data.draw(st.sampled_from([(2,), (1, 2)]), label="batch")
+    x = data.draw(mst.tensors(lead + spatial, distinct=kind == "max"), label="x")
+    out = st.integers(1, largest + 1)  # (None keeps an axis: not in PyTorch's 1-d pool)
+    out = out if dims == 1 else st.one_of(st.none(), out)
+    size = tuple(data.draw(out, label="out") for _ in range(dims))
+    output_size = size[0] if dims == 1 else size
+
+    def reference(a):  # each output position's window, by PyTorch's formula, one at a time
+        cells = [[(i * n // m, -(-(i + 1) * n // m)) for i in range(m)]
+                 for n, m in zip(spatial, (n if m is None else m for n, m in zip(spatial, size)))]
+        out = np.empty(a.shape[:len(lead)] + tuple(len(c) for c in cells))
+        for index in np.ndindex(*out.shape[len(lead):]):
+            window = a[(Ellipsis,) + tuple(slice(*cells[k][i]) for k, i in enumerate(index))]
+            out[(Ellipsis,) + index] = (window.mean if kind == "avg" else window.max)(axis=tuple(range(-dims, 0)))
+        return out
+
+    fn = getattr(F, f"adaptive_{kind}_pool{dims}d")
+    check_forward(lambda t: fn(t, output_size), reference, x, rtol=1e-12, atol=1e-12)
+    assert check_gradients(lambda t: fn(t, output_size), x)
+    parity(lambda t: fn(t, output_size), lambda t: getattr(_tf(), f"adaptive_{kind}_pool{dims}d")(t, output_size),
+           leaf(x.numpy()))
+
+
+def test_adaptive_max_pool_indices_and_layers_match_pytorch():
+    torch = import_torch()
+    x = _RNG.standard_normal((2, 3, 5, 7))
+    values, indices = F.adaptive_max_pool2d(leaf(x), (2, 3), return_indices=True)
+    t_values, t_indices = _tf().adaptive_max_pool2d(torch.from_numpy(x), (2, 3), return_indices=True)
+    np.testing.assert_array_equal(values.numpy(), t_values.numpy())
+    np.testing.assert_array_equal(indices.numpy(), t_indices.numpy())
+    for ours, theirs in ((nn.AdaptiveAvgPool2d(1), torch.nn.AdaptiveAvgPool2d(1)),
+                         (nn.AdaptiveMaxPool1d(4), torch.nn.AdaptiveMaxPool1d(4)),
+                         (nn.AdaptiveAvgPool3d((None, 2, 2)), torch.nn.AdaptiveAvgPool3d((None, 2, 2)))):
+        dims = int(type(ours).__name__[-2])  # AdaptiveAvgPool2d: 2
+        sample = _RNG.standard_normal((2, 3) + (4, 5, 6)[:dims])
+        np.testing.assert_allclose(ours(minitx.tensor(sample)).numpy(), theirs(torch.from_numpy(sample)).numpy(),
+                                   rtol=1e-12)
+    with pytest.raises(ValueError, match=r"adaptive_avg_pool2d: output_size \(0, 2\) must hold ints >= 1"):
+        F.adaptive_avg_pool2d(leaf(x), (0, 2))
+    with pytest.raises(ValueError, match=r"adaptive_max_pool1d: input must be 3-D \[N, C, L\] or 2-D \[C, L\]"):
+        F.adaptive_max_pool1d(leaf(x), 2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["avg", "max"])
+def test_adaptive_pools_on_cupy_agree_with_numpy(kind):
+    x, dy = _RNG.standard_normal((2, 3, 5, 7)), _RNG.standard_normal((2, 3, 2, 3))
+    results = {}
+    for device in ("cpu", "cuda"):
+        t = minitx.tensor(x, dtype="float32", device=device, requires_grad=True)
+        y = getattr(F, f"adaptive_{kind}_pool2d")(t, (2, 3))
+        y.backward(minitx.tensor(dy, dtype="float32", device=device))
+        results[device] = [y.numpy(), t.grad.numpy()]
+        if kind == "max":
+            results[device].append(F.adaptive_max_pool2d(t, (2, 3), return_indices=True)[1].numpy())
+    for ours, cpu in zip(results["cuda"], results["cpu"]):
+        np.testing.assert_allclose(ours, cpu, rtol=1e-6, atol=1e-6)
