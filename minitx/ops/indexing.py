@@ -252,7 +252,7 @@ class SetItem(Function):
 
     def backward(self, dy):
         xp = get_array_module(dy)
-        dx = xp.array(dy, copy=True)  # (an array also where dy is NumPy's 0-d scalar)
+        dx = xp.array(dy, copy=True, order="C")  # (C order: reshape(-1) below is then a view to write through)
         if not self.saved:
             dx[self.index] = 0
             dv = xp.array(dy[self.index], copy=True)

@@ -81,6 +81,21 @@ def test_setitem_matches_pytorch(case):
     parity(_written(index), theirs, x, v)
 
 
+@pytest.mark.parametrize("index", [np.array([0, 2]), np.array([True, False, True]), (slice(None), 1)],
+                         ids=["integer array", "mask", "basic"])
+@pytest.mark.parametrize("after, slope", [(lambda z: z.sum(axis=0) * minitx.tensor(np.arange(4.0)), np.arange(4.0)),
+                                          (lambda z: z.T * 2.0, 2.0)], ids=["sum over rows", "transposed"])
+def test_the_written_places_get_no_gradient_whatever_the_layout_of_dy(index, after, slope):
+    """dy may arrive transposed or broadcast (a sum's backward): the places written still get 0."""
+    x = leaf(np.random.default_rng(0).standard_normal((3, 4)))
+    z = x * 1.0
+    z[index] = 0.0
+    after(z).sum().backward()
+    expected = np.ones((3, 4)) * slope
+    expected[index] = 0.0
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
 def test_a_repeated_index_gives_the_gradient_to_the_write_that_stayed():
     """PyTorch gives every entry written to an element that element's gradient; only one stays."""
     x = leaf(np.zeros(3))
