@@ -4,9 +4,11 @@ from minitx.nn import init
 from minitx.nn.encoder import (EncoderClassifier, MaskedLanguageModel, MaskedLMHead, TransformerEncoder,
                                mask_tokens)
 from minitx.nn.attention import LearnedPositionalEmbedding, MultiHeadAttention, SinusoidalPositionalEncoding
-from minitx.nn.layers import (GELU, BatchNorm1d, BatchNorm2d, Dropout, Embedding, Flatten, GroupNorm, Identity,
-                              LayerNorm, Linear, ModuleDict, ModuleList, ParameterDict, ParameterList, ReLU, RMSNorm,
-                              Sequential, Sigmoid, SiLU, Softmax, Tanh, Unflatten)
+from minitx.nn.layers import (CELU, ELU, GELU, GLU, SELU, BatchNorm1d, BatchNorm2d, Dropout, Embedding, Flatten,
+                              GroupNorm, Hardsigmoid, Hardswish, Hardtanh, Identity, LayerNorm, LeakyReLU, Linear,
+                              LogSigmoid, LogSoftmax, Mish, ModuleDict, ModuleList, ParameterDict, ParameterList,
+                              PReLU, ReLU, ReLU6, RMSNorm, Sequential, Sigmoid, SiLU, Softmax, Softmin, Softplus,
+                              Softsign, Tanh, Threshold, Unflatten)
 from minitx.nn.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss,
                             NLLLoss, SmoothL1Loss)
 from minitx.nn.module import Module
@@ -22,7 +24,8 @@ __all__ = [
     "SiLU", "Tanh", "Sigmoid", "Softmax", "Identity", "Flatten", "Unflatten", "ModuleDict", "ParameterList",
     "ParameterDict", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
     "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
-    "GroupNorm", "RMSNorm",
+    "GroupNorm", "RMSNorm", "LogSoftmax", "Softmin", "LeakyReLU", "ELU", "CELU", "SELU", "ReLU6", "Hardsigmoid",
+    "Hardswish", "Mish", "Hardtanh", "Threshold", "Softplus", "LogSigmoid", "Softsign", "GLU", "PReLU",
 ]
 
 # convolution, pooling and resampling layers

@@ -341,6 +341,153 @@ class Softmax(Module):
         return f"dim={self.dim}"
 
 
+class LogSoftmax(Softmax):
+    """log_softmax along ``dim``."""
+
+    def forward(self, x):
+        return F.log_softmax(x, axis=self.dim)
+
+
+class Softmin(Softmax):
+    """softmin (softmax of -x) along ``dim``."""
+
+    def forward(self, x):
+        return F.softmin(x, axis=self.dim)
+
+
+class LeakyReLU(_OutOfPlace):
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__(inplace)
+        self.negative_slope = negative_slope
+
+    def forward(self, x):
+        return F.leaky_relu(x, self.negative_slope)
+
+    def extra_repr(self):
+        return ", ".join([f"negative_slope={self.negative_slope}"] + ([super().extra_repr()] if self.inplace else []))
+
+
+class ELU(_OutOfPlace):
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__(inplace)
+        self.alpha = alpha
+
+    def forward(self, x):
+        return F.elu(x, self.alpha)
+
+    def extra_repr(self):
+        return ", ".join([f"alpha={self.alpha}"] + ([super().extra_repr()] if self.inplace else []))
+
+
+class CELU(ELU):
+    def forward(self, x):
+        return F.celu(x, self.alpha)
+
+
+class SELU(_OutOfPlace):
+    def forward(self, x):
+        return F.selu(x)
+
+
+class ReLU6(_OutOfPlace):
+    def forward(self, x):
+        return F.relu6(x)
+
+
+class Hardsigmoid(_OutOfPlace):
+    def forward(self, x):
+        return F.hardsigmoid(x)
+
+
+class Hardswish(_OutOfPlace):
+    def forward(self, x):
+        return F.hardswish(x)
+
+
+class Mish(_OutOfPlace):
+    def forward(self, x):
+        return F.mish(x)
+
+
+class Hardtanh(_OutOfPlace):
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__(inplace)
+        self.min_val, self.max_val = min_val, max_val
+
+    def forward(self, x):
+        return F.hardtanh(x, self.min_val, self.max_val)
+
+    def extra_repr(self):
+        return f"min_val={self.min_val}, max_val={self.max_val}"
+
+
+class Threshold(_OutOfPlace):
+    """x where x > threshold, value elsewhere."""
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__(inplace)
+        self.threshold, self.value = threshold, value
+
+    def forward(self, x):
+        return F.threshold(x, self.threshold, self.value)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}"
+
+
+class Softplus(Module):
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, x):
+        return F.softplus(x, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class LogSigmoid(Module):
+    def forward(self, x):
+        return F.logsigmoid(x)
+
+
+class Softsign(Module):
+    def forward(self, x):
+        return F.softsign(x)
+
+
+class GLU(Module):
+    """The gated linear unit: the first half of x along ``dim`` times the sigmoid of the second."""
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return F.glu(x, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """F.prelu with a learned slope for the negative part: one (num_parameters=1) or one per
+    channel, each starting at ``init``."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = _count("PReLU", "num_parameters", num_parameters, 1)
+        self.weight = _new_parameter((self.num_parameters,), device, dtype)
+        self.weight.data[...] = init
+
+    def forward(self, x):
+        return F.prelu(x, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
 class Identity(Module):
     """x itself (a placeholder where a model may or may not have a layer)."""
 

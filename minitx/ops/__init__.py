@@ -3,7 +3,7 @@ backward on raw arrays, the math in its docstring) with its public function righ
 
     elementwise   arithmetic, // and the remainders, exp/log, rounding, trigonometry, erf,
                   comparisons, isclose, bitwise ops
-    activation    relu, gelu, tanh, sigmoid, silu, ..., softmax, log_softmax
+    activation    relu, gelu, tanh, sigmoid, silu, ..., hardswish, mish, glu, prelu, softmax, log_softmax
     reduction     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin
     scan          cumsum, cumprod, logcumsumexp, cummax, cummin; sort, argsort, topk
     shape         reshape, transpose, concatenate, stack, split, flip, roll, repeat, tile, pad

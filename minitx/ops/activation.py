@@ -1,6 +1,7 @@
 """Activation functions: relu, gelu, tanh, sigmoid, silu, leaky_relu, elu, softplus, logsigmoid,
-hardtanh, and softmax and log_softmax, each in a form that neither overflows nor loses
-precision for large |x|. Each gradient is the local derivative times ``dy`` (softmax's is the
+hardtanh, hardsigmoid, hardswish, and softmax and log_softmax, each in a form that neither
+overflows nor loses precision for large |x|; and those composed of them (relu6, selu, celu,
+softsign, mish, glu, prelu, threshold, softmin), whose gradients are their parts'. Each gradient is the local derivative times ``dy`` (softmax's is the
 Jacobian-vector product, see docs/backprop/softmax.md).
 
 The stable pieces, with e = e^-|x| <= 1 (never overflows):
@@ -27,10 +28,12 @@ from minitx import kernels
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module
 from minitx.ops._args import floating
-from minitx.ops.elementwise import _erf_numpy
+from minitx.ops.elementwise import _erf_numpy, where
 from minitx.ops.reduction import check_nonempty_axes, logsumexp_parts, normalize_axes
+from minitx.ops.shape import split
 
-__all__ = ["Relu", "Gelu", "Tanh", "Sigmoid", "Silu", "LeakyRelu", "Elu", "Softplus", "LogSigmoid", "Hardtanh", "Softmax", "LogSoftmax"]
+__all__ = ["Relu", "Gelu", "Tanh", "Sigmoid", "Silu", "LeakyRelu", "Elu", "Softplus", "LogSigmoid", "Hardtanh", "Softmax",
+           "LogSoftmax", "Hardsigmoid", "Hardswish"]
 
 
 def relu_values(x):
@@ -391,3 +394,109 @@ class LogSoftmax(Function):
 
 
 def log_softmax(x, axis=-1): return LogSoftmax(axis)(floating(x))
+
+
+
+# ---------------------------------------------------------------- the hard and composed activations
+class Hardsigmoid(Function):
+    """y = min(max(x + 3, 0), 6) / 6: 0 below -3, 1 above 3, a line between.
+    dx = dy / 6 for -3 < x < 3, 0 elsewhere (at the kinks too, as PyTorch)"""
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        self.save_for_backward((x > -3) & (x < 3))
+        return xp.clip(x + 3, 0, 6) / 6
+
+    def backward(self, dy):
+        (inside,) = self.saved
+        return (dy * inside / 6,)
+
+
+def hardsigmoid(x): return Hardsigmoid()(floating(x))
+
+
+class Hardswish(Function):
+    """y = x * hardsigmoid(x): 0 below -3, x above 3, x (x + 3) / 6 between.
+    dx = 0 for x <= -3, dy for x >= 3, dy (2x + 3) / 6 between (at the kinks, where the two
+    sides' slopes differ, the outer side's, as PyTorch)"""
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        self.save_for_backward(x)
+        return x * xp.clip(x + 3, 0, 6) / 6
+
+    def backward(self, dy):
+        (x,) = self.saved
+        xp = get_array_module(x)
+        # (the tests in PyTorch's order: a NaN x is neither <= -3 nor < 3, and passes dy, as there)
+        return (xp.where(x <= -3, 0, xp.where(x < 3, dy * (2 * x + 3) / 6, dy)).astype(dy.dtype, copy=False),)
+
+
+def hardswish(x): return Hardswish()(floating(x))
+
+
+def relu6(x):
+    """min(max(x, 0), 6): hardtanh(x, 0, 6), as PyTorch's."""
+    return hardtanh(x, 0.0, 6.0)
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def selu(x):
+    """scale * elu(x, alpha) with the self-normalizing constants of Klambauer et al. 2017."""
+    return _SELU_SCALE * elu(x, _SELU_ALPHA)
+
+
+def celu(x, alpha=1.0):
+    """max(0, x) + min(0, alpha (e^(x / alpha) - 1)) = alpha * elu(x / alpha): elu whose slope at 0
+    is 1 from both sides whatever alpha."""
+    if alpha == 0:
+        raise ValueError("celu: alpha must not be 0 (it divides x)")
+    return alpha * elu(floating(x) / alpha)
+
+
+def softsign(x):
+    """x / (1 + |x|): a tanh-like curve approaching +-1 polynomially."""
+    x = floating(x)
+    return x / (1 + abs(x))
+
+
+def mish(x):
+    """x * tanh(softplus(x)) (Misra 2019)."""
+    x = floating(x)
+    return x * tanh(softplus(x))
+
+
+def glu(x, axis=-1):
+    """a * sigmoid(b), with a and b the two halves of x along ``axis`` (its length must be even):
+    the gated linear unit."""
+    x = floating(x)
+    n = x.shape[normalize_axes(axis, x.ndim, "glu")[0]] if x.ndim else 0
+    if x.ndim == 0 or n % 2:
+        raise ValueError(f"glu: the axis {axis} of x {x.shape} must have an even length (it is halved)")
+    a, b = split(x, 2, axis)
+    return a * sigmoid(b)
+
+
+def prelu(x, weight):
+    """x where x > 0, weight * x elsewhere, weight learned: one value, or one per channel (axis 1
+    of x, PyTorch's layout)."""
+    x = floating(x)
+    if weight.size != 1:
+        if x.ndim < 2 or x.shape[1] != weight.size:
+            raise ValueError(f"prelu: weight of {weight.size} values needs one per channel (axis 1) of x, got x "
+                             f"of shape {x.shape}")
+        weight = weight.reshape((weight.size,) + (1,) * (x.ndim - 2))
+    return where(x > 0, x, weight * x)
+
+
+def threshold(x, threshold, value):  # noqa: A002 (PyTorch's name)
+    """x where x > threshold, ``value`` elsewhere (no gradient there); a NaN stays NaN, as PyTorch's."""
+    x = floating(x)
+    return where(x <= threshold, value, x)
+
+
+def softmin(x, axis=-1):
+    """softmax(-x) along ``axis``: the smallest entries weigh most."""
+    return softmax(-floating(x), axis)

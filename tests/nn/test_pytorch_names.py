@@ -40,9 +40,30 @@ X = np.random.default_rng(1).standard_normal((3, 4, 5))
     (nn.Flatten(1, 1), torch.nn.Flatten(1, 1)), (nn.Flatten(-2), torch.nn.Flatten(-2)),
     (nn.Upsample(scale_factor=2), torch.nn.Upsample(scale_factor=2)),
     (nn.Upsample(size=7, mode="linear", align_corners=True), torch.nn.Upsample(size=7, mode="linear", align_corners=True)),
+    (nn.LeakyReLU(0.2), torch.nn.LeakyReLU(0.2)), (nn.ELU(0.5), torch.nn.ELU(0.5)), (nn.CELU(0.5), torch.nn.CELU(0.5)),
+    (nn.SELU(), torch.nn.SELU()), (nn.ReLU6(), torch.nn.ReLU6()), (nn.Hardtanh(-0.5, 0.5), torch.nn.Hardtanh(-0.5, 0.5)),
+    (nn.Mish(), torch.nn.Mish()), (nn.Threshold(0.1, 20.0), torch.nn.Threshold(0.1, 20.0)),
+    (nn.Softplus(2.0, 1.0), torch.nn.Softplus(2.0, 1.0)), (nn.LogSigmoid(), torch.nn.LogSigmoid()),
+    (nn.Softsign(), torch.nn.Softsign()), (nn.GLU(1), torch.nn.GLU(1)), (nn.LogSoftmax(1), torch.nn.LogSoftmax(1)),
+    (nn.Softmin(-1), torch.nn.Softmin(-1)), (nn.PReLU(4, dtype="float64"), torch.nn.PReLU(4, dtype=torch.float64)),
 ], ids=lambda m: repr(m))
 def test_layers_match_pytorch(ours, theirs):
-    _both(ours, theirs, X)
+    _both(ours, theirs, X if not isinstance(ours, nn.GLU) else X[:, :2])  # (GLU halves axis 1)
+    if type(ours).__name__ in ACTIVATION_LAYERS:
+        assert repr(ours) == repr(theirs)
+
+
+ACTIVATION_LAYERS = {"LeakyReLU", "ELU", "CELU", "SELU", "ReLU6", "Hardtanh", "Mish", "Threshold", "Softplus",
+                     "LogSigmoid", "Softsign", "GLU", "LogSoftmax", "Softmin", "PReLU", "Hardsigmoid", "Hardswish"}
+
+
+@pytest.mark.parametrize("ours, theirs", [(nn.Hardsigmoid(), torch.nn.Hardsigmoid()),
+                                          (nn.Hardswish(), torch.nn.Hardswish())], ids=lambda m: repr(m))
+def test_hard_activation_layers_match_pytorch(ours, theirs):
+    """(PyTorch's CPU kernels take 1/6 in float32 for every dtype: tests/ops/test_activation.py.)"""
+    x = minitx.tensor(X * 4, dtype="float64")
+    np.testing.assert_allclose(ours(x).numpy(), theirs(torch.from_numpy(X * 4)).numpy(), rtol=1e-7)
+    assert repr(ours) == repr(theirs)
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
