@@ -68,7 +68,7 @@ ACTIVATIONS = {
     "threshold": (lambda x: F.threshold(x, 0.5, -2.0), lambda a: np.where(a > 0.5, a, -2.0), {"away_from": (0.5,)},
                   _tf("threshold", threshold=0.5, value=-2.0)),
 }
-EDGES = np.array([0.0, -0.0, 1e-300, -1e-9, 1.0, -1.0, 2.5, 5.0, 19.9, 20.1, 50.0, -50.0, 800.0, -800.0,
+EDGES = np.array([0.0, -0.0, 1e-300, -1e-9, 1.0, -1.0, 2.5, 3.0, -3.0, 5.0, 19.9, 20.1, 50.0, -50.0, 800.0, -800.0,
                   1e10, -1e10, np.inf, -np.inf, np.nan])
 
 
