@@ -520,3 +520,35 @@ def test_grad_runs_tensor_hooks_and_takes_retain_graph_and_unused_inputs():
         minitx.autograd.grad(y2, [minitx.tensor([1.0])])
     with pytest.raises(ValueError, match="grad: 1 grad_outputs for 2 outputs"):
         minitx.autograd.grad([y2, y2], [x2], grad_outputs=[None])
+
+
+def test_grad_of_several_outputs_walks_once_so_hooks_see_the_total_as_pytorch():
+    """A hook that is not linear (a clip) gives PyTorch's answer only if it runs once, on the sum."""
+    torch = pytest.importorskip("torch")
+    x, tx = leaf([1.0, 2.0]), torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    h, th = x * 1.0, tx * 1.0
+    h.register_hook(lambda g: F.clip(g, -1.0, 1.0))
+    th.register_hook(lambda g: g.clamp(-1.0, 1.0))
+    (ours,) = minitx.autograd.grad([h.sum(), (h * 3).sum()], x)
+    (theirs,) = torch.autograd.grad([th.sum(), (th * 3).sum()], tx)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_grad_of_an_intermediate_is_taken_before_its_hooks_as_pytorch():
+    torch = pytest.importorskip("torch")
+    x, tx = leaf([1.0, 2.0]), torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    h, th = x * 2, tx * 2
+    h.register_hook(lambda g: g * 10)
+    th.register_hook(lambda g: g * 10)
+    ours = minitx.autograd.grad((h * h).sum(), [h, x])
+    theirs = torch.autograd.grad((th * th).sum(), [th, tx])
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_grad_takes_grad_outputs_as_numbers_and_arrays():
+    x = leaf([1.0, 2.0])
+    assert minitx.autograd.grad((x * x).sum(), x, grad_outputs=2.0)[0].tolist() == [4.0, 8.0]
+    assert minitx.autograd.grad(x * x, x, grad_outputs=np.ones(2))[0].tolist() == [2.0, 4.0]
+    with pytest.raises(ValueError, match="grad: needs at least one output and one input, got 1 and 0"):
+        minitx.autograd.grad((x * x).sum(), [])

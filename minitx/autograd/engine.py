@@ -13,8 +13,9 @@ A tensor used twice receives the sum of both contributions. Leaves (tensors crea
 user with requires_grad=True) add the result into ``.grad``, which accumulates across calls
 until zeroed.
 
-``grad(outputs, inputs)`` walks the same way but returns the gradients of the tensors asked
-for, leaves or not, instead of adding into any ``.grad`` (PyTorch's autograd.grad).
+``grad(outputs, inputs)`` walks the same way, from several outputs at once if asked, but returns
+the gradients of the tensors asked for, leaves or not, instead of adding into any ``.grad``
+(PyTorch's autograd.grad).
 
 The sums cost memory and launches on a GPU, so the engine adds in place into a running sum it
 owns: one it made by adding, or a gradient an op returned new (``Function.fresh_gradients``);
@@ -107,9 +108,10 @@ def unbroadcast(grad, shape, op="backward"):
 
 
 def topological_order(root):
-    """Tensors reachable from ``root`` that require grad, each before its inputs."""
+    """Tensors reachable from ``root`` (a tensor, or a list of them) that require grad, each
+    before its inputs."""
     order, visited = [], set()
-    stack = [(root, False)]
+    stack = [(r, False) for r in (root if isinstance(root, (list, tuple)) else [root])]
     while stack:
         node, inputs_done = stack.pop()
         if inputs_done:
@@ -147,10 +149,9 @@ def _pending_input(fn, grads):
     return None
 
 
-def backward(root, grad=None, retain_graph=False, inputs=None):
-    """Accumulate d(root)/d(leaf) into ``leaf.grad`` for every leaf that requires grad; or, given
-    ``inputs`` (tensors of the graph, leaves or not), return d(root)/d(input) for each (None
-    where nothing reached it) and leave every .grad as it was (see ``grad`` below)."""
+def _seed(root, grad):
+    """The gradient backward starts from at ``root``: ``grad`` as an array of root's shape and
+    dtype, or 1 for a one-element root."""
     from minitx.autograd.tensor import Tensor
 
     if not root.requires_grad:
@@ -161,18 +162,29 @@ def backward(root, grad=None, retain_graph=False, inputs=None):
         if root.size != 1:
             raise RuntimeError(f"backward: output has shape {root.shape}; backward() without a gradient "
                                "needs a single-element output (reduce it, e.g. .sum()), or pass grad=")
-        grad = xp.ones_like(root.data)
-    else:
-        with np.errstate(all="ignore"):  # grad=1e300 beside a float32 output is its inf, silently as the ops
-            grad = grad.data if isinstance(grad, Tensor) else xp.asarray(grad, dtype=root.dtype)
-        if grad.shape != root.shape:
-            raise ValueError(f"backward: grad has shape {grad.shape}, expected the output's shape {root.shape}")
+        return xp.ones_like(root.data)
+    with np.errstate(all="ignore"):  # grad=1e300 beside a float32 output is its inf, silently as the ops
+        grad = grad.data if isinstance(grad, Tensor) else xp.asarray(grad, dtype=root.dtype)
+    if grad.shape != root.shape:
+        raise ValueError(f"backward: grad has shape {grad.shape}, expected the output's shape {root.shape}")
+    return grad
+
+
+def backward(root, grad=None, retain_graph=False, inputs=None):
+    """Accumulate d(root)/d(leaf) into ``leaf.grad`` for every leaf that requires grad; or, given
+    ``inputs`` (tensors of the graph, leaves or not), return d(root)/d(input) for each (None
+    where nothing reached it) and leave every .grad as it was (see ``grad`` below). ``root`` may
+    be a list of tensors, ``grad`` then a list of their gradients: one walk from all of them."""
+    roots, seeds = (list(root), list(grad)) if isinstance(root, (list, tuple)) else ([root], [grad])
+    grads = {}
+    for r, g in zip(roots, seeds):
+        g = _seed(r, g)
+        grads[id(r)] = grads[id(r)] + g if id(r) in grads else g
 
     wanted = None if inputs is None else {}  # id(input) -> its places in inputs
     for k, t in enumerate(inputs or ()):
         wanted.setdefault(id(t), []).append(k)
     found = None if inputs is None else [None] * len(inputs)
-    grads = {id(root): grad}
     owned = set()  # the ids whose running sum in grads is the engine's to add into in place
     may_own = not backward_hooks  # a debugging hook may keep the gradients it is shown: no sum is then reused
     # NaN and inf are the answer at the edges (0, inf, NaN), as in PyTorch and on CuPy: the ops and
@@ -180,17 +192,20 @@ def backward(root, grad=None, retain_graph=False, inputs=None):
     # tensor hooks, the user's code, run under the user's own settings
     user_errstate = np.geterr()
     with np.errstate(all="ignore"):
-        for node in topological_order(root):
+        for node in topological_order(roots):
             g = grads.pop(id(node), None)
             exclusive = id(node) in owned and not node._hooks  # a hook may keep the g it is shown
             owned.discard(id(node))
             if g is None:
                 continue  # nothing flowed here (e.g. an output no one used)
+            before_hooks = g
             if node._hooks:
                 g = _run_tensor_hooks(node, g, user_errstate)
             if wanted is not None:
-                for k, place in enumerate(wanted.get(id(node), ())):  # (the engine writes no more into g)
-                    found[place] = g if exclusive and not k else get_array_module(g).array(g, copy=True)
+                # a leaf's gradient after its hooks, an intermediate's before them, as PyTorch's autograd.grad
+                seen = g if node._ctx is None else before_hooks
+                for k, place in enumerate(wanted.get(id(node), ())):  # (the engine writes no more into it)
+                    found[place] = seen if exclusive and not k else get_array_module(seen).array(seen, copy=True)
             elif node._ctx is None or node._retains_grad:
                 # a leaf may keep an owned sum as its .grad; a node that goes on to its op's backward copies
                 node._accumulate_grad(g, exclusive=exclusive and node._ctx is None)
@@ -247,25 +262,26 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
     (an intermediate result's gradient is the sum of what its uses sent it); ``outputs``: a
     tensor or a sequence of them, each with its ``grad_outputs`` (None for a one-element
     output: 1); with several, the gradients of each are summed. An input no output depends on
-    raises, unless ``allow_unused`` (its gradient is then None)."""
+    raises, unless ``allow_unused`` (its gradient is then None). As PyTorch's: an intermediate
+    input's gradient is the one before its tensor hooks (a leaf's, after them); unlike PyTorch's,
+    no ``.grad`` is filled, retain_grad() or not."""
     from minitx.autograd.tensor import Tensor
 
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
-    if grad_outputs is None or isinstance(grad_outputs, Tensor):
-        grad_outputs = (grad_outputs,) * len(outputs) if grad_outputs is None else (grad_outputs,)
-    grad_outputs = tuple(grad_outputs)
+    if not inputs or not outputs:
+        raise ValueError(f"grad: needs at least one output and one input, got {len(outputs)} and {len(inputs)}")
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    elif not isinstance(grad_outputs, (list, tuple)):  # one gradient (a tensor, an array, a number)
+        grad_outputs = (grad_outputs,)
     if len(grad_outputs) != len(outputs):
         raise ValueError(f"grad: {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
     for k, t in enumerate(inputs):
         if not isinstance(t, Tensor) or not t.requires_grad:
             raise RuntimeError(f"grad: input {k} does not require grad (a {type(t).__name__}); the gradient is taken "
                                "with respect to tensors that do")
-    total = [None] * len(inputs)
-    for k, (out, dy) in enumerate(zip(outputs, grad_outputs)):
-        last = k == len(outputs) - 1  # the graph is kept for the next output's walk
-        found = backward(out, dy, retain_graph=retain_graph or not last, inputs=inputs)
-        total = [a if b is None else b if a is None else a + b for a, b in zip(total, found)]
+    total = backward(list(outputs), list(grad_outputs), retain_graph=retain_graph, inputs=inputs)
     unused = [k for k, g in enumerate(total) if g is None]
     if unused and not allow_unused:
         raise RuntimeError(f"grad: input {unused[0]} is not used by the outputs (its gradient would be None); pass "
