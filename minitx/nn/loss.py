@@ -46,10 +46,11 @@ class _Loss(Module):
         self.register_buffer(name, value)
 
     def _reduced(self, losses):
-        """The per-row (or per-element) losses, reduced: their mean, their sum, or none of them."""
+        """The per-row (or per-element) losses, reduced: their mean (0 over none, as F's losses),
+        their sum, or none of them."""
         if self.reduction == "none":
             return losses
-        return F.mean(losses) if self.reduction == "mean" else F.sum(losses)
+        return F.mean(losses) if self.reduction == "mean" and losses.size else F.sum(losses)
 
     def extra_repr(self):
         return f"reduction={self.reduction!r}"

@@ -254,9 +254,8 @@ def _ellipsis_as_letters(terms, out, operands):
         if count < 0:
             raise ValueError(f"einsum: operand {k} has subscripts {term!r} for shape {a.shape}: more letters than axes")
         spans.append((term.index("..."), count))
-    if ("." in out and (out.count("...") != 1 or "." in out.replace("...", ""))) or \
-            ("..." in out and all(span is None for span in spans)):
-        raise ValueError(f"einsum: output {out!r}: '...' may appear once, as three dots, where an operand has it")
+    if "." in out and (out.count("...") != 1 or "." in out.replace("...", "")):
+        raise ValueError(f"einsum: output {out!r}: '...' may appear once, as three dots")
     n = max((count for _, count in filter(None, spans)), default=0)
     free = [c for c in string.ascii_letters if c not in "".join(terms) + out][:n]
     if len(free) < n:

@@ -13,6 +13,7 @@ forward ran, and the reference stays the CPU path and the tests' oracle.
 from __future__ import annotations
 
 import math
+import numbers
 
 from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
@@ -414,7 +415,7 @@ class SmoothL1Loss(_Loss):
 def _regression(op_name, input, target, reduction, beta, scale):  # noqa: A002
     """SmoothL1Loss(reduction, beta, scale) of input and target, beta checked (as ``op_name``'s)."""
     what = "delta" if op_name == "huber_loss" else "beta"
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta >= 0:
+    if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not beta >= 0:
         raise ValueError(f"{op_name}: {what} must be a number >= 0, got {beta!r}")
     input = floating(input)
     return SmoothL1Loss(reduction, float(beta), float(scale))(input, as_tensor(target, input))
@@ -432,7 +433,7 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):  # noqa: A002
 
 def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
     """Quadratic below delta, delta * (|d| - delta / 2) beyond: delta * smooth_l1_loss(beta=delta)."""
-    if isinstance(delta, (int, float)) and not isinstance(delta, bool) and delta <= 0:
+    if isinstance(delta, numbers.Real) and not isinstance(delta, bool) and delta <= 0:
         raise ValueError(f"huber_loss: delta must be a number > 0, got {delta!r}")
     return _regression("huber_loss", input, target, reduction, delta, delta)
 

@@ -583,7 +583,7 @@ def test_einsum(spec, data):
 
 
 ELLIPSES = ["...ij,jk->...ik", "...ij,...jk->...ik", "i...->...", "...->...", "b...d,b...d->b...", "...ii->...i",
-            "...,...->...", "...ij,jk->ik"]
+            "...,...->...", "...ij,jk->ik", "i->...i"]
 
 
 @pytest.mark.parametrize("spec", ELLIPSES)

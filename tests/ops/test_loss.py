@@ -335,3 +335,17 @@ def test_regression_losses_refuse_what_would_broadcast_silently():
         F.huber_loss(x, x, delta=0)
     with pytest.raises(ValueError, match="smooth_l1_loss: beta must be a number >= 0, got -1"):
         F.smooth_l1_loss(x, x, beta=-1)
+
+
+
+def test_a_mean_over_no_elements_is_0_for_every_loss_and_loss_module():
+    """minitx's rule (docs/ops.md): a mean loss over nothing is 0, where PyTorch's is NaN."""
+    from minitx import nn
+
+    empty = leaf(np.zeros((0, 3)))
+    for loss in (F.mse_loss(empty, empty), F.l1_loss(empty, empty), F.huber_loss(empty, empty),
+                 F.smooth_l1_loss(empty, empty), F.kl_div(empty, empty, "batchmean"), F.kl_div(empty, empty),
+                 F.binary_cross_entropy(empty, empty), F.binary_cross_entropy_with_logits(empty, empty),
+                 nn.BCELoss(weight=np.ones(3))(empty, empty), nn.BCEWithLogitsLoss(weight=np.ones(3))(empty, empty),
+                 nn.MSELoss()(empty, empty)):
+        assert loss.item() == 0.0
