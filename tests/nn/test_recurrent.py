@@ -1,0 +1,130 @@
+"""RNN, LSTM, GRU and their cells (minitx/nn/recurrent.py) against PyTorch's, with PyTorch's own
+weights loaded by their names: outputs, last states, and the gradients of the input, the first
+state and every weight; float64 gradients through time by finite differences; the errors."""
+import numpy as np
+import pytest
+
+import minitx
+import minitx.nn as nn
+from minitx.testing import check_gradients, leaf
+
+torch = pytest.importorskip("torch")
+
+
+def _pair(name, *args, **kwargs):
+    """(minitx's module, PyTorch's with its float64 weights), the same numbers in both."""
+    theirs = getattr(torch.nn, name)(*args, **kwargs).double()
+    ours = getattr(nn, name)(*args, **kwargs).double()
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    return ours, theirs
+
+
+def _flat(out):
+    """The tensors of a module's result: outputs and states, LSTM's pair opened."""
+    if isinstance(out, (tuple, list)):
+        return [t for part in out for t in _flat(part)]
+    return [out]
+
+
+def _compare(ours, theirs, arrays):
+    """Run both on the same arrays (each requiring grad), backward through every result with the
+    same random weights; values and every gradient must agree."""
+    mine = [leaf(a) for a in arrays]
+    their_inputs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    pack = (lambda xs: (xs[0], (xs[1], xs[2]))) if len(arrays) == 3 else (lambda xs: tuple(xs))
+    ours_out, theirs_out = _flat(ours(*pack(mine))), _flat(theirs(*pack(their_inputs)))
+    rng = np.random.default_rng(5)
+    weights = [rng.standard_normal(t.shape) for t in ours_out]
+    sum((o * minitx.tensor(w)).sum() for o, w in zip(ours_out, weights)).backward()
+    sum((t * torch.tensor(w)).sum() for t, w in zip(theirs_out, weights)).backward()
+    for o, t in zip(ours_out, theirs_out):
+        np.testing.assert_allclose(o.numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    for m, t in zip(mine, their_inputs):
+        np.testing.assert_allclose(m.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+    theirs_params = dict(theirs.named_parameters())
+    for name, p in ours.named_parameters():
+        np.testing.assert_allclose(p.grad.numpy(), theirs_params[name].grad.numpy(), rtol=1e-10, atol=1e-12,
+                                   err_msg=name)
+
+
+OPTIONS = [{}, {"num_layers": 2}, {"bidirectional": True}, {"num_layers": 2, "bidirectional": True, "batch_first": True},
+           {"bias": False}]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=repr)
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+def test_sequence_layers_match_pytorch(name, options):
+    ours, theirs = _pair(name, 3, 4, **options)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert repr(ours) == repr(theirs)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 5, 3) if options.get("batch_first") else (5, 2, 3))
+    _compare(ours, theirs, [x])
+    layers = options.get("num_layers", 1) * (2 if options.get("bidirectional") else 1)
+    states = [rng.standard_normal((layers, 2, 4)) for _ in range(2 if name == "LSTM" else 1)]
+    _compare(ours, theirs, [x] + states)
+
+
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+def test_one_sequence_without_a_batch_and_relu_match_pytorch(name):
+    options = {"nonlinearity": "relu"} if name == "RNN" else {}
+    ours, theirs = _pair(name, 3, 4, num_layers=2, **options)
+    _compare(ours, theirs, [np.random.default_rng(2).standard_normal((6, 3))])
+
+
+@pytest.mark.parametrize("name", ["RNNCell", "LSTMCell", "GRUCell"])
+@pytest.mark.parametrize("batched", [True, False])
+def test_cells_match_pytorch(name, batched):
+    ours, theirs = _pair(name, 3, 4)
+    rng = np.random.default_rng(3)
+    shape = (2,) if batched else ()
+    x, states = rng.standard_normal(shape + (3,)), [rng.standard_normal(shape + (4,))]
+    if name == "LSTMCell":
+        states.append(rng.standard_normal(shape + (4,)))
+    _compare(ours, theirs, [x])
+    _compare(ours, theirs, [x] + states)
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU"])
+def test_gradients_through_time_agree_with_finite_differences(name):
+    minitx.manual_seed(0)
+    layer = getattr(nn, name)(2, 3, num_layers=2, bidirectional=True).double()
+    x = leaf(np.random.default_rng(4).standard_normal((4, 2, 2)))
+    assert check_gradients(lambda t: layer(t)[0], x)
+    weight = layer.weight_hh_l1_reverse
+    assert check_gradients(lambda w: _with(layer, "weight_hh_l1_reverse", w, x), leaf(weight.numpy()))
+
+
+def _with(layer, name, value, x):
+    """layer(x)'s outputs with one of its parameters replaced by ``value`` (for gradcheck)."""
+    kept = layer._parameters[name]
+    layer._parameters[name] = value
+    try:
+        return layer(x)[0]
+    finally:
+        layer._parameters[name] = kept
+
+
+def test_dropout_between_layers_only_while_training():
+    minitx.manual_seed(0)
+    layer = nn.GRU(3, 4, num_layers=2, dropout=0.5).double()
+    x = minitx.tensor(np.random.default_rng(5).standard_normal((5, 2, 3)))
+    evaluated = layer.eval()(x)[0].numpy()
+    trained = layer.train()(x)[0].numpy()
+    assert not np.allclose(evaluated, trained)
+    ours, theirs = _pair("GRU", 3, 4, num_layers=2, dropout=0.5)
+    ours.eval(), theirs.eval()
+    _compare(ours, theirs, [x.numpy()])
+
+
+def test_recurrent_layers_name_what_is_wrong():
+    with pytest.raises(ValueError, match=r"LSTM: input must be \[L, N, 3\] .* got \(5, 2, 4\)"):
+        nn.LSTM(3, 4)(minitx.ones(5, 2, 4))
+    with pytest.raises(ValueError, match=r"GRU: the state must be \[2, 2, 4\] .* got \(1, 2, 4\)"):
+        nn.GRU(3, 4, num_layers=2)(minitx.ones(5, 2, 3), minitx.ones(1, 2, 4))
+    with pytest.raises(ValueError, match=r"LSTM: the state must be a pair \(h_0, c_0\)"):
+        nn.LSTM(3, 4)(minitx.ones(5, 2, 3), minitx.ones(1, 2, 4))
+    with pytest.raises(ValueError, match="RNN: nonlinearity must be 'tanh' or 'relu', got 'gelu'"):
+        nn.RNN(3, 4, nonlinearity="gelu")
+    with pytest.raises(ValueError, match=r"LSTMCell: state must be \[2, 4\] for this input, got \(3, 4\)"):
+        nn.LSTMCell(3, 4)(minitx.ones(2, 3), (minitx.ones(3, 4), minitx.ones(3, 4)))
