@@ -62,7 +62,45 @@ DIFFERENTIABLE = {
     "type_as(float32)": lambda t, m: t.type_as(m.zeros(1, dtype=m.float32)),
     "half": lambda t, m: t.half(),
     "bfloat16": lambda t, m: t.bfloat16(),
+    "neg": lambda t, m: t.neg(),
+    "square": lambda t, m: t.square(),
+    "maximum": lambda t, m: t.maximum(t * 0.5),
+    "amax(1)": lambda t, m: t.amax(1),
+    "amin(-1, keepdims)": lambda t, m: t.amin(-1, True),
+    "expand_as": lambda t, m: t[:1].expand_as(t),
+    "where": lambda t, m: t.where(t > 0, t * 2),
+    "masked_select": lambda t, m: t.masked_select(t > 0),
+    "index_select(1, [2, 0, 2])": lambda t, m: t.index_select(1, m.tensor([2, 0, 2])),
+    "chunk(3, 2) stacked": lambda t, m: m.stack([c.sum(-1) for c in t.chunk(3, 2)]),
+    "unbind(1) stacked": lambda t, m: m.stack([u * (k + 1) for k, u in enumerate(t.unbind(1))]),
 }
+
+# name -> a call giving no gradient (casts to integers and booleans, comparisons, counts)
+NOT_DIFFERENTIABLE = {
+    "int": lambda t, m: t.int(), "short": lambda t, m: t.short(), "byte": lambda t, m: (t > 0).byte(),
+    "bool": lambda t, m: t.bool(), "eq": lambda t, m: t.eq(t.round()), "ne": lambda t, m: t.ne(0.5),
+    "gt": lambda t, m: t.gt(0), "ge": lambda t, m: t.ge(0.1), "lt": lambda t, m: t.lt(0), "le": lambda t, m: t.le(-0.1),
+    "logical_and": lambda t, m: t.logical_and(t > 0), "logical_or": lambda t, m: (t > 1).logical_or(t < -1),
+    "logical_xor": lambda t, m: t.logical_xor(t > 0), "logical_not": lambda t, m: (t > 0).logical_not(),
+    "count_nonzero": lambda t, m: (t > 0).count_nonzero(), "count_nonzero(2)": lambda t, m: t.int().count_nonzero(2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_DIFFERENTIABLE))
+def test_method_without_gradient_gives_pytorchs_values_and_dtype(name):
+    call = NOT_DIFFERENTIABLE[name]
+    same(call(minitx.tensor(A), minitx), call(torch.tensor(A), torch))
+
+
+def test_chunk_gives_pytorchs_pieces_and_floating_and_cuda_flags():
+    x, t = minitx.tensor(A), torch.tensor(A)
+    for chunks in (1, 2, 3, 5, 9):
+        assert [c.shape for c in x.chunk(chunks, -1)] == [tuple(c.shape) for c in t.chunk(chunks, -1)]
+    with pytest.raises(ValueError, match="chunk: chunks must be an int >= 1, got 0"):
+        x.chunk(0)
+    assert x.is_floating_point() and not x.int().is_floating_point() and not x.is_cuda
+    with pytest.raises(ValueError, match=r"index_select: index must be 1-d, got shape \(1, 1\)"):
+        x.index_select(0, minitx.tensor([[0]]))
 
 
 @pytest.mark.parametrize("name", sorted(DIFFERENTIABLE))

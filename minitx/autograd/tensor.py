@@ -314,9 +314,28 @@ class Tensor:
     def bfloat16(self) -> "Tensor":
         return self.to(dtype="bfloat16")
 
+    def int(self) -> "Tensor":  # (PyTorch's names: int32, int16, uint8 and bool casts)
+        return self.to(dtype="int32")
+
+    def short(self) -> "Tensor":
+        return self.to(dtype="int16")
+
+    def byte(self) -> "Tensor":
+        return self.to(dtype="uint8")
+
+    def bool(self) -> "Tensor":
+        return self.to(dtype="bool")
+
     def type_as(self, other) -> "Tensor":
         """This tensor as ``other``'s dtype, on its device (PyTorch's type names both)."""
         return self.to(other.device, other.dtype)
+
+    def is_floating_point(self) -> bool:
+        return backend.is_floating(self.dtype)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device == "cuda"
 
     # new tensors with this tensor's dtype and device (unless given), no gradient: PyTorch's new_*
     def new_zeros(self, *shape, dtype=None, device=None, requires_grad=False):
@@ -550,6 +569,54 @@ class Tensor:
     def masked_fill(self, mask, value): return F.masked_fill(self, mask, value)
     def softmax(self, axis=-1): return F.softmax(self, axis)
     def log_softmax(self, axis=-1): return F.log_softmax(self, axis)
+
+    # PyTorch's names for what the operators and functions above do (axis for PyTorch's dim)
+    def eq(self, other): return self == other
+    def ne(self, other): return self != other
+    def gt(self, other): return self > other
+    def ge(self, other): return self >= other
+    def lt(self, other): return self < other
+    def le(self, other): return self <= other
+    def neg(self): return -self
+    def square(self): return self * self
+    def maximum(self, other): return F.maximum(self, other)
+    def minimum(self, other): return F.minimum(self, other)
+    def amax(self, axis=None, keepdims=False): return F.max(self, axis, keepdims)  # (ties share dy: as PyTorch's amax)
+    def amin(self, axis=None, keepdims=False): return F.min(self, axis, keepdims)
+    def expand_as(self, other): return F.broadcast_to(self, other.shape)
+    def masked_select(self, mask): return F.masked_select(self, mask)
+    def where(self, condition, other): return F.where(condition, self, other)  # (PyTorch's x.where(c, y))
+    def logical_not(self): return F.logical_not(self)
+    def logical_and(self, other): return (self != 0) & (_as_other(other, self) != 0)
+    def logical_or(self, other): return (self != 0) | (_as_other(other, self) != 0)
+    def logical_xor(self, other): return (self != 0) ^ (_as_other(other, self) != 0)
+
+    def count_nonzero(self, axis=None):
+        """How many entries are not 0 (over ``axis``), an int64 tensor."""
+        return F.sum((self != 0).to(dtype="int64"), axis)
+
+    def index_select(self, axis, index):
+        """The entries at the integer positions ``index`` (1-d) along ``axis``, as PyTorch's."""
+        index = index if isinstance(index, Tensor) else tensor(index)
+        if index.ndim != 1:
+            raise ValueError(f"index_select: index must be 1-d, got shape {index.shape}")
+        axis = int(axis) % max(self.ndim, 1)
+        return self[(slice(None),) * axis + (index,)].contiguous()  # (NumPy lays a middle axis's pick out of order)
+
+    def chunk(self, chunks, axis=0):
+        """At most ``chunks`` pieces along ``axis``, each of ceil(n / chunks) entries but the last,
+        as PyTorch's chunk (views; fewer pieces where n is small)."""
+        if isinstance(chunks, bool) or not isinstance(chunks, numbers.Integral) or chunks < 1:
+            raise ValueError(f"chunk: chunks must be an int >= 1, got {chunks!r}")
+        n = self.shape[axis]
+        size = max(-(-n // chunks), 1)
+        return tuple(self[(slice(None),) * (axis % self.ndim) + (slice(start, start + size),)]
+                     for start in range(0, n, size))
+
+    def unbind(self, axis=0):
+        """The slices along ``axis``, each without it (views)."""
+        axis = axis % self.ndim
+        return tuple(self[(slice(None),) * axis + (k,)] for k in range(self.shape[axis]))
 
     # ---------------------------------------------------------------- more math, activations, scans, indexing
     def sin(self): return F.sin(self)
@@ -788,3 +855,8 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
 
 
 from minitx import creation, functional as F  # noqa: E402  (operators need them; they need Tensor)
+
+
+def _as_other(other, like):
+    """A logical method's other operand as a tensor on ``like``'s device."""
+    return other if isinstance(other, Tensor) else as_tensor(other, like)
