@@ -552,3 +552,31 @@ def test_grad_takes_grad_outputs_as_numbers_and_arrays():
     assert minitx.autograd.grad(x * x, x, grad_outputs=np.ones(2))[0].tolist() == [2.0, 4.0]
     with pytest.raises(ValueError, match="grad: needs at least one output and one input, got 1 and 0"):
         minitx.autograd.grad((x * x).sum(), [])
+
+
+def test_a_tensor_read_a_piece_at_a_time_gets_its_gradient_added_in_place():
+    """GetItem.backward_into: after the first piece's table of zeros, each piece adds into it (no
+    table per piece); the gradient is the plain sum's, bit for bit."""
+    a = np.random.default_rng(0).standard_normal((50, 3))
+    x = leaf(a)
+    pieces = [x[t] * (t + 1) for t in range(50)] + [x[[0, 0, 2]] * 0.5]
+    F.stack(pieces[:-1]).sum().backward(retain_graph=True)
+    pieces[-1].sum().backward()
+    expected = np.repeat(np.arange(1.0, 51.0)[:, None], 3, axis=1)
+    expected[0] += 1.0
+    expected[2] += 0.5
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
+    calls = []
+    original = minitx.ops.indexing.GetItem.backward
+
+    def counted(self, dy):
+        calls.append(1)
+        return original(self, dy)
+
+    minitx.ops.indexing.GetItem.backward = counted
+    try:
+        y = leaf(a)
+        F.stack([y[t] for t in range(50)]).sum().backward()
+    finally:
+        minitx.ops.indexing.GetItem.backward = original
+    assert len(calls) == 1 and y.grad.tolist() == np.ones((50, 3)).tolist()

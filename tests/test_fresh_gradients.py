@@ -15,7 +15,7 @@ from minitx.autograd.function import Function
 from minitx.ops.activation import LogSoftmax, Softmax
 from minitx.ops.attention import PackedHeadsAttention, ScaledDotProductAttention, attention_on_packed_heads
 from minitx.ops.dropout import BiasActDropout
-from minitx.ops.indexing import Embedding, SetItem
+from minitx.ops.indexing import Embedding, GetItem, SetItem
 from minitx.ops.linalg import Linear
 from minitx.ops.loss import CrossEntropy
 from minitx.ops.norm import LayerNorm
@@ -53,6 +53,8 @@ CASES = {
     "softmax over a middle axis": (Softmax, lambda t: F.softmax(t(X), 1)),
     "log_softmax": (LogSoftmax, lambda t: F.log_softmax(t(X), -1)),
     "cross_entropy": (CrossEntropy, lambda t: F.cross_entropy(t(LOGITS), minitx.tensor(TARGETS), label_smoothing=0.1)),
+    "getitem": (GetItem, lambda t: t(X)[1, ::-1]),
+    "getitem, a repeated index": (GetItem, lambda t: t(X)[[1, 0, 1], 2]),
     "setitem": (SetItem, lambda t: _written(t(X), (0, slice(1, None)), t(X[1, 1:]))),
     "setitem, a repeated index": (SetItem, lambda t: _written(t(X), ([1, 0, 1], 2), t(NORM_W))),
     "cross_entropy, summed": (CrossEntropy, lambda t: F.cross_entropy(t(LOGITS[0]), minitx.tensor(TARGETS[0]),
@@ -62,9 +64,9 @@ CASES = {
 
 #: the cases whose backward runs no kernel of minitx's (a product is cuBLAS's, log_softmax's backward
 #: is element-wise, the softmax kernels take the last axis, and a float mask that learns takes the
-#: reference path; setitem has no kernel)
+#: reference path; getitem and setitem have no kernel)
 NO_BACKWARD_KERNEL = {"linear", "log_softmax", "softmax over a middle axis", "attention, grouped heads and a float mask",
-                      "setitem", "setitem, a repeated index"}
+                      "setitem", "setitem, a repeated index", "getitem", "getitem, a repeated index"}
 
 
 def _written(x, index, v):

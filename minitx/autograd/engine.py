@@ -175,7 +175,12 @@ def backward(root, grad=None, retain_graph=False, inputs=None):
     ``inputs`` (tensors of the graph, leaves or not), return d(root)/d(input) for each (None
     where nothing reached it) and leave every .grad as it was (see ``grad`` below). ``root`` may
     be a list of tensors, ``grad`` then a list of their gradients: one walk from all of them."""
-    roots, seeds = (list(root), list(grad)) if isinstance(root, (list, tuple)) else ([root], [grad])
+    if isinstance(root, (list, tuple)):
+        roots, seeds = list(root), [None] * len(root) if grad is None else list(grad)
+        if len(seeds) != len(roots):
+            raise ValueError(f"backward: {len(seeds)} gradients for {len(roots)} roots")
+    else:
+        roots, seeds = [root], [grad]
     grads = {}
     for r, g in zip(roots, seeds):
         g = _seed(r, g)

@@ -19,7 +19,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from minitx import backend
+from minitx import backend, interop
 from minitx.autograd.engine import HookHandle
 from minitx.autograd.grad_mode import no_grad
 from minitx.autograd.tensor import Tensor
@@ -385,7 +385,8 @@ class Module:
             if unexpected:
                 parts.append(f"unexpected keys {unexpected[:10]}" + (" ..." if len(unexpected) > 10 else ""))
             raise StateDictKeyError(f"load_state_dict into {type(self).__name__}: " + "; ".join(parts))
-        present = [(name, t, state[name].data if isinstance(state[name], Tensor) else state[name])
+        # (a tensor's array; a PyTorch tensor's, through DLPack: torch_model.state_dict() loads as it is)
+        present = [(name, t, state[name].data if isinstance(state[name], Tensor) else _array(state[name]))
                    for name, t in own.items() if name in state]
         for name, t, value in present:  # check every shape and dtype before changing anything
             if not (hasattr(value, "shape") and hasattr(value, "dtype")):
@@ -415,7 +416,7 @@ class Module:
         for key, value in state.items():
             name = aliases.get(key, key)
             if name in folded:
-                seen, here = (backend.to_numpy(v.data if isinstance(v, Tensor) else v) for v in (folded[name], value))
+                seen, here = (backend.to_numpy(v.data if isinstance(v, Tensor) else _array(v)) for v in (folded[name], value))
                 if seen.shape != here.shape or not np.array_equal(seen, here, equal_nan=True):
                     what = f"shapes {seen.shape} and {here.shape}" if seen.shape != here.shape else "values"
                     raise ValueError(f"load_state_dict: '{key}' and '{name}' name one parameter of the model (tied), "
@@ -488,3 +489,11 @@ class _BackwardHookCall:
             if hook(self.module, tuple(self.grad_input), (self.grad_output,)) is not None:
                 raise RuntimeError(f"a backward hook of {type(self.module).__name__} returned a value: minitx's "
                                    "backward hooks observe the gradients and do not replace them")
+
+
+def _array(value):
+    """A state dict's value as an array: NumPy and CuPy arrays as they are, another library's
+    tensor (a PyTorch one, detached) through minitx.interop."""
+    if hasattr(value, "detach") and not isinstance(value, Tensor):
+        value = value.detach()
+    return interop.as_array(value, "load_state_dict")

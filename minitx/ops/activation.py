@@ -28,7 +28,7 @@ from minitx import kernels
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module
 from minitx.ops._args import floating
-from minitx.ops.elementwise import _erf_numpy, where
+from minitx.ops.elementwise import _erf_numpy, expm1, where
 from minitx.ops.reduction import check_nonempty_axes, logsumexp_parts, normalize_axes
 from minitx.ops.shape import split
 
@@ -449,11 +449,15 @@ def selu(x):
 
 
 def celu(x, alpha=1.0):
-    """max(0, x) + min(0, alpha (e^(x / alpha) - 1)) = alpha * elu(x / alpha): elu whose slope at 0
-    is 1 from both sides whatever alpha."""
+    """max(0, x) + min(0, alpha (e^(x / alpha) - 1)): for alpha > 0, alpha * elu(x / alpha), elu
+    whose slope at 0 is 1 from both sides whatever alpha; a negative alpha (PyTorch takes one)
+    follows the formula as written."""
     if alpha == 0:
         raise ValueError("celu: alpha must not be 0 (it divides x)")
-    return alpha * elu(floating(x) / alpha)
+    x = floating(x)
+    if alpha > 0:
+        return alpha * elu(x / alpha)
+    return relu(x) - relu(-alpha * expm1(x / alpha))
 
 
 def softsign(x):
@@ -483,7 +487,9 @@ def prelu(x, weight):
     """x where x > 0, weight * x elsewhere, weight learned: one value, or one per channel (axis 1
     of x, PyTorch's layout)."""
     x = floating(x)
-    if weight.size != 1:
+    if weight.size == 1:
+        weight = weight.reshape(())  # (a 0-d x stays 0-d)
+    else:
         if x.ndim < 2 or x.shape[1] != weight.size:
             raise ValueError(f"prelu: weight of {weight.size} values needs one per channel (axis 1) of x, got x "
                              f"of shape {x.shape}")

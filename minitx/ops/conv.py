@@ -27,8 +27,8 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor
 from minitx.backend import get_array_module, is_floating
 from minitx.ops._args import floating
-from minitx.ops.indexing import add_at
-from minitx.ops.shape import stack
+from minitx.ops.indexing import add_at, gather
+from minitx.ops.shape import concatenate
 
 __all__ = ["ConvNd", "ConvTransposeNd", "MaxPoolNd", "AvgPoolNd"]
 
@@ -542,18 +542,14 @@ def _adaptive_windows(op, x, dims, output_size):
 
 
 def _adaptive_avg_pool(op, dims, x, output_size):
-    """The mean of each adaptive window (see _adaptive_windows): per spatial axis a product with
-    a constant matrix A[i, l] = 1 / (end_i - start_i) on the window, so its gradient is the
-    products' (A transposed)."""
+    """The mean of each adaptive window (see _adaptive_windows), one spatial axis at a time: the
+    means of the axis's windows side by side (an inf or NaN stays in its own windows)."""
     x = floating(x)
     windows = _adaptive_windows(op, x, dims, output_size)
-    xp = get_array_module(x.data)
     for axis, spans in zip(range(x.ndim - dims, x.ndim), windows):
-        average = np.zeros((len(spans), x.shape[axis]))
-        for i, (start, end) in enumerate(spans):
-            average[i, start:end] = 1 / (end - start)
-        moved = x.swapaxes(axis, -1) @ Tensor(xp.asarray(average.T, dtype=x.dtype))
-        x = moved.swapaxes(axis, -1)
+        lead = (slice(None),) * axis
+        x = concatenate([x[lead + (slice(start, end),)].mean(axis=axis, keepdims=True) for start, end in spans],
+                        axis=axis)
     return x
 
 
@@ -574,28 +570,26 @@ def adaptive_avg_pool3d(x, output_size):
 
 
 def _adaptive_max_pool(op, dims, x, output_size, return_indices):
-    """The maximum of each adaptive window: one max op per window (ties share dy equally, as
-    max's: PyTorch's gives it to one of them), stacked; with return_indices, where each maximum
-    is in its plane (flat, the first on ties; int64, no gradient), as max_pool's."""
+    """The maximum of each adaptive window, taken where it is: the first maximum of each window
+    (a NaN where there is one, as max finds it) is found on the arrays, then picked with gather,
+    so dy goes to that one entry, as PyTorch's and max_pool's. With return_indices, those places
+    (flat in each plane; int64, no gradient), as max_pool's."""
     windows = _adaptive_windows(op, x, dims, output_size)
     lead = x.ndim - dims
-    axes = tuple(range(lead, x.ndim))
-    picked = [x[(Ellipsis,) + tuple(slice(*span) for span in cell)].max(axis=axes)
-              for cell in itertools.product(*windows)]
-    y = stack(picked, axis=-1).reshape(x.shape[:lead] + tuple(len(spans) for spans in windows))
-    if not return_indices:
-        return y
     data, xp = x.data, get_array_module(x.data)
+    out_shape = x.shape[:lead] + tuple(len(spans) for spans in windows)
     where = []
     for cell in itertools.product(*windows):
         block = data[(Ellipsis,) + tuple(slice(*span) for span in cell)]
-        first = block.reshape(block.shape[:lead] + (-1,)).argmax(axis=-1)  # (a NaN where there is one, as max)
+        flat = block.reshape(block.shape[:lead] + (math.prod(block.shape[lead:]),))  # (not -1: an empty batch)
+        first = flat.argmax(axis=-1) if flat.size else xp.zeros(flat.shape[:-1], dtype=np.int64)
         position = 0
         for (start, _), inner, length in zip(cell, xp.unravel_index(first, block.shape[lead:]), x.shape[lead:]):
             position = position * length + inner + start
-        where.append(position)
-    indices = xp.stack(where, axis=-1).reshape(y.shape).astype(np.int64)
-    return y, Tensor(indices)
+        where.append(xp.asarray(position, dtype=np.int64))
+    places = xp.stack(where, axis=-1)
+    y = gather(x.reshape(x.shape[:lead] + (math.prod(x.shape[lead:]),)), -1, Tensor(places)).reshape(out_shape)
+    return (y, Tensor(places.reshape(out_shape))) if return_indices else y
 
 
 def adaptive_max_pool1d(x, output_size, return_indices=False):

@@ -129,6 +129,8 @@ class GetItem(Function):
             y = x[(*self.index, ...) if isinstance(self.index, tuple) else (self.index, ...)]
         return y
 
+    fresh_gradients = True  # dx: new zeros with dy laid in
+
     def backward(self, dy):
         dx = get_array_module(dy).zeros(self.in_shape, dtype=dy.dtype)
         if _is_basic_index(self.index):
@@ -136,6 +138,19 @@ class GetItem(Function):
         else:
             add_at(dx, self.index, dy)
         return (dx,) + (None,) * len(self.slots)
+
+    def backward_into(self, dy, grad):
+        """dy added into the places it came from in ``grad``, x's running gradient: a tensor read
+        a piece at a time (x[t] for each step t of a recurrent layer) then costs one table of
+        zeros, not one per piece. Only where dy has grad's dtype: the engine would round a 16-bit
+        x's float32 dy to 16 bits before adding."""
+        if grad.dtype != dy.dtype:
+            return False
+        if _is_basic_index(self.index):
+            grad[self.index] += dy
+        else:
+            add_at(grad, self.index, dy)
+        return True
 
 
 def _with_arrays(index, slots, arrays):

@@ -128,3 +128,14 @@ def test_recurrent_layers_name_what_is_wrong():
         nn.RNN(3, 4, nonlinearity="gelu")
     with pytest.raises(ValueError, match=r"LSTMCell: state must be \[2, 4\] for this input, got \(3, 4\)"):
         nn.LSTMCell(3, 4)(minitx.ones(2, 3), (minitx.ones(3, 4), minitx.ones(3, 4)))
+
+
+
+def test_a_pytorch_state_dict_of_tensors_loads_as_it_is():
+    """No .numpy() needed: PyTorch's tensors are read through DLPack (minitx.interop)."""
+    theirs = torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    ours = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    assert ours.load_state_dict(theirs.state_dict()) == {"missing": [], "unexpected": []}
+    x = np.random.default_rng(6).standard_normal((5, 2, 3)).astype(np.float32)
+    np.testing.assert_allclose(ours(minitx.tensor(x))[0].numpy(), theirs(torch.from_numpy(x))[0].detach().numpy(),
+                               rtol=1e-5, atol=1e-6)

@@ -795,6 +795,20 @@ def test_adaptive_max_pool_indices_and_layers_match_pytorch():
         F.adaptive_max_pool1d(leaf(x), 2)
 
 
+def test_adaptive_pools_at_ties_infinities_and_empty_batches_match_pytorch():
+    """A tie's dy goes to the first maximum (as max_pool's and PyTorch's); an inf stays in its own
+    windows' means; a batch of no samples gives no outputs, indices included."""
+    torch = import_torch()
+    ties = leaf(np.zeros((1, 2, 4, 4)))
+    parity(lambda t: F.adaptive_max_pool2d(t, (1, 2)), lambda t: _tf().adaptive_max_pool2d(t, (1, 2)), ties)
+    x = np.arange(16.0).reshape(1, 2, 8)
+    x[0, 0, 0], x[0, 1, 5] = np.inf, np.nan
+    np.testing.assert_array_equal(F.adaptive_avg_pool1d(leaf(x), 3).numpy(),
+                                  _tf().adaptive_avg_pool1d(torch.from_numpy(x), 3).numpy())
+    values, indices = F.adaptive_max_pool2d(leaf(np.zeros((0, 3, 5, 7))), (2, 3), return_indices=True)
+    assert values.shape == indices.shape == (0, 3, 2, 3)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("kind", ["avg", "max"])
 def test_adaptive_pools_on_cupy_agree_with_numpy(kind):
