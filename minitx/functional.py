@@ -24,15 +24,15 @@ from minitx.ops.scan import (
     cumsum, cumprod, logcumsumexp, cummax, cummin, sort, argsort, topk)
 from minitx.ops.shape import (
     reshape, transpose, permute, swapaxes, broadcast_to, squeeze, unsqueeze, concatenate, stack,
-    split, flip, roll, repeat, tile, pad)
+    split, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle)
 from minitx.ops.indexing import (
     getitem, setitem, gather, scatter_add, scatter_reduce, tril, triu, diagonal, trace, embedding, one_hot, nonzero, argwhere, masked_select)
 from minitx.ops.linalg import (
     matmul, linear, einsum)
 from minitx.ops.norm import (
-    batch_norm, group_norm, layer_norm, rms_norm, normalize, cosine_similarity)
+    batch_norm, group_norm, layer_norm, rms_norm, normalize, cosine_similarity, instance_norm, pairwise_distance)
 from minitx.ops.dropout import (
-    dropout, dropout_add, bias_act_dropout)
+    dropout, dropout_add, bias_act_dropout, dropout1d, dropout2d, dropout3d)
 from minitx.ops.loss import (
     cross_entropy, nll_loss, binary_cross_entropy, binary_cross_entropy_with_logits, mse_loss, l1_loss,
     smooth_l1_loss, huber_loss, kl_div)

@@ -43,3 +43,14 @@ __all__ += ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", 
 from minitx.nn.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # noqa: E402
 
 __all__ += ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
+
+# more layers composed of the ops: channel dropout, instance norm, padding, pixel shuffle, distances
+from minitx.nn.layers import (ConstantPad1d, ConstantPad2d, ConstantPad3d, CosineSimilarity, Dropout1d,  # noqa: E402
+                              Dropout2d, Dropout3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, PairwiseDistance,
+                              PixelShuffle, PixelUnshuffle, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
+                              ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d)
+
+__all__ += ["Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+            "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
+            "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
+            "PixelShuffle", "PixelUnshuffle", "CosineSimilarity", "PairwiseDistance"]

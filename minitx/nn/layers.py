@@ -123,6 +123,18 @@ class Embedding(Module):
         self.weight = init.normal_(_new_parameter((num_embeddings, embedding_dim), device, dtype))
         self.reset_padding()
 
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None):
+        """An Embedding whose table is a copy of ``embeddings`` [num, dim] (a tensor or an array);
+        ``freeze``: the table takes no gradient, as PyTorch's."""
+        table = embeddings.detach() if isinstance(embeddings, Tensor) else tensor(embeddings)
+        if table.ndim != 2:
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-d [num, dim], got {table.shape}")
+        layer = cls(*table.shape, padding_idx=padding_idx, device=table.device, dtype=table.dtype)
+        layer.weight.data[...] = table.data
+        layer.weight.requires_grad_(not freeze)
+        return layer
+
     def reset_padding(self):
         if self.padding_idx is not None:
             mark_modified(self.weight)
@@ -486,6 +498,204 @@ class PReLU(Module):
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
+
+
+class _ChannelDropout(Dropout):
+    """Whole channels zeroed with probability p while training (F.dropout2d's), the identity in
+    eval mode."""
+
+    _op = None
+
+    def forward(self, x):
+        return type(self)._op(x, self.p, self.training)
+
+
+class Dropout1d(_ChannelDropout):
+    _op = staticmethod(F.dropout1d)
+
+
+class Dropout2d(_ChannelDropout):
+    _op = staticmethod(F.dropout2d)
+
+
+class Dropout3d(_ChannelDropout):
+    _op = staticmethod(F.dropout3d)
+
+
+class _InstanceNorm(Module):
+    """Each sample's each channel standardized over its positions (F.instance_norm), then, with
+    ``affine``, scaled and shifted per channel. Running statistics (track_running_stats) are not
+    kept: refused by name."""
+
+    _dims = None
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
+                 dtype=None):
+        super().__init__()
+        name = type(self).__name__
+        if track_running_stats:
+            raise ValueError(f"{name}: track_running_stats=True is not supported (minitx keeps no running statistics "
+                             "for instance norm); each sample uses its own, as with the default False")
+        self.num_features = _count(name, "num_features", num_features, 1)
+        self.eps, self.momentum = eps, momentum
+        self.register_parameter("weight", init.ones_(_new_parameter((num_features,), device, dtype)) if affine else None)
+        self.register_parameter("bias", _new_parameter((num_features,), device, dtype) if affine else None)
+
+    def forward(self, x):
+        if x.ndim == self._dims + 1:  # one sample [C, *S]: a batch of one
+            return F.instance_norm(x.unsqueeze(0), self.weight, self.bias, self.eps).squeeze(0)
+        return F.instance_norm(x, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        affine = self.weight is not None
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={affine}, bias={affine}, "
+                "track_running_stats=False")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    _dims = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    _dims = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _dims = 3
+
+
+class _PadNd(Module):
+    """x padded on its last ``_dims`` axes, PyTorch's padding order: (left, right) of the last
+    axis first, then (top, bottom) of the one before, ...; one int pads every side by it.
+    ``_mode``: F.pad's (constant, reflect, replicate)."""
+
+    _dims, _mode = None, "constant"
+
+    def __init__(self, padding, value=0.0):
+        super().__init__()
+        name = type(self).__name__
+        padding = (padding,) * (2 * self._dims) if isinstance(padding, int) else tuple(padding)
+        if len(padding) != 2 * self._dims or not all(isinstance(w, int) for w in padding):
+            raise ValueError(f"{name}: padding must be an int or {2 * self._dims} ints, got {padding!r}")
+        self.padding, self.value = padding, value
+
+    def forward(self, x):
+        pairs = [tuple(self.padding[2 * k:2 * k + 2]) for k in reversed(range(self._dims))]  # first axis first
+        widths = [(0, 0)] * (x.ndim - self._dims) + pairs
+        if self._mode == "constant":
+            return F.pad(x, widths, self.value)
+        return F.pad(x, widths, mode=self._mode)
+
+    def extra_repr(self):
+        return f"padding={self.padding}, value={self.value}" if isinstance(self, _ConstantPadNd) else f"{self.padding}"
+
+
+class _ConstantPadNd(_PadNd):
+    def __init__(self, padding, value):
+        super().__init__(padding, value)
+
+
+class _ZeroPadNd(_PadNd):
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+
+class _ReflectionPadNd(_ZeroPadNd):
+    _mode = "reflect"
+
+
+class _ReplicationPadNd(_ZeroPadNd):
+    _mode = "replicate"
+
+
+class ZeroPad1d(_ZeroPadNd):
+    _dims = 1
+
+
+class ZeroPad2d(_ZeroPadNd):
+    _dims = 2
+
+
+class ZeroPad3d(_ZeroPadNd):
+    _dims = 3
+
+
+class ConstantPad1d(_ConstantPadNd):
+    _dims = 1
+
+
+class ConstantPad2d(_ConstantPadNd):
+    _dims = 2
+
+
+class ConstantPad3d(_ConstantPadNd):
+    _dims = 3
+
+
+class ReflectionPad1d(_ReflectionPadNd):
+    _dims = 1
+
+
+class ReflectionPad2d(_ReflectionPadNd):
+    _dims = 2
+
+
+class ReflectionPad3d(_ReflectionPadNd):
+    _dims = 3
+
+
+class ReplicationPad1d(_ReplicationPadNd):
+    _dims = 1
+
+
+class ReplicationPad2d(_ReplicationPadNd):
+    _dims = 2
+
+
+class ReplicationPad3d(_ReplicationPadNd):
+    _dims = 3
+
+
+class PixelShuffle(Module):
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, x):
+        return F.pixel_shuffle(x, self.upscale_factor)
+
+    def extra_repr(self):
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    def __init__(self, downscale_factor):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, x):
+        return F.pixel_unshuffle(x, self.downscale_factor)
+
+    def extra_repr(self):
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class CosineSimilarity(Module):
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
 class Identity(Module):

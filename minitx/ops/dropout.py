@@ -19,6 +19,7 @@ import numpy as np
 from minitx import kernels
 from minitx import random as mrandom
 from minitx.autograd.function import Function
+from minitx.autograd.tensor import Tensor
 from minitx.backend import device_of, get_array_module, sum_rows
 from minitx.ops._args import floating
 from minitx.ops.activation import gelu_tanh, gelu_tanh_derivative, relu_derivative, relu_values
@@ -88,6 +89,34 @@ def dropout(x, p=0.5, training=True, seed=None):
     if not training or p == 0:
         return x
     return Dropout(p, seed)(x)
+
+
+def _channel_dropout(op, spatial, x, p, training):
+    """Whole channels zeroed: x [N, C, *S] (or one sample [C, *S]) times a mask of one value per
+    channel, 1/(1-p) or 0, drawn as dropout's (a dropout of ones), so its gradient is the mask's."""
+    if not training or p == 0:
+        return x
+    if x.ndim not in (spatial + 1, spatial + 2):
+        raise ValueError(f"{op}: input must be [N, C] and {spatial} spatial axes, or one sample [C, ...], got "
+                         f"shape {x.shape}")
+    shape = x.shape[:x.ndim - spatial] + (1,) * spatial
+    mask = dropout(Tensor(get_array_module(x.data).ones(shape, dtype=x.dtype)), p)
+    return x * mask
+
+
+def dropout1d(x, p=0.5, training=True):
+    """Each channel of x [N, C, L] (or [C, L]) zeroed with probability p, the others scaled by 1/(1-p)."""
+    return _channel_dropout("dropout1d", 1, x, p, training)
+
+
+def dropout2d(x, p=0.5, training=True):
+    """Each channel of x [N, C, H, W] (or [C, H, W]) zeroed with probability p, the others scaled."""
+    return _channel_dropout("dropout2d", 2, x, p, training)
+
+
+def dropout3d(x, p=0.5, training=True):
+    """Each channel of x [N, C, D, H, W] (or [C, D, H, W]) zeroed with probability p, the others scaled."""
+    return _channel_dropout("dropout3d", 3, x, p, training)
 
 
 class DropoutAdd(Function):

@@ -1,5 +1,6 @@
 """Normalization: layer norm and RMS norm over the last axis, group norm over groups of
-channels, batch norm over the batch; and scaling to unit p-norm (normalize, cosine_similarity).
+channels, batch norm over the batch, instance norm over each channel; and scaling to unit p-norm
+(normalize, cosine_similarity) and distances (pairwise_distance).
 
 All of them standardize a set of values: xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + eps), and
 their backwards share one formula (docs/backprop/layer-norm.md derives it for a row; batch norm and
@@ -338,3 +339,19 @@ def cosine_similarity(x1, x2, axis=1, eps=1e-8):
         raise ValueError(f"cosine_similarity: shapes {x1.shape} and {x2.shape} do not broadcast") from None
     x1, x2 = (t if t.shape == shape else broadcast_to(t, shape) for t in (x1, x2))
     return reduction.sum(normalize(x1, 2.0, axis, eps) * normalize(x2, 2.0, axis, eps), axis=axis)
+
+
+def instance_norm(x, weight=None, bias=None, eps=1e-5):
+    """Each sample's each channel standardized over its own positions (x [N, C, *]), then scaled
+    and shifted per channel: group_norm with one channel a group, as PyTorch's instance_norm with
+    the input's statistics (minitx keeps no running ones)."""
+    x = floating(x)
+    if x.ndim < 3:
+        raise ValueError(f"instance_norm: x must be [N, C, ...] with at least one position axis, got {x.shape}")
+    return group_norm(x, x.shape[1], weight, bias, eps)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdims=False):
+    """||x1 - x2 + eps||_p along the last axis (x1, x2 broadcast together), PyTorch's
+    pairwise_distance: eps keeps the norm's gradient finite where x1 = x2."""
+    return reduction.norm(x1 - x2 + eps, p, -1, keepdims)

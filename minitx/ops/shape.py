@@ -486,3 +486,35 @@ def pad(x, pad_width, value=0.0, mode="constant"):
         check_fits("pad", "value", value, x.dtype)
         return Pad(pad_width, value)(x)
     return PadEdges(pad_width, mode)(x)
+
+
+def pixel_shuffle(x, upscale_factor):
+    """[*, C r^2, H, W] -> [*, C, H r, W r]: each group of r^2 channels laid out as an r x r block of
+    pixels (Shi et al. 2016), a reshape and a transpose, as PyTorch's."""
+    r = _factor("pixel_shuffle", upscale_factor)
+    *lead, channels, height, width = x.shape
+    if channels % (r * r):
+        raise ValueError(f"pixel_shuffle: {channels} channels do not divide into groups of {r}^2")
+    c = channels // (r * r)
+    y = reshape(x, (*lead, c, r, r, height, width))
+    n = len(lead)
+    y = transpose(y, (*range(n), n, n + 3, n + 1, n + 4, n + 2))
+    return reshape(y, (*lead, c, height * r, width * r))
+
+
+def pixel_unshuffle(x, downscale_factor):
+    """[*, C, H r, W r] -> [*, C r^2, H, W]: pixel_shuffle undone."""
+    r = _factor("pixel_unshuffle", downscale_factor)
+    *lead, c, height, width = x.shape
+    if height % r or width % r:
+        raise ValueError(f"pixel_unshuffle: height {height} and width {width} must be multiples of {r}")
+    y = reshape(x, (*lead, c, height // r, r, width // r, r))
+    n = len(lead)
+    y = transpose(y, (*range(n), n, n + 2, n + 4, n + 1, n + 3))
+    return reshape(y, (*lead, c * r * r, height // r, width // r))
+
+
+def _factor(op, r):
+    if isinstance(r, bool) or not isinstance(r, numbers.Integral) or r < 1:
+        raise ValueError(f"{op}: the factor must be an int >= 1, got {r!r}")
+    return int(r)

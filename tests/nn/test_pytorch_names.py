@@ -142,3 +142,50 @@ def test_max_unpool_layers_invert_the_pools_as_pytorchs(dims):
     np.testing.assert_array_equal(indices.numpy(), t_indices.numpy())
     _both(lambda v: unpool(v, indices), lambda v: t_unpool(v, t_indices), values.numpy())
     assert unpool(values, indices, output_size=shape[2:]).shape == shape
+
+
+
+X4 = np.random.default_rng(7).standard_normal((2, 4, 5, 6))
+
+
+@pytest.mark.parametrize("ours, theirs", [
+    (nn.ZeroPad2d((1, 2, 0, 3)), torch.nn.ZeroPad2d((1, 2, 0, 3))), (nn.ConstantPad2d(2, 3.5), torch.nn.ConstantPad2d(2, 3.5)),
+    (nn.ConstantPad1d((0, 2), -1.0), torch.nn.ConstantPad1d((0, 2), -1.0)), (nn.ZeroPad1d(1), torch.nn.ZeroPad1d(1)),
+    (nn.ReflectionPad2d((1, 2, 2, 1)), torch.nn.ReflectionPad2d((1, 2, 2, 1))),
+    (nn.ReplicationPad2d(2), torch.nn.ReplicationPad2d(2)), (nn.ReflectionPad1d((3, 1)), torch.nn.ReflectionPad1d((3, 1))),
+    (nn.InstanceNorm2d(4), torch.nn.InstanceNorm2d(4)), (nn.InstanceNorm1d(4, affine=True), torch.nn.InstanceNorm1d(4, affine=True).double()),
+    (nn.PixelShuffle(2), torch.nn.PixelShuffle(2)), (nn.PixelUnshuffle(1), torch.nn.PixelUnshuffle(1)),
+    (nn.Dropout2d(0.5).eval(), torch.nn.Dropout2d(0.5).eval()),
+], ids=lambda m: repr(m))
+def test_composed_layers_match_pytorch(ours, theirs):
+    """Padding in PyTorch's order (the last axis's pair first), instance norm, pixel shuffle:
+    values, the input's gradient and the repr."""
+    x = X4 if not isinstance(ours, nn.InstanceNorm1d) else X4[:, :, :, 0]
+    _both(ours, theirs, x if not isinstance(ours, (nn.ConstantPad1d, nn.ZeroPad1d, nn.ReflectionPad1d)) else X4[0])
+    if not isinstance(ours, nn.Dropout):  # (minitx's dropout layers show inplace only when it is True)
+        assert repr(ours) == repr(theirs)
+
+
+def test_channel_dropout_zeroes_whole_channels_and_distances_match_pytorch():
+    minitx.manual_seed(0)
+    y = nn.Dropout2d(0.5)(minitx.tensor(X4 + 10)).numpy()
+    per_channel = y.reshape(2, 4, -1)
+    assert ((per_channel == 0).all(-1) | (per_channel != 0).all(-1)).all() and (per_channel == 0).any()
+    np.testing.assert_allclose(per_channel[(per_channel != 0).all(-1)], 2 * (X4 + 10).reshape(2, 4, -1)[
+        (per_channel != 0).all(-1)], rtol=1e-12)
+    a, b = np.random.default_rng(8).standard_normal((2, 3, 5))
+    _both(nn.PairwiseDistance(), torch.nn.PairwiseDistance(), a, b)
+    _both(nn.CosineSimilarity(dim=-1), torch.nn.CosineSimilarity(dim=-1), a, b)
+
+
+def test_embedding_from_pretrained_copies_and_freezes_as_pytorch():
+    table = np.random.default_rng(9).standard_normal((5, 3))
+    ours, theirs = nn.Embedding.from_pretrained(minitx.tensor(table)), torch.nn.Embedding.from_pretrained(
+        torch.tensor(table))
+    assert not ours.weight.requires_grad and not theirs.weight.requires_grad
+    ids = np.array([[4, 0], [2, 2]])
+    np.testing.assert_array_equal(ours(minitx.tensor(ids)).numpy(), theirs(torch.tensor(ids)).numpy())
+    trainable = nn.Embedding.from_pretrained(table, freeze=False, padding_idx=1)
+    assert trainable.weight.requires_grad and trainable.weight.numpy()[1].tolist() == table[1].tolist()
+    with pytest.raises(ValueError, match=r"InstanceNorm2d: track_running_stats=True is not supported"):
+        nn.InstanceNorm2d(3, track_running_stats=True)

@@ -302,3 +302,18 @@ def test_normalize_and_cosine_similarity_of_zeros_match_pytorch():
     with pytest.raises(ValueError, match=r"cosine_similarity: shapes \(3, 2\) and \(3,\) do not broadcast"):
         F.cosine_similarity(x, leaf(np.ones(3)))
     assert F.cosine_similarity(x, y).tolist() == pytest.approx([0.0, 0.0, 0.01])
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=3, max_dims=4, min_side=2, max_side=3)), data=st.data())
+def test_instance_norm_and_pairwise_distance(x, data):
+    weight = data.draw(mst.tensors((x.shape[1],)), label="weight")
+    check_forward(lambda t, w: F.instance_norm(t, w), lambda a, w: w.reshape((-1,) + (1,) * (a.ndim - 2)) * (
+        a - a.mean(axis=tuple(range(2, a.ndim)), keepdims=True)) / np.sqrt(
+        a.var(axis=tuple(range(2, a.ndim)), keepdims=True) + 1e-5), x, weight, **TIGHT)
+    assert check_gradients(lambda t, w: F.instance_norm(t, w), x, weight)
+    parity(lambda t, w: F.instance_norm(t, w), lambda t, w: _tf().instance_norm(t, weight=w), leaf(x.numpy()),
+           leaf(weight.numpy()))
+    apart = data.draw(mst.float_arrays(x.shape, away_from=(0.0,), margin=0.2), label="y - x")  # (not at |x - y| ~ eps)
+    y = leaf(x.numpy() + apart)
+    assert check_gradients(F.pairwise_distance, x, y)
+    parity(F.pairwise_distance, _tf().pairwise_distance, leaf(x.numpy()), leaf(y.numpy()))

@@ -429,3 +429,18 @@ def test_index_bounds_check_agrees_with_numpy(data):
         raised = True
         assert "out of bounds for axis" in str(error)
     assert raised == numpy_raised, (shape, parts)
+
+
+@given(data=st.data())
+def test_pixel_shuffle_and_unshuffle(data):
+    """Each undoes the other; against PyTorch's, with gradients."""
+    r = data.draw(st.integers(1, 3), label="r")
+    lead = data.draw(st.sampled_from([(), (2,), (1, 2)]), label="lead")
+    x = data.draw(mst.tensors(lead + (2 * r * r, data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))), label="x")
+    shuffled = F.pixel_shuffle(x, r)
+    np.testing.assert_array_equal(F.pixel_unshuffle(shuffled, r).numpy(), x.numpy())
+    assert gradcheck(lambda t: F.pixel_shuffle(t, r), x)
+    parity(lambda t: F.pixel_shuffle(t, r), lambda t: torch_in_example().nn.functional.pixel_shuffle(t, r),
+           leaf(x.numpy()))
+    with pytest.raises(ValueError, match="pixel_shuffle: the factor must be an int >= 1, got 0"):
+        F.pixel_shuffle(x, 0)
