@@ -45,6 +45,10 @@ def array_from_dlpack(x, op: str = "from_dlpack"):
     try:
         return xp.from_dlpack(x)
     except (BufferError, RuntimeError, TypeError, ValueError) as e:
+        if str(getattr(x, "dtype", "")) == "torch.bfloat16":  # NumPy has no DLPack bfloat16: its bits as int16
+            import torch  # noqa: PLC0415 (x is a PyTorch tensor: torch is there)
+
+            return xp.from_dlpack(x.view(torch.int16)).view(backend.bfloat16())
         # e.g. PyTorch refuses a tensor that requires grad, NumPy a dtype it has no match for
         raise TypeError(f"{op}: cannot take the memory of {_name(x)} through DLPack: "
                         f"{type(e).__name__}: {e}") from e

@@ -580,3 +580,16 @@ def test_a_tensor_read_a_piece_at_a_time_gets_its_gradient_added_in_place():
     finally:
         minitx.ops.indexing.GetItem.backward = original
     assert len(calls) == 1 and y.grad.tolist() == np.ones((50, 3)).tolist()
+
+
+
+def test_pieces_of_a_0d_tensor_and_repeated_integer_picks_keep_the_plain_sums_bits():
+    """backward_into takes the basic indices only: a 0-d running sum is NumPy's scalar, and an
+    integer array's repeats must be summed before they meet the pending gradient."""
+    x = leaf(1.5)
+    (x * x + x[None].sum() + x[()] * 2).backward()
+    assert x.grad.item() == 6.0
+    y = minitx.tensor(np.zeros(2, np.float32), requires_grad=True)
+    half, w = minitx.tensor(np.full(2, 0.5, np.float32)), minitx.tensor(np.full(4, 3e-8, np.float32))
+    ((y * half).sum() + (y * half).sum() + (y[[0, 0, 0, 0]] * w).sum()).backward()
+    assert y.grad.numpy()[0] == np.float32(1.0) + np.float32(4 * 3e-8).astype(np.float32)

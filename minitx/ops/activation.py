@@ -457,7 +457,10 @@ def celu(x, alpha=1.0):
     x = floating(x)
     if alpha > 0:
         return alpha * elu(x / alpha)
-    return relu(x) - relu(-alpha * expm1(x / alpha))
+    # x above 0, alpha (e^(x / alpha) - 1) at and below (slope 1 at 0, as PyTorch's); the inner
+    # where keeps the branch not taken finite, so its zero gradient stays 0, not 0 * inf
+    positive = x > 0
+    return where(positive, x, alpha * expm1(where(positive, 0.0, x) / alpha))
 
 
 def softsign(x):

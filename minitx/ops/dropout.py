@@ -94,6 +94,7 @@ def dropout(x, p=0.5, training=True, seed=None):
 def _channel_dropout(op, spatial, x, p, training):
     """Whole channels zeroed: x [N, C, *S] (or one sample [C, *S]) times a mask of one value per
     channel, 1/(1-p) or 0, drawn as dropout's (a dropout of ones), so its gradient is the mask's."""
+    _check_dropout_p(op, p)
     if not training or p == 0:
         return x
     if x.ndim not in (spatial + 1, spatial + 2):

@@ -142,14 +142,13 @@ class GetItem(Function):
     def backward_into(self, dy, grad):
         """dy added into the places it came from in ``grad``, x's running gradient: a tensor read
         a piece at a time (x[t] for each step t of a recurrent layer) then costs one table of
-        zeros, not one per piece. Only where dy has grad's dtype: the engine would round a 16-bit
-        x's float32 dy to 16 bits before adding."""
-        if grad.dtype != dy.dtype:
+        zeros, not one per piece, with the plain sum's bits. Only for a basic index (each place
+        once: an integer array's repeats would be added one by one, not summed first as the engine
+        does), where dy has grad's dtype (the engine would round a 16-bit x's float32 dy first)
+        and grad is an array (a 0-d sum can be NumPy's scalar)."""
+        if not _is_basic_index(self.index) or grad.dtype != dy.dtype or isinstance(grad, np.generic):
             return False
-        if _is_basic_index(self.index):
-            grad[self.index] += dy
-        else:
-            add_at(grad, self.index, dy)
+        grad[self.index] += dy
         return True
 
 

@@ -492,6 +492,8 @@ def pixel_shuffle(x, upscale_factor):
     """[*, C r^2, H, W] -> [*, C, H r, W r]: each group of r^2 channels laid out as an r x r block of
     pixels (Shi et al. 2016), a reshape and a transpose, as PyTorch's."""
     r = _factor("pixel_shuffle", upscale_factor)
+    if x.ndim < 3:
+        raise ValueError(f"pixel_shuffle: x must be [*, C, H, W] with at least 3 axes, got shape {x.shape}")
     *lead, channels, height, width = x.shape
     if channels % (r * r):
         raise ValueError(f"pixel_shuffle: {channels} channels do not divide into groups of {r}^2")
@@ -505,6 +507,8 @@ def pixel_shuffle(x, upscale_factor):
 def pixel_unshuffle(x, downscale_factor):
     """[*, C, H r, W r] -> [*, C r^2, H, W]: pixel_shuffle undone."""
     r = _factor("pixel_unshuffle", downscale_factor)
+    if x.ndim < 3:
+        raise ValueError(f"pixel_unshuffle: x must be [*, C, H, W] with at least 3 axes, got shape {x.shape}")
     *lead, c, height, width = x.shape
     if height % r or width % r:
         raise ValueError(f"pixel_unshuffle: height {height} and width {width} must be multiples of {r}")

@@ -189,3 +189,11 @@ def test_embedding_from_pretrained_copies_and_freezes_as_pytorch():
     assert trainable.weight.requires_grad and trainable.weight.numpy()[1].tolist() == table[1].tolist()
     with pytest.raises(ValueError, match=r"InstanceNorm2d: track_running_stats=True is not supported"):
         nn.InstanceNorm2d(3, track_running_stats=True)
+
+
+def test_composed_layers_name_what_is_wrong():
+    with pytest.raises(ValueError, match="dropout2d: p must be in"):
+        minitx.functional.dropout2d(minitx.ones(1, 2, 3, 3), 1.5)
+    with pytest.raises(ValueError, match=r"pixel_shuffle: x must be \[\*, C, H, W\] with at least 3 axes"):
+        nn.PixelShuffle(2)(minitx.ones(4, 4))
+    assert nn.ZeroPad2d(np.int64(1))(minitx.ones(1, 1, 2, 2)).shape == (1, 1, 4, 4)

@@ -207,3 +207,7 @@ def test_composed_activations_refuse_what_they_cannot_take():
         F.prelu(leaf(np.ones((2, 3))), leaf(np.ones(2)))
     with pytest.raises(ValueError, match="celu: alpha must not be 0"):
         F.celu(leaf(np.ones(2)), 0.0)
+
+
+def test_celu_with_a_negative_alpha_has_pytorchs_slope_at_0_and_stays_finite():
+    parity(lambda t: F.celu(t, -1.5), _tf("celu", alpha=-1.5), leaf(np.array([0.0, -1.0, 2.0, 800.0, -0.5])))
