@@ -239,6 +239,8 @@ class _BatchNorm(Module):
         super().__init__()
         if momentum is None or not 0 <= momentum <= 1:
             raise ValueError(f"{type(self).__name__}: momentum must be a number in [0, 1], got {momentum!r}")
+        if not eps > 0:  # (a negative eps could make var + eps negative: a NaN scale)
+            raise ValueError(f"{type(self).__name__}: eps must be a number > 0, got {eps!r}")
         num_features = _count(type(self).__name__, "num_features", num_features)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.register_parameter("weight", init.ones_(_new_parameter((num_features,), device, dtype))

@@ -292,6 +292,8 @@ class Module:
 
     # ---------------------------------------------------------------- modes and devices
     def train(self, mode: bool = True) -> "Module":
+        if not isinstance(mode, bool):  # (model.train("no") would set a truthy string: training)
+            raise ValueError(f"{type(self).__name__}.train: mode must be True or False, got {mode!r}")
         for m in self.modules():
             object.__setattr__(m, "training", mode)
         return self

@@ -197,3 +197,12 @@ def test_composed_layers_name_what_is_wrong():
     with pytest.raises(ValueError, match=r"pixel_shuffle: x must be \[\*, C, H, W\] with at least 3 axes"):
         nn.PixelShuffle(2)(minitx.ones(4, 4))
     assert nn.ZeroPad2d(np.int64(1))(minitx.ones(1, 1, 2, 2)).shape == (1, 1, 4, 4)
+
+
+
+def test_batch_norm_eps_and_train_mode_are_checked_as_pytorch():
+    for layer in (nn.BatchNorm1d, nn.BatchNorm2d):
+        with pytest.raises(ValueError, match=f"{layer.__name__}: eps must be a number > 0, got -1.0"):
+            layer(3, eps=-1.0)
+    with pytest.raises(ValueError, match="Linear.train: mode must be True or False, got 'no'"):
+        nn.Linear(2, 2).train("no")
