@@ -412,10 +412,16 @@ class Hardsigmoid(_OutOfPlace):
     def forward(self, x):
         return F.hardsigmoid(x)
 
+    def extra_repr(self):
+        return ""  # (PyTorch's shows no inplace here)
+
 
 class Hardswish(_OutOfPlace):
     def forward(self, x):
         return F.hardswish(x)
+
+    def extra_repr(self):
+        return ""  # (PyTorch's shows no inplace here)
 
 
 class Mish(_OutOfPlace):
@@ -432,7 +438,7 @@ class Hardtanh(_OutOfPlace):
         return F.hardtanh(x, self.min_val, self.max_val)
 
     def extra_repr(self):
-        return f"min_val={self.min_val}, max_val={self.max_val}"
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
 
 
 class Threshold(_OutOfPlace):
@@ -446,7 +452,7 @@ class Threshold(_OutOfPlace):
         return F.threshold(x, self.threshold, self.value)
 
     def extra_repr(self):
-        return f"threshold={self.threshold}, value={self.value}"
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
 
 
 class Softplus(Module):

@@ -96,7 +96,10 @@ class _Cell(Module):
         return x, state, single
 
     def extra_repr(self):
-        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias_ih is not None else ", bias=False")
+        options = [f"{self.input_size}, {self.hidden_size}"] + ([] if self.bias_ih is not None else ["bias=False"])
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            options.append(f"nonlinearity={self.nonlinearity}")  # (PyTorch's cell shows it, unquoted)
+        return ", ".join(options)
 
 
 class RNNCell(_Cell):
@@ -246,9 +249,7 @@ class _Recurrent(Module):
     def extra_repr(self):
         options = [f"{self.input_size}, {self.hidden_size}"]
         if self.num_layers != 1:
-            options.append(f"num_layers={self.num_layers}")
-        if self.mode == "RNN" and self.nonlinearity != "tanh":
-            options.append(f"nonlinearity={self.nonlinearity!r}")
+            options.append(f"num_layers={self.num_layers}")  # (PyTorch's RNN shows no nonlinearity)
         for option, default in (("bias", True), ("batch_first", False), ("dropout", 0.0), ("bidirectional", False)):
             if getattr(self, option) != default:
                 options.append(f"{option}={getattr(self, option)}")

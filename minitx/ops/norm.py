@@ -348,6 +348,8 @@ def instance_norm(x, weight=None, bias=None, eps=1e-5):
     x = floating(x)
     if x.ndim < 3:
         raise ValueError(f"instance_norm: x must be [N, C, ...] with at least one position axis, got {x.shape}")
+    if math.prod(x.shape[2:]) == 1:  # (a channel's one value standardizes to 0: no statistics, as PyTorch says)
+        raise ValueError(f"instance_norm: each channel needs more than one position to standardize, got {x.shape}")
     return group_norm(x, x.shape[1], weight, bias, eps)
 
 

@@ -206,3 +206,21 @@ def test_batch_norm_eps_and_train_mode_are_checked_as_pytorch():
             layer(3, eps=-1.0)
     with pytest.raises(ValueError, match="Linear.train: mode must be True or False, got 'no'"):
         nn.Linear(2, 2).train("no")
+
+
+
+@pytest.mark.parametrize("ours, theirs", [
+    (nn.Hardtanh(inplace=True), torch.nn.Hardtanh(inplace=True)), (nn.Threshold(0.1, 2.0, True), torch.nn.Threshold(0.1, 2.0, True)),
+    (nn.Hardswish(inplace=True), torch.nn.Hardswish(inplace=True)), (nn.Hardsigmoid(True), torch.nn.Hardsigmoid(True)),
+    (nn.LeakyReLU(0.1, True), torch.nn.LeakyReLU(0.1, True)), (nn.CELU(inplace=True), torch.nn.CELU(inplace=True)),
+    (nn.RNN(3, 4, nonlinearity="relu"), torch.nn.RNN(3, 4, nonlinearity="relu")),
+    (nn.RNNCell(3, 4, nonlinearity="relu"), torch.nn.RNNCell(3, 4, nonlinearity="relu")),
+    (nn.LSTMCell(3, 4, bias=False), torch.nn.LSTMCell(3, 4, bias=False)),
+], ids=lambda m: type(m).__name__)
+def test_reprs_with_their_options_are_pytorchs(ours, theirs):
+    assert repr(ours) == repr(theirs)
+
+
+def test_instance_norm_of_one_position_is_refused_as_pytorch():
+    with pytest.raises(ValueError, match="instance_norm: each channel needs more than one position"):
+        nn.InstanceNorm1d(3)(minitx.ones(2, 3, 1))

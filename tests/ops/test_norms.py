@@ -260,7 +260,8 @@ def test_normalize(x, data):
     norms = np.linalg.vector_norm(x.numpy(), ord=p, axis=axis)
     if np.abs(norms - eps).min() > 1e-3 and (p != np.inf or _distinct_magnitudes(x.numpy(), axis)):
         assert check_gradients(fn, x)  # (not at the max's kink, nor at a tie of the largest |x|)
-    parity(fn, lambda t: _tf().normalize(t, p, axis, eps), leaf(x.numpy()))
+    if np.abs(norms - eps).min() > 1e-3:  # (a norm exactly eps: each library's own side of the kink)
+        parity(fn, lambda t: _tf().normalize(t, p, axis, eps), leaf(x.numpy()))
 
 
 def _distinct_magnitudes(a, axis):
@@ -312,7 +313,7 @@ def test_instance_norm_and_pairwise_distance(x, data):
         a.var(axis=tuple(range(2, a.ndim)), keepdims=True) + 1e-5), x, weight, **TIGHT)
     assert check_gradients(lambda t, w: F.instance_norm(t, w), x, weight)
     parity(lambda t, w: F.instance_norm(t, w), lambda t, w: _tf().instance_norm(t, weight=w), leaf(x.numpy()),
-           leaf(weight.numpy()))
+           leaf(weight.numpy()), atol=1e-9)  # (a constant channel: PyTorch's gradient is rounding noise, minitx's 0)
     apart = data.draw(mst.float_arrays(x.shape, away_from=(0.0,), margin=0.2), label="y - x")  # (not at |x - y| ~ eps)
     y = leaf(x.numpy() + apart)
     assert check_gradients(F.pairwise_distance, x, y)
