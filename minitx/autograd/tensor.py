@@ -587,9 +587,9 @@ class Tensor:
     def masked_select(self, mask): return F.masked_select(self, mask)
     def where(self, condition, other): return F.where(condition, self, other)  # (PyTorch's x.where(c, y))
     def logical_not(self): return F.logical_not(self)
-    def logical_and(self, other): return (self != 0) & (_as_other(other, self) != 0)
-    def logical_or(self, other): return (self != 0) | (_as_other(other, self) != 0)
-    def logical_xor(self, other): return (self != 0) ^ (_as_other(other, self) != 0)
+    def logical_and(self, other): return (self != 0) & (as_tensor(other, self) != 0)
+    def logical_or(self, other): return (self != 0) | (as_tensor(other, self) != 0)
+    def logical_xor(self, other): return (self != 0) ^ (as_tensor(other, self) != 0)
 
     def count_nonzero(self, axis=None):
         """How many entries are not 0 (over ``axis``), an int64 tensor."""
@@ -856,7 +856,3 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
 
 from minitx import creation, functional as F  # noqa: E402  (operators need them; they need Tensor)
 
-
-def _as_other(other, like):
-    """A logical method's other operand as a tensor on ``like``'s device."""
-    return other if isinstance(other, Tensor) else as_tensor(other, like)
