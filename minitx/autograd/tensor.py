@@ -23,6 +23,7 @@ from minitx import backend, interop
 from minitx.autograd.engine import backward as _run_backward
 from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.inplace import mark_modified
+from minitx.keywords import takes_torch_keywords
 
 
 class Tensor:
@@ -542,9 +543,9 @@ class Tensor:
     def var(self, axis=None, ddof=0, keepdims=False): return F.var(self, axis, ddof, keepdims)
     def logsumexp(self, axis=None, keepdims=False): return F.logsumexp(self, axis, keepdims)
     def norm(self, p=2, axis=None, keepdims=False): return F.norm(self, p, axis, keepdims)
-    def argmax(self, axis=None): return F.argmax(self, axis)
-    def any(self, axis=None): return Tensor(self.data.any(axis=axis))
-    def all(self, axis=None): return Tensor(self.data.all(axis=axis))
+    def argmax(self, axis=None, keepdims=False): return F.argmax(self, axis, keepdims)
+    def any(self, axis=None, keepdims=False): return Tensor(self.data.any(axis=axis, keepdims=keepdims))
+    def all(self, axis=None, keepdims=False): return Tensor(self.data.all(axis=axis, keepdims=keepdims))
     def reshape(self, *shape): return F.reshape(self, _shape_args(shape))
     def view(self, *shape): return F.reshape(self, _shape_args(shape))
     def transpose(self, *axes): return F.transpose(self, _shape_args(axes) or None)
@@ -584,6 +585,7 @@ class Tensor:
     def amax(self, axis=None, keepdims=False): return F.max(self, axis, keepdims)  # (ties share dy: as PyTorch's amax)
     def amin(self, axis=None, keepdims=False): return F.min(self, axis, keepdims)
     def expand_as(self, other): return F.broadcast_to(self, other.shape)
+    def repeat_interleave(self, repeats, axis=None): return F.repeat(self, repeats, axis)  # (PyTorch's repeat is tile)
     def masked_select(self, mask): return F.masked_select(self, mask)
     def where(self, condition, other): return F.where(condition, self, other)  # (PyTorch's x.where(c, y))
     def logical_not(self): return F.logical_not(self)
@@ -653,7 +655,7 @@ class Tensor:
     def cumsum(self, axis): return F.cumsum(self, axis)
     def cumprod(self, axis): return F.cumprod(self, axis)
     def logcumsumexp(self, axis): return F.logcumsumexp(self, axis)
-    def argmin(self, axis=None): return F.argmin(self, axis)
+    def argmin(self, axis=None, keepdims=False): return F.argmin(self, axis, keepdims)
     def flip(self, axis=None): return F.flip(self, axis)
     def roll(self, shift, axis=None): return F.roll(self, shift, axis)
     def tril(self, k=0): return F.tril(self, k)
@@ -674,6 +676,15 @@ class Tensor:
         """(1, 0) for the CPU, (2, n) for CUDA GPU n."""
         return self.data.__dlpack_device__()
 
+
+# PyTorch's keywords (dim=, keepdim=, dims=, start_dim=, correction=, ...) for every method that
+# takes an axis; minitx.keywords says which mean the same and which are refused
+for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "argmax", "argmin", "any", "all",
+              "prod", "amax", "amin", "count_nonzero", "softmax", "log_softmax", "squeeze", "unsqueeze",
+              "flatten", "flip", "roll", "repeat", "repeat_interleave", "cumsum", "cumprod", "logcumsumexp",
+              "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk", "unbind"):
+    setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
+del _name
 
 def _names_a_dtype(value) -> bool:
     """Whether ``value`` (given as ``to``'s device) is a dtype instead: a dtype, or its name."""

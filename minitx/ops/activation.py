@@ -27,6 +27,7 @@ import numpy as np
 from minitx import kernels
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module
+from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import floating
 from minitx.ops.elementwise import _erf_numpy, expm1, where
 from minitx.ops.reduction import check_nonempty_axes, logsumexp_parts, normalize_axes
@@ -358,6 +359,7 @@ class Softmax(Function):
         return (y * (dy - (dy * y).sum(axis=self.axes, keepdims=True)),)
 
 
+@takes_torch_keywords
 def softmax(x, axis=-1): return Softmax(axis)(floating(x))
 
 
@@ -393,6 +395,7 @@ class LogSoftmax(Function):
         return (dy - xp.exp(y) * dy.sum(axis=self.axes, keepdims=True),)
 
 
+@takes_torch_keywords
 def log_softmax(x, axis=-1): return LogSoftmax(axis)(floating(x))
 
 
@@ -475,6 +478,7 @@ def mish(x):
     return x * tanh(softplus(x))
 
 
+@takes_torch_keywords
 def glu(x, axis=-1):
     """a * sigmoid(b), with a and b the two halves of x along ``axis`` (its length must be even):
     the gated linear unit."""
@@ -506,6 +510,7 @@ def threshold(x, threshold, value):  # noqa: A002 (PyTorch's name)
     return where(x <= threshold, value, x)
 
 
+@takes_torch_keywords
 def softmin(x, axis=-1):
     """softmax(-x) along ``axis``: the smallest entries weigh most."""
     return softmax(-floating(x), axis)

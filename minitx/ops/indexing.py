@@ -22,6 +22,7 @@ from minitx.autograd.function import Function, written
 from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module
+from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import as_indices, check_bool
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
@@ -425,6 +426,7 @@ class Gather(Function):
         return dx.reshape(self.in_shape), None
 
 
+@takes_torch_keywords
 def gather(x, axis, index):
     """y[p] = x[p with its ``axis`` coordinate replaced by index[p]] (PyTorch's gather)."""
     return Gather(axis)(x, as_indices(index, x))
@@ -466,6 +468,7 @@ class ScatterAdd(Function):
         return dy, None, dsrc
 
 
+@takes_torch_keywords
 def scatter_add(x, axis, index, src):
     """x with src[p] added at x[p with its ``axis`` coordinate replaced by index[p]] (PyTorch's scatter_add)."""
     return ScatterAdd(axis)(x, as_indices(index, x), src)
@@ -563,6 +566,7 @@ class ScatterReduce(Function):
     _amin_shares = _amax_shares
 
 
+@takes_torch_keywords
 def scatter_reduce(x, axis, index, src, reduce, include_self=True):
     """x with src[p] reduced into x[p with its ``axis`` coordinate replaced by index[p]] by
     ``reduce`` ("sum", "prod", "mean", "amax", "amin"), with x's own value among them when
@@ -650,6 +654,7 @@ class Diagonal(Function):
         return (dx,)
 
 
+@takes_torch_keywords
 def diagonal(x, offset=0, axis1=0, axis2=1):
     """The offset-th diagonal of x along axis1 and axis2, as a new last axis (see Diagonal)."""
     return Diagonal(operator.index(offset), axis1, axis2)(x)

@@ -24,6 +24,7 @@ from minitx.autograd.function import Function
 from minitx.autograd.inplace import mark_modified
 from minitx.autograd.tensor import Tensor
 from minitx.backend import get_array_module, mean_last, sum_dot
+from minitx.keywords import takes_torch_keywords
 from minitx.ops import reduction
 from minitx.ops._args import floating, promote
 from minitx.ops.elementwise import clip, div
@@ -320,6 +321,7 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, t
     scale = weight.reshape(shape) / ((running_var.detach() + eps) ** 0.5).reshape(shape)
     return (x - running_mean.detach().reshape(shape)) * scale + bias.reshape(shape)
 
+@takes_torch_keywords
 def normalize(x, p=2.0, axis=1, eps=1e-12):
     """x / max(||x||_p, eps) along ``axis`` (PyTorch's F.normalize): each slice scaled to unit
     p-norm; a slice of norm below eps is divided by eps instead (all zeros stay zeros). Built
@@ -328,6 +330,7 @@ def normalize(x, p=2.0, axis=1, eps=1e-12):
     return div(x, clip(reduction.norm(x, p, axis, keepdims=True), min=eps))
 
 
+@takes_torch_keywords
 def cosine_similarity(x1, x2, axis=1, eps=1e-8):
     """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along ``axis`` of x1 and x2 broadcast
     together, PyTorch's F.cosine_similarity: the cosine of the angle between the slices, each
@@ -353,6 +356,7 @@ def instance_norm(x, weight=None, bias=None, eps=1e-5):
     return group_norm(x, x.shape[1], weight, bias, eps)
 
 
+@takes_torch_keywords
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdims=False):
     """||x1 - x2 + eps||_p along the last axis (x1, x2 broadcast together), PyTorch's
     pairwise_distance: eps keeps the norm's gradient finite where x1 = x2."""

@@ -22,6 +22,7 @@ from numpy.exceptions import AxisError
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, is_floating
+from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import accumulate, floating
 
 __all__ = ["Sum", "Mean", "Max", "Min", "Var", "Std", "LogSumExp", "Prod", "Norm"]
@@ -110,6 +111,7 @@ class Sum(_Reduction):
         return (xp.broadcast_to(self.expand(dy), self.in_shape),)
 
 
+@takes_torch_keywords
 def sum(x, axis=None, keepdims=False): return Sum(axis, keepdims)(x)  # noqa: A001
 
 
@@ -136,6 +138,7 @@ class Mean(_Reduction):
         return (xp.broadcast_to(self.expand(dy) / self.count, self.in_shape),)
 
 
+@takes_torch_keywords
 def mean(x, axis=None, keepdims=False): return Mean(axis, keepdims)(floating(x))
 
 
@@ -162,6 +165,7 @@ class Max(_Reduction):
         return (self.expand(dy) * share,)
 
 
+@takes_torch_keywords
 def max(x, axis=None, keepdims=False): return Max(axis, keepdims)(x)  # noqa: A001
 
 
@@ -171,6 +175,7 @@ class Min(Max):
     _pick = "min"
 
 
+@takes_torch_keywords
 def min(x, axis=None, keepdims=False): return Min(axis, keepdims)(x)  # noqa: A001
 
 
@@ -208,6 +213,7 @@ class Var(_Reduction):
                                                                                                    copy=False),)
 
 
+@takes_torch_keywords
 def var(x, axis=None, ddof=0, keepdims=False): return Var(axis, ddof, keepdims)(floating(x))
 
 
@@ -254,6 +260,7 @@ class Std(_Reduction):
         return ((self.expand(dy) * scale * centered).astype(dy.dtype, copy=False),)
 
 
+@takes_torch_keywords
 def std(x, axis=None, ddof=0, keepdims=False): return Std(axis, ddof, keepdims)(floating(x))
 
 
@@ -280,6 +287,7 @@ class LogSumExp(_Reduction):
         return (self.expand(dy) * xp.exp(x - xp.where(y == -xp.inf, 0, y)),)
 
 
+@takes_torch_keywords
 def logsumexp(x, axis=None, keepdims=False): return LogSumExp(axis, keepdims)(floating(x))
 
 
@@ -327,6 +335,7 @@ class Prod(_Reduction):
         return (self.expand(dy) * others.transpose(inverse),)
 
 
+@takes_torch_keywords
 def prod(x, axis=None, keepdims=False): return Prod(axis, keepdims)(x)
 
 
@@ -381,6 +390,7 @@ class Norm(_Reduction):
         return (self.expand(dy) * share,)
 
 
+@takes_torch_keywords
 def norm(x, p=2, axis=None, keepdims=False):
     """The p-norm of x over ``axis`` (all axes when None): see Norm (PyTorch's vector_norm, and
     Tensor.norm). p: a number >= 0, or +-inf."""
@@ -403,13 +413,17 @@ def _arg_axis(op, x, axis):
     return axis if x.ndim else None
 
 
-def argmax(x, axis=None):
-    """Index of the maximum (an integer tensor; no gradient)."""
+@takes_torch_keywords
+def argmax(x, axis=None, keepdims=False):
+    """Index of the maximum (an integer tensor; no gradient); with ``keepdims`` the reduced axes
+    stay, of length 1 (all of them when ``axis`` is None)."""
     data = as_tensor(x).data
-    return Tensor(data.argmax(axis=_arg_axis("argmax", data, axis)))
+    return Tensor(data.argmax(axis=_arg_axis("argmax", data, axis), keepdims=bool(keepdims)))
 
 
-def argmin(x, axis=None):
-    """Index of the minimum (an integer tensor; no gradient); the first one on ties, a NaN if any."""
+@takes_torch_keywords
+def argmin(x, axis=None, keepdims=False):
+    """Index of the minimum (an integer tensor; no gradient); the first one on ties, a NaN if any;
+    ``keepdims`` as argmax's."""
     data = as_tensor(x).data
-    return Tensor(data.argmin(axis=_arg_axis("argmin", data, axis)))
+    return Tensor(data.argmin(axis=_arg_axis("argmin", data, axis), keepdims=bool(keepdims)))

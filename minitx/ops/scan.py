@@ -13,6 +13,7 @@ import numbers
 
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module
+from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import accumulate, floating
 from minitx.ops.indexing import add_at
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
@@ -66,6 +67,7 @@ class Cumsum(_Scan):
         return (self._back(get_array_module(dy).cumsum(self._front(dy)[::-1], axis=0)[::-1]),)
 
 
+@takes_torch_keywords
 def cumsum(x, axis): return Cumsum(axis)(x)
 
 
@@ -92,6 +94,7 @@ class Cumprod(_Scan):
         return (self._back(before * g),)
 
 
+@takes_torch_keywords
 def cumprod(x, axis): return Cumprod(axis)(x)
 
 
@@ -132,6 +135,7 @@ class Logcumsumexp(_Scan):
             return (self._back(xp.where(finite, xp.exp(xs - safe_y) * t, 0)),)
 
 
+@takes_torch_keywords
 def logcumsumexp(x, axis): return Logcumsumexp(axis)(floating(x))
 
 
@@ -173,12 +177,14 @@ class Cummin(Cummax):
     later_wins = staticmethod(lambda a, b: a <= b)
 
 
+@takes_torch_keywords
 def cummax(x, axis):
     """(values, indices) of the running maximum along ``axis`` (PyTorch's cummax); the indices
     take no gradient."""
     return _with_index(Cummax(axis), x)
 
 
+@takes_torch_keywords
 def cummin(x, axis):
     """(values, indices) of the running minimum along ``axis`` (PyTorch's cummin)."""
     return _with_index(Cummin(axis), x)
@@ -228,6 +234,7 @@ class Sort(Function):
         return (dx.reshape(self.in_shape),)
 
 
+@takes_torch_keywords
 def sort(x, axis=-1, descending=False):
     """(values, indices) of x sorted along ``axis``, stably (equal values keep their order; NaN
     is the largest), as PyTorch's ``sort(stable=True)``; indices are int64 and take no gradient."""
@@ -238,11 +245,13 @@ def sort(x, axis=-1, descending=False):
     return values, Tensor(op.order.reshape(values.shape).astype("int64"))
 
 
+@takes_torch_keywords
 def argsort(x, axis=-1, descending=False):
     """The indices that sort x along ``axis`` (stably; NaN the largest)."""
     return sort(x, axis, descending)[1]
 
 
+@takes_torch_keywords
 def topk(x, k, axis=-1, largest=True):
     """(values, indices) of the k largest (or smallest) entries along ``axis``, in order: the
     first k of a stable sort, so among equal values the earlier comes first (PyTorch does not

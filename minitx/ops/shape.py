@@ -15,8 +15,9 @@ from numpy.exceptions import AxisError
 from minitx.autograd.engine import unbroadcast
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import as_tensor
-from minitx.ops._args import check_fits, common_16_bits
 from minitx.backend import get_array_module
+from minitx.keywords import takes_torch_keywords
+from minitx.ops._args import check_fits, common_16_bits
 from minitx.ops.indexing import add_at, getitem
 from minitx.ops.reduction import normalize_axes
 
@@ -73,6 +74,7 @@ class Transpose(Function):
 def transpose(x, axes=None): return Transpose(axes)(x)
 
 
+@takes_torch_keywords
 def permute(x, axes): return Transpose(axes)(x)
 
 
@@ -146,6 +148,7 @@ class Squeeze(Function):
         return (dy.reshape(self.in_shape),)
 
 
+@takes_torch_keywords
 def squeeze(x, axis=None): return Squeeze(axis)(x)
 
 
@@ -167,6 +170,7 @@ class Unsqueeze(Function):
         return (dy.reshape(self.in_shape),)
 
 
+@takes_torch_keywords
 def unsqueeze(x, axis): return Unsqueeze(axis)(x)
 
 
@@ -193,6 +197,7 @@ class Concatenate(Function):
         return tuple(xp.split(dy, cuts, axis=self.axis))
 
 
+@takes_torch_keywords
 def concatenate(tensors, axis=0):
     tensors = [as_tensor(t) for t in tensors]
     if not tensors:
@@ -229,6 +234,7 @@ class Stack(Function):
         return tuple(xp.take(dy, i, axis=self.axis) for i in range(dy.shape[self.axis]))
 
 
+@takes_torch_keywords
 def stack(tensors, axis=0):
     tensors = [as_tensor(t) for t in tensors]
     if not tensors:
@@ -236,6 +242,7 @@ def stack(tensors, axis=0):
     return Stack(axis)(*common_16_bits(*tensors))
 
 
+@takes_torch_keywords
 def split(x, indices_or_sections, axis=0):
     """Split along ``axis`` like numpy.split: a number of equal parts or a list of cut points.
 
@@ -272,6 +279,7 @@ class Flip(Function):
         return (get_array_module(dy).flip(dy, axis=self.axes),)
 
 
+@takes_torch_keywords
 def flip(x, axis=None): return Flip(axis)(x)
 
 
@@ -304,6 +312,7 @@ class Roll(Function):
         return get_array_module(a).roll(a, shift, self.axis)
 
 
+@takes_torch_keywords
 def roll(x, shift, axis=None): return Roll(shift, axis)(x)
 
 
@@ -343,6 +352,7 @@ class Repeat(Function):
         return (xp.moveaxis(dx, 0, self.moved_axis).reshape(self.in_shape),)
 
 
+@takes_torch_keywords
 def repeat(x, repeats, axis=None):
     """numpy.repeat: each element ``repeats`` times along axis (PyTorch: repeat_interleave)."""
     return Repeat(repeats, axis)(x)

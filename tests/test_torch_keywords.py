@@ -1,0 +1,243 @@
+"""PyTorch's keyword names (dim=, keepdim=, dims=, start_dim=, correction=, ...) in minitx's ops and
+Tensor methods (minitx/keywords.py): each call below is written once, in PyTorch's spelling, and run
+in both libraries on the same float64 values; values, dtypes and gradients must agree. Where
+PyTorch's op means something else with dim= (max, min, var, std, split), minitx refuses by name.
+"""
+import inspect
+
+import numpy as np
+import pytest
+
+from torch_reference import import_torch
+
+torch = import_torch()
+
+import minitx  # noqa: E402
+import minitx.functional as F  # noqa: E402
+from minitx.keywords import DIFFERENT_WITH_DIM, RENAMES  # noqa: E402
+
+
+class TorchOps:
+    """torch.nn.functional's op of a name where it has one, else torch's (torch.softmax is both)."""
+
+    def __getattr__(self, name):
+        return getattr(torch.nn.functional, name, None) or getattr(torch, name)
+
+
+TORCH_OPS = TorchOps()
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((3, 4, 5))
+INDEX = RNG.integers(0, 4, (3, 2, 5))
+
+# label -> call(t, ops, lib): t a tensor, ops minitx.functional or TorchOps, lib minitx or torch
+FUNCTIONS = {
+    "sum": lambda t, o, m: o.sum(t, dim=1, keepdim=True),
+    "mean": lambda t, o, m: o.mean(t, dim=(0, 2)),
+    "var": lambda t, o, m: o.var(t, dim=1, correction=1),
+    "var unbiased=False": lambda t, o, m: o.var(t, dim=-1, unbiased=False, keepdim=True),
+    "std": lambda t, o, m: o.std(t, dim=0, correction=0),
+    "std unbiased=True": lambda t, o, m: o.std(t, dim=2, unbiased=True),
+    "logsumexp": lambda t, o, m: o.logsumexp(t, dim=2, keepdim=True),
+    "prod": lambda t, o, m: o.prod(t, dim=1),
+    "norm": lambda t, o, m: o.norm(t, p=3, dim=1, keepdim=True),
+    "softmax": lambda t, o, m: o.softmax(t, dim=1),
+    "log_softmax": lambda t, o, m: o.log_softmax(t, dim=0),
+    "softmin": lambda t, o, m: o.softmin(t, dim=2),
+    "glu": lambda t, o, m: o.glu(t, dim=1),
+    "cumsum": lambda t, o, m: o.cumsum(t, dim=1),
+    "cumprod": lambda t, o, m: o.cumprod(t, dim=2),
+    "logcumsumexp": lambda t, o, m: o.logcumsumexp(t, dim=0),
+    "cummax": lambda t, o, m: o.cummax(t, dim=1)[0],
+    "cummin": lambda t, o, m: o.cummin(t, dim=2)[0],
+    "sort": lambda t, o, m: o.sort(t, dim=1, descending=True)[0],
+    "topk": lambda t, o, m: o.topk(t, 2, dim=1)[0],
+    "permute": lambda t, o, m: o.permute(t, dims=(2, 0, 1)),
+    "squeeze": lambda t, o, m: o.squeeze(t[:, :1], dim=1),
+    "unsqueeze": lambda t, o, m: o.unsqueeze(t, dim=-1),
+    "concatenate": lambda t, o, m: o.concatenate([t, t * 2], dim=1),
+    "stack": lambda t, o, m: o.stack([t, t * 2], dim=2),
+    "cat": lambda t, o, m: m.cat([t, t * 2], dim=-1),
+    "flip": lambda t, o, m: o.flip(t, dims=(0, 2)),
+    "repeat": lambda t, o, m: (o.repeat if m is minitx else torch.repeat_interleave)(t, 2, dim=2),
+    "roll": lambda t, o, m: o.roll(t, shifts=2, dims=1),
+    "gather": lambda t, o, m: o.gather(t, dim=1, index=m.tensor(INDEX[:, :, :])),
+    "scatter_add": lambda t, o, m: o.scatter_add(t, dim=1, index=m.tensor(INDEX), src=t[:, :2] * 3),
+    "scatter_reduce": lambda t, o, m: o.scatter_reduce(t, dim=1, index=m.tensor(INDEX), src=t[:, :2] * 3,
+                                                       reduce="amax", include_self=False),
+    "diagonal": lambda t, o, m: o.diagonal(t, offset=1, dim1=2, dim2=1),
+    "normalize": lambda t, o, m: o.normalize(t, p=2.0, dim=2),
+    "cosine_similarity": lambda t, o, m: o.cosine_similarity(t, t.flip(0), dim=0),
+    "pairwise_distance": lambda t, o, m: o.pairwise_distance(t, t * 0.5, keepdim=True),
+}
+
+METHODS = {
+    "sum": lambda t, m: t.sum(dim=-1),
+    "mean": lambda t, m: t.mean(dim=1, keepdim=True),
+    "var": lambda t, m: t.var(dim=2, correction=1),
+    "std": lambda t, m: t.std(dim=0, unbiased=False),
+    "logsumexp": lambda t, m: t.logsumexp(dim=1),
+    "norm": lambda t, m: t.norm(p=1, dim=2, keepdim=True),
+    "prod": lambda t, m: t.prod(dim=0, keepdim=True),
+    "amax": lambda t, m: t.amax(dim=(0, 2), keepdim=True),
+    "amin": lambda t, m: t.amin(dim=1),
+    "softmax": lambda t, m: t.softmax(dim=0),
+    "log_softmax": lambda t, m: t.log_softmax(dim=2),
+    "squeeze": lambda t, m: t[:1].squeeze(dim=0),
+    "unsqueeze": lambda t, m: t.unsqueeze(dim=1),
+    "flatten": lambda t, m: t.flatten(start_dim=1, end_dim=2),
+    "flip": lambda t, m: t.flip(dims=(1,)),
+    "roll": lambda t, m: t.roll(shifts=-1, dims=2),
+    "repeat_interleave": lambda t, m: t.repeat_interleave(2, dim=1),
+    "repeat (NumPy's: PyTorch's repeat_interleave)": lambda t, m: (t.repeat if m is minitx else t.repeat_interleave)(
+        3, dim=0),
+    "cumsum": lambda t, m: t.cumsum(dim=2),
+    "cumprod": lambda t, m: t.cumprod(dim=0),
+    "logcumsumexp": lambda t, m: t.logcumsumexp(dim=1),
+    "sort": lambda t, m: t.sort(dim=0)[0],
+    "topk": lambda t, m: t.topk(3, dim=2, largest=False)[0],
+    "diagonal": lambda t, m: t.diagonal(dim1=0, dim2=2),
+    "gather": lambda t, m: t.gather(dim=1, index=m.tensor(INDEX)),
+    "scatter_add": lambda t, m: t.scatter_add(dim=1, index=m.tensor(INDEX), src=t[:, :2]),
+    "index_select": lambda t, m: t.index_select(dim=2, index=m.tensor([4, 0, 4])),
+    "chunk": lambda t, m: m.stack([c.sum(2) for c in t.chunk(2, dim=1)]),
+    "unbind": lambda t, m: m.stack([u * (k + 1) for k, u in enumerate(t.unbind(dim=2))]),
+}
+
+# no gradient: indices, booleans, counts
+INTEGER_FUNCTIONS = {
+    "argmax": lambda t, o, m: o.argmax(t, dim=2, keepdim=True),
+    "argmin": lambda t, o, m: o.argmin(t, dim=0),
+    "argsort": lambda t, o, m: o.argsort(t, dim=1, descending=True),
+}
+INTEGER_METHODS = {
+    "argmax": lambda t, m: t.argmax(dim=1, keepdim=True),
+    "argmax keepdim, no dim": lambda t, m: t.argmax(keepdim=True),
+    "argmin": lambda t, m: t.argmin(dim=-1),
+    "argsort": lambda t, m: t.argsort(dim=1, descending=True),
+    "any": lambda t, m: (t > 1).any(dim=1, keepdim=True),
+    "all": lambda t, m: (t > -2).all(dim=0),
+    "count_nonzero": lambda t, m: (t > 0).count_nonzero(dim=(0, 2)),
+    "sort indices": lambda t, m: t.sort(dim=2)[1],
+}
+
+
+def same(ours, theirs, tolerance=1e-12):
+    theirs = theirs.detach()
+    assert ours.shape == tuple(theirs.shape)
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=tolerance, atol=tolerance)
+
+
+def values_and_gradients(call):
+    """call's result and the input's gradient, in both libraries: [(ours, theirs), ...]."""
+    x, tx = minitx.tensor(A, requires_grad=True), torch.tensor(A, requires_grad=True)
+    y, ty = call(x, minitx), call(tx, torch)
+    weights = RNG.standard_normal(y.shape)  # a gradient that tells the entries apart
+    (y * minitx.tensor(weights)).sum().backward()
+    (ty * torch.tensor(weights)).sum().backward()
+    return [(y, ty), (x.grad, tx.grad)]
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_function_takes_pytorchs_keywords_with_pytorchs_meaning(name):
+    call = FUNCTIONS[name]
+    for ours, theirs in values_and_gradients(lambda t, m: call(t, F if m is minitx else TORCH_OPS, m)):
+        same(ours, theirs)
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_method_takes_pytorchs_keywords_with_pytorchs_meaning(name):
+    for ours, theirs in values_and_gradients(METHODS[name]):
+        same(ours, theirs)
+
+
+@pytest.mark.parametrize("name", sorted(INTEGER_FUNCTIONS))
+def test_function_without_gradient_takes_pytorchs_keywords(name):
+    call = INTEGER_FUNCTIONS[name]
+    same(call(minitx.tensor(A), F, minitx), call(torch.tensor(A), TORCH_OPS, torch))
+
+
+@pytest.mark.parametrize("name", sorted(INTEGER_METHODS))
+def test_method_without_gradient_takes_pytorchs_keywords(name):
+    call = INTEGER_METHODS[name]
+    same(call(minitx.tensor(A), minitx), call(torch.tensor(A), torch))
+
+
+def takes_an_axis(function):
+    names = {ours for renamed in RENAMES.values() for ours in renamed} - {"shift", "ddof"}
+    return bool(names & set(inspect.signature(function).parameters))
+
+
+# functions and methods with an axis whose PyTorch namesake takes it under another meaning: left as
+# NumPy's (their PyTorch keywords would be a TypeError, not NumPy's meaning under PyTorch's name)
+NUMPY_ONLY = {"transpose": "PyTorch's transpose(dim0, dim1) swaps two axes; minitx's is a permutation",
+              "swapaxes": "PyTorch's swapaxes(axis0, axis1) against NumPy's (axis1, axis2): one name, two axes",
+              "permute": "Tensor.permute(*axes): PyTorch's *dims, positional"}
+
+
+def test_every_function_and_method_with_an_axis_takes_pytorchs_keywords():
+    """So a new op with an axis cannot forget them: each is wrapped, and called above."""
+    functions = {name for name, f in vars(F).items() if callable(f) and not name.startswith("_")
+                 and not isinstance(f, type) and takes_an_axis(f)}
+    methods = {name for name, f in vars(minitx.Tensor).items() if callable(f) and not name.startswith("_")
+               and takes_an_axis(f)}
+    for names, called, where in ((functions, set(FUNCTIONS) | set(INTEGER_FUNCTIONS) | set(DIFFERENT_WITH_DIM), vars(F)),
+                                 (methods, set(METHODS) | set(INTEGER_METHODS) | set(DIFFERENT_WITH_DIM),
+                                  vars(minitx.Tensor))):
+        unwrapped = sorted(name for name in names - set(NUMPY_ONLY) if not hasattr(where[name], "__wrapped__"))
+        assert unwrapped == []
+        called = {label.split()[0] for label in called}
+        assert sorted(names - called - set(NUMPY_ONLY)) == []
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_max_and_min_refuse_dim_and_say_what_to_write(op):
+    x = minitx.tensor(A)
+    for call in (lambda: getattr(F, op)(x, dim=1), lambda: getattr(x, op)(dim=1, keepdim=True)):
+        with pytest.raises(TypeError, match=rf"^{op}: PyTorch's {op}\(dim=\) gives \(values, indices\).*"
+                                            rf"a{op}\(dim=\).*arg{op}\(dim=\)"):
+            call()
+    # their keepdim alone, and axis=, keep minitx's (and NumPy's) meaning
+    same(getattr(x, op)(keepdim=True), getattr(torch, f"a{op}")(torch.tensor(A), dim=(0, 1, 2), keepdim=True))
+    same(getattr(F, op)(x, axis=1), getattr(torch.tensor(A), op)(dim=1).values)
+
+
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_var_and_std_with_dim_need_the_divisor_said(op):
+    """PyTorch's divides by n - 1 by default, NumPy's (minitx's) by n: with dim= neither is assumed."""
+    x = minitx.tensor(A)
+    for call in (lambda: getattr(F, op)(x, dim=1), lambda: getattr(x, op)(dim=(0, 1))):
+        with pytest.raises(TypeError, match=rf"^{op}: PyTorch's {op}\(dim=\) divides by n - 1 .*correction=1"):
+            call()
+    for given in (dict(correction=1), dict(unbiased=True), dict(ddof=1)):
+        same(getattr(x, op)(dim=1, **given), getattr(torch.tensor(A), op)(dim=1))
+    same(getattr(x, op)(unbiased=False), getattr(torch.tensor(A), op)(unbiased=False))
+    with pytest.raises(TypeError, match=rf"^{op}: unbiased must be True or False, got 1"):
+        getattr(x, op)(dim=1, unbiased=1)
+    with pytest.raises(TypeError, match=rf"^{op}: got correction= and unbiased=, which name one argument \(ddof\)"):
+        getattr(x, op)(dim=1, correction=1, unbiased=True)
+
+
+def test_split_refuses_dim_and_says_what_to_write():
+    with pytest.raises(TypeError, match=r"^split: PyTorch's split\(x, size, dim=\) cuts pieces of that size.*"
+                                        r"chunk\(n, dim=\)"):
+        F.split(minitx.tensor(A), 2, dim=1)
+    assert [p.shape for p in F.split(minitx.tensor(A), 2, axis=1)] == [(3, 2, 5), (3, 2, 5)]
+
+
+def test_both_names_of_one_argument_are_refused():
+    x = minitx.tensor(A)
+    with pytest.raises(TypeError, match=r"^sum: got axis= and dim=, which name one argument \(axis\); give it once"):
+        x.sum(axis=1, dim=1)
+    with pytest.raises(TypeError, match=r"^mean: got keepdim= and keepdims=, which name one argument"):
+        F.mean(x, keepdim=True, keepdims=True)
+    with pytest.raises(TypeError):  # a keyword neither library has is Python's TypeError, as before
+        x.sum(dimension=1)
+
+
+def test_the_wrapped_op_keeps_its_name_signature_and_docstring():
+    """help(F.sum) shows minitx's own signature; the wrapper is an implementation detail."""
+    for function in (F.sum, F.softmax, minitx.Tensor.mean):
+        assert function.__wrapped__.__doc__ == function.__doc__
+        assert inspect.signature(function) == inspect.signature(function.__wrapped__)
+    assert "axis" in inspect.signature(F.sum).parameters and F.sum.__name__ == "sum"
