@@ -4,7 +4,8 @@ Each function is defined in ``minitx/ops/<family>.py`` right beside the op it ap
 ``Function`` class, with forward, backward and the math), so ``F.softmax`` is read in
 minitx/ops/activation.py, next to ``Softmax``. This module only gathers them. The functions
 check and convert their arguments (Python numbers become constant tensors of the other
-operand's dtype); argument names follow numpy (``axis``, ``keepdims``).
+operand's dtype); argument names follow numpy (``axis``, ``keepdims``), and PyTorch's
+(``dim``, ``keepdim``) are taken too where they mean the same (minitx/keywords.py).
 """
 # ruff: noqa: F401  (everything here is re-exported)
 

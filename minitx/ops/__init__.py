@@ -28,7 +28,10 @@ Adding an op:
    docstring, the derivation page (``Derivation: docs/backprop/...``) when it has one and its
    kernel file (``Kernel: minitx/kernels/...cu``) when it calls one.
 2. Right after it, its public function: convert the arguments (``_args``), check them with
-   errors that name the op, apply the class. Add the class to the file's ``__all__`` and the
+   errors that name the op, apply the class. An argument that is an axis is named as NumPy's
+   (``axis``, ``keepdims``) and the function decorated with ``@takes_torch_keywords``, which
+   takes PyTorch's ``dim=`` and ``keepdim=`` too (minitx/keywords.py; tests/test_torch_keywords.py
+   fails without it). Add the class to the file's ``__all__`` and the
    function to ``minitx.functional``'s import list; a Tensor method, if it needs one, calls
    the function (minitx/autograd/tensor.py).
 3. Test it in tests/ops/ with the op-test factory (``minitx.testing.op_test``): the forward
