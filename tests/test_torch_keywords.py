@@ -2,6 +2,7 @@
 Tensor methods (minitx/keywords.py): each call below is written once, in PyTorch's spelling, and run
 in both libraries on the same float64 values; values, dtypes and gradients must agree. Where
 PyTorch's op means something else with dim= (max, min, var, std, split), minitx refuses by name.
+And ``x.size(dim)``, PyTorch's spelling of a length.
 """
 import inspect
 
@@ -181,12 +182,11 @@ def test_every_function_and_method_with_an_axis_takes_pytorchs_keywords():
                  and not isinstance(f, type) and takes_an_axis(f)}
     methods = {name for name, f in vars(minitx.Tensor).items() if callable(f) and not name.startswith("_")
                and takes_an_axis(f)}
-    for names, called, where in ((functions, set(FUNCTIONS) | set(INTEGER_FUNCTIONS) | set(DIFFERENT_WITH_DIM), vars(F)),
-                                 (methods, set(METHODS) | set(INTEGER_METHODS) | set(DIFFERENT_WITH_DIM),
-                                  vars(minitx.Tensor))):
+    for names, tables, where in ((functions, (FUNCTIONS, INTEGER_FUNCTIONS, DIFFERENT_WITH_DIM), vars(F)),
+                                 (methods, (METHODS, INTEGER_METHODS, DIFFERENT_WITH_DIM), vars(minitx.Tensor))):
         unwrapped = sorted(name for name in names - set(NUMPY_ONLY) if not hasattr(where[name], "__wrapped__"))
         assert unwrapped == []
-        called = {label.split()[0] for label in called}
+        called = {label.split()[0] for table in tables for label in table}
         assert sorted(names - called - set(NUMPY_ONLY)) == []
 
 
@@ -241,3 +241,15 @@ def test_the_wrapped_op_keeps_its_name_signature_and_docstring():
         assert function.__wrapped__.__doc__ == function.__doc__
         assert inspect.signature(function) == inspect.signature(function.__wrapped__)
     assert "axis" in inspect.signature(F.sum).parameters and F.sum.__name__ == "sum"
+
+
+def test_size_is_numpys_number_and_pytorchs_call():
+    """``x.size`` is the number of entries (NumPy's); ``x.size()`` and ``x.size(dim)`` are PyTorch's."""
+    x, tx = minitx.tensor(A), torch.tensor(A)
+    assert x.size == A.size and isinstance(x.size, int) and x.size + 1 == A.size + 1
+    assert x.size() == tuple(tx.size()) == (3, 4, 5)
+    assert [x.size(d) for d in (0, 1, 2, -1, -3)] == [tx.size(d) for d in (0, 1, 2, -1, -3)]
+    assert x.size(dim=1) == tx.size(dim=1) and minitx.tensor(2.0).size() == ()
+    for dim in (3, -4, 1.0, True):
+        with pytest.raises(IndexError, match=rf"^size: dim {dim!r} is not an axis of a tensor of shape \(3, 4, 5\)"):
+            x.size(dim)

@@ -87,7 +87,9 @@ class Tensor:
 
     @property
     def size(self) -> int:
-        return int(self.data.size)
+        """The number of entries, as NumPy's; called, PyTorch's ``size()``: the shape, or one axis'
+        length (``t.size(0)``, ``t.size(dim=-1)``)."""
+        return _Size(self.data.size, self.shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -685,6 +687,24 @@ for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "a
               "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk", "unbind"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
 del _name
+
+class _Size(int):
+    """A tensor's ``size``: an int, the number of entries (NumPy's ``size``), that can be called as
+    PyTorch's ``size()``, which code written for PyTorch does (``batch = x.size(0)``)."""
+
+    def __new__(cls, entries: int, shape: tuple):
+        size = super().__new__(cls, entries)
+        size.shape = shape
+        return size
+
+    def __call__(self, dim=None):
+        if dim is None:
+            return self.shape
+        n = len(self.shape)
+        if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or not -n <= dim < n:
+            raise IndexError(f"size: dim {dim!r} is not an axis of a tensor of shape {self.shape}; expected an int "
+                             f"in [{-n}, {n})")
+        return self.shape[dim]
 
 def _names_a_dtype(value) -> bool:
     """Whether ``value`` (given as ``to``'s device) is a dtype instead: a dtype, or its name."""
