@@ -205,7 +205,7 @@ CASES = {
     "concatenate": case(lambda a, b: F.concatenate([a, b], axis=-1), arg(), arg(), reference=lambda a, b: torch.cat([a, b], -1),
                         shapes=mst.shapes(min_dims=1, max_dims=3)),
     "stack": case(lambda a, b: F.stack([a, b], axis=0), arg(), arg(), reference=lambda a, b: torch.stack([a, b], 0)),
-    "pad": case(lambda x, pad_width, value: F.pad(x, pad_width, value), arg(), shapes=mst.shapes(min_dims=1, max_dims=3),
+    "pad": case(lambda x, pad_width, value: F.pad(x, pad_width, value=value), arg(), shapes=mst.shapes(min_dims=1, max_dims=3),
                 kwargs={"pad_width": pad_widths, "value": st.sampled_from([0.0, -1.5])}, reference=torch_pad),
     # ---------------------------------------------------------------- linear algebra and nn ops
     "matmul": case(F.matmul, arg(shape=st.sampled_from([(3,), (2, 3), (2, 1, 4, 3)])),

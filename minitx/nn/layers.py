@@ -591,7 +591,7 @@ class _PadNd(Module):
         pairs = [tuple(self.padding[2 * k:2 * k + 2]) for k in reversed(range(self._dims))]  # first axis first
         widths = [(0, 0)] * (x.ndim - self._dims) + pairs
         if self._mode == "constant":
-            return F.pad(x, widths, self.value)
+            return F.pad(x, widths, value=self.value)
         return F.pad(x, widths, mode=self._mode)
 
     def extra_repr(self):

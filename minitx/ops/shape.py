@@ -390,24 +390,32 @@ def tile(x, reps):
     return Tile(reps)(x)
 
 
-def pad_widths(pad_width, shape, cropping=False) -> list:
-    """pad_width as numpy takes it (an int, one (before, after) pair, or a pair per axis) as a
-    list of (before, after) pairs, one per axis of ``shape``; checked: all >= 0, or with
-    ``cropping`` negative widths too (they cut elements off), as long as an axis keeps >= 0."""
-    width = pad_width
+def pad_widths(pad, shape, cropping=False) -> list:
+    """``pad`` as a list of (before, after) pairs, one per axis of ``shape``. Given as PyTorch's
+    F.pad takes it, a flat sequence of 2k ints for the last k axes, the last axis first
+    ((left, right) of the last axis, then (top, bottom) of the one before, ...), or as NumPy's
+    np.pad: an int for every side of every axis, or one (before, after) pair per axis, the first
+    axis first. Checked: all >= 0, or with ``cropping`` negative widths too (they cut elements
+    off), as long as an axis keeps >= 0."""
+    width = pad
     if isinstance(width, numbers.Integral):
         width = [(int(width), int(width))] * len(shape)
-    elif len(width) == 2 and all(isinstance(w, numbers.Integral) for w in width):
-        width = [tuple(width)] * len(shape)  # as numpy: one (before, after) pair for every axis
+    elif all(isinstance(w, numbers.Integral) for w in width):  # PyTorch's flat form
+        if len(width) % 2 or len(width) > 2 * len(shape):
+            raise ValueError(f"pad: the flat pad {tuple(pad)} gives (before, after) pairs for the last axes, the "
+                             f"last axis first, so it needs an even number of ints, at most {2 * len(shape)} for "
+                             f"shape {shape}; or give one (before, after) pair per axis, the first axis first")
+        pairs = [tuple(width[k:k + 2]) for k in range(0, len(width), 2)]
+        width = [(0, 0)] * (len(shape) - len(pairs)) + pairs[::-1]
     width = [tuple(w) if isinstance(w, (tuple, list)) else (w,) for w in width]
     if len(width) != len(shape) or any(len(w) != 2 or (min(w) < 0 and not cropping) for w in width):
         least = "" if cropping else " >= 0"
-        raise ValueError(f"pad: pad_width {pad_width} must give (before, after){least} "
+        raise ValueError(f"pad: pad {pad} must give (before, after){least} "
                          f"for each of the {len(shape)} axes of shape {shape}"
                          + ("" if cropping else " (negative widths crop only in mode 'constant')"))
     for axis, ((before, after), n) in enumerate(zip(width, shape)):
         if n + min(before, 0) + min(after, 0) < 0:
-            raise ValueError(f"pad: pad_width ({before}, {after}) crops more than the {n} elements of axis {axis}")
+            raise ValueError(f"pad: pad ({before}, {after}) crops more than the {n} elements of axis {axis}")
     return width
 
 
@@ -487,15 +495,20 @@ class PadEdges(Function):
         return (dx,)
 
 
-def pad(x, pad_width, value=0.0, mode="constant"):
+def pad(x, pad, mode="constant", value=0.0):
     """Pad with ``value`` (mode 'constant', where a negative width crops), or with x's own edge:
-    'reflect' (mirror, edge not repeated) or 'replicate' (edge repeated), see PadEdges.
-    pad_width is an int, one (before, after) pair, or one pair per axis, as numpy's."""
+    'reflect' (mirror, edge not repeated) or 'replicate' (edge repeated), see PadEdges. The
+    arguments are PyTorch's F.pad's, in its order; ``pad`` is read by pad_widths: PyTorch's flat
+    form, (left, right) of the last axis first ((0, 2): two more entries at the end of the last
+    axis), or NumPy's (an int, or one (before, after) pair per axis, the first axis first)."""
     if mode == "constant":
         x = as_tensor(x)
+        value = 0.0 if value is None else value  # (PyTorch's default: None, meaning 0)
         check_fits("pad", "value", value, x.dtype)
-        return Pad(pad_width, value)(x)
-    return PadEdges(pad_width, mode)(x)
+        return Pad(pad, value)(x)
+    if value not in (None, 0, 0.0):
+        raise ValueError(f"pad: value {value!r} is for mode 'constant'; mode {mode!r} pads with x's own edge")
+    return PadEdges(pad, mode)(x)
 
 
 def pixel_shuffle(x, upscale_factor):

@@ -179,14 +179,14 @@ def test_integer_clip_with_integer_bounds_stays_integer():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: F.pad(minitx.tensor(np.array([1, 2], np.uint8)), 1, -1.5),
+    (lambda: F.pad(minitx.tensor(np.array([1, 2], np.uint8)), 1, value=-1.5),
      r"pad: value -1.5 does not fit the tensor's uint8 \(whole numbers from 0 to 255\)"),
-    (lambda: F.pad(minitx.tensor([1, 2]), 1, 0.5), r"pad: value 0.5 does not fit the tensor's int64"),
+    (lambda: F.pad(minitx.tensor([1, 2]), 1, value=0.5), r"pad: value 0.5 does not fit the tensor's int64"),
     (lambda: F.masked_fill(minitx.tensor([1, 2]), minitx.tensor([True, False]), -np.inf),
      r"masked_fill: value -inf does not fit the tensor's int64"),
     (lambda: F.masked_fill(minitx.tensor(np.array([1, 2], np.int8)), minitx.tensor([True, False]), 300),
      r"masked_fill: value 300 does not fit the tensor's int8 \(whole numbers from -128 to 127\)"),
-    (lambda: F.pad(minitx.tensor(np.array([1, 2], np.uint8)), 1, 256), r"pad: value 256 does not fit the tensor's uint8"),
+    (lambda: F.pad(minitx.tensor(np.array([1, 2], np.uint8)), 1, value=256), r"pad: value 256 does not fit the tensor's uint8"),
     (lambda: F.masked_fill(minitx.tensor(np.array([1], np.int8)), minitx.tensor([True]), -129),
      r"masked_fill: value -129 does not fit"),
 ])
@@ -194,7 +194,7 @@ def test_a_value_an_integer_tensor_cannot_hold_is_refused_not_truncated(call, me
     """NumPy would write -1.5 into uint8 as 254 and 0.5 into int64 as 0, silently."""
     with pytest.raises(ValueError, match=message):
         call()
-    assert F.pad(minitx.tensor(np.array([1, 2], np.uint8)), 1, 255).tolist() == [255, 1, 2, 255]  # the ends fit
+    assert F.pad(minitx.tensor(np.array([1, 2], np.uint8)), 1, value=255).tolist() == [255, 1, 2, 255]  # the ends fit
     assert F.masked_fill(minitx.tensor(np.array([1], np.int8)), minitx.tensor([True]), -128).tolist() == [-128]
 
 

@@ -101,16 +101,26 @@ def cropped_then_padded(a, widths, value):
 
 @st.composite
 def pad_case(draw):
+    """pad in each of its forms: an int, PyTorch's flat form (pairs for the last k axes, the last
+    axis first), one (before, after) pair per axis (negative ones crop); the reference is np.pad
+    of the same widths, one pair per axis, the first axis first."""
     x = draw(mst.tensors(SMALL))
     pairs = st.tuples(st.integers(0, 2), st.integers(0, 2))
-    width = draw(st.integers(0, 2) | pairs | st.lists(pairs, min_size=x.ndim, max_size=x.ndim)
-                 | st.tuples(*[st.tuples(st.integers(-n, 2), st.integers(-n, 2)).filter(lambda w, n=n: n + min(w[0], 0) + min(w[1], 0) >= 0)
-                               for n in x.shape]))  # negative widths crop
+    form = draw(st.sampled_from(["int", "flat", "pairs", "cropping"]))
+    if form == "int":
+        width = draw(st.integers(0, 2))
+        per_axis = [(width, width)] * x.ndim
+    elif form == "flat":
+        last = draw(st.lists(pairs, max_size=x.ndim))  # the last axis' pair first
+        width = tuple(w for pair in last for w in pair)
+        per_axis = [(0, 0)] * (x.ndim - len(last)) + last[::-1]
+    elif form == "pairs":
+        width = per_axis = draw(st.lists(pairs, min_size=x.ndim, max_size=x.ndim))
+    else:
+        width = per_axis = draw(st.tuples(*[st.tuples(st.integers(-n, 2), st.integers(-n, 2)).filter(
+            lambda w, n=n: n + min(w[0], 0) + min(w[1], 0) >= 0) for n in x.shape]))
     value = draw(st.sampled_from([0.0, -1.5]))
-    numpy_width = width if width not in ([], ()) else 0  # numpy takes no empty list for a 0-d array
-    if isinstance(width, tuple) and width and isinstance(width[0], tuple):
-        return (lambda t: F.pad(t, width, value)), (lambda a: cropped_then_padded(a, width, value)), [x]
-    return (lambda t: F.pad(t, width, value)), (lambda a: np.pad(a, numpy_width, constant_values=value)), [x]
+    return (lambda t: F.pad(t, width, value=value)), (lambda a: cropped_then_padded(a, per_axis, value)), [x]
 
 
 @st.composite
@@ -330,11 +340,38 @@ def test_unsqueeze_and_broadcast_to_errors():
         F.broadcast_to(minitx.ones(2, 3), (2, 4))
 
 
-@pytest.mark.parametrize("width", [[(1, 1)], [(1, 2, 3), (0, 0)], [1, 2, 3]])
+@pytest.mark.parametrize("width", [[(1, 1)], [(1, 2, 3), (0, 0)]])
 def test_pad_with_bad_widths(width):
-    with pytest.raises(ValueError, match=r"pad: pad_width .* must give \(before, after\) "
+    with pytest.raises(ValueError, match=r"pad: pad .* must give \(before, after\) "
                                          r"for each of the 2 axes of shape \(2, 3\)"):
         F.pad(minitx.ones(2, 3), width)
+
+
+@pytest.mark.parametrize("width", [(1, 2, 3), (1, 1, 1, 1, 1, 1)])
+def test_pad_with_a_bad_flat_width_says_how_the_flat_form_reads(width):
+    with pytest.raises(ValueError, match=r"pad: the flat pad .* gives \(before, after\) pairs for the last axes, "
+                                         r"the last axis first, so it needs an even number of ints, at most 4"):
+        F.pad(minitx.ones(2, 3), width)
+
+
+def test_pad_reads_a_flat_pad_as_pytorch_and_takes_pytorchs_argument_order():
+    """(0, 2) pads the last axis only, as torch.nn.functional.pad (np.pad would pad every axis);
+    the third positional argument is the mode, as PyTorch's."""
+    torch = torch_in_example()
+    a = np.arange(24.0).reshape(2, 3, 4)
+    for pad in [(0, 2), (1, 0, 0, 2), (1, 1, 2, 0, 0, 1)]:
+        np.testing.assert_array_equal(F.pad(minitx.tensor(a), pad).numpy(),
+                                      torch.nn.functional.pad(torch.tensor(a), pad).numpy())
+        if len(pad) <= 4:  # (PyTorch's replicate pads at most the last two axes of a 3-d input)
+            np.testing.assert_array_equal(F.pad(minitx.tensor(a), pad, "replicate").numpy(),
+                                          torch.nn.functional.pad(torch.tensor(a), pad, "replicate").numpy())
+    np.testing.assert_array_equal(F.pad(minitx.tensor(a), (1, 1), "constant", 7.0).numpy(),
+                                  torch.nn.functional.pad(torch.tensor(a), (1, 1), "constant", 7.0).numpy())
+    assert F.pad(minitx.tensor(a), (1, 1), value=None).numpy()[0, 0, 0] == 0  # PyTorch's default value
+    with pytest.raises(ValueError, match=r"pad: mode must be 'constant', 'reflect' or 'replicate', got 0.5"):
+        F.pad(minitx.tensor(a), (1, 1), 0.5)  # minitx's older order, (x, pad, value): refused, not misread
+    with pytest.raises(ValueError, match=r"pad: value 2.0 is for mode 'constant'; mode 'reflect' pads with x's own"):
+        F.pad(minitx.tensor(a), (1, 1), "reflect", 2.0)
 
 
 @st.composite
@@ -357,24 +394,24 @@ def test_pad_with_negative_widths_crops_and_sends_the_kept_part_its_gradient(dat
     one the dy of where it landed)."""
     x = data.draw(mst.tensors(mst.shapes(min_dims=1, max_dims=3, min_side=2, max_side=4)), label="x")
     widths = data.draw(_cropping_widths(x.shape), label="widths")
-    out = F.pad(x, widths, value)
+    out = F.pad(x, widths, value=value)
     np.testing.assert_array_equal(out.numpy(), cropped_then_padded(x.numpy(), widths, value))
-    assert gradcheck(lambda t: F.pad(t, widths, value), x)
+    assert gradcheck(lambda t: F.pad(t, widths, value=value), x)
     torch = torch_in_example()
     if torch is not None:
         flat = [w for pair in reversed(widths) for w in pair]  # PyTorch's order: the last axis first
         x.grad = None
-        parity(lambda t: F.pad(t, widths, value), lambda t: torch.nn.functional.pad(t, flat, value=value), x,
+        parity(lambda t: F.pad(t, widths, value=value), lambda t: torch.nn.functional.pad(t, flat, value=value), x,
                rtol=0, atol=0)
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate"])
 def test_negative_widths_crop_only_in_constant_mode(mode):
-    with pytest.raises(ValueError, match=r"pad: pad_width .* >= 0 .*negative widths crop only in mode 'constant'"):
+    with pytest.raises(ValueError, match=r"pad: pad .* >= 0 .*negative widths crop only in mode 'constant'"):
         F.pad(minitx.ones(2, 3), (1, -1), mode=mode)
 
 
 def test_cropping_more_than_an_axis_holds_names_the_axis():
-    with pytest.raises(ValueError, match=r"pad: pad_width \(-2, -2\) crops more than the 3 elements of axis 1"):
+    with pytest.raises(ValueError, match=r"pad: pad \(-2, -2\) crops more than the 3 elements of axis 1"):
         F.pad(minitx.ones(2, 3), [(0, 0), (-2, -2)])
     assert F.pad(minitx.ones(2, 3), [(0, 0), (-2, -1)]).shape == (2, 0)  # to nothing: allowed, as PyTorch
 
