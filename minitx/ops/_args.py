@@ -57,6 +57,19 @@ def common_16_bits(*tensors) -> list:
     return list(tensors)
 
 
+def one_dtype(*tensors) -> list:
+    """tensors in the dtype PyTorch gives the result of an op that puts them together
+    (concatenate, stack, where): beside a float, integers and booleans take the floats' dtype
+    (NumPy would take float64 for int64 beside float32); float16 beside bfloat16 is float32 (see
+    common_16_bits). Without floats, or with floats only, NumPy's promotion is PyTorch's."""
+    tensors = common_16_bits(*tensors)
+    floats = [t.dtype for t in tensors if backend.is_floating(t.dtype)]
+    if not floats or len(floats) == len(tensors):
+        return tensors
+    dtype = np.result_type(*floats)
+    return [t if t.dtype == dtype else t.astype(dtype) for t in tensors]
+
+
 def floating(x) -> Tensor:
     """x for ops defined on real numbers (exp, softmax, ...): an integer or boolean tensor
     becomes float32, PyTorch's default float (numpy would pick float64)."""

@@ -21,7 +21,7 @@ from minitx import backend
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
-from minitx.ops._args import binary, check_bool, check_fits, common_16_bits, floating, operands, promote
+from minitx.ops._args import binary, check_bool, check_fits, floating, one_dtype, operands, promote
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "ClipTensor", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
            "Remainder", "Fmod"]
@@ -578,7 +578,7 @@ class Where(Function):
 def where(cond, a, b):
     """a where cond else b (cond boolean); a and b may be numbers."""
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    cond, (a, b) = as_tensor(cond, like), common_16_bits(*operands("where", a, b))
+    cond, (a, b) = as_tensor(cond, like), one_dtype(*operands("where", a, b))
     check_bool("where", "cond", cond)
     try:
         np.broadcast_shapes(cond.shape, a.shape, b.shape)

@@ -17,7 +17,7 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import as_tensor
 from minitx.backend import get_array_module
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import check_fits, common_16_bits
+from minitx.ops._args import check_fits, one_dtype
 from minitx.ops.indexing import add_at, getitem
 from minitx.ops.reduction import normalize_axes
 
@@ -202,7 +202,7 @@ def concatenate(tensors, axis=0):
     tensors = [as_tensor(t) for t in tensors]
     if not tensors:
         raise ValueError("concatenate: need at least one tensor")
-    return Concatenate(axis)(*common_16_bits(*tensors))
+    return Concatenate(axis)(*one_dtype(*tensors))
 
 
 def _cumsum(values):
@@ -239,7 +239,7 @@ def stack(tensors, axis=0):
     tensors = [as_tensor(t) for t in tensors]
     if not tensors:
         raise ValueError("stack: need at least one tensor")
-    return Stack(axis)(*common_16_bits(*tensors))
+    return Stack(axis)(*one_dtype(*tensors))
 
 
 @takes_torch_keywords

@@ -322,3 +322,23 @@ def test_bfloat16_probability_targets_are_taken_as_float16_ones_are():
         assert float(loss.numpy()) == float(np.float32(expected.numpy()).astype(x.dtype))
         loss.backward()
         assert x.grad.dtype == x.dtype
+
+
+JOINED = sorted(TORCH_COMPUTES) + ["bfloat16"]
+
+
+@pytest.mark.parametrize("second", JOINED)
+@pytest.mark.parametrize("first", JOINED)
+def test_concatenate_stack_and_where_give_pytorchs_dtype(first, second):
+    """Integers beside a float take the float's dtype, as PyTorch's cat/stack/where (NumPy's
+    concatenate gives float64 for int64 beside float32); the values are the inputs', cast."""
+    torch = torch_in_example()
+    a, b = np.array([1, 0, 1]), np.array([0, 1, 1])
+    x, y = minitx.tensor(a, dtype=first), minitx.tensor(b, dtype=second)
+    tx, ty = (torch.tensor(v).to(getattr(torch, d)) for v, d in ((a, first), (b, second)))
+    cond = np.array([True, False, True])
+    for ours, theirs in ((F.concatenate([x, y]), torch.cat([tx, ty])),
+                         (F.stack([x, y], axis=1), torch.stack([tx, ty], 1)),
+                         (F.where(minitx.tensor(cond), x, y), torch.where(torch.tensor(cond), tx, ty))):
+        assert ours.dtype.name == str(theirs.dtype).removeprefix("torch."), (first, second)
+        np.testing.assert_array_equal(ours.to(dtype="float64").numpy(), theirs.double().numpy())
