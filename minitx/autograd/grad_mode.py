@@ -69,17 +69,24 @@ class inference_mode(no_grad):
 
 
 class set_grad_enabled(_GradMode):
-    """``set_grad_enabled(False)`` as a context (``with``) or a decorator: recording on or off as
-    the flag says, restored afterwards."""
+    """``set_grad_enabled(False)`` turns recording off when called, as PyTorch's: alone it stays
+    so until set again; as a context (``with``) it is restored at the end; as a decorator it
+    applies inside the function only (decorating changes nothing outside it)."""
 
     def __init__(self, mode: bool):
         self.enabled = bool(mode)
+        self._previous = is_grad_enabled()
+        _state.enabled = self.enabled
+
+    def __enter__(self):
+        return self  # (set when made; __exit__ restores what was before)
 
     def __call__(self, fn):
+        _state.enabled = self._previous  # made to decorate: the mode outside stays as it was
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with set_grad_enabled(self.enabled):
                 return fn(*args, **kwargs)
 
         return wrapper
-

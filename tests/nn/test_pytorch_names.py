@@ -130,6 +130,23 @@ def test_grad_mode_names_and_top_level_cat_and_stack():
     assert minitx.stack([x, x], axis=1).shape == (2, 2)
 
 
+def test_set_grad_enabled_called_alone_sets_the_mode_as_pytorchs():
+    """A statement, not a context: PyTorch's call sets the mode at once (minitx's once did
+    nothing outside a with block, and graphs went on being recorded)."""
+    x, tx = minitx.tensor([1.0], requires_grad=True), torch.tensor([1.0], requires_grad=True)
+    try:
+        minitx.set_grad_enabled(False)
+        torch.set_grad_enabled(False)
+        assert (x * 2).requires_grad == (tx * 2).requires_grad is False
+        with minitx.set_grad_enabled(True), torch.set_grad_enabled(True):
+            assert (x * 2).requires_grad == (tx * 2).requires_grad is True
+        assert (x * 2).requires_grad == (tx * 2).requires_grad is False  # restored after the with block
+    finally:
+        minitx.set_grad_enabled(True)
+        torch.set_grad_enabled(True)
+    assert minitx.is_grad_enabled() and (x * 2).requires_grad
+
+
 @pytest.mark.parametrize("dims", [1, 2])
 def test_max_unpool_layers_invert_the_pools_as_pytorchs(dims):
     shape = (2, 3, 6) if dims == 1 else (2, 3, 4, 6)
