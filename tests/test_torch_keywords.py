@@ -253,3 +253,15 @@ def test_size_is_numpys_number_and_pytorchs_call():
     for dim in (3, -4, 1.0, True):
         with pytest.raises(IndexError, match=rf"^size: dim {dim!r} is not an axis of a tensor of shape \(3, 4, 5\)"):
             x.size(dim)
+
+
+@pytest.mark.parametrize("op", ["sort", "topk", "cummax", "cummin"])
+def test_pairs_of_values_and_indices_have_pytorchs_field_names(op):
+    """``F.sort(x).indices`` as ``torch.sort(x).indices``; still a pair to unpack."""
+    args = (2,) if op == "topk" else ()
+    ours = getattr(F, op)(minitx.tensor(A), *args, dim=1)
+    theirs = getattr(torch, op)(torch.tensor(A), *args, dim=1)
+    same(ours.values, theirs.values)
+    same(ours.indices, theirs.indices)
+    values, indices = ours
+    assert values is ours.values and indices is ours[1] and len(ours) == 2

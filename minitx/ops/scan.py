@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import NamedTuple
 
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module
@@ -19,6 +20,14 @@ from minitx.ops.indexing import add_at
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
 __all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Cummax", "Cummin", "Sort"]
+
+
+class ValuesIndices(NamedTuple):
+    """What sort, topk, cummax and cummin return: a pair, ``values, indices = F.sort(x)``, whose
+    parts also have PyTorch's names (``F.sort(x).indices``)."""
+
+    values: object
+    indices: object
 
 
 def _scan_axis(axis, x, op):
@@ -194,7 +203,7 @@ def _with_index(op, x):
     from minitx.autograd.tensor import Tensor  # noqa: PLC0415
 
     values = op(x)
-    return values, Tensor(op._back(op.index))
+    return ValuesIndices(values, Tensor(op._back(op.index)))
 
 
 def _sort_order(x, axis, descending):
@@ -242,7 +251,7 @@ def sort(x, axis=-1, descending=False):
 
     op = Sort(axis, descending)
     values = op(x)
-    return values, Tensor(op.order.reshape(values.shape).astype("int64"))
+    return ValuesIndices(values, Tensor(op.order.reshape(values.shape).astype("int64")))
 
 
 @takes_torch_keywords
@@ -262,10 +271,10 @@ def topk(x, k, axis=-1, largest=True):
         if not isinstance(k, numbers.Integral) or k != 1:
             raise ValueError(f"topk: a 0-d input has one value and gives a 0-d result holding it, so k must be 1, "
                              f"got {k!r}")
-        return values, indices
+        return ValuesIndices(values, indices)
     n = values.shape[axis]
     if not isinstance(k, numbers.Integral) or not 0 <= k <= n:
         raise ValueError(f"topk: k must be a whole number in [0, {n}] for an axis of {n}, got {k!r}")
     index = [slice(None)] * values.ndim
     index[axis] = slice(0, int(k))
-    return values[tuple(index)], indices[tuple(index)]
+    return ValuesIndices(values[tuple(index)], indices[tuple(index)])
