@@ -77,6 +77,14 @@ class _Loss(Function):
             raise ValueError(f"{self.name}: {what} of shape {b.shape} must match the input's shape {a.shape}")
 
 
+def _classes_last(shape, target_shape) -> str:
+    """The hint for targets laid out as PyTorch's (classes on axis 1 of (N, C, d1, ...))."""
+    if len(shape) >= 3 and target_shape == shape[:1] + shape[2:]:
+        order = (0, *range(2, len(shape)), 1)
+        return f"; the classes are the last axis in minitx (PyTorch: axis 1): move them there, x.permute{order}"
+    return ""
+
+
 class CrossEntropy(Function):
     """Cross-entropy of logits x [..., C] against integer targets t [...], with label smoothing.
 
@@ -112,7 +120,8 @@ class CrossEntropy(Function):
         xp = get_array_module(x)
         _check_integer("cross_entropy", "targets", t)
         if x.shape[:-1] != t.shape:
-            raise ValueError(f"cross_entropy: logits {x.shape} need targets of shape {x.shape[:-1]}, got {t.shape}")
+            raise ValueError(f"cross_entropy: logits {x.shape} need targets of shape {x.shape[:-1]}, got {t.shape}"
+                             + _classes_last(x.shape, t.shape))
         check_classes("cross_entropy", x)
         classes = x.shape[-1]
         valid = t != self.ignore_index
@@ -236,7 +245,7 @@ class NllLoss(_Loss):
             raise TypeError(f"nll_loss: targets must be an integer tensor, got dtype {t.dtype.name}")
         if x.ndim < 1 or x.shape[:-1] != t.shape:
             raise ValueError(f"nll_loss: log-probabilities {x.shape} need targets of shape {x.shape[:-1]}, "
-                             f"got {t.shape}")
+                             f"got {t.shape}" + _classes_last(x.shape, t.shape))
         check_classes("nll_loss", x)
         valid = t != self.ignore_index
         safe_t = xp.where(valid, t, 0)

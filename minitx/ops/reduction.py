@@ -37,7 +37,10 @@ def normalize_axes(axis, ndim: int, op: str = "reduce") -> tuple:
     out = []
     for a in axes:
         if not isinstance(a, numbers.Integral):
-            raise ValueError(f"{op}: axis {a!r} is not an integer")
+            pairwise = {"max": "maximum", "min": "minimum"}.get(op)
+            hint = (f"; {op}(x, axis) reduces x, and {pairwise}(a, b) compares two tensors entry by entry"
+                    if pairwise and hasattr(a, "shape") else "")
+            raise ValueError(f"{op}: axis {a!r} is not an integer{hint}")
         a = int(a)
         if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):  # a 0-d tensor takes axis 0 or -1, as in PyTorch
             raise AxisError(f"{op}: axis {a} is out of range for a tensor with {ndim} dimensions")

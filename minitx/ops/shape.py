@@ -60,7 +60,10 @@ class Transpose(Function):
         axes = tuple(reversed(range(x.ndim))) if self.axes is None else self.axes
         in_range = all(-x.ndim <= a < x.ndim for a in axes)  # before % : (0, 3) is not (0, 1)
         if not in_range or sorted(a % x.ndim for a in axes) != list(range(x.ndim)):
-            raise ValueError(f"transpose: axes {axes} are not a permutation of the {x.ndim} axes of shape {x.shape}")
+            swap = (f" (to swap two axes, as PyTorch's transpose({axes[0]}, {axes[1]}), write swapaxes({axes[0]}, "
+                    f"{axes[1]}))") if len(axes) == 2 else ""
+            raise ValueError(f"transpose: axes {axes} are not a permutation of the {x.ndim} axes of shape {x.shape}; "
+                             f"transpose takes one, as NumPy's{swap}")
         self.perm = tuple(a % x.ndim for a in axes)
         return x.transpose(self.perm)
 

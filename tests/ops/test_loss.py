@@ -349,3 +349,18 @@ def test_a_mean_over_no_elements_is_0_for_every_loss_and_loss_module():
                  nn.BCELoss(weight=np.ones(3))(empty, empty), nn.BCEWithLogitsLoss(weight=np.ones(3))(empty, empty),
                  nn.MSELoss()(empty, empty)):
         assert loss.item() == 0.0
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "nll_loss"])
+def test_targets_laid_out_as_pytorchs_name_the_permute_to_write(loss):
+    """PyTorch's (N, C, H, W) logits with (N, H, W) targets: minitx wants the classes last, and
+    says which permutation puts them there; that permutation gives PyTorch's loss."""
+    rng = np.random.default_rng(0)
+    logits, targets = rng.standard_normal((2, 3, 4, 5)), rng.integers(0, 3, (2, 4, 5))
+    with pytest.raises(ValueError, match=r"the classes are the last axis in minitx \(PyTorch: axis 1\): move them "
+                                         r"there, x.permute\(0, 2, 3, 1\)$"):
+        getattr(F, loss)(minitx.tensor(logits), minitx.tensor(targets))
+    torch = torch_in_example()
+    ours = getattr(F, loss)(minitx.tensor(logits).permute(0, 2, 3, 1), minitx.tensor(targets))
+    theirs = getattr(torch.nn.functional, loss)(torch.tensor(logits), torch.tensor(targets))
+    np.testing.assert_allclose(ours.item(), theirs.item(), rtol=1e-12)

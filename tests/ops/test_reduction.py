@@ -121,6 +121,16 @@ def test_bad_axes_are_named(axis, message):
         F.sum(minitx.ones(2, 3), axis)
 
 
+@pytest.mark.parametrize("op, pairwise", [("max", "maximum"), ("min", "minimum")])
+def test_max_of_two_tensors_points_to_maximum(op, pairwise):
+    """torch.max(a, b) compares entry by entry; minitx's max(a, b) reads b as an axis."""
+    a, b = minitx.tensor([1.0, 3.0]), minitx.tensor([2.0, 2.0])
+    with pytest.raises(ValueError, match=rf"^{op}: axis .* is not an integer; {op}\(x, axis\) reduces x, and "
+                                         rf"{pairwise}\(a, b\) compares two tensors entry by entry$"):
+        getattr(F, op)(a, b)
+    assert getattr(F, pairwise)(a, b).tolist() == getattr(np, pairwise)([1.0, 3.0], [2.0, 2.0]).tolist()
+
+
 @pytest.mark.parametrize("shape, axis, ddof", [((3, 1), 1, 1), ((2, 2), 1, 2), ((2, 3), None, 7), ((2, 0), 1, 0)])
 def test_var_without_degrees_of_freedom_is_numpys_inf_or_nan_with_a_warning(shape, axis, ddof):
     data = np.arange(float(np.prod(shape))).reshape(shape)

@@ -333,6 +333,14 @@ def test_transpose_rejects_what_is_not_a_permutation(axes):
         F.transpose(minitx.ones(2, 3), axes)
 
 
+def test_transpose_of_two_axes_points_to_swapaxes():
+    """PyTorch's x.transpose(1, 2) swaps two axes; minitx's takes a permutation, as NumPy's."""
+    with pytest.raises(ValueError, match=r"transpose: axes \(1, 2\) are not a permutation of the 3 axes of shape "
+                                         r"\(2, 3, 4\); transpose takes one, as NumPy's \(to swap two axes, as "
+                                         r"PyTorch's transpose\(1, 2\), write swapaxes\(1, 2\)\)"):
+        minitx.ones(2, 3, 4).transpose(1, 2)
+
+
 def test_unsqueeze_and_broadcast_to_errors():
     with pytest.raises(ValueError, match=r"unsqueeze: axis 3 is out of range for shape \(2, 3\)"):
         minitx.ones(2, 3).unsqueeze(3)
