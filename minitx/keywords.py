@@ -3,7 +3,8 @@
 
 minitx names an op's arguments as NumPy does (``axis``, ``keepdims``, ``ddof``); code written for
 PyTorch passes ``dim=``, ``keepdim=``, ``dims=``, ``correction=``. Every public op and Tensor
-method that takes an axis is wrapped by :func:`takes_torch_keywords`, which gives PyTorch's
+method that takes an axis (and scaled_dot_product_attention, for ``attn_mask=`` and
+``is_causal=``) is wrapped by :func:`takes_torch_keywords`, which gives PyTorch's
 keyword to the op under the op's own name wherever the two mean the same thing. Where PyTorch's op
 of that name answers differently when given ``dim=`` (its ``max`` and ``min`` give values and
 indices, its ``var`` and ``std`` divide by n - 1, its ``split`` cuts pieces of a size), ``dim=`` is
@@ -26,6 +27,8 @@ RENAMES = {
     "dim2": ("axis2",),
     "shifts": ("shift",),
     "correction": ("ddof",),
+    "attn_mask": ("mask",),
+    "is_causal": ("causal",),
 }
 
 # ops whose PyTorch namesake, given dim=, answers something other than minitx's op given axis=

@@ -12,6 +12,7 @@ from minitx.autograd.engine import unbroadcast
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module, is_floating, sum_last
+from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import floating
 from minitx.ops.dropout import _dropout_keep_mask, _philox_seed_offset
 from minitx.ops.reduction import logsumexp_parts
@@ -144,6 +145,9 @@ class ScaledDotProductAttention(Function):
     def __init__(self, causal=False, dropout_p=0.0, scale=None, seed=None, need_weights=False, enable_gqa=False):
         if not 0 <= dropout_p < 1:
             raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got {dropout_p}")
+        if not isinstance(causal, (bool, np.bool_)):
+            raise TypeError(f"scaled_dot_product_attention: causal must be True or False, got {causal!r} (the fifth "
+                            f"argument is causal; PyTorch's is dropout_p: give it as dropout_p=)")
         self.causal, self.dropout_p, self.scale, self.seed = causal, dropout_p, scale, seed
         self.need_weights, self.enable_gqa = need_weights, enable_gqa
         self.weights = None
@@ -338,6 +342,7 @@ def attention_on_packed_heads(packed, heads, head_dim, mask=None, causal=False, 
     return op(*packed, _mask_tensor(mask, packed[0], (b, heads[0], lq, lk)))
 
 
+@takes_torch_keywords
 def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0, scale=None,
                                  return_weights=False, seed=None, enable_gqa=False):
     """softmax(scale * q @ k^T, masked) @ v; see ScaledDotProductAttention.
@@ -346,7 +351,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0
     the scores (-inf masks; it gets a gradient when it requires one). enable_gqa: q has Hq
     heads (axis -3), k and v Hkv, Hq a multiple of Hkv; each run of Hq / Hkv query heads
     shares one key/value head. With return_weights=True returns (output, weights), the
-    weights P as a constant tensor (before dropout) for plotting.
+    weights P as a constant tensor (before dropout) for plotting. PyTorch's keywords attn_mask=
+    and is_causal= are taken for mask= and causal= (a causal mask's alignment: docs/ops.md).
     """
     q, k, v = floating(q), floating(k), floating(v)
     op = ScaledDotProductAttention(causal, dropout_p, scale, seed, need_weights=return_weights,

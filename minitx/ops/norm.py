@@ -16,6 +16,7 @@ forward ran, and the reference stays the CPU path and the tests' oracle.
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -136,6 +137,11 @@ class LayerNorm(Function):
 
 def layer_norm(x, weight=None, bias=None, eps=1e-5):
     """Layer normalization over the last axis; weight defaults to ones, bias to zeros."""
+    if isinstance(weight, (numbers.Integral, tuple, list)) and all(
+            isinstance(n, numbers.Integral) for n in np.ravel(weight)):
+        raise TypeError(f"layer_norm: the arguments are (x, weight, bias, eps), normalizing over the last axis; "
+                        f"{weight!r} reads as PyTorch's normalized_shape (its order is (x, normalized_shape, weight, "
+                        f"bias, eps)): leave it out")
     x = floating(x)
     xp = backend.get_array_module(x.data)
     dim = x.shape[-1:]

@@ -177,6 +177,10 @@ def test_layer_norm_defaults_and_shape_error():
     np.testing.assert_allclose(y.numpy().std(-1), 1, rtol=1e-4)
     with pytest.raises(ValueError, match="layer_norm.*weight"):
         F.layer_norm(x, leaf(np.ones(2)), leaf(np.zeros(3)))
+    for shape in ((3,), [3], 3):  # PyTorch's order, (x, normalized_shape, weight, bias): named, not misread
+        with pytest.raises(TypeError, match=r"layer_norm: the arguments are \(x, weight, bias, eps\), normalizing "
+                                            r"over the last axis; .* reads as PyTorch's normalized_shape"):
+            F.layer_norm(x, shape, leaf(np.ones(3)))
     for call in (lambda: F.layer_norm(leaf(1.0)), lambda: ops.LayerNorm()(leaf(1.0), leaf(1.0), leaf(0.0))):
         with pytest.raises(ValueError, match=r"layer_norm: a 0-d input has no last axis to normalize over; "
                                              r"expected at least 1 dimension, got shape \(\)"):
