@@ -107,8 +107,7 @@ def empty_like(t, dtype=None, device=None, requires_grad=False):
 
 def rand(*shape, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1)."""
-    return _drawn(lambda rng, s: rng.random(s), _flat(shape), _floating("rand", dtype), device,
-                  requires_grad)
+    return _drawn(lambda rng, s: rng.random(s), _flat(shape), _floating("rand", dtype), device, requires_grad)
 
 
 def randn(*shape, dtype=None, device=None, requires_grad=False):
@@ -167,24 +166,25 @@ def randint_like(t, low=0, high=None, dtype=None, device=None, requires_grad=Fal
 def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad=False):
     """Normal samples ``mean + std * randn``. ``mean`` and ``std`` are numbers (then ``size`` gives
     the shape) or tensors (the samples take their broadcast shape, device and dtype), as in
-    PyTorch's normal. The samples are constants: no gradient flows back to mean or std."""
-    given = [v for v in (mean, std) if isinstance(v, Tensor)]
-    device = backend.check_device(device if device is not None or not given else given[0].device)
+    PyTorch's normal. The samples are constants: no gradient flows back to mean or std (as in
+    PyTorch). Checking a tensor std reads one flag back from the device."""
+    tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
+    if tensors:
+        device = tensors[0].device if device is None else device
+        dtype = np.result_type(*(t.dtype for t in tensors)) if dtype is None else dtype
+    device = backend.check_device(device)
     mean, std = (backend.to_device(v.data, device) if isinstance(v, Tensor) else v for v in (mean, std))
     if backend.to_host(std < 0).any():
         raise ValueError(f"normal: std must be >= 0, got {std!r:.60}")
-    if size is None:
-        size = np.broadcast_shapes(np.shape(mean), np.shape(std))
-    if dtype is None and given:
-        dtype = np.result_type(*(t.dtype for t in given))
-    dtype = _floating("normal", dtype)
-    return _drawn(lambda rng, s: mean + std * rng.standard_normal(s), size, dtype, device,
+    size = np.broadcast_shapes(np.shape(mean), np.shape(std)) if size is None else size
+    return _drawn(lambda rng, s: mean + std * rng.standard_normal(s), size, _floating("normal", dtype), device,
                   requires_grad)
 
 
 def bernoulli(input, p=None):
     """0s and 1s in ``input``'s shape and dtype, each 1 with the probability ``input`` holds there
-    (or ``p``, a number, for all), as PyTorch's bernoulli."""
+    (or ``p``, a number, for all), as PyTorch's bernoulli. Checking the probabilities reads one
+    flag back from the device."""
     _floating("bernoulli", input.dtype)
     probs = input.data if p is None else p
     if not backend.to_host((probs >= 0) & (probs <= 1)).all():  # NaN fails both
