@@ -11,8 +11,9 @@ from minitx import backend, cuda
 from minitx.autograd import (Function, Tensor, enable_grad, inference_mode, is_grad_enabled, no_grad,
                              set_grad_enabled, tensor)
 from minitx.backend import set_default_device
-from minitx.creation import (arange, empty, eye, from_dlpack, full, full_like, linspace, ones, ones_like, rand, randn,
-                             zeros, zeros_like)
+from minitx.creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_dlpack, from_numpy, full,
+                             full_like, get_default_dtype, is_tensor, linspace, multinomial, normal, ones, ones_like,
+                             rand, rand_like, randint, randint_like, randn, randn_like, randperm, zeros, zeros_like)
 from minitx.random import manual_seed
 from minitx import functional  # noqa: F401  (import minitx.functional as F)
 from minitx.serialization import load, save
@@ -25,6 +26,12 @@ int8, int16, int32, int64 = "int8", "int16", "int32", "int64"
 uint8, uint16, uint32, uint64 = "uint8", "uint16", "uint32", "uint64"
 bool_ = "bool"
 bfloat16 = "bfloat16"  # ml_dtypes' type; see minitx.amp
+# PyTorch's other names for them (torch.long ...). float, int and bool hide Python's builtins in
+# this namespace only (minitx.float), as torch's do; left out of __all__ so that
+# `from minitx import *` does not hide them in yours, and nothing below this line may use them.
+long, int, short = int64, int32, int16
+float, double, half = float32, float64, float16
+bool = bool_
 
 __version__ = "0.1.0"
 
@@ -32,5 +39,7 @@ __all__ = [
     "Tensor", "tensor", "Function", "no_grad", "enable_grad", "is_grad_enabled", "manual_seed",
     "zeros", "ones", "full", "arange", "rand", "randn", "zeros_like", "ones_like", "from_dlpack",
     "set_default_device", "cuda", "backend", "functional", "save", "load", "autocast", "cat", "stack",
-    "inference_mode", "set_grad_enabled", "empty", "eye", "linspace", "full_like",
+    "inference_mode", "set_grad_enabled", "empty", "eye", "linspace", "full_like", "empty_like",
+    "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal", "multinomial", "bernoulli",
+    "from_numpy", "as_tensor", "is_tensor", "get_default_dtype",
 ]

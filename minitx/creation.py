@@ -1,18 +1,45 @@
-"""Factories for new tensors: zeros, ones, full, empty, eye, arange, linspace, randn, rand, their
-*_like forms, and from_dlpack (a tensor on another library's memory)."""
+"""Factories for new tensors.
+
+* filled: zeros, ones, full, empty, eye, arange, linspace, and their ``*_like`` forms, which take
+  a tensor's shape, dtype and device;
+* drawn at random from minitx's seeded generators (``minitx.random``, so ``manual_seed`` makes a
+  run repeat): rand, randn, randint, randperm, normal, bernoulli, multinomial, and rand_like,
+  randn_like, randint_like;
+* over memory that exists: from_numpy, as_tensor and from_dlpack, which copy nothing they need not.
+
+dtypes are PyTorch's: float32 (``get_default_dtype()``) unless the arguments say otherwise, so
+``full(shape, 7)`` is int64 and ``full(shape, True)`` bool, as ``tensor(7)`` and ``tensor(True)``
+are; ``arange`` of whole numbers is int64; randint, randperm and multinomial give int64 indices.
+"""
 from __future__ import annotations
+
+import numbers
+
+import numpy as np
 
 from minitx import backend, interop
 from minitx import random as mrandom
-from minitx.autograd.tensor import Tensor
+from minitx.autograd.tensor import Tensor, _infer_dtype, tensor
 
 
 def _make(fill, shape, dtype, device, requires_grad):
     device = backend.check_device(device)
     xp = backend.xp_for(device)
     dtype = backend.resolve_dtype(dtype)
-    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-    return Tensor(fill(xp, shape, dtype), requires_grad=requires_grad)
+    return Tensor(fill(xp, _as_shape(shape), dtype), requires_grad=requires_grad)
+
+
+def get_default_dtype() -> np.dtype:
+    """The dtype of new float tensors (PyTorch's ``get_default_dtype``): float32."""
+    return backend.DEFAULT_FLOAT
+
+
+def is_tensor(obj) -> bool:
+    """Whether ``obj`` is a minitx Tensor."""
+    return isinstance(obj, Tensor)
+
+
+# ---------------------------------------------------------------- filled
 
 
 def zeros(*shape, dtype=None, device=None, requires_grad=False):
@@ -24,6 +51,9 @@ def ones(*shape, dtype=None, device=None, requires_grad=False):
 
 
 def full(shape, value, dtype=None, device=None, requires_grad=False):
+    """``value`` everywhere; without ``dtype``, the value's as ``tensor(value)`` infers it (int64
+    for 7, bool for True, float32 for 7.5), as PyTorch's and NumPy's full."""
+    dtype = _infer_dtype(value) if dtype is None else dtype
     return _make(lambda xp, s, d: xp.full(s, value, dtype=d), shape, dtype, device, requires_grad)
 
 
@@ -39,45 +69,211 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
-    """``steps`` evenly spaced values from start to end, both included (PyTorch's linspace)."""
+    """``steps`` evenly spaced values from start to end, both included (PyTorch's linspace). Computed
+    in float64 and cast, so an integer dtype truncates toward 0 as PyTorch's does (NumPy 2 floors)."""
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"linspace: steps must be a whole number >= 0, got {steps!r}")
-    return _make(lambda xp, s, d: xp.linspace(start, end, steps, dtype=d), (), dtype, device, requires_grad)
+    return _make(lambda xp, s, d: xp.linspace(start, end, steps).astype(d), (), dtype, device, requires_grad)
 
 
-def full_like(t, value, dtype=None):
-    return full(t.shape, value, dtype=dtype or t.dtype, device=t.device)
+def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad=False):
+    """Evenly spaced values in [start, stop); int64 when all three are whole numbers (NumPy's
+    too: np.int64(5)), else float32."""
+    if stop is None:
+        start, stop = 0, start
+    dtype = _infer_dtype([start, stop, step]) if dtype is None else dtype
+    return _make(lambda xp, s, d: xp.arange(start, stop, step, dtype=d), (), dtype, device, requires_grad)
 
 
-def randn(*shape, dtype=None, device=None, requires_grad=False):
-    """Standard normal samples from minitx's seeded generator."""
-    device = backend.check_device(device)
-    rng = mrandom.generator(device)
-    return _make(lambda xp, s, d: rng.standard_normal(s).astype(d), _flat(shape), dtype, device, requires_grad)
+def zeros_like(t, dtype=None, device=None, requires_grad=False):
+    return zeros(t.shape, **_like(t, dtype, device), requires_grad=requires_grad)
+
+
+def ones_like(t, dtype=None, device=None, requires_grad=False):
+    return ones(t.shape, **_like(t, dtype, device), requires_grad=requires_grad)
+
+
+def full_like(t, value, dtype=None, device=None, requires_grad=False):
+    """``value`` in ``t``'s shape and dtype, as PyTorch's: ``full_like(int_tensor, 2.7)`` holds 2."""
+    return full(t.shape, value, **_like(t, dtype, device), requires_grad=requires_grad)
+
+
+def empty_like(t, dtype=None, device=None, requires_grad=False):
+    return empty(t.shape, **_like(t, dtype, device), requires_grad=requires_grad)
+
+
+# ---------------------------------------------------------------- drawn at random
 
 
 def rand(*shape, dtype=None, device=None, requires_grad=False):
-    """Uniform samples in [0, 1) from minitx's seeded generator."""
+    """Uniform samples in [0, 1)."""
+    return _drawn(lambda rng, s: rng.random(s), _flat(shape), _floating("rand", dtype), device, requires_grad)
+
+
+def randn(*shape, dtype=None, device=None, requires_grad=False):
+    """Standard normal samples (mean 0, standard deviation 1)."""
+    return _drawn(lambda rng, s: rng.standard_normal(s), _flat(shape), _floating("randn", dtype), device,
+                  requires_grad)
+
+
+def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=False):
+    """Whole numbers drawn uniformly from [low, high), int64 unless ``dtype`` says otherwise.
+    PyTorch's forms: ``randint(high, size)``, ``randint(low, high, size)``, ``size=`` by name."""
+    if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
+        low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=...)
+        low, high = 0, low
+    if size is None:
+        raise TypeError("randint: missing the size, e.g. randint(10, (3,)) or randint(0, 10, size=(3,))")
+    if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in (low, high)):
+        raise TypeError(f"randint: low and high must be whole numbers, got low={low!r}, high={high!r}")
+    if low >= high:
+        raise ValueError(f"randint: low must be less than high, got low={low}, high={high}")
+    dtype = "int64" if dtype is None else dtype
+    return _drawn(lambda rng, s: rng.integers(int(low), int(high), size=s, dtype=np.int64), size,
+                  dtype, device, requires_grad)
+
+
+def randperm(n, dtype=None, device=None, requires_grad=False):
+    """The numbers 0 .. n-1 in a random order (int64): where uniform draws would put them
+    sorted, so every order is equally likely."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"randperm: n must be a whole number >= 0, got {n!r}")
+    dtype = "int64" if dtype is None else dtype
+    return _drawn(lambda rng, s: rng.random(s).argsort(), int(n), dtype, device, requires_grad)
+
+
+def rand_like(t, dtype=None, device=None, requires_grad=False):
+    """rand in ``t``'s shape, dtype and device (unless others are given)."""
+    like = _like(t, dtype, device)
+    return _drawn(lambda rng, s: rng.random(s), t.shape, _floating("rand_like", like["dtype"]),
+                  like["device"], requires_grad)
+
+
+def randn_like(t, dtype=None, device=None, requires_grad=False):
+    """randn in ``t``'s shape, dtype and device (unless others are given)."""
+    like = _like(t, dtype, device)
+    return _drawn(lambda rng, s: rng.standard_normal(s), t.shape,
+                  _floating("randn_like", like["dtype"]), like["device"], requires_grad)
+
+
+def randint_like(t, low=0, high=None, dtype=None, device=None, requires_grad=False):
+    """randint in ``t``'s shape, dtype and device: ``randint_like(t, high)`` or
+    ``randint_like(t, low, high)``; a float tensor gets whole numbers as floats, as in PyTorch."""
+    return randint(low, high, t.shape, **_like(t, dtype, device), requires_grad=requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad=False):
+    """Normal samples ``mean + std * randn``. ``mean`` and ``std`` are numbers (then ``size`` gives
+    the shape) or tensors (the samples take their broadcast shape, device and dtype), as in
+    PyTorch's normal. The samples are constants: no gradient flows back to mean or std (as in
+    PyTorch). Checking a tensor std reads one flag back from the device."""
+    tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
+    if tensors:
+        device = tensors[0].device if device is None else device
+        dtype = np.result_type(*(t.dtype for t in tensors)) if dtype is None else dtype
     device = backend.check_device(device)
-    rng = mrandom.generator(device)
-    return _make(lambda xp, s, d: rng.random(s).astype(d), _flat(shape), dtype, device, requires_grad)
+    mean, std = (backend.to_device(v.data, device) if isinstance(v, Tensor) else v for v in (mean, std))
+    if backend.to_host(std < 0).any():
+        raise ValueError(f"normal: std must be >= 0, got {std!r:.60}")
+    size = np.broadcast_shapes(np.shape(mean), np.shape(std)) if size is None else size
+    return _drawn(lambda rng, s: mean + std * rng.standard_normal(s), size, _floating("normal", dtype), device,
+                  requires_grad)
 
 
-def arange(start, stop=None, step=1, dtype=None, device=None):
-    """Evenly spaced values in [start, stop); int64 for integer arguments, else float32."""
-    if stop is None:
-        start, stop = 0, start
-    if dtype is None:
-        dtype = "int64" if all(isinstance(v, int) for v in (start, stop, step)) else None
-    return _make(lambda xp, s, d: xp.arange(start, stop, step, dtype=d), (), dtype, device, False)
+def bernoulli(input, p=None):
+    """0s and 1s in ``input``'s shape and dtype, each 1 with the probability ``input`` holds there
+    (or ``p``, a number, for all), as PyTorch's bernoulli. Checking the probabilities reads one
+    flag back from the device."""
+    _floating("bernoulli", input.dtype)
+    probs = input.data if p is None else p
+    if not backend.to_host((probs >= 0) & (probs <= 1)).all():  # NaN fails both
+        raise ValueError(f"bernoulli: probabilities must be in [0, 1], got {probs!r:.60}")
+    return _drawn(lambda rng, s: rng.random(s) < probs, input.shape, input.dtype, input.device, False)
 
 
-def zeros_like(t, dtype=None):
-    return zeros(t.shape, dtype=dtype or t.dtype, device=t.device)
+def multinomial(input, num_samples, replacement=False):
+    """Category indices (int64) drawn with chances proportional to the weights of ``input``: a 1-d
+    tensor of weights gives ``num_samples`` indices, a 2-d one that many per row. The weights need
+    not sum to 1. Without replacement each category is drawn at most once (when the categories
+    of weight > 0 run out, those of weight 0 follow, as in PyTorch). Checking the weights reads
+    one flag back from the device."""
+    _floating("multinomial", input.dtype)
+    if input.ndim not in (1, 2):
+        raise ValueError(f"multinomial: input must be 1-d or 2-d (rows of weights), got shape {input.shape}")
+    n = input.shape[-1]
+    if isinstance(num_samples, bool) or not isinstance(num_samples, numbers.Integral) or num_samples <= 0:
+        raise ValueError(f"multinomial: num_samples must be a whole number > 0, got {num_samples!r}")
+    if not replacement and num_samples > n:
+        raise ValueError(f"multinomial: cannot draw {num_samples} samples from {n} categories without "
+                         "replacement; pass replacement=True")
+    xp = backend.get_array_module(input.data)
+    weights = (input.data[None] if input.ndim == 1 else input.data).astype(np.float64)  # rows
+    bad, empty_row = backend.host_ints(xp.any(~xp.isfinite(weights) | (weights < 0)),
+                                       xp.any(weights.sum(axis=1) <= 0))
+    if bad:
+        raise ValueError("multinomial: the weights must be finite and >= 0")
+    if empty_row:
+        raise ValueError("multinomial: every row of weights needs a sum > 0")
+    rng = mrandom.generator(input.device)
+    draw = _with_replacement if replacement else _without_replacement
+    picks = draw(rng, xp, weights, int(num_samples)).astype(np.int64)
+    return Tensor(picks.reshape(input.shape[:-1] + (int(num_samples),)))
 
 
-def ones_like(t, dtype=None):
-    return ones(t.shape, dtype=dtype or t.dtype, device=t.device)
+def _with_replacement(rng, xp, weights, k):
+    """k independent draws per row: u uniform in [0, 1), the category is the first whose share
+    of the row's cumulative sum passes u. searchsorted takes one sorted array, so row r is
+    shifted to [r, r + 1] and all rows are searched at once."""
+    rows, n = weights.shape
+    shares = xp.cumsum(weights, axis=1)
+    shares /= shares[:, -1:]  # each row ends at exactly 1
+    offsets = xp.arange(rows)[:, None]
+    found = xp.searchsorted((shares + offsets).ravel(), (rng.random((rows, k)) + offsets).ravel(), side="right")
+    # r + u can round up to r + 1 (u within r * 2**-53 of 1): keep it on the row's last category of weight > 0
+    last = n - 1 - xp.argmax(weights[:, ::-1] > 0, axis=1)
+    return xp.minimum(found.reshape(rows, k) - offsets * n, last[:, None])
+
+
+def _without_replacement(rng, xp, weights, k):
+    """k distinct categories per row, in the order drawn. Drawing one at a time, each with its
+    weight's share of what is left, is the same as a race: category i arrives at an exponential
+    time of rate w_i, -log(1 - u) / w_i, and the first k to arrive are the draws (Efraimidis and
+    Spirakis). Weight 0 never arrives: its time is inf."""
+    arrivals = -xp.log1p(-rng.random(weights.shape))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        times = xp.where(weights > 0, arrivals / weights, xp.inf)
+    return xp.argsort(times, axis=1)[:, :k]
+
+
+# ---------------------------------------------------------------- over existing memory
+
+
+def from_numpy(array) -> Tensor:
+    """A Tensor on the memory of the NumPy array ``array``, as PyTorch's from_numpy: writes
+    through either are seen by the other. dtypes a Tensor does not hold (complex, float128) are
+    refused rather than converted."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
+    if not backend.holds(array.dtype):
+        raise TypeError(f"from_numpy: cannot hold an array of dtype {array.dtype}; expected one of "
+                        f"{backend.dtype_names()}")
+    return Tensor(array)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """``data`` as a tensor, copying only when it must (PyTorch's as_tensor): a Tensor already of
+    ``dtype`` on ``device`` is returned itself, a NumPy or CuPy array (or any DLPack producer) of
+    a dtype minitx holds is wrapped without a copy, and the rest is converted as ``tensor`` does.
+    Without ``device`` a tensor or array stays where it is; Python data goes to the default device.
+
+    (``minitx.autograd.as_tensor(value, like=...)`` is another function: how ops take numbers.)"""
+    if isinstance(data, Tensor):
+        return data.to(device=device, dtype=dtype)
+    array = interop.as_array(data, "as_tensor")
+    if isinstance(array, backend.get_array_module(array).ndarray) and backend.holds(array.dtype):
+        return Tensor(array).to(device=device, dtype=dtype)
+    return tensor(array, dtype=dtype, device=device)
 
 
 def from_dlpack(x, requires_grad=False) -> Tensor:
@@ -86,6 +282,37 @@ def from_dlpack(x, requires_grad=False) -> Tensor:
     either side are seen by the other. Dtypes minitx does not compute in are converted (a
     copy): float16 to float32, int8/int16/uint16... to int64 (see minitx.interop)."""
     return Tensor(interop.array_from_dlpack(x), requires_grad=requires_grad)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _drawn(draw, shape, dtype, device, requires_grad):
+    """The samples ``draw(generator, shape)`` from the seeded generator of ``device``, as ``dtype``.
+    The generator is NumPy's or CuPy's, so ``draw`` keeps to what both have: random, integers,
+    standard_normal (CuPy's has no permutation or choice)."""
+    device = backend.check_device(device)
+    samples = draw(mrandom.generator(device), _as_shape(shape))
+    return Tensor(samples.astype(backend.resolve_dtype(dtype)), requires_grad=requires_grad)
+
+
+def _floating(op, dtype):
+    """``dtype`` (the default float for None), checked to be a float: samples of a continuous
+    distribution have no integer form (PyTorch refuses them too)."""
+    dtype = backend.resolve_dtype(dtype)
+    if not backend.is_floating(dtype):
+        raise TypeError(f"{op}: needs a floating dtype, got {dtype}")
+    return dtype
+
+
+def _like(t, dtype, device) -> dict:
+    """The dtype and device of a ``*_like`` result: ``t``'s, unless others are given."""
+    return {"dtype": t.dtype if dtype is None else dtype, "device": t.device if device is None else device}
+
+
+def _as_shape(shape) -> tuple:
+    """A shape given as a tuple, a list or one length."""
+    return tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
 
 
 def _flat(shape):

@@ -81,11 +81,11 @@ OP_SLIPS = [
     # creation
     Slip("eye: m dropped", "minitx/creation.py", "xp.eye(n, m, dtype=d)", "xp.eye(n, dtype=d)",
          ("tests/test_tensor.py",)),
-    Slip("linspace: the end left out", "minitx/creation.py", "xp.linspace(start, end, steps, dtype=d)",
-         "xp.linspace(start, end, steps, endpoint=False, dtype=d)", ("tests/test_tensor.py",)),
-    Slip("full_like: the tensor's dtype not carried", "minitx/creation.py",
-         "return full(t.shape, value, dtype=dtype or t.dtype, device=t.device)",
-         "return full(t.shape, value, dtype=dtype, device=t.device)", ("tests/test_tensor.py",)),
+    Slip("linspace: the end left out", "minitx/creation.py", "xp.linspace(start, end, steps).astype(d)",
+         "xp.linspace(start, end, steps, endpoint=False).astype(d)", ("tests/test_tensor.py",)),
+    Slip("*_like: the tensor's dtype not carried", "minitx/creation.py",
+         '"dtype": t.dtype if dtype is None else dtype', '"dtype": dtype',
+         ("tests/test_tensor.py", "tests/test_creation.py")),
     Slip("empty: a shape given as a tuple not flattened", "minitx/creation.py",
          "xp.empty(s, dtype=d), _flat(shape), dtype", "xp.empty(s, dtype=d), shape, dtype", ("tests/test_tensor.py",)),
     # losses

@@ -1,0 +1,159 @@
+"""Creation functions: the dtypes they choose (PyTorch's rules), the *_like forms, the
+constructors over existing memory (from_numpy, as_tensor) and PyTorch's dtype names."""
+import numpy as np
+import pytest
+
+import minitx
+from torch_reference import import_torch
+
+# (function, arguments, keywords): each called on minitx and on torch alike
+DTYPE_CASES = [
+    ("full", ((2,), 7), {}),
+    ("full", ((2,), True), {}),
+    ("full", ((2,), 7.5), {}),
+    ("full", ((2,), np.float64(1.5)), {}),  # a NumPy scalar counts as a Python number
+    ("full", ((2,), np.int32(3)), {}),
+    ("full", ((2,), 7), {"dtype": "float64"}),
+    ("full", ((2,), -1.5), {"dtype": "int64"}),
+    ("arange", (5,), {}),
+    ("arange", (2, 10, 3), {}),
+    ("arange", (0, 5, 0.5), {}),
+    ("arange", (0.0, 5), {}),
+    ("arange", (np.int64(4),), {}),
+    ("arange", (5,), {"dtype": "float64"}),
+    ("linspace", (0, 10, 5), {}),
+    ("linspace", (-10, 10, 7), {"dtype": "int64"}),  # truncated toward 0
+    ("linspace", (0, 1, 4), {"dtype": "float64"}),
+    ("eye", (3,), {}),
+    ("eye", (2, 3), {"dtype": "int64"}),
+    ("zeros", (2, 3), {}),
+    ("ones", (2,), {"dtype": "bool"}),
+    ("empty", (2,), {}),
+    ("zeros", (2,), {"dtype": "int32"}),
+]
+
+
+def _torch_kwargs(torch, kwargs):
+    return {k: getattr(torch, v) if k == "dtype" else v for k, v in kwargs.items()}
+
+
+@pytest.mark.parametrize("name, args, kwargs", DTYPE_CASES, ids=lambda v: repr(v)[:30])
+def test_creation_dtypes_and_values_match_pytorch(name, args, kwargs):
+    torch = import_torch()
+    ours = getattr(minitx, name)(*args, **kwargs)
+    theirs = getattr(torch, name)(*args, **_torch_kwargs(torch, kwargs))
+    assert ours.dtype == str(theirs.dtype).removeprefix("torch.")
+    if name != "empty":
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_full_infers_the_dtype_as_tensor_does():
+    for value in (7, True, 7.5, -(2 ** 40)):
+        assert minitx.full((3,), value).dtype == minitx.tensor(value).dtype
+        assert minitx.full((3,), value).tolist() == [value] * 3
+    assert minitx.full((3,), 7.5).dtype == minitx.get_default_dtype()
+
+
+LIKE = [
+    (minitx.zeros_like, (), "zeros_like"),
+    (minitx.ones_like, (), "ones_like"),
+    (minitx.empty_like, (), "empty_like"),
+    (minitx.full_like, (2.7,), "full_like"),
+    (minitx.randint_like, (10,), "randint_like"),
+]
+
+
+@pytest.mark.parametrize("make, args, name", LIKE, ids=[case[2] for case in LIKE])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_like_forms_keep_the_tensors_dtype_unless_given_one_as_pytorch(make, args, name, dtype):
+    torch = import_torch()
+    t = minitx.zeros((2, 3), dtype=dtype)
+    ours, theirs = make(t, *args), getattr(torch, name)(torch.zeros((2, 3), dtype=getattr(torch, dtype)), *args)
+    assert ours.shape == (2, 3) and ours.dtype == str(theirs.dtype).removeprefix("torch.") == dtype
+    if name in ("zeros_like", "ones_like", "full_like"):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    given = make(t, *args, dtype="float64", device="cpu", requires_grad=name != "randint_like")
+    assert given.dtype == np.float64 and given.device == "cpu"
+
+
+@pytest.mark.parametrize("make", [minitx.rand_like, minitx.randn_like])
+def test_rand_like_and_randn_like_keep_a_float_dtype_and_refuse_integers(make):
+    assert make(minitx.zeros(2, dtype="float64")).dtype == np.float64
+    assert make(minitx.zeros(2, dtype="int64"), dtype="float16").dtype == np.float16
+    with pytest.raises(TypeError, match=f"{make.__name__}: needs a floating dtype, got int64"):
+        make(minitx.zeros(2, dtype="int64"))
+
+
+# ---------------------------------------------------------------- over existing memory
+
+
+def test_from_numpy_shares_memory_both_ways_and_keeps_the_dtype():
+    a = np.arange(4, dtype=np.int16)
+    t = minitx.from_numpy(a)
+    assert t.dtype == np.int16 and t.data is a
+    a[0] = 9
+    t.data[1] = 7
+    assert t.tolist() == [9, 7, 2, 3] and a.tolist() == [9, 7, 2, 3]
+
+
+@pytest.mark.parametrize("data, message", [
+    (np.ones(2, np.complex64), "from_numpy: cannot hold an array of dtype complex64; expected one of float16"),
+    (np.ones(2, np.longdouble), "from_numpy: cannot hold an array of dtype float128"),
+    ([1, 2], "from_numpy: expected a numpy.ndarray, got list"),
+    (np.float32(1), "from_numpy: expected a numpy.ndarray, got float32"),
+])
+def test_from_numpy_refuses_what_it_cannot_share(data, message):
+    if np.dtype(np.longdouble).itemsize == 8 and "float128" in message:
+        pytest.skip("longdouble is float64 here")
+    with pytest.raises(TypeError, match=message):
+        minitx.from_numpy(data)
+
+
+def test_as_tensor_copies_only_when_it_must():
+    a = np.ones(3, np.float64)
+    assert minitx.as_tensor(a).data is a                    # same dtype and device: a view
+    assert minitx.as_tensor(a, device="cpu").data is a
+    t = minitx.tensor([1.0, 2.0])
+    assert minitx.as_tensor(t) is t and minitx.as_tensor(t, dtype=minitx.float) is t
+    converted = minitx.as_tensor(a, dtype="float32")        # another dtype: a copy
+    assert converted.dtype == np.float32 and converted.data is not a
+    assert minitx.as_tensor([1, 2]).dtype == np.int64 and minitx.as_tensor(2.5).dtype == np.float32
+    assert minitx.as_tensor(np.float64(2.5)).dtype == np.float64
+
+
+def test_as_tensor_keeps_a_gradient_through_a_conversion_and_matches_pytorch():
+    torch = import_torch()
+    x = minitx.tensor([1.0, 2.0], requires_grad=True)
+    minitx.as_tensor(x, dtype="float64").sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+    a = np.arange(3)
+    assert minitx.as_tensor(a).dtype == str(torch.as_tensor(a).dtype).removeprefix("torch.")
+    assert minitx.as_tensor(torch.arange(3.0)).tolist() == [0.0, 1.0, 2.0]
+
+
+def test_is_tensor_and_get_default_dtype():
+    assert minitx.is_tensor(minitx.zeros(1)) and not minitx.is_tensor(np.zeros(1)) and not minitx.is_tensor(1.0)
+    assert minitx.get_default_dtype() == minitx.float32 == minitx.zeros(1).dtype
+
+
+# ---------------------------------------------------------------- PyTorch's dtype names
+
+
+@pytest.mark.parametrize("alias, dtype", [("long", "int64"), ("int", "int32"), ("short", "int16"),
+                                          ("float", "float32"), ("double", "float64"), ("half", "float16"),
+                                          ("bool", "bool")])
+def test_pytorch_dtype_names(alias, dtype):
+    name = getattr(minitx, alias)
+    x = minitx.tensor([1, 0], dtype=name)
+    assert x.dtype == name and x.dtype == dtype and x.dtype == np.dtype(dtype)  # the comparisons that work
+    assert minitx.zeros(2).to(name).dtype == dtype and minitx.zeros(2).to(dtype=name).dtype == dtype
+    assert x.dtype != ("float64" if dtype != "float64" else "int64")
+
+
+def test_pytorch_dtype_names_leave_the_builtins_alone():
+    import builtins
+
+    namespace = {}
+    exec("from minitx import *", namespace)
+    assert not {"float", "int", "bool", "long"} & set(namespace)
+    assert builtins.float is not minitx.float and builtins.bool(minitx.bool)

@@ -1,0 +1,190 @@
+"""Random sampling: randint, randperm, normal, bernoulli, multinomial and the *_like forms.
+
+Their values are not PyTorch's (another generator), so they are checked by what they must be:
+shapes, dtypes (PyTorch's), bounds, distributions within a tolerance of several standard
+errors (the seed is fixed, so a pass is a pass every run), repeats under manual_seed, resumes
+through get_state/set_state, and errors that name the function.
+"""
+import itertools
+
+import numpy as np
+import pytest
+
+import minitx
+from minitx import random as mrandom
+from torch_reference import import_torch
+
+SAMPLERS = {
+    "rand": lambda: minitx.rand(2, 3),
+    "randn": lambda: minitx.randn(2, 3),
+    "randint": lambda: minitx.randint(0, 1000, (2, 3)),
+    "randperm": lambda: minitx.randperm(50),
+    "normal": lambda: minitx.normal(1.0, 2.0, (2, 3)),
+    "bernoulli": lambda: minitx.bernoulli(minitx.full((50,), 0.5)),
+    "multinomial": lambda: minitx.multinomial(minitx.ones(2, 50), 10),
+    "multinomial(replacement)": lambda: minitx.multinomial(minitx.ones(50), 10, replacement=True),
+    "rand_like": lambda: minitx.rand_like(minitx.zeros(2, 3)),
+    "randn_like": lambda: minitx.randn_like(minitx.zeros(2, 3)),
+    "randint_like": lambda: minitx.randint_like(minitx.zeros(2, 3), 1000),
+}
+
+
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_samples_repeat_under_manual_seed_and_resume_from_get_state(name):
+    sample = SAMPLERS[name]
+    minitx.manual_seed(7)
+    first, second = sample().numpy(), sample().numpy()
+    assert not np.array_equal(first, second)
+    minitx.manual_seed(7)
+    np.testing.assert_array_equal(sample().numpy(), first)
+    state = mrandom.get_state()
+    np.testing.assert_array_equal(sample().numpy(), second)
+    mrandom.set_state(state)  # a resumed run draws what the first run drew next
+    np.testing.assert_array_equal(sample().numpy(), second)
+
+
+# (minitx call, torch call): the same arguments, the shape and dtype PyTorch gives
+SHAPES_AND_DTYPES = [
+    ("randint(10, (3,))", lambda m: m.randint(10, (3,))),
+    ("randint(3, 10, (2, 2))", lambda m: m.randint(3, 10, (2, 2))),
+    ("randint(0, 10, size=(4,))", lambda m: m.randint(0, 10, size=(4,))),
+    ("randint(10, size=(4,))", lambda m: m.randint(10, size=(4,))),
+    ("randint float32", lambda m: m.randint(0, 10, (3,), dtype=m.float32)),
+    ("randperm(5)", lambda m: m.randperm(5)),
+    ("randperm(0)", lambda m: m.randperm(0)),
+    ("normal(numbers, size)", lambda m: m.normal(2.0, 3.0, (2, 3))),
+    ("normal(tensor, number)", lambda m: m.normal(m.zeros(3, dtype=m.float64), 1.0)),
+    ("normal(tensor, tensor)", lambda m: m.normal(m.zeros(3), m.ones(2, 1))),
+    ("bernoulli(probabilities)", lambda m: m.bernoulli(m.full((3,), 0.5))),
+    ("bernoulli(input, p)", lambda m: m.bernoulli(m.zeros(2, 2, dtype=m.float64), 0.3)),
+    ("multinomial 1-d", lambda m: m.multinomial(m.ones(4), 2)),
+    ("multinomial 2-d", lambda m: m.multinomial(m.ones(3, 4), 5, True)),
+    ("rand_like float64", lambda m: m.rand_like(m.zeros(2, dtype=m.float64))),
+    ("randn_like", lambda m: m.randn_like(m.zeros(2, 1))),
+    ("randint_like float", lambda m: m.randint_like(m.zeros(3), 10)),
+    ("randint_like int32", lambda m: m.randint_like(m.zeros(3, dtype=m.int32), 3, 10)),
+]
+
+
+@pytest.mark.parametrize("call", [c[1] for c in SHAPES_AND_DTYPES], ids=[c[0] for c in SHAPES_AND_DTYPES])
+def test_shapes_and_dtypes_match_pytorch(call):
+    torch = import_torch()
+    ours, theirs = call(minitx), call(torch)
+    assert ours.shape == tuple(theirs.shape)
+    assert ours.dtype == str(theirs.dtype).removeprefix("torch.")
+
+
+def test_randint_stays_in_bounds_and_is_uniform():
+    minitx.manual_seed(1)
+    draws = minitx.randint(-3, 7, (100_000,)).numpy()
+    assert draws.min() == -3 and draws.max() == 6
+    counts = np.bincount(draws + 3, minlength=10)
+    assert np.abs(counts - 10_000).max() < 5 * np.sqrt(10_000 * 0.9)  # 5 standard errors
+
+
+def test_randperm_is_a_permutation_and_every_order_is_equally_likely():
+    minitx.manual_seed(2)
+    assert sorted(minitx.randperm(100).tolist()) == list(range(100))
+    orders = [tuple(minitx.randperm(3).tolist()) for _ in range(6000)]
+    counts = np.array([orders.count(order) for order in itertools.permutations(range(3))])
+    assert np.abs(counts - 1000).max() < 5 * np.sqrt(1000 * 5 / 6)
+
+
+def test_normal_has_the_mean_and_std_asked_for_numbers_and_tensors():
+    minitx.manual_seed(3)
+    x = minitx.normal(2.0, 3.0, (200_000,), dtype="float64").numpy()
+    assert abs(x.mean() - 2) < 5 * 3 / np.sqrt(x.size) and abs(x.std() - 3) < 0.05
+    mean, std = minitx.tensor([[-10.0], [10.0]]), minitx.tensor([0.0, 1.0, 5.0])
+    y = minitx.normal(mean, std, dtype="float64")
+    assert y.shape == (2, 3) and y.numpy()[:, 0].tolist() == [-10.0, 10.0]  # std 0: the mean itself
+    many = minitx.normal(minitx.full((100_000,), 4.0), 0.5).numpy()
+    assert many.dtype == np.float32 and abs(many.mean() - 4) < 0.01 and abs(many.std() - 0.5) < 0.01
+
+
+def test_bernoulli_ones_come_with_the_probability_of_each_entry():
+    minitx.manual_seed(4)
+    p = minitx.tensor([0.0, 0.1, 0.5, 0.9, 1.0], dtype="float64")
+    draws = np.stack([minitx.bernoulli(p).numpy() for _ in range(20_000)])
+    assert draws.dtype == np.float64 and set(np.unique(draws)) <= {0.0, 1.0}
+    assert draws[:, 0].sum() == 0 and draws[:, 4].all()
+    np.testing.assert_allclose(draws.mean(axis=0), p.numpy(), atol=5 * np.sqrt(0.25 / 20_000))
+    assert abs(minitx.bernoulli(minitx.zeros(100_000), 0.3).numpy().mean() - 0.3) < 0.01
+
+
+def test_multinomial_with_replacement_draws_each_category_with_its_share_of_the_weight():
+    minitx.manual_seed(5)
+    weights = minitx.tensor([[1.0, 0.0, 3.0, 4.0], [0.0, 5.0, 0.0, 5.0]])  # rows need not sum to 1
+    draws = minitx.multinomial(weights, 40_000, replacement=True).numpy()
+    assert draws.shape == (2, 40_000) and draws.dtype == np.int64
+    for row, w in zip(draws, weights.numpy()):
+        share = np.bincount(row, minlength=4) / row.size
+        np.testing.assert_allclose(share, w / w.sum(), atol=5 * np.sqrt(0.25 / row.size))
+        assert share[w == 0].sum() == 0
+
+
+def test_multinomial_searches_each_row_in_its_own_weights():
+    """All rows are searched at once, each shifted by its index: many rows, each with one category
+    of weight, must each draw that category only."""
+    n, rows = 7, 5000
+    weights = np.zeros((rows, n), np.float32)
+    weights[np.arange(rows), np.arange(rows) % n] = 1.0
+    draws = minitx.multinomial(minitx.tensor(weights), 3, replacement=True).numpy()
+    assert (draws == (np.arange(rows) % n)[:, None]).all()
+
+
+def test_multinomial_without_replacement_draws_distinct_categories_in_the_order_drawn():
+    """Weights 1, 2, 3: the pair (i, j) comes first with chance w_i / 6 * w_j / (6 - w_i)."""
+    minitx.manual_seed(6)
+    draws = minitx.multinomial(minitx.tensor([1.0, 2.0, 3.0]).reshape(1, 3).expand(30_000, 3), 2).numpy()
+    assert (draws[:, 0] != draws[:, 1]).all()
+    w = np.array([1.0, 2.0, 3.0])
+    for i, j in itertools.permutations(range(3), 2):
+        expected = w[i] / 6 * w[j] / (6 - w[i])
+        observed = np.mean((draws[:, 0] == i) & (draws[:, 1] == j))
+        assert abs(observed - expected) < 5 * np.sqrt(expected * (1 - expected) / len(draws)), (i, j)
+    everything = minitx.multinomial(minitx.tensor([5.0, 1.0, 0.5, 2.0]), 4).numpy()
+    assert sorted(everything.tolist()) == [0, 1, 2, 3]
+    # weight 0 is drawn only once the categories of weight > 0 have run out, as in PyTorch
+    assert minitx.multinomial(minitx.tensor([0.0, 1.0, 0.0]), 2).tolist()[0] == 1
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: minitx.rand(2, dtype="int64"), TypeError, "rand: needs a floating dtype, got int64"),
+    (lambda: minitx.randn(2, dtype="bool"), TypeError, "randn: needs a floating dtype, got bool"),
+    (lambda: minitx.randint(5, 5, (2,)), ValueError, "randint: low must be less than high, got low=5, high=5"),
+    (lambda: minitx.randint(10), TypeError, "randint: missing the size"),
+    (lambda: minitx.randint(0.5, 3, (2,)), TypeError, "randint: low and high must be whole numbers"),
+    (lambda: minitx.randperm(-1), ValueError, "randperm: n must be a whole number >= 0, got -1"),
+    (lambda: minitx.normal(0.0, -1.0, (2,)), ValueError, "normal: std must be >= 0, got -1.0"),
+    (lambda: minitx.normal(minitx.zeros(2), -minitx.ones(2)), ValueError, "normal: std must be >= 0"),
+    (lambda: minitx.normal(minitx.zeros(2, dtype="int64"), 1.0), TypeError, "normal: needs a floating dtype"),
+    (lambda: minitx.bernoulli(minitx.tensor([1.5])), ValueError, r"bernoulli: probabilities must be in \[0, 1\]"),
+    (lambda: minitx.bernoulli(minitx.zeros(2), -0.1), ValueError, r"bernoulli: probabilities must be in \[0, 1\]"),
+    (lambda: minitx.bernoulli(minitx.tensor([1, 0])), TypeError, "bernoulli: needs a floating dtype, got int64"),
+    (lambda: minitx.multinomial(minitx.tensor([0.0, 0.0]), 1), ValueError, "multinomial: every row of weights"),
+    (lambda: minitx.multinomial(minitx.tensor([[1.0, 1.0], [0.0, 0.0]]), 1, True), ValueError,
+     "multinomial: every row of weights needs a sum > 0"),
+    (lambda: minitx.multinomial(minitx.tensor([-1.0, 2.0]), 1), ValueError, "multinomial: the weights must be"),
+    (lambda: minitx.multinomial(minitx.tensor([np.nan, 1.0]), 1), ValueError, "multinomial: the weights must be"),
+    (lambda: minitx.multinomial(minitx.tensor([np.inf, 1.0]), 1), ValueError, "multinomial: the weights must be"),
+    (lambda: minitx.multinomial(minitx.ones(2), 3), ValueError,
+     "multinomial: cannot draw 3 samples from 2 categories without replacement"),
+    (lambda: minitx.multinomial(minitx.ones(2), 0, True), ValueError, "multinomial: num_samples must be"),
+    (lambda: minitx.multinomial(minitx.ones(1, 1, 2), 1), ValueError, "multinomial: input must be 1-d or 2-d"),
+    (lambda: minitx.multinomial(minitx.tensor([1, 2]), 1), TypeError, "multinomial: needs a floating dtype"),
+])
+def test_errors_name_the_function(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_pytorch_refuses_the_same_calls():
+    """The errors above answer what PyTorch refuses (its messages and types differ)."""
+    torch = import_torch()
+    refused = [lambda: torch.randint(5, 5, (2,)), lambda: torch.normal(0.0, -1.0, (2,)),
+               lambda: torch.bernoulli(torch.tensor([1.5])), lambda: torch.multinomial(torch.tensor([0.0, 0.0]), 1),
+               lambda: torch.multinomial(torch.tensor([-1.0, 2.0]), 1), lambda: torch.multinomial(torch.ones(2), 3),
+               lambda: torch.multinomial(torch.ones(1, 1, 2), 1), lambda: torch.rand(2, dtype=torch.int64)]
+    for call in refused:
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            call()
