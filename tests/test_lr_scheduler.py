@@ -42,9 +42,11 @@ def hyper(opt):
 # torch.optim.lr_scheduler or minitx.optim.lr_scheduler, so one lambda builds both.
 CASES = [
     ("LambdaLR", lambda M, o: M.LambdaLR(o, lambda e: 0.95 ** e), 60, "sgd"),
-    ("LambdaLR-per-group", lambda M, o: M.LambdaLR(o, [lambda e: 1 / (e + 1), lambda e: min(1.0, (e + 1) / 10)]), 40, "adam"),
+    ("LambdaLR-per-group", lambda M, o: M.LambdaLR(o, [lambda e: 1 / (e + 1), lambda e: min(1.0, (e + 1) / 10)]),
+     40, "adam"),
     ("MultiplicativeLR", lambda M, o: M.MultiplicativeLR(o, lambda e: 0.97), 60, "sgd"),
-    ("MultiplicativeLR-per-group", lambda M, o: M.MultiplicativeLR(o, [lambda e: 0.9, lambda e: 1.0 + 0.01 * (e % 3)]), 50, "adamw"),
+    ("MultiplicativeLR-per-group", lambda M, o: M.MultiplicativeLR(o, [lambda e: 0.9, lambda e: 1.0 + 0.01 * (e % 3)]),
+     50, "adamw"),
     ("StepLR", lambda M, o: M.StepLR(o, step_size=7, gamma=0.5), 60, "sgd"),
     ("StepLR-1", lambda M, o: M.StepLR(o, step_size=1, gamma=0.9), 40, "adam"),
     ("StepLR-grow", lambda M, o: M.StepLR(o, step_size=10, gamma=1.5), 45, "sgd"),
@@ -67,14 +69,17 @@ CASES = [
                                                           anneal_strategy="linear", three_phase=True), 77, "adamw"),
     ("OneCycleLR-3phase-cos", lambda M, o: M.OneCycleLR(o, max_lr=0.2, total_steps=40, three_phase=True,
                                                        div_factor=10.0, final_div_factor=100.0), 40, "sgd"),
-    ("OneCycleLR-no-momentum", lambda M, o: M.OneCycleLR(o, max_lr=0.1, total_steps=30, cycle_momentum=False), 30, "adam"),
+    ("OneCycleLR-no-momentum", lambda M, o: M.OneCycleLR(o, max_lr=0.1, total_steps=30, cycle_momentum=False),
+     30, "adam"),
     ("CosineAnnealingWarmRestarts", lambda M, o: M.CosineAnnealingWarmRestarts(o, T_0=10), 60, "sgd"),
-    ("CosineAnnealingWarmRestarts-mult", lambda M, o: M.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2, eta_min=0.001), 100, "adam"),
+    ("CosineAnnealingWarmRestarts-mult", lambda M, o: M.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2, eta_min=0.001),
+     100, "adam"),
     ("SequentialLR", lambda M, o: M.SequentialLR(o, [M.LinearLR(o, start_factor=0.1, total_iters=5),
                                                      M.CosineAnnealingLR(o, T_max=30)], milestones=[5]), 60, "sgd"),
     ("SequentialLR-3", lambda M, o: M.SequentialLR(o, [M.ConstantLR(o, factor=0.5, total_iters=3),
                                                        M.ExponentialLR(o, gamma=0.9),
-                                                       M.StepLR(o, step_size=4, gamma=0.5)], milestones=[6, 20]), 50, "adam"),
+                                                       M.StepLR(o, step_size=4, gamma=0.5)], milestones=[6, 20]),
+     50, "adam"),
     ("SequentialLR-lambda-onecycle", lambda M, o: M.SequentialLR(o, [M.LambdaLR(o, lambda e: 0.5 ** e),
                                                                      M.OneCycleLR(o, max_lr=0.3, total_steps=40)],
                                                                  milestones=[8]), 48, "sgd"),
@@ -301,7 +306,8 @@ ERRORS = [
     ("OneCycleLR total_steps missing", lambda M, o: M.OneCycleLR(o, max_lr=0.1), ValueError, ValueError),
     ("OneCycleLR epochs only", lambda M, o: M.OneCycleLR(o, max_lr=0.1, epochs=3), ValueError, ValueError),
     ("OneCycleLR total_steps 0", lambda M, o: M.OneCycleLR(o, max_lr=0.1, total_steps=0), ValueError, ValueError),
-    ("OneCycleLR pct_start 1.5", lambda M, o: M.OneCycleLR(o, 0.1, total_steps=10, pct_start=1.5), ValueError, ValueError),
+    ("OneCycleLR pct_start 1.5", lambda M, o: M.OneCycleLR(o, 0.1, total_steps=10, pct_start=1.5),
+     ValueError, ValueError),
     ("OneCycleLR anneal_strategy", lambda M, o: M.OneCycleLR(o, 0.1, total_steps=10, anneal_strategy="exp"),
      ValueError, ValueError),
     ("OneCycleLR phase of one step", lambda M, o: M.OneCycleLR(o, 0.1, total_steps=10, pct_start=0.1),
@@ -316,7 +322,8 @@ ERRORS = [
     ("SequentialLR milestones not increasing", lambda M, o: M.SequentialLR(
         o, [M.StepLR(o, 2), M.StepLR(o, 3), M.StepLR(o, 4)], [6, 4]), ValueError, None),
     ("StepLR last_epoch -2", lambda M, o: M.StepLR(o, 2, last_epoch=-2), ValueError, None),
-    ("ExponentialLR last_epoch without initial_lr", lambda M, o: M.ExponentialLR(o, 0.9, last_epoch=3), KeyError, KeyError),
+    ("ExponentialLR last_epoch without initial_lr", lambda M, o: M.ExponentialLR(o, 0.9, last_epoch=3),
+     KeyError, KeyError),
 ]
 
 
@@ -326,7 +333,8 @@ def test_bad_arguments_raise_naming_the_scheduler(what, build, error, theirs_err
         build(lr_scheduler, opt2())
 
 
-@pytest.mark.parametrize("what, build, error, theirs_error", [e for e in ERRORS if e[3]], ids=[e[0] for e in ERRORS if e[3]])
+@pytest.mark.parametrize("what, build, error, theirs_error", [e for e in ERRORS if e[3]],
+                         ids=[e[0] for e in ERRORS if e[3]])
 def test_pytorch_raises_there_too(torch, what, build, error, theirs_error):
     theirs_opt = optimizers(torch)[1]
     with pytest.raises(theirs_error):

@@ -74,6 +74,7 @@ class LRScheduler:
         self._write(self.get_lr())
 
     def _restart(self) -> None:
+        """SequentialLR's hand-over at a milestone: this scheduler's step 0, from base_lrs."""
         self.last_epoch = 0
         self._write(self._closed_form_lr())
 
@@ -83,6 +84,7 @@ class LRScheduler:
         self._last_lr = self._current()
 
     def _current(self) -> list:
+        """The groups' lrs as they are: what a recursive step that changes nothing returns."""
         return [group["lr"] for group in self.optimizer.param_groups]
 
     def get_last_lr(self) -> list:
@@ -257,7 +259,8 @@ class LinearLR(LRScheduler):
 
     Recursively: lr = lr * start_factor at step 0; at each step t up to total_iters
 
-        lr = lr * (1 + (end_factor - start_factor) / (total_iters * start_factor + (t - 1) * (end_factor - start_factor)))
+        d = end_factor - start_factor
+        lr = lr * (1 + d / (total_iters * start_factor + (t - 1) * d))
 
     (the ratio of the factors of step t and t - 1); then lr stays."""
 
@@ -269,12 +272,13 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        t, start, end = self.last_epoch, self.start_factor, self.end_factor
+        t, start_factor = self.last_epoch, self.start_factor
         if t == 0:
-            return [group["lr"] * start for group in self.optimizer.param_groups]
+            return [group["lr"] * start_factor for group in self.optimizer.param_groups]
         if self._is_initial or t > self.total_iters:
             return self._current()
-        return [group["lr"] * (1.0 + (end - start) / (self.total_iters * start + (t - 1) * (end - start)))
+        d = self.end_factor - start_factor
+        return [group["lr"] * (1.0 + d / (self.total_iters * start_factor + (t - 1) * d))
                 for group in self.optimizer.param_groups]
 
     def _closed_form_lr(self):
@@ -396,11 +400,12 @@ class OneCycleLR(LRScheduler):
         for lr in max_lrs:
             check_number(name, "max_lr", lr, low=0)
         self.anneal_strategy = anneal_strategy
-        up = float(pct_start * self.total_steps) - 1
+        peak = float(pct_start * self.total_steps) - 1
         # (end step, start lr, end lr, start momentum, end momentum): names of group entries
-        self.phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum")]
+        self.phases = [(peak, "initial_lr", "max_lr", "max_momentum", "base_momentum")]
         if three_phase:
-            self.phases += [(float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+            back = float(2 * pct_start * self.total_steps) - 2
+            self.phases += [(back, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
                             (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
         else:
             self.phases += [(self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
