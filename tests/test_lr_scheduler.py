@@ -402,3 +402,20 @@ def test_clip_grad_value_takes_one_tensor_and_refuses_bad_values():
         with pytest.raises(ValueError, match="clip_grad_value_: invalid clip_value"):
             clip_grad_value_([p], bad)
     clip_grad_value_([], 1.0)  # nothing to clip
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_clip_grad_value_on_the_gpu_as_on_the_cpu(dtype):
+    rng = np.random.default_rng(3)
+    grads = [rng.normal(scale=2.0, size=shape).astype(dtype) for shape in [(64, 33), (7,)]]
+    grads[0][0, 0] = np.nan
+    clipped = []
+    for device in ("cpu", "cuda"):
+        params = [minitx.tensor(np.zeros_like(g), device=device, requires_grad=True) for g in grads]
+        for p, g in zip(params, grads):
+            p.grad = minitx.tensor(g, device=device)
+        clip_grad_value_(params, 0.7)
+        clipped.append([p.grad.numpy() for p in params])
+    for cpu, gpu in zip(*clipped):
+        np.testing.assert_array_equal(cpu, gpu)
