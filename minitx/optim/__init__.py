@@ -8,20 +8,24 @@
     optim.clip_grad_norm_(model.parameters(), max_norm=1.0)
     opt.step(); opt.zero_grad(); sched.step()
 
+PyTorch's schedulers, each group's own lr scaled, live in minitx.optim.lr_scheduler (StepLR,
+OneCycleLR, ...); the schedules above set one rate for every group (see minitx.optim.schedules).
+
 float16 training scales its loss (GradScaler: scaler.scale(loss).backward(), scaler.step(opt),
 scaler.update()); see minitx.optim.grad_scaler.
 """
 from minitx.optim.adam import Adam, AdamW
-from minitx.optim.clip import clip_grad_norm_
+from minitx.optim.clip import clip_grad_norm_, clip_grad_value_
 from minitx.optim.grad_scaler import GradScaler
 from minitx.optim.optimizer import Optimizer
 from minitx.optim.schedules import (LRSchedule, NoamSchedule, ReduceLROnPlateau, WarmupCosine,
                                     WarmupInverseSqrt, noam_lr, warmup_cosine_lr,
                                     warmup_inverse_sqrt_lr)
 from minitx.optim.sgd import SGD
+from minitx.optim import lr_scheduler
 
 __all__ = [
-    "Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm_", "GradScaler",
+    "Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm_", "clip_grad_value_", "GradScaler",
     "LRSchedule", "NoamSchedule", "WarmupInverseSqrt", "WarmupCosine", "ReduceLROnPlateau",
-    "noam_lr", "warmup_inverse_sqrt_lr", "warmup_cosine_lr",
+    "noam_lr", "warmup_inverse_sqrt_lr", "warmup_cosine_lr", "lr_scheduler",
 ]

@@ -1,4 +1,4 @@
-"""Gradient clipping by the global norm."""
+"""Gradient clipping: by the global norm (clip_grad_norm_) or value by value (clip_grad_value_)."""
 from __future__ import annotations
 
 import math
@@ -80,6 +80,27 @@ def clip_grad_norm_(params, max_norm, norm_type=2.0, error_if_nonfinite=False) -
         for g in grads:
             g *= clip_coef
     return total_norm
+
+
+def clip_grad_value_(params, clip_value) -> None:
+    """Clamp every gradient, in place, into [-clip_value, clip_value], as PyTorch's does.
+
+        g = min(max(g, -clip_value), clip_value)        for every entry of every gradient
+
+    NaN stays NaN. Parameters whose grad is None are ignored. One clamp per gradient, on its
+    device: nothing is read back to the host. A clip_value past a 16-bit gradient's range
+    clips nothing there (PyTorch refuses it).
+    """
+    if isinstance(params, Tensor):
+        params = [params]
+    if not isinstance(clip_value, numbers.Real) or isinstance(clip_value, bool) \
+            or math.isnan(clip_value) or clip_value < 0:
+        raise ValueError(f"clip_grad_value_: invalid clip_value {clip_value!r}; expected a number >= 0")
+    grads = [p.grad.data for p in params if p.grad is not None]
+    mark_modified(*grads)  # clamped in place: a graph that saved one must not use it unawares
+    with np.errstate(over="ignore"):  # the bound cast to float16 past 65504: inf, clipping nothing
+        for g in grads:
+            backend.get_array_module(g).clip(g, -clip_value, clip_value, out=g)
 
 
 def clip_grads_on_device(grads, max_norm):

@@ -17,6 +17,8 @@ defined (0 during a warm-up) and never divides by zero.
 
 A schedule writes the same rate into every parameter group, multiplied by the group's
 optional ``'lr_scale'`` (default 1.0); use that to keep, say, a smaller rate for embeddings.
+``minitx.optim.lr_scheduler`` has PyTorch's schedulers instead, which scale each group's own
+initial lr and count from step 0: use them for code ported from PyTorch, these for peak-rate curves.
 
 ``ReduceLROnPlateau`` is different: it is driven by a metric, ``sched.step(val_loss)``, once
 per evaluation.
