@@ -73,6 +73,14 @@ DIFFERENTIABLE = {
     "index_select(1, [2, 0, 2])": lambda t, m: t.index_select(1, m.tensor([2, 0, 2])),
     "chunk(3, 2) stacked": lambda t, m: m.stack([c.sum(-1) for c in t.chunk(3, 2)]),
     "unbind(1) stacked": lambda t, m: m.stack([u * (k + 1) for k, u in enumerate(t.unbind(1))]),
+    "t": lambda t, m: t[0].t(),
+    "t of a vector": lambda t, m: t[0, 0].t(),
+    "add": lambda t, m: t.add(t[0]), "add(alpha=-2)": lambda t, m: t.add(t[1], alpha=-2),
+    "sub(alpha=0.5)": lambda t, m: t.sub(t * t, alpha=0.5), "mul": lambda t, m: t.mul(t[:, :1]),
+    "div": lambda t, m: t.div(t.abs() + 1), "clamp_min": lambda t, m: t.clamp_min(0.1),
+    "clamp_max": lambda t, m: t.clamp_max(-0.2), "log10 of |t|": lambda t, m: (t.abs() + 0.5).log10(),
+    "mm": lambda t, m: t[0].mm(m.tensor(OTHER)), "bmm": lambda t, m: t.bmm(t.swapaxes(1, 2)),
+    "dot": lambda t, m: t[0, 0].dot(t[1, 2]),
 }
 
 # name -> a call giving no gradient (casts to integers and booleans, comparisons, counts)
@@ -90,6 +98,27 @@ NOT_DIFFERENTIABLE = {
 def test_method_without_gradient_gives_pytorchs_values_and_dtype(name):
     call = NOT_DIFFERENTIABLE[name]
     same(call(minitx.tensor(A), minitx), call(torch.tensor(A), torch))
+
+
+def test_nonzero_masked_fill_and_the_products_refusals_as_pytorchs():
+    x, tx = minitx.tensor(A), torch.tensor(A)
+    same(x.nonzero(), tx.nonzero())
+    for ours, theirs in zip((x > 0).nonzero(as_tuple=True), (tx > 0).nonzero(as_tuple=True), strict=True):
+        same(ours, theirs)
+    mask = A > 0.5
+    y, ty = x.clone(), tx.clone()
+    assert y.masked_fill_(minitx.tensor(mask), -1.0) is y
+    ty.masked_fill_(torch.tensor(mask), -1.0)
+    same(y, ty)
+    leaf = minitx.tensor(A, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"masked_fill_"):
+        leaf.masked_fill_(minitx.tensor(mask), 0.0)  # a leaf that requires grad, as PyTorch refuses
+    for call, message in ((lambda: x.t(), r"t: expects a tensor with at most 2 axes, got shape \(2, 3, 4\)"),
+                          (lambda: x.mm(x), r"mm: expects two tensors of 2 axes, got shapes \(2, 3, 4\) and"),
+                          (lambda: x[0].bmm(x[0]), r"bmm: expects two tensors of 3 axes"),
+                          (lambda: x[0].dot(x[0, 0]), r"dot: expects two tensors of 1 axes")):
+        with pytest.raises(ValueError, match=message):
+            call()
 
 
 def test_chunk_gives_pytorchs_pieces_and_floating_and_cuda_flags():

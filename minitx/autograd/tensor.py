@@ -594,6 +594,31 @@ class Tensor:
     def logical_and(self, other): return (self != 0) & (as_tensor(other, self) != 0)
     def logical_or(self, other): return (self != 0) | (as_tensor(other, self) != 0)
     def logical_xor(self, other): return (self != 0) ^ (as_tensor(other, self) != 0)
+    def add(self, other, *, alpha=1): return self + (other if alpha == 1 else other * alpha)  # (alpha * y rounded)
+    def sub(self, other, *, alpha=1): return self - (other if alpha == 1 else other * alpha)
+    def mul(self, other): return self * other
+    def div(self, other): return self / other
+    def clamp_min(self, min): return F.clip(self, min, None)  # noqa: A002
+    def clamp_max(self, max): return F.clip(self, None, max)  # noqa: A002
+    def log10(self): return F.log10(self)
+    def masked_fill_(self, mask, value): return self._in_place("masked_fill_", _masked, (mask, value))
+
+    def t(self):
+        """A matrix transposed; a vector or a 0-d tensor as it is (PyTorch's t)."""
+        if self.ndim > 2:
+            raise ValueError(f"t: expects a tensor with at most 2 axes, got shape {self.shape}; for more, "
+                             "swapaxes(-2, -1) or mT")
+        return F.transpose(self) if self.ndim == 2 else self
+
+    def dot(self, other): return _product("dot", self, other, 1)
+    def mm(self, other): return _product("mm", self, other, 2)
+    def bmm(self, other): return _product("bmm", self, other, 3)
+
+    def nonzero(self, *, as_tuple=False):
+        """The positions of the entries that are not 0: one row per entry, one column per axis
+        (int64); with ``as_tuple``, one 1-d tensor per axis, as NumPy's nonzero (and PyTorch's)."""
+        found = F.nonzero(self)
+        return tuple(found[:, k] for k in range(found.shape[1])) if as_tuple else found
 
     def count_nonzero(self, axis=None):
         """How many entries are not 0 (over ``axis``), an int64 tensor."""
@@ -754,12 +779,24 @@ def _expanded(shape, sizes):
 # the in-place methods' out-of-place forms, for their messages (_in_place)
 _OUT_OF_PLACE = {"add_": "x + alpha * y", "sub_": "x - alpha * y", "mul_": "x * y", "div_": "x / y",
                  "clamp_": "x.clamp(min, max)", "fill_": "x.new_full(x.shape, value)",
-                 "copy_": "src.type_as(x).broadcast_to(x.shape)", "zero_": "x.new_zeros(x.shape)"}
+                 "copy_": "src.type_as(x).broadcast_to(x.shape)", "zero_": "x.new_zeros(x.shape)",
+                 "masked_fill_": "x.masked_fill(mask, value)"}
 
 
 def _any_requires_grad(other) -> bool:
     """Whether ``other`` (an in-place op's argument; clamp_'s two bounds) takes a gradient."""
     return any(isinstance(t, Tensor) and t.requires_grad for t in (other if isinstance(other, tuple) else (other,)))
+
+
+def _masked(x, mask_and_value): return F.masked_fill(x, *mask_and_value)
+
+
+def _product(op, a, b, ndim):
+    """dot, mm and bmm: matmul of two tensors of exactly ``ndim`` axes (PyTorch's refuse others)."""
+    b = as_tensor(b, a)
+    if a.ndim != ndim or b.ndim != ndim:
+        raise ValueError(f"{op}: expects two tensors of {ndim} axes, got shapes {a.shape} and {b.shape}")
+    return F.matmul(a, b)
 
 
 def _times(y, alpha):
