@@ -312,9 +312,14 @@ class Module:
         finally:
             self.train(was_training)
 
-    def zero_grad(self) -> None:
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget every parameter's gradient, as PyTorch: ``p.grad = None``, or with
+        ``set_to_none=False`` zeros written into each gradient in place (a name kept for it sees 0)."""
         for p in self.parameters():
-            p.grad = None
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad.zero_()
 
     def to(self, device=None, dtype=None) -> "Module":
         """Move (and/or cast) every parameter and buffer in place; returns self.

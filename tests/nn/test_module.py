@@ -79,6 +79,9 @@ def test_zero_grad_clears_every_gradient():
     model = Affine()
     model(minitx.randn(4, 3)).sum().backward()
     assert all(p.grad is not None for p in model.parameters())
+    kept = [p.grad for p in model.parameters()]
+    model.zero_grad(set_to_none=False)  # PyTorch's keyword: the same gradients, zeroed in place
+    assert all(p.grad is g and not g.numpy().any() for p, g in zip(model.parameters(), kept))
     model.zero_grad()
     assert all(p.grad is None for p in model.parameters())
 
