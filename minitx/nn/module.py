@@ -253,13 +253,20 @@ class Module:
         return (b for _, b in self.named_buffers(recurse=recurse))
 
     def _state_items(self):
-        """(key, tensor) of state_dict: the parameters once each, then the persistent buffers
-        under every name their module is registered under (the keys saved checkpoints hold)."""
-        yield from self.named_parameters()
+        """(key, tensor) of state_dict in PyTorch's order: module by module (this one, then each
+        child's subtree in turn), each module's parameters, then its persistent buffers. A
+        parameter comes once, under its first name; a buffer under every name its module is
+        registered under (the keys saved checkpoints hold). Loading goes by key, not by order."""
+        seen = set()
         for module_name, module in self.named_modules(remove_duplicate=False):
+            prefix = f"{module_name}." if module_name else ""
+            for name, p in module._parameters.items():
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    yield prefix + name, p
             for name, b in module._buffers.items():
                 if b is not None and name not in module._non_persistent_buffers:
-                    yield (f"{module_name}.{name}" if module_name else name), b
+                    yield prefix + name, b
 
     def num_parameters(self, trainable_only: bool = True) -> int:
         return sum(p.size for p in self.parameters() if p.requires_grad or not trainable_only)

@@ -792,3 +792,39 @@ def test_list_containers_add_up_as_pytorchs(kind, torch):
         assert [type(m).__name__ for m in a] == ["Linear", "ReLU", "Tanh"]
     with pytest.raises(TypeError, match=f"{kind} \\+ list: expected another {kind}"):
         _list_of(nn, kind, [nn.ReLU()]) + [nn.Tanh()]
+
+
+# ---------------------------------------------------------------- S: state_dict's order
+def _with_buffers(lib, parameter, ones):
+    """A module with a parameter and a buffer of its own, then children that hold both kinds."""
+    model = lib.Module()
+    model.scale = parameter(ones(3))
+    model.register_buffer("steps", ones(1))
+    model.body = lib.Sequential(lib.Linear(3, 4), lib.BatchNorm1d(4), lib.ReLU(), lib.Linear(4, 2),
+                                lib.BatchNorm1d(2))
+    model.head = lib.Linear(2, 1)
+    return model
+
+
+def test_state_dict_goes_module_by_module_as_pytorchs(torch):
+    """Each module's parameters, then its buffers, then its children in turn (minitx once gave
+    every parameter first, then every buffer)."""
+    ours, theirs = _with_buffers(nn, Parameter, minitx.ones), _with_buffers(torch.nn, torch.nn.Parameter, torch.ones)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert list(ours.state_dict())[:6] == ["scale", "steps", "body.0.weight", "body.0.bias", "body.1.weight",
+                                           "body.1.bias"]
+    assert list(ours.body.state_dict()) == list(theirs.body.state_dict())
+
+
+def test_a_transformers_state_dict_goes_module_by_module():
+    model = nn.Transformer(11, 11, d_model=16, num_heads=2, num_encoder_layers=2, num_decoder_layers=1, d_ff=32,
+                           max_len=16)
+    position = {name: i for i, (name, _) in enumerate(model.named_modules(remove_duplicate=False))}
+    where = []  # (the module's place in the walk, whether the key is a buffer) for each key
+    for key in model.state_dict():
+        module_name, _, name = key.rpartition(".")
+        where.append((position[module_name], name in model.get_submodule(module_name)._buffers))
+    assert where == sorted(where) and any(buffer for _, buffer in where)
+    assert not where[-1][1]  # the buffers are not all at the end
+    parameters = [key for key, (_, buffer) in zip(model.state_dict(), where) if not buffer]
+    assert parameters == [name for name, _ in model.named_parameters()]
