@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 
 import numpy as np
 
@@ -24,6 +24,16 @@ from minitx.autograd.engine import HookHandle
 from minitx.autograd.grad_mode import no_grad
 from minitx.autograd.tensor import Tensor
 from minitx.nn.parameter import Parameter
+
+
+class _IncompatibleKeys(namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What load_state_dict returns, as PyTorch's: the model's keys the state dict lacked, and
+    the state dict's keys the model has not (both empty when strict)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<All keys matched successfully>" if self == ([], []) else super().__repr__()
 
 
 class StateDictKeyError(KeyError):
@@ -373,11 +383,11 @@ class Module:
         """Every parameter and persistent buffer by dotted name, as numpy arrays (copies)."""
         return OrderedDict((name, t.numpy().copy()) for name, t in self._state_items())
 
-    def load_state_dict(self, state, strict: bool = True) -> dict:
+    def load_state_dict(self, state, strict: bool = True) -> _IncompatibleKeys:
         """Copy arrays into the parameters and buffers, checking names and shapes.
 
         strict: every key of the module must be present and no unknown key may appear.
-        Returns {'missing': [...], 'unexpected': [...]} (both empty when strict).
+        Returns the keys that did not match, as PyTorch: ``(missing_keys, unexpected_keys)``.
 
         A parameter shared by several modules (tied embeddings) is saved under its first name;
         it loads from any of its names, as PyTorch saves it under each (different values under
@@ -416,7 +426,7 @@ class Module:
         for name, t, value in present:
             with np.errstate(all="ignore"):  # a float64 value past float32's range is its inf, silently as the ops
                 t.data = backend.to_device(np.asarray(backend.to_numpy(value), dtype=t.dtype), t.device).copy()
-        return {"missing": missing, "unexpected": unexpected}
+        return _IncompatibleKeys(missing, unexpected)
 
     def _under_first_names(self, state):
         """``state`` with a tied parameter's other names folded into the name state_dict uses."""
