@@ -1,6 +1,7 @@
 """Layers and models: Module, Parameter, Linear, Embedding, LayerNorm, attention, Transformer,
-and the encoder-only models (TransformerEncoder and its masked-LM and classification heads)."""
-from minitx.nn import init
+and the encoder-only models (TransformerEncoder and its masked-LM and classification heads);
+nn.init's initializers and nn.utils' helpers, as PyTorch's."""
+from minitx.nn import init, utils
 from minitx.nn.encoder import (EncoderClassifier, MaskedLanguageModel, MaskedLMHead, TransformerEncoder,
                                mask_tokens)
 from minitx.nn.attention import LearnedPositionalEmbedding, MultiHeadAttention, SinusoidalPositionalEncoding
@@ -19,7 +20,7 @@ from minitx.nn.transformer import (PRESETS, DecoderCache, DecoderLayer, EncoderL
 __all__ = [
     "Module", "Parameter", "Linear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Sequential",
     "ModuleList", "MultiHeadAttention", "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
-    "FeedForward", "EncoderLayer", "DecoderLayer", "DecoderCache", "Transformer", "PRESETS", "init",
+    "FeedForward", "EncoderLayer", "DecoderLayer", "DecoderCache", "Transformer", "PRESETS", "init", "utils",
     "TransformerEncoder", "MaskedLMHead", "MaskedLanguageModel", "EncoderClassifier", "mask_tokens",
     "SiLU", "Tanh", "Sigmoid", "Softmax", "Identity", "Flatten", "Unflatten", "ModuleDict", "ParameterList",
     "ParameterDict", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",

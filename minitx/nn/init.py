@@ -1,41 +1,101 @@
-"""Weight initializers. Each fills a tensor in place from minitx's seeded generator
-(``minitx.manual_seed``) and returns it.
+"""Weight initializers, under PyTorch's names (``torch.nn.init``). Each fills a tensor in place
+from minitx's seeded generator (``minitx.manual_seed``), records no graph, and returns it.
 
-For a weight of shape [fan_out, fan_in] (as Linear stores it):
-    xavier_uniform_:  U(-a, a),  a = gain * sqrt(6 / (fan_in + fan_out))
-    xavier_normal_:   N(0, std), std = gain * sqrt(2 / (fan_in + fan_out))
-Both keep the variance of activations and of gradients roughly constant across layers
-(Glorot & Bengio, 2010).
+A weight has shape [fan_out, fan_in, *kernel] (as Linear and Conv store it), and each fan counts
+the kernel too: fan_in = shape[1] * prod(kernel), fan_out = shape[0] * prod(kernel).
+
+    xavier_uniform_:  U(-bound, bound), bound = gain * sqrt(6 / (fan_in + fan_out))
+    xavier_normal_:   N(0, std),        std   = gain * sqrt(2 / (fan_in + fan_out))
+    kaiming_uniform_: U(-bound, bound), bound = gain * sqrt(3 / fan)
+    kaiming_normal_:  N(0, std),        std   = gain / sqrt(fan)
+
+Xavier keeps the variance of activations and of gradients roughly constant across layers
+(Glorot & Bengio, 2010); Kaiming keeps that of the activations (fan = fan_in) or of the
+gradients (fan = fan_out) through ReLU-like layers (He et al., 2015), with
+``gain = calculate_gain(nonlinearity, a)`` making up for what the nonlinearity shrinks.
 """
 from __future__ import annotations
 
 import math
+import numbers
+import warnings
+
+import numpy as np
 
 from minitx import random as mrandom
-from minitx.backend import to_device
 from minitx.autograd.inplace import mark_modified
-from minitx.autograd.grad_mode import no_grad
+from minitx.backend import to_device
+from minitx.ops.elementwise import erf_values
+
+# the layers whose output is linear in their input: nothing to make up for
+_LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 
 
-def _fans(t):
+def calculate_gain(nonlinearity, param=None) -> float:
+    """The gain an initializer multiplies its std by for ``nonlinearity``, as PyTorch's table:
+
+        linear, conv*d, conv_transpose*d, sigmoid:  1
+        tanh:        5/3
+        relu:        sqrt(2)                    (relu zeroes half the inputs: half the variance)
+        leaky_relu:  sqrt(2 / (1 + param^2))    (param: the negative slope, 0.01 if None)
+        selu:        3/4                        (PyTorch's choice, for self-normalizing networks)
+    """
+    if nonlinearity in _LINEAR or nonlinearity == "sigmoid":
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        if not isinstance(slope, numbers.Real) or isinstance(slope, bool):
+            raise ValueError(f"calculate_gain: the negative slope {param!r} of leaky_relu is not a number")
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r}; expected one of "
+                     f"{[*_LINEAR, 'sigmoid', 'tanh', 'relu', 'leaky_relu', 'selu']}")
+
+
+def _fans(t, name):
+    """(fan_in, fan_out) of a weight [fan_out, fan_in, *kernel] (see the module's docstring)."""
     if t.ndim < 2:
-        raise ValueError(f"xavier init needs a tensor with at least 2 dimensions, got shape {t.shape}")
-    receptive = 1
-    for n in t.shape[2:]:
-        receptive *= n
+        raise ValueError(f"{name}: fan in and fan out need a tensor with at least 2 dimensions, got shape {t.shape}")
+    receptive = math.prod(t.shape[2:])
     return t.shape[1] * receptive, t.shape[0] * receptive
 
 
-def _fill(t, sample):
-    """Draw on the CPU generator (so a seed gives the same weights on every device), copy in."""
-    with no_grad():
-        values = sample(mrandom.generator("cpu")).astype(t.dtype)
-        mark_modified(t)  # a graph that saved the old values must not use them for a gradient
-        t.data[...] = to_device(values, t.device)
+def _kaiming_std(t, a, mode, nonlinearity, name):
+    """gain / sqrt(fan): the std of both Kaiming initializers."""
+    if not isinstance(mode, str) or mode.lower() not in ("fan_in", "fan_out"):
+        raise ValueError(f"{name}: mode {mode!r} not supported; use 'fan_in' or 'fan_out'")
+    fan_in, fan_out = _fans(t, name)
+    fan = fan_in if mode.lower() == "fan_in" else fan_out
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def _write(t, values):
+    """Copy ``values`` (an array of t's shape, or a number) into t in place."""
+    mark_modified(t)  # a graph that saved the old values must not use them for a gradient
+    t.data[...] = to_device(np.asarray(values).astype(t.dtype), t.device)
     return t
 
 
-def uniform_(t, low=0.0, high=1.0):
+def _fill(t, sample):
+    """Write ``sample(rng)``, drawn on the CPU generator: a seed gives the same weights on every device."""
+    return _write(t, sample(mrandom.generator("cpu")))
+
+
+def _one_of(name, value, torch_name, torch_value, default):
+    """A bound given under minitx's name or PyTorch's (``low`` or ``a``), not both."""
+    if value is not None and torch_value is not None:
+        raise TypeError(f"uniform_: got both {name}= and {torch_name}= (PyTorch's name for it); give one")
+    return next((v for v in (value, torch_value) if v is not None), default)
+
+
+def uniform_(t, low=None, high=None, *, a=None, b=None):
+    """U(low, high), low = 0 and high = 1 unless given; PyTorch's names ``a=`` and ``b=`` work too."""
+    low, high = _one_of("low", low, "a", a, 0.0), _one_of("high", high, "b", b, 1.0)
     return _fill(t, lambda rng: rng.uniform(low, high, t.shape))
 
 
@@ -43,24 +103,149 @@ def normal_(t, mean=0.0, std=1.0):
     return _fill(t, lambda rng: rng.normal(mean, std, t.shape))
 
 
-def xavier_uniform_(t, gain=1.0):
-    fan_in, fan_out = _fans(t)
-    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+def _uniform_with_std(t, std):
+    """U(-bound, bound) of standard deviation std: bound = sqrt(3) * std (U(-1, 1) has variance 1/3)."""
+    bound = math.sqrt(3.0) * std
     return uniform_(t, -bound, bound)
 
 
+def _xavier_std(t, gain, name):
+    fan_in, fan_out = _fans(t, name)
+    return gain * math.sqrt(2.0 / (fan_in + fan_out))
+
+
+def xavier_uniform_(t, gain=1.0):
+    return _uniform_with_std(t, _xavier_std(t, gain, "xavier_uniform_"))
+
+
 def xavier_normal_(t, gain=1.0):
-    fan_in, fan_out = _fans(t)
-    return normal_(t, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+    return normal_(t, 0.0, _xavier_std(t, gain, "xavier_normal_"))
+
+
+def kaiming_uniform_(t, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+    """U(-bound, bound), bound = sqrt(3) * gain / sqrt(fan); ``a`` is leaky_relu's negative slope.
+    An empty tensor is left as it is (its fan may be 0), as PyTorch leaves it."""
+    if t.size == 0:
+        return t
+    return _uniform_with_std(t, _kaiming_std(t, a, mode, nonlinearity, "kaiming_uniform_"))
+
+
+def kaiming_normal_(t, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+    """N(0, gain / sqrt(fan)); the arguments as kaiming_uniform_'s."""
+    if t.size == 0:
+        return t
+    return normal_(t, 0.0, _kaiming_std(t, a, mode, nonlinearity, "kaiming_normal_"))
+
+
+def trunc_normal_(t, mean=0.0, std=1.0, a=-2.0, b=2.0):
+    """N(mean, std) kept to [a, b], by inverting the CDF, as PyTorch. With the normal CDF
+    Phi(x) = (1 + erf(x / sqrt(2))) / 2, so that 2 Phi(x) - 1 = erf(x / sqrt(2)):
+
+        l = Phi((a - mean) / std),  u = Phi((b - mean) / std)
+        z ~ U(2l - 1, 2u - 1)
+        x = mean + std * sqrt(2) * erfinv(z)     then clipped to [a, b] (rounding can step out)
+
+    Far from mean (l and u both near 0 or 1) z loses its digits: PyTorch warns there, so does this.
+    """
+    if not std > 0 or not a < b:
+        raise ValueError(f"trunc_normal_: expected std > 0 and a < b, got std={std}, a={a}, b={b}")
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("trunc_normal_: mean is more than 2 std from [a, b]; the values may not follow the "
+                      "distribution", stacklevel=2)
+    l, u = ((1 + math.erf((x - mean) / (std * math.sqrt(2.0)))) / 2 for x in (a, b))
+
+    def draw(rng):
+        z = rng.uniform(2 * l - 1, 2 * u - 1, t.shape)
+        return np.clip(mean + std * math.sqrt(2.0) * _erfinv(z), a, b)
+
+    return _fill(t, draw)
+
+
+# Giles's polynomials in w = -log(1 - z^2), highest power first ("Approximating the erfinv function", 2010)
+_ERFINV_CENTRE = [2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                  -0.00417768164, 0.246640727, 1.50140941]
+_ERFINV_TAIL = [-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                0.00943887047, 1.00167406, 2.83297682]
+
+
+def _erfinv(z):
+    """erfinv on a float64 NumPy array (NumPy has none): Giles's approximation, z * p(w),
+
+        w = -log(1 - z^2);   p = centre(w - 2.5) if w < 5, else tail(sqrt(w) - 3)
+
+    (relative error below 4e-7 for 1 - |z| > 6e-8, the float32 range it was made for), then one
+    Newton step on erf(x) = z, which squares that error:
+
+        x <- x - (erf(x) - z) / (2/sqrt(pi) * exp(-x^2))
+
+    That is exact to 1e-12 for |z| < 1 - 1e-6; nearer +-1 (a normal draw beyond 4.9 std, one in a
+    million) erf is too flat for one step, and x is off by up to a few percent at 1 - 1e-15.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):  # z = -1 (U's low end) gives -inf, as erfinv(-1)
+        w = -np.log1p(-z * z)
+        x = z * np.where(w < 5, np.polyval(_ERFINV_CENTRE, w - 2.5), np.polyval(_ERFINV_TAIL, np.sqrt(w) - 3))
+        slope = 2 / math.sqrt(math.pi) * np.exp(-x * x)
+        return np.where(slope > 0, x - (erf_values(x) - z) / slope, x)
+
+
+def orthogonal_(t, gain=1.0):
+    """A (semi-)orthogonal matrix times ``gain`` (Saxe et al., 2014), drawn as PyTorch draws it.
+    With rows = t.shape[0] and cols the rest of t's axes flattened:
+
+        A ~ N(0, 1), [rows, cols] (transposed if rows < cols, so that A is tall)
+        A = Q R                   Q's columns orthonormal (reduced QR)
+        Q = Q * sign(diag(R))     the one Q with diag(R) > 0: uniform over orthogonal matrices
+        t = gain * Q              (transposed back): W W^T = gain^2 I if rows <= cols, else W^T W
+    """
+    if t.ndim < 2:
+        raise ValueError(f"orthogonal_: needs a tensor with at least 2 dimensions, got shape {t.shape}")
+    if t.size == 0:
+        return t
+    rows = t.shape[0]
+    cols = t.size // rows
+
+    def draw(rng):
+        a = rng.normal(0.0, 1.0, (rows, cols))
+        if rows < cols:
+            a = a.T
+        q, r = np.linalg.qr(a)
+        q = q * np.sign(np.diag(r))
+        return gain * (q.T if rows < cols else q).reshape(t.shape)
+
+    return _fill(t, draw)
+
+
+def constant_(t, val):
+    return _write(t, val)
 
 
 def zeros_(t):
-    mark_modified(t)
-    t.data[...] = 0
-    return t
+    return constant_(t, 0)
 
 
 def ones_(t):
-    mark_modified(t)
-    t.data[...] = 1
-    return t
+    return constant_(t, 1)
+
+
+def eye_(t):
+    """The identity matrix (ones on the diagonal of a 2-D tensor, of any shape)."""
+    if t.ndim != 2:
+        raise ValueError(f"eye_: needs a 2-D tensor, got shape {t.shape}")
+    return _write(t, np.eye(*t.shape))
+
+
+def dirac_(t, groups=1):
+    """A convolution weight [out, in, *kernel] that passes its input through: within each of
+    ``groups``, output channel d takes input channel d at the kernel's centre, for
+    d < min(out / groups, in); the other output channels are 0."""
+    if t.ndim not in (3, 4, 5):
+        raise ValueError(f"dirac_: needs a tensor with 3, 4 or 5 dimensions, got shape {t.shape}")
+    if not isinstance(groups, int) or groups < 1 or t.shape[0] % groups:
+        raise ValueError(f"dirac_: groups={groups!r} must be a positive integer dividing dim 0 ({t.shape[0]})")
+    per_group = t.shape[0] // groups
+    values = np.zeros(t.shape)
+    centre = tuple(k // 2 for k in t.shape[2:])
+    for g in range(groups):
+        for d in range(min(per_group, t.shape[1])):
+            values[(g * per_group + d, d, *centre)] = 1
+    return _write(t, values)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 
 import numpy as np
 
@@ -24,6 +24,16 @@ from minitx.autograd.engine import HookHandle
 from minitx.autograd.grad_mode import no_grad
 from minitx.autograd.tensor import Tensor
 from minitx.nn.parameter import Parameter
+
+
+class _IncompatibleKeys(namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What load_state_dict returns, as PyTorch's: the model's keys the state dict lacked, and
+    the state dict's keys the model has not (both empty when strict)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<All keys matched successfully>" if self == ([], []) else super().__repr__()
 
 
 class StateDictKeyError(KeyError):
@@ -253,13 +263,20 @@ class Module:
         return (b for _, b in self.named_buffers(recurse=recurse))
 
     def _state_items(self):
-        """(key, tensor) of state_dict: the parameters once each, then the persistent buffers
-        under every name their module is registered under (the keys saved checkpoints hold)."""
-        yield from self.named_parameters()
+        """(key, tensor) of state_dict in PyTorch's order: module by module (this one, then each
+        child's subtree in turn), each module's parameters, then its persistent buffers. A
+        parameter comes once, under its first name; a buffer under every name its module is
+        registered under (the keys saved checkpoints hold). Loading goes by key, not by order."""
+        seen = set()
         for module_name, module in self.named_modules(remove_duplicate=False):
+            prefix = f"{module_name}." if module_name else ""
+            for name, p in module._parameters.items():
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    yield prefix + name, p
             for name, b in module._buffers.items():
                 if b is not None and name not in module._non_persistent_buffers:
-                    yield (f"{module_name}.{name}" if module_name else name), b
+                    yield prefix + name, b
 
     def num_parameters(self, trainable_only: bool = True) -> int:
         return sum(p.size for p in self.parameters() if p.requires_grad or not trainable_only)
@@ -312,9 +329,14 @@ class Module:
         finally:
             self.train(was_training)
 
-    def zero_grad(self) -> None:
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget every parameter's gradient, as PyTorch: ``p.grad = None``, or with
+        ``set_to_none=False`` zeros written into each gradient in place (a name kept for it sees 0)."""
         for p in self.parameters():
-            p.grad = None
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad.zero_()
 
     def to(self, device=None, dtype=None) -> "Module":
         """Move (and/or cast) every parameter and buffer in place; returns self.
@@ -361,11 +383,11 @@ class Module:
         """Every parameter and persistent buffer by dotted name, as numpy arrays (copies)."""
         return OrderedDict((name, t.numpy().copy()) for name, t in self._state_items())
 
-    def load_state_dict(self, state, strict: bool = True) -> dict:
+    def load_state_dict(self, state, strict: bool = True) -> _IncompatibleKeys:
         """Copy arrays into the parameters and buffers, checking names and shapes.
 
         strict: every key of the module must be present and no unknown key may appear.
-        Returns {'missing': [...], 'unexpected': [...]} (both empty when strict).
+        Returns the keys that did not match, as PyTorch: ``(missing_keys, unexpected_keys)``.
 
         A parameter shared by several modules (tied embeddings) is saved under its first name;
         it loads from any of its names, as PyTorch saves it under each (different values under
@@ -404,7 +426,7 @@ class Module:
         for name, t, value in present:
             with np.errstate(all="ignore"):  # a float64 value past float32's range is its inf, silently as the ops
                 t.data = backend.to_device(np.asarray(backend.to_numpy(value), dtype=t.dtype), t.device).copy()
-        return {"missing": missing, "unexpected": unexpected}
+        return _IncompatibleKeys(missing, unexpected)
 
     def _under_first_names(self, state):
         """``state`` with a tied parameter's other names folded into the name state_dict uses."""

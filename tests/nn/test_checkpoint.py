@@ -5,6 +5,7 @@ import pytest
 import minitx
 import minitx.functional as F
 from minitx import nn, optim
+from minitx.train.checkpoints import average_checkpoints, load_checkpoint
 
 
 def _model():
@@ -78,3 +79,21 @@ def test_a_damaged_checkpoint_names_the_key(tmp_path, damage):
     minitx.save({"model": state}, tmp_path / "bad.npz")
     with pytest.raises((KeyError, ValueError), match=key.replace(".", r"\.")):
         _model().load_state_dict(minitx.load(tmp_path / "bad.npz")["model"])
+
+
+def test_a_checkpoint_in_the_old_key_order_loads_and_averages_with_a_new_one(tmp_path):
+    """state_dict once gave every parameter, then every buffer; files saved so still load (by
+    key: the order in a file does not matter)."""
+    model = _model()
+    state = model.state_dict()
+    buffers = [k for k in state if k.rpartition(".")[2] in model.get_submodule(k.rpartition(".")[0])._buffers]
+    old = {k: state[k] for k in [*(k for k in state if k not in buffers), *buffers]}
+    assert buffers and list(old) != list(state)
+    minitx.save({"model": old}, tmp_path / "old.npz")
+    minitx.save({"model": state}, tmp_path / "new.npz")
+    restored = _model()
+    load_checkpoint(tmp_path / "old.npz", restored)
+    averaged = average_checkpoints([tmp_path / "old.npz", tmp_path / "new.npz"])
+    for key, value in restored.state_dict().items():
+        np.testing.assert_array_equal(value, state[key])
+        np.testing.assert_array_equal(averaged[key], state[key])

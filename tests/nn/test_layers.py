@@ -1,4 +1,5 @@
-"""Layers: forward against NumPy, gradients against finite differences (float64), init statistics.
+"""Layers: forward against NumPy, gradients against finite differences (float64); the initializers
+are in test_init.py.
 
 Gradient checks pass a module's own parameters to ``gradcheck`` as extra inputs: gradcheck
 perturbs their arrays in place, and the module reads them on every call, so one function of
@@ -11,7 +12,6 @@ import pytest
 
 import minitx
 from minitx import nn
-from minitx.nn import init
 from minitx.nn.transformer import DecoderLayer, EncoderLayer, FeedForward
 from minitx.testing import gradcheck
 
@@ -228,58 +228,3 @@ def test_transformer_layer_gradients(kind, norm_first):
         layer = DecoderLayer(**args)
         check_module_grads(layer, lambda x, memory: layer(x, memory, src_mask), rand(2, 3, 4), rand(2, 4, 4, seed=1))
 
-
-# ---------------------------------------------------------------- initialization
-
-
-def _draw(initializer, shape=(300, 200), seed=0, **kwargs):
-    minitx.manual_seed(seed)
-    return initializer(minitx.zeros(*shape, dtype="float64"), **kwargs).numpy()
-
-
-@pytest.mark.parametrize("gain", [1.0, 2.0])
-def test_xavier_uniform_bounds_and_std(gain):
-    w = _draw(init.xavier_uniform_, gain=gain)
-    bound = gain * math.sqrt(6 / (300 + 200))
-    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.99 * bound
-    assert w.std() == pytest.approx(bound / math.sqrt(3), rel=0.02)
-    assert abs(w.mean()) < 0.02 * bound
-
-
-@pytest.mark.parametrize("gain", [1.0, 0.5])
-def test_xavier_normal_std(gain):
-    w = _draw(init.xavier_normal_, gain=gain)
-    assert w.std() == pytest.approx(gain * math.sqrt(2 / (300 + 200)), rel=0.02)
-    assert abs(w.mean()) < 0.02 * w.std()
-
-
-def test_xavier_fans_include_the_receptive_field_and_need_two_axes():
-    w = _draw(init.xavier_uniform_, shape=(20, 10, 3, 3))
-    assert np.abs(w).max() <= math.sqrt(6 / (10 * 9 + 20 * 9))
-    with pytest.raises(ValueError, match="at least 2 dimensions"):
-        init.xavier_uniform_(minitx.zeros(5))
-
-
-def test_normal_zeros_ones():
-    w = _draw(init.normal_, mean=1.5, std=0.5)
-    assert w.mean() == pytest.approx(1.5, abs=0.01) and w.std() == pytest.approx(0.5, rel=0.02)
-    assert np.all(init.zeros_(minitx.ones(3, 2)).numpy() == 0)
-    assert np.all(init.ones_(minitx.zeros(3, 2)).numpy() == 1)
-
-
-def test_init_keeps_dtype_and_identity():
-    t = minitx.zeros(4, 5)
-    assert init.xavier_normal_(t) is t and t.dtype == np.float32
-
-
-def _weights(seed):
-    minitx.manual_seed(seed)
-    model = nn.Sequential(nn.Linear(4, 3), nn.Embedding(6, 2), nn.LearnedPositionalEmbedding(2, 5))
-    return [p.numpy() for p in model.parameters()]
-
-
-def test_same_seed_same_weights():
-    first, again, other = _weights(7), _weights(7), _weights(8)
-    for a, b in zip(first, again):
-        np.testing.assert_array_equal(a, b)
-    assert not any(np.array_equal(a, c) for a, c in zip(first, other))

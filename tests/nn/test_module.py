@@ -79,6 +79,9 @@ def test_zero_grad_clears_every_gradient():
     model = Affine()
     model(minitx.randn(4, 3)).sum().backward()
     assert all(p.grad is not None for p in model.parameters())
+    kept = [p.grad for p in model.parameters()]
+    model.zero_grad(set_to_none=False)  # PyTorch's keyword: the same gradients, zeroed in place
+    assert all(p.grad is g and not g.numpy().any() for p, g in zip(model.parameters(), kept))
     model.zero_grad()
     assert all(p.grad is None for p in model.parameters())
 
@@ -113,7 +116,7 @@ def test_to_refuses_a_non_float_dtype_and_changes_nothing(dtype):
 def test_state_dict_contains_parameters_and_buffers_as_copies():
     model = Affine()
     state = model.state_dict()
-    assert list(state) == ["scale", "inner.weight", "inner.bias", "steps", "counter"]
+    assert list(state) == ["scale", "steps", "counter", "inner.weight", "inner.bias"]  # module by module, as PyTorch
     assert all(isinstance(v, np.ndarray) for v in state.values())
     state["scale"][:] = 42  # a copy: the model is untouched
     assert np.all(model.scale.numpy() == 1)
@@ -126,7 +129,7 @@ def test_state_dict_round_trip(seed):
     source.steps.data[:] = np.arange(3)
     target = Affine()
     result = target.load_state_dict(source.state_dict())
-    assert result == {"missing": [], "unexpected": []}
+    assert result == ([], []) and repr(result) == "<All keys matched successfully>"
     for (name, a), (_, b) in zip(source.state_dict().items(), target.state_dict().items()):
         np.testing.assert_array_equal(a, b, err_msg=name)
     x = minitx.randn(2, 3)
@@ -149,7 +152,7 @@ def test_strict_loading_names_missing_and_unexpected_keys(change, key):
     with pytest.raises(KeyError, match=key.replace(".", r"\.")):
         Affine().load_state_dict(state)
     result = Affine().load_state_dict(state, strict=False)
-    assert key in result["missing"] + result["unexpected"]
+    assert key in result.missing_keys + result.unexpected_keys
 
 
 def test_a_tied_parameter_loads_from_any_of_its_names_as_pytorch_saves_it_under_each():
@@ -161,10 +164,10 @@ def test_a_tied_parameter_loads_from_any_of_its_names_as_pytorch_saves_it_under_
     ours = nn.Sequential(nn.Embedding(5, 3), nn.Linear(3, 5))
     ours[1].weight = ours[0].weight
     assert list(ours.state_dict()) == ["0.weight", "1.bias"]  # minitx: the first name
-    assert ours.load_state_dict(state) == {"missing": [], "unexpected": []}
+    assert ours.load_state_dict(state) == ([], [])
     np.testing.assert_array_equal(ours[1].weight.numpy(), state["1.weight"])
     second_only = {k: v for k, v in state.items() if k != "0.weight"}
-    assert ours.load_state_dict(second_only) == {"missing": [], "unexpected": []}
+    assert ours.load_state_dict(second_only) == ([], [])
     state["1.weight"] = state["1.weight"] + 1
     with pytest.raises(ValueError, match="'1.weight' and '0.weight' name one parameter of the model .tied., but the "
                                          "state dict gives them different values"):
@@ -175,7 +178,7 @@ def test_a_tied_parameter_loads_from_any_of_its_names_as_pytorch_saves_it_under_
     model = Shared()  # the root's alias comes first: the Linear's weight is its second name
     state = model.state_dict()
     state["a.weight"] = state["b.weight"] = state["alias"]
-    assert Shared().load_state_dict(state) == {"missing": [], "unexpected": []}
+    assert Shared().load_state_dict(state) == ([], [])
 
 
 def test_wrong_shape_names_the_key_and_both_shapes():

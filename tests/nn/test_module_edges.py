@@ -188,7 +188,7 @@ def test_buffers_of_a_module_registered_twice_keep_every_state_dict_key():
     assert list(model.state_dict()) == keys
     assert [n for n, _ in model.named_buffers()] == ["bn.running_mean", "bn.running_var", "bn.num_batches_tracked"]
     state = {k: np.full(v.shape, 2, v.dtype) for k, v in model.state_dict().items()}
-    assert model.load_state_dict(state) == {"missing": [], "unexpected": []}
+    assert model.load_state_dict(state) == ([], [])
     np.testing.assert_array_equal(model.bn.running_mean.numpy(), 2)
     assert model.to(dtype="float64").bn.running_var.dtype == np.float64
 
@@ -220,7 +220,7 @@ def test_a_non_persistent_buffer_moves_but_is_not_saved_or_expected(torch):
     assert list(ours.state_dict()) == list(theirs.state_dict()) == ["kept"]
     assert [n for n, _ in ours.named_buffers()] == [n for n, _ in theirs.named_buffers()] == ["kept", "table"]
     assert ours.to(dtype="float64").table.dtype == np.float64
-    assert ours.load_state_dict({"kept": np.zeros(2)}) == {"missing": [], "unexpected": []}
+    assert ours.load_state_dict({"kept": np.zeros(2)}) == ([], [])
     ours.table = minitx.zeros(3)  # a new value keeps the buffer non-persistent
     assert list(ours.state_dict()) == ["kept"]
 
@@ -447,7 +447,7 @@ def test_list_containers_append_insert_set_delete_and_pop_renumbering_as_pytorch
     layers = _list_of(nn, kind, [nn.ReLU(), nn.Tanh(), nn.Linear(2, 2)])
     del layers[0]  # the attributes follow the renumbering too
     assert sorted(n for n in vars(layers) if n.isdigit()) == ["0", "1"] and vars(layers)["1"] is layers[1]
-    assert layers.load_state_dict(layers.state_dict()) == {"missing": [], "unexpected": []}
+    assert layers.load_state_dict(layers.state_dict()) == ([], [])
     assert ours == _edited(import_torch().nn, kind)
 
 
@@ -652,7 +652,7 @@ def test_parameter_dict_edits_as_pytorch_and_its_parameters_reach_the_optimizer(
     model.scales["a"].sum().backward()
     optim.SGD(model.parameters(), lr=0.5).step()
     np.testing.assert_array_equal(model.scales["a"].numpy(), [0.5, 0.5])
-    assert model.load_state_dict({"scales.a": np.zeros(2)}) == {"missing": [], "unexpected": []}
+    assert model.load_state_dict({"scales.a": np.zeros(2)}) == ([], [])
     torch = import_torch()
     assert ours == _parameter_dict_edited(torch.nn, torch.ones)
 
@@ -792,3 +792,51 @@ def test_list_containers_add_up_as_pytorchs(kind, torch):
         assert [type(m).__name__ for m in a] == ["Linear", "ReLU", "Tanh"]
     with pytest.raises(TypeError, match=f"{kind} \\+ list: expected another {kind}"):
         _list_of(nn, kind, [nn.ReLU()]) + [nn.Tanh()]
+
+
+# ---------------------------------------------------------------- S: state_dict's order
+def _with_buffers(lib, parameter, ones):
+    """A module with a parameter and a buffer of its own, then children that hold both kinds."""
+    model = lib.Module()
+    model.scale = parameter(ones(3))
+    model.register_buffer("steps", ones(1))
+    model.body = lib.Sequential(lib.Linear(3, 4), lib.BatchNorm1d(4), lib.ReLU(), lib.Linear(4, 2),
+                                lib.BatchNorm1d(2))
+    model.head = lib.Linear(2, 1)
+    return model
+
+
+def test_state_dict_goes_module_by_module_as_pytorchs(torch):
+    """Each module's parameters, then its buffers, then its children in turn (minitx once gave
+    every parameter first, then every buffer)."""
+    ours, theirs = _with_buffers(nn, Parameter, minitx.ones), _with_buffers(torch.nn, torch.nn.Parameter, torch.ones)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert list(ours.state_dict())[:6] == ["scale", "steps", "body.0.weight", "body.0.bias", "body.1.weight",
+                                           "body.1.bias"]
+    assert list(ours.body.state_dict()) == list(theirs.body.state_dict())
+
+
+def test_a_transformers_state_dict_goes_module_by_module():
+    model = nn.Transformer(11, 11, d_model=16, num_heads=2, num_encoder_layers=2, num_decoder_layers=1, d_ff=32,
+                           max_len=16)
+    position = {name: i for i, (name, _) in enumerate(model.named_modules(remove_duplicate=False))}
+    where = []  # (the module's place in the walk, whether the key is a buffer) for each key
+    for key in model.state_dict():
+        module_name, _, name = key.rpartition(".")
+        where.append((position[module_name], name in model.get_submodule(module_name)._buffers))
+    assert where == sorted(where) and any(buffer for _, buffer in where)
+    assert not where[-1][1]  # the buffers are not all at the end
+    parameters = [key for key, (_, buffer) in zip(model.state_dict(), where) if not buffer]
+    assert parameters == [name for name, _ in model.named_parameters()]
+
+
+def test_load_state_dict_answers_with_pytorchs_named_tuple(torch):
+    ours, theirs = nn.Linear(2, 3), torch.nn.Linear(2, 3)
+    state = {"weight": np.zeros((3, 2), np.float32), "extra": np.zeros(1, np.float32)}
+    got = ours.load_state_dict(state, strict=False)
+    want = theirs.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()}, strict=False)
+    assert got == want == (["bias"], ["extra"]) and got._fields == want._fields == ("missing_keys", "unexpected_keys")
+    assert repr(got) == repr(want)
+    state = {"weight": state["weight"], "bias": np.zeros(3, np.float32)}
+    got = ours.load_state_dict(state)
+    assert repr(got) == repr(theirs.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()}))

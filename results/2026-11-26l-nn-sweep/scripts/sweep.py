@@ -701,10 +701,7 @@ def module_api():
         sd = dict(sd)
         mutate(sd, lib)
         res = net.load_state_dict(sd, strict=strict)
-        if lib == "m":
-            res = (sorted(res["missing"]), sorted(res["unexpected"]))
-        else:
-            res = (sorted(res.missing_keys), sorted(res.unexpected_keys))
+        res = (sorted(res.missing_keys), sorted(res.unexpected_keys))
         return {"res": str(res), "a.weight loaded": bool(np.allclose(as_np(net.a.weight), as_np(sd["a.weight"])))
                 if "a.weight" in sd else None}
 

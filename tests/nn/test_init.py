@@ -1,0 +1,231 @@
+"""minitx.nn.init: the statistics of each initializer on large seeded tensors (so the tolerances,
+many standard errors wide, cannot flake), and PyTorch's gains, fans, bounds and stds exactly: the
+numbers each initializer hands to its uniform or normal draw are recorded on both sides and
+compared. Then the deterministic ones (eye_, dirac_, orthogonal_ from a given Gaussian matrix)
+entry by entry against PyTorch, reproducibility under manual_seed, and the errors."""
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minitx
+from minitx import nn
+from minitx.nn import init
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from torch_reference import import_torch  # noqa: E402
+
+
+@pytest.fixture
+def torch():
+    return import_torch()
+
+
+def _draw(initializer, shape=(300, 200), seed=0, **kwargs):
+    minitx.manual_seed(seed)
+    return initializer(minitx.zeros(*shape, dtype="float64"), **kwargs).numpy()
+
+
+# ---------------------------------------------------------------- statistics
+@pytest.mark.parametrize("gain", [1.0, 2.0])
+def test_xavier_uniform_bounds_and_std(gain):
+    w = _draw(init.xavier_uniform_, gain=gain)
+    bound = gain * math.sqrt(6 / (300 + 200))
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.99 * bound
+    assert w.std() == pytest.approx(bound / math.sqrt(3), rel=0.02)
+    assert abs(w.mean()) < 0.02 * bound
+
+
+@pytest.mark.parametrize("gain", [1.0, 0.5])
+def test_xavier_normal_std(gain):
+    w = _draw(init.xavier_normal_, gain=gain)
+    assert w.std() == pytest.approx(gain * math.sqrt(2 / (300 + 200)), rel=0.02)
+    assert abs(w.mean()) < 0.02 * w.std()
+
+
+def test_xavier_fans_include_the_receptive_field_and_need_two_axes():
+    w = _draw(init.xavier_uniform_, shape=(20, 10, 3, 3))
+    assert np.abs(w).max() <= math.sqrt(6 / (10 * 9 + 20 * 9))
+    with pytest.raises(ValueError, match=r"xavier_uniform_: .* at least 2 dimensions, got shape \(5,\)"):
+        init.xavier_uniform_(minitx.zeros(5))
+
+
+@pytest.mark.parametrize("mode, fan", [("fan_in", 200 * 9), ("fan_out", 100 * 9)])
+def test_kaiming_uniform_and_normal_statistics(mode, fan):
+    """Defaults as PyTorch's: leaky_relu with a = 0, that is relu's gain sqrt(2)."""
+    std = math.sqrt(2.0) / math.sqrt(fan)
+    w = _draw(init.kaiming_uniform_, shape=(100, 200, 3, 3), mode=mode)
+    assert math.sqrt(3) * std * 0.999 < np.abs(w).max() <= math.sqrt(3) * std
+    assert w.std() == pytest.approx(std, rel=0.01) and abs(w.mean()) < 0.01 * std
+    w = _draw(init.kaiming_normal_, shape=(100, 200, 3, 3), mode=mode)
+    assert w.std() == pytest.approx(std, rel=0.01) and abs(w.mean()) < 0.01 * std
+
+
+def test_normal_uniform_and_the_constants():
+    w = _draw(init.normal_, mean=1.5, std=0.5)
+    assert w.mean() == pytest.approx(1.5, abs=0.01) and w.std() == pytest.approx(0.5, rel=0.02)
+    w = _draw(init.uniform_, a=-3.0, b=-1.0)  # PyTorch's names for the bounds
+    assert -3 <= w.min() < -2.99 and -1.01 < w.max() < -1
+    assert np.all(init.zeros_(minitx.ones(3, 2)).numpy() == 0)
+    assert np.all(init.ones_(minitx.zeros(3, 2)).numpy() == 1)
+    assert np.all(init.constant_(minitx.zeros(3, 2, dtype="int64"), 7).numpy() == 7)
+
+
+def _truncated_normal_moments(mean, std, a, b):
+    """Mean and std of N(mean, std) conditioned on [a, b]: with alpha, beta the bounds in stds,
+    phi the density and Z = Phi(beta) - Phi(alpha) the mass kept,
+    mean + std (phi(alpha) - phi(beta)) / Z, and the variance below."""
+    alpha, beta = (a - mean) / std, (b - mean) / std
+    phi = lambda x: math.exp(-x * x / 2) / math.sqrt(2 * math.pi)  # noqa: E731
+    cdf = lambda x: (1 + math.erf(x / math.sqrt(2))) / 2  # noqa: E731
+    z = cdf(beta) - cdf(alpha)
+    shift = (phi(alpha) - phi(beta)) / z
+    variance = 1 + (alpha * phi(alpha) - beta * phi(beta)) / z - shift ** 2
+    return mean + std * shift, std * math.sqrt(variance)
+
+
+@pytest.mark.parametrize("mean, std, a, b", [(0.0, 1.0, -2.0, 2.0), (1.0, 2.0, -1.0, 4.0), (0.0, 0.02, -0.04, 0.04),
+                                             (0.0, 1.0, 0.5, 6.0)])
+def test_trunc_normal_stays_in_its_bounds_with_the_truncated_moments(mean, std, a, b):
+    w = _draw(init.trunc_normal_, shape=(1000, 1000), mean=mean, std=std, a=a, b=b)
+    expected_mean, expected_std = _truncated_normal_moments(mean, std, a, b)
+    assert a <= w.min() and w.max() <= b
+    assert w.mean() == pytest.approx(expected_mean, abs=0.005 * expected_std)
+    assert w.std() == pytest.approx(expected_std, rel=0.005)
+
+
+def test_trunc_normal_defaults_as_pytorch_and_its_errors():
+    w = _draw(init.trunc_normal_, shape=(1000, 1000))
+    assert -2 <= w.min() < -1.99 and 1.99 < w.max() <= 2  # mean 0, std 1, [-2, 2]
+    with pytest.warns(UserWarning, match="trunc_normal_: mean is more than 2 std from"):
+        init.trunc_normal_(minitx.zeros(3), mean=5.0, a=0.0, b=1.0)
+    for kwargs in ({"std": 0.0}, {"a": 1.0, "b": 1.0}):
+        with pytest.raises(ValueError, match="trunc_normal_: expected std > 0 and a < b"):
+            init.trunc_normal_(minitx.zeros(3), **kwargs)
+
+
+# ---------------------------------------------------------------- as PyTorch's
+NONLINEARITIES = [("linear", None), ("conv1d", None), ("conv2d", None), ("conv3d", None), ("conv_transpose1d", None),
+                  ("conv_transpose2d", None), ("conv_transpose3d", None), ("sigmoid", None), ("tanh", None),
+                  ("relu", None), ("leaky_relu", None), ("leaky_relu", 0.2), ("leaky_relu", 0), ("selu", None)]
+
+
+@pytest.mark.parametrize("nonlinearity, param", NONLINEARITIES)
+def test_calculate_gain_is_pytorchs(torch, nonlinearity, param):
+    assert init.calculate_gain(nonlinearity, param) == torch.nn.init.calculate_gain(nonlinearity, param)
+
+
+def _recorded(monkeypatch, owner, names):
+    """Make each method ``names`` of ``owner`` record its arguments after the tensor and return
+    the tensor, so an initializer's bounds or std can be read exactly."""
+    calls = []
+    for name in names:
+        monkeypatch.setattr(owner, name, lambda t, *args, _name=name, **kwargs: calls.append((_name, *args)) or t)
+    return calls
+
+
+@pytest.mark.parametrize("shape", [(30, 20), (8, 4, 3, 3), (5, 2, 7)])
+@pytest.mark.parametrize("name, kwargs", [
+    ("xavier_uniform_", {}), ("xavier_normal_", {"gain": 0.5}), ("kaiming_uniform_", {}), ("kaiming_normal_", {}),
+    ("kaiming_uniform_", {"a": math.sqrt(5)}),  # what torch.nn.Linear uses
+    ("kaiming_uniform_", {"mode": "fan_out", "nonlinearity": "relu"}),
+    ("kaiming_normal_", {"mode": "fan_out", "nonlinearity": "tanh"}),
+    ("kaiming_normal_", {"a": 0.2, "mode": "FAN_IN"}),
+])
+def test_fans_bounds_and_stds_are_pytorchs_exactly(torch, monkeypatch, shape, name, kwargs):
+    ours = _recorded(monkeypatch, init, ["uniform_", "normal_"])
+    getattr(init, name)(minitx.zeros(*shape), **kwargs)
+    theirs = _recorded(monkeypatch, torch.Tensor, ["uniform_", "normal_"])
+    getattr(torch.nn.init, name)(torch.zeros(*shape), **kwargs)
+    assert ours == theirs and len(ours) == 1
+
+
+def test_eye_and_dirac_are_pytorchs(torch):
+    for shape in [(3, 5), (4, 4), (5, 2)]:
+        np.testing.assert_array_equal(init.eye_(minitx.zeros(*shape)).numpy(), torch.nn.init.eye_(torch.zeros(*shape)))
+    for shape, groups in [((4, 3, 3), 1), ((6, 2, 3, 3), 2), ((2, 5, 2, 3), 1), ((6, 1, 3, 3, 3), 3)]:
+        np.testing.assert_array_equal(init.dirac_(minitx.ones(*shape), groups).numpy(),
+                                      torch.nn.init.dirac_(torch.ones(*shape), groups))
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3), (4, 4), (6, 2, 3), (1, 4)])
+def test_orthogonal_is_pytorchs_from_the_same_gaussian_matrix(torch, monkeypatch, shape):
+    """PyTorch's QR and sign fix, given the matrix minitx draws; then W W^T (rows <= cols) or
+    W^T W is gain^2 I."""
+    rows, cols = shape[0], math.prod(shape[1:])
+    minitx.manual_seed(3)
+    gaussian = minitx.random.generator("cpu").normal(0.0, 1.0, (rows, cols))
+    minitx.manual_seed(3)
+    ours = init.orthogonal_(minitx.zeros(*shape, dtype="float64"), gain=2.0).numpy()
+    monkeypatch.setattr(torch.Tensor, "normal_", lambda t, *args, **kwargs: t.copy_(torch.from_numpy(gaussian)))
+    theirs = torch.nn.init.orthogonal_(torch.zeros(*shape, dtype=torch.float64), gain=2.0).numpy()
+    np.testing.assert_allclose(ours, theirs, atol=1e-12)
+    w = ours.reshape(rows, cols)
+    product = w @ w.T if rows <= cols else w.T @ w
+    np.testing.assert_allclose(product, 4 * np.eye(min(rows, cols)), atol=1e-12)
+
+
+def test_an_empty_tensor_is_left_as_it_is():
+    for initializer in (init.kaiming_uniform_, init.kaiming_normal_, init.orthogonal_):
+        assert initializer(minitx.zeros(4, 0)).shape == (4, 0)
+
+
+# ---------------------------------------------------------------- seeds, graphs and errors
+RANDOM = [init.uniform_, init.normal_, init.xavier_uniform_, init.xavier_normal_, init.kaiming_uniform_,
+          init.kaiming_normal_, init.trunc_normal_, init.orthogonal_]
+
+
+@pytest.mark.parametrize("initializer", RANDOM, ids=lambda f: f.__name__)
+def test_same_seed_same_values_and_no_graph(initializer):
+    first, again, other = _draw(initializer, (6, 4), seed=7), _draw(initializer, (6, 4), seed=7), \
+        _draw(initializer, (6, 4), seed=8)
+    np.testing.assert_array_equal(first, again)
+    assert not np.array_equal(first, other)
+    p = nn.Parameter(minitx.zeros(6, 4))
+    assert initializer(p) is p and p.is_leaf and p.requires_grad and p.grad_fn is None and p.dtype == np.float32
+
+
+def test_an_initializer_after_forward_stops_the_stale_backward():
+    """Writing into a weight a graph saved makes its backward refuse, as any in-place write."""
+    w = nn.Parameter(minitx.ones(3, 2))
+    loss = (w * w).sum()
+    init.normal_(w)
+    with pytest.raises(RuntimeError):
+        loss.backward()
+
+
+def _weights(seed):
+    minitx.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(4, 3), nn.Embedding(6, 2), nn.LearnedPositionalEmbedding(2, 5))
+    return [p.numpy() for p in model.parameters()]
+
+
+def test_same_seed_same_layer_weights():
+    first, again, other = _weights(7), _weights(7), _weights(8)
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)
+    assert not any(np.array_equal(a, c) for a, c in zip(first, other))
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: init.kaiming_uniform_(minitx.zeros(5)), ValueError,
+     r"kaiming_uniform_: fan in and fan out need a tensor with at least 2 dimensions, got shape \(5,\)"),
+    (lambda: init.kaiming_normal_(minitx.zeros(3, 2), mode="fan_avg"), ValueError,
+     "kaiming_normal_: mode 'fan_avg' not supported; use 'fan_in' or 'fan_out'"),
+    (lambda: init.kaiming_normal_(minitx.zeros(3, 2), nonlinearity="swish"), ValueError,
+     "calculate_gain: unsupported nonlinearity 'swish'"),
+    (lambda: init.calculate_gain("leaky_relu", "0.1"), ValueError,
+     "calculate_gain: the negative slope '0.1' of leaky_relu is not a number"),
+    (lambda: init.uniform_(minitx.zeros(3), -1.0, a=-1.0), TypeError,
+     r"uniform_: got both low= and a= \(PyTorch's name for it\); give one"),
+    (lambda: init.orthogonal_(minitx.zeros(3)), ValueError, "orthogonal_: needs a tensor with at least 2 dimensions"),
+    (lambda: init.eye_(minitx.zeros(2, 2, 2)), ValueError, r"eye_: needs a 2-D tensor, got shape \(2, 2, 2\)"),
+    (lambda: init.dirac_(minitx.zeros(3, 3)), ValueError, "dirac_: needs a tensor with 3, 4 or 5 dimensions"),
+    (lambda: init.dirac_(minitx.zeros(3, 3, 3), groups=2), ValueError,
+     r"dirac_: groups=2 must be a positive integer dividing dim 0 \(3\)"),
+])
+def test_bad_arguments_are_errors_naming_the_function(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
