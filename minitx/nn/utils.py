@@ -1,6 +1,7 @@
 """Helpers PyTorch keeps in ``torch.nn.utils``, where ported code looks for them.
 
-``clip_grad_norm_`` lives in minitx.optim.clip and is the same function here. The two below
+``clip_grad_norm_`` and ``clip_grad_value_`` live in minitx.optim.clip and are the same
+functions here. The two below
 treat a model's parameters as one long vector, p_1 then p_2 ..., each flattened in C order
 (what a line search or a second-order method works on).
 """
@@ -8,9 +9,9 @@ from __future__ import annotations
 
 from minitx.autograd.tensor import Tensor
 from minitx.ops.shape import concatenate, reshape
-from minitx.optim.clip import clip_grad_norm_
+from minitx.optim.clip import clip_grad_norm_, clip_grad_value_
 
-__all__ = ["clip_grad_norm_", "parameters_to_vector", "vector_to_parameters"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
 
 
 def parameters_to_vector(parameters) -> Tensor:

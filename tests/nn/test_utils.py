@@ -73,3 +73,15 @@ def test_float_parameters_keep_their_dtype():
 def test_vector_to_parameters_refuses_a_vector_that_does_not_fit(vec, error, message):
     with pytest.raises(error, match=message):
         vector_to_parameters(vec, nn.Linear(2, 1).parameters())
+
+
+def test_pytorchs_module_paths_reach_minitxs_functions():
+    """``import torch.nn.functional as F`` ported as ``minitx.nn.functional``: the same module as
+    minitx.functional; torch.nn.utils' clipping is minitx.optim's."""
+    import minitx.functional
+    import minitx.nn.functional as nn_functional
+    from minitx import optim
+    from minitx.nn import utils
+
+    assert nn_functional is minitx.functional and nn_functional.softmax is minitx.functional.softmax
+    assert utils.clip_grad_norm_ is optim.clip_grad_norm_ and utils.clip_grad_value_ is optim.clip_grad_value_
