@@ -20,6 +20,15 @@ from minitx.serialization import load, save
 from minitx.amp import autocast
 from minitx.functional import concatenate as cat, stack  # PyTorch's top-level names
 
+# PyTorch's top-level math (torch.exp(x), torch.where(c, a, b), torch.matmul ...): each op of
+# minitx.functional is also minitx.<name>, but for those whose torch namesake answers otherwise
+# (torch.max(x, 1) and torch.min give pairs, torch.var and torch.std divide by n - 1, torch.split
+# cuts pieces of a size): minitx.functional has these with NumPy's meaning (docs/ops.md). Left out
+# of __all__: `from minitx import *` must not hide Python's sum, abs, round, pow in your code.
+TORCH_ANSWERS_OTHERWISE = ("max", "min", "var", "std", "split")
+globals().update((name, op) for name, op in vars(functional).items()
+                 if not name.startswith("_") and name not in TORCH_ANSWERS_OTHERWISE)
+
 # dtype names, as torch.float32 is one: minitx.tensor(x, dtype=minitx.int8)
 float16, float32, float64 = "float16", "float32", "float64"
 int8, int16, int32, int64 = "int8", "int16", "int32", "int64"

@@ -30,7 +30,7 @@ Adding an op:
 2. Right after it, its public function: convert the arguments (``_args``), check them with
    errors that name the op, apply the class. An argument that is an axis is named as NumPy's
    (``axis``, ``keepdims``) and the function decorated with ``@takes_torch_keywords``, which
-   takes PyTorch's ``dim=`` and ``keepdim=`` too (minitx/keywords.py; tests/test_torch_keywords.py
+   takes PyTorch's ``dim=`` and ``keepdim=`` too (minitx/keywords.py; tests/test_torch_spelling.py
    fails without it). Add the class to the file's ``__all__`` and the
    function to ``minitx.functional``'s import list; a Tensor method, if it needs one, calls
    the function (minitx/autograd/tensor.py).

@@ -1,8 +1,9 @@
-"""PyTorch's keyword names (dim=, keepdim=, dims=, start_dim=, correction=, ...) in minitx's ops and
-Tensor methods (minitx/keywords.py): each call below is written once, in PyTorch's spelling, and run
-in both libraries on the same float64 values; values, dtypes and gradients must agree. Where
-PyTorch's op means something else with dim= (max, min, var, std, split), minitx refuses by name.
-And ``x.size(dim)``, PyTorch's spelling of a length.
+"""Code written for PyTorch, spelled as PyTorch spells it, in minitx: keyword names (dim=,
+keepdim=, dims=, start_dim=, correction=, ...; minitx/keywords.py), ``x.size(dim)``, the named
+pairs of sort/topk, attention's attn_mask=/is_causal= and the top-level math (minitx.exp ...).
+Each call below is written once and run in both libraries on the same float64 values; values,
+dtypes and gradients must agree. Where PyTorch's op means something else with dim= (max, min,
+var, std, split), minitx refuses by name, and leaves those out of its top level.
 """
 import inspect
 
@@ -281,3 +282,16 @@ def test_attention_takes_pytorchs_attn_mask_and_is_causal():
     with pytest.raises(TypeError, match=r"scaled_dot_product_attention: causal must be True or False, got 0.1 "
                                         r"\(the fifth argument is causal; PyTorch's is dropout_p"):
         F.scaled_dot_product_attention(*map(minitx.tensor, (q, k, v)), None, 0.1)
+
+
+def test_the_top_level_has_pytorchs_math_but_where_torch_answers_otherwise():
+    """minitx.exp is minitx.functional.exp, as torch.exp is torch's; torch.max(x, 1) (a pair) and
+    torch.var (n - 1) have no minitx namesake at the top, and ``import *`` hides no builtin."""
+    for name, op in vars(F).items():
+        if not name.startswith("_"):
+            assert (getattr(minitx, name, None) is op) == (name not in minitx.TORCH_ANSWERS_OTHERWISE), name
+    x = minitx.tensor(A)
+    same(minitx.tanh(minitx.exp(x) - 1).sum(dim=0), torch.tanh(torch.exp(torch.tensor(A)) - 1).sum(dim=0))
+    namespace = {}
+    exec("from minitx import *", namespace)
+    assert not {"sum", "abs", "round", "pow", "max", "float", "int", "bool"} & set(namespace)
