@@ -281,6 +281,9 @@ class _Reader:
         total = 0
         for info in archive.infolist():
             name = info.filename
+            self._check(not name.endswith("data.pkl"), name, "is a pickle: this is PyTorch's file (torch.save), "
+                        "which minitx does not unpickle; read it with torch.load and give the state dict to "
+                        "load_state_dict, which takes PyTorch tensors as they are")
             self._check(name.endswith(".npy"), name, "is not an .npy array; a minitx checkpoint "
                         "holds .npy members only")
             self._check(name[:-4] not in self.members, name, "appears twice in the archive")

@@ -209,6 +209,18 @@ def test_pickled_member_inside_checkpoint_is_refused(tmp_path):
         load(path)
 
 
+def test_a_pytorch_file_is_named_as_one_and_not_unpickled(tmp_path):
+    """torch.save writes a zip whose <name>/data.pkl is a pickle: said so, with what to do instead."""
+    from torch_reference import import_torch
+
+    torch = import_torch()
+    path = tmp_path / "model.pt"
+    torch.save({"weight": torch.zeros(2, 3)}, path)
+    with pytest.raises(CheckpointError, match=r"model\.pt: member '.*data\.pkl' is a pickle: this is PyTorch's file "
+                                              r"\(torch\.save\).*torch\.load.*load_state_dict"):
+        load(path)
+
+
 def test_truncated_file_names_the_file(tmp_path):
     path = tmp_path / "ck.npz"
     save({"w": np.random.default_rng(0).standard_normal(1000)}, path)
