@@ -295,3 +295,13 @@ def test_the_top_level_has_pytorchs_math_but_where_torch_answers_otherwise():
     namespace = {}
     exec("from minitx import *", namespace)
     assert not {"sum", "abs", "round", "pow", "max", "float", "int", "bool"} & set(namespace)
+
+
+def test_where_of_cond_alone_gives_the_positions_as_numpy_and_pytorch():
+    cond = A > 0.3
+    for ours, theirs, numpys in zip(F.where(minitx.tensor(cond)), torch.where(torch.tensor(cond)), np.where(cond),
+                                    strict=True):
+        same(ours, theirs)
+        np.testing.assert_array_equal(ours.numpy(), numpys)
+    with pytest.raises(TypeError, match=r"where: takes cond alone .* or cond, a and b, got one of a, b"):
+        F.where(minitx.tensor(cond), minitx.tensor(A))

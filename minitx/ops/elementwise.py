@@ -575,8 +575,13 @@ class Where(Function):
         return None, dy * cond, dy * ~cond
 
 
-def where(cond, a, b):
-    """a where cond else b (cond boolean); a and b may be numbers."""
+def where(cond, a=None, b=None):
+    """a where cond else b (cond boolean); a and b may be numbers. Given cond alone, the
+    positions where it holds, one int64 tensor per axis (NumPy's and PyTorch's where(cond))."""
+    if a is None and b is None:
+        return as_tensor(cond).nonzero(as_tuple=True)
+    if a is None or b is None:
+        raise TypeError("where: takes cond alone (the positions where it holds) or cond, a and b, got one of a, b")
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
     cond, (a, b) = as_tensor(cond, like), one_dtype(*operands("where", a, b))
     check_bool("where", "cond", cond)
