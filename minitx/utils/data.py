@@ -189,8 +189,9 @@ def default_collate(batch):
     * Python ints (and bools) make an int64 (bool) tensor, and Python floats a float64 one,
       as PyTorch's (its ``torch.tensor(batch, dtype=torch.float64)``); the first sample's type
       decides, so ``[1, 2.5]`` gives float32, as ``tensor([1, 2.5])``;
-    * strings stay a list; dicts, tuples, named tuples and lists are collated field by field
-      (a tuple gives a list, as PyTorch's does).
+    * dicts, tuples, named tuples and lists are collated field by field (a tuple gives a
+      list, as PyTorch's does); strings are not collated: the batch's strings come back as
+      they were gathered (a list of them, or a tuple for a field of tuple samples).
     """
     elem = batch[0]
     if isinstance(elem, Tensor):
@@ -210,11 +211,11 @@ def default_collate(batch):
     if isinstance(elem, collections.abc.Mapping):
         return {key: default_collate([sample[key] for sample in batch]) for key in elem}
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # a namedtuple keeps its type
-        return type(elem)(*(default_collate(list(field)) for field in zip(*batch)))
+        return type(elem)(*(default_collate(field) for field in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         if any(len(sample) != len(elem) for sample in batch):
             raise RuntimeError("default_collate: each element in list of batch should be of equal size")
-        return [default_collate(list(field)) for field in zip(*batch)]
+        return [default_collate(field) for field in zip(*batch)]
     raise TypeError(_collate_error(type(elem)))
 
 
