@@ -23,7 +23,7 @@ from minitx.autograd.debug import detect_anomaly, trace_backward
 minitx.manual_seed(0)
 rng = np.random.default_rng(0)
 model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
-x, labels = minitx.tensor(rng.normal(size=(5, 4))), minitx.tensor(rng.integers(0, 3, 5))
+x, labels = minitx.tensor(rng.normal(size=(5, 4)), dtype="float32"), minitx.tensor(rng.integers(0, 3, 5))
 
 print("1. the backward trace of one training step")
 with trace_backward() as trace:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minitx import backend
+from minitx import amp, backend
 from minitx.autograd.tensor import Tensor, as_tensor
 
 
@@ -68,6 +68,20 @@ def one_dtype(*tensors) -> list:
         return tensors
     dtype = np.result_type(*floats)
     return [t if t.dtype == dtype else t.astype(dtype) for t in tensors]
+
+
+def one_float_dtype(op, *tensors):
+    """Products take one floating dtype, as PyTorch's do: float32 weights given a float64 input
+    would otherwise compute the layer in float64 (NumPy promotes), silently slower and not what
+    the model was built in. The message says which to cast. Under autocast the op casts its
+    inputs itself (minitx.amp), so mixed dtypes are what it expects there."""
+    if amp.active() is not None:
+        return
+    tensors = [t for t in tensors if hasattr(t, "dtype")]  # (None: no bias; what is no array is refused later)
+    floats = sorted({t.dtype.name for t in tensors if backend.is_floating(t.dtype)})
+    if len(floats) > 1:
+        raise TypeError(f"{op}: operands of dtypes {' and '.join(floats)}; a product takes one floating dtype, "
+                        f"as PyTorch's: cast one, e.g. x.to(dtype='{tensors[-1].dtype.name}') to the weights' dtype")
 
 
 def floating(x) -> Tensor:

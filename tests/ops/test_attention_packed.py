@@ -189,7 +189,7 @@ def test_multi_head_attention_backward_splits_nothing(self_attention):
     """Training MultiHeadAttention records no slice of the projection: the packed op reads the
     heads in place and writes their gradient as one array, so no GetItem backward runs."""
     layer = nn.MultiHeadAttention(8, 2, dropout=0.0, self_attention=self_attention)
-    x = minitx.tensor(np.random.default_rng(1).standard_normal((2, 5, 8)), requires_grad=True)
+    x = minitx.tensor(np.random.default_rng(1).standard_normal((2, 5, 8)), dtype="float32", requires_grad=True)
     y = layer(x) if self_attention else layer(x, memory=x)
     ops, stack = {}, [y.grad_fn]
     while stack:
@@ -258,7 +258,7 @@ def test_cross_attention_over_a_memory_batch_of_one_sums_its_gradient():
     the sum over the batch, as the split path gives it."""
     layer = nn.MultiHeadAttention(8, 2, dropout=0.0, self_attention=False)
     rng = np.random.default_rng(9)
-    x_values, memory_values = rng.standard_normal((3, 4, 8)), rng.standard_normal((1, 5, 8))
+    x_values, memory_values = (rng.standard_normal(shape).astype(np.float32) for shape in ((3, 4, 8), (1, 5, 8)))
     grads = []
     for weights in (False, True):  # return_weights takes the split path
         x = minitx.tensor(x_values, requires_grad=True)

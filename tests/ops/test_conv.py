@@ -336,11 +336,11 @@ def test_conv_layers_match_the_functional_ops_and_init_like_pytorch():
     assert layer.weight.shape == (6, 2, 3, 2) and layer.bias.shape == (6,)
     bound = 1 / np.sqrt(2 * 3 * 2)
     assert np.abs(layer.weight.numpy()).max() <= bound and np.abs(layer.weight.numpy()).max() > 0.5 * bound
-    x = minitx.tensor(np.random.default_rng(0).standard_normal((2, 4, 7, 7)))
+    x = minitx.tensor(np.random.default_rng(0).standard_normal((2, 4, 7, 7)), dtype="float32")
     np.testing.assert_array_equal(layer(x).numpy(),
                                   F.conv2d(x, layer.weight, layer.bias, 2, 1, 1, 2).numpy())
     assert len(list(nn.Conv1d(3, 5, 4, bias=False).parameters())) == 1
-    assert nn.Conv1d(3, 5, 4)(minitx.tensor(np.zeros((2, 3, 9)))).shape == (2, 5, 6)
+    assert nn.Conv1d(3, 5, 4)(minitx.zeros(2, 3, 9)).shape == (2, 5, 6)
     assert nn.MaxPool2d(2)(x).shape == (2, 4, 3, 3) and nn.AvgPool2d(3, 2, 1)(x).shape == (2, 4, 4, 4)
     assert nn.MaxPool2d(2, ceil_mode=True)(x).shape == (2, 4, 4, 4)
     assert nn.Conv2d(4, 6, (3, 2), padding="same")(x).shape == (2, 6, 7, 7)
@@ -651,9 +651,9 @@ def test_conv_transpose_layers_match_pytorch_and_init_like_it():
         theirs.weight.copy_(torch.tensor(layer.weight.numpy()))
         theirs.bias.copy_(torch.tensor(layer.bias.numpy()))
     x = np.random.default_rng(0).standard_normal((2, 4, 3, 4))
-    np.testing.assert_allclose(layer(leaf(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(layer.double()(leaf(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(), rtol=1e-12)
     one_d = nn.ConvTranspose1d(3, 5, 4, stride=3, bias=False)
-    assert len(list(one_d.parameters())) == 1 and one_d(leaf(np.zeros((2, 3, 6)))).shape == (2, 5, 19)
+    assert len(list(one_d.parameters())) == 1 and one_d(minitx.zeros(2, 3, 6)).shape == (2, 5, 19)
 
 
 # ---------------------------------------------------------------- 3-d and the n-d layers
@@ -676,7 +676,7 @@ def test_conv_transpose_layers_match_pytorch_and_init_like_it():
 def test_nd_layers_match_pytorch(ours, theirs, shape):
     """Each layer against PyTorch's with the same parameters, forward and gradients in float64."""
     torch = import_torch()
-    layer, reference = ours(), theirs(torch).double()
+    layer, reference = ours().double(), theirs(torch).double()
     with torch.no_grad():
         for name, parameter in reference.named_parameters():
             assert getattr(layer, name).shape == tuple(parameter.shape)

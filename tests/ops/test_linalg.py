@@ -10,6 +10,7 @@ import minitx
 import minitx.functional as F
 from minitx.testing import check_backward_hygiene, gradcheck
 from minitx.testing import strategies as mst
+from _torch_kit import torch_in_example
 
 SIDE = st.integers(1, 4)
 
@@ -120,6 +121,29 @@ def test_matmul_shape_errors_name_op_and_shapes(a_shape, b_shape, message):
 
 def test_matmul_with_an_array_on_the_left_uses_rmatmul():
     b = minitx.tensor([[1.0], [2.0]])
-    y = np.array([[3.0, 4.0]]) @ b
+    y = np.array([[3.0, 4.0]], dtype=np.float32) @ b
     assert isinstance(y, minitx.Tensor)
     np.testing.assert_array_equal(y.numpy(), [[11.0]])
+
+
+def test_products_refuse_two_floating_dtypes_as_pytorchs():
+    """A float64 input into float32 weights would run the layer in float64 (NumPy promotes),
+    silently; PyTorch refuses, and so does minitx, saying what to cast. Integers still meet floats
+    as in a * b, and under autocast the op casts its inputs itself."""
+    x64, w32 = minitx.tensor(np.ones((2, 3))), minitx.ones(4, 3)
+    with pytest.raises(TypeError, match=r"^linear: operands of dtypes float32 and float64; a product takes one "
+                                        r"floating dtype, as PyTorch's: cast one"):
+        F.linear(x64, w32)
+    with pytest.raises(TypeError, match=r"^matmul: operands of dtypes float32 and float64"):
+        x64 @ w32.T
+    with pytest.raises(TypeError, match=r"^conv2d: operands of dtypes float32 and float64"):
+        minitx.nn.Conv2d(3, 2, 1)(minitx.tensor(np.ones((1, 3, 2, 2))))
+    with pytest.raises(TypeError, match=r"^linear: .*bfloat16 and float32"):
+        F.linear(w32.to(dtype="bfloat16"), w32)
+    assert F.linear(x64.to(dtype="float32"), w32).dtype.name == "float32"
+    assert (minitx.tensor([[1, 2, 3]]) @ w32.T).dtype.name == "float32"
+    with minitx.autocast("bfloat16"):
+        assert F.linear(w32.to(dtype="bfloat16"), w32).dtype.name == "bfloat16"
+    torch = torch_in_example()
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.linear(torch.ones(2, 3, dtype=torch.float64), torch.ones(4, 3))
