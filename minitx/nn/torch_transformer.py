@@ -143,9 +143,10 @@ class MultiheadAttention(Module):
 
 def _merged_mask(attn_mask, key_padding_mask, scores_shape, device):
     """PyTorch's attn_mask and key_padding_mask as one mask on ``device`` for
-    F.scaled_dot_product_attention, broadcastable to the scores [N, h, L, S], or None. Boolean masks (True = not allowed) are
-    combined and inverted into minitx's (True = may attend); where either mask is floating,
-    each boolean one becomes 0 / -inf and the two are added."""
+    F.scaled_dot_product_attention, broadcastable to the scores [N, h, L, S], or None.
+    Boolean masks (True = not allowed) are combined and inverted into minitx's (True = may
+    attend); where either mask is floating, each boolean one becomes 0 / -inf and the masks
+    are added."""
     n, heads, lq, lk = scores_shape
     masks = []
     if attn_mask is not None:
@@ -176,10 +177,10 @@ def generate_square_subsequent_mask(sz, device=None, dtype=None) -> Tensor:
 
 def _activation(owner, activation):
     """PyTorch's activation argument: 'relu', 'gelu' (exact, erf) or a callable (a layer, say)."""
-    if isinstance(activation, str):
-        if activation in ("relu", "gelu"):
-            return F.relu if activation == "relu" else F.gelu
-    elif callable(activation):
+    functions = {"relu": F.relu, "gelu": F.gelu}
+    if isinstance(activation, str) and activation in functions:
+        return functions[activation]
+    if not isinstance(activation, str) and callable(activation):
         return activation
     raise ValueError(f"{owner}: activation must be 'relu', 'gelu' or a callable, got {activation!r}")
 
@@ -208,7 +209,7 @@ class _Layer(Module):
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, device=device, dtype=dtype)
         self.norm_first = norm_first
-        for i in range(1, sublayers + 1):
+        for i in range(1, sublayers + 1):  # norm1, norm2, ..., then dropout1, dropout2, ... as PyTorch's
             setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, device=device, dtype=dtype))
         for i in range(1, sublayers + 1):
             setattr(self, f"dropout{i}", Dropout(dropout))
