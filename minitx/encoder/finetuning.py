@@ -26,7 +26,7 @@ from minitx import optim
 from minitx.data import load_pairs
 from minitx.encoder.data import LANGS, EncoderVocab, classification_batches, detection_examples
 from minitx.encoder.pretraining import build_model, load_pretrained
-from minitx.nn.encoder import EncoderClassifier, TransformerEncoder
+from minitx.nn.encoder import EncoderClassifier, EncoderModel
 from minitx.serialization import read_json, write_json
 from minitx.train import log, train_step
 
@@ -55,7 +55,7 @@ def accuracy(model, batches) -> float:
     return correct / max(total, 1)
 
 
-def finetune(encoder: TransformerEncoder, vocab: EncoderVocab, train, evaluation, config) -> dict:
+def finetune(encoder: EncoderModel, vocab: EncoderVocab, train, evaluation, config) -> dict:
     """Train a 2-class EncoderClassifier on ``train`` = (ids, labels) for config['steps'] steps
     (AdamW, warm-up then cosine decay) and measure its accuracy on ``evaluation``."""
     if not train[0]:

@@ -1,4 +1,4 @@
-"""Masked-language-model pretraining of a TransformerEncoder on Multi30k's German and English text.
+"""Masked-language-model pretraining of an EncoderModel on Multi30k's German and English text.
 
 The text: every training sentence of both languages, each on its own as ``[CLS] s [SEP]``
 (58,000 sequences); the validation sentences of both languages measure the masked-LM loss and
@@ -24,7 +24,7 @@ import minitx
 from minitx import amp, cli, optim
 from minitx.data import BPETokenizer, load_tokenizer
 from minitx.encoder.data import EncoderVocab, fit, load_sentences, mlm_batches
-from minitx.nn.encoder import IGNORE_INDEX, MaskedLanguageModel, TransformerEncoder
+from minitx.nn.encoder import IGNORE_INDEX, EncoderModel, MaskedLanguageModel
 from minitx.backend import resolve_device
 from minitx.serialization import read_json
 from minitx.sync import GPU_SYNC_EVERY
@@ -77,8 +77,7 @@ def build_config(recipe="cpu", **overrides) -> dict:
 
 
 def build_model(config, vocab: EncoderVocab, device="cpu") -> MaskedLanguageModel:
-    encoder = TransformerEncoder(vocab.size, **{k: config[k] for k in MODEL_KEYS}, pad_id=vocab.pad_id,
-                                 device=device)
+    encoder = EncoderModel(vocab.size, **{k: config[k] for k in MODEL_KEYS}, pad_id=vocab.pad_id, device=device)
     return MaskedLanguageModel(encoder)
 
 

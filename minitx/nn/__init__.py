@@ -1,9 +1,8 @@
 """Layers and models: Module, Parameter, Linear, Embedding, LayerNorm, attention, Transformer,
-and the encoder-only models (TransformerEncoder and its masked-LM and classification heads);
-nn.init's initializers and nn.utils' helpers, as PyTorch's."""
+and the encoder-only models (EncoderModel and its masked-LM and classification heads); PyTorch's
+MultiheadAttention and Transformer layers and stacks (torch_transformer.py); nn.init's initializers and nn.utils' helpers, as PyTorch's."""
 from minitx.nn import init, utils
-from minitx.nn.encoder import (EncoderClassifier, MaskedLanguageModel, MaskedLMHead, TransformerEncoder,
-                               mask_tokens)
+from minitx.nn.encoder import EncoderClassifier, EncoderModel, MaskedLanguageModel, MaskedLMHead, mask_tokens
 from minitx.nn.attention import LearnedPositionalEmbedding, MultiHeadAttention, SinusoidalPositionalEncoding
 from minitx.nn.layers import (CELU, ELU, GELU, GLU, SELU, BatchNorm1d, BatchNorm2d, Dropout, Embedding, Flatten,
                               GroupNorm, Hardsigmoid, Hardswish, Hardtanh, Identity, LayerNorm, LeakyReLU, Linear,
@@ -21,7 +20,7 @@ __all__ = [
     "Module", "Parameter", "Linear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Sequential",
     "ModuleList", "MultiHeadAttention", "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
     "FeedForward", "EncoderLayer", "DecoderLayer", "DecoderCache", "Transformer", "PRESETS", "init", "utils",
-    "TransformerEncoder", "MaskedLMHead", "MaskedLanguageModel", "EncoderClassifier", "mask_tokens",
+    "EncoderModel", "MaskedLMHead", "MaskedLanguageModel", "EncoderClassifier", "mask_tokens",
     "SiLU", "Tanh", "Sigmoid", "Softmax", "Identity", "Flatten", "Unflatten", "ModuleDict", "ParameterList",
     "ParameterDict", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
     "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
@@ -39,6 +38,13 @@ __all__ += ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", 
             "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "Upsample",
             "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
             "AdaptiveMaxPool3d"]
+
+# PyTorch's attention and Transformer layers, under its names and arguments
+from minitx.nn.torch_transformer import (MultiheadAttention, TransformerDecoder, TransformerDecoderLayer,  # noqa: E402
+                                         TransformerEncoder, TransformerEncoderLayer)
+
+__all__ += ["MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
+            "TransformerDecoder"]
 
 # recurrent layers
 from minitx.nn.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # noqa: E402

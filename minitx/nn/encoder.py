@@ -45,7 +45,7 @@ _LINEAR_ACTIVATIONS = {"relu": "relu", "gelu": "gelu_tanh"}  # our name -> Linea
 IGNORE_INDEX = -100
 
 
-class TransformerEncoder(Module):
+class EncoderModel(Module):
     """The encoder stack alone: token ids [B, L] -> hidden states [B, L, d_model].
 
     Options as in :class:`~minitx.nn.Transformer` (positional, norm_first, activation); a
@@ -58,9 +58,9 @@ class TransformerEncoder(Module):
                  activation="gelu", pad_id=0, device=None):
         super().__init__()
         if positional not in ("sinusoidal", "learned"):
-            raise ValueError(f"TransformerEncoder: positional must be 'sinusoidal' or 'learned', got {positional!r}")
+            raise ValueError(f"EncoderModel: positional must be 'sinusoidal' or 'learned', got {positional!r}")
         if not 0 <= pad_id < vocab_size:
-            raise ValueError(f"TransformerEncoder: pad_id {pad_id} is not an id of a vocabulary of {vocab_size}")
+            raise ValueError(f"EncoderModel: pad_id {pad_id} is not an id of a vocabulary of {vocab_size}")
         device = backend.check_device(device)
         attention_dropout = dropout if attention_dropout is None else attention_dropout
         self.config = dict(vocab_size=vocab_size, d_model=d_model, num_heads=num_heads, num_layers=num_layers,
@@ -82,7 +82,7 @@ class TransformerEncoder(Module):
 
     def check_ids(self, ids) -> Tensor:
         """ids as an integer Tensor [B, L] on the model's device; a clear error otherwise."""
-        return token_ids("TransformerEncoder", ids, self.device)
+        return token_ids("EncoderModel", ids, self.device)
 
     def padding_mask(self, ids) -> Tensor:
         """[B, 1, 1, L] boolean, True at real tokens: the keys that may be attended to."""
@@ -105,7 +105,7 @@ class TransformerEncoder(Module):
             ids = self.check_ids(ids)
             real = Tensor((ids.data != self.pad_id).astype(hidden.dtype)[:, :, None])
             return (hidden * real).sum(axis=1) / real.sum(axis=1)
-        raise ValueError(f"TransformerEncoder.pool: how must be 'cls' or 'mean', got {how!r}")
+        raise ValueError(f"EncoderModel.pool: how must be 'cls' or 'mean', got {how!r}")
 
 
 class MaskedLMHead(Module):
@@ -128,14 +128,14 @@ class MaskedLMHead(Module):
 
 
 class MaskedLanguageModel(Module):
-    """A TransformerEncoder with a masked-language-model head (tied to its embedding).
+    """An EncoderModel with a masked-language-model head (tied to its embedding).
 
     ``forward(ids)`` gives logits [B, L, V] at every position; ``loss(inputs, targets)`` the
     mean cross-entropy over the positions whose target is not IGNORE_INDEX, computing the
     vocabulary projection only there.
     """
 
-    def __init__(self, encoder: TransformerEncoder):
+    def __init__(self, encoder: EncoderModel):
         super().__init__()
         self.encoder = encoder
         self.head = MaskedLMHead(encoder.embed, encoder.config["activation"], device=encoder.device)
@@ -158,11 +158,11 @@ class MaskedLanguageModel(Module):
 
 
 class EncoderClassifier(Module):
-    """A TransformerEncoder with a classification head: logits [B, C] for pooling 'cls' or
+    """An EncoderModel with a classification head: logits [B, C] for pooling 'cls' or
     'mean' (one label per sequence), [B, L, C] for pooling None (one label per token).
     Dropout p is applied to the features before the head, as in BERT's fine-tuning."""
 
-    def __init__(self, encoder: TransformerEncoder, num_classes, pooling="cls", dropout=0.1):
+    def __init__(self, encoder: EncoderModel, num_classes, pooling="cls", dropout=0.1):
         super().__init__()
         if pooling not in ("cls", "mean", None):
             raise ValueError(f"EncoderClassifier: pooling must be 'cls', 'mean' or None, got {pooling!r}")

@@ -19,6 +19,7 @@ from minitx.nn import init
 from minitx.nn.attention import LearnedPositionalEmbedding, MultiHeadAttention, SinusoidalPositionalEncoding
 from minitx.nn.layers import Dropout, Embedding, LayerNorm, Linear, ModuleList, _new_parameter, token_ids
 from minitx.nn.module import Module
+from minitx.nn.torch_transformer import generate_square_subsequent_mask
 
 # Configurations matching well-known tutorials and the paper (vocabulary sizes come from data).
 PRESETS = {
@@ -198,6 +199,10 @@ class Transformer(Module):
         for p in self.parameters():
             if p.ndim > 1:
                 init.xavier_uniform_(p)
+
+    # PyTorch's causal mask for its attention layers (nn.MultiheadAttention's attn_mask), where
+    # PyTorch code asks for it; this model makes its own masks
+    generate_square_subsequent_mask = staticmethod(generate_square_subsequent_mask)
 
     @classmethod
     def from_preset(cls, name, src_vocab, tgt_vocab, **overrides):

@@ -9,7 +9,7 @@ from hypothesis.extra import numpy as hnp
 
 import minitx
 import minitx.functional as F
-from minitx.nn import EncoderClassifier, MaskedLanguageModel, TransformerEncoder, mask_tokens
+from minitx.nn import EncoderClassifier, EncoderModel, MaskedLanguageModel, mask_tokens
 from minitx.nn.encoder import IGNORE_INDEX
 from minitx.testing import gradcheck
 
@@ -24,7 +24,7 @@ CONFIGS = {
 
 def build_encoder(name, seed=0):
     minitx.manual_seed(seed)
-    return TransformerEncoder(VOCAB, **{**TINY, **CONFIGS[name]}).to(dtype="float64")
+    return EncoderModel(VOCAB, **{**TINY, **CONFIGS[name]}).to(dtype="float64")
 
 
 @functools.lru_cache(maxsize=None)
@@ -203,8 +203,8 @@ def test_heads_output_shapes():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: TransformerEncoder(VOCAB, positional="rotary"), "positional must be"),
-    (lambda: TransformerEncoder(VOCAB, pad_id=VOCAB), "pad_id 9 is not an id"),
+    (lambda: EncoderModel(VOCAB, positional="rotary"), "positional must be"),
+    (lambda: EncoderModel(VOCAB, pad_id=VOCAB), "pad_id 9 is not an id"),
     (lambda: EncoderClassifier(build_encoder("post_norm_relu"), 2, pooling="max"), "pooling must be"),
     (lambda: build_encoder("post_norm_relu")(np.ones((2, 3))), "integer array"),
     (lambda: build_encoder("post_norm_relu")(np.ones(3, dtype=np.int64)), "integer array"),
