@@ -53,6 +53,8 @@ FUNCTIONS = {
     "cummin": lambda t, o, m: o.cummin(t, dim=2)[0],
     "sort": lambda t, o, m: o.sort(t, dim=1, descending=True)[0],
     "topk": lambda t, o, m: o.topk(t, 2, dim=1)[0],
+    "median": lambda t, o, m: o.median(t, dim=2, keepdim=True)[0],
+    "nanmedian": lambda t, o, m: o.nanmedian(t, dim=0)[0],
     "permute": lambda t, o, m: o.permute(t, dims=(2, 0, 1)),
     "squeeze": lambda t, o, m: o.squeeze(t[:, :1], dim=1),
     "unsqueeze": lambda t, o, m: o.unsqueeze(t, dim=-1),
