@@ -27,7 +27,8 @@ from minitx.ops.shape import (
     reshape, transpose, permute, swapaxes, broadcast_to, squeeze, unsqueeze, concatenate, stack,
     split, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle)
 from minitx.ops.indexing import (
-    getitem, setitem, gather, scatter_add, scatter_reduce, tril, triu, diagonal, trace, embedding, one_hot, nonzero, argwhere, masked_select)
+    getitem, setitem, gather, scatter, scatter_add, scatter_reduce, index_add, tril, triu, diagonal, diag, trace,
+    embedding, one_hot, nonzero, argwhere, masked_select, bincount, unique)
 from minitx.ops.linalg import (
     matmul, linear, einsum)
 from minitx.ops.norm import (
