@@ -25,7 +25,7 @@ from minitx.ops.scan import (
     cumsum, cumprod, logcumsumexp, cummax, cummin, sort, argsort, topk, median, nanmedian)
 from minitx.ops.shape import (
     reshape, transpose, permute, swapaxes, broadcast_to, squeeze, unsqueeze, concatenate, stack,
-    split, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle)
+    split, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle, hstack, vstack, meshgrid)
 from minitx.ops.indexing import (
     getitem, setitem, gather, scatter, scatter_add, scatter_reduce, index_add, tril, triu, diagonal, diag, trace,
     embedding, one_hot, nonzero, argwhere, masked_select, bincount, unique)
