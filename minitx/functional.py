@@ -32,7 +32,7 @@ from minitx.ops.indexing import (
 from minitx.ops.linalg import (
     matmul, linear, outer, einsum)
 from minitx.ops.norm import (
-    batch_norm, group_norm, layer_norm, rms_norm, normalize, cosine_similarity, instance_norm, pairwise_distance)
+    batch_norm, group_norm, layer_norm, rms_norm, normalize, cosine_similarity, instance_norm, pairwise_distance, cdist)
 from minitx.ops.dropout import (
     dropout, dropout_add, bias_act_dropout, dropout1d, dropout2d, dropout3d)
 from minitx.ops.loss import (

@@ -1,6 +1,6 @@
 """Normalization: layer norm and RMS norm over the last axis, group norm over groups of
 channels, batch norm over the batch, instance norm over each channel; and scaling to unit p-norm
-(normalize, cosine_similarity) and distances (pairwise_distance).
+(normalize, cosine_similarity) and distances (pairwise_distance, cdist).
 
 All of them standardize a set of values: xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + eps), and
 their backwards share one formula (docs/backprop/layer-norm.md derives it for a row; batch norm and
@@ -367,3 +367,20 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdims=False):
     """||x1 - x2 + eps||_p along the last axis (x1, x2 broadcast together), PyTorch's
     pairwise_distance: eps keeps the norm's gradient finite where x1 = x2."""
     return reduction.norm(x1 - x2 + eps, p, -1, keepdims)
+
+
+def cdist(x1, x2, p=2.0):
+    """The p-norm distance of every row of x1 [..., P, D] to every row of x2 [..., M, D], PyTorch's
+    cdist: y[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p, [..., P, M] (leading axes
+    broadcast). It is norm over the last axis of the [..., P, M, D] differences, so its gradient is
+    Norm's: 0 where two rows coincide (y = 0), as PyTorch's, not 0 / 0; for p = inf, entries tied
+    for the largest |difference| share dy (PyTorch's cdist gives each all of it). p: a number >= 0 or inf.
+    The differences are held at once (P * M * D entries; PyTorch's p = 2 on large inputs takes
+    a matrix product instead, with its rounding)."""
+    x1, x2 = promote(x1, x2, op="cdist")
+    if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(f"cdist: needs x1 [..., P, D] and x2 [..., M, D] with one D, got shapes {x1.shape} and "
+                         f"{x2.shape}")
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not p >= 0:
+        raise ValueError(f"cdist: p must be a number >= 0 or inf, got {p!r}")
+    return reduction.norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, axis=-1)
