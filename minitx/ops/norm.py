@@ -377,7 +377,7 @@ def cdist(x1, x2, p=2.0):
     for the largest |difference| share dy (PyTorch's cdist gives each all of it). p: a number >= 0 or inf.
     The differences are held at once (P * M * D entries; PyTorch's p = 2 on large inputs takes
     a matrix product instead, with its rounding)."""
-    x1, x2 = promote(x1, x2, op="cdist")
+    x1, x2 = promote(floating(x1), floating(x2), op="cdist")  # (integers would wrap in the differences)
     if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
         raise ValueError(f"cdist: needs x1 [..., P, D] and x2 [..., M, D] with one D, got shapes {x1.shape} and "
                          f"{x2.shape}")
