@@ -286,7 +286,7 @@ class Median(Function):
 
     NaN: a slice holding one has median NaN, at its first NaN (NaN sorts last, so that is rank
     n - c, c the NaNs). ``skip_nan`` (nanmedian) takes the lower middle of the n - c others,
-    k = (n - c - 1) // 2, and NaN (rank 0, a NaN) where all are NaN.
+    k = (n - c - 1) // 2, and NaN where all are NaN: rank 0, the first (PyTorch's pick there varies).
 
         dx = 0, but dx[i] = dy    (the median is one entry of x, moved)
     """
