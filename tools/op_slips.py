@@ -213,8 +213,8 @@ OP_SLIPS = [
     # the porting sweep's ops
     Slip("median: the upper middle for an even count", "minitx/ops/scan.py",
          "xp.where(nans > 0, n - nans, (n - 1) // 2)", "xp.where(nans > 0, n - nans, n // 2)", _SCAN),
-    Slip("nanmedian: the NaNs counted among the values", "minitx/ops/scan.py",
-         "xp.maximum((n - nans - 1) // 2, 0)", "xp.maximum((n - 1) // 2, 0)", _SCAN),
+    Slip("nanmedian: the upper middle of the values that are not NaN", "minitx/ops/scan.py",
+         "xp.maximum((n - nans - 1) // 2, 0)", "xp.maximum((n - nans) // 2, 0)", _SCAN),
     Slip("diag: a diagonal below the main one laid above it", _I,
          "self.rows, self.cols = xp.arange(n) + max(-k, 0), xp.arange(n) + max(k, 0)",
          "self.rows, self.cols = xp.arange(n) + max(k, 0), xp.arange(n) + max(-k, 0)", _INDEXING),

@@ -437,6 +437,8 @@ def test_cummax_counts_nan_as_the_largest_as_pytorch():
 def _lower_median(a, axis, keepdims, skip_nan=False):
     """NumPy's quantile 0.5 taking the lower of the two middle entries (NaN where a slice has one;
     nanquantile: NaN only where all are)."""
+    if a.ndim == 0:  # (NumPy takes no axis of a 0-d array)
+        return a.copy()
     quantile = np.nanquantile if skip_nan else np.quantile
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN slice
