@@ -402,6 +402,17 @@ def _one_d(a):
     return a.reshape(1) if a.ndim == 0 else a
 
 
+def _scatter_operands(op, axis, x, index, src):
+    """The scatters' axis and x, index, src (each 1-d where 0-d, see _one_d), checked: index fits
+    x off the axis and src on every axis, and its values are in range along the axis."""
+    (axis,) = normalize_axes(axis, max(x.ndim, 1), op)
+    _check_along(op, x.shape, index.shape, axis)
+    _check_along(op, src.shape, index.shape, None, what="src")
+    x, index, src = _one_d(x), _one_d(index), _one_d(src)
+    check_indices(op, "index", index, x.shape[axis])
+    return axis, x, index, src
+
+
 class Gather(Function):
     """y[p] = x[p with its ``axis`` coordinate replaced by index[p]] (PyTorch's gather): y has
     index's shape; index needs x's number of dimensions and sizes <= x's off the axis.
@@ -454,11 +465,7 @@ class Scatter(Function):
         self.axis = axis
 
     def forward(self, x, index, src):
-        (axis,) = normalize_axes(self.axis, max(x.ndim, 1), "scatter")
-        _check_along("scatter", x.shape, index.shape, axis)
-        _check_along("scatter", src.shape, index.shape, None, what="src")
-        x1, index1, src1 = _one_d(x), _one_d(index), _one_d(src)
-        check_indices("scatter", "index", index1, x1.shape[axis])
+        axis, x1, index1, src1 = _scatter_operands("scatter", self.axis, x, index, src)
         xp = get_array_module(x)
         used = tuple(slice(0, n) for n in index1.shape)
         landed = xp.full(x1.shape, -1, dtype=np.int32)  # int32: a type CuPy's scatter-maximum takes
@@ -516,11 +523,7 @@ class ScatterAdd(Function):
         self.axis = axis
 
     def forward(self, x, index, src):
-        (axis,) = normalize_axes(self.axis, max(x.ndim, 1), "scatter_add")
-        _check_along("scatter_add", x.shape, index.shape, axis)
-        _check_along("scatter_add", src.shape, index.shape, None, what="src")
-        x1, index1, src1 = _one_d(x), _one_d(index), _one_d(src)
-        check_indices("scatter_add", "index", index1, x1.shape[axis])
+        axis, x1, index1, src1 = _scatter_operands("scatter_add", self.axis, x, index, src)
         target = _along_index(index1, axis)
         self.used = tuple(slice(0, n) for n in index1.shape)
         self.src_shape = src.shape
@@ -618,12 +621,8 @@ class ScatterReduce(Function):
         self.axis, self.reduce, self.include_self = axis, reduce, include_self
 
     def forward(self, x, index, src):
-        (axis,) = normalize_axes(self.axis, max(x.ndim, 1), "scatter_reduce")
-        _check_along("scatter_reduce", x.shape, index.shape, axis)
-        _check_along("scatter_reduce", src.shape, index.shape, None, what="src")
         self.x_shape, self.src_shape = x.shape, src.shape
-        x, index, src = _one_d(x), _one_d(index), _one_d(src)  # y, and all saved, in 1-d when 0-d
-        check_indices("scatter_reduce", "index", index, x.shape[axis])
+        axis, x, index, src = _scatter_operands("scatter_reduce", self.axis, x, index, src)  # y, all saved, 1-d
         xp = get_array_module(x)
         self.along, self.target = axis, _along_index(index, axis)
         self.used = tuple(slice(0, n) for n in index.shape)
