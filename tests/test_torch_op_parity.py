@@ -26,6 +26,8 @@ Where minitx deliberately differs from PyTorch, the case leaves that input out a
   the gradient goes to the one picked; median without an axis draws no NaN: PyTorch shares its gradient
   among all entries equal to the median (all the NaNs), minitx gives it to the one it picks; nanmedian of an
   all-NaN slice picks the first entry (PyTorch's index there is unspecified);
+* cdist is compared for p < inf: at p = inf, entries tied for the largest |difference| share dy in
+  minitx (as norm's), where PyTorch's cdist gives each all of it;
 * attention draws no NaN (softmax's cases cover NaN scores): a NaN in q or v reaches a query that
   sees no key through 0 * NaN in minitx's matrix products, where the reference zeroes that query;
 """
@@ -252,7 +254,7 @@ CASES = {
                  kwargs={"k": st.integers(-3, 3)}, reference=lambda x, k: torch.diag(x, k)),
     "cdist": case(lambda a, b, p: F.cdist(a, b, p), arg(),
                   arg(shape=lambda a: st.integers(1, 3).map(lambda m: a[:-2] + (m, a[-1]))),
-                  shapes=mst.shapes(min_dims=2, max_dims=3), kwargs={"p": st.sampled_from([0.0, 0.5, 2.0, 3.0, INF])},
+                  shapes=mst.shapes(min_dims=2, max_dims=3), kwargs={"p": st.sampled_from([0.0, 0.5, 2.0, 3.0])},
                   reference=torch.cdist),
     "index_add": case(lambda x, index, source, alpha: F.index_add(x, 0, index, source, alpha=alpha), arg(edges=EDGES),
                       arg(strategy=lambda x: mst.index_arrays((3,), x[0])),

@@ -234,8 +234,8 @@ OP_SLIPS = [
          "reshape(t, (1, -1)) if t.ndim < 2 else t", "reshape(t, (-1, 1)) if t.ndim < 2 else t", _SHAPE),
     Slip("outer: b's entries down the rows", "minitx/ops/linalg.py", "return a.reshape(-1, 1) * b",
          "return b.reshape(-1, 1) * a", ("tests/ops/test_linalg.py",)),
-    Slip("cdist: p ignored (always the 2-norm)", _N, "x1.unsqueeze(-2) - x2.unsqueeze(-3), p, axis=-1)",
-         "x1.unsqueeze(-2) - x2.unsqueeze(-3), 2.0, axis=-1)", _NORMS),
+    Slip("cdist backward: x2's gradient without its minus sign", _N, "return g.sum(axis=-2), -g.sum(axis=-3)",
+         "return g.sum(axis=-2), g.sum(axis=-3)", _NORMS),
     # resampling
     Slip("interpolate backward: dy assigned, not added, where outputs share a source", _R,
          "add_at(dx, (slice(None),) * axis + (index,), _weighted(dy, w))",

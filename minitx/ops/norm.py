@@ -31,7 +31,7 @@ from minitx.ops._args import floating, promote
 from minitx.ops.elementwise import clip, div
 from minitx.ops.shape import broadcast_to
 
-__all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm"]
+__all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm", "Cdist"]
 
 
 def _mean(a, axes):
@@ -369,18 +369,42 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdims=False):
     return reduction.norm(x1 - x2 + eps, p, -1, keepdims)
 
 
+
+class Cdist(Function):
+    """y[..., i, j] = ||d[..., i, j, :]||_p, the differences d[..., i, j, :] = x1[..., i, :] - x2[..., j, :]
+    (PyTorch's cdist): Norm over d's last axis, whose gradient g = dL/dd is 0 where two rows
+    coincide (y = 0), as PyTorch's, not 0 / 0; for p = inf, entries tied for the largest |d| share
+    dy (PyTorch's cdist gives each all of it).
+
+        dx1[..., i, :] = sum_j g[..., i, j, :]        dx2[..., j, :] = -sum_i g[..., i, j, :]
+
+    One op, not a subtraction and a norm: 16-bit inputs are computed in float32 and rounded once
+    (two ops would round each g before the sums). d holds P * M * D entries at once (PyTorch's
+    p = 2 on large inputs takes a matrix product instead, with its rounding).
+    """
+
+    def __init__(self, p):
+        self.norm = reduction.Norm(p, axis=-1)
+
+    def forward(self, x1, x2):
+        return self.norm.forward(x1[..., :, None, :] - x2[..., None, :, :])
+
+    def backward(self, dy):
+        (g,) = self.norm.backward(dy)
+        return g.sum(axis=-2), -g.sum(axis=-3)  # (the engine sums over batch axes x1 or x2 was broadcast along)
+
+
 def cdist(x1, x2, p=2.0):
-    """The p-norm distance of every row of x1 [..., P, D] to every row of x2 [..., M, D], PyTorch's
-    cdist: y[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p, [..., P, M] (leading axes
-    broadcast). It is norm over the last axis of the [..., P, M, D] differences, so its gradient is
-    Norm's: 0 where two rows coincide (y = 0), as PyTorch's, not 0 / 0; for p = inf, entries tied
-    for the largest |difference| share dy (PyTorch's cdist gives each all of it). p: a number >= 0 or inf.
-    The differences are held at once (P * M * D entries; PyTorch's p = 2 on large inputs takes
-    a matrix product instead, with its rounding)."""
+    """The p-norm distance of every row of x1 [..., P, D] to every row of x2 [..., M, D], [..., P, M]
+    (leading axes broadcast), as PyTorch's cdist (see Cdist). p: a number >= 0 or inf."""
     x1, x2 = promote(floating(x1), floating(x2), op="cdist")  # (integers would wrap in the differences)
     if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
         raise ValueError(f"cdist: needs x1 [..., P, D] and x2 [..., M, D] with one D, got shapes {x1.shape} and "
                          f"{x2.shape}")
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not p >= 0:
         raise ValueError(f"cdist: p must be a number >= 0 or inf, got {p!r}")
-    return reduction.norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, axis=-1)
+    try:
+        np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    except ValueError:
+        raise ValueError(f"cdist: the batch axes of x1 {x1.shape} and x2 {x2.shape} do not broadcast") from None
+    return Cdist(float(p))(x1, x2)
