@@ -22,16 +22,17 @@ from minitx.ops.activation import (
 from minitx.ops.reduction import (
     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin)
 from minitx.ops.scan import (
-    cumsum, cumprod, logcumsumexp, cummax, cummin, sort, argsort, topk)
+    cumsum, cumprod, logcumsumexp, cummax, cummin, sort, argsort, topk, median, nanmedian)
 from minitx.ops.shape import (
     reshape, transpose, permute, swapaxes, broadcast_to, squeeze, unsqueeze, concatenate, stack,
-    split, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle)
+    split, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle, hstack, vstack, meshgrid)
 from minitx.ops.indexing import (
-    getitem, setitem, gather, scatter_add, scatter_reduce, tril, triu, diagonal, trace, embedding, one_hot, nonzero, argwhere, masked_select)
+    getitem, setitem, gather, scatter, scatter_add, scatter_reduce, index_add, tril, triu, diagonal, diag, trace,
+    embedding, one_hot, nonzero, argwhere, masked_select, bincount, unique)
 from minitx.ops.linalg import (
-    matmul, linear, einsum)
+    matmul, linear, outer, einsum)
 from minitx.ops.norm import (
-    batch_norm, group_norm, layer_norm, rms_norm, normalize, cosine_similarity, instance_norm, pairwise_distance)
+    batch_norm, group_norm, layer_norm, rms_norm, normalize, cosine_similarity, instance_norm, pairwise_distance, cdist)
 from minitx.ops.dropout import (
     dropout, dropout_add, bias_act_dropout, dropout1d, dropout2d, dropout3d)
 from minitx.ops.loss import (

@@ -35,6 +35,7 @@ REFUSED = {
     ("pow", "int32"): "the same",
     ("masked_fill", "bool"): "a fill value other than 0 or 1 into a boolean tensor: PyTorch makes it True",
     ("pad", "bool"): "the same",
+    ("index_add", "bool"): "an alpha other than 0 or 1 for a boolean tensor: PyTorch makes it True",
 }
 #: ops whose PyTorch reference is not PyTorch's own behaviour on integers
 NOT_COMPARED = {

@@ -22,6 +22,12 @@ Where minitx deliberately differs from PyTorch, the case leaves that input out a
 * x ** p at x = -inf with a fractional p: C's pow gives +inf, whose derivative PyTorch takes as NaN;
 * copysign(a, b) at a = ±inf: PyTorch's gradient for a is dy * result / a, inf / inf = NaN; minitx's is
   dy * sign(a) * sign(b), ±dy; so a draws no infinity;
+* median and nanmedian draw distinct values: among equal ones PyTorch does not say which it picks, and
+  the gradient goes to the one picked; median without an axis draws no NaN: PyTorch shares its gradient
+  among all entries equal to the median (all the NaNs), minitx gives it to the one it picks; nanmedian of an
+  all-NaN slice picks the first entry (PyTorch's index there is unspecified);
+* cdist is compared for p < inf: at p = inf, entries tied for the largest |difference| share dy in
+  minitx (as norm's), where PyTorch's cdist gives each all of it;
 * attention draws no NaN (softmax's cases cover NaN scores): a NaN in q or v reaches a query that
   sees no key through 0 * NaN in minitx's matrix products, where the reference zeroes that query;
 """
@@ -113,6 +119,26 @@ def attention_mask(q, k, v):
     return st.one_of(st.none(), mst.bool_masks((q[0], 1, q[2], k[2])), mst.bool_masks((q[0], 1, 1, k[2])))
 
 
+def torch_nanmedian(x, axis):
+    """torch.nanmedian's values with minitx's rule for an all-NaN slice: NaN from its first entry,
+    which gets the gradient (PyTorch's index there is unspecified: 0 in one slice, 2 in another)."""
+    all_nan = x.isnan().all(axis)
+    return torch.where(all_nan, x.select(axis, 0), torch.nanmedian(x, axis).values)
+
+
+def distinct_targets(x, axis):
+    """A scatter index for x along ``axis`` whose targets never repeat (PyTorch's scatter leaves a
+    repeated one undefined): in each slice, the first entries of a permutation of the axis."""
+    def build(rows, sides):
+        shape = [min(side, n) for side, n in zip(sides, x)]
+        shape[axis] = len(rows)
+        column = np.array(rows, dtype=np.int64).reshape([-1 if d == axis else 1 for d in range(len(x))])
+        return np.broadcast_to(column, shape).copy()
+
+    return st.builds(build, st.permutations(range(x[axis])).flatmap(lambda p: st.integers(0, len(p)).map(lambda k: p[:k])),
+                     st.tuples(*[st.integers(0, n) for n in x]))
+
+
 def ce_case(reduction_kind):
     def ours(x, t, ignore_index, smoothing):
         return F.cross_entropy(x, t, ignore_index=ignore_index, label_smoothing=smoothing, reduction=reduction_kind)
@@ -189,6 +215,13 @@ CASES = {
                 kwargs={"axis": lambda s: mst.axes_for(len(s)), "ddof": st.sampled_from([0, 1]), "keepdims": st.booleans()},
                 reference=lambda x, axis, ddof, keepdims: torch.var(x, dim=dims(axis, x.ndim), correction=ddof,
                                                                    keepdim=keepdims)),
+    "median": case(lambda x, axis, keepdims: F.median(x, axis, keepdims).values, arg(edges=(NAN,), distinct=True),
+                   shapes=mst.shapes(min_dims=1, max_dims=3), kwargs={"axis": an_axis, "keepdims": st.booleans()},
+                   reference=lambda x, axis, keepdims: torch.median(x, axis, keepdim=keepdims).values),
+    "median_all": case(F.median, arg(distinct=True), reference=torch.median),
+    "nanmedian": case(lambda x, axis: F.nanmedian(x, axis).values, arg(edges=(NAN,), edge_probability=0.5, distinct=True),
+                      shapes=mst.shapes(min_dims=1, max_dims=3), kwargs={"axis": an_axis},
+                      reference=torch_nanmedian),
     # ---------------------------------------------------------------- shape
     "reshape": case(lambda x: F.reshape(x, (-1,)), arg(edges=EDGES), reference=lambda x: x.reshape(-1)),
     "transpose": case(lambda x, axes: F.transpose(x, axes), arg(), kwargs={"axes": permutation},
@@ -205,11 +238,32 @@ CASES = {
     "concatenate": case(lambda a, b: F.concatenate([a, b], axis=-1), arg(), arg(), reference=lambda a, b: torch.cat([a, b], -1),
                         shapes=mst.shapes(min_dims=1, max_dims=3)),
     "stack": case(lambda a, b: F.stack([a, b], axis=0), arg(), arg(), reference=lambda a, b: torch.stack([a, b], 0)),
+    "hstack": case(lambda a, b: F.hstack([a, b]), arg(), arg(), reference=lambda a, b: torch.hstack([a, b])),
+    "vstack": case(lambda a, b: F.vstack([a, b]), arg(), arg(), reference=lambda a, b: torch.vstack([a, b])),
+    "meshgrid": case(lambda a, b, indexing: F.stack(F.meshgrid(a, b, indexing=indexing)), arg(),
+                     arg(shape=mst.shapes(max_dims=1)), shapes=mst.shapes(max_dims=1), kwargs={"indexing": st.sampled_from(["ij", "xy"])},
+                     reference=lambda a, b, indexing: torch.stack(torch.meshgrid(a, b, indexing=indexing))),
     "pad": case(lambda x, pad_width, value: F.pad(x, pad_width, value=value), arg(), shapes=mst.shapes(min_dims=1, max_dims=3),
                 kwargs={"pad_width": pad_widths, "value": st.sampled_from([0.0, -1.5])}, reference=torch_pad),
     # ---------------------------------------------------------------- linear algebra and nn ops
     "matmul": case(F.matmul, arg(shape=st.sampled_from([(3,), (2, 3), (2, 1, 4, 3)])),
                    arg(shape=lambda a: st.sampled_from([(3,), (3, 2), (5, 3, 2)])), reference=torch.matmul),
+    "outer": case(F.outer, arg(edges=EDGES), arg(shape=mst.shapes(min_dims=1, max_dims=1), edges=EDGES),
+                  shapes=mst.shapes(min_dims=1, max_dims=1), reference=torch.outer),
+    "diag": case(lambda x, k: F.diag(x, k), arg(edges=EDGES), shapes=mst.shapes(min_dims=1, max_dims=2),
+                 kwargs={"k": st.integers(-3, 3)}, reference=lambda x, k: torch.diag(x, k)),
+    "cdist": case(lambda a, b, p: F.cdist(a, b, p), arg(),
+                  arg(shape=lambda a: st.integers(1, 3).map(lambda m: a[:-2] + (m, a[-1]))),
+                  shapes=mst.shapes(min_dims=2, max_dims=3), kwargs={"p": st.sampled_from([0.0, 0.5, 2.0, 3.0])},
+                  reference=torch.cdist),
+    "index_add": case(lambda x, index, source, alpha: F.index_add(x, 0, index, source, alpha=alpha), arg(edges=EDGES),
+                      arg(strategy=lambda x: mst.index_arrays((3,), x[0])),
+                      arg(shape=lambda x, index: index[:1] + x[1:], edges=EDGES),
+                      shapes=mst.shapes(min_dims=1, max_dims=3), kwargs={"alpha": st.sampled_from([1, 2])},
+                      reference=lambda x, index, source, alpha: x.index_add(0, index, source, alpha=alpha)),
+    "scatter": case(lambda x, index, src: F.scatter(x, -1, index, src), arg(edges=EDGES),
+                    arg(strategy=lambda x: distinct_targets(x, len(x) - 1)), arg(shape=lambda x, index: index, edges=EDGES),
+                    shapes=mst.shapes(min_dims=1, max_dims=3), reference=lambda x, index, src: x.scatter(-1, index, src)),
     "softmax": case(lambda x, axis: F.softmax(x, axis), arg(edges=NO_POS_INF, edge_probability=0.2),
                     shapes=mst.shapes(min_dims=1, max_dims=3), kwargs={"axis": an_axis}, reference=torch_softmax),
     "log_softmax": case(lambda x, axis: F.log_softmax(x, axis), arg(edges=(0.0, NAN), edge_probability=0.1),

@@ -4,7 +4,9 @@ avg_pool's divisor, gather's backward, roll's integer shift) taken from plant_sl
 second pass added one per op of the issue's later items: floor division, the remainders, the
 bitwise ops, isclose, nonzero, masked_select, scatter_reduce (one per reduction), interpolate,
 max_unpool, the n-d and transposed convolutions and their pooling options, float attention masks
-and grouped heads, cropping pad, the dtype rules, GradScaler and the layers over these ops.
+and grouped heads, cropping pad, the dtype rules, GradScaler and the layers over these ops; and
+one per op of the porting sweep (median, nanmedian, diag, index_add, scatter, bincount, unique,
+meshgrid, hstack, vstack, outer, cdist).
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -208,6 +210,32 @@ OP_SLIPS = [
          "g = dy / xp.maximum(count, 1).astype(dy.dtype)", _INDEXING),
     Slip("scatter_reduce amax/amin backward: every tie gets the whole dy", _I, "g = dy / ties", "g = dy",
          _INDEXING),
+    # the porting sweep's ops
+    Slip("median: the upper middle for an even count", "minitx/ops/scan.py",
+         "xp.where(nans > 0, n - nans, (n - 1) // 2)", "xp.where(nans > 0, n - nans, n // 2)", _SCAN),
+    Slip("nanmedian: the upper middle of the values that are not NaN", "minitx/ops/scan.py",
+         "xp.maximum((n - nans - 1) // 2, 0)", "xp.maximum((n - nans) // 2, 0)", _SCAN),
+    Slip("diag: a diagonal below the main one laid above it", _I,
+         "self.rows, self.cols = xp.arange(n) + max(-k, 0), xp.arange(n) + max(k, 0)",
+         "self.rows, self.cols = xp.arange(n) + max(k, 0), xp.arange(n) + max(-k, 0)", _INDEXING),
+    Slip("index_add backward: alpha left out of dsource", _I,
+         "dsource = _one_d(dy)[self.picked] * self.alpha", "dsource = _one_d(dy)[self.picked]", _INDEXING),
+    Slip("scatter backward: an overwritten value keeps its gradient", _I,
+         "        dx.reshape(-1)[places] = 0\n        dsrc = None", "        dsrc = None", _INDEXING),
+    Slip("bincount: sums in the weights' own dtype", _I,
+         "dtype = np.float32 if weights.dtype == np.float32 else np.float64", "dtype = weights.dtype", _INDEXING),
+    Slip("unique: the inverse left in sorted order", _I,
+         "inverse[order] = xp.cumsum(starts) - 1", "inverse = xp.cumsum(starts) - 1", _INDEXING),
+    Slip("meshgrid: 'xy' indexing as 'ij'", "minitx/ops/shape.py", "axes[0], axes[1] = 1, 0", "axes[0], axes[1] = 0, 1",
+         _SHAPE),
+    Slip("hstack: 1-d tensors joined along axis 1", "minitx/ops/shape.py",
+         "axis=0 if tensors and tensors[0].ndim == 1 else 1)", "axis=1)", _SHAPE),
+    Slip("vstack: a 1-d tensor taken as a column", "minitx/ops/shape.py",
+         "reshape(t, (1, -1)) if t.ndim < 2 else t", "reshape(t, (-1, 1)) if t.ndim < 2 else t", _SHAPE),
+    Slip("outer: b's entries down the rows", "minitx/ops/linalg.py", "return a.reshape(-1, 1) * b",
+         "return b.reshape(-1, 1) * a", ("tests/ops/test_linalg.py",)),
+    Slip("cdist backward: x2's gradient without its minus sign", _N, "return g.sum(axis=-2), -g.sum(axis=-3)",
+         "return g.sum(axis=-2), g.sum(axis=-3)", _NORMS),
     # resampling
     Slip("interpolate backward: dy assigned, not added, where outputs share a source", _R,
          "add_at(dx, (slice(None),) * axis + (index,), _weighted(dy, w))",

@@ -5,12 +5,14 @@ backward on raw arrays, the math in its docstring) with its public function righ
                   comparisons, isclose, bitwise ops
     activation    relu, gelu, tanh, sigmoid, silu, ..., hardswish, mish, glu, prelu, softmax, log_softmax
     reduction     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin
-    scan          cumsum, cumprod, logcumsumexp, cummax, cummin; sort, argsort, topk
-    shape         reshape, transpose, concatenate, stack, split, flip, roll, repeat, tile, pad
-    indexing      getitem, setitem, gather, scatter_add, scatter_reduce, nonzero, masked_select,
-                  tril/triu, diagonal, trace, embedding, one_hot
-    linalg        matmul, linear, einsum
-    norm          layer_norm, rms_norm, group_norm, batch_norm, normalize, cosine_similarity
+    scan          cumsum, cumprod, logcumsumexp, cummax, cummin; sort, argsort, topk, median, nanmedian
+    shape         reshape, transpose, concatenate, stack, hstack, vstack, split, flip, roll, repeat, tile,
+                  pad, meshgrid
+    indexing      getitem, setitem, gather, scatter, scatter_add, scatter_reduce, index_add, nonzero,
+                  masked_select, tril/triu, diagonal, diag, trace, embedding, one_hot, bincount, unique
+    linalg        matmul, linear, outer, einsum
+    norm          layer_norm, rms_norm, group_norm, batch_norm, normalize, cosine_similarity,
+                  pairwise_distance, cdist
     dropout       dropout, dropout_add, bias_act_dropout (and their Philox masks)
     loss          cross_entropy, nll_loss, binary_cross_entropy(_with_logits), mse_loss, l1_loss,
                   smooth_l1_loss, huber_loss, kl_div

@@ -107,7 +107,8 @@ def as_indices(value, like: Tensor) -> Tensor:
         return value
     from minitx.autograd.tensor import tensor
 
-    return tensor(value, device=like.device)
+    value = tensor(value, device=like.device)
+    return value.astype(np.int64) if value.size == 0 and value.dtype.kind == "f" else value  # [] (floats to NumPy)
 
 
 def check_fits(op: str, what: str, value, dtype):

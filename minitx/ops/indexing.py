@@ -1,6 +1,7 @@
-"""Ops that pick elements by index: getitem (x[index]), gather, scatter_add, scatter_reduce,
-tril/triu, diagonal (and trace), embedding lookups, one_hot, and the selections nonzero, argwhere and masked_select;
-and getitem's write, setitem (x[index] = v).
+"""Ops that pick elements by index: getitem (x[index]), gather, scatter, scatter_add, scatter_reduce,
+index_add, tril/triu, diagonal (diag, trace), embedding lookups, one_hot, the selections nonzero,
+argwhere and masked_select, and the counts bincount and unique; and getitem's write, setitem
+(x[index] = v).
 
 Values are not changed, only where they go, so each backward sends dy back to where each
 element came from, ADDING where one element was picked several times (a repeated index, an id
@@ -23,10 +24,11 @@ from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import as_indices, check_bool
+from minitx.ops._args import as_indices, check_bool, check_fits
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
-__all__ = ["GetItem", "SetItem", "Gather", "ScatterAdd", "ScatterReduce", "Tril", "Triu", "Diagonal", "Embedding", "MaskedSelect"]
+__all__ = ["GetItem", "SetItem", "Gather", "Scatter", "ScatterAdd", "ScatterReduce", "IndexAdd", "Tril", "Triu",
+           "Diagonal", "DiagEmbed", "Embedding", "MaskedSelect"]
 
 
 def check_indices(op, what, index, size):
@@ -400,6 +402,17 @@ def _one_d(a):
     return a.reshape(1) if a.ndim == 0 else a
 
 
+def _scatter_operands(op, axis, x, index, src):
+    """The scatters' axis and x, index, src (each 1-d where 0-d, see _one_d), checked: index fits
+    x off the axis and src on every axis, and its values are in range along the axis."""
+    (axis,) = normalize_axes(axis, max(x.ndim, 1), op)
+    _check_along(op, x.shape, index.shape, axis)
+    _check_along(op, src.shape, index.shape, None, what="src")
+    x, index, src = _one_d(x), _one_d(index), _one_d(src)
+    check_indices(op, "index", index, x.shape[axis])
+    return axis, x, index, src
+
+
 class Gather(Function):
     """y[p] = x[p with its ``axis`` coordinate replaced by index[p]] (PyTorch's gather): y has
     index's shape; index needs x's number of dimensions and sizes <= x's off the axis.
@@ -432,6 +445,71 @@ def gather(x, axis, index):
     return Gather(axis)(x, as_indices(index, x))
 
 
+class Scatter(Function):
+    """y = x, then y[t(p)] = src[p] for every position p of index, t(p) being p with its ``axis``
+    coordinate replaced by index[p] (PyTorch's scatter without reduce; src may be larger than
+    index, the rest unused).
+
+    Where index names one place several times, the last write stays (row-major order of index;
+    PyTorch leaves it undefined): ``landed[q]`` is the last p written at q, the largest flat
+    position, by a scatter-maximum, so that NumPy and CuPy agree.
+
+        dx = dy, but 0 where something was written (the old value reaches nothing)
+        dsrc[p] = dy[t(p)] for the p that landed; 0 for those overwritten, and where src is unused
+    No gradient for index.
+    """
+
+    fresh_gradients = True
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, x, index, src):
+        axis, x1, index1, src1 = _scatter_operands("scatter", self.axis, x, index, src)
+        xp = get_array_module(x)
+        used = tuple(slice(0, n) for n in index1.shape)
+        landed = xp.full(x1.shape, -1, dtype=np.int32)  # int32: a type CuPy's scatter-maximum takes
+        ufunc_at("maximum", landed, _along_index(index1, axis), xp.arange(index1.size, dtype=np.int32).reshape(
+            index1.shape), axis)
+        places = xp.flatnonzero(landed >= 0)  # the written entries of x, flat, and the p written there
+        entries = landed.reshape(-1)[places]
+        y = x1.copy()
+        y.reshape(-1)[places] = xp.ascontiguousarray(src1[used]).reshape(-1)[entries]
+        self.x_shape, self.src_shape, self.used = x.shape, src.shape, used
+        self.save_for_backward(places, entries)
+        return y.reshape(x.shape)
+
+    def backward(self, dy):
+        places, entries = self.saved
+        xp = get_array_module(dy)
+        dx = xp.array(_one_d(dy), copy=True, order="C")  # (C order: reshape(-1) is then a view to write through)
+        dx.reshape(-1)[places] = 0
+        dsrc = None
+        if self.needs_input_grad[2]:
+            dsrc = xp.zeros(self.src_shape or (1,), dtype=dy.dtype)
+            taken = xp.zeros(tuple(s.stop for s in self.used), dtype=dy.dtype)
+            taken.reshape(-1)[entries] = _one_d(dy).reshape(-1)[places]
+            dsrc[self.used] = taken
+            dsrc = dsrc.reshape(self.src_shape)
+        return dx.reshape(self.x_shape), None, dsrc
+
+
+@takes_torch_keywords
+def scatter(x, axis, index, src):
+    """x with src[p] written at x[p with its ``axis`` coordinate replaced by index[p]] (PyTorch's
+    scatter); src a tensor of x's dtype, or a number written at every such place. At a place index
+    names twice the last write stays (PyTorch does not say which), and only it gets a gradient."""
+    x = as_tensor(x)
+    index = as_indices(index, x)
+    if isinstance(src, Tensor):
+        if src.dtype != x.dtype:
+            raise TypeError(f"scatter: src must have x's dtype {x.dtype.name}, got {src.dtype.name}")
+    else:
+        check_fits("scatter", "the value", src, x.dtype)
+        src = Tensor(backend.get_array_module(x.data).full(index.shape, src, dtype=x.dtype))
+    return Scatter(axis)(x, index, src)
+
+
 class ScatterAdd(Function):
     """y = x, then y[p with its ``axis`` coordinate replaced by index[p]] += src[p] for every
     position p of index (PyTorch's scatter_add; src may be larger than index, the rest unused).
@@ -445,11 +523,7 @@ class ScatterAdd(Function):
         self.axis = axis
 
     def forward(self, x, index, src):
-        (axis,) = normalize_axes(self.axis, max(x.ndim, 1), "scatter_add")
-        _check_along("scatter_add", x.shape, index.shape, axis)
-        _check_along("scatter_add", src.shape, index.shape, None, what="src")
-        x1, index1, src1 = _one_d(x), _one_d(index), _one_d(src)
-        check_indices("scatter_add", "index", index1, x1.shape[axis])
+        axis, x1, index1, src1 = _scatter_operands("scatter_add", self.axis, x, index, src)
         target = _along_index(index1, axis)
         self.used = tuple(slice(0, n) for n in index1.shape)
         self.src_shape = src.shape
@@ -472,6 +546,53 @@ class ScatterAdd(Function):
 def scatter_add(x, axis, index, src):
     """x with src[p] added at x[p with its ``axis`` coordinate replaced by index[p]] (PyTorch's scatter_add)."""
     return ScatterAdd(axis)(x, as_indices(index, x), src)
+
+
+class IndexAdd(Function):
+    """y = x, then y[..., index[i], ...] += alpha * source[..., i, ...] along ``axis`` for each i
+    (PyTorch's index_add; index 1-d, source x's shape with len(index) along the axis; a repeated
+    index adds each).
+
+        dx = dy        dsource[..., i, ...] = alpha * dy[..., index[i], ...]    (no gradient for index)
+    """
+
+    def __init__(self, axis, alpha=1):
+        self.axis, self.alpha = axis, alpha
+
+    def forward(self, x, index, source):
+        (axis,) = normalize_axes(self.axis, max(x.ndim, 1), "index_add")
+        x1, source1 = _one_d(x), _one_d(source)
+        if index.ndim != 1:
+            raise ValueError(f"index_add: index must be 1-d, got shape {index.shape}")
+        expected = x1.shape[:axis] + index.shape + x1.shape[axis + 1:]
+        if source1.shape != expected:
+            raise ValueError(f"index_add: source of shape {source.shape} does not fit x of shape {x.shape} and "
+                             f"{index.size} indices along axis {axis}: expected {expected}")
+        check_indices("index_add", "index", index, x1.shape[axis])
+        self.picked = (slice(None),) * axis + (index,)
+        self.save_for_backward(index)
+        y = x1.copy()
+        add_at(y, self.picked, source1 * self.alpha if self.alpha != 1 else source1)
+        self.source_shape = source.shape
+        return y.reshape(x.shape)
+
+    def backward(self, dy):
+        dsource = None
+        if self.needs_input_grad[2]:
+            dsource = _one_d(dy)[self.picked] * self.alpha
+            dsource = dsource.reshape(self.source_shape).astype(dy.dtype, copy=False)
+        return dy, None, dsource
+
+
+@takes_torch_keywords
+def index_add(x, axis, index, source, alpha=1):
+    """x with alpha * source[..., i, ...] added at x[..., index[i], ...] along ``axis`` (PyTorch's
+    index_add); source has x's dtype."""
+    x, source = as_tensor(x), as_tensor(source)
+    if source.dtype != x.dtype:
+        raise TypeError(f"index_add: source must have x's dtype {x.dtype.name}, got {source.dtype.name}")
+    check_fits("index_add", "alpha", alpha, x.dtype)
+    return IndexAdd(axis, alpha)(x, as_indices(index, x), source)
 
 
 _SCATTER_UFUNCS = {"sum": "add", "prod": "multiply", "mean": "add", "amax": "maximum", "amin": "minimum"}
@@ -500,12 +621,8 @@ class ScatterReduce(Function):
         self.axis, self.reduce, self.include_self = axis, reduce, include_self
 
     def forward(self, x, index, src):
-        (axis,) = normalize_axes(self.axis, max(x.ndim, 1), "scatter_reduce")
-        _check_along("scatter_reduce", x.shape, index.shape, axis)
-        _check_along("scatter_reduce", src.shape, index.shape, None, what="src")
         self.x_shape, self.src_shape = x.shape, src.shape
-        x, index, src = _one_d(x), _one_d(index), _one_d(src)  # y, and all saved, in 1-d when 0-d
-        check_indices("scatter_reduce", "index", index, x.shape[axis])
+        axis, x, index, src = _scatter_operands("scatter_reduce", self.axis, x, index, src)  # y, all saved, 1-d
         xp = get_array_module(x)
         self.along, self.target = axis, _along_index(index, axis)
         self.used = tuple(slice(0, n) for n in index.shape)
@@ -660,6 +777,39 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
     return Diagonal(operator.index(offset), axis1, axis2)(x)
 
 
+class DiagEmbed(Function):
+    """y = the [n + |k|, n + |k|] matrix holding v on its k-th diagonal, 0 elsewhere:
+    y[i, i + k] = v[i] (k >= 0) or y[i - k, i] = v[i] (k < 0).   dv[i] = dy at the same place"""
+
+    fresh_gradients = True
+
+    def __init__(self, offset=0):
+        self.offset = offset
+
+    def forward(self, v):
+        xp = get_array_module(v)
+        n, k = v.shape[0], self.offset
+        self.rows, self.cols = xp.arange(n) + max(-k, 0), xp.arange(n) + max(k, 0)
+        y = xp.zeros((n + abs(k), n + abs(k)), dtype=v.dtype)
+        y[self.rows, self.cols] = v
+        return y
+
+    def backward(self, dy):
+        return (dy[self.rows, self.cols],)
+
+
+def diag(x, diagonal=0):
+    """PyTorch's diag: a 1-d x becomes the square matrix with x on its ``diagonal``-th diagonal
+    (DiagEmbed); a 2-d x gives that diagonal, 1-d (diagonal(x, offset)). 0 is the main diagonal,
+    > 0 above it, < 0 below."""
+    x, diagonal = as_tensor(x), operator.index(diagonal)
+    if x.ndim == 1:
+        return DiagEmbed(diagonal)(x)
+    if x.ndim == 2:
+        return Diagonal(diagonal)(x)
+    raise ValueError(f"diag: needs a 1-d or 2-d tensor, got shape {x.shape}")
+
+
 def trace(x):
     """The sum of a matrix's main diagonal (2-D only, as PyTorch's trace)."""
     if x.ndim != 2:
@@ -748,6 +898,62 @@ def one_hot(indices, num_classes=-1):
         num_classes = backend.host_ints(data.max())[0] + 1
     check_indices("one_hot", "indices", data, num_classes)
     return Tensor((data[..., None] == xp.arange(num_classes)).astype(np.int64))
+
+
+def bincount(x, weights=None, minlength=0):
+    """out[v] = the number of entries of x equal to v (or the sum of their ``weights``), for v in
+    [0, max(max(x) + 1, minlength)): PyTorch's bincount. x: 1-d non-negative integers; int64 counts,
+    or float32 sums for float32 weights and float64 for others, as PyTorch. No gradient (PyTorch
+    has none for the weights either)."""
+    x = as_tensor(x)
+    xp = backend.get_array_module(x.data)
+    if x.ndim != 1 or x.dtype.kind not in "iu":
+        raise ValueError(f"bincount: x must be a 1-d integer tensor, got shape {x.shape} and dtype {x.dtype.name}")
+    if not isinstance(minlength, numbers.Integral) or isinstance(minlength, bool) or minlength < 0:
+        raise ValueError(f"bincount: minlength must be a whole number >= 0, got {minlength!r}")
+    if x.size and backend.host_ints(x.data.min())[0] < 0:
+        raise ValueError("bincount: x must be non-negative")
+    if weights is None:
+        return Tensor(xp.bincount(x.data.astype(np.int64, copy=False), minlength=minlength).astype(np.int64))
+    weights = as_tensor(weights, x)
+    if weights.shape != x.shape:
+        raise ValueError(f"bincount: weights must have x's shape {x.shape}, got {weights.shape}")
+    dtype = np.float32 if weights.dtype == np.float32 else np.float64
+    return Tensor(xp.bincount(x.data.astype(np.int64, copy=False), weights.data.astype(dtype), minlength=minlength)
+                  .astype(dtype))
+
+
+def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct values of x, ascending, as a 1-d tensor (PyTorch's unique; each NaN is its
+    own value, as there), and with ``return_inverse`` where each entry of x is among them (x's
+    shape), with ``return_counts`` how often each occurs: a tuple then, as PyTorch. No gradient.
+    The values come sorted whatever ``sorted`` says (PyTorch's order is then unspecified); dim is
+    not supported: the values of the flattened x only.
+
+    How: sort the flat x; a value starts wherever it differs from the one before (NaN != NaN);
+    the starts' running count is each sorted entry's place among the values."""
+    if dim is not None:
+        raise NotImplementedError("unique: dim is not supported (unique slices along an axis); minitx gives the "
+                                  "unique values of the flattened tensor, dim=None")
+    x = as_tensor(x)
+    xp = backend.get_array_module(x.data)
+    flat = x.data.reshape(-1)
+    order = xp.argsort(flat, kind="stable")
+    ordered = flat[order]
+    starts = xp.ones(flat.shape, dtype=bool)
+    starts[1:] = ordered[1:] != ordered[:-1]
+    values = Tensor(ordered[starts])
+    if not (return_inverse or return_counts):
+        return values
+    out = (values,)
+    if return_inverse:
+        inverse = xp.empty(flat.shape, dtype=np.int64)
+        inverse[order] = xp.cumsum(starts) - 1
+        out += (Tensor(inverse.reshape(x.shape)),)
+    if return_counts:
+        first = xp.flatnonzero(starts)
+        out += (Tensor(xp.diff(xp.append(first, flat.size)).astype(np.int64)),)
+    return out
 
 
 # ---------------------------------------------------------------- selections: data-dependent shapes

@@ -1,4 +1,4 @@
-"""Matrix products: matmul, linear (x @ W^T + b) and einsum.
+"""Matrix products: matmul, linear (x @ W^T + b), outer and einsum.
 """
 from __future__ import annotations
 
@@ -80,6 +80,15 @@ def matmul(a, b):
     a, b = promote(as_tensor(a), as_tensor(b), op="matmul")
     one_float_dtype("matmul", a, b)
     return Matmul()(a, b)
+
+
+def outer(a, b):
+    """The outer product of two 1-d tensors, y[i, j] = a[i] * b[j] (PyTorch's outer): a as a column
+    times b, broadcast (mul's gradient: da[i] = sum_j dy[i, j] b[j], db[j] = sum_i dy[i, j] a[i])."""
+    a, b = as_tensor(a), as_tensor(b)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"outer: needs two 1-d tensors, got shapes {a.shape} and {b.shape}")
+    return a.reshape(-1, 1) * b
 
 
 def _rows(a):

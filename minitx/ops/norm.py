@@ -1,6 +1,6 @@
 """Normalization: layer norm and RMS norm over the last axis, group norm over groups of
 channels, batch norm over the batch, instance norm over each channel; and scaling to unit p-norm
-(normalize, cosine_similarity) and distances (pairwise_distance).
+(normalize, cosine_similarity) and distances (pairwise_distance, cdist).
 
 All of them standardize a set of values: xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + eps), and
 their backwards share one formula (docs/backprop/layer-norm.md derives it for a row; batch norm and
@@ -31,7 +31,7 @@ from minitx.ops._args import floating, promote
 from minitx.ops.elementwise import clip, div
 from minitx.ops.shape import broadcast_to
 
-__all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm"]
+__all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm", "Cdist"]
 
 
 def _mean(a, axes):
@@ -367,3 +367,44 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdims=False):
     """||x1 - x2 + eps||_p along the last axis (x1, x2 broadcast together), PyTorch's
     pairwise_distance: eps keeps the norm's gradient finite where x1 = x2."""
     return reduction.norm(x1 - x2 + eps, p, -1, keepdims)
+
+
+
+class Cdist(Function):
+    """y[..., i, j] = ||d[..., i, j, :]||_p, the differences d[..., i, j, :] = x1[..., i, :] - x2[..., j, :]
+    (PyTorch's cdist): Norm over d's last axis, whose gradient g = dL/dd is 0 where two rows
+    coincide (y = 0), as PyTorch's, not 0 / 0; for p = inf, entries tied for the largest |d| share
+    dy (PyTorch's cdist gives each all of it).
+
+        dx1[..., i, :] = sum_j g[..., i, j, :]        dx2[..., j, :] = -sum_i g[..., i, j, :]
+
+    One op, not a subtraction and a norm: 16-bit inputs are computed in float32 and rounded once
+    (two ops would round each g before the sums). d holds P * M * D entries at once (PyTorch's
+    p = 2 on large inputs takes a matrix product instead, with its rounding).
+    """
+
+    def __init__(self, p):
+        self.norm = reduction.Norm(p, axis=-1)
+
+    def forward(self, x1, x2):
+        return self.norm.forward(x1[..., :, None, :] - x2[..., None, :, :])
+
+    def backward(self, dy):
+        (g,) = self.norm.backward(dy)
+        return g.sum(axis=-2), -g.sum(axis=-3)  # (the engine sums over batch axes x1 or x2 was broadcast along)
+
+
+def cdist(x1, x2, p=2.0):
+    """The p-norm distance of every row of x1 [..., P, D] to every row of x2 [..., M, D], [..., P, M]
+    (leading axes broadcast), as PyTorch's cdist (see Cdist). p: a number >= 0 or inf."""
+    x1, x2 = promote(floating(x1), floating(x2), op="cdist")  # (integers would wrap in the differences)
+    if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(f"cdist: needs x1 [..., P, D] and x2 [..., M, D] with one D, got shapes {x1.shape} and "
+                         f"{x2.shape}")
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not p >= 0:
+        raise ValueError(f"cdist: p must be a number >= 0 or inf, got {p!r}")
+    try:
+        np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    except ValueError:
+        raise ValueError(f"cdist: the batch axes of x1 {x1.shape} and x2 {x2.shape} do not broadcast") from None
+    return Cdist(float(p))(x1, x2)

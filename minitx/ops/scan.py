@@ -1,5 +1,5 @@
 """Running (scan) ops along one axis: cumsum, cumprod, logcumsumexp; and ordering along one
-axis: sort and topk.
+axis: sort and topk, median and nanmedian.
 
 y_k depends on x_0..x_k along ``axis``, so each backward gathers dy from y_k, y_k+1, ... : a
 reverse scan. Cumprod never divides by x: its gradient comes from a recurrence run from the
@@ -19,11 +19,11 @@ from minitx.ops._args import accumulate, floating
 from minitx.ops.indexing import add_at
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
-__all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Cummax", "Cummin", "Sort"]
+__all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Cummax", "Cummin", "Sort", "Median"]
 
 
 class ValuesIndices(NamedTuple):
-    """What sort, topk, cummax and cummin return: a pair, ``values, indices = F.sort(x)``, whose
+    """What sort, topk, cummax, cummin and median return: a pair, ``values, indices = F.sort(x)``, whose
     parts also have PyTorch's names (``F.sort(x).indices``)."""
 
     values: object
@@ -278,3 +278,81 @@ def topk(x, k, axis=-1, largest=True):
     index = [slice(None)] * values.ndim
     index[axis] = slice(0, int(k))
     return ValuesIndices(values[tuple(index)], indices[tuple(index)])
+
+class Median(Function):
+    """y = the lower middle value of x along ``axis`` (PyTorch's median): with the n entries of a
+    slice in the order of a stable sort, the one at rank k = (n - 1) // 2; i = where it was. Axis
+    None: the median of all entries (x flattened).
+
+    NaN: a slice holding one has median NaN, at its first NaN (NaN sorts last, so that is rank
+    n - c, c the NaNs). ``skip_nan`` (nanmedian) takes the lower middle of the n - c others,
+    k = (n - c - 1) // 2, and NaN where all are NaN: rank 0, the first (PyTorch's pick there varies).
+
+        dx = 0, but dx[i] = dy    (the median is one entry of x, moved)
+    """
+
+    fresh_gradients = True  # dx: new zeros with dy laid in
+
+    def __init__(self, axis, keepdims=False, skip_nan=False):
+        self.axis, self.keepdims, self.skip_nan = axis, keepdims, skip_nan
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        op = "nanmedian" if self.skip_nan else "median"
+        self.in_shape = x.shape
+        if self.axis is None or x.ndim == 0:  # one axis to sort along: x flattened (a 0-d x, one entry)
+            normalize_axes(self.axis, x.ndim, op)  # (0 or -1 for a 0-d x)
+            x, self.along = x.reshape(-1), 0
+        else:
+            self.along = _scan_axis(self.axis, x, op)
+        n = x.shape[self.along]
+        if n == 0 and self.axis is not None:
+            raise ValueError(f"{op}: axis {self.axis} of the input of shape {self.in_shape} has length 0; an "
+                             "empty slice has no median")
+        nans = xp.isnan(x).sum(axis=self.along, keepdims=True)
+        rank = xp.maximum((n - nans - 1) // 2, 0) if self.skip_nan else xp.where(nans > 0, n - nans, (n - 1) // 2)
+        self.work_shape = x.shape
+        if n == 0:  # no entries at all: NaN, as PyTorch, and no gradient to give
+            self.index = None
+            return xp.full(self._out_shape(), xp.nan, dtype=x.dtype)
+        # the entry of rank k: its position in the stable order (kept axis of length 1), then its value
+        self.index = xp.take_along_axis(_sort_order(x, self.along, False), rank, axis=self.along)
+        return xp.take_along_axis(x, self.index, axis=self.along).reshape(self._out_shape())
+
+    def _out_shape(self):
+        """The reduced shape: without the axis, or with it of length 1 (``keepdims``)."""
+        if self.axis is None or not self.in_shape:
+            return (1,) * len(self.in_shape) if self.keepdims else ()
+        kept = [1 if d == self.along else m for d, m in enumerate(self.in_shape)]
+        return tuple(kept) if self.keepdims else tuple(kept[:self.along] + kept[self.along + 1:])
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        dx = xp.zeros(self.work_shape, dtype=dy.dtype)
+        if self.index is not None:
+            xp.put_along_axis(dx, self.index, dy.reshape(self.index.shape), axis=self.along)
+        return (dx.reshape(self.in_shape),)
+
+
+@takes_torch_keywords
+def median(x, axis=None, keepdims=False):
+    """The lower of the two middle values (PyTorch's median; NumPy's averages them), NaN where a
+    slice holds one. Axis None: a 0-d tensor, the median of all entries (NaN for none); with an
+    axis, (values, indices) as PyTorch, the indices int64 and without gradient. Among equal
+    values the index is the one a stable sort puts at the middle rank (PyTorch does not say which)."""
+    return _median(Median(axis, keepdims), x)
+
+
+@takes_torch_keywords
+def nanmedian(x, axis=None, keepdims=False):
+    """median with NaN left out (PyTorch's nanmedian): NaN only where a slice is all NaN."""
+    return _median(Median(axis, keepdims, skip_nan=True), x)
+
+
+def _median(op, x):
+    from minitx.autograd.tensor import Tensor, as_tensor  # noqa: PLC0415
+
+    values = op(as_tensor(x))
+    if op.axis is None:
+        return values
+    return ValuesIndices(values, Tensor(op.index.reshape(values.shape).astype("int64")))

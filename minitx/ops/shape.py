@@ -1,5 +1,5 @@
-"""Shape ops: reshape, transpose, squeeze, broadcast, concatenate, stack, split, flip, roll,
-repeat, tile, and padding (constant, reflect, replicate).
+"""Shape ops: reshape, transpose, squeeze, broadcast, concatenate, stack (hstack, vstack),
+split, flip, roll, repeat, tile, meshgrid, and padding (constant, reflect, replicate).
 
 They move or select elements without changing values, so each backward puts ``dy`` back where
 the elements came from, ADDING where one element was used several times (repeat, tile,
@@ -243,6 +243,40 @@ def stack(tensors, axis=0):
     if not tensors:
         raise ValueError("stack: need at least one tensor")
     return Stack(axis)(*one_dtype(*tensors))
+
+
+def hstack(tensors):
+    """Joined along axis 1, or along axis 0 where they are 1-d (0-d ones taken as 1-d): PyTorch's and NumPy's."""
+    tensors = [reshape(t, (1,)) if t.ndim == 0 else t for t in map(as_tensor, tensors)]
+    return concatenate(tensors, axis=0 if tensors and tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    """Joined along axis 0, a 0-d or 1-d one taken as one row (PyTorch's and NumPy's)."""
+    return concatenate([reshape(t, (1, -1)) if t.ndim < 2 else t for t in map(as_tensor, tensors)], axis=0)
+
+
+def meshgrid(*tensors, indexing="ij"):
+    """Coordinate grids of n 1-d (or 0-d) tensors: each broadcast to the shape (len_1, ..., len_n),
+    varying along its own axis (PyTorch's meshgrid). indexing "ij" (the default, PyTorch's, and
+    without its warning) or "xy" (NumPy's default: the first two axes swapped, for images' x, y).
+    A list of tensors is taken too, as PyTorch's ``meshgrid([a, b])``. Broadcast views: each
+    grid's gradient is dy summed over the axes it was broadcast along."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    tensors = [as_tensor(t) for t in tensors]
+    if not tensors or any(t.ndim > 1 for t in tensors):
+        raise ValueError("meshgrid: needs one or more 0-d or 1-d tensors, got shapes "
+                         f"{[t.shape for t in tensors]}")
+    lengths = [t.size for t in tensors]
+    axes = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) > 1:
+        axes[0], axes[1] = 1, 0  # x varies along the columns, y along the rows
+    shape = tuple(lengths[axes.index(a)] for a in range(len(tensors)))
+    return tuple(broadcast_to(reshape(t, tuple(-1 if a == axis else 1 for a in range(len(shape)))), shape)
+                 for t, axis in zip(tensors, axes))
 
 
 @takes_torch_keywords

@@ -685,3 +685,201 @@ def test_one_hot_infers_classes_and_checks_range():
         F.one_hot([3], 3)
     with pytest.raises(ValueError, match="one_hot: cannot infer num_classes from empty indices"):
         F.one_hot(minitx.tensor(np.zeros(0, dtype=np.int64)))
+
+
+# ---------------------------------------------------------------- diag, index_add, scatter, bincount, unique
+
+
+@given(data=st.data())
+def test_diag_builds_and_reads_diagonals(data):
+    k = data.draw(st.integers(-3, 3), label="diagonal")
+    v = data.draw(mst.tensors(mst.shapes(min_dims=1, max_dims=1, min_side=0, max_side=4)), label="v")
+    m = data.draw(mst.tensors(mst.shapes(min_dims=2, max_dims=2, max_side=4)), label="m")
+    y = check_forward(lambda t: F.diag(t, k), lambda a: np.diag(a, k), v)
+    assert isinstance(y._ctx, minitx.ops.DiagEmbed) or v.size == 0
+    check_forward(lambda t: F.diag(t, k), lambda a: np.diag(a, k), m)
+    assert check_gradients(lambda t: F.diag(t, k), v)
+    assert check_gradients(lambda t: F.diag(t, k), m)
+    torch = torch_in_example()
+    if torch is not None:
+        for t in (v, m):
+            parity(lambda u: F.diag(u, diagonal=k), lambda u: torch.diag(u, k), leaf(t.numpy()))
+
+
+def test_diag_refuses_other_ranks():
+    for shape in ((), (2, 2, 2)):
+        with pytest.raises(ValueError, match=r"diag: needs a 1-d or 2-d tensor, got shape"):
+            F.diag(leaf(np.zeros(shape)))
+
+
+@st.composite
+def _index_add_case(draw):
+    x = draw(mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=4)))
+    axis = draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
+    index = draw(mst.index_arrays((draw(st.integers(0, 5)),), x.shape[axis]))  # repeats common
+    shape = list(x.shape)
+    shape[axis] = index.shape[0]
+    source = draw(mst.tensors(tuple(shape)))
+    return x, axis, index, source, draw(st.sampled_from([1, -0.5, 2.0]), label="alpha")
+
+
+def _index_add_reference(a, axis, index, source, alpha):
+    out = np.array(a, copy=True)
+    moved, src = np.moveaxis(out, axis, 0), np.moveaxis(source, axis, 0)
+    for i, target in enumerate(index):  # one entry at a time: a repeated index adds each
+        moved[target] += alpha * src[i]
+    return out
+
+
+@given(case=_index_add_case())
+def test_index_add(case):
+    x, axis, index, source, alpha = case
+    op = lambda t, s: F.index_add(t, axis, minitx.tensor(index), s, alpha=alpha)  # noqa: E731
+    y = check_forward(op, lambda a, s: _index_add_reference(a, axis, index, s, alpha), x, source)
+    assert isinstance(y._ctx, minitx.ops.IndexAdd)
+    assert check_gradients(op, x, source)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda t, s: F.index_add(t, dim=axis, index=index.tolist(), source=s, alpha=alpha),
+               lambda t, s: t.index_add(axis, torch.from_numpy(index), s, alpha=alpha), leaf(x.numpy()),
+               leaf(source.numpy()))
+
+
+def test_index_add_errors_name_the_op():
+    x = minitx.zeros(3, 2)
+    with pytest.raises(TypeError, match="index_add: source must have x's dtype float32, got float64"):
+        F.index_add(x, 0, [0], minitx.tensor(np.ones((1, 2))))
+    with pytest.raises(ValueError, match=r"index_add: source of shape \(1, 2\) does not fit x of shape \(3, 2\) "
+                                         r"and 2 indices along axis 0: expected \(2, 2\)"):
+        F.index_add(x, 0, [0, 1], minitx.ones(1, 2))
+    with pytest.raises(IndexError, match=r"index_add: index 3 is out of range \[0, 3\)"):
+        F.index_add(x, 0, [3], minitx.ones(1, 2))
+    with pytest.raises(ValueError, match="index_add: index must be 1-d"):
+        F.index_add(x, 0, [[0]], minitx.ones(1, 2))
+    with pytest.raises(ValueError, match="index_add: alpha 2.5 does not fit"):
+        F.index_add(minitx.tensor([1, 2]), 0, [0], minitx.tensor([1]), alpha=2.5)
+    np.testing.assert_array_equal(F.index_add(minitx.tensor(1.0), 0, [0], minitx.tensor(2.0)).numpy(), 3.0)
+
+
+@st.composite
+def _scatter_case(draw, distinct=True):
+    """x, an axis, an index whose targets are distinct (a permutation's first entries along the
+    axis) unless ``distinct`` is False, and a src at least index's size."""
+    x = draw(mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=4)))
+    axis = draw(st.integers(-x.ndim, x.ndim - 1), label="axis") % x.ndim
+    shape = [draw(st.integers(0, n), label="index side") for n in x.shape]
+    if distinct:
+        rows = draw(st.permutations(range(x.shape[axis])), label="targets")[:shape[axis]]
+        shape[axis] = len(rows)
+        index = np.broadcast_to(np.array(rows, dtype=np.int64).reshape([-1 if d == axis else 1 for d in range(x.ndim)]),
+                                shape).copy()
+    else:
+        index = draw(mst.index_arrays(tuple(shape), x.shape[axis]))
+    src = draw(mst.tensors(tuple(n + draw(st.integers(0, 1)) for n in shape)))
+    return x, axis, index, src
+
+
+def _scatter_reference(a, axis, index, src):
+    """Each write in turn, row-major: the last one at a place stays."""
+    out = np.array(a, copy=True)
+    for p in np.ndindex(*index.shape):
+        target = list(p)
+        target[axis] = index[p]
+        out[tuple(target)] = src[p] if np.ndim(src) else src
+    return out
+
+
+@given(case=_scatter_case(), data=st.data())
+def test_scatter_with_distinct_targets_matches_numpy_and_pytorch(case, data):
+    x, axis, index, src = case
+    op = lambda t, s: F.scatter(t, axis, minitx.tensor(index), s)  # noqa: E731
+    y = check_forward(op, lambda a, s: _scatter_reference(a, axis, index, s), x, src)
+    assert isinstance(y._ctx, minitx.ops.Scatter)
+    assert check_gradients(op, x, src)
+    value = data.draw(st.sampled_from([0.0, -1.5, 2.0]), label="value")
+    check_forward(lambda t: F.scatter(t, axis, minitx.tensor(index), value),
+                  lambda a: _scatter_reference(a, axis, index, value), x)
+    assert check_gradients(lambda t: F.scatter(t, axis, minitx.tensor(index), value), x)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda t, s: F.scatter(t, dim=axis, index=minitx.tensor(index), src=s),
+               lambda t, s: t.scatter(axis, torch.from_numpy(index), s[tuple(slice(0, n) for n in index.shape)]),
+               leaf(x.numpy()), leaf(src.numpy()))
+        parity(lambda t: F.scatter(t, axis, minitx.tensor(index), value),
+               lambda t: t.scatter(axis, torch.from_numpy(index), value), leaf(x.numpy()))
+
+
+@given(case=_scatter_case(distinct=False))
+def test_scatter_at_repeated_targets_keeps_the_last_write(case):
+    """The last write in index's row-major order stays, and only it gets src's gradient (finite
+    differences agree: the overwritten ones change nothing)."""
+    x, axis, index, src = case
+    op = lambda t, s: F.scatter(t, axis, minitx.tensor(index), s)  # noqa: E731
+    check_forward(op, lambda a, s: _scatter_reference(a, axis, index, s), x, src)
+    assert check_gradients(op, x, src)
+
+
+def test_scatter_errors_name_the_op():
+    x = minitx.zeros(2, 3)
+    with pytest.raises(TypeError, match="scatter: src must have x's dtype float32, got float64"):
+        F.scatter(x, 1, [[2, 0]], minitx.tensor(np.ones((2, 3))))
+    with pytest.raises(ValueError, match="scatter: the value 2.5 does not fit the tensor's int64"):
+        F.scatter(minitx.tensor([[1, 2]]), 1, [[0]], 2.5)
+    with pytest.raises(IndexError, match=r"scatter: index 3 is out of range \[0, 3\)"):
+        F.scatter(x, 1, [[3]], 1.0)
+    with pytest.raises(ValueError, match="scatter: index of shape"):
+        F.scatter(x, 1, [0], 1.0)
+    np.testing.assert_array_equal(F.scatter(minitx.tensor(1.0), 0, minitx.tensor(0), minitx.tensor(3.0)).numpy(), 3.0)
+
+
+@given(ids=hnp.arrays(np.int64, st.integers(0, 8), elements=st.integers(0, 6)), minlength=st.integers(0, 9),
+       data=st.data())
+def test_bincount_as_numpy_and_pytorch(ids, minlength, data):
+    weights = data.draw(hnp.arrays(st.sampled_from([np.float32, np.float64, np.int64]), ids.shape,
+                                   elements=st.integers(-3, 3)), label="weights")
+    expected = [int((ids == v).sum()) for v in range(max(minlength, ids.max(initial=-1) + 1))]
+    counts = F.bincount(minitx.tensor(ids), minlength=minlength)
+    np.testing.assert_array_equal(counts.numpy(), expected)
+    assert counts.dtype == np.int64
+    sums = F.bincount(minitx.tensor(ids), minitx.tensor(weights), minlength)
+    np.testing.assert_array_equal(sums.numpy(), [weights[ids == v].sum() for v in range(len(expected))])
+    torch = torch_in_example()
+    if torch is not None:
+        theirs = torch.bincount(torch.from_numpy(ids), torch.from_numpy(weights), minlength)
+        assert str(theirs.dtype) == f"torch.{sums.dtype}" or not ids.size  # PyTorch's empty x: int64 sums
+        np.testing.assert_array_equal(sums.numpy(), theirs.numpy())
+
+
+def test_bincount_refuses_what_pytorch_refuses():
+    for bad in (minitx.tensor([-1, 2]), minitx.tensor([[1, 2]]), minitx.tensor([1.0, 2.0]), minitx.tensor([True])):
+        with pytest.raises(ValueError, match="bincount: x must be"):
+            F.bincount(bad)
+    with pytest.raises(ValueError, match="bincount: weights must have x's shape"):
+        F.bincount(minitx.tensor([0, 1]), minitx.tensor([1.0]))
+    with pytest.raises(ValueError, match="bincount: minlength must be a whole number >= 0, got -1"):
+        F.bincount(minitx.tensor([0, 1]), minlength=-1)
+
+
+@given(a=hnp.arrays(np.int64, mst.shapes(max_dims=3, min_side=0), elements=st.integers(-2, 2)),
+       dtype=st.sampled_from([np.float64, np.int64, np.bool_]), data=st.data())
+def test_unique_as_numpy_and_pytorch(a, dtype, data):
+    a = a.astype(dtype)
+    if a.dtype == np.float64 and a.size:
+        a[data.draw(mst.bool_masks(a.shape), label="nan")] = np.nan  # each NaN its own value
+    values, inverse, counts = F.unique(minitx.tensor(a), return_inverse=True, return_counts=True)
+    want_values, want_inverse, want_counts = np.unique(a, return_inverse=True, return_counts=True, equal_nan=False)
+    np.testing.assert_array_equal(values.numpy(), want_values)
+    np.testing.assert_array_equal(inverse.numpy(), want_inverse.reshape(a.shape))
+    np.testing.assert_array_equal(counts.numpy(), want_counts)
+    np.testing.assert_array_equal(F.unique(minitx.tensor(a), sorted=False).numpy(), want_values)
+    torch = torch_in_example()
+    if torch is not None:
+        for ours, theirs in zip((values, inverse, counts),
+                                torch.unique(torch.from_numpy(a), return_inverse=True, return_counts=True), strict=True):
+            assert str(theirs.dtype) == f"torch.{ours.dtype}"
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_unique_refuses_dim():
+    with pytest.raises(NotImplementedError, match="unique: dim is not supported"):
+        F.unique(minitx.tensor([[1, 2]]), dim=0)

@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 import minitx
 import minitx.functional as F
-from minitx.testing import check_backward_hygiene, gradcheck
+from minitx.testing import check_backward_hygiene, gradcheck, leaf
 from minitx.testing import strategies as mst
-from _torch_kit import torch_in_example
+from _torch_kit import parity, torch_in_example
 
 SIDE = st.integers(1, 4)
 
@@ -147,3 +147,19 @@ def test_products_refuse_two_floating_dtypes_as_pytorchs():
     torch = torch_in_example()
     with pytest.raises(RuntimeError):
         torch.nn.functional.linear(torch.ones(2, 3, dtype=torch.float64), torch.ones(4, 3))
+
+
+@given(a=mst.tensors(mst.shapes(min_dims=1, max_dims=1, min_side=0)), b=mst.tensors(mst.shapes(min_dims=1, max_dims=1)))
+def test_outer_as_numpy_and_pytorch(a, b):
+    np.testing.assert_allclose(F.outer(a, b).numpy(), np.outer(a.numpy(), b.numpy()), rtol=1e-15)
+    assert gradcheck(F.outer, a, b)
+    check_backward_hygiene(F.outer, a, b)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(F.outer, torch.outer, leaf(a.numpy()), leaf(b.numpy()))
+
+
+def test_outer_takes_1d_tensors_only():
+    with pytest.raises(ValueError, match=r"outer: needs two 1-d tensors, got shapes \(2, 2\) and \(1,\)"):
+        F.outer(minitx.tensor(np.zeros((2, 2))), minitx.tensor([1.0]))
+    assert F.outer(minitx.tensor([1, 2]), minitx.tensor([0.5])).dtype == np.float32  # as PyTorch's

@@ -318,3 +318,52 @@ def test_instance_norm_and_pairwise_distance(x, data):
     y = leaf(x.numpy() + apart)
     assert check_gradients(F.pairwise_distance, x, y)
     parity(F.pairwise_distance, _tf().pairwise_distance, leaf(x.numpy()), leaf(y.numpy()))
+
+
+# ---------------------------------------------------------------- cdist
+
+
+def _cdist_reference(a, b, p):
+    """Each pair of rows by a Python loop, the p-norm of the difference."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
+    out = np.empty(batch + (a.shape[-2], b.shape[-2]))
+    for index in np.ndindex(*out.shape):
+        d = np.abs(a[index[:-1]] - b[index[:-2] + (index[-1],)])
+        out[index] = (np.count_nonzero(d) if p == 0 else d.max(initial=0) if p == np.inf else (d ** p).sum() ** (1 / p))
+    return out
+
+
+@given(data=st.data())
+def test_cdist_forward_gradients_and_pytorch(data):
+    batch = data.draw(mst.shapes(max_dims=1, max_side=2), label="batch")
+    d = data.draw(st.integers(1, 3), label="d")
+    x1 = data.draw(mst.tensors(batch + (data.draw(st.integers(1, 3)), d)), label="x1")
+    x2 = data.draw(mst.tensors(data.draw(st.sampled_from([batch, ()])) + (data.draw(st.integers(1, 3)), d)), label="x2")
+    p = data.draw(st.sampled_from([0.0, 1.0, 2.0, 3.0, np.inf]), label="p")
+    y = check_forward(lambda a, b: F.cdist(a, b, p), lambda a, b: _cdist_reference(a, b, p), x1, x2, rtol=1e-12)
+    assert isinstance(y._ctx, ops.Cdist)
+    gaps = np.abs(x1.numpy()[..., :, None, :] - x2.numpy()[..., None, :, :])
+    if p in (1.0, np.inf) or gaps.min() < 1e-3:  # kinks of |d| and max (and the norm at 0): away from them
+        return
+    assert check_gradients(lambda a, b: F.cdist(a, b, p), x1, x2)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda a, b: F.cdist(a, b, p), lambda a, b: torch.cdist(a, b, p), leaf(x1.numpy()), leaf(x2.numpy()))
+
+
+@pytest.mark.parametrize("p", [0.5, 1.0, 2.0, 3.0, np.inf])
+def test_cdist_gradient_where_two_rows_coincide_is_zero_as_pytorch(p):
+    """y = 0 where x1's row equals x2's: the norm's 0 / 0 is taken as 0 (PyTorch's), never NaN."""
+    x1, x2 = leaf([[1.0, 2.0], [0.5, -1.0]]), leaf([[1.0, 2.0], [3.0, 0.5], [0.5, -1.0]])
+    y = parity(lambda a, b: F.cdist(a, b, p), lambda a, b: import_torch().cdist(a, b, p), x1, x2)
+    assert y.numpy()[0, 0] == 0.0 and np.isfinite(x1.grad.numpy()).all() and np.isfinite(x2.grad.numpy()).all()
+
+
+def test_cdist_errors_name_the_op():
+    with pytest.raises(ValueError, match=r"cdist: needs x1 \[..., P, D\] and x2 \[..., M, D\] with one D"):
+        F.cdist(leaf(np.zeros((2, 3))), leaf(np.zeros((2, 4))))
+    with pytest.raises(ValueError, match="cdist: needs x1"):
+        F.cdist(leaf(np.zeros(3)), leaf(np.zeros((2, 3))))
+    with pytest.raises(ValueError, match="cdist: p must be a number >= 0 or inf, got -1"):
+        F.cdist(leaf(np.zeros((1, 3))), leaf(np.zeros((2, 3))), p=-1)

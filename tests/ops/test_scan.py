@@ -6,6 +6,7 @@ edges: zeros (one, several), ties and NaN for argmin, -inf prefixes and huge val
 logcumsumexp, empty axes.
 """
 import itertools
+import warnings
 import math
 import operator
 import statistics
@@ -428,3 +429,106 @@ def test_cummax_counts_nan_as_the_largest_as_pytorch():
     values, indices = F.cummax(leaf([1.0, 3.0, 3.0, 2.0, np.nan, 5.0, np.nan]), 0)
     np.testing.assert_array_equal(indices.numpy(), [0, 1, 2, 2, 4, 4, 6])
     assert np.isnan(values.numpy()[4:]).all()
+
+
+# ---------------------------------------------------------------- median, nanmedian
+
+
+def _lower_median(a, axis, keepdims, skip_nan=False):
+    """NumPy's quantile 0.5 taking the lower of the two middle entries (NaN where a slice has one;
+    nanquantile: NaN only where all are)."""
+    if a.ndim == 0:  # (NumPy takes no axis of a 0-d array)
+        return a.copy()
+    quantile = np.nanquantile if skip_nan else np.quantile
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN slice
+        return quantile(a, 0.5, axis=axis, method="lower", keepdims=keepdims)
+
+
+def _torch_median(torch, name, t, axis, keepdims):
+    out = getattr(torch, name)(t) if axis is None else getattr(torch, name)(t, axis, keepdim=keepdims)
+    if axis is None:
+        return out.reshape((1,) * t.ndim) if keepdims else out
+    return out
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+@given(x=mst.tensors(mst.shapes(max_dims=3, max_side=5), distinct=True), data=st.data())
+def test_median_forward_gradients_and_pytorch(name, x, data):
+    axis = data.draw(st.one_of(st.none(), st.integers(-max(x.ndim, 1), max(x.ndim, 1) - 1)), label="axis")
+    keepdims = data.draw(st.booleans(), label="keepdims")
+    fn = getattr(F, name)
+
+    def values(t):
+        out = fn(t, axis, keepdims)
+        return out if axis is None else out.values
+
+    check_forward(values, lambda a: _lower_median(a, axis, keepdims), x)
+    assert isinstance(values(x)._ctx, minitx.ops.Median)
+    assert check_gradients(values, x)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(values, lambda t: _torch_median(torch, name, t, axis, keepdims)
+               if axis is None else _torch_median(torch, name, t, axis, keepdims).values, leaf(x.numpy()))
+        if axis is not None:  # distinct values: one entry is the median, the same index
+            np.testing.assert_array_equal(fn(x, axis, keepdims).indices.numpy(),
+                                          _torch_median(torch, name, torch.from_numpy(x.numpy()), axis,
+                                                        keepdims).indices.numpy())
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=5), min_value=-2, max_value=2), data=st.data())
+def test_median_with_nan_and_ties_as_pytorch(name, x, data):
+    """NaN: median NaN at the slice's first NaN; nanmedian the others' (NaN where all are NaN).
+    Ties: the value is NumPy's; the index holds it and alone gets the gradient."""
+    a = np.round(x.numpy())
+    a[data.draw(mst.bool_masks(a.shape), label="nan")] = np.nan
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1), label="axis")
+    t = leaf(a)
+    values, indices = getattr(F, name)(t, axis)
+    np.testing.assert_array_equal(values.numpy(), _lower_median(a, axis, False, skip_nan=name == "nanmedian"))
+    picked = np.take_along_axis(a, np.expand_dims(indices.numpy(), axis), axis).squeeze(axis)
+    np.testing.assert_array_equal(picked, values.numpy())
+    values.backward(np.ones(values.shape))
+    expected = np.zeros(a.shape)
+    np.put_along_axis(expected, np.expand_dims(indices.numpy(), axis), 1.0, axis)
+    np.testing.assert_array_equal(t.grad.numpy(), expected)
+    torch = torch_in_example()
+    if torch is not None:  # where the slice holds a NaN and no tie decides, the same index too
+        theirs = getattr(torch, name)(torch.from_numpy(a), axis)
+        np.testing.assert_array_equal(values.numpy(), theirs.values.numpy())
+        if name == "median":
+            has_nan = np.isnan(a).any(axis)
+            np.testing.assert_array_equal(indices.numpy()[has_nan], theirs.indices.numpy()[has_nan])
+
+
+def test_median_is_the_lower_middle_and_points_at_the_first_nan():
+    x = leaf([[3.0, 1.0, 2.0, 4.0], [1.0, np.nan, 0.0, np.nan]])
+    values, indices = F.median(x, 1)
+    np.testing.assert_array_equal(values.numpy(), [2.0, np.nan])
+    np.testing.assert_array_equal(indices.numpy(), [2, 1])
+    values, indices = F.nanmedian(x, dim=1, keepdim=True)  # PyTorch's keywords
+    np.testing.assert_array_equal(values.numpy(), [[2.0], [0.0]])
+    np.testing.assert_array_equal(indices.numpy(), [[2], [2]])
+    assert F.nanmedian(leaf([np.nan, np.nan]), 0).indices.item() == 0
+    y = F.median(x)  # no axis: one 0-d value, the NaN (PyTorch's)
+    assert y.shape == () and np.isnan(y.item())
+
+
+def test_median_of_nothing_and_of_a_0d_tensor():
+    """No entries: NaN without an axis (as PyTorch), an error naming the op along an empty axis;
+    an empty result beside one; a 0-d tensor is its own median, at index 0."""
+    empty = leaf(np.zeros((0,)))
+    y = F.median(empty)
+    assert y.shape == () and np.isnan(y.item())
+    y.backward()
+    assert empty.grad.shape == (0,)
+    with pytest.raises(ValueError, match="median: axis 1 of the input of shape \\(2, 0\\) has length 0"):
+        F.median(leaf(np.zeros((2, 0))), 1)
+    with pytest.raises(ValueError, match="nanmedian: axis 2 is out of range"):
+        F.nanmedian(leaf(np.zeros((2, 3))), 2)
+    values, indices = F.median(leaf(np.zeros((0, 3))), 1)
+    assert values.shape == indices.shape == (0,)
+    values, indices = F.median(leaf(2.5), 0)
+    assert values.shape == indices.shape == () and values.item() == 2.5 and indices.item() == 0
+    assert check_gradients(lambda t: F.median(t, -1).values, leaf(2.5))

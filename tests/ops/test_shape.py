@@ -489,3 +489,50 @@ def test_pixel_shuffle_and_unshuffle(data):
            leaf(x.numpy()))
     with pytest.raises(ValueError, match="pixel_shuffle: the factor must be an int >= 1, got 0"):
         F.pixel_shuffle(x, 0)
+
+
+# ---------------------------------------------------------------- meshgrid, hstack, vstack
+
+
+@given(data=st.data())
+def test_meshgrid_as_numpy_and_pytorch(data):
+    n = data.draw(st.integers(1, 3), label="n")
+    tensors = [data.draw(mst.tensors(mst.shapes(max_dims=1, min_side=0, max_side=4)), label="t") for _ in range(n)]
+    indexing = data.draw(st.sampled_from(["ij", "xy"]), label="indexing")
+    grids = F.meshgrid(*tensors, indexing=indexing)
+    for ours, want in zip(grids, np.meshgrid(*(t.numpy() for t in tensors), indexing=indexing), strict=True):
+        np.testing.assert_array_equal(ours.numpy(), want)
+    assert [g.shape for g in F.meshgrid(tensors)] == [g.shape for g in F.meshgrid(*tensors, indexing="ij")]
+    assert gradcheck(lambda *ts: F.stack(F.meshgrid(*ts, indexing=indexing)), *tensors)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda *ts: F.stack(F.meshgrid(*ts, indexing=indexing)),
+               lambda *ts: torch.stack(torch.meshgrid(*ts, indexing=indexing)), *(leaf(t.numpy()) for t in tensors))
+
+
+def test_meshgrid_errors_name_the_op():
+    with pytest.raises(ValueError, match="meshgrid: indexing must be 'ij' or 'xy', got 'yx'"):
+        F.meshgrid(leaf([1.0]), indexing="yx")
+    with pytest.raises(ValueError, match="meshgrid: needs one or more 0-d or 1-d tensors"):
+        F.meshgrid(leaf(np.zeros((2, 2))))
+    with pytest.raises(ValueError, match="meshgrid: needs one or more"):
+        F.meshgrid()
+
+
+@pytest.mark.parametrize("name, shapes", [
+    ("hstack", [(), (2,)]), ("hstack", [(3,), (0,)]), ("hstack", [(2, 1), (2, 3)]), ("hstack", [(2, 1, 2), (2, 2, 2)]),
+    ("hstack", [(2,), (2, 1)]),  # refused: a 1-d first joins along axis 0
+    ("vstack", [(), (1,)]), ("vstack", [(3,), (2, 3)]), ("vstack", [(2, 1, 2), (1, 1, 2)]), ("vstack", [(3,), (2,)])])
+def test_hstack_and_vstack_as_numpy_and_pytorch(name, shapes):
+    tensors = [leaf(np.random.default_rng(k).standard_normal(s)) for k, s in enumerate(shapes)]
+    arrays = [t.numpy() for t in tensors]
+    try:
+        want = getattr(np, name)(arrays)
+    except ValueError:
+        with pytest.raises(ValueError, match="concatenate: shapes"):
+            getattr(F, name)(tensors)
+        return
+    np.testing.assert_array_equal(getattr(F, name)(tensors).numpy(), want)
+    assert gradcheck(lambda *ts: getattr(F, name)(ts), *tensors)
+    torch = torch_in_example()
+    parity(lambda *ts: getattr(F, name)(ts), lambda *ts: getattr(torch, name)(ts), *tensors)
