@@ -216,7 +216,7 @@ def test_fully_masked_rows_give_zero_attention():
     weights, NaN with them)."""
     m = nn.MultiheadAttention(E, HEADS, batch_first=True)
     m.out_proj.bias.data[:] = 0.5
-    x = minitx.tensor(_arrays((1, 3, E))[0])
+    x = minitx.tensor(_arrays((1, 3, E))[0], dtype="float32")
     blocked = np.zeros((3, 3), bool)
     blocked[1] = True
     for need_weights in (False, True):
@@ -226,7 +226,7 @@ def test_fully_masked_rows_give_zero_attention():
 
 def test_dropout_is_reproducible_under_manual_seed():
     layer = nn.TransformerEncoderLayer(E, HEADS, FF, dropout=0.3)  # dropout in attention, FF and residuals
-    x = minitx.tensor(_arrays((5, 2, E))[0])
+    x = minitx.tensor(_arrays((5, 2, E))[0], dtype="float32")
     outputs = []
     for seed in (7, 7, 8):
         minitx.manual_seed(seed)
@@ -261,4 +261,4 @@ def test_bad_arguments_name_the_class(make, message):
 def test_bad_inputs_name_the_class(call, message):
     m = nn.MultiheadAttention(E, HEADS)
     with pytest.raises(ValueError, match=f"MultiheadAttention: {message}"):
-        call(m, minitx.tensor(_arrays((4, 2, E))[0]))
+        call(m, minitx.tensor(_arrays((4, 2, E))[0], dtype="float32"))
