@@ -81,6 +81,8 @@ DIFFERENTIABLE = {
     "clamp_max": lambda t, m: t.clamp_max(-0.2), "log10 of |t|": lambda t, m: (t.abs() + 0.5).log10(),
     "mm": lambda t, m: t[0].mm(m.tensor(OTHER)), "bmm": lambda t, m: t.bmm(t.swapaxes(1, 2)),
     "dot": lambda t, m: t[0, 0].dot(t[1, 2]),
+    "outer": lambda t, m: t[0, 0].outer(t[1, 2]), "diag of a matrix": lambda t, m: t[0].diag(1),
+    "diag of a vector": lambda t, m: t[0, 0].diag(-1),
 }
 
 # name -> a call giving no gradient (casts to integers and booleans, comparisons, counts)
@@ -90,6 +92,8 @@ NOT_DIFFERENTIABLE = {
     "gt": lambda t, m: t.gt(0), "ge": lambda t, m: t.ge(0.1), "lt": lambda t, m: t.lt(0), "le": lambda t, m: t.le(-0.1),
     "logical_and": lambda t, m: t.logical_and(t > 0), "logical_or": lambda t, m: (t > 1).logical_or(t < -1),
     "logical_xor": lambda t, m: t.logical_xor(t > 0), "logical_not": lambda t, m: (t > 0).logical_not(),
+    "bincount": lambda t, m: (t.abs() * 3).long().flatten().bincount(),
+    "unique": lambda t, m: (t * 2).round().unique(),
     "count_nonzero": lambda t, m: (t > 0).count_nonzero(), "count_nonzero(2)": lambda t, m: t.int().count_nonzero(2),
 }
 

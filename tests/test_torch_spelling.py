@@ -107,6 +107,10 @@ METHODS = {
     "scatter_add": lambda t, m: t.scatter_add(dim=1, index=m.tensor(INDEX), src=t[:, :2]),
     "index_select": lambda t, m: t.index_select(dim=2, index=m.tensor([4, 0, 4])),
     "chunk": lambda t, m: m.stack([c.sum(2) for c in t.chunk(2, dim=1)]),
+    "median": lambda t, m: t.median(dim=1, keepdim=True).values,
+    "nanmedian": lambda t, m: t.nanmedian(dim=2)[0],
+    "index_add": lambda t, m: t.index_add(dim=1, index=m.tensor([3, 0]), source=t[:, :2] * 2, alpha=-1.5),
+    "scatter": lambda t, m: t.scatter(dim=1, index=m.tensor(np.argsort(INDEX, axis=1)[:, :2]), src=t[:, :2] * 3),
     "unbind": lambda t, m: m.stack([u * (k + 1) for k, u in enumerate(t.unbind(dim=2))]),
 }
 

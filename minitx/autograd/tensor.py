@@ -693,6 +693,16 @@ class Tensor:
     def scatter_add(self, axis, index, src): return F.scatter_add(self, axis, index, src)
     def repeat(self, repeats, axis=None): return F.repeat(self, repeats, axis)
     def tile(self, reps): return F.tile(self, reps)
+    def median(self, axis=None, keepdims=False): return F.median(self, axis, keepdims)
+    def nanmedian(self, axis=None, keepdims=False): return F.nanmedian(self, axis, keepdims)
+    def outer(self, other): return F.outer(self, other)
+    def diag(self, diagonal=0): return F.diag(self, diagonal)
+    def bincount(self, weights=None, minlength=0): return F.bincount(self, weights, minlength)
+    def index_add(self, axis, index, source, *, alpha=1): return F.index_add(self, axis, index, source, alpha)
+    def scatter(self, axis, index, src): return F.scatter(self, axis, index, src)
+
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+        return F.unique(self, sorted, return_inverse, return_counts, dim)
 
     # ---------------------------------------------------------------- DLPack (see minitx.interop)
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
@@ -709,7 +719,8 @@ class Tensor:
 for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "argmax", "argmin", "any", "all",
               "prod", "amax", "amin", "count_nonzero", "softmax", "log_softmax", "squeeze", "unsqueeze",
               "flatten", "flip", "roll", "repeat", "repeat_interleave", "cumsum", "cumprod", "logcumsumexp",
-              "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk", "unbind"):
+              "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk", "unbind",
+              "median", "nanmedian", "index_add", "scatter"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
 del _name
 
