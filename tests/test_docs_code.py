@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-PAGES = ["gpu-step.md", "decoding.md"]
+PAGES = ["gpu-step.md", "decoding.md", "from-pytorch.md"]
 
 
 @pytest.mark.parametrize("page", PAGES)
