@@ -27,6 +27,7 @@ RENAMES = {
     "dim2": ("axis2",),
     "shifts": ("shift",),
     "correction": ("ddof",),
+    "diagonal": ("k",),  # tril's and triu's (NumPy's k)
     "attn_mask": ("mask",),
     "is_causal": ("causal",),
 }

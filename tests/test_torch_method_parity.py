@@ -125,6 +125,15 @@ def test_nonzero_masked_fill_and_the_products_refusals_as_pytorchs():
             call()
 
 
+def test_to_takes_pytorchs_non_blocking_and_copy():
+    x, tx = minitx.tensor(A, requires_grad=True), torch.tensor(A, requires_grad=True)
+    assert (x.to("cpu", non_blocking=True) is x) == (tx.to("cpu", non_blocking=True) is tx) is True
+    copied, theirs = x.to(copy=True), tx.to(copy=True)
+    assert copied is not x and theirs is not tx and copied.requires_grad == theirs.requires_grad
+    assert not np.shares_memory(copied.data, x.data)
+    same(x.to(dtype="float32", copy=True), tx.to(dtype=torch.float32, copy=True))
+
+
 def test_chunk_gives_pytorchs_pieces_and_floating_and_cuda_flags():
     x, t = minitx.tensor(A), torch.tensor(A)
     for chunks in (1, 2, 3, 5, 9):

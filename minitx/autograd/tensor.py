@@ -280,10 +280,11 @@ class Tensor:
     def tolist(self):
         return self.numpy().tolist()
 
-    def to(self, device=None, dtype=None) -> "Tensor":
+    def to(self, device=None, dtype=None, non_blocking=False, copy=False) -> "Tensor":
         """This tensor on ``device`` and/or as ``dtype`` (itself where it already is, as in
-        PyTorch); gradients flow back through the move. A dtype may come first, as PyTorch
-        takes it: ``t.to("float32")``."""
+        PyTorch, unless ``copy``); gradients flow back through the move. A dtype may come first, as
+        PyTorch takes it: ``t.to("float32")``. ``non_blocking`` is taken for PyTorch's code and
+        changes nothing (a copy minitx makes is complete before an op reads it)."""
         if dtype is None and device is not None and _names_a_dtype(device):
             device, dtype = None, device
         out = self
@@ -291,7 +292,7 @@ class Tensor:
             out = F.astype(out, dtype)
         if device is not None and backend.check_device(device) != out.device:
             out = F.to_device(out, device)
-        return out
+        return out.clone() if copy and out is self else out
 
     def cpu(self) -> "Tensor":
         return self.to("cpu")
@@ -720,7 +721,7 @@ for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "a
               "prod", "amax", "amin", "count_nonzero", "softmax", "log_softmax", "squeeze", "unsqueeze",
               "flatten", "flip", "roll", "repeat", "repeat_interleave", "cumsum", "cumprod", "logcumsumexp",
               "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk", "unbind",
-              "median", "nanmedian", "index_add", "scatter"):
+              "median", "nanmedian", "index_add", "scatter", "tril", "triu"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
 del _name
 

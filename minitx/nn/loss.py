@@ -11,7 +11,6 @@ import minitx.functional as F
 from minitx import backend
 from minitx.autograd.tensor import Tensor, tensor
 from minitx.nn.module import Module
-from minitx.ops._args import as_indices
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -62,17 +61,9 @@ def _like(weight, x):
 
 
 class CrossEntropyLoss(_Loss):
-    """F.cross_entropy(logits [..., C], targets): class ids, or probabilities [..., C].
-
-    ``weight`` [C] (default ones) weighs each class, as in PyTorch. With class ids t, smoothing
-    s and logp = log_softmax(logits), each counted row (t != ignore_index) scores
-
-        loss = (1 - s) * w[t] * (-logp[t]) + s / C * sum_c w[c] * (-logp[c])
-
-    and 'mean' divides the sum by sum of w[t] over the counted rows (F.nll_loss's weighted mean;
-    0 when no row counts). With probabilities q, loss = -sum_c w[c] * q'[c] * logp[c] for
-    q' = (1 - s) * q + s / C, and 'mean' divides by the number of rows.
-    """
+    """F.cross_entropy(logits [..., C], targets): class ids, or probabilities [..., C];
+    ``weight`` [C] (default ones) weighs each class, as in PyTorch (the math: the weighted form
+    beside F.cross_entropy, minitx/ops/loss.py)."""
 
     def __init__(self, weight=None, *, ignore_index=-100, reduction="mean", label_smoothing=0.0):
         super().__init__(reduction=reduction)
@@ -82,34 +73,11 @@ class CrossEntropyLoss(_Loss):
         self._set_weight("weight", weight, per_class=True)
 
     def forward(self, logits, targets):
-        if self.weight is None:
-            return F.cross_entropy(logits, targets, self.ignore_index, self.label_smoothing, self.reduction)
-        logp = F.log_softmax(logits, -1)
-        targets = as_indices(targets, logp)
-        classes, s = logp.shape[-1], self.label_smoothing
-        if tuple(self.weight.shape) != (classes,):
+        if self.weight is not None and tuple(self.weight.shape) != (logits.shape[-1],):
             raise ValueError(f"CrossEntropyLoss: weight has shape {tuple(self.weight.shape)}, expected "
-                             f"({classes},), one per class of the logits {logp.shape}")
-        w = _like(self.weight, logp)
-        if targets.dtype.kind == "f":  # probabilities: a weighted sum over the classes
-            if targets.shape != logp.shape:
-                raise ValueError(f"CrossEntropyLoss: float targets of shape {targets.shape} are class probabilities "
-                                 f"and need the logits' shape {logp.shape}; class indices must be an integer tensor")
-            q = targets * (1 - s) + s / classes if s else targets
-            return self._reduced(-F.sum(logp * q * w, axis=-1))
-        nll = F.nll_loss(logp, targets, self.ignore_index, self.reduction, weight=self.weight)
-        if not s:
-            return nll
-        xp = backend.get_array_module(targets.data)
-        counted = targets.data != self.ignore_index
-        smooth = F.where(Tensor(counted), -F.sum(logp * w, axis=-1), 0.0)
-        if self.reduction == "none":
-            return nll * (1 - s) + smooth * (s / classes)
-        smooth = F.sum(smooth)
-        if self.reduction == "mean":  # by the counted rows' weights, as nll_loss's mean (0 rows: 0)
-            row_weight = xp.where(counted, w.data[xp.clip(targets.data, 0, classes - 1)], 0).sum()
-            smooth = smooth / Tensor(xp.where(row_weight == 0, 1, row_weight).astype(logp.dtype))
-        return nll * (1 - s) + smooth * (s / classes)
+                             f"({logits.shape[-1]},), one per class of the logits {logits.shape}")
+        return F.cross_entropy(logits, targets, self.ignore_index, self.label_smoothing, self.reduction,
+                               weight=self.weight)
 
     def extra_repr(self):
         return f"ignore_index={self.ignore_index}, reduction={self.reduction!r}, label_smoothing={self.label_smoothing}"

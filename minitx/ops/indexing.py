@@ -724,6 +724,7 @@ class Tril(Function):
         return (get_array_module(dy).where(keep, dy, 0).astype(dy.dtype, copy=False),)
 
 
+@takes_torch_keywords
 def tril(x, k=0): return Tril(k)(x)
 
 
@@ -734,6 +735,7 @@ class Triu(Tril):
     _lower = False
 
 
+@takes_torch_keywords
 def triu(x, k=0): return Triu(k)(x)
 
 

@@ -20,7 +20,9 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, mean_last
 from minitx.ops._args import as_indices, common_16_bits, floating
-from minitx.ops.activation import sigmoid_values, softplus_values
+from minitx.ops import reduction as reduction_ops
+from minitx.ops.activation import log_softmax, sigmoid_values, softplus_values
+from minitx.ops.elementwise import where
 from minitx.ops.indexing import _check_integer
 from minitx.ops.reduction import logsumexp_parts, quiet_float_errors
 
@@ -214,14 +216,63 @@ class SoftCrossEntropy(_Loss):
         return dx, dq
 
 
-def cross_entropy(logits, targets, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+def cross_entropy(logits, targets, ignore_index=-100, label_smoothing=0.0, reduction="mean", weight=None):
     """Cross-entropy of logits [..., C] against integer class targets [...], or against float
-    probability targets [..., C] (SoftCrossEntropy; ignore_index does not apply there)."""
+    probability targets [..., C] (SoftCrossEntropy; ignore_index does not apply there); ``weight``
+    [C] weighs each class, as PyTorch's (see _weighted_cross_entropy)."""
+    if isinstance(ignore_index, bool) or not isinstance(ignore_index, numbers.Integral):
+        raise TypeError(f"cross_entropy: ignore_index must be an int, got {type(ignore_index).__name__}; "
+                        "PyTorch's third argument is the class weights: give them as weight=")
     logits = floating(logits)
     targets = as_indices(targets, logits)
+    if weight is not None:
+        return _weighted_cross_entropy(logits, targets, ignore_index, label_smoothing, reduction, weight)
     if backend.is_floating(targets.dtype):  # bfloat16 too (its NumPy kind is "V", not "f")
         return SoftCrossEntropy(label_smoothing, reduction)(*common_16_bits(logits, targets))
     return CrossEntropy(ignore_index, label_smoothing, reduction)(logits, targets)
+
+
+def _weighted_cross_entropy(logits, targets, ignore_index, s, reduction, weight):
+    """cross_entropy with a weight w [C] per class, composed of log_softmax, nll_loss and sums.
+    With class ids t, smoothing s and logp = log_softmax(logits), each counted row
+    (t != ignore_index) scores
+
+        loss = (1 - s) * w[t] * (-logp[t]) + s / C * sum_c w[c] * (-logp[c])
+
+    and 'mean' divides the sum by sum of w[t] over the counted rows (nll_loss's weighted mean;
+    0 when no row counts). With probabilities q, loss = -sum_c w[c] * q'[c] * logp[c] for
+    q' = (1 - s) * q + s / C, and 'mean' divides by the number of rows."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    logp = log_softmax(logits, -1)
+    classes = logp.shape[-1]
+    data = weight.data if isinstance(weight, Tensor) else get_array_module(logp.data).asarray(weight)
+    w = Tensor(backend.to_device(data, logp.device).astype(logp.dtype, copy=False))
+    if w.shape != (classes,):
+        raise ValueError(f"cross_entropy: weight has shape {w.shape}, expected ({classes},), one per class of the "
+                         f"logits {logp.shape}")
+    if backend.is_floating(targets.dtype):  # probabilities: a weighted sum over the classes
+        if targets.shape != logp.shape:
+            raise ValueError(f"cross_entropy: float targets of shape {targets.shape} are class probabilities and "
+                             f"need the logits' shape {logp.shape}; class indices must be an integer tensor")
+        q = targets * (1 - s) + s / classes if s else targets
+        losses = -reduction_ops.sum(logp * q * w, axis=-1)
+        if reduction == "none":
+            return losses
+        return reduction_ops.mean(losses) if reduction == "mean" and losses.size else reduction_ops.sum(losses)
+    nll = nll_loss(logp, targets, ignore_index, reduction, weight=w)
+    if not s:
+        return nll
+    xp = get_array_module(targets.data)
+    counted = targets.data != ignore_index
+    smooth = where(Tensor(counted), -reduction_ops.sum(logp * w, axis=-1), 0.0)
+    if reduction == "none":
+        return nll * (1 - s) + smooth * (s / classes)
+    smooth = reduction_ops.sum(smooth)
+    if reduction == "mean":  # by the counted rows' weights, as nll_loss's mean (0 rows: 0)
+        row_weight = xp.where(counted, w.data[xp.clip(targets.data, 0, classes - 1)], 0).sum()
+        smooth = smooth / Tensor(xp.where(row_weight == 0, 1, row_weight).astype(logp.dtype))
+    return nll * (1 - s) + smooth * (s / classes)
 
 
 class NllLoss(_Loss):

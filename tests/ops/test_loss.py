@@ -364,3 +364,40 @@ def test_targets_laid_out_as_pytorchs_name_the_permute_to_write(loss):
     ours = getattr(F, loss)(minitx.tensor(logits).permute(0, 2, 3, 1), minitx.tensor(targets))
     theirs = getattr(torch.nn.functional, loss)(torch.tensor(logits), torch.tensor(targets))
     np.testing.assert_allclose(ours.item(), theirs.item(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("soft", [False, True])
+def test_cross_entropy_takes_class_weights_as_pytorchs(reduction, smoothing, soft):
+    """F.cross_entropy(weight=), as torch.nn.functional.cross_entropy's: values and gradients,
+    with ignored rows among class ids, or probability targets."""
+    torch = torch_in_example()
+    rng = np.random.default_rng(3)
+    logits, weight = rng.standard_normal((2, 5, 4)), rng.random(4) + 0.2
+    if soft:
+        targets = rng.dirichlet(np.ones(4), (2, 5))
+    else:
+        targets = rng.integers(0, 4, (2, 5))
+        targets[0, 1] = -100
+    torch_targets = torch.tensor(targets)
+    x = minitx.tensor(logits, requires_grad=True)
+    ours = F.cross_entropy(x, minitx.tensor(targets), label_smoothing=smoothing, reduction=reduction,
+                           weight=minitx.tensor(weight))
+    tx = torch.tensor(logits, requires_grad=True)
+    theirs = torch.nn.functional.cross_entropy(tx.permute(0, 2, 1), torch_targets.permute(0, 2, 1) if soft
+                                               else torch_targets, weight=torch.tensor(weight),
+                                               label_smoothing=smoothing, reduction=reduction)
+    np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-12)
+    ours.sum().backward()
+    theirs.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-14)
+
+
+def test_cross_entropy_with_pytorchs_positional_weight_says_to_name_it():
+    logits, targets = minitx.tensor(np.zeros((2, 3))), minitx.tensor([0, 2])
+    with pytest.raises(TypeError, match=r"cross_entropy: ignore_index must be an int, got Tensor; PyTorch's third "
+                                        r"argument is the class weights: give them as weight="):
+        F.cross_entropy(logits, targets, minitx.tensor([1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError, match=r"cross_entropy: weight has shape \(2,\), expected \(3,\)"):
+        F.cross_entropy(logits, targets, weight=[1.0, 2.0])
