@@ -84,6 +84,17 @@ def one_float_dtype(op, *tensors):
                         f"as PyTorch's: cast one, e.g. x.to(dtype='{tensors[-1].dtype.name}') to the weights' dtype")
 
 
+def product_input(op, x, weight, bias=None) -> Tensor:
+    """x for a layer's product with ``weight`` (linear, the convolutions): an integer or boolean x
+    takes the weight's floating dtype, as in x * w (PyTorch refuses it; NumPy would compute an
+    int64 x with float32 weights in float64), and then one floating dtype for all (one_float_dtype)."""
+    if not isinstance(x, Tensor) or not isinstance(weight, Tensor):
+        return x  # (refused by the op, by name)
+    x, weight = promote(x, weight, op=op)
+    one_float_dtype(op, x, weight, bias)
+    return x
+
+
 def floating(x) -> Tensor:
     """x for ops defined on real numbers (exp, softmax, ...): an integer or boolean tensor
     becomes float32, PyTorch's default float (numpy would pick float64)."""

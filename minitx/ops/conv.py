@@ -26,7 +26,7 @@ import numpy as np
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor
 from minitx.backend import get_array_module, is_floating
-from minitx.ops._args import floating, one_float_dtype
+from minitx.ops._args import floating, product_input
 from minitx.ops.indexing import add_at, gather
 from minitx.ops.shape import concatenate
 
@@ -232,7 +232,7 @@ class ConvNd(Function):
 
 
 def _apply(op, x, weight, bias):
-    one_float_dtype(op.op, x, weight, bias)
+    x = product_input(op.op, x, weight, bias)
     return op(x, weight) if bias is None else op(x, weight, bias)
 
 

@@ -12,7 +12,7 @@ from minitx import blas
 from minitx.blas import product
 from minitx.autograd.tensor import as_tensor
 from minitx.backend import get_array_module, sum_rows
-from minitx.ops._args import one_float_dtype, promote
+from minitx.ops._args import one_float_dtype, product_input, promote
 from minitx.ops.indexing import diagonal
 from minitx.ops.shape import broadcast_to
 
@@ -146,8 +146,8 @@ class Linear(Function):
 
 def linear(x, weight, bias=None):
     """x @ weight^T + bias, weight of shape [out_features, in_features]; x, weight and bias of one
-    floating dtype (see one_float_dtype)."""
-    one_float_dtype("linear", as_tensor(x), as_tensor(weight), None if bias is None else as_tensor(bias))
+    floating dtype, an integer x taking the weight's (see product_input)."""
+    x = product_input("linear", x, weight, None if bias is None else as_tensor(bias))
     return Linear()(x, weight) if bias is None else Linear()(x, weight, bias)
 
 

@@ -142,6 +142,10 @@ def test_products_refuse_two_floating_dtypes_as_pytorchs():
         F.linear(w32.to(dtype="bfloat16"), w32)
     assert F.linear(x64.to(dtype="float32"), w32).dtype.name == "float32"
     assert (minitx.tensor([[1, 2, 3]]) @ w32.T).dtype.name == "float32"
+    for layer, x in ((minitx.nn.Linear(3, 2), [[1, 0, 2]]), (minitx.nn.Conv1d(1, 2, 2), [[[1, 2, 3]]])):
+        out = layer(minitx.tensor(x))  # integers take the weights' dtype, as in x * w (NumPy: float64)
+        assert out.dtype.name == "float32"
+        np.testing.assert_allclose(out.numpy(), layer(minitx.tensor(x, dtype="float32")).numpy(), rtol=0)
     with minitx.autocast("bfloat16"):
         assert F.linear(w32.to(dtype="bfloat16"), w32).dtype.name == "bfloat16"
     torch = torch_in_example()
