@@ -21,13 +21,36 @@ from minitx.amp import autocast
 from minitx.functional import concatenate as cat, stack  # PyTorch's top-level names
 
 # PyTorch's top-level math (torch.exp(x), torch.where(c, a, b), torch.matmul ...): each op of
-# minitx.functional is also minitx.<name>, but for those whose torch namesake answers otherwise
-# (torch.max(x, 1) and torch.min give pairs, torch.var and torch.std divide by n - 1, torch.split
-# cuts pieces of a size): minitx.functional has these with NumPy's meaning (docs/ops.md). Left out
-# of __all__: `from minitx import *` must not hide Python's sum, abs, round, pow in your code.
-TORCH_ANSWERS_OTHERWISE = ("max", "min", "var", "std", "split")
+# minitx.functional is also minitx.<name>, but for those whose torch namesake answers otherwise:
+# asked for, they raise an AttributeError saying what to write (__getattr__ below). Left out of
+# __all__: `from minitx import *` must not hide Python's sum, abs, round, pow in your code.
+_TORCH_ANSWERS_OTHERWISE = {
+    "max": "torch.max(x, dim) gives (values, indices): write x.amax(dim=...) and x.argmax(dim=...) "
+           "(torch.max(a, b): minitx.maximum(a, b); minitx.functional.max(x, axis) is NumPy's, the values)",
+    "min": "torch.min(x, dim) gives (values, indices): write x.amin(dim=...) and x.argmin(dim=...) "
+           "(torch.min(a, b): minitx.minimum(a, b); minitx.functional.min(x, axis) is NumPy's, the values)",
+    "var": "torch.var divides by n - 1: write x.var(correction=1) (minitx.functional.var is NumPy's, ddof=0)",
+    "std": "torch.std divides by n - 1: write x.std(correction=1) (minitx.functional.std is NumPy's, ddof=0)",
+    "split": "torch.split(x, size, dim) cuts pieces of a size: write x.chunk(n, dim=...), or "
+             "minitx.functional.split(x, parts or cuts, axis=...) (NumPy's)",
+    "equal": "torch.equal(a, b) is one bool: write a.shape == b.shape and bool((a == b).all()) "
+             "(minitx.functional.equal is NumPy's ==, entry by entry)",
+    "transpose": "torch.transpose(x, dim0, dim1) swaps two axes: write x.swapaxes(dim0, dim1) "
+                 "(minitx.functional.transpose(x, axes) is NumPy's, a permutation)",
+    "batch_norm": "torch.batch_norm takes (input, weight, bias, running_mean, running_var, ...): write "
+                  "minitx.functional.batch_norm(x, running_mean, running_var, weight, bias, ...), "
+                  "torch.nn.functional's order",
+    "embedding": "torch.embedding takes (weight, ids): write minitx.functional.embedding(ids, weight), "
+                 "torch.nn.functional's order",
+}
 globals().update((name, op) for name, op in vars(functional).items()
-                 if not name.startswith("_") and name not in TORCH_ANSWERS_OTHERWISE)
+                 if not name.startswith("_") and name not in _TORCH_ANSWERS_OTHERWISE)
+
+
+def __getattr__(name):
+    if name in _TORCH_ANSWERS_OTHERWISE:
+        raise AttributeError(f"module 'minitx' has no attribute {name!r}: {_TORCH_ANSWERS_OTHERWISE[name]}")
+    raise AttributeError(f"module 'minitx' has no attribute {name!r}")
 
 # dtype names, as torch.float32 is one: minitx.tensor(x, dtype=minitx.int8)
 float16, float32, float64 = "float16", "float32", "float64"
@@ -43,6 +66,9 @@ float, double, half = float32, float64, float16
 bool = bool_
 
 __version__ = "0.1.0"
+
+# after `import minitx`, minitx.nn, minitx.optim and minitx.utils.data are there, as torch's are
+from minitx import nn, optim, utils  # noqa: E402
 
 __all__ = [
     "Tensor", "tensor", "Function", "no_grad", "enable_grad", "is_grad_enabled", "manual_seed",

@@ -107,7 +107,7 @@ def empty_like(t, dtype=None, device=None, requires_grad=False):
 
 def rand(*shape, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1)."""
-    return _drawn(lambda rng, s: rng.random(s), _flat(shape), _floating("rand", dtype), device, requires_grad)
+    return _uniform(_flat(shape), _floating("rand", dtype), device, requires_grad)
 
 
 def randn(*shape, dtype=None, device=None, requires_grad=False):
@@ -146,8 +146,7 @@ def randperm(n, dtype=None, device=None, requires_grad=False):
 def rand_like(t, dtype=None, device=None, requires_grad=False):
     """rand in ``t``'s shape, dtype and device (unless others are given)."""
     like = _like(t, dtype, device)
-    return _drawn(lambda rng, s: rng.random(s), t.shape, _floating("rand_like", like["dtype"]),
-                  like["device"], requires_grad)
+    return _uniform(t.shape, _floating("rand_like", like["dtype"]), like["device"], requires_grad)
 
 
 def randn_like(t, dtype=None, device=None, requires_grad=False):
@@ -294,6 +293,15 @@ def _drawn(draw, shape, dtype, device, requires_grad):
     device = backend.check_device(device)
     samples = draw(mrandom.generator(device), _as_shape(shape))
     return Tensor(samples.astype(backend.resolve_dtype(dtype)), requires_grad=requires_grad)
+
+
+def _uniform(shape, dtype, device, requires_grad):
+    """Uniform samples in [0, 1) as ``dtype``: drawn in float64, whose values just below 1 round to
+    1 in a narrower dtype (one in 2,000 in float16), so they are kept at its largest value below 1."""
+    out = _drawn(lambda rng, s: rng.random(s), shape, dtype, device, requires_grad)
+    below_one = float(np.nextafter(np.ones((), out.dtype), np.zeros((), out.dtype)))  # (exact as a Python float)
+    backend.get_array_module(out.data).minimum(out.data, below_one, out=out.data)
+    return out
 
 
 def _floating(op, dtype):

@@ -188,3 +188,13 @@ def test_pytorch_refuses_the_same_calls():
     for call in refused:
         with pytest.raises((RuntimeError, NotImplementedError)):
             call()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_rand_in_a_narrow_dtype_never_reaches_one(dtype):
+    """Drawn in float64, values just below 1 would round to 1.0 in 16 bits (one in 2,000 in
+    float16): rand keeps them at the dtype's largest value below 1, so log(1 - u) stays finite."""
+    minitx.manual_seed(0)
+    for u in (minitx.rand(200_000, dtype=dtype), minitx.rand_like(minitx.zeros(200_000, dtype=dtype))):
+        values = u.numpy().astype(np.float64)
+        assert values.max() < 1 and values.min() >= 0 and u.dtype.name == dtype

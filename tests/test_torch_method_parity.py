@@ -134,6 +134,13 @@ def test_to_takes_pytorchs_non_blocking_and_copy():
     same(x.to(dtype="float32", copy=True), tx.to(dtype=torch.float32, copy=True))
 
 
+def test_the_tensor_constructor_given_pytorchs_sizes_says_what_to_write():
+    with pytest.raises(TypeError, match=r"Tensor: requires_grad must be True or False, got 3; Tensor\(data\) wraps "
+                                        r"data .*minitx.empty\(2, 3\)"):
+        minitx.Tensor(2, 3)
+    assert minitx.Tensor([1.0, 2.0], requires_grad=np.bool_(True)).requires_grad
+
+
 def test_chunk_gives_pytorchs_pieces_and_floating_and_cuda_flags():
     x, t = minitx.tensor(A), torch.tensor(A)
     for chunks in (1, 2, 3, 5, 9):

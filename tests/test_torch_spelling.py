@@ -297,13 +297,18 @@ def test_attention_takes_pytorchs_attn_mask_and_is_causal():
 
 
 def test_the_top_level_has_pytorchs_math_but_where_torch_answers_otherwise():
-    """minitx.exp is minitx.functional.exp, as torch.exp is torch's; torch.max(x, 1) (a pair) and
-    torch.var (n - 1) have no minitx namesake at the top, and ``import *`` hides no builtin."""
+    """minitx.exp is minitx.functional.exp, as torch.exp is torch's; torch.max(x, 1) (a pair),
+    torch.var (n - 1) and torch.equal (one bool) have no minitx namesake at the top, and say what to
+    write instead; ``import minitx`` brings nn, optim and utils.data; ``import *`` hides no builtin."""
     for name, op in vars(F).items():
         if not name.startswith("_"):
-            assert (getattr(minitx, name, None) is op) == (name not in minitx.TORCH_ANSWERS_OTHERWISE), name
+            assert (getattr(minitx, name, None) is op) == (name not in minitx._TORCH_ANSWERS_OTHERWISE), name
     x = minitx.tensor(A)
     same(minitx.tanh(minitx.exp(x) - 1).sum(dim=0), torch.tanh(torch.exp(torch.tensor(A)) - 1).sum(dim=0))
+    for name in ("max", "split", "equal"):
+        with pytest.raises(AttributeError, match=rf"module 'minitx' has no attribute '{name}': torch.{name}\("):
+            getattr(minitx, name)
+    assert minitx.nn.functional is F and minitx.utils.data.DataLoader and minitx.optim.lr_scheduler.StepLR
     namespace = {}
     exec("from minitx import *", namespace)
     assert not {"sum", "abs", "round", "pow", "max", "float", "int", "bool"} & set(namespace)
@@ -317,3 +322,12 @@ def test_where_of_cond_alone_gives_the_positions_as_numpy_and_pytorch():
         np.testing.assert_array_equal(ours.numpy(), numpys)
     with pytest.raises(TypeError, match=r"where: takes cond alone .* or cond, a and b, got one of a, b"):
         F.where(minitx.tensor(cond), minitx.tensor(A))
+
+
+def test_size_survives_copy_and_pickle():
+    import copy
+    import pickle
+
+    size = minitx.zeros(3, 4).size
+    for twin in (copy.deepcopy(size), pickle.loads(pickle.dumps(size))):
+        assert twin == 12 and twin(1) == 4 and twin() == (3, 4)

@@ -41,6 +41,10 @@ class Tensor:
     __array_priority__ = 1000
 
     def __init__(self, data, requires_grad: bool = False):
+        if not isinstance(requires_grad, (bool, np.bool_)):
+            raise TypeError(f"Tensor: requires_grad must be True or False, got {requires_grad!r}; Tensor(data) "
+                            "wraps data (PyTorch's torch.Tensor(2, 3), an uninitialized (2, 3) tensor, is "
+                            "minitx.empty(2, 3))")
         if isinstance(data, Tensor):
             data = data.data
         data = interop.as_array(data, "Tensor")  # a PyTorch tensor, any DLPack/__array__ object
@@ -539,6 +543,7 @@ class Tensor:
         return data
 
     # ---------------------------------------------------------------- methods
+    # (those with an axis also take PyTorch's dim=, keepdim=, ...: the loop after the class)
     def sum(self, axis=None, keepdims=False): return F.sum(self, axis, keepdims)
     def mean(self, axis=None, keepdims=False): return F.mean(self, axis, keepdims)
     def max(self, axis=None, keepdims=False): return F.max(self, axis, keepdims)
@@ -725,6 +730,7 @@ for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "a
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
 del _name
 
+
 class _Size(int):
     """A tensor's ``size``: an int, the number of entries (NumPy's ``size``), that can be called as
     PyTorch's ``size()``, which code written for PyTorch does (``batch = x.size(0)``)."""
@@ -733,6 +739,9 @@ class _Size(int):
         size = super().__new__(cls, entries)
         size.shape = shape
         return size
+
+    def __reduce__(self):  # (copy and pickle call __new__ with these)
+        return _Size, (int(self), self.shape)
 
     def __call__(self, dim=None):
         if dim is None:

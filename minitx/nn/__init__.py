@@ -1,7 +1,7 @@
 """Layers and models: Module, Parameter, Linear, Embedding, LayerNorm, attention, Transformer,
 and the encoder-only models (EncoderModel and its masked-LM and classification heads); PyTorch's
 MultiheadAttention and Transformer layers and stacks (torch_transformer.py); nn.init's initializers and nn.utils' helpers, as PyTorch's."""
-from minitx.nn import init, utils
+from minitx.nn import functional, init, utils  # (functional: minitx.functional, as torch.nn.functional)
 from minitx.nn.encoder import EncoderClassifier, EncoderModel, MaskedLanguageModel, MaskedLMHead, mask_tokens
 from minitx.nn.attention import LearnedPositionalEmbedding, MultiHeadAttention, SinusoidalPositionalEncoding
 from minitx.nn.layers import (CELU, ELU, GELU, GLU, SELU, BatchNorm1d, BatchNorm2d, Dropout, Embedding, Flatten,

@@ -588,11 +588,11 @@ class _PadNd(Module):
         self.padding, self.value = padding, value
 
     def forward(self, x):
-        pairs = [tuple(self.padding[2 * k:2 * k + 2]) for k in reversed(range(self._dims))]  # first axis first
-        widths = [(0, 0)] * (x.ndim - self._dims) + pairs
-        if self._mode == "constant":
-            return F.pad(x, widths, value=self.value)
-        return F.pad(x, widths, mode=self._mode)
+        if x.ndim < self._dims:
+            raise ValueError(f"{type(self).__name__}: input must have at least {self._dims} axes, got shape {x.shape}")
+        if self._mode == "constant":  # (F.pad reads the flat padding as this layer does)
+            return F.pad(x, self.padding, value=self.value)
+        return F.pad(x, self.padding, mode=self._mode)
 
     def extra_repr(self):
         return f"padding={self.padding}, value={self.value}" if isinstance(self, _ConstantPadNd) else f"{self.padding}"

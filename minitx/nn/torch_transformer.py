@@ -163,6 +163,10 @@ def _merged_mask(attn_mask, key_padding_mask, scores_shape, device):
         masks.append(key_padding_mask.reshape(n, 1, 1, lk))
     if not masks:
         return None
+    for m in masks:
+        if m.dtype != np.bool_ and not backend.is_floating(m.dtype):
+            raise TypeError(f"MultiheadAttention: only boolean (True = not allowed) and floating masks are "
+                            f"supported, got one of dtype {m.dtype.name}")
     if all(m.dtype == np.bool_ for m in masks):
         return ~functools.reduce(operator.or_, masks)  # allowed where no mask blocks
     return sum(F.where(m, float("-inf"), 0.0) if m.dtype == np.bool_ else m for m in masks)

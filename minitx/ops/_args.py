@@ -73,12 +73,13 @@ def one_dtype(*tensors) -> list:
 def one_float_dtype(op, *tensors):
     """Products take one floating dtype, as PyTorch's do: float32 weights given a float64 input
     would otherwise compute the layer in float64 (NumPy promotes), silently slower and not what
-    the model was built in. The message says which to cast. Under autocast the op casts its
-    inputs itself (minitx.amp), so mixed dtypes are what it expects there."""
-    if amp.active() is not None:
-        return
+    the model was built in. The message says which to cast. Under autocast float32 meets the
+    16-bit dtypes by design (minitx.amp casts the products' inputs), but never float64, which
+    autocast leaves as it is."""
     tensors = [t for t in tensors if hasattr(t, "dtype")]  # (None: no bias; what is no array is refused later)
     floats = sorted({t.dtype.name for t in tensors if backend.is_floating(t.dtype)})
+    if amp.active() is not None and "float64" not in floats:
+        return
     if len(floats) > 1:
         raise TypeError(f"{op}: operands of dtypes {' and '.join(floats)}; a product takes one floating dtype, "
                         f"as PyTorch's: cast one, e.g. x.to(dtype='{tensors[-1].dtype.name}') to the weights' dtype")

@@ -915,6 +915,9 @@ def bincount(x, weights=None, minlength=0):
         raise ValueError(f"bincount: minlength must be a whole number >= 0, got {minlength!r}")
     if x.size and backend.host_ints(x.data.min())[0] < 0:
         raise ValueError("bincount: x must be non-negative")
+    if not x.size:  # (CuPy's bincount reads max(x), which an empty x has not)
+        dtype = np.int64 if weights is None else np.float32 if as_tensor(weights, x).dtype == np.float32 else np.float64
+        return Tensor(xp.zeros(minlength, dtype=dtype))
     if weights is None:
         return Tensor(xp.bincount(x.data.astype(np.int64, copy=False), minlength=minlength).astype(np.int64))
     weights = as_tensor(weights, x)

@@ -220,9 +220,7 @@ def cross_entropy(logits, targets, ignore_index=-100, label_smoothing=0.0, reduc
     """Cross-entropy of logits [..., C] against integer class targets [...], or against float
     probability targets [..., C] (SoftCrossEntropy; ignore_index does not apply there); ``weight``
     [C] weighs each class, as PyTorch's (see _weighted_cross_entropy)."""
-    if isinstance(ignore_index, bool) or not isinstance(ignore_index, numbers.Integral):
-        raise TypeError(f"cross_entropy: ignore_index must be an int, got {type(ignore_index).__name__}; "
-                        "PyTorch's third argument is the class weights: give them as weight=")
+    _check_ignore_index("cross_entropy", ignore_index)
     logits = floating(logits)
     targets = as_indices(targets, logits)
     if weight is not None:
@@ -230,6 +228,14 @@ def cross_entropy(logits, targets, ignore_index=-100, label_smoothing=0.0, reduc
     if backend.is_floating(targets.dtype):  # bfloat16 too (its NumPy kind is "V", not "f")
         return SoftCrossEntropy(label_smoothing, reduction)(*common_16_bits(logits, targets))
     return CrossEntropy(ignore_index, label_smoothing, reduction)(logits, targets)
+
+
+def _check_ignore_index(op, ignore_index):
+    """An int: PyTorch's third argument of cross_entropy and nll_loss is the class weights, which
+    read as ignore_index would drop the rows whose target equals its weight, silently."""
+    if isinstance(ignore_index, bool) or not isinstance(ignore_index, numbers.Integral):
+        raise TypeError(f"{op}: ignore_index must be an int, got {type(ignore_index).__name__}; "
+                        "PyTorch's third argument is the class weights: give them as weight=")
 
 
 def _weighted_cross_entropy(logits, targets, ignore_index, s, reduction, weight):
@@ -329,6 +335,7 @@ def nll_loss(log_probs, targets, ignore_index=-100, reduction="mean", weight=Non
     """-weight[target] * log_probs[..., target] per row, log_probs [..., C] (e.g. from
     log_softmax), targets [...]; weight [C] (a tensor or array, default ones) weighs each class,
     and the mean divides by the counted rows' weights, as in PyTorch."""
+    _check_ignore_index("nll_loss", ignore_index)
     if weight is not None:
         weight = backend.to_device(backend.to_numpy(weight.data if isinstance(weight, Tensor) else weight),
                                    log_probs.device)

@@ -262,3 +262,13 @@ def test_bad_inputs_name_the_class(call, message):
     m = nn.MultiheadAttention(E, HEADS)
     with pytest.raises(ValueError, match=f"MultiheadAttention: {message}"):
         call(m, minitx.tensor(_arrays((4, 2, E))[0], dtype="float32"))
+
+
+def test_an_integer_mask_is_refused_in_the_modules_own_terms():
+    """PyTorch's old byte masks: refused as PyTorch does, saying MultiheadAttention's convention
+    (True = not allowed), not scaled_dot_product_attention's (True = may attend)."""
+    mha = nn.MultiheadAttention(E, HEADS)
+    x = minitx.tensor(_arrays((4, 2, E))[0], dtype="float32")
+    with pytest.raises(TypeError, match=r"MultiheadAttention: only boolean \(True = not allowed\) and floating "
+                                        r"masks are supported, got one of dtype uint8"):
+        mha(x, x, x, attn_mask=minitx.tensor(np.triu(np.ones((4, 4), np.uint8), 1)))

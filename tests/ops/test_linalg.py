@@ -148,6 +148,10 @@ def test_products_refuse_two_floating_dtypes_as_pytorchs():
         np.testing.assert_allclose(out.numpy(), layer(minitx.tensor(x, dtype="float32")).numpy(), rtol=0)
     with minitx.autocast("bfloat16"):
         assert F.linear(w32.to(dtype="bfloat16"), w32).dtype.name == "bfloat16"
+        with pytest.raises(TypeError, match=r"^linear: operands of dtypes float32 and float64"):
+            F.linear(x64, w32)  # autocast leaves float64 as it is: still a mix
+        with pytest.raises(TypeError, match=r"^conv2d: operands of dtypes float32 and float64"):
+            minitx.nn.Conv2d(3, 2, 1)(minitx.tensor(np.ones((1, 3, 2, 2))))
     torch = torch_in_example()
     with pytest.raises(RuntimeError):
         torch.nn.functional.linear(torch.ones(2, 3, dtype=torch.float64), torch.ones(4, 3))

@@ -395,9 +395,10 @@ def test_cross_entropy_takes_class_weights_as_pytorchs(reduction, smoothing, sof
 
 
 def test_cross_entropy_with_pytorchs_positional_weight_says_to_name_it():
-    logits, targets = minitx.tensor(np.zeros((2, 3))), minitx.tensor([0, 2])
-    with pytest.raises(TypeError, match=r"cross_entropy: ignore_index must be an int, got Tensor; PyTorch's third "
-                                        r"argument is the class weights: give them as weight="):
-        F.cross_entropy(logits, targets, minitx.tensor([1.0, 2.0, 3.0]))
+    logits, targets = minitx.tensor(np.zeros((3, 3))), minitx.tensor([0, 1, 2])
+    for op in ("cross_entropy", "nll_loss"):  # (3 classes, 3 rows: read as ignore_index, rows would drop silently)
+        with pytest.raises(TypeError, match=rf"{op}: ignore_index must be an int, got Tensor; PyTorch's third "
+                                            r"argument is the class weights: give them as weight="):
+            getattr(F, op)(logits, targets, minitx.tensor([0.0, 1.0, 5.0]))
     with pytest.raises(ValueError, match=r"cross_entropy: weight has shape \(2,\), expected \(3,\)"):
         F.cross_entropy(logits, targets, weight=[1.0, 2.0])
