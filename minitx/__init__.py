@@ -23,7 +23,8 @@ from minitx.functional import concatenate as cat, stack  # PyTorch's top-level n
 # PyTorch's top-level math (torch.exp(x), torch.where(c, a, b), torch.matmul ...): each op of
 # minitx.functional is also minitx.<name>, but for those whose torch namesake answers otherwise:
 # asked for, they raise an AttributeError saying what to write (__getattr__ below). Left out of
-# __all__: `from minitx import *` must not hide Python's sum, abs, round, pow in your code.
+# __all__: `from minitx import *` must not hide Python's sum, abs, round, pow in your code (nor
+# may this file use those builtins below this point).
 _TORCH_ANSWERS_OTHERWISE = {
     "max": "torch.max(x, dim) gives (values, indices): write x.amax(dim=...) and x.argmax(dim=...) "
            "(torch.max(a, b): minitx.maximum(a, b); minitx.functional.max(x, axis) is NumPy's, the values)",
@@ -47,10 +48,29 @@ globals().update((name, op) for name, op in vars(functional).items()
                  if not name.startswith("_") and name not in _TORCH_ANSWERS_OTHERWISE)
 
 
+
+def _as_function(method: str):
+    """torch.<method>(x, ...) as x.<method>(...): PyTorch's top-level form of a Tensor method."""
+    def function(x, *args, **kwargs):
+        return getattr(as_tensor(x), method)(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = method
+    function.__doc__ = f"torch.{method}(x, ...): x.{method}(...), see Tensor.{method}."
+    return function
+
+
+# Tensor methods PyTorch also has at its top level (torch.flatten(x, 1), torch.clamp(x, min=0) ...)
+for _method in ("flatten", "clamp", "clone", "numel", "chunk", "unbind", "any", "all", "amax", "amin", "square",
+                "mm", "bmm", "dot", "t", "repeat_interleave", "count_nonzero", "index_select"):
+    globals()[_method] = _as_function(_method)
+del _method
+
+
 def __getattr__(name):
     if name in _TORCH_ANSWERS_OTHERWISE:
         raise AttributeError(f"module 'minitx' has no attribute {name!r}: {_TORCH_ANSWERS_OTHERWISE[name]}")
     raise AttributeError(f"module 'minitx' has no attribute {name!r}")
+
 
 # dtype names, as torch.float32 is one: minitx.tensor(x, dtype=minitx.int8)
 float16, float32, float64 = "float16", "float32", "float64"

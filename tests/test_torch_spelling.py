@@ -305,6 +305,11 @@ def test_the_top_level_has_pytorchs_math_but_where_torch_answers_otherwise():
             assert (getattr(minitx, name, None) is op) == (name not in minitx._TORCH_ANSWERS_OTHERWISE), name
     x = minitx.tensor(A)
     same(minitx.tanh(minitx.exp(x) - 1).sum(dim=0), torch.tanh(torch.exp(torch.tensor(A)) - 1).sum(dim=0))
+    same(minitx.flatten(x, 1), torch.flatten(torch.tensor(A), 1))
+    same(minitx.clamp(x, min=0.1), torch.clamp(torch.tensor(A), min=0.1))
+    same(minitx.amax(x, dim=(0, 2), keepdim=True), torch.amax(torch.tensor(A), dim=(0, 2), keepdim=True))
+    same(minitx.bmm(x, x.swapaxes(1, 2)), torch.bmm(torch.tensor(A), torch.tensor(A).transpose(1, 2)))
+    assert minitx.numel(x) == torch.numel(torch.tensor(A)) and minitx.flatten.__name__ == "flatten"
     for name in ("max", "split", "equal"):
         with pytest.raises(AttributeError, match=rf"module 'minitx' has no attribute '{name}': torch.{name}\("):
             getattr(minitx, name)
