@@ -83,6 +83,10 @@ DIFFERENTIABLE = {
     "dot": lambda t, m: t[0, 0].dot(t[1, 2]),
     "outer": lambda t, m: t[0, 0].outer(t[1, 2]), "diag of a matrix": lambda t, m: t[0].diag(1),
     "diag of a vector": lambda t, m: t[0, 0].diag(-1),
+    "view_as": lambda t, m: t.view_as(m.zeros(4, 6)), "reshape_as": lambda t, m: t.reshape_as(m.zeros(6, 4)),
+    "narrow": lambda t, m: t.narrow(2, 1, 2), "narrow(-1)": lambda t, m: t.narrow(-1, 0, 3),
+    "movedim": lambda t, m: t.movedim(0, 2), "movedim of two": lambda t, m: t.movedim((0, 1), (2, 0)),
+    "unflatten": lambda t, m: t.unflatten(2, (2, -1)),
 }
 
 # name -> a call giving no gradient (casts to integers and booleans, comparisons, counts)

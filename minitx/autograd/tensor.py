@@ -593,6 +593,28 @@ class Tensor:
     def amax(self, axis=None, keepdims=False): return F.max(self, axis, keepdims)  # (ties share dy: as PyTorch's amax)
     def amin(self, axis=None, keepdims=False): return F.min(self, axis, keepdims)
     def expand_as(self, other): return F.broadcast_to(self, other.shape)
+    def view_as(self, other): return F.reshape(self, other.shape)
+    def reshape_as(self, other): return F.reshape(self, other.shape)
+    def narrow(self, axis, start, length): return self[(slice(None),) * (axis % self.ndim) + (slice(start, start + length),)]
+
+    def movedim(self, source, destination):
+        """Axes ``source`` moved to ``destination`` (ints or sequences of them), the others kept in
+        their order, as NumPy's moveaxis and PyTorch's movedim."""
+        def axes(a):
+            return [int(k) % max(self.ndim, 1) for k in (a if isinstance(a, (tuple, list)) else (a,))]
+
+        source, destination = axes(source), axes(destination)
+        if len(source) != len(destination):
+            raise ValueError(f"movedim: source {source} and destination {destination} need as many axes")
+        order = [k for k in range(self.ndim) if k not in source]
+        for to, k in sorted(zip(destination, source)):
+            order.insert(to, k)
+        return F.transpose(self, tuple(order))
+
+    def unflatten(self, axis, sizes):
+        """Axis ``axis`` split into ``sizes`` (one of them may be -1), as PyTorch's unflatten."""
+        axis = axis % self.ndim
+        return F.reshape(self, self.shape[:axis] + tuple(sizes) + self.shape[axis + 1:])
     def repeat_interleave(self, repeats, axis=None): return F.repeat(self, repeats, axis)  # (PyTorch's repeat is tile)
     def masked_select(self, mask): return F.masked_select(self, mask)
     def where(self, condition, other): return F.where(condition, self, other)  # (PyTorch's x.where(c, y))
