@@ -32,8 +32,8 @@ _TORCH_ANSWERS_OTHERWISE = {
            "(torch.min(a, b): minitx.minimum(a, b); minitx.functional.min(x, axis) is NumPy's, the values)",
     "var": "torch.var divides by n - 1: write x.var(correction=1) (minitx.functional.var is NumPy's, ddof=0)",
     "std": "torch.std divides by n - 1: write x.std(correction=1) (minitx.functional.std is NumPy's, ddof=0)",
-    "split": "torch.split(x, size, dim) cuts pieces of a size: write x.chunk(n, dim=...), or "
-             "minitx.functional.split(x, parts or cuts, axis=...) (NumPy's)",
+    "split": "torch.split(x, size, dim) cuts pieces of a size: write x.split(size, dim) (the method is "
+             "PyTorch's), or minitx.functional.split(x, parts or cuts, axis=...) (NumPy's)",
     "equal": "torch.equal(a, b) is one bool: write a.shape == b.shape and bool((a == b).all()) "
              "(minitx.functional.equal is NumPy's ==, entry by entry)",
     "transpose": "torch.transpose(x, dim0, dim1) swaps two axes: write x.swapaxes(dim0, dim1) "
@@ -47,6 +47,15 @@ _TORCH_ANSWERS_OTHERWISE = {
 globals().update((name, op) for name, op in vars(functional).items()
                  if not name.startswith("_") and name not in _TORCH_ANSWERS_OTHERWISE)
 
+
+
+def device(name: str) -> str:
+    """PyTorch's torch.device(name): in minitx a device is its name, "cpu" or "cuda" ("cuda:0" reads
+    as "cuda"); whether a GPU is there is asked when a tensor goes to it, as in PyTorch."""
+    kind = str(name).split(":")[0]
+    if kind not in ("cpu", "cuda"):
+        raise ValueError(f"device: expected 'cpu' or 'cuda' (or 'cuda:0'), got {name!r}")
+    return kind
 
 
 def _as_function(method: str):

@@ -40,7 +40,8 @@ DIFFERENT_WITH_DIM = {
     "min": "PyTorch's min(dim=) gives (values, indices), minitx's min(axis=) the values only (NumPy's); "
            "write amin(dim=) for the values and argmin(dim=) for the indices",
     "split": "PyTorch's split(x, size, dim=) cuts pieces of that size, minitx's split(x, n, axis=) is "
-             "NumPy's (n equal parts, or a list of cut points); write chunk(n, dim=) or split(x, n, axis=)",
+             "NumPy's (n equal parts, or a list of cut points); write x.split(size, dim) (the method is "
+             "PyTorch's), chunk(n, dim=) or split(x, n, axis=)",
 }
 
 _VARIANCES = ("var", "std")  # PyTorch's divide by n - 1 unless told otherwise; NumPy's (minitx's) by n

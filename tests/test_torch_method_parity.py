@@ -145,6 +145,33 @@ def test_the_tensor_constructor_given_pytorchs_sizes_says_what_to_write():
     assert minitx.Tensor([1.0, 2.0], requires_grad=np.bool_(True)).requires_grad
 
 
+@pytest.mark.parametrize("args", [(1,), (2,), (2, 1), (3, -1), (5, 2), ([1, 1], 0), ([2, 0, 1], 1), ([4], 2)])
+def test_split_method_cuts_pieces_as_pytorchs(args):
+    """Tensor.split is PyTorch's (pieces of a size, or of the sizes listed); F.split stays NumPy's."""
+    x, tx = minitx.tensor(A, requires_grad=True), torch.tensor(A, requires_grad=True)
+    ours, theirs = x.split(*args), tx.split(*args)
+    assert len(ours) == len(theirs)
+    for k, (o, th) in enumerate(zip(ours, theirs)):
+        same(o, th)
+        (o * (k + 1)).sum().backward()
+        (th * (k + 1)).sum().backward()
+    same(x.grad, tx.grad)
+    with pytest.raises(ValueError, match=r"split: sizes \[1, 1\] do not add up to the 3 entries of axis 1"):
+        x.split([1, 1], 1)
+    with pytest.raises(ValueError, match=r"split: the piece size must be >= 1, got 0"):
+        x.split(0)
+
+
+def test_random_fills_and_devices_under_pytorchs_names():
+    minitx.manual_seed(0)
+    w = minitx.zeros(200, 300)
+    assert w.uniform_(-0.5, 0.5) is w and -0.5 <= w.numpy().min() and w.numpy().max() < 0.5
+    assert abs(float(w.normal_(1.0, 0.02).numpy().std()) - 0.02) < 1e-3 and abs(float(w.numpy().mean()) - 1) < 1e-3
+    assert minitx.device("cuda:0") == "cuda" and minitx.device("cpu") == str(torch.device("cpu"))
+    with pytest.raises(ValueError, match=r"device: expected 'cpu' or 'cuda' \(or 'cuda:0'\), got 'tpu'"):
+        minitx.device("tpu")
+
+
 def test_chunk_gives_pytorchs_pieces_and_floating_and_cuda_flags():
     x, t = minitx.tensor(A), torch.tensor(A)
     for chunks in (1, 2, 3, 5, 9):

@@ -106,6 +106,8 @@ METHODS = {
     "topk": lambda t, m: t.topk(3, dim=2, largest=False)[0],
     "diagonal": lambda t, m: t.diagonal(dim1=0, dim2=2),
     "triu": lambda t, m: t.triu(diagonal=1),
+    "narrow": lambda t, m: t.narrow(dim=1, start=1, length=2),
+    "unflatten": lambda t, m: t.unflatten(dim=2, sizes=(5, 1)),
     "gather": lambda t, m: t.gather(dim=1, index=m.tensor(INDEX)),
     "scatter_add": lambda t, m: t.scatter_add(dim=1, index=m.tensor(INDEX), src=t[:, :2]),
     "index_select": lambda t, m: t.index_select(dim=2, index=m.tensor([4, 0, 4])),

@@ -611,6 +611,33 @@ class Tensor:
             order.insert(to, k)
         return F.transpose(self, tuple(order))
 
+    def split(self, split_size_or_sections, dim=0):
+        """Pieces along axis ``dim``, as PyTorch's Tensor.split (NumPy arrays have no split method;
+        F.split is NumPy's function: a number of equal parts, or cut points). An int cuts pieces of
+        that size, the last one smaller where it does not divide; a list gives each piece's size."""
+        n = self.shape[dim]
+        if isinstance(split_size_or_sections, numbers.Integral):
+            size = int(split_size_or_sections)
+            if size <= 0:
+                raise ValueError(f"split: the piece size must be >= 1, got {size}")
+            sizes = [min(size, n - start) for start in range(0, n, size)] or [0]
+        else:
+            sizes = [int(s) for s in split_size_or_sections]
+            if sum(sizes) != n or min(sizes, default=0) < 0:
+                raise ValueError(f"split: sizes {sizes} do not add up to the {n} entries of axis {dim}")
+        starts = np.cumsum([0] + sizes[:-1])
+        return tuple(self.narrow(dim, int(start), size) for start, size in zip(starts, sizes))
+
+    def uniform_(self, a=0.0, b=1.0):
+        """Fill with U(a, b) samples, in place (nn.init.uniform_; minitx's seeded generator)."""
+        from minitx.nn import init  # noqa: PLC0415  (nn builds on tensors)
+        return init.uniform_(self, a, b)
+
+    def normal_(self, mean=0.0, std=1.0):
+        """Fill with N(mean, std^2) samples, in place (nn.init.normal_)."""
+        from minitx.nn import init  # noqa: PLC0415
+        return init.normal_(self, mean, std)
+
     def unflatten(self, axis, sizes):
         """Axis ``axis`` split into ``sizes`` (one of them may be -1), as PyTorch's unflatten."""
         axis = axis % self.ndim
@@ -748,7 +775,7 @@ for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "a
               "prod", "amax", "amin", "count_nonzero", "softmax", "log_softmax", "squeeze", "unsqueeze",
               "flatten", "flip", "roll", "repeat", "repeat_interleave", "cumsum", "cumprod", "logcumsumexp",
               "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk", "unbind",
-              "median", "nanmedian", "index_add", "scatter", "tril", "triu"):
+              "median", "nanmedian", "index_add", "scatter", "tril", "triu", "narrow", "unflatten"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
 del _name
 
