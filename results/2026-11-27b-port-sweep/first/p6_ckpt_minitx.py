@@ -1,0 +1,72 @@
+# minitx port (workarounds marked "# WA:") -- state_dict save/load, named_parameters, freezing, fine-tuning, param_groups lr edit
+import copy, os, tempfile
+import minitx
+import minitx.nn as nn
+import minitx.functional as F
+import minitx.optim
+import numpy as np
+
+minitx.manual_seed(0)
+class Backbone(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(10, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Linear(32, 16))
+        self.head = nn.Linear(16, 3)
+    def forward(self, x):
+        return self.head(F.relu(self.body(x)))
+
+m = Backbone()
+X, y = minitx.randn(64, 10), minitx.tensor(np.random.randint(0, 3, (64,)))   # WA: randint
+opt = minitx.optim.Adam(m.parameters(), lr=1e-2)
+for _ in range(20):
+    opt.zero_grad(); F.cross_entropy(m(X), y).backward(); opt.step()
+
+d = tempfile.mkdtemp()
+path = os.path.join(d, "ckpt.pt")
+minitx.save({"model": m.state_dict(), "opt": opt.state_dict(), "epoch": 20}, path)
+ck = minitx.load(path)
+m2 = Backbone()
+missing = m2.load_state_dict(ck["model"])
+print("load result", missing)
+opt2 = minitx.optim.Adam(m2.parameters(), lr=1e-2)
+opt2.load_state_dict(ck["opt"])
+m.eval(); m2.eval()
+with minitx.no_grad():
+    print("same outputs", bool(F.equal(m(X), m2(X)).all()),   # WA: torch.equal -> F.equal is elementwise
+      "epoch", ck["epoch"])
+print("keys", list(m.state_dict().keys())[:6])
+sd = m.state_dict()
+print("sd value type", type(sd["head.weight"]).__name__, sd["body.1.num_batches_tracked"].item())
+# partial load, strict=False
+res = m2.load_state_dict({k: v for k, v in sd.items() if not k.startswith("head")}, strict=False)
+print("missing", res["missing"], "unexpected", res["unexpected"])   # WA: res.missing_keys / .unexpected_keys
+# snapshots: deepcopy and clone
+best = copy.deepcopy(m.state_dict())
+snap = {k: v.copy() for k, v in m.state_dict().items()}   # WA: state_dict values are numpy arrays (no .clone())
+# freeze body, fine-tune head
+for name, p in m.named_parameters():
+    if name.startswith("body"):
+        p.requires_grad_(False)
+m.body.requires_grad_(False)
+trainable = [p for p in m.parameters() if p.requires_grad]
+print("trainable", sum(p.numel() for p in trainable), [n for n, p in m.named_parameters() if p.requires_grad])
+ft = minitx.optim.SGD(filter(lambda p: p.requires_grad, m.parameters()), lr=0.1)
+m.train()
+w0 = m.body[0].weight.clone()
+for _ in range(5):
+    ft.zero_grad(); loss = F.cross_entropy(m(X), y); loss.backward(); ft.step()
+print("body unchanged", bool(F.equal(w0, m.body[0].weight).all()), "body grad kept", m.body[0].weight.grad is not None)
+ft.param_groups[0]["lr"] *= 0.1
+print("lr", ft.param_groups[0]["lr"])
+m.load_state_dict(best)
+print("restored", F.allclose(m.head.weight, snap["head.weight"]))
+print("n modules", len(list(m.modules())), [n for n, _ in m.named_children()])
+with minitx.no_grad():
+    m.head.weight.copy_(minitx.zeros_like(m.head.weight))
+    m.head.bias.fill_(1.0)
+print("head out", m.eval()(X[:2]).tolist())
+try:
+    minitx.save(m, os.path.join(d, "full.pt"))
+except TypeError as e:   # WA: whole-module save unsupported
+    print("save(module):", e); minitx.save(m.state_dict(), os.path.join(d, "full.pt"))
+print(os.path.exists(os.path.join(d, "full.pt")))
