@@ -510,6 +510,16 @@ def test_meshgrid_as_numpy_and_pytorch(data):
                lambda *ts: torch.stack(torch.meshgrid(*ts, indexing=indexing)), *(leaf(t.numpy()) for t in tensors))
 
 
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_meshgrid_of_unequal_lengths_in_each_indexing(indexing):
+    """Every run: 'xy' swaps the first two axes of the grids (x along columns), 'ij' does not."""
+    a, b, c = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0]), np.array([6.0, 7.0, 8.0, 9.0])
+    for ours, want in zip(F.meshgrid(*map(leaf, (a, b, c)), indexing=indexing),
+                          np.meshgrid(a, b, c, indexing=indexing), strict=True):
+        assert ours.shape == want.shape
+        np.testing.assert_array_equal(ours.numpy(), want)
+
+
 def test_meshgrid_errors_name_the_op():
     with pytest.raises(ValueError, match="meshgrid: indexing must be 'ij' or 'xy', got 'yx'"):
         F.meshgrid(leaf([1.0]), indexing="yx")
