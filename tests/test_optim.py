@@ -319,7 +319,7 @@ def test_invalid_param_types():
 
 
 # ---------------------------------------------------------------------- NaN / inf policy
-@pytest.mark.parametrize("cls", [SGD, Adam, AdamW])
+@pytest.mark.parametrize("cls", [SGD, Adam, AdamW, optim.RMSprop])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_non_finite_grad_raises_and_changes_nothing(cls, bad):
     params = make_params()
@@ -631,3 +631,34 @@ def test_a_group_added_after_steps_counts_its_own_steps_and_saves_them(opt_class
     again.add_param_group({"params": [minitx.tensor(np.ones(2, np.float32), requires_grad=True)], "lr": 0.2})
     again.load_state_dict(saved)
     assert [int(s["step"]) for s in again.state.values()] == [3, 2]
+
+
+# ---------------------------------------------------------------------- RMSprop
+@pytest.mark.parametrize("kw", [dict(), dict(lr=0.05, alpha=0.9, eps=1e-6), dict(weight_decay=0.1),
+                                dict(momentum=0.9), dict(centered=True), dict(momentum=0.5, centered=True),
+                                dict(maximize=True, weight_decay=0.1)])
+def test_rmsprop_matches_pytorch(kw):
+    """Step for step against torch.optim.RMSprop (its arguments, defaults and state)."""
+    torch = import_torch()
+    params = make_params()
+    theirs = [torch.tensor(p.numpy(), requires_grad=True) for p in params]
+    ours_opt, their_opt = optim.RMSprop(params, **kw), torch.optim.RMSprop(theirs, **kw)
+    _step_both_and_compare(torch, ours_opt, params, their_opt, theirs)
+    assert sorted(ours_opt.state[0]) == sorted(k for k in their_opt.state[theirs[0]] if k != "step")
+
+
+def test_rmsprop_state_round_trips_and_its_arguments_are_checked():
+    params = make_params()
+    opt = optim.RMSprop(params, lr=0.01, momentum=0.9, centered=True)
+    run(opt, params, grad_sequence(2))
+    saved = opt.state_dict()
+    twin_params = [minitx.tensor(p.numpy(), requires_grad=True) for p in params]
+    twin = optim.RMSprop(twin_params, lr=0.01, momentum=0.9, centered=True)
+    twin.load_state_dict(saved)
+    more = grad_sequence(2)
+    run(opt, params, more)
+    run(twin, twin_params, more)
+    for a, b in zip(params, twin_params):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    with pytest.raises(ValueError, match="RMSprop: .*alpha"):
+        optim.RMSprop(make_params(), alpha=-0.5)

@@ -363,5 +363,8 @@ OP_SLIPS = [
     Slip("cross_entropy's hint: the classes' permute the wrong way", "minitx/ops/loss.py",
          "        order = (0, *range(2, len(shape)), 1)", "        order = (0, 1, *range(2, len(shape)))",
          ("tests/ops/test_loss.py",)),
+    Slip("RMSprop centered: the mean gradient's square not taken off", "minitx/optim/rmsprop.py",
+         "avg = xp.sqrt(square_avg - grad_avg * grad_avg) + eps", "avg = xp.sqrt(square_avg) + eps",
+         ("tests/test_optim.py",)),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

@@ -18,6 +18,7 @@ from minitx.optim.adam import Adam, AdamW
 from minitx.optim.clip import clip_grad_norm_, clip_grad_value_
 from minitx.optim.grad_scaler import GradScaler
 from minitx.optim.optimizer import Optimizer
+from minitx.optim.rmsprop import RMSprop
 from minitx.optim.schedules import (LRSchedule, NoamSchedule, ReduceLROnPlateau, WarmupCosine,
                                     WarmupInverseSqrt, noam_lr, warmup_cosine_lr,
                                     warmup_inverse_sqrt_lr)
@@ -25,7 +26,7 @@ from minitx.optim.sgd import SGD
 from minitx.optim import lr_scheduler
 
 __all__ = [
-    "Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm_", "clip_grad_value_", "GradScaler",
+    "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "clip_grad_norm_", "clip_grad_value_", "GradScaler",
     "LRSchedule", "NoamSchedule", "WarmupInverseSqrt", "WarmupCosine", "ReduceLROnPlateau",
     "noam_lr", "warmup_inverse_sqrt_lr", "warmup_cosine_lr", "lr_scheduler",
 ]
