@@ -49,16 +49,17 @@ _VARIANCES = ("var", "std")  # PyTorch's divide by n - 1 unless told otherwise; 
 
 def takes_torch_keywords(op):
     """``op`` that also takes PyTorch's keyword names for its arguments (see the module's docstring).
-    The renames are read from op's signature once, here; a call without keywords costs one test."""
+    The renames are read from op's signature once, here; a call that names none of PyTorch's
+    keywords (minitx's own code: axis=, keepdims=) costs one set test."""
     parameters = inspect.signature(op).parameters
     renames = {theirs: ours for theirs, names in RENAMES.items() for ours in names if ours in parameters}
     if "ddof" in parameters:
         renames["unbiased"] = "ddof"
-    name = op.__name__
+    name, theirs = op.__name__, frozenset(renames)
 
     @functools.wraps(op)
     def with_torch_keywords(*args, **kwargs):
-        if kwargs:
+        if kwargs and not theirs.isdisjoint(kwargs):
             kwargs = _translated(name, kwargs, renames)
         return op(*args, **kwargs)
 
