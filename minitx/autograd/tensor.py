@@ -595,7 +595,7 @@ class Tensor:
     def expand_as(self, other): return F.broadcast_to(self, other.shape)
     def view_as(self, other): return F.reshape(self, other.shape)
     def reshape_as(self, other): return F.reshape(self, other.shape)
-    def narrow(self, axis, start, length): return self[(slice(None),) * (axis % self.ndim) + (slice(start, start + length),)]
+    def narrow(self, axis, start, length): return self._along(axis, slice(start, start + length))
 
     def movedim(self, source, destination):
         """Axes ``source`` moved to ``destination`` (ints or sequences of them), the others kept in
@@ -675,6 +675,10 @@ class Tensor:
         found = F.nonzero(self)
         return tuple(found[:, k] for k in range(found.shape[1])) if as_tuple else found
 
+    def _along(self, axis, index):
+        """self[..., index, ...] with ``index`` (an int, slice or index tensor) on axis ``axis``."""
+        return self[(slice(None),) * (axis % max(self.ndim, 1)) + (index,)]
+
     def count_nonzero(self, axis=None):
         """How many entries are not 0 (over ``axis``), an int64 tensor."""
         return F.sum((self != 0).to(dtype="int64"), axis)
@@ -685,7 +689,7 @@ class Tensor:
         if index.ndim != 1:
             raise ValueError(f"index_select: index must be 1-d, got shape {index.shape}")
         axis = int(axis) % max(self.ndim, 1)
-        return self[(slice(None),) * axis + (index,)].contiguous()  # (NumPy lays a middle axis's pick out of order)
+        return self._along(axis, index).contiguous()  # (NumPy lays a middle axis's pick out of order)
 
     def chunk(self, chunks, axis=0):
         """At most ``chunks`` pieces along ``axis``, each of ceil(n / chunks) entries but the last,
@@ -694,13 +698,12 @@ class Tensor:
             raise ValueError(f"chunk: chunks must be an int >= 1, got {chunks!r}")
         n = self.shape[axis]
         size = max(-(-n // chunks), 1)
-        return tuple(self[(slice(None),) * (axis % self.ndim) + (slice(start, start + size),)]
-                     for start in range(0, n, size))
+        return tuple(self._along(axis, slice(start, start + size)) for start in range(0, n, size))
 
     def unbind(self, axis=0):
         """The slices along ``axis``, each without it (views)."""
         axis = axis % self.ndim
-        return tuple(self[(slice(None),) * axis + (k,)] for k in range(self.shape[axis]))
+        return tuple(self._along(axis, k) for k in range(self.shape[axis]))
 
     # ---------------------------------------------------------------- more math, activations, scans, indexing
     def sin(self): return F.sin(self)
