@@ -59,6 +59,11 @@ class FeedForward(Module):
         return f"activation={self.activation!r}"
 
 
+def _or(value, default):
+    """A dropout rate left None takes the layer's ``dropout``."""
+    return default if value is None else value
+
+
 class _Sublayers(Module):
     """Shared residual wiring: ``residual(i, x, f)`` applies sublayer f with norm i,
     post-norm LN(x + Dropout(f(x))) or pre-norm x + Dropout(f(LN(x))). The dropout and the
@@ -79,11 +84,15 @@ class _Sublayers(Module):
 
 
 class EncoderLayer(_Sublayers):
+    """Self-attention then the feed-forward, each a residual sublayer. ``dropout`` is on the
+    residual branches; ``activation_dropout`` (None: the same) on the feed-forward's hidden
+    activations, ``attention_dropout`` on the attention weights."""
+
     def __init__(self, d_model, num_heads, d_ff, dropout=0.1, attention_dropout=0.1, norm_first=False,
-                 activation="relu", device=None):
+                 activation="relu", device=None, activation_dropout=None):
         super().__init__(d_model, 2, dropout, norm_first, device)
         self.self_attn = MultiHeadAttention(d_model, num_heads, attention_dropout, device=device)
-        self.feed_forward = FeedForward(d_model, d_ff, dropout, activation, device)
+        self.feed_forward = FeedForward(d_model, d_ff, _or(activation_dropout, dropout), activation, device)
 
     def forward(self, x, src_mask=None):
         x = self.residual(0, x, lambda h: self.self_attn(h, mask=src_mask))
@@ -91,13 +100,16 @@ class EncoderLayer(_Sublayers):
 
 
 class DecoderLayer(_Sublayers):
+    """Causal self-attention, cross-attention over the encoder's output, then the feed-forward;
+    the dropouts as in EncoderLayer."""
+
     def __init__(self, d_model, num_heads, d_ff, dropout=0.1, attention_dropout=0.1, norm_first=False,
-                 activation="relu", device=None):
+                 activation="relu", device=None, activation_dropout=None):
         super().__init__(d_model, 3, dropout, norm_first, device)
         self.self_attn = MultiHeadAttention(d_model, num_heads, attention_dropout, device=device)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, attention_dropout, self_attention=False,
                                              device=device)
-        self.feed_forward = FeedForward(d_model, d_ff, dropout, activation, device)
+        self.feed_forward = FeedForward(d_model, d_ff, _or(activation_dropout, dropout), activation, device)
 
     def forward(self, x, memory, src_mask=None, tgt_mask=None, cache=None, weights=None):
         """cache: {'self': {}, 'cross': {}} for incremental decoding; weights: a list that
@@ -156,14 +168,16 @@ class Transformer(Module):
     the source padding mask and the causal target mask itself. ``forward(src, tgt_in)``
     returns logits [B, T, tgt_vocab]. Options: positional='sinusoidal' or 'learned';
     share_embeddings (one table for both languages, needs one joint vocabulary); tie_output
-    (the output projection reuses the target embedding matrix); norm_first (pre-norm).
-    All matrices are xavier-uniform initialized, as in the tutorials.
+    (the output projection reuses the target embedding matrix); norm_first (pre-norm);
+    dropout (on the embeddings and the residual branches), attention_dropout and
+    activation_dropout (on the attention weights and the feed-forward's hidden activations;
+    None: dropout). All matrices are xavier-uniform initialized, as in the tutorials.
     """
 
     def __init__(self, src_vocab, tgt_vocab, d_model=512, num_heads=8, num_encoder_layers=6,
                  num_decoder_layers=6, d_ff=2048, dropout=0.1, attention_dropout=None, max_len=256,
                  positional="sinusoidal", share_embeddings=False, tie_output=False, output_bias=True,
-                 norm_first=False, activation="relu", pad_id=0, device=None):
+                 norm_first=False, activation="relu", pad_id=0, device=None, activation_dropout=None):
         super().__init__()
         if positional not in ("sinusoidal", "learned"):
             raise ValueError(f"Transformer: positional must be 'sinusoidal' or 'learned', got {positional!r}")
@@ -171,10 +185,11 @@ class Transformer(Module):
             raise ValueError(f"Transformer: share_embeddings needs one joint vocabulary, got source {src_vocab} "
                              f"and target {tgt_vocab}")
         device = backend.check_device(device)
-        attention_dropout = dropout if attention_dropout is None else attention_dropout
+        attention_dropout, activation_dropout = _or(attention_dropout, dropout), _or(activation_dropout, dropout)
         self.config = dict(src_vocab=src_vocab, tgt_vocab=tgt_vocab, d_model=d_model, num_heads=num_heads,
                            num_encoder_layers=num_encoder_layers, num_decoder_layers=num_decoder_layers,
-                           d_ff=d_ff, dropout=dropout, attention_dropout=attention_dropout, max_len=max_len,
+                           d_ff=d_ff, dropout=dropout, attention_dropout=attention_dropout,
+                           activation_dropout=activation_dropout, max_len=max_len,
                            positional=positional, share_embeddings=share_embeddings, tie_output=tie_output,
                            output_bias=output_bias, norm_first=norm_first, activation=activation, pad_id=pad_id)
         self.d_model, self.pad_id, self.max_len = d_model, pad_id, max_len
@@ -187,8 +202,10 @@ class Transformer(Module):
         self.tgt_pos = position(d_model, max_len, device=device)
         self.dropout = Dropout(dropout)
         layer_args = (d_model, num_heads, d_ff, dropout, attention_dropout, norm_first, activation, device)
-        self.encoder_layers = ModuleList(EncoderLayer(*layer_args) for _ in range(num_encoder_layers))
-        self.decoder_layers = ModuleList(DecoderLayer(*layer_args) for _ in range(num_decoder_layers))
+        self.encoder_layers = ModuleList(EncoderLayer(*layer_args, activation_dropout=activation_dropout)
+                                         for _ in range(num_encoder_layers))
+        self.decoder_layers = ModuleList(DecoderLayer(*layer_args, activation_dropout=activation_dropout)
+                                         for _ in range(num_decoder_layers))
         if norm_first:
             self.encoder_norm = LayerNorm(d_model, device=device)
             self.decoder_norm = LayerNorm(d_model, device=device)

@@ -35,8 +35,8 @@ def _option_type(default):
 
 
 # options whose default is None but whose values are numbers
-_NUMERIC = {"max_steps": int, "time_limit": float, "attention_dropout": float, "bleu_val_sentences": int,
-            "sync_every": int, "beam_size": cli.positive_int}
+_NUMERIC = {"max_steps": int, "time_limit": float, "attention_dropout": float, "activation_dropout": float,
+            "bleu_val_sentences": int, "sync_every": int, "beam_size": cli.positive_int}
 # options whose default is None (auto) but whose values are true or false
 _AUTO_BOOLEAN = ("static_shapes", "cuda_graphs")
 # options whose default is None (auto) but whose values are one of CHOICES
@@ -180,12 +180,13 @@ def _run(args) -> int:
 def _use_model(args) -> int:
     from minitx.data import load_pairs
     from minitx.translate.evaluation import report_lines, translate_sentences
-    from minitx.translate.training import checkpoint_path, evaluate_split, load_run, moses_line
+    from minitx.translate.training import checkpoint_path, evaluate_split, load_run, moses_line, text_form
 
     given = {key: getattr(args, key) for key in ("beam_size", "length_penalty", "device", "data_dir")
              if getattr(args, key, None) is not None}
     validate_config(given, only=given)  # as train validates them, before anything is loaded
     config, model, src_tok, tgt_tok = load_run(args.run, args.checkpoint, args.device)
+    text = text_form(config)
     # unless given, decode as the run itself does
     beam_size = args.beam_size if args.beam_size is not None else config["beam_size"]
     length_penalty = args.length_penalty if args.length_penalty is not None else config["length_penalty"]
@@ -194,7 +195,7 @@ def _use_model(args) -> int:
         with stream:
             lines = [line.rstrip("\r\n") for line in stream]
         outputs, report = translate_sentences(model, src_tok, tgt_tok, lines, beam_size=beam_size,
-                                              length_penalty=length_penalty)
+                                              length_penalty=length_penalty, text=text)
         for line in outputs:
             print(line)
         for message in report_lines(report, model.max_len):
@@ -202,7 +203,7 @@ def _use_model(args) -> int:
         return 0
     pairs = load_pairs(args.split, config["src_lang"], config["tgt_lang"], args.data_dir or config["data_dir"])
     scores = evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, not args.no_progress,
-                            lang=config["tgt_lang"])
+                            lang=config["tgt_lang"], text=text)
     for message in report_lines(scores, model.max_len):
         print(f"evaluate: {message}", file=sys.stderr)
     print(f"{args.split} {config['src_lang']}-{config['tgt_lang']} ({checkpoint_path(args.run, args.checkpoint).stem}, "

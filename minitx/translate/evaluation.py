@@ -7,8 +7,11 @@ from minitx.translate.decoding import beam_search, default_max_len, greedy_decod
 
 
 def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_size=1, length_penalty=0.6,
-                        max_tokens=6000, progress=None):
+                        max_tokens=6000, progress=None, text=None):
     """Translate a list of sentences; returns (translations, report).
+
+    ``text``, the run's TextForm (minitx.translate.text; None: as-is), writes each sentence in the
+    form the model reads and turns each translation back into text.
 
     Sentences are sorted by length and decoded in batches of about ``max_tokens`` source
     tokens. Documented, counted behaviours (in ``report``; ``report_lines`` words them): an
@@ -19,9 +22,9 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
     """
     limit = model.max_len
     encoded, report = [], {"empty": 0, "truncated": 0, "capped": 0}
-    for text in sentences:
-        ids = src_tokenizer.encode_ids(text) if text.strip() else []
-        if not text.strip():
+    for line in (sentences if text is None else text.source(sentences)):
+        ids = src_tokenizer.encode_ids(line) if line.strip() else []
+        if not line.strip():
             report["empty"] += 1
         elif len(ids) > limit:
             ids = ids[:limit]
@@ -46,7 +49,7 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
             report["capped"] += len(ids) >= default_max_len(model, len(encoded[i]))
         if progress is not None:
             progress.update(len(chunk))
-    return outputs, report
+    return (outputs if text is None else text.output(outputs)), report
 
 
 def report_lines(report, max_len) -> list[str]:

@@ -17,6 +17,7 @@ from minitx.data import BPETokenizer, WordTokenizer
 from minitx.data.multi30k import LANGUAGES
 from minitx.nn.transformer import PRESETS, Transformer
 from minitx.sync import GPU_SYNC_EVERY
+from minitx.translate.text import TEXT_FORMS
 
 # The choices of the configuration, each one table: name -> (what it builds, one line of help).
 # The command line's choices and help and the construction (training.build_tokenizers,
@@ -59,6 +60,8 @@ OPTIONS = {
     "src_lang": ("de", "source language (en, de, fr, cs)"),
     "tgt_lang": ("en", "target language (en, de, fr, cs)"),
     "data_dir": (None, "directory with the Multi30k .gz files (else $MINITX_DATA_DIR, the cache, or a download)"),
+    "text": ("as-is", "the text's form before tokenizing: " + "; ".join(f"'{name}': {text}" for name, text in
+                                                                   TEXT_FORMS.items())),
     "tokenizer": ("bpe", _choices_help(TOKENIZERS)),
     "vocab_size": (8000, "BPE: total vocabulary size (the 4 specials and 256 byte tokens included)"),
     "joint_vocab": (True, "one vocabulary learned on both languages (needed by share_embeddings)"),
@@ -72,8 +75,9 @@ OPTIONS = {
     "encoder_layers": (3, "encoder layers"),
     "decoder_layers": (3, "decoder layers"),
     "d_ff": (1024, "feed-forward hidden width"),
-    "dropout": (0.1, "dropout on embeddings, residual branches and feed-forward activations"),
+    "dropout": (0.1, "dropout on embeddings and residual branches (and, by default, the two below)"),
     "attention_dropout": (None, "dropout on attention weights (None: same as dropout)"),
+    "activation_dropout": (None, "dropout on the feed-forward's hidden activations (None: same as dropout)"),
     "positional": ("sinusoidal", "position encoding: 'sinusoidal' or 'learned'"),
     "share_embeddings": (True, "one embedding table for both languages; only with joint_vocab (with separate "
                                "vocabularies the default quietly turns it off)"),
@@ -136,6 +140,7 @@ HELP = {key: text for key, (_, text) in OPTIONS.items()}
 
 # options whose values are a fixed set (None is also allowed for those in _MAY_BE_NONE)
 CHOICES = {
+    "text": tuple(TEXT_FORMS),
     "tokenizer": tuple(TOKENIZERS),
     "positional": ("sinusoidal", "learned"),
     "activation": ("relu", "gelu"),
@@ -153,10 +158,19 @@ _MAY_BE_NONE = ("preset", "precision", "attention_kernels")
 MODEL_ARGS = {
     "d_model": "d_model", "num_heads": "num_heads", "encoder_layers": "num_encoder_layers",
     "decoder_layers": "num_decoder_layers", "d_ff": "d_ff", "dropout": "dropout",
-    "attention_dropout": "attention_dropout", "max_len": "max_len", "positional": "positional",
+    "attention_dropout": "attention_dropout", "activation_dropout": "activation_dropout", "max_len": "max_len",
+    "positional": "positional",
     "share_embeddings": "share_embeddings", "tie_output": "tie_output", "output_bias": "output_bias",
     "norm_first": "norm_first", "activation": "activation",
 }
+
+# Transformer-Tiny's settings, which the two multi30k-tiny recipes below share
+_TINY = dict(
+    vocab_size=10000, d_model=128, num_heads=4, encoder_layers=4, decoder_layers=4, d_ff=256,
+    dropout=0.3, label_smoothing=0.1, lr=5e-3, schedule="inverse_sqrt", warmup_steps=2000,
+    max_tokens=8192, epochs=300, max_steps=8000, average_last=10, bleu_every=0, save_every=200,
+    beam_size=5,
+)
 
 # Every recipe is a number of steps or epochs, so the same recipe and seed train the same model
 # on any machine; --time-limit is the user's own cap, never part of a recipe.
@@ -204,18 +218,22 @@ RECIPES = {
         norm_first=True, dropout=0.3, lr=1e-3, schedule="cosine", warmup_steps=600, max_tokens=4096,
         epochs=100, max_steps=4000, average_last=5, bleu_every=0, save_every=100, beam_size=5,
     ),
-    # Transformer-Tiny as Wu et al. 2021 (LividWo/Revisit-MMT) train it for the best published
-    # text-only Multi30k scores: 4+4 post-norm layers, d_model 128, d_ff 256, 4 heads (about 2.6M
-    # parameters with a 10k joint vocabulary), all embeddings shared, dropout 0.3, label smoothing
-    # 0.1, Adam at 0.005 with 2,000 warm-up steps then 1/sqrt, 8,000 updates of about 8k tokens, the
-    # last 10 epochs averaged, beam 5. Their 41.02 (en-de) is the lowercased, Moses-tokenized BLEU
-    # that evaluate prints beside sacreBLEU's; this recipe's runs are in results/README.md.
-    "multi30k-tiny": dict(
-        vocab_size=10000, d_model=128, num_heads=4, encoder_layers=4, decoder_layers=4, d_ff=256,
-        dropout=0.3, label_smoothing=0.1, lr=5e-3, schedule="inverse_sqrt", warmup_steps=2000,
-        max_tokens=8192, epochs=300, max_steps=8000, average_last=10, bleu_every=0, save_every=200,
-        beam_size=5,
-    ),
+    # Transformer-Tiny's model and schedule (Wu et al. 2021, LividWo/Revisit-MMT, the best published
+    # text-only Multi30k scores) on minitx's text and defaults: 4+4 post-norm layers, d_model 128,
+    # d_ff 256, 4 heads (about 2.6M parameters with a 10k joint vocabulary), all embeddings shared,
+    # dropout 0.3 (minitx's: also on the attention weights and the feed-forward's activations),
+    # label smoothing 0.1, Adam at 0.005 with 2,000 warm-up steps then 1/sqrt, 8,000 updates of
+    # about 8k tokens, the last 10 epochs averaged, beam 5; the text cased, as Multi30k writes it.
+    "multi30k-tiny": _TINY,
+    # The same as Wu et al. trained it, where it differs from multi30k-tiny: the text lowercased and
+    # Moses-tokenized (the multi30k-wmt18 release's *.lc.norm.tok.* files, BPE learned on them),
+    # dropout 0.3 on the embeddings and residual branches only (fairseq's attention and activation
+    # dropout are 0), fairseq's Adam epsilon 1e-8 and gradient clipping at 25, and its beam's
+    # length normalization (alpha 1). Their 41.02 (en-de) is the lowercased, Moses-tokenized BLEU
+    # that evaluate prints beside sacreBLEU's; this recipe's and multi30k-tiny's runs are in
+    # results/README.md.
+    "multi30k-tiny-published": dict(_TINY, text="moses-lowercase", attention_dropout=0.0, activation_dropout=0.0,
+                                    eps=1e-8, clip_norm=25.0, length_penalty=1.0),
 }
 
 
@@ -355,9 +373,9 @@ def _value_problems(config) -> list:
     for key in _PROBABILITIES:
         if not (_is_number(config[key]) and 0 <= config[key] < 1):
             bad(key, "a number in [0, 1)")
-    if config["attention_dropout"] is not None and not (
-            _is_number(config["attention_dropout"]) and 0 <= config["attention_dropout"] < 1):
-        bad("attention_dropout", "a number in [0, 1) or None")
+    for key in ("attention_dropout", "activation_dropout"):
+        if config[key] is not None and not (_is_number(config[key]) and 0 <= config[key] < 1):
+            bad(key, "a number in [0, 1) or None")
     for key in ("lr", "eps"):
         if not (_is_number(config[key]) and config[key] > 0):
             bad(key, "a number > 0")

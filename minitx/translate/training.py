@@ -44,6 +44,7 @@ from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer
                           mean_loss, write_json)
 from minitx.translate.evaluation import (MOSES_HINT, bleu_scores, moses_available, report_lines,
                                         translate_sentences)
+from minitx.translate.text import TextForm
 from minitx.translate.recipes import (DEFAULTS, EXTRA_KEYS, MODEL_ARGS, OPTIMIZERS, SCHEDULES, TOKENIZERS,
                                       model_arguments, preset_settings, validate_config)
 
@@ -150,14 +151,16 @@ def validation_loss(model, batches, pad_id) -> float:
     return mean_loss(model, batches, summed)
 
 
-def evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, progress=True, lang=None) -> dict:
-    """Translate a split and score it; returns the BLEU dict plus the translations. With ``lang``
+def evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, progress=True, lang=None,
+                   text=None) -> dict:
+    """Translate a split and score it against its references as the corpus writes them; returns
+    the BLEU dict plus the translations. ``text``: the run's TextForm (None: as-is). With ``lang``
     (the target language) and sacremoses installed, also the published tables' BLEU."""
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(pairs), desc="translating", unit="sent", leave=False, disable=not progress)
     hyps, report = translate_sentences(model, src_tok, tgt_tok, [s for s, _ in pairs], beam_size=beam_size,
-                                       length_penalty=length_penalty, progress=bar)
+                                       length_penalty=length_penalty, progress=bar, text=text)
     bar.close()
     scores = bleu_scores(hyps, [t for _, t in pairs], lang if lang is not None and moses_available() else None)
     scores.update(report)
@@ -188,10 +191,12 @@ def _upgrade_saved(config: dict) -> dict:
     Those keys get the preset's values, so the same model is built again. One written before
     precision or static_shapes existed ran in float32 on the batches as they came, and one written
     before attention_kernels existed on attention.cu's kernels: it gets those values, not the
-    defaults (which a new run resolves for its device)."""
+    defaults (which a new run resolves for its device). One written before activation_dropout
+    existed dropped the feed-forward's activations at the rate of dropout (None says so)."""
     if config.get("preset") and "built" not in config:
         config = {**config, **preset_settings(config["preset"])}
-    return {"precision": "fp32", "static_shapes": False, "attention_kernels": "cuda-cores", **config}
+    return {"precision": "fp32", "static_shapes": False, "attention_kernels": "cuda-cores",
+            "activation_dropout": None, **config}
 
 
 def _describe_embeddings(config, model) -> str:
@@ -234,8 +239,10 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     started = time.perf_counter()
     # everything that can fail (data, tokenizers, model) comes before the run directory is touched
     data = _load_data(config)
-    tokenizers = (load_run_tokenizers(config, run.run_dir) if resume else None) or build_tokenizers(config,
-                                                                                                    data["train"])
+    text = text_form(config)
+    learned = {split: text.pairs(data[split]) for split in ("train", "val")}  # what the model reads and writes
+    tokenizers = (load_run_tokenizers(config, run.run_dir) if resume else None) or build_tokenizers(
+        config, learned["train"])
     src_tok, tgt_tok = tokenizers
     model, opt, schedule = _build_model_and_optimizer(config, src_tok, tgt_tok, run.device)
     # recorded in config.json: a resume batches and computes alike
@@ -246,7 +253,7 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
         log(f"steps: {'captured as CUDA graphs' if cuda_graphs else 'eager'}, "
             f"{'static' if config['static_shapes'] else 'batch'} shapes, precision {config['precision']}, "
             f"attention on the {config['attention_kernels'].replace('-', ' ')}" + (f" ({note})" if note else ""))
-    encoded = _encode_data(config, data, src_tok, tgt_tok, model, started)
+    encoded = _encode_data(config, learned, src_tok, tgt_tok, model, started)
 
     last = run.run_dir / "last.npz"
     if resume and last.exists():  # the checkpoint must be this directory's: its config and tokenizers
@@ -254,11 +261,11 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     run.begin(lambda run_dir: (src_tok.save(run_dir / "tokenizer.src.json"),
                                tgt_tok.save(run_dir / "tokenizer.tgt.json")))
     trainer = _make_trainer(config, run.run_dir, model, opt, schedule, encoded, data["val"], src_tok, tgt_tok,
-                            progress, cuda_graphs)
+                            progress, cuda_graphs, text)
     # every attention of the run (in bf16 its evaluation and decoding stay float32: the CUDA cores)
     with kernels.use_tensor_core_attention(config["attention_kernels"] == "tensor-cores"):
         run.fit(trainer)
-        return finish(config, trainer, src_tok, tgt_tok, data["test"], started, progress)
+        return finish(config, trainer, src_tok, tgt_tok, data["test"], started, progress, text)
 
 
 def attention_kernels(config, device: str) -> str:
@@ -318,6 +325,11 @@ def step_mode(config, device: str) -> tuple:
     return static, graphs, None if lacks is None else f"CUDA graphs off: {lacks}"
 
 
+def text_form(config) -> TextForm:
+    """The run's text form (a config.json written before ``text`` existed: as-is)."""
+    return TextForm(config.get("text", "as-is"), config["src_lang"], config["tgt_lang"])
+
+
 def _load_data(config) -> dict:
     """The train, val and test pairs: the test split too, so that a damaged test file is an
     error before training, not after it."""
@@ -348,9 +360,10 @@ def _encode_data(config, data, src_tok, tgt_tok, model, started) -> dict:
 
 
 def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src_tok, tgt_tok, progress,
-                  cuda_graphs) -> Trainer:
+                  cuda_graphs, text) -> Trainer:
     """The Trainer of a translation run: its batches, the label-smoothed loss, the validation
-    loss and BLEU; its steps captured as CUDA graphs where ``cuda_graphs`` (step_mode)."""
+    loss and BLEU (of ``val_pairs`` as the corpus writes them, read and written in the run's
+    ``text`` form); its steps captured as CUDA graphs where ``cuda_graphs`` (step_mode)."""
     pad = tgt_tok.pad_id
     train_src, train_tgt = encoded["train"]
     val_src, val_tgt = encoded["val"]
@@ -376,7 +389,7 @@ def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src
         if not (config["bleu_every"] and epoch % config["bleu_every"] == 0):
             return {}
         subset = val_pairs[: config["bleu_val_sentences"]] if config["bleu_val_sentences"] else val_pairs
-        return {"val_bleu": evaluate_split(model, src_tok, tgt_tok, subset, 1, 0.6, progress)["bleu"]}
+        return {"val_bleu": evaluate_split(model, src_tok, tgt_tok, subset, 1, 0.6, progress, text=text)["bleu"]}
 
     return Trainer(run_dir, model, opt, loss_fn, batches, schedule=schedule,
                    validation_loss=lambda m: validation_loss(m, val_batches, pad), evaluate=evaluate,
@@ -416,7 +429,7 @@ class PairBatches:
             yield make_batch(src, tgt, tok.pad_id, tok.bos_id, tok.eos_id, shape=shape)
 
 
-def finish(config, trainer, src_tok, tgt_tok, test_pairs, started, progress=True) -> dict:
+def finish(config, trainer, src_tok, tgt_tok, test_pairs, started, progress=True, text=None) -> dict:
     """Load the final model (Trainer.choose_final: best.npz, or averaged.npz when its
     validation loss is lower), score it on the test split, show one translation, and write
     results.json."""
@@ -424,7 +437,7 @@ def finish(config, trainer, src_tok, tgt_tok, test_pairs, started, progress=True
     chosen, candidates = trainer.choose_final()
     eval_started = time.perf_counter()
     scores = evaluate_split(model, src_tok, tgt_tok, test_pairs, config["beam_size"], config["length_penalty"],
-                            progress, lang=config["tgt_lang"])
+                            progress, lang=config["tgt_lang"], text=text)
     for message in report_lines(scores, model.max_len):
         log(f"{TEST_SPLIT}: {message}")
     example_src, example_ref = test_pairs[0]

@@ -228,3 +228,17 @@ def test_transformer_layer_gradients(kind, norm_first):
         layer = DecoderLayer(**args)
         check_module_grads(layer, lambda x, memory: layer(x, memory, src_mask), rand(2, 3, 4), rand(2, 4, 4, seed=1))
 
+
+
+@pytest.mark.parametrize("activation_dropout, expected", [(None, 0.3), (0.0, 0.0), (0.1, 0.1)])
+def test_each_dropout_of_the_transformer_goes_where_it_is_named(activation_dropout, expected):
+    """dropout on the residual branches; activation_dropout (None: dropout) on the feed-forward's
+    hidden activations; attention_dropout on the attention weights, each in every layer."""
+    model = nn.Transformer(20, 20, d_model=8, num_heads=2, num_encoder_layers=2, num_decoder_layers=2, d_ff=16,
+                           dropout=0.3, attention_dropout=0.05, activation_dropout=activation_dropout)
+    layers = [*model.encoder_layers, *model.decoder_layers]
+    assert [layer.feed_forward.linear1.dropout for layer in layers] == [expected] * 4
+    assert [layer.dropout.p for layer in layers] == [0.3] * 4
+    assert {attn.dropout for layer in layers for attn in (layer.self_attn, getattr(layer, "cross_attn", None))
+            if attn is not None} == {0.05}
+    assert (model.config["dropout"], model.config["activation_dropout"]) == (0.3, expected)

@@ -134,7 +134,8 @@ def test_recipes_command_prints_the_recipes_as_json(capsys):
     assert code == 0
     printed = json.loads(out)
     assert printed == json.loads(json.dumps({"defaults": DEFAULTS, **RECIPES}))  # tuples print as lists
-    assert set(printed) == {"defaults", "cpu-quick", "cpu-long", "seed004-small", "base", "gpu-best", "multi30k-tiny"}
+    assert set(printed) == {"defaults", "cpu-quick", "cpu-long", "seed004-small", "base", "gpu-best", "multi30k-tiny",
+                            "multi30k-tiny-published"}
 
 
 def test_train_help_lists_every_configuration_key(capsys):
@@ -227,8 +228,10 @@ def test_train_help_explains_every_option_with_its_defaults(capsys, monkeypatch)
         assert HELP[key] and " ".join(HELP[key].split()) in text, key
     assert "stop after this many MINUTES of training" in text
     assert "never set by a recipe (recipes are steps or epochs) [default none]" in text  # time_limit
-    assert "[default none; recipes: cpu-quick 850, cpu-long 1650, gpu-best 4000, multi30k-tiny 8000]" in text
-    assert "[default 256; recipes: base 512, gpu-best 512, multi30k-tiny 128]" in text  # d_model, via a preset too
+    assert ("[default none; recipes: cpu-quick 850, cpu-long 1650, gpu-best 4000, multi30k-tiny 8000, "
+            "multi30k-tiny-published 8000]") in text
+    assert ("[default 256; recipes: base 512, gpu-best 512, multi30k-tiny 128, multi30k-tiny-published 128]"
+            in text)  # d_model, via a preset too
     assert "[default 4; recipes: seed004-small 8, base 8, gpu-best 8]" in text  # num_heads
     assert "a run records its choice) [default auto]" in text  # static_shapes
     assert "--overwrite" in text and "--schedule {inverse_sqrt,noam,cosine,plateau,constant}" in text
@@ -369,7 +372,8 @@ def test_translate_and_evaluate_decode_as_the_run_does(capsys, tiny_run, subset_
         calls.append((beam_size, length_penalty))
         return ["x"] * len(lines), {"empty": 0, "truncated": 0, "capped": 0}
 
-    def fake_evaluate(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, progress=True, lang=None):
+    def fake_evaluate(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, progress=True, lang=None,
+                      text=None):
         calls.append((beam_size, length_penalty))
         return {"bleu": 1.0, "bleu_lowercase": 2.0, "bleu_tokens_lowercase": 3.0, "signature": "s",
                 "signature_lowercase": "t", "signature_tokens": "u", "empty": 0, "truncated": 0, "capped": 0}

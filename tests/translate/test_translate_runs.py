@@ -265,7 +265,7 @@ def test_the_model_built_is_the_model_recorded(recipe):
     config = build_config(recipe)
     model = training.build_model(config, 50, 60 if not config["share_embeddings"] else 50, 0, "cpu")
     for key, arg in MODEL_ARGS.items():
-        if key == "attention_dropout" and config[key] is None:
+        if key in ("attention_dropout", "activation_dropout") and config[key] is None:
             assert model.config[arg] == config["dropout"]
         else:
             assert model.config[arg] == config[key], key

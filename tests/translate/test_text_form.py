@@ -1,0 +1,109 @@
+"""The text forms (minitx.translate.text): what the model reads and writes, and what comes back.
+
+The expected strings were written by hand from the Moses scripts' rules (lowercase.perl, then
+normalize-punctuation.perl, then tokenizer.perl without escaping): punctuation split off, German
+low-high quotes made plain, an English clitic split ("'s"), and the release's English rule that
+moves a full stop inside a closing quote.
+"""
+import sys
+
+import pytest
+
+from minitx.data import multi30k
+from minitx.translate.evaluation import translate_sentences
+from minitx.translate.recipes import RECIPES, build_config
+from minitx.translate.text import TEXT_FORMS, TextForm
+from minitx.translate.training import train
+from translate_kit import DATA_DIR, SMALL, no_network, small_subset_dir, subset_dir  # noqa: F401
+
+pytest.importorskip("sacremoses")
+
+
+def test_as_is_leaves_every_line_alone():
+    form = TextForm("as-is", "de", "en")
+    lines = ["Ein Hund, der läuft.", "  two  spaces ", ""]
+    assert form.source(lines) == form.target(lines) == form.output(lines) == lines
+    assert form.pairs([("A", "B")]) == [("A", "B")]
+
+
+def test_moses_lowercase_writes_each_language_as_the_published_files_do():
+    form = TextForm("moses-lowercase", "en", "de")
+    assert form.source(["A man's dog, running \"fast\".", "McDonald's GameCube"]) == \
+        ["a man 's dog , running \" fast . \"", "mcdonald 's gamecube"]
+    assert form.target(["Ein Mann mit einem orangefarbenen Hut, der etwas anstarrt.",
+                        "Auf dem Schild steht: „Welcome Bikers“."]) == \
+        ["ein mann mit einem orangefarbenen hut , der etwas anstarrt .",
+         "auf dem schild steht : \" welcome bikers \" ."]
+    assert form.pairs([("Two dogs.", "Zwei Hunde.")]) == [("two dogs .", "zwei hunde .")]
+
+
+def test_moses_lowercase_output_is_detokenized_text():
+    form = TextForm("moses-lowercase", "en", "de")
+    assert form.output(["ein hund , der läuft .", "er sagt : \" hallo \" .", ""]) == \
+        ["ein hund, der läuft.", "er sagt: \"hallo\".", ""]
+
+
+def test_moses_lowercase_round_trips_the_validation_text():
+    """Written in the model's form and back, almost every validation sentence is itself lowercased:
+    what differs is what normalizing changed (quotes, doubled spaces)."""
+    lines = multi30k.read_lines(DATA_DIR / "val.de.gz") if (DATA_DIR / "val.de.gz").is_file() else None
+    if lines is None:
+        pytest.skip(f"Multi30k not found in {DATA_DIR}")
+    form = TextForm("moses-lowercase", "en", "de")
+    back = form.output(form.target(lines))
+    same = sum(b == line.lower() for b, line in zip(back, lines))
+    assert same >= 0.97 * len(lines), (same, len(lines))
+
+
+def test_an_unknown_form_and_a_missing_sacremoses_are_named(monkeypatch):
+    with pytest.raises(ValueError, match="text form 'lower' is not one of as-is, moses-lowercase"):
+        TextForm("lower", "de", "en")
+    monkeypatch.setitem(sys.modules, "sacremoses", None)
+    with pytest.raises(ImportError, match=r"text 'moses-lowercase' needs sacremoses.*minitx\[metrics\]"):
+        TextForm("moses-lowercase", "de", "en")
+    TextForm("as-is", "de", "en")  # needs nothing
+
+
+def test_every_form_is_a_configuration_choice():
+    assert set(TEXT_FORMS) == {"as-is", "moses-lowercase"}
+    assert build_config(None)["text"] == "as-is"
+    assert RECIPES["multi30k-tiny-published"]["text"] == "moses-lowercase"
+
+
+def test_translate_sentences_reads_and_writes_through_the_form():
+    """The model sees the source in the run's form; its output comes back detokenized."""
+    seen = []
+
+    class Tokenizer:
+        pad_id, bos_id, eos_id = 0, 1, 2
+
+        def encode_ids(self, text):
+            seen.append(text)
+            return [3] * len(text.split())
+
+        def decode_ids(self, ids):
+            return "ein hund , der läuft ."
+
+    class Model:
+        max_len = 64
+
+    import minitx.translate.evaluation as evaluation
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(evaluation, "greedy_decode", lambda model, src, *ids: [[5, 6]] * len(src))
+        outputs, _ = translate_sentences(Model(), Tokenizer(), Tokenizer(), ["A dog, running."],
+                                         text=TextForm("moses-lowercase", "en", "de"))
+    assert seen == ["a dog , running ."]
+    assert outputs == ["ein hund, der läuft."]
+
+
+def test_a_moses_lowercase_run_learns_lowercase_tokens_and_scores_against_the_corpus(small_subset_dir, tmp_path):
+    config = build_config(None, **SMALL, text="moses-lowercase", data_dir=str(small_subset_dir),
+                          output_dir=str(tmp_path / "run"))
+    results = train(config, progress=False)
+    from minitx.data import load_tokenizer
+
+    tokenizer = load_tokenizer(tmp_path / "run" / "tokenizer.src.json")
+    learned = [piece for piece in tokenizer.vocab.tokens if not piece.startswith("<")]
+    assert learned and not any(ch.isupper() for piece in learned for ch in piece)
+    assert results["example"]["reference"] == multi30k.read_lines(small_subset_dir / "test_2016_flickr.en.gz")[0]
+    assert results["example"]["translation"] == results["example"]["translation"].lower()
