@@ -25,7 +25,7 @@ def test_the_shell_scripts_parse(script):
 
 
 @pytest.mark.parametrize("parts, refusal", [
-    ("published-en-de tiny-en-de", "unknown part 'tiny-en-de'"),
+    ("published-en-de tiny-fr-en", "unknown part 'tiny-fr-en'"),
     ("published-en-de published-de-en base variants-en-de", "at most 3 parts a call (2 files each, 8 come back)")])
 def test_a_set_of_runs_that_cannot_run_is_refused_before_anything_runs(tmp_path, parts, refusal):
     settings = {"PATH": "/usr/bin:/bin", "OUT": str(tmp_path), "PROOF": "0", "SET": parts}

@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # the lent GPUs (two H100s of 2026-11-23; four H200s and two H100s of 2026-11-26), each session's runs in its own folder
 SESSIONS = [ROOT / "results" / name / "training"
             for name in ("2026-11-23-h100", "2026-11-23b-h100", "2026-11-26-h200", "2026-11-26b-h200",
-                         "2026-11-26c-h200", "2026-11-26d-h200", "2026-11-26e-h100", "2026-11-26f-h100")]
+                         "2026-11-26c-h200", "2026-11-26d-h200", "2026-11-26e-h100", "2026-11-26f-h100",
+                         "2026-11-27e-h100")]
 RUNS = {f"{folder.parent.name}/{run.name}": run for folder in SESSIONS for run in sorted(folder.iterdir())}
 # where a run was, on which machine, in which direction, which files it kept: not part of the model
 # a recipe means
@@ -23,7 +24,9 @@ NOT_THE_RECIPE = {"output_dir", "recipe", "device", "data_dir", "built", "src_la
 # step computes, checked below against what the run recorded
 CHOSEN_FOR_THE_DEVICE = {"precision", "static_shapes", "cuda_graphs", "attention_kernels"}
 # runs of a recipe at a seed other than its own, given on the command line (--seed)
-OTHER_SEEDS = {"2026-11-26f-h100/gpu-best-s2-de-en": 2, "2026-11-26f-h100/gpu-best-s3-de-en": 3}
+OTHER_SEEDS = {"2026-11-26f-h100/gpu-best-s2-de-en": 2, "2026-11-26f-h100/gpu-best-s3-de-en": 3,
+               **{f"2026-11-27e-h100/tiny-{direction}-s{seed}": seed for direction in ("en-de", "de-en")
+                  for seed in (2, 3)}}
 
 
 def recorded(name, file):
@@ -41,7 +44,9 @@ def recorded(name, file):
                                          ("2026-11-26d-h200/gpu-best-tensor-cores-de-en", "gpu-best"),
                                          ("2026-11-26e-h100/gpu-best-graphs-de-en", "gpu-best"),
                                          ("2026-11-26f-h100/gpu-best-s2-de-en", "gpu-best"),
-                                         ("2026-11-26f-h100/gpu-best-s3-de-en", "gpu-best")])
+                                         ("2026-11-26f-h100/gpu-best-s3-de-en", "gpu-best"),
+                                         *((f"2026-11-27e-h100/tiny-{direction}-s{seed}", "multi30k-tiny")
+                                           for direction in ("en-de", "de-en") for seed in (1, 2, 3))])
 def test_the_recipe_is_the_configuration_the_recorded_runs_trained(run, recipe):
     # the recipe at the seed the run was given (--seed; the recipe's own where a run's name has none)
     config = json.loads(json.dumps(build_config(recipe, seed=OTHER_SEEDS.get(run))))  # tuples as the JSON lists

@@ -3,11 +3,14 @@
 #   source tools/gpu_session/env.sh || exit 1; CALL=550 bash tools/gpu_session/issue23.sh
 # with carry [".whl", ".data"] and the run's timeout_s a little over CALL. What runs is SET's
 # (default "published-en-de"), at most three parts a call (the files that come back):
-#   published-en-de   the multi30k-tiny recipe (Transformer-Tiny as published) English->German, over SEEDS
-#   published-de-en   the same, German->English                                       (default "1 2 3")
+#   published-en-de   the multi30k-tiny-published recipe (Transformer-Tiny as Wu et al. trained it, on
+#                     lowercased, Moses-tokenized text) English->German, over SEEDS (default "1 2 3")
+#   published-de-en   the same, German->English
+#   tiny-en-de        the multi30k-tiny recipe (the same model and schedule on cased text, minitx's
+#   tiny-de-en        dropout everywhere; results/2026-11-27e-h100), over SEEDS
 #   base              the paper's base model en->de, 40 epochs, validation BLEU every 5
-#   variants-en-de    multi30k-tiny changed one thing at a time, seed 1: wider, twice the updates,
-#   variants-de-en    attention dropout 0.1, an 8k BPE (each about as much GPU time as 1-4 published runs)
+#   variants-en-de    multi30k-tiny-published changed one thing at a time, seed 1: wider, twice the
+#   variants-de-en    updates, dropout 0.2, an 8k BPE (each about as much GPU time as 1-4 published runs)
 # All of SET's runs share the GPU at once (it time-slices between processes: the total is what they
 # would take one after another). CALL is the whole call's seconds (default 550): the runs get SIGINT
 # CALL - 60 seconds after the call began, save last.npz and stop; what they wrote so far is packed into
@@ -25,7 +28,7 @@ SEEDS=${SEEDS:-1 2 3}
 TRAIN_ARGS=${TRAIN_ARGS:---device cuda}  # added to every run (a smoke test here: "--device cpu --max-steps 2 ...")
 OUT=${OUT:?"OUT: the folder that comes back"}
 WORK=/tmp/issue23
-PARTS="published-en-de published-de-en base variants-en-de variants-de-en"
+PARTS="published-en-de published-de-en tiny-en-de tiny-de-en base variants-en-de variants-de-en"
 for part in $SET; do
   [[ " $PARTS " == *" $part "* ]] || { echo "issue23.sh: unknown part '$part' in SET; parts: $PARTS" >&2; exit 2; }
 done
@@ -74,20 +77,23 @@ tiny() {  # tiny NAME SEEDS PARALLEL "RUN" ...: a sweep of multi30k-tiny runs in
   timeout -s INT -k 30 $T python3 benchmarks/sweep.py $WORK/$name --parallel $parallel --seeds $seeds "${runs[@]}" \
     --train-args "$TRAIN_ARGS" >> $OUT/$name.log 2>&1
 }
-EN_DE="--recipe multi30k-tiny --src-lang en --tgt-lang de"; DE_EN="--recipe multi30k-tiny"
+EN_DE="--src-lang en --tgt-lang de"
+PUBLISHED="--recipe multi30k-tiny-published"
 variants() {  # variants DIRECTION OPTIONS
   tiny variants-$1 1 4 "wide-$1: $2 --d-model 256 --d-ff 1024" "long-$1: $2 --max-steps 16000 --epochs 600" \
-    "attdrop-$1: $2 --attention-dropout 0.1" "bpe8k-$1: $2 --vocab-size 8000"
+    "dropout02-$1: $2 --dropout 0.2" "bpe8k-$1: $2 --vocab-size 8000"
 }
 for part in $SET; do
   case $part in
-    published-en-de) tiny $part "$SEEDS" 6 "tiny-en-de: $EN_DE" & ;;
-    published-de-en) tiny $part "$SEEDS" 6 "tiny-de-en: $DE_EN" & ;;
+    published-en-de) tiny $part "$SEEDS" 6 "published-en-de: $PUBLISHED $EN_DE" & ;;
+    published-de-en) tiny $part "$SEEDS" 6 "published-de-en: $PUBLISHED" & ;;
+    tiny-en-de) tiny $part "$SEEDS" 6 "tiny-en-de: --recipe multi30k-tiny $EN_DE" & ;;
+    tiny-de-en) tiny $part "$SEEDS" 6 "tiny-de-en: --recipe multi30k-tiny" & ;;
     base) B=$WORK/base/base-en-de; mkdir -p $B
           timeout -s INT -k 30 $T python3 -m minitx.translate train --recipe base --epochs 40 --bleu-every 5 $TRAIN_ARGS \
             --no-progress --output-dir $B $([ -f $B/last.npz ] && echo --resume) >> $B.log 2>&1 & ;;
-    variants-en-de) variants en-de "$EN_DE" & ;;
-    variants-de-en) variants de-en "$DE_EN" & ;;
+    variants-en-de) variants en-de "$PUBLISHED $EN_DE" & ;;
+    variants-de-en) variants de-en "$PUBLISHED" & ;;
   esac
 done
 packed=$SECONDS
