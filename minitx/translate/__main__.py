@@ -210,6 +210,8 @@ def _use_model(args) -> int:
           f"beam {beam_size}): "
           f"BLEU {scores['bleu']:.2f}")
     print(f"sacreBLEU signature: {scores['signature']}")
+    if text.score_note():
+        print(text.score_note())
     print(f"lowercased BLEU {scores['bleu_lowercase']:.2f} ({scores['signature_lowercase']})")
     print(f"lowercased-token BLEU {scores['bleu_tokens_lowercase']:.2f} as the PyTorch tutorials compute it "
           f"({scores['signature_tokens']})")

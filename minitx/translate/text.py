@@ -38,6 +38,13 @@ class TextForm:
     def __repr__(self) -> str:
         return f"TextForm({self.form!r}, {self.src_lang!r}, {self.tgt_lang!r})"
 
+    def score_note(self) -> str | None:
+        """What to read of the scores when the translations are not in the corpus's form."""
+        if self.form == "as-is":
+            return None
+        return (f"text {self.form!r}: the translations are lowercase, so the cased BLEU compares them with cased "
+                "references; the lowercased and Moses-tokenized scores measure the model")
+
     def source(self, lines) -> list[str]:
         """Source sentences as the model reads them."""
         return self._write(lines, self.src_lang)

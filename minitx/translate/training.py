@@ -265,7 +265,7 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     # every attention of the run (in bf16 its evaluation and decoding stay float32: the CUDA cores)
     with kernels.use_tensor_core_attention(config["attention_kernels"] == "tensor-cores"):
         run.fit(trainer)
-        return finish(config, trainer, src_tok, tgt_tok, data["test"], started, progress, text)
+        return finish(config, trainer, src_tok, tgt_tok, data["test"], text, started, progress)
 
 
 def attention_kernels(config, device: str) -> str:
@@ -429,7 +429,7 @@ class PairBatches:
             yield make_batch(src, tgt, tok.pad_id, tok.bos_id, tok.eos_id, shape=shape)
 
 
-def finish(config, trainer, src_tok, tgt_tok, test_pairs, started, progress=True, text=None) -> dict:
+def finish(config, trainer, src_tok, tgt_tok, test_pairs, text, started, progress=True) -> dict:
     """Load the final model (Trainer.choose_final: best.npz, or averaged.npz when its
     validation loss is lower), score it on the test split, show one translation, and write
     results.json."""
@@ -443,6 +443,7 @@ def finish(config, trainer, src_tok, tgt_tok, test_pairs, started, progress=True
     example_src, example_ref = test_pairs[0]
     results = {
         "split": TEST_SPLIT, "direction": f"{config['src_lang']}-{config['tgt_lang']}", "checkpoint": chosen,
+        "text": text.form,
         "val_loss": {name: round(loss, 5) for name, loss in candidates.items()},
         "bleu": scores["bleu"], "bleu_lowercase": scores["bleu_lowercase"], "signature": scores["signature"],
         "bleu_tokens_lowercase": scores["bleu_tokens_lowercase"], "signature_tokens": scores["signature_tokens"],
@@ -463,6 +464,8 @@ def finish(config, trainer, src_tok, tgt_tok, test_pairs, started, progress=True
           f"BLEU {scores['bleu_tokens_lowercase']:.2f})")
     print(f"sacreBLEU signature: {scores['signature']}")
     print(moses_line(scores))
+    if text.score_note():
+        print(text.score_note())
     print(f"total time {results['total_seconds']:.0f}s (training {results['train_seconds']:.0f}s); "
           f"run directory {run_dir}{os.sep}")
     return results

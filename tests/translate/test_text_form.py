@@ -100,6 +100,7 @@ def test_a_moses_lowercase_run_learns_lowercase_tokens_and_scores_against_the_co
     config = build_config(None, **SMALL, text="moses-lowercase", data_dir=str(small_subset_dir),
                           output_dir=str(tmp_path / "run"))
     results = train(config, progress=False)
+    assert results["text"] == "moses-lowercase"
     from minitx.data import load_tokenizer
 
     tokenizer = load_tokenizer(tmp_path / "run" / "tokenizer.src.json")
@@ -107,3 +108,8 @@ def test_a_moses_lowercase_run_learns_lowercase_tokens_and_scores_against_the_co
     assert learned and not any(ch.isupper() for piece in learned for ch in piece)
     assert results["example"]["reference"] == multi30k.read_lines(small_subset_dir / "test_2016_flickr.en.gz")[0]
     assert results["example"]["translation"] == results["example"]["translation"].lower()
+
+
+def test_a_lowercase_form_says_which_scores_to_read():
+    assert TextForm("as-is", "de", "en").score_note() is None
+    assert "lowercased and Moses-tokenized scores" in TextForm("moses-lowercase", "de", "en").score_note()
