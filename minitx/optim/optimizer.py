@@ -50,9 +50,10 @@ class Optimizer:
     """Base class: parameter groups, ``zero_grad``, ``step``, ``state_dict``.
 
     Subclasses set ``defaults`` (hyperparameter name -> default value), implement
-    ``_check_group(group)`` (raise ValueError for invalid hyperparameters) and
-    ``_step_group(group, items)``, where ``items`` lists ``(index, param)`` for the parameters
-    of the group that have a gradient.
+    ``_check_group(group)`` (raise ValueError for invalid hyperparameters) and either
+    ``_update(p, g, state, group)`` (one parameter's step, on raw arrays: what most optimizers
+    need) or the whole ``_step_group(group, items)``, where ``items`` lists ``(index, param)``
+    for the parameters of the group that have a gradient.
     """
 
     def __init__(self, params, defaults: dict, check_finite: bool = True):
@@ -231,8 +232,42 @@ class Optimizer:
             array = self._index_arrays[key] = backend.to_device(np.asarray(indices, dtype=np.int64), device)
         return array
 
-    def _step_group(self, group: dict, items: list) -> None:  # pragma: no cover - overridden
+    def _step_group(self, group: dict, items: list) -> None:
+        """One step for the group's parameters that have a gradient, one parameter at a time:
+        its gradient as the update takes it, its state (made at its first step), ``_update``."""
+        for index, p in items:
+            g = self._gradient(group, p)
+            self._update(p.data, g, self._state_of(index, group, p), group)
+
+    def _update(self, p, g, state: dict, group: dict) -> None:  # pragma: no cover - overridden
+        """Update the raw array ``p`` (and ``state``) in place, given the gradient ``g``."""
         raise NotImplementedError
+
+    def _gradient(self, group: dict, p):
+        """p's gradient as the update takes it: negated when ``group['maximize']`` (ascend the
+        objective), then weight decay: ``weight_decay * p`` added (the L2 penalty's gradient) or,
+        when the group has ``decoupled_weight_decay`` set, p itself shrunk by
+        ``lr * weight_decay`` in place (AdamW's decay; the gradient is left alone). ``p.grad``
+        is never written: the user, clipping or another optimizer may read it after the step."""
+        g = -p.grad.data if group["maximize"] else p.grad.data
+        weight_decay = group["weight_decay"]
+        if weight_decay != 0:
+            if group.get("decoupled_weight_decay", False):
+                p.data *= 1 - group["lr"] * weight_decay
+            else:
+                g = g + weight_decay * p.data
+        return g
+
+    def _state_of(self, index: int, group: dict, p) -> dict:
+        """Parameter ``index``'s state, made at its first step with what ``_state_kinds(group)``
+        lists, each at its start: a count at 0, an array of zeros."""
+        state = self.state.get(index)
+        if not state:
+            xp = backend.get_array_module(p.data)
+            state = self.state[index] = {}
+            for key, kind in self._state_kinds(group).items():
+                state[key] = 0 if kind == "count" else xp.zeros(p.shape, dtype=p.dtype)
+        return state
 
     # ------------------------------------------------------------------ saving
     def state_dict(self) -> dict:
