@@ -366,5 +366,10 @@ OP_SLIPS = [
     Slip("RMSprop centered: the mean gradient's square not taken off", "minitx/optim/rmsprop.py",
          "avg = xp.sqrt(square_avg - grad_avg * grad_avg) + eps", "avg = xp.sqrt(square_avg) + eps",
          ("tests/test_optim.py",)),
+    Slip("Adagrad lr_decay: the rate decayed from the first step on", "minitx/optim/adagrad.py",
+         'clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])',
+         'clr = group["lr"] / (1 + state["step"] * group["lr_decay"])', ("tests/test_optim.py",)),
+    Slip("Adadelta: the squared gradient accumulated for the squared step", "minitx/optim/adagrad.py",
+         "acc_delta += (1 - rho) * delta * delta", "acc_delta += (1 - rho) * g * g", ("tests/test_optim.py",)),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]
