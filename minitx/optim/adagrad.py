@@ -40,8 +40,8 @@ class Adagrad(Optimizer):
         state_sum = state["sum"]
         if state["step"] == 0:  # the state was made for this step, with a sum of zeros
             state_sum += group["initial_accumulator_value"]
-        state["step"] += 1
-        clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
+        t = state["step"] = state["step"] + 1
+        clr = group["lr"] / (1 + (t - 1) * group["lr_decay"])
         state_sum += g * g
         p -= clr * g / (xp.sqrt(state_sum) + group["eps"])
 
