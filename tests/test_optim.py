@@ -199,8 +199,11 @@ def test_lr_is_writable_between_steps():
     lambda ps: AdamW(ps, lr=0.01, weight_decay=0.3),
     lambda ps: optim.Adagrad(ps, weight_decay=0.1),
     lambda ps: optim.Adadelta(ps, weight_decay=0.1),
+    lambda ps: optim.Adamax(ps, weight_decay=0.1),
+    lambda ps: optim.NAdam(ps, weight_decay=0.1),
+    lambda ps: optim.RAdam(ps, weight_decay=0.1),
 ], ids=["sgd", "sgd-momentum-decay", "sgd-nesterov-decay", "sgd-dampening", "adam", "adam-l2", "adamw", "adagrad-l2",
-        "adadelta-l2"])
+        "adadelta-l2", "adamax-l2", "nadam-l2", "radam-l2"])
 def test_step_leaves_the_gradients_unchanged(make):
     """step() reads .grad and never writes it: a weight-decay or momentum term added into the
     gradient in place would change what the user (or gradient clipping, or a second optimizer
@@ -236,6 +239,9 @@ def test_zero_grad():
     lambda ps: AdamW([{"params": ps[:1]}, {"params": ps[1:], "weight_decay": 0.0}], lr=0.01),
     lambda ps: optim.Adagrad(ps, lr=0.1, lr_decay=0.01, initial_accumulator_value=0.1),
     lambda ps: optim.Adadelta(ps, rho=0.8, weight_decay=0.01),
+    lambda ps: optim.Adamax(ps, lr=0.01),
+    lambda ps: optim.NAdam(ps, lr=0.01, weight_decay=0.1, decoupled_weight_decay=True),
+    lambda ps: optim.RAdam(ps, lr=0.01),  # 3 steps, then the 4th to 6th: the sixth is RAdam's first rectified
 ])
 def test_state_dict_round_trip_continues_identically(make, tmp_path):
     grads = grad_sequence(6)
@@ -314,6 +320,12 @@ def test_load_state_dict_restores_hyperparameters():
     (lambda ps: optim.Adadelta(ps, rho=1.5), r"Adadelta: invalid rho 1.5"),
     (lambda ps: optim.Adadelta(ps, lr=-1.0), r"Adadelta: invalid lr -1.0"),
     (lambda ps: optim.Adadelta(ps, weight_decay=-0.1), r"Adadelta: invalid weight_decay -0.1"),
+    (lambda ps: optim.Adamax(ps, betas=(0.9, 1.0)), r"Adamax: invalid beta2 1.0"),
+    (lambda ps: optim.Adamax(ps, eps=-1.0), r"Adamax: invalid eps -1.0"),
+    (lambda ps: optim.NAdam(ps, momentum_decay=-0.1), r"NAdam: invalid momentum_decay -0.1"),
+    (lambda ps: optim.NAdam(ps, betas=(-0.1, 0.9)), r"NAdam: invalid beta1 -0.1"),
+    (lambda ps: optim.RAdam(ps, betas=(0.9,)), r"RAdam: invalid betas \(0.9,\)"),
+    (lambda ps: optim.RAdam(ps, weight_decay=-0.1), r"RAdam: invalid weight_decay -0.1"),
     (lambda ps: Adam([]), "empty parameter list"),
     (lambda ps: Adam(ps + ps[:1]), "more than once"),
 ])
@@ -330,7 +342,8 @@ def test_invalid_param_types():
 
 
 # ---------------------------------------------------------------------- NaN / inf policy
-@pytest.mark.parametrize("cls", [SGD, Adam, AdamW, optim.RMSprop, optim.Adagrad, optim.Adadelta])
+@pytest.mark.parametrize("cls", [SGD, Adam, AdamW, optim.RMSprop, optim.Adagrad, optim.Adadelta, optim.Adamax,
+                                 optim.NAdam, optim.RAdam])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_non_finite_grad_raises_and_changes_nothing(cls, bad):
     params = make_params()
@@ -582,8 +595,8 @@ def test_adams_flags_are_checked(cls):
 
 def test_public_names():
     assert all(hasattr(optim, name) for name in optim.__all__)
-    for name in ("Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "clip_grad_norm_",
-                 "NoamSchedule", "WarmupInverseSqrt", "WarmupCosine", "ReduceLROnPlateau"):
+    for name in ("Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+                 "clip_grad_norm_", "NoamSchedule", "WarmupInverseSqrt", "WarmupCosine", "ReduceLROnPlateau"):
         assert name in optim.__all__
 
 
@@ -709,7 +722,7 @@ def _against_pytorch(name, args=(), kw=None, steps=8):
         torch.set_default_dtype(previous)
 
 
-@pytest.mark.parametrize("name", ["Adagrad", "Adadelta"])
+@pytest.mark.parametrize("name", ["Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"])
 def test_pytorchs_options_minitx_has_not_are_refused_by_name(name):
     """foreach, fused, capturable, differentiable: how PyTorch runs the update, not what it computes;
     minitx has one way to run each, so a program that asks for another is told so."""
@@ -729,3 +742,39 @@ def test_adagrad_matches_pytorch(args, kw):
                                       ((), dict(weight_decay=0.1, maximize=True))])
 def test_adadelta_matches_pytorch(args, kw):
     _against_pytorch("Adadelta", args, kw)
+
+
+# ---------------------------------------------------------------------- Adamax
+@pytest.mark.parametrize("args, kw", [((), {}), ((0.01, (0.5, 0.9), 1e-6, 0.1), {}), ((), dict(betas=(0.0, 0.5))),
+                                      ((), dict(weight_decay=0.1, maximize=True))])
+def test_adamax_matches_pytorch(args, kw):
+    _against_pytorch("Adamax", args, kw)
+
+
+# ---------------------------------------------------------------------- NAdam
+@pytest.mark.parametrize("args, kw", [((), {}), ((0.01, (0.8, 0.99), 1e-6, 0.1, 0.01, True), {}),
+                                      ((), dict(weight_decay=0.1)), ((), dict(momentum_decay=0.1, betas=(0.5, 0.9))),
+                                      ((), dict(weight_decay=0.1, decoupled_weight_decay=True, maximize=True))])
+def test_nadam_matches_pytorch(args, kw):
+    _against_pytorch("NAdam", args, kw)
+
+
+def test_nadam_mu_product_is_saved_as_a_number_and_checked():
+    params = make_params()
+    opt = optim.NAdam(params)
+    run(opt, params, grad_sequence(2))
+    saved = opt.state_dict()
+    assert isinstance(saved["state"][0]["mu_product"], float) and 0 < saved["state"][0]["mu_product"] < 0.9 ** 2
+    saved["state"][1]["mu_product"] = 1.5
+    with pytest.raises(ValueError, match="NAdam.load_state_dict: invalid state 'mu_product' of parameter 1 1.5"):
+        optim.NAdam(make_params()).load_state_dict(saved)
+
+
+# ---------------------------------------------------------------------- RAdam
+@pytest.mark.parametrize("args, kw", [((), {}), ((0.01, (0.8, 0.99), 1e-6, 0.1, True), {}),
+                                      ((), dict(weight_decay=0.1)), ((), dict(betas=(0.9, 0.5))),
+                                      ((), dict(weight_decay=0.1, decoupled_weight_decay=True, maximize=True))])
+def test_radam_matches_pytorch(args, kw):
+    """Eight steps: with beta2 = 0.999 or 0.99 the first five take plain momentum steps (rho_t <= 5),
+    the last three the rectified adaptive step; with beta2 = 0.5 (rho_inf = 3) every step is plain."""
+    _against_pytorch("RAdam", args, kw)

@@ -16,6 +16,7 @@ scaler.update()); see minitx.optim.grad_scaler.
 """
 from minitx.optim.adagrad import Adadelta, Adagrad
 from minitx.optim.adam import Adam, AdamW
+from minitx.optim.adam_variants import Adamax, NAdam, RAdam
 from minitx.optim.clip import clip_grad_norm_, clip_grad_value_
 from minitx.optim.grad_scaler import GradScaler
 from minitx.optim.optimizer import Optimizer
@@ -27,7 +28,7 @@ from minitx.optim.sgd import SGD
 from minitx.optim import lr_scheduler
 
 __all__ = [
-    "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+    "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
     "clip_grad_norm_", "clip_grad_value_", "GradScaler",
     "LRSchedule", "NoamSchedule", "WarmupInverseSqrt", "WarmupCosine", "ReduceLROnPlateau",
     "noam_lr", "warmup_inverse_sqrt_lr", "warmup_cosine_lr", "lr_scheduler",

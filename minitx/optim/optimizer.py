@@ -260,13 +260,13 @@ class Optimizer:
 
     def _state_of(self, index: int, group: dict, p) -> dict:
         """Parameter ``index``'s state, made at its first step with what ``_state_kinds(group)``
-        lists, each at its start: a count at 0, an array of zeros."""
+        lists, each at its start: a count at 0, a product at 1, an array of zeros."""
         state = self.state.get(index)
         if not state:
             xp = backend.get_array_module(p.data)
             state = self.state[index] = {}
             for key, kind in self._state_kinds(group).items():
-                state[key] = 0 if kind == "count" else xp.zeros(p.shape, dtype=p.dtype)
+                state[key] = 0 if kind == "count" else 1.0 if kind == "product" else xp.zeros(p.shape, dtype=p.dtype)
         return state
 
     # ------------------------------------------------------------------ saving
@@ -368,8 +368,9 @@ class Optimizer:
         elsewhere (Adam's step counts, on the device) takes it back here."""
 
     #: what a parameter's state holds once it has taken a step, key -> kind: "count" (a whole
-    #: number of steps, >= 1), "array" (a finite float array of the parameter's shape) or
-    #: "squares" (the same, >= 0: a running mean of squares)
+    #: number of steps, >= 1), "array" (a finite float array of the parameter's shape),
+    #: "squares" (the same, >= 0: a running mean of squares, or Adamax's maximum of |g|) or
+    #: "product" (a float from 0 to 1: a running product of such factors, NAdam's mu_product)
     STATE: dict = {}
 
     def _state_kinds(self, group) -> dict:
@@ -397,6 +398,9 @@ class Optimizer:
         if kinds[key] == "count":
             # a count lives in an int64 array on the device (Adam's t)
             return check_count(name, f"state '{key}' of parameter {index}", value, low=1, high=np.iinfo(np.int64).max)
+        if kinds[key] == "product":
+            check_number(name, f"state '{key}' of parameter {index}", value, low=0, high=1)
+            return float(value)
         if not (hasattr(value, "shape") and hasattr(value, "dtype")) or not backend.is_floating(value.dtype):
             what = np.dtype(value.dtype).name if hasattr(value, "dtype") else type(value).__name__
             raise TypeError(f"{where} is {what}; expected a float array of shape {p.shape}")
@@ -406,7 +410,7 @@ class Optimizer:
         if not np.isfinite(host.astype(np.float64)).all():  # every later update would be NaN
             raise ValueError(f"{where} holds NaN or inf; a run never saves one (it stops first)")
         if kinds[key] == "squares" and (host < 0).any():
-            raise ValueError(f"{where} holds negative values; it is a mean of squares")
+            raise ValueError(f"{where} holds negative values; it is a mean of squares (or a maximum of magnitudes)")
         return backend.to_device(host, p.device)
 
     def __repr__(self) -> str:
