@@ -30,9 +30,9 @@ Inside ``minitx.sync.DeferredChecks.deferring()`` (a training step that must not
 device) the check cannot raise at once. It is then kept on the device: the step is *skipped*
 there (no parameter or state array changes, as PyTorch's GradScaler skips a step with
 infinite gradients), and the same FloatingPointError is raised, naming the step, when the
-checks are next read. Adam and AdamW support this; SGD does not. A float16 run's GradScaler
-uses the same skip, with its own flag (a gradient overflowed under the loss scale), in place of
-the check and without an error: ``_step(skip=found_inf)``.
+checks are next read. Adam and AdamW support this; the other optimizers do not. A float16
+run's GradScaler uses the same skip, with its own flag (a gradient overflowed under the loss
+scale), in place of the check and without an error: ``_step(skip=found_inf)``.
 """
 from __future__ import annotations
 
