@@ -603,9 +603,11 @@ def test_public_names():
 # ---------------------------------------------------------------------- GPU
 @pytest.mark.gpu
 @pytest.mark.parametrize("cls, kw", [(SGD, {"momentum": 0.9}), (Adam, {}), (AdamW, {}), (Adam, {"amsgrad": True}),
-                                     (AdamW, {"amsgrad": True})])
+                                     (AdamW, {"amsgrad": True}), (optim.RMSprop, {"centered": True}),
+                                     (optim.Adagrad, {}), (optim.Adadelta, {}), (optim.Adamax, {}), (optim.NAdam, {}),
+                                     (optim.RAdam, {})])
 def test_gpu_matches_cpu(cls, kw):
-    """(amsgrad: the reference update on CuPy; the others: the fused kernel.)"""
+    """(amsgrad and the optimizers after it: the reference update on CuPy; Adam(W): the fused kernel.)"""
     grads = grad_sequence(3, dtype=np.float32)
     results = []
     for device in ("cpu", "cuda"):
@@ -618,7 +620,7 @@ def test_gpu_matches_cpu(cls, kw):
         clip_grad_norm_(params, 0.1)
         sd = opt.state_dict()
         assert all(isinstance(v, np.ndarray) for s in sd["state"] for v in s.values()
-                   if not isinstance(v, int))
+                   if not isinstance(v, (int, float)))  # arrays, step counts, NAdam's mu_product
         results.append([p.numpy() for p in params])
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
