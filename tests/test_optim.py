@@ -197,7 +197,13 @@ def test_lr_is_writable_between_steps():
     lambda ps: Adam(ps, lr=0.01),
     lambda ps: Adam(ps, lr=0.01, weight_decay=0.1),
     lambda ps: AdamW(ps, lr=0.01, weight_decay=0.3),
-], ids=["sgd", "sgd-momentum-decay", "sgd-nesterov-decay", "sgd-dampening", "adam", "adam-l2", "adamw"])
+    lambda ps: optim.Adagrad(ps, weight_decay=0.1),
+    lambda ps: optim.Adadelta(ps, weight_decay=0.1),
+    lambda ps: optim.Adamax(ps, weight_decay=0.1),
+    lambda ps: optim.NAdam(ps, weight_decay=0.1),
+    lambda ps: optim.RAdam(ps, weight_decay=0.1),
+], ids=["sgd", "sgd-momentum-decay", "sgd-nesterov-decay", "sgd-dampening", "adam", "adam-l2", "adamw", "adagrad-l2",
+        "adadelta-l2", "adamax-l2", "nadam-l2", "radam-l2"])
 def test_step_leaves_the_gradients_unchanged(make):
     """step() reads .grad and never writes it: a weight-decay or momentum term added into the
     gradient in place would change what the user (or gradient clipping, or a second optimizer
@@ -231,6 +237,11 @@ def test_zero_grad():
     lambda ps: SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
     lambda ps: Adam(ps, lr=0.01, weight_decay=0.1),
     lambda ps: AdamW([{"params": ps[:1]}, {"params": ps[1:], "weight_decay": 0.0}], lr=0.01),
+    lambda ps: optim.Adagrad(ps, lr=0.1, lr_decay=0.01, initial_accumulator_value=0.1),
+    lambda ps: optim.Adadelta(ps, rho=0.8, weight_decay=0.01),
+    lambda ps: optim.Adamax(ps, lr=0.01),
+    lambda ps: optim.NAdam(ps, lr=0.01, weight_decay=0.1, decoupled_weight_decay=True),
+    lambda ps: optim.RAdam(ps, lr=0.01),  # 3 steps, then the 4th to 6th: the sixth is RAdam's first rectified
 ])
 def test_state_dict_round_trip_continues_identically(make, tmp_path):
     grads = grad_sequence(6)
@@ -303,6 +314,18 @@ def test_load_state_dict_restores_hyperparameters():
     (lambda ps: AdamW(ps, eps=-1e-8), r"AdamW: invalid eps"),
     (lambda ps: AdamW(ps, weight_decay=float("nan")), r"AdamW: invalid weight_decay nan"),
     (lambda ps: AdamW([{"params": ps, "lr": -3.0}]), r"AdamW: invalid lr -3.0"),
+    (lambda ps: optim.Adagrad(ps, lr_decay=-0.1), r"Adagrad: invalid lr_decay -0.1"),
+    (lambda ps: optim.Adagrad(ps, initial_accumulator_value=-1.0), r"Adagrad: invalid initial_accumulator_value -1.0"),
+    (lambda ps: optim.Adagrad(ps, eps=float("inf")), r"Adagrad: invalid eps inf"),
+    (lambda ps: optim.Adadelta(ps, rho=1.5), r"Adadelta: invalid rho 1.5"),
+    (lambda ps: optim.Adadelta(ps, lr=-1.0), r"Adadelta: invalid lr -1.0"),
+    (lambda ps: optim.Adadelta(ps, weight_decay=-0.1), r"Adadelta: invalid weight_decay -0.1"),
+    (lambda ps: optim.Adamax(ps, betas=(0.9, 1.0)), r"Adamax: invalid beta2 1.0"),
+    (lambda ps: optim.Adamax(ps, eps=-1.0), r"Adamax: invalid eps -1.0"),
+    (lambda ps: optim.NAdam(ps, momentum_decay=-0.1), r"NAdam: invalid momentum_decay -0.1"),
+    (lambda ps: optim.NAdam(ps, betas=(-0.1, 0.9)), r"NAdam: invalid beta1 -0.1"),
+    (lambda ps: optim.RAdam(ps, betas=(0.9,)), r"RAdam: invalid betas \(0.9,\)"),
+    (lambda ps: optim.RAdam(ps, weight_decay=-0.1), r"RAdam: invalid weight_decay -0.1"),
     (lambda ps: Adam([]), "empty parameter list"),
     (lambda ps: Adam(ps + ps[:1]), "more than once"),
 ])
@@ -319,7 +342,8 @@ def test_invalid_param_types():
 
 
 # ---------------------------------------------------------------------- NaN / inf policy
-@pytest.mark.parametrize("cls", [SGD, Adam, AdamW, optim.RMSprop])
+@pytest.mark.parametrize("cls", [SGD, Adam, AdamW, optim.RMSprop, optim.Adagrad, optim.Adadelta, optim.Adamax,
+                                 optim.NAdam, optim.RAdam])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_non_finite_grad_raises_and_changes_nothing(cls, bad):
     params = make_params()
@@ -570,17 +594,20 @@ def test_adams_flags_are_checked(cls):
 
 
 def test_public_names():
-    for name in ("Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm_", "NoamSchedule",
-                 "WarmupInverseSqrt", "WarmupCosine", "ReduceLROnPlateau"):
-        assert hasattr(optim, name)
+    assert all(hasattr(optim, name) for name in optim.__all__)
+    for name in ("Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+                 "clip_grad_norm_", "NoamSchedule", "WarmupInverseSqrt", "WarmupCosine", "ReduceLROnPlateau"):
+        assert name in optim.__all__
 
 
 # ---------------------------------------------------------------------- GPU
 @pytest.mark.gpu
 @pytest.mark.parametrize("cls, kw", [(SGD, {"momentum": 0.9}), (Adam, {}), (AdamW, {}), (Adam, {"amsgrad": True}),
-                                     (AdamW, {"amsgrad": True})])
+                                     (AdamW, {"amsgrad": True}), (optim.RMSprop, {"centered": True}),
+                                     (optim.Adagrad, {}), (optim.Adadelta, {}), (optim.Adamax, {}), (optim.NAdam, {}),
+                                     (optim.RAdam, {})])
 def test_gpu_matches_cpu(cls, kw):
-    """(amsgrad: the reference update on CuPy; the others: the fused kernel.)"""
+    """(amsgrad and the optimizers after it: the reference update on CuPy; Adam(W): the fused kernel.)"""
     grads = grad_sequence(3, dtype=np.float32)
     results = []
     for device in ("cpu", "cuda"):
@@ -593,7 +620,7 @@ def test_gpu_matches_cpu(cls, kw):
         clip_grad_norm_(params, 0.1)
         sd = opt.state_dict()
         assert all(isinstance(v, np.ndarray) for s in sd["state"] for v in s.values()
-                   if not isinstance(v, int))
+                   if not isinstance(v, (int, float)))  # arrays, step counts, NAdam's mu_product
         results.append([p.numpy() for p in params])
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
@@ -662,3 +689,94 @@ def test_rmsprop_state_round_trips_and_its_arguments_are_checked():
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     with pytest.raises(ValueError, match="RMSprop: .*alpha"):
         optim.RMSprop(make_params(), alpha=-0.5)
+
+
+# ---------------------------------------------------------------------- PyTorch's other optimizers
+def _against_pytorch(name, args=(), kw=None, steps=8):
+    """minitx.optim.<name> and torch.optim.<name>, built with the same arguments (PyTorch's order: a
+    positional argument means the same in both), take ``steps`` steps on the same float64 gradients;
+    after each, the parameters and every state value agree (PyTorch may keep a 'step' that minitx's
+    update, not reading it, drops). The hyperparameters agree too: PyTorch's defaults are minitx's."""
+    torch = import_torch()
+    kw = kw or {}
+    params = make_params()
+    theirs = [torch.tensor(p.numpy(), requires_grad=True) for p in params]
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)  # PyTorch's scalar state (NAdam's mu_product) in it, as minitx's
+    try:
+        ours_opt, their_opt = getattr(optim, name)(params, *args, **kw), getattr(torch.optim, name)(theirs, *args, **kw)
+        assert ours_opt.defaults == {key: their_opt.defaults[key] for key in ours_opt.defaults}
+        for t, gs in enumerate(grad_sequence(steps)):
+            set_grads(params, gs)
+            for q, g in zip(theirs, gs):
+                q.grad = torch.tensor(g)
+            ours_opt.step()
+            their_opt.step()
+            for k, (p, q) in enumerate(zip(params, theirs)):
+                where = f"step {t + 1}, parameter {k}"
+                np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-12, atol=1e-14, err_msg=where)
+                ours, their_state = ours_opt.state[k], their_opt.state[q]
+                assert set(ours) <= set(their_state) and set(their_state) - set(ours) <= {"step"}, where
+                for key, value in ours.items():
+                    np.testing.assert_allclose(np.asarray(value, dtype=np.float64), their_state[key].numpy(),
+                                               rtol=1e-12, atol=1e-14, err_msg=f"{where}, state '{key}'")
+    finally:
+        torch.set_default_dtype(previous)
+
+
+@pytest.mark.parametrize("name", ["Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"])
+def test_pytorchs_options_minitx_has_not_are_refused_by_name(name):
+    """foreach, fused, capturable, differentiable: how PyTorch runs the update, not what it computes;
+    minitx has one way to run each, so a program that asks for another is told so."""
+    with pytest.raises(TypeError, match=f"{name}.* unexpected keyword argument 'foreach'"):
+        getattr(optim, name)(make_params(), foreach=True)
+
+
+# ---------------------------------------------------------------------- Adagrad
+@pytest.mark.parametrize("args, kw", [((), {}), ((0.05, 0.1, 0.1, 0.5, 1e-6), {}), ((0.5,), dict(lr_decay=0.01)),
+                                      ((), dict(initial_accumulator_value=2.0, weight_decay=0.1, maximize=True))])
+def test_adagrad_matches_pytorch(args, kw):
+    _against_pytorch("Adagrad", args, kw)
+
+
+# ---------------------------------------------------------------------- Adadelta
+@pytest.mark.parametrize("args, kw", [((), {}), ((0.5, 0.95, 1e-4, 0.1), {}), ((), dict(rho=0.0)),
+                                      ((), dict(weight_decay=0.1, maximize=True))])
+def test_adadelta_matches_pytorch(args, kw):
+    _against_pytorch("Adadelta", args, kw)
+
+
+# ---------------------------------------------------------------------- Adamax
+@pytest.mark.parametrize("args, kw", [((), {}), ((0.01, (0.5, 0.9), 1e-6, 0.1), {}), ((), dict(betas=(0.0, 0.5))),
+                                      ((), dict(weight_decay=0.1, maximize=True))])
+def test_adamax_matches_pytorch(args, kw):
+    _against_pytorch("Adamax", args, kw)
+
+
+# ---------------------------------------------------------------------- NAdam
+@pytest.mark.parametrize("args, kw", [((), {}), ((0.01, (0.8, 0.99), 1e-6, 0.1, 0.01, True), {}),
+                                      ((), dict(weight_decay=0.1)), ((), dict(momentum_decay=0.1, betas=(0.5, 0.9))),
+                                      ((), dict(weight_decay=0.1, decoupled_weight_decay=True, maximize=True))])
+def test_nadam_matches_pytorch(args, kw):
+    _against_pytorch("NAdam", args, kw)
+
+
+def test_nadam_mu_product_is_saved_as_a_number_and_checked():
+    params = make_params()
+    opt = optim.NAdam(params)
+    run(opt, params, grad_sequence(2))
+    saved = opt.state_dict()
+    assert isinstance(saved["state"][0]["mu_product"], float) and 0 < saved["state"][0]["mu_product"] < 0.9 ** 2
+    saved["state"][1]["mu_product"] = 1.5
+    with pytest.raises(ValueError, match="NAdam.load_state_dict: invalid state 'mu_product' of parameter 1 1.5"):
+        optim.NAdam(make_params()).load_state_dict(saved)
+
+
+# ---------------------------------------------------------------------- RAdam
+@pytest.mark.parametrize("args, kw", [((), {}), ((0.01, (0.8, 0.99), 1e-6, 0.1, True), {}),
+                                      ((), dict(weight_decay=0.1)), ((), dict(betas=(0.9, 0.5))),
+                                      ((), dict(weight_decay=0.1, decoupled_weight_decay=True, maximize=True))])
+def test_radam_matches_pytorch(args, kw):
+    """Eight steps: with beta2 = 0.999 or 0.99 the first five take plain momentum steps (rho_t <= 5),
+    the last three the rectified adaptive step; with beta2 = 0.5 (rho_inf = 3) every step is plain."""
+    _against_pytorch("RAdam", args, kw)

@@ -6,7 +6,8 @@ bitwise ops, isclose, nonzero, masked_select, scatter_reduce (one per reduction)
 max_unpool, the n-d and transposed convolutions and their pooling options, float attention masks
 and grouped heads, cropping pad, the dtype rules, GradScaler and the layers over these ops; and
 one per op of the porting sweep (median, nanmedian, diag, index_add, scatter, bincount, unique,
-meshgrid, hstack, vstack, outer, cdist).
+meshgrid, hstack, vstack, outer, cdist); and one per optimizer ported from torch.optim (RMSprop,
+Adagrad, Adadelta, Adamax, NAdam, RAdam).
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -365,6 +366,20 @@ OP_SLIPS = [
          ("tests/ops/test_loss.py",)),
     Slip("RMSprop centered: the mean gradient's square not taken off", "minitx/optim/rmsprop.py",
          "avg = xp.sqrt(square_avg - grad_avg * grad_avg) + eps", "avg = xp.sqrt(square_avg) + eps",
+         ("tests/test_optim.py",)),
+    Slip("Adagrad lr_decay: the rate decayed from the first step on", "minitx/optim/adagrad.py",
+         'clr = group["lr"] / (1 + (t - 1) * group["lr_decay"])', 'clr = group["lr"] / (1 + t * group["lr_decay"])',
+         ("tests/test_optim.py",)),
+    Slip("Adadelta: the squared gradient accumulated for the squared step", "minitx/optim/adagrad.py",
+         "acc_delta += (1 - rho) * delta * delta", "acc_delta += (1 - rho) * g * g", ("tests/test_optim.py",)),
+    Slip("Adamax: eps left out of the running maximum", "minitx/optim/adam_variants.py",
+         'xp.maximum(exp_inf, xp.abs(g) + group["eps"], out=exp_inf)', "xp.maximum(exp_inf, xp.abs(g), out=exp_inf)",
+         ("tests/test_optim.py",)),
+    Slip("NAdam: the next step's momentum taken at this step", "minitx/optim/adam_variants.py",
+         "mu_next = beta1 * (1 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))",
+         "mu_next = beta1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))", ("tests/test_optim.py",)),
+    Slip("RAdam: the approximated SMA's length without its factor 2", "minitx/optim/adam_variants.py",
+         "rho_t = rho_inf - 2 * t * beta2 ** t / (1 - beta2 ** t)", "rho_t = rho_inf - t * beta2 ** t / (1 - beta2 ** t)",
          ("tests/test_optim.py",)),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

@@ -53,18 +53,8 @@ class Adam(Optimizer):
         self._lr_arrays: dict = {}    # (id(group), device) -> [float64 array: that group's lr there, value written]
 
     def _check_group(self, group):
-        name = self._name
-        check_number(name, "lr", group["lr"], low=0)
-        betas = group["betas"]
-        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-            raise ValueError(f"{name}: invalid betas {betas!r}; expected a pair (beta1, beta2)")
-        group["betas"] = tuple(betas)
-        check_number(name, "beta1", betas[0], low=0, high=1, high_open=True)
-        check_number(name, "beta2", betas[1], low=0, high=1, high_open=True)
-        check_number(name, "eps", group["eps"], low=0)
-        check_number(name, "weight_decay", group["weight_decay"], low=0)
-        check_flag(name, "maximize", group["maximize"])
-        check_flag(name, "amsgrad", group["amsgrad"])
+        check_adam_group(self._name, group)
+        check_flag(self._name, "amsgrad", group["amsgrad"])
 
     def _state_kinds(self, group) -> dict:
         return {**self.STATE, "max_exp_avg_sq": "squares"} if group["amsgrad"] else self.STATE
@@ -238,3 +228,18 @@ class AdamW(Adam):
                  maximize=False, check_finite=True):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                          maximize=maximize, check_finite=check_finite)
+
+
+def check_adam_group(name: str, group: dict) -> None:
+    """The hyperparameters every optimizer of Adam's family (each one that takes betas) has: lr,
+    betas, eps and weight_decay (each >= 0, each beta < 1) and maximize."""
+    check_number(name, "lr", group["lr"], low=0)
+    betas = group["betas"]
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise ValueError(f"{name}: invalid betas {betas!r}; expected a pair (beta1, beta2)")
+    group["betas"] = tuple(betas)  # as PyTorch saves them
+    check_number(name, "beta1", betas[0], low=0, high=1, high_open=True)
+    check_number(name, "beta2", betas[1], low=0, high=1, high_open=True)
+    check_number(name, "eps", group["eps"], low=0)
+    check_number(name, "weight_decay", group["weight_decay"], low=0)
+    check_flag(name, "maximize", group["maximize"])

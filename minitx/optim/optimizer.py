@@ -30,9 +30,9 @@ Inside ``minitx.sync.DeferredChecks.deferring()`` (a training step that must not
 device) the check cannot raise at once. It is then kept on the device: the step is *skipped*
 there (no parameter or state array changes, as PyTorch's GradScaler skips a step with
 infinite gradients), and the same FloatingPointError is raised, naming the step, when the
-checks are next read. Adam and AdamW support this; SGD does not. A float16 run's GradScaler
-uses the same skip, with its own flag (a gradient overflowed under the loss scale), in place of
-the check and without an error: ``_step(skip=found_inf)``.
+checks are next read. Adam and AdamW support this; the other optimizers do not. A float16
+run's GradScaler uses the same skip, with its own flag (a gradient overflowed under the loss
+scale), in place of the check and without an error: ``_step(skip=found_inf)``.
 """
 from __future__ import annotations
 
@@ -50,9 +50,10 @@ class Optimizer:
     """Base class: parameter groups, ``zero_grad``, ``step``, ``state_dict``.
 
     Subclasses set ``defaults`` (hyperparameter name -> default value), implement
-    ``_check_group(group)`` (raise ValueError for invalid hyperparameters) and
-    ``_step_group(group, items)``, where ``items`` lists ``(index, param)`` for the parameters
-    of the group that have a gradient.
+    ``_check_group(group)`` (raise ValueError for invalid hyperparameters) and either
+    ``_update(p, g, state, group)`` (one parameter's step, on raw arrays: what most optimizers
+    need) or the whole ``_step_group(group, items)``, where ``items`` lists ``(index, param)``
+    for the parameters of the group that have a gradient.
     """
 
     def __init__(self, params, defaults: dict, check_finite: bool = True):
@@ -231,8 +232,42 @@ class Optimizer:
             array = self._index_arrays[key] = backend.to_device(np.asarray(indices, dtype=np.int64), device)
         return array
 
-    def _step_group(self, group: dict, items: list) -> None:  # pragma: no cover - overridden
+    def _step_group(self, group: dict, items: list) -> None:
+        """One step for the group's parameters that have a gradient, one parameter at a time:
+        its gradient as the update takes it, its state (made at its first step), ``_update``."""
+        for index, p in items:
+            g = self._gradient(group, p)
+            self._update(p.data, g, self._state_of(index, group, p), group)
+
+    def _update(self, p, g, state: dict, group: dict) -> None:  # pragma: no cover - overridden
+        """Update the raw array ``p`` (and ``state``) in place, given the gradient ``g``."""
         raise NotImplementedError
+
+    def _gradient(self, group: dict, p):
+        """p's gradient as the update takes it: negated when ``group['maximize']`` (ascend the
+        objective), then weight decay: ``weight_decay * p`` added (the L2 penalty's gradient) or,
+        when the group has ``decoupled_weight_decay`` set, p itself shrunk by
+        ``lr * weight_decay`` in place (AdamW's decay; the gradient is left alone). ``p.grad``
+        is never written: the user, clipping or another optimizer may read it after the step."""
+        g = -p.grad.data if group["maximize"] else p.grad.data
+        weight_decay = group["weight_decay"]
+        if weight_decay != 0:
+            if group.get("decoupled_weight_decay", False):
+                p.data *= 1 - group["lr"] * weight_decay
+            else:
+                g = g + weight_decay * p.data
+        return g
+
+    def _state_of(self, index: int, group: dict, p) -> dict:
+        """Parameter ``index``'s state, made at its first step with what ``_state_kinds(group)``
+        lists, each at its start: a count at 0, a product at 1, an array of zeros."""
+        state = self.state.get(index)
+        if not state:
+            xp = backend.get_array_module(p.data)
+            state = self.state[index] = {}
+            for key, kind in self._state_kinds(group).items():
+                state[key] = 0 if kind == "count" else 1.0 if kind == "product" else xp.zeros(p.shape, dtype=p.dtype)
+        return state
 
     # ------------------------------------------------------------------ saving
     def state_dict(self) -> dict:
@@ -333,8 +368,9 @@ class Optimizer:
         elsewhere (Adam's step counts, on the device) takes it back here."""
 
     #: what a parameter's state holds once it has taken a step, key -> kind: "count" (a whole
-    #: number of steps, >= 1), "array" (a finite float array of the parameter's shape) or
-    #: "squares" (the same, >= 0: a running mean of squares)
+    #: number of steps, >= 1), "array" (a finite float array of the parameter's shape),
+    #: "squares" (the same, >= 0: a running mean of squares, or Adamax's maximum of |g|) or
+    #: "product" (a float from 0 to 1: a running product of such factors, NAdam's mu_product)
     STATE: dict = {}
 
     def _state_kinds(self, group) -> dict:
@@ -362,6 +398,9 @@ class Optimizer:
         if kinds[key] == "count":
             # a count lives in an int64 array on the device (Adam's t)
             return check_count(name, f"state '{key}' of parameter {index}", value, low=1, high=np.iinfo(np.int64).max)
+        if kinds[key] == "product":
+            check_number(name, f"state '{key}' of parameter {index}", value, low=0, high=1)
+            return float(value)
         if not (hasattr(value, "shape") and hasattr(value, "dtype")) or not backend.is_floating(value.dtype):
             what = np.dtype(value.dtype).name if hasattr(value, "dtype") else type(value).__name__
             raise TypeError(f"{where} is {what}; expected a float array of shape {p.shape}")
@@ -371,7 +410,7 @@ class Optimizer:
         if not np.isfinite(host.astype(np.float64)).all():  # every later update would be NaN
             raise ValueError(f"{where} holds NaN or inf; a run never saves one (it stops first)")
         if kinds[key] == "squares" and (host < 0).any():
-            raise ValueError(f"{where} holds negative values; it is a mean of squares")
+            raise ValueError(f"{where} holds negative values; it is a mean of squares (or a maximum of magnitudes)")
         return backend.to_device(host, p.device)
 
     def __repr__(self) -> str:

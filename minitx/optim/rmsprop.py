@@ -45,30 +45,23 @@ class RMSprop(Optimizer):
         check_flag("RMSprop", "centered", group["centered"])
         check_flag("RMSprop", "maximize", group["maximize"])
 
-    def _step_group(self, group, items):
-        lr, alpha, eps, momentum = group["lr"], group["alpha"], group["eps"], group["momentum"]
-        for index, p in items:
-            xp = backend.get_array_module(p.data)
-            g = -p.grad.data if group["maximize"] else p.grad.data
-            if group["weight_decay"] != 0:
-                g = g + group["weight_decay"] * p.data
-            state = self.state.setdefault(index, {})
-            if not state:
-                state.update({key: xp.zeros(p.shape, dtype=p.dtype) for key in self._state_kinds(group)})
-            square_avg = state["square_avg"]
-            square_avg *= alpha
-            square_avg += (1 - alpha) * g * g
-            if group["centered"]:
-                grad_avg = state["grad_avg"]
-                grad_avg *= alpha
-                grad_avg += (1 - alpha) * g
-                avg = xp.sqrt(square_avg - grad_avg * grad_avg) + eps
-            else:
-                avg = xp.sqrt(square_avg) + eps
-            if momentum > 0:
-                buf = state["momentum_buffer"]
-                buf *= momentum
-                buf += g / avg
-                p.data -= lr * buf
-            else:
-                p.data -= lr * g / avg
+    def _update(self, p, g, state, group):
+        xp = backend.get_array_module(p)
+        alpha, eps, momentum = group["alpha"], group["eps"], group["momentum"]
+        square_avg = state["square_avg"]
+        square_avg *= alpha
+        square_avg += (1 - alpha) * g * g
+        if group["centered"]:
+            grad_avg = state["grad_avg"]
+            grad_avg *= alpha
+            grad_avg += (1 - alpha) * g
+            avg = xp.sqrt(square_avg - grad_avg * grad_avg) + eps
+        else:
+            avg = xp.sqrt(square_avg) + eps
+        if momentum > 0:
+            buf = state["momentum_buffer"]
+            buf *= momentum
+            buf += g / avg
+            p -= group["lr"] * buf
+        else:
+            p -= group["lr"] * g / avg

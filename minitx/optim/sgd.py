@@ -42,17 +42,14 @@ class SGD(Optimizer):
                              f"momentum={group['momentum']!r}, dampening={group['dampening']!r}")
 
     def _step_group(self, group, items):
-        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-        weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+        lr, momentum, dampening, nesterov = group["lr"], group["momentum"], group["dampening"], group["nesterov"]
         for index, p in items:
-            xp = backend.get_array_module(p.data)
-            g = -p.grad.data if group["maximize"] else p.grad.data
-            if weight_decay != 0:
-                g = g + weight_decay * p.data
+            g = self._gradient(group, p)
             if momentum != 0:
                 state = self.state.setdefault(index, {})
                 buf = state.get("momentum_buffer")
                 if buf is None:
+                    xp = backend.get_array_module(p.data)
                     buf = state["momentum_buffer"] = xp.array(g, dtype=p.dtype, copy=True)
                 else:
                     buf *= momentum
