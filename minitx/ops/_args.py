@@ -37,14 +37,20 @@ def operands(op, a, b):
 
 
 def promote(a, b, true_division=False, op="promote"):
-    """(a, b) as tensors of one dtype where ints meet floats: the float's (see binary)."""
+    """(a, b) as tensors of one dtype where ints meet floats: the float's (see binary). Two
+    floating tensors, one of them 0-d and the other not, take the other's dtype, as in PyTorch: a
+    0-d tensor is a scalar, like a Python number, so ``scores / tensor(np.sqrt(d))`` stays float32
+    where NumPy would promote it to float64."""
     a, b = operands(op, a, b)
-    if a.dtype.kind in "biu" and b.dtype.kind == "f":
+    a_float, b_float = backend.is_floating(a.dtype), backend.is_floating(b.dtype)  # (bfloat16 too)
+    if a.dtype.kind in "biu" and b_float:
         a = a.astype(b.dtype)
-    elif b.dtype.kind in "biu" and a.dtype.kind == "f":
+    elif b.dtype.kind in "biu" and a_float:
         b = b.astype(a.dtype)
     elif true_division and a.dtype.kind in "biu":
         a, b = a.astype(backend.DEFAULT_FLOAT), b.astype(backend.DEFAULT_FLOAT)
+    elif a_float and b_float and a.dtype != b.dtype and (a.ndim == 0) != (b.ndim == 0):
+        a, b = (a.astype(b.dtype), b) if a.ndim == 0 else (a, b.astype(a.dtype))
     return a, b
 
 

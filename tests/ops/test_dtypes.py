@@ -343,3 +343,33 @@ def test_concatenate_stack_and_where_give_pytorchs_dtype(first, second):
                          (F.where(minitx.tensor(cond), x, y), torch.where(torch.tensor(cond), tx, ty))):
         assert ours.dtype.name == str(theirs.dtype).removeprefix("torch."), (first, second)
         np.testing.assert_array_equal(ours.to(dtype="float64").numpy(), theirs.double().numpy())
+
+
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("scalar", FLOATS)
+@pytest.mark.parametrize("dimensioned", FLOATS + ["int64", "int8", "bool"])
+def test_a_0d_float_tensor_beside_a_tensor_with_dimensions_promotes_as_pytorchs(dimensioned, scalar):
+    """A 0-d float tensor is a scalar: beside floats with dimensions it takes their dtype (NumPy
+    would widen float32 by a float64 0-d to float64), beside integers it gives its own; the 0-d
+    operand's gradient comes back in its own dtype."""
+    torch = torch_in_example()
+    a, s = np.array([[1.0, 0.0, 2.0], [3.0, 1.0, 0.5]]), 1.5
+    if dimensioned in ("int64", "int8", "bool"):
+        a = (a > 0.7).astype(dimensioned)
+    t_dtype = lambda name: getattr(torch, name)  # noqa: E731
+    ta, ts = torch.tensor(a).to(t_dtype(dimensioned)), torch.tensor(s, dtype=t_dtype(scalar))
+    for name, ours, theirs in (("add", lambda x, y: x + y, torch.add), ("mul", lambda x, y: y * x, torch.mul),
+                               ("div", lambda x, y: x / y, torch.div), ("max", F.maximum, torch.maximum),
+                               ("lt", lambda x, y: x < y, torch.lt)):
+        got = ours(minitx.tensor(a, dtype=dimensioned), minitx.tensor(s, dtype=scalar))
+        want = theirs(ta, ts)
+        assert got.dtype.name == str(want.dtype).removeprefix("torch."), (name, dimensioned, scalar)
+        np.testing.assert_allclose(got.to(dtype="float64").numpy(), want.double().numpy(), rtol=1e-2)
+    if dimensioned in FLOATS:
+        x = minitx.tensor(a, dtype=dimensioned, requires_grad=True)
+        y = minitx.tensor(s, dtype=scalar, requires_grad=True)
+        (x * y).sum().backward()
+        assert (x.grad.dtype.name, y.grad.dtype.name, y.grad.shape) == (dimensioned, scalar, ())
+        assert float(y.grad.to(dtype="float64").numpy()) == pytest.approx(a.sum(), rel=1e-2)
