@@ -160,6 +160,17 @@ def mark_modified(*tensors) -> None:
             guard.unlock()
 
 
+def zero_gradients(params, set_to_none: bool = True) -> None:
+    """zero_grad, for Module and Optimizer alike: each ``p.grad = None`` (PyTorch's default), or
+    with ``set_to_none=False`` zeros written into each gradient in place (a name kept for it sees 0)."""
+    for p in params:
+        if set_to_none:
+            p.grad = None
+        elif p.grad is not None:
+            mark_modified(p.grad)
+            p.grad.data[...] = 0
+
+
 # ---------------------------------------------------------------------- the checksum check
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "0").strip().lower() not in ("", "0", "false", "no", "off")

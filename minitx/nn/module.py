@@ -22,6 +22,7 @@ import numpy as np
 from minitx import backend, interop
 from minitx.autograd.engine import HookHandle
 from minitx.autograd.grad_mode import no_grad
+from minitx.autograd.inplace import zero_gradients
 from minitx.autograd.tensor import Tensor
 from minitx.nn.parameter import Parameter
 
@@ -332,11 +333,7 @@ class Module:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget every parameter's gradient, as PyTorch: ``p.grad = None``, or with
         ``set_to_none=False`` zeros written into each gradient in place (a name kept for it sees 0)."""
-        for p in self.parameters():
-            if set_to_none:
-                p.grad = None
-            elif p.grad is not None:
-                p.grad.zero_()
+        zero_gradients(self.parameters(), set_to_none)
 
     def to(self, device=None, dtype=None) -> "Module":
         """Move (and/or cast) every parameter and buffer in place; returns self.

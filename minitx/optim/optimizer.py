@@ -42,7 +42,7 @@ import numbers
 import numpy as np
 
 from minitx import backend, kernels, sync
-from minitx.autograd.inplace import mark_modified
+from minitx.autograd.inplace import mark_modified, zero_gradients
 from minitx.autograd.tensor import Tensor
 
 
@@ -134,12 +134,7 @@ class Optimizer:
     # ------------------------------------------------------------------ stepping
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients: ``p.grad = None`` (or fill them with zeros in place)."""
-        for _, _, p in self._indexed_params():
-            if set_to_none:
-                p.grad = None
-            elif p.grad is not None:
-                mark_modified(p.grad)
-                p.grad.data[...] = 0
+        zero_gradients((p for _, _, p in self._indexed_params()), set_to_none)
 
     def step(self) -> None:
         """Update every parameter that has a gradient (parameters with grad None are skipped)."""
