@@ -8,6 +8,8 @@
 #   published-de-en   the same, German->English
 #   tiny-en-de        the multi30k-tiny recipe (the same model and schedule on cased text, minitx's
 #   tiny-de-en        dropout everywhere; results/2026-11-27e-h100), over SEEDS
+#   best-lc           gpu-best on lowercased, Moses-tokenized text (--text moses-lowercase), both
+#                     directions over SEEDS: the text form gained about 2 BLEU on cpu-quick
 #   base              the paper's base model en->de, 40 epochs, validation BLEU every 5
 #   variants-en-de    multi30k-tiny-published changed one thing at a time, seed 1: wider, twice the
 #   variants-de-en    updates, dropout 0.2, an 8k BPE (each about as much GPU time as 1-4 published runs)
@@ -28,7 +30,7 @@ SEEDS=${SEEDS:-1 2 3}
 TRAIN_ARGS=${TRAIN_ARGS:---device cuda}  # added to every run (a smoke test here: "--device cpu --max-steps 2 ...")
 OUT=${OUT:?"OUT: the folder that comes back"}
 WORK=/tmp/issue23
-PARTS="published-en-de published-de-en tiny-en-de tiny-de-en base variants-en-de variants-de-en"
+PARTS="published-en-de published-de-en tiny-en-de tiny-de-en best-lc base variants-en-de variants-de-en"
 for part in $SET; do
   [[ " $PARTS " == *" $part "* ]] || { echo "issue23.sh: unknown part '$part' in SET; parts: $PARTS" >&2; exit 2; }
 done
@@ -71,7 +73,7 @@ T=$((CALL - 60 - SECONDS))  # the runs' share of the call: SIGINT then, 30 s to 
 [ $T -ge 30 ] || { echo "issue23.sh: CALL=$CALL leaves the runs ${T}s" >&2; exit 2; }
 echo "runs: $SET for ${T}s"
 
-tiny() {  # tiny NAME SEEDS PARALLEL "RUN" ...: a sweep of multi30k-tiny runs into $WORK/NAME
+sweep() {  # sweep NAME SEEDS PARALLEL "RUN" ...: benchmarks/sweep.py's runs over SEEDS into $WORK/NAME
   local name=$1 seeds=$2 parallel=$3; shift 3
   local runs=(); for r in "$@"; do runs+=(--run "$r"); done
   timeout -s INT -k 30 $T python3 benchmarks/sweep.py $WORK/$name --parallel $parallel --seeds $seeds "${runs[@]}" \
@@ -80,15 +82,17 @@ tiny() {  # tiny NAME SEEDS PARALLEL "RUN" ...: a sweep of multi30k-tiny runs in
 EN_DE="--src-lang en --tgt-lang de"
 PUBLISHED="--recipe multi30k-tiny-published"
 variants() {  # variants DIRECTION OPTIONS
-  tiny variants-$1 1 4 "wide-$1: $2 --d-model 256 --d-ff 1024" "long-$1: $2 --max-steps 16000 --epochs 600" \
+  sweep variants-$1 1 4 "wide-$1: $2 --d-model 256 --d-ff 1024" "long-$1: $2 --max-steps 16000 --epochs 600" \
     "dropout02-$1: $2 --dropout 0.2" "bpe8k-$1: $2 --vocab-size 8000"
 }
 for part in $SET; do
   case $part in
-    published-en-de) tiny $part "$SEEDS" 6 "published-en-de: $PUBLISHED $EN_DE" & ;;
-    published-de-en) tiny $part "$SEEDS" 6 "published-de-en: $PUBLISHED" & ;;
-    tiny-en-de) tiny $part "$SEEDS" 6 "tiny-en-de: --recipe multi30k-tiny $EN_DE" & ;;
-    tiny-de-en) tiny $part "$SEEDS" 6 "tiny-de-en: --recipe multi30k-tiny" & ;;
+    published-en-de) sweep $part "$SEEDS" 6 "published-en-de: $PUBLISHED $EN_DE" & ;;
+    published-de-en) sweep $part "$SEEDS" 6 "published-de-en: $PUBLISHED" & ;;
+    tiny-en-de) sweep $part "$SEEDS" 6 "tiny-en-de: --recipe multi30k-tiny $EN_DE" & ;;
+    tiny-de-en) sweep $part "$SEEDS" 6 "tiny-de-en: --recipe multi30k-tiny" & ;;
+    best-lc) sweep $part "$SEEDS" 6 "best-lc-en-de: --recipe gpu-best --text moses-lowercase $EN_DE" \
+               "best-lc-de-en: --recipe gpu-best --text moses-lowercase" & ;;
     base) B=$WORK/base/base-en-de; mkdir -p $B
           timeout -s INT -k 30 $T python3 -m minitx.translate train --recipe base --epochs 40 --bleu-every 5 $TRAIN_ARGS \
             --no-progress --output-dir $B $([ -f $B/last.npz ] && echo --resume) >> $B.log 2>&1 & ;;
