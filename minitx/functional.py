@@ -15,7 +15,7 @@ from minitx.ops.elementwise import (
     rsqrt, reciprocal, equal, not_equal, less, less_equal, greater, greater_equal, logical_not,
     isnan, isinf, isfinite, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log10,
     atan2, hypot, copysign, floor_divide, remainder, fmod, isclose, allclose, bitwise_and, bitwise_or,
-    bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift)
+    bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift, nan_to_num, lerp)
 from minitx.ops.activation import (
     relu, gelu, tanh, sigmoid, silu, leaky_relu, elu, softplus, logsigmoid, hardtanh, softmax,
     log_softmax, hardsigmoid, hardswish, relu6, selu, celu, softsign, mish, glu, prelu, threshold, softmin)

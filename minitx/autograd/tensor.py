@@ -753,6 +753,8 @@ class Tensor:
     def tile(self, reps): return F.tile(self, reps)
     def median(self, axis=None, keepdims=False): return F.median(self, axis, keepdims)
     def nanmedian(self, axis=None, keepdims=False): return F.nanmedian(self, axis, keepdims)
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None): return F.nan_to_num(self, nan, posinf, neginf)
+    def lerp(self, end, weight): return F.lerp(self, end, weight)
     def outer(self, other): return F.outer(self, other)
     def diag(self, diagonal=0): return F.diag(self, diagonal)
     def bincount(self, weights=None, minlength=0): return F.bincount(self, weights, minlength)

@@ -2,7 +2,7 @@
 backward on raw arrays, the math in its docstring) with its public function right beside it:
 
     elementwise   arithmetic, // and the remainders, exp/log, rounding, trigonometry, erf,
-                  comparisons, isclose, bitwise ops
+                  comparisons, isclose, bitwise ops, nan_to_num, lerp
     activation    relu, gelu, tanh, sigmoid, silu, ..., hardswish, mish, glu, prelu, softmax, log_softmax
     reduction     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin
     scan          cumsum, cumprod, logcumsumexp, cummax, cummin; sort, argsort, topk, median, nanmedian
