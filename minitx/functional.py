@@ -30,7 +30,7 @@ from minitx.ops.indexing import (
     getitem, setitem, gather, scatter, scatter_add, scatter_reduce, index_add, tril, triu, diagonal, diag, trace,
     embedding, one_hot, nonzero, argwhere, masked_select, bincount, unique)
 from minitx.ops.linalg import (
-    matmul, linear, outer, einsum)
+    matmul, linear, outer, cross, einsum)
 from minitx.ops.norm import (
     batch_norm, group_norm, layer_norm, rms_norm, normalize, cosine_similarity, instance_norm, pairwise_distance, cdist)
 from minitx.ops.dropout import (

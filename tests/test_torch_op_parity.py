@@ -126,6 +126,9 @@ def torch_nanmedian(x, axis):
     return torch.where(all_nan, x.select(axis, 0), torch.nanmedian(x, axis).values)
 
 
+three_along_an_axis = mst.shapes(min_dims=1, max_dims=3, max_side=3).filter(lambda s: 3 in s)
+
+
 def distinct_targets(x, axis):
     """A scatter index for x along ``axis`` whose targets never repeat (PyTorch's scatter leaves a
     repeated one undefined): in each slice, the first entries of a permutation of the axis."""
@@ -256,6 +259,10 @@ CASES = {
                    arg(shape=lambda a: st.sampled_from([(3,), (3, 2), (5, 3, 2)])), reference=torch.matmul),
     "outer": case(F.outer, arg(edges=EDGES), arg(shape=mst.shapes(min_dims=1, max_dims=1), edges=EDGES),
                   shapes=mst.shapes(min_dims=1, max_dims=1), reference=torch.outer),
+    "cross": case(lambda a, b, axis: F.cross(a, b, axis), arg(shape=lambda: three_along_an_axis, edges=EDGES),
+                  arg(shape=lambda a: a, edges=EDGES), kwargs={"axis": lambda a, b: st.sampled_from(
+                      [d for d in range(-len(a), len(a)) if a[d] == 3])},
+                  reference=lambda a, b, axis: torch.linalg.cross(a, b, dim=axis)),
     "diag": case(lambda x, k: F.diag(x, k), arg(edges=EDGES), shapes=mst.shapes(min_dims=1, max_dims=2),
                  kwargs={"k": st.integers(-3, 3)}, reference=lambda x, k: torch.diag(x, k)),
     "cdist": case(lambda a, b, p: F.cdist(a, b, p), arg(),

@@ -755,6 +755,7 @@ class Tensor:
     def nanmedian(self, axis=None, keepdims=False): return F.nanmedian(self, axis, keepdims)
     def nan_to_num(self, nan=0.0, posinf=None, neginf=None): return F.nan_to_num(self, nan, posinf, neginf)
     def lerp(self, end, weight): return F.lerp(self, end, weight)
+    def cross(self, other, axis=-1): return F.cross(self, other, axis)
     def outer(self, other): return F.outer(self, other)
     def diag(self, diagonal=0): return F.diag(self, diagonal)
     def bincount(self, weights=None, minlength=0): return F.bincount(self, weights, minlength)
@@ -780,7 +781,7 @@ for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "a
               "prod", "amax", "amin", "count_nonzero", "softmax", "log_softmax", "squeeze", "unsqueeze",
               "flatten", "flip", "roll", "repeat", "repeat_interleave", "cumsum", "cumprod", "logcumsumexp",
               "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk", "unbind",
-              "median", "nanmedian", "index_add", "scatter", "tril", "triu", "narrow", "unflatten"):
+              "median", "nanmedian", "index_add", "scatter", "tril", "triu", "narrow", "unflatten", "cross"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
 del _name
 

@@ -10,7 +10,7 @@ backward on raw arrays, the math in its docstring) with its public function righ
                   pad, meshgrid
     indexing      getitem, setitem, gather, scatter, scatter_add, scatter_reduce, index_add, nonzero,
                   masked_select, tril/triu, diagonal, diag, trace, embedding, one_hot, bincount, unique
-    linalg        matmul, linear, outer, einsum
+    linalg        matmul, linear, outer, cross, einsum
     norm          layer_norm, rms_norm, group_norm, batch_norm, normalize, cosine_similarity,
                   pairwise_distance, cdist
     dropout       dropout, dropout_add, bias_act_dropout (and their Philox masks)
