@@ -231,6 +231,12 @@ CASES = {
     "nanmedian": case(lambda x, axis: F.nanmedian(x, axis).values, arg(edges=(NAN,), edge_probability=0.5, distinct=True),
                       shapes=mst.shapes(min_dims=1, max_dims=3), kwargs={"axis": an_axis},
                       reference=torch_nanmedian),
+    "diff": case(lambda x, n, axis: F.diff(x, n, axis), arg(edges=EDGES), shapes=mst.shapes(min_dims=1, max_dims=3),
+                 kwargs={"n": st.integers(1, 3), "axis": an_axis}, reference=lambda x, n, axis: torch.diff(x, n, axis)),
+    "diff_prepend_append": case(lambda x, p, a: F.diff(x, 1, -1, p, a), arg(edges=EDGES),
+                                arg(shape=lambda x: x[:-1] + (2,), edges=EDGES), arg(shape=lambda x, p: x[:-1] + (1,)),
+                                shapes=mst.shapes(min_dims=1, max_dims=3),
+                                reference=lambda x, p, a: torch.diff(x, 1, -1, p, a)),
     # ---------------------------------------------------------------- shape
     "reshape": case(lambda x: F.reshape(x, (-1,)), arg(edges=EDGES), reference=lambda x: x.reshape(-1)),
     "transpose": case(lambda x, axes: F.transpose(x, axes), arg(), kwargs={"axes": permutation},

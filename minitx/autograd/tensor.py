@@ -755,6 +755,7 @@ class Tensor:
     def nanmedian(self, axis=None, keepdims=False): return F.nanmedian(self, axis, keepdims)
     def nan_to_num(self, nan=0.0, posinf=None, neginf=None): return F.nan_to_num(self, nan, posinf, neginf)
     def lerp(self, end, weight): return F.lerp(self, end, weight)
+    def diff(self, n=1, axis=-1, prepend=None, append=None): return F.diff(self, n, axis, prepend, append)
     def cross(self, other, axis=-1): return F.cross(self, other, axis)
     def outer(self, other): return F.outer(self, other)
     def diag(self, diagonal=0): return F.diag(self, diagonal)
@@ -781,7 +782,8 @@ for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "a
               "prod", "amax", "amin", "count_nonzero", "softmax", "log_softmax", "squeeze", "unsqueeze",
               "flatten", "flip", "roll", "repeat", "repeat_interleave", "cumsum", "cumprod", "logcumsumexp",
               "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk", "unbind",
-              "median", "nanmedian", "index_add", "scatter", "tril", "triu", "narrow", "unflatten", "cross"):
+              "median", "nanmedian", "index_add", "scatter", "tril", "triu", "narrow", "unflatten", "diff",
+              "cross"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
 del _name
 

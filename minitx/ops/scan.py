@@ -1,5 +1,5 @@
-"""Running (scan) ops along one axis: cumsum, cumprod, logcumsumexp; and ordering along one
-axis: sort and topk, median and nanmedian.
+"""Running (scan) ops along one axis: cumsum, cumprod, logcumsumexp, and diff (cumsum's inverse);
+and ordering along one axis: sort and topk, searchsorted, median and nanmedian.
 
 y_k depends on x_0..x_k along ``axis``, so each backward gathers dy from y_k, y_k+1, ... : a
 reverse scan. Cumprod never divides by x: its gradient comes from a recurrence run from the
@@ -12,14 +12,18 @@ import math
 import numbers
 from typing import NamedTuple
 
+import numpy as np
+
 from minitx.autograd.function import Function
+from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import accumulate, floating
+from minitx.ops._args import accumulate, as_indices, floating
 from minitx.ops.indexing import add_at
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
+from minitx.ops.shape import broadcast_to, concatenate
 
-__all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Cummax", "Cummin", "Sort", "Median"]
+__all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Diff", "Cummax", "Cummin", "Sort", "Median"]
 
 
 class ValuesIndices(NamedTuple):
@@ -148,6 +152,68 @@ class Logcumsumexp(_Scan):
 def logcumsumexp(x, axis): return Logcumsumexp(axis)(floating(x))
 
 
+class Diff(Function):
+    """y_k = x_{k+1} - x_k along axis (k < m - 1, m the axis' length), taken n times: the n-th
+    forward difference, m - n entries along the axis (none for n >= m). Booleans give
+    x_{k+1} != x_k, as NumPy's diff (PyTorch's logical_xor: the same values).
+
+    backward: one difference has dx_j = dy_{j-1} - dy_j, with dy_{-1} = dy_{m-1} = 0, that is
+    dx = -diff(dy with a 0 on each side). n of them: (-1)^n diff^n(dy with n zeros on each side)
+    (the zeros that diff(dy with one 0 each side) would need around it are 0 - 0 = 0 already).
+    """
+
+    def __init__(self, n=1, axis=-1):
+        self.n, self.axis = n, axis
+
+    def forward(self, x):
+        self.along = _scan_axis(self.axis, x, "diff")
+        self.length = x.shape[self.along]
+        return get_array_module(x).diff(x, self.n, axis=self.along)
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        if self.n > self.length:  # no output, and padding dy would not give back m entries
+            shape = dy.shape[:self.along] + (self.length,) + dy.shape[self.along + 1:]
+            return (xp.zeros(shape, dtype=dy.dtype),)
+        width = [(0, 0)] * dy.ndim
+        width[self.along] = (self.n, self.n)
+        return ((-1) ** self.n * xp.diff(xp.pad(dy, width), self.n, axis=self.along),)
+
+
+@takes_torch_keywords
+def diff(x, n=1, axis=-1, prepend=None, append=None):
+    """The n-th forward difference along ``axis`` (PyTorch's and NumPy's diff): x[1:] - x[:-1],
+    n times. ``prepend`` and ``append`` are joined to x along the axis first, and take their
+    gradient: tensors of x's shape but along the axis, or numbers (one entry along it, NumPy's
+    rule; PyTorch takes tensors only). n = 0 gives a copy of x, without them (as both)."""
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError("diff: expected a tensor with at least one axis, got a 0-d tensor")
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"diff: n must be a whole number >= 0, got {n!r}")
+    along = _scan_axis(axis, x, "diff")
+    if n == 0:
+        return x.clone()
+    if prepend is not None or append is not None:
+        parts = [_beside_along("prepend", prepend, x, along), x, _beside_along("append", append, x, along)]
+        x = concatenate([part for part in parts if part is not None], axis=along)
+    return Diff(int(n), axis)(x)
+
+
+def _beside_along(what, value, x, along):
+    """diff's prepend or append as a tensor to join to x along its axis ``along`` (None stays None):
+    a number or a 0-d tensor becomes one entry along that axis, broadcast over the others."""
+    if value is None:
+        return None
+    value = as_tensor(value, x)
+    if value.ndim == 0:
+        return broadcast_to(value, x.shape[:along] + (1,) + x.shape[along + 1:])
+    if value.ndim != x.ndim or any(a != b for d, (a, b) in enumerate(zip(value.shape, x.shape)) if d != along):
+        raise ValueError(f"diff: {what} of shape {value.shape} does not fit the input of shape {x.shape}: expected "
+                         f"a number, or a tensor of the input's shape but along axis {along}")
+    return value
+
+
 class Cummax(_Scan):
     """y_k = max(x_0..x_k) along axis, i_k = where it is: the LATEST position holding it (ties go to
     the later one, as in PyTorch), a NaN being larger than everything (from a NaN on, y is NaN).
@@ -200,8 +266,6 @@ def cummin(x, axis):
 
 
 def _with_index(op, x):
-    from minitx.autograd.tensor import Tensor  # noqa: PLC0415
-
     values = op(x)
     return ValuesIndices(values, Tensor(op._back(op.index)))
 
@@ -247,8 +311,6 @@ class Sort(Function):
 def sort(x, axis=-1, descending=False):
     """(values, indices) of x sorted along ``axis``, stably (equal values keep their order; NaN
     is the largest), as PyTorch's ``sort(stable=True)``; indices are int64 and take no gradient."""
-    from minitx.autograd.tensor import Tensor  # noqa: PLC0415
-
     op = Sort(axis, descending)
     values = op(x)
     return ValuesIndices(values, Tensor(op.order.reshape(values.shape).astype("int64")))
@@ -278,6 +340,45 @@ def topk(x, k, axis=-1, largest=True):
     index = [slice(None)] * values.ndim
     index[axis] = slice(0, int(k))
     return ValuesIndices(values[tuple(index)], indices[tuple(index)])
+
+
+def searchsorted(sorted_sequence, values, *, side=None, right=False, sorter=None, out_int32=False):
+    """Where each of ``values`` would go in ``sorted_sequence`` (ascending along its last axis) to
+    keep it sorted: the first such place (side "left": the count of entries < v) or the last
+    ("right", or right=True: the count of entries <= v), as PyTorch's searchsorted. A 1-d
+    sequence serves every value; an n-d one holds one sequence per row, and values' first n - 1
+    axes must be its. ``sorter``: the indices that sort an unsorted sequence (argsort's).
+    An int64 tensor (int32 with out_int32) of values' shape; no gradient. NaN is the largest
+    value, as sort puts it (NumPy's rule; PyTorch's answer beside a NaN in the sequence is its
+    binary search's path)."""
+    sequence = as_tensor(sorted_sequence)
+    values = as_tensor(values, sequence)
+    if side not in (None, "left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    if side == "left" and right:
+        raise ValueError("searchsorted: side='left' and right=True ask for opposite sides; give one of them")
+    side = side or ("right" if right else "left")
+    if sequence.ndim == 0 or (sequence.ndim > 1 and sequence.shape[:-1] != values.shape[:-1]):
+        raise ValueError(f"searchsorted: expected a 1-d sorted_sequence, or one whose first axes are values' "
+                         f"(one sequence per row), got shapes {sequence.shape} and {values.shape}")
+    s, v = sequence.data, values.data
+    xp = get_array_module(s)
+    if sorter is not None:
+        sorter = as_indices(sorter, sequence)
+        if sorter.shape != sequence.shape:
+            raise ValueError(f"searchsorted: sorter must have sorted_sequence's shape {sequence.shape}, got "
+                             f"{sorter.shape}")
+        s = xp.take_along_axis(s, sorter.data, axis=-1)
+    if s.ndim == 1:
+        found = xp.searchsorted(s, v, side=side)
+    else:  # one search per row (NumPy's and CuPy's searchsorted take a 1-d sequence)
+        count = math.prod(s.shape[:-1])
+        rows, wanted = s.reshape(count, s.shape[-1]), v.reshape(count, v.shape[-1])
+        found = xp.empty(wanted.shape, dtype=np.int64)
+        for k in range(count):
+            found[k] = xp.searchsorted(rows[k], wanted[k], side=side)
+        found = found.reshape(v.shape)
+    return Tensor(xp.asarray(found, dtype=np.int32 if out_int32 else np.int64))
 
 class Median(Function):
     """y = the lower middle value of x along ``axis`` (PyTorch's median): with the n entries of a
@@ -350,8 +451,6 @@ def nanmedian(x, axis=None, keepdims=False):
 
 
 def _median(op, x):
-    from minitx.autograd.tensor import Tensor, as_tensor  # noqa: PLC0415
-
     values = op(as_tensor(x))
     if op.axis is None:
         return values

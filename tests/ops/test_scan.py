@@ -532,3 +532,174 @@ def test_median_of_nothing_and_of_a_0d_tensor():
     values, indices = F.median(leaf(2.5), 0)
     assert values.shape == indices.shape == () and values.item() == 2.5 and indices.item() == 0
     assert check_gradients(lambda t: F.median(t, -1).values, leaf(2.5))
+
+
+# ---------------------------------------------------------------- diff
+
+
+@st.composite
+def _diff_case(draw):
+    """x (at least one axis), an axis, n (past the axis' length too) and prepend/append: None, a
+    number, or a tensor of x's shape but along the axis (0 to 2 entries there)."""
+    x = draw(mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=4)))
+    axis = draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
+    n = draw(st.integers(0, x.shape[axis] + 2), label="n")
+
+    def beside():
+        shape = st.integers(0, 2).map(lambda k: x.shape[:axis % x.ndim] + (k,) + x.shape[axis % x.ndim + 1:])
+        return st.one_of(st.none(), st.floats(-3, 3), shape.flatmap(mst.tensors))
+
+    return x, axis, n, draw(beside(), label="prepend"), draw(beside(), label="append")
+
+
+def _beside(drawn, parts, full=None):
+    """prepend and append from the drawn ones: the numbers as they are (or as ``full(number)``, a
+    tensor for torch.diff, which takes no numbers), the tensors from ``parts``, in order."""
+    given = iter(parts)
+    return [next(given) if isinstance(v, minitx.Tensor) else v if v is None or full is None else full(v)
+            for v in drawn]
+
+
+@given(data=st.data())
+def test_diff_forward_gradients_and_pytorch(data):
+    x, axis, n, prepend, append = data.draw(_diff_case())
+    drawn = (prepend, append)
+    tensors = [t for t in drawn if isinstance(t, minitx.Tensor)]
+
+    def fn(t, *parts):
+        return F.diff(t, n, axis, *_beside(drawn, parts))
+
+    def reference(a, *parts):
+        p, q = _beside(drawn, parts)
+        return np.diff(a, n, axis, **{k: v for k, v in (("prepend", p), ("append", q)) if v is not None})
+
+    y = check_forward(fn, reference, x, *tensors)
+    assert not n or isinstance(y._ctx, minitx.ops.Diff)
+    assert check_gradients(fn, x, *tensors)
+    torch = torch_in_example()
+    if torch is not None:
+        def theirs(t, *parts):
+            one = t.shape[:axis % t.ndim] + (1,) + t.shape[axis % t.ndim + 1:]
+            p, q = _beside(drawn, parts, full=lambda v: torch.full(one, v, dtype=torch.float64))
+            return torch.diff(t, n, axis, p, q)
+
+        parity(fn, theirs, leaf(x.numpy()), *[leaf(t.numpy()) for t in tensors])
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "uint8"])
+def test_diff_of_integers_and_booleans_as_numpy_and_pytorch(dtype):
+    """Booleans give !=, PyTorch's logical_xor; uint8 wraps, as both."""
+    a = np.array([[1, 5, 2, 2, 0], [3, 0, 0, 1, 1]]).astype(dtype)
+    torch = import_torch()
+    for n in (1, 2):
+        got = F.diff(minitx.tensor(a), n)
+        np.testing.assert_array_equal(got.numpy(), np.diff(a, n))
+        np.testing.assert_array_equal(got.numpy(), torch.diff(torch.from_numpy(a), n).numpy())
+        assert got.dtype == a.dtype
+
+
+def test_diff_past_the_axis_length_and_its_errors():
+    x = leaf(np.arange(6.0).reshape(2, 3))
+    y = parity(lambda t: F.diff(t, 5, 1), lambda t: torch_diff(t, 5, 1), x)  # nothing left: (2, 0), zero gradient
+    assert y.shape == (2, 0) and np.array_equal(x.grad.numpy(), np.zeros((2, 3)))
+    same = parity(lambda t: F.diff(t, 0, prepend=leaf([[9.0], [9.0]])), lambda t: torch_diff(t, 0, -1), leaf(x.numpy()))
+    assert same.numpy().tolist() == x.numpy().tolist() and same.data is not x.data  # n = 0: a copy, nothing joined
+    assert x.diff(dim=0, prepend=-1.0).numpy().tolist() == [[1.0, 2.0, 3.0], [3.0, 3.0, 3.0]]
+    with pytest.raises(ValueError, match="diff: expected a tensor with at least one axis, got a 0-d tensor"):
+        F.diff(leaf(1.0))
+    with pytest.raises(ValueError, match="diff: n must be a whole number >= 0, got -1"):
+        F.diff(x, -1)
+    with pytest.raises(ValueError, match=r"diff: prepend of shape \(3, 1\) does not fit the input of shape \(2, 3\): "
+                                         r"expected a number, or a tensor of the input's shape but along axis 1"):
+        F.diff(x, prepend=leaf(np.zeros((3, 1))))
+    with pytest.raises(ValueError, match="diff: axis 2 is out of range"):
+        F.diff(x, axis=2)
+
+
+def torch_diff(t, n, axis):
+    return t.diff(n, axis)
+
+
+# ---------------------------------------------------------------- searchsorted
+
+
+@st.composite
+def _searchsorted_case(draw):
+    """A sequence sorted along its last axis (1-d, or one per row of values' leading axes; ties
+    common, infinities in it), values (NaN and infinities among them) and a side."""
+    batch = draw(st.sampled_from([None, (), (2,), (2, 3)]), label="batch")
+    n, m = draw(st.integers(0, 5), label="n"), draw(st.integers(0, 4), label="m")
+    seq_shape = (n,) if batch is None else batch + (n,)
+    values_shape = draw(mst.shapes(max_dims=2, max_side=3)) if batch is None else batch + (m,)
+    edges = st.sampled_from([np.inf, -np.inf])
+    raw = draw(mst.float_arrays(seq_shape, min_value=-2, max_value=2))
+    raw[np.random.default_rng(draw(st.integers(0, 9))).random(raw.shape) < 0.2] = draw(edges)
+    sequence = np.sort(np.round(raw * 2) / 2, axis=-1)
+    values = np.asarray(np.round(draw(mst.float_arrays(values_shape, min_value=-3, max_value=3)) * 2) / 2)
+    values[np.random.default_rng(draw(st.integers(0, 9))).random(values.shape) < 0.2] = draw(
+        st.sampled_from([np.inf, -np.inf, np.nan]))
+    return sequence, values, draw(st.sampled_from(["left", "right"]), label="side")
+
+
+def _numpy_searchsorted(sequence, values, side):
+    """np.searchsorted, one row at a time for an n-d sequence."""
+    if sequence.ndim == 1:
+        return np.searchsorted(sequence, values, side)
+    found = np.empty(values.shape, np.int64)
+    for row in np.ndindex(*values.shape[:-1]):
+        found[row] = np.searchsorted(sequence[row], values[row], side)
+    return found
+
+
+@given(case=_searchsorted_case())
+def test_searchsorted_as_numpy_and_pytorch(case):
+    sequence, values, side = case
+    got = F.searchsorted(minitx.tensor(sequence), minitx.tensor(values), side=side)
+    assert got.dtype == np.int64 and got.shape == values.shape
+    np.testing.assert_array_equal(got.numpy(), _numpy_searchsorted(sequence, values, side))
+    right = F.searchsorted(minitx.tensor(sequence), minitx.tensor(values), right=side == "right", out_int32=True)
+    assert right.dtype == np.int32 and np.array_equal(right.numpy(), got.numpy())
+    torch = torch_in_example()
+    if torch is not None:
+        theirs = torch.searchsorted(torch.from_numpy(sequence), torch.from_numpy(values), side=side)
+        np.testing.assert_array_equal(got.numpy(), theirs.numpy())
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=2, max_side=5), min_value=-2, max_value=2), data=st.data())
+def test_searchsorted_with_a_sorter_as_pytorch(x, data):
+    """sorter: the argsort of an unsorted sequence, which is searched as if sorted by it."""
+    a = np.round(x.numpy() * 2) / 2
+    values = np.round(data.draw(mst.float_arrays(a.shape[:-1] + (3,), min_value=-3, max_value=3)) * 2) / 2
+    sorter = np.argsort(a, axis=-1, kind="stable")
+    side = data.draw(st.sampled_from(["left", "right"]), label="side")
+    got = F.searchsorted(minitx.tensor(a), minitx.tensor(values), side=side, sorter=minitx.tensor(sorter))
+    expected = F.searchsorted(minitx.tensor(np.take_along_axis(a, sorter, -1)), minitx.tensor(values), side=side)
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    torch = torch_in_example()
+    if torch is not None:
+        theirs = torch.searchsorted(torch.from_numpy(np.ascontiguousarray(a)), torch.from_numpy(values), side=side,
+                                    sorter=torch.from_numpy(sorter))
+        np.testing.assert_array_equal(got.numpy(), theirs.numpy())
+
+
+def test_searchsorted_of_a_number_a_nan_and_its_errors():
+    sequence = minitx.tensor([1.0, 2.0, 2.0, np.nan])
+    assert F.searchsorted(sequence, 2.0).shape == () and F.searchsorted(sequence, 2.0).item() == 1
+    assert minitx.searchsorted(sequence, 2.0, right=True).item() == 3
+    # NaN is the largest value, as sort puts it (NumPy's rule; PyTorch's binary search has none here)
+    np.testing.assert_array_equal(F.searchsorted(sequence, minitx.tensor([np.nan, np.inf, 5.0])).numpy(), [3, 3, 3])
+    np.testing.assert_array_equal(F.searchsorted(sequence, minitx.tensor([np.nan]), side="right").numpy(), [4])
+    assert F.searchsorted(minitx.tensor(np.zeros(0)), minitx.tensor([1.0])).numpy().tolist() == [0]
+    no_entries = F.searchsorted(minitx.tensor(np.zeros((2, 0))), minitx.tensor(np.ones((2, 3))))
+    assert no_entries.numpy().tolist() == [[0] * 3] * 2
+    with pytest.raises(ValueError, match="searchsorted: side='left' and right=True ask for opposite sides"):
+        F.searchsorted(sequence, 2.0, side="left", right=True)
+    with pytest.raises(ValueError, match="searchsorted: side must be 'left' or 'right', got 'up'"):
+        F.searchsorted(sequence, 2.0, side="up")
+    with pytest.raises(ValueError, match=r"searchsorted: expected a 1-d sorted_sequence, or one whose first axes are "
+                                         r"values' \(one sequence per row\), got shapes \(2, 3\) and \(3, 3\)"):
+        F.searchsorted(minitx.tensor(np.zeros((2, 3))), minitx.tensor(np.zeros((3, 3))))
+    with pytest.raises(ValueError, match=r"searchsorted: expected a 1-d sorted_sequence.*got shapes \(\) and \(1,\)"):
+        F.searchsorted(minitx.tensor(1.0), minitx.tensor([1.0]))
+    with pytest.raises(ValueError, match=r"searchsorted: sorter must have sorted_sequence's shape \(4,\), got \(3,\)"):
+        F.searchsorted(sequence, 2.0, sorter=minitx.tensor([0, 1, 2]))
