@@ -26,6 +26,8 @@ Where minitx deliberately differs from PyTorch, the case leaves that input out a
   the gradient goes to the one picked; median without an axis draws no NaN: PyTorch shares its gradient
   among all entries equal to the median (all the NaNs), minitx gives it to the one it picks; nanmedian of an
   all-NaN slice picks the first entry (PyTorch's index there is unspecified);
+* kthvalue draws distinct values (test_scan.py compares its NaN and infinities): among equal ones, repeated
+  infinities included, PyTorch's pick varies and the gradient goes to the one picked;
 * cdist is compared for p < inf: at p = inf, entries tied for the largest |difference| share dy in
   minitx (as norm's), where PyTorch's cdist gives each all of it;
 * attention draws no NaN (softmax's cases cover NaN scores): a NaN in q or v reaches a query that
@@ -231,6 +233,10 @@ CASES = {
     "nanmedian": case(lambda x, axis: F.nanmedian(x, axis).values, arg(edges=(NAN,), edge_probability=0.5, distinct=True),
                       shapes=mst.shapes(min_dims=1, max_dims=3), kwargs={"axis": an_axis},
                       reference=torch_nanmedian),
+    "kthvalue": case(lambda x, k, axis, keepdims: F.kthvalue(x, k, axis, keepdims).values, arg(distinct=True),
+                     shapes=mst.shapes(min_dims=1, max_dims=3),
+                     kwargs={"axis": an_axis, "k": lambda s: st.integers(1, min(s)), "keepdims": st.booleans()},
+                     reference=lambda x, k, axis, keepdims: torch.kthvalue(x, k, axis, keepdims).values),
     "diff": case(lambda x, n, axis: F.diff(x, n, axis), arg(edges=EDGES), shapes=mst.shapes(min_dims=1, max_dims=3),
                  kwargs={"n": st.integers(1, 3), "axis": an_axis}, reference=lambda x, n, axis: torch.diff(x, n, axis)),
     "diff_prepend_append": case(lambda x, p, a: F.diff(x, 1, -1, p, a), arg(edges=EDGES),

@@ -1,5 +1,5 @@
 """Running (scan) ops along one axis: cumsum, cumprod, logcumsumexp, and diff (cumsum's inverse);
-and ordering along one axis: sort and topk, searchsorted, median and nanmedian.
+and ordering along one axis: sort and topk, searchsorted, median, nanmedian and kthvalue.
 
 y_k depends on x_0..x_k along ``axis``, so each backward gathers dy from y_k, y_k+1, ... : a
 reverse scan. Cumprod never divides by x: its gradient comes from a recurrence run from the
@@ -23,7 +23,7 @@ from minitx.ops.indexing import add_at
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 from minitx.ops.shape import broadcast_to, concatenate
 
-__all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Diff", "Cummax", "Cummin", "Sort", "Median"]
+__all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Diff", "Cummax", "Cummin", "Sort", "Median", "Kthvalue"]
 
 
 class ValuesIndices(NamedTuple):
@@ -393,39 +393,42 @@ class Median(Function):
     """
 
     fresh_gradients = True  # dx: new zeros with dy laid in
+    picks = "median"  # what an empty slice has none of, in its error
 
     def __init__(self, axis, keepdims=False, skip_nan=False):
         self.axis, self.keepdims, self.skip_nan = axis, keepdims, skip_nan
 
+    @property
+    def name(self) -> str:
+        return "nan" + super().name if self.skip_nan else super().name
+
+    def rank(self, x, n):
+        """The rank picked in each slice of x (n entries along self.along), the axis kept (length 1)."""
+        xp = get_array_module(x)
+        nans = xp.isnan(x).sum(axis=self.along, keepdims=True)
+        return xp.maximum((n - nans - 1) // 2, 0) if self.skip_nan else xp.where(nans > 0, n - nans, (n - 1) // 2)
+
     def forward(self, x):
         xp = get_array_module(x)
-        op = "nanmedian" if self.skip_nan else "median"
         self.in_shape = x.shape
         if self.axis is None or x.ndim == 0:  # one axis to sort along: x flattened (a 0-d x, one entry)
-            normalize_axes(self.axis, x.ndim, op)  # (0 or -1 for a 0-d x)
+            normalize_axes(self.axis, x.ndim, self.name)  # (0 or -1 for a 0-d x)
             x, self.along = x.reshape(-1), 0
         else:
-            self.along = _scan_axis(self.axis, x, op)
+            self.along = _scan_axis(self.axis, x, self.name)
         n = x.shape[self.along]
         if n == 0 and self.axis is not None:
-            raise ValueError(f"{op}: axis {self.axis} of the input of shape {self.in_shape} has length 0; an "
-                             "empty slice has no median")
-        nans = xp.isnan(x).sum(axis=self.along, keepdims=True)
-        rank = xp.maximum((n - nans - 1) // 2, 0) if self.skip_nan else xp.where(nans > 0, n - nans, (n - 1) // 2)
+            raise ValueError(f"{self.name}: axis {self.axis} of the input of shape {self.in_shape} has length 0; an "
+                             f"empty slice has no {self.picks}")
+        rank = self.rank(x, n)
         self.work_shape = x.shape
+        out_shape = _reduced_shape(self.in_shape, None if self.axis is None else self.along, self.keepdims)
         if n == 0:  # no entries at all: NaN, as PyTorch, and no gradient to give
             self.index = None
-            return xp.full(self._out_shape(), xp.nan, dtype=x.dtype)
+            return xp.full(out_shape, xp.nan, dtype=x.dtype)
         # the entry of rank k: its position in the stable order (kept axis of length 1), then its value
         self.index = xp.take_along_axis(_sort_order(x, self.along, False), rank, axis=self.along)
-        return xp.take_along_axis(x, self.index, axis=self.along).reshape(self._out_shape())
-
-    def _out_shape(self):
-        """The reduced shape: without the axis, or with it of length 1 (``keepdims``)."""
-        if self.axis is None or not self.in_shape:
-            return (1,) * len(self.in_shape) if self.keepdims else ()
-        kept = [1 if d == self.along else m for d, m in enumerate(self.in_shape)]
-        return tuple(kept) if self.keepdims else tuple(kept[:self.along] + kept[self.along + 1:])
+        return xp.take_along_axis(x, self.index, axis=self.along).reshape(out_shape)
 
     def backward(self, dy):
         xp = get_array_module(dy)
@@ -435,23 +438,66 @@ class Median(Function):
         return (dx.reshape(self.in_shape),)
 
 
+def _reduced_shape(shape, axis, keepdims):
+    """``shape`` without ``axis`` (in range; None: every axis), or with it of length 1 (``keepdims``)."""
+    axes = range(len(shape)) if axis is None else [axis % len(shape)] if shape else []
+    if keepdims:
+        return tuple(1 if d in axes else m for d, m in enumerate(shape))
+    return tuple(m for d, m in enumerate(shape) if d not in axes)
+
+
 @takes_torch_keywords
 def median(x, axis=None, keepdims=False):
     """The lower of the two middle values (PyTorch's median; NumPy's averages them), NaN where a
     slice holds one. Axis None: a 0-d tensor, the median of all entries (NaN for none); with an
     axis, (values, indices) as PyTorch, the indices int64 and without gradient. Among equal
     values the index is the one a stable sort puts at the middle rank (PyTorch does not say which)."""
-    return _median(Median(axis, keepdims), x)
+    return _picked(Median(axis, keepdims), x)
 
 
 @takes_torch_keywords
 def nanmedian(x, axis=None, keepdims=False):
     """median with NaN left out (PyTorch's nanmedian): NaN only where a slice is all NaN."""
-    return _median(Median(axis, keepdims, skip_nan=True), x)
+    return _picked(Median(axis, keepdims, skip_nan=True), x)
 
 
-def _median(op, x):
+class Kthvalue(Median):
+    """y = the k-th smallest value of x along ``axis`` (k counted from 1), i = where it was: the
+    entry of rank k - 1 in the order of a stable sort, NaN the largest value (PyTorch's kthvalue).
+
+        dx = 0, but dx[i] = dy    (as Median's)
+    """
+
+    picks = "k-th smallest value"
+
+    def __init__(self, k, axis=-1, keepdims=False):
+        super().__init__(axis, keepdims)
+        self.k = k
+
+    def rank(self, x, n):
+        if not 1 <= self.k <= n:
+            raise ValueError(f"kthvalue: k must be a whole number in [1, {n}] for axis {self.axis} of the input "
+                             f"of shape {self.in_shape}, got {self.k!r}")
+        shape = tuple(1 if d == self.along else m for d, m in enumerate(x.shape))
+        return get_array_module(x).full(shape, self.k - 1, dtype=np.int64)
+
+
+@takes_torch_keywords
+def kthvalue(x, k, axis=-1, keepdims=False):
+    """(values, indices) of the k-th smallest entry along ``axis`` (k = 1: the smallest), as
+    PyTorch's kthvalue; NaN is the largest value. Among equal values the index is the one a
+    stable sort puts at rank k - 1 (PyTorch does not say which); indices are int64, no gradient."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise ValueError(f"kthvalue: k must be a whole number, got {k!r}")
+    if axis is None or not isinstance(axis, numbers.Integral):
+        raise ValueError(f"kthvalue: axis must be an integer, got {axis!r}")
+    return _picked(Kthvalue(int(k), axis, keepdims), x)
+
+
+def _picked(op, x):
+    """The values op (Median or Kthvalue) picks from x, and with an axis their indices (int64)."""
     values = op(as_tensor(x))
     if op.axis is None:
         return values
     return ValuesIndices(values, Tensor(op.index.reshape(values.shape).astype("int64")))
+

@@ -703,3 +703,73 @@ def test_searchsorted_of_a_number_a_nan_and_its_errors():
         F.searchsorted(minitx.tensor(1.0), minitx.tensor([1.0]))
     with pytest.raises(ValueError, match=r"searchsorted: sorter must have sorted_sequence's shape \(4,\), got \(3,\)"):
         F.searchsorted(sequence, 2.0, sorter=minitx.tensor([0, 1, 2]))
+
+
+# ---------------------------------------------------------------- kthvalue
+
+
+@given(x=mst.tensors(mst.shapes(max_dims=3, max_side=5), distinct=True), data=st.data())
+def test_kthvalue_forward_gradients_and_pytorch(x, data):
+    axis = data.draw(st.integers(-max(x.ndim, 1), max(x.ndim, 1) - 1), label="axis")
+    n = x.shape[axis] if x.ndim else 1
+    k, keepdims = data.draw(st.integers(1, n), label="k"), data.draw(st.booleans(), label="keepdims")
+    a = np.atleast_1d(x.numpy())
+    along = axis % a.ndim
+    values, indices = F.kthvalue(x, k, axis, keepdims)
+    assert values.shape == indices.shape == np.sum(x.numpy(), axis if x.ndim else None, keepdims=keepdims).shape
+    want = np.take(np.partition(a, k - 1, axis=along), [k - 1], axis=along)  # (the axis kept, of length 1)
+    np.testing.assert_array_equal(values.numpy(), want.reshape(values.shape))
+    at = np.take(np.argsort(a, axis=along), [k - 1], axis=along)  # (distinct values: one order)
+    np.testing.assert_array_equal(indices.numpy(), at.reshape(values.shape))
+    assert isinstance(values._ctx, minitx.ops.Kthvalue) and indices.dtype == np.int64
+    assert check_gradients(lambda t: F.kthvalue(t, k, axis, keepdims).values, x)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda t: t.kthvalue(k, axis, keepdims)[0], lambda t: t.kthvalue(k, axis, keepdims)[0], leaf(x.numpy()))
+        theirs = torch.from_numpy(x.numpy()).kthvalue(k, axis, keepdims)
+        np.testing.assert_array_equal(indices.numpy(), theirs.indices.numpy())
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=5), min_value=-2, max_value=2), data=st.data())
+def test_kthvalue_with_nan_and_ties(x, data):
+    """Values as NumPy's sort orders them (NaN last); among equal values the index is the one a
+    stable sort puts at rank k - 1 (PyTorch's pick varies), and it alone gets the gradient."""
+    a = np.round(x.numpy())
+    a[data.draw(mst.bool_masks(a.shape), label="nan")] = np.nan
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1), label="axis")
+    k = data.draw(st.integers(1, a.shape[axis]), label="k")
+    t = leaf(a)
+    values, indices = F.kthvalue(t, k, axis)
+    np.testing.assert_array_equal(values.numpy(), np.take(np.sort(a, axis=axis), k - 1, axis=axis))
+    stable = np.take(np.argsort(a, axis=axis, kind="stable"), k - 1, axis=axis)
+    np.testing.assert_array_equal(indices.numpy(), stable)
+    values.backward(np.ones(values.shape))
+    expected = np.zeros(a.shape)
+    np.put_along_axis(expected, np.expand_dims(stable, axis), 1.0, axis)
+    np.testing.assert_array_equal(t.grad.numpy(), expected)
+    torch = torch_in_example()
+    if torch is not None:
+        np.testing.assert_array_equal(values.numpy(), torch.from_numpy(a).kthvalue(k, axis).values.numpy())
+
+
+def test_kthvalue_of_a_0d_tensor_of_empty_slices_and_its_errors():
+    values, indices = F.kthvalue(leaf(2.5), 1, 0, keepdims=True)
+    assert values.shape == indices.shape == () and values.item() == 2.5 and indices.item() == 0
+    values, indices = minitx.kthvalue(leaf(np.zeros((0, 3))), 2, dim=1)  # no slices: empty, as PyTorch
+    assert values.shape == indices.shape == (0,)
+    with pytest.raises(ValueError, match=r"kthvalue: axis 1 of the input of shape \(2, 0\) has length 0; an empty "
+                                         r"slice has no k-th smallest value"):
+        F.kthvalue(leaf(np.zeros((2, 0))), 1, 1)
+    with pytest.raises(ValueError, match=r"kthvalue: k must be a whole number in \[1, 3\] for axis -1 of the input "
+                                         r"of shape \(2, 3\), got 4"):
+        F.kthvalue(leaf(np.zeros((2, 3))), 4)
+    with pytest.raises(ValueError, match=r"kthvalue: k must be a whole number in \[1, 3\] .*got 0"):
+        leaf(np.zeros((2, 3))).kthvalue(0)
+    with pytest.raises(ValueError, match="kthvalue: k must be a whole number, got 1.5"):
+        F.kthvalue(leaf(np.zeros(3)), 1.5)
+    with pytest.raises(ValueError, match="kthvalue: axis must be an integer, got None"):
+        F.kthvalue(leaf(np.zeros(3)), 1, None)
+    with pytest.raises(ValueError, match="kthvalue: axis 2 is out of range"):
+        F.kthvalue(leaf(np.zeros(3)), 1, 2)
+    ints = F.kthvalue(minitx.tensor([[5, 1, 3]]), 2, 1)  # integers keep their dtype, as PyTorch's
+    assert ints.values.dtype == np.int64 and ints.values.numpy().tolist() == [3] and ints.indices.item() == 2
