@@ -23,7 +23,7 @@ from minitx.ops.reduction import (
     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin)
 from minitx.ops.scan import (
     cumsum, cumprod, logcumsumexp, diff, cummax, cummin, sort, argsort, topk, searchsorted, median, nanmedian,
-    kthvalue)
+    kthvalue, quantile, nanquantile)
 from minitx.ops.shape import (
     reshape, transpose, permute, swapaxes, broadcast_to, squeeze, unsqueeze, concatenate, stack,
     split, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle, hstack, vstack, meshgrid)

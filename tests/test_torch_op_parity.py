@@ -27,7 +27,9 @@ Where minitx deliberately differs from PyTorch, the case leaves that input out a
   among all entries equal to the median (all the NaNs), minitx gives it to the one it picks; nanmedian of an
   all-NaN slice picks the first entry (PyTorch's index there is unspecified);
 * kthvalue draws distinct values (test_scan.py compares its NaN and infinities): among equal ones, repeated
-  infinities included, PyTorch's pick varies and the gradient goes to the one picked;
+  infinities included, PyTorch's pick varies and the gradient goes to the one picked; quantile and nanquantile
+  take an axis, whose slices are short enough for PyTorch's sort to keep equal values (the infinities, the
+  NaNs) in order, as minitx's stable one does;
 * cdist is compared for p < inf: at p = inf, entries tied for the largest |difference| share dy in
   minitx (as norm's), where PyTorch's cdist gives each all of it;
 * attention draws no NaN (softmax's cases cover NaN scores): a NaN in q or v reaches a query that
@@ -126,6 +128,18 @@ def torch_nanmedian(x, axis):
     which gets the gradient (PyTorch's index there is unspecified: 0 in one slice, 2 in another)."""
     all_nan = x.isnan().all(axis)
     return torch.where(all_nan, x.select(axis, 0), torch.nanmedian(x, axis).values)
+
+
+QUANTILE_LEVELS = st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0]),
+                            st.lists(st.floats(0, 1), min_size=1, max_size=3))
+
+
+def torch_quantile(name):
+    """torch.quantile or torch.nanquantile with minitx's arguments (a list q as a tensor of x's dtype)."""
+    def reference(x, q, axis, keepdims=False, interpolation="linear"):
+        q = torch.tensor(q, dtype=x.dtype) if isinstance(q, list) else q
+        return getattr(torch, name)(x, q, axis, keepdim=keepdims, interpolation=interpolation)
+    return reference
 
 
 three_along_an_axis = mst.shapes(min_dims=1, max_dims=3, max_side=3).filter(lambda s: 3 in s)
@@ -237,6 +251,15 @@ CASES = {
                      shapes=mst.shapes(min_dims=1, max_dims=3),
                      kwargs={"axis": an_axis, "k": lambda s: st.integers(1, min(s)), "keepdims": st.booleans()},
                      reference=lambda x, k, axis, keepdims: torch.kthvalue(x, k, axis, keepdims).values),
+    "quantile": case(lambda x, q, axis, keepdims, interpolation: F.quantile(x, q, axis, keepdims, interpolation),
+                     arg(edges=EDGES, distinct=True), shapes=mst.shapes(min_dims=1, max_dims=3),
+                     kwargs={"q": QUANTILE_LEVELS, "axis": an_axis, "keepdims": st.booleans(),
+                             "interpolation": st.sampled_from(["linear", "lower", "higher", "midpoint", "nearest"])},
+                     reference=torch_quantile("quantile")),
+    "nanquantile": case(lambda x, q, axis: F.nanquantile(x, q, axis),
+                        arg(edges=EDGES, edge_probability=0.5, distinct=True),
+                        shapes=mst.shapes(min_dims=1, max_dims=3), kwargs={"q": QUANTILE_LEVELS, "axis": an_axis},
+                        reference=torch_quantile("nanquantile")),
     "diff": case(lambda x, n, axis: F.diff(x, n, axis), arg(edges=EDGES), shapes=mst.shapes(min_dims=1, max_dims=3),
                  kwargs={"n": st.integers(1, 3), "axis": an_axis}, reference=lambda x, n, axis: torch.diff(x, n, axis)),
     "diff_prepend_append": case(lambda x, p, a: F.diff(x, 1, -1, p, a), arg(edges=EDGES),

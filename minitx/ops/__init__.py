@@ -6,7 +6,7 @@ backward on raw arrays, the math in its docstring) with its public function righ
     activation    relu, gelu, tanh, sigmoid, silu, ..., hardswish, mish, glu, prelu, softmax, log_softmax
     reduction     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin
     scan          cumsum, cumprod, logcumsumexp, diff, cummax, cummin; sort, argsort, topk, searchsorted,
-                  median, nanmedian, kthvalue
+                  median, nanmedian, kthvalue, quantile, nanquantile
     shape         reshape, transpose, concatenate, stack, hstack, vstack, split, flip, roll, repeat, tile,
                   pad, meshgrid
     indexing      getitem, setitem, gather, scatter, scatter_add, scatter_reduce, index_add, nonzero,

@@ -1,5 +1,6 @@
 """Running (scan) ops along one axis: cumsum, cumprod, logcumsumexp, and diff (cumsum's inverse);
-and ordering along one axis: sort and topk, searchsorted, median, nanmedian and kthvalue.
+and ordering along one axis: sort and topk, searchsorted, median, nanmedian, kthvalue, quantile and
+nanquantile.
 
 y_k depends on x_0..x_k along ``axis``, so each backward gathers dy from y_k, y_k+1, ... : a
 reverse scan. Cumprod never divides by x: its gradient comes from a recurrence run from the
@@ -16,14 +17,15 @@ import numpy as np
 
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
-from minitx.backend import get_array_module
+from minitx.backend import get_array_module, to_host
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import accumulate, as_indices, floating
+from minitx.ops.elementwise import lerp_values
 from minitx.ops.indexing import add_at
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 from minitx.ops.shape import broadcast_to, concatenate
 
-__all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Diff", "Cummax", "Cummin", "Sort", "Median", "Kthvalue"]
+__all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Diff", "Cummax", "Cummin", "Sort", "Median", "Kthvalue", "Quantile"]
 
 
 class ValuesIndices(NamedTuple):
@@ -501,3 +503,125 @@ def _picked(op, x):
         return values
     return ValuesIndices(values, Tensor(op.index.reshape(values.shape).astype("int64")))
 
+
+
+INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+class Quantile(Function):
+    """y = the q-quantile of x along ``axis`` (PyTorch's quantile, NumPy's with ``method=``), for
+    one number q or each q of a 1-d ``q`` (then the output's first axis); axis None: of all
+    entries. With s a slice's n entries sorted (stably, NaN last), the quantile is at rank
+    r = q (n - 1), between s[lo] and s[hi], lo = floor(r) and hi = ceil(r):
+
+        linear     y = lerp(s[lo], s[hi], w),  w = r - lo
+        midpoint   y = lerp(s[lo], s[hi], w),  w = 1/2
+        lower, higher, nearest: y = s[r], r rounded down, up, or to the nearer (half to even)
+
+    lerp is PyTorch's (elementwise.lerp_values), so an infinite s[lo] = s[hi] gives NaN
+    (inf - inf), as in PyTorch and NumPy. NaN: a slice holding one has quantile NaN (r = n - 1,
+    where NaN sorts); ``skip_nan`` (nanquantile) takes r = q (m - 1) among the m entries that are
+    not NaN (NaN where all are: r = 0).
+
+        dx[i_lo] += (1 - w) dy,   dx[i_hi] += w dy     (i_lo, i_hi: where s[lo] and s[hi] were in x;
+                                                       w = 0 for lower, higher and nearest)
+    """
+
+    fresh_gradients = True  # dx: new zeros with the dy added in
+
+    def __init__(self, q, axis=None, keepdims=False, interpolation="linear", skip_nan=False):
+        self.q, self.axis, self.keepdims = q, axis, keepdims
+        self.interpolation, self.skip_nan = interpolation, skip_nan
+
+    @property
+    def name(self) -> str:
+        return "nan" + super().name if self.skip_nan else super().name
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        if x.size == 0:
+            raise ValueError(f"{self.name}: expected an input with at least one entry (as PyTorch's), got shape "
+                             f"{x.shape}")
+        rows = self._rows(x)  # one row per slice: (R, n)
+        self.rows_shape, n = rows.shape, rows.shape[1]
+        order = _sort_order(rows, 1, False)
+        s = xp.take_along_axis(rows, order, axis=1)
+        q = xp.asarray(self.q, dtype=x.dtype).reshape(1, -1)  # (1, Q): every q for every row
+        if self.skip_nan:
+            counted = (~xp.isnan(s)).sum(axis=1, keepdims=True).astype(x.dtype)  # (an int64 count would make r float64)
+            r = xp.maximum(q * (counted - 1), 0)
+        else:
+            r = xp.where(xp.isnan(s).any(axis=1, keepdims=True), n - 1, q * (n - 1))
+        # lower, higher and nearest read one entry, at r rounded (rint: half to even, as PyTorch's round)
+        rounding = {"lower": xp.floor, "higher": xp.ceil, "nearest": xp.rint}.get(self.interpolation)
+        r = r if rounding is None else rounding(r)
+        floor = xp.floor(r)
+        lo, hi = floor.astype(np.int64), xp.ceil(r).astype(np.int64)  # (R, Q)
+        self.w = xp.full_like(r, 0.5) if self.interpolation == "midpoint" else r - floor  # (in x's dtype)
+        below = xp.take_along_axis(s, lo, axis=1)
+        y = below if rounding else lerp_values(below, xp.take_along_axis(s, hi, axis=1), self.w)
+        self.lo_at, self.hi_at = xp.take_along_axis(order, lo, axis=1), xp.take_along_axis(order, hi, axis=1)
+        levels = q.shape[1:] if np.ndim(self.q) == 1 else ()  # a 1-d q's axis comes first
+        reduced = _reduced_shape(self.in_shape, None if self.moved is None else self.along, self.keepdims)
+        return y.T.reshape(levels + reduced)
+
+    def _rows(self, x):
+        """x as (R, n): each slice along the axis a row (axis None, or a 0-d x: all entries, one row)."""
+        self.in_shape = x.shape
+        if self.axis is None or x.ndim == 0:
+            normalize_axes(self.axis, x.ndim, self.name)  # (0 or -1 for a 0-d x)
+            self.moved = None
+            return x.reshape(1, -1)
+        self.along = _scan_axis(self.axis, x, self.name)
+        moved = get_array_module(x).moveaxis(x, self.along, -1)
+        self.moved = moved.shape
+        return moved.reshape(-1, moved.shape[-1])
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        R, Q = self.lo_at.shape
+        dy = dy.reshape(Q, R).T  # undo forward's y.T.reshape
+        dx = xp.zeros(self.rows_shape, dtype=dy.dtype)
+        rows = xp.arange(R)[:, None]
+        add_at(dx, (rows, self.lo_at), (1 - self.w) * dy)  # add, not put: two q may read one entry
+        add_at(dx, (rows, self.hi_at), self.w * dy)
+        if self.moved is None:
+            return (dx.reshape(self.in_shape),)
+        return (xp.moveaxis(dx.reshape(self.moved), -1, self.along),)
+
+
+@takes_torch_keywords
+def quantile(x, q, axis=None, keepdims=False, interpolation="linear"):
+    """The q-quantiles of x along ``axis`` (all entries for None), as PyTorch's quantile: q a
+    number in [0, 1] or a 1-d tensor (or list) of them, whose axis comes first in the result;
+    ``interpolation`` one of linear, lower, higher, midpoint, nearest (see Quantile). NaN where a
+    slice holds one. The gradient goes to the one or two entries each quantile is read from."""
+    return _quantile(x, q, axis, keepdims, interpolation, skip_nan=False)
+
+
+@takes_torch_keywords
+def nanquantile(x, q, axis=None, keepdims=False, interpolation="linear"):
+    """quantile with NaN left out (PyTorch's nanquantile): NaN only where a slice is all NaN."""
+    return _quantile(x, q, axis, keepdims, interpolation, skip_nan=True)
+
+
+def _quantile(x, q, axis, keepdims, interpolation, skip_nan):
+    """quantile or nanquantile, their q and interpolation checked; an integer x as float32."""
+    op = "nanquantile" if skip_nan else "quantile"
+    if interpolation not in INTERPOLATIONS:
+        raise ValueError(f"{op}: interpolation must be one of {', '.join(INTERPOLATIONS)}, got {interpolation!r}")
+    if isinstance(q, Tensor):
+        levels = to_host(q.data)  # (one read from the device, to check them)
+    elif isinstance(q, (numbers.Real, list, tuple, np.ndarray)) and not isinstance(q, bool):
+        levels = np.asarray(q)
+    else:
+        raise TypeError(f"{op}: q must be a number or a 1-d tensor of numbers in [0, 1], got {type(q).__name__}")
+    if levels.ndim > 1 or levels.dtype.kind not in "iuf":
+        raise ValueError(f"{op}: q must be a number or a 1-d tensor of numbers in [0, 1], got "
+                         f"{'shape ' + str(levels.shape) if levels.ndim > 1 else 'dtype ' + levels.dtype.name}")
+    levels = levels.astype(np.float64)
+    outside = levels[~((levels >= 0) & (levels <= 1))]  # (NaN included)
+    if outside.size:
+        raise ValueError(f"{op}: q must be in [0, 1], got {outside[0]}")
+    return Quantile(float(levels) if levels.ndim == 0 else levels, axis, keepdims, interpolation, skip_nan)(
+        floating(x))

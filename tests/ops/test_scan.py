@@ -773,3 +773,122 @@ def test_kthvalue_of_a_0d_tensor_of_empty_slices_and_its_errors():
         F.kthvalue(leaf(np.zeros(3)), 1, 2)
     ints = F.kthvalue(minitx.tensor([[5, 1, 3]]), 2, 1)  # integers keep their dtype, as PyTorch's
     assert ints.values.dtype == np.int64 and ints.values.numpy().tolist() == [3] and ints.indices.item() == 2
+
+
+# ---------------------------------------------------------------- quantile, nanquantile
+
+INTERPOLATIONS = ["linear", "lower", "higher", "midpoint", "nearest"]
+# one number, 0 and 1 among them, or a 1-d list (empty too)
+LEVELS = st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0, 0.5]), st.lists(st.floats(0, 1), max_size=3))
+
+
+def _numpy_quantile(a, q, axis, keepdims, interpolation, skip_nan=False):
+    """NumPy's quantile (nanquantile) with method=; a 0-d a as its one entry; all-NaN slices quietly."""
+    if a.ndim == 0:
+        a, axis, keepdims = a.reshape(1), 0, False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return (np.nanquantile if skip_nan else np.quantile)(a, q, axis=axis, keepdims=keepdims, method=interpolation)
+
+
+def _torch_quantile(torch, name, t, q, axis, keepdims, interpolation):
+    q = torch.tensor(q, dtype=t.dtype) if isinstance(q, list) else q
+    return getattr(torch, name)(t, q, axis, keepdim=keepdims, interpolation=interpolation)
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@given(x=mst.tensors(mst.shapes(max_dims=3, max_side=4), distinct=True), data=st.data())
+def test_quantile_forward_gradients_and_pytorch(name, x, data):
+    axis = data.draw(st.one_of(st.none(), st.integers(-max(x.ndim, 1), max(x.ndim, 1) - 1)), label="axis")
+    keepdims = data.draw(st.booleans(), label="keepdims")
+    q, interpolation = data.draw(LEVELS, label="q"), data.draw(st.sampled_from(INTERPOLATIONS), label="interpolation")
+
+    def fn(t):
+        return getattr(F, name)(t, q, axis, keepdims, interpolation)
+
+    y = check_forward(fn, lambda a: _numpy_quantile(a, q, axis, keepdims, interpolation, name == "nanquantile"), x)
+    assert isinstance(y._ctx, minitx.ops.Quantile)
+    assert check_gradients(fn, x)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(fn, lambda t: _torch_quantile(torch, name, t, q, axis, keepdims, interpolation), leaf(x.numpy()))
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=4), min_value=-2, max_value=2), data=st.data())
+def test_quantile_with_nan_and_infinities_as_pytorch(name, x, data):
+    """NaN in a slice: quantile NaN, nanquantile the others' (NaN where all are); infinities go
+    through PyTorch's lerp (inf at an exact rank is NaN). Distinct finite values, so that PyTorch's
+    sort and a stable one agree: the same values and gradients."""
+    a = x.numpy().copy()
+    a[data.draw(mst.bool_masks(a.shape), label="edges")] = data.draw(st.sampled_from([np.nan, np.inf, -np.inf]))
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1), label="axis")
+    q, interpolation = data.draw(LEVELS, label="q"), data.draw(st.sampled_from(INTERPOLATIONS), label="interpolation")
+
+    def fn(t):
+        return getattr(F, name)(t, q, axis, interpolation=interpolation)
+
+    if not np.isinf(a).any():  # NumPy's linear reads the entry after an exact rank too: 0 * inf = NaN
+        np.testing.assert_array_equal(fn(leaf(a)).numpy(), _numpy_quantile(a, q, axis, False, interpolation,
+                                                                            name == "nanquantile"))
+    torch = torch_in_example()
+    if torch is not None:
+        parity(fn, lambda t: _torch_quantile(torch, name, t, q, axis, False, interpolation), leaf(a))
+
+
+def test_quantile_ties_give_the_gradient_to_the_entries_a_stable_sort_puts_at_the_ranks():
+    """[2, 1, 2, 2] sorted stably is entries 1, 0, 2, 3: q = 0.5 is half way between ranks 1 and 2,
+    entries 0 and 2 (PyTorch's sort agrees here; on longer slices it may pick other equal entries)."""
+    x = leaf([2.0, 1.0, 2.0, 2.0])
+    parity(lambda t: F.quantile(t, 0.5), lambda t: t.quantile(0.5), x)
+    np.testing.assert_array_equal(x.grad.numpy() / x.grad.numpy().sum(), [0.5, 0.0, 0.5, 0.0])
+    x = leaf([3.0] * 20 + [1.0])  # rank 10 of the sorted values: the tenth 3, entry 9
+    F.quantile(x, 0.5, interpolation="lower").backward()
+    np.testing.assert_array_equal(np.flatnonzero(x.grad.numpy()), [9])
+    x = leaf([0.0, 5.0, 1.0])  # two q on one entry: both gradients add up there
+    F.quantile(x, [0.5, 0.5, 1.0], interpolation="nearest").backward(np.array([1.0, 2.0, 4.0]))
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 4.0, 3.0])
+
+
+def test_quantile_edges_as_pytorch():
+    """q = 0 and 1 are the extremes; midpoint and lerp at the rank; an all-NaN slice of nanquantile
+    is NaN, its gradient to its first entry; a 0-d tensor is its own quantile; integers become float32."""
+    x = leaf([[4.0, -1.0, 2.5, 7.0], [np.nan, 3.0, np.nan, 1.0], [np.nan] * 4])
+    for name in ("quantile", "nanquantile"):
+        for q, interpolation in ((0.0, "linear"), (1.0, "higher"), ([0.0, 1.0, 0.3], "midpoint"), (0.7, "nearest")):
+            x.grad = None
+            parity(lambda t: getattr(t, name)(q, dim=1, interpolation=interpolation),
+                   lambda t: _torch_quantile(import_torch(), name, t, q, 1, False, interpolation), x)
+    np.testing.assert_array_equal(F.nanquantile(x, [0.0, 1.0], 1).numpy(), [[-1.0, 1.0, np.nan], [7.0, 3.0, np.nan]])
+    x.grad = None
+    F.nanquantile(x[2], 0.5).backward()
+    np.testing.assert_array_equal(x.grad.numpy()[2], [1.0, 0.0, 0.0, 0.0])
+    parity(lambda t: F.quantile(t, 1.0), lambda t: t.quantile(1.0), leaf([1.0, np.inf]))  # NaN: inf - inf
+    parity(lambda t: F.quantile(t, 0.5), lambda t: t.quantile(0.5), leaf([1.0, 2.0, np.inf]))  # 2: NumPy's NaN
+    y = parity(lambda t: minitx.quantile(t, [0.25, 0.5], dim=0, keepdim=True),
+               lambda t: t.quantile(import_torch().tensor([0.25, 0.5], dtype=t.dtype), dim=0, keepdim=True), leaf(2.5))
+    assert y.shape == (2,)
+    ints = F.quantile(minitx.tensor([[1, 2, 3, 4]]), 0.5, axis=1)
+    assert ints.dtype == np.float32 and ints.numpy().tolist() == [2.5]
+    assert F.quantile(leaf(np.ones((2, 3))), minitx.tensor(np.zeros(0)), 1).shape == (0, 2)
+
+
+def test_quantile_errors_name_the_op_what_it_got_and_what_it_expected():
+    x = leaf(np.arange(6.0).reshape(2, 3))
+    for bad in (1.5, -0.1, np.nan, [0.5, 2.0]):
+        with pytest.raises(ValueError, match=r"quantile: q must be in \[0, 1\], got"):
+            F.quantile(x, bad)
+    with pytest.raises(ValueError, match=r"nanquantile: q must be a number or a 1-d tensor of numbers in \[0, 1\], "
+                                         r"got shape \(1, 2\)"):
+        F.nanquantile(x, minitx.tensor([[0.1, 0.2]]))
+    with pytest.raises(TypeError, match=r"quantile: q must be a number or a 1-d tensor of numbers in \[0, 1\], "
+                                        r"got str"):
+        F.quantile(x, "median")
+    with pytest.raises(ValueError, match="quantile: interpolation must be one of linear, lower, higher, midpoint, "
+                                         "nearest, got 'cubic'"):
+        x.quantile(0.5, interpolation="cubic")
+    with pytest.raises(ValueError, match=r"nanquantile: expected an input with at least one entry \(as PyTorch's\), "
+                                         r"got shape \(2, 0\)"):
+        F.nanquantile(leaf(np.zeros((2, 0))), 0.5, 0)
+    with pytest.raises(ValueError, match="quantile: axis 2 is out of range"):
+        F.quantile(x, 0.5, 2)
