@@ -504,7 +504,6 @@ def _picked(op, x):
     return ValuesIndices(values, Tensor(op.index.reshape(values.shape).astype("int64")))
 
 
-
 INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
