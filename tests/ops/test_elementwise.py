@@ -15,7 +15,7 @@ import minitx.functional as F
 from minitx.testing import (GradcheckError, arg, check_backward_hygiene, check_forward, check_gradients, gradcheck,
                             leaf, op_case)
 from minitx.testing import strategies as mst
-from _torch_kit import parity
+from _torch_kit import import_torch, parity
 
 SHAPES = mst.shapes(max_dims=3, max_side=4)
 PAIRS = mst.broadcastable_shapes(2, max_dims=3, max_side=4)
@@ -439,7 +439,7 @@ def test_nan_to_num_gradient_where_values_were_replaced(x, data):
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
 def test_nan_to_num_takes_the_dtypes_largest_values_and_rounds_replacements_as_pytorch(dtype):
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     a = np.array([np.nan, np.inf, -np.inf, 1.5], dtype=np.float32)
     for kwargs in ({}, {"nan": 0.1, "posinf": 1e6, "neginf": -1e-9}):
         ours = F.nan_to_num(minitx.tensor(a).to(dtype=dtype), **kwargs)
@@ -464,6 +464,9 @@ def test_lerp_reaches_b_exactly_and_promotes_as_pytorch_cannot():
     assert F.lerp(a.to(dtype="float32"), b, 0.5).dtype == np.float64
     assert F.lerp(minitx.tensor([1, 2]), 5, minitx.tensor(0.25)).numpy().tolist() == [2.0, 2.75]
     assert F.lerp(minitx.tensor([1, 2]), 5, 0.25).dtype == np.float32
+    torch, empty = import_torch(), np.zeros((0, 3))  # no entries: an empty result and gradient, as PyTorch's
+    assert parity(lambda s, t: F.lerp(s, t, 0.5), lambda s, t: torch.lerp(s, t, 0.5), leaf(empty), leaf(empty)).shape \
+        == parity(F.nan_to_num, torch.nan_to_num, leaf(empty)).shape == (0, 3)
     with pytest.raises(ValueError, match=r"lerp: shapes \(2,\), \(2, 1\), \(3,\) of a, b and weight do not broadcast"):
         F.lerp(a, minitx.ones(2, 1), minitx.ones(3))
 

@@ -205,6 +205,7 @@ def test_cross_by_hand_with_infinities_integers_and_its_errors():
     edges = np.array([[np.inf, 1.0, 0.0], [np.nan, 2.0, -1.0], [1.0, -np.inf, 3.0]])
     parity(lambda s, t: F.cross(s, t), lambda s, t: import_torch().linalg.cross(s, t), leaf(edges),
            leaf(edges[::-1].copy()))
+    assert parity(F.cross, import_torch().linalg.cross, leaf(np.zeros((0, 3))), leaf(np.zeros((0, 3)))).shape == (0, 3)
     ints = F.cross(minitx.tensor([1, 2, 3]), minitx.tensor([4, 5, 6]))
     assert ints.dtype == np.int64 and ints.numpy().tolist() == [-3, 6, -3]
     assert F.cross(minitx.tensor([1, 2, 3]), minitx.tensor([4.0, 5, 6])).dtype == np.float32  # (PyTorch refuses)

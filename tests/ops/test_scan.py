@@ -602,6 +602,9 @@ def test_diff_past_the_axis_length_and_its_errors():
     x = leaf(np.arange(6.0).reshape(2, 3))
     y = parity(lambda t: F.diff(t, 5, 1), lambda t: t.diff(5, 1), x)  # nothing left: (2, 0), zero gradient
     assert y.shape == (2, 0) and np.array_equal(x.grad.numpy(), np.zeros((2, 3)))
+    for shape, axis in (((2, 0), 1), ((0, 3), 1), ((2, 0), 0)):  # empty axes, beside or along the one differenced
+        assert parity(lambda t: F.diff(t, 1, axis), lambda t: t.diff(1, axis), leaf(np.zeros(shape))).shape == \
+            np.diff(np.zeros(shape), 1, axis).shape
     unchanged = parity(lambda t: F.diff(t, 0, prepend=leaf([[9.0], [9.0]])), lambda t: t.diff(0, -1), leaf(x.numpy()))
     assert unchanged.numpy().tolist() == x.numpy().tolist()  # n = 0: x, nothing joined (as PyTorch and NumPy)
     assert not np.shares_memory(F.diff(x, 0).data, x.data)  # a copy, as PyTorch's
