@@ -15,14 +15,15 @@ from minitx.ops.elementwise import (
     rsqrt, reciprocal, equal, not_equal, less, less_equal, greater, greater_equal, logical_not,
     isnan, isinf, isfinite, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log10,
     atan2, hypot, copysign, floor_divide, remainder, fmod, isclose, allclose, bitwise_and, bitwise_or,
-    bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift)
+    bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift, nan_to_num, lerp)
 from minitx.ops.activation import (
     relu, gelu, tanh, sigmoid, silu, leaky_relu, elu, softplus, logsigmoid, hardtanh, softmax,
     log_softmax, hardsigmoid, hardswish, relu6, selu, celu, softsign, mish, glu, prelu, threshold, softmin)
 from minitx.ops.reduction import (
     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin)
 from minitx.ops.scan import (
-    cumsum, cumprod, logcumsumexp, cummax, cummin, sort, argsort, topk, median, nanmedian)
+    cumsum, cumprod, logcumsumexp, diff, cummax, cummin, sort, argsort, topk, searchsorted, median, nanmedian,
+    kthvalue, quantile, nanquantile)
 from minitx.ops.shape import (
     reshape, transpose, permute, swapaxes, broadcast_to, squeeze, unsqueeze, concatenate, stack,
     split, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle, hstack, vstack, meshgrid)
@@ -30,7 +31,7 @@ from minitx.ops.indexing import (
     getitem, setitem, gather, scatter, scatter_add, scatter_reduce, index_add, tril, triu, diagonal, diag, trace,
     embedding, one_hot, nonzero, argwhere, masked_select, bincount, unique)
 from minitx.ops.linalg import (
-    matmul, linear, outer, einsum)
+    matmul, linear, outer, cross, einsum)
 from minitx.ops.norm import (
     batch_norm, group_norm, layer_norm, rms_norm, normalize, cosine_similarity, instance_norm, pairwise_distance, cdist)
 from minitx.ops.dropout import (

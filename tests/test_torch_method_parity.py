@@ -87,6 +87,8 @@ DIFFERENTIABLE = {
     "narrow": lambda t, m: t.narrow(2, 1, 2), "narrow(-1)": lambda t, m: t.narrow(-1, 0, 3),
     "movedim": lambda t, m: t.movedim(0, 2), "movedim of two": lambda t, m: t.movedim((0, 1), (2, 0)),
     "unflatten": lambda t, m: t.unflatten(2, (2, -1)),
+    "nan_to_num": lambda t, m: (t / (t > 0)).nan_to_num(0.5, neginf=-3.0),  # x / False: inf, -inf and NaN
+    "lerp": lambda t, m: t.lerp(t * t, 0.3), "lerp with a weight tensor": lambda t, m: t.lerp(t[0], t.sigmoid()),
 }
 
 # name -> a call giving no gradient (casts to integers and booleans, comparisons, counts)

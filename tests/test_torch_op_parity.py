@@ -26,6 +26,10 @@ Where minitx deliberately differs from PyTorch, the case leaves that input out a
   the gradient goes to the one picked; median without an axis draws no NaN: PyTorch shares its gradient
   among all entries equal to the median (all the NaNs), minitx gives it to the one it picks; nanmedian of an
   all-NaN slice picks the first entry (PyTorch's index there is unspecified);
+* kthvalue draws distinct values (test_scan.py compares its NaN and infinities): among equal ones, repeated
+  infinities included, PyTorch's pick varies and the gradient goes to the one picked; quantile and nanquantile
+  take an axis, whose slices are short enough for PyTorch's sort to keep equal values (the infinities, the
+  NaNs) in order, as minitx's stable one does;
 * cdist is compared for p < inf: at p = inf, entries tied for the largest |difference| share dy in
   minitx (as norm's), where PyTorch's cdist gives each all of it;
 * attention draws no NaN (softmax's cases cover NaN scores): a NaN in q or v reaches a query that
@@ -126,6 +130,21 @@ def torch_nanmedian(x, axis):
     return torch.where(all_nan, x.select(axis, 0), torch.nanmedian(x, axis).values)
 
 
+QUANTILE_LEVELS = st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0]),
+                            st.lists(st.floats(0, 1), min_size=1, max_size=3))
+
+
+def torch_quantile(name):
+    """torch.quantile or torch.nanquantile with minitx's arguments (a list q as a tensor of x's dtype)."""
+    def reference(x, q, axis, keepdims=False, interpolation="linear"):
+        q = torch.tensor(q, dtype=x.dtype) if isinstance(q, list) else q
+        return getattr(torch, name)(x, q, axis, keepdim=keepdims, interpolation=interpolation)
+    return reference
+
+
+three_along_an_axis = mst.shapes(min_dims=1, max_dims=3, max_side=3).filter(lambda s: 3 in s)
+
+
 def distinct_targets(x, axis):
     """A scatter index for x along ``axis`` whose targets never repeat (PyTorch's scatter leaves a
     repeated one undefined): in each slice, the first entries of a permutation of the axis."""
@@ -198,6 +217,12 @@ CASES = {
     "where": case(lambda cond, a, b: F.where(cond, a, b), arg(strategy=lambda: mst.bool_masks(mst.shapes(max_dims=2))),
                   arg(shape=lambda c: c), arg(shape=lambda c, a: a[1:]),
                   reference=torch.where),
+    "nan_to_num": case(lambda x, nan, posinf, neginf: F.nan_to_num(x, nan, posinf, neginf), arg(edges=EDGES),
+                       kwargs={"nan": st.sampled_from([0.0, -2.5]), "posinf": st.sampled_from([1e3, 7.0]),
+                               "neginf": st.sampled_from([-1e3, -7.0])},
+                       reference=torch.nan_to_num),
+    "lerp": case(F.lerp, arg(edges=EDGES), arg(edges=EDGES), arg(min_value=-0.5, max_value=1.5, edges=(0.5, NAN)),
+                 broadcast=True, reference=torch.lerp),
     "masked_fill": case(lambda x, mask, value: F.masked_fill(x, mask, value), arg(edges=EDGES),
                         arg(strategy=lambda x: mst.bool_masks(x[1:])),
                         kwargs={"value": st.sampled_from([0.0, -1e9, -INF, 2.5])},
@@ -222,6 +247,25 @@ CASES = {
     "nanmedian": case(lambda x, axis: F.nanmedian(x, axis).values, arg(edges=(NAN,), edge_probability=0.5, distinct=True),
                       shapes=mst.shapes(min_dims=1, max_dims=3), kwargs={"axis": an_axis},
                       reference=torch_nanmedian),
+    "kthvalue": case(lambda x, k, axis, keepdims: F.kthvalue(x, k, axis, keepdims).values, arg(distinct=True),
+                     shapes=mst.shapes(min_dims=1, max_dims=3),
+                     kwargs={"axis": an_axis, "k": lambda s: st.integers(1, min(s)), "keepdims": st.booleans()},
+                     reference=lambda x, k, axis, keepdims: torch.kthvalue(x, k, axis, keepdims).values),
+    "quantile": case(lambda x, q, axis, keepdims, interpolation: F.quantile(x, q, axis, keepdims, interpolation),
+                     arg(edges=EDGES, distinct=True), shapes=mst.shapes(min_dims=1, max_dims=3),
+                     kwargs={"q": QUANTILE_LEVELS, "axis": an_axis, "keepdims": st.booleans(),
+                             "interpolation": st.sampled_from(["linear", "lower", "higher", "midpoint", "nearest"])},
+                     reference=torch_quantile("quantile")),
+    "nanquantile": case(lambda x, q, axis: F.nanquantile(x, q, axis),
+                        arg(edges=EDGES, edge_probability=0.5, distinct=True),
+                        shapes=mst.shapes(min_dims=1, max_dims=3), kwargs={"q": QUANTILE_LEVELS, "axis": an_axis},
+                        reference=torch_quantile("nanquantile")),
+    "diff": case(lambda x, n, axis: F.diff(x, n, axis), arg(edges=EDGES), shapes=mst.shapes(min_dims=1, max_dims=3),
+                 kwargs={"n": st.integers(1, 3), "axis": an_axis}, reference=lambda x, n, axis: torch.diff(x, n, axis)),
+    "diff_prepend_append": case(lambda x, p, a: F.diff(x, 1, -1, p, a), arg(edges=EDGES),
+                                arg(shape=lambda x: x[:-1] + (2,), edges=EDGES), arg(shape=lambda x, p: x[:-1] + (1,)),
+                                shapes=mst.shapes(min_dims=1, max_dims=3),
+                                reference=lambda x, p, a: torch.diff(x, 1, -1, p, a)),
     # ---------------------------------------------------------------- shape
     "reshape": case(lambda x: F.reshape(x, (-1,)), arg(edges=EDGES), reference=lambda x: x.reshape(-1)),
     "transpose": case(lambda x, axes: F.transpose(x, axes), arg(), kwargs={"axes": permutation},
@@ -250,6 +294,10 @@ CASES = {
                    arg(shape=lambda a: st.sampled_from([(3,), (3, 2), (5, 3, 2)])), reference=torch.matmul),
     "outer": case(F.outer, arg(edges=EDGES), arg(shape=mst.shapes(min_dims=1, max_dims=1), edges=EDGES),
                   shapes=mst.shapes(min_dims=1, max_dims=1), reference=torch.outer),
+    "cross": case(lambda a, b, axis: F.cross(a, b, axis), arg(shape=lambda: three_along_an_axis, edges=EDGES),
+                  arg(shape=lambda a: a, edges=EDGES), kwargs={"axis": lambda a, b: st.sampled_from(
+                      [d for d in range(-len(a), len(a)) if a[d] == 3])},
+                  reference=lambda a, b, axis: torch.linalg.cross(a, b, dim=axis)),
     "diag": case(lambda x, k: F.diag(x, k), arg(edges=EDGES), shapes=mst.shapes(min_dims=1, max_dims=2),
                  kwargs={"k": st.integers(-3, 3)}, reference=lambda x, k: torch.diag(x, k)),
     "cdist": case(lambda a, b, p: F.cdist(a, b, p), arg(),

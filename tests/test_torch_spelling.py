@@ -55,6 +55,11 @@ FUNCTIONS = {
     "topk": lambda t, o, m: o.topk(t, 2, dim=1)[0],
     "median": lambda t, o, m: o.median(t, dim=2, keepdim=True)[0],
     "nanmedian": lambda t, o, m: o.nanmedian(t, dim=0)[0],
+    "kthvalue": lambda t, o, m: o.kthvalue(t, 2, dim=1, keepdim=True).values,
+    "quantile": lambda t, o, m: o.quantile(t, 0.3, dim=2, keepdim=True, interpolation="midpoint"),
+    "nanquantile": lambda t, o, m: o.nanquantile(t, 0.8, dim=0),
+    "diff": lambda t, o, m: o.diff(t, 2, dim=1, prepend=t[:, :1]),
+    "cross": lambda t, o, m: o.cross(t, t.flip(1), dim=0),
     "permute": lambda t, o, m: o.permute(t, dims=(2, 0, 1)),
     "squeeze": lambda t, o, m: o.squeeze(t[:, :1], dim=1),
     "unsqueeze": lambda t, o, m: o.unsqueeze(t, dim=-1),
@@ -114,6 +119,11 @@ METHODS = {
     "chunk": lambda t, m: m.stack([c.sum(2) for c in t.chunk(2, dim=1)]),
     "median": lambda t, m: t.median(dim=1, keepdim=True).values,
     "nanmedian": lambda t, m: t.nanmedian(dim=2)[0],
+    "kthvalue": lambda t, m: t.kthvalue(3, dim=2).values,
+    "quantile": lambda t, m: t.quantile(0.75, dim=0, keepdim=True),
+    "nanquantile": lambda t, m: t.nanquantile(0.2, dim=1, interpolation="lower"),
+    "diff": lambda t, m: t.diff(dim=0, append=t[:1] * 2),
+    "cross": lambda t, m: t.cross(t * t, dim=0),
     "index_add": lambda t, m: t.index_add(dim=1, index=m.tensor([3, 0]), source=t[:, :2] * 2, alpha=-1.5),
     "scatter": lambda t, m: t.scatter(dim=1, index=m.tensor(np.argsort(INDEX, axis=1)[:, :2]), src=t[:, :2] * 3),
     "unbind": lambda t, m: m.stack([u * (k + 1) for k, u in enumerate(t.unbind(dim=2))]),
@@ -134,6 +144,7 @@ INTEGER_METHODS = {
     "all": lambda t, m: (t > -2).all(dim=0),
     "count_nonzero": lambda t, m: (t > 0).count_nonzero(dim=(0, 2)),
     "sort indices": lambda t, m: t.sort(dim=2)[1],
+    "kthvalue indices": lambda t, m: t.kthvalue(2, dim=0, keepdim=True)[1],
 }
 
 
@@ -270,10 +281,10 @@ def test_size_is_numpys_number_and_pytorchs_call():
             x.size(dim)
 
 
-@pytest.mark.parametrize("op", ["sort", "topk", "cummax", "cummin"])
+@pytest.mark.parametrize("op", ["sort", "topk", "cummax", "cummin", "kthvalue"])
 def test_pairs_of_values_and_indices_have_pytorchs_field_names(op):
     """``F.sort(x).indices`` as ``torch.sort(x).indices``; still a pair to unpack."""
-    args = (2,) if op == "topk" else ()
+    args = (2,) if op in ("topk", "kthvalue") else ()
     ours = getattr(F, op)(minitx.tensor(A), *args, dim=1)
     theirs = getattr(torch, op)(torch.tensor(A), *args, dim=1)
     same(ours.values, theirs.values)

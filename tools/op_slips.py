@@ -6,8 +6,9 @@ bitwise ops, isclose, nonzero, masked_select, scatter_reduce (one per reduction)
 max_unpool, the n-d and transposed convolutions and their pooling options, float attention masks
 and grouped heads, cropping pad, the dtype rules, GradScaler and the layers over these ops; and
 one per op of the porting sweep (median, nanmedian, diag, index_add, scatter, bincount, unique,
-meshgrid, hstack, vstack, outer, cdist); and one per optimizer ported from torch.optim (RMSprop,
-Adagrad, Adadelta, Adamax, NAdam, RAdam).
+meshgrid, hstack, vstack, outer, cdist) and of the second one (quantile, nanquantile, kthvalue,
+searchsorted, nan_to_num, lerp, diff, cross); one per optimizer ported from torch.optim (RMSprop,
+Adagrad, Adadelta, Adamax, NAdam, RAdam); and PyTorch's rule for a 0-d float beside floats.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -241,6 +242,24 @@ OP_SLIPS = [
          "return b.reshape(-1, 1) * a", ("tests/ops/test_linalg.py",)),
     Slip("cdist backward: x2's gradient without its minus sign", _N, "return g.sum(axis=-2), -g.sum(axis=-3)",
          "return g.sum(axis=-2), g.sum(axis=-3)", _NORMS),
+    # the second porting sweep's ops
+    Slip("quantile backward: w dy given to the lower entry too", "minitx/ops/scan.py",
+         "add_at(dx, (rows, self.hi_at), self.w * dy)", "add_at(dx, (rows, self.lo_at), self.w * dy)", _SCAN),
+    Slip("nanquantile: the rank counted over all n entries, NaN included", "minitx/ops/scan.py",
+         "r = xp.maximum(q * (counted - 1), 0)", "r = xp.maximum(q * (n - 1), 0)", _SCAN),
+    Slip("kthvalue: k counted from 0", "minitx/ops/scan.py", "self.k - 1, dtype=np.int64)", "self.k, dtype=np.int64)",
+         _SCAN),
+    Slip("searchsorted: right=True taken as the left side", "minitx/ops/scan.py",
+         'side = side or ("right" if right else "left")', 'side = side or "left"', _SCAN),
+    Slip("nan_to_num backward: dy passed where a value was replaced", _E,
+         "return (get_array_module(dy).where(finite, dy, 0),)", "return (dy,)", ("tests/ops/test_elementwise.py",)),
+    Slip("lerp backward: dw = dy (a - b)", _E, "dy * (b - a) if self.needs_input_grad[2]",
+         "dy * (a - b) if self.needs_input_grad[2]", ("tests/ops/test_elementwise.py",)),
+    Slip("diff backward: the sign (-1)^n dropped", "minitx/ops/scan.py", "return ((-1) ** self.n * xp.diff(",
+         "return (xp.diff(", _SCAN),
+    Slip("cross backward: db = a x dy, the product turned round", "minitx/ops/linalg.py",
+         "_cross(dy, a, self.axis) if self.needs_input_grad[1]", "_cross(a, dy, self.axis) if self.needs_input_grad[1]",
+         ("tests/ops/test_linalg.py",)),
     # resampling
     Slip("interpolate backward: dy assigned, not added, where outputs share a source", _R,
          "add_at(dx, (slice(None),) * axis + (index,), _weighted(dy, w))",

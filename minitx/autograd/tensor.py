@@ -753,6 +753,18 @@ class Tensor:
     def tile(self, reps): return F.tile(self, reps)
     def median(self, axis=None, keepdims=False): return F.median(self, axis, keepdims)
     def nanmedian(self, axis=None, keepdims=False): return F.nanmedian(self, axis, keepdims)
+    def kthvalue(self, k, axis=-1, keepdims=False): return F.kthvalue(self, k, axis, keepdims)
+
+    def quantile(self, q, axis=None, keepdims=False, interpolation="linear"):
+        return F.quantile(self, q, axis, keepdims, interpolation)
+
+    def nanquantile(self, q, axis=None, keepdims=False, interpolation="linear"):
+        return F.nanquantile(self, q, axis, keepdims, interpolation)
+
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None): return F.nan_to_num(self, nan, posinf, neginf)
+    def lerp(self, end, weight): return F.lerp(self, end, weight)
+    def diff(self, n=1, axis=-1, prepend=None, append=None): return F.diff(self, n, axis, prepend, append)
+    def cross(self, other, axis=-1): return F.cross(self, other, axis)
     def outer(self, other): return F.outer(self, other)
     def diag(self, diagonal=0): return F.diag(self, diagonal)
     def bincount(self, weights=None, minlength=0): return F.bincount(self, weights, minlength)
@@ -778,7 +790,8 @@ for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "a
               "prod", "amax", "amin", "count_nonzero", "softmax", "log_softmax", "squeeze", "unsqueeze",
               "flatten", "flip", "roll", "repeat", "repeat_interleave", "cumsum", "cumprod", "logcumsumexp",
               "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk", "unbind",
-              "median", "nanmedian", "index_add", "scatter", "tril", "triu", "narrow", "unflatten"):
+              "median", "nanmedian", "index_add", "scatter", "tril", "triu", "narrow", "unflatten", "kthvalue",
+              "quantile", "nanquantile", "diff", "cross"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
 del _name
 

@@ -2,15 +2,16 @@
 backward on raw arrays, the math in its docstring) with its public function right beside it:
 
     elementwise   arithmetic, // and the remainders, exp/log, rounding, trigonometry, erf,
-                  comparisons, isclose, bitwise ops
+                  comparisons, isclose, bitwise ops, nan_to_num, lerp
     activation    relu, gelu, tanh, sigmoid, silu, ..., hardswish, mish, glu, prelu, softmax, log_softmax
     reduction     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin
-    scan          cumsum, cumprod, logcumsumexp, cummax, cummin; sort, argsort, topk, median, nanmedian
+    scan          cumsum, cumprod, logcumsumexp, diff, cummax, cummin; sort, argsort, topk, searchsorted,
+                  median, nanmedian, kthvalue, quantile, nanquantile
     shape         reshape, transpose, concatenate, stack, hstack, vstack, split, flip, roll, repeat, tile,
                   pad, meshgrid
     indexing      getitem, setitem, gather, scatter, scatter_add, scatter_reduce, index_add, nonzero,
                   masked_select, tril/triu, diagonal, diag, trace, embedding, one_hot, bincount, unique
-    linalg        matmul, linear, outer, einsum
+    linalg        matmul, linear, outer, cross, einsum
     norm          layer_norm, rms_norm, group_norm, batch_norm, normalize, cosine_similarity,
                   pairwise_distance, cdist
     dropout       dropout, dropout_add, bias_act_dropout (and their Philox masks)

@@ -1,8 +1,8 @@
 """Elementwise math: arithmetic, floor division and the two remainders, powers, exp and log,
-absolute value, maximum and minimum, clipping, where and masked_fill, dtype and device changes,
-trigonometry, erf, rounding, base-2 and accurate-near-zero logs and exponentials, reciprocals;
-and the comparisons, isclose, tests of values and bitwise ops (integer or boolean results, no
-gradient).
+absolute value, maximum and minimum, clipping, where and masked_fill, nan_to_num, lerp, dtype
+and device changes, trigonometry, erf, rounding, base-2 and accurate-near-zero logs and
+exponentials, reciprocals; and the comparisons, isclose, tests of values and bitwise ops
+(integer or boolean results, no gradient).
 
 Each gradient is the local derivative times the incoming gradient ``dy``. Binary ops
 broadcast like numpy; the engine sums their gradients back to each input's shape.
@@ -24,7 +24,7 @@ from minitx.backend import device_of, get_array_module
 from minitx.ops._args import binary, check_bool, check_fits, floating, one_dtype, operands, promote
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "ClipTensor", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
-           "Remainder", "Fmod"]
+           "Remainder", "Fmod", "NanToNum", "Lerp"]
 
 
 def _not_boolean(op, x):
@@ -632,6 +632,95 @@ def masked_fill(x, mask, value):
         if not fits:
             raise ValueError(f"masked_fill: {what} of shape {t.shape} does not broadcast to {x.shape}")
     return MaskedFill()(x, mask, value)
+
+
+class NanToNum(Function):
+    """y = x, with NaN replaced by ``nan``, +inf by ``posinf`` and -inf by ``neginf`` (numbers;
+    nan_to_num picks the dtype's largest finite values for the infinities).
+
+        dx = dy where x is finite, 0 where it was replaced
+    (as PyTorch's dy * isfinite(x), but by where: an infinite dy at a replaced entry gives 0, not NaN)
+    """
+
+    def __init__(self, nan, posinf, neginf):
+        self.nan, self.posinf, self.neginf = nan, posinf, neginf
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        finite = xp.isfinite(x)
+        self.save_for_backward(finite)
+        nan, posinf, neginf = (xp.asarray(value, dtype=x.dtype) for value in (self.nan, self.posinf, self.neginf))
+        return xp.where(finite, x, xp.where(xp.isnan(x), nan, xp.where(x > 0, posinf, neginf)))
+
+    def backward(self, dy):
+        (finite,) = self.saved
+        return (get_array_module(dy).where(finite, dy, 0),)
+
+
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    """x with NaN, +inf and -inf replaced by finite numbers (PyTorch's and NumPy's nan_to_num):
+    ``nan`` (0.0), ``posinf`` and ``neginf`` (None: the largest and the most negative finite value
+    of x's dtype). A replacement x's dtype cannot hold is as that dtype rounds it (1e6 is inf in
+    float16), as PyTorch's. Integer and boolean tensors hold neither: a copy of x."""
+    x = as_tensor(x)
+    if not backend.is_floating(x.dtype):
+        return Tensor(x.data.copy())
+    largest = _largest(x.dtype)
+    replacements = [nan, largest if posinf is None else posinf, -largest if neginf is None else neginf]
+    for name, value in zip(("nan", "posinf", "neginf"), replacements):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"nan_to_num: {name} must be a number, got {value!r}")
+    return NanToNum(*(backend.rounded(value, x.dtype) for value in replacements))(x)
+
+
+def _largest(dtype) -> float:
+    """The largest finite value of a floating dtype (bfloat16's from ml_dtypes: NumPy's finfo
+    does not know it)."""
+    if dtype.name == "bfloat16":
+        import ml_dtypes  # noqa: PLC0415  (there whenever a bfloat16 tensor is)
+
+        return float(ml_dtypes.finfo(dtype).max)
+    return float(np.finfo(dtype).max)
+
+
+def lerp_values(a, b, w):
+    """a + w (b - a) on arrays, as PyTorch's lerp computes it: from b's side where |w| >= 1/2,
+    b - (b - a)(1 - w), so that w = 1 gives b itself (a + (b - a) can miss it in the last bit)."""
+    xp = get_array_module(a)
+    d = b - a
+    return xp.where(xp.abs(w) < 0.5, a + w * d, b - d * (1 - w))
+
+
+class Lerp(Function):
+    """y = a + w (b - a): the point a fraction w of the way from a to b (PyTorch's lerp; a, b and
+    the weight w broadcast together; see lerp_values for how y is rounded).
+
+        da = dy (1 - w),   db = dy w,   dw = dy (b - a)
+    """
+
+    def forward(self, a, b, w):
+        self.save_for_backward(a, b, w)
+        return lerp_values(a, b, w)
+
+    def backward(self, dy):
+        a, b, w = self.saved
+        return (dy * (1 - w) if self.needs_input_grad[0] else None, dy * w if self.needs_input_grad[1] else None,
+                dy * (b - a) if self.needs_input_grad[2] else None)
+
+
+def lerp(a, b, weight):
+    """a + weight (b - a), entry by entry (PyTorch's lerp): ``weight`` a number or a tensor, which
+    then takes a gradient too; a, b and weight broadcast together. An integer a computes in float32
+    (PyTorch refuses it); b and weight may be numbers, and of other dtypes (NumPy's promotion among
+    floats; PyTorch asks for a's)."""
+    a = floating(a)
+    a, b, weight = one_dtype(*(as_tensor(t, a) for t in (a, b, weight)))
+    shapes = (a.shape, b.shape, weight.shape)
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"lerp: shapes {', '.join(map(str, shapes))} of a, b and weight do not broadcast") from None
+    return Lerp()(a, b, weight)
 
 
 class Astype(Function):

@@ -1,4 +1,4 @@
-"""Matrix products: matmul, linear (x @ W^T + b), outer and einsum.
+"""Matrix and vector products: matmul, linear (x @ W^T + b), outer, cross and einsum.
 """
 from __future__ import annotations
 
@@ -12,11 +12,13 @@ from minitx import blas
 from minitx.blas import product
 from minitx.autograd.tensor import as_tensor
 from minitx.backend import get_array_module, sum_rows
+from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import one_float_dtype, product_input, promote
 from minitx.ops.indexing import diagonal
+from minitx.ops.reduction import normalize_axes
 from minitx.ops.shape import broadcast_to
 
-__all__ = ["Matmul", "Linear", "Einsum"]
+__all__ = ["Matmul", "Linear", "Cross", "Einsum"]
 
 
 class Matmul(Function):
@@ -89,6 +91,57 @@ def outer(a, b):
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(f"outer: needs two 1-d tensors, got shapes {a.shape} and {b.shape}")
     return a.reshape(-1, 1) * b
+
+
+def _cross(u, v, axis):
+    """u x v along ``axis`` (of length 3): component i is u_{i+1} v_{i+2} - u_{i+2} v_{i+1}, the
+    indices taken mod 3, so each rolled copy lines up the components component i needs."""
+    xp = get_array_module(u)
+    return xp.roll(u, -1, axis) * xp.roll(v, -2, axis) - xp.roll(u, -2, axis) * xp.roll(v, -1, axis)
+
+
+class Cross(Function):
+    """y = a x b, the cross product of the 3-vectors along ``axis`` (the other axes broadcast):
+    y_i = a_{i+1} b_{i+2} - a_{i+2} b_{i+1}, indices mod 3.
+
+    The triple product <dy, a x b> = <a, b x dy> = <b, dy x a>, so
+        da = b x dy        db = dy x a
+    """
+
+    def __init__(self, axis=-1):
+        self.axis = axis
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return _cross(a, b, self.axis)
+
+    def backward(self, dy):
+        a, b = self.saved
+        return (_cross(b, dy, self.axis) if self.needs_input_grad[0] else None,
+                _cross(dy, a, self.axis) if self.needs_input_grad[1] else None)
+
+
+@takes_torch_keywords
+def cross(a, b, axis=-1):
+    """The cross product of 3-vectors along ``axis`` (of length 3 in both), the other axes
+    broadcast: PyTorch's linalg.cross (torch.cross without dim takes the first axis of length 3,
+    a default PyTorch deprecates). a and b have the same number of axes, as PyTorch asks; an integer
+    operand beside a float one takes its dtype, as in a * b."""
+    a, b = promote(a, b, op="cross")
+    if a.ndim != b.ndim or a.ndim == 0:
+        raise ValueError(f"cross: expected two tensors with the same number of axes (at least one), got shapes "
+                         f"{a.shape} and {b.shape}")
+    if a.dtype.kind == "b" or b.dtype.kind == "b":
+        raise TypeError("cross: not defined for boolean tensors (PyTorch refuses them too); convert to a number "
+                        "dtype first")
+    (along,) = normalize_axes(axis, a.ndim, "cross")
+    if a.shape[along] != 3 or b.shape[along] != 3:
+        raise ValueError(f"cross: axis {axis} must have length 3 in both tensors, got shapes {a.shape} and {b.shape}")
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"cross: shapes {a.shape} and {b.shape} do not broadcast") from None
+    return Cross(axis)(a, b)
 
 
 def _rows(a):

@@ -1,5 +1,6 @@
-"""Running (scan) ops along one axis: cumsum, cumprod, logcumsumexp; and ordering along one
-axis: sort and topk, median and nanmedian.
+"""Running (scan) ops along one axis: cumsum, cumprod, logcumsumexp, and diff (cumsum's inverse);
+and ordering along one axis: sort and topk, searchsorted, median, nanmedian, kthvalue, quantile and
+nanquantile.
 
 y_k depends on x_0..x_k along ``axis``, so each backward gathers dy from y_k, y_k+1, ... : a
 reverse scan. Cumprod never divides by x: its gradient comes from a recurrence run from the
@@ -12,14 +13,19 @@ import math
 import numbers
 from typing import NamedTuple
 
+import numpy as np
+
 from minitx.autograd.function import Function
-from minitx.backend import get_array_module
+from minitx.autograd.tensor import Tensor, as_tensor
+from minitx.backend import get_array_module, to_host
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import accumulate, floating
+from minitx.ops._args import accumulate, as_indices, floating
+from minitx.ops.elementwise import lerp_values
 from minitx.ops.indexing import add_at
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
+from minitx.ops.shape import broadcast_to, concatenate
 
-__all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Cummax", "Cummin", "Sort", "Median"]
+__all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Diff", "Cummax", "Cummin", "Sort", "Median", "Kthvalue", "Quantile"]
 
 
 class ValuesIndices(NamedTuple):
@@ -148,6 +154,68 @@ class Logcumsumexp(_Scan):
 def logcumsumexp(x, axis): return Logcumsumexp(axis)(floating(x))
 
 
+class Diff(Function):
+    """y_k = x_{k+1} - x_k along axis (k < m - 1, m the axis' length), taken n times: the n-th
+    forward difference, m - n entries along the axis (none for n >= m). Booleans give
+    x_{k+1} != x_k, as NumPy's diff (PyTorch's logical_xor: the same values).
+
+    backward: one difference has dx_j = dy_{j-1} - dy_j, with dy_{-1} = dy_{m-1} = 0, that is
+    dx = -diff(dy with a 0 on each side). n of them: (-1)^n diff^n(dy with n zeros on each side)
+    (the zeros that diff(dy with one 0 each side) would need around it are 0 - 0 = 0 already).
+    """
+
+    def __init__(self, n=1, axis=-1):
+        self.n, self.axis = n, axis
+
+    def forward(self, x):
+        self.along = _scan_axis(self.axis, x, "diff")
+        self.length = x.shape[self.along]
+        return get_array_module(x).diff(x, self.n, axis=self.along)
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        if self.n > self.length:  # no output, and padding dy would not give back m entries
+            shape = dy.shape[:self.along] + (self.length,) + dy.shape[self.along + 1:]
+            return (xp.zeros(shape, dtype=dy.dtype),)
+        width = [(0, 0)] * dy.ndim
+        width[self.along] = (self.n, self.n)
+        return ((-1) ** self.n * xp.diff(xp.pad(dy, width), self.n, axis=self.along),)
+
+
+@takes_torch_keywords
+def diff(x, n=1, axis=-1, prepend=None, append=None):
+    """The n-th forward difference along ``axis`` (PyTorch's and NumPy's diff): x[1:] - x[:-1],
+    n times. ``prepend`` and ``append`` are joined to x along the axis first, and take their
+    gradient: tensors of x's shape but along the axis, or numbers (one entry along it, NumPy's
+    rule; PyTorch takes tensors only). n = 0 gives a copy of x, without them (as both)."""
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError("diff: expected a tensor with at least one axis, got a 0-d tensor")
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"diff: n must be a whole number >= 0, got {n!r}")
+    along = _scan_axis(axis, x, "diff")
+    if n == 0:
+        return x.clone()
+    if prepend is not None or append is not None:
+        parts = [_beside_along("prepend", prepend, x, along), x, _beside_along("append", append, x, along)]
+        x = concatenate([part for part in parts if part is not None], axis=along)
+    return Diff(int(n), axis)(x)
+
+
+def _beside_along(what, value, x, along):
+    """diff's prepend or append as a tensor to join to x along its axis ``along`` (None stays None):
+    a number or a 0-d tensor becomes one entry along that axis, broadcast over the others."""
+    if value is None:
+        return None
+    value = as_tensor(value, x)
+    if value.ndim == 0:
+        return broadcast_to(value, x.shape[:along] + (1,) + x.shape[along + 1:])
+    if value.ndim != x.ndim or any(a != b for d, (a, b) in enumerate(zip(value.shape, x.shape)) if d != along):
+        raise ValueError(f"diff: {what} of shape {value.shape} does not fit the input of shape {x.shape}: expected "
+                         f"a number, or a tensor of the input's shape but along axis {along}")
+    return value
+
+
 class Cummax(_Scan):
     """y_k = max(x_0..x_k) along axis, i_k = where it is: the LATEST position holding it (ties go to
     the later one, as in PyTorch), a NaN being larger than everything (from a NaN on, y is NaN).
@@ -200,8 +268,6 @@ def cummin(x, axis):
 
 
 def _with_index(op, x):
-    from minitx.autograd.tensor import Tensor  # noqa: PLC0415
-
     values = op(x)
     return ValuesIndices(values, Tensor(op._back(op.index)))
 
@@ -247,8 +313,6 @@ class Sort(Function):
 def sort(x, axis=-1, descending=False):
     """(values, indices) of x sorted along ``axis``, stably (equal values keep their order; NaN
     is the largest), as PyTorch's ``sort(stable=True)``; indices are int64 and take no gradient."""
-    from minitx.autograd.tensor import Tensor  # noqa: PLC0415
-
     op = Sort(axis, descending)
     values = op(x)
     return ValuesIndices(values, Tensor(op.order.reshape(values.shape).astype("int64")))
@@ -279,6 +343,45 @@ def topk(x, k, axis=-1, largest=True):
     index[axis] = slice(0, int(k))
     return ValuesIndices(values[tuple(index)], indices[tuple(index)])
 
+
+def searchsorted(sorted_sequence, values, *, side=None, right=False, sorter=None, out_int32=False):
+    """Where each of ``values`` would go in ``sorted_sequence`` (ascending along its last axis) to
+    keep it sorted: the first such place (side "left": the count of entries < v) or the last
+    ("right", or right=True: the count of entries <= v), as PyTorch's searchsorted. A 1-d
+    sequence serves every value; an n-d one holds one sequence per row, and values' first n - 1
+    axes must be its. ``sorter``: the indices that sort an unsorted sequence (argsort's).
+    An int64 tensor (int32 with out_int32) of values' shape; no gradient. NaN is the largest
+    value, as sort puts it (NumPy's rule; PyTorch's answer beside a NaN in the sequence is its
+    binary search's path)."""
+    sequence = as_tensor(sorted_sequence)
+    values = as_tensor(values, sequence)
+    if side not in (None, "left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    if side == "left" and right:
+        raise ValueError("searchsorted: side='left' and right=True ask for opposite sides; give one of them")
+    side = side or ("right" if right else "left")
+    if sequence.ndim == 0 or (sequence.ndim > 1 and sequence.shape[:-1] != values.shape[:-1]):
+        raise ValueError(f"searchsorted: expected a 1-d sorted_sequence, or one whose first axes are values' "
+                         f"(one sequence per row), got shapes {sequence.shape} and {values.shape}")
+    s, v = sequence.data, values.data
+    xp = get_array_module(s)
+    if sorter is not None:
+        sorter = as_indices(sorter, sequence)
+        if sorter.shape != sequence.shape:
+            raise ValueError(f"searchsorted: sorter must have sorted_sequence's shape {sequence.shape}, got "
+                             f"{sorter.shape}")
+        s = xp.take_along_axis(s, sorter.data, axis=-1)
+    if s.ndim == 1:
+        found = xp.searchsorted(s, v, side=side)
+    else:  # one search per row (NumPy's and CuPy's searchsorted take a 1-d sequence)
+        count = math.prod(s.shape[:-1])
+        rows, wanted = s.reshape(count, s.shape[-1]), v.reshape(count, v.shape[-1])
+        found = xp.empty(wanted.shape, dtype=np.int64)
+        for k in range(count):
+            found[k] = xp.searchsorted(rows[k], wanted[k], side=side)
+        found = found.reshape(v.shape)
+    return Tensor(xp.asarray(found, dtype=np.int32 if out_int32 else np.int64))
+
 class Median(Function):
     """y = the lower middle value of x along ``axis`` (PyTorch's median): with the n entries of a
     slice in the order of a stable sort, the one at rank k = (n - 1) // 2; i = where it was. Axis
@@ -292,39 +395,42 @@ class Median(Function):
     """
 
     fresh_gradients = True  # dx: new zeros with dy laid in
+    picks = "median"  # what an empty slice has none of, in its error
 
     def __init__(self, axis, keepdims=False, skip_nan=False):
         self.axis, self.keepdims, self.skip_nan = axis, keepdims, skip_nan
 
+    @property
+    def name(self) -> str:
+        return "nan" + super().name if self.skip_nan else super().name
+
+    def rank(self, x, n):
+        """The rank picked in each slice of x (n entries along self.along), the axis kept (length 1)."""
+        xp = get_array_module(x)
+        nans = xp.isnan(x).sum(axis=self.along, keepdims=True)
+        return xp.maximum((n - nans - 1) // 2, 0) if self.skip_nan else xp.where(nans > 0, n - nans, (n - 1) // 2)
+
     def forward(self, x):
         xp = get_array_module(x)
-        op = "nanmedian" if self.skip_nan else "median"
         self.in_shape = x.shape
         if self.axis is None or x.ndim == 0:  # one axis to sort along: x flattened (a 0-d x, one entry)
-            normalize_axes(self.axis, x.ndim, op)  # (0 or -1 for a 0-d x)
+            normalize_axes(self.axis, x.ndim, self.name)  # (0 or -1 for a 0-d x)
             x, self.along = x.reshape(-1), 0
         else:
-            self.along = _scan_axis(self.axis, x, op)
+            self.along = _scan_axis(self.axis, x, self.name)
         n = x.shape[self.along]
         if n == 0 and self.axis is not None:
-            raise ValueError(f"{op}: axis {self.axis} of the input of shape {self.in_shape} has length 0; an "
-                             "empty slice has no median")
-        nans = xp.isnan(x).sum(axis=self.along, keepdims=True)
-        rank = xp.maximum((n - nans - 1) // 2, 0) if self.skip_nan else xp.where(nans > 0, n - nans, (n - 1) // 2)
+            raise ValueError(f"{self.name}: axis {self.axis} of the input of shape {self.in_shape} has length 0; an "
+                             f"empty slice has no {self.picks}")
+        rank = self.rank(x, n)
         self.work_shape = x.shape
+        out_shape = _reduced_shape(self.in_shape, None if self.axis is None else self.along, self.keepdims)
         if n == 0:  # no entries at all: NaN, as PyTorch, and no gradient to give
             self.index = None
-            return xp.full(self._out_shape(), xp.nan, dtype=x.dtype)
+            return xp.full(out_shape, xp.nan, dtype=x.dtype)
         # the entry of rank k: its position in the stable order (kept axis of length 1), then its value
         self.index = xp.take_along_axis(_sort_order(x, self.along, False), rank, axis=self.along)
-        return xp.take_along_axis(x, self.index, axis=self.along).reshape(self._out_shape())
-
-    def _out_shape(self):
-        """The reduced shape: without the axis, or with it of length 1 (``keepdims``)."""
-        if self.axis is None or not self.in_shape:
-            return (1,) * len(self.in_shape) if self.keepdims else ()
-        kept = [1 if d == self.along else m for d, m in enumerate(self.in_shape)]
-        return tuple(kept) if self.keepdims else tuple(kept[:self.along] + kept[self.along + 1:])
+        return xp.take_along_axis(x, self.index, axis=self.along).reshape(out_shape)
 
     def backward(self, dy):
         xp = get_array_module(dy)
@@ -334,25 +440,187 @@ class Median(Function):
         return (dx.reshape(self.in_shape),)
 
 
+def _reduced_shape(shape, axis, keepdims):
+    """``shape`` without ``axis`` (in range; None: every axis), or with it of length 1 (``keepdims``)."""
+    axes = range(len(shape)) if axis is None else [axis % len(shape)] if shape else []
+    if keepdims:
+        return tuple(1 if d in axes else m for d, m in enumerate(shape))
+    return tuple(m for d, m in enumerate(shape) if d not in axes)
+
+
 @takes_torch_keywords
 def median(x, axis=None, keepdims=False):
     """The lower of the two middle values (PyTorch's median; NumPy's averages them), NaN where a
     slice holds one. Axis None: a 0-d tensor, the median of all entries (NaN for none); with an
     axis, (values, indices) as PyTorch, the indices int64 and without gradient. Among equal
     values the index is the one a stable sort puts at the middle rank (PyTorch does not say which)."""
-    return _median(Median(axis, keepdims), x)
+    return _picked(Median(axis, keepdims), x)
 
 
 @takes_torch_keywords
 def nanmedian(x, axis=None, keepdims=False):
     """median with NaN left out (PyTorch's nanmedian): NaN only where a slice is all NaN."""
-    return _median(Median(axis, keepdims, skip_nan=True), x)
+    return _picked(Median(axis, keepdims, skip_nan=True), x)
 
 
-def _median(op, x):
-    from minitx.autograd.tensor import Tensor, as_tensor  # noqa: PLC0415
+class Kthvalue(Median):
+    """y = the k-th smallest value of x along ``axis`` (k counted from 1), i = where it was: the
+    entry of rank k - 1 in the order of a stable sort, NaN the largest value (PyTorch's kthvalue).
 
+        dx = 0, but dx[i] = dy    (as Median's)
+    """
+
+    picks = "k-th smallest value"
+
+    def __init__(self, k, axis=-1, keepdims=False):
+        super().__init__(axis, keepdims)
+        self.k = k
+
+    def rank(self, x, n):
+        if not 1 <= self.k <= n:
+            raise ValueError(f"kthvalue: k must be a whole number in [1, {n}] for axis {self.axis} of the input "
+                             f"of shape {self.in_shape}, got {self.k!r}")
+        shape = tuple(1 if d == self.along else m for d, m in enumerate(x.shape))
+        return get_array_module(x).full(shape, self.k - 1, dtype=np.int64)
+
+
+@takes_torch_keywords
+def kthvalue(x, k, axis=-1, keepdims=False):
+    """(values, indices) of the k-th smallest entry along ``axis`` (k = 1: the smallest), as
+    PyTorch's kthvalue; NaN is the largest value. Among equal values the index is the one a
+    stable sort puts at rank k - 1 (PyTorch does not say which); indices are int64, no gradient."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise ValueError(f"kthvalue: k must be a whole number, got {k!r}")
+    if axis is None or not isinstance(axis, numbers.Integral):
+        raise ValueError(f"kthvalue: axis must be an integer, got {axis!r}")
+    return _picked(Kthvalue(int(k), axis, keepdims), x)
+
+
+def _picked(op, x):
+    """The values op (Median or Kthvalue) picks from x, and with an axis their indices (int64)."""
     values = op(as_tensor(x))
     if op.axis is None:
         return values
     return ValuesIndices(values, Tensor(op.index.reshape(values.shape).astype("int64")))
+
+
+INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+class Quantile(Function):
+    """y = the q-quantile of x along ``axis`` (PyTorch's quantile, NumPy's with ``method=``), for
+    one number q or each q of a 1-d ``q`` (then the output's first axis); axis None: of all
+    entries. With s a slice's n entries sorted (stably, NaN last), the quantile is at rank
+    r = q (n - 1), between s[lo] and s[hi], lo = floor(r) and hi = ceil(r):
+
+        linear     y = lerp(s[lo], s[hi], w),  w = r - lo
+        midpoint   y = lerp(s[lo], s[hi], w),  w = 1/2
+        lower, higher, nearest: y = s[r], r rounded down, up, or to the nearer (half to even)
+
+    lerp is PyTorch's (elementwise.lerp_values), so an infinite s[lo] = s[hi] gives NaN
+    (inf - inf), as in PyTorch and NumPy. NaN: a slice holding one has quantile NaN (r = n - 1,
+    where NaN sorts); ``skip_nan`` (nanquantile) takes r = q (m - 1) among the m entries that are
+    not NaN (NaN where all are: r = 0).
+
+        dx[i_lo] += (1 - w) dy,   dx[i_hi] += w dy     (i_lo, i_hi: where s[lo] and s[hi] were in x;
+                                                       w = 0 for lower, higher and nearest)
+    """
+
+    fresh_gradients = True  # dx: new zeros with the dy added in
+
+    def __init__(self, q, axis=None, keepdims=False, interpolation="linear", skip_nan=False):
+        self.q, self.axis, self.keepdims = q, axis, keepdims
+        self.interpolation, self.skip_nan = interpolation, skip_nan
+
+    @property
+    def name(self) -> str:
+        return "nan" + super().name if self.skip_nan else super().name
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        if x.size == 0:
+            raise ValueError(f"{self.name}: expected an input with at least one entry (as PyTorch's), got shape "
+                             f"{x.shape}")
+        rows = self._rows(x)  # one row per slice: (R, n)
+        self.rows_shape, n = rows.shape, rows.shape[1]
+        order = _sort_order(rows, 1, False)
+        s = xp.take_along_axis(rows, order, axis=1)
+        q = xp.asarray(self.q, dtype=x.dtype).reshape(1, -1)  # (1, Q): every q for every row
+        if self.skip_nan:
+            counted = (~xp.isnan(s)).sum(axis=1, keepdims=True).astype(x.dtype)  # (an int64 count would make r float64)
+            r = xp.maximum(q * (counted - 1), 0)
+        else:
+            r = xp.where(xp.isnan(s).any(axis=1, keepdims=True), n - 1, q * (n - 1))
+        # lower, higher and nearest read one entry, at r rounded (rint: half to even, as PyTorch's round)
+        rounding = {"lower": xp.floor, "higher": xp.ceil, "nearest": xp.rint}.get(self.interpolation)
+        r = r if rounding is None else rounding(r)
+        floor = xp.floor(r)
+        lo, hi = floor.astype(np.int64), xp.ceil(r).astype(np.int64)  # (R, Q)
+        self.w = xp.full_like(r, 0.5) if self.interpolation == "midpoint" else r - floor  # (in x's dtype)
+        below = xp.take_along_axis(s, lo, axis=1)
+        y = below if rounding else lerp_values(below, xp.take_along_axis(s, hi, axis=1), self.w)
+        self.lo_at, self.hi_at = xp.take_along_axis(order, lo, axis=1), xp.take_along_axis(order, hi, axis=1)
+        levels = q.shape[1:] if np.ndim(self.q) == 1 else ()  # a 1-d q's axis comes first
+        reduced = _reduced_shape(self.in_shape, None if self.moved is None else self.along, self.keepdims)
+        return y.T.reshape(levels + reduced)
+
+    def _rows(self, x):
+        """x as (R, n): each slice along the axis a row (axis None, or a 0-d x: all entries, one row)."""
+        self.in_shape = x.shape
+        if self.axis is None or x.ndim == 0:
+            normalize_axes(self.axis, x.ndim, self.name)  # (0 or -1 for a 0-d x)
+            self.moved = None
+            return x.reshape(1, -1)
+        self.along = _scan_axis(self.axis, x, self.name)
+        moved = get_array_module(x).moveaxis(x, self.along, -1)
+        self.moved = moved.shape
+        return moved.reshape(-1, moved.shape[-1])
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        R, Q = self.lo_at.shape
+        dy = dy.reshape(Q, R).T  # undo forward's y.T.reshape
+        dx = xp.zeros(self.rows_shape, dtype=dy.dtype)
+        rows = xp.arange(R)[:, None]
+        add_at(dx, (rows, self.lo_at), (1 - self.w) * dy)  # add, not put: two q may read one entry
+        add_at(dx, (rows, self.hi_at), self.w * dy)
+        if self.moved is None:
+            return (dx.reshape(self.in_shape),)
+        return (xp.moveaxis(dx.reshape(self.moved), -1, self.along),)
+
+
+@takes_torch_keywords
+def quantile(x, q, axis=None, keepdims=False, interpolation="linear"):
+    """The q-quantiles of x along ``axis`` (all entries for None), as PyTorch's quantile: q a
+    number in [0, 1] or a 1-d tensor (or list) of them, whose axis comes first in the result;
+    ``interpolation`` one of linear, lower, higher, midpoint, nearest (see Quantile). NaN where a
+    slice holds one. The gradient goes to the one or two entries each quantile is read from."""
+    return _quantile(x, q, axis, keepdims, interpolation, skip_nan=False)
+
+
+@takes_torch_keywords
+def nanquantile(x, q, axis=None, keepdims=False, interpolation="linear"):
+    """quantile with NaN left out (PyTorch's nanquantile): NaN only where a slice is all NaN."""
+    return _quantile(x, q, axis, keepdims, interpolation, skip_nan=True)
+
+
+def _quantile(x, q, axis, keepdims, interpolation, skip_nan):
+    """quantile or nanquantile, their q and interpolation checked; an integer x as float32."""
+    op = "nanquantile" if skip_nan else "quantile"
+    if interpolation not in INTERPOLATIONS:
+        raise ValueError(f"{op}: interpolation must be one of {', '.join(INTERPOLATIONS)}, got {interpolation!r}")
+    if isinstance(q, Tensor):
+        levels = to_host(q.data)  # (one read from the device, to check them)
+    elif isinstance(q, (numbers.Real, list, tuple, np.ndarray)) and not isinstance(q, bool):
+        levels = np.asarray(q)
+    else:
+        raise TypeError(f"{op}: q must be a number or a 1-d tensor of numbers in [0, 1], got {type(q).__name__}")
+    if levels.ndim > 1 or levels.dtype.kind not in "iuf":
+        raise ValueError(f"{op}: q must be a number or a 1-d tensor of numbers in [0, 1], got "
+                         f"{'shape ' + str(levels.shape) if levels.ndim > 1 else 'dtype ' + levels.dtype.name}")
+    levels = levels.astype(np.float64)
+    outside = levels[~((levels >= 0) & (levels <= 1))]  # (NaN included)
+    if outside.size:
+        raise ValueError(f"{op}: q must be in [0, 1], got {outside[0]}")
+    return Quantile(float(levels) if levels.ndim == 0 else levels, axis, keepdims, interpolation, skip_nan)(
+        floating(x))

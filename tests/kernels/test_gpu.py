@@ -754,3 +754,34 @@ def test_scatter_reduce_and_its_gradient_on_cupy_as_on_numpy(cp, reduce, dtype):
         outs.append([y.numpy()] + ([xs.grad.numpy(), ss.grad.numpy()] if floating else []))
     for cpu, gpu in zip(*outs):
         np.testing.assert_allclose(gpu, cpu, rtol=1e-6)
+
+
+def test_quantile_kthvalue_searchsorted_nan_to_num_lerp_diff_and_cross_on_cupy_as_on_numpy(cp):
+    """The porting ops (array-API calls CuPy has): the same values, indices and gradients on CuPy
+    arrays as on NumPy ones, a NaN and an inf among the values."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((4, 5)), rng.standard_normal((4, 3))
+    a[0, 1], a[2, 3] = np.nan, np.inf
+    calls = {
+        "quantile": lambda x, y: F.quantile(x, [0.1, 0.5, 0.9], 1, interpolation="midpoint"),
+        "quantile nearest": lambda x, y: F.quantile(y, 0.5, None, keepdims=True, interpolation="nearest"),
+        "nanquantile": lambda x, y: F.nanquantile(x, 0.3, 0, keepdims=True),
+        "kthvalue": lambda x, y: F.kthvalue(x, 2, 1).values,
+        "kthvalue indices": lambda x, y: F.kthvalue(x, 4, 0).indices,
+        "searchsorted": lambda x, y: F.searchsorted(y.sort(1).values, x[:, :2], side="right"),
+        "searchsorted 1-d": lambda x, y: F.searchsorted(y[0].sort().values, x),
+        "nan_to_num": lambda x, y: F.nan_to_num(x, 0.5),
+        "lerp": lambda x, y: F.lerp(x[:, :3], y, y.sigmoid()),
+        "diff": lambda x, y: F.diff(x, 2, 0, prepend=1.0),
+        "cross": lambda x, y: F.cross(y, y.flip(0)),
+    }
+    for name, call in calls.items():
+        results = []
+        for device in ("cpu", "cuda"):
+            x, y = (minitx.tensor(v, device=device, requires_grad=True) for v in (a, b))
+            out = call(x, y)
+            if out.requires_grad:
+                out.backward(minitx.tensor(np.ones(out.shape), device=device))
+            results.append([out.numpy()] + [np.zeros(t.shape) if t.grad is None else t.grad.numpy() for t in (x, y)])
+        for cpu, gpu in zip(*results):
+            np.testing.assert_allclose(gpu, cpu, rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=name)

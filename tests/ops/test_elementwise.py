@@ -15,7 +15,7 @@ import minitx.functional as F
 from minitx.testing import (GradcheckError, arg, check_backward_hygiene, check_forward, check_gradients, gradcheck,
                             leaf, op_case)
 from minitx.testing import strategies as mst
-from _torch_kit import parity
+from _torch_kit import import_torch, parity
 
 SHAPES = mst.shapes(max_dims=3, max_side=4)
 PAIRS = mst.broadcastable_shapes(2, max_dims=3, max_side=4)
@@ -396,6 +396,79 @@ def test_to_device_cpu_to_cpu_is_a_no_op_move(x):
 def test_to_device_rejects_unknown_devices():
     with pytest.raises(ValueError, match="unknown device 'tpu'; expected 'cpu' or 'cuda'"):
         F.to_device(minitx.tensor([1.0]), "tpu")
+
+
+# ---------------------------------------------------------------- nan_to_num, lerp
+
+EDGES = (np.nan, np.inf, -np.inf)
+REPLACEMENTS = {"nan": st.sampled_from([0.0, -1.5, 1e300]), "posinf": st.sampled_from([None, 1e3, -2.0]),
+                "neginf": st.sampled_from([None, -1e3, 0.5])}
+# x with NaN and infinities: forward against NumPy and PyTorch, gradients against PyTorch (dy where
+# x is finite, 0 where it was replaced); without them also finite differences
+NAN_TO_NUM = op_case(lambda x, nan, posinf, neginf: F.nan_to_num(x, nan, posinf, neginf), arg(edges=EDGES),
+                     numpy=lambda a, nan, posinf, neginf: np.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf),
+                     torch="torch.nan_to_num", kwargs=REPLACEMENTS, shapes=SHAPES)
+# a + w (b - a), broadcast, w drawn past [0, 1] too (an extrapolation), and as a number
+LERP = op_case(F.lerp, arg(), arg(), arg(min_value=-0.5, max_value=1.5), numpy=lambda a, b, w: a + w * (b - a),
+               torch="torch.lerp", broadcast=True, shapes=TRIPLES)
+LERP_NUMBER = op_case(lambda a, b, w: a.lerp(b, w), arg(), arg(), numpy=lambda a, b, w: a + w * (b - a),
+                      torch=lambda a, b, w: a.lerp(b, w), kwargs={"w": st.sampled_from([0.0, 0.3, 0.5, 1.0, 2.5])},
+                      broadcast=True, shapes=PAIRS)
+# infinities and NaN through PyTorch's two-sided formula: the same NaN, inf and gradients
+LERP_EDGES = op_case(F.lerp, arg(edges=EDGES), arg(edges=EDGES), arg(min_value=-0.5, max_value=1.5, edges=(0.5,)),
+                     torch="torch.lerp", gradcheck=False, broadcast=True, shapes=TRIPLES)
+
+
+@pytest.mark.parametrize("case", [NAN_TO_NUM, LERP, LERP_NUMBER, LERP_EDGES],
+                         ids=["NanToNum", "Lerp", "Lerp-number", "Lerp-edges"])
+@given(data=st.data())
+def test_nan_to_num_and_lerp(case, data):
+    case(data)
+
+
+@given(x=mst.tensors(SHAPES), data=st.data())
+def test_nan_to_num_gradient_where_values_were_replaced(x, data):
+    """Finite differences see replaced entries as constant: 0 there, dy elsewhere."""
+    a = x.numpy().copy()
+    a[data.draw(mst.bool_masks(a.shape), label="replaced")] = data.draw(st.sampled_from(EDGES), label="edge")
+    assert check_gradients(lambda t: F.nan_to_num(t, 2.0, posinf=10.0), leaf(a))
+    t = leaf(a)
+    t.nan_to_num(neginf=-1.0).backward(np.full(a.shape, np.inf))  # an infinite dy: 0 where replaced (PyTorch: NaN)
+    np.testing.assert_array_equal(t.grad.numpy(), np.where(np.isfinite(a), np.inf, 0.0))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_nan_to_num_takes_the_dtypes_largest_values_and_rounds_replacements_as_pytorch(dtype):
+    torch = import_torch()
+    a = np.array([np.nan, np.inf, -np.inf, 1.5], dtype=np.float32)
+    for kwargs in ({}, {"nan": 0.1, "posinf": 1e6, "neginf": -1e-9}):
+        ours = F.nan_to_num(minitx.tensor(a).to(dtype=dtype), **kwargs)
+        theirs = torch.nan_to_num(torch.from_numpy(a).to(getattr(torch, dtype)), **kwargs)
+        assert ours.dtype.name == dtype
+        np.testing.assert_array_equal(ours.to(dtype="float32").numpy(), theirs.float().numpy())
+
+
+def test_nan_to_num_of_integers_is_a_copy_and_its_errors():
+    x = minitx.tensor([1, 2])
+    y = minitx.nan_to_num(x, nan=0.5)
+    assert y.dtype == np.int64 and y.numpy().tolist() == [1, 2] and y.data is not x.data
+    with pytest.raises(TypeError, match="nan_to_num: posinf must be a number, got 'big'"):
+        F.nan_to_num(minitx.tensor([1.0]), posinf="big")
+
+
+def test_lerp_reaches_b_exactly_and_promotes_as_pytorch_cannot():
+    """w = 1 gives b itself (a + (b - a) may not); a float32 a beside float64 b and w is float64,
+    integers become float32 (PyTorch refuses both); shapes that do not broadcast name all three."""
+    a, b = minitx.tensor([0.1, -3.7], dtype="float64"), minitx.tensor([0.7, 1e-17], dtype="float64")
+    np.testing.assert_array_equal(F.lerp(a, b, 1.0).numpy(), b.numpy())
+    assert F.lerp(a.to(dtype="float32"), b, 0.5).dtype == np.float64
+    assert F.lerp(minitx.tensor([1, 2]), 5, minitx.tensor(0.25)).numpy().tolist() == [2.0, 2.75]
+    assert F.lerp(minitx.tensor([1, 2]), 5, 0.25).dtype == np.float32
+    torch, empty = import_torch(), np.zeros((0, 3))  # no entries: an empty result and gradient, as PyTorch's
+    assert parity(lambda s, t: F.lerp(s, t, 0.5), lambda s, t: torch.lerp(s, t, 0.5), leaf(empty), leaf(empty)).shape \
+        == parity(F.nan_to_num, torch.nan_to_num, leaf(empty)).shape == (0, 3)
+    with pytest.raises(ValueError, match=r"lerp: shapes \(2,\), \(2, 1\), \(3,\) of a, b and weight do not broadcast"):
+        F.lerp(a, minitx.ones(2, 1), minitx.ones(3))
 
 
 # ---------------------------------------------------------------- gradcheck as a user would use it

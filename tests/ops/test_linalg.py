@@ -1,6 +1,6 @@
 """Matmul (minitx/ops/linalg.py): numpy.matmul semantics, 1-D operands on either side,
 broadcast batch dimensions, transposed (non-contiguous) operands, and shape errors that name
-the op and both shapes."""
+the op and both shapes; outer and cross against NumPy and PyTorch."""
 import numpy as np
 import pytest
 from hypothesis import given
@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 import minitx
 import minitx.functional as F
-from minitx.testing import check_backward_hygiene, gradcheck, leaf
+from minitx.testing import check_backward_hygiene, check_gradients, gradcheck, leaf
 from minitx.testing import strategies as mst
-from _torch_kit import parity, torch_in_example
+from _torch_kit import import_torch, parity, torch_in_example
 
 SIDE = st.integers(1, 4)
 
@@ -171,3 +171,53 @@ def test_outer_takes_1d_tensors_only():
     with pytest.raises(ValueError, match=r"outer: needs two 1-d tensors, got shapes \(2, 2\) and \(1,\)"):
         F.outer(minitx.tensor(np.zeros((2, 2))), minitx.tensor([1.0]))
     assert F.outer(minitx.tensor([1, 2]), minitx.tensor([0.5])).dtype == np.float32  # as PyTorch's
+
+
+@st.composite
+def cross_operands(draw):
+    """Two tensors with the same number of axes that broadcast, length 3 along a drawn axis; the axis."""
+    shape_a, shape_b = draw(mst.broadcastable_shapes(2, min_dims=1, max_dims=3, max_side=3))
+    ndim = max(len(shape_a), len(shape_b))
+    shape_a, shape_b = ((1,) * (ndim - len(s)) + tuple(s) for s in (shape_a, shape_b))  # one number of axes
+    axis = draw(st.integers(-ndim, ndim - 1), label="axis")
+    shape_a, shape_b = ([3 if d == axis % ndim else n for d, n in enumerate(s)] for s in (shape_a, shape_b))
+    return draw(mst.tensors(shape_a)), draw(mst.tensors(shape_b)), axis
+
+
+@given(operands=cross_operands())
+def test_cross_as_numpy_and_pytorch(operands):
+    a, b, axis = operands
+    y = F.cross(a, b, axis)
+    np.testing.assert_allclose(y.numpy(), np.cross(a.numpy(), b.numpy(), axis=axis), rtol=1e-13, atol=1e-14)
+    assert isinstance(y._ctx, minitx.ops.Cross)
+    assert check_gradients(lambda s, t: F.cross(s, t, axis), a, b)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda s, t: s.cross(t, dim=axis), lambda s, t: torch.linalg.cross(s, t, dim=axis), leaf(a.numpy()),
+               leaf(b.numpy()))
+
+
+def test_cross_by_hand_with_infinities_integers_and_its_errors():
+    """e_x x e_y = e_z along the last axis by default (torch.linalg.cross's; torch.cross's deprecated
+    default is the first axis of length 3); NaN and inf as PyTorch's; integers keep their dtype."""
+    eye = minitx.tensor(np.eye(3))
+    np.testing.assert_array_equal(minitx.cross(eye, eye[[1, 2, 0]]).numpy(), np.eye(3)[[2, 0, 1]])
+    edges = np.array([[np.inf, 1.0, 0.0], [np.nan, 2.0, -1.0], [1.0, -np.inf, 3.0]])
+    parity(lambda s, t: F.cross(s, t), lambda s, t: import_torch().linalg.cross(s, t), leaf(edges),
+           leaf(edges[::-1].copy()))
+    assert parity(F.cross, import_torch().linalg.cross, leaf(np.zeros((0, 3))), leaf(np.zeros((0, 3)))).shape == (0, 3)
+    ints = F.cross(minitx.tensor([1, 2, 3]), minitx.tensor([4, 5, 6]))
+    assert ints.dtype == np.int64 and ints.numpy().tolist() == [-3, 6, -3]
+    assert F.cross(minitx.tensor([1, 2, 3]), minitx.tensor([4.0, 5, 6])).dtype == np.float32  # (PyTorch refuses)
+    with pytest.raises(ValueError, match=r"cross: expected two tensors with the same number of axes \(at least one\), "
+                                         r"got shapes \(2, 3\) and \(3,\)"):
+        F.cross(minitx.ones(2, 3), minitx.ones(3))
+    with pytest.raises(ValueError, match=r"cross: axis 0 must have length 3 in both tensors, got shapes \(2, 3\) and "
+                                         r"\(2, 3\)"):
+        F.cross(minitx.ones(2, 3), minitx.ones(2, 3), dim=0)
+    with pytest.raises(ValueError, match=r"cross: shapes \(2, 3\) and \(4, 3\) do not broadcast"):
+        F.cross(minitx.ones(2, 3), minitx.ones(4, 3))
+    with pytest.raises(ValueError, match="cross: axis 2 is out of range"):
+        F.cross(minitx.ones(2, 3), minitx.ones(2, 3), 2)
+    with pytest.raises(TypeError, match="cross: not defined for boolean tensors"):
+        F.cross(minitx.tensor([True, False, True]), minitx.tensor([True, True, False]))

@@ -532,3 +532,363 @@ def test_median_of_nothing_and_of_a_0d_tensor():
     values, indices = F.median(leaf(2.5), 0)
     assert values.shape == indices.shape == () and values.item() == 2.5 and indices.item() == 0
     assert check_gradients(lambda t: F.median(t, -1).values, leaf(2.5))
+
+
+# ---------------------------------------------------------------- diff
+
+
+@st.composite
+def _diff_case(draw):
+    """x (at least one axis), an axis, n (past the axis' length too) and prepend/append: None, a
+    number, or a tensor of x's shape but along the axis (0 to 2 entries there)."""
+    x = draw(mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=4)))
+    axis = draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
+    n = draw(st.integers(0, x.shape[axis] + 2), label="n")
+
+    def beside():
+        shape = st.integers(0, 2).map(lambda k: x.shape[:axis % x.ndim] + (k,) + x.shape[axis % x.ndim + 1:])
+        return st.one_of(st.none(), st.floats(-3, 3), shape.flatmap(mst.tensors))
+
+    return x, axis, n, draw(beside(), label="prepend"), draw(beside(), label="append")
+
+
+def _beside(drawn, parts, full=None):
+    """prepend and append from the drawn ones: the numbers as they are (or as ``full(number)``, a
+    tensor for torch.diff, which takes no numbers), the tensors from ``parts``, in order."""
+    given = iter(parts)
+    return [next(given) if isinstance(v, minitx.Tensor) else v if v is None or full is None else full(v)
+            for v in drawn]
+
+
+@given(data=st.data())
+def test_diff_forward_gradients_and_pytorch(data):
+    x, axis, n, prepend, append = data.draw(_diff_case())
+    drawn = (prepend, append)
+    tensors = [t for t in drawn if isinstance(t, minitx.Tensor)]
+
+    def fn(t, *parts):
+        return F.diff(t, n, axis, *_beside(drawn, parts))
+
+    def reference(a, *parts):
+        p, q = _beside(drawn, parts)
+        return np.diff(a, n, axis, **{k: v for k, v in (("prepend", p), ("append", q)) if v is not None})
+
+    y = check_forward(fn, reference, x, *tensors)
+    assert not n or isinstance(y._ctx, minitx.ops.Diff)
+    assert check_gradients(fn, x, *tensors)
+    torch = torch_in_example()
+    if torch is not None:
+        def theirs(t, *parts):
+            one = t.shape[:axis % t.ndim] + (1,) + t.shape[axis % t.ndim + 1:]
+            p, q = _beside(drawn, parts, full=lambda v: torch.full(one, v, dtype=torch.float64))
+            return torch.diff(t, n, axis, p, q)
+
+        parity(fn, theirs, leaf(x.numpy()), *[leaf(t.numpy()) for t in tensors])
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "uint8"])
+def test_diff_of_integers_and_booleans_as_numpy_and_pytorch(dtype):
+    """Booleans give !=, PyTorch's logical_xor; uint8 wraps, as both."""
+    a = np.array([[1, 5, 2, 2, 0], [3, 0, 0, 1, 1]]).astype(dtype)
+    torch = import_torch()
+    for n in (1, 2):
+        got = F.diff(minitx.tensor(a), n)
+        np.testing.assert_array_equal(got.numpy(), np.diff(a, n))
+        np.testing.assert_array_equal(got.numpy(), torch.diff(torch.from_numpy(a), n).numpy())
+        assert got.dtype == a.dtype
+
+
+def test_diff_past_the_axis_length_and_its_errors():
+    x = leaf(np.arange(6.0).reshape(2, 3))
+    y = parity(lambda t: F.diff(t, 5, 1), lambda t: t.diff(5, 1), x)  # nothing left: (2, 0), zero gradient
+    assert y.shape == (2, 0) and np.array_equal(x.grad.numpy(), np.zeros((2, 3)))
+    for shape, axis in (((2, 0), 1), ((0, 3), 1), ((2, 0), 0)):  # empty axes, beside or along the one differenced
+        assert parity(lambda t: F.diff(t, 1, axis), lambda t: t.diff(1, axis), leaf(np.zeros(shape))).shape == \
+            np.diff(np.zeros(shape), 1, axis).shape
+    unchanged = parity(lambda t: F.diff(t, 0, prepend=leaf([[9.0], [9.0]])), lambda t: t.diff(0, -1), leaf(x.numpy()))
+    assert unchanged.numpy().tolist() == x.numpy().tolist()  # n = 0: x, nothing joined (as PyTorch and NumPy)
+    assert not np.shares_memory(F.diff(x, 0).data, x.data)  # a copy, as PyTorch's
+    assert x.diff(dim=0, prepend=-1.0).numpy().tolist() == [[1.0, 2.0, 3.0], [3.0, 3.0, 3.0]]
+    with pytest.raises(ValueError, match="diff: expected a tensor with at least one axis, got a 0-d tensor"):
+        F.diff(leaf(1.0))
+    with pytest.raises(ValueError, match="diff: n must be a whole number >= 0, got -1"):
+        F.diff(x, -1)
+    with pytest.raises(ValueError, match=r"diff: prepend of shape \(3, 1\) does not fit the input of shape \(2, 3\): "
+                                         r"expected a number, or a tensor of the input's shape but along axis 1"):
+        F.diff(x, prepend=leaf(np.zeros((3, 1))))
+    with pytest.raises(ValueError, match="diff: axis 2 is out of range"):
+        F.diff(x, axis=2)
+
+
+# ---------------------------------------------------------------- searchsorted
+
+
+@st.composite
+def _searchsorted_case(draw):
+    """A sequence sorted along its last axis (1-d, or one per row of values' leading axes; ties
+    common, infinities in it), values (NaN and infinities among them) and a side."""
+    batch = draw(st.sampled_from([None, (), (2,), (2, 3)]), label="batch")
+    n, m = draw(st.integers(0, 5), label="n"), draw(st.integers(0, 4), label="m")
+    seq_shape = (n,) if batch is None else batch + (n,)
+    values_shape = draw(mst.shapes(max_dims=2, max_side=3)) if batch is None else batch + (m,)
+    edges = st.sampled_from([np.inf, -np.inf])
+    raw = draw(mst.float_arrays(seq_shape, min_value=-2, max_value=2))
+    raw[np.random.default_rng(draw(st.integers(0, 9))).random(raw.shape) < 0.2] = draw(edges)
+    sequence = np.sort(np.round(raw * 2) / 2, axis=-1)
+    values = np.asarray(np.round(draw(mst.float_arrays(values_shape, min_value=-3, max_value=3)) * 2) / 2)
+    values[np.random.default_rng(draw(st.integers(0, 9))).random(values.shape) < 0.2] = draw(
+        st.sampled_from([np.inf, -np.inf, np.nan]))
+    return sequence, values, draw(st.sampled_from(["left", "right"]), label="side")
+
+
+def _numpy_searchsorted(sequence, values, side):
+    """np.searchsorted, one row at a time for an n-d sequence."""
+    if sequence.ndim == 1:
+        return np.searchsorted(sequence, values, side)
+    found = np.empty(values.shape, np.int64)
+    for row in np.ndindex(*values.shape[:-1]):
+        found[row] = np.searchsorted(sequence[row], values[row], side)
+    return found
+
+
+@given(case=_searchsorted_case())
+def test_searchsorted_as_numpy_and_pytorch(case):
+    sequence, values, side = case
+    got = F.searchsorted(minitx.tensor(sequence), minitx.tensor(values), side=side)
+    assert got.dtype == np.int64 and got.shape == values.shape
+    np.testing.assert_array_equal(got.numpy(), _numpy_searchsorted(sequence, values, side))
+    right = F.searchsorted(minitx.tensor(sequence), minitx.tensor(values), right=side == "right", out_int32=True)
+    assert right.dtype == np.int32 and np.array_equal(right.numpy(), got.numpy())
+    torch = torch_in_example()
+    if torch is not None:
+        theirs = torch.searchsorted(torch.from_numpy(sequence), torch.from_numpy(values), side=side)
+        np.testing.assert_array_equal(got.numpy(), theirs.numpy())
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=2, max_side=5), min_value=-2, max_value=2), data=st.data())
+def test_searchsorted_with_a_sorter_as_pytorch(x, data):
+    """sorter: the argsort of an unsorted sequence, which is searched as if sorted by it."""
+    a = np.round(x.numpy() * 2) / 2
+    values = np.round(data.draw(mst.float_arrays(a.shape[:-1] + (3,), min_value=-3, max_value=3)) * 2) / 2
+    sorter = np.argsort(a, axis=-1, kind="stable")
+    side = data.draw(st.sampled_from(["left", "right"]), label="side")
+    got = F.searchsorted(minitx.tensor(a), minitx.tensor(values), side=side, sorter=minitx.tensor(sorter))
+    expected = F.searchsorted(minitx.tensor(np.take_along_axis(a, sorter, -1)), minitx.tensor(values), side=side)
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    torch = torch_in_example()
+    if torch is not None:
+        theirs = torch.searchsorted(torch.from_numpy(np.ascontiguousarray(a)), torch.from_numpy(values), side=side,
+                                    sorter=torch.from_numpy(sorter))
+        np.testing.assert_array_equal(got.numpy(), theirs.numpy())
+
+
+def test_searchsorted_of_a_number_a_nan_and_its_errors():
+    sequence = minitx.tensor([1.0, 2.0, 2.0, np.nan])
+    assert F.searchsorted(sequence, 2.0).shape == () and F.searchsorted(sequence, 2.0).item() == 1
+    assert minitx.searchsorted(sequence, 2.0, right=True).item() == 3
+    # NaN is the largest value, as sort puts it (NumPy's rule; PyTorch's binary search has none here)
+    np.testing.assert_array_equal(F.searchsorted(sequence, minitx.tensor([np.nan, np.inf, 5.0])).numpy(), [3, 3, 3])
+    np.testing.assert_array_equal(F.searchsorted(sequence, minitx.tensor([np.nan]), side="right").numpy(), [4])
+    assert F.searchsorted(minitx.tensor(np.zeros(0)), minitx.tensor([1.0])).numpy().tolist() == [0]
+    no_entries = F.searchsorted(minitx.tensor(np.zeros((2, 0))), minitx.tensor(np.ones((2, 3))))
+    assert no_entries.numpy().tolist() == [[0] * 3] * 2
+    with pytest.raises(ValueError, match="searchsorted: side='left' and right=True ask for opposite sides"):
+        F.searchsorted(sequence, 2.0, side="left", right=True)
+    with pytest.raises(ValueError, match="searchsorted: side must be 'left' or 'right', got 'up'"):
+        F.searchsorted(sequence, 2.0, side="up")
+    with pytest.raises(ValueError, match=r"searchsorted: expected a 1-d sorted_sequence, or one whose first axes are "
+                                         r"values' \(one sequence per row\), got shapes \(2, 3\) and \(3, 3\)"):
+        F.searchsorted(minitx.tensor(np.zeros((2, 3))), minitx.tensor(np.zeros((3, 3))))
+    with pytest.raises(ValueError, match=r"searchsorted: expected a 1-d sorted_sequence.*got shapes \(\) and \(1,\)"):
+        F.searchsorted(minitx.tensor(1.0), minitx.tensor([1.0]))
+    with pytest.raises(ValueError, match=r"searchsorted: sorter must have sorted_sequence's shape \(4,\), got \(3,\)"):
+        F.searchsorted(sequence, 2.0, sorter=minitx.tensor([0, 1, 2]))
+
+
+# ---------------------------------------------------------------- kthvalue
+
+
+@given(x=mst.tensors(mst.shapes(max_dims=3, max_side=5), distinct=True), data=st.data())
+def test_kthvalue_forward_gradients_and_pytorch(x, data):
+    axis = data.draw(st.integers(-max(x.ndim, 1), max(x.ndim, 1) - 1), label="axis")
+    n = x.shape[axis] if x.ndim else 1
+    k, keepdims = data.draw(st.integers(1, n), label="k"), data.draw(st.booleans(), label="keepdims")
+    a = np.atleast_1d(x.numpy())
+    along = axis % a.ndim
+    values, indices = F.kthvalue(x, k, axis, keepdims)
+    assert values.shape == indices.shape == np.sum(x.numpy(), axis if x.ndim else None, keepdims=keepdims).shape
+    want = np.take(np.partition(a, k - 1, axis=along), [k - 1], axis=along)  # (the axis kept, of length 1)
+    np.testing.assert_array_equal(values.numpy(), want.reshape(values.shape))
+    at = np.take(np.argsort(a, axis=along), [k - 1], axis=along)  # (distinct values: one order)
+    np.testing.assert_array_equal(indices.numpy(), at.reshape(values.shape))
+    assert isinstance(values._ctx, minitx.ops.Kthvalue) and indices.dtype == np.int64
+    assert check_gradients(lambda t: F.kthvalue(t, k, axis, keepdims).values, x)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda t: t.kthvalue(k, axis, keepdims)[0], lambda t: t.kthvalue(k, axis, keepdims)[0], leaf(x.numpy()))
+        theirs = torch.from_numpy(x.numpy()).kthvalue(k, axis, keepdims)
+        np.testing.assert_array_equal(indices.numpy(), theirs.indices.numpy())
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=5), min_value=-2, max_value=2), data=st.data())
+def test_kthvalue_with_nan_and_ties(x, data):
+    """Values as NumPy's sort orders them (NaN last); among equal values the index is the one a
+    stable sort puts at rank k - 1 (PyTorch's pick varies), and it alone gets the gradient."""
+    a = np.round(x.numpy())
+    a[data.draw(mst.bool_masks(a.shape), label="nan")] = np.nan
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1), label="axis")
+    k = data.draw(st.integers(1, a.shape[axis]), label="k")
+    t = leaf(a)
+    values, indices = F.kthvalue(t, k, axis)
+    np.testing.assert_array_equal(values.numpy(), np.take(np.sort(a, axis=axis), k - 1, axis=axis))
+    stable = np.take(np.argsort(a, axis=axis, kind="stable"), k - 1, axis=axis)
+    np.testing.assert_array_equal(indices.numpy(), stable)
+    values.backward(np.ones(values.shape))
+    expected = np.zeros(a.shape)
+    np.put_along_axis(expected, np.expand_dims(stable, axis), 1.0, axis)
+    np.testing.assert_array_equal(t.grad.numpy(), expected)
+    torch = torch_in_example()
+    if torch is not None:
+        np.testing.assert_array_equal(values.numpy(), torch.from_numpy(a).kthvalue(k, axis).values.numpy())
+
+
+def test_kthvalue_of_a_0d_tensor_of_empty_slices_and_its_errors():
+    values, indices = F.kthvalue(leaf(2.5), 1, 0, keepdims=True)
+    assert values.shape == indices.shape == () and values.item() == 2.5 and indices.item() == 0
+    values, indices = minitx.kthvalue(leaf(np.zeros((0, 3))), 2, dim=1)  # no slices: empty, as PyTorch
+    assert values.shape == indices.shape == (0,)
+    with pytest.raises(ValueError, match=r"kthvalue: axis 1 of the input of shape \(2, 0\) has length 0; an empty "
+                                         r"slice has no k-th smallest value"):
+        F.kthvalue(leaf(np.zeros((2, 0))), 1, 1)
+    with pytest.raises(ValueError, match=r"kthvalue: k must be a whole number in \[1, 3\] for axis -1 of the input "
+                                         r"of shape \(2, 3\), got 4"):
+        F.kthvalue(leaf(np.zeros((2, 3))), 4)
+    with pytest.raises(ValueError, match=r"kthvalue: k must be a whole number in \[1, 3\] .*got 0"):
+        leaf(np.zeros((2, 3))).kthvalue(0)
+    with pytest.raises(ValueError, match="kthvalue: k must be a whole number, got 1.5"):
+        F.kthvalue(leaf(np.zeros(3)), 1.5)
+    with pytest.raises(ValueError, match="kthvalue: axis must be an integer, got None"):
+        F.kthvalue(leaf(np.zeros(3)), 1, None)
+    with pytest.raises(ValueError, match="kthvalue: axis 2 is out of range"):
+        F.kthvalue(leaf(np.zeros(3)), 1, 2)
+    ints = F.kthvalue(minitx.tensor([[5, 1, 3]]), 2, 1)  # integers keep their dtype, as PyTorch's
+    assert ints.values.dtype == np.int64 and ints.values.numpy().tolist() == [3] and ints.indices.item() == 2
+
+
+# ---------------------------------------------------------------- quantile, nanquantile
+
+INTERPOLATIONS = ["linear", "lower", "higher", "midpoint", "nearest"]
+# one number, 0 and 1 among them, or a 1-d list (empty too)
+LEVELS = st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0, 0.5]), st.lists(st.floats(0, 1), max_size=3))
+
+
+def _numpy_quantile(a, q, axis, keepdims, interpolation, skip_nan=False):
+    """NumPy's quantile (nanquantile) with method=; a 0-d a as its one entry; all-NaN slices quietly."""
+    if a.ndim == 0:
+        a, axis, keepdims = a.reshape(1), 0, False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return (np.nanquantile if skip_nan else np.quantile)(a, q, axis=axis, keepdims=keepdims, method=interpolation)
+
+
+def _torch_quantile(torch, name, t, q, axis, keepdims, interpolation):
+    q = torch.tensor(q, dtype=t.dtype) if isinstance(q, list) else q
+    return getattr(torch, name)(t, q, axis, keepdim=keepdims, interpolation=interpolation)
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@given(x=mst.tensors(mst.shapes(max_dims=3, max_side=4), distinct=True), data=st.data())
+def test_quantile_forward_gradients_and_pytorch(name, x, data):
+    axis = data.draw(st.one_of(st.none(), st.integers(-max(x.ndim, 1), max(x.ndim, 1) - 1)), label="axis")
+    keepdims = data.draw(st.booleans(), label="keepdims")
+    q, interpolation = data.draw(LEVELS, label="q"), data.draw(st.sampled_from(INTERPOLATIONS), label="interpolation")
+
+    def fn(t):
+        return getattr(F, name)(t, q, axis, keepdims, interpolation)
+
+    y = check_forward(fn, lambda a: _numpy_quantile(a, q, axis, keepdims, interpolation, name == "nanquantile"), x)
+    assert isinstance(y._ctx, minitx.ops.Quantile)
+    assert check_gradients(fn, x)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(fn, lambda t: _torch_quantile(torch, name, t, q, axis, keepdims, interpolation), leaf(x.numpy()))
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=4), min_value=-2, max_value=2), data=st.data())
+def test_quantile_with_nan_and_infinities_as_pytorch(name, x, data):
+    """NaN in a slice: quantile NaN, nanquantile the others' (NaN where all are); infinities go
+    through PyTorch's lerp (inf at an exact rank is NaN). Distinct finite values, so that PyTorch's
+    sort and a stable one agree: the same values and gradients."""
+    a = x.numpy().copy()
+    a[data.draw(mst.bool_masks(a.shape), label="edges")] = data.draw(st.sampled_from([np.nan, np.inf, -np.inf]))
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1), label="axis")
+    q, interpolation = data.draw(LEVELS, label="q"), data.draw(st.sampled_from(INTERPOLATIONS), label="interpolation")
+
+    def fn(t):
+        return getattr(F, name)(t, q, axis, interpolation=interpolation)
+
+    if not np.isinf(a).any():  # NumPy's linear reads the entry after an exact rank too: 0 * inf = NaN
+        np.testing.assert_array_equal(fn(leaf(a)).numpy(), _numpy_quantile(a, q, axis, False, interpolation,
+                                                                            name == "nanquantile"))
+    torch = torch_in_example()
+    if torch is not None:
+        parity(fn, lambda t: _torch_quantile(torch, name, t, q, axis, False, interpolation), leaf(a))
+
+
+def test_quantile_ties_give_the_gradient_to_the_entries_a_stable_sort_puts_at_the_ranks():
+    """[2, 1, 2, 2] sorted stably is entries 1, 0, 2, 3: q = 0.5 is half way between ranks 1 and 2,
+    entries 0 and 2 (PyTorch's sort agrees here; on longer slices it may pick other equal entries)."""
+    x = leaf([2.0, 1.0, 2.0, 2.0])
+    parity(lambda t: F.quantile(t, 0.5), lambda t: t.quantile(0.5), x)
+    np.testing.assert_array_equal(x.grad.numpy() / x.grad.numpy().sum(), [0.5, 0.0, 0.5, 0.0])
+    x = leaf([3.0] * 20 + [1.0])  # rank 10 of the sorted values: the tenth 3, entry 9
+    F.quantile(x, 0.5, interpolation="lower").backward()
+    np.testing.assert_array_equal(np.flatnonzero(x.grad.numpy()), [9])
+    x = leaf([0.0, 5.0, 1.0])  # two q on one entry: both gradients add up there
+    F.quantile(x, [0.5, 0.5, 1.0], interpolation="nearest").backward(np.array([1.0, 2.0, 4.0]))
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 4.0, 3.0])
+
+
+def test_quantile_edges_as_pytorch():
+    """q = 0 and 1 are the extremes; midpoint and lerp at the rank; an all-NaN slice of nanquantile
+    is NaN, its gradient to its first entry; a 0-d tensor is its own quantile; integers become float32."""
+    x = leaf([[4.0, -1.0, 2.5, 7.0], [np.nan, 3.0, np.nan, 1.0], [np.nan] * 4])
+    for name in ("quantile", "nanquantile"):
+        for q, interpolation in ((0.0, "linear"), (1.0, "higher"), ([0.0, 1.0, 0.3], "midpoint"), (0.7, "nearest")):
+            x.grad = None
+            parity(lambda t: getattr(t, name)(q, dim=1, interpolation=interpolation),
+                   lambda t: _torch_quantile(import_torch(), name, t, q, 1, False, interpolation), x)
+    np.testing.assert_array_equal(F.nanquantile(x, [0.0, 1.0], 1).numpy(), [[-1.0, 1.0, np.nan], [7.0, 3.0, np.nan]])
+    x.grad = None
+    F.nanquantile(x[2], 0.5).backward()
+    np.testing.assert_array_equal(x.grad.numpy()[2], [1.0, 0.0, 0.0, 0.0])
+    parity(lambda t: F.quantile(t, 1.0), lambda t: t.quantile(1.0), leaf([1.0, np.inf]))  # NaN: inf - inf
+    parity(lambda t: F.quantile(t, 0.5), lambda t: t.quantile(0.5), leaf([1.0, 2.0, np.inf]))  # 2: NumPy's NaN
+    y = parity(lambda t: minitx.quantile(t, [0.25, 0.5], dim=0, keepdim=True),
+               lambda t: t.quantile(import_torch().tensor([0.25, 0.5], dtype=t.dtype), dim=0, keepdim=True), leaf(2.5))
+    assert y.shape == (2,)
+    ints = F.quantile(minitx.tensor([[1, 2, 3, 4]]), 0.5, axis=1)
+    assert ints.dtype == np.float32 and ints.numpy().tolist() == [2.5]
+    assert F.quantile(leaf(np.ones((2, 3))), minitx.tensor(np.zeros(0)), 1).shape == (0, 2)
+
+
+def test_quantile_errors_name_the_op_what_it_got_and_what_it_expected():
+    x = leaf(np.arange(6.0).reshape(2, 3))
+    for bad in (1.5, -0.1, np.nan, [0.5, 2.0]):
+        with pytest.raises(ValueError, match=r"quantile: q must be in \[0, 1\], got"):
+            F.quantile(x, bad)
+    with pytest.raises(ValueError, match=r"nanquantile: q must be a number or a 1-d tensor of numbers in \[0, 1\], "
+                                         r"got shape \(1, 2\)"):
+        F.nanquantile(x, minitx.tensor([[0.1, 0.2]]))
+    with pytest.raises(TypeError, match=r"quantile: q must be a number or a 1-d tensor of numbers in \[0, 1\], "
+                                        r"got str"):
+        F.quantile(x, "median")
+    with pytest.raises(ValueError, match="quantile: interpolation must be one of linear, lower, higher, midpoint, "
+                                         "nearest, got 'cubic'"):
+        x.quantile(0.5, interpolation="cubic")
+    with pytest.raises(ValueError, match=r"nanquantile: expected an input with at least one entry \(as PyTorch's\), "
+                                         r"got shape \(2, 0\)"):
+        F.nanquantile(leaf(np.zeros((2, 0))), 0.5, 0)
+    with pytest.raises(ValueError, match="quantile: axis 2 is out of range"):
+        F.quantile(x, 0.5, 2)
