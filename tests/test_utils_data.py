@@ -151,10 +151,17 @@ def test_batch_sampler_and_batch_sampler_loaders_equal_pytorchs(torch, sampler, 
 
 
 def test_the_loader_batches_through_a_batch_sampler():
-    loader = DataLoader(range(10), batch_size=4, drop_last=True)
+    """A few of the cases compared with PyTorch above, written out: they hold where torch is absent."""
+    loader = DataLoader(range(11), batch_size=3, drop_last=True)
     assert isinstance(loader.batch_sampler, BatchSampler) and isinstance(loader.sampler, SequentialSampler)
-    assert list(loader.batch_sampler) == [[0, 1, 2, 3], [4, 5, 6, 7]] and len(loader) == 2
+    assert list(loader.batch_sampler) == [[0, 1, 2], [3, 4, 5], [6, 7, 8]] and len(loader) == 3
     assert DataLoader(range(10), batch_size=None).batch_sampler is None
+    stream = type("Stream", (IterableDataset,), {"__iter__": lambda self: iter(range(11))})()
+    assert list(stream) == list(range(11))  # list() takes len()'s TypeError as "no length"
+    assert [b.tolist() for b in DataLoader(stream, batch_size=3, drop_last=True)] == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    assert [b.tolist() for b in DataLoader(stream, batch_size=3)][-1] == [9, 10]
+    with pytest.raises(ValueError, match="DataLoader: batch_sampler option is mutually exclusive with .* drop_last"):
+        DataLoader(range(4), batch_sampler=[[0]], drop_last=True)
 
 
 # calls PyTorch refuses, each written once for a module m: minitx.utils.data or torch.utils.data
