@@ -14,7 +14,7 @@ from minitx.backend import set_default_device
 from minitx.creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_dlpack, from_numpy, full,
                              full_like, get_default_dtype, is_tensor, linspace, multinomial, normal, ones, ones_like,
                              rand, rand_like, randint, randint_like, randn, randn_like, randperm, zeros, zeros_like)
-from minitx.random import manual_seed
+from minitx.random import Generator, manual_seed
 from minitx import functional  # noqa: F401  (import minitx.functional as F)
 from minitx.serialization import load, save
 from minitx.amp import autocast
@@ -100,7 +100,7 @@ __version__ = "0.1.0"
 from minitx import nn, optim, utils  # noqa: E402
 
 __all__ = [
-    "Tensor", "tensor", "Function", "no_grad", "enable_grad", "is_grad_enabled", "manual_seed",
+    "Tensor", "tensor", "Function", "no_grad", "enable_grad", "is_grad_enabled", "manual_seed", "Generator",
     "zeros", "ones", "full", "arange", "rand", "randn", "zeros_like", "ones_like", "from_dlpack",
     "set_default_device", "cuda", "backend", "functional", "save", "load", "autocast", "cat", "stack",
     "inference_mode", "set_grad_enabled", "empty", "eye", "linspace", "full_like", "empty_like",

@@ -4,7 +4,8 @@
   a tensor's shape, dtype and device;
 * drawn at random from minitx's seeded generators (``minitx.random``, so ``manual_seed`` makes a
   run repeat): rand, randn, randint, randperm, normal, bernoulli, multinomial, and rand_like,
-  randn_like, randint_like;
+  randn_like, randint_like; randint, randperm and multinomial also draw from a
+  ``generator=`` of their own (a ``minitx.Generator``), as PyTorch's do;
 * over memory that exists: from_numpy, as_tensor and from_dlpack, which copy nothing they need not.
 
 dtypes are PyTorch's: float32 (``get_default_dtype()``) unless the arguments say otherwise, so
@@ -116,7 +117,7 @@ def randn(*shape, dtype=None, device=None, requires_grad=False):
                   requires_grad)
 
 
-def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=False):
+def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=False, *, generator=None):
     """Whole numbers drawn uniformly from [low, high), int64 unless ``dtype`` says otherwise.
     PyTorch's forms: ``randint(high, size)``, ``randint(low, high, size)``, ``size=`` by name."""
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
@@ -131,16 +132,16 @@ def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=
         raise ValueError(f"randint: low must be less than high, got low={low}, high={high}")
     dtype = "int64" if dtype is None else dtype
     return _drawn(lambda rng, s: rng.integers(int(low), int(high), size=s, dtype=np.int64), size,
-                  dtype, device, requires_grad)
+                  dtype, device, requires_grad, generator)
 
 
-def randperm(n, dtype=None, device=None, requires_grad=False):
+def randperm(n, dtype=None, device=None, requires_grad=False, *, generator=None):
     """The numbers 0 .. n-1 in a random order (int64): where uniform draws would put them
     sorted, so every order is equally likely."""
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise ValueError(f"randperm: n must be a whole number >= 0, got {n!r}")
     dtype = "int64" if dtype is None else dtype
-    return _drawn(lambda rng, s: rng.random(s).argsort(), int(n), dtype, device, requires_grad)
+    return _drawn(lambda rng, s: rng.random(s).argsort(), int(n), dtype, device, requires_grad, generator)
 
 
 def rand_like(t, dtype=None, device=None, requires_grad=False):
@@ -191,7 +192,7 @@ def bernoulli(input, p=None):
     return _drawn(lambda rng, s: rng.random(s) < probs, input.shape, input.dtype, input.device, False)
 
 
-def multinomial(input, num_samples, replacement=False):
+def multinomial(input, num_samples, replacement=False, *, generator=None):
     """Category indices (int64) drawn with chances proportional to the weights of ``input``: a 1-d
     tensor of weights gives ``num_samples`` indices, a 2-d one that many per row. The weights need
     not sum to 1. Without replacement each category is drawn at most once (when the categories
@@ -214,7 +215,7 @@ def multinomial(input, num_samples, replacement=False):
         raise ValueError("multinomial: the weights must be finite and >= 0")
     if empty_row:
         raise ValueError("multinomial: every row of weights needs a sum > 0")
-    rng = mrandom.generator(input.device)
+    rng = mrandom.drawing_from(generator, input.device)
     draw = _with_replacement if replacement else _without_replacement
     picks = draw(rng, xp, weights, int(num_samples)).astype(np.int64)
     return Tensor(picks.reshape(input.shape[:-1] + (int(num_samples),)))
@@ -286,12 +287,13 @@ def from_dlpack(x, requires_grad=False) -> Tensor:
 # ---------------------------------------------------------------- helpers
 
 
-def _drawn(draw, shape, dtype, device, requires_grad):
-    """The samples ``draw(generator, shape)`` from the seeded generator of ``device``, as ``dtype``.
-    The generator is NumPy's or CuPy's, so ``draw`` keeps to what both have: random, integers,
-    standard_normal (CuPy's has no permutation or choice)."""
+def _drawn(draw, shape, dtype, device, requires_grad, generator=None):
+    """The samples ``draw(rng, shape)`` from the seeded generator of ``device`` (or ``generator``,
+    a minitx.Generator, where one is given), as ``dtype``. The generator is NumPy's or CuPy's, so
+    ``draw`` keeps to what both have: random, integers, standard_normal (CuPy's has no
+    permutation or choice)."""
     device = backend.check_device(device)
-    samples = draw(mrandom.generator(device), _as_shape(shape))
+    samples = draw(mrandom.drawing_from(generator, device), _as_shape(shape))
     return Tensor(samples.astype(backend.resolve_dtype(dtype)), requires_grad=requires_grad)
 
 

@@ -8,6 +8,10 @@ index with a counter-based RNG (Philox) keyed by a (seed, offset) pair, and the 
 regenerates the same mask from the same pair. ``next_philox_seed_offset(device)`` hands out
 those pairs: the seed is the ``manual_seed`` value, the offset counts calls per device, so a
 run seeded the same way gets the same masks, and every call gets a fresh stream.
+
+A ``Generator`` (PyTorch's ``torch.Generator``) is a CPU generator of its own, for draws that
+must not move with the global one: ``randperm``, ``randint``, ``multinomial``, the samplers, the
+DataLoader and ``random_split`` take one as ``generator=``.
 """
 from __future__ import annotations
 
@@ -23,9 +27,7 @@ _seed = 0
 def manual_seed(seed: int) -> None:
     """Seed the CPU generator and, when a GPU is in use, the GPU generator."""
     global _seed
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"manual_seed: expected a non-negative integer, got {seed!r}")
-    _seed = int(seed)
+    _seed = _checked_seed(seed, "manual_seed")
     _generators.clear()
     _philox_offsets.clear()
 
@@ -67,6 +69,64 @@ def generator(device: str = "cpu"):
     return _generators[device]
 
 
+def drawing_from(chosen, device: str):
+    """The NumPy (or CuPy) generator a draw on ``device`` takes: ``chosen``'s own where one is
+    given (a ``generator=`` argument: a minitx.Generator of that device), else the device's global one."""
+    if chosen is None:
+        return generator(device)
+    if not isinstance(chosen, Generator):
+        raise TypeError(f"generator: expected a minitx.Generator or None, got "
+                        f"{type(chosen).__module__}.{type(chosen).__qualname__}")
+    if backend.check_device(device) != chosen.device:
+        raise ValueError(f"Generator: this one draws on {chosen.device!r}, not on {device!r}")
+    return chosen._rng
+
+
+class Generator:
+    """A seeded CPU generator of its own, apart from the global one (PyTorch's ``torch.Generator``):
+    for draws that must repeat whatever else the program draws, such as a fixed split,
+    ``random_split(ds, [0.9, 0.1], generator=Generator().manual_seed(42))``, or a DataLoader
+    whose shuffles do not move with dropout's draws.
+
+    Like the global generator it is NumPy's PCG64. A new one is seeded with PyTorch's default
+    seed; ``manual_seed`` restarts it and returns it, ``get_state``/``set_state`` save and resume
+    it (JSON-friendly dicts, where PyTorch's are byte tensors). CPU only: the draws that take one
+    (randperm, randint, multinomial) serve the samplers, which index on the host.
+    """
+
+    def __init__(self, device="cpu"):
+        device = backend.check_device(device)
+        if device != "cpu":
+            raise ValueError(f"Generator: device={device!r} is not supported; minitx's Generator draws on the "
+                             f"CPU (GPU draws take the global generator, seeded by minitx.manual_seed)")
+        self.device = device
+        self.manual_seed(_TORCH_DEFAULT_SEED)
+
+    def manual_seed(self, seed: int) -> "Generator":
+        """Restart the draws from ``seed``; returns the generator itself, as PyTorch's does."""
+        self._seed = _checked_seed(seed, "Generator.manual_seed")
+        self._rng = np.random.default_rng(self._seed)
+        return self
+
+    def initial_seed(self) -> int:
+        """The seed it was last seeded with."""
+        return self._seed
+
+    def get_state(self) -> dict:
+        """Its seed and PCG64 state: ``set_state`` of it resumes the draws from here."""
+        return {"seed": self._seed, "cpu": self._rng.bit_generator.state}
+
+    def set_state(self, state: dict) -> "Generator":
+        """Resume from what ``get_state`` returned (checked as ``minitx.random.set_state`` checks)."""
+        _check_seed_and_cpu(state, "Generator.set_state")
+        self.manual_seed(int(state["seed"]))
+        self._rng.bit_generator.state = state["cpu"]
+        return self
+
+
+_TORCH_DEFAULT_SEED = 67280421310721  # a new torch.Generator's initial_seed()
+
+
 def get_state() -> dict:
     """The CPU generator's state and the Philox offsets, JSON-friendly, for checkpoints."""
     return {"seed": _seed, "cpu": generator("cpu").bit_generator.state, "philox": dict(_philox_offsets)}
@@ -76,14 +136,10 @@ def set_state(state: dict) -> None:
     """Restore what ``get_state`` returned. Checked first, changed after: anything else (a
     seed of 1.5, a generator state that is not PCG64's) raises ValueError naming the entry."""
     global _seed
-    if not isinstance(state, dict) or not {"seed", "cpu"} <= set(state):
-        raise ValueError(f"random state: expected a dict with 'seed' and 'cpu', got {state!r:.80}")
-    if not _whole(state["seed"], 2 ** 64):
-        raise ValueError(f"random state: invalid seed {state['seed']!r:.40}; expected a whole number >= 0")
+    _check_seed_and_cpu(state, "random state")
     philox = state.get("philox", {})
     if not isinstance(philox, dict) or not all(isinstance(d, str) and _whole(n, 2 ** 64) for d, n in philox.items()):
         raise ValueError(f"random state: invalid philox {philox!r:.80}; expected {{device: next offset >= 0}}")
-    _check_pcg64(state["cpu"])
     _seed = int(state["seed"])
     _generators.clear()
     _philox_offsets.clear()
@@ -91,12 +147,28 @@ def set_state(state: dict) -> None:
     generator("cpu").bit_generator.state = state["cpu"]
 
 
+def _checked_seed(seed, who: str) -> int:
+    """``seed`` as an int, refused (naming ``who``) unless it is a whole number >= 0."""
+    if not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{who}: expected a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
+def _check_seed_and_cpu(state, who: str) -> None:
+    """The 'seed' and 'cpu' entries a saved state must have, checked before anything is changed."""
+    if not isinstance(state, dict) or not {"seed", "cpu"} <= set(state):
+        raise ValueError(f"{who}: expected a dict with 'seed' and 'cpu', got {state!r:.80}")
+    if not _whole(state["seed"], 2 ** 64):
+        raise ValueError(f"{who}: invalid seed {state['seed']!r:.40}; expected a whole number >= 0")
+    _check_pcg64(state["cpu"], who)
+
+
 def _whole(value, end) -> bool:
     """Whether ``value`` is an integer (not a bool) in [0, end)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= value < end
 
 
-def _check_pcg64(cpu) -> None:
+def _check_pcg64(cpu, who: str) -> None:
     """The CPU generator's state, as NumPy's PCG64 gives it: numbers its setter would
     otherwise truncate (inc = 1.5) or refuse with an OverflowError are refused here by name."""
     expected = "{'bit_generator': 'PCG64', 'state': {'state': s, 'inc': i}, 'has_uint32': 0 or 1, 'uinteger': u}"
@@ -105,4 +177,4 @@ def _check_pcg64(cpu) -> None:
           and _whole(inner.get("state"), 2 ** 128) and _whole(inner.get("inc"), 2 ** 128)
           and _whole(cpu.get("has_uint32"), 2) and _whole(cpu.get("uinteger"), 2 ** 32))
     if not ok:
-        raise ValueError(f"random state: the CPU generator's state {cpu!r:.120} is not {expected}")
+        raise ValueError(f"{who}: the CPU generator's state {cpu!r:.120} is not {expected}")

@@ -3,9 +3,11 @@
 Their values are not PyTorch's (another generator), so they are checked by what they must be:
 shapes, dtypes (PyTorch's), bounds, distributions within a tolerance of several standard
 errors (the seed is fixed, so a pass is a pass every run), repeats under manual_seed, resumes
-through get_state/set_state, and errors that name the function.
+through get_state/set_state, and errors that name the function. A minitx.Generator, given as
+``generator=``, draws apart from the global generator, as a torch.Generator does.
 """
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -41,6 +43,60 @@ def test_samples_repeat_under_manual_seed_and_resume_from_get_state(name):
     np.testing.assert_array_equal(sample().numpy(), second)
     mrandom.set_state(state)  # a resumed run draws what the first run drew next
     np.testing.assert_array_equal(sample().numpy(), second)
+
+
+# the draws that take generator= (those the samplers of minitx.utils.data make)
+GENERATOR_DRAWS = {
+    "randint": lambda g: minitx.randint(0, 1000, (20,), generator=g),
+    "randperm": lambda g: minitx.randperm(50, generator=g),
+    "multinomial": lambda g: minitx.multinomial(minitx.ones(50), 10, generator=g),
+    "multinomial(replacement)": lambda g: minitx.multinomial(minitx.ones(50), 10, replacement=True, generator=g),
+}
+
+
+@pytest.mark.parametrize("name", GENERATOR_DRAWS)
+def test_a_generator_draws_apart_from_the_global_one(name):
+    """Seeded alike, two Generators draw alike, whatever the global generator has drawn, and
+    leave it as it was; a saved state (through JSON, as a checkpoint keeps it) resumes the draws."""
+    draw = GENERATOR_DRAWS[name]
+    minitx.manual_seed(0)
+    first = draw(minitx.Generator().manual_seed(5)).numpy()
+    minitx.randn(7)
+    before = mrandom.get_state()
+    g = minitx.Generator().manual_seed(5)
+    np.testing.assert_array_equal(draw(g).numpy(), first)
+    assert mrandom.get_state() == before
+    state = json.loads(json.dumps(g.get_state()))
+    second = draw(g).numpy()
+    assert not np.array_equal(first, second)
+    resumed = minitx.Generator().set_state(state)
+    np.testing.assert_array_equal(draw(resumed).numpy(), second)
+    assert resumed.initial_seed() == 5
+    assert not np.array_equal(draw(minitx.Generator().manual_seed(6)).numpy(), first)
+
+
+def test_generator_starts_from_pytorchs_seed_and_refuses_what_it_cannot_use():
+    torch = import_torch()
+    assert minitx.Generator().initial_seed() == torch.Generator().initial_seed()
+    g = minitx.Generator()
+    assert g.manual_seed(3) is g and g.device == "cpu"
+    with pytest.raises(TypeError, match=r"generator: expected a minitx.Generator or None, got torch\S*Generator"):
+        minitx.randperm(3, generator=torch.Generator())
+    with pytest.raises(ValueError, match="Generator.manual_seed: expected a non-negative integer, got -1"):
+        g.manual_seed(-1)
+    with pytest.raises(ValueError, match="Generator.set_state: expected a dict with 'seed' and 'cpu'"):
+        g.set_state({"seed": 1})
+    with pytest.raises(ValueError, match="Generator.set_state: the CPU generator's state"):
+        g.set_state({"seed": 1, "cpu": {"bit_generator": "MT19937"}})
+    assert g.initial_seed() == 3  # refused states change nothing
+
+
+@pytest.mark.gpu
+def test_generator_is_cpu_only():
+    with pytest.raises(ValueError, match="Generator: device='cuda' is not supported"):
+        minitx.Generator("cuda")
+    with pytest.raises(ValueError, match="Generator: this one draws on 'cpu', not on 'cuda'"):
+        minitx.randperm(3, device="cuda", generator=minitx.Generator())
 
 
 # (minitx call, torch call): the same arguments, the shape and dtype PyTorch gives

@@ -8,7 +8,9 @@ and grouped heads, cropping pad, the dtype rules, GradScaler and the layers over
 one per op of the porting sweep (median, nanmedian, diag, index_add, scatter, bincount, unique,
 meshgrid, hstack, vstack, outer, cdist) and of the second one (quantile, nanquantile, kthvalue,
 searchsorted, nan_to_num, lerp, diff, cross); one per optimizer ported from torch.optim (RMSprop,
-Adagrad, Adadelta, Adamax, NAdam, RAdam); and PyTorch's rule for a 0-d float beside floats.
+Adagrad, Adadelta, Adamax, NAdam, RAdam); PyTorch's rule for a 0-d float beside floats; and one
+per piece of torch.utils.data added to minitx.utils.data (IterableDataset, BatchSampler and
+batch_sampler=, the random samplers, generator= and minitx.Generator, the worker options).
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -41,6 +43,8 @@ _R = "minitx/ops/resample.py"
 _C = "minitx/ops/conv.py"
 _A = "minitx/ops/attention.py"
 _G = "minitx/optim/grad_scaler.py"
+_D = "minitx/utils/data.py"
+_DATA = ("tests/test_utils_data.py",)
 
 #: the issue's named slips, already in plant_slips.SLIPS: run again here, with the new ops
 _NAMED = ("conv col2im", "avg_pool backward", "gather backward", "roll backward")
@@ -403,5 +407,41 @@ OP_SLIPS = [
     Slip("a 0-d float tensor promotes floats with dimensions (NumPy's rule)", "minitx/ops/_args.py",
          "    elif a_float and b_float and a.dtype != b.dtype and (a.ndim == 0) != (b.ndim == 0):",
          "    elif False:", ("tests/ops/test_dtypes.py",)),
+    # minitx.utils.data's pieces of torch.utils.data, and the Generator its samplers draw from
+    Slip("utils.data IterableDataset: drop_last not passed on to its batches", _D,
+         "batch_sampler = BatchSampler(dataset if self._iterable else sampler, batch_size, drop_last)",
+         "batch_sampler = BatchSampler(dataset if self._iterable else sampler, batch_size, "
+         "drop_last and not self._iterable)", _DATA),
+    Slip("utils.data IterableDataset: len() without __len__ a NotImplementedError (list() breaks)", _D,
+         '        raise TypeError(f"{type(self).__name__} has no len(): it is an IterableDataset without __len__")',
+         '        raise NotImplementedError(f"{type(self).__name__} has no len()")', _DATA),
+    Slip("utils.data BatchSampler: a last batch one short kept under drop_last", _D,
+         "if self.drop_last and len(batch) < self.batch_size:",
+         "if self.drop_last and len(batch) < self.batch_size - 1:", _DATA),
+    Slip("utils.data batch_sampler=: drop_last let through beside it", _D,
+         "if batch_size != 1 or shuffle or sampler is not None or drop_last:",
+         "if batch_size != 1 or shuffle or sampler is not None:", _DATA),
+    Slip("utils.data RandomSampler num_samples: the last round not cut short", _D,
+         "randperm(n, device=\"cpu\", generator=self.generator).tolist()[:self.num_samples - start]",
+         "randperm(n, device=\"cpu\", generator=self.generator).tolist()", _DATA),
+    Slip("utils.data SubsetRandomSampler: the permutation's positions for the indices", _D,
+         "            yield self.indices[i]", "            yield i", _DATA),
+    Slip("utils.data WeightedRandomSampler: replacement=False draws with replacement", _D,
+         "multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)",
+         "multinomial(self.weights, self.num_samples, True, generator=self.generator)", _DATA),
+    Slip("utils.data generator=: DataLoader's shuffle draws from the global generator", _D,
+         "sampler = RandomSampler(dataset, generator=generator) if shuffle",
+         "sampler = RandomSampler(dataset) if shuffle", _DATA),
+    Slip("utils.data generator=: random_split draws from the global generator", _D,
+         'order = randperm(n, device="cpu", generator=generator).tolist()',
+         'order = randperm(n, device="cpu").tolist()', _DATA),
+    Slip("utils.data worker options: only num_workers refused", _D,
+         "        if value != default:", '        if value != default and name == "num_workers":', _DATA),
+    Slip("Generator: set_state keeps the seed's start, not the saved state", "minitx/random.py",
+         '        self._rng.bit_generator.state = state["cpu"]\n        return self', "        return self",
+         ("tests/test_random_sampling.py",) + _DATA),
+    Slip("Generator: generator= ignored, the global generator drawn from", "minitx/random.py",
+         "    if chosen is None:\n        return generator(device)", "    if True:\n        return generator(device)",
+         ("tests/test_random_sampling.py",) + _DATA),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

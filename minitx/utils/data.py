@@ -10,18 +10,27 @@ ports a training loop by renaming torch to minitx::
             ...
 
 A *dataset* is anything with ``len(ds)`` and ``ds[i]`` (a map-style dataset; a Python list
-is one). The *sampler* says in which order the indices are visited; the DataLoader cuts that
-order into batches and *collates* each batch: the samples' tensors, arrays and numbers are
-stacked into tensors with a new first axis, field by field.
+is one), or an IterableDataset, which yields its samples in an order of its own (a stream).
+A *sampler* says in which order a map-style dataset's indices are visited (SequentialSampler,
+RandomSampler, SubsetRandomSampler, WeightedRandomSampler); a BatchSampler cuts that order, or
+an iterable dataset's stream, into batches; and the DataLoader *collates* each batch: the
+samples' tensors, arrays and numbers are stacked into tensors with a new first axis, field by field.
 
 What differs from PyTorch:
 
-* everything runs in the calling process: ``num_workers`` can only be 0, and
-  ``pin_memory`` is accepted and ignored (minitx has no page-locked host memory);
-* the shuffles draw from minitx's seeded CPU generator (``minitx.random``), not from a
-  ``generator=`` argument: ``minitx.manual_seed`` repeats them, and a state saved with
-  ``minitx.random.get_state()`` between epochs resumes the same order;
-* no IterableDataset and no ``batch_sampler``; collated mappings come back as plain dicts.
+* everything runs in the calling process: ``num_workers`` can only be 0, and ``timeout``,
+  ``worker_init_fn``, ``multiprocessing_context``, ``prefetch_factor`` and ``persistent_workers``
+  only their defaults; ``pin_memory`` is accepted and ignored (minitx has no page-locked host
+  memory); there is no ``get_worker_info`` (an IterableDataset is read by one process);
+* the random draws come from a ``generator=`` (a ``minitx.Generator``, CPU only) or, without
+  one, from minitx's seeded global CPU generator (``minitx.random``): ``minitx.manual_seed``
+  repeats them, and a state saved between epochs (``minitx.random.get_state()``, or the
+  generator's ``get_state()``) resumes the same order. The numbers are not PyTorch's;
+* WeightedRandomSampler with ``replacement=False`` refuses more ``num_samples`` than it has
+  weights > 0 (PyTorch's then draws indices of weight 0 as well);
+* over an IterableDataset the loader's ``sampler`` is None (PyTorch's: an endless sampler of
+  Nones), and nothing warns when the dataset yields more samples than its ``len`` said;
+* collated mappings come back as plain dicts; there is no DistributedSampler or StackDataset.
 """
 from __future__ import annotations
 
@@ -34,11 +43,12 @@ import warnings
 import numpy as np
 
 from minitx.autograd import Tensor, tensor
-from minitx.creation import as_tensor, randperm
+from minitx.creation import as_tensor, multinomial, randint, randperm
 from minitx.functional import stack
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "random_split", "Sampler",
-           "SequentialSampler", "RandomSampler", "DataLoader", "default_collate", "default_convert"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "ChainDataset",
+           "random_split", "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
+           "WeightedRandomSampler", "BatchSampler", "DataLoader", "default_collate", "default_convert"]
 
 
 # ---------------------------------------------------------------- datasets
@@ -56,6 +66,23 @@ class Dataset:
 
     def __add__(self, other):
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """Base of iterable datasets: a subclass defines ``__iter__``, yielding the samples in an order
+    of its own (lines read from a file, samples made on the fly), where indexing makes no sense.
+    A DataLoader batches them as they come, so it takes no sampler and no shuffle. ``len`` is
+    there only where a subclass defines ``__len__``. ``a + b`` chains two into a ChainDataset."""
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__(), yielding the samples")
+
+    def __len__(self):
+        # a TypeError, as for any object without a len (list() asks for one and takes that as "unknown")
+        raise TypeError(f"{type(self).__name__} has no len(): it is an IterableDataset without __len__")
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -95,6 +122,10 @@ class ConcatDataset(Dataset):
         self.datasets = list(datasets)
         if not self.datasets:
             raise ValueError("ConcatDataset: datasets should not be an empty iterable")
+        for i, dataset in enumerate(self.datasets):
+            if isinstance(dataset, IterableDataset):
+                raise TypeError(f"ConcatDataset: got an IterableDataset ({type(dataset).__name__}) at index {i}, "
+                                f"which has no indices; chain iterable datasets with ChainDataset")
         self.cumulative_sizes = list(itertools.accumulate(len(d) for d in self.datasets))
 
     def __getitem__(self, index):
@@ -110,13 +141,32 @@ class ConcatDataset(Dataset):
         return self.cumulative_sizes[-1]
 
 
-def random_split(dataset, lengths) -> list:
+class ChainDataset(IterableDataset):
+    """The samples of several iterable datasets one after the other, each read as the chain gets to it."""
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        for i, dataset in enumerate(self.datasets):
+            if not isinstance(dataset, IterableDataset):
+                raise TypeError(f"ChainDataset: expected IterableDatasets, got {type(dataset).__name__} at index {i}; "
+                                f"join map-style datasets with ConcatDataset")
+
+    def __iter__(self):
+        return itertools.chain.from_iterable(self.datasets)
+
+    def __len__(self):
+        return sum(len(dataset) for dataset in self.datasets)
+
+
+def random_split(dataset, lengths, generator=None) -> list:
     """Split ``dataset`` at random into non-overlapping Subsets of the given ``lengths``.
 
     ``lengths`` are sample counts summing to ``len(dataset)``, or fractions summing to 1:
     each split then gets ``floor(fraction * len(dataset))`` samples and the remainder is dealt
     out one by one from the first split on (PyTorch's rule, so the sizes equal PyTorch's).
-    The permutation comes from minitx's CPU generator: ``minitx.manual_seed`` repeats it.
+    The permutation comes from ``generator`` (a minitx.Generator: ``Generator().manual_seed(42)``
+    fixes the split whatever else is drawn) or minitx's CPU generator (``minitx.manual_seed``
+    repeats it).
     """
     n = len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
@@ -134,7 +184,7 @@ def random_split(dataset, lengths) -> list:
     if sum(lengths) != n:
         raise ValueError(f"random_split: the lengths {list(lengths)} sum to {sum(lengths)}, not to the dataset's "
                          f"length {n}")
-    order = randperm(n, device="cpu").tolist()
+    order = randperm(n, device="cpu", generator=generator).tolist()
     return [Subset(dataset, order[end - length:end]) for end, length in zip(itertools.accumulate(lengths), lengths)]
 
 
@@ -162,17 +212,118 @@ class SequentialSampler(Sampler):
 
 
 class RandomSampler(Sampler):
-    """A fresh permutation of the indices every epoch, drawn from minitx's CPU generator when
-    the epoch's first index is asked for (as PyTorch's RandomSampler draws)."""
+    """The indices in a random order, drawn anew every epoch when its first index is asked for
+    (as PyTorch's RandomSampler draws).
 
-    def __init__(self, data_source):
-        self.data_source = data_source
+    ``num_samples`` indices are visited (default: ``len(data_source)``). Without ``replacement``
+    each round is a permutation of all the indices (the last round cut short); with it, each
+    index is drawn on its own, so some repeat and others are left out. The draws come from
+    ``generator`` (a minitx.Generator) or, without one, minitx's global CPU generator.
+    """
+
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        self.data_source, self.replacement, self.generator = data_source, replacement, generator
+        self._num_samples = num_samples
+        _check_bool(self, "replacement", replacement, TypeError)
+        _check_count(self, "num_samples", self.num_samples)
+
+    @property
+    def num_samples(self) -> int:
+        """How many indices an epoch visits."""
+        return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        yield from randperm(len(self.data_source), device="cpu").tolist()
+        n = len(self.data_source)
+        if self.replacement:
+            yield from randint(n, (self.num_samples,), device="cpu", generator=self.generator).tolist()
+            return
+        for start in range(0, self.num_samples, n):
+            yield from randperm(n, device="cpu", generator=self.generator).tolist()[:self.num_samples - start]
 
     def __len__(self):
-        return len(self.data_source)
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given ``indices`` in a new random order every epoch: say, the training part of a
+    dataset split by hand, with ``SubsetRandomSampler(val_indices)`` for the rest."""
+
+    def __init__(self, indices, generator=None):
+        self.indices, self.generator = indices, generator
+
+    def __iter__(self):
+        for i in randperm(len(self.indices), device="cpu", generator=self.generator).tolist():
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices of ``0 .. len(weights) - 1`` per epoch, index i drawn with a chance
+    proportional to ``weights[i]`` (they need not sum to 1); weight each sample 1 / (its class's
+    count), say, to see rare classes as often as common ones.
+
+    With ``replacement=False`` the indices drawn in an epoch are distinct, so there can be no
+    more of them than weights > 0: a weight of 0 means "never", and minitx refuses what would
+    break that (PyTorch's then draws indices of weight 0 too). The draws come from
+    ``generator`` (a minitx.Generator) or, without one, minitx's global CPU generator.
+    """
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        _check_count(self, "num_samples", num_samples)
+        _check_bool(self, "replacement", replacement, ValueError)
+        weights = as_tensor(weights, dtype="float64", device="cpu")
+        if weights.ndim != 1:
+            raise ValueError(f"WeightedRandomSampler: weights should be a 1d sequence but given weights have "
+                             f"shape {weights.shape}")
+        drawable = int(np.count_nonzero(weights.numpy() > 0))
+        if not replacement and num_samples > drawable:
+            raise ValueError(f"WeightedRandomSampler: cannot draw num_samples={num_samples} distinct indices "
+                             f"(replacement=False) from {drawable} weights > 0; draw at most {drawable}, or "
+                             f"pass replacement=True")
+        self.weights, self.num_samples, self.replacement, self.generator = weights, num_samples, replacement, generator
+
+    def __iter__(self):
+        yield from multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist()
+
+    def __len__(self):
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """What ``sampler`` yields, in lists of ``batch_size``: the DataLoader's batches of indices (and,
+    over an IterableDataset, of the samples themselves). ``drop_last`` drops a last list that
+    comes out shorter."""
+
+    def __init__(self, sampler, batch_size, drop_last):
+        _check_count(self, "batch_size", batch_size)
+        _check_bool(self, "drop_last", drop_last, ValueError)
+        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
+
+    def __iter__(self):
+        items = iter(self.sampler)
+        while batch := list(itertools.islice(items, self.batch_size)):
+            if self.drop_last and len(batch) < self.batch_size:
+                return
+            yield batch
+
+    def __len__(self):
+        n = len(self.sampler)
+        return n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
+
+
+def _check_count(owner, name, value) -> None:
+    """PyTorch's check of a count (batch_size, num_samples): a whole number > 0, and not a bool."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{type(owner).__name__}: {name} should be a positive integer value, but got "
+                         f"{name}={value!r}")
+
+
+def _check_bool(owner, name, value, error) -> None:
+    """PyTorch's check of a flag (replacement, drop_last), with the error type its class raises."""
+    if not isinstance(value, bool):
+        raise error(f"{type(owner).__name__}: {name} should be a boolean value, but got {name}={value!r}")
 
 
 # ---------------------------------------------------------------- collating
@@ -244,61 +395,103 @@ def default_convert(data):
 # ---------------------------------------------------------------- the loader
 
 
+# DataLoader's options for PyTorch's worker processes: PyTorch's default and what each sets up.
+# minitx loads every batch in the calling process, so it accepts the defaults (they ask for
+# nothing) and refuses other values, which would set up workers that are not there.
+_WORKER_OPTIONS = {
+    "num_workers": (0, "how many worker processes load batches"),
+    "timeout": (0, "how long to wait for a worker's batch"),
+    "worker_init_fn": (None, "what each worker process runs first"),
+    "multiprocessing_context": (None, "how the worker processes are started"),
+    "prefetch_factor": (None, "how many batches each worker loads ahead"),
+    "persistent_workers": (False, "whether the worker processes outlive an epoch"),
+}
+
+
+def _check_single_process(workers: dict) -> None:
+    """Refuse each worker option that is not at PyTorch's default, saying what it would set up."""
+    for name, value in workers.items():
+        default, sets = _WORKER_OPTIONS[name]
+        if value != default:
+            raise ValueError(f"DataLoader: {name}={value!r} is not supported: it sets {sets}, and minitx loads "
+                             f"batches in the calling process (no worker processes); use {name}={default!r}")
+
+
 class DataLoader:
     """Batches of ``dataset``, one epoch per iteration: ``for xb, yb in loader: ...``.
 
+    Every batch is built one way: a BatchSampler cuts the sampler's indices (or an
+    IterableDataset's samples) into lists, and ``collate_fn`` turns each list into a batch.
+
     Args:
-        dataset: a map-style dataset (``len`` and ``[i]``).
+        dataset: a map-style dataset (``len`` and ``[i]``), or an IterableDataset, whose samples
+            are batched as they come (so it takes no shuffle, sampler or batch_sampler).
         batch_size: samples per batch; None gives the samples one by one, each through
             ``default_convert`` (no new batch axis).
         shuffle: visit the samples in a new random order every epoch (a RandomSampler).
         sampler: an iterable of indices to visit instead (then leave ``shuffle`` False).
-        drop_last: drop the last batch when it holds fewer than ``batch_size`` samples.
-        collate_fn: turns a list of samples into a batch (default: ``default_collate``).
+        batch_sampler: an iterable of lists of indices, one list per batch (then leave
+            batch_size, shuffle, sampler and drop_last at their defaults).
         num_workers: only 0: minitx loads in the calling process, so an epoch's order and its
             random draws are those of one readable loop.
+        collate_fn: turns a list of samples into a batch (default: ``default_collate``).
         pin_memory: accepted for ported code and ignored: minitx has no page-locked host memory.
+        drop_last: drop the last batch when it holds fewer than ``batch_size`` samples.
+        timeout, worker_init_fn, multiprocessing_context, prefetch_factor, persistent_workers:
+            set up PyTorch's worker processes; only their defaults are accepted, as there are none.
+        generator: a minitx.Generator for shuffle's orders (default: minitx's global CPU generator).
     """
 
-    def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, num_workers=0, collate_fn=None,
-                 pin_memory=False, drop_last=False):
-        if num_workers != 0:
-            raise ValueError(f"DataLoader: num_workers={num_workers!r} is not supported: minitx loads batches in "
-                             f"the calling process (no worker processes); use num_workers=0")
-        if batch_size is None:
-            if drop_last:
-                raise ValueError("DataLoader: batch_size=None option disables auto-batching and is mutually "
-                                 "exclusive with drop_last")
-        elif isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
-            raise ValueError(f"DataLoader: batch_size should be a positive integer value, but got "
-                             f"batch_size={batch_size!r}")
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
+                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
+                 multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False):
+        workers = {"num_workers": num_workers, "timeout": timeout, "worker_init_fn": worker_init_fn,
+                   "multiprocessing_context": multiprocessing_context, "prefetch_factor": prefetch_factor,
+                   "persistent_workers": persistent_workers}
+        _check_single_process(workers)
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:  # the dataset's own order: nothing may choose indices
+            unspecified = {"shuffle": None if shuffle in (None, False) else shuffle, "sampler": sampler,
+                           "batch_sampler": batch_sampler}
+            for name, value in unspecified.items():
+                if value is not None:
+                    raise ValueError(f"DataLoader with IterableDataset: expected unspecified {name} option, but got "
+                                     f"{name}={value}")
+        shuffle = bool(shuffle)
         if sampler is not None and shuffle:
             raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
-        if sampler is None:
-            sampler = RandomSampler(dataset) if shuffle else SequentialSampler(dataset)
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("DataLoader: batch_sampler option is mutually exclusive with batch_size, shuffle, "
+                                 "sampler, and drop_last")
+            batch_size = None  # the batch sampler decides the batches' sizes
+        elif batch_size is None and drop_last:
+            raise ValueError("DataLoader: batch_size=None option disables auto-batching and is mutually exclusive "
+                             "with drop_last")
+        if sampler is None and not self._iterable:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        if batch_size is not None:
+            batch_sampler = BatchSampler(dataset if self._iterable else sampler, batch_size, drop_last)
         if collate_fn is None:
-            collate_fn = default_convert if batch_size is None else default_collate
-        self.dataset, self.batch_size, self.drop_last = dataset, batch_size, drop_last
-        self.sampler, self.collate_fn = sampler, collate_fn
-        self.num_workers, self.pin_memory = num_workers, pin_memory
+            collate_fn = default_convert if batch_sampler is None else default_collate
+        self.dataset, self.batch_size, self.drop_last, self.generator = dataset, batch_size, drop_last, generator
+        self.sampler, self.batch_sampler, self.collate_fn = sampler, batch_sampler, collate_fn
+        self.pin_memory = pin_memory
+        vars(self).update(workers)  # kept as PyTorch keeps them: loader.num_workers is 0
 
     def __iter__(self):
-        if self.batch_size is None:
-            for index in self.sampler:
-                yield self.collate_fn(self.dataset[index])
-            return
-        indices = []
-        for index in self.sampler:
-            indices.append(index)
-            if len(indices) == self.batch_size:
-                yield self.collate_fn([self.dataset[i] for i in indices])
-                indices = []
-        if indices and not self.drop_last:
-            yield self.collate_fn([self.dataset[i] for i in indices])
+        """One epoch: each batch (each sample, with batch_size=None) through ``collate_fn``."""
+        if self._iterable:  # the samples as they come, batched or one by one
+            gathered = self.dataset if self.batch_sampler is None else self.batch_sampler
+        elif self.batch_sampler is None:
+            gathered = (self.dataset[index] for index in self.sampler)
+        else:
+            gathered = ([self.dataset[i] for i in indices] for indices in self.batch_sampler)
+        return map(self.collate_fn, gathered)
 
     def __len__(self):
-        """The number of batches in an epoch."""
-        n = len(self.sampler)
-        if self.batch_size is None:
-            return n
-        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
+        """The number of batches in an epoch (of samples, with batch_size=None). Over an
+        IterableDataset it is counted from the dataset's ``len``: a TypeError where it has none."""
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
+        return len(self.dataset if self._iterable else self.sampler)
