@@ -318,8 +318,9 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
 
 class Upsample(Module):
-    """F.interpolate as a layer: resize [N, C, L] or [N, C, H, W] to ``size`` or by
-    ``scale_factor`` (mode nearest, nearest-exact, linear or bilinear; align_corners for the last two)."""
+    """F.interpolate as a layer: resize [N, C, L], [N, C, H, W] (or [N, C, D, H, W] for area) to
+    ``size`` or by ``scale_factor`` (mode nearest, nearest-exact, linear, bilinear, bicubic or area;
+    align_corners for linear, bilinear and bicubic)."""
 
     def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None):
         super().__init__()

@@ -40,6 +40,7 @@ X = np.random.default_rng(1).standard_normal((3, 4, 5))
     (nn.Flatten(1, 1), torch.nn.Flatten(1, 1)), (nn.Flatten(-2), torch.nn.Flatten(-2)),
     (nn.Upsample(scale_factor=2), torch.nn.Upsample(scale_factor=2)),
     (nn.Upsample(size=7, mode="linear", align_corners=True), torch.nn.Upsample(size=7, mode="linear", align_corners=True)),
+    (nn.Upsample(scale_factor=0.6, mode="area"), torch.nn.Upsample(scale_factor=0.6, mode="area")),
     (nn.LeakyReLU(0.2), torch.nn.LeakyReLU(0.2)), (nn.ELU(0.5), torch.nn.ELU(0.5)), (nn.CELU(0.5), torch.nn.CELU(0.5)),
     (nn.SELU(), torch.nn.SELU()), (nn.ReLU6(), torch.nn.ReLU6()), (nn.Hardtanh(-0.5, 0.5), torch.nn.Hardtanh(-0.5, 0.5)),
     (nn.Mish(), torch.nn.Mish()), (nn.Threshold(0.1, 20.0), torch.nn.Threshold(0.1, 20.0)),
