@@ -10,7 +10,8 @@ meshgrid, hstack, vstack, outer, cdist) and of the second one (quantile, nanquan
 searchsorted, nan_to_num, lerp, diff, cross); one per optimizer ported from torch.optim (RMSprop,
 Adagrad, Adadelta, Adamax, NAdam, RAdam); PyTorch's rule for a 0-d float beside floats; and one
 per piece of torch.utils.data added to minitx.utils.data (IterableDataset, BatchSampler and
-batch_sampler=, the random samplers, generator= and minitx.Generator, the worker options).
+batch_sampler=, the random samplers, generator= and minitx.Generator, the worker options); and one
+per piece of the vision ports: circular pad and nn.CircularPad*d, interpolate's bicubic and area.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -278,6 +279,13 @@ OP_SLIPS = [
     Slip("max_unpool backward: dy read with its spatial axes swapped", _R,
          "return dy.reshape(n, c, math.prod(self.size))[self.where]",
          "return dy.swapaxes(-1, -2).reshape(n, c, math.prod(self.size))[self.where]", _RESAMPLE),
+    Slip("interpolate bicubic: Keys' A = -0.5 for PyTorch's -0.75", _R, "CUBIC_A = -0.75", "CUBIC_A = -0.5",
+         _RESAMPLE),
+    Slip("interpolate bicubic: a tap past the edge wraps around instead of reading the edge", _R,
+         "return [(np.clip(i0 - 1 + k, 0, n - 1), w)", "return [((i0 - 1 + k) % n, w)", _RESAMPLE),
+    Slip("interpolate area: the output sizes given last axis first", _R,
+         'return _adaptive_avg_pool("interpolate", spatial, x, sizes)',
+         'return _adaptive_avg_pool("interpolate", spatial, x, sizes[::-1])', _RESAMPLE),
     # convolution and pooling (today's: n-d, transposed, ceil_mode, indices, "same", divisor_override)
     Slip("conv_transpose: output_padding ignored in the output size", _C,
          "sizes = tuple((m - 1) * s - 2 * p + d * (k - 1) + q + 1 for",
@@ -315,6 +323,11 @@ OP_SLIPS = [
     Slip("pad backward: a cropped axis's gradient placed from x's start, not after the crop", "minitx/ops/shape.py",
          "dx[self.kept] = dy[self.placed]",
          "dx[tuple(slice(0, s.stop - s.start) for s in self.kept)] = dy[self.placed]", _SHAPE),
+    # circular padding
+    Slip("pad circular: wrapped modulo the axis's size, not the part negative widths leave", "minitx/ops/shape.py",
+         "return start + np.arange(-b, k + a) % max(k, 1)", "return start + np.arange(-b, k + a) % max(n, 1)",
+         _INDEXING),
+    Slip("nn.CircularPad: padding by reflection", _L, '_mode = "circular"', '_mode = "reflect"', _MODULES),
     # dtype rules
     Slip("accumulate: int32 not widened to int64", "minitx/ops/_args.py",
          'if np.dtype(dtype).kind in "biu" and np.dtype(dtype).itemsize < 8:',

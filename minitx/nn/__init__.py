@@ -52,7 +52,8 @@ from minitx.nn.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # no
 __all__ += ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 
 # more layers composed of the ops: channel dropout, instance norm, padding, pixel shuffle, distances
-from minitx.nn.layers import (ConstantPad1d, ConstantPad2d, ConstantPad3d, CosineSimilarity, Dropout1d,  # noqa: E402
+from minitx.nn.layers import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,  # noqa: E402
+                              ConstantPad2d, ConstantPad3d, CosineSimilarity, Dropout1d,
                               Dropout2d, Dropout3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, PairwiseDistance,
                               PixelShuffle, PixelUnshuffle, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
                               ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d)
@@ -60,4 +61,4 @@ from minitx.nn.layers import (ConstantPad1d, ConstantPad2d, ConstantPad3d, Cosin
 __all__ += ["Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
             "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
             "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
-            "PixelShuffle", "PixelUnshuffle", "CosineSimilarity", "PairwiseDistance"]
+            "CircularPad1d", "CircularPad2d", "CircularPad3d", "PixelShuffle", "PixelUnshuffle", "CosineSimilarity", "PairwiseDistance"]

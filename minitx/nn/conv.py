@@ -6,8 +6,6 @@ from __future__ import annotations
 import math
 import types
 
-import numpy as np
-
 from minitx import functional as F
 from minitx.nn import init
 from minitx.nn.layers import _new_parameter
@@ -78,16 +76,7 @@ class _ConvNd(Module):
             raise ValueError(f"{type(self).__name__}: input must be [N, C] or [C] and {self.dims} spatial axes, got "
                              f"shape {x.shape}")
         lead = x.ndim - self.dims
-        if self.padding_mode != "circular":
-            return F.pad(x, ((0, 0),) * lead + self._padding_pairs, mode=self.padding_mode)
-        for axis, (before, after) in enumerate(self._padding_pairs, start=lead):
-            n = x.shape[axis]
-            if before > n or after > n:
-                raise ValueError(f"{type(self).__name__}: circular padding ({before}, {after}) of axis {axis} can "
-                                 f"wrap around once at most: it must not exceed the axis's size {n}")
-            if before or after:  # y[i] = x[(i - before) mod n]
-                x = x[(slice(None),) * axis + (np.arange(-before, n + after) % n,)]
-        return x
+        return F.pad(x, ((0, 0),) * lead + self._padding_pairs, mode=self.padding_mode)
 
     def extra_repr(self):
         mode = "" if self.padding_mode == "zeros" else f", padding_mode={self.padding_mode!r}"
@@ -329,8 +318,9 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
 
 class Upsample(Module):
-    """F.interpolate as a layer: resize [N, C, L] or [N, C, H, W] to ``size`` or by
-    ``scale_factor`` (mode nearest, nearest-exact, linear or bilinear; align_corners for the last two)."""
+    """F.interpolate as a layer: resize [N, C, L], [N, C, H, W] (or [N, C, D, H, W] for area) to
+    ``size`` or by ``scale_factor`` (mode nearest, nearest-exact, linear, bilinear, bicubic or area;
+    align_corners for linear, bilinear and bicubic)."""
 
     def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None):
         super().__init__()

@@ -575,7 +575,7 @@ class InstanceNorm3d(_InstanceNorm):
 class _PadNd(Module):
     """x padded on its last ``_dims`` axes, PyTorch's padding order: (left, right) of the last
     axis first, then (top, bottom) of the one before, ...; one int pads every side by it.
-    ``_mode``: F.pad's (constant, reflect, replicate)."""
+    ``_mode``: F.pad's (constant, reflect, replicate, circular)."""
 
     _dims, _mode = None, "constant"
 
@@ -614,6 +614,10 @@ class _ReflectionPadNd(_ZeroPadNd):
 
 class _ReplicationPadNd(_ZeroPadNd):
     _mode = "replicate"
+
+
+class _CircularPadNd(_ZeroPadNd):
+    _mode = "circular"
 
 
 class ZeroPad1d(_ZeroPadNd):
@@ -661,6 +665,18 @@ class ReplicationPad2d(_ReplicationPadNd):
 
 
 class ReplicationPad3d(_ReplicationPadNd):
+    _dims = 3
+
+
+class CircularPad1d(_CircularPadNd):
+    _dims = 1
+
+
+class CircularPad2d(_CircularPadNd):
+    _dims = 2
+
+
+class CircularPad3d(_CircularPadNd):
     _dims = 3
 
 

@@ -19,7 +19,7 @@ backward on raw arrays, the math in its docstring) with its public function righ
                   smooth_l1_loss, huber_loss, kl_div
     attention     scaled_dot_product_attention (boolean or float masks, grouped-query heads)
     conv          conv1d/2d/3d, conv_transpose1d/2d/3d, max/avg pooling (and adaptive) in 1-3 dimensions
-    resample      interpolate (nearest, nearest-exact, linear, bilinear), max_unpool1d/2d
+    resample      interpolate (nearest, nearest-exact, linear, bilinear, bicubic, area), max_unpool1d/2d
     _args         how the public functions convert their arguments
 
 Use them through ``minitx.functional`` (``F.softmax(x)``) or tensor methods; this package

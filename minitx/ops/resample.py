@@ -1,4 +1,5 @@
-"""Resampling: interpolate (nearest, nearest-exact, linear, bilinear) and max_unpool1d/2d.
+"""Resampling: interpolate (nearest, nearest-exact, linear, bilinear, bicubic, area) and
+max_unpool1d/2d.
 
 Both move values between positions of the spatial axes of [N, C, L] or [N, C, H, W] by index,
 so each backward sends dy back to where the values came from, ADDING where one source fed
@@ -12,11 +13,19 @@ length m, output i reads, with scale = 1 / scale_factor when a scale factor is g
     nearest-exact  src(i) = min(floor((i + 0.5) * scale), n - 1)
     linear         t(i) = i * (n - 1) / (m - 1)  (0 when m = 1)        align_corners=True
                    t(i) = max((i + 0.5) * scale - 0.5, 0)              align_corners=False
-                   i0 = floor(t), i1 = min(i0 + 1, n - 1), lam = t - i0
-                   y(i) = (1 - lam) * x(i0) + lam * x(i1)
+                   i0 = min(floor(t), n - 1), lam = t - i0
+                   y(i) = (1 - lam) * x(i0) + lam * x(min(i0 + 1, n - 1))
+    bicubic        t(i) as linear's, not clamped at 0 with align_corners=False; i0, lam as linear's
+                   y(i) = sum_{k=0..3} w_k(lam) * x(clip(i0 - 1 + k, 0, n - 1))
+                   w = (W(lam + 1), W(lam), W(1 - lam), W(2 - lam)), Keys' cubic with A = -0.75:
+                   W(d) = (A + 2) d^3 - (A + 3) d^2 + 1        |d| <= 1
+                   W(d) = A d^3 - 5A d^2 + 8A d - 4A           1 < |d| < 2
 
-and m = n reads i0 = i1 = i with lam = 0 (PyTorch's copy). bilinear is linear along H, then
-along W. max_unpool puts each value of x at its recorded flat position in a zero output plane.
+and m = n reads i0 = i1 = i with lam = 0 in linear (PyTorch's copy). bilinear is linear along H,
+then along W; bicubic (PyTorch: 4-d only) cubic along H, then along W: the taps outside the
+axis read its edge entry. area is adaptive average pooling to the output size, as PyTorch
+computes it (ops/conv.py's). max_unpool puts each value of x at its recorded flat position in a
+zero output plane.
 """
 from __future__ import annotations
 
@@ -29,12 +38,15 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import as_tensor
 from minitx.backend import get_array_module
 from minitx.ops._args import as_indices, floating
-from minitx.ops.conv import LAYOUT, as_tuple
+from minitx.ops.conv import LAYOUT, _adaptive_avg_pool, as_tuple
 from minitx.ops.indexing import add_at, check_indices
 
 __all__ = ["Interpolate", "MaxUnpool"]
 
-MODES = {"nearest": (3, 4), "nearest-exact": (3, 4), "linear": (3,), "bilinear": (4,)}  # mode: input ndims
+MODES = {"nearest": (3, 4), "nearest-exact": (3, 4), "linear": (3,), "bilinear": (4,), "bicubic": (4,),
+         "area": (3, 4, 5)}  # mode: input ndims
+ALIGNED = ("linear", "bilinear", "bicubic")  # the modes that take align_corners
+CUBIC_A = -0.75  # the free parameter of Keys' cubic convolution kernel, PyTorch's (and OpenCV's)
 
 
 def _sources(n, m, scale_factor, mode, align_corners, dtype, spatial):
@@ -47,24 +59,53 @@ def _sources(n, m, scale_factor, mode, align_corners, dtype, spatial):
     the scale factor; minitx keeps to floor(i / scale_factor) at every size.)"""
     if mode == "linear":
         return _linear_sources(n, m, scale_factor, align_corners)
+    if mode == "bicubic":
+        return _cubic_sources(n, m, scale_factor, align_corners)
     ft = np.float64 if dtype == np.float64 and spatial == 1 else np.float32
     scale = ft(1.0 / scale_factor) if scale_factor is not None else ft(n) / ft(m)
     t = (np.arange(m).astype(ft) + ft(0.5 if mode == "nearest-exact" else 0.0)) * scale
     return [(np.minimum(np.floor(t.astype(np.float32)).astype(np.int64), n - 1), None)]
 
 
-def _linear_sources(n, m, scale_factor, align_corners):
-    """The two (index, weight) pairs of linear along one axis (lam is continuous in t: float64 serves)."""
-    if m == n:  # PyTorch's copy, which still reads its one source twice: 0 * inf is NaN there too
-        return [(np.arange(m), np.ones(m)), (np.arange(m), np.zeros(m))]
+def _coordinates(n, m, scale_factor, align_corners, cubic=False):
+    """(i0, lam) for each output i: the source coordinate t(i) (the module docstring's; cubic leaves
+    a negative one as it is, as PyTorch's area_pixel_compute_source_index) split as
+    i0 = min(floor(t), n - 1) and lam = t - i0 in [0, 1] (lam is continuous in t: float64 serves)."""
     i = np.arange(m, dtype=np.float64)
     if align_corners:
         t = i * ((n - 1) / (m - 1) if m > 1 else 0.0)
     else:
-        t = np.maximum((i + 0.5) * (1.0 / scale_factor if scale_factor is not None else n / m) - 0.5, 0.0)
+        t = (i + 0.5) * (1.0 / scale_factor if scale_factor is not None else n / m) - 0.5
+        t = t if cubic else np.maximum(t, 0.0)
     i0 = np.minimum(np.floor(t).astype(np.int64), n - 1)
-    lam = np.clip(t - i0, 0.0, 1.0)
+    return i0, np.clip(t - i0, 0.0, 1.0)
+
+
+def _linear_sources(n, m, scale_factor, align_corners):
+    """The two (index, weight) pairs of linear along one axis."""
+    if m == n:  # PyTorch's copy, which still reads its one source twice: 0 * inf is NaN there too
+        return [(np.arange(m), np.ones(m)), (np.arange(m), np.zeros(m))]
+    i0, lam = _coordinates(n, m, scale_factor, align_corners)
     return [(i0, 1.0 - lam), (np.minimum(i0 + 1, n - 1), lam)]
+
+
+def _cubic_weights(lam):
+    """Keys' cubic W at the distances lam + 1, lam, 1 - lam, 2 - lam from the four taps: the
+    weights of x(i0 - 1), x(i0), x(i0 + 1), x(i0 + 2); they sum to 1 (module docstring). Each
+    written as PyTorch's get_cubic_upsample_coefficients rounds it (2 - lam as (1 - lam) + 1)."""
+    a = CUBIC_A
+    near = lambda d: ((a + 2) * d - (a + 3)) * d * d + 1  # noqa: E731  (|d| <= 1)
+    far = lambda d: ((a * d - 5 * a) * d + 8 * a) * d - 4 * a  # noqa: E731  (1 < |d| < 2)
+    rest = 1 - lam
+    return far(lam + 1), near(lam), near(rest), far(rest + 1)
+
+
+def _cubic_sources(n, m, scale_factor, align_corners):
+    """The four (index, weight) pairs of bicubic along one axis, the taps past an end reading the
+    edge entry (PyTorch's upsample_get_value_bounded). PyTorch has no copy for m = n: t = i there
+    gives the weights (0, 1, 0, 0), and an inf beside it still makes NaN."""
+    i0, lam = _coordinates(n, m, scale_factor, align_corners, cubic=True)
+    return [(np.clip(i0 - 1 + k, 0, n - 1), w) for k, w in enumerate(_cubic_weights(lam))]
 
 
 def _weighted(a, w):
@@ -73,30 +114,27 @@ def _weighted(a, w):
 
 class Interpolate(Function):
     """x [N, C, *spatial] resized along each spatial axis a in turn, y = A_last(... A_2(x)).
-    Along axis a, with the module docstring's pairs (idx_k, w_k) (one for nearest, two for linear):
+    Along axis a, with the module docstring's pairs (idx_k, w_k) (one for nearest, two for linear,
+    four for bicubic):
 
         forward   y[..., i, ...] = sum_k w_k[i] * x[..., idx_k[i], ...]          (a gather)
         backward  dx[..., j, ...] = sum_k sum_{i : idx_k[i] = j} w_k[i] * dy[..., i, ...]
 
     the transpose of the gather, a scatter-add: several outputs share a source when nearest
-    upsamples, and neighbouring outputs share their two sources in linear. Over the axes,
-    dx = A_2^T(... A_last^T(dy)), the last axis first.
+    upsamples, and neighbouring outputs share their two (linear) or four (bicubic) sources, as
+    do the taps clipped to an edge. Over the axes, dx = A_2^T(... A_last^T(dy)), the last axis first.
     """
 
-    def __init__(self, size, scale_factor, mode, align_corners):
-        self.size, self.scale_factor, self.mode, self.align_corners = size, scale_factor, mode, align_corners
+    def __init__(self, sizes, scale_factor, mode, align_corners):
+        self.sizes, self.scale_factor, self.mode, self.align_corners = sizes, scale_factor, mode, align_corners
 
     def forward(self, x):
         xp = get_array_module(x)
         self.in_spatial = x.shape[2:]
         scales = self.scale_factor or (None,) * len(self.in_spatial)
-        sizes = self.size or tuple(int(n * s) for n, s in zip(self.in_spatial, scales))
-        if min(self.in_spatial + sizes) < 1:
-            raise ValueError(f"interpolate: input and output sizes must be > 0, got input {self.in_spatial} and "
-                             f"output {sizes}")
         mode = "linear" if self.mode == "bilinear" else self.mode
         self.sources = []  # per spatial axis, its (index, weight) pairs on x's device
-        for axis, (n, m, s) in enumerate(zip(self.in_spatial, sizes, scales), start=2):
+        for axis, (n, m, s) in enumerate(zip(self.in_spatial, self.sizes, scales), start=2):
             tail = (1,) * (x.ndim - axis - 1)  # a weight per position along this axis, broadcast over the rest
             self.sources.append([(xp.asarray(index), w if w is None else xp.asarray(w.reshape((-1,) + tail), x.dtype))
                                  for index, w in _sources(n, m, s, mode, self.align_corners, x.dtype, x.ndim - 2)])
@@ -125,19 +163,21 @@ def _scale_factors(value, count):
 
 
 def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    """x [N, C, L] (nearest, nearest-exact, linear) or [N, C, H, W] (nearest, nearest-exact,
-    bilinear) resized to ``size`` or by ``scale_factor`` (output length floor(n * scale_factor)),
-    by PyTorch's coordinates (align_corners for the linear modes only, default False)."""
+    """x [N, C, L] (nearest, nearest-exact, linear, area), [N, C, H, W] (nearest, nearest-exact,
+    bilinear, bicubic, area) or [N, C, D, H, W] (area) resized to ``size`` or by ``scale_factor``
+    (output length floor(n * scale_factor)), by PyTorch's coordinates (align_corners for linear,
+    bilinear and bicubic only, default False). area averages over adaptive_avg_pool's windows."""
     x = as_tensor(x)
     if mode not in MODES:
         raise ValueError(f"interpolate: mode must be one of {', '.join(MODES)}, got {mode!r}")
     if x.ndim not in MODES[mode]:
-        wanted = " or ".join(f"{d}-D" for d in MODES[mode])
+        *most, last = [f"{d}-D" for d in MODES[mode]]
+        wanted = f"{', '.join(most)} or {last}" if most else last
         raise ValueError(f"interpolate: mode {mode!r} needs a {wanted} input [N, C, ...], got shape {x.shape}")
-    if mode.startswith("nearest"):
+    if mode not in ALIGNED:
         if align_corners is not None:
-            raise ValueError(f"interpolate: align_corners is for the linear modes, got align_corners="
-                             f"{align_corners!r} with mode {mode!r}")
+            raise ValueError(f"interpolate: align_corners is for modes {', '.join(ALIGNED[:-1])} and {ALIGNED[-1]}, "
+                             f"got align_corners={align_corners!r} with mode {mode!r}")
     else:
         if align_corners is not None and not isinstance(align_corners, bool):
             raise TypeError(f"interpolate: align_corners must be a bool or None, got {align_corners!r}")
@@ -147,12 +187,18 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=N
                          f"{'both' if size is not None else 'neither'}")
     spatial = x.ndim - 2
     if size is not None:
-        size = as_tuple(size, spatial, "size", "interpolate")
+        sizes = as_tuple(size, spatial, "size", "interpolate")
     else:
         scale_factor = _scale_factors(scale_factor, spatial)
         if not all(math.isfinite(v) and v > 0 for v in scale_factor):
             raise ValueError(f"interpolate: scale_factor must be finite and > 0, got {scale_factor}")
-    return Interpolate(size, scale_factor, mode, align_corners)(x)
+        sizes = tuple(int(n * s) for n, s in zip(x.shape[2:], scale_factor))
+    if min(x.shape[2:] + sizes) < 1:
+        raise ValueError(f"interpolate: input and output sizes must be > 0, got input {x.shape[2:]} and "
+                         f"output {sizes}")
+    if mode == "area":  # PyTorch's too: the scale factor only sets the output size
+        return _adaptive_avg_pool("interpolate", spatial, x, sizes)
+    return Interpolate(sizes, scale_factor, mode, align_corners)(x)
 
 
 class MaxUnpool(Function):

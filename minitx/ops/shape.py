@@ -449,7 +449,7 @@ def pad_widths(pad, shape, cropping=False) -> list:
         least = "" if cropping else " >= 0"
         raise ValueError(f"pad: pad {pad} must give (before, after){least} "
                          f"for each of the {len(shape)} axes of shape {shape}"
-                         + ("" if cropping else " (negative widths crop only in mode 'constant')"))
+                         + ("" if cropping else " (negative widths crop only in modes 'constant' and 'circular')"))
     for axis, ((before, after), n) in enumerate(zip(width, shape)):
         if n + min(before, 0) + min(after, 0) < 0:
             raise ValueError(f"pad: pad ({before}, {after}) crops more than the {n} elements of axis {axis}")
@@ -490,6 +490,8 @@ class Pad(Function):
 
 def _edge_sources(mode, before, after, n, axis):
     """Source position along an axis of size n for each of the before + n + after outputs."""
+    if mode == "circular":
+        return _circular_sources(before, after, n, axis)
     p = np.arange(-before, n + after)
     if mode == "replicate":
         if n == 0 and before + after:
@@ -502,23 +504,41 @@ def _edge_sources(mode, before, after, n, axis):
     return np.where(p > n - 1, 2 * (n - 1) - p, p)
 
 
+def _circular_sources(before, after, n, axis):
+    """Circular padding's sources, PyTorch's: negative widths crop first, leaving the k elements
+    kept = x[start : start + k], start = max(-before, 0); the positive widths b = max(before, 0)
+    and a = max(after, 0) then wrap around kept: output i reads kept[(i - b) mod k], i.e. x at
+    start + (i - b) mod k, for i in [0, b + k + a). Wrapping at most once: b and a <= k."""
+    start, k = max(-before, 0), n - max(-before, 0) - max(-after, 0)
+    b, a = max(before, 0), max(after, 0)
+    if b > k or a > k:
+        kept = f"its size {n}" if k == n else f"the {k} of its {n} elements that the negative width leaves"
+        raise ValueError(f"pad: circular padding ({before}, {after}) of axis {axis} can wrap around once at most: "
+                         f"each side must not exceed {kept}")
+    return start + np.arange(-b, k + a) % max(k, 1)
+
+
 class PadEdges(Function):
-    """y = x padded with its own edge values: pad_width as in Pad; mode 'reflect' mirrors x
-    without repeating the edge ([a b c] -> c b [a b c] b a), 'replicate' repeats the edge element
-    ([a b c] -> a a [a b c] c c); numpy calls these 'reflect' and 'edge'.
+    """y = x padded with its own values: pad_width as in Pad; mode 'reflect' mirrors x without
+    repeating the edge ([a b c] -> c b [a b c] b a), 'replicate' repeats the edge element
+    ([a b c] -> a a [a b c] c c), 'circular' wraps around to the other end ([a b c] -> b c
+    [a b c] a b; negative widths crop first, see _circular_sources); numpy calls these 'reflect',
+    'edge' and 'wrap'.
 
     Written as y = x[src_0, src_1, ...] (an open grid of source positions per axis);
-    dx = zeros, then dx[src grid] += dy (an edge element is copied several times)
+    dx = zeros, then dx[src grid] += dy: each entry of x gets the sum of dy over the outputs
+    that copy it (an edge element, or a wrapped one, is copied several times; a cropped one,
+    never: 0)
     """
 
     def __init__(self, pad_width, mode):
-        if mode not in ("reflect", "replicate"):
-            raise ValueError(f"pad: mode must be 'constant', 'reflect' or 'replicate', got {mode!r}")
+        if mode not in ("reflect", "replicate", "circular"):
+            raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
         self.pad_width, self.mode = pad_width, mode
 
     def forward(self, x):
         xp = get_array_module(x)
-        width = pad_widths(self.pad_width, x.shape)
+        width = pad_widths(self.pad_width, x.shape, cropping=self.mode == "circular")
         sources = [xp.asarray(_edge_sources(self.mode, b, a, n, axis))
                    for axis, ((b, a), n) in enumerate(zip(width, x.shape))]
         self.grid, self.in_shape = xp.ix_(*sources), x.shape
@@ -533,8 +553,9 @@ class PadEdges(Function):
 
 
 def pad(x, pad, mode="constant", value=0.0):
-    """Pad with ``value`` (mode 'constant', where a negative width crops), or with x's own edge:
-    'reflect' (mirror, edge not repeated) or 'replicate' (edge repeated), see PadEdges. The
+    """Pad with ``value`` (mode 'constant', where a negative width crops), or with x's own values:
+    'reflect' (mirror, edge not repeated), 'replicate' (edge repeated) or 'circular' (wrapped
+    around from the other end, at most once; a negative width crops), see PadEdges. The
     arguments are PyTorch's F.pad's, in its order; ``pad`` is read by pad_widths: PyTorch's flat
     form, (left, right) of the last axis first ((0, 2): two more entries at the end of the last
     axis), or NumPy's (an int, or one (before, after) pair per axis, the first axis first)."""
@@ -544,7 +565,7 @@ def pad(x, pad, mode="constant", value=0.0):
         check_fits("pad", "value", value, x.dtype)
         return Pad(pad, value)(x)
     if value not in (None, 0, 0.0):
-        raise ValueError(f"pad: value {value!r} is for mode 'constant'; mode {mode!r} pads with x's own edge")
+        raise ValueError(f"pad: value {value!r} is for mode 'constant'; mode {mode!r} pads with x's own values")
     return PadEdges(pad, mode)(x)
 
 

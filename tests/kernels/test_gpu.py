@@ -785,3 +785,27 @@ def test_quantile_kthvalue_searchsorted_nan_to_num_lerp_diff_and_cross_on_cupy_a
             results.append([out.numpy()] + [np.zeros(t.shape) if t.grad is None else t.grad.numpy() for t in (x, y)])
         for cpu, gpu in zip(*results):
             np.testing.assert_allclose(gpu, cpu, rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=name)
+
+
+def test_circular_pad_bicubic_and_area_on_cupy_as_on_numpy(cp):
+    """The vision ops' new modes (array calls CuPy has: take, add_at, ix_): the same values and
+    gradients on CuPy arrays as on NumPy ones, in float32 and float64."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 5, 7))
+    calls = {
+        "pad circular": lambda x: F.pad(x, (3, -1, 2, 5), mode="circular"),
+        "bicubic up": lambda x: F.interpolate(x, size=(9, 11), mode="bicubic"),
+        "bicubic down, align_corners": lambda x: F.interpolate(x, scale_factor=0.6, mode="bicubic", align_corners=True),
+        "area": lambda x: F.interpolate(x, size=(3, 4), mode="area"),
+    }
+    for dtype in DTYPES:
+        for name, call in calls.items():
+            results = []
+            for device in ("cpu", "cuda"):
+                x = minitx.tensor(a.astype(dtype), device=device, requires_grad=True)
+                out = call(x)
+                out.backward(minitx.tensor(np.linspace(-1, 1, out.size).reshape(out.shape).astype(dtype),
+                                           device=device))
+                results.append((out.numpy(), x.grad.numpy()))
+            for cpu, gpu in zip(*results):
+                np.testing.assert_allclose(gpu, cpu, **_tol(dtype), err_msg=f"{name} {np.dtype(dtype).name}")

@@ -59,7 +59,8 @@ def test_conv_arguments_are_checked_at_construction_naming_the_layer():
         nn.Conv2d(2, 3, 3, stride=2, padding="same")
     with pytest.raises(ValueError, match="ConvTranspose2d: padding_mode must be 'zeros' .*got 'reflect'"):
         nn.ConvTranspose2d(2, 3, 3, padding_mode="reflect")
-    with pytest.raises(ValueError, match=r"Conv1d: circular padding \(4, 4\) of axis 2 can wrap around once at most"):
+    with pytest.raises(ValueError, match=r"pad: circular padding \(4, 4\) of axis 2 can wrap around once at most: "
+                                         r"each side must not exceed its size 3"):
         nn.Conv1d(2, 3, 3, padding=4, padding_mode="circular")(minitx.zeros(1, 2, 3))
     # Python's own argument errors name the layer, not the base class they share
     with pytest.raises(TypeError, match=r"^Conv2d.__init__\(\) got an unexpected keyword argument 'foo'"):

@@ -40,6 +40,7 @@ X = np.random.default_rng(1).standard_normal((3, 4, 5))
     (nn.Flatten(1, 1), torch.nn.Flatten(1, 1)), (nn.Flatten(-2), torch.nn.Flatten(-2)),
     (nn.Upsample(scale_factor=2), torch.nn.Upsample(scale_factor=2)),
     (nn.Upsample(size=7, mode="linear", align_corners=True), torch.nn.Upsample(size=7, mode="linear", align_corners=True)),
+    (nn.Upsample(scale_factor=0.6, mode="area"), torch.nn.Upsample(scale_factor=0.6, mode="area")),
     (nn.LeakyReLU(0.2), torch.nn.LeakyReLU(0.2)), (nn.ELU(0.5), torch.nn.ELU(0.5)), (nn.CELU(0.5), torch.nn.CELU(0.5)),
     (nn.SELU(), torch.nn.SELU()), (nn.ReLU6(), torch.nn.ReLU6()), (nn.Hardtanh(-0.5, 0.5), torch.nn.Hardtanh(-0.5, 0.5)),
     (nn.Mish(), torch.nn.Mish()), (nn.Threshold(0.1, 20.0), torch.nn.Threshold(0.1, 20.0)),
@@ -170,6 +171,8 @@ X4 = np.random.default_rng(7).standard_normal((2, 4, 5, 6))
     (nn.ConstantPad1d((0, 2), -1.0), torch.nn.ConstantPad1d((0, 2), -1.0)), (nn.ZeroPad1d(1), torch.nn.ZeroPad1d(1)),
     (nn.ReflectionPad2d((1, 2, 2, 1)), torch.nn.ReflectionPad2d((1, 2, 2, 1))),
     (nn.ReplicationPad2d(2), torch.nn.ReplicationPad2d(2)), (nn.ReflectionPad1d((3, 1)), torch.nn.ReflectionPad1d((3, 1))),
+    (nn.CircularPad2d((1, 2, 2, 1)), torch.nn.CircularPad2d((1, 2, 2, 1))), (nn.CircularPad3d(1), torch.nn.CircularPad3d(1)),
+    (nn.CircularPad1d((3, -1)), torch.nn.CircularPad1d((3, -1))),
     (nn.InstanceNorm2d(4), torch.nn.InstanceNorm2d(4)), (nn.InstanceNorm1d(4, affine=True), torch.nn.InstanceNorm1d(4, affine=True).double()),
     (nn.PixelShuffle(2), torch.nn.PixelShuffle(2)), (nn.PixelUnshuffle(1), torch.nn.PixelUnshuffle(1)),
     (nn.Dropout2d(0.5).eval(), torch.nn.Dropout2d(0.5).eval()),
@@ -178,7 +181,8 @@ def test_composed_layers_match_pytorch(ours, theirs):
     """Padding in PyTorch's order (the last axis's pair first), instance norm, pixel shuffle:
     values, the input's gradient and the repr."""
     x = X4 if not isinstance(ours, nn.InstanceNorm1d) else X4[:, :, :, 0]
-    _both(ours, theirs, x if not isinstance(ours, (nn.ConstantPad1d, nn.ZeroPad1d, nn.ReflectionPad1d)) else X4[0])
+    one_axis = (nn.ConstantPad1d, nn.ZeroPad1d, nn.ReflectionPad1d, nn.CircularPad1d)
+    _both(ours, theirs, x if not isinstance(ours, one_axis) else X4[0])
     if not isinstance(ours, nn.Dropout):  # (minitx's dropout layers show inplace only when it is True)
         assert repr(ours) == repr(theirs)
 

@@ -1,6 +1,7 @@
-"""Flip, Roll, Tril, Triu, Diagonal (and trace), Gather, ScatterAdd, ScatterReduce, Repeat, Tile, PadEdges,
-Einsum and one_hot (minitx/ops/indexing.py): forward against independent NumPy computations, float64 gradients
-(check_gradients) on hypothesis-drawn shapes, PyTorch parity, and the errors users see."""
+"""Flip, Roll, Tril, Triu, Diagonal (and trace), Gather, ScatterAdd, ScatterReduce, Repeat, Tile, PadEdges
+(reflect, replicate, circular), Einsum and one_hot (minitx/ops/indexing.py): forward against independent
+NumPy computations, float64 gradients (check_gradients) on hypothesis-drawn shapes, PyTorch parity, and the
+errors users see."""
 
 import numpy as np
 import pytest
@@ -539,8 +540,101 @@ def test_pad_modes_and_errors():
     np.testing.assert_array_equal(F.pad(x, 1, value=9.0).numpy(), [9, 1, 2, 3, 9])
     with pytest.raises(ValueError, match=r"pad: reflect padding \(3, 0\) of axis 0 must be smaller than its size 3"):
         F.pad(x, (3, 0), mode="reflect")
-    with pytest.raises(ValueError, match="pad: mode must be 'constant', 'reflect' or 'replicate', got 'wrap'"):
+    with pytest.raises(ValueError, match="pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got "
+                                         "'wrap'"):
         F.pad(x, 1, mode="wrap")
+
+
+@st.composite
+def _circular_pad_case(draw, dtype=np.float64):
+    """x [N, C, *spatial] (1-3 spatial axes) and (before, after) per spatial axis: a negative side
+    crops (down to nothing), a positive one wraps at most the k elements the axis keeps."""
+    spatial = draw(st.integers(1, 3))
+    sizes = [draw(st.integers(1, 4 if spatial < 3 else 3)) for _ in range(spatial)]
+    x = draw(mst.tensors((draw(st.integers(1, 2)), draw(st.integers(1, 2)), *sizes), dtype=dtype))
+    pads = []
+    for n in sizes:
+        before = draw(st.integers(-n, n))
+        kept = n - max(-before, 0)
+        after = draw(st.integers(-kept, kept))
+        kept -= max(-after, 0)
+        before = min(before, kept) if before > 0 else before  # (a positive side wraps at most what is kept)
+        pads.append((before, after if after <= 0 else min(after, kept)))
+    return x, pads
+
+
+def _np_circular(a, pads):
+    """NumPy's own: the spatial axes cropped by the negative widths, then np.pad's 'wrap' by the positive."""
+    crop = tuple(slice(max(-b, 0), n - max(-e, 0)) for (b, e), n in zip(pads, a.shape[2:]))
+    kept = a[(slice(None), slice(None)) + crop]
+    return np.pad(kept, [(0, 0), (0, 0)] + [(max(b, 0), max(e, 0)) for b, e in pads], mode="wrap")
+
+
+@given(case=_circular_pad_case())
+def test_pad_circular(case):
+    """Wrap-around padding, cropping included: the forward against NumPy's 'wrap', the gradient
+    (each entry gets the dy of every output that copies it) by finite differences and against
+    PyTorch's, which takes the flat form."""
+    x, pads = case
+    fn = lambda t: F.pad(t, [(0, 0), (0, 0)] + pads, mode="circular")  # noqa: E731
+    check_forward(fn, lambda a: _np_circular(a, pads), x)
+    assert check_gradients(fn, x)
+    flat = tuple(p for pair in reversed(pads) for p in pair)  # PyTorch: last axis first
+    parity(lambda t: F.pad(t, flat, mode="circular"), lambda t: _torch().nn.functional.pad(t, flat, mode="circular"),
+           leaf(x.numpy()))
+
+
+@given(case=_circular_pad_case(dtype=np.float32))
+def test_pad_circular_in_float32_as_pytorch(case):
+    """float32: the values copied as they are; a gradient's copies added in another order than PyTorch's."""
+    x, pads = case
+    flat = tuple(p for pair in reversed(pads) for p in pair)
+    parity(lambda t: F.pad(t, flat, mode="circular"), lambda t: _torch().nn.functional.pad(t, flat, mode="circular"),
+           minitx.tensor(x.numpy(), requires_grad=True), rtol=1e-6, atol=1e-7)
+
+
+def test_pad_circular_wraps_and_hands_each_entry_the_gradients_of_its_copies():
+    """[a b c d] by (2, 1): c d [a b c d] a; a is copied twice, b once, c and d twice. (2, -1)
+    crops d first, then wraps what is left: b c [a b c], as PyTorch."""
+    x = leaf([[[1.0, 2.0, 3.0, 4.0]]])
+    y = F.pad(x, (2, 1), mode="circular")
+    np.testing.assert_array_equal(y.numpy(), [[[3.0, 4.0, 1.0, 2.0, 3.0, 4.0, 1.0]]])
+    y.backward(np.array([[[1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0, 1000000.0]]]))
+    np.testing.assert_array_equal(x.grad.numpy(), [[[1000100.0, 1000.0, 10001.0, 100010.0]]])
+    x.grad = None
+    y = F.pad(x, (2, -1), mode="circular")
+    np.testing.assert_array_equal(y.numpy(), [[[2.0, 3.0, 1.0, 2.0, 3.0]]])
+    y.backward(np.ones((1, 1, 5)))
+    np.testing.assert_array_equal(x.grad.numpy(), [[[1.0, 2.0, 2.0, 0.0]]])
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "bool"])
+def test_pad_circular_keeps_integer_and_boolean_inputs(dtype):
+    a = (np.arange(12).reshape(1, 2, 6) % 5).astype(dtype)
+    got = F.pad(minitx.tensor(a, dtype=dtype), (3, 2), mode="circular")
+    assert got.dtype == a.dtype
+    np.testing.assert_array_equal(got.numpy(), _np_circular(a, [(3, 2)]))
+    torch = _torch()
+    np.testing.assert_array_equal(got.numpy(), torch.nn.functional.pad(torch.tensor(a), (3, 2), mode="circular"))
+
+
+def test_pad_circular_errors_name_the_op_and_the_sizes():
+    """PyTorch allows a side up to the axis's size (wrapping once); past it, or past what a
+    negative width leaves (where PyTorch reads memory it has not written), minitx refuses."""
+    x = leaf(np.zeros((1, 2, 3)))
+    assert F.pad(x, (3, 3), mode="circular").shape == (1, 2, 9)
+    with pytest.raises(ValueError, match=r"pad: circular padding \(4, 0\) of axis 2 can wrap around once at most: "
+                                         r"each side must not exceed its size 3"):
+        F.pad(x, (4, 0), mode="circular")
+    with pytest.raises(ValueError, match=r"pad: circular padding \(3, -1\) of axis 2 can wrap around once at most: "
+                                         r"each side must not exceed the 2 of its 3 elements that the negative width "
+                                         r"leaves"):
+        F.pad(x, (3, -1), mode="circular")
+    with pytest.raises(ValueError, match=r"pad: pad \(-2, -2\) crops more than the 3 elements of axis 2"):
+        F.pad(x, (-2, -2), mode="circular")
+    with pytest.raises(ValueError, match=r"pad: value 1.0 is for mode 'constant'; mode 'circular' pads with x's own "
+                                         r"values"):
+        F.pad(x, (1, 1), mode="circular", value=1.0)
 
 
 # ---------------------------------------------------------------- einsum

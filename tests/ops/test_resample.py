@@ -1,11 +1,12 @@
-"""Resampling (minitx/ops/resample.py: Interpolate, MaxUnpool): interpolate in its four modes and
+"""Resampling (minitx/ops/resample.py: Interpolate, MaxUnpool): interpolate in its six modes and
 max_unpool1d/2d.
 
-Forward against NumPy loops over every output element (written from PyTorch's coordinate rules,
-not calling minitx), float64 gradients (check_gradients) on hypothesis-drawn sizes, scale factors,
-modes, align_corners and pooling geometries, PyTorch parity in float64, a grid of sizes and scale
-factors where nearest's rounding must be PyTorch's in float32 and float64, inf and NaN, integer
-inputs, and the errors users see.
+Forward against NumPy loops over every output element (written from PyTorch's coordinate rules and
+bicubic kernel, and area's windows, not calling minitx), float64 gradients (check_gradients) on
+hypothesis-drawn sizes, scale factors, modes, align_corners and pooling geometries, PyTorch parity in
+float64, a grid of sizes and scale factors where nearest's rounding must be PyTorch's in float32 and
+float64, bicubic and area against PyTorch in float32 and float64 (values and gradients), inf and NaN,
+integer inputs, and the errors users see.
 """
 import itertools
 import math
@@ -29,8 +30,23 @@ def _tf():
 # ---------------------------------------------------------------- interpolate: the NumPy reference
 
 
+def _np_keys_cubic(d):
+    """Keys' cubic convolution kernel at distance d, A = -0.75 (PyTorch's bicubic)."""
+    a, d = -0.75, abs(d)
+    if d <= 1:
+        return (a + 2) * d ** 3 - (a + 3) * d ** 2 + 1
+    return a * d ** 3 - 5 * a * d ** 2 + 8 * a * d - 4 * a if d < 2 else 0.0
+
+
 def _np_taps(i, n, m, scale_factor, mode, align_corners, dtype, spatial):
     """[(source, weight)] of output i along an axis of input length n and output length m."""
+    if mode == "bicubic":  # the four entries around t, each weighted by the kernel at its distance, read
+        if align_corners:  # at the edge when past it
+            t = i * (n - 1) / (m - 1) if m > 1 else 0.0
+        else:  # (not clamped at 0, unlike linear's)
+            t = (i + 0.5) * (1 / scale_factor if scale_factor is not None else n / m) - 0.5
+        low = math.floor(t)
+        return [(min(max(j, 0), n - 1), _np_keys_cubic(t - j)) for j in range(low - 1, low + 3)]
     if mode in ("nearest", "nearest-exact"):
         # PyTorch's CPU kernels: float64 coordinates only for a float64 [N, C, L], floored as float32
         f = np.float64 if dtype == np.float64 and spatial == 1 else np.float32
@@ -64,15 +80,38 @@ def np_interpolate(a, size, scale_factor, mode, align_corners):
     return y
 
 
+def np_area(a, size, scale_factor):
+    """PyTorch's area: output i along an axis of length n resized to m averages the entries
+    floor(i n / m) to ceil((i + 1) n / m) - 1, over every spatial axis at once."""
+    scales = scale_factor if scale_factor is not None else (None,) * (a.ndim - 2)
+    out = size if size is not None else tuple(math.floor(n * s) for n, s in zip(a.shape[2:], scales))
+    y = np.zeros(a.shape[:2] + tuple(out))
+    for position in np.ndindex(*out):
+        window = tuple(slice(i * n // m, -(-(i + 1) * n // m)) for i, n, m in zip(position, a.shape[2:], out))
+        y[(slice(None), slice(None)) + position] = a[(slice(None), slice(None)) + window].mean(
+            axis=tuple(range(2, a.ndim)))
+    return y
+
+
+def np_resize(a, size, scale_factor, mode, align_corners):
+    if mode == "area":
+        return np_area(a, size, scale_factor)
+    return np_interpolate(a, size, scale_factor, mode, align_corners)
+
+
 def _as_tuple(value, spatial):
     return None if value is None else tuple(value) if isinstance(value, tuple) else (value,) * spatial
 
 
+MODES = ["nearest", "nearest-exact", "linear", "bilinear", "bicubic", "area"]
+
+
 @st.composite
-def _interpolate_case(draw, edges=False):
-    mode = draw(st.sampled_from(["nearest", "nearest-exact", "linear", "bilinear"]))
-    spatial = {"linear": 1, "bilinear": 2}.get(mode) or draw(st.integers(1, 2))
-    align_corners = None if mode.startswith("nearest") else draw(st.sampled_from([None, False, True]))
+def _interpolate_case(draw, edges=False, modes=MODES):
+    mode = draw(st.sampled_from(modes))
+    spatial = {"linear": 1, "bilinear": 2, "bicubic": 2}.get(mode) or draw(st.integers(1, 3 if mode == "area" else 2))
+    aligned = mode in ("linear", "bilinear", "bicubic")
+    align_corners = draw(st.sampled_from([None, False, True])) if aligned else None
     in_sizes = tuple(draw(st.integers(1, 5)) for _ in range(spatial))
     size = scale_factor = None
     if draw(st.booleans()):
@@ -102,27 +141,44 @@ def _torch_interpolate(size, scale_factor, mode, align_corners):
     return lambda t: _tf().interpolate(t, size, scale_factor, mode, align_corners)
 
 
-def _for_torch(x, scale_factor, mode):
+def _for_torch(x, scale_factor, mode, align_corners=None):
     """x for the PyTorch comparison: without a gradient where PyTorch's is wrong. Its [N, C, L]
     nearest backward copies when m = n and halves when m = 2n, as its forward does not with a scale
-    factor (test_pytorchs_1d_nearest_gradient_is_not_its_forwards_transpose)."""
-    lengths = [(n, math.floor(n * s)) for n, s in zip(x.shape[2:], _as_tuple(scale_factor, x.ndim - 2) or ())]
+    factor (test_pytorchs_1d_nearest_gradient_is_not_its_forwards_transpose); so does its bicubic
+    backward when m = n (test_pytorchs_bicubic_gradient_is_not_its_forwards_transpose)."""
+    scales = _as_tuple(scale_factor, x.ndim - 2) or ()
+    lengths = [(n, math.floor(n * s)) for n, s in zip(x.shape[2:], scales)]
     wrong = mode == "nearest" and x.ndim == 3 and any(m in (n, 2 * n) for n, m in lengths)
+    wrong |= mode == "bicubic" and not align_corners and any(m == n and s != 1 for (n, m), s in zip(lengths, scales))
     return leaf(x.numpy(), requires_grad=not wrong)
+
+
+def _check_interpolate(case):
+    """The forward against the NumPy loops, the gradient by finite differences, and both against
+    PyTorch's (where PyTorch follows one rule: _pytorchs_small_plane_shortcut, _for_torch)."""
+    x, size, scale_factor, mode, align_corners = case
+    spatial = x.ndim - 2
+    fn = _interpolate(size, scale_factor, mode, align_corners)
+    check_forward(fn, lambda a: np_resize(a, _as_tuple(size, spatial), _as_tuple(scale_factor, spatial), mode,
+                                          align_corners), x, rtol=1e-12, atol=1e-14)
+    assert check_gradients(fn, x)
+    if _pytorchs_small_plane_shortcut(x, scale_factor, mode):
+        return
+    parity(fn, _torch_interpolate(size, scale_factor, mode, align_corners),
+           _for_torch(x, scale_factor, mode, align_corners))
 
 
 @given(case=_interpolate_case())
 def test_interpolate(case):
     """Interpolate: every mode, align_corners, size or scale factor (an int/float or a tuple)."""
-    x, size, scale_factor, mode, align_corners = case
-    spatial = x.ndim - 2
-    fn = _interpolate(size, scale_factor, mode, align_corners)
-    check_forward(fn, lambda a: np_interpolate(a, _as_tuple(size, spatial), _as_tuple(scale_factor, spatial), mode,
-                                               align_corners), x, rtol=1e-12, atol=1e-14)
-    assert check_gradients(fn, x)
-    if _pytorchs_small_plane_shortcut(x, scale_factor, mode):
-        return
-    parity(fn, _torch_interpolate(size, scale_factor, mode, align_corners), _for_torch(x, scale_factor, mode))
+    _check_interpolate(case)
+
+
+@given(case=_interpolate_case(modes=["bicubic", "area"]))
+def test_interpolate_bicubic_and_area(case):
+    """The two modes ported last, drawn alone: bicubic's 4 x 4 taps clipped at the edges, both
+    align_corners, up and down; area's windows in 1-3 spatial axes."""
+    _check_interpolate(case)
 
 
 def _pytorchs_small_plane_shortcut(x, scale_factor, mode):
@@ -145,10 +201,12 @@ def test_interpolate_inf_and_nan_as_pytorch(case):
     spatial = x.ndim - 2
     fn = _interpolate(size, scale_factor, mode, align_corners)
     with np.errstate(invalid="ignore"):
-        check_forward(fn, lambda a: np_interpolate(a, _as_tuple(size, spatial), _as_tuple(scale_factor, spatial),
-                                                   mode, align_corners), x, rtol=1e-12, atol=1e-14)
-        if (mode.startswith("nearest") or align_corners) and not _pytorchs_small_plane_shortcut(x, scale_factor, mode):
-            parity(fn, _torch_interpolate(size, scale_factor, mode, align_corners), _for_torch(x, scale_factor, mode))
+        check_forward(fn, lambda a: np_resize(a, _as_tuple(size, spatial), _as_tuple(scale_factor, spatial),
+                                              mode, align_corners), x, rtol=1e-12, atol=1e-14)
+        if (align_corners or mode in ("nearest", "nearest-exact", "area")) and not _pytorchs_small_plane_shortcut(
+                x, scale_factor, mode):
+            parity(fn, _torch_interpolate(size, scale_factor, mode, align_corners),
+                   _for_torch(x, scale_factor, mode, align_corners))
 
 
 _GRID_SCALES = [0.3, 0.45, 0.5, 0.7, 0.99, 1.0, 1.01, 1.1, 1.3, 4 / 3, 1.5, 1.9, 2.0, 2.5, 3.0, 1 / 3, 2 / 3]
@@ -217,6 +275,61 @@ def test_bilinear_hands_each_output_gradient_to_its_four_corners_by_their_weight
     np.testing.assert_array_equal(x.grad.numpy()[0, 0], [[2.0, 2.0], [1.0, 1.0]])
 
 
+def test_bicubic_weighs_four_taps_by_keys_cubic_and_reads_the_edge_past_the_ends():
+    """[1 2 4 8] to 8 entries: output 0 sits at t = -0.25 (i0 = -1, lam = 0.75), its taps -2, -1,
+    0, 1 weighted W(1.75), W(0.75), W(0.25), W(1.25) = -0.03515625, 0.26171875, 0.87890625,
+    -0.10546875; the three taps left of the row read entry 0, so it gets their sum as its gradient.
+    Midway between two entries (align_corners, 2 -> 3) the weights are -0.09375, 0.59375, 0.59375,
+    -0.09375."""
+    x = leaf([[[[1.0, 2.0, 4.0, 8.0]]]])
+    y = F.interpolate(x, size=(1, 8), mode="bicubic")
+    assert y.numpy()[0, 0, 0, 0] == 1.10546875 * 1.0 - 0.10546875 * 2.0
+    dy = np.zeros((1, 1, 1, 8))
+    dy[..., 0] = 1.0
+    y.backward(dy)
+    np.testing.assert_array_equal(x.grad.numpy(), [[[[1.10546875, -0.10546875, 0.0, 0.0]]]])
+    z = F.interpolate(leaf([[[[0.0, 1.0, 0.0, 0.0]]]]), size=(1, 7), mode="bicubic", align_corners=True)
+    np.testing.assert_allclose(z.numpy()[0, 0, 0, [1, 3, 5]], [0.59375, 0.59375, -0.09375], rtol=1e-15)
+
+
+def test_pytorchs_bicubic_gradient_is_not_its_forwards_transpose():
+    """[a b] by scale factor 1.3 keeps 2 entries, read at t = -0.12 and 0.65 in PyTorch's forward
+    and here; PyTorch's backward takes m = n for a copy (dy straight through), here the transpose."""
+    torch, tf = import_torch(), _tf()
+    t = torch.tensor([[[[1.0, 2.0]]]], dtype=torch.float64, requires_grad=True)
+    tf.interpolate(t, scale_factor=(1.0, 1.3), mode="bicubic").backward(torch.tensor([[[[1.0, 0.0]]]],
+                                                                                      dtype=t.dtype))
+    assert t.grad.tolist() == [[[[1.0, 0.0]]]]  # when PyTorch mends this, drop _for_torch's bicubic case
+    x = leaf([[[[1.0, 2.0]]]])
+    fn = lambda v: F.interpolate(v, scale_factor=(1.0, 1.3), mode="bicubic")  # noqa: E731
+    y = parity(fn, lambda v: tf.interpolate(v, scale_factor=(1.0, 1.3), mode="bicubic"), leaf(x.numpy(), False))
+    assert y.numpy()[0, 0, 0, 0] != 1.0
+    assert check_gradients(fn, x)
+
+
+_RESIZES = [  # (input H, W, keywords): up and down, odd sizes, sizes and scale factors, one axis kept
+    (3, 5, {"size": (7, 4)}), (6, 4, {"size": (3, 9)}), (5, 5, {"scale_factor": 1.7}),
+    (7, 6, {"scale_factor": (0.6, 0.5)}), (4, 3, {"size": (4, 8)}), (1, 5, {"size": (3, 2)})]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode, align_corners", [("bicubic", False), ("bicubic", True), ("area", None)])
+def test_bicubic_and_area_match_pytorch_in_float32_and_float64(mode, align_corners, dtype):
+    """Values and gradients beside PyTorch's in each dtype (float32's weights are float64's
+    rounded, PyTorch's computed in float32: a few units of float32 apart), and area in [N, C, L]
+    and [N, C, D, H, W] too."""
+    rng = np.random.default_rng(3)
+    tolerance = dict(rtol=1e-5, atol=1e-5) if dtype == "float32" else {}
+    cases = [((2, 3, height, width), kw) for height, width, kw in _RESIZES]
+    if mode == "area":
+        cases += [((2, 3, 7), {"size": 3}), ((1, 2, 3, 5, 4), {"size": (2, 3, 6)})]
+    for shape, kw in cases:
+        x = minitx.tensor(rng.standard_normal(shape).astype(dtype), requires_grad=True)
+        y = parity(lambda t: F.interpolate(t, mode=mode, align_corners=align_corners, **kw),
+                   lambda t: _tf().interpolate(t, mode=mode, align_corners=align_corners, **kw), x, **tolerance)
+        assert y.dtype == np.dtype(dtype)
+
+
 @pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
 def test_nearest_keeps_integer_and_boolean_inputs_and_linear_makes_them_float32(dtype):
     a = (np.arange(30).reshape(1, 2, 3, 5) % 7).astype(dtype)
@@ -228,18 +341,21 @@ def test_nearest_keeps_integer_and_boolean_inputs_and_linear_makes_them_float32(
     if dtype == "uint8":  # the only integer dtype PyTorch's nearest takes
         theirs = _tf().interpolate(import_torch().tensor(a), size=(4, 7)).numpy()
         np.testing.assert_array_equal(F.interpolate(x, size=(4, 7)).numpy(), theirs)
-    got = F.interpolate(x, scale_factor=1.5, mode="bilinear")
-    assert got.dtype == np.float32
-    np.testing.assert_allclose(got.numpy(), np_interpolate(a.astype(np.float64), None, (1.5, 1.5), "bilinear", False),
-                               rtol=1e-6)
+    for mode in ("bilinear", "bicubic", "area"):  # computed in float32, as every op on real numbers
+        got = F.interpolate(x, scale_factor=1.5, mode=mode)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got.numpy(), np_resize(a.astype(np.float64), None, (1.5, 1.5), mode,
+                                                          None if mode == "area" else False), rtol=1e-6, atol=1e-6)
 
 
 def test_interpolate_an_empty_batch():
-    x = leaf(np.zeros((0, 3, 4)))
-    for mode in ("nearest", "linear"):
-        y = parity(lambda t: F.interpolate(t, size=6, mode=mode), lambda t: _tf().interpolate(t, size=6, mode=mode), x)
-        assert y.shape == (0, 3, 6)
-        x.grad = None
+    for x, modes in [(leaf(np.zeros((0, 3, 4))), ("nearest", "linear", "area")),
+                     (leaf(np.zeros((0, 3, 4, 4))), ("bicubic", "area"))]:
+        for mode in modes:
+            y = parity(lambda t: F.interpolate(t, size=6, mode=mode), lambda t: _tf().interpolate(t, size=6, mode=mode),
+                       x)
+            assert y.shape == x.shape[:2] + (6,) * (x.ndim - 2)
+            x.grad = None
 
 
 def test_interpolate_errors_name_the_op():
@@ -248,13 +364,26 @@ def test_interpolate_errors_name_the_op():
         (ValueError, lambda: F.interpolate(x1, size=4, scale_factor=2.0), "give exactly one of size and scale_factor, "
                                                                         "got both"),
         (ValueError, lambda: F.interpolate(x1), "give exactly one of size and scale_factor, got neither"),
-        (ValueError, lambda: F.interpolate(x1, size=4, align_corners=True), "align_corners is for the linear modes"),
+        (ValueError, lambda: F.interpolate(x1, size=4, align_corners=True), "align_corners is for modes linear, "
+                                                                            "bilinear and bicubic, got align_corners="
+                                                                            "True with mode 'nearest'"),
+        (ValueError, lambda: F.interpolate(x2, size=4, mode="area", align_corners=False), "align_corners is for modes "
+                                                                                         "linear, bilinear and bicubic"),
+        (ValueError, lambda: F.interpolate(x1, size=4, mode="bicubic"), r"mode 'bicubic' needs a 4-D input \[N, C, "
+                                                                        r"...\], got shape \(1, 2, 3\)"),
+        (ValueError, lambda: F.interpolate(leaf(np.zeros((2, 3))), size=4, mode="area"), r"mode 'area' needs a 3-D, "
+                                                                                          r"4-D or 5-D input"),
+        (ValueError, lambda: F.interpolate(x2, scale_factor=0.3, mode="area"), r"input and output sizes must be > 0, "
+                                                                               r"got input \(3, 3\) and output "
+                                                                               r"\(0, 0\)"),
+        (ValueError, lambda: F.interpolate(x2, size=(2, 0), mode="bicubic"), "input and output sizes must be > 0"),
         (ValueError, lambda: F.interpolate(x2, size=4, mode="linear"), r"mode 'linear' needs a 3-D input"),
         (ValueError, lambda: F.interpolate(x1, size=4, mode="bilinear"), r"mode 'bilinear' needs a 4-D input"),
         (ValueError, lambda: F.interpolate(leaf(np.zeros((1, 1, 2, 2, 2))), size=4), r"mode 'nearest' needs a 3-D or "
                                                                                      r"4-D input .* got shape"),
-        (ValueError, lambda: F.interpolate(x1, size=4, mode="bicubic"), "mode must be one of nearest, nearest-exact, "
-                                                                        "linear, bilinear, got 'bicubic'"),
+        (ValueError, lambda: F.interpolate(x1, size=4, mode="trilinear"), "mode must be one of nearest, "
+                                                                          "nearest-exact, linear, bilinear, bicubic, "
+                                                                          "area, got 'trilinear'"),
         (ValueError, lambda: F.interpolate(x2, size=(4, 4, 4)), r"interpolate: size must be an int or a pair of ints, got \(4, 4, 4\)"),
         (ValueError, lambda: F.interpolate(x1, size=4.0), "interpolate: size must be an int or a 1-tuple of ints, got 4.0"),
         (TypeError, lambda: F.interpolate(x1, size=4, mode="linear", align_corners=1), "align_corners must be a bool"),

@@ -376,7 +376,8 @@ def test_pad_reads_a_flat_pad_as_pytorch_and_takes_pytorchs_argument_order():
     np.testing.assert_array_equal(F.pad(minitx.tensor(a), (1, 1), "constant", 7.0).numpy(),
                                   torch.nn.functional.pad(torch.tensor(a), (1, 1), "constant", 7.0).numpy())
     assert F.pad(minitx.tensor(a), (1, 1), value=None).numpy()[0, 0, 0] == 0  # PyTorch's default value
-    with pytest.raises(ValueError, match=r"pad: mode must be 'constant', 'reflect' or 'replicate', got 0.5"):
+    with pytest.raises(ValueError, match=r"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', "
+                                         r"got 0.5"):
         F.pad(minitx.tensor(a), (1, 1), 0.5)  # minitx's older order, (x, pad, value): refused, not misread
     with pytest.raises(ValueError, match=r"pad: value 2.0 is for mode 'constant'; mode 'reflect' pads with x's own"):
         F.pad(minitx.tensor(a), (1, 1), "reflect", 2.0)
@@ -413,8 +414,9 @@ def test_pad_with_negative_widths_crops_and_sends_the_kept_part_its_gradient(dat
                rtol=0, atol=0)
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate"])
-def test_negative_widths_crop_only_in_constant_mode(mode):
-    with pytest.raises(ValueError, match=r"pad: pad .* >= 0 .*negative widths crop only in mode 'constant'"):
+def test_negative_widths_crop_only_in_constant_and_circular_modes(mode):
+    with pytest.raises(ValueError, match=r"pad: pad .* >= 0 .*negative widths crop only in modes 'constant' and "
+                                         r"'circular'"):
         F.pad(minitx.ones(2, 3), (1, -1), mode=mode)
 
 
