@@ -165,3 +165,13 @@ def test_optional_import_failures_are_skipped_and_others_raise(monkeypatch):
     assert import_optional("cupyx.scatter_add") is None
     with pytest.raises(ImportError):
         import_optional("some_required_dependency")
+
+
+def test_the_docs_count_the_functions_there_are():
+    """README.md and docs/ops.md say how many Function classes the ops have: the count of this file's
+    discovery, so that a new op updates the sentence."""
+    count = len(minitx_functions())
+    root = TESTS.parent
+    for page in ("README.md", "docs/ops.md"):
+        stated = re.findall(r"over (\d+) `Function` classes", (root / page).read_text(encoding="utf-8"))
+        assert stated == [str(count)], (page, stated, count)
