@@ -769,7 +769,19 @@ class Tensor:
     def diag(self, diagonal=0): return F.diag(self, diagonal)
     def bincount(self, weights=None, minlength=0): return F.bincount(self, weights, minlength)
     def index_add(self, axis, index, source, *, alpha=1): return F.index_add(self, axis, index, source, alpha)
-    def scatter(self, axis, index, src): return F.scatter(self, axis, index, src)
+    def index_fill(self, axis, index, value): return F.index_fill(self, axis, index, value)
+    def index_copy(self, axis, index, source): return F.index_copy(self, axis, index, source)
+    def masked_scatter(self, mask, source): return F.masked_scatter(self, mask, source)
+    def fmod(self, other): return F.fmod(self, other)
+    def remainder(self, other): return F.remainder(self, other)
+    def addcmul(self, tensor1, tensor2, *, value=1): return F.addcmul(self, tensor1, tensor2, value=value)
+    def addcdiv(self, tensor1, tensor2, *, value=1): return F.addcdiv(self, tensor1, tensor2, value=value)
+
+    def scatter(self, axis, index, src=None, *, value=None, reduce=None):
+        return F.scatter(self, axis, index, src, value=value, reduce=reduce)
+
+    def scatter_reduce(self, axis, index, src, reduce, *, include_self=True):
+        return F.scatter_reduce(self, axis, index, src, reduce, include_self)
 
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
         return F.unique(self, sorted, return_inverse, return_counts, dim)
@@ -790,8 +802,8 @@ for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "a
               "prod", "amax", "amin", "count_nonzero", "softmax", "log_softmax", "squeeze", "unsqueeze",
               "flatten", "flip", "roll", "repeat", "repeat_interleave", "cumsum", "cumprod", "logcumsumexp",
               "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk", "unbind",
-              "median", "nanmedian", "index_add", "scatter", "tril", "triu", "narrow", "unflatten", "kthvalue",
-              "quantile", "nanquantile", "diff", "cross"):
+              "median", "nanmedian", "index_add", "index_fill", "index_copy", "scatter", "scatter_reduce", "tril", "triu",
+              "narrow", "unflatten", "kthvalue", "quantile", "nanquantile", "diff", "cross"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
 del _name
 
