@@ -19,7 +19,7 @@ import operator
 import numpy as np
 
 from minitx import backend, kernels, sync
-from minitx.autograd.function import Function, written
+from minitx.autograd.function import Function
 from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module
@@ -329,21 +329,13 @@ def setitem(x, index, value):
         raise RuntimeError(f"{op}: a leaf tensor that requires grad cannot be written while a graph is recorded "
                            "(its gradient would not see the write); write under minitx.no_grad(), as the "
                            "optimizers do, or build a new tensor: F.where(mask, v, x), x.masked_fill(mask, v)")
-    if _views_another_array(x):
+    if x._views_another_array():
         raise RuntimeError(f"{op}: this tensor's array is a view of another array (an index, reshape or "
                            "transpose of a tensor or an array), and while a graph is recorded the write gives "
                            "the tensor a new array: the array it views would silently keep its values. Index "
                            "once (y[0, 1] = v, not y[0][1] = v), or write into a copy (x = x.clone())")
-    old = Tensor._from_op(x.data, x._ctx)  # x before the write, as a node of the graph
-    old.requires_grad, old._hooks, x._hooks = x.requires_grad, x._hooks, None
-    write = SetItem(index, slots)
-    y = write.apply(old, value, *tensors)  # (not through autocast: x's dtype is kept)
-    # the graph needs the old node's shape and dtype only; its values stay alive where an op
-    # saved them, and are not kept for each write of a tensor written many times
-    xp = backend.get_array_module(x.data)
-    old.data = xp.broadcast_to(xp.zeros((), dtype=x.dtype), x.shape)
-    written.record(x, old)
-    x.data, x._ctx, x.requires_grad = y.data, write, True
+    # (SetItem's apply, not its call through autocast: x's dtype is kept)
+    x._record_write(lambda old: SetItem(index, slots).apply(old, value, *tensors))
 
 
 def _check_fits(op, x, index, full_index, value):
@@ -364,12 +356,6 @@ def _check_fits(op, x, index, full_index, value):
         raise ValueError(f"{op}: a value of shape {value.shape} cannot be written into x[{index!r}], of shape "
                          f"{target} (x has shape {x.shape}): it must broadcast to it")
     return max(leading, 0)
-
-
-def _views_another_array(x) -> bool:
-    """Whether x's array shows memory of another: a recorded view of an input of x's op, or, for a
-    leaf (where nothing was recorded), any NumPy/CuPy view."""
-    return x.data.base is not None if x.is_leaf else x._views_an_input()
 
 
 def _along_index(index, axis):
