@@ -134,6 +134,14 @@ METHODS = {
     "index_fill": lambda t, m: t.index_fill(dim=1, index=m.tensor([3, 0]), value=2.5),
     "index_copy": lambda t, m: t.index_copy(dim=2, index=m.tensor([4, 1]), source=t[:, :, :2] * 2),
     "scatter_reduce": lambda t, m: t.scatter_reduce(dim=1, index=m.tensor(INDEX), src=t[:, :2], reduce="prod"),
+    # the in-place forms (on a computed tensor: the write is recorded)
+    "scatter_": lambda t, m: (t * 1).scatter_(dim=2, index=m.tensor(np.argsort(INDEX, axis=2)[:, :, :3]), value=0.5),
+    "scatter_add_": lambda t, m: (t * 1).scatter_add_(dim=1, index=m.tensor(INDEX), src=t[:, :2] * 3),
+    "scatter_reduce_": lambda t, m: (t * 1).scatter_reduce_(dim=1, index=m.tensor(INDEX), src=t[:, :2] * 3,
+                                                            reduce="amin", include_self=False),
+    "index_add_": lambda t, m: (t * 1).index_add_(dim=2, index=m.tensor([0, 4, 0]), source=t[:, :, :3], alpha=2),
+    "index_fill_": lambda t, m: (t * 1).index_fill_(dim=0, index=m.tensor([1]), value=-3.0),
+    "index_copy_": lambda t, m: (t * 1).index_copy_(dim=1, index=m.tensor([2, 1]), source=t[:, 2:] * 2),
 }
 
 # no gradient: indices, booleans, counts

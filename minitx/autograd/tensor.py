@@ -15,6 +15,7 @@ recorded as an op, as PyTorch records it: see ``Tensor._in_place``.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -262,6 +263,16 @@ class Tensor:
         """The same data, cut from the graph (shares memory with this tensor)."""
         return Tensor._from_op(self.data, None)
 
+    def detach_(self) -> "Tensor":
+        """This tensor cut from the graph in place: a leaf that requires no grad, with the same
+        array (PyTorch's detach_). The ops that used it before still send their gradients back
+        through what it was computed from, as in PyTorch: a recorded write (_record_write)."""
+        if self._ctx is None:
+            self.requires_grad = False
+        else:
+            self._record_write(Tensor.detach)
+        return self
+
     def clone(self) -> "Tensor":
         """A copy in the graph (gradient flows back to this tensor): a cast to its own dtype,
         which copies and keeps the layout, as PyTorch's clone."""
@@ -452,12 +463,10 @@ class Tensor:
     def __ilshift__(self, other): return self._in_place("<<=", F.bitwise_left_shift, other)
     def __irshift__(self, other): return self._in_place(">>=", F.bitwise_right_shift, other)
 
-    # PyTorch's in-place methods: the same writes, recorded as the operators' are (see _in_place)
+    # PyTorch's in-place methods that have no out-of-place form of their own name, or add to it;
+    # the others (x.exp_(), x.scatter_(...), ...) are built from their out-of-place forms after the class
     def add_(self, other, *, alpha=1): return self._in_place("add_", F.add, _times(other, alpha))
     def sub_(self, other, *, alpha=1): return self._in_place("sub_", F.sub, _times(other, alpha))
-    def mul_(self, other): return self._in_place("mul_", F.mul, other)
-    def div_(self, other): return self._in_place("div_", F.div, other)
-    def clamp_(self, min=None, max=None): return self._in_place("clamp_", F.clip, min, max)  # noqa: A002
     def fill_(self, value): return self._in_place("fill_", _as_contents, _one_value(value))
     def copy_(self, src): return self._in_place("copy_", _as_contents, src)
     def zero_(self): return self._in_place("zero_", lambda x: x.new_zeros(x.shape))
@@ -679,6 +688,19 @@ class Tensor:
         from minitx.nn import init  # noqa: PLC0415
         return init.normal_(self, mean, std)
 
+    # random fills: samples drawn as minitx.creation's samplers draw them (the seeded generator of
+    # the tensor's device, or generator=), written in as any in-place op's result
+    def bernoulli_(self, p=0.5, *, generator=None):
+        return self._in_place("bernoulli_", creation.bernoulli_fill, p, generator)
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        return self._in_place("exponential_", creation.exponential_fill, lambd, generator)
+
+    def random_(self, *bounds, to=None, generator=None):
+        """Whole numbers drawn uniformly from [from, to), PyTorch's random_(from, to), random_(to) or
+        random_() (from 0 to the largest of the dtype, or for floats to 2**mantissa bits, inclusive)."""
+        return self._in_place("random_", creation.random_fill, bounds + (() if to is None else (to,)), generator)
+
     def unflatten(self, axis, sizes):
         """Axis ``axis`` split into ``sizes`` (one of them may be -1), as PyTorch's unflatten."""
         axis = axis % self.ndim
@@ -697,7 +719,6 @@ class Tensor:
     def clamp_min(self, min): return F.clip(self, min, None)  # noqa: A002
     def clamp_max(self, max): return F.clip(self, None, max)  # noqa: A002
     def log10(self): return F.log10(self)
-    def masked_fill_(self, mask, value): return self._in_place("masked_fill_", F.masked_fill, mask, value)
 
     def t(self):
         """A matrix transposed; a vector or a 0-d tensor as it is (PyTorch's t)."""
@@ -847,7 +868,46 @@ for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "a
               "triu", "narrow", "unflatten", "kthvalue", "quantile", "nanquantile", "diff", "cross"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
 
-del _name
+
+def _in_place_form(name: str):
+    """Tensor.<name>_: ``x.<name>(...)`` written into x (Tensor._in_place), taking its arguments."""
+    out_of_place = getattr(Tensor, name)
+
+    @functools.wraps(out_of_place)  # (its signature: help() and the keyword check see the arguments)
+    def in_place(self, *args, **kwargs):
+        return self._in_place(name + "_", out_of_place, *args, **kwargs)
+
+    in_place.__name__, in_place.__qualname__ = name + "_", f"Tensor.{name}_"
+    in_place.__doc__ = f"``x.{name}(...)`` written into x in place, as PyTorch's {name}_ (see Tensor._in_place)."
+    return in_place
+
+
+# PyTorch's in-place methods: x.exp_() is x.exp() written into x, x.scatter_(dim, index, src) is
+# x.scatter(dim, index, src), each with its out-of-place form's arguments (PyTorch's dim= too)
+for _name in (
+        "abs", "neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "square", "sign",  # unary
+        "sin", "cos", "tanh", "sigmoid", "relu", "floor", "ceil", "round", "trunc", "nan_to_num",
+        "clamp", "clip", "clamp_min", "clamp_max",                                                      # bounds
+        "mul", "div", "pow", "fmod", "remainder", "lerp", "addcmul", "addcdiv",                         # binary
+        "masked_fill", "masked_scatter", "scatter", "scatter_add", "scatter_reduce", "index_add",       # indexed
+        "index_fill", "index_copy"):
+    setattr(Tensor, _name + "_", _in_place_form(_name))
+
+
+def _shape_not_changed_in_place(name: str, rewrite: str):
+    """Tensor.<name>: PyTorch's in-place shape change, refused with what to write (docs/ops.md says why)."""
+    def refused(self, *args, **kwargs):
+        raise TypeError(f"{name}: minitx changes no tensor's shape in place (a tensor's shape is its array's, made "
+                        f"by the op it records); write x = {rewrite}, a view of the same memory with its gradient")
+
+    refused.__name__, refused.__qualname__ = name, f"Tensor.{name}"
+    return refused
+
+
+for _name, _rewrite in (("t_", "x.t()"), ("transpose_", "x.swapaxes(dim0, dim1)"), ("unsqueeze_", "x.unsqueeze(dim)"),
+                        ("squeeze_", "x.squeeze(dim)")):
+    setattr(Tensor, _name, _shape_not_changed_in_place(_name, _rewrite))
+del _name, _rewrite
 
 
 class _Size(int):
@@ -916,7 +976,7 @@ def _expanded(shape, sizes):
     return tuple(shape[i - lead] if size == -1 and i >= lead else size for i, size in enumerate(sizes))
 
 
-# the out-of-place forms of the in-place methods, for their messages
+# the out-of-place forms of the in-place methods defined in the class, for their messages
 _OUT_OF_PLACE = {"add_": "x + alpha * y", "sub_": "x - alpha * y", "fill_": "x.new_full(x.shape, value)",
                  "copy_": "src.type_as(x).broadcast_to(x.shape)", "zero_": "x.new_zeros(x.shape)"}
 
