@@ -10,7 +10,8 @@ values, from one table of (method, arguments):
 * an integer tensor refuses what would not stay an integer (``exp_``), keeps what does.
 
 Then the random fills (bernoulli_, exponential_, random_: seeded and repeatable), detach_, the
-shape changes minitx refuses (t_, transpose_, unsqueeze_, squeeze_), and writes through views.
+shape changes minitx refuses (t_, transpose_, unsqueeze_, squeeze_), and the functional forms
+(F.relu_, torch.exp_, F.relu(x, inplace=True), nn.ReLU(inplace=True)).
 """
 import numpy as np
 import pytest
@@ -20,6 +21,8 @@ from torch_reference import import_torch
 torch = import_torch()
 
 import minitx  # noqa: E402
+import minitx.functional as F  # noqa: E402
+from minitx import nn  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")  # (scatter_'s reduce=)
 
@@ -299,6 +302,40 @@ def test_a_shape_change_in_place_is_refused_with_what_to_write(name, args, rewri
     assert getattr(torch.tensor(A), name)(*args).shape != A.shape or name == "squeeze_"  # (PyTorch's: in place)
 
 
+# ---------------------------------------------------------------------- functional forms and layers
+@pytest.mark.parametrize("ours, theirs", [
+    (lambda x: F.relu_(x), lambda x: torch.nn.functional.relu_(x)),
+    (lambda x: minitx.relu_(x), lambda x: torch.relu_(x)),
+    (lambda x: minitx.exp_(x), lambda x: torch.exp_(x)),
+    (lambda x: minitx.clamp_(x, -0.5, 0.5), lambda x: torch.clamp_(x, -0.5, 0.5)),
+    (lambda x: F.leaky_relu_(x, 0.2), lambda x: torch.nn.functional.leaky_relu_(x, 0.2)),
+    (lambda x: F.hardtanh_(x, -0.5, 1.0), lambda x: torch.nn.functional.hardtanh_(x, -0.5, 1.0)),
+    (lambda x: F.elu(x, 0.5, inplace=True), lambda x: torch.nn.functional.elu(x, 0.5, inplace=True)),
+    (lambda x: F.threshold(x, 0.1, 2.0, inplace=True), lambda x: torch.nn.functional.threshold(x, 0.1, 2.0, True)),
+    (lambda x: F.dropout(x, 0.4, training=False, inplace=True), lambda x: torch.nn.functional.dropout(
+        x, 0.4, training=False, inplace=True)),
+    (lambda x: nn.ReLU(inplace=True)(x), lambda x: torch.nn.ReLU(inplace=True)(x)),
+    (lambda x: nn.Hardswish(inplace=True)(x), lambda x: torch.nn.Hardswish(inplace=True)(x)),
+])
+def test_functional_forms_and_layers_write_into_their_input_as_pytorchs(ours, theirs):
+    gradients = []
+    for lib, call in ((minitx, ours), (torch, theirs)):
+        leaf = lib.tensor(A, requires_grad=True)
+        x = leaf * 1
+        assert call(x) is x
+        x.sum().backward()
+        gradients.append((x, leaf.grad))
+    for a, b in zip(*gradients, strict=True):
+        same(a, b)
+
+
+def test_dropout_in_place_while_training_drops_what_it_writes():
+    minitx.manual_seed(0)
+    x = minitx.ones(1000, dtype="float64")
+    kept = nn.Dropout(0.25, inplace=True)(x)
+    assert kept is x and set(np.unique(x.numpy())) == {0.0, 1 / 0.75}
+
+
 def test_in_place_through_a_view_writes_into_the_tensor_it_views_as_pytorch():
     """No gradient involved: the write goes through the view (v = y[0]: y changes)."""
     results = []
@@ -314,3 +351,7 @@ def test_a_write_through_a_view_while_recording_is_refused_naming_the_method():
     y = minitx.tensor(A, requires_grad=True) * 1
     with pytest.raises(RuntimeError, match=r"^sigmoid_: this tensor is a view .*write x = x\.sigmoid\(\.\.\.\)"):
         y[0].sigmoid_()
+    with pytest.raises(RuntimeError, match=r"^relu_: this tensor is a view .*write x = x\.relu"):
+        nn.ReLU(inplace=True)(y.reshape(12))
+    with pytest.raises(RuntimeError, match=r"^dropout_: this tensor is a view .*write x = F\.dropout\(x, \.\.\.\)"):
+        F.dropout(y.T, 0.5, inplace=True)
