@@ -140,6 +140,24 @@ def test_a_computed_tensor_records_the_write_with_pytorchs_gradients(label):
             same(ours, theirs, rtol=1e-12)
 
 
+@pytest.mark.parametrize("label", sorted(label for label, (_, args, kwargs, _, gradient) in CASES.items() if gradient
+                                   and any(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in args)))
+def test_an_argument_that_requires_grad_makes_a_plain_tensors_write_recorded(label):
+    """x needs no gradient, an argument does: x becomes the write's output, as in PyTorch."""
+    name, args, kwargs, values, _ = CASES[label]
+    weights = RNG.standard_normal(values.shape)
+    gradients = []
+    for lib in (minitx, torch):
+        x = lib.tensor(values)
+        call_args, call_kwargs = arguments(lib, args, kwargs)
+        taking = [t.requires_grad_() for t in float_tensors(call_args, call_kwargs, lib)]
+        assert getattr(x, name)(*call_args, **call_kwargs) is x and x.requires_grad and not x.is_leaf
+        (x * lib.tensor(weights)).sum().backward()
+        gradients.append([t.grad for t in taking])
+    for ours, theirs in zip(*gradients, strict=True):
+        same(ours, theirs, rtol=1e-12)
+
+
 @pytest.mark.parametrize("label", sorted(CASES))
 def test_a_leaf_that_requires_grad_is_refused_as_pytorch_refuses_it(label):
     name, args, kwargs, values, _ = CASES[label]
