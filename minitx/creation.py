@@ -246,6 +246,72 @@ def _without_replacement(rng, xp, weights, k):
     return xp.argsort(times, axis=1)[:, :k]
 
 
+# ---------------------------------------------------------------- the values of Tensor's random fills
+# (t.bernoulli_(p) writes bernoulli_fill(t, p) into t): samples in t's shape, dtype and device
+
+
+def bernoulli_fill(t, p, generator=None) -> Tensor:
+    """0s and 1s, each 1 with the probability ``p`` (a number, or a tensor that broadcasts to t's
+    shape), in any dtype (t.bernoulli_(p); PyTorch's fills integers and booleans too)."""
+    probs = p.data if isinstance(p, Tensor) else p
+    if not backend.to_host((probs >= 0) & (probs <= 1)).all():  # NaN fails both
+        raise ValueError(f"bernoulli_: p must be in [0, 1], got {probs!r:.60}")
+    return _drawn(lambda rng, s: rng.random(s) < probs, t.shape, t.dtype, t.device, False, generator)
+
+
+def exponential_fill(t, lambd, generator=None) -> Tensor:
+    """Exponential samples of rate ``lambd`` (mean 1 / lambd), by inversion: -log(1 - u) / lambd
+    for u uniform in [0, 1), which is finite (t.exponential_(lambd)); floating dtypes only."""
+    _floating("exponential_", t.dtype)
+    if not lambd > 0:
+        raise ValueError(f"exponential_: lambd (the rate) must be > 0, got {lambd!r}")
+
+    def draw(rng, shape):
+        u = rng.random(shape)
+        return -backend.get_array_module(u).log1p(-u) / lambd
+
+    return _drawn(draw, t.shape, t.dtype, t.device, False, generator)
+
+
+def random_fill(t, bounds, generator=None) -> Tensor:
+    """Whole numbers drawn uniformly from [low, high) for ``bounds`` (low, high), (high,) (low 0)
+    or () (from 0 to the largest whole number of t's dtype, included: its maximum for integers,
+    2**digits for floats, past which not every whole number is there), as PyTorch's random_."""
+    if len(bounds) > 2 or not all(isinstance(b, numbers.Integral) and not isinstance(b, bool) for b in bounds):
+        raise TypeError(f"random_: expected random_(), random_(to) or random_(from, to) with whole numbers, "
+                        f"got {bounds!r}")
+    smallest, largest = _whole_numbers(t.dtype)
+    if bounds:
+        low, high = (0, bounds[0] - 1) if len(bounds) == 1 else (bounds[0], bounds[1] - 1)
+    else:
+        low, high = 0, 2 ** (_finfo(t.dtype).nmant + 1) if backend.is_floating(t.dtype) else largest
+    if not smallest <= low <= high <= largest:
+        raise ValueError(f"random_: [from, to) = [{low}, {high + 1}) must hold a number and fit the tensor's "
+                         f"{t.dtype.name} (whole numbers from {smallest} to {largest})")
+    return _drawn(lambda rng, s: rng.integers(low, high, size=s, dtype=np.int64, endpoint=True), t.shape, t.dtype,
+                  t.device, False, generator)
+
+
+def _whole_numbers(dtype) -> tuple:
+    """The smallest and largest whole numbers random_ draws for ``dtype``: those it holds, within
+    int64 (what the draw gives)."""
+    if dtype.kind == "b":
+        return 0, 1
+    int64 = np.iinfo(np.int64)
+    if dtype.kind in "iu":
+        return max(np.iinfo(dtype).min, int64.min), min(np.iinfo(dtype).max, int64.max)
+    return int64.min, int64.max
+
+
+def _finfo(dtype):
+    """NumPy's finfo, or ml_dtypes' for bfloat16 (NumPy's does not know it)."""
+    if dtype.name == "bfloat16":
+        import ml_dtypes  # noqa: PLC0415  (there whenever a bfloat16 tensor is)
+
+        return ml_dtypes.finfo(dtype)
+    return np.finfo(dtype)
+
+
 # ---------------------------------------------------------------- over existing memory
 
 

@@ -15,10 +15,11 @@ from minitx.ops.elementwise import (
     rsqrt, reciprocal, equal, not_equal, less, less_equal, greater, greater_equal, logical_not,
     isnan, isinf, isfinite, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log10,
     atan2, hypot, copysign, floor_divide, remainder, fmod, isclose, allclose, bitwise_and, bitwise_or,
-    bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift, nan_to_num, lerp)
+    bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift, nan_to_num, lerp, addcmul, addcdiv)
 from minitx.ops.activation import (
     relu, gelu, tanh, sigmoid, silu, leaky_relu, elu, softplus, logsigmoid, hardtanh, softmax,
-    log_softmax, hardsigmoid, hardswish, relu6, selu, celu, softsign, mish, glu, prelu, threshold, softmin)
+    log_softmax, hardsigmoid, hardswish, relu6, selu, celu, softsign, mish, glu, prelu, threshold, softmin,
+    relu_, elu_, leaky_relu_, hardtanh_, threshold_, celu_, selu_)
 from minitx.ops.reduction import (
     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin)
 from minitx.ops.scan import (
@@ -28,8 +29,8 @@ from minitx.ops.shape import (
     reshape, transpose, permute, swapaxes, broadcast_to, squeeze, unsqueeze, concatenate, stack,
     split, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle, hstack, vstack, meshgrid)
 from minitx.ops.indexing import (
-    getitem, setitem, gather, scatter, scatter_add, scatter_reduce, index_add, tril, triu, diagonal, diag, trace,
-    embedding, one_hot, nonzero, argwhere, masked_select, bincount, unique)
+    getitem, setitem, gather, scatter, scatter_add, scatter_reduce, index_add, index_fill, index_copy, tril, triu,
+    diagonal, diag, trace, embedding, one_hot, nonzero, argwhere, masked_select, masked_scatter, bincount, unique)
 from minitx.ops.linalg import (
     matmul, linear, outer, cross, einsum)
 from minitx.ops.norm import (

@@ -2,9 +2,9 @@
 methods, model.half(), get_submodule ...) against PyTorch on the same values: results, dtypes,
 shapes and, where a method is differentiable, gradients.
 
-The in-place methods (add_, zero_, ...) write into the tensor's array as ``x += y`` does; where
-the operator would give a new tensor (a graph recorded with a gradient involved) they refuse,
-since a method's result is usually dropped (docs/ops.md, "In place"). PyTorch is skipped where
+The in-place methods (add_, zero_, ...) write into the tensor's array as ``x += y`` does, and
+while a graph is recorded with a gradient involved the write is recorded, as PyTorch's (docs/ops.md,
+"In place"; the other in-place methods: tests/test_inplace_methods.py). PyTorch is skipped where
 it is not installed, and required in CI (torch_reference.import_torch).
 """
 import numpy as np
@@ -310,41 +310,44 @@ def test_in_place_method_writes_where_no_gradient_is_involved(label):
 
 @pytest.mark.parametrize("label, case", [(label, case) for label in sorted(CALLS) for case in
                                          ("leaf", "computed", "argument") if case != "argument" or "tensor" in label])
-def test_in_place_method_refuses_while_a_graph_is_recorded(label, case):
-    """minitx records no in-place op; the operator (x += y) gives a new tensor there, a method
-    refuses, since its result is usually dropped. PyTorch refuses a leaf that requires grad too
-    ("a leaf Variable that requires grad is being used in an in-place operation"), and records
-    the write on a computed tensor, or one whose argument requires grad (x then requires grad)."""
+def test_in_place_method_while_a_graph_is_recorded_as_pytorch(label, case):
+    """A leaf that requires grad is refused, as PyTorch refuses it ("a leaf Variable that requires
+    grad is being used in an in-place operation"); on a computed tensor, or one whose argument
+    requires grad, the write is recorded, and the gradients are PyTorch's."""
     name, args = CALLS[label]
-    leaf = minitx.tensor(A, requires_grad=True)
-    x = {"leaf": leaf, "computed": leaf * 1, "argument": minitx.tensor(A)}[case]
-    other_args = args(minitx)
-    if case == "argument":
-        other_args = (other_args[0].requires_grad_(),) + other_args[1:]
-    before = x.numpy().copy()
-    with pytest.raises(RuntimeError, match=f"^{name}: minitx records no in-place op"):
-        getattr(x, name)(*other_args)
-    np.testing.assert_array_equal(x.numpy(), before)
-    # PyTorch: the leaf refused, the others recorded
-    tleaf = torch.tensor(A, requires_grad=True)
-    tx = {"leaf": tleaf, "computed": tleaf * 1, "argument": torch.tensor(A)}[case]
-    targs = args(torch)
-    if case == "argument":
-        targs = (targs[0].requires_grad_(),) + targs[1:]
-    if case == "leaf":
-        with pytest.raises(RuntimeError, match="leaf Variable"):
-            getattr(tx, name)(*targs)
-    else:
-        getattr(tx, name)(*targs)
+    kwargs = {"alpha": -0.1} if "alpha" in label else {}
+    weights = RNG.standard_normal(A.shape)
+    grads = []
+    for lib in (minitx, torch):
+        leaf = lib.tensor(A, requires_grad=True)
+        x = {"leaf": leaf, "computed": leaf * 1, "argument": lib.tensor(A)}[case]
+        other_args = args(lib)
+        if case == "argument":
+            other_args = (other_args[0].requires_grad_(),) + other_args[1:]
+        if case == "leaf":
+            message = f"^{name}: a leaf tensor that requires grad cannot be changed in place" if lib is minitx \
+                else "leaf Variable that requires grad"
+            with pytest.raises(RuntimeError, match=message):
+                getattr(x, name)(*other_args, **kwargs)
+            assert x.tolist() == A.tolist()  # nothing written
+            continue
+        assert getattr(x, name)(*other_args, **kwargs) is x
+        # (+ leaf.sum(): a write of constants, fill_ or zero_, leaves minitx's x needing no gradient)
+        ((x * lib.tensor(weights)).sum() + leaf.sum()).backward()
+        grads.append([t.grad for t in (leaf,) + other_args if isinstance(t, lib.Tensor) and t.requires_grad])
+    for ours, theirs in zip(*grads) if grads else ():
+        for g, tg in zip(ours, theirs, strict=True):
+            same(g, tg, rtol=1e-13, atol=0)  # (sums of the broadcast argument: an order of their own)
 
 
-def test_the_operator_still_gives_a_new_tensor_where_the_method_refuses():
+def test_the_operator_and_the_method_record_the_same_write():
     x = minitx.tensor(A, requires_grad=True) * 1
     y = x
     y += 1
-    assert y is not x
-    with pytest.raises(RuntimeError, match="add_"):
-        x.add_(1)
+    assert y is x
+    x.add_(1)
+    x.sum().backward()
+    np.testing.assert_array_equal(x.numpy(), A + 2)
 
 
 def test_hand_written_sgd_step_as_pytorchs():

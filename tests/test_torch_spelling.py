@@ -76,6 +76,10 @@ FUNCTIONS = {
     "scatter": lambda t, o, m: o.scatter(t, dim=2, index=m.tensor(np.argsort(INDEX, axis=2)[:, :, :3]),
                                          src=t[:, :2, :3] * 3),
     "index_add": lambda t, o, m: o.index_add(t, dim=1, index=m.tensor([3, 0, 3]), source=t[:, :3] * 2, alpha=0.5),
+    "index_fill": lambda t, o, m: (o.index_fill if m is minitx else torch.index_fill)(t, dim=2, index=m.tensor([4, 1]),
+                                                                                      value=-1.0),
+    "index_copy": lambda t, o, m: (o.index_copy if m is minitx else torch.index_copy)(t, dim=0, index=m.tensor([2, 0]),
+                                                                                      source=t[:2] * 3),
     "diagonal": lambda t, o, m: o.diagonal(t, offset=1, dim1=2, dim2=1),
     "tril": lambda t, o, m: o.tril(t, diagonal=-1),
     "triu": lambda t, o, m: o.triu(t, diagonal=2),
@@ -127,6 +131,17 @@ METHODS = {
     "index_add": lambda t, m: t.index_add(dim=1, index=m.tensor([3, 0]), source=t[:, :2] * 2, alpha=-1.5),
     "scatter": lambda t, m: t.scatter(dim=1, index=m.tensor(np.argsort(INDEX, axis=1)[:, :2]), src=t[:, :2] * 3),
     "unbind": lambda t, m: m.stack([u * (k + 1) for k, u in enumerate(t.unbind(dim=2))]),
+    "index_fill": lambda t, m: t.index_fill(dim=1, index=m.tensor([3, 0]), value=2.5),
+    "index_copy": lambda t, m: t.index_copy(dim=2, index=m.tensor([4, 1]), source=t[:, :, :2] * 2),
+    "scatter_reduce": lambda t, m: t.scatter_reduce(dim=1, index=m.tensor(INDEX), src=t[:, :2], reduce="prod"),
+    # the in-place forms (on a computed tensor: the write is recorded)
+    "scatter_": lambda t, m: (t * 1).scatter_(dim=2, index=m.tensor(np.argsort(INDEX, axis=2)[:, :, :3]), value=0.5),
+    "scatter_add_": lambda t, m: (t * 1).scatter_add_(dim=1, index=m.tensor(INDEX), src=t[:, :2] * 3),
+    "scatter_reduce_": lambda t, m: (t * 1).scatter_reduce_(dim=1, index=m.tensor(INDEX), src=t[:, :2] * 3,
+                                                            reduce="amin", include_self=False),
+    "index_add_": lambda t, m: (t * 1).index_add_(dim=2, index=m.tensor([0, 4, 0]), source=t[:, :, :3], alpha=2),
+    "index_fill_": lambda t, m: (t * 1).index_fill_(dim=0, index=m.tensor([1]), value=-3.0),
+    "index_copy_": lambda t, m: (t * 1).index_copy_(dim=1, index=m.tensor([2, 1]), source=t[:, 2:] * 2),
 }
 
 # no gradient: indices, booleans, counts

@@ -10,8 +10,10 @@ meshgrid, hstack, vstack, outer, cdist) and of the second one (quantile, nanquan
 searchsorted, nan_to_num, lerp, diff, cross); one per optimizer ported from torch.optim (RMSprop,
 Adagrad, Adadelta, Adamax, NAdam, RAdam); PyTorch's rule for a 0-d float beside floats; and one
 per piece of torch.utils.data added to minitx.utils.data (IterableDataset, BatchSampler and
-batch_sampler=, the random samplers, generator= and minitx.Generator, the worker options); and one
-per piece of the vision ports: circular pad and nn.CircularPad*d, interpolate's bicubic and area.
+batch_sampler=, the random samplers, generator= and minitx.Generator, the worker options); one per
+piece of the vision ports: circular pad and nn.CircularPad*d, interpolate's bicubic and area; and the
+in-place methods of PyTorch (the table that builds them, a recorded write, detach_, two indexed
+writes, scatter's reduce=, two random fills, inplace=True).
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -46,6 +48,8 @@ _A = "minitx/ops/attention.py"
 _G = "minitx/optim/grad_scaler.py"
 _D = "minitx/utils/data.py"
 _DATA = ("tests/test_utils_data.py",)
+_T = "minitx/autograd/tensor.py"
+_IN_PLACE = ("tests/test_inplace_methods.py",)
 
 #: the issue's named slips, already in plant_slips.SLIPS: run again here, with the new ops
 _NAMED = ("conv col2im", "avg_pool backward", "gather backward", "roll backward")
@@ -456,5 +460,33 @@ OP_SLIPS = [
     Slip("Generator: generator= ignored, the global generator drawn from", "minitx/random.py",
          "    if chosen is None:\n        return generator(device)", "    if True:\n        return generator(device)",
          ("tests/test_random_sampling.py",) + _DATA),
+    # PyTorch's in-place methods (Tensor._in_place, the table of forms after the class) and their
+    # out-of-place ops, the random fills, detach_ and inplace=True
+    Slip("in-place forms: the out-of-place result returned, x left as it was", _T,
+         "        return self._in_place(name + \"_\", out_of_place, *args, **kwargs)",
+         "        return out_of_place(self, *args, **kwargs)", _IN_PLACE),
+    Slip("in-place while recording: x given a view of another tensor's array (copy_'s src)", _T,
+         "return new.clone() if new is not old and new.data.base is not None else new", "return new", _IN_PLACE),
+    Slip("in-place while recording: an argument that requires grad not seen", _T,
+         "if is_grad_enabled() and (self.requires_grad or _any_requires_grad(args + tuple(kwargs.values()))):",
+         "if is_grad_enabled() and self.requires_grad:", _IN_PLACE + ("tests/test_torch_method_parity.py",)),
+    Slip("in-place detach_: the graph cut for the ops that used x before too", _T,
+         "            self._record_write(Tensor.detach)", "            self._ctx, self.requires_grad = None, False",
+         _IN_PLACE),
+    Slip("in-place index_copy: source's slices written in reverse order", _I,
+         "broadcast_to(index.reshape(along), expected)", "broadcast_to(index[::-1].reshape(along), expected)",
+         _INDEXING + _IN_PLACE),
+    Slip("in-place masked_scatter: the k-th True takes source's (k+1)-th entry", _I,
+         "kth = xp.cumsum(xp.broadcast_to(mask.data, x.shape).reshape(-1)) - 1",
+         "kth = xp.cumsum(xp.broadcast_to(mask.data, x.shape).reshape(-1))", _INDEXING + _IN_PLACE),
+    Slip("in-place scatter reduce=: 'add' and 'multiply' swapped", _I,
+         '_SCATTER_REDUCTIONS = {"add": "sum", "multiply": "prod"}',
+         '_SCATTER_REDUCTIONS = {"add": "prod", "multiply": "sum"}', _INDEXING + _IN_PLACE),
+    Slip("in-place random fill bernoulli_: 1 with the probability 1 - p", "minitx/creation.py",
+         "rng.random(s) < probs, t.shape", "rng.random(s) >= probs, t.shape", _IN_PLACE),
+    Slip("in-place random fill random_(to): to itself drawn", "minitx/creation.py",
+         "(0, bounds[0] - 1) if len(bounds) == 1", "(0, bounds[0]) if len(bounds) == 1", _IN_PLACE),
+    Slip("in-place inplace=True: computed out of place, the input left as it was", "minitx/ops/_args.py",
+         "        if inplace:\n", "        if False:\n", _IN_PLACE + ("tests/nn/test_module_edges.py",)),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

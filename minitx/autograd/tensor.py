@@ -9,18 +9,20 @@ A tensor holds
 
 Operators (``+ - * / // % ** @``, ``& | ^ ~ << >>``, indexing, ...) call ``minitx.functional``,
 which applies one op each; so ``grep "class Add"`` in ``minitx/ops`` finds everything about ``+``.
-Their augmented forms (``x += y`` ...) write into ``x`` in place; while a graph is recorded with a
-gradient involved they give ``x op y`` as a new tensor instead (``loss += part``): see
-``Tensor._in_place``.
+Their augmented forms (``x += y`` ...) and PyTorch's in-place methods (``x.add_(y)``, ``x.exp_()``
+...) write into ``x`` in place; while a graph is recorded with a gradient involved the write is
+recorded as an op, as PyTorch records it: see ``Tensor._in_place``.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
 
 from minitx import backend, interop
 from minitx.autograd.engine import backward as _run_backward
+from minitx.autograd.function import written
 from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.inplace import mark_modified
 from minitx.keywords import takes_torch_keywords
@@ -261,6 +263,16 @@ class Tensor:
         """The same data, cut from the graph (shares memory with this tensor)."""
         return Tensor._from_op(self.data, None)
 
+    def detach_(self) -> "Tensor":
+        """This tensor cut from the graph in place: a leaf that requires no grad, with the same
+        array (PyTorch's detach_). The ops that used it before still send their gradients back
+        through what it was computed from, as in PyTorch: a recorded write (_record_write)."""
+        if self._ctx is None:
+            self.requires_grad = False
+        else:
+            self._record_write(Tensor.detach)
+        return self
+
     def clone(self) -> "Tensor":
         """A copy in the graph (gradient flows back to this tensor): a cast to its own dtype,
         which copies and keeps the layout, as PyTorch's clone."""
@@ -451,75 +463,113 @@ class Tensor:
     def __ilshift__(self, other): return self._in_place("<<=", F.bitwise_left_shift, other)
     def __irshift__(self, other): return self._in_place(">>=", F.bitwise_right_shift, other)
 
-    # PyTorch's in-place methods: the same writes, but a method's result is usually dropped
-    # (p.grad.zero_()), so where the operator would give a new tensor they refuse (see _in_place)
+    # PyTorch's in-place methods that have no out-of-place form of their own name, or add to it;
+    # the others (x.exp_(), x.scatter_(...), ...) are built from their out-of-place forms after the class
     def add_(self, other, *, alpha=1): return self._in_place("add_", F.add, _times(other, alpha))
     def sub_(self, other, *, alpha=1): return self._in_place("sub_", F.sub, _times(other, alpha))
-    def mul_(self, other): return self._in_place("mul_", F.mul, other)
-    def div_(self, other): return self._in_place("div_", F.div, other)
-    def clamp_(self, min=None, max=None): return self._in_place("clamp_", _clipped, (min, max))  # noqa: A002
     def fill_(self, value): return self._in_place("fill_", _as_contents, _one_value(value))
     def copy_(self, src): return self._in_place("copy_", _as_contents, src)
-    def zero_(self): return self._in_place("zero_", lambda x, _: x.new_zeros(x.shape), None)
+    def zero_(self): return self._in_place("zero_", lambda x: x.new_zeros(x.shape))
 
     def __setitem__(self, index, value):
         """``x[index] = v``: v written into x's array, recorded while a gradient is (F.setitem)."""
         F.setitem(self, index, value)
 
-    def _in_place(self, op: str, fn, other) -> "Tensor":
-        """``x op= y``, or the method ``x.op(y)`` (``add_``): ``fn(x, y)`` (the out-of-place op),
-        written into x's array; x is returned.
+    def _in_place(self, op: str, fn, /, *args, **kwargs) -> "Tensor":
+        """``x op= y``, or the method ``x.op(...)`` (``add_``, ``exp_``): ``fn(x, *args, **kwargs)``
+        (the out-of-place op) written into x; x is returned.
 
         The result must have x's shape (x itself is not broadcast) and a dtype that casts to x's
         by NumPy's 'same_kind' rule (a float32 x stays float32 after ``x += float64``, as in
-        PyTorch; an integer x refuses ``x += 0.5``). The write goes through the array x shows, so
-        into the tensor x is a view of (``v = y[0]; v += 1`` changes y), and is counted by
-        ``mark_modified``: a graph that saved the old values refuses its backward.
+        PyTorch; an integer x refuses ``x += 0.5`` and ``x.exp_()``). A result that is x itself
+        (dropout in eval mode) writes nothing.
 
-        minitx records no in-place op, so while a graph is recorded and a gradient is involved
-        nothing is written: a leaf that requires grad is refused (as in PyTorch: the write would
-        be lost to its gradient), and so is a view of the tensor its op was given (``v = y[0];
-        v += 1``: y would silently keep its values, where PyTorch's recorded write reaches it);
-        any other x gets the new tensor ``fn(x, y)`` back, bound to its name as ``x = x op y``
-        would (``loss += part`` accumulates with gradients; another name for the old x does not
-        see the change, where PyTorch's recorded write reaches it). A method (``x.add_(y)``) refuses
-        instead: its result is usually dropped, so the new tensor would be a write silently lost.
+        Where no gradient is involved (grad mode off, or neither x nor an argument requires grad)
+        the write goes into x's own array, so into the tensor x is a view of (``v = y[0];
+        v += 1`` changes y), and is counted by ``mark_modified``: a graph that saved the old
+        values refuses its backward, as PyTorch's does.
+
+        While a graph is recorded with a gradient involved the write is recorded, as PyTorch
+        records it: x becomes the output of the op, with a new array (``_record_write``), so
+        ``h = w * 2; h.exp_()`` sends h's gradient on to w, and ``loss += part`` accumulates.
+        Refused there: a leaf that requires grad (as in PyTorch: the write would be lost to its
+        gradient), and a view of another tensor or array (``v = y[0]; v += 1``: y would silently
+        keep its values, where PyTorch's recorded write reaches it).
         """
-        rewrite = _OUT_OF_PLACE[op] if op.endswith("_") else f"x {op[:-1]} y"
-        grad_involved = is_grad_enabled() and (self.requires_grad or _any_requires_grad(other))
-        if grad_involved and op.endswith("_"):
-            raise RuntimeError(f"{op}: minitx records no in-place op, so {op} cannot write into a tensor while a "
-                               "graph is recorded with a gradient involved (the tensor or the argument requires "
-                               f"grad): its gradient would not see the write. Write x = {rewrite} for a new "
-                               "tensor, or update it under minitx.no_grad(), as the optimizers do")
-        if grad_involved and self.requires_grad and self.is_leaf:
-            raise RuntimeError(f"{op}: a leaf tensor that requires grad cannot be changed in place while a graph "
-                               f"is recorded (its gradient would not see the write); write x = {rewrite}, "
-                               "or update it under minitx.no_grad(), as the optimizers do")
-        if grad_involved and self._ctx is not None and self._views_an_input():
-            raise RuntimeError(f"{op}: this tensor is a view of the values of the tensor it was taken from (an "
-                               "index, reshape or transpose of it) while a graph is recorded with a gradient "
-                               "involved; minitx records no write through a view, so that tensor would silently "
-                               f"keep its old values: write x = {rewrite} for a new tensor, or build the whole "
-                               "result out of place (F.where, masked_fill, scatter_add)")
-        result = fn(self, other)
+        if is_grad_enabled() and (self.requires_grad or _any_requires_grad(args + tuple(kwargs.values()))):
+            if self.is_leaf and self.requires_grad:
+                raise RuntimeError(f"{op}: a leaf tensor that requires grad cannot be changed in place while a graph "
+                                   "is recorded (its gradient would not see the write); write "
+                                   f"x = {_out_of_place(op)}, or update it under minitx.no_grad(), as the optimizers "
+                                   "do")
+            if self._views_another_array():
+                raise RuntimeError(f"{op}: this tensor is a view of another tensor's or array's values (an index, "
+                                   "reshape or transpose), and while a graph is recorded with a gradient involved "
+                                   "the write gives the tensor a new array: what it views would silently keep its "
+                                   f"old values; write x = {_out_of_place(op)} for a new tensor, or assign into the "
+                                   "tensor it views (y[index] = new values: recorded)")
+
+            def new_values(old):  # the result in x's dtype, with an array of its own (not fill_'s value broadcast)
+                new = self._as_written(op, fn(old, *args, **kwargs)).to(dtype=self.dtype)
+                return new.clone() if new is not old and new.data.base is not None else new
+
+            self._record_write(new_values)
+            return self
+        result = fn(self, *args, **kwargs)
+        if result is not self:
+            written_values = self._as_written(op, result).data
+            with np.errstate(all="ignore"):  # a cast past the dtype's range gives its inf, silently as the ops
+                self._writable(op)[...] = written_values
+        return self
+
+    def _as_written(self, op: str, result: "Tensor") -> "Tensor":
+        """``result``, checked to be what an in-place op may write into this tensor: its shape, and
+        a dtype that casts to its dtype by the same-kind rule (see _in_place)."""
         if result.shape != self.shape:
-            raise ValueError(f"{op}: the result has shape {result.shape}, and an in-place op keeps the "
-                             f"tensor's shape {self.shape} (the tensor is not broadcast); write x = {rewrite}")
+            raise ValueError(f"{op}: the result has shape {result.shape}, and an in-place op keeps the tensor's "
+                             f"shape {self.shape} (the tensor is not broadcast); write x = {_out_of_place(op)}")
         if result.dtype != self.dtype and not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
             raise TypeError(f"{op}: the result has dtype {result.dtype.name}, which cannot be stored in the "
-                            f"tensor's dtype {self.dtype.name} (same-kind casting); write x = {rewrite}, or "
-                            f"convert x first, e.g. x = x.to(dtype='{result.dtype.name}')")
-        if grad_involved:
-            return result.to(dtype=self.dtype)  # x = x op y, in x's dtype as the write would keep it
-        with np.errstate(all="ignore"):  # a cast past the dtype's range gives its inf, silently as the ops
-            self._writable(op)[...] = result.data
-        return self
+                            f"tensor's dtype {self.dtype.name} (same-kind casting); write x = {_out_of_place(op)}, "
+                            f"or convert x first, e.g. x = x.to(dtype='{result.dtype.name}')")
+        return result
+
+    def _record_write(self, compute) -> None:
+        """Give this tensor the values ``compute(old)``, computed by recorded ops from ``old``, a
+        node of the graph standing for its values before: a write recorded while a graph is
+        recorded with a gradient involved (``x[index] = v``, ``x += y``, ``x.exp_()``,
+        ``x.detach_()``).
+
+        The tensor takes the result's array and op, so its gradient reaches what its new values
+        were computed from. Ops that took the tensor before the write keep sending their
+        gradients to ``old``, and so do the hooks registered on it before, as PyTorch's
+        (minitx.autograd.function._Writes). The old array stays with the ops that saved it;
+        another tensor or array sharing it (a view of x taken before) keeps the old values, where
+        PyTorch's recorded write reaches them.
+        """
+        old = Tensor._from_op(self.data, self._ctx)
+        old.requires_grad = self.requires_grad
+        new = compute(old)
+        if new is old:
+            return  # nothing changed (dropout in eval mode)
+        old._hooks, self._hooks = self._hooks, None
+        data = new.data
+        # the graph needs the old node's shape and dtype only; its values stay alive where an op
+        # saved them, and are not kept for each write of a tensor written many times
+        xp = backend.get_array_module(data)
+        old.data = xp.broadcast_to(xp.zeros((), dtype=self.dtype), self.shape)
+        written.record(self, old)
+        self.data, self._ctx, self.requires_grad = data, new._ctx, new.requires_grad
 
     def _views_an_input(self) -> bool:
         """Whether this op result shares memory with an input of its op (a view: getitem, reshape ...)."""
         xp = backend.get_array_module(self.data)
         return any(xp.may_share_memory(self.data, t.data) for t in self._ctx.inputs)
+
+    def _views_another_array(self) -> bool:
+        """Whether this tensor's array shows memory of another: a recorded view of an input of its
+        op, or, for a leaf (where nothing was recorded), any NumPy/CuPy view."""
+        return self.data.base is not None if self.is_leaf else self._views_an_input()
 
     def _writable(self, op: str):
         """``self.data``, ready for a write: the lock of ops that saved it lifted and a version
@@ -638,6 +688,19 @@ class Tensor:
         from minitx.nn import init  # noqa: PLC0415
         return init.normal_(self, mean, std)
 
+    # random fills: samples drawn as minitx.creation's samplers draw them (the seeded generator of
+    # the tensor's device, or generator=), written in as any in-place op's result
+    def bernoulli_(self, p=0.5, *, generator=None):
+        return self._in_place("bernoulli_", creation.bernoulli_fill, p, generator)
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        return self._in_place("exponential_", creation.exponential_fill, lambd, generator)
+
+    def random_(self, *bounds, to=None, generator=None):
+        """Whole numbers drawn uniformly from [from, to), PyTorch's random_(from, to), random_(to) or
+        random_() (from 0 to the largest of the dtype, or for floats to 2**mantissa bits, inclusive)."""
+        return self._in_place("random_", creation.random_fill, bounds + (() if to is None else (to,)), generator)
+
     def unflatten(self, axis, sizes):
         """Axis ``axis`` split into ``sizes`` (one of them may be -1), as PyTorch's unflatten."""
         axis = axis % self.ndim
@@ -656,7 +719,6 @@ class Tensor:
     def clamp_min(self, min): return F.clip(self, min, None)  # noqa: A002
     def clamp_max(self, max): return F.clip(self, None, max)  # noqa: A002
     def log10(self): return F.log10(self)
-    def masked_fill_(self, mask, value): return self._in_place("masked_fill_", _masked, (mask, value))
 
     def t(self):
         """A matrix transposed; a vector or a 0-d tensor as it is (PyTorch's t)."""
@@ -769,7 +831,19 @@ class Tensor:
     def diag(self, diagonal=0): return F.diag(self, diagonal)
     def bincount(self, weights=None, minlength=0): return F.bincount(self, weights, minlength)
     def index_add(self, axis, index, source, *, alpha=1): return F.index_add(self, axis, index, source, alpha)
-    def scatter(self, axis, index, src): return F.scatter(self, axis, index, src)
+    def index_fill(self, axis, index, value): return F.index_fill(self, axis, index, value)
+    def index_copy(self, axis, index, source): return F.index_copy(self, axis, index, source)
+    def masked_scatter(self, mask, source): return F.masked_scatter(self, mask, source)
+    def fmod(self, other): return F.fmod(self, other)
+    def remainder(self, other): return F.remainder(self, other)
+    def addcmul(self, tensor1, tensor2, *, value=1): return F.addcmul(self, tensor1, tensor2, value=value)
+    def addcdiv(self, tensor1, tensor2, *, value=1): return F.addcdiv(self, tensor1, tensor2, value=value)
+
+    def scatter(self, axis, index, src=None, *, value=None, reduce=None):
+        return F.scatter(self, axis, index, src, value=value, reduce=reduce)
+
+    def scatter_reduce(self, axis, index, src, reduce, *, include_self=True):
+        return F.scatter_reduce(self, axis, index, src, reduce, include_self)
 
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
         return F.unique(self, sorted, return_inverse, return_counts, dim)
@@ -790,10 +864,50 @@ for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "a
               "prod", "amax", "amin", "count_nonzero", "softmax", "log_softmax", "squeeze", "unsqueeze",
               "flatten", "flip", "roll", "repeat", "repeat_interleave", "cumsum", "cumprod", "logcumsumexp",
               "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk", "unbind",
-              "median", "nanmedian", "index_add", "scatter", "tril", "triu", "narrow", "unflatten", "kthvalue",
-              "quantile", "nanquantile", "diff", "cross"):
+              "median", "nanmedian", "index_add", "index_fill", "index_copy", "scatter", "scatter_reduce", "tril",
+              "triu", "narrow", "unflatten", "kthvalue", "quantile", "nanquantile", "diff", "cross"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
-del _name
+
+
+def _in_place_form(name: str):
+    """Tensor.<name>_: ``x.<name>(...)`` written into x (Tensor._in_place), taking its arguments."""
+    out_of_place = getattr(Tensor, name)
+
+    @functools.wraps(out_of_place)  # (its signature: help() and the keyword check see the arguments)
+    def in_place(self, *args, **kwargs):
+        return self._in_place(name + "_", out_of_place, *args, **kwargs)
+
+    in_place.__name__, in_place.__qualname__ = name + "_", f"Tensor.{name}_"
+    in_place.__doc__ = f"``x.{name}(...)`` written into x in place, as PyTorch's {name}_ (see Tensor._in_place)."
+    return in_place
+
+
+# PyTorch's in-place methods: x.exp_() is x.exp() written into x, x.scatter_(dim, index, src) is
+# x.scatter(dim, index, src), each with its out-of-place form's arguments (PyTorch's dim= too)
+for _name in (
+        "abs", "neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "square", "sign",  # unary
+        "sin", "cos", "tanh", "sigmoid", "relu", "floor", "ceil", "round", "trunc", "nan_to_num",
+        "clamp", "clip", "clamp_min", "clamp_max",                                                      # bounds
+        "mul", "div", "pow", "fmod", "remainder", "lerp", "addcmul", "addcdiv",                         # binary
+        "masked_fill", "masked_scatter", "scatter", "scatter_add", "scatter_reduce", "index_add",       # indexed
+        "index_fill", "index_copy"):
+    setattr(Tensor, _name + "_", _in_place_form(_name))
+
+
+def _shape_not_changed_in_place(name: str, rewrite: str):
+    """Tensor.<name>: PyTorch's in-place shape change, refused with what to write (docs/ops.md says why)."""
+    def refused(self, *args, **kwargs):
+        raise TypeError(f"{name}: minitx changes no tensor's shape in place (a tensor's shape is its array's, made "
+                        f"by the op it records); write x = {rewrite}, a view of the same memory with its gradient")
+
+    refused.__name__, refused.__qualname__ = name, f"Tensor.{name}"
+    return refused
+
+
+for _name, _rewrite in (("t_", "x.t()"), ("transpose_", "x.swapaxes(dim0, dim1)"), ("unsqueeze_", "x.unsqueeze(dim)"),
+                        ("squeeze_", "x.squeeze(dim)")):
+    setattr(Tensor, _name, _shape_not_changed_in_place(_name, _rewrite))
+del _name, _rewrite
 
 
 class _Size(int):
@@ -862,19 +976,23 @@ def _expanded(shape, sizes):
     return tuple(shape[i - lead] if size == -1 and i >= lead else size for i, size in enumerate(sizes))
 
 
-# the in-place methods' out-of-place forms, for their messages (_in_place)
-_OUT_OF_PLACE = {"add_": "x + alpha * y", "sub_": "x - alpha * y", "mul_": "x * y", "div_": "x / y",
-                 "clamp_": "x.clamp(min, max)", "fill_": "x.new_full(x.shape, value)",
-                 "copy_": "src.type_as(x).broadcast_to(x.shape)", "zero_": "x.new_zeros(x.shape)",
-                 "masked_fill_": "x.masked_fill(mask, value)"}
+# the out-of-place forms of the in-place methods defined in the class, for their messages
+_OUT_OF_PLACE = {"add_": "x + alpha * y", "sub_": "x - alpha * y", "fill_": "x.new_full(x.shape, value)",
+                 "copy_": "src.type_as(x).broadcast_to(x.shape)", "zero_": "x.new_zeros(x.shape)"}
 
 
-def _any_requires_grad(other) -> bool:
-    """Whether ``other`` (an in-place op's argument; clamp_'s two bounds) takes a gradient."""
-    return any(isinstance(t, Tensor) and t.requires_grad for t in (other if isinstance(other, tuple) else (other,)))
+def _out_of_place(op: str) -> str:
+    """What to write for a new tensor where the in-place op ``op`` is refused: ``x + y`` for
+    ``+=``, ``x.exp(...)`` for ``exp_``, ``F.dropout(x, ...)`` for F.dropout(x, inplace=True)."""
+    if op.endswith("="):
+        return f"x {op[:-1]} y"
+    name = op.removesuffix("_")
+    return _OUT_OF_PLACE.get(op) or (f"x.{name}(...)" if hasattr(Tensor, name) else f"F.{name}(x, ...)")
 
 
-def _masked(x, mask_and_value): return F.masked_fill(x, *mask_and_value)
+def _any_requires_grad(args) -> bool:
+    """Whether one of ``args`` (an in-place op's arguments) takes a gradient."""
+    return any(isinstance(t, Tensor) and t.requires_grad for t in args)
 
 
 def _product(op, a, b, ndim):
@@ -894,9 +1012,6 @@ def _times(y, alpha):
     y = as_tensor(y)
     wide = {2: "float32", 4: "float64"}.get(y.dtype.itemsize) if backend.is_floating(y.dtype) else None
     return F.mul(y.to(dtype=wide) if wide else y, alpha)
-
-
-def _clipped(x, bounds): return F.clip(x, *bounds)
 
 
 def _one_value(value):

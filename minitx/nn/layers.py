@@ -283,23 +283,24 @@ class BatchNorm2d(_BatchNorm):
 
 class Dropout(Module):
     """Inverted dropout with probability p (0.5 by default, as PyTorch) while training; the
-    identity in eval mode. ``inplace`` is accepted for PyTorch's code and changes nothing: minitx
-    computes the same values out of place."""
+    identity in eval mode. With ``inplace=True`` the result is written into the input, as
+    PyTorch's (F.dropout(x, inplace=True))."""
 
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
         self.p, self.inplace = _probability("Dropout", "p", p), inplace
 
     def forward(self, x):
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, inplace=self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}" + (", inplace=True" if self.inplace else "")
 
 
-class _OutOfPlace(Module):
-    """An activation that takes PyTorch's ``inplace`` flag: accepted, and computed out of place
-    all the same (the same values; minitx has no in-place activations)."""
+class _MayActInPlace(Module):
+    """An activation that takes PyTorch's ``inplace`` flag: with inplace=True its result is
+    written into its input, which it returns, as PyTorch's (F.relu(x, inplace=True): an in-place
+    op, recorded while a gradient is; refused, as in PyTorch, on a leaf that requires grad)."""
 
     def __init__(self, inplace=False):
         super().__init__()
@@ -309,9 +310,9 @@ class _OutOfPlace(Module):
         return "inplace=True" if self.inplace else ""
 
 
-class ReLU(_OutOfPlace):
+class ReLU(_MayActInPlace):
     def forward(self, x):
-        return F.relu(x)
+        return F.relu(x, inplace=self.inplace)
 
 
 class GELU(Module):
@@ -326,9 +327,9 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(_OutOfPlace):
+class SiLU(_MayActInPlace):
     def forward(self, x):
-        return F.silu(x)
+        return F.silu(x, inplace=self.inplace)
 
 
 class Tanh(Module):
@@ -369,25 +370,25 @@ class Softmin(Softmax):
         return F.softmin(x, axis=self.dim)
 
 
-class LeakyReLU(_OutOfPlace):
+class LeakyReLU(_MayActInPlace):
     def __init__(self, negative_slope=0.01, inplace=False):
         super().__init__(inplace)
         self.negative_slope = negative_slope
 
     def forward(self, x):
-        return F.leaky_relu(x, self.negative_slope)
+        return F.leaky_relu(x, self.negative_slope, inplace=self.inplace)
 
     def extra_repr(self):
         return ", ".join([f"negative_slope={self.negative_slope}"] + ([super().extra_repr()] if self.inplace else []))
 
 
-class ELU(_OutOfPlace):
+class ELU(_MayActInPlace):
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__(inplace)
         self.alpha = alpha
 
     def forward(self, x):
-        return F.elu(x, self.alpha)
+        return F.elu(x, self.alpha, inplace=self.inplace)
 
     def extra_repr(self):
         return ", ".join([f"alpha={self.alpha}"] + ([super().extra_repr()] if self.inplace else []))
@@ -395,53 +396,53 @@ class ELU(_OutOfPlace):
 
 class CELU(ELU):
     def forward(self, x):
-        return F.celu(x, self.alpha)
+        return F.celu(x, self.alpha, inplace=self.inplace)
 
 
-class SELU(_OutOfPlace):
+class SELU(_MayActInPlace):
     def forward(self, x):
-        return F.selu(x)
+        return F.selu(x, inplace=self.inplace)
 
 
-class ReLU6(_OutOfPlace):
+class ReLU6(_MayActInPlace):
     def forward(self, x):
-        return F.relu6(x)
+        return F.relu6(x, inplace=self.inplace)
 
 
-class Hardsigmoid(_OutOfPlace):
+class Hardsigmoid(_MayActInPlace):
     def forward(self, x):
-        return F.hardsigmoid(x)
+        return F.hardsigmoid(x, inplace=self.inplace)
 
     def extra_repr(self):
         return ""  # (PyTorch's shows no inplace here)
 
 
-class Hardswish(_OutOfPlace):
+class Hardswish(_MayActInPlace):
     def forward(self, x):
-        return F.hardswish(x)
+        return F.hardswish(x, inplace=self.inplace)
 
     def extra_repr(self):
         return ""  # (PyTorch's shows no inplace here)
 
 
-class Mish(_OutOfPlace):
+class Mish(_MayActInPlace):
     def forward(self, x):
-        return F.mish(x)
+        return F.mish(x, inplace=self.inplace)
 
 
-class Hardtanh(_OutOfPlace):
+class Hardtanh(_MayActInPlace):
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
         super().__init__(inplace)
         self.min_val, self.max_val = min_val, max_val
 
     def forward(self, x):
-        return F.hardtanh(x, self.min_val, self.max_val)
+        return F.hardtanh(x, self.min_val, self.max_val, inplace=self.inplace)
 
     def extra_repr(self):
         return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
 
 
-class Threshold(_OutOfPlace):
+class Threshold(_MayActInPlace):
     """x where x > threshold, value elsewhere."""
 
     def __init__(self, threshold, value, inplace=False):
@@ -449,7 +450,7 @@ class Threshold(_OutOfPlace):
         self.threshold, self.value = threshold, value
 
     def forward(self, x):
-        return F.threshold(x, self.threshold, self.value)
+        return F.threshold(x, self.threshold, self.value, inplace=self.inplace)
 
     def extra_repr(self):
         return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
@@ -515,7 +516,7 @@ class _ChannelDropout(Dropout):
     _op = None
 
     def forward(self, x):
-        return type(self)._op(x, self.p, self.training)
+        return type(self)._op(x, self.p, self.training, inplace=self.inplace)
 
 
 class Dropout1d(_ChannelDropout):

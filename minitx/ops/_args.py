@@ -4,6 +4,8 @@ family module; private to minitx.ops.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from minitx import amp, backend
@@ -144,3 +146,26 @@ def check_fits(op: str, what: str, value, dtype):
 def check_bool(op: str, what: str, t: Tensor):
     if t.dtype != np.bool_:
         raise TypeError(f"{op}: {what} must be a boolean tensor, got dtype {t.dtype.name}")
+
+
+def takes_inplace(op):
+    """``op(x, ...)`` that also takes PyTorch's ``inplace=`` (F.relu(x, inplace=True), and the
+    layers' inplace=True): then op's result is written into x, which is returned, as by any
+    in-place op (Tensor._in_place, recorded while a gradient is)."""
+    @functools.wraps(op)
+    def with_inplace(x, *args, inplace=False, **kwargs):
+        if inplace:
+            return as_tensor(x)._in_place(op.__name__ + "_", op, *args, **kwargs)
+        return op(x, *args, **kwargs)
+
+    return with_inplace
+
+
+def in_place_function(op):
+    """PyTorch's ``F.relu_(x, ...)``: ``op(x, ..., inplace=True)``, for an op that takes_inplace."""
+    def in_place(x, *args, **kwargs):
+        return op(x, *args, inplace=True, **kwargs)
+
+    in_place.__name__ = in_place.__qualname__ = op.__name__ + "_"
+    in_place.__doc__ = f"{op.__name__}(x, ..., inplace=True): its result written into x, which is returned."
+    return in_place

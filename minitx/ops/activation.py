@@ -28,7 +28,7 @@ from minitx import kernels
 from minitx.autograd.function import Function
 from minitx.backend import get_array_module
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import floating
+from minitx.ops._args import floating, in_place_function, takes_inplace
 from minitx.ops.elementwise import _erf_numpy, expm1, where
 from minitx.ops.reduction import check_nonempty_axes, logsumexp_parts, normalize_axes
 from minitx.ops.shape import split
@@ -65,6 +65,7 @@ class Relu(Function):
         return (dy * positive,)
 
 
+@takes_inplace
 def relu(x): return Relu()(x)
 
 
@@ -192,6 +193,7 @@ class Silu(Function):
         return (dy * (s + x * s * (1 - s)),)
 
 
+@takes_inplace
 def silu(x): return Silu()(floating(x))
 
 
@@ -212,6 +214,7 @@ class LeakyRelu(Function):
         return (get_array_module(dy).where(positive, dy, self.slope * dy),)
 
 
+@takes_inplace
 def leaky_relu(x, negative_slope=0.01):
     """x, its negative part scaled by negative_slope; integers compute in float32 (PyTorch refuses them)."""
     return LeakyRelu(negative_slope)(floating(x))
@@ -240,6 +243,7 @@ class Elu(Function):
         return (xp.where(negative, dy * self.alpha * xp.exp(xp.minimum(x, 0)), dy),)
 
 
+@takes_inplace
 def elu(x, alpha=1.0): return Elu(alpha)(floating(x))
 
 
@@ -308,6 +312,7 @@ class Hardtanh(Function):
         return (dy * ~outside,)
 
 
+@takes_inplace
 def hardtanh(x, min_val=-1.0, max_val=1.0):
     """x limited to [min_val, max_val]; integers compute in float32, as in every op on real numbers
     (PyTorch keeps int64 here; minitx's clip keeps integers with integer bounds)."""
@@ -415,6 +420,7 @@ class Hardsigmoid(Function):
         return (dy * inside / 6,)
 
 
+@takes_inplace
 def hardsigmoid(x): return Hardsigmoid()(floating(x))
 
 
@@ -435,9 +441,11 @@ class Hardswish(Function):
         return (xp.where(x <= -3, 0, xp.where(x < 3, dy * (2 * x + 3) / 6, dy)).astype(dy.dtype, copy=False),)
 
 
+@takes_inplace
 def hardswish(x): return Hardswish()(floating(x))
 
 
+@takes_inplace
 def relu6(x):
     """min(max(x, 0), 6): hardtanh(x, 0, 6), as PyTorch's."""
     return hardtanh(x, 0.0, 6.0)
@@ -446,11 +454,13 @@ def relu6(x):
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
 
+@takes_inplace
 def selu(x):
     """scale * elu(x, alpha) with the self-normalizing constants of Klambauer et al. 2017."""
     return _SELU_SCALE * elu(x, _SELU_ALPHA)
 
 
+@takes_inplace
 def celu(x, alpha=1.0):
     """max(0, x) + min(0, alpha (e^(x / alpha) - 1)): for alpha > 0, alpha * elu(x / alpha), elu
     whose slope at 0 is 1 from both sides whatever alpha; a negative alpha (PyTorch takes one)
@@ -472,6 +482,7 @@ def softsign(x):
     return x / (1 + abs(x))
 
 
+@takes_inplace
 def mish(x):
     """x * tanh(softplus(x)) (Misra 2019)."""
     x = floating(x)
@@ -504,6 +515,7 @@ def prelu(x, weight):
     return where(x > 0, x, weight * x)
 
 
+@takes_inplace
 def threshold(x, threshold, value):  # noqa: A002 (PyTorch's name)
     """x where x > threshold, ``value`` elsewhere (no gradient there); a NaN stays NaN, as PyTorch's."""
     x = floating(x)
@@ -514,3 +526,8 @@ def threshold(x, threshold, value):  # noqa: A002 (PyTorch's name)
 def softmin(x, axis=-1):
     """softmax(-x) along ``axis``: the smallest entries weigh most."""
     return softmax(-floating(x), axis)
+
+
+# PyTorch's F.relu_(x) ...: F.relu(x, inplace=True), the result written into x
+relu_, elu_, leaky_relu_, hardtanh_, threshold_, celu_, selu_ = (
+    in_place_function(op) for op in (relu, elu, leaky_relu, hardtanh, threshold, celu, selu))

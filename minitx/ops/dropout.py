@@ -21,7 +21,7 @@ from minitx import random as mrandom
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor
 from minitx.backend import device_of, get_array_module, sum_rows
-from minitx.ops._args import floating
+from minitx.ops._args import floating, takes_inplace
 from minitx.ops.activation import gelu_tanh, gelu_tanh_derivative, relu_derivative, relu_values
 from minitx.ops.elementwise import add
 
@@ -84,6 +84,7 @@ class Dropout(Function):
         return (dy * mask,)
 
 
+@takes_inplace
 def dropout(x, p=0.5, training=True, seed=None):
     """Inverted dropout while training; the identity when not training or p == 0."""
     if not training or p == 0:
@@ -105,16 +106,19 @@ def _channel_dropout(op, spatial, x, p, training):
     return x * mask
 
 
+@takes_inplace
 def dropout1d(x, p=0.5, training=True):
     """Each channel of x [N, C, L] (or [C, L]) zeroed with probability p, the others scaled by 1/(1-p)."""
     return _channel_dropout("dropout1d", 1, x, p, training)
 
 
+@takes_inplace
 def dropout2d(x, p=0.5, training=True):
     """Each channel of x [N, C, H, W] (or [C, H, W]) zeroed with probability p, the others scaled."""
     return _channel_dropout("dropout2d", 2, x, p, training)
 
 
+@takes_inplace
 def dropout3d(x, p=0.5, training=True):
     """Each channel of x [N, C, D, H, W] (or [C, D, H, W]) zeroed with probability p, the others scaled."""
     return _channel_dropout("dropout3d", 3, x, p, training)

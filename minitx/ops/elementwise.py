@@ -401,6 +401,16 @@ class Fmod(_Remainder):
 def fmod(a, b): return _divides(Fmod(), a, b)
 
 
+def addcmul(x, tensor1, tensor2, *, value=1):
+    """x + value * tensor1 * tensor2 (PyTorch's addcmul), as the products and the sum compute it."""
+    return add(x, mul(tensor1 if value == 1 else mul(tensor1, value), tensor2))
+
+
+def addcdiv(x, tensor1, tensor2, *, value=1):
+    """x + value * tensor1 / tensor2 (PyTorch's addcdiv), as the product, quotient and sum compute it."""
+    return add(x, div(tensor1 if value == 1 else mul(tensor1, value), tensor2))
+
+
 class Abs(Function):
     """y = |x|.   dx = dy * sign(x) (0 at x = 0)"""
 
@@ -613,25 +623,34 @@ def masked_fill(x, mask, value):
     """x with ``value`` written where mask is True (mask broadcasts to x's shape). value is a number
     or a tensor, 0-d as PyTorch's or any shape that broadcasts to x's; a tensor value gets a
     gradient (dy summed over the entries it fills)."""
+    return filled("masked_fill", x, mask, value)
+
+
+def filled(op, x, mask, value):
+    """masked_fill, its errors naming ``op`` (index_fill is a masked_fill)."""
     mask = as_tensor(mask, x)
-    check_bool("masked_fill", "mask", mask)
+    check_bool(op, "mask", mask)
     if isinstance(value, numbers.Number):
-        check_fits("masked_fill", "value", value, x.dtype)
+        check_fits(op, "value", value, x.dtype)
         with np.errstate(all="ignore"):  # -1e9 in float16: -inf, as the output would hold it anyway
             value = Tensor(get_array_module(x.data).full((), value, dtype=x.dtype))
     value = as_tensor(value, x)
     if x.dtype.kind in "biu" and not np.can_cast(value.dtype, x.dtype, "same_kind"):  # 0.5 into int64: 0
-        raise TypeError(f"masked_fill: a value tensor of dtype {value.dtype.name} would be truncated into the "
+        raise TypeError(f"{op}: a value tensor of dtype {value.dtype.name} would be truncated into the "
                         f"tensor's {x.dtype.name}; expected a value of an integer or boolean dtype, or convert "
                         f"the tensor first, e.g. x.to(dtype='float32')")
     for what, t in (("mask", mask), ("value", value)):
-        try:
-            fits = np.broadcast_shapes(t.shape, x.shape) == x.shape
-        except ValueError:
-            fits = False
-        if not fits:
-            raise ValueError(f"masked_fill: {what} of shape {t.shape} does not broadcast to {x.shape}")
+        if not broadcasts_to(t.shape, x.shape):
+            raise ValueError(f"{op}: {what} of shape {t.shape} does not broadcast to {x.shape}")
     return MaskedFill()(x, mask, value)
+
+
+def broadcasts_to(shape, target) -> bool:
+    """Whether an array of ``shape`` broadcasts to ``target`` without growing it."""
+    try:
+        return np.broadcast_shapes(shape, target) == tuple(target)
+    except ValueError:
+        return False
 
 
 class NanToNum(Function):

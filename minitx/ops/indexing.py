@@ -19,12 +19,13 @@ import operator
 import numpy as np
 
 from minitx import backend, kernels, sync
-from minitx.autograd.function import Function, written
+from minitx.autograd.function import Function
 from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import as_indices, check_bool, check_fits
+from minitx.ops.elementwise import broadcasts_to, filled, where
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
 __all__ = ["GetItem", "SetItem", "Gather", "Scatter", "ScatterAdd", "ScatterReduce", "IndexAdd", "Tril", "Triu",
@@ -328,21 +329,13 @@ def setitem(x, index, value):
         raise RuntimeError(f"{op}: a leaf tensor that requires grad cannot be written while a graph is recorded "
                            "(its gradient would not see the write); write under minitx.no_grad(), as the "
                            "optimizers do, or build a new tensor: F.where(mask, v, x), x.masked_fill(mask, v)")
-    if _views_another_array(x):
+    if x._views_another_array():
         raise RuntimeError(f"{op}: this tensor's array is a view of another array (an index, reshape or "
                            "transpose of a tensor or an array), and while a graph is recorded the write gives "
                            "the tensor a new array: the array it views would silently keep its values. Index "
                            "once (y[0, 1] = v, not y[0][1] = v), or write into a copy (x = x.clone())")
-    old = Tensor._from_op(x.data, x._ctx)  # x before the write, as a node of the graph
-    old.requires_grad, old._hooks, x._hooks = x.requires_grad, x._hooks, None
-    write = SetItem(index, slots)
-    y = write.apply(old, value, *tensors)  # (not through autocast: x's dtype is kept)
-    # the graph needs the old node's shape and dtype only; its values stay alive where an op
-    # saved them, and are not kept for each write of a tensor written many times
-    xp = backend.get_array_module(x.data)
-    old.data = xp.broadcast_to(xp.zeros((), dtype=x.dtype), x.shape)
-    written.record(x, old)
-    x.data, x._ctx, x.requires_grad = y.data, write, True
+    # (SetItem's apply, not its call through autocast: x's dtype is kept)
+    x._record_write(lambda old: SetItem(index, slots).apply(old, value, *tensors))
 
 
 def _check_fits(op, x, index, full_index, value):
@@ -363,12 +356,6 @@ def _check_fits(op, x, index, full_index, value):
         raise ValueError(f"{op}: a value of shape {value.shape} cannot be written into x[{index!r}], of shape "
                          f"{target} (x has shape {x.shape}): it must broadcast to it")
     return max(leading, 0)
-
-
-def _views_another_array(x) -> bool:
-    """Whether x's array shows memory of another: a recorded view of an input of x's op, or, for a
-    leaf (where nothing was recorded), any NumPy/CuPy view."""
-    return x.data.base is not None if x.is_leaf else x._views_an_input()
 
 
 def _along_index(index, axis):
@@ -494,20 +481,35 @@ class Scatter(Function):
         return dx.reshape(self.x_shape), None, dsrc
 
 
+_SCATTER_REDUCTIONS = {"add": "sum", "multiply": "prod"}  # scatter's reduce=: scatter_reduce's name for it
+
+
 @takes_torch_keywords
-def scatter(x, axis, index, src):
+def scatter(x, axis, index, src=None, *, value=None, reduce=None):
     """x with src[p] written at x[p with its ``axis`` coordinate replaced by index[p]] (PyTorch's
-    scatter); src a tensor of x's dtype, or a number written at every such place. At a place index
-    names twice the last write stays (PyTorch does not say which), and only it gets a gradient."""
+    scatter); src a tensor of x's dtype, or a number (or ``value=``) written at every such place.
+    At a place index names twice the last write stays (PyTorch does not say which), and only it
+    gets a gradient. With ``reduce`` ("add" or "multiply", PyTorch's older form of scatter_reduce)
+    src[p] is added there, or multiplies what is there: scatter_reduce's "sum" or "prod" with x's
+    own values included (PyTorch's has no gradient there; minitx's is scatter_reduce's)."""
+    if (src is None) == (value is None):
+        raise TypeError(f"scatter: give src (a tensor or a number) or value= (a number), one of them; got "
+                        f"src={src!r:.40} and value={value!r:.40}")
     x = as_tensor(x)
     index = as_indices(index, x)
+    src = value if src is None else src
     if isinstance(src, Tensor):
         if src.dtype != x.dtype:
             raise TypeError(f"scatter: src must have x's dtype {x.dtype.name}, got {src.dtype.name}")
     else:
         check_fits("scatter", "the value", src, x.dtype)
         src = Tensor(backend.get_array_module(x.data).full(index.shape, src, dtype=x.dtype))
-    return Scatter(axis)(x, index, src)
+    if reduce is None:
+        return Scatter(axis)(x, index, src)
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise ValueError(f"scatter: reduce must be None, 'add' or 'multiply', got {reduce!r} (scatter_reduce "
+                         "takes 'sum', 'prod', 'mean', 'amax' and 'amin')")
+    return scatter_reduce(x, axis, index, src, _SCATTER_REDUCTIONS[reduce])
 
 
 class ScatterAdd(Function):
@@ -593,6 +595,80 @@ def index_add(x, axis, index, source, alpha=1):
         raise TypeError(f"index_add: source must have x's dtype {x.dtype.name}, got {source.dtype.name}")
     check_fits("index_add", "alpha", alpha, x.dtype)
     return IndexAdd(axis, alpha)(x, as_indices(index, x), source)
+
+
+def _one_axis(op, x, axis, index):
+    """The axis (counted from 0) and the 1-d index of index_fill and index_copy, checked: index
+    holds whole numbers in range along the axis (a 0-d tensor counts as one of length 1)."""
+    (axis,) = normalize_axes(axis, max(x.ndim, 1), op)
+    if index.ndim > 1:
+        raise ValueError(f"{op}: index must be 0-d or 1-d, got shape {index.shape}")
+    index = _one_d(index.data)
+    check_indices(op, "index", index, (x.shape or (1,))[axis])
+    return axis, index
+
+
+@takes_torch_keywords
+def index_fill(x, axis, index, value):
+    """x with ``value`` written at x[..., index[i], ...] along ``axis`` (PyTorch's index_fill):
+    masked_fill with the mask of those slices. value is a number, or a 0-d tensor, which gets the
+    sum of dy over the entries it fills."""
+    x = as_tensor(x)
+    axis, index = _one_axis("index_fill", x, axis, as_indices(index, x))
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise ValueError(f"index_fill: value must be a number or a 0-d tensor, got shape {value.shape}")
+    picked = get_array_module(x.data).zeros((x.shape or (1,))[axis], dtype=bool)
+    picked[index] = True
+    along = tuple(-1 if d == axis else 1 for d in range(x.ndim))  # the mask lies along the axis
+    return filled("index_fill", x, Tensor(picked.reshape(along)), value)
+
+
+@takes_torch_keywords
+def index_copy(x, axis, index, source):
+    """x with source[..., i, ...] written at x[..., index[i], ...] along ``axis`` (PyTorch's
+    index_copy; source of x's dtype, and x's shape but len(index) along the axis): a scatter
+    whose index is index[i] all over source's slice i. Where index names a slice twice the last
+    write stays, as in PyTorch's, and alone gets the gradient (see Scatter)."""
+    x, source = as_tensor(x), as_tensor(source)
+    if x.ndim == 0:
+        return index_copy(x.reshape(1), 0, index, source.reshape(-1)).reshape(())
+    axis, index = _one_axis("index_copy", x, axis, as_indices(index, x))
+    expected = x.shape[:axis] + index.shape + x.shape[axis + 1:]
+    if source.shape != expected:
+        raise ValueError(f"index_copy: source of shape {source.shape} does not fit x of shape {x.shape} and "
+                         f"{index.size} indices along axis {axis}: expected {expected}")
+    if source.dtype != x.dtype:
+        raise TypeError(f"index_copy: source must have x's dtype {x.dtype.name}, got {source.dtype.name}")
+    along = tuple(-1 if d == axis else 1 for d in range(x.ndim))
+    spread = get_array_module(index).broadcast_to(index.reshape(along), expected)
+    return Scatter(axis)(x, Tensor(spread), source)
+
+
+def masked_scatter(x, mask, source):
+    """x with source's entries, in row-major order, written where mask is True (PyTorch's
+    masked_scatter): the k-th True of mask (broadcast to x's shape) takes source.flat[k]. source
+    has x's dtype and at least as many entries as mask has Trues. Built of ops with gradients: the
+    entries are picked from source (a getitem), then placed (where), so
+
+        dx = dy where not mask,   dsource.flat[k] = dy at the k-th True (0 past the last used)
+    """
+    x, source = as_tensor(x), as_tensor(source)
+    mask = as_tensor(mask, x)
+    check_bool("masked_scatter", "mask", mask)
+    if not broadcasts_to(mask.shape, x.shape):
+        raise ValueError(f"masked_scatter: mask of shape {mask.shape} does not broadcast to {x.shape}")
+    if source.dtype != x.dtype:
+        raise TypeError(f"masked_scatter: source must have x's dtype {x.dtype.name}, got {source.dtype.name}")
+    xp = get_array_module(x.data)
+    kth = xp.cumsum(xp.broadcast_to(mask.data, x.shape).reshape(-1)) - 1  # at each True, which one it is
+    (trues,) = backend.host_ints(kth[-1] + 1 if kth.size else 0)
+    if trues > source.size:
+        raise ValueError(f"masked_scatter: mask has {trues} True entries and source only {source.size} entries; "
+                         "source needs one for each True")
+    if trues == 0:
+        return x.clone()
+    taken = source.reshape(-1)[Tensor(xp.maximum(kth, 0).reshape(x.shape))]  # (before the first True: entry 0, unused)
+    return where(mask, taken, x)
 
 
 _SCATTER_UFUNCS = {"sum": "add", "prod": "multiply", "mean": "add", "amax": "maximum", "amin": "minimum"}

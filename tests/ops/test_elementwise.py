@@ -456,6 +456,24 @@ def test_nan_to_num_of_integers_is_a_copy_and_its_errors():
         F.nan_to_num(minitx.tensor([1.0]), posinf="big")
 
 
+# x + value * t1 * t2 and x + value * t1 / t2, broadcast (t2 kept from 0 for the quotient)
+VALUES = {"value": st.sampled_from([1, -0.5, 2.0])}
+ADDCMUL = op_case(lambda x, a, b, value: F.addcmul(x, a, b, value=value), arg(), arg(), arg(),
+                  numpy=lambda x, a, b, value: x + value * a * b,
+                  torch=lambda x, a, b, value: x.addcmul(a, b, value=value), kwargs=VALUES, broadcast=True,
+                  shapes=TRIPLES)
+ADDCDIV = op_case(lambda x, a, b, value: x.addcdiv(a, b, value=value), arg(), arg(), arg(min_value=0.5),
+                  numpy=lambda x, a, b, value: x + value * a / b,
+                  torch=lambda x, a, b, value: x.addcdiv(a, b, value=value), kwargs=VALUES, broadcast=True,
+                  shapes=TRIPLES)
+
+
+@pytest.mark.parametrize("case", [ADDCMUL, ADDCDIV], ids=["addcmul", "addcdiv"])
+@given(data=st.data())
+def test_addcmul_and_addcdiv(case, data):
+    case(data)
+
+
 def test_lerp_reaches_b_exactly_and_promotes_as_pytorch_cannot():
     """w = 1 gives b itself (a + (b - a) may not); a float32 a beside float64 b and w is float64,
     integers become float32 (PyTorch refuses both); shapes that do not broadcast name all three."""

@@ -1,7 +1,7 @@
 """Flip, Roll, Tril, Triu, Diagonal (and trace), Gather, ScatterAdd, ScatterReduce, Repeat, Tile, PadEdges
-(reflect, replicate, circular), Einsum and one_hot (minitx/ops/indexing.py): forward against independent
-NumPy computations, float64 gradients (check_gradients) on hypothesis-drawn shapes, PyTorch parity, and the
-errors users see."""
+(reflect, replicate, circular), Einsum, one_hot, and the composites index_fill, index_copy and
+masked_scatter (minitx/ops/indexing.py): forward against independent NumPy computations, float64 gradients
+(check_gradients) on hypothesis-drawn shapes, PyTorch parity, and the errors users see."""
 
 import numpy as np
 import pytest
@@ -873,13 +873,15 @@ def _scatter_case(draw, distinct=True):
     return x, axis, index, src
 
 
-def _scatter_reference(a, axis, index, src):
-    """Each write in turn, row-major: the last one at a place stays."""
+def _scatter_reference(a, axis, index, src, combine=lambda old, new: new):
+    """Each write in turn, row-major: the last one at a place stays (or each is combined with what
+    is there: scatter's reduce=)."""
     out = np.array(a, copy=True)
     for p in np.ndindex(*index.shape):
         target = list(p)
         target[axis] = index[p]
-        out[tuple(target)] = src[p] if np.ndim(src) else src
+        target = tuple(target)
+        out[target] = combine(out[target], src[p] if np.ndim(src) else src)
     return out
 
 
@@ -924,6 +926,152 @@ def test_scatter_errors_name_the_op():
     with pytest.raises(ValueError, match="scatter: index of shape"):
         F.scatter(x, 1, [0], 1.0)
     np.testing.assert_array_equal(F.scatter(minitx.tensor(1.0), 0, minitx.tensor(0), minitx.tensor(3.0)).numpy(), 3.0)
+
+
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
+@given(case=_scatter_case(distinct=False), reduce=st.sampled_from(["add", "multiply"]))
+def test_scatter_with_reduce_adds_or_multiplies_as_pytorch(case, reduce):
+    """scatter's reduce= (PyTorch's older scatter_reduce): src[p] added into x, or multiplying it,
+    at each target. PyTorch has no gradient there; minitx's is scatter_reduce's ("sum", "prod")."""
+    x, axis, index, src = case
+    op = lambda t, s: F.scatter(t, axis, minitx.tensor(index), s, reduce=reduce)  # noqa: E731
+    combine = np.add if reduce == "add" else np.multiply
+    y = check_forward(op, lambda a, s: _scatter_reference(a, axis, index, s, combine), x, src)
+    assert isinstance(y._ctx, minitx.ops.ScatterReduce)
+    assert check_gradients(op, x, src)
+    check_forward(lambda t: F.scatter(t, axis, minitx.tensor(index), value=1.5, reduce=reduce),
+                  lambda a: _scatter_reference(a, axis, index, 1.5, combine), x)
+    torch = torch_in_example()
+    if torch is not None:  # (the values: PyTorch's has no gradient)
+        parity(op, lambda t, s: t.scatter(axis, torch.from_numpy(index), s, reduce=reduce),
+               leaf(x.numpy(), requires_grad=False), leaf(src.numpy(), requires_grad=False))
+
+
+@st.composite
+def _index_fill_case(draw):
+    """x, an axis, a 1-d index along it (repeats common), and the value: a number or a 0-d tensor."""
+    x = draw(mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=4)))
+    axis = draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
+    index = draw(mst.index_arrays((draw(st.integers(0, 5)),), x.shape[axis]))
+    value = draw(st.one_of(st.sampled_from([0.0, -2.5]), mst.tensors(())), label="value")
+    return x, axis, index, value
+
+
+@given(case=_index_fill_case())
+def test_index_fill(case):
+    x, axis, index, value = case
+
+    def reference(a, v):
+        out = np.array(a, copy=True)
+        np.moveaxis(out, axis, 0)[index] = v
+        return out
+
+    op = lambda t, v: F.index_fill(t, axis, minitx.tensor(index), v)  # noqa: E731
+    check_forward(op, reference, x, value)
+    assert check_gradients(op, x, value) if isinstance(value, minitx.Tensor) else check_gradients(
+        lambda t: op(t, value), x)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda t, *v: t.index_fill(dim=axis, index=minitx.tensor(index), value=v[0] if v else value),
+               lambda t, *v: t.index_fill(axis, torch.from_numpy(index), v[0] if v else value), leaf(x.numpy()),
+               *([leaf(value.numpy())] if isinstance(value, minitx.Tensor) else []))
+
+
+@st.composite
+def _index_copy_case(draw, distinct=True):
+    """x, an axis, a 1-d index along it (distinct targets unless ``distinct`` is False) and the
+    source: x's shape with len(index) along the axis."""
+    x = draw(mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=4)))
+    axis = draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
+    if distinct:
+        index = np.array(draw(st.permutations(range(x.shape[axis])), label="targets")[:draw(st.integers(0, 4))],
+                         dtype=np.int64)
+    else:
+        index = draw(mst.index_arrays((draw(st.integers(0, 5)),), x.shape[axis]))
+    shape = list(x.shape)
+    shape[axis] = len(index)
+    return x, axis, index, draw(mst.tensors(tuple(shape)))
+
+
+def _index_copy_reference(a, axis, index, source):
+    """Each slice in turn: where index repeats a target, the last one stays."""
+    out = np.array(a, copy=True)
+    for i, target in enumerate(index):
+        np.moveaxis(out, axis, 0)[target] = np.moveaxis(source, axis, 0)[i]
+    return out
+
+
+@given(case=_index_copy_case())
+def test_index_copy(case):
+    x, axis, index, source = case
+    op = lambda t, s: F.index_copy(t, axis, minitx.tensor(index), s)  # noqa: E731
+    check_forward(op, lambda a, s: _index_copy_reference(a, axis, index, s), x, source)
+    assert check_gradients(op, x, source)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda t, s: t.index_copy(dim=axis, index=index.tolist(), source=s),
+               lambda t, s: t.index_copy(axis, torch.from_numpy(index), s), leaf(x.numpy()), leaf(source.numpy()))
+
+
+@given(case=_index_copy_case(distinct=False))
+def test_index_copy_at_repeated_targets_keeps_the_last_slice(case):
+    """As PyTorch's CPU kernel does; only that slice gets the gradient (finite differences agree)."""
+    x, axis, index, source = case
+    op = lambda t, s: F.index_copy(t, axis, minitx.tensor(index), s)  # noqa: E731
+    check_forward(op, lambda a, s: _index_copy_reference(a, axis, index, s), x, source)
+    assert check_gradients(op, x, source)
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=4)), data=st.data())
+def test_masked_scatter(x, data):
+    """The k-th True takes source's k-th entry (row-major); a mask may broadcast to x, and source
+    may have more entries than needed (the rest get no gradient)."""
+    mask = data.draw(mst.bool_masks(tuple(n if data.draw(st.booleans(), label="full axis") else 1
+                                          for n in x.shape)), label="mask")
+    trues = int(np.broadcast_to(mask, x.shape).sum())
+    source = data.draw(mst.tensors((trues + data.draw(st.integers(0, 2), label="spare"),)), label="source")
+
+    def reference(a, s):
+        out = np.array(a, copy=True)
+        out[np.broadcast_to(mask, x.shape)] = s[:trues]
+        return out
+
+    op = lambda t, s: F.masked_scatter(t, minitx.tensor(mask), s)  # noqa: E731
+    check_forward(op, reference, x, source)
+    assert check_gradients(op, x, source)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda t, s: t.masked_scatter(minitx.tensor(mask), s),
+               lambda t, s: t.masked_scatter(torch.from_numpy(mask), s), leaf(x.numpy()), leaf(source.numpy()))
+
+
+def test_index_fill_index_copy_and_masked_scatter_errors_name_the_op():
+    x = minitx.zeros(2, 3)
+    with pytest.raises(IndexError, match=r"index_fill: index 3 is out of range \[0, 3\)"):
+        F.index_fill(x, 1, [3], 1.0)
+    with pytest.raises(ValueError, match="index_fill: index must be 0-d or 1-d, got shape"):
+        F.index_fill(x, 1, [[0]], 1.0)
+    with pytest.raises(ValueError, match=r"index_fill: value must be a number or a 0-d tensor, got shape \(2,\)"):
+        F.index_fill(x, 1, [0], minitx.ones(2))
+    with pytest.raises(ValueError, match="index_fill: value 2.5 does not fit the tensor's int64"):
+        F.index_fill(minitx.tensor([[1, 2]]), 1, [0], 2.5)
+    with pytest.raises(ValueError, match=r"index_copy: source of shape \(2, 1\) does not fit x of shape \(2, 3\) "
+                                         r"and 2 indices along axis 1: expected \(2, 2\)"):
+        F.index_copy(x, 1, [0, 2], minitx.ones(2, 1))
+    with pytest.raises(TypeError, match="index_copy: source must have x's dtype float32, got float64"):
+        F.index_copy(x, 1, [0], minitx.tensor(np.ones((2, 1))))
+    with pytest.raises(ValueError, match="masked_scatter: mask has 4 True entries and source only 3 entries"):
+        F.masked_scatter(x, minitx.tensor([True, False, True]), minitx.ones(3))  # (the mask broadcast: 2 rows)
+    with pytest.raises(ValueError, match=r"masked_scatter: mask of shape \(4,\) does not broadcast to \(2, 3\)"):
+        F.masked_scatter(x, minitx.tensor([True] * 4), minitx.ones(8))
+    with pytest.raises(TypeError, match="masked_scatter: mask must be a boolean tensor, got dtype int64"):
+        F.masked_scatter(x, minitx.tensor([1, 0, 1]), minitx.ones(2))
+    with pytest.raises(ValueError, match=r"scatter: reduce must be None, 'add' or 'multiply', got 'sum'"):
+        F.scatter(x, 1, [[0]], 1.0, reduce="sum")
+    with pytest.raises(TypeError, match="scatter: give src .* or value=.*, one of them"):
+        F.scatter(x, 1, [[0]], 1.0, value=2.0)
+    np.testing.assert_array_equal(F.index_copy(minitx.tensor(1.0), 0, [0], minitx.tensor(2.0)).numpy(), 2.0)
+    np.testing.assert_array_equal(F.masked_scatter(x, minitx.tensor(False), minitx.ones(0)).numpy(), x.numpy())
 
 
 @given(ids=hnp.arrays(np.int64, st.integers(0, 8), elements=st.integers(0, 6)), minlength=st.integers(0, 9),
