@@ -124,7 +124,8 @@ OPTIONS = {
                                 "MINITX_ATTENTION_MMA=1 where they can run, cuda-cores otherwise; a run records its "
                                 "choice and keeps it when resumed)"),
     # evaluation and checkpoints
-    "bleu_every": (1, "epochs between validation BLEU measurements (0: never)"),
+    "bleu_every": (1, "epochs between validation BLEU measurements (0: never; lowercased BLEU where the text "
+                      "form is lowercase)"),
     "bleu_val_sentences": (None, "validation sentences used for BLEU during training (None: all)"),
     "save_every": (200, "steps between 'last' checkpoints (0: only at the end of each epoch); a killed run "
                         "loses at most this many steps"),

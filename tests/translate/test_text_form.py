@@ -5,6 +5,7 @@ normalize-punctuation.perl, then tokenizer.perl without escaping): punctuation s
 low-high quotes made plain, an English clitic split ("'s"), and the release's English rule that
 moves a full stop inside a closing quote.
 """
+import json
 import sys
 
 import pytest
@@ -113,3 +114,22 @@ def test_a_moses_lowercase_run_learns_lowercase_tokens_and_scores_against_the_co
 def test_a_lowercase_form_says_which_scores_to_read():
     assert TextForm("as-is", "de", "en").score_note() is None
     assert "lowercased and Moses-tokenized scores" in TextForm("moses-lowercase", "de", "en").score_note()
+
+
+@pytest.mark.parametrize("text, logged", [("as-is", 11.0), ("moses-lowercase", 22.0)])
+def test_validation_bleu_is_the_score_that_measures_the_run(text, logged, small_subset_dir, tmp_path, monkeypatch):
+    """A lowercase run logs its lowercased validation BLEU: its cased one compares lowercase with cased."""
+    import minitx.translate.training as training
+
+    real = training.evaluate_split
+
+    def scored(*args, **kwargs):
+        scores = real(*args, **kwargs)
+        return {**scores, "bleu": 11.0, "bleu_lowercase": 22.0} if kwargs.get("lang") is None else scores
+
+    monkeypatch.setattr(training, "evaluate_split", scored)
+    config = build_config(None, **{**SMALL, "bleu_every": 1}, text=text, data_dir=str(small_subset_dir),
+                          output_dir=str(tmp_path / "run"))
+    train(config, progress=False)
+    history = json.loads((tmp_path / "run" / "history.json").read_text())
+    assert [h["val_bleu"] for h in history if "val_bleu" in h] == [logged]
