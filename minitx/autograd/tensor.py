@@ -492,22 +492,14 @@ class Tensor:
         While a graph is recorded with a gradient involved the write is recorded, as PyTorch
         records it: x becomes the output of the op, with a new array (``_record_write``), so
         ``h = w * 2; h.exp_()`` sends h's gradient on to w, and ``loss += part`` accumulates.
-        Refused there: a leaf that requires grad (as in PyTorch: the write would be lost to its
-        gradient), and a view of another tensor or array (``v = y[0]; v += 1``: y would silently
-        keep its values, where PyTorch's recorded write reaches it).
+        Refused there (_write_refused): a leaf that requires grad (as in PyTorch: the write would be
+        lost to its gradient), and a view of another tensor or array (``v = y[0]; v += 1``: y would
+        silently keep its values, where PyTorch's recorded write reaches it).
         """
-        if is_grad_enabled() and (self.requires_grad or _any_requires_grad(args + tuple(kwargs.values()))):
-            if self.is_leaf and self.requires_grad:
-                raise RuntimeError(f"{op}: a leaf tensor that requires grad cannot be changed in place while a graph "
-                                   "is recorded (its gradient would not see the write); write "
-                                   f"x = {_out_of_place(op)}, or update it under minitx.no_grad(), as the optimizers "
-                                   "do")
-            if self._views_another_array():
-                raise RuntimeError(f"{op}: this tensor is a view of another tensor's or array's values (an index, "
-                                   "reshape or transpose), and while a graph is recorded with a gradient involved "
-                                   "the write gives the tensor a new array: what it views would silently keep its "
-                                   f"old values; write x = {_out_of_place(op)} for a new tensor, or assign into the "
-                                   "tensor it views (y[index] = new values: recorded)")
+        if self._records_write(args, kwargs):
+            refusal = self._write_refused(op)
+            if refusal is not None:
+                raise RuntimeError(refusal)
 
             def new_values(old):  # the result in x's dtype, with an array of its own (not fill_'s value broadcast)
                 new = self._as_written(op, fn(old, *args, **kwargs)).to(dtype=self.dtype)
@@ -521,6 +513,29 @@ class Tensor:
             with np.errstate(all="ignore"):  # a cast past the dtype's range gives its inf, silently as the ops
                 self._writable(op)[...] = written_values
         return self
+
+    def _records_write(self, args=(), kwargs=None) -> bool:
+        """Whether an in-place op with these arguments is recorded: a graph is, and this tensor
+        or an argument requires grad."""
+        arguments = args + tuple((kwargs or {}).values())
+        return is_grad_enabled() and (self.requires_grad or _any_requires_grad(arguments))
+
+    def _write_refused(self, op: str):
+        """Why a recorded in-place op cannot write into this tensor, or None when it can. A leaf
+        view written by an operator is let through: ``x[i] += v`` is Python's ``x[i] = x[i] + v``,
+        whose assignment writes the new values back (recorded); a method's result has no such
+        assignment, and a recorded view's base is in the graph, which would not see the write."""
+        if self.is_leaf and self.requires_grad:
+            return (f"{op}: a leaf tensor that requires grad cannot be changed in place while a graph is recorded "
+                    f"(its gradient would not see the write); write x = {_out_of_place(op)}, or update it under "
+                    "minitx.no_grad(), as the optimizers do")
+        if self._views_an_input() if not self.is_leaf else (op.endswith("_") and self.data.base is not None):
+            return (f"{op}: this tensor is a view of another tensor's or array's values (an index, reshape or "
+                    "transpose), and while a graph is recorded with a gradient involved the write gives the tensor "
+                    "a new array: what it views would silently keep its old values; write "
+                    f"x = {_out_of_place(op)} for a new tensor, or assign into the tensor it views (y[index] = new "
+                    "values: recorded)")
+        return None
 
     def _as_written(self, op: str, result: "Tensor") -> "Tensor":
         """``result``, checked to be what an in-place op may write into this tensor: its shape, and
@@ -565,11 +580,6 @@ class Tensor:
         """Whether this op result shares memory with an input of its op (a view: getitem, reshape ...)."""
         xp = backend.get_array_module(self.data)
         return any(xp.may_share_memory(self.data, t.data) for t in self._ctx.inputs)
-
-    def _views_another_array(self) -> bool:
-        """Whether this tensor's array shows memory of another: a recorded view of an input of its
-        op, or, for a leaf (where nothing was recorded), any NumPy/CuPy view."""
-        return self.data.base is not None if self.is_leaf else self._views_an_input()
 
     def _writable(self, op: str):
         """``self.data``, ready for a write: the lock of ops that saved it lifted and a version

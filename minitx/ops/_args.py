@@ -39,10 +39,12 @@ def operands(op, a, b):
 
 
 def promote(a, b, true_division=False, op="promote"):
-    """(a, b) as tensors of one dtype where ints meet floats: the float's (see binary). Two
-    floating tensors, one of them 0-d and the other not, take the other's dtype, as in PyTorch: a
-    0-d tensor is a scalar, like a Python number, so ``scores / tensor(np.sqrt(d))`` stays float32
-    where NumPy would promote it to float64."""
+    """(a, b) as tensors of one dtype where ints meet floats: the float's (see binary). A 0-d
+    float tensor beside a float32 or float64 tensor with dimensions takes its dtype, as in PyTorch:
+    a 0-d tensor is a scalar, like a Python number, so ``scores / tensor(np.sqrt(d))`` stays
+    float32 where NumPy would promote it to float64. Beside float16 or bfloat16 it promotes as
+    NumPy does (float32): rounded to 16 bits first it could lose its value (1e5 is inf in float16),
+    where PyTorch's kernels compute with it in float32 and round the result to 16 bits."""
     a, b = operands(op, a, b)
     a_float, b_float = backend.is_floating(a.dtype), backend.is_floating(b.dtype)  # (bfloat16 too)
     if a.dtype.kind in "biu" and b_float:
@@ -52,7 +54,10 @@ def promote(a, b, true_division=False, op="promote"):
     elif true_division and a.dtype.kind in "biu":
         a, b = a.astype(backend.DEFAULT_FLOAT), b.astype(backend.DEFAULT_FLOAT)
     elif a_float and b_float and a.dtype != b.dtype and (a.ndim == 0) != (b.ndim == 0):
-        a, b = (a.astype(b.dtype), b) if a.ndim == 0 else (a, b.astype(a.dtype))
+        scalar, other = (a, b) if a.ndim == 0 else (b, a)
+        if other.dtype.itemsize >= 4:
+            scalar = scalar.astype(other.dtype)
+            a, b = (scalar, other) if a.ndim == 0 else (other, scalar)
     return a, b
 
 
@@ -151,11 +156,16 @@ def check_bool(op: str, what: str, t: Tensor):
 def takes_inplace(op):
     """``op(x, ...)`` that also takes PyTorch's ``inplace=`` (F.relu(x, inplace=True), and the
     layers' inplace=True): then op's result is written into x, which is returned, as by any
-    in-place op (Tensor._in_place, recorded while a gradient is)."""
+    in-place op (Tensor._in_place, recorded while a gradient is). Where a recorded write into x is
+    refused (x a view of another tensor, as Flatten's output is) the result is a new tensor, as
+    if inplace were False: the flag saves memory, it does not change what the model computes."""
     @functools.wraps(op)
     def with_inplace(x, *args, inplace=False, **kwargs):
+        name = op.__name__ + "_"
         if inplace:
-            return as_tensor(x)._in_place(op.__name__ + "_", op, *args, **kwargs)
+            x = as_tensor(x)
+            if not (x._records_write(args, kwargs) and x._write_refused(name)):
+                return x._in_place(name, op, *args, **kwargs)
         return op(x, *args, **kwargs)
 
     return with_inplace

@@ -329,7 +329,7 @@ def setitem(x, index, value):
         raise RuntimeError(f"{op}: a leaf tensor that requires grad cannot be written while a graph is recorded "
                            "(its gradient would not see the write); write under minitx.no_grad(), as the "
                            "optimizers do, or build a new tensor: F.where(mask, v, x), x.masked_fill(mask, v)")
-    if x._views_another_array():
+    if x.data.base is not None if x.is_leaf else x._views_an_input():  # a view: its base would not see the write
         raise RuntimeError(f"{op}: this tensor's array is a view of another array (an index, reshape or "
                            "transpose of a tensor or an array), and while a graph is recorded the write gives "
                            "the tensor a new array: the array it views would silently keep its values. Index "

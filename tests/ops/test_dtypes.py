@@ -351,9 +351,11 @@ FLOATS = ["float16", "bfloat16", "float32", "float64"]
 @pytest.mark.parametrize("scalar", FLOATS)
 @pytest.mark.parametrize("dimensioned", FLOATS + ["int64", "int8", "bool"])
 def test_a_0d_float_tensor_beside_a_tensor_with_dimensions_promotes_as_pytorchs(dimensioned, scalar):
-    """A 0-d float tensor is a scalar: beside floats with dimensions it takes their dtype (NumPy
-    would widen float32 by a float64 0-d to float64), beside integers it gives its own; the 0-d
-    operand's gradient comes back in its own dtype."""
+    """A 0-d float tensor is a scalar: beside float32 or float64 with dimensions it takes their
+    dtype (NumPy would widen float32 by a float64 0-d to float64), beside integers it gives its own;
+    the 0-d operand's gradient comes back in its own dtype. Beside float16 or bfloat16 a wider 0-d
+    float promotes as NumPy's (float32 or float64, where PyTorch rounds its float32 result to 16
+    bits): rounded to 16 bits first it could lose its value (test below)."""
     torch = torch_in_example()
     a, s = np.array([[1.0, 0.0, 2.0], [3.0, 1.0, 0.5]]), 1.5
     if dimensioned in ("int64", "int8", "bool"):
@@ -365,7 +367,10 @@ def test_a_0d_float_tensor_beside_a_tensor_with_dimensions_promotes_as_pytorchs(
                                ("lt", lambda x, y: x < y, torch.lt)):
         got = ours(minitx.tensor(a, dtype=dimensioned), minitx.tensor(s, dtype=scalar))
         want = theirs(ta, ts)
-        assert got.dtype.name == str(want.dtype).removeprefix("torch."), (name, dimensioned, scalar)
+        wider = dimensioned in ("float16", "bfloat16") and scalar != dimensioned
+        expected = (str(np.result_type(np.float32, scalar)) if scalar in ("float32", "float64") else "float32") \
+            if wider else str(want.dtype).removeprefix("torch.")
+        assert got.dtype.name == (expected if name != "lt" else "bool"), (name, dimensioned, scalar)
         np.testing.assert_allclose(got.to(dtype="float64").numpy(), want.double().numpy(), rtol=1e-2)
     if dimensioned in FLOATS:
         x = minitx.tensor(a, dtype=dimensioned, requires_grad=True)
@@ -373,3 +378,13 @@ def test_a_0d_float_tensor_beside_a_tensor_with_dimensions_promotes_as_pytorchs(
         (x * y).sum().backward()
         assert (x.grad.dtype.name, y.grad.dtype.name, y.grad.shape) == (dimensioned, scalar, ())
         assert float(y.grad.to(dtype="float64").numpy()) == pytest.approx(a.sum(), rel=1e-2)
+
+
+def test_a_wide_0d_float_beside_16_bits_keeps_its_value():
+    """float16 / tensor(float32 1e5): 1e5 rounded to float16 first would be inf (and the quotient 0);
+    promoted as NumPy's, the quotient is PyTorch's values (which it rounds to float16)."""
+    h = minitx.tensor(np.float16([0.5, 2.0]))
+    got = h / minitx.tensor(np.float32(1e5))
+    np.testing.assert_allclose(got.numpy(), [5e-6, 2e-5], rtol=1e-3)
+    np.testing.assert_allclose((h * minitx.tensor(np.float32(65536))).numpy(), [32768, 131072])
+
