@@ -220,7 +220,9 @@ class _Writes:
 
     def record(self, x, old) -> None:
         """x was written, and ``old`` stands for its values before."""
-        x._before += ((self.count, old),)
+        if not x._before:  # () until the first write: most tensors are never written
+            x._before = []
+        x._before.append((self.count, old))
         self.count += 1
 
     @staticmethod
