@@ -4,8 +4,8 @@
   a tensor's shape, dtype and device;
 * drawn at random from minitx's seeded generators (``minitx.random``, so ``manual_seed`` makes a
   run repeat): rand, randn, randint, randperm, normal, bernoulli, multinomial, and rand_like,
-  randn_like, randint_like; randint, randperm and multinomial also draw from a
-  ``generator=`` of their own (a ``minitx.Generator``), as PyTorch's do;
+  randn_like, randint_like; all but the ``*_like`` forms (which take none in PyTorch either) also
+  draw from a ``generator=`` of their own (a ``minitx.Generator``, keyword-only), as PyTorch's do;
 * over memory that exists: from_numpy, as_tensor and from_dlpack, which copy nothing they need not.
 
 dtypes are PyTorch's: float32 (``get_default_dtype()``) unless the arguments say otherwise, so
@@ -106,15 +106,15 @@ def empty_like(t, dtype=None, device=None, requires_grad=False):
 # ---------------------------------------------------------------- drawn at random
 
 
-def rand(*shape, dtype=None, device=None, requires_grad=False):
+def rand(*shape, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1)."""
-    return _uniform(_flat(shape), _floating("rand", dtype), device, requires_grad)
+    return _uniform(_flat(shape), _floating("rand", dtype), device, requires_grad, generator)
 
 
-def randn(*shape, dtype=None, device=None, requires_grad=False):
+def randn(*shape, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples (mean 0, standard deviation 1)."""
     return _drawn(lambda rng, s: rng.standard_normal(s), _flat(shape), _floating("randn", dtype), device,
-                  requires_grad)
+                  requires_grad, generator)
 
 
 def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=False, *, generator=None):
@@ -163,7 +163,7 @@ def randint_like(t, low=0, high=None, dtype=None, device=None, requires_grad=Fal
     return randint(low, high, t.shape, **_like(t, dtype, device), requires_grad=requires_grad)
 
 
-def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad=False):
+def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad=False, *, generator=None):
     """Normal samples ``mean + std * randn``. ``mean`` and ``std`` are numbers (then ``size`` gives
     the shape) or tensors (the samples take their broadcast shape, device and dtype), as in
     PyTorch's normal. The samples are constants: no gradient flows back to mean or std (as in
@@ -178,10 +178,10 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad=
         raise ValueError(f"normal: std must be >= 0, got {std!r:.60}")
     size = np.broadcast_shapes(np.shape(mean), np.shape(std)) if size is None else size
     return _drawn(lambda rng, s: mean + std * rng.standard_normal(s), size, _floating("normal", dtype), device,
-                  requires_grad)
+                  requires_grad, generator)
 
 
-def bernoulli(input, p=None):
+def bernoulli(input, p=None, *, generator=None):
     """0s and 1s in ``input``'s shape and dtype, each 1 with the probability ``input`` holds there
     (or ``p``, a number, for all), as PyTorch's bernoulli. Checking the probabilities reads one
     flag back from the device."""
@@ -189,7 +189,7 @@ def bernoulli(input, p=None):
     probs = input.data if p is None else p
     if not backend.to_host((probs >= 0) & (probs <= 1)).all():  # NaN fails both
         raise ValueError(f"bernoulli: probabilities must be in [0, 1], got {probs!r:.60}")
-    return _drawn(lambda rng, s: rng.random(s) < probs, input.shape, input.dtype, input.device, False)
+    return _drawn(lambda rng, s: rng.random(s) < probs, input.shape, input.dtype, input.device, False, generator)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
@@ -363,10 +363,10 @@ def _drawn(draw, shape, dtype, device, requires_grad, generator=None):
     return Tensor(samples.astype(backend.resolve_dtype(dtype)), requires_grad=requires_grad)
 
 
-def _uniform(shape, dtype, device, requires_grad):
+def _uniform(shape, dtype, device, requires_grad, generator=None):
     """Uniform samples in [0, 1) as ``dtype``: drawn in float64, whose values just below 1 round to
     1 in a narrower dtype (one in 2,000 in float16), so they are kept at its largest value below 1."""
-    out = _drawn(lambda rng, s: rng.random(s), shape, dtype, device, requires_grad)
+    out = _drawn(lambda rng, s: rng.random(s), shape, dtype, device, requires_grad, generator)
     below_one = float(np.nextafter(np.ones((), out.dtype), np.zeros((), out.dtype)))  # (exact as a Python float)
     backend.get_array_module(out.data).minimum(out.data, below_one, out=out.data)
     return out

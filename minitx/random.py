@@ -10,8 +10,9 @@ those pairs: the seed is the ``manual_seed`` value, the offset counts calls per 
 run seeded the same way gets the same masks, and every call gets a fresh stream.
 
 A ``Generator`` (PyTorch's ``torch.Generator``) is a CPU generator of its own, for draws that
-must not move with the global one: ``randperm``, ``randint``, ``multinomial``, the samplers, the
-DataLoader and ``random_split`` take one as ``generator=``.
+must not move with the global one: ``rand``, ``randn``, ``randperm``, ``randint``, ``normal``,
+``bernoulli``, ``multinomial``, the random fills (``Tensor.uniform_`` ...), ``nn.init``'s random
+initializers, the samplers, the DataLoader and ``random_split`` take one as ``generator=``.
 """
 from __future__ import annotations
 
@@ -90,8 +91,8 @@ class Generator:
 
     Like the global generator it is NumPy's PCG64. A new one is seeded with PyTorch's default
     seed; ``manual_seed`` restarts it and returns it, ``get_state``/``set_state`` save and resume
-    it (JSON-friendly dicts, where PyTorch's are byte tensors). CPU only: the draws that take one
-    (randperm, randint, multinomial) serve the samplers, which index on the host.
+    it (JSON-friendly dicts, where PyTorch's are byte tensors). CPU only: a draw on the GPU with one
+    is refused by name (nn.init, which draws on the CPU for every device, takes one for any tensor).
     """
 
     def __init__(self, device="cpu"):

@@ -1,4 +1,4 @@
-"""Random sampling: randint, randperm, normal, bernoulli, multinomial and the *_like forms.
+"""Random sampling: rand, randn, randint, randperm, normal, bernoulli, multinomial and the *_like forms.
 
 Their values are not PyTorch's (another generator), so they are checked by what they must be:
 shapes, dtypes (PyTorch's), bounds, distributions within a tolerance of several standard
@@ -51,6 +51,15 @@ GENERATOR_DRAWS = {
     "randperm": lambda g: minitx.randperm(50, generator=g),
     "multinomial": lambda g: minitx.multinomial(minitx.ones(50), 10, generator=g),
     "multinomial(replacement)": lambda g: minitx.multinomial(minitx.ones(50), 10, replacement=True, generator=g),
+    # and those PyTorch's take it on too (the *_like forms take none in PyTorch, nor here)
+    "rand": lambda g: minitx.rand(4, 5, generator=g),
+    "randn": lambda g: minitx.randn((20,), generator=g),
+    "normal": lambda g: minitx.normal(1.0, 2.0, (20,), generator=g),
+    "normal(tensor, tensor)": lambda g: minitx.normal(minitx.zeros(20), minitx.ones(20), generator=g),
+    "bernoulli": lambda g: minitx.bernoulli(minitx.full((50,), 0.5), generator=g),
+    "bernoulli(input, p)": lambda g: minitx.bernoulli(minitx.zeros(50), 0.5, generator=g),
+    "Tensor.uniform_": lambda g: minitx.zeros(20).uniform_(-1.0, 1.0, generator=g),
+    "Tensor.normal_": lambda g: minitx.zeros(20).normal_(0.0, 2.0, generator=g),
 }
 
 
@@ -95,8 +104,50 @@ def test_generator_starts_from_pytorchs_seed_and_refuses_what_it_cannot_use():
 def test_generator_is_cpu_only():
     with pytest.raises(ValueError, match="Generator: device='cuda' is not supported"):
         minitx.Generator("cuda")
-    with pytest.raises(ValueError, match="Generator: this one draws on 'cpu', not on 'cuda'"):
-        minitx.randperm(3, device="cuda", generator=minitx.Generator())
+    g = minitx.Generator()
+    for draw in (lambda: minitx.randperm(3, device="cuda", generator=g),
+                 lambda: minitx.rand(3, device="cuda", generator=g),
+                 lambda: minitx.randn(3, device="cuda", generator=g),
+                 lambda: minitx.normal(0.0, 1.0, (3,), device="cuda", generator=g),
+                 lambda: minitx.normal(minitx.zeros(3, device="cuda"), 1.0, generator=g),
+                 lambda: minitx.bernoulli(minitx.full((3,), 0.5, device="cuda"), generator=g)):
+        with pytest.raises(ValueError, match="Generator: this one draws on 'cpu', not on 'cuda'"):
+            draw()
+
+
+# What the global generator drew from manual_seed(2024) before rand, randn, normal, bernoulli and
+# Tensor.uniform_/normal_ took generator= (at ea0f6e3): without one they must draw the same, bit for bit.
+BEFORE_GENERATOR = {
+    "rand": [0.6758313179016113, 0.21432320773601532, 0.30945202708244324],
+    "randn": [-0.9731795191764832, -1.3928000926971436, 0.06719635426998138],
+    "normal": [2.7227017879486084, 2.018373489379883, 4.620571136474609],
+    "bernoulli": [1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0],
+    "Tensor.uniform_": [0.5988568663597107, 0.19364473223686218, -0.34930068254470825],
+    "Tensor.normal_": [1.8061261177062988, -2.961162567138672, -1.0681856870651245],
+}
+
+
+def test_without_a_generator_the_global_draws_are_as_before():
+    minitx.manual_seed(2024)  # one run of draws, in this order, as the values were taken
+    drawn = {"rand": minitx.rand(3), "randn": minitx.randn(3), "normal": minitx.normal(1.0, 2.0, (3,)),
+             "bernoulli": minitx.bernoulli(minitx.full((8,), 0.5)),
+             "Tensor.uniform_": minitx.zeros(3).uniform_(-1, 1), "Tensor.normal_": minitx.zeros(3).normal_(0, 2)}
+    for name, values in BEFORE_GENERATOR.items():
+        np.testing.assert_array_equal(drawn[name].numpy(), np.array(values, dtype=np.float32), err_msg=name)
+
+
+def test_generator_is_keyword_only_where_pytorchs_is():
+    """PyTorch's rand, randn, normal, bernoulli and Tensor.uniform_/normal_ take generator= by name only."""
+    import inspect  # noqa: PLC0415
+    torch = import_torch()
+    for name, ours, theirs in [("rand", minitx.rand, torch.rand), ("randn", minitx.randn, torch.randn),
+                               ("normal", minitx.normal, torch.normal),
+                               ("bernoulli", minitx.bernoulli, torch.bernoulli),
+                               ("uniform_", minitx.Tensor.uniform_, torch.Tensor.uniform_),
+                               ("normal_", minitx.Tensor.normal_, torch.Tensor.normal_)]:
+        parameter = inspect.signature(ours).parameters["generator"]
+        assert parameter.kind is inspect.Parameter.KEYWORD_ONLY and parameter.default is None, name
+        assert "*, generator" in theirs.__doc__.split("->")[0], name  # torch's documented signature
 
 
 # (minitx call, torch call): the same arguments, the shape and dtype PyTorch gives

@@ -459,6 +459,12 @@ OP_SLIPS = [
     Slip("Generator: generator= ignored, the global generator drawn from", "minitx/random.py",
          "    if chosen is None:\n        return generator(device)", "    if True:\n        return generator(device)",
          ("tests/test_random_sampling.py",) + _DATA),
+    Slip("Generator: rand's generator= ignored, the global generator drawn from", "minitx/creation.py",
+         '_floating("rand", dtype), device, requires_grad, generator)', '_floating("rand", dtype), device, requires_grad)',
+         ("tests/test_random_sampling.py",)),
+    Slip("Generator: nn.init's generator= ignored, the global generator drawn from", "minitx/nn/init.py",
+         'sample(mrandom.drawing_from(generator, "cpu"))', 'sample(mrandom.generator("cpu"))',
+         ("tests/nn/test_init.py",)),
     # PyTorch's in-place methods (Tensor._in_place, the table of forms after the class) and their
     # out-of-place ops, the random fills, detach_ and inplace=True
     Slip("in-place forms: the out-of-place result returned, x left as it was", _T,

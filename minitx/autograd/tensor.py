@@ -688,15 +688,15 @@ class Tensor:
         starts = np.cumsum([0] + sizes[:-1])
         return tuple(self.narrow(dim, int(start), size) for start, size in zip(starts, sizes))
 
-    def uniform_(self, a=0.0, b=1.0):
-        """Fill with U(a, b) samples, in place (nn.init.uniform_; minitx's seeded generator)."""
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        """Fill with U(a, b) samples, in place (nn.init.uniform_; minitx's seeded generator, or generator=)."""
         from minitx.nn import init  # noqa: PLC0415  (nn builds on tensors)
-        return init.uniform_(self, a, b)
+        return init.uniform_(self, a, b, generator=generator)
 
-    def normal_(self, mean=0.0, std=1.0):
-        """Fill with N(mean, std^2) samples, in place (nn.init.normal_)."""
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        """Fill with N(mean, std^2) samples, in place (nn.init.normal_; minitx's seeded generator, or generator=)."""
         from minitx.nn import init  # noqa: PLC0415
-        return init.normal_(self, mean, std)
+        return init.normal_(self, mean, std, generator=generator)
 
     # random fills: samples drawn as minitx.creation's samplers draw them (the seeded generator of
     # the tensor's device, or generator=), written in as any in-place op's result

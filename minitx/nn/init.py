@@ -1,5 +1,6 @@
 """Weight initializers, under PyTorch's names (``torch.nn.init``). Each fills a tensor in place
-from minitx's seeded generator (``minitx.manual_seed``), records no graph, and returns it.
+from minitx's seeded generator (``minitx.manual_seed``), or from ``generator=`` (a ``minitx.Generator``,
+as PyTorch's take a torch.Generator) where one is given, records no graph, and returns it.
 
 A weight has shape [fan_out, fan_in, *kernel] (as Linear and Conv store it), and each fan counts
 the kernel too: fan_in = shape[1] * prod(kernel), fan_out = shape[0] * prod(kernel).
@@ -81,9 +82,10 @@ def _write(t, values):
     return t
 
 
-def _fill(t, sample):
-    """Write ``sample(rng)``, drawn on the CPU generator: a seed gives the same weights on every device."""
-    return _write(t, sample(mrandom.generator("cpu")))
+def _fill(t, sample, generator=None):
+    """Write ``sample(rng)``, drawn on the CPU generator (or ``generator``, a minitx.Generator, where
+    one is given): a seed gives the same weights on every device."""
+    return _write(t, sample(mrandom.drawing_from(generator, "cpu")))
 
 
 def _one_of(name, value, torch_name, torch_value, default):
@@ -93,20 +95,20 @@ def _one_of(name, value, torch_name, torch_value, default):
     return next((v for v in (value, torch_value) if v is not None), default)
 
 
-def uniform_(t, low=None, high=None, *, a=None, b=None):
+def uniform_(t, low=None, high=None, generator=None, *, a=None, b=None):
     """U(low, high), low = 0 and high = 1 unless given; PyTorch's names ``a=`` and ``b=`` work too."""
     low, high = _one_of("low", low, "a", a, 0.0), _one_of("high", high, "b", b, 1.0)
-    return _fill(t, lambda rng: rng.uniform(low, high, t.shape))
+    return _fill(t, lambda rng: rng.uniform(low, high, t.shape), generator)
 
 
-def normal_(t, mean=0.0, std=1.0):
-    return _fill(t, lambda rng: rng.normal(mean, std, t.shape))
+def normal_(t, mean=0.0, std=1.0, generator=None):
+    return _fill(t, lambda rng: rng.normal(mean, std, t.shape), generator)
 
 
-def _uniform_with_std(t, std):
+def _uniform_with_std(t, std, generator):
     """U(-bound, bound) of standard deviation std: bound = sqrt(3) * std (U(-1, 1) has variance 1/3)."""
     bound = math.sqrt(3.0) * std
-    return uniform_(t, -bound, bound)
+    return uniform_(t, -bound, bound, generator=generator)
 
 
 def _xavier_std(t, gain, name):
@@ -114,30 +116,30 @@ def _xavier_std(t, gain, name):
     return gain * math.sqrt(2.0 / (fan_in + fan_out))
 
 
-def xavier_uniform_(t, gain=1.0):
-    return _uniform_with_std(t, _xavier_std(t, gain, "xavier_uniform_"))
+def xavier_uniform_(t, gain=1.0, generator=None):
+    return _uniform_with_std(t, _xavier_std(t, gain, "xavier_uniform_"), generator)
 
 
-def xavier_normal_(t, gain=1.0):
-    return normal_(t, 0.0, _xavier_std(t, gain, "xavier_normal_"))
+def xavier_normal_(t, gain=1.0, generator=None):
+    return normal_(t, 0.0, _xavier_std(t, gain, "xavier_normal_"), generator=generator)
 
 
-def kaiming_uniform_(t, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+def kaiming_uniform_(t, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """U(-bound, bound), bound = sqrt(3) * gain / sqrt(fan); ``a`` is leaky_relu's negative slope.
     An empty tensor is left as it is (its fan may be 0), as PyTorch leaves it."""
     if t.size == 0:
         return t
-    return _uniform_with_std(t, _kaiming_std(t, a, mode, nonlinearity, "kaiming_uniform_"))
+    return _uniform_with_std(t, _kaiming_std(t, a, mode, nonlinearity, "kaiming_uniform_"), generator)
 
 
-def kaiming_normal_(t, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+def kaiming_normal_(t, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """N(0, gain / sqrt(fan)); the arguments as kaiming_uniform_'s."""
     if t.size == 0:
         return t
-    return normal_(t, 0.0, _kaiming_std(t, a, mode, nonlinearity, "kaiming_normal_"))
+    return normal_(t, 0.0, _kaiming_std(t, a, mode, nonlinearity, "kaiming_normal_"), generator=generator)
 
 
-def trunc_normal_(t, mean=0.0, std=1.0, a=-2.0, b=2.0):
+def trunc_normal_(t, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """N(mean, std) kept to [a, b], by inverting the CDF, as PyTorch. With the normal CDF
     Phi(x) = (1 + erf(x / sqrt(2))) / 2, so that 2 Phi(x) - 1 = erf(x / sqrt(2)):
 
@@ -158,7 +160,7 @@ def trunc_normal_(t, mean=0.0, std=1.0, a=-2.0, b=2.0):
         z = rng.uniform(2 * l - 1, 2 * u - 1, t.shape)
         return np.clip(mean + std * math.sqrt(2.0) * _erfinv(z), a, b)
 
-    return _fill(t, draw)
+    return _fill(t, draw, generator)
 
 
 # Giles's polynomials in w = -log(1 - z^2), highest power first ("Approximating the erfinv function", 2010)
@@ -188,7 +190,7 @@ def _erfinv(z):
         return np.where(slope > 0, x - (erf_values(x) - z) / slope, x)
 
 
-def orthogonal_(t, gain=1.0):
+def orthogonal_(t, gain=1.0, generator=None):
     """A (semi-)orthogonal matrix times ``gain`` (Saxe et al., 2014), drawn as PyTorch draws it.
     With rows = t.shape[0] and cols the rest of t's axes flattened:
 
@@ -212,7 +214,7 @@ def orthogonal_(t, gain=1.0):
         q = q * np.sign(np.diag(r))
         return gain * (q.T if rows < cols else q).reshape(t.shape)
 
-    return _fill(t, draw)
+    return _fill(t, draw, generator)
 
 
 def constant_(t, val):

@@ -229,3 +229,68 @@ def test_same_seed_same_layer_weights():
 def test_bad_arguments_are_errors_naming_the_function(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+# ---------------------------------------------------------------- generator=
+# What each initializer drew into zeros(2, 2) from manual_seed(2024), one after another in RANDOM's
+# order, before they took generator= (at ea0f6e3): without one they must draw the same, bit for bit.
+BEFORE_GENERATOR = {
+    "uniform_": [0.8749578595161438, 0.21315734088420868, 0.2742449939250946, 0.8071820139884949],
+    "normal_": [-0.2522897720336914, -0.22186154127120972, 0.4181385636329651, -0.4312545359134674],
+    "xavier_uniform_": [-0.5775763392448425, 0.9527095556259155, -0.5234110951423645, 0.67058926820755],
+    "xavier_normal_": [1.1721596717834473, -0.4692898392677307, 0.8479533791542053, -0.2846899628639221],
+    "kaiming_uniform_": [-1.4582679271697998, -0.8826382756233215, -1.09192955493927, 1.4046062231063843],
+    "kaiming_normal_": [-1.3886836767196655, -2.0981967449188232, 0.634300947189331, -1.1652663946151733],
+    "trunc_normal_": [0.4492899477481842, -0.7040182948112488, -1.6897674798965454, 0.4879165291786194],
+    "orthogonal_": [0.8330331444740295, 0.5532230734825134, -0.5532230734825134, 0.8330331444740295],
+}
+
+
+def test_without_a_generator_the_global_draws_are_as_before():
+    minitx.manual_seed(2024)
+    minitx.rand(3), minitx.randn(3), minitx.normal(1.0, 2.0, (3,)), minitx.bernoulli(minitx.full((8,), 0.5))
+    minitx.zeros(3).uniform_(-1, 1), minitx.zeros(3).normal_(0, 2)  # the draws taken before these, then
+    for initializer in RANDOM:
+        np.testing.assert_array_equal(initializer(minitx.zeros(2, 2)).numpy().ravel(),
+                                      np.array(BEFORE_GENERATOR[initializer.__name__], dtype=np.float32),
+                                      err_msg=initializer.__name__)
+
+
+@pytest.mark.parametrize("initializer", RANDOM, ids=lambda f: f.__name__)
+def test_a_generator_draws_apart_from_the_global_one(initializer):
+    """Seeded alike, two Generators fill alike whatever the global generator drew, and leave it as
+    it was; a saved state (through JSON) resumes the draws; another seed draws otherwise."""
+    import json  # noqa: PLC0415
+    minitx.manual_seed(0)
+    first = initializer(minitx.zeros(6, 4), generator=minitx.Generator().manual_seed(5)).numpy()
+    minitx.randn(7)
+    before = minitx.random.get_state()
+    g = minitx.Generator().manual_seed(5)
+    np.testing.assert_array_equal(initializer(minitx.zeros(6, 4), generator=g).numpy(), first)
+    assert minitx.random.get_state() == before
+    state = json.loads(json.dumps(g.get_state()))
+    second = initializer(minitx.zeros(6, 4), generator=g).numpy()
+    assert not np.array_equal(first, second)
+    resumed = minitx.Generator().set_state(state)
+    np.testing.assert_array_equal(initializer(minitx.zeros(6, 4), generator=resumed).numpy(), second)
+    other = initializer(minitx.zeros(6, 4), generator=minitx.Generator().manual_seed(6)).numpy()
+    assert not np.array_equal(other, first)
+    with pytest.raises(TypeError, match="generator: expected a minitx.Generator or None"):
+        initializer(minitx.zeros(6, 4), generator=7)
+
+
+@pytest.mark.parametrize("initializer", RANDOM, ids=lambda f: f.__name__)
+def test_generator_is_where_pytorchs_is(torch, initializer):
+    """generator= comes where torch.nn.init's does (by name or in its place), with default None."""
+    import inspect  # noqa: PLC0415
+    ours = list(inspect.signature(initializer).parameters.values())[1:]
+    theirs = list(inspect.signature(getattr(torch.nn.init, initializer.__name__)).parameters.values())[1:]
+    place = [p.name for p in theirs].index("generator")
+    assert ours[place].name == "generator" and ours[place].default is None
+    assert ours[place].kind is theirs[place].kind
+    if initializer is not init.uniform_:  # uniform_'s low, high are PyTorch's a, b (both names work)
+        assert [p.name for p in ours] == [p.name for p in theirs]
+    g = minitx.Generator().manual_seed(1)
+    args = [p.default for p in ours[:place]]
+    positional = initializer(minitx.zeros(4, 3), *args, g).numpy()
+    np.testing.assert_array_equal(positional, initializer(minitx.zeros(4, 3), generator=g.manual_seed(1)).numpy())
