@@ -12,7 +12,6 @@ from minitx import amp, backend
 from minitx.autograd.tensor import Tensor, as_tensor
 
 
-
 def binary(op, a, b, true_division=False):
     """Apply a broadcasting binary op, with a clear error when the shapes do not broadcast.
 

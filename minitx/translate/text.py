@@ -31,6 +31,7 @@ class TextForm:
         if form not in TEXT_FORMS:
             raise ValueError(f"text form {form!r} is not one of {', '.join(TEXT_FORMS)}")
         self.form, self.src_lang, self.tgt_lang = form, src_lang, tgt_lang
+        self.lowercase = form == "moses-lowercase"  # the translations come out lowercase
         self._moses = {}  # lang -> (normalizer, tokenizer, detokenizer), made on first use
         if form == "moses-lowercase":
             self._tools(src_lang)  # sacremoses missing is an error now, not after training
@@ -40,7 +41,7 @@ class TextForm:
 
     def score_note(self) -> str | None:
         """What to read of the scores when the translations are not in the corpus's form."""
-        if self.form == "as-is":
+        if not self.lowercase:
             return None
         return (f"text {self.form!r}: the translations are lowercase, so the cased BLEU compares them with cased "
                 "references; the lowercased and Moses-tokenized scores measure the model")

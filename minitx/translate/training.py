@@ -391,7 +391,7 @@ def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src
         subset = val_pairs[: config["bleu_val_sentences"]] if config["bleu_val_sentences"] else val_pairs
         scores = evaluate_split(model, src_tok, tgt_tok, subset, 1, 0.6, progress, text=text)
         # a lowercase run's cased BLEU compares lowercase with cased references: its lowercased one
-        return {"val_bleu": scores["bleu" if text.score_note() is None else "bleu_lowercase"]}
+        return {"val_bleu": scores["bleu_lowercase" if text.lowercase else "bleu"]}
 
     return Trainer(run_dir, model, opt, loss_fn, batches, schedule=schedule,
                    validation_loss=lambda m: validation_loss(m, val_batches, pad), evaluate=evaluate,
