@@ -15,7 +15,7 @@ from minitx.autograd.function import Function
 from minitx.ops.activation import LogSoftmax, Softmax
 from minitx.ops.attention import PackedHeadsAttention, ScaledDotProductAttention, attention_on_packed_heads
 from minitx.ops.dropout import BiasActDropout
-from minitx.ops.indexing import DiagEmbed, Embedding, GetItem, Scatter, SetItem
+from minitx.ops.indexing import DiagEmbed, Embedding, GetItem, Scatter, SetItem, WriteThroughView
 from minitx.ops.linalg import Linear
 from minitx.ops.loss import CrossEntropy
 from minitx.ops.norm import LayerNorm
@@ -58,6 +58,7 @@ CASES = {
     "getitem, a repeated index": (GetItem, lambda t: t(X)[[1, 0, 1], 2]),
     "setitem": (SetItem, lambda t: _written(t(X), (0, slice(1, None)), t(X[1, 1:]))),
     "setitem, a repeated index": (SetItem, lambda t: _written(t(X), ([1, 0, 1], 2), t(NORM_W))),
+    "a write through a view": (WriteThroughView, lambda t: _written_through(t(X), t(NORM_W[:3]))),
     "median": (Median, lambda t: F.median(t(X), 1).values),
     "kthvalue": (Kthvalue, lambda t: F.kthvalue(t(X), 2, 1).values),
     "quantile": (Quantile, lambda t: F.quantile(t(X), [0.25, 0.5], 1)),
@@ -72,7 +73,7 @@ CASES = {
 #: is element-wise, the softmax kernels take the last axis, and a float mask that learns takes the
 #: reference path; getitem, setitem, median, kthvalue, quantile, diag and scatter have no kernel)
 NO_BACKWARD_KERNEL = {"linear", "log_softmax", "softmax over a middle axis", "attention, grouped heads and a float mask",
-                      "setitem", "setitem, a repeated index", "getitem", "getitem, a repeated index", "median",
+                      "setitem", "setitem, a repeated index", "a write through a view", "getitem", "getitem, a repeated index", "median",
                       "kthvalue", "quantile", "diag", "scatter, a repeated target"}
 
 
@@ -80,6 +81,13 @@ def _written(x, index, v):
     """A copy of x with v written at index (SetItem's input x is the copy's old values)."""
     y = x * 1.0
     y[index] = v
+    return y
+
+
+def _written_through(x, v):
+    """A copy of x with v written through a view of it (y.transpose(...)[1, 1] = v)."""
+    y = x * 1.0
+    y.transpose(2, 0, 1)[1, 1] = v
     return y
 
 

@@ -119,9 +119,9 @@ def float_tensors(args, kwargs, lib):
 
 @pytest.mark.parametrize("label", sorted(label for label, case in CASES.items() if case[4]))
 def test_a_computed_tensor_records_the_write_with_pytorchs_gradients(label):
-    """x = leaf * 1, then x.name_(args): x's gradient reaches the leaf and the float arguments
-    through the recorded write. (+ leaf.sum(): a write of constants, fill_ or zero_, leaves
-    minitx's x a constant, where PyTorch's keeps requiring grad, with a zero gradient.)"""
+    """x = leaf * 1, then x.name_(args): x keeps requiring grad, and its gradient reaches the leaf
+    and the float arguments through the recorded write (a write of constants, fill_ or zero_, or
+    of a result that takes no gradient, floor_, gives the leaf a zero gradient, as PyTorch's)."""
     name, args, kwargs, values, _ = CASES[label]
     weights = RNG.standard_normal(values.shape)
     gradients = []
@@ -130,8 +130,8 @@ def test_a_computed_tensor_records_the_write_with_pytorchs_gradients(label):
         x = leaf * 1
         call_args, call_kwargs = arguments(lib, args, kwargs)
         taking = [t.requires_grad_() for t in float_tensors(call_args, call_kwargs, lib)]
-        assert getattr(x, name)(*call_args, **call_kwargs) is x
-        ((x * lib.tensor(weights)).sum() + leaf.sum()).backward()
+        assert getattr(x, name)(*call_args, **call_kwargs) is x and x.requires_grad and not x.is_leaf
+        (x * lib.tensor(weights)).sum().backward()
         gradients.append([leaf.grad] + [t.grad for t in taking])
     for ours, theirs in zip(*gradients, strict=True):
         if theirs is None:  # (PyTorch: an argument the write did not reach, e.g. nothing masked)
@@ -365,23 +365,50 @@ def test_in_place_through_a_view_writes_into_the_tensor_it_views_as_pytorch():
     same(*results)
 
 
-def test_a_write_through_a_view_while_recording_is_refused_naming_the_method():
-    y = minitx.tensor(A, requires_grad=True) * 1
-    with pytest.raises(RuntimeError, match=r"^sigmoid_: this tensor is a view .*write x = x\.sigmoid\(\.\.\.\)"):
-        y[0].sigmoid_()
+def test_a_write_through_a_view_while_recording_goes_into_the_tensor_it_views_as_pytorch():
+    """y[0].sigmoid_() while y is in the graph: y's row is written, with its gradient."""
+    results = []
+    for lib in (minitx, torch):
+        w = lib.tensor(A, requires_grad=True)
+        y = w * 1
+        y.T[1].mul_(w[1, 1])
+        y[0].sigmoid_()  # (last: PyTorch's sigmoid saved its output, which a later write would change)
+        (y * y).sum().backward()
+        results.append([y, w.grad])
+    for ours, theirs in zip(*results):
+        same(ours, theirs, rtol=1e-12)
 
 
-def test_inplace_true_on_a_view_while_recording_computes_out_of_place():
-    """inplace=True saves memory; where the write is refused (a view of a tensor in the graph, as
-    Flatten's output is) the layer gives a new tensor, with the gradient PyTorch's would have."""
+def test_a_write_through_a_view_of_a_leaf_that_requires_grad_is_refused_naming_the_method():
     w = minitx.tensor(A, requires_grad=True)
-    y = w * 1
-    before = y.numpy().copy()
-    out = nn.ReLU(inplace=True)(y.reshape(12))
-    dropped = F.dropout(y.T, 0.5, inplace=True, training=False)
-    np.testing.assert_array_equal(out.numpy(), np.maximum(before.reshape(12), 0))
-    np.testing.assert_array_equal(dropped.numpy(), before.T)
-    np.testing.assert_array_equal(y.numpy(), before)  # not written
+    with pytest.raises(RuntimeError, match=r"^sigmoid_: the tensor's array is a view of memory minitx cannot write "
+                                           r"through \(a view of a leaf that requires grad.*write x = x\.sigmoid"):
+        w[0].sigmoid_()
+    with pytest.raises(RuntimeError):
+        torch.tensor(A, requires_grad=True)[0].sigmoid_()
+
+
+def test_inplace_true_on_a_view_while_recording_writes_into_the_tensor_as_pytorch():
+    """inplace=True on a view of a tensor in the graph (as Flatten's output is) writes through it."""
+    results = []
+    for lib, tf in ((minitx, F), (torch, torch.nn.functional)):
+        w = lib.tensor(A, requires_grad=True)
+        y = w * 1
+        out = lib.nn.ReLU(inplace=True)(y.reshape(12))
+        dropped = tf.dropout(y.T, 0.5, inplace=True, training=False)
+        (out.sum() + (y * dropped.T).sum()).backward()
+        results.append([out, y, dropped, w.grad])
+    for ours, theirs in zip(*results):
+        same(ours, theirs)
+
+
+def test_inplace_true_where_the_write_is_refused_computes_out_of_place():
+    """inplace=True saves memory; where the write is refused (a view of a leaf that requires grad)
+    the layer gives a new tensor, with the gradient PyTorch's out-of-place layer would have."""
+    w = minitx.tensor(A, requires_grad=True)
+    out = nn.ReLU(inplace=True)(w.reshape(12))
+    np.testing.assert_array_equal(out.numpy(), np.maximum(A.reshape(12), 0))
+    np.testing.assert_array_equal(w.numpy(), A)  # not written
     out.sum().backward()
     np.testing.assert_array_equal(w.grad.numpy(), (A > 0).astype(w.dtype))
 

@@ -50,6 +50,8 @@ _D = "minitx/utils/data.py"
 _DATA = ("tests/test_utils_data.py",)
 _T = "minitx/autograd/tensor.py"
 _IN_PLACE = ("tests/test_inplace_methods.py",)
+_W = "minitx/autograd/writes.py"
+_WRITES = ("tests/test_writes.py", "tests/ops/test_setitem.py", "tests/test_inplace_methods.py")
 
 #: the issue's named slips, already in plant_slips.SLIPS: run again here, with the new ops
 _NAMED = ("conv col2im", "avg_pool backward", "gather backward", "roll backward")
@@ -475,11 +477,21 @@ OP_SLIPS = [
     Slip("in-place while recording: an argument that requires grad not seen", _T,
          "return is_grad_enabled() and (self.requires_grad or _any_requires_grad(arguments))",
          "return is_grad_enabled() and self.requires_grad", _IN_PLACE + ("tests/test_torch_method_parity.py",)),
-    Slip("in-place while recording: x[i] += v on a plain tensor refused as a write through a view", _T,
-         "(op.endswith(\"_\") and self.data.base is not None)", "(self.data.base is not None)", _IN_PLACE),
     Slip("in-place detach_: the graph cut for the ops that used x before too", _T,
-         "            self._record_write(Tensor.detach)", "            self._ctx, self.requires_grad = None, False",
-         _IN_PLACE),
+         "            record_write(self, lambda old: Tensor._from_op(old.data, None))",
+         "            self._ctx, self.requires_grad = None, False", _IN_PLACE),
+    Slip("in-place copy_ while recording: what x was gets no gradient (None, not PyTorch's zeros)", _T,
+         "if old.requires_grad and (fn is _as_contents or not new.requires_grad):",
+         "if old.requires_grad and not new.requires_grad:", _IN_PLACE),
+    Slip("recorded write: the views of x taken before keep the old array", _W,
+         "    if x._views and array is not old_array:", "    if False:", _WRITES),
+    Slip("recorded write into a view: the view given an array of its own, its base not written", _W,
+         "    viewed = _viewed(x)\n    if viewed is not None:\n        base, view = viewed\n        new",
+         "    viewed = None\n    if viewed is not None:\n        base, view = viewed\n        new", _WRITES),
+    Slip("recorded write: the old node dropped though an op took x before", _W,
+         "        if not x._taken:  # no op", "        if True:  # no op", _WRITES),
+    Slip("write through a view backward: the replaced values keep their gradient", _I,
+         "        self.view.forward(dx)[...] = 0\n", "", ("tests/ops/test_setitem.py",)),
     Slip("in-place index_copy: source's slices written in reverse order", _I,
          "broadcast_to(index.reshape(along), expected)", "broadcast_to(index[::-1].reshape(along), expected)",
          _INDEXING + _IN_PLACE),

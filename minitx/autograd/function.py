@@ -24,6 +24,7 @@ refuses when a checksum taken at forward no longer matches (a write through DLPa
 """
 from __future__ import annotations
 
+import copy
 import functools
 import re
 
@@ -32,6 +33,7 @@ import numpy as np
 from minitx import amp, backend
 from minitx.autograd import inplace
 from minitx.autograd.grad_mode import is_grad_enabled
+from minitx.autograd.writes import note_view, written
 from minitx.backend import is_floating
 
 #: called as ``hook(fn, inputs, output)`` (output: the raw array) after every op's forward;
@@ -85,8 +87,9 @@ class Function:
     def inputs(self) -> tuple:
         """The tensors this op was applied to, in order (empty unless a graph was recorded).
 
-        An input written since by ``x[index] = v`` with a gradient (Tensor.__setitem__) is given
-        as it was when this op took it: the node of its old values, which the write left behind."""
+        An input written since by a recorded write (``x[index] = v``, ``x += y`` while a gradient
+        is recorded) is given as it was when this op took it: the node of its old values, which
+        the write left behind (minitx.autograd.writes)."""
         if self._recorded_at == written.count:
             return self._inputs
         return tuple(written.as_seen(t, self._recorded_at) for t in self._inputs)
@@ -185,13 +188,26 @@ class Function:
         record = is_grad_enabled() and any(self.needs_input_grad) and is_floating(output.dtype)
         if record:
             self._inputs, self._recorded_at = inputs, written.count
+            for t in inputs:
+                t._taken = True  # a write into t from now on must leave its old node (written.record)
             if self.saved:
                 self._held = inplace.hold(self.saved, inputs, output)
                 if inplace.checking:
                     self._prints = inplace.fingerprint(self.saved, inputs, output)
-            return Tensor._from_op(output, self)
-        self.saved = ()  # nothing will call backward: keep no arrays alive
-        return Tensor._from_op(output, None)
+        else:
+            self.saved = ()  # nothing will call backward: keep no arrays alive
+        result = Tensor._from_op(output, self if record else None)
+        if self.moves_values:  # perhaps a view of x: a recorded write into x makes it again (note_view)
+            note_view(inputs[0], result, self)
+        return result
+
+    def again(self) -> "Function":
+        """A new instance of this op with the same settings (what __init__ set), to apply to other
+        inputs: a view made again of a written tensor's new array (minitx.autograd.writes)."""
+        fresh = copy.copy(self)
+        for name in _PER_CALL:
+            fresh.__dict__.pop(name, None)
+        return fresh
 
     def _computes_as_they_are(self, arrays) -> bool:
         """Whether this op's fast path takes these bfloat16/float16 arrays (see low_precision)."""
@@ -203,39 +219,10 @@ class Function:
 
 
 
-class _Writes:
-    """The recorded writes into tensors (``x[index] = v`` while a gradient is recorded).
 
-    The graph's edges are tensors: an op keeps the tensors it was applied to. A recorded write
-    makes x the output of a new op (SetItem) whose input is a tensor standing for x's old
-    values, so that x's gradient reaches v and, where v did not land, the old values; but ops
-    that took x before the write must still send their gradients to the old values. So each
-    write is counted, every op remembers the count when it was recorded, and x keeps
-    ``(count at the write, old node)`` for each of its writes: an op recorded before a write
-    sees the old node instead of x (``Function.inputs``).
-    """
-
-    def __init__(self):
-        self.count = 0
-
-    def record(self, x, old) -> None:
-        """x was written, and ``old`` stands for its values before."""
-        if not x._before:  # () until the first write: most tensors are never written
-            x._before = []
-        x._before.append((self.count, old))
-        self.count += 1
-
-    @staticmethod
-    def as_seen(t, recorded_at: int):
-        """The node of ``t`` that an op recorded at ``recorded_at`` took: t, or the old node of
-        the first write into t after it."""
-        for count, old in t._before:
-            if count >= recorded_at:
-                return old
-        return t
-
-
-written = _Writes()
+#: what apply and forward set on an instance for one call (Function.again forgets them)
+_PER_CALL = ("needs_input_grad", "computed_in", "keeps_float32", "saved", "_inputs", "_held", "_prints",
+             "_released", "_recorded_at")
 
 
 def _low_precision_of(inputs):

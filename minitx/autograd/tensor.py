@@ -22,9 +22,9 @@ import numpy as np
 
 from minitx import backend, interop
 from minitx.autograd.engine import backward as _run_backward
-from minitx.autograd.function import written
 from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.inplace import mark_modified
+from minitx.autograd.writes import note_view, record_write, refusal
 from minitx.keywords import takes_torch_keywords
 
 
@@ -37,8 +37,10 @@ class Tensor:
     """
 
     # .grad is a property over _grad, which checks what is assigned; the engine writes _grad
-    # _before: the old nodes of recorded writes into it (minitx.autograd.function._Writes)
-    __slots__ = ("data", "_grad", "requires_grad", "_ctx", "_retains_grad", "_hooks", "_before", "__weakref__")
+    # _before, _taken, _views, _base: what recorded writes need (minitx.autograd.writes): its old nodes,
+    # whether an op took it since its last write, the tensors that view its array, and the one it views
+    __slots__ = ("data", "_grad", "requires_grad", "_ctx", "_retains_grad", "_hooks", "_before", "_taken", "_views",
+                 "_base", "__weakref__")
     # numpy must defer to our reflected operators (np_array + tensor -> Tensor.__radd__)
     __array_priority__ = 1000
 
@@ -63,7 +65,7 @@ class Tensor:
         self._ctx = None
         self._retains_grad = False
         self._hooks = None
-        self._before = ()
+        self._before, self._taken, self._views, self._base = (), False, None, None
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -78,7 +80,7 @@ class Tensor:
         t._ctx = ctx
         t._retains_grad = False
         t._hooks = None
-        t._before = ()
+        t._before, t._taken, t._views, t._base = (), False, None, None
         t.requires_grad = ctx is not None
         return t
 
@@ -260,17 +262,20 @@ class Tensor:
             grad.data += g.astype(grad.dtype, copy=False)
 
     def detach(self) -> "Tensor":
-        """The same data, cut from the graph (shares memory with this tensor)."""
-        return Tensor._from_op(self.data, None)
+        """The same data, cut from the graph (shares memory with this tensor, and keeps sharing
+        it after a recorded write gives this tensor a new array: minitx.autograd.writes)."""
+        detached = Tensor._from_op(self.data, None)
+        note_view(self, detached, None)
+        return detached
 
     def detach_(self) -> "Tensor":
         """This tensor cut from the graph in place: a leaf that requires no grad, with the same
         array (PyTorch's detach_). The ops that used it before still send their gradients back
-        through what it was computed from, as in PyTorch: a recorded write (_record_write)."""
+        through what it was computed from, as in PyTorch: a recorded write (minitx.autograd.writes)."""
         if self._ctx is None:
             self.requires_grad = False
         else:
-            self._record_write(Tensor.detach)
+            record_write(self, lambda old: Tensor._from_op(old.data, None))
         return self
 
     def clone(self) -> "Tensor":
@@ -490,11 +495,15 @@ class Tensor:
         values refuses its backward, as PyTorch's does.
 
         While a graph is recorded with a gradient involved the write is recorded, as PyTorch
-        records it: x becomes the output of the op, with a new array (``_record_write``), so
-        ``h = w * 2; h.exp_()`` sends h's gradient on to w, and ``loss += part`` accumulates.
-        Refused there (_write_refused): a leaf that requires grad (as in PyTorch: the write would be
-        lost to its gradient), and a view of another tensor or array (``v = y[0]; v += 1``: y would
-        silently keep its values, where PyTorch's recorded write reaches it).
+        records it: x becomes the output of the op, with a new array (minitx.autograd.writes:
+        its views are made again from it), so ``h = w * 2; h.exp_()`` sends h's gradient on to w,
+        and ``loss += part`` accumulates. New contents (``fill_``, ``copy_``, ``zero_``) and a
+        result that takes no gradient (``floor_``) are written as ``x[...] = result``: x still
+        requires grad, and what it was gets a zero gradient, as in PyTorch. A view of another
+        tensor (``v = y[0]; v.exp_()``) writes into that tensor, as PyTorch's. Refused there
+        (_write_refused): a leaf that requires grad (as in PyTorch: the write would be lost to its
+        gradient), and memory minitx cannot write through (writes.refusal: a view of such a leaf,
+        of an array from outside, a broadcast).
         """
         if self._records_write(args, kwargs):
             refusal = self._write_refused(op)
@@ -503,9 +512,11 @@ class Tensor:
 
             def new_values(old):  # the result in x's dtype, with an array of its own (not fill_'s value broadcast)
                 new = self._as_written(op, fn(old, *args, **kwargs)).to(dtype=self.dtype)
+                if old.requires_grad and (fn is _as_contents or not new.requires_grad):  # x[...] = new
+                    return SetItem(Ellipsis).apply(old, new)  # (what x was gets a zero gradient, not none)
                 return new.clone() if new is not old and new.data.base is not None else new
 
-            self._record_write(new_values)
+            record_write(self, new_values)
             return self
         result = fn(self, *args, **kwargs)
         if result is not self:
@@ -521,21 +532,13 @@ class Tensor:
         return is_grad_enabled() and (self.requires_grad or _any_requires_grad(arguments))
 
     def _write_refused(self, op: str):
-        """Why a recorded in-place op cannot write into this tensor, or None when it can. A leaf
-        view written by an operator is let through: ``x[i] += v`` is Python's ``x[i] = x[i] + v``,
-        whose assignment writes the new values back (recorded); a method's result has no such
-        assignment, and a recorded view's base is in the graph, which would not see the write."""
+        """Why a recorded in-place op cannot write into this tensor, or None when it can."""
         if self.is_leaf and self.requires_grad:
             return (f"{op}: a leaf tensor that requires grad cannot be changed in place while a graph is recorded "
                     f"(its gradient would not see the write); write x = {_out_of_place(op)}, or update it under "
                     "minitx.no_grad(), as the optimizers do")
-        if self._views_an_input() if not self.is_leaf else (op.endswith("_") and self.data.base is not None):
-            return (f"{op}: this tensor is a view of another tensor's or array's values (an index, reshape or "
-                    "transpose), and while a graph is recorded with a gradient involved the write gives the tensor "
-                    "a new array: what it views would silently keep its old values; write "
-                    f"x = {_out_of_place(op)} for a new tensor, or assign into the tensor it views (y[index] = new "
-                    "values: recorded)")
-        return None
+        why = refusal(self)
+        return None if why is None else f"{op}: {why}; or write x = {_out_of_place(op)} for a new tensor"
 
     def _as_written(self, op: str, result: "Tensor") -> "Tensor":
         """``result``, checked to be what an in-place op may write into this tensor: its shape, and
@@ -548,38 +551,6 @@ class Tensor:
                             f"tensor's dtype {self.dtype.name} (same-kind casting); write x = {_out_of_place(op)}, "
                             f"or convert x first, e.g. x = x.to(dtype='{result.dtype.name}')")
         return result
-
-    def _record_write(self, compute) -> None:
-        """Give this tensor the values ``compute(old)``, computed by recorded ops from ``old``, a
-        node of the graph standing for its values before: a write recorded while a graph is
-        recorded with a gradient involved (``x[index] = v``, ``x += y``, ``x.exp_()``,
-        ``x.detach_()``).
-
-        The tensor takes the result's array and op, so its gradient reaches what its new values
-        were computed from. Ops that took the tensor before the write keep sending their
-        gradients to ``old``, and so do the hooks registered on it before, as PyTorch's
-        (minitx.autograd.function._Writes). The old array stays with the ops that saved it;
-        another tensor or array sharing it (a view of x taken before) keeps the old values, where
-        PyTorch's recorded write reaches them.
-        """
-        old = Tensor._from_op(self.data, self._ctx)
-        old.requires_grad = self.requires_grad
-        new = compute(old)
-        if new is old:
-            return  # nothing changed (dropout in eval mode)
-        old._hooks, self._hooks = self._hooks, None
-        data = new.data
-        # the graph needs the old node's shape and dtype only; its values stay alive where an op
-        # saved them, and are not kept for each write of a tensor written many times
-        xp = backend.get_array_module(data)
-        old.data = xp.broadcast_to(xp.zeros((), dtype=self.dtype), self.shape)
-        written.record(self, old)
-        self.data, self._ctx, self.requires_grad = data, new._ctx, new.requires_grad
-
-    def _views_an_input(self) -> bool:
-        """Whether this op result shares memory with an input of its op (a view: getitem, reshape ...)."""
-        xp = backend.get_array_module(self.data)
-        return any(xp.may_share_memory(self.data, t.data) for t in self._ctx.inputs)
 
     def _writable(self, op: str):
         """``self.data``, ready for a write: the lock of ops that saved it lifted and a version
@@ -1134,4 +1105,5 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
 
 
 from minitx import creation, functional as F  # noqa: E402  (operators need them; they need Tensor)
+from minitx.ops.indexing import SetItem  # noqa: E402
 

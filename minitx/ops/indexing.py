@@ -22,13 +22,14 @@ from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
 from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.tensor import Tensor, as_tensor
+from minitx.autograd.writes import record_write, refusal
 from minitx.backend import get_array_module
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import as_indices, check_bool, check_fits
 from minitx.ops.elementwise import broadcasts_to, filled, where
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
-__all__ = ["GetItem", "SetItem", "Gather", "Scatter", "ScatterAdd", "ScatterReduce", "IndexAdd", "Tril", "Triu",
+__all__ = ["GetItem", "SetItem", "WriteThroughView", "Gather", "Scatter", "ScatterAdd", "ScatterReduce", "IndexAdd", "Tril", "Triu",
            "Diagonal", "DiagEmbed", "Embedding", "MaskedSelect"]
 
 
@@ -283,6 +284,33 @@ class SetItem(Function):
         return (dx, dv.reshape((1,) * self.leading + dv.shape)) + (None,) * len(self.slots)
 
 
+class WriteThroughView(Function):
+    """y = x with the part that a view op shows replaced by v: a recorded write into a view of x
+    (``u = x[1:]; u.exp_()``, ``x.T[0] = v``) as a write into x (minitx.autograd.writes), as
+    PyTorch's CopySlices. ``view`` is the view op (a Function that moves no values: an index, a
+    reshape, a transpose); view(y), the part, is y's memory, so writing it writes y.
+
+        dx = dy, but view(dx) = 0     (the values the write replaced reach nothing)
+        dv = view(dy)
+    """
+
+    moves_values = True  # (16-bit arrays go in as they are: a write rounds nothing)
+    fresh_gradients = True
+
+    def __init__(self, view: Function):
+        self.view = view
+
+    def forward(self, x, v):
+        y = x.copy()  # (C order: a reshape of it is a view, whose write lands in y)
+        self.view.forward(y)[...] = v
+        return y
+
+    def backward(self, dy):
+        dx = get_array_module(dy).array(dy, copy=True, order="C")
+        self.view.forward(dx)[...] = 0
+        return dx, self.view.forward(dy).copy()
+
+
 def setitem(x, index, value):
     """``x[index] = value`` (Tensor.__setitem__): ``value`` (a number, an array, a tensor on x's
     device) broadcast to x[index]'s shape and written into x, as NumPy and PyTorch do.
@@ -297,12 +325,11 @@ def setitem(x, index, value):
     While a gradient is recorded (x or the value requires grad), it is the op SetItem: x gets a
     new array, a copy with the value written, and x's gradient reaches the value where it
     landed and x's old values elsewhere. Ops that used x before keep its old values and send
-    their gradients there (minitx.autograd.function._Writes); so do the hooks registered on x
-    before, as PyTorch's. So does a view of x taken before: it keeps the old values, where
-    without a gradient (and in PyTorch) it would show the write; take views after writing. As
-    with ``x += y`` there, another tensor or array sharing x's old array does not see the write
-    either. Refused, as in PyTorch: a leaf that requires grad. Refused too: a tensor whose array
-    is a view of another array (``y[0][1] = v``: y would silently keep its values).
+    their gradients there, and so do the hooks registered on x before, as PyTorch's; views of x
+    taken before are made again from its new array, so they show the write; and a write into a
+    view of another tensor (``y[0][1] = v``) goes into that tensor (minitx.autograd.writes).
+    Refused, as in PyTorch: a leaf that requires grad; and memory minitx cannot write through
+    (a view of such a leaf, of an array from outside, a broadcast: writes.refusal).
     """
     op = "setitem"
     index, tensors, slots = _convert_index(x, index, op)
@@ -329,13 +356,11 @@ def setitem(x, index, value):
         raise RuntimeError(f"{op}: a leaf tensor that requires grad cannot be written while a graph is recorded "
                            "(its gradient would not see the write); write under minitx.no_grad(), as the "
                            "optimizers do, or build a new tensor: F.where(mask, v, x), x.masked_fill(mask, v)")
-    if x.data.base is not None if x.is_leaf else x._views_an_input():  # a view: its base would not see the write
-        raise RuntimeError(f"{op}: this tensor's array is a view of another array (an index, reshape or "
-                           "transpose of a tensor or an array), and while a graph is recorded the write gives "
-                           "the tensor a new array: the array it views would silently keep its values. Index "
-                           "once (y[0, 1] = v, not y[0][1] = v), or write into a copy (x = x.clone())")
+    why = refusal(x)
+    if why is not None:
+        raise RuntimeError(f"{op}: {why}")
     # (SetItem's apply, not its call through autocast: x's dtype is kept)
-    x._record_write(lambda old: SetItem(index, slots).apply(old, value, *tensors))
+    record_write(x, lambda old: SetItem(index, slots).apply(old, value, *tensors))
 
 
 def _check_fits(op, x, index, full_index, value):

@@ -144,16 +144,43 @@ def test_a_write_keeps_the_arrays_earlier_ops_saved():
     np.testing.assert_allclose(ours[0], _fill_rows("torch", clone=True)[0], rtol=1e-12, atol=1e-14)
 
 
-def test_a_view_taken_before_a_recorded_write_keeps_the_old_values_and_their_gradient():
-    """PyTorch's view would show the write and follow it; minitx's keeps what it showed (as after
-    x += y, docs/ops.md), its values and gradient agreeing."""
+def _views_around_a_write(lib):
+    """Views of a buffer and of a computed tensor, taken before recorded writes into them, then
+    used after: their values and the gradient through them."""
+    torch = torch_in_example() if lib == "torch" else None
+    make = (lambda a, **k: torch.tensor(a, dtype=torch.float64, **k)) if torch else \
+        (lambda a, **k: minitx.tensor(a, dtype="float64", **k))
+    w = make([[1.0, 2.0], [-0.5, 0.25]], requires_grad=True)
+    out = make(np.zeros((3, 2)))
+    first, flat, detached = out[0], out.reshape(6), out.detach()
+    out[0] = w[0] * 3  # a buffer that requires no grad, written with a value that does
+    h = w * 2
+    t, row, row_t = h.T, h[1], h[1:].T[0]  # views of views
+    h.exp_()
+    loss = (first * flat[:2]).sum() + (t ** 2).sum() + (row * row_t).sum() + detached.sum()
+    loss.backward()
+    values = [v.detach().numpy().copy() for v in (first, flat, detached, t, row, row_t)]
+    return values, w.grad.numpy().copy()
+
+
+def test_views_taken_before_a_recorded_write_show_it_and_pass_the_gradient_on_as_pytorch():
+    """A view of x (an index, a reshape, a transpose, a view of a view, a detach) taken before a
+    recorded write into x shows the new values and its gradient reaches x's new graph."""
+    theirs, ours = _views_around_a_write("torch"), _views_around_a_write("minitx")
+    for mine, reference in zip(ours[0], theirs[0]):
+        np.testing.assert_allclose(mine, reference, rtol=1e-14)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-13)
+
+
+def test_an_op_that_took_a_view_before_the_write_sends_its_gradient_to_the_old_values():
     w = minitx.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
-    out = minitx.zeros(3, 2, dtype="float64")
-    first = out[0]
-    out[0] = w * 3
-    assert first.tolist() == [0.0, 0.0] and out[0].tolist() == [3.0, 6.0]
-    (out.sum() + first.sum()).backward()
-    assert w.grad.tolist() == [3.0, 3.0]
+    h = w * 2
+    v = h[:1]
+    before = v * 10  # took v while it showed 2 w[0]
+    h.exp_()
+    (before.sum() + v.sum()).backward()  # 10 * 2 from before; 2 exp(2 w0) from v after the write
+    np.testing.assert_allclose(w.grad.numpy(), [20.0 + 2 * np.exp(2.0), 0.0], rtol=1e-15)
+    assert before.tolist() == [20.0] and v.tolist() == [np.exp(2.0)]
 
 
 def test_writes_chain_and_backward_runs_twice_with_retain_graph():
@@ -319,18 +346,51 @@ def test_a_leaf_that_requires_grad_is_refused_while_recording_as_pytorch():
     assert w.tolist() == [1.0, 2.0] and w.is_leaf
 
 
-def test_a_write_into_a_view_of_another_tensor_is_refused_while_recording():
-    """y[0][1] = v could not reach y: the recorded write gives the view a new array."""
-    a = minitx.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
-    y = a * 1.0
-    with pytest.raises(RuntimeError, match=r"setitem: this tensor's array is a view of another array .*y\[0, 1\] = v"):
+def test_a_write_into_a_view_of_another_tensor_goes_into_that_tensor_as_pytorch():
+    """y[0][1] = v: the view y[0] is written, so y is, with v's gradient (WriteThroughView)."""
+    torch = torch_in_example()
+    results = []
+    for lib in (minitx, torch):
+        a = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)
+        y = a * 1.0
         y[0][1] = 5.0
-    buffer = minitx.zeros(4, 3)
-    with pytest.raises(RuntimeError, match="setitem: this tensor's array is a view of another array"):
+        y.reshape(4)[2:] = a[0] * a[1]
+        buffer = lib.zeros(4, 3, dtype=lib.float64)
         buffer[0][1] = a[0, 0]
-    y[0, 1] = 5.0
-    buffer[0, 1] = a[0, 0]
-    assert y.tolist() == [[1.0, 5.0], [3.0, 4.0]] and buffer[0].tolist() == [0.0, 1.0, 0.0]
+        buffer.T[2][1:3] = a[1] * 2
+        ((y * y).sum() + (buffer * 3).sum()).backward()
+        results.append([y.detach().numpy(), buffer.detach().numpy(), a.grad.numpy()])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-14)
+
+
+@given(st.data())
+def test_write_through_view_gradients(data):
+    """WriteThroughView's gradients: a write through a transpose, then an index of it."""
+    shape = data.draw(mst.shapes(min_dims=2, max_dims=3, min_side=2))
+    x = data.draw(mst.tensors(shape))
+    row = data.draw(st.integers(0, shape[-1] - 1))
+    v = data.draw(mst.tensors(shape[:-1][::-1]))
+
+    def fn(x, v):
+        y = x * 1.0
+        y.T[row] = v * y.T[row]
+        return y
+
+    assert check_gradients(fn, x, v)
+
+
+def test_a_write_into_memory_minitx_cannot_follow_is_refused_while_recording():
+    """A view of a leaf that requires grad (as PyTorch), a broadcast, and a detached tensor."""
+    a = minitx.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"setitem: the tensor's array is a view of memory minitx cannot write "
+                                           r"through \(a view of a leaf that requires grad"):
+        a[0][1] = 5.0
+    with pytest.raises(RuntimeError, match="setitem: several elements of the tensor share one memory location"):
+        (a * 1).expand(3, 2, 2)[0] = a
+    with pytest.raises(RuntimeError, match="setitem: the tensor shares its array with the tensor it was detached"):
+        (a * 1).detach()[0] = a[1]
+    assert a.tolist() == [[1.0, 2.0], [3.0, 4.0]]
 
 
 def test_bad_values_are_refused_naming_the_op_and_leave_the_tensor_as_it_was():

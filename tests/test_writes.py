@@ -1,0 +1,133 @@
+"""Recorded writes and the tensors around them (minitx.autograd.writes): views taken before a
+write are made again from the new array, and a write keeps nothing no op will look for.
+
+PyTorch parity for the values and gradients of views around a write is in tests/ops/test_setitem.py;
+for each in-place method's gradient, in tests/test_inplace_methods.py.
+"""
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import minitx
+
+
+def _float64(values, **kwargs):
+    return minitx.tensor(values, dtype="float64", **kwargs)
+
+
+@pytest.fixture
+def without_gc():
+    """Collection off: what a test frees must go when its last reference does (no cycle)."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("view", [lambda x: x[1:], lambda x: x.T, lambda x: x.reshape(6), lambda x: x[0].unsqueeze(0),
+                                  lambda x: x.detach(), lambda x: x.T[1:].swapaxes(0, 1), lambda x: x.expand(4, 2, 3)],
+                         ids=["index", "T", "reshape", "view of a view", "detach", "three views deep", "expand"])
+@pytest.mark.parametrize("write", ["exp_", "setitem", "+="])
+def test_a_view_taken_before_a_recorded_write_shows_the_new_values(view, write):
+    w = _float64(np.arange(6.0).reshape(2, 3) / 10, requires_grad=True)
+    x = w * 2
+    v = view(x)
+    if write == "exp_":
+        x.exp_()
+    elif write == "setitem":
+        x[:, 1] = w[:, 0] * 5
+    else:
+        x += w
+    np.testing.assert_array_equal(v.numpy(), view(x).numpy())
+    assert v.requires_grad == (write != "detach" and view(x).requires_grad)
+
+
+def test_a_view_taken_without_a_gradient_follows_a_write_that_brings_one():
+    """A buffer that required no grad, and its view, require grad once a value that does is written."""
+    w = _float64([1.0, 2.0], requires_grad=True)
+    buffer = minitx.zeros(2, 2, dtype="float64")
+    with minitx.no_grad():
+        column = buffer[:, 0]
+    buffer[1] = w * 3
+    assert column.tolist() == [0.0, 3.0] and column.requires_grad
+    column.sum().backward()
+    assert w.grad.tolist() == [3.0, 0.0]
+
+
+def test_a_view_that_became_a_parameter_shows_the_write_and_stays_a_leaf():
+    w = _float64([4.0], requires_grad=True)
+    buffer = minitx.zeros(3, dtype="float64")
+    p = buffer[1:].requires_grad_()
+    buffer[1] = w * 2
+    assert p.is_leaf and p.requires_grad and p.grad_fn is None and p.tolist() == [8.0, 0.0]
+
+
+def test_a_write_into_a_view_by_its_name_goes_into_the_tensor_it_views_as_pytorch():
+    """row = x[0]; row += w writes x's row (Python rebinds the name row to the same tensor)."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (minitx, torch):
+        w = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        x = lib.zeros(2, 2, dtype=lib.float64)
+        row = x[0]
+        row += w
+        x.mul_(w)
+        (x * x).sum().backward()
+        results.append([t.detach().numpy() for t in (row, x, w.grad)])
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_many_views_of_one_tensor_are_not_all_kept(without_gc):
+    table = minitx.zeros(50, 4)
+    for _ in range(1000):
+        table[:10].sum()
+    assert len(table._views) <= 64
+
+
+def test_a_graph_with_views_is_freed_without_the_garbage_collector(without_gc):
+    """A view's note on its base is weak, and holds its op weakly where the op holds the base."""
+    w = minitx.randn(4, 3, requires_grad=True)
+    x = w * 2
+    v = x.T.reshape(12)
+    d = x.detach()
+    (v.sum() + d.sum()).sum()
+    alive = [weakref.ref(t) for t in (x, v, d)]
+    del x, v, d
+    assert [ref() for ref in alive] == [None, None, None]
+
+
+def test_a_write_no_op_took_before_keeps_no_old_node(without_gc):
+    """x.mul_(w); x.detach_() in a loop: the old nodes, and the arrays their ops saved, go."""
+    w = _float64([0.5, 2.0], requires_grad=True)
+    x = w * 1
+    first = weakref.ref(x.data)  # saved by the first mul_ for w's gradient
+    for _ in range(3):
+        x.mul_(w)
+        x.detach_()
+    assert first() is None and not x._before
+
+
+def test_an_op_that_took_x_before_a_write_still_reaches_its_old_values():
+    w = _float64([0.5, 2.0], requires_grad=True)
+    x = w * 1
+    y = x * 3
+    x.mul_(w)
+    x.detach_()
+    y.sum().backward()
+    assert w.grad.tolist() == [3.0, 3.0]
+
+
+@pytest.mark.gpu
+def test_a_view_is_made_again_on_the_gpu():
+    w = minitx.tensor([[0.5, 1.0], [2.0, 3.0]], device="cuda", requires_grad=True)
+    x = w * 2
+    v = x[1]
+    x.exp_()
+    np.testing.assert_allclose(v.numpy(), np.exp([4.0, 6.0]), rtol=1e-6)
+    v.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [[0.0, 0.0], 2 * np.exp([4.0, 6.0])], rtol=1e-6)
