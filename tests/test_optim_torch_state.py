@@ -170,6 +170,21 @@ def test_a_parameter_pytorch_has_no_state_for_loads_as_fresh():
         assert_same(params, opt, theirs, their_opt, f"{name}, the first step of parameter 1")
 
 
+def test_an_older_pytorchs_dict_is_told_by_its_tensors():
+    """Before torch 1.12 the groups had no run keys and step counts were ints: the torch tensors in
+    its state still tell PyTorch's format (a dict by index, where a parameter left out is fresh)."""
+    theirs, their_opt = torch_run("Adam", dict(lr=0.01))
+    saved = their_opt.state_dict()
+    for key in ("foreach", "fused", "capturable", "differentiable"):
+        del saved["param_groups"][0][key]
+    for entry in saved["state"].values():
+        entry["step"] = int(entry["step"])
+    params, opt = minitx_twin(theirs, "Adam")
+    opt.load_state_dict(saved)
+    step_both(params, opt, theirs, their_opt, seed=10)
+    assert_same(params, opt, theirs, their_opt, "a dict without run keys")
+
+
 def test_a_step_count_that_is_not_whole_is_refused_and_changes_nothing():
     theirs, their_opt = torch_run("NAdam", {})
     saved = their_opt.state_dict()
