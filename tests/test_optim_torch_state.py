@@ -39,6 +39,13 @@ def torch_run(name, kw, steps=5, seed=0):
     return theirs, opt
 
 
+def edited_copy(their_opt):
+    """PyTorch's state dict, to be edited: its state entries are the optimizer's own dicts."""
+    saved = their_opt.state_dict()
+    return {"state": {i: dict(entry) for i, entry in saved["state"].items()},
+            "param_groups": [dict(group) for group in saved["param_groups"]]}
+
+
 def minitx_twin(theirs, name, **kw):
     """minitx's optimizer ``name`` over parameters holding PyTorch's current values."""
     params = [minitx.tensor(q.detach().numpy().copy(), requires_grad=True) for q in theirs]
@@ -174,7 +181,7 @@ def test_an_older_pytorchs_dict_is_told_by_its_tensors():
     """Before torch 1.12 the groups had no run keys and step counts were ints: the torch tensors in
     its state still tell PyTorch's format (a dict by index, where a parameter left out is fresh)."""
     theirs, their_opt = torch_run("Adam", dict(lr=0.01))
-    saved = their_opt.state_dict()
+    saved = edited_copy(their_opt)
     for key in ("foreach", "fused", "capturable", "differentiable"):
         del saved["param_groups"][0][key]
     for entry in saved["state"].values():
@@ -187,7 +194,7 @@ def test_an_older_pytorchs_dict_is_told_by_its_tensors():
 
 def test_a_step_count_that_is_not_whole_is_refused_and_changes_nothing():
     theirs, their_opt = torch_run("NAdam", {})
-    saved = their_opt.state_dict()
+    saved = edited_copy(their_opt)
     saved["state"][2]["step"] = torch.tensor(2.5)
     params, opt = minitx_twin(theirs, "NAdam", lr=0.5)
     with pytest.raises(ValueError, match=r"NAdam.load_state_dict: PyTorch's state 'step' of parameter 2 is 2.5; "
@@ -230,13 +237,13 @@ def test_wrong_shapes_and_counts_are_refused_as_in_minitxs_format_and_change_not
             for key, value in s.items():
                 np.testing.assert_array_equal(np.asarray(opt.state[i][key]), value)
 
-    saved = their_opt.state_dict()
+    saved = edited_copy(their_opt)
     saved["state"][2]["exp_avg"] = torch.zeros(6)
     with pytest.raises(ValueError, match=r"state 'exp_avg' of parameter 2 has shape \(6,\), but the parameter has "
                                          r"shape \(\)"):
         opt.load_state_dict(saved)
     unchanged()
-    two_groups = their_opt.state_dict()
+    two_groups = edited_copy(their_opt)
     two_groups["param_groups"] = [dict(two_groups["param_groups"][0], params=[0]),
                                   dict(two_groups["param_groups"][0], params=[1, 2])]
     with pytest.raises(ValueError, match="number of parameter groups differs: 2 in the state dict, 1 in this"):
@@ -244,12 +251,12 @@ def test_wrong_shapes_and_counts_are_refused_as_in_minitxs_format_and_change_not
     unchanged()
     with pytest.raises(ValueError, match="3 parameters in the state dict and 2 in this optimizer"):
         optim.Adam(params[:2]).load_state_dict(their_opt.state_dict())
-    extra = their_opt.state_dict()
+    extra = edited_copy(their_opt)
     extra["state"][7] = extra["state"][0]
     with pytest.raises(ValueError, match="state for parameter 7, but this optimizer has 3 parameters"):
         opt.load_state_dict(extra)
     unchanged()
-    amsgrad = their_opt.state_dict()
+    amsgrad = edited_copy(their_opt)
     amsgrad["param_groups"][0]["amsgrad"] = True
     with pytest.raises(ValueError, match=r"state of parameter 0 has keys .*\(missing: \['max_exp_avg_sq'\]\)"):
         opt.load_state_dict(amsgrad)
