@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import minitx
-from minitx import optim
+from minitx import backend, optim
 from torch_reference import import_torch
 
 torch = import_torch()
@@ -165,9 +165,8 @@ def test_pytorchs_group_keys_taken_ignored_or_kept_and_minitx_saves_its_own_form
 def test_a_parameter_pytorch_has_no_state_for_loads_as_fresh():
     """PyTorch leaves a parameter that has taken no step out of 'state'; Adagrad makes every state when
     built, with step 0: either way minitx has no state for it, and makes it at its first step."""
-    for name in ("Adam", "Adagrad"):
-        theirs, their_opt = torch_run(name, dict(lr=0.1, **({"initial_accumulator_value": 0.5}
-                                                            if name == "Adagrad" else {})))
+    for name, kw in [("Adam", dict(lr=0.1)), ("Adagrad", dict(lr=0.1, initial_accumulator_value=0.5))]:
+        theirs, their_opt = torch_run(name, kw)
         saved = their_opt.state_dict()
         assert (1 not in saved["state"]) if name == "Adam" else float(saved["state"][1]["step"]) == 0.0
         params, opt = minitx_twin(theirs, name)
@@ -261,3 +260,28 @@ def test_wrong_shapes_and_counts_are_refused_as_in_minitxs_format_and_change_not
     with pytest.raises(ValueError, match=r"state of parameter 0 has keys .*\(missing: \['max_exp_avg_sq'\]\)"):
         opt.load_state_dict(amsgrad)
     unchanged()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name, kw", [("Adam", dict(lr=0.01)), ("Adam", dict(lr=0.01, amsgrad=True)),
+                                      ("NAdam", dict()), ("SGD", dict(lr=0.1, momentum=0.9))])
+def test_pytorchs_cpu_state_loads_onto_the_gpu(name, kw):
+    """PyTorch's CPU tensors are copied onto each parameter's device (Adam's step counts into its
+    device array): the next steps there are PyTorch's on the CPU (the fused kernel rounds otherwise)."""
+    theirs, their_opt = torch_run(name, kw)
+    params = [minitx.tensor(q.detach().numpy().copy(), device="cuda", requires_grad=True) for q in theirs]
+    opt = getattr(optim, name)(params)
+    opt.load_state_dict(their_opt.state_dict())
+    for t in range(2):
+        rng = np.random.default_rng(10 + t)
+        for p, q in zip(params, theirs):
+            g = rng.standard_normal(p.shape)
+            p.grad, q.grad = minitx.tensor(g, device="cuda"), torch.tensor(g)
+        opt.step()
+        their_opt.step()
+    for k, (p, q) in enumerate(zip(params, theirs)):
+        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-10, atol=1e-12, err_msg=f"parameter {k}")
+        for key, value in opt.state.get(k, {}).items():
+            np.testing.assert_allclose(np.asarray(backend.to_numpy(value), dtype=np.float64),
+                                       their_opt.state[q][key].numpy(), rtol=1e-10, atol=1e-12,
+                                       err_msg=f"parameter {k}, state '{key}'")
