@@ -43,6 +43,7 @@ class Adam(Optimizer):
     """
 
     decoupled_weight_decay = False
+    PYTORCH_FIXED = {"decoupled_weight_decay": False}  # PyTorch's Adam(decoupled_weight_decay=True) is AdamW
     STATE = {"step": "count", "exp_avg": "array", "exp_avg_sq": "squares"}
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, *,
@@ -223,6 +224,7 @@ class AdamW(Adam):
     """
 
     decoupled_weight_decay = True
+    PYTORCH_FIXED = {"decoupled_weight_decay": True}
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01, amsgrad=False, *,
                  maximize=False, check_finite=True):

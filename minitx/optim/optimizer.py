@@ -41,7 +41,7 @@ import numbers
 
 import numpy as np
 
-from minitx import backend, kernels, sync
+from minitx import backend, interop, kernels, sync
 from minitx.autograd.inplace import mark_modified, zero_gradients
 from minitx.autograd.tensor import Tensor
 
@@ -292,7 +292,8 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Restore what ``state_dict()`` returned (possibly after save/load).
+        """Restore what ``state_dict()`` returned (possibly after save/load), or what a PyTorch
+        optimizer's ``state_dict()`` returned, as it is (a run ported from PyTorch continues here).
 
         Checks first, changes after: the number of groups, the number of parameters in each
         group and the shape of every state array must match this optimizer, else ValueError
@@ -301,11 +302,29 @@ class Optimizer:
         maximum), of the kind it says (a step count of 1.5 or an integer moment is refused,
         naming the parameter and the key). Arrays are copied onto
         each parameter's device and cast to its dtype.
+
+        PyTorch's format (told by its groups' keys foreach, differentiable, ..., or by torch
+        tensors in its state) differs from minitx's in what ``_from_pytorch`` translates:
+
+        * 'state' maps a parameter's index to its state; a parameter it leaves out has taken
+          no step (its state is made at its first step, as here);
+        * the state holds torch tensors (read through DLPack, then copied); a step count is a
+          float tensor, taken as an int (one that is not a whole number is refused); a count of
+          0 (Adagrad makes every state when built) is a parameter that has taken no step;
+          RMSprop and Adadelta count steps that their update never reads, which are dropped;
+        * its groups hold hyperparameters minitx has (taken; a tensor lr or beta as its float),
+          keys that only choose how PyTorch runs its update, ``PYTORCH_RUN_KEYS`` (ignored), and
+          keys that change the update and this optimizer has no setting for,
+          ``PYTORCH_FIXED`` (Adam's decoupled_weight_decay): accepted at the value that
+          computes what this optimizer computes, refused otherwise, naming the key and value.
+          Other keys (a scheduler's 'initial_lr') stay in the group, as in minitx's format.
         """
         name = f"{self._name}.load_state_dict"
         if not isinstance(state_dict, dict) or "state" not in state_dict \
                 or "param_groups" not in state_dict:
             raise ValueError(f"{name}: expected a dict with 'state' and 'param_groups'")
+        if _is_pytorchs(state_dict):
+            state_dict = self._from_pytorch(name, state_dict)
         saved_groups = list(state_dict["param_groups"])
         if len(saved_groups) != len(self.param_groups):
             raise ValueError(f"{name}: number of parameter groups differs: "
@@ -357,6 +376,51 @@ class Optimizer:
             group.update(new)
         self.state = new_state
         self._state_restored()
+
+    #: PyTorch's group keys that change its update and that this optimizer has no setting for,
+    #: each with the value at which PyTorch computes what this optimizer computes
+    PYTORCH_FIXED: dict = {}
+
+    def _from_pytorch(self, name, state_dict) -> dict:
+        """A PyTorch optimizer's state dict in minitx's format (see load_state_dict); the
+        caller's dict is not changed. What this cannot translate is left for the checks after it."""
+        groups = []
+        for g, saved in enumerate(state_dict["param_groups"]):
+            group = saved
+            if isinstance(saved, dict):
+                for key, fixed in self.PYTORCH_FIXED.items():
+                    if key in saved and saved[key] != fixed:
+                        raise ValueError(f"{name}: PyTorch's parameter group {g} has {key}={saved[key]!r}, which "
+                                         f"changes the update; {self._name} has no {key} setting and computes what "
+                                         f"{key}={fixed!r} does")
+                group = {key: value if key == "params" else _hyperparameter(value) for key, value in saved.items()
+                         if key not in PYTORCH_RUN_KEYS and key not in self.PYTORCH_FIXED}
+            groups.append(group)
+        state = state_dict["state"]
+        if isinstance(state, dict):
+            state = {index: self._entry_from_pytorch(name, index, entry) for index, entry in state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def _entry_from_pytorch(self, name, index, entry):
+        """One parameter's state from PyTorch: its tensors as arrays, its step count as an int."""
+        if not isinstance(entry, dict):
+            return entry
+        converted = {}
+        for key, value in entry.items():
+            if key == "step" and key not in self.STATE:
+                continue  # RMSprop's and Adadelta's: PyTorch counts steps that their update never reads
+            if _is_torch_tensor(value):
+                value = float(value) if self.STATE.get(key) in ("count", "product") \
+                    else interop.as_array(value.detach(), name)
+            if self.STATE.get(key) == "count" and isinstance(value, float):  # a float tensor since torch 1.12
+                if not value.is_integer():
+                    raise ValueError(f"{name}: PyTorch's state '{key}' of parameter {index} is {value}; "
+                                     "expected a whole number of steps")
+                value = int(value)
+            converted[key] = value
+        if isinstance(converted.get("step"), int) and converted["step"] == 0:
+            return {}  # made but not stepped (Adagrad makes every state when built): fresh, as minitx's
+        return converted
 
     def _state_restored(self) -> None:
         """After load_state_dict replaced ``self.state``: a subclass that keeps part of its state
@@ -414,6 +478,36 @@ class Optimizer:
             hyper = ", ".join(f"{k}={v}" for k, v in group.items() if k != "params")
             lines.append(f"  group {g}: {len(group['params'])} parameters, {hyper}")
         return "\n".join(lines) + "\n)"
+
+
+#: PyTorch's group keys that choose how its update runs (a loop, one multi-tensor or one fused kernel;
+#: a step CUDA graphs can capture; a step autograd can differentiate), not what it computes
+PYTORCH_RUN_KEYS = ("foreach", "fused", "capturable", "differentiable")
+
+
+def _is_torch_tensor(value) -> bool:
+    """Whether ``value`` is a PyTorch tensor, told by its type's module (minitx never imports torch)."""
+    return type(value).__module__.split(".")[0] == "torch"
+
+
+def _is_pytorchs(state_dict) -> bool:
+    """Whether an optimizer's state dict is PyTorch's: its groups hold PyTorch's run keys (every
+    optimizer's does since torch 1.13), or its state holds torch tensors."""
+    groups = [g for g in state_dict["param_groups"] if isinstance(g, dict)]
+    state = state_dict["state"]
+    entries = state.values() if isinstance(state, dict) else state
+    return any(key in g for g in groups for key in PYTORCH_RUN_KEYS) \
+        or any(_is_torch_tensor(v) for e in entries if isinstance(e, dict) for v in e.values())
+
+
+def _hyperparameter(value):
+    """A PyTorch group's value as minitx holds it: a one-element tensor (PyTorch takes lr and
+    betas as tensors too) as its float, in a pair too."""
+    if _is_torch_tensor(value) and value.numel() == 1:
+        return float(value)
+    if isinstance(value, (tuple, list)) and any(_is_torch_tensor(v) for v in value):
+        return tuple(_hyperparameter(v) for v in value)
+    return value
 
 
 def finite_flags(arrays):
