@@ -131,3 +131,19 @@ def test_a_view_is_made_again_on_the_gpu():
     np.testing.assert_allclose(v.numpy(), np.exp([4.0, 6.0]), rtol=1e-6)
     v.sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), [[0.0, 0.0], 2 * np.exp([4.0, 6.0])], rtol=1e-6)
+
+
+def test_tensors_with_views_pickle_and_deepcopy_without_their_notes():
+    """A viewed tensor, a view and a detached tensor pickle (a dataset sent to loader workers) and
+    deep-copy; the copies share no array, so they note no views."""
+    import copy
+    import pickle
+
+    table = minitx.arange(10.0)
+    row, detached = table[2:5], table.detach()
+    for t in (table, row, detached):
+        for again in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t)):
+            np.testing.assert_array_equal(again.numpy(), t.numpy())
+            assert again._views is None and again._base is None and not again.requires_grad
+    w = minitx.tensor([1.0, 2.0], requires_grad=True)
+    assert pickle.loads(pickle.dumps(w)).requires_grad

@@ -70,6 +70,16 @@ class Tensor:
         if requires_grad:
             self.requires_grad_(True)
 
+    def __getstate__(self) -> dict:
+        """What pickle and copy.deepcopy keep: every slot but the notes of recorded writes (the
+        views' weak references do not pickle, and a copy shares no array with the original's views)."""
+        return {name: getattr(self, name) for name in _slots(type(self)) if hasattr(self, name)}
+
+    def __setstate__(self, state: dict) -> None:
+        self._before, self._taken, self._views, self._base = (), False, None, None
+        for name, value in state.items():
+            setattr(self, name, value)
+
     @classmethod
     def _from_op(cls, data, ctx):
         """Wrap an op's output; ``ctx`` is the op when a graph is being recorded."""
@@ -911,6 +921,13 @@ class _Size(int):
             raise IndexError(f"size: dim {dim!r} is not an axis of a tensor of shape {self.shape}; expected an int "
                              f"in [{-n}, {n})")
         return self.shape[dim]
+
+@functools.lru_cache(maxsize=None)
+def _slots(cls) -> tuple:
+    """The slots of a Tensor class and its bases that pickle keeps (Tensor.__getstate__)."""
+    notes = ("_before", "_taken", "_views", "_base", "__weakref__")
+    return tuple(name for c in cls.__mro__ for name in getattr(c, "__slots__", ()) if name not in notes)
+
 
 def _names_a_dtype(value) -> bool:
     """Whether ``value`` (given as ``to``'s device) is a dtype instead: a dtype, or its name."""
