@@ -288,6 +288,23 @@ def test_random_fills_refuse_what_pytorch_refuses(call, error, match):
         call(torch.zeros(3))
 
 
+@pytest.mark.parametrize("name, args", [("uniform_", (-1.0, 1.0)), ("normal_", (0.0, 2.0)), ("bernoulli_", (0.5,)),
+                                        ("exponential_", (2.0,)), ("random_", (5,))])
+def test_random_fills_are_in_place_writes_as_pytorchs(name, args):
+    """Refused into a leaf that requires grad while a graph is recorded, allowed under no_grad; a
+    computed tensor keeps requiring grad, with gradient 0 to what it was."""
+    for lib in (minitx, torch):
+        w = lib.tensor(A, requires_grad=True)
+        with pytest.raises(RuntimeError, match="leaf" if lib is torch else f"^{name}: a leaf tensor that requires"):
+            getattr(w, name)(*args)
+        with lib.no_grad():
+            assert getattr(w, name)(*args) is w
+        h = w * 2
+        assert getattr(h, name)(*args) is h and h.requires_grad
+        (h * 3).sum().backward()
+        assert w.grad is not None and not w.grad.numpy().any()
+
+
 # ---------------------------------------------------------------------- detach_ and the shape changes
 def test_detach_cuts_the_tensor_from_the_graph_in_place_as_pytorchs():
     """Ops that used it before still send their gradient back; it becomes a leaf needing none."""

@@ -670,14 +670,16 @@ class Tensor:
         return tuple(self.narrow(dim, int(start), size) for start, size in zip(starts, sizes))
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
-        """Fill with U(a, b) samples, in place (nn.init.uniform_; minitx's seeded generator, or generator=)."""
+        """Fill with U(a, b) samples, in place: nn.init.uniform_'s draws (minitx's seeded generator,
+        or generator=), written as any in-place op's result (refused into a parameter while a
+        graph is recorded, as PyTorch's; nn.init writes there, as PyTorch's does under no_grad)."""
         from minitx.nn import init  # noqa: PLC0415  (nn builds on tensors)
-        return init.uniform_(self, a, b, generator=generator)
+        return self._in_place("uniform_", lambda x: init.uniform_(x.new_zeros(x.shape), a, b, generator=generator))
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        """Fill with N(mean, std^2) samples, in place (nn.init.normal_; minitx's seeded generator, or generator=)."""
+        """Fill with N(mean, std^2) samples, in place: nn.init.normal_'s draws (see uniform_)."""
         from minitx.nn import init  # noqa: PLC0415
-        return init.normal_(self, mean, std, generator=generator)
+        return self._in_place("normal_", lambda x: init.normal_(x.new_zeros(x.shape), mean, std, generator=generator))
 
     # random fills: samples drawn as minitx.creation's samplers draw them (the seeded generator of
     # the tensor's device, or generator=), written in as any in-place op's result
@@ -976,7 +978,8 @@ def _expanded(shape, sizes):
 
 # the out-of-place forms of the in-place methods defined in the class, for their messages
 _OUT_OF_PLACE = {"add_": "x + alpha * y", "sub_": "x - alpha * y", "fill_": "x.new_full(x.shape, value)",
-                 "copy_": "src.type_as(x).broadcast_to(x.shape)", "zero_": "x.new_zeros(x.shape)"}
+                 "copy_": "src.type_as(x).broadcast_to(x.shape)", "zero_": "x.new_zeros(x.shape)",
+                 "uniform_": "minitx.rand_like(x) * (b - a) + a", "normal_": "minitx.randn_like(x) * std + mean"}
 
 
 def _out_of_place(op: str) -> str:
