@@ -147,3 +147,89 @@ def test_tensors_with_views_pickle_and_deepcopy_without_their_notes():
             assert again._views is None and again._base is None and not again.requires_grad
     w = minitx.tensor([1.0, 2.0], requires_grad=True)
     assert pickle.loads(pickle.dumps(w)).requires_grad
+
+
+def test_views_are_made_again_when_read_not_at_every_write():
+    """A buffer written row by row from the row before: each row's view, held by the graph, is
+    not made again at each later write (the ops recorded grow with the rows, not their square)."""
+    from minitx.autograd import function
+
+    counted = []
+    w = _float64(np.eye(3) * 0.5, requires_grad=True)
+    state = minitx.zeros(41, 3, dtype="float64")
+    state[0] = w[0]
+    function.forward_hooks.append(lambda fn, inputs, output: counted.append(fn.name))
+    try:
+        for t in range(1, 41):
+            state[t] = (state[t - 1] @ w).tanh()
+    finally:
+        function.forward_hooks.pop()
+    assert len(counted) <= 5 * 40
+    state.sum().backward()
+    assert w.grad is not None and np.isfinite(w.grad.numpy()).all()
+
+
+def test_a_detached_tensor_keeps_no_graph_alive(without_gc):
+    """h = h.detach() between chunks (truncated backpropagation through time): nothing of the
+    chunk before stays."""
+    w = minitx.randn(8, 8, requires_grad=True)
+    h, alive = minitx.zeros(2, 8), []
+    for _ in range(4):
+        for _ in range(3):
+            h = (h @ w).tanh()
+        alive.append(weakref.ref(h))
+        h.sum().backward()
+        h = h.detach()
+    assert not any(ref() is not None for ref in alive)
+
+
+def test_a_write_into_a_view_makes_no_reference_cycle(without_gc):
+    w = _float64([1.0, 2.0, 3.0], requires_grad=True)
+    x = w * 2
+    v = x[1:]
+    v.exp_()
+    buffer = minitx.zeros(3, 2, dtype="float64")
+    buffer[0] += w[:2]  # Python's buffer[0] = (buffer[0] += w[:2]): the second write is the first's
+    alive = [weakref.ref(t) for t in (x, v, buffer)]
+    del x, v, buffer
+    assert [ref() for ref in alive] == [None, None, None]
+
+
+def test_a_view_made_again_after_a_write_of_another_layout_is_a_view_still():
+    """x.copy_(u) of a column-major u: x keeps its layout, so its reshape stays a view of it."""
+    u = minitx.tensor(np.asfortranarray(np.arange(12.0).reshape(3, 4)), requires_grad=True)
+    w = _float64(np.arange(12.0), requires_grad=True)
+    x = minitx.zeros(3, 4, dtype="float64")
+    flat = x.reshape(12)
+    x.copy_(u)
+    flat.mul_(w)
+    np.testing.assert_array_equal(x.reshape(12).numpy(), np.arange(12.0).reshape(3, 4).ravel() * np.arange(12.0))
+    np.testing.assert_array_equal(flat.numpy(), x.reshape(12).numpy())
+
+
+def test_detaching_a_view_in_place_is_refused_as_pytorch():
+    w = _float64([1.0, 2.0, 3.0], requires_grad=True)
+    v = (w * 2)[1:]
+    with pytest.raises(RuntimeError, match=r"^detach_: this tensor is a view of another tensor .*v = v\.detach\(\)"):
+        v.detach_()
+
+
+def test_a_detached_parameter_is_not_written_while_recording():
+    """p.detach() shares p's array; a recorded write would give it an array of its own."""
+    p = _float64([1.0, 1.0], requires_grad=True)
+    w = _float64([2.0, 3.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="^copy_: the tensor shares its array with the tensor it was detached"):
+        p.detach().copy_(w * 5)
+    assert p.tolist() == [1.0, 1.0]
+
+
+class Tagged(minitx.Tensor):
+    """A subclass with attributes of its own (pickle finds it by its module's name)."""
+
+
+def test_a_subclass_keeps_its_own_attributes_through_pickle():
+    import pickle
+
+    t = Tagged([1.0, 2.0])
+    t.tag = "kept"
+    assert pickle.loads(pickle.dumps(t)).tag == "kept"

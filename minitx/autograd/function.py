@@ -160,7 +160,7 @@ class Function:
         for position, t in enumerate(inputs):
             if not isinstance(t, Tensor):
                 raise TypeError(f"{self.name}: input {position} is {type(t).__name__}, expected a Tensor")
-        devices = {t.device for t in inputs}
+        devices = {t.device for t in inputs}  # (reads each array: a stale view is made again first, writes.refresh)
         if len(devices) > 1:
             listed = " and ".join(sorted(devices))
             raise RuntimeError(f"{self.name}: inputs are on different devices: {listed}; "

@@ -24,7 +24,7 @@ from minitx import backend, interop
 from minitx.autograd.engine import backward as _run_backward
 from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.inplace import mark_modified
-from minitx.autograd.writes import note_view, record_write, refusal
+from minitx.autograd.writes import base_of, note_view, record_write, refresh, refusal
 from minitx.keywords import takes_torch_keywords
 
 
@@ -73,7 +73,9 @@ class Tensor:
     def __getstate__(self) -> dict:
         """What pickle and copy.deepcopy keep: every slot but the notes of recorded writes (the
         views' weak references do not pickle, and a copy shares no array with the original's views)."""
-        return {name: getattr(self, name) for name in _slots(type(self)) if hasattr(self, name)}
+        state = {name: getattr(self, name) for name in _slots(type(self)) if hasattr(self, name)}
+        state.update(getattr(self, "__dict__", {}))  # (a subclass's own attributes)
+        return state
 
     def __setstate__(self, state: dict) -> None:
         self._before, self._taken, self._views, self._base = (), False, None, None
@@ -282,6 +284,9 @@ class Tensor:
         """This tensor cut from the graph in place: a leaf that requires no grad, with the same
         array (PyTorch's detach_). The ops that used it before still send their gradients back
         through what it was computed from, as in PyTorch: a recorded write (minitx.autograd.writes)."""
+        if base_of(self) is not None:  # (its base's graph would lose this part, as PyTorch refuses too)
+            raise RuntimeError("detach_: this tensor is a view of another tensor (an index, reshape or transpose), "
+                               "whose graph would lose it; write v = v.detach(), a new tensor")
         if self._ctx is None:
             self.requires_grad = False
         else:
@@ -849,6 +854,40 @@ class Tensor:
     def __dlpack_device__(self):
         """(1, 0) for the CPU, (2, n) for CUDA GPU n."""
         return self.data.__dlpack_device__()
+
+
+_DATA = Tensor.__dict__["data"]  # the slot, under the property of _StaleView
+
+
+class _StaleView(Tensor):
+    """A view whose base a recorded write gave a new array (minitx.autograd.writes): reading its
+    data makes it again from the base first (``refresh``, which makes it a Tensor again). Its
+    shape and dtype are read as they are, since they do not change: a backward pass through the
+    ops that took it before the write reads them and makes nothing again."""
+
+    __slots__ = ()
+
+    @property
+    def data(self):
+        refresh(self)
+        return self.data
+
+    @data.setter
+    def data(self, value):
+        _DATA.__set__(self, value)
+
+    shape = property(lambda self: tuple(_DATA.__get__(self).shape))
+    ndim = property(lambda self: _DATA.__get__(self).ndim)
+    dtype = property(lambda self: _DATA.__get__(self).dtype)
+
+    @property
+    def grad_fn(self):
+        refresh(self)
+        return self.grad_fn
+
+    def __reduce_ex__(self, protocol):  # (pickle and copy read the class first: a Tensor's, once made again)
+        refresh(self)
+        return self.__reduce_ex__(protocol)
 
 
 # PyTorch's keywords (dim=, keepdim=, dims=, start_dim=, correction=, ...) for every method that

@@ -155,9 +155,10 @@ def check_bool(op: str, what: str, t: Tensor):
 def takes_inplace(op):
     """``op(x, ...)`` that also takes PyTorch's ``inplace=`` (F.relu(x, inplace=True), and the
     layers' inplace=True): then op's result is written into x, which is returned, as by any
-    in-place op (Tensor._in_place, recorded while a gradient is). Where a recorded write into x is
-    refused (x a view of another tensor, as Flatten's output is) the result is a new tensor, as
-    if inplace were False: the flag saves memory, it does not change what the model computes."""
+    in-place op (Tensor._in_place, recorded while a gradient is; into a view, as Flatten's output
+    is, the write goes into the tensor it views). Where a recorded write into x is refused (x a
+    view of a parameter, a broadcast) the result is a new tensor, as if inplace were False: the
+    flag saves memory, it does not change what the model computes."""
     @functools.wraps(op)
     def with_inplace(x, *args, inplace=False, **kwargs):
         name = op.__name__ + "_"

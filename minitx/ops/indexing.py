@@ -22,7 +22,7 @@ from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
 from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.tensor import Tensor, as_tensor
-from minitx.autograd.writes import record_write, refusal
+from minitx.autograd.writes import base_of, record_write, refusal
 from minitx.backend import get_array_module
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import as_indices, check_bool, check_fits
@@ -284,6 +284,13 @@ class SetItem(Function):
         return (dx, dv.reshape((1,) * self.leading + dv.shape)) + (None,) * len(self.slots)
 
 
+def _is_its_own_part(x, index, value) -> bool:
+    """Whether ``value`` is the view x[index] itself (x[index] = x[index]: nothing to write)."""
+    made = value._base
+    return (isinstance(made, tuple) and made[0] is x and isinstance(made[1], GetItem) and _is_basic_index(index)
+            and made[1].index == index and base_of(value) is not None)
+
+
 class WriteThroughView(Function):
     """y = x with the part that a view op shows replaced by v: a recorded write into a view of x
     (``u = x[1:]; u.exp_()``, ``x.T[0] = v``) as a write into x (minitx.autograd.writes), as
@@ -346,6 +353,8 @@ def setitem(x, index, value):
         what = "only 0 and 1 are booleans" if x.dtype.kind == "b" else "a float is not truncated into integers"
         raise TypeError(f"{op}: a value of dtype {value.dtype.name} cannot be written into a tensor of dtype "
                         f"{x.dtype.name} (same-kind casting: {what}); convert one of them first")
+    if _is_its_own_part(x, index, value):
+        return  # x[i] += v: Python's x[i] = (x[i] += v), whose write went into x already through the view
     full_index = _with_arrays(index, slots, [t.data for t in tensors])
     leading = _check_fits(op, x, index, full_index, value)
     recorded = is_grad_enabled() and (x.requires_grad or value.requires_grad)
