@@ -95,6 +95,12 @@ SETTINGS = [
     ("NAdam", dict(momentum_decay=0.1, weight_decay=0.1, decoupled_weight_decay=True)),
     ("RAdam", dict()),  # 5 steps in PyTorch: the sixth, here, is the first rectified one
     ("RAdam", dict(weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("Rprop", dict()),
+    ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.1), maximize=True)),
+    ("ASGD", dict(lambd=0.1, t0=2.0)),  # averaging from PyTorch's fourth step: mu = 1/2 when it loads
+    ("ASGD", dict(lr=0.05, weight_decay=0.1, maximize=True)),
+    ("Adafactor", dict()),
+    ("Adafactor", dict(lr=0.5, eps=(1e-3, 1e-2), d=1.5, weight_decay=0.1, maximize=True)),
 ]
 
 
