@@ -349,6 +349,15 @@ def test_load_state_dict_restores_hyperparameters():
     (lambda ps: optim.Adafactor(ps, eps=1e-3), r"Adafactor: invalid eps 0.001; expected a pair \(eps1, eps2\)"),
     (lambda ps: optim.Adafactor(ps, eps=(None, -1.0)), r"Adafactor: invalid eps2 -1.0"),
     (lambda ps: optim.Adafactor(ps, d=0.5), r"Adafactor: invalid d 0.5; expected a finite number 1 <= d"),
+    (lambda ps: optim.LBFGS(ps, lr=-1), r"LBFGS: invalid lr -1"),
+    (lambda ps: optim.LBFGS(ps, max_iter=0), r"LBFGS: invalid max_iter 0; expected a whole number >= 1"),
+    (lambda ps: optim.LBFGS(ps, max_eval=2.5), r"LBFGS: invalid max_eval 2.5"),
+    (lambda ps: optim.LBFGS(ps, history_size=0), r"LBFGS: invalid history_size 0"),
+    (lambda ps: optim.LBFGS(ps, tolerance_grad=-1e-7), r"LBFGS: invalid tolerance_grad -1e-07"),
+    (lambda ps: optim.LBFGS(ps, line_search_fn="armijo"),
+     r"LBFGS: invalid line_search_fn 'armijo'; expected None or 'strong_wolfe'"),
+    (lambda ps: optim.LBFGS([{"params": ps[:1]}, {"params": ps[1:]}]),
+     r"LBFGS: got 2 parameter groups; expected one \(LBFGS works over all its parameters as one flat vector"),
     (lambda ps: Adam([]), "empty parameter list"),
     (lambda ps: Adam(ps + ps[:1]), "more than once"),
 ])
@@ -619,7 +628,7 @@ def test_adams_flags_are_checked(cls):
 def test_public_names():
     assert all(hasattr(optim, name) for name in optim.__all__)
     for name in ("Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-                 "Rprop", "ASGD", "Adafactor",
+                 "Rprop", "ASGD", "Adafactor", "LBFGS",
                  "clip_grad_norm_", "NoamSchedule", "WarmupInverseSqrt", "WarmupCosine", "ReduceLROnPlateau"):
         assert name in optim.__all__
 
