@@ -5,6 +5,8 @@ last step jumped over a minimum). Meant for full-batch training: noisy minibatch
 random."""
 from __future__ import annotations
 
+import numbers
+
 from minitx import backend
 from minitx.optim.optimizer import Optimizer, check_flag, check_number
 
@@ -38,14 +40,10 @@ class Rprop(Optimizer):
     def _check_group(self, group):
         check_number("Rprop", "lr", group["lr"], low=0)
         etas, step_sizes = group["etas"], group["step_sizes"]
-        if not (isinstance(etas, (tuple, list)) and len(etas) == 2
-                and all(isinstance(eta, (int, float)) and not isinstance(eta, bool) for eta in etas)
-                and 0 < etas[0] < 1 < etas[1] < float("inf")):
+        if not (_is_pair_of_numbers(etas) and 0 < etas[0] < 1 < etas[1] < float("inf")):
             raise ValueError(f"Rprop: invalid etas {etas!r}; expected a pair (etaminus, etaplus) with "
                              "0 < etaminus < 1 < etaplus: the factors that shrink and grow the step sizes")
-        if not (isinstance(step_sizes, (tuple, list)) and len(step_sizes) == 2
-                and all(isinstance(size, (int, float)) and not isinstance(size, bool) for size in step_sizes)
-                and 0 <= step_sizes[0] <= step_sizes[1]):
+        if not (_is_pair_of_numbers(step_sizes) and 0 <= step_sizes[0] <= step_sizes[1]):
             raise ValueError(f"Rprop: invalid step_sizes {step_sizes!r}; expected a pair (step_size_min, "
                              "step_size_max) with 0 <= step_size_min <= step_size_max")
         group["etas"], group["step_sizes"] = tuple(etas), tuple(step_sizes)  # as PyTorch saves them
@@ -55,10 +53,16 @@ class Rprop(Optimizer):
         xp = backend.get_array_module(p)
         (etaminus, etaplus), (step_size_min, step_size_max) = group["etas"], group["step_sizes"]
         prev, step_size = state["prev"], state["step_size"]
-        same_sign = g * prev
+        same_sign = g * prev  # > 0: the sign held since the last step; < 0: it flipped; 0: no last step
         factor = xp.where(same_sign > 0, etaplus, xp.where(same_sign < 0, etaminus, 1.0))
         step_size *= factor
         xp.clip(step_size, step_size_min, step_size_max, out=step_size)
         g = xp.where(same_sign < 0, 0, g)
-        p -= xp.sign(g) * step_size
+        p -= xp.sign(g) * step_size  # only g's sign: its size is never used
         prev[...] = g
+
+
+def _is_pair_of_numbers(value) -> bool:
+    """Whether ``value`` is a tuple or list of two real numbers (not bools; NaN compares False after)."""
+    return isinstance(value, (tuple, list)) and len(value) == 2 \
+        and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value)
