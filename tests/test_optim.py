@@ -202,8 +202,11 @@ def test_lr_is_writable_between_steps():
     lambda ps: optim.Adamax(ps, weight_decay=0.1),
     lambda ps: optim.NAdam(ps, weight_decay=0.1),
     lambda ps: optim.RAdam(ps, weight_decay=0.1),
+    lambda ps: optim.Rprop(ps, maximize=True),
+    lambda ps: optim.ASGD(ps, weight_decay=0.1, t0=0),
+    lambda ps: optim.Adafactor(ps, weight_decay=0.1),
 ], ids=["sgd", "sgd-momentum-decay", "sgd-nesterov-decay", "sgd-dampening", "adam", "adam-l2", "adamw", "adagrad-l2",
-        "adadelta-l2", "adamax-l2", "nadam-l2", "radam-l2"])
+        "adadelta-l2", "adamax-l2", "nadam-l2", "radam-l2", "rprop-maximize", "asgd-l2", "adafactor-decay"])
 def test_step_leaves_the_gradients_unchanged(make):
     """step() reads .grad and never writes it: a weight-decay or momentum term added into the
     gradient in place would change what the user (or gradient clipping, or a second optimizer
@@ -242,6 +245,9 @@ def test_zero_grad():
     lambda ps: optim.Adamax(ps, lr=0.01),
     lambda ps: optim.NAdam(ps, lr=0.01, weight_decay=0.1, decoupled_weight_decay=True),
     lambda ps: optim.RAdam(ps, lr=0.01),  # 3 steps, then the 4th to 6th: the sixth is RAdam's first rectified
+    lambda ps: optim.Rprop(ps, lr=0.1, etas=(0.4, 1.3)),
+    lambda ps: optim.ASGD(ps, lr=0.1, lambd=0.1, t0=1),  # averaging from the second step
+    lambda ps: optim.Adafactor([{"params": ps[:1]}, {"params": ps[1:], "eps": (1e-3, 1e-2)}], weight_decay=0.1),
 ])
 def test_state_dict_round_trip_continues_identically(make, tmp_path):
     grads = grad_sequence(6)
@@ -326,6 +332,32 @@ def test_load_state_dict_restores_hyperparameters():
     (lambda ps: optim.NAdam(ps, betas=(-0.1, 0.9)), r"NAdam: invalid beta1 -0.1"),
     (lambda ps: optim.RAdam(ps, betas=(0.9,)), r"RAdam: invalid betas \(0.9,\)"),
     (lambda ps: optim.RAdam(ps, weight_decay=-0.1), r"RAdam: invalid weight_decay -0.1"),
+    (lambda ps: optim.Rprop(ps, lr=-0.1), r"Rprop: invalid lr -0.1"),
+    (lambda ps: optim.Rprop(ps, etas=(1.2, 0.5)),
+     r"Rprop: invalid etas \(1.2, 0.5\); expected a pair \(etaminus, etaplus\) with 0 < etaminus < 1 < etaplus"),
+    (lambda ps: optim.Rprop(ps, etas=(0.5,)), r"Rprop: invalid etas \(0.5,\)"),
+    (lambda ps: optim.Rprop(ps, step_sizes=(1.0, 1e-3)),
+     r"Rprop: invalid step_sizes \(1.0, 0.001\); expected a pair \(step_size_min, step_size_max\) with "
+     r"0 <= step_size_min <= step_size_max"),
+    (lambda ps: optim.ASGD(ps, lr=-1.0), r"ASGD: invalid lr -1.0"),
+    (lambda ps: optim.ASGD(ps, lambd=-1e-4), r"ASGD: invalid lambd -0.0001"),
+    (lambda ps: optim.ASGD(ps, alpha=float("nan")), r"ASGD: invalid alpha nan"),
+    (lambda ps: optim.ASGD(ps, weight_decay=-0.1), r"ASGD: invalid weight_decay -0.1"),
+    (lambda ps: optim.Adafactor(ps, lr=-0.01), r"Adafactor: invalid lr -0.01"),
+    (lambda ps: optim.Adafactor(ps, beta2_decay=0.8), r"Adafactor: invalid beta2_decay 0.8; expected a finite "
+                                                      r"number beta2_decay <= 0"),
+    (lambda ps: optim.Adafactor(ps, eps=1e-3), r"Adafactor: invalid eps 0.001; expected a pair \(eps1, eps2\)"),
+    (lambda ps: optim.Adafactor(ps, eps=(None, -1.0)), r"Adafactor: invalid eps2 -1.0"),
+    (lambda ps: optim.Adafactor(ps, d=0.5), r"Adafactor: invalid d 0.5; expected a finite number 1 <= d"),
+    (lambda ps: optim.LBFGS(ps, lr=-1), r"LBFGS: invalid lr -1"),
+    (lambda ps: optim.LBFGS(ps, max_iter=0), r"LBFGS: invalid max_iter 0; expected a whole number >= 1"),
+    (lambda ps: optim.LBFGS(ps, max_eval=2.5), r"LBFGS: invalid max_eval 2.5"),
+    (lambda ps: optim.LBFGS(ps, history_size=0), r"LBFGS: invalid history_size 0"),
+    (lambda ps: optim.LBFGS(ps, tolerance_grad=-1e-7), r"LBFGS: invalid tolerance_grad -1e-07"),
+    (lambda ps: optim.LBFGS(ps, line_search_fn="armijo"),
+     r"LBFGS: invalid line_search_fn 'armijo'; expected None or 'strong_wolfe'"),
+    (lambda ps: optim.LBFGS([{"params": ps[:1]}, {"params": ps[1:]}]),
+     r"LBFGS: got 2 parameter groups; expected one \(LBFGS works over all its parameters as one flat vector"),
     (lambda ps: Adam([]), "empty parameter list"),
     (lambda ps: Adam(ps + ps[:1]), "more than once"),
 ])
@@ -343,7 +375,7 @@ def test_invalid_param_types():
 
 # ---------------------------------------------------------------------- NaN / inf policy
 @pytest.mark.parametrize("cls", [SGD, Adam, AdamW, optim.RMSprop, optim.Adagrad, optim.Adadelta, optim.Adamax,
-                                 optim.NAdam, optim.RAdam])
+                                 optim.NAdam, optim.RAdam, optim.Rprop, optim.ASGD, optim.Adafactor])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_non_finite_grad_raises_and_changes_nothing(cls, bad):
     params = make_params()
@@ -596,6 +628,7 @@ def test_adams_flags_are_checked(cls):
 def test_public_names():
     assert all(hasattr(optim, name) for name in optim.__all__)
     for name in ("Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+                 "Rprop", "ASGD", "Adafactor", "LBFGS",
                  "clip_grad_norm_", "NoamSchedule", "WarmupInverseSqrt", "WarmupCosine", "ReduceLROnPlateau"):
         assert name in optim.__all__
 
@@ -605,7 +638,8 @@ def test_public_names():
 @pytest.mark.parametrize("cls, kw", [(SGD, {"momentum": 0.9}), (Adam, {}), (AdamW, {}), (Adam, {"amsgrad": True}),
                                      (AdamW, {"amsgrad": True}), (optim.RMSprop, {"centered": True}),
                                      (optim.Adagrad, {}), (optim.Adadelta, {}), (optim.Adamax, {}), (optim.NAdam, {}),
-                                     (optim.RAdam, {})])
+                                     (optim.RAdam, {}), (optim.Rprop, {}), (optim.ASGD, {"t0": 1, "lambd": 0.1}),
+                                     (optim.Adafactor, {"weight_decay": 0.1})])
 def test_gpu_matches_cpu(cls, kw):
     """(amsgrad and the optimizers after it: the reference update on CuPy; Adam(W): the fused kernel.)"""
     grads = grad_sequence(3, dtype=np.float32)
@@ -692,21 +726,21 @@ def test_rmsprop_state_round_trips_and_its_arguments_are_checked():
 
 
 # ---------------------------------------------------------------------- PyTorch's other optimizers
-def _against_pytorch(name, args=(), kw=None, steps=8):
+def _against_pytorch(name, args=(), kw=None, steps=8, shapes=SHAPES):
     """minitx.optim.<name> and torch.optim.<name>, built with the same arguments (PyTorch's order: a
     positional argument means the same in both), take ``steps`` steps on the same float64 gradients;
     after each, the parameters and every state value agree (PyTorch may keep a 'step' that minitx's
     update, not reading it, drops). The hyperparameters agree too: PyTorch's defaults are minitx's."""
     torch = import_torch()
     kw = kw or {}
-    params = make_params()
+    params = make_params(shapes=shapes)
     theirs = [torch.tensor(p.numpy(), requires_grad=True) for p in params]
     previous = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)  # PyTorch's scalar state (NAdam's mu_product) in it, as minitx's
     try:
         ours_opt, their_opt = getattr(optim, name)(params, *args, **kw), getattr(torch.optim, name)(theirs, *args, **kw)
         assert ours_opt.defaults == {key: their_opt.defaults[key] for key in ours_opt.defaults}
-        for t, gs in enumerate(grad_sequence(steps)):
+        for t, gs in enumerate(grad_sequence(steps, shapes=shapes)):
             set_grads(params, gs)
             for q, g in zip(theirs, gs):
                 q.grad = torch.tensor(g)
@@ -724,7 +758,7 @@ def _against_pytorch(name, args=(), kw=None, steps=8):
         torch.set_default_dtype(previous)
 
 
-@pytest.mark.parametrize("name", ["Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"])
+@pytest.mark.parametrize("name", ["Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD", "Adafactor"])
 def test_pytorchs_options_minitx_has_not_are_refused_by_name(name):
     """foreach, fused, capturable, differentiable: how PyTorch runs the update, not what it computes;
     minitx has one way to run each, so a program that asks for another is told so."""
@@ -780,3 +814,79 @@ def test_radam_matches_pytorch(args, kw):
     """Eight steps: with beta2 = 0.999 or 0.99 the first five take plain momentum steps (rho_t <= 5),
     the last three the rectified adaptive step; with beta2 = 0.5 (rho_inf = 3) every step is plain."""
     _against_pytorch("RAdam", args, kw)
+
+
+# ---------------------------------------------------------------------- Rprop
+@pytest.mark.parametrize("args, kw", [((), {}), ((0.05, (0.3, 1.5), (1e-3, 0.2)), {}),
+                                      ((0.5,), dict(step_sizes=(0.0, 0.6))),
+                                      ((), dict(etas=(0.5, 2.0), maximize=True))])
+def test_rprop_matches_pytorch(args, kw):
+    """The clamp matters in the second and third settings (step sizes reach 0.2 and 0.6 in a few steps)."""
+    _against_pytorch("Rprop", args, kw)
+
+
+def test_rprop_grows_shrinks_and_pauses_as_the_signs_say():
+    """One weight, by hand, gradients 1, 3, -1, -1, 2: the step size is lr (0.1), then grows (0.2: the
+    same sign), then shrinks at the flip (0.1) and the weight stays; after the pause (prev = 0) it moves
+    by 0.1, and at the next flip the size halves again (0.05) and it stays."""
+    p = minitx.tensor(np.zeros(1), requires_grad=True)
+    opt = optim.Rprop([p], lr=0.1, etas=(0.5, 2.0))
+    moves = []
+    for g in (1.0, 3.0, -1.0, -1.0, 2.0):
+        before = float(p.numpy()[0])
+        p.grad = minitx.tensor([g])
+        opt.step()
+        moves.append(round(float(p.numpy()[0]) - before, 12))
+    assert moves == [-0.1, -0.2, 0.0, 0.1, 0.0]
+    assert float(opt.state[0]["step_size"][0]) == pytest.approx(0.05)
+
+
+# ---------------------------------------------------------------------- ASGD
+@pytest.mark.parametrize("args, kw", [((), {}), ((0.05, 0.1, 0.5, 2.0, 0.1), {}), ((0.1,), dict(lambd=0.5, t0=0.0)),
+                                      ((), dict(weight_decay=0.1, t0=3, maximize=True))])
+def test_asgd_matches_pytorch(args, kw):
+    """With t0 = 2, 0 or 3 the average starts within the eight steps (mu < 1); with the default t0 = 1e6
+    it does not (ax is the last iterate)."""
+    _against_pytorch("ASGD", args, kw)
+
+
+def test_asgd_averages_the_iterates_after_t0():
+    """mu = 1 / max(1, t - t0) after step t: from step t0 + 2 on, ax is the plain mean of the iterates
+    since step t0 + 2."""
+    params = make_params(shapes=[(4,)])
+    opt = optim.ASGD(params, lr=0.1, lambd=0.0, t0=2)
+    iterates = []
+    for gs in grad_sequence(7, shapes=[(4,)]):
+        set_grads(params, gs)
+        opt.step()
+        iterates.append(params[0].numpy().copy())
+    np.testing.assert_allclose(opt.state[0]["ax"], np.mean(iterates[3:], axis=0), rtol=1e-12)
+    assert opt.state[0]["mu"] == 1 / (7 - 2) and opt.state[0]["eta"] == 0.1
+
+
+# ---------------------------------------------------------------------- Adafactor
+_ADAFACTOR_SHAPES = [(3, 4), (5,), (), (2, 3, 4)]  # factored: the matrix and the 3-d parameter (per leading index)
+
+
+@pytest.mark.parametrize("args, kw", [((), {}), ((0.5, -0.5, (1e-3, 1e-2), 2.0, 0.1), {}), ((), dict(lr=0.2, d=1.5)),
+                                      ((), dict(eps=(1e-2, 1e-3), weight_decay=0.1, maximize=True)),
+                                      ((), dict(lr=1.0, beta2_decay=0.0))])
+def test_adafactor_matches_pytorch(args, kw):
+    """lr = 0.2, 0.5 or 1 (above 1 / sqrt(t) in the later steps): rho = 1 / sqrt(t); the others keep rho = lr.
+    d = 1, 1.5, 2: the clipping of the update's RMS; a large eps1 (1e-2) clamps the variance estimate."""
+    _against_pytorch("Adafactor", args, kw, shapes=_ADAFACTOR_SHAPES)
+
+
+def test_adafactor_keeps_factors_for_matrices_and_a_variance_for_vectors():
+    params = make_params(shapes=_ADAFACTOR_SHAPES)
+    opt = optim.Adafactor(params)
+    run(opt, params, grad_sequence(2, shapes=_ADAFACTOR_SHAPES))
+    shapes = [{key: np.shape(value) for key, value in opt.state[i].items() if key != "step"} for i in range(4)]
+    assert shapes == [{"row_var": (3, 1), "col_var": (1, 4)}, {"variance": (5,)}, {"variance": ()},
+                      {"row_var": (2, 3, 1), "col_var": (2, 1, 4)}]
+    saved = opt.state_dict()
+    saved["state"][3]["col_var"] = np.zeros((2, 4, 1))
+    with pytest.raises(ValueError, match=r"Adafactor.load_state_dict: state 'col_var' of parameter 3 has shape "
+                                         r"\(2, 4, 1\), but expected \(2, 1, 4\) for the parameter of shape "
+                                         r"\(2, 3, 4\)"):
+        optim.Adafactor(make_params(shapes=_ADAFACTOR_SHAPES)).load_state_dict(saved)

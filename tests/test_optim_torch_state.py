@@ -95,6 +95,12 @@ SETTINGS = [
     ("NAdam", dict(momentum_decay=0.1, weight_decay=0.1, decoupled_weight_decay=True)),
     ("RAdam", dict()),  # 5 steps in PyTorch: the sixth, here, is the first rectified one
     ("RAdam", dict(weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("Rprop", dict()),
+    ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.1), maximize=True)),
+    ("ASGD", dict(lambd=0.1, t0=2.0)),  # averaging from PyTorch's fourth step: mu = 1/2 when it loads
+    ("ASGD", dict(lr=0.05, weight_decay=0.1, maximize=True)),
+    ("Adafactor", dict()),
+    ("Adafactor", dict(lr=0.5, eps=(1e-3, 1e-2), d=1.5, weight_decay=0.1, maximize=True)),
 ]
 
 
@@ -260,6 +266,55 @@ def test_wrong_shapes_and_counts_are_refused_as_in_minitxs_format_and_change_not
     with pytest.raises(ValueError, match=r"state of parameter 0 has keys .*\(missing: \['max_exp_avg_sq'\]\)"):
         opt.load_state_dict(amsgrad)
     unchanged()
+
+
+def lbfgs_problem(lib, params):
+    """Rosenbrock's function of the parameters joined (a (3,) and a 0-d one): LBFGS's one flat vector."""
+    x = lib.cat([params[0], params[1].reshape(1)])
+    return (100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+
+
+@pytest.mark.parametrize("kw", [dict(history_size=2, max_iter=5), dict(max_iter=4, line_search_fn="strong_wolfe")])
+def test_a_pytorch_lbfgs_run_continues_in_minitx(kw):
+    """LBFGS's one state (d, t, the kept pairs, ...; PyTorch's list 'al' is dropped), on parameter 0:
+    after two steps of PyTorch's, minitx's next two are PyTorch's, closure calls included."""
+    start = [np.array([-1.2, 1.0, -0.5]), np.array(0.8)]
+    theirs = [torch.tensor(a.copy(), requires_grad=True) for a in start]
+    their_opt = torch.optim.LBFGS(theirs, **kw)
+
+    def their_closure():
+        their_opt.zero_grad()
+        loss = lbfgs_problem(torch, theirs)
+        loss.backward()
+        return loss
+
+    for _ in range(2):
+        their_opt.step(their_closure)
+    saved = their_opt.state_dict()
+    assert "al" in saved["state"][0] and torch.is_tensor(saved["state"][0]["d"])
+    params, opt = minitx_twin(theirs, "LBFGS")
+    opt.load_state_dict(saved)
+    assert {key: opt.param_groups[0][key] for key in kw} == kw
+    calls = []
+
+    def closure():
+        calls.append(1)
+        opt.zero_grad()
+        loss = lbfgs_problem(minitx, params)
+        loss.backward()
+        return loss
+
+    for t in range(2):
+        evals = their_opt.state[theirs[0]]["func_evals"]
+        opt.step(closure)
+        their_opt.step(their_closure)
+        assert len(calls) == their_opt.state[theirs[0]]["func_evals"] - evals, f"step {t + 1} after loading"
+        calls.clear()
+        for k, (p, q) in enumerate(zip(params, theirs)):
+            np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-10, atol=1e-12,
+                                       err_msg=f"step {t + 1} after loading, parameter {k}")
+    assert opt.state[0]["n_iter"] == their_opt.state[theirs[0]]["n_iter"]
+    assert opt.state[0]["func_evals"] == their_opt.state[theirs[0]]["func_evals"]
 
 
 @pytest.mark.gpu

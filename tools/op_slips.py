@@ -8,7 +8,9 @@ and grouped heads, cropping pad, the dtype rules, GradScaler and the layers over
 one per op of the porting sweep (median, nanmedian, diag, index_add, scatter, bincount, unique,
 meshgrid, hstack, vstack, outer, cdist) and of the second one (quantile, nanquantile, kthvalue,
 searchsorted, nan_to_num, lerp, diff, cross); one per optimizer ported from torch.optim (RMSprop,
-Adagrad, Adadelta, Adamax, NAdam, RAdam); PyTorch's rule for a 0-d float beside floats; and one
+Adagrad, Adadelta, Adamax, NAdam, RAdam; Rprop, ASGD, Adafactor and LBFGS, with more for the pieces of
+Rprop, Adafactor and LBFGS: its two-loop recursion, its line search, its NaN policy and PyTorch's state
+dict); PyTorch's rule for a 0-d float beside floats; and one
 per piece of torch.utils.data added to minitx.utils.data (IterableDataset, BatchSampler and
 batch_sampler=, the random samplers, generator= and minitx.Generator, the worker options); one per
 piece of the vision ports: circular pad and nn.CircularPad*d, interpolate's bicubic and area; and the
@@ -46,6 +48,9 @@ _R = "minitx/ops/resample.py"
 _C = "minitx/ops/conv.py"
 _A = "minitx/ops/attention.py"
 _G = "minitx/optim/grad_scaler.py"
+_RP = "minitx/optim/rprop.py"
+_AF = "minitx/optim/adafactor.py"
+_LB = "minitx/optim/lbfgs.py"
 _D = "minitx/utils/data.py"
 _DATA = ("tests/test_utils_data.py",)
 _T = "minitx/autograd/tensor.py"
@@ -423,6 +428,29 @@ OP_SLIPS = [
     Slip("RAdam: the approximated SMA's length without its factor 2", "minitx/optim/adam_variants.py",
          "rho_t = rho_inf - 2 * t * beta2 ** t / (1 - beta2 ** t)", "rho_t = rho_inf - t * beta2 ** t / (1 - beta2 ** t)",
          ("tests/test_optim.py",)),
+    Slip("Rprop: the step after a sign flip zeroed where the sign held, not where it flipped", _RP,
+         "g = xp.where(same_sign < 0, 0, g)", "g = xp.where(same_sign > 0, 0, g)", ("tests/test_optim.py",)),
+    Slip("Rprop: the step sizes not clamped into step_sizes", _RP,
+         "        xp.clip(step_size, step_size_min, step_size_max, out=step_size)\n", "        pass\n",
+         ("tests/test_optim.py",)),
+    Slip("ASGD: the decay by lr, not by this step's eta", "minitx/optim/sgd.py",
+         "p *= 1 - lambd * eta", "p *= 1 - lambd * lr", ("tests/test_optim.py",)),
+    Slip("Adafactor: t^beta2_decay taken as beta2, not as 1 - beta2", _AF,
+         'w = t ** group["beta2_decay"]', 'w = 1 - t ** group["beta2_decay"]', ("tests/test_optim.py",)),
+    Slip("Adafactor: the factored estimate divided by the row means, not by their mean", _AF,
+         "v /= xp.maximum(row_var.mean(axis=-2, keepdims=True), eps1)",
+         "v /= xp.maximum(row_var.mean(axis=-1, keepdims=True), eps1)", ("tests/test_optim.py",)),
+    Slip("LBFGS: the first inverse Hessian's scale (y . s) / (s . s), not / (y . y)", _LB,
+         "H_diag = ys / float(y @ y)", "H_diag = ys / float(s @ s)", ("tests/test_lbfgs.py",)),
+    Slip("LBFGS two-loop recursion: the second loop's correction turned round", _LB,
+         "r = r + (al[i] - be_i) * old_stps[i]", "r = r + (be_i - al[i]) * old_stps[i]", ("tests/test_lbfgs.py",)),
+    Slip("LBFGS strong Wolfe: the curvature condition without its absolute value (weak Wolfe)", _LB,
+         "\n        if abs(gtd_new) <= -C2 * gtd:", "\n        if gtd_new <= -C2 * gtd:", ("tests/test_lbfgs.py",)),
+    Slip("LBFGS: the parameters left where a non-finite loss stopped the step", _LB,
+         "                self._set_params(start)\n", "                pass\n", ("tests/test_lbfgs.py",)),
+    Slip("LBFGS: PyTorch's scratch list 'al' kept from its state dict", _LB,
+         'for key, value in entry.items() if key != "al"}', "for key, value in entry.items()}",
+         ("tests/test_optim_torch_state.py",)),
     Slip("a 0-d float tensor promotes floats with dimensions (NumPy's rule)", "minitx/ops/_args.py",
          "        if other.dtype.itemsize >= 4:", "        if False:", ("tests/ops/test_dtypes.py",)),
     # minitx.utils.data's pieces of torch.utils.data, and the Generator its samplers draw from

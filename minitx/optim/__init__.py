@@ -13,22 +13,29 @@ OneCycleLR, ...); the schedules above set one rate for every group (see minitx.o
 
 float16 training scales its loss (GradScaler: scaler.scale(loss).backward(), scaler.step(opt),
 scaler.update()); see minitx.optim.grad_scaler.
+
+LBFGS evaluates the loss several times per step: opt.step(closure), where the closure zeroes the
+gradients, computes the loss, calls backward and returns the loss (see minitx.optim.lbfgs).
 """
+from minitx.optim.adafactor import Adafactor
 from minitx.optim.adagrad import Adadelta, Adagrad
 from minitx.optim.adam import Adam, AdamW
 from minitx.optim.adam_variants import Adamax, NAdam, RAdam
 from minitx.optim.clip import clip_grad_norm_, clip_grad_value_
 from minitx.optim.grad_scaler import GradScaler
+from minitx.optim.lbfgs import LBFGS
 from minitx.optim.optimizer import Optimizer
 from minitx.optim.rmsprop import RMSprop
+from minitx.optim.rprop import Rprop
 from minitx.optim.schedules import (LRSchedule, NoamSchedule, ReduceLROnPlateau, WarmupCosine,
                                     WarmupInverseSqrt, noam_lr, warmup_cosine_lr,
                                     warmup_inverse_sqrt_lr)
-from minitx.optim.sgd import SGD
+from minitx.optim.sgd import ASGD, SGD
 from minitx.optim import lr_scheduler
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+    "Rprop", "ASGD", "Adafactor", "LBFGS",
     "clip_grad_norm_", "clip_grad_value_", "GradScaler",
     "LRSchedule", "NoamSchedule", "WarmupInverseSqrt", "WarmupCosine", "ReduceLROnPlateau",
     "noam_lr", "warmup_inverse_sqrt_lr", "warmup_cosine_lr", "lr_scheduler",

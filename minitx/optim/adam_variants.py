@@ -81,7 +81,7 @@ class NAdam(Optimizer):
     minitx.optim.optimizer (NaN/inf gradients raise, nothing changes).
     """
 
-    STATE = {"step": "count", "mu_product": "product", "exp_avg": "array", "exp_avg_sq": "squares"}
+    STATE = {"step": "count", "mu_product": "fraction", "exp_avg": "array", "exp_avg_sq": "squares"}
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, maximize=False, check_finite=True):

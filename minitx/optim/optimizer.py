@@ -245,7 +245,7 @@ class Optimizer:
         ``lr * weight_decay`` in place (AdamW's decay; the gradient is left alone). ``p.grad``
         is never written: the user, clipping or another optimizer may read it after the step."""
         g = -p.grad.data if group["maximize"] else p.grad.data
-        weight_decay = group["weight_decay"]
+        weight_decay = group.get("weight_decay", 0.0)  # (Rprop has none)
         if weight_decay != 0:
             if group.get("decoupled_weight_decay", False):
                 p.data *= 1 - group["lr"] * weight_decay
@@ -254,14 +254,23 @@ class Optimizer:
         return g
 
     def _state_of(self, index: int, group: dict, p) -> dict:
-        """Parameter ``index``'s state, made at its first step with what ``_state_kinds(group)``
-        lists, each at its start: a count at 0, a product at 1, an array of zeros."""
+        """Parameter ``index``'s state, made at its first step with what ``_param_state_kinds``
+        lists, each at its start: a count at 0, a fraction at 1, a rate at the group's lr, an
+        array of zeros (of step sizes: each the group's lr) of the shape ``_state_shape`` says."""
         state = self.state.get(index)
         if not state:
             xp = backend.get_array_module(p.data)
             state = self.state[index] = {}
-            for key, kind in self._state_kinds(group).items():
-                state[key] = 0 if kind == "count" else 1.0 if kind == "product" else xp.zeros(p.shape, dtype=p.dtype)
+            for key, kind in self._param_state_kinds(group, p).items():
+                if kind == "count":
+                    state[key] = 0
+                elif kind == "fraction":
+                    state[key] = 1.0
+                elif kind == "rate":
+                    state[key] = float(group["lr"])
+                else:
+                    start = group["lr"] if kind == "rates" else 0
+                    state[key] = xp.full(self._state_shape(p, key), start, dtype=p.dtype)
         return state
 
     # ------------------------------------------------------------------ saving
@@ -298,7 +307,7 @@ class Optimizer:
         Checks first, changes after: the number of groups, the number of parameters in each
         group and the shape of every state array must match this optimizer, else ValueError
         (naming the parameter index and both shapes) and nothing is changed. Each parameter's
-        state holds what its group's ``_state_kinds`` says (``STATE``, and Adam's amsgrad
+        state holds what its ``_param_state_kinds`` says (``STATE``, and Adam's amsgrad
         maximum), of the kind it says (a step count of 1.5 or an integer moment is refused,
         naming the parameter and the key). Arrays are copied onto
         each parameter's device and cast to its dtype.
@@ -311,7 +320,7 @@ class Optimizer:
         * the state holds torch tensors (read through DLPack, then copied); a step count is a
           float tensor, taken as an int (one that is not a whole number is refused); a count of
           0 (Adagrad makes every state when built) is a parameter that has taken no step;
-          RMSprop and Adadelta count steps that their update never reads, which are dropped;
+          RMSprop, Adadelta and Rprop count steps that their update never reads, which are dropped;
         * its groups hold hyperparameters minitx has (taken; a tensor lr or beta as its float),
           keys that only choose how PyTorch runs its update, ``PYTORCH_RUN_KEYS`` (ignored), and
           keys that change the update and this optimizer has no setting for,
@@ -364,7 +373,7 @@ class Optimizer:
             self._check_group(new)
             new_groups.append(new)
 
-        kinds = [self._state_kinds(new) for new in new_groups for _ in new["params"]]  # by parameter index
+        kinds = [self._param_state_kinds(new, p) for new in new_groups for p in new["params"]]  # by index
         new_state: dict[int, dict] = {}
         for index, (entry, p) in enumerate(zip(saved_state, params)):
             restored = {key: self._restored_state(name, index, p, key, value, kinds[index])
@@ -408,9 +417,9 @@ class Optimizer:
         converted = {}
         for key, value in entry.items():
             if key == "step" and key not in self.STATE:
-                continue  # RMSprop's and Adadelta's: PyTorch counts steps that their update never reads
+                continue  # RMSprop's, Adadelta's, Rprop's: PyTorch counts steps that their update never reads
             if _is_torch_tensor(value):
-                value = float(value) if self.STATE.get(key) in ("count", "product") \
+                value = float(value) if self.STATE.get(key) in ("count", *SCALAR_KINDS) \
                     else interop.as_array(value.detach(), name)
             if self.STATE.get(key) == "count" and isinstance(value, float):  # a float tensor since torch 1.12
                 if not value.is_integer():
@@ -428,17 +437,27 @@ class Optimizer:
 
     #: what a parameter's state holds once it has taken a step, key -> kind: "count" (a whole
     #: number of steps, >= 1), "array" (a finite float array of the parameter's shape),
-    #: "squares" (the same, >= 0: a running mean of squares, or Adamax's maximum of |g|) or
-    #: "product" (a float from 0 to 1: a running product of such factors, NAdam's mu_product)
+    #: "squares" (the same, >= 0: a running mean of squares, or Adamax's maximum of |g|),
+    #: "rates" (the same, >= 0: Rprop's step size per weight), "fraction" (a float from 0 to 1:
+    #: NAdam's running product mu_product, ASGD's averaging weight mu) or "rate" (a float >= 0:
+    #: ASGD's learning rate eta)
     STATE: dict = {}
 
     def _state_kinds(self, group) -> dict:
         """STATE for the parameters of ``group`` (a setting may add to it: Adam's amsgrad)."""
         return self.STATE
 
+    def _param_state_kinds(self, group, p) -> dict:
+        """_state_kinds for the parameter ``p`` of ``group`` (Adafactor's depend on p's dimensions)."""
+        return self._state_kinds(group)
+
+    def _state_shape(self, p, key) -> tuple:
+        """The shape of the state array ``key`` of parameter ``p``: p's (Adafactor's factors differ)."""
+        return p.shape
+
     def _checked_entry(self, name, index, entry, kinds) -> dict:
         """A saved per-parameter state: empty (the parameter has taken no step), or exactly the
-        keys of ``kinds`` (its group's _state_kinds)."""
+        keys of ``kinds`` (its _param_state_kinds)."""
         if entry is None:
             return {}
         if not isinstance(entry, dict):
@@ -457,19 +476,23 @@ class Optimizer:
         if kinds[key] == "count":
             # a count lives in an int64 array on the device (Adam's t)
             return check_count(name, f"state '{key}' of parameter {index}", value, low=1, high=np.iinfo(np.int64).max)
-        if kinds[key] == "product":
-            check_number(name, f"state '{key}' of parameter {index}", value, low=0, high=1)
+        if kinds[key] in SCALAR_KINDS:  # "fraction" from 0 to 1, "rate" >= 0
+            check_number(name, f"state '{key}' of parameter {index}", value, low=0,
+                         high=1 if kinds[key] == "fraction" else None)
             return float(value)
+        shape = self._state_shape(p, key)
         if not (hasattr(value, "shape") and hasattr(value, "dtype")) or not backend.is_floating(value.dtype):
             what = np.dtype(value.dtype).name if hasattr(value, "dtype") else type(value).__name__
-            raise TypeError(f"{where} is {what}; expected a float array of shape {p.shape}")
-        if tuple(value.shape) != p.shape:
-            raise ValueError(f"{where} has shape {tuple(value.shape)}, but the parameter has shape {p.shape}")
+            raise TypeError(f"{where} is {what}; expected a float array of shape {shape}")
+        if tuple(value.shape) != shape:
+            raise ValueError(f"{where} has shape {tuple(value.shape)}, but "
+                             + (f"the parameter has shape {p.shape}" if shape == p.shape
+                                else f"expected {shape} for the parameter of shape {p.shape}"))
         host = np.array(backend.to_numpy(value), dtype=p.dtype, copy=True)
         if not np.isfinite(host.astype(np.float64)).all():  # every later update would be NaN
             raise ValueError(f"{where} holds NaN or inf; a run never saves one (it stops first)")
-        if kinds[key] == "squares" and (host < 0).any():
-            raise ValueError(f"{where} holds negative values; it is a mean of squares (or a maximum of magnitudes)")
+        if kinds[key] in NOT_NEGATIVE and (host < 0).any():
+            raise ValueError(f"{where} holds negative values; {NOT_NEGATIVE[kinds[key]]}")
         return backend.to_device(host, p.device)
 
     def __repr__(self) -> str:
@@ -479,6 +502,12 @@ class Optimizer:
             lines.append(f"  group {g}: {len(group['params'])} parameters, {hyper}")
         return "\n".join(lines) + "\n)"
 
+
+#: the kinds of STATE that are floats, not arrays
+SCALAR_KINDS = ("fraction", "rate")
+
+#: the array kinds of STATE that are never negative, each with why
+NOT_NEGATIVE = {"squares": "it is a mean of squares (or a maximum of magnitudes)", "rates": "they are step sizes"}
 
 #: PyTorch's group keys that choose how its update runs (a loop, one multi-tensor or one fused kernel;
 #: a step CUDA graphs can capture; a step autograd can differentiate), not what it computes
