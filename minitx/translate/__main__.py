@@ -99,6 +99,8 @@ def _add_run_options(parser):
                         help="beam width, 1: greedy (default: the run's beam_size)")
     parser.add_argument("--length-penalty", type=float, default=None,
                         help="beam length penalty (default: the run's length_penalty)")
+    parser.add_argument("--beam-search", choices=CHOICES["beam_search"], default=None,
+                        help="the beam search, gnmt or fairseq (default: the run's beam_search)")
     parser.add_argument("--device", default="auto", help="'auto', 'cpu' or 'cuda'")
     return parser
 
@@ -182,7 +184,7 @@ def _use_model(args) -> int:
     from minitx.translate.evaluation import report_lines, translate_sentences
     from minitx.translate.training import checkpoint_path, evaluate_split, load_run, moses_line, text_form
 
-    given = {key: getattr(args, key) for key in ("beam_size", "length_penalty", "device", "data_dir")
+    given = {key: getattr(args, key) for key in ("beam_size", "length_penalty", "beam_search", "device", "data_dir")
              if getattr(args, key, None) is not None}
     validate_config(given, only=given)  # as train validates them, before anything is loaded
     config, model, src_tok, tgt_tok = load_run(args.run, args.checkpoint, args.device)
@@ -190,12 +192,13 @@ def _use_model(args) -> int:
     # unless given, decode as the run itself does
     beam_size = args.beam_size if args.beam_size is not None else config["beam_size"]
     length_penalty = args.length_penalty if args.length_penalty is not None else config["length_penalty"]
+    search = args.beam_search or config["beam_search"]
     if args.command == "translate":
         stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
         with stream:
             lines = [line.rstrip("\r\n") for line in stream]
         outputs, report = translate_sentences(model, src_tok, tgt_tok, lines, beam_size=beam_size,
-                                              length_penalty=length_penalty, text=text)
+                                              length_penalty=length_penalty, text=text, search=search)
         for line in outputs:
             print(line)
         for message in report_lines(report, model.max_len):
@@ -203,12 +206,11 @@ def _use_model(args) -> int:
         return 0
     pairs = load_pairs(args.split, config["src_lang"], config["tgt_lang"], args.data_dir or config["data_dir"])
     scores = evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, not args.no_progress,
-                            lang=config["tgt_lang"], text=text)
+                            lang=config["tgt_lang"], text=text, search=search)
     for message in report_lines(scores, model.max_len):
         print(f"evaluate: {message}", file=sys.stderr)
     print(f"{args.split} {config['src_lang']}-{config['tgt_lang']} ({checkpoint_path(args.run, args.checkpoint).stem}, "
-          f"beam {beam_size}): "
-          f"BLEU {scores['bleu']:.2f}")
+          f"beam {beam_size}{', fairseq search' if search == 'fairseq' else ''}): BLEU {scores['bleu']:.2f}")
     print(f"sacreBLEU signature: {scores['signature']}")
     if text.score_note():
         print(text.score_note())

@@ -154,6 +154,72 @@ def beam_search(model, src, bos_id: int, eos_id: int, pad_id: int = 0, beam_size
     return outputs
 
 
+@no_grad()
+def beam_search_fairseq(model, src, bos_id: int, eos_id: int, pad_id: int = 0, beam_size: int = 5,
+                        length_penalty: float = 1.0, max_len: int | None = None):
+    """Beam search as fairseq's SequenceGenerator searches, the decoding of published Multi30k results.
+
+    Each step takes the 2 * beam_size best extensions of the live hypotheses. Those among the
+    first beam_size that end in <eos> are finished: they leave the beam with the score
+    score / n ^ length_penalty, n their tokens with <eos> (fairseq's normalize_scores). The
+    beam_size best that do not end in <eos> go on. A sentence is done when it has beam_size
+    finished hypotheses, or at its cap, where every extension ends (fairseq forces <eos> there;
+    this keeps the last token, as ``beam_search`` does); its best finished one is its
+    translation. Unlike ``beam_search``, a finished hypothesis holds no place in the beam, so the
+    search goes on among longer ones, and the penalty divides by the length itself.
+    """
+    model.eval()
+    src = np.asarray(backend.to_numpy(src.data if isinstance(src, Tensor) else src))
+    batch, k = src.shape[0], beam_size
+    caps = _caps(model, src, pad_id, max_len)  # of each sentence
+
+    memory, src_mask = model.encode(src)
+    rows = np.repeat(np.arange(batch), k)  # hypothesis r belongs to sentence r // k of the active ones
+    memory, src_mask = memory[rows], src_mask[rows]
+    cache = model.new_cache()
+
+    active = np.arange(batch)  # the sentences still in the batch, in the order of their rows
+    finished = [[] for _ in active]  # of each sentence: (normalized score, tokens)
+    scores = np.full((batch, k), -np.inf, dtype=np.float32)
+    scores[:, 0] = 0.0  # all beams start as the same <bos> prefix: keep one of them
+    history = np.empty((batch * k, 0), dtype=np.int64)
+    last = np.full((batch * k, 1), bos_id, dtype=np.int64)
+
+    for step in range(int(caps.max(initial=0))):
+        log_probs = _forbid(_step_log_probs(model, last, memory, src_mask, cache), step, bos_id, eos_id, pad_id)
+        vocab = log_probs.shape[1]
+        candidates = (scores.reshape(-1, 1) + log_probs).reshape(len(active), k * vocab)
+        best = np.argpartition(-candidates, 2 * k - 1, axis=1)[:, :2 * k]
+        order = np.argsort(-np.take_along_axis(candidates, best, axis=1), axis=1, kind="stable")
+        best = np.take_along_axis(best, order, axis=1)  # [sentences, 2k], best first
+        best_scores = np.take_along_axis(candidates, best, axis=1)
+        origin = np.arange(len(active))[:, None] * k + best // vocab  # each candidate's row
+        tokens = best % vocab
+        at_cap = step + 1 >= caps
+        ends = ((tokens == eos_id) | at_cap[:, None]) & np.isfinite(best_scores)  # (at the cap, every one ends)
+        for i, j in zip(*np.nonzero(ends[:, :k])):  # among the first k: finished
+            if len(finished[active[i]]) < k:
+                hypothesis = _strip(np.append(history[origin[i, j]], tokens[i, j]), eos_id, pad_id)
+                finished[active[i]].append((best_scores[i, j] / (step + 1) ** length_penalty, hypothesis))
+        done = np.array([len(finished[s]) >= k for s in active]) | at_cap
+        if done.all():
+            break
+        going = np.argsort(ends, axis=1, kind="stable")[:, :k]  # the k best that do not end (those last)
+        scores = np.take_along_axis(best_scores, going, axis=1)
+        origin = np.take_along_axis(origin, going, axis=1).reshape(-1)
+        tokens = np.take_along_axis(tokens, going, axis=1).reshape(-1)
+        history = np.concatenate([history[origin], tokens[:, None]], axis=1)
+        kept = np.flatnonzero(np.repeat(~done, k))  # the rows of the sentences going on
+        cache.reorder_decoded(origin[kept])
+        if done.any():
+            cache.reorder_memory(kept)
+            memory, src_mask = memory[kept], src_mask[kept]
+            active, scores, caps = active[~done], scores[~done], caps[~done]
+            history, tokens = history[kept], tokens[kept]
+        last = tokens[:, None]
+    return [max(hypotheses, key=lambda h: h[0])[1] if hypotheses else [] for hypotheses in finished]
+
+
 def _best(hypotheses, scores, eos_id, pad_id, length_penalty):
     """The hypothesis of one sentence's beam with the best score / lp(length), as token ids."""
     lengths = np.array([_length(h, eos_id, pad_id) for h in hypotheses])

@@ -3,15 +3,16 @@ from __future__ import annotations
 
 from minitx.data import WordTokenizer, pad_batch
 from minitx.data.word import detokenize, split_words
-from minitx.translate.decoding import beam_search, default_max_len, greedy_decode
+from minitx.translate.decoding import beam_search, beam_search_fairseq, default_max_len, greedy_decode
 
 
 def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_size=1, length_penalty=0.6,
-                        max_tokens=6000, progress=None, text=None):
+                        max_tokens=6000, progress=None, text=None, search="gnmt"):
     """Translate a list of sentences; returns (translations, report).
 
     ``text``, the run's TextForm (minitx.translate.text; None: as-is), writes each sentence in the
-    form the model reads and turns each translation back into text.
+    form the model reads and turns each translation back into text. ``search``: the beam search,
+    'gnmt' (decoding.beam_search) or 'fairseq' (decoding.beam_search_fairseq).
 
     Sentences are sorted by length and decoded in batches of about ``max_tokens`` source
     tokens. Documented, counted behaviours (in ``report``; ``report_lines`` words them): an
@@ -36,8 +37,9 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
     for chunk in _length_batches(order, encoded, max_tokens // max(beam_size, 1)):
         src = pad_batch([encoded[i] for i in chunk], pad_id=src_tokenizer.pad_id)
         if beam_size > 1:
-            hyps = beam_search(model, src, tgt_tokenizer.bos_id, tgt_tokenizer.eos_id, tgt_tokenizer.pad_id,
-                               beam_size=beam_size, length_penalty=length_penalty)
+            search_beams = beam_search_fairseq if search == "fairseq" else beam_search
+            hyps = search_beams(model, src, tgt_tokenizer.bos_id, tgt_tokenizer.eos_id, tgt_tokenizer.pad_id,
+                                beam_size=beam_size, length_penalty=length_penalty)
         else:
             hyps = greedy_decode(model, src, tgt_tokenizer.bos_id, tgt_tokenizer.eos_id, tgt_tokenizer.pad_id)
         for i, ids in zip(chunk, hyps):

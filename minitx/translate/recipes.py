@@ -133,7 +133,11 @@ OPTIONS = {
     "keep_epochs": (False, "keep every epoch's model (epoch-<n>.npz), not only the last average_last: "
                            "benchmarks/time_to_bleu.py scores them to find when a run reached a BLEU"),
     "beam_size": (5, "beam width for the final test translation (1: greedy)"),
-    "length_penalty": (0.6, "beam search length penalty alpha, lp(n) = ((5 + n) / 6) ^ alpha"),
+    "length_penalty": (0.6, "beam search length penalty alpha: scores divided by ((5 + n) / 6) ^ alpha (gnmt) or "
+                            "n ^ alpha (fairseq), n the tokens with <eos>"),
+    "beam_search": ("gnmt", "the beam search: 'gnmt' (finished hypotheses keep their places in the beam until all "
+                            "are finished; Wu et al.'s length penalty) or 'fairseq' (fairseq's: finished ones leave "
+                            "the beam, which goes on with beam_size live ones until beam_size have finished)"),
     "output_dir": (None, "the run directory (default: runs/<recipe>-<src>-<tgt>)"),
 }
 DEFAULTS = {key: default for key, (default, _) in OPTIONS.items()}
@@ -143,6 +147,7 @@ HELP = {key: text for key, (_, text) in OPTIONS.items()}
 CHOICES = {
     "text": tuple(TEXT_FORMS),
     "tokenizer": tuple(TOKENIZERS),
+    "beam_search": ("gnmt", "fairseq"),
     "positional": ("sinusoidal", "learned"),
     "activation": ("relu", "gelu"),
     "optimizer": tuple(OPTIMIZERS),
@@ -229,13 +234,12 @@ RECIPES = {
     # The same as Wu et al. trained it, where it differs from multi30k-tiny: the text lowercased and
     # Moses-tokenized (the multi30k-wmt18 release's *.lc.norm.tok.* files, BPE learned on them),
     # dropout 0.3 on the embeddings and residual branches only (fairseq's attention and activation
-    # dropout are 0), fairseq's Adam epsilon 1e-8 and gradient clipping at 25, and a length penalty
-    # of alpha 1 (fairseq divides a beam's scores by the length; GNMT's penalty at alpha 1 divides
-    # by (5 + length) / 6, the nearest minitx has). Their 41.02 (en-de) is the lowercased, Moses-tokenized BLEU
+    # dropout are 0), fairseq's Adam epsilon 1e-8 and gradient clipping at 25, and fairseq's beam
+    # search, its scores divided by the length (length penalty 1). Their 41.02 (en-de) is the lowercased, Moses-tokenized BLEU
     # that evaluate prints beside sacreBLEU's; this recipe's and multi30k-tiny's runs are in
     # results/README.md.
     "multi30k-tiny-published": dict(_TINY, text="moses-lowercase", attention_dropout=0.0, activation_dropout=0.0,
-                                    eps=1e-8, clip_norm=25.0, length_penalty=1.0),
+                                    eps=1e-8, clip_norm=25.0, length_penalty=1.0, beam_search="fairseq"),
 }
 
 

@@ -152,15 +152,16 @@ def validation_loss(model, batches, pad_id) -> float:
 
 
 def evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, progress=True, lang=None,
-                   text=None) -> dict:
+                   text=None, search="gnmt") -> dict:
     """Translate a split and score it against its references as the corpus writes them; returns
-    the BLEU dict plus the translations. ``text``: the run's TextForm (None: as-is). With ``lang``
+    the BLEU dict plus the translations. ``text``: the run's TextForm (None: as-is); ``search``:
+    the beam search (translate_sentences). With ``lang``
     (the target language) and sacremoses installed, also the published tables' BLEU."""
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(pairs), desc="translating", unit="sent", leave=False, disable=not progress)
     hyps, report = translate_sentences(model, src_tok, tgt_tok, [s for s, _ in pairs], beam_size=beam_size,
-                                       length_penalty=length_penalty, progress=bar, text=text)
+                                       length_penalty=length_penalty, progress=bar, text=text, search=search)
     bar.close()
     scores = bleu_scores(hyps, [t for _, t in pairs], lang if lang is not None and moses_available() else None)
     scores.update(report)
@@ -178,7 +179,8 @@ RUN_PATTERNS = (*TRAINER_PATTERNS, "*.hyp.*")
 # may change when a run is resumed: they change how long it runs, how often it saves or is
 # measured, where it runs and how it is finally decoded, not what it learns
 RESUME_MAY_CHANGE = ("epochs", "max_steps", "time_limit", "save_every", "bleu_every", "bleu_val_sentences",
-                     "device", "beam_size", "length_penalty", "average_last", "data_dir", "sync_every", "cuda_graphs",
+                     "device", "beam_size", "length_penalty", "beam_search", "average_last", "data_dir", "sync_every",
+                     "cuda_graphs",
                      "keep_epochs")
 # None (auto) in a new run's configuration is resolved for the device when the run starts and
 # written to config.json as chosen
@@ -192,11 +194,12 @@ def _upgrade_saved(config: dict) -> dict:
     precision or static_shapes existed ran in float32 on the batches as they came, and one written
     before attention_kernels existed on attention.cu's kernels: it gets those values, not the
     defaults (which a new run resolves for its device). One written before activation_dropout
-    existed dropped the feed-forward's activations at the rate of dropout (None says so)."""
+    existed dropped the feed-forward's activations at the rate of dropout (None says so), and one
+    written before beam_search existed decoded with the gnmt search."""
     if config.get("preset") and "built" not in config:
         config = {**config, **preset_settings(config["preset"])}
     return {"precision": "fp32", "static_shapes": False, "attention_kernels": "cuda-cores",
-            "activation_dropout": None, **config}
+            "activation_dropout": None, "beam_search": "gnmt", **config}
 
 
 def _describe_embeddings(config, model) -> str:
@@ -439,7 +442,7 @@ def finish(config, trainer, src_tok, tgt_tok, test_pairs, text, started, progres
     chosen, candidates = trainer.choose_final()
     eval_started = time.perf_counter()
     scores = evaluate_split(model, src_tok, tgt_tok, test_pairs, config["beam_size"], config["length_penalty"],
-                            progress, lang=config["tgt_lang"], text=text)
+                            progress, lang=config["tgt_lang"], text=text, search=config["beam_search"])
     for message in report_lines(scores, model.max_len):
         log(f"{TEST_SPLIT}: {message}")
     example_src, example_ref = test_pairs[0]
@@ -451,6 +454,7 @@ def finish(config, trainer, src_tok, tgt_tok, test_pairs, text, started, progres
         "bleu_tokens_lowercase": scores["bleu_tokens_lowercase"], "signature_tokens": scores["signature_tokens"],
         **{key: scores[key] for key in ("bleu_moses_lowercase", "signature_moses") if key in scores},
         "beam_size": config["beam_size"], "length_penalty": config["length_penalty"],
+        "beam_search": config["beam_search"],
         "truncated": scores["truncated"], "capped": scores["capped"], "steps": progress_state["step"],
         "train_seconds": round(progress_state["train_seconds"], 1),
         "eval_seconds": round(time.perf_counter() - eval_started, 1),
@@ -461,7 +465,8 @@ def finish(config, trainer, src_tok, tgt_tok, test_pairs, text, started, progres
     write_json(run_dir / "results.json", results, indent=2, ensure_ascii=False)
     (run_dir / f"{TEST_SPLIT}.hyp.{config['tgt_lang']}").write_text("\n".join(scores["translations"]) + "\n")
     print(f"\nsource:      {example_src}\nreference:   {example_ref}\ntranslation: {scores['translations'][0]}")
-    print(f"\n{TEST_SPLIT} {results['direction']} ({chosen} checkpoint, beam {config['beam_size']}): "
+    search = ", fairseq search" if config["beam_search"] == "fairseq" else ""
+    print(f"\n{TEST_SPLIT} {results['direction']} ({chosen} checkpoint, beam {config['beam_size']}{search}): "
           f"BLEU {scores['bleu']:.2f} (lowercased {scores['bleu_lowercase']:.2f}; the tutorials' lowercased-token "
           f"BLEU {scores['bleu_tokens_lowercase']:.2f})")
     print(f"sacreBLEU signature: {scores['signature']}")

@@ -365,16 +365,16 @@ def test_translate_counts_cut_sources_and_capped_outputs(capsys, tiny_run, tmp_p
 def test_translate_and_evaluate_decode_as_the_run_does(capsys, tiny_run, subset_dir, tmp_path, monkeypatch):
     from minitx.translate import evaluation
 
-    run_dir = copy_run(tiny_run, tmp_path / "run", beam_size=3, length_penalty=1.5)
+    run_dir = copy_run(tiny_run, tmp_path / "run", beam_size=3, length_penalty=1.5, beam_search="fairseq")
     calls = []
 
-    def fake_translate(model, src_tok, tgt_tok, lines, beam_size, length_penalty, **kwargs):
-        calls.append((beam_size, length_penalty))
+    def fake_translate(model, src_tok, tgt_tok, lines, beam_size, length_penalty, search, **kwargs):
+        calls.append((beam_size, length_penalty, search))
         return ["x"] * len(lines), {"empty": 0, "truncated": 0, "capped": 0}
 
     def fake_evaluate(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, progress=True, lang=None,
-                      text=None):
-        calls.append((beam_size, length_penalty))
+                      text=None, search=None):
+        calls.append((beam_size, length_penalty, search))
         return {"bleu": 1.0, "bleu_lowercase": 2.0, "bleu_tokens_lowercase": 3.0, "signature": "s",
                 "signature_lowercase": "t", "signature_tokens": "u", "empty": 0, "truncated": 0, "capped": 0}
 
@@ -384,10 +384,11 @@ def test_translate_and_evaluate_decode_as_the_run_does(capsys, tiny_run, subset_
     source.write_text("Ein Hund.\n", encoding="utf-8")
     common = ["--run", run_dir, "--device", "cpu"]
     assert run_main(capsys, "translate", *common, "--input", source)[0] == 0
-    assert run_main(capsys, "translate", *common, "--input", source, "--beam-size", 2, "--length-penalty", 0)[0] == 0
+    assert run_main(capsys, "translate", *common, "--input", source, "--beam-size", 2, "--length-penalty", 0,
+                    "--beam-search", "gnmt")[0] == 0
     code, out, _ = run_main(capsys, "evaluate", *common, "--data-dir", subset_dir, "--no-progress")
-    assert code == 0 and "(best, beam 3): BLEU 1.00" in out
-    assert calls == [(3, 1.5), (2, 0.0), (3, 1.5)]
+    assert code == 0 and "(best, beam 3, fairseq search): BLEU 1.00" in out
+    assert calls == [(3, 1.5, "fairseq"), (2, 0.0, "gnmt"), (3, 1.5, "fairseq")]
 
 
 @pytest.mark.parametrize("command, option, value, message", [

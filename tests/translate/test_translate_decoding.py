@@ -14,7 +14,7 @@ from translate_kit import REPO, no_network, subset_dir, tiny_model, tiny_run  # 
 import minitx
 from minitx.data import BOS_ID, EOS_ID, PAD_ID, load_pairs, pad_batch
 from minitx.nn import Transformer
-from minitx.translate.decoding import beam_search, default_max_len, greedy_decode
+from minitx.translate.decoding import beam_search, beam_search_fairseq, default_max_len, greedy_decode
 from minitx.translate.evaluation import report_lines, translate_sentences
 from minitx.translate.training import load_run
 
@@ -282,8 +282,50 @@ def test_beam_search_follows_each_hypothesis_as_the_reference_does(seed):
         assert got == [reference_beam(model, s, k, 6, 0.6) for s in range(3)]
 
 
-@pytest.mark.parametrize("beam_size", [1, 3])
-def test_a_batch_translation_gives_each_sentence_its_own_output(tiny_model, beam_size):
+def reference_fairseq_beam(model, sentence, k, max_len, length_penalty):
+    """fairseq's beam search written per hypothesis, from beam_search_fairseq's docstring: each
+    step takes the 2k best extensions of the live hypotheses; those among the first k that end
+    (in <eos>, or at the cap) are finished, scored score / n ^ length_penalty; the k best of the
+    others go on; a sentence is done with k finished, or at the cap."""
+    def cut(tokens):
+        return list(itertools.takewhile(lambda t: t not in (EOS_ID, PAD_ID), tokens))
+
+    live, finished = [(0.0, ())], []
+    for step in range(max_len):
+        candidates = []
+        for score, tokens in live:
+            log_probs = log_softmax(model.logits(sentence, tokens).astype(np.float64))
+            candidates += [(score + log_probs[t], tokens + (t,)) for t in range(model.vocab)
+                           if t not in (PAD_ID, BOS_ID) and not (t == EOS_ID and step == 0)]
+        candidates = sorted(candidates, key=lambda c: -c[0])[:2 * k]
+        at_cap = step + 1 >= max_len
+        for score, tokens in candidates[:k]:
+            if (tokens[-1] == EOS_ID or at_cap) and len(finished) < k:
+                finished.append((score / (step + 1) ** length_penalty, cut(tokens)))
+        if len(finished) >= k or at_cap:
+            break
+        live = [c for c in candidates if c[1][-1] != EOS_ID][:k]
+    return max(finished, key=lambda f: f[0])[1] if finished else []
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_fairseq_beam_search_follows_each_hypothesis_as_the_reference_does(seed):
+    model = ScriptedModel(vocab=7, seed=seed)
+    src = np.ones((3, 2), np.int64)
+    for k, length_penalty, cap in ((2, 1.0, 6), (3, 0.6, 6), (3, 1.0, 3)):
+        got = beam_search_fairseq(model, src, BOS_ID, EOS_ID, PAD_ID, beam_size=k, length_penalty=length_penalty,
+                                  max_len=cap)
+        assert got == [reference_fairseq_beam(model, s, k, cap, length_penalty) for s in range(3)]
+
+
+def test_fairseq_beam_of_one_is_greedy(model_and_source):
+    model, src = model_and_source
+    greedy = greedy_decode(model, src, BOS_ID, EOS_ID, PAD_ID)
+    assert beam_search_fairseq(model, src, BOS_ID, EOS_ID, PAD_ID, beam_size=1) == greedy
+
+
+@pytest.mark.parametrize("beam_size, search", [(1, "gnmt"), (3, "gnmt"), (3, "fairseq")])
+def test_a_batch_translation_gives_each_sentence_its_own_output(tiny_model, beam_size, search):
     """Sentences are decoded in batches sorted by length, and each leaves its batch when it is
     finished: each output goes back to its own sentence. Decoded one at a time, each sentence
     gives the same translation."""
@@ -292,8 +334,10 @@ def test_a_batch_translation_gives_each_sentence_its_own_output(tiny_model, beam
     model = Transformer(src_tok.vocab_size, tgt_tok.vocab_size, d_model=32, num_heads=2, num_encoder_layers=1,
                         num_decoder_layers=1, d_ff=64, max_len=64).eval()
     sentences = [SENTENCES[i] for i in (3, 0, 2, 1, 0)]
-    batched, _ = translate_sentences(model, src_tok, tgt_tok, sentences, beam_size=beam_size, max_tokens=120)
-    alone = [translate_sentences(model, src_tok, tgt_tok, [s], beam_size=beam_size)[0][0] for s in sentences]
+    batched, _ = translate_sentences(model, src_tok, tgt_tok, sentences, beam_size=beam_size, max_tokens=120,
+                                     search=search)
+    alone = [translate_sentences(model, src_tok, tgt_tok, [s], beam_size=beam_size, search=search)[0][0]
+             for s in sentences]
     assert batched == alone
     assert len(set(batched)) > 2  # distinct translations: a mix-up would show
     assert len({len(t.split()) for t in batched}) > 1  # of different lengths: sentences left the batch apart

@@ -139,7 +139,7 @@ def resume_config(saved, given, run_dir):
 def test_resume_config_allows_the_harmless_options_and_reports_them(tmp_path):
     saved = json_safe(build_config(None, **TINY))
     changed = {"epochs": 20, "max_steps": 50, "time_limit": 2.5, "save_every": 0, "bleu_every": 2,
-               "bleu_val_sentences": 10, "device": "auto", "beam_size": 4, "length_penalty": 1.0,
+               "bleu_val_sentences": 10, "device": "auto", "beam_size": 4, "length_penalty": 1.0, "beam_search": "fairseq",
                "average_last": 3, "data_dir": "/elsewhere", "sync_every": 10, "cuda_graphs": True,
                "keep_epochs": True}
     assert set(changed) == set(training.RESUME_MAY_CHANGE)
