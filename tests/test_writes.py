@@ -233,3 +233,127 @@ def test_a_subclass_keeps_its_own_attributes_through_pickle():
     t = Tagged([1.0, 2.0])
     t.tag = "kept"
     assert pickle.loads(pickle.dumps(t)).tag == "kept"
+
+
+# ---------------------------------------------------------------------- stale views: read when, and how
+def _both(run):
+    """run(lib, make) for minitx and PyTorch, in float64; their results as NumPy arrays, side by side."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (minitx, torch):
+        def make(values, lib=lib, **kwargs):
+            return lib.tensor(values, dtype=lib.float64, **kwargs)
+        results.append([np.asarray(r.detach().numpy() if hasattr(r, "detach") else r) for r in run(lib, make)])
+    return results
+
+
+def test_a_hook_that_reads_a_stale_view_during_backward_changes_no_gradient():
+    """A walk has ordered its nodes: a view read by a hook then is read, not made again."""
+    def run(lib, make):
+        w = make([1.0, 2.0, 3.0], requires_grad=True)
+        b = w * 1
+        v = b[1:]
+        u = v * 2
+        b[0] = 5.0  # v is stale
+        seen = []
+        u.register_hook(lambda g: seen.append(float((v * v).sum())))
+        (u.sum() + b.sum()).backward()
+        return [w.grad, np.array(seen)]
+
+    ours, theirs = _both(run)
+    for mine, reference in zip(ours, theirs):
+        np.testing.assert_array_equal(mine, reference)
+
+
+def test_a_stale_view_requires_grad_once_its_base_does_and_records_its_writes():
+    def run(lib, make):
+        w = make([1.0, 2.0], requires_grad=True)
+        b = lib.zeros(3, dtype=lib.float64)
+        v = b[1:]
+        b[1:] = w * 1
+        flags = [v.requires_grad, v.is_leaf]
+        v.exp_()
+        b.sum().backward()
+        return [np.array(flags), b, w.grad]
+
+    ours, theirs = _both(run)
+    for mine, reference in zip(ours, theirs):
+        np.testing.assert_allclose(mine, reference, rtol=1e-15)
+
+
+def test_a_hook_registered_on_a_stale_view_fires():
+    seen = []
+    w = _float64([1.0, 2.0, 3.0], requires_grad=True)
+    b = w * 1
+    v = b[1:]
+    b.mul_(2)
+    v.register_hook(lambda g: seen.append(g.tolist()))
+    (v * 3).sum().backward()
+    assert seen == [[3.0, 3.0]] and w.grad.tolist() == [0.0, 6.0, 6.0]
+
+
+def test_a_view_taken_without_a_graph_keeps_no_graph_alive(without_gc):
+    w = minitx.randn(4, 4, requires_grad=True)
+    logged, alive = [], []
+    for _ in range(3):
+        h = (w * 2).tanh()
+        alive.append(weakref.ref(h))
+        with minitx.no_grad():
+            logged.append(h[0])
+        h.sum().backward()
+        del h
+    assert not any(ref() is not None for ref in alive)
+    assert all(row.shape == (4,) for row in logged)
+
+
+def test_an_error_while_a_view_is_made_again_leaves_it_stale():
+    from minitx.autograd.debug import detect_anomaly
+
+    w = _float64([1.0, 2.0, 3.0], requires_grad=True)
+    b = w * 1
+    v = b[1:]
+    b[2] = float("nan")
+    with detect_anomaly(), pytest.raises(FloatingPointError):
+        v * 1
+    assert np.isnan(v.numpy()[1]) and v.numpy()[0] == 2.0
+
+
+def test_a_reshape_view_stays_a_view_over_writes_before_it_is_read():
+    def run(lib, make):
+        x = make([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+        b = x.T * 1  # column-major
+        r = b.T.reshape(6)
+        b[0, 0] = 10.0
+        b[1, 2] = 20.0
+        r * 1
+        b[0, 1] = 30.0
+        return [r]
+
+    ours, theirs = _both(run)
+    np.testing.assert_array_equal(ours[0], theirs[0])
+
+
+def test_an_array_given_to_a_stale_view_is_kept():
+    w = _float64([1.0, 2.0, 3.0], requires_grad=True)
+    b = w * 1
+    v = b[1:]
+    b.mul_(2)
+    v.data = np.array([7.0, 8.0])
+    assert v.tolist() == [7.0, 8.0]
+
+
+def test_an_index_of_true_is_not_the_index_1():
+    x = minitx.tensor([[1.0, 2.0], [3.0, 4.0]])
+    w = minitx.tensor([0.5, 0.5], requires_grad=True)
+    x[True] = x[1] * w * 2
+    assert x.tolist() == [[3.0, 4.0], [3.0, 4.0]]
+
+
+def test_the_graph_drawn_from_a_result_is_the_one_recorded_before_a_write():
+    from minitx.autograd import graph
+
+    w = _float64([1.0, 2.0, 3.0], requires_grad=True)
+    b = w * 1
+    u = b[1:] * 2
+    b[0] = 5.0
+    assert "set_item" not in graph.to_tree(u.sum())

@@ -38,6 +38,10 @@ from minitx.backend import get_array_module
 #: visits them; empty unless a tool of minitx.autograd.debug is on (one empty loop per op)
 backward_hooks: list = []
 
+#: how many backward walks are running: while one is, a stale view (minitx.autograd.writes) is
+#: read as it was recorded, not made again, since the walk has already ordered the graph's nodes
+walking = 0
+
 
 class HookHandle:
     """What registering a hook returns (Tensor.register_hook, Module.register_*_hook):
@@ -190,6 +194,18 @@ def backward(root, grad=None, retain_graph=False, inputs=None):
     for k, t in enumerate(inputs or ()):
         wanted.setdefault(id(t), []).append(k)
     found = None if inputs is None else [None] * len(inputs)
+    global walking
+    walking += 1
+    try:
+        _walk(roots, grads, wanted, found, retain_graph)
+    finally:
+        walking -= 1
+    return found
+
+
+def _walk(roots, grads, wanted, found, retain_graph):
+    """backward's walk from the seeded ``grads``: each node, in topological order, hands its op
+    its whole gradient and adds what the op returns into its inputs' (see backward)."""
     owned = set()  # the ids whose running sum in grads is the engine's to add into in place
     may_own = not backward_hooks  # a debugging hook may keep the gradients it is shown: no sum is then reused
     # NaN and inf are the answer at the edges (0, inf, NaN), as in PyTorch and on CuPy: the ops and
@@ -258,7 +274,6 @@ def backward(root, grad=None, retain_graph=False, inputs=None):
                         owned.add(id(parent))
             if not retain_graph:
                 fn.release()
-    return found
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):

@@ -21,10 +21,11 @@ import numbers
 import numpy as np
 
 from minitx import backend, interop
+from minitx.autograd import engine
 from minitx.autograd.engine import backward as _run_backward
 from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.inplace import mark_modified
-from minitx.autograd.writes import base_of, note_view, record_write, refresh, refusal
+from minitx.autograd.writes import is_view, note_view, record_write, refresh, refusal, values_now
 from minitx.keywords import takes_torch_keywords
 
 
@@ -284,7 +285,7 @@ class Tensor:
         """This tensor cut from the graph in place: a leaf that requires no grad, with the same
         array (PyTorch's detach_). The ops that used it before still send their gradients back
         through what it was computed from, as in PyTorch: a recorded write (minitx.autograd.writes)."""
-        if base_of(self) is not None:  # (its base's graph would lose this part, as PyTorch refuses too)
+        if is_view(self):  # (its base's graph would lose this part, as PyTorch refuses too)
             raise RuntimeError("detach_: this tensor is a view of another tensor (an index, reshape or transpose), "
                                "whose graph would lose it; write v = v.detach(), a new tensor")
         if self._ctx is None:
@@ -856,34 +857,50 @@ class Tensor:
         return self.data.__dlpack_device__()
 
 
-_DATA = Tensor.__dict__["data"]  # the slot, under the property of _StaleView
+_DATA, _REQUIRES_GRAD = Tensor.__dict__["data"], Tensor.__dict__["requires_grad"]  # the slots themselves
 
 
 class _StaleView(Tensor):
     """A view whose base a recorded write gave a new array (minitx.autograd.writes): reading its
-    data makes it again from the base first (``refresh``, which makes it a Tensor again). Its
-    shape and dtype are read as they are, since they do not change: a backward pass through the
-    ops that took it before the write reads them and makes nothing again."""
+    data, whether it requires grad or is a leaf makes it again from the base first (``refresh``,
+    which makes it a Tensor again). While a backward walk runs (engine.walking) it is read as it
+    was recorded, its values taken from the base as it is now: the walk has ordered the graph
+    already. Its shape, dtype and grad_fn are read as they are, since a refresh changes neither
+    the first two nor the graph already recorded (minitx.autograd.graph draws it from grad_fn)."""
 
     __slots__ = ()
 
     @property
     def data(self):
+        if engine.walking:
+            return values_now(self)
         refresh(self)
         return self.data
 
     @data.setter
-    def data(self, value):
-        _DATA.__set__(self, value)
+    def data(self, value):  # (an array given replaces the view's: nothing to make again)
+        self.__class__ = Tensor
+        self.data = value
+
+    @property
+    def requires_grad(self):
+        if not engine.walking:
+            refresh(self)
+        return _REQUIRES_GRAD.__get__(self)
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        _REQUIRES_GRAD.__set__(self, value)
+
+    @property
+    def is_leaf(self):
+        if not engine.walking:
+            refresh(self)
+        return self._ctx is None
 
     shape = property(lambda self: tuple(_DATA.__get__(self).shape))
     ndim = property(lambda self: _DATA.__get__(self).ndim)
     dtype = property(lambda self: _DATA.__get__(self).dtype)
-
-    @property
-    def grad_fn(self):
-        refresh(self)
-        return self.grad_fn
 
     def __reduce_ex__(self, protocol):  # (pickle and copy read the class first: a Tensor's, once made again)
         refresh(self)

@@ -18,14 +18,16 @@ What follows from that:
 * **Views of x** (``v = x[1:]``, ``x.T``, ``x.reshape(...)``, ``x.detach()``) would keep showing
   the old array, silently. So every op that returns a view of its input notes it there
   (``note_view``: the input keeps weak references to its views, a view its input and view op,
-  PyTorch's ``._base``), and a write that gives x a new array marks its views stale
-  (``_stale``): a stale view is made again from x, the same view op on x's new array, recorded
-  as a write into the view, when its data is next read (``refresh``, through
-  ``tensor._StaleView``); its shape and dtype stay readable without that, so a backward pass
-  through the ops that took it before the write makes nothing again. Made when read, not at
-  each write: a loop that writes row t of a buffer from row t - 1 does not remake every earlier
-  row's view at every step. A detached tensor (``x.detach()``) has no op to make again: it takes
-  x's new array at once (a detached view, ``x[0].detach()``, keeps the old values).
+  PyTorch's ``._base``, held weakly where the view op was not recorded, so that a view logged
+  under no_grad does not keep its base's graph), and a write that gives x a new array marks its
+  views stale (``_stale``): a stale view is made again from x, the same view op on x's new
+  array, recorded as a write into the view, when its data, requires_grad or is_leaf is next read
+  (``refresh``, through ``tensor._StaleView``). While a backward walk runs it is not made again
+  (the walk has ordered the graph's nodes already): its values are read from x as it is now
+  (``values_now``), its graph as recorded. Made when read, not at each write: a loop that writes
+  row t of a buffer from row t - 1 does not remake every earlier row's view at every step. A
+  detached tensor (``x.detach()``) has no op to make again: it takes x's new array at once (a
+  detached view, ``x[0].detach()``, keeps the old values).
 * **A write into a view** (``v = y[0]; v.exp_()``, ``y[0][1] = v``) goes into the tensor it views:
   y becomes y with v's part replaced by the new values (WriteThroughView, PyTorch's
   CopySlices), and v, stale then, is made again from y's new array.
@@ -37,6 +39,7 @@ op that took it, a reference cycle: its arrays wait for Python's garbage collect
 """
 from __future__ import annotations
 
+import bisect
 import weakref
 
 from minitx import backend
@@ -67,11 +70,9 @@ class _Writes:
     @staticmethod
     def as_seen(t, recorded_at: int):
         """The node of ``t`` that an op recorded at ``recorded_at`` took: t, or the old node of
-        the first write into t after it."""
-        for count, old in t._before:
-            if count >= recorded_at:
-                return old
-        return t
+        the first write into t after it (the counts grow along the list: a binary search)."""
+        first = bisect.bisect_left(t._before, recorded_at, key=lambda entry: entry[0])
+        return t._before[first][1] if first < len(t._before) else t
 
 
 written = _Writes()
@@ -108,7 +109,7 @@ def record_write(x, compute) -> None:
         return  # nothing changed (dropout in eval mode)
     old._hooks, x._hooks = x._hooks, None
     old_array, array = x.data, new.data
-    if x._views and array.strides != old_array.strides:  # a reshape view made again must be a view again
+    if x._views is not None and array.strides != old_array.strides:  # (viewed: a reshape made again stays a view)
         array = backend.get_array_module(array).empty_like(old_array)
         array[...] = new.data
     # the graph needs the old node's shape and dtype only; its values stay alive where an op
@@ -138,10 +139,16 @@ def note_view(base, view, fn) -> None:
         return
     if base.is_leaf and base.requires_grad or _root(view.data) is not _root(base.data):
         return
-    # base keeps its views weakly (a view dropped is forgotten), a view its base strongly (as
-    # PyTorch's ._base): no cycle between them
-    view._base = (base, fn)
+    _link(view, base, fn)
     _register(base, view)
+
+
+def _link(view, base, fn) -> None:
+    """view._base: its base and view op. Held as strongly as the view's op holds the base: a
+    recorded op does (its inputs), so the view strongly; a view made without a graph weakly, or
+    it would keep its base's graph alive (a view logged under no_grad). Base holds its views
+    weakly: no cycle."""
+    view._base = (base if fn._inputs else weakref.ref(base), fn)
 
 
 def _register(base, view) -> None:
@@ -173,6 +180,7 @@ def _stale(x, old_array) -> None:
             kept.append(ref)
         elif type(view) is Tensor:
             view.__class__ = _StaleView  # (back on refresh, which notes it on x again)
+            view._base = (x, view._base[1])  # (x held strongly until then: the view is made from it)
         else:
             now.append(view)  # a subclass of Tensor: no stale class of its own, so made again now
         if view._views:
@@ -186,29 +194,55 @@ def refresh(view) -> None:
     """Make a stale view again from its base (see _stale): the same view op on the base's array
     now, recorded as a write into the view, so that ops that took the view before keep its old
     node. A parameter made from a view takes the array only: its graph is its own."""
-    from minitx.autograd.tensor import Tensor  # noqa: PLC0415
+    from minitx.autograd.tensor import Tensor, _StaleView  # noqa: PLC0415
 
-    view.__class__ = Tensor
-    base, fn = view._base
-    with enable_grad():  # (read under no_grad too: its graph must be there when it is used with a gradient)
-        if view.is_leaf and view.requires_grad:
-            with no_grad():
-                view.data = fn.again().apply(base).data
-        else:
-            record_write(view, lambda _old: fn.again().apply(base))
+    stale = type(view) is _StaleView
+    if stale:
+        view.__class__ = Tensor
+    base, fn = _linked(view)
+    try:
+        with enable_grad():  # (read under no_grad too: its graph must be there when it is used with a gradient)
+            if view.is_leaf and view.requires_grad:
+                with no_grad():
+                    view.data = fn.again().apply(base).data
+            else:
+                record_write(view, lambda _old: fn.again().apply(base))
+    except BaseException:
+        if stale:
+            view.__class__ = _StaleView  # (still to make: the error is the caller's to see)
+        raise
     if _root(view.data) is _root(base.data):
+        _link(view, base, view._ctx if view._ctx is not None else fn)
         _register(base, view)
     else:
         view._base = None  # (a view op that had to copy: a view no more)
 
 
+def values_now(view):
+    """A stale view's values as its base holds them now, made by its view op on the base's array
+    without recording anything: what a backward walk reads (engine.walking)."""
+    base, fn = _linked(view)
+    return fn.again().forward(base.data)
+
+
+def _linked(view):
+    """(base, view op) as view._base holds them (the base weakly or strongly: _link)."""
+    base, fn = view._base
+    return (base() if isinstance(base, weakref.ref) else base), fn
+
+
 def base_of(x):
     """(base, view op) when x shows part of the tensor base's array, made by the view op (see
-    note_view); else None (not a view, a detached tensor, or given an array of its own since)."""
+    note_view); else None (not a view, a detached tensor, a base gone, or an array of its own since)."""
     if x._base is None or x._base is _DETACHED:
         return None
-    base, view = x._base
-    return (base, view) if _root(x.data) is _root(base.data) else None
+    base, view = _linked(x)
+    return (base, view) if base is not None and _root(x.data) is _root(base.data) else None
+
+
+def is_view(x) -> bool:
+    """Whether x shows memory of another tensor through a view op (noted or not: a view of a parameter)."""
+    return base_of(x) is not None or (x._ctx is not None and x._ctx.moves_values and _shares_memory(x))
 
 
 def is_detached(x) -> bool:

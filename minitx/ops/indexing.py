@@ -286,9 +286,15 @@ class SetItem(Function):
 
 def _is_its_own_part(x, index, value) -> bool:
     """Whether ``value`` is the view x[index] itself (x[index] = x[index]: nothing to write)."""
-    made = value._base
-    return (isinstance(made, tuple) and made[0] is x and isinstance(made[1], GetItem) and _is_basic_index(index)
-            and made[1].index == index and base_of(value) is not None)
+    viewed = base_of(value) if isinstance(value, Tensor) else None
+    return (viewed is not None and viewed[0] is x and isinstance(viewed[1], GetItem)
+            and _same_index(viewed[1].index, index))
+
+
+def _same_index(a, b) -> bool:
+    """Whether two basic indices are the same, part for part and type for type (True is not 1)."""
+    a, b = (a if isinstance(a, tuple) else (a,)), (b if isinstance(b, tuple) else (b,))
+    return len(a) == len(b) and all(type(p) is type(q) and (p is q or p == q) for p, q in zip(a, b))
 
 
 class WriteThroughView(Function):
