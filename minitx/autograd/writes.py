@@ -245,11 +245,6 @@ def is_view(x) -> bool:
     return base_of(x) is not None or (x._ctx is not None and x._ctx.moves_values and _shares_memory(x))
 
 
-def is_detached(x) -> bool:
-    """Whether x is a detached tensor sharing its tensor's array (x = y.detach())."""
-    return x._base is _DETACHED
-
-
 def refusal(x):
     """Why a recorded write cannot go into x's array, or None: x shares memory that minitx cannot
     write through (a view of a parameter, of an array from outside, a broadcast, a detach)."""
