@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from minitx.autograd.grad_mode import no_grad
 from minitx.backend import get_array_module
 
 #: called as ``hook(fn, dy, input_grads)`` after each op's backward, in the order the engine
@@ -197,7 +198,8 @@ def backward(root, grad=None, retain_graph=False, inputs=None):
     global walking
     walking += 1
     try:
-        _walk(roots, grads, wanted, found, retain_graph)
+        with no_grad():  # (a tensor hook's ops, the user's, build no graph: PyTorch's too)
+            _walk(roots, grads, wanted, found, retain_graph)
     finally:
         walking -= 1
     return found

@@ -33,7 +33,7 @@ import numpy as np
 from minitx import amp, backend
 from minitx.autograd import inplace
 from minitx.autograd.grad_mode import is_grad_enabled
-from minitx.autograd.writes import note_view, written
+from minitx.autograd.writes import cell_of, note_view
 from minitx.backend import is_floating
 
 #: called as ``hook(fn, inputs, output)`` (output: the raw array) after every op's forward;
@@ -81,7 +81,7 @@ class Function:
     _held: tuple = ()  # the saved arrays' guards and versions (minitx.autograd.inplace)
     _prints: tuple = ()  # their checksums, under check_saved_arrays (minitx.autograd.inplace)
     _released = False
-    _recorded_at = 0  # written.count when this op was recorded
+    _cells: tuple = ()  # per input, the list a write into it fills with its old node (writes.cell_of)
 
     @property
     def inputs(self) -> tuple:
@@ -90,9 +90,10 @@ class Function:
         An input written since by a recorded write (``x[index] = v``, ``x += y`` while a gradient
         is recorded) is given as it was when this op took it: the node of its old values, which
         the write left behind (minitx.autograd.writes)."""
-        if self._recorded_at == written.count:
+        cells = self._cells
+        if not any(cells):  # (no input written since: the common case)
             return self._inputs
-        return tuple(written.as_seen(t, self._recorded_at) for t in self._inputs)
+        return tuple(cell[0] if cell else t for t, cell in zip(self._inputs, cells))
 
     @property
     def name(self) -> str:
@@ -187,9 +188,7 @@ class Function:
         # integer and boolean outputs (indices, masks) carry no gradient
         record = is_grad_enabled() and any(self.needs_input_grad) and is_floating(output.dtype)
         if record:
-            self._inputs, self._recorded_at = inputs, written.count
-            for t in inputs:
-                t._taken = True  # a write into t from now on must leave its old node (written.record)
+            self._inputs, self._cells = inputs, tuple(cell_of(t) for t in inputs)
             if self.saved:
                 self._held = inplace.hold(self.saved, inputs, output)
                 if inplace.checking:
@@ -222,7 +221,7 @@ class Function:
 
 #: what apply and forward set on an instance for one call (Function.again forgets them)
 _PER_CALL = ("needs_input_grad", "computed_in", "keeps_float32", "saved", "_inputs", "_held", "_prints",
-             "_released", "_recorded_at")
+             "_released", "_cells")
 
 
 def _low_precision_of(inputs):

@@ -38,10 +38,10 @@ class Tensor:
     """
 
     # .grad is a property over _grad, which checks what is assigned; the engine writes _grad
-    # _before, _taken, _views, _base: what recorded writes need (minitx.autograd.writes): its old nodes,
-    # whether an op took it since its last write, the tensors that view its array, and the one it views
-    __slots__ = ("data", "_grad", "requires_grad", "_ctx", "_retains_grad", "_hooks", "_before", "_taken", "_views",
-                 "_base", "__weakref__")
+    # _cell, _views, _base: what recorded writes need (minitx.autograd.writes): the list its next write
+    # leaves its old node in for the ops that took it, the tensors that view its array, and the one it views
+    __slots__ = ("data", "_grad", "requires_grad", "_ctx", "_retains_grad", "_hooks", "_cell", "_views", "_base",
+                 "__weakref__")
     # numpy must defer to our reflected operators (np_array + tensor -> Tensor.__radd__)
     __array_priority__ = 1000
 
@@ -66,7 +66,7 @@ class Tensor:
         self._ctx = None
         self._retains_grad = False
         self._hooks = None
-        self._before, self._taken, self._views, self._base = (), False, None, None
+        self._cell, self._views, self._base = None, None, None
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -79,7 +79,7 @@ class Tensor:
         return state
 
     def __setstate__(self, state: dict) -> None:
-        self._before, self._taken, self._views, self._base = (), False, None, None
+        self._cell, self._views, self._base = None, None, None
         for name, value in state.items():
             setattr(self, name, value)
 
@@ -93,7 +93,7 @@ class Tensor:
         t._ctx = ctx
         t._retains_grad = False
         t._hooks = None
-        t._before, t._taken, t._views, t._base = (), False, None, None
+        t._cell, t._views, t._base = None, None, None
         t.requires_grad = ctx is not None
         return t
 
@@ -231,7 +231,7 @@ class Tensor:
         if flag and not backend.is_floating(self.dtype):
             raise TypeError(f"requires_grad: only floating-point tensors can require gradients, "
                             f"got dtype {self.dtype.name}")
-        if not flag and self._ctx is not None:
+        if not flag and not self.is_leaf:  # (is_leaf: a stale view is made again first)
             raise RuntimeError("requires_grad_(False) on a tensor computed by an op; use .detach()")
         self.requires_grad = bool(flag)
         return self
@@ -889,8 +889,9 @@ class _StaleView(Tensor):
         return _REQUIRES_GRAD.__get__(self)
 
     @requires_grad.setter
-    def requires_grad(self, value):
-        _REQUIRES_GRAD.__set__(self, value)
+    def requires_grad(self, value):  # (made again first: the flag is the view's as it is now)
+        refresh(self)
+        self.requires_grad = value
 
     @property
     def is_leaf(self):
@@ -983,7 +984,7 @@ class _Size(int):
 @functools.lru_cache(maxsize=None)
 def _slots(cls) -> tuple:
     """The slots of a Tensor class and its bases that pickle keeps (Tensor.__getstate__)."""
-    notes = ("_before", "_taken", "_views", "_base", "__weakref__")
+    notes = ("_cell", "_views", "_base", "__weakref__")
     return tuple(name for c in cls.__mro__ for name in getattr(c, "__slots__", ()) if name not in notes)
 
 

@@ -4,42 +4,45 @@ A write into x while a gradient is recorded (x or the value requires grad) is an
 PyTorch: ``h = w * 2; h.exp_()`` must send h's gradient on to w through exp. So the write
 computes x's new values out of place, from a node standing for x's old values (``old``), and x
 becomes the output of that computation: it takes the result's array and op (``record_write``).
-What follows from that:
+Four things follow. Take ::
 
-* **Ops that took x before the write** must still send their gradients to its old values, not
-  to x, whose graph now goes through the write. The graph's edges are tensors (an op keeps the
-  tensors it was applied to), so each write is counted, every op remembers the count when it
-  was recorded, and x keeps ``(count at the write, old node)`` for the writes it had after some
-  op took it: an op recorded before a write sees the old node instead of x
-  (``Function.inputs``, ``written.as_seen``). A write into a tensor no op took since its last
-  write keeps nothing.
-* **Ops that saved x's old array** keep it: it is not written, so their gradients stay right
-  (where PyTorch, which writes into the same memory, refuses their backward).
-* **Views of x** (``v = x[1:]``, ``x.T``, ``x.reshape(...)``, ``x.detach()``) would keep showing
-  the old array, silently. So every op that returns a view of its input notes it there
-  (``note_view``: the input keeps weak references to its views, a view its input and view op,
-  PyTorch's ``._base``, held weakly where the view op was not recorded, so that a view logged
-  under no_grad does not keep its base's graph), and a write that gives x a new array marks its
-  views stale (``_stale``): a stale view is made again from x, the same view op on x's new
-  array, recorded as a write into the view, when its data, requires_grad or is_leaf is next read
-  (``refresh``, through ``tensor._StaleView``). While a backward walk runs it is not made again
-  (the walk has ordered the graph's nodes already): its values are read from x as it is now
-  (``values_now``), its graph as recorded. Made when read, not at each write: a loop that writes
-  row t of a buffer from row t - 1 does not remake every earlier row's view at every step. A
-  detached tensor (``x.detach()``) has no op to make again: it takes x's new array at once (a
-  detached view, ``x[0].detach()``, keeps the old values).
-* **A write into a view** (``v = y[0]; v.exp_()``, ``y[0][1] = v``) goes into the tensor it views:
-  y becomes y with v's part replaced by the new values (WriteThroughView, PyTorch's
-  CopySlices), and v, stale then, is made again from y's new array.
+    v = x[1:]        # a view of x
+    y = x * 2        # an op that took x
+    x.exp_()         # the write
+    z = v + 1        # v read after the write
+
+* **Ops that took x before the write** (``y``'s mul) must send their gradients to x's old values,
+  not to x, whose graph now goes through exp. An op keeps its input tensors, and beside each a
+  *cell*: a list that all the ops taking x between two writes share (``cell_of``). The write
+  puts ``old`` in x's cell and starts x a new one (``leave_old``), so mul finds ``old`` there
+  (``Function.inputs``) and the ops after the write find x. A cell lives as long as the ops that
+  hold it: old nodes go with them, however often x is written.
+* **Ops that saved x's old array** (mul saved it, for w's gradient) keep it: it is not written,
+  so their gradients stay right (where PyTorch, writing into the same memory, refuses them).
+* **Views of x** (``v``; ``x.T``, ``x.reshape(...)``, ``x.detach()``) would show the old array,
+  silently. So an op that returns a view notes it on its input (``note_view``: x keeps weak
+  references to its views; a view keeps x and its view op in ``_base``, as PyTorch's, weakly
+  where the op was not recorded, so that a view logged under no_grad keeps no graph alive), and
+  the write marks them stale (``_stale``). A stale view is made again from x when its data,
+  requires_grad or is_leaf is next read (``z = v + 1`` reads it): the same view op on x's new
+  array, recorded as a write into the view (``refresh``, through ``tensor._StaleView``). Made
+  when read, not at each write: a loop writing row t of a buffer from row t - 1 does not make
+  every earlier row again at every step. While a backward walk runs, a stale view is read, not
+  made again: the walk has ordered the graph already (``values_now``). A detached tensor has
+  no op to make again: it takes x's new array at once (a detached view, ``x[0].detach()``, keeps
+  the old values).
+* **A write into a view** (``v.exp_()``, ``y[0][1] = u``) goes into the tensor it views: x
+  becomes x with v's part replaced (WriteThroughView, PyTorch's CopySlices), and v, stale then,
+  is made again from x's new array.
 
 What minitx does not see keeps the old values: a raw array (``a = x.data[1:]``,
 ``np.asarray(x)``) or another Tensor wrapping x's array (``Tensor(x.data)``). Where a write's
 value was computed from x itself (``x[1:] = x[:-1] * 0.5``), x's new graph reaches x through the
-op that took it, a reference cycle: its arrays wait for Python's garbage collector.
+op that took it, a reference cycle: its arrays wait for Python's garbage collector. And each
+recorded write copies x, so a loop writing rows of a buffer holds a copy per row until backward.
 """
 from __future__ import annotations
 
-import bisect
 import weakref
 
 from minitx import backend
@@ -50,32 +53,21 @@ from minitx.autograd.inplace import _root
 _DETACHED = "detached"
 
 
-class _Writes:
-    """The count of recorded writes, and each written tensor's old nodes (see the module's
-    docstring): ``x._before`` holds ``(count at the write, old node)``."""
-
-    def __init__(self):
-        self.count = 0
-
-    def record(self, x, old) -> None:
-        """x was written, and ``old`` stands for its values before."""
-        if not x._taken:  # no op took x since its last write: none will look for this old node
-            return
-        x._taken = False
-        if not x._before:  # () until the first write: most tensors are never written
-            x._before = []
-        x._before.append((self.count, old))
-        self.count += 1
-
-    @staticmethod
-    def as_seen(t, recorded_at: int):
-        """The node of ``t`` that an op recorded at ``recorded_at`` took: t, or the old node of
-        the first write into t after it (the counts grow along the list: a binary search)."""
-        first = bisect.bisect_left(t._before, recorded_at, key=lambda entry: entry[0])
-        return t._before[first][1] if first < len(t._before) else t
+def cell_of(t) -> list:
+    """t's current cell: the list that every op taking t keeps beside it (Function.apply), and that
+    t's next recorded write fills with the node of t's old values (leave_old). Made by the first op
+    that takes t since its last write; a tensor no op took has none."""
+    if t._cell is None:
+        t._cell = []
+    return t._cell
 
 
-written = _Writes()
+def leave_old(x, old) -> None:
+    """x was written, and ``old`` stands for its values before: the ops that took x since its
+    last write find it in their cell; the ops that take x from now on get a new one."""
+    if x._cell is not None:  # (no op took x since its last write: none will look for old)
+        x._cell.append(old)
+        x._cell = None
 
 
 def record_write(x, compute) -> None:
@@ -116,10 +108,12 @@ def record_write(x, compute) -> None:
     # saved them, and are not kept for each write of a tensor written many times
     xp = backend.get_array_module(array)
     old.data = xp.broadcast_to(xp.zeros((), dtype=x.dtype), x.shape)
-    written.record(x, old)
+    leave_old(x, old)
+    # (detach_ keeps the array: its views still show it)
+    made_now = _stale(x, old_array, array) if x._views and array is not old_array else ()
     x.data, x._ctx, x.requires_grad = array, new._ctx, new.requires_grad
-    if x._views and array is not old_array:  # (detach_ keeps the array: its views still show it)
-        _stale(x, old_array)
+    for view in made_now:
+        refresh(view)
 
 
 def note_view(base, view, fn) -> None:
@@ -148,7 +142,7 @@ def _link(view, base, fn) -> None:
     recorded op does (its inputs), so the view strongly; a view made without a graph weakly, or
     it would keep its base's graph alive (a view logged under no_grad). Base holds its views
     weakly: no cycle."""
-    view._base = (base if fn._inputs else weakref.ref(base), fn)
+    view._base = (base if fn._inputs or base._ctx is None else weakref.ref(base), fn)  # (a leaf has no graph to keep)
 
 
 def _register(base, view) -> None:
@@ -162,32 +156,34 @@ def _register(base, view) -> None:
         views[:] = [ref for ref in views if ref() is not None]
 
 
-def _stale(x, old_array) -> None:
-    """x's views (and theirs) showed ``old_array``, which x has left for a new one: a detached
-    tensor takes the new array; a view becomes stale, made again when read (refresh)."""
+def _stale(x, old_array, new_array) -> list:
+    """x's views (and theirs) show ``old_array``, which x leaves for ``new_array``: a detached
+    tensor takes the new array; a view becomes stale, made again when read (refresh). Marked
+    before x takes the new array, so that an interrupt (Ctrl-C) leaves x and its views agreeing.
+    Returns the views of a Tensor subclass, which has no stale class: the caller makes them again
+    once x has its new array."""
     from minitx.autograd.tensor import Tensor, _StaleView  # noqa: PLC0415 (tensor.py imports this module)
 
-    root, kept, now = _root(old_array), [], []
+    root, kept, made_now = _root(old_array), [], []
     for ref in x._views:
         view = ref()
         if view is None or type(view) is _StaleView:
             continue
         array = view.data
         if _root(array) is not root:
-            continue  # an array of its own since (a detached tensor written out of place)
+            continue  # an array of its own since
         if view._base is _DETACHED:
-            view.data = x.data
+            view.data = new_array
             kept.append(ref)
         elif type(view) is Tensor:
             view.__class__ = _StaleView  # (back on refresh, which notes it on x again)
             view._base = (x, view._base[1])  # (x held strongly until then: the view is made from it)
         else:
-            now.append(view)  # a subclass of Tensor: no stale class of its own, so made again now
-        if view._views:
-            _stale(view, array)
+            made_now.append(view)
+        if view._views:  # (a detached tensor's views see its new array; a stale view's are stale with it)
+            made_now += _stale(view, array, new_array if view._base is _DETACHED else None)
     x._views = kept
-    for view in now:
-        refresh(view)
+    return made_now
 
 
 def refresh(view) -> None:
@@ -254,7 +250,11 @@ def refusal(x):
                 f"strides {data.strides}); clone it first (x = x.clone())")
     viewed = base_of(x)
     if viewed is not None:
-        return refusal(viewed[0])
+        base = viewed[0]
+        if base.is_leaf and base.requires_grad:  # (a view taken before its base became a parameter)
+            return ("the tensor is a view of a leaf that requires grad, whose gradient would not see the write; write "
+                    "into a clone, or under minitx.no_grad(), as the optimizers do")
+        return refusal(base)
     if x._base is _DETACHED:
         return ("the tensor shares its array with the tensor it was detached from, whose graph would not see "
                 "the write; clone it first (x = x.detach().clone())")
@@ -270,7 +270,8 @@ def refusal(x):
 def _shares_memory(x) -> bool:
     """Whether x's array shows memory another tensor or array may show: a view's, or (x computed
     by an op) one of its op's inputs'."""
-    if x._ctx is None:
+    if x._ctx is None or x.data.base is None:  # (an array that owns its memory shows no other's)
         return x.data.base is not None
+    from minitx.autograd.tensor import _DATA  # noqa: PLC0415
     xp = backend.get_array_module(x.data)
-    return any(xp.may_share_memory(x.data, t.data) for t in x._ctx.inputs)
+    return any(xp.may_share_memory(x.data, _DATA.__get__(t)) for t in x._ctx.inputs)  # (as recorded: no refresh)
