@@ -188,7 +188,7 @@ class Function:
         # integer and boolean outputs (indices, masks) carry no gradient
         record = is_grad_enabled() and any(self.needs_input_grad) and is_floating(output.dtype)
         if record:
-            self._inputs, self._cells = inputs, tuple(cell_of(t) for t in inputs)
+            self._inputs, self._cells = inputs, tuple([cell_of(t) for t in inputs])
             if self.saved:
                 self._held = inplace.hold(self.saved, inputs, output)
                 if inplace.checking:
