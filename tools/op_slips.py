@@ -56,7 +56,8 @@ _DATA = ("tests/test_utils_data.py",)
 _T = "minitx/autograd/tensor.py"
 _IN_PLACE = ("tests/test_inplace_methods.py",)
 _W = "minitx/autograd/writes.py"
-_WRITES = ("tests/test_writes.py", "tests/ops/test_setitem.py", "tests/test_inplace_methods.py")
+_WRITES = ("tests/test_writes.py", "tests/ops/test_setitem.py", "tests/test_inplace_methods.py",
+           "tests/test_writes_against_pytorch.py")
 
 #: the issue's named slips, already in plant_slips.SLIPS: run again here, with the new ops
 _NAMED = ("conv col2im", "avg_pool backward", "gather backward", "roll backward")
