@@ -422,7 +422,11 @@ class Module:
                                 f"{np.dtype(t.dtype).name} in the model, and would not cast without loss")
         for name, t, value in present:
             with np.errstate(all="ignore"):  # a float64 value past float32's range is its inf, silently as the ops
-                t.data = backend.to_device(np.asarray(backend.to_numpy(value), dtype=t.dtype), t.device).copy()
+                array = backend.to_device(np.asarray(backend.to_numpy(value), dtype=t.dtype), t.device)
+            try:  # into the tensor's own array, as PyTorch copies: its views (and a captured graph) see the values
+                t._writable("load_state_dict")[...] = array
+            except RuntimeError:  # memory it cannot write (a broadcast, an array from outside): a copy of its own
+                t.data = array.copy()
         return _IncompatibleKeys(missing, unexpected)
 
     def _under_first_names(self, state):

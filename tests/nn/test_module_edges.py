@@ -839,3 +839,22 @@ def test_load_state_dict_answers_with_pytorchs_named_tuple(torch):
     state = {"weight": state["weight"], "bias": np.zeros(3, np.float32)}
     got = ours.load_state_dict(state)
     assert repr(got) == repr(theirs.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()}))
+
+
+def test_load_state_dict_writes_into_the_tensors_own_arrays_as_pytorch():
+    """Views of a parameter or buffer (and anything holding its array) see the loaded values."""
+    torch = import_torch()
+    results = []
+    for lib in (minitx, torch):
+        lib.manual_seed(0)
+        layer = lib.nn.BatchNorm1d(3)
+        running = layer.running_mean
+        head = layer.weight.detach()[:2]
+        layer.load_state_dict({**layer.state_dict(), "weight": lib.tensor([2.0, 3.0, 4.0]),
+                               "running_mean": lib.tensor([0.5, 0.5, 0.5])})
+        results.append((running.tolist(), head.tolist(), layer.running_mean is running))
+    assert results[0] == results[1] == ([0.5, 0.5, 0.5], [2.0, 3.0], True)
+    array = minitx.nn.Linear(2, 2)
+    before = array.weight.data
+    array.load_state_dict({k: v + 1 for k, v in array.state_dict().items()})
+    assert array.weight.data is before
