@@ -291,3 +291,24 @@ def test_the_environment_variable_switches_it_on_for_the_process():
         env = dict(os.environ, MINITX_CHECK_SAVED=value)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
         assert out.stdout.strip() == expected
+
+
+def test_a_product_keeps_only_what_its_wanted_gradients_read_as_pytorch():
+    """y = x * c keeps c (for x's gradient), not x: a write into x after it leaves backward as it is,
+    and a write into c is refused at backward, as in PyTorch."""
+    torch = pytest.importorskip("torch")
+    for lib in (minitx, torch):
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        c = lib.tensor([3.0, 4.0])
+        x = w * 1
+        y = x * c
+        with lib.no_grad():
+            x.add_(10.0)
+        y.sum().backward()
+        assert w.grad.tolist() == [3.0, 4.0]
+        w.grad = None
+        y = (w * 1) * c
+        with lib.no_grad():
+            c.add_(1.0)
+        with pytest.raises(RuntimeError):
+            y.sum().backward()

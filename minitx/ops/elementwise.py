@@ -73,11 +73,14 @@ class Mul(Function):
     exact_numbers = True  # 1e6 beside float16 is 1e6 here, as in PyTorch's kernel
 
     def forward(self, a, b):
-        self.save_for_backward(a, b)
+        # only what a wanted gradient reads: b for da, a for db (x * 5 keeps no x, which a later
+        # write may then change, as PyTorch's)
+        wants_da, wants_db = self.needs_input_grad or (True, True)
+        self.save_for_backward(b if wants_da else None, a if wants_db else None)
         return a * b
 
     def backward(self, dy):
-        a, b = self.saved
+        b, a = self.saved
         return (dy * b if self.needs_input_grad[0] else None,
                 dy * a if self.needs_input_grad[1] else None)
 
