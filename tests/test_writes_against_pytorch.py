@@ -92,6 +92,17 @@ def run(seed, nsteps=14, verbose=False):
             return f"{nm}(itself)", (lambda: m), (lambda: t)
         return f"const{c}", (lambda: c), (lambda: c)
 
+    def write_into(name, m, t, idx, target):
+        """m[idx] = t[idx] = a value of the shape ``target``, in each library."""
+        d, vm_, vt_ = value_of(target)
+
+        def fm():
+            m[idx] = vm_()
+
+        def ft():
+            t[idx] = _cl(vt_())
+        both(f"{name}[{idx!r}] = {d}", fm, ft)
+
     for step in range(nsteps):
         r = rng.random()
         name, m, t = rng.choice(pool)
@@ -168,27 +179,12 @@ def run(seed, nsteps=14, verbose=False):
                             t[idx] = c
                     both(f"no_grad: {name}[{idx!r}] = {c}", fm, ft)
                     continue
-                d, vm_, vt_ = value_of(target)
-
-                def fm(m=m, idx=idx, vm_=vm_):
-                    m[idx] = vm_()
-
-                def ft(t=t, idx=idx, vt_=vt_):
-                    t[idx] = _cl(vt_())
-                both(f"{name}[{idx!r}] = {d}", fm, ft)
+                write_into(name, m, t, idx, target)
             elif kind == "setadv":
                 if nd == 0:
                     continue
                 idx = [0, shape[0] - 1] if shape[0] > 1 else [0]
-                target = np.zeros(shape)[idx].shape
-                d, vm_, vt_ = value_of(target)
-
-                def fm(m=m, idx=idx, vm_=vm_):
-                    m[idx] = vm_()
-
-                def ft(t=t, idx=idx, vt_=vt_):
-                    t[idx] = _cl(vt_())
-                both(f"{name}[{idx!r}] = {d}", fm, ft)
+                write_into(name, m, t, idx, np.zeros(shape)[idx].shape)
             elif kind == "mul_":
                 c = round(rng.uniform(-2, 2), 2)
                 both(f"{name}.mul_({c})", lambda: m.mul_(c), lambda: t.mul_(c))

@@ -101,12 +101,12 @@ def record_write(x, compute) -> None:
         return  # nothing changed (dropout in eval mode)
     old._hooks, x._hooks = x._hooks, None
     old_array, array = x.data, new.data
+    xp = backend.get_array_module(array)
     if x._views is not None and array.strides != old_array.strides:  # (viewed: a reshape made again stays a view)
-        array = backend.get_array_module(array).empty_like(old_array)
+        array = xp.empty_like(old_array)
         array[...] = new.data
     # the graph needs the old node's shape and dtype only; its values stay alive where an op
     # saved them, and are not kept for each write of a tensor written many times
-    xp = backend.get_array_module(array)
     old.data = xp.broadcast_to(xp.zeros((), dtype=x.dtype), x.shape)
     leave_old(x, old)
     # (detach_ keeps the array: its views still show it)
