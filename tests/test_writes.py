@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import minitx
+from torch_reference import import_torch
 
 
 def _float64(values, **kwargs):
@@ -162,6 +163,39 @@ def test_tensors_with_views_pickle_and_deepcopy_without_their_notes():
             assert again._views is None and again._base is None and not again.requires_grad
     w = minitx.tensor([1.0, 2.0], requires_grad=True)
     assert pickle.loads(pickle.dumps(w)).requires_grad
+
+
+def test_a_computed_tensor_copies_as_a_leaf_and_refuses_deepcopy_as_pytorch():
+    """pickle and copy.copy give a computed tensor's values as a leaf (its graph stays behind;
+    requires_grad kept), copy.deepcopy refuses it, as PyTorch's do; nothing warns when the copies
+    are collected (the saved-array guards were copied once and released twice)."""
+    import copy
+    import gc
+    import pickle
+    import warnings
+
+    torch = import_torch()
+    ours, theirs = [], []
+    for lib, made in ((minitx, ours), (torch, theirs)):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * x
+        for again in (pickle.loads(pickle.dumps(y)), copy.copy(y)):
+            made.append((again.numpy().tolist() if lib is minitx else again.detach().numpy().tolist(),
+                         again.requires_grad, again.is_leaf, again.grad_fn is None))
+        with pytest.raises(RuntimeError, match="deepcopy" if lib is minitx else "graph leaves"):
+            copy.deepcopy(y)
+    assert ours == theirs
+    x = minitx.tensor([1.0, 2.0], requires_grad=True)
+    x.grad = minitx.tensor([3.0, 4.0])
+    twin = copy.deepcopy(x)
+    assert twin.requires_grad and twin.grad.numpy().tolist() == [3.0, 4.0] and twin.data is not x.data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (an exception in __del__ is reported as an unraisable warning)
+        y = (x * x).sum()
+        del twin
+        copies = [pickle.loads(pickle.dumps(y)), copy.copy(y)]
+        del copies, y
+        gc.collect()
 
 
 def test_views_are_made_again_when_read_not_at_every_write():

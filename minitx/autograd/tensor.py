@@ -15,6 +15,7 @@ recorded as an op, as PyTorch records it: see ``Tensor._in_place``.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import numbers
 
@@ -72,11 +73,27 @@ class Tensor:
             self.requires_grad_(True)
 
     def __getstate__(self) -> dict:
-        """What pickle and copy.deepcopy keep: every slot but the notes of recorded writes (the
-        views' weak references do not pickle, and a copy shares no array with the original's views)."""
+        """What pickle and copy keep: every slot but the op that made the tensor and the notes of
+        recorded writes. A copy is a leaf, as PyTorch's: a graph is a record of one computation,
+        not a value to copy (its ops hold their inputs, and guard the arrays they saved), and the
+        views' weak references do not pickle. requires_grad and .grad are kept."""
         state = {name: getattr(self, name) for name in _slots(type(self)) if hasattr(self, name)}
         state.update(getattr(self, "__dict__", {}))  # (a subclass's own attributes)
+        state["_ctx"] = None
         return state
+
+    def __deepcopy__(self, memo) -> "Tensor":
+        """copy.deepcopy: a tensor with its own copy of the array (and of .grad), as PyTorch's;
+        refused for a tensor made by a recorded op, as PyTorch refuses it: a copy of its values
+        would not be a copy of how they were computed (detach() first: x.detach().clone())."""
+        if self.grad_fn is not None:
+            raise RuntimeError(f"deepcopy: the tensor was computed by the recorded op '{self.grad_fn.name}', and a copy "
+                               f"would leave its graph behind; only leaves (tensors made by the user, parameters) "
+                               f"are deep-copied, as in PyTorch: copy x.detach() instead")
+        twin = type(self).__new__(type(self))
+        memo[id(self)] = twin
+        twin.__setstate__(copy.deepcopy(self.__getstate__(), memo))
+        return twin
 
     def __setstate__(self, state: dict) -> None:
         self._cell, self._views, self._base = None, None, None
