@@ -549,6 +549,49 @@ def test_maximize_matches_pytorch(name, kw):
     assert ours_opt.state_dict()["param_groups"][0]["maximize"] is True
 
 
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+                                  "Rprop", "ASGD", "Adafactor"])
+def test_step_with_a_closure_matches_pytorch(name):
+    """opt.step(closure), as PyTorch's: the closure is called once, first, with gradients recorded
+    (under no_grad too), the step uses the gradients it left, and step returns its loss."""
+    torch = import_torch()
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)  # (PyTorch keeps NAdam's and ASGD's scalar state in it)
+    try:
+        _step_with_closures(torch, name)
+    finally:
+        torch.set_default_dtype(previous)
+
+
+def _step_with_closures(torch, name):
+    target = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+    params = [minitx.tensor(np.zeros((3, 4)), requires_grad=True)]
+    theirs = [torch.zeros(3, 4, dtype=torch.float64, requires_grad=True)]
+    ours_opt, their_opt = getattr(optim, name)(params, lr=0.1), getattr(torch.optim, name)(theirs, lr=0.1)
+    calls = []
+
+    def closure(lib, opt, p):
+        def evaluate():
+            calls.append(lib)
+            opt.zero_grad()
+            loss = ((p - lib.tensor(target)) ** 2).sum()
+            loss.backward()
+            return loss
+        return evaluate
+
+    for _ in range(3):
+        with minitx.no_grad():
+            ours = ours_opt.step(closure(minitx, ours_opt, params[0]))
+        with torch.no_grad():
+            their = their_opt.step(closure(torch, their_opt, theirs[0]))
+        assert float(ours.item()) == pytest.approx(float(their.item()), rel=1e-12)
+        np.testing.assert_allclose(params[0].numpy(), theirs[0].detach().numpy(), rtol=1e-12, atol=1e-14)
+    assert calls == [minitx, torch] * 3
+    assert ours_opt.step() is None
+    with pytest.raises(TypeError, match=f"{name}.step: closure must be a function"):
+        ours_opt.step(0.5)
+
+
 def test_sgd_takes_pytorchs_arguments_in_its_order_and_its_default_lr():
     """SGD(params, lr=1e-3, momentum, dampening, weight_decay, nesterov): positional arguments
     written for PyTorch mean the same here (dampening third, not nesterov)."""

@@ -14,8 +14,9 @@ OneCycleLR, ...); the schedules above set one rate for every group (see minitx.o
 float16 training scales its loss (GradScaler: scaler.scale(loss).backward(), scaler.step(opt),
 scaler.update()); see minitx.optim.grad_scaler.
 
-LBFGS evaluates the loss several times per step: opt.step(closure), where the closure zeroes the
-gradients, computes the loss, calls backward and returns the loss (see minitx.optim.lbfgs).
+Every optimizer's step takes PyTorch's closure: opt.step(closure), where the closure zeroes the
+gradients, computes the loss, calls backward and returns the loss, which step returns. LBFGS needs
+one: it evaluates the loss several times per step (see minitx.optim.lbfgs).
 """
 from minitx.optim.adafactor import Adafactor
 from minitx.optim.adagrad import Adadelta, Adagrad

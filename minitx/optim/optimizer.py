@@ -42,6 +42,7 @@ import numbers
 import numpy as np
 
 from minitx import backend, interop, kernels, sync
+from minitx.autograd.grad_mode import enable_grad
 from minitx.autograd.inplace import mark_modified, zero_gradients
 from minitx.autograd.tensor import Tensor
 
@@ -136,9 +137,21 @@ class Optimizer:
         """Forget the gradients: ``p.grad = None`` (or fill them with zeros in place)."""
         zero_gradients((p for _, _, p in self._indexed_params()), set_to_none)
 
-    def step(self) -> None:
-        """Update every parameter that has a gradient (parameters with grad None are skipped)."""
+    def step(self, closure=None):
+        """Update every parameter that has a gradient (parameters with grad None are skipped).
+
+        ``closure``, as PyTorch's: a function that zeroes the gradients, computes the loss, calls
+        backward and returns the loss. It is called first, with gradients recorded (also under
+        no_grad), and step returns what it returned (None without one)."""
+        loss = None
+        if closure is not None:
+            if not callable(closure):
+                raise TypeError(f"{type(self).__name__}.step: closure must be a function that zeroes the gradients, "
+                                f"computes the loss, calls backward and returns the loss; got {closure!r:.60}")
+            with enable_grad():
+                loss = closure()
         self._step()
+        return loss
 
     def _step(self, skip=None) -> None:
         """step(); ``skip`` (a device boolean, from GradScaler: some gradient overflowed) leaves
