@@ -244,6 +244,38 @@ def test_a_write_into_a_view_makes_no_reference_cycle(without_gc):
     assert [ref() for ref in alive] == [None, None, None]
 
 
+@pytest.mark.parametrize("write", [
+    lambda x: x.__setitem__(slice(1, None), x[:-1] * 0.5),       # from a view of x taken for the write
+    lambda x: x.mul_(x.exp()),                                    # from an op that took x itself
+    lambda x: x[0].copy_(x[1:].sum() * x[0]),                     # into a view, from x's other rows
+])
+def test_a_write_computed_from_the_tensor_itself_makes_no_reference_cycle(without_gc, write):
+    """The ops that took x before its write hold it through their cells, which take its old node
+    at the write: x's new graph reaches them, not x, and its arrays go with its last reference."""
+    w = _float64([1.0, 2.0, 3.0], requires_grad=True)
+    x = w * 2
+    write(x)
+    x.sum().backward()
+    x2 = w * 2
+    write(x2)
+    alive = weakref.ref(x2)
+    del x2
+    assert alive() is None
+
+
+def test_the_ops_that_took_a_tensor_before_its_write_hold_its_old_node_not_it(without_gc):
+    w = _float64([1.0, 2.0], requires_grad=True)
+    x = w * 2
+    y = x * 3
+    v = x[1:]
+    z = v + 1
+    x.exp_()
+    assert y.grad_fn.inputs[0] is not x and z.grad_fn.inputs[0] is not v
+    assert y.grad_fn.inputs[0].grad_fn is x.grad_fn.inputs[0].grad_fn  # both the old node of x: mul's output
+    (y.sum() + z.sum() + v.sum()).backward()
+    np.testing.assert_allclose(w.grad.numpy(), [6.0, 6.0 + 2.0 + 2 * np.exp(4.0)])
+
+
 def test_a_view_made_again_after_a_write_of_another_layout_is_a_view_still():
     """x.copy_(u) of a column-major u: x keeps its layout, so its reshape stays a view of it."""
     u = minitx.tensor(np.asfortranarray(np.arange(12.0).reshape(3, 4)), requires_grad=True)
@@ -315,6 +347,32 @@ def test_a_hook_that_reads_a_stale_view_during_backward_changes_no_gradient():
         return [w.grad, np.array(seen)]
 
     _agree(run)
+
+
+def test_another_threads_backward_walk_leaves_this_threads_stale_views_to_be_made_again():
+    """While thread A's backward waits in a hook, thread B's stale view is made again when read: it
+    requires grad from then, as PyTorch's view of a base written with a gradient does."""
+    import threading
+
+    w = _float64([1.0, 2.0], requires_grad=True)
+    inside, done = threading.Event(), threading.Event()
+    loss = (w * 3).sum()
+    loss.register_hook(lambda g: (inside.set(), done.wait(10))[0])
+    walker = threading.Thread(target=loss.backward)
+    walker.start()
+    try:
+        assert inside.wait(10)
+        x = minitx.zeros(3, dtype="float64")
+        v = x[1:]
+        x.add_(1.0)
+        x[0] = w[0] * 1  # recorded: x takes a new array, v is stale
+        assert v.requires_grad and not v.is_leaf
+        v.data[0] = 7.0
+        assert x.numpy().tolist() == [1.0, 7.0, 1.0]
+    finally:
+        done.set()
+        walker.join()
+    assert w.grad.numpy().tolist() == [3.0, 3.0]
 
 
 def test_a_stale_view_requires_grad_once_its_base_does_and_records_its_writes():

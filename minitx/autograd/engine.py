@@ -39,10 +39,6 @@ from minitx.backend import get_array_module
 #: visits them; empty unless a tool of minitx.autograd.debug is on (one empty loop per op)
 backward_hooks: list = []
 
-#: how many backward walks are running: while one is, a stale view (minitx.autograd.writes) is
-#: read as it was recorded, not made again, since the walk has already ordered the graph's nodes
-walking = 0
-
 
 class HookHandle:
     """What registering a hook returns (Tensor.register_hook, Module.register_*_hook):
@@ -134,21 +130,21 @@ def topological_order(root):
     return order
 
 
-def _added_into_running_sum(fn, dy, grads, owned) -> bool:
+def _added_into_running_sum(fn, inputs, dy, grads, owned) -> bool:
     """Whether ``fn`` added its gradient into the engine's running sum for its one
     differentiable input (Function.backward_into); never while a debugging hook watches every
     op's gradients (no sum is owned then: the hook may keep what it was shown)."""
     wanted = [i for i, needs in enumerate(fn.needs_input_grad) if needs]
     if len(wanted) != 1:
         return False
-    parent = fn.inputs[wanted[0]]
+    parent = inputs[wanted[0]]
     return id(parent) in owned and fn.backward_into(dy, grads[id(parent)])  # (owned: pending, unbroadcast)
 
 
-def _pending_input(fn, grads):
+def _pending_input(fn, inputs, grads):
     """The first input of ``fn`` that needs a gradient and already has one pending from its other
     uses (for Function.backward_adding); else None."""
-    for index, (parent, needs) in enumerate(zip(fn.inputs, fn.needs_input_grad)):
+    for index, (parent, needs) in enumerate(zip(inputs, fn.needs_input_grad)):
         if needs and id(parent) in grads:
             return index
     return None
@@ -195,13 +191,8 @@ def backward(root, grad=None, retain_graph=False, inputs=None):
     for k, t in enumerate(inputs or ()):
         wanted.setdefault(id(t), []).append(k)
     found = None if inputs is None else [None] * len(inputs)
-    global walking
-    walking += 1
-    try:
-        with no_grad():  # (a tensor hook's ops, the user's, build no graph: PyTorch's too)
-            _walk(roots, grads, wanted, found, retain_graph)
-    finally:
-        walking -= 1
+    with no_grad():  # (a tensor hook's ops, the user's, build no graph: PyTorch's too)
+        _walk(roots, grads, wanted, found, retain_graph)
     return found
 
 
@@ -238,22 +229,23 @@ def _walk(roots, grads, wanted, found, retain_graph):
             fn.check_saved()  # not freed by an earlier backward, nothing it saved changed in place
             if fn.computed_in is not None:  # a 16-bit op computed in float32: its backward too (dy rounded once)
                 g = g.astype(fn.computed_in, copy=False)
-            if _added_into_running_sum(fn, g, grads, owned):
+            inputs = fn.inputs
+            if _added_into_running_sum(fn, inputs, g, grads, owned):
                 if not retain_graph:
                     fn.release()
                 continue
-            added = _pending_input(fn, grads) if may_own else None  # a hook must see the op's own gradients
-            input_grads = None if added is None else fn.backward_adding(g, added, grads[id(fn.inputs[added])])
+            added = _pending_input(fn, inputs, grads) if may_own else None  # a hook must see the op's own gradients
+            input_grads = None if added is None else fn.backward_adding(g, added, grads[id(inputs[added])])
             if input_grads is None:
                 added, input_grads = None, fn.backward(g)
             if not isinstance(input_grads, tuple):
                 input_grads = (input_grads,)
-            if len(input_grads) != len(fn.inputs):
+            if len(input_grads) != len(inputs):
                 raise RuntimeError(f"{fn.name}.backward returned {len(input_grads)} gradients "
-                                   f"for {len(fn.inputs)} inputs")
+                                   f"for {len(inputs)} inputs")
             for hook in backward_hooks:
                 hook(fn, g, input_grads)
-            for index, (parent, pg) in enumerate(zip(fn.inputs, input_grads)):
+            for index, (parent, pg) in enumerate(zip(inputs, input_grads)):
                 if pg is None or not parent.requires_grad:
                     continue
                 pg = unbroadcast(pg, parent.shape, f"{fn.name}.backward")

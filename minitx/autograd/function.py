@@ -77,11 +77,10 @@ class Function:
     #: backward calls and the optimizer write in place (see engine.backward)
     fresh_gradients: bool = False
     saved: tuple = ()
-    _inputs: tuple = ()
     _held: tuple = ()  # the saved arrays' guards and versions (minitx.autograd.inplace)
     _prints: tuple = ()  # their checksums, under check_saved_arrays (minitx.autograd.inplace)
     _released = False
-    _cells: tuple = ()  # per input, the list a write into it fills with its old node (writes.cell_of)
+    _cells: tuple = ()  # per input, the writes.Cell it is held through
 
     @property
     def inputs(self) -> tuple:
@@ -89,11 +88,8 @@ class Function:
 
         An input written since by a recorded write (``x[index] = v``, ``x += y`` while a gradient
         is recorded) is given as it was when this op took it: the node of its old values, which
-        the write left behind (minitx.autograd.writes)."""
-        cells = self._cells
-        if not any(cells):  # (no input written since: the common case)
-            return self._inputs
-        return tuple(cell[0] if cell else t for t, cell in zip(self._inputs, cells))
+        the write left in the cell the op holds it through (minitx.autograd.writes.Cell)."""
+        return tuple([cell.node for cell in self._cells])
 
     @property
     def name(self) -> str:
@@ -166,7 +162,7 @@ class Function:
             listed = " and ".join(sorted(devices))
             raise RuntimeError(f"{self.name}: inputs are on different devices: {listed}; "
                                "move them with .to(device) first")
-        if self.inputs:
+        if self._cells:
             raise RuntimeError(f"{self.name}: this Function instance already recorded a call; ops keep their "
                                "inputs and saved arrays on the instance, so create a new one for each call")
         self.needs_input_grad = tuple(t.requires_grad for t in inputs)
@@ -188,7 +184,7 @@ class Function:
         # integer and boolean outputs (indices, masks) carry no gradient
         record = is_grad_enabled() and any(self.needs_input_grad) and is_floating(output.dtype)
         if record:
-            self._inputs, self._cells = inputs, tuple([cell_of(t) for t in inputs])
+            self._cells = tuple([cell_of(t) for t in inputs])
             if self.saved:
                 self._held = inplace.hold(self.saved, inputs, output)
                 if inplace.checking:
@@ -220,8 +216,7 @@ class Function:
 
 
 #: what apply and forward set on an instance for one call (Function.again forgets them)
-_PER_CALL = ("needs_input_grad", "computed_in", "keeps_float32", "saved", "_inputs", "_held", "_prints",
-             "_released", "_cells")
+_PER_CALL = ("needs_input_grad", "computed_in", "keeps_float32", "saved", "_held", "_prints", "_released", "_cells")
 
 
 def _low_precision_of(inputs):

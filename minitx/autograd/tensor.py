@@ -22,11 +22,10 @@ import numbers
 import numpy as np
 
 from minitx import backend, interop
-from minitx.autograd import engine
 from minitx.autograd.engine import backward as _run_backward
 from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.inplace import mark_modified
-from minitx.autograd.writes import is_view, note_view, record_write, refresh, refusal, values_now
+from minitx.autograd.writes import is_view, note_view, record_write, refresh, refusal
 from minitx.keywords import takes_torch_keywords
 
 
@@ -39,8 +38,8 @@ class Tensor:
     """
 
     # .grad is a property over _grad, which checks what is assigned; the engine writes _grad
-    # _cell, _views, _base: what recorded writes need (minitx.autograd.writes): the list its next write
-    # leaves its old node in for the ops that took it, the tensors that view its array, and the one it views
+    # _cell, _views, _base: what recorded writes need (minitx.autograd.writes): the cell the ops that took
+    # it hold it through (weakly), the tensors that view its array, and the one it views
     __slots__ = ("data", "_grad", "requires_grad", "_ctx", "_retains_grad", "_hooks", "_cell", "_views", "_base",
                  "__weakref__")
     # numpy must defer to our reflected operators (np_array + tensor -> Tensor.__radd__)
@@ -880,17 +879,15 @@ _DATA, _REQUIRES_GRAD = Tensor.__dict__["data"], Tensor.__dict__["requires_grad"
 class _StaleView(Tensor):
     """A view whose base a recorded write gave a new array (minitx.autograd.writes): reading its
     data, whether it requires grad or is a leaf makes it again from the base first (``refresh``,
-    which makes it a Tensor again). While a backward walk runs (engine.walking) it is read as it
-    was recorded, its values taken from the base as it is now: the walk has ordered the graph
-    already. Its shape, dtype and grad_fn are read as they are, since a refresh changes neither
-    the first two nor the graph already recorded (minitx.autograd.graph draws it from grad_fn)."""
+    which makes it a Tensor again), also in a hook during a backward walk: the graph being walked
+    holds the view's old node, not the view (writes._stale). Its shape, dtype and grad_fn are read
+    as they are, since a refresh changes neither the first two nor the graph already recorded
+    (minitx.autograd.graph draws it from grad_fn)."""
 
     __slots__ = ()
 
     @property
     def data(self):
-        if engine.walking:
-            return values_now(self)
         refresh(self)
         return self.data
 
@@ -901,8 +898,7 @@ class _StaleView(Tensor):
 
     @property
     def requires_grad(self):
-        if not engine.walking:
-            refresh(self)
+        refresh(self)
         return _REQUIRES_GRAD.__get__(self)
 
     @requires_grad.setter
@@ -912,8 +908,7 @@ class _StaleView(Tensor):
 
     @property
     def is_leaf(self):
-        if not engine.walking:
-            refresh(self)
+        refresh(self)
         return self._ctx is None
 
     shape = property(lambda self: tuple(_DATA.__get__(self).shape))

@@ -12,23 +12,25 @@ Four things follow. Take ::
     z = v + 1        # v read after the write
 
 * **Ops that took x before the write** (``y``'s mul) must send their gradients to x's old values,
-  not to x, whose graph now goes through exp. An op keeps its input tensors, and beside each a
-  *cell*: a list that all the ops taking x between two writes share (``cell_of``). The write
-  puts ``old`` in x's cell and starts x a new one (``leave_old``), so mul finds ``old`` there
+  not to x, whose graph now goes through exp. An op holds each input through a *cell*, which all
+  the ops taking x between two writes share (``Cell``, ``cell_of``). The write puts ``old`` in
+  x's cell in place of x and starts x a new one (``leave_old``), so mul finds ``old`` there
   (``Function.inputs``) and the ops after the write find x. A cell lives as long as the ops that
-  hold it: old nodes go with them, however often x is written.
+  hold it: old nodes go with them, however often x is written; and no op holds x after its
+  write, so a write computed from x itself (``x[1:] = x[:-1] * 0.5``) leaves no reference cycle.
 * **Ops that saved x's old array** (mul saved it, for w's gradient) keep it: it is not written,
   so their gradients stay right (where PyTorch, writing into the same memory, refuses them).
 * **Views of x** (``v``; ``x.T``, ``x.reshape(...)``, ``x.detach()``) would show the old array,
   silently. So an op that returns a view notes it on its input (``note_view``: x keeps weak
   references to its views; a view keeps x and its view op in ``_base``, as PyTorch's, weakly
   where the op was not recorded, so that a view logged under no_grad keeps no graph alive), and
-  the write marks them stale (``_stale``). A stale view is made again from x when its data,
-  requires_grad or is_leaf is next read (``z = v + 1`` reads it): the same view op on x's new
+  the write marks them stale (``_stale``), leaving each view's old node in its cell as the write
+  leaves x's: the graph holds the old node from then on, not the view, which holds x. A stale
+  view is made again from x when its data, requires_grad or is_leaf is next read (``z = v + 1``
+  reads it, and so may a hook during backward): the same view op on x's new
   array, recorded as a write into the view (``refresh``, through ``tensor._StaleView``). Made
   when read, not at each write: a loop writing row t of a buffer from row t - 1 does not make
-  every earlier row again at every step. While a backward walk runs, a stale view is read, not
-  made again: the walk has ordered the graph already (``values_now``). A detached tensor has
+  every earlier row again at every step. A detached tensor has
   no op to make again: it takes x's new array at once (a detached view, ``x[0].detach()``, keeps
   the old values).
 * **A write into a view** (``v.exp_()``, ``y[0][1] = u``) goes into the tensor it views: x
@@ -36,10 +38,8 @@ Four things follow. Take ::
   is made again from x's new array.
 
 What minitx does not see keeps the old values: a raw array (``a = x.data[1:]``,
-``np.asarray(x)``) or another Tensor wrapping x's array (``Tensor(x.data)``). Where a write's
-value was computed from x itself (``x[1:] = x[:-1] * 0.5``), x's new graph reaches x through the
-op that took it, a reference cycle: its arrays wait for Python's garbage collector. And each
-recorded write copies x, so a loop writing rows of a buffer holds a copy per row until backward.
+``np.asarray(x)``) or another Tensor wrapping x's array (``Tensor(x.data)``). And each recorded
+write copies x, so a loop writing rows of a buffer holds a copy per row until backward.
 """
 from __future__ import annotations
 
@@ -53,21 +53,36 @@ from minitx.autograd.inplace import _root
 _DETACHED = "detached"
 
 
-def cell_of(t) -> list:
-    """t's current cell: the list that every op taking t keeps beside it (Function.apply), and that
-    t's next recorded write fills with the node of t's old values (leave_old). Made by the first op
-    that takes t since its last write; a tensor no op took has none."""
-    if t._cell is None:
-        t._cell = []
-    return t._cell
+class Cell:
+    """How an op holds one of its inputs: ``node`` is the tensor t, until t's next recorded write
+    puts there the node of t's old values (leave_old). Every op taking t between two writes
+    shares one cell, which t holds weakly (a cell that held t and was held by t would make every
+    tensor a reference cycle). After the write no op holds t itself: a write whose value was
+    computed from t (``t[1:] = t[:-1] * 0.5``) leaves no cycle through the ops that took t."""
+
+    __slots__ = ("node", "__weakref__")
+
+    def __init__(self, node):
+        self.node = node
+
+
+def cell_of(t) -> Cell:
+    """t's current cell (see Cell), shared by the ops that took t since its last write; made by
+    the first of them (Function.apply)."""
+    cell = t._cell() if t._cell is not None else None
+    if cell is None:
+        cell = Cell(t)
+        t._cell = weakref.ref(cell)
+    return cell
 
 
 def leave_old(x, old) -> None:
     """x was written, and ``old`` stands for its values before: the ops that took x since its
     last write find it in their cell; the ops that take x from now on get a new one."""
-    if x._cell is not None:  # (no op took x since its last write: none will look for old)
-        x._cell.append(old)
-        x._cell = None
+    cell = x._cell() if x._cell is not None else None
+    if cell is not None:  # (else no op took x since its last write: none will look for old)
+        cell.node = old
+    x._cell = None
 
 
 def record_write(x, compute) -> None:
@@ -99,21 +114,28 @@ def record_write(x, compute) -> None:
     new = compute(old)
     if new is old:
         return  # nothing changed (dropout in eval mode)
-    old._hooks, x._hooks = x._hooks, None
     old_array, array = x.data, new.data
     xp = backend.get_array_module(array)
     if x._views is not None and array.strides != old_array.strides:  # (viewed: a reshape made again stays a view)
         array = xp.empty_like(old_array)
         array[...] = new.data
-    # the graph needs the old node's shape and dtype only; its values stay alive where an op
-    # saved them, and are not kept for each write of a tensor written many times
-    old.data = xp.broadcast_to(xp.zeros((), dtype=x.dtype), x.shape)
-    leave_old(x, old)
+    _leave_old_node(x, old)
     # (detach_ keeps the array: its views still show it)
     made_now = _stale(x, old_array, array) if x._views and array is not old_array else ()
     x.data, x._ctx, x.requires_grad = array, new._ctx, new.requires_grad
     for view in made_now:
         refresh(view)
+
+
+def _leave_old_node(x, old) -> None:
+    """x's values are about to change: ``old``, a node with x's op and requires_grad, stands for
+    them in the graph from now on (leave_old), with the hooks registered on x so far. The graph
+    needs its shape and dtype only: the old values stay alive where an op saved them, and are not
+    kept for each write of a tensor written many times."""
+    xp = backend.get_array_module(x.data)
+    old._hooks, x._hooks = x._hooks, None
+    old.data = xp.broadcast_to(xp.zeros((), dtype=x.dtype), x.shape)
+    leave_old(x, old)
 
 
 def note_view(base, view, fn) -> None:
@@ -142,7 +164,7 @@ def _link(view, base, fn) -> None:
     recorded op does (its inputs), so the view strongly; a view made without a graph weakly, or
     it would keep its base's graph alive (a view logged under no_grad). Base holds its views
     weakly: no cycle."""
-    view._base = (base if fn._inputs or base._ctx is None else weakref.ref(base), fn)  # (a leaf has no graph to keep)
+    view._base = (base if fn._cells or base._ctx is None else weakref.ref(base), fn)  # (a leaf has no graph to keep)
 
 
 def _register(base, view) -> None:
@@ -176,6 +198,11 @@ def _stale(x, old_array, new_array) -> list:
             view.data = new_array
             kept.append(ref)
         elif type(view) is Tensor:
+            # the ops that took the view take its old node from now on, which does not hold x (the
+            # view does, to be made again): a write into x computed from the view leaves no cycle
+            old = Tensor._from_op(array, view._ctx)
+            old.requires_grad = view.requires_grad
+            _leave_old_node(view, old)
             view.__class__ = _StaleView  # (back on refresh, which notes it on x again)
             view._base = (x, view._base[1])  # (x held strongly until then: the view is made from it)
         else:
@@ -212,13 +239,6 @@ def refresh(view) -> None:
         _register(base, view)
     else:
         view._base = None  # (a view op that had to copy: a view no more)
-
-
-def values_now(view):
-    """A stale view's values as its base holds them now, made by its view op on the base's array
-    without recording anything: what a backward walk reads (engine.walking)."""
-    base, fn = _linked(view)
-    return fn.again().forward(base.data)
 
 
 def _linked(view):

@@ -196,7 +196,7 @@ def test_multi_head_attention_backward_splits_nothing(self_attention):
         fn = stack.pop()
         if fn is not None and id(fn) not in ops:
             ops[id(fn)] = type(fn).__name__
-            stack.extend(t.grad_fn for t in fn._inputs)
+            stack.extend(t.grad_fn for t in fn.inputs)
     assert "PackedHeadsAttention" in ops.values() and "GetItem" not in ops.values()
     y.sum().backward()
     assert x.grad is not None and layer.out.weight.grad is not None
