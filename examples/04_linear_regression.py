@@ -17,7 +17,7 @@ import numpy as np
 import minitx
 from minitx import optim
 
-STEPS = 40 if os.environ.get("MINITX_EXAMPLES_FAST") else 100
+STEPS = 40 if os.environ.get("MINITX_EXAMPLES_FAST") == "1" else 100
 rng = np.random.default_rng(0)
 xs = rng.uniform(-1, 1, 100)
 ys = 3 * xs - 1 + 0.1 * rng.normal(size=100)

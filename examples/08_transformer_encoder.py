@@ -26,7 +26,7 @@ from minitx import nn, optim
 from minitx.nn.attention import LearnedPositionalEmbedding
 from minitx.nn.transformer import EncoderLayer
 
-FAST = bool(os.environ.get("MINITX_EXAMPLES_FAST"))
+FAST = os.environ.get("MINITX_EXAMPLES_FAST") == "1"
 STEPS = 40 if FAST else 150
 LENGTH, DIGITS, D_MODEL = 6, 10, 32
 

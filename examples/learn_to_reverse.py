@@ -1,4 +1,4 @@
-"""Watch a small Transformer learn to reverse digit strings, in about 15 seconds on a CPU.
+"""Watch a small Transformer learn to reverse digit strings, in about a minute on a CPU.
 
     python examples/learn_to_reverse.py              # reverse (the default)
     python examples/learn_to_reverse.py --task copy  # or copy

@@ -69,6 +69,8 @@ def main():
     fig.suptitle(f"{args.sentence}\n→ {translation}   (decoder layer {layer + 1})", fontsize=9)
     fig.tight_layout()
     out = Path(args.out) if args.out else Path(args.run) / f"attention-layer{layer + 1}.png"
+    if not out.suffix:
+        out = out.with_suffix(".png")  # (matplotlib adds it to a name without one: print the file it writes)
     fig.savefig(out, dpi=120)
     print(f"translation: {translation}\nsaved {out}")
 

@@ -51,7 +51,7 @@ def main():
     run = args.run
     if run is None:
         run = tempfile.mkdtemp(prefix="encoder-example-")
-        print(f"1. pretraining a small encoder for {args.steps} steps in {run}")
+        print(f"1. pretraining a small encoder for {args.steps} steps in {run} (kept: pass --run {run} to reuse it)")
         config = pretraining.build_config("cpu", data_dir=args.data_dir, vocab_size=4000, d_model=64, num_layers=2,
                                           d_ff=256, max_steps=args.steps, warmup_steps=min(40, args.steps),
                                           save_every=0)
