@@ -522,6 +522,25 @@ def test_grad_runs_tensor_hooks_and_takes_retain_graph_and_unused_inputs():
         minitx.autograd.grad([y2, y2], [x2], grad_outputs=[None])
 
 
+def test_grad_stops_at_an_intermediate_input_as_pytorch():
+    """grad(y, h) runs only the ops between y and h: the graph behind h is neither walked (a hook
+    on x does not fire) nor freed (h's own backward still runs), as PyTorch's."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in ("minitx", "torch"):
+        x, h, y, _ = _graph(lib, [1.0, -2.0, 0.5])
+        fired = []
+        x.register_hook(lambda g: fired.append(1))
+        grad = minitx.autograd.grad if lib == "minitx" else torch.autograd.grad
+        (gh,) = grad(y, h)
+        h.sum().backward()  # through tanh, which grad(y, h) neither ran nor freed
+        results.append((np.asarray(gh.detach().numpy()), np.asarray(x.grad.numpy()), len(fired)))
+    (ours_gh, ours_gx, ours_fired), (their_gh, their_gx, their_fired) = results
+    np.testing.assert_allclose(ours_gh, their_gh, rtol=1e-14)
+    np.testing.assert_allclose(ours_gx, their_gx, rtol=1e-14)
+    assert ours_fired == their_fired == 1  # (the hook fired in h's backward only)
+
+
 def test_grad_of_several_outputs_walks_once_so_hooks_see_the_total_as_pytorch():
     """A hook that is not linear (a clip) gives PyTorch's answer only if it runs once, on the sum."""
     torch = pytest.importorskip("torch")

@@ -196,6 +196,21 @@ def backward(root, grad=None, retain_graph=False, inputs=None):
     return found
 
 
+def _leading_to(order, wanted) -> set:
+    """The ids of the nodes in ``order`` (topological, outputs first) whose op leads to a wanted
+    input: the walk of grad() runs those ops only, as PyTorch's, so a graph behind an intermediate
+    input is neither computed nor freed."""
+    behind = set()  # nodes that are wanted or lead to one
+    leading = set()
+    for node in reversed(order):  # (inputs before the nodes computed from them)
+        fn = node._ctx
+        if fn is not None and any(id(parent) in behind for parent in fn.inputs):
+            leading.add(id(node))
+        if id(node) in leading or id(node) in wanted:
+            behind.add(id(node))
+    return leading
+
+
 def _walk(roots, grads, wanted, found, retain_graph):
     """backward's walk from the seeded ``grads``: each node, in topological order, hands its op
     its whole gradient and adds what the op returns into its inputs' (see backward)."""
@@ -205,8 +220,12 @@ def _walk(roots, grads, wanted, found, retain_graph):
     # the sums run without NumPy's warnings (detect_anomaly() names the op that made one); the
     # tensor hooks, the user's code, run under the user's own settings
     user_errstate = np.geterr()
+    order = topological_order(roots)
+    expand = None if wanted is None else _leading_to(order, wanted)
     with np.errstate(all="ignore"):
-        for node in topological_order(roots):
+        for node in order:
+            if expand is not None and id(node) not in expand and id(node) not in wanted:
+                continue  # no wanted input lies behind it
             g = grads.pop(id(node), None)
             exclusive = id(node) in owned and not node._hooks  # a hook may keep the g it is shown
             owned.discard(id(node))
@@ -224,8 +243,8 @@ def _walk(roots, grads, wanted, found, retain_graph):
                 # a leaf may keep an owned sum as its .grad; a node that goes on to its op's backward copies
                 node._accumulate_grad(g, exclusive=exclusive and node._ctx is None)
             fn = node._ctx
-            if fn is None:
-                continue
+            if fn is None or expand is not None and id(node) not in expand:
+                continue  # a leaf, or a wanted input with no other wanted input behind it: the walk stops there
             fn.check_saved()  # not freed by an earlier backward, nothing it saved changed in place
             if fn.computed_in is not None:  # a 16-bit op computed in float32: its backward too (dy rounded once)
                 g = g.astype(fn.computed_in, copy=False)
@@ -277,8 +296,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
     tensor or a sequence of them, each with its ``grad_outputs`` (None for a one-element
     output: 1); with several, the gradients of each are summed. An input no output depends on
     raises, unless ``allow_unused`` (its gradient is then None). As PyTorch's: an intermediate
-    input's gradient is the one before its tensor hooks (a leaf's, after them); unlike PyTorch's,
-    no ``.grad`` is filled, retain_grad() or not."""
+    input's gradient is the one before its tensor hooks (a leaf's, after them), and the walk runs
+    only the ops between the outputs and the inputs (the graph behind an intermediate input is
+    neither walked nor freed); unlike PyTorch's, no ``.grad`` is filled, retain_grad() or not."""
     from minitx.autograd.tensor import Tensor
 
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
