@@ -178,6 +178,56 @@ def test_hygiene_catches_misbehaving_backwards(op, message):
         check_backward_hygiene(lambda x: op()(x), uniform_leaf((4,)))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_hygiene_passes_nan_in_every_float_dtype(dtype):
+    # NaN != NaN: bfloat16 (NumPy kind 'V', not 'f') once looked written in place
+    x = minitx.tensor(np.array([1.0, np.nan, 2.0]), dtype=dtype, requires_grad=True)
+    assert check_backward_hygiene(F.exp, x)
+
+
+def test_hygiene_names_the_array_that_changed():
+    with pytest.raises(GradcheckError, match=r"scale_dy_in_place.backward modified .* in place: dy changed at \(0,\)"):
+        check_backward_hygiene(lambda x: ScaleDyInPlace()(x), uniform_leaf((4,)))
+
+
+class Identity(Function):
+    """y = x whose backward hands dy on: right, unless it also declares ``fresh_gradients``."""
+
+    def forward(self, x):
+        return x.copy()
+
+    def backward(self, dy):
+        return (dy,)
+
+
+class FreshIdentity(Identity):
+    fresh_gradients = True  # a false promise: dy is not a new array
+
+
+class FreshTwins(Function):
+    """y = a + b that declares fresh_gradients and hands both inputs one array."""
+
+    fresh_gradients = True
+
+    def forward(self, a, b):
+        return a + b
+
+    def backward(self, dy):
+        g = dy.copy()
+        return g, g
+
+
+def test_hygiene_holds_fresh_gradients_to_their_promise():
+    x, c = uniform_leaf((2,)), uniform_leaf((2,), seed=1)
+    assert check_backward_hygiene(lambda t: Identity()(t), x)  # passing dy on is fine without the promise
+    # with the promise, the engine adds x's second gradient into dy in place, and c's gradient is that dy
+    with pytest.raises(GradcheckError, match="fresh_identity.backward: gradient 0 shares memory with dy, but "
+                                             "fresh_identity declares fresh_gradients"):
+        check_gradients(lambda t: FreshIdentity()(t), x)
+    with pytest.raises(GradcheckError, match="fresh_twins.backward: gradient 1 shares memory with gradient 0"):
+        check_backward_hygiene(lambda a, b: FreshTwins()(a, b), x, c)
+
+
 def test_hygiene_needs_a_recorded_op():
     with pytest.raises(ValueError, match="not produced by an op that records a graph"):
         check_backward_hygiene(lambda x: x.detach() * 2.0, uniform_leaf((2,)))

@@ -6,7 +6,8 @@ Checks (no extra dependency):
   finite differences for every float64 input that requires grad; True or ``GradcheckError``
   naming the input, the worst element and both values.
 * ``check_backward_hygiene(fn, *inputs)``: the backward of fn's last op modifies neither its
-  inputs, its saved arrays nor dy, and returns gradients that share no memory with them.
+  inputs, its saved arrays nor dy, and returns gradients that share no memory with its inputs
+  or saved arrays (nor with dy or each other, when the op declares ``fresh_gradients``).
 * ``check_gradient_subsets(fn, *inputs)``: with only a subset of the inputs requiring grad
   (each subset of up to 3 inputs), exactly those get a gradient, the same as with all.
 * ``check_gradients(fn, *inputs, **gradcheck_kwargs)``: the three above, in one call.

@@ -15,8 +15,9 @@ below the tolerance:
   r . (f(x + eps u) - f(x - eps u)) / (2 eps)   with   (r^T J) . u.
 
 A failure raises ``GradcheckError`` naming the input, the worst element, and the analytic
-and numeric values. ``check_backward_hygiene`` checks that backward leaves its inputs and
-saved arrays untouched and returns gradients that do not share memory with them.
+and numeric values. ``check_backward_hygiene`` checks that backward leaves its inputs,
+saved arrays and dy untouched and returns gradients that do not share memory with them (dy
+may be handed on, unless the op promises ``fresh_gradients``).
 """
 from __future__ import annotations
 
@@ -154,11 +155,25 @@ def _arrays_of(values):
     return [v for v in values if v is not None and hasattr(v, "shape") and hasattr(v, "dtype")]
 
 
+def _first_change(now, before):
+    """Where ``now`` first differs from its copy ``before`` (an index tuple), or None. NaN
+    equals NaN in every float dtype (bfloat16's NumPy kind is 'V', not 'f')."""
+    now, before = backend.to_numpy(now), backend.to_numpy(before)
+    same = now == before
+    if backend.is_floating(now.dtype):
+        same |= np.isnan(now) & np.isnan(before)
+    if same.all():
+        return None
+    return _index(int(np.argmin(same.reshape(-1))), now.shape)
+
+
 def check_backward_hygiene(fn, *inputs, seed=0) -> bool:
     """Run fn once, then its last op's backward directly, and check that backward
 
     * does not modify its inputs, its saved arrays or the incoming gradient dy;
-    * returns gradients that share no memory with the saved arrays or the inputs.
+    * returns gradients that share no memory with the saved arrays or the inputs;
+    * when the op declares ``fresh_gradients``, returns gradients that share memory neither
+      with dy nor with each other (the engine adds other gradients into them in place).
     """
     out = fn(*inputs)
     op = out._ctx
@@ -166,8 +181,10 @@ def check_backward_hygiene(fn, *inputs, seed=0) -> bool:
         raise ValueError("check_backward_hygiene: the output was not produced by an op that records a graph")
     xp = backend.get_array_module(out.data)
     dy = xp.asarray(np.random.default_rng(seed).standard_normal(out.shape), dtype=out.dtype)
-    watched = _arrays_of(op.saved) + [t.data for t in op.inputs] + [dy]
-    before = [w.copy() for w in watched]
+    saved, op_inputs = _arrays_of(op.saved), [t.data for t in op.inputs]
+    watched = ([(f"saved array {k}", w) for k, w in enumerate(saved)]
+               + [(f"input {k}", w) for k, w in enumerate(op_inputs)] + [("dy", dy)])
+    before = [w.copy() for _, w in watched]
     try:
         with np.errstate(all="ignore"):  # as the engine runs a backward (NaN and inf are the answer there)
             grads = op.backward(dy)
@@ -177,13 +194,22 @@ def check_backward_hygiene(fn, *inputs, seed=0) -> bool:
         raise GradcheckError(f"{op.name}.backward modified an input, a saved array or dy in place "
                              f"({error})") from error
     grads = grads if isinstance(grads, tuple) else (grads,)
-    for w, b in zip(watched, before):
-        if w.shape != b.shape or not bool((w == b).all() if w.dtype.kind != "f" else
-                                           ((w == b) | (xp.isnan(w) & xp.isnan(b))).all()):
-            raise GradcheckError(f"{op.name}.backward modified an input, a saved array or dy in place")
-    shared = _arrays_of(op.saved) + [t.data for t in op.inputs]
-    for k, g in enumerate(_arrays_of(grads)):
+    for (what, w), b in zip(watched, before):
+        where = _first_change(w, b)
+        if where is not None:
+            raise GradcheckError(f"{op.name}.backward modified an input, a saved array or dy in place: {what} "
+                                 f"changed at {where} (check_backward_hygiene)")
+    returned = [(k, g) for k, g in enumerate(grads) if _arrays_of([g])]
+    shared = saved + op_inputs
+    for k, g in returned:
         for w in shared:
             if xp.may_share_memory(g, w):
                 raise GradcheckError(f"{op.name}.backward: gradient {k} shares memory with a saved array or input")
+    if op.fresh_gradients:  # the engine adds into such a gradient in place: dy or a twin would be written too
+        for k, g in returned:
+            for other, w in [("dy", dy)] + [(f"gradient {j}", h) for j, h in returned if j < k]:
+                if xp.may_share_memory(g, w):
+                    raise GradcheckError(f"{op.name}.backward: gradient {k} shares memory with {other}, but "
+                                         f"{op.name} declares fresh_gradients (every gradient a new array); "
+                                         "check_backward_hygiene")
     return True
