@@ -17,6 +17,7 @@ import minitx.testing
 from minitx.testing import (GradcheckError, arg, check_backward_hygiene, check_forward, check_gradient_subsets,
                             check_gradients, gradcheck, leaf, op_case, op_test)
 from minitx.testing import strategies as mst
+from torch_reference import import_torch
 
 
 class Square(Function):
@@ -290,20 +291,69 @@ def test_check_gradient_subsets_passes_correct_ops_and_catches_a_leaking_or_wron
     assert check_gradient_subsets(lambda a, b, c: F.layer_norm(a, b[0], c[1]) * a, a, b, c)
     assert check_gradient_subsets(lambda a, b: a.detach() * b, a, b)  # no gradient for a, ever
 
-    def leaks(a, b):
-        out = a * b
-        b.grad = minitx.Tensor(np.ones(b.shape))  # a gradient where none was asked for
-        return out
-
-    with pytest.raises(GradcheckError, match=r"\[0\] requiring grad, input 1 received a gradient"):
-        check_gradient_subsets(leaks, a, b)
-
     def drifts(a, b):  # a different result once fewer inputs need grad
         return a * b * (1.0 if a.requires_grad and b.requires_grad else 1.5)
 
     with pytest.raises(GradcheckError, match=r"input 0's gradient differs from the one with all inputs requiring "
                                              r"grad at \(\d, \d\)"):
         check_gradient_subsets(drifts, a, b)
+
+
+def test_check_gradient_subsets_counts_a_tensor_passed_twice_once():
+    x = uniform_leaf((2, 3))
+    assert torch_gradcheck_passes(lambda torch: torch.mul, x, x)
+    assert check_gradients(F.mul, x, x)  # x requires grad at both positions, or at neither
+    y = uniform_leaf((3,), seed=1)
+    assert check_gradient_subsets(lambda a, b, c: a * b + c, x, y, x)
+    with pytest.raises(GradcheckError, match=r"with only input\(s\) \[0, 2\] requiring grad, input 0"):
+        check_gradient_subsets(lambda a, b, c: MulSkippingWrongly("swap")(a, b) + c, x, y, x)
+
+
+def torch_gradcheck_passes(make, *inputs):
+    """torch.autograd.gradcheck of make(torch) on torch copies of ``inputs`` (one copy per tensor)."""
+    torch = import_torch()
+    copies = {}
+    theirs = [copies.setdefault(id(t), torch.tensor(t.numpy(), requires_grad=t.requires_grad)) for t in inputs]
+    return torch.autograd.gradcheck(make(torch), tuple(theirs))
+
+
+class Doubled(Function):
+    """y = 2x, as a recorded op, so that the input below is not a leaf."""
+
+    def forward(self, x):
+        return 2 * x
+
+    def backward(self, dy):
+        return (2 * dy,)
+
+
+def test_gradient_checks_fill_no_grad_of_tensors_that_are_not_inputs():
+    # PyTorch's gradcheck takes autograd.grad with respect to the inputs: a captured weight's .grad stays None
+    torch = import_torch()
+    weight = torch.tensor(np.ones((2, 3)), requires_grad=True)
+    torch.autograd.gradcheck(lambda z: z @ weight.T, (torch.ones(4, 3, dtype=torch.float64, requires_grad=True),))
+    assert weight.grad is None
+    lin = minitx.nn.Linear(3, 2)
+    for p in lin.parameters():
+        p.data = p.data.astype(np.float64)
+    z = uniform_leaf((4, 3))
+    z.grad = minitx.tensor(np.ones((4, 3)))
+    assert check_gradients(lambda t: lin(t), z)
+    assert lin.weight.grad is None and lin.bias.grad is None
+    np.testing.assert_array_equal(z.grad.numpy(), np.ones((4, 3)))  # the input's own .grad is left alone too
+    a, b = uniform_leaf((2,)), uniform_leaf((2,), seed=1)
+    assert check_gradient_subsets(lambda a, b, w: a * b + w, a, b, lin.bias[:2])
+    assert lin.bias.grad is None
+
+
+def test_gradcheck_takes_an_input_that_is_not_a_leaf():
+    x = uniform_leaf((3,))
+    assert torch_gradcheck_passes(lambda torch: lambda t: torch.exp(2 * t), x)  # torch's gradcheck on exp(2 x)
+    y = Doubled()(x)
+    assert gradcheck(F.exp, y) and check_gradients(F.exp, y)
+    assert x.grad is None and y.grad_fn is not None  # nothing written into x, y still in its graph
+    with pytest.raises(GradcheckError, match="gradient of input 0 is wrong"):
+        gradcheck(lambda t: Square(factor=3.0)(t), y)
 
 
 def test_leaf_is_a_float64_copy_that_requires_grad():

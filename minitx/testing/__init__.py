@@ -9,7 +9,8 @@ Checks (no extra dependency):
   inputs, its saved arrays nor dy, and returns gradients that share no memory with its inputs
   or saved arrays (nor with dy or each other, when the op declares ``fresh_gradients``).
 * ``check_gradient_subsets(fn, *inputs)``: with only a subset of the inputs requiring grad
-  (each subset of up to 3 inputs), exactly those get a gradient, the same as with all.
+  (each subset of up to 3 inputs), those get the gradient they get with all (one tensor
+  passed twice counts once). The gradient checks add into no ``.grad``: they use autograd.grad.
 * ``check_gradients(fn, *inputs, **gradcheck_kwargs)``: the three above, in one call.
 * ``check_forward(fn, reference, *inputs, rtol=1e-7, atol=0.0)``: fn's output (a Tensor or a
   tuple of them) matches ``reference`` run on the inputs' NumPy copies; the failure names the

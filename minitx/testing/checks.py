@@ -2,7 +2,8 @@
 
 ``check_gradients`` is what an op test wants after drawing inputs: finite differences agree
 with backward, backward leaves its inputs and saved arrays alone, and with only some inputs
-requiring grad exactly those get (the same) gradients. ``check_forward``
+requiring grad those get the same gradients. No ``.grad`` changes: the gradients come from
+autograd.grad, with respect to the inputs only. ``check_forward``
 compares an op's output with a NumPy reference run on the same values, and says where they
 differ the most. ``leaf`` makes the float64 tensors both need.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from minitx import backend
+from minitx.autograd.engine import grad as autograd_grad
 from minitx.autograd.tensor import Tensor
 from minitx.testing.gradcheck import check_backward_hygiene, gradcheck
 
@@ -29,8 +31,8 @@ def check_gradients(fn, *inputs, **gradcheck_kwargs) -> bool:
 
     Raises GradcheckError when backward disagrees with finite differences; when the backward of
     fn's last op modifies its inputs, its saved arrays or dy in place, or returns gradients that
-    share memory with them; or when, with only some inputs requiring grad, other inputs get a
-    gradient, those inputs get none, or a different one. ``seed`` (when given) is used by all three.
+    share memory with them; or when, with only some inputs requiring grad, those inputs get no
+    gradient or a different one. ``seed`` (when given) is used by all three.
     """
     gradcheck(fn, *inputs, **gradcheck_kwargs)
     seed = gradcheck_kwargs.get("seed", 0)
@@ -40,19 +42,15 @@ def check_gradients(fn, *inputs, **gradcheck_kwargs) -> bool:
 
 
 def _gradients(fn, inputs, positions, cotangent):
-    """{position: gradient array or None} after fn(*inputs).backward(cotangent); .grad restored."""
-    saved = {i: inputs[i].grad for i in positions}
-    for i in positions:
-        inputs[i].grad = None
-    try:
-        out = fn(*inputs)
-        if out.requires_grad:
-            out.backward(backend.get_array_module(out.data).asarray(cotangent, dtype=out.dtype))
-        return {i: None if inputs[i].grad is None else backend.to_numpy(inputs[i].grad.data).copy()
-                for i in positions}
-    finally:
-        for i, g in saved.items():
-            inputs[i].grad = g
+    """{position: gradient array, or None where none flowed} of fn(*inputs) with respect to the
+    inputs at ``positions``, for one output cotangent. autograd.grad adds into no ``.grad``."""
+    out = fn(*inputs)
+    if not out.requires_grad:
+        return dict.fromkeys(positions)
+    grads = autograd_grad(out, [inputs[i] for i in positions],
+                          grad_outputs=backend.get_array_module(out.data).asarray(cotangent, dtype=out.dtype),
+                          allow_unused=True)
+    return {i: None if g is None else backend.to_numpy(g.data).copy() for i, g in zip(positions, grads)}
 
 
 def _subsets(positions):
@@ -66,38 +64,44 @@ def _subsets(positions):
 
 
 def check_gradient_subsets(fn, *inputs, seed=0, rtol=1e-9, atol=1e-12) -> bool:
-    """With only a subset of the inputs requiring grad, exactly those get a gradient, equal to
-    the one they get when all do; True or raise GradcheckError.
+    """With only a subset of the inputs requiring grad, those get a gradient, equal to the one
+    they get when all do; True or raise GradcheckError.
 
     A backward may skip the gradients nobody needs (``needs_input_grad``); this catches one that
-    skips a needed one, or mixes them up (say dw computed when b needs it). Leaf tensors that
-    require grad are the candidates; each subset runs fn forward and backward once, with one
-    random output cotangent (from ``seed``) shared by all runs.
+    skips a needed one, or mixes them up (say dw computed when b needs it). The tensors that
+    require grad are the candidates (one that is not a leaf stands in as a leaf of its value), a
+    tensor passed at several positions counted once (it requires grad at all of them or none); each subset runs fn forward and backward once, with
+    one random output cotangent (from ``seed``) shared by all runs.
     """
-    positions = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad and t.is_leaf]
-    if len(positions) < 2:
+    from minitx.testing.gradcheck import GradcheckError, _as_leaves, _evaluate
+
+    inputs = _as_leaves(inputs)
+    positions = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    places = {}  # id(tensor) -> its positions
+    for i in positions:
+        places.setdefault(id(inputs[i]), []).append(i)
+    tensors = list(places.values())
+    if len(tensors) < 2:
         return True
-    from minitx.testing.gradcheck import GradcheckError, _evaluate
 
     cotangent = np.random.default_rng(seed).standard_normal(_evaluate(fn, inputs).shape)
     full = _gradients(fn, inputs, positions, cotangent)
-    for subset in _subsets(positions):
-        for i in positions:
-            if i not in subset:
-                inputs[i].requires_grad_(False)
+    for subset in _subsets(range(len(tensors))):
+        chosen = [i for k in subset for i in tensors[k]]
+        for k in range(len(tensors)):
+            if k not in subset:
+                inputs[tensors[k][0]].requires_grad_(False)
         try:
-            got = _gradients(fn, inputs, positions, cotangent)
+            got = _gradients(fn, inputs, chosen, cotangent)
         finally:
-            for i in positions:
-                inputs[i].requires_grad_(True)
-        where = f"check_gradient_subsets: with only input(s) {list(subset)} requiring grad"
-        for i in positions:
-            if i not in subset and got[i] is not None:
-                raise GradcheckError(f"{where}, input {i} received a gradient")
-            if i in subset and (got[i] is None) != (full[i] is None):
+            for k in range(len(tensors)):
+                inputs[tensors[k][0]].requires_grad_(True)
+        where = f"check_gradient_subsets: with only input(s) {chosen} requiring grad"
+        for i in chosen:
+            if (got[i] is None) != (full[i] is None):
                 raise GradcheckError(f"{where}, input {i} received no gradient (it gets one when all inputs "
                                      "require grad)")
-            if i in subset and got[i] is not None:
+            if got[i] is not None:
                 close = np.isclose(got[i], full[i], rtol=rtol, atol=atol, equal_nan=True)
                 if not close.all():
                     k = np.unravel_index(int(np.argmin(close)), close.shape)

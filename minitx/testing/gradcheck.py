@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from minitx import backend
+from minitx.autograd.engine import grad as autograd_grad
 from minitx.autograd.grad_mode import no_grad
 from minitx.autograd.tensor import Tensor
 
@@ -34,7 +35,17 @@ class GradcheckError(AssertionError):
     """Analytic and numeric gradients disagree (or backward misbehaves)."""
 
 
+def _as_leaves(inputs):
+    """``inputs`` with each tensor that requires grad but is not a leaf replaced by a leaf holding
+    the same array (one per tensor: x passed twice stays one). The gradient is then taken with
+    respect to the value itself, and the graph that made it is neither walked nor freed."""
+    stand_ins = {id(t): Tensor(t.data).requires_grad_(True) for t in inputs
+                 if isinstance(t, Tensor) and t.requires_grad and not t.is_leaf}
+    return [stand_ins.get(id(t), t) for t in inputs]
+
+
 def _checked_inputs(inputs):
+    """The positions of the inputs to check, and the inputs (non-leaves as leaves, _as_leaves)."""
     checked = []
     for position, t in enumerate(inputs):
         if isinstance(t, Tensor) and t.requires_grad:
@@ -44,7 +55,7 @@ def _checked_inputs(inputs):
             checked.append(position)
     if not checked:
         raise ValueError("gradcheck: no input requires grad; pass tensors with requires_grad=True")
-    return checked
+    return checked, _as_leaves(inputs)
 
 
 def _evaluate(fn, inputs):
@@ -57,24 +68,16 @@ def _evaluate(fn, inputs):
 
 
 def _vjp(fn, inputs, checked, cotangent):
-    """Analytic r^T J for each checked input (leaves' .grad are saved and restored)."""
-    saved_grads = [inputs[i].grad for i in checked]
-    for i in checked:
-        inputs[i].grad = None
-    try:
-        out = fn(*inputs)
-        if not out.requires_grad:
-            raise GradcheckError("gradcheck: the output does not depend on any input that requires grad")
-        xp = backend.get_array_module(out.data)
-        out.backward(xp.asarray(cotangent, dtype=out.dtype))
-        grads = []
-        for i in checked:
-            g = inputs[i].grad
-            grads.append(np.zeros(inputs[i].shape) if g is None else backend.to_numpy(g.data).astype(np.float64))
-        return grads
-    finally:
-        for i, g in zip(checked, saved_grads):
-            inputs[i].grad = g
+    """Analytic r^T J for each checked input. autograd.grad returns the gradients without adding
+    into any .grad: not the inputs', nor those of tensors fn uses besides them (a layer's weights)."""
+    out = fn(*inputs)
+    if not out.requires_grad:
+        raise GradcheckError("gradcheck: the output does not depend on any input that requires grad")
+    xp = backend.get_array_module(out.data)
+    grads = autograd_grad(out, [inputs[i] for i in checked], grad_outputs=xp.asarray(cotangent, dtype=out.dtype),
+                          allow_unused=True)
+    return [np.zeros(inputs[i].shape) if g is None else backend.to_numpy(g.data).astype(np.float64)
+            for i, g in zip(checked, grads)]
 
 
 def _numeric_along(fn, inputs, position, direction, eps):
@@ -106,13 +109,14 @@ def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, full_jacobian_limit=4
               seed=0) -> bool:
     """Check fn's gradients with respect to every input that requires grad; True or raise.
 
-    fn takes ``inputs`` (tensors and anything else) and returns a Tensor of any shape.
+    fn takes ``inputs`` (tensors and anything else) and returns a Tensor of any shape. No
+    tensor's ``.grad`` changes: the gradients come from autograd.grad, as in PyTorch's gradcheck.
     """
     for name, value, positive in (("eps", eps, True), ("atol", atol, False), ("rtol", rtol, False)):
         if not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0 or (positive and value == 0):
             raise ValueError(f"gradcheck: {name} must be a finite number {'> 0' if positive else '>= 0'}, "
                              f"got {value!r}")
-    checked = _checked_inputs(inputs)
+    checked, inputs = _checked_inputs(inputs)
     rng = np.random.default_rng(seed)
     out_shape = _evaluate(fn, inputs).shape
     out_size = int(np.prod(out_shape))
