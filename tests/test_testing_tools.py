@@ -15,7 +15,7 @@ import minitx.functional as F
 from minitx import Function
 import minitx.testing
 from minitx.testing import (GradcheckError, arg, check_backward_hygiene, check_forward, check_gradient_subsets,
-                            check_gradients, gradcheck, leaf, op_case, op_test)
+                            check_gradients, check_low_precision, gradcheck, leaf, op_case, op_test)
 from minitx.testing import strategies as mst
 from torch_reference import import_torch
 
@@ -160,6 +160,113 @@ def test_gradcheck_checks_every_input_that_requires_grad():
     assert gradcheck(lambda a, b: a * b, a, b)
     with pytest.raises(GradcheckError, match="input 1"):
         gradcheck(lambda a, b: a * 2.0 + Square(factor=1.0)(b), a, uniform_leaf((3,), seed=4))
+
+
+class CubeZeroingItsInput(Function):
+    """y = x^3 whose forward then zeroes x, and whose backward is right only at x = 0."""
+
+    def forward(self, x):
+        y = x ** 3
+        x[...] = 0
+        return y
+
+    def backward(self, dy):
+        return (dy * 0,)
+
+
+def test_gradcheck_refuses_a_forward_that_writes_its_input():
+    x = leaf([0.5, -1.0, 2.0])
+    with pytest.raises(GradcheckError, match=r"gradcheck: fn's forward wrote into input 0 \(fn's last op: "
+                                             r"cube_zeroing_its_input\): element \(0,\) was 0.5, is now 0"):
+        check_gradients(lambda t: CubeZeroingItsInput()(t), x)
+
+
+class CubeWrongWhenEmpty(Function):
+    """y = x^3 whose backward returns a gradient of shape (1,) for an empty x."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x ** 3
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (np.ones((1,)),) if x.size == 0 else (3 * x * x * dy,)
+
+
+class FirstRowsWrongWhenEmpty(Function):
+    """y = x[:n] whose backward, for n = 0 (an empty y), gives ones instead of zeros."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def forward(self, x):
+        self.shape = x.shape
+        return x[:self.n].copy()
+
+    def backward(self, dy):
+        if dy.size == 0:
+            return (np.ones(self.shape),)
+        dx = np.zeros(self.shape)
+        dx[:self.n] = dy
+        return (dx,)
+
+
+def test_gradcheck_runs_backward_on_empty_inputs_and_outputs():
+    # torch's gradcheck runs backward on an empty input and refuses a gradient of the wrong shape
+    torch = import_torch()
+
+    class TorchWrongWhenEmpty(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, dy):
+            return torch.ones(1, dtype=dy.dtype)
+
+    with pytest.raises(RuntimeError, match="invalid gradient"):
+        torch.autograd.gradcheck(TorchWrongWhenEmpty.apply, (torch.zeros(0, 3, dtype=torch.float64,
+                                                                         requires_grad=True),))
+    empty = leaf(np.zeros((0, 3)))
+    assert check_gradients(lambda t: Square()(t), empty) and gradcheck(lambda t: t.sum(axis=0), empty)
+    with pytest.raises(GradcheckError, match=r"gradcheck: backward failed for input 0 of shape \(0, 3\).*fn's last "
+                                             r"op: cube_wrong_when_empty.*cannot be reduced"):
+        gradcheck(lambda t: CubeWrongWhenEmpty()(t), empty)
+    with pytest.raises(GradcheckError, match=r"input 0 is wrong at element \(0, 0\) \(the output is empty\): "
+                                             "analytic 1, numeric 0"):
+        gradcheck(lambda t: FirstRowsWrongWhenEmpty(0)(t), leaf(np.ones((2, 3))))
+    assert gradcheck(lambda t: FirstRowsWrongWhenEmpty(1)(t), leaf(np.ones((2, 3))))
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"directions": 0, "full_jacobian_limit": 0}, "directions must be an int >= 1, got 0"),
+    ({"full_jacobian_limit": -1}, "full_jacobian_limit must be an int >= 0, got -1"),
+    ({"directions": 2.0}, "directions must be an int >= 1, got 2.0"),
+    ({"atol": True}, "atol must be a finite number >= 0, got True"),
+])
+def test_gradcheck_refuses_options_that_check_nothing(options, message):
+    with pytest.raises(ValueError, match=f"gradcheck: {message}"):
+        gradcheck(lambda t: Square()(t), uniform_leaf((3,)), **options)
+
+
+@pytest.mark.parametrize("ulps", [-1, np.nan, True])
+def test_check_low_precision_refuses_a_tolerance_below_zero(ulps):
+    with pytest.raises(ValueError, match=f"check_low_precision: ulps must be a finite number >= 0, got {ulps!r}"):
+        check_low_precision(F.exp, leaf(np.linspace(-3, 3, 7)), ulps=ulps)
+
+
+def test_gradcheck_takes_numpy_numbers_and_keeps_numpy_quiet_on_inf(recwarn):
+    assert gradcheck(lambda t: Square()(t), uniform_leaf((3,)), eps=np.float32(1e-6), atol=np.float64(1e-5))
+    for size in (2, 100):  # full Jacobian and random directions
+        x = leaf(np.r_[np.ones(size - 1), np.inf])
+        with np.errstate(all="raise"), pytest.raises(GradcheckError, match="gradient of input 0 is wrong"):
+            gradcheck(F.exp, x)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_gradcheck_failure_names_the_op_and_the_tolerances():
+    with pytest.raises(GradcheckError, match=r"difference 1\.5 \(atol=1e-05, rtol=0\.0001; fn's last op: square\)"):
+        gradcheck(lambda x: Square(factor=3.0)(x), leaf([1.5]))
 
 
 # ---------------------------------------------------------------- check_backward_hygiene

@@ -9,6 +9,8 @@ differ the most. ``leaf`` makes the float64 tensors both need.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from minitx import backend
@@ -198,6 +200,8 @@ def check_low_precision(fn, *inputs, dtype="bfloat16", ulps=4, seed=0) -> bool:
     within half a unit. NaN must match NaN, and inf the same inf. Tuple outputs are compared
     forward only.
     """
+    if isinstance(ulps, bool) or not isinstance(ulps, numbers.Real) or not ulps >= 0 or not np.isfinite(ulps):
+        raise ValueError(f"check_low_precision: ulps must be a finite number >= 0, got {ulps!r}")
     eps, tiny = _low_precision_units(dtype)
     eps32 = float(np.finfo(np.float32).eps)
     low_dtype = backend.resolve_dtype(dtype)

@@ -21,6 +21,8 @@ may be handed on, unless the op promises ``fresh_gradients``).
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from minitx import backend
@@ -92,17 +94,49 @@ def _numeric_along(fn, inputs, position, direction, eps):
         minus = _evaluate(fn, inputs)
     finally:
         t.data = original
-    return (plus - minus) / (2 * eps)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN, which fails the comparison
+        return (plus - minus) / (2 * eps)
 
 
 def _index(flat, shape):
     return tuple(int(k) for k in np.unravel_index(flat, shape))
 
 
-def _fail(position, where, analytic, numeric):
+def _fail(position, where, analytic, numeric, tolerance):
     raise GradcheckError(
         f"gradcheck: gradient of input {position} is wrong at {where}: "
-        f"analytic {analytic:.10g}, numeric {numeric:.10g}, difference {abs(analytic - numeric):.3g}")
+        f"analytic {analytic:.10g}, numeric {numeric:.10g}, difference {abs(analytic - numeric):.3g} ({tolerance})")
+
+
+def _check_options(eps, atol, rtol, full_jacobian_limit, directions):
+    for name, value, positive in (("eps", eps, True), ("atol", atol, False), ("rtol", rtol, False)):
+        # numbers.Real takes NumPy's floats too; a bool is an int to Python, but no tolerance
+        if (isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0
+                or (positive and value == 0)):
+            raise ValueError(f"gradcheck: {name} must be a finite number {'> 0' if positive else '>= 0'}, "
+                             f"got {value!r}")
+    # directions=0 would check nothing of an input past full_jacobian_limit
+    for name, value, minimum in (("full_jacobian_limit", full_jacobian_limit, 0), ("directions", directions, 1)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+            raise ValueError(f"gradcheck: {name} must be an int >= {minimum}, got {value!r}")
+
+
+def _unwritten(fn, inputs):
+    """fn's output shape and the name of its last op, after checking that fn's forward wrote
+    into none of its tensor inputs: every later value would be taken at the written values."""
+    before = [(k, t.data.copy()) for k, t in enumerate(inputs) if isinstance(t, Tensor)]
+    out = fn(*inputs)  # recorded, for its op's name
+    if not isinstance(out, Tensor):
+        raise TypeError(f"gradcheck: fn must return a Tensor, got {type(out).__name__}")
+    name = out._ctx.name if out._ctx is not None else "none"
+    for k, b in before:
+        where = _first_change(inputs[k].data, b)
+        if where is not None:
+            raise GradcheckError(f"gradcheck: fn's forward wrote into input {k} (fn's last op: {name}): element "
+                                 f"{where} was {float(backend.to_numpy(b)[where]):.10g}, is now "
+                                 f"{float(backend.to_numpy(inputs[k].data)[where]):.10g}; an op must not change "
+                                 "its inputs")
+    return out.shape, name
 
 
 def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, full_jacobian_limit=4096, directions=6,
@@ -111,21 +145,22 @@ def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, full_jacobian_limit=4
 
     fn takes ``inputs`` (tensors and anything else) and returns a Tensor of any shape. No
     tensor's ``.grad`` changes: the gradients come from autograd.grad, as in PyTorch's gradcheck.
+    fn's forward must leave its tensor inputs as they were. An input or output with no elements
+    has nothing to compare; backward still runs once, and its gradient must have the input's
+    shape (zeros, for an empty output).
     """
-    for name, value, positive in (("eps", eps, True), ("atol", atol, False), ("rtol", rtol, False)):
-        if not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0 or (positive and value == 0):
-            raise ValueError(f"gradcheck: {name} must be a finite number {'> 0' if positive else '>= 0'}, "
-                             f"got {value!r}")
+    _check_options(eps, atol, rtol, full_jacobian_limit, directions)
     checked, inputs = _checked_inputs(inputs)
     rng = np.random.default_rng(seed)
-    out_shape = _evaluate(fn, inputs).shape
+    out_shape, op_name = _unwritten(fn, inputs)
     out_size = int(np.prod(out_shape))
+    tolerance = f"atol={atol:g}, rtol={rtol:g}; fn's last op: {op_name}"
     for n, position in enumerate(checked):
         in_shape = inputs[position].shape
         in_size = int(np.prod(in_shape))
         if in_size == 0 or out_size == 0:
-            continue
-        if in_size * out_size <= full_jacobian_limit:
+            _check_empty(fn, inputs, checked, n, rng.standard_normal(out_shape), atol, op_name)
+        elif in_size * out_size <= full_jacobian_limit:
             # analytic Jacobian, row by row: backward of each one-hot output cotangent
             analytic = np.empty((out_size, in_size))
             for j in range(out_size):
@@ -137,22 +172,44 @@ def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, full_jacobian_limit=4
                 e = np.zeros(in_size)
                 e[i] = 1
                 numeric[:, i] = _numeric_along(fn, inputs, position, e.reshape(in_shape), eps).reshape(-1)
-            bad = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
+            with np.errstate(invalid="ignore"):  # inf - inf: NaN, which fails below
+                bad = np.abs(analytic - numeric) - (atol + rtol * np.abs(numeric))
             if (bad > 0).any() or not np.isfinite(bad).all():  # a NaN on either side fails too
                 j, i = np.unravel_index(np.nanargmax(np.where(np.isfinite(bad), bad, np.inf)), bad.shape)
                 where = (f"element {_index(i, in_shape)} (output element {_index(j, out_shape)})")
-                _fail(position, where, analytic[j, i], numeric[j, i])
+                _fail(position, where, analytic[j, i], numeric[j, i], tolerance)
         else:
             cotangent = rng.standard_normal(out_shape)
             grad = _vjp(fn, inputs, checked, cotangent)[n]
             for k in range(directions):
                 u = rng.standard_normal(in_shape)
-                numeric = float((_numeric_along(fn, inputs, position, u, eps) * cotangent).sum())
-                analytic = float((grad * u).sum())
+                with np.errstate(invalid="ignore", over="ignore"):  # inf * 0: NaN, which fails below
+                    numeric = float((_numeric_along(fn, inputs, position, u, eps) * cotangent).sum())
+                    analytic = float((grad * u).sum())
                 scale = np.sqrt(in_size)  # the sum adds in_size terms: tolerance grows with it
                 if not abs(analytic - numeric) <= atol * scale + rtol * abs(numeric):
-                    _fail(position, f"random direction {k} (products with a random output cotangent)", analytic, numeric)
+                    _fail(position, f"random direction {k} (products with a random output cotangent)", analytic,
+                          numeric, tolerance)
     return True
+
+
+def _check_empty(fn, inputs, checked, n, cotangent, atol, op_name):
+    """An empty input or output: backward's gradient for input checked[n] must have the input's
+    shape, and be zero where the input has elements (r^T J sums no rows when J has none)."""
+    position = checked[n]
+    shape = inputs[position].shape
+    try:
+        grad = _vjp(fn, inputs, checked, cotangent)[n]
+    except (RuntimeError, ValueError) as error:  # the engine refuses a gradient of the wrong shape
+        raise GradcheckError(f"gradcheck: backward failed for input {position} of shape {shape} with an output of "
+                             f"shape {cotangent.shape} (fn's last op: {op_name}): {error}") from error
+    if grad.shape != shape:
+        raise GradcheckError(f"gradcheck: the gradient of input {position} has shape {grad.shape}, expected {shape} "
+                             f"(fn's last op: {op_name})")
+    if grad.size and not (np.abs(grad) <= atol).all():
+        i = int(np.argmax(np.where(np.abs(grad) <= atol, -np.inf, np.nan_to_num(np.abs(grad), nan=np.inf))))
+        _fail(position, f"element {_index(i, shape)} (the output is empty)", grad.reshape(-1)[i], 0.0,
+              f"atol={atol:g}; fn's last op: {op_name}")
 
 
 def _arrays_of(values):
