@@ -512,6 +512,24 @@ def test_check_forward_gives_the_reference_copies():
     assert x.tolist() == [1.0, 2.0]
 
 
+class DoubleInPlace(Function):
+    """Meant to be y = x, but its forward doubles x in place first."""
+
+    def forward(self, x):
+        x *= 2
+        return x.copy()
+
+    def backward(self, dy):
+        return (dy.copy(),)
+
+
+def test_check_forward_refuses_a_forward_that_writes_its_input():
+    x = leaf([1.0, 2.0, 3.0])
+    # the reference once got copies taken after fn ran, so the identity agreed with the doubled values
+    with pytest.raises(AssertionError, match=r"check_forward: fn wrote into input 0: element \(0,\) was 1, is now 2"):
+        check_forward(lambda t: DoubleInPlace()(t), lambda a: a, x)
+
+
 def test_the_documented_example_runs():
     """The example in minitx.testing's docstring is code a tester copies: it must work."""
     doc = minitx.testing.__doc__
@@ -606,7 +624,8 @@ def test_op_case_compares_with_torch():
     case = op_case(F.tanh, arg(edges=(np.inf, np.nan)), torch="torch.tanh", gradcheck=False)
     run_case(case)
     wrong = op_case(lambda x: F.tanh(x) + 1e-6 * F.sigmoid(x), arg(), torch="torch.tanh", gradcheck=False)
-    with pytest.raises(AssertionError, match=r"the output \(against torch\) differs"):
+    with pytest.raises(AssertionError, match=r"op_case of <lambda> \(last op: add\), against torch: the output "
+                                             "differs"):
         run_case(wrong)
 
     class TanhWrongGradient(Function):
@@ -619,7 +638,9 @@ def test_op_case_compares_with_torch():
             return (dy * (1 - y),)
 
     bad = op_case(lambda x: TanhWrongGradient()(x), arg(), torch="torch.tanh", gradcheck=False, shapes=st.just((3,)))
-    with pytest.raises(AssertionError, match=r"the gradient of argument 0 \(against torch\) differs"):
+    # a gradient against torch once failed as "check_forward: ..."
+    with pytest.raises(AssertionError, match=r"^op_case of <lambda> \(last op: tanh_wrong_gradient\), backward "
+                                             "against torch: the gradient of argument 0 differs"):
         run_case(bad)
 
 

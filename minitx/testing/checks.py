@@ -128,10 +128,19 @@ def check_forward(fn, reference, *inputs, rtol=1e-7, atol=0.0):
     returns an array-like, or a sequence of as many. Shapes must be equal, and each element must
     satisfy |out - expected| <= atol + rtol * |expected| (NaN matches NaN, like numpy.isclose).
     Raises AssertionError naming the output, the number of mismatches and the worst element
-    with both values.
+    with both values; or naming the input fn wrote into (the copies are taken before fn runs).
     """
+    from minitx.testing.gradcheck import _first_change
+
+    arrays = [_as_numpy(x) for x in inputs]
     out = fn(*inputs)
-    expected = reference(*(_as_numpy(x) for x in inputs))
+    for k, (x, a) in enumerate(zip(inputs, arrays)):
+        where = _first_change(x.data, a) if isinstance(x, Tensor) else None
+        if where is not None:
+            raise AssertionError(f"check_forward: fn wrote into input {k}: element {where} was {float(a[where]):.10g}, "
+                                 f"is now {float(backend.to_numpy(x.data)[where]):.10g}; an op must not change its "
+                                 "inputs")
+    expected = reference(*arrays)
     several = isinstance(out, (tuple, list))
     outs = list(out) if several else [out]
     refs = list(expected) if several else [expected]
@@ -145,9 +154,10 @@ def check_forward(fn, reference, *inputs, rtol=1e-7, atol=0.0):
     return out
 
 
-def _compare(name, actual, expected, rtol, atol):
+def _compare(name, actual, expected, rtol, atol, check="check_forward"):
+    """Raise AssertionError, beginning with ``check``, where actual and expected differ."""
     if actual.shape != expected.shape:
-        raise AssertionError(f"check_forward: {name} has shape {actual.shape}, the reference {expected.shape}")
+        raise AssertionError(f"{check}: {name} has shape {actual.shape}, the reference {expected.shape}")
     if not actual.size:
         return
     a, e = actual.astype(np.float64), expected.astype(np.float64)
@@ -161,7 +171,7 @@ def _compare(name, actual, expected, rtol, atol):
     worst = np.unravel_index(int(np.argmax(excess)), a.shape)
     where = tuple(int(i) for i in worst)
     raise AssertionError(
-        f"check_forward: {name} differs from the reference at {int((~close).sum())} of {close.size} elements "
+        f"{check}: {name} differs from the reference at {int((~close).sum())} of {close.size} elements "
         f"(rtol={rtol:g}, atol={float(atol[worst]):g}); worst at {where}: got {float(a[worst]):.10g}, "
         f"expected {float(e[worst]):.10g}, difference {float(abs(a[worst] - e[worst])):.3g}")
 
@@ -220,7 +230,8 @@ def check_low_precision(fn, *inputs, dtype="bfloat16", ulps=4, seed=0) -> bool:
             rounded = expected.astype(low_dtype).astype(np.float64)
         with np.errstate(invalid="ignore"):  # inf - inf where both are inf: no noise there
             noise = np.nan_to_num(np.abs(expected - reference), nan=0.0, posinf=0.0)
-        _compare(f"{name} in {low_dtype.name}", got, rounded, ulps * eps, ulps * (eps * noise / eps32 + tiny))
+        _compare(f"{name} in {low_dtype.name}", got, rounded, ulps * eps, ulps * (eps * noise / eps32 + tiny),
+                 check="check_low_precision")
 
     out_low, out_high, out_exact = outs
     if isinstance(out_low, (tuple, list)):

@@ -122,6 +122,7 @@ class OpCase:
         self.kwargs, self.shapes, self.broadcast, self.gradcheck = kwargs or {}, shapes, broadcast, gradcheck
         self.rtol, self.atol, self.grad_rtol, self.grad_atol = rtol, atol, grad_rtol, grad_atol
         self.gradcheck_kwargs = gradcheck_kwargs or {}
+        self.name = getattr(op, "__name__", repr(op))  # for the failures
 
     def draw(self, data):
         """(inputs, keyword arguments, whether some value is an edge value or a tie)."""
@@ -187,8 +188,11 @@ class OpCase:
             if isinstance(t, Tensor):
                 t.grad = None
         out = fn(*inputs)
-        _compare("the output (against torch)", backend.to_numpy(out.data), expected.detach().numpy(), self.rtol,
-                 self.atol)
+        check = f"op_case of {self.name}"
+        if out._ctx is not None and out._ctx.name != self.name:  # a lambda's name says little
+            check += f" (last op: {out._ctx.name})"
+        _compare("the output", backend.to_numpy(out.data), expected.detach().numpy(), self.rtol, self.atol,
+                 check=f"{check}, against torch")
         if not (out.requires_grad or expected.requires_grad):
             return
         cotangent = np.random.default_rng(0).standard_normal(out.shape)
@@ -200,8 +204,8 @@ class OpCase:
             if isinstance(ours, Tensor) and ours.requires_grad:
                 mine = np.zeros(ours.shape) if ours.grad is None else ours.grad.numpy()
                 other = np.zeros(ours.shape) if t.grad is None else t.grad.numpy()
-                _compare(f"the gradient of argument {k} (against torch)", mine, other, self.grad_rtol,
-                         self.grad_atol)
+                _compare(f"the gradient of argument {k}", mine, other, self.grad_rtol, self.grad_atol,
+                         check=f"{check}, backward against torch")
 
 
 def _import_torch():
@@ -251,5 +255,5 @@ def op_test(op, *args, settings=None, **options):
     def test(data):
         case(data)
 
-    test.__doc__ = f"op_test of {getattr(op, '__name__', repr(op))}"
+    test.__doc__ = f"op_test of {case.name}"
     return (hypothesis_settings(deadline=None) if settings is None else settings)(test)
