@@ -644,6 +644,23 @@ def test_op_case_compares_with_torch():
         run_case(bad)
 
 
+def test_op_case_takes_integer_and_bool_outputs_its_references_return():
+    import_torch()
+    # argmax and comparisons return int64 and bool in NumPy and PyTorch; no gradient to check
+    for gradcheck_too in (False, True):
+        run_case(op_case(lambda x: x.argmax(), arg(), numpy=np.argmax, torch=lambda t: t.argmax(),
+                         gradcheck=gradcheck_too))
+    run_case(op_case(lambda x, y: x > y, arg(), arg(), numpy=np.greater, torch="torch.gt"))
+    run_case(op_case(lambda x: F.isnan(x), arg(edges=(np.nan,)), numpy=np.isnan))
+    with pytest.raises(AssertionError, match="op_case of <lambda>: output dtype int64, but the reference returns "
+                                             "float64"):
+        run_case(op_case(lambda x: x.argmax(), arg(), numpy=lambda a: np.argmax(a).astype(np.float64)))
+    with pytest.raises(AssertionError, match="op_case of <lambda>: output dtype bool, but the reference returns int64"):
+        run_case(op_case(lambda x: x > 0, arg(), torch=lambda t: (t > 0).long()))
+    with pytest.raises(AssertionError, match="op_case of <lambda>: output dtype float32 from float64 inputs"):
+        run_case(op_case(lambda x: x.float(), arg(), numpy=lambda a: a, gradcheck=False))
+
+
 def test_strategies_without_hypothesis_say_how_to_install_it(monkeypatch):
     for name in [m for m in sys.modules if m == "hypothesis" or m.startswith("hypothesis.")]:
         monkeypatch.setitem(sys.modules, name, None)  # None in sys.modules: importing it fails, as if missing
