@@ -106,7 +106,8 @@ def _values(draw, a: Arg, shape):
         rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
         replace = rng.random(array.shape) < a.edge_probability
         picks = np.asarray(a.edges, dtype=np.float64)[rng.integers(0, len(a.edges), array.shape)]
-        array = np.where(replace, picks, array)
+        array = array.copy(order="K")  # np.where would return a C-contiguous array: a transposed view stays one
+        array[replace] = picks[replace]
         special = special or bool(replace.any())
     made = Tensor(array)  # keeps a transposed view a view
     return (made.requires_grad_(True) if a.requires_grad else made), special
