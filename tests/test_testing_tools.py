@@ -530,6 +530,16 @@ def test_check_forward_refuses_a_forward_that_writes_its_input():
         check_forward(lambda t: DoubleInPlace()(t), lambda a: a, x)
 
 
+def test_the_documented_arg_signature_says_what_is_keyword_only():
+    import inspect
+
+    doc = " ".join(minitx.testing.__doc__.split())
+    documented = doc[doc.index("``arg(") + len("``arg("):].split(",")
+    params = list(inspect.signature(arg).parameters.values())
+    positional = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+    assert [part.strip().split("=")[0] for part in documented[:len(positional) + 1]] == positional + ["*"]
+
+
 def test_the_documented_example_runs():
     """The example in minitx.testing's docstring is code a tester copies: it must work."""
     doc = minitx.testing.__doc__
