@@ -106,7 +106,8 @@ def _values(draw, a: Arg, shape):
         rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
         replace = rng.random(array.shape) < a.edge_probability
         picks = np.asarray(a.edges, dtype=np.float64)[rng.integers(0, len(a.edges), array.shape)]
-        array = array.copy(order="K")  # np.where would return a C-contiguous array: a transposed view stays one
+        # written in place: np.where would return a C-contiguous array, and a transposed view must stay one
+        array = np.array(array, order="K")  # (a 0-d result of np.round is a NumPy scalar: an array again)
         array[replace] = picks[replace]
         special = special or bool(replace.any())
     made = Tensor(array)  # keeps a transposed view a view
