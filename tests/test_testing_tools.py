@@ -15,8 +15,9 @@ import minitx.functional as F
 from minitx import Function
 import minitx.testing
 from minitx.testing import (GradcheckError, arg, check_backward_hygiene, check_forward, check_gradient_subsets,
-                            check_gradients, gradcheck, leaf, op_case, op_test)
+                            check_gradients, check_low_precision, gradcheck, leaf, op_case, op_test)
 from minitx.testing import strategies as mst
+from torch_reference import import_torch
 
 
 class Square(Function):
@@ -161,6 +162,113 @@ def test_gradcheck_checks_every_input_that_requires_grad():
         gradcheck(lambda a, b: a * 2.0 + Square(factor=1.0)(b), a, uniform_leaf((3,), seed=4))
 
 
+class CubeZeroingItsInput(Function):
+    """y = x^3 whose forward then zeroes x, and whose backward is right only at x = 0."""
+
+    def forward(self, x):
+        y = x ** 3
+        x[...] = 0
+        return y
+
+    def backward(self, dy):
+        return (dy * 0,)
+
+
+def test_gradcheck_refuses_a_forward_that_writes_its_input():
+    x = leaf([0.5, -1.0, 2.0])
+    with pytest.raises(GradcheckError, match=r"gradcheck: fn's forward wrote into input 0 \(fn's last op: "
+                                             r"cube_zeroing_its_input\): element \(0,\) was 0.5, is now 0"):
+        check_gradients(lambda t: CubeZeroingItsInput()(t), x)
+
+
+class CubeWrongWhenEmpty(Function):
+    """y = x^3 whose backward returns a gradient of shape (1,) for an empty x."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x ** 3
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (np.ones((1,)),) if x.size == 0 else (3 * x * x * dy,)
+
+
+class FirstRowsWrongWhenEmpty(Function):
+    """y = x[:n] whose backward, for n = 0 (an empty y), gives ones instead of zeros."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def forward(self, x):
+        self.shape = x.shape
+        return x[:self.n].copy()
+
+    def backward(self, dy):
+        if dy.size == 0:
+            return (np.ones(self.shape),)
+        dx = np.zeros(self.shape)
+        dx[:self.n] = dy
+        return (dx,)
+
+
+def test_gradcheck_runs_backward_on_empty_inputs_and_outputs():
+    # torch's gradcheck runs backward on an empty input and refuses a gradient of the wrong shape
+    torch = import_torch()
+
+    class TorchWrongWhenEmpty(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, dy):
+            return torch.ones(1, dtype=dy.dtype)
+
+    with pytest.raises(RuntimeError, match="invalid gradient"):
+        torch.autograd.gradcheck(TorchWrongWhenEmpty.apply, (torch.zeros(0, 3, dtype=torch.float64,
+                                                                         requires_grad=True),))
+    empty = leaf(np.zeros((0, 3)))
+    assert check_gradients(lambda t: Square()(t), empty) and gradcheck(lambda t: t.sum(axis=0), empty)
+    with pytest.raises(GradcheckError, match=r"gradcheck: backward failed for input 0 of shape \(0, 3\).*fn's last "
+                                             r"op: cube_wrong_when_empty.*cannot be reduced"):
+        gradcheck(lambda t: CubeWrongWhenEmpty()(t), empty)
+    with pytest.raises(GradcheckError, match=r"input 0 is wrong at element \(0, 0\) \(the output is empty\): "
+                                             "analytic 1, numeric 0"):
+        gradcheck(lambda t: FirstRowsWrongWhenEmpty(0)(t), leaf(np.ones((2, 3))))
+    assert gradcheck(lambda t: FirstRowsWrongWhenEmpty(1)(t), leaf(np.ones((2, 3))))
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"directions": 0, "full_jacobian_limit": 0}, "directions must be an int >= 1, got 0"),
+    ({"full_jacobian_limit": -1}, "full_jacobian_limit must be an int >= 0, got -1"),
+    ({"directions": 2.0}, "directions must be an int >= 1, got 2.0"),
+    ({"atol": True}, "atol must be a finite number >= 0, got True"),
+])
+def test_gradcheck_refuses_options_that_check_nothing(options, message):
+    with pytest.raises(ValueError, match=f"gradcheck: {message}"):
+        gradcheck(lambda t: Square()(t), uniform_leaf((3,)), **options)
+
+
+@pytest.mark.parametrize("ulps", [-1, np.nan, True])
+def test_check_low_precision_refuses_a_tolerance_below_zero(ulps):
+    with pytest.raises(ValueError, match=f"check_low_precision: ulps must be a finite number >= 0, got {ulps!r}"):
+        check_low_precision(F.exp, leaf(np.linspace(-3, 3, 7)), ulps=ulps)
+
+
+def test_gradcheck_takes_numpy_numbers_and_keeps_numpy_quiet_on_inf(recwarn):
+    assert gradcheck(lambda t: Square()(t), uniform_leaf((3,)), eps=np.float32(1e-6), atol=np.float64(1e-5))
+    for size in (2, 100):  # full Jacobian and random directions
+        x = leaf(np.r_[np.ones(size - 1), np.inf])
+        with np.errstate(all="raise"), pytest.raises(GradcheckError, match="gradient of input 0 is wrong"):
+            gradcheck(F.exp, x)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_gradcheck_failure_names_the_op_and_the_tolerances():
+    with pytest.raises(GradcheckError, match=r"difference 1\.5 \(atol=1e-05, rtol=0\.0001; fn's last op: square\)"):
+        gradcheck(lambda x: Square(factor=3.0)(x), leaf([1.5]))
+
+
 # ---------------------------------------------------------------- check_backward_hygiene
 
 
@@ -176,6 +284,56 @@ def test_hygiene_passes_on_a_clean_op():
 def test_hygiene_catches_misbehaving_backwards(op, message):
     with pytest.raises(GradcheckError, match=f"{op().name}.backward.*{message}"):
         check_backward_hygiene(lambda x: op()(x), uniform_leaf((4,)))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_hygiene_passes_nan_in_every_float_dtype(dtype):
+    # NaN != NaN: bfloat16 (NumPy kind 'V', not 'f') once looked written in place
+    x = minitx.tensor(np.array([1.0, np.nan, 2.0]), dtype=dtype, requires_grad=True)
+    assert check_backward_hygiene(F.exp, x)
+
+
+def test_hygiene_names_the_array_that_changed():
+    with pytest.raises(GradcheckError, match=r"scale_dy_in_place.backward modified .* in place: dy changed at \(0,\)"):
+        check_backward_hygiene(lambda x: ScaleDyInPlace()(x), uniform_leaf((4,)))
+
+
+class Identity(Function):
+    """y = x whose backward hands dy on: right, unless it also declares ``fresh_gradients``."""
+
+    def forward(self, x):
+        return x.copy()
+
+    def backward(self, dy):
+        return (dy,)
+
+
+class FreshIdentity(Identity):
+    fresh_gradients = True  # a false promise: dy is not a new array
+
+
+class FreshTwins(Function):
+    """y = a + b that declares fresh_gradients and hands both inputs one array."""
+
+    fresh_gradients = True
+
+    def forward(self, a, b):
+        return a + b
+
+    def backward(self, dy):
+        g = dy.copy()
+        return g, g
+
+
+def test_hygiene_holds_fresh_gradients_to_their_promise():
+    x, c = uniform_leaf((2,)), uniform_leaf((2,), seed=1)
+    assert check_backward_hygiene(lambda t: Identity()(t), x)  # passing dy on is fine without the promise
+    # with the promise, the engine adds x's second gradient into dy in place, and c's gradient is that dy
+    with pytest.raises(GradcheckError, match="fresh_identity.backward: gradient 0 shares memory with dy, but "
+                                             "fresh_identity declares fresh_gradients"):
+        check_gradients(lambda t: FreshIdentity()(t), x)
+    with pytest.raises(GradcheckError, match="fresh_twins.backward: gradient 1 shares memory with gradient 0"):
+        check_backward_hygiene(lambda a, b: FreshTwins()(a, b), x, c)
 
 
 def test_hygiene_needs_a_recorded_op():
@@ -240,20 +398,69 @@ def test_check_gradient_subsets_passes_correct_ops_and_catches_a_leaking_or_wron
     assert check_gradient_subsets(lambda a, b, c: F.layer_norm(a, b[0], c[1]) * a, a, b, c)
     assert check_gradient_subsets(lambda a, b: a.detach() * b, a, b)  # no gradient for a, ever
 
-    def leaks(a, b):
-        out = a * b
-        b.grad = minitx.Tensor(np.ones(b.shape))  # a gradient where none was asked for
-        return out
-
-    with pytest.raises(GradcheckError, match=r"\[0\] requiring grad, input 1 received a gradient"):
-        check_gradient_subsets(leaks, a, b)
-
     def drifts(a, b):  # a different result once fewer inputs need grad
         return a * b * (1.0 if a.requires_grad and b.requires_grad else 1.5)
 
     with pytest.raises(GradcheckError, match=r"input 0's gradient differs from the one with all inputs requiring "
                                              r"grad at \(\d, \d\)"):
         check_gradient_subsets(drifts, a, b)
+
+
+def test_check_gradient_subsets_counts_a_tensor_passed_twice_once():
+    x = uniform_leaf((2, 3))
+    assert torch_gradcheck_passes(lambda torch: torch.mul, x, x)
+    assert check_gradients(F.mul, x, x)  # x requires grad at both positions, or at neither
+    y = uniform_leaf((3,), seed=1)
+    assert check_gradient_subsets(lambda a, b, c: a * b + c, x, y, x)
+    with pytest.raises(GradcheckError, match=r"with only input\(s\) \[0, 2\] requiring grad, input 0"):
+        check_gradient_subsets(lambda a, b, c: MulSkippingWrongly("swap")(a, b) + c, x, y, x)
+
+
+def torch_gradcheck_passes(make, *inputs):
+    """torch.autograd.gradcheck of make(torch) on torch copies of ``inputs`` (one copy per tensor)."""
+    torch = import_torch()
+    copies = {}
+    theirs = [copies.setdefault(id(t), torch.tensor(t.numpy(), requires_grad=t.requires_grad)) for t in inputs]
+    return torch.autograd.gradcheck(make(torch), tuple(theirs))
+
+
+class Doubled(Function):
+    """y = 2x, as a recorded op, so that the input below is not a leaf."""
+
+    def forward(self, x):
+        return 2 * x
+
+    def backward(self, dy):
+        return (2 * dy,)
+
+
+def test_gradient_checks_fill_no_grad_of_tensors_that_are_not_inputs():
+    # PyTorch's gradcheck takes autograd.grad with respect to the inputs: a captured weight's .grad stays None
+    torch = import_torch()
+    weight = torch.tensor(np.ones((2, 3)), requires_grad=True)
+    torch.autograd.gradcheck(lambda z: z @ weight.T, (torch.ones(4, 3, dtype=torch.float64, requires_grad=True),))
+    assert weight.grad is None
+    lin = minitx.nn.Linear(3, 2)
+    for p in lin.parameters():
+        p.data = p.data.astype(np.float64)
+    z = uniform_leaf((4, 3))
+    z.grad = minitx.tensor(np.ones((4, 3)))
+    assert check_gradients(lambda t: lin(t), z)
+    assert lin.weight.grad is None and lin.bias.grad is None
+    np.testing.assert_array_equal(z.grad.numpy(), np.ones((4, 3)))  # the input's own .grad is left alone too
+    a, b = uniform_leaf((2,)), uniform_leaf((2,), seed=1)
+    assert check_gradient_subsets(lambda a, b, w: a * b + w, a, b, lin.bias[:2])
+    assert lin.bias.grad is None
+
+
+def test_gradcheck_takes_an_input_that_is_not_a_leaf():
+    x = uniform_leaf((3,))
+    assert torch_gradcheck_passes(lambda torch: lambda t: torch.exp(2 * t), x)  # torch's gradcheck on exp(2 x)
+    y = Doubled()(x)
+    assert gradcheck(F.exp, y) and check_gradients(F.exp, y)
+    assert x.grad is None and y.grad_fn is not None  # nothing written into x, y still in its graph
+    with pytest.raises(GradcheckError, match="gradient of input 0 is wrong"):
+        gradcheck(lambda t: Square(factor=3.0)(t), y)
 
 
 def test_leaf_is_a_float64_copy_that_requires_grad():
@@ -303,6 +510,34 @@ def test_check_forward_gives_the_reference_copies():
 
     check_forward(lambda t: t * 1.0, scribbling_reference, x)
     assert x.tolist() == [1.0, 2.0]
+
+
+class DoubleInPlace(Function):
+    """Meant to be y = x, but its forward doubles x in place first."""
+
+    def forward(self, x):
+        x *= 2
+        return x.copy()
+
+    def backward(self, dy):
+        return (dy.copy(),)
+
+
+def test_check_forward_refuses_a_forward_that_writes_its_input():
+    x = leaf([1.0, 2.0, 3.0])
+    # the reference once got copies taken after fn ran, so the identity agreed with the doubled values
+    with pytest.raises(AssertionError, match=r"check_forward: fn wrote into input 0: element \(0,\) was 1, is now 2"):
+        check_forward(lambda t: DoubleInPlace()(t), lambda a: a, x)
+
+
+def test_the_documented_arg_signature_says_what_is_keyword_only():
+    import inspect
+
+    doc = " ".join(minitx.testing.__doc__.split())
+    documented = doc[doc.index("``arg(") + len("``arg("):].split(",")
+    params = list(inspect.signature(arg).parameters.values())
+    positional = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+    assert [part.strip().split("=")[0] for part in documented[:len(positional) + 1]] == positional + ["*"]
 
 
 def test_the_documented_example_runs():
@@ -375,6 +610,19 @@ def test_op_case_draws_what_its_args_say():
         assert scale in (2.0, 3.0) and x_grad and not w_grad
 
 
+@pytest.mark.parametrize("spec", [arg(transposed=True), arg(transposed=True, edges=(np.nan,), edge_probability=0.0),
+                                  arg(transposed=True, edges=(np.nan,)), arg(transposed=True, ties=True),
+                                  arg(transposed=True, ties=True, edges=(np.nan,))],
+                         ids=["plain", "edges-never", "edges", "ties", "ties-and-edges"])
+def test_arg_keeps_a_transposed_view_with_edges_and_ties(spec):
+    # np.where made edges' arrays C-contiguous: a backward wrong only on views went unseen
+    from minitx.testing.factory import _values
+
+    t, _ = first(_values(spec, (3, 4)))
+    assert t.shape == (3, 4) and not t.data.flags.c_contiguous
+    assert first(_values(spec, ()))[0].shape == ()  # ties and edges on a 0-d argument
+
+
 def test_op_case_edges_ties_and_its_argument_checks():
     drawn = []
     case = op_case(lambda x: drawn.append(x.numpy().copy()) or x * 1.0, arg(edges=(np.nan,), edge_probability=0.5),
@@ -399,7 +647,8 @@ def test_op_case_compares_with_torch():
     case = op_case(F.tanh, arg(edges=(np.inf, np.nan)), torch="torch.tanh", gradcheck=False)
     run_case(case)
     wrong = op_case(lambda x: F.tanh(x) + 1e-6 * F.sigmoid(x), arg(), torch="torch.tanh", gradcheck=False)
-    with pytest.raises(AssertionError, match=r"the output \(against torch\) differs"):
+    with pytest.raises(AssertionError, match=r"op_case of <lambda> \(last op: add\), against torch: the output "
+                                             "differs"):
         run_case(wrong)
 
     class TanhWrongGradient(Function):
@@ -412,8 +661,27 @@ def test_op_case_compares_with_torch():
             return (dy * (1 - y),)
 
     bad = op_case(lambda x: TanhWrongGradient()(x), arg(), torch="torch.tanh", gradcheck=False, shapes=st.just((3,)))
-    with pytest.raises(AssertionError, match=r"the gradient of argument 0 \(against torch\) differs"):
+    # a gradient against torch once failed as "check_forward: ..."
+    with pytest.raises(AssertionError, match=r"^op_case of <lambda> \(last op: tanh_wrong_gradient\), backward "
+                                             "against torch: the gradient of argument 0 differs"):
         run_case(bad)
+
+
+def test_op_case_takes_integer_and_bool_outputs_its_references_return():
+    import_torch()
+    # argmax and comparisons return int64 and bool in NumPy and PyTorch; no gradient to check
+    for gradcheck_too in (False, True):
+        run_case(op_case(lambda x: x.argmax(), arg(), numpy=np.argmax, torch=lambda t: t.argmax(),
+                         gradcheck=gradcheck_too))
+    run_case(op_case(lambda x, y: x > y, arg(), arg(), numpy=np.greater, torch="torch.gt"))
+    run_case(op_case(lambda x: F.isnan(x), arg(edges=(np.nan,)), numpy=np.isnan))
+    with pytest.raises(AssertionError, match="op_case of <lambda>: output dtype int64, but the reference returns "
+                                             "float64"):
+        run_case(op_case(lambda x: x.argmax(), arg(), numpy=lambda a: np.argmax(a).astype(np.float64)))
+    with pytest.raises(AssertionError, match="op_case of <lambda>: output dtype bool, but the reference returns int64"):
+        run_case(op_case(lambda x: x > 0, arg(), torch=lambda t: (t > 0).long()))
+    with pytest.raises(AssertionError, match="op_case of <lambda>: output dtype float32 from float64 inputs"):
+        run_case(op_case(lambda x: x.float(), arg(), numpy=lambda a: a, gradcheck=False))
 
 
 def test_strategies_without_hypothesis_say_how_to_install_it(monkeypatch):
@@ -466,6 +734,29 @@ def test_float_arrays_distinct_values_are_spaced(shape, bounds, data):
     values = np.sort(array.reshape(-1))
     assert values.min() >= bounds[0] and values.max() <= bounds[1]
     assert (np.diff(values) >= (bounds[1] - bounds[0]) / 2000 * (1 - 1e-9)).all()
+
+
+@settings(max_examples=3)
+@given(array=mst.float_arrays((40, 50), distinct=True))
+def test_float_arrays_draw_distinct_values_at_the_documented_most(array):
+    # 2000 elements once failed hypothesis' large_base_example health check
+    assert array.shape == (40, 50) and len(np.unique(array)) == array.size
+    assert np.diff(np.sort(array.reshape(-1))).min() >= 6.0 / 2000 * (1 - 1e-9)
+
+
+def test_float_arrays_distinct_values_come_one_grid_step_apart():
+    # hypothesis finds the tightest packing: every neighbour one step of (max - min) / 2000 apart
+    tight = find(mst.float_arrays(20, distinct=True), lambda a: np.ptp(a) < 20 * 6.0 / 2000,
+                 settings=settings(database=None, max_examples=500))
+    assert np.allclose(np.diff(np.sort(tight)), 6.0 / 2000)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, "int32", bool])
+@pytest.mark.parametrize("make", [mst.float_arrays, mst.tensors])
+def test_float_strategies_refuse_a_dtype_that_is_not_floating_when_built(make, dtype):
+    # a cast to int broke the range, away_from and margin; tensors failed only when drawn, with a TypeError
+    with pytest.raises(ValueError, match=f"{make.__name__}: dtype must be a floating dtype .*got {np.dtype(dtype).name}"):
+        make(5, dtype=dtype, min_value=-0.4, max_value=0.4, away_from=(0.0,), margin=0.1)
 
 
 def test_float_arrays_distinct_refuses_too_many_elements():

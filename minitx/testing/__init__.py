@@ -4,11 +4,14 @@ Checks (no extra dependency):
 
 * ``gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, ...)``: backward agrees with central
   finite differences for every float64 input that requires grad; True or ``GradcheckError``
-  naming the input, the worst element and both values.
+  naming the input, the worst element, both values, the tolerances and fn's last op. fn's
+  forward must leave its inputs unchanged; an empty input or output still runs backward once.
 * ``check_backward_hygiene(fn, *inputs)``: the backward of fn's last op modifies neither its
-  inputs, its saved arrays nor dy, and returns gradients that share no memory with them.
+  inputs, its saved arrays nor dy, and returns gradients that share no memory with its inputs
+  or saved arrays (nor with dy or each other, when the op declares ``fresh_gradients``).
 * ``check_gradient_subsets(fn, *inputs)``: with only a subset of the inputs requiring grad
-  (each subset of up to 3 inputs), exactly those get a gradient, the same as with all.
+  (each subset of up to 3 inputs), those get the gradient they get with all (one tensor
+  passed twice counts once). The gradient checks add into no ``.grad``: they use autograd.grad.
 * ``check_gradients(fn, *inputs, **gradcheck_kwargs)``: the three above, in one call.
 * ``check_forward(fn, reference, *inputs, rtol=1e-7, atol=0.0)``: fn's output (a Tensor or a
   tuple of them) matches ``reference`` run on the inputs' NumPy copies; the failure names the
@@ -39,7 +42,7 @@ strategy of shapes; bad arguments raise ValueError when the strategy is built.
 Op-test factory, ``from minitx.testing import arg, op_case, op_test`` (needs hypothesis):
 describe the op's arguments and its references in a few lines, get a hypothesis test.
 
-* ``arg(shape=None, min_value=-3, max_value=3, away_from=(), distinct=False, ties=False,
+* ``arg(shape=None, *, min_value=-3, max_value=3, away_from=(), distinct=False, ties=False,
   edges=(), requires_grad=True, strategy=None)``: one positional argument; by default a float64
   leaf of the shape shared by all such arguments (``broadcast=True``: broadcastable shapes);
   ``shape`` may be a callable of the earlier arguments' shapes; ``edges`` mixes values such as

@@ -2,15 +2,19 @@
 
 ``check_gradients`` is what an op test wants after drawing inputs: finite differences agree
 with backward, backward leaves its inputs and saved arrays alone, and with only some inputs
-requiring grad exactly those get (the same) gradients. ``check_forward``
+requiring grad those get the same gradients. No ``.grad`` changes: the gradients come from
+autograd.grad, with respect to the inputs only. ``check_forward``
 compares an op's output with a NumPy reference run on the same values, and says where they
 differ the most. ``leaf`` makes the float64 tensors both need.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from minitx import backend
+from minitx.autograd.engine import grad as autograd_grad
 from minitx.autograd.tensor import Tensor
 from minitx.testing.gradcheck import check_backward_hygiene, gradcheck
 
@@ -29,8 +33,8 @@ def check_gradients(fn, *inputs, **gradcheck_kwargs) -> bool:
 
     Raises GradcheckError when backward disagrees with finite differences; when the backward of
     fn's last op modifies its inputs, its saved arrays or dy in place, or returns gradients that
-    share memory with them; or when, with only some inputs requiring grad, other inputs get a
-    gradient, those inputs get none, or a different one. ``seed`` (when given) is used by all three.
+    share memory with them; or when, with only some inputs requiring grad, those inputs get no
+    gradient or a different one. ``seed`` (when given) is used by all three.
     """
     gradcheck(fn, *inputs, **gradcheck_kwargs)
     seed = gradcheck_kwargs.get("seed", 0)
@@ -40,19 +44,15 @@ def check_gradients(fn, *inputs, **gradcheck_kwargs) -> bool:
 
 
 def _gradients(fn, inputs, positions, cotangent):
-    """{position: gradient array or None} after fn(*inputs).backward(cotangent); .grad restored."""
-    saved = {i: inputs[i].grad for i in positions}
-    for i in positions:
-        inputs[i].grad = None
-    try:
-        out = fn(*inputs)
-        if out.requires_grad:
-            out.backward(backend.get_array_module(out.data).asarray(cotangent, dtype=out.dtype))
-        return {i: None if inputs[i].grad is None else backend.to_numpy(inputs[i].grad.data).copy()
-                for i in positions}
-    finally:
-        for i, g in saved.items():
-            inputs[i].grad = g
+    """{position: gradient array, or None where none flowed} of fn(*inputs) with respect to the
+    inputs at ``positions``, for one output cotangent. autograd.grad adds into no ``.grad``."""
+    out = fn(*inputs)
+    if not out.requires_grad:
+        return dict.fromkeys(positions)
+    grads = autograd_grad(out, [inputs[i] for i in positions],
+                          grad_outputs=backend.get_array_module(out.data).asarray(cotangent, dtype=out.dtype),
+                          allow_unused=True)
+    return {i: None if g is None else backend.to_numpy(g.data).copy() for i, g in zip(positions, grads)}
 
 
 def _subsets(positions):
@@ -66,38 +66,44 @@ def _subsets(positions):
 
 
 def check_gradient_subsets(fn, *inputs, seed=0, rtol=1e-9, atol=1e-12) -> bool:
-    """With only a subset of the inputs requiring grad, exactly those get a gradient, equal to
-    the one they get when all do; True or raise GradcheckError.
+    """With only a subset of the inputs requiring grad, those get a gradient, equal to the one
+    they get when all do; True or raise GradcheckError.
 
     A backward may skip the gradients nobody needs (``needs_input_grad``); this catches one that
-    skips a needed one, or mixes them up (say dw computed when b needs it). Leaf tensors that
-    require grad are the candidates; each subset runs fn forward and backward once, with one
-    random output cotangent (from ``seed``) shared by all runs.
+    skips a needed one, or mixes them up (say dw computed when b needs it). The tensors that
+    require grad are the candidates (one that is not a leaf stands in as a leaf of its value), a
+    tensor passed at several positions counted once (it requires grad at all of them or none); each subset runs fn forward and backward once, with
+    one random output cotangent (from ``seed``) shared by all runs.
     """
-    positions = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad and t.is_leaf]
-    if len(positions) < 2:
+    from minitx.testing.gradcheck import GradcheckError, _as_leaves, _evaluate
+
+    inputs = _as_leaves(inputs)
+    positions = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    places = {}  # id(tensor) -> its positions
+    for i in positions:
+        places.setdefault(id(inputs[i]), []).append(i)
+    tensors = list(places.values())
+    if len(tensors) < 2:
         return True
-    from minitx.testing.gradcheck import GradcheckError, _evaluate
 
     cotangent = np.random.default_rng(seed).standard_normal(_evaluate(fn, inputs).shape)
     full = _gradients(fn, inputs, positions, cotangent)
-    for subset in _subsets(positions):
-        for i in positions:
-            if i not in subset:
-                inputs[i].requires_grad_(False)
+    for subset in _subsets(range(len(tensors))):
+        chosen = [i for k in subset for i in tensors[k]]
+        for k in range(len(tensors)):
+            if k not in subset:
+                inputs[tensors[k][0]].requires_grad_(False)
         try:
-            got = _gradients(fn, inputs, positions, cotangent)
+            got = _gradients(fn, inputs, chosen, cotangent)
         finally:
-            for i in positions:
-                inputs[i].requires_grad_(True)
-        where = f"check_gradient_subsets: with only input(s) {list(subset)} requiring grad"
-        for i in positions:
-            if i not in subset and got[i] is not None:
-                raise GradcheckError(f"{where}, input {i} received a gradient")
-            if i in subset and (got[i] is None) != (full[i] is None):
+            for k in range(len(tensors)):
+                inputs[tensors[k][0]].requires_grad_(True)
+        where = f"check_gradient_subsets: with only input(s) {chosen} requiring grad"
+        for i in chosen:
+            if (got[i] is None) != (full[i] is None):
                 raise GradcheckError(f"{where}, input {i} received no gradient (it gets one when all inputs "
                                      "require grad)")
-            if i in subset and got[i] is not None:
+            if got[i] is not None:
                 close = np.isclose(got[i], full[i], rtol=rtol, atol=atol, equal_nan=True)
                 if not close.all():
                     k = np.unravel_index(int(np.argmin(close)), close.shape)
@@ -122,10 +128,19 @@ def check_forward(fn, reference, *inputs, rtol=1e-7, atol=0.0):
     returns an array-like, or a sequence of as many. Shapes must be equal, and each element must
     satisfy |out - expected| <= atol + rtol * |expected| (NaN matches NaN, like numpy.isclose).
     Raises AssertionError naming the output, the number of mismatches and the worst element
-    with both values.
+    with both values; or naming the input fn wrote into (the copies are taken before fn runs).
     """
+    from minitx.testing.gradcheck import _first_change
+
+    arrays = [_as_numpy(x) for x in inputs]
     out = fn(*inputs)
-    expected = reference(*(_as_numpy(x) for x in inputs))
+    for k, (x, a) in enumerate(zip(inputs, arrays)):
+        where = _first_change(x.data, a) if isinstance(x, Tensor) else None
+        if where is not None:
+            raise AssertionError(f"check_forward: fn wrote into input {k}: element {where} was {float(a[where]):.10g}, "
+                                 f"is now {float(backend.to_numpy(x.data)[where]):.10g}; an op must not change its "
+                                 "inputs")
+    expected = reference(*arrays)
     several = isinstance(out, (tuple, list))
     outs = list(out) if several else [out]
     refs = list(expected) if several else [expected]
@@ -139,9 +154,10 @@ def check_forward(fn, reference, *inputs, rtol=1e-7, atol=0.0):
     return out
 
 
-def _compare(name, actual, expected, rtol, atol):
+def _compare(name, actual, expected, rtol, atol, check="check_forward"):
+    """Raise AssertionError, beginning with ``check``, where actual and expected differ."""
     if actual.shape != expected.shape:
-        raise AssertionError(f"check_forward: {name} has shape {actual.shape}, the reference {expected.shape}")
+        raise AssertionError(f"{check}: {name} has shape {actual.shape}, the reference {expected.shape}")
     if not actual.size:
         return
     a, e = actual.astype(np.float64), expected.astype(np.float64)
@@ -155,7 +171,7 @@ def _compare(name, actual, expected, rtol, atol):
     worst = np.unravel_index(int(np.argmax(excess)), a.shape)
     where = tuple(int(i) for i in worst)
     raise AssertionError(
-        f"check_forward: {name} differs from the reference at {int((~close).sum())} of {close.size} elements "
+        f"{check}: {name} differs from the reference at {int((~close).sum())} of {close.size} elements "
         f"(rtol={rtol:g}, atol={float(atol[worst]):g}); worst at {where}: got {float(a[worst]):.10g}, "
         f"expected {float(e[worst]):.10g}, difference {float(abs(a[worst] - e[worst])):.3g}")
 
@@ -194,6 +210,8 @@ def check_low_precision(fn, *inputs, dtype="bfloat16", ulps=4, seed=0) -> bool:
     within half a unit. NaN must match NaN, and inf the same inf. Tuple outputs are compared
     forward only.
     """
+    if isinstance(ulps, bool) or not isinstance(ulps, numbers.Real) or not ulps >= 0 or not np.isfinite(ulps):
+        raise ValueError(f"check_low_precision: ulps must be a finite number >= 0, got {ulps!r}")
     eps, tiny = _low_precision_units(dtype)
     eps32 = float(np.finfo(np.float32).eps)
     low_dtype = backend.resolve_dtype(dtype)
@@ -212,7 +230,8 @@ def check_low_precision(fn, *inputs, dtype="bfloat16", ulps=4, seed=0) -> bool:
             rounded = expected.astype(low_dtype).astype(np.float64)
         with np.errstate(invalid="ignore"):  # inf - inf where both are inf: no noise there
             noise = np.nan_to_num(np.abs(expected - reference), nan=0.0, posinf=0.0)
-        _compare(f"{name} in {low_dtype.name}", got, rounded, ulps * eps, ulps * (eps * noise / eps32 + tiny))
+        _compare(f"{name} in {low_dtype.name}", got, rounded, ulps * eps, ulps * (eps * noise / eps32 + tiny),
+                 check="check_low_precision")
 
     out_low, out_high, out_exact = outs
     if isinstance(out_low, (tuple, list)):

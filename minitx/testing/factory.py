@@ -8,7 +8,8 @@ Each example draws the shapes, the arguments (``arg``: float64 leaves by default
 keyword arguments, then checks, in this order:
 
 1. forward against the NumPy reference (``check_forward``: shapes, values, NaN matches NaN);
-   the output dtype is float64 when the float inputs are;
+   a floating output is float64 when the float inputs are; an integer or bool output (argmax,
+   comparisons) must be one in the references too, and skips the gradient checks;
 2. forward and gradients against the PyTorch reference: both run in float64 on the same values
    and take one random output cotangent; an input without a gradient counts as zeros;
 3. ``check_gradients`` (finite differences, backward hygiene, and subsets of the inputs
@@ -105,7 +106,9 @@ def _values(draw, a: Arg, shape):
         rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
         replace = rng.random(array.shape) < a.edge_probability
         picks = np.asarray(a.edges, dtype=np.float64)[rng.integers(0, len(a.edges), array.shape)]
-        array = np.where(replace, picks, array)
+        # written in place: np.where would return a C-contiguous array, and a transposed view must stay one
+        array = np.array(array, order="K")  # (a 0-d result of np.round is a NumPy scalar: an array again)
+        array[replace] = picks[replace]
         special = special or bool(replace.any())
     made = Tensor(array)  # keeps a transposed view a view
     return (made.requires_grad_(True) if a.requires_grad else made), special
@@ -122,6 +125,7 @@ class OpCase:
         self.kwargs, self.shapes, self.broadcast, self.gradcheck = kwargs or {}, shapes, broadcast, gradcheck
         self.rtol, self.atol, self.grad_rtol, self.grad_atol = rtol, atol, grad_rtol, grad_atol
         self.gradcheck_kwargs = gradcheck_kwargs or {}
+        self.name = getattr(op, "__name__", repr(op))  # for the failures
 
     def draw(self, data):
         """(inputs, keyword arguments, whether some value is an edge value or a tie)."""
@@ -159,16 +163,41 @@ class OpCase:
         def fn(*ts):
             return self.op(*ts, **kwargs)
 
-        floats = [t for t in inputs if isinstance(t, Tensor) and t.dtype.kind == "f"]
+        out, reference_dtypes = None, []
         if self.numpy is not None:
-            out = check_forward(fn, lambda *arrays: self.numpy(*arrays, **kwargs), *inputs, rtol=self.rtol,
-                                atol=self.atol)
-            if isinstance(out, Tensor) and floats and all(t.dtype == np.float64 for t in floats):
-                assert out.dtype == np.float64, f"op_case: output dtype {out.dtype.name} from float64 inputs"
+            results = []  # the reference's result, for its dtype
+
+            def reference(*arrays):
+                results.append(self.numpy(*arrays, **kwargs))
+                return results[-1]
+
+            out = check_forward(fn, reference, *inputs, rtol=self.rtol, atol=self.atol)
+            if isinstance(out, Tensor):
+                reference_dtypes.append(np.asarray(results[0]).dtype)
         if self.torch is not None:
-            self._against_torch(fn, inputs, kwargs)
+            out, torch_dtype = self._against_torch(fn, inputs, kwargs)
+            reference_dtypes.append(torch_dtype)
+        if isinstance(out, Tensor):
+            self._check_dtype(out, inputs, reference_dtypes)
+            if not backend.is_floating(out.dtype):
+                return  # an integer or bool output (argmax, a comparison) has no gradient to check
         if self.gradcheck and not special and any(getattr(t, "requires_grad", False) for t in inputs):
             check_gradients(fn, *inputs, **self.gradcheck_kwargs)
+
+    def _check_dtype(self, out, inputs, reference_dtypes):
+        """A floating output is float64 when the float inputs are; an integer or bool output is
+        one only where the references return one of the same kind (as argmax and comparisons do)."""
+        floats = [t for t in inputs if isinstance(t, Tensor) and backend.is_floating(t.dtype)]
+        if backend.is_floating(out.dtype):
+            if floats and all(t.dtype == np.float64 for t in floats) and out.dtype != np.float64:
+                raise AssertionError(f"op_case of {self.name}: output dtype {out.dtype.name} from float64 inputs, "
+                                     "expected float64")
+            return
+        kind = "bool" if out.dtype == np.bool_ else "integer"
+        for dtype in reference_dtypes:
+            if ("bool" if dtype == np.bool_ else "integer" if dtype.kind in "iu" else dtype.name) != kind:
+                raise AssertionError(f"op_case of {self.name}: output dtype {out.dtype.name}, but the reference "
+                                     f"returns {dtype.name}")
 
     def low_precision(self, data, dtype="bfloat16", ulps=4):
         """The op on drawn inputs rounded to ``dtype`` against float32 on the same values
@@ -177,6 +206,7 @@ class OpCase:
         return check_low_precision(lambda *ts: self.op(*ts, **kwargs), *inputs, dtype=dtype, ulps=ulps)
 
     def _against_torch(self, fn, inputs, kwargs):
+        """Forward and gradients against the torch reference; (fn's output, torch's dtype)."""
         torch = _import_torch()
         reference = _torch_callable(torch, self.torch)
         theirs = [torch.tensor(_as_numpy(t), requires_grad=t.requires_grad) if isinstance(t, Tensor) else t
@@ -187,10 +217,14 @@ class OpCase:
             if isinstance(t, Tensor):
                 t.grad = None
         out = fn(*inputs)
-        _compare("the output (against torch)", backend.to_numpy(out.data), expected.detach().numpy(), self.rtol,
-                 self.atol)
+        check = f"op_case of {self.name}"
+        if out._ctx is not None and out._ctx.name != self.name:  # a lambda's name says little
+            check += f" (last op: {out._ctx.name})"
+        _compare("the output", backend.to_numpy(out.data), expected.detach().numpy(), self.rtol, self.atol,
+                 check=f"{check}, against torch")
+        torch_dtype = expected.detach().numpy().dtype
         if not (out.requires_grad or expected.requires_grad):
-            return
+            return out, torch_dtype
         cotangent = np.random.default_rng(0).standard_normal(out.shape)
         if out.requires_grad:
             out.backward(cotangent)
@@ -200,8 +234,9 @@ class OpCase:
             if isinstance(ours, Tensor) and ours.requires_grad:
                 mine = np.zeros(ours.shape) if ours.grad is None else ours.grad.numpy()
                 other = np.zeros(ours.shape) if t.grad is None else t.grad.numpy()
-                _compare(f"the gradient of argument {k} (against torch)", mine, other, self.grad_rtol,
-                         self.grad_atol)
+                _compare(f"the gradient of argument {k}", mine, other, self.grad_rtol, self.grad_atol,
+                         check=f"{check}, backward against torch")
+        return out, torch_dtype
 
 
 def _import_torch():
@@ -251,5 +286,5 @@ def op_test(op, *args, settings=None, **options):
     def test(data):
         case(data)
 
-    test.__doc__ = f"op_test of {getattr(op, '__name__', repr(op))}"
+    test.__doc__ = f"op_test of {case.name}"
     return (hypothesis_settings(deadline=None) if settings is None else settings)(test)

@@ -178,8 +178,10 @@ def float_arrays(shape, dtype=np.float64, min_value=-3.0, max_value=3.0, away_fr
     drawn too near is moved to the nearest value in range that is far enough from all points, so
     a point near a bound pushes values to its other side. ValueError when no such value exists.
     distinct: every value differs from every other by at least (max-min)/2000, so max/min
-    have no ties that a finite-difference step could cross (at most 2000 elements).
-    The promises hold in float64; a float32, float16 or bfloat16 ``dtype`` rounds the values
+    have no ties that a finite-difference step could cross (at most 2000 elements); shrinking
+    packs them one such step apart.
+    dtype: a floating dtype (ValueError otherwise). The promises hold in float64; a float32,
+    float16 or bfloat16 ``dtype`` rounds the values
     afterwards (keep ``margin`` and the range wide enough for its rounding: bfloat16 keeps about two
     decimal digits).
     """
@@ -196,6 +198,9 @@ def _make_float_arrays(where, shape, dtype=np.float64, min_value=-3.0, max_value
         dtype = backend.resolve_dtype(dtype)
     except TypeError as error:
         raise TypeError(f"{where}: {error}") from None
+    if not backend.is_floating(dtype):  # a cast to int or bool would break every promise about the values
+        raise ValueError(f"{where}: dtype must be a floating dtype (float16, bfloat16, float32, float64), got "
+                         f"{dtype.name}")
     if distinct:
         _check_distinct_in(where, dtype, float(min_value), float(max_value))
     return _float_arrays(shape, dtype, float(min_value), float(max_value),
@@ -226,8 +231,14 @@ def _float_arrays(draw, shape, dtype, min_value, max_value, away_from, margin, d
     size = int(np.prod(shape))
     if distinct:
         _check_distinct_size("float_arrays", shape, plan, away_from)  # a drawn shape: checked now
-        ticks = draw(st.lists(st.integers(0, len(plan) - 1), min_size=size, max_size=size, unique=True))
-        return plan[np.array(ticks, dtype=np.int64)].reshape(shape).astype(dtype)
+        # size grid points out of a drawn window of them, picked and ordered by NumPy from a drawn
+        # seed: a unique list of 2000 drawn ints is more than hypothesis will draw. The window
+        # shrinks towards size: neighbours one grid step apart, the closest distinct values come.
+        window = draw(st.integers(size, len(plan)))
+        start = draw(st.integers(0, len(plan) - window))
+        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+        ticks = start + rng.choice(window, size, replace=False)
+        return plan[ticks].reshape(shape).astype(dtype)
     # no subnormals: BLAS kernels may flush them to zero, so two correct products differ by 20%
     elements = st.floats(min_value, max_value, allow_nan=False, allow_infinity=False, allow_subnormal=False,
                          width=64)
