@@ -85,7 +85,7 @@ class Tensor:
         """copy.deepcopy: a tensor with its own copy of the array (and of .grad), as PyTorch's;
         refused for a tensor made by a recorded op, as PyTorch refuses it: a copy of its values
         would not be a copy of how they were computed (detach() first: x.detach().clone())."""
-        if self.grad_fn is not None:
+        if not self.is_leaf:  # (is_leaf makes a stale view again first: its op is then the one to name)
             raise RuntimeError(f"deepcopy: the tensor was computed by the recorded op '{self.grad_fn.name}', and a copy "
                                f"would leave its graph behind; only leaves (tensors made by the user, parameters) "
                                f"are deep-copied, as in PyTorch: copy x.detach() instead")

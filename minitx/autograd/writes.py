@@ -216,20 +216,31 @@ def _stale(x, old_array, new_array) -> list:
 def refresh(view) -> None:
     """Make a stale view again from its base (see _stale): the same view op on the base's array
     now, recorded as a write into the view, so that ops that took the view before keep its old
-    node. A parameter made from a view takes the array only: its graph is its own."""
+    node. A view of a view is made from the tensor at the root of the chain, through each view
+    op in turn, as PyTorch's: its new graph does not pass through the views between (a hook on
+    them does not see its gradient). A parameter made from a view takes the array only: its
+    graph is its own."""
     from minitx.autograd.tensor import Tensor, _StaleView  # noqa: PLC0415
 
     stale = type(view) is _StaleView
     if stale:
         view.__class__ = Tensor
     base, fn = _linked(view)
+    root, ops = _view_chain(base, fn)
+
+    def made_again(_old=None):
+        t = root
+        for op in ops:
+            t = op.again().apply(t)
+        return t
+
     try:
         with enable_grad():  # (read under no_grad too: its graph must be there when it is used with a gradient)
             if view.is_leaf and view.requires_grad:
                 with no_grad():
-                    view.data = fn.again().apply(base).data
+                    view.data = made_again().data
             else:
-                record_write(view, lambda _old: fn.again().apply(base))
+                record_write(view, made_again)
     except BaseException:
         if stale:
             view.__class__ = _StaleView  # (still to make: the error is the caller's to see)
@@ -239,6 +250,22 @@ def refresh(view) -> None:
         _register(base, view)
     else:
         view._base = None  # (a view op that had to copy: a view no more)
+
+
+def _view_chain(base, fn):
+    """(root, view ops): ``base`` and ``[fn]``, or, where base is itself a view whose values are
+    its view op's on its own base (stale, or showing that base's array), that base's chain and fn
+    after it. The arrays are read as they are, not made again."""
+    from minitx.autograd.tensor import _DATA, _StaleView  # noqa: PLC0415
+
+    ops = [fn]
+    while isinstance(base._base, tuple):
+        up, up_fn = _linked(base)
+        if up is None or type(base) is not _StaleView and _root(_DATA.__get__(base)) is not _root(_DATA.__get__(up)):
+            break
+        ops.append(up_fn)
+        base = up
+    return base, ops[::-1]
 
 
 def _linked(view):
