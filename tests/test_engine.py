@@ -541,6 +541,38 @@ def test_grad_stops_at_an_intermediate_input_as_pytorch():
     assert ours_fired == their_fired == 1  # (the hook fired in h's backward only)
 
 
+def test_backward_takes_pytorchs_arguments_and_fills_only_the_inputs_given():
+    """backward(gradient=, inputs=): only the inputs' .grad are filled (an intermediate's too, a
+    tensor given twice once), the walk stops at them; empty, grad-less inputs and create_graph are
+    refused, as PyTorch refuses the first two."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (minitx, torch):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([3.0, 4.0], dtype=lib.float64, requires_grad=True)
+        h = x * w
+        y = (h * h).sum()
+        y.backward(inputs=[w], retain_graph=True)
+        filled = [x.grad is None, w.grad.numpy().copy()]
+        y.backward(inputs=h, retain_graph=True)
+        filled += [h.grad.detach().numpy().copy(), x.grad is None]
+        y.backward(inputs=[w, w], retain_graph=True)
+        (h * 2).backward(gradient=lib.tensor([1.0, -1.0], dtype=lib.float64))
+        filled += [w.grad.numpy().copy(), x.grad.numpy().copy()]
+        results.append(filled)
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+    y = (leaf([1.0]) * 2).sum()
+    with pytest.raises(ValueError, match="backward: inputs is empty"):
+        y.backward(inputs=[])
+    with pytest.raises(RuntimeError, match="backward: input 0 does not require grad"):
+        y.backward(inputs=[minitx.tensor([1.0])])
+    with pytest.raises(NotImplementedError, match="create_graph=True"):
+        y.backward(create_graph=True)
+    with pytest.raises(TypeError, match="both gradient and grad"):
+        y.backward(1.0, grad=1.0)
+
+
 def test_grad_of_several_outputs_walks_once_so_hooks_see_the_total_as_pytorch():
     """A hook that is not linear (a clip) gives PyTorch's answer only if it runs once, on the sum."""
     torch = pytest.importorskip("torch")

@@ -565,6 +565,8 @@ OP_SLIPS = [
     Slip("grad() walks and frees the graph behind an intermediate input", "minitx/autograd/engine.py",
          "    expand = None if wanted is None else _leading_to(order, wanted)", "    expand = None",
          ("tests/test_engine.py",)),
+    Slip("backward(inputs=[w, w]) adds w's gradient twice", _T,
+         "        unique = list({id(t): t for t in inputs}.values())", "        unique = inputs", ("tests/test_engine.py",)),
     Slip("an optimizer's step(closure) returns None, not the closure's loss", "minitx/optim/optimizer.py",
          "                loss = closure()", "                closure()", ("tests/test_optim.py",)),
     Slip("x[True] = x[1] taken for the write of x[1] into itself", _I,

@@ -271,9 +271,34 @@ class Tensor:
             self._hooks = {}
         return HookHandle.add(self._hooks, hook)
 
-    def backward(self, grad=None, retain_graph: bool = False) -> None:
-        """Fill ``.grad`` of every leaf this tensor depends on (see minitx.autograd.engine)."""
-        _run_backward(self, grad, retain_graph=retain_graph)
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None, *, grad=None) -> None:
+        """Fill ``.grad`` of every leaf this tensor depends on (see minitx.autograd.engine), with
+        PyTorch's arguments: ``gradient`` (or ``grad``), the output's gradient (None for a
+        one-element tensor: 1); ``retain_graph`` keeps the graph for another backward; ``inputs``
+        (a tensor or a sequence of them, leaves or not) fills the ``.grad`` of those only, and the
+        walk stops at them. ``create_graph=True`` is refused: minitx's backward records no graph
+        of itself, so there are no higher derivatives."""
+        if grad is not None:
+            if gradient is not None:
+                raise TypeError("backward: got both gradient and grad, two names for the output's gradient; give one")
+            gradient = grad
+        if create_graph:
+            raise NotImplementedError("backward: create_graph=True asks for a graph of the backward pass (for higher "
+                                      "derivatives); minitx's backward records none")
+        if inputs is None:
+            _run_backward(self, gradient, retain_graph=bool(retain_graph))
+            return
+        inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        if not inputs:
+            raise ValueError("backward: inputs is empty; leave it out to fill the .grad of every leaf")
+        for k, t in enumerate(inputs):
+            if not isinstance(t, Tensor) or not t.requires_grad:
+                raise RuntimeError(f"backward: input {k} does not require grad (a {type(t).__name__}); inputs are "
+                                   "tensors whose .grad is to be filled")
+        unique = list({id(t): t for t in inputs}.values())  # (a tensor given twice gets its gradient once)
+        for t, g in zip(unique, _run_backward(self, gradient, retain_graph=bool(retain_graph), inputs=unique)):
+            if g is not None:
+                t._accumulate_grad(g, exclusive=True)
 
     def _accumulate_grad(self, g, exclusive: bool = False) -> None:
         """Add g into .grad, which has this tensor's dtype (whatever g's) unless one of another
