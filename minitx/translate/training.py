@@ -35,8 +35,8 @@ import minitx
 import minitx.functional as F
 from minitx import amp, blas, kernels
 from minitx.backend import resolve_device
-from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, example_lengths, filter_by_length,
-                         load_pairs, load_tokenizer, make_batch, static_shape)
+from minitx.data import (DATA_DIR_ENV, BPETokenizer, WordTokenizer, batch_by_tokens, ensure_files, example_lengths,
+                         filter_by_length, load_tokenizer, make_batch, read_pairs, static_shape)
 from minitx.nn import Transformer
 from minitx.serialization import load, read_json
 from minitx.sync import GPU_SYNC_EVERY
@@ -241,7 +241,7 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     run.config = config
     started = time.perf_counter()
     # everything that can fail (data, tokenizers, model) comes before the run directory is touched
-    data = _load_data(config)
+    data, files = _load_data(config)
     text = text_form(config)
     learned = {split: text.pairs(data[split]) for split in ("train", "val")}  # what the model reads and writes
     tokenizers = (load_run_tokenizers(config, run.run_dir) if resume else None) or build_tokenizers(
@@ -333,11 +333,27 @@ def text_form(config) -> TextForm:
     return TextForm(config.get("text", "as-is"), config["src_lang"], config["tgt_lang"])
 
 
-def _load_data(config) -> dict:
-    """The train, val and test pairs: the test split too, so that a damaged test file is an
-    error before training, not after it."""
-    return {split: load_pairs(name, config["src_lang"], config["tgt_lang"], config["data_dir"])
-            for split, name in (("train", "train"), ("val", "val"), ("test", TEST_SPLIT))}
+def _load_data(config) -> tuple:
+    """({split: pairs}, {split: (source file, target file)}) of the train, val and test splits:
+    the test split too, so that a damaged test file is an error before training, not after it.
+    Logs the directory they were read from."""
+    langs = config["src_lang"], config["tgt_lang"]
+    files = {split: ensure_files(name, langs, config["data_dir"])
+             for split, name in (("train", "train"), ("val", "val"), ("test", TEST_SPLIT))}
+    data = {split: read_pairs(split, paths) for split, paths in files.items()}
+    directories = sorted({str(path.parent) for paths in files.values() for path in paths})
+    log(f"data: read from {', '.join(directories)} ({_data_source(config['data_dir'], directories)})")
+    return data, files
+
+
+def _data_source(data_dir, directories) -> str:
+    """How the data directory was chosen (multi30k's search order), for the log."""
+    if data_dir is not None:
+        return "--data-dir"
+    env = os.environ.get(DATA_DIR_ENV)
+    if env and directories == [str(Path(env).expanduser())]:
+        return f"${DATA_DIR_ENV}"
+    return "the download cache: no --data-dir, and $MINITX_DATA_DIR " + ("lacks them" if env else "is not set")
 
 
 def _build_model_and_optimizer(config, src_tok, tgt_tok, device) -> tuple:
