@@ -120,10 +120,13 @@ def find_data_dir(data_dir: str | os.PathLike | None = None, files: list[str] | 
 def read_lines(path: str | os.PathLike) -> list[str]:
     """All lines of a gzipped UTF-8 file, without their ``"\\n"``.
 
-    Nothing else is changed: no whitespace is stripped or collapsed (a few
-    training sentences have a trailing space, a double space or a tab, and
-    they are kept as they are). Lines are split on ``"\\n"`` only, not on
-    other Unicode line breaks. A last line without ``"\\n"`` still counts.
+    A ``"\\r\\n"`` line end (a file saved on Windows) is a line end too: its
+    ``"\\r"`` is dropped, as ``translate`` drops it from its input, so the
+    sentences are the same as the file's with ``"\\n"`` ends. Nothing else is
+    changed: no whitespace is stripped or collapsed (a few training sentences
+    have a trailing space, a double space or a tab, and they are kept as they
+    are). Lines are split on ``"\\n"`` only, not on other Unicode line breaks.
+    A last line without ``"\\n"`` still counts.
 
     Raises :class:`DataFileError` naming the file for one that is truncated, corrupt or not
     UTF-8 (the whole file is read and checked before any line is returned).
@@ -146,7 +149,7 @@ def read_lines(path: str | os.PathLike) -> list[str]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the split after the final newline
-    return lines
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def load_pairs(

@@ -118,7 +118,7 @@ def test_checksum_table_covers_the_known_splits():
 # ------------------------------------------------------------ local files
 def test_read_lines_keeps_text_verbatim(tmp_path):
     path = write_gz(tmp_path / "x.gz", "a  b \n\tc\r\nü ß\u2028x\nlast")
-    assert read_lines(path) == ["a  b ", "\tc\r", "ü ß\u2028x", "last"]
+    assert read_lines(path) == ["a  b ", "\tc", "ü ß\u2028x", "last"]  # (the "\r" of a "\r\n" end goes)
     assert read_lines(write_gz(tmp_path / "y.gz", "")) == []
     assert read_lines(write_gz(tmp_path / "z.gz", "\n\n")) == ["", ""]
 
@@ -236,6 +236,13 @@ def test_a_data_dir_given_is_the_only_place_looked(tmp_path, monkeypatch, damage
         load_pairs("train", "de", "en", data_dir=given)  # never $MINITX_DATA_DIR's file in its place
     assert f"the data directory {given} (data_dir, --data-dir) {what}" in str(info.value)
     assert load_pairs("train", "de", "en") == [("Ein Hund.", "A dog.")]  # without it, the search order stands
+
+
+def test_a_windows_line_end_is_a_line_end(tmp_path):
+    d = tmp_path / "data"
+    write_gz(d / "val.en.gz", "A dog.\r\nTwo\rcats.\r\n")
+    write_gz(d / "val.de.gz", "Ein Hund.\nZwei Katzen.\n")
+    assert load_pairs("val", "en", "de", data_dir=d) == [("A dog.", "Ein Hund."), ("Two\rcats.", "Zwei Katzen.")]
 
 
 def test_default_cache_dir_without_xdg(monkeypatch):
