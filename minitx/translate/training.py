@@ -242,6 +242,7 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     started = time.perf_counter()
     # everything that can fail (data, tokenizers, model) comes before the run directory is touched
     data, files = _load_data(config)
+    check_data(config, data, files, run.run_dir if resume else None)
     text = text_form(config)
     learned = {split: text.pairs(data[split]) for split in ("train", "val")}  # what the model reads and writes
     tokenizers = (load_run_tokenizers(config, run.run_dir) if resume else None) or build_tokenizers(
@@ -344,6 +345,38 @@ def _load_data(config) -> tuple:
     directories = sorted({str(path.parent) for paths in files.values() for path in paths})
     log(f"data: read from {', '.join(directories)} ({_data_source(config['data_dir'], directories)})")
     return data, files
+
+
+def data_digest(pairs) -> str:
+    """SHA-256 of sentence pairs as read (as JSON, so no sentence's characters can pass for the
+    boundary between two). The pairs, not the .gz files: the same text gzipped again, or saved
+    with \\r\\n line ends, is the same data, and a run trains on it alike."""
+    return hashlib.sha256(json.dumps(pairs, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def check_data(config, data, files, resumed_dir=None) -> None:
+    """Record in ``config`` the digests of the training and validation pairs (data_sha256) and
+    the files they were read from (data_read_from). A resumed run (``resumed_dir``) must read the
+    pairs it was trained on: other data is a ValueError naming both digests and where each was
+    read; a run saved before runs recorded digests is resumed unchecked, and says so."""
+    digests = {split: data_digest(data[split]) for split in ("train", "val")}
+    read_from = {split: ", ".join(str(path) for path in files[split]) for split in digests}
+    saved, saved_from = config.get("data_sha256"), config.get("data_read_from") or {}
+    if resumed_dir is not None and saved is None:
+        log(f"resume: {resumed_dir / 'config.json'} records no digest of the run's data (it was saved before runs "
+            "recorded one), so the data read now cannot be checked against it; it is recorded from now on")
+    elif resumed_dir is not None:
+        differ = [split for split in digests if saved.get(split) != digests[split]]
+        if differ:
+            raise ValueError(f"cannot resume {resumed_dir}: it was trained on other data. " + "; ".join(
+                f"The {split} pairs read now have SHA-256 {digests[split]} ({read_from[split]}); the run's have "
+                f"{saved.get(split)} ({saved_from.get(split, 'files not recorded')}, in config.json)"
+                for split in differ) + ". Give the run's data (--data-dir, or $MINITX_DATA_DIR), or start a new run")
+        for split in digests:
+            if saved_from.get(split) not in (None, read_from[split]):
+                log(f"resume: the {split} pairs are read from {read_from[split]}, the run read them from "
+                    f"{saved_from[split]}: the same pairs (SHA-256 {digests[split]})")
+    config["data_sha256"], config["data_read_from"] = digests, read_from
 
 
 def _data_source(data_dir, directories) -> str:
@@ -535,8 +568,12 @@ def check_run_files(path, state: dict, config: dict, src_tok, tgt_tok) -> None:
     if isinstance(saved, dict):  # (one from before a setting existed trained as the defaults or the upgrade say)
         saved = {**json_safe(DEFAULTS), **json_safe(_upgrade_saved(saved))}
         now = {**json_safe(DEFAULTS), **json_safe(_upgrade_saved(config))}  # config.json upgraded alike
+        # data_sha256 is compared only where both hold it: a run from before digests were recorded
+        # records one from its first resume on, its earlier checkpoints not
         differing = [key for key in sorted(set(saved) | set(now))
-                     if key not in (*RESUME_MAY_CHANGE, "output_dir", "built") and saved.get(key) != now.get(key)]
+                     if key not in (*RESUME_MAY_CHANGE, "output_dir", "built", "data_read_from")
+                     and saved.get(key) != now.get(key) and not (key == "data_sha256" and None in (saved.get(key),
+                                                                                                   now.get(key)))]
         if differing:
             raise ValueError(f"{path} was trained with another configuration than {path.parent / 'config.json'} "
                              "holds: " + "; ".join(f"{key} {saved.get(key)!r} in the checkpoint, {now.get(key)!r} in "
