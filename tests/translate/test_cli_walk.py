@@ -240,7 +240,8 @@ def test_translate_names_an_input_that_is_not_a_file(tiny_run, tmp_path, capsys)
     (lambda s: s["progress"].update(batch=10 ** 6), "progress"),
     (lambda s: s.pop("progress"), "progress"),
 ])
-def test_resume_names_a_damaged_state(edit, name, tiny_run, tmp_path, capsys):
+def test_resume_names_a_damaged_state(edit, name, tiny_run, subset_dir, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MINITX_DATA_DIR", str(subset_dir))  # the run's data
     run = tmp_path / "run"
     shutil.copytree(tiny_run, run)
     state = load(run / "last.npz")

@@ -103,7 +103,9 @@ def test_resume_and_overwrite_exclude_each_other(tmp_path):
                                                         "is false"),
     ({"tokenizer": "word"}, "the source tokenizer is a BPETokenizer, but tokenizer is 'word'"),
 ])
-def test_resume_checks_the_saved_tokenizers_against_the_config(tiny_run, tmp_path, change, message):
+def test_resume_checks_the_saved_tokenizers_against_the_config(tiny_run, subset_dir, tmp_path, monkeypatch, change,
+                                                                message):
+    monkeypatch.setenv("MINITX_DATA_DIR", str(subset_dir))  # the run's data
     run_dir = copy_run(tiny_run, tmp_path / "run", **change)
     before = snapshot(run_dir)
     with pytest.raises(ValueError, match="do not match its config.json") as info:
@@ -413,9 +415,10 @@ def test_bf16_and_fp16_runs_train_with_float32_weights_near_the_float32_run(smal
 # ------------------------------------------------------------------ a run directory is one consistent record
 
 
-def test_a_resume_refuses_a_config_json_edited_after_training(tiny_run, tmp_path):
+def test_a_resume_refuses_a_config_json_edited_after_training(tiny_run, subset_dir, tmp_path, monkeypatch):
     """config.json said max_tokens 2000 and activation relu when last.npz was trained; edited by
     hand, a resume would go on with other settings and exit 0. Now it names the file and fields."""
+    monkeypatch.setenv("MINITX_DATA_DIR", str(subset_dir))  # the run's data
     run_dir = tmp_path / "run"
     shutil.copytree(tiny_run, run_dir)
     config = json.loads((run_dir / "config.json").read_text())
