@@ -71,10 +71,18 @@ def build_tokenizers(config, train_pairs):
 
 def load_run_tokenizers(config, run_dir: Path):
     """The run's saved tokenizers, checked against its configuration (the kind, joint or
-    separate vocabularies, the vocabulary sizes, lowercasing); None when they are not there."""
+    separate vocabularies, the vocabulary sizes, lowercasing). A missing file is an error: a run
+    writes both before its config.json, and one learned again here would not be written back, so
+    the finished run could not translate. (Refused, not learned again: a BPE learned again is the
+    same only on the same data, and a run killed before its first checkpoint has no digest of
+    its tokenizers to prove it.)"""
     src_path, tgt_path = run_dir / "tokenizer.src.json", run_dir / "tokenizer.tgt.json"
-    if not (src_path.exists() and tgt_path.exists()):
-        return None
+    missing = [path.name for path in (src_path, tgt_path) if not path.is_file()]
+    if missing:
+        raise FileNotFoundError(f"cannot resume {run_dir}: its {' and '.join(missing)} "
+                                f"{'is' if len(missing) == 1 else 'are'} missing (a run writes both tokenizers "
+                                "before its config.json); restore the file, or start a new run (another "
+                                "--output-dir, or --overwrite)")
     src_tok, tgt_tok = load_tokenizer(src_path), load_tokenizer(tgt_path)
     problems = []
     wanted, _ = TOKENIZERS[config["tokenizer"]]
@@ -245,8 +253,7 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     check_data(config, data, files, run.run_dir if resume else None)
     text = text_form(config)
     learned = {split: text.pairs(data[split]) for split in ("train", "val")}  # what the model reads and writes
-    tokenizers = (load_run_tokenizers(config, run.run_dir) if resume else None) or build_tokenizers(
-        config, learned["train"])
+    tokenizers = load_run_tokenizers(config, run.run_dir) if resume else build_tokenizers(config, learned["train"])
     src_tok, tgt_tok = tokenizers
     model, opt, schedule = _build_model_and_optimizer(config, src_tok, tgt_tok, run.device)
     # recorded in config.json: a resume batches and computes alike

@@ -225,6 +225,17 @@ def test_a_run_saved_before_data_digests_resumes_and_records_one(small_subset_di
     assert json.loads((run_dir / "config.json").read_text())["data_sha256"] == digests
 
 
+@pytest.mark.parametrize("missing", ["tokenizer.src.json", "tokenizer.tgt.json"])
+def test_a_resume_refuses_a_missing_tokenizer_naming_it(small_subset_dir, tmp_path, missing):
+    run_dir = tmp_path / "run"
+    training.train(small_config(small_subset_dir, run_dir, max_steps=1), progress=False)
+    (run_dir / missing).unlink()
+    before = snapshot(run_dir)
+    with pytest.raises(FileNotFoundError, match=f"cannot resume {run_dir}: its {missing} is missing"):
+        training.train({"output_dir": str(run_dir), "max_steps": 2}, resume=True, progress=False)
+    assert snapshot(run_dir) == before
+
+
 def test_final_names_the_checkpoint_the_run_chose(tmp_path):
     run_dir = tmp_path
     assert training.checkpoint_path(run_dir) == run_dir / "best.npz"  # no results yet
