@@ -54,12 +54,14 @@ class RunLifecycle:
     upgrade       ``upgrade(saved)``: a config.json written by an older minitx, made current
     added_later   the keys a config.json saved by an older minitx may lack (their defaults fill
                   them); any other key missing is refused. None: any key may be missing.
+    start_files   the files ``begin``'s ``write_files`` writes before config.json: a directory
+                  holding only those (a start interrupted there) takes a new run
     """
 
     def __init__(self, run_dir, config: dict, *, kind: str, resume: bool = False, overwrite: bool = False,
                  defaults: dict, extra_keys=(), may_change=(), validate: Callable | None = None,
                  upgrade: Callable | None = None, files=TRAINER_FILES, patterns=TRAINER_PATTERNS,
-                 added_later=None):
+                 added_later=None, start_files=()):
         self.run_dir, self.resume = Path(run_dir), resume
         check_resume_or_overwrite(resume, overwrite)
         self.earlier_run = ()
@@ -71,7 +73,7 @@ class RunLifecycle:
             config, self.changes = resume_config(saved, config, self.run_dir, allowed, defaults, extra_keys)
         else:
             config, self.changes = dict(config), {}
-            self.earlier_run = check_new_run(self.run_dir, overwrite, files, patterns)
+            self.earlier_run = check_new_run(self.run_dir, overwrite, files, patterns, start_files)
         if validate is not None:
             validate(config)
         self.config = config

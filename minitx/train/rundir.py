@@ -60,11 +60,19 @@ def clear_leftovers(run_dir) -> list:
     return left
 
 
-def check_new_run(run_dir, overwrite: bool, names=TRAINER_FILES, patterns=TRAINER_PATTERNS) -> list:
+def check_new_run(run_dir, overwrite: bool, names=TRAINER_FILES, patterns=TRAINER_PATTERNS, start_files=()) -> list:
     """The files of an earlier run in run_dir, which ``start_new_run`` deletes; without
     ``overwrite`` a directory that holds a run (any of its files) is refused. Nothing is
-    changed yet: a start that fails later leaves the earlier run as it was."""
+    changed yet: a start that fails later leaves the earlier run as it was.
+
+    ``start_files``: the files a start writes before config.json. A directory holding only
+    those is a start interrupted before it wrote config.json, not a run (a resume has no
+    configuration to continue): a new run starts, writing them again."""
     existing = run_files(run_dir, names, patterns)
+    if existing and all(path.name in start_files for path in existing):
+        log(f"{run_dir} holds only {', '.join(p.name for p in existing)}, the files of a start interrupted before "
+            "it wrote config.json: a new run starts there")
+        return []
     if existing and not overwrite:
         shown = ", ".join(p.name for p in existing[:4]) + (", ..." if len(existing) > 4 else "")
         raise ValueError(f"{run_dir} already holds a training run ({shown}); continue it with --resume "

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from minitx import cli
 from minitx.translate.recipes import CHOICES, DEFAULTS, HELP, RECIPES, build_config, validate_config
@@ -139,9 +140,13 @@ def main(argv=None) -> int:
 
     args = parser.parse_args(argv)
 
-    def continue_with():  # a training run interrupted once its directory is known
+    def continue_with():  # the resume command, where an interrupted train left a run to continue
         run_dir = getattr(args, "run_dir", None)
-        return cli.command_line(parser.prog, "train", "--output-dir", run_dir, "--resume") if run_dir else None
+        if run_dir is None or _config_stamp(run_dir) is None:
+            return None  # no config.json: nothing to resume (a new run starts there)
+        if not args.resume and _config_stamp(run_dir) == args.config_before:
+            return None  # a new run stopped before it wrote its config.json: the one there is an earlier run's
+        return cli.command_line(parser.prog, "train", "--output-dir", run_dir, "--resume")
 
     return cli.run_command(parser.prog, args.command, lambda: _run(args), continue_with)
 
@@ -173,10 +178,20 @@ def _run(args) -> int:
                 config["recipe"] = args.recipe
         else:
             config = build_config(args.recipe or DEFAULT_RECIPE, **overrides)  # (train validates it, once)
-        args.run_dir = config["output_dir"]
+        args.run_dir, args.config_before = config["output_dir"], _config_stamp(config["output_dir"])
         run_training(config, resume=args.resume, progress=not args.no_progress, overwrite=args.overwrite)
         return 0
     return _use_model(args)
+
+
+def _config_stamp(run_dir):
+    """(inode, modification time) of run_dir's config.json, or None: a run's start writes it
+    anew (an atomic rename: a new inode), so a changed stamp says this command wrote it."""
+    try:
+        stat = (Path(run_dir) / "config.json").stat()
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns
 
 
 def _use_model(args) -> int:

@@ -244,7 +244,8 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
         config = {key: value for key, value in config.items() if not (key in RESOLVED_AT_START and value is None)}
     run = RunLifecycle(config["output_dir"], config, kind="translation", resume=resume, overwrite=overwrite,
                        defaults=DEFAULTS, extra_keys=EXTRA_KEYS, may_change=may_change_on_resume,
-                       validate=validate_config, upgrade=_upgrade_saved, files=RUN_FILES, patterns=RUN_PATTERNS)
+                       validate=validate_config, upgrade=_upgrade_saved, files=RUN_FILES, patterns=RUN_PATTERNS,
+                       start_files=("tokenizer.src.json", "tokenizer.tgt.json"))
     config = run.config if resume else dict(run.config, built=None)  # 'built' is filled in once the model is
     run.config = config
     started = time.perf_counter()

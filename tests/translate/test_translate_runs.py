@@ -31,7 +31,7 @@ def snapshot(directory):
 # ------------------------------------------------------------------ an output directory that holds a run
 
 
-@pytest.mark.parametrize("name", ["config.json", "best.npz", "last.npz", "epoch-3.npz", "tokenizer.src.json"])
+@pytest.mark.parametrize("name", ["config.json", "best.npz", "last.npz", "epoch-3.npz", "history.json"])
 def test_new_run_refuses_a_directory_that_holds_a_run(tmp_path, name):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
