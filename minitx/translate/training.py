@@ -142,11 +142,13 @@ def encode_pairs(pairs, src_tok, tgt_tok):
 
 
 def encode_fitting(pairs, src_tok, tgt_tok, max_len: int) -> tuple:
-    """(source ids, target ids, how many pairs were left out) of the pairs that fit a model of
-    max_len positions (the target also needs its <bos>)."""
+    """(source ids, target ids, how many pairs were too long, [(index, side)] of the pairs with an
+    empty side) of the pairs that fit a model of max_len positions (the target also needs its
+    <bos>); side is 0 where the source is empty, else 1. Both kinds are left out."""
     src, tgt = encode_pairs(pairs, src_tok, tgt_tok)
-    kept, dropped = filter_by_length(src, tgt, max_len, max_tgt_len=max_len - 1)
-    return [src[i] for i in kept], [tgt[i] for i in kept], dropped
+    kept, dropped = filter_by_length(src, tgt, max_len, max_tgt_len=max_len - 1)  # (min_len 1: empty too)
+    empty = [(i, 0 if not s else 1) for i, (s, t) in enumerate(zip(src, tgt)) if not s or not t]
+    return [src[i] for i in kept], [tgt[i] for i in kept], dropped - len(empty), empty
 
 
 def validation_loss(model, batches, pad_id) -> float:
@@ -265,7 +267,7 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
         log(f"steps: {'captured as CUDA graphs' if cuda_graphs else 'eager'}, "
             f"{'static' if config['static_shapes'] else 'batch'} shapes, precision {config['precision']}, "
             f"attention on the {config['attention_kernels'].replace('-', ' ')}" + (f" ({note})" if note else ""))
-    encoded = _encode_data(config, learned, src_tok, tgt_tok, model, started)
+    encoded = _encode_data(config, learned, files, src_tok, tgt_tok, model, started)
 
     last = run.run_dir / "last.npz"
     if resume and last.exists():  # the checkpoint must be this directory's: its config and tokenizers
@@ -407,16 +409,28 @@ def _build_model_and_optimizer(config, src_tok, tgt_tok, device) -> tuple:
     return (model, *build_optimizer(config, model))
 
 
-def _encode_data(config, data, src_tok, tgt_tok, model, started) -> dict:
-    """The training and validation pairs as ids, those that fit the model's positions."""
-    train_src, train_tgt, dropped = encode_fitting(data["train"], src_tok, tgt_tok, model.max_len)
+def _encode_data(config, data, files, src_tok, tgt_tok, model, started) -> dict:
+    """The training and validation pairs as ids, those that fit the model's positions (``files``:
+    each split's files, _load_data's, named in the log)."""
+    train_src, train_tgt, dropped, empty = encode_fitting(data["train"], src_tok, tgt_tok, model.max_len)
     # validation batches go through the same positions: a longer pair would not fit the model
-    val_src, val_tgt, val_dropped = encode_fitting(data["val"], src_tok, tgt_tok, model.max_len)
-    log(f"data: {len(data['train'])} training pairs ({dropped} longer than max_len {model.max_len} left out), "
-        f"{len(data['val'])} validation pairs ({val_dropped} left out of the loss); "
+    val_src, val_tgt, val_dropped, val_empty = encode_fitting(data["val"], src_tok, tgt_tok, model.max_len)
+    log(f"data: {len(data['train'])} training pairs ({dropped} longer than max_len {model.max_len}"
+        f"{_empty_note(empty, files['train'])} left out), "
+        f"{len(data['val'])} validation pairs ({val_dropped}{_empty_note(val_empty, files['val'])} left out of the "
+        "loss); "
         f"vocabulary {src_tok.vocab_size} / {tgt_tok.vocab_size} ({config['tokenizer']}); "
         f"{time.perf_counter() - started:.1f}s")
     return {"train": (train_src, train_tgt), "val": (val_src, val_tgt)}
+
+
+def _empty_note(empty, files) -> str:
+    """How many pairs have an empty side (an empty line: a misaligned corpus, say), and the first
+    one's file and line; "" when none."""
+    if not empty:
+        return ""
+    index, side = empty[0]
+    return f", {len(empty)} with an empty source or target line (first: {files[side]} line {index + 1})"
 
 
 def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src_tok, tgt_tok, progress,

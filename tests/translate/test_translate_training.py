@@ -197,6 +197,26 @@ def test_a_data_dir_given_that_lacks_a_file_is_an_error_naming_it(tmp_path, monk
     assert not run_dir.exists()
 
 
+def test_pairs_with_an_empty_side_are_counted_apart_naming_the_first(subset_dir, tmp_path, capsys):
+    from minitx.data.multi30k import read_lines
+
+    data = tmp_path / "data"
+    shutil.copytree(subset_dir, data)
+    german = read_lines(data / "train.de.gz")
+    write_gz_lines(data / "train.de.gz", german[:1000] + [""] * 300 + german[1300:])  # lines 1001-1300
+    english = read_lines(data / "val.en.gz")
+    write_gz_lines(data / "val.en.gz", english[:9] + [""] + english[10:])  # line 10
+    config = build_config(None, data_dir=str(data), output_dir=str(tmp_path / "run"),
+                          **{**TINY, "max_steps": 1, "epochs": 1})
+    training.train(config, progress=False)
+    log = capsys.readouterr().err
+    assert (f" longer than max_len 64, 300 with an empty source or target line (first: {data / 'train.de.gz'} "
+            "line 1001) left out)") in log
+    assert f"1 with an empty source or target line (first: {data / 'val.en.gz'} line 10) left out of the loss" in log
+    too_long = int(log.split(" training pairs (")[1].split(" longer")[0])
+    assert too_long < 300  # the long pairs alone, not the empty ones
+
+
 def test_unequal_line_counts_name_both_files(tmp_path):
     write_gz_lines(tmp_path / "train.de.gz", ["Ein Hund.", "Eine Katze.", "Ein Mann."])
     write_gz_lines(tmp_path / "train.en.gz", ["A dog.", "A cat."])
