@@ -269,7 +269,9 @@ def test_pretraining_names_a_damaged_config(encoder_run, tmp_path, capsys):
 def test_ctrl_c_in_training_says_where_the_run_is_and_how_to_continue(tmp_path, capsys, monkeypatch):
     from minitx.train import TrainingInterrupted
 
-    def interrupted(config, **kwargs):
+    def interrupted(config, **kwargs):  # a run that started (its config.json written), then saved and stopped
+        (tmp_path / "my run").mkdir()
+        (tmp_path / "my run" / "config.json").write_text("{}")
         raise TrainingInterrupted(f"interrupted: saved {config['output_dir']}/last.npz at step 7")
 
     monkeypatch.setattr(training, "train", interrupted)
