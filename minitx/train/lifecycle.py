@@ -32,7 +32,8 @@ from typing import Callable
 from minitx.backend import resolve_device
 from minitx.serialization import write_json
 from minitx.train.rundir import (TRAINER_FILES, TRAINER_PATTERNS, check_new_run, clear_leftovers, json_safe, log,
-                                 read_saved_config, resume_config, start_new_run)
+                                 read_saved_config, resume_config, shown,
+                                 start_new_run)
 
 
 def check_resume_or_overwrite(resume: bool, overwrite: bool) -> None:
@@ -79,7 +80,7 @@ class RunLifecycle:
         self.config = config
         self.device = resolve_device(config["device"])
         for key, (old, new) in self.changes.items():
-            log(f"resume: {key} changed from {old!r} to {new!r}")
+            log(f"resume: {key} changed from {shown(old)} to {shown(new)}")
 
     def begin(self, write_files: Callable[[Path], None] | None = None) -> None:
         """Training starts: make the run directory (deleting an earlier run's files), let a new

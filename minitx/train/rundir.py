@@ -35,6 +35,13 @@ def json_safe(config) -> dict:
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in config.items()}
 
 
+def shown(value) -> str:
+    """A setting as the command lines spell it: true/false/none, not Python's True/False/None."""
+    if value is None or isinstance(value, bool):
+        return str(value).lower()
+    return repr(value)
+
+
 def run_files(run_dir, names=TRAINER_FILES, patterns=TRAINER_PATTERNS) -> list:
     """The files of a run in run_dir, in the order given (nothing else in it is listed)."""
     run_dir = Path(run_dir)
@@ -120,7 +127,7 @@ def resume_config(saved: dict, given: dict, run_dir, may_change, defaults: dict,
         if key in may_change:
             changes[key] = (old, value)
         else:
-            refused.append(f"{key} {old!r} (saved) != {value!r} (given)")
+            refused.append(f"{key} {shown(old)} (saved) != {shown(value)} (given)")
     if refused:
         raise ValueError(f"cannot resume {run_dir} with other settings: " + ", ".join(refused)
                          + ". These change what the run learns; resume without them, or start a new run "

@@ -266,10 +266,11 @@ def test_resume_refuses_options_that_change_the_run_naming_both_values(capsys, t
     run_dir = copy_run(tiny_run, tmp_path / "run")
     before = (run_dir / "config.json").read_text()
     code, _, err = run_main(capsys, "train", "--resume", "--output-dir", run_dir, "--no-progress", "--dropout", 0.5,
-                            "--label-smoothing", 0.2, "--max-steps", 500, "--recipe", "cpu-quick")
+                            "--label-smoothing", 0.2, "--max-steps", 500, "--recipe", "cpu-quick",
+                            "--share-embeddings", "false")
     assert code == 2 and len(err.splitlines()) == 1
     for part in ("dropout 0.1 (saved) != 0.5 (given)", "label_smoothing 0.1 (saved) != 0.2 (given)",
-                 "recipe None (saved) != 'cpu-quick' (given)"):
+                 "recipe none (saved) != 'cpu-quick' (given)", "share_embeddings true (saved) != false (given)"):
         assert part in err
     assert "max_steps" not in err.split("Only")[0]
     assert (run_dir / "config.json").read_text() == before
