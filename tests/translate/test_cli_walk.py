@@ -235,6 +235,19 @@ def test_translate_names_an_input_that_is_not_a_file(tiny_run, tmp_path, capsys)
         ends_with_a_message(code, err, where)
 
 
+def test_translate_names_an_input_that_is_not_utf8_and_its_line(tiny_run, tmp_path, capsys, monkeypatch):
+    import io
+
+    text = "Ein Hund.\nZwei Hunde.\nDrei M\xe4nner.\n".encode("latin-1")  # line 3: ä in Latin-1
+    (tmp_path / "latin1.txt").write_bytes(text)
+    code, _, err = invoke(translate_cli.main, ["translate", "--run", tiny_run, "--input", tmp_path / "latin1.txt"],
+                          capsys)
+    ends_with_a_message(code, err, f"{tmp_path / 'latin1.txt'} is not UTF-8 text: line 3 has the invalid byte 0xe4")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text)))
+    code, _, err = invoke(translate_cli.main, ["translate", "--run", tiny_run], capsys)
+    ends_with_a_message(code, err, "stdin is not UTF-8 text: line 3 has the invalid byte 0xe4")
+
+
 @pytest.mark.parametrize("edit, name", [
     (lambda s: s["optimizer"]["state"][0].update(step=1.5), "optimizer"),
     (lambda s: s["progress"].update(batch=10 ** 6), "progress"),
