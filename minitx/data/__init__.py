@@ -27,6 +27,7 @@ from .multi30k import (
     ensure_files,
     find_data_dir,
     load_pairs,
+    read_pairs,
     read_lines,
     verify_file,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "verify_file",
     "read_lines",
     "load_pairs",
+    "read_pairs",
     # tokenizers and vocabularies
     "Tokenizer",
     "load_tokenizer",

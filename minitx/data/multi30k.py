@@ -5,14 +5,16 @@ and Czech translations. The raw files are gzipped UTF-8 text, one sentence
 per line, named ``<split>.<lang>.gz`` (e.g. ``train.de.gz``); line ``i`` of
 ``train.en.gz`` and of ``train.de.gz`` are translations of each other.
 
-Where the files are looked for, in order:
+Where the files are looked for: a ``data_dir`` argument (e.g. from a
+``--data-dir`` command-line option) is the only place looked, and a file
+missing there is an error naming it (a split read from somewhere else would
+train on other data than the one named). Without it, in order:
 
-1. the ``data_dir`` argument (e.g. from a ``--data-dir`` command-line option),
-2. the directory in the environment variable ``MINITX_DATA_DIR``,
-3. the cache directory ``$XDG_CACHE_HOME/minitx/multi30k``
+1. the directory in the environment variable ``MINITX_DATA_DIR``,
+2. the cache directory ``$XDG_CACHE_HOME/minitx/multi30k``
    (``~/.cache/minitx/multi30k`` when ``XDG_CACHE_HOME`` is not set).
 
-When a file is in none of them and ``download=True``, it is downloaded from
+When a file is in neither and ``download=True``, it is downloaded from
 the Multi30k GitHub repository into the cache directory and checked against
 its known SHA-256 checksum.
 """
@@ -118,10 +120,13 @@ def find_data_dir(data_dir: str | os.PathLike | None = None, files: list[str] | 
 def read_lines(path: str | os.PathLike) -> list[str]:
     """All lines of a gzipped UTF-8 file, without their ``"\\n"``.
 
-    Nothing else is changed: no whitespace is stripped or collapsed (a few
-    training sentences have a trailing space, a double space or a tab, and
-    they are kept as they are). Lines are split on ``"\\n"`` only, not on
-    other Unicode line breaks. A last line without ``"\\n"`` still counts.
+    A ``"\\r\\n"`` line end (a file saved on Windows) is a line end too: its
+    ``"\\r"`` is dropped, as ``translate`` drops it from its input, so the
+    sentences are the same as the file's with ``"\\n"`` ends. Nothing else is
+    changed: no whitespace is stripped or collapsed (a few training sentences
+    have a trailing space, a double space or a tab, and they are kept as they
+    are). Lines are split on ``"\\n"`` only, not on other Unicode line breaks.
+    A last line without ``"\\n"`` still counts.
 
     Raises :class:`DataFileError` naming the file for one that is truncated, corrupt or not
     UTF-8 (the whole file is read and checked before any line is returned).
@@ -144,7 +149,7 @@ def read_lines(path: str | os.PathLike) -> list[str]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the split after the final newline
-    return lines
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def load_pairs(
@@ -159,7 +164,7 @@ def load_pairs(
     Args:
         split: one of :data:`SPLITS`, e.g. ``"train"``, ``"val"``, ``"test_2016_flickr"``.
         src_lang, tgt_lang: two different languages from :data:`LANGUAGES`.
-        data_dir: a directory to look in first (see the module docstring).
+        data_dir: the directory to read from, the only one looked in (see the module docstring).
         download: fetch missing files into the cache directory.
 
     Raises:
@@ -176,6 +181,12 @@ def load_pairs(
         raise ValueError(f"source and target language are both {src_lang!r}; choose two different languages")
 
     paths = ensure_files(split, (src_lang, tgt_lang), data_dir=data_dir, download=download)
+    return read_pairs(split, paths)
+
+
+def read_pairs(split: str, paths) -> list[tuple[str, str]]:
+    """The ``(source, target)`` pairs of the two files ``paths`` (ensure_files'), checked as
+    :func:`load_pairs` says."""
     src_lines, tgt_lines = read_lines(paths[0]), read_lines(paths[1])
     for path, lines in zip(paths, (src_lines, tgt_lines)):
         # an empty split would train 0 steps or score nothing, and look like a success
@@ -199,12 +210,15 @@ def ensure_files(
 ) -> list[Path]:
     """Paths of ``<split>.<lang>.gz`` for each language, downloading if needed.
 
-    All files are taken from the same directory: the first searched directory
-    that holds all of them. Otherwise the missing ones are downloaded into the
-    cache directory (when ``download`` is true).
+    With ``data_dir``, all are taken from it (a file missing there is a
+    DataNotFoundError naming it). Otherwise all files are taken from the same
+    directory: the first searched directory that holds all of them, or the
+    missing ones are downloaded into the cache directory (when ``download`` is true).
     """
     names = [file_name(split, lang) for lang in langs]
-    directory = find_data_dir(data_dir, names)
+    if data_dir is not None:
+        return [_given_file(Path(data_dir).expanduser(), name) for name in names]
+    directory = find_data_dir(None, names)
     if directory is not None:
         return [directory / n for n in names]
 
@@ -221,6 +235,22 @@ def ensure_files(
             # URLError (and timeouts, ConnectionError) are OSErrors too.
             raise DataNotFoundError(_missing_message(names, data_dir, f"downloading {name} failed: {err}")) from err
     return [cache / n for n in names]
+
+
+def _given_file(directory: Path, name: str) -> Path:
+    """``directory / name``, where ``directory`` was named explicitly (data_dir): a file missing
+    there is an error naming it, never a silent read of the same split from another directory."""
+    path = directory / name
+    if path.is_file():
+        return path
+    what = ("is not a directory" if directory.exists() and not directory.is_dir() else
+            "does not exist" if not directory.exists() else
+            f"has no file {name}" + (" (it is a directory)" if path.exists() else ""))
+    raise DataNotFoundError(
+        f"the data directory {directory} (data_dir, --data-dir) {what}; a data directory given explicitly is the "
+        f"only place looked. Put {name} there ({URL_TEMPLATE.format(split='<split>', lang='<lang>')}), or leave "
+        f"--data-dir out to read the files from {DATA_DIR_ENV}, the cache directory {default_cache_dir()}, or a "
+        "download")
 
 
 def _missing_message(names: list[str], data_dir, reason: str) -> str:

@@ -32,7 +32,8 @@ from typing import Callable
 from minitx.backend import resolve_device
 from minitx.serialization import write_json
 from minitx.train.rundir import (TRAINER_FILES, TRAINER_PATTERNS, check_new_run, clear_leftovers, json_safe, log,
-                                 read_saved_config, resume_config, start_new_run)
+                                 read_saved_config, resume_config, shown,
+                                 start_new_run)
 
 
 def check_resume_or_overwrite(resume: bool, overwrite: bool) -> None:
@@ -54,12 +55,14 @@ class RunLifecycle:
     upgrade       ``upgrade(saved)``: a config.json written by an older minitx, made current
     added_later   the keys a config.json saved by an older minitx may lack (their defaults fill
                   them); any other key missing is refused. None: any key may be missing.
+    start_files   the files ``begin``'s ``write_files`` writes before config.json: a directory
+                  holding only those (a start interrupted there) takes a new run
     """
 
     def __init__(self, run_dir, config: dict, *, kind: str, resume: bool = False, overwrite: bool = False,
                  defaults: dict, extra_keys=(), may_change=(), validate: Callable | None = None,
                  upgrade: Callable | None = None, files=TRAINER_FILES, patterns=TRAINER_PATTERNS,
-                 added_later=None):
+                 added_later=None, start_files=()):
         self.run_dir, self.resume = Path(run_dir), resume
         check_resume_or_overwrite(resume, overwrite)
         self.earlier_run = ()
@@ -71,13 +74,13 @@ class RunLifecycle:
             config, self.changes = resume_config(saved, config, self.run_dir, allowed, defaults, extra_keys)
         else:
             config, self.changes = dict(config), {}
-            self.earlier_run = check_new_run(self.run_dir, overwrite, files, patterns)
+            self.earlier_run = check_new_run(self.run_dir, overwrite, files, patterns, start_files)
         if validate is not None:
             validate(config)
         self.config = config
         self.device = resolve_device(config["device"])
         for key, (old, new) in self.changes.items():
-            log(f"resume: {key} changed from {old!r} to {new!r}")
+            log(f"resume: {key} changed from {shown(old)} to {shown(new)}")
 
     def begin(self, write_files: Callable[[Path], None] | None = None) -> None:
         """Training starts: make the run directory (deleting an earlier run's files), let a new

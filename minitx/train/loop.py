@@ -394,6 +394,7 @@ class Trainer:
             raise ValueError(f"{where} records the ends of epochs {completed}, but the run is in epoch "
                              f"{progress['epoch'] + 1}: each epoch before it has one record")
         best = min((r["val_loss"] for r in history), default=math.inf)
+        best = min(best, progress.get("replaced_best_val_loss", math.inf))  # (see _end_epoch)
         if history and progress["best_val_loss"] != best:
             raise ValueError(f"{self.path('last.npz')}: progress has best_val_loss {progress['best_val_loss']!r}, "
                              f"but the history's best is {best!r}")
@@ -630,10 +631,16 @@ class Trainer:
             last_needed = epoch + 1 - (self.average_last if self.average_last > 1 else 0)
             with self._whole_write():
                 self._write(functools.partial(self._delete_epochs_to, last_needed))
-        if complete:
-            progress.update(epoch=epoch + 1, batch=0)
-        progress.update(epoch_loss=0.0, epoch_weight=0)
-        state = {"progress": progress, "history": self.history + [record]}
+        if complete:  # the next epoch's loss sum starts; a stop inside the epoch keeps it, to go on with
+            progress.update(epoch=epoch + 1, batch=0, epoch_loss=0.0, epoch_weight=0)
+        # the record of a stop inside this epoch (a limit, which a resume may raise) gives way to this
+        # one: the history is the uninterrupted run's
+        replaced = [r for r in self.history if not r["complete"] and r["epoch"] == epoch + 1]
+        history = [r for r in self.history if r not in replaced] + [record]
+        if replaced and progress["best_val_loss"] < min(r["val_loss"] for r in history):
+            # best.npz is still the model of that stop: its loss stays the best, noted for the resume's check
+            progress["replaced_best_val_loss"] = progress["best_val_loss"]
+        state = {"progress": progress, "history": history}
         # The commit, guarded like a step: Ctrl-C waits for its end, so a stepped schedule and
         # the new state reach last.npz together (an error inside it saves nothing, as in a step).
         self._in_step = True

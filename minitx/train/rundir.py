@@ -35,6 +35,13 @@ def json_safe(config) -> dict:
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in config.items()}
 
 
+def shown(value) -> str:
+    """A setting as the command lines spell it: true/false/none, not Python's True/False/None."""
+    if value is None or isinstance(value, bool):
+        return str(value).lower()
+    return repr(value)
+
+
 def run_files(run_dir, names=TRAINER_FILES, patterns=TRAINER_PATTERNS) -> list:
     """The files of a run in run_dir, in the order given (nothing else in it is listed)."""
     run_dir = Path(run_dir)
@@ -60,11 +67,19 @@ def clear_leftovers(run_dir) -> list:
     return left
 
 
-def check_new_run(run_dir, overwrite: bool, names=TRAINER_FILES, patterns=TRAINER_PATTERNS) -> list:
+def check_new_run(run_dir, overwrite: bool, names=TRAINER_FILES, patterns=TRAINER_PATTERNS, start_files=()) -> list:
     """The files of an earlier run in run_dir, which ``start_new_run`` deletes; without
     ``overwrite`` a directory that holds a run (any of its files) is refused. Nothing is
-    changed yet: a start that fails later leaves the earlier run as it was."""
+    changed yet: a start that fails later leaves the earlier run as it was.
+
+    ``start_files``: the files a start writes before config.json. A directory holding only
+    those is a start interrupted before it wrote config.json, not a run (a resume has no
+    configuration to continue): a new run starts, writing them again."""
     existing = run_files(run_dir, names, patterns)
+    if existing and all(path.name in start_files for path in existing):
+        log(f"{run_dir} holds only {', '.join(p.name for p in existing)}, the files of a start interrupted before "
+            "it wrote config.json: a new run starts there")
+        return []
     if existing and not overwrite:
         shown = ", ".join(p.name for p in existing[:4]) + (", ..." if len(existing) > 4 else "")
         raise ValueError(f"{run_dir} already holds a training run ({shown}); continue it with --resume "
@@ -112,7 +127,7 @@ def resume_config(saved: dict, given: dict, run_dir, may_change, defaults: dict,
         if key in may_change:
             changes[key] = (old, value)
         else:
-            refused.append(f"{key} {old!r} (saved) != {value!r} (given)")
+            refused.append(f"{key} {shown(old)} (saved) != {shown(value)} (given)")
     if refused:
         raise ValueError(f"cannot resume {run_dir} with other settings: " + ", ".join(refused)
                          + ". These change what the run learns; resume without them, or start a new run "

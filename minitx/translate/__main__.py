@@ -13,8 +13,10 @@ length_penalty unless --beam-size / --length-penalty are given.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
+from pathlib import Path
 
 from minitx import cli
 from minitx.translate.recipes import CHOICES, DEFAULTS, HELP, RECIPES, build_config, validate_config
@@ -139,9 +141,13 @@ def main(argv=None) -> int:
 
     args = parser.parse_args(argv)
 
-    def continue_with():  # a training run interrupted once its directory is known
+    def continue_with():  # the resume command, where an interrupted train left a run to continue
         run_dir = getattr(args, "run_dir", None)
-        return cli.command_line(parser.prog, "train", "--output-dir", run_dir, "--resume") if run_dir else None
+        if run_dir is None or _config_stamp(run_dir) is None:
+            return None  # no config.json: nothing to resume (a new run starts there)
+        if not args.resume and _config_stamp(run_dir) == args.config_before:
+            return None  # a new run stopped before it wrote its config.json: the one there is an earlier run's
+        return cli.command_line(parser.prog, "train", "--output-dir", run_dir, "--resume")
 
     return cli.run_command(parser.prog, args.command, lambda: _run(args), continue_with)
 
@@ -173,10 +179,37 @@ def _run(args) -> int:
                 config["recipe"] = args.recipe
         else:
             config = build_config(args.recipe or DEFAULT_RECIPE, **overrides)  # (train validates it, once)
-        args.run_dir = config["output_dir"]
+        args.run_dir, args.config_before = config["output_dir"], _config_stamp(config["output_dir"])
         run_training(config, resume=args.resume, progress=not args.no_progress, overwrite=args.overwrite)
         return 0
     return _use_model(args)
+
+
+def _read_input(name) -> list:
+    """The lines of --input (a file, or '-': stdin) without their line ends; text that is not
+    UTF-8 is an error naming the input and the line."""
+    if name == "-" and not hasattr(sys.stdin, "buffer"):  # a stream of text already (one a caller set)
+        return [line.rstrip("\r\n") for line in sys.stdin]
+    stream = sys.stdin.buffer if name == "-" else open(name, "rb")
+    with stream:
+        data = stream.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise ValueError(f"{'stdin' if name == '-' else name} is not UTF-8 text: line {line} has the invalid byte "
+                         f"0x{data[error.start]:02x}") from None
+    return [line.rstrip("\r\n") for line in io.StringIO(text, newline=None)]  # (lines as a text file reads them)
+
+
+def _config_stamp(run_dir):
+    """(inode, modification time) of run_dir's config.json, or None: a run's start writes it
+    anew (an atomic rename: a new inode), so a changed stamp says this command wrote it."""
+    try:
+        stat = (Path(run_dir) / "config.json").stat()
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns
 
 
 def _use_model(args) -> int:
@@ -194,9 +227,7 @@ def _use_model(args) -> int:
     length_penalty = args.length_penalty if args.length_penalty is not None else config["length_penalty"]
     search = args.beam_search or config["beam_search"]
     if args.command == "translate":
-        stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
-        with stream:
-            lines = [line.rstrip("\r\n") for line in stream]
+        lines = _read_input(args.input)
         outputs, report = translate_sentences(model, src_tok, tgt_tok, lines, beam_size=beam_size,
                                               length_penalty=length_penalty, text=text, search=search)
         for line in outputs:

@@ -291,8 +291,10 @@ def build_config(recipe: str | None = None, **overrides) -> dict:
 
 # ---------------------------------------------------------------- validation
 
-# keys a configuration may hold besides DEFAULTS': the recipe's name, and what a run built
-EXTRA_KEYS = ("recipe", "built")
+# keys a configuration may hold besides DEFAULTS': the recipe's name, and what a run recorded: 'built'
+# (the model built), data_sha256 (the SHA-256 of the training and validation pairs it trains on, which a
+# resume must read again) and data_read_from (their files)
+EXTRA_KEYS = ("recipe", "built", "data_sha256", "data_read_from")
 
 _POSITIVE_INTS = ("vocab_size", "min_freq", "d_model", "num_heads", "encoder_layers", "decoder_layers", "d_ff",
                   "max_len", "max_tokens", "epochs", "beam_size", "accumulate")

@@ -35,8 +35,8 @@ import minitx
 import minitx.functional as F
 from minitx import amp, blas, kernels
 from minitx.backend import resolve_device
-from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, example_lengths, filter_by_length,
-                         load_pairs, load_tokenizer, make_batch, static_shape)
+from minitx.data import (DATA_DIR_ENV, BPETokenizer, WordTokenizer, batch_by_tokens, ensure_files, example_lengths,
+                         filter_by_length, load_tokenizer, make_batch, read_pairs, static_shape)
 from minitx.nn import Transformer
 from minitx.serialization import load, read_json
 from minitx.sync import GPU_SYNC_EVERY
@@ -71,10 +71,18 @@ def build_tokenizers(config, train_pairs):
 
 def load_run_tokenizers(config, run_dir: Path):
     """The run's saved tokenizers, checked against its configuration (the kind, joint or
-    separate vocabularies, the vocabulary sizes, lowercasing); None when they are not there."""
+    separate vocabularies, the vocabulary sizes, lowercasing). A missing file is an error: a run
+    writes both before its config.json, and one learned again here would not be written back, so
+    the finished run could not translate. (Refused, not learned again: a BPE learned again is the
+    same only on the same data, and a run killed before its first checkpoint has no digest of
+    its tokenizers to prove it.)"""
     src_path, tgt_path = run_dir / "tokenizer.src.json", run_dir / "tokenizer.tgt.json"
-    if not (src_path.exists() and tgt_path.exists()):
-        return None
+    missing = [path.name for path in (src_path, tgt_path) if not path.is_file()]
+    if missing:
+        raise FileNotFoundError(f"cannot resume {run_dir}: its {' and '.join(missing)} "
+                                f"{'is' if len(missing) == 1 else 'are'} missing (a run writes both tokenizers "
+                                "before its config.json); restore the file, or start a new run (another "
+                                "--output-dir, or --overwrite)")
     src_tok, tgt_tok = load_tokenizer(src_path), load_tokenizer(tgt_path)
     problems = []
     wanted, _ = TOKENIZERS[config["tokenizer"]]
@@ -134,11 +142,13 @@ def encode_pairs(pairs, src_tok, tgt_tok):
 
 
 def encode_fitting(pairs, src_tok, tgt_tok, max_len: int) -> tuple:
-    """(source ids, target ids, how many pairs were left out) of the pairs that fit a model of
-    max_len positions (the target also needs its <bos>)."""
+    """(source ids, target ids, how many pairs were too long, [(index, side)] of the pairs with an
+    empty side) of the pairs that fit a model of max_len positions (the target also needs its
+    <bos>); side is 0 where the source is empty, else 1. Both kinds are left out."""
     src, tgt = encode_pairs(pairs, src_tok, tgt_tok)
-    kept, dropped = filter_by_length(src, tgt, max_len, max_tgt_len=max_len - 1)
-    return [src[i] for i in kept], [tgt[i] for i in kept], dropped
+    kept, dropped = filter_by_length(src, tgt, max_len, max_tgt_len=max_len - 1)  # (min_len 1: empty too)
+    empty = [(i, 0 if not s else 1) for i, (s, t) in enumerate(zip(src, tgt)) if not s or not t]
+    return [src[i] for i in kept], [tgt[i] for i in kept], dropped - len(empty), empty
 
 
 def validation_loss(model, batches, pad_id) -> float:
@@ -236,16 +246,17 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
         config = {key: value for key, value in config.items() if not (key in RESOLVED_AT_START and value is None)}
     run = RunLifecycle(config["output_dir"], config, kind="translation", resume=resume, overwrite=overwrite,
                        defaults=DEFAULTS, extra_keys=EXTRA_KEYS, may_change=may_change_on_resume,
-                       validate=validate_config, upgrade=_upgrade_saved, files=RUN_FILES, patterns=RUN_PATTERNS)
+                       validate=validate_config, upgrade=_upgrade_saved, files=RUN_FILES, patterns=RUN_PATTERNS,
+                       start_files=("tokenizer.src.json", "tokenizer.tgt.json"))
     config = run.config if resume else dict(run.config, built=None)  # 'built' is filled in once the model is
     run.config = config
     started = time.perf_counter()
     # everything that can fail (data, tokenizers, model) comes before the run directory is touched
-    data = _load_data(config)
+    data, files = _load_data(config)
+    check_data(config, data, files, run.run_dir if resume else None)
     text = text_form(config)
     learned = {split: text.pairs(data[split]) for split in ("train", "val")}  # what the model reads and writes
-    tokenizers = (load_run_tokenizers(config, run.run_dir) if resume else None) or build_tokenizers(
-        config, learned["train"])
+    tokenizers = load_run_tokenizers(config, run.run_dir) if resume else build_tokenizers(config, learned["train"])
     src_tok, tgt_tok = tokenizers
     model, opt, schedule = _build_model_and_optimizer(config, src_tok, tgt_tok, run.device)
     # recorded in config.json: a resume batches and computes alike
@@ -256,7 +267,7 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
         log(f"steps: {'captured as CUDA graphs' if cuda_graphs else 'eager'}, "
             f"{'static' if config['static_shapes'] else 'batch'} shapes, precision {config['precision']}, "
             f"attention on the {config['attention_kernels'].replace('-', ' ')}" + (f" ({note})" if note else ""))
-    encoded = _encode_data(config, learned, src_tok, tgt_tok, model, started)
+    encoded = _encode_data(config, learned, files, src_tok, tgt_tok, model, started)
 
     last = run.run_dir / "last.npz"
     if resume and last.exists():  # the checkpoint must be this directory's: its config and tokenizers
@@ -333,11 +344,59 @@ def text_form(config) -> TextForm:
     return TextForm(config.get("text", "as-is"), config["src_lang"], config["tgt_lang"])
 
 
-def _load_data(config) -> dict:
-    """The train, val and test pairs: the test split too, so that a damaged test file is an
-    error before training, not after it."""
-    return {split: load_pairs(name, config["src_lang"], config["tgt_lang"], config["data_dir"])
-            for split, name in (("train", "train"), ("val", "val"), ("test", TEST_SPLIT))}
+def _load_data(config) -> tuple:
+    """({split: pairs}, {split: (source file, target file)}) of the train, val and test splits:
+    the test split too, so that a damaged test file is an error before training, not after it.
+    Logs the directory they were read from."""
+    langs = config["src_lang"], config["tgt_lang"]
+    files = {split: ensure_files(name, langs, config["data_dir"])
+             for split, name in (("train", "train"), ("val", "val"), ("test", TEST_SPLIT))}
+    data = {split: read_pairs(split, paths) for split, paths in files.items()}
+    directories = sorted({str(path.parent) for paths in files.values() for path in paths})
+    log(f"data: read from {', '.join(directories)} ({_data_source(config['data_dir'], directories)})")
+    return data, files
+
+
+def data_digest(pairs) -> str:
+    """SHA-256 of sentence pairs as read (as JSON, so no sentence's characters can pass for the
+    boundary between two). The pairs, not the .gz files: the same text gzipped again, or saved
+    with \\r\\n line ends, is the same data, and a run trains on it alike."""
+    return hashlib.sha256(json.dumps(pairs, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def check_data(config, data, files, resumed_dir=None) -> None:
+    """Record in ``config`` the digests of the training and validation pairs (data_sha256) and
+    the files they were read from (data_read_from). A resumed run (``resumed_dir``) must read the
+    pairs it was trained on: other data is a ValueError naming both digests and where each was
+    read; a run saved before runs recorded digests is resumed unchecked, and says so."""
+    digests = {split: data_digest(data[split]) for split in ("train", "val")}
+    read_from = {split: ", ".join(str(path) for path in files[split]) for split in digests}
+    saved, saved_from = config.get("data_sha256"), config.get("data_read_from") or {}
+    if resumed_dir is not None and saved is None:
+        log(f"resume: {resumed_dir / 'config.json'} records no digest of the run's data (it was saved before runs "
+            "recorded one), so the data read now cannot be checked against it; it is recorded from now on")
+    elif resumed_dir is not None:
+        differ = [split for split in digests if saved.get(split) != digests[split]]
+        if differ:
+            raise ValueError(f"cannot resume {resumed_dir}: it was trained on other data. " + "; ".join(
+                f"The {split} pairs read now have SHA-256 {digests[split]} ({read_from[split]}); the run's have "
+                f"{saved.get(split)} ({saved_from.get(split, 'files not recorded')}, in config.json)"
+                for split in differ) + ". Give the run's data (--data-dir, or $MINITX_DATA_DIR), or start a new run")
+        for split in digests:
+            if saved_from.get(split) not in (None, read_from[split]):
+                log(f"resume: the {split} pairs are read from {read_from[split]}, the run read them from "
+                    f"{saved_from[split]}: the same pairs (SHA-256 {digests[split]})")
+    config["data_sha256"], config["data_read_from"] = digests, read_from
+
+
+def _data_source(data_dir, directories) -> str:
+    """How the data directory was chosen (multi30k's search order), for the log."""
+    if data_dir is not None:
+        return "--data-dir"
+    env = os.environ.get(DATA_DIR_ENV)
+    if env and directories == [str(Path(env).expanduser())]:
+        return f"${DATA_DIR_ENV}"
+    return "the download cache: no --data-dir, and $MINITX_DATA_DIR " + ("lacks them" if env else "is not set")
 
 
 def _build_model_and_optimizer(config, src_tok, tgt_tok, device) -> tuple:
@@ -350,16 +409,28 @@ def _build_model_and_optimizer(config, src_tok, tgt_tok, device) -> tuple:
     return (model, *build_optimizer(config, model))
 
 
-def _encode_data(config, data, src_tok, tgt_tok, model, started) -> dict:
-    """The training and validation pairs as ids, those that fit the model's positions."""
-    train_src, train_tgt, dropped = encode_fitting(data["train"], src_tok, tgt_tok, model.max_len)
+def _encode_data(config, data, files, src_tok, tgt_tok, model, started) -> dict:
+    """The training and validation pairs as ids, those that fit the model's positions (``files``:
+    each split's files, _load_data's, named in the log)."""
+    train_src, train_tgt, dropped, empty = encode_fitting(data["train"], src_tok, tgt_tok, model.max_len)
     # validation batches go through the same positions: a longer pair would not fit the model
-    val_src, val_tgt, val_dropped = encode_fitting(data["val"], src_tok, tgt_tok, model.max_len)
-    log(f"data: {len(data['train'])} training pairs ({dropped} longer than max_len {model.max_len} left out), "
-        f"{len(data['val'])} validation pairs ({val_dropped} left out of the loss); "
+    val_src, val_tgt, val_dropped, val_empty = encode_fitting(data["val"], src_tok, tgt_tok, model.max_len)
+    log(f"data: {len(data['train'])} training pairs ({dropped} longer than max_len {model.max_len}"
+        f"{_empty_note(empty, files['train'])} left out), "
+        f"{len(data['val'])} validation pairs ({val_dropped}{_empty_note(val_empty, files['val'])} left out of the "
+        "loss); "
         f"vocabulary {src_tok.vocab_size} / {tgt_tok.vocab_size} ({config['tokenizer']}); "
         f"{time.perf_counter() - started:.1f}s")
     return {"train": (train_src, train_tgt), "val": (val_src, val_tgt)}
+
+
+def _empty_note(empty, files) -> str:
+    """How many pairs have an empty side (an empty line: a misaligned corpus, say), and the first
+    one's file and line; "" when none."""
+    if not empty:
+        return ""
+    index, side = empty[0]
+    return f", {len(empty)} with an empty source or target line (first: {files[side]} line {index + 1})"
 
 
 def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src_tok, tgt_tok, progress,
@@ -519,8 +590,12 @@ def check_run_files(path, state: dict, config: dict, src_tok, tgt_tok) -> None:
     if isinstance(saved, dict):  # (one from before a setting existed trained as the defaults or the upgrade say)
         saved = {**json_safe(DEFAULTS), **json_safe(_upgrade_saved(saved))}
         now = {**json_safe(DEFAULTS), **json_safe(_upgrade_saved(config))}  # config.json upgraded alike
+        # data_sha256 is compared only where both hold it: a run from before digests were recorded
+        # records one from its first resume on, its earlier checkpoints not
         differing = [key for key in sorted(set(saved) | set(now))
-                     if key not in (*RESUME_MAY_CHANGE, "output_dir", "built") and saved.get(key) != now.get(key)]
+                     if key not in (*RESUME_MAY_CHANGE, "output_dir", "built", "data_read_from")
+                     and saved.get(key) != now.get(key) and not (key == "data_sha256" and None in (saved.get(key),
+                                                                                                   now.get(key)))]
         if differing:
             raise ValueError(f"{path} was trained with another configuration than {path.parent / 'config.json'} "
                              "holds: " + "; ".join(f"{key} {saved.get(key)!r} in the checkpoint, {now.get(key)!r} in "

@@ -118,7 +118,7 @@ def test_checksum_table_covers_the_known_splits():
 # ------------------------------------------------------------ local files
 def test_read_lines_keeps_text_verbatim(tmp_path):
     path = write_gz(tmp_path / "x.gz", "a  b \n\tc\r\nü ß\u2028x\nlast")
-    assert read_lines(path) == ["a  b ", "\tc\r", "ü ß\u2028x", "last"]
+    assert read_lines(path) == ["a  b ", "\tc", "ü ß\u2028x", "last"]  # (the "\r" of a "\r\n" end goes)
     assert read_lines(write_gz(tmp_path / "y.gz", "")) == []
     assert read_lines(write_gz(tmp_path / "z.gz", "\n\n")) == ["", ""]
 
@@ -214,6 +214,37 @@ def test_find_data_dir_search_order(tmp_path, monkeypatch):
     assert find_data_dir(tmp_path / "nowhere") == cache
 
 
+@pytest.mark.parametrize("damage, what", [
+    ("lacks train.en.gz", "has no file train.en.gz"),
+    ("has a directory train.en.gz", "has no file train.en.gz (it is a directory)"),
+    ("does not exist", "does not exist"),
+])
+def test_a_data_dir_given_is_the_only_place_looked(tmp_path, monkeypatch, damage, what):
+    env, given = tmp_path / "env", tmp_path / "given"
+    for d in (env, given):
+        write_gz(d / "train.de.gz", "Ein Hund.\n")
+        write_gz(d / "train.en.gz", "A dog.\n")
+    monkeypatch.setenv("MINITX_DATA_DIR", str(env))
+    (given / "train.en.gz").unlink()
+    if damage == "has a directory train.en.gz":
+        (given / "train.en.gz").mkdir()
+    if damage == "does not exist":
+        for path in given.iterdir():
+            path.unlink() if path.is_file() else path.rmdir()
+        given.rmdir()
+    with pytest.raises(DataNotFoundError) as info:
+        load_pairs("train", "de", "en", data_dir=given)  # never $MINITX_DATA_DIR's file in its place
+    assert f"the data directory {given} (data_dir, --data-dir) {what}" in str(info.value)
+    assert load_pairs("train", "de", "en") == [("Ein Hund.", "A dog.")]  # without it, the search order stands
+
+
+def test_a_windows_line_end_is_a_line_end(tmp_path):
+    d = tmp_path / "data"
+    write_gz(d / "val.en.gz", "A dog.\r\nTwo\rcats.\r\n")
+    write_gz(d / "val.de.gz", "Ein Hund.\nZwei Katzen.\n")
+    assert load_pairs("val", "en", "de", data_dir=d) == [("A dog.", "Ein Hund."), ("Two\rcats.", "Zwei Katzen.")]
+
+
 def test_default_cache_dir_without_xdg(monkeypatch):
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert default_cache_dir() == Path.home() / ".cache" / "minitx" / "multi30k"
@@ -290,13 +321,12 @@ def test_offline_error_says_what_where_and_how(monkeypatch, tmp_path):
     monkeypatch.setattr(multi30k, "_urlopen", offline)
     monkeypatch.setenv("MINITX_DATA_DIR", str(tmp_path / "env-dir"))
     with pytest.raises(DataNotFoundError) as info:
-        load_pairs("train", "de", "en", data_dir=tmp_path / "given-dir")
+        load_pairs("train", "de", "en")
     assert isinstance(info.value, FileNotFoundError)
     message = str(info.value)
     for expected in (
         "train.de.gz",
         "train.en.gz",
-        str(tmp_path / "given-dir"),
         str(tmp_path / "env-dir"),
         str(default_cache_dir()),
         "--data-dir",
@@ -307,9 +337,10 @@ def test_offline_error_says_what_where_and_how(monkeypatch, tmp_path):
     assert not any(p.suffix == ".part" for p in default_cache_dir().iterdir())
 
 
-def test_download_disabled_error(tmp_path):
+def test_download_disabled_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINITX_DATA_DIR", str(tmp_path))
     with pytest.raises(DataNotFoundError) as info:
-        load_pairs("val", "en", "cs", data_dir=tmp_path, download=False)
+        load_pairs("val", "en", "cs", download=False)
     message = str(info.value)
     assert "val.en.gz" in message and "val.cs.gz" in message
     assert "download=False" in message and "MINITX_DATA_DIR" in message

@@ -151,6 +151,25 @@ def test_a_kill_before_the_first_checkpoint_restarts_and_says_so(tmp_path, refer
     assert_same_state(outcome(tmp_path, (name, losses)), reference)
 
 
+@pytest.mark.parametrize("stop", [15, 18], ids=["inside-an-epoch", "at-an-epoch-end"])
+def test_a_run_extended_past_its_max_steps_ends_as_the_uninterrupted_one(tmp_path, reference, stop):
+    """Stopped by max_steps, then resumed with a larger one (the documented way to extend a run):
+    the record of the stop inside epoch 3 gives way to that epoch's, whose training loss is the
+    mean over all its steps, as in the run that never stopped. (best.npz may differ: the model
+    of the stop, validated then, stays the best where no later epoch beats it.)"""
+    run(tmp_path, max_steps=stop)
+    assert json.loads((tmp_path / "history.json").read_text())[-1]["step"] == stop
+    trainer, name, losses = run(tmp_path, resume=True)
+    extended = outcome(tmp_path, (name, losses))
+    assert_same_state(extended["history"], reference["history"])
+    assert_same_state(extended["files"]["last.npz"]["history"], reference["history"])
+    for name in ("epoch-2.npz", "epoch-3.npz", "averaged.npz"):
+        assert_same_state(extended["files"][name], reference["files"][name])
+    for key in ("model", "optimizer", "schedule"):
+        assert_same_state(extended["files"]["last.npz"][key], reference["files"]["last.npz"][key])
+    run(tmp_path, resume=True)  # the progress saved after the replaced record resumes (its checks hold)
+
+
 def test_a_run_that_lost_its_last_checkpoint_is_refused(tmp_path):
     run(tmp_path, max_steps=6)
     (tmp_path / "last.npz").unlink()

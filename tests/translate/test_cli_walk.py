@@ -235,12 +235,26 @@ def test_translate_names_an_input_that_is_not_a_file(tiny_run, tmp_path, capsys)
         ends_with_a_message(code, err, where)
 
 
+def test_translate_names_an_input_that_is_not_utf8_and_its_line(tiny_run, tmp_path, capsys, monkeypatch):
+    import io
+
+    text = "Ein Hund.\nZwei Hunde.\nDrei M\xe4nner.\n".encode("latin-1")  # line 3: ä in Latin-1
+    (tmp_path / "latin1.txt").write_bytes(text)
+    code, _, err = invoke(translate_cli.main, ["translate", "--run", tiny_run, "--input", tmp_path / "latin1.txt"],
+                          capsys)
+    ends_with_a_message(code, err, f"{tmp_path / 'latin1.txt'} is not UTF-8 text: line 3 has the invalid byte 0xe4")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text)))
+    code, _, err = invoke(translate_cli.main, ["translate", "--run", tiny_run], capsys)
+    ends_with_a_message(code, err, "stdin is not UTF-8 text: line 3 has the invalid byte 0xe4")
+
+
 @pytest.mark.parametrize("edit, name", [
     (lambda s: s["optimizer"]["state"][0].update(step=1.5), "optimizer"),
     (lambda s: s["progress"].update(batch=10 ** 6), "progress"),
     (lambda s: s.pop("progress"), "progress"),
 ])
-def test_resume_names_a_damaged_state(edit, name, tiny_run, tmp_path, capsys):
+def test_resume_names_a_damaged_state(edit, name, tiny_run, subset_dir, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MINITX_DATA_DIR", str(subset_dir))  # the run's data
     run = tmp_path / "run"
     shutil.copytree(tiny_run, run)
     state = load(run / "last.npz")
@@ -268,7 +282,9 @@ def test_pretraining_names_a_damaged_config(encoder_run, tmp_path, capsys):
 def test_ctrl_c_in_training_says_where_the_run_is_and_how_to_continue(tmp_path, capsys, monkeypatch):
     from minitx.train import TrainingInterrupted
 
-    def interrupted(config, **kwargs):
+    def interrupted(config, **kwargs):  # a run that started (its config.json written), then saved and stopped
+        (tmp_path / "my run").mkdir()
+        (tmp_path / "my run" / "config.json").write_text("{}")
         raise TrainingInterrupted(f"interrupted: saved {config['output_dir']}/last.npz at step 7")
 
     monkeypatch.setattr(training, "train", interrupted)

@@ -266,10 +266,11 @@ def test_resume_refuses_options_that_change_the_run_naming_both_values(capsys, t
     run_dir = copy_run(tiny_run, tmp_path / "run")
     before = (run_dir / "config.json").read_text()
     code, _, err = run_main(capsys, "train", "--resume", "--output-dir", run_dir, "--no-progress", "--dropout", 0.5,
-                            "--label-smoothing", 0.2, "--max-steps", 500, "--recipe", "cpu-quick")
+                            "--label-smoothing", 0.2, "--max-steps", 500, "--recipe", "cpu-quick",
+                            "--share-embeddings", "false")
     assert code == 2 and len(err.splitlines()) == 1
     for part in ("dropout 0.1 (saved) != 0.5 (given)", "label_smoothing 0.1 (saved) != 0.2 (given)",
-                 "recipe None (saved) != 'cpu-quick' (given)"):
+                 "recipe none (saved) != 'cpu-quick' (given)", "share_embeddings true (saved) != false (given)"):
         assert part in err
     assert "max_steps" not in err.split("Only")[0]
     assert (run_dir / "config.json").read_text() == before
@@ -439,6 +440,45 @@ def test_ctrl_c_saves_the_run_and_says_how_to_resume(capsys, small_subset_dir, t
     code, _, err = run_main(capsys, "train", "--output-dir", run_dir, "--resume", "--no-progress")
     assert code == 0, err
     assert json.loads((run_dir / "results.json").read_text())["steps"] == 2
+
+
+def small_train_argv(run_dir, data_dir):
+    return ["train", "--output-dir", run_dir, "--data-dir", data_dir, "--vocab-size", 400, "--d-model", 32,
+            "--num-heads", 2, "--encoder-layers", 1, "--decoder-layers", 1, "--d-ff", 64, "--max-len", 64,
+            "--max-tokens", 600, "--max-steps", 1, "--beam-size", 1, "--device", "cpu", "--no-progress"]
+
+
+@pytest.mark.parametrize("earlier", [False, True], ids=["empty", "over-an-earlier-run"])
+def test_ctrl_c_while_a_run_starts_leaves_a_directory_a_new_run_takes(capsys, small_subset_dir, tmp_path,
+                                                                       monkeypatch, earlier):
+    """Ctrl-C between the tokenizers and config.json: no resume command is printed (there is no
+    run of this command to continue), a resume says to start a new run, and a new run starts."""
+    import minitx.train.lifecycle as lifecycle
+
+    run_dir = tmp_path / "run"
+    argv = small_train_argv(run_dir, small_subset_dir)
+    if earlier:  # --overwrite of a finished run, stopped before it deleted anything
+        assert run_main(capsys, *argv)[0] == 0
+        argv.append("--overwrite")
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    # with an earlier run: before its files are deleted; else: once the tokenizers are written
+    name = "start_new_run" if earlier else "write_json"
+    original = getattr(lifecycle, name)
+    monkeypatch.setattr(lifecycle, name, ctrl_c)
+    code, _, err = run_main(capsys, *argv)
+    assert code == 130 and "nothing was saved" in err and "continue it with" not in err
+    monkeypatch.setattr(lifecycle, name, original)
+    if earlier:
+        return
+    assert sorted(p.name for p in run_dir.iterdir()) == ["tokenizer.src.json", "tokenizer.tgt.json"]
+    code, _, err = run_main(capsys, "train", "--output-dir", run_dir, "--resume", "--no-progress")
+    assert code == 2 and "has no config.json, so it is not a minitx translation run" in err and "start a new run" in err
+    code, _, err = run_main(capsys, *argv)
+    assert code == 0, err
+    assert "the files of a start interrupted before it wrote config.json: a new run starts there" in err
 
 
 # ------------------------------------------------------------------ plot

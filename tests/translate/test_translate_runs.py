@@ -21,7 +21,7 @@ from minitx.translate.recipes import (DEFAULTS, MODEL_ARGS, RECIPES, build_confi
 
 
 def small_config(data_dir, run_dir, **changes):
-    return build_config(None, data_dir=str(data_dir), output_dir=str(run_dir), **{**SMALL, **changes})
+    return build_config(None, data_dir=data_dir and str(data_dir), output_dir=str(run_dir), **{**SMALL, **changes})
 
 
 def snapshot(directory):
@@ -31,7 +31,7 @@ def snapshot(directory):
 # ------------------------------------------------------------------ an output directory that holds a run
 
 
-@pytest.mark.parametrize("name", ["config.json", "best.npz", "last.npz", "epoch-3.npz", "tokenizer.src.json"])
+@pytest.mark.parametrize("name", ["config.json", "best.npz", "last.npz", "epoch-3.npz", "history.json"])
 def test_new_run_refuses_a_directory_that_holds_a_run(tmp_path, name):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
@@ -103,7 +103,9 @@ def test_resume_and_overwrite_exclude_each_other(tmp_path):
                                                         "is false"),
     ({"tokenizer": "word"}, "the source tokenizer is a BPETokenizer, but tokenizer is 'word'"),
 ])
-def test_resume_checks_the_saved_tokenizers_against_the_config(tiny_run, tmp_path, change, message):
+def test_resume_checks_the_saved_tokenizers_against_the_config(tiny_run, subset_dir, tmp_path, monkeypatch, change,
+                                                                message):
+    monkeypatch.setenv("MINITX_DATA_DIR", str(subset_dir))  # the run's data
     run_dir = copy_run(tiny_run, tmp_path / "run", **change)
     before = snapshot(run_dir)
     with pytest.raises(ValueError, match="do not match its config.json") as info:
@@ -178,6 +180,60 @@ def test_resuming_a_run_at_its_step_limit_trains_no_further_step(small_subset_di
     assert results["steps"] == after["progress"]["step"] == SMALL["max_steps"]
     for name, value in before["model"].items():
         np.testing.assert_array_equal(after["model"][name], value)
+
+
+def test_a_resume_refuses_other_data_naming_both_digests(small_subset_dir, tmp_path, monkeypatch, capsys):
+    from minitx.data.multi30k import read_lines
+    from translate_kit import write_gz_lines
+
+    other = tmp_path / "other"
+    shutil.copytree(small_subset_dir, other)
+    lines = read_lines(other / "train.en.gz")
+    write_gz_lines(other / "train.en.gz", lines[:-1] + ["A different last sentence."])
+    run_dir = tmp_path / "run"
+    monkeypatch.setenv("MINITX_DATA_DIR", str(small_subset_dir))  # config.json's data_dir stays null
+    training.train(small_config(None, run_dir, max_steps=1), progress=False)
+    config = json.loads((run_dir / "config.json").read_text())
+    recorded = config["data_sha256"]["train"]
+    assert config["data_read_from"]["train"].startswith(str(small_subset_dir / "train.de.gz"))
+    monkeypatch.setenv("MINITX_DATA_DIR", str(other))
+    with pytest.raises(ValueError) as info:
+        training.train({"output_dir": str(run_dir), "max_steps": 2}, resume=True, progress=False)
+    message = str(info.value)
+    read_now = training.data_digest(list(zip(read_lines(other / "train.de.gz"), lines[:-1] + [
+        "A different last sentence."])))
+    assert f"The train pairs read now have SHA-256 {read_now} ({other / 'train.de.gz'}, " in message
+    assert f"the run's have {recorded} ({small_subset_dir / 'train.de.gz'}, " in message
+    assert "val pairs" not in message  # (the same)
+    # the same pairs from another place resume, and say so
+    shutil.copy(small_subset_dir / "train.en.gz", other / "train.en.gz")
+    capsys.readouterr()
+    training.train({"output_dir": str(run_dir), "max_steps": 2}, resume=True, progress=False)
+    assert f"the train pairs are read from {other / 'train.de.gz'}" in capsys.readouterr().err
+
+
+def test_a_run_saved_before_data_digests_resumes_and_records_one(small_subset_dir, tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    training.train(small_config(small_subset_dir, run_dir, max_steps=1), progress=False)
+    config = json.loads((run_dir / "config.json").read_text())
+    digests = config.pop("data_sha256")
+    del config["data_read_from"]
+    (run_dir / "config.json").write_text(json.dumps(config))
+    capsys.readouterr()
+    training.train({"output_dir": str(run_dir), "max_steps": 2}, resume=True, progress=False)
+    assert "records no digest of the run's data" in capsys.readouterr().err
+    assert json.loads((run_dir / "config.json").read_text())["data_sha256"] == digests
+
+
+@pytest.mark.parametrize("missing", ["tokenizer.src.json", "tokenizer.tgt.json"])
+def test_a_resume_refuses_a_missing_tokenizer_naming_it(small_subset_dir, tmp_path, missing):
+    run_dir = tmp_path / "run"
+    training.train(small_config(small_subset_dir, run_dir, max_steps=1), progress=False)
+    (run_dir / missing).unlink()
+    before = snapshot(run_dir)
+    with pytest.raises(FileNotFoundError, match=f"cannot resume {run_dir}: its {missing} is missing"):
+        training.train({"output_dir": str(run_dir), "max_steps": 2}, resume=True, progress=False)
+    assert snapshot(run_dir) == before
 
 
 def test_final_names_the_checkpoint_the_run_chose(tmp_path):
@@ -370,9 +426,10 @@ def test_bf16_and_fp16_runs_train_with_float32_weights_near_the_float32_run(smal
 # ------------------------------------------------------------------ a run directory is one consistent record
 
 
-def test_a_resume_refuses_a_config_json_edited_after_training(tiny_run, tmp_path):
+def test_a_resume_refuses_a_config_json_edited_after_training(tiny_run, subset_dir, tmp_path, monkeypatch):
     """config.json said max_tokens 2000 and activation relu when last.npz was trained; edited by
     hand, a resume would go on with other settings and exit 0. Now it names the file and fields."""
+    monkeypatch.setenv("MINITX_DATA_DIR", str(subset_dir))  # the run's data
     run_dir = tmp_path / "run"
     shutil.copytree(tiny_run, run_dir)
     config = json.loads((run_dir / "config.json").read_text())

@@ -1,6 +1,7 @@
 """Training runs of the translation application: learning, exact resume, bad data and configurations."""
 import json
 import math
+import shutil
 
 import pytest
 from translate_kit import (TINY, TINY_EPOCHS, assert_same_state, no_network, subset_dir, tiny_run,  # noqa: F401
@@ -154,7 +155,8 @@ def test_resume_may_extend_a_finished_run(subset_dir, tmp_path, capsys):
     assert "resume: max_steps changed from 3 to 5" in capsys.readouterr().err
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["max_steps"] == 5 and config["lr"] == RESUME["lr"]
-    assert [h["step"] for h in json.loads((tmp_path / "history.json").read_text())] == [3, 5]
+    # the record of the stop at step 3, inside epoch 1, gives way to the stop at 5: a run that never stopped at 3
+    assert [h["step"] for h in json.loads((tmp_path / "history.json").read_text())] == [5]
 
 
 def test_resume_without_a_run_directory_is_a_clear_error(tmp_path):
@@ -167,23 +169,61 @@ def test_resume_without_a_run_directory_is_a_clear_error(tmp_path):
 
 @pytest.mark.parametrize("download", [True, False], ids=["offline", "download-off"])
 def test_missing_data_says_where_to_put_the_files(tmp_path, monkeypatch, download):
-    monkeypatch.delenv("MINITX_DATA_DIR", raising=False)
     nowhere = tmp_path / "no-such-dir"
+    monkeypatch.setenv("MINITX_DATA_DIR", str(nowhere))
     with pytest.raises(DataNotFoundError) as info:
         if download:
-            training.train(build_config(None, data_dir=str(nowhere), output_dir=str(tmp_path / "run"), **TINY),
-                           progress=False)
+            training.train(build_config(None, output_dir=str(tmp_path / "run"), **TINY), progress=False)
         else:
-            load_pairs("train", "de", "en", nowhere, download=False)
+            load_pairs("train", "de", "en", download=False)
     message = str(info.value)
     for expected in (str(nowhere), str(default_cache_dir()), "MINITX_DATA_DIR", "--data-dir", "train.de.gz"):
         assert expected in message
     assert ("downloading train.de.gz failed" if download else "download=False") in message
 
 
+def test_a_data_dir_given_that_lacks_a_file_is_an_error_naming_it(tmp_path, monkeypatch, subset_dir, capsys):
+    from minitx.translate.__main__ import main
+
+    partial = tmp_path / "partial"
+    shutil.copytree(subset_dir, partial)
+    (partial / "train.en.gz").unlink()
+    monkeypatch.setenv("MINITX_DATA_DIR", str(subset_dir))  # which holds it: not read in its place
+    run_dir = tmp_path / "run"
+    code = main(["train", "--recipe", "cpu-quick", "--data-dir", str(partial), "--output-dir", str(run_dir),
+                 "--no-progress", "--device", "cpu", "--max-steps", "1", "--d-model", "16", "--num-heads", "2",
+                 "--d-ff", "16", "--vocab-size", "400", "--bleu-every", "0"])  # (short, were the file read elsewhere)
+    err = capsys.readouterr().err
+    assert code == 2 and f"the data directory {partial} (data_dir, --data-dir) has no file train.en.gz" in err
+    assert not run_dir.exists()
+
+
+def test_pairs_with_an_empty_side_are_counted_apart_naming_the_first(subset_dir, tmp_path, capsys):
+    from minitx.data.multi30k import read_lines
+
+    data = tmp_path / "data"
+    shutil.copytree(subset_dir, data)
+    german = read_lines(data / "train.de.gz")
+    write_gz_lines(data / "train.de.gz", german[:1000] + [""] * 300 + german[1300:])  # lines 1001-1300
+    english = read_lines(data / "val.en.gz")
+    write_gz_lines(data / "val.en.gz", english[:9] + [""] + english[10:])  # line 10
+    config = build_config(None, data_dir=str(data), output_dir=str(tmp_path / "run"),
+                          **{**TINY, "max_steps": 1, "epochs": 1})
+    training.train(config, progress=False)
+    log = capsys.readouterr().err
+    assert (f" longer than max_len 64, 300 with an empty source or target line (first: {data / 'train.de.gz'} "
+            "line 1001) left out)") in log
+    assert f"1 with an empty source or target line (first: {data / 'val.en.gz'} line 10) left out of the loss" in log
+    too_long = int(log.split(" training pairs (")[1].split(" longer")[0])
+    assert too_long < 300  # the long pairs alone, not the empty ones
+
+
 def test_unequal_line_counts_name_both_files(tmp_path):
     write_gz_lines(tmp_path / "train.de.gz", ["Ein Hund.", "Eine Katze.", "Ein Mann."])
     write_gz_lines(tmp_path / "train.en.gz", ["A dog.", "A cat."])
+    for split in ("val", "test_2016_flickr"):  # (a data directory given holds every split read)
+        write_gz_lines(tmp_path / f"{split}.de.gz", ["Ein Hund."])
+        write_gz_lines(tmp_path / f"{split}.en.gz", ["A dog."])
     with pytest.raises(ValueError, match=r"train.de.gz has 3 lines but .*train.en.gz has 2"):
         training.train(build_config(None, data_dir=str(tmp_path), output_dir=str(tmp_path / "run"), **TINY),
                        progress=False)
