@@ -161,7 +161,7 @@ SLIPS = [
          '    return [src[i] for i in kept], [tgt[i] for i in kept], dropped, empty', ('tests/translate/test_translate_training.py',)),
     Slip("a run extended past its max_steps keeps the stop's history record", 'minitx/train/loop.py',
          '        history = [r for r in self.history if r not in replaced] + [record]',
-         '        history = self.history + [record]', ('tests/translate/test_translate_runs.py',)),
+         '        history = self.history + [record]', ('tests/train/test_trainer.py',)),
     Slip('a Windows line end kept in every sentence', 'minitx/data/multi30k.py',
          '    return [line[:-1] if line.endswith("\\r") else line for line in lines]',
          '    return lines', ('tests/data',)),
