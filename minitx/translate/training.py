@@ -40,8 +40,8 @@ from minitx.data import (DATA_DIR_ENV, BPETokenizer, WordTokenizer, batch_by_tok
 from minitx.nn import Transformer
 from minitx.serialization import load, read_json
 from minitx.sync import GPU_SYNC_EVERY
-from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, json_safe, load_checkpoint, log,
-                          mean_loss, write_json)
+from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, TrainingInterrupted, json_safe,
+                          load_checkpoint, log, mean_loss, write_json)
 from minitx.translate.evaluation import (MOSES_HINT, bleu_scores, moses_available, report_lines,
                                         translate_sentences)
 from minitx.translate.text import TextForm
@@ -279,7 +279,14 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     # every attention of the run (in bf16 its evaluation and decoding stay float32: the CUDA cores)
     with kernels.use_tensor_core_attention(config["attention_kernels"] == "tensor-cores"):
         run.fit(trainer)
-        return finish(config, trainer, src_tok, tgt_tok, data["test"], text, started, progress)
+        try:
+            return finish(config, trainer, src_tok, tgt_tok, data["test"], text, started, progress)
+        except KeyboardInterrupt as stop:
+            if isinstance(stop, TrainingInterrupted):
+                raise
+            raise TrainingInterrupted(f"interrupted while the final model was chosen and evaluated; the training is "
+                                      f"saved ({trainer.path('last.npz')} at step {trainer.progress['step']}), and "
+                                      f"a resume finishes the run") from None
 
 
 def attention_kernels(config, device: str) -> str:

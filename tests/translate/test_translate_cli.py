@@ -481,6 +481,30 @@ def test_ctrl_c_while_a_run_starts_leaves_a_directory_a_new_run_takes(capsys, sm
     assert "the files of a start interrupted before it wrote config.json: a new run starts there" in err
 
 
+def test_ctrl_c_after_training_says_the_training_is_saved_and_a_resume_finishes(capsys, small_subset_dir, tmp_path,
+                                                                                monkeypatch):
+    """Ctrl-C while the final model is chosen and tested: last.npz holds every step, so the line
+    says so (not 'nothing was saved') and gives the resume, which finishes the run."""
+    import minitx.translate.training as training
+
+    run_dir = tmp_path / "run"
+    argv = small_train_argv(run_dir, small_subset_dir)
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    original = training.finish
+    monkeypatch.setattr(training, "finish", ctrl_c)
+    code, _, err = run_main(capsys, *argv)
+    assert code == 130, err
+    assert f"the training is saved ({run_dir / 'last.npz'} at step 1)" in err and "nothing was saved" not in err
+    assert "continue it with:" in err and "--resume" in err
+    monkeypatch.setattr(training, "finish", original)
+    code, _, err = run_main(capsys, "train", "--output-dir", run_dir, "--resume", "--no-progress")
+    assert code == 0, err
+    assert (run_dir / "results.json").exists()
+
+
 # ------------------------------------------------------------------ plot
 
 
