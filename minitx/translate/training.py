@@ -551,8 +551,9 @@ def finish(config, trainer, src_tok, tgt_tok, test_pairs, text, started, progres
     print(moses_line(scores))
     if text.score_note():
         print(text.score_note())
-    print(f"total time {results['total_seconds']:.0f}s (training {results['train_seconds']:.0f}s); "
-          f"run directory {run_dir}{os.sep}")
+    # (total_seconds: this command's, from its start; train_seconds: the run's, every resume's steps included)
+    print(f"this command took {results['total_seconds']:.0f}s; the run trained for {results['train_seconds']:.0f}s in "
+          f"all; run directory {run_dir}{os.sep}")
     return results
 
 
