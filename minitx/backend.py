@@ -122,7 +122,7 @@ def check_device(device) -> str:
     if name not in DEVICES:
         raise ValueError(f"unknown device {device!r}; expected 'cpu' or 'cuda'")
     if name == "cuda" and not cuda_available():
-        raise RuntimeError("device 'cuda' requested but CuPy with a GPU is not available; "
+        raise RuntimeError(f"device {str(device)!r} requested but CuPy with a GPU is not available; "
                            "install minitx[cuda12] or minitx[cuda13] on a machine with a GPU, or use 'cpu'")
     return name
 

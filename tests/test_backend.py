@@ -69,7 +69,7 @@ def test_minitx_device_errors(fresh_device, value, error, message):
 @without_gpu
 @pytest.mark.parametrize("device, error, message", [
     ("cuda", RuntimeError, "CuPy with a GPU is not available"),
-    ("cuda:0", RuntimeError, "CuPy with a GPU is not available"),
+    ("cuda:0", RuntimeError, "device 'cuda:0' requested but CuPy with a GPU is not available"),
     ("gpu", ValueError, "unknown device 'gpu'"),
 ])
 def test_set_default_device(fresh_device, device, error, message):
