@@ -568,10 +568,13 @@ def moses_line(scores) -> str:
 def checkpoint_path(run_dir, checkpoint="final") -> Path:
     """The file a checkpoint name stands for: "final" is the model the finished run chose and
     scored (results.json's "checkpoint"; "best" while the run has no results), else "best",
-    "last", "averaged", or a path to a .npz file."""
+    "last", "averaged", "epoch-<n>" (the run's <name>.npz), or a path to a .npz file."""
     run_dir = Path(run_dir)
     if str(checkpoint).endswith(".npz"):
         return Path(checkpoint)
+    if Path(str(checkpoint)).name != str(checkpoint) or Path(str(checkpoint)).suffix:
+        raise ValueError(f"checkpoint {str(checkpoint)!r} is neither a .npz file nor the name of one in the run "
+                         "directory (final, best, last, averaged, epoch-<n>)")
     if checkpoint == "final":
         results = run_dir / "results.json"
         checkpoint = read_json(results).get("checkpoint", "best") if results.exists() else "best"
