@@ -628,6 +628,8 @@ def read_run_config(run_dir) -> dict:
     if not path.is_file():
         raise FileNotFoundError(f"{run_dir} is not a minitx translation run (no config.json)")
     config = read_json(path)
+    if isinstance(config, dict) and "mask_prob" in config and (Path(run_dir) / "tokenizer.json").is_file():
+        raise ValueError(f"{run_dir} is a masked-LM pretraining run (python -m minitx.encoder), not a translation run")
     upgraded = _upgrade_saved(config)
     missing = sorted(key for key in MODEL_ARGS if key not in upgraded)
     try:

@@ -131,6 +131,13 @@ def test_the_run_commands_refuse_bad_options(argv, names, tiny_run, capsys):
     ends_with_a_message(code, err, *names)
 
 
+@pytest.mark.parametrize("command", ["translate", "evaluate"])
+def test_the_run_commands_name_a_pretraining_run_as_one(command, encoder_run, capsys):
+    code, _, err = invoke(translate_cli.main, [command, "--run", encoder_run], capsys)
+    ends_with_a_message(code, err, encoder_run)
+    assert f"{encoder_run} is a masked-LM pretraining run (python -m minitx.encoder), not a translation run" in err
+
+
 @pytest.mark.parametrize("argv, names", [
     (["neighbours", "--run", "E", "-k", "-3"], ["-k"]),
     (["neighbours", "--run", "E", "-k", "0"], ["-k"]),
