@@ -117,6 +117,17 @@ def find_data_dir(data_dir: str | os.PathLike | None = None, files: list[str] | 
 
 
 # ------------------------------------------------------------------- loading
+def utf8_text(data: bytes, name, error=ValueError, where="") -> str:
+    """``data`` decoded as UTF-8; else ``error`` naming ``name``, the line and the byte that is not
+    (``where``: more to say, formatted with the byte's ``offset``)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise error(f"{name} is not UTF-8 text: line {line} has the invalid byte 0x{data[err.start]:02x}"
+                    + where.format(offset=err.start)) from None
+
+
 def read_lines(path: str | os.PathLike) -> list[str]:
     """All lines of a gzipped UTF-8 file, without their ``"\\n"``.
 
@@ -140,12 +151,7 @@ def read_lines(path: str | os.PathLike) -> list[str]:
         raise DataFileError(f"{path} is truncated or corrupt: it does not decompress as gzip "
                             f"({type(err).__name__}: {err}); delete it to download it again, or "
                             "replace it") from err
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        raise DataFileError(f"{path} is not UTF-8 text: line {line} has the invalid byte "
-                            f"0x{data[err.start]:02x} (decompressed offset {err.start})") from err
+    text = utf8_text(data, path, DataFileError, " (decompressed offset {offset})")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the split after the final newline

@@ -193,12 +193,9 @@ def _read_input(name) -> list:
     stream = sys.stdin.buffer if name == "-" else open(name, "rb")
     with stream:
         data = stream.read()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise ValueError(f"{'stdin' if name == '-' else name} is not UTF-8 text: line {line} has the invalid byte "
-                         f"0x{data[error.start]:02x}") from None
+    from minitx.data.multi30k import utf8_text
+
+    text = utf8_text(data, "stdin" if name == "-" else name)
     return [line.rstrip("\r\n") for line in io.StringIO(text, newline=None)]  # (lines as a text file reads them)
 
 
