@@ -169,6 +169,11 @@ SLIPS = [
          '        except KeyboardInterrupt as stop:\n            if isinstance(stop, TrainingInterrupted):',
          '        except ArithmeticError as stop:\n            if isinstance(stop, TrainingInterrupted):',
          ('tests/translate/test_translate_cli.py',)),
+    Slip("embed_init='normal': the embeddings drawn from N(0, 1), not N(0, 1/d_model)", 'minitx/nn/transformer.py',
+         '                init.normal_(embedding.weight, 0.0, d_model ** -0.5)',
+         '                init.normal_(embedding.weight, 0.0, 1.0)', ('tests/nn/test_transformer.py',)),
+    Slip("embed_init='normal': the padding row left drawn", 'minitx/nn/transformer.py',
+         '                embedding.weight.data[pad_id] = 0.0', '                pass', ('tests/nn/test_transformer.py',)),
 ]
 
 

@@ -171,16 +171,23 @@ class Transformer(Module):
     (the output projection reuses the target embedding matrix); norm_first (pre-norm);
     dropout (on the embeddings and the residual branches), attention_dropout and
     activation_dropout (on the attention weights and the feed-forward's hidden activations;
-    None: dropout). All matrices are xavier-uniform initialized, as in the tutorials.
+    None: dropout). All matrices are xavier-uniform initialized, as in the tutorials; with
+    embed_init='normal' the embedding tables are drawn from N(0, 1/d_model) instead, their
+    padding row 0, as fairseq's Transformer draws them (times sqrt(d_model) on the way in, a
+    token's embedding then has entries of about 1, the size of the sinusoidal positions'; xavier's
+    table, 10,000 x 128, has about a sixth of that).
     """
 
     def __init__(self, src_vocab, tgt_vocab, d_model=512, num_heads=8, num_encoder_layers=6,
                  num_decoder_layers=6, d_ff=2048, dropout=0.1, attention_dropout=None, max_len=256,
                  positional="sinusoidal", share_embeddings=False, tie_output=False, output_bias=True,
-                 norm_first=False, activation="relu", pad_id=0, device=None, activation_dropout=None):
+                 norm_first=False, activation="relu", pad_id=0, device=None, activation_dropout=None,
+                 embed_init="xavier"):
         super().__init__()
         if positional not in ("sinusoidal", "learned"):
             raise ValueError(f"Transformer: positional must be 'sinusoidal' or 'learned', got {positional!r}")
+        if embed_init not in ("xavier", "normal"):
+            raise ValueError(f"Transformer: embed_init must be 'xavier' or 'normal', got {embed_init!r}")
         if share_embeddings and src_vocab != tgt_vocab:
             raise ValueError(f"Transformer: share_embeddings needs one joint vocabulary, got source {src_vocab} "
                              f"and target {tgt_vocab}")
@@ -191,7 +198,8 @@ class Transformer(Module):
                            d_ff=d_ff, dropout=dropout, attention_dropout=attention_dropout,
                            activation_dropout=activation_dropout, max_len=max_len,
                            positional=positional, share_embeddings=share_embeddings, tie_output=tie_output,
-                           output_bias=output_bias, norm_first=norm_first, activation=activation, pad_id=pad_id)
+                           output_bias=output_bias, norm_first=norm_first, activation=activation, pad_id=pad_id,
+                           embed_init=embed_init)
         self.d_model, self.pad_id, self.max_len = d_model, pad_id, max_len
         self.embed_scale = math.sqrt(d_model)
 
@@ -216,6 +224,10 @@ class Transformer(Module):
         for p in self.parameters():
             if p.ndim > 1:
                 init.xavier_uniform_(p)
+        if embed_init == "normal":
+            for embedding in {id(e): e for e in (self.src_embed, self.tgt_embed)}.values():  # (one, when shared)
+                init.normal_(embedding.weight, 0.0, d_model ** -0.5)
+                embedding.weight.data[pad_id] = 0.0
 
     # PyTorch's causal mask for its attention layers (nn.MultiheadAttention's attn_mask), where
     # PyTorch code asks for it; this model makes its own masks

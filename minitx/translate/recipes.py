@@ -83,6 +83,8 @@ OPTIONS = {
                                "vocabularies the default quietly turns it off)"),
     "tie_output": (True, "the output layer reuses the target embedding matrix"),
     "output_bias": (True, "a bias on the output layer"),
+    "embed_init": ("xavier", "the embedding tables' initialization: 'xavier' (uniform, as every matrix) or 'normal' "
+                             "(N(0, 1/d_model), the padding row 0: fairseq's)"),
     "norm_first": (False, "pre-norm layers (LayerNorm before each sublayer) instead of post-norm"),
     "activation": ("relu", "feed-forward activation: 'relu' or 'gelu'"),
     "max_len": (128, "positions of the model, in tokens; longer training pairs are left out"),
@@ -149,6 +151,7 @@ CHOICES = {
     "tokenizer": tuple(TOKENIZERS),
     "beam_search": ("gnmt", "fairseq"),
     "positional": ("sinusoidal", "learned"),
+    "embed_init": ("xavier", "normal"),
     "activation": ("relu", "gelu"),
     "optimizer": tuple(OPTIMIZERS),
     "schedule": tuple(SCHEDULES),
@@ -167,7 +170,7 @@ MODEL_ARGS = {
     "attention_dropout": "attention_dropout", "activation_dropout": "activation_dropout", "max_len": "max_len",
     "positional": "positional",
     "share_embeddings": "share_embeddings", "tie_output": "tie_output", "output_bias": "output_bias",
-    "norm_first": "norm_first", "activation": "activation",
+    "norm_first": "norm_first", "activation": "activation", "embed_init": "embed_init",
 }
 
 # Transformer-Tiny's settings, which the two multi30k-tiny recipes below share
@@ -234,12 +237,14 @@ RECIPES = {
     # The same as Wu et al. trained it, where it differs from multi30k-tiny: the text lowercased and
     # Moses-tokenized (the multi30k-wmt18 release's *.lc.norm.tok.* files, BPE learned on them),
     # dropout 0.3 on the embeddings and residual branches only (fairseq's attention and activation
-    # dropout are 0), fairseq's Adam epsilon 1e-8 and gradient clipping at 25, and fairseq's beam
-    # search, its scores divided by the length (length penalty 1). Their 41.02 (en-de) is the lowercased, Moses-tokenized BLEU
+    # dropout are 0), fairseq's Adam epsilon 1e-8 and gradient clipping at 25, fairseq's embeddings
+    # (drawn from N(0, 1/d_model); no bias on the output layer), and fairseq's beam search, its
+    # scores divided by the length (length penalty 1). Their 41.02 (en-de) is the lowercased, Moses-tokenized BLEU
     # that evaluate prints beside sacreBLEU's; this recipe's and multi30k-tiny's runs are in
     # results/README.md.
     "multi30k-tiny-published": dict(_TINY, text="moses-lowercase", attention_dropout=0.0, activation_dropout=0.0,
-                                    eps=1e-8, clip_norm=25.0, length_penalty=1.0, beam_search="fairseq"),
+                                    eps=1e-8, clip_norm=25.0, embed_init="normal", output_bias=False,
+                                    length_penalty=1.0, beam_search="fairseq"),
 }
 
 

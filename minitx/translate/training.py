@@ -204,12 +204,13 @@ def _upgrade_saved(config: dict) -> dict:
     precision or static_shapes existed ran in float32 on the batches as they came, and one written
     before attention_kernels existed on attention.cu's kernels: it gets those values, not the
     defaults (which a new run resolves for its device). One written before activation_dropout
-    existed dropped the feed-forward's activations at the rate of dropout (None says so), and one
-    written before beam_search existed decoded with the gnmt search."""
+    existed dropped the feed-forward's activations at the rate of dropout (None says so), one
+    written before beam_search existed decoded with the gnmt search, and one written before
+    embed_init existed drew its embeddings as every matrix (xavier)."""
     if config.get("preset") and "built" not in config:
         config = {**config, **preset_settings(config["preset"])}
     return {"precision": "fp32", "static_shapes": False, "attention_kernels": "cuda-cores",
-            "activation_dropout": None, "beam_search": "gnmt", **config}
+            "activation_dropout": None, "beam_search": "gnmt", "embed_init": "xavier", **config}
 
 
 def _describe_embeddings(config, model) -> str:

@@ -270,10 +270,35 @@ def test_shared_and_tied_embeddings_are_one_parameter():
     assert untied.num_parameters() - tied.num_parameters() == 2 * VOCAB * 8
 
 
+@pytest.mark.parametrize("share", [True, False])
+def test_normal_embeddings_are_fairseqs_and_the_other_matrices_stay_xavier(share):
+    """embed_init='normal': each table N(0, 1/d_model) with its padding row 0 (fairseq's
+    Transformer); every other matrix as with 'xavier', drawn in the same order."""
+    d, vocab = 64, 3000
+    minitx.manual_seed(3)
+    normal = Transformer(vocab, vocab, d_model=d, num_heads=4, num_encoder_layers=1, num_decoder_layers=1, d_ff=32,
+                         share_embeddings=share, tie_output=share, embed_init="normal", pad_id=0)
+    minitx.manual_seed(3)
+    xavier = Transformer(vocab, vocab, d_model=d, num_heads=4, num_encoder_layers=1, num_decoder_layers=1, d_ff=32,
+                         share_embeddings=share, tie_output=share, pad_id=0)
+    tables = {id(e.weight): e.weight for e in (normal.src_embed, normal.tgt_embed)}.values()
+    assert len(tables) == (1 if share else 2)
+    for table in tables:
+        values = table.numpy()
+        assert not values[0].any()
+        assert abs(values[1:].std() / d ** -0.5 - 1) < 0.02 and abs(values[1:].mean()) < 0.01 * d ** -0.5
+    embeddings = {id(t) for t in tables}
+    for (name, p), (_, q) in zip(normal.named_parameters(), xavier.named_parameters()):
+        if id(p) not in embeddings:
+            np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=name)
+    assert xavier.src_embed.weight.numpy().std() < 0.3 * d ** -0.5  # xavier's table is several times smaller
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(src_vocab=7, tgt_vocab=9, share_embeddings=True), "share_embeddings needs one joint vocabulary"),
     (dict(src_vocab=7, tgt_vocab=7, positional="rotary"), "positional must be"),
     (dict(src_vocab=7, tgt_vocab=7, activation="swish"), "activation must be"),
+    (dict(src_vocab=7, tgt_vocab=7, embed_init="kaiming"), "embed_init must be 'xavier' or 'normal'"),
 ])
 def test_inconsistent_options_raise(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -332,6 +332,14 @@ def test_the_model_built_is_the_model_recorded(recipe):
             assert model.config[arg] == config[key], key
 
 
+def test_the_published_recipe_draws_fairseqs_embeddings_and_older_runs_keep_xavier():
+    model = training.build_model(build_config("multi30k-tiny-published"), 50, 50, 0, "cpu")
+    assert model.config["embed_init"] == "normal" and model.config["output_bias"] is False
+    assert model.output_bias is None and not model.src_embed.weight.numpy()[0].any()
+    saved = {k: v for k, v in build_config("multi30k-tiny").items() if k != "embed_init"}  # a run from before it
+    assert training._upgrade_saved(saved)["embed_init"] == "xavier"
+
+
 def test_preset_keeps_its_settings_and_applies_overrides(monkeypatch):
     plain = build_config("seed004-small")
     assert Transformer.from_preset("seed004-small", 50, 60).config == \
