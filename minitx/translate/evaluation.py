@@ -7,8 +7,9 @@ from minitx.translate.decoding import beam_search, beam_search_fairseq, default_
 
 
 def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_size=1, length_penalty=0.6,
-                        max_tokens=6000, progress=None, text=None, search="gnmt"):
-    """Translate a list of sentences; returns (translations, report).
+                        max_tokens=6000, progress=None, text=None, search="gnmt", model_form=False):
+    """Translate a list of sentences; returns (translations, report), and with ``model_form`` the
+    translations as the model wrote them too (before ``text`` turned them into text).
 
     ``text``, the run's TextForm (minitx.translate.text; None: as-is), writes each sentence in the
     form the model reads and turns each translation back into text. ``search``: the beam search,
@@ -51,7 +52,8 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
             report["capped"] += len(ids) >= default_max_len(model, len(encoded[i]))
         if progress is not None:
             progress.update(len(chunk))
-    return (outputs if text is None else text.output(outputs)), report
+    translations = outputs if text is None else text.output(outputs)
+    return (translations, report, outputs) if model_form else (translations, report)
 
 
 def report_lines(report, max_len) -> list[str]:
@@ -68,7 +70,7 @@ def report_lines(report, max_len) -> list[str]:
     return lines
 
 
-def bleu_scores(hypotheses, references, lang: str | None = None) -> dict:
+def bleu_scores(hypotheses, references, lang: str | None = None, hypothesis_tokens=None) -> dict:
     """Corpus BLEU of detokenized hypotheses against their references, three ways (four with
     ``lang``, the target language):
 
@@ -84,7 +86,8 @@ def bleu_scores(hypotheses, references, lang: str | None = None) -> dict:
 
     bleu_moses_lowercase, signature_moses  the measure of the published Multi30k tables (fairseq's
         BLEU-4 on the lowercased, Moses-tokenized test set, as in Wu et al. 2021): see
-        ``moses_bleu``. Only with ``lang``; needs sacremoses (``minitx[metrics]``).
+        ``moses_bleu`` (which scores ``hypothesis_tokens`` where given: the model's own tokens in
+        that form). Only with ``lang``; needs sacremoses (``minitx[metrics]``).
 
     A word-level model's outputs are detokenized by translate_sentences before they get here,
     so sacreBLEU's 13a tokenization sees text as it is written.
@@ -101,7 +104,7 @@ def bleu_scores(hypotheses, references, lang: str | None = None) -> dict:
     score_lc = lower.corpus_score(hypotheses, [references])
     score_tok = tokens.corpus_score([" ".join(split_words(h)) for h in hypotheses],
                                     [[" ".join(split_words(r)) for r in references]])
-    published = moses_bleu(hypotheses, references, lang) if lang is not None else {}
+    published = moses_bleu(hypotheses, references, lang, hypothesis_tokens) if lang is not None else {}
     return {
         **published,
         "bleu": round(float(score.score), 2),
@@ -124,11 +127,16 @@ def moses_available() -> bool:
 MOSES_HINT = "pip install 'minitx[metrics]' to also print the published tables' BLEU (lowercased, Moses-tokenized)"
 
 
-def moses_bleu(hypotheses, references, lang: str) -> dict:
-    """BLEU as the published Multi30k results measure it: hypotheses and references lowercased,
-    then cut by the Moses tokenizer of ``lang`` (``tokenizer.perl -l lang``: no aggressive
-    hyphen splitting, no escaping), then corpus BLEU-4 with no smoothing on those tokens, as
-    fairseq-generate and multi-bleu.perl compute it on a tokenized test set.
+def moses_bleu(hypotheses, references, lang: str, hypothesis_tokens=None) -> dict:
+    """BLEU as the published Multi30k results measure it: the references in the published
+    systems' form (``text.published_tokens``: lowercased, punctuation normalized, cut by the
+    Moses tokenizer of ``lang``, no escaping, as the multi30k-wmt18 release's test files), then
+    corpus BLEU-4 with no smoothing on those tokens, as fairseq-generate and multi-bleu.perl
+    compute it on a tokenized test set. The hypotheses are put in the same form, unless
+    ``hypothesis_tokens`` gives them in it already: a model that writes the published form (text
+    'moses-lowercase') is scored on the tokens it wrote, as fairseq scores them, not on those
+    tokens detokenized and cut again (which glues some back together: "strand . und" is
+    detokenized to "strand. und", which Moses then cuts as "strand." "und").
 
     How it differs from sacreBLEU's default (``bleu``): sacreBLEU keeps case and cuts with its own
     13a rules, which split off only some punctuation, where Moses also splits clitics ("man 's")
@@ -139,22 +147,23 @@ def moses_bleu(hypotheses, references, lang: str) -> dict:
     Returns {"bleu_moses_lowercase": score, "signature_moses": how it was computed, "detail_moses":
     sacreBLEU's line with the n-gram precisions and hyp_len/ref_len}.
     """
-    try:
-        from sacremoses import MosesTokenizer
-    except ImportError:
-        raise ImportError("moses_bleu needs sacremoses, the Moses tokenizer the published Multi30k scores use: "
-                          "pip install 'minitx[metrics]' (or pip install sacremoses)") from None
     import sacrebleu
 
-    tokenizer = MosesTokenizer(lang=lang)
+    from minitx.translate.text import moses_tools, published_tokens
 
-    def cut(text):
-        return " ".join(tokenizer.tokenize(text.lower(), escape=False))
-
+    tools = moses_tools(lang)
+    if hypothesis_tokens is not None:
+        if len(hypothesis_tokens) != len(hypotheses):
+            raise ValueError(f"moses_bleu: {len(hypothesis_tokens)} tokenized hypotheses for {len(hypotheses)}")
+        hyps, how = [" ".join(line.split()) for line in hypothesis_tokens], "references "
+    else:
+        hyps, how = published_tokens(hypotheses, lang, tools), ""
     metric = sacrebleu.metrics.BLEU(tokenize="none", smooth_method="none", force=True)
-    score = metric.corpus_score([cut(h) for h in hypotheses], [[cut(r) for r in references]])
+    score = metric.corpus_score(hyps, [published_tokens(references, lang, tools)])
+    said = f"{how}lowercased, punctuation normalized, sacremoses MosesTokenizer(lang={lang!r})"
     return {"bleu_moses_lowercase": round(float(score.score), 2),
-            "signature_moses": f"{metric.get_signature()}|lowercased, sacremoses MosesTokenizer(lang={lang!r})",
+            "signature_moses": f"{metric.get_signature()}|{said}"
+                               + ("; hypotheses as the model wrote them" if how else ""),
             "detail_moses": str(score)}
 
 

@@ -24,15 +24,37 @@ TEXT_FORMS = {
 }
 
 
-class TextForm:
-    """One direction's text form (a name of TEXT_FORMS, the source and target languages)."""
+def moses_tools(lang):
+    """(normalizer, tokenizer, detokenizer) of sacremoses for ``lang``: the Moses scripts'
+    normalize-punctuation.perl, tokenizer.perl and detokenizer.perl."""
+    try:
+        from sacremoses import MosesDetokenizer, MosesPunctNormalizer, MosesTokenizer
+    except ImportError:
+        raise ImportError("the published Multi30k text needs sacremoses, the Moses tokenizer: "
+                          "pip install 'minitx[metrics]' (or pip install sacremoses)") from None
+    return MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang), MosesDetokenizer(lang=lang)
 
-    def __init__(self, form: str, src_lang: str, tgt_lang: str) -> None:
+
+def published_tokens(lines, lang, tools=None) -> list[str]:
+    """Sentences as the published Multi30k systems read, write and score them: ``lowercase.perl
+    | normalize-punctuation.perl -l lang | tokenizer.perl -l lang``, as the multi30k-wmt18
+    release's ``*.lc.norm.tok.*`` files were made; no escaping (&quot; ...), which changes no
+    token boundary. ``tools``: moses_tools(lang), when the caller keeps them."""
+    normalizer, tokenizer, _ = tools or moses_tools(lang)
+    return [tokenizer.tokenize(normalizer.normalize(line.lower()), escape=False, return_str=True) for line in lines]
+
+
+class TextForm:
+    """One direction's text form (a name of TEXT_FORMS, the source and target languages).
+    ``lowercase_output``: the tokenizer lowercases (a word tokenizer with lowercase=True), so the
+    translations come out lowercase in any form."""
+
+    def __init__(self, form: str, src_lang: str, tgt_lang: str, lowercase_output: bool = False) -> None:
         if form not in TEXT_FORMS:
             raise ValueError(f"text form {form!r} is not one of {', '.join(TEXT_FORMS)}")
         self.form, self.src_lang, self.tgt_lang = form, src_lang, tgt_lang
-        self.lowercase = form == "moses-lowercase"  # the translations come out lowercase
-        self._moses = {}  # lang -> (normalizer, tokenizer, detokenizer), made on first use
+        self.lowercase = form == "moses-lowercase" or lowercase_output  # the translations come out lowercase
+        self._moses = {}  # lang -> moses_tools(lang), made on first use
         if form == "moses-lowercase":
             self._tools(src_lang)  # sacremoses missing is an error now, not after training
 
@@ -43,8 +65,9 @@ class TextForm:
         """What to read of the scores when the translations are not in the corpus's form."""
         if not self.lowercase:
             return None
-        return (f"text {self.form!r}: the translations are lowercase, so the cased BLEU compares them with cased "
-                "references; the lowercased and Moses-tokenized scores measure the model")
+        why = f"text {self.form!r}" if self.form != "as-is" else "a lowercasing word tokenizer"
+        return (f"{why}: the translations are lowercase, so the cased BLEU compares them with cased references; "
+                "the lowercased and Moses-tokenized scores measure the model")
 
     def source(self, lines) -> list[str]:
         """Source sentences as the model reads them."""
@@ -68,19 +91,9 @@ class TextForm:
     def _write(self, lines, lang) -> list[str]:
         if self.form == "as-is":
             return list(lines)
-        normalizer, tokenizer, _ = self._tools(lang)
-        # lowercase.perl | normalize-punctuation.perl -l lang | tokenizer.perl -l lang, as the
-        # release's files were made; no escaping (&quot; ...): BLEU counts the same tokens either way
-        return [tokenizer.tokenize(normalizer.normalize(line.lower()), escape=False, return_str=True)
-                for line in lines]
+        return published_tokens(lines, lang, self._tools(lang))
 
     def _tools(self, lang):
         if lang not in self._moses:
-            try:
-                from sacremoses import MosesDetokenizer, MosesPunctNormalizer, MosesTokenizer
-            except ImportError:
-                raise ImportError(f"text {self.form!r} needs sacremoses, the Moses tokenizer: "
-                                  "pip install 'minitx[metrics]' (or pip install sacremoses)") from None
-            self._moses[lang] = (MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang),
-                                 MosesDetokenizer(lang=lang))
+            self._moses[lang] = moses_tools(lang)
         return self._moses[lang]

@@ -170,10 +170,14 @@ def evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, pr
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(pairs), desc="translating", unit="sent", leave=False, disable=not progress)
-    hyps, report = translate_sentences(model, src_tok, tgt_tok, [s for s, _ in pairs], beam_size=beam_size,
-                                       length_penalty=length_penalty, progress=bar, text=text, search=search)
+    hyps, report, written = translate_sentences(model, src_tok, tgt_tok, [s for s, _ in pairs], beam_size=beam_size,
+                                                length_penalty=length_penalty, progress=bar, text=text, search=search,
+                                                model_form=True)
     bar.close()
-    scores = bleu_scores(hyps, [t for _, t in pairs], lang if lang is not None and moses_available() else None)
+    # a model that writes the published form is scored on its own tokens (evaluation.moses_bleu)
+    published = written if text is not None and text.form == "moses-lowercase" else None
+    scores = bleu_scores(hyps, [t for _, t in pairs], lang if lang is not None and moses_available() else None,
+                         hypothesis_tokens=published)
     scores.update(report)
     scores["translations"] = hyps
     return scores
@@ -348,8 +352,10 @@ def step_mode(config, device: str) -> tuple:
 
 
 def text_form(config) -> TextForm:
-    """The run's text form (a config.json written before ``text`` existed: as-is)."""
-    return TextForm(config.get("text", "as-is"), config["src_lang"], config["tgt_lang"])
+    """The run's text form (a config.json written before ``text`` existed: as-is); a word
+    tokenizer that lowercases makes its translations lowercase in any form."""
+    return TextForm(config.get("text", "as-is"), config["src_lang"], config["tgt_lang"],
+                    lowercase_output=config["tokenizer"] == "word" and config["lowercase"])
 
 
 def _load_data(config) -> tuple:

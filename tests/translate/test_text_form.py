@@ -60,7 +60,7 @@ def test_an_unknown_form_and_a_missing_sacremoses_are_named(monkeypatch):
     with pytest.raises(ValueError, match="text form 'lower' is not one of as-is, moses-lowercase"):
         TextForm("lower", "de", "en")
     monkeypatch.setitem(sys.modules, "sacremoses", None)
-    with pytest.raises(ImportError, match=r"text 'moses-lowercase' needs sacremoses.*minitx\[metrics\]"):
+    with pytest.raises(ImportError, match=r"the published Multi30k text needs sacremoses.*minitx\[metrics\]"):
         TextForm("moses-lowercase", "de", "en")
     TextForm("as-is", "de", "en")  # needs nothing
 
@@ -114,6 +114,32 @@ def test_a_moses_lowercase_run_learns_lowercase_tokens_and_scores_against_the_co
 def test_a_lowercase_form_says_which_scores_to_read():
     assert TextForm("as-is", "de", "en").score_note() is None
     assert "lowercased and Moses-tokenized scores" in TextForm("moses-lowercase", "de", "en").score_note()
+    # a word tokenizer that lowercases (seed004-small's) writes lowercase translations in any form
+    import minitx.translate.training as training
+
+    word = training.text_form(build_config("seed004-small"))
+    assert word.lowercase and word.score_note().startswith("a lowercasing word tokenizer: the translations are")
+    assert not training.text_form(build_config("cpu-quick")).lowercase
+
+
+@pytest.mark.parametrize("text", ["as-is", "moses-lowercase"])
+def test_the_published_metric_scores_the_tokens_a_moses_lowercase_model_wrote(text, monkeypatch):
+    """evaluate_split hands moses_bleu the model's own tokens where they are the published form;
+    an as-is model's text is cut as the references are."""
+    import minitx.translate.training as training
+
+    from minitx.translate.evaluation import moses_bleu
+
+    written = ["ein hund läuft über die wiese . ein hund", "zwei männer sitzen am strand ."]
+    references = ["Ein Hund läuft über die Wiese.", "Zwei Männer sitzen am Strand."]
+    form = TextForm(text, "en", "de")
+    shown = form.output(written)
+    monkeypatch.setattr(training, "translate_sentences", lambda *args, **kwargs: (shown, {"empty": 0}, written))
+    scores = training.evaluate_split(None, None, None, list(zip(["x", "y"], references)), 1, 0.6, progress=False,
+                                     lang="de", text=form)
+    tokens = written if text == "moses-lowercase" else None
+    assert scores["bleu_moses_lowercase"] == moses_bleu(shown, references, "de", tokens)["bleu_moses_lowercase"]
+    assert scores["signature_moses"].endswith("as the model wrote them") == (text == "moses-lowercase")
 
 
 @pytest.mark.parametrize("text, logged", [("as-is", 11.0), ("moses-lowercase", 22.0)])
