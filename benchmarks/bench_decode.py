@@ -44,7 +44,7 @@ def main(argv=None) -> int:
 
     from minitx.data import load_pairs
     from minitx.translate.evaluation import translate_sentences
-    from minitx.translate.training import load_run
+    from minitx.translate.training import decoding, load_run
 
     config, model, src_tok, tgt_tok = load_run(args.run, args.checkpoint, args.device)
     pairs = load_pairs(args.split, config["src_lang"], config["tgt_lang"], config.get("data_dir"))
@@ -54,8 +54,8 @@ def main(argv=None) -> int:
     for _ in range(args.repeats):
         started = time.perf_counter()
         # every decoding step reads its log-probabilities on the host: no work is left in flight
-        translations, _ = translate_sentences(model, src_tok, tgt_tok, sources, beam_size=beam_size,
-                                              length_penalty=config["length_penalty"])
+        translations, _ = translate_sentences(model, src_tok, tgt_tok, sources,
+                                              **{**decoding(config), "beam_size": beam_size})
         seconds.append(time.perf_counter() - started)
         digests.add(digest(translations))
     if len(digests) > 1:

@@ -50,7 +50,7 @@ def main(argv=None) -> int:
 
     from minitx.data import load_pairs
     from minitx.serialization import read_json
-    from minitx.translate.training import TEST_SPLIT, evaluate_split, load_run, read_run_config
+    from minitx.translate.training import TEST_SPLIT, decoding, evaluate_split, load_run, read_run_config
 
     run = Path(args.run)
     history = [r for r in read_json(run / "history.json", list) if r.get("complete", True)]
@@ -72,8 +72,8 @@ def main(argv=None) -> int:
     def score(epoch):
         record = records[epoch]
         _, model, src_tok, tgt_tok = load_run(run, str(kept[epoch]), args.device)
-        bleu = evaluate_split(model, src_tok, tgt_tok, pairs, config["beam_size"], config["length_penalty"],
-                              progress=False, lang=config["tgt_lang"])["bleu"]
+        bleu = evaluate_split(model, src_tok, tgt_tok, pairs, progress=False, lang=config["tgt_lang"],
+                              **decoding(config))["bleu"]
         scored[epoch] = {"epoch": epoch, "step": record["step"], "seconds": record["seconds"],
                          "val_bleu": record.get("val_bleu"), "test_bleu": bleu}
         val = "-" if record.get("val_bleu") is None else f"{record['val_bleu']:.2f}"

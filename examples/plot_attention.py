@@ -12,15 +12,19 @@ import numpy as np
 
 import minitx
 from minitx.translate.decoding import greedy_decode
-from minitx.translate.training import load_run
+from minitx.translate.training import decoding, load_run
 
 
-def attention_for(model, src_tok, tgt_tok, sentence):
+def attention_for(model, src_tok, tgt_tok, sentence, config):
     """Greedy translation, then one teacher-forced pass over it to read every layer's
-    cross-attention weights [heads, target, source]."""
-    src_ids = src_tok.encode_ids(sentence)
+    cross-attention weights [heads, target, source]; the sentence as the run reads it (its
+    text form; an <eos> at its end where the run's sources have one)."""
+    how = decoding(config)
+    src_ids = src_tok.encode_ids(how["text"].source([sentence])[0])
     if not src_ids:
         raise SystemExit("plot_attention: the sentence is empty")
+    if how["source_eos"]:
+        src_ids.append(src_tok.eos_id)
     src = np.array([src_ids])
     out_ids = greedy_decode(model, src, tgt_tok.bos_id, tgt_tok.eos_id, tgt_tok.pad_id)[0]
     tgt_in = np.array([[tgt_tok.bos_id] + out_ids])
@@ -31,7 +35,7 @@ def attention_for(model, src_tok, tgt_tok, sentence):
     src_labels = [src_tok.vocab.id_to_token(i) for i in src_ids]
     # row t of the weights is the step that predicted output token t (or <eos> at the end)
     tgt_labels = [tgt_tok.vocab.id_to_token(i) for i in out_ids] + ["<eos>"]
-    return [w.numpy()[0] for w in weights], src_labels, tgt_labels, tgt_tok.decode_ids(out_ids)
+    return [w.numpy()[0] for w in weights], src_labels, tgt_labels, how["text"].output([tgt_tok.decode_ids(out_ids)])[0]
 
 
 def main():
@@ -51,8 +55,8 @@ def main():
     except ImportError:
         raise SystemExit('plot_attention needs matplotlib: pip install "minitx[plot]"') from None
 
-    _, model, src_tok, tgt_tok = load_run(args.run, args.checkpoint, device="cpu")
-    layers, src_labels, tgt_labels, translation = attention_for(model, src_tok, tgt_tok, args.sentence)
+    config, model, src_tok, tgt_tok = load_run(args.run, args.checkpoint, device="cpu")
+    layers, src_labels, tgt_labels, translation = attention_for(model, src_tok, tgt_tok, args.sentence, config)
     layer = args.layer % len(layers)
     heads = layers[layer]
     cols = min(4, len(heads))

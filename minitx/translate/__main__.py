@@ -212,33 +212,32 @@ def _config_stamp(run_dir):
 def _use_model(args) -> int:
     from minitx.data import load_pairs
     from minitx.translate.evaluation import report_lines, translate_sentences
-    from minitx.translate.training import checkpoint_path, evaluate_split, load_run, moses_line, text_form
+    from minitx.translate.training import checkpoint_path, decoding, evaluate_split, load_run, moses_line
 
     given = {key: getattr(args, key) for key in ("beam_size", "length_penalty", "beam_search", "device", "data_dir")
              if getattr(args, key, None) is not None}
     validate_config(given, only=given)  # as train validates them, before anything is loaded
     config, model, src_tok, tgt_tok = load_run(args.run, args.checkpoint, args.device)
-    text = text_form(config)
-    # unless given, decode as the run itself does
-    beam_size = args.beam_size if args.beam_size is not None else config["beam_size"]
-    length_penalty = args.length_penalty if args.length_penalty is not None else config["length_penalty"]
-    search = args.beam_search or config["beam_search"]
+    # decoded as the run itself decodes, but for the options given here
+    how = decoding(config)
+    how.update({key: value for key, value in (("beam_size", args.beam_size), ("length_penalty", args.length_penalty),
+                                              ("search", args.beam_search)) if value is not None})
+    text = how["text"]
     if args.command == "translate":
         lines = _read_input(args.input)
-        outputs, report = translate_sentences(model, src_tok, tgt_tok, lines, beam_size=beam_size,
-                                              length_penalty=length_penalty, text=text, search=search)
+        outputs, report = translate_sentences(model, src_tok, tgt_tok, lines, **how)
         for line in outputs:
             print(line)
         for message in report_lines(report, model.max_len):
             print(f"translate: {message}", file=sys.stderr)
         return 0
     pairs = load_pairs(args.split, config["src_lang"], config["tgt_lang"], args.data_dir or config["data_dir"])
-    scores = evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, not args.no_progress,
-                            lang=config["tgt_lang"], text=text, search=search)
+    scores = evaluate_split(model, src_tok, tgt_tok, pairs, progress=not args.no_progress, lang=config["tgt_lang"],
+                            **how)
     for message in report_lines(scores, model.max_len):
         print(f"evaluate: {message}", file=sys.stderr)
     print(f"{args.split} {config['src_lang']}-{config['tgt_lang']} ({checkpoint_path(args.run, args.checkpoint).stem}, "
-          f"beam {beam_size}{', fairseq search' if search == 'fairseq' else ''}): BLEU {scores['bleu']:.2f}")
+          f"beam {how['beam_size']}{', fairseq search' if how['search'] == 'fairseq' else ''}): BLEU {scores['bleu']:.2f}")
     print(f"sacreBLEU signature: {scores['signature']}")
     if text.score_note():
         print(text.score_note())

@@ -7,13 +7,14 @@ from minitx.translate.decoding import beam_search, beam_search_fairseq, default_
 
 
 def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_size=1, length_penalty=0.6,
-                        max_tokens=6000, progress=None, text=None, search="gnmt", model_form=False):
+                        max_tokens=6000, progress=None, text=None, search="gnmt", model_form=False, source_eos=False):
     """Translate a list of sentences; returns (translations, report), and with ``model_form`` the
     translations as the model wrote them too (before ``text`` turned them into text).
 
     ``text``, the run's TextForm (minitx.translate.text; None: as-is), writes each sentence in the
     form the model reads and turns each translation back into text. ``search``: the beam search,
-    'gnmt' (decoding.beam_search) or 'fairseq' (decoding.beam_search_fairseq).
+    'gnmt' (decoding.beam_search) or 'fairseq' (decoding.beam_search_fairseq). ``source_eos``:
+    each source ends with <eos>, as a run with that setting trained (training.encode_pairs).
 
     Sentences are sorted by length and decoded in batches of about ``max_tokens`` source
     tokens. Documented, counted behaviours (in ``report``; ``report_lines`` words them): an
@@ -28,10 +29,10 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
         ids = src_tokenizer.encode_ids(line) if line.strip() else []
         if not line.strip():
             report["empty"] += 1
-        elif len(ids) > limit:
-            ids = ids[:limit]
+        elif len(ids) + source_eos > limit:
+            ids = ids[:limit - source_eos]
             report["truncated"] += 1
-        encoded.append(ids)
+        encoded.append(ids + [src_tokenizer.eos_id] if ids and source_eos else ids)
 
     outputs = [""] * len(sentences)
     order = sorted((i for i, ids in enumerate(encoded) if ids), key=lambda i: len(encoded[i]))

@@ -88,6 +88,7 @@ OPTIONS = {
     "norm_first": (False, "pre-norm layers (LayerNorm before each sublayer) instead of post-norm"),
     "activation": ("relu", "feed-forward activation: 'relu' or 'gelu'"),
     "max_len": (128, "positions of the model, in tokens; longer training pairs are left out"),
+    "source_eos": (False, "end every source sentence with <eos> in the model's input (fairseq's data do)"),
     # optimization
     "optimizer": ("adam", _choices_help(OPTIMIZERS)),
     "lr": (1e-3, "peak learning rate (after warm-up); unused by the 'noam' schedule, which scales by d_model"),
@@ -238,13 +239,14 @@ RECIPES = {
     # Moses-tokenized (the multi30k-wmt18 release's *.lc.norm.tok.* files, BPE learned on them),
     # dropout 0.3 on the embeddings and residual branches only (fairseq's attention and activation
     # dropout are 0), fairseq's Adam epsilon 1e-8 and gradient clipping at 25, fairseq's embeddings
-    # (drawn from N(0, 1/d_model); no bias on the output layer), and fairseq's beam search, its
-    # scores divided by the length (length penalty 1). Their 41.02 (en-de) is the lowercased, Moses-tokenized BLEU
+    # (drawn from N(0, 1/d_model); no bias on the output layer), sources ending in <eos> as
+    # fairseq's data do, and fairseq's beam search, its scores divided by the length (length
+    # penalty 1). Their 41.02 (en-de) is the lowercased, Moses-tokenized BLEU
     # that evaluate prints beside sacreBLEU's; this recipe's and multi30k-tiny's runs are in
     # results/README.md.
     "multi30k-tiny-published": dict(_TINY, text="moses-lowercase", attention_dropout=0.0, activation_dropout=0.0,
                                     eps=1e-8, clip_norm=25.0, embed_init="normal", output_bias=False,
-                                    length_penalty=1.0, beam_search="fairseq"),
+                                    source_eos=True, length_penalty=1.0, beam_search="fairseq"),
 }
 
 
@@ -306,7 +308,7 @@ _POSITIVE_INTS = ("vocab_size", "min_freq", "d_model", "num_heads", "encoder_lay
 _NON_NEGATIVE_INTS = ("warmup_steps", "bleu_every", "save_every", "average_last")
 _OPTIONAL_POSITIVE_INTS = ("max_steps", "bleu_val_sentences", "sync_every")
 _BOOLEANS = ("joint_vocab", "lowercase", "share_embeddings", "tie_output", "output_bias", "norm_first",
-             "keep_epochs")
+             "keep_epochs", "source_eos")
 _OPTIONAL_BOOLEANS = ("static_shapes", "cuda_graphs")  # None: chosen for the device (translate.training.step_mode)
 _PROBABILITIES = ("dropout", "label_smoothing")  # in [0, 1)
 _DEVICES = re.compile(r"auto|cpu|cuda(:0)?")

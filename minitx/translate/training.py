@@ -25,6 +25,7 @@ A new run refuses a directory that already holds one, unless ``overwrite`` delet
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -137,15 +138,20 @@ def build_optimizer(config, model):
     return opt, build_schedule(opt, config, model.d_model)
 
 
-def encode_pairs(pairs, src_tok, tgt_tok):
-    return ([src_tok.encode_ids(s) for s, _ in pairs], [tgt_tok.encode_ids(t) for _, t in pairs])
+def encode_pairs(pairs, src_tok, tgt_tok, source_eos=False):
+    """(source ids, target ids) of the pairs; with ``source_eos`` each source that is not empty
+    ends with <eos>, as the model then reads it."""
+    src = [src_tok.encode_ids(s) for s, _ in pairs]
+    if source_eos:
+        src = [ids + [src_tok.eos_id] if ids else ids for ids in src]
+    return src, [tgt_tok.encode_ids(t) for _, t in pairs]
 
 
-def encode_fitting(pairs, src_tok, tgt_tok, max_len: int) -> tuple:
+def encode_fitting(pairs, src_tok, tgt_tok, max_len: int, source_eos=False) -> tuple:
     """(source ids, target ids, how many pairs were too long, [(index, side)] of the pairs with an
     empty side) of the pairs that fit a model of max_len positions (the target also needs its
     <bos>); side is 0 where the source is empty, else 1. Both kinds are left out."""
-    src, tgt = encode_pairs(pairs, src_tok, tgt_tok)
+    src, tgt = encode_pairs(pairs, src_tok, tgt_tok, source_eos)
     kept, dropped = filter_by_length(src, tgt, max_len, max_tgt_len=max_len - 1)  # (min_len 1: empty too)
     empty = [(i, 0 if not s else 1) for i, (s, t) in enumerate(zip(src, tgt)) if not s or not t]
     return [src[i] for i in kept], [tgt[i] for i in kept], dropped - len(empty), empty
@@ -162,17 +168,17 @@ def validation_loss(model, batches, pad_id) -> float:
 
 
 def evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, progress=True, lang=None,
-                   text=None, search="gnmt") -> dict:
+                   text=None, search="gnmt", source_eos=False) -> dict:
     """Translate a split and score it against its references as the corpus writes them; returns
-    the BLEU dict plus the translations. ``text``: the run's TextForm (None: as-is); ``search``:
-    the beam search (translate_sentences). With ``lang``
-    (the target language) and sacremoses installed, also the published tables' BLEU."""
+    the BLEU dict plus the translations. ``text``: the run's TextForm (None: as-is); ``search``
+    and ``source_eos``: as translate_sentences takes them. With ``lang`` (the target language)
+    and sacremoses installed, also the published tables' BLEU."""
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(pairs), desc="translating", unit="sent", leave=False, disable=not progress)
     hyps, report, written = translate_sentences(model, src_tok, tgt_tok, [s for s, _ in pairs], beam_size=beam_size,
                                                 length_penalty=length_penalty, progress=bar, text=text, search=search,
-                                                model_form=True)
+                                                model_form=True, source_eos=source_eos)
     bar.close()
     # a model that writes the published form is scored on its own tokens (evaluation.moses_bleu)
     published = written if text is not None and text.form == "moses-lowercase" else None
@@ -210,11 +216,12 @@ def _upgrade_saved(config: dict) -> dict:
     defaults (which a new run resolves for its device). One written before activation_dropout
     existed dropped the feed-forward's activations at the rate of dropout (None says so), one
     written before beam_search existed decoded with the gnmt search, and one written before
-    embed_init existed drew its embeddings as every matrix (xavier)."""
+    embed_init or source_eos existed drew its embeddings as every matrix (xavier) and read its
+    sources without <eos>."""
     if config.get("preset") and "built" not in config:
         config = {**config, **preset_settings(config["preset"])}
     return {"precision": "fp32", "static_shapes": False, "attention_kernels": "cuda-cores",
-            "activation_dropout": None, "beam_search": "gnmt", "embed_init": "xavier", **config}
+            "activation_dropout": None, "beam_search": "gnmt", "embed_init": "xavier", "source_eos": False, **config}
 
 
 def _describe_embeddings(config, model) -> str:
@@ -351,6 +358,14 @@ def step_mode(config, device: str) -> tuple:
     return static, graphs, None if lacks is None else f"CUDA graphs off: {lacks}"
 
 
+def decoding(config) -> dict:
+    """How a run's translations are made, as keywords of translate_sentences and evaluate_split:
+    its beam, length penalty and search, its text form, and whether its sources end with <eos>
+    (``config``: as train or load_run gives it, upgraded)."""
+    return dict(beam_size=config["beam_size"], length_penalty=config["length_penalty"],
+                search=config["beam_search"], text=text_form(config), source_eos=config["source_eos"])
+
+
 def text_form(config) -> TextForm:
     """The run's text form (a config.json written before ``text`` existed: as-is); a word
     tokenizer that lowercases makes its translations lowercase in any form."""
@@ -426,9 +441,11 @@ def _build_model_and_optimizer(config, src_tok, tgt_tok, device) -> tuple:
 def _encode_data(config, data, files, src_tok, tgt_tok, model, started) -> dict:
     """The training and validation pairs as ids, those that fit the model's positions (``files``:
     each split's files, _load_data's, named in the log)."""
-    train_src, train_tgt, dropped, empty = encode_fitting(data["train"], src_tok, tgt_tok, model.max_len)
+    fitting = functools.partial(encode_fitting, src_tok=src_tok, tgt_tok=tgt_tok, max_len=model.max_len,
+                                source_eos=config["source_eos"])
+    train_src, train_tgt, dropped, empty = fitting(data["train"])
     # validation batches go through the same positions: a longer pair would not fit the model
-    val_src, val_tgt, val_dropped, val_empty = encode_fitting(data["val"], src_tok, tgt_tok, model.max_len)
+    val_src, val_tgt, val_dropped, val_empty = fitting(data["val"])
     log(f"data: {len(data['train'])} training pairs ({dropped} longer than max_len {model.max_len}"
         f"{_empty_note(empty, files['train'])} left out), "
         f"{len(data['val'])} validation pairs ({val_dropped}{_empty_note(val_empty, files['val'])} left out of the "
@@ -477,7 +494,8 @@ def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src
         if not (config["bleu_every"] and epoch % config["bleu_every"] == 0):
             return {}
         subset = val_pairs[: config["bleu_val_sentences"]] if config["bleu_val_sentences"] else val_pairs
-        scores = evaluate_split(model, src_tok, tgt_tok, subset, 1, 0.6, progress, text=text)
+        scores = evaluate_split(model, src_tok, tgt_tok, subset, progress=progress,
+                                **{**decoding(config), "beam_size": 1, "search": "gnmt"})  # greedy
         # a lowercase run's cased BLEU compares lowercase with cased references: its lowercased one
         return {"val_bleu": scores["bleu_lowercase" if text.lowercase else "bleu"]}
 
@@ -526,8 +544,8 @@ def finish(config, trainer, src_tok, tgt_tok, test_pairs, text, started, progres
     run_dir, model, progress_state = trainer.run_dir, trainer.model, trainer.progress
     chosen, candidates = trainer.choose_final()
     eval_started = time.perf_counter()
-    scores = evaluate_split(model, src_tok, tgt_tok, test_pairs, config["beam_size"], config["length_penalty"],
-                            progress, lang=config["tgt_lang"], text=text, search=config["beam_search"])
+    scores = evaluate_split(model, src_tok, tgt_tok, test_pairs, progress=progress, lang=config["tgt_lang"],
+                            **decoding(config))
     for message in report_lines(scores, model.max_len):
         log(f"{TEST_SPLIT}: {message}")
     example_src, example_ref = test_pairs[0]
@@ -630,7 +648,8 @@ def read_run_config(run_dir) -> dict:
     """The config.json of a translation run, checked as train checks a configuration (after
     the upgrade of an older file): a JSON object of valid settings, the model's all there (a
     file written before a setting existed may lack it; its default stands in). Anything else is
-    a ValueError naming the file and the settings."""
+    a ValueError naming the file and the settings. Returned upgraded (_upgrade_saved): a setting
+    added since the run was made holds the value it ran with."""
     path = Path(run_dir) / "config.json"
     if not path.is_file():
         raise FileNotFoundError(f"{run_dir} is not a minitx translation run (no config.json)")
@@ -645,7 +664,7 @@ def read_run_config(run_dir) -> dict:
         validate_config({**DEFAULTS, **upgraded})
     except ValueError as error:
         raise ValueError(f"{path} is not a run's configuration: {error}") from None
-    return config
+    return upgraded
 
 
 def load_run(run_dir, checkpoint="final", device="auto"):
@@ -655,8 +674,7 @@ def load_run(run_dir, checkpoint="final", device="auto"):
     config = read_run_config(run_dir)
     src_tok = load_tokenizer(run_dir / "tokenizer.src.json")
     tgt_tok = load_tokenizer(run_dir / "tokenizer.tgt.json")
-    model = build_model(_upgrade_saved(config), src_tok.vocab_size, tgt_tok.vocab_size, tgt_tok.pad_id,
-                        resolve_device(device))
+    model = build_model(config, src_tok.vocab_size, tgt_tok.vocab_size, tgt_tok.pad_id, resolve_device(device))
     path = checkpoint_path(run_dir, checkpoint)
     state = load_checkpoint(path, model)
     check_run_files(path, state, config, src_tok, tgt_tok)

@@ -97,6 +97,59 @@ def test_translate_sentences_reads_and_writes_through_the_form():
     assert outputs == ["ein hund, der läuft."]
 
 
+def test_sources_end_with_eos_where_the_run_reads_them_so():
+    """source_eos: training's pairs and translate_sentences' batches both end each source with
+    <eos> (a cut source keeps it, within the model's positions); an empty line stays empty."""
+    from minitx.translate.training import encode_fitting
+
+    class Tokenizer:
+        pad_id, bos_id, eos_id = 0, 1, 2
+
+        def encode_ids(self, text):
+            return [3] * len(text.split())
+
+        def decode_ids(self, ids):
+            return "x"
+
+    class Model:
+        max_len = 4
+
+    tok = Tokenizer()
+    src, tgt, dropped, empty = encode_fitting([("a b", "c"), ("", "c"), ("a b c d", "c")], tok, tok, 4,
+                                              source_eos=True)
+    assert src == [[3, 3, 2]] and dropped == 1 and empty == [(1, 0)]  # (a b c d <eos>: five positions)
+    seen = []
+    import minitx.translate.evaluation as evaluation
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(evaluation, "greedy_decode", lambda model, src, *ids: seen.extend(src.tolist()) or [[5]] * len(src))
+        outputs, report = translate_sentences(Model(), tok, tok, ["a b", "", "a b c d e"], source_eos=True)
+    assert sorted(seen) == sorted([[3, 3, 2, 0], [3, 3, 3, 2]]) and outputs == ["x", "", "x"]
+    assert report["truncated"] == 1 and report["empty"] == 1
+
+
+def test_a_run_with_source_eos_is_evaluated_as_it_was_trained(small_subset_dir, tmp_path, capsys, monkeypatch):
+    """The run's test decoding and evaluate's both read source_eos from the run."""
+    import minitx.translate.evaluation as evaluation
+    import minitx.translate.training as training
+    from minitx.translate.__main__ import main
+
+    asked, real = [], evaluation.translate_sentences
+
+    def spy(*args, **kwargs):
+        asked.append(kwargs.get("source_eos"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "translate_sentences", spy)
+    config = build_config(None, **SMALL, source_eos=True, data_dir=str(small_subset_dir),
+                          output_dir=str(tmp_path / "run"))
+    results = train(config, progress=False)
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["source_eos"] is True
+    assert main(["evaluate", "--run", str(tmp_path / "run"), "--data-dir", str(small_subset_dir), "--no-progress",
+                 "--checkpoint", results["checkpoint"]]) == 0
+    assert f"BLEU {results['bleu']:.2f}" in capsys.readouterr().out
+    assert asked == [True, True]
+
+
 def test_a_moses_lowercase_run_learns_lowercase_tokens_and_scores_against_the_corpus(small_subset_dir, tmp_path):
     config = build_config(None, **SMALL, text="moses-lowercase", data_dir=str(small_subset_dir),
                           output_dir=str(tmp_path / "run"))

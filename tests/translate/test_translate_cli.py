@@ -374,7 +374,7 @@ def test_translate_and_evaluate_decode_as_the_run_does(capsys, tiny_run, subset_
         return ["x"] * len(lines), {"empty": 0, "truncated": 0, "capped": 0}
 
     def fake_evaluate(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, progress=True, lang=None,
-                      text=None, search=None):
+                      text=None, search=None, source_eos=False):
         calls.append((beam_size, length_penalty, search))
         return {"bleu": 1.0, "bleu_lowercase": 2.0, "bleu_tokens_lowercase": 3.0, "signature": "s",
                 "signature_lowercase": "t", "signature_tokens": "u", "empty": 0, "truncated": 0, "capped": 0}

@@ -188,8 +188,8 @@ def test_attention_weights_are_distributions_over_the_source(tiny_model):
     spec = importlib.util.spec_from_file_location("plot_attention_example", REPO / "examples" / "plot_attention.py")
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    _, model, src_tok, tgt_tok = tiny_model
-    layers, src_labels, tgt_labels, translation = example.attention_for(model, src_tok, tgt_tok, SENTENCES[1])
+    config, model, src_tok, tgt_tok = tiny_model
+    layers, src_labels, tgt_labels, translation = example.attention_for(model, src_tok, tgt_tok, SENTENCES[1], config)
     assert len(layers) == model.config["num_decoder_layers"]
     assert len(src_labels) == len(src_tok.encode_ids(SENTENCES[1])) and tgt_labels[-1] == "<eos>"
     assert translation == translate_sentences(model, src_tok, tgt_tok, [SENTENCES[1]])[0][0]

@@ -581,10 +581,11 @@ def test_a_resume_keeps_the_attention_kernels_its_run_chose(tiny_run, tmp_path):
 
 def test_a_run_from_before_newer_settings_still_loads_for_translation(tiny_run, tmp_path):
     """translate and evaluate (load_run) compare config.json with the checkpoint's config after
-    upgrading both: a run older than precision, static_shapes and attention_kernels loads."""
+    upgrading both: a run older than precision, static_shapes and attention_kernels loads, and its
+    configuration comes back with the values it ran with."""
     run_dir = run_from_before(tiny_run, tmp_path / "run", ("precision", "static_shapes", "attention_kernels"))
     loaded, model, _, _ = training.load_run(run_dir, "best", device="cpu")
-    assert "attention_kernels" not in loaded and model is not None
+    assert loaded["attention_kernels"] == "cuda-cores" and loaded["precision"] == "fp32" and model is not None
 
 
 def _script(name, *args):
