@@ -73,6 +73,8 @@ class RunLifecycle:
             allowed = may_change(saved) if callable(may_change) else may_change
             config, self.changes = resume_config(saved, config, self.run_dir, allowed, defaults, extra_keys)
         else:
+            if not overwrite:
+                _refuse_another_kind(self.run_dir, kind, defaults, extra_keys, added_later, upgrade)
             config, self.changes = dict(config), {}
             self.earlier_run = check_new_run(self.run_dir, overwrite, files, patterns, start_files)
         if validate is not None:
@@ -98,6 +100,25 @@ class RunLifecycle:
             trainer.resume()
         trainer.fit()
         return trainer
+
+
+def _refuse_another_kind(run_dir, kind, defaults, extra_keys, added_later, upgrade) -> None:
+    """A new run into a directory that holds another kind of run (a pretraining run's for a
+    translation): refused saying so, where check_new_run's refusal would advise a --resume that
+    _check_saved_keys then refuses. A config.json that cannot be read is left to that refusal."""
+    path = run_dir / "config.json"
+    try:
+        saved = read_saved_config(run_dir, kind) if path.is_file() else None
+    except ValueError:
+        return
+    if not isinstance(saved, dict):
+        return
+    try:
+        _check_saved_keys(path, upgrade(saved) if upgrade is not None else saved, kind, defaults, extra_keys,
+                          added_later)
+    except ValueError as error:
+        raise ValueError(f"{run_dir} already holds a run of another kind: {error} (another --output-dir, or "
+                         "--overwrite to delete its files)") from None
 
 
 def _check_saved_keys(path, saved: dict, kind, defaults, extra_keys, added_later) -> None:

@@ -138,6 +138,16 @@ def test_the_run_commands_name_a_pretraining_run_as_one(command, encoder_run, ca
     assert f"{encoder_run} is a masked-LM pretraining run (python -m minitx.encoder), not a translation run" in err
 
 
+def test_a_new_run_into_another_kind_of_run_says_so_and_advises_no_resume(encoder_run, tiny_run, capsys):
+    """translate train into a pretraining run's directory, and pretrain into a translation run's:
+    refused naming the other kind, without the --resume that the resume would refuse."""
+    for main, argv, run in ((translate_cli.main, ["train", "--output-dir"], encoder_run),
+                            (encoder_cli.main, ["pretrain", "--output-dir"], tiny_run)):
+        code, _, err = invoke(main, [*argv, run, "--no-progress"], capsys)
+        ends_with_a_message(code, err, run)
+        assert "already holds a run of another kind" in err and "--resume" not in err, err
+
+
 @pytest.mark.parametrize("argv, names", [
     (["neighbours", "--run", "E", "-k", "-3"], ["-k"]),
     (["neighbours", "--run", "E", "-k", "0"], ["-k"]),
