@@ -13,7 +13,7 @@
 #                     form gained about 2 BLEU on cpu-quick, the decoding 0.5-0.8 more
 #   base              the paper's base model en->de, 40 epochs, validation BLEU every 5
 #   variants-en-de    multi30k-tiny-published changed one thing at a time, seed 1: wider, twice the
-#   variants-de-en    updates, dropout 0.2, an 8k BPE (each about as much GPU time as 1-4 published runs)
+#   variants-de-en    updates, dropout 0.2, xavier's embeddings (each about as much GPU time as 1-4 published runs)
 # All of SET's runs share the GPU at once (it time-slices between processes: the total is what they
 # would take one after another). CALL is the whole call's seconds (default 550): the runs get SIGINT
 # CALL - 60 seconds after the call began, save last.npz and stop; what they wrote so far is packed into
@@ -84,7 +84,7 @@ EN_DE="--src-lang en --tgt-lang de"
 PUBLISHED="--recipe multi30k-tiny-published"
 variants() {  # variants DIRECTION OPTIONS
   sweep variants-$1 1 4 "wide-$1: $2 --d-model 256 --d-ff 1024" "long-$1: $2 --max-steps 16000 --epochs 600" \
-    "dropout02-$1: $2 --dropout 0.2" "bpe8k-$1: $2 --vocab-size 8000"
+    "dropout02-$1: $2 --dropout 0.2" "xavier-$1: $2 --embed-init xavier"
 }
 for part in $SET; do
   case $part in
