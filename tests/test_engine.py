@@ -562,6 +562,17 @@ def test_backward_takes_pytorchs_arguments_and_fills_only_the_inputs_given():
         results.append(filled)
     for ours, theirs in zip(*results, strict=True):
         np.testing.assert_array_equal(ours, theirs)
+    results = []
+    for lib in (minitx, torch):  # an input's hooks run before its .grad is filled; retain_grad() on the way too
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        h = x * 2
+        m = h * 3
+        m.retain_grad()
+        h.register_hook(lambda g: g * 10)
+        (m * m).sum().backward(inputs=[h, x], retain_graph=True)
+        results.append([h.grad.detach().numpy().copy(), m.grad.detach().numpy().copy(), x.grad.numpy().copy()])
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_array_equal(ours, theirs)
     y = (leaf([1.0]) * 2).sum()
     with pytest.raises(ValueError, match="backward: inputs is empty"):
         y.backward(inputs=[])

@@ -181,6 +181,25 @@ def test_gradcheck_refuses_a_forward_that_writes_its_input():
         check_gradients(lambda t: CubeZeroingItsInput()(t), x)
 
 
+def test_a_buffer_an_op_updates_may_change_as_pytorchs_gradcheck_lets_it():
+    """Batch norm in training updates its running statistics (inputs that require no grad): a
+    correct op, which gradcheck and check_forward pass; only an input that requires grad is guarded."""
+    from minitx.testing import check_forward
+
+    rng = np.random.default_rng(0)
+    x = leaf(rng.standard_normal((6, 3)))
+    mean, var = minitx.tensor(np.zeros(3)), minitx.tensor(np.ones(3))
+
+    def fn(t):
+        return F.batch_norm(t, mean, var, training=True)
+
+    assert gradcheck(fn, x)
+    before = mean.numpy().copy()
+    check_forward(lambda t, m, v: F.batch_norm(t, m, v, training=True),
+                  lambda a, m, v: (a - a.mean(0)) / np.sqrt(a.var(0) + 1e-5), x, mean, var)
+    assert not np.array_equal(mean.numpy(), before)  # (it did update them)
+
+
 class CubeWrongWhenEmpty(Function):
     """y = x^3 whose backward returns a gradient of shape (1,) for an empty x."""
 

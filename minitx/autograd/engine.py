@@ -171,11 +171,14 @@ def _seed(root, grad):
     return grad
 
 
-def backward(root, grad=None, retain_graph=False, inputs=None):
+def backward(root, grad=None, retain_graph=False, inputs=None, fill=False):
     """Accumulate d(root)/d(leaf) into ``leaf.grad`` for every leaf that requires grad; or, given
     ``inputs`` (tensors of the graph, leaves or not), return d(root)/d(input) for each (None
-    where nothing reached it) and leave every .grad as it was (see ``grad`` below). ``root`` may
-    be a list of tensors, ``grad`` then a list of their gradients: one walk from all of them."""
+    where nothing reached it) and leave every .grad as it was (see ``grad`` below); or, with
+    ``inputs`` and ``fill`` (Tensor.backward(inputs=...)), accumulate into the .grad of those
+    inputs only, and of the retain_grad() tensors the walk passes, as PyTorch does: each after
+    its hooks. ``root`` may be a list of tensors, ``grad`` then a list of their gradients: one
+    walk from all of them."""
     if isinstance(root, (list, tuple)):
         roots, seeds = list(root), [None] * len(root) if grad is None else list(grad)
         if len(seeds) != len(roots):
@@ -192,8 +195,8 @@ def backward(root, grad=None, retain_graph=False, inputs=None):
         wanted.setdefault(id(t), []).append(k)
     found = None if inputs is None else [None] * len(inputs)
     with no_grad():  # (a tensor hook's ops, the user's, build no graph: PyTorch's too)
-        _walk(roots, grads, wanted, found, retain_graph)
-    return found
+        _walk(roots, grads, wanted, None if fill else found, retain_graph)
+    return None if fill else found
 
 
 def _leading_to(order, wanted) -> set:
@@ -234,11 +237,14 @@ def _walk(roots, grads, wanted, found, retain_graph):
             before_hooks = g
             if node._hooks:
                 g = _run_tensor_hooks(node, g, user_errstate)
-            if wanted is not None:
+            if found is not None:
                 # a leaf's gradient after its hooks, an intermediate's before them, as PyTorch's autograd.grad
                 seen = g if node._ctx is None else before_hooks
                 for k, place in enumerate(wanted.get(id(node), ())):  # (the engine writes no more into it)
                     found[place] = seen if exclusive and not k else get_array_module(seen).array(seen, copy=True)
+            elif wanted is not None:  # backward(inputs=...): those, and the retain_grad() tensors on the way
+                if id(node) in wanted or node._retains_grad and node._ctx is not None:
+                    node._accumulate_grad(g, exclusive=exclusive and node._ctx is None)
             elif node._ctx is None or node._retains_grad:
                 # a leaf may keep an owned sum as its .grad; a node that goes on to its op's backward copies
                 node._accumulate_grad(g, exclusive=exclusive and node._ctx is None)

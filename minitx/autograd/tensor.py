@@ -275,8 +275,9 @@ class Tensor:
         """Fill ``.grad`` of every leaf this tensor depends on (see minitx.autograd.engine), with
         PyTorch's arguments: ``gradient`` (or ``grad``), the output's gradient (None for a
         one-element tensor: 1); ``retain_graph`` keeps the graph for another backward; ``inputs``
-        (a tensor or a sequence of them, leaves or not) fills the ``.grad`` of those only, and the
-        walk stops at them. ``create_graph=True`` is refused: minitx's backward records no graph
+        (a tensor or a sequence of them, leaves or not) fills the ``.grad`` of those only (after
+        their hooks; a tensor given twice once) and of the retain_grad() tensors on the way, as
+        PyTorch's, and the walk stops at them. ``create_graph=True`` is refused: minitx's backward records no graph
         of itself, so there are no higher derivatives."""
         if grad is not None:
             if gradient is not None:
@@ -295,10 +296,7 @@ class Tensor:
             if not isinstance(t, Tensor) or not t.requires_grad:
                 raise RuntimeError(f"backward: input {k} does not require grad (a {type(t).__name__}); inputs are "
                                    "tensors whose .grad is to be filled")
-        unique = list({id(t): t for t in inputs}.values())  # (a tensor given twice gets its gradient once)
-        for t, g in zip(unique, _run_backward(self, gradient, retain_graph=bool(retain_graph), inputs=unique)):
-            if g is not None:
-                t._accumulate_grad(g, exclusive=True)
+        _run_backward(self, gradient, retain_graph=bool(retain_graph), inputs=inputs, fill=True)
 
     def _accumulate_grad(self, g, exclusive: bool = False) -> None:
         """Add g into .grad, which has this tensor's dtype (whatever g's) unless one of another

@@ -123,8 +123,10 @@ def _check_options(eps, atol, rtol, full_jacobian_limit, directions):
 
 def _unwritten(fn, inputs):
     """fn's output shape and the name of its last op, after checking that fn's forward wrote
-    into none of its tensor inputs: every later value would be taken at the written values."""
-    before = [(k, t.data.copy()) for k, t in enumerate(inputs) if isinstance(t, Tensor)]
+    into none of the inputs it is differentiated in (those that require grad): every later value
+    would be taken at the written values. A buffer an op updates (batch norm's running
+    statistics, which require no grad) may change, as PyTorch's gradcheck lets it."""
+    before = [(k, t.data.copy()) for k, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     out = fn(*inputs)  # recorded, for its op's name
     if not isinstance(out, Tensor):
         raise TypeError(f"gradcheck: fn must return a Tensor, got {type(out).__name__}")
@@ -135,7 +137,7 @@ def _unwritten(fn, inputs):
             raise GradcheckError(f"gradcheck: fn's forward wrote into input {k} (fn's last op: {name}): element "
                                  f"{where} was {float(backend.to_numpy(b)[where]):.10g}, is now "
                                  f"{float(backend.to_numpy(inputs[k].data)[where]):.10g}; an op must not change "
-                                 "its inputs")
+                                 "an input it is differentiated in")
     return out.shape, name
 
 
