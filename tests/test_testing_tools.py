@@ -700,6 +700,8 @@ def test_op_case_takes_integer_and_bool_outputs_its_references_return():
         run_case(op_case(lambda x: x > 0, arg(), torch=lambda t: (t > 0).long()))
     with pytest.raises(AssertionError, match="op_case of <lambda>: output dtype float32 from float64 inputs"):
         run_case(op_case(lambda x: x.float(), arg(), numpy=lambda a: a, gradcheck=False))
+    with pytest.raises(AssertionError, match="op_case of <lambda>: output dtype float64, but the reference returns bool"):
+        run_case(op_case(lambda x, y: (x > y).double(), arg(), arg(), numpy=np.greater, gradcheck=False))
 
 
 def test_strategies_without_hypothesis_say_how_to_install_it(monkeypatch):

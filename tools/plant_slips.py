@@ -193,6 +193,9 @@ SLIPS = [
     Slip("a new run into another kind of run's directory is advised to --resume", 'minitx/train/lifecycle.py',
          '            if not overwrite:\n                _refuse_another_kind(', '            if False:\n                _refuse_another_kind(',
          ('tests/translate/test_cli_walk.py',)),
+    Slip("op_case: a float output taken where the references return bool", 'minitx/testing/factory.py',
+         '                if dtype.kind in "biu":  # (a comparison', '                if False:  # (a comparison',
+         ('tests/test_testing_tools.py',)),
 ]
 
 

@@ -185,13 +185,18 @@ class OpCase:
             check_gradients(fn, *inputs, **self.gradcheck_kwargs)
 
     def _check_dtype(self, out, inputs, reference_dtypes):
-        """A floating output is float64 when the float inputs are; an integer or bool output is
-        one only where the references return one of the same kind (as argmax and comparisons do)."""
+        """A floating output is float64 when the float inputs are, and only where the references
+        return floats; an integer or bool output is one only where the references return one of
+        the same kind (as argmax and comparisons do)."""
         floats = [t for t in inputs if isinstance(t, Tensor) and backend.is_floating(t.dtype)]
         if backend.is_floating(out.dtype):
             if floats and all(t.dtype == np.float64 for t in floats) and out.dtype != np.float64:
                 raise AssertionError(f"op_case of {self.name}: output dtype {out.dtype.name} from float64 inputs, "
                                      "expected float64")
+            for dtype in reference_dtypes:
+                if dtype.kind in "biu":  # (a comparison returning 0.0 and 1.0 where its references say bool)
+                    raise AssertionError(f"op_case of {self.name}: output dtype {out.dtype.name}, but the reference "
+                                         f"returns {dtype.name}")
             return
         kind = "bool" if out.dtype == np.bool_ else "integer"
         for dtype in reference_dtypes:
