@@ -212,7 +212,7 @@ def _config_stamp(run_dir):
 def _use_model(args) -> int:
     from minitx.data import load_pairs
     from minitx.translate.evaluation import report_lines, translate_sentences
-    from minitx.translate.training import checkpoint_path, decoding, evaluate_split, load_run, moses_line
+    from minitx.translate.training import checkpoint_path, decoding, evaluate_split, load_run, moses_line, runs_data_dir
 
     given = {key: getattr(args, key) for key in ("beam_size", "length_penalty", "beam_search", "device", "data_dir")
              if getattr(args, key, None) is not None}
@@ -231,7 +231,8 @@ def _use_model(args) -> int:
         for message in report_lines(report, model.max_len):
             print(f"translate: {message}", file=sys.stderr)
         return 0
-    pairs = load_pairs(args.split, config["src_lang"], config["tgt_lang"], args.data_dir or config["data_dir"])
+    data_dir = args.data_dir if args.data_dir is not None or config["data_dir"] is None else runs_data_dir(config)
+    pairs = load_pairs(args.split, config["src_lang"], config["tgt_lang"], data_dir)
     scores = evaluate_split(model, src_tok, tgt_tok, pairs, progress=not args.no_progress, lang=config["tgt_lang"],
                             **how)
     for message in report_lines(scores, model.max_len):

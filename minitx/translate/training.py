@@ -264,7 +264,7 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     run.config = config
     started = time.perf_counter()
     # everything that can fail (data, tokenizers, model) comes before the run directory is touched
-    data, files = _load_data(config)
+    data, files = _load_data(config, from_run=resume and "data_dir" not in run.changes)
     check_data(config, data, files, run.run_dir if resume else None)
     text = text_form(config)
     learned = {split: text.pairs(data[split]) for split in ("train", "val")}  # what the model reads and writes
@@ -373,17 +373,32 @@ def text_form(config) -> TextForm:
                     lowercase_output=config["tokenizer"] == "word" and config["lowercase"])
 
 
-def _load_data(config) -> tuple:
+def _load_data(config, from_run=False) -> tuple:
     """({split: pairs}, {split: (source file, target file)}) of the train, val and test splits:
     the test split too, so that a damaged test file is an error before training, not after it.
-    Logs the directory they were read from."""
+    Logs the directory they were read from. config["data_dir"] is made absolute, so that the run
+    finds it again from another directory; ``from_run``: it is the resumed run's own (config.json's),
+    not given to this command."""
+    if config["data_dir"] is not None:
+        config["data_dir"] = str((runs_data_dir(config) if from_run else Path(config["data_dir"]).expanduser()).resolve())
     langs = config["src_lang"], config["tgt_lang"]
     files = {split: ensure_files(name, langs, config["data_dir"])
              for split, name in (("train", "train"), ("val", "val"), ("test", TEST_SPLIT))}
     data = {split: read_pairs(split, paths) for split, paths in files.items()}
     directories = sorted({str(path.parent) for paths in files.values() for path in paths})
-    log(f"data: read from {', '.join(directories)} ({_data_source(config['data_dir'], directories)})")
+    log(f"data: read from {', '.join(directories)} ({_data_source(config['data_dir'], directories, from_run)})")
     return data, files
+
+
+def runs_data_dir(config) -> Path:
+    """The data_dir a run's config.json names, where a command given no --data-dir reads: a
+    directory no longer there (moved, or named relative to where the run was started) is an error
+    that says what to do."""
+    directory = Path(config["data_dir"]).expanduser()
+    if not directory.is_dir():
+        raise FileNotFoundError(f"the run's data directory {directory} (data_dir in its config.json) is not there "
+                                f"(from {Path.cwd()}); give --data-dir where its Multi30k files are now")
+    return directory
 
 
 def data_digest(pairs) -> str:
@@ -406,11 +421,13 @@ def check_data(config, data, files, resumed_dir=None) -> None:
             "recorded one), so the data read now cannot be checked against it; it is recorded from now on")
     elif resumed_dir is not None:
         differ = [split for split in digests if saved.get(split) != digests[split]]
+        # (a run with a data_dir reads there only: the environment's directory is not looked at)
+        how = "--data-dir" if config["data_dir"] is not None else f"--data-dir, or ${DATA_DIR_ENV}"
         if differ:
             raise ValueError(f"cannot resume {resumed_dir}: it was trained on other data. " + "; ".join(
                 f"The {split} pairs read now have SHA-256 {digests[split]} ({read_from[split]}); the run's have "
                 f"{saved.get(split)} ({saved_from.get(split, 'files not recorded')}, in config.json)"
-                for split in differ) + ". Give the run's data (--data-dir, or $MINITX_DATA_DIR), or start a new run")
+                for split in differ) + f". Give the run's data ({how}), or start a new run")
         for split in digests:
             if saved_from.get(split) not in (None, read_from[split]):
                 log(f"resume: the {split} pairs are read from {read_from[split]}, the run read them from "
@@ -418,10 +435,10 @@ def check_data(config, data, files, resumed_dir=None) -> None:
     config["data_sha256"], config["data_read_from"] = digests, read_from
 
 
-def _data_source(data_dir, directories) -> str:
+def _data_source(data_dir, directories, from_run=False) -> str:
     """How the data directory was chosen (multi30k's search order), for the log."""
     if data_dir is not None:
-        return "--data-dir"
+        return "the run's data_dir" if from_run else "--data-dir"
     env = os.environ.get(DATA_DIR_ENV)
     if env and directories == [str(Path(env).expanduser())]:
         return f"${DATA_DIR_ENV}"

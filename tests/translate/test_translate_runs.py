@@ -213,6 +213,38 @@ def test_a_resume_refuses_other_data_naming_both_digests(small_subset_dir, tmp_p
     assert f"the train pairs are read from {other / 'train.de.gz'}" in capsys.readouterr().err
 
 
+def test_a_relative_data_dir_is_recorded_whole_and_a_moved_one_is_named(small_subset_dir, tmp_path, monkeypatch,
+                                                                       capsys):
+    """--data-dir relative to where the run started is recorded absolute (evaluate and a resume
+    from elsewhere find it); a run's data_dir no longer there is an error that says to give
+    --data-dir, and other data under a data_dir is refused advising --data-dir alone."""
+    from minitx.translate.__main__ import main
+
+    data = tmp_path / "data"
+    shutil.copytree(small_subset_dir, data)
+    run_dir = tmp_path / "run"
+    monkeypatch.chdir(tmp_path)
+    training.train(small_config("data", run_dir, max_steps=1), progress=False)
+    assert json.loads((run_dir / "config.json").read_text())["data_dir"] == str(data)
+    monkeypatch.chdir(run_dir)
+    assert main(["evaluate", "--run", str(run_dir), "--no-progress"]) == 0
+    data.rename(tmp_path / "moved")
+    capsys.readouterr()
+    for argv in (["evaluate", "--run", str(run_dir), "--no-progress"],
+                 ["train", "--output-dir", str(run_dir), "--resume", "--max-steps", "2", "--no-progress"]):
+        assert main(argv) == 2
+        assert (f"the run's data directory {data} (data_dir in its config.json) is not there (from {run_dir}); "
+                "give --data-dir where its Multi30k files are now") in capsys.readouterr().err
+    (tmp_path / "moved").rename(data)
+    from minitx.data.multi30k import read_lines
+    from translate_kit import write_gz_lines
+
+    lines = read_lines(data / "train.en.gz")
+    write_gz_lines(data / "train.en.gz", lines[:-1] + ["A different last sentence."])
+    with pytest.raises(ValueError, match=r"trained on other data.*Give the run's data \(--data-dir\), or start"):
+        training.train({"output_dir": str(run_dir), "max_steps": 2}, resume=True, progress=False)
+
+
 def test_a_run_saved_before_data_digests_resumes_and_records_one(small_subset_dir, tmp_path, capsys):
     run_dir = tmp_path / "run"
     training.train(small_config(small_subset_dir, run_dir, max_steps=1), progress=False)
