@@ -46,6 +46,30 @@ def _one_line(error) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
+def config_stamp(run_dir):
+    """(inode, modification time) of run_dir's config.json, or None: a run's start writes it
+    anew (an atomic rename: a new inode), so a changed stamp says this command wrote it."""
+    from pathlib import Path  # noqa: PLC0415
+
+    try:
+        stat = (Path(run_dir) / "config.json").stat()
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns
+
+
+def resume_line(prog: str, command: str, run_dir, resumed: bool, stamp_before) -> str | None:
+    """The command that continues a training run this command was stopped in, or None where there
+    is none: no config.json (a start stopped before it wrote one: a new run starts there), or the
+    config.json an earlier run left, a new run (not ``resumed``) having stopped before writing
+    its own (``stamp_before``: config_stamp when the command began)."""
+    if run_dir is None or config_stamp(run_dir) is None:
+        return None
+    if not resumed and config_stamp(run_dir) == stamp_before:
+        return None
+    return command_line(prog, command, "--output-dir", run_dir, "--resume")
+
+
 def command_line(prog: str, *words) -> str:
     """A command line to show the user, each word quoted where the shell needs it."""
     return " ".join([prog, *(shlex.quote(str(w)) for w in words)])

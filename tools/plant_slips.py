@@ -200,6 +200,11 @@ SLIPS = [
          '        config["data_dir"] = str((runs_data_dir(config) if from_run else Path(config["data_dir"]).expanduser()).resolve())',
          '        config["data_dir"] = str(runs_data_dir(config) if from_run else config["data_dir"])',
          ('tests/translate/test_translate_runs.py',)),
+    Slip("a pretraining resume trains on other data unseen", 'minitx/encoder/pretraining.py',
+         '    check_data(config, {"train": train_text, "val": val_text}', '    (lambda *args: None)(config, {"train": train_text, "val": val_text}',
+         ('tests/encoder/test_encoder_app.py',)),
+    Slip("a pretraining start interrupted before config.json leaves a directory no run takes", 'minitx/encoder/pretraining.py',
+         'start_files=("tokenizer.json",))', 'start_files=())', ('tests/encoder/test_encoder_app.py',)),
 ]
 
 

@@ -69,11 +69,12 @@ def main(argv=None) -> int:
     near.add_argument("--side", default="src", choices=("src", "tgt"), help="translation runs: which embedding")
 
     args = parser.parse_args(argv)
+    args.config_before = cli.config_stamp(args.output_dir) if args.command == "pretrain" else None
 
     def continue_with():  # only pretraining leaves a run to continue
-        if args.command == "pretrain":
-            return cli.command_line(parser.prog, "pretrain", "--output-dir", args.output_dir, "--resume")
-        return None
+        if args.command != "pretrain":
+            return None
+        return cli.resume_line(parser.prog, "pretrain", args.output_dir, args.resume, args.config_before)
 
     return cli.run_command(parser.prog, args.command, lambda: _run(args), continue_with)
 

@@ -22,14 +22,14 @@ import numpy as np
 
 import minitx
 from minitx import amp, cli, optim
-from minitx.data import BPETokenizer, load_tokenizer
-from minitx.encoder.data import EncoderVocab, fit, load_sentences, mlm_batches
+from minitx.data import BPETokenizer, ensure_files, load_tokenizer
+from minitx.encoder.data import LANGS, EncoderVocab, fit, load_sentences, mlm_batches
 from minitx.nn.encoder import IGNORE_INDEX, EncoderModel, MaskedLanguageModel
 from minitx.backend import resolve_device
 from minitx.serialization import read_json
 from minitx.sync import GPU_SYNC_EVERY
-from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, json_safe, load_checkpoint, log,
-                          write_json)
+from minitx.train import (DATA_KEYS, TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, check_data, json_safe,
+                          load_checkpoint, log, write_json)
 
 MODEL_KEYS = ("d_model", "num_heads", "num_layers", "d_ff", "dropout", "max_len", "activation", "norm_first")
 
@@ -129,14 +129,17 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     may then hold only some keys, and any of them that differs from the saved value must be in
     RESUME_MAY_CHANGE."""
     run = RunLifecycle(output_dir, config, kind="pretraining", resume=resume, overwrite=overwrite, defaults=DEFAULTS,
-                       may_change=RESUME_MAY_CHANGE, validate=_validate, files=RUN_FILES, patterns=TRAINER_PATTERNS,
-                       added_later=ADDED_LATER)
+                       extra_keys=DATA_KEYS, may_change=RESUME_MAY_CHANGE, validate=_validate, files=RUN_FILES,
+                       patterns=TRAINER_PATTERNS, added_later=ADDED_LATER, start_files=("tokenizer.json",))
     config, run_dir, device = run.config, run.run_dir, run.device
     started = time.perf_counter()
 
     # everything that can fail (data, tokenizer, model) comes before the run directory is touched
     train_text = load_sentences("train", config["data_dir"])
     val_text = load_sentences("val", config["data_dir"])
+    read_from = {split: ", ".join(str(path) for path in ensure_files(split, LANGS, config["data_dir"], download=False))
+                 for split in ("train", "val")}
+    check_data(config, {"train": train_text, "val": val_text}, read_from, run_dir if resume else None)
     tokenizer_path = run_dir / "tokenizer.json"
     tokenizer = load_tokenizer(tokenizer_path) if resume else BPETokenizer.train(train_text, config["vocab_size"])
     minitx.manual_seed(config["seed"])
@@ -195,16 +198,19 @@ def load_pretrained(run_dir, device="cpu"):
     """(config, MaskedLanguageModel, EncoderVocab) of a pretraining run: its model after the
     last step (last.npz)."""
     run_dir = Path(run_dir)
-    if (run_dir / "tokenizer.src.json").exists():
-        raise ValueError(f"{run_dir} is a translation run; give a pretraining run (python -m minitx.encoder pretrain)")
     if not (run_dir / "config.json").exists():
         raise FileNotFoundError(f"{run_dir} is not a pretraining run (no config.json)")
     config = read_json(run_dir / "config.json")
+    # (told by its configuration: a translation run's tokenizer files may be left beside a pretraining
+    # run that --overwrite started in its directory)
+    if isinstance(config, dict) and "mask_prob" not in config and (run_dir / "tokenizer.src.json").exists():
+        raise ValueError(f"{run_dir} is a translation run; give a pretraining run (python -m minitx.encoder pretrain)")
     missing = sorted(set(DEFAULTS) - set(config) - set(ADDED_LATER))
-    if missing or set(config) - set(DEFAULTS):
+    unknown = sorted(set(config) - set(DEFAULTS) - set(DATA_KEYS))
+    if missing or unknown:
         raise ValueError(f"{run_dir / 'config.json'} is not a pretraining run's configuration (it lacks "
-                         f"{missing} or holds {sorted(set(config) - set(DEFAULTS))})")
-    config = {**DEFAULTS, **config}
+                         f"{missing} or holds {unknown})")
+    config = {key: value for key, value in {**DEFAULTS, **config}.items() if key not in DATA_KEYS}
     try:
         _validate(config)
     except ValueError as error:

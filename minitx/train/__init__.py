@@ -80,9 +80,10 @@ from minitx.serialization import write_json
 from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint
 from minitx.train.lifecycle import RunLifecycle
 from minitx.train.loop import MicroBatches, Trainer, TrainingInterrupted, mean_loss, stop_reason, train_step
-from minitx.train.rundir import (TRAINER_FILES, TRAINER_PATTERNS, check_new_run, json_safe, log, read_saved_config,
-                                 resume_config, run_files, start_new_run)
+from minitx.train.rundir import (DATA_KEYS, TRAINER_FILES, TRAINER_PATTERNS, check_data, check_new_run, data_digest,
+                                 json_safe, log, read_saved_config, resume_config, run_files, start_new_run)
 
 __all__ = ["RunLifecycle", "Trainer", "TrainingInterrupted", "train_step", "MicroBatches", "stop_reason", "mean_loss", "save_checkpoint", "load_checkpoint",
            "average_checkpoints", "write_json", "check_new_run", "start_new_run", "read_saved_config", "resume_config",
-           "run_files", "json_safe", "log", "TRAINER_FILES", "TRAINER_PATTERNS"]
+           "run_files", "json_safe", "log", "TRAINER_FILES", "TRAINER_PATTERNS", "check_data", "data_digest",
+           "DATA_KEYS"]

@@ -11,6 +11,8 @@ harmless (how long to run, how often to save, where to run) may take new values.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 from pathlib import Path
 
@@ -138,3 +140,44 @@ def resume_config(saved: dict, given: dict, run_dir, may_change, defaults: dict,
     for key, value in defaults.items():
         config.setdefault(key, value)  # a run saved before the key existed
     return config, changes
+
+
+#: what check_data records in a run's configuration (an application lists them among its keys)
+DATA_KEYS = ("data_sha256", "data_read_from")
+
+
+def data_digest(examples) -> str:
+    """SHA-256 of a split's examples as read (sentence pairs, or sentences; as JSON, so no
+    sentence's characters can pass for the boundary between two). The examples, not the .gz
+    files: the same text gzipped again, or saved with \\r\\n line ends, is the same data, and a run
+    trains on it alike."""
+    return hashlib.sha256(json.dumps(examples, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def check_data(config, data: dict, read_from: dict, resumed_dir=None) -> None:
+    """Record in ``config`` the digest of each split of ``data`` ({split: examples}: the
+    training and validation data; data_sha256) and where each was read (``read_from``, {split:
+    the files}; data_read_from). A resumed run (``resumed_dir``) must read the data it was trained
+    on: other data is a ValueError naming both digests and where each was read; a run saved
+    before runs recorded digests is resumed unchecked, and says so."""
+    from minitx.data import DATA_DIR_ENV  # noqa: PLC0415 (the data package is the applications')
+
+    digests = {split: data_digest(examples) for split, examples in data.items()}
+    saved, saved_from = config.get("data_sha256"), config.get("data_read_from") or {}
+    if resumed_dir is not None and saved is None:
+        log(f"resume: {resumed_dir / 'config.json'} records no digest of the run's data (it was saved before runs "
+            "recorded one), so the data read now cannot be checked against it; it is recorded from now on")
+    elif resumed_dir is not None:
+        differ = [split for split in digests if saved.get(split) != digests[split]]
+        # (a run with a data_dir reads there only: the environment's directory is not looked at)
+        how = "--data-dir" if config.get("data_dir") is not None else f"--data-dir, or ${DATA_DIR_ENV}"
+        if differ:
+            raise ValueError(f"cannot resume {resumed_dir}: it was trained on other data. " + "; ".join(
+                f"The {split} data read now have SHA-256 {digests[split]} ({read_from[split]}); the run's have "
+                f"{saved.get(split)} ({saved_from.get(split, 'files not recorded')}, in config.json)"
+                for split in differ) + f". Give the run's data ({how}), or start a new run")
+        for split in digests:
+            if saved_from.get(split) not in (None, read_from[split]):
+                log(f"resume: the {split} data are read from {read_from[split]}, the run read them from "
+                    f"{saved_from[split]}: the same data (SHA-256 {digests[split]})")
+    config["data_sha256"], config["data_read_from"] = digests, dict(read_from)

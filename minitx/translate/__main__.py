@@ -16,7 +16,6 @@ import argparse
 import io
 import json
 import sys
-from pathlib import Path
 
 from minitx import cli
 from minitx.translate.recipes import CHOICES, DEFAULTS, HELP, RECIPES, build_config, validate_config
@@ -143,11 +142,8 @@ def main(argv=None) -> int:
 
     def continue_with():  # the resume command, where an interrupted train left a run to continue
         run_dir = getattr(args, "run_dir", None)
-        if run_dir is None or _config_stamp(run_dir) is None:
-            return None  # no config.json: nothing to resume (a new run starts there)
-        if not args.resume and _config_stamp(run_dir) == args.config_before:
-            return None  # a new run stopped before it wrote its config.json: the one there is an earlier run's
-        return cli.command_line(parser.prog, "train", "--output-dir", run_dir, "--resume")
+        return None if run_dir is None else cli.resume_line(parser.prog, "train", run_dir, args.resume,
+                                                            args.config_before)
 
     return cli.run_command(parser.prog, args.command, lambda: _run(args), continue_with)
 
@@ -179,7 +175,7 @@ def _run(args) -> int:
                 config["recipe"] = args.recipe
         else:
             config = build_config(args.recipe or DEFAULT_RECIPE, **overrides)  # (train validates it, once)
-        args.run_dir, args.config_before = config["output_dir"], _config_stamp(config["output_dir"])
+        args.run_dir, args.config_before = config["output_dir"], cli.config_stamp(config["output_dir"])
         run_training(config, resume=args.resume, progress=not args.no_progress, overwrite=args.overwrite)
         return 0
     return _use_model(args)
@@ -197,16 +193,6 @@ def _read_input(name) -> list:
 
     text = utf8_text(data, "stdin" if name == "-" else name)
     return [line.rstrip("\r\n") for line in io.StringIO(text, newline=None)]  # (lines as a text file reads them)
-
-
-def _config_stamp(run_dir):
-    """(inode, modification time) of run_dir's config.json, or None: a run's start writes it
-    anew (an atomic rename: a new inode), so a changed stamp says this command wrote it."""
-    try:
-        stat = (Path(run_dir) / "config.json").stat()
-    except OSError:
-        return None
-    return stat.st_ino, stat.st_mtime_ns
 
 
 def _use_model(args) -> int:

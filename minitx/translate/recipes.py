@@ -17,6 +17,7 @@ from minitx.data import BPETokenizer, WordTokenizer
 from minitx.data.multi30k import LANGUAGES
 from minitx.nn.transformer import PRESETS, Transformer
 from minitx.sync import GPU_SYNC_EVERY
+from minitx.train import DATA_KEYS
 from minitx.translate.text import TEXT_FORMS
 
 # The choices of the configuration, each one table: name -> (what it builds, one line of help).
@@ -301,7 +302,7 @@ def build_config(recipe: str | None = None, **overrides) -> dict:
 # keys a configuration may hold besides DEFAULTS': the recipe's name, and what a run recorded: 'built'
 # (the model built), data_sha256 (the SHA-256 of the training and validation pairs it trains on, which a
 # resume must read again) and data_read_from (their files)
-EXTRA_KEYS = ("recipe", "built", "data_sha256", "data_read_from")
+EXTRA_KEYS = ("recipe", "built", *DATA_KEYS)
 
 _POSITIVE_INTS = ("vocab_size", "min_freq", "d_model", "num_heads", "encoder_layers", "decoder_layers", "d_ff",
                   "max_len", "max_tokens", "epochs", "beam_size", "accumulate")

@@ -41,8 +41,8 @@ from minitx.data import (DATA_DIR_ENV, BPETokenizer, WordTokenizer, batch_by_tok
 from minitx.nn import Transformer
 from minitx.serialization import load, read_json
 from minitx.sync import GPU_SYNC_EVERY
-from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, TrainingInterrupted, json_safe,
-                          load_checkpoint, log, mean_loss, write_json)
+from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, TrainingInterrupted, check_data,
+                          json_safe, load_checkpoint, log, mean_loss, write_json)
 from minitx.translate.evaluation import (MOSES_HINT, bleu_scores, moses_available, report_lines,
                                         translate_sentences)
 from minitx.translate.text import TextForm
@@ -265,7 +265,9 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     started = time.perf_counter()
     # everything that can fail (data, tokenizers, model) comes before the run directory is touched
     data, files = _load_data(config, from_run=resume and "data_dir" not in run.changes)
-    check_data(config, data, files, run.run_dir if resume else None)
+    check_data(config, {split: data[split] for split in ("train", "val")},
+               {split: ", ".join(str(path) for path in files[split]) for split in ("train", "val")},
+               run.run_dir if resume else None)
     text = text_form(config)
     learned = {split: text.pairs(data[split]) for split in ("train", "val")}  # what the model reads and writes
     tokenizers = load_run_tokenizers(config, run.run_dir) if resume else build_tokenizers(config, learned["train"])
@@ -399,40 +401,6 @@ def runs_data_dir(config) -> Path:
         raise FileNotFoundError(f"the run's data directory {directory} (data_dir in its config.json) is not there "
                                 f"(from {Path.cwd()}); give --data-dir where its Multi30k files are now")
     return directory
-
-
-def data_digest(pairs) -> str:
-    """SHA-256 of sentence pairs as read (as JSON, so no sentence's characters can pass for the
-    boundary between two). The pairs, not the .gz files: the same text gzipped again, or saved
-    with \\r\\n line ends, is the same data, and a run trains on it alike."""
-    return hashlib.sha256(json.dumps(pairs, ensure_ascii=False).encode("utf-8")).hexdigest()
-
-
-def check_data(config, data, files, resumed_dir=None) -> None:
-    """Record in ``config`` the digests of the training and validation pairs (data_sha256) and
-    the files they were read from (data_read_from). A resumed run (``resumed_dir``) must read the
-    pairs it was trained on: other data is a ValueError naming both digests and where each was
-    read; a run saved before runs recorded digests is resumed unchecked, and says so."""
-    digests = {split: data_digest(data[split]) for split in ("train", "val")}
-    read_from = {split: ", ".join(str(path) for path in files[split]) for split in digests}
-    saved, saved_from = config.get("data_sha256"), config.get("data_read_from") or {}
-    if resumed_dir is not None and saved is None:
-        log(f"resume: {resumed_dir / 'config.json'} records no digest of the run's data (it was saved before runs "
-            "recorded one), so the data read now cannot be checked against it; it is recorded from now on")
-    elif resumed_dir is not None:
-        differ = [split for split in digests if saved.get(split) != digests[split]]
-        # (a run with a data_dir reads there only: the environment's directory is not looked at)
-        how = "--data-dir" if config["data_dir"] is not None else f"--data-dir, or ${DATA_DIR_ENV}"
-        if differ:
-            raise ValueError(f"cannot resume {resumed_dir}: it was trained on other data. " + "; ".join(
-                f"The {split} pairs read now have SHA-256 {digests[split]} ({read_from[split]}); the run's have "
-                f"{saved.get(split)} ({saved_from.get(split, 'files not recorded')}, in config.json)"
-                for split in differ) + f". Give the run's data ({how}), or start a new run")
-        for split in digests:
-            if saved_from.get(split) not in (None, read_from[split]):
-                log(f"resume: the {split} pairs are read from {read_from[split]}, the run read them from "
-                    f"{saved_from[split]}: the same pairs (SHA-256 {digests[split]})")
-    config["data_sha256"], config["data_read_from"] = digests, read_from
 
 
 def _data_source(data_dir, directories, from_run=False) -> str:

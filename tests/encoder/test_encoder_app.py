@@ -155,6 +155,52 @@ def test_runs_refuse_what_would_change_them(data_dir, tmp_path):
         pretraining.build_config("tiny", layers=3)
 
 
+def test_a_resume_refuses_other_data_and_an_interrupted_start_leaves_a_directory_a_run_takes(data_dir, tmp_path,
+                                                                                              monkeypatch, capsys):
+    """As translation runs: a pretraining run records its data's digest and a resume on other
+    sentences is refused; a start stopped before config.json (only tokenizer.json there) prints
+    no --resume, and a new run starts there; a pretraining run --overwrite started in a
+    translation run's directory loads as what it is, beside that run's tokenizer files."""
+    import gzip
+    import shutil
+
+    import minitx.train.lifecycle as lifecycle
+    from minitx.data.multi30k import read_lines
+
+    other = tmp_path / "other"
+    shutil.copytree(data_dir, other)
+    changed = read_lines(other / "train.en.gz")[:-1] + ["A different last sentence."]
+    (other / "train.en.gz").write_bytes(gzip.compress(("\n".join(changed) + "\n").encode("utf-8")))
+    run = tmp_path / "run"
+    pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2), run, progress=False)
+    assert set(json.loads((run / "config.json").read_text())["data_sha256"]) == {"train", "val"}
+    with pytest.raises(ValueError, match=r"trained on other data.*The train data read now"):
+        pretraining.pretrain({"data_dir": str(other)}, run, resume=True, progress=False)
+    pretraining.load_pretrained(run)  # (the recorded digests are part of a run's configuration)
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    started = tmp_path / "started"
+    monkeypatch.setattr(lifecycle, "write_json", ctrl_c)  # (config.json's write: the tokenizer is written)
+    argv = ["pretrain", "--recipe", "tiny", "--output-dir", str(started), "--data-dir", str(data_dir),
+            "--max-steps", "2", "--no-progress"]
+    capsys.readouterr()
+    assert cli.main(argv) == 130
+    assert "continue it with" not in capsys.readouterr().err
+    assert sorted(p.name for p in started.iterdir()) == ["tokenizer.json"]
+    monkeypatch.undo()
+    assert cli.main(argv) == 0
+    translation = tmp_path / "was-translation"
+    translation.mkdir()
+    for name in ("tokenizer.src.json", "tokenizer.tgt.json"):
+        (translation / name).write_text("{}")
+    (translation / "config.json").write_text(json.dumps({"src_lang": "de", "tgt_lang": "en"}))
+    pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2), translation,
+                         overwrite=True, progress=False)
+    assert (translation / "tokenizer.src.json").exists() and pretraining.load_pretrained(translation)
+
+
 # ---------------------------------------------------------------- fine-tuning
 
 

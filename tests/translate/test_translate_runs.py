@@ -201,16 +201,16 @@ def test_a_resume_refuses_other_data_naming_both_digests(small_subset_dir, tmp_p
     with pytest.raises(ValueError) as info:
         training.train({"output_dir": str(run_dir), "max_steps": 2}, resume=True, progress=False)
     message = str(info.value)
-    read_now = training.data_digest(list(zip(read_lines(other / "train.de.gz"), lines[:-1] + [
+    read_now = minitx.train.data_digest(list(zip(read_lines(other / "train.de.gz"), lines[:-1] + [
         "A different last sentence."])))
-    assert f"The train pairs read now have SHA-256 {read_now} ({other / 'train.de.gz'}, " in message
+    assert f"The train data read now have SHA-256 {read_now} ({other / 'train.de.gz'}, " in message
     assert f"the run's have {recorded} ({small_subset_dir / 'train.de.gz'}, " in message
-    assert "val pairs" not in message  # (the same)
+    assert "val data" not in message  # (the same)
     # the same pairs from another place resume, and say so
     shutil.copy(small_subset_dir / "train.en.gz", other / "train.en.gz")
     capsys.readouterr()
     training.train({"output_dir": str(run_dir), "max_steps": 2}, resume=True, progress=False)
-    assert f"the train pairs are read from {other / 'train.de.gz'}" in capsys.readouterr().err
+    assert f"the train data are read from {other / 'train.de.gz'}" in capsys.readouterr().err
 
 
 def test_a_relative_data_dir_is_recorded_whole_and_a_moved_one_is_named(small_subset_dir, tmp_path, monkeypatch,
