@@ -139,12 +139,13 @@ def build_optimizer(config, model):
 
 
 def encode_pairs(pairs, src_tok, tgt_tok, source_eos=False):
-    """(source ids, target ids) of the pairs; with ``source_eos`` each source that is not empty
-    ends with <eos>, as the model then reads it."""
-    src = [src_tok.encode_ids(s) for s, _ in pairs]
+    """(source ids, target ids) of the pairs; a blank side (empty, or spaces only) is no ids, as
+    translate_sentences reads a blank line; with ``source_eos`` each source that is not empty ends
+    with <eos>, as the model then reads it."""
+    src = [src_tok.encode_ids(s) if s.strip() else [] for s, _ in pairs]
     if source_eos:
         src = [ids + [src_tok.eos_id] if ids else ids for ids in src]
-    return src, [tgt_tok.encode_ids(t) for _, t in pairs]
+    return src, [tgt_tok.encode_ids(t) if t.strip() else [] for _, t in pairs]
 
 
 def encode_fitting(pairs, src_tok, tgt_tok, max_len: int, source_eos=False) -> tuple:

@@ -204,7 +204,8 @@ def test_pairs_with_an_empty_side_are_counted_apart_naming_the_first(subset_dir,
     data = tmp_path / "data"
     shutil.copytree(subset_dir, data)
     german = read_lines(data / "train.de.gz")
-    write_gz_lines(data / "train.de.gz", german[:1000] + [""] * 300 + german[1300:])  # lines 1001-1300
+    # lines 1001-1300, some blank rather than empty: translate reads a blank line as an empty one, and so does training
+    write_gz_lines(data / "train.de.gz", german[:1000] + ["", "   ", "\t"] * 100 + german[1300:])
     english = read_lines(data / "val.en.gz")
     write_gz_lines(data / "val.en.gz", english[:9] + [""] + english[10:])  # line 10
     config = build_config(None, data_dir=str(data), output_dir=str(tmp_path / "run"),
