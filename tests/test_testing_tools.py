@@ -174,6 +174,35 @@ class CubeZeroingItsInput(Function):
         return (dy * 0,)
 
 
+class SinWrongTwice(Function):
+    """y = sin(x), with a backward twice the true one: wrong, inside a tuple of outputs."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return np.sin(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (2 * np.cos(x) * dy,)
+
+
+def test_gradcheck_takes_several_outputs_as_pytorchs():
+    """A tuple of outputs is checked as one (its floating outputs flattened, concatenated): right
+    ones pass as in torch.autograd.gradcheck, sort's indices are left out, a wrong one is caught."""
+    torch = import_torch()
+    values = np.random.default_rng(0).standard_normal(5)
+    for ours, theirs in ((lambda t: (t.sin(), t * 2), lambda t: (t.sin(), t * 2)),
+                         (lambda t: F.sort(t), lambda t: torch.sort(t)),
+                         (lambda t: [t.exp(), (t * 3).sum()], lambda t: [t.exp(), (t * 3).sum()])):
+        assert gradcheck(ours, leaf(values))
+        assert torch.autograd.gradcheck(theirs, (torch.tensor(values, requires_grad=True),))
+    with pytest.raises(GradcheckError, match=r"gradcheck: gradient of input 0 is wrong at element \(\d,\) \(output "
+                                             r"element \((5|6|7|8|9),\)\).*fn's last op: mul, sin_wrong_twice\)"):
+        gradcheck(lambda t: (t * 2, SinWrongTwice()(t)), leaf(values))
+    with pytest.raises(TypeError, match="none of fn's 1 outputs is a floating tensor"):
+        gradcheck(lambda t: (t.argmax(),), leaf(values))
+
+
 def test_gradcheck_refuses_a_forward_that_writes_its_input():
     x = leaf([0.5, -1.0, 2.0])
     with pytest.raises(GradcheckError, match=r"gradcheck: fn's forward wrote into input 0 \(fn's last op: "

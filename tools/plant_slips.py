@@ -208,6 +208,10 @@ SLIPS = [
     Slip("a blank source line trained, where translate reads it as empty", 'minitx/translate/training.py',
          '    src = [src_tok.encode_ids(s) if s.strip() else [] for s, _ in pairs]',
          '    src = [src_tok.encode_ids(s) for s, _ in pairs]', ('tests/translate/test_translate_training.py',)),
+    Slip("gradcheck: an op's second output left unchecked", 'minitx/testing/gradcheck.py',
+         '        floating = [t for t in out if isinstance(t, Tensor) and backend.is_floating(t.dtype)]',
+         '        floating = [t for t in out[:1] if isinstance(t, Tensor) and backend.is_floating(t.dtype)]',
+         ('tests/test_testing_tools.py',)),
 ]
 
 

@@ -29,6 +29,7 @@ from minitx import backend
 from minitx.autograd.engine import grad as autograd_grad
 from minitx.autograd.grad_mode import no_grad
 from minitx.autograd.tensor import Tensor
+from minitx.ops.shape import concatenate
 
 __all__ = ["gradcheck", "check_backward_hygiene", "GradcheckError"]
 
@@ -121,6 +122,24 @@ def _check_options(eps, atol, rtol, full_jacobian_limit, directions):
             raise ValueError(f"gradcheck: {name} must be an int >= {minimum}, got {value!r}")
 
 
+def _one_output(fn):
+    """fn, or, where it returns several tensors, fn with its floating outputs flattened and
+    concatenated into one (the others carry no gradient). ``last_ops`` names the ops that made
+    those outputs, for the messages (the concatenation's is not fn's)."""
+    def concatenated(*inputs):
+        out = fn(*inputs)
+        if not isinstance(out, (tuple, list)):
+            return out
+        floating = [t for t in out if isinstance(t, Tensor) and backend.is_floating(t.dtype)]
+        if not floating:
+            raise TypeError(f"gradcheck: none of fn's {len(out)} outputs is a floating tensor: nothing to check")
+        concatenated.last_ops = ", ".join(t._ctx.name if t._ctx is not None else "none" for t in floating)
+        return concatenate([t.reshape(-1) for t in floating])
+
+    concatenated.last_ops = None
+    return concatenated
+
+
 def _unwritten(fn, inputs):
     """fn's output shape and the name of its last op, after checking that fn's forward wrote
     into none of the inputs it is differentiated in (those that require grad): every later value
@@ -130,7 +149,7 @@ def _unwritten(fn, inputs):
     out = fn(*inputs)  # recorded, for its op's name
     if not isinstance(out, Tensor):
         raise TypeError(f"gradcheck: fn must return a Tensor, got {type(out).__name__}")
-    name = out._ctx.name if out._ctx is not None else "none"
+    name = getattr(fn, "last_ops", None) or (out._ctx.name if out._ctx is not None else "none")
     for k, b in before:
         where = _first_change(inputs[k].data, b)
         if where is not None:
@@ -145,14 +164,18 @@ def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, full_jacobian_limit=4
               seed=0) -> bool:
     """Check fn's gradients with respect to every input that requires grad; True or raise.
 
-    fn takes ``inputs`` (tensors and anything else) and returns a Tensor of any shape. No
-    tensor's ``.grad`` changes: the gradients come from autograd.grad, as in PyTorch's gradcheck.
+    fn takes ``inputs`` (tensors and anything else) and returns a Tensor of any shape, or a
+    tuple or list of them (as PyTorch's gradcheck takes): its floating outputs are checked as one,
+    flattened and concatenated (the same Jacobian, row by row), and an integer or bool output
+    (sort's indices) has no gradient to check. No tensor's ``.grad`` changes: the gradients come
+    from autograd.grad, as in PyTorch's gradcheck.
     fn's forward must leave its tensor inputs as they were. An input or output with no elements
     has nothing to compare; backward still runs once, and its gradient must have the input's
     shape (zeros, for an empty output).
     """
     _check_options(eps, atol, rtol, full_jacobian_limit, directions)
     checked, inputs = _checked_inputs(inputs)
+    fn = _one_output(fn)
     rng = np.random.default_rng(seed)
     out_shape, op_name = _unwritten(fn, inputs)
     out_size = int(np.prod(out_shape))
