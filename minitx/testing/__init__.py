@@ -5,7 +5,8 @@ Checks (no extra dependency):
 * ``gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, ...)``: backward agrees with central
   finite differences for every float64 input that requires grad; True or ``GradcheckError``
   naming the input, the worst element, both values, the tolerances and fn's last op. fn's
-  forward must leave its inputs unchanged; an empty input or output still runs backward once.
+  forward must leave the inputs that require grad unchanged; an empty input or output still
+  runs backward once; fn may return a tuple of tensors (its floating ones are checked as one).
 * ``check_backward_hygiene(fn, *inputs)``: the backward of fn's last op modifies neither its
   inputs, its saved arrays nor dy, and returns gradients that share no memory with its inputs
   or saved arrays (nor with dy or each other, when the op declares ``fresh_gradients``).
