@@ -276,6 +276,24 @@ def test_the_ops_that_took_a_tensor_before_its_write_hold_its_old_node_not_it(wi
     np.testing.assert_allclose(w.grad.numpy(), [6.0, 6.0 + 2.0 + 2 * np.exp(4.0)])
 
 
+def test_an_augmented_write_into_a_part_writes_once():
+    """x[0] += v is Python's x[0] = (x[0] += v): the += wrote into x through the view x[0], so
+    the assignment that follows records nothing more (one write_through_view, no set_item)."""
+    from minitx.autograd import function
+
+    w = _float64([1.0, 2.0], requires_grad=True)
+    buffer = minitx.zeros(3, 2, dtype="float64")
+    ops = []
+    function.forward_hooks.append(lambda fn, inputs, output: ops.append(fn.name))
+    try:
+        buffer[0] += w * 1
+    finally:
+        function.forward_hooks.pop()
+    assert ops.count("write_through_view") == 1 and "set_item" not in ops
+    buffer.sum().backward()
+    assert w.grad.numpy().tolist() == [1.0, 1.0]
+
+
 def test_a_view_made_again_after_a_write_of_another_layout_is_a_view_still():
     """x.copy_(u) of a column-major u: x keeps its layout, so its reshape stays a view of it."""
     u = minitx.tensor(np.asfortranarray(np.arange(12.0).reshape(3, 4)), requires_grad=True)
