@@ -276,6 +276,18 @@ def test_the_ops_that_took_a_tensor_before_its_write_hold_its_old_node_not_it(wi
     np.testing.assert_allclose(w.grad.numpy(), [6.0, 6.0 + 2.0 + 2 * np.exp(4.0)])
 
 
+def test_a_tensor_written_from_a_view_of_another_gets_an_array_of_its_own():
+    """x.copy_(t[1:]) while recording: x takes the values, not t's memory; a later write into t
+    leaves x as it was, as PyTorch copies."""
+    w = _float64([1.0, 2.0, 3.0], requires_grad=True)
+    x = minitx.zeros(2, dtype="float64")
+    t = w * 1
+    x.copy_(t[1:])
+    with minitx.no_grad():
+        t[1] = 100.0
+    assert x.tolist() == [2.0, 3.0] and not np.shares_memory(x.numpy(), t.numpy())
+
+
 def test_an_augmented_write_into_a_part_writes_once():
     """x[0] += v is Python's x[0] = (x[0] += v): the += wrote into x through the view x[0], so
     the assignment that follows records nothing more (one write_through_view, no set_item)."""
