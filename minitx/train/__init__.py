@@ -33,7 +33,8 @@ and gets, in ``run_dir``:
                      seconds, and the evaluate hook's metrics
 
 plus one progress bar to the run's real end (``plan``), stopping at ``epochs``, ``max_steps``
-or ``time_limit`` minutes, and Ctrl-C that saves last.npz before it stops (TrainingInterrupted).
+or ``time_limit`` minutes, or early after ``patience`` epochs without a better validation loss
+(``patience_reason``), and Ctrl-C that saves last.npz before it stops (TrainingInterrupted).
 Files are written whole or not at all (a temporary file, then a rename), in order, on a thread
 of their own while training goes on (``write_in_background``). ``RunLifecycle``
 (lifecycle.py) is a run's life in order, for any application: resume or overwrite, the
@@ -79,11 +80,12 @@ tests/train/test_trainer.py runs the same calls on a small MLP, with kills at ra
 from minitx.serialization import write_json
 from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_checkpoint
 from minitx.train.lifecycle import RunLifecycle
-from minitx.train.loop import MicroBatches, Trainer, TrainingInterrupted, mean_loss, stop_reason, train_step
+from minitx.train.loop import (MicroBatches, Trainer, TrainingInterrupted, mean_loss, patience_reason,
+                               stop_reason, train_step)
 from minitx.train.rundir import (DATA_KEYS, TRAINER_FILES, TRAINER_PATTERNS, check_data, check_new_run, data_digest,
                                  json_safe, log, read_saved_config, resume_config, run_files, start_new_run)
 
-__all__ = ["RunLifecycle", "Trainer", "TrainingInterrupted", "train_step", "MicroBatches", "stop_reason", "mean_loss", "save_checkpoint", "load_checkpoint",
+__all__ = ["RunLifecycle", "Trainer", "TrainingInterrupted", "train_step", "MicroBatches", "stop_reason", "patience_reason", "mean_loss", "save_checkpoint", "load_checkpoint",
            "average_checkpoints", "write_json", "check_new_run", "start_new_run", "read_saved_config", "resume_config",
            "run_files", "json_safe", "log", "TRAINER_FILES", "TRAINER_PATTERNS", "check_data", "data_digest",
            "DATA_KEYS"]

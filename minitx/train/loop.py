@@ -132,6 +132,21 @@ def stop_reason(progress: dict, max_steps=None, time_limit=None):
     return None
 
 
+def patience_reason(history: list, patience: int):
+    """Why a run with this ``history`` must stop early, or None: ``patience`` complete epochs in
+    a row have ended without a validation loss below the best before them (fairseq's
+    ``--patience``; a tie or a NaN is no improvement). 0: never."""
+    losses = [record["val_loss"] for record in history if record["complete"]]
+    if not patience or not losses:
+        return None
+    finite = [i for i, loss in enumerate(losses) if math.isfinite(loss)]
+    best = min(finite, key=lambda i: losses[i]) if finite else -1  # min keeps the first of a tie
+    since = len(losses) - 1 - best
+    if since >= patience:
+        return f"the validation loss has not improved for {since} epoch{'s' * (since != 1)} (patience {patience})"
+    return None
+
+
 @minitx.no_grad()
 def mean_loss(model, batches, loss_fn) -> float:
     """sum(loss) / sum(weight) over the batches, where ``loss_fn(model, batch)`` returns a
@@ -156,7 +171,10 @@ class Trainer:
     stops the run); the lowest is kept as best.npz. ``evaluate(model, epoch)`` (optional) runs
     after it and returns extra metrics for that epoch's history record. ``extra`` entries are
     stored in every checkpoint (e.g. {"config": ...}). ``throughput(batch)`` (optional) counts
-    what the progress bar shows per second (default: the loss weight).
+    what the progress bar shows per second (default: the loss weight). ``patience`` N > 0
+    stops the run once N complete epochs in a row have ended without a lower validation loss
+    (``patience_reason``); it is read from the history, so a resumed run stops where the
+    uninterrupted one did.
 
     ``accumulate``: how many batches each optimizer step takes (their gradients accumulated:
     MicroBatches); an epoch's last step takes what is left. Steps, ``max_steps``, ``save_every``
@@ -201,13 +219,16 @@ class Trainer:
                  average_last: int = 0, clip_norm: float = 0.0, seed: int = 0, extra: dict | None = None,
                  throughput: Callable | None = None, progress: bool = True, sync_every: int | None = None,
                  accumulate: int = 1, scaler=None, cuda_graphs: bool = False, weight_of: Callable | None = None,
-                 keep_epochs: bool = False, write_in_background: bool = True):
+                 keep_epochs: bool = False, patience: int = 0, write_in_background: bool = True):
         self.run_dir = Path(run_dir)
         self.model, self.optimizer, self.schedule, self.scaler = model, optimizer, schedule, scaler
         self.loss_fn, self.batches, self.validation_loss, self.evaluate = loss_fn, batches, validation_loss, evaluate
         self.epochs, self.max_steps, self.time_limit = epochs, max_steps, time_limit
         self.save_every, self.average_last, self.clip_norm, self.seed = save_every, average_last, clip_norm, seed
         self.keep_epochs, self.write_in_background = keep_epochs, write_in_background
+        if isinstance(patience, bool) or not isinstance(patience, int) or patience < 0:
+            raise ValueError(f"Trainer: patience must be a whole number of epochs >= 0, got {patience!r}")
+        self.patience = patience
         self._writer = None  # fit()'s CheckpointWriter: the run's files written while training goes on
         self._epoch_started = None  # when the current epoch's first step began (perf_counter)
         self.extra = dict(extra or {})
@@ -483,7 +504,8 @@ class Trainer:
         from tqdm.auto import tqdm
 
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        reason = stop_reason(self.progress, self.max_steps, self.time_limit)
+        reason = stop_reason(self.progress, self.max_steps, self.time_limit) or \
+            patience_reason(self.history, self.patience)
         # training time runs on from the saved count; it includes the epochs' validation
         self._loop_started = time.perf_counter() - self.progress["train_seconds"]
         self.model.train()
@@ -500,6 +522,7 @@ class Trainer:
                     bar.set_description(f"epoch {epoch + 1}/{end_epoch}", refresh=False)
                     reason = self._train_epoch(batches, bar)
                 self._end_epoch(epoch, complete=self.progress["batch"] >= len(batches))
+                reason = reason or patience_reason(self.history, self.patience)
         finally:
             bar.close()
         reason = reason or "all epochs done"

@@ -133,6 +133,8 @@ OPTIONS = {
     "bleu_val_sentences": (None, "validation sentences used for BLEU during training (None: all)"),
     "save_every": (200, "steps between 'last' checkpoints (0: only at the end of each epoch); a killed run "
                         "loses at most this many steps"),
+    "patience": (0, "stop once this many epochs in a row have ended without a lower validation loss "
+                    "(fairseq's --patience; 0: never)"),
     "average_last": (0, "average the last N epoch checkpoints at the end (0 or 1: off)"),
     "keep_epochs": (False, "keep every epoch's model (epoch-<n>.npz), not only the last average_last: "
                            "benchmarks/time_to_bleu.py scores them to find when a run reached a BLEU"),
@@ -306,7 +308,7 @@ EXTRA_KEYS = ("recipe", "built", *DATA_KEYS)
 
 _POSITIVE_INTS = ("vocab_size", "min_freq", "d_model", "num_heads", "encoder_layers", "decoder_layers", "d_ff",
                   "max_len", "max_tokens", "epochs", "beam_size", "accumulate")
-_NON_NEGATIVE_INTS = ("warmup_steps", "bleu_every", "save_every", "average_last")
+_NON_NEGATIVE_INTS = ("warmup_steps", "bleu_every", "save_every", "average_last", "patience")
 _OPTIONAL_POSITIVE_INTS = ("max_steps", "bleu_val_sentences", "sync_every")
 _BOOLEANS = ("joint_vocab", "lowercase", "share_embeddings", "tie_output", "output_bias", "norm_first",
              "keep_epochs", "source_eos")

@@ -199,10 +199,9 @@ RUN_PATTERNS = (*TRAINER_PATTERNS, "*.hyp.*")
 
 # may change when a run is resumed: they change how long it runs, how often it saves or is
 # measured, where it runs and how it is finally decoded, not what it learns
-RESUME_MAY_CHANGE = ("epochs", "max_steps", "time_limit", "save_every", "bleu_every", "bleu_val_sentences",
-                     "device", "beam_size", "length_penalty", "beam_search", "average_last", "data_dir", "sync_every",
-                     "cuda_graphs",
-                     "keep_epochs")
+RESUME_MAY_CHANGE = ("epochs", "max_steps", "time_limit", "patience", "save_every", "bleu_every",
+                     "bleu_val_sentences", "device", "beam_size", "length_penalty", "beam_search", "average_last",
+                     "data_dir", "sync_every", "cuda_graphs", "keep_epochs")
 # None (auto) in a new run's configuration is resolved for the device when the run starts and
 # written to config.json as chosen
 RESOLVED_AT_START = ("precision", "static_shapes", "attention_kernels")
@@ -489,7 +488,7 @@ def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src
                    validation_loss=lambda m: validation_loss(m, val_batches, pad), evaluate=evaluate,
                    epochs=config["epochs"], max_steps=config["max_steps"], time_limit=config["time_limit"],
                    save_every=config["save_every"], average_last=config["average_last"],
-                   keep_epochs=config["keep_epochs"],
+                   keep_epochs=config["keep_epochs"], patience=config["patience"],
                    clip_norm=config["clip_norm"], seed=config["seed"], accumulate=config["accumulate"],
                    extra={"config": json_safe(config), "tokenizers": tokenizer_digest(src_tok, tgt_tok)},
                    throughput=lambda batch: batch.n_src_tokens + batch.n_tgt_tokens, progress=progress,

@@ -2,6 +2,7 @@
 whole, exact resume after kills at any moment, Ctrl-C, the finish on its own."""
 import contextlib
 import json
+import math
 import os
 import re
 import signal
@@ -12,7 +13,7 @@ import pytest
 import minitx
 from minitx import nn, optim
 from minitx.serialization import load
-from minitx.train import Trainer, TrainingInterrupted, mean_loss, write_json
+from minitx.train import Trainer, TrainingInterrupted, mean_loss, patience_reason, write_json
 from same_state import assert_same_state
 
 
@@ -461,3 +462,68 @@ def test_a_run_resumed_with_another_accumulation_is_refused(tmp_path):
         trainer.resume()
     with pytest.raises(ValueError, match="Trainer: accumulate must be a whole number of batches >= 1, got 0"):
         make_trainer(tmp_path, accumulate=0)
+
+
+# ------------------------------------------------------------------ stopping early (patience)
+
+
+@pytest.mark.parametrize("losses, patience, stops_after", [
+    ([3.0, 2.0, 2.5, 2.0, 2.1], 3, 3),      # a tie is no improvement
+    ([3.0, 2.0, 2.5, 2.0], 3, None),
+    ([3.0, 2.0, 2.5, 1.9, 2.1], 3, None),   # 1.9 restarted the count
+    ([math.nan, math.nan], 2, 2),           # no finite loss: every epoch counts
+    ([2.0, math.nan, math.inf], 2, 2),      # NaN and inf never improve on a number
+    ([3.0, 2.0, 2.5, 2.6, 2.7], 0, None),   # 0: never
+])
+def test_patience_counts_the_complete_epochs_since_the_best_validation_loss(losses, patience, stops_after):
+    history = [{"val_loss": loss, "complete": True} for loss in losses]
+    reason = patience_reason(history, patience)
+    if stops_after is None:
+        assert reason is None
+    else:
+        assert reason == f"the validation loss has not improved for {stops_after} epochs (patience {patience})"
+    # a record of a stop inside an epoch (not complete) is not an epoch without improvement
+    assert patience_reason(history + [{"val_loss": 9.0, "complete": False}], patience) == reason
+
+
+SCRIPTED = [3.0, 2.0, 2.5, 2.0, 2.1, 1.0]  # the validation loss at the end of epoch n + 1: best at epoch 2
+
+
+def scripted_run(run_dir, resume=False, hooks=None, **settings):
+    """(trainer, why fit stopped, final name, candidates) of a 6-epoch run whose validation
+    losses are SCRIPTED: with patience 3 it stops after epoch 5."""
+    trainer = make_trainer(run_dir, hooks, **{"epochs": 6, "max_steps": None, "patience": 3, **settings})
+    validation = (hooks or {}).get("validation", lambda: None)
+    trainer.validation_loss = lambda model: (validation(), SCRIPTED[min(trainer.progress["epoch"], 5)])[1]
+    if resume:
+        trainer.resume()
+    reason = trainer.fit()
+    return (trainer, reason, *trainer.choose_final())
+
+
+def test_patience_stops_the_run_and_a_stopped_run_resumes_to_its_result(tmp_path):
+    trainer, reason, name, losses = scripted_run(tmp_path / "whole")
+    assert reason == "the validation loss has not improved for 3 epochs (patience 3)"
+    assert [r["epoch"] for r in trainer.history] == [1, 2, 3, 4, 5] and trainer.progress["step"] == 30
+    whole = outcome(tmp_path / "whole", (name, losses))
+    for stopped in ({"hooks": {"validation": kill_at(5)}}, {"hooks": {"step": kill_at(27)}}, {"max_steps": 27}):
+        run_dir = tmp_path / f"stopped-{len(list(tmp_path.iterdir()))}"
+        try:
+            scripted_run(run_dir, **stopped)
+        except Killed:
+            pass
+        _, reason, name, losses = scripted_run(run_dir, resume=True)
+        assert reason == "the validation loss has not improved for 3 epochs (patience 3)"
+        assert_same_state(outcome(run_dir, (name, losses)), whole, str(stopped))
+    # resumed once stopped: the same patience trains no further step; a larger one goes on
+    trainer, reason, _, _ = scripted_run(tmp_path / "whole", resume=True)
+    assert trainer.progress["step"] == 30 and reason.startswith("the validation loss has not improved")
+    trainer, reason, _, _ = scripted_run(tmp_path / "whole", resume=True, patience=4)
+    assert reason == "all epochs done" and [r["epoch"] for r in trainer.history] == [1, 2, 3, 4, 5, 6]
+
+
+def test_patience_must_be_a_whole_number_of_epochs(tmp_path):
+    for bad in (-1, 1.5, True, "3"):
+        with pytest.raises(ValueError, match=f"Trainer: patience must be a whole number of epochs >= 0, got "
+                                             f"{re.escape(repr(bad))}"):
+            make_trainer(tmp_path, patience=bad)

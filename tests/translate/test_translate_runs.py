@@ -144,7 +144,7 @@ def test_resume_config_allows_the_harmless_options_and_reports_them(tmp_path):
     changed = {"epochs": 20, "max_steps": 50, "time_limit": 2.5, "save_every": 0, "bleu_every": 2,
                "bleu_val_sentences": 10, "device": "auto", "beam_size": 4, "length_penalty": 1.0, "beam_search": "fairseq",
                "average_last": 3, "data_dir": "/elsewhere", "sync_every": 10, "cuda_graphs": True,
-               "keep_epochs": True}
+               "keep_epochs": True, "patience": 5}
     assert set(changed) == set(training.RESUME_MAY_CHANGE)
     config, changes = resume_config(saved, {**saved, **changed, "betas": (0.9, 0.98)}, tmp_path)
     assert changes == {key: (saved[key], value) for key, value in changed.items()}
@@ -757,3 +757,18 @@ def test_an_interrupted_sweep_has_its_runs_save_and_stop(small_subset_dir, tmp_p
     for seed in (1, 2):
         assert (out / f"a-s{seed}" / "last.npz").exists() and not (out / f"a-s{seed}" / "results.json").exists()
         assert "saved" in (out / f"a-s{seed}.log").read_text()
+
+
+def test_patience_stops_a_translation_run_and_is_logged(small_subset_dir, tmp_path, monkeypatch, capsys):
+    """patience 1 with a validation loss that rises at every epoch end: the run stops after
+    epoch 2 of 4, says why, and finishes (test translation, results.json) as any run."""
+    losses = iter([1.0, 2.0, 3.0, 4.0, 5.0])
+    monkeypatch.setattr(training, "validation_loss", lambda model, batches, pad_id: next(losses))
+    run_dir = tmp_path / "run"
+    results = training.train(small_config(small_subset_dir, run_dir, epochs=4, max_steps=None, patience=1),
+                             progress=False)
+    history = json.loads((run_dir / "history.json").read_text())
+    assert [r["epoch"] for r in history] == [1, 2] and [r["val_loss"] for r in history] == [1.0, 2.0]
+    assert "training stopped: the validation loss has not improved for 1 epoch (patience 1)" in \
+        capsys.readouterr().err
+    assert "bleu" in results and (run_dir / "results.json").exists()
