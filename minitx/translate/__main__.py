@@ -214,14 +214,14 @@ def _use_model(args) -> int:
         outputs, report = translate_sentences(model, src_tok, tgt_tok, lines, **how)
         for line in outputs:
             print(line)
-        for message in report_lines(report, model.max_len):
+        for message in report_lines(report, model.max_len, how["source_eos"]):
             print(f"translate: {message}", file=sys.stderr)
         return 0
     data_dir = args.data_dir if args.data_dir is not None or config["data_dir"] is None else runs_data_dir(config)
     pairs = load_pairs(args.split, config["src_lang"], config["tgt_lang"], data_dir)
     scores = evaluate_split(model, src_tok, tgt_tok, pairs, progress=not args.no_progress, lang=config["tgt_lang"],
                             **how)
-    for message in report_lines(scores, model.max_len):
+    for message in report_lines(scores, model.max_len, how["source_eos"]):
         print(f"evaluate: {message}", file=sys.stderr)
     print(f"{args.split} {config['src_lang']}-{config['tgt_lang']} ({checkpoint_path(args.run, args.checkpoint).stem}, "
           f"beam {how['beam_size']}{', fairseq search' if how['search'] == 'fairseq' else ''}): BLEU {scores['bleu']:.2f}")

@@ -57,14 +57,16 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
     return (translations, report, outputs) if model_form else (translations, report)
 
 
-def report_lines(report, max_len) -> list[str]:
-    """One line for each nonzero count of a translate_sentences report (for stderr, logs)."""
+def report_lines(report, max_len, source_eos=False) -> list[str]:
+    """One line for each nonzero count of a translate_sentences report (for stderr, logs);
+    ``source_eos`` as it was decoded with (the <eos> takes one of the max_len positions)."""
     lines = []
     if report.get("empty"):
         lines.append(f"{report['empty']} empty line(s) were left empty")
     if report.get("truncated"):
-        lines.append(f"{report['truncated']} sentence(s) longer than the model's max_len {max_len} tokens "
-                     "were cut to fit")
+        limit = (f"{max_len - 1} tokens (the model's max_len {max_len}, less the <eos> each source ends with)"
+                 if source_eos else f"the model's max_len {max_len} tokens")
+        lines.append(f"{report['truncated']} sentence(s) longer than {limit} were cut to fit")
     if report.get("capped"):
         lines.append(f"{report['capped']} translation(s) reached the length cap (source length + 50, at most "
                      f"{max_len - 1} tokens) without ending and were cut there")

@@ -432,6 +432,7 @@ def _encode_data(config, data, files, src_tok, tgt_tok, model, started) -> dict:
     # validation batches go through the same positions: a longer pair would not fit the model
     val_src, val_tgt, val_dropped, val_empty = fitting(data["val"])
     log(f"data: {len(data['train'])} training pairs ({dropped} longer than max_len {model.max_len}"
+        + (" with the source's <eos>" if config["source_eos"] else "") +
         f"{_empty_note(empty, files['train'])} left out), "
         f"{len(data['val'])} validation pairs ({val_dropped}{_empty_note(val_empty, files['val'])} left out of the "
         "loss); "
@@ -531,7 +532,7 @@ def finish(config, trainer, src_tok, tgt_tok, test_pairs, text, started, progres
     eval_started = time.perf_counter()
     scores = evaluate_split(model, src_tok, tgt_tok, test_pairs, progress=progress, lang=config["tgt_lang"],
                             **decoding(config))
-    for message in report_lines(scores, model.max_len):
+    for message in report_lines(scores, model.max_len, config["source_eos"]):
         log(f"{TEST_SPLIT}: {message}")
     example_src, example_ref = test_pairs[0]
     results = {

@@ -161,6 +161,21 @@ def test_too_long_sentence_is_cut_and_counted(tiny_model, recwarn):
     assert message == "1 sentence(s) longer than the model's max_len 64 tokens were cut to fit"
 
 
+def test_a_source_of_exactly_max_len_tokens_is_cut_only_where_it_ends_with_eos(tiny_model):
+    """max_len tokens fit the model's positions; with source_eos the <eos> needs one of them, so
+    the sentence is cut, and the message says how long a source may be."""
+    _, model, src_tok, tgt_tok = tiny_model
+    words = " ".join(["Ein Hund rennt über die Wiese."] * 30).split()
+    line = next(" ".join(words[:n]) for n in range(len(words))
+                if len(src_tok.encode_ids(" ".join(words[:n]))) == model.max_len)
+    assert translate_sentences(model, src_tok, tgt_tok, [line], beam_size=1)[1]["truncated"] == 0
+    _, report = translate_sentences(model, src_tok, tgt_tok, [line], beam_size=1, source_eos=True)
+    assert report["truncated"] == 1
+    assert report_lines(report, model.max_len, source_eos=True)[0] == (
+        "1 sentence(s) longer than 63 tokens (the model's max_len 64, less the <eos> each source ends with) were "
+        "cut to fit")
+
+
 @pytest.mark.parametrize("beam_size", [1, 3])
 def test_outputs_that_reach_the_length_cap_are_counted(tiny_run, beam_size):
     """A model that never ends a sentence: every output stops at the cap, and is counted."""
