@@ -407,6 +407,23 @@ def test_check_gradients_runs_both_checks(op, message):
         check_gradients(lambda x: op()(x), x)
 
 
+@pytest.mark.parametrize("second", [ScaleDyInPlace, lambda: MulSkippingWrongly("tie")],
+                         ids=["bad-hygiene", "skips-a-needed-gradient"])
+def test_check_gradients_takes_several_outputs_and_checks_each(second):
+    """fn returning a tuple: the sorted values with their int64 indices pass; a second output
+    made by a misbehaving op is caught by the hygiene check or the subsets', as it would be alone."""
+    a, b = uniform_leaf((2, 3), seed=1), uniform_leaf((2, 3), seed=2)
+    assert check_gradients(lambda a: minitx.sort(a, axis=1), a)
+    assert check_gradients(lambda a, b: (a * b, (a - b).exp(), minitx.argmax(a, axis=0)), a, b)
+    bad = (lambda a, b: (a * b, ScaleDyInPlace()(b))) if second is ScaleDyInPlace else \
+        (lambda a, b: (Square()(a), second()(a, b)))
+    assert gradcheck(bad, a, b)  # the right numbers
+    with pytest.raises(GradcheckError, match="modified an input, a saved array or dy in place"
+                       if second is ScaleDyInPlace else r"with only input\(s\) \[0\] requiring grad, input 0's gradient "
+                                                        "differs"):
+        check_gradients(bad, a, b)
+
+
 class MulSkippingWrongly(Function):
     """y = a * b whose backward asks needs_input_grad about the wrong input (``swap``), or
     computes da only when b needs a gradient (``tie``): right whenever both need one."""

@@ -13,7 +13,9 @@ Checks (no extra dependency):
 * ``check_gradient_subsets(fn, *inputs)``: with only a subset of the inputs requiring grad
   (each subset of up to 3 inputs), those get the gradient they get with all (one tensor
   passed twice counts once). The gradient checks add into no ``.grad``: they use autograd.grad.
-* ``check_gradients(fn, *inputs, **gradcheck_kwargs)``: the three above, in one call.
+* ``check_gradients(fn, *inputs, **gradcheck_kwargs)``: the three above, in one call; like
+  gradcheck it takes a fn returning several tensors (the hygiene check takes the last op of
+  each floating one; the subsets check their concatenation, as gradcheck does).
 * ``check_forward(fn, reference, *inputs, rtol=1e-7, atol=0.0)``: fn's output (a Tensor or a
   tuple of them) matches ``reference`` run on the inputs' NumPy copies; the failure names the
   worst element. Returns fn's output.

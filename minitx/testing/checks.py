@@ -34,7 +34,8 @@ def check_gradients(fn, *inputs, **gradcheck_kwargs) -> bool:
     Raises GradcheckError when backward disagrees with finite differences; when the backward of
     fn's last op modifies its inputs, its saved arrays or dy in place, or returns gradients that
     share memory with them; or when, with only some inputs requiring grad, those inputs get no
-    gradient or a different one. ``seed`` (when given) is used by all three.
+    gradient or a different one. ``seed`` (when given) is used by all three. fn may return a
+    tensor or several (a tuple or list: each floating one is checked).
     """
     gradcheck(fn, *inputs, **gradcheck_kwargs)
     seed = gradcheck_kwargs.get("seed", 0)
@@ -72,12 +73,14 @@ def check_gradient_subsets(fn, *inputs, seed=0, rtol=1e-9, atol=1e-12) -> bool:
     A backward may skip the gradients nobody needs (``needs_input_grad``); this catches one that
     skips a needed one, or mixes them up (say dw computed when b needs it). The tensors that
     require grad are the candidates (one that is not a leaf stands in as a leaf of its value), a
-    tensor passed at several positions counted once (it requires grad at all of them or none); each subset runs fn forward and backward once, with
-    one random output cotangent (from ``seed``) shared by all runs.
+    tensor passed at several positions counted once (it requires grad at all of them or none);
+    each subset runs fn forward and backward once, with one random output cotangent (from
+    ``seed``) shared by all runs. Several outputs are checked as one, their floating ones
+    flattened and concatenated (as gradcheck does).
     """
-    from minitx.testing.gradcheck import GradcheckError, _as_leaves, _evaluate
+    from minitx.testing.gradcheck import GradcheckError, _as_leaves, _evaluate, _one_output
 
-    inputs = _as_leaves(inputs)
+    inputs, fn = _as_leaves(inputs), _one_output(fn)
     positions = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     places = {}  # id(tensor) -> its positions
     for i in positions:

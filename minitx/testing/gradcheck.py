@@ -260,11 +260,22 @@ def check_backward_hygiene(fn, *inputs, seed=0) -> bool:
     * returns gradients that share no memory with the saved arrays or the inputs;
     * when the op declares ``fresh_gradients``, returns gradients that share memory neither
       with dy nor with each other (the engine adds other gradients into them in place).
+
+    Where fn returns several tensors, the last op of each floating one is checked.
     """
     out = fn(*inputs)
-    op = out._ctx
-    if op is None:
+    outs = [t for t in (out if isinstance(out, (tuple, list)) else (out,))
+            if isinstance(t, Tensor) and backend.is_floating(t.dtype)]
+    ops = {id(t._ctx): (t._ctx, t) for t in outs if t._ctx is not None}
+    if not ops:
         raise ValueError("check_backward_hygiene: the output was not produced by an op that records a graph")
+    for k, (op, made) in enumerate(ops.values()):
+        _check_hygiene(op, made, seed + k)
+    return True
+
+
+def _check_hygiene(op, out, seed) -> None:
+    """check_backward_hygiene of one op, whose output is ``out``."""
     xp = backend.get_array_module(out.data)
     dy = xp.asarray(np.random.default_rng(seed).standard_normal(out.shape), dtype=out.dtype)
     saved, op_inputs = _arrays_of(op.saved), [t.data for t in op.inputs]
@@ -298,4 +309,3 @@ def check_backward_hygiene(fn, *inputs, seed=0) -> bool:
                     raise GradcheckError(f"{op.name}.backward: gradient {k} shares memory with {other}, but "
                                          f"{op.name} declares fresh_gradients (every gradient a new array); "
                                          "check_backward_hygiene")
-    return True
