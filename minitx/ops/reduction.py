@@ -67,9 +67,11 @@ def logsumexp_parts(x, axis):
         m = max x,   e = exp(x - m),   total = sum e,   log sum exp(x) = m + log(total)
 
     Subtracting m keeps exp from overflowing (every e <= 1, the largest is 1). Where m is
-    ±inf it is taken as 0 instead, so an all -inf slice (a fully masked row) has total 0 and
+    -inf it is taken as 0 instead, so an all -inf slice (a fully masked row) has total 0 and
     log(total) = -inf, quietly, rather than exp(-inf - (-inf)) = NaN. A NaN in x makes m NaN,
-    and with it e, total and log_total of the whole slice: NaN in, NaN out, never hidden.
+    and with it e, total and log_total of the whole slice: NaN in, NaN out, never hidden; so
+    does a +inf (e = exp(inf - inf) = NaN there), as PyTorch's softmax and the CUDA kernels
+    give it (logsumexp itself answers +inf there, as PyTorch's: LogSumExp).
     Callers test ``total == 0`` (False for NaN) for the masked case, not ``total > 0``.
     Returns (e, total, m, log_total); all but e keep the reduced axes (size 1). Callers add
     m + log_total themselves: log_softmax needs (x - m) - log_total, which keeps the small
@@ -78,7 +80,7 @@ def logsumexp_parts(x, axis):
     xp = get_array_module(x)
     # no entries: m = 0 (a sum of nothing), so total = 0 and log_total = -inf, the log of an empty sum
     m = x.max(axis=axis, keepdims=True) if x.size else x.sum(axis=axis, keepdims=True)
-    m = xp.where(xp.isinf(m), 0, m)  # isinf, not isfinite: a NaN max must stay NaN
+    m = xp.where(m == -xp.inf, 0, m)  # not isfinite: a NaN max must stay NaN
     e = xp.asarray(x - m)  # (a 0-d x makes a NumPy scalar)
     e = xp.exp(e, out=e if is_floating(e.dtype) else None)  # in place where it can: one array the size of x
     total = e.sum(axis=axis, keepdims=True)
@@ -268,7 +270,8 @@ def std(x, axis=None, ddof=0, keepdims=False): return Std(axis, ddof, keepdims)(
 
 
 class LogSumExp(_Reduction):
-    """y = log sum exp(x) over axes, computed as m + log sum exp(x - m), m = max x.
+    """y = log sum exp(x) over axes, computed as m + log sum exp(x - m), m = max x; y = +inf
+    where m is (the sum is infinite; the parts say NaN there, as softmax must).
 
     dx = dy * exp(x - y) = dy * softmax(x) over the axes
 
@@ -278,7 +281,7 @@ class LogSumExp(_Reduction):
     def forward(self, x):
         axes = self._setup(x)
         _, _, m, log_total = logsumexp_parts(x, axes)
-        y = m + log_total
+        y = get_array_module(x).where(m == float("inf"), m, m + log_total)
         self.save_for_backward(x, y)
         return y if self.keepdims else y.squeeze(axis=axes)
 

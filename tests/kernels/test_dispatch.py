@@ -75,6 +75,27 @@ def test_attention(b, h, lq, lk, d, dtype, masked, causal):
     assert_paths_agree(attention_case(b, h, lq, lk, d, dtype, masked, causal))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", ["softmax", "cross_entropy", "attention"])
+def test_a_plus_infinite_input_gives_the_same_values_on_both_paths(case, dtype):
+    """Rows holding +inf (alone, twice, beside a NaN), a fully masked row and a plain one: the
+    kernels and the reference path give the same values, NaN where PyTorch gives NaN (an
+    attention query holding +inf: its row of scores is ±inf)."""
+    rows = np.array([[np.inf, 0.0, 1.0, 2.0], [np.inf, np.inf, 0.0, 1.0], [np.nan, np.inf, 0.0, 1.0],
+                     [-np.inf] * 4, [0.5, -1.0, 3.0, 0.0]], dtype)
+    if case == "softmax":
+        fn, arrays, kernels = softmax_case((5, 4), dtype)
+        arrays = [rows]
+    elif case == "cross_entropy":
+        fn, arrays, kernels = cross_entropy_case(5, 4, dtype, reduction="none", smoothing=0.1)
+        arrays = [rows]
+    else:
+        fn, arrays, kernels = attention_case(1, 2, 3, 4, 2, dtype, masked=False)
+        arrays[0][0, 0, 1, 0] = np.inf
+    with np.errstate(invalid="ignore"):
+        assert_paths_agree((fn, arrays, kernels))
+
+
 @FEW
 @given(vocab=st.integers(1, 6), ids_shape=small_shapes, dim=st.integers(1, 4), dtype=DTYPES,
        padding=st.booleans())

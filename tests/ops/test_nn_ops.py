@@ -142,6 +142,36 @@ def test_softmax_family_nan_makes_its_whole_slice_nan(op, fn, ref, axis):
     assert np.isfinite(grad[~np.broadcast_to(nan_slice, grad.shape)]).all()
 
 
+# rows with +inf: alone, beside a finite value, twice, beside a NaN; a plain row; all -inf is left out
+# (minitx's softmax of a fully masked row is 0 where PyTorch's is NaN: test_softmax_of_a_fully_masked_row_is_zero)
+PLUS_INF_ROWS = [[np.inf, 0.0, 1.0], [np.inf, np.inf, 0.0], [np.nan, np.inf, 0.0], [-np.inf, 0.0, 1.0],
+                 [0.5, -1.0, 3.0]]
+
+
+@pytest.mark.parametrize("fn, torch_name", [
+    (lambda x: F.softmax(x, -1), "softmax"), (lambda x: F.log_softmax(x, -1), "log_softmax"),
+    (lambda x: F.logsumexp(x, axis=-1), "logsumexp"),
+    (lambda x: F.cross_entropy(x, minitx.tensor([1, 2, 1, 1, 0]), reduction="none"), "cross_entropy"),
+    (lambda x: F.cross_entropy(x, minitx.tensor([1, 2, 1, 1, 0]), reduction="none", label_smoothing=0.1),
+     "cross_entropy-smoothed"),
+], ids=["softmax", "log_softmax", "logsumexp", "cross_entropy", "cross_entropy-smoothed"])
+def test_a_plus_infinite_logit_gives_pytorchs_values(fn, torch_name):
+    """A +inf makes its row's softmax, log_softmax and cross-entropy NaN, as PyTorch's (and as
+    the CUDA kernels compute it); logsumexp is +inf there, with PyTorch's gradient."""
+    def theirs(t):
+        import torch
+
+        target = torch.tensor([1, 2, 1, 1, 0])
+        return {"softmax": lambda: torch.softmax(t, -1), "log_softmax": lambda: torch.log_softmax(t, -1),
+                "logsumexp": lambda: torch.logsumexp(t, -1),
+                "cross_entropy": lambda: torch.nn.functional.cross_entropy(t, target, reduction="none"),
+                "cross_entropy-smoothed": lambda: torch.nn.functional.cross_entropy(
+                    t, target, reduction="none", label_smoothing=0.1)}[torch_name]()
+
+    with np.errstate(invalid="ignore"):
+        parity(fn, theirs, leaf(PLUS_INF_ROWS))
+
+
 @pytest.mark.parametrize("fn", [F.softmax, F.log_softmax], ids=["softmax", "log_softmax"])
 def test_softmax_family_axis_errors_name_the_op(fn):
     name = fn.__name__
