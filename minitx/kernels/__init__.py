@@ -43,6 +43,7 @@ from .attention_mma import tensor_core_attention_allowed, tensor_core_attention_
 from .cross_entropy import cross_entropy_backward, cross_entropy_forward
 from .dropout import (bias_act_dropout_backward, bias_act_dropout_forward, dropout_add_backward,
                       dropout_add_forward, dropout_apply, dropout_threshold, philox_memory)
+from .embedding import MAX_DIM as EMBEDDING_MAX_DIM
 from .embedding import embedding_backward
 from .layer_norm import layer_norm_backward, layer_norm_forward
 from .softmax import softmax_backward, softmax_forward
@@ -58,7 +59,7 @@ __all__ = [
     "dropout_threshold", "philox_memory", "dropout_add_forward", "dropout_add_backward", "dropout_apply",
     "bias_act_dropout_forward", "bias_act_dropout_backward",
     "adam_step", "grad_norm", "nonfinite_counts", "nonfinite_flags", "scale_in_place",
-    "embedding_backward",
+    "embedding_backward", "EMBEDDING_MAX_DIM",
 ]
 
 _override: contextvars.ContextVar = contextvars.ContextVar("minitx_use_fused", default=None)

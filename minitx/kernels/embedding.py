@@ -13,6 +13,8 @@ ROW_LANES = 8
 UNROLL = 8
 #: most blocks along the sorted positions; each strides over n / POSITION_BLOCKS of them
 POSITION_BLOCKS = 1024
+#: the widest rows the grid covers: grid.y, at most 65,535 on CUDA, counts tiles of 32 columns
+MAX_DIM = 65535 * 32
 #: -D defines embedding.cu is compiled with (see _runtime.compile_defines).
 DEFINES = {"EMB_ROW_LANES": ROW_LANES, "EMB_UNROLL": UNROLL}
 
@@ -61,6 +63,9 @@ def embedding_backward(ids, dy, num_embeddings, padding_idx=None, out=None):
                          f"{type(out).__name__} {out.shape} {out.dtype}")
     if n and dim:
         check_int32(dim=dim)
+        if dim > MAX_DIM:
+            raise ValueError(f"embedding_backward: rows of {dim} columns need {-(-dim // 32)} tiles of 32 along "
+                             f"grid.y, which takes at most 65535 (dim <= {MAX_DIM}); use the reference path")
         # a stable sort keeps each id's lookups in their original order (CuPy's sort always is)
         order = xp.argsort(ids, kind="stable") if xp is np else xp.argsort(ids)
         order = xp.ascontiguousarray(order.astype(np.int64, copy=False))

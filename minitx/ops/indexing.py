@@ -969,7 +969,8 @@ class Embedding(Function):
 
     def backward(self, dy):
         (ids,) = self.saved
-        if kernels.enabled(dy):  # sorted by id, summed in a fixed order; it skips padding_idx itself
+        # sorted by id, summed in a fixed order; it skips padding_idx itself (rows wider than its grid: below)
+        if kernels.enabled(dy) and dy.shape[-1] <= kernels.EMBEDDING_MAX_DIM:
             dweight = kernels.embedding_backward(ids, dy, self.weight_shape[0], self.padding_idx)
             return None, dweight.astype(dy.dtype, copy=False)  # summed in float32 for bfloat16 rows
         xp = get_array_module(dy)
@@ -983,7 +984,7 @@ class Embedding(Function):
         """The kernel adds each row's sum into ``grad`` (grad[r] + sum, as the engine's add
         would), where the table's other uses already put their gradient (a tied output layer)."""
         if not (kernels.enabled(dy) and grad.dtype == dy.dtype and dy.dtype.name in ("float32", "float64")
-                and grad.flags.c_contiguous):
+                and grad.flags.c_contiguous and dy.shape[-1] <= kernels.EMBEDDING_MAX_DIM):
             return False  # (a bfloat16 dy: backward rounds its float32 sums to bfloat16 first)
         kernels.embedding_backward(self.saved[0], dy, self.weight_shape[0], self.padding_idx, out=grad)
         return True

@@ -96,7 +96,7 @@ class LayerNorm(Function):
         if w.shape != x.shape[-1:] or b.shape != x.shape[-1:]:
             raise ValueError(f"layer_norm: weight {w.shape} and bias {b.shape} must have shape "
                              f"({x.shape[-1]},), the last axis of the input {x.shape}")
-        if kernels.enabled(x, w, b):
+        if x.shape[-1] and kernels.enabled(x, w, b):  # (empty rows: nothing to launch, the expressions' empties)
             y, mu, rstd = kernels.layer_norm_forward(x, w, b, self.eps)
         else:
             xp = get_array_module(x)
@@ -110,7 +110,7 @@ class LayerNorm(Function):
     def backward(self, dy, plus=None):
         x, w, mu, rstd = self.saved
         needs_dw, needs_db = self.needs_input_grad[1], self.needs_input_grad[2]
-        if kernels.enabled(dy, x, w, stats=(mu, rstd)):
+        if x.shape[-1] and kernels.enabled(dy, x, w, stats=(mu, rstd)):
             dx, dw, db = kernels.layer_norm_backward(dy, x, w, mu, rstd, param_grads=needs_dw or needs_db, plus=plus)
             return dx, dw if needs_dw else None, db if needs_db else None
         rows = tuple(range(dy.ndim - 1))

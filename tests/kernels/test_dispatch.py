@@ -367,6 +367,33 @@ def test_other_fallbacks():
     assert names == ["softmax_forward"]
 
 
+def test_an_embedding_wider_than_the_kernels_grid_takes_the_reference_path():
+    """Rows of more than 65,535 tiles of 32 columns (grid.y's limit): the launcher refuses them,
+    naming the limit, and the op sums them on the reference path."""
+    dim = K.EMBEDDING_MAX_DIM + 1
+    ids, dy = np.array([3, 1, 3]), np.ones((3, dim), np.float32)
+    with pytest.raises(ValueError, match=f"embedding_backward: rows of {dim} columns need 65536 tiles of 32 along "
+                                         "grid.y, which takes at most 65535"):
+        K.embedding_backward(ids, dy, 5)
+    w = minitx.zeros((5, dim), dtype="float32", requires_grad=True)
+    with K.emulate_on_cpu(), kernel_launches() as names:
+        F.embedding(minitx.tensor(ids), w).backward(dy)
+    assert names == [] and (w.grad.numpy()[3] == 2).all() and (w.grad.numpy()[[0, 2, 4]] == 0).all()
+
+
+@pytest.mark.parametrize("shape", [(2, 0), (0, 3), (0, 0)])
+def test_layer_norm_of_empty_rows_or_no_rows_is_the_reference_paths_on_both(shape):
+    """Rows of no elements launch nothing (the reference's empty output and gradients); no rows
+    go through the kernels, which launch nothing either."""
+    x = np.zeros(shape, np.float32)
+    fn = lambda x, w, b: F.layer_norm(x, w, b)  # noqa: E731
+    (ref_out, ref_grads), (out, grads), names = both_paths(fn, [x, np.ones(shape[-1:], np.float32),
+                                                                np.zeros(shape[-1:], np.float32)])
+    assert out.shape == ref_out.shape == shape and names == []
+    for got, want in zip(grads, ref_grads):
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("switch", ["use_fused", "environment"])
 def test_switches_force_the_reference_path(switch, monkeypatch):
     fn, arrays, _ = softmax_case((2, 3), np.float64)
