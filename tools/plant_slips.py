@@ -224,6 +224,18 @@ SLIPS = [
     Slip("with source_eos, a cut source said longer than max_len", 'minitx/translate/evaluation.py',
          '                 if source_eos else f"the model', '                 if False else f"the model',
          ('tests/translate/test_translate_decoding.py',)),
+    Slip("softmax: a +inf row maximum taken as 0, as a masked row's", 'minitx/ops/reduction.py',
+         '    m = xp.where(m == -xp.inf, 0, m)', '    m = xp.where(xp.isinf(m), 0, m)',
+         ('tests/ops/test_nn_ops.py', 'tests/kernels/test_dispatch.py')),
+    Slip("logsumexp of a row holding +inf is NaN", 'minitx/ops/reduction.py',
+         '        y = get_array_module(x).where(m == float("inf"), m, m + log_total)', '        y = m + log_total',
+         ('tests/ops/test_nn_ops.py',)),
+    Slip("layer_norm of empty rows sent to the kernels", 'minitx/ops/norm.py',
+         '        if x.shape[-1] and kernels.enabled(x, w, b):', '        if kernels.enabled(x, w, b):',
+         ('tests/kernels/test_dispatch.py',)),
+    Slip("an embedding wider than the kernel's grid sent to it", 'minitx/ops/indexing.py',
+         '        if kernels.enabled(dy) and dy.shape[-1] <= kernels.EMBEDDING_MAX_DIM:', '        if kernels.enabled(dy):',
+         ('tests/kernels/test_dispatch.py',)),
 ]
 
 
