@@ -183,6 +183,32 @@ def test_anomaly_mode_says_which_input_already_held_nan_and_spots_it_inside_modu
     assert "via minitx/nn/layers.py" in message and "layer(minitx.tensor" in message
 
 
+def test_anomaly_mode_names_the_users_line_however_deep_the_op_ran_inside_minitx():
+    from minitx.nn.transformer import EncoderLayer
+
+    minitx.manual_seed(0)
+    model = minitx.nn.Sequential(EncoderLayer(8, num_heads=2, d_ff=16, dropout=0.0, norm_first=True))
+    h = minitx.tensor(np.full((2, 3, 8), np.nan), dtype="float32")
+    with detect_anomaly(), pytest.raises(FloatingPointError) as caught:
+        model(h)  # the layer norm, 8 frames deep in minitx, makes the first NaN
+    message = str(caught.value)
+    assert f"created at {__file__}:" in message and "model(h)" in message
+    last = message.splitlines()[-1]  # the via lines run from the user's call in to the op
+    assert last.startswith("    via minitx/ops/norm.py:") and last.endswith(" in layer_norm")
+
+
+def test_anomaly_mode_counts_a_file_beside_the_package_as_the_users():
+    import os
+
+    from minitx.autograd import debug
+
+    scratch = os.path.join(os.path.dirname(debug._PACKAGE), "minitx_scratch.py")  # not inside minitx/
+    namespace = {"F": F, "a": leaf([-1.0])}
+    with detect_anomaly(), pytest.raises(FloatingPointError) as caught:
+        exec(compile("F.log(a)", scratch, "exec"), namespace)
+    assert f"created at {scratch}:1 in <module>" in str(caught.value)  # not this file's exec line
+
+
 def test_allow_inf_lets_masks_through_but_not_nan():
     x = leaf([[1.0, 2.0, 3.0]])
     mask = minitx.tensor([[True, False, True]])

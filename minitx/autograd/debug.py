@@ -90,18 +90,30 @@ class trace_backward:
 
 
 # ---------------------------------------------------------------------- anomaly mode
-def _creation_site(frame, limit=8) -> list:
-    """(file, line, function) from the caller of the op outwards, up to and including the
-    first frame outside minitx (the user's line), at most ``limit`` frames."""
-    sites = []
-    while frame is not None and len(sites) < limit:
+def _inside(path: str, folder: str) -> bool:
+    """Whether the file ``path`` lies in ``folder`` (a sibling ``minitx_scratch.py`` does not)."""
+    return path.startswith(folder + os.sep)
+
+
+def _creation_site(frame, keep=7) -> list:
+    """(file, line, function) of the frames from the caller of the op outwards, up to and
+    including the first frame outside minitx (the user's line, however deep the op ran inside
+    minitx's modules). Of the minitx frames on the way only the ``keep`` nearest the op stay
+    (the "via" lines); where more were passed, ``(None, count, None)`` before the user's frame
+    says how many."""
+    inside, passed = [], 0
+    while frame is not None:
         path = frame.f_code.co_filename
-        if not path.startswith(_AUTOGRAD):  # Function.__call__ and this module say nothing
-            sites.append((path, frame.f_lineno, frame.f_code.co_name))
-            if not path.startswith(_PACKAGE):
-                break
+        if not _inside(path, _AUTOGRAD):  # Function.__call__ and this module say nothing
+            site = (path, frame.f_lineno, frame.f_code.co_name)
+            if not _inside(path, _PACKAGE):
+                return inside + ([(None, passed, None)] if passed else []) + [site]
+            if len(inside) < keep:
+                inside.append(site)
+            else:
+                passed += 1
         frame = frame.f_back
-    return sites
+    return inside  # (no frame outside minitx: the program is minitx's own)
 
 
 def _format_site(sites) -> str:
@@ -110,7 +122,9 @@ def _format_site(sites) -> str:
     user = sites[-1]
     code = linecache.getline(user[0], user[1]).strip()
     lines = [f"  created at {user[0]}:{user[1]} in {user[2]}" + (f":  {code}" if code else "")]
-    lines += [f"    via {os.path.relpath(p, os.path.dirname(_PACKAGE))}:{n} in {f}" for p, n, f in sites[-2::-1]]
+    for p, n, f in sites[-2::-1]:  # from the user's call inwards, to the op
+        lines.append(f"    via {n} frame{'s' * (n > 1)} of minitx not shown" if p is None else
+                     f"    via {os.path.relpath(p, os.path.dirname(_PACKAGE))}:{n} in {f}")
     return "\n".join(lines)
 
 
@@ -131,8 +145,9 @@ class detect_anomaly:
     gradient, holds a NaN or an infinity: the message names the op, its input shapes (and
     which of them already held NaN/inf) and the line of user code that created the op.
 
-    While it is on, every op also records where it was called from (a few stack frames, taken
-    at forward time), so a backward failure can point at the line that built the op.
+    While it is on, every op also records where it was called from (the first frame outside
+    minitx and the few minitx frames nearest the op, taken at forward time), so a backward
+    failure can point at the line that built the op.
     ``allow_inf=True`` lets forward outputs hold infinities (``masked_fill(mask, -inf)``
     before a softmax is a common intended one); NaN and non-finite gradients still raise.
     Slow (a check of every array): for finding a bug, not for training.
