@@ -183,6 +183,18 @@ def test_anomaly_mode_says_which_input_already_held_nan_and_spots_it_inside_modu
     assert "via minitx/nn/layers.py" in message and "layer(minitx.tensor" in message
 
 
+def test_anomaly_mode_reports_what_an_input_held_at_forward_time_after_a_write_into_it():
+    w, a = leaf([1000.0], dtype="float32"), leaf([2.0], dtype="float32")
+    with detect_anomaly(allow_inf=True), pytest.raises(FloatingPointError) as caught:
+        h = F.exp(w)  # inf, allowed
+        y = h * a  # mul's gradient for a is dy * h = inf
+        h.zero_()  # a recorded write: mul now holds a placeholder for h's old values
+        y.sum().backward()
+    message = str(caught.value)
+    assert "backward of 'mul' produced inf in the gradient for input 1" in message
+    assert "inputs: 0: (1,) float32 (held inf already), 1: (1,) float32" in message
+
+
 def test_anomaly_mode_names_the_users_line_however_deep_the_op_ran_inside_minitx():
     from minitx.nn.transformer import EncoderLayer
 

@@ -140,6 +140,13 @@ def _problem(array, allow_inf=False):
     return None
 
 
+def _inputs(seen) -> str:
+    """The inputs' line of a report: each input's shape and dtype, and the NaN/inf it held."""
+    parts = [f"{position}: {described}" + (f" (held {held} already)" if held else "")
+             for position, (described, held) in enumerate(seen)]
+    return "  inputs: " + ", ".join(parts) if parts else "  inputs: none"
+
+
 class detect_anomaly:
     """Raise ``FloatingPointError`` at the first op whose forward output, or whose backward
     gradient, holds a NaN or an infinity: the message names the op, its input shapes (and
@@ -155,34 +162,30 @@ class detect_anomaly:
 
     def __init__(self, allow_inf: bool = False):
         self.allow_inf = allow_inf
-        self._sites = weakref.WeakKeyDictionary()  # op -> its creation site
+        # op -> (its creation site, its inputs as the forward saw them): read back by a backward
+        # report, since a recorded write into an input leaves the op only a placeholder of its values
+        self._recorded = weakref.WeakKeyDictionary()
 
     def _forward(self, fn, inputs, output):
         site = _creation_site(sys._getframe(1))
-        self._sites[fn] = site
+        seen = tuple((_describe(t.data), _problem(t.data)) for t in inputs)
+        self._recorded[fn] = site, seen
         problem = _problem(output, self.allow_inf)
         if problem:
             raise FloatingPointError(f"detect_anomaly: the forward of '{fn.name}' produced {problem} "
                                      f"in its output {_describe(output)}\n"
-                                     f"{self._inputs(inputs)}\n{_format_site(site)}")
+                                     f"{_inputs(seen)}\n{_format_site(site)}")
 
     def _backward(self, fn, dy, input_grads):
         for position, g in enumerate(input_grads):
             problem = None if g is None else _problem(g)
             if problem:
                 dy_note = f"; dy ({_describe(dy)}) held {_problem(dy)} already" if _problem(dy) else ""
+                # an op made before the mode was on: its inputs' shapes only (their values may be gone)
+                site, seen = self._recorded.get(fn, ((), [(f"{t.shape} {t.dtype.name}", None) for t in fn.inputs]))
                 raise FloatingPointError(
                     f"detect_anomaly: the backward of '{fn.name}' produced {problem} in the gradient for "
-                    f"input {position} {_describe(g)}{dy_note}\n{self._inputs(fn.inputs)}\n"
-                    f"{_format_site(self._sites.get(fn))}")
-
-    @staticmethod
-    def _inputs(inputs) -> str:
-        parts = []
-        for position, t in enumerate(inputs):
-            held = _problem(t.data)
-            parts.append(f"{position}: {_describe(t.data)}" + (f" (held {held} already)" if held else ""))
-        return "  inputs: " + ", ".join(parts) if parts else "  inputs: none"
+                    f"input {position} {_describe(g)}{dy_note}\n{_inputs(seen)}\n{_format_site(site)}")
 
     def __enter__(self):
         function.forward_hooks.append(self._forward)
