@@ -86,6 +86,22 @@ def test_to_tree_prints_each_tensor_once_and_refers_back():
     assert graph.to_tree(y, names={"x": x}, grads=True).splitlines()[-2].endswith("(requires_grad, grad (2,))")
 
 
+def test_a_stale_view_is_drawn_with_the_graph_backward_walks_from_it():
+    w = leaf([1.0, 2.0, 3.0])
+    h = w * 1.0
+    v = h[1:]  # a view of h ...
+    h.exp_()  # ... made stale by a recorded write into h: backward from v goes through exp
+    names = {"w": w, "h": h, "v": v}
+    tree = graph.to_tree(v, names=names).splitlines()
+    assert tree[:3] == ["[0] v (2,) float64 = get_item", "└─ [1] h (3,) float64 = exp",
+                        "   └─ [2] (3,) float64 = mul"]
+    u = w * 1.0
+    view = u[1:]
+    u.exp_()
+    nodes, _ = dot_nodes_and_edges(graph.to_dot(view))
+    assert "exp" in nodes.values()
+
+
 def test_a_chain_deeper_than_the_recursion_limit_draws():
     x = leaf(1.0)
     y = x
