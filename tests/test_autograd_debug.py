@@ -237,6 +237,26 @@ def test_anomaly_mode_counts_a_file_beside_the_package_as_the_users():
     assert f"created at {scratch}:1 in <module>" in str(caught.value)  # not this file's exec line
 
 
+def test_anomaly_mode_catches_an_inf_the_engine_makes_adding_finite_gradients():
+    w = leaf([1e-30], dtype="float32")
+    with detect_anomaly():
+        y = (w * 3e38 + w * 3e38).sum()  # each mul's gradient for w is 3e38; their float32 sum is inf
+        with pytest.raises(FloatingPointError) as caught:
+            y.backward()
+    message = str(caught.value)
+    assert "the gradient of a tensor (a leaf (1,) float32) holds inf, though the 2 gradients ops sent it" in message
+    assert message.count(f"'mul' created at {__file__}:") == 2
+    assert not engine.gradient_hooks
+
+
+def test_anomaly_mode_catches_a_grad_that_overflows_as_backward_accumulates_into_it():
+    w = leaf([1e-30], dtype="float32")
+    (w * 3e38).sum().backward()  # .grad 3e38, finite
+    with detect_anomaly(), pytest.raises(FloatingPointError, match=r"the \.grad of a tensor \(a leaf \(1,\) "
+                                                                   r"float32\) holds inf after this backward"):
+        (w * 3e38).sum().backward()
+
+
 def test_allow_inf_lets_masks_through_but_not_nan():
     x = leaf([[1.0, 2.0, 3.0]])
     mask = minitx.tensor([[True, False, True]])
