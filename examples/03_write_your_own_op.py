@@ -38,12 +38,20 @@ def softplus(x):
     return Softplus()(x)  # a new instance per call: it keeps that call's saved arrays
 
 
-x = minitx.tensor(np.linspace(-30, 30, 7), dtype="float64", requires_grad=True)
+def show(values):
+    return "  ".join(f"{v:9.4g}" for v in values)
+
+
+x = minitx.tensor([-1000.0, -10.0, 0.0, 10.0, 1000.0], dtype="float64", requires_grad=True)
 y = softplus(x)
-print("x          ", np.round(x.numpy(), 2))
-print("softplus(x)", np.round(y.numpy(), 4), "(no overflow at x = 30)")
+with np.errstate(over="ignore"):
+    naive = np.log(1 + np.exp(x.numpy()))  # exp overflows past x = 709.78 (float64's max is 1.8e308)
+print("x                    ", show(x.numpy()))
+print("softplus(x)          ", show(y.numpy()))
+print("naive log(1 + exp(x))", show(naive), "  (exp(1000) is inf)")
+assert np.isinf(naive[-1]) and y.numpy()[-1] == 1000.0 and y.numpy()[0] == 0.0
 y.sum().backward()
-print("gradient   ", np.round(x.grad.numpy(), 4), "= sigmoid(x)")
+print("gradient             ", show(x.grad.numpy()), "  = sigmoid(x)")
 
 small = minitx.tensor(np.random.default_rng(0).normal(size=(3, 4)), dtype="float64", requires_grad=True)
 print("gradcheck against finite differences:", gradcheck(softplus, small))

@@ -10,7 +10,8 @@ weighted by how well its query matches each key:
     P = softmax(S) over keys       weights, each row sums to 1
     O = P v                        output       [batch, heads, Lq, d]
 
-By hand it is five ops, and backward goes through each. ``F.scaled_dot_product_attention`` is
+By hand it is six ops (k^T is a swap_axes; then matmul, div, masked_fill, softmax, matmul: the
+tree printed below), and backward goes through each. ``F.scaled_dot_product_attention`` is
 one op with a hand-written backward (and a fused CUDA kernel on the GPU); both must agree,
 outputs and gradients. Heads are just a reshape: [batch, L, heads * d] -> [batch, heads, L, d].
 """
@@ -45,6 +46,7 @@ q, k, v = (split_heads(t) for t in x)
 by_hand = attention_by_hand(q, k, v)
 fused = F.scaled_dot_product_attention(q, k, v, causal=True)
 print("outputs agree:", np.allclose(by_hand.numpy(), fused.numpy()), " shape", by_hand.shape)
+assert np.allclose(by_hand.numpy(), fused.numpy())
 
 cotangent = minitx.tensor(rng.normal(size=by_hand.shape), dtype="float64")
 grads = []

@@ -86,6 +86,22 @@ def test_to_tree_prints_each_tensor_once_and_refers_back():
     assert graph.to_tree(y, names={"x": x}, grads=True).splitlines()[-2].endswith("(requires_grad, grad (2,))")
 
 
+def test_a_stale_view_is_drawn_with_the_graph_backward_walks_from_it():
+    w = leaf([1.0, 2.0, 3.0])
+    h = w * 1.0
+    v = h[1:]  # a view of h ...
+    h.exp_()  # ... made stale by a recorded write into h: backward from v goes through exp
+    names = {"w": w, "h": h, "v": v}
+    tree = graph.to_tree(v, names=names).splitlines()
+    assert tree[:3] == ["[0] v (2,) float64 = get_item", "└─ [1] h (3,) float64 = exp",
+                        "   └─ [2] (3,) float64 = mul"]
+    u = w * 1.0
+    view = u[1:]
+    u.exp_()
+    nodes, _ = dot_nodes_and_edges(graph.to_dot(view))
+    assert "exp" in nodes.values()
+
+
 def test_a_chain_deeper_than_the_recursion_limit_draws():
     x = leaf(1.0)
     y = x
@@ -181,6 +197,64 @@ def test_anomaly_mode_says_which_input_already_held_nan_and_spots_it_inside_modu
     message = str(caught.value)
     assert "forward of 'linear'" in message and "1: (2, 2) float32 (held NaN already)" in message
     assert "via minitx/nn/layers.py" in message and "layer(minitx.tensor" in message
+
+
+def test_anomaly_mode_reports_what_an_input_held_at_forward_time_after_a_write_into_it():
+    w, a = leaf([1000.0], dtype="float32"), leaf([2.0], dtype="float32")
+    with detect_anomaly(allow_inf=True), pytest.raises(FloatingPointError) as caught:
+        h = F.exp(w)  # inf, allowed
+        y = h * a  # mul's gradient for a is dy * h = inf
+        h.zero_()  # a recorded write: mul now holds a placeholder for h's old values
+        y.sum().backward()
+    message = str(caught.value)
+    assert "backward of 'mul' produced inf in the gradient for input 1" in message
+    assert "inputs: 0: (1,) float32 (held inf already), 1: (1,) float32" in message
+
+
+def test_anomaly_mode_names_the_users_line_however_deep_the_op_ran_inside_minitx():
+    from minitx.nn.transformer import EncoderLayer
+
+    minitx.manual_seed(0)
+    model = minitx.nn.Sequential(EncoderLayer(8, num_heads=2, d_ff=16, dropout=0.0, norm_first=True))
+    h = minitx.tensor(np.full((2, 3, 8), np.nan), dtype="float32")
+    with detect_anomaly(), pytest.raises(FloatingPointError) as caught:
+        model(h)  # the layer norm, 8 frames deep in minitx, makes the first NaN
+    message = str(caught.value)
+    assert f"created at {__file__}:" in message and "model(h)" in message
+    last = message.splitlines()[-1]  # the via lines run from the user's call in to the op
+    assert last.startswith("    via minitx/ops/norm.py:") and last.endswith(" in layer_norm")
+
+
+def test_anomaly_mode_counts_a_file_beside_the_package_as_the_users():
+    import os
+
+    from minitx.autograd import debug
+
+    scratch = os.path.join(os.path.dirname(debug._PACKAGE), "minitx_scratch.py")  # not inside minitx/
+    namespace = {"F": F, "a": leaf([-1.0])}
+    with detect_anomaly(), pytest.raises(FloatingPointError) as caught:
+        exec(compile("F.log(a)", scratch, "exec"), namespace)
+    assert f"created at {scratch}:1 in <module>" in str(caught.value)  # not this file's exec line
+
+
+def test_anomaly_mode_catches_an_inf_the_engine_makes_adding_finite_gradients():
+    w = leaf([1e-30], dtype="float32")
+    with detect_anomaly():
+        y = (w * 3e38 + w * 3e38).sum()  # each mul's gradient for w is 3e38; their float32 sum is inf
+        with pytest.raises(FloatingPointError) as caught:
+            y.backward()
+    message = str(caught.value)
+    assert "the gradient of a tensor (a leaf (1,) float32) holds inf, though the 2 gradients ops sent it" in message
+    assert message.count(f"'mul' created at {__file__}:") == 2
+    assert not engine.gradient_hooks
+
+
+def test_anomaly_mode_catches_a_grad_that_overflows_as_backward_accumulates_into_it():
+    w = leaf([1e-30], dtype="float32")
+    (w * 3e38).sum().backward()  # .grad 3e38, finite
+    with detect_anomaly(), pytest.raises(FloatingPointError, match=r"the \.grad of a tensor \(a leaf \(1,\) "
+                                                                   r"float32\) holds inf after this backward"):
+        (w * 3e38).sum().backward()
 
 
 def test_allow_inf_lets_masks_through_but_not_nan():

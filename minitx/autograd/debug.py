@@ -10,9 +10,10 @@
         loss = model(x)     # the first op whose forward gives NaN/inf raises here ...
         loss.backward()     # ... or whose backward does, naming the line that created it
 
-Both are hooks: ``minitx.autograd.engine.backward_hooks`` (called after each op's backward)
-and ``minitx.autograd.function.forward_hooks`` (after each op's forward). While neither is on,
-those lists are empty and an op pays one empty loop. The hooks are process-wide, not per
+Both are hooks: ``minitx.autograd.engine.backward_hooks`` (called after each op's backward),
+``minitx.autograd.function.forward_hooks`` (after each op's forward) and, for anomaly mode,
+``minitx.autograd.engine.gradient_hooks`` (each tensor's whole gradient, summed by the engine).
+While neither tool is on, those lists are empty and an op pays one empty loop. The hooks are process-wide, not per
 thread. The third debugging switch, ``minitx.autograd.check_saved_arrays`` (a checksum of the
 arrays ops saved, for writes through DLPack), lives with the in-place guard it extends, in
 ``minitx.autograd.inplace``.
@@ -90,18 +91,30 @@ class trace_backward:
 
 
 # ---------------------------------------------------------------------- anomaly mode
-def _creation_site(frame, limit=8) -> list:
-    """(file, line, function) from the caller of the op outwards, up to and including the
-    first frame outside minitx (the user's line), at most ``limit`` frames."""
-    sites = []
-    while frame is not None and len(sites) < limit:
+def _inside(path: str, folder: str) -> bool:
+    """Whether the file ``path`` lies in ``folder`` (a sibling ``minitx_scratch.py`` does not)."""
+    return path.startswith(folder + os.sep)
+
+
+def _creation_site(frame, keep=7) -> list:
+    """(file, line, function) of the frames from the caller of the op outwards, up to and
+    including the first frame outside minitx (the user's line, however deep the op ran inside
+    minitx's modules). Of the minitx frames on the way only the ``keep`` nearest the op stay
+    (the "via" lines); where more were passed, ``(None, count, None)`` before the user's frame
+    says how many."""
+    inside, passed = [], 0
+    while frame is not None:
         path = frame.f_code.co_filename
-        if not path.startswith(_AUTOGRAD):  # Function.__call__ and this module say nothing
-            sites.append((path, frame.f_lineno, frame.f_code.co_name))
-            if not path.startswith(_PACKAGE):
-                break
+        if not _inside(path, _AUTOGRAD):  # Function.__call__ and this module say nothing
+            site = (path, frame.f_lineno, frame.f_code.co_name)
+            if not _inside(path, _PACKAGE):
+                return inside + ([(None, passed, None)] if passed else []) + [site]
+            if len(inside) < keep:
+                inside.append(site)
+            else:
+                passed += 1
         frame = frame.f_back
-    return sites
+    return inside  # (no frame outside minitx: the program is minitx's own)
 
 
 def _format_site(sites) -> str:
@@ -110,7 +123,9 @@ def _format_site(sites) -> str:
     user = sites[-1]
     code = linecache.getline(user[0], user[1]).strip()
     lines = [f"  created at {user[0]}:{user[1]} in {user[2]}" + (f":  {code}" if code else "")]
-    lines += [f"    via {os.path.relpath(p, os.path.dirname(_PACKAGE))}:{n} in {f}" for p, n, f in sites[-2::-1]]
+    for p, n, f in sites[-2::-1]:  # from the user's call inwards, to the op
+        lines.append(f"    via {n} frame{'s' * (n > 1)} of minitx not shown" if p is None else
+                     f"    via {os.path.relpath(p, os.path.dirname(_PACKAGE))}:{n} in {f}")
     return "\n".join(lines)
 
 
@@ -126,13 +141,24 @@ def _problem(array, allow_inf=False):
     return None
 
 
+def _inputs(seen) -> str:
+    """The inputs' line of a report: each input's shape and dtype, and the NaN/inf it held."""
+    parts = [f"{position}: {described}" + (f" (held {held} already)" if held else "")
+             for position, (described, held) in enumerate(seen)]
+    return "  inputs: " + ", ".join(parts) if parts else "  inputs: none"
+
+
 class detect_anomaly:
     """Raise ``FloatingPointError`` at the first op whose forward output, or whose backward
     gradient, holds a NaN or an infinity: the message names the op, its input shapes (and
-    which of them already held NaN/inf) and the line of user code that created the op.
+    which of them already held NaN/inf) and the line of user code that created the op. Also at
+    the first gradient the engine makes non-finite from finite ones (two uses of a tensor whose
+    gradients add up past the dtype's range, a sum over broadcast axes, a cast, an
+    accumulation into .grad): the message names the tensor and the ops that sent it gradients.
 
-    While it is on, every op also records where it was called from (a few stack frames, taken
-    at forward time), so a backward failure can point at the line that built the op.
+    While it is on, every op also records where it was called from (the first frame outside
+    minitx and the few minitx frames nearest the op, taken at forward time), so a backward
+    failure can point at the line that built the op.
     ``allow_inf=True`` lets forward outputs hold infinities (``masked_fill(mask, -inf)``
     before a softmax is a common intended one); NaN and non-finite gradients still raise.
     Slow (a check of every array): for finding a bug, not for training.
@@ -140,43 +166,80 @@ class detect_anomaly:
 
     def __init__(self, allow_inf: bool = False):
         self.allow_inf = allow_inf
-        self._sites = weakref.WeakKeyDictionary()  # op -> its creation site
+        # op -> (its creation site, its inputs as the forward saw them): read back by a backward
+        # report, since a recorded write into an input leaves the op only a placeholder of its values
+        self._recorded = weakref.WeakKeyDictionary()
+        # id(tensor) -> (a weak reference to it, the ops that sent it a gradient in this walk so far)
+        self._fed = {}
 
     def _forward(self, fn, inputs, output):
         site = _creation_site(sys._getframe(1))
-        self._sites[fn] = site
+        seen = tuple((_describe(t.data), _problem(t.data)) for t in inputs)
+        self._recorded[fn] = site, seen
         problem = _problem(output, self.allow_inf)
         if problem:
             raise FloatingPointError(f"detect_anomaly: the forward of '{fn.name}' produced {problem} "
                                      f"in its output {_describe(output)}\n"
-                                     f"{self._inputs(inputs)}\n{_format_site(site)}")
+                                     f"{_inputs(seen)}\n{_format_site(site)}")
 
     def _backward(self, fn, dy, input_grads):
+        for parent, g in zip(fn.inputs, input_grads):
+            if g is not None and parent.requires_grad:  # (what the engine adds into parent's gradient)
+                self._fed.setdefault(id(parent), (weakref.ref(parent), []))[1].append(fn)
         for position, g in enumerate(input_grads):
             problem = None if g is None else _problem(g)
             if problem:
                 dy_note = f"; dy ({_describe(dy)}) held {_problem(dy)} already" if _problem(dy) else ""
+                # an op made before the mode was on: its inputs' shapes only (their values may be gone)
+                site, seen = self._recorded.get(fn, ((), [(f"{t.shape} {t.dtype.name}", None) for t in fn.inputs]))
                 raise FloatingPointError(
                     f"detect_anomaly: the backward of '{fn.name}' produced {problem} in the gradient for "
-                    f"input {position} {_describe(g)}{dy_note}\n{self._inputs(fn.inputs)}\n"
-                    f"{_format_site(self._sites.get(fn))}")
+                    f"input {position} {_describe(g)}{dy_note}\n{_inputs(seen)}\n{_format_site(site)}")
 
-    @staticmethod
-    def _inputs(inputs) -> str:
-        parts = []
-        for position, t in enumerate(inputs):
-            held = _problem(t.data)
-            parts.append(f"{position}: {_describe(t.data)}" + (f" (held {held} already)" if held else ""))
-        return "  inputs: " + ", ".join(parts) if parts else "  inputs: none"
+    def _gradient(self, node, g, grad):
+        """Each tensor's whole gradient, and the .grad backward added it into: the engine's sums
+        (of several ops' gradients, over broadcast axes, into an earlier .grad) can overflow where
+        no op's gradient did, since _backward checked each one."""
+        ref, fed = self._fed.pop(id(node), (None, []))
+        fed = fed if ref is not None and ref() is node else []
+        what = f"{'a leaf' if node._ctx is None else repr(node._ctx.name) + ' output'} {_describe(g)}"
+        problem = _problem(g)
+        if problem and not fed:
+            raise FloatingPointError(f"detect_anomaly: the gradient backward started from, at the root ({what}), "
+                                     f"holds {problem}")
+        if problem:  # (finite parts can only overflow: inf)
+            sent, summed = (("the gradient one op", "") if len(fed) == 1 else
+                            (f"the {len(fed)} gradients ops", ", the sum of the gradients"))
+            raise FloatingPointError(
+                f"detect_anomaly: the gradient of a tensor ({what}) holds {problem}, though {sent} sent it held "
+                f"none: the engine's work overflowed (a sum over the axes broadcasting stretched, the cast to the "
+                f"tensor's dtype{summed})\n{self._senders(fed)}")
+        problem = None if grad is None else _problem(grad)
+        if problem:
+            raise FloatingPointError(
+                f"detect_anomaly: the .grad of a tensor ({what}) holds {problem} after this backward added its "
+                f"gradient, which held none, into it (.grad accumulates across backward calls until zeroed)\n"
+                f"{self._senders(fed)}")
+
+    def _senders(self, fed) -> str:
+        """The ops that sent a tensor its gradient, each with the user's line that created it."""
+        lines = []
+        for fn in fed:
+            site = self._recorded.get(fn, ((),))[0]
+            lines.append(f"    '{fn.name}'" + (f" created at {site[-1][0]}:{site[-1][1]}" if site else ""))
+        return "  sent by:\n" + "\n".join(lines) if lines else "  sent by: no op (the gradient backward started from)"
 
     def __enter__(self):
         function.forward_hooks.append(self._forward)
         engine.backward_hooks.append(self._backward)
+        engine.gradient_hooks.append(self._gradient)
         return self
 
     def __exit__(self, *exc):
         function.forward_hooks.remove(self._forward)
         engine.backward_hooks.remove(self._backward)
+        engine.gradient_hooks.remove(self._gradient)
+        self._fed.clear()
         return False
 
 

@@ -38,6 +38,10 @@ from minitx.backend import get_array_module
 #: called as ``hook(fn, dy, input_grads)`` after each op's backward, in the order the engine
 #: visits them; empty unless a tool of minitx.autograd.debug is on (one empty loop per op)
 backward_hooks: list = []
+#: called as ``hook(node, g, grad)`` for each tensor the walk reaches: ``g`` its whole gradient (the
+#: sum of what the ops sent it, before its tensor hooks), ``grad`` the array of its .grad where the walk
+#: added g into it, else None; empty unless detect_anomaly is on (one empty loop per tensor)
+gradient_hooks: list = []
 
 
 class HookHandle:
@@ -237,6 +241,7 @@ def _walk(roots, grads, wanted, found, retain_graph):
             before_hooks = g
             if node._hooks:
                 g = _run_tensor_hooks(node, g, user_errstate)
+            accumulated = False
             if found is not None:
                 # a leaf's gradient after its hooks, an intermediate's before them, as PyTorch's autograd.grad
                 seen = g if node._ctx is None else before_hooks
@@ -245,9 +250,13 @@ def _walk(roots, grads, wanted, found, retain_graph):
             elif wanted is not None:  # backward(inputs=...): those, and the retain_grad() tensors on the way
                 if id(node) in wanted or node._retains_grad and node._ctx is not None:
                     node._accumulate_grad(g, exclusive=exclusive and node._ctx is None)
+                    accumulated = True
             elif node._ctx is None or node._retains_grad:
                 # a leaf may keep an owned sum as its .grad; a node that goes on to its op's backward copies
                 node._accumulate_grad(g, exclusive=exclusive and node._ctx is None)
+                accumulated = True
+            for hook in gradient_hooks:
+                hook(node, before_hooks, node._grad.data if accumulated else None)
             fn = node._ctx
             if fn is None or expand is not None and id(node) not in expand:
                 continue  # a leaf, or a wanted input with no other wanted input behind it: the walk stops there

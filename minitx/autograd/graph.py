@@ -7,8 +7,9 @@
     render(loss, "graph.svg", names=model)      # an image, when Graphviz's `dot` is installed
     dot_text = to_dot(loss, names=locals())     # the DOT text itself
 
-The graph is read through the public API only: ``tensor.grad_fn`` is the op that computed a
-tensor (None for a leaf) and ``op.inputs`` the tensors it was applied to. There is one node per
+The graph is read through the public API: ``tensor.grad_fn`` is the op that computed a
+tensor (None for a leaf) and ``op.inputs`` the tensors it was applied to; a root that is a stale
+view (a view of a tensor written since) is made again first, as a backward from it would. There is one node per
 tensor (its name where known, shape, dtype, whether it requires a gradient) and one per op;
 edges run the way data flows, from an op's inputs to the op and from the op to its output.
 
@@ -24,7 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from minitx.autograd.tensor import Tensor
+from minitx.autograd.tensor import Tensor, _StaleView
+from minitx.autograd.writes import refresh
 
 
 def _name_table(names) -> dict:
@@ -44,11 +46,22 @@ def _name_table(names) -> dict:
                     f"got {type(names).__name__}")
 
 
+def _as_walked(root):
+    """``root`` with the graph a backward from it walks: a stale view (one whose base a recorded
+    write changed since, minitx.autograd.writes) is made again first, as backward's reading it
+    does; its grad_fn is the op of its old values until then. The tensors behind the root need
+    nothing: the ops hold a written tensor's old node, never a stale view."""
+    if not isinstance(root, Tensor):
+        raise TypeError(f"graph: expected a Tensor, got {type(root).__name__}")
+    if type(root) is _StaleView:
+        refresh(root)
+    return root
+
+
 def _walk(root):
     """Tensors and ops reachable from ``root``: ([tensors], [ops]), each numbered in the order
     found from the root (an explicit stack: a 100,000-op chain is fine)."""
-    if not isinstance(root, Tensor):
-        raise TypeError(f"graph: expected a Tensor, got {type(root).__name__}")
+    root = _as_walked(root)
     tensors, ops, seen = [], [], set()
     stack = [root]
     while stack:
@@ -146,6 +159,7 @@ def to_tree(root: Tensor, names=None, grads: bool = False) -> str:
     computed it and that op's inputs. A tensor reached a second time (used by two ops) is
     printed once; later it shows its number ``[k]`` and ``(above)``."""
     names = _name_table(names)
+    root = _as_walked(root)
     number: dict = {}
     lines = []
     stack = [(root, "", "")]  # (tensor, prefix of its line, prefix of its inputs' lines)

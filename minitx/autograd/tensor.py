@@ -903,9 +903,10 @@ class _StaleView(Tensor):
     """A view whose base a recorded write gave a new array (minitx.autograd.writes): reading its
     data, whether it requires grad or is a leaf makes it again from the base first (``refresh``,
     which makes it a Tensor again), also in a hook during a backward walk: the graph being walked
-    holds the view's old node, not the view (writes._stale). Its shape, dtype and grad_fn are read
-    as they are, since a refresh changes neither the first two nor the graph already recorded
-    (minitx.autograd.graph draws it from grad_fn)."""
+    holds the view's old node, not the view (writes._stale). Its shape and dtype are read as they
+    are (a refresh changes neither), and so is its grad_fn: the op that made its old values, until
+    it is made again (minitx.autograd.graph makes a stale root again before drawing it, as a
+    backward from it does)."""
 
     __slots__ = ()
 

@@ -9,7 +9,7 @@ import numpy as np
 def softmax(x):
     s = np.asarray(x, dtype=np.float64)
     m = s.max(axis=-1, keepdims=True)
-    dead = ~np.isfinite(m)
+    dead = m == -np.inf  # a row of -inf only (fully masked): zeros; a NaN or +inf in a row makes it NaN
     e = np.exp(s - np.where(dead, 0.0, m))
     z = e.sum(axis=-1, keepdims=True)
     return np.where(dead, 0.0, e / np.where(z == 0, 1.0, z))

@@ -28,6 +28,8 @@ def test_softmax_rung(cpu, rung, rows, cols, dtype, seed):
     x[-1, : cols // 2] = -np.inf  # -inf logits get probability 0 ...
     if rows > 1:
         x[0] = -np.inf  # ... and a row of them, zeros
+    if rows > 2:
+        x[1, seed % cols] = np.nan  # a NaN logit: a NaN row, as softmax.cu's and F.softmax's
     np.testing.assert_allclose(ladder.softmax(rung, x), ref.softmax(x), **tol(dtype))
 
 
