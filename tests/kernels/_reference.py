@@ -72,7 +72,7 @@ def attention(q, k, v, keep, scale, z=None):
     s = scale * np.einsum("bid,bjd->bij", q, k)
     s = np.where(keep, s, -np.inf)
     m = s.max(-1, keepdims=True)
-    dead = ~np.isfinite(m)
+    dead = m == -np.inf  # a query that sees no key; a NaN or +inf score makes its row NaN
     e = np.where(keep, np.exp(s - np.where(dead, 0.0, m)), 0.0)
     total = e.sum(-1, keepdims=True)
     weights = np.where(dead, 0.0, e / np.where(total == 0, 1.0, total))
