@@ -61,6 +61,42 @@ def test_masked_batches_depend_only_on_seed_and_epoch(vocab):
     assert sorted(rows) == sorted(tuple(s) for s in sequences)
 
 
+def _bernoulli_masking(ids, rng, vocab, mask_prob=0.15):
+    """mask_tokens' draws before the at-least-one rule (the masking of the recorded runs)."""
+    maskable = ~np.isin(ids, [vocab.pad_id, vocab.mask_id, vocab.cls_id, vocab.sep_id])
+    chosen = maskable & (rng.random(ids.shape) < mask_prob)
+    action = rng.random(ids.shape)
+    inputs = ids.copy()
+    inputs[chosen & (action < 0.8)] = vocab.mask_id
+    randomized = chosen & (action >= 0.8) & (action < 0.9)
+    inputs[randomized] = rng.integers(*vocab.random_ids, int(randomized.sum()))
+    return inputs, np.where(chosen, ids, IGNORE_INDEX)
+
+
+def test_every_masked_batch_has_a_masked_position_and_batches_that_had_one_are_unchanged(vocab):
+    """A batch of one short sentence often draws no masked position (the loss then has nothing
+    to predict and pretraining stopped there, on every resume too): such a batch gets one more,
+    drawn after the usual draws, so any batch that had one is masked exactly as before."""
+    short = np.array([vocab.sentence("a dog")])
+    outcomes = {True: 0, False: 0}
+    for seed in range(200):
+        batch = vocab.mask(short, np.random.default_rng(seed))
+        inputs, targets = _bernoulli_masking(short, np.random.default_rng(seed), vocab)
+        had_one = bool((targets != IGNORE_INDEX).any())
+        outcomes[had_one] += 1
+        if had_one:
+            assert np.array_equal(batch.inputs, inputs) and np.array_equal(batch.targets, targets), seed
+        else:
+            assert batch.n_masked == 1, seed
+            chosen = batch.targets != IGNORE_INDEX
+            assert (batch.targets[chosen] == short[chosen]).all() and (batch.inputs[~chosen] == short[~chosen]).all()
+    assert min(outcomes.values()) > 20, outcomes  # both kinds of batch were seen
+    sequences = [vocab.sentence(s) for s in TEXT]
+    assert all(b.n_masked >= 1 for b in mlm_batches(sequences, vocab, 8, seed=0, epoch=0))
+    # nothing maskable (only [CLS] [SEP]): nothing to choose, no error
+    assert vocab.mask(np.array([[vocab.cls_id, vocab.sep_id]]), np.random.default_rng(0)).n_masked == 0
+
+
 def test_detection_examples_are_balanced_nested_and_correctly_labelled():
     pairs = [(f"de{i}", f"en{i}") for i in range(50)]
     examples = detection_examples(pairs, seed=0)
@@ -136,6 +172,14 @@ def _flatten(state, prefix=""):
         else:
             out[f"{prefix}{key}"] = np.asarray(value)
     return out
+
+
+def test_a_run_of_one_sentence_batches_trains_past_the_batches_bernoulli_masking_left_empty(data_dir, tmp_path):
+    """max_tokens 20: one or two sentences a batch; batches the Bernoulli draws leave without a
+    masked position get one, and the run trains to max_steps."""
+    config = pretraining.build_config("tiny", data_dir=str(data_dir), max_tokens=20, max_steps=80, save_every=80)
+    pretraining.pretrain(config, tmp_path, progress=False)
+    assert json.loads((tmp_path / "results.json").read_text())["steps"] == 80
 
 
 def test_runs_refuse_what_would_change_them(data_dir, tmp_path):
