@@ -95,7 +95,9 @@ def masked_lm_scores(model, batches) -> dict:
             loss_sum -= float(log_probs[np.arange(len(targets)), targets].sum())
             correct += int((logits.argmax(-1) == targets).sum())
             count += len(targets)
-    return {"val_loss": loss_sum / max(count, 1), "val_accuracy": correct / max(count, 1), "val_masked": count}
+    # no masked position: no score (NaN), never a perfect-looking loss of 0
+    return {"val_loss": loss_sum / count if count else math.nan, "val_accuracy": correct / count if count else math.nan,
+            "val_masked": count}
 
 
 def _validate(config) -> None:
@@ -145,7 +147,11 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     minitx.manual_seed(config["seed"])
     vocab = EncoderVocab(tokenizer)
     train_ids, dropped = fit([vocab.sentence(s) for s in train_text], config["max_len"])
-    val_ids, _ = fit([vocab.sentence(s) for s in val_text], config["max_len"])
+    val_ids, val_dropped = fit([vocab.sentence(s) for s in val_text], config["max_len"])
+    for split, kept, left_out in (("training", train_ids, dropped), ("validation", val_ids, val_dropped)):
+        if not kept:  # nothing to train on, or a validation loss of nothing
+            raise ValueError(f"pretraining: no {split} sentence fits max_len {config['max_len']} (all {left_out} are "
+                             f"longer, [CLS] and [SEP] included); give a larger max_len")
     model = build_model(config, vocab, device)
     run.begin(lambda run_dir: tokenizer.save(tokenizer_path))
     log(f"data: {len(train_ids)} training sentences (de + en; {dropped} longer than max_len left out), "

@@ -379,6 +379,40 @@ def test_a_start_that_fails_building_the_model_leaves_no_run(data_dir, tmp_path)
     pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2), run_dir, progress=False)
 
 
+def test_a_max_len_that_keeps_no_sentence_is_refused_before_the_run_directory_is_touched(data_dir, tmp_path,
+                                                                                          capsys):
+    """No training sentence within max_len used to end in a ZeroDivisionError after config.json
+    and tokenizer.json were written (a rerun then refused, a resume failed again); no validation
+    sentence, in a validation loss of 0 reported as the run's result."""
+    import gzip
+    import shutil
+
+    run_dir = tmp_path / "run"
+    argv = ["pretrain", "--recipe", "tiny", "--output-dir", str(run_dir), "--data-dir", str(data_dir),
+            "--max-len", "3", "--no-progress"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "error: pretraining: no training sentence fits max_len 3 (all 600 are longer" in err, err
+    assert not run_dir.exists() or not any(run_dir.iterdir())
+    long_val = tmp_path / "long-val"
+    shutil.copytree(data_dir, long_val)
+    for lang in ("de", "en"):
+        (long_val / f"val.{lang}.gz").write_bytes(gzip.compress((" ".join(["ein sehr langer Satz"] * 30) + "\n")
+                                                                .encode("utf-8")))
+    with pytest.raises(ValueError, match=r"no validation sentence fits max_len 64 \(all 2 are longer"):
+        pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(long_val)), run_dir, progress=False)
+    assert not run_dir.exists() or not any(run_dir.iterdir())
+    pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2), run_dir,
+                         progress=False)
+
+
+def test_validation_scores_of_no_masked_position_are_nan_not_zero(tiny_run):
+    _, model, vocab = pretraining.load_pretrained(tiny_run)
+    unmasked = mlm_batches([[vocab.cls_id, vocab.sep_id]], vocab, 100, seed=0, epoch=0, shuffle=False)
+    scores = pretraining.masked_lm_scores(model, unmasked)
+    assert scores["val_masked"] == 0 and np.isnan(scores["val_loss"]) and np.isnan(scores["val_accuracy"])
+
+
 @pytest.mark.parametrize("argv, message", [
     (["finetune", "--run", "nowhere", "--batch-size", "-4"], "argument --batch-size: must be >= 1, got -4"),
     (["finetune", "--run", "nowhere", "--steps", "0"], "argument --steps: must be >= 1, got 0"),
