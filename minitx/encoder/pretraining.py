@@ -22,7 +22,7 @@ import numpy as np
 
 import minitx
 from minitx import amp, cli, optim
-from minitx.data import BPETokenizer, ensure_files, load_tokenizer
+from minitx.data import BYTE_TOKENS, SPECIAL_TOKENS, BPETokenizer, ensure_files, load_tokenizer
 from minitx.encoder.data import LANGS, EncoderVocab, fit, load_sentences, mlm_batches
 from minitx.nn.encoder import IGNORE_INDEX, EncoderModel, MaskedLanguageModel
 from minitx.backend import resolve_device
@@ -51,8 +51,11 @@ RECIPES = {
 #: minitx.cli.number); a number not listed is a count or a rate >= 0. The command line refuses a
 #: value outside them before anything runs, and every configuration is checked against them.
 RANGES = {
-    **{key: dict(low=1) for key in ("steps", "batch_size", "vocab_size", "d_model", "num_heads", "num_layers",
-                                    "d_ff", "max_tokens", "max_steps")},
+    **{key: dict(low=1) for key in ("steps", "batch_size", "d_model", "num_heads", "num_layers", "d_ff",
+                                    "max_tokens", "max_steps")},
+    # the specials, the 256 byte tokens and at least one learned piece (BERT's random
+    # replacement draws from the learned pieces: EncoderVocab.random_ids)
+    "vocab_size": dict(low=len(SPECIAL_TOKENS) + len(BYTE_TOKENS) + 1),
     "max_len": dict(low=3),  # [CLS], one piece, [SEP]
     "lr": dict(low=0, low_open=True), "dropout": dict(low=0, high=1, high_open=True),
     "mask_prob": dict(low=0, low_open=True, high=1, high_open=True),
@@ -152,6 +155,14 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
         if not kept:  # nothing to train on, or a validation loss of nothing
             raise ValueError(f"pretraining: no {split} sentence fits max_len {config['max_len']} (all {left_out} are "
                              f"longer, [CLS] and [SEP] included); give a larger max_len")
+    val_batches = mlm_batches(val_ids, vocab, config["max_tokens"], config["seed"], 0, shuffle=False,
+                              mask_prob=config["mask_prob"])
+
+    def batches(seed, epoch):
+        return mlm_batches(train_ids, vocab, config["max_tokens"], seed, epoch, mask_prob=config["mask_prob"])
+
+    # step-based: enough epochs for max_steps (an epoch's batch count varies a little)
+    epochs = math.ceil(config["max_steps"] / len(batches(config["seed"], 0))) + 1
     model = build_model(config, vocab, device)
     run.begin(lambda run_dir: tokenizer.save(tokenizer_path))
     log(f"data: {len(train_ids)} training sentences (de + en; {dropped} longer than max_len left out), "
@@ -162,12 +173,6 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
                       weight_decay=config["weight_decay"])
     schedule = optim.WarmupCosine(opt, peak_lr=config["lr"], warmup_steps=config["warmup_steps"],
                                   total_steps=config["max_steps"])
-    val_batches = mlm_batches(val_ids, vocab, config["max_tokens"], config["seed"], 0, shuffle=False,
-                              mask_prob=config["mask_prob"])
-
-    def batches(seed, epoch):
-        return mlm_batches(train_ids, vocab, config["max_tokens"], seed, epoch, mask_prob=config["mask_prob"])
-
     precision = amp.step_precision(config["precision"], device)
 
     def loss_fn(model, batch):
@@ -180,8 +185,6 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
         scores.update(masked_lm_scores(model, val_batches))
         return scores["val_loss"]
 
-    # step-based: enough epochs for max_steps (an epoch's batch count varies a little)
-    epochs = math.ceil(config["max_steps"] / len(batches(config["seed"], 0))) + 1
     # sync_every 0: every step's loss read back on the CPU (free there), every sync.GPU_SYNC_EVERY on a GPU
     sync_every = config["sync_every"] or (GPU_SYNC_EVERY if device == "cuda" else None)
     trainer = Trainer(run_dir, model, opt, loss_fn, batches, validation_loss=validation_loss, schedule=schedule,

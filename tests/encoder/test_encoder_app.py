@@ -413,11 +413,41 @@ def test_validation_scores_of_no_masked_position_are_nan_not_zero(tiny_run):
     assert scores["val_masked"] == 0 and np.isnan(scores["val_loss"]) and np.isnan(scores["val_accuracy"])
 
 
+def test_a_start_whose_batches_fail_leaves_no_run(data_dir, tmp_path, monkeypatch):
+    """The masked batches (validation's and the first epoch's) are built before the run
+    directory is written: an error there leaves a directory a corrected run takes."""
+    def fails(*args, **kwargs):
+        raise ValueError("no batches today")
+
+    run_dir = tmp_path / "run"
+    with monkeypatch.context() as mp:
+        mp.setattr(pretraining, "mlm_batches", fails)
+        with pytest.raises(ValueError, match="no batches today"):
+            pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2), run_dir,
+                                 progress=False)
+    assert not run_dir.exists() or not any(run_dir.iterdir())
+    pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2), run_dir,
+                         progress=False)
+
+
+def test_the_smallest_vocabulary_holds_one_learned_piece(data_dir, tmp_path):
+    """4 specials + 256 byte tokens + 1 learned piece (BERT's random replacements draw from the
+    learned pieces): 261 trains, 260 is refused naming vocab_size before anything is written."""
+    with pytest.raises(ValueError, match="pretraining: vocab_size must be >= 261, got 260"):
+        pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), vocab_size=260),
+                             tmp_path / "260", progress=False)
+    assert not (tmp_path / "260").exists()
+    pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), vocab_size=261, max_steps=2),
+                         tmp_path / "261", progress=False)
+    assert pretraining.load_pretrained(tmp_path / "261")[2].random_ids == (260, 261)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["finetune", "--run", "nowhere", "--batch-size", "-4"], "argument --batch-size: must be >= 1, got -4"),
     (["finetune", "--run", "nowhere", "--steps", "0"], "argument --steps: must be >= 1, got 0"),
     (["pretrain", "--output-dir", "nowhere", "--lr", "0"], "argument --lr: must be > 0, got 0"),
     (["pretrain", "--output-dir", "nowhere", "--max-len", "1"], "argument --max-len: must be >= 3, got 1"),
+    (["pretrain", "--output-dir", "nowhere", "--vocab-size", "260"], "argument --vocab-size: must be >= 261, got 260"),
     (["pretrain", "--output-dir", "nowhere", "--dropout", "nan"], "argument --dropout: must be >= 0 and < 1, got nan"),
     (["pretrain", "--output-dir", "nowhere", "--max-steps", "ten"], "argument --max-steps: expected an integer, got 'ten'"),
 ])
