@@ -109,7 +109,14 @@ def compare(run_dir, budgets=LABEL_BUDGETS, output=None, data_dir=None, **overri
     all_train = detection_examples(train_pairs, config["seed"], max(budgets))
     evaluation = encode_examples(detection_examples(load_pairs(EVAL_SPLIT, *LANGS, data_dir), config["seed"] + 1),
                                  vocab, max_len)
-    log(f"evaluation: {len(evaluation[0])} {EVAL_SPLIT} examples ({sum(evaluation[1])} translations)")
+    # the baseline: always answering the majority class of the examples scored. Pairs longer than
+    # max_len are left out after labelling, so it is 0.5 only when none (or as many of each label) is.
+    scored, translations = len(evaluation[1]), sum(evaluation[1])
+    if not scored:
+        raise ValueError(f"no {EVAL_SPLIT} example fits the pretraining run's max_len {max_len}")
+    chance = max(translations, scored - translations) / scored
+    log(f"evaluation: {scored} {EVAL_SPLIT} examples ({translations} translations); chance (always the majority "
+        f"class) {chance:.3f}")
     rows = []
     for budget in budgets:
         train = encode_examples(all_train[:budget], vocab, max_len)
@@ -126,7 +133,8 @@ def compare(run_dir, budgets=LABEL_BUDGETS, output=None, data_dir=None, **overri
         rows.append(row)
     pretraining = read_json(Path(run_dir) / "results.json") if (Path(run_dir) / "results.json").exists() else None
     table = {"task": "parallel-sentence detection, [CLS] de [SEP] en [SEP], 2 classes",
-             "evaluation": {"split": EVAL_SPLIT, "examples": len(evaluation[0]), "chance": 0.5},
+             "evaluation": {"split": EVAL_SPLIT, "examples": scored, "translations": translations,
+                            "chance": round(chance, 4)},
              "finetune": config, "pretraining": {"config": pre_config, "results": pretraining}, "rows": rows}
     if output:
         write_json(output, table, indent=2)
@@ -134,9 +142,12 @@ def compare(run_dir, budgets=LABEL_BUDGETS, output=None, data_dir=None, **overri
 
 
 def format_table(table) -> str:
-    """The accuracy table as Markdown."""
+    """The accuracy table as Markdown, and the chance it is to be read against."""
     lines = ["| labelled pairs | from scratch | pretrained (MLM) |", "|---:|---:|---:|"]
     for row in table["rows"]:
         lines.append(f"| {row['labels']:,} | {row['scratch']['accuracy']:.3f} | {row['pretrained']['accuracy']:.3f} |")
+    evaluation = table["evaluation"]
+    lines.append(f"\nchance {evaluation['chance']:.3f}: always answering the majority class of the "
+                 f"{evaluation['examples']:,} {evaluation['split']} examples scored")
     return "\n".join(lines)
 

@@ -282,6 +282,26 @@ def test_the_pretrained_start_is_the_checkpoint_and_scratch_is_not(tiny_run, mon
     assert not np.array_equal(scratch["embed.weight"], saved["encoder.embed.weight"])
 
 
+def test_the_chance_reported_is_the_majority_class_of_the_examples_scored(tiny_run, monkeypatch):
+    """Pairs longer than max_len are left out after labelling, so the examples scored need not be
+    half translations (the tiny run's max_len 64 keeps an odd number of them): the table's
+    chance is always answering their majority class, not 0.5."""
+    monkeypatch.setattr(finetuning, "finetune", lambda *args: {"accuracy": 0.5, "steps": 0, "seconds": 0.0})
+    table = finetuning.compare(tiny_run, [4])
+    config, _, vocab = pretraining.load_pretrained(tiny_run)
+    from minitx.data import load_pairs
+
+    _, labels = finetuning.encode_examples(
+        detection_examples(load_pairs(finetuning.EVAL_SPLIT, "de", "en", config["data_dir"]), 1), vocab,
+        config["max_len"])
+    majority = max(sum(labels), len(labels) - sum(labels)) / len(labels)
+    assert majority != 0.5  # (the case this test is about)
+    assert table["evaluation"] == {"split": finetuning.EVAL_SPLIT, "examples": len(labels),
+                                   "translations": sum(labels), "chance": round(majority, 4)}
+    assert f"chance {majority:.3f}: always answering the majority class of the {len(labels)} " \
+        in finetuning.format_table(table)
+
+
 # ---------------------------------------------------------------- neighbours
 
 
