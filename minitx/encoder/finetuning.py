@@ -38,6 +38,15 @@ DEFAULTS = dict(steps=300, batch_size=32, lr=3e-4, warmup_steps=30, weight_decay
                 pooling="cls", dropout=0.1, seed=0)
 
 
+def _check_schedule(config) -> None:
+    """Warm-up fits in the schedule: checked before anything is loaded (WarmupCosine's own error
+    comes after the run and the data are read, and names no option)."""
+    if not 0 <= config["warmup_steps"] <= config["steps"]:
+        raise ValueError(f"fine-tuning: warmup_steps ({config['warmup_steps']}) must be between 0 and steps "
+                         f"({config['steps']}), the cosine schedule's length; give a smaller --warmup-steps or a "
+                         f"larger --steps")
+
+
 def encode_examples(examples, vocab: EncoderVocab, max_len: int) -> tuple:
     """(ids of [CLS] de [SEP] en [SEP], labels), leaving out pairs longer than max_len."""
     encoded = [(vocab.pair(de, en), label) for de, en, label in examples]
@@ -62,6 +71,7 @@ def finetune(encoder: EncoderModel, vocab: EncoderVocab, train, evaluation, conf
         raise ValueError("finetune: no training pair fits the model's max_len (or none was given)")
     if not (isinstance(config["steps"], int) and config["steps"] >= 1):
         raise ValueError(f"finetune: steps must be a whole number >= 1, got {config['steps']!r}")
+    _check_schedule(config)
     minitx.manual_seed(config["seed"])
     model = EncoderClassifier(encoder, 2, pooling=config["pooling"], dropout=config["dropout"])
     opt = optim.AdamW(model.parameters(), lr=config["lr"], betas=(0.9, 0.98), eps=1e-9,
@@ -99,6 +109,7 @@ def compare(run_dir, budgets=LABEL_BUDGETS, output=None, data_dir=None, **overri
     budgets = list(budgets)
     if not budgets or any(not isinstance(b, int) or b < 2 for b in budgets):
         raise ValueError(f"label budgets must be whole numbers of at least 2, got {budgets}")
+    _check_schedule(config)
     pre_config, _, vocab = load_pretrained(run_dir)
     data_dir = data_dir if data_dir is not None else pre_config.get("data_dir")
     max_len = pre_config["max_len"]

@@ -302,6 +302,15 @@ def test_the_chance_reported_is_the_majority_class_of_the_examples_scored(tiny_r
         in finetuning.format_table(table)
 
 
+def test_finetune_refuses_a_warm_up_longer_than_its_steps_before_loading_anything(tmp_path, capsys):
+    """--steps below the default --warmup-steps 30 failed after the run and the data were read,
+    with WarmupCosine's message naming neither option."""
+    assert cli.main(["finetune", "--run", str(tmp_path / "no-run"), "--labels", "20", "--steps", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "error: fine-tuning: warmup_steps (30) must be between 0 and steps (10)" in err, err
+    assert "--warmup-steps" in err and "--steps" in err
+
+
 # ---------------------------------------------------------------- neighbours
 
 
