@@ -351,6 +351,18 @@ def test_a_word_of_several_pieces_is_their_mean(vocab):
     assert "(mean of" in neighbours.report(table, [word], k=2)
 
 
+@pytest.mark.parametrize("word", ["日本", "", "   "])
+def test_a_word_of_no_learned_piece_is_refused_not_looked_up_as_the_space_marker(vocab, word):
+    """'日本' (letters the tokenizer never saw: '▁' and byte tokens), '' and spaces (the lone '▁')
+    printed the neighbours of '▁' as theirs."""
+    table = neighbours.EmbeddingTable(np.random.default_rng(1).normal(size=(vocab.size, 4)), vocab.tokenizer, "test")
+    with pytest.raises(ValueError, match=f"neighbours: word {word!r} has no learned piece \\(the tokenizer spells it ▁"):
+        table.lookup(word)
+    # a word of unseen and seen letters: the seen pieces, without the lone '▁'
+    vector, ids = table.lookup("日dog")
+    assert [table.piece(i) for i in ids] == ["d", "og"]  # ('▁', three byte tokens, 'd', 'og')
+
+
 def test_tables_load_from_pretraining_and_translation_runs(tiny_run, data_dir, tmp_path):
     table = neighbours.load_table(tiny_run)
     _, model, vocab = pretraining.load_pretrained(tiny_run)
