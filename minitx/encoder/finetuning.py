@@ -95,7 +95,8 @@ def finetune(encoder: EncoderModel, vocab: EncoderVocab, train, evaluation, conf
     seconds = time.perf_counter() - started
     eval_batches = classification_batches(*evaluation, 64, vocab.pad_id, shuffle=False)
     return {"accuracy": round(accuracy(model, eval_batches), 4), "train_loss_last": round(loss, 4),
-            "steps": step, "epochs": round(step * config["batch_size"] / len(train[0]), 1),
+            # examples read / examples (a short last batch counted whole); a batch never holds more than the set
+            "steps": step, "epochs": round(step * min(config["batch_size"], len(train[0])) / len(train[0]), 1),
             "seconds": round(seconds, 1)}
 
 

@@ -266,6 +266,17 @@ def test_finetuning_compares_pretrained_and_scratch_at_each_budget(tiny_run, tmp
         finetuning.compare(tiny_run, [4], epochs=3)
 
 
+def test_finetunings_epochs_count_passes_over_a_set_smaller_than_a_batch(tiny_run):
+    """8 examples, batches of 32: each step is one pass (it said steps * 32 / 8)."""
+    config, model, vocab = pretraining.load_pretrained(tiny_run)
+    pairs = [("ein Hund", "a dog"), ("zwei Männer", "two men"), ("eine Frau", "a woman"), ("ein Ball", "a ball")]
+    train = finetuning.encode_examples(detection_examples(pairs, 0), vocab, config["max_len"])
+    assert len(train[0]) == 8
+    result = finetuning.finetune(model.encoder, vocab, train, train, {**finetuning.DEFAULTS, "steps": 3,
+                                                                      "warmup_steps": 1})
+    assert result["steps"] == 3 and result["epochs"] == 3.0
+
+
 def test_the_pretrained_start_is_the_checkpoint_and_scratch_is_not(tiny_run, monkeypatch):
     """compare hands finetune the saved encoder weights for 'pretrained' and fresh ones for 'scratch'."""
     saved = load(tiny_run / "last.npz")["model"]
