@@ -146,7 +146,7 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
                  for split in ("train", "val")}
     check_data(config, {"train": train_text, "val": val_text}, read_from, run_dir if resume else None)
     tokenizer_path = run_dir / "tokenizer.json"
-    tokenizer = load_tokenizer(tokenizer_path) if resume else BPETokenizer.train(train_text, config["vocab_size"])
+    tokenizer = _run_tokenizer(run_dir) if resume else BPETokenizer.train(train_text, config["vocab_size"])
     minitx.manual_seed(config["seed"])
     vocab = EncoderVocab(tokenizer)
     train_ids, dropped = fit([vocab.sentence(s) for s in train_text], config["max_len"])
@@ -203,6 +203,15 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     return results
 
 
+def _run_tokenizer(run_dir):
+    """The run's tokenizer.json, or an error saying the run is incomplete (not a bare [Errno 2])."""
+    path = Path(run_dir) / "tokenizer.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{run_dir} is an incomplete pretraining run: {path.name} is missing, and its model's "
+                                f"ids mean nothing without it; pretrain a new run (another --output-dir, or --overwrite)")
+    return load_tokenizer(path)
+
+
 def load_pretrained(run_dir, device="cpu"):
     """(config, MaskedLanguageModel, EncoderVocab) of a pretraining run: its model after the
     last step (last.npz)."""
@@ -224,7 +233,7 @@ def load_pretrained(run_dir, device="cpu"):
         _validate(config)
     except ValueError as error:
         raise ValueError(f"{run_dir / 'config.json'}: {error}") from None
-    vocab = EncoderVocab(load_tokenizer(run_dir / "tokenizer.json"))
+    vocab = EncoderVocab(_run_tokenizer(run_dir))
     model = build_model(config, vocab, resolve_device(device))
     load_checkpoint(run_dir / "last.npz", model)
     model.eval()

@@ -465,6 +465,21 @@ def test_validation_scores_of_no_masked_position_are_nan_not_zero(tiny_run):
     assert scores["val_masked"] == 0 and np.isnan(scores["val_loss"]) and np.isnan(scores["val_accuracy"])
 
 
+def test_a_run_without_its_tokenizer_is_reported_as_incomplete(tiny_run, tmp_path, capsys):
+    """A missing tokenizer.json was a bare '[Errno 2] No such file or directory' line."""
+    import shutil
+
+    run_dir = tmp_path / "no-tokenizer"
+    shutil.copytree(tiny_run, run_dir)
+    (run_dir / "tokenizer.json").unlink()
+    message = f"{run_dir} is an incomplete pretraining run: tokenizer.json is missing"
+    for argv in (["finetune", "--run", str(run_dir), "--labels", "4", "--steps", "1", "--warmup-steps", "0"],
+                 ["pretrain", "--output-dir", str(run_dir), "--resume", "--no-progress"]):
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Errno" not in err, err
+
+
 def test_a_start_whose_batches_fail_leaves_no_run(data_dir, tmp_path, monkeypatch):
     """The masked batches (validation's and the first epoch's) are built before the run
     directory is written: an error there leaves a directory a corrected run takes."""
