@@ -151,6 +151,9 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     vocab = EncoderVocab(tokenizer)
     train_ids, dropped = fit([vocab.sentence(s) for s in train_text], config["max_len"])
     val_ids, val_dropped = fit([vocab.sentence(s) for s in val_text], config["max_len"])
+    # an empty line is [CLS] [SEP], nothing to mask: a batch of only such lines would have no target
+    empty = sum(len(ids) == 2 for ids in train_ids)
+    train_ids, val_ids = [ids for ids in train_ids if len(ids) > 2], [ids for ids in val_ids if len(ids) > 2]
     for split, kept, left_out in (("training", train_ids, dropped), ("validation", val_ids, val_dropped)):
         if not kept:  # nothing to train on, or a validation loss of nothing
             raise ValueError(f"pretraining: no {split} sentence fits max_len {config['max_len']} (all {left_out} are "
@@ -165,7 +168,8 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     epochs = math.ceil(config["max_steps"] / len(batches(config["seed"], 0))) + 1
     model = build_model(config, vocab, device)
     run.begin(lambda run_dir: tokenizer.save(tokenizer_path))
-    log(f"data: {len(train_ids)} training sentences (de + en; {dropped} longer than max_len left out), "
+    log(f"data: {len(train_ids)} training sentences (de + en; {dropped} longer than max_len left out"
+        f"{f', {empty} empty lines' if empty else ''}), "
         f"{len(val_ids)} validation sentences; vocabulary {tokenizer.vocab_size} + [MASK]; "
         f"model: {model.num_parameters():,} parameters on {device}; {time.perf_counter() - started:.0f}s")
 

@@ -182,6 +182,23 @@ def test_a_run_of_one_sentence_batches_trains_past_the_batches_bernoulli_masking
     assert json.loads((tmp_path / "results.json").read_text())["steps"] == 80
 
 
+def test_empty_lines_are_left_out_of_pretraining(data_dir, tmp_path):
+    """An empty line is [CLS] [SEP], nothing to mask; sorted by length they fill batches of
+    their own, which no masking can give a target."""
+    import gzip
+    import shutil
+
+    from minitx.data.multi30k import read_lines
+
+    blank = tmp_path / "blank-lines"
+    shutil.copytree(data_dir, blank)
+    for lang in ("de", "en"):
+        lines = read_lines(blank / f"train.{lang}.gz") + [""] * 40
+        (blank / f"train.{lang}.gz").write_bytes(gzip.compress(("\n".join(lines) + "\n").encode("utf-8")))
+    config = pretraining.build_config("tiny", data_dir=str(blank), max_tokens=20, max_steps=30, save_every=30)
+    assert pretraining.pretrain(config, tmp_path / "run", progress=False)["steps"] == 30
+
+
 def test_runs_refuse_what_would_change_them(data_dir, tmp_path):
     with pytest.raises(ValueError, match="warmup_steps \\(2\\) must be between 0 and max_steps \\(1\\)"):
         pretraining.pretrain(pretraining.build_config("tiny", max_steps=1), tmp_path, progress=False)
