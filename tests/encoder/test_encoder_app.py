@@ -497,11 +497,14 @@ def test_a_run_without_its_tokenizer_is_reported_as_incomplete(tiny_run, tmp_pat
         assert message in err and "Errno" not in err, err
 
 
-def test_a_start_whose_batches_fail_leaves_no_run(data_dir, tmp_path, monkeypatch):
+@pytest.mark.parametrize("which", ["validation", "training"])
+def test_a_start_whose_batches_fail_leaves_no_run(which, data_dir, tmp_path, monkeypatch):
     """The masked batches (validation's and the first epoch's) are built before the run
     directory is written: an error there leaves a directory a corrected run takes."""
-    def fails(*args, **kwargs):
-        raise ValueError("no batches today")
+    def fails(*args, shuffle=True, **kwargs):
+        if shuffle == (which == "training"):  # (validation's batches are not shuffled)
+            raise ValueError("no batches today")
+        return mlm_batches(*args, shuffle=shuffle, **kwargs)
 
     run_dir = tmp_path / "run"
     with monkeypatch.context() as mp:
