@@ -38,6 +38,15 @@ DEFAULTS = dict(steps=300, batch_size=32, lr=3e-4, warmup_steps=30, weight_decay
                 pooling="cls", dropout=0.1, seed=0)
 
 
+def _check_schedule(config) -> None:
+    """Warm-up fits in the schedule: checked before anything is loaded (WarmupCosine's own error
+    comes after the run and the data are read, and names no option)."""
+    if not 0 <= config["warmup_steps"] <= config["steps"]:
+        raise ValueError(f"fine-tuning: warmup_steps ({config['warmup_steps']}) must be between 0 and steps "
+                         f"({config['steps']}), the cosine schedule's length; give a smaller --warmup-steps or a "
+                         f"larger --steps")
+
+
 def encode_examples(examples, vocab: EncoderVocab, max_len: int) -> tuple:
     """(ids of [CLS] de [SEP] en [SEP], labels), leaving out pairs longer than max_len."""
     encoded = [(vocab.pair(de, en), label) for de, en, label in examples]
@@ -62,6 +71,7 @@ def finetune(encoder: EncoderModel, vocab: EncoderVocab, train, evaluation, conf
         raise ValueError("finetune: no training pair fits the model's max_len (or none was given)")
     if not (isinstance(config["steps"], int) and config["steps"] >= 1):
         raise ValueError(f"finetune: steps must be a whole number >= 1, got {config['steps']!r}")
+    _check_schedule(config)
     minitx.manual_seed(config["seed"])
     model = EncoderClassifier(encoder, 2, pooling=config["pooling"], dropout=config["dropout"])
     opt = optim.AdamW(model.parameters(), lr=config["lr"], betas=(0.9, 0.98), eps=1e-9,
@@ -85,7 +95,8 @@ def finetune(encoder: EncoderModel, vocab: EncoderVocab, train, evaluation, conf
     seconds = time.perf_counter() - started
     eval_batches = classification_batches(*evaluation, 64, vocab.pad_id, shuffle=False)
     return {"accuracy": round(accuracy(model, eval_batches), 4), "train_loss_last": round(loss, 4),
-            "steps": step, "epochs": round(step * config["batch_size"] / len(train[0]), 1),
+            # examples read / examples (a short last batch counted whole); a batch never holds more than the set
+            "steps": step, "epochs": round(step * min(config["batch_size"], len(train[0])) / len(train[0]), 1),
             "seconds": round(seconds, 1)}
 
 
@@ -99,6 +110,7 @@ def compare(run_dir, budgets=LABEL_BUDGETS, output=None, data_dir=None, **overri
     budgets = list(budgets)
     if not budgets or any(not isinstance(b, int) or b < 2 for b in budgets):
         raise ValueError(f"label budgets must be whole numbers of at least 2, got {budgets}")
+    _check_schedule(config)
     pre_config, _, vocab = load_pretrained(run_dir)
     data_dir = data_dir if data_dir is not None else pre_config.get("data_dir")
     max_len = pre_config["max_len"]
@@ -109,7 +121,14 @@ def compare(run_dir, budgets=LABEL_BUDGETS, output=None, data_dir=None, **overri
     all_train = detection_examples(train_pairs, config["seed"], max(budgets))
     evaluation = encode_examples(detection_examples(load_pairs(EVAL_SPLIT, *LANGS, data_dir), config["seed"] + 1),
                                  vocab, max_len)
-    log(f"evaluation: {len(evaluation[0])} {EVAL_SPLIT} examples ({sum(evaluation[1])} translations)")
+    # the baseline: always answering the majority class of the examples scored. Pairs longer than
+    # max_len are left out after labelling, so it is 0.5 only when none (or as many of each label) is.
+    scored, translations = len(evaluation[1]), sum(evaluation[1])
+    if not scored:
+        raise ValueError(f"no {EVAL_SPLIT} example fits the pretraining run's max_len {max_len}")
+    chance = max(translations, scored - translations) / scored
+    log(f"evaluation: {scored} {EVAL_SPLIT} examples ({translations} translations); chance (always the majority "
+        f"class) {chance:.3f}")
     rows = []
     for budget in budgets:
         train = encode_examples(all_train[:budget], vocab, max_len)
@@ -126,7 +145,8 @@ def compare(run_dir, budgets=LABEL_BUDGETS, output=None, data_dir=None, **overri
         rows.append(row)
     pretraining = read_json(Path(run_dir) / "results.json") if (Path(run_dir) / "results.json").exists() else None
     table = {"task": "parallel-sentence detection, [CLS] de [SEP] en [SEP], 2 classes",
-             "evaluation": {"split": EVAL_SPLIT, "examples": len(evaluation[0]), "chance": 0.5},
+             "evaluation": {"split": EVAL_SPLIT, "examples": scored, "translations": translations,
+                            "chance": round(chance, 4)},
              "finetune": config, "pretraining": {"config": pre_config, "results": pretraining}, "rows": rows}
     if output:
         write_json(output, table, indent=2)
@@ -134,9 +154,12 @@ def compare(run_dir, budgets=LABEL_BUDGETS, output=None, data_dir=None, **overri
 
 
 def format_table(table) -> str:
-    """The accuracy table as Markdown."""
+    """The accuracy table as Markdown, and the chance it is to be read against."""
     lines = ["| labelled pairs | from scratch | pretrained (MLM) |", "|---:|---:|---:|"]
     for row in table["rows"]:
         lines.append(f"| {row['labels']:,} | {row['scratch']['accuracy']:.3f} | {row['pretrained']['accuracy']:.3f} |")
+    evaluation = table["evaluation"]
+    lines.append(f"\nchance {evaluation['chance']:.3f}: always answering the majority class of the "
+                 f"{evaluation['examples']:,} {evaluation['split']} examples scored")
     return "\n".join(lines)
 

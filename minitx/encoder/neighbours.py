@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from minitx import backend
-from minitx.data import BYTE_TOKENS
+from minitx.data import BYTE_TOKENS, WORD_BOUNDARY
 
 
 @dataclass
@@ -44,12 +44,15 @@ class EmbeddingTable:
         return self.tokenizer.vocab.id_to_token(int(index))
 
     def lookup(self, word: str) -> tuple:
-        """(vector, piece ids) of a word as it reads after a space; its pieces' mean when it
-        is cut into several."""
-        ids = self.tokenizer.encode_ids(" " + word.strip())
-        ids = [i for i in ids if self.candidate[i]] or ids
-        if not ids:
-            raise ValueError(f"neighbours: {word!r} gives no token")
+        """(vector, piece ids) of a word as it reads after a space; its learned pieces' mean
+        when it is cut into several. The lone space marker '▁' (a word whose first letter does
+        not join it) and byte tokens are no part of the word's meaning, and are left out."""
+        spelled = self.tokenizer.encode_ids(" " + word.strip())
+        ids = [i for i in spelled if self.candidate[i] and self.piece(i) != WORD_BOUNDARY]
+        if not ids:  # ('' and '   ' are the lone '▁'; a word of unseen letters is '▁' and bytes)
+            raise ValueError(f"neighbours: word {word!r} has no learned piece (the tokenizer spells it "
+                             f"{' '.join(self.piece(i) for i in spelled) or 'as nothing'}: only the space marker, "
+                             f"byte or special tokens)")
         return self.matrix[ids].mean(axis=0), ids
 
     def nearest(self, vector, k=8, exclude=()) -> list:

@@ -22,7 +22,7 @@ import numpy as np
 
 import minitx
 from minitx import amp, cli, optim
-from minitx.data import BPETokenizer, ensure_files, load_tokenizer
+from minitx.data import BYTE_TOKENS, SPECIAL_TOKENS, BPETokenizer, ensure_files, load_tokenizer
 from minitx.encoder.data import LANGS, EncoderVocab, fit, load_sentences, mlm_batches
 from minitx.nn.encoder import IGNORE_INDEX, EncoderModel, MaskedLanguageModel
 from minitx.backend import resolve_device
@@ -51,8 +51,11 @@ RECIPES = {
 #: minitx.cli.number); a number not listed is a count or a rate >= 0. The command line refuses a
 #: value outside them before anything runs, and every configuration is checked against them.
 RANGES = {
-    **{key: dict(low=1) for key in ("steps", "batch_size", "vocab_size", "d_model", "num_heads", "num_layers",
-                                    "d_ff", "max_tokens", "max_steps")},
+    **{key: dict(low=1) for key in ("steps", "batch_size", "d_model", "num_heads", "num_layers", "d_ff",
+                                    "max_tokens", "max_steps")},
+    # the specials, the 256 byte tokens and at least one learned piece (BERT's random
+    # replacement draws from the learned pieces: EncoderVocab.random_ids)
+    "vocab_size": dict(low=len(SPECIAL_TOKENS) + len(BYTE_TOKENS) + 1),
     "max_len": dict(low=3),  # [CLS], one piece, [SEP]
     "lr": dict(low=0, low_open=True), "dropout": dict(low=0, high=1, high_open=True),
     "mask_prob": dict(low=0, low_open=True, high=1, high_open=True),
@@ -95,7 +98,9 @@ def masked_lm_scores(model, batches) -> dict:
             loss_sum -= float(log_probs[np.arange(len(targets)), targets].sum())
             correct += int((logits.argmax(-1) == targets).sum())
             count += len(targets)
-    return {"val_loss": loss_sum / max(count, 1), "val_accuracy": correct / max(count, 1), "val_masked": count}
+    # no masked position: no score (NaN), never a perfect-looking loss of 0
+    return {"val_loss": loss_sum / count if count else math.nan, "val_accuracy": correct / count if count else math.nan,
+            "val_masked": count}
 
 
 def _validate(config) -> None:
@@ -141,14 +146,30 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
                  for split in ("train", "val")}
     check_data(config, {"train": train_text, "val": val_text}, read_from, run_dir if resume else None)
     tokenizer_path = run_dir / "tokenizer.json"
-    tokenizer = load_tokenizer(tokenizer_path) if resume else BPETokenizer.train(train_text, config["vocab_size"])
+    tokenizer = _run_tokenizer(run_dir) if resume else BPETokenizer.train(train_text, config["vocab_size"])
     minitx.manual_seed(config["seed"])
     vocab = EncoderVocab(tokenizer)
     train_ids, dropped = fit([vocab.sentence(s) for s in train_text], config["max_len"])
-    val_ids, _ = fit([vocab.sentence(s) for s in val_text], config["max_len"])
+    val_ids, val_dropped = fit([vocab.sentence(s) for s in val_text], config["max_len"])
+    # an empty line is [CLS] [SEP], nothing to mask: a batch of only such lines would have no target
+    empty = sum(len(ids) == 2 for ids in train_ids)
+    train_ids, val_ids = [ids for ids in train_ids if len(ids) > 2], [ids for ids in val_ids if len(ids) > 2]
+    for split, kept, left_out in (("training", train_ids, dropped), ("validation", val_ids, val_dropped)):
+        if not kept:  # nothing to train on, or a validation loss of nothing
+            raise ValueError(f"pretraining: no {split} sentence fits max_len {config['max_len']} (all {left_out} are "
+                             f"longer, [CLS] and [SEP] included); give a larger max_len")
+    val_batches = mlm_batches(val_ids, vocab, config["max_tokens"], config["seed"], 0, shuffle=False,
+                              mask_prob=config["mask_prob"])
+
+    def batches(seed, epoch):
+        return mlm_batches(train_ids, vocab, config["max_tokens"], seed, epoch, mask_prob=config["mask_prob"])
+
+    # step-based: enough epochs for max_steps (an epoch's batch count varies a little)
+    epochs = math.ceil(config["max_steps"] / len(batches(config["seed"], 0))) + 1
     model = build_model(config, vocab, device)
     run.begin(lambda run_dir: tokenizer.save(tokenizer_path))
-    log(f"data: {len(train_ids)} training sentences (de + en; {dropped} longer than max_len left out), "
+    log(f"data: {len(train_ids)} training sentences (de + en; {dropped} longer than max_len left out"
+        f"{f', {empty} empty lines' if empty else ''}), "
         f"{len(val_ids)} validation sentences; vocabulary {tokenizer.vocab_size} + [MASK]; "
         f"model: {model.num_parameters():,} parameters on {device}; {time.perf_counter() - started:.0f}s")
 
@@ -156,12 +177,6 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
                       weight_decay=config["weight_decay"])
     schedule = optim.WarmupCosine(opt, peak_lr=config["lr"], warmup_steps=config["warmup_steps"],
                                   total_steps=config["max_steps"])
-    val_batches = mlm_batches(val_ids, vocab, config["max_tokens"], config["seed"], 0, shuffle=False,
-                              mask_prob=config["mask_prob"])
-
-    def batches(seed, epoch):
-        return mlm_batches(train_ids, vocab, config["max_tokens"], seed, epoch, mask_prob=config["mask_prob"])
-
     precision = amp.step_precision(config["precision"], device)
 
     def loss_fn(model, batch):
@@ -174,8 +189,6 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
         scores.update(masked_lm_scores(model, val_batches))
         return scores["val_loss"]
 
-    # step-based: enough epochs for max_steps (an epoch's batch count varies a little)
-    epochs = math.ceil(config["max_steps"] / len(batches(config["seed"], 0))) + 1
     # sync_every 0: every step's loss read back on the CPU (free there), every sync.GPU_SYNC_EVERY on a GPU
     sync_every = config["sync_every"] or (GPU_SYNC_EVERY if device == "cuda" else None)
     trainer = Trainer(run_dir, model, opt, loss_fn, batches, validation_loss=validation_loss, schedule=schedule,
@@ -192,6 +205,15 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     log(f"pretraining done: {results['steps']} steps, validation masked-LM loss {results['val_loss']:.3f}, "
         f"accuracy {results['val_accuracy']:.3f}; {results['total_seconds']:.0f}s in all; run directory {run_dir}")
     return results
+
+
+def _run_tokenizer(run_dir):
+    """The run's tokenizer.json, or an error saying the run is incomplete (not a bare [Errno 2])."""
+    path = Path(run_dir) / "tokenizer.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{run_dir} is an incomplete pretraining run: {path.name} is missing, and its model's "
+                                f"ids mean nothing without it; pretrain a new run (another --output-dir, or --overwrite)")
+    return load_tokenizer(path)
 
 
 def load_pretrained(run_dir, device="cpu"):
@@ -215,7 +237,7 @@ def load_pretrained(run_dir, device="cpu"):
         _validate(config)
     except ValueError as error:
         raise ValueError(f"{run_dir / 'config.json'}: {error}") from None
-    vocab = EncoderVocab(load_tokenizer(run_dir / "tokenizer.json"))
+    vocab = EncoderVocab(_run_tokenizer(run_dir))
     model = build_model(config, vocab, resolve_device(device))
     load_checkpoint(run_dir / "last.npz", model)
     model.eval()

@@ -200,6 +200,13 @@ def mask_tokens(ids, rng: np.random.Generator, mask_id: int, random_ids: tuple, 
     ``mask_prob``; a chosen token becomes ``mask_id`` with probability ``replace_prob``, a
     random id from ``range(*random_ids)`` with ``random_prob``, and stays as it is otherwise.
     All draws come from ``rng``, so the same generator state gives the same batch.
+
+    A batch has at least one chosen position (when mask_prob > 0 and a token is maskable): the
+    loss needs one, and a batch of a few short sentences often gets none (4 maskable tokens:
+    0.85^4 = 52%). When the draws above choose none, one more maskable position is drawn,
+    uniformly, from ``rng`` after them (its action is the one already drawn for it), so a batch
+    that had a chosen position is masked exactly as without this rule. (BERT chooses at least
+    one per *sequence*; per sequence would change most batches of a run made before the rule.)
     """
     ids = np.asarray(ids)
     if ids.ndim != 2 or ids.dtype.kind not in "iu":
@@ -218,5 +225,13 @@ def mask_tokens(ids, rng: np.random.Generator, mask_id: int, random_ids: tuple, 
     inputs[chosen & (action < replace_prob)] = mask_id
     randomized = chosen & (action >= replace_prob) & (action < replace_prob + random_prob)
     inputs[randomized] = rng.integers(low, high, int(randomized.sum()))
+    if mask_prob > 0 and not chosen.any() and maskable.any():
+        # drawn after every usual draw: batches that chose a position never reach here
+        extra = np.unravel_index(rng.choice(np.flatnonzero(maskable)), ids.shape)
+        chosen[extra] = True
+        if action[extra] < replace_prob:
+            inputs[extra] = mask_id
+        elif action[extra] < replace_prob + random_prob:
+            inputs[extra] = rng.integers(low, high)
     targets = np.where(chosen, ids, IGNORE_INDEX)
     return MaskedBatch(inputs.astype(np.int64), targets.astype(np.int64))

@@ -61,6 +61,42 @@ def test_masked_batches_depend_only_on_seed_and_epoch(vocab):
     assert sorted(rows) == sorted(tuple(s) for s in sequences)
 
 
+def _bernoulli_masking(ids, rng, vocab, mask_prob=0.15):
+    """mask_tokens' draws before the at-least-one rule (the masking of the recorded runs)."""
+    maskable = ~np.isin(ids, [vocab.pad_id, vocab.mask_id, vocab.cls_id, vocab.sep_id])
+    chosen = maskable & (rng.random(ids.shape) < mask_prob)
+    action = rng.random(ids.shape)
+    inputs = ids.copy()
+    inputs[chosen & (action < 0.8)] = vocab.mask_id
+    randomized = chosen & (action >= 0.8) & (action < 0.9)
+    inputs[randomized] = rng.integers(*vocab.random_ids, int(randomized.sum()))
+    return inputs, np.where(chosen, ids, IGNORE_INDEX)
+
+
+def test_every_masked_batch_has_a_masked_position_and_batches_that_had_one_are_unchanged(vocab):
+    """A batch of one short sentence often draws no masked position (the loss then has nothing
+    to predict and pretraining stopped there, on every resume too): such a batch gets one more,
+    drawn after the usual draws, so any batch that had one is masked exactly as before."""
+    short = np.array([vocab.sentence("a dog")])
+    outcomes = {True: 0, False: 0}
+    for seed in range(200):
+        batch = vocab.mask(short, np.random.default_rng(seed))
+        inputs, targets = _bernoulli_masking(short, np.random.default_rng(seed), vocab)
+        had_one = bool((targets != IGNORE_INDEX).any())
+        outcomes[had_one] += 1
+        if had_one:
+            assert np.array_equal(batch.inputs, inputs) and np.array_equal(batch.targets, targets), seed
+        else:
+            assert batch.n_masked == 1, seed
+            chosen = batch.targets != IGNORE_INDEX
+            assert (batch.targets[chosen] == short[chosen]).all() and (batch.inputs[~chosen] == short[~chosen]).all()
+    assert min(outcomes.values()) > 20, outcomes  # both kinds of batch were seen
+    sequences = [vocab.sentence(s) for s in TEXT]
+    assert all(b.n_masked >= 1 for b in mlm_batches(sequences, vocab, 8, seed=0, epoch=0))
+    # nothing maskable (only [CLS] [SEP]): nothing to choose, no error
+    assert vocab.mask(np.array([[vocab.cls_id, vocab.sep_id]]), np.random.default_rng(0)).n_masked == 0
+
+
 def test_detection_examples_are_balanced_nested_and_correctly_labelled():
     pairs = [(f"de{i}", f"en{i}") for i in range(50)]
     examples = detection_examples(pairs, seed=0)
@@ -136,6 +172,31 @@ def _flatten(state, prefix=""):
         else:
             out[f"{prefix}{key}"] = np.asarray(value)
     return out
+
+
+def test_a_run_of_one_sentence_batches_trains_past_the_batches_bernoulli_masking_left_empty(data_dir, tmp_path):
+    """max_tokens 20: one or two sentences a batch; batches the Bernoulli draws leave without a
+    masked position get one, and the run trains to max_steps."""
+    config = pretraining.build_config("tiny", data_dir=str(data_dir), max_tokens=20, max_steps=80, save_every=80)
+    pretraining.pretrain(config, tmp_path, progress=False)
+    assert json.loads((tmp_path / "results.json").read_text())["steps"] == 80
+
+
+def test_empty_lines_are_left_out_of_pretraining(data_dir, tmp_path):
+    """An empty line is [CLS] [SEP], nothing to mask; sorted by length they fill batches of
+    their own, which no masking can give a target."""
+    import gzip
+    import shutil
+
+    from minitx.data.multi30k import read_lines
+
+    blank = tmp_path / "blank-lines"
+    shutil.copytree(data_dir, blank)
+    for lang in ("de", "en"):
+        lines = read_lines(blank / f"train.{lang}.gz") + [""] * 40
+        (blank / f"train.{lang}.gz").write_bytes(gzip.compress(("\n".join(lines) + "\n").encode("utf-8")))
+    config = pretraining.build_config("tiny", data_dir=str(blank), max_tokens=20, max_steps=30, save_every=30)
+    assert pretraining.pretrain(config, tmp_path / "run", progress=False)["steps"] == 30
 
 
 def test_runs_refuse_what_would_change_them(data_dir, tmp_path):
@@ -222,6 +283,17 @@ def test_finetuning_compares_pretrained_and_scratch_at_each_budget(tiny_run, tmp
         finetuning.compare(tiny_run, [4], epochs=3)
 
 
+def test_finetunings_epochs_count_passes_over_a_set_smaller_than_a_batch(tiny_run):
+    """8 examples, batches of 32: each step is one pass (it said steps * 32 / 8)."""
+    config, model, vocab = pretraining.load_pretrained(tiny_run)
+    pairs = [("ein Hund", "a dog"), ("zwei Männer", "two men"), ("eine Frau", "a woman"), ("ein Ball", "a ball")]
+    train = finetuning.encode_examples(detection_examples(pairs, 0), vocab, config["max_len"])
+    assert len(train[0]) == 8
+    result = finetuning.finetune(model.encoder, vocab, train, train, {**finetuning.DEFAULTS, "steps": 3,
+                                                                      "warmup_steps": 1})
+    assert result["steps"] == 3 and result["epochs"] == 3.0
+
+
 def test_the_pretrained_start_is_the_checkpoint_and_scratch_is_not(tiny_run, monkeypatch):
     """compare hands finetune the saved encoder weights for 'pretrained' and fresh ones for 'scratch'."""
     saved = load(tiny_run / "last.npz")["model"]
@@ -236,6 +308,35 @@ def test_the_pretrained_start_is_the_checkpoint_and_scratch_is_not(tiny_run, mon
     pretrained, scratch = starts
     assert all(np.array_equal(pretrained[k], saved[f"encoder.{k}"]) for k in pretrained)
     assert not np.array_equal(scratch["embed.weight"], saved["encoder.embed.weight"])
+
+
+def test_the_chance_reported_is_the_majority_class_of_the_examples_scored(tiny_run, monkeypatch):
+    """Pairs longer than max_len are left out after labelling, so the examples scored need not be
+    half translations (the tiny run's max_len 64 keeps an odd number of them): the table's
+    chance is always answering their majority class, not 0.5."""
+    monkeypatch.setattr(finetuning, "finetune", lambda *args: {"accuracy": 0.5, "steps": 0, "seconds": 0.0})
+    table = finetuning.compare(tiny_run, [4])
+    config, _, vocab = pretraining.load_pretrained(tiny_run)
+    from minitx.data import load_pairs
+
+    _, labels = finetuning.encode_examples(
+        detection_examples(load_pairs(finetuning.EVAL_SPLIT, "de", "en", config["data_dir"]), 1), vocab,
+        config["max_len"])
+    majority = max(sum(labels), len(labels) - sum(labels)) / len(labels)
+    assert majority != 0.5  # (the case this test is about)
+    assert table["evaluation"] == {"split": finetuning.EVAL_SPLIT, "examples": len(labels),
+                                   "translations": sum(labels), "chance": round(majority, 4)}
+    assert f"chance {majority:.3f}: always answering the majority class of the {len(labels)} " \
+        in finetuning.format_table(table)
+
+
+def test_finetune_refuses_a_warm_up_longer_than_its_steps_before_loading_anything(tmp_path, capsys):
+    """--steps below the default --warmup-steps 30 failed after the run and the data were read,
+    with WarmupCosine's message naming neither option."""
+    assert cli.main(["finetune", "--run", str(tmp_path / "no-run"), "--labels", "20", "--steps", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "error: fine-tuning: warmup_steps (30) must be between 0 and steps (10)" in err, err
+    assert "--warmup-steps" in err and "--steps" in err
 
 
 # ---------------------------------------------------------------- neighbours
@@ -276,6 +377,18 @@ def test_a_word_of_several_pieces_is_their_mean(vocab):
     vector, ids = table.lookup(word)
     assert ids == pieces and np.allclose(vector, matrix[pieces].mean(0))
     assert "(mean of" in neighbours.report(table, [word], k=2)
+
+
+@pytest.mark.parametrize("word", ["日本", "", "   "])
+def test_a_word_of_no_learned_piece_is_refused_not_looked_up_as_the_space_marker(vocab, word):
+    """'日本' (letters the tokenizer never saw: '▁' and byte tokens), '' and spaces (the lone '▁')
+    printed the neighbours of '▁' as theirs."""
+    table = neighbours.EmbeddingTable(np.random.default_rng(1).normal(size=(vocab.size, 4)), vocab.tokenizer, "test")
+    with pytest.raises(ValueError, match=f"neighbours: word {word!r} has no learned piece \\(the tokenizer spells it ▁"):
+        table.lookup(word)
+    # a word of unseen and seen letters: the seen pieces, without the lone '▁'
+    vector, ids = table.lookup("日dog")
+    assert [table.piece(i) for i in ids] == ["d", "og"]  # ('▁', three byte tokens, 'd', 'og')
 
 
 def test_tables_load_from_pretraining_and_translation_runs(tiny_run, data_dir, tmp_path):
@@ -335,11 +448,93 @@ def test_a_start_that_fails_building_the_model_leaves_no_run(data_dir, tmp_path)
     pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2), run_dir, progress=False)
 
 
+def test_a_max_len_that_keeps_no_sentence_is_refused_before_the_run_directory_is_touched(data_dir, tmp_path,
+                                                                                          capsys):
+    """No training sentence within max_len used to end in a ZeroDivisionError after config.json
+    and tokenizer.json were written (a rerun then refused, a resume failed again); no validation
+    sentence, in a validation loss of 0 reported as the run's result."""
+    import gzip
+    import shutil
+
+    run_dir = tmp_path / "run"
+    argv = ["pretrain", "--recipe", "tiny", "--output-dir", str(run_dir), "--data-dir", str(data_dir),
+            "--max-len", "3", "--no-progress"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "error: pretraining: no training sentence fits max_len 3 (all 600 are longer" in err, err
+    assert not run_dir.exists() or not any(run_dir.iterdir())
+    long_val = tmp_path / "long-val"
+    shutil.copytree(data_dir, long_val)
+    for lang in ("de", "en"):
+        (long_val / f"val.{lang}.gz").write_bytes(gzip.compress((" ".join(["ein sehr langer Satz"] * 30) + "\n")
+                                                                .encode("utf-8")))
+    with pytest.raises(ValueError, match=r"no validation sentence fits max_len 64 \(all 2 are longer"):
+        pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(long_val)), run_dir, progress=False)
+    assert not run_dir.exists() or not any(run_dir.iterdir())
+    pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2), run_dir,
+                         progress=False)
+
+
+def test_validation_scores_of_no_masked_position_are_nan_not_zero(tiny_run):
+    _, model, vocab = pretraining.load_pretrained(tiny_run)
+    unmasked = mlm_batches([[vocab.cls_id, vocab.sep_id]], vocab, 100, seed=0, epoch=0, shuffle=False)
+    scores = pretraining.masked_lm_scores(model, unmasked)
+    assert scores["val_masked"] == 0 and np.isnan(scores["val_loss"]) and np.isnan(scores["val_accuracy"])
+
+
+def test_a_run_without_its_tokenizer_is_reported_as_incomplete(tiny_run, tmp_path, capsys):
+    """A missing tokenizer.json was a bare '[Errno 2] No such file or directory' line."""
+    import shutil
+
+    run_dir = tmp_path / "no-tokenizer"
+    shutil.copytree(tiny_run, run_dir)
+    (run_dir / "tokenizer.json").unlink()
+    message = f"{run_dir} is an incomplete pretraining run: tokenizer.json is missing"
+    for argv in (["finetune", "--run", str(run_dir), "--labels", "4", "--steps", "1", "--warmup-steps", "0"],
+                 ["pretrain", "--output-dir", str(run_dir), "--resume", "--no-progress"]):
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Errno" not in err, err
+
+
+@pytest.mark.parametrize("which", ["validation", "training"])
+def test_a_start_whose_batches_fail_leaves_no_run(which, data_dir, tmp_path, monkeypatch):
+    """The masked batches (validation's and the first epoch's) are built before the run
+    directory is written: an error there leaves a directory a corrected run takes."""
+    def fails(*args, shuffle=True, **kwargs):
+        if shuffle == (which == "training"):  # (validation's batches are not shuffled)
+            raise ValueError("no batches today")
+        return mlm_batches(*args, shuffle=shuffle, **kwargs)
+
+    run_dir = tmp_path / "run"
+    with monkeypatch.context() as mp:
+        mp.setattr(pretraining, "mlm_batches", fails)
+        with pytest.raises(ValueError, match="no batches today"):
+            pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2), run_dir,
+                                 progress=False)
+    assert not run_dir.exists() or not any(run_dir.iterdir())
+    pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2), run_dir,
+                         progress=False)
+
+
+def test_the_smallest_vocabulary_holds_one_learned_piece(data_dir, tmp_path):
+    """4 specials + 256 byte tokens + 1 learned piece (BERT's random replacements draw from the
+    learned pieces): 261 trains, 260 is refused naming vocab_size before anything is written."""
+    with pytest.raises(ValueError, match="pretraining: vocab_size must be >= 261, got 260"):
+        pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), vocab_size=260),
+                             tmp_path / "260", progress=False)
+    assert not (tmp_path / "260").exists()
+    pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), vocab_size=261, max_steps=2),
+                         tmp_path / "261", progress=False)
+    assert pretraining.load_pretrained(tmp_path / "261")[2].random_ids == (260, 261)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["finetune", "--run", "nowhere", "--batch-size", "-4"], "argument --batch-size: must be >= 1, got -4"),
     (["finetune", "--run", "nowhere", "--steps", "0"], "argument --steps: must be >= 1, got 0"),
     (["pretrain", "--output-dir", "nowhere", "--lr", "0"], "argument --lr: must be > 0, got 0"),
     (["pretrain", "--output-dir", "nowhere", "--max-len", "1"], "argument --max-len: must be >= 3, got 1"),
+    (["pretrain", "--output-dir", "nowhere", "--vocab-size", "260"], "argument --vocab-size: must be >= 261, got 260"),
     (["pretrain", "--output-dir", "nowhere", "--dropout", "nan"], "argument --dropout: must be >= 0 and < 1, got nan"),
     (["pretrain", "--output-dir", "nowhere", "--max-steps", "ten"], "argument --max-steps: expected an integer, got 'ten'"),
 ])

@@ -153,7 +153,7 @@ def test_a_new_run_into_another_kind_of_run_says_so_and_advises_no_resume(encode
     (["neighbours", "--run", "E", "-k", "0"], ["-k"]),
     (["finetune", "--run", "E", "--labels", "0"], ["--labels"]),
     (["finetune", "--run", "E", "--output", "DIR"], ["--output"]),
-    (["finetune", "--run", "T", "--steps", "2"], ["translation run"]),
+    (["finetune", "--run", "T", "--steps", "2", "--warmup-steps", "0"], ["translation run"]),
     (["neighbours", "--run", "nowhere"], ["nowhere"]),
     (["pretrain", "--output-dir", "T", "--resume"], ["T"]),
     (["pretrain", "--output-dir", "NEW", "--device", "cuda", "--recipe", "tiny"], ["cuda"]),
@@ -289,7 +289,7 @@ def test_pretraining_names_a_damaged_config(encoder_run, tmp_path, capsys):
         shutil.copytree(encoder_run, run)
         (run / "config.json").write_text(text)
         for argv in (["pretrain", "--output-dir", run, "--resume"], ["neighbours", "--run", run],
-                     ["finetune", "--run", run, "--steps", "2"]):
+                     ["finetune", "--run", run, "--steps", "2", "--warmup-steps", "0"]):
             code, _, err = invoke(encoder_cli.main, argv, capsys)
             ends_with_a_message(code, err, "config.json")
 
