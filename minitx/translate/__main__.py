@@ -182,17 +182,22 @@ def _run(args) -> int:
 
 
 def _read_input(name) -> list:
-    """The lines of --input (a file, or '-': stdin) without their line ends; text that is not
-    UTF-8 is an error naming the input and the line."""
+    """The lines of --input (a file, or '-': stdin) without their line ends, and without the
+    byte-order mark some editors write first (it is not part of line 1's sentence); text that is
+    not UTF-8 is an error naming the input and the line."""
     if name == "-" and not hasattr(sys.stdin, "buffer"):  # a stream of text already (one a caller set)
-        return [line.rstrip("\r\n") for line in sys.stdin]
-    stream = sys.stdin.buffer if name == "-" else open(name, "rb")
-    with stream:
-        data = stream.read()
-    from minitx.data.multi30k import utf8_text
+        lines = [line.rstrip("\r\n") for line in sys.stdin]
+    else:
+        stream = sys.stdin.buffer if name == "-" else open(name, "rb")
+        with stream:
+            data = stream.read()
+        from minitx.data.multi30k import utf8_text
 
-    text = utf8_text(data, "stdin" if name == "-" else name)
-    return [line.rstrip("\r\n") for line in io.StringIO(text, newline=None)]  # (lines as a text file reads them)
+        text = utf8_text(data, "stdin" if name == "-" else name)
+        lines = [line.rstrip("\r\n") for line in io.StringIO(text, newline=None)]  # (as a text file reads them)
+    if lines:
+        lines[0] = lines[0].removeprefix("\ufeff")
+    return lines
 
 
 def _use_model(args) -> int:

@@ -181,8 +181,10 @@ def evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, pr
                                                 length_penalty=length_penalty, progress=bar, text=text, search=search,
                                                 model_form=True, source_eos=source_eos)
     bar.close()
-    # a model that writes the published form is scored on its own tokens (evaluation.moses_bleu)
-    published = written if text is not None and text.form == "moses-lowercase" else None
+    # a model that writes the published form is scored on its own tokens (evaluation.moses_bleu);
+    # a word tokenizer's are not Moses's (and its output was detokenized): its text is tokenized again
+    published = written if text is not None and text.form == "moses-lowercase" and not isinstance(
+        tgt_tok, WordTokenizer) else None
     scores = bleu_scores(hyps, [t for _, t in pairs], lang if lang is not None and moses_available() else None,
                          hypothesis_tokens=published)
     scores.update(report)
@@ -601,13 +603,15 @@ def tokenizer_digest(src_tok, tgt_tok) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-def check_run_files(path, state: dict, config: dict, src_tok, tgt_tok) -> None:
+def check_run_files(path, state: dict, config: dict, src_tok, tgt_tok, run_dir=None) -> None:
     """Raise ValueError, naming the files and each field, when the checkpoint ``state`` (read from
     ``path``) was trained with another configuration or other tokenizers than the run directory's
-    config.json and tokenizer files hold. Keys that may change on resume are not compared, nor
-    'built' (what the others built), and a checkpoint written before checkpoints recorded these is
-    trusted as before."""
+    config.json and tokenizer files hold (``run_dir``; None: the checkpoint's own directory, which
+    a --checkpoint given as a path need not be). Keys that may change on resume are not compared,
+    nor 'built' (what the others built), and a checkpoint written before checkpoints recorded
+    these is trusted as before."""
     path = Path(path)
+    run_dir = path.parent if run_dir is None else Path(run_dir)
     saved = state.get("config")
     if isinstance(saved, dict):  # (one from before a setting existed trained as the defaults or the upgrade say)
         saved = {**json_safe(DEFAULTS), **json_safe(_upgrade_saved(saved))}
@@ -619,13 +623,13 @@ def check_run_files(path, state: dict, config: dict, src_tok, tgt_tok) -> None:
                      and saved.get(key) != now.get(key) and not (key == "data_sha256" and None in (saved.get(key),
                                                                                                    now.get(key)))]
         if differing:
-            raise ValueError(f"{path} was trained with another configuration than {path.parent / 'config.json'} "
+            raise ValueError(f"{path} was trained with another configuration than {run_dir / 'config.json'} "
                              "holds: " + "; ".join(f"{key} {saved.get(key)!r} in the checkpoint, {now.get(key)!r} in "
                                                    "config.json" for key in differing)
                              + ". Restore the run's config.json, or start a new run")
     digest = state.get("tokenizers")
     if digest is not None and digest != tokenizer_digest(src_tok, tgt_tok):
-        raise ValueError(f"{path} was trained with other tokenizers than {path.parent} holds in tokenizer.src.json "
+        raise ValueError(f"{path} was trained with other tokenizers than {run_dir} holds in tokenizer.src.json "
                          "and tokenizer.tgt.json (their contents changed after training). Restore them, or start a "
                          "new run")
 
@@ -663,6 +667,6 @@ def load_run(run_dir, checkpoint="final", device="auto"):
     model = build_model(config, src_tok.vocab_size, tgt_tok.vocab_size, tgt_tok.pad_id, resolve_device(device))
     path = checkpoint_path(run_dir, checkpoint)
     state = load_checkpoint(path, model)
-    check_run_files(path, state, config, src_tok, tgt_tok)
+    check_run_files(path, state, config, src_tok, tgt_tok, run_dir)
     model.eval()
     return config, model, src_tok, tgt_tok

@@ -156,3 +156,37 @@ def test_the_published_metric_cuts_the_test_references_to_the_published_length()
     scores = bleu_scores(references, references, lang="de")
     assert scores["bleu_moses_lowercase"] == 100.0
     assert "ref_len = 12103" in scores["detail_moses"]
+
+
+def test_a_word_tokenizer_model_in_the_published_form_is_scored_on_moses_tokens(monkeypatch):
+    """A word tokenizer's output is detokenized ("dog ." -> "dog.") and its tokens are not
+    Moses's: its published BLEU tokenizes the text again. A decoder that writes each reference
+    in the model's form must score 100 (it scored 78.78 on the detokenized words)."""
+    pytest.importorskip("sacremoses")
+    import numpy as np
+
+    from minitx.data import WordTokenizer
+    from minitx.nn import Transformer
+    from minitx.translate import evaluation
+    from minitx.translate.text import TextForm
+    from minitx.translate.training import evaluate_split
+
+    pairs = [("Ein Hund läuft über die Wiese.", "A dog runs across the meadow."),
+             ("Zwei Männer sitzen am Strand.", "Two men sit on the beach."),
+             ("Eine Frau, die ein Buch liest.", "A woman, who is reading a book."),
+             ("Kinder spielen im Park, nicht wahr?", "Children play in the park, don't they?")]
+    text = TextForm("moses-lowercase", "de", "en", lowercase_output=True)
+    model_src, model_tgt = zip(*text.pairs(pairs))
+    src_tok, tgt_tok = WordTokenizer.train(model_src, min_freq=1), WordTokenizer.train(model_tgt, min_freq=1)
+    written = {tuple(src_tok.encode_ids(s)): tgt_tok.encode_ids(t) for s, t in zip(model_src, model_tgt)}
+
+    def oracle(model, src, bos_id, eos_id, pad_id, **options):
+        return [written[tuple(int(t) for t in row if t != pad_id)] for row in np.asarray(src)]
+
+    monkeypatch.setattr(evaluation, "greedy_decode", oracle)
+    model = Transformer(src_tok.vocab_size, tgt_tok.vocab_size, d_model=8, num_heads=1, num_encoder_layers=1,
+                        num_decoder_layers=1, d_ff=8, max_len=64).eval()
+    scores = evaluate_split(model, src_tok, tgt_tok, pairs, beam_size=1, length_penalty=0.6, progress=False,
+                            lang="en", text=text)
+    assert scores["bleu_moses_lowercase"] == 100.0
+    assert not scores["signature_moses"].endswith("as the model wrote them")

@@ -363,6 +363,23 @@ def test_translate_counts_cut_sources_and_capped_outputs(capsys, tiny_run, tmp_p
     assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
 
 
+def test_translate_reads_a_byte_order_mark_as_no_part_of_line_one(capsys, tiny_run, tmp_path):
+    """A file saved with a UTF-8 byte-order mark (Notepad, PowerShell's Out-File): line 1 is
+    read, and translated, as the same sentence without it."""
+    from minitx.translate.__main__ import _read_input
+
+    outputs = []
+    for name, start in (("plain.de", b""), ("bom.de", b"\xef\xbb\xbf")):
+        source = tmp_path / name
+        source.write_bytes(start + "Ein Hund.\nEin Hund.\n".encode("utf-8"))
+        assert _read_input(str(source)) == ["Ein Hund.", "Ein Hund."]
+        code, out, _ = run_main(capsys, "translate", "--run", tiny_run, "--input", source, "--beam-size", 1,
+                                "--device", "cpu")
+        assert code == 0
+        outputs.append(out.splitlines())
+    assert outputs[1] == outputs[0] and outputs[1][0] == outputs[1][1]
+
+
 def test_translate_and_evaluate_decode_as_the_run_does(capsys, tiny_run, subset_dir, tmp_path, monkeypatch):
     from minitx.translate import evaluation
 

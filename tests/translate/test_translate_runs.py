@@ -514,6 +514,18 @@ def test_a_run_from_before_newer_settings_resumes_as_it_ran(tiny_run, subset_dir
     assert json.loads((run_dir / "history.json").read_text())[-1]["epoch"] == epochs + 1
 
 
+def test_a_checkpoint_of_another_run_is_refused_naming_the_runs_own_files(tiny_run, tmp_path):
+    """--checkpoint given as a path into another run: the refusal names the config.json it was
+    compared with (the --run's), not the checkpoint's own directory's."""
+    run_dir, other = copy_run(tiny_run, tmp_path / "run"), copy_run(tiny_run, tmp_path / "other")
+    config = json.loads((run_dir / "config.json").read_text())
+    config["activation"] = "gelu"
+    (run_dir / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match=re.escape(f"{other / 'best.npz'} was trained with another configuration "
+                                                   f"than {run_dir / 'config.json'} holds: activation 'relu'")):
+        training.load_run(run_dir, str(other / "best.npz"), device="cpu")
+
+
 def test_translate_refuses_tokenizers_changed_after_training(tiny_run, tmp_path):
     """Two pieces of the BPE vocabulary swapped in tokenizer.src.json: the ids would mean other
     pieces, and the translations would silently be wrong. The checkpoint's digest catches it."""
