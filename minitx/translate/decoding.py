@@ -8,6 +8,8 @@ its sentences still decoding cost, not what its longest translation's batch-mate
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from minitx import backend
@@ -47,6 +49,10 @@ def _caps(model, src, pad_id, max_len):
     default_max_len of its own length (its tokens other than ``pad_id``), so that a sentence's
     translation does not depend on the sentences batched with it."""
     if max_len is not None:
+        if isinstance(max_len, bool) or not isinstance(max_len, numbers.Integral) or \
+                not 0 <= max_len <= model.max_len - 1:
+            raise ValueError(f"decoding: max_len must be a whole number of tokens in [0, {model.max_len - 1}] (the "
+                             f"model's {model.max_len} positions, less <bos>'s), got {max_len!r}")
         return np.full(len(src), max_len)
     return np.array([default_max_len(model, int(n)) for n in (src != pad_id).sum(axis=1)], dtype=np.int64)
 
@@ -164,7 +170,8 @@ def beam_search_fairseq(model, src, bos_id: int, eos_id: int, pad_id: int = 0, b
     score / n ^ length_penalty, n their tokens with <eos> (fairseq's normalize_scores). The
     beam_size best that do not end in <eos> go on. A sentence is done when it has beam_size
     finished hypotheses, or at its cap, where every extension ends (fairseq forces <eos> there;
-    this keeps the last token, as ``beam_search`` does); its best finished one is its
+    this keeps the last token, as ``beam_search`` does, and divides by n = the cap, no <eos>
+    counted: a departure only for a sentence that reaches its cap); its best finished one is its
     translation. Unlike ``beam_search``, a finished hypothesis holds no place in the beam, so the
     search goes on among longer ones, and the penalty divides by the length itself.
     """

@@ -1,6 +1,8 @@
 """Translating many sentences in batches, and scoring them with sacreBLEU."""
 from __future__ import annotations
 
+import re
+
 from minitx.data import WordTokenizer, pad_batch
 from minitx.data.word import detokenize, split_words
 from minitx.translate.decoding import beam_search, beam_search_fairseq, default_max_len, greedy_decode
@@ -21,8 +23,12 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
     empty (or blank) sentence translates to an empty string without running the model
     ('empty'); a sentence with more tokens than the model's positions is cut to fit
     ('truncated'); a translation that reaches the length cap (``default_max_len``: source
-    length + 50, at most max_len - 1 tokens) without producing <eos> is cut there ('capped').
+    length + 50, at most max_len - 1 tokens) without producing <eos> is cut there ('capped'). A
+    translation is one line: a line break a byte-level model wrote ('\\n', '\\r', ...) becomes a
+    space, so the translations keep the sentences' lines.
     """
+    if search not in ("gnmt", "fairseq"):
+        raise ValueError(f"translate_sentences: search must be 'gnmt' or 'fairseq', got {search!r}")
     limit = model.max_len
     encoded, report = [], {"empty": 0, "truncated": 0, "capped": 0}
     for line in (sentences if text is None else text.source(sentences)):
@@ -46,7 +52,7 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
             hyps = greedy_decode(model, src, tgt_tokenizer.bos_id, tgt_tokenizer.eos_id, tgt_tokenizer.pad_id)
         for i, ids in zip(chunk, hyps):
             # a hypothesis may open with a word-boundary piece: no leading space in the output
-            outputs[i] = tgt_tokenizer.decode_ids(ids).strip()
+            outputs[i] = _LINE_BREAKS.sub(" ", tgt_tokenizer.decode_ids(ids)).strip()
             if isinstance(tgt_tokenizer, WordTokenizer):  # "a dog ." -> "a dog.", as text is written
                 outputs[i] = detokenize(outputs[i])
             # no <eos> within the sentence's cap (it is never in ids)
@@ -55,6 +61,10 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
             progress.update(len(chunk))
     translations = outputs if text is None else text.output(outputs)
     return (translations, report, outputs) if model_form else (translations, report)
+
+
+# what str.splitlines() splits at: one of them inside a translation would make two lines of it
+_LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def report_lines(report, max_len, source_eos=False) -> list[str]:

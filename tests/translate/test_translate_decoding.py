@@ -4,6 +4,7 @@ import importlib.util
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -159,6 +160,31 @@ def test_too_long_sentence_is_cut_and_counted(tiny_model, recwarn):
     assert not [w for w in recwarn if issubclass(w.category, UserWarning)]  # counted, not warned
     message = report_lines(report, model.max_len)[0]
     assert message == "1 sentence(s) longer than the model's max_len 64 tokens were cut to fit"
+
+
+def test_a_translation_holding_a_line_break_stays_on_its_line(tiny_model, monkeypatch):
+    """A byte-level model may write a newline or \\r byte: each becomes a space, so translate
+    prints one line per input line."""
+    from minitx.translate import evaluation
+
+    _, model, src_tok, tgt_tok = tiny_model
+    written = tgt_tok.encode_ids("a dog") + [4 + ord("\n")] + tgt_tok.encode_ids(" runs") + [4 + ord("\r")]
+    assert tgt_tok.decode_ids(written) == "a dog\n runs\r"
+    monkeypatch.setattr(evaluation, "greedy_decode", lambda model, src, *ids, **options: [written] * len(src))
+    outputs, _ = translate_sentences(model, src_tok, tgt_tok, SENTENCES[:2], beam_size=1)
+    assert outputs == ["a dog  runs"] * 2
+
+
+def test_decoding_refuses_a_search_or_a_cap_it_cannot_run(tiny_model, tiny_batch):
+    _, model, src_tok, tgt_tok = tiny_model
+    with pytest.raises(ValueError, match="translate_sentences: search must be 'gnmt' or 'fairseq', got 'Fairseq'"):
+        translate_sentences(model, src_tok, tgt_tok, SENTENCES[:1], beam_size=2, search="Fairseq")
+    model, src = tiny_batch
+    for cap in (model.max_len, -1, 2.5):
+        with pytest.raises(ValueError, match=re.escape(f"decoding: max_len must be a whole number of tokens in "
+                                                       f"[0, {model.max_len - 1}]")):
+            greedy_decode(model, src, BOS_ID, EOS_ID, PAD_ID, max_len=cap)
+    assert len(greedy_decode(model, src, BOS_ID, EOS_ID, PAD_ID, max_len=model.max_len - 1)) == len(src)
 
 
 def test_a_source_of_exactly_max_len_tokens_is_cut_only_where_it_ends_with_eos(tiny_model):
