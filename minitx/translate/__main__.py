@@ -95,7 +95,8 @@ def _add_run_options(parser):
     parser.add_argument("--run", required=True, help="a run directory made by train")
     parser.add_argument("--checkpoint", default="final",
                         help="final (the model the finished run chose and scored: best or averaged), best, last, "
-                             "averaged, epoch-<n> (kept for averaging), or a .npz path")
+                             "averaged, epoch-<n> (kept for averaging), or a .npz file (a bare name such as "
+                             "best.npz is the run's; a path, ./best.npz, is taken as given)")
     parser.add_argument("--beam-size", type=cli.positive_int, default=None,
                         help="beam width, 1: greedy (default: the run's beam_size)")
     parser.add_argument("--length-penalty", type=float, default=None,

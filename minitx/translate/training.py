@@ -581,11 +581,12 @@ def moses_line(scores) -> str:
 def checkpoint_path(run_dir, checkpoint="final") -> Path:
     """The file a checkpoint name stands for: "final" is the model the finished run chose and
     scored (results.json's "checkpoint"; "best" while the run has no results), else "best",
-    "last", "averaged", "epoch-<n>" (the run's <name>.npz), or a path to a .npz file."""
-    run_dir = Path(run_dir)
-    if str(checkpoint).endswith(".npz"):
-        return Path(checkpoint)
-    if Path(str(checkpoint)).name != str(checkpoint) or Path(str(checkpoint)).suffix:
+    "last", "averaged", "epoch-<n>" (the run's <name>.npz), or a .npz file: a bare file name
+    (best.npz) is the run's, a path (./best.npz, other/best.npz) is taken as given."""
+    run_dir, checkpoint = Path(run_dir), str(checkpoint)
+    if checkpoint.endswith(".npz"):
+        return Path(checkpoint) if "/" in checkpoint or os.sep in checkpoint else run_dir / checkpoint
+    if not checkpoint or Path(checkpoint).name != checkpoint or Path(checkpoint).suffix:
         raise ValueError(f"checkpoint {str(checkpoint)!r} is neither a .npz file nor the name of one in the run "
                          "directory (final, best, last, averaged, epoch-<n>)")
     if checkpoint == "final":

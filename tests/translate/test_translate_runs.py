@@ -276,8 +276,10 @@ def test_final_names_the_checkpoint_the_run_chose(tmp_path):
     assert training.checkpoint_path(run_dir, "final") == run_dir / "averaged.npz"
     assert training.checkpoint_path(run_dir, "last") == run_dir / "last.npz"
     assert training.checkpoint_path(run_dir, "elsewhere/x.npz") == Path("elsewhere/x.npz")
+    assert training.checkpoint_path(run_dir, "./x.npz") == Path("x.npz")  # a path: as given
+    assert training.checkpoint_path(run_dir, "x.npz") == run_dir / "x.npz"  # a bare file name: the run's
     assert training.checkpoint_path(run_dir, "epoch-4") == run_dir / "epoch-4.npz"
-    for other in ("history.json", str(run_dir / "history.json"), "runs/best"):  # not a .npz, not a name
+    for other in ("history.json", str(run_dir / "history.json"), "runs/best", ""):  # not a .npz, not a name
         with pytest.raises(ValueError, match=f"checkpoint '{re.escape(other)}' is neither a .npz file nor the name"):
             training.checkpoint_path(run_dir, other)
 
