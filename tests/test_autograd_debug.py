@@ -249,6 +249,20 @@ def test_anomaly_mode_catches_an_inf_the_engine_makes_adding_finite_gradients():
     assert not engine.gradient_hooks
 
 
+def test_anomaly_mode_names_only_the_senders_of_its_own_walk():
+    """autograd.grad(h, [x]) leaves w out of its walk, though mul sent w a gradient: a later
+    walk's overflow at w names its own two muls, not that one too."""
+    w, x = leaf([1e38], dtype="float32"), leaf([1.0], dtype="float32")
+    with detect_anomaly():
+        h = x * w  # (a mul of another line than the two below)
+        minitx.autograd.grad(h.sum(), [x])
+        y = w * 1.0 + w * 1.0  # 2e38 + 2e38 overflows float32
+        with pytest.raises(FloatingPointError) as caught:
+            y.backward(minitx.tensor(np.float32([2e38])))
+    message = str(caught.value)
+    assert "the 2 gradients ops sent it" in message and message.count("'mul' created at") == 2
+
+
 def test_anomaly_mode_catches_a_grad_that_overflows_as_backward_accumulates_into_it():
     w = leaf([1e-30], dtype="float32")
     (w * 3e38).sum().backward()  # .grad 3e38, finite

@@ -201,6 +201,11 @@ def test_gradcheck_takes_several_outputs_as_pytorchs():
         gradcheck(lambda t: (t * 2, SinWrongTwice()(t)), leaf(values))
     with pytest.raises(TypeError, match="none of fn's 1 outputs is a floating tensor"):
         gradcheck(lambda t: (t.argmax(),), leaf(values))
+    # a nested output (an LSTM's (y, (h, c))) is refused: its tensors would go unchecked
+    for check in (gradcheck, check_gradients):
+        with pytest.raises(TypeError, match="gradcheck: fn's outputs must be a flat tuple of tensors; output 1 is a "
+                                            "tuple"):
+            check(lambda t: (t * 2, (SinWrongTwice()(t), t)), leaf(values))
 
 
 def test_gradcheck_refuses_a_forward_that_writes_its_input():

@@ -199,7 +199,12 @@ class detect_anomaly:
     def _gradient(self, node, g, grad):
         """Each tensor's whole gradient, and the .grad backward added it into: the engine's sums
         (of several ops' gradients, over broadcast axes, into an earlier .grad) can overflow where
-        no op's gradient did, since _backward checked each one."""
+        no op's gradient did, since _backward checked each one. (None: the walk ended; the ops
+        that sent gradients to tensors it did not reach, autograd.grad's or backward(inputs=)'s
+        pruned ones, are not a later walk's.)"""
+        if node is None:
+            self._fed.clear()
+            return
         ref, fed = self._fed.pop(id(node), (None, []))
         fed = fed if ref is not None and ref() is node else []
         what = f"{'a leaf' if node._ctx is None else repr(node._ctx.name) + ' output'} {_describe(g)}"
@@ -218,7 +223,8 @@ class detect_anomaly:
         if problem:
             raise FloatingPointError(
                 f"detect_anomaly: the .grad of a tensor ({what}) holds {problem} after this backward added its "
-                f"gradient, which held none, into it (.grad accumulates across backward calls until zeroed)\n"
+                f"gradient, which held none, into it: the sum overflowed, or .grad held it already (.grad "
+                f"accumulates across backward calls until zeroed)\n"
                 f"{self._senders(fed)}")
 
     def _senders(self, fed) -> str:

@@ -40,7 +40,8 @@ from minitx.backend import get_array_module
 backward_hooks: list = []
 #: called as ``hook(node, g, grad)`` for each tensor the walk reaches: ``g`` its whole gradient (the
 #: sum of what the ops sent it, before its tensor hooks), ``grad`` the array of its .grad where the walk
-#: added g into it, else None; empty unless detect_anomaly is on (one empty loop per tensor)
+#: added g into it, else None; and once as ``hook(None, None, None)`` when a walk ends or stops on
+#: an error; empty unless detect_anomaly is on (one empty loop per tensor)
 gradient_hooks: list = []
 
 
@@ -199,7 +200,11 @@ def backward(root, grad=None, retain_graph=False, inputs=None, fill=False):
         wanted.setdefault(id(t), []).append(k)
     found = None if inputs is None else [None] * len(inputs)
     with no_grad():  # (a tensor hook's ops, the user's, build no graph: PyTorch's too)
-        _walk(roots, grads, wanted, None if fill else found, retain_graph)
+        try:
+            _walk(roots, grads, wanted, None if fill else found, retain_graph)
+        finally:
+            for hook in gradient_hooks:  # the walk is over: what a hook kept of it goes
+                hook(None, None, None)
     return None if fill else found
 
 

@@ -118,10 +118,11 @@ def find_data_dir(data_dir: str | os.PathLike | None = None, files: list[str] | 
 
 # ------------------------------------------------------------------- loading
 def utf8_text(data: bytes, name, error=ValueError, where="") -> str:
-    """``data`` decoded as UTF-8; else ``error`` naming ``name``, the line and the byte that is not
-    (``where``: more to say, formatted with the byte's ``offset``)."""
+    """``data`` decoded as UTF-8, less the byte-order mark some editors write first (it is not
+    part of the first line's sentence); else ``error`` naming ``name``, the line and the byte
+    that is not UTF-8 (``where``: more to say, formatted with the byte's ``offset``)."""
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise error(f"{name} is not UTF-8 text: line {line} has the invalid byte 0x{data[err.start]:02x}"
@@ -137,7 +138,7 @@ def read_lines(path: str | os.PathLike) -> list[str]:
     changed: no whitespace is stripped or collapsed (a few training sentences
     have a trailing space, a double space or a tab, and they are kept as they
     are). Lines are split on ``"\\n"`` only, not on other Unicode line breaks.
-    A last line without ``"\\n"`` still counts.
+    A last line without ``"\\n"`` still counts. A leading byte-order mark is dropped (utf8_text).
 
     Raises :class:`DataFileError` naming the file for one that is truncated, corrupt or not
     UTF-8 (the whole file is read and checked before any line is returned).

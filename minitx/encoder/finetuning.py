@@ -17,6 +17,7 @@ the accuracy of both: what pretraining buys when labels are few.
 """
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -95,8 +96,8 @@ def finetune(encoder: EncoderModel, vocab: EncoderVocab, train, evaluation, conf
     seconds = time.perf_counter() - started
     eval_batches = classification_batches(*evaluation, 64, vocab.pad_id, shuffle=False)
     return {"accuracy": round(accuracy(model, eval_batches), 4), "train_loss_last": round(loss, 4),
-            # examples read / examples (a short last batch counted whole); a batch never holds more than the set
-            "steps": step, "epochs": round(step * min(config["batch_size"], len(train[0])) / len(train[0]), 1),
+            # passes over the training set: an epoch is ceil(n / batch_size) steps, its short last batch one step
+            "steps": step, "epochs": round(step / math.ceil(len(train[0]) / config["batch_size"]), 1),
             "seconds": round(seconds, 1)}
 
 

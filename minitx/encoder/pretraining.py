@@ -152,12 +152,14 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     train_ids, dropped = fit([vocab.sentence(s) for s in train_text], config["max_len"])
     val_ids, val_dropped = fit([vocab.sentence(s) for s in val_text], config["max_len"])
     # an empty line is [CLS] [SEP], nothing to mask: a batch of only such lines would have no target
-    empty = sum(len(ids) == 2 for ids in train_ids)
+    empty, val_empty = (sum(len(ids) == 2 for ids in split) for split in (train_ids, val_ids))
     train_ids, val_ids = [ids for ids in train_ids if len(ids) > 2], [ids for ids in val_ids if len(ids) > 2]
-    for split, kept, left_out in (("training", train_ids, dropped), ("validation", val_ids, val_dropped)):
+    for split, kept, longer, blank in (("training", train_ids, dropped, empty),
+                                       ("validation", val_ids, val_dropped, val_empty)):
         if not kept:  # nothing to train on, or a validation loss of nothing
-            raise ValueError(f"pretraining: no {split} sentence fits max_len {config['max_len']} (all {left_out} are "
-                             f"longer, [CLS] and [SEP] included); give a larger max_len")
+            raise ValueError(f"pretraining: no {split} sentence fits max_len {config['max_len']} ({longer} longer, "
+                             f"[CLS] and [SEP] included; {blank} empty lines); give a larger max_len"
+                             + (" or sentences that are not empty" if blank else ""))
     val_batches = mlm_batches(val_ids, vocab, config["max_tokens"], config["seed"], 0, shuffle=False,
                               mask_prob=config["mask_prob"])
 
@@ -170,7 +172,8 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     run.begin(lambda run_dir: tokenizer.save(tokenizer_path))
     log(f"data: {len(train_ids)} training sentences (de + en; {dropped} longer than max_len left out"
         f"{f', {empty} empty lines' if empty else ''}), "
-        f"{len(val_ids)} validation sentences; vocabulary {tokenizer.vocab_size} + [MASK]; "
+        f"{len(val_ids)} validation sentences ({val_dropped} longer{f', {val_empty} empty' if val_empty else ''} "
+        "left out); vocabulary {tokenizer.vocab_size} + [MASK]; "
         f"model: {model.num_parameters():,} parameters on {device}; {time.perf_counter() - started:.0f}s")
 
     opt = optim.AdamW(model.parameters(), lr=config["lr"], betas=(0.9, 0.98), eps=1e-9,

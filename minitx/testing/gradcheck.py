@@ -130,6 +130,10 @@ def _one_output(fn):
         out = fn(*inputs)
         if not isinstance(out, (tuple, list)):
             return out
+        nested = [k for k, t in enumerate(out) if isinstance(t, (tuple, list, dict))]
+        if nested:  # (its tensors would go unchecked)
+            raise TypeError(f"gradcheck: fn's outputs must be a flat tuple of tensors; output {nested[0]} is a "
+                            f"{type(out[nested[0]]).__name__}: return its tensors beside the others")
         floating = [t for t in out if isinstance(t, Tensor) and backend.is_floating(t.dtype)]
         if not floating:
             raise TypeError(f"gradcheck: none of fn's {len(out)} outputs is a floating tensor: nothing to check")

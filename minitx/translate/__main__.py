@@ -188,17 +188,14 @@ def _read_input(name) -> list:
     not UTF-8 is an error naming the input and the line."""
     if name == "-" and not hasattr(sys.stdin, "buffer"):  # a stream of text already (one a caller set)
         lines = [line.rstrip("\r\n") for line in sys.stdin]
-    else:
-        stream = sys.stdin.buffer if name == "-" else open(name, "rb")
-        with stream:
-            data = stream.read()
-        from minitx.data.multi30k import utf8_text
+        return [lines[0].removeprefix("\ufeff"), *lines[1:]] if lines else lines
+    stream = sys.stdin.buffer if name == "-" else open(name, "rb")
+    with stream:
+        data = stream.read()
+    from minitx.data.multi30k import utf8_text
 
-        text = utf8_text(data, "stdin" if name == "-" else name)
-        lines = [line.rstrip("\r\n") for line in io.StringIO(text, newline=None)]  # (as a text file reads them)
-    if lines:
-        lines[0] = lines[0].removeprefix("\ufeff")
-    return lines
+    text = utf8_text(data, "stdin" if name == "-" else name)  # (less a byte-order mark)
+    return [line.rstrip("\r\n") for line in io.StringIO(text, newline=None)]  # (lines as a text file reads them)
 
 
 def _use_model(args) -> int:

@@ -70,6 +70,18 @@ def build_tokenizers(config, train_pairs):
     return src_tok, tgt_tok
 
 
+def _saved_tokenizers(run_dir: Path, action: str, advice: str) -> tuple:
+    """(source, target) tokenizers of a run; a missing file is an error naming it, saying that
+    ``action`` cannot go on without it, and ``advice``."""
+    paths = [Path(run_dir) / "tokenizer.src.json", Path(run_dir) / "tokenizer.tgt.json"]
+    missing = [path.name for path in paths if not path.is_file()]
+    if missing:
+        raise FileNotFoundError(f"cannot {action} {run_dir}: its {' and '.join(missing)} "
+                                f"{'is' if len(missing) == 1 else 'are'} missing (a run writes both tokenizers "
+                                f"before its config.json); {advice}")
+    return tuple(load_tokenizer(path) for path in paths)
+
+
 def load_run_tokenizers(config, run_dir: Path):
     """The run's saved tokenizers, checked against its configuration (the kind, joint or
     separate vocabularies, the vocabulary sizes, lowercasing). A missing file is an error: a run
@@ -77,14 +89,8 @@ def load_run_tokenizers(config, run_dir: Path):
     the finished run could not translate. (Refused, not learned again: a BPE learned again is the
     same only on the same data, and a run killed before its first checkpoint has no digest of
     its tokenizers to prove it.)"""
-    src_path, tgt_path = run_dir / "tokenizer.src.json", run_dir / "tokenizer.tgt.json"
-    missing = [path.name for path in (src_path, tgt_path) if not path.is_file()]
-    if missing:
-        raise FileNotFoundError(f"cannot resume {run_dir}: its {' and '.join(missing)} "
-                                f"{'is' if len(missing) == 1 else 'are'} missing (a run writes both tokenizers "
-                                "before its config.json); restore the file, or start a new run (another "
-                                "--output-dir, or --overwrite)")
-    src_tok, tgt_tok = load_tokenizer(src_path), load_tokenizer(tgt_path)
+    src_tok, tgt_tok = _saved_tokenizers(run_dir, "resume", "restore the file, or start a new run (another "
+                                                            "--output-dir, or --overwrite)")
     problems = []
     wanted, _ = TOKENIZERS[config["tokenizer"]]
     for side, tok in (("source", src_tok), ("target", tgt_tok)):
@@ -663,8 +669,8 @@ def load_run(run_dir, checkpoint="final", device="auto"):
     checkpoint is named as in :func:`checkpoint_path`."""
     run_dir = Path(run_dir)
     config = read_run_config(run_dir)
-    src_tok = load_tokenizer(run_dir / "tokenizer.src.json")
-    tgt_tok = load_tokenizer(run_dir / "tokenizer.tgt.json")
+    src_tok, tgt_tok = _saved_tokenizers(run_dir, "use the run", "restore it from a copy of the run: the model's ids "
+                                                                 "mean nothing without it")
     model = build_model(config, src_tok.vocab_size, tgt_tok.vocab_size, tgt_tok.pad_id, resolve_device(device))
     path = checkpoint_path(run_dir, checkpoint)
     state = load_checkpoint(path, model)

@@ -123,6 +123,13 @@ def test_read_lines_keeps_text_verbatim(tmp_path):
     assert read_lines(write_gz(tmp_path / "z.gz", "\n\n")) == ["", ""]
 
 
+def test_read_lines_drops_a_byte_order_mark_before_the_first_line_only(tmp_path):
+    """A corpus saved with a UTF-8 byte-order mark: sentence 1 is read without it (it would be
+    trained on, hashed and scored as part of the sentence); a U+FEFF inside the text stays."""
+    path = write_gz(tmp_path / "x.gz", "\ufeffEin Hund.\nzwei\ufeffWörter\n")
+    assert read_lines(path) == ["Ein Hund.", "zwei\ufeffWörter"]
+
+
 def test_load_pairs_from_data_dir(tmp_path):
     d = tmp_path / "data"
     write_gz(d / "val.en.gz", "A dog.\nTwo  cats. \n")

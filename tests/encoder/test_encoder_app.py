@@ -283,15 +283,17 @@ def test_finetuning_compares_pretrained_and_scratch_at_each_budget(tiny_run, tmp
         finetuning.compare(tiny_run, [4], epochs=3)
 
 
-def test_finetunings_epochs_count_passes_over_a_set_smaller_than_a_batch(tiny_run):
-    """8 examples, batches of 32: each step is one pass (it said steps * 32 / 8)."""
+@pytest.mark.parametrize("batch_size, epochs", [(32, 3.0), (6, 1.5), (3, 1.0)])
+def test_finetunings_epochs_count_passes_over_the_training_set(tiny_run, batch_size, epochs):
+    """8 examples, 3 steps: batches of 32 make each step a pass (it said steps * 32 / 8); of 6,
+    a pass is 2 steps (the short last batch one step; it said 3 * 6 / 8 = 2.25); of 3, 3 steps."""
     config, model, vocab = pretraining.load_pretrained(tiny_run)
     pairs = [("ein Hund", "a dog"), ("zwei Männer", "two men"), ("eine Frau", "a woman"), ("ein Ball", "a ball")]
     train = finetuning.encode_examples(detection_examples(pairs, 0), vocab, config["max_len"])
     assert len(train[0]) == 8
     result = finetuning.finetune(model.encoder, vocab, train, train, {**finetuning.DEFAULTS, "steps": 3,
-                                                                      "warmup_steps": 1})
-    assert result["steps"] == 3 and result["epochs"] == 3.0
+                                                                      "warmup_steps": 1, "batch_size": batch_size})
+    assert result["steps"] == 3 and result["epochs"] == epochs
 
 
 def test_the_pretrained_start_is_the_checkpoint_and_scratch_is_not(tiny_run, monkeypatch):
@@ -461,14 +463,17 @@ def test_a_max_len_that_keeps_no_sentence_is_refused_before_the_run_directory_is
             "--max-len", "3", "--no-progress"]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
-    assert "error: pretraining: no training sentence fits max_len 3 (all 600 are longer" in err, err
+    assert "error: pretraining: no training sentence fits max_len 3 (600 longer, [CLS] and [SEP] included; 0 " \
+           "empty lines); give a larger max_len\n" in err, err
     assert not run_dir.exists() or not any(run_dir.iterdir())
     long_val = tmp_path / "long-val"
     shutil.copytree(data_dir, long_val)
     for lang in ("de", "en"):
-        (long_val / f"val.{lang}.gz").write_bytes(gzip.compress((" ".join(["ein sehr langer Satz"] * 30) + "\n")
+        (long_val / f"val.{lang}.gz").write_bytes(gzip.compress((" ".join(["ein sehr langer Satz"] * 30) + "\n\n")
                                                                 .encode("utf-8")))
-    with pytest.raises(ValueError, match=r"no validation sentence fits max_len 64 \(all 2 are longer"):
+    with pytest.raises(ValueError, match=r"no validation sentence fits max_len 64 \(2 longer, \[CLS\] and \[SEP\] "
+                                         r"included; 2 empty lines\); give a larger max_len or sentences that are not "
+                                         "empty"):
         pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(long_val)), run_dir, progress=False)
     assert not run_dir.exists() or not any(run_dir.iterdir())
     pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2), run_dir,

@@ -118,7 +118,7 @@ def _weights(q, k, keep, scale):
     """The reference's normalised weights P [BH, Lq, Lk] (0 on fully masked rows)."""
     s = np.where(keep, scale * np.einsum("bid,bjd->bij", q.astype(np.float64), k.astype(np.float64)), -np.inf)
     m = s.max(-1, keepdims=True)
-    e = np.where(keep, np.exp(s - np.where(np.isfinite(m), m, 0)), 0)
+    e = np.where(keep, np.exp(s - np.where(m == -np.inf, 0, m)), 0)
     total = e.sum(-1, keepdims=True)
     return e / np.where(total == 0, 1, total)
 

@@ -47,7 +47,7 @@ def _close(cp, got, want, dtype, loose=1.0):
 def _softmax_xp(cp, x):
     s = x.astype(cp.float64)
     m = s.max(-1, keepdims=True)
-    dead = ~cp.isfinite(m)
+    dead = m == -cp.inf
     e = cp.exp(s - cp.where(dead, 0, m))
     return cp.where(dead, 0, e / cp.where(dead, 1, e.sum(-1, keepdims=True)))
 
@@ -124,7 +124,7 @@ def _attention_xp(cp, q, k, v, keep, scale, do):
     q, k, v, do = (a.astype(cp.float64) for a in (q, k, v, do))
     s = cp.where(keep, scale * q @ k.transpose(0, 2, 1), -cp.inf)
     m = s.max(-1, keepdims=True)
-    dead = ~cp.isfinite(m)
+    dead = m == -cp.inf
     e = cp.where(keep, cp.exp(s - cp.where(dead, 0, m)), 0)
     z = e.sum(-1, keepdims=True)
     p = cp.where(dead, 0, e / cp.where(dead, 1, z))

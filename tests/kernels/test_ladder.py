@@ -30,6 +30,8 @@ def test_softmax_rung(cpu, rung, rows, cols, dtype, seed):
         x[0] = -np.inf  # ... and a row of them, zeros
     if rows > 2:
         x[1, seed % cols] = np.nan  # a NaN logit: a NaN row, as softmax.cu's and F.softmax's
+    if rows > 3:
+        x[2, seed % cols] = np.inf  # a +inf logit (not a mask): a NaN row too
     np.testing.assert_allclose(ladder.softmax(rung, x), ref.softmax(x), **tol(dtype))
 
 

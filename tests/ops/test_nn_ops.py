@@ -63,7 +63,7 @@ def np_attention(q, k, v, allowed=None, scale=None):
     allowed = np.ones(scores.shape, bool) if allowed is None else np.broadcast_to(allowed, scores.shape)
     masked = np.where(allowed, scores, -np.inf)
     m = masked.max(-1, keepdims=True)
-    e = np.exp(masked - np.where(np.isfinite(m), m, 0))
+    e = np.exp(masked - np.where(m == -np.inf, 0, m))
     total = e.sum(-1, keepdims=True)
     weights = e / np.where(total > 0, total, 1)
     return weights @ v, weights

@@ -267,6 +267,10 @@ def test_a_resume_refuses_a_missing_tokenizer_naming_it(small_subset_dir, tmp_pa
     with pytest.raises(FileNotFoundError, match=f"cannot resume {run_dir}: its {missing} is missing"):
         training.train({"output_dir": str(run_dir), "max_steps": 2}, resume=True, progress=False)
     assert snapshot(run_dir) == before
+    # translate and evaluate name it too (not a bare [Errno 2])
+    with pytest.raises(FileNotFoundError, match=f"cannot use the run {run_dir}: its {missing} is missing .*; "
+                                                "restore it from a copy of the run"):
+        training.load_run(run_dir, "best", device="cpu")
 
 
 def test_final_names_the_checkpoint_the_run_chose(tmp_path):
