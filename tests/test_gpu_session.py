@@ -87,10 +87,10 @@ def test_record_lays_out_finished_and_interrupted_runs_and_averages_the_seeds(tm
     assert (results / "training" / "base-en-de" / "train.log").read_text() == "log of the base run\n"
     assert (results / "logs" / "device.txt").exists() and (results / "logs" / "base.log").exists()
     # one row per run; the seeds of a name averaged, the spread max - min
-    assert "| tiny-en-de-s1 | 39.00 | 40.00 | 41.00 | 8000 | 600 |" in table
+    assert "| tiny-en-de-s1 | **39.00** | 40.00 | 41.00 | 8000 | 600 |" in table
     assert "| tiny-de-en-s1 | not finished: epoch 2, step 130, validation loss 1.000 |" in table
-    assert "| tiny-en-de | 2 | 39.50 (1.00) | 40.50 (1.00) | 41.50 (1.00) |" in table
-    assert "| base-en-de | 1 | 28.50 (0.00) |" in table
+    assert "| tiny-en-de | 2 | **39.50** (1.00) | 40.50 (1.00) | 41.50 (1.00) |" in table
+    assert "| base-en-de | 1 | **28.50** (0.00) |" in table
 
     # a later call that finished the interrupted run: it moves to training/
     files_at2 = tmp_path / "out2"

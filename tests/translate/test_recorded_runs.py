@@ -1,8 +1,12 @@
 """The recorded GPU runs behind the results: each recipe is exactly what its runs trained, the
 dated record (results/README.md) quotes their scores as results.json has them, and each line of
 the README's results table links a record that exists, quoting a run's score as that run has it."""
+import io
 import json
 import re
+import sys
+import tarfile
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -109,11 +113,40 @@ def test_a_run_recorded_the_attention_kernels_it_trained_with(run, kernels):
     assert (trained["attention_kernels"], trained["precision"], trained["cuda_graphs"]) == (kernels, "tf32", None)
 
 
+def quoted(results: dict) -> str:
+    """How results/README.md quotes a run's scores: its BLEU in bold, then the lowercased BLEU."""
+    return f"| **{results['bleu']:.2f}** | {results['bleu_lowercase']:.2f} |"
+
+
 @pytest.mark.parametrize("run", sorted(RUNS))
 def test_the_record_quotes_each_recorded_score(run):
     results = recorded(run, "results.json")
     record = (ROOT / "results" / "README.md").read_text()
-    assert f"| **{results['bleu']:.2f}** | {results['bleu_lowercase']:.2f} |" in record
+    assert quoted(results) in record
+
+
+def test_the_gpu_kits_table_quotes_a_run_as_the_record_must(tmp_path):
+    """tools/gpu_session/record.py prints the rows results/README.md takes: a run's row as printed
+    passes the check above."""
+    sys.path.insert(0, str(ROOT / "tools" / "gpu_session"))
+    import record  # noqa: PLC0415
+
+    run = tmp_path / "work" / "published-en-de-s1"
+    run.mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps(build_config("multi30k-tiny-published", seed=1), default=list))
+    (run / "history.json").write_text(json.dumps([{"epoch": 1, "step": 65, "complete": True, "train_loss": 3.0,
+                                                           "val_loss": 2.0, "seconds": 4.5}]))
+    results = {"bleu": 39.004, "bleu_lowercase": 40.0, "bleu_moses_lowercase": 41.0, "steps": 8000,
+               "train_seconds": 600.0}
+    (run / "results.json").write_text(json.dumps(results))
+    files_at = tmp_path / "out"
+    files_at.mkdir()
+    with tarfile.open(files_at / "published-en-de.tar.gz", "w:gz") as archive:
+        archive.add(run.parent, arcname=".")
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        assert record.main([str(files_at), str(tmp_path / "results" / "2026-12-01-h100")]) == 0
+    assert quoted(results) in printed.getvalue()
 
 
 def readme_results_rows():

@@ -91,7 +91,8 @@ def main(argv=None) -> int:
     print("| run | BLEU | lowercased | Moses, lowercased | steps | train s |\n|---|---:|---:|---:|---:|---:|")
     for r in rows:
         if r["finished"]:
-            print(f"| {r['run']} | {cell(r['bleu'])} | {cell(r['bleu_lowercase'])} | "
+            # the BLEU in bold, as results/README.md quotes it (tests/translate/test_recorded_runs.py)
+            print(f"| {r['run']} | **{cell(r['bleu'])}** | {cell(r['bleu_lowercase'])} | "
                   f"{cell(r['bleu_moses_lowercase'])} | {r['steps']} | {cell(r['train_seconds'], 0)} |")
         else:
             print(f"| {r['run']} | not finished: epoch {r['epochs']}, step {r['step']}, "
@@ -106,7 +107,11 @@ def main(argv=None) -> int:
         cells = []
         for key in SCORES:
             values = [r[key] for r in done if r.get(key) is not None]
-            cells.append(f"{statistics.fmean(values):.2f} ({max(values) - min(values):.2f})" if values else "-")
+            if not values:
+                cells.append("-")
+                continue
+            mean = f"{statistics.fmean(values):.2f}"
+            cells.append(f"{f'**{mean}**' if key == 'bleu' else mean} ({max(values) - min(values):.2f})")
         print(f"| {name} | {len(done)} | " + " | ".join(cells) + " |")
     unfinished = [r["run"] for r in rows if not r["finished"]]
     if unfinished:
