@@ -106,3 +106,22 @@ def test_record_says_what_it_needs_when_given_the_wrong_folder(tmp_path, capsys)
     with pytest.raises(SystemExit):
         record.main([str(tmp_path), str(tmp_path / "results")])
     assert "no PART.tar.gz" in capsys.readouterr().err
+
+
+def test_record_never_replaces_a_finished_run_with_an_unfinished_one(tmp_path, capsys):
+    """A later call that brings back an unfinished run of a finished run's name (the machine was given
+    back between calls and the run started over, say) leaves the finished run where it is, and says so."""
+    results = tmp_path / "results" / "2026-12-01-h100"
+    files_at, files_at2 = tmp_path / "out", tmp_path / "out2"
+    files_at.mkdir(), files_at2.mkdir()
+    pack(files_at, "published", lambda folder: fake_run(folder, "tiny-en-de-s1", "multi30k-tiny", 41.0))
+    pack(files_at2, "published", lambda folder: fake_run(folder, "tiny-en-de-s1", "multi30k-tiny", None))
+    record.main([str(files_at), str(results)])
+    capsys.readouterr()
+    assert record.main([str(files_at2), str(results)]) == 0
+    printed = capsys.readouterr()
+    finished = results / "training" / "tiny-en-de-s1"
+    assert json.loads((finished / "results.json").read_text())["bleu_moses_lowercase"] == 41.0
+    assert not (results / "interrupted" / "tiny-en-de-s1").exists()
+    assert "tiny-en-de-s1" in printed.err and "not replaced" in printed.err
+    assert "| tiny-en-de-s1 | **39.00** |" in printed.out  # the record's run, finished

@@ -10,7 +10,8 @@ tokenizers and translations stay behind), and history.png when matplotlib is ins
 logs and device.txt go to RESULTS/logs/. Then one Markdown row per run and, for each name run over
 several seeds, the mean and spread (max - min) of its scores: what results/README.md and issue 23's
 note quote. Run it again after a later call: runs are laid anew, finished ones replacing their
-interrupted selves.
+interrupted selves; a finished run already recorded is never replaced by an unfinished one (a warning
+says so).
 """
 from __future__ import annotations
 
@@ -31,8 +32,15 @@ SCORES = ("bleu", "bleu_lowercase", "bleu_moses_lowercase")
 
 
 def lay_run(run: Path, log: Path | None, results: Path) -> dict:
-    """Copy one run directory's record into results/{training,interrupted}/NAME; its row."""
+    """Copy one run directory's record into results/{training,interrupted}/NAME; its row. A finished
+    run already recorded is never replaced by an unfinished one (a run that started over on a fresh
+    machine, say): that is left behind, with a warning, and the row is the finished run's."""
     finished = (run / "results.json").exists()
+    recorded = results / "training" / run.name
+    if not finished and (recorded / "results.json").exists():
+        print(f"record.py: {run.name} came back unfinished, but {recorded} holds it finished: not replaced "
+              "(the unfinished run is left out)", file=sys.stderr)
+        return row_of(recorded)
     target = results / ("training" if finished else "interrupted") / run.name
     for stale in (results / "training" / run.name, results / "interrupted" / run.name):
         shutil.rmtree(stale, ignore_errors=True)
@@ -42,15 +50,21 @@ def lay_run(run: Path, log: Path | None, results: Path) -> dict:
             shutil.copy2(run / name, target / name)
     if log is not None and log.exists():
         shutil.copy2(log, target / "train.log")
-    history = json.loads((run / "history.json").read_text()) if (run / "history.json").exists() else []
-    row = {"run": run.name, "finished": finished, "epochs": len([h for h in history if h.get("complete")]),
+    if (target / "history.json").exists() and importlib.util.find_spec("matplotlib"):  # an extra (minitx[plot])
+        plot_history(target, target / "history.png")
+    return row_of(target)
+
+
+def row_of(folder: Path) -> dict:
+    """A recorded run's row: its scores when it finished (results.json), else how far it got."""
+    finished = (folder / "results.json").exists()
+    history = json.loads((folder / "history.json").read_text()) if (folder / "history.json").exists() else []
+    row = {"run": folder.name, "finished": finished, "epochs": len([h for h in history if h.get("complete")]),
            "step": history[-1]["step"] if history else 0,
            "val_loss": history[-1].get("val_loss") if history else None}
     if finished:
-        scores = json.loads((run / "results.json").read_text())
+        scores = json.loads((folder / "results.json").read_text())
         row.update({key: scores.get(key) for key in (*SCORES, "steps", "train_seconds")})
-    if history and importlib.util.find_spec("matplotlib"):  # an extra (minitx[plot]): else drawn later
-        plot_history(target, target / "history.png")
     return row
 
 
