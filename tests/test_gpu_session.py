@@ -85,7 +85,7 @@ def test_record_lays_out_finished_and_interrupted_runs_and_averages_the_seeds(tm
     assert not list(results.rglob("*.npz"))
     assert (kept / "train.log").read_text() == "log of tiny-en-de-s2\n"
     assert (results / "training" / "base-en-de" / "train.log").read_text() == "log of the base run\n"
-    assert (results / "logs" / "device.txt").exists() and (results / "logs" / "base.log").exists()
+    assert (results / "logs" / "call-1" / "device.txt").exists() and (results / "logs" / "call-1" / "base.log").exists()
     # one row per run; the seeds of a name averaged, the spread max - min
     assert "| tiny-en-de-s1 | **39.00** | 40.00 | 41.00 | 8000 | 600 |" in table
     assert "| tiny-de-en-s1 | not finished: epoch 2, step 130, validation loss 1.000 |" in table
@@ -125,3 +125,57 @@ def test_record_never_replaces_a_finished_run_with_an_unfinished_one(tmp_path, c
     assert not (results / "interrupted" / "tiny-en-de-s1").exists()
     assert "tiny-en-de-s1" in printed.err and "not replaced" in printed.err
     assert "| tiny-en-de-s1 | **39.00** |" in printed.out  # the record's run, finished
+
+
+DEVICE_TXT = """NVIDIA H100 80GB HBM3, 580.159.04, 81559 MiB
+started=2026-12-01T10:00:00Z
+SET=published-en-de published-de-en
+SEEDS=1 2
+CALL=560
+PROOF=1
+TRAIN_ARGS=--device cuda --precision bf16
+WORK=/tmp/issue23
+ended=2026-12-01T10:09:13Z
+exit=1
+"""
+
+
+def test_record_keeps_each_calls_logs_in_a_folder_of_its_own(tmp_path):
+    """Call 2's logs have the names call 1's had (PART.log, device.txt): each call's go to
+    logs/call-N/, and recording the same call again lays it where it was."""
+    results = tmp_path / "results" / "2026-12-01-h100"
+    for call, moses in (("out1", 41.0), ("out2", 42.0)):
+        files_at = tmp_path / call
+        files_at.mkdir()
+        pack(files_at, "published-en-de", lambda folder: fake_run(folder, "published-en-de-s1", "multi30k-tiny", moses))
+        (files_at / "published-en-de.log").write_text(f"the sweep's table of {call}\n")
+        (files_at / "device.txt").write_text(DEVICE_TXT.replace("CALL=560", f"CALL={len(call) * 100}"))
+    with redirect_stdout(io.StringIO()):
+        for call in ("out1", "out2", "out2"):
+            record.main([str(tmp_path / call), str(results)])
+    logs = results / "logs"
+    assert sorted(p.name for p in logs.iterdir()) == ["call-1", "call-2"]
+    assert (logs / "call-1" / "published-en-de.log").read_text() == "the sweep's table of out1\n"
+    assert (logs / "call-2" / "published-en-de.log").read_text() == "the sweep's table of out2\n"
+
+
+def test_record_writes_the_commit_and_the_calls_settings(tmp_path):
+    """The device has no .git: record.py writes the commit here, whether the working tree was clean, and
+    the settings and dates issue23.sh wrote into device.txt, as the command that ran."""
+    files_at, results = tmp_path / "out", tmp_path / "results" / "2026-12-01-h100"
+    files_at.mkdir()
+    pack(files_at, "published-en-de", lambda folder: fake_run(folder, "published-en-de-s1", "multi30k-tiny", 41.0))
+    (files_at / "device.txt").write_text(DEVICE_TXT)
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        record.main([str(files_at), str(results)])
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    call = (results / "logs" / "call-1" / "call.txt").read_text()
+    for text in (call, printed.getvalue()):
+        assert f"commit: {head}" in text
+        assert "working tree: clean" in text or "working tree: dirty" in text
+        assert "started: 2026-12-01T10:00:00Z" in text and "ended: 2026-12-01T10:09:13Z, exit 1" in text
+        assert ("command: CALL=560 PROOF=1 SET='published-en-de published-de-en' SEEDS='1 2' "
+                "TRAIN_ARGS='--device cuda --precision bf16' bash tools/gpu_session/issue23.sh") in text
+        assert "device: NVIDIA H100 80GB HBM3, 580.159.04, 81559 MiB" in text

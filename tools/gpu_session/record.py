@@ -7,7 +7,9 @@ FILES_AT is the folder the device tool put the call's $OUT files in. Every run i
 goes to RESULTS/training/RUN/ when it finished (results.json) and to RESULTS/interrupted/RUN/ when it
 did not, with config.json, history.json, results.json and its log as train.log (the checkpoints,
 tokenizers and translations stay behind), and history.png when matplotlib is installed; the call's
-logs and device.txt go to RESULTS/logs/. Then one Markdown row per run and, for each name run over
+logs and device.txt go to RESULTS/logs/call-N/ (N counts the calls recorded there), with call.txt: the
+commit here and whether the working tree was clean, and the dates, device and settings (the command)
+issue23.sh wrote into device.txt. Then call.txt, one Markdown row per run and, for each name run over
 several seeds, the mean and spread (max - min) of its scores: what results/README.md and issue 23's
 note quote. Run it again after a later call: runs are laid anew, finished ones replacing their
 interrupted selves; a finished run already recorded is never replaced by an unfinished one (a warning
@@ -18,15 +20,19 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import shlex
 import shutil
 import statistics
+import subprocess
 import sys
 import tarfile
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 
 from minitx.translate.plotting import plot_history
 
+ROOT = Path(__file__).resolve().parents[2]  # the checkout, whose commit the record names
 KEPT = ("config.json", "history.json", "results.json")
 SCORES = ("bleu", "bleu_lowercase", "bleu_moses_lowercase")
 
@@ -68,6 +74,68 @@ def row_of(folder: Path) -> dict:
     return row
 
 
+def call_folder(logs: Path, files_at: Path) -> Path:
+    """logs/call-N/ for this call's logs: call 2's have call 1's names. The folder that already holds
+    these very files when the same call is recorded again, else the next N."""
+    returned = {p.name: p.read_bytes() for p in [*files_at.glob("*.log"), *files_at.glob("device.txt")]}
+    numbers = []
+    for folder in logs.glob("call-*"):
+        if folder.is_dir() and folder.name.removeprefix("call-").isdigit():
+            numbers.append(int(folder.name.removeprefix("call-")))
+            if returned and all((folder / n).exists() and (folder / n).read_bytes() == b for n, b in returned.items()):
+                return folder
+    folder = logs / f"call-{max(numbers, default=0) + 1}"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def git(*args: str) -> str | None:
+    done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+    return done.stdout if done.returncode == 0 else None
+
+
+def describe_call(device_txt: Path, results: Path) -> str:
+    """What call.txt says: the commit here and whether the working tree was clean (the device machine has
+    no .git; the tree a call was sent is this one when nothing changed between the call and this record),
+    and the device, dates and settings issue23.sh wrote into device.txt, as the command that ran."""
+    head = (git("rev-parse", "HEAD") or "unknown (not a git checkout)").strip()
+    # the record being written (results/DATE-GPU, untracked until committed) does not make the tree dirty
+    try:
+        exclude = [f":(exclude){results.resolve().relative_to(ROOT)}"]
+    except ValueError:
+        exclude = []
+    changed = git("status", "--porcelain", "--untracked-files=normal", "--", ".", *exclude)
+    if changed is None:
+        tree = "unknown"
+    elif not changed.strip():
+        tree = "clean"
+    else:
+        paths = [line[3:] for line in changed.splitlines()]
+        tree = f"dirty ({len(paths)} paths: {', '.join(paths[:10])}{', ...' if len(paths) > 10 else ''})"
+    lines = [f"recorded: {datetime.now(timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')} by tools/gpu_session/record.py",
+             f"commit: {head} (here, when recorded)", f"working tree: {tree}"]
+    settings, device = {}, []
+    if device_txt.exists():
+        for line in device_txt.read_text().splitlines():
+            key, sep, value = line.partition("=")
+            if sep and key.replace("_", "").isalnum() and " " not in key:
+                settings[key] = value
+            elif line.strip():
+                device.append(line.strip())
+    lines.append(f"device: {'; '.join(device) or 'not recorded (no nvidia-smi line in device.txt)'}")
+    if "started" in settings:
+        lines.append(f"started: {settings['started']} (the device's clock, UTC)")
+    if "ended" in settings:
+        lines.append(f"ended: {settings['ended']}, exit {settings.get('exit', '?')}")
+    if "SET" in settings:
+        given = [f"{key}={shlex.quote(settings[key])}" for key in ("CALL", "PROOF", "SET", "SEEDS", "TRAIN_ARGS", "WORK")
+                 if key in settings and not (key == "WORK" and settings[key] == "/tmp/issue23")]
+        lines.append(f"command: {' '.join(given)} bash tools/gpu_session/issue23.sh")
+    else:
+        lines.append("command: not recorded (device.txt holds no settings: a call of issue23.sh before it wrote them)")
+    return "\n".join(lines) + "\n"
+
+
 def seed_name(run: str) -> str:
     """'tiny-en-de-s2' -> 'tiny-en-de' (a sweep names each seed's run NAME-s<seed>)."""
     stem, _, seed = run.rpartition("-s")
@@ -97,10 +165,12 @@ def main(argv=None) -> int:
                 log = unpacked / f"{run.name}.log"
                 rows.append(lay_run(run, log if log.exists() else args.files_at / f"{unpacked.name}.log",
                                     args.results))
-    logs = args.results / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
+    logs = call_folder(args.results / "logs", args.files_at)
     for path in [*args.files_at.glob("*.log"), *args.files_at.glob("device.txt")]:
         shutil.copy2(path, logs / path.name)
+    about = describe_call(args.files_at / "device.txt", args.results)
+    (logs / "call.txt").write_text(about)
+    print(f"{logs.relative_to(args.results)}/call.txt:\n\n" + "".join(f"    {line}\n" for line in about.splitlines()))
 
     print("| run | BLEU | lowercased | Moses, lowercased | steps | train s |\n|---|---:|---:|---:|---:|---:|")
     for r in rows:
