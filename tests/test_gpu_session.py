@@ -179,3 +179,62 @@ def test_record_writes_the_commit_and_the_calls_settings(tmp_path):
         assert ("command: CALL=560 PROOF=1 SET='published-en-de published-de-en' SEEDS='1 2' "
                 "TRAIN_ARGS='--device cuda --precision bf16' bash tools/gpu_session/issue23.sh") in text
         assert "device: NVIDIA H100 80GB HBM3, 580.159.04, 81559 MiB" in text
+
+
+# python3 as issue23.sh calls it, faked: each part's exit code and log, the capture tests' output and code
+FAKE_PYTHON = """#!/bin/bash
+case " $* " in
+  *" -m pytest "*) printf '%s\\n' "$FAKE_PYTEST_OUT"; exit ${FAKE_PYTEST_RC:-0} ;;
+  *" benchmarks/sweep.py "*) eval "$FAKE_SWEEP" ;;
+  *" -m minitx.translate train "*) eval "$FAKE_TRAIN" ;;
+esac
+exit 99
+"""
+INTERRUPTED = 'echo "[    40s] interrupted: the running runs save and stop"; echo "[    40s] a-s1 exited 130"; exit 130'
+
+
+def run_the_kit(tmp_path, **settings):
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "python3").write_text(FAKE_PYTHON)
+    (bin_ / "python3").chmod(0o755)
+    out, work = tmp_path / "out", tmp_path / "work"
+    out.mkdir()
+    env = {"PATH": f"{bin_}:/usr/bin:/bin", "OUT": str(out), "WORK": str(work), "PROOF": "0", "CALL": "100",
+           "SEEDS": "1", **settings}
+    done = subprocess.run(["bash", str(KIT / "issue23.sh")], cwd=ROOT, capture_output=True, text=True, env=env,
+                          timeout=60)
+    return done, out
+
+
+@pytest.mark.parametrize("sweep, train, code", [
+    ('echo "[    84s] a-s1 exited 0"; exit 0', "exit 0", 0),
+    (INTERRUPTED, "exit 0", 1),
+    ('echo "[    84s] a-s1 exited 0"; exit 0', "exit 130", 1),  # the base run stopped (its log says no 'not finished')
+    (INTERRUPTED, "exit 1", 5),  # the base run crashed
+    ('echo "[     9s] b-s1 exited 1"; ' + INTERRUPTED, "exit 0", 5),  # a run crashed before the others stopped
+    ('echo "[     0s] started a-s1"; exit 137', "exit 0", 5),  # killed 30 s after SIGINT: no table
+    ('echo "[    84s] a-s1 exited 1"; exit 1', "exit 0", 5)])
+def test_the_exit_code_says_how_the_runs_ended(tmp_path, sweep, train, code):
+    done, out = run_the_kit(tmp_path, SET="published-en-de base", FAKE_SWEEP=sweep, FAKE_TRAIN=train)
+    assert done.returncode == code, done.stdout + done.stderr
+    device = (out / "device.txt").read_text()
+    assert f"\nexit={code} (" in device and "started=" in device and "ended=" in device
+    assert "SET=published-en-de base\nSEEDS=1\nCALL=100\nPROOF=0\n" in device
+
+
+@pytest.mark.parametrize("tests_say, rc, code", [
+    ("1 failed, 36 passed", 1, 4),
+    ("interrupted: timeout", 124, 4),
+    ("SKIPPED [16] tests/test_blas_gpu.py:42: needs a CUDA GPU with CuPy\n37 skipped", 0, 3),
+    ("SKIPPED [4] tests/test_blas_gpu.py: minitx.blas calls cuBLAS through nvmath-python\n33 passed, 4 skipped", 0, 3),
+    # a case skipped for a reason of its own is not the GPU stack missing: the runs go on
+    ("SKIPPED [1] tests/test_blas_gpu.py:110: cuBLASLt has no epilogue kernel for this small odd case\n"
+     "36 passed, 1 skipped", 0, 0)])
+def test_the_capture_tests_decide_whether_anything_runs(tmp_path, tests_say, rc, code):
+    done, out = run_the_kit(tmp_path, PROOF="1", SET="published-en-de", FAKE_PYTEST_OUT=tests_say,
+                            FAKE_PYTEST_RC=str(rc), FAKE_SWEEP='echo "[    84s] a-s1 exited 0"; exit 0')
+    assert done.returncode == code, done.stdout + done.stderr
+    assert (out / "published-en-de.log").exists() == (code == 0)
+    assert tests_say.splitlines()[-1] in (out / "gpu-tests.log").read_text()
+    assert f"\nexit={code} (" in (out / "device.txt").read_text()
