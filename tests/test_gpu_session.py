@@ -238,3 +238,23 @@ def test_the_capture_tests_decide_whether_anything_runs(tmp_path, tests_say, rc,
     assert (out / "published-en-de.log").exists() == (code == 0)
     assert tests_say.splitlines()[-1] in (out / "gpu-tests.log").read_text()
     assert f"\nexit={code} (" in (out / "device.txt").read_text()
+
+
+def test_record_lays_what_an_archive_cut_short_holds(tmp_path, capsys):
+    """A call cut off while an archive was moved into $OUT brings back its start: the runs it holds whole
+    are laid, and a warning names the archive."""
+    files_at, results = tmp_path / "out", tmp_path / "results" / "2026-12-01-h100"
+    files_at.mkdir()
+
+    def runs(folder):
+        fake_run(folder, "tiny-en-de-s1", "multi30k-tiny", 41.0)
+        fake_run(folder, "tiny-en-de-s2", "multi30k-tiny", 42.0)
+        (folder / "tiny-en-de-s2" / "big.txt").write_bytes(bytes(range(256)) * 4000)  # the archive's tail
+
+    pack(files_at, "published-en-de", runs)
+    archive = files_at / "published-en-de.tar.gz"
+    archive.write_bytes(archive.read_bytes()[: archive.stat().st_size * 2 // 3])
+    assert record.main([str(files_at), str(results)]) == 0
+    printed = capsys.readouterr()
+    assert (results / "training" / "tiny-en-de-s1" / "results.json").exists()
+    assert "published-en-de.tar.gz" in printed.err and "cut short" in printed.err

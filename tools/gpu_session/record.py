@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import zlib
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -158,8 +159,14 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         for part in parts:
             unpacked = Path(scratch) / part.name.removesuffix(".tar.gz")
-            with tarfile.open(part) as archive:
-                archive.extractall(unpacked, filter="data")
+            try:
+                with tarfile.open(part) as archive:
+                    archive.extractall(unpacked, filter="data")
+            except (EOFError, tarfile.ReadError, zlib.error) as error:  # what was read before the end stays
+                print(f"record.py: {part} was cut short ({error}): its runs are laid as far as it holds them "
+                      "(a run it held in part may show as unfinished)", file=sys.stderr)
+                if not unpacked.exists():
+                    continue
             for run in sorted(p for p in unpacked.iterdir() if (p / "config.json").exists()):
                 # a sweep keeps each run's log beside its folder; a single run's log is the call's PART.log
                 log = unpacked / f"{run.name}.log"
