@@ -1,8 +1,10 @@
 """tools/gpu_session: the scripts a session with a lent GPU runs, checked here without one (a mistake
 found on the GPU machine costs its minutes): the shell scripts parse, and record.py lays out a call's
 returned runs and computes the tables the results quote."""
+import gzip
 import io
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -19,7 +21,7 @@ sys.path.insert(0, str(KIT))
 import record  # noqa: E402
 
 
-@pytest.mark.parametrize("script", ["prepare.sh", "env.sh", "issue23.sh"])
+@pytest.mark.parametrize("script", ["prepare.sh", "env.sh", "issue23.sh", "smoke.sh"])
 def test_the_shell_scripts_parse(script):
     subprocess.run(["bash", "-n", str(KIT / script)], check=True)
 
@@ -258,3 +260,28 @@ def test_record_lays_what_an_archive_cut_short_holds(tmp_path, capsys):
     printed = capsys.readouterr()
     assert (results / "training" / "tiny-en-de-s1" / "results.json").exists()
     assert "published-en-de.tar.gz" in printed.err and "cut short" in printed.err
+
+
+DATA_DIR = Path(os.environ.get("MINITX_DATA_DIR", ROOT.parent / "shared" / "data" / "multi30k"))
+LINES = {"train": 300, "val": 20, "test_2016_flickr": 10}
+
+
+@pytest.mark.slow
+def test_every_part_starts_trains_and_finishes_on_the_cpu(tmp_path):
+    """smoke.sh on a few hundred lines of Multi30k: every part of issue23.sh, in three calls, starts its
+    runs with TRAIN_ARGS, trains them, tests them and exits 0, and record.py lays out every run."""
+    if not all((DATA_DIR / f"{split}.{lang}.gz").is_file() for split in LINES for lang in ("de", "en")):
+        pytest.skip(f"Multi30k raw files not found in {DATA_DIR} (set MINITX_DATA_DIR to run this test)")
+    data = tmp_path / "multi30k"
+    data.mkdir()
+    for split, count in LINES.items():
+        for lang in ("de", "en"):
+            with gzip.open(DATA_DIR / f"{split}.{lang}.gz", "rt", encoding="utf-8") as source, \
+                    gzip.open(data / f"{split}.{lang}.gz", "wt", encoding="utf-8") as subset:
+                subset.writelines(line for _, line in zip(range(count), source))
+    env = {**os.environ, "MINITX_DATA_DIR": str(data), "TMPDIR": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path)}
+    done = subprocess.run(["bash", str(KIT / "smoke.sh")], cwd=ROOT, capture_output=True, text=True, env=env,
+                          timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "smoke: 15 runs finished and recorded" in done.stdout, done.stdout
+    assert done.stdout.count("exit 0: every run finished") == 3
