@@ -129,7 +129,8 @@ def describe_call(device_txt: Path, results: Path) -> str:
     if "ended" in settings:
         lines.append(f"ended: {settings['ended']}, exit {settings.get('exit', '?')}")
     if "SET" in settings:
-        given = [f"{key}={shlex.quote(settings[key])}" for key in ("CALL", "PROOF", "SET", "SEEDS", "TRAIN_ARGS", "WORK")
+        given = [f"{key}={shlex.quote(settings[key])}"
+                 for key in ("CALL", "PROOF", "SET", "SEEDS", "TRAIN_ARGS", "WORK")
                  if key in settings and not (key == "WORK" and settings[key] == "/tmp/issue23")]
         lines.append(f"command: {' '.join(given)} bash tools/gpu_session/issue23.sh")
     else:

@@ -11,7 +11,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 SETS=${SETS:-published-en-de published-de-en tiny-en-de,tiny-de-en best-lc base,variants-en-de variants-de-en}
-TINY="--device cpu --max-steps 3 --epochs 1 --vocab-size 400 --max-tokens 600 --d-model 32 --d-ff 64 --beam-size 1 --warmup-steps 1 --max-len 40"
+TINY="--device cpu --max-steps 3 --epochs 1 --vocab-size 400 --max-tokens 600 --d-model 32 --d-ff 64"
+TINY="$TINY --beam-size 1 --warmup-steps 1 --max-len 40"
 top=$(mktemp -d "${TMPDIR:-/tmp}/gpu-session-smoke.XXXXXX")
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 failed=0
