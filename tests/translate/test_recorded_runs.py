@@ -1,12 +1,17 @@
 """The recorded GPU runs behind the results: each recipe is exactly what its runs trained, the
 dated record (results/README.md) quotes their scores as results.json has them, and each line of
 the README's results table links a record that exists, quoting a run's score as that run has it."""
+import io
 import json
 import re
+import sys
+import tarfile
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
 
+from minitx.train.rundir import DATA_KEYS, check_data
 from minitx.translate.recipes import DEFAULTS, build_config
 from minitx.translate.training import _upgrade_saved
 
@@ -17,9 +22,10 @@ SESSIONS = [ROOT / "results" / name / "training"
                          "2026-11-26c-h200", "2026-11-26d-h200", "2026-11-26e-h100", "2026-11-26f-h100",
                          "2026-11-27e-h100")]
 RUNS = {f"{folder.parent.name}/{run.name}": run for folder in SESSIONS for run in sorted(folder.iterdir())}
-# where a run was, on which machine, in which direction, which files it kept: not part of the model
-# a recipe means
-NOT_THE_RECIPE = {"output_dir", "recipe", "device", "data_dir", "built", "src_lang", "tgt_lang", "keep_epochs"}
+# where a run was, on which machine, in which direction, which files it kept, the digest of the data it
+# read and where it read them (DATA_KEYS): not part of the model a recipe means
+NOT_THE_RECIPE = {"output_dir", "recipe", "device", "data_dir", "built", "src_lang", "tgt_lang", "keep_epochs",
+                  *DATA_KEYS}
 # what a recipe leaves to the device (None: resolved when a run starts, and recorded): how a
 # step computes, checked below against what the run recorded
 CHOSEN_FOR_THE_DEVICE = {"precision", "static_shapes", "cuda_graphs", "attention_kernels"}
@@ -49,13 +55,32 @@ def recorded(name, file):
                                            for direction in ("en-de", "de-en") for seed in (1, 2, 3))])
 def test_the_recipe_is_the_configuration_the_recorded_runs_trained(run, recipe):
     # the recipe at the seed the run was given (--seed; the recipe's own where a run's name has none)
-    config = json.loads(json.dumps(build_config(recipe, seed=OTHER_SEEDS.get(run))))  # tuples as the JSON lists
+    assert_trained_the_recipe(recorded(run, "config.json"), recipe, seed=OTHER_SEEDS.get(run))
+
+
+def assert_trained_the_recipe(saved: dict, recipe: str, seed=None):
+    """A run's config.json (``saved``) is ``recipe`` at ``seed``, but for NOT_THE_RECIPE and what the
+    device chose."""
+    config = json.loads(json.dumps(build_config(recipe, seed=seed)))  # tuples as the JSON lists
     # a key the run's config.json lacks came after it: the run trained with what the upgrade of an
     # old config.json says (precision fp32, the batches as they came) or what is now its default
-    trained = {**DEFAULTS, **_upgrade_saved(recorded(run, "config.json"))}
+    trained = {**DEFAULTS, **_upgrade_saved(saved)}
     assert all(config[k] is None for k in CHOSEN_FOR_THE_DEVICE)
     keys = (set(config) | set(trained)) - NOT_THE_RECIPE - CHOSEN_FOR_THE_DEVICE
     assert {k: config.get(k) for k in keys} == {k: json.loads(json.dumps(trained.get(k))) for k in keys}
+
+
+def test_a_new_run_that_records_its_data_still_trained_its_recipe():
+    """Every run now records the digest of its data and where it was read (check_data: data_sha256,
+    data_read_from) and the model it built: where the data was is not the recipe, so a run recorded
+    from now on still matches its recipe."""
+    config = build_config("multi30k-tiny-published", seed=None)
+    config["built"] = {"src_vocab": 10000, "tgt_vocab": 10000, "parameters": 2_600_000}
+    check_data(config, {"train": [["ein Hund", "a dog"]], "val": [["eine Katze", "a cat"]]},
+               {"train": "/data/train.de.gz, /data/train.en.gz", "val": "/data/val.de.gz, /data/val.en.gz"})
+    saved = json.loads(json.dumps(config))  # as config.json holds it
+    assert set(DATA_KEYS) <= set(saved)
+    assert_trained_the_recipe(saved, "multi30k-tiny-published")
 
 
 def test_the_tf32_runs_recorded_their_precision_and_the_shapes_auto_chose():
@@ -88,11 +113,40 @@ def test_a_run_recorded_the_attention_kernels_it_trained_with(run, kernels):
     assert (trained["attention_kernels"], trained["precision"], trained["cuda_graphs"]) == (kernels, "tf32", None)
 
 
+def quoted(results: dict) -> str:
+    """How results/README.md quotes a run's scores: its BLEU in bold, then the lowercased BLEU."""
+    return f"| **{results['bleu']:.2f}** | {results['bleu_lowercase']:.2f} |"
+
+
 @pytest.mark.parametrize("run", sorted(RUNS))
 def test_the_record_quotes_each_recorded_score(run):
     results = recorded(run, "results.json")
     record = (ROOT / "results" / "README.md").read_text()
-    assert f"| **{results['bleu']:.2f}** | {results['bleu_lowercase']:.2f} |" in record
+    assert quoted(results) in record
+
+
+def test_the_gpu_kits_table_quotes_a_run_as_the_record_must(tmp_path):
+    """tools/gpu_session/record.py prints the rows results/README.md takes: a run's row as printed
+    passes the check above."""
+    sys.path.insert(0, str(ROOT / "tools" / "gpu_session"))
+    import record  # noqa: PLC0415
+
+    run = tmp_path / "work" / "published-en-de-s1"
+    run.mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps(build_config("multi30k-tiny-published", seed=1), default=list))
+    (run / "history.json").write_text(json.dumps([{"epoch": 1, "step": 65, "complete": True, "train_loss": 3.0,
+                                                           "val_loss": 2.0, "seconds": 4.5}]))
+    results = {"bleu": 39.004, "bleu_lowercase": 40.0, "bleu_moses_lowercase": 41.0, "steps": 8000,
+               "train_seconds": 600.0}
+    (run / "results.json").write_text(json.dumps(results))
+    files_at = tmp_path / "out"
+    files_at.mkdir()
+    with tarfile.open(files_at / "published-en-de.tar.gz", "w:gz") as archive:
+        archive.add(run.parent, arcname=".")
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        assert record.main([str(files_at), str(tmp_path / "results" / "2026-12-01-h100")]) == 0
+    assert quoted(results) in printed.getvalue()
 
 
 def readme_results_rows():
