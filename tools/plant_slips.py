@@ -322,6 +322,12 @@ SLIPS = [
     Slip("gradcheck: a nested output's tensors go unchecked", "minitx/testing/gradcheck.py",
          "        if nested:  # (its tensors would go unchecked)", "        if False:  # (its tensors would go unchecked)",
          ("tests/test_testing_tools.py",)),
+    Slip("record.py: a finished run replaced by an unfinished one", "tools/gpu_session/record.py",
+         "    if not finished and (recorded / \"results.json\").exists():",
+         "    if False and (recorded / \"results.json\").exists():", ("tests/test_gpu_session.py",)),
+    Slip("record.py: a run's BLEU not in bold, as the record's test reads it", "tools/gpu_session/record.py",
+         "            print(f\"| {r['run']} | **{cell(r['bleu'])}** |", "            print(f\"| {r['run']} | {cell(r['bleu'])} |",
+         ("tests/translate/test_recorded_runs.py",)),
 ]
 
 
