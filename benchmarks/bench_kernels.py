@@ -77,37 +77,39 @@ def parse_args(argv=None):
 
 
 class Timer:
-    """Median milliseconds of fn() over ``repeat`` calls: CUDA events for CuPy or PyTorch work,
-    perf_counter on the CPU."""
+    """Median milliseconds of fn() over ``repeat`` samples: CUDA events for CuPy or PyTorch work,
+    perf_counter on the CPU.
+
+    A sample times ``block`` calls back to back between one pair of events and takes their mean.
+    Where fn never waits for the device, a loop's next call is issued while the device still
+    works on this one; a sample of one call, ended by a wait, charges fn the host's time to issue
+    it as well, which a loop hides. So a training step, whose loop reads nothing back, is timed in
+    blocks of steps (bench_train_step.py --block); a kernel, alone, one call a sample."""
 
     def __init__(self, kind, module=None):
         self.kind, self.module = kind, module
 
-    def _once(self, fn):
-        if self.kind == "cupy":
-            cp = self.module
-            start, end = cp.cuda.Event(), cp.cuda.Event()
+    def _once(self, fn, block):
+        if self.kind in ("cupy", "torch"):
+            cuda = self.module.cuda
+            start, end = ((cuda.Event(), cuda.Event()) if self.kind == "cupy" else
+                          (cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)))
             start.record()
-            fn()
+            for _ in range(block):
+                fn()
             end.record()
             end.synchronize()
-            return cp.cuda.get_elapsed_time(start, end)
-        if self.kind == "torch":
-            torch = self.module
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            return start.elapsed_time(end)
+            ms = cuda.get_elapsed_time(start, end) if self.kind == "cupy" else start.elapsed_time(end)
+            return ms / block
         t0 = time.perf_counter()
-        fn()
-        return (time.perf_counter() - t0) * 1e3
+        for _ in range(block):
+            fn()
+        return (time.perf_counter() - t0) * 1e3 / block
 
-    def __call__(self, fn, warmup, repeat):
+    def __call__(self, fn, warmup, repeat, block=1):
         for _ in range(warmup):
             fn()
-        return statistics.median(self._once(fn) for _ in range(repeat))
+        return statistics.median(self._once(fn, block) for _ in range(repeat))
 
 
 def kernel_ms(fn, warmup, repeat, sync, launches=None):

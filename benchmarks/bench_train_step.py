@@ -11,16 +11,20 @@ per model on the same batch: minitx with the fused kernels, minitx with MINITX_F
 CuPy reference path), and the same model written below in PyTorch, module for module with
 minitx's parameter names (tests/test_torch_parity.py checks that the two compute the same
 numbers), run eager and, on cuda, through ``torch.compile`` in its default mode and in
-``mode="reduce-overhead"`` (CUDA graphs: PyTorch's own answer to launch-bound steps); their
-compile time is spent in the warm-up steps and left out of the figure; ``--no-compile`` skips
-both. On cuda a fourth minitx run, "minitx graphs", replays the step from a CUDA graph
+``mode="reduce-overhead"`` (CUDA graphs: PyTorch's own answer to launch-bound steps), compiling
+the forward and the loss together (and so their backward); the clipping and the fused Adam stay
+eager, where minitx's graph run holds the whole step. Their compile time is spent in the warm-up
+steps and left out of the figure; ``--no-compile`` skips both. On cuda a fourth minitx run, "minitx graphs", replays the step from a CUDA graph
 (minitx.train.graphs, sync-free, products through minitx.blas; needs nvmath-python;
 ``--no-graphs`` skips it). ``--precision tf32`` lets float32 matrix products use TF32 tensor cores on both sides
 (minitx.backend.allow_tf32, torch.backends.cuda.matmul.allow_tf32); ``--precision bf16`` runs
 every forward and loss under autocast to bfloat16 (minitx.autocast, torch.autocast), float32 master
 weights on both sides: every run of a table is in one precision. The batch is Multi30k-like: about 6k target tokens, sentences of 16-32 tokens, a
-10k vocabulary on both sides. Reported: median step time (CUDA events, after warm-up),
-target tokens/s, and the ratios; ``--rounds N`` times every run N times, each round in a new order,
+10k vocabulary on both sides. Reported: median step time (CUDA events, after warm-up; on cuda each
+sample times ``--block`` steps back to back, 4 by default, as a training loop runs them: neither
+side's step waits for the GPU, so the host issues the next while the GPU works, and a sample of
+one step would charge a host-bound run, PyTorch eager's, the issuing the loop hides), target
+tokens/s, and the ratios; ``--rounds N`` times every run N times, each round in a new order,
 and reports the median of its rounds (a host-bound run such as PyTorch eager moves with the host
 from one minute to the next; the rounds show by how much). Prints a table and writes JSON (default
 benchmarks/results/train-step-<gpu>-<date>.json).
@@ -66,7 +70,9 @@ def parse_args(argv=None):
                                                                  "cuda, 1600 on cpu)")
     parser.add_argument("--length", type=int, default=32, help="longest sentence")
     parser.add_argument("--vocab", type=int, default=None, help="vocabulary (default 10000 on cuda, 5000 on cpu)")
-    parser.add_argument("--steps", type=int, default=20, help="timed steps (median)")
+    parser.add_argument("--steps", type=int, default=20, help="timed samples (median)")
+    parser.add_argument("--block", type=int, default=None,
+                        help="steps back to back in each timed sample, their mean (default 4 on cuda, 1 on cpu)")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=1,
                         help="time every run this many times, each round in a new order; a run's figure is the "
@@ -82,6 +88,10 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.steps < 1:
         parser.error(f"--rounds and --steps must be at least 1, got {args.rounds} and {args.steps}")
+    if args.block is None:
+        args.block = 4 if args.device == "cuda" else 1
+    if args.block < 1:
+        parser.error(f"--block must be at least 1, got {args.block}")
     return args
 
 
@@ -181,6 +191,7 @@ def torch_model(torch, cfg):
     nn, tF = torch.nn, torch.nn.functional
     d, heads, p = cfg["d_model"], cfg["num_heads"], cfg["dropout"]
     p_att = p if cfg.get("attention_dropout") is None else cfg["attention_dropout"]  # minitx's default
+    p_act = p if cfg.get("activation_dropout") is None else cfg["activation_dropout"]
     norm_first = cfg.get("norm_first", False)
     act = {"relu": tF.relu, "gelu": lambda x: tF.gelu(x, approximate="tanh")}[cfg.get("activation", "relu")]
 
@@ -212,7 +223,7 @@ def torch_model(torch, cfg):
             self.linear1, self.linear2 = nn.Linear(d, cfg["d_ff"]), nn.Linear(cfg["d_ff"], d)
 
         def forward(self, x):
-            return self.linear2(tF.dropout(act(self.linear1(x)), p, self.training))
+            return self.linear2(tF.dropout(act(self.linear1(x)), p_act, self.training))
 
     class Layer(nn.Module):
         def __init__(self, decoder):
@@ -302,8 +313,6 @@ def torch_step(torch, cfg, src, tgt, device, compile_mode=None, autocast=None):
     torch.manual_seed(0)
     model = torch_model(torch, cfg).to(device)
     params = list(model.parameters())
-    # forward and backward compiled; Adam stays fused
-    forward = model if compile_mode is None else torch.compile(model, mode=compile_mode)
     try:
         opt = torch.optim.Adam(params, lr=1e-4, betas=(0.9, 0.98), eps=1e-9, fused=device != "cpu")
     except (TypeError, RuntimeError):
@@ -312,11 +321,17 @@ def torch_step(torch, cfg, src, tgt, device, compile_mode=None, autocast=None):
     tgt_in = torch.as_tensor(tgt[:, :-1], device=device)
     tgt_out = torch.as_tensor(np.ascontiguousarray(tgt[:, 1:]), device=device)
 
-    def step():
+    def forward_and_loss(src_t, tgt_in, tgt_out):
         with torch.autocast(device, getattr(torch, autocast)) if autocast else contextlib.nullcontext():
-            logits = forward(src_t, tgt_in)
-            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1),
+            logits = model(src_t, tgt_in)
+            return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1),
                                                      ignore_index=0, label_smoothing=0.1)
+
+    # compiled: the forward and the loss as one function, and so their backward; clipping and Adam stay eager
+    loss_of = forward_and_loss if compile_mode is None else torch.compile(forward_and_loss, mode=compile_mode)
+
+    def step():
+        loss = loss_of(src_t, tgt_in, tgt_out)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -354,10 +369,11 @@ def set_precision(precision, torch):
         torch.backends.cudnn.allow_tf32 = precision == "tf32"
 
 
-def time_in_rounds(plan, rounds, warmup, steps, free, say):
+def time_in_rounds(plan, rounds, warmup, steps, free, say, block=1):
     """{label: ([median ms of each round], parameter count)} for ``plan``, a list of (label,
     environment, timer, build), where build() returns (step, parameter count); ``say(label,
-    ms, r)`` hears each figure as it comes, or the error of a graph run that failed.
+    ms, r)`` hears each figure as it comes, or the error of a graph run that failed. Each of a
+    round's ``steps`` samples is ``block`` steps back to back (Timer).
 
     Each round times every run once, the first in plan order, each later one starting one run
     further down the list: a drift of the host or the GPU over a table's minutes falls on every
@@ -378,7 +394,7 @@ def time_in_rounds(plan, rounds, warmup, steps, free, say):
                 step, n_params = alive[label]
                 first = max(warmup, 2) if label.startswith("minitx") else warmup
                 try:
-                    ms = timer(step, first if fresh else 1, steps)
+                    ms = timer(step, first if fresh else 1, steps, block)
                 except Exception as caught:  # noqa: BLE001 (a capture not proven in this precision: say so, go on)
                     if label != "minitx graphs":
                         raise
@@ -472,7 +488,7 @@ def main(argv=None):
                       flush=True)
 
         for label, (ms_list, n_params) in time_in_rounds(plan, args.rounds, args.warmup, args.steps, free,
-                                                         say).items():
+                                                         say, args.block).items():
             ms = statistics.median(ms_list)
             row[label] = dict(ms=ms, tokens_per_s=target_tokens / (ms * 1e-3), params=n_params, rounds=ms_list)
         for label, _ in torch_runs:
@@ -486,8 +502,10 @@ def main(argv=None):
         row["compile_vs_minitx"] = row["torch compile"]["ms"] / main_ms if "torch compile" in row else None
         row["reduce_overhead_vs_minitx"] = (row["torch reduce-overhead"]["ms"] / main_ms
                                             if "torch reduce-overhead" in row else None)
-        row["torch_vs_graphs"] = (row["torch eager"]["ms"] / row["minitx graphs"]["ms"]
-                                  if "torch eager" in row and "minitx graphs" in row else None)
+        for key, label in (("torch_vs_graphs", "torch eager"), ("compile_vs_graphs", "torch compile"),
+                           ("reduce_overhead_vs_graphs", "torch reduce-overhead")):
+            row[key] = (row[label]["ms"] / row["minitx graphs"]["ms"]
+                        if label in row and "minitx graphs" in row else None)
         rows.append(row)
 
     nan = float("nan")
@@ -496,8 +514,8 @@ def main(argv=None):
 
     print(f"\n{'preset':14s} {'params':>12s} {main_run:>14s} {'FUSED=0':>12s} {'torch':>12s} {'compile':>12s} "
           f"{'reduce-ovh':>12s} {'fused/unfused':>14s} {'torch/minitx':>12s} {'compile/minitx':>14s} "
-          f"{'r-o/minitx':>11s} {'graphs':>12s} {'torch/graphs':>12s}   (tokens/s; ratios of step times, > 1: "
-          "minitx faster)")
+          f"{'r-o/minitx':>11s} {'graphs':>12s} {'torch/graphs':>12s} {'compile/graphs':>14s} {'r-o/graphs':>11s}   "
+          "(tokens/s; ratios of step times, > 1: minitx faster)")
     for r in rows:
         print(f"{r['preset']:14s} {r[main_run]['params']:12,d} {r[main_run]['tokens_per_s']:14.0f} "
               f"{cell(r.get('minitx MINITX_FUSED=0', {}).get('tokens_per_s'), '12.0f')} "
@@ -506,8 +524,10 @@ def main(argv=None):
               f"{cell(r.get('torch reduce-overhead', {}).get('tokens_per_s'), '12.0f')} "
               f"{cell(r.get('fused_vs_unfused'), '14.2f')} {cell(r['torch_vs_minitx'], '12.2f')} "
               f"{cell(r['compile_vs_minitx'], '14.2f')} {cell(r['reduce_overhead_vs_minitx'], '11.2f')} "
-              f"{cell(r.get('minitx graphs', {}).get('tokens_per_s'), '12.0f')} {cell(r['torch_vs_graphs'], '12.2f')}")
-    report = dict(device=gpu, tokens=tokens, length=length, vocab=vocab, steps=args.steps, warmup=args.warmup,
+              f"{cell(r.get('minitx graphs', {}).get('tokens_per_s'), '12.0f')} {cell(r['torch_vs_graphs'], '12.2f')} "
+              f"{cell(r['compile_vs_graphs'], '14.2f')} {cell(r['reduce_overhead_vs_graphs'], '11.2f')}")
+    report = dict(device=gpu, tokens=tokens, length=length, vocab=vocab, steps=args.steps, block=args.block,
+                  warmup=args.warmup,
                   rounds=args.rounds, precision=args.precision, epilogues=epilogues,
                   torch_version=getattr(torch, "__version__", None), cupy_version=getattr(cp, "__version__", None),
                   results=rows)

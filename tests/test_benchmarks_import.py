@@ -72,6 +72,33 @@ def test_bench_train_step_cpu_smoke(tmp_path):
     assert all(r["minitx"]["tokens_per_s"] > 0 for r in rows)
 
 
+def test_a_timed_sample_is_a_block_of_calls_back_to_back(monkeypatch):
+    """Timer(block=N): each sample runs fn N times between one pair of clock readings and gives
+    their mean; the warm-up calls are not timed."""
+    sys.path.insert(0, str(BENCH))
+    import bench_kernels
+
+    clock, calls = iter(range(0, 1000, 6)), []  # perf_counter: 0, 6, 12, ... seconds, read twice a sample
+    monkeypatch.setattr(bench_kernels.time, "perf_counter", lambda: next(clock))
+    ms = bench_kernels.Timer("cpu")(lambda: calls.append(1), warmup=2, repeat=5, block=3)
+    assert len(calls) == 2 + 5 * 3 and ms == 6 * 1e3 / 3
+
+
+def test_the_pytorch_twin_drops_the_feed_forwards_activations_at_activation_dropout():
+    """multi30k-tiny-published drops nothing inside the feed-forward (activation_dropout 0) where
+    dropout is 0.3: the PyTorch twin did its work at 0.3 there."""
+    torch = pytest.importorskip("torch")
+    sys.path.insert(0, str(BENCH))
+    import bench_train_step as bench
+
+    cfg = dict(bench.model_settings("multi30k-tiny-published"), src_vocab=50, tgt_vocab=50, **bench.TINY)
+    assert cfg["dropout"] == 0.3 and cfg["activation_dropout"] == 0.0
+    feed_forward = next(m for name, m in bench.torch_model(torch, cfg).named_modules()
+                        if name.endswith("feed_forward")).train()
+    x = torch.randn(4, 3, cfg["d_model"])
+    torch.testing.assert_close(feed_forward(x), feed_forward(x), rtol=0, atol=0)
+
+
 def test_the_bench_steps_run_under_autocast_on_both_sides():
     """--precision bf16's steps (a GPU's to time) run: here one step of each on the CPU, the
     tiny model, minitx's under minitx.autocast and the PyTorch twin's under torch.autocast."""
@@ -256,8 +283,8 @@ def test_time_in_rounds_rotates_the_order_and_reports_every_round():
             refs[label] = weakref.ref(step)
             return step, n_params
 
-        def timer(step, warmup, steps):
-            assert os.environ.get("BENCH_RUN") == label and steps == 7
+        def timer(step, warmup, steps, block):
+            assert os.environ.get("BENCH_RUN") == label and steps == 7 and block == 3
             calls.append((label, warmup))
             if sum(c[0] == label for c in calls) == fail_at:
                 raise RuntimeError("replay refused")
@@ -270,7 +297,7 @@ def test_time_in_rounds_rotates_the_order_and_reports_every_round():
     A, G, T, C = "minitx fused", "minitx graphs", "torch eager", "torch compile"
     plan = [fake(A, 10), fake(G, 10, fail_at=2), fake(T, 11), fake(C, 11)]
     out = bench.time_in_rounds(plan, 3, 0, 7, free,  # (an error kept would keep its frames, and the step)
-                               lambda label, ms, r: said.append((label, getattr(ms, "args", ms), r)))
+                               lambda label, ms, r: said.append((label, getattr(ms, "args", ms), r)), block=3)
     assert calls == [(A, 2), (G, 2), (T, 0), (C, 0),  # round 1, each just built
                      (G, 1), (T, 1), (C, 1), (A, 1),  # round 2 from the 2nd: the graph run's replay fails
                      (C, 1), (A, 1), (T, 1)]          # round 3 from the 3rd of the three left
@@ -280,7 +307,7 @@ def test_time_in_rounds_rotates_the_order_and_reports_every_round():
     assert [s[2] for s in failure] == [1] and len(said) == 11 and "BENCH_RUN" not in os.environ
 
     calls.clear(), built.clear(), freed.clear(), refs.clear()
-    out = bench.time_in_rounds([plan[0], plan[2]], 1, 4, 7, free, lambda *a: None)
+    out = bench.time_in_rounds([plan[0], plan[2]], 1, 4, 7, free, lambda *a: None, 3)
     assert calls == [(A, 4), (T, 4)] and built == [A, T] and freed == [[A], [A, T]]
     assert out == {A: ([1.0], 10), T: ([2.0], 11)}
 
