@@ -107,7 +107,9 @@ class CheckpointWriter:
 
 def load_checkpoint(path, model, optimizer=None, schedule=None, scaler=None) -> dict:
     """Restore a checkpoint into model (and optimizer, schedule, loss scaler, the random
-    generators); returns everything it holds (the model's weights too).
+    generators); returns everything it holds (the model's weights too). The random generators
+    are restored with an optimizer only (a resume): a model loaded to be used leaves the
+    program's random state as it was.
 
     Given an optimizer, the file must be a full checkpoint: an optimizer state, random
     generators, progress, a schedule state exactly when ``schedule`` is given and a loss
@@ -144,7 +146,7 @@ def load_checkpoint(path, model, optimizer=None, schedule=None, scaler=None) -> 
                     target.load_state_dict(state[part])
                 except (KeyError, TypeError, ValueError) as error:
                     raise ValueError(f"{path}: its {part} state does not fit: {error}") from None
-    if "rng" in state:
+    if optimizer is not None and "rng" in state:
         try:
             mrandom.set_state(state["rng"])
         except ValueError as error:
@@ -155,9 +157,15 @@ def load_checkpoint(path, model, optimizer=None, schedule=None, scaler=None) -> 
 def average_checkpoints(paths) -> dict:
     """The elementwise mean of the models in several checkpoints (same architecture), summed
     in float64."""
+    paths = list(paths)
+    if not paths:
+        raise ValueError("average_checkpoints: no checkpoint to average")
     total = None
     for path in paths:
-        model_state = load(path)["model"]
+        state = load(path)
+        if not isinstance(state, dict) or "model" not in state:
+            raise ValueError(f"average_checkpoints: {path} is a minitx file but not a checkpoint (no 'model' entry)")
+        model_state = state["model"]
         if total is None:
             first, dtypes = path, {k: v.dtype for k, v in model_state.items()}
             total = {k: v.astype(np.float64) for k, v in model_state.items()}

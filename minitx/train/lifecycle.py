@@ -12,9 +12,10 @@ The steps, in order:
 1. resume or overwrite: a resumed run continues the directory's run, an overwrite deletes it;
    asking for both is an error. A new run refuses a directory that holds a run unless
    ``overwrite`` (rundir.check_new_run; nothing is deleted yet).
-2. The configuration: a new run's as given; a resumed run's is its saved config.json, with the
-   given values of the keys that may change on resume (rundir.resume_config). Either is
-   validated once, here, by the application's ``validate``.
+2. The configuration: a new run's as given, over ``defaults`` (a key neither there nor in
+   ``extra_keys`` is refused: config.json would hold it, and every resume refuse it); a resumed
+   run's is its saved config.json, with the given values of the keys that may change on resume
+   (rundir.resume_config). Either is validated once, here, by the application's ``validate``.
 3. The device: a missing GPU is an error before anything is written.
 4. ``begin``: once the application has loaded and built everything that can fail, the run
    directory is made (an earlier run's files deleted, and the temporary files of writes a kill
@@ -75,7 +76,11 @@ class RunLifecycle:
         else:
             if not overwrite:
                 _refuse_another_kind(self.run_dir, kind, defaults, extra_keys, added_later, upgrade)
-            config, self.changes = dict(config), {}
+            unknown = sorted(key for key in config if key not in defaults and key not in extra_keys)
+            if unknown:
+                raise ValueError(f"a {kind} run has no setting {', '.join(map(repr, unknown[:6]))}; its settings "
+                                 f"are {', '.join(sorted(defaults))}")
+            config, self.changes = {**defaults, **config}, {}
             self.earlier_run = check_new_run(self.run_dir, overwrite, files, patterns, start_files)
         if validate is not None:
             validate(config)

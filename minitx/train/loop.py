@@ -118,6 +118,24 @@ def _step(optimizer, scaler) -> None:
         scaler.update()
 
 
+def _number(value, what) -> float:
+    """A validation loss or metric as a Python float (history.json and last.npz hold numbers): a
+    NumPy scalar, a 0-d array or a one-element tensor converts; anything else names ``what``."""
+    try:
+        number = float(value.item() if hasattr(value, "item") else value)
+    except (TypeError, ValueError):
+        number = None
+    if number is None or isinstance(value, (bool, str)):
+        raise TypeError(f"Trainer: {what} returned {value!r:.80}; expected a number")
+    return number
+
+
+def _steps_taken(schedule) -> int:
+    """The steps a schedule has taken: minitx's schedules count last_step, the PyTorch-style
+    lr_scheduler ones last_epoch (stepped once per optimizer step here: the same count)."""
+    return schedule.last_step if hasattr(schedule, "last_step") else schedule.last_epoch
+
+
 def _loss_error(value) -> FloatingPointError:
     return FloatingPointError(f"training loss became {value}; lower the learning rate or raise warmup_steps")
 
@@ -344,8 +362,9 @@ class Trainer:
         factors and interval (not its scale, which moves)."""
         found = [(f"optimizer group {g}", key, value) for g, group in enumerate(self.optimizer.param_groups)
                  for key, value in group.items() if key not in ("params", "lr")]
-        if self.schedule is not None:
-            found += [("the schedule", key, getattr(self.schedule, key)) for key in self.schedule._hyper]
+        if self.schedule is not None:  # (a PyTorch-style lr_scheduler names none: its state_dict holds them)
+            found += [("the schedule", key, getattr(self.schedule, key))
+                      for key in getattr(self.schedule, "_hyper", ())]
         if self.scaler is not None:
             found += [("the loss scaler", key, value) for key, value in self.scaler.state_dict().items()
                       if key in ("growth_factor", "backoff_factor", "growth_interval")]
@@ -365,6 +384,8 @@ class Trainer:
             check_number(where, key, progress[key], low=0)
         check_number(where, "epoch_loss", progress["epoch_loss"])
         best = progress["best_val_loss"]
+        if isinstance(best, np.floating):  # (a file written before validation losses were made floats)
+            best = progress["best_val_loss"] = float(best)
         if not isinstance(best, (int, float)) or isinstance(best, bool) or best != best:
             raise ValueError(f"{where}: invalid best_val_loss {best!r}; expected a number (inf before any)")
         step, epoch, batch = progress["step"], progress["epoch"], progress["batch"]
@@ -385,9 +406,9 @@ class Trainer:
         # a loss scaler's skipped steps do not count in the optimizer's (as in PyTorch): fewer, never more
         if "step" in type(self.optimizer).STATE and (taken > step or (taken < step and self.scaler is None)):
             raise ValueError(f"{where}: step {step}, but the optimizer saved beside it has taken {taken} steps")
-        if self.schedule is not None and not self.per_epoch_schedule and self.schedule.last_step != step:
+        if self.schedule is not None and not self.per_epoch_schedule and _steps_taken(self.schedule) != step:
             raise ValueError(f"{where}: step {step}, but the schedule saved beside it has taken "
-                             f"{self.schedule.last_step} steps")
+                             f"{_steps_taken(self.schedule)} steps")
         return progress
 
     def _restored_history(self, history, progress) -> list:
@@ -634,12 +655,13 @@ class Trainer:
         steps_took = None if self._epoch_started is None else time.perf_counter() - self._epoch_started
         self._epoch_started = None
         progress = dict(self.progress)
-        val_loss = self.validation_loss(self.model)
+        val_loss = _number(self.validation_loss(self.model), "validation_loss(model)")
         record = {"epoch": epoch + 1, "step": progress["step"], "complete": complete,
                   "train_loss": progress["epoch_loss"] / max(progress["epoch_weight"], 1), "val_loss": val_loss,
                   "val_ppl": math.exp(min(val_loss, 50)), "seconds": round(progress["train_seconds"], 1)}
         if self.evaluate is not None:
-            record.update(self.evaluate(self.model, epoch + 1) or {})
+            record.update({key: _number(value, f"evaluate(model, epoch)'s {key!r}")
+                           for key, value in (self.evaluate(self.model, epoch + 1) or {}).items()})
             self.model.train()
         extras = "".join(f", {key.replace('_', ' ')} {record[key]:.2f}" for key in record if key not in _RECORD_KEYS)
         log("epoch {epoch}: train loss {train_loss:.3f}, val loss {val_loss:.3f}, val ppl {val_ppl:.1f}".format(**record)

@@ -36,6 +36,19 @@ def test_the_configuration_is_validated_once_and_a_resumed_one_is_the_saved_one(
         RunLifecycle(tmp_path, {"steps": 4}, kind="test", resume=True, defaults=DEFAULTS)
 
 
+def test_a_new_run_takes_the_defaults_and_refuses_a_setting_it_does_not_have(tmp_path):
+    """A new run's configuration is the defaults updated by what is given, as a resumed one's
+    is: a key left out (device) was a KeyError, and a mistyped one (stpes) was written to
+    config.json, where every resume then refused it."""
+    run = RunLifecycle(tmp_path / "run", {"steps": 5}, kind="test", defaults=DEFAULTS)
+    assert run.config == {"device": "cpu", "steps": 5} and run.device == "cpu"
+    with pytest.raises(ValueError, match="a test run has no setting 'stpes'; its settings are device, steps"):
+        RunLifecycle(tmp_path / "other", {"stpes": 5}, kind="test", defaults=DEFAULTS)
+    assert not (tmp_path / "other").exists()
+    RunLifecycle(tmp_path / "more", {"steps": 5, "recipe": "x"}, kind="test", defaults=DEFAULTS,
+                 extra_keys=("recipe",))  # an application's extra keys are settings too
+
+
 def test_the_temporary_files_of_an_interrupted_write_are_cleared(tmp_path):
     """A kill between a write's temporary file and its rename leaves .<name>.<random>.tmp: begin()
     deletes such leftovers (on resume and for a new run alike), and nothing else."""

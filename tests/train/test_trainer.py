@@ -387,6 +387,28 @@ def test_averaging_keeps_each_parameters_dtype(tmp_path):
     averaged = average_checkpoints(paths)
     assert averaged["w"].dtype == np.float64 and averaged["h"].dtype == np.float32
     np.testing.assert_array_equal(averaged["w"], [1.5, 1.5, 1.5])
+    with pytest.raises(ValueError, match="average_checkpoints: no checkpoint to average"):
+        average_checkpoints([])
+    save({"weights": {}}, tmp_path / "other.npz")
+    with pytest.raises(ValueError, match=r"other.npz is a minitx file but not a checkpoint \(no 'model' entry\)"):
+        average_checkpoints([paths[0], tmp_path / "other.npz"])
+
+
+def test_loading_a_model_from_a_full_checkpoint_leaves_the_random_state_alone(tmp_path):
+    """Evaluating last.npz in the middle of a program (no optimizer given) set the global random
+    generators to the checkpoint's: every later draw changed. A resume (with the optimizer) still
+    restores them."""
+    from minitx import random as mrandom
+    from minitx.train import load_checkpoint
+
+    trainer = make_trainer(tmp_path, epochs=1, max_steps=None)
+    trainer.fit()
+    minitx.manual_seed(123)
+    before = mrandom.get_state()
+    load_checkpoint(tmp_path / "last.npz", trainer.model)
+    assert_same_state(mrandom.get_state(), before)
+    load_checkpoint(tmp_path / "last.npz", trainer.model, trainer.optimizer, trainer.schedule)
+    assert_same_state(mrandom.get_state(), load(tmp_path / "last.npz")["rng"])
 
 
 def test_each_epoch_record_logs_the_weighted_mean_of_its_own_steps_losses(tmp_path):
@@ -527,3 +549,46 @@ def test_patience_must_be_a_whole_number_of_epochs(tmp_path):
         with pytest.raises(ValueError, match=f"Trainer: patience must be a whole number of epochs >= 0, got "
                                              f"{re.escape(repr(bad))}"):
             make_trainer(tmp_path, patience=bad)
+
+
+# ------------------------------------------------------------------ what an application hands the trainer
+
+
+def test_a_pytorch_style_scheduler_resumes_as_minitxs_own_schedules_do(tmp_path):
+    """optim.lr_scheduler's classes (what from-pytorch.md points porters to) count last_epoch,
+    not last_step, and name no hyperparameters: a run stopped by max_steps resumed with one
+    to the uninterrupted run's result (the resume raised AttributeError)."""
+    def cosine(opt):
+        return optim.lr_scheduler.CosineAnnealingLR(opt, T_max=30)
+
+    trainer, name, losses = run(tmp_path / "whole", make_schedule=cosine)
+    whole = outcome(tmp_path / "whole", (name, losses))
+    run(tmp_path / "stopped", make_schedule=cosine, max_steps=9)
+    trainer, name, losses = run(tmp_path / "stopped", resume=True, make_schedule=cosine)
+    assert_same_state(outcome(tmp_path / "stopped", (name, losses))["files"]["last.npz"],
+                      whole["files"]["last.npz"])
+
+
+@pytest.mark.parametrize("returned", [np.float32(0.75), np.array(0.75), "tensor"], ids=["float32", "0-d", "tensor"])
+def test_a_validation_loss_or_metric_of_numpy_or_a_tensor_is_recorded_as_a_number(tmp_path, returned):
+    """loss.numpy().mean() is a NumPy float32: history.json failed to write it (a bare TypeError
+    on the writer thread, naming nothing), and the resume then refused the float32 best."""
+    value = minitx.tensor(0.75) if isinstance(returned, str) else returned
+    trainer = make_trainer(tmp_path, epochs=2, max_steps=None)
+    trainer.validation_loss = lambda model: value
+    trainer.evaluate = lambda model, epoch: {"val_accuracy": value}
+    trainer.fit()
+    history = json.loads((tmp_path / "history.json").read_text())
+    assert [(r["val_loss"], r["val_accuracy"]) for r in history] == [(0.75, 0.75)] * 2
+    assert type(load(tmp_path / "last.npz")["progress"]["best_val_loss"]) is float
+
+
+def test_a_validation_loss_that_is_no_number_is_named(tmp_path):
+    trainer = make_trainer(tmp_path, epochs=1, max_steps=None)
+    trainer.validation_loss = lambda model: "0.5"
+    with pytest.raises(TypeError, match=r"Trainer: validation_loss\(model\) returned '0.5'; expected a number"):
+        trainer.fit()
+    trainer = make_trainer(tmp_path / "other", epochs=1, max_steps=None)
+    trainer.evaluate = lambda model, epoch: {"val_bleu": [1, 2]}
+    with pytest.raises(TypeError, match=r"evaluate\(model, epoch\)'s 'val_bleu' returned \[1, 2\]; expected"):
+        trainer.fit()
