@@ -328,6 +328,21 @@ SLIPS = [
     Slip("record.py: a run's BLEU not in bold, as the record's test reads it", "tools/gpu_session/record.py",
          "            print(f\"| {r['run']} | **{cell(r['bleu'])}** |", "            print(f\"| {r['run']} | {cell(r['bleu'])} |",
          ("tests/translate/test_recorded_runs.py",)),
+    Slip("Trainer: a PyTorch-style scheduler's steps read as last_step", "minitx/train/loop.py",
+         '    return schedule.last_step if hasattr(schedule, "last_step") else schedule.last_epoch',
+         "    return schedule.last_step", ("tests/train/test_trainer.py",)),
+    Slip("Trainer: a NumPy validation loss recorded as it came", "minitx/train/loop.py",
+         '        val_loss = _number(self.validation_loss(self.model), "validation_loss(model)")',
+         "        val_loss = self.validation_loss(self.model)", ("tests/train/test_trainer.py",)),
+    Slip("RunLifecycle: a new run's configuration without its defaults", "minitx/train/lifecycle.py",
+         "            config, self.changes = {**defaults, **config}, {}", "            config, self.changes = dict(config), {}",
+         ("tests/train/test_lifecycle.py",)),
+    Slip("RunLifecycle: a new run's unknown setting written to config.json", "minitx/train/lifecycle.py",
+         "            if unknown:\n                raise ValueError(f\"a {kind} run has no setting",
+         "            if False:\n                raise ValueError(f\"a {kind} run has no setting",
+         ("tests/train/test_lifecycle.py",)),
+    Slip("load_checkpoint: a model loaded to be used resets the random state", "minitx/train/checkpoints.py",
+         '    if optimizer is not None and "rng" in state:', '    if "rng" in state:', ("tests/train/test_trainer.py",)),
 ]
 
 
