@@ -61,6 +61,15 @@ CASES = [
     ("LinearLR-down", lambda M, o: M.LinearLR(o, start_factor=1.0, end_factor=0.05, total_iters=37), 50, "adam"),
     ("LinearLR-to-0", lambda M, o: M.LinearLR(o, start_factor=0.5, end_factor=0.0, total_iters=10), 30, "sgd"),
     ("ConstantLR", lambda M, o: M.ConstantLR(o), 30, "sgd"),
+    ("PolynomialLR", lambda M, o: M.PolynomialLR(o), 30, "sgd"),
+    ("PolynomialLR-power", lambda M, o: M.PolynomialLR(o, total_iters=17, power=2.0), 40, "adam"),
+    ("PolynomialLR-root", lambda M, o: M.PolynomialLR(o, total_iters=9, power=0.5), 20, "adamw"),
+    ("ChainedScheduler", lambda M, o: M.ChainedScheduler([M.ConstantLR(o, factor=0.1, total_iters=20),
+                                                          M.ExponentialLR(o, gamma=0.9)]), 40, "sgd"),
+    ("ChainedScheduler-3", lambda M, o: M.ChainedScheduler([M.LinearLR(o, start_factor=0.2, total_iters=6),
+                                                            M.StepLR(o, step_size=5, gamma=0.5),
+                                                            M.PolynomialLR(o, total_iters=30, power=1.5)],
+                                                           optimizer=o), 45, "adam"),
     ("ConstantLR-args", lambda M, o: M.ConstantLR(o, factor=0.3, total_iters=17), 40, "adamw"),
     ("OneCycleLR", lambda M, o: M.OneCycleLR(o, max_lr=1.0, total_steps=60), 60, "sgd"),
     ("OneCycleLR-adam-lists", lambda M, o: M.OneCycleLR(o, max_lr=[0.01, 0.003], epochs=5, steps_per_epoch=10,
@@ -109,7 +118,7 @@ def step_both(ours_opt, theirs_opt, ours, theirs):
 def assert_same(ours_opt, theirs_opt, ours, theirs):
     assert hyper(ours_opt) == hyper(theirs_opt)  # exact: the same float operations in the same order
     assert ours.get_last_lr() == theirs.get_last_lr()
-    assert ours.last_epoch == theirs.last_epoch
+    assert ours.last_epoch == getattr(theirs, "last_epoch", ours.last_epoch)  # (PyTorch's ChainedScheduler has none)
 
 
 @pytest.mark.parametrize("name, build, steps, kind", CASES, ids=IDS)
@@ -150,6 +159,7 @@ RESUMED = [
     ("CosineAnnealingLR", lambda M, o: M.CosineAnnealingLR(o, 20, last_epoch=6)),
     ("LinearLR", lambda M, o: M.LinearLR(o, last_epoch=2)),
     ("ConstantLR", lambda M, o: M.ConstantLR(o, total_iters=5, last_epoch=4)),
+    ("PolynomialLR", lambda M, o: M.PolynomialLR(o, total_iters=12, power=2.0, last_epoch=5)),
     ("MultiStepLR", lambda M, o: M.MultiStepLR(o, [5, 12], last_epoch=4)),
     ("MultiplicativeLR", lambda M, o: M.MultiplicativeLR(o, lambda e: 0.9, last_epoch=3)),
 ]
@@ -321,6 +331,13 @@ ERRORS = [
     ("SequentialLR no scheduler", lambda M, o: M.SequentialLR(o, [], []), ValueError, ValueError),
     ("SequentialLR milestones not increasing", lambda M, o: M.SequentialLR(
         o, [M.StepLR(o, 2), M.StepLR(o, 3), M.StepLR(o, 4)], [6, 4]), ValueError, None),
+    ("PolynomialLR total_iters 0", lambda M, o: M.PolynomialLR(o, total_iters=0), ValueError, None),
+    ("PolynomialLR power negative", lambda M, o: M.PolynomialLR(o, power=-1.0), ValueError, None),
+    ("ChainedScheduler no scheduler", lambda M, o: M.ChainedScheduler([]), ValueError, ValueError),
+    ("ChainedScheduler another optimizer", lambda M, o: M.ChainedScheduler([M.StepLR(o, 2)], optimizer=opt2()),
+     ValueError, None),
+    ("ChainedScheduler ReduceLROnPlateau", lambda M, o: M.ChainedScheduler([M.ReduceLROnPlateau(o)]),
+     ValueError, ValueError),
     ("StepLR last_epoch -2", lambda M, o: M.StepLR(o, 2, last_epoch=-2), ValueError, None),
     ("ExponentialLR last_epoch without initial_lr", lambda M, o: M.ExponentialLR(o, 0.9, last_epoch=3),
      KeyError, KeyError),

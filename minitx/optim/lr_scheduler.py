@@ -29,8 +29,8 @@ from minitx.optim.optimizer import check_count, check_number
 from minitx.optim.schedules import ReduceLROnPlateau, _check_keys
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
-           "LinearLR", "ExponentialLR", "CosineAnnealingLR", "OneCycleLR",
-           "CosineAnnealingWarmRestarts", "SequentialLR", "ReduceLROnPlateau"]
+           "LinearLR", "ExponentialLR", "PolynomialLR", "CosineAnnealingLR", "OneCycleLR",
+           "CosineAnnealingWarmRestarts", "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau"]
 
 
 class LRScheduler:
@@ -287,6 +287,31 @@ class LinearLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
+class PolynomialLR(LRScheduler):
+    """lr = base_lr * (1 - min(last_epoch, total_iters) / total_iters) ** power
+
+    down to 0 at total_iters, then 0. Recursively, at each step t up to total_iters:
+
+        lr = lr * ((1 - t / total_iters) / (1 - (t - 1) / total_iters)) ** power"""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters = check_count("PolynomialLR", "total_iters", total_iters, low=1)
+        check_number("PolynomialLR", "power", power, low=0)
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        t, total = self.last_epoch, self.total_iters
+        if self._is_initial or t > total:
+            return self._current()
+        decay = ((1.0 - t / total) / (1.0 - (t - 1) / total)) ** self.power
+        return [group["lr"] * decay for group in self.optimizer.param_groups]
+
+    def _closed_form_lr(self):
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for base_lr in self.base_lrs]
+
+
 # ---------------------------------------------------------------------- cosine
 class CosineAnnealingLR(LRScheduler):
     """lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * last_epoch / T_max)) / 2
@@ -515,6 +540,50 @@ class SequentialLR(LRScheduler):
         super().load_state_dict(state)
         for scheduler, saved in zip(self._schedulers, state["_schedulers"]):
             scheduler.load_state_dict(saved)
+
+
+class ChainedScheduler(LRScheduler):
+    """Every scheduler's step at each step, in order: their factors multiply (recursive ones
+    scale the lr the one before set). Unlike SequentialLR, the schedulers keep the step their
+    construction took. ``last_epoch``: the steps taken, as each scheduler counts them."""
+
+    _not_state = LRScheduler._not_state + ("_schedulers",)
+
+    def __init__(self, schedulers, optimizer=None):  # (no super().__init__: nothing of its own to step)
+        name = "ChainedScheduler"
+        if len(schedulers) < 1:
+            raise ValueError(f"{name}: expected at least one scheduler, got none")
+        optimizer = optimizer if optimizer is not None else getattr(schedulers[0], "optimizer", None)
+        for i, scheduler in enumerate(schedulers):
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(f"{name}: scheduler {i} is a ReduceLROnPlateau, whose step() needs a metric")
+            if getattr(scheduler, "optimizer", None) is not optimizer:
+                raise ValueError(f"{name}: scheduler {i} ({type(scheduler).__name__}) drives another optimizer")
+        self._schedulers = list(schedulers)
+        self.optimizer = optimizer
+        self._last_lr = self._current()
+
+    @property
+    def last_epoch(self) -> int:
+        return self._schedulers[0].last_epoch
+
+    def step(self) -> None:
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = self._current()
+
+    def state_dict(self) -> dict:
+        state = super().state_dict()
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state: dict) -> None:
+        super().load_state_dict(state)
+        for scheduler, saved in zip(self._schedulers, state["_schedulers"]):
+            scheduler.load_state_dict(saved)
+
+    def __repr__(self) -> str:
+        return f"ChainedScheduler({', '.join(map(repr, self._schedulers))})"
 
 
 def _undo_first_step(scheduler) -> None:
