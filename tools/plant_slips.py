@@ -343,6 +343,12 @@ SLIPS = [
          ("tests/train/test_lifecycle.py",)),
     Slip("load_checkpoint: a model loaded to be used resets the random state", "minitx/train/checkpoints.py",
          '    if optimizer is not None and "rng" in state:', '    if "rng" in state:', ("tests/train/test_trainer.py",)),
+    Slip("PolynomialLR: the power left out of the recursion", "minitx/optim/lr_scheduler.py",
+         "        decay = ((1.0 - t / total) / (1.0 - (t - 1) / total)) ** self.power",
+         "        decay = ((1.0 - t / total) / (1.0 - (t - 1) / total))", ("tests/test_lr_scheduler.py",)),
+    Slip("ChainedScheduler steps its first scheduler only", "minitx/optim/lr_scheduler.py",
+         "        for scheduler in self._schedulers:\n            scheduler.step()",
+         "        for scheduler in self._schedulers[:1]:\n            scheduler.step()", ("tests/test_lr_scheduler.py",)),
 ]
 
 
