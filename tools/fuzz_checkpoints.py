@@ -218,7 +218,8 @@ BAD_NODES = [[], {}, [1, 2, 3], {"type": "dict"}, {"type": "dict", "items": [[1,
              {"type": "pickle", "index": 0}, {"type": 3}, {"type": None}, {"items": []}]
 BAD_FIELDS = {"type": ["pickle", 3, None, "Array", ""], "index": ["0", -1, 10 ** 30, 1.0, None, True],
               "items": [5, None, "x", {}], "requires_grad": ["yes", 1, None, []],
-              "dtype": ["<f2", 5, "|O", "bfloat16", ["bfloat16"]], "shape": [[1, 2, 3], "x", [-1]], "crc32": [-1, "x", 2 ** 40]}
+              "dtype": ["<f2", 5, "|O", "bfloat16", ["bfloat16"]], "shape": [[1, 2, 3], "x", [-1]],
+              "crc32": [-1, "x", 2 ** 40]}
 BAD_TOP = {"format": [None, "minitx", 1, "MINITX-CHECKPOINT"], "version": [0, 2, "1", 1.0, True, None, -1, 99],
            "root": BAD_NODES}
 
