@@ -159,6 +159,9 @@ def _where(parts) -> str:
 
 # The dtype a node records for a bfloat16 array, whose member holds its bits as uint16.
 _BFLOAT16 = "bfloat16"
+# What save recorded for one before that (bfloat16's dtype.str; no other dtype's reads so): the
+# member, written by numpy.savez, reads back as 2-byte voids '|V2'. Such files load as bfloat16.
+_EARLIER_BFLOAT16 = "<V2"
 
 
 def _add_array(array: np.ndarray, arrays: dict, parts, kind: str) -> dict:
@@ -457,14 +460,20 @@ def _decode(node, reader: _Reader, device, parts):
 def _check_recorded(node, array, reader, member, where):
     """The dtype, shape and CRC-32 that ``save`` recorded must match the member's array: a
     member swapped for another, renamed, or damaged in a way the zip CRC misses is caught.
-    Returns the array as it was saved: a recorded "bfloat16" member's uint16 bits viewed as it."""
+    Returns the array as it was saved: a bfloat16 member (recorded "bfloat16" over its uint16
+    bits, or "<V2" over 2-byte voids by an earlier save) viewed as bfloat16."""
     recorded = (node.get("dtype"), node.get("shape"), node.get("crc32"))
     if recorded == (None, None, None):  # written before these were recorded: checked in checkpoint()
         reader.legacy.append((member, where))
         return array
     reader.recorded += 1
-    bfloat16 = recorded[0] == _BFLOAT16  # (compared, not looked up: a hostile dtype may be a list)
-    stored = np.dtype(np.uint16).str if bfloat16 else recorded[0]
+    stored, bfloat16 = recorded[0], True  # the member's dtype (compared with ==: a hostile one may be a list)
+    if recorded[0] == _BFLOAT16:
+        stored = np.dtype(np.uint16).str
+    elif recorded[0] == _EARLIER_BFLOAT16:
+        stored = "|V2"
+    else:
+        bfloat16 = False
     actual = (array.dtype.str, list(array.shape), _crc32(array))
     reader._check((stored, *recorded[1:]) == actual, member, f"(at '{where}') holds {array.dtype.str} "
                   f"{list(array.shape)} with CRC-32 {actual[2]} but the structure recorded "

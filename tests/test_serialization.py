@@ -325,6 +325,29 @@ def test_a_bfloat16_models_state_dict_round_trips(tmp_path):
     np.testing.assert_array_equal(bits(other(x)), bits(model(x)))
 
 
+def test_bfloat16_files_written_before_load_as_bfloat16(tmp_path):
+    """Before bfloat16 was stored as its bits, save wrote the array as it is (numpy.savez's header
+    says '<V2', read back as 2-byte voids '|V2') and recorded '<V2', the dtype.str of bfloat16 alone.
+    Those files (a bfloat16 model's state_dict, a Trainer's last.npz) load as bfloat16."""
+    values = bfloat16_values()
+    root = {"type": "dict", "items": [
+        ["w", {"type": "tensor", "index": 0, "dtype": "<V2", "shape": [2, 3],
+               "crc32": zlib.crc32(values.tobytes()), "requires_grad": True}],
+        ["s", {"type": "scalar", "index": 1, "dtype": "<V2", "shape": [],
+               "crc32": zlib.crc32(values[1, 0].tobytes())}]]}
+    header = {"format": "minitx-checkpoint", "version": 1, "root": root}
+    path = tmp_path / "earlier.npz"
+    np.savez(path, a0=values, a1=values[1, 0], minitx_structure=np.frombuffer(json.dumps(header).encode(), np.uint8))
+    back = load(path)
+    assert isinstance(back["w"], minitx.Tensor) and back["w"].requires_grad
+    np.testing.assert_array_equal(bits(back["w"]), bits(values))
+    assert type(back["s"]) is values.dtype.type and bits(back["s"]) == bits(values[1, 0])
+    root["items"][0][1]["dtype"] = "|V2"  # a plain 2-byte void was never a bfloat16: no Tensor holds one
+    np.savez(path, a0=values, a1=values[1, 0], minitx_structure=np.frombuffer(json.dumps(header).encode(), np.uint8))
+    with pytest.raises(CheckpointError, match=r"member 'a0\.npy' \(at 'w'\) cannot be a Tensor"):
+        load(path)
+
+
 @pytest.mark.parametrize("edit", ["<f2", "<i2", "<V2", "|V2", "float16", "bfloat", 5, ["bfloat16"], None,
                                   "float16 member as bfloat16"])
 def test_a_bfloat16_entry_damaged_in_its_dtype_record_is_refused(tmp_path, edit):
