@@ -6,17 +6,23 @@ producer's ``__dlpack__()`` wraps a pointer, shape, strides and dtype in a capsu
 
 * out of minitx: ``torch.from_dlpack(t)``, ``numpy.from_dlpack(t)`` and ``cupy.from_dlpack(t)``
   see the tensor's own memory (``Tensor.__dlpack__`` hands on its NumPy or CuPy array's
-  capsule). A write through either side is seen by the other, as with ``t.numpy()``.
+  capsule). A write through either side is seen by the other, as with ``t.numpy()``. A
+  bfloat16 tensor's capsule says DLPack's bfloat16 (NumPy refuses to export ml_dtypes' type:
+  its uint16 bits are exported, the capsule's dtype set to bfloat16), which PyTorch reads;
+  NumPy has no bfloat16 and refuses it (``t.numpy()`` is the NumPy view).
 * into minitx: ``minitx.from_dlpack(x)`` wraps the memory of any DLPack producer (a PyTorch,
   CuPy, NumPy, JAX array) in a Tensor on the device where it lives; ``minitx.Tensor(x)`` does
   the same for any such object, and ``minitx.tensor(x)`` copies it. Objects without DLPack
-  but with ``__array__`` (pandas, PIL, ...) are read through ``numpy.asarray``.
+  but with ``__array__`` (pandas, PIL, ...) are read through ``numpy.asarray``. bfloat16 comes
+  in from PyTorch (as its int16 bits); another producer's bfloat16 is refused, as NumPy has none.
 
 The memory is shared for every dtype a Tensor holds (``backend.dtype_names()``: float16/32/64,
-int8 to int64, uint8 to uint64, bool, bfloat16); any other (complex, float128) is refused with
-a TypeError that names it, never converted silently.
+int8 to int64, uint8 to uint64, bool, bfloat16, with PyTorch for bfloat16); any other (complex,
+float128) is refused with a TypeError that names it, never converted silently.
 """
 from __future__ import annotations
+
+import ctypes
 
 import numpy as np
 
@@ -77,7 +83,58 @@ def export_dlpack(array, stream=None, max_version=None, dl_device=None, copy=Non
     alone, and consumers retry without ``max_version`` when a producer refuses it.
     """
     given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
-    return array.__dlpack__(**{key: value for key, value in given.items() if value is not None})
+    given = {key: value for key, value in given.items() if value is not None}
+    if str(getattr(array, "dtype", "")) != "bfloat16":
+        return array.__dlpack__(**given)
+    # NumPy refuses to export ml_dtypes' bfloat16 (DLPack has one, NumPy has none): export the
+    # same memory as uint16, then set the capsule's dtype code to DLPack's bfloat16 (kDLBfloat)
+    capsule = array.view(np.uint16).__dlpack__(**given)
+    _dlpack_dtype(capsule).code = _DL_BFLOAT
+    return capsule
+
+
+# dlpack.h's DLDataType codes, and the leading fields of its structs, as far as the dtype
+_DL_UINT, _DL_BFLOAT = 1, 4
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                ("ndim", ctypes.c_int32), ("dtype", _DLDataType)]
+
+
+# capsule "dltensor_versioned"; the unversioned DLManagedTensor ("dltensor") starts with its DLTensor
+class _DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensor)]
+
+
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.restype, _capsule_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype, _capsule_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+
+
+def _dlpack_dtype(capsule) -> _DLDataType:
+    """The dtype field of an unconsumed capsule of uint16 data, to be written in place."""
+    name = _capsule_name(capsule)
+    address = _capsule_pointer(capsule, name)
+    if name == b"dltensor_versioned":
+        dtype = _DLManagedTensorVersioned.from_address(address).dl_tensor.dtype
+    elif name == b"dltensor":
+        dtype = _DLTensor.from_address(address).dtype
+    else:
+        raise TypeError(f"__dlpack__: the capsule of a bfloat16 tensor's bits is named {name!r}, not a DLPack "
+                        "tensor's; hand on the bits instead: "
+                        "torch.from_dlpack(t.data.view(numpy.uint16)).view(torch.bfloat16)")
+    if (dtype.code, dtype.bits, dtype.lanes) != (_DL_UINT, 16, 1):  # the layout is not the one above
+        raise TypeError(f"__dlpack__: the capsule of a bfloat16 tensor's bits reads as dtype code {dtype.code}, "
+                        f"{dtype.bits} bits, {dtype.lanes} lanes, not uint16; hand on the bits instead: "
+                        "torch.from_dlpack(t.data.view(numpy.uint16)).view(torch.bfloat16)")
+    return dtype
 
 
 def _name(x) -> str:

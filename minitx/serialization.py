@@ -23,8 +23,10 @@ The file format is ONE .npz archive (``numpy.savez``), readable with plain numpy
   [NODE, ...]}``, ``{"type": "array", "index": k, ...}``, ``{"type": "tensor", "index": k,
   "requires_grad": bool, ...}`` or ``{"type": "scalar", "index": k, ...}`` (a numpy scalar,
   stored as the 0-d array ``ak``), where ``...`` is ``"dtype"`` (like ``"<f4"``), ``"shape"``
-  and ``"crc32"`` (of the array's bytes in C order), recorded so that a member swapped or
+  and ``"crc32"`` (of the member's bytes in C order), recorded so that a member swapped or
   damaged is detected. Dicts, lists and tuples nest at most ``MAX_DEPTH`` levels.
+  A bfloat16 array (ml_dtypes' type, which the .npy format has no name for) is stored as its
+  bits, a uint16 array, and its node records the dtype ``"bfloat16"``.
 
 Loading never unpickles and never trusts a size written in the file: ``load`` reads the zip
 archive and the .npy headers itself, checks every claimed size against the member's real size
@@ -155,15 +157,25 @@ def _where(parts) -> str:
     return "/".join(parts) if parts else "<root>"
 
 
+# The dtype a node records for a bfloat16 array, whose member holds its bits as uint16.
+_BFLOAT16 = "bfloat16"
+# What save recorded for one before that (bfloat16's dtype.str; no other dtype's reads so): the
+# member, written by numpy.savez, reads back as 2-byte voids '|V2'. Such files load as bfloat16.
+_EARLIER_BFLOAT16 = "<V2"
+
+
 def _add_array(array: np.ndarray, arrays: dict, parts, kind: str) -> dict:
     """Store ``array`` as the next member; its node records dtype, shape and CRC-32 so that
     ``load`` can tell the member is the one that was written."""
     if array.dtype.hasobject:
         raise TypeError(f"save: cannot save the object-dtype array at '{_where(parts)}'; "
                         "checkpoints hold numeric, bool and string arrays only (no pickle)")
+    dtype = array.dtype.str
+    if array.dtype.name == "bfloat16":  # .npy headers cannot name it (numpy reads back 2-byte voids)
+        array, dtype = array.view(np.uint16), _BFLOAT16
     index = len(arrays)
     arrays[f"a{index}"] = array
-    return {"type": kind, "index": index, "dtype": array.dtype.str, "shape": list(array.shape),
+    return {"type": kind, "index": index, "dtype": dtype, "shape": list(array.shape),
             "crc32": _crc32(array)}
 
 
@@ -429,8 +441,7 @@ def _decode(node, reader: _Reader, device, parts):
     index = node.get("index")
     reader._check(type(index) is int and index >= 0, member,
                   f"has the array index {index!r} at '{where}'")
-    array = reader.array(f"a{index}", where)
-    _check_recorded(node, array, reader, f"a{index}.npy", where)
+    array = _check_recorded(node, reader.array(f"a{index}", where), reader, f"a{index}.npy", where)
     if kind == "scalar":
         reader._check(array.ndim == 0, f"a{index}.npy", f"(at '{where}') should hold a scalar "
                       f"but has shape {array.shape}")
@@ -448,17 +459,27 @@ def _decode(node, reader: _Reader, device, parts):
 
 def _check_recorded(node, array, reader, member, where):
     """The dtype, shape and CRC-32 that ``save`` recorded must match the member's array: a
-    member swapped for another, renamed, or damaged in a way the zip CRC misses is caught."""
+    member swapped for another, renamed, or damaged in a way the zip CRC misses is caught.
+    Returns the array as it was saved: a bfloat16 member (recorded "bfloat16" over its uint16
+    bits, or "<V2" over 2-byte voids by an earlier save) viewed as bfloat16."""
     recorded = (node.get("dtype"), node.get("shape"), node.get("crc32"))
     if recorded == (None, None, None):  # written before these were recorded: checked in checkpoint()
         reader.legacy.append((member, where))
-        return
+        return array
     reader.recorded += 1
+    stored, bfloat16 = recorded[0], True  # the member's dtype (compared with ==: a hostile one may be a list)
+    if recorded[0] == _BFLOAT16:
+        stored = np.dtype(np.uint16).str
+    elif recorded[0] == _EARLIER_BFLOAT16:
+        stored = "|V2"
+    else:
+        bfloat16 = False
     actual = (array.dtype.str, list(array.shape), _crc32(array))
-    reader._check(recorded == actual, member, f"(at '{where}') holds {array.dtype.str} "
+    reader._check((stored, *recorded[1:]) == actual, member, f"(at '{where}') holds {array.dtype.str} "
                   f"{list(array.shape)} with CRC-32 {actual[2]} but the structure recorded "
-                  f"{recorded[0]} {recorded[1]} with CRC-32 {recorded[2]}: a member swapped, "
-                  "renamed or damaged")
+                  f"{recorded[0]}{f' (stored as {stored})' if bfloat16 else ''} {recorded[1]} with "
+                  f"CRC-32 {recorded[2]}: a member swapped, renamed or damaged")
+    return array.view(backend.bfloat16()) if bfloat16 else array
 
 
 def _crc32(array: np.ndarray) -> int:

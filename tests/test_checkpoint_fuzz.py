@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import minitx
 from minitx import serialization
 from minitx.serialization import STRUCTURE_KEY, CheckpointError, load, save
 
@@ -209,7 +210,10 @@ def test_a_file_from_before_crcs_still_loads(tmp_path, intact):
             node.pop(field, None)
     path = tmp_path / "older.npz"
     path.write_bytes(fz.zip_of({**intact[1], STRUCTURE_KEY + ".npy": fz._structure(json.dumps(tree).encode())}))
-    assert fz.same(load(path), fz.base_checkpoint())
+    expected = fz.base_checkpoint()
+    # only the recorded dtype says that uint16 bits are a bfloat16's (files of the first format hold none)
+    expected["low"] = minitx.Tensor(expected["low"].data.view(np.uint16))
+    assert fz.same(load(path), expected)
 
 
 def _entry_of(data, name):

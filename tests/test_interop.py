@@ -172,6 +172,46 @@ def test_a_torch_tensor_that_requires_grad_is_refused_with_torchs_advice():
     assert minitx.tensor(torch.ones(2, requires_grad=True).detach()).tolist() == [1.0, 1.0]
 
 
+@pytest.mark.parametrize("consumer", ["from_dlpack", "utils.dlpack (unversioned capsule)", "tensor (a copy)"])
+def test_a_bfloat16_tensor_goes_to_torch_as_bfloat16(consumer):
+    """NumPy refuses to export ml_dtypes' bfloat16: the uint16 bits go, the capsule says bfloat16."""
+    torch = pytest.importorskip("torch")
+    values = np.array([[1.5, -2.0, 0.0], [-0.0, np.inf, 3.140625]], np.float32)
+    t = minitx.tensor(values, dtype="bfloat16", requires_grad=True)
+    take = {"from_dlpack": torch.from_dlpack, "tensor (a copy)": torch.tensor,
+            "utils.dlpack (unversioned capsule)": lambda x: torch.utils.dlpack.from_dlpack(x.__dlpack__())}[consumer]
+    seen = take(t)
+    assert seen.dtype == torch.bfloat16 and tuple(seen.shape) == t.shape
+    np.testing.assert_array_equal(seen.view(torch.int16).numpy().view(np.uint16), t.data.view(np.uint16))
+    seen[0, 1] = 7.0
+    t.data[1, 2] = -3.0
+    shared = consumer != "tensor (a copy)"
+    assert (t.data[0, 1] == 7.0) == shared and (seen[1, 2].item() == -3.0) == shared
+
+
+def test_a_bfloat16_export_shares_strided_0d_and_empty_tensors_and_outlives_the_tensor():
+    torch = pytest.importorskip("torch")
+    base = np.arange(12, dtype=np.float32).reshape(3, 4).astype(minitx.backend.bfloat16())
+    t = minitx.Tensor(base.T[1:, ::2])  # non-contiguous: the strides go as they are
+    seen = torch.from_dlpack(t)
+    assert tuple(seen.stride()) == tuple(s // 2 for s in t.data.strides)
+    np.testing.assert_array_equal(seen.float().numpy(), t.numpy().astype(np.float32))
+    seen[0, 0] = -1.0
+    assert base[0, 1] == -1.0
+    del t, base  # the capsule keeps the memory alive
+    assert seen.float().sum().item() == -1.0 + 9 + 2 + 10 + 3 + 11  # [[1, 9], [2, 10], [3, 11]], 1 set to -1
+    assert torch.from_dlpack(minitx.tensor(2.5, dtype="bfloat16")).item() == 2.5
+    assert tuple(torch.from_dlpack(minitx.zeros(0, 3, dtype="bfloat16")).shape) == (0, 3)
+
+
+def test_numpy_refuses_a_bfloat16_tensors_capsule():
+    """NumPy has no bfloat16 to read DLPack's into (the interop docstring says so)."""
+    t = minitx.tensor([1.0, 2.0], dtype="bfloat16")
+    with pytest.raises((BufferError, RuntimeError, TypeError)):
+        np.from_dlpack(t)
+    assert np.shares_memory(t.numpy(), t.data)  # the NumPy view there is
+
+
 # ---------------------------------------------------------------------- CuPy
 @pytest.mark.gpu
 def test_cupy_round_trips_without_copies():

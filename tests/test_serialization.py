@@ -269,6 +269,107 @@ def test_checkpoint_error_is_a_value_error():
     assert issubclass(CheckpointError, ValueError)
 
 
+# ---------------------------------------------------------------------- bfloat16
+def bits(a):
+    """The uint16 bits of a bfloat16 array, Tensor or scalar: equal bits, equal values (NaNs too)."""
+    data = a.data if isinstance(a, minitx.Tensor) else np.asarray(a)
+    assert data.dtype == minitx.backend.bfloat16()
+    return data.view(np.uint16)
+
+
+def bfloat16_values(shape=(2, 3)):
+    """bfloat16 values with a NaN, infinities and a negative zero among them."""
+    special = np.array([np.nan, np.inf, -np.inf, -0.0, 1e-40, 3.140625], np.float32)
+    values = np.resize(special, math.prod(shape)).reshape(shape)
+    return values.astype(minitx.backend.bfloat16())
+
+
+def test_bfloat16_round_trips_bit_for_bit(tmp_path):
+    """NumPy's .npy format cannot name bfloat16 (it reads back 2-byte voids): the member holds
+    its bits as uint16 and the node records "bfloat16"."""
+    bf16 = minitx.backend.bfloat16()
+    wide = bfloat16_values((4, 6))
+    ck = {"array": wide, "zero_d": np.array(1.5, bf16), "scalar": bf16.type(-2.5), "empty": np.zeros((0, 3), bf16),
+          "strided": wide[::2, 1::3], "fortran": np.asfortranarray(wide),
+          "nested": [{"deep": (wide[1],)}], "tensor": minitx.Tensor(wide[:2], requires_grad=True),
+          "f16": np.arange(4, dtype=np.float16), "i16": np.arange(4, dtype=np.int16)}
+    save(ck, tmp_path / "ck.npz")
+    back = load(tmp_path / "ck.npz")
+    for key in ("array", "zero_d", "empty", "strided", "fortran"):
+        assert type(back[key]) is np.ndarray and back[key].shape == ck[key].shape, key
+        np.testing.assert_array_equal(bits(back[key]), bits(ck[key]), err_msg=key)
+    assert type(back["scalar"]) is bf16.type and bits(back["scalar"]) == bits(ck["scalar"])
+    np.testing.assert_array_equal(bits(back["nested"][0]["deep"][0]), bits(wide[1]))
+    assert isinstance(back["tensor"], minitx.Tensor) and back["tensor"].requires_grad
+    np.testing.assert_array_equal(bits(back["tensor"]), bits(ck["tensor"]))
+    for key in ("f16", "i16"):  # the other 2-byte dtypes are stored as they are
+        assert_same(ck[key], back[key], key)
+    header = json.loads(np.load(tmp_path / "ck.npz")[serialization.STRUCTURE_KEY].tobytes())
+    node = header["root"]["items"][0][1]
+    assert node["dtype"] == "bfloat16" and node["crc32"] == zlib.crc32(wide.view(np.uint16).tobytes())
+    with np.load(tmp_path / "ck.npz", allow_pickle=False) as z:  # plain numpy reads the bits
+        np.testing.assert_array_equal(z["a0"], wide.view(np.uint16))
+
+
+def test_a_bfloat16_models_state_dict_round_trips(tmp_path):
+    minitx.manual_seed(0)
+    model = minitx.nn.Sequential(minitx.nn.Linear(3, 4), minitx.nn.LayerNorm(4)).to(dtype="bfloat16")
+    save(model.state_dict(), tmp_path / "model.npz")
+    state = load(tmp_path / "model.npz")
+    assert list(state) == list(model.state_dict())
+    for name, value in model.state_dict().items():
+        np.testing.assert_array_equal(bits(state[name]), bits(value), err_msg=name)
+    other = minitx.nn.Sequential(minitx.nn.Linear(3, 4), minitx.nn.LayerNorm(4)).to(dtype="bfloat16")
+    other.load_state_dict(state)
+    x = minitx.tensor(np.ones((2, 3)), dtype="bfloat16")
+    np.testing.assert_array_equal(bits(other(x)), bits(model(x)))
+
+
+def test_bfloat16_files_written_before_load_as_bfloat16(tmp_path):
+    """Before bfloat16 was stored as its bits, save wrote the array as it is (numpy.savez's header
+    says '<V2', read back as 2-byte voids '|V2') and recorded '<V2', the dtype.str of bfloat16 alone.
+    Those files (a bfloat16 model's state_dict, a Trainer's last.npz) load as bfloat16."""
+    values = bfloat16_values()
+    root = {"type": "dict", "items": [
+        ["w", {"type": "tensor", "index": 0, "dtype": "<V2", "shape": [2, 3],
+               "crc32": zlib.crc32(values.tobytes()), "requires_grad": True}],
+        ["s", {"type": "scalar", "index": 1, "dtype": "<V2", "shape": [],
+               "crc32": zlib.crc32(values[1, 0].tobytes())}]]}
+    header = {"format": "minitx-checkpoint", "version": 1, "root": root}
+    path = tmp_path / "earlier.npz"
+    np.savez(path, a0=values, a1=values[1, 0], minitx_structure=np.frombuffer(json.dumps(header).encode(), np.uint8))
+    back = load(path)
+    assert isinstance(back["w"], minitx.Tensor) and back["w"].requires_grad
+    np.testing.assert_array_equal(bits(back["w"]), bits(values))
+    assert type(back["s"]) is values.dtype.type and bits(back["s"]) == bits(values[1, 0])
+    root["items"][0][1]["dtype"] = "|V2"  # a plain 2-byte void was never a bfloat16: no Tensor holds one
+    np.savez(path, a0=values, a1=values[1, 0], minitx_structure=np.frombuffer(json.dumps(header).encode(), np.uint8))
+    with pytest.raises(CheckpointError, match=r"member 'a0\.npy' \(at 'w'\) cannot be a Tensor"):
+        load(path)
+
+
+@pytest.mark.parametrize("edit", ["<f2", "<i2", "<V2", "|V2", "float16", "bfloat", 5, ["bfloat16"], None,
+                                  "float16 member as bfloat16"])
+def test_a_bfloat16_entry_damaged_in_its_dtype_record_is_refused(tmp_path, edit):
+    """A bfloat16 node whose recorded dtype is damaged, or a "bfloat16" record over a member that
+    is not uint16 bits, is refused naming the member, as for any other dtype."""
+    path = tmp_path / "ck.npz"
+    save({"w": bfloat16_values(), "h": np.arange(6, dtype=np.float16).reshape(2, 3)}, path)
+    with np.load(path) as z:
+        members = {name: z[name] for name in z.files}
+    header = json.loads(members[serialization.STRUCTURE_KEY].tobytes())
+    w, h = header["root"]["items"][0][1], header["root"]["items"][1][1]
+    assert (w["dtype"], h["dtype"]) == ("bfloat16", "<f2")
+    if edit == "float16 member as bfloat16":
+        h["dtype"], member = "bfloat16", "a1.npy"
+    else:
+        w["dtype"], member = edit, "a0.npy"
+    members[serialization.STRUCTURE_KEY] = np.frombuffer(json.dumps(header).encode(), np.uint8)
+    np.savez(path, **members)
+    with pytest.raises(CheckpointError, match=rf"ck\.npz: member '{member}' .*a member swapped, renamed or damaged"):
+        load(path)
+
+
 # ---------------------------------------------------------------------- GPU
 @pytest.mark.gpu
 def test_gpu_arrays_round_trip(tmp_path):

@@ -60,6 +60,8 @@ def base_checkpoint():
         "names": np.array(["eins", "zwei"]), "zero_d": np.array(2.5), "empty": np.zeros((0, 4)),
         "best": np.float64(31.25), "flag": np.bool_(True), "note": "résumé ✓", "none": None,
         "nan": float("nan"),
+        # stored as its uint16 bits, the node recording "bfloat16" (.npy headers cannot name it)
+        "low": minitx.Tensor(rng.standard_normal((2, 3)).astype(minitx.backend.bfloat16())),
     }
 
 
@@ -216,7 +218,8 @@ BAD_NODES = [[], {}, [1, 2, 3], {"type": "dict"}, {"type": "dict", "items": [[1,
              {"type": "pickle", "index": 0}, {"type": 3}, {"type": None}, {"items": []}]
 BAD_FIELDS = {"type": ["pickle", 3, None, "Array", ""], "index": ["0", -1, 10 ** 30, 1.0, None, True],
               "items": [5, None, "x", {}], "requires_grad": ["yes", 1, None, []],
-              "dtype": ["<f2", 5, "|O"], "shape": [[1, 2, 3], "x", [-1]], "crc32": [-1, "x", 2 ** 40]}
+              "dtype": ["<f2", 5, "|O", "bfloat16", ["bfloat16"]], "shape": [[1, 2, 3], "x", [-1]],
+              "crc32": [-1, "x", 2 ** 40]}
 BAD_TOP = {"format": [None, "minitx", 1, "MINITX-CHECKPOINT"], "version": [0, 2, "1", 1.0, True, None, -1, 99],
            "root": BAD_NODES}
 

@@ -888,7 +888,8 @@ class Tensor:
 
     # ---------------------------------------------------------------- DLPack (see minitx.interop)
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """The data's DLPack capsule: torch/numpy/cupy.from_dlpack(t) share this tensor's memory."""
+        """The data's DLPack capsule: torch/numpy/cupy.from_dlpack(t) share this tensor's memory
+        (a bfloat16 one's says bfloat16, which PyTorch reads and NumPy does not: see minitx.interop)."""
         return interop.export_dlpack(self.data, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self):
