@@ -133,6 +133,22 @@ def test_object_arrays_and_cycles_are_refused(tmp_path):
         save(loop, tmp_path / "ck.npz")
 
 
+def test_a_dtype_a_member_cannot_name_is_refused_and_void_records_round_trip(tmp_path):
+    """ml_dtypes' float8 saved, then loaded back as raw bytes that load refused as damaged:
+    refused at save, naming it. Structured records and raw voids, which .npy names, round-trip."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    with pytest.raises(TypeError, match="save: cannot save the float8_e4m3fn array at 'w/x': a .npy member cannot "
+                                        "name its dtype"):
+        save({"w": {"x": np.zeros(3, dtype=ml_dtypes.float8_e4m3fn)}}, tmp_path / "ck.npz")
+    assert not (tmp_path / "ck.npz").exists()
+    records = np.array([(1, 0.5), (2, -1.5)], dtype=[("a", "<i4"), ("b", "<f8")])
+    raw = np.frombuffer(b"abcdefgh", dtype="V4")
+    save({"records": records, "raw": raw}, tmp_path / "ok.npz")
+    loaded = load(tmp_path / "ok.npz")
+    assert loaded["records"].dtype == records.dtype and loaded["records"].tolist() == records.tolist()
+    assert loaded["raw"].dtype == raw.dtype and loaded["raw"].tobytes() == raw.tobytes()
+
+
 def test_failed_save_leaves_existing_file_and_no_temp_file(tmp_path):
     path = tmp_path / "ck.npz"
     save({"version": 1, "w": np.arange(4)}, path)

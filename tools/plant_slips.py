@@ -355,6 +355,9 @@ SLIPS = [
     Slip("a bfloat16 Tensor's DLPack capsule left saying uint16", "minitx/interop.py",
          "_dlpack_dtype(capsule).code = _DL_BFLOAT", "_dlpack_dtype(capsule).code = _DL_UINT",
          ("tests/test_interop.py",)),
+    Slip("save: a float8 array written that load cannot read back", "minitx/serialization.py",
+         '    elif array.dtype.kind == "V" and array.dtype.fields is None and np.dtype(dtype) != array.dtype:',
+         '    elif False:', ("tests/test_serialization.py",)),
 ]
 
 
