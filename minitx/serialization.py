@@ -173,13 +173,21 @@ def _add_array(array: np.ndarray, arrays: dict, parts, kind: str) -> dict:
     dtype = array.dtype.str
     if array.dtype.name == "bfloat16":  # .npy headers cannot name it (numpy reads back 2-byte voids)
         array, dtype = array.view(np.uint16), _BFLOAT16
-    elif array.dtype.kind == "V" and array.dtype.fields is None and np.dtype(dtype) != array.dtype:
+    elif array.dtype.fields is None and not _names_itself(array.dtype):
         raise TypeError(f"save: cannot save the {array.dtype.name} array at '{_where(parts)}': a .npy member cannot "
                         "name its dtype (it would load back as raw bytes); convert it first (to float32, say)")
     index = len(arrays)
     arrays[f"a{index}"] = array
     return {"type": kind, "index": index, "dtype": dtype, "shape": list(array.shape),
             "crc32": _crc32(array)}
+
+
+def _names_itself(dtype) -> bool:
+    """Whether a .npy header's dtype string reads back as ``dtype`` (ml_dtypes' float8 types do not)."""
+    try:
+        return np.dtype(dtype.str) == dtype
+    except TypeError:  # ('<f1': float8_e5m2)
+        return False
 
 
 def _to_numpy(array) -> np.ndarray:

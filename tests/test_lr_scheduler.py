@@ -70,6 +70,10 @@ CASES = [
                                                             M.StepLR(o, step_size=5, gamma=0.5),
                                                             M.PolynomialLR(o, total_iters=30, power=1.5)],
                                                            optimizer=o), 45, "adam"),
+    ("SequentialLR-chained-first", lambda M, o: M.SequentialLR(o, [M.ChainedScheduler([M.LinearLR(o, 0.1, total_iters=5),
+                                                                                       M.ExponentialLR(o, 0.95)]),
+                                                                   M.CosineAnnealingLR(o, T_max=20)], milestones=[8]),
+     40, "sgd"),
     ("ConstantLR-args", lambda M, o: M.ConstantLR(o, factor=0.3, total_iters=17), 40, "adamw"),
     ("OneCycleLR", lambda M, o: M.OneCycleLR(o, max_lr=1.0, total_steps=60), 60, "sgd"),
     ("OneCycleLR-adam-lists", lambda M, o: M.OneCycleLR(o, max_lr=[0.01, 0.003], epochs=5, steps_per_epoch=10,
@@ -338,6 +342,9 @@ ERRORS = [
      ValueError, None),
     ("ChainedScheduler ReduceLROnPlateau", lambda M, o: M.ChainedScheduler([M.ReduceLROnPlateau(o)]),
      ValueError, ValueError),
+    ("ChainedScheduler not a scheduler", lambda M, o: M.ChainedScheduler([object()]), TypeError, AttributeError),
+    ("SequentialLR a later ChainedScheduler", lambda M, o: M.SequentialLR(
+        o, [M.StepLR(o, 2), M.ChainedScheduler([M.StepLR(o, 3)])], [4]), ValueError, None),
     ("StepLR last_epoch -2", lambda M, o: M.StepLR(o, 2, last_epoch=-2), ValueError, None),
     ("ExponentialLR last_epoch without initial_lr", lambda M, o: M.ExponentialLR(o, 0.9, last_epoch=3),
      KeyError, KeyError),
@@ -377,6 +384,15 @@ def test_other_refusals():
     with pytest.raises(ValueError, match=r"StepLR.load_state_dict: unknown keys \['extra'\]"):
         sched.load_state_dict({**before, "extra": 1})
     assert sched.state_dict() == before
+    # a state of three inner schedulers does not load into two (zip would have taken two of them)
+    for build in (lambda o: lr_scheduler.ChainedScheduler([lr_scheduler.StepLR(o, 2), lr_scheduler.StepLR(o, 3)]),
+                  lambda o: lr_scheduler.SequentialLR(o, [lr_scheduler.StepLR(o, 2), lr_scheduler.StepLR(o, 3)], [4])):
+        sched = build(opt2())
+        state = sched.state_dict()
+        state["_schedulers"].append(state["_schedulers"][0])
+        with pytest.raises(ValueError, match=rf"{type(sched).__name__}.load_state_dict: 3 schedulers' states for 2 "
+                                             "schedulers"):
+            sched.load_state_dict(state)
 
 
 def test_schedulers_exported_as_pytorch_does():

@@ -505,6 +505,9 @@ class SequentialLR(LRScheduler):
                 raise ValueError(f"{name}: scheduler {i} is a ReduceLROnPlateau, whose step() needs a metric")
             if getattr(scheduler, "optimizer", None) is not optimizer:
                 raise ValueError(f"{name}: scheduler {i} ({type(scheduler).__name__}) drives another optimizer")
+            if i and isinstance(scheduler, ChainedScheduler):  # (PyTorch's fails at the milestone)
+                raise ValueError(f"{name}: scheduler {i} is a ChainedScheduler, which cannot restart at a milestone; "
+                                 "only the first may be one")
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(f"{name}: {len(schedulers)} schedulers need {len(schedulers) - 1} milestones, "
                              f"got {len(milestones)}")
@@ -537,6 +540,7 @@ class SequentialLR(LRScheduler):
         return state
 
     def load_state_dict(self, state: dict) -> None:
+        _check_inner_states(self, state)
         super().load_state_dict(state)
         for scheduler, saved in zip(self._schedulers, state["_schedulers"]):
             scheduler.load_state_dict(saved)
@@ -555,6 +559,9 @@ class ChainedScheduler(LRScheduler):
             raise ValueError(f"{name}: expected at least one scheduler, got none")
         optimizer = optimizer if optimizer is not None else getattr(schedulers[0], "optimizer", None)
         for i, scheduler in enumerate(schedulers):
+            if not hasattr(scheduler, "optimizer"):
+                raise TypeError(f"{name}: scheduler {i} ({type(scheduler).__name__}) is not a scheduler (it has no "
+                                "optimizer)")
             if isinstance(scheduler, ReduceLROnPlateau):
                 raise ValueError(f"{name}: scheduler {i} is a ReduceLROnPlateau, whose step() needs a metric")
             if getattr(scheduler, "optimizer", None) is not optimizer:
@@ -578,6 +585,7 @@ class ChainedScheduler(LRScheduler):
         return state
 
     def load_state_dict(self, state: dict) -> None:
+        _check_inner_states(self, state)
         super().load_state_dict(state)
         for scheduler, saved in zip(self._schedulers, state["_schedulers"]):
             scheduler.load_state_dict(saved)
@@ -586,9 +594,18 @@ class ChainedScheduler(LRScheduler):
         return f"ChainedScheduler({', '.join(map(repr, self._schedulers))})"
 
 
+def _check_inner_states(owner, state) -> None:
+    """SequentialLR's and ChainedScheduler's state holds one state per scheduler: as many as it has."""
+    inner = state.get("_schedulers") if isinstance(state, dict) else None
+    if isinstance(inner, list) and len(inner) != len(owner._schedulers):
+        raise ValueError(f"{type(owner).__name__}.load_state_dict: {len(inner)} schedulers' states for "
+                         f"{len(owner._schedulers)} schedulers")
+
+
 def _undo_first_step(scheduler) -> None:
-    """last_epoch - 1 for a scheduler, and for every scheduler inside a SequentialLR."""
-    if isinstance(scheduler, SequentialLR):
+    """last_epoch - 1 for a scheduler, and for every scheduler inside a SequentialLR or a
+    ChainedScheduler."""
+    if hasattr(scheduler, "_schedulers"):
         for inner in scheduler._schedulers:
             _undo_first_step(inner)
     else:

@@ -79,7 +79,7 @@ class RunLifecycle:
             unknown = sorted(key for key in config if key not in defaults and key not in extra_keys)
             if unknown:
                 raise ValueError(f"a {kind} run has no setting {', '.join(map(repr, unknown[:6]))}; its settings "
-                                 f"are {', '.join(sorted(defaults))}")
+                                 f"are {', '.join(sorted([*defaults, *extra_keys]))}")
             config, self.changes = {**defaults, **config}, {}
             self.earlier_run = check_new_run(self.run_dir, overwrite, files, patterns, start_files)
         if validate is not None:

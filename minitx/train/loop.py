@@ -120,12 +120,16 @@ def _step(optimizer, scaler) -> None:
 
 def _number(value, what) -> float:
     """A validation loss or metric as a Python float (history.json and last.npz hold numbers): a
-    NumPy scalar, a 0-d array or a one-element tensor converts; anything else names ``what``."""
-    try:
-        number = float(value.item() if hasattr(value, "item") else value)
-    except (TypeError, ValueError):
-        number = None
-    if number is None or isinstance(value, (bool, str)):
+    NumPy scalar, a 0-d array or a one-element tensor converts; anything else (a bool, a string,
+    an integer past float's range) names ``what``."""
+    item = value.item() if hasattr(value, "item") else value
+    number = None
+    if not isinstance(item, (bool, np.bool_, str, bytes)):
+        try:
+            number = float(item)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    if number is None:
         raise TypeError(f"Trainer: {what} returned {value!r:.80}; expected a number")
     return number
 
@@ -735,7 +739,7 @@ class Trainer:
         if len(epoch_files) >= 2:
             save({"model": average_checkpoints(epoch_files), **self.extra}, self.path("averaged.npz"))
             load_checkpoint(self.path("averaged.npz"), self.model)
-            candidates["averaged"] = self.validation_loss(self.model)
+            candidates["averaged"] = _number(self.validation_loss(self.model), "validation_loss(model)")
             log(f"averaged the last {len(epoch_files)} epoch checkpoints into {self.path('averaged.npz')}: "
                 f"validation loss {candidates['averaged']:.4f}, best single checkpoint {candidates['best']:.4f}")
         chosen = min(candidates, key=candidates.get)  # ties keep "best" (listed first)

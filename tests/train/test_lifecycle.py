@@ -47,6 +47,8 @@ def test_a_new_run_takes_the_defaults_and_refuses_a_setting_it_does_not_have(tmp
     assert not (tmp_path / "other").exists()
     RunLifecycle(tmp_path / "more", {"steps": 5, "recipe": "x"}, kind="test", defaults=DEFAULTS,
                  extra_keys=("recipe",))  # an application's extra keys are settings too
+    with pytest.raises(ValueError, match="its settings are device, recipe, steps"):
+        RunLifecycle(tmp_path / "more", {"stpes": 5}, kind="test", defaults=DEFAULTS, extra_keys=("recipe",))
 
 
 def test_the_temporary_files_of_an_interrupted_write_are_cleared(tmp_path):

@@ -583,6 +583,23 @@ def test_a_validation_loss_or_metric_of_numpy_or_a_tensor_is_recorded_as_a_numbe
     assert type(load(tmp_path / "last.npz")["progress"]["best_val_loss"]) is float
 
 
+def test_choose_final_gives_the_averaged_models_loss_as_a_float_too(tmp_path):
+    trainer = make_trainer(tmp_path, epochs=3, max_steps=None, average_last=2)
+    trainer.validation_loss = lambda model: np.float32(0.5)
+    trainer.fit()
+    _, candidates = trainer.choose_final()
+    assert set(candidates) == {"best", "averaged"} and all(type(v) is float for v in candidates.values())
+
+
+@pytest.mark.parametrize("returned", [True, np.True_, np.array(False), b"0.5", 10 ** 400],
+                         ids=["bool", "numpy-bool", "0-d-bool", "bytes", "huge-int"])
+def test_a_validation_loss_that_is_no_float_is_refused_naming_it(tmp_path, returned):
+    trainer = make_trainer(tmp_path, epochs=1, max_steps=None)
+    trainer.validation_loss = lambda model: returned
+    with pytest.raises(TypeError, match=r"Trainer: validation_loss\(model\) returned .*; expected a number"):
+        trainer.fit()
+
+
 def test_a_validation_loss_that_is_no_number_is_named(tmp_path):
     trainer = make_trainer(tmp_path, epochs=1, max_steps=None)
     trainer.validation_loss = lambda model: "0.5"
