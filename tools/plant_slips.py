@@ -358,6 +358,18 @@ SLIPS = [
     Slip("save: a float8 array written that load cannot read back", "minitx/serialization.py",
          '    elif array.dtype.fields is None and not _names_itself(array.dtype):',
          '    elif False:', ("tests/test_serialization.py",)),
+    Slip("a ChainedScheduler's first step not taken back inside a SequentialLR", "minitx/optim/lr_scheduler.py",
+         '    if hasattr(scheduler, "_schedulers"):', "    if isinstance(scheduler, SequentialLR):",
+         ("tests/test_lr_scheduler.py",)),
+    Slip("a scheduler state of other inner states loaded by zip", "minitx/optim/lr_scheduler.py",
+         "    if isinstance(inner, list) and len(inner) != len(owner._schedulers):", "    if False:",
+         ("tests/test_lr_scheduler.py",)),
+    Slip("Trainer: a NumPy bool taken for a validation loss", "minitx/train/loop.py",
+         "    if not isinstance(item, (bool, np.bool_, str, bytes)):", "    if not isinstance(value, (bool, str)):",
+         ("tests/train/test_trainer.py",)),
+    Slip("choose_final: the averaged model's loss as the hook returned it", "minitx/train/loop.py",
+         '            candidates["averaged"] = _number(self.validation_loss(self.model), "validation_loss(model)")',
+         '            candidates["averaged"] = self.validation_loss(self.model)', ("tests/train/test_trainer.py",)),
 ]
 
 
