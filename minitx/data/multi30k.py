@@ -219,19 +219,20 @@ def ensure_files(
 
     With ``data_dir``, all are taken from it (a file missing there is a
     DataNotFoundError naming it). Otherwise all files are taken from the same
-    directory: the first searched directory that holds all of them, or the
-    missing ones are downloaded into the cache directory (when ``download`` is true).
+    directory: $MINITX_DATA_DIR when it holds all of them, else the cache directory,
+    where a file with a known SHA-256 is checked (one that differs is downloaded
+    again, as a missing one is, when ``download`` is true).
     """
     names = [file_name(split, lang) for lang in langs]
     if data_dir is not None:
         return [_given_file(Path(data_dir).expanduser(), name) for name in names]
-    directory = find_data_dir(None, names)
-    if directory is not None:
+    directory, cache = find_data_dir(None, names), default_cache_dir()
+    if directory is not None and directory != cache:
         return [directory / n for n in names]
-
-    cache = default_cache_dir()
-    missing = [n for n in names if not (cache / n).is_file()]
-    if not download:
+    # the cache is minitx's own: a file there that is not the release's (edited, another version)
+    # is downloaded again
+    missing = [n for n in names if not (cache / n).is_file() or verify_file(cache / n) is False]
+    if missing and not download:
         raise DataNotFoundError(_missing_message(names, data_dir, "downloading is turned off (download=False)"))
     for lang, name in zip(langs, names):
         if name not in missing:
@@ -240,7 +241,8 @@ def ensure_files(
             download_file(split, lang, cache, progress=progress)
         except (urllib.error.URLError, OSError) as err:
             # URLError (and timeouts, ConnectionError) are OSErrors too.
-            raise DataNotFoundError(_missing_message(names, data_dir, f"downloading {name} failed: {err}")) from err
+            url = URL_TEMPLATE.format(split=split, lang=lang)
+            raise DataNotFoundError(_missing_message(names, data_dir, f"downloading {url} failed: {err}")) from err
     return [cache / n for n in names]
 
 
@@ -300,6 +302,7 @@ def download_file(
         with os.fdopen(fd, "wb") as out, _urlopen(url, timeout=_DOWNLOAD_TIMEOUT_S) as response:
             total = _content_length(response)
             bar = _progress_bar(total, name, enabled=progress)
+            received = 0
             try:
                 while True:
                     chunk = response.read(1 << 16)
@@ -308,8 +311,11 @@ def download_file(
                     out.write(chunk)
                     digest.update(chunk)
                     bar.update(len(chunk))
+                    received += len(chunk)
             finally:
                 bar.close()
+        if total is not None and received < total:  # (a dropped connection ends the read quietly)
+            raise ConnectionError(f"the connection dropped after {received} of {total} bytes; run again")
 
         expected = KNOWN_SHA256.get(name)
         if expected is not None:
@@ -317,7 +323,8 @@ def download_file(
             if actual != expected:
                 raise ChecksumError(
                     f"checksum mismatch for {name} downloaded from {url}: "
-                    f"sha256 {actual}, expected {expected}; the download was deleted"
+                    f"sha256 {actual}, expected {expected}; the download was deleted. Run again (a damaged "
+                    "download), or download the release's file yourself and pass its directory with --data-dir"
                 )
         else:
             _check_gzip(tmp_path, name)

@@ -173,7 +173,7 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     log(f"data: {len(train_ids)} training sentences (de + en; {dropped} longer than max_len left out"
         f"{f', {empty} empty lines' if empty else ''}), "
         f"{len(val_ids)} validation sentences ({val_dropped} longer{f', {val_empty} empty' if val_empty else ''} "
-        "left out); vocabulary {tokenizer.vocab_size} + [MASK]; "
+        f"left out); vocabulary {tokenizer.vocab_size} + [MASK]; "
         f"model: {model.num_parameters():,} parameters on {device}; {time.perf_counter() - started:.0f}s")
 
     opt = optim.AdamW(model.parameters(), lr=config["lr"], betas=(0.9, 0.98), eps=1e-9,

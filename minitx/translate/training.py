@@ -272,7 +272,7 @@ def train(config: dict, resume: bool = False, progress: bool = True, overwrite: 
     run.config = config
     started = time.perf_counter()
     # everything that can fail (data, tokenizers, model) comes before the run directory is touched
-    data, files = _load_data(config, from_run=resume and "data_dir" not in run.changes)
+    data, files = _load_data(config, from_run=resume and "data_dir" not in run.changes, progress=progress)
     check_data(config, {split: data[split] for split in ("train", "val")},
                {split: ", ".join(str(path) for path in files[split]) for split in ("train", "val")},
                run.run_dir if resume else None)
@@ -383,16 +383,16 @@ def text_form(config) -> TextForm:
                     lowercase_output=config["tokenizer"] == "word" and config["lowercase"])
 
 
-def _load_data(config, from_run=False) -> tuple:
+def _load_data(config, from_run=False, progress=True) -> tuple:
     """({split: pairs}, {split: (source file, target file)}) of the train, val and test splits:
     the test split too, so that a damaged test file is an error before training, not after it.
     Logs the directory they were read from. config["data_dir"] is made absolute, so that the run
     finds it again from another directory; ``from_run``: it is the resumed run's own (config.json's),
-    not given to this command."""
+    not given to this command. ``progress``: a download's bars."""
     if config["data_dir"] is not None:
         config["data_dir"] = str((runs_data_dir(config) if from_run else Path(config["data_dir"]).expanduser()).resolve())
     langs = config["src_lang"], config["tgt_lang"]
-    files = {split: ensure_files(name, langs, config["data_dir"])
+    files = {split: ensure_files(name, langs, config["data_dir"], progress=progress)
              for split, name in (("train", "train"), ("val", "val"), ("test", TEST_SPLIT))}
     data = {split: read_pairs(split, paths) for split, paths in files.items()}
     directories = sorted({str(path.parent) for paths in files.values() for path in paths})

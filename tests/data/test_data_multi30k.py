@@ -320,6 +320,38 @@ def test_download_real_bytes_with_progress_bar(monkeypatch):
         assert verify_file(default_cache_dir() / name) is True
 
 
+def test_a_file_in_the_cache_that_is_not_the_releases_is_downloaded_again(monkeypatch):
+    """The cache is minitx's: a file there edited by hand (still gzip) was read silently; it is
+    checked against its known SHA-256 on reuse and downloaded again. Files of no known sum stay."""
+    good_en, good_de = gz_bytes("A dog.\n"), gz_bytes("Ein Hund.\n")
+    for name, data in (("val.en.gz", good_en), ("val.de.gz", good_de)):
+        monkeypatch.setitem(multi30k.KNOWN_SHA256, name, hashlib.sha256(data).hexdigest())
+    opener = FakeOpener({"val.en.gz": good_en, "val.de.gz": good_de})
+    monkeypatch.setattr(multi30k, "_urlopen", opener)
+    assert load_pairs("val", "de", "en") == [("Ein Hund.", "A dog.")] and len(opener.urls) == 2
+    write_gz(default_cache_dir() / "val.en.gz", "EDITED BY HAND\n")
+    assert load_pairs("val", "de", "en") == [("Ein Hund.", "A dog.")]
+    assert [url.rsplit("/", 1)[1] for url in opener.urls[2:]] == ["val.en.gz"]  # only the differing one
+    assert load_pairs("val", "de", "en") == [("Ein Hund.", "A dog.")] and len(opener.urls) == 3
+
+
+def test_a_dropped_connection_says_so_and_names_the_url(monkeypatch):
+    """A server that sends fewer bytes than its Content-Length (a dropped connection: the read ends
+    quietly) was reported as a checksum mismatch; the error names the URL and says to run again."""
+    class Short(FakeResponse):
+        def __init__(self, data):
+            super().__init__(data[: len(data) // 2])
+            self.headers = {"Content-Length": str(len(data))}
+
+    data = gz_bytes("A dog.\n" * 100)
+    monkeypatch.setattr(multi30k, "_urlopen", lambda url, timeout=None: Short(data))
+    with pytest.raises(DataNotFoundError, match=r"downloading https://raw\.githubusercontent\.com/multi30k/dataset/"
+                                                r"master/data/task1/raw/val\.de\.gz failed: the connection dropped "
+                                                rf"after {len(data) // 2} of {len(data)} bytes; run again"):
+        load_pairs("val", "de", "en")
+    assert list(default_cache_dir().iterdir()) == []
+
+
 # ------------------------------------------------------------ offline
 def test_offline_error_says_what_where_and_how(monkeypatch, tmp_path):
     def offline(url, *args, **kwargs):

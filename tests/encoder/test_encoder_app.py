@@ -3,6 +3,7 @@ detection pairs), pretraining runs (files, exact resume, refusals), fine-tuning'
 embedding neighbours and analogies, and the command line."""
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -420,6 +421,8 @@ def test_the_command_line(tiny_run, data_dir, tmp_path, capsys):
     assert cli.main(["pretrain", "--recipe", "tiny", "--output-dir", str(tmp_path / "run"), "--data-dir",
                      str(data_dir), "--max-steps", "2", "--no-progress"]) == 0
     assert json.loads((tmp_path / "run" / "config.json").read_text())["max_steps"] == 2
+    logged = re.search(r"vocabulary (\S+) \+ \[MASK\]", capsys.readouterr().err)
+    assert logged and logged.group(1).isdigit(), "the log printed the vocabulary size's expression"
     assert cli.main(["pretrain", "--output-dir", str(tmp_path / "run"), "--resume", "--d-model", "8"]) == 2
     assert "d_model 16 (saved) != 8 (given)" in capsys.readouterr().err
     assert cli.main(["finetune", "--run", str(tmp_path / "run"), "--labels", "4", "--steps", "1",

@@ -790,3 +790,17 @@ def test_patience_stops_a_translation_run_and_is_logged(small_subset_dir, tmp_pa
     assert "training stopped: the validation loss has not improved for 1 epoch (patience 1)" in \
         capsys.readouterr().err
     assert "bleu" in results and (run_dir / "results.json").exists()
+
+
+def test_a_run_without_progress_bars_downloads_without_them(small_subset_dir, tmp_path, monkeypatch):
+    """--no-progress reached the training's bars but not a download's (six bars on a fresh cache)."""
+    asked = []
+    real = training.ensure_files
+
+    def recording(*args, **kwargs):
+        asked.append(kwargs.get("progress", True))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "ensure_files", recording)
+    training.train(small_config(small_subset_dir, tmp_path / "run", max_steps=1), progress=False)
+    assert asked == [False, False, False]  # train, val and the test split
