@@ -179,7 +179,8 @@ def test_missing_data_says_where_to_put_the_files(tmp_path, monkeypatch, downloa
     message = str(info.value)
     for expected in (str(nowhere), str(default_cache_dir()), "MINITX_DATA_DIR", "--data-dir", "train.de.gz"):
         assert expected in message
-    assert ("downloading train.de.gz failed" if download else "download=False") in message
+    assert ("downloading https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/train.de.gz failed"
+            if download else "download=False") in message
 
 
 def test_a_data_dir_given_that_lacks_a_file_is_an_error_naming_it(tmp_path, monkeypatch, subset_dir, capsys):
