@@ -199,7 +199,7 @@ def _read_input(name) -> list:
 
 
 def _use_model(args) -> int:
-    from minitx.data import load_pairs
+    from minitx.data import ensure_files, read_pairs
     from minitx.translate.evaluation import report_lines, translate_sentences
     from minitx.translate.training import checkpoint_path, decoding, evaluate_split, load_run, moses_line, runs_data_dir
 
@@ -221,7 +221,9 @@ def _use_model(args) -> int:
             print(f"translate: {message}", file=sys.stderr)
         return 0
     data_dir = args.data_dir if args.data_dir is not None or config["data_dir"] is None else runs_data_dir(config)
-    pairs = load_pairs(args.split, config["src_lang"], config["tgt_lang"], data_dir)
+    files = ensure_files(args.split, (config["src_lang"], config["tgt_lang"]), data_dir, progress=not args.no_progress)
+    pairs = read_pairs(args.split, files)
+    print(f"evaluate: data read from {files[0].parent}", file=sys.stderr)  # (the search may have found another)
     scores = evaluate_split(model, src_tok, tgt_tok, pairs, progress=not args.no_progress, lang=config["tgt_lang"],
                             **how)
     for message in report_lines(scores, model.max_len, how["source_eos"]):

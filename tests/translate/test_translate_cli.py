@@ -574,9 +574,10 @@ def test_evaluate_also_prints_the_published_metric(capsys, tiny_run, subset_dir)
     Moses-tokenized) with its signature; without it, how to get it."""
     from minitx.translate.evaluation import MOSES_HINT, moses_available
 
-    code, out, _ = run_main(capsys, "evaluate", "--run", tiny_run, "--data-dir", subset_dir, "--beam-size", "1",
-                            "--no-progress")
+    code, out, err = run_main(capsys, "evaluate", "--run", tiny_run, "--data-dir", subset_dir, "--beam-size", "1",
+                              "--no-progress")
     assert code == 0
+    assert f"evaluate: data read from {subset_dir}" in err  # where it scored (a run's own data_dir, or a search's)
     if moses_available():
         assert re.search(r"lowercased, Moses-tokenized BLEU \d+\.\d\d, as the published Multi30k tables measure it "
                          r"\(.*tok:none.*MosesTokenizer\(lang='en'\)\)", out)
