@@ -362,7 +362,7 @@ SLIPS = [
          '    if hasattr(scheduler, "_schedulers"):', "    if isinstance(scheduler, SequentialLR):",
          ("tests/test_lr_scheduler.py",)),
     Slip("a scheduler state of other inner states loaded by zip", "minitx/optim/lr_scheduler.py",
-         "    if isinstance(inner, list) and len(inner) != len(owner._schedulers):", "    if False:",
+         "        if isinstance(inner, list) and len(inner) != len(self._schedulers):", "        if False:",
          ("tests/test_lr_scheduler.py",)),
     Slip("Trainer: a NumPy bool taken for a validation loss", "minitx/train/loop.py",
          "    if not isinstance(item, (bool, np.bool_, str, bytes)):", "    if not isinstance(value, (bool, str)):",

@@ -486,14 +486,33 @@ class OneCycleLR(LRScheduler):
 
 
 # ---------------------------------------------------------------------- one after another
-class SequentialLR(LRScheduler):
+class _OfSchedulers(LRScheduler):
+    """SequentialLR's and ChainedScheduler's shared part: the schedulers they drive, whose states
+    their own holds, one per scheduler (a state of another count is refused, nothing changed)."""
+
+    _not_state = LRScheduler._not_state + ("_schedulers",)
+
+    def state_dict(self) -> dict:
+        state = super().state_dict()
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state: dict) -> None:
+        inner = state.get("_schedulers") if isinstance(state, dict) else None
+        if isinstance(inner, list) and len(inner) != len(self._schedulers):
+            raise ValueError(f"{type(self).__name__}.load_state_dict: {len(inner)} schedulers' states for "
+                             f"{len(self._schedulers)} schedulers")
+        super().load_state_dict(state)
+        for scheduler, saved in zip(self._schedulers, state["_schedulers"]):
+            scheduler.load_state_dict(saved)
+
+
+class SequentialLR(_OfSchedulers):
     """schedulers[0] until milestones[0], then schedulers[1] from its own step 0, and so on.
 
     Build the schedulers on the optimizer first; this takes back the step their construction
     took and sets every lr back to its initial_lr. At a milestone the next scheduler restarts
     at step 0 from base_lrs (its closed form, where it has one)."""
-
-    _not_state = LRScheduler._not_state + ("_schedulers",)
 
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         name = "SequentialLR"
@@ -534,24 +553,11 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> dict:
-        state = super().state_dict()
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
 
-    def load_state_dict(self, state: dict) -> None:
-        _check_inner_states(self, state)
-        super().load_state_dict(state)
-        for scheduler, saved in zip(self._schedulers, state["_schedulers"]):
-            scheduler.load_state_dict(saved)
-
-
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_OfSchedulers):
     """Every scheduler's step at each step, in order: their factors multiply (recursive ones
     scale the lr the one before set). Unlike SequentialLR, the schedulers keep the step their
     construction took. ``last_epoch``: the steps taken, as each scheduler counts them."""
-
-    _not_state = LRScheduler._not_state + ("_schedulers",)
 
     def __init__(self, schedulers, optimizer=None):  # (no super().__init__: nothing of its own to step)
         name = "ChainedScheduler"
@@ -579,27 +585,8 @@ class ChainedScheduler(LRScheduler):
             scheduler.step()
         self._last_lr = self._current()
 
-    def state_dict(self) -> dict:
-        state = super().state_dict()
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state: dict) -> None:
-        _check_inner_states(self, state)
-        super().load_state_dict(state)
-        for scheduler, saved in zip(self._schedulers, state["_schedulers"]):
-            scheduler.load_state_dict(saved)
-
     def __repr__(self) -> str:
         return f"ChainedScheduler({', '.join(map(repr, self._schedulers))})"
-
-
-def _check_inner_states(owner, state) -> None:
-    """SequentialLR's and ChainedScheduler's state holds one state per scheduler: as many as it has."""
-    inner = state.get("_schedulers") if isinstance(state, dict) else None
-    if isinstance(inner, list) and len(inner) != len(owner._schedulers):
-        raise ValueError(f"{type(owner).__name__}.load_state_dict: {len(inner)} schedulers' states for "
-                         f"{len(owner._schedulers)} schedulers")
 
 
 def _undo_first_step(scheduler) -> None:
