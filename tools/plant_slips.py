@@ -384,6 +384,9 @@ SLIPS = [
     Slip("evaluate: where its data came from left unsaid", "minitx/translate/__main__.py",
          '    print(f"evaluate: data read from {files[0].parent}", file=sys.stderr)', "    pass",
          ("tests/translate/test_translate_cli.py",)),
+    Slip("matmul: a list operand on the right refused beside float64", "minitx/ops/_args.py",
+         "    from_sequence = isinstance(a, (list, tuple)) or isinstance(b, (list, tuple))",
+         "    from_sequence = isinstance(a, (list, tuple))", ("tests/ops/test_linalg.py",)),
 ]
 
 

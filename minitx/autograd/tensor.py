@@ -1091,8 +1091,11 @@ def _any_requires_grad(args) -> bool:
 
 
 def _product(op, a, b, ndim):
-    """dot, mm and bmm: matmul of two tensors of exactly ``ndim`` axes (PyTorch's refuse others)."""
-    b = as_tensor(b, a)
+    """dot, mm and bmm: matmul of two tensors of exactly ``ndim`` axes (PyTorch's refuse others);
+    b as a list takes matmul's rule for lists (product_operands)."""
+    from minitx.ops._args import product_operands  # (minitx.ops imports this module)
+
+    a, b = product_operands(op, a, b)
     if a.ndim != ndim or b.ndim != ndim:
         raise ValueError(f"{op}: expects two tensors of {ndim} axes, got shapes {a.shape} and {b.shape}")
     return F.matmul(a, b)

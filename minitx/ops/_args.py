@@ -97,6 +97,23 @@ def one_float_dtype(op, *tensors):
                         f"as PyTorch's: cast one, e.g. x.to(dtype='{tensors[-1].dtype.name}') to the weights' dtype")
 
 
+def product_operands(op, a, b):
+    """(a, b) as tensors for a product of two operands (matmul, mm, bmm, dot), one floating dtype.
+
+    Integers meet floats as in a * b (promote). Two tensors or arrays of different floating dtypes
+    are refused (one_float_dtype: their dtypes were chosen). A Python list or tuple has none chosen:
+    it becomes a tensor as in ``x + [[1.0, 2.0]]`` (floats as float32, on the other's device), and
+    its floats meet the other's as in ``a * b``, by NumPy's promotion: ``float64 @ list`` is float64,
+    ``float16 @ list`` float32 (as ``float16 + list`` is), where one_float_dtype would refuse both."""
+    from_sequence = isinstance(a, (list, tuple)) or isinstance(b, (list, tuple))
+    a, b = promote(a, b, op=op)
+    if from_sequence and backend.is_floating(a.dtype) and backend.is_floating(b.dtype) and a.dtype != b.dtype:
+        dtype = np.result_type(a.dtype, b.dtype)  # (a list is float32: never beside its other 16-bit dtype)
+        a, b = (t if t.dtype == dtype else t.astype(dtype) for t in (a, b))
+    one_float_dtype(op, a, b)
+    return a, b
+
+
 def product_input(op, x, weight, bias=None) -> Tensor:
     """x for a layer's product with ``weight`` (linear, the convolutions): an integer or boolean x
     takes the weight's floating dtype, as in x * w (PyTorch refuses it; NumPy would compute an

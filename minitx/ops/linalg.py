@@ -13,7 +13,7 @@ from minitx.blas import product
 from minitx.autograd.tensor import as_tensor
 from minitx.backend import get_array_module, sum_rows
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import one_float_dtype, product_input, promote
+from minitx.ops._args import product_input, product_operands, promote
 from minitx.ops.indexing import diagonal
 from minitx.ops.reduction import normalize_axes
 from minitx.ops.shape import broadcast_to
@@ -78,9 +78,9 @@ class Matmul(Function):
 
 def matmul(a, b):
     """a @ b; an integer operand takes the float operand's dtype, as in a * b; two floats of
-    different dtypes are refused (see one_float_dtype)."""
-    a, b = promote(as_tensor(a), as_tensor(b), op="matmul")
-    one_float_dtype("matmul", a, b)
+    different dtypes are refused (see one_float_dtype), unless one is a Python list, whose floats
+    promote as in a * b (see product_operands)."""
+    a, b = product_operands("matmul", a, b)
     return Matmul()(a, b)
 
 
@@ -200,7 +200,7 @@ class Linear(Function):
 def linear(x, weight, bias=None):
     """x @ weight^T + bias, weight of shape [out_features, in_features]; x, weight and bias of one
     floating dtype, an integer x taking the weight's (see product_input)."""
-    x = product_input("linear", x, weight, None if bias is None else as_tensor(bias))
+    x = product_input("linear", x, weight, bias)  # (a list bias is no tensor: refused by Linear, by name)
     return Linear()(x, weight) if bias is None else Linear()(x, weight, bias)
 
 

@@ -157,6 +157,41 @@ def test_products_refuse_two_floating_dtypes_as_pytorchs():
         torch.nn.functional.linear(torch.ones(2, 3, dtype=torch.float64), torch.ones(4, 3))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_a_list_operand_of_a_product_promotes_as_in_elementwise_ops(dtype):
+    """A list has no dtype its writer chose: beside a tensor it becomes one as in x + list (floats
+    in float32), and the two promote as PyTorch's x + torch.tensor(list) does, on either side of
+    @, mm and dot, where a float64 tensor @ a list was refused with a message naming float32."""
+    torch = torch_in_example()
+    x = minitx.tensor(np.array([[1.0, -2.0], [0.5, 3.0]]), dtype=dtype, requires_grad=True)
+    rows = [[1.0, 2.0], [3.0, 4.0]]
+    expected = str(torch.result_type(torch.ones(1, dtype=getattr(torch, dtype)), torch.tensor(rows))).split(".")[1]
+    assert (x + rows).dtype.name == expected  # the rule of the elementwise ops, which matmul now shares
+    for got, want in ((x @ rows, x.detach().numpy() @ np.float32(rows)), (rows @ x, np.float32(rows) @ x.detach().numpy()),
+                      (x.mm(rows), x.detach().numpy() @ np.float32(rows)),
+                      (minitx.matmul(rows[0], x), np.float32(rows[0]) @ x.detach().numpy())):
+        assert got.dtype.name == expected
+        np.testing.assert_allclose(got.numpy(), want.astype(expected), rtol=1e-3 if dtype == "float16" else 1e-6)
+    (rows @ x).sum().backward()
+    assert x.grad.dtype.name == dtype  # the gradient comes back through the cast, in x's dtype
+    np.testing.assert_allclose(x.grad.numpy(), [[4.0, 4.0], [6.0, 6.0]])  # rows^T @ ones: its column sums
+    assert x[0].dot([1.0, 2.0]).dtype.name == expected
+    assert (minitx.tensor([[1, 2]]) @ [[0.5], [1.0]]).dtype.name == "float32"  # integers meet floats as in a * b
+    with pytest.raises(TypeError, match=r"^matmul: operands of dtypes float32 and float64"):
+        minitx.tensor(np.ones((2, 2))) @ minitx.ones(2, 2)  # two tensors' dtypes were chosen: still refused
+    with pytest.raises(TypeError, match=r"^mm: operands of dtypes float32 and float64"):
+        minitx.tensor(np.ones((2, 2))).mm(minitx.ones(2, 2))
+    with pytest.raises(TypeError, match=r"^matmul: operands of dtypes float32 and float64"):
+        minitx.tensor(np.ones((2, 2))) @ np.ones((2, 2), np.float32)  # an array's dtype is chosen too
+
+
+def test_linear_names_a_list_bias_rather_than_its_dtype():
+    """linear takes tensors (PyTorch's too): a list bias is refused as a list, not as float32."""
+    x, w = minitx.tensor(np.ones((2, 3))), minitx.tensor(np.ones((4, 3)))
+    with pytest.raises(TypeError, match=r"^linear: input 2 is list, expected a Tensor"):
+        F.linear(x, w, [0.0] * 4)
+
+
 @given(a=mst.tensors(mst.shapes(min_dims=1, max_dims=1, min_side=0)), b=mst.tensors(mst.shapes(min_dims=1, max_dims=1)))
 def test_outer_as_numpy_and_pytorch(a, b):
     np.testing.assert_allclose(F.outer(a, b).numpy(), np.outer(a.numpy(), b.numpy()), rtol=1e-15)
