@@ -12,7 +12,8 @@ producer's ``__dlpack__()`` wraps a pointer, shape, strides and dtype in a capsu
   NumPy has no bfloat16 and refuses it (``t.numpy()`` is the NumPy view).
 * into minitx: ``minitx.from_dlpack(x)`` wraps the memory of any DLPack producer (a PyTorch,
   CuPy, NumPy, JAX array) in a Tensor on the device where it lives; ``minitx.Tensor(x)`` does
-  the same for any such object, and ``minitx.tensor(x)`` copies it. Objects without DLPack
+  the same for any such object, and ``minitx.tensor(x)`` copies it (a PyTorch tensor that
+  requires grad detached, with a warning, as torch.tensor(t) copies it). Objects without DLPack
   but with ``__array__`` (pandas, PIL, ...) are read through ``numpy.asarray``. bfloat16 comes
   in from PyTorch (as its int16 bits); another producer's bfloat16 is refused, as NumPy has none.
 
@@ -23,10 +24,15 @@ float128) is refused with a TypeError that names it, never converted silently.
 from __future__ import annotations
 
 import ctypes
+import os
+import sys
+import warnings
 
 import numpy as np
 
 from minitx import backend
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))  # .../minitx
 
 # DLPack device types (dlpack.h, DLDeviceType) that minitx can take memory from
 _CPU, _CUDA, _CUDA_MANAGED = 1, 2, 13
@@ -60,20 +66,52 @@ def array_from_dlpack(x, op: str = "from_dlpack"):
                         f"{type(e).__name__}: {e}") from e
 
 
-def as_array(data, op: str = "tensor"):
+def as_array(data, op: str = "tensor", copy: bool = False):
     """``data`` as a NumPy or CuPy array when it comes from another library, else unchanged.
 
     NumPy and CuPy arrays, NumPy scalars and Python data (numbers, lists) pass through; other
     objects with ``__dlpack__`` are viewed through DLPack (no copy), and objects with only
-    ``__array__`` are read with ``numpy.asarray``.
+    ``__array__`` are read with ``numpy.asarray``. ``copy``: the caller copies what it gets
+    (minitx.tensor), so a PyTorch tensor that requires grad is read through its ``detach()``,
+    with a warning, as torch.tensor(t) copies one (see detached).
     """
     if isinstance(data, (np.ndarray, np.generic)) or backend.get_array_module(data) is not np:
         return data
+    if copy:
+        data = detached(data, op)
     if hasattr(data, "__dlpack__") and hasattr(data, "__dlpack_device__"):
         return array_from_dlpack(data, op)
     if hasattr(data, "__array__"):
         return np.asarray(data)
     return data
+
+
+def detached(data, op: str = "tensor"):
+    """``data.detach()`` for a PyTorch tensor that requires grad (DLPack refuses to export one),
+    with a UserWarning as PyTorch's torch.tensor(t) gives: the copy leaves the tensor's graph, so
+    no gradient flows back into it. Anything else is returned as it is. Sharing its memory instead
+    (minitx.Tensor, from_dlpack, as_tensor) stays refused, as in PyTorch: a write through minitx
+    would change a tensor PyTorch's autograd saved, unseen."""
+    if getattr(data, "requires_grad", False) is not True or not callable(getattr(data, "detach", None)):
+        return data
+    warnings.warn(f"{op}: copying a {_name(data)} that requires grad: the copy is detached from its graph, as "
+                  f"torch.tensor(t) copies one (no gradient flows back to it); write minitx.{op}(t.detach()) to say so, "
+                  f"and pass requires_grad=True for a new leaf", UserWarning, stacklevel=_user_stacklevel())
+    return data.detach()
+
+
+def _user_stacklevel() -> int:
+    """warnings.warn's stacklevel for its caller's first caller outside minitx: the user's line,
+    however deep in minitx the copy was asked for (minitx.tensor, or an op turning an operand into
+    a tensor). Level 1 is the function that calls warnings.warn."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and _inside_minitx(frame.f_code.co_filename):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _inside_minitx(path: str) -> bool:
+    return os.path.abspath(path).startswith(_PACKAGE + os.sep)
 
 
 def export_dlpack(array, stream=None, max_version=None, dl_device=None, copy=None):

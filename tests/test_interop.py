@@ -1,5 +1,7 @@
 """DLPack both ways and __array__ objects: memory shared without copies, dtypes kept or converted
 as Tensor converts arrays, clear errors; against NumPy always, PyTorch and CuPy where present."""
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -165,11 +167,36 @@ def test_tensor_of_a_torch_tensor(torch_dtype, dtype):
     assert np.shares_memory(wrapped.data, source.numpy())
 
 
-def test_a_torch_tensor_that_requires_grad_is_refused_with_torchs_advice():
+def test_tensor_copies_a_torch_tensor_that_requires_grad_detached_with_a_warning():
+    """minitx.tensor(p) of a PyTorch parameter copies its values, as torch.tensor(p) does, and warns
+    as PyTorch does: the copy leaves p's graph. Sharing p's memory stays refused (PyTorch's DLPack
+    export refuses it too): a write through minitx would change what PyTorch's autograd saved."""
     torch = pytest.importorskip("torch")
-    with pytest.raises(TypeError, match=r"tensor: cannot take the memory of torch\.Tensor .*use tensor\.detach\(\)"):
-        minitx.tensor(torch.ones(2, requires_grad=True))
-    assert minitx.tensor(torch.ones(2, requires_grad=True).detach()).tolist() == [1.0, 1.0]
+    param = torch.nn.Parameter(torch.tensor([[1.5, -2.0], [0.25, 3.0]], dtype=torch.float64))
+    with pytest.warns(UserWarning, match=r"^tensor: copying a torch\.nn\.parameter\.Parameter that requires grad: "
+                                         r"the copy is detached") as caught:
+        copied = minitx.tensor(param)
+    assert caught[0].filename == __file__  # the warning points at the user's line, not into minitx
+    with pytest.warns(UserWarning, match=r"recommended to use sourceTensor\.detach\(\)\.clone\(\)"):
+        torch.tensor(param)  # (PyTorch warns too)
+    assert copied.dtype == np.float64 and copied.tolist() == param.tolist()
+    assert not copied.requires_grad and not np.shares_memory(copied.data, param.detach().numpy())
+    copied.data[0, 0] = 7.0
+    assert param[0, 0].item() == 1.5
+    with pytest.warns(UserWarning):
+        leaf = minitx.tensor(param, dtype="float32", requires_grad=True)
+    assert leaf.requires_grad and leaf.is_leaf and leaf.dtype == np.float32
+    with pytest.warns(UserWarning, match=r"^tensor: copying"):
+        assert (minitx.ones(2, 2) + param).tolist() == [[2.5, -1.0], [1.25, 4.0]]  # an operand is copied so too
+    with pytest.warns(UserWarning, match=r"^tensor: copying"):
+        assert (minitx.tensor(np.ones((2, 2))) @ param).dtype == np.float64  # (through a product's operands too)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert minitx.tensor(param.detach()).tolist() == param.tolist()  # said so: no warning
+    for share in (minitx.Tensor, minitx.from_dlpack, minitx.as_tensor):
+        with pytest.raises(TypeError, match=r"cannot take the memory of torch\.nn\.parameter\.Parameter .*"
+                                            r"use tensor\.detach\(\)"):
+            share(param)
 
 
 @pytest.mark.parametrize("consumer", ["from_dlpack", "utils.dlpack (unversioned capsule)", "tensor (a copy)"])

@@ -387,6 +387,9 @@ SLIPS = [
     Slip("matmul: a list operand on the right refused beside float64", "minitx/ops/_args.py",
          "    from_sequence = isinstance(a, (list, tuple)) or isinstance(b, (list, tuple))",
          "    from_sequence = isinstance(a, (list, tuple))", ("tests/ops/test_linalg.py",)),
+    Slip("tensor: a torch parameter's copy asked for as a view, refused", "minitx/autograd/tensor.py",
+         "    data = interop.as_array(data, copy=True)", "    data = interop.as_array(data)",
+         ("tests/test_interop.py",)),
 ]
 
 

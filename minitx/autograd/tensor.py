@@ -1154,11 +1154,12 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     tensor, or any object with ``__dlpack__`` or ``__array__``.
 
     Without ``dtype``: an array or NumPy scalar keeps its dtype (as torch.tensor does); Python
-    floats become float32, integers int64, booleans bool. The data is copied.
+    floats become float32, integers int64, booleans bool. The data is copied; a PyTorch tensor
+    that requires grad is copied detached, with a warning, as torch.tensor(t) copies it.
     """
     if isinstance(data, Tensor):
         data = data.data
-    data = interop.as_array(data)
+    data = interop.as_array(data, copy=True)  # (a copy: a PyTorch tensor that requires grad detached, with a warning)
     device = backend.check_device(device)
     xp = backend.get_array_module(data)
     if dtype is None:
