@@ -1,4 +1,5 @@
 """Windows onto the engine: graph drawing, the backward trace, anomaly mode (minitx.autograd)."""
+import inspect
 import re
 import shutil
 from pathlib import Path
@@ -160,6 +161,42 @@ def test_the_trace_shows_inputs_without_a_gradient_as_a_dash():
         F.cross_entropy(logits, minitx.tensor([0, 2])).backward()
     assert trace.rows[0].op == "cross_entropy" and trace.rows[0].grads[1] is None
     assert str(trace).splitlines()[-1].rstrip().endswith("; -")
+
+
+def test_the_trace_tells_two_ops_of_one_name_apart_by_forward_order_and_line():
+    """Two matmuls gave two rows "matmul" a reader could not match to the code: an op whose forward
+    ran in the block gets its place in forward order and the user's line that called it."""
+    x, w1, w2 = leaf(np.ones((2, 3))), leaf(np.ones((3, 3))), leaf(np.ones((3, 2)))
+    with trace_backward() as trace:
+        first = inspect.currentframe().f_lineno + 1  # the line below
+        h = x @ w1
+        y = h @ w2
+        y.sum().backward()
+    assert not function.forward_hooks and not engine.backward_hooks  # off again: no op pays for it
+    matmuls = [r for r in trace.rows if r.op == "matmul"]
+    assert [(r.forward, r.site) for r in matmuls] == [(1, f"{__file__}:{first + 1}"), (0, f"{__file__}:{first}")]
+    lines = str(trace).splitlines()
+    assert lines[0].split()[5:8] == ["forward", "created", "at"]
+    second, first_made = [line for line in lines[2:] if line.split()[1] == "matmul"]
+    assert re.search(rf"e[+-]\d+  1 +test_autograd_debug\.py:{first + 1}  ", second)  # after |dy|
+    assert re.search(rf"e[+-]\d+  0 +test_autograd_debug\.py:{first}  ", first_made)
+
+
+def test_the_trace_of_backward_alone_leaves_out_where_ops_came_from():
+    """Ops made before the trace: their rows hold None (backward cannot know), the table leaves the
+    columns out; beside ops made in the block, theirs read "-"."""
+    x = leaf([1.0, 2.0])
+    loss = F.exp(x).sum()
+    with trace_backward() as trace:
+        loss.backward()
+    assert [(r.op, r.forward, r.site) for r in trace.rows] == [("sum", None, None), ("exp", None, None)]
+    assert "forward" not in str(trace).splitlines()[0]
+    x.grad = None
+    y = F.exp(x)
+    with trace_backward() as trace:
+        (y * 2.0).sum().backward()
+    assert [r.forward for r in trace.rows] == [1, 0, None]
+    assert str(trace).splitlines()[-1].split()[:6] == ["2", "exp", "(2,)", f"{np.sqrt(8):.3e}", "-", "-"]
 
 
 # ---------------------------------------------------------------- detect_anomaly

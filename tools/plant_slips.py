@@ -390,6 +390,8 @@ SLIPS = [
     Slip("tensor: a torch parameter's copy asked for as a view, refused", "minitx/autograd/tensor.py",
          "    data = interop.as_array(data, copy=True)", "    data = interop.as_array(data)",
          ("tests/test_interop.py",)),
+    Slip("trace_backward: every op numbered 0 in forward order", "minitx/autograd/debug.py",
+         "        self._forwards += 1\n", "        pass\n", ("tests/test_autograd_debug.py",)),
 ]
 
 

@@ -3,6 +3,7 @@
     from minitx.autograd.debug import detect_anomaly, trace_backward
 
     with trace_backward() as trace:
+        loss = model(x)     # (the forward inside too: each row then names its op's line)
         loss.backward()
     print(trace)        # one row per op, in the order the engine ran their backward
 
@@ -46,13 +47,19 @@ def _describe(array) -> str:
 
 # ---------------------------------------------------------------------- the backward trace
 class TraceRow(NamedTuple):
-    """One op's backward: its name, dy (shape, norm) and each returned gradient (or None)."""
+    """One op's backward: its name, dy (shape, norm) and each returned gradient (or None); and,
+    for an op whose forward ran while the trace was on, what tells it from others of its name."""
 
     step: int
     op: str
     dy_shape: tuple
     dy_norm: float
     grads: tuple  # per input: (shape, norm), or None where the op returned no gradient
+    # the op's number in the order the forwards ran while the trace was on (0 first; every op's
+    # forward counts, so numbers may skip), and the user's line that called it, "file:line";
+    # None for an op made before the trace began (backward cannot know where it came from)
+    forward: int | None = None
+    site: str | None = None
 
 
 class trace_backward:
@@ -61,33 +68,56 @@ class trace_backward:
     ``t.rows`` holds one ``TraceRow`` per op, in engine order (the output's op first);
     ``str(t)`` is a table. Computing the norms reads every gradient back (one device
     synchronisation per array on the GPU): use it to look, not while training fast.
+
+    Wrap the forward too, and each op whose forward runs in the block gets its place in
+    forward order and the line of your code that called it (columns ``forward`` and ``created
+    at``): what tells two ``matmul`` rows apart. Wrapping ``backward()`` alone, the rows have
+    only the op's name and its output's shape (dy's), and the table leaves those columns out.
     """
 
     def __init__(self):
         self.rows: list[TraceRow] = []
+        self._made = weakref.WeakKeyDictionary()  # op -> (forward number, "file:line"): the forward hook's
+        self._forwards = 0
+
+    def _forward(self, fn, inputs, output):
+        user = _creation_site(sys._getframe(1))[-1:]  # the first frame outside minitx (none: minitx's own code)
+        self._made[fn] = self._forwards, f"{user[0][0]}:{user[0][1]}" if user else None
+        self._forwards += 1
 
     def _hook(self, fn, dy, input_grads):
         grads = tuple(None if g is None else (tuple(g.shape), _norm(g)) for g in input_grads)
-        self.rows.append(TraceRow(len(self.rows), fn.name, tuple(dy.shape), _norm(dy), grads))
+        forward, site = self._made.get(fn, (None, None))
+        self.rows.append(TraceRow(len(self.rows), fn.name, tuple(dy.shape), _norm(dy), grads, forward, site))
 
     def __enter__(self):
+        function.forward_hooks.append(self._forward)
         engine.backward_hooks.append(self._hook)
         return self
 
     def __exit__(self, *exc):
+        function.forward_hooks.remove(self._forward)
         engine.backward_hooks.remove(self._hook)
         return False
 
     def __str__(self) -> str:
-        table = [("#", "op", "dy shape", "|dy|", "gradients returned: shape |g|")]
+        made = any(r.forward is not None for r in self.rows)  # the forward columns: only where some op has them
+        table = [("#", "op", "dy shape", "|dy|") + (("forward", "created at") if made else ())
+                 + ("gradients returned: shape |g|",)]
         for r in self.rows:
             returned = "; ".join("-" if g is None else f"{g[0]} {g[1]:.3e}" for g in r.grads)
-            table.append((str(r.step), r.op, str(r.dy_shape), f"{r.dy_norm:.3e}", returned))
-        widths = [max(len(row[i]) for row in table) for i in range(4)]
-        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4]
+            where = ("-" if r.forward is None else str(r.forward), _short(r.site)) if made else ()
+            table.append((str(r.step), r.op, str(r.dy_shape), f"{r.dy_norm:.3e}") + where + (returned,))
+        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
+        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:-1], widths)) + "  " + row[-1]
                  for row in table]
         lines.insert(1, "-" * len(lines[0]))
         return "\n".join(line.rstrip() for line in lines)
+
+
+def _short(site) -> str:
+    """A site "file:line" as the table shows it: the file's name without its folders."""
+    return "-" if site is None else os.path.basename(site)
 
 
 # ---------------------------------------------------------------------- anomaly mode
