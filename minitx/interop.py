@@ -95,8 +95,9 @@ def detached(data, op: str = "tensor"):
     if getattr(data, "requires_grad", False) is not True or not callable(getattr(data, "detach", None)):
         return data
     warnings.warn(f"{op}: copying a {_name(data)} that requires grad: the copy is detached from its graph, as "
-                  f"torch.tensor(t) copies one (no gradient flows back to it); write minitx.{op}(t.detach()) to say so, "
-                  f"and pass requires_grad=True for a new leaf", UserWarning, stacklevel=_user_stacklevel())
+                  f"torch.tensor(t) copies one (no gradient flows back to it); write minitx.{op}(t.detach()) "
+                  f"to say so, and pass requires_grad=True for a new leaf", UserWarning,
+                  stacklevel=_user_stacklevel())
     return data.detach()
 
 

@@ -167,9 +167,9 @@ def test_a_list_operand_of_a_product_promotes_as_in_elementwise_ops(dtype):
     rows = [[1.0, 2.0], [3.0, 4.0]]
     expected = str(torch.result_type(torch.ones(1, dtype=getattr(torch, dtype)), torch.tensor(rows))).split(".")[1]
     assert (x + rows).dtype.name == expected  # the rule of the elementwise ops, which matmul now shares
-    for got, want in ((x @ rows, x.detach().numpy() @ np.float32(rows)), (rows @ x, np.float32(rows) @ x.detach().numpy()),
-                      (x.mm(rows), x.detach().numpy() @ np.float32(rows)),
-                      (minitx.matmul(rows[0], x), np.float32(rows[0]) @ x.detach().numpy())):
+    values, list_values = x.detach().numpy(), np.float32(rows)
+    for got, want in ((x @ rows, values @ list_values), (rows @ x, list_values @ values),
+                      (x.mm(rows), values @ list_values), (minitx.matmul(rows[0], x), list_values[0] @ values)):
         assert got.dtype.name == expected
         np.testing.assert_allclose(got.numpy(), want.astype(expected), rtol=1e-3 if dtype == "float16" else 1e-6)
     (rows @ x).sum().backward()
