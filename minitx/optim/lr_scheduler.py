@@ -91,6 +91,13 @@ class LRScheduler:
         """The lr of every group, as the last step set it."""
         return list(self._last_lr)
 
+    def _moves(self) -> tuple:
+        """The group entries its steps set: 'lr', and the momentum that cycle_momentum moves
+        (OneCycleLR's, CyclicLR's). A resumed Trainer checks that the others are as built."""
+        if getattr(self, "cycle_momentum", False):
+            return ("lr", "betas" if self.use_beta1 else "momentum")
+        return ("lr",)
+
     def state_dict(self) -> dict:
         """Every attribute but the optimizer, copied."""
         return {k: copy.deepcopy(v) for k, v in vars(self).items() if k not in self._not_state}
@@ -635,6 +642,9 @@ class _OfSchedulers(LRScheduler):
         state = super().state_dict()
         state["_schedulers"] = [s.state_dict() for s in self._schedulers]
         return state
+
+    def _moves(self) -> tuple:
+        return tuple(sorted({key for scheduler in self._schedulers for key in scheduler._moves()}))
 
     def load_state_dict(self, state: dict) -> None:
         inner = state.get("_schedulers") if isinstance(state, dict) else None
