@@ -186,9 +186,10 @@ def _restore(state, who: str) -> None:
 
 
 def _checked_seed(seed, who: str) -> int:
-    """``seed`` as an int, refused (naming ``who``) unless it is a whole number >= 0."""
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"{who}: expected a non-negative integer, got {seed!r}")
+    """``seed`` as an int, refused (naming ``who``) unless it is a whole number from 0 to
+    2**64 - 1: a saved state holds no larger one (PyTorch refuses one too)."""
+    if not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 64:
+        raise ValueError(f"{who}: expected a non-negative integer below 2**64, got {seed!r}")
     return int(seed)
 
 
@@ -197,7 +198,7 @@ def _check_seed_and_cpu(state, who: str) -> None:
     if not isinstance(state, dict) or not {"seed", "cpu"} <= set(state):
         raise ValueError(f"{who}: expected a dict with 'seed' and 'cpu', got {state!r:.80}")
     if not _whole(state["seed"], 2 ** 64):
-        raise ValueError(f"{who}: invalid seed {state['seed']!r:.40}; expected a whole number >= 0")
+        raise ValueError(f"{who}: invalid seed {state['seed']!r:.40}; expected a whole number from 0 to 2**64 - 1")
     _check_pcg64(state["cpu"], who)
 
 

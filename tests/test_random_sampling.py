@@ -89,7 +89,7 @@ def test_set_rng_state_refuses_what_get_rng_state_never_gave():
     bad = {
         r"set_rng_state: expected a dict with 'seed' and 'cpu', got tensor": minitx.zeros(3),
         r"set_rng_state: expected a dict with 'seed' and 'cpu', got \{'seed': 1\}": {"seed": 1},
-        r"set_rng_state: invalid seed -1; expected a whole number >= 0": {**good, "seed": -1},
+        r"set_rng_state: invalid seed -1; expected a whole number from 0 to 2\*\*64 - 1": {**good, "seed": -1},
         r"set_rng_state: the CPU generator's state .* is not \{'bit_generator': 'PCG64'":
             {**good, "cpu": {"bit_generator": "MT19937"}},
         r"set_rng_state: invalid philox \{'cuda': -2\}; expected \{device: next offset >= 0\}":
@@ -99,6 +99,22 @@ def test_set_rng_state_refuses_what_get_rng_state_never_gave():
         with pytest.raises(ValueError, match=message):
             minitx.set_rng_state(state)
         assert minitx.get_rng_state() == before  # refused: nothing changed
+
+
+def test_a_seed_past_64_bits_is_refused_as_pytorch_refuses_it():
+    """A saved state holds a 64-bit seed: manual_seed(2**64) was taken, and its state then
+    refused by set_rng_state."""
+    torch = import_torch()
+    minitx.manual_seed(2 ** 64 - 1)
+    minitx.set_rng_state(minitx.get_rng_state())
+    before = minitx.get_rng_state()
+    for set_seed in (minitx.manual_seed, minitx.Generator().manual_seed):
+        with pytest.raises(ValueError, match=r"manual_seed: expected a non-negative integer below 2\*\*64, "
+                                             r"got 18446744073709551616"):
+            set_seed(2 ** 64)
+    assert minitx.get_rng_state() == before
+    with pytest.raises((ValueError, RuntimeError)):
+        torch.manual_seed(2 ** 64)
 
 
 def test_the_rng_names_are_pytorchs_top_level_ones():
@@ -154,7 +170,7 @@ def test_generator_starts_from_pytorchs_seed_and_refuses_what_it_cannot_use():
     assert g.manual_seed(3) is g and g.device == "cpu"
     with pytest.raises(TypeError, match=r"generator: expected a minitx.Generator or None, got torch\S*Generator"):
         minitx.randperm(3, generator=torch.Generator())
-    with pytest.raises(ValueError, match="Generator.manual_seed: expected a non-negative integer, got -1"):
+    with pytest.raises(ValueError, match=r"Generator.manual_seed: expected a non-negative integer below 2\*\*64, got -1"):
         g.manual_seed(-1)
     with pytest.raises(ValueError, match="Generator.set_state: expected a dict with 'seed' and 'cpu'"):
         g.set_state({"seed": 1})
