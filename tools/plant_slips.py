@@ -384,6 +384,14 @@ SLIPS = [
     Slip("evaluate: where its data came from left unsaid", "minitx/translate/__main__.py",
          '    print(f"evaluate: data read from {files[0].parent}", file=sys.stderr)', "    pass",
          ("tests/translate/test_translate_cli.py",)),
+    Slip("CyclicLR: triangular2's halving dropped", "minitx/optim/lr_scheduler.py",
+         "            return 1 / (2.0 ** (x - 1))", "            return 1.0", ("tests/test_lr_scheduler.py",)),
+    Slip("CyclicLR: the down phase's length taken from step_size_up", "minitx/optim/lr_scheduler.py",
+         "        self.total_size = float(step_size_up) + float(step_size_down)",
+         "        self.total_size = float(step_size_up) + float(step_size_up)", ("tests/test_lr_scheduler.py",)),
+    Slip("set_rng_state: the state checked, then ignored", "minitx/random.py",
+         '    _restore(new_state, "set_rng_state")', '    _check_seed_and_cpu(new_state, "set_rng_state")',
+         ("tests/test_random_sampling.py",)),
 ]
 
 
