@@ -14,7 +14,7 @@ from minitx.backend import set_default_device
 from minitx.creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_dlpack, from_numpy, full,
                              full_like, get_default_dtype, is_tensor, linspace, multinomial, normal, ones, ones_like,
                              rand, rand_like, randint, randint_like, randn, randn_like, randperm, zeros, zeros_like)
-from minitx.random import Generator, manual_seed
+from minitx.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from minitx import functional  # noqa: F401  (import minitx.functional as F)
 from minitx.serialization import load, save
 from minitx.amp import autocast
@@ -110,4 +110,5 @@ __all__ = [
     "inference_mode", "set_grad_enabled", "empty", "eye", "linspace", "full_like", "empty_like",
     "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal", "multinomial", "bernoulli",
     "from_numpy", "as_tensor", "is_tensor", "get_default_dtype",
+    "initial_seed", "seed", "get_rng_state", "set_rng_state",
 ]

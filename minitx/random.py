@@ -9,12 +9,17 @@ regenerates the same mask from the same pair. ``next_philox_seed_offset(device)`
 those pairs: the seed is the ``manual_seed`` value, the offset counts calls per device, so a
 run seeded the same way gets the same masks, and every call gets a fresh stream.
 
+PyTorch's top-level names for the global generator are here too, and at ``minitx.``:
+``initial_seed()``, ``seed()``, ``get_rng_state()`` and ``set_rng_state(state)``.
+
 A ``Generator`` (PyTorch's ``torch.Generator``) is a CPU generator of its own, for draws that
 must not move with the global one: ``rand``, ``randn``, ``randperm``, ``randint``, ``normal``,
 ``bernoulli``, ``multinomial``, the random fills (``Tensor.uniform_`` ...), ``nn.init``'s random
 initializers, the samplers, the DataLoader and ``random_split`` take one as ``generator=``.
 """
 from __future__ import annotations
+
+import secrets
 
 import numpy as np
 
@@ -136,11 +141,43 @@ def get_state() -> dict:
 def set_state(state: dict) -> None:
     """Restore what ``get_state`` returned. Checked first, changed after: anything else (a
     seed of 1.5, a generator state that is not PCG64's) raises ValueError naming the entry."""
+    _restore(state, "random state")
+
+
+# PyTorch's names (torch.initial_seed, torch.seed, torch.get_rng_state, torch.set_rng_state)
+def initial_seed() -> int:
+    """The seed of the global generators: the last manual_seed's or seed's, or that of the state
+    set_rng_state restored (as PyTorch's); 0 before any."""
+    return _seed
+
+
+def seed() -> int:
+    """Seed the global generators with a fresh 64-bit number from the operating system, and
+    return it (write it down to repeat the run: ``manual_seed`` of it draws the same again)."""
+    fresh = secrets.randbits(64)
+    manual_seed(fresh)
+    return fresh
+
+
+def get_rng_state() -> dict:
+    """The global random state, as ``get_state`` gives it: a JSON-friendly dict where PyTorch's
+    is a byte tensor, holding the CPU generator's state, the seed and the dropout kernels' offsets."""
+    return get_state()
+
+
+def set_rng_state(new_state: dict) -> None:
+    """Resume the global draws from what ``get_rng_state`` returned: the draws after it are those
+    that followed it. Anything else is refused (ValueError), and nothing changes."""
+    _restore(new_state, "set_rng_state")
+
+
+def _restore(state, who: str) -> None:
+    """set_state and set_rng_state: check ``state`` whole (errors name ``who``), then load it."""
     global _seed
-    _check_seed_and_cpu(state, "random state")
+    _check_seed_and_cpu(state, who)
     philox = state.get("philox", {})
     if not isinstance(philox, dict) or not all(isinstance(d, str) and _whole(n, 2 ** 64) for d, n in philox.items()):
-        raise ValueError(f"random state: invalid philox {philox!r:.80}; expected {{device: next offset >= 0}}")
+        raise ValueError(f"{who}: invalid philox {philox!r:.80}; expected {{device: next offset >= 0}}")
     _seed = int(state["seed"])
     _generators.clear()
     _philox_offsets.clear()
@@ -149,9 +186,10 @@ def set_state(state: dict) -> None:
 
 
 def _checked_seed(seed, who: str) -> int:
-    """``seed`` as an int, refused (naming ``who``) unless it is a whole number >= 0."""
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"{who}: expected a non-negative integer, got {seed!r}")
+    """``seed`` as an int, refused (naming ``who``) unless it is a whole number from 0 to
+    2**64 - 1: a saved state holds no larger one (PyTorch refuses one too)."""
+    if not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 64:
+        raise ValueError(f"{who}: expected a non-negative integer below 2**64, got {seed!r}")
     return int(seed)
 
 
@@ -160,7 +198,7 @@ def _check_seed_and_cpu(state, who: str) -> None:
     if not isinstance(state, dict) or not {"seed", "cpu"} <= set(state):
         raise ValueError(f"{who}: expected a dict with 'seed' and 'cpu', got {state!r:.80}")
     if not _whole(state["seed"], 2 ** 64):
-        raise ValueError(f"{who}: invalid seed {state['seed']!r:.40}; expected a whole number >= 0")
+        raise ValueError(f"{who}: invalid seed {state['seed']!r:.40}; expected a whole number from 0 to 2**64 - 1")
     _check_pcg64(state["cpu"], who)
 
 

@@ -2,6 +2,7 @@
 clip_grad_value_ clamps as torch.nn.utils.clip_grad_value_ does."""
 import copy
 import json
+import re
 
 import numpy as np
 import pytest
@@ -84,6 +85,24 @@ CASES = [
                                                        div_factor=10.0, final_div_factor=100.0), 40, "sgd"),
     ("OneCycleLR-no-momentum", lambda M, o: M.OneCycleLR(o, max_lr=0.1, total_steps=30, cycle_momentum=False),
      30, "adam"),
+    ("CyclicLR", lambda M, o: M.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=5), 40, "sgd"),
+    ("CyclicLR-triangular2-lists", lambda M, o: M.CyclicLR(o, [0.01, 0.001], [0.1, 0.02], step_size_up=3,
+                                                           step_size_down=7, mode="triangular2",
+                                                           base_momentum=[0.8, 0.85], max_momentum=[0.9, 0.95]),
+     60, "sgd"),
+    ("CyclicLR-exp_range-adam", lambda M, o: M.CyclicLR(o, 1e-4, 1e-2, step_size_up=4, mode="exp_range", gamma=0.97,
+                                                        base_momentum=0.85, max_momentum=0.95), 50, "adam"),
+    ("CyclicLR-scale_fn-iterations", lambda M, o: M.CyclicLR(o, 0.001, 0.01, step_size_up=6, scale_mode="iterations",
+                                                             scale_fn=lambda t: 1 / (1 + 0.05 * t)), 50, "adamw"),
+    ("CyclicLR-scale_fn-cycle", lambda M, o: M.CyclicLR(o, 0.01, [0.05, 0.2], step_size_up=2, step_size_down=5,
+                                                        mode="ignored", scale_fn=lambda c: 0.7 ** c), 40, "sgd"),
+    ("CyclicLR-sawtooth", lambda M, o: M.CyclicLR(o, 0.01, 0.1, step_size_up=4, step_size_down=0), 30, "sgd"),
+    ("CyclicLR-step-2.5", lambda M, o: M.CyclicLR(o, 0.01, 0.1, step_size_up=2.5, mode="triangular2"), 30, "adam"),
+    ("CyclicLR-no-momentum", lambda M, o: M.CyclicLR(o, 0.01, 0.1, step_size_up=3, cycle_momentum=False), 20, "sgd"),
+    ("CyclicLR-dips", lambda M, o: M.CyclicLR(o, 0.1, 0.01, step_size_up=1, step_size_down=3), 20, "sgd"),
+    ("SequentialLR-warmup-cyclic", lambda M, o: M.SequentialLR(o, [M.LinearLR(o, start_factor=0.1, total_iters=5),
+                                                                   M.CyclicLR(o, 0.01, 0.1, step_size_up=4)],
+                                                               milestones=[5]), 40, "sgd"),
     ("CosineAnnealingWarmRestarts", lambda M, o: M.CosineAnnealingWarmRestarts(o, T_0=10), 60, "sgd"),
     ("CosineAnnealingWarmRestarts-mult", lambda M, o: M.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2, eta_min=0.001),
      100, "adam"),
@@ -166,6 +185,7 @@ RESUMED = [
     ("PolynomialLR", lambda M, o: M.PolynomialLR(o, total_iters=12, power=2.0, last_epoch=5)),
     ("MultiStepLR", lambda M, o: M.MultiStepLR(o, [5, 12], last_epoch=4)),
     ("MultiplicativeLR", lambda M, o: M.MultiplicativeLR(o, lambda e: 0.9, last_epoch=3)),
+    ("CyclicLR", lambda M, o: M.CyclicLR(o, 0.01, 0.1, step_size_up=4, mode="triangular2", last_epoch=9)),
 ]
 
 
@@ -289,6 +309,20 @@ def test_drawn_one_cycle_lr(torch, total_steps, pct_start, anneal, three_phase, 
         ours.step()
 
 
+@given(step_size_up=st.one_of(st.integers(1, 12), st.floats(0.5, 8.0)),
+       step_size_down=st.one_of(st.none(), st.integers(0, 12)),
+       mode=st.sampled_from(["triangular", "triangular2", "exp_range"]), gamma=st.floats(0.8, 1.0),
+       kind=st.sampled_from(["sgd", "adam"]))
+def test_drawn_cyclic_lr(torch, step_size_up, step_size_down, mode, gamma, kind):
+    build = (lambda M, o: M.CyclicLR(o, [0.001, 0.01], 0.05, step_size_up=step_size_up,
+                                     step_size_down=step_size_down, mode=mode, gamma=gamma))
+    ours_opt, theirs_opt, ours, theirs = lockstep(torch, build, 60, kind)
+    for _ in range(60):
+        assert_same(ours_opt, theirs_opt, ours, theirs)
+        step_both(ours_opt, theirs_opt, ours, theirs)
+    assert_same(ours_opt, theirs_opt, ours, theirs)
+
+
 def run_drawn(torch, build, steps):
     ours_opt, theirs_opt, ours, theirs = lockstep(torch, build, steps, "sgd")
     for _ in range(steps):
@@ -345,6 +379,26 @@ ERRORS = [
     ("ChainedScheduler not a scheduler", lambda M, o: M.ChainedScheduler([object()]), TypeError, AttributeError),
     ("SequentialLR a later ChainedScheduler", lambda M, o: M.SequentialLR(
         o, [M.StepLR(o, 2), M.ChainedScheduler([M.StepLR(o, 3)])], [4]), ValueError, None),
+    ("CyclicLR mode", lambda M, o: M.CyclicLR(o, 0.01, 0.1, mode="triangle"), ValueError, ValueError),
+    ("CyclicLR step_size_up 0", lambda M, o: M.CyclicLR(o, 0.01, 0.1, step_size_up=0), ValueError, ZeroDivisionError),
+    ("CyclicLR step_size_up negative", lambda M, o: M.CyclicLR(o, 0.01, 0.1, step_size_up=-4), ValueError, None),
+    ("CyclicLR step_size_down negative", lambda M, o: M.CyclicLR(o, 0.01, 0.1, 4, step_size_down=-1),
+     ValueError, None),
+    ("CyclicLR base_lr count", lambda M, o: M.CyclicLR(o, [0.01, 0.02, 0.03], 0.1), ValueError, ValueError),
+    ("CyclicLR max_lr count", lambda M, o: M.CyclicLR(o, 0.01, [0.1]), ValueError, ValueError),
+    ("CyclicLR base_momentum count", lambda M, o: M.CyclicLR(o, 0.01, 0.1, base_momentum=[0.8]),
+     ValueError, ValueError),
+    ("CyclicLR base_lr negative", lambda M, o: M.CyclicLR(o, -0.01, 0.1), ValueError, None),
+    ("CyclicLR max_lr nan", lambda M, o: M.CyclicLR(o, 0.01, float("nan")), ValueError, None),
+    ("CyclicLR max_momentum negative", lambda M, o: M.CyclicLR(o, 0.01, 0.1, max_momentum=-0.9), ValueError, None),
+    ("CyclicLR scale_fn not callable", lambda M, o: M.CyclicLR(o, 0.01, 0.1, scale_fn=0.5), TypeError, TypeError),
+    ("CyclicLR scale_mode", lambda M, o: M.CyclicLR(o, 0.01, 0.1, scale_fn=lambda c: 1.0, scale_mode="epochs"),
+     ValueError, None),
+    ("CyclicLR gamma 0", lambda M, o: M.CyclicLR(o, 0.01, 0.1, mode="exp_range", gamma=0.0), ValueError, None),
+    ("CyclicLR cycle_momentum not a bool", lambda M, o: M.CyclicLR(o, 0.01, 0.1, cycle_momentum="yes"),
+     TypeError, None),
+    ("CyclicLR last_epoch without initial_lr", lambda M, o: M.CyclicLR(o, 0.01, 0.1, last_epoch=3),
+     KeyError, KeyError),
     ("StepLR last_epoch -2", lambda M, o: M.StepLR(o, 2, last_epoch=-2), ValueError, None),
     ("ExponentialLR last_epoch without initial_lr", lambda M, o: M.ExponentialLR(o, 0.9, last_epoch=3),
      KeyError, KeyError),
@@ -395,10 +449,113 @@ def test_other_refusals():
             sched.load_state_dict(state)
 
 
-def test_schedulers_exported_as_pytorch_does():
+def test_cyclic_lr_names_what_it_refuses():
+    messages = {
+        "CyclicLR: invalid mode 'triangle'; expected 'triangular', 'triangular2' or 'exp_range'":
+            dict(mode="triangle"),
+        "CyclicLR: invalid step_size_up 0; expected a finite number 0 < step_size_up": dict(step_size_up=0),
+        "CyclicLR: invalid step_size_down -1; expected a finite number 0 <= step_size_down": dict(step_size_down=-1),
+        "CyclicLR: expected 2 values of base_momentum, one per parameter group; got 3":
+            dict(base_momentum=[0.8, 0.8, 0.8]),
+        "CyclicLR: scale_fn should be a function, got float": dict(scale_fn=0.5),
+        "CyclicLR: invalid scale_mode 'epochs'; expected 'cycle' or 'iterations'":
+            dict(scale_fn=lambda c: 1.0, scale_mode="epochs"),
+    }
+    for message, kwargs in messages.items():
+        with pytest.raises((ValueError, TypeError), match=re.escape(message)):
+            lr_scheduler.CyclicLR(opt2(), **{"base_lr": 0.01, "max_lr": 0.1, **kwargs})
+
+
+def test_cyclic_lr_momentum_needs_an_optimizer_with_one(torch):
+    """Adagrad has neither momentum nor betas: cycle_momentum=True is refused (by PyTorch too),
+    and cycle_momentum=False cycles the lr alone, as PyTorch's does."""
+    ours_params = [minitx.tensor(np.ones(3), requires_grad=True) for _ in LRS]
+    theirs_params = [torch.nn.Parameter(torch.ones(3, dtype=torch.float64)) for _ in LRS]
+    ours_opt = minitx.optim.Adagrad([{"params": [p], "lr": lr} for p, lr in zip(ours_params, LRS)])
+    theirs_opt = torch.optim.Adagrad([{"params": [p], "lr": lr} for p, lr in zip(theirs_params, LRS)])
+    with pytest.raises(ValueError, match=r"CyclicLR: cycle_momentum=True needs an optimizer with momentum or betas "
+                                         r"\(Adagrad has neither\); pass cycle_momentum=False"):
+        lr_scheduler.CyclicLR(ours_opt, 0.01, 0.1)
+    with pytest.raises(ValueError):
+        torch.optim.lr_scheduler.CyclicLR(theirs_opt, 0.01, 0.1)
+    ours = lr_scheduler.CyclicLR(ours_opt, 0.01, 0.1, step_size_up=3, cycle_momentum=False)
+    theirs = torch.optim.lr_scheduler.CyclicLR(theirs_opt, 0.01, 0.1, step_size_up=3, cycle_momentum=False)
+    for _ in range(15):
+        assert_same(ours_opt, theirs_opt, ours, theirs)
+        step_both(ours_opt, theirs_opt, ours, theirs)
+
+
+class Shrink:
+    """A scale_fn that is a callable object: state_dict saves its attributes."""
+
+    def __init__(self, rate):
+        self.rate = rate
+
+    def __call__(self, cycle):
+        return self.rate ** (cycle - 1)
+
+
+def test_cyclic_lr_resumes_mid_cycle_with_the_same_numbers(torch):
+    """Saved (through JSON) partway down a cycle and loaded into a new optimizer and scheduler:
+    the lrs and momenta that follow are those of the run that never stopped, and a callable
+    object's scale_fn gets its saved attributes back, as PyTorch's state_dict keeps them."""
+
+    def build(opt, rate):
+        return lr_scheduler.CyclicLR(opt, [0.01, 0.002], [0.1, 0.03], step_size_up=4, step_size_down=6,
+                                     scale_fn=Shrink(rate), base_momentum=0.85, max_momentum=0.95)
+
+    whole_opt, _ = optimizers(torch)
+    whole = build(whole_opt, 0.6)
+    expected = []
+    for _ in range(40):
+        whole_opt.step()
+        whole.step()
+        expected.append(hyper(whole_opt))
+    opt, theirs_opt = optimizers(torch)
+    sched = build(opt, 0.6)
+    theirs = torch.optim.lr_scheduler.CyclicLR(theirs_opt, [0.01, 0.002], [0.1, 0.03], step_size_up=4,
+                                               step_size_down=6, scale_fn=Shrink(0.6), base_momentum=0.85,
+                                               max_momentum=0.95)
+    got = []
+    for k in range(40):
+        if k == 17:  # cycle 2, coming down
+            saved_opt = copy.deepcopy(opt.state_dict())
+            saved = json.loads(json.dumps(sched.state_dict()))
+            assert saved["_scale_fn_custom"] == {"rate": 0.6} == theirs.state_dict()["_scale_fn_custom"]
+            opt, _ = optimizers(torch)
+            sched = build(opt, 0.9)  # the rate the state brings back
+            opt.load_state_dict(saved_opt)
+            sched.load_state_dict(saved)
+            assert sched._scale_fn_custom.rate == 0.6
+        opt.step()
+        sched.step()
+        theirs_opt.step()
+        theirs.step()
+        got.append(hyper(opt))
+        assert got[-1] == hyper(theirs_opt)
+    assert got == expected
+
+
+def test_cyclic_lr_refuses_a_scale_fn_state_it_has_no_scale_fn_for(torch):
+    opt, _ = optimizers(torch)
+    saved = lr_scheduler.CyclicLR(opt, 0.01, 0.1, scale_fn=Shrink(0.5)).state_dict()
+    plain = lr_scheduler.CyclicLR(optimizers(torch)[0], 0.01, 0.1)
+    before = plain.state_dict()
+    with pytest.raises(ValueError, match="CyclicLR.load_state_dict: the state holds a scale_fn's attributes, but "
+                                         "this CyclicLR was built without a scale_fn"):
+        plain.load_state_dict(saved)
+    assert plain.state_dict() == before
+    # a plain function is saved as None, and the scheduler built with it again computes it
+    with_lambda = lr_scheduler.CyclicLR(optimizers(torch)[0], 0.01, 0.1, scale_fn=lambda c: 1.0)
+    assert with_lambda.state_dict()["_scale_fn_custom"] is None
+
+
+def test_schedulers_exported_as_pytorch_does(torch):
     assert minitx.optim.lr_scheduler is lr_scheduler
     assert lr_scheduler.ReduceLROnPlateau is ReduceLROnPlateau
     assert all(hasattr(lr_scheduler, name) for name in lr_scheduler.__all__)
+    # every scheduler of PyTorch's (docs/from-pytorch.md says none is missing)
+    assert sorted(set(torch.optim.lr_scheduler.__all__) - set(lr_scheduler.__all__)) == []
 
 
 # ---------------------------------------------------------------------- clip_grad_value_

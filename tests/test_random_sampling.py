@@ -45,6 +45,85 @@ def test_samples_repeat_under_manual_seed_and_resume_from_get_state(name):
     np.testing.assert_array_equal(sample().numpy(), second)
 
 
+def next_draws():
+    """Draws of several kinds from the global generator, dropout's mask among them."""
+    return [minitx.randn(5).numpy(), minitx.randint(0, 1000, (4,)).numpy(), minitx.randperm(20).numpy(),
+            minitx.functional.dropout(minitx.ones(30), 0.5, training=True).numpy()]
+
+
+def test_get_rng_state_and_set_rng_state_resume_the_draws():
+    """PyTorch's names for get_state and set_state: a state saved (through JSON, as a checkpoint
+    keeps it) and set again after other draws and another seed gives the draws that followed it."""
+    minitx.manual_seed(11)
+    minitx.randn(3)
+    state = json.loads(json.dumps(minitx.get_rng_state()))
+    expected = next_draws()
+    minitx.manual_seed(12)
+    minitx.rand(7)
+    minitx.set_rng_state(state)
+    for got, want in zip(next_draws(), expected):
+        np.testing.assert_array_equal(got, want)
+    assert minitx.initial_seed() == 11  # the state's seed, as PyTorch's set_rng_state restores it
+    assert minitx.get_rng_state() == mrandom.get_state()
+
+
+def test_initial_seed_and_seed_as_pytorchs():
+    torch = import_torch()
+    for s in (0, 1234, 2 ** 64 - 1):
+        minitx.manual_seed(s)
+        torch.manual_seed(s)
+        assert minitx.initial_seed() == torch.initial_seed() == s
+    fresh = minitx.seed()
+    assert isinstance(fresh, int) and 0 <= fresh < 2 ** 64
+    assert minitx.initial_seed() == fresh
+    drawn = minitx.randn(4).numpy()
+    minitx.manual_seed(fresh)  # a seed() run repeats from the number it returned
+    np.testing.assert_array_equal(minitx.randn(4).numpy(), drawn)
+    assert len({minitx.seed() for _ in range(5)}) == 5  # from the operating system, not from the seed before
+
+
+def test_set_rng_state_refuses_what_get_rng_state_never_gave():
+    minitx.manual_seed(5)
+    before = minitx.get_rng_state()
+    good = json.loads(json.dumps(before))
+    bad = {
+        r"set_rng_state: expected a dict with 'seed' and 'cpu', got tensor": minitx.zeros(3),
+        r"set_rng_state: expected a dict with 'seed' and 'cpu', got \{'seed': 1\}": {"seed": 1},
+        r"set_rng_state: invalid seed -1; expected a whole number from 0 to 2\*\*64 - 1": {**good, "seed": -1},
+        r"set_rng_state: the CPU generator's state .* is not \{'bit_generator': 'PCG64'":
+            {**good, "cpu": {"bit_generator": "MT19937"}},
+        r"set_rng_state: invalid philox \{'cuda': -2\}; expected \{device: next offset >= 0\}":
+            {**good, "philox": {"cuda": -2}},
+    }
+    for message, state in bad.items():
+        with pytest.raises(ValueError, match=message):
+            minitx.set_rng_state(state)
+        assert minitx.get_rng_state() == before  # refused: nothing changed
+
+
+def test_a_seed_past_64_bits_is_refused_as_pytorch_refuses_it():
+    """A saved state holds a 64-bit seed: manual_seed(2**64) was taken, and its state then
+    refused by set_rng_state."""
+    torch = import_torch()
+    minitx.manual_seed(2 ** 64 - 1)
+    minitx.set_rng_state(minitx.get_rng_state())
+    before = minitx.get_rng_state()
+    for set_seed in (minitx.manual_seed, minitx.Generator().manual_seed):
+        with pytest.raises(ValueError, match=r"manual_seed: expected a non-negative integer below 2\*\*64, "
+                                             r"got 18446744073709551616"):
+            set_seed(2 ** 64)
+    assert minitx.get_rng_state() == before
+    with pytest.raises((ValueError, RuntimeError)):
+        torch.manual_seed(2 ** 64)
+
+
+def test_the_rng_names_are_pytorchs_top_level_ones():
+    torch = import_torch()
+    for name in ("manual_seed", "initial_seed", "seed", "get_rng_state", "set_rng_state"):
+        assert getattr(minitx, name) is getattr(mrandom, name) and name in minitx.__all__
+        assert callable(getattr(torch, name))
+
+
 # the draws that take generator= (those the samplers of minitx.utils.data make)
 GENERATOR_DRAWS = {
     "randint": lambda g: minitx.randint(0, 1000, (20,), generator=g),
@@ -91,7 +170,7 @@ def test_generator_starts_from_pytorchs_seed_and_refuses_what_it_cannot_use():
     assert g.manual_seed(3) is g and g.device == "cpu"
     with pytest.raises(TypeError, match=r"generator: expected a minitx.Generator or None, got torch\S*Generator"):
         minitx.randperm(3, generator=torch.Generator())
-    with pytest.raises(ValueError, match="Generator.manual_seed: expected a non-negative integer, got -1"):
+    with pytest.raises(ValueError, match=r"Generator.manual_seed: expected a non-negative integer below 2\*\*64, got -1"):
         g.manual_seed(-1)
     with pytest.raises(ValueError, match="Generator.set_state: expected a dict with 'seed' and 'cpu'"):
         g.set_state({"seed": 1})

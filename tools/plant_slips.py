@@ -392,6 +392,14 @@ SLIPS = [
          ("tests/test_interop.py",)),
     Slip("trace_backward: every op numbered 0 in forward order", "minitx/autograd/debug.py",
          "        self._forwards += 1\n", "        pass\n", ("tests/test_autograd_debug.py",)),
+    Slip("CyclicLR: triangular2's halving dropped", "minitx/optim/lr_scheduler.py",
+         "            return 1 / (2.0 ** (x - 1))", "            return 1.0", ("tests/test_lr_scheduler.py",)),
+    Slip("CyclicLR: the down phase's length taken from step_size_up", "minitx/optim/lr_scheduler.py",
+         "        self.total_size = float(step_size_up) + float(step_size_down)",
+         "        self.total_size = float(step_size_up) + float(step_size_up)", ("tests/test_lr_scheduler.py",)),
+    Slip("set_rng_state: the state checked, then ignored", "minitx/random.py",
+         '    _restore(new_state, "set_rng_state")', '    _check_seed_and_cpu(new_state, "set_rng_state")',
+         ("tests/test_random_sampling.py",)),
 ]
 
 

@@ -12,7 +12,7 @@ Each scheduler scales every parameter group's own rate. Construction copies ``gr
 into ``group['initial_lr']`` (unless it is there) and ``base_lrs`` lists those; ``last_epoch``
 counts ``step()`` calls, 0 after construction. Most schedulers are *recursive*, as PyTorch's
 are: a step multiplies each group's current lr by a factor, which keeps PyTorch's rounding
-and lets a change made to the lr from outside carry on. LambdaLR, OneCycleLR and
+and lets a change made to the lr from outside carry on. LambdaLR, OneCycleLR, CyclicLR and
 CosineAnnealingWarmRestarts compute each rate from base_lrs.
 
 ``state_dict()`` is plain data (JSON can hold it); the lrs themselves live in the optimizer,
@@ -25,12 +25,12 @@ import math
 import types
 from bisect import bisect_right
 
-from minitx.optim.optimizer import check_count, check_number
+from minitx.optim.optimizer import check_count, check_flag, check_number
 from minitx.optim.schedules import ReduceLROnPlateau, _check_keys
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
            "LinearLR", "ExponentialLR", "PolynomialLR", "CosineAnnealingLR", "OneCycleLR",
-           "CosineAnnealingWarmRestarts", "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau"]
+           "CyclicLR", "CosineAnnealingWarmRestarts", "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau"]
 
 
 class LRScheduler:
@@ -91,6 +91,13 @@ class LRScheduler:
         """The lr of every group, as the last step set it."""
         return list(self._last_lr)
 
+    def _moves(self) -> tuple:
+        """The group entries its steps set: 'lr', and the momentum that cycle_momentum moves
+        (OneCycleLR's, CyclicLR's). A resumed Trainer checks that the others are as built."""
+        if getattr(self, "cycle_momentum", False):
+            return ("lr", "betas" if self.use_beta1 else "momentum")
+        return ("lr",)
+
     def state_dict(self) -> dict:
         """Every attribute but the optimizer, copied."""
         return {k: copy.deepcopy(v) for k, v in vars(self).items() if k not in self._not_state}
@@ -142,15 +149,27 @@ class _LambdaScheduler(LRScheduler):
 
     def state_dict(self) -> dict:
         state = super().state_dict()
-        state["lr_lambdas"] = [None if isinstance(f, types.FunctionType) else dict(f.__dict__)
-                               for f in self.lr_lambdas]
+        state["lr_lambdas"] = [_function_state(f) for f in self.lr_lambdas]
         return state
 
     def load_state_dict(self, state: dict) -> None:
         super().load_state_dict(state)
         for f, saved in zip(self.lr_lambdas, state["lr_lambdas"]):
-            if saved is not None:
-                f.__dict__.update(copy.deepcopy(saved))
+            _load_function_state(f, saved)
+
+
+def _function_state(f):
+    """What a scheduler's state_dict saves of a function it was given, as PyTorch's does: a
+    callable object's attributes (a copy), None for a plain function or lambda (or no function)."""
+    if f is None or isinstance(f, types.FunctionType):
+        return None
+    return dict(f.__dict__)
+
+
+def _load_function_state(f, saved) -> None:
+    """Put back what _function_state saved into ``f``, the function this scheduler was built with."""
+    if saved is not None:
+        f.__dict__.update(copy.deepcopy(saved))
 
 
 class LambdaLR(_LambdaScheduler):
@@ -452,14 +471,8 @@ class OneCycleLR(LRScheduler):
             if last_epoch == -1:
                 for group, top, bottom in zip(groups, maxes, bases):
                     group["max_momentum"], group["base_momentum"] = top, bottom
-                    self._set_momentum(group, top)
+                    _set_momentum(group, top, self.use_beta1)
         super().__init__(optimizer, last_epoch)
-
-    def _set_momentum(self, group, momentum):
-        if self.use_beta1:
-            group["betas"] = (momentum, *group["betas"][1:])
-        else:
-            group["momentum"] = momentum
 
     def _anneal(self, start, end, pct):
         if self.anneal_strategy == "cos":
@@ -481,8 +494,141 @@ class OneCycleLR(LRScheduler):
         pct = (step - s0) / (s1 - s0)
         for group in self.optimizer.param_groups:
             if self.cycle_momentum:
-                self._set_momentum(group, self._anneal(group[m0], group[m1], pct))
+                _set_momentum(group, self._anneal(group[m0], group[m1], pct), self.use_beta1)
         return [self._anneal(group[lr0], group[lr1], pct) for group in self.optimizer.param_groups]
+
+
+def _set_momentum(group, momentum, use_beta1) -> None:
+    """Set a group's momentum: SGD's (and RMSprop's) 'momentum', or Adam's beta1 (betas[0])."""
+    if use_beta1:
+        group["betas"] = (momentum, *group["betas"][1:])
+    else:
+        group["momentum"] = momentum
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates (Smith, 2017): each group's lr climbs from base_lr towards max_lr
+    over step_size_up steps, comes back down over step_size_down steps (step_size_up when None),
+    and starts again; step() after every batch. With total_size = step_size_up + step_size_down
+    and step_ratio = step_size_up / total_size:
+
+        cycle = floor(1 + last_epoch / total_size)        which cycle, counted from 1
+        x = 1.0 + last_epoch / total_size - cycle         how far into it, from 0 up to 1
+        scale_factor = x / step_ratio                     while going up (x <= step_ratio)
+        scale_factor = (x - 1) / (step_ratio - 1)         while coming down
+        lr = base_lr + (max_lr - base_lr) * scale_factor * scale_fn(cycle)
+
+    mode picks scale_fn: 'triangular' 1.0; 'triangular2' 1 / 2.0 ** (cycle - 1), each cycle half
+    as high as the one before; 'exp_range' gamma ** last_epoch, which takes last_epoch for
+    cycle. A scale_fn of your own (from 0 to 1) replaces mode's: scale_mode 'cycle' gives it
+    cycle, 'iterations' last_epoch.
+
+    cycle_momentum (the default) moves momentum the other way, max_momentum at base_lr and
+    base_momentum at max_lr:
+
+        momentum = max_momentum - (max_momentum - base_momentum) * scale_factor * scale_fn(cycle)
+
+    in group['momentum'] (SGD, RMSprop) or beta1, group['betas'][0] (Adam and its kin); an
+    optimizer with neither needs cycle_momentum=False. base_lr, max_lr and the momenta may be
+    lists, one per group. Construction sets each group's lr to base_lr (and its momentum to
+    max_momentum, its 'max_momentum' and 'base_momentum' to theirs). state_dict saves a
+    scale_fn that is a callable object by its attributes, a plain function as None, as
+    PyTorch's does: build the scheduler again with the same function, then load."""
+
+    _not_state = LRScheduler._not_state + ("_scale_fn_custom",)
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
+                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1):
+        name = "CyclicLR"
+        groups = _param_groups(name, optimizer)
+        base_lrs = _per_group(name, "base_lr", optimizer, base_lr)
+        self.max_lrs = _per_group(name, "max_lr", optimizer, max_lr)
+        for lr in base_lrs:
+            check_number(name, "base_lr", lr, low=0)
+        for lr in self.max_lrs:  # (below base_lr too: the cycle then dips instead of rising, as PyTorch's)
+            check_number(name, "max_lr", lr, low=0)
+        # PyTorch takes a step size of 2.5 too; one of 0 up would divide by zero at the first step
+        check_number(name, "step_size_up", step_size_up, low=0, low_open=True)
+        if step_size_down is None:
+            step_size_down = step_size_up
+        check_number(name, "step_size_down", step_size_down, low=0)  # 0: a sawtooth, up then straight back
+        self.total_size = float(step_size_up) + float(step_size_down)
+        self.step_ratio = float(step_size_up) / self.total_size
+        if scale_fn is None and mode not in ("triangular", "triangular2", "exp_range"):
+            raise ValueError(f"{name}: invalid mode {mode!r}; expected 'triangular', 'triangular2' or 'exp_range' "
+                             "(or a scale_fn of your own)")
+        if scale_fn is not None and not callable(scale_fn):
+            raise TypeError(f"{name}: scale_fn should be a function, got {type(scale_fn).__name__}")
+        if scale_mode not in ("cycle", "iterations"):
+            raise ValueError(f"{name}: invalid scale_mode {scale_mode!r}; expected 'cycle' or 'iterations'")
+        self.mode = mode
+        self.gamma = _check_gamma(name, gamma)
+        self._scale_fn_custom = scale_fn
+        if scale_fn is None:  # mode's scale_fn decides what it is a function of
+            scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        self.scale_mode = scale_mode
+        check_flag(name, "cycle_momentum", cycle_momentum)
+        self.cycle_momentum = cycle_momentum
+        self.use_beta1 = "betas" in optimizer.defaults
+        if cycle_momentum and "momentum" not in optimizer.defaults and not self.use_beta1:
+            raise ValueError(f"{name}: cycle_momentum=True needs an optimizer with momentum or betas "
+                             f"({type(optimizer).__name__} has neither); pass cycle_momentum=False")
+        self.base_momentums = _per_group(name, "base_momentum", optimizer, base_momentum)
+        self.max_momentums = _per_group(name, "max_momentum", optimizer, max_momentum)
+        for m in self.base_momentums:
+            check_number(name, "base_momentum", m, low=0)
+        for m in self.max_momentums:
+            check_number(name, "max_momentum", m, low=0)
+        if last_epoch == -1:
+            for group, lr in zip(groups, base_lrs):
+                group["lr"] = lr
+            if cycle_momentum:
+                for group, top, bottom in zip(groups, self.max_momentums, self.base_momentums):
+                    group["max_momentum"], group["base_momentum"] = top, bottom
+                    _set_momentum(group, top, self.use_beta1)
+        super().__init__(optimizer, last_epoch)
+        # As in PyTorch, construction's step (inside super().__init__) took base_lrs from the
+        # groups' 'initial_lr': base_lr, unless a group held one already (resuming, another scheduler).
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x) -> float:
+        """The share of the cycle's full height (max_lr - base_lr) reached at x: a cycle, or a
+        step (scale_mode says which)."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x  # exp_range
+
+    def get_lr(self):
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        if self.cycle_momentum:
+            for group, bottom, top in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+                _set_momentum(group, top - (top - bottom) * scale_factor * scale, self.use_beta1)
+        return [base_lr + (max_lr - base_lr) * scale_factor * scale
+                for base_lr, max_lr in zip(self.base_lrs, self.max_lrs)]
+
+    def state_dict(self) -> dict:
+        state = super().state_dict()
+        state["_scale_fn_custom"] = _function_state(self._scale_fn_custom)
+        return state
+
+    def load_state_dict(self, state: dict) -> None:
+        saved = state.get("_scale_fn_custom") if isinstance(state, dict) else None
+        if saved is not None and self._scale_fn_custom is None:  # (checked before anything changes)
+            raise ValueError("CyclicLR.load_state_dict: the state holds a scale_fn's attributes, but this "
+                             "CyclicLR was built without a scale_fn; build it with the same scale_fn")
+        super().load_state_dict(state)
+        _load_function_state(self._scale_fn_custom, saved)
 
 
 # ---------------------------------------------------------------------- one after another
@@ -496,6 +642,9 @@ class _OfSchedulers(LRScheduler):
         state = super().state_dict()
         state["_schedulers"] = [s.state_dict() for s in self._schedulers]
         return state
+
+    def _moves(self) -> tuple:
+        return tuple(sorted({key for scheduler in self._schedulers for key in scheduler._moves()}))
 
     def load_state_dict(self, state: dict) -> None:
         inner = state.get("_schedulers") if isinstance(state, dict) else None

@@ -362,10 +362,12 @@ class Trainer:
 
     def _hyperparameters(self) -> list:
         """(where, name, value) of what stays as built for a whole run: every optimizer group's
-        settings but the rate, which the schedule sets, the schedule's own, and the loss scaler's
-        factors and interval (not its scale, which moves)."""
+        settings but those the schedule sets (the rate; the momentum, or Adam's betas, that
+        OneCycleLR and CyclicLR cycle), the schedule's own, and the loss scaler's factors and
+        interval (not its scale, which moves)."""
+        moved = self.schedule._moves() if hasattr(self.schedule, "_moves") else ("lr",)
         found = [(f"optimizer group {g}", key, value) for g, group in enumerate(self.optimizer.param_groups)
-                 for key, value in group.items() if key not in ("params", "lr")]
+                 for key, value in group.items() if key != "params" and key not in moved]
         if self.schedule is not None:  # (a PyTorch-style lr_scheduler names none: its state_dict holds them)
             found += [("the schedule", key, getattr(self.schedule, key))
                       for key in getattr(self.schedule, "_hyper", ())]

@@ -569,6 +569,34 @@ def test_a_pytorch_style_scheduler_resumes_as_minitxs_own_schedules_do(tmp_path)
                       whole["files"]["last.npz"])
 
 
+@pytest.mark.parametrize("make_schedule", [
+    lambda opt: optim.lr_scheduler.CyclicLR(opt, 0.002, 0.02, step_size_up=3),
+    lambda opt: optim.lr_scheduler.OneCycleLR(opt, max_lr=0.02, total_steps=SETTINGS["max_steps"]),
+    lambda opt: optim.lr_scheduler.SequentialLR(opt, [optim.lr_scheduler.LinearLR(opt, 0.1, total_iters=4),
+                                                      optim.lr_scheduler.CyclicLR(opt, 0.002, 0.02, 3)], [4]),
+], ids=["CyclicLR", "OneCycleLR", "SequentialLR-CyclicLR"])
+def test_a_scheduler_that_cycles_adams_beta1_resumes(tmp_path, make_schedule):
+    """CyclicLR and OneCycleLR move beta1 with the lr: a resumed run holds the saved betas, not
+    those construction set, and that is no change of settings (the resume refused it)."""
+    trainer, name, losses = run(tmp_path / "whole", make_schedule=make_schedule)
+    whole = outcome(tmp_path / "whole", (name, losses))
+    run(tmp_path / "stopped", make_schedule=make_schedule, max_steps=8)
+    trainer, name, losses = run(tmp_path / "stopped", resume=True, make_schedule=make_schedule)
+    assert_same_state(outcome(tmp_path / "stopped", (name, losses))["files"]["last.npz"],
+                      whole["files"]["last.npz"])
+
+
+def test_a_resume_beside_a_cycling_schedule_still_checks_the_other_settings(tmp_path):
+    def cyclic(opt):
+        return optim.lr_scheduler.CyclicLR(opt, 0.002, 0.02, step_size_up=3)
+
+    run(tmp_path, make_schedule=cyclic, max_steps=8)
+    trainer = make_trainer(tmp_path, make_schedule=cyclic)
+    trainer.optimizer.param_groups[0]["eps"] = 1e-6
+    with pytest.raises(ValueError, match=r"optimizer group 0 has eps = 1e-08, but this run was built with 1e-06"):
+        trainer.resume()
+
+
 @pytest.mark.parametrize("returned", [np.float32(0.75), np.array(0.75), "tensor"], ids=["float32", "0-d", "tensor"])
 def test_a_validation_loss_or_metric_of_numpy_or_a_tensor_is_recorded_as_a_number(tmp_path, returned):
     """loss.numpy().mean() is a NumPy float32: history.json failed to write it (a bare TypeError
