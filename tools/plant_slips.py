@@ -400,6 +400,12 @@ SLIPS = [
     Slip("set_rng_state: the state checked, then ignored", "minitx/random.py",
          '    _restore(new_state, "set_rng_state")', '    _check_seed_and_cpu(new_state, "set_rng_state")',
          ("tests/test_random_sampling.py",)),
+    Slip("time_to_bleu: the time to a BLEU taken at its first crossing, not where the run stays",
+         "benchmarks/time_to_bleu.py",
+         '        if all(bleus.get(e, float("-inf")) >= target for e in range(epoch, end + 1)):',
+         "        if bleus[epoch] >= target:",
+         ("tests/translate/test_translate_runs.py::test_time_to_bleu_counts_from_the_epoch_after_which_bleu_stays_at_the_target",
+          "tests/translate/test_translate_runs.py::test_time_to_bleu_rescores_a_recorded_scan_without_its_models")),
 ]
 
 

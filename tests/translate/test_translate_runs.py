@@ -666,10 +666,11 @@ def test_keep_epochs_keeps_every_epoch_model_and_time_to_bleu_scores_them(small_
     history = json.loads((kept / "history.json").read_text())
     assert [r["epoch"] for r in report["epochs"]] == [1, 2, 3]
     assert [r["seconds"] for r in report["epochs"]] == [r["seconds"] for r in history]
-    assert report["reached"] == report["epochs"][0] and "reached 0 BLEU after epoch 1" in done.stdout
+    assert report["held"] == report["first_crossing"] == report["epochs"][0]
+    assert "first crossing: epoch 1" in done.stdout and "time to 0 BLEU: epoch 1," in done.stdout
     # epoch 3 reaches it, so the earlier ones are scored too
     back = _script("time_to_bleu.py", kept, "--from-epoch", "3", "--target", "0", "--device", "cpu")
-    assert back.returncode == 0 and "reached 0 BLEU after epoch 1" in back.stdout
+    assert back.returncode == 0 and "time to 0 BLEU: epoch 1," in back.stdout
     unreachable = _script("time_to_bleu.py", kept, "--target", "101", "--device", "cpu")
     assert unreachable.returncode == 1 and "did not reach 101 BLEU" in unreachable.stdout
     refused = _script("time_to_bleu.py", plain, "--all", "--device", "cpu")
@@ -690,19 +691,75 @@ def test_a_config_from_before_precision_and_static_shapes_resumes_as_it_ran():
     assert training._upgrade_saved(recorded) == recorded
 
 
-def test_time_to_bleu_starts_after_the_last_epoch_measured_far_below_the_target():
-    """Validation BLEU measured every 5 epochs: 36.9 at epoch 10 is more than 3 below 40, so
-    epochs 11-14 (unmeasured) may be the first to reach it and are scored; none measured: all."""
+def _time_to_bleu():
+    """benchmarks/time_to_bleu.py as a module (benchmarks/ is no package)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
         "time_to_bleu", Path(__file__).resolve().parents[2] / "benchmarks" / "time_to_bleu.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def test_time_to_bleu_starts_after_the_last_epoch_measured_far_below_the_target():
+    """Validation BLEU measured every 5 epochs: 36.9 at epoch 10 is more than 3 below 40, so
+    epochs 11-14 (unmeasured) may be the first to reach it and are scored; none measured: all."""
+    module = _time_to_bleu()
     history = [{"epoch": e, **({"val_bleu": {5: 30.0, 10: 36.9, 15: 38.0}[e]} if e % 5 == 0 else {})}
                for e in range(1, 16)]
     assert module.first_epoch_to_score(history, 40, 3) == 11
     assert module.first_epoch_to_score([{"epoch": e} for e in range(1, 4)], 40, 3) == 1
+
+
+def test_time_to_bleu_counts_from_the_epoch_after_which_bleu_stays_at_the_target():
+    """A noisy test BLEU (the H100 run's 39.00, 38.77, 40.10 at epochs 13-15, then made up): one
+    lucky epoch is the first crossing, not the time to the target. The headline is the first epoch
+    from which every epoch to the run's last reaches it, or with ``hold`` K, K epochs in a row (as
+    many as the run has left); epochs not scored prove nothing, so no figure where they are needed."""
+    crossings = _time_to_bleu().crossings
+    bleus = {13: 39.00, 14: 38.77, 15: 40.10, 16: 39.60, 17: 40.30, 18: 40.50, 19: 40.20, 20: 41.00}
+    assert crossings(bleus, 40, last=20) == (15, 17)
+    assert crossings(bleus, 40, hold=1, last=20) == (15, 15)  # K = 1: the first crossing
+    assert crossings(bleus, 40, hold=2, last=20) == (15, 17)
+    assert crossings({**bleus, 20: 39.9}, 40, last=20) == (15, None)  # the last epoch fell back
+    assert crossings({**bleus, 20: 39.9}, 40, hold=3, last=20) == (15, 17)
+    assert crossings(bleus, 40, hold=10, last=20) == (15, 17)  # the run ends first: its rest suffices
+    assert crossings(bleus, 40, last=25) == (15, None)  # epochs 21-25 not scored
+    assert crossings({13: 39.0, 14: 38.77, 15: 40.10}, 40, last=29) == (15, None)  # the recorded scan
+    assert crossings(bleus, 42, last=20) == (None, None)
+    assert crossings({1: 40.0, 2: 40.0}, 40, last=2) == (1, 1)  # at the target counts
+
+
+def test_time_to_bleu_rescores_a_recorded_scan_without_its_models(tmp_path):
+    """--scores: the rule applied to the epochs an earlier --out recorded (the models long gone);
+    both figures printed and written. A scan that stopped at its first crossing shows no epoch
+    from which the BLEU stayed at the target: said, exit 1."""
+    run = tmp_path / "run"
+    run.mkdir()
+    history = [{"epoch": e, "step": 100 * e, "seconds": 2.0 * e, "complete": True} for e in range(1, 21)]
+    (run / "history.json").write_text(json.dumps(history + [{"epoch": 21, "step": 2050, "seconds": 42.5,
+                                                            "complete": False}]))
+    bleus = {13: 39.00, 14: 38.77, 15: 40.10, 16: 39.60, 17: 40.30, 18: 40.50, 19: 40.20, 20: 41.00}
+    rows = [{"epoch": e, "step": 100 * e, "seconds": 2.0 * e, "val_bleu": None, "test_bleu": b}
+            for e, b in bleus.items()]
+    (run / "time.json").write_text(json.dumps({"run": "/tmp/gone", "target": 40.0, "beam_size": 5, "epochs": rows}))
+    out = tmp_path / "again.json"
+    done = _script("time_to_bleu.py", run, "--scores", run / "time.json", "--out", out)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "first crossing: epoch 15 (40.10), step 1500, 30.0 s of training" in done.stdout
+    assert "time to 40 BLEU: epoch 17, step 1700, 34.0 s of training" in done.stdout
+    report = json.loads(out.read_text())
+    assert report["first_crossing"]["epoch"] == 15 and report["held"]["epoch"] == 17
+    assert report["hold"] is None and report["last_epoch"] == 20 and report["epochs"] == rows
+    held3 = _script("time_to_bleu.py", run, "--scores", run / "time.json", "--hold", "3")
+    assert "time to 40 BLEU: epoch 17" in held3.stdout and "3 epochs in a row" in held3.stdout
+
+    (run / "time.json").write_text(json.dumps({"epochs": rows[:3]}))  # stopped at the first crossing
+    short = _script("time_to_bleu.py", run, "--scores", run / "time.json")
+    assert short.returncode == 1 and "first crossing: epoch 15 (40.10)" in short.stdout
+    assert "no epoch shown to stay at or above 40 BLEU to the run's last (20): epochs 16-20 not scored" \
+        in short.stdout
 
 
 def test_sweep_trains_runs_over_seeds_side_by_side_and_tables_them(small_subset_dir, tmp_path):
