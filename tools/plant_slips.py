@@ -406,6 +406,9 @@ SLIPS = [
          "        if bleus[epoch] >= target:",
          ("tests/translate/test_translate_runs.py::test_time_to_bleu_counts_from_the_epoch_after_which_bleu_stays_at_the_target",
           "tests/translate/test_translate_runs.py::test_time_to_bleu_rescores_a_recorded_scan_without_its_models")),
+    Slip("a list of floats beside float64 rounded to float32 first", "minitx/autograd/tensor.py",
+         "        return tensor(value, dtype=like.dtype if exact else None, device=like.device)",
+         "        return tensor(value, device=like.device)", ("tests/ops/test_linalg.py",)),
 ]
 
 

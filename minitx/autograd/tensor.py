@@ -1192,6 +1192,10 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
     inf, to 0, or to a subnormal keeping few of its bits: 1e6, 1e-8 or 1e-7 beside float16)
     takes it too, rounded, but ``*`` and ``/`` compute in float32 with the number itself
     (``.exact``), as PyTorch's kernels do: ``float16 0 * 1e6`` is 0, not 0 * inf = NaN.
+
+    A list or tuple of Python floats is a float32 tensor (as ``tensor`` makes it), but beside a
+    float64 ``like`` it is made in float64 from the numbers themselves: made in float32 first,
+    ``x64 + [0.1]`` would compute with 0.1 rounded to float32 (0.10000000149...).
     """
     if isinstance(value, Tensor):
         return value
@@ -1218,7 +1222,8 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
                     return number
             return Tensor(xp.full((), value, dtype=dtype))
     if like is not None:
-        return tensor(value, device=like.device)
+        exact = isinstance(value, (list, tuple)) and like.dtype == np.float64 and np.dtype(_infer_dtype(value)).kind == "f"
+        return tensor(value, dtype=like.dtype if exact else None, device=like.device)
     return tensor(value)
 
 

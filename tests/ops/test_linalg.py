@@ -185,6 +185,18 @@ def test_a_list_operand_of_a_product_promotes_as_in_elementwise_ops(dtype):
         minitx.tensor(np.ones((2, 2))) @ np.ones((2, 2), np.float32)  # an array's dtype is chosen too
 
 
+def test_a_list_of_floats_beside_float64_keeps_its_numbers_exact():
+    """Beside a float64 tensor a list of Python floats is made in float64 from its numbers: made
+    in float32 first (a list's dtype alone), 0.1 would be 0.10000000149 in a float64 computation."""
+    x = minitx.tensor(np.zeros((1, 2)))
+    tenth = [[0.1, 1e-50]]  # 1e-50 is 0 in float32
+    np.testing.assert_array_equal((x + tenth).numpy(), np.float64(tenth))
+    np.testing.assert_array_equal((tenth - x).numpy(), np.float64(tenth))
+    np.testing.assert_array_equal((minitx.tensor(np.ones((1, 1))) @ [[0.1, 1e-50]]).numpy(), np.float64(tenth))
+    assert (minitx.zeros(1, 2) + tenth).dtype.name == "float32"  # beside float32: float32, as before
+    assert (x + [[1, 2]]).dtype.name == "float64"  # integers as before
+
+
 def test_linear_names_a_list_bias_rather_than_its_dtype():
     """linear takes tensors (PyTorch's too): a list bias is refused as a list, not as float32."""
     x, w = minitx.tensor(np.ones((2, 3))), minitx.tensor(np.ones((4, 3)))
