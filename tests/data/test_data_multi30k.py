@@ -108,6 +108,15 @@ def test_real_files_match_known_checksums():
         assert verify_file(REAL_DATA_DIR / name) is True, name
 
 
+def test_downloads_come_from_the_commit_the_checksums_were_taken_from():
+    """The URL named the repository's master branch: a commit there that changed a file would
+    fail every user's download on its checksum. It names the commit whose files have the
+    sums of KNOWN_SHA256."""
+    assert multi30k.URL_TEMPLATE.format(split="val", lang="de") == (
+        "https://raw.githubusercontent.com/multi30k/dataset/a3d2e0d26b56f3846f66a952536ffed4e401d05a/"
+        "data/task1/raw/val.de.gz")
+
+
 def test_checksum_table_covers_the_known_splits():
     for split in ("train", "val", "test_2016_flickr"):
         for lang in multi30k.LANGUAGES:
@@ -267,10 +276,7 @@ def test_download_via_fake_opener_then_uses_cache(monkeypatch):
     monkeypatch.setattr(multi30k, "_urlopen", opener)
     pairs = load_pairs("test_2017_flickr", "de", "en")
     assert pairs == [("Ein Mann.", "A man."), ("Eine Frau.", "A woman.")]
-    assert opener.urls == [
-        "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/test_2017_flickr.de.gz",
-        "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/test_2017_flickr.en.gz",
-    ]
+    assert opener.urls == [multi30k.URL_TEMPLATE.format(split="test_2017_flickr", lang=lang) for lang in ("de", "en")]
     cache = default_cache_dir()
     assert sorted(p.name for p in cache.iterdir()) == ["test_2017_flickr.de.gz", "test_2017_flickr.en.gz"]
     # Second call: served from the cache, no network.
@@ -345,8 +351,8 @@ def test_a_dropped_connection_says_so_and_names_the_url(monkeypatch):
 
     data = gz_bytes("A dog.\n" * 100)
     monkeypatch.setattr(multi30k, "_urlopen", lambda url, timeout=None: Short(data))
-    with pytest.raises(DataNotFoundError, match=r"downloading https://raw\.githubusercontent\.com/multi30k/dataset/"
-                                                r"master/data/task1/raw/val\.de\.gz failed: the connection dropped "
+    url = multi30k.URL_TEMPLATE.format(split="val", lang="de")
+    with pytest.raises(DataNotFoundError, match=rf"downloading {re.escape(url)} failed: the connection dropped "
                                                 rf"after {len(data) // 2} of {len(data)} bytes; run again"):
         load_pairs("val", "de", "en")
     assert list(default_cache_dir().iterdir()) == []
