@@ -26,6 +26,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 import urllib.error
 import urllib.request
 import zlib
@@ -70,7 +71,11 @@ DATA_DIR_ENV = "MINITX_DATA_DIR"
 
 # Indirection so tests can serve bytes without touching the network.
 _urlopen = urllib.request.urlopen
-_DOWNLOAD_TIMEOUT_S = 30
+_DOWNLOAD_TIMEOUT_S = 30  # seconds one read of the socket may wait
+#: The most seconds one file's download may take, all its reads together: the timeout above
+#: bounds each read only, and a server that sends a byte every few seconds would hold a download
+#: for days. The largest file (train.de.gz, 0.64 MB) arrives in time at 1.1 kB/s.
+_DOWNLOAD_DEADLINE_S = 600
 
 
 class DataNotFoundError(FileNotFoundError):
@@ -295,7 +300,8 @@ def download_file(
     corrupt download never leaves a file that looks valid. Verification: the
     SHA-256 from :data:`KNOWN_SHA256` where known (mismatch: the file is
     deleted and :class:`ChecksumError` raised); for other files, only that the
-    file decompresses as gzip.
+    file decompresses as gzip. A download that takes longer than
+    ``_DOWNLOAD_DEADLINE_S`` is given up (TimeoutError naming the file and the URL).
     """
     name = file_name(split, lang)
     dest_dir = Path(dest_dir) if dest_dir is not None else default_cache_dir()
@@ -306,19 +312,29 @@ def download_file(
     tmp_path = Path(tmp_name)
     try:
         digest = hashlib.sha256()
+        deadline = time.monotonic() + _DOWNLOAD_DEADLINE_S
         with os.fdopen(fd, "wb") as out, _urlopen(url, timeout=_DOWNLOAD_TIMEOUT_S) as response:
             total = _content_length(response)
             bar = _progress_bar(total, name, enabled=progress)
             received = 0
+            # read1: the bytes that have come (one read of the socket), so the deadline is looked at
+            # between reads; read(n) would wait for all n bytes, however slowly they trickle in
+            read = getattr(response, "read1", response.read)
             try:
                 while True:
-                    chunk = response.read(1 << 16)
+                    chunk = read(1 << 16)
                     if not chunk:
                         break
                     out.write(chunk)
                     digest.update(chunk)
                     bar.update(len(chunk))
                     received += len(chunk)
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(
+                            f"gave up on {name} after {_DOWNLOAD_DEADLINE_S:g} s, the limit for one file's download: "
+                            f"{url} sent {received} of {total if total is not None else 'an unknown number of'} "
+                            "bytes in that time, too slowly. Run again later, or download the file yourself and pass "
+                            "its directory with --data-dir")
             finally:
                 bar.close()
         if total is not None and received < total:  # (a dropped connection ends the read quietly)

@@ -6,10 +6,14 @@ with one that fails, and download tests install a fake that serves bytes.
 
 import gzip
 import hashlib
+import http.server
 import io
 import os
 import re
+import threading
+import time
 import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -355,6 +359,57 @@ def test_a_dropped_connection_says_so_and_names_the_url(monkeypatch):
     with pytest.raises(DataNotFoundError, match=rf"downloading {re.escape(url)} failed: the connection dropped "
                                                 rf"after {len(data) // 2} of {len(data)} bytes; run again"):
         load_pairs("val", "de", "en")
+    assert list(default_cache_dir().iterdir()) == []
+
+
+@pytest.fixture
+def trickling_server(monkeypatch):
+    """A local HTTP server that promises 1000 bytes and sends one every 0.05 s for 3 s (then
+    hangs up), with URL_TEMPLATE pointing at it and the real URL opener."""
+    stop = threading.Event()
+
+    class Trickle(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            for _ in range(60):
+                if stop.wait(0.05):
+                    return
+                try:
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                except OSError:  # (the client gave up)
+                    return
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    monkeypatch.setattr(multi30k, "URL_TEMPLATE", url + "{split}.{lang}.gz")
+    monkeypatch.setattr(multi30k, "_urlopen", urllib.request.urlopen)
+    yield url
+    stop.set()
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_server_that_trickles_bytes_is_given_up_at_the_files_deadline(monkeypatch, trickling_server):
+    """Only each read had a timeout: a server sending a byte every few seconds held a download for
+    days. One file's download has a deadline (here 0.5 s), and the error says so, naming the file,
+    the URL and how much came."""
+    monkeypatch.setattr(multi30k, "_DOWNLOAD_DEADLINE_S", 0.5)
+    started = time.monotonic()
+    with pytest.raises(DataNotFoundError) as info:
+        load_pairs("val", "de", "en")
+    assert time.monotonic() - started < 2.5  # (the server hangs up after 3 s)
+    assert isinstance(info.value.__cause__, TimeoutError)
+    assert re.search(rf"gave up on val\.de\.gz after 0\.5 s, the limit for one file's download: "
+                     rf"{re.escape(trickling_server)}val\.de\.gz sent \d+ of 1000 bytes in that time, too slowly",
+                     str(info.value))
     assert list(default_cache_dir().iterdir()) == []
 
 
