@@ -24,8 +24,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import secrets
 import shutil
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -308,8 +308,7 @@ def download_file(
     dest_dir.mkdir(parents=True, exist_ok=True)
     url = URL_TEMPLATE.format(split=split, lang=lang)
 
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=dest_dir)
-    tmp_path = Path(tmp_name)
+    fd, tmp_path = _new_part_file(dest_dir, name)
     try:
         digest = hashlib.sha256()
         deadline = time.monotonic() + _DOWNLOAD_DEADLINE_S
@@ -356,6 +355,19 @@ def download_file(
         tmp_path.unlink(missing_ok=True)
         raise
     return dest_dir / name
+
+
+def _new_part_file(dest_dir: Path, name: str) -> tuple[int, Path]:
+    """``(descriptor, path)`` of a new, empty file ``.<name>.<random>.part`` in ``dest_dir`` for
+    ``name``'s download, open for writing. It is made as any file the user writes is, mode 0666
+    less the umask (0644 for the usual 022), and keeps that mode when renamed into place:
+    tempfile.mkstemp's files are 0600, whatever the umask."""
+    while True:
+        path = dest_dir / f".{name}.{secrets.token_hex(4)}.part"
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), path
+        except FileExistsError:  # (another download's, by a chance of one in 4 billion)
+            continue
 
 
 def sha256_of(path: str | os.PathLike) -> str:

@@ -10,6 +10,7 @@ import http.server
 import io
 import os
 import re
+import stat
 import threading
 import time
 import urllib.error
@@ -296,6 +297,22 @@ def test_download_verifies_known_checksum(monkeypatch):
     assert path == default_cache_dir() / "val.en.gz"
     assert path.read_bytes() == good
     assert verify_file(path) is True
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes and the umask are POSIX's")
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o027, 0o640)])
+def test_a_downloaded_file_has_the_mode_the_umask_gives(monkeypatch, umask, mode):
+    """A download was made by tempfile.mkstemp and kept its mode 0600 in the cache, where a file
+    the user writes is 0644 (umask 022): it has the mode the umask gives."""
+    good = gz_bytes("ok\n")
+    monkeypatch.setitem(multi30k.KNOWN_SHA256, "val.en.gz", hashlib.sha256(good).hexdigest())
+    monkeypatch.setattr(multi30k, "_urlopen", FakeOpener({"val.en.gz": good}))
+    old = os.umask(umask)
+    try:
+        path = multi30k.download_file("val", "en", progress=False)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == mode
 
 
 def test_checksum_mismatch_deletes_download(monkeypatch):
