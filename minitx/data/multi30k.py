@@ -32,6 +32,11 @@ import urllib.request
 import zlib
 from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # (not on Windows: a part file is then told stale by its age alone)
+    fcntl = None
+
 SPLITS = ("train", "val", "test_2016_flickr", "test_2017_flickr", "test_2017_mscoco", "test_2018_flickr")
 LANGUAGES = ("en", "de", "fr", "cs")
 
@@ -297,7 +302,9 @@ def download_file(
 
     The data goes to a temporary file in ``dest_dir`` first and is renamed to
     its final name only once complete and verified, so an interrupted or
-    corrupt download never leaves a file that looks valid. Verification: the
+    corrupt download never leaves a file that looks valid; the temporary files
+    of ``name`` that a killed run left (``.<name>.*.part``) are deleted first
+    (:func:`_remove_stale_parts`). Verification: the
     SHA-256 from :data:`KNOWN_SHA256` where known (mismatch: the file is
     deleted and :class:`ChecksumError` raised); for other files, only that the
     file decompresses as gzip. A download that takes longer than
@@ -308,7 +315,11 @@ def download_file(
     dest_dir.mkdir(parents=True, exist_ok=True)
     url = URL_TEMPLATE.format(split=split, lang=lang)
 
+    _remove_stale_parts(dest_dir, name)
     fd, tmp_path = _new_part_file(dest_dir, name)
+    # a second descriptor keeps the part file's lock (held while any descriptor of it is open)
+    # once `out` is closed, until the file is renamed or deleted: it is never taken for stale
+    held = os.dup(fd)
     try:
         digest = hashlib.sha256()
         deadline = time.monotonic() + _DOWNLOAD_DEADLINE_S
@@ -354,20 +365,66 @@ def download_file(
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+    finally:
+        os.close(held)
     return dest_dir / name
 
 
 def _new_part_file(dest_dir: Path, name: str) -> tuple[int, Path]:
     """``(descriptor, path)`` of a new, empty file ``.<name>.<random>.part`` in ``dest_dir`` for
-    ``name``'s download, open for writing. It is made as any file the user writes is, mode 0666
-    less the umask (0644 for the usual 022), and keeps that mode when renamed into place:
-    tempfile.mkstemp's files are 0600, whatever the umask."""
+    ``name``'s download, open for writing and locked (:func:`_lock`) to tell it from a killed
+    run's. It is made as any file the user writes is, mode 0666 less the umask (0644 for the usual
+    022), and keeps that mode when renamed into place: tempfile.mkstemp's files are 0600, whatever
+    the umask."""
     while True:
         path = dest_dir / f".{name}.{secrets.token_hex(4)}.part"
         try:
-            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), path
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
         except FileExistsError:  # (another download's, by a chance of one in 4 billion)
             continue
+        if _lock(fd, wait=True) and os.fstat(fd).st_nlink == 0:
+            # another download took it for stale in the instant between its creation and the lock,
+            # and deleted it: a new one
+            os.close(fd)
+            continue
+        return fd, path
+
+
+def _remove_stale_parts(dest_dir: Path, name: str) -> None:
+    """Delete the part files of ``name`` in ``dest_dir`` that no download is writing: a run killed
+    mid-download (SIGKILL, a power cut) never reached its clean-up, and its part file would stay
+    for ever. Each download holds a lock on its own part file from its creation until it is
+    renamed or deleted, and a process's locks go with it; where files cannot be locked, a part
+    file not written to for longer than a download may take (_DOWNLOAD_DEADLINE_S) is stale. Only
+    ``.<name>.*.part`` files are looked at; one that cannot be deleted is left."""
+    for path in dest_dir.glob(f".{name}.*.part"):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:  # (renamed or deleted meanwhile by its download)
+            continue
+        try:
+            locked = _lock(fd, wait=False)
+            if locked or (locked is None and time.time() - os.fstat(fd).st_mtime > _DOWNLOAD_DEADLINE_S):
+                path.unlink(missing_ok=True)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
+def _lock(fd: int, wait: bool) -> bool | None:
+    """Lock the file of ``fd`` exclusively (flock; released when all its descriptors are closed,
+    so also when its process dies): True once locked; False when another holds it and not
+    ``wait``; None where there are no locks (Windows, a file system without them)."""
+    if fcntl is None:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+    except BlockingIOError:
+        return False
+    except OSError:
+        return None
+    return True
 
 
 def sha256_of(path: str | os.PathLike) -> str:

@@ -10,7 +10,10 @@ import http.server
 import io
 import os
 import re
+import signal
 import stat
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -18,6 +21,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+try:
+    import fcntl
+except ImportError:  # (Windows)
+    fcntl = None
 
 from minitx.data import multi30k
 from minitx.data.multi30k import (
@@ -428,6 +436,65 @@ def test_a_server_that_trickles_bytes_is_given_up_at_the_files_deadline(monkeypa
                      rf"{re.escape(trickling_server)}val\.de\.gz sent \d+ of 1000 bytes in that time, too slowly",
                      str(info.value))
     assert list(default_cache_dir().iterdir()) == []
+
+
+# what a run that gets killed while downloading does: download val.en.gz from argv[1] into argv[2]
+DOWNLOADING_CHILD = """
+import sys
+from minitx.data import multi30k
+multi30k.URL_TEMPLATE = sys.argv[1] + "{split}.{lang}.gz"
+multi30k.download_file("val", "en", sys.argv[2], progress=False)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="SIGKILL is POSIX's")
+def test_the_part_file_of_a_killed_download_is_deleted_by_the_next(monkeypatch, tmp_path, trickling_server):
+    """A run killed mid-download (SIGKILL: no clean-up runs) left its .val.en.gz.<random>.part in
+    the data directory for ever, and every such kill one more; the next download of the file
+    deletes it."""
+    dest = tmp_path / "data"
+    child = subprocess.Popen([sys.executable, "-c", DOWNLOADING_CHILD, trickling_server, str(dest)],
+                             env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=subprocess.PIPE, text=True)
+    try:
+        started = time.monotonic()
+        while not any(dest.glob(".val.en.gz.*.part")):
+            if child.poll() is not None or time.monotonic() - started > 60:
+                pytest.fail(f"the download to kill did not start or ended:\n{child.stderr.read() if child.poll() else ''}")
+            time.sleep(0.02)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        _, err = child.communicate()
+    assert child.returncode == -signal.SIGKILL, err
+    assert len(list(dest.glob(".val.en.gz.*.part"))) == 1  # what the killed run left
+    good = gz_bytes("ok\n")
+    monkeypatch.setitem(multi30k.KNOWN_SHA256, "val.en.gz", hashlib.sha256(good).hexdigest())
+    monkeypatch.setattr(multi30k, "_urlopen", FakeOpener({"val.en.gz": good}))
+    multi30k.download_file("val", "en", dest, progress=False)
+    assert sorted(path.name for path in dest.iterdir()) == ["val.en.gz"]
+
+
+@pytest.mark.skipif(fcntl is None, reason="no file locks here (Windows)")
+def test_only_part_files_of_the_file_that_no_download_is_writing_are_deleted(monkeypatch, tmp_path):
+    """A part file another download is writing (it holds the file's lock) is left to it; so are
+    other files' part files and files not named as ours are."""
+    dest = tmp_path / "data"
+    dest.mkdir()
+    live, dead = ".val.en.gz.live0000.part", ".val.en.gz.dead0000.part"
+    others = [".val.de.gz.dead0000.part", ".val.en.gz.notes", "val.en.gz.dead0000.part", "x.val.en.gz.0.part"]
+    for name in (live, dead, *others):
+        (dest / name).write_bytes(b"half a download")
+    good = gz_bytes("ok\n")
+    monkeypatch.setitem(multi30k.KNOWN_SHA256, "val.en.gz", hashlib.sha256(good).hexdigest())
+    monkeypatch.setattr(multi30k, "_urlopen", FakeOpener({"val.en.gz": good}))
+    writer = os.open(dest / live, os.O_RDONLY)
+    try:
+        fcntl.flock(writer, fcntl.LOCK_EX)  # as its download holds it
+        multi30k.download_file("val", "en", dest, progress=False)
+        assert sorted(path.name for path in dest.iterdir()) == sorted([live, *others, "val.en.gz"])
+    finally:
+        os.close(writer)
+    multi30k.download_file("val", "en", dest, progress=False)  # its download is gone: stale now
+    assert sorted(path.name for path in dest.iterdir()) == sorted([*others, "val.en.gz"])
 
 
 # ------------------------------------------------------------ offline
