@@ -398,6 +398,9 @@ SLIPS = [
     Slip("Multi30k download: a part file another download is writing deleted as stale", "minitx/data/multi30k.py",
          "            if locked or (locked is None and", "            if True or (locked is None and",
          ("tests/data/test_data_multi30k.py",)),
+    Slip("pretraining log: where its data were read from left unsaid", "minitx/encoder/pretraining.py",
+         '    log_data_read(files, config["data_dir"], from_run=resume and "data_dir" not in run.changes)', "    pass",
+         ("tests/encoder/test_encoder_app.py",)),
 ]
 
 

@@ -217,6 +217,7 @@ def test_pairs_with_an_empty_side_are_counted_apart_naming_the_first(subset_dir,
             "line 1001) left out)") in log
     assert f"1 with an empty source or target line (first: {data / 'val.en.gz'} line 10) left out of the loss" in log
     too_long = int(log.split(" training pairs (")[1].split(" longer")[0])
+    assert f"data: read from {data} (--data-dir)" in log  # (pretraining logs the same line: log_data_read)
     assert too_long < 300  # the long pairs alone, not the empty ones
 
 
