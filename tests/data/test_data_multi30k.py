@@ -308,7 +308,7 @@ def test_download_verifies_known_checksum(monkeypatch):
 
 
 @pytest.mark.skipif(os.name != "posix", reason="file modes and the umask are POSIX's")
-@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o027, 0o640)])
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o027, 0o640)], ids=["umask-022", "umask-027"])
 def test_a_downloaded_file_has_the_mode_the_umask_gives(monkeypatch, umask, mode):
     """A download was made by tempfile.mkstemp and kept its mode 0600 in the cache, where a file
     the user writes is 0644 (umask 022): it has the mode the umask gives."""
