@@ -34,7 +34,7 @@ from pathlib import Path
 
 try:
     import fcntl
-except ImportError:  # (not on Windows: a part file is then told stale by its age alone)
+except ImportError:  # (Windows: a part file is then told stale by its age alone)
     fcntl = None
 
 SPLITS = ("train", "val", "test_2016_flickr", "test_2017_flickr", "test_2017_mscoco", "test_2018_flickr")
@@ -395,21 +395,21 @@ def _remove_stale_parts(dest_dir: Path, name: str) -> None:
     mid-download (SIGKILL, a power cut) never reached its clean-up, and its part file would stay
     for ever. Each download holds a lock on its own part file from its creation until it is
     renamed or deleted, and a process's locks go with it; where files cannot be locked, a part
-    file not written to for longer than a download may take (_DOWNLOAD_DEADLINE_S) is stale. Only
-    ``.<name>.*.part`` files are looked at; one that cannot be deleted is left."""
+    file not written to for twice as long as a download may take (_DOWNLOAD_DEADLINE_S; its last
+    read may overrun it) is stale. Only ``.<name>.*.part`` files are looked at; one that cannot
+    be deleted is left."""
     for path in dest_dir.glob(f".{name}.*.part"):
         try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError:  # (renamed or deleted meanwhile by its download)
+            with open(path, "rb") as part:
+                locked = _lock(part.fileno(), wait=False)
+                if locked:  # deleted before the lock is let go (see _new_part_file)
+                    path.unlink()
+                    continue
+                old = locked is None and time.time() - os.fstat(part.fileno()).st_mtime > 2 * _DOWNLOAD_DEADLINE_S
+            if old:  # (once closed: Windows deletes no open file)
+                path.unlink()
+        except OSError:  # (renamed or deleted meanwhile by its download, or not ours to delete)
             continue
-        try:
-            locked = _lock(fd, wait=False)
-            if locked or (locked is None and time.time() - os.fstat(fd).st_mtime > _DOWNLOAD_DEADLINE_S):
-                path.unlink(missing_ok=True)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
 
 
 def _lock(fd: int, wait: bool) -> bool | None:

@@ -88,5 +88,5 @@ from minitx.train.rundir import (DATA_KEYS, TRAINER_FILES, TRAINER_PATTERNS, che
 
 __all__ = ["RunLifecycle", "Trainer", "TrainingInterrupted", "train_step", "MicroBatches", "stop_reason", "patience_reason", "mean_loss", "save_checkpoint", "load_checkpoint",
            "average_checkpoints", "write_json", "check_new_run", "start_new_run", "read_saved_config", "resume_config",
-           "run_files", "json_safe", "log", "log_data_read", "TRAINER_FILES", "TRAINER_PATTERNS", "check_data", "data_digest",
-           "DATA_KEYS"]
+           "run_files", "json_safe", "log", "log_data_read", "TRAINER_FILES", "TRAINER_PATTERNS", "check_data",
+           "data_digest", "DATA_KEYS"]

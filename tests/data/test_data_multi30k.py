@@ -497,6 +497,23 @@ def test_only_part_files_of_the_file_that_no_download_is_writing_are_deleted(mon
     assert sorted(path.name for path in dest.iterdir()) == sorted([*others, "val.en.gz"])
 
 
+def test_where_files_cannot_be_locked_a_part_file_is_stale_by_its_age(monkeypatch, tmp_path):
+    """Without locks (Windows), a part file not written to for twice as long as a download may take
+    is a killed run's; a younger one may be a download's under way, and is left."""
+    monkeypatch.setattr(multi30k, "fcntl", None)
+    dest = tmp_path / "data"
+    dest.mkdir()
+    old, young = dest / ".val.en.gz.old00000.part", dest / ".val.en.gz.young000.part"
+    for path, age in ((old, 2 * multi30k._DOWNLOAD_DEADLINE_S + 60), (young, multi30k._DOWNLOAD_DEADLINE_S)):
+        path.write_bytes(b"half a download")
+        os.utime(path, (time.time() - age, time.time() - age))
+    good = gz_bytes("ok\n")
+    monkeypatch.setitem(multi30k.KNOWN_SHA256, "val.en.gz", hashlib.sha256(good).hexdigest())
+    monkeypatch.setattr(multi30k, "_urlopen", FakeOpener({"val.en.gz": good}))
+    multi30k.download_file("val", "en", dest, progress=False)
+    assert sorted(path.name for path in dest.iterdir()) == sorted([young.name, "val.en.gz"])
+
+
 # ------------------------------------------------------------ offline
 def test_offline_error_says_what_where_and_how(monkeypatch, tmp_path):
     def offline(url, *args, **kwargs):
