@@ -409,6 +409,23 @@ SLIPS = [
     Slip("a list of floats beside float64 rounded to float32 first", "minitx/autograd/tensor.py",
          "        return tensor(value, dtype=like.dtype if exact else None, device=like.device)",
          "        return tensor(value, device=like.device)", ("tests/ops/test_linalg.py",)),
+    Slip("Multi30k download: the URL follows the repository's master branch", "minitx/data/multi30k.py",
+         'DATASET_COMMIT = "a3d2e0d26b56f3846f66a952536ffed4e401d05a"', 'DATASET_COMMIT = "master"',
+         ("tests/data/test_data_multi30k.py",)),
+    Slip("Multi30k download: no deadline for a server that trickles bytes", "minitx/data/multi30k.py",
+         "                    if time.monotonic() > deadline:", "                    if False:",
+         ("tests/data/test_data_multi30k.py",)),
+    Slip("Multi30k download: the cached file made 0600 whatever the umask", "minitx/data/multi30k.py",
+         'os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)', 'os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)',
+         ("tests/data/test_data_multi30k.py",)),
+    Slip("Multi30k download: a killed run's part files never deleted", "minitx/data/multi30k.py",
+         "    _remove_stale_parts(dest_dir, name)\n", "    pass\n", ("tests/data/test_data_multi30k.py",)),
+    Slip("Multi30k download: a part file another download is writing deleted as stale", "minitx/data/multi30k.py",
+         "                if locked:  # deleted before the lock", "                if True:  # deleted before the lock",
+         ("tests/data/test_data_multi30k.py",)),
+    Slip("pretraining log: where its data were read from left unsaid", "minitx/encoder/pretraining.py",
+         '    log_data_read(files, config["data_dir"], from_run=resume and "data_dir" not in run.changes)', "    pass",
+         ("tests/encoder/test_encoder_app.py",)),
 ]
 
 

@@ -24,20 +24,33 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import secrets
 import shutil
-import tempfile
+import time
 import urllib.error
 import urllib.request
 import zlib
 from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # (Windows: a part file is then told stale by its age alone)
+    fcntl = None
+
 SPLITS = ("train", "val", "test_2016_flickr", "test_2017_flickr", "test_2017_mscoco", "test_2018_flickr")
 LANGUAGES = ("en", "de", "fr", "cs")
 
-#: ``{split}`` and ``{lang}`` are filled in.
-URL_TEMPLATE = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/{split}.{lang}.gz"
+#: The commit of github.com/multi30k/dataset the files are downloaded from: the one the
+#: checksums below were taken from (its data/task1/raw/ files have been unchanged since
+#: ea6abd96, 2018, the 2018 test set aside). A branch (``master``) would follow the repository:
+#: a change to a file there would fail every user's download on its checksum.
+DATASET_COMMIT = "a3d2e0d26b56f3846f66a952536ffed4e401d05a"
 
-#: SHA-256 of the ``.gz`` files (repository commit a3d2e0d2, data/task1/raw/).
+#: ``{split}`` and ``{lang}`` are filled in.
+URL_TEMPLATE = (f"https://raw.githubusercontent.com/multi30k/dataset/{DATASET_COMMIT}/data/task1/raw/"
+                "{split}.{lang}.gz")
+
+#: SHA-256 of the ``.gz`` files (DATASET_COMMIT's data/task1/raw/).
 #: The 2017/2018 test sets are not listed: we have no checksum for them, so a
 #: download of those is only checked to decompress, and :func:`load_pairs`
 #: then checks that both languages have the same number of lines.
@@ -63,7 +76,11 @@ DATA_DIR_ENV = "MINITX_DATA_DIR"
 
 # Indirection so tests can serve bytes without touching the network.
 _urlopen = urllib.request.urlopen
-_DOWNLOAD_TIMEOUT_S = 30
+_DOWNLOAD_TIMEOUT_S = 30  # seconds one read of the socket may wait
+#: The most seconds one file's download may take, all its reads together: the timeout above
+#: bounds each read only, and a server that sends a byte every few seconds would hold a download
+#: for days. The largest file (train.de.gz, 0.64 MB) arrives in time at 1.1 kB/s.
+_DOWNLOAD_DEADLINE_S = 600
 
 
 class DataNotFoundError(FileNotFoundError):
@@ -285,33 +302,49 @@ def download_file(
 
     The data goes to a temporary file in ``dest_dir`` first and is renamed to
     its final name only once complete and verified, so an interrupted or
-    corrupt download never leaves a file that looks valid. Verification: the
+    corrupt download never leaves a file that looks valid; the temporary files
+    of ``name`` that a killed run left (``.<name>.*.part``) are deleted first
+    (:func:`_remove_stale_parts`). Verification: the
     SHA-256 from :data:`KNOWN_SHA256` where known (mismatch: the file is
     deleted and :class:`ChecksumError` raised); for other files, only that the
-    file decompresses as gzip.
+    file decompresses as gzip. A download that takes longer than
+    ``_DOWNLOAD_DEADLINE_S`` is given up (TimeoutError naming the file and the URL).
     """
     name = file_name(split, lang)
     dest_dir = Path(dest_dir) if dest_dir is not None else default_cache_dir()
     dest_dir.mkdir(parents=True, exist_ok=True)
     url = URL_TEMPLATE.format(split=split, lang=lang)
 
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=dest_dir)
-    tmp_path = Path(tmp_name)
+    _remove_stale_parts(dest_dir, name)
+    fd, tmp_path = _new_part_file(dest_dir, name)
+    # a second descriptor keeps the part file's lock (held while any descriptor of it is open)
+    # once `out` is closed, until the file is renamed or deleted: it is never taken for stale
+    held = os.dup(fd)
     try:
         digest = hashlib.sha256()
+        deadline = time.monotonic() + _DOWNLOAD_DEADLINE_S
         with os.fdopen(fd, "wb") as out, _urlopen(url, timeout=_DOWNLOAD_TIMEOUT_S) as response:
             total = _content_length(response)
             bar = _progress_bar(total, name, enabled=progress)
             received = 0
+            # read1: the bytes that have come (one read of the socket), so the deadline is looked at
+            # between reads; read(n) would wait for all n bytes, however slowly they trickle in
+            read = getattr(response, "read1", response.read)
             try:
                 while True:
-                    chunk = response.read(1 << 16)
+                    chunk = read(1 << 16)
                     if not chunk:
                         break
                     out.write(chunk)
                     digest.update(chunk)
                     bar.update(len(chunk))
                     received += len(chunk)
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(
+                            f"gave up on {name} after {_DOWNLOAD_DEADLINE_S:g} s, the limit for one file's download: "
+                            f"{url} sent {received} of {total if total is not None else 'an unknown number of'} "
+                            "bytes in that time, too slowly. Run again later, or download the file yourself and pass "
+                            "its directory with --data-dir")
             finally:
                 bar.close()
         if total is not None and received < total:  # (a dropped connection ends the read quietly)
@@ -332,7 +365,66 @@ def download_file(
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+    finally:
+        os.close(held)
     return dest_dir / name
+
+
+def _new_part_file(dest_dir: Path, name: str) -> tuple[int, Path]:
+    """``(descriptor, path)`` of a new, empty file ``.<name>.<random>.part`` in ``dest_dir`` for
+    ``name``'s download, open for writing and locked (:func:`_lock`) to tell it from a killed
+    run's. It is made as any file the user writes is, mode 0666 less the umask (0644 for the usual
+    022), and keeps that mode when renamed into place: tempfile.mkstemp's files are 0600, whatever
+    the umask."""
+    while True:
+        path = dest_dir / f".{name}.{secrets.token_hex(4)}.part"
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        except FileExistsError:  # (another download's, by a chance of one in 4 billion)
+            continue
+        if _lock(fd, wait=True) and os.fstat(fd).st_nlink == 0:
+            # another download took it for stale in the instant between its creation and the lock,
+            # and deleted it: a new one
+            os.close(fd)
+            continue
+        return fd, path
+
+
+def _remove_stale_parts(dest_dir: Path, name: str) -> None:
+    """Delete the part files of ``name`` in ``dest_dir`` that no download is writing: a run killed
+    mid-download (SIGKILL, a power cut) never reached its clean-up, and its part file would stay
+    for ever. Each download holds a lock on its own part file from its creation until it is
+    renamed or deleted, and a process's locks go with it; where files cannot be locked, a part
+    file not written to for twice as long as a download may take (_DOWNLOAD_DEADLINE_S; its last
+    read may overrun it) is stale. Only ``.<name>.*.part`` files are looked at; one that cannot
+    be deleted is left."""
+    for path in dest_dir.glob(f".{name}.*.part"):
+        try:
+            with open(path, "rb") as part:
+                locked = _lock(part.fileno(), wait=False)
+                if locked:  # deleted before the lock is let go (see _new_part_file)
+                    path.unlink()
+                    continue
+                old = locked is None and time.time() - os.fstat(part.fileno()).st_mtime > 2 * _DOWNLOAD_DEADLINE_S
+            if old:  # (once closed: Windows deletes no open file)
+                path.unlink()
+        except OSError:  # (renamed or deleted meanwhile by its download, or not ours to delete)
+            continue
+
+
+def _lock(fd: int, wait: bool) -> bool | None:
+    """Lock the file of ``fd`` exclusively (flock; released when all its descriptors are closed,
+    so also when its process dies): True once locked; False when another holds it and not
+    ``wait``; None where there are no locks (Windows, a file system without them)."""
+    if fcntl is None:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+    except BlockingIOError:
+        return False
+    except OSError:
+        return None
+    return True
 
 
 def sha256_of(path: str | os.PathLike) -> str:

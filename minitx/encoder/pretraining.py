@@ -29,7 +29,7 @@ from minitx.backend import resolve_device
 from minitx.serialization import read_json
 from minitx.sync import GPU_SYNC_EVERY
 from minitx.train import (DATA_KEYS, TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, check_data, json_safe,
-                          load_checkpoint, log, write_json)
+                          load_checkpoint, log, log_data_read, write_json)
 
 MODEL_KEYS = ("d_model", "num_heads", "num_layers", "d_ff", "dropout", "max_len", "activation", "norm_first")
 
@@ -142,8 +142,9 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     # everything that can fail (data, tokenizer, model) comes before the run directory is touched
     train_text = load_sentences("train", config["data_dir"])
     val_text = load_sentences("val", config["data_dir"])
-    read_from = {split: ", ".join(str(path) for path in ensure_files(split, LANGS, config["data_dir"], download=False))
-                 for split in ("train", "val")}
+    files = {split: ensure_files(split, LANGS, config["data_dir"], download=False) for split in ("train", "val")}
+    log_data_read(files, config["data_dir"], from_run=resume and "data_dir" not in run.changes)
+    read_from = {split: ", ".join(str(path) for path in paths) for split, paths in files.items()}
     check_data(config, {"train": train_text, "val": val_text}, read_from, run_dir if resume else None)
     tokenizer_path = run_dir / "tokenizer.json"
     tokenizer = _run_tokenizer(run_dir) if resume else BPETokenizer.train(train_text, config["vocab_size"])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -152,6 +153,27 @@ def data_digest(examples) -> str:
     files: the same text gzipped again, or saved with \\r\\n line ends, is the same data, and a run
     trains on it alike."""
     return hashlib.sha256(json.dumps(examples, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def log_data_read(files: dict, data_dir, from_run=False) -> None:
+    """Log where the data ``files`` ({split: paths}) were read from and how that directory was
+    chosen: ``data: read from <directories> (<how>)``. ``data_dir``: the one the run was given
+    (None: the Multi30k search found them); ``from_run``: it is the resumed run's own (its
+    config.json's), not given to this command."""
+    directories = sorted({str(Path(path).parent) for paths in files.values() for path in paths})
+    log(f"data: read from {', '.join(directories)} ({_data_source(data_dir, directories, from_run)})")
+
+
+def _data_source(data_dir, directories, from_run=False) -> str:
+    """How the data directory was chosen (multi30k's search order), for the log."""
+    from minitx.data import DATA_DIR_ENV  # noqa: PLC0415 (the data package is the applications')
+
+    if data_dir is not None:
+        return "the run's data_dir" if from_run else "--data-dir"
+    env = os.environ.get(DATA_DIR_ENV)
+    if env and directories == [str(Path(env).expanduser())]:
+        return f"${DATA_DIR_ENV}"
+    return "the download cache: no --data-dir, and $MINITX_DATA_DIR " + ("lacks them" if env else "is not set")
 
 
 def check_data(config, data: dict, read_from: dict, resumed_dir=None) -> None:

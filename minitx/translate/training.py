@@ -36,13 +36,13 @@ import minitx
 import minitx.functional as F
 from minitx import amp, blas, kernels
 from minitx.backend import resolve_device
-from minitx.data import (DATA_DIR_ENV, BPETokenizer, WordTokenizer, batch_by_tokens, ensure_files, example_lengths,
+from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, ensure_files, example_lengths,
                          filter_by_length, load_tokenizer, make_batch, read_pairs, static_shape)
 from minitx.nn import Transformer
 from minitx.serialization import load, read_json
 from minitx.sync import GPU_SYNC_EVERY
 from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, TrainingInterrupted, check_data,
-                          json_safe, load_checkpoint, log, mean_loss, write_json)
+                          json_safe, load_checkpoint, log, log_data_read, mean_loss, write_json)
 from minitx.translate.evaluation import (MOSES_HINT, bleu_scores, moses_available, report_lines,
                                         translate_sentences)
 from minitx.translate.text import TextForm
@@ -395,8 +395,7 @@ def _load_data(config, from_run=False, progress=True) -> tuple:
     files = {split: ensure_files(name, langs, config["data_dir"], progress=progress)
              for split, name in (("train", "train"), ("val", "val"), ("test", TEST_SPLIT))}
     data = {split: read_pairs(split, paths) for split, paths in files.items()}
-    directories = sorted({str(path.parent) for paths in files.values() for path in paths})
-    log(f"data: read from {', '.join(directories)} ({_data_source(config['data_dir'], directories, from_run)})")
+    log_data_read(files, config["data_dir"], from_run)
     return data, files
 
 
@@ -409,16 +408,6 @@ def runs_data_dir(config) -> Path:
         raise FileNotFoundError(f"the run's data directory {directory} (data_dir in its config.json) is not there "
                                 f"(from {Path.cwd()}); give --data-dir where its Multi30k files are now")
     return directory
-
-
-def _data_source(data_dir, directories, from_run=False) -> str:
-    """How the data directory was chosen (multi30k's search order), for the log."""
-    if data_dir is not None:
-        return "the run's data_dir" if from_run else "--data-dir"
-    env = os.environ.get(DATA_DIR_ENV)
-    if env and directories == [str(Path(env).expanduser())]:
-        return f"${DATA_DIR_ENV}"
-    return "the download cache: no --data-dir, and $MINITX_DATA_DIR " + ("lacks them" if env else "is not set")
 
 
 def _build_model_and_optimizer(config, src_tok, tgt_tok, device) -> tuple:

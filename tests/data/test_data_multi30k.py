@@ -6,13 +6,26 @@ with one that fails, and download tests install a fake that serves bytes.
 
 import gzip
 import hashlib
+import http.server
 import io
 import os
 import re
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
 import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
+
+try:
+    import fcntl
+except ImportError:  # (Windows)
+    fcntl = None
 
 from minitx.data import multi30k
 from minitx.data.multi30k import (
@@ -106,6 +119,15 @@ def test_real_first_pair_and_verbatim_text():
 def test_real_files_match_known_checksums():
     for name in multi30k.KNOWN_SHA256:
         assert verify_file(REAL_DATA_DIR / name) is True, name
+
+
+def test_downloads_come_from_the_commit_the_checksums_were_taken_from():
+    """The URL named the repository's master branch: a commit there that changed a file would
+    fail every user's download on its checksum. It names the commit whose files have the
+    sums of KNOWN_SHA256."""
+    assert multi30k.URL_TEMPLATE.format(split="val", lang="de") == (
+        "https://raw.githubusercontent.com/multi30k/dataset/a3d2e0d26b56f3846f66a952536ffed4e401d05a/"
+        "data/task1/raw/val.de.gz")
 
 
 def test_checksum_table_covers_the_known_splits():
@@ -267,10 +289,7 @@ def test_download_via_fake_opener_then_uses_cache(monkeypatch):
     monkeypatch.setattr(multi30k, "_urlopen", opener)
     pairs = load_pairs("test_2017_flickr", "de", "en")
     assert pairs == [("Ein Mann.", "A man."), ("Eine Frau.", "A woman.")]
-    assert opener.urls == [
-        "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/test_2017_flickr.de.gz",
-        "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/test_2017_flickr.en.gz",
-    ]
+    assert opener.urls == [multi30k.URL_TEMPLATE.format(split="test_2017_flickr", lang=lang) for lang in ("de", "en")]
     cache = default_cache_dir()
     assert sorted(p.name for p in cache.iterdir()) == ["test_2017_flickr.de.gz", "test_2017_flickr.en.gz"]
     # Second call: served from the cache, no network.
@@ -286,6 +305,22 @@ def test_download_verifies_known_checksum(monkeypatch):
     assert path == default_cache_dir() / "val.en.gz"
     assert path.read_bytes() == good
     assert verify_file(path) is True
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes and the umask are POSIX's")
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o027, 0o640)], ids=["umask-022", "umask-027"])
+def test_a_downloaded_file_has_the_mode_the_umask_gives(monkeypatch, umask, mode):
+    """A download was made by tempfile.mkstemp and kept its mode 0600 in the cache, where a file
+    the user writes is 0644 (umask 022): it has the mode the umask gives."""
+    good = gz_bytes("ok\n")
+    monkeypatch.setitem(multi30k.KNOWN_SHA256, "val.en.gz", hashlib.sha256(good).hexdigest())
+    monkeypatch.setattr(multi30k, "_urlopen", FakeOpener({"val.en.gz": good}))
+    old = os.umask(umask)
+    try:
+        path = multi30k.download_file("val", "en", progress=False)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == mode
 
 
 def test_checksum_mismatch_deletes_download(monkeypatch):
@@ -345,11 +380,138 @@ def test_a_dropped_connection_says_so_and_names_the_url(monkeypatch):
 
     data = gz_bytes("A dog.\n" * 100)
     monkeypatch.setattr(multi30k, "_urlopen", lambda url, timeout=None: Short(data))
-    with pytest.raises(DataNotFoundError, match=r"downloading https://raw\.githubusercontent\.com/multi30k/dataset/"
-                                                r"master/data/task1/raw/val\.de\.gz failed: the connection dropped "
+    url = multi30k.URL_TEMPLATE.format(split="val", lang="de")
+    with pytest.raises(DataNotFoundError, match=rf"downloading {re.escape(url)} failed: the connection dropped "
                                                 rf"after {len(data) // 2} of {len(data)} bytes; run again"):
         load_pairs("val", "de", "en")
     assert list(default_cache_dir().iterdir()) == []
+
+
+@pytest.fixture
+def trickling_server(monkeypatch):
+    """A local HTTP server that promises 1000 bytes and sends one every 0.05 s for 3 s (then
+    hangs up), with URL_TEMPLATE pointing at it and the real URL opener."""
+    stop = threading.Event()
+
+    class Trickle(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            for _ in range(60):
+                if stop.wait(0.05):
+                    return
+                try:
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                except OSError:  # (the client gave up)
+                    return
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    monkeypatch.setattr(multi30k, "URL_TEMPLATE", url + "{split}.{lang}.gz")
+    monkeypatch.setattr(multi30k, "_urlopen", urllib.request.urlopen)
+    yield url
+    stop.set()
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_server_that_trickles_bytes_is_given_up_at_the_files_deadline(monkeypatch, trickling_server):
+    """Only each read had a timeout: a server sending a byte every few seconds held a download for
+    days. One file's download has a deadline (here 0.5 s), and the error says so, naming the file,
+    the URL and how much came."""
+    monkeypatch.setattr(multi30k, "_DOWNLOAD_DEADLINE_S", 0.5)
+    started = time.monotonic()
+    with pytest.raises(DataNotFoundError) as info:
+        load_pairs("val", "de", "en")
+    assert time.monotonic() - started < 2.5  # (the server hangs up after 3 s)
+    assert isinstance(info.value.__cause__, TimeoutError)
+    assert re.search(rf"gave up on val\.de\.gz after 0\.5 s, the limit for one file's download: "
+                     rf"{re.escape(trickling_server)}val\.de\.gz sent \d+ of 1000 bytes in that time, too slowly",
+                     str(info.value))
+    assert list(default_cache_dir().iterdir()) == []
+
+
+# what a run that gets killed while downloading does: download val.en.gz from argv[1] into argv[2]
+DOWNLOADING_CHILD = """
+import sys
+from minitx.data import multi30k
+multi30k.URL_TEMPLATE = sys.argv[1] + "{split}.{lang}.gz"
+multi30k.download_file("val", "en", sys.argv[2], progress=False)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="SIGKILL is POSIX's")
+def test_the_part_file_of_a_killed_download_is_deleted_by_the_next(monkeypatch, tmp_path, trickling_server):
+    """A run killed mid-download (SIGKILL: no clean-up runs) left its .val.en.gz.<random>.part in
+    the data directory for ever, and every such kill one more; the next download of the file
+    deletes it."""
+    dest = tmp_path / "data"
+    child = subprocess.Popen([sys.executable, "-c", DOWNLOADING_CHILD, trickling_server, str(dest)],
+                             env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=subprocess.PIPE, text=True)
+    try:
+        started = time.monotonic()
+        while not any(dest.glob(".val.en.gz.*.part")):
+            if child.poll() is not None or time.monotonic() - started > 60:
+                pytest.fail(f"the download to kill did not start or ended:\n{child.stderr.read() if child.poll() else ''}")
+            time.sleep(0.02)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        _, err = child.communicate()
+    assert child.returncode == -signal.SIGKILL, err
+    assert len(list(dest.glob(".val.en.gz.*.part"))) == 1  # what the killed run left
+    good = gz_bytes("ok\n")
+    monkeypatch.setitem(multi30k.KNOWN_SHA256, "val.en.gz", hashlib.sha256(good).hexdigest())
+    monkeypatch.setattr(multi30k, "_urlopen", FakeOpener({"val.en.gz": good}))
+    multi30k.download_file("val", "en", dest, progress=False)
+    assert sorted(path.name for path in dest.iterdir()) == ["val.en.gz"]
+
+
+@pytest.mark.skipif(fcntl is None, reason="no file locks here (Windows)")
+def test_only_part_files_of_the_file_that_no_download_is_writing_are_deleted(monkeypatch, tmp_path):
+    """A part file another download is writing (it holds the file's lock) is left to it; so are
+    other files' part files and files not named as ours are."""
+    dest = tmp_path / "data"
+    dest.mkdir()
+    live, dead = ".val.en.gz.live0000.part", ".val.en.gz.dead0000.part"
+    others = [".val.de.gz.dead0000.part", ".val.en.gz.notes", "val.en.gz.dead0000.part", "x.val.en.gz.0.part"]
+    for name in (live, dead, *others):
+        (dest / name).write_bytes(b"half a download")
+    good = gz_bytes("ok\n")
+    monkeypatch.setitem(multi30k.KNOWN_SHA256, "val.en.gz", hashlib.sha256(good).hexdigest())
+    monkeypatch.setattr(multi30k, "_urlopen", FakeOpener({"val.en.gz": good}))
+    writer = os.open(dest / live, os.O_RDONLY)
+    try:
+        fcntl.flock(writer, fcntl.LOCK_EX)  # as its download holds it
+        multi30k.download_file("val", "en", dest, progress=False)
+        assert sorted(path.name for path in dest.iterdir()) == sorted([live, *others, "val.en.gz"])
+    finally:
+        os.close(writer)
+    multi30k.download_file("val", "en", dest, progress=False)  # its download is gone: stale now
+    assert sorted(path.name for path in dest.iterdir()) == sorted([*others, "val.en.gz"])
+
+
+def test_where_files_cannot_be_locked_a_part_file_is_stale_by_its_age(monkeypatch, tmp_path):
+    """Without locks (Windows), a part file not written to for twice as long as a download may take
+    is a killed run's; a younger one may be a download's under way, and is left."""
+    monkeypatch.setattr(multi30k, "fcntl", None)
+    dest = tmp_path / "data"
+    dest.mkdir()
+    old, young = dest / ".val.en.gz.old00000.part", dest / ".val.en.gz.young000.part"
+    for path, age in ((old, 2 * multi30k._DOWNLOAD_DEADLINE_S + 60), (young, multi30k._DOWNLOAD_DEADLINE_S)):
+        path.write_bytes(b"half a download")
+        os.utime(path, (time.time() - age, time.time() - age))
+    good = gz_bytes("ok\n")
+    monkeypatch.setitem(multi30k.KNOWN_SHA256, "val.en.gz", hashlib.sha256(good).hexdigest())
+    monkeypatch.setattr(multi30k, "_urlopen", FakeOpener({"val.en.gz": good}))
+    multi30k.download_file("val", "en", dest, progress=False)
+    assert sorted(path.name for path in dest.iterdir()) == sorted([young.name, "val.en.gz"])
 
 
 # ------------------------------------------------------------ offline

@@ -430,6 +430,19 @@ def test_the_command_line(tiny_run, data_dir, tmp_path, capsys):
     assert capsys.readouterr().out.startswith("| labelled pairs | from scratch | pretrained (MLM) |")
 
 
+def test_pretraining_logs_where_its_data_were_read_from(data_dir, tmp_path, monkeypatch, capsys):
+    """As translation's train does: the directory the data were read from, and how it was chosen,
+    is in the log, where config.json alone recorded it."""
+    argv = ["pretrain", "--recipe", "tiny", "--output-dir", str(tmp_path / "given"), "--data-dir", str(data_dir),
+            "--max-steps", "2", "--no-progress"]
+    capsys.readouterr()
+    assert cli.main(argv) == 0
+    assert f"data: read from {data_dir} (--data-dir)" in capsys.readouterr().err
+    monkeypatch.setenv("MINITX_DATA_DIR", str(data_dir))
+    pretraining.pretrain(pretraining.build_config("tiny", max_steps=2), tmp_path / "searched", progress=False)
+    assert f"data: read from {data_dir} ($MINITX_DATA_DIR)" in capsys.readouterr().err
+
+
 def test_the_example_runs_on_a_finished_run(tiny_run):
     example = Path(__file__).resolve().parents[2] / "examples" / "pretrain_and_finetune.py"
     env = dict(os.environ, PYTHONPATH=str(example.parents[1]), OPENBLAS_NUM_THREADS="1")

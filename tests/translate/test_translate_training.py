@@ -10,7 +10,7 @@ from translate_kit import (TINY, TINY_EPOCHS, assert_same_state, no_network, sub
 import minitx
 import minitx.optim
 from minitx.data import (DataNotFoundError, batch_by_tokens, default_cache_dir, filter_by_length, load_pairs,
-                         load_tokenizer, make_batch)
+                         load_tokenizer, make_batch, multi30k)
 from minitx.serialization import load
 from minitx.translate import training
 from minitx.translate.recipes import RECIPES, build_config
@@ -179,7 +179,7 @@ def test_missing_data_says_where_to_put_the_files(tmp_path, monkeypatch, downloa
     message = str(info.value)
     for expected in (str(nowhere), str(default_cache_dir()), "MINITX_DATA_DIR", "--data-dir", "train.de.gz"):
         assert expected in message
-    assert ("downloading https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/train.de.gz failed"
+    assert (f"downloading {multi30k.URL_TEMPLATE.format(split='train', lang='de')} failed"
             if download else "download=False") in message
 
 
@@ -217,6 +217,7 @@ def test_pairs_with_an_empty_side_are_counted_apart_naming_the_first(subset_dir,
             "line 1001) left out)") in log
     assert f"1 with an empty source or target line (first: {data / 'val.en.gz'} line 10) left out of the loss" in log
     too_long = int(log.split(" training pairs (")[1].split(" longer")[0])
+    assert f"data: read from {data} (--data-dir)" in log  # (pretraining logs the same line: log_data_read)
     assert too_long < 300  # the long pairs alone, not the empty ones
 
 
