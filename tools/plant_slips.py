@@ -197,7 +197,7 @@ SLIPS = [
     Slip("op_case: a float output taken where the references return bool", 'minitx/testing/factory.py',
          '                if dtype.kind in "biu":  # (a comparison', '                if False:  # (a comparison',
          ('tests/test_testing_tools.py',)),
-    Slip("a relative --data-dir recorded as typed", 'minitx/translate/training.py',
+    Slip("a relative --data-dir recorded as typed", 'minitx/train/rundir.py',
          '        config["data_dir"] = str((runs_data_dir(config) if from_run else Path(config["data_dir"]).expanduser()).resolve())',
          '        config["data_dir"] = str(runs_data_dir(config) if from_run else config["data_dir"])',
          ('tests/translate/test_translate_runs.py',)),

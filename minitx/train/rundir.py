@@ -155,6 +155,26 @@ def data_digest(examples) -> str:
     return hashlib.sha256(json.dumps(examples, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
+def resolve_data_dir(config, from_run=False) -> None:
+    """Make config["data_dir"] absolute (None stays None: the Multi30k search finds the data), so
+    that the run finds it again from another working directory (a resume, evaluate, fine-tuning).
+    ``from_run``: it is the resumed run's own (config.json's), not given to this command: it must
+    still be there (runs_data_dir)."""
+    if config["data_dir"] is not None:
+        config["data_dir"] = str((runs_data_dir(config) if from_run else Path(config["data_dir"]).expanduser()).resolve())
+
+
+def runs_data_dir(config) -> Path:
+    """The data_dir a run's config.json names, where a command given no --data-dir reads: a
+    directory no longer there (moved, or named relative to where the run was started) is an error
+    that says what to do."""
+    directory = Path(config["data_dir"]).expanduser()
+    if not directory.is_dir():
+        raise FileNotFoundError(f"the run's data directory {directory} (data_dir in its config.json) is not there "
+                                f"(from {Path.cwd()}); give --data-dir where its Multi30k files are now")
+    return directory
+
+
 def log_data_read(files: dict, data_dir, from_run=False) -> None:
     """Log where the data ``files`` ({split: paths}) were read from and how that directory was
     chosen: ``data: read from <directories> (<how>)``. ``data_dir``: the one the run was given

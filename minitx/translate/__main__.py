@@ -201,7 +201,8 @@ def _read_input(name) -> list:
 def _use_model(args) -> int:
     from minitx.data import ensure_files, read_pairs
     from minitx.translate.evaluation import report_lines, translate_sentences
-    from minitx.translate.training import checkpoint_path, decoding, evaluate_split, load_run, moses_line, runs_data_dir
+    from minitx.train import runs_data_dir
+    from minitx.translate.training import checkpoint_path, decoding, evaluate_split, load_run, moses_line
 
     given = {key: getattr(args, key) for key in ("beam_size", "length_penalty", "beam_search", "device", "data_dir")
              if getattr(args, key, None) is not None}

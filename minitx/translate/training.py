@@ -42,7 +42,7 @@ from minitx.nn import Transformer
 from minitx.serialization import load, read_json
 from minitx.sync import GPU_SYNC_EVERY
 from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, TrainingInterrupted, check_data,
-                          json_safe, load_checkpoint, log, log_data_read, mean_loss, write_json)
+                          json_safe, load_checkpoint, log, log_data_read, mean_loss, resolve_data_dir, write_json)
 from minitx.translate.evaluation import (MOSES_HINT, bleu_scores, moses_available, report_lines,
                                         translate_sentences)
 from minitx.translate.text import TextForm
@@ -386,28 +386,17 @@ def text_form(config) -> TextForm:
 def _load_data(config, from_run=False, progress=True) -> tuple:
     """({split: pairs}, {split: (source file, target file)}) of the train, val and test splits:
     the test split too, so that a damaged test file is an error before training, not after it.
-    Logs the directory they were read from. config["data_dir"] is made absolute, so that the run
-    finds it again from another directory; ``from_run``: it is the resumed run's own (config.json's),
-    not given to this command. ``progress``: a download's bars."""
-    if config["data_dir"] is not None:
-        config["data_dir"] = str((runs_data_dir(config) if from_run else Path(config["data_dir"]).expanduser()).resolve())
+    Logs the directory they were read from. config["data_dir"] is made absolute (minitx.train's
+    resolve_data_dir, as pretraining's), so that the run finds it again from another directory;
+    ``from_run``: it is the resumed run's own (config.json's), not given to this command.
+    ``progress``: a download's bars."""
+    resolve_data_dir(config, from_run)
     langs = config["src_lang"], config["tgt_lang"]
     files = {split: ensure_files(name, langs, config["data_dir"], progress=progress)
              for split, name in (("train", "train"), ("val", "val"), ("test", TEST_SPLIT))}
     data = {split: read_pairs(split, paths) for split, paths in files.items()}
     log_data_read(files, config["data_dir"], from_run)
     return data, files
-
-
-def runs_data_dir(config) -> Path:
-    """The data_dir a run's config.json names, where a command given no --data-dir reads: a
-    directory no longer there (moved, or named relative to where the run was started) is an error
-    that says what to do."""
-    directory = Path(config["data_dir"]).expanduser()
-    if not directory.is_dir():
-        raise FileNotFoundError(f"the run's data directory {directory} (data_dir in its config.json) is not there "
-                                f"(from {Path.cwd()}); give --data-dir where its Multi30k files are now")
-    return directory
 
 
 def _build_model_and_optimizer(config, src_tok, tgt_tok, device) -> tuple:
