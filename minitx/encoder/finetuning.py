@@ -29,7 +29,7 @@ from minitx.encoder.data import LANGS, EncoderVocab, classification_batches, det
 from minitx.encoder.pretraining import build_model, load_pretrained
 from minitx.nn.encoder import EncoderClassifier, EncoderModel
 from minitx.serialization import read_json, write_json
-from minitx.train import log, train_step
+from minitx.train import log, runs_data_dir, train_step
 
 EVAL_SPLIT = "test_2016_flickr"
 LABEL_BUDGETS = (200, 1000, 5000)
@@ -113,7 +113,9 @@ def compare(run_dir, budgets=LABEL_BUDGETS, output=None, data_dir=None, **overri
         raise ValueError(f"label budgets must be whole numbers of at least 2, got {budgets}")
     _check_schedule(config)
     pre_config, _, vocab = load_pretrained(run_dir)
-    data_dir = data_dir if data_dir is not None else pre_config.get("data_dir")
+    # no --data-dir: the pretraining run's own, which must still be there (a moved one is named)
+    if data_dir is None and pre_config.get("data_dir") is not None:
+        data_dir = runs_data_dir(pre_config)
     max_len = pre_config["max_len"]
     train_pairs = load_pairs("train", *LANGS, data_dir)
     if max(budgets) > 2 * len(train_pairs):

@@ -29,7 +29,7 @@ from minitx.backend import resolve_device
 from minitx.serialization import read_json
 from minitx.sync import GPU_SYNC_EVERY
 from minitx.train import (DATA_KEYS, TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, check_data, json_safe,
-                          load_checkpoint, log, log_data_read, write_json)
+                          load_checkpoint, log, log_data_read, resolve_data_dir, write_json)
 
 MODEL_KEYS = ("d_model", "num_heads", "num_layers", "d_ff", "dropout", "max_len", "activation", "norm_first")
 
@@ -139,11 +139,15 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     config, run_dir, device = run.config, run.run_dir, run.device
     started = time.perf_counter()
 
-    # everything that can fail (data, tokenizer, model) comes before the run directory is touched
+    # everything that can fail (data, tokenizer, model) comes before the run directory is touched.
+    # data_dir as translation records it: absolute (a resume or fine-tuning from elsewhere finds
+    # it), and a resume's own checked to be there (a moved one is named)
+    from_run = resume and "data_dir" not in run.changes
+    resolve_data_dir(config, from_run)
     train_text = load_sentences("train", config["data_dir"])
     val_text = load_sentences("val", config["data_dir"])
     files = {split: ensure_files(split, LANGS, config["data_dir"], download=False) for split in ("train", "val")}
-    log_data_read(files, config["data_dir"], from_run=resume and "data_dir" not in run.changes)
+    log_data_read(files, config["data_dir"], from_run)
     read_from = {split: ", ".join(str(path) for path in paths) for split, paths in files.items()}
     check_data(config, {"train": train_text, "val": val_text}, read_from, run_dir if resume else None)
     tokenizer_path = run_dir / "tokenizer.json"
