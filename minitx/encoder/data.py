@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minitx.data import BYTE_TOKENS, SPECIAL_TOKENS, BPETokenizer, batch_by_tokens, load_pairs, pad_batch
+from minitx.data import BYTE_TOKENS, SPECIAL_TOKENS, BPETokenizer, batch_by_tokens, pad_batch
 from minitx.nn.encoder import MaskedBatch, mask_tokens
 
 #: the languages of the pretraining text and of the detection pairs (German first in a pair)
@@ -68,9 +68,9 @@ class EncoderVocab:
                            pad_id=self.pad_id, mask_prob=mask_prob)
 
 
-def load_sentences(split: str, data_dir=None) -> list:
-    """Every sentence of a split in both languages: the German lines, then the English ones."""
-    pairs = load_pairs(split, *LANGS, data_dir)
+def sentences(pairs: list) -> list:
+    """Every sentence of a split's (German, English) pairs: the German lines, then the English
+    ones (the order a run's data_sha256 digests)."""
     return [de for de, _ in pairs] + [en for _, en in pairs]
 
 

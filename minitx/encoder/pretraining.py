@@ -22,8 +22,8 @@ import numpy as np
 
 import minitx
 from minitx import amp, cli, optim
-from minitx.data import BYTE_TOKENS, SPECIAL_TOKENS, BPETokenizer, ensure_files, load_tokenizer
-from minitx.encoder.data import LANGS, EncoderVocab, fit, load_sentences, mlm_batches
+from minitx.data import BYTE_TOKENS, SPECIAL_TOKENS, BPETokenizer, ensure_files, load_tokenizer, read_pairs
+from minitx.encoder.data import LANGS, EncoderVocab, fit, mlm_batches, sentences
 from minitx.nn.encoder import IGNORE_INDEX, EncoderModel, MaskedLanguageModel
 from minitx.backend import resolve_device
 from minitx.serialization import read_json
@@ -141,12 +141,12 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
 
     # everything that can fail (data, tokenizer, model) comes before the run directory is touched.
     # data_dir as translation records it: absolute (a resume or fine-tuning from elsewhere finds
-    # it), and a resume's own checked to be there (a moved one is named)
+    # it), and a resume's own checked to be there (a moved one is named). Each split's files are
+    # found once, so the sentences are read from the files logged and recorded in data_read_from
     from_run = resume and "data_dir" not in run.changes
     resolve_data_dir(config, from_run)
-    train_text = load_sentences("train", config["data_dir"])
-    val_text = load_sentences("val", config["data_dir"])
-    files = {split: ensure_files(split, LANGS, config["data_dir"], download=False) for split in ("train", "val")}
+    files = {split: ensure_files(split, LANGS, config["data_dir"], progress=progress) for split in ("train", "val")}
+    train_text, val_text = (sentences(read_pairs(split, files[split])) for split in ("train", "val"))
     log_data_read(files, config["data_dir"], from_run)
     read_from = {split: ", ".join(str(path) for path in paths) for split, paths in files.items()}
     check_data(config, {"train": train_text, "val": val_text}, read_from, run_dir if resume else None)

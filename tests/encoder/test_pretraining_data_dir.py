@@ -1,13 +1,14 @@
 """Where a pretraining run reads its data, as a translation run does (minitx.train's
 resolve_data_dir, runs_data_dir and check_data): a relative --data-dir is recorded absolute, a
 run's data_dir no longer there is named with what to do, and other data is refused; older
-config.json files still resume and fine-tune."""
+config.json files still resume and fine-tune; the files are looked up once."""
 import gzip
 import json
 import shutil
 
 import pytest
 
+from minitx.data import multi30k
 from minitx.data.multi30k import read_lines
 from minitx.encoder import __main__ as cli
 from minitx.encoder import finetuning, pretraining
@@ -94,3 +95,33 @@ def test_an_older_config_without_digests_and_with_a_relative_data_dir_resumes_an
     config = json.loads((run / "config.json").read_text())
     assert config["data_sha256"] == digests and config["data_dir"] == str(tmp_path / "data")
 
+
+def test_each_split_is_looked_up_once_and_a_download_hears_no_progress(data_dir, tmp_path, monkeypatch):
+    """The sentences are read from the files that are logged and recorded (data_read_from), found
+    once: they were looked up twice, and the first look-up downloaded with progress bars whatever
+    ``progress`` said (--no-progress drew them)."""
+    monkeypatch.delenv("MINITX_DATA_DIR", raising=False)
+    monkeypatch.setattr(multi30k, "KNOWN_SHA256", {})  # (the subset is not the release: no checksum to check)
+    downloads = []
+
+    def download_file(split, lang, dest_dir=None, progress=True):  # the subset's file, as a download
+        downloads.append((split, lang, progress))
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        return shutil.copy(data_dir / multi30k.file_name(split, lang), dest_dir)
+
+    searches = []  # each look-up of a split's files searches the data directories once
+
+    def find_data_dir(data_dir=None, files=()):
+        searches.append(tuple(files))
+        return search(data_dir, files)
+
+    search = multi30k.find_data_dir
+    monkeypatch.setattr(multi30k, "download_file", download_file)
+    monkeypatch.setattr(multi30k, "find_data_dir", find_data_dir)
+    run = tmp_path / "run"
+    pretraining.pretrain(pretraining.build_config("tiny", max_steps=2), run, progress=False)
+    assert sorted(downloads) == [(split, lang, False) for split in ("train", "val") for lang in ("de", "en")]
+    assert sorted(searches) == [(f"{split}.de.gz", f"{split}.en.gz") for split in ("train", "val")]
+    cache = multi30k.default_cache_dir()
+    assert json.loads((run / "config.json").read_text())["data_read_from"] == {
+        split: f"{cache / f'{split}.de.gz'}, {cache / f'{split}.en.gz'}" for split in ("train", "val")}
