@@ -426,6 +426,18 @@ SLIPS = [
     Slip("pretraining log: where its data were read from left unsaid", "minitx/encoder/pretraining.py",
          '    log_data_read(files, config["data_dir"], from_run)', "    pass",
          ("tests/encoder/test_encoder_app.py",)),
+    Slip("pretraining data_dir: a relative --data-dir recorded as typed", "minitx/encoder/pretraining.py",
+         "    resolve_data_dir(config, from_run)\n", "    pass\n", ("tests/encoder/test_pretraining_data_dir.py",)),
+    Slip("pretraining data_dir: a resume reads the run's own unchecked (a moved one told to leave --data-dir out)",
+         "minitx/encoder/pretraining.py", "    resolve_data_dir(config, from_run)\n",
+         "    resolve_data_dir(config, False)\n", ("tests/encoder/test_pretraining_data_dir.py",)),
+    Slip("pretraining data_dir: finetune reads the run's data_dir unchecked", "minitx/encoder/finetuning.py",
+         "        data_dir = runs_data_dir(pre_config)", '        data_dir = pre_config["data_dir"]',
+         ("tests/encoder/test_pretraining_data_dir.py",)),
+    Slip("pretraining data_dir: each split's files looked up again to be read", "minitx/encoder/pretraining.py",
+         '(sentences(read_pairs(split, files[split])) for split in ("train", "val"))',
+         '(sentences(read_pairs(split, ensure_files(split, LANGS, config["data_dir"]))) for split in ("train", "val"))',
+         ("tests/encoder/test_pretraining_data_dir.py",)),
 ]
 
 
