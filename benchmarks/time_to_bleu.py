@@ -19,7 +19,7 @@ H200: 39.82, 41.24 at 17-18), so near the target one lucky epoch decides it, and
 model may be below it again. From the epoch the headline names on, every model the run made
 reaches the target: no single draw of the noise makes the figure, and the rule has no parameter
 to choose, so it is the default. It costs decoding every epoch to the run's end (on an H100,
-gpu-best's ~17 epochs past its 13th, a few seconds each); ``--hold K`` stops the scan sooner, at
+gpu-best's epochs 13 to 29, a few seconds each); ``--hold K`` stops the scan sooner, at
 the price of trusting K epochs (K = 1 is the first crossing).
 
 The run must have kept its epoch models (``--keep-epochs true``; keeping them changes nothing it
@@ -83,7 +83,8 @@ def main(argv=None) -> int:
                         help="start at the first epoch whose validation BLEU is this close to the target")
     parser.add_argument("--from-epoch", type=int, default=None, help="score from this epoch on")
     parser.add_argument("--all", action="store_true",
-                        help="score every epoch from the first, not from --margin's guess to where the figure is settled")
+                        help="score every epoch from the first, not from --margin's guess to where the figure "
+                             "is settled")
     parser.add_argument("--scores", metavar="JSON",
                         help="an earlier --out: apply the rule to the epochs it scored, decoding nothing")
     parser.add_argument("--device", default="auto")
@@ -166,8 +167,10 @@ def main(argv=None) -> int:
               f"{row['seconds']:.1f} s of training")
     if held is not None:
         row = scored[held]
+        span = (last if args.hold is None else min(held + args.hold - 1, last)) - held + 1  # the epochs it rests on
         print(f"time to {args.target:g} BLEU: epoch {held}, step {row['step']}, {row['seconds']:.1f} s of training "
-              f"(the first epoch from which {rule} scored at or above {args.target:g})")
+              f"(the first epoch from which {rule} scored at or above {args.target:g}; {span} epoch(s))"
+              + (": the run ended too soon after it to show that it stays" if span < (args.hold or 2) else ""))
     elif first is not None:
         unscored = [e for e in records if e > max(scored)]
         print(f"no epoch shown to stay at or above {args.target:g} BLEU {stay}"

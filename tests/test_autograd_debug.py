@@ -174,7 +174,7 @@ def test_the_trace_tells_two_ops_of_one_name_apart_by_forward_order_and_line():
         y.sum().backward()
     assert not function.forward_hooks and not engine.backward_hooks  # off again: no op pays for it
     matmuls = [r for r in trace.rows if r.op == "matmul"]
-    assert [(r.forward, r.site) for r in matmuls] == [(1, f"{__file__}:{first + 1}"), (0, f"{__file__}:{first}")]
+    assert [(r.forward_index, r.site) for r in matmuls] == [(1, f"{__file__}:{first + 1}"), (0, f"{__file__}:{first}")]
     lines = str(trace).splitlines()
     assert lines[0].split()[5:8] == ["forward", "created", "at"]
     second, first_made = [line for line in lines[2:] if line.split()[1] == "matmul"]
@@ -189,13 +189,13 @@ def test_the_trace_of_backward_alone_leaves_out_where_ops_came_from():
     loss = F.exp(x).sum()
     with trace_backward() as trace:
         loss.backward()
-    assert [(r.op, r.forward, r.site) for r in trace.rows] == [("sum", None, None), ("exp", None, None)]
+    assert [(r.op, r.forward_index, r.site) for r in trace.rows] == [("sum", None, None), ("exp", None, None)]
     assert "forward" not in str(trace).splitlines()[0]
     x.grad = None
     y = F.exp(x)
     with trace_backward() as trace:
         (y * 2.0).sum().backward()
-    assert [r.forward for r in trace.rows] == [1, 0, None]
+    assert [r.forward_index for r in trace.rows] == [1, 0, None]
     assert str(trace).splitlines()[-1].split()[:6] == ["2", "exp", "(2,)", f"{np.sqrt(8):.3e}", "-", "-"]
 
 

@@ -58,7 +58,7 @@ class TraceRow(NamedTuple):
     # the op's number in the order the forwards ran while the trace was on (0 first; every op's
     # forward counts, so numbers may skip), and the user's line that called it, "file:line";
     # None for an op made before the trace began (backward cannot know where it came from)
-    forward: int | None = None
+    forward_index: int | None = None
     site: str | None = None
 
 
@@ -81,8 +81,11 @@ class trace_backward:
         self._forwards = 0
 
     def _forward(self, fn, inputs, output):
-        user = _creation_site(sys._getframe(1))[-1:]  # the first frame outside minitx (none: minitx's own code)
-        self._made[fn] = self._forwards, f"{user[0][0]}:{user[0][1]}" if user else None
+        # the first frame outside minitx; none where the program is minitx's own (python -m minitx.translate:
+        # there the frame outside is runpy's, and _creation_site ends on a minitx frame when it finds no other)
+        path, line, _ = (_creation_site(sys._getframe(1)) or [(None, None, None)])[-1]
+        users = path is not None and not _inside(path, _PACKAGE) and not path.startswith("<frozen ")
+        self._made[fn] = self._forwards, f"{path}:{line}" if users else None
         self._forwards += 1
 
     def _hook(self, fn, dy, input_grads):
@@ -101,12 +104,12 @@ class trace_backward:
         return False
 
     def __str__(self) -> str:
-        made = any(r.forward is not None for r in self.rows)  # the forward columns: only where some op has them
+        made = any(r.forward_index is not None for r in self.rows)  # the forward columns: only where some op has them
         table = [("#", "op", "dy shape", "|dy|") + (("forward", "created at") if made else ())
                  + ("gradients returned: shape |g|",)]
         for r in self.rows:
             returned = "; ".join("-" if g is None else f"{g[0]} {g[1]:.3e}" for g in r.grads)
-            where = ("-" if r.forward is None else str(r.forward), _short(r.site)) if made else ()
+            where = ("-" if r.forward_index is None else str(r.forward_index), _short(r.site)) if made else ()
             table.append((str(r.step), r.op, str(r.dy_shape), f"{r.dy_norm:.3e}") + where + (returned,))
         widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
         lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:-1], widths)) + "  " + row[-1]

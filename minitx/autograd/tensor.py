@@ -1222,7 +1222,9 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
                     return number
             return Tensor(xp.full((), value, dtype=dtype))
     if like is not None:
-        exact = isinstance(value, (list, tuple)) and like.dtype == np.float64 and np.dtype(_infer_dtype(value)).kind == "f"
+        # (beside a 0-d float64 the list stays float32: the 0-d tensor takes its dtype, see promote)
+        exact = (isinstance(value, (list, tuple)) and like.dtype == np.float64 and like.ndim > 0
+                 and np.dtype(_infer_dtype(value)).kind == "f")
         return tensor(value, dtype=like.dtype if exact else None, device=like.device)
     return tensor(value)
 

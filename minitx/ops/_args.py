@@ -31,10 +31,20 @@ def operands(op, a, b):
     """a and b as tensors; a Python number takes the other's dtype and device, and one outside an
     integer tensor's range is an OverflowError naming ``op``."""
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    if like is None:  # a list beside an array is made to suit the array's dtype, as beside a tensor (as_tensor)
+        if isinstance(b, (list, tuple)) and _is_array(a):
+            a = like = as_tensor(a)
+        elif isinstance(a, (list, tuple)) and _is_array(b):
+            b = like = as_tensor(b)
     try:
         return as_tensor(a, like), as_tensor(b, like)
     except OverflowError as error:
         raise OverflowError(f"{op}: {error}") from None
+
+
+def _is_array(value) -> bool:
+    """Whether ``value`` is a NumPy or CuPy array (not a list, a tuple or a number)."""
+    return isinstance(value, np.ndarray) or backend.get_array_module(value) is not np
 
 
 def promote(a, b, true_division=False, op="promote"):

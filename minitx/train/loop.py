@@ -366,8 +366,13 @@ class Trainer:
         OneCycleLR and CyclicLR cycle), the schedule's own, and the loss scaler's factors and
         interval (not its scale, which moves)."""
         moved = self.schedule._moves() if hasattr(self.schedule, "_moves") else ("lr",)
-        found = [(f"optimizer group {g}", key, value) for g, group in enumerate(self.optimizer.param_groups)
-                 for key, value in group.items() if key != "params" and key not in moved]
+        found = []
+        for g, group in enumerate(self.optimizer.param_groups):
+            for key, value in group.items():
+                if key == "betas" and key in moved:  # a cycling schedule moves beta1 alone: beta2 stays as built
+                    found.append((f"optimizer group {g}", "betas[1:]", tuple(value[1:])))
+                elif key != "params" and key not in moved:
+                    found.append((f"optimizer group {g}", key, value))
         if self.schedule is not None:  # (a PyTorch-style lr_scheduler names none: its state_dict holds them)
             found += [("the schedule", key, getattr(self.schedule, key))
                       for key in getattr(self.schedule, "_hyper", ())]

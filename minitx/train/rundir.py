@@ -161,7 +161,8 @@ def resolve_data_dir(config, from_run=False) -> None:
     ``from_run``: it is the resumed run's own (config.json's), not given to this command: it must
     still be there (runs_data_dir)."""
     if config["data_dir"] is not None:
-        config["data_dir"] = str((runs_data_dir(config) if from_run else Path(config["data_dir"]).expanduser()).resolve())
+        found = runs_data_dir(config) if from_run else Path(config["data_dir"]).expanduser()
+        config["data_dir"] = str(found.resolve())
 
 
 def runs_data_dir(config) -> Path:

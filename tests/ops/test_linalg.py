@@ -195,6 +195,9 @@ def test_a_list_of_floats_beside_float64_keeps_its_numbers_exact():
     np.testing.assert_array_equal((minitx.tensor(np.ones((1, 1))) @ [[0.1, 1e-50]]).numpy(), np.float64(tenth))
     assert (minitx.zeros(1, 2) + tenth).dtype.name == "float32"  # beside float32: float32, as before
     assert (x + [[1, 2]]).dtype.name == "float64"  # integers as before
+    # beside a float64 NumPy array too: its dtype was chosen, as a tensor's
+    np.testing.assert_array_equal(F.matmul(np.ones((1, 1)), [[0.1, 1e-50]]).numpy(), np.float64(tenth))
+    np.testing.assert_array_equal(F.add(np.zeros((1, 2)), tenth).numpy(), np.float64(tenth))
 
 
 def test_linear_names_a_list_bias_rather_than_its_dtype():

@@ -597,6 +597,19 @@ def test_a_resume_beside_a_cycling_schedule_still_checks_the_other_settings(tmp_
         trainer.resume()
 
 
+def test_a_resume_beside_a_schedule_cycling_beta1_still_checks_beta2(tmp_path):
+    def cyclic(opt):
+        return optim.lr_scheduler.CyclicLR(opt, 0.002, 0.02, step_size_up=3)
+
+    run(tmp_path, make_schedule=cyclic, max_steps=8)
+    trainer = make_trainer(tmp_path, make_schedule=cyclic)
+    group = trainer.optimizer.param_groups[0]
+    group["betas"] = (group["betas"][0], 0.99)
+    with pytest.raises(ValueError, match=r"optimizer group 0 has betas\[1:\] = \(0\.999,\), but this run was built "
+                                         r"with \(0\.99,\)"):
+        trainer.resume()
+
+
 @pytest.mark.parametrize("returned", [np.float32(0.75), np.array(0.75), "tensor"], ids=["float32", "0-d", "tensor"])
 def test_a_validation_loss_or_metric_of_numpy_or_a_tensor_is_recorded_as_a_number(tmp_path, returned):
     """loss.numpy().mean() is a NumPy float32: history.json failed to write it (a bare TypeError
