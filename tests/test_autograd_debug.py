@@ -182,6 +182,20 @@ def test_the_trace_tells_two_ops_of_one_name_apart_by_forward_order_and_line():
     assert re.search(rf"e[+-]\d+  0 +test_autograd_debug\.py:{first}  ", first_made)
 
 
+@pytest.mark.parametrize("outermost", ["<frozen runpy>", "minitx"])
+def test_the_trace_names_no_site_for_minitx_own_programs(monkeypatch, outermost):
+    """Under python -m minitx.translate the only frame outside minitx is runpy's, and where none is
+    outside, the frames found end on a minitx one: neither is the user's line, so the site is None."""
+    from minitx.autograd import debug
+
+    path = "<frozen runpy>" if outermost == "<frozen runpy>" else str(Path(debug.__file__).with_name("engine.py"))
+    monkeypatch.setattr(debug, "_creation_site", lambda frame: [(path, 88, "code")])
+    x = leaf([1.0, 2.0])
+    with trace_backward() as trace:
+        F.exp(x).sum().backward()
+    assert [(r.op, r.forward_index, r.site) for r in trace.rows] == [("sum", 1, None), ("exp", 0, None)]
+
+
 def test_the_trace_of_backward_alone_leaves_out_where_ops_came_from():
     """Ops made before the trace: their rows hold None (backward cannot know), the table leaves the
     columns out; beside ops made in the block, theirs read "-"."""
