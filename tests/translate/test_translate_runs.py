@@ -754,6 +754,9 @@ def test_time_to_bleu_rescores_a_recorded_scan_without_its_models(tmp_path):
     assert report["hold"] is None and report["last_epoch"] == 20 and report["epochs"] == rows
     held3 = _script("time_to_bleu.py", run, "--scores", run / "time.json", "--hold", "3")
     assert "time to 40 BLEU: epoch 17" in held3.stdout and "3 epochs in a row" in held3.stdout
+    assert "; 4 epoch(s))" in done.stdout and "ended too soon" not in done.stdout  # epochs 17-20
+    held10 = _script("time_to_bleu.py", run, "--scores", run / "time.json", "--hold", "10")
+    assert "; 4 epoch(s)): the run ended too soon after it to show that it stays" in held10.stdout
 
     (run / "time.json").write_text(json.dumps({"epochs": rows[:3]}))  # stopped at the first crossing
     short = _script("time_to_bleu.py", run, "--scores", run / "time.json")
