@@ -167,6 +167,33 @@ def test_tensor_of_a_torch_tensor(torch_dtype, dtype):
     assert np.shares_memory(wrapped.data, source.numpy())
 
 
+def test_a_list_holding_a_tensor_that_requires_grad_warns_that_its_gradient_is_lost():
+    """A list operand is copied as numbers: ``x @ [[w], [w]]`` sent w no gradient, silently. Now a
+    warning (at the user's line) says so and names minitx.stack; a PyTorch tensor that requires grad
+    in a list, which NumPy cannot read, is refused naming what to do (torch.tensor([p]) warns)."""
+    w = minitx.tensor(2.0, requires_grad=True)
+    x = minitx.ones(1, 2, requires_grad=True)
+    with pytest.warns(UserWarning, match=r"^tensor: a list holding a Tensor that requires grad is copied as "
+                                         r"numbers: .*minitx\.stack") as caught:
+        y = x @ [[w], [w]]
+    assert caught[0].filename == __file__
+    y.sum().backward()
+    assert w.grad is None and x.grad.tolist() == [[2.0, 2.0]]  # as warned
+    with pytest.warns(UserWarning, match=r"^tensor: a list holding"):
+        assert minitx.tensor([w, 3.0]).tolist() == [2.0, 3.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert minitx.tensor([w.detach(), minitx.tensor(3.0), 4.0]).tolist() == [2.0, 3.0, 4.0]  # no graph: silent
+        assert np.asarray(w) == 2.0  # outside a list: as before
+    torch = pytest.importorskip("torch")
+    p = torch.tensor(1.5, requires_grad=True)
+    for make in (lambda: minitx.tensor([p, p]), lambda: minitx.ones(2) + [p, p]):
+        with pytest.raises(TypeError, match=r"^tensor: the list holds a PyTorch tensor that requires grad.*"
+                                            r"\[t\.detach\(\) for t in \.\.\.\]"):
+            make()
+    assert minitx.tensor([p.detach(), p.detach()]).tolist() == [1.5, 1.5]
+
+
 def test_tensor_copies_a_torch_tensor_that_requires_grad_detached_with_a_warning():
     """minitx.tensor(p) of a PyTorch parameter copies its values, as torch.tensor(p) does, and warns
     as PyTorch does: the copy leaves p's graph. Sharing p's memory stays refused (PyTorch's DLPack

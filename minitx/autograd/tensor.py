@@ -15,9 +15,12 @@ recorded as an op, as PyTorch records it: see ``Tensor._in_place``.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import numbers
+import threading
+import warnings
 
 import numpy as np
 
@@ -435,6 +438,10 @@ class Tensor:
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def __array__(self, dtype=None, copy=None):
+        if self.requires_grad and _reading_a_list.depth:  # an element of tensor([...]), x + [...]: see _read_list
+            warnings.warn("tensor: a list holding a Tensor that requires grad is copied as numbers: no gradient "
+                          "flows back to that tensor; minitx.stack([...]) keeps the graph (or write t.detach() "
+                          "to say so)", UserWarning, stacklevel=interop._user_stacklevel())
         arr = self.numpy()
         return arr.astype(dtype) if dtype is not None else arr
 
@@ -1149,6 +1156,35 @@ def _infer_dtype(data):
     raise TypeError(f"tensor: cannot make a tensor from data of dtype {dtype}")
 
 
+class _ListDepth(threading.local):
+    depth = 0
+
+
+#: > 0 while tensor() reads a list or tuple: its Tensor elements warn when they require grad
+_reading_a_list = _ListDepth()
+
+
+@contextlib.contextmanager
+def _read_list(data):
+    """While NumPy reads the list or tuple ``data`` into an array: a Tensor element that requires
+    grad warns (its numbers are copied, its graph is not: ``x @ [[w], [w]]`` sends w no gradient,
+    silently otherwise; PyTorch's torch.tensor([t]) warns too), and a PyTorch tensor that requires
+    grad, which NumPy cannot read, is refused naming what to do."""
+    if not isinstance(data, (list, tuple)):
+        yield
+        return
+    _reading_a_list.depth += 1
+    try:
+        yield
+    except RuntimeError as error:
+        if "requires grad" not in str(error):
+            raise
+        raise TypeError("tensor: the list holds a PyTorch tensor that requires grad, which it cannot copy as "
+                        "numbers; pass [t.detach() for t in ...]") from error
+    finally:
+        _reading_a_list.depth -= 1
+
+
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Make a tensor from a Python number, (nested) list, numpy or cupy array, Tensor, PyTorch
     tensor, or any object with ``__dlpack__`` or ``__array__``.
@@ -1162,15 +1198,16 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     data = interop.as_array(data, copy=True)  # (a copy: a PyTorch tensor that requires grad detached, with a warning)
     device = backend.check_device(device)
     xp = backend.get_array_module(data)
-    if dtype is None:
-        is_array = isinstance(data, (xp.ndarray, np.generic))
-        if is_array and not backend.holds(data.dtype):
-            raise TypeError(f"tensor: cannot hold an array of dtype {data.dtype}; expected one of "
-                            f"{backend.dtype_names()}, or pass dtype= to convert it")
-        dtype = data.dtype if is_array else _infer_dtype(data)
-    dtype = backend.resolve_dtype(dtype)
-    with np.errstate(all="ignore"):  # 1e300 as float32 is inf, silently as the ops (and PyTorch)
-        array = backend.to_device(xp.array(data, dtype=dtype, copy=True), device)
+    with _read_list(data):
+        if dtype is None:
+            is_array = isinstance(data, (xp.ndarray, np.generic))
+            if is_array and not backend.holds(data.dtype):
+                raise TypeError(f"tensor: cannot hold an array of dtype {data.dtype}; expected one of "
+                                f"{backend.dtype_names()}, or pass dtype= to convert it")
+            dtype = data.dtype if is_array else _infer_dtype(data)
+        dtype = backend.resolve_dtype(dtype)
+        with np.errstate(all="ignore"):  # 1e300 as float32 is inf, silently as the ops (and PyTorch)
+            array = backend.to_device(xp.array(data, dtype=dtype, copy=True), device)
     return Tensor(array, requires_grad=requires_grad)
 
 
