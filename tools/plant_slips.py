@@ -446,6 +446,11 @@ SLIPS = [
     Slip("trace_backward: a minitx or runpy frame named as the user's line", "minitx/autograd/debug.py",
          '        users = path is not None and not _inside(path, _PACKAGE) and not path.startswith("<frozen ")',
          "        users = path is not None", ("tests/test_autograd_debug.py",)),
+    Slip("trace_backward(model=): the module stack keeps a call an exception ended", "minitx/autograd/debug.py",
+         "            self._calls.pop()\n", "            break\n", ("tests/test_autograd_debug.py",)),
+    Slip("forward pre-hook: the arguments it returns ignored", "minitx/nn/module.py",
+         "                    args = result if isinstance(result, tuple) else (result,)\n",
+         "                    pass\n", ("tests/nn/test_module.py",)),
 ]
 
 
