@@ -125,7 +125,8 @@ class trace_backward:
 
     def _module_ends(self, module, args, output):
         """The forward hook: take this call off, with the calls inside it that an exception ended
-        (and the forward caught)."""
+        (and the forward caught). _drop_ended would find it ended too, but by walking every frame
+        at the next op: taken off here, the stack's top is running and the walks stay short."""
         call = sys._getframe(1)
         for i in range(len(self._calls) - 1, -1, -1):
             if self._calls[i][1] is call:
