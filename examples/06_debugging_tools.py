@@ -6,7 +6,8 @@ Three tools, none of which changes what the engine computes:
 
 1. ``trace_backward``: every op backward visits, the gradient it received and those it returned,
    with their norms. Vanishing or exploding gradients show up as norms that shrink or grow
-   from row to row.
+   from row to row. Given the model, it names the module that ran each op (``model[2]``'s
+   linear says "2"), where the line alone would name ``model(x)`` for every layer.
 2. ``detect_anomaly``: the first op whose forward or backward produces NaN or inf raises, naming
    the op, its inputs and the line of your code that created it. Without it, a NaN appears in
    the loss many ops later with no hint of where it came from.
@@ -26,9 +27,11 @@ model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
 x, labels = minitx.tensor(rng.normal(size=(5, 4)), dtype="float32"), minitx.tensor(rng.integers(0, 3, 5))
 
 print("1. the backward trace of one training step")
-with trace_backward() as trace:
+with trace_backward(model=model) as trace:
     F.cross_entropy(model(x), labels).backward()
 print(trace)
+assert [(r.op, r.module) for r in trace.rows] == [("cross_entropy", None), ("linear", "2"), ("relu", "1"),
+                                                  ("linear", "0")]
 
 print("\n2. anomaly mode: log of a probability that underflowed to 0")
 logits = minitx.tensor([[0.0, 200.0]], requires_grad=True)

@@ -213,6 +213,144 @@ def test_the_trace_of_backward_alone_leaves_out_where_ops_came_from():
     assert str(trace).splitlines()[-1].split()[:6] == ["2", "exp", "(2,)", f"{np.sqrt(8):.3e}", "-", "-"]
 
 
+class MLP(minitx.nn.Module):
+    """Two linear layers with a ReLU between, and an op of its own after them (``* 2``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.act, self.fc2 = Linear(3, 4), minitx.nn.ReLU(), Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x))) * 2.0
+
+
+def hooked(model):
+    """The modules of ``model`` that hold a forward pre-hook or forward hook."""
+    return [name for name, m in model.named_modules() if m.__dict__.get("_forward_pre_hooks")
+            or m.__dict__.get("_forward_hooks")]
+
+
+def modules_by_op(trace):
+    return [(r.op, r.module) for r in trace.rows]
+
+
+def test_the_trace_of_a_model_names_the_module_that_ran_each_op():
+    """Every op of a model called from one line shares that line: model= names the module too."""
+    minitx.manual_seed(0)
+    model = MLP()
+    x = minitx.tensor(np.ones((5, 3)), dtype="float32")
+    with trace_backward(model=model) as trace:
+        assert hooked(model) == ["", "fc1", "act", "fc2"]
+        model(x).sum().backward()
+    assert hooked(model) == []
+    assert modules_by_op(trace) == [("sum", None), ("mul", ""), ("linear", "fc2"), ("relu", "act"),
+                                    ("linear", "fc1")]
+    assert model.get_submodule(trace.rows[2].module) is model.fc2
+    lines = str(trace).splitlines()
+    assert lines[0].split()[5:9] == ["forward", "created", "at", "module"]
+    column = lines[0].index("module")
+    assert [line[column:].split()[0] for line in lines[2:]] == ["-", "(MLP)", "fc2", "act", "fc1"]
+
+
+def test_the_trace_names_the_innermost_module_and_the_outer_one_again_after_it():
+    class Block(minitx.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = minitx.nn.Sequential(Linear(3, 3))
+
+        def forward(self, x):
+            return F.tanh(self.inner(x))
+
+    model = minitx.nn.Sequential(Block(), Block())
+    with trace_backward(model=model) as trace:
+        model(minitx.tensor(np.ones((2, 3)), dtype="float32")).sum().backward()
+    assert modules_by_op(trace) == [("sum", None), ("tanh", "1"), ("linear", "1.inner.0"),
+                                    ("tanh", "0"), ("linear", "0.inner.0")]
+
+
+def test_a_module_called_twice_or_held_twice_is_named_at_each_call_by_its_first_name():
+    class Twice(minitx.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.shared = Linear(3, 3)
+            self.again = self.shared  # one module under two names
+
+        def forward(self, x):
+            return self.again(F.tanh(self.shared(x)))
+
+    model = Twice()
+    with trace_backward(model=model) as trace:
+        model(minitx.tensor(np.ones((2, 3)), dtype="float32")).sum().backward()
+    assert [(r.op, r.forward_index, r.module) for r in trace.rows] == [
+        ("sum", 3, None), ("linear", 2, "shared"), ("tanh", 1, ""), ("linear", 0, "shared")]
+    assert hooked(model) == []
+
+
+class Failing(minitx.nn.Module):
+    """Raises in the middle of its forward while ``fail`` is set."""
+
+    fail = True
+
+    def forward(self, x):
+        y = x * 3.0
+        if self.fail:
+            raise ValueError("failing on purpose")
+        return y
+
+
+def test_a_forward_that_raises_leaves_no_module_on_the_trace_and_no_hook_after_it():
+    """A forward that raises never reaches its forward hook: the next op and the next module call
+    must still see where they run, not the call that ended."""
+
+    class Tolerant(minitx.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.failing, self.fc = Failing(), Linear(3, 3)
+
+        def forward(self, x):
+            try:
+                x = self.failing(x)
+            except ValueError:
+                pass  # caught here, inside the model: this forward runs on
+            return self.fc(x) - 1.0
+
+    model = Tolerant()
+    own = model.fc.register_forward_hook(lambda m, args, output: None)  # the user's: it stays
+    x = minitx.tensor(np.ones((2, 3)), dtype="float32", requires_grad=True)
+    with trace_backward(model=model) as trace:
+        with pytest.raises(ValueError, match="on purpose"):
+            model.failing(x)  # raises out of the model
+        (x * 4.0).sum().backward()  # outside any module
+        x.grad = None
+        model(x).sum().backward()
+    assert modules_by_op(trace) == [("sum", None), ("mul", None),
+                                    ("sum", None), ("sub", ""), ("linear", "fc")]
+    assert hooked(model) == ["fc"] and list(model.fc._forward_hooks.values()) == [own.hooks[own.id]]
+    with pytest.raises(ValueError), trace_backward(model=model):  # an exception out of the block too
+        model.failing(x)
+    assert hooked(model) == ["fc"] and not function.forward_hooks and not engine.backward_hooks
+    model.failing.fail = False
+    with trace_backward(model=model) as trace:
+        model(x).sum().backward()
+    assert modules_by_op(trace) == [("sum", None), ("sub", ""), ("linear", "fc"), ("mul", "failing")]
+
+
+def test_the_trace_without_a_model_hooks_no_module_and_its_rows_name_none():
+    minitx.manual_seed(0)
+    model, other = MLP(), MLP()
+    x = minitx.tensor(np.ones((5, 3)), dtype="float32")
+    with trace_backward() as trace:
+        assert hooked(model) == []
+        model(x).sum().backward()
+    assert [r.module for r in trace.rows] == [None] * 5 and "module" not in str(trace).splitlines()[0]
+    with trace_backward(model=other) as trace:
+        assert hooked(model) == []  # only the model named
+        model(x).sum().backward()
+    assert [r.module for r in trace.rows] == [None] * 5
+    with pytest.raises(TypeError, match="model must be a minitx nn.Module \\(or None\\), got str"):
+        trace_backward(model="MLP")
+
+
 # ---------------------------------------------------------------- detect_anomaly
 
 def test_anomaly_mode_names_the_forward_op_and_the_users_line():

@@ -448,6 +448,11 @@ SLIPS = [
          "        users = path is not None", ("tests/test_autograd_debug.py",)),
     Slip("a list holding a tensor that requires grad copied silently", "minitx/autograd/tensor.py",
          "    _reading_a_list.depth += 1\n", "    pass\n", ("tests/test_interop.py",)),
+    Slip("trace_backward(model=): the module stack keeps a call an exception ended", "minitx/autograd/debug.py",
+         "            self._calls.pop()\n", "            break\n", ("tests/test_autograd_debug.py",)),
+    Slip("forward pre-hook: the arguments it returns ignored", "minitx/nn/module.py",
+         "                    args = result if isinstance(result, tuple) else (result,)\n",
+         "                    pass\n", ("tests/nn/test_module.py",)),
 ]
 
 

@@ -2,8 +2,8 @@
 
     from minitx.autograd.debug import detect_anomaly, trace_backward
 
-    with trace_backward() as trace:
-        loss = model(x)     # (the forward inside too: each row then names its op's line)
+    with trace_backward(model=model) as trace:
+        loss = model(x)     # (the forward inside too: each row then names its op's line and module)
         loss.backward()
     print(trace)        # one row per op, in the order the engine ran their backward
 
@@ -21,6 +21,7 @@ arrays ops saved, for writes through DLPack), lives with the in-place guard it e
 """
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import sys
@@ -60,6 +61,10 @@ class TraceRow(NamedTuple):
     # None for an op made before the trace began (backward cannot know where it came from)
     forward_index: int | None = None
     site: str | None = None
+    # with trace_backward(model=...): the name in model.named_modules() of the innermost of the
+    # model's modules whose forward was running when the op's forward ran ("" the model itself, so
+    # that model.get_submodule(row.module) finds it); None outside them, or with no model given
+    module: str | None = None
 
 
 class trace_backward:
@@ -73,49 +78,119 @@ class trace_backward:
     forward order and the line of your code that called it (columns ``forward`` and ``created
     at``): what tells two ``matmul`` rows apart. Wrapping ``backward()`` alone, the rows have
     only the op's name and its output's shape (dy's), and the table leaves those columns out.
+
+    A model run from one line gives all its ops that line. Name the model, and each row also
+    says which of its modules ran the op (column ``module``: the innermost module whose forward
+    was running, named as ``model.named_modules()`` names it, "-" for an op outside the model)::
+
+        with trace_backward(model=model) as t:
+            F.cross_entropy(model(x), labels).backward()
+        print(t)    # the rows of model.fc2's linear say "fc2", of its ReLU "act", cross_entropy's "-"
+
+    It hooks every module the model holds when the block begins (forward pre-hooks and forward
+    hooks, removed when it ends); a module called twice, or held under two names, reads its
+    first name each time. Without a model no module is hooked and the column is left out.
     """
 
-    def __init__(self):
+    def __init__(self, model=None):
+        from minitx.nn.module import Module  # noqa: PLC0415  (minitx.nn imports minitx.autograd)
+
+        if model is not None and not isinstance(model, Module):
+            raise TypeError(f"trace_backward: model must be a minitx nn.Module (or None), got {type(model).__name__}")
+        self.model = model
         self.rows: list[TraceRow] = []
-        self._made = weakref.WeakKeyDictionary()  # op -> (forward number, "file:line"): the forward hook's
+        self._made = weakref.WeakKeyDictionary()  # op -> (forward number, "file:line", module): the forward hook's
         self._forwards = 0
+        self._handles = []  # the module hooks this trace registered, removed on exit
+        # the model's module calls running now, outermost first: (name, the frame of their
+        # Module.__call__). The frame says whether a call is still running: one that raised
+        # never reached its forward hook, which would have taken it off (_drop_ended)
+        self._calls: list = []
 
     def _forward(self, fn, inputs, output):
         # the first frame outside minitx; none where the program is minitx's own (python -m minitx.translate:
         # there the frame outside is runpy's, and _creation_site ends on a minitx frame when it finds no other)
         path, line, _ = (_creation_site(sys._getframe(1)) or [(None, None, None)])[-1]
         users = path is not None and not _inside(path, _PACKAGE) and not path.startswith("<frozen ")
-        self._made[fn] = self._forwards, f"{path}:{line}" if users else None
+        self._drop_ended(sys._getframe(1))
+        module = self._calls[-1][0] if self._calls else None
+        self._made[fn] = self._forwards, f"{path}:{line}" if users else None, module
         self._forwards += 1
+
+    def _module_starts(self, name, module, args):
+        """The forward pre-hook on each module of the model: its call is now the innermost."""
+        call = sys._getframe(1)  # Module.__call__'s frame: this call's own
+        self._drop_ended(call)
+        self._calls.append((name, call))
+
+    def _module_ends(self, module, args, output):
+        """The forward hook: take this call off, with the calls inside it that an exception ended
+        (and the forward caught). _drop_ended would find it ended too, but by walking every frame
+        at the next op: taken off here, the stack's top is running and the walks stay short."""
+        call = sys._getframe(1)
+        for i in range(len(self._calls) - 1, -1, -1):
+            if self._calls[i][1] is call:
+                del self._calls[i:]
+                return
+        # not found: the call began before the trace did
+
+    def _drop_ended(self, frame) -> None:
+        """Take off the calls an exception ended: those whose frame no longer encloses ``frame``.
+        A call ends before the calls around it, so they are the last ones."""
+        if not self._calls:
+            return
+        innermost, enclosing = self._calls[-1][1], set()
+        while frame is not None:
+            if frame is innermost:
+                return  # running still, and so are the calls around it: the common case, a short walk
+            enclosing.add(id(frame))  # (the ids of ended frames _calls holds cannot be reused)
+            frame = frame.f_back
+        while self._calls and id(self._calls[-1][1]) not in enclosing:
+            self._calls.pop()
 
     def _hook(self, fn, dy, input_grads):
         grads = tuple(None if g is None else (tuple(g.shape), _norm(g)) for g in input_grads)
-        forward, site = self._made.get(fn, (None, None))
-        self.rows.append(TraceRow(len(self.rows), fn.name, tuple(dy.shape), _norm(dy), grads, forward, site))
+        forward, site, module = self._made.get(fn, (None, None, None))
+        self.rows.append(TraceRow(len(self.rows), fn.name, tuple(dy.shape), _norm(dy), grads, forward, site, module))
 
     def __enter__(self):
         function.forward_hooks.append(self._forward)
         engine.backward_hooks.append(self._hook)
+        for name, module in self.model.named_modules() if self.model is not None else ():
+            # prepended: a user's pre-hook runs inside the call, and its ops are the module's too
+            self._handles.append(module.register_forward_pre_hook(functools.partial(self._module_starts, name),
+                                                                  prepend=True))
+            self._handles.append(module.register_forward_hook(self._module_ends))
         return self
 
     def __exit__(self, *exc):
         function.forward_hooks.remove(self._forward)
         engine.backward_hooks.remove(self._hook)
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+        self._calls.clear()  # (the frames of calls an exception ended, and their locals)
         return False
 
     def __str__(self) -> str:
         made = any(r.forward_index is not None for r in self.rows)  # the forward columns: only where some op has them
+        named = any(r.module is not None for r in self.rows)  # and the module's
         table = [("#", "op", "dy shape", "|dy|") + (("forward", "created at") if made else ())
-                 + ("gradients returned: shape |g|",)]
+                 + (("module",) if named else ()) + ("gradients returned: shape |g|",)]
         for r in self.rows:
             returned = "; ".join("-" if g is None else f"{g[0]} {g[1]:.3e}" for g in r.grads)
             where = ("-" if r.forward_index is None else str(r.forward_index), _short(r.site)) if made else ()
+            where += (self._module_shown(r.module),) if named else ()
             table.append((str(r.step), r.op, str(r.dy_shape), f"{r.dy_norm:.3e}") + where + (returned,))
         widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
         lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:-1], widths)) + "  " + row[-1]
                  for row in table]
         lines.insert(1, "-" * len(lines[0]))
         return "\n".join(line.rstrip() for line in lines)
+
+    def _module_shown(self, name) -> str:
+        """A row's module as the table shows it: the model itself (named "") by its class."""
+        return "-" if name is None else name or f"({type(self.model).__name__})"
 
 
 def _short(site) -> str:

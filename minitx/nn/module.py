@@ -163,6 +163,12 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__}.forward")
 
     def __call__(self, *args, **kwargs):
+        pre_hooks = self.__dict__.get("_forward_pre_hooks")
+        if pre_hooks:
+            for hook in list(pre_hooks.values()):
+                result = hook(self, args)
+                if result is not None:  # new arguments, as in PyTorch: a single value stands for a 1-tuple
+                    args = result if isinstance(result, tuple) else (result,)
         backward_hooks = self.__dict__.get("_backward_hooks")
         if backward_hooks:
             args = _BackwardHookCall(self, backward_hooks, args).inputs
@@ -175,9 +181,23 @@ class Module:
             args.call.watch(output)
         return output
 
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False) -> "HookHandle":
+        """Call ``hook(module, args)`` before every forward of this module, ``args`` the tuple of
+        positional arguments (keyword arguments go to forward alone, as PyTorch's hooks without
+        ``with_kwargs``, which minitx lacks). A value it returns replaces the arguments: a tuple
+        as it is, anything else as a 1-tuple; the next hook, forward and the forward hooks see
+        them. Hooks run in the order registered, ``prepend=True`` puts this one first.
+        ``handle.remove()`` unhooks it."""
+        hooks = self.__dict__.setdefault("_forward_pre_hooks", OrderedDict())
+        handle = HookHandle.add(hooks, hook)
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
     def register_forward_hook(self, hook) -> "HookHandle":
         """Call ``hook(module, inputs, output)`` after every forward of this module (to record
-        activations, say); a value it returns replaces the output. ``handle.remove()`` unhooks it."""
+        activations, say), ``inputs`` the positional arguments forward got (the pre-hooks' when
+        they replaced them); a value it returns replaces the output. ``handle.remove()`` unhooks it."""
         return HookHandle.add(self.__dict__.setdefault("_forward_hooks", OrderedDict()), hook)
 
     def register_full_backward_hook(self, hook) -> "HookHandle":

@@ -347,6 +347,57 @@ def test_a_forward_hook_sees_every_forward_may_replace_the_output_and_can_be_rem
     assert len(seen) == 2
 
 
+def _pre_hook_events(Base):
+    """The calls a module of ``Base`` (PyTorch's nn.Module or minitx's) sees with forward pre-hooks
+    that look, return one value, return a tuple, are prepended and removed, beside a forward hook."""
+    events = []
+
+    class Echo(Base):
+        def forward(self, *args, **kwargs):
+            events.append(("forward", args, kwargs))
+            return sum(args)
+
+    module = Echo()
+    module.register_forward_pre_hook(lambda m, args: events.append(("looks", m is module, args)))
+    plus_one = module.register_forward_pre_hook(lambda m, args: args[0] + 1)  # one value: a 1-tuple
+    module.register_forward_pre_hook(lambda m, args: (args[0] * 10, 5))  # a tuple: the arguments as they are
+    module.register_forward_pre_hook(lambda m, args: events.append(("first", args)), prepend=True)
+    module.register_forward_hook(lambda m, args, output: events.append(("after", args, output)))
+    events.append(("returned", module(1, 2, scale=3)))
+    plus_one.remove()
+    events.append(("returned", module(1, 2)))
+    return events
+
+
+def test_forward_pre_hooks_run_in_order_and_replace_the_arguments_as_torchs():
+    torch = pytest.importorskip("torch")
+    ours = _pre_hook_events(Module)
+    assert ours == _pre_hook_events(torch.nn.Module)
+    assert ours[:5] == [("first", (1, 2)), ("looks", True, (1, 2)), ("forward", (20, 5), {"scale": 3}),
+                        ("after", (20, 5), 25), ("returned", 25)]
+    assert ours[5:] == [("first", (1, 2)), ("looks", True, (1, 2)), ("forward", (10, 5), {}),
+                        ("after", (10, 5), 15), ("returned", 15)]
+
+
+def test_a_pre_hooks_new_input_is_what_a_full_backward_hook_sees_the_gradient_of_as_torchs():
+    """Pre-hooks run before the backward hooks take the inputs, as in PyTorch: grad_input is the
+    gradient of the tensor the hook returned (x * 2), not of the caller's x."""
+    torch = pytest.importorskip("torch")
+    layer, twin = nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    twin.weight.data, twin.bias.data = torch.tensor(layer.weight.numpy()), torch.tensor(layer.bias.numpy())
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    seen = {}
+    for name, module, tensor in (("ours", layer, minitx.tensor(x, requires_grad=True)),
+                                 ("theirs", twin, torch.tensor(x, requires_grad=True))):
+        module.register_forward_pre_hook(lambda m, args: args[0] * 2)
+        module.register_full_backward_hook(lambda m, gi, go, name=name: seen.__setitem__(name, gi[0]))
+        (module(tensor) ** 2).sum().backward()
+        seen[name + " x.grad"] = tensor.grad
+    np.testing.assert_allclose(seen["ours"].numpy(), seen["theirs"].numpy(), rtol=1e-5)
+    np.testing.assert_allclose(seen["ours x.grad"].numpy(), seen["theirs x.grad"].numpy(), rtol=1e-5)
+    np.testing.assert_allclose(seen["ours x.grad"].numpy(), 2 * seen["ours"].numpy(), rtol=1e-6)
+
+
 def test_tensor_hooks_see_and_may_replace_a_gradient_before_it_goes_on():
     x = minitx.tensor(np.array([1.0, 2.0]), requires_grad=True)
     h = x * 3
