@@ -45,16 +45,24 @@ from minitx import backend
 
 
 class _Guard:
-    """One array that unreleased ops hold: how many hold it, its version, whether it is locked."""
+    """One array that unreleased ops hold: how many hold it, its version, whether it is locked,
+    and which arrays of its memory they saved (``parts``: id -> [array, how many ops saved it, the
+    bytes it spans once asked]), so that a recorded write may go into the array where it touches
+    none of them (saved_parts)."""
 
-    __slots__ = ("array", "holders", "version", "lockable", "locked")
+    __slots__ = ("array", "holders", "version", "lockable", "locked", "parts")
 
     def __init__(self, array):
-        self.array, self.holders, self.version, self.locked = array, 0, 0, False
+        self.array, self.holders, self.version, self.locked, self.parts = array, 0, 0, False, {}
         # only a NumPy array that is writeable now gets locked (and unlocked); CuPy has no such flag
         self.lockable = isinstance(array, np.ndarray) and array.flags.writeable
 
-    def drop(self) -> None:
+    def drop(self, arrays) -> None:
+        for array in arrays:
+            entry = self.parts[id(array)]
+            entry[1] -= 1
+            if entry[1] == 0:
+                del self.parts[id(array)]
         self.holders -= 1
         if self.holders == 0:
             self.unlock()
@@ -94,36 +102,65 @@ def _owner(array):
 
 def hold(saved, inputs, output) -> tuple:
     """Lock the arrays owning ``saved``'s memory that a tensor shows (the data of an input or
-    of the output); returns ((guard, version now), ...). An array only the op can reach (a
-    layer norm's 1/sigma, an attention's log-sum-exp) cannot be written by anyone: no guard."""
+    of the output); returns ((guard, version now, the saved arrays of its memory), ...). An
+    array only the op can reach (a layer norm's 1/sigma, an attention's log-sum-exp) cannot be
+    written by anyone: no guard."""
     shown = {id(_owner(t.data)) for t in inputs}
     shown.add(id(_owner(output)))
-    held = {}  # id(owner) -> (guard, version): two saved views of one array count once
+    held = {}  # id(owner) -> (guard, version, [saved arrays]): two saved views of one array count once
     for array in saved:
         owner = _owner(array)
         key = id(owner)
-        if owner is None or key not in shown or key in held:
+        if owner is None or key not in shown:
             continue
-        guard = _guards.get(key)
-        if guard is None:
-            guard = _guards[key] = _Guard(owner)
-        guard.holders += 1
-        if guard.lockable and not guard.locked:  # new, or unlocked by mark_modified since
-            owner.setflags(write=False)
-            guard.locked = True
-        held[key] = (guard, guard.version)
+        if key not in held:
+            guard = _guards.get(key)
+            if guard is None:
+                guard = _guards[key] = _Guard(owner)
+            guard.holders += 1
+            if guard.lockable and not guard.locked:  # new, or unlocked by mark_modified since
+                owner.setflags(write=False)
+                guard.locked = True
+            held[key] = (guard, guard.version, [])
+        guard, _, arrays = held[key]
+        arrays.append(array)
+        guard.parts.setdefault(id(array), [array, 0, None])[1] += 1
     return tuple(held.values())
 
 
 def let_go(held) -> None:
     """Undo ``hold``: the last holder of an array unlocks it."""
-    for guard, _ in held:
-        guard.drop()
+    for guard, _, arrays in held:
+        guard.drop(arrays)
+
+
+def saved_parts(owner):
+    """The arrays of ``owner``'s memory (views of it, or itself) that unreleased ops saved for
+    their gradient and guard, each as [array, how many ops saved it, the bytes it spans: None
+    until the caller notes them there]; or None where no op holds ``owner``."""
+    guard = _guards.get(id(owner))
+    return None if guard is None or guard.array is not owner else list(guard.parts.values())
+
+
+def write_unseen(array, index, value) -> None:
+    """``array[index] = value`` into an array that ops may hold locked, for a recorded write that
+    checked it touches none of the arrays they saved (minitx.autograd.writes.in_place): the lock
+    is lifted for the write and put back, and no version is counted, since what they saved keeps
+    its values (a checksum of them still matches)."""
+    guard = _guards.get(id(array))
+    locked = guard is not None and guard.array is array and guard.locked
+    if locked:
+        array.setflags(write=True)
+    try:
+        array[index] = value
+    finally:
+        if locked:
+            array.setflags(write=False)
 
 
 def check(fn, held) -> None:
     """Raise if an array that ``fn`` saved changed version since ``hold``."""
-    for guard, version in held:
+    for guard, version, _ in held:
         if guard.version != version:
             raise RuntimeError(f"backward: '{fn.name}' saved {_whose(fn, guard.array)} for its gradient, and "
                                f"it was modified in place after the forward pass (version {version} -> "

@@ -43,7 +43,10 @@ write copies x, so a loop writing rows of a buffer holds a copy per row until ba
 """
 from __future__ import annotations
 
+import sys
 import weakref
+
+import numpy as np
 
 from minitx import backend
 from minitx.autograd.grad_mode import enable_grad, no_grad
@@ -109,6 +112,13 @@ def record_write(x, compute) -> None:
 
         record_write(base, through)  # (x's part taken of a node, not of x: base's graph does not reach base)
         return
+    _record_own(x, compute)
+
+
+def _record_own(x, compute) -> None:
+    """record_write into x's own array (not the tensor x views): x takes compute(old)'s array and op."""
+    from minitx.autograd.tensor import Tensor  # noqa: PLC0415 (tensor.py imports this module)
+
     old = Tensor._from_op(x.data, x._ctx)
     old.requires_grad = x.requires_grad
     new = compute(old)
@@ -120,8 +130,9 @@ def record_write(x, compute) -> None:
         array = xp.empty_like(old_array)
         array[...] = new.data
     _leave_old_node(x, old)
-    # (detach_ keeps the array: its views still show it)
-    made_now = _stale(x, old_array, array) if x._views and array is not old_array else ()
+    # (detach_ keeps the array: its views still show it; a write that went into it, in_place, changed them)
+    changed = array is not old_array or getattr(new._ctx, "in_place", False)
+    made_now = _stale(x, old_array, array) if x._views and changed else ()
     x.data, x._ctx, x.requires_grad = array, new._ctx, new.requires_grad
     for view in made_now:
         refresh(view)
@@ -239,8 +250,8 @@ def refresh(view) -> None:
             if view.is_leaf and view.requires_grad:
                 with no_grad():
                     view.data = made_again().data
-            else:
-                record_write(view, made_again)
+            else:  # (into the view's own array: with its base written in place, it shows the base's still)
+                _record_own(view, made_again)
     except BaseException:
         if stale:
             view.__class__ = _StaleView  # (still to make: the error is the caller's to see)
@@ -286,6 +297,151 @@ def base_of(x):
 def is_view(x) -> bool:
     """Whether x shows memory of another tensor through a view op (noted or not: a view of a parameter)."""
     return base_of(x) is not None or (x._ctx is not None and x._ctx.moves_values and _shares_memory(x))
+
+
+def in_place(x, index) -> bool:
+    """Whether the recorded write ``x[index] = v`` (a basic index: a view of x's array) may go into
+    x's array itself rather than into a copy: whether nothing that may read that array's old
+    values in the written region is left. Each part of the array minitx knows must miss the
+    region: the arrays that ops saved for their gradient (inplace.saved_parts) and the arrays of
+    x's views and theirs (stale after the write, made again when read: a view of the region
+    holds an array a caller may have taken); and nothing else may hold the array or a view of it
+    (a raw array taken with ``x.data`` or ``np.asarray(x)``, a Tensor wrapping it, an op that
+    kept it outside what it saved): the references to the array are counted (_holders), and
+    must be those minitx knows. Only the region's values change, and no op saved them: every
+    gradient is the same as with a copy; and each write costs no copy, where a loop writing the
+    rows of a buffer would otherwise keep a copy of it per row until backward.
+
+    False where x is a view (the write goes into its base, through a copy), where its array is
+    not its own (a view of another array, memory from outside), or read-only to others than the
+    guard of saved arrays, or where the region overlaps a known part (checked on the arrays'
+    layout only, no values read: no device synchronisation on the GPU; on the CPU exactly); and
+    while a debugging tool watches each op's forward (detect_anomaly, trace_backward: it reads
+    the inputs after the forward, and would see the write in x's old values)."""
+    from minitx.autograd import function, inplace  # noqa: PLC0415
+    from minitx.autograd.tensor import _DATA, _StaleView  # noqa: PLC0415
+
+    if x._base is not None or type(x) is _StaleView or function.forward_hooks:
+        return False
+    array = _DATA.__get__(x)
+    if not _owns_memory(array):
+        return False
+    parts = inplace.saved_parts(array)
+    if isinstance(array, np.ndarray) and not array.flags.writeable and parts is None:
+        return False  # read-only, and not by the guard (which write_unseen lifts)
+    # the arrays of x's memory minitx knows (id -> [array, ..., its span or None]); the other tensors
+    # showing the array itself
+    known, tensors = {}, [0]
+    for entry in parts or ():
+        if entry[0] is array:
+            return False  # an op saved it whole
+        known[id(entry[0])] = entry
+    if x._views and not _known_views(x, array, known, tensors, set()):
+        return False
+    # those holding the array: this function (``array``), the other tensors, the guard, the known views of it
+    # (a view of a view holds the view, on CuPy: inside a known part, or an unknown holder)
+    holders = 1 + tensors[0] + (parts is not None) + sum(1 for entry in known.values() if entry[0].base is array)
+    if _holders(x) != holders:
+        return False  # held by something minitx does not see
+    region = array[index]
+    if isinstance(region, np.generic):  # integers only: NumPy gives a scalar; the 0-d view instead
+        region = array[(*index, ...) if isinstance(index, tuple) else (index, ...)]
+    if _root(region) is not array:
+        return False  # a copy (x[True] is an advanced index): not the region
+    bounds = _bounds(region)
+    if bounds is None:
+        return True  # an empty region: nothing written
+    return not any(_overlap(region, bounds, entry) for entry in known.values())
+
+
+def _known_views(x, array, known, tensors, seen) -> bool:
+    """Note the arrays of x's views (and theirs) that show ``array``'s memory in ``known``, and
+    count in ``tensors[0]`` the detached tensors that show it whole (they take the write, as
+    they take x's new array); False where a view shows it whole (it overlaps any region)."""
+    from minitx.autograd.tensor import _DATA  # noqa: PLC0415
+
+    for ref in x._views:
+        view = ref()
+        if view is None or id(view) in seen:
+            continue
+        seen.add(id(view))
+        data = _DATA.__get__(view)
+        if data is array:
+            if view._base is not _DETACHED:
+                return False
+            tensors[0] += 1
+        elif _root(data) is array:
+            known.setdefault(id(data), [data, 0, None])
+        else:
+            continue  # an array of its own since
+        if view._views and not _known_views(view, array, known, tensors, seen):
+            return False
+    return True
+
+
+def _owns_memory(array) -> bool:
+    """Whether ``array`` owns its memory: allocated by NumPy or by CuPy's allocator, not a view,
+    not memory from outside (a buffer, DLPack, __cuda_array_interface__)."""
+    if isinstance(array, np.ndarray):
+        return array.base is None and array.flags.owndata
+    memory = getattr(getattr(array, "data", None), "mem", None)
+    return (getattr(array, "base", True) is None and memory is not None
+            and type(memory).__name__ in ("Memory", "PooledMemory", "ManagedMemory", "MemoryAsync"))
+
+
+def _holders(x) -> int:
+    """How many references x's array has, less one: x's own (sys.getrefcount, its offsets for
+    this interpreter measured once on a tensor whose array nothing else holds)."""
+    global _HOLDERS_OFFSET
+    if _HOLDERS_OFFSET is None:
+        from minitx.autograd.tensor import Tensor  # noqa: PLC0415
+
+        _HOLDERS_OFFSET = _count_references(Tensor._from_op(np.empty(1), None))
+    return _count_references(x) - _HOLDERS_OFFSET
+
+
+def _count_references(x) -> int:
+    from minitx.autograd.tensor import _DATA  # noqa: PLC0415
+
+    array = _DATA.__get__(x)
+    return sys.getrefcount(array)
+
+
+_HOLDERS_OFFSET = None
+
+
+def _bounds(array):
+    """(first byte, one past the last byte) that ``array`` spans, from its layout; None if empty."""
+    if isinstance(array, np.ndarray):
+        low = array.__array_interface__["data"][0]
+    else:
+        low = array.data.ptr
+    high = low
+    for n, stride in zip(array.shape, array.strides):
+        if n == 0:
+            return None
+        if stride > 0:
+            high += stride * (n - 1)
+        else:
+            low += stride * (n - 1)
+    return low, high + array.itemsize
+
+
+def _overlap(region, bounds, entry) -> bool:
+    """Whether ``entry[0]`` may show memory of ``region`` (which spans ``bounds``): their spans
+    meet, and on the CPU NumPy finds an element they share (a column beside a column: no). The
+    span of entry[0] is noted in entry[2] (a saved array is asked at each write)."""
+    part, other = entry[0], entry[2]
+    if other is None:
+        other = entry[2] = _bounds(part) or (0, 0)
+    if other[0] >= bounds[1] or bounds[0] >= other[1]:
+        return False
+    if isinstance(region, np.ndarray):
+        try:
+            return bool(np.shares_memory(region, part, max_work=10_000))
+        except getattr(np, "exceptions", np).TooHardError:
+            return True
+    return True
 
 
 def refusal(x):

@@ -21,8 +21,9 @@ import numpy as np
 from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
 from minitx.autograd.grad_mode import is_grad_enabled
+from minitx.autograd.inplace import write_unseen
 from minitx.autograd.tensor import Tensor, as_tensor
-from minitx.autograd.writes import base_of, record_write, refusal
+from minitx.autograd.writes import base_of, in_place, record_write, refusal
 from minitx.backend import get_array_module
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import as_indices, check_bool, check_fits
@@ -246,18 +247,23 @@ class SetItem(Function):
 
     moves_values = True  # (16-bit arrays go in as they are: a write rounds nothing)
     fresh_gradients = True
+    was = None  # in place: the region's values before, until the write is recorded (settle)
 
-    def __init__(self, index, slots=()):
-        self.index, self.slots = index, tuple(slots)
+    def __init__(self, index, slots=(), in_place=False):
+        self.index, self.slots, self.in_place = index, tuple(slots), in_place
 
     def forward(self, x, v, *arrays):
         self.index = _with_arrays(self.index, self.slots, arrays)
-        y = x.copy()
+        y = x if self.in_place else x.copy()  # (in place: nothing reads the region's old values, writes.in_place)
         target = y[self.index].shape  # (a view for a basic index; a copy for an advanced one)
         self.leading = max(v.ndim - len(target), 0)  # v may have more axes, of length 1, in front
         v = v.reshape(v.shape[self.leading:])
         if _is_basic_index(self.index):  # each element named at most once
-            y[self.index] = v
+            if self.in_place:
+                self.was = y[self.index].copy()  # (put back if the write is not recorded after all: settle)
+                write_unseen(y, self.index, v)
+            else:
+                y[self.index] = v
             return y
         xp = get_array_module(x)
         landed = xp.full(x.shape, -1, dtype=np.int64)
@@ -268,6 +274,13 @@ class SetItem(Function):
         self.target = target
         self.save_for_backward(places, entries)
         return y
+
+    def settle(self, x) -> None:
+        """After a write in place: forget the region's old values, or, where x did not take this
+        op's result (an error on the way, such as detect_anomaly's), put them back."""
+        was, self.was = self.was, None
+        if was is not None and x._ctx is not self:
+            write_unseen(x.data, self.index, was)
 
     def backward(self, dy):
         xp = get_array_module(dy)
@@ -375,7 +388,12 @@ def setitem(x, index, value):
     if why is not None:
         raise RuntimeError(f"{op}: {why}")
     # (SetItem's apply, not its call through autocast: x's dtype is kept)
-    record_write(x, lambda old: SetItem(index, slots).apply(old, value, *tensors))
+    op = SetItem(index, slots, in_place=not tensors and _is_basic_index(full_index) and in_place(x, full_index))
+    try:
+        record_write(x, lambda old: op.apply(old, value, *tensors))
+    finally:
+        if op.in_place:
+            op.settle(x)
 
 
 def _check_fits(op, x, index, full_index, value):
