@@ -38,8 +38,31 @@ Four things follow. Take ::
   is made again from x's new array.
 
 What minitx does not see keeps the old values: a raw array (``a = x.data[1:]``,
-``np.asarray(x)``) or another Tensor wrapping x's array (``Tensor(x.data)``). And each recorded
-write copies x, so a loop writing rows of a buffer holds a copy per row until backward.
+``np.asarray(x)``) or another Tensor wrapping x's array (``Tensor(x.data)``).
+
+A write computes x's new values out of place, so ``x[index] = v`` would copy the whole of x to
+change a part, and a loop writing rows of a buffer (``h[t] = tanh(h[t - 1] @ W + ...)``) would
+hold a copy per row until backward: O(T^2) memory and time. Only those who hold x's old array
+read its old values: ops that saved it or a view of it, x's views, and raw arrays. So where the
+index is basic (a view of x's array), x's array is its own, and none of them reads the written
+region, the write goes into x's array itself (``in_place``, ``SetItem(in_place=True)``): the arrays
+ops saved (each saved array's guard lists them, inplace.saved_parts) and the arrays of x's views
+must miss the region, and nothing else may hold the array or a view of it (its references are
+counted: a raw array, a Tensor wrapping it, a detached view, a stale view kept, an op that kept
+an array outside what it saved, all unseen otherwise, make the write copy, so they keep the old
+values as above). The region's old values are then read by no one: every value and gradient is
+the one the copy gives, bit for bit; the guard's lock is lifted for the write and put back, with
+no version counted, and a checksum of what was saved still matches. The old node stays in the
+graph, with its shape only, as after any write; x's views go stale as after a copy. The check
+reads the arrays' layout only (no device synchronisation on the GPU; on the CPU NumPy tells a
+column from its neighbour, on the GPU the spans must not meet), costs a step over the saved
+parts of the array (a loop of T steps: O(T^2) comparisons of numbers, no copies), and is off
+while detect_anomaly or trace_backward watch each forward (they read x's old values after it).
+Otherwise, and for advanced indices, writes into views (WriteThroughView) and in-place methods
+(``x.exp_()``, ``x += y``: a new array, their result), x is copied as before. One thing changes
+for a buffer written in place: the ops of every step hold the same array, so a write into it
+not recorded (under no_grad) before backward makes all of them refuse backward, where with a
+copy per step only the last step's saw that array.
 """
 from __future__ import annotations
 
