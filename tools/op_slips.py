@@ -514,7 +514,7 @@ OP_SLIPS = [
          "if old.requires_grad and (fn is _as_contents or not new.requires_grad):",
          "if old.requires_grad and not new.requires_grad:", _IN_PLACE),
     Slip("recorded write: the views of x taken before keep the old array", _W,
-         "_stale(x, old_array, array) if x._views and array is not old_array else ()", "()", _WRITES),
+         "_stale(x, old_array, array) if x._views and changed else ()", "()", _WRITES),
     Slip("recorded write into a view: the view given an array of its own, its base not written", _W,
          "    viewed = base_of(x)\n    if viewed is not None:\n        base, view = viewed\n\n",
          "    viewed = None\n    if viewed is not None:\n        base, view = viewed\n\n", _WRITES),
@@ -543,10 +543,10 @@ OP_SLIPS = [
          "    def requires_grad(self, value):  # (made again first: the flag is the view's as it is now)\n        pass",
          _WRITES),
     Slip("a write gives x its new array before its views are marked: an interrupt leaves them apart", _W,
-         "    made_now = _stale(x, old_array, array) if x._views and array is not old_array else ()\n"
+         "    made_now = _stale(x, old_array, array) if x._views and changed else ()\n"
          "    x.data, x._ctx, x.requires_grad = array, new._ctx, new.requires_grad\n",
          "    x.data, x._ctx, x.requires_grad = array, new._ctx, new.requires_grad\n"
-         "    made_now = _stale(x, old_array, array) if x._views and array is not old_array else ()\n", _WRITES),
+         "    made_now = _stale(x, old_array, array) if x._views and changed else ()\n", _WRITES),
     Slip("fairseq beam search: hypotheses finished from all 2k candidates, not the first k", "minitx/translate/decoding.py",
          "        for i, j in zip(*np.nonzero(ends[:, :k])):", "        for i, j in zip(*np.nonzero(ends)):",
          ("tests/translate/test_translate_decoding.py",)),
