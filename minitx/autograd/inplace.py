@@ -136,10 +136,11 @@ def let_go(held) -> None:
 
 def saved_parts(owner):
     """The arrays of ``owner``'s memory (views of it, or itself) that unreleased ops saved for
-    their gradient and guard, each as [array, how many ops saved it, the bytes it spans: None
-    until the caller notes them there]; or None where no op holds ``owner``."""
+    their gradient and guard, as the guard holds them (not to be changed): id(array) -> [array,
+    how many ops saved it, the bytes it spans: None until the caller notes them there]; or None
+    where no op holds ``owner``."""
     guard = _guards.get(id(owner))
-    return None if guard is None or guard.array is not owner else list(guard.parts.values())
+    return None if guard is None or guard.array is not owner else guard.parts
 
 
 def write_unseen(array, index, value) -> None:

@@ -352,20 +352,6 @@ def in_place(x, index) -> bool:
     parts = inplace.saved_parts(array)
     if isinstance(array, np.ndarray) and not array.flags.writeable and parts is None:
         return False  # read-only, and not by the guard (which write_unseen lifts)
-    # the arrays of x's memory minitx knows (id -> [array, ..., its span or None]); the other tensors
-    # showing the array itself
-    known, tensors = {}, [0]
-    for entry in parts or ():
-        if entry[0] is array:
-            return False  # an op saved it whole
-        known[id(entry[0])] = entry
-    if x._views and not _known_views(x, array, known, tensors, set()):
-        return False
-    # those holding the array: this function (``array``), the other tensors, the guard, the known views of it
-    # (a view of a view holds the view, on CuPy: inside a known part, or an unknown holder)
-    holders = 1 + tensors[0] + (parts is not None) + sum(1 for entry in known.values() if entry[0].base is array)
-    if _holders(x) != holders:
-        return False  # held by something minitx does not see
     region = array[index]
     if isinstance(region, np.generic):  # integers only: NumPy gives a scalar; the 0-d view instead
         region = array[(*index, ...) if isinstance(index, tuple) else (index, ...)]
@@ -374,13 +360,38 @@ def in_place(x, index) -> bool:
     bounds = _bounds(region)
     if bounds is None:
         return True  # an empty region: nothing written
-    return not any(_overlap(region, bounds, entry) for entry in known.values())
+    # those holding the array: this function (``array``, ``region``), the guard, the parts of it minitx
+    # knows (each once), the other tensors showing it whole (a view of a view may hold the view, on CuPy:
+    # inside a known part, or an unknown holder)
+    holders = 1 + (region.base is array) + (parts is not None)
+    low, high = bounds
+    for entry in (parts or {}).values():  # one pass: a loop of T steps asks T parts at each
+        part = entry[0]
+        if part is array:
+            return False  # an op saved it whole
+        span = entry[2]
+        if span is None:
+            span = entry[2] = _bounds(part) or (0, 0)
+        if span[0] < high and low < span[1] and _shares_memory_with(region, part):
+            return False
+        holders += part.base is array
+    if x._views:
+        views, tensors = {}, [0]
+        if not _known_views(x, array, parts or {}, views, tensors, set()):
+            return False
+        for part in views.values():
+            if _overlap(region, bounds, part):
+                return False
+            holders += part.base is array
+        holders += tensors[0]
+    return _holders(x) == holders  # else held by something minitx does not see
 
 
-def _known_views(x, array, known, tensors, seen) -> bool:
-    """Note the arrays of x's views (and theirs) that show ``array``'s memory in ``known``, and
-    count in ``tensors[0]`` the detached tensors that show it whole (they take the write, as
-    they take x's new array); False where a view shows it whole (it overlaps any region)."""
+def _known_views(x, array, parts, views, tensors, seen) -> bool:
+    """Note in ``views`` the arrays of x's views (and theirs) that show ``array``'s memory and are
+    not among the saved ``parts``, and count in ``tensors[0]`` the detached tensors that show it
+    whole (they take the write, as they take x's new array); False where a view shows it whole
+    (it overlaps any region)."""
     from minitx.autograd.tensor import _DATA  # noqa: PLC0415
 
     for ref in x._views:
@@ -394,10 +405,11 @@ def _known_views(x, array, known, tensors, seen) -> bool:
                 return False
             tensors[0] += 1
         elif _root(data) is array:
-            known.setdefault(id(data), [data, 0, None])
+            if id(data) not in parts:
+                views[id(data)] = data
         else:
             continue  # an array of its own since
-        if view._views and not _known_views(view, array, known, tensors, seen):
+        if view._views and not _known_views(view, array, parts, views, tensors, seen):
             return False
     return True
 
@@ -450,15 +462,15 @@ def _bounds(array):
     return low, high + array.itemsize
 
 
-def _overlap(region, bounds, entry) -> bool:
-    """Whether ``entry[0]`` may show memory of ``region`` (which spans ``bounds``): their spans
-    meet, and on the CPU NumPy finds an element they share (a column beside a column: no). The
-    span of entry[0] is noted in entry[2] (a saved array is asked at each write)."""
-    part, other = entry[0], entry[2]
-    if other is None:
-        other = entry[2] = _bounds(part) or (0, 0)
-    if other[0] >= bounds[1] or bounds[0] >= other[1]:
-        return False
+def _overlap(region, bounds, part) -> bool:
+    """Whether ``part`` may show memory of ``region`` (which spans ``bounds``)."""
+    span = _bounds(part)
+    return span is not None and span[0] < bounds[1] and bounds[0] < span[1] and _shares_memory_with(region, part)
+
+
+def _shares_memory_with(region, part) -> bool:
+    """For arrays whose spans meet: whether they may share an element. On the CPU NumPy finds out
+    (a column beside a column: no); on the GPU, where that would be a computation, they may."""
     if isinstance(region, np.ndarray):
         try:
             return bool(np.shares_memory(region, part, max_work=10_000))
