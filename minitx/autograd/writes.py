@@ -59,7 +59,9 @@ column from its neighbour, on the GPU the spans must not meet), costs a step ove
 parts of the array (a loop of T steps: O(T^2) comparisons of numbers, no copies), and is off
 while detect_anomaly or trace_backward watch each forward (they read x's old values after it).
 Otherwise, and for advanced indices, writes into views (WriteThroughView) and in-place methods
-(``x.exp_()``, ``x += y``: a new array, their result), x is copied as before. One thing changes
+(``x.exp_()``, ``x += y``: a new array, their result), x is copied as before. A stale view kept
+(``outs.append(h[t])`` at each step) still holds its old array, which x no longer lists: the next
+write into that array copies (such a loop copies at every other step). One thing changes
 for a buffer written in place: the ops of every step hold the same array, so a write into it
 not recorded (under no_grad) before backward makes all of them refuse backward, where with a
 copy per step only the last step's saw that array.
