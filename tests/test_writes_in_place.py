@@ -262,3 +262,63 @@ def test_a_debugging_tool_watching_the_forward_sees_copies():
     with minitx.autograd.detect_anomaly():
         h[1] = w * 3
     assert _writes(h) == [False]
+
+
+def test_an_empty_region_copies_so_a_raw_holder_and_an_op_saving_x_whole_keep_their_array():
+    """x[0:0] = ... writes nothing, so in place gains nothing; taken in place it skipped the holder
+    checks, and x kept the array a raw holder (or an op that saved x whole) shares: a later write
+    not recorded reached them, where after a copy it does not."""
+    w = _float64([1.0, 2.0], requires_grad=True)
+    x = w * 1
+    raw = x.data
+    x[0:0] = w[:0]
+    assert _writes(x) == [False]
+    with minitx.no_grad():
+        x[1] = 7.0
+    assert raw.tolist() == [1.0, 2.0]
+    w = _float64([1.0, 2.0], requires_grad=True)
+    x = w * 1
+    y = (x * w).sum()  # mul saved x's array whole
+    x[1:1] = w[:0]
+    with minitx.no_grad():
+        x[0] = 5.0  # into x's new array, not the one mul saved
+    y.backward()
+    assert w.grad.tolist() == [2.0, 4.0]
+
+
+def test_a_buffer_the_user_made_read_only_is_written_through_a_copy():
+    """Read-only before any op saved a part of it, the array is not the guard's to unlock: the
+    write copies (in place it raised 'assignment destination is read-only')."""
+    w = _float64([1.0, 2.0], requires_grad=True)
+    x = minitx.zeros(3, 2, dtype="float64")
+    x.data.setflags(write=False)
+    y = (x[0] * w).sum()
+    x[1] = w * 3
+    assert _writes(x) == [False]
+    y.backward()
+    assert x.data[1].tolist() == [3.0, 6.0] and w.grad.tolist() == [0.0, 0.0]
+
+
+def test_a_collection_during_the_check_does_not_hide_a_raw_holder(monkeypatch):
+    """A holder counted as known (here a detached tensor kept only by a garbage cycle) that the
+    collector frees before the references are counted left the count one short of the known
+    holders, hiding a raw array: the write went in place and the raw array saw it. The check holds
+    what it counted until the count."""
+    import gc
+
+    counted = writes._holders
+
+    def collecting_first(x):  # a collection here, as any allocation in the check may start one
+        gc.collect()
+        return counted(x)
+
+    monkeypatch.setattr(writes, "_holders", collecting_first)
+    w = _float64([1.0, 2.0], requires_grad=True)
+    x = minitx.zeros(3, 2, dtype="float64")
+    detached = x.detach()
+    cycle = [detached]
+    cycle.append(cycle)
+    del detached, cycle
+    raw = x.data
+    x[1] = w * 4
+    assert _writes(x) == [False] and raw.tolist() == [[0.0, 0.0]] * 3

@@ -143,6 +143,12 @@ def saved_parts(owner):
     return None if guard is None or guard.array is not owner else guard.parts
 
 
+def guard_of(owner):
+    """The guard of ``owner`` (an array owning its memory) while unreleased ops hold it, else None."""
+    guard = _guards.get(id(owner))
+    return None if guard is None or guard.array is not owner else guard
+
+
 def write_unseen(array, index, value) -> None:
     """``array[index] = value`` into an array that ops may hold locked, for a recorded write that
     checked it touches none of the arrays they saved (minitx.autograd.writes.in_place): the lock
@@ -174,7 +180,10 @@ def _whose(fn, owner) -> str:
     for position, t in enumerate(fn.inputs):
         if _owner(t.data) is owner:
             return f"input {position} (shape {t.shape}, {t.dtype.name})"
-    return f"its output or an array it computed (shape {tuple(owner.shape)})"
+    # (or the array of an input written in place since: x[index] = v into x's own array, see
+    # writes.in_place; the op's input is then x's old node, whose array is no longer x's)
+    return (f"its output, an array it computed or an input's array written in place since "
+            f"(shape {tuple(owner.shape)})")
 
 
 def _array_of(t):

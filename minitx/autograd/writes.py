@@ -64,7 +64,10 @@ Otherwise, and for advanced indices, writes into views (WriteThroughView) and in
 write into that array copies (such a loop copies at every other step). One thing changes
 for a buffer written in place: the ops of every step hold the same array, so a write into it
 not recorded (under no_grad) before backward makes all of them refuse backward, where with a
-copy per step only the last step's saw that array.
+copy per step only the last step's saw that array. Two holders the count does not see: a raw
+array of one of x's views (``a = v.data``; the view is checked, its raw array is not), which
+after a write in place still shares x's memory where a copy would have parted them; and
+another thread taking ``x.data`` between the check and the write.
 """
 from __future__ import annotations
 
@@ -351,9 +354,10 @@ def in_place(x, index) -> bool:
     array = _DATA.__get__(x)
     if not _owns_memory(array):
         return False
-    parts = inplace.saved_parts(array)
-    if isinstance(array, np.ndarray) and not array.flags.writeable and parts is None:
-        return False  # read-only, and not by the guard (which write_unseen lifts)
+    guard = inplace.guard_of(array)  # (held here: the guard's reference to the array stays while it is counted)
+    parts = None if guard is None else guard.parts
+    if isinstance(array, np.ndarray) and not array.flags.writeable and not (guard is not None and guard.locked):
+        return False  # read-only, and not by the guard's lock (which write_unseen lifts)
     region = array[index]
     if isinstance(region, np.generic):  # integers only: NumPy gives a scalar; the 0-d view instead
         region = array[(*index, ...) if isinstance(index, tuple) else (index, ...)]
@@ -361,13 +365,16 @@ def in_place(x, index) -> bool:
         return False  # a copy (x[True] is an advanced index): not the region
     bounds = _bounds(region)
     if bounds is None:
-        return True  # an empty region: nothing written
+        return False  # an empty region: nothing to gain, and x would keep an array raw holders share
     # those holding the array: this function (``array``, ``region``), the guard, the parts of it minitx
     # knows (each once), the other tensors showing it whole (a view of a view may hold the view, on CuPy:
     # inside a known part, or an unknown holder)
     holders = 1 + (region.base is array) + (parts is not None)
     low, high = bounds
-    for entry in (parts or {}).values():  # one pass: a loop of T steps asks T parts at each
+    # a list, held until the count: a collection inside this loop may free a dropped graph, whose ops
+    # take their parts out of the dict (and their references to the array with them)
+    entries = list((parts or {}).values())
+    for entry in entries:  # one pass: a loop of T steps asks T parts at each
         part = entry[0]
         if part is array:
             return False  # an op saved it whole
@@ -378,14 +385,14 @@ def in_place(x, index) -> bool:
             return False
         holders += part.base is array
     if x._views:
-        views, tensors = {}, [0]
+        views, tensors = {}, []  # (the detached tensors themselves: held until the count)
         if not _known_views(x, array, parts or {}, views, tensors, set()):
             return False
         for part in views.values():
             if _overlap(region, bounds, part):
                 return False
             holders += part.base is array
-        holders += tensors[0]
+        holders += len(tensors)
     return _holders(x) == holders  # else held by something minitx does not see
 
 
@@ -405,7 +412,7 @@ def _known_views(x, array, parts, views, tensors, seen) -> bool:
         if data is array:
             if view._base is not _DETACHED:
                 return False
-            tensors[0] += 1
+            tensors.append(view)
         elif _root(data) is array:
             if id(data) not in parts:
                 views[id(data)] = data
