@@ -14,7 +14,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
 SCRIPTS = ["bench_kernels.py", "bench_train_step.py", "sanitize_kernels.py", "bench_ladder.py", "profile_train_step.py",
-           "same_run.py", "time_to_bleu.py", "sweep.py", "bench_checkpoints.py", "bench_decode.py"]
+           "same_run.py", "time_to_bleu.py", "sweep.py", "bench_checkpoints.py", "bench_decode.py",
+           "bench_row_writes.py"]
 needs_gxx = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "g++")) is None,
                                reason="the CPU kernel emulation needs g++")
 
@@ -230,6 +231,14 @@ def test_bench_ladder_without_a_gpu_skips():
 
 
 @needs_gxx
+def test_bench_row_writes_runs_both_ways_and_restores_in_place():
+    """Tiny lengths: a row per T, both ways' gradients equal (the script checks), in_place as found."""
+    out = run(BENCH / "bench_row_writes.py", "--lengths", "3", "6", "--rounds", "1", "--batch", "2",
+              "--hidden", "3", "--inputs", "2")
+    rows = [line for line in out.splitlines() if line.startswith("| 3 |") or line.startswith("| 6 |")]
+    assert len(rows) == 2 and all(len(row.split("|")) == 11 for row in rows)
+
+
 def test_sanitize_script_launches_every_kernel():
     assert "launched all" in run(BENCH / "sanitize_kernels.py", "--cpu")
 
