@@ -159,4 +159,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    # a command a non-interactive shell starts with `&` (nohup, CI runners, cron) begins with SIGINT
+    # ignored, and Python then installs no KeyboardInterrupt: the SIGINT that stops a sweep would be lost
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.exit(main())
