@@ -10,8 +10,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import pytest
 from hypothesis import HealthCheck, settings
 
-# 'ci': enough examples to find real bugs within the CI budget; 'dev': quick local runs.
-settings.register_profile("ci", max_examples=25, deadline=None, print_blob=True,
+# 'ci': enough examples to find real bugs within the CI budget, drawn as CI draws them (hypothesis
+# derandomizes where CI is set: each test's draws come from its source, so HYPOTHESIS_PROFILE=ci
+# repeats CI's run here); 'dev': quick local runs, drawn afresh each time.
+settings.register_profile("ci", max_examples=25, deadline=None, print_blob=True, derandomize=True, database=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("dev", max_examples=8, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
