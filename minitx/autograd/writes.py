@@ -126,7 +126,6 @@ def record_write(x, compute) -> None:
     tensor, the write goes into that tensor. Callers refuse first what cannot be written
     (``refusal``).
     """
-    from minitx.autograd.tensor import Tensor  # noqa: PLC0415 (tensor.py imports this module)
     from minitx.ops.indexing import WriteThroughView  # noqa: PLC0415 (the ops import autograd)
 
     viewed = base_of(x)

@@ -562,10 +562,15 @@ def test_a_pytorch_style_scheduler_resumes_as_minitxs_own_schedules_do(tmp_path)
     def cosine(opt):
         return optim.lr_scheduler.CosineAnnealingLR(opt, T_max=30)
 
-    trainer, name, losses = run(tmp_path / "whole", make_schedule=cosine)
+    assert_resumes_to_the_whole_run(tmp_path, cosine, max_steps=9)
+
+
+def assert_resumes_to_the_whole_run(tmp_path, make_schedule, max_steps):
+    """A run stopped at max_steps and resumed ends in the uninterrupted run's last.npz."""
+    trainer, name, losses = run(tmp_path / "whole", make_schedule=make_schedule)
     whole = outcome(tmp_path / "whole", (name, losses))
-    run(tmp_path / "stopped", make_schedule=cosine, max_steps=9)
-    trainer, name, losses = run(tmp_path / "stopped", resume=True, make_schedule=cosine)
+    run(tmp_path / "stopped", make_schedule=make_schedule, max_steps=max_steps)
+    trainer, name, losses = run(tmp_path / "stopped", resume=True, make_schedule=make_schedule)
     assert_same_state(outcome(tmp_path / "stopped", (name, losses))["files"]["last.npz"],
                       whole["files"]["last.npz"])
 
@@ -579,12 +584,7 @@ def test_a_pytorch_style_scheduler_resumes_as_minitxs_own_schedules_do(tmp_path)
 def test_a_scheduler_that_cycles_adams_beta1_resumes(tmp_path, make_schedule):
     """CyclicLR and OneCycleLR move beta1 with the lr: a resumed run holds the saved betas, not
     those construction set, and that is no change of settings (the resume refused it)."""
-    trainer, name, losses = run(tmp_path / "whole", make_schedule=make_schedule)
-    whole = outcome(tmp_path / "whole", (name, losses))
-    run(tmp_path / "stopped", make_schedule=make_schedule, max_steps=8)
-    trainer, name, losses = run(tmp_path / "stopped", resume=True, make_schedule=make_schedule)
-    assert_same_state(outcome(tmp_path / "stopped", (name, losses))["files"]["last.npz"],
-                      whole["files"]["last.npz"])
+    assert_resumes_to_the_whole_run(tmp_path, make_schedule, max_steps=8)
 
 
 def test_a_resume_beside_a_cycling_schedule_still_checks_the_other_settings(tmp_path):
