@@ -103,3 +103,15 @@ def cublas_gpu():
     import cupy
 
     return cupy
+
+
+@pytest.fixture
+def tf32_switch(monkeypatch):
+    """``set(flag)``: TF32 on or off for the rest of the test (backend.allow_tf32: CuPy's cached
+    choice where CuPy runs, CUPY_TF32 where it does not); afterwards the switch as it was."""
+    from minitx import backend
+
+    before = backend.tf32_allowed()
+    monkeypatch.setenv("CUPY_TF32", os.environ.get("CUPY_TF32", "0"))  # the variable restored too
+    yield backend.allow_tf32
+    backend.allow_tf32(before)

@@ -138,15 +138,11 @@ def test_a_pretend_cuda_tensor_shows_its_device():
     assert "device='cuda'" in repr(PretendCudaTensor(np.ones(1, np.float32)))
 
 
-def test_allow_tf32_sets_cupys_switch(monkeypatch):
-    monkeypatch.delenv("CUPY_TF32", raising=False)
-    assert not backend.tf32_allowed()
-    try:
-        backend.allow_tf32(True)
-        assert os.environ["CUPY_TF32"] == "1" and backend.tf32_allowed()
-    finally:
-        backend.allow_tf32(False)
+def test_allow_tf32_sets_cupys_switch(tf32_switch):
+    tf32_switch(False)
     assert os.environ["CUPY_TF32"] == "0" and not backend.tf32_allowed()
+    tf32_switch(True)
+    assert os.environ["CUPY_TF32"] == "1" and backend.tf32_allowed()
 
 
 def test_only_the_first_gpu_index_is_accepted():

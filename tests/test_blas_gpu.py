@@ -118,20 +118,15 @@ def test_the_epilogues_equal_the_product_and_the_separate_pass(cp, rows, inp, ou
                                **_tolerance(dtype, rows))
 
 
-def test_the_bias_gradient_is_an_exact_float32_sum_under_tf32(cp):
+def test_the_bias_gradient_is_an_exact_float32_sum_under_tf32(cp, tf32_switch):
     """Under TF32 the product's inputs are rounded to 10 mantissa bits; the bias gradient summed in
     its epilogue must not be (backend.sum_rows keeps it exact for the same reason). Every dy is
     1 + 2^-11 - 2^-16, which TF32 rounds (or truncates) to 1: a sum of rounded terms would be off
     by 2^-11 of itself, five times the tolerance; float32's own sum is far inside it."""
-    from minitx import backend
-
     x, _, _, dy = _linear_operands(cp, 1024, 512, 1536, np.float32, seed=5)
     dy[...] = np.float32(1 + 2.0 ** -11 - 2.0 ** -16)
-    try:
-        backend.allow_tf32(True)
-        both = blas.matmul_row_sums(dy.T, x)
-    finally:
-        backend.allow_tf32(False)
+    tf32_switch(True)
+    both = blas.matmul_row_sums(dy.T, x)
     assert both is not None
     np.testing.assert_allclose(cp.asnumpy(both[1]), 1024 * (1 + 2.0 ** -11 - 2.0 ** -16), rtol=1e-4)
 
@@ -155,24 +150,19 @@ def test_the_epilogues_replay_from_a_graph_with_their_eager_bits(cp):
 
 
 @pytest.mark.parametrize("tf32", [False, True])
-def test_linear_with_the_epilogues_follows_linear_without(cp, tf32):
+def test_linear_with_the_epilogues_follows_linear_without(cp, tf32, tf32_switch):
     """F.linear's output and gradients with use_epilogues on equal those with it off (the same
     cuBLAS switch), to float32's rounding (TF32's where on)."""
-    from minitx import backend
-
     rng = np.random.default_rng(3)
     x, w, b, g = (rng.standard_normal(s).astype(np.float32) for s in ((8, 40, 96), (64, 96), (64,), (8, 40, 64)))
     results = []
-    try:
-        backend.allow_tf32(tf32)
-        for on in (False, True):
-            xt, wt, bt = (minitx.tensor(a, device="cuda", requires_grad=True) for a in (x, w, b))
-            with blas.use_cublas(True), blas.use_epilogues(on):
-                y = F.linear(xt, wt, bt)
-                (y * minitx.tensor(g, device="cuda")).sum().backward()
-            results.append([t.numpy() for t in (y, xt.grad, wt.grad, bt.grad)])
-    finally:
-        backend.allow_tf32(False)
+    tf32_switch(tf32)
+    for on in (False, True):
+        xt, wt, bt = (minitx.tensor(a, device="cuda", requires_grad=True) for a in (x, w, b))
+        with blas.use_cublas(True), blas.use_epilogues(on):
+            y = F.linear(xt, wt, bt)
+            (y * minitx.tensor(g, device="cuda")).sum().backward()
+        results.append([t.numpy() for t in (y, xt.grad, wt.grad, bt.grad)])
     tol = dict(rtol=2e-2, atol=2e-2) if tf32 else dict(rtol=1e-4, atol=1e-3)
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, **tol)

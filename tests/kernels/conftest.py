@@ -3,12 +3,10 @@
 The CPU harness compiles every .cu file of minitx/kernels with g++ (cached in
 .kernel_build/); the first test session builds them all in parallel.
 """
-import os
 import warnings
 
 import pytest
 
-from minitx import backend
 from minitx.kernels import _runtime, cpu_harness, ladder
 
 _built = {"ok": None, "why": ""}
@@ -50,16 +48,6 @@ def pytest_report_header(config):
     if shutil.which("nvcc") is None:
         msgs.append("minitx kernels: nvcc missing -> CUDA compile checks SKIPPED")
     return msgs
-
-
-@pytest.fixture
-def tf32_switch(monkeypatch):
-    """``set(flag)``: TF32 on or off for the rest of the test (backend.allow_tf32: CuPy's cached
-    choice where CuPy runs, CUPY_TF32 where it does not); afterwards the switch as it was."""
-    before = backend.tf32_allowed()
-    monkeypatch.setenv("CUPY_TF32", os.environ.get("CUPY_TF32", "0"))  # the variable restored too
-    yield backend.allow_tf32
-    backend.allow_tf32(before)
 
 
 @pytest.fixture

@@ -633,18 +633,15 @@ def test_transformer_step_on_cupy_matches_numpy(fused):
         np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
 
 
-def test_allow_tf32_switches_cupy_matmul(cp):
+def test_allow_tf32_switches_cupy_matmul(cp, tf32_switch):
     a = cp.asarray(np.random.default_rng(10).standard_normal((512, 512)), dtype=cp.float32)
     exact = cp.asnumpy(a.astype(cp.float64) @ a.astype(cp.float64))
-    try:
-        backend.allow_tf32(True)
-        assert backend.tf32_allowed()
-        fast = cp.asnumpy(a @ a)
-        backend.allow_tf32(False)
-        assert not backend.tf32_allowed()
-        strict = cp.asnumpy(a @ a)
-    finally:
-        backend.allow_tf32(False)
+    tf32_switch(True)
+    assert backend.tf32_allowed()
+    fast = cp.asnumpy(a @ a)
+    tf32_switch(False)
+    assert not backend.tf32_allowed()
+    strict = cp.asnumpy(a @ a)
     err = lambda y: float(np.abs(y - exact).max() / np.abs(exact).max())  # noqa: E731
     assert err(strict) < 1e-5
     if int(cp.cuda.Device().compute_capability) >= 80:
@@ -653,7 +650,7 @@ def test_allow_tf32_switches_cupy_matmul(cp):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("tf32", [False, True])
-def test_sum_rows_on_cupy(cp, dtype, tf32):
+def test_sum_rows_on_cupy(cp, dtype, tf32, tf32_switch):
     """The bias gradient's column sum (a cuBLAS product, or CuPy's sum under TF32 without
     minitx.blas): close to the float64 sum, the same bits when repeated and inside a captured
     step's switch, zeros for no rows; with minitx.blas, the same float32 product whether TF32 is
@@ -661,17 +658,14 @@ def test_sum_rows_on_cupy(cp, dtype, tf32):
     from minitx import blas
 
     a = np.random.default_rng(11).standard_normal((6144, 2048)).astype(dtype)
-    try:
-        backend.allow_tf32(tf32)
-        got = backend.sum_rows(cp.asarray(a))
-        again = backend.sum_rows(cp.asarray(a))
-        empty = backend.sum_rows(cp.zeros((0, 3), dtype))
-        with blas.use_cublas(True):  # as inside a captured step: the same call, so the same bits
-            captured = backend.sum_rows(cp.asarray(a))
-        backend.allow_tf32(False)
-        strict = backend.sum_rows(cp.asarray(a))
-    finally:
-        backend.allow_tf32(False)
+    tf32_switch(tf32)
+    got = backend.sum_rows(cp.asarray(a))
+    again = backend.sum_rows(cp.asarray(a))
+    empty = backend.sum_rows(cp.zeros((0, 3), dtype))
+    with blas.use_cublas(True):  # as inside a captured step: the same call, so the same bits
+        captured = backend.sum_rows(cp.asarray(a))
+    tf32_switch(False)
+    strict = backend.sum_rows(cp.asarray(a))
     np.testing.assert_allclose(cp.asnumpy(got), a.astype(np.float64).sum(axis=0), **_tol(dtype, 10))
     np.testing.assert_array_equal(cp.asnumpy(got), cp.asnumpy(again))
     np.testing.assert_array_equal(cp.asnumpy(empty), np.zeros(3, dtype))
