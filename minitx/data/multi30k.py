@@ -182,6 +182,7 @@ def load_pairs(
     tgt_lang: str,
     data_dir: str | os.PathLike | None = None,
     download: bool = True,
+    progress: bool = True,
 ) -> list[tuple[str, str]]:
     """Load one split as a list of ``(source, target)`` sentence pairs.
 
@@ -190,6 +191,7 @@ def load_pairs(
         src_lang, tgt_lang: two different languages from :data:`LANGUAGES`.
         data_dir: the directory to read from, the only one looked in (see the module docstring).
         download: fetch missing files into the cache directory.
+        progress: a progress bar for each file downloaded.
 
     Raises:
         ValueError: unknown split or language, or same language twice.
@@ -204,7 +206,7 @@ def load_pairs(
     if src_lang == tgt_lang:
         raise ValueError(f"source and target language are both {src_lang!r}; choose two different languages")
 
-    paths = ensure_files(split, (src_lang, tgt_lang), data_dir=data_dir, download=download)
+    paths = ensure_files(split, (src_lang, tgt_lang), data_dir=data_dir, download=download, progress=progress)
     return read_pairs(split, paths)
 
 

@@ -58,6 +58,7 @@ def main(argv=None) -> int:
                       help="label budgets (labelled pairs) [default 200 1000 5000]")
     fine.add_argument("--output", help="write the table as JSON here")
     fine.add_argument("--data-dir", help="directory with the Multi30k .gz files [default: the run's]")
+    fine.add_argument("--no-progress", action="store_true", help="no progress bars (a download's)")
     _add_options(fine, finetuning.DEFAULTS)
 
     near = commands.add_parser("neighbours", help="nearest pieces by cosine similarity, and analogies")
@@ -90,7 +91,8 @@ def _run(args) -> int:
         if args.output is not None and os.path.isdir(args.output):
             raise ValueError(f"--output {args.output} is a directory; give the path of the JSON file to write")
         options = {k: getattr(args, k) for k in finetuning.DEFAULTS}
-        table = finetuning.compare(args.run, args.labels, args.output, args.data_dir, **options)
+        table = finetuning.compare(args.run, args.labels, args.output, args.data_dir,
+                                   progress=not args.no_progress, **options)
         print(finetuning.format_table(table))
     else:
         table = neighbours.load_table(args.run, args.side)

@@ -101,9 +101,9 @@ def finetune(encoder: EncoderModel, vocab: EncoderVocab, train, evaluation, conf
             "seconds": round(seconds, 1)}
 
 
-def compare(run_dir, budgets=LABEL_BUDGETS, output=None, data_dir=None, **overrides) -> dict:
+def compare(run_dir, budgets=LABEL_BUDGETS, output=None, data_dir=None, progress=True, **overrides) -> dict:
     """Fine-tune the pretrained encoder of run_dir and a fresh one at each label budget; the
-    table (also written to ``output`` as JSON when given)."""
+    table (also written to ``output`` as JSON when given). ``progress``: bars for a download."""
     unknown = sorted(set(overrides) - set(DEFAULTS))
     if unknown:
         raise ValueError(f"unknown fine-tuning options {unknown}; known: {sorted(DEFAULTS)}")
@@ -117,13 +117,13 @@ def compare(run_dir, budgets=LABEL_BUDGETS, output=None, data_dir=None, **overri
     if data_dir is None and pre_config.get("data_dir") is not None:
         data_dir = runs_data_dir(pre_config)
     max_len = pre_config["max_len"]
-    train_pairs = load_pairs("train", *LANGS, data_dir)
+    train_pairs = load_pairs("train", *LANGS, data_dir, progress=progress)
     if max(budgets) > 2 * len(train_pairs):
         raise ValueError(f"a label budget of {max(budgets)} needs {max(budgets) // 2} training pairs; there are "
                          f"{len(train_pairs)}")
     all_train = detection_examples(train_pairs, config["seed"], max(budgets))
-    evaluation = encode_examples(detection_examples(load_pairs(EVAL_SPLIT, *LANGS, data_dir), config["seed"] + 1),
-                                 vocab, max_len)
+    eval_pairs = load_pairs(EVAL_SPLIT, *LANGS, data_dir, progress=progress)
+    evaluation = encode_examples(detection_examples(eval_pairs, config["seed"] + 1), vocab, max_len)
     # the baseline: always answering the majority class of the examples scored. Pairs longer than
     # max_len are left out after labelling, so it is 0.5 only when none (or as many of each label) is.
     scored, translations = len(evaluation[1]), sum(evaluation[1])

@@ -125,3 +125,30 @@ def test_each_split_is_looked_up_once_and_a_download_hears_no_progress(data_dir,
     cache = multi30k.default_cache_dir()
     assert json.loads((run / "config.json").read_text())["data_read_from"] == {
         split: f"{cache / f'{split}.de.gz'}, {cache / f'{split}.en.gz'}" for split in ("train", "val")}
+
+
+def test_finetune_downloads_without_progress_bars_when_told(data_dir, tmp_path, monkeypatch):
+    """finetune --no-progress reaches the download of the splits it reads (train and the test
+    split) as pretrain's does; without it, the download draws its bars."""
+    run = tmp_path / "run"
+    pretraining.pretrain(pretraining.build_config("tiny", max_steps=2, data_dir=str(data_dir)), run, progress=False)
+    config = json.loads((run / "config.json").read_text())
+    config["data_dir"] = None  # as a run that found its data by searching: finetune searches (and downloads) too
+    (run / "config.json").write_text(json.dumps(config))
+    monkeypatch.delenv("MINITX_DATA_DIR", raising=False)
+    monkeypatch.setattr(multi30k, "KNOWN_SHA256", {})
+    monkeypatch.setattr(multi30k, "default_cache_dir", lambda: tmp_path / "cache")
+    downloads = []
+
+    def download_file(split, lang, dest_dir=None, progress=True):
+        downloads.append((split, lang, progress))
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        return shutil.copy(data_dir / multi30k.file_name(split, lang), dest_dir)
+
+    monkeypatch.setattr(multi30k, "download_file", download_file)
+    for flags, progress in (([], True), (["--no-progress"], False)):
+        shutil.rmtree(tmp_path / "cache", ignore_errors=True)
+        downloads.clear()
+        assert cli.main(["finetune", "--run", str(run), *FINETUNE, *flags]) == 0
+        assert sorted(downloads) == [(split, lang, progress) for split in (finetuning.EVAL_SPLIT, "train")
+                                     for lang in ("de", "en")]
