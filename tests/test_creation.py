@@ -1,5 +1,7 @@
 """Creation functions: the dtypes they choose (PyTorch's rules), the *_like forms, the
 constructors over existing memory (from_numpy, as_tensor) and PyTorch's dtype names."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -157,3 +159,21 @@ def test_pytorch_dtype_names_leave_the_builtins_alone():
     exec("from minitx import *", namespace)
     assert not {"float", "int", "bool", "long"} & set(namespace)
     assert builtins.float is not minitx.float and builtins.bool(minitx.bool)
+
+
+def test_tensor_of_a_tensor_that_requires_grad_copies_it_detached_with_a_warning():
+    """minitx.tensor(w) copies w's values into a new leaf, as torch.tensor(w) does, and says (as
+    PyTorch says) that the copy leaves w's graph: a gradient through the copy never reaches w."""
+    w = minitx.tensor([1.5, -2.0], requires_grad=True)
+    with pytest.warns(UserWarning, match=r"^tensor: copying a minitx Tensor that requires grad: the copy is "
+                                         r"detached") as caught:
+        copied = minitx.tensor(w)
+    assert caught[0].filename == __file__  # the user's line
+    assert copied.tolist() == [1.5, -2.0] and not copied.requires_grad
+    assert not np.shares_memory(copied.data, w.data)
+    with pytest.warns(UserWarning, match=r"^tensor: copying a minitx Tensor"):
+        minitx.tensor(w * 2)  # an op's result that requires grad: the same
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert minitx.tensor(w.detach()).tolist() == [1.5, -2.0]  # said so: no warning
+        assert minitx.tensor(minitx.tensor([1, 2])).tolist() == [1, 2]  # nothing to lose: no warning

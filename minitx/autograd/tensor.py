@@ -1190,10 +1190,16 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     tensor, or any object with ``__dlpack__`` or ``__array__``.
 
     Without ``dtype``: an array or NumPy scalar keeps its dtype (as torch.tensor does); Python
-    floats become float32, integers int64, booleans bool. The data is copied; a PyTorch tensor
-    that requires grad is copied detached, with a warning, as torch.tensor(t) copies it.
+    floats become float32, integers int64, booleans bool. The data is copied; a tensor (minitx's
+    or PyTorch's) that requires grad is copied detached, with a warning, as torch.tensor(t)
+    copies it: no gradient reaches it through the copy.
     """
     if isinstance(data, Tensor):
+        if data.requires_grad:
+            warnings.warn("tensor: copying a minitx Tensor that requires grad: the copy is detached from its graph, "
+                          "so no gradient reaches the tensor through it (as torch.tensor(t)); write t.detach().clone() "
+                          "to say so, or use t itself to keep the gradient", UserWarning,
+                          stacklevel=interop._user_stacklevel())
         data = data.data
     data = interop.as_array(data, copy=True)  # (a copy: a PyTorch tensor that requires grad detached, with a warning)
     device = backend.check_device(device)
