@@ -78,6 +78,13 @@ class StepGraphs:
         if not optimizer.supports_skip:
             raise TypeError(f"StepGraphs: {type(optimizer).__name__} cannot skip a step on the device; "
                             "a captured step needs Adam or AdamW")
+        # a replay reads the learning rate from device memory, every other setting as captured
+        moved = [key for key in (schedule._moves() if hasattr(schedule, "_moves") else ()) if key != "lr"]
+        if moved:
+            raise ValueError(f"StepGraphs: {type(schedule).__name__} moves the optimizer's {', '.join(moved)} at "
+                             "every step, but a captured step replays its capture's (kernel arguments; only the "
+                             "learning rate is read from device memory); build the schedule with "
+                             "cycle_momentum=False, or run eager steps (cuda_graphs off)")
         self.model, self.loss_fn, self.optimizer, self.checks = model, loss_fn, optimizer, checks
         self.weight_of, self.schedule, self.clip_norm, self.scaler = weight_of, schedule, clip_norm, scaler
         self.recorder = recorder if recorder is not None else CudaGraphs()

@@ -8,7 +8,9 @@ back on one batch), and each later ``launch`` reruns it the way a replay would r
 * every dropout call takes the offset it took at capture (the Philox counter is set back to the
   capture's), and the kernels add the base the driver wrote into device memory;
 * nothing the host would decide anew may change: a rerun that writes the optimizer's learning
-  rate itself fails (a graph would have replayed the capture's value, or nothing).
+  rate itself fails (a graph would have replayed the capture's value, or nothing), and so does a
+  replay after any other group setting moved (beta1 under a cycling schedule, weight decay, ...):
+  the kernels take those as arguments, so a graph would replay the capture's.
 """
 import contextlib
 
@@ -32,7 +34,12 @@ class RerunGraphs:
     def capture(self, fn):
         first = mrandom.philox_offset(self.device)
         outputs = fn()
-        return {"fn": fn, "first": first, "outputs": outputs, "ran": False}
+        return {"fn": fn, "first": first, "outputs": outputs, "ran": False, "settings": self._settings()}
+
+    def _settings(self) -> list:
+        """What the captured kernels take as numbers: every group setting but the rate."""
+        return [{key: value for key, value in group.items() if key not in ("params", "lr")}
+                for group in self.optimizer.param_groups]
 
     def held_bytes(self, graphs) -> int:
         """A rerun keeps no memory of its own (a CUDA graph's pool holds its capture's arrays)."""
@@ -42,6 +49,9 @@ class RerunGraphs:
         if not graph["ran"]:  # the capture's run was this replay's
             graph["ran"] = True
             return graph["outputs"]
+        if self._settings() != graph["settings"]:
+            raise AssertionError(f"the optimizer's settings moved since the capture ({graph['settings']} -> "
+                                 f"{self._settings()}); a CUDA graph replays the capture's")
         after = mrandom.philox_offset(self.device)
         written = [entry[1] for entry in self.optimizer._lr_arrays.values()]
         mrandom.set_philox_offset(self.device, graph["first"])

@@ -1,0 +1,73 @@
+"""A captured step replays its kernels with the arguments of its capture: the learning rate is read
+from device memory (Adam.write_lr before each replay), but beta1, beta2, eps and weight_decay go to
+adam.cu as kernel scalars (kernels/adam.py: np.float64(beta1) ...). A schedule that moves one of
+them at every step (OneCycleLR or CyclicLR with cycle_momentum=True: Adam's beta1) would leave a
+CUDA graph replaying the capture's value, silently. StepGraphs refuses such a schedule, and the
+CPU model of a graph (_rerun_graphs.py) reports a setting that moved after the capture. CPU only."""
+import numpy as np
+import pytest
+
+import minitx
+from minitx import nn, optim, sync
+from minitx.optim.lr_scheduler import ChainedScheduler, CyclicLR, OneCycleLR, StepLR
+from minitx.train import train_step
+from minitx.train.graphs import StepGraphs
+
+from _rerun_graphs import RerunGraphs
+from test_graphs import batches, loss_fn, on_device
+
+
+def _model_and_optimizer():
+    minitx.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(12, 8), nn.Dropout(0.3), nn.Linear(8, 12))
+    return model, optim.AdamW(model.parameters(), lr=1e-2)
+
+
+@pytest.mark.parametrize("make", [
+    lambda opt: OneCycleLR(opt, max_lr=1e-2, total_steps=20),
+    lambda opt: CyclicLR(opt, base_lr=1e-3, max_lr=1e-2, step_size_up=3),
+    lambda opt: ChainedScheduler([StepLR(opt, 5), OneCycleLR(opt, max_lr=1e-2, total_steps=20)]),
+], ids=["OneCycleLR", "CyclicLR", "ChainedScheduler"])
+def test_step_graphs_refuse_a_schedule_that_moves_beta1(make):
+    model, opt = _model_and_optimizer()
+    with pytest.raises(ValueError, match="StepGraphs: .* moves the optimizer's betas"):
+        StepGraphs(model, loss_fn, opt, sync.DeferredChecks("cpu"), lambda batch: batch.tokens, schedule=make(opt),
+                   recorder=RerunGraphs(opt))
+
+
+def test_a_schedule_that_moves_the_rate_alone_replays_to_the_eager_bits():
+    """OneCycleLR with cycle_momentum=False: the rate moves every step (device memory), the rest
+    stays as captured; the replays give the eager steps' parameters."""
+    results = []
+    for captured in (False, True):
+        model, opt = _model_and_optimizer()
+        schedule = OneCycleLR(opt, max_lr=1e-2, total_steps=20, cycle_momentum=False)
+        checks = sync.DeferredChecks("cpu")
+        context, _ = on_device("cpu")
+        step = StepGraphs(model, loss_fn, opt, checks, lambda batch: batch.tokens, schedule=schedule,
+                          recorder=RerunGraphs(opt)) if captured else None
+        with context:
+            for batch in batches():
+                if captured:
+                    step(batch)
+                else:
+                    train_step(model, batch, loss_fn, opt, schedule, checks=checks)
+        checks.raise_first()
+        results.append([p.numpy() for p in model.parameters()])
+    for got, want in zip(*results):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_the_strict_model_of_a_graph_sees_beta1_move():
+    """What the refusal prevents: beta1 moving between the capture and a replay (as a cycling
+    schedule would move it, were StepGraphs to take one), which the CPU model of a graph reports
+    (a GPU would replay the capture's beta1, silently)."""
+    model, opt = _model_and_optimizer()
+    schedule = OneCycleLR(opt, max_lr=1e-2, total_steps=20, cycle_momentum=False)
+    step = StepGraphs(model, loss_fn, opt, sync.DeferredChecks("cpu"), lambda batch: batch.tokens,
+                      schedule=schedule, recorder=RerunGraphs(opt))
+    context, _ = on_device("cpu")
+    with context, pytest.raises(AssertionError, match="settings moved since the capture"):
+        for batch in batches():
+            step(batch)
+            opt.param_groups[0]["betas"] = (opt.param_groups[0]["betas"][0] * 0.99, 0.999)  # as cycling would
