@@ -8,6 +8,7 @@ through the replays; the parameters, losses, step counts and Philox offsets must
 eager steps leave them. The GPU test runs the same on cupy.cuda.Graph."""
 import contextlib
 import dataclasses
+import functools
 
 import numpy as np
 import pytest
@@ -184,42 +185,65 @@ def test_a_trainer_with_cuda_graphs_names_what_the_run_lacks(tmp_path):
                 validation_loss=lambda m: 0.0, accumulate=2, cuda_graphs=True)
 
 
-def transformer_run(captured: bool, device="cpu", autocast=None):
-    """Six steps of a small Transformer with dropout everywhere (the fused dropout ops and the
-    attention kernels', all from Philox) on minitx.data.Batch of two shapes; with ``autocast``,
-    its forward under minitx.autocast of that dtype (bfloat16: the products and attention in
-    bfloat16, float32 master weights)."""
-    from minitx.data import make_batch
+# multi30k-tiny-published's layers (minitx.translate.recipes) where they differ from the default
+PUBLISHED = dict(dropout=0.3, attention_dropout=0.0, activation_dropout=0.0, positional="sinusoidal",
+                 share_embeddings=True, tie_output=True, output_bias=False, embed_init="normal")
+
+
+def small_transformer(device="cpu", published=False):
+    """A one-layer Transformer with dropout everywhere (the fused dropout ops and the attention
+    kernels', all from Philox), or with the published recipe's layers."""
     from minitx.nn import Transformer
 
     minitx.manual_seed(1)
-    model = Transformer(9, 11, d_model=8, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=12,
-                        max_len=8, dropout=0.2, attention_dropout=0.1, positional="learned",
-                        device=device).to(dtype="float32")
+    layers = PUBLISHED if published else dict(dropout=0.2, attention_dropout=0.1, positional="learned")
+    return Transformer(12, 12, d_model=8, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=12,
+                       max_len=8, device=device, **layers).to(dtype="float32")
+
+
+def translation_batches(rng):
+    """Six minitx.data.Batch of two shapes."""
+    from minitx.data import make_batch
+
+    for shape in [(2, 8), (2, 8), (3, 8), (2, 8), (3, 8), (2, 8)]:
+        lengths = rng.integers(1, 6, (shape[0], 2))
+        yield make_batch([list(rng.integers(3, 9, n)) for n in lengths[:, 0]],
+                         [list(rng.integers(3, 11, n)) for n in lengths[:, 1]], shape=shape)
+
+
+def translation_loss(model, batch, autocast=None):
+    with minitx.autocast(autocast) if autocast else contextlib.nullcontext():
+        logits = model(batch.src, batch.tgt_in)
+        loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=0, label_smoothing=0.1)
+    return loss, batch.n_tgt_tokens
+
+
+def transformer_run(captured: bool, device="cpu", autocast=None, published=False, reload_at=None):
+    """Six steps of small_transformer on translation_batches; with ``autocast``, its forward under
+    minitx.autocast of that dtype (bfloat16: the products and attention in bfloat16, float32
+    master weights); with ``reload_at``, the starting weights loaded back (load_state_dict) before
+    that step, as a resume or the final model's choice loads them."""
+    model = small_transformer(device, published)
+    start = {name: np.array(value, copy=True) for name, value in model.state_dict().items()}
     opt = optim.AdamW(model.parameters(), lr=1e-2)
     schedule = optim.WarmupInverseSqrt(opt, peak_lr=1e-2, warmup_steps=3)
+    clip_norm = 25.0 if published else 1.0
     checks = sync.DeferredChecks(device)
     context, make_recorder = on_device(device)
-
-    def translation_loss(model, batch):
-        with minitx.autocast(autocast) if autocast else contextlib.nullcontext():
-            logits = model(batch.src, batch.tgt_in)
-            loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=0, label_smoothing=0.1)
-        return loss, batch.n_tgt_tokens
-
-    step = StepGraphs(model, translation_loss, opt, checks, lambda batch: batch.n_tgt_tokens, schedule=schedule,
-                      clip_norm=1.0, recorder=make_recorder(opt))
-    rng = np.random.default_rng(5)
+    loss_fn = functools.partial(translation_loss, autocast=autocast)
+    step = StepGraphs(model, loss_fn, opt, checks, lambda batch: batch.n_tgt_tokens, schedule=schedule,
+                      clip_norm=clip_norm, recorder=make_recorder(opt))
     losses = []
     with context:
-        for shape in [(2, 8), (2, 8), (3, 8), (2, 8), (3, 8), (2, 8)]:
-            lengths = rng.integers(1, 6, (shape[0], 2))
-            batch = make_batch([list(rng.integers(3, 9, n)) for n in lengths[:, 0]],
-                               [list(rng.integers(3, 11, n)) for n in lengths[:, 1]], shape=shape)
+        for number, batch in enumerate(translation_batches(np.random.default_rng(5))):
+            if number == reload_at:
+                arrays = [p.data for p in model.parameters()]
+                model.load_state_dict(start)
+                assert all(p.data is a for p, a in zip(model.parameters(), arrays))  # in place: graphs see it
             if captured:
                 loss, _ = step(batch)
             else:
-                loss, _ = train_step(model, batch, translation_loss, opt, schedule, clip_norm=1.0, checks=checks)
+                loss, _ = train_step(model, batch, loss_fn, opt, schedule, clip_norm=clip_norm, checks=checks)
             losses.append(float(backend.to_host(loss)))
     checks.raise_first()
     return [p.numpy() for p in model.parameters()], losses, mrandom.philox_offset(device)
