@@ -22,7 +22,10 @@ Adam's t, checks   on the device already, advanced by the step itself (in the gr
 ``StepGraphs(...)(batch)`` is called like ``train_step(..., checks=checks)`` and gives the same
 bits. The first batch of a shape runs eagerly: it compiles the kernels and fills every cache (work
 tables, index arrays, optimizer state) that a capture must find full. The second is captured,
-then replayed; every later one is replayed. A recorder does the capturing: ``CudaGraphs`` on a
+then replayed; every later one is replayed. A step captured again starts over (warm-up, capture)
+when the run's Philox seed changes or its offsets are set back, and after the optimizer's
+``load_state_dict``, which gives it new state arrays (and may give it other settings), where the
+old graphs would go on updating the old ones. A recorder does the capturing: ``CudaGraphs`` on a
 GPU; tests/train/_rerun_graphs.py models one on the CPU (it reruns the step as a replay would
 run it), which is how this module is tested without a GPU.
 """
@@ -43,13 +46,14 @@ from minitx.train.loop import train_step
 class Captured:
     """One shape's graph: its static batch, the recorder's graph, the Philox seed it was captured
     under and the device memory its dropout kernels read that seed and base from, the offset of
-    its first dropout call at capture and how many calls it makes."""
+    its first dropout call at capture and how many calls it makes, and the optimizer's loads then."""
     static: object
     graph: object
     seed: int
     philox: object
     first_offset: int
     calls: int
+    loads: int
 
 
 def array_fields(batch) -> list:
@@ -95,7 +99,7 @@ class StepGraphs:
         """One step on ``batch``: (loss as a device scalar, weight)."""
         key = shape_key(batch)
         if any(self._outdated(captured) for captured in self.graphs.values() if captured is not None):
-            self.graphs.clear()  # the run was reseeded or its random state restored: start over
+            self.graphs.clear()  # reseeded, random state restored or optimizer state loaded: start over
         if key not in self.graphs:
             self.graphs[key] = None
             loss, _ = self._step(batch)
@@ -119,10 +123,12 @@ class StepGraphs:
         return len(captured), self.recorder.held_bytes([c.graph for c in captured])
 
     def _outdated(self, captured: Captured) -> bool:
-        """Whether the run's Philox stream has left the graph behind: another seed (the graph's
-        kernels read the old one's memory), or offsets set back before its capture's."""
+        """Whether the run has left the graph behind: another Philox seed (the graph's kernels read
+        the old one's memory), offsets set back before its capture's, or the optimizer's state
+        loaded since (new arrays, which the graph's kernels do not read)."""
         return (captured.seed != mrandom.philox_seed()
-                or mrandom.philox_offset(self.device) < captured.first_offset)
+                or mrandom.philox_offset(self.device) < captured.first_offset
+                or captured.loads != self.optimizer.loads)
 
     def _capture(self, batch) -> Captured:
         names = array_fields(batch)  # the host batch's: the static copies are device arrays
@@ -134,7 +140,7 @@ class StepGraphs:
         graph = self.recorder.capture(lambda: self._step(static)[0])
         calls = mrandom.philox_offset(self.device) - first
         mrandom.set_philox_offset(self.device, first)  # the capture ran nothing: its offsets are the first replay's
-        return Captured(static, graph, seed, philox, first, calls)
+        return Captured(static, graph, seed, philox, first, calls, self.optimizer.loads)
 
     def _replay(self, captured: Captured, batch):
         for name in array_fields(batch):

@@ -10,7 +10,8 @@ back on one batch), and each later ``launch`` reruns it the way a replay would r
 * nothing the host would decide anew may change: a rerun that writes the optimizer's learning
   rate itself fails (a graph would have replayed the capture's value, or nothing), and so does a
   replay after any other group setting moved (beta1 under a cycling schedule, weight decay, ...):
-  the kernels take those as arguments, so a graph would replay the capture's.
+  the kernels take those as arguments, so a graph would replay the capture's; and so does one
+  after the optimizer's state arrays were replaced (a graph would go on updating the old ones).
 """
 import contextlib
 
@@ -34,7 +35,13 @@ class RerunGraphs:
     def capture(self, fn):
         first = mrandom.philox_offset(self.device)
         outputs = fn()
-        return {"fn": fn, "first": first, "outputs": outputs, "ran": False, "settings": self._settings()}
+        return {"fn": fn, "first": first, "outputs": outputs, "ran": False, "settings": self._settings(),
+                "state": self._state_arrays()}
+
+    def _state_arrays(self) -> list:
+        """The arrays the captured kernels update: every parameter's state."""
+        return [value for index in sorted(self.optimizer.state) for value in self.optimizer.state[index].values()
+                if hasattr(value, "shape")]
 
     def _settings(self) -> list:
         """What the captured kernels take as numbers: every group setting but the rate."""
@@ -49,6 +56,9 @@ class RerunGraphs:
         if not graph["ran"]:  # the capture's run was this replay's
             graph["ran"] = True
             return graph["outputs"]
+        if any(a is not b for a, b in zip(self._state_arrays(), graph["state"], strict=True)):
+            raise AssertionError("the optimizer's state arrays were replaced since the capture; a CUDA graph "
+                                 "would go on updating the old ones")
         if self._settings() != graph["settings"]:
             raise AssertionError(f"the optimizer's settings moved since the capture ({graph['settings']} -> "
                                  f"{self._settings()}); a CUDA graph replays the capture's")

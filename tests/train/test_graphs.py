@@ -55,9 +55,10 @@ def on_device(device, shared_pool=True):
     return blas.use_cublas(True), lambda opt: CudaGraphs(shared_pool)
 
 
-def run(captured: bool, device="cpu", reseed_at=None, float16=False, shared_pool=True):
+def run(captured: bool, device="cpu", reseed_at=None, float16=False, shared_pool=True, load_at=None):
     """Parameters, losses and counters after the eight steps, eager or through StepGraphs (with
-    ``reseed_at``, minitx.manual_seed(7) before that step; with ``float16``, the forward under
+    ``reseed_at``, minitx.manual_seed(7) before that step; with ``load_at``, the optimizer's
+    state saved and loaded back, as a resume loads it; with ``float16``, the forward under
     autocast and the loss scaled by a GradScaler, its scale and growth count on the device)."""
     minitx.manual_seed(0)
     model = nn.Sequential(nn.Embedding(12, 8), nn.Dropout(0.3), nn.Linear(8, 12)).to(device)
@@ -75,6 +76,8 @@ def run(captured: bool, device="cpu", reseed_at=None, float16=False, shared_pool
         for number, batch in enumerate(batches()):
             if number == reseed_at:
                 minitx.manual_seed(7)
+            if number == load_at:
+                opt.load_state_dict(opt.state_dict())
             with backend.count_host_reads() as counted:
                 if captured:
                     loss, weight = step(batch)
@@ -125,6 +128,17 @@ def test_a_reseeded_run_captures_again_and_still_gives_the_eager_bits():
     assert losses == eager_losses and counters == eager_counters
     # shapes A A B A B | reseed | B A B: A warms, is captured, B warms, A replays (the one rerun), B is
     # captured; after the reseed B and A warm up again and B is captured again
+    assert launches == 1
+    for got, want in zip(replayed, eager):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_loading_the_optimizers_state_captures_again_and_still_gives_the_eager_bits():
+    """load_state_dict gives the optimizer new state arrays, which the graphs captured before do
+    not update: they are dropped, and each shape warms up and is captured again (as after a reseed)."""
+    eager, eager_losses, eager_counters, _ = run(captured=False, load_at=5)
+    replayed, losses, counters, launches = run(captured=True, load_at=5)
+    assert losses == eager_losses and counters == eager_counters
     assert launches == 1
     for got, want in zip(replayed, eager):
         np.testing.assert_array_equal(got, want)
