@@ -181,6 +181,8 @@ class ConvNd(Function):
                   dx = col2im(dcols) (unpadded)             db = sum of dy over n and the spatial axes
 
     padding: ints (both sides of each axis), "valid" (none) or "same" (see _padding_pairs).
+
+    Derivation: docs/backprop/convolution.md
     """
 
     def __init__(self, dims, stride=1, padding=0, dilation=1, groups=1):

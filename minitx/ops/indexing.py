@@ -966,6 +966,7 @@ class Embedding(Function):
     since a row is often used many times); dweight[padding_idx] = 0, so the padding row
     never learns. No gradient for ids.
 
+    Derivation: docs/backprop/embedding.md
     Kernel: minitx/kernels/embedding.cu
     """
 
