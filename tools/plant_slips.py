@@ -474,6 +474,8 @@ SLIPS = [
     Slip("StepGraphs replays after the optimizer's state was loaded (the old arrays)", "minitx/train/graphs.py",
          "                or captured.loads != self.optimizer.loads)", "                or False)",
          ("tests/train/test_graphs.py",)),
+    Slip("nn.Embedding keeps a negative padding_idx as given", "minitx/ops/indexing.py",
+         "    return int(padding_idx) % n", "    return int(padding_idx)", ("tests/nn/test_layers.py",)),
 ]
 
 

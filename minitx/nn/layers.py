@@ -14,6 +14,7 @@ from minitx.autograd.tensor import Tensor, tensor
 from minitx.nn import init
 from minitx.nn.module import Module
 from minitx.nn.parameter import Parameter
+from minitx.ops.indexing import padding_row
 
 
 def _count(layer: str, arg: str, value, minimum: int = 0) -> int:
@@ -117,8 +118,7 @@ class Embedding(Module):
         super().__init__()
         num_embeddings = _count("Embedding", "num_embeddings", num_embeddings)
         embedding_dim = _count("Embedding", "embedding_dim", embedding_dim)
-        if padding_idx is not None and not 0 <= padding_idx < num_embeddings:
-            raise ValueError(f"Embedding: padding_idx {padding_idx} is outside [0, {num_embeddings})")
+        padding_idx = padding_row("Embedding", padding_idx, num_embeddings)  # (-1: the last row, as PyTorch's)
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
         self.weight = init.normal_(_new_parameter((num_embeddings, embedding_dim), device, dtype))
         self.reset_padding()

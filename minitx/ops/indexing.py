@@ -1009,17 +1009,23 @@ class Embedding(Function):
         return True
 
 
+def padding_row(owner: str, padding_idx, n: int):
+    """padding_idx as the row of a table of ``n`` rows it names (negative counts from the end), or
+    None; a ValueError naming ``owner`` when it names no row (a float, a bool, out of range)."""
+    if padding_idx is None:
+        return None
+    if not isinstance(padding_idx, (int, np.integer)) or isinstance(padding_idx, bool) or not -n <= padding_idx < n:
+        expected = f"None or an int in [{-n}, {n})" if n else "None (the table has no rows)"
+        raise ValueError(f"{owner}: padding_idx {padding_idx!r} is not a row of a table of {n} rows; "
+                         f"expected {expected}")
+    return int(padding_idx) % n
+
+
 def embedding(ids, weight, padding_idx=None):
     """Rows of ``weight`` picked by integer ``ids``: result shape ids.shape + (dim,). padding_idx
     (a row, negative counted from the end) gets no gradient."""
     ids = as_indices(ids, weight)
-    n = weight.shape[0]
-    if padding_idx is not None and (not isinstance(padding_idx, (int, np.integer)) or isinstance(padding_idx, bool)
-                                    or not -n <= padding_idx < n):  # the padding row must exist
-        expected = f"None or an int in [{-n}, {n})" if n else "None (the table has no rows)"
-        raise ValueError(f"embedding: padding_idx {padding_idx!r} is not a row of a table of {n} rows; "
-                         f"expected {expected}")
-    return Embedding(padding_idx)(ids, weight)
+    return Embedding(padding_row("embedding", padding_idx, weight.shape[0]))(ids, weight)
 
 
 def one_hot(indices, num_classes=-1):

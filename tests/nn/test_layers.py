@@ -66,6 +66,20 @@ def test_embedding_padding_row_is_zero_and_gets_no_gradient():
         layer(np.array([7]))
 
 
+def test_embedding_padding_idx_counts_from_the_end_and_must_name_a_row():
+    """As PyTorch's nn.Embedding: -1 is the last row (stored as 4 of 5); a float or a bool is
+    refused naming the layer (PyTorch fails on a float inside its indexing, and takes True as 1)."""
+    layer = nn.Embedding(5, 3, padding_idx=-1)
+    assert layer.padding_idx == 4 and np.all(layer.weight.numpy()[4] == 0)
+    layer(np.array([4, 0])).sum().backward()
+    assert np.all(layer.weight.grad.numpy()[4] == 0) and np.all(layer.weight.grad.numpy()[0] == 1)
+    assert repr(layer) == "Embedding(5, 3, padding_idx=4)"
+    for bad in (1.5, True, -6):
+        with pytest.raises(ValueError, match=rf"^Embedding: padding_idx {bad!r} is not a row of a table of 5 rows; "
+                                             r"expected None or an int in \[-5, 5\)"):
+            nn.Embedding(5, 3, padding_idx=bad)
+
+
 def test_dropout_statistics_and_eval_identity():
     minitx.manual_seed(0)
     layer = nn.Dropout(0.3)
