@@ -476,6 +476,9 @@ SLIPS = [
          ("tests/train/test_graphs.py",)),
     Slip("nn.Embedding keeps a negative padding_idx as given", "minitx/ops/indexing.py",
          "    return int(padding_idx) % n", "    return int(padding_idx)", ("tests/nn/test_layers.py",)),
+    Slip("a list holding a tensor that requires grad warns once per element read", "minitx/autograd/tensor.py",
+         "            reading.warned = True  # once a list: NumPy asks each element for its array more than once",
+         "            pass", ("tests/test_interop.py",)),
 ]
 
 

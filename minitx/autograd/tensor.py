@@ -438,7 +438,9 @@ class Tensor:
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def __array__(self, dtype=None, copy=None):
-        if self.requires_grad and _reading_a_list.depth:  # an element of tensor([...]), x + [...]: see _read_list
+        reading = _reading_a_list  # an element of tensor([...]), x + [...]: see _read_list
+        if self.requires_grad and reading.depth and not reading.warned:
+            reading.warned = True  # once a list: NumPy asks each element for its array more than once
             warnings.warn("tensor: a list holding a Tensor that requires grad is copied as numbers: no gradient "
                           "flows back to that tensor; minitx.stack([...]) keeps the graph (or write t.detach() "
                           "to say so)", UserWarning, stacklevel=interop._user_stacklevel())
@@ -1158,6 +1160,7 @@ def _infer_dtype(data):
 
 class _ListDepth(threading.local):
     depth = 0
+    warned = False  # for the list being read
 
 
 #: > 0 while tensor() reads a list or tuple: its Tensor elements warn when they require grad
@@ -1173,6 +1176,8 @@ def _read_list(data):
     if not isinstance(data, (list, tuple)):
         yield
         return
+    if not _reading_a_list.depth:
+        _reading_a_list.warned = False
     _reading_a_list.depth += 1
     try:
         yield
