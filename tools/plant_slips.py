@@ -464,6 +464,11 @@ SLIPS = [
          "        return True", ("tests/test_writes_in_place.py",)),
     Slip("write in place: the detached tensors counted, not held until the count", "minitx/autograd/writes.py",
          "            tensors.append(view)", "            tensors.append(None)", ("tests/test_writes_in_place.py",)),
+    Slip("write in place: a stale view's array that another holds taken as read by no one", "minitx/autograd/writes.py",
+         "        elif alone:\n", "        elif True:\n", ("tests/test_writes_in_place.py",)),
+    Slip("write in place: the stale views dropped from x's list after a write in place", "minitx/autograd/writes.py",
+         "            if memory is not None:\n                kept.append(ref)\n", "            pass\n",
+         ("tests/test_writes_in_place.py",)),
 ]
 
 
