@@ -247,6 +247,27 @@ def test_a_stale_view_whose_array_another_holds_makes_the_write_copy(hold):
     np.testing.assert_array_equal(np.asarray(held2), [0.0, 0.0])
 
 
+def test_a_view_of_a_view_made_again_before_its_base_stays_made_again():
+    """A write in place leaves c, stale, listed on v, stale too. Reading c made it again, then v
+    (c's base): v's old array and c's new one show h's same memory, so v made c stale again, and
+    the hook registered on c in between went with c's old node, never to fire. v is made again
+    first."""
+    w = _float64([1.0, 2.0], requires_grad=True)
+    h = minitx.zeros(3, 2, dtype="float64")
+    h[0] = w * 3
+    v = h[0:2]
+    c = v.T
+    h[2] = w * 5
+    assert _writes(h) == [True, True]
+    seen = []
+    c.register_hook(lambda g: seen.append(np.array(g.data if isinstance(g, minitx.Tensor) else g)))
+    weights = _float64([[1.0, 10.0], [100.0, 1000.0]])
+    (c * weights).sum().backward()
+    assert len(seen) == 1
+    np.testing.assert_array_equal(seen[0], weights.numpy())
+    np.testing.assert_array_equal(w.grad.numpy(), [3.0, 300.0])
+
+
 def test_a_write_over_what_an_op_saved_whole_copies():
     """y = x * w saved x's array whole for w's gradient: a write into any part of x copies, and
     exp_ on the whole of x computes a new array, as before; y's gradient sees x as it was."""

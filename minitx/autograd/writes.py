@@ -273,6 +273,11 @@ def refresh(view) -> None:
     graph is its own."""
     from minitx.autograd.tensor import Tensor, _StaleView  # noqa: PLC0415
 
+    # a stale base first: made again after this view, it would make it stale again (written in
+    # place, its old array and this view's new one show the same memory: _stale)
+    base = _linked(view)[0]
+    if type(base) is _StaleView:
+        refresh(base)
     stale = type(view) is _StaleView
     if stale:
         view.__class__ = Tensor
