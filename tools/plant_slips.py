@@ -469,6 +469,9 @@ SLIPS = [
     Slip("write in place: the stale views dropped from x's list after a write in place", "minitx/autograd/writes.py",
          "            if memory is not None:\n                kept.append(ref)\n", "            pass\n",
          ("tests/test_writes_in_place.py",)),
+    Slip("refresh: a stale base made again after its view, which it makes stale again", "minitx/autograd/writes.py",
+         "    if type(base) is _StaleView:\n        refresh(base)\n", "    pass\n",
+         ("tests/test_writes_in_place.py",)),
 ]
 
 
