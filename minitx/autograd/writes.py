@@ -68,8 +68,9 @@ Otherwise, and for advanced indices, writes into views (WriteThroughView) and in
 for a buffer written in place: the ops of every step hold the same array, so a write into it
 not recorded (under no_grad) before backward makes all of them refuse backward, where with a
 copy per step only the last step's saw that array. Two holders the count does not see: a raw
-array of one of x's views (``a = v.data``; the view is checked, its raw array is not), which
-after a write in place still shares x's memory where a copy would have parted them; and
+array of one of x's views (``a = v.data``, ``v.detach()``; the view is checked, its array's other
+holders are not until it is stale), which after a write in place still shares x's memory where
+a copy would have parted them (a write not recorded reaches it); and
 another thread taking ``x.data`` between the check and the write.
 """
 from __future__ import annotations
