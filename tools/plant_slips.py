@@ -479,6 +479,14 @@ SLIPS = [
     Slip("a list holding a tensor that requires grad warns once per element read", "minitx/autograd/tensor.py",
          "            reading.warned = True  # once a list: NumPy asks each element for its array more than once",
          "            pass", ("tests/test_interop.py",)),
+    Slip("write in place: a stale view's array that another holds taken as read by no one", "minitx/autograd/writes.py",
+         "        elif alone:\n", "        elif True:\n", ("tests/test_writes_in_place.py",)),
+    Slip("write in place: the stale views dropped from x's list after a write in place", "minitx/autograd/writes.py",
+         "            if memory is not None:\n                kept.append(ref)\n", "            pass\n",
+         ("tests/test_writes_in_place.py",)),
+    Slip("refresh: a stale base made again after its view, which it makes stale again", "minitx/autograd/writes.py",
+         "    if type(base) is _StaleView:\n        refresh(base)\n", "    pass\n",
+         ("tests/test_writes_in_place.py",)),
 ]
 
 

@@ -48,25 +48,29 @@ index is basic (a view of x's array), x's array is its own, and none of them rea
 region, the write goes into x's array itself (``in_place``, ``SetItem(in_place=True)``): the arrays
 ops saved (each saved array's guard lists them, inplace.saved_parts) and the arrays of x's views
 must miss the region, and nothing else may hold the array or a view of it (its references are
-counted: a raw array, a Tensor wrapping it, a detached view, a stale view kept, an op that kept
-an array outside what it saved, all unseen otherwise, make the write copy, so they keep the old
-values as above). The region's old values are then read by no one: every value and gradient is
-the one the copy gives, bit for bit; the guard's lock is lifted for the write and put back, with
-no version counted, and a checksum of what was saved still matches. The old node stays in the
-graph, with its shape only, as after any write; x's views go stale as after a copy. The check
-reads the arrays' layout only (no device synchronisation on the GPU; on the CPU NumPy tells a
-column from its neighbour, on the GPU the spans must not meet), costs a step over the saved
-parts of the array (a loop of T steps: O(T^2) comparisons of numbers, no copies), and is off
-while detect_anomaly or trace_backward watch each forward (they read x's old values after it).
+counted: a raw array, a Tensor wrapping it, a detached view, an op that kept an array outside
+what it saved, all unseen otherwise, make the write copy, so they keep the old values as above).
+A stale view reads none of its old values (it is made again when read): its array, where
+nothing else holds it, is known whatever the region (``outs.append(h[t])`` at each step: each
+row's view goes stale at the next write, and every write goes in place); held by another
+(``a = v.data`` taken before v went stale), it makes the write copy. The region's old values are
+then read by no one: every value and gradient is the one the copy gives, bit for bit; the
+guard's lock is lifted for the write and put back, with no version counted, and a checksum of
+what was saved still matches. The old node stays in the graph, with its shape only, as after
+any write; x's views go stale as after a copy, and stay listed on x (they still show its
+array). The check reads the arrays' layout only (no device synchronisation on the GPU; on the
+CPU NumPy tells a column from its neighbour, on the GPU the spans must not meet), costs a step
+over the saved parts of the array and x's views (a loop of T steps: O(T^2) comparisons of
+numbers, no copies), and is off while detect_anomaly or trace_backward watch each forward
+(they read x's old values after it).
 Otherwise, and for advanced indices, writes into views (WriteThroughView) and in-place methods
-(``x.exp_()``, ``x += y``: a new array, their result), x is copied as before. A stale view kept
-(``outs.append(h[t])`` at each step) still holds its old array, which x no longer lists: the next
-write into that array copies (such a loop copies at every other step). One thing changes
+(``x.exp_()``, ``x += y``: a new array, their result), x is copied as before. One thing changes
 for a buffer written in place: the ops of every step hold the same array, so a write into it
 not recorded (under no_grad) before backward makes all of them refuse backward, where with a
 copy per step only the last step's saw that array. Two holders the count does not see: a raw
-array of one of x's views (``a = v.data``; the view is checked, its raw array is not), which
-after a write in place still shares x's memory where a copy would have parted them; and
+array of one of x's views (``a = v.data``, ``v.detach()``; the view is checked, its array's other
+holders are not until it is stale), which after a write in place still shares x's memory where
+a copy would have parted them (a write not recorded reaches it); and
 another thread taking ``x.data`` between the check and the write.
 """
 from __future__ import annotations
@@ -216,18 +220,26 @@ def _register(base, view) -> None:
         views[:] = [ref for ref in views if ref() is not None]
 
 
-def _stale(x, old_array, new_array) -> list:
+def _stale(x, old_array, new_array, memory=None) -> list:
     """x's views (and theirs) show ``old_array``, which x leaves for ``new_array``: a detached
     tensor takes the new array; a view becomes stale, made again when read (refresh). Marked
     before x takes the new array, so that an interrupt (Ctrl-C) leaves x and its views agreeing.
     Returns the views of a Tensor subclass, which has no stale class: the caller makes them again
-    once x has its new array."""
-    from minitx.autograd.tensor import Tensor, _StaleView  # noqa: PLC0415 (tensor.py imports this module)
+    once x has its new array. Where x keeps its array (a write in place: ``memory``, its root),
+    the stale views stay listed, as they still show it: in_place counts them as known holders."""
+    from minitx.autograd.tensor import _DATA, Tensor, _StaleView  # noqa: PLC0415 (tensor.py imports this module)
 
-    root, kept, made_now = _root(old_array), [], []
+    root, kept, made_now, seen = _root(old_array), [], [], set()
+    if memory is None and new_array is old_array:
+        memory = root
     for ref in x._views:
         view = ref()
-        if view is None or type(view) is _StaleView:
+        if view is None or id(view) in seen:
+            continue
+        seen.add(id(view))
+        if type(view) is _StaleView:
+            if memory is not None and _root(_DATA.__get__(view)) is memory:
+                kept.append(ref)
             continue
         array = view.data
         if _root(array) is not root:
@@ -243,10 +255,12 @@ def _stale(x, old_array, new_array) -> list:
             _leave_old_node(view, old)
             view.__class__ = _StaleView  # (back on refresh, which notes it on x again)
             view._base = (x, view._base[1])  # (x held strongly until then: the view is made from it)
+            if memory is not None:
+                kept.append(ref)
         else:
             made_now.append(view)
         if view._views:  # (a detached tensor's views see its new array; a stale view's are stale with it)
-            made_now += _stale(view, array, new_array if view._base is _DETACHED else None)
+            made_now += _stale(view, array, new_array if view._base is _DETACHED else None, memory)
     x._views = kept
     return made_now
 
@@ -260,6 +274,11 @@ def refresh(view) -> None:
     graph is its own."""
     from minitx.autograd.tensor import Tensor, _StaleView  # noqa: PLC0415
 
+    # a stale base first: made again after this view, it would make it stale again (written in
+    # place, its old array and this view's new one show the same memory: _stale)
+    base = _linked(view)[0]
+    if type(base) is _StaleView:
+        refresh(base)
     stale = type(view) is _StaleView
     if stale:
         view.__class__ = Tensor
@@ -332,7 +351,8 @@ def in_place(x, index) -> bool:
     values in the written region is left. Each part of the array minitx knows must miss the
     region: the arrays that ops saved for their gradient (inplace.saved_parts) and the arrays of
     x's views and theirs (stale after the write, made again when read: a view of the region
-    holds an array a caller may have taken); and nothing else may hold the array or a view of it
+    holds an array a caller may have taken), but for a stale view's array that nothing else
+    holds (no one reads it); and nothing else may hold the array or a view of it
     (a raw array taken with ``x.data`` or ``np.asarray(x)``, a Tensor wrapping it, an op that
     kept it outside what it saved): the references to the array are counted (_holders), and
     must be those minitx knows. Only the region's values change, and no op saved them: every
@@ -384,40 +404,49 @@ def in_place(x, index) -> bool:
             return False
         holders += part.base is array
     if x._views:
-        views, tensors = {}, []  # (the detached tensors themselves: held until the count)
-        if not _known_views(x, array, parts or {}, views, tensors, set()):
+        # (the detached tensors themselves, and the arrays of the stale views no one reads: held until the count)
+        views, unread, tensors = {}, [], []
+        if not _known_views(x, array, parts or {}, views, unread, tensors, set()):
             return False
         for part in views.values():
             if _overlap(region, bounds, part):
                 return False
             holders += part.base is array
-        holders += len(tensors)
+        holders += len(tensors) + sum(part.base is array for part in unread)
     return _holders(x) == holders  # else held by something minitx does not see
 
 
-def _known_views(x, array, parts, views, tensors, seen) -> bool:
+def _known_views(x, array, parts, views, unread, tensors, seen) -> bool:
     """Note in ``views`` the arrays of x's views (and theirs) that show ``array``'s memory and are
-    not among the saved ``parts``, and count in ``tensors[0]`` the detached tensors that show it
-    whole (they take the write, as they take x's new array); False where a view shows it whole
-    (it overlaps any region)."""
-    from minitx.autograd.tensor import _DATA  # noqa: PLC0415
+    not among the saved ``parts``, but in ``unread`` those of stale views that nothing else holds
+    (made again when read, a stale view reads none of its old values: whatever the region, no
+    one does); and in ``tensors`` the detached tensors that show it whole (they take the write,
+    as they take x's new array). False where a view shows it whole (it overlaps any region), or
+    a stale view's array is held by another (which may read it)."""
+    from minitx.autograd.tensor import _DATA, _StaleView  # noqa: PLC0415
 
     for ref in x._views:
         view = ref()
         if view is None or id(view) in seen:
             continue
         seen.add(id(view))
+        alone = type(view) is _StaleView and _holders(view) == 0  # (asked before ``data`` holds it too)
         data = _DATA.__get__(view)
         if data is array:
             if view._base is not _DETACHED:
                 return False
             tensors.append(view)
-        elif _root(data) is array:
-            if id(data) not in parts:
-                views[id(data)] = data
-        else:
+        elif _root(data) is not array:
             continue  # an array of its own since
-        if view._views and not _known_views(view, array, parts, views, tensors, seen):
+        elif id(data) in parts:
+            pass  # (compared with the region among the saved parts)
+        elif type(view) is not _StaleView:
+            views[id(data)] = data
+        elif alone:
+            unread.append(data)
+        else:
+            return False  # a stale view's array that another holds (``a = v.data`` taken before)
+        if view._views and not _known_views(view, array, parts, views, unread, tensors, seen):
             return False
     return True
 
