@@ -20,18 +20,26 @@ from minitx.ops.reduction import logsumexp_parts
 __all__ = ["ScaledDotProductAttention", "PackedHeadsAttention"]
 
 
-def _batched_matmul(a, b):
+def _batched_matmul(a, b, out=None):
     """a @ b over the leading (batch) axes. q, k, v arrive as strided views from the head split,
     and k^T, P^T as transposed views. NumPy hands BLAS each matrix as it lies when its rows or its
     columns are contiguous, so only a matrix with neither is copied (else NumPy would loop over
     its elements itself); CuPy gets C-contiguous operands and runs one strided-batched cuBLAS
-    product. minitx.blas's call, when on, takes the views as they are."""
+    product. minitx.blas's call, when on, takes the views as they are.
+
+    ``out``: an array of the product's shape to receive it (a head's view of a packed gradient);
+    NumPy's BLAS writes each matrix there directly (its rows may lie apart), elsewhere it is copied."""
     if blas.enabled(a, b):
-        return blas.matmul(a, b)
-    xp = get_array_module(a)
-    if xp is np:
-        return np.matmul(*(m if m.itemsize in m.strides[-2:] else np.ascontiguousarray(m) for m in (a, b)))
-    return xp.matmul(xp.ascontiguousarray(a), xp.ascontiguousarray(b))
+        product = blas.matmul(a, b)
+    elif get_array_module(a) is np:
+        return np.matmul(*(m if m.itemsize in m.strides[-2:] else np.ascontiguousarray(m) for m in (a, b)), out=out)
+    else:
+        xp = get_array_module(a)
+        product = xp.matmul(xp.ascontiguousarray(a), xp.ascontiguousarray(b))
+    if out is None:
+        return product
+    out[...] = product
+    return out
 
 
 def _kernel_layout(x):
@@ -170,7 +178,8 @@ class ScaledDotProductAttention(Function):
         """S = scale * q @ k^T (+ a float mask), -inf where a key is not allowed."""
         xp = get_array_module(q)
         lq, lk = q.shape[-2], k.shape[-2]
-        scores = _batched_matmul(q, xp.swapaxes(k, -1, -2)) * self.scale_used
+        scores = _batched_matmul(q, xp.swapaxes(k, -1, -2))
+        scores *= self.scale_used  # (the product's own new array)
         allowed = mask
         if _is_float_mask(mask):
             scores, allowed = scores + mask.astype(scores.dtype, copy=False), None
@@ -203,7 +212,8 @@ class ScaledDotProductAttention(Function):
         else:
             scores = self._scores(q, k, mask)
             e, total, m, log_total = logsumexp_parts(scores, -1)
-            p = e / xp.where(total == 0, 1, total)  # a query that sees no key: total = 0 (NaN: stays NaN)
+            # p = e / total in e's own array; a query that sees no key: total = 0 (NaN: stays NaN)
+            p = xp.divide(e, xp.where(total == 0, 1, total), out=e)
             lse = (m + log_total)[..., 0]
             if self.need_weights:
                 self.weights = p
@@ -221,8 +231,8 @@ class ScaledDotProductAttention(Function):
 
     def _gradients(self, do, out=None, mask_grad=False):
         """(dq, dk, dv, dmask): dmask for a float mask when ``mask_grad``, else None. ``out``:
-        three arrays shaped like q, k, v that receive dq, dk, dv (the fused kernels write them
-        there, the unfused path copies), returned in their place."""
+        three arrays shaped like q, k, v that receive dq, dk, dv (the fused kernels and the
+        unfused path's products write them there, else they are copied), returned in their place."""
         q, k, v, mask, o, lse, dropout_mask = self.saved
         k, v = _repeat_heads(k, self.groups), _repeat_heads(v, self.groups)
         # the path forward took: the unfused one saved its dropout mask
@@ -242,16 +252,19 @@ class ScaledDotProductAttention(Function):
             xp = get_array_module(do)
             # P = exp(S - lse); a query that sees no key has lse = -inf and P = exp(-inf) = 0 (a NaN stays NaN)
             p = xp.exp(self._scores(q, k, mask) - xp.where(lse == -xp.inf, 0, lse)[..., None])
+            # the products write straight into ``out`` where each has its shape (no batch of 1 to sum back)
+            in_place = out is not None and self.groups == 1 and all(into.shape[:-2] == p.shape[:-2] for into in out)
+            dq_out, dk_out, dv_out = out if in_place else (None, None, None)
             dropped = p if dropout_mask is None else p * dropout_mask
-            dv = _batched_matmul(xp.swapaxes(dropped, -1, -2), do)
+            dv = _batched_matmul(xp.swapaxes(dropped, -1, -2), do, out=dv_out)
             dp = _batched_matmul(do, xp.swapaxes(v, -1, -2))
             if dropout_mask is not None:
-                dp = dp * dropout_mask
+                dp *= dropout_mask  # (the product's own new array)
             ds = p * (dp - sum_last(dp, p)[..., None])
             if _is_float_mask(mask) and mask_grad:
                 dmask = ds.astype(mask.dtype, copy=False)  # the engine sums it back to the mask's shape
             ds = ds * self.scale_used
-            dq, dk = _batched_matmul(ds, k), _batched_matmul(xp.swapaxes(ds, -1, -2), q)
+            dq, dk = _batched_matmul(ds, k, out=dq_out), _batched_matmul(xp.swapaxes(ds, -1, -2), q, out=dk_out)
         grads = (dq, _sum_heads(dk, self.groups), _sum_heads(dv, self.groups))
         if out is not None and not in_place:
             for into, grad in zip(out, grads):
