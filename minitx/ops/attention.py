@@ -133,15 +133,17 @@ class ScaledDotProductAttention(Function):
 
     Both paths save (q, k, v, mask, o, lse), lse = log sum_keys exp(S) per query (-inf when it
     sees no key), plus the dropout mask m; backward recomputes P = exp(S - lse) instead of
-    keeping the [Lq, Lk] matrix (and kr, vr from k, v). The fused kernel (flash-attention
-    style: P never leaves the chip) runs where ``kernels.attention_plan`` allows it: a boolean
-    key-padding mask (a float mask takes the unfused path), d = dv <= 128, no weights
-    requested, a causal mask that fits the kernel's; under enable_gqa it runs on kr and vr. It
-    draws the dropout mask m element by element from a Philox (seed, offset) pair and
-    regenerates it in backward instead of saving it. Without ``seed`` the pair is the next
-    from minitx.random, the pair the unfused path's mask would take on the GPU: both paths
-    drop the same weights. With ``seed`` the kernels use (seed, 0) and the unfused path
-    NumPy's/CuPy's generator seeded with it, so their masks differ (each is fixed by the seed).
+    keeping the [Lq, Lk] matrix (and kr, vr from k, v). On NumPy the unfused path also keeps S
+    (computing it again costs a product per head; the CPU's memory holds it), elsewhere backward
+    computes S again. The fused kernel (flash-attention style: P never leaves the chip) runs
+    where ``kernels.attention_plan`` allows it: a boolean key-padding mask (a float mask takes
+    the unfused path), d = dv <= 128, no weights requested, a causal mask that fits the
+    kernel's; under enable_gqa it runs on kr and vr. It draws the dropout mask m element by
+    element from a Philox (seed, offset) pair and regenerates it in backward instead of saving
+    it. Without ``seed`` the pair is the next from minitx.random, the pair the unfused path's
+    mask would take on the GPU: both paths drop the same weights. With ``seed`` the kernels use
+    (seed, 0) and the unfused path NumPy's/CuPy's generator seeded with it, so their masks
+    differ (each is fixed by the seed).
 
     Derivation: docs/backprop/attention.md
     Kernels: minitx/kernels/attention.cu, minitx/kernels/dropout.cu
@@ -203,7 +205,7 @@ class ScaledDotProductAttention(Function):
         saved_k, saved_v = k, v  # backward repeats the heads again rather than keep g copies
         k, v = _repeat_heads(k, self.groups), _repeat_heads(v, self.groups)
         plan = self._kernel_plan(q, k, v, mask, weights=self.need_weights)
-        dropout_mask = None
+        dropout_mask = scores = None
         if plan is not None:
             self.philox = _philox_seed_offset(self.seed, q) if self.dropout_p else None
             o, lse = kernels.attention_forward(*map(_kernel_layout, (q, k, v)), _mask_rows(mask, plan, lk),
@@ -221,7 +223,9 @@ class ScaledDotProductAttention(Function):
                 dropout_mask = _dropout_keep_mask(p.shape, self.dropout_p, p.dtype, xp, device_of(p), self.seed)
                 p = p * dropout_mask
             o = _batched_matmul(p, v)
-        self.save_for_backward(q, saved_k, saved_v, mask, o, lse, dropout_mask)
+            if xp is not np:  # the GPU's memory is scarcer: backward computes S again there (the CPU keeps it)
+                scores = None
+        self.save_for_backward(q, saved_k, saved_v, mask, o, lse, dropout_mask, scores)
         return o
 
     def backward(self, do):
@@ -233,7 +237,7 @@ class ScaledDotProductAttention(Function):
         """(dq, dk, dv, dmask): dmask for a float mask when ``mask_grad``, else None. ``out``:
         three arrays shaped like q, k, v that receive dq, dk, dv (the fused kernels and the
         unfused path's products write them there, else they are copied), returned in their place."""
-        q, k, v, mask, o, lse, dropout_mask = self.saved
+        q, k, v, mask, o, lse, dropout_mask, scores = self.saved
         k, v = _repeat_heads(k, self.groups), _repeat_heads(v, self.groups)
         # the path forward took: the unfused one saved its dropout mask
         plan = None if dropout_mask is not None else self._kernel_plan(q, k, v, mask, o, do, stats=(lse,))
@@ -251,7 +255,8 @@ class ScaledDotProductAttention(Function):
         else:
             xp = get_array_module(do)
             # P = exp(S - lse); a query that sees no key has lse = -inf and P = exp(-inf) = 0 (a NaN stays NaN)
-            p = xp.exp(self._scores(q, k, mask) - xp.where(lse == -xp.inf, 0, lse)[..., None])
+            scores = self._scores(q, k, mask) if scores is None else scores
+            p = xp.exp(scores - xp.where(lse == -xp.inf, 0, lse)[..., None])
             # the products write straight into ``out`` where each has its shape (no batch of 1 to sum back)
             in_place = out is not None and self.groups == 1 and all(into.shape[:-2] == p.shape[:-2] for into in out)
             dq_out, dk_out, dv_out = out if in_place else (None, None, None)
