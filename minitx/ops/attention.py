@@ -257,8 +257,9 @@ class ScaledDotProductAttention(Function):
             # P = exp(S - lse); a query that sees no key has lse = -inf and P = exp(-inf) = 0 (a NaN stays NaN)
             scores = self._scores(q, k, mask) if scores is None else scores
             p = xp.exp(scores - xp.where(lse == -xp.inf, 0, lse)[..., None])
-            # the products write straight into ``out`` where each has its shape (no batch of 1 to sum back)
-            in_place = out is not None and self.groups == 1 and all(into.shape[:-2] == p.shape[:-2] for into in out)
+            # the products write straight into ``out`` where each has their shape (no batch of 1 to sum back)
+            in_place = out is not None and self.groups == 1 and all(
+                into.shape[:-2] == p.shape[:-2] and into.dtype == p.dtype for into in out)
             dq_out, dk_out, dv_out = out if in_place else (None, None, None)
             dropped = p if dropout_mask is None else p * dropout_mask
             dv = _batched_matmul(xp.swapaxes(dropped, -1, -2), do, out=dv_out)
