@@ -64,14 +64,6 @@ def standardize_backward(g, xhat, rstd, axes):
     return rstd * (g - _mean(g, axes) - xhat * _mean(g * xhat, axes))
 
 
-def _in_place(ufunc, a, b, into=None):
-    """ufunc(a, b), written into ``into`` (a unless given; an array the op made and nobody else
-    holds) when a, b and it have one dtype: one new array less, the same bits. Mixed dtypes
-    promote into a new array, as the expression would."""
-    into = a if into is None else into
-    return ufunc(a, b, out=into) if a.dtype == b.dtype == into.dtype else ufunc(a, b)
-
-
 def _per_channel(v, ndim):
     """A [C] weight or bias shaped to multiply [N, C, *spatial] (channels on axis 1)."""
     return v.reshape((1, -1) + (1,) * (ndim - 2))
@@ -111,9 +103,7 @@ class LayerNorm(Function):
             mu = mean_last(x)
             centered = x - mu[..., None]
             rstd = 1 / xp.sqrt(mean_last(centered, centered) + self.eps)
-            # y = centered * rstd * w + b, step by step in centered's array where the dtypes allow
-            y = _in_place(xp.multiply, centered, rstd[..., None])
-            y = _in_place(xp.add, _in_place(xp.multiply, y, w), b)
+            y = centered * rstd[..., None] * w + b
         self.save_for_backward(x, w, mu, rstd)
         return y
 
@@ -123,20 +113,14 @@ class LayerNorm(Function):
         if x.shape[-1] and kernels.enabled(dy, x, w, stats=(mu, rstd)):
             dx, dw, db = kernels.layer_norm_backward(dy, x, w, mu, rstd, param_grads=needs_dw or needs_db, plus=plus)
             return dx, dw if needs_dw else None, db if needs_db else None
-        xp = get_array_module(dy)
         rows = tuple(range(dy.ndim - 1))
         rstd = rstd[..., None]
-        xhat = _in_place(xp.multiply, x - mu[..., None], rstd)
+        xhat = (x - mu[..., None]) * rstd
         g = dy * w
-        mean_g, mean_g_xhat = mean_last(g)[..., None], mean_last(g, xhat)[..., None]
-        dw = sum_dot(dy, xhat, rows) if needs_dw else None  # (before xhat's array is reused below)
-        # dx = rstd * (g - mean_g - xhat * mean_g_xhat), step by step in g's and xhat's arrays where
-        # the dtypes allow (the same operations in the same order: the same bits)
-        dx = _in_place(xp.subtract, g, mean_g)
-        dx = _in_place(xp.subtract, dx, _in_place(xp.multiply, xhat, mean_g_xhat))
-        dx = _in_place(xp.multiply, rstd, dx, into=dx)
+        dx = rstd * (g - mean_last(g)[..., None] - xhat * mean_last(g, xhat)[..., None])
         if plus is not None:  # plus + dx, in the engine's order (of two NaNs, the first's is kept)
-            xp.add(plus, dx, out=dx)  # dx is this expression's own new array
+            get_array_module(dx).add(plus, dx, out=dx)  # dx is this expression's own new array
+        dw = sum_dot(dy, xhat, rows) if needs_dw else None
         db = dy.sum(axis=rows) if needs_db else None
         return dx, dw, db
 
