@@ -51,25 +51,6 @@ def per_count(value, count):
     return value / get_array_module(count).where(count == 0, 1, count).astype(value.dtype)
 
 
-_BLOCK_ROWS = 64  # cross-entropy's rows per block on NumPy: 64 x 5,000 float32 logits (1.3 MB) stay in cache
-
-
-def _logsumexp_rows(x):
-    """log sum exp over the last axis of logits x [..., C], logsumexp_parts's m + log_total. On
-    NumPy a block of rows at a time: exp(x - m) is summed while it is still in the cache, and
-    no x-sized array is made (each row's arithmetic is the same: the same bits)."""
-    xp = get_array_module(x)
-    if xp is not np or not x.size:
-        _, _, m, log_total = logsumexp_parts(x, -1)
-        return (m + log_total)[..., 0]
-    rows = x.reshape(-1, x.shape[-1])
-    blocks = []
-    for start in range(0, len(rows), _BLOCK_ROWS):
-        _, _, m, log_total = logsumexp_parts(rows[start:start + _BLOCK_ROWS], -1)
-        blocks.append(m + log_total)
-    return np.concatenate(blocks)[:, 0].reshape(x.shape[:-1])
-
-
 def check_classes(op, x):
     """Refuse logits or log-probabilities x [..., C] with C = 0 when there are rows to score: no
     distribution has zero classes (even a row whose target is ignored has one)."""
@@ -161,7 +142,8 @@ class CrossEntropy(Function):
             if not self.keeps_float32:  # bfloat16 logits outside autocast: round as the reference path does
                 loss = loss.astype(x.dtype, copy=False)
         else:
-            lse = _logsumexp_rows(x)
+            _, _, m, log_total = logsumexp_parts(x, -1)
+            lse = (m + log_total)[..., 0]
             logp_t = xp.take_along_axis(x, safe_t[..., None], axis=-1)[..., 0] - lse
             loss = -(1 - self.smoothing) * logp_t
             if self.smoothing:
@@ -181,22 +163,15 @@ class CrossEntropy(Function):
         xp = get_array_module(x)
         classes = x.shape[-1]
         valid = t != self.ignore_index
-        # (softmax(x) - q) * dloss, computed in the one new array, C-ordered: every step below works
-        # in place, on NumPy a block of rows at a time (each block's steps find it in the cache)
-        grad = xp.empty(x.shape, xp.result_type(x.dtype, lse.dtype))
-        rows, x_rows, lse_rows = grad.reshape(-1, classes), x.reshape(-1, classes), lse.reshape(-1, 1)
-        targets = xp.where(valid, t, 0).reshape(-1)
-        scales = xp.broadcast_to(dloss, t.shape).reshape(-1, 1)  # dloss of each row
-        step = _BLOCK_ROWS if xp is np else max(len(rows), 1)
-        for start in range(0, len(rows), step):
-            block = slice(start, start + step)
-            part = rows[block]
-            xp.subtract(x_rows[block], lse_rows[block], out=part)
-            xp.exp(part, out=part)
-            if self.smoothing:
-                part -= self.smoothing / classes
-            part[xp.arange(part.shape[0]), targets[block]] -= 1 - self.smoothing
-            part *= scales[block]
+        # softmax(x), C-ordered (x may be a transposed view, and the reshape below must be a
+        # view), computed in the one new array: every step below works in place
+        grad = xp.ascontiguousarray(x - lse[..., None])
+        xp.exp(grad, out=grad)
+        if self.smoothing:
+            grad -= self.smoothing / classes
+        rows = grad.reshape(-1, classes)
+        rows[xp.arange(rows.shape[0]), xp.where(valid, t, 0).reshape(-1)] -= 1 - self.smoothing
+        grad *= dloss[..., None]
         # an ignored row gets 0, even where its logits hold NaN
         if xp is np:  # whole rows through a boolean index: several times faster than copyto's masked loop
             grad[~valid] = 0
