@@ -20,18 +20,26 @@ from minitx.ops.reduction import logsumexp_parts
 __all__ = ["ScaledDotProductAttention", "PackedHeadsAttention"]
 
 
-def _batched_matmul(a, b):
+def _batched_matmul(a, b, out=None):
     """a @ b over the leading (batch) axes. q, k, v arrive as strided views from the head split,
     and k^T, P^T as transposed views. NumPy hands BLAS each matrix as it lies when its rows or its
     columns are contiguous, so only a matrix with neither is copied (else NumPy would loop over
     its elements itself); CuPy gets C-contiguous operands and runs one strided-batched cuBLAS
-    product. minitx.blas's call, when on, takes the views as they are."""
+    product. minitx.blas's call, when on, takes the views as they are.
+
+    ``out``: an array of the product's shape to receive it (a head's view of a packed gradient);
+    NumPy's BLAS writes each matrix there directly (its rows may lie apart), elsewhere it is copied."""
     if blas.enabled(a, b):
-        return blas.matmul(a, b)
-    xp = get_array_module(a)
-    if xp is np:
-        return np.matmul(*(m if m.itemsize in m.strides[-2:] else np.ascontiguousarray(m) for m in (a, b)))
-    return xp.matmul(xp.ascontiguousarray(a), xp.ascontiguousarray(b))
+        product = blas.matmul(a, b)
+    elif get_array_module(a) is np:
+        return np.matmul(*(m if m.itemsize in m.strides[-2:] else np.ascontiguousarray(m) for m in (a, b)), out=out)
+    else:
+        xp = get_array_module(a)
+        product = xp.matmul(xp.ascontiguousarray(a), xp.ascontiguousarray(b))
+    if out is None:
+        return product
+    out[...] = product
+    return out
 
 
 def _kernel_layout(x):
@@ -125,15 +133,17 @@ class ScaledDotProductAttention(Function):
 
     Both paths save (q, k, v, mask, o, lse), lse = log sum_keys exp(S) per query (-inf when it
     sees no key), plus the dropout mask m; backward recomputes P = exp(S - lse) instead of
-    keeping the [Lq, Lk] matrix (and kr, vr from k, v). The fused kernel (flash-attention
-    style: P never leaves the chip) runs where ``kernels.attention_plan`` allows it: a boolean
-    key-padding mask (a float mask takes the unfused path), d = dv <= 128, no weights
-    requested, a causal mask that fits the kernel's; under enable_gqa it runs on kr and vr. It
-    draws the dropout mask m element by element from a Philox (seed, offset) pair and
-    regenerates it in backward instead of saving it. Without ``seed`` the pair is the next
-    from minitx.random, the pair the unfused path's mask would take on the GPU: both paths
-    drop the same weights. With ``seed`` the kernels use (seed, 0) and the unfused path
-    NumPy's/CuPy's generator seeded with it, so their masks differ (each is fixed by the seed).
+    keeping the [Lq, Lk] matrix (and kr, vr from k, v). On NumPy the unfused path also keeps S
+    (computing it again costs a product per head; the CPU's memory holds it), elsewhere backward
+    computes S again. The fused kernel (flash-attention style: P never leaves the chip) runs
+    where ``kernels.attention_plan`` allows it: a boolean key-padding mask (a float mask takes
+    the unfused path), d = dv <= 128, no weights requested, a causal mask that fits the
+    kernel's; under enable_gqa it runs on kr and vr. It draws the dropout mask m element by
+    element from a Philox (seed, offset) pair and regenerates it in backward instead of saving
+    it. Without ``seed`` the pair is the next from minitx.random, the pair the unfused path's
+    mask would take on the GPU: both paths drop the same weights. With ``seed`` the kernels use
+    (seed, 0) and the unfused path NumPy's/CuPy's generator seeded with it, so their masks
+    differ (each is fixed by the seed).
 
     Derivation: docs/backprop/attention.md
     Kernels: minitx/kernels/attention.cu, minitx/kernels/dropout.cu
@@ -170,7 +180,8 @@ class ScaledDotProductAttention(Function):
         """S = scale * q @ k^T (+ a float mask), -inf where a key is not allowed."""
         xp = get_array_module(q)
         lq, lk = q.shape[-2], k.shape[-2]
-        scores = _batched_matmul(q, xp.swapaxes(k, -1, -2)) * self.scale_used
+        scores = _batched_matmul(q, xp.swapaxes(k, -1, -2))
+        scores *= self.scale_used  # (the product's own new array)
         allowed = mask
         if _is_float_mask(mask):
             scores, allowed = scores + mask.astype(scores.dtype, copy=False), None
@@ -194,7 +205,7 @@ class ScaledDotProductAttention(Function):
         saved_k, saved_v = k, v  # backward repeats the heads again rather than keep g copies
         k, v = _repeat_heads(k, self.groups), _repeat_heads(v, self.groups)
         plan = self._kernel_plan(q, k, v, mask, weights=self.need_weights)
-        dropout_mask = None
+        dropout_mask = scores = None
         if plan is not None:
             self.philox = _philox_seed_offset(self.seed, q) if self.dropout_p else None
             o, lse = kernels.attention_forward(*map(_kernel_layout, (q, k, v)), _mask_rows(mask, plan, lk),
@@ -203,7 +214,8 @@ class ScaledDotProductAttention(Function):
         else:
             scores = self._scores(q, k, mask)
             e, total, m, log_total = logsumexp_parts(scores, -1)
-            p = e / xp.where(total == 0, 1, total)  # a query that sees no key: total = 0 (NaN: stays NaN)
+            # p = e / total in e's own array; a query that sees no key: total = 0 (NaN: stays NaN)
+            p = xp.divide(e, xp.where(total == 0, 1, total), out=e)
             lse = (m + log_total)[..., 0]
             if self.need_weights:
                 self.weights = p
@@ -211,7 +223,9 @@ class ScaledDotProductAttention(Function):
                 dropout_mask = _dropout_keep_mask(p.shape, self.dropout_p, p.dtype, xp, device_of(p), self.seed)
                 p = p * dropout_mask
             o = _batched_matmul(p, v)
-        self.save_for_backward(q, saved_k, saved_v, mask, o, lse, dropout_mask)
+            if xp is not np:  # the GPU's memory is scarcer: backward computes S again there (the CPU keeps it)
+                scores = None
+        self.save_for_backward(q, saved_k, saved_v, mask, o, lse, dropout_mask, scores)
         return o
 
     def backward(self, do):
@@ -221,9 +235,9 @@ class ScaledDotProductAttention(Function):
 
     def _gradients(self, do, out=None, mask_grad=False):
         """(dq, dk, dv, dmask): dmask for a float mask when ``mask_grad``, else None. ``out``:
-        three arrays shaped like q, k, v that receive dq, dk, dv (the fused kernels write them
-        there, the unfused path copies), returned in their place."""
-        q, k, v, mask, o, lse, dropout_mask = self.saved
+        three arrays shaped like q, k, v that receive dq, dk, dv (the fused kernels and the
+        unfused path's products write them there, else they are copied), returned in their place."""
+        q, k, v, mask, o, lse, dropout_mask, scores = self.saved
         k, v = _repeat_heads(k, self.groups), _repeat_heads(v, self.groups)
         # the path forward took: the unfused one saved its dropout mask
         plan = None if dropout_mask is not None else self._kernel_plan(q, k, v, mask, o, do, stats=(lse,))
@@ -241,17 +255,22 @@ class ScaledDotProductAttention(Function):
         else:
             xp = get_array_module(do)
             # P = exp(S - lse); a query that sees no key has lse = -inf and P = exp(-inf) = 0 (a NaN stays NaN)
-            p = xp.exp(self._scores(q, k, mask) - xp.where(lse == -xp.inf, 0, lse)[..., None])
+            scores = self._scores(q, k, mask) if scores is None else scores
+            p = xp.exp(scores - xp.where(lse == -xp.inf, 0, lse)[..., None])
+            # the products write straight into ``out`` where each has their shape (no batch of 1 to sum back)
+            in_place = out is not None and self.groups == 1 and all(
+                into.shape[:-2] == p.shape[:-2] and into.dtype == p.dtype for into in out)
+            dq_out, dk_out, dv_out = out if in_place else (None, None, None)
             dropped = p if dropout_mask is None else p * dropout_mask
-            dv = _batched_matmul(xp.swapaxes(dropped, -1, -2), do)
+            dv = _batched_matmul(xp.swapaxes(dropped, -1, -2), do, out=dv_out)
             dp = _batched_matmul(do, xp.swapaxes(v, -1, -2))
             if dropout_mask is not None:
-                dp = dp * dropout_mask
+                dp *= dropout_mask  # (the product's own new array)
             ds = p * (dp - sum_last(dp, p)[..., None])
             if _is_float_mask(mask) and mask_grad:
                 dmask = ds.astype(mask.dtype, copy=False)  # the engine sums it back to the mask's shape
             ds = ds * self.scale_used
-            dq, dk = _batched_matmul(ds, k), _batched_matmul(xp.swapaxes(ds, -1, -2), q)
+            dq, dk = _batched_matmul(ds, k, out=dq_out), _batched_matmul(xp.swapaxes(ds, -1, -2), q, out=dk_out)
         grads = (dq, _sum_heads(dk, self.groups), _sum_heads(dv, self.groups))
         if out is not None and not in_place:
             for into, grad in zip(out, grads):

@@ -45,8 +45,9 @@ def _dropout_keep_mask(shape, p, dtype, xp, device, seed):
         return kernels.dropout_apply(xp.ones(shape, dtype), p, *mrandom.next_philox_seed_offset(device))
     rng = mrandom.generator(device) if seed is None else xp.random.default_rng(seed)
     draw = dtype if dtype.name in ("float32", "float64") else np.float32  # bfloat16: drawn as float32
-    keep = rng.random(shape, dtype=draw) >= p
-    return (keep.astype(draw) * (1 / (1 - p))).astype(dtype)
+    mask = (rng.random(shape, dtype=draw) >= p).astype(draw)
+    mask *= 1 / (1 - p)  # (in its own array: keep * 1/(1-p) without another)
+    return mask.astype(dtype, copy=False)
 
 
 def _philox_seed_offset(seed, array):

@@ -994,7 +994,12 @@ class Embedding(Function):
             return None, dweight.astype(dy.dtype, copy=False)  # summed in float32 for bfloat16 rows
         xp = get_array_module(dy)
         dweight = xp.zeros(self.weight_shape, dtype=dy.dtype)
-        add_at(dweight, ids.reshape(ids.size), dy.reshape(ids.size, self.weight_shape[1]))  # (not -1: 0 columns)
+        dim = self.weight_shape[1]
+        if xp is np:  # as one flat run of entries, which NumPy's add.at adds ~5x faster, each in the same order
+            entries = (ids.reshape(ids.size, 1).astype(np.intp) * dim + np.arange(dim)).reshape(-1)
+            np.add.at(dweight.reshape(-1), entries, dy.reshape(-1))
+        else:
+            add_at(dweight, ids.reshape(ids.size), dy.reshape(ids.size, dim))  # (not -1: 0 columns)
         if self.padding_idx is not None:
             dweight[self.padding_idx] = 0
         return None, dweight

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
@@ -170,7 +172,11 @@ class CrossEntropy(Function):
         rows = grad.reshape(-1, classes)
         rows[xp.arange(rows.shape[0]), xp.where(valid, t, 0).reshape(-1)] -= 1 - self.smoothing
         grad *= dloss[..., None]
-        xp.copyto(grad, 0, where=~valid[..., None])  # an ignored row gets 0, even where its logits hold NaN
+        # an ignored row gets 0, even where its logits hold NaN
+        if xp is np:  # whole rows through a boolean index: several times faster than copyto's masked loop
+            grad[~valid] = 0
+        else:  # (CuPy's boolean index reads its count of rows back: a synchronisation)
+            xp.copyto(grad, 0, where=~valid[..., None])
         return grad, None
 
 
