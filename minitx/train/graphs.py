@@ -46,14 +46,13 @@ from minitx.train.loop import train_step
 class Captured:
     """One shape's graph: its static batch, the recorder's graph, the Philox seed it was captured
     under and the device memory its dropout kernels read that seed and base from, the offset of
-    its first dropout call at capture and how many calls it makes, and the optimizer's loads then."""
+    its first dropout call at capture and how many calls it makes."""
     static: object
     graph: object
     seed: int
     philox: object
     first_offset: int
     calls: int
-    loads: int
 
 
 def array_fields(batch) -> list:
@@ -94,12 +93,17 @@ class StepGraphs:
         self.recorder = recorder if recorder is not None else CudaGraphs()
         self.device = next(iter(model.parameters())).device
         self.graphs: dict = {}  # shape_key -> None (warmed up) or Captured
+        self.loads = optimizer.loads  # the optimizer's loads when the graphs (and warm-ups) were made
 
     def __call__(self, batch):
         """One step on ``batch``: (loss as a device scalar, weight)."""
         key = shape_key(batch)
-        if any(self._outdated(captured) for captured in self.graphs.values() if captured is not None):
-            self.graphs.clear()  # reseeded, random state restored or optimizer state loaded: start over
+        if self.loads != self.optimizer.loads or any(self._outdated(captured) for captured in self.graphs.values()
+                                                     if captured is not None):
+            # reseeded, random state restored or optimizer state loaded: start over, warm-ups too (a load
+            # may leave parameters without state, which a capture would make inside the graph)
+            self.graphs.clear()
+            self.loads = self.optimizer.loads
         if key not in self.graphs:
             self.graphs[key] = None
             loss, _ = self._step(batch)
@@ -123,12 +127,10 @@ class StepGraphs:
         return len(captured), self.recorder.held_bytes([c.graph for c in captured])
 
     def _outdated(self, captured: Captured) -> bool:
-        """Whether the run has left the graph behind: another Philox seed (the graph's kernels read
-        the old one's memory), offsets set back before its capture's, or the optimizer's state
-        loaded since (new arrays, which the graph's kernels do not read)."""
+        """Whether the run's Philox stream has left the graph behind: another seed (the graph's
+        kernels read the old one's memory), or offsets set back before its capture's."""
         return (captured.seed != mrandom.philox_seed()
-                or mrandom.philox_offset(self.device) < captured.first_offset
-                or captured.loads != self.optimizer.loads)
+                or mrandom.philox_offset(self.device) < captured.first_offset)
 
     def _capture(self, batch) -> Captured:
         names = array_fields(batch)  # the host batch's: the static copies are device arrays
@@ -140,7 +142,7 @@ class StepGraphs:
         graph = self.recorder.capture(lambda: self._step(static)[0])
         calls = mrandom.philox_offset(self.device) - first
         mrandom.set_philox_offset(self.device, first)  # the capture ran nothing: its offsets are the first replay's
-        return Captured(static, graph, seed, philox, first, calls, self.optimizer.loads)
+        return Captured(static, graph, seed, philox, first, calls)
 
     def _replay(self, captured: Captured, batch):
         for name in array_fields(batch):

@@ -71,3 +71,28 @@ def test_the_strict_model_of_a_graph_sees_beta1_move():
         for batch in batches():
             step(batch)
             opt.param_groups[0]["betas"] = (opt.param_groups[0]["betas"][0] * 0.99, 0.999)  # as cycling would
+
+
+def test_a_load_between_a_warm_up_and_the_capture_warms_up_again():
+    """No graph captured yet, nothing is outdated: a load after the warm-up (here a fresh
+    optimizer's state, no moments) must not be captured at once, or the capture would make the
+    moments and step counts inside the graph (zeroed again at every replay on a GPU)."""
+    model, opt = _model_and_optimizer()
+    fresh = optim.AdamW(model.parameters(), lr=1e-2).state_dict()
+    states_at_capture = []
+
+    class Recorder(RerunGraphs):
+        def capture(self, fn):
+            states_at_capture.append(len(self.optimizer.state))
+            return super().capture(fn)
+
+    step = StepGraphs(model, loss_fn, opt, sync.DeferredChecks("cpu"), lambda batch: batch.tokens,
+                      recorder=Recorder(opt))
+    same = [batch for batch in batches() if batch.ids.shape == (2, 4)]
+    context, _ = on_device("cpu")
+    with context:
+        step(same[0])
+        opt.load_state_dict(fresh)
+        step(same[1])  # a warm-up again, not a capture
+        step(same[2])
+    assert states_at_capture == [len(list(model.parameters()))]
