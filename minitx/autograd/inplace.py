@@ -289,7 +289,7 @@ def verify(fn, prints) -> None:
                 f"backward: '{fn.name}' saved {_which(fn, array)} for its gradient, and its memory was "
                 "written after the forward pass by something minitx does not see (a DLPack consumer "
                 "such as torch.from_dlpack, or a NumPy view or alias of the array), so the gradient "
-                "would be wrong; clone before writing (array.copy(), torch.clone(t), minitx.tensor(t)), "
+                "would be wrong; clone before writing (array.copy(), torch.clone(t), t.clone()), "
                 "or run backward first")
 
 

@@ -177,7 +177,7 @@ class Tensor:
             hint = " (wrap an array with minitx.tensor)" if hasattr(value, "shape") else ""
             raise TypeError(f".grad: expected {expected}, got {type(value).__name__}{hint}")
         if value is self:
-            raise RuntimeError(".grad: a tensor cannot be its own gradient; assign a copy, minitx.tensor(t)")
+            raise RuntimeError(".grad: a tensor cannot be its own gradient; assign a copy, t.detach().clone()")
         if value.shape != self.shape:
             raise ValueError(f".grad: expected {expected}, got shape {value.shape}")
         if not backend.is_floating(value.dtype):
@@ -623,7 +623,7 @@ class Tensor:
         if any(stride == 0 and n > 1 for stride, n in zip(data.strides, data.shape)):
             raise RuntimeError(f"{op}: several elements of the tensor share one memory location (a view made "
                                f"by broadcast_to or expand, strides {data.strides}); copy it first, "
-                               "e.g. minitx.tensor(x)")
+                               "e.g. x.clone()")
         mark_modified(self)  # (the tensor: a raw NumPy array's .data is its buffer, not itself)
         if isinstance(data, np.ndarray) and not data.flags.writeable:
             # a view taken while an op held its array locked stays read-only after the lock goes;
@@ -634,7 +634,7 @@ class Tensor:
                 data.setflags(write=True)
             except ValueError:
                 raise RuntimeError(f"{op}: the tensor's array is read-only (made so by its owner, or memory "
-                                   "minitx does not own); copy it first, e.g. minitx.tensor(x)") from None
+                                   "minitx does not own); copy it first, e.g. x.clone()") from None
         return data
 
     # ---------------------------------------------------------------- methods

@@ -200,7 +200,8 @@ class ScaledDotProductAttention(Function):
             _check_mask_dtype(mask)
         # d = 0: every score is an empty sum, 0, whatever the scale (PyTorch scales q and k before their
         # product, so not even its default 1 / sqrt(0) = inf meets it): every key gets the same weight
-        self.scale_used = 1.0 if d == 0 else self.scale if self.scale is not None else 1 / math.sqrt(d)
+        # (a Python float: a NumPy float64 would promote the scores of float32 inputs, in backward at least)
+        self.scale_used = 1.0 if d == 0 else float(self.scale) if self.scale is not None else 1 / math.sqrt(d)
         self.groups = _head_groups(q.shape, k.shape, v.shape, self.enable_gqa)
         saved_k, saved_v = k, v  # backward repeats the heads again rather than keep g copies
         k, v = _repeat_heads(k, self.groups), _repeat_heads(v, self.groups)

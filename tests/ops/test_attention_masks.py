@@ -352,3 +352,22 @@ def test_grouped_self_attention_decodes_step_by_step_with_a_cache_of_the_key_val
 def test_num_kv_heads_must_divide_num_heads(hkv, message):
     with pytest.raises(ValueError, match=f"num_kv_heads {message}"):
         nn_layer(4, hkv)
+
+
+def test_a_numpy_scale_gives_the_bits_of_the_same_python_float():
+    """scale=np.float64(s) beside float32 q, k, v: the scores stay float32, forward and backward
+    (NumPy would promote them to float64 for a NumPy float64), the bits of scale=s."""
+    import minitx
+    from minitx.ops.attention import scaled_dot_product_attention
+
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(shape).astype(np.float32) for shape in [(2, 2, 4, 8), (2, 2, 6, 8), (2, 2, 6, 8)]]
+    results = []
+    for scale in (0.3, np.float64(0.3)):
+        q, k, v = (minitx.tensor(a, requires_grad=True) for a in arrays)
+        o = scaled_dot_product_attention(q, k, v, scale=scale)
+        o.sum().backward()
+        results.append([o.numpy(), q.grad.numpy(), k.grad.numpy(), v.grad.numpy()])
+    assert results[1][0].dtype == np.float32
+    for got, want in zip(*results):
+        np.testing.assert_array_equal(got, want)
