@@ -63,7 +63,6 @@ class Optimizer:
         self.param_groups: list[dict] = []
         self.state: dict[int, dict] = {}  # parameter index -> that parameter's state
         self._index_arrays: dict = {}  # (parameter indices, device) -> those indices as a device array
-        self.loads = 0  # load_state_dict calls: a captured step (minitx.train.graphs) reads the state it captured
 
         if isinstance(params, Tensor):
             raise TypeError(f"{self._name}: params must be an iterable of Tensors or of dicts "
@@ -399,7 +398,6 @@ class Optimizer:
             group.update(new)
         self.state = new_state
         self._state_restored()
-        self.loads += 1
 
     #: PyTorch's group keys that change its update and that this optimizer has no setting for,
     #: each with the value at which PyTorch computes what this optimizer computes

@@ -22,10 +22,13 @@ Adam's t, checks   on the device already, advanced by the step itself (in the gr
 ``StepGraphs(...)(batch)`` is called like ``train_step(..., checks=checks)`` and gives the same
 bits. The first batch of a shape runs eagerly: it compiles the kernels and fills every cache (work
 tables, index arrays, optimizer state) that a capture must find full. The second is captured,
-then replayed; every later one is replayed. A step captured again starts over (warm-up, capture)
-when the run's Philox seed changes or its offsets are set back, and after the optimizer's
-``load_state_dict``, which gives it new state arrays (and may give it other settings), where the
-old graphs would go on updating the old ones. A recorder does the capturing: ``CudaGraphs`` on a
+then replayed; every later one is replayed. The graphs start over (warm-ups, captures) when the
+run's Philox seed changes or its offsets are set back, and when anything a graph took as it was
+at its capture changed between two steps (``StepGraphs.given``): an array it reads or writes was
+replaced (a parameter's ``p.data = ...``, the optimizer's state after its ``load_state_dict``),
+where the old graphs would go on with the old arrays; or a number its kernels take as an
+argument moved (a group setting other than the rate, the loss scaler's factors after its
+``load_state_dict``), which a replay would keep as captured. A recorder does the capturing: ``CudaGraphs`` on a
 GPU; tests/train/_rerun_graphs.py models one on the CPU (it reruns the step as a replay would
 run it), which is how this module is tested without a GPU.
 """
@@ -93,17 +96,19 @@ class StepGraphs:
         self.recorder = recorder if recorder is not None else CudaGraphs()
         self.device = next(iter(model.parameters())).device
         self.graphs: dict = {}  # shape_key -> None (warmed up) or Captured
-        self.loads = optimizer.loads  # the optimizer's loads when the graphs (and warm-ups) were made
+        # the model's tensors (an optimizer may hold only some of its parameters; buffers are read too)
+        self.tensors = list({id(t): t for t in (*model.parameters(), *model.buffers())}.values())
+        self.taken = None  # given() as the last step left it
+        self.captures = 0  # graphs captured so far, again after a start-over too
 
     def __call__(self, batch):
         """One step on ``batch``: (loss as a device scalar, weight)."""
         key = shape_key(batch)
-        if self.loads != self.optimizer.loads or any(self._outdated(captured) for captured in self.graphs.values()
-                                                     if captured is not None):
-            # reseeded, random state restored or optimizer state loaded: start over, warm-ups too (a load
-            # may leave parameters without state, which a capture would make inside the graph)
+        if not self._unchanged() or any(self._outdated(captured) for captured in self.graphs.values()
+                                        if captured is not None):
+            # reseeded, random state restored, arrays replaced or settings moved: start over, warm-ups
+            # too (a load may leave parameters without state, which a capture would make inside the graph)
             self.graphs.clear()
-            self.loads = self.optimizer.loads
         if key not in self.graphs:
             self.graphs[key] = None
             loss, _ = self._step(batch)
@@ -111,6 +116,7 @@ class StepGraphs:
             if self.graphs[key] is None:
                 self.graphs[key] = self._capture(batch)
             loss = self._replay(self.graphs[key], batch)
+        self.taken = self.given()  # (before the schedule: a schedule moving more than the rate is a change)
         if self.schedule is not None:
             self.schedule.step()
         return loss, self.weight_of(batch)
@@ -125,6 +131,35 @@ class StepGraphs:
         replaying into the memory its capture allocated."""
         captured = [c for c in self.graphs.values() if c is not None]
         return len(captured), self.recorder.held_bytes([c.graph for c in captured])
+
+    def given(self) -> tuple:
+        """What the graphs take as their capture left it: (the arrays they read and write, the
+        numbers their kernels take as arguments). The arrays: the model's parameters and buffers,
+        the optimizer's parameters and state, the loss scaler's scale and growth count (each
+        compared by identity: values written into them are what a replay reads). The numbers:
+        each group's parameters (by identity) and settings but the rate (a replay reads the rate
+        from device memory), the scaler's factors and interval."""
+        optimizer, scaler = self.optimizer, self.scaler
+        groups = optimizer.param_groups
+        arrays = [t.data for t in self.tensors]
+        arrays += [p.data for group in groups for p in group["params"]]
+        arrays += [value for index in sorted(optimizer.state) for value in optimizer.state[index].values()
+                   if hasattr(value, "shape")]
+        numbers = [([id(p) for p in group["params"]], {key: value for key, value in group.items()
+                                                       if key not in ("params", "lr")}) for group in groups]
+        if scaler is not None:
+            arrays += [scaler._scale, scaler._growth_tracker]
+            numbers.append((scaler._growth_factor, scaler._backoff_factor, scaler._growth_interval))
+        return arrays, numbers
+
+    def _unchanged(self) -> bool:
+        """Whether given() is as the last step left it."""
+        if self.taken is None:
+            return True
+        arrays, numbers = self.given()
+        then_arrays, then_numbers = self.taken
+        return (len(arrays) == len(then_arrays) and all(a is b for a, b in zip(arrays, then_arrays))
+                and numbers == then_numbers)
 
     def _outdated(self, captured: Captured) -> bool:
         """Whether the run's Philox stream has left the graph behind: another seed (the graph's
@@ -142,6 +177,7 @@ class StepGraphs:
         graph = self.recorder.capture(lambda: self._step(static)[0])
         calls = mrandom.philox_offset(self.device) - first
         mrandom.set_philox_offset(self.device, first)  # the capture ran nothing: its offsets are the first replay's
+        self.captures += 1
         return Captured(static, graph, seed, philox, first, calls)
 
     def _replay(self, captured: Captured, batch):

@@ -562,7 +562,8 @@ class Trainer:
             f"{self.progress['train_seconds']:.0f}s")
         if self._graphs is not None:
             shapes, held = self._graphs.held()
-            log(f"CUDA graphs: {shapes} batch shape(s) captured, holding {held / 2**30:.2f} GiB of device memory")
+            log(f"CUDA graphs: {shapes} batch shape(s) captured ({self._graphs.captures} captures in all), holding "
+                f"{held / 2**30:.2f} GiB of device memory")
         with self._whole_write():  # (a kill may have come before it)
             self._write_history()
         return reason

@@ -10,8 +10,9 @@ back on one batch), and each later ``launch`` reruns it the way a replay would r
 * nothing the host would decide anew may change: a rerun that writes the optimizer's learning
   rate itself fails (a graph would have replayed the capture's value, or nothing), and so does a
   replay after any other group setting moved (beta1 under a cycling schedule, weight decay, ...):
-  the kernels take those as arguments, so a graph would replay the capture's; and so does one
-  after the optimizer's state arrays were replaced (a graph would go on updating the old ones).
+  the kernels take those as arguments, so a graph would replay the capture's (the loss scaler's
+  factors too); and so does one after the parameters' or the optimizer's state arrays were
+  replaced (a graph would go on reading and updating the old ones).
 """
 import contextlib
 
@@ -19,8 +20,8 @@ from minitx import random as mrandom
 
 
 class RerunGraphs:
-    def __init__(self, optimizer, device="cpu"):
-        self.optimizer, self.device = optimizer, device
+    def __init__(self, optimizer, scaler=None, device="cpu"):
+        self.optimizer, self.scaler, self.device = optimizer, scaler, device
         self.launches = 0  # launches that reran the step (not the first, which the capture ran)
 
     def products(self):
@@ -39,14 +40,19 @@ class RerunGraphs:
                 "state": self._state_arrays()}
 
     def _state_arrays(self) -> list:
-        """The arrays the captured kernels update: every parameter's state."""
-        return [value for index in sorted(self.optimizer.state) for value in self.optimizer.state[index].values()
-                if hasattr(value, "shape")]
+        """The arrays the captured kernels read and update: the parameters and their state."""
+        return [p.data for group in self.optimizer.param_groups for p in group["params"]] + [
+            value for index in sorted(self.optimizer.state) for value in self.optimizer.state[index].values()
+            if hasattr(value, "shape")]
 
     def _settings(self) -> list:
-        """What the captured kernels take as numbers: every group setting but the rate."""
-        return [{key: value for key, value in group.items() if key not in ("params", "lr")}
-                for group in self.optimizer.param_groups]
+        """What the captured kernels take as numbers: every group setting but the rate, the
+        scaler's factors and interval."""
+        settings = [{key: value for key, value in group.items() if key not in ("params", "lr")}
+                    for group in self.optimizer.param_groups]
+        if self.scaler is not None:
+            settings.append((self.scaler._growth_factor, self.scaler._backoff_factor, self.scaler._growth_interval))
+        return settings
 
     def held_bytes(self, graphs) -> int:
         """A rerun keeps no memory of its own (a CUDA graph's pool holds its capture's arrays)."""
@@ -57,10 +63,10 @@ class RerunGraphs:
             graph["ran"] = True
             return graph["outputs"]
         if any(a is not b for a, b in zip(self._state_arrays(), graph["state"], strict=True)):
-            raise AssertionError("the optimizer's state arrays were replaced since the capture; a CUDA graph "
-                                 "would go on updating the old ones")
+            raise AssertionError("the parameters' or the optimizer's state arrays were replaced since the capture; "
+                                 "a CUDA graph would go on reading and updating the old ones")
         if self._settings() != graph["settings"]:
-            raise AssertionError(f"the optimizer's settings moved since the capture ({graph['settings']} -> "
+            raise AssertionError(f"the optimizer's or the scaler's settings moved since the capture ({graph['settings']} -> "
                                  f"{self._settings()}); a CUDA graph replays the capture's")
         after = mrandom.philox_offset(self.device)
         written = [entry[1] for entry in self.optimizer._lr_arrays.values()]

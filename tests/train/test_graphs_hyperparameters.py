@@ -2,8 +2,9 @@
 from device memory (Adam.write_lr before each replay), but beta1, beta2, eps and weight_decay go to
 adam.cu as kernel scalars (kernels/adam.py: np.float64(beta1) ...). A schedule that moves one of
 them at every step (OneCycleLR or CyclicLR with cycle_momentum=True: Adam's beta1) would leave a
-CUDA graph replaying the capture's value, silently. StepGraphs refuses such a schedule, and the
-CPU model of a graph (_rerun_graphs.py) reports a setting that moved after the capture. CPU only."""
+CUDA graph replaying the capture's value, silently. StepGraphs refuses such a schedule, starts over
+when a setting moved between two steps anyway, and the CPU model of a graph (_rerun_graphs.py)
+reports a setting that moved after the capture. CPU only."""
 import numpy as np
 import pytest
 
@@ -58,19 +59,45 @@ def test_a_schedule_that_moves_the_rate_alone_replays_to_the_eager_bits():
         np.testing.assert_array_equal(got, want)
 
 
-def test_the_strict_model_of_a_graph_sees_beta1_move():
-    """What the refusal prevents: beta1 moving between the capture and a replay (as a cycling
-    schedule would move it, were StepGraphs to take one), which the CPU model of a graph reports
-    (a GPU would replay the capture's beta1, silently)."""
+def _steps_with_beta1_moving(step=None):
+    """The eight batches, beta1 moved after each step as a cycling schedule would move it (through
+    ``step``, a StepGraphs, or eager steps); the parameters after them."""
     model, opt = _model_and_optimizer()
-    schedule = OneCycleLR(opt, max_lr=1e-2, total_steps=20, cycle_momentum=False)
-    step = StepGraphs(model, loss_fn, opt, sync.DeferredChecks("cpu"), lambda batch: batch.tokens,
-                      schedule=schedule, recorder=RerunGraphs(opt))
+    checks = sync.DeferredChecks("cpu")
+    graphs = step(model, opt, checks) if step else None
     context, _ = on_device("cpu")
-    with context, pytest.raises(AssertionError, match="settings moved since the capture"):
+    with context:
         for batch in batches():
-            step(batch)
-            opt.param_groups[0]["betas"] = (opt.param_groups[0]["betas"][0] * 0.99, 0.999)  # as cycling would
+            if graphs:
+                graphs(batch)
+            else:
+                train_step(model, batch, loss_fn, opt, checks=checks)
+            opt.param_groups[0]["betas"] = (opt.param_groups[0]["betas"][0] * 0.99, 0.999)
+    checks.raise_first()
+    return [p.numpy() for p in model.parameters()], graphs
+
+
+def _driver(model, opt, checks):
+    return StepGraphs(model, loss_fn, opt, checks, lambda batch: batch.tokens, recorder=RerunGraphs(opt))
+
+
+def test_a_setting_moved_at_every_step_leaves_every_step_eager():
+    """beta1 moved between every two steps (by hand; a schedule that does it is refused above):
+    StepGraphs sees the move before each step and starts over, so no step replays a capture and
+    the parameters are the eager steps'."""
+    eager, _ = _steps_with_beta1_moving()
+    driven, graphs = _steps_with_beta1_moving(_driver)
+    assert graphs.recorder.launches == 0 and graphs.held()[0] == 0
+    for got, want in zip(driven, eager):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_the_strict_model_of_a_graph_sees_beta1_move(monkeypatch):
+    """What StepGraphs prevents: beta1 moving between the capture and a replay, which the CPU model
+    of a graph reports (a GPU would replay the capture's beta1, silently)."""
+    monkeypatch.setattr(StepGraphs, "_unchanged", lambda self: True)
+    with pytest.raises(AssertionError, match="settings moved since the capture"):
+        _steps_with_beta1_moving(_driver)
 
 
 def test_a_load_between_a_warm_up_and_the_capture_warms_up_again():
