@@ -35,6 +35,7 @@ run it), which is how this module is tested without a GPU.
 from __future__ import annotations
 
 import dataclasses
+import operator
 
 import numpy as np
 
@@ -96,8 +97,10 @@ class StepGraphs:
         self.recorder = recorder if recorder is not None else CudaGraphs()
         self.device = next(iter(model.parameters())).device
         self.graphs: dict = {}  # shape_key -> None (warmed up) or Captured
-        # the model's tensors (an optimizer may hold only some of its parameters; buffers are read too)
-        self.tensors = list({id(t): t for t in (*model.parameters(), *model.buffers())}.values())
+        # the model's tensors that the optimizer does not hold (buffers, frozen parameters: read too)
+        held = {id(p) for group in optimizer.param_groups for p in group["params"]}
+        self.tensors = [t for t in {id(t): t for t in (*model.parameters(), *model.buffers())}.values()
+                        if id(t) not in held]
         self.taken = None  # given() as the last step left it
         self.captures = 0  # graphs captured so far, again after a start-over too
 
@@ -112,11 +115,12 @@ class StepGraphs:
         if key not in self.graphs:
             self.graphs[key] = None
             loss, _ = self._step(batch)
+            self.taken = self.given()  # what the warm-up left (before the schedule moves anything)
         else:
             if self.graphs[key] is None:
                 self.graphs[key] = self._capture(batch)
-            loss = self._replay(self.graphs[key], batch)
-        self.taken = self.given()  # (before the schedule: a schedule moving more than the rate is a change)
+                self.taken = self.given()
+            loss = self._replay(self.graphs[key], batch)  # (a replay runs no Python that changes given())
         if self.schedule is not None:
             self.schedule.step()
         return loss, self.weight_of(batch)
@@ -141,8 +145,7 @@ class StepGraphs:
         from device memory), the scaler's factors and interval."""
         optimizer, scaler = self.optimizer, self.scaler
         groups = optimizer.param_groups
-        arrays = [t.data for t in self.tensors]
-        arrays += [p.data for group in groups for p in group["params"]]
+        arrays = [t.data for t in self.tensors] + [p.data for group in groups for p in group["params"]]
         arrays += [value for index in sorted(optimizer.state) for value in optimizer.state[index].values()
                    if hasattr(value, "shape")]
         numbers = [([id(p) for p in group["params"]], {key: value for key, value in group.items()
@@ -158,8 +161,7 @@ class StepGraphs:
             return True
         arrays, numbers = self.given()
         then_arrays, then_numbers = self.taken
-        return (len(arrays) == len(then_arrays) and all(a is b for a, b in zip(arrays, then_arrays))
-                and numbers == then_numbers)
+        return len(arrays) == len(then_arrays) and all(map(operator.is_, arrays, then_arrays)) and numbers == then_numbers
 
     def _outdated(self, captured: Captured) -> bool:
         """Whether the run's Philox stream has left the graph behind: another seed (the graph's
