@@ -28,7 +28,7 @@ at its capture changed between two steps (``StepGraphs.given``): an array it rea
 replaced (a parameter's ``p.data = ...``, the optimizer's state after its ``load_state_dict``),
 where the old graphs would go on with the old arrays; or a number its kernels take as an
 argument moved (a group setting other than the rate, the loss scaler's factors after its
-``load_state_dict``), which a replay would keep as captured. A recorder does the capturing: ``CudaGraphs`` on a
+``load_state_dict``), or a module's training flag, which a replay would keep as captured. A recorder does the capturing: ``CudaGraphs`` on a
 GPU; tests/train/_rerun_graphs.py models one on the CPU (it reruns the step as a replay would
 run it), which is how this module is tested without a GPU.
 """
@@ -101,6 +101,7 @@ class StepGraphs:
         held = {id(p) for group in optimizer.param_groups for p in group["params"]}
         self.tensors = [t for t in {id(t): t for t in (*model.parameters(), *model.buffers())}.values()
                         if id(t) not in held]
+        self.modules = list(model.modules())  # (their training flags: dropout runs or not, decided at capture)
         self.taken = None  # given() as the last step left it
         self.captures = 0  # graphs captured so far, again after a start-over too
 
@@ -142,7 +143,8 @@ class StepGraphs:
         the optimizer's parameters and state, the loss scaler's scale and growth count (each
         compared by identity: values written into them are what a replay reads). The numbers:
         each group's parameters (by identity) and settings but the rate (a replay reads the rate
-        from device memory), the scaler's factors and interval."""
+        from device memory), the scaler's factors and interval, and each module's training flag
+        (a replay draws the dropout masks its capture drew, or none)."""
         optimizer, scaler = self.optimizer, self.scaler
         groups = optimizer.param_groups
         arrays = [t.data for t in self.tensors] + [p.data for group in groups for p in group["params"]]
@@ -150,6 +152,7 @@ class StepGraphs:
                    if hasattr(value, "shape")]
         numbers = [([id(p) for p in group["params"]], {key: value for key, value in group.items()
                                                        if key not in ("params", "lr")}) for group in groups]
+        numbers.append([module.training for module in self.modules])
         if scaler is not None:
             arrays += [scaler._scale, scaler._growth_tracker]
             numbers.append((scaler._growth_factor, scaler._backoff_factor, scaler._growth_interval))

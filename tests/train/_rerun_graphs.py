@@ -11,7 +11,8 @@ back on one batch), and each later ``launch`` reruns it the way a replay would r
   rate itself fails (a graph would have replayed the capture's value, or nothing), and so does a
   replay after any other group setting moved (beta1 under a cycling schedule, weight decay, ...):
   the kernels take those as arguments, so a graph would replay the capture's (the loss scaler's
-  factors too); and so does one after the parameters' or the optimizer's state arrays were
+  factors too, and the model's training flags: a capture in training mode replays its dropout);
+  and so does one after the parameters' or the optimizer's state arrays were
   replaced (a graph would go on reading and updating the old ones).
 """
 import contextlib
@@ -20,8 +21,8 @@ from minitx import random as mrandom
 
 
 class RerunGraphs:
-    def __init__(self, optimizer, scaler=None, device="cpu"):
-        self.optimizer, self.scaler, self.device = optimizer, scaler, device
+    def __init__(self, optimizer, scaler=None, model=None, device="cpu"):
+        self.optimizer, self.scaler, self.model, self.device = optimizer, scaler, model, device
         self.launches = 0  # launches that reran the step (not the first, which the capture ran)
 
     def products(self):
@@ -47,11 +48,14 @@ class RerunGraphs:
 
     def _settings(self) -> list:
         """What the captured kernels take as numbers: every group setting but the rate, the
-        scaler's factors and interval."""
+        scaler's factors and interval; and what the capture decided by the model's training
+        flags (whether dropout draws a mask)."""
         settings = [{key: value for key, value in group.items() if key not in ("params", "lr")}
                     for group in self.optimizer.param_groups]
         if self.scaler is not None:
             settings.append((self.scaler._growth_factor, self.scaler._backoff_factor, self.scaler._growth_interval))
+        if self.model is not None:
+            settings.append([module.training for module in self.model.modules()])
         return settings
 
     def held_bytes(self, graphs) -> int:

@@ -48,11 +48,11 @@ def on_device(device, shared_pool=True):
     """How the steps run: on the CPU through the kernels' CPU build and the model of a graph; on
     a GPU with minitx.blas's products (a captured step's), eager or captured alike."""
     if device == "cpu":
-        return kernels.emulate_on_cpu(), lambda opt, scaler=None: RerunGraphs(opt, scaler)
+        return kernels.emulate_on_cpu(), lambda opt, scaler=None, model=None: RerunGraphs(opt, scaler, model)
     from minitx import blas
     from minitx.train.graphs import CudaGraphs
 
-    return blas.use_cublas(True), lambda opt, scaler=None: CudaGraphs(shared_pool)
+    return blas.use_cublas(True), lambda opt, scaler=None, model=None: CudaGraphs(shared_pool)
 
 
 def run(captured: bool, device="cpu", reseed_at=None, float16=False, shared_pool=True, load_at=None, change=None):
@@ -68,7 +68,7 @@ def run(captured: bool, device="cpu", reseed_at=None, float16=False, shared_pool
     checks = sync.DeferredChecks(device)
     context, make_recorder = on_device(device, shared_pool)
     scaler = optim.GradScaler(init_scale=2.0 ** 8, growth_interval=3) if float16 else None
-    recorder = make_recorder(opt, scaler)
+    recorder = make_recorder(opt, scaler, model)
     step_loss = (lambda model, batch: _under(minitx.autocast("float16"), loss_fn, model, batch)) if float16 else loss_fn
     step = StepGraphs(model, step_loss, opt, checks, lambda batch: batch.tokens, schedule=schedule, clip_norm=0.5,
                       scaler=scaler, recorder=recorder)
@@ -160,8 +160,13 @@ def _load_other_scaler_factors(model, opt, scaler):
     scaler.load_state_dict({**scaler.state_dict(), "growth_factor": 4.0})
 
 
+def _to_evaluation(model, opt, scaler):
+    model.eval()  # (dropout off: the eager steps draw no mask, a replay of a training capture would)
+
+
 CHANGES = {"a parameter's array replaced": (_replace_a_weight, False),
            "a group setting moved": (_move_weight_decay, False),
+           "the model put in evaluation mode": (_to_evaluation, False),
            "the scaler's growth factor loaded": (_load_other_scaler_factors, True)}
 
 
