@@ -50,21 +50,27 @@ class HookHandle:
     ``remove()`` takes the hook off again."""
 
     _next_id = 0
+    #: hooks added to or removed from a module or a leaf tensor (a parameter) so far: what a
+    #: captured step (minitx.train.graphs) ran is its capture's hooks (an intermediate tensor's,
+    #: made by each step, are not counted)
+    changes = 0
 
-    def __init__(self, hooks):
-        self.hooks, self.id = hooks, HookHandle._next_id
+    def __init__(self, hooks, counted=False):
+        self.hooks, self.id, self.counted = hooks, HookHandle._next_id, counted
         HookHandle._next_id += 1
 
     @classmethod
-    def add(cls, hooks: dict, hook) -> "HookHandle":
+    def add(cls, hooks: dict, hook, counted=False) -> "HookHandle":
         if not callable(hook):
             raise TypeError(f"a hook must be callable, got {type(hook).__name__}")
-        handle = cls(hooks)
+        handle = cls(hooks, counted)
         hooks[handle.id] = hook
+        HookHandle.changes += counted
         return handle
 
     def remove(self) -> None:
-        self.hooks.pop(self.id, None)
+        if self.hooks.pop(self.id, None) is not None:
+            HookHandle.changes += self.counted
 
 
 def _run_tensor_hooks(node, g, errstate):

@@ -272,7 +272,7 @@ class Tensor:
 
         if self._hooks is None:
             self._hooks = {}
-        return HookHandle.add(self._hooks, hook)
+        return HookHandle.add(self._hooks, hook, counted=self.is_leaf)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None, *, grad=None) -> None:
         """Fill ``.grad`` of every leaf this tensor depends on (see minitx.autograd.engine), with

@@ -189,7 +189,7 @@ class Module:
         them. Hooks run in the order registered, ``prepend=True`` puts this one first.
         ``handle.remove()`` unhooks it."""
         hooks = self.__dict__.setdefault("_forward_pre_hooks", OrderedDict())
-        handle = HookHandle.add(hooks, hook)
+        handle = HookHandle.add(hooks, hook, counted=True)
         if prepend:
             hooks.move_to_end(handle.id, last=False)
         return handle
@@ -198,14 +198,14 @@ class Module:
         """Call ``hook(module, inputs, output)`` after every forward of this module (to record
         activations, say), ``inputs`` the positional arguments forward got (the pre-hooks' when
         they replaced them); a value it returns replaces the output. ``handle.remove()`` unhooks it."""
-        return HookHandle.add(self.__dict__.setdefault("_forward_hooks", OrderedDict()), hook)
+        return HookHandle.add(self.__dict__.setdefault("_forward_hooks", OrderedDict()), hook, counted=True)
 
     def register_full_backward_hook(self, hook) -> "HookHandle":
         """Call ``hook(module, grad_input, grad_output)`` when a backward has computed the
         gradients of this module's tensor inputs (a tuple, None where an input takes none) from
         that of its output (a 1-tuple). It observes: a hook that returns a value raises, where
         PyTorch's would replace grad_input. The module's output must be one Tensor."""
-        return HookHandle.add(self.__dict__.setdefault("_backward_hooks", OrderedDict()), hook)
+        return HookHandle.add(self.__dict__.setdefault("_backward_hooks", OrderedDict()), hook, counted=True)
 
     def apply(self, fn) -> "Module":
         """Call ``fn(module)`` on every submodule, children first, then on this module (a custom

@@ -36,11 +36,13 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import warnings
 
 import numpy as np
 
 from minitx import blas
 from minitx import random as mrandom
+from minitx.autograd.engine import HookHandle
 from minitx.kernels import philox_memory
 from minitx.kernels._runtime import backend_for
 from minitx.train.loop import train_step
@@ -76,7 +78,10 @@ def shape_key(batch) -> tuple:
 class StepGraphs:
     """train_step(model, batch, loss_fn, optimizer, schedule, clip_norm, checks, scaler), one
     graph per batch shape (see the module docstring). ``weight_of(batch)`` is the weight
-    ``loss_fn`` returns for a batch (a replay runs no Python: it cannot ask loss_fn)."""
+    ``loss_fn`` returns for a batch (a replay runs no Python: it cannot ask loss_fn). Only the batch's
+    array fields are copied in before a replay: its other fields (a token count as an int) are the
+    capture's, so loss_fn may use them for the weight alone; a number the loss is computed with
+    must be an array field (a 0-d array)."""
 
     def __init__(self, model, loss_fn, optimizer, checks, weight_of, schedule=None, clip_norm: float = 0.0,
                  scaler=None, recorder=None):
@@ -102,26 +107,37 @@ class StepGraphs:
         self.tensors = [t for t in {id(t): t for t in (*model.parameters(), *model.buffers())}.values()
                         if id(t) not in held]
         self.modules = list(model.modules())  # (their training flags: dropout runs or not, decided at capture)
+        self.parameters = list({id(p): p for p in model.parameters()}.values())  # (requires_grad, hooks)
+        self.starts_in_a_row = 0  # steps in a row that found given() changed (none replayed between)
         self.taken = None  # given() as the last step left it
         self.captures = 0  # graphs captured so far, again after a start-over too
 
     def __call__(self, batch):
         """One step on ``batch``: (loss as a device scalar, weight)."""
         key = shape_key(batch)
-        if not self._unchanged() or any(self._outdated(captured) for captured in self.graphs.values()
-                                        if captured is not None):
+        changed = not self._unchanged()
+        self.starts_in_a_row = self.starts_in_a_row + 1 if changed else 0
+        if self.starts_in_a_row == 3:
+            warnings.warn("StepGraphs: what the graphs take as given changed before each of the last 3 steps "
+                          "(a setting the schedule moves, say), so each started over and ran eagerly: the "
+                          "graphs are doing nothing", RuntimeWarning, stacklevel=2)
+        if changed or any(self._outdated(captured) for captured in self.graphs.values() if captured is not None):
             # reseeded, random state restored, arrays replaced or settings moved: start over, warm-ups
             # too (a load may leave parameters without state, which a capture would make inside the graph)
             self.graphs.clear()
-        if key not in self.graphs:
-            self.graphs[key] = None
-            loss, _ = self._step(batch)
-            self.taken = self.given()  # what the warm-up left (before the schedule moves anything)
-        else:
-            if self.graphs[key] is None:
-                self.graphs[key] = self._capture(batch)
-                self.taken = self.given()
+        if key in self.graphs and self.graphs[key] is not None:
             loss = self._replay(self.graphs[key], batch)  # (a replay runs no Python that changes given())
+        else:
+            before = self.given()  # (on a warm-up or capture only)
+            if key not in self.graphs:
+                self.graphs[key] = None
+                loss, _ = self._step(batch)
+            else:
+                self.graphs[key] = self._capture(batch)
+                loss = self._replay(self.graphs[key], batch)
+            self.taken = self.given()  # what the warm-up or capture left (before the schedule moves anything)
+            if not _same(self.taken[:2], before[:2]):
+                self.graphs = {key: self.graphs[key]}  # the step itself (its loss_fn) changed it: the others are stale
         if self.schedule is not None:
             self.schedule.step()
         return loss, self.weight_of(batch)
@@ -153,18 +169,16 @@ class StepGraphs:
         numbers = [([id(p) for p in group["params"]], {key: value for key, value in group.items()
                                                        if key not in ("params", "lr")}) for group in groups]
         numbers.append([module.training for module in self.modules])
+        # a frozen parameter gets no gradient and no update; a hook's Python runs at capture only
+        numbers.append([p.requires_grad for p in self.parameters])
         if scaler is not None:
             arrays += [scaler._scale, scaler._growth_tracker]
             numbers.append((scaler._growth_factor, scaler._backoff_factor, scaler._growth_interval))
-        return arrays, numbers
+        return arrays, numbers, HookHandle.changes  # (hooks on a step's own tensors move the count in the step)
 
     def _unchanged(self) -> bool:
         """Whether given() is as the last step left it."""
-        if self.taken is None:
-            return True
-        arrays, numbers = self.given()
-        then_arrays, then_numbers = self.taken
-        return len(arrays) == len(then_arrays) and all(map(operator.is_, arrays, then_arrays)) and numbers == then_numbers
+        return self.taken is None or _same(self.given(), self.taken)
 
     def _outdated(self, captured: Captured) -> bool:
         """Whether the run's Philox stream has left the graph behind: another seed (the graph's
@@ -198,6 +212,18 @@ class StepGraphs:
             return self.recorder.launch(captured.graph)
         finally:
             captured.philox[1:] = 0  # eager calls draw from their own offsets
+
+
+def _same(given, taken) -> bool:
+    """Whether two given()s are the same: each array the same object, each number equal (a group
+    entry that is an array, replaced by another, counts as changed, not as an ambiguous truth)."""
+    (arrays, numbers, *hooks), (then_arrays, then_numbers, *then_hooks) = given, taken
+    if hooks != then_hooks or len(arrays) != len(then_arrays) or not all(map(operator.is_, arrays, then_arrays)):
+        return False
+    try:
+        return bool(numbers == then_numbers)
+    except (ValueError, TypeError):
+        return False
 
 
 class CudaGraphs:

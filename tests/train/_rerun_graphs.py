@@ -13,9 +13,16 @@ back on one batch), and each later ``launch`` reruns it the way a replay would r
   the kernels take those as arguments, so a graph would replay the capture's (the loss scaler's
   factors too, and the model's training flags: a capture in training mode replays its dropout);
   and so does one after the parameters' or the optimizer's state arrays were
-  replaced (a graph would go on reading and updating the old ones).
+  replaced (a graph would go on reading and updating the old ones);
+* a rerun must launch the kernels the capture launched (kernel, grid, block, scalar arguments):
+  a graph replays the capture's launches, whatever the host would decide now (a parameter
+  frozen, a hook added or removed, the fused kernels switched off).
 """
 import contextlib
+
+import numpy as np
+
+from minitx.kernels import cpu_harness
 
 from minitx import random as mrandom
 
@@ -36,9 +43,10 @@ class RerunGraphs:
 
     def capture(self, fn):
         first = mrandom.philox_offset(self.device)
-        outputs = fn()
+        with _launches() as launched:
+            outputs = fn()
         return {"fn": fn, "first": first, "outputs": outputs, "ran": False, "settings": self._settings(),
-                "state": self._state_arrays()}
+                "state": self._state_arrays(), "launches": launched}
 
     def _state_arrays(self) -> list:
         """The arrays the captured kernels read and update: the parameters and their state."""
@@ -76,11 +84,33 @@ class RerunGraphs:
         written = [entry[1] for entry in self.optimizer._lr_arrays.values()]
         mrandom.set_philox_offset(self.device, graph["first"])
         try:
-            outputs = graph["fn"]()
+            with _launches() as launched:
+                outputs = graph["fn"]()
         finally:
             mrandom.set_philox_offset(self.device, after)
+        if launched != graph["launches"]:
+            raise AssertionError(f"the step launched other kernels than its capture ({len(graph['launches'])} "
+                                 f"launches then, {len(launched)} now) since the capture; a CUDA graph replays "
+                                 "the capture's")
         if [entry[1] for entry in self.optimizer._lr_arrays.values()] != written:
             raise AssertionError("the step wrote its learning rate inside a replay; a CUDA graph would have "
                                  "replayed the capture's rate (write_lr must come before the launch)")
         self.launches += 1
         return outputs
+
+
+@contextlib.contextmanager
+def _launches():
+    """The kernel launches made inside: (kernel, dtype, grid, block, scalar arguments by value)."""
+    launched, launch = [], cpu_harness.CpuBackend.launch
+
+    def recording(self, filename, kernel, dtype, grid, block, args, **kwargs):
+        launched.append((kernel, np.dtype(dtype).str, tuple(grid), tuple(block),
+                         tuple(a.item() if isinstance(a, np.generic) else a is None for a in args)))
+        return launch(self, filename, kernel, dtype, grid, block, args, **kwargs)
+
+    cpu_harness.CpuBackend.launch = recording
+    try:
+        yield launched
+    finally:
+        cpu_harness.CpuBackend.launch = launch

@@ -55,7 +55,8 @@ def on_device(device, shared_pool=True):
     return blas.use_cublas(True), lambda opt, scaler=None, model=None: CudaGraphs(shared_pool)
 
 
-def run(captured: bool, device="cpu", reseed_at=None, float16=False, shared_pool=True, load_at=None, change=None):
+def run(captured: bool, device="cpu", reseed_at=None, float16=False, shared_pool=True, load_at=None, change=None,
+        loss_of=loss_fn):
     """Parameters, losses and counters after the eight steps, eager or through StepGraphs (with
     ``reseed_at``, minitx.manual_seed(7) before that step; with ``load_at``, the optimizer's
     state saved and loaded back, as a resume loads it; with ``change`` = (step, fn),
@@ -69,7 +70,7 @@ def run(captured: bool, device="cpu", reseed_at=None, float16=False, shared_pool
     context, make_recorder = on_device(device, shared_pool)
     scaler = optim.GradScaler(init_scale=2.0 ** 8, growth_interval=3) if float16 else None
     recorder = make_recorder(opt, scaler, model)
-    step_loss = (lambda model, batch: _under(minitx.autocast("float16"), loss_fn, model, batch)) if float16 else loss_fn
+    step_loss = (lambda model, batch: _under(minitx.autocast("float16"), loss_of, model, batch)) if float16 else loss_of
     step = StepGraphs(model, step_loss, opt, checks, lambda batch: batch.tokens, schedule=schedule, clip_norm=0.5,
                       scaler=scaler, recorder=recorder)
     losses, reads = [], 0
@@ -164,7 +165,17 @@ def _to_evaluation(model, opt, scaler):
     model.eval()  # (dropout off: the eager steps draw no mask, a replay of a training capture would)
 
 
+def _freeze_the_output_layer(model, opt, scaler):
+    model[2].requires_grad_(False)  # (the eager steps give it no gradient and no update; a replay would)
+
+
+def _add_a_forward_hook(model, opt, scaler):
+    model[0].register_forward_hook(lambda module, inputs, output: F.dropout(output, 0.1, True))
+
+
 CHANGES = {"a parameter's array replaced": (_replace_a_weight, False),
+           "a layer frozen": (_freeze_the_output_layer, False),
+           "a forward hook added": (_add_a_forward_hook, False),
            "a group setting moved": (_move_weight_decay, False),
            "the model put in evaluation mode": (_to_evaluation, False),
            "the scaler's growth factor loaded": (_load_other_scaler_factors, True)}
@@ -362,5 +373,19 @@ def test_a_trainers_steps_between_epochs_and_checkpoints_keep_their_graphs(tmp_p
     eager, _ = trainer_run(tmp_path, False, monkeypatch)
     replayed, graphs = trainer_run(tmp_path, True, monkeypatch)
     assert graphs.captures == 2 and graphs.recorder.launches == 24 - 4
+    for got, want in zip(replayed, eager):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_hooks_a_step_puts_on_its_own_tensors_keep_the_graphs(monkeypatch):
+    """A hook registered on an activation inside the forward (a gradient-reversal layer, say) is
+    the step's own: it runs in every warm-up and capture and does not start the graphs over."""
+    def hooked_loss(model, batch):
+        hidden = model[0](batch.ids)
+        hidden.register_hook(lambda g: g * 0.5)
+        return F.cross_entropy(model[2](model[1](hidden)), batch.ids, ignore_index=0), batch.tokens
+    eager, eager_losses, _, _ = run(captured=False, loss_of=hooked_loss)
+    replayed, losses, _, launches = run(captured=True, loss_of=hooked_loss)
+    assert launches == 4 and losses == eager_losses
     for got, want in zip(replayed, eager):
         np.testing.assert_array_equal(got, want)
