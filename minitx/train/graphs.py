@@ -155,12 +155,15 @@ class StepGraphs:
 
     def given(self) -> tuple:
         """What the graphs take as their capture left it: (the arrays they read and write, the
-        numbers their kernels take as arguments). The arrays: the model's parameters and buffers,
-        the optimizer's parameters and state, the loss scaler's scale and growth count (each
-        compared by identity: values written into them are what a replay reads). The numbers:
-        each group's parameters (by identity) and settings but the rate (a replay reads the rate
-        from device memory), the scaler's factors and interval, and each module's training flag
-        (a replay draws the dropout masks its capture drew, or none)."""
+        numbers the capture decided by, the count of hooks). The arrays: the model's parameters
+        and buffers, the optimizer's parameters and state, the loss scaler's scale and growth
+        count (each compared by identity: values written into them are what a replay reads). The
+        numbers: each group's parameters (by identity) and settings but the rate (kernel
+        arguments; a replay reads the rate from device memory), each module's training flag (a
+        replay draws the dropout masks its capture drew, or none), each parameter's
+        requires_grad (a frozen one gets no gradient and no update), the scaler's factors and
+        interval. The hooks put on modules and leaf tensors so far (HookHandle.changes): a
+        hook's Python runs at capture only."""
         optimizer, scaler = self.optimizer, self.scaler
         groups = optimizer.param_groups
         arrays = [t.data for t in self.tensors] + [p.data for group in groups for p in group["params"]]
@@ -169,7 +172,6 @@ class StepGraphs:
         numbers = [([id(p) for p in group["params"]], {key: value for key, value in group.items()
                                                        if key not in ("params", "lr")}) for group in groups]
         numbers.append([module.training for module in self.modules])
-        # a frozen parameter gets no gradient and no update; a hook's Python runs at capture only
         numbers.append([p.requires_grad for p in self.parameters])
         if scaler is not None:
             arrays += [scaler._scale, scaler._growth_tracker]
