@@ -15,6 +15,8 @@ stacked gate by gate in PyTorch's order):
 The input's products for every step are one product, before the loop; only the state's are per
 step. The parameters keep PyTorch's names (weight_ih_l0, bias_hh_l1_reverse, ...) and shapes, so
 a PyTorch state_dict loads as it is, and PyTorch's initialisation: uniform in +-1/sqrt(hidden_size).
+
+Derivation: docs/backprop/recurrent.md
 """
 from __future__ import annotations
 
