@@ -53,9 +53,9 @@ def _step(mode, x_proj, h, c, weight_hh, bias_hh, nonlinearity="tanh"):
 
 
 def _projected(x, weight_ih, bias_ih):
-    """x [..., H_in] W_ih^T + b_ih: every step's input product at once."""
-    out = F.matmul(x, weight_ih.T)
-    return out + bias_ih if bias_ih is not None else out
+    """x [..., H_in] W_ih^T + b_ih: every step's input product at once (F.linear takes the L * N
+    rows as one matrix, so backward's dW_ih is one product too)."""
+    return F.linear(x, weight_ih, bias_ih)
 
 
 def _uniform_init(module, hidden_size):
@@ -185,7 +185,7 @@ class _Recurrent(Module):
 
     def forward(self, x, state=None):
         """x [L, N, H_in] ([N, L, H_in] with batch_first, [L, H_in] for one sequence) and the first
-        state [layers * directions, N, H] (for LSTM a pair (h, c); zeros when None): (the last
+        state [layers * directions, N, H] (for LSTM a pair (h, c), either None for zeros; zeros when None): (the last
         layer's outputs [L, N, directions * H], the last state of every layer and direction)."""
         name = type(self).__name__
         if x.ndim not in (2, 3) or x.shape[-1] != self.input_size:
@@ -236,8 +236,8 @@ class _Recurrent(Module):
             raise ValueError(f"{name}: the state must be a pair (h_0, c_0)")
         parts = []
         for part in pair:
-            if part is None:
-                parts.append(None)
+            if part is None:  # (h_0, None): c_0 zeros, as LSTMCell takes it
+                parts.append(list(zeros(*shape, dtype=x.dtype, device=x.device)) if self.mode == "LSTM" else None)
                 continue
             if not isinstance(part, Tensor):
                 raise TypeError(f"{name}: the state must be tensors, got {type(part).__name__}")

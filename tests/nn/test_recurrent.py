@@ -130,6 +130,20 @@ def test_recurrent_layers_name_what_is_wrong():
         nn.LSTMCell(3, 4)(minitx.ones(2, 3), (minitx.ones(3, 4), minitx.ones(3, 4)))
 
 
+def test_an_lstm_state_with_one_part_none_takes_zeros_for_it_as_its_cell_does():
+    minitx.manual_seed(0)
+    layer, cell = nn.LSTM(3, 4, num_layers=2).double(), nn.LSTMCell(3, 4).double()
+    x = minitx.tensor(np.random.default_rng(6).standard_normal((5, 2, 3)))
+    h0 = minitx.tensor(np.random.default_rng(7).standard_normal((2, 2, 4)))
+    zeros = minitx.zeros(2, 2, 4, dtype="float64")
+    for state, full in [((h0, None), (h0, zeros)), ((None, h0), (zeros, h0))]:
+        for got, want in zip(layer(x, state), layer(x, full)):
+            want = want if isinstance(want, tuple) else (want,)
+            for a, b in zip(got if isinstance(got, tuple) else (got,), want):
+                np.testing.assert_array_equal(a.numpy(), b.numpy())
+    for got, want in zip(cell(x[0], (h0[0], None)), cell(x[0], (h0[0], zeros[0]))):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
 
 def test_a_pytorch_state_dict_of_tensors_loads_as_it_is():
     """No .numpy() needed: PyTorch's tensors are read through DLPack (minitx.interop)."""
