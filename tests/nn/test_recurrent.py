@@ -145,6 +145,16 @@ def test_an_lstm_state_with_one_part_none_takes_zeros_for_it_as_its_cell_does():
         np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+def test_a_sequence_of_length_zero_has_no_outputs_and_ends_in_its_first_state(name):
+    layer = getattr(nn, name)(3, 4, num_layers=2, bidirectional=True).double()
+    h0 = minitx.tensor(np.random.default_rng(8).standard_normal((4, 2, 4)))
+    outputs, last = layer(minitx.zeros(0, 2, 3, dtype="float64"), (h0, h0) if name == "LSTM" else h0)
+    assert outputs.shape == (0, 2, 8)
+    for state in last if name == "LSTM" else (last,):
+        np.testing.assert_array_equal(state.numpy(), h0.numpy())
+
+
 def test_a_pytorch_state_dict_of_tensors_loads_as_it_is():
     """No .numpy() needed: PyTorch's tensors are read through DLPack (minitx.interop)."""
     theirs = torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True)
