@@ -390,6 +390,8 @@ class MaxPoolNd(_PoolNd):
     backward: the whole dy goes to the window's maximum, the FIRST one in row-major order on a
     tie (as PyTorch), through col2im; overlapping windows add up. Padding ties with an input of
     -inf (or an integer dtype's minimum) lose: the input position wins, as PyTorch.
+
+    Derivation: docs/backprop/max-and-ties.md
     """
 
     kind = "max_pool"

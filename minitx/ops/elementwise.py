@@ -432,7 +432,10 @@ def abs(x): return Abs()(_not_boolean("abs", x))  # noqa: A001 (numpy's name)
 
 class Maximum(Function):
     """y = max(a, b) elementwise.   The gradient goes to the larger input; on a tie
-    (a == b) it is shared equally, dy/2 to each, so the two parts still add up to dy."""
+    (a == b) it is shared equally, dy/2 to each, so the two parts still add up to dy.
+
+    Derivation: docs/backprop/max-and-ties.md
+    """
 
     def forward(self, a, b):
         xp = get_array_module(a)

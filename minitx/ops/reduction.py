@@ -153,6 +153,8 @@ class Max(_Reduction):
     dx = dy at the position of the maximum, 0 elsewhere. When several entries tie for the
     maximum, they share dy equally (each gets dy / number of ties), so the gradient still
     sums to dy and does not depend on which tie numpy would pick.
+
+    Derivation: docs/backprop/max-and-ties.md
     """
 
     _pick = "max"
