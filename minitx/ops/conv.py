@@ -388,7 +388,8 @@ class MaxPoolNd(_PoolNd):
     ``dims`` spatial axes.
 
     backward: the whole dy goes to the window's maximum, the FIRST one in row-major order on a
-    tie (as PyTorch), through col2im; overlapping windows add up. Padding ties with an input of
+    tie (as PyTorch) or among several NaNs (PyTorch's CPU kernel: the last NaN), through col2im;
+    overlapping windows add up. Padding ties with an input of
     -inf (or an integer dtype's minimum) lose: the input position wins, as PyTorch.
 
     Derivation: docs/backprop/max-and-ties.md
@@ -576,8 +577,9 @@ def adaptive_avg_pool3d(x, output_size):
 
 def _adaptive_max_pool(op, dims, x, output_size, return_indices):
     """The maximum of each adaptive window, taken where it is: the first maximum of each window
-    (a NaN where there is one, as max finds it) is found on the arrays, then picked with gather,
-    so dy goes to that one entry, as PyTorch's and max_pool's. With return_indices, those places
+    (a NaN where there is one, as max finds it; the first of several NaNs, where PyTorch's CPU
+    kernel takes the last) is found on the arrays, then picked with gather, so dy goes to that
+    one entry, as PyTorch's and max_pool's. With return_indices, those places
     (flat in each plane; int64, no gradient), as max_pool's."""
     windows = _adaptive_windows(op, x, dims, output_size)
     lead = x.ndim - dims

@@ -494,6 +494,18 @@ def test_max_pool_indices_point_into_the_unpadded_plane_and_find_nan():
     np.testing.assert_array_equal(values.numpy(), theirs[0].numpy())
 
 
+@pytest.mark.parametrize("pool", [lambda x: F.max_pool1d(x, 3, return_indices=True),
+                                  lambda x: F.adaptive_max_pool1d(x, 1, return_indices=True)],
+                         ids=["max_pool1d", "adaptive_max_pool1d"])
+def test_a_window_of_several_nans_gives_its_gradient_and_index_to_the_first(pool):
+    """(PyTorch's CPU kernel takes the last: docs/ops.md lists the departure)"""
+    x = leaf([[[np.nan, 1.0, np.nan]]])
+    values, indices = pool(x)
+    values.sum().backward()
+    assert np.isnan(values.numpy()).all() and indices.numpy().tolist() == [[[0]]]
+    np.testing.assert_array_equal(x.grad.numpy(), [[[1.0, 0.0, 0.0]]])
+
+
 # ---------------------------------------------------------------- convolution over n spatial axes
 
 @st.composite
