@@ -4,7 +4,8 @@
 // of its word of the Philox output for (seed, offset) are >= threshold = ceil(p * 2^24),
 // computed on the host, so the keep probability is 1 - threshold / 2^24 ~= 1 - p, independent
 // of T.  Kept values are multiplied by keep_scale = 1 / (1 - p)
-// (0 when p == 1); dropped values are exactly 0 (a select, not a multiply).
+// (0 when p == 1); a dropped value v becomes v - v: 0 for a finite v, NaN for a NaN or an inf,
+// as the reference's multiply by its mask gives them (a NaN is never hidden by dropout or relu).
 // The backward regenerates the identical mask from (seed, offset), so
 // nothing is saved between forward and backward.  Different offsets give
 // independent streams for any tensor size (the offset lives in counter words
@@ -37,7 +38,7 @@
 // act and its derivative, in the compute type T
 template <typename T>
 __device__ __forceinline__ T act_forward(T u, int act) {
-  if (act == 1) return u > T(0) ? u : T(0);
+  if (act == 1) return u <= T(0) ? T(0) : u;  // (a NaN stays NaN, as max(u, 0) keeps it)
   if (act == 2) {
     const T k = T(0.7978845608028654);  // sqrt(2 / pi)
     const T inner = k * (u + T(0.044715) * u * u * u);
@@ -48,7 +49,7 @@ __device__ __forceinline__ T act_forward(T u, int act) {
 
 template <typename T>
 __device__ __forceinline__ T act_grad(T u, int act) {
-  if (act == 1) return u > T(0) ? T(1) : T(0);
+  if (act == 1) return u <= T(0) ? T(0) : T(1);  // (1 at a NaN: dy passes, as the reference's)
   if (act == 2) {
     const T k = T(0.7978845608028654);
     const T inner = k * (u + T(0.044715) * u * u * u);
@@ -57,6 +58,11 @@ __device__ __forceinline__ T act_grad(T u, int act) {
   }
   return T(1);
 }
+
+// A dropped value: +0 where v is finite, NaN where it is a NaN or an inf (v * 0 would give -0
+// for a negative v, where the bits of a plain 0 are kept).
+template <typename T>
+__device__ __forceinline__ T dropped(T v) { return v - v; }
 
 // Group4<S>: the 4 consecutive elements one Philox call covers, as one access (16 bytes of
 // float, 8 of bfloat16; 32 of double, aligned to 16: two 16-byte accesses).  A warp of scalar
@@ -131,7 +137,7 @@ __global__ void dropout_add_forward(const S* __restrict__ x, const S* __restrict
                                     mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
   dropout_map(n, 1, philox_pair(philox, offset), threshold, [&](bool keep, int, T xi, T ri) {
-    return ri + (keep ? xi * keep_scale : T(0));
+    return ri + (keep ? xi * keep_scale : dropped(xi));
   }, y, x, residual);
 }
 
@@ -142,7 +148,7 @@ __global__ void dropout_mask_apply(const S* __restrict__ dy, S* __restrict__ dx,
                                    mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
   dropout_map(n, 1, philox_pair(philox, offset), threshold, [&](bool keep, int, T dyi) {
-    return keep ? dyi * keep_scale : T(0);
+    return keep ? dyi * keep_scale : dropped(dyi);
   }, dx, dy);
 }
 
@@ -154,8 +160,8 @@ __global__ void bias_act_dropout_forward(const S* __restrict__ x, const S* __res
                                          mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
   dropout_map(n, cols, philox_pair(philox, offset), threshold, [&](bool keep, int c, T xi) {
-    const T u = bias ? xi + T(bias[c]) : xi;
-    return keep ? act_forward(u, act) * keep_scale : T(0);
+    const T a = act_forward(bias ? xi + T(bias[c]) : xi, act);
+    return keep ? a * keep_scale : dropped(a);
   }, y, x);
 }
 
@@ -168,7 +174,7 @@ __global__ void bias_act_dropout_backward(const S* __restrict__ dy, const S* __r
                                           mtx::compute_t<S> keep_scale) {
   using T = mtx::compute_t<S>;
   dropout_map(n, cols, philox_pair(philox, offset), threshold, [&](bool keep, int c, T dyi, T xi) {
-    const T u = bias ? xi + T(bias[c]) : xi;
-    return keep ? dyi * keep_scale * act_grad(u, act) : T(0);
+    const T g = act_grad(bias ? xi + T(bias[c]) : xi, act);
+    return keep ? dyi * keep_scale * g : dropped(dyi * g);
   }, dx, dy, x);
 }

@@ -1,4 +1,6 @@
 """dropout (Philox), multi-tensor Adam/AdamW + grad norm, embedding backward."""
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, HealthCheck
@@ -112,6 +114,26 @@ def test_bias_act_dropout(cpu, rows, cols, act, p, bias, seed, dtype):
         np.testing.assert_allclose(db, dx_ref.sum(0), **t)
     else:
         assert db is None
+
+
+@pytest.mark.parametrize("act", [None, "relu", "gelu"])
+def test_bias_act_dropout_keeps_nan_and_inf_as_the_reference_path_does(cpu, act):
+    """A NaN or inf is never hidden: relu keeps a NaN and passes dy there, and a dropped position
+    is the value times 0 (NaN for NaN and inf), as the reference multiplies by its mask; the
+    plain dropout kernels too. Finite values drop to 0."""
+    x = np.array([[np.nan, np.inf, -np.inf, 1.0, -1.0, np.nan, np.inf, 2.0] * 4])
+    p, seed = 0.5, 11
+    keep = ref.dropout_keep(x.size, p, seed, 7).reshape(x.shape)
+    assert keep.any() and not keep.all()
+    f = {None: lambda z: z, "relu": lambda z: np.maximum(z, 0), "gelu": ref.gelu_tanh}[act]
+    fg = {None: np.ones_like, "relu": lambda z: (~(z <= 0)).astype(float), "gelu": ref.gelu_tanh_grad}[act]
+    same = functools.partial(np.testing.assert_allclose, rtol=1e-12, atol=0)  # (NaN where NaN; gelu's last bit)
+    with np.errstate(invalid="ignore", over="ignore"):
+        same(K.bias_act_dropout_forward(x, None, act, p, seed, 7), f(x) * (keep * 2.0))
+        dy = np.ones_like(x)
+        same(K.bias_act_dropout_backward(dy, x, None, act, p, seed, 7)[0], dy * fg(x) * (keep * 2.0))
+        same(K.dropout_add_forward(x, np.zeros_like(x), p, seed, 7), x * (keep * 2.0))
+        same(K.dropout_apply(x, p, seed, 7), x * (keep * 2.0))
 
 
 def placed(a, k):
