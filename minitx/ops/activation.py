@@ -54,6 +54,8 @@ class Relu(Function):
     """y = max(x, 0).   dx = dy where x > 0, else 0 (the subgradient 0 is taken at x = 0)
 
     A NaN gives y = NaN and passes dy, as in PyTorch.
+
+    Derivation: docs/backprop/activations.md
     """
 
     def forward(self, x):
@@ -103,6 +105,8 @@ class Gelu(Function):
                      phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
     "tanh":          y = x/2 * (1 + tanh u),  u = sqrt(2/pi) * (x + 0.044715 x^3)
                      dx = dy * (1/2 (1 + tanh u) + x/2 * (1 - tanh^2 u) * sqrt(2/pi) * (1 + 3 * 0.044715 x^2))
+
+    Derivation: docs/backprop/activations.md
     """
 
     def __init__(self, approximate: str = "none"):
@@ -131,7 +135,10 @@ def gelu(x, approximate: str = "none"):
 
 
 class Tanh(Function):
-    """y = tanh x.   dx = dy * (1 - y^2)"""
+    """y = tanh x.   dx = dy * (1 - y^2)
+
+    Derivation: docs/backprop/activations.md
+    """
 
     def forward(self, x):
         y = get_array_module(x).tanh(x)
@@ -159,6 +166,8 @@ class Sigmoid(Function):
 
     Computed by ``sigmoid_values``, which never overflows and keeps the digits of tiny values
     (sigmoid(-50) = 1.9e-22 in float64, where the tanh form gives 0).
+
+    Derivation: docs/backprop/activations.md
     """
 
     def forward(self, x):
@@ -181,7 +190,10 @@ def softplus_values(x):
 
 
 class Silu(Function):
-    """SiLU (swish): y = x * sigma(x).   dx = dy * (sigma(x) + x * sigma(x) * (1 - sigma(x)))"""
+    """SiLU (swish): y = x * sigma(x).   dx = dy * (sigma(x) + x * sigma(x) * (1 - sigma(x)))
+
+    Derivation: docs/backprop/activations.md
+    """
 
     def forward(self, x):
         s = sigmoid_values(x)
@@ -199,7 +211,10 @@ def silu(x): return Silu()(floating(x))
 
 class LeakyRelu(Function):
     """y = x for x > 0, a * x otherwise (a = negative_slope).   dx = dy for x > 0, a * dy otherwise
-    (the slope a is taken at x = 0, as in PyTorch)"""
+    (the slope a is taken at x = 0, as in PyTorch)
+
+    Derivation: docs/backprop/activations.md
+    """
 
     def __init__(self, negative_slope=0.01):
         self.slope = negative_slope
@@ -225,6 +240,8 @@ class Elu(Function):
 
     dx = dy for x > 0, dy * alpha * e^x otherwise (not dy * (y + alpha): y + alpha cancels to 0
     for x < -37, where alpha * e^x is still a float64 number)
+
+    Derivation: docs/backprop/activations.md
     """
 
     def __init__(self, alpha=1.0):
@@ -253,6 +270,8 @@ class Softplus(Function):
 
     With u = beta * x:   y = (max(u, 0) + log1p(e^-|u|)) / beta
     dx = dy * sigma(u) where u <= threshold, dy where u > threshold
+
+    Derivation: docs/backprop/activations.md
     """
 
     def __init__(self, beta=1.0, threshold=20.0):
@@ -278,7 +297,10 @@ def softplus(x, beta=1.0, threshold=20.0):
 
 
 class LogSigmoid(Function):
-    """y = log sigma(x) = min(x, 0) - log1p(e^-|x|).   dx = dy * (1 - sigma(x)) = dy * sigma(-x)"""
+    """y = log sigma(x) = min(x, 0) - log1p(e^-|x|).   dx = dy * (1 - sigma(x)) = dy * sigma(-x)
+
+    Derivation: docs/backprop/activations.md
+    """
 
     def forward(self, x):
         xp = get_array_module(x)
@@ -296,7 +318,10 @@ def logsigmoid(x): return LogSigmoid()(floating(x))
 class Hardtanh(Function):
     """y = min(max(x, min_val), max_val).   dx = 0 where x <= min_val or x >= max_val, else dy
     (0 at the bounds themselves, as PyTorch; Clip passes dy there). A NaN x is on neither side of
-    a bound, so it passes dy: PyTorch's CPU kernel gives dy or 0 there depending on the NaN's position."""
+    a bound, so it passes dy: PyTorch's CPU kernel gives dy or 0 there depending on the NaN's position.
+
+    Derivation: docs/backprop/activations.md
+    """
 
     def __init__(self, min_val=-1.0, max_val=1.0):
         if min_val > max_val:
@@ -408,7 +433,10 @@ def log_softmax(x, axis=-1): return LogSoftmax(axis)(floating(x))
 # ---------------------------------------------------------------- the hard and composed activations
 class Hardsigmoid(Function):
     """y = min(max(x + 3, 0), 6) / 6: 0 below -3, 1 above 3, a line between.
-    dx = dy / 6 for -3 < x < 3, 0 elsewhere (at the kinks too, as PyTorch)"""
+    dx = dy / 6 for -3 < x < 3, 0 elsewhere (at the kinks too, as PyTorch)
+
+    Derivation: docs/backprop/activations.md
+    """
 
     def forward(self, x):
         xp = get_array_module(x)
@@ -427,7 +455,10 @@ def hardsigmoid(x): return Hardsigmoid()(floating(x))
 class Hardswish(Function):
     """y = x * hardsigmoid(x): 0 below -3, x above 3, x (x + 3) / 6 between.
     dx = 0 for x <= -3, dy for x >= 3, dy (2x + 3) / 6 between (at the kinks, where the two
-    sides' slopes differ, the outer side's, as PyTorch)"""
+    sides' slopes differ, the outer side's, as PyTorch)
+
+    Derivation: docs/backprop/activations.md
+    """
 
     def forward(self, x):
         xp = get_array_module(x)

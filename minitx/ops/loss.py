@@ -358,6 +358,8 @@ class BinaryCrossEntropy(_Loss):
     backward:  dp = dloss * (p - y) / max(p (1 - p), 1e-12)
                dy = dloss * (max(log(1 - p), -100) - max(log p, -100))
     Prefer BinaryCrossEntropyWithLogits on logits: it never needs the floor.
+
+    Derivation: docs/backprop/losses.md
     """
 
     def forward(self, p, y):
@@ -397,6 +399,8 @@ class BinaryCrossEntropyWithLogits(_Loss):
 
     backward:  dx = dloss * (sigma(x) (w y + 1 - y) - w y)
                dy = dloss * ((w - 1) softplus(-x) - x)
+
+    Derivation: docs/backprop/losses.md
     """
 
     def __init__(self, reduction="mean", pos_weight=None):
@@ -429,7 +433,10 @@ def binary_cross_entropy_with_logits(logits, targets, reduction="mean", pos_weig
 
 # ---------------------------------------------------------------- regression losses
 class MseLoss(_Loss):
-    """loss = (x - y)^2 elementwise (x and y of one shape).   dx = dloss * 2 (x - y),  dy = -dx"""
+    """loss = (x - y)^2 elementwise (x and y of one shape).   dx = dloss * 2 (x - y),  dy = -dx
+
+    Derivation: docs/backprop/losses.md
+    """
 
     def forward(self, x, y):
         self._check_same_shape(x, y, "targets")
@@ -458,7 +465,10 @@ class SmoothL1Loss(_Loss):
 
     beta = 0 is the absolute error |d| (l1_loss; its gradient at d = 0 is 0, as PyTorch's);
     scale = beta = delta is the Huber loss (huber_loss). Both pieces meet at |d| = beta with
-    the same value and slope."""
+    the same value and slope.
+
+    Derivation: docs/backprop/losses.md
+    """
 
     def __init__(self, reduction="mean", beta=1.0, scale=1.0):
         super().__init__(reduction)
@@ -524,6 +534,8 @@ class KlDiv(Function):
     reduction: 'batchmean' (the sum over the batch's first axis divided by its length: the
     divergence per sample, what the math means), 'sum', 'none', or 'mean' (over every element,
     PyTorch's default, which it warns is not the divergence).
+
+    Derivation: docs/backprop/losses.md
     """
 
     def __init__(self, reduction="mean", log_target=False):
