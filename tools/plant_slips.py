@@ -531,6 +531,8 @@ SLIPS = [
          "__device__ __forceinline__ T dropped(T v) { return v - v; }",
          "__device__ __forceinline__ T dropped(T v) { return T(0); }",
          ("tests/kernels/test_dropout_adam_embedding.py",)),
+    Slip("binary_cross_entropy_with_logits takes a pos_weight that adds entries (the mean counts x's)",
+         "minitx/ops/loss.py", "        if not fits:\n", "        if False:\n", ("tests/ops/test_loss.py",)),
 ]
 
 

@@ -410,6 +410,13 @@ class BinaryCrossEntropyWithLogits(_Loss):
     def forward(self, x, y):
         self._check_same_shape(x, y, "targets")
         w = 1.0 if self.pos_weight is None else self.pos_weight
+        try:  # w weighs the entries of x: it may not add entries (the mean would count x's alone)
+            fits = np.broadcast_shapes(np.shape(w), x.shape) == x.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"binary_cross_entropy_with_logits: pos_weight of shape {np.shape(w)} must broadcast to "
+                             f"the logits' shape {x.shape}")
         sp = softplus_values(-x)
         self.save_for_backward(x, y, sp)
         return self._reduce(w * y * sp + (1 - y) * (x + sp), x.size)
@@ -526,7 +533,7 @@ class KlDiv(Function):
     """KL(target || model) pointwise, with the model's log-probabilities x and the target's
     probabilities y (or, with ``log_target``, their logarithms t = log y):
 
-        loss = y (log y - x)          (0 where y = 0: the limit of y log y)
+        loss = y (log y - x)          (0 where y = 0 and x is finite: the limit of y log y; NaN at x = -inf)
         dx = -dloss * y,    dy = dloss * (log y + 1 - x)   (-inf where y = 0, the one-sided limit;
                                                             PyTorch's is NaN there)
         log_target:  loss = e^t (t - x),  dx = -dloss * e^t,  dt = dloss * e^t (t - x + 1)

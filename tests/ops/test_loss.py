@@ -154,6 +154,15 @@ def test_binary_cross_entropy_with_logits(pos_weight, case):
                leaf(x.numpy()), leaf(y.numpy()))
 
 
+def test_a_pos_weight_that_would_add_entries_is_refused_naming_both_shapes():
+    """A (2, 3) weight over (3,) logits made the mean divide six losses by three (PyTorch refuses it)."""
+    with pytest.raises(ValueError, match=r"binary_cross_entropy_with_logits: pos_weight of shape \(2, 3\) must "
+                                         r"broadcast to the logits' shape \(3,\)"):
+        F.binary_cross_entropy_with_logits(leaf(np.zeros(3)), leaf(np.ones(3)), pos_weight=np.full((2, 3), 2.0))
+    with pytest.raises(ValueError, match=r"pos_weight of shape \(4,\) must broadcast"):
+        F.binary_cross_entropy_with_logits(leaf(np.zeros(3)), leaf(np.ones(3)), pos_weight=np.ones(4))
+
+
 def test_binary_cross_entropy_with_logits_is_stable_for_huge_logits():
     x = minitx.tensor([-1e4, -50.0, 50.0, 1e4], requires_grad=True)
     y = minitx.tensor([0.0, 1.0, 0.0, 1.0])
