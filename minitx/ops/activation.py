@@ -239,7 +239,7 @@ class Elu(Function):
     """y = x for x > 0, alpha * (e^x - 1) otherwise (e^x - 1 as expm1: exact near 0).
 
     dx = dy for x > 0, dy * alpha * e^x otherwise (not dy * (y + alpha): y + alpha cancels to 0
-    for x < -37, where alpha * e^x is still a float64 number)
+    below about x = -37.4, where alpha * e^x is still a float64 number)
 
     Derivation: docs/backprop/activations.md
     """
