@@ -252,8 +252,9 @@ class Std(_Reduction):
         if self.computed_in is not None:  # float16 or bfloat16 x, here in float32: bfloat16 spans float32's
             x = x.astype(np.float64)  # range, where a sum or square overflows though the spread fits (PyTorch: float64)
         centered = x - x.mean(axis=axes, keepdims=True) if n else x
-        if n:  # a constant slice: its mean may round off x, but its spread is exactly 0
-            centered = xp.where(x.max(axis=axes, keepdims=True) == x.min(axis=axes, keepdims=True), 0, centered)
+        if n:  # a constant slice: its mean may round off x, but its spread is exactly 0 (not of infinities: NaN)
+            high = x.max(axis=axes, keepdims=True)
+            centered = xp.where((high == x.min(axis=axes, keepdims=True)) & xp.isfinite(high), 0, centered)
         with quiet_float_errors(xp):  # divisor 0: NaN, as announced
             s = xp.sqrt((centered * centered).sum(axis=axes, keepdims=True) / self.divisor)
         self.save_for_backward(centered, s)
@@ -358,6 +359,7 @@ class Norm(_Reduction):
 
     Where y = 0 (x is all zeros) the formulas give 0 / 0: dx = 0 there, a subgradient, as
     PyTorch's. For p < 1, |x|^(p-1) is infinite at a zero entry: that entry gets 0, as in PyTorch.
+    A NaN entry makes every entry's dx NaN, and an infinite one its own (inf / inf), as PyTorch's.
     """
 
     def __init__(self, p=2, axis=None, keepdims=False):
@@ -394,7 +396,11 @@ class Norm(_Reduction):
         else:
             scale = y if p == 2 else y ** (p - 1)
             power = x if p == 2 else xp.sign(x) * xp.abs(x) ** (p - 1)
-            share = xp.divide(power, scale, out=xp.zeros_like(x), where=(scale != 0) & xp.isfinite(power))
+            # 0 at a zero entry (a subgradient; |x|^(p-1) is inf there for p < 1) and where the norm is 0;
+            # NaN throughout a slice whose norm is NaN, and at an infinite entry (inf / inf); for p < 1 an
+            # infinite norm makes scale 0 and the finite entries' dx inf (the limit), as PyTorch's
+            with quiet_float_errors(xp):
+                share = xp.divide(power, scale, out=xp.zeros_like(x), where=(y != 0) & ((x != 0) | (y != y)))
         return (self.expand(dy) * share,)
 
 

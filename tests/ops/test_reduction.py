@@ -230,6 +230,18 @@ def test_norm_at_zeros_and_ties_matches_pytorch(p):
     parity(lambda t: F.norm(t, p, 1), lambda t: t.norm(p, dim=1), x)
 
 
+@pytest.mark.parametrize("p", [2, 3, 1.5, 0.5])
+def test_a_nan_or_infinite_entry_gives_norm_nan_gradients_as_pytorchs(p):
+    """A NaN entry: every dx of its slice NaN (it was 0 at the NaN itself, hiding it); an inf
+    entry: its own dx NaN (inf / inf), the others the limit: 0 for p > 1, inf for p < 1."""
+    x = leaf(np.array([[np.nan, 1.0, 0.0], [np.inf, 1.0, 2.0]]))
+    F.norm(x, p, 1).sum().backward()
+    assert np.isnan(x.grad.numpy()[0]).all()
+    np.testing.assert_array_equal(np.isnan(x.grad.numpy()[1]), [True, False, False])
+    np.testing.assert_array_equal(x.grad.numpy()[1, 1:], [0.0, 0.0] if p > 1 else [np.inf, np.inf])
+    parity(lambda t: F.norm(t, p, 1), lambda t: t.norm(p, dim=1), leaf(x.numpy()))
+
+
 def test_norm_refuses_what_is_no_norm():
     x = leaf(np.ones(3))
     for p in (-1, float("nan"), "fro", True):

@@ -110,6 +110,16 @@ def test_std_of_a_constant_slice_has_zero_gradient_and_too_few_elements_give_nan
         assert np.isnan(F.std(leaf([5.0]), ddof=1).item())
 
 
+def test_std_of_equal_infinities_is_nan_as_var_is():
+    """A constant slice has spread 0, but not one of infinities: inf - inf is NaN (NumPy, PyTorch)."""
+    x = leaf([[np.inf, np.inf], [-np.inf, -np.inf], [3.0, 3.0]])
+    y = F.std(x, axis=1)
+    np.testing.assert_array_equal(np.isnan(y.numpy()), [True, True, False])
+    assert np.isnan(F.var(leaf([np.inf, np.inf])).item())
+    y.sum().backward()
+    assert np.isnan(x.grad.numpy()[:2]).all() and (x.grad.numpy()[2] == 0).all()
+
+
 # ---------------------------------------------------------------- scans
 
 
