@@ -106,7 +106,10 @@ class _Reduction(Function):
 
 
 class Sum(_Reduction):
-    """y = sum of x over axes.   dx = dy, repeated along the summed axes"""
+    """y = sum of x over axes.   dx = dy, repeated along the summed axes
+
+    Derivation: docs/backprop/reductions.md
+    """
 
     def forward(self, x):
         return accumulate(x.sum, x.dtype, axis=self._setup(x), keepdims=self.keepdims)
@@ -124,6 +127,8 @@ class Mean(_Reduction):
     """y = (1/n) sum of x over axes (n = number of elements reduced).   dx = dy / n, repeated
 
     Over no entries (n = 0) y is 0 / 0 = NaN, as in NumPy and PyTorch, and x has no gradient to take.
+
+    Derivation: docs/backprop/reductions.md
     """
 
     def forward(self, x):
@@ -191,6 +196,8 @@ class Var(_Reduction):
 
     With n - ddof <= 0 there are no degrees of freedom left: as NumPy, the divisor is taken
     as 0 (so v is inf, or NaN where all values are equal) and a RuntimeWarning says why.
+
+    Derivation: docs/backprop/reductions.md
     """
 
     def __init__(self, axis=None, ddof=0, keepdims=False):
@@ -233,6 +240,8 @@ class Std(_Reduction):
     has no direction to move in; its x - mean is set to exactly 0, not left to rounding).
     With n - ddof <= 0 the divisor is taken as 0, as in NumPy and var: s is inf, or NaN where all
     values are equal, with a RuntimeWarning.
+
+    Derivation: docs/backprop/reductions.md
     """
 
     def __init__(self, axis=None, ddof=0, keepdims=False):
@@ -322,6 +331,8 @@ class Prod(_Reduction):
     the factors before and after x_i (the reduced axes taken as one row-major axis). No division
     by x_i, so zeros are exact: one zero gives a gradient only at the zero (the product of the
     others); two or more zeros give all zeros.
+
+    Derivation: docs/backprop/reductions.md
     """
 
     def forward(self, x):
@@ -360,6 +371,8 @@ class Norm(_Reduction):
     Where y = 0 (x is all zeros) the formulas give 0 / 0: dx = 0 there, a subgradient, as
     PyTorch's. For p < 1, |x|^(p-1) is infinite at a zero entry: that entry gets 0, as in PyTorch.
     A NaN entry makes every entry's dx NaN, and an infinite one its own (inf / inf), as PyTorch's.
+
+    Derivation: docs/backprop/reductions.md
     """
 
     def __init__(self, p=2, axis=None, keepdims=False):

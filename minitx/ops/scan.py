@@ -73,7 +73,10 @@ def _reverse_recurrence(d, a):
 
 
 class Cumsum(_Scan):
-    """y_k = sum_{j<=k} x_j along axis.   dx_j = sum_{k>=j} dy_k (a cumulative sum from the end)"""
+    """y_k = sum_{j<=k} x_j along axis.   dx_j = sum_{k>=j} dy_k (a cumulative sum from the end)
+
+    Derivation: docs/backprop/reductions.md
+    """
 
     def forward(self, x):
         return self._back(accumulate(self._front(x).cumsum, x.dtype, axis=0))
@@ -93,6 +96,8 @@ class Cumprod(_Scan):
     g_j = sum_{k>=j} dy_k * prod_{j<i<=k} x_i obeys g_{n-1} = dy_{n-1}, g_j = dy_j + x_{j+1} * g_{j+1}.
     No division by x, so zeros are exact (PyTorch treats the first zero specially; same values).
     At a NaN or inf it is still the true derivative: x = [nan, 0, .5] gives dx_0 = dy_0 (PyTorch: NaN).
+
+    Derivation: docs/backprop/reductions.md
     """
 
     def forward(self, x):
