@@ -114,6 +114,8 @@ class GetItem(Function):
     of ``index`` (None there): saved for backward, they are guarded as any saved array is
     (minitx.autograd.inplace), so a write into the index tensor before backward cannot
     silently move the gradient.
+
+    Derivation: docs/backprop/indexing.md
     """
 
     def __init__(self, index, slots=()):
@@ -243,6 +245,8 @@ class SetItem(Function):
     differences agree (PyTorch gives it to every entry written there). To know which one, the
     entries' positions in v are written first (``landed``: -1 where nothing was written), and
     the values are placed from them; backward keeps only the written places and their entries.
+
+    Derivation: docs/backprop/indexing.md
     """
 
     moves_values = True  # (16-bit arrays go in as they are: a write rounds nothing)
@@ -464,6 +468,8 @@ class Gather(Function):
 
     dx = zeros, then dx[picked] += dy (an element picked twice gets both gradients); no
     gradient for index (saved with picked, so a write into it before backward is caught)
+
+    Derivation: docs/backprop/indexing.md
     """
 
     def __init__(self, axis):
@@ -502,6 +508,8 @@ class Scatter(Function):
         dx = dy, but 0 where something was written (the old value reaches nothing)
         dsrc[p] = dy[t(p)] for the p that landed; 0 for those overwritten, and where src is unused
     No gradient for index.
+
+    Derivation: docs/backprop/indexing.md
     """
 
     fresh_gradients = True
@@ -577,6 +585,8 @@ class ScatterAdd(Function):
     dx = dy        dsrc[p] = dy[the same target as in forward] (0 where src is unused);
     no gradient for index (saved with the target when src needs a gradient, as PyTorch saves
     it, so a write into it before backward is caught)
+
+    Derivation: docs/backprop/indexing.md
     """
 
     def __init__(self, axis):
@@ -614,6 +624,8 @@ class IndexAdd(Function):
     index adds each).
 
         dx = dy        dsource[..., i, ...] = alpha * dy[..., index[i], ...]    (no gradient for index)
+
+    Derivation: docs/backprop/indexing.md
     """
 
     def __init__(self, axis, alpha=1):
@@ -749,6 +761,8 @@ class ScatterReduce(Function):
         amax, amin: w = [v == y[q]] / T[q], T[q] the contributors equal to y[q]: ties share dy
               evenly. A NaN y[q] equals none (T[q] = 0): its contributors get NaN, as in PyTorch.
     No gradient for index (saved with the targets, so a write into it before backward is caught).
+
+    Derivation: docs/backprop/indexing.md
     """
 
     def __init__(self, axis, reduce, include_self=True):
@@ -1149,6 +1163,8 @@ class MaskedSelect(Function):
 
     dx_b = zeros, then dx_b.flat[positions] = dy (each position once: an assignment); the
     engine sums dx_b back to x's shape. No gradient for mask.
+
+    Derivation: docs/backprop/indexing.md
     """
 
     def forward(self, x, mask):
