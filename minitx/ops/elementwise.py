@@ -578,6 +578,12 @@ def clip(x, min=None, max=None):  # noqa: A002 (numpy's names)
     return ClipTensor(min is not None, max is not None)(x, *bounds)
 
 
+def dy_where(keep, dy):
+    """dy where ``keep``, else 0: a selection, not dy * keep, which makes an inf or NaN dy at a
+    position not kept NaN (a gradient that does not reach an input is 0 there, whatever it is)."""
+    return get_array_module(dy).where(keep, dy, dy.dtype.type(0))
+
+
 class Where(Function):
     """y = a where cond else b (cond a boolean tensor, broadcast).
     da = dy where cond else 0,   db = dy where not cond else 0,   no gradient for cond"""
@@ -588,7 +594,7 @@ class Where(Function):
 
     def backward(self, dy):
         (cond,) = self.saved
-        return None, dy * cond, dy * ~cond
+        return None, dy_where(cond, dy), dy_where(~cond, dy)
 
 
 def where(cond, a=None, b=None):
@@ -621,8 +627,8 @@ class MaskedFill(Function):
 
     def backward(self, dy):
         (mask,) = self.saved
-        return (dy * ~mask if self.needs_input_grad[0] else None, None,
-                dy * mask if self.needs_input_grad[2] else None)
+        return (dy_where(~mask, dy) if self.needs_input_grad[0] else None, None,
+                dy_where(mask, dy) if self.needs_input_grad[2] else None)
 
 
 def masked_fill(x, mask, value):

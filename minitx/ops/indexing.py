@@ -667,24 +667,29 @@ def index_add(x, axis, index, source, alpha=1):
     return IndexAdd(axis, alpha)(x, as_indices(index, x), source)
 
 
-def _one_axis(op, x, axis, index):
+def _one_axis(op, x, axis, index, negative=False):
     """The axis (counted from 0) and the 1-d index of index_fill and index_copy, checked: index
-    holds whole numbers in range along the axis (a 0-d tensor counts as one of length 1)."""
+    holds whole numbers in range along the axis (a 0-d tensor counts as one of length 1); with
+    ``negative``, in [-size, size), counted from the end below 0 (index_fill's, as PyTorch's)."""
     (axis,) = normalize_axes(axis, max(x.ndim, 1), op)
     if index.ndim > 1:
         raise ValueError(f"{op}: index must be 0-d or 1-d, got shape {index.shape}")
-    index = _one_d(index.data)
-    check_indices(op, "index", index, (x.shape or (1,))[axis])
+    index, size = _one_d(index.data), (x.shape or (1,))[axis]
+    if negative and index.dtype.kind == "i":
+        sync.check_in_range(index + size, 2 * size, lambda value: IndexError(
+            f"{op}: index {value - size} is out of range [-{size}, {size})"))
+        return axis, index % max(size, 1)
+    check_indices(op, "index", index, size)
     return axis, index
 
 
 @takes_torch_keywords
 def index_fill(x, axis, index, value):
-    """x with ``value`` written at x[..., index[i], ...] along ``axis`` (PyTorch's index_fill):
-    masked_fill with the mask of those slices. value is a number, or a 0-d tensor, which gets the
+    """x with ``value`` written at x[..., index[i], ...] along ``axis`` (PyTorch's index_fill;
+    a negative index counts from the end, as PyTorch's): masked_fill with the mask of those slices. value is a number, or a 0-d tensor, which gets the
     sum of dy over the entries it fills."""
     x = as_tensor(x)
-    axis, index = _one_axis("index_fill", x, axis, as_indices(index, x))
+    axis, index = _one_axis("index_fill", x, axis, as_indices(index, x), negative=True)
     if isinstance(value, Tensor) and value.ndim != 0:
         raise ValueError(f"index_fill: value must be a number or a 0-d tensor, got shape {value.shape}")
     picked = get_array_module(x.data).zeros((x.shape or (1,))[axis], dtype=bool)

@@ -1061,10 +1061,22 @@ def test_masked_scatter(x, data):
                lambda t, s: t.masked_scatter(torch.from_numpy(mask), s), leaf(x.numpy()), leaf(source.numpy()))
 
 
+def test_index_fill_counts_a_negative_index_from_the_end_as_pytorchs():
+    x = leaf(np.zeros((2, 4)))
+    y = F.index_fill(x, 1, [-1, 0], 1.0)
+    np.testing.assert_array_equal(y.numpy(), [[1.0, 0.0, 0.0, 1.0]] * 2)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0.0, 1.0, 1.0, 0.0]] * 2)
+
+
 def test_index_fill_index_copy_and_masked_scatter_errors_name_the_op():
     x = minitx.zeros(2, 3)
-    with pytest.raises(IndexError, match=r"index_fill: index 3 is out of range \[0, 3\)"):
+    with pytest.raises(IndexError, match=r"index_fill: index 3 is out of range \[-3, 3\)"):
         F.index_fill(x, 1, [3], 1.0)
+    with pytest.raises(IndexError, match=r"index_fill: index -4 is out of range \[-3, 3\)"):
+        F.index_fill(x, 1, [-4], 1.0)
+    with pytest.raises(IndexError, match=r"index_copy: index -1 is out of range \[0, 3\)"):
+        F.index_copy(x, 1, [-1], minitx.ones(2, 1))
     with pytest.raises(ValueError, match="index_fill: index must be 0-d or 1-d, got shape"):
         F.index_fill(x, 1, [[0]], 1.0)
     with pytest.raises(ValueError, match=r"index_fill: value must be a number or a 0-d tensor, got shape \(2,\)"):

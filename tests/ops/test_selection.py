@@ -136,3 +136,19 @@ def test_masked_select_errors_name_the_op():
         F.masked_select(x, minitx.tensor([1, 0, 1]))
     with pytest.raises(ValueError, match=r"masked_select: mask of shape \(2,\) and x of shape \(3,\) do not "):
         F.masked_select(x, [True, False])
+
+
+def test_a_gradient_that_does_not_reach_an_input_is_0_there_even_where_dy_is_inf_or_nan():
+    """where, masked_fill and masked_scatter select dy (as PyTorch): dy * mask made an inf or NaN dy
+    at a position an input does not reach NaN in that input's gradient."""
+    keep = np.array([True, False, True])
+    a = leaf(np.ones(3))
+    F.where(keep, a, 0.0).backward(np.array([1.0, np.inf, 1.0]))
+    np.testing.assert_array_equal(a.grad.numpy(), [1.0, 0.0, 1.0])
+    a.grad = None
+    F.masked_fill(a, keep, 0.0).backward(np.array([np.inf, 1.0, np.nan]))
+    np.testing.assert_array_equal(a.grad.numpy(), [0.0, 1.0, 0.0])
+    x, source = leaf(np.zeros(4)), leaf([1.0, 2.0, 3.0])
+    F.masked_scatter(x, np.array([False, True, False, True]), source).backward(np.array([np.inf, 1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(source.grad.numpy(), [1.0, 3.0, 0.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [np.inf, 0.0, 2.0, 0.0])
