@@ -9,7 +9,8 @@ name their axes otherwise; and scaled_dot_product_attention, for ``attn_mask=`` 
 which gives PyTorch's keyword to the op under the op's own name wherever the two mean the same
 thing. Where PyTorch's op of that name answers differently when given ``dim=`` (its ``max`` and
 ``min`` give values and indices, its ``var`` and ``std`` divide by n - 1, its ``split`` cuts
-pieces of a size), ``dim=`` is a TypeError that says what to write instead: PyTorch's spelling
+pieces of a size, its reductions given ``dim=()`` reduce every axis where NumPy's ``axis=()``
+reduces none), ``dim=`` is a TypeError that says what to write instead: PyTorch's spelling
 never gets NumPy's meaning silently. Positional arguments are minitx's own, unchanged.
 """
 from __future__ import annotations
@@ -46,6 +47,9 @@ DIFFERENT_WITH_DIM = {
 
 _VARIANCES = ("var", "std")  # PyTorch's divide by n - 1 unless told otherwise; NumPy's (minitx's) by n
 
+# reductions whose PyTorch namesake reduces every axis given dim=(), where NumPy's axis=() reduces none
+_EMPTY_DIM_REDUCES_ALL = frozenset({"sum", "mean", "amax", "amin", "count_nonzero", "var", "std", "norm", "logsumexp"})
+
 
 def takes_torch_keywords(op):
     """``op`` that also takes PyTorch's keyword names for its arguments (see the module's docstring).
@@ -70,6 +74,9 @@ def _translated(op: str, kwargs: dict, renames: dict) -> dict:
     """kwargs with PyTorch's names as ``op``'s own; a TypeError where the two would differ."""
     if "dim" in kwargs and op in DIFFERENT_WITH_DIM:
         raise TypeError(f"{op}: {DIFFERENT_WITH_DIM[op]}")
+    if op in _EMPTY_DIM_REDUCES_ALL and isinstance(kwargs.get("dim"), (tuple, list)) and not kwargs["dim"]:
+        raise TypeError(f"{op}: PyTorch's {op}(dim=()) reduces every axis, NumPy's (minitx's) {op}(axis=()) none; "
+                        "write dim=None for every axis, or axis=() for none")
     if op in _VARIANCES and "dim" in kwargs and not kwargs.keys() & {"correction", "unbiased", "ddof"}:
         raise TypeError(f"{op}: PyTorch's {op}(dim=) divides by n - 1 unless told otherwise, minitx's "
                         f"{op}(axis=) by n (NumPy's ddof=0); say which with dim=: correction=1 (PyTorch's "

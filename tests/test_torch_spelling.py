@@ -266,6 +266,18 @@ def test_split_refuses_dim_and_says_what_to_write():
     assert [p.shape for p in F.split(minitx.tensor(A), 2, axis=1)] == [(3, 2, 5), (3, 2, 5)]
 
 
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin", "count_nonzero", "logsumexp", "norm"])
+def test_a_reduction_given_dim_empty_says_what_to_write(op):
+    """PyTorch's sum(dim=()) reduces every axis, NumPy's sum(axis=()) none: dim=() is refused, axis=()
+    keeps NumPy's meaning."""
+    x = minitx.tensor(A)
+    for empty in ((), []):
+        with pytest.raises(TypeError, match=rf"^{op}: PyTorch's {op}\(dim=\(\)\) reduces every axis.*dim=None"):
+            getattr(x, op)(dim=empty)
+    if op not in ("count_nonzero", "logsumexp"):
+        assert getattr(x, op)(axis=()).shape == x.shape
+
+
 def test_both_names_of_one_argument_are_refused():
     x = minitx.tensor(A)
     with pytest.raises(TypeError, match=r"^sum: got axis= and dim=, which name one argument \(axis\); give it once"):

@@ -544,6 +544,9 @@ SLIPS = [
          "    return dy * keep", ("tests/ops/test_selection.py",)),
     Slip("index_fill refuses a negative index (PyTorch's counts it from the end)", "minitx/ops/indexing.py",
          "    if negative and index.dtype.kind == \"i\":", "    if False:", ("tests/ops/test_indexing.py",)),
+    Slip("sum(dim=()) takes NumPy's meaning under PyTorch's keyword (reduces nothing)", "minitx/keywords.py",
+         "    if op in _EMPTY_DIM_REDUCES_ALL and isinstance(kwargs.get(\"dim\"), (tuple, list)) and not kwargs[\"dim\"]:",
+         "    if False:", ("tests/test_torch_spelling.py",)),
 ]
 
 
