@@ -331,7 +331,10 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, t
 def normalize(x, p=2.0, axis=1, eps=1e-12):
     """x / max(||x||_p, eps) along ``axis`` (PyTorch's F.normalize): each slice scaled to unit
     p-norm; a slice of norm below eps is divided by eps instead (all zeros stay zeros). Built
-    from norm, clip and a division, so its gradient is theirs."""
+    from norm, clip and a division, so its gradient is theirs.
+
+    Derivation: docs/backprop/distances.md
+    """
     x = floating(x)
     return div(x, clip(reduction.norm(x, p, axis, keepdims=True), min=eps))
 
@@ -340,7 +343,10 @@ def normalize(x, p=2.0, axis=1, eps=1e-12):
 def cosine_similarity(x1, x2, axis=1, eps=1e-8):
     """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along ``axis`` of x1 and x2 broadcast
     together, PyTorch's F.cosine_similarity: the cosine of the angle between the slices, each
-    scaled first so that a slice of (near) zero norm gives 0, not 0 / 0."""
+    scaled first so that a slice of (near) zero norm gives 0, not 0 / 0.
+
+    Derivation: docs/backprop/distances.md
+    """
     x1, x2 = promote(x1, x2, op="cosine_similarity")
     try:
         shape = np.broadcast_shapes(x1.shape, x2.shape)
@@ -365,7 +371,10 @@ def instance_norm(x, weight=None, bias=None, eps=1e-5):
 @takes_torch_keywords
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdims=False):
     """||x1 - x2 + eps||_p along the last axis (x1, x2 broadcast together), PyTorch's
-    pairwise_distance: eps keeps the norm's gradient finite where x1 = x2."""
+    pairwise_distance: eps keeps the norm's gradient finite where x1 = x2.
+
+    Derivation: docs/backprop/distances.md
+    """
     return reduction.norm(x1 - x2 + eps, p, -1, keepdims)
 
 
@@ -381,6 +390,8 @@ class Cdist(Function):
     One op, not a subtraction and a norm: 16-bit inputs are computed in float32 and rounded once
     (two ops would round each g before the sums). d holds P * M * D entries at once (PyTorch's
     p = 2 on large inputs takes a matrix product instead, with its rounding).
+
+    Derivation: docs/backprop/distances.md
     """
 
     def __init__(self, p):
