@@ -123,6 +123,8 @@ class Interpolate(Function):
     the transpose of the gather, a scatter-add: several outputs share a source when nearest
     upsamples, and neighbouring outputs share their two (linear) or four (bicubic) sources, as
     do the taps clipped to an edge. Over the axes, dx = A_2^T(... A_last^T(dy)), the last axis first.
+
+    Derivation: docs/backprop/padding-and-resampling.md
     """
 
     def __init__(self, sizes, scale_factor, mode, align_corners):
@@ -209,6 +211,8 @@ class MaxUnpool(Function):
 
     no gradient for indices. A position listed twice (overlapping pooling windows list their
     shared maximum in each) holds one of its values (the last) and hands dy to both, as PyTorch's.
+
+    Derivation: docs/backprop/padding-and-resampling.md
     """
 
     def __init__(self, size, op="max_unpool2d"):

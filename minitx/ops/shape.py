@@ -463,6 +463,8 @@ class Pad(Function):
     Per axis of size n, the kept part of x, x[max(-before, 0) : n - max(-after, 0)], lands in y
     at max(before, 0); everything else in y is ``value``.
     dx = zeros, with the kept part set to dy there (a cropped element gets no gradient)
+
+    Derivation: docs/backprop/padding-and-resampling.md
     """
 
     def __init__(self, pad_width, value=0.0):
@@ -529,6 +531,8 @@ class PadEdges(Function):
     dx = zeros, then dx[src grid] += dy: each entry of x gets the sum of dy over the outputs
     that copy it (an edge element, or a wrapped one, is copied several times; a cropped one,
     never: 0)
+
+    Derivation: docs/backprop/padding-and-resampling.md
     """
 
     def __init__(self, pad_width, mode):
