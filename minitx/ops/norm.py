@@ -371,7 +371,8 @@ def instance_norm(x, weight=None, bias=None, eps=1e-5):
 @takes_torch_keywords
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdims=False):
     """||x1 - x2 + eps||_p along the last axis (x1, x2 broadcast together), PyTorch's
-    pairwise_distance: eps keeps the norm's gradient finite where x1 = x2.
+    pairwise_distance: eps moves the norm's kink from x1 = x2 to x1 - x2 = -eps (so the op is
+    not symmetric in x1 and x2, as PyTorch's is not); at the kink the gradient is 0.
 
     Derivation: docs/backprop/distances.md
     """
