@@ -210,7 +210,9 @@ class MaxUnpool(Function):
         backward  dx[n, c, k] = dy[n, c].flat[indices[n, c, k]]    (dy gathered at the indices)
 
     no gradient for indices. A position listed twice (overlapping pooling windows list their
-    shared maximum in each) holds one of its values (the last) and hands dy to both, as PyTorch's.
+    shared maximum in each) holds one of its values (the last; PyTorch's CPU build keeps the
+    first: the same where the indices come from max pooling, whose values there are equal) and
+    hands dy to both, as PyTorch's: not the transpose of the forward there (gradcheck fails).
 
     Derivation: docs/backprop/padding-and-resampling.md
     """

@@ -566,6 +566,8 @@ def pad(x, pad, mode="constant", value=0.0):
     if mode == "constant":
         x = as_tensor(x)
         value = 0.0 if value is None else value  # (PyTorch's default: None, meaning 0)
+        if not isinstance(value, (numbers.Number, np.generic)):  # a tensor would get no gradient, silently
+            raise TypeError(f"pad: value must be a number, got {type(value).__name__} (as PyTorch's F.pad)")
         check_fits("pad", "value", value, x.dtype)
         return Pad(pad, value)(x)
     if value not in (None, 0, 0.0):

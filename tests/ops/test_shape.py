@@ -355,6 +355,12 @@ def test_pad_with_bad_widths(width):
         F.pad(minitx.ones(2, 3), width)
 
 
+def test_pad_refuses_a_tensor_value_which_would_get_no_gradient():
+    with pytest.raises(TypeError, match=r"pad: value must be a number, got Tensor \(as PyTorch's F.pad\)"):
+        F.pad(leaf([1.0, 2.0]), (1, 1), value=leaf(2.0))
+    assert F.pad(leaf([1.0, 2.0]), (1, 1), value=np.float32(2.0)).numpy().tolist() == [2.0, 1.0, 2.0, 2.0]
+
+
 @pytest.mark.parametrize("width", [(1, 2, 3), (1, 1, 1, 1, 1, 1)])
 def test_pad_with_a_bad_flat_width_says_how_the_flat_form_reads(width):
     with pytest.raises(ValueError, match=r"pad: the flat pad .* gives \(before, after\) pairs for the last axes, "
