@@ -89,7 +89,10 @@ def mul(a, b): return binary(Mul(), a, b)
 
 
 class Div(Function):
-    """y = a / b.   da = dy / b,  db = -dy * a / b^2 = -dy * y / b"""
+    """y = a / b.   da = dy / b,  db = -dy * a / b^2 = -dy * y / b
+
+    Derivation: docs/backprop/elementwise.md
+    """
 
     exact_numbers = True  # 1e6 beside float16 is 1e6 here, as in PyTorch's kernel
 
@@ -121,7 +124,10 @@ def neg(x): return Neg()(_not_boolean("neg", x))
 
 
 class PowScalar(Function):
-    """y = x^p for a constant number p.   dx = dy * p * x^(p-1)"""
+    """y = x^p for a constant number p.   dx = dy * p * x^(p-1)
+
+    Derivation: docs/backprop/elementwise.md
+    """
 
     def __init__(self, p):
         self.p = p
@@ -145,6 +151,8 @@ class Pow(Function):
     At the edges the limits PyTorch takes: da = 0 where b = 0 (y = 1 for every a, even
     where a^(b-1) = 0^-1 = inf), and db = 0 where a = 0 and b >= 0 (y = 0^b is 0 or 1 on
     that side; ln 0 = -inf would give 0 * -inf = NaN). For a = 0, b < 0 both are infinite.
+
+    Derivation: docs/backprop/elementwise.md
     """
 
     def forward(self, a, b):
@@ -210,7 +218,10 @@ def pow(a, b):  # noqa: A001 (numpy's name)
 
 
 class Exp(Function):
-    """y = e^x.   dx = dy * y"""
+    """y = e^x.   dx = dy * y
+
+    Derivation: docs/backprop/elementwise.md
+    """
 
     def forward(self, x):
         y = get_array_module(x).exp(x)
@@ -226,7 +237,10 @@ def exp(x): return Exp()(floating(x))
 
 
 class Log(Function):
-    """y = ln x.   dx = dy / x"""
+    """y = ln x.   dx = dy / x
+
+    Derivation: docs/backprop/elementwise.md
+    """
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -241,7 +255,10 @@ def log(x): return Log()(floating(x))
 
 
 class Sqrt(Function):
-    """y = sqrt(x).   dx = dy / (2 y)"""
+    """y = sqrt(x).   dx = dy / (2 y)
+
+    Derivation: docs/backprop/elementwise.md
+    """
 
     def forward(self, x):
         y = get_array_module(x).sqrt(x)
@@ -259,7 +276,10 @@ def sqrt(x): return Sqrt()(floating(x))
 class Atan2(Function):
     """y = atan2(a, b), the angle of the point (b, a) in (-pi, pi].   With r^2 = a^2 + b^2:
     da = dy * b / r^2      db = -dy * a / r^2      (the partial derivatives of atan(a / b), which
-    hold on every branch)."""
+    hold on every branch).
+
+    Derivation: docs/backprop/elementwise.md
+    """
 
     def forward(self, a, b):
         self.save_for_backward(a, b)
@@ -275,7 +295,10 @@ def atan2(a, b): return binary(Atan2(), floating(a), b)
 
 
 class Hypot(Function):
-    """y = sqrt(a^2 + b^2), without overflow for large a or b.   da = dy * a / y   db = dy * b / y"""
+    """y = sqrt(a^2 + b^2), without overflow for large a or b.   da = dy * a / y   db = dy * b / y
+
+    Derivation: docs/backprop/elementwise.md
+    """
 
     def forward(self, a, b):
         y = get_array_module(a).hypot(a, b)
@@ -333,7 +356,10 @@ class FloorDivide(Function):
     _no_integer_zero). Floats: a / b where b = 0 (±inf, NaN for 0 / 0); inf // b is NaN.
 
     da = 0, db = 0: y is flat between its jumps, as floor (PyTorch raises instead: the derivative
-    of floor_divide is not implemented there)."""
+    of floor_divide is not implemented there).
+
+    Derivation: docs/backprop/elementwise.md
+    """
 
     def forward(self, a, b):
         _no_integer_zero(self, b)
@@ -376,7 +402,10 @@ class Remainder(_Remainder):
     remainder); a zero result is signed as b too (NumPy's -0.0 % 5 is 0.0, PyTorch's -0.0).
     Integers: b = 0 raises; floats: NaN where b = 0 or a is infinite.
 
-    da = dy,   db = -dy * floor(a / b)"""
+    da = dy,   db = -dy * floor(a / b)
+
+    Derivation: docs/backprop/elementwise.md
+    """
 
     def forward(self, a, b):
         return self.divide(get_array_module(a).remainder, a, b)
@@ -392,7 +421,10 @@ class Fmod(_Remainder):
     """y = a - b * trunc(a / b), the sign of the dividend a (C's fmod, NumPy's and PyTorch's fmod).
     Integers: b = 0 raises; floats: NaN where b = 0 or a is infinite.
 
-    da = dy,   db = -dy * trunc(a / b)"""
+    da = dy,   db = -dy * trunc(a / b)
+
+    Derivation: docs/backprop/elementwise.md
+    """
 
     def forward(self, a, b):
         return self.divide(get_array_module(a).fmod, a, b)
@@ -415,7 +447,10 @@ def addcdiv(x, tensor1, tensor2, *, value=1):
 
 
 class Abs(Function):
-    """y = |x|.   dx = dy * sign(x) (0 at x = 0)"""
+    """y = |x|.   dx = dy * sign(x) (0 at x = 0)
+
+    Derivation: docs/backprop/elementwise.md
+    """
 
     def forward(self, x):
         xp = get_array_module(x)
@@ -472,6 +507,8 @@ class Clip(Function):
     """y = min(max(x, low), high).   dx = dy where low <= x <= high, else 0
 
     With low > high every y is high, as NumPy (and PyTorch) define it, and dx = 0.
+
+    Derivation: docs/backprop/elementwise.md
     """
 
     def __init__(self, low=None, high=None):
@@ -506,6 +543,8 @@ class ClipTensor(Function):
     PyTorch's gradients for clamp with tensor bounds (Clip's for number bounds). Wherever no value
     is NaN they add up to dy: with low > high, high takes it, as y is high's value; at low == high,
     x takes the tie and each bound the side it cuts off.
+
+    Derivation: docs/backprop/elementwise.md
     """
 
     def __init__(self, has_low=True, has_high=True):
@@ -1052,7 +1091,10 @@ def erf(x): return Erf()(floating(x))
 
 
 class _PiecewiseConstant(Function):
-    """y = f(x) for a step function f.   dx = 0 (f is flat wherever it has a derivative)"""
+    """y = f(x) for a step function f.   dx = 0 (f is flat wherever it has a derivative)
+
+    Derivation: docs/backprop/elementwise.md
+    """
 
     def backward(self, dy):
         return (get_array_module(dy).zeros_like(dy),)
@@ -1146,7 +1188,10 @@ def exp2(x): return Exp2()(floating(x))
 
 
 class Log1p(Function):
-    """y = ln(1 + x), exact for tiny x (where 1 + x would round to 1).   dx = dy / (1 + x)"""
+    """y = ln(1 + x), exact for tiny x (where 1 + x would round to 1).   dx = dy / (1 + x)
+
+    Derivation: docs/backprop/elementwise.md
+    """
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -1161,7 +1206,10 @@ def log1p(x): return Log1p()(floating(x))
 
 
 class Expm1(Function):
-    """y = e^x - 1, exact for tiny x.   dx = dy * e^x = dy * (y + 1)"""
+    """y = e^x - 1, exact for tiny x.   dx = dy * e^x = dy * (y + 1)
+
+    Derivation: docs/backprop/elementwise.md
+    """
 
     def forward(self, x):
         y = get_array_module(x).expm1(x)
@@ -1177,7 +1225,10 @@ def expm1(x): return Expm1()(floating(x))
 
 
 class Rsqrt(Function):
-    """y = 1 / sqrt(x).   dx = -dy * x^(-3/2) / 2 = -dy * y^3 / 2"""
+    """y = 1 / sqrt(x).   dx = -dy * x^(-3/2) / 2 = -dy * y^3 / 2
+
+    Derivation: docs/backprop/elementwise.md
+    """
 
     def forward(self, x):
         y = 1 / get_array_module(x).sqrt(x)
@@ -1193,7 +1244,10 @@ def rsqrt(x): return Rsqrt()(floating(x))
 
 
 class Reciprocal(Function):
-    """y = 1 / x.   dx = -dy / x^2 = -dy * y^2"""
+    """y = 1 / x.   dx = -dy / x^2 = -dy * y^2
+
+    Derivation: docs/backprop/elementwise.md
+    """
 
     def forward(self, x):
         y = 1 / x
