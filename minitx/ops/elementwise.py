@@ -89,7 +89,8 @@ def mul(a, b): return binary(Mul(), a, b)
 
 
 class Div(Function):
-    """y = a / b.   da = dy / b,  db = -dy * a / b^2 = -dy * y / b
+    """y = a / b.   da = dy / b,  db = -dy * a / b^2 = -dy * (y / b)  (y / b first: where dy / b
+    overflows and y is 0, (dy / b) * y would be inf * 0 = NaN for a true 0)
 
     Derivation: docs/backprop/elementwise.md
     """
@@ -103,8 +104,7 @@ class Div(Function):
 
     def backward(self, dy):
         b, y = self.saved
-        da = dy / b
-        return da, (-da * y if self.needs_input_grad[1] else None)
+        return dy / b, (-dy * (y / b) if self.needs_input_grad[1] else None)
 
 
 def div(a, b): return binary(Div(), a, b, true_division=True)
@@ -430,7 +430,12 @@ class Fmod(_Remainder):
         return self.divide(get_array_module(a).fmod, a, b)
 
     def quotient(self, a, b):
-        return get_array_module(a).trunc(a / b)
+        """The quotient fmod's exact remainder stands for: trunc(a / b) of the rounded division
+        may be one off (fmod(1, 0.1) = 0.0999... is 1 - 9 * 0.1, but 1 / 0.1 rounds to 10); where
+        b = 0 or a is infinite, trunc(a / b) (inf or NaN)."""
+        xp = get_array_module(a)
+        exact = xp.round((a - xp.fmod(a, b)) / b)
+        return xp.where(xp.isfinite(exact), exact, xp.trunc(a / b))
 
 
 def fmod(a, b): return _divides(Fmod(), a, b)
@@ -503,6 +508,12 @@ class Minimum(Function):
 def minimum(a, b): return binary(Minimum(), a, b)
 
 
+def dy_where(keep, dy):
+    """dy where ``keep``, else 0: a selection, not dy * keep, which makes an inf or NaN dy at a
+    position not kept NaN (a gradient that does not reach an input is 0 there, whatever it is)."""
+    return get_array_module(dy).where(keep, dy, dy.dtype.type(0))
+
+
 class Clip(Function):
     """y = min(max(x, low), high).   dx = dy where low <= x <= high, else 0
 
@@ -528,7 +539,7 @@ class Clip(Function):
 
     def backward(self, dy):
         (inside,) = self.saved
-        return (dy * inside,)
+        return (dy_where(inside, dy),)
 
 
 class ClipTensor(Function):
@@ -566,17 +577,12 @@ class ClipTensor(Function):
     def backward(self, dy):
         x, *bounds = self.saved
         low, high = self._bounds(bounds)
-        xp = get_array_module(dy)
-
-        def where(mask):  # not dy * mask: an inf dy outside the mask would give NaN
-            return xp.where(mask, dy, 0).astype(dy.dtype, copy=False)
-
         if low is None:
-            return where(x <= high), where(x > high)
+            return dy_where(x <= high, dy), dy_where(x > high, dy)
         if high is None:
-            return where(x >= low), where(x < low)
-        return (where((x >= low) & (x <= high)), where((x < low) & (low < high)),
-                where((x > high) | (high < low)))
+            return dy_where(x >= low, dy), dy_where(x < low, dy)
+        return (dy_where((x >= low) & (x <= high), dy), dy_where((x < low) & (low < high), dy),
+                dy_where((x > high) | (high < low), dy))
 
 
 def _held_bound(dtype, bound):
@@ -615,12 +621,6 @@ def clip(x, min=None, max=None):  # noqa: A002 (numpy's names)
         raise ValueError(f"clip: shapes {' and '.join(map(str, shapes))} do not broadcast (x, then the bounds)") \
             from None
     return ClipTensor(min is not None, max is not None)(x, *bounds)
-
-
-def dy_where(keep, dy):
-    """dy where ``keep``, else 0: a selection, not dy * keep, which makes an inf or NaN dy at a
-    position not kept NaN (a gradient that does not reach an input is 0 there, whatever it is)."""
-    return get_array_module(dy).where(keep, dy, dy.dtype.type(0))
 
 
 class Where(Function):
