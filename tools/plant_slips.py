@@ -552,12 +552,12 @@ SLIPS = [
          ("tests/ops/test_shape.py",)),
     Slip("div's divisor gradient as -(dy / b) * y (NaN for a true 0 where dy / b overflows)", "minitx/ops/elementwise.py",
          "        return dy / b, (-dy * (y / b) if self.needs_input_grad[1] else None)",
-         "        return dy / b, (-(dy / b) * y if self.needs_input_grad[1] else None)", ("tests/test_docs_pages.py",)),
+         "        return dy / b, (-(dy / b) * y if self.needs_input_grad[1] else None)", ("tests/ops/test_elementwise.py", "tests/test_docs_pages.py")),
     Slip("fmod's divisor gradient from the rounded a / b (one off beside a multiple of b)", "minitx/ops/elementwise.py",
          "        return xp.where(xp.isfinite(exact), exact, xp.trunc(a / b))", "        return xp.trunc(a / b)",
-         ("tests/test_docs_pages.py",)),
+         ("tests/ops/test_elementwise.py", "tests/test_docs_pages.py")),
     Slip("clip with number bounds multiplies dy by the mask (an inf dy outside gives NaN)", "minitx/ops/elementwise.py",
-         "        return (dy_where(inside, dy),)", "        return (dy * inside,)", ("tests/test_docs_pages.py",)),
+         "        return (dy_where(inside, dy),)", "        return (dy * inside,)", ("tests/ops/test_elementwise.py", "tests/test_docs_pages.py")),
 ]
 
 

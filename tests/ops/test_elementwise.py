@@ -539,3 +539,19 @@ def test_relu_of_minus_infinity_is_zero_not_nan_and_nan_stays_nan():
         x.grad = None
         y.sum().backward()
         np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0, 1.0, 1.0, 1.0])  # PyTorch passes dy at NaN
+
+
+def test_division_fmod_and_clip_gradients_at_their_edges():
+    """db = -dy * (y / b): a true 0 where dy / b would overflow; fmod(1, 0.1) = 1 - 9 * 0.1 has the
+    divisor slope -9 (remainder's), not -10 from the rounded 1 / 0.1; a clip's infinite dy outside
+    the bounds gives 0, not inf * 0."""
+    a, b = leaf([0.0, 1e-300]), leaf([1e-310, 1e-5])
+    F.div(a, b).backward(np.array([1.0, 1e306]))
+    assert b.grad.numpy()[0] == 0 and np.isclose(b.grad.numpy()[1], -1e16, rtol=1e-15, atol=0)
+    a, b = leaf([1.0, 3.0]), leaf([0.1, 0.1])
+    F.fmod(a, b).sum().backward()
+    np.testing.assert_array_equal(b.grad.numpy(), [-9.0, -29.0])
+    np.testing.assert_array_equal(b.grad.numpy(), -np.round((a.numpy() - np.fmod(a.numpy(), 0.1)) / 0.1))
+    x = leaf([-1.0, 0.5, 2.0])
+    F.clip(x, 0.0, 1.0).backward(np.array([np.inf, 1.0, np.inf]))
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 0.0])
