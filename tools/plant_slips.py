@@ -558,6 +558,19 @@ SLIPS = [
          ("tests/ops/test_elementwise.py", "tests/test_docs_pages.py")),
     Slip("clip with number bounds multiplies dy by the mask (an inf dy outside gives NaN)", "minitx/ops/elementwise.py",
          "        return (dy_where(inside, dy),)", "        return (dy * inside,)", ("tests/ops/test_elementwise.py", "tests/test_docs_pages.py")),
+    Slip("the cross-entropy kernel multiplies the mean term by a zero smoothing (0 * inf = NaN at a -inf logit)",
+         "minitx/kernels/cross_entropy.cu",
+         "      out = smoothing != T(0) ? (T(1) - smoothing) * (l - xr[t]) + smoothing * (l - sx / T(cols))\n                              : l - xr[t];",
+         "      out = (T(1) - smoothing) * (l - xr[t]) + smoothing * (l - sx / T(cols));",
+         ("tests/kernels/test_softmax_layernorm_ce.py",)),
+    Slip("nll_loss's backward multiplies dy by the one-hot (0 * inf = NaN beside the target)", "minitx/ops/loss.py",
+         "        return xp.where(picked, xp.broadcast_to(g, valid.shape)[..., None], 0).astype(g.dtype, copy=False), None",
+         "        return (picked * xp.broadcast_to(g, valid.shape)[..., None]).astype(g.dtype, copy=False), None",
+         ("tests/ops/test_loss.py",)),
+    Slip("attention's unfused forward gives a fully masked query 0 @ v (NaN beside a NaN in v)", "minitx/ops/attention.py",
+         "            o = xp.where(total == 0, 0, o)", "            pass", ("tests/ops/test_attention_masks.py",)),
+    Slip("attention's unfused backward leaves P NaN at keys a NaN query cannot see", "minitx/ops/attention.py",
+         "            p = xp.where(unseen, 0, p)", "            pass", ("tests/ops/test_attention_masks.py",)),
 ]
 
 

@@ -55,7 +55,11 @@ __global__ void cross_entropy_forward(const S* __restrict__ logits,
     } else if (t < 0 || t >= cols) {
       out = mtx::num<T>::nan();
     } else {
-      out = (T(1) - smoothing) * (l - xr[t]) + smoothing * (l - sx / T(cols));
+      // without smoothing the mean term is left out, not multiplied by 0: a -inf logit makes
+      // l - sx / cols = +inf, and 0 * inf would make the loss NaN (the reference path's and
+      // PyTorch's loss stays finite)
+      out = smoothing != T(0) ? (T(1) - smoothing) * (l - xr[t]) + smoothing * (l - sx / T(cols))
+                              : l - xr[t];
     }
     loss[row] = out;
   }

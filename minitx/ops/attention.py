@@ -176,18 +176,25 @@ class ScaledDotProductAttention(Function):
         """The kernels' dropout arguments (dropout_p, seed, offset), or none without dropout."""
         return () if self.philox is None else (self.dropout_p, *self.philox)
 
-    def _scores(self, q, k, mask):
-        """S = scale * q @ k^T (+ a float mask), -inf where a key is not allowed."""
+    def _allowed(self, q, k, mask):
+        """Which keys each query may see, broadcastable to [..., Lq, Lk]: the boolean mask and the
+        causal one together, or None where every key is allowed (no mask, or a float one)."""
         xp = get_array_module(q)
         lq, lk = q.shape[-2], k.shape[-2]
-        scores = _batched_matmul(q, xp.swapaxes(k, -1, -2))
-        scores *= self.scale_used  # (the product's own new array)
-        allowed = mask
-        if _is_float_mask(mask):
-            scores, allowed = scores + mask.astype(scores.dtype, copy=False), None
+        allowed = None if _is_float_mask(mask) else mask
         if self.causal:
             causal = xp.tril(xp.ones((lq, lk), dtype=bool), k=lk - lq)
             allowed = causal if allowed is None else allowed & causal
+        return allowed
+
+    def _scores(self, q, k, mask):
+        """S = scale * q @ k^T (+ a float mask), -inf where a key is not allowed."""
+        xp = get_array_module(q)
+        scores = _batched_matmul(q, xp.swapaxes(k, -1, -2))
+        scores *= self.scale_used  # (the product's own new array)
+        if _is_float_mask(mask):
+            scores = scores + mask.astype(scores.dtype, copy=False)
+        allowed = self._allowed(q, k, mask)
         return scores if allowed is None else xp.where(allowed, scores, -xp.inf)
 
     def forward(self, q, k, v, mask=None):
@@ -224,6 +231,9 @@ class ScaledDotProductAttention(Function):
                 dropout_mask = _dropout_keep_mask(p.shape, self.dropout_p, p.dtype, xp, device_of(p), self.seed)
                 p = p * dropout_mask
             o = _batched_matmul(p, v)
+            # a query that sees no key: o = 0, as the kernel writes it (its row of zeros in P times a NaN or
+            # inf in v would be NaN)
+            o = xp.where(total == 0, 0, o)
             if xp is not np:  # the GPU's memory is scarcer: backward computes S again there (the CPU keeps it)
                 scores = None
         self.save_for_backward(q, saved_k, saved_v, mask, o, lse, dropout_mask, scores)
@@ -258,6 +268,14 @@ class ScaledDotProductAttention(Function):
             # P = exp(S - lse); a query that sees no key has lse = -inf and P = exp(-inf) = 0 (a NaN stays NaN)
             scores = self._scores(q, k, mask) if scores is None else scores
             p = xp.exp(scores - xp.where(lse == -xp.inf, 0, lse)[..., None])
+            # P = 0 and dS = 0 where a query may not see a key, and in the rows of a query that sees
+            # none, as in the kernels: also where the row's lse is NaN (exp(-inf - NaN) is NaN) and
+            # where dP is NaN or inf (0 * NaN)
+            unseen = (lse == -xp.inf)[..., None]
+            allowed = self._allowed(q, k, mask)
+            if allowed is not None:
+                unseen = unseen | ~allowed
+            p = xp.where(unseen, 0, p)
             # the products write straight into ``out`` where each has their shape (no batch of 1 to sum back)
             in_place = out is not None and self.groups == 1 and all(
                 into.shape[:-2] == p.shape[:-2] and into.dtype == p.dtype for into in out)
@@ -267,7 +285,7 @@ class ScaledDotProductAttention(Function):
             dp = _batched_matmul(do, xp.swapaxes(v, -1, -2))
             if dropout_mask is not None:
                 dp *= dropout_mask  # (the product's own new array)
-            ds = p * (dp - sum_last(dp, p)[..., None])
+            ds = xp.where(unseen, 0, p * (dp - sum_last(dp, p)[..., None]))
             if _is_float_mask(mask) and mask_grad:
                 dmask = ds.astype(mask.dtype, copy=False)  # the engine sums it back to the mask's shape
             ds = ds * self.scale_used

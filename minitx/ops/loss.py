@@ -321,20 +321,26 @@ class NllLoss(_Loss):
         self.in_shape = x.shape
         picked = xp.take_along_axis(x, safe_t[..., None], axis=-1)[..., 0]
         if self.weight is None:
-            self.save_for_backward(safe_t, valid)
+            self.save_for_backward(safe_t, valid, None)
             return self._reduce(xp.where(valid, -picked, 0), count)  # not * valid: an ignored -inf is no NaN
         if tuple(self.weight.shape) != (classes,):
             raise ValueError(f"nll_loss: weight has shape {tuple(self.weight.shape)}, expected ({classes},), one per class")
         row_weight = xp.where(valid, xp.asarray(self.weight, dtype=x.dtype)[safe_t], 0)
-        self.save_for_backward(safe_t, row_weight)
+        self.save_for_backward(safe_t, valid, row_weight)
         # the weighted mean divides by the counted rows' weights, not their number (0 rows: 0)
         return self._reduce(xp.where(valid, -picked * row_weight, 0), row_weight.sum())
 
     def backward(self, dy):
-        safe_t, row_weight = self.saved  # (valid, a boolean, when there is no weight)
+        safe_t, valid, row_weight = self.saved  # (row_weight None without a weight)
         xp = get_array_module(dy)
-        picked = xp.arange(self.in_shape[-1]) == safe_t[..., None]  # one-hot rows
-        return picked * (-self._row_gradient(dy) * row_weight)[..., None], None
+        g = -self._row_gradient(dy)
+        if row_weight is not None:
+            g = g * row_weight
+        # the target entries of the counted rows take g, every other entry 0 by where, not by a
+        # product: an infinite or NaN dy must not make 0 * inf = NaN in the entries (and the
+        # ignored rows) the loss does not read
+        picked = (xp.arange(self.in_shape[-1]) == safe_t[..., None]) & valid[..., None]
+        return xp.where(picked, xp.broadcast_to(g, valid.shape)[..., None], 0).astype(g.dtype, copy=False), None
 
 
 def nll_loss(log_probs, targets, ignore_index=-100, reduction="mean", weight=None):

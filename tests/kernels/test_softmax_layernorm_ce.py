@@ -326,3 +326,12 @@ def test_cross_entropy_3d_and_schedules(cpu, any_schedule):
     np.testing.assert_allclose(loss.reshape(6), loss_ref, rtol=1e-5, atol=1e-5)
     g = K.cross_entropy_backward(x, t, lse, np.ones((2, 3), np.float32), -100, 0.05)
     np.testing.assert_allclose(g.reshape(6, 37), grad_ref, rtol=1e-5, atol=1e-6)
+
+
+def test_cross_entropy_kernel_takes_a_minus_inf_logit_without_smoothing(cpu):
+    """Without smoothing the mean term is left out: smoothing * (l - sx / C) would be 0 * inf = NaN
+    where a logit is -inf (a masked class); the loss is the reference's (inf at the target)."""
+    x = np.array([[0.0, -np.inf, 1.0], [0.0, -np.inf, 1.0]], np.float32)
+    loss, _ = K.cross_entropy_forward(x, np.array([2, 1]))
+    expected = np.logaddexp(0.0, 1.0) - 1.0
+    assert np.isclose(loss[0], expected, rtol=1e-6) and loss[1] == np.inf

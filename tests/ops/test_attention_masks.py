@@ -371,3 +371,20 @@ def test_a_numpy_scale_gives_the_bits_of_the_same_python_float():
     assert results[1][0].dtype == np.float32
     for got, want in zip(*results):
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_nan_stays_in_the_keys_a_query_sees_and_a_query_that_sees_none_gives_0():
+    """Unfused path: a NaN in query 1 reaches the values' gradients of keys 0 and 1 only (causal),
+    as the kernels and PyTorch give (dk = dS^T q reads the NaN query for every key, in PyTorch's too);
+    a fully masked query's output is 0 even beside a NaN in v."""
+    rng = np.random.default_rng(0)
+    q, k, v = (leaf(rng.standard_normal((1, 1, 4, 2))) for _ in range(3))
+    q.data[0, 0, 1, 0] = np.nan
+    F.scaled_dot_product_attention(q, k, v, causal=True).sum().backward()
+    np.testing.assert_array_equal(np.isnan(v.grad.numpy()[0, 0]).any(axis=-1), [True, True, False, False])
+    v2 = rng.standard_normal((1, 1, 3, 2))
+    v2[0, 0, 1, 0] = np.nan
+    mask = np.array([[True, True, True], [False, False, False]])
+    out = F.scaled_dot_product_attention(leaf(rng.standard_normal((1, 1, 2, 2))), leaf(rng.standard_normal((1, 1, 3, 2))),
+                                         leaf(v2), mask)
+    np.testing.assert_array_equal(out.numpy()[0, 0, 1], [0.0, 0.0])

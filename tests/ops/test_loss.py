@@ -411,3 +411,10 @@ def test_cross_entropy_with_pytorchs_positional_weight_says_to_name_it():
             getattr(F, op)(logits, targets, minitx.tensor([0.0, 1.0, 5.0]))
     with pytest.raises(ValueError, match=r"cross_entropy: weight has shape \(2,\), expected \(3,\)"):
         F.cross_entropy(logits, targets, weight=[1.0, 2.0])
+
+
+def test_nll_loss_backward_selects_dy_so_an_inf_or_nan_dy_reaches_its_target_alone():
+    """dy * one-hot made 0 * inf = NaN in every other class and in ignored rows (PyTorch: 0)."""
+    log_p = leaf(np.log(np.full((2, 3), 1 / 3)))
+    F.nll_loss(log_p, minitx.tensor([1, -100]), reduction="none").backward(np.array([np.inf, np.nan]))
+    np.testing.assert_array_equal(log_p.grad.numpy(), [[0.0, -np.inf, 0.0], [0.0, 0.0, 0.0]])
