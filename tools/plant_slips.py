@@ -571,6 +571,9 @@ SLIPS = [
          "            o = xp.where(total == 0, 0, o)", "            pass", ("tests/ops/test_attention_masks.py",)),
     Slip("attention's unfused backward leaves P NaN at keys a NaN query cannot see", "minitx/ops/attention.py",
          "            p = xp.where(unseen, 0, p)", "            pass", ("tests/ops/test_attention_masks.py",)),
+    Slip("max pooling's backward multiplies dy by the winner mask (0 * inf = NaN at the losers)", "minitx/ops/conv.py",
+         "        return (self._col2im(xp.where(positions == winner, dy[:, :, None], xp.zeros((), dtype=dy.dtype))),)",
+         "        return (self._col2im((positions == winner) * dy[:, :, None]),)", ("tests/ops/test_conv.py",)),
 ]
 
 

@@ -430,7 +430,8 @@ class MaxPoolNd(_PoolNd):
         (winner,) = self.saved
         xp = get_array_module(dy)
         positions = xp.arange(self.cols_shape[2]).reshape((-1,) + (1,) * self.dims)  # against winner's axis 2
-        return (self._col2im((positions == winner) * dy[:, :, None]),)
+        # selected, not multiplied: a mask's 0 times an infinite or NaN dy would be NaN at the losers
+        return (self._col2im(xp.where(positions == winner, dy[:, :, None], xp.zeros((), dtype=dy.dtype))),)
 
 
 def _max_pool(dims, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices):

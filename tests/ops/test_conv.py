@@ -835,3 +835,10 @@ def test_adaptive_pools_on_cupy_agree_with_numpy(kind):
             results[device].append(F.adaptive_max_pool2d(t, (2, 3), return_indices=True)[1].numpy())
     for ours, cpu in zip(results["cuda"], results["cpu"]):
         np.testing.assert_allclose(ours, cpu, rtol=1e-6, atol=1e-6)
+
+
+def test_max_pool_gives_an_infinite_dy_to_the_winner_alone():
+    """(positions == winner) * dy made 0 * inf = NaN at every entry that lost its window (PyTorch: 0)."""
+    x = leaf([[[1.0, 2.0, 3.0, 4.0]]])
+    F.max_pool1d(x, 2).backward(np.array([[[np.inf, np.nan]]]))
+    np.testing.assert_array_equal(x.grad.numpy(), [[[0.0, np.inf, 0.0, np.nan]]])
