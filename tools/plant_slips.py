@@ -574,6 +574,8 @@ SLIPS = [
     Slip("max pooling's backward multiplies dy by the winner mask (0 * inf = NaN at the losers)", "minitx/ops/conv.py",
          "        return (self._col2im(xp.where(positions == winner, dy[:, :, None], xp.zeros((), dtype=dy.dtype))),)",
          "        return (self._col2im((positions == winner) * dy[:, :, None]),)", ("tests/ops/test_conv.py",)),
+    Slip("the Adam kernel adds weight decay 0 * p (NaN at an infinite weight)", "minitx/kernels/adam.cu",
+         "    if (weight_decay != T(0)) {", "    if (true) {", ("tests/kernels/test_dropout_adam_embedding.py",)),
 ]
 
 

@@ -85,10 +85,12 @@ __global__ void adam_step(mtx::compute_t<S>* const* __restrict__ params,
   T* m = exp_avgs[t];
   T* v = exp_avg_sqs[t];
   mtx::for_each_strided<2>(c.start + threadIdx.x, c.end, blockDim.x, [&](long long i, T pi, T gi, T m_old, T v_old) {
-    if (decoupled) {
-      pi -= lr * weight_decay * pi;
-    } else {
-      gi += weight_decay * pi;
+    if (weight_decay != T(0)) {  // no term at all when 0, as the host path and PyTorch (0 * inf is NaN)
+      if (decoupled) {
+        pi -= lr * weight_decay * pi;
+      } else {
+        gi += weight_decay * pi;
+      }
     }
     const T mi = beta1 * m_old + (T(1) - beta1) * gi;
     const T vi = beta2 * v_old + (T(1) - beta2) * gi * gi;

@@ -416,3 +416,15 @@ def test_embedding_backward_adds_in_one_fixed_order(cpu, any_schedule, workers, 
     dy = rng.standard_normal((300, 45)).astype(np.float32)  # 45 columns: a partial 32-column tile
     expected = ref.embedding_backward_in_kernel_order(ids, dy, 6, K.embedding.ROW_LANES, padding_idx=3)
     np.testing.assert_array_equal(K.embedding_backward(ids, dy, 6, padding_idx=3), expected)
+
+
+@pytest.mark.parametrize("decoupled", [False, True])
+def test_adam_without_weight_decay_leaves_an_infinite_weight_infinite(cpu, decoupled):
+    """weight_decay 0 adds no term at all (0 * inf would be NaN, and the NaN would stay in m and v),
+    as the host path and PyTorch."""
+    p, g = [np.array([1.0, np.inf, -np.inf, np.nan])], [np.array([0.0, 0.0, 1.0, 1.0])]
+    m, v = [np.zeros(4)], [np.zeros(4)]
+    K.adam_step(p, g, m, v, lr=1e-2, decoupled=decoupled)
+    np.testing.assert_array_equal(p[0], [1.0, np.inf, -np.inf, np.nan])
+    np.testing.assert_allclose(m[0], [0.0, 0.0, 0.1, 0.1])
+    np.testing.assert_allclose(v[0], [0.0, 0.0, 1e-3, 1e-3])
