@@ -10,7 +10,7 @@ stacked gate by gate in PyTorch's order):
     LSTM:  i, f, g, o = split(x_t W_ih^T + b_ih + h W_hh^T + b_hh, 4)
            c' = sigmoid(f) * c + sigmoid(i) * tanh(g),   h' = sigmoid(o) * tanh(c')
     GRU:   r = sigmoid(x W_ir^T + b_ir + h W_hr^T + b_hr),  z = sigmoid(... z's ...)
-           n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn)),  h' = (1 - z) * n + z * h
+           n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn)),  h' = n + z * (h - n)  ((1 - z) n + z h)
 
 The input's products for every step are one product, before the loop; only the state's are per
 step. The parameters keep PyTorch's names (weight_ih_l0, bias_hh_l1_reverse, ...) and shapes, so
@@ -49,7 +49,7 @@ def _step(mode, x_proj, h, c, weight_hh, bias_hh, nonlinearity="tanh"):
     hr, hz, hn = F.split(h_proj, 3, axis=-1)
     r, z = F.sigmoid(xr + hr), F.sigmoid(xz + hz)
     n = F.tanh(xn + r * hn)
-    return (1 - z) * n + z * h, None
+    return n + z * (h - n), None  # ((1 - z) n + z h as PyTorch's GRU computes it: dz = dy (h - n), no cancelling)
 
 
 def _projected(x, weight_ih, bias_ih):

@@ -174,3 +174,16 @@ def test_a_bfloat16_pytorch_state_dict_loads_too():
     assert ours.weight_hh_l0.dtype.name == "bfloat16"
     np.testing.assert_array_equal(ours.weight_hh_l0.to(dtype="float32").numpy(),
                                   theirs.weight_hh_l0.detach().float().numpy())
+
+
+def test_a_gru_keeps_an_infinite_gradient_infinite_through_its_update_gate():
+    """h' = n + z (h - n): dz = dy (h - n). As (1 - z) n + z h, dz was -dy n + dy h: NaN at the first
+    step (h = 0: inf * 0) where the true value, and PyTorch's, is infinite."""
+    minitx.manual_seed(0)
+    layer = nn.GRU(3, 2).double()
+    x = minitx.tensor(np.random.default_rng(9).standard_normal((3, 1, 3)))
+    dy = np.zeros((3, 1, 2))
+    dy[0, 0, 1] = np.inf
+    layer(x)[0].backward(dy)
+    z_rows = layer.bias_ih_l0.grad.numpy()[2:4]  # the update gate's: rows H..2H (PyTorch's r, z, n order)
+    assert np.isinf(z_rows[1])
