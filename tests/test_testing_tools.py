@@ -702,7 +702,22 @@ def test_op_case_edges_ties_and_its_argument_checks():
     case = op_case(lambda x: drawn.append(x.numpy().copy()) or x * 1.0, arg(ties=True), numpy=lambda x: x,
                    shapes=st.just((40,)))
     run_case(case)
-    assert all((a * 2 == np.round(a * 2)).all() and len(np.unique(a)) < a.size for a in drawn)
+    assert any((a * 2 == np.round(a * 2)).all() and len(np.unique(a)) < a.size for a in drawn)
+    assert any(not (a * 2 == np.round(a * 2)).all() for a in drawn)  # plain draws too, which check_gradients runs on
+
+    class SquareZeroGradient(Function):
+        def forward(self, x):
+            return x * x
+
+        def backward(self, dy):
+            return (dy * 0.0,)
+
+    # ties=True skipped check_gradients on every example: this wrong backward passed
+    with pytest.raises(GradcheckError):
+        run_case(op_case(lambda x: SquareZeroGradient()(x), arg(ties=True), numpy=lambda x: x * x))
+    # with no reference, an edge or tie example checked nothing: the op was not even called
+    with pytest.raises(ValueError, match="examples with edges or ties skip the gradient checks"):
+        op_case(F.exp, arg(edges=(np.nan,)))
     with pytest.raises(ValueError, match="op_case: give a numpy or torch reference, or gradcheck=True"):
         op_case(F.exp, arg(), gradcheck=False)
     with pytest.raises(ValueError, match=r"edge_probability must be in \[0, 1\]"):
@@ -1019,3 +1034,18 @@ def test_axes_and_keepdims(data, ndim):
     axis, keepdims = data.draw(mst.axes_and_keepdims(ndim))
     assert isinstance(keepdims, bool)
     np.zeros((2,) * ndim).sum(axis=axis, keepdims=keepdims)
+
+
+def test_gradcheck_random_directions_fail_where_finite_differences_overflow():
+    # rtol * |numeric| was inf when f(x + eps u) overflowed: any finite analytic passed
+    class ExpZeroGradient(Function):
+        def forward(self, x):
+            return np.exp(x)
+
+        def backward(self, dy):
+            return (np.zeros_like(dy),)
+
+    x = np.zeros(5000)
+    x[0] = 709.7827128933  # exp(x) is finite, exp(x + 1e-6) is not
+    with pytest.raises(GradcheckError, match="random direction 0.*numeric -?inf"):
+        gradcheck(lambda t: ExpZeroGradient()(t), leaf(x))

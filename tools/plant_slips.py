@@ -578,6 +578,11 @@ SLIPS = [
          "    if (weight_decay != T(0)) {", "    if (true) {", ("tests/kernels/test_dropout_adam_embedding.py",)),
     Slip("a GRU step as (1 - z) n + z h (dz = -dy n + dy h: NaN for an infinite dy)", "minitx/nn/recurrent.py",
          "    return n + z * (h - n), None", "    return (1 - z) * n + z * h, None", ("tests/nn/test_recurrent.py",)),
+    Slip("gradcheck's random directions pass where finite differences overflow (rtol * inf)",
+         "minitx/testing/gradcheck.py", "                if not (np.isfinite(numeric) and np.isfinite(analytic)\n",
+         "                if not (True\n", ("tests/test_testing_tools.py",)),
+    Slip("arg(ties=True) marks every example special (no gradient check ever runs)", "minitx/testing/factory.py",
+         "    if a.ties and draw(st.booleans()):", "    if a.ties:", ("tests/test_testing_tools.py",)),
 ]
 
 

@@ -14,7 +14,8 @@ keyword arguments, then checks, in this order:
    and take one random output cotangent; an input without a gradient counts as zeros;
 3. ``check_gradients`` (finite differences, backward hygiene, and subsets of the inputs
    requiring grad), skipped for examples holding edge values (inf, NaN: no finite difference)
-   or ties (a step would cross them).
+   or ties (a step would cross them); a case with edges or ties needs a NumPy or PyTorch
+   reference, or nothing would check the op on those examples.
 
 ``op_case`` returns the check as a callable of hypothesis' ``data``, for tables of ops under
 ``pytest.mark.parametrize``; ``op_test`` wraps one case as a test function for pytest to collect.
@@ -67,8 +68,9 @@ def arg(shape=None, *, min_value=-3.0, max_value=3.0, away_from=(), margin=0.05,
     one), a tuple or int, a strategy of shapes, or a callable of the earlier arguments' shapes
     returning one of those (``lambda x: x[-1:]`` for a layer-norm weight).
     Values: float64 in [min_value, max_value], ``away_from`` kinks by ``margin``, ``distinct``
-    (no ties) as in strategies.float_arrays; ``ties`` rounds them to multiples of 0.5 instead,
-    so equal values are common (max, maximum); ``edges`` (say (0.0, inf, -inf, nan)) replace
+    (no ties) as in strategies.float_arrays; ``ties`` rounds them to multiples of 0.5 in about
+    half the examples, so equal values are common (max, maximum), and leaves the others as drawn,
+    for the gradient checks those rounded examples skip; ``edges`` (say (0.0, inf, -inf, nan)) replace
     each value with probability ``edge_probability``. ``requires_grad`` and ``transposed`` as in
     strategies.tensors.
     strategy: anything else (integer targets, masks, a Python value), as a strategy or a callable
@@ -98,8 +100,11 @@ def _values(draw, a: Arg, shape):
     """A float64 tensor for ``a``, and whether it holds an edge value or a tie."""
     t = draw(mst.tensors(shape, requires_grad=False, transposed=a.transposed, min_value=a.min_value,
                          max_value=a.max_value, away_from=a.away_from, margin=a.margin, distinct=a.distinct))
-    array, special = t.data, a.ties
-    if a.ties:  # multiples of 0.5 inside the bounds: many equal values
+    array, special = t.data, False
+    # multiples of 0.5 inside the bounds, many equal values, in about half the examples: the others
+    # are plain draws, on which check_gradients runs (it skips every example that may hold a tie)
+    if a.ties and draw(st.booleans()):
+        special = True
         array = np.clip(np.round(array * 2) / 2, a.min_value, a.max_value)
     # NumPy picks the values to replace, from a drawn seed: hypothesis favours edge cases over uniform draws
     if a.edges and array.size:
@@ -125,6 +130,9 @@ class OpCase:
         self.kwargs, self.shapes, self.broadcast, self.gradcheck = kwargs or {}, shapes, broadcast, gradcheck
         self.rtol, self.atol, self.grad_rtol, self.grad_atol = rtol, atol, grad_rtol, grad_atol
         self.gradcheck_kwargs = gradcheck_kwargs or {}
+        if numpy is None and torch is None and any(isinstance(a, Arg) and (a.edges or a.ties) for a in args):
+            raise ValueError("op_case: examples with edges or ties skip the gradient checks; give a numpy or torch "
+                             "reference, or nothing would check the op on them")
         self.name = getattr(op, "__name__", repr(op))  # for the failures
 
     def draw(self, data):
