@@ -27,6 +27,7 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor
 from minitx.backend import get_array_module, is_floating
 from minitx.ops._args import floating, product_input
+from minitx.ops.elementwise import dy_where
 from minitx.ops.indexing import add_at, gather
 from minitx.ops.shape import concatenate
 
@@ -430,8 +431,7 @@ class MaxPoolNd(_PoolNd):
         (winner,) = self.saved
         xp = get_array_module(dy)
         positions = xp.arange(self.cols_shape[2]).reshape((-1,) + (1,) * self.dims)  # against winner's axis 2
-        # selected, not multiplied: a mask's 0 times an infinite or NaN dy would be NaN at the losers
-        return (self._col2im(xp.where(positions == winner, dy[:, :, None], xp.zeros((), dtype=dy.dtype))),)
+        return (self._col2im(dy_where(positions == winner, dy[:, :, None])),)
 
 
 def _max_pool(dims, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices):

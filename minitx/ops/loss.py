@@ -24,7 +24,7 @@ from minitx.backend import get_array_module, mean_last
 from minitx.ops._args import as_indices, common_16_bits, floating
 from minitx.ops import reduction as reduction_ops
 from minitx.ops.activation import log_softmax, sigmoid_values, softplus_values
-from minitx.ops.elementwise import where
+from minitx.ops.elementwise import dy_where, where
 from minitx.ops.indexing import _check_integer
 from minitx.ops.reduction import logsumexp_parts, quiet_float_errors
 
@@ -336,11 +336,9 @@ class NllLoss(_Loss):
         g = -self._row_gradient(dy)
         if row_weight is not None:
             g = g * row_weight
-        # the target entries of the counted rows take g, every other entry 0 by where, not by a
-        # product: an infinite or NaN dy must not make 0 * inf = NaN in the entries (and the
-        # ignored rows) the loss does not read
+        # the target entries of the counted rows take g, every other entry (and ignored row) 0
         picked = (xp.arange(self.in_shape[-1]) == safe_t[..., None]) & valid[..., None]
-        return xp.where(picked, xp.broadcast_to(g, valid.shape)[..., None], 0).astype(g.dtype, copy=False), None
+        return dy_where(picked, xp.broadcast_to(g, valid.shape)[..., None]), None
 
 
 def nll_loss(log_probs, targets, ignore_index=-100, reduction="mean", weight=None):
