@@ -97,14 +97,21 @@ def run(captured: bool, device="cpu", reseed_at=None, float16=False, shared_pool
     return [p.numpy() for p in model.parameters()], losses, counters, getattr(recorder, "launches", None)
 
 
-def test_replayed_steps_give_the_eager_steps_bits():
-    eager, eager_losses, eager_counters, _ = run(captured=False)
-    replayed, losses, counters, launches = run(captured=True)
-    assert launches == 4  # 8 steps: 2 shapes x (1 eager + 1 captured) + 4 reruns
-    assert losses == eager_losses
-    assert counters == eager_counters and counters[0] == 8 * 1  # one dropout call a step
+def replays_as_eager(**options):
+    """run() eagerly and through StepGraphs with the same options, asserting the same losses,
+    counters and parameters, bit for bit; (the counters, the recorder's launches) of the replays."""
+    eager, eager_losses, eager_counters, _ = run(captured=False, **options)
+    replayed, losses, counters, launches = run(captured=True, **options)
+    assert losses == eager_losses and counters == eager_counters
     for got, want in zip(replayed, eager):
         np.testing.assert_array_equal(got, want)
+    return counters, launches
+
+
+def test_replayed_steps_give_the_eager_steps_bits():
+    counters, launches = replays_as_eager()
+    assert launches == 4  # 8 steps: 2 shapes x (1 eager + 1 captured) + 4 reruns
+    assert counters[0] == 8 * 1  # one dropout call a step
 
 
 def _under(context, fn, *args):
@@ -115,37 +122,26 @@ def _under(context, fn, *args):
 def test_float16_steps_with_a_loss_scaler_replay_to_the_eager_bits():
     """The scaler's scale, growth count and skip flag live on the device and change inside the
     step: replays carry them on as the eager steps do (the scale grows after 3 clean steps)."""
-    eager, eager_losses, eager_counters, _ = run(captured=False, float16=True)
-    replayed, losses, counters, launches = run(captured=True, float16=True)
-    assert launches == 4 and losses == eager_losses and counters == eager_counters
+    counters, launches = replays_as_eager(float16=True)
+    assert launches == 4
     assert counters[-1]["scale"] > 2.0 ** 8  # it grew: the scaler's state went through the replays
-    for got, want in zip(replayed, eager):
-        np.testing.assert_array_equal(got, want)
 
 
 def test_a_reseeded_run_captures_again_and_still_gives_the_eager_bits():
     """manual_seed in the middle of a run restarts the Philox offsets (and may change the seed):
     the graphs captured before would replay the old stream, so they are dropped and each shape
     warms up and is captured again."""
-    eager, eager_losses, eager_counters, _ = run(captured=False, reseed_at=5)
-    replayed, losses, counters, launches = run(captured=True, reseed_at=5)
-    assert losses == eager_losses and counters == eager_counters
+    _, launches = replays_as_eager(reseed_at=5)
     # shapes A A B A B | reseed | B A B: A warms, is captured, B warms, A replays (the one rerun), B is
     # captured; after the reseed B and A warm up again and B is captured again
     assert launches == 1
-    for got, want in zip(replayed, eager):
-        np.testing.assert_array_equal(got, want)
 
 
 def test_loading_the_optimizers_state_captures_again_and_still_gives_the_eager_bits():
     """load_state_dict gives the optimizer new state arrays, which the graphs captured before do
     not update: they are dropped, and each shape warms up and is captured again (as after a reseed)."""
-    eager, eager_losses, eager_counters, _ = run(captured=False, load_at=5)
-    replayed, losses, counters, launches = run(captured=True, load_at=5)
-    assert losses == eager_losses and counters == eager_counters
+    _, launches = replays_as_eager(load_at=5)
     assert launches == 1
-    for got, want in zip(replayed, eager):
-        np.testing.assert_array_equal(got, want)
 
 
 def _replace_a_weight(model, opt, scaler):
@@ -187,12 +183,8 @@ def test_a_change_between_steps_to_what_the_graphs_took_as_given_captures_again(
     steps: a replay would go on with the capture's, so the graphs are dropped and each shape
     warms up and is captured again (as after a load), and the steps keep the eager bits."""
     fn, float16 = CHANGES[what]
-    eager, eager_losses, eager_counters, _ = run(captured=False, float16=float16, change=(5, fn))
-    replayed, losses, counters, launches = run(captured=True, float16=float16, change=(5, fn))
-    assert losses == eager_losses and counters == eager_counters
+    _, launches = replays_as_eager(float16=float16, change=(5, fn))
     assert launches == 1
-    for got, want in zip(replayed, eager):
-        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("what", sorted(CHANGES))

@@ -4,7 +4,7 @@ the device. Skipped without CuPy, a GPU and nvmath-python."""
 import numpy as np
 import pytest
 
-from test_graphs import CHANGES, batches, loss_fn, on_device, run, transformer_run
+from test_graphs import CHANGES, batches, loss_fn, on_device, replays_as_eager, run, transformer_run
 
 from minitx import nn, optim, sync
 from minitx.train.graphs import CudaGraphs, StepGraphs
@@ -33,11 +33,7 @@ def test_a_change_between_captured_steps_gives_the_eager_bits(cuda, what):
     """A parameter's array replaced, a group setting moved, the scaler's factors loaded: the
     graphs captured before are dropped, and the steps after keep the eager steps' bits."""
     fn, float16 = CHANGES[what]
-    eager, eager_losses, eager_counters, _ = run(False, cuda, float16=float16, change=(5, fn))
-    replayed, losses, counters, _ = run(True, cuda, float16=float16, change=(5, fn))
-    assert losses == eager_losses and counters == eager_counters
-    for got, want in zip(replayed, eager):
-        np.testing.assert_array_equal(got, want)
+    replays_as_eager(device=cuda, float16=float16, change=(5, fn))
 
 
 def test_graphs_sharing_a_pool_hold_less_than_a_pool_each(cuda):
