@@ -65,11 +65,14 @@ SETTINGS = [
 
 @pytest.mark.parametrize("problem, kw", SETTINGS, ids=[f"{p}-{kw}" for p, kw in SETTINGS])
 def test_lbfgs_matches_pytorch(problem, kw):
-    """Four step(closure) calls of each, on the same problem: after each, the same parameters (to
-    1e-10), the same number of closure calls, the same returned loss and the same state. The state's
-    vectors are compared to 1e-7 of their largest entry: y, a difference of nearby gradients, loses
-    digits to cancellation (Rosenbrock's valley makes the gradients' last bits differ between minitx's
-    ops and PyTorch's)."""
+    """Four step(closure) calls of each, on the same problem: after each, the same number of closure
+    calls, and the same parameters, returned loss and state to 1e-8. Not to the last bits: the
+    gradients' last bits differ between minitx's ops and PyTorch's (which of PyTorch's vector kernels
+    runs depends on the CPU), and the line search along Rosenbrock's valley grows that to 1e-10 in
+    the parameters after two steps on some CPUs. The state is compared to 1e-5 of each entry's
+    largest value: y, a difference of nearby gradients, loses digits to cancellation, and
+    rho = 1 / (y . s) more (1.5e-7 of it at Rosenbrock's third step on one CPU); a wrong rule
+    misses by far more."""
     torch = import_torch()
     params, loss_of = make_problem(problem, minitx)
     theirs, their_loss_of = make_problem(problem, torch)
@@ -82,9 +85,9 @@ def test_lbfgs_matches_pytorch(problem, kw):
         returned, their_returned = opt.step(closure), their_opt.step(their_closure)
         where = f"step {t + 1}"
         assert len(calls) == len(their_calls), where
-        assert float(returned) == pytest.approx(float(their_returned.detach()), rel=1e-10, abs=1e-14), where
+        assert float(returned) == pytest.approx(float(their_returned.detach()), rel=1e-8, abs=1e-14), where
         for k, (p, q) in enumerate(zip(params, theirs)):
-            np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-10, atol=1e-10,
+            np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-8, atol=1e-8,
                                        err_msg=f"{where}, parameter {k}")
         ours, their_state = opt.state[0], their_opt.state[theirs[0]]
         assert set(their_state) - set(ours) <= {"al"}, where
@@ -96,8 +99,8 @@ def test_lbfgs_matches_pytorch(problem, kw):
                 value, theirs_value = [value], [theirs_value]
             for a, b in zip(value, theirs_value):
                 b = np.asarray(b.detach().numpy() if hasattr(b, "detach") else b, dtype=np.float64)
-                np.testing.assert_allclose(np.asarray(a, dtype=np.float64), b, rtol=1e-10,
-                                           atol=1e-7 * np.abs(b).max(), err_msg=f"{where}, state '{key}'")
+                np.testing.assert_allclose(np.asarray(a, dtype=np.float64), b, rtol=1e-8,
+                                           atol=1e-5 * np.abs(b).max(), err_msg=f"{where}, state '{key}'")
 
 
 @pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])

@@ -583,6 +583,9 @@ SLIPS = [
          "                if not (True\n", ("tests/test_testing_tools.py",)),
     Slip("arg(ties=True) marks every example special (no gradient check ever runs)", "minitx/testing/factory.py",
          "    if a.ties and draw(st.booleans()):", "    if a.ties:", ("tests/test_testing_tools.py",)),
+    Slip("gradcheck takes a NaN or inf input (and blames a correct backward for the NaN differences)",
+         "minitx/testing/gradcheck.py", "            _refuse_nonfinite(position, t)\n", "",
+         ("tests/test_testing_tools.py",)),
 ]
 
 

@@ -429,3 +429,21 @@ def test_the_one_pass_backward_under_every_thread_order(cpu, any_schedule, d):
     assert "attention_backward_onepass" in names
     for got, want in zip(one, two):
         np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def test_causal_kernel_reads_no_key_tile_above_the_diagonal(cpu):
+    """docs/ops.md: a NaN in a value v_j reaches the queries that cannot see it (0 · NaN, as in
+    PyTorch and the Python path) only where their query tile reads j's key tile; the queries of
+    earlier tiles never read it and keep the reference's values."""
+    from minitx.kernels.attention import TILES
+    tiles = TILES[np.dtype(np.float32)]
+    L, d, j = 3 * tiles.bk, 8, 2 * tiles.bk + 3  # j in the third key tile
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((1, L, d)).astype(np.float32) for _ in range(3))
+    v[0, j] = np.nan
+    o, _ = K.attention_forward(q, k, v, causal=True)
+    o_ref, _, _ = ref.attention(q, k, np.nan_to_num(v), ref.attention_keep(1, L, L, None, True), 1 / math.sqrt(d))
+    earlier = 2 * tiles.bk  # the queries whose tiles end before j's key tile starts
+    np.testing.assert_allclose(o[0, :earlier], o_ref[0, :earlier], **tol(np.float32))
+    assert np.isnan(o[0, earlier:j]).all()  # their tiles read j's key tile: 0 * NaN
+    assert np.isnan(o[0, j:]).all()  # they see v_j
