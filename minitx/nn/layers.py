@@ -730,6 +730,16 @@ class Identity(Module):
         return x
 
 
+def _axis(layer: str, dim, shape, ndim: int) -> int:
+    """``dim`` as an axis in [0, ndim), counting a negative one from the end, or an IndexError
+    naming the layer, as PyTorch's: taken modulo ndim, an axis out of range would silently name
+    another (Flatten() of a 1-d input would flatten nothing)."""
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"{layer}: dim {dim} is out of range for an input of shape {shape} (expected "
+                         f"{-ndim} <= dim < {ndim})")
+    return dim % ndim
+
+
 class Flatten(Module):
     """Axes start_dim..end_dim as one: [N, C, H, W] -> [N, C * H * W] with the defaults."""
 
@@ -738,7 +748,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, x):
-        start, end = (d % x.ndim if x.ndim else 0 for d in (self.start_dim, self.end_dim))
+        start, end = (_axis("Flatten", d, x.shape, max(x.ndim, 1)) for d in (self.start_dim, self.end_dim))
         if start > end:
             raise ValueError(f"Flatten: start_dim {self.start_dim} comes after end_dim {self.end_dim} for a tensor "
                              f"of shape {x.shape}")
@@ -759,7 +769,7 @@ class Unflatten(Module):
             raise ValueError(f"Unflatten: sizes must be whole numbers >= 0 (one may be -1), got {sizes!r}")
 
     def forward(self, x):
-        dim = self.dim % x.ndim
+        dim = _axis("Unflatten", self.dim, x.shape, x.ndim)
         return F.reshape(x, x.shape[:dim] + self._sizes(x.shape, dim) + x.shape[dim + 1:])
 
     def _sizes(self, shape, dim):

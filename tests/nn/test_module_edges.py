@@ -241,6 +241,29 @@ def test_flatten_and_unflatten_count_their_sizes_also_with_no_elements(ours, the
     got.sum().backward()
 
 
+@pytest.mark.parametrize("ours, theirs, shape", [
+    (lambda: nn.Flatten(), lambda t: t.nn.Flatten(), (3,)),  # (one sample: no axis 1 to start at)
+    (lambda: nn.Flatten(), lambda t: t.nn.Flatten(), ()),
+    (lambda: nn.Flatten(5), lambda t: t.nn.Flatten(5), (3, 4)),
+    (lambda: nn.Flatten(0, -4), lambda t: t.nn.Flatten(0, -4), (3, 4)),
+    (lambda: nn.Unflatten(5, (2, 2)), lambda t: t.nn.Unflatten(5, (2, 2)), (3, 4)),
+    (lambda: nn.Unflatten(-3, (3, 1)), lambda t: t.nn.Unflatten(-3, (3, 1)), (3, 4)),
+])
+def test_flatten_and_unflatten_refuse_an_axis_out_of_range_naming_the_layer(ours, theirs, shape, torch):
+    """Taken modulo the rank, such an axis named another: Flatten() of a 1-d input flattened
+    nothing, Unflatten(5, ...) of a matrix split its axis 1."""
+    layer = ours()
+    with pytest.raises(IndexError, match=rf"{type(layer).__name__}: dim -?\d is out of range for an input of shape"):
+        layer(minitx.zeros(*shape))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        theirs(torch)(torch.zeros(shape))
+
+
+def test_flatten_takes_pytorchs_axes_of_a_0d_input(torch):
+    assert nn.Flatten(0)(minitx.tensor(2.0)).shape == tuple(torch.nn.Flatten(0)(torch.tensor(2.0)).shape) == (1,)
+    assert nn.Flatten(-1, 0)(minitx.zeros(3)).shape == (3,)
+
+
 def test_unflatten_sizes_that_do_not_split_the_axis_name_the_layer():
     with pytest.raises(ValueError, match=r"Unflatten: sizes \(3, 3\) do not split axis 1 of length 4"):
         nn.Unflatten(1, (3, 3))(minitx.zeros(3, 4))
