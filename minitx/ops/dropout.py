@@ -87,10 +87,12 @@ class Dropout(Function):
 
 @takes_inplace
 def dropout(x, p=0.5, training=True, seed=None):
-    """Inverted dropout while training; the identity when not training or p == 0."""
+    """Inverted dropout while training; the identity when not training or p == 0. An integer or
+    boolean x is dropped in float32, as the other ops on real numbers take it: in its own dtype
+    the scale 1/(1-p) would be truncated (p = 0.3 kept values unscaled)."""
     if not training or p == 0:
         return x
-    return Dropout(p, seed)(x)
+    return Dropout(p, seed)(floating(x))
 
 
 def _channel_dropout(op, spatial, x, p, training):
@@ -102,6 +104,7 @@ def _channel_dropout(op, spatial, x, p, training):
     if x.ndim not in (spatial + 1, spatial + 2):
         raise ValueError(f"{op}: input must be [N, C] and {spatial} spatial axes, or one sample [C, ...], got "
                          f"shape {x.shape}")
+    x = floating(x)  # (as dropout: an integer mask would truncate 1/(1-p))
     shape = x.shape[:x.ndim - spatial] + (1,) * spatial
     mask = dropout(Tensor(get_array_module(x.data).ones(shape, dtype=x.dtype)), p)
     return x * mask
@@ -170,10 +173,11 @@ class DropoutAdd(Function):
 
 def dropout_add(x, residual, p=0.5, training=True, seed=None):
     """residual + dropout(x) as one op (a residual connection); residual + x when not training
-    or p == 0. x and residual must have one shape. See DropoutAdd."""
+    or p == 0. x and residual must have one shape. See DropoutAdd. An integer x is dropped in
+    float32, as by dropout (and an integer residual beside it)."""
     if not training or p == 0:
         return add(residual, x)
-    return DropoutAdd(p, seed)(x, residual)
+    return DropoutAdd(p, seed)(floating(x), floating(residual))
 
 
 def _identity(u):

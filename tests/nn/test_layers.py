@@ -93,6 +93,22 @@ def test_dropout_statistics_and_eval_identity():
         nn.Dropout(1.0)
 
 
+@pytest.mark.parametrize("layer, shape", [(nn.Dropout(0.3), (200, 100)), (nn.Dropout1d(0.3), (200, 100, 1)),
+                                          (nn.Dropout2d(0.3), (200, 100, 1, 1)), (nn.Dropout3d(0.3), (200, 100, 1, 1, 1))],
+                         ids=lambda v: type(v).__name__ if isinstance(v, nn.Module) else None)
+def test_dropout_of_integers_scales_what_it_keeps_in_float32(layer, shape):
+    """Dropped in their own dtype, integers kept 1/(1-p) = 1.43 truncated to 1: unscaled."""
+    minitx.manual_seed(0)
+    y = layer(minitx.tensor(np.full(shape, 3, np.int64)))
+    assert y.dtype == "float32"
+    assert set(np.unique(y.numpy())) == {0.0, np.float32(3 / 0.7)}
+    layer.eval()
+    assert layer(x := minitx.tensor([1, 2])) is x
+    minitx.manual_seed(0)
+    y = minitx.functional.dropout_add(minitx.tensor(np.full(1000, 3)), minitx.tensor(np.zeros(1000, np.int64)), 0.3)
+    assert y.dtype == "float32" and set(np.unique(y.numpy())) == {0.0, np.float32(3 / 0.7)}
+
+
 def test_sinusoidal_encoding_matches_the_paper():
     d, length = 6, 7
     layer = nn.SinusoidalPositionalEncoding(d, max_len=10)
