@@ -7,6 +7,8 @@ as a buffer: it moves with ``to()`` and is saved in ``state_dict()``, as PyTorch
 """
 from __future__ import annotations
 
+import numpy as np
+
 import minitx.functional as F
 from minitx import backend
 from minitx.autograd.tensor import Tensor, tensor
@@ -53,6 +55,20 @@ class _Loss(Module):
 
     def extra_repr(self):
         return f"reduction={self.reduction!r}"
+
+
+def _weighted(owner, losses, weight):
+    """Each element's loss times ``weight``, which must broadcast to the losses' shape, as
+    PyTorch's: one that broadcasts only together with them ([3, 1] beside [3]) would grow the
+    losses to [3, 3] and average over 9 entries without a word."""
+    shape = tuple(losses.shape)
+    try:
+        fits = np.broadcast_shapes(tuple(weight.shape), shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{owner}: weight of shape {tuple(weight.shape)} must broadcast to the input's shape {shape}")
+    return losses * _like(weight, losses)
 
 
 def _like(weight, x):
@@ -173,7 +189,7 @@ class BCELoss(_Loss):
         if self.weight is None:
             return F.binary_cross_entropy(probs, targets, self.reduction)
         losses = F.binary_cross_entropy(probs, targets, "none")
-        return self._reduced(losses * _like(self.weight, losses))
+        return self._reduced(_weighted("BCELoss", losses, self.weight))
 
 
 class BCEWithLogitsLoss(_Loss):
@@ -191,4 +207,4 @@ class BCEWithLogitsLoss(_Loss):
         if self.weight is None:
             return F.binary_cross_entropy_with_logits(logits, targets, self.reduction, pos_weight)
         losses = F.binary_cross_entropy_with_logits(logits, targets, "none", pos_weight)
-        return self._reduced(losses * _like(self.weight, losses))
+        return self._reduced(_weighted("BCEWithLogitsLoss", losses, self.weight))

@@ -100,3 +100,22 @@ def test_the_options_after_the_weight_are_keyword_only_and_a_bad_weight_is_named
         nn.CrossEntropyLoss([1.0, 2.0])(logits, minitx.tensor([0, 1, 2, 0]))
     with pytest.raises(ValueError, match="CrossEntropyLoss: label_smoothing must be in"):
         nn.CrossEntropyLoss(label_smoothing=1.5)
+
+
+@pytest.mark.parametrize("name", ["BCELoss", "BCEWithLogitsLoss"])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_a_binary_loss_weight_must_broadcast_to_the_input_as_pytorchs(name, reduction):
+    """A [3, 1] weight beside [3] inputs broadcast with the losses, growing them to [3, 3] (and
+    'mean' to an average over 9 entries); PyTorch refuses it, and so does minitx, naming the layer."""
+    torch = import_torch()
+    probs, labels, weight = np.array([0.2, 0.7, 0.4]), np.array([0.0, 1.0, 1.0]), np.array([[1.0], [2.0], [3.0]])
+    with pytest.raises(ValueError, match=rf"{name}: weight of shape \(3, 1\) must broadcast to the input's shape \(3,\)"):
+        getattr(nn, name)(weight, reduction=reduction)(minitx.tensor(probs), minitx.tensor(labels))
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        getattr(torch.nn, name)(torch.tensor(weight), reduction=reduction)(torch.tensor(probs), torch.tensor(labels))
+    with pytest.raises(ValueError, match=rf"{name}: weight of shape \(2,\) must broadcast"):  # (was mul's error)
+        getattr(nn, name)([1.0, 2.0], reduction=reduction)(minitx.tensor(probs), minitx.tensor(labels))
+    ours = getattr(nn, name)(weight[:, 0], reduction=reduction)(minitx.tensor(probs), minitx.tensor(labels))
+    theirs = getattr(torch.nn, name)(torch.tensor(weight[:, 0]), reduction=reduction)(torch.tensor(probs),
+                                                                                      torch.tensor(labels))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
