@@ -165,6 +165,9 @@ class Linear(Function):
 
     def forward(self, x, w, b=None):
         self.has_bias = b is not None  # then backward returns a third gradient, db
+        if x.ndim == 0 or w.ndim != 2:  # (else an IndexError from the shapes below, naming nothing)
+            raise ValueError(f"linear: expected an input of at least 1 axis [..., in_features] and a weight "
+                             f"[out_features, in_features], got shapes {x.shape} and {w.shape}")
         if x.shape[-1] != w.shape[1]:
             raise ValueError(f"linear: input of shape {x.shape} does not fit weight {w.shape}: "
                              f"{x.shape[-1]} != {w.shape[1]}")

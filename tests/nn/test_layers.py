@@ -41,6 +41,16 @@ def test_linear_matches_numpy():
     assert np.abs(layer.weight.numpy()).max() <= bound
 
 
+@pytest.mark.parametrize("in_features", [4, 1])
+def test_linear_refuses_a_0d_input_by_name(in_features):
+    """(An IndexError from inside the op before: 'tuple index out of range'.)"""
+    with pytest.raises(ValueError, match=r"linear: expected an input of at least 1 axis \[\.\.\., in_features\] "
+                                         rf"and a weight \[out_features, in_features\], got shapes \(\) and \(3, {in_features}\)"):
+        nn.Linear(in_features, 3)(minitx.tensor(1.0))
+    with pytest.raises(ValueError, match=r"linear: .* got shapes \(2, 4\) and \(4,\)"):
+        minitx.functional.linear(minitx.zeros(2, 4), minitx.zeros(4))
+
+
 def test_layer_norm_matches_numpy():
     layer = nn.LayerNorm(6).to(dtype="float64")
     layer.weight.data[:] = np.linspace(0.5, 2, 6)
