@@ -4,6 +4,7 @@ differ only in the op they call."""
 from __future__ import annotations
 
 import math
+import numbers
 import types
 
 from minitx import functional as F
@@ -51,8 +52,10 @@ class _ConvNd(Module):
                                                                                   name))
         for what, value in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups),
                             *((f"kernel_size[{i}]", k) for i, k in enumerate(kernel))):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            # (numbers.Integral: a NumPy integer, a shape read from an array, is a size, as Linear takes it)
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name}: {what} must be a positive int, got {value!r}")
+        in_channels, out_channels, groups = int(in_channels), int(out_channels), int(groups)
         if in_channels % groups or out_channels % groups:
             raise ValueError(f"{name}: in_channels {in_channels} and out_channels {out_channels} must both be "
                              f"divisible by groups {groups}")

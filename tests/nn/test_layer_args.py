@@ -76,3 +76,13 @@ def test_padding_mode_is_pytorchs_ninth_argument_and_shows_in_the_repr():
     assert layer.padding_mode == "reflect" and "padding_mode='reflect'" in repr(layer)
     assert "padding_mode" not in repr(nn.Conv2d(2, 3, 3))
     assert nn.ConvTranspose2d(2, 3, 3, 1, 0, 0, 1, True, 1, "zeros").padding_mode == "zeros"
+
+
+@pytest.mark.parametrize("layer", ["Conv1d", "Conv2d", "ConvTranspose3d"])
+def test_conv_sizes_may_be_numpy_integers_as_linears(layer):
+    """(Refused before as 'in_channels must be a positive int, got np.int64(3)'; PyTorch takes them.)"""
+    dims = int(layer[-2])
+    conv = getattr(nn, layer)(np.int64(3), np.int32(4), np.int64(2), groups=np.int64(1))
+    assert (conv.in_channels, conv.out_channels, conv.groups) == (3, 4, 1) and type(conv.in_channels) is int
+    assert conv(minitx.zeros(1, 3, *(3,) * dims)).shape[:2] == (1, 4)
+    getattr(import_torch().nn, layer)(np.int64(3), np.int32(4), np.int64(2), groups=np.int64(1))
