@@ -26,7 +26,7 @@ import minitx.functional as F
 from minitx.autograd.tensor import Tensor
 from minitx.creation import zeros
 from minitx.nn import init
-from minitx.nn.layers import _count, _new_parameter
+from minitx.nn.layers import _count, _new_parameter, _probability
 from minitx.nn.module import Module
 
 _GATES = {"RNN": 1, "LSTM": 4, "GRU": 3}
@@ -156,8 +156,7 @@ class _Recurrent(Module):
                  bidirectional=False, device=None, dtype=None):
         super().__init__()
         name = type(self).__name__
-        if not 0 <= dropout < 1:
-            raise ValueError(f"{name}: dropout must be in [0, 1), got {dropout!r}")
+        dropout = _probability(name, "dropout", dropout)  # (a string or a bool named too, not Python's TypeError)
         self.input_size = _count(name, "input_size", input_size, 1)
         self.hidden_size = _count(name, "hidden_size", hidden_size, 1)
         self.num_layers = _count(name, "num_layers", num_layers, 1)

@@ -130,6 +130,16 @@ def test_recurrent_layers_name_what_is_wrong():
         nn.LSTMCell(3, 4)(minitx.ones(2, 3), (minitx.ones(3, 4), minitx.ones(3, 4)))
 
 
+@pytest.mark.parametrize("dropout, error, got", [("0.1", TypeError, r"'0\.1' \(str\)"), (True, TypeError, r"True \(bool\)"),
+                                                 (None, TypeError, r"None \(NoneType\)")])
+def test_a_recurrent_dropout_that_is_no_number_is_named(dropout, error, got):
+    """(A string raised Python's "'<=' not supported between instances of 'int' and 'str'".)"""
+    with pytest.raises(error, match=rf"^LSTM: dropout must be a number in \[0, 1\), got {got}$"):
+        nn.LSTM(3, 4, num_layers=2, dropout=dropout)
+    with pytest.raises(ValueError, match=r"^GRU: dropout must be in \[0, 1\), got 1\.0$"):
+        nn.GRU(3, 4, num_layers=2, dropout=1.0)
+
+
 def test_an_lstm_state_with_one_part_none_takes_zeros_for_it_as_its_cell_does():
     minitx.manual_seed(0)
     layer, cell = nn.LSTM(3, 4, num_layers=2).double(), nn.LSTMCell(3, 4).double()
