@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import math
 import numbers
 import threading
 import warnings
@@ -750,8 +751,7 @@ class Tensor:
 
     def unflatten(self, axis, sizes):
         """Axis ``axis`` split into ``sizes`` (one of them may be -1), as PyTorch's unflatten."""
-        axis = axis % self.ndim
-        return F.reshape(self, self.shape[:axis] + tuple(sizes) + self.shape[axis + 1:])
+        return F.reshape(self, _unflattened(self.shape, axis, sizes))
     def repeat_interleave(self, repeats, axis=None): return F.repeat(self, repeats, axis)  # (PyTorch's repeat is tile)
     def masked_select(self, mask): return F.masked_select(self, mask)
     def where(self, condition, other): return F.where(condition, self, other)  # (PyTorch's x.where(c, y))
@@ -1055,18 +1055,38 @@ def _comparable(other) -> bool:
     return hasattr(other, "__array__") or hasattr(other, "__dlpack__") or hasattr(other, "__cuda_array_interface__")
 
 
-def _flattened(shape, start_axis, end_axis):
+def _axis_in(op, axis, shape, ndim) -> int:
+    """``axis`` as one of ``ndim`` axes, counting a negative one from the end, or an IndexError
+    naming ``op``, as PyTorch's (taken modulo ndim, an axis out of range would name another)."""
+    if not -ndim <= axis < ndim:
+        raise IndexError(f"{op}: axis {axis} is out of range for shape {shape} (expected {-ndim} <= axis < {ndim})")
+    return axis % ndim
+
+
+def _flattened(shape, start_axis, end_axis, op="flatten"):
     """flatten's shape: axes start_axis..end_axis (both included) as one; a 0-d tensor's is (1,),
-    as PyTorch's."""
-    ndim = max(len(shape), 1)
-    for axis in (start_axis, end_axis):
-        if not -ndim <= axis < ndim:
-            raise IndexError(f"flatten: axis {axis} is out of range for shape {shape}")
-    start, end = start_axis % ndim, end_axis % ndim
+    as PyTorch's. ``op`` names the caller in the errors (nn.Flatten's too)."""
+    start, end = (_axis_in(op, axis, shape, max(len(shape), 1)) for axis in (start_axis, end_axis))
     if start > end:
-        raise ValueError(f"flatten: start_axis {start_axis} comes after end_axis {end_axis} for shape {shape}")
+        raise ValueError(f"{op}: start axis {start_axis} comes after end axis {end_axis} for shape {shape}")
     # the length counted, not left to a -1: NumPy cannot infer one beside a length-0 axis
     return shape[:start] + (int(np.prod(shape[start:end + 1])),) + shape[end + 1:]
+
+
+def _unflattened(shape, axis, sizes, op="unflatten"):
+    """unflatten's shape: axis ``axis`` split into ``sizes``, a -1 among them worked out from the
+    axis' own length, as PyTorch's (a reshape's -1 would be inferred from the whole size, which
+    says nothing when it is 0). ``op`` names the caller in the errors (nn.Unflatten's too)."""
+    sizes = tuple(sizes)
+    if any(isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < -1 for s in sizes):
+        raise ValueError(f"{op}: sizes must be whole numbers >= 0 (one may be -1), got {sizes!r}")
+    axis = _axis_in(op, axis, shape, len(shape))
+    length, known, unknown = shape[axis], math.prod(s for s in sizes if s != -1), sizes.count(-1)
+    fits = known == length if not unknown else unknown == 1 and known > 0 and length % known == 0
+    if not fits:
+        raise ValueError(f"{op}: sizes {sizes} do not split axis {axis} of length {length} (input shape {shape}); "
+                         f"expected sizes whose product is {length}, with at most one -1")
+    return shape[:axis] + tuple(length // known if s == -1 else int(s) for s in sizes) + shape[axis + 1:]
 
 
 def _expanded(shape, sizes):

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from minitx import backend
 from minitx import functional as F
 from minitx.autograd.inplace import mark_modified
-from minitx.autograd.tensor import Tensor, tensor
+from minitx.autograd.tensor import Tensor, _flattened, _unflattened, tensor
 from minitx.nn import init
 from minitx.nn.module import Module
 from minitx.nn.parameter import Parameter
@@ -730,16 +730,6 @@ class Identity(Module):
         return x
 
 
-def _axis(layer: str, dim, shape, ndim: int) -> int:
-    """``dim`` as an axis in [0, ndim), counting a negative one from the end, or an IndexError
-    naming the layer, as PyTorch's: taken modulo ndim, an axis out of range would silently name
-    another (Flatten() of a 1-d input would flatten nothing)."""
-    if not -ndim <= dim < ndim:
-        raise IndexError(f"{layer}: dim {dim} is out of range for an input of shape {shape} (expected "
-                         f"{-ndim} <= dim < {ndim})")
-    return dim % ndim
-
-
 class Flatten(Module):
     """Axes start_dim..end_dim as one: [N, C, H, W] -> [N, C * H * W] with the defaults."""
 
@@ -748,12 +738,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, x):
-        start, end = (_axis("Flatten", d, x.shape, max(x.ndim, 1)) for d in (self.start_dim, self.end_dim))
-        if start > end:
-            raise ValueError(f"Flatten: start_dim {self.start_dim} comes after end_dim {self.end_dim} for a tensor "
-                             f"of shape {x.shape}")
-        # the length counted, not left to a -1: NumPy cannot infer one beside a length-0 axis
-        return F.reshape(x, x.shape[:start] + (math.prod(x.shape[start:end + 1]),) + x.shape[end + 1:])
+        return F.reshape(x, _flattened(x.shape, self.start_dim, self.end_dim, "Flatten"))
 
     def extra_repr(self):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -769,18 +754,7 @@ class Unflatten(Module):
             raise ValueError(f"Unflatten: sizes must be whole numbers >= 0 (one may be -1), got {sizes!r}")
 
     def forward(self, x):
-        dim = _axis("Unflatten", self.dim, x.shape, x.ndim)
-        return F.reshape(x, x.shape[:dim] + self._sizes(x.shape, dim) + x.shape[dim + 1:])
-
-    def _sizes(self, shape, dim):
-        """``sizes`` with a -1 worked out from the axis' own length, as PyTorch (a reshape's -1
-        would be inferred from the whole size, which says nothing when it is 0)."""
-        length, known, unknown = shape[dim], math.prod(s for s in self.sizes if s != -1), self.sizes.count(-1)
-        fits = known == length if not unknown else unknown == 1 and known > 0 and length % known == 0
-        if not fits:
-            raise ValueError(f"Unflatten: sizes {self.sizes} do not split axis {self.dim} of length {length} "
-                             f"(input shape {shape}); expected sizes whose product is {length}, with at most one -1")
-        return tuple(length // known if s == -1 else s for s in self.sizes)
+        return F.reshape(x, _unflattened(x.shape, self.dim, self.sizes, "Unflatten"))
 
     def extra_repr(self):
         return f"dim={self.dim}, sizes={self.sizes}"
