@@ -754,6 +754,26 @@ def test_op_case_compares_with_torch():
         run_case(bad)
 
 
+def test_op_case_compares_an_op_returning_several_tensors_with_torch():
+    torch = import_torch()
+    # (this once raised AttributeError: 'tuple' object has no attribute '_ctx')
+    run_case(op_case(lambda x: (F.tanh(x), x.sum(axis=-1)), arg(), shapes=mst.shapes(min_dims=1, max_dims=2),
+                     torch=lambda t: (torch.tanh(t), t.sum(dim=-1)), gradcheck=False))
+    run_case(op_case(lambda x: (F.exp(x), x.argmax()), arg(), torch=lambda t: (torch.exp(t), t.argmax()),
+                     gradcheck=False))
+    # a wrong gradient through the second output only is caught, naming its op
+    bad = op_case(lambda x: (F.tanh(x), Square(factor=2.5)(x)), arg(), torch=lambda t: (torch.tanh(t), t * t),
+                  gradcheck=False, shapes=st.just((3,)))
+    with pytest.raises(AssertionError, match=r"^op_case of <lambda> \(last op: tanh, square\), backward against "
+                                             "torch: the gradient of argument 0 differs"):
+        run_case(bad)
+    with pytest.raises(AssertionError, match="against torch: output 1 differs"):
+        run_case(op_case(lambda x: (F.tanh(x), x + 1), arg(), torch=lambda t: (torch.tanh(t), t + 2),
+                         gradcheck=False))
+    with pytest.raises(AssertionError, match="against torch: fn returned 2 outputs, the reference 1"):
+        run_case(op_case(lambda x: (F.tanh(x), x * 2), arg(), torch=lambda t: (torch.tanh(t),), gradcheck=False))
+
+
 def test_op_case_takes_integer_and_bool_outputs_its_references_return():
     import_torch()
     # argmax and comparisons return int64 and bool in NumPy and PyTorch; no gradient to check

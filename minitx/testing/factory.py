@@ -33,6 +33,7 @@ from hypothesis.strategies import SearchStrategy
 
 from minitx import backend
 from minitx.autograd.tensor import Tensor, tensor
+from minitx.ops.shape import concatenate
 from minitx.testing import strategies as mst
 from minitx.testing.checks import _as_numpy, _compare, check_forward, check_gradients, check_low_precision
 
@@ -219,7 +220,9 @@ class OpCase:
         return check_low_precision(lambda *ts: self.op(*ts, **kwargs), *inputs, dtype=dtype, ulps=ulps)
 
     def _against_torch(self, fn, inputs, kwargs):
-        """Forward and gradients against the torch reference; (fn's output, torch's dtype)."""
+        """Forward and gradients against the torch reference; (fn's output, torch's dtype). An op
+        returning several tensors is compared output by output, and its floating outputs take the
+        gradients as one, flattened and concatenated (as check_gradients takes them)."""
         torch = _import_torch()
         reference = _torch_callable(torch, self.torch)
         theirs = [torch.tensor(_as_numpy(t), requires_grad=t.requires_grad) if isinstance(t, Tensor) else t
@@ -230,19 +233,34 @@ class OpCase:
             if isinstance(t, Tensor):
                 t.grad = None
         out = fn(*inputs)
+        several = isinstance(out, (tuple, list))
+        outs, expecteds = (list(out), list(expected)) if several else ([out], [expected])
         check = f"op_case of {self.name}"
-        if out._ctx is not None and out._ctx.name != self.name:  # a lambda's name says little
-            check += f" (last op: {out._ctx.name})"
-        _compare("the output", backend.to_numpy(out.data), expected.detach().numpy(), self.rtol, self.atol,
-                 check=f"{check}, against torch")
-        torch_dtype = expected.detach().numpy().dtype
-        if not (out.requires_grad or expected.requires_grad):
+        names = [o._ctx.name for o in outs if isinstance(o, Tensor) and o._ctx is not None]
+        if names and names != [self.name]:  # a lambda's name says little
+            check += f" (last op: {', '.join(dict.fromkeys(names))})"
+        if len(outs) != len(expecteds):
+            raise AssertionError(f"{check}, against torch: fn returned {len(outs)} outputs, the reference "
+                                 f"{len(expecteds)}")
+        for k, (o, e) in enumerate(zip(outs, expecteds)):
+            _compare(f"output {k}" if several else "the output", backend.to_numpy(o.data), e.detach().numpy(),
+                     self.rtol, self.atol, check=f"{check}, against torch")
+        torch_dtype = None if several else expected.detach().numpy().dtype
+        floating = [k for k, o in enumerate(outs) if backend.is_floating(o.dtype)]
+        if not floating:
             return out, torch_dtype
-        cotangent = np.random.default_rng(0).standard_normal(out.shape)
-        if out.requires_grad:
-            out.backward(cotangent)
-        if expected.requires_grad:
-            expected.backward(torch.from_numpy(cotangent))
+        if several:  # one cotangent over the floating outputs: their concatenation, on both sides
+            out_cat = concatenate([outs[k].reshape(-1) for k in floating])
+            expected_cat = torch.cat([expecteds[k].reshape(-1) for k in floating])
+        else:
+            out_cat, expected_cat = out, expected
+        if not (out_cat.requires_grad or expected_cat.requires_grad):
+            return out, torch_dtype
+        cotangent = np.random.default_rng(0).standard_normal(out_cat.shape)
+        if out_cat.requires_grad:
+            out_cat.backward(cotangent)
+        if expected_cat.requires_grad:
+            expected_cat.backward(torch.from_numpy(cotangent))
         for k, (ours, t) in enumerate(zip(inputs, theirs)):
             if isinstance(ours, Tensor) and ours.requires_grad:
                 mine = np.zeros(ours.shape) if ours.grad is None else ours.grad.numpy()
