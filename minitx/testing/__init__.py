@@ -54,7 +54,8 @@ describe the op's arguments and its references in a few lines, get a hypothesis 
   broadcast=False, gradcheck=True, rtol=1e-10, atol=1e-12, ...)``: a test function that checks
   forward against the NumPy reference, forward and gradients against the torch reference (a
   callable or "torch.name"; skipped without PyTorch), and runs check_gradients (finite
-  differences, hygiene and subsets of the inputs requiring grad; not on edge values or ties).
+  differences, hygiene and subsets of the inputs requiring grad; not on edge values or ties, where
+  only the torch reference checks the gradients: a NumPy reference checks the forward alone).
   It runs without a deadline unless ``settings=hypothesis.settings(...)`` says otherwise.
 * ``op_case(...)``: the same checks as a callable of hypothesis' ``data``, for tables of ops.
 

@@ -15,7 +15,9 @@ keyword arguments, then checks, in this order:
 3. ``check_gradients`` (finite differences, backward hygiene, and subsets of the inputs
    requiring grad), skipped for examples holding edge values (inf, NaN: no finite difference)
    or ties (a step would cross them); a case with edges or ties needs a NumPy or PyTorch
-   reference, or nothing would check the op on those examples.
+   reference, or nothing would check the op on those examples. Only a PyTorch reference checks
+   the gradients there: with a NumPy reference alone, a backward wrong only at an edge value
+   or a tie (NaN at inf, the whole dy to both sides of a tie) passes.
 
 ``op_case`` returns the check as a callable of hypothesis' ``data``, for tables of ops under
 ``pytest.mark.parametrize``; ``op_test`` wraps one case as a test function for pytest to collect.
