@@ -45,8 +45,9 @@ strategy of shapes; bad arguments raise ValueError when the strategy is built.
 Op-test factory, ``from minitx.testing import arg, op_case, op_test`` (needs hypothesis):
 describe the op's arguments and its references in a few lines, get a hypothesis test.
 
-* ``arg(shape=None, *, min_value=-3, max_value=3, away_from=(), distinct=False, ties=False,
-  edges=(), requires_grad=True, strategy=None)``: one positional argument; by default a float64
+* ``arg(shape=None, *, min_value=-3, max_value=3, away_from=(), margin=0.05, distinct=False,
+  ties=False, edges=(), edge_probability=0.25, requires_grad=True, transposed=None, strategy=None)``:
+  one positional argument; by default a float64
   leaf of the shape shared by all such arguments (``broadcast=True``: broadcastable shapes);
   ``shape`` may be a callable of the earlier arguments' shapes; ``edges`` mixes values such as
   0, inf, NaN in; ``strategy`` draws anything else (targets, masks).
