@@ -586,6 +586,19 @@ SLIPS = [
     Slip("gradcheck takes a NaN or inf input (and blames a correct backward for the NaN differences)",
          "minitx/testing/gradcheck.py", "            _refuse_nonfinite(position, t)\n", "",
          ("tests/test_testing_tools.py",)),
+    Slip("an axis out of range taken modulo the rank in flatten and unflatten (it names another)",
+         "minitx/autograd/tensor.py", "    if not -ndim <= axis < ndim:", "    if False:",
+         ("tests/nn/test_module_edges.py",)),
+    Slip("dropout of an integer tensor in its own dtype (1/(1-p) truncated: kept values unscaled)",
+         "minitx/ops/dropout.py", "    return Dropout(p, seed)(floating(x))", "    return Dropout(p, seed)(x)",
+         ("tests/nn/test_layers.py",)),
+    Slip("a binary loss's weight that broadcasts only with the losses grows them", "minitx/nn/loss.py",
+         "        fits = np.broadcast_shapes(tuple(weight.shape), shape) == shape",
+         "        fits = bool(np.broadcast_shapes(tuple(weight.shape), shape))", ("tests/nn/test_loss_modules.py",)),
+    Slip("op_case gradient-checks the unrounded ties examples that hold a near-tie (F.maximum failed)",
+         "minitx/testing/factory.py",
+         "        special = special or _holds_a_tie(tied, 4 * self.gradcheck_kwargs.get(\"eps\", 1e-6))",
+         "        special = special", ("tests/test_testing_tools.py",)),
 ]
 
 
