@@ -538,7 +538,9 @@ def finish(config, trainer, src_tok, tgt_tok, test_pairs, text, started, progres
         "example": {"source": example_src, "reference": example_ref, "translation": scores["translations"][0]},
     }
     write_json(run_dir / "results.json", results, indent=2, ensure_ascii=False)
-    (run_dir / f"{TEST_SPLIT}.hyp.{config['tgt_lang']}").write_text("\n".join(scores["translations"]) + "\n")
+    # UTF-8 as the corpus and results.json, not the locale's encoding (cp1252 on Windows has no "ř")
+    (run_dir / f"{TEST_SPLIT}.hyp.{config['tgt_lang']}").write_text("\n".join(scores["translations"]) + "\n",
+                                                                    encoding="utf-8")
     print(f"\nsource:      {example_src}\nreference:   {example_ref}\ntranslation: {scores['translations'][0]}")
     search = ", fairseq search" if config["beam_search"] == "fairseq" else ""
     print(f"\n{TEST_SPLIT} {results['direction']} ({chosen} checkpoint, beam {config['beam_size']}{search}): "

@@ -1,11 +1,14 @@
 """Training runs of the translation application: learning, exact resume, bad data and configurations."""
 import json
 import math
+import os
 import shutil
+import subprocess
+import sys
 
 import pytest
-from translate_kit import (TINY, TINY_EPOCHS, assert_same_state, no_network, subset_dir, tiny_run,  # noqa: F401
-                           write_gz_lines)
+from translate_kit import (REPO, SMALL, TINY, TINY_EPOCHS, assert_same_state, no_network,  # noqa: F401
+                           small_subset_dir, subset_dir, tiny_run, write_gz_lines)
 
 import minitx
 import minitx.optim
@@ -230,6 +233,36 @@ def test_unequal_line_counts_name_both_files(tmp_path):
     with pytest.raises(ValueError, match=r"train.de.gz has 3 lines but .*train.en.gz has 2"):
         training.train(build_config(None, data_dir=str(tmp_path), output_dir=str(tmp_path / "run"), **TINY),
                        progress=False)
+
+
+# a run in which every test translation holds a letter no 8-bit Western code page has (Czech's ř)
+_RUN_WRITING_CZECH = """
+import sys
+from minitx.translate import training
+from minitx.translate.recipes import build_config
+
+translate = training.translate_sentences
+def with_czech(*args, **kwargs):
+    hyps, report, written = translate(*args, **kwargs)
+    return [h + " \\u0159" for h in hyps], report, written
+training.translate_sentences = with_czech
+training.train(build_config(None, **eval(sys.argv[1])), progress=False)
+"""
+
+
+def test_the_test_translations_are_written_as_utf8_whatever_the_locale(small_subset_dir, tmp_path):
+    """The hypothesis file is UTF-8, as every other file of a run and the corpus are: written in the
+    locale's encoding (Windows' cp1252, a C locale's ASCII), a translation with a character that
+    encoding lacks killed the run at its very end."""
+    run_dir = tmp_path / "run"
+    config = dict(SMALL, data_dir=str(small_subset_dir), output_dir=str(run_dir))
+    env = dict(os.environ, PYTHONPATH=str(REPO), XDG_CACHE_HOME=str(tmp_path / "xdg-cache"), LC_ALL="C", LANG="C",
+               PYTHONUTF8="0", PYTHONCOERCECLOCALE="0", PYTHONIOENCODING="utf-8")  # (stdout is the terminal's)
+    done = subprocess.run([sys.executable, "-c", _RUN_WRITING_CZECH, repr(config)], capture_output=True, text=True,
+                          encoding="utf-8", env=env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = (run_dir / "test_2016_flickr.hyp.en").read_bytes().decode("utf-8").splitlines()
+    assert len(lines) == 10 and all(line.endswith(" \u0159") for line in lines)
 
 
 @pytest.mark.parametrize("overrides, message", [
