@@ -54,7 +54,7 @@ import warnings
 from collections import Counter
 from typing import Iterable, Sequence
 
-from .tokenizer import Tokenizer
+from .tokenizer import Tokenizer, check_sentences
 from .vocab import SPECIAL_TOKENS, Vocab
 
 #: Marks a space inside pieces (U+2581 LOWER ONE EIGHTH BLOCK, as in SentencePiece).
@@ -181,6 +181,7 @@ class BPETokenizer(Tokenizer):
                 if no such pair is left; the vocabulary is then smaller.
             show_progress: show a tqdm progress bar over the merges.
         """
+        check_sentences(texts, "BPETokenizer.train")
         n_base = len(SPECIAL_TOKENS) + len(BYTE_TOKENS)
         if vocab_size < n_base:
             raise ValueError(f"vocab_size must be at least {n_base} (4 specials + 256 bytes), got {vocab_size}")

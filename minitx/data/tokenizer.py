@@ -110,6 +110,15 @@ class Tokenizer:
             )
 
 
+def check_sentences(texts, where: str) -> None:
+    """A TypeError naming ``where`` when ``texts`` is one string: iterating it would give its
+    characters, each then taken for a sentence (a vocabulary of letters, no merges), silently."""
+    if isinstance(texts, (str, bytes)):
+        shown = repr(texts[:40]) + ("..." if len(texts) > 40 else "")
+        raise TypeError(f"{where} takes a list of sentences, got one {type(texts).__name__} of {len(texts)} "
+                        f"characters ({shown}); pass a list of them (str.splitlines() cuts a text into lines)")
+
+
 def load_tokenizer(path: str | Path) -> Tokenizer:
     """Load any minitx tokenizer file, choosing the class from its ``kind`` field."""
     # Imported here to avoid an import cycle (both modules import this one).

@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from typing import Iterable, Sequence
 
-from .tokenizer import Tokenizer
+from .tokenizer import Tokenizer, check_sentences
 from .vocab import Vocab
 
 # A token is a run of word characters (letters, digits, '_'), or a single
@@ -64,6 +64,7 @@ class WordTokenizer(Tokenizer):
         Tokens are ordered by decreasing frequency, ties alphabetically, so
         the result does not depend on the order of ``texts``.
         """
+        check_sentences(texts, "WordTokenizer.train")
         if min_freq < 1:
             raise ValueError(f"min_freq must be >= 1, got {min_freq}")
         counts: Counter[str] = Counter()

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from minitx.data import WordTokenizer, pad_batch
+from minitx.data.tokenizer import check_sentences
 from minitx.data.word import detokenize, split_words
 from minitx.translate.decoding import beam_search, beam_search_fairseq, default_max_len, greedy_decode
 
@@ -27,6 +28,7 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
     translation is one line: a line break a byte-level model wrote ('\\n', '\\r', ...) becomes a
     space, so the translations keep the sentences' lines.
     """
+    check_sentences(sentences, "translate_sentences")
     if search not in ("gnmt", "fairseq"):
         raise ValueError(f"translate_sentences: search must be 'gnmt' or 'fairseq', got {search!r}")
     limit = model.max_len

@@ -147,6 +147,13 @@ def test_too_small_vocab_size_rejected():
         BPETokenizer.train(CORPUS, vocab_size=100)
 
 
+def test_a_single_string_is_refused_as_the_training_text():
+    """One str is not a list of sentences: iterated, its characters would each be a sentence (an
+    alphabet and no merges, with a misleading 'stopped early' warning at best)."""
+    with pytest.raises(TypeError, match=r"BPETokenizer.train takes a list of sentences, got one str of 68 characters"):
+        BPETokenizer.train(" ".join(CORPUS[:2]), vocab_size=300)
+
+
 def test_early_stop_warns():
     with pytest.warns(UserWarning, match="stopped"):
         tok = BPETokenizer.train(["ab ab", "cd"], vocab_size=1000)

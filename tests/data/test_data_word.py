@@ -25,6 +25,12 @@ def test_splits_punctuation_and_lowercases():
     assert "A" in cased.vocab and "a" in cased.vocab
 
 
+def test_a_single_string_is_refused_as_the_training_text():
+    """Iterated, one str would give a vocabulary of its letters, silently."""
+    with pytest.raises(TypeError, match=r"WordTokenizer.train takes a list of sentences, got one str"):
+        WordTokenizer.train(" ".join(TEXTS), min_freq=1)
+
+
 def test_min_freq_and_unknown_words():
     tok = WordTokenizer.train(TEXTS, min_freq=2)
     # "a" appears 4 times, "dog" 3 times; "park" once.

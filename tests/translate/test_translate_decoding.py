@@ -150,6 +150,16 @@ def test_empty_lines_translate_to_empty_lines(tiny_model):
     assert alone == outputs[1::2]
 
 
+def test_a_single_string_is_refused_as_the_sentences():
+    """One str would be translated character by character, one "sentence" per letter."""
+    from minitx.data import BPETokenizer
+
+    tok = BPETokenizer.train(SENTENCES * 2, vocab_size=300)
+    with pytest.raises(TypeError, match=r"translate_sentences takes a list of sentences, got one str of 9 characters "
+                                        r"\('Ein Hund.'\); pass a list"):
+        translate_sentences(random_model(vocab=len(tok)), tok, tok, SENTENCES[0])
+
+
 def test_too_long_sentence_is_cut_and_counted(tiny_model, recwarn):
     _, model, src_tok, tgt_tok = tiny_model
     long_line = " ".join(["Ein Hund rennt über die Wiese."] * 30)
