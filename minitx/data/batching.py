@@ -118,6 +118,8 @@ def batch_by_tokens(
         raise ValueError(f"max_tokens must be positive, got {max_tokens}")
     if bucket_size < 1:
         raise ValueError(f"bucket_size must be positive, got {bucket_size}")
+    if max_batch_size is not None and max_batch_size < 1:  # (below 1, every batch would silently hold one example)
+        raise ValueError(f"batch_by_tokens: max_batch_size must be positive, or None for no cap; got {max_batch_size}")
     lengths = example_lengths(src_ids, tgt_ids, tgt_extra_tokens)
     rng = np.random.default_rng([seed, epoch]) if shuffle else None
     batches: list[list[int]] = []

@@ -104,6 +104,14 @@ def test_max_batch_size():
     assert sorted(len(b) for b in batches) == [1, 8, 8, 8]
 
 
+@pytest.mark.parametrize("cap", [0, -4])
+def test_a_cap_of_no_examples_is_an_error_not_batches_of_one(cap):
+    src, tgt = make_data([(2, 2)] * 5)
+    with pytest.raises(ValueError, match=f"batch_by_tokens: max_batch_size must be positive, or None for no cap; "
+                                         f"got {cap}"):
+        batch_by_tokens(src, tgt, max_tokens=10_000, max_batch_size=cap)
+
+
 def test_bad_arguments():
     src, tgt = make_data([(1, 1)])
     with pytest.raises(ValueError):
