@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from minitx.data import WordTokenizer, pad_batch
 from minitx.data.tokenizer import check_sentences
@@ -26,9 +27,13 @@ def translate_sentences(model, src_tokenizer, tgt_tokenizer, sentences, beam_siz
     ('truncated'); a translation that reaches the length cap (``default_max_len``: source
     length + 50, at most max_len - 1 tokens) without producing <eos> is cut there ('capped'). A
     translation is one line: a line break a byte-level model wrote ('\\n', '\\r', ...) becomes a
-    space, so the translations keep the sentences' lines.
+    space, so the translations keep the sentences' lines. Each sentence is read in Unicode's
+    composed form (NFC), the form every Multi30k file is written in: the same text decomposed (NFD:
+    "a" and a combining diaeresis for "ä", as some macOS and PDF text is) would reach the model as
+    byte tokens or <unk>s it never trained on.
     """
     check_sentences(sentences, "translate_sentences")
+    sentences = [unicodedata.normalize("NFC", line) for line in sentences]
     if search not in ("gnmt", "fairseq"):
         raise ValueError(f"translate_sentences: search must be 'gnmt' or 'fairseq', got {search!r}")
     limit = model.max_len

@@ -160,6 +160,24 @@ def test_a_single_string_is_refused_as_the_sentences():
         translate_sentences(random_model(vocab=len(tok)), tok, tok, SENTENCES[0])
 
 
+def test_a_sentence_in_decomposed_unicode_reaches_the_model_as_the_composed_one(monkeypatch):
+    """Multi30k is written in NFC ("ä" one character); the same sentence in NFD ("a" and a combining
+    diaeresis, as some macOS and PDF text is) would reach the model as bytes it never trained on."""
+    import unicodedata
+
+    from minitx.data import BPETokenizer
+    from minitx.translate import evaluation
+
+    tok = BPETokenizer.train(SENTENCES * 2, vocab_size=300)
+    seen = []
+    monkeypatch.setattr(evaluation, "greedy_decode", lambda model, src, *args, **kwargs: seen.append(src.tolist())
+                        or [[] for _ in src])
+    model = random_model(vocab=len(tok), max_len=64)  # (the sentence is 34 pieces)
+    for form in ("NFC", "NFD"):
+        translate_sentences(model, tok, tok, [unicodedata.normalize(form, SENTENCES[1])])
+    assert seen[0] == seen[1] == [tok.encode_ids(SENTENCES[1])]
+
+
 def test_too_long_sentence_is_cut_and_counted(tiny_model, recwarn):
     _, model, src_tok, tgt_tok = tiny_model
     long_line = " ".join(["Ein Hund rennt über die Wiese."] * 30)
