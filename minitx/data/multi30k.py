@@ -169,7 +169,13 @@ def read_lines(path: str | os.PathLike) -> list[str]:
         raise DataFileError(f"{path} is truncated or corrupt: it does not decompress as gzip "
                             f"({type(err).__name__}: {err}); delete it to download it again, or "
                             "replace it") from err
-    text = utf8_text(data, path, DataFileError, " (decompressed offset {offset})")
+    return text_lines(utf8_text(data, path, DataFileError, " (decompressed offset {offset})"))
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of ``text`` as read_lines takes them: split on "\n" only (a lone "\r" or another
+    Unicode line break stays inside its line), a "\r\n" end's "\r" dropped, a last line without
+    "\n" counted, the split after a final "\n" not."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the split after the final newline

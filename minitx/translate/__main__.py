@@ -13,7 +13,6 @@ length_penalty unless --beam-size / --length-penalty are given.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import sys
 
@@ -186,16 +185,16 @@ def _read_input(name) -> list:
     """The lines of --input (a file, or '-': stdin) without their line ends, and without the
     byte-order mark some editors write first (it is not part of line 1's sentence); text that is
     not UTF-8 is an error naming the input and the line."""
-    if name == "-" and not hasattr(sys.stdin, "buffer"):  # a stream of text already (one a caller set)
-        lines = [line.rstrip("\r\n") for line in sys.stdin]
-        return [lines[0].removeprefix("\ufeff"), *lines[1:]] if lines else lines
-    stream = sys.stdin.buffer if name == "-" else open(name, "rb")
-    with stream:
-        data = stream.read()
-    from minitx.data.multi30k import utf8_text
+    from minitx.data.multi30k import text_lines, utf8_text
 
-    text = utf8_text(data, "stdin" if name == "-" else name)  # (less a byte-order mark)
-    return [line.rstrip("\r\n") for line in io.StringIO(text, newline=None)]  # (lines as a text file reads them)
+    if name == "-" and not hasattr(sys.stdin, "buffer"):  # a stream of text already (one a caller set)
+        text = sys.stdin.read().removeprefix("\ufeff")
+    else:
+        with sys.stdin.buffer if name == "-" else open(name, "rb") as stream:
+            text = utf8_text(stream.read(), "stdin" if name == "-" else name)  # (less a byte-order mark)
+    # the lines as the corpus reader splits them: a lone "\r" inside a sentence makes neither two
+    # lines of it nor two translations
+    return text_lines(text)
 
 
 def _use_model(args) -> int:

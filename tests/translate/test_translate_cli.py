@@ -363,6 +363,27 @@ def test_translate_counts_cut_sources_and_capped_outputs(capsys, tiny_run, tmp_p
     assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
 
 
+@pytest.mark.parametrize("ends", ["\n", "\r\n"])
+def test_translate_reads_its_input_lines_as_the_corpus_reader(ends, tmp_path, monkeypatch):
+    """Split on "\n" only, as read_lines splits Multi30k: a lone "\r" or another Unicode line break
+    inside a sentence keeps it one line (universal newlines made two lines, and two translations,
+    of one), from a file, from stdin's bytes and from a text stream a caller set."""
+    import io
+    import sys
+
+    from minitx.translate.__main__ import _read_input
+
+    text = ends.join(["Ein Hund\rläuft.", "Zwei\u2028Katzen.", "", "Ende"]) + ends
+    expected = ["Ein Hund\rläuft.", "Zwei\u2028Katzen.", "", "Ende"]
+    source = tmp_path / "input.de"
+    source.write_bytes(text.encode("utf-8"))
+    assert _read_input(str(source)) == expected
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8"))
+    assert _read_input("-") == expected
+    monkeypatch.setattr(sys, "stdin", io.StringIO(text, newline=""))  # (no .buffer: text already)
+    assert _read_input("-") == expected
+
+
 def test_translate_reads_a_byte_order_mark_as_no_part_of_line_one(capsys, tiny_run, tmp_path):
     """A file saved with a UTF-8 byte-order mark (Notepad, PowerShell's Out-File): line 1 is
     read, and translated, as the same sentence without it."""
