@@ -168,7 +168,7 @@ def test_save_every_zero_saves_at_the_end_of_each_epoch(small_subset_dir, tmp_pa
     training.train(small_config(small_subset_dir, run_dir, save_every=0), progress=False)
     assert load(run_dir / "last.npz")["progress"]["step"] == SMALL["max_steps"]
     results = json.loads((run_dir / "results.json").read_text())
-    assert {"truncated", "capped", "length_penalty"} <= set(results)  # decoding counts are recorded
+    assert {"empty", "truncated", "capped", "length_penalty"} <= set(results)  # decoding counts are recorded
     assert all(type(results[key]) is int and results[key] >= 0 for key in ("truncated", "capped"))
 
 
