@@ -433,6 +433,9 @@ def _contradictions(config) -> list:
         problems.append((("share_embeddings", "joint_vocab"), "share_embeddings needs one joint vocabulary, but "
                          "joint_vocab is false (two separate vocabularies); set share_embeddings false, or "
                          "joint_vocab true"))
+    if config["lowercase"] is True and config["tokenizer"] == "bpe":  # (it would be ignored: BPE keeps every byte)
+        problems.append((("lowercase", "tokenizer"), "lowercase is the word tokenizer's, but tokenizer is 'bpe'; for "
+                         "lowercased BPE text use text 'moses-lowercase' (the published systems' text)"))
     if config["schedule"] == "cosine" and config["max_steps"] is None:
         problems.append((("schedule", "max_steps"), "schedule 'cosine' needs max_steps (the length of the decay)"))
     if config["cuda_graphs"] is True and config["device"] == "cpu":

@@ -309,6 +309,8 @@ def test_final_names_the_checkpoint_the_run_chose(tmp_path):
     ({"device": "tpu"}, "device must be 'auto', 'cpu' or 'cuda'"),
     ({"joint_vocab": False, "share_embeddings": True}, "share_embeddings needs one joint vocabulary"),
     ({"schedule": "cosine"}, "schedule 'cosine' needs max_steps"),
+    ({"lowercase": True}, "lowercase is the word tokenizer's, but tokenizer is 'bpe'; for lowercased BPE text use "
+                          "text 'moses-lowercase'"),
     ({"cuda_graphs": True, "device": "cpu"}, "cuda_graphs captures steps on a GPU, but device is 'cpu'"),
     ({"cuda_graphs": True, "accumulate": 2}, "cuda_graphs captures one batch per step, but accumulate is 2"),
     ({"cuda_graphs": "yes"}, "cuda_graphs must be"),
