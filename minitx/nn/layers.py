@@ -300,7 +300,9 @@ class Dropout(Module):
 class _MayActInPlace(Module):
     """An activation that takes PyTorch's ``inplace`` flag: with inplace=True its result is
     written into its input, which it returns, as PyTorch's (F.relu(x, inplace=True): an in-place
-    op, recorded while a gradient is; refused, as in PyTorch, on a leaf that requires grad)."""
+    op, recorded while a gradient is). Where such a write is refused (a leaf that requires grad,
+    a view of a parameter) the result is a new tensor instead, as takes_inplace says: the flag
+    saves memory, it does not change what the model computes (PyTorch raises there)."""
 
     def __init__(self, inplace=False):
         super().__init__()
