@@ -19,9 +19,9 @@ import numpy as np
 
 from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
-from minitx.autograd.tensor import Tensor, as_tensor
+from minitx.autograd.tensor import Tensor
 from minitx.backend import get_array_module, mean_last
-from minitx.ops._args import as_indices, common_16_bits, floating
+from minitx.ops._args import as_indices, common_16_bits, floating, promote
 from minitx.ops import reduction as reduction_ops
 from minitx.ops.activation import log_softmax, sigmoid_values, softplus_values
 from minitx.ops.elementwise import dy_where, where
@@ -49,6 +49,13 @@ def per_count(value, count):
     if isinstance(count, (int, float)):
         return value / (count if count else 1)
     return value / get_array_module(count).where(count == 0, 1, count).astype(value.dtype)
+
+
+def _pointwise_operands(op, x, y):
+    """A pointwise loss's input and target in one dtype: an integer input as float32 (floating),
+    and an integer target in the input's float dtype, as PyTorch's promotion gives them (NumPy's
+    would compute float32 beside int64 in float64)."""
+    return promote(floating(x), y, op=op)
 
 
 def check_classes(op, x):
@@ -389,7 +396,7 @@ class BinaryCrossEntropy(_Loss):
 
 def binary_cross_entropy(probs, targets, reduction="mean"):
     """-(y log p + (1 - y) log(1 - p)) elementwise, p in [0, 1]; logs floored at -100 as in PyTorch."""
-    return BinaryCrossEntropy(reduction)(probs, as_tensor(targets, probs))
+    return BinaryCrossEntropy(reduction)(*_pointwise_operands("binary_cross_entropy", probs, targets))
 
 
 class BinaryCrossEntropyWithLogits(_Loss):
@@ -438,7 +445,8 @@ def binary_cross_entropy_with_logits(logits, targets, reduction="mean", pos_weig
     """Binary cross-entropy of sigmoid(logits), computed stably from the logits; pos_weight (a
     number or a constant tensor broadcast against logits) weighs the positive targets."""
     weight = pos_weight.data if isinstance(pos_weight, Tensor) else pos_weight
-    return BinaryCrossEntropyWithLogits(reduction, weight)(logits, as_tensor(targets, logits))
+    return BinaryCrossEntropyWithLogits(reduction, weight)(
+        *_pointwise_operands("binary_cross_entropy_with_logits", logits, targets))
 
 
 
@@ -464,8 +472,7 @@ class MseLoss(_Loss):
 def mse_loss(input, target, reduction="mean"):  # noqa: A002 (PyTorch's names)
     """The squared error (input - target)^2, reduced; the shapes must match (PyTorch broadcasts
     them with a warning)."""
-    input = floating(input)
-    return MseLoss(reduction)(input, as_tensor(target, input))
+    return MseLoss(reduction)(*_pointwise_operands("mse_loss", input, target))
 
 
 class SmoothL1Loss(_Loss):
@@ -511,8 +518,7 @@ def _regression(op_name, input, target, reduction, beta, scale):  # noqa: A002
     what = "delta" if op_name == "huber_loss" else "beta"
     if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not beta >= 0:
         raise ValueError(f"{op_name}: {what} must be a number >= 0, got {beta!r}")
-    input = floating(input)
-    return SmoothL1Loss(reduction, float(beta), float(scale))(input, as_tensor(target, input))
+    return SmoothL1Loss(reduction, float(beta), float(scale))(*_pointwise_operands(op_name, input, target))
 
 
 def l1_loss(input, target, reduction="mean"):  # noqa: A002
@@ -591,5 +597,4 @@ class KlDiv(Function):
 def kl_div(input, target, reduction="mean", log_target=False):  # noqa: A002
     """The Kullback-Leibler divergence of the target from the model's log-probabilities ``input``
     (see KlDiv; reduction='batchmean' is the divergence per sample)."""
-    input = floating(input)
-    return KlDiv(reduction, bool(log_target))(input, as_tensor(target, input))
+    return KlDiv(reduction, bool(log_target))(*_pointwise_operands("kl_div", input, target))

@@ -347,6 +347,24 @@ def test_regression_losses_refuse_what_would_broadcast_silently():
 
 
 
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+                                  "binary_cross_entropy_with_logits", "kl_div"])
+def test_an_integer_target_takes_the_inputs_float_dtype(name):
+    """float32 beside int64 is float32, as PyTorch promotes it (the regression losses, where PyTorch
+    takes such a target) and as a * b does here; NumPy's promotion computed the loss in float64."""
+    x = minitx.tensor(np.array([0.25, 0.75], np.float32), requires_grad=True)
+    target = np.array([0, 1])
+    loss = getattr(F, name)(x, minitx.tensor(target))
+    loss.backward()
+    assert loss.dtype == x.grad.dtype == np.float32
+    expected = getattr(F, name)(minitx.tensor(np.array([0.25, 0.75])), minitx.tensor(target, dtype="float64"))
+    np.testing.assert_allclose(loss.item(), expected.item(), rtol=1e-6)
+    if name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"):
+        torch = import_torch()
+        theirs = getattr(_tf(), name)(torch.tensor([0.25, 0.75]), torch.tensor(target))
+        assert theirs.dtype == torch.float32 and theirs.item() == pytest.approx(loss.item(), rel=1e-6)
+
+
 def test_a_mean_over_no_elements_is_0_for_every_loss_and_loss_module():
     """minitx's rule (docs/ops.md): a mean loss over nothing is 0, where PyTorch's is NaN."""
     from minitx import nn
