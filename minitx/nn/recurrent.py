@@ -272,9 +272,18 @@ class RNN(_Recurrent):
 
 
 class LSTM(_Recurrent):
-    """LSTM layers; forward returns (outputs, (h_n, c_n))."""
+    """LSTM layers; forward returns (outputs, (h_n, c_n)). PyTorch's proj_size (h projected to a
+    smaller size each step) is not there: any value but 0 is refused by name."""
 
     mode = "LSTM"
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None):
+        if proj_size != 0:
+            raise NotImplementedError(f"LSTM: proj_size (h projected to a smaller size) is not implemented, got "
+                                      f"{proj_size!r}; expected 0")
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device,
+                         dtype)
 
 
 class GRU(_Recurrent):

@@ -197,3 +197,11 @@ def test_a_gru_keeps_an_infinite_gradient_infinite_through_its_update_gate():
     layer(x)[0].backward(dy)
     z_rows = layer.bias_ih_l0.grad.numpy()[2:4]  # the update gate's: rows H..2H (PyTorch's r, z, n order)
     assert np.isinf(z_rows[1])
+
+
+def test_lstm_refuses_pytorchs_proj_size_by_name():
+    """(the keyword reached _Recurrent.__init__, whose TypeError named neither LSTM nor proj_size)"""
+    with pytest.raises(NotImplementedError, match=r"LSTM: proj_size \(h projected to a smaller size\) is not "
+                                                  r"implemented, got 4; expected 0"):
+        nn.LSTM(8, 16, proj_size=4)
+    assert nn.LSTM(8, 16, proj_size=0).hidden_size == 16
