@@ -56,6 +56,13 @@ def _over_trailing_axes(layer: str, norm, x, shape, *params):
     return F.reshape(norm(F.reshape(x, x.shape[:x.ndim - len(shape)] + size), *flat), x.shape)
 
 
+def _check_channels(layer: str, x, count: int, axis: int = 1) -> None:
+    """A ValueError naming the layer where x's channel axis does not hold ``count`` channels (the
+    op's own check would speak of its weight's or running statistics' shape instead)."""
+    if x.ndim > axis and x.shape[axis] != count:
+        raise ValueError(f"{layer}: expected {count} channels on axis {axis}, got an input of shape {x.shape}")
+
+
 def _new_parameter(shape, device=None, dtype=None):
     device = backend.check_device(device)
     xp = backend.xp_for(device)
@@ -220,6 +227,7 @@ class GroupNorm(Module):
         self.register_parameter("bias", _new_parameter((num_channels,), device, dtype) if affine else None)
 
     def forward(self, x):
+        _check_channels("GroupNorm", x, self.num_channels)
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
@@ -257,6 +265,7 @@ class _BatchNorm(Module):
         if x.ndim not in self.dims:
             raise ValueError(f"{type(self).__name__}: expected an input of {' or '.join(map(str, self.dims))} "
                              f"dimensions, got shape {x.shape}")
+        _check_channels(type(self).__name__, x, self.num_features)
         use_batch = self.training or not self.track_running_stats
         if self.training and self.track_running_stats:
             self.num_batches_tracked.data += 1  # in place: a replayed CUDA graph updates the one buffer it recorded
@@ -553,6 +562,8 @@ class _InstanceNorm(Module):
         self.register_parameter("bias", _new_parameter((num_features,), device, dtype) if affine else None)
 
     def forward(self, x):
+        # (PyTorch only warns where there is no weight to disagree: the count is the layer's all the same)
+        _check_channels(type(self).__name__, x, self.num_features, axis=int(x.ndim != self._dims + 1))
         if x.ndim == self._dims + 1:  # one sample [C, *S]: a batch of one
             return F.instance_norm(x.unsqueeze(0), self.weight, self.bias, self.eps).squeeze(0)
         return F.instance_norm(x, self.weight, self.bias, self.eps)

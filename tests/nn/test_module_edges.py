@@ -8,6 +8,7 @@ has one; those tests, or their PyTorch part, skip without PyTorch."""
 import contextlib
 import copy
 import itertools
+import re
 import sys
 from collections import OrderedDict
 from pathlib import Path
@@ -890,3 +891,17 @@ def test_load_state_dict_writes_into_the_tensors_own_arrays_as_pytorch():
     before = array.weight.data
     array.load_state_dict({k: v + 1 for k, v in array.state_dict().items()})
     assert array.weight.data is before
+
+
+@pytest.mark.parametrize("layer, shape, axis", [
+    (lambda: nn.BatchNorm1d(4), (2, 3), 1), (lambda: nn.BatchNorm2d(4), (2, 3, 5, 5), 1),
+    (lambda: nn.GroupNorm(2, 4), (2, 6, 5), 1), (lambda: nn.InstanceNorm1d(4), (2, 3, 5), 1),
+    (lambda: nn.InstanceNorm1d(4), (3, 5), 0), (lambda: nn.InstanceNorm2d(4, affine=True), (2, 3, 5, 5), 1),
+])
+def test_norm_layers_name_themselves_and_their_channels_on_a_mismatch(layer, shape, axis):
+    """(the ops' checks spoke of running_mean's or the weight's shape; instance norm without a weight
+    took any count, where PyTorch warns)"""
+    made = layer()
+    with pytest.raises(ValueError, match=rf"{type(made).__name__}: expected 4 channels on axis {axis}, got an "
+                                         rf"input of shape {re.escape(str(shape))}"):
+        made(minitx.zeros(*shape))
