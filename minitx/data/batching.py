@@ -189,7 +189,7 @@ def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int = PAD_ID, length: int |
     if length is None:
         length = longest
     elif length < longest:
-        raise ValueError(f"length={length} is shorter than the longest sequence ({longest})")
+        raise ValueError(f"pad_batch: length={length} is shorter than the longest sequence ({longest}); nothing is cut")
     out = np.full((len(seqs), length), pad_id, dtype=np.int64)
     for row, seq in enumerate(seqs):
         out[row, : len(seq)] = seq

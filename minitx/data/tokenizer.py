@@ -115,8 +115,9 @@ def check_sentences(texts, where: str) -> None:
     characters, each then taken for a sentence (a vocabulary of letters, no merges), silently."""
     if isinstance(texts, (str, bytes)):
         shown = repr(texts[:40]) + ("..." if len(texts) > 40 else "")
+        unit = "characters" if isinstance(texts, str) else "bytes"
         raise TypeError(f"{where} takes a list of sentences, got one {type(texts).__name__} of {len(texts)} "
-                        f"characters ({shown}); pass a list of them (str.splitlines() cuts a text into lines)")
+                        f"{unit} ({shown}); pass a list of them (str.splitlines() cuts a text into lines)")
 
 
 def load_tokenizer(path: str | Path) -> Tokenizer:

@@ -163,3 +163,9 @@ def test_make_batch_teacher_forcing_layout():
     assert batch.src_mask.tolist() == [[True, True, True], [True, False, False]]
     assert batch.indices == [7, 3]
     assert batch.src.dtype == batch.tgt_in.dtype == batch.tgt_out.dtype == np.int64
+
+
+def test_pad_batch_refuses_a_length_that_would_cut_a_sequence_naming_itself():
+    with pytest.raises(ValueError, match=r"pad_batch: length=2 is shorter than the longest sequence \(3\)"):
+        pad_batch([[5, 6, 7], [5]], length=2)
+    assert pad_batch([[5, 6, 7], [5]], length=4).tolist() == [[5, 6, 7, 0], [5, 0, 0, 0]]
