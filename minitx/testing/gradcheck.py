@@ -55,23 +55,24 @@ def _checked_inputs(inputs):
             if t.dtype != np.float64:
                 raise TypeError(f"gradcheck: input {position} has dtype {t.dtype.name}; finite differences need "
                                 "float64 inputs (float32 rounding would swamp the difference)")
-            _refuse_nonfinite(position, t)
+            _refuse_nan(position, t)
             checked.append(position)
     if not checked:
         raise ValueError("gradcheck: no input requires grad; pass tensors with requires_grad=True")
     return checked, _as_leaves(inputs)
 
 
-def _refuse_nonfinite(position, t):
-    """Refuse an input holding NaN or inf: x + eps u and x - eps u are no nearby points there (inf + eps
-    is inf, NaN + eps is NaN), so every difference through it is NaN, and a comparison would blame a
-    correct backward for it (its 0 * NaN cross-terms too)."""
+def _refuse_nan(position, t):
+    """Refuse an input holding NaN: x + eps u is NaN there, so every difference through it is NaN
+    (and so are a correct backward's 0 * NaN cross-terms), and the comparison would blame the
+    gradient. An infinite input stays: where f saturates (a float attention mask's -inf) both
+    sides are 0, and where it does not, the NaN difference fails at that element."""
     values = backend.to_numpy(t.data)
-    finite = np.isfinite(values)
-    if not finite.all():
-        where = _index(int(np.argmin(finite.reshape(-1))), values.shape)
-        raise ValueError(f"gradcheck: input {position} holds {float(values[where])} at element {where}; finite "
-                         "differences need finite inputs (check the value there with the op's forward instead)")
+    nan = np.isnan(values)
+    if nan.any():
+        where = _index(int(np.argmax(nan.reshape(-1))), values.shape)
+        raise ValueError(f"gradcheck: input {position} holds NaN at element {where}; finite differences need "
+                         "numbers (check the value there with the op's forward instead)")
 
 
 def _evaluate(fn, inputs):
@@ -186,8 +187,8 @@ def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, full_jacobian_limit=4
     flattened and concatenated (the same Jacobian, row by row), and an integer or bool output
     (sort's indices) has no gradient to check. No tensor's ``.grad`` changes: the gradients come
     from autograd.grad, as in PyTorch's gradcheck.
-    fn's forward must leave its tensor inputs as they were, and the inputs it checks must be
-    finite (a NaN or inf input raises ValueError: no difference through it means anything). An
+    fn's forward must leave its tensor inputs as they were, and the inputs it checks must hold no
+    NaN (ValueError: no difference through it means anything). An
     input or output with no elements has nothing to compare; backward still runs once, and its
     gradient must have the input's shape (zeros, for an empty output).
     """
