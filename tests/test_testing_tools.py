@@ -311,9 +311,10 @@ def test_check_low_precision_refuses_a_tolerance_below_zero(ulps):
 
 def test_gradcheck_takes_an_infinite_input_where_the_function_saturates():
     """A float attention mask's -inf, exp at -inf: f does not move there, and both sides are 0. At
-    +inf exp does not saturate: the difference is inf - inf, and the check fails at that element."""
+    +inf exp does not saturate (its gradient there is inf: inf * 0 is NaN beside it, and the
+    difference inf - inf), and the check fails at that element."""
     assert gradcheck(F.exp, leaf([0.5, -np.inf]))
-    with pytest.raises(GradcheckError, match=r"input 0 is wrong at element \(1,\).*numeric nan"):
+    with pytest.raises(GradcheckError, match=r"input 0 is wrong at element \(1,\)"):
         gradcheck(F.exp, leaf([0.5, np.inf]))
 
 
