@@ -72,6 +72,51 @@ def test_no_grad_as_decorator_restores_the_mode():
     assert (x * 2.0).requires_grad
 
 
+@pytest.mark.parametrize("mode", [minitx.no_grad, minitx.inference_mode, lambda: minitx.set_grad_enabled(False)])
+def test_a_decorated_generator_runs_each_step_in_the_mode_as_pytorch(mode):
+    # its body runs at each next(), after the decorator's call has returned: PyTorch wraps each step
+    x = leaf([1.0])
+    records = False
+
+    @mode()
+    def steps():
+        for _ in range(2):
+            received = yield (x * 2.0).requires_grad, minitx.is_grad_enabled()
+            assert received == "sent"
+
+    made = steps()
+    assert minitx.is_grad_enabled()
+    assert next(made) == (records, records)
+    assert minitx.is_grad_enabled()  # (between steps, the caller's mode)
+    assert made.send("sent") == (records, records)
+    with pytest.raises(StopIteration):
+        made.send("sent")
+    assert minitx.is_grad_enabled() and steps.__name__ == "steps"
+
+
+def test_enable_grad_decorates_a_generator_inside_no_grad():
+    x = leaf([1.0])
+
+    @minitx.enable_grad()
+    def steps():
+        yield (x * 2.0).requires_grad
+
+    with minitx.no_grad():
+        assert list(steps()) == [True]
+        assert not minitx.is_grad_enabled()
+
+
+def test_inference_mode_takes_pytorchs_mode_argument():
+    x = leaf([1.0])
+    with minitx.no_grad():
+        with minitx.inference_mode(False):  # as PyTorch's: inference mode off, the gradient recorded
+            assert (x * 2.0).requires_grad
+        with minitx.inference_mode(mode=True):
+            assert not (x * 2.0).requires_grad
+    assert not minitx.inference_mode(True)(lambda: (x * 2.0).requires_grad)()
+    assert minitx.inference_mode()(lambda: minitx.is_grad_enabled())() is False
+
+
 def test_no_grad_restores_the_mode_after_an_exception():
     with pytest.raises(KeyError):
         with minitx.no_grad():

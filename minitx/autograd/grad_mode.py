@@ -6,6 +6,7 @@ no saved arrays, no links to inputs. Use it for evaluation and for optimizer upd
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 _state = threading.local()
@@ -30,12 +31,45 @@ class _GradMode:
         return False
 
     def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            return _each_step(fn, self.__class__)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.__class__():
                 return fn(*args, **kwargs)
 
         return wrapper
+
+
+def _each_step(fn, mode):
+    """The generator function ``fn`` decorated with ``mode`` (a callable making the context):
+    its body runs at each next(), send() or throw(), after the decorating call has returned, so
+    each step runs in the mode and the caller's code between steps in its own, as PyTorch's."""
+
+    @functools.wraps(fn)
+    def generator(*args, **kwargs):
+        steps = fn(*args, **kwargs)
+        try:
+            with mode():
+                response = steps.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with mode():
+                        steps.close()
+                    raise
+                except BaseException as error:  # thrown in by the caller: on into fn, in the mode
+                    with mode():
+                        response = steps.throw(error)
+                else:
+                    with mode():
+                        response = steps.send(request)
+        except StopIteration as done:  # fn returned: so does this generator, with its value
+            return done.value
+
+    return generator
 
 
 class _NoArguments(_GradMode):
@@ -64,8 +98,33 @@ class enable_grad(_NoArguments):
     enabled = True
 
 
-class inference_mode(no_grad):
-    """PyTorch's name for evaluation without a graph; in minitx it is ``no_grad``."""
+class inference_mode(_GradMode):
+    """PyTorch's name for evaluation without a graph; in minitx it is ``no_grad``.
+    ``inference_mode(False)`` (PyTorch's ``mode`` argument) records the graph, as PyTorch's does,
+    so code that switches it by a flag (``inference_mode(not training)``) runs unchanged."""
+
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):  # used bare: Python passed the function being decorated
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True):
+        if not isinstance(mode, (bool, int)):
+            raise TypeError(f"inference_mode: mode must be True or False, got {type(mode).__name__}")
+        self.mode = bool(mode)
+        self.enabled = not self.mode
+
+    def __call__(self, fn):
+        mode = self.mode
+        if inspect.isgeneratorfunction(fn):
+            return _each_step(fn, lambda: inference_mode(mode))
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper
 
 
 class set_grad_enabled(_GradMode):
@@ -83,6 +142,8 @@ class set_grad_enabled(_GradMode):
 
     def __call__(self, fn):
         _state.enabled = self._previous  # made to decorate: the mode outside stays as it was
+        if inspect.isgeneratorfunction(fn):
+            return _each_step(fn, lambda: set_grad_enabled(self.enabled))
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
