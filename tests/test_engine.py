@@ -189,6 +189,79 @@ def test_a_backward_returning_the_wrong_gradients_is_named(backward, message):
         BadBackward(backward)(leaf([1.0, 2.0, 3.0])).sum().backward()
 
 
+class Pair(minitx.Function):
+    """y = x * w, with a backward chosen by the test."""
+
+    def __init__(self, backward):
+        self.backward = backward
+
+    def forward(self, x, w):
+        return x * w
+
+
+@pytest.mark.parametrize("backward, error, message", [
+    (lambda dy: (1.0, dy), TypeError, r"pair.backward returned a float for input 0; expected an array"),
+    (lambda dy: (dy, [1.0, 1.0, 1.0]), TypeError, r"pair.backward returned a list for input 1"),
+])
+def test_a_backward_returning_something_other_than_arrays_is_named(backward, error, message):
+    with pytest.raises(error, match=message):
+        Pair(backward)(leaf([1.0, 2.0, 3.0]), leaf([4.0, 5.0, 6.0])).sum().backward()
+
+
+def test_a_custom_op_may_return_tensors_and_a_list_of_gradients_as_pytorchs():
+    class Scale(minitx.Function):
+        def forward(self, x, w):
+            return minitx.tensor(x * w)  # a PyTorch user's habit: a Tensor, not an array
+
+        def backward(self, dy):
+            return [minitx.tensor(dy * 3.0), None]
+
+    x, w = leaf([1.0, 2.0]), minitx.tensor([3.0, 3.0], dtype="float64")
+    y = Scale()(x, w)
+    assert type(y.data) is np.ndarray  # not a Tensor inside a Tensor
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [18.0, 36.0])
+    assert type(x.grad.data) is np.ndarray
+
+
+def test_a_forward_returning_several_values_is_named():
+    class Two(minitx.Function):
+        def forward(self, x):
+            return x, 2 * x
+
+    with pytest.raises(TypeError, match=r"two.forward returned a tuple; expected one array"):
+        Two()(leaf([1.0]))
+
+
+def test_pytorchs_static_function_style_is_refused_naming_minitxs():
+    with pytest.raises(TypeError, match=r"Static.forward is a staticmethod.*self.save_for_backward"):
+        class Static(minitx.Function):  # noqa: F841 (defining it raises)
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, dy):
+                return dy
+
+    class Method(minitx.Function):
+        def forward(self, x):
+            return x * 2
+
+        def backward(self, dy):
+            return dy * 2
+
+    with pytest.raises(TypeError, match=r"called on the class, as in PyTorch .*; call an instance, MyOp\(\)\(x\)"):
+        Method.apply(leaf([1.0]))
+
+
+def test_a_hook_returning_something_other_than_a_tensor_is_named():
+    x = leaf([1.0, 2.0])
+    x.register_hook(lambda g: 3.0)
+    with pytest.raises(TypeError, match=r"a gradient hook returned a float; expected a Tensor"):
+        (x * 2.0).sum().backward()
+
+
 def test_a_backward_may_return_a_single_array():
     x = leaf([1.0, 2.0])
     BadBackward(lambda dy: 2 * dy)(x).sum().backward()

@@ -82,12 +82,26 @@ def _run_tensor_hooks(node, g, errstate):
         with np.errstate(**errstate):
             result = hook(Tensor(g))
         if result is not None:
+            if not isinstance(result, Tensor) and not hasattr(result, "shape"):
+                raise TypeError(f"a gradient hook returned a {type(result).__name__}; expected a Tensor of the "
+                                f"gradient's shape {tuple(g.shape)}, or None to keep the gradient")
             result = result.data if isinstance(result, Tensor) else result
             if tuple(result.shape) != tuple(g.shape):
                 raise RuntimeError(f"a gradient hook returned shape {tuple(result.shape)} for a tensor of "
                                    f"shape {tuple(g.shape)}")
             g = result
     return g
+
+
+def _gradient_array(fn, index, pg):
+    """A gradient ``fn.backward`` returned for input ``index`` that is not an array: a Tensor's
+    array (PyTorch's backward returns tensors), else a TypeError naming the op."""
+    from minitx.autograd.tensor import Tensor
+
+    if isinstance(pg, Tensor):
+        return pg.data
+    raise TypeError(f"{fn.name}.backward returned a {type(pg).__name__} for input {index}; expected an array of "
+                    f"the input's shape (or None)")
 
 
 def unbroadcast(grad, shape, op="backward"):
@@ -232,6 +246,8 @@ def _leading_to(order, wanted) -> set:
 def _walk(roots, grads, wanted, found, retain_graph):
     """backward's walk from the seeded ``grads``: each node, in topological order, hands its op
     its whole gradient and adds what the op returns into its inputs' (see backward)."""
+    from minitx.autograd.tensor import Tensor
+
     owned = set()  # the ids whose running sum in grads is the engine's to add into in place
     may_own = not backward_hooks  # a debugging hook may keep the gradients it is shown: no sum is then reused
     # NaN and inf are the answer at the edges (0, inf, NaN), as in PyTorch and on CuPy: the ops and
@@ -283,8 +299,8 @@ def _walk(roots, grads, wanted, found, retain_graph):
             input_grads = None if added is None else fn.backward_adding(g, added, grads[id(inputs[added])])
             if input_grads is None:
                 added, input_grads = None, fn.backward(g)
-            if not isinstance(input_grads, tuple):
-                input_grads = (input_grads,)
+            if not isinstance(input_grads, tuple):  # one array; a list is the gradients, as a tuple
+                input_grads = tuple(input_grads) if isinstance(input_grads, list) else (input_grads,)
             if len(input_grads) != len(inputs):
                 raise RuntimeError(f"{fn.name}.backward returned {len(input_grads)} gradients "
                                    f"for {len(inputs)} inputs")
@@ -293,6 +309,8 @@ def _walk(roots, grads, wanted, found, retain_graph):
             for index, (parent, pg) in enumerate(zip(inputs, input_grads)):
                 if pg is None or not parent.requires_grad:
                     continue
+                if not hasattr(pg, "shape") or isinstance(pg, Tensor):
+                    pg = _gradient_array(fn, index, pg)
                 pg = unbroadcast(pg, parent.shape, f"{fn.name}.backward")
                 if pg.dtype != parent.dtype:
                     pg = pg.astype(parent.dtype)

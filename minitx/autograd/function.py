@@ -82,6 +82,19 @@ class Function:
     _released = False
     _cells: tuple = ()  # per input, the writes.Cell it is held through
 
+    def __init_subclass__(cls, **kwargs):
+        """Refuse PyTorch's static style (``forward(ctx, x)`` and ``backward(ctx, dy)`` as
+        staticmethods, called as ``MyOp.apply(x)``) when the class is defined: minitx's are
+        methods of an instance that keeps its call's saved arrays, and the static ones would fail
+        later with an error about a missing argument."""
+        super().__init_subclass__(**kwargs)
+        for name in ("forward", "backward"):
+            if isinstance(cls.__dict__.get(name), staticmethod):
+                raise TypeError(f"{cls.__name__}.{name} is a staticmethod, as in PyTorch; minitx's Function has "
+                                f"methods: def forward(self, *arrays) (keep what backward needs with "
+                                f"self.save_for_backward) and def backward(self, dy), and is called as "
+                                f"{cls.__name__}()(x), a new instance per call")
+
     @property
     def inputs(self) -> tuple:
         """The tensors this op was applied to, in order (empty unless a graph was recorded).
@@ -154,6 +167,9 @@ class Function:
         """Run forward on the tensors' arrays and, when a gradient is wanted, record the op."""
         from minitx.autograd.tensor import Tensor
 
+        if not isinstance(self, Function):  # MyOp.apply(x), PyTorch's call: x was taken as the instance
+            raise TypeError("Function.apply was called on the class, as in PyTorch (MyOp.apply(x)); call an "
+                            "instance, MyOp()(x): a new one per call, which keeps that call's saved arrays")
         for position, t in enumerate(inputs):
             if not isinstance(t, Tensor):
                 raise TypeError(f"{self.name}: input {position} is {type(t).__name__}, expected a Tensor")
@@ -177,6 +193,8 @@ class Function:
         # warning, as PyTorch and CuPy give none (detect_anomaly() names the op that made one)
         with np.errstate(all="ignore"):
             output = self.forward(*arrays)
+            if not hasattr(output, "dtype") or isinstance(output, Tensor):
+                output = self._as_array(output)
             if low is not None and is_floating(output.dtype) and output.dtype != low and not self.keeps_float32:
                 output = output.astype(low)
         for hook in forward_hooks:
@@ -195,6 +213,19 @@ class Function:
         if self.moves_values:  # perhaps a view of x: a recorded write into x makes it again (note_view)
             note_view(inputs[0], result, self)
         return result
+
+    def _as_array(self, output):
+        """forward's result as an array: a Tensor's (PyTorch's forward returns tensors), else a
+        TypeError naming the op, rather than an error about an attribute later."""
+        from minitx.autograd.tensor import Tensor
+
+        if isinstance(output, Tensor):
+            return output.data
+        if isinstance(output, (tuple, list)):
+            raise TypeError(f"{self.name}.forward returned a {type(output).__name__}; expected one array (the op's "
+                            f"output): an op with several outputs is written as several Functions")
+        raise TypeError(f"{self.name}.forward returned a {type(output).__name__}; expected an array (NumPy's or "
+                        f"CuPy's, from the arrays it was given)")
 
     def again(self) -> "Function":
         """A new instance of this op with the same settings (what __init__ set), to apply to other
