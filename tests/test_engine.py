@@ -726,6 +726,19 @@ def test_grad_of_an_intermediate_is_taken_before_its_hooks_as_pytorch():
         np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
+def test_grad_names_its_own_arguments_in_its_errors_and_refuses_create_graph_by_name():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=r"grad: output 0 has shape \(2,\); without grad_outputs"):
+        minitx.autograd.grad(x * x, x)
+    with pytest.raises(ValueError, match=r"grad: grad_outputs\[0\] has shape \(3,\), expected output 0's shape \(2,\)"):
+        minitx.autograd.grad(x * x, x, grad_outputs=minitx.ones(3))
+    with pytest.raises(NotImplementedError, match="create_graph=True"):  # as Tensor.backward's
+        minitx.autograd.grad((x * x).sum(), x, create_graph=True)
+    # PyTorch's deprecated only_inputs, ignored there, is taken
+    (g,) = minitx.autograd.grad((x * x).sum(), x, only_inputs=True, create_graph=False)
+    np.testing.assert_array_equal(g.numpy(), [2.0, 4.0])
+
+
 def test_grad_takes_grad_outputs_as_numbers_and_arrays():
     x = leaf([1.0, 2.0])
     assert minitx.autograd.grad((x * x).sum(), x, grad_outputs=2.0)[0].tolist() == [4.0, 8.0]

@@ -333,7 +333,8 @@ def _walk(roots, grads, wanted, found, retain_graph):
                 fn.release()
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
+def grad(outputs, inputs, grad_outputs=None, retain_graph=False, create_graph=False, only_inputs=True,
+         allow_unused=False):
     """d(outputs)/d(inputs) as a tuple of Tensors, one per input, as PyTorch's autograd.grad:
     nothing is added into any ``.grad``. ``inputs``: tensors that require grad, leaves or not
     (an intermediate result's gradient is the sum of what its uses sent it); ``outputs``: a
@@ -342,8 +343,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
     raises, unless ``allow_unused`` (its gradient is then None). As PyTorch's: an intermediate
     input's gradient is the one before its tensor hooks (a leaf's, after them), and the walk runs
     only the ops between the outputs and the inputs (the graph behind an intermediate input is
-    neither walked nor freed); unlike PyTorch's, no ``.grad`` is filled, retain_grad() or not."""
+    neither walked nor freed); unlike PyTorch's, no ``.grad`` is filled, retain_grad() or not.
+    ``create_graph=True`` is refused, as by Tensor.backward (no higher derivatives);
+    ``only_inputs``, deprecated and ignored in PyTorch, is taken and ignored."""
     from minitx.autograd.tensor import Tensor
+
+    if create_graph:
+        raise NotImplementedError("grad: create_graph=True asks for a graph of the backward pass (for higher "
+                                  "derivatives); minitx's backward records none")
 
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
@@ -355,6 +362,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
         grad_outputs = (grad_outputs,)
     if len(grad_outputs) != len(outputs):
         raise ValueError(f"grad: {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
+    for k, (out, given) in enumerate(zip(outputs, grad_outputs)):  # (backward's own errors name its arguments)
+        if given is None and isinstance(out, Tensor) and out.size != 1:
+            raise RuntimeError(f"grad: output {k} has shape {out.shape}; without grad_outputs only a single-element "
+                               f"output has an implied gradient (1): reduce it (e.g. .sum()), or pass grad_outputs")
+        shape = None if given is None else tuple(np.shape(getattr(given, "data", given)))
+        if shape is not None and isinstance(out, Tensor) and shape != out.shape:
+            raise ValueError(f"grad: grad_outputs[{k}] has shape {shape}, expected output {k}'s shape {out.shape}")
     for k, t in enumerate(inputs):
         if not isinstance(t, Tensor) or not t.requires_grad:
             raise RuntimeError(f"grad: input {k} does not require grad (a {type(t).__name__}); the gradient is taken "
