@@ -55,7 +55,7 @@ from collections import Counter
 from typing import Iterable, Sequence
 
 from .tokenizer import Tokenizer, check_sentences
-from .vocab import SPECIAL_TOKENS, Vocab
+from .vocab import SPECIAL_TOKENS, Vocab, json_field, shown_json
 
 #: Marks a space inside pieces (U+2581 LOWER ONE EIGHTH BLOCK, as in SentencePiece).
 WORD_BOUNDARY = "\u2581"
@@ -312,8 +312,17 @@ class BPETokenizer(Tokenizer):
         cls._check_header(data, source)
         if data.get("word_boundary") != WORD_BOUNDARY:
             raise ValueError(f"{source}: unexpected word boundary marker {data.get('word_boundary')!r}")
-        vocab = Vocab.from_dict(data["vocab"], source=source)
-        return cls(vocab, [tuple(m) for m in data["merges"]])
+        vocab = Vocab.from_dict(json_field(data, "vocab", dict, "a vocabulary object {...}", source), source=source)
+        merges = json_field(data, "merges", list, "a list of merges, each [left, right]", source)
+        for i, merge in enumerate(merges):
+            # a merge of three pieces, or one string (which would be split into its letters)
+            if not (isinstance(merge, list) and len(merge) == 2 and all(isinstance(m, str) for m in merge)):
+                raise ValueError(f"{source}: 'merges' item {i} is {shown_json(merge)}; expected [left, right]: "
+                                 "two strings")
+        try:
+            return cls(vocab, [tuple(m) for m in merges])
+        except ValueError as error:  # the byte tokens out of place, a merge making no known piece
+            raise ValueError(f"{source}: {error}") from None
 
 
 

@@ -17,6 +17,7 @@ Ordinary tokens follow from id 4 on, in the order they were given.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
@@ -157,7 +158,12 @@ class Vocab:
             )
         if list(data.get("special_tokens", [])) != list(SPECIAL_TOKENS):
             raise ValueError(f"{source}: special tokens {data.get('special_tokens')!r} differ from {list(SPECIAL_TOKENS)!r}")
-        return cls(data["tokens"])
+        # a list, not any iterable: a string would give a vocabulary of its letters, a dict its keys
+        tokens = json_field(data, "tokens", list, "a list of token strings", source, owner="the vocabulary's ")
+        try:
+            return cls(tokens)
+        except (TypeError, ValueError) as error:  # a duplicate or a token that is not a string
+            raise ValueError(f"{source}: the vocabulary's 'tokens': {error}") from None
 
     def save(self, path: str | Path) -> None:
         """Write the vocabulary as UTF-8 JSON."""
@@ -167,6 +173,33 @@ class Vocab:
     def load(cls, path: str | Path) -> "Vocab":
         """Read a vocabulary written by :meth:`save`."""
         return cls.from_dict(read_json(path), source=str(path))
+
+
+def json_field(data: dict, key: str, kind: type, expected: str, source: str, owner: str = ""):
+    """``data[key]`` when it is a ``kind`` (list, dict, bool: a JSON array, object, true/false),
+    else a ValueError naming ``source``, the key (after ``owner``), what it holds and ``expected``.
+
+    Files read here may be edited by hand: a missing key would be a bare KeyError naming no
+    file, and a value of another type could load as something else without a word
+    (``bool("false")`` is true, a string iterates as its letters)."""
+    if key not in data:
+        raise ValueError(f"{source}: {owner}{key!r} is missing; expected {expected}")
+    value = data[key]
+    if not isinstance(value, kind):
+        raise ValueError(f"{source}: {owner}{key!r} is {shown_json(value)}; expected {expected}")
+    return value
+
+
+def shown_json(value) -> str:
+    """``value`` as the JSON file spells it (cut at 80 characters), and its JSON type."""
+    text = json.dumps(value, ensure_ascii=False)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    if value is None:
+        return text
+    kinds = ((bool, "a boolean"), (str, "a string"), ((int, float), "a number"), (list, "an array"),
+             (dict, "an object"))
+    return f"{text} ({next((name for types, name in kinds if isinstance(value, types)), type(value).__name__)})"
 
 
 def strip_special_ids(ids: Sequence[int] | Iterable[int]) -> list[int]:

@@ -18,7 +18,7 @@ from collections import Counter
 from typing import Iterable, Sequence
 
 from .tokenizer import Tokenizer, check_sentences
-from .vocab import Vocab
+from .vocab import Vocab, json_field
 
 # A token is a run of word characters (letters, digits, '_'), or a single
 # character that is neither a word character nor whitespace (punctuation).
@@ -106,7 +106,9 @@ class WordTokenizer(Tokenizer):
     @classmethod
     def from_dict(cls, data: dict, source: str = "<dict>") -> "WordTokenizer":
         cls._check_header(data, source)
-        return cls(Vocab.from_dict(data["vocab"], source=source), lowercase=data["lowercase"])
+        vocab = Vocab.from_dict(json_field(data, "vocab", dict, "a vocabulary object {...}", source), source=source)
+        # checked, not bool(): a hand-edited "false" (a string) would lowercase
+        return cls(vocab, lowercase=json_field(data, "lowercase", bool, "true or false", source))
 
 
 # detokenize: no space before closing marks, none after opening ones; a joiner between two

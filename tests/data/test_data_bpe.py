@@ -307,3 +307,34 @@ def test_the_earliest_learned_merge_applies_first():
     assert tok.encode("abcab") == ["a", "bc", "ab"]
     assert BPETokenizer(Vocab([*BYTE_TOKENS, "a", "b", "c", "bc", "ab"]), [("a", "b"), ("b", "c")]).encode("abc") \
         == ["ab", "c"]
+
+
+def _merge_joined(data):
+    data["merges"][0] = "".join(data["merges"][0])  # ["▁", "t"] written as one string "▁t"
+
+
+@pytest.mark.parametrize("edit, pattern", [
+    (lambda d: d.pop("merges"), r"'merges' is missing; expected a list of merges"),
+    (lambda d: d.update(merges=None), r"'merges' is null; expected a list of merges"),
+    (lambda d: d.update(merges="a b"), r"""'merges' is "a b" \(a string\); expected a list of merges"""),
+    (lambda d: d["merges"][0].append("x"), r"""'merges' item 0 is \[.*, "x"\] \(an array\); expected \[left, right\]: two strings"""),
+    (lambda d: d["merges"][3].pop(), r"""'merges' item 3 is \[".*"\] \(an array\); expected \[left, right\]: two strings"""),
+    (lambda d: d["merges"].__setitem__(1, [1, 2]), r"'merges' item 1 is \[1, 2\] \(an array\); expected \[left, right\]"),
+    (_merge_joined, r"""'merges' item 0 is ".*" \(a string\); expected \[left, right\]"""),
+    (lambda d: d["merges"].append(["q", "z"]), r"merge \d+ \('q' \+ 'z'\) makes a piece missing"),
+    (lambda d: d.pop("vocab"), r"'vocab' is missing; expected a vocabulary"),
+    (lambda d: d["vocab"].pop("tokens"), r"the vocabulary's 'tokens' is missing; expected a list of token strings"),
+    (lambda d: d["vocab"].update(tokens="".join(d["vocab"]["tokens"])), r"""'tokens' is ".* \(a string\); expected a list"""),
+    (lambda d: d["vocab"]["tokens"].append(d["vocab"]["tokens"][-1]), r"'tokens': token '.*' is a duplicate"),
+    (lambda d: d["vocab"]["tokens"].__delitem__(0), r"the 256 byte tokens right after the specials"),
+])
+def test_a_damaged_file_is_refused_naming_the_file_the_key_and_what_it_holds(tmp_path, small_tok, edit, pattern):
+    """A hand-edited or damaged tokenizer file: a ValueError naming the file, the key, what it holds
+    and what was expected (not a bare KeyError, an unpacking error, or a tokenizer silently other)."""
+    data = json.loads(json.dumps(small_tok.to_dict()))
+    edit(data)
+    path = tmp_path / "bpe.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    for load in (BPETokenizer.load, load_tokenizer):
+        with pytest.raises(ValueError, match=rf"^{str(path)}: .*{pattern}"):
+            load(path)

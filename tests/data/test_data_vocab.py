@@ -79,3 +79,22 @@ def test_strip_special_ids():
     assert strip_special_ids([1, 5, 0, 6, 3, 7, 2, 8, 9]) == [5, 6, 7]
     assert strip_special_ids([]) == []
     assert strip_special_ids([2, 5]) == []
+
+
+@pytest.mark.parametrize("tokens, pattern", [
+    ("missing", r"'tokens' is missing; expected a list of token strings"),
+    ("ab", r"""'tokens' is "ab" \(a string\); expected a list of token strings"""),
+    (None, r"'tokens' is null; expected a list"),
+    (["a", "a"], r"'tokens': token 'a' is a duplicate"),
+    (["<pad>"], r"'tokens': token '<pad>' is a special token"),
+])
+def test_load_names_the_file_and_key_of_bad_tokens(tmp_path, tokens, pattern):
+    data = Vocab(["a"]).to_dict()
+    if tokens == "missing":
+        del data["tokens"]
+    else:
+        data["tokens"] = tokens
+    path = tmp_path / "v.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=rf"^{str(path)}: .*{pattern}"):
+        Vocab.load(path)

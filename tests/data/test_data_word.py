@@ -1,5 +1,6 @@
 """Tests for the word-level tokenizer."""
 
+import json
 import warnings
 
 import pytest
@@ -98,3 +99,26 @@ def test_load_wrong_kind(tmp_path):
         WordTokenizer.load(vocab_path)
     with pytest.raises(ValueError, match="vocab.json"):
         load_tokenizer(vocab_path)
+
+
+@pytest.mark.parametrize("edit, pattern", [
+    (lambda d: d.update(lowercase="false"), r"""'lowercase' is "false" \(a string\); expected true or false"""),
+    (lambda d: d.update(lowercase=0), r"'lowercase' is 0 \(a number\); expected true or false"),
+    (lambda d: d.update(lowercase=None), r"'lowercase' is null; expected true or false"),
+    (lambda d: d.pop("lowercase"), r"'lowercase' is missing; expected true or false"),
+    (lambda d: d.pop("vocab"), r"'vocab' is missing; expected a vocabulary"),
+    (lambda d: d["vocab"].update(tokens="dog"), r"""the vocabulary's 'tokens' is "dog" \(a string\); expected a list"""),
+    (lambda d: d["vocab"].update(tokens={"a": 4}), r"""the vocabulary's 'tokens' is \{"a": 4\} \(an object\)"""),
+    (lambda d: d["vocab"]["tokens"].append("dog"), r"'tokens': token 'dog' is a duplicate"),
+    (lambda d: d["vocab"]["tokens"].append(5), r"'tokens': vocabulary tokens must be str, got int: 5"),
+])
+def test_a_damaged_file_is_refused_naming_the_file_the_key_and_what_it_holds(tmp_path, edit, pattern):
+    """A hand-edited "lowercase": "false" loaded as true (a non-empty string), and a token list
+    given as one string as a vocabulary of its letters: each is refused, naming the file and key."""
+    data = WordTokenizer.train(TEXTS).to_dict()
+    edit(data)
+    path = tmp_path / "word.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    for load in (WordTokenizer.load, load_tokenizer):
+        with pytest.raises(ValueError, match=rf"^{str(path)}: .*{pattern}"):
+            load(path)
