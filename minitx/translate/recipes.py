@@ -256,7 +256,7 @@ RECIPES = {
 def preset_settings(name: str) -> dict:
     """The model settings a Transformer preset builds, as configuration keys (the preset's own
     values, and the Transformer's defaults for what it leaves out)."""
-    if name not in PRESETS:
+    if not isinstance(name, str) or name not in PRESETS:  # (a list from an edited config.json is unhashable)
         raise ValueError(f"unknown preset {name!r}; choose from {sorted(PRESETS)}")
     signature = inspect.signature(Transformer.__init__).parameters
     arguments = {arg: signature[arg].default for arg in MODEL_ARGS.values()}

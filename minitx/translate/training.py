@@ -622,6 +622,13 @@ def check_run_files(path, state: dict, config: dict, src_tok, tgt_tok, run_dir=N
                          "new run")
 
 
+# The settings besides the model's that using a run reads (to decode, to find its data), which every
+# config.json has held: a file without one was edited, and its default would be a guess (the
+# languages) where a KeyError later would name neither the file nor the key. (Settings added since
+# are filled in by _upgrade_saved.)
+USED_SETTINGS = ("src_lang", "tgt_lang", "tokenizer", "lowercase", "preset", "beam_size", "length_penalty", "data_dir")
+
+
 def read_run_config(run_dir) -> dict:
     """The config.json of a translation run, checked as train checks a configuration (after
     the upgrade of an older file): a JSON object of valid settings, the model's all there (a
@@ -634,11 +641,14 @@ def read_run_config(run_dir) -> dict:
     config = read_json(path)
     if isinstance(config, dict) and "mask_prob" in config and (Path(run_dir) / "tokenizer.json").is_file():
         raise ValueError(f"{run_dir} is a masked-LM pretraining run (python -m minitx.encoder), not a translation run")
-    upgraded = _upgrade_saved(config)
-    missing = sorted(key for key in MODEL_ARGS if key not in upgraded)
     try:
+        upgraded = _upgrade_saved(config)  # (inside: an edited "preset" is refused naming the file)
+        missing = sorted(key for key in MODEL_ARGS if key not in upgraded)
         if missing:
             raise ValueError(f"the model's settings {missing} are missing")
+        missing = [key for key in USED_SETTINGS if key not in upgraded]
+        if missing:
+            raise ValueError(f"the settings {missing} are missing")
         validate_config({**DEFAULTS, **upgraded})
     except ValueError as error:
         raise ValueError(f"{path} is not a run's configuration: {error}") from None

@@ -204,12 +204,16 @@ DAMAGED = {
     "config-truncated": ("config.json", lambda run: (run / "config.json").read_text()[:-40]),
     "config-missing-key": ("config.json", _config_without("d_model")),
     "config-bad-value": ("config.json", _config_with(d_model=-5)),
+    "config-missing-language": ("config.json", _config_without("src_lang")),
+    "config-missing-beam-size": ("config.json", _config_without("beam_size")),
     "config-directory": ("config.json", "DIRECTORY"),
     "config-gone": ("config.json", None),
     "results-array": ("results.json", "[]"),
     "results-bad-checkpoint": ("results.json", '{"checkpoint": "../../elsewhere"}'),
     "tokenizer-truncated": ("tokenizer.src.json", lambda run: (run / "tokenizer.src.json").read_text()[:100]),
     "tokenizer-array": ("tokenizer.tgt.json", "[]"),
+    "tokenizer-no-merges": ("tokenizer.src.json", lambda run: json.dumps(
+        {k: v for k, v in json.loads((run / "tokenizer.src.json").read_text()).items() if k != "merges"})),
     "checkpoint-garbage": ("best.npz", "not a checkpoint"),
 }
 

@@ -866,3 +866,22 @@ def test_a_run_without_progress_bars_downloads_without_them(small_subset_dir, tm
     monkeypatch.setattr(training, "ensure_files", recording)
     training.train(small_config(small_subset_dir, tmp_path / "run", max_steps=1), progress=False)
     assert asked == [False, False, False]  # train, val and the test split
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda c: c.pop("src_lang"), r"the settings \['src_lang'\] are missing"),
+    (lambda c: c.pop("tokenizer"), r"the settings \['tokenizer'\] are missing"),
+    (lambda c: c.pop("beam_size"), r"the settings \['beam_size'\] are missing"),
+    (lambda c: (c.pop("data_dir"), c.pop("length_penalty")), r"the settings \['length_penalty', 'data_dir'\] are missing"),
+    (lambda c: (c.pop("built"), c.update(preset="huge")), r"unknown preset 'huge'"),
+    (lambda c: (c.pop("built"), c.update(preset=["base"])), r"unknown preset \['base'\]"),
+])
+def test_a_config_json_edited_by_hand_is_refused_naming_it(tmp_path, edit, message):
+    """translate and evaluate read these settings of config.json (to decode, to find the data):
+    one missing was a KeyError, an unknown preset an error naming no file (a list one a TypeError)."""
+    config = json_safe(dict(build_config(None, output_dir=str(tmp_path), **TINY), built={"src_vocab": 1000}))
+    edit(config)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(tmp_path / 'config.json'))} is not a run's "
+                                         rf"configuration: {message}"):
+        training.read_run_config(tmp_path)
