@@ -631,10 +631,10 @@ USED_SETTINGS = ("src_lang", "tgt_lang", "tokenizer", "lowercase", "preset", "be
 
 def read_run_config(run_dir) -> dict:
     """The config.json of a translation run, checked as train checks a configuration (after
-    the upgrade of an older file): a JSON object of valid settings, the model's all there (a
-    file written before a setting existed may lack it; its default stands in). Anything else is
-    a ValueError naming the file and the settings. Returned upgraded (_upgrade_saved): a setting
-    added since the run was made holds the value it ran with."""
+    the upgrade of an older file): a JSON object of valid settings, the model's and the
+    USED_SETTINGS all there (a file written before a setting existed may lack it; its default
+    stands in). Anything else is a ValueError naming the file and the settings. Returned
+    upgraded (_upgrade_saved): a setting added since the run was made holds the value it ran with."""
     path = Path(run_dir) / "config.json"
     if not path.is_file():
         raise FileNotFoundError(f"{run_dir} is not a minitx translation run (no config.json)")
