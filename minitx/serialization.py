@@ -94,8 +94,11 @@ def write_atomically(path, write) -> None:
     An error or a kill midway leaves any previous file at ``path`` as it was."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
-                               suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
+                                   suffix=".tmp")
+    except FileNotFoundError:  # its message would name only the temporary file, never made
+        raise FileNotFoundError(f"cannot write {path}: the directory {directory} does not exist") from None
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)

@@ -399,3 +399,10 @@ def test_gpu_arrays_round_trip(tmp_path):
     np.testing.assert_array_equal(cpu["x"], np.arange(5, dtype=np.float32))
     gpu = load(tmp_path / "ck.npz", device="cuda")
     assert isinstance(gpu["x"], cupy.ndarray) and gpu["t"].device == "cuda"
+
+
+def test_saving_into_a_missing_directory_names_the_path_not_the_temporary_file(tmp_path):
+    path = tmp_path / "no" / "such" / "ck.npz"
+    with pytest.raises(FileNotFoundError, match=rf"^cannot write {path}: the directory {path.parent} does not exist$"):
+        save({"a": 1}, path)
+    assert not (tmp_path / "no").exists()
