@@ -55,24 +55,24 @@ def _checked_inputs(inputs):
             if t.dtype != np.float64:
                 raise TypeError(f"gradcheck: input {position} has dtype {t.dtype.name}; finite differences need "
                                 "float64 inputs (float32 rounding would swamp the difference)")
-            _refuse_nan(position, t)
             checked.append(position)
     if not checked:
         raise ValueError("gradcheck: no input requires grad; pass tensors with requires_grad=True")
     return checked, _as_leaves(inputs)
 
 
-def _refuse_nan(position, t):
-    """Refuse an input holding NaN: x + eps u is NaN there, so every difference through it is NaN
-    (and so are a correct backward's 0 * NaN cross-terms), and the comparison would blame the
-    gradient. An infinite input stays: where f saturates (a float attention mask's -inf) both
-    sides are 0, and where it does not, the NaN difference fails at that element."""
-    values = backend.to_numpy(t.data)
-    nan = np.isnan(values)
-    if nan.any():
-        where = _index(int(np.argmax(nan.reshape(-1))), values.shape)
-        raise ValueError(f"gradcheck: input {position} holds NaN at element {where}; finite differences need "
-                         "numbers (check the value there with the op's forward instead)")
+def _nan_note(inputs, checked) -> str:
+    """For a failure's message: the first NaN in a checked input, if one holds any. A difference
+    through a NaN is NaN (and so is a correct backward's 0 * NaN beside it), unless the op
+    replaces it (nan_to_num, a selection), so such a failure may blame a gradient that is right."""
+    for position in checked:
+        values = backend.to_numpy(inputs[position].data)
+        nan = np.isnan(values)
+        if nan.any():
+            where = _index(int(np.argmax(nan.reshape(-1))), values.shape)
+            return (f"; input {position} holds NaN at element {where}: differences through it are NaN, so check "
+                    "the op's values there with its forward")
+    return ""
 
 
 def _evaluate(fn, inputs):
@@ -187,8 +187,8 @@ def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, full_jacobian_limit=4
     flattened and concatenated (the same Jacobian, row by row), and an integer or bool output
     (sort's indices) has no gradient to check. No tensor's ``.grad`` changes: the gradients come
     from autograd.grad, as in PyTorch's gradcheck.
-    fn's forward must leave its tensor inputs as they were, and the inputs it checks must hold no
-    NaN (ValueError: no difference through it means anything). An
+    fn's forward must leave its tensor inputs as they were. An input holding NaN is checked too
+    (an op that replaces it, nan_to_num, passes); a failure then says where the NaN is. An
     input or output with no elements has nothing to compare; backward still runs once, and its
     gradient must have the input's shape (zeros, for an empty output).
     """
@@ -198,7 +198,7 @@ def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, full_jacobian_limit=4
     rng = np.random.default_rng(seed)
     out_shape, op_name = _unwritten(fn, inputs)
     out_size = int(np.prod(out_shape))
-    tolerance = f"atol={atol:g}, rtol={rtol:g}; fn's last op: {op_name}"
+    tolerance = f"atol={atol:g}, rtol={rtol:g}; fn's last op: {op_name}" + _nan_note(inputs, checked)
     for n, position in enumerate(checked):
         in_shape = inputs[position].shape
         in_size = int(np.prod(in_shape))
