@@ -174,7 +174,7 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad=
         dtype = np.result_type(*(t.dtype for t in tensors)) if dtype is None else dtype
     device = backend.check_device(device)
     mean, std = (backend.to_device(v.data, device) if isinstance(v, Tensor) else v for v in (mean, std))
-    if backend.to_host(std < 0).any():
+    if not backend.to_host(std >= 0).all():  # NaN fails too: its samples would all be NaN (PyTorch refuses it)
         raise ValueError(f"normal: std must be >= 0, got {std!r:.60}")
     size = np.broadcast_shapes(np.shape(mean), np.shape(std)) if size is None else size
     return _drawn(lambda rng, s: mean + std * rng.standard_normal(s), size, _floating("normal", dtype), device,

@@ -344,6 +344,12 @@ def test_multinomial_without_replacement_draws_distinct_categories_in_the_order_
     (lambda: minitx.normal(0.0, -1.0, (2,)), ValueError, "normal: std must be >= 0, got -1.0"),
     (lambda: minitx.normal(minitx.zeros(2), -minitx.ones(2)), ValueError, "normal: std must be >= 0"),
     (lambda: minitx.normal(minitx.zeros(2, dtype="int64"), 1.0), TypeError, "normal: needs a floating dtype"),
+    # a NaN std would give NaN samples: refused as PyTorch refuses it
+    (lambda: minitx.normal(0.0, float("nan"), (2,)), ValueError, "normal: std must be >= 0, got nan"),
+    (lambda: minitx.normal(minitx.zeros(2), minitx.tensor([np.nan, 1.0])), ValueError, "normal: std must be >= 0"),
+    (lambda: minitx.zeros(2).normal_(0.0, float("nan")), ValueError, "normal_: std must be >= 0, got nan"),
+    (lambda: minitx.nn.init.normal_(minitx.zeros(2), 0.0, -1.0), ValueError, "normal_: std must be >= 0, got -1.0"),
+    (lambda: minitx.zeros(2).uniform_(1.0, 0.0), ValueError, "uniform_: expected low <= high, got low=1.0, high=0.0"),
     (lambda: minitx.bernoulli(minitx.tensor([1.5])), ValueError, r"bernoulli: probabilities must be in \[0, 1\]"),
     (lambda: minitx.bernoulli(minitx.zeros(2), -0.1), ValueError, r"bernoulli: probabilities must be in \[0, 1\]"),
     (lambda: minitx.bernoulli(minitx.tensor([1, 0])), TypeError, "bernoulli: needs a floating dtype, got int64"),
@@ -370,7 +376,10 @@ def test_pytorch_refuses_the_same_calls():
     refused = [lambda: torch.randint(5, 5, (2,)), lambda: torch.normal(0.0, -1.0, (2,)),
                lambda: torch.bernoulli(torch.tensor([1.5])), lambda: torch.multinomial(torch.tensor([0.0, 0.0]), 1),
                lambda: torch.multinomial(torch.tensor([-1.0, 2.0]), 1), lambda: torch.multinomial(torch.ones(2), 3),
-               lambda: torch.multinomial(torch.ones(1, 1, 2), 1), lambda: torch.rand(2, dtype=torch.int64)]
+               lambda: torch.multinomial(torch.ones(1, 1, 2), 1), lambda: torch.rand(2, dtype=torch.int64),
+               lambda: torch.normal(0.0, float("nan"), (2,)), lambda: torch.normal(torch.zeros(2), torch.tensor([np.nan, 1.0])),
+               lambda: torch.zeros(2).normal_(0.0, float("nan")), lambda: torch.nn.init.normal_(torch.zeros(2), 0.0, -1.0),
+               lambda: torch.zeros(2).uniform_(1.0, 0.0)]
     for call in refused:
         with pytest.raises((RuntimeError, NotImplementedError)):
             call()

@@ -98,10 +98,16 @@ def _one_of(name, value, torch_name, torch_value, default):
 def uniform_(t, low=None, high=None, generator=None, *, a=None, b=None):
     """U(low, high), low = 0 and high = 1 unless given; PyTorch's names ``a=`` and ``b=`` work too."""
     low, high = _one_of("low", low, "a", a, 0.0), _one_of("high", high, "b", b, 1.0)
+    if not low <= high:  # (NaN too) NumPy would refuse it without saying whose bounds, or draw from [high, low]
+        raise ValueError(f"uniform_: expected low <= high, got low={low!r}, high={high!r}")
     return _fill(t, lambda rng: rng.uniform(low, high, t.shape), generator)
 
 
 def normal_(t, mean=0.0, std=1.0, generator=None):
+    """N(mean, std^2); std must be >= 0 (a NaN std would fill t with NaN, a negative one NumPy
+    refuses without saying whose it is; PyTorch refuses both)."""
+    if not std >= 0:
+        raise ValueError(f"normal_: std must be >= 0, got {std!r}")
     return _fill(t, lambda rng: rng.normal(mean, std, t.shape), generator)
 
 
