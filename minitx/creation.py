@@ -131,6 +131,7 @@ def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=
     if low >= high:
         raise ValueError(f"randint: low must be less than high, got low={low}, high={high}")
     dtype = "int64" if dtype is None else dtype
+    _check_holds("randint", f"[low, high) = [{low}, {high})", low, high - 1, dtype, exact=False)
     return _drawn(lambda rng, s: rng.integers(int(low), int(high), size=s, dtype=np.int64), size,
                   dtype, device, requires_grad, generator)
 
@@ -141,6 +142,7 @@ def randperm(n, dtype=None, device=None, requires_grad=False, *, generator=None)
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise ValueError(f"randperm: n must be a whole number >= 0, got {n!r}")
     dtype = "int64" if dtype is None else dtype
+    _check_holds("randperm", f"n = {n}", 0, n - 1, dtype, exact=True)
     return _drawn(lambda rng, s: rng.random(s).argsort(), int(n), dtype, device, requires_grad, generator)
 
 
@@ -290,6 +292,24 @@ def random_fill(t, bounds, generator=None) -> Tensor:
                          f"{t.dtype.name} (whole numbers from {smallest} to {largest})")
     return _drawn(lambda rng, s: rng.integers(low, high, size=s, dtype=np.int64, endpoint=True), t.shape, t.dtype,
                   t.device, False, generator)
+
+
+def _check_holds(op, asked, low, high, dtype, exact):
+    """Refuse draws from [low, high] (both included) that ``dtype`` cannot hold: cast, they would
+    wrap (randint(0, 300, dtype=uint8) drawing 44 for 300) or saturate, no longer uniform, and a
+    randperm no longer a permutation (PyTorch refuses them too). Floats hold whole numbers up to
+    their largest finite value, and with ``exact`` only those up to 2**digits, past which some
+    are missing (PyTorch's limit for randperm; its randint only warns there)."""
+    dtype = backend.resolve_dtype(dtype)
+    if backend.is_floating(dtype):
+        info = _finfo(dtype)
+        largest = 2 ** (info.nmant + 1) if exact else int(info.max)
+        smallest = -largest
+    else:
+        smallest, largest = _whole_numbers(dtype)
+    if high >= low and not smallest <= low <= high <= largest:
+        raise ValueError(f"{op}: {asked} draws whole numbers from {low} to {high}, which dtype {dtype.name} "
+                         f"does not hold (it holds those from {smallest} to {largest})")
 
 
 def _whole_numbers(dtype) -> tuple:

@@ -268,6 +268,17 @@ def test_randint_stays_in_bounds_and_is_uniform():
     assert np.abs(counts - 10_000).max() < 5 * np.sqrt(10_000 * 0.9)  # 5 standard errors
 
 
+def test_randint_and_randperm_draw_to_the_ends_of_their_dtype():
+    """The largest ranges a dtype holds are drawn, as PyTorch draws them (the checks above stop
+    only those past its ends)."""
+    minitx.manual_seed(8)
+    assert sorted(minitx.randperm(256, dtype="uint8").tolist()) == list(range(256))
+    assert sorted(minitx.randperm(2049, dtype="float16").tolist()) == list(range(2049))
+    assert set(minitx.randint(0, 2, (100,), dtype="bool").tolist()) == {False, True}
+    assert set(minitx.randint(-128, 128, (10_000,), dtype="int8").tolist()) == set(range(-128, 128))
+    assert minitx.randperm(0, dtype="uint8").shape == (0,)
+
+
 def test_randperm_is_a_permutation_and_every_order_is_equally_likely():
     minitx.manual_seed(2)
     assert sorted(minitx.randperm(100).tolist()) == list(range(100))
@@ -341,6 +352,19 @@ def test_multinomial_without_replacement_draws_distinct_categories_in_the_order_
     (lambda: minitx.randint(10), TypeError, "randint: missing the size"),
     (lambda: minitx.randint(0.5, 3, (2,)), TypeError, "randint: low and high must be whole numbers"),
     (lambda: minitx.randperm(-1), ValueError, "randperm: n must be a whole number >= 0, got -1"),
+    # a range the dtype does not hold would wrap when cast: not uniform, not a permutation
+    (lambda: minitx.randint(0, 300, (2,), dtype="uint8"), ValueError,
+     r"randint: \[low, high\) = \[0, 300\) draws whole numbers from 0 to 299, which dtype uint8 does not hold "
+     r"\(it holds those from 0 to 255\)"),
+    (lambda: minitx.randint(-1, 2, (2,), dtype="uint8"), ValueError, "randint: .* dtype uint8 does not hold"),
+    (lambda: minitx.randint(0, 3, (2,), dtype="bool"), ValueError, "randint: .* dtype bool does not hold"),
+    (lambda: minitx.randint(0, 70000, (2,), dtype="float16"), ValueError, "randint: .* dtype float16 does not hold"),
+    (lambda: minitx.randint_like(minitx.zeros(2, dtype="int8"), 200), ValueError, "randint: .* dtype int8 does not"),
+    (lambda: minitx.randint(0, 2 ** 64, (2,)), ValueError, "randint: .* dtype int64 does not hold"),
+    (lambda: minitx.randperm(257, dtype="uint8"), ValueError,
+     "randperm: n = 257 draws whole numbers from 0 to 256, which dtype uint8 does not hold"),
+    (lambda: minitx.randperm(2050, dtype="float16"), ValueError,  # 2049 is the first whole number float16 lacks
+     r"randperm: n = 2050 .* dtype float16 does not hold \(it holds those from -2048 to 2048\)"),
     (lambda: minitx.normal(0.0, -1.0, (2,)), ValueError, "normal: std must be >= 0, got -1.0"),
     (lambda: minitx.normal(minitx.zeros(2), -minitx.ones(2)), ValueError, "normal: std must be >= 0"),
     (lambda: minitx.normal(minitx.zeros(2, dtype="int64"), 1.0), TypeError, "normal: needs a floating dtype"),
@@ -379,7 +403,11 @@ def test_pytorch_refuses_the_same_calls():
                lambda: torch.multinomial(torch.ones(1, 1, 2), 1), lambda: torch.rand(2, dtype=torch.int64),
                lambda: torch.normal(0.0, float("nan"), (2,)), lambda: torch.normal(torch.zeros(2), torch.tensor([np.nan, 1.0])),
                lambda: torch.zeros(2).normal_(0.0, float("nan")), lambda: torch.nn.init.normal_(torch.zeros(2), 0.0, -1.0),
-               lambda: torch.zeros(2).uniform_(1.0, 0.0)]
+               lambda: torch.zeros(2).uniform_(1.0, 0.0), lambda: torch.randint(0, 300, (2,), dtype=torch.uint8),
+               lambda: torch.randint(-1, 2, (2,), dtype=torch.uint8), lambda: torch.randint(0, 3, (2,), dtype=torch.bool),
+               lambda: torch.randint(0, 70000, (2,), dtype=torch.float16),
+               lambda: torch.randint_like(torch.zeros(2, dtype=torch.int8), 200),
+               lambda: torch.randperm(257, dtype=torch.uint8), lambda: torch.randperm(2050, dtype=torch.float16)]
     for call in refused:
         with pytest.raises((RuntimeError, NotImplementedError)):
             call()
