@@ -10,7 +10,9 @@ those pairs: the seed is the ``manual_seed`` value, the offset counts calls per 
 run seeded the same way gets the same masks, and every call gets a fresh stream.
 
 PyTorch's top-level names for the global generator are here too, and at ``minitx.``:
-``initial_seed()``, ``seed()``, ``get_rng_state()`` and ``set_rng_state(state)``.
+``initial_seed()``, ``seed()``, ``get_rng_state()`` and ``set_rng_state(state)``; and
+``fork_rng()``, PyTorch's ``torch.random.fork_rng``, a ``with`` block whose draws leave the
+global state as it was.
 
 A ``Generator`` (PyTorch's ``torch.Generator``) is a CPU generator of its own, for draws that
 must not move with the global one: ``rand``, ``randn``, ``randperm``, ``randint``, ``normal``,
@@ -19,6 +21,7 @@ initializers, the samplers, the DataLoader and ``random_split`` take one as ``ge
 """
 from __future__ import annotations
 
+import contextlib
 import secrets
 
 import numpy as np
@@ -114,6 +117,13 @@ class Generator:
         self._rng = np.random.default_rng(self._seed)
         return self
 
+    def seed(self) -> int:
+        """Restart it from a fresh 64-bit number from the operating system, and return that number
+        (PyTorch's ``Generator.seed``; ``manual_seed`` of it draws the same again)."""
+        fresh = secrets.randbits(64)
+        self.manual_seed(fresh)
+        return fresh
+
     def initial_seed(self) -> int:
         """The seed it was last seeded with."""
         return self._seed
@@ -169,6 +179,37 @@ def set_rng_state(new_state: dict) -> None:
     """Resume the global draws from what ``get_rng_state`` returned: the draws after it are those
     that followed it. Anything else is refused (ValueError), and nothing changes."""
     _restore(new_state, "set_rng_state")
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, device_type="cuda"):
+    """PyTorch's ``torch.random.fork_rng``: the global draws inside the ``with`` block leave the
+    global random state as it was before it, so what follows draws as if the block had drawn
+    nothing (a probe, an evaluation with dropout on, a ``manual_seed`` inside). ``devices`` and
+    ``device_type`` are taken for PyTorch's signature: every device's state is kept (minitx has
+    one generator per device). ``enabled=False`` keeps nothing.
+
+    The block draws on the CPU from a copy of the CPU generator, so it draws what would have come
+    next; on the GPU it starts CuPy's generator afresh from the seed (whose state cannot be
+    copied), while the dropout kernels' Philox offsets go on from where they were. A
+    ``minitx.Generator`` is its own state, untouched by this, as PyTorch's."""
+    del devices, device_type  # (PyTorch's selection of CUDA devices: all of minitx's are kept)
+    if not enabled:
+        yield
+        return
+    global _seed
+    kept_seed, kept_offsets, kept_generators = _seed, dict(_philox_offsets), dict(_generators)
+    _generators.clear()  # the block's own generators, so the originals stay as they were
+    if "cpu" in kept_generators:  # (else the block's starts from the seed, as the original would)
+        generator("cpu").bit_generator.state = kept_generators["cpu"].bit_generator.state
+    try:
+        yield
+    finally:
+        _seed = kept_seed
+        _philox_offsets.clear()
+        _philox_offsets.update(kept_offsets)
+        _generators.clear()
+        _generators.update(kept_generators)
 
 
 def _restore(state, who: str) -> None:

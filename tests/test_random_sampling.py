@@ -101,6 +101,51 @@ def test_set_rng_state_refuses_what_get_rng_state_never_gave():
         assert minitx.get_rng_state() == before  # refused: nothing changed
 
 
+def test_fork_rng_leaves_the_global_state_as_it_was():
+    """PyTorch's torch.random.fork_rng: the block draws what would have come next (dropout too,
+    and a manual_seed inside), and after it the draws are those that followed the state before it;
+    a Generator is not the global state and moves on. enabled=False forks nothing."""
+    torch = import_torch()
+    assert callable(torch.random.fork_rng) and callable(minitx.random.fork_rng)
+    minitx.manual_seed(13)
+    minitx.randn(2)
+    before = minitx.get_rng_state()
+    expected = next_draws()
+    minitx.set_rng_state(before)
+    g = minitx.Generator().manual_seed(1)
+    with minitx.random.fork_rng():
+        inner = next_draws()
+        minitx.randn(3, generator=g)
+        minitx.manual_seed(99)
+        minitx.randn(3)
+    assert minitx.get_rng_state() == before and minitx.initial_seed() == 13
+    for got, want in zip(inner, expected):
+        np.testing.assert_array_equal(got, want)
+    for got, want in zip(next_draws(), expected):
+        np.testing.assert_array_equal(got, want)
+    assert g.get_state() != minitx.Generator().manual_seed(1).get_state()
+    minitx.set_rng_state(before)
+    with minitx.random.fork_rng(enabled=False):
+        minitx.randn(3)
+    assert minitx.get_rng_state() != before
+    minitx.manual_seed(14)  # nothing drawn before the block: after it, the seed's first draws
+    with minitx.random.fork_rng(devices=[], device_type="cuda"):
+        first = minitx.randn(4).numpy()
+    np.testing.assert_array_equal(minitx.randn(4).numpy(), first)
+
+
+def test_generator_seed_reseeds_it_from_the_operating_system():
+    """PyTorch's Generator.seed: a fresh 64-bit seed, returned, from which manual_seed draws again."""
+    torch = import_torch()
+    assert callable(torch.Generator().seed)
+    g = minitx.Generator()
+    fresh = g.seed()
+    assert 0 <= fresh < 2 ** 64 and g.initial_seed() == fresh
+    drawn = minitx.randn(5, generator=g).numpy()
+    np.testing.assert_array_equal(minitx.randn(5, generator=minitx.Generator().manual_seed(fresh)).numpy(), drawn)
+    assert len({minitx.Generator().seed() for _ in range(5)}) == 5
+
+
 def test_a_seed_past_64_bits_is_refused_as_pytorch_refuses_it():
     """A saved state holds a 64-bit seed: manual_seed(2**64) was taken, and its state then
     refused by set_rng_state."""
