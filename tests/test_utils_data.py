@@ -384,6 +384,25 @@ def test_datasets():
     assert isinstance(both, ConcatDataset) and [both[i] for i in range(6)] == [0, 1, 4, 0, 1, 4]
 
 
+def test_a_dataset_without_len_is_read_as_pytorchs(torch):
+    """A Dataset subclass with __getitem__ alone has no len(): a TypeError, as in PyTorch (whose
+    Dataset has no __len__), so list(ds) reads it up to its IndexError instead of failing."""
+    def three(base):
+        def getitem(self, i):
+            if i >= 3:
+                raise IndexError(i)
+            return i * i
+        return type("Squares", (base,), {"__getitem__": getitem})()
+
+    ours, theirs = three(Dataset), three(torch.utils.data.Dataset)
+    assert list(ours) == list(theirs) == [0, 1, 4]
+    for dataset in (ours, theirs):
+        with pytest.raises(TypeError):
+            len(dataset)
+    with pytest.raises(TypeError, match="Squares has no len"):
+        len(DataLoader(ours, batch_size=2))
+
+
 def test_errors_name_the_class_and_the_reason():
     class Empty(Dataset):
         pass

@@ -62,7 +62,10 @@ class Dataset:
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__(index), returning one sample")
 
     def __len__(self):
-        raise NotImplementedError(f"{type(self).__name__} must define __len__(), the number of samples")
+        # a TypeError, as for any object without a len: list(ds) and len-probing code take that as
+        # "unknown length" and go on (a NotImplementedError broke them; PyTorch's Dataset has no __len__)
+        raise TypeError(f"{type(self).__name__} has no len(): a Dataset must define __len__(), the number of "
+                        f"samples")
 
     def __add__(self, other):
         return ConcatDataset([self, other])
