@@ -239,6 +239,20 @@ def test_random_split_warns_and_refuses_as_pytorch():
         random_split(range(10), [0.5, 1.5, -1.0])
 
 
+def test_random_split_refuses_counts_that_overlap_or_leave_out(torch):
+    """PyTorch checks only the lengths' sum: [6, -1, 5] of 10 gives splits sharing a sample (one
+    drawn twice) and [12, -2] none wrong; minitx refuses a negative count, and one not whole."""
+    shared = torch.utils.data.random_split(range(10), [6, -1, 5])
+    assert len([i for part in shared for i in part]) == 11  # PyTorch's: a sample in two splits
+    for lengths in ([6, -1, 5], [12, -2]):
+        with pytest.raises(ValueError, match=r"random_split: length at index 1 is -\d; each length should be a "
+                                             r"sample count >= 0"):
+            random_split(range(10), lengths)
+    with pytest.raises(ValueError, match="length at index 0 is 2.5; each length should be a sample count"):
+        random_split(range(10), [2.5, 7.5])
+    assert [len(part) for part in random_split(range(5), np.array([2, 3]))] == [2, 3]  # NumPy ints are counts
+
+
 def epochs(loader, n=2):
     return [[int(i) for batch in loader for i in batch] for _ in range(n)]
 

@@ -28,6 +28,8 @@ What differs from PyTorch:
   generator's ``get_state()``) resumes the same order. The numbers are not PyTorch's;
 * WeightedRandomSampler with ``replacement=False`` refuses more ``num_samples`` than it has
   weights > 0 (PyTorch's then draws indices of weight 0 as well);
+* random_split refuses a negative or fractional sample count (PyTorch's checks only the sum,
+  so ``[6, -1, 5]`` of 10 gives splits sharing a sample);
 * over an IterableDataset the loader's ``sampler`` is None (PyTorch's: an endless sampler of
   Nones), and nothing warns when the dataset yields more samples than its ``len`` said;
 * collated mappings come back as plain dicts; there is no DistributedSampler or StackDataset.
@@ -164,7 +166,7 @@ class ChainDataset(IterableDataset):
 def random_split(dataset, lengths, generator=None) -> list:
     """Split ``dataset`` at random into non-overlapping Subsets of the given ``lengths``.
 
-    ``lengths`` are sample counts summing to ``len(dataset)``, or fractions summing to 1:
+    ``lengths`` are sample counts (ints >= 0) summing to ``len(dataset)``, or fractions summing to 1:
     each split then gets ``floor(fraction * len(dataset))`` samples and the remainder is dealt
     out one by one from the first split on (PyTorch's rule, so the sizes equal PyTorch's).
     The permutation comes from ``generator`` (a minitx.Generator: ``Generator().manual_seed(42)``
@@ -184,6 +186,12 @@ def random_split(dataset, lengths, generator=None) -> list:
                 warnings.warn(f"random_split: length of split at index {i} is 0. This might result in an "
                               f"empty dataset.", stacklevel=2)
         lengths = counts
+    # PyTorch checks only the sum, and then slices by the running total: a negative length makes
+    # two splits overlap (a sample in both, say train and validation) or leaves samples out
+    for i, length in enumerate(lengths):
+        if not hasattr(length, "__index__") or length < 0:
+            raise ValueError(f"random_split: length at index {i} is {length!r}; each length should be a "
+                             f"sample count >= 0 (an int), or all of them fractions summing to 1")
     if sum(lengths) != n:
         raise ValueError(f"random_split: the lengths {list(lengths)} sum to {sum(lengths)}, not to the dataset's "
                          f"length {n}")
