@@ -376,6 +376,18 @@ def test_loaders_with_generators_shuffle_apart_and_resume():
     assert epochs(shuffled, 2) == alone[1:]
 
 
+@pytest.mark.parametrize("name, value", [("batch_size", 3), ("sampler", [0]), ("batch_sampler", [[0]]),
+                                         ("drop_last", True), ("dataset", range(9)), ("persistent_workers", False)])
+def test_what_a_loader_batches_by_is_not_set_after_init(torch, name, value):
+    """Set after __init__, batch_size and the rest would change nothing (the batches are cut by the
+    batch sampler __init__ made): refused, as PyTorch refuses them; collate_fn may be set."""
+    assert_refused_alike(lambda: setattr(DataLoader(range(6), batch_size=2), name, value),
+                         lambda: setattr(torch.utils.data.DataLoader(range(6), batch_size=2), name, value))
+    loader = DataLoader(range(6), batch_size=2)
+    loader.collate_fn = sum
+    assert list(loader) == [1, 5, 9] and len(loader) == 3
+
+
 def test_sampler_and_its_length():
     loader = DataLoader(range(10), batch_size=4, sampler=[9, 0, 5])
     assert [b.tolist() for b in loader] == [[9, 0, 5]] and len(loader) == 1

@@ -489,6 +489,16 @@ class DataLoader:
         self.sampler, self.batch_sampler, self.collate_fn = sampler, batch_sampler, collate_fn
         self.pin_memory = pin_memory
         vars(self).update(workers)  # kept as PyTorch keeps them: loader.num_workers is 0
+        self._initialized = True
+
+    # what __init__ built the batches from: set afterwards, they would change nothing (the batch
+    # sampler is already made), so they are refused, as PyTorch refuses them
+    _SET_AT_INIT = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers")
+
+    def __setattr__(self, name, value):
+        if name in self._SET_AT_INIT and vars(self).get("_initialized"):
+            raise ValueError(f"DataLoader: {name} attribute should not be set after DataLoader is initialized")
+        super().__setattr__(name, value)
 
     def __iter__(self):
         """One epoch: each batch (each sample, with batch_size=None) through ``collate_fn``."""
