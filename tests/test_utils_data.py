@@ -388,6 +388,18 @@ def test_what_a_loader_batches_by_is_not_set_after_init(torch, name, value):
     assert list(loader) == [1, 5, 9] and len(loader) == 3
 
 
+def test_an_epochs_iterator_has_the_loaders_len(torch):
+    """iter(loader) has a len, the loader's (PyTorch's iterator has one), and still yields each batch once."""
+    for options in ({"batch_size": 4}, {"batch_size": 4, "drop_last": True}, {"batch_size": None}):
+        ours, theirs = DataLoader(range(10), **options), torch.utils.data.DataLoader(range(10), **options)
+        epoch = iter(ours)
+        assert len(epoch) == len(iter(theirs)) == len(ours)
+        assert iter(epoch) is epoch
+        assert [np.asarray(b).tolist() for b in epoch] == [np.asarray(b).tolist() for b in theirs]
+    with pytest.raises(TypeError, match="Stream has no len"):
+        len(iter(DataLoader(streams(torch, range(3), with_len=False)[0], batch_size=2)))
+
+
 def test_sampler_and_its_length():
     loader = DataLoader(range(10), batch_size=4, sampler=[9, 0, 5])
     assert [b.tolist() for b in loader] == [[9, 0, 5]] and len(loader) == 1

@@ -508,7 +508,7 @@ class DataLoader:
             gathered = (self.dataset[index] for index in self.sampler)
         else:
             gathered = ([self.dataset[i] for i in indices] for indices in self.batch_sampler)
-        return map(self.collate_fn, gathered)
+        return _Epoch(map(self.collate_fn, gathered), self)
 
     def __len__(self):
         """The number of batches in an epoch (of samples, with batch_size=None). Over an
@@ -516,3 +516,21 @@ class DataLoader:
         if self.batch_sampler is not None:
             return len(self.batch_sampler)
         return len(self.dataset if self._iterable else self.sampler)
+
+
+class _Epoch:
+    """One epoch's batches, as ``iter(loader)`` gives them: an iterator whose ``len`` is the
+    loader's, as PyTorch's is, for code that sizes a progress bar or a schedule from
+    ``len(iter(loader))`` (a bare map has no len)."""
+
+    def __init__(self, batches, loader):
+        self._batches, self._loader = batches, loader
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._batches)
+
+    def __len__(self):
+        return len(self._loader)
