@@ -70,14 +70,37 @@ PRECISION = {
 }
 
 _DTYPES = ("bfloat16", "float16")
-_active: list = []  # the autocast dtypes in force, innermost last
+_DEVICES = {"cpu": "bfloat16", "cuda": "float16"}  # device_type -> PyTorch's default autocast dtype there
+_active: list = []  # the autocast dtypes in force, innermost last (None: an enabled=False block)
 
 
-def autocast(dtype: str = "bfloat16"):
-    """The context in which PRECISION's ops compute in ``dtype``: "bfloat16" or "float16"."""
-    if dtype not in _DTYPES:
-        raise ValueError(f"autocast: unknown dtype {dtype!r}; expected one of {', '.join(_DTYPES)}")
-    return _autocasting(backend.resolve_dtype(dtype))
+def autocast(device_type=None, dtype=None, enabled=True, cache_enabled=None):
+    """The context in which PRECISION's ops compute in ``dtype``: "bfloat16" (the default) or
+    "float16", by name or as a NumPy or ml_dtypes type; ``autocast("bfloat16")`` names it first.
+    Also a decorator.
+
+    PyTorch's arguments are taken too, so a ported loop runs unchanged: ``autocast("cuda",
+    dtype=...)`` or ``device_type="cuda"`` (without a dtype, PyTorch's default there: float16 on
+    "cuda", bfloat16 on "cpu"); ``enabled=False`` turns autocast off inside the block, an outer
+    one's included (one code path with and without mixed precision, or a region kept in
+    float32); ``cache_enabled`` has nothing to switch (each cast is an op, made at each use). The
+    device_type chooses no device: the table applies to the ops of every device."""
+    first = False  # whether dtype came in device_type's place
+    if device_type is not None and device_type not in _DEVICES:  # minitx's own autocast("float16")
+        if dtype is not None:
+            raise ValueError(f"autocast: unknown device_type {device_type!r}; expected 'cpu' or 'cuda'")
+        device_type, dtype, first = None, device_type, True
+    if not isinstance(enabled, bool):
+        raise TypeError(f"autocast: enabled must be True or False, got {enabled!r}")
+    if cache_enabled not in (None, True, False):
+        raise TypeError(f"autocast: cache_enabled must be True, False or None, got {cache_enabled!r}")
+    if dtype is None:
+        dtype = _DEVICES[device_type] if device_type else "bfloat16"
+    name = dtype.__name__ if isinstance(dtype, type) else dtype  # np.float16, ml_dtypes.bfloat16: their names
+    if not isinstance(name, (str, np.dtype)) or name not in _DTYPES:
+        raise ValueError(f"autocast: unknown dtype {dtype!r}; expected one of {', '.join(_DTYPES)}"
+                         + (f" (or a device_type: {', '.join(_DEVICES)})" if first else ""))
+    return _autocasting(backend.resolve_dtype(name) if enabled else None)
 
 
 @contextlib.contextmanager

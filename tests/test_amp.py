@@ -96,6 +96,34 @@ def test_autocast_refuses_an_unknown_dtype():
         minitx.autocast("float8")
 
 
+def test_autocast_takes_pytorchs_arguments_and_numpy_types():
+    """A ported loop's torch.autocast("cuda", dtype=..., enabled=...) runs unchanged: the device
+    name first or as device_type (its PyTorch default dtype when none is given), enabled=False
+    (off inside, an outer block's too), and np.float16 / ml_dtypes.bfloat16 as the dtype."""
+    x, w = minitx.ones(2, 3), minitx.ones(4, 3)
+
+    def dtype_in(context):
+        with context:
+            return F.linear(x, w).dtype
+
+    assert dtype_in(minitx.autocast("cuda", dtype=np.float16)) == np.float16
+    assert dtype_in(minitx.autocast(device_type="cuda")) == np.float16  # PyTorch's default on "cuda"
+    assert dtype_in(minitx.autocast("cpu")) == BF16  # and on "cpu"
+    assert dtype_in(minitx.autocast(ml_dtypes.bfloat16)) == BF16
+    assert dtype_in(minitx.autocast(dtype="float16", cache_enabled=False)) == np.float16
+    assert dtype_in(minitx.autocast("cuda", minitx.float16, False)) == np.float32
+    with minitx.autocast("float16"):
+        assert dtype_in(minitx.autocast(enabled=False)) == np.float32  # a float32 region inside
+        assert F.linear(x, w).dtype == np.float16  # and back after it
+    with pytest.raises(ValueError, match="autocast: unknown device_type 'tpu'; expected 'cpu' or 'cuda'"):
+        minitx.autocast("tpu", dtype="float16")
+    with pytest.raises(ValueError, match=r"unknown dtype 'tpu'; expected one of bfloat16, float16 \(or a "
+                                         r"device_type: cpu, cuda\)"):
+        minitx.autocast("tpu")
+    with pytest.raises(TypeError, match="autocast: enabled must be True or False, got 'no'"):
+        minitx.autocast(enabled="no")
+
+
 def _transformer_step(dtype=None, seed=0, scaler=None, loss_factor=1.0):
     """A small Transformer's loss and its parameters, their gradients filled (by backward on the
     loss scaled by ``scaler``, then unscaled, when one is given); the forward in ``dtype``."""
