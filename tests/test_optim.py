@@ -933,3 +933,29 @@ def test_adafactor_keeps_factors_for_matrices_and_a_variance_for_vectors():
                                          r"\(2, 4, 1\), but expected \(2, 1, 4\) for the parameter of shape "
                                          r"\(2, 3, 4\)"):
         optim.Adafactor(make_params(shapes=_ADAFACTOR_SHAPES)).load_state_dict(saved)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "LBFGS"])
+def test_a_bfloat16_parameter_is_refused_also_when_cast_after_the_optimizer_took_it(name):
+    """model.bfloat16() after the optimizer was made casts the same Parameter objects: the step
+    refuses them as the constructor does (it stepped them in bfloat16, and the fused Adam raised
+    an error of its kernel's, naming no parameter)."""
+    message = "parameter 0 has dtype bfloat16; the optimizers update float16, float32 and float64 parameters"
+    with pytest.raises(TypeError, match=f"{name}: {message}"):
+        getattr(optim, name)([minitx.tensor(np.ones(2), dtype="bfloat16", requires_grad=True)], lr=0.1)
+    model = minitx.nn.Linear(2, 1)
+    opt = getattr(optim, name)(model.parameters(), lr=0.1)
+    model.bfloat16()
+    before = model.weight.numpy().copy()
+    x = minitx.ones(3, 2).bfloat16()
+
+    def closure():
+        opt.zero_grad()
+        loss = model(x).sum()
+        loss.backward()
+        return loss
+
+    closure()
+    with pytest.raises(TypeError, match=f"{name}.step: {message}"):
+        opt.step(closure)
+    np.testing.assert_array_equal(model.weight.numpy(), before)

@@ -323,6 +323,9 @@ class LBFGS(Optimizer):
             raise TypeError("LBFGS.step: expected a closure (a function that zeroes the gradients, computes the "
                             f"loss, calls backward and returns the loss), got {closure!r:.60}; LBFGS evaluates the "
                             "loss several times per step")
+        for index, p in enumerate(self._params):
+            if p.dtype.name == "bfloat16":  # cast after the optimizer took it (model.bfloat16())
+                raise self._bfloat16_error("LBFGS.step", index)
         start = [p.data.copy() for p in self._params] if self.check_finite else None
         self._calls = 0
         try:

@@ -102,10 +102,8 @@ class Optimizer:
             if not isinstance(p, Tensor):
                 raise TypeError(f"{self._name}: parameter {start + k} is a {type(p).__name__}, "
                                 "expected a minitx Tensor")
-            if p.dtype.name == "bfloat16":  # the fused update keeps float32 master weights beside bfloat16
-                raise TypeError(f"{self._name}: parameter {start + k} has dtype bfloat16; the optimizers update "
-                                "float16, float32 and float64 parameters: keep the weights in float32 and compute "
-                                "in bfloat16 with minitx.autocast('bfloat16')")
+            if p.dtype.name == "bfloat16":
+                raise self._bfloat16_error(self._name, start + k)
             if p.dtype.kind != "f":
                 raise TypeError(f"{self._name}: parameter {start + k} has dtype {p.dtype.name}; "
                                 "only floating-point tensors can be optimized")
@@ -120,6 +118,14 @@ class Optimizer:
         new["params"] = params
         self._check_group(new)
         self.param_groups.append(new)
+
+    @staticmethod
+    def _bfloat16_error(where: str, index: int) -> TypeError:
+        """The refusal of a bfloat16 parameter: the fused update keeps float32 master weights
+        beside bfloat16 gradients, and the reference path would round every small update away."""
+        return TypeError(f"{where}: parameter {index} has dtype bfloat16; the optimizers update float16, float32 "
+                         "and float64 parameters: keep the weights in float32 and compute in bfloat16 with "
+                         "minitx.autocast('bfloat16')")
 
     def _check_group(self, group: dict) -> None:  # pragma: no cover - overridden
         pass
@@ -163,6 +169,8 @@ class Optimizer:
             items = []
             for p in group["params"]:
                 if p.grad is not None:
+                    if p.dtype.name == "bfloat16":  # cast after the optimizer took it (model.bfloat16())
+                        raise self._bfloat16_error(f"{self._name}.step", index)
                     if p.grad.shape != p.shape:
                         raise ValueError(f"{self._name}.step: parameter {index} has shape {p.shape} "
                                          f"but its gradient has shape {p.grad.shape}")
