@@ -56,6 +56,9 @@ PRECISION = {
     "BiasActDropout": ("low", "a product's bias add (a Linear that leaves its bias to this op, as the "
                               "feed-forward's first), activation and dropout: in the product's dtype, as "
                               "Linear's own bias, so the fused kernel takes them (it refuses mixed dtypes)"),
+    "ConvNd": ("low", "a convolution is a matrix product (of the weights and the input's windows), and a "
+                      "bias add; PyTorch's autocast computes it in 16 bits on the CPU and the GPU"),
+    "ConvTransposeNd": ("low", "the same products, read the other way"),
     "ScaledDotProductAttention": ("low", "its two products (q k^T and P v); its softmax is float32 inside"),
     "DropoutAdd": ("float32", "the residual sum every layer adds into: the stream keeps float32's mantissa, "
                               "as PyTorch's type promotion keeps it (float32 plus bfloat16 is float32)"),

@@ -207,6 +207,32 @@ def test_without_the_loss_scale_small_float16_gradients_vanish():
 
 
 @pytest.mark.parametrize("name", sorted(LOW))
+@pytest.mark.parametrize("op", ["conv1d", "conv2d", "conv_transpose2d"])
+def test_a_convolution_is_a_product_and_computes_in_16_bits_as_pytorchs(name, op):
+    """Convolutions are in PyTorch's autocast lists (CPU and GPU) beside linear and matmul: their
+    output is the 16-bit dtype, each input rounded once, the sums in float32 (they stayed
+    float32). The weights' gradients come back float32."""
+    torch = pytest.importorskip("torch")
+    dtype, ulp, tiny = LOW[name]
+    rng = np.random.default_rng(4)
+    dims = 1 if op == "conv1d" else 2
+    x = rng.normal(size=(2, 3) + (7,) * dims).astype(np.float32)
+    shape = (3, 4) if op == "conv_transpose2d" else (4, 3)  # [in, out] for the transposed, [out, in] else
+    w = rng.normal(size=shape + (3,) * dims).astype(np.float32)
+    b = rng.normal(size=4).astype(np.float32)
+    weight = minitx.tensor(w, requires_grad=True)
+    with minitx.autocast(name):
+        y = getattr(F, op)(minitx.tensor(x), weight, minitx.tensor(b))
+    with torch.autocast("cpu", dtype=getattr(torch, name)):
+        expected = getattr(torch.nn.functional, op)(torch.tensor(x), torch.tensor(w), torch.tensor(b))
+    assert y.dtype == dtype and str(expected.dtype) == f"torch.{name}"
+    exact = getattr(torch.nn.functional, op)(*(torch.tensor(rounded(a, dtype)).double() for a in (x, w, b)))
+    np.testing.assert_allclose(y.numpy().astype(np.float64), exact.numpy(), rtol=ulp, atol=1e-5)  # (float32 sums)
+    y.astype("float32").sum().backward()
+    assert weight.grad.dtype == np.float32
+
+
+@pytest.mark.parametrize("name", sorted(LOW))
 def test_the_same_layer_under_pytorchs_autocast(name):
     """nn.Linear, then cross-entropy, under both frameworks' bfloat16 (or float16) autocast on the CPU."""
     torch = pytest.importorskip("torch")
