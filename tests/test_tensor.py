@@ -240,6 +240,15 @@ def test_repr():
     assert "grad_fn=mul" in repr(minitx.tensor([1.0], requires_grad=True) * 2)
 
 
+def test_a_bfloat16_tensor_prints_as_floats():
+    """ml_dtypes' bfloat16 has no NumPy float format: 1.0 printed as 1, an integer tensor's look.
+    It prints as the float16 and float32 ones do (and as PyTorch's: 1.0000e+00 beside 1e-08)."""
+    pytest.importorskip("ml_dtypes")
+    assert repr(minitx.tensor([1.0, 2.0]).bfloat16()) == "tensor([1., 2.], dtype=bfloat16)"
+    assert repr(minitx.tensor([1.0, 1e-8, -2.5]).bfloat16()) == (
+        "tensor([ 1.0000e+00,  1.0012e-08, -2.5000e+00], dtype=bfloat16)")
+
+
 @pytest.mark.parametrize("convert, dtype", [
     (lambda t: t.to(dtype="float32"), "float32"),
     (lambda t: t.astype(minitx.float32), "float32"),

@@ -233,8 +233,10 @@ class Tensor:
         return int(self.item())
 
     def __repr__(self) -> str:
-        body = np.array2string(backend.to_numpy(self.data), precision=4, separator=", ",
-                               prefix="tensor(", threshold=200)
+        array = backend.to_numpy(self.data)
+        if array.dtype.name == "bfloat16":  # ml_dtypes' type has no NumPy float format (1.0 printed as 1):
+            array = array.astype(np.float32)  # float32 holds each value exactly
+        body = np.array2string(array, precision=4, separator=", ", prefix="tensor(", threshold=200)
         extras = []
         if self.dtype != backend.DEFAULT_FLOAT:
             extras.append(f"dtype={self.dtype.name}")
