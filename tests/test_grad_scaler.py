@@ -335,6 +335,17 @@ def test_bad_settings_are_refused(kwargs, message):
         GradScaler(**kwargs)
 
 
+def test_pytorchs_device_is_taken_by_name_and_refused_in_init_scales_place():
+    """torch.amp.GradScaler("cuda"), ported as it is, put "cuda" in init_scale's place and was
+    refused as an invalid init_scale; the message now says where the device goes."""
+    assert GradScaler(device="cuda", init_scale=8.0).state_dict() == GradScaler(init_scale=8.0).state_dict()
+    with pytest.raises(TypeError, match=r"GradScaler: got 'cuda' for init_scale, the first argument; PyTorch's "
+                                        r"torch.amp.GradScaler takes the device first, .*GradScaler\(device='cuda'\)"):
+        GradScaler("cuda")
+    with pytest.raises(ValueError, match="GradScaler: unknown device 'tpu'; expected 'cpu' or 'cuda'"):
+        GradScaler(device="tpu")
+
+
 def test_calls_out_of_order_are_refused():
     ps = params()
     opt, scaler = SGD(ps, lr=0.1), GradScaler()

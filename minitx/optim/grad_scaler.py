@@ -67,7 +67,18 @@ class GradScaler:
     """
 
     def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
-                 enabled=True):
+                 enabled=True, *, device=None):
+        """``device``: PyTorch's torch.amp.GradScaler names one ("cuda" or "cpu"); taken by name
+        only, and it chooses nothing (S lives where the loss is). In the first place it is refused:
+        that place is init_scale's, as in torch.cuda.amp.GradScaler, and reading the numbers after
+        a device there one place on would silently mean other settings."""
+        if isinstance(init_scale, str):
+            raise TypeError(f"GradScaler: got {init_scale!r} for init_scale, the first argument; PyTorch's "
+                            "torch.amp.GradScaler takes the device first, this one takes it by name only: "
+                            f"GradScaler(device={init_scale!r}), or leave it out (the scale lives on the loss's "
+                            "device)")
+        if device is not None and device not in ("cpu", "cuda"):
+            raise ValueError(f"GradScaler: unknown device {device!r}; expected 'cpu' or 'cuda' (or None)")
         check_number("GradScaler", "init_scale", init_scale, low=0, high=_FLOAT32_MAX, low_open=True)
         check_number("GradScaler", "growth_factor", growth_factor, low=1, low_open=True)
         check_number("GradScaler", "backoff_factor", backoff_factor, low=0, high=1, low_open=True, high_open=True)
