@@ -1109,11 +1109,14 @@ def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
     x = as_tensor(x)
     xp = backend.get_array_module(x.data)
     flat = x.data.reshape(-1)
-    order = xp.argsort(flat, kind="stable")
-    ordered = flat[order]
+    # bfloat16 ordered as float32, which holds each value exactly: ml_dtypes' sort does not put NaN last
+    # (it leaves the array unsorted around one, and the equal values apart)
+    keys = flat.astype(np.float32) if flat.dtype.name == "bfloat16" else flat
+    order = xp.argsort(keys, kind="stable")
+    ordered = keys[order]
     starts = xp.ones(flat.shape, dtype=bool)
     starts[1:] = ordered[1:] != ordered[:-1]
-    values = Tensor(ordered[starts])
+    values = Tensor(flat[order][starts])
     if not (return_inverse or return_counts):
         return values
     out = (values,)

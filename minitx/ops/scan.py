@@ -370,6 +370,10 @@ def searchsorted(sorted_sequence, values, *, side=None, right=False, sorter=None
                          f"(one sequence per row), got shapes {sequence.shape} and {values.shape}")
     s, v = sequence.data, values.data
     xp = get_array_module(s)
+    # bfloat16 searched as float32, which holds each value exactly: ml_dtypes' comparisons do not count
+    # NaN as the largest value, and NumPy's search, going on from one value's place to the next
+    # value's, then misplaces the values after a NaN too
+    s, v = (a.astype(np.float32) if a.dtype.name == "bfloat16" else a for a in (s, v))
     if sorter is not None:
         sorter = as_indices(sorter, sequence)
         if sorter.shape != sequence.shape:

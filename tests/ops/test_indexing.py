@@ -1160,6 +1160,18 @@ def _same_inverse(ours, theirs, a):
     assert sorted(ours[nan].tolist()) == sorted(theirs[nan].tolist())
 
 
+def test_unique_of_bfloat16_with_nan_is_sorted_as_float32():
+    """ml_dtypes' bfloat16 sort leaves NaN where it was, and the equal values around it apart: unique
+    orders bfloat16 as float32, which holds each value exactly (PyTorch: [1, 2, nan, nan], [1, 2, 1, 1],
+    inverse [1, 2, 0, 3, 1])."""
+    x = minitx.tensor(np.array([2.0, np.nan, 1.0, np.nan, 2.0], np.float32)).bfloat16()
+    values, inverse, counts = F.unique(x, return_inverse=True, return_counts=True)
+    assert values.dtype.name == "bfloat16"
+    np.testing.assert_array_equal(values.numpy().astype(np.float32), [1.0, 2.0, np.nan, np.nan])
+    np.testing.assert_array_equal(inverse.numpy(), [1, 2, 0, 3, 1])
+    np.testing.assert_array_equal(counts.numpy(), [1, 2, 1, 1])
+
+
 def test_unique_refuses_dim():
     with pytest.raises(NotImplementedError, match="unique: dim is not supported"):
         F.unique(minitx.tensor([[1, 2]]), dim=0)

@@ -715,6 +715,25 @@ def test_searchsorted_of_a_number_a_nan_and_its_errors():
         F.searchsorted(sequence, 2.0, sorter=minitx.tensor([0, 1, 2]))
 
 
+def test_searchsorted_of_bfloat16_counts_nan_as_the_largest_as_other_floats():
+    """ml_dtypes' bfloat16 comparisons put NaN nowhere, and NumPy's search, going on from one value's
+    place to the next's, misplaced the values after a NaN too ([nan, 3, 0.5] gave [0, 1, 1]): bfloat16 is
+    searched as float32, which holds each value exactly, as PyTorch's search finds them."""
+    def bf16(values):
+        return minitx.tensor(np.array(values, np.float32)).bfloat16()
+    sequence, values = [0.0, 1.0, 2.0, 3.0], [np.nan, 3.0, 0.5, np.inf, -np.inf]
+    for side, want in (("left", [4, 3, 1, 4, 0]), ("right", [4, 4, 1, 4, 0])):
+        np.testing.assert_array_equal(F.searchsorted(bf16(sequence), bf16(values), side=side).numpy(), want)
+        np.testing.assert_array_equal(F.searchsorted(minitx.tensor(sequence), minitx.tensor(values), side=side).numpy(),
+                                      want)
+    # a NaN in a bfloat16 sequence is last, where sort puts it, as in the other float dtypes
+    np.testing.assert_array_equal(F.searchsorted(bf16([0.0, 1.0, np.nan]), bf16([np.nan, 2.0, 0.5])).numpy(), [2, 2, 1])
+    torch = import_torch()
+    if torch is not None:
+        theirs = torch.searchsorted(torch.tensor(sequence, dtype=torch.bfloat16), torch.tensor(values, dtype=torch.bfloat16))
+        np.testing.assert_array_equal(theirs.numpy(), [4, 3, 1, 4, 0])
+
+
 # ---------------------------------------------------------------- kthvalue
 
 
