@@ -21,7 +21,7 @@ from minitx.backend import get_array_module, to_host
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import accumulate, as_indices, floating
 from minitx.ops.elementwise import lerp_values
-from minitx.ops.indexing import add_at
+from minitx.ops.indexing import add_at, check_indices
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 from minitx.ops.shape import broadcast_to, concatenate
 
@@ -326,6 +326,7 @@ def sort(x, axis=-1, descending=False):
 @takes_torch_keywords
 def argsort(x, axis=-1, descending=False):
     """The indices that sort x along ``axis`` (stably; NaN the largest)."""
+    _scan_axis(axis, as_tensor(x), "argsort")  # (so that a bad axis names argsort, not sort)
     return sort(x, axis, descending)[1]
 
 
@@ -335,6 +336,7 @@ def topk(x, k, axis=-1, largest=True):
     first k of a stable sort, so among equal values the earlier comes first (PyTorch does not
     say which it picks among ties). A 0-d x is one value along axis 0 (or -1); k = 1 returns it
     and index 0, 0-d, as PyTorch (k = 0 is refused: a 0-d result cannot be empty)."""
+    _scan_axis(axis, as_tensor(x), "topk")  # (so that a bad axis names topk, not the sort it calls)
     values, indices = sort(x, axis, descending=largest)
     if not values.ndim:
         if not isinstance(k, numbers.Integral) or k != 1:
@@ -379,6 +381,8 @@ def searchsorted(sorted_sequence, values, *, side=None, right=False, sorter=None
         if sorter.shape != sequence.shape:
             raise ValueError(f"searchsorted: sorter must have sorted_sequence's shape {sequence.shape}, got "
                              f"{sorter.shape}")
+        # positions in [0, n): a negative one would count from the end, giving a silently wrong place
+        check_indices("searchsorted", "sorter", sorter.data, s.shape[-1])
         s = xp.take_along_axis(s, sorter.data, axis=-1)
     if s.ndim == 1:
         found = xp.searchsorted(s, v, side=side)

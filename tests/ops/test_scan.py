@@ -715,6 +715,29 @@ def test_searchsorted_of_a_number_a_nan_and_its_errors():
         F.searchsorted(sequence, 2.0, sorter=minitx.tensor([0, 1, 2]))
 
 
+def test_searchsorted_checks_its_sorter_as_pytorch():
+    """A sorter holds positions in [0, n): a negative one counted from the end and gave a place
+    without a word (PyTorch: "sorter index out of range"), one past the end NumPy's IndexError
+    without the op's name."""
+    sequence, values = minitx.tensor([3.0, 1.0, 2.0]), minitx.tensor([2.0, 2.5])
+    assert F.searchsorted(sequence, values, sorter=minitx.tensor([1, 2, 0])).numpy().tolist() == [1, 2]
+    for bad, value in (([1, 2, -3], -3), ([1, 2, 3], 3)):
+        with pytest.raises(IndexError, match=rf"^searchsorted: sorter {value} is out of range \[0, 3\)"):
+            F.searchsorted(sequence, values, sorter=minitx.tensor(bad))
+    with pytest.raises(TypeError, match="^searchsorted: sorter must be an integer tensor, got dtype float32"):
+        F.searchsorted(sequence, values, sorter=minitx.tensor([1.0, 2.0, 0.0]))
+
+
+def test_topk_and_argsort_name_themselves_for_a_bad_axis():
+    x = minitx.tensor([[1.0, 2.0], [3.0, 4.0]])
+    for op, call in (("topk", lambda: F.topk(x, 1, 2)), ("argsort", lambda: F.argsort(x, 2)),
+                     ("topk", lambda: x.topk(1, dim=-3)), ("argsort", lambda: x.argsort(dim=2))):
+        with pytest.raises(ValueError, match=rf"^{op}: axis -?[23] is out of range for a tensor with 2 dimensions"):
+            call()
+    with pytest.raises(ValueError, match="^argsort: axis must be an integer, got None"):
+        F.argsort(x, None)
+
+
 def test_searchsorted_of_bfloat16_counts_nan_as_the_largest_as_other_floats():
     """ml_dtypes' bfloat16 comparisons put NaN nowhere, and NumPy's search, going on from one value's
     place to the next's, misplaced the values after a NaN too ([nan, 3, 0.5] gave [0, 1, 1]): bfloat16 is
