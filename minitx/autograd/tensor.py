@@ -823,11 +823,12 @@ class Tensor:
     def sign(self): return F.sign(self)
     def floor(self): return F.floor(self)
 
-    def sort(self, axis=-1, descending=False): return F.sort(self, axis, descending)
+    def sort(self, axis=-1, descending=False, *, stable=False): return F.sort(self, axis, descending, stable=stable)
 
-    def argsort(self, axis=-1, descending=False): return F.argsort(self, axis, descending)
+    def argsort(self, axis=-1, descending=False, *, stable=False):
+        return F.argsort(self, axis, descending, stable=stable)
 
-    def topk(self, k, axis=-1, largest=True): return F.topk(self, k, axis, largest)
+    def topk(self, k, axis=-1, largest=True, sorted=True): return F.topk(self, k, axis, largest, sorted)  # noqa: A002
     def ceil(self): return F.ceil(self)
     def round(self, decimals=0): return F.round(self, decimals)
     def trunc(self): return F.trunc(self)

@@ -315,27 +315,31 @@ class Sort(Function):
 
 
 @takes_torch_keywords
-def sort(x, axis=-1, descending=False):
+def sort(x, axis=-1, descending=False, *, stable=False):
     """(values, indices) of x sorted along ``axis``, stably (equal values keep their order; NaN
-    is the largest), as PyTorch's ``sort(stable=True)``; indices are int64 and take no gradient."""
+    is the largest), as PyTorch's ``sort(stable=True)``; indices are int64 and take no gradient.
+    ``stable`` is taken for PyTorch's code and changes nothing: stable=False lets any order of equal
+    values come out, the stable one included."""
     op = Sort(axis, descending)
     values = op(x)
     return ValuesIndices(values, Tensor(op.order.reshape(values.shape).astype("int64")))
 
 
 @takes_torch_keywords
-def argsort(x, axis=-1, descending=False):
-    """The indices that sort x along ``axis`` (stably; NaN the largest)."""
+def argsort(x, axis=-1, descending=False, *, stable=False):
+    """The indices that sort x along ``axis`` (stably; NaN the largest; ``stable`` as sort's)."""
     _scan_axis(axis, as_tensor(x), "argsort")  # (so that a bad axis names argsort, not sort)
     return sort(x, axis, descending)[1]
 
 
 @takes_torch_keywords
-def topk(x, k, axis=-1, largest=True):
+def topk(x, k, axis=-1, largest=True, sorted=True):  # noqa: A002 (PyTorch's name)
     """(values, indices) of the k largest (or smallest) entries along ``axis``, in order: the
     first k of a stable sort, so among equal values the earlier comes first (PyTorch does not
     say which it picks among ties). A 0-d x is one value along axis 0 (or -1); k = 1 returns it
-    and index 0, 0-d, as PyTorch (k = 0 is refused: a 0-d result cannot be empty)."""
+    and index 0, 0-d, as PyTorch (k = 0 is refused: a 0-d result cannot be empty). ``sorted`` is
+    taken for PyTorch's code: the k come in order either way (with sorted=False PyTorch's order
+    is unspecified)."""
     _scan_axis(axis, as_tensor(x), "topk")  # (so that a bad axis names topk, not the sort it calls)
     values, indices = sort(x, axis, descending=largest)
     if not values.ndim:

@@ -386,6 +386,32 @@ def test_sort_keeps_equal_values_in_order_and_puts_nan_last_as_pytorch():
         F.topk(x, 8)
 
 
+def test_sort_argsort_and_topk_take_pytorchs_stable_and_sorted():
+    """torch.sort(x, stable=True), x.argsort(stable=...) and x.topk(k, sorted=...) as written for
+    PyTorch: minitx's are stable and sorted whatever they say (PyTorch's order of equal values with
+    stable=False, and of the k with sorted=False, is unspecified)."""
+    a = np.array([2.0, 1.0, np.nan, 2.0, 1.0, -np.inf])
+    x = minitx.tensor(a)
+    want = F.sort(x, descending=True)
+    for stable in (True, False):
+        for got in (F.sort(x, descending=True, stable=stable), x.sort(dim=-1, descending=True, stable=stable)):
+            np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+            np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+        for got in (F.argsort(x, stable=stable), x.argsort(0, stable=stable)):
+            np.testing.assert_array_equal(got.numpy(), F.argsort(x).numpy())
+    for order in (True, False):
+        for got in (F.topk(x, 3, sorted=order), x.topk(3, dim=0, largest=False, sorted=order)):
+            assert got.values.shape == (3,)
+    np.testing.assert_array_equal(F.topk(x, 3, 0, True, False).indices.numpy(), [2, 0, 3])
+    torch = import_torch()
+    if torch is not None:
+        t = torch.from_numpy(a)
+        np.testing.assert_array_equal(F.sort(x, stable=True).indices.numpy(), torch.sort(t, stable=True).indices.numpy())
+        np.testing.assert_array_equal(x.argsort(descending=True, stable=True).numpy(),
+                                      t.argsort(descending=True, stable=True).numpy())
+        np.testing.assert_array_equal(x.topk(3, sorted=True).values.numpy(), t.topk(3, sorted=True).values.numpy())
+
+
 def test_topk_of_a_0d_tensor_is_0d_as_pytorch():
     """A 0-d x is one value along axis 0 or -1: k = 1 gives it and index 0, both 0-d, as PyTorch;
     k = 0 is refused (a 0-d result cannot be empty; PyTorch returns the value)."""
