@@ -85,6 +85,7 @@ DIFFERENTIABLE = {
     "diag of a vector": lambda t, m: t[0, 0].diag(-1),
     "view_as": lambda t, m: t.view_as(m.zeros(4, 6)), "reshape_as": lambda t, m: t.reshape_as(m.zeros(6, 4)),
     "narrow": lambda t, m: t.narrow(2, 1, 2), "narrow(-1)": lambda t, m: t.narrow(-1, 0, 3),
+    "narrow from a negative start": lambda t, m: t.narrow(2, -2, 2) * t.narrow(1, -1, 1).narrow(2, -3, 2),
     "movedim": lambda t, m: t.movedim(0, 2), "movedim of two": lambda t, m: t.movedim((0, 1), (2, 0)),
     "unflatten": lambda t, m: t.unflatten(2, (2, -1)),
     "nan_to_num": lambda t, m: (t / (t > 0)).nan_to_num(0.5, neginf=-3.0),  # x / False: inf, -inf and NaN
@@ -183,6 +184,52 @@ def test_chunk_gives_pytorchs_pieces_and_floating_and_cuda_flags():
     assert x.is_floating_point() and not x.int().is_floating_point() and not x.is_cuda
     with pytest.raises(ValueError, match=r"index_select: index must be 1-d, got shape \(1, 1\)"):
         x.index_select(0, minitx.tensor([[0]]))
+
+
+AXIS_OUT_OF_RANGE = {  # shape (2, 3, 4): axis 3 and -4 do not exist
+    "narrow": lambda t, m: t.narrow(3, 0, 1), "index_select": lambda t, m: t.index_select(-4, m.tensor([0])),
+    "chunk": lambda t, m: t.chunk(2, 3), "split": lambda t, m: t.split(1, 3), "unbind": lambda t, m: t.unbind(-4),
+    "movedim": lambda t, m: t.movedim(3, 0), "movedim, destination": lambda t, m: t.movedim(0, -4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AXIS_OUT_OF_RANGE))
+def test_an_axis_out_of_range_is_refused_naming_the_method_as_pytorch_refuses_it(name):
+    """Not wrapped around to an axis that exists (x.unbind(3) of a 3-d x was x.unbind(0))."""
+    call = AXIS_OUT_OF_RANGE[name]
+    with pytest.raises(IndexError):
+        call(torch.tensor(A), torch)
+    with pytest.raises(IndexError, match=rf"{name.split(',')[0]}: axis -?[34] is out of range for a tensor of shape "
+                                         r"\(2, 3, 4\); expected an int in \[-3, 3\)"):
+        call(minitx.tensor(A), minitx)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda t: t.narrow(-1, 3, 2), r"narrow: start 3 and length 2 do not fit axis 2 of length 4; expected 0 <= "
+                                   r"length <= 1"),
+    (lambda t: t.narrow(-1, 1, -1), r"narrow: start 1 and length -1 do not fit axis 2 of length 4"),
+    (lambda t: t.narrow(-1, -5, 1), r"narrow: start -5 is out of range for axis 2 of length 4; expected an int in "
+                                    r"\[-4, 4\]"),
+    (lambda t: t.movedim((0, 1), (2, 2)), r"movedim: repeated axis in destination \(2, 2\)"),
+    (lambda t: t[0, 0, 0].unbind(0), "unbind: needs a tensor with at least 1 dimension, got a 0-d tensor"),
+    (lambda t: t[0, 0, 0].chunk(2), "chunk: needs a tensor with at least 1 dimension, got a 0-d tensor"),
+])
+def test_narrow_movedim_unbind_and_chunk_refuse_what_pytorch_refuses(call, message):
+    """A span past the axis's end is refused (a slice silently cut it short), as is a repeated
+    destination (it moved the axes somewhere) and an axis of a 0-d tensor (ZeroDivisionError)."""
+    with pytest.raises((IndexError, RuntimeError)):
+        call(torch.tensor(A))
+    with pytest.raises((ValueError, IndexError), match=message):
+        call(minitx.tensor(A))
+
+
+def test_chunk_of_an_empty_axis_and_movedim_of_a_0d_tensor_as_pytorchs():
+    """chunks empty pieces, not none; a 0-d tensor's axis 0 moved to 0 is the tensor."""
+    empty = np.zeros((0, 2))
+    for chunks in (1, 3):
+        assert [c.shape for c in minitx.tensor(empty).chunk(chunks)] == \
+            [tuple(c.shape) for c in torch.tensor(empty).chunk(chunks)] == [(0, 2)] * chunks
+    assert minitx.tensor(2.0).movedim(0, -1).shape == tuple(torch.tensor(2.0).movedim(0, -1).shape) == ()
 
 
 @pytest.mark.parametrize("name", sorted(DIFFERENTIABLE))

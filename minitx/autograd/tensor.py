@@ -693,17 +693,37 @@ class Tensor:
     def expand_as(self, other): return F.broadcast_to(self, other.shape)
     def view_as(self, other): return F.reshape(self, other.shape)
     def reshape_as(self, other): return F.reshape(self, other.shape)
-    def narrow(self, axis, start, length): return self._along(axis, slice(start, start + length))
+    def narrow(self, axis, start, length):
+        """Entries start .. start + length - 1 along ``axis`` (a view), as PyTorch's narrow: a negative
+        start counts from the end, and the span must lie inside the axis (a slice would cut it short)."""
+        axis = _method_axis("narrow", axis, self.shape)
+        n = self.shape[axis]
+        if isinstance(start, Tensor):  # (PyTorch takes a 0-d integer tensor as start)
+            start = start.item()
+        if not -n <= start <= n:
+            raise IndexError(f"narrow: start {start} is out of range for axis {axis} of length {n}; expected an "
+                             f"int in [{-n}, {n}]")
+        start = start % n if start < 0 else start  # (before the slice: -1 + 1 would be the empty slice -1:0)
+        if length < 0 or start + length > n:
+            raise ValueError(f"narrow: start {start} and length {length} do not fit axis {axis} of length {n}; "
+                             f"expected 0 <= length <= {n - start}")
+        return self._along(axis, slice(start, start + length))
 
     def movedim(self, source, destination):
         """Axes ``source`` moved to ``destination`` (ints or sequences of them), the others kept in
         their order, as NumPy's moveaxis and PyTorch's movedim."""
-        def axes(a):
-            return [int(k) % max(self.ndim, 1) for k in (a if isinstance(a, (tuple, list)) else (a,))]
+        def axes(a, which):
+            given = a if isinstance(a, (tuple, list)) else (a,)
+            out = [_method_axis("movedim", k, self.shape, takes_0d=True) for k in given]
+            if len(set(out)) != len(out):
+                raise ValueError(f"movedim: repeated axis in {which} {tuple(given)}")
+            return out
 
-        source, destination = axes(source), axes(destination)
+        source, destination = axes(source, "source"), axes(destination, "destination")
         if len(source) != len(destination):
             raise ValueError(f"movedim: source {source} and destination {destination} need as many axes")
+        if not self.ndim:  # (axis 0 or -1 of a 0-d tensor: nothing moves)
+            return F.reshape(self, ())
         order = [k for k in range(self.ndim) if k not in source]
         for to, k in sorted(zip(destination, source)):
             order.insert(to, k)
@@ -713,6 +733,7 @@ class Tensor:
         """Pieces along axis ``dim``, as PyTorch's Tensor.split (NumPy arrays have no split method;
         F.split is NumPy's function: a number of equal parts, or cut points). An int cuts pieces of
         that size, the last one smaller where it does not divide; a list gives each piece's size."""
+        dim = _method_axis("split", dim, self.shape)
         n = self.shape[dim]
         if isinstance(split_size_or_sections, numbers.Integral):
             size = int(split_size_or_sections)
@@ -799,7 +820,7 @@ class Tensor:
         index = index if isinstance(index, Tensor) else tensor(index)
         if index.ndim != 1:
             raise ValueError(f"index_select: index must be 1-d, got shape {index.shape}")
-        axis = int(axis) % max(self.ndim, 1)
+        axis = _method_axis("index_select", axis, self.shape, takes_0d=True)
         return self._along(axis, index).contiguous()  # (NumPy lays a middle axis's pick out of order)
 
     def chunk(self, chunks, axis=0):
@@ -807,13 +828,16 @@ class Tensor:
         as PyTorch's chunk (views; fewer pieces where n is small)."""
         if isinstance(chunks, bool) or not isinstance(chunks, numbers.Integral) or chunks < 1:
             raise ValueError(f"chunk: chunks must be an int >= 1, got {chunks!r}")
+        axis = _method_axis("chunk", axis, self.shape)
         n = self.shape[axis]
-        size = max(-(-n // chunks), 1)
+        if n == 0:  # nothing to share out: ``chunks`` empty pieces, as PyTorch's
+            return tuple(self._along(axis, slice(0, 0)) for _ in range(chunks))
+        size = -(-n // chunks)
         return tuple(self._along(axis, slice(start, start + size)) for start in range(0, n, size))
 
     def unbind(self, axis=0):
         """The slices along ``axis``, each without it (views)."""
-        axis = axis % self.ndim
+        axis = _method_axis("unbind", axis, self.shape)
         return tuple(self._along(axis, k) for k in range(self.shape[axis]))
 
     # ---------------------------------------------------------------- more math, activations, scans, indexing
@@ -1156,6 +1180,23 @@ def _as_contents(x, value):
     """fill_'s and copy_'s new values of x: ``value`` (a number, an array, a tensor) on x's device,
     broadcast to x's shape."""
     return F.broadcast_to(as_tensor(value, like=x).to(x.device), x.shape)
+
+
+def _method_axis(op, axis, shape, takes_0d=False):
+    """``axis`` of a tensor of ``shape`` as a position in [0, ndim), checked to lie in [-ndim, ndim):
+    an axis past the end is an error, not the axis it wraps around to. A 0-d tensor takes axis 0 or
+    -1 where ``takes_0d`` (as PyTorch's movedim and index_select); else it has no axis to cut along,
+    and is refused, as PyTorch's narrow, chunk, split and unbind refuse it."""
+    ndim = len(shape)
+    if not ndim and not takes_0d:
+        raise ValueError(f"{op}: needs a tensor with at least 1 dimension, got a 0-d tensor")
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+        raise TypeError(f"{op}: axis must be an int, got {axis!r}")
+    n = max(ndim, 1)
+    if not -n <= axis < n:
+        raise np.exceptions.AxisError(f"{op}: axis {axis} is out of range for a tensor of shape {tuple(shape)}; "
+                                      f"expected an int in [{-n}, {n})")
+    return int(axis) % n
 
 
 def _shape_args(args):
