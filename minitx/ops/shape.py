@@ -34,6 +34,9 @@ class Reshape(Function):
 
     def forward(self, x):
         self.in_shape = x.shape
+        if any(n < -1 for n in self.shape) or self.shape.count(-1) > 1:  # (NumPy reads any negative length as -1)
+            raise ValueError(f"reshape: invalid shape {self.shape} for shape {x.shape}: lengths must be >= 0, "
+                             f"with at most one -1 (inferred)")
         try:
             return x.reshape(self.shape)
         except ValueError:
@@ -143,7 +146,9 @@ class Squeeze(Function):
         axes = (self.axis,) if isinstance(self.axis, numbers.Integral) else self.axis
         if axes is not None:
             for a in axes:
-                if not -x.ndim <= a < x.ndim or x.shape[a] != 1:
+                if not -x.ndim <= a < x.ndim:
+                    raise AxisError(f"squeeze: axis {a} is out of range for shape {x.shape}")
+                if x.shape[a] != 1:
                     raise ValueError(f"squeeze: axis {a} of shape {x.shape} is not of size 1")
         return x.squeeze(axis=axes)
 
@@ -164,6 +169,8 @@ class Unsqueeze(Function):
         self.axis = axis
 
     def forward(self, x):
+        if isinstance(self.axis, bool) or not isinstance(self.axis, numbers.Integral):  # (one new axis, as PyTorch's)
+            raise TypeError(f"unsqueeze: axis must be an int, got {self.axis!r}")
         if not -(x.ndim + 1) <= self.axis <= x.ndim:
             raise AxisError(f"unsqueeze: axis {self.axis} is out of range for shape {x.shape}")
         self.in_shape = x.shape

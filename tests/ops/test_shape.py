@@ -320,10 +320,18 @@ def test_reshape_to_an_incompatible_shape():
         minitx.ones(2, 3).reshape(4, 2)
 
 
+@pytest.mark.parametrize("shape", [(-2, 3), (-1, -1), (2, -3)])
+def test_reshape_refuses_a_negative_length_other_than_one_minus_1(shape):
+    """NumPy reads any negative length as -1 ((2, 3) reshaped to (-2, 3) was (2, 3)); PyTorch refuses it."""
+    with pytest.raises(ValueError, match=rf"reshape: invalid shape \({shape[0]}, {shape[1]}\) for shape \(2, 3\): "
+                                         r"lengths must be >= 0, with at most one -1 \(inferred\)"):
+        minitx.ones(2, 3).reshape(shape)
+
+
 def test_squeeze_of_an_axis_that_is_not_1():
     with pytest.raises(ValueError, match=r"squeeze: axis 1 of shape \(1, 3\) is not of size 1"):
         F.squeeze(minitx.ones(1, 3), 1)
-    with pytest.raises(ValueError, match=r"squeeze: axis 2 of shape \(1, 3\) is not of size 1"):
+    with pytest.raises(IndexError, match=r"squeeze: axis 2 is out of range for shape \(1, 3\)"):  # (not "of size 1")
         F.squeeze(minitx.ones(1, 3), (0, 2))
 
 
@@ -344,6 +352,8 @@ def test_transpose_of_two_axes_points_to_swapaxes():
 def test_unsqueeze_and_broadcast_to_errors():
     with pytest.raises(ValueError, match=r"unsqueeze: axis 3 is out of range for shape \(2, 3\)"):
         minitx.ones(2, 3).unsqueeze(3)
+    with pytest.raises(TypeError, match=r"unsqueeze: axis must be an int, got \(0, 1\)"):  # (not NumPy's '<=' error)
+        minitx.ones(2, 3).unsqueeze((0, 1))
     with pytest.raises(ValueError, match=r"broadcast_to: shape \(2, 3\) cannot be broadcast to \(2, 4\)"):
         F.broadcast_to(minitx.ones(2, 3), (2, 4))
 
