@@ -10,7 +10,7 @@ import numpy as np
 from minitx.autograd.function import Function
 from minitx import blas
 from minitx.blas import product
-from minitx.autograd.tensor import as_tensor
+from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, sum_rows
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import product_input, product_operands, promote
@@ -289,11 +289,17 @@ def einsum(subscripts, *operands):
     order ('ij,jk' is 'ij,jk->ik', 'ba' a transpose); a letter repeated inside one operand takes
     that operand's diagonal first ('ii->i', a trace 'ii->', 'bii->b'); '...' stands for the axes
     the letters leave, broadcast between the operands ('...qd,...kd->...qk'; left out of the
-    output, they are summed, as PyTorch's)."""
+    output, they are summed, as PyTorch's). The operands may come as one list, as PyTorch's
+    einsum('ij,jk', [a, b])."""
     if not isinstance(subscripts, str):
         raise TypeError(f"einsum: subscripts must be a string such as 'ij,jk->ik', got {subscripts!r}")
+    listed = len(operands) == 1 and isinstance(operands[0], (list, tuple))
+    if listed and all(isinstance(a, Tensor) for a in operands[0]):
+        operands = tuple(operands[0])  # PyTorch's einsum(eq, [a, b])
     operands = [as_tensor(a) for a in operands]
     lhs, arrow, out = subscripts.replace(" ", "").partition("->")
+    if "->" in out:
+        raise ValueError(f"einsum: {subscripts!r} has more than one '->'; write one, before the output")
     if not arrow:  # implicit output: '...' first, then the letters used once, in ASCII order
         letters = lhs.replace(".", "").replace(",", "")
         arrow, out = "->", "..." * ("..." in lhs) + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))

@@ -362,7 +362,7 @@ def roll(x, shift, axis=None): return Roll(shift, axis)(x)
 
 class Repeat(Function):
     """numpy.repeat: each element repeated ``repeats`` times along ``axis`` (None: x flattened
-    first); repeats an int or one count per element. (PyTorch: repeat_interleave.)
+    first); repeats an int (or [k]) or one count per element. (PyTorch: repeat_interleave.)
 
     Written as y = x[src] along the axis, src = the source position of each output element;
     dx = zeros, then dx[src] += dy
@@ -380,8 +380,9 @@ class Repeat(Function):
             (self.moved_axis,) = normalize_axes(self.axis, max(x.ndim, 1), "repeat")
             x = x.reshape(1) if x.ndim == 0 else x
         n = self.n = x.shape[self.moved_axis]
-        counts = np.broadcast_to(np.asarray(self.repeats), (n,)) if np.ndim(self.repeats) == 0 else \
-            np.asarray(self.repeats)
+        counts = np.asarray(self.repeats)
+        if counts.shape in ((), (1,)):  # one count for every element, as NumPy's and PyTorch's take [k]
+            counts = np.broadcast_to(counts.reshape(()), (n,))
         if counts.shape != (n,) or counts.dtype.kind not in "iu" or (counts < 0).any():
             raise ValueError(f"repeat: repeats must be an int >= 0 or {n} of them (one per element), "
                              f"got {self.repeats!r}")

@@ -742,10 +742,21 @@ def test_einsum_errors_name_what_is_wrong():
              ("ii,jk->ik", r"operand 0 repeats 'i' \('ii'\) on axes of sizes 2 and 3"),
              ("iij,jk->ik", r"operand 0 has subscripts 'iij' for shape \(2, 3\): 3 letters for 2 axes"),
              ("ijk,kl->il", r"operand 0 has subscripts 'ijk' for shape \(2, 3\)"),
-             ("ij,kl->iz", "output 'iz' must use distinct letters that appear in the operands")]
+             ("ij,kl->iz", "output 'iz' must use distinct letters that appear in the operands"),
+             ("ij,jk->->ik", r"'ij,jk->->ik' has more than one '->'")]  # (was NumPy's "too many values to unpack")
     for spec, message in cases:
         with pytest.raises(ValueError, match=f"einsum: .*{message}"):
             F.einsum(spec, a, b) if spec != "ij->ij" else F.einsum(spec, a, a)
+
+
+def test_einsum_takes_its_operands_as_one_list_as_pytorchs():
+    """torch.einsum('ij,jk', [a, b]): the list was read as one array (NumPy's inhomogeneous-shape error)."""
+    rng = np.random.default_rng(0)
+    arrays = rng.standard_normal((2, 3)), rng.standard_normal((3, 4))
+    torch = _torch()
+    for listed in (list, tuple):
+        a, b = leaf(arrays[0]), leaf(arrays[1])
+        parity(lambda x, y: F.einsum("ij,jk", listed((x, y))), lambda x, y: torch.einsum("ij,jk", [x, y]), a, b)
 
 
 # ---------------------------------------------------------------- embedding (more in test_nn_ops.py)

@@ -328,6 +328,19 @@ def test_reshape_refuses_a_negative_length_other_than_one_minus_1(shape):
         minitx.ones(2, 3).reshape(shape)
 
 
+@pytest.mark.parametrize("repeats", [[2], np.array([0]), "tensor"])
+def test_repeat_takes_one_count_in_a_list_for_every_element_as_numpy_and_pytorch(repeats):
+    """np.repeat(x, [2], 1) and x.repeat_interleave(torch.tensor([2]), 1) repeat each entry twice."""
+    x = leaf(np.arange(6.0).reshape(2, 3))
+    repeats = minitx.tensor([3]) if isinstance(repeats, str) else repeats
+    count = int(np.asarray(repeats)[0])
+    y = x.repeat_interleave(repeats, dim=1)
+    np.testing.assert_array_equal(y.numpy(), np.repeat(x.numpy(), count, axis=1))
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda t: F.repeat(t, repeats, axis=1), lambda t: t.repeat_interleave(torch.tensor([count]), 1), x)
+
+
 def test_squeeze_of_an_axis_that_is_not_1():
     with pytest.raises(ValueError, match=r"squeeze: axis 1 of shape \(1, 3\) is not of size 1"):
         F.squeeze(minitx.ones(1, 3), 1)
