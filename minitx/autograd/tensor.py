@@ -1154,6 +1154,8 @@ def _product(op, a, b, ndim):
     a, b = product_operands(op, a, b)
     if a.ndim != ndim or b.ndim != ndim:
         raise ValueError(f"{op}: expects two tensors of {ndim} axes, got shapes {a.shape} and {b.shape}")
+    if op == "bmm" and a.shape[0] != b.shape[0]:  # (matmul would broadcast a batch of 1; PyTorch's bmm does not)
+        raise ValueError(f"bmm: batch sizes differ, got shapes {a.shape} and {b.shape}; matmul broadcasts them")
     return F.matmul(a, b)
 
 

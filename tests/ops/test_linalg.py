@@ -119,6 +119,15 @@ def test_matmul_shape_errors_name_op_and_shapes(a_shape, b_shape, message):
         a @ b
 
 
+def test_bmm_refuses_batches_of_two_sizes_as_pytorchs():
+    """bmm (1, 2, 3) by (4, 3, 5) gave matmul's broadcast (4, 2, 5); PyTorch's bmm refuses it."""
+    a, b = minitx.ones(1, 2, 3), minitx.ones(4, 3, 5)
+    with pytest.raises(ValueError, match=r"bmm: batch sizes differ, got shapes \(1, 2, 3\) and \(4, 3, 5\); "
+                                         r"matmul broadcasts them"):
+        a.bmm(b)
+    assert minitx.bmm(minitx.ones(4, 2, 3), b).shape == (4, 2, 5)
+
+
 def test_matmul_with_an_array_on_the_left_uses_rmatmul():
     b = minitx.tensor([[1.0], [2.0]])
     y = np.array([[3.0, 4.0]], dtype=np.float32) @ b
