@@ -1082,18 +1082,10 @@ def _comparable(other) -> bool:
     return hasattr(other, "__array__") or hasattr(other, "__dlpack__") or hasattr(other, "__cuda_array_interface__")
 
 
-def _axis_in(op, axis, shape, ndim) -> int:
-    """``axis`` as one of ``ndim`` axes, counting a negative one from the end, or an IndexError
-    naming ``op``, as PyTorch's (taken modulo ndim, an axis out of range would name another)."""
-    if not -ndim <= axis < ndim:
-        raise IndexError(f"{op}: axis {axis} is out of range for shape {shape} (expected {-ndim} <= axis < {ndim})")
-    return axis % ndim
-
-
 def _flattened(shape, start_axis, end_axis, op="flatten"):
     """flatten's shape: axes start_axis..end_axis (both included) as one; a 0-d tensor's is (1,),
     as PyTorch's. ``op`` names the caller in the errors (nn.Flatten's too)."""
-    start, end = (_axis_in(op, axis, shape, max(len(shape), 1)) for axis in (start_axis, end_axis))
+    start, end = (_method_axis(op, axis, shape, takes_0d=True) for axis in (start_axis, end_axis))
     if start > end:
         raise ValueError(f"{op}: start axis {start_axis} comes after end axis {end_axis} for shape {shape}")
     # the length counted, not left to a -1: NumPy cannot infer one beside a length-0 axis
@@ -1107,7 +1099,7 @@ def _unflattened(shape, axis, sizes, op="unflatten"):
     sizes = tuple(sizes)
     if any(isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < -1 for s in sizes):
         raise ValueError(f"{op}: sizes must be whole numbers >= 0 (one may be -1), got {sizes!r}")
-    axis = _axis_in(op, axis, shape, len(shape))
+    axis = _method_axis(op, axis, shape)
     length, known, unknown = shape[axis], math.prod(s for s in sizes if s != -1), sizes.count(-1)
     fits = known == length if not unknown else unknown == 1 and known > 0 and length % known == 0
     if not fits:
@@ -1187,8 +1179,8 @@ def _as_contents(x, value):
 def _method_axis(op, axis, shape, takes_0d=False):
     """``axis`` of a tensor of ``shape`` as a position in [0, ndim), checked to lie in [-ndim, ndim):
     an axis past the end is an error, not the axis it wraps around to. A 0-d tensor takes axis 0 or
-    -1 where ``takes_0d`` (as PyTorch's movedim and index_select); else it has no axis to cut along,
-    and is refused, as PyTorch's narrow, chunk, split and unbind refuse it."""
+    -1 where ``takes_0d`` (as PyTorch's movedim, index_select and flatten); else it has no axis to
+    cut along, and is refused, as PyTorch's narrow, chunk, split, unbind and unflatten refuse it."""
     ndim = len(shape)
     if not ndim and not takes_0d:
         raise ValueError(f"{op}: needs a tensor with at least 1 dimension, got a 0-d tensor")

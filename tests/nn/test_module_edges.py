@@ -254,7 +254,7 @@ def test_flatten_and_unflatten_refuse_an_axis_out_of_range_naming_the_layer(ours
     """Taken modulo the rank, such an axis named another: Flatten() of a 1-d input flattened
     nothing, Unflatten(5, ...) of a matrix split its axis 1."""
     layer = ours()
-    with pytest.raises(IndexError, match=rf"{type(layer).__name__}: axis -?\d is out of range for shape"):
+    with pytest.raises(IndexError, match=rf"{type(layer).__name__}: axis -?\d is out of range for a tensor of shape"):
         layer(minitx.zeros(*shape))
     with pytest.raises(IndexError, match="Dimension out of range"):
         theirs(torch)(torch.zeros(shape))
@@ -263,7 +263,7 @@ def test_flatten_and_unflatten_refuse_an_axis_out_of_range_naming_the_layer(ours
 @pytest.mark.parametrize("method, args", [("unflatten", (5, (2, 2))), ("unflatten", (-3, (3, 1))), ("flatten", (0, 2))])
 def test_tensor_methods_refuse_an_axis_out_of_range_as_the_layers(method, args, torch):
     """The layers' shapes come from the methods' (one rule): unflatten took its axis modulo the rank too."""
-    with pytest.raises(IndexError, match=rf"{method}: axis -?\d is out of range for shape \(3, 4\)"):
+    with pytest.raises(IndexError, match=rf"{method}: axis -?\d is out of range for a tensor of shape \(3, 4\)"):
         getattr(minitx.zeros(3, 4), method)(*args)
     with pytest.raises(IndexError, match="Dimension out of range"):
         getattr(torch.zeros(3, 4), method)(*args)
