@@ -646,6 +646,19 @@ SLIPS = [
          "                    if False:", ("tests/test_optim.py",)),
     Slip("a bfloat16 tensor prints its floats as integers (1 for 1.0)", "minitx/autograd/tensor.py",
          '        if array.dtype.name == "bfloat16":', "        if False:", ("tests/test_tensor.py",)),
+    Slip("unique orders bfloat16 as ml_dtypes sorts it (NaN not last: equal values apart)", "minitx/ops/indexing.py",
+         '    keys = flat.astype(np.float32) if flat.dtype.name == "bfloat16" else flat', "    keys = flat",
+         ("tests/ops/test_indexing.py",)),
+    Slip("searchsorted takes a negative sorter entry (counted from the end)", "minitx/ops/scan.py",
+         '        check_indices("searchsorted", "sorter", sorter.data, s.shape[-1])\n', "",
+         ("tests/ops/test_scan.py",)),
+    Slip("narrow's negative start taken as a slice start (x.narrow(0, -1, 1) empty)", "minitx/autograd/tensor.py",
+         "        start = start % n if start < 0 else start", "        pass", ("tests/test_torch_method_parity.py",)),
+    Slip("reshape reads a length below -1 as -1 (NumPy's rule)", "minitx/ops/shape.py",
+         "        if any(n < -1 for n in self.shape) or self.shape.count(-1) > 1:", "        if False:",
+         ("tests/ops/test_shape.py",)),
+    Slip("bmm broadcasts a batch of 1 as matmul does", "minitx/autograd/tensor.py",
+         '    if op == "bmm" and a.shape[0] != b.shape[0]:', "    if False:", ("tests/ops/test_linalg.py",)),
 ]
 
 
