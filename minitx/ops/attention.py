@@ -352,16 +352,34 @@ class PackedHeadsAttention(ScaledDotProductAttention):
         return tuple(grads) + ((dmask,) if has_mask else ())
 
 
+def _scores_shape(q, k, enable_gqa):
+    """The shape of the scores q @ k^T, [..., Lq, Lk]: q's and k's batch axes broadcast, k's heads
+    counted as q's under enable_gqa (they are repeated to match). Where the batch axes do not
+    broadcast, q's (the op's own checks name the mismatch)."""
+    k_batch = k.shape[:-2]
+    if enable_gqa and q.ndim >= 3 and k.ndim >= 3:
+        k_batch = k_batch[:-1] + (q.shape[-3],)
+    try:
+        batch = np.broadcast_shapes(q.shape[:-2], k_batch)
+    except ValueError:
+        batch = q.shape[:-2]
+    return batch + (q.shape[-2], k.shape[-2])
+
+
 def _mask_tensor(mask, like, scores_shape):
     """The mask as a tensor on like's device, checked: boolean or floating, broadcastable to
-    the scores' shape [..., Lq, Lk]."""
+    the scores' shape [..., Lq, Lk] without growing it. A mask of more axes, or longer ones,
+    than the scores would broadcast the output to its shape (a mask [7, B, Lq, Lk] beside
+    q [B, Lq, d]: seven copies of the result); PyTorch refuses it, and so does this."""
     mask = as_tensor(mask, like)
     _check_mask_dtype(mask)
     try:
-        np.broadcast_shapes(mask.shape, scores_shape)
+        fits = np.broadcast_shapes(mask.shape, scores_shape) == tuple(scores_shape)
     except ValueError:
+        fits = False
+    if not fits:
         raise ValueError(f"scaled_dot_product_attention: mask of shape {mask.shape} does not broadcast "
-                         f"to [..., Lq, Lk] = {scores_shape}") from None
+                         f"to the scores [..., Lq, Lk] = {tuple(scores_shape)}")
     return mask
 
 
@@ -396,7 +414,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0
     op = ScaledDotProductAttention(causal, dropout_p, scale, seed, need_weights=return_weights,
                                    enable_gqa=enable_gqa)
     _check_heads(q, k, v, enable_gqa)
-    out = op(q, k, v) if mask is None else op(q, k, v, _mask_tensor(mask, q, q.shape[:-1] + (k.shape[-2],)))
+    out = op(q, k, v) if mask is None else op(q, k, v, _mask_tensor(mask, q, _scores_shape(q, k, enable_gqa)))
     if return_weights:
         return out, Tensor(op.weights)
     return out

@@ -268,6 +268,25 @@ def test_one_key_value_head_broadcasts_without_enable_gqa_as_in_pytorch():
            lambda q, k, v: torch_attention(q, k, v, None, False, 1), q, k, v, **TIGHT)
 
 
+@pytest.mark.parametrize("mask_shape", [(7, 1, 4, 3, 3), (1, 1, 4, 3, 3), (2, 4, 3, 3)])
+def test_a_mask_that_would_grow_the_output_is_refused_as_in_pytorch(mask_shape):
+    """A mask of more axes, or a longer batch, than the scores [B, H, Lq, Lk] would broadcast the
+    result to its own shape (seven copies of it, a new axis of 1, two copies); PyTorch refuses it."""
+    q, k, v = qkv(8, 3, 3, hq=4, hkv=4)
+    with pytest.raises(ValueError, match=r"mask of shape .* does not broadcast to the scores \[\.\.\., Lq, Lk\] "
+                                         r"= \(1, 4, 3, 3\)"):
+        F.scaled_dot_product_attention(q, k, v, mask=np.ones(mask_shape, bool))
+
+
+def test_a_mask_may_take_the_batch_of_k_where_q_has_a_batch_of_1_as_in_pytorch():
+    """The scores' batch is q's and k's broadcast: a mask of k's batch fits it."""
+    q, _, _ = qkv(9, 3, 4, hq=2, hkv=2)
+    _, k, v = qkv(10, 3, 4, hq=2, hkv=2, batch=3)
+    mask = minitx.tensor(np.random.default_rng(0).random((3, 1, 3, 4)) < 0.7)
+    parity(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, mask=m),
+           lambda q, k, v, m: torch_attention(q, k, v, m, False, 1), q, k, v, mask, **TIGHT)
+
+
 # ---------------------------------------------------------------- nn.MultiHeadAttention(num_kv_heads)
 
 
