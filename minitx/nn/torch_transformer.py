@@ -150,26 +150,33 @@ def _merged_mask(attn_mask, key_padding_mask, scores_shape, device):
     n, heads, lq, lk = scores_shape
     masks = []
     if attn_mask is not None:
-        attn_mask = as_tensor(attn_mask).to(device)
+        attn_mask = _mask_of_a_kind("attn_mask", attn_mask, device)
         if attn_mask.shape not in ((lq, lk), (n * heads, lq, lk)):
             raise ValueError(f"MultiheadAttention: attn_mask must be [L, S] = {(lq, lk)} or [N * num_heads, L, S] "
                              f"= {(n * heads, lq, lk)}, got {attn_mask.shape}")
         masks.append(attn_mask.reshape(-1, heads, lq, lk) if attn_mask.ndim == 3 else attn_mask)
     if key_padding_mask is not None:
-        key_padding_mask = as_tensor(key_padding_mask).to(device)
+        key_padding_mask = _mask_of_a_kind("key_padding_mask", key_padding_mask, device)
         if key_padding_mask.shape != (n, lk):
             raise ValueError(f"MultiheadAttention: key_padding_mask must be [N, S] = {(n, lk)} (or [S] unbatched), "
                              f"got {key_padding_mask.shape}")
         masks.append(key_padding_mask.reshape(n, 1, 1, lk))
     if not masks:
         return None
-    for m in masks:
-        if m.dtype != np.bool_ and not backend.is_floating(m.dtype):
-            raise TypeError(f"MultiheadAttention: only boolean (True = not allowed) and floating masks are "
-                            f"supported, got one of dtype {m.dtype.name}")
     if all(m.dtype == np.bool_ for m in masks):
         return ~functools.reduce(operator.or_, masks)  # allowed where no mask blocks
     return sum(F.where(m, float("-inf"), 0.0) if m.dtype == np.bool_ else m for m in masks)
+
+
+def _mask_of_a_kind(name, mask, device):
+    """The mask argument ``name`` as a tensor on ``device``, or a TypeError naming it where it is
+    neither boolean nor floating (PyTorch's old byte masks included): which of the two masks is
+    wrong, and this module's boolean convention, which is not scaled_dot_product_attention's."""
+    mask = as_tensor(mask).to(device)
+    if mask.dtype != np.bool_ and not backend.is_floating(mask.dtype):
+        raise TypeError(f"MultiheadAttention: {name} must be boolean (True = not allowed) or floating (added to "
+                        f"the scores), got dtype {mask.dtype.name}")
+    return mask
 
 
 def generate_square_subsequent_mask(sz, device=None, dtype=None) -> Tensor:

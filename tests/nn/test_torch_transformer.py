@@ -269,6 +269,18 @@ def test_an_integer_mask_is_refused_in_the_modules_own_terms():
     (True = not allowed), not scaled_dot_product_attention's (True = may attend)."""
     mha = nn.MultiheadAttention(E, HEADS)
     x = minitx.tensor(_arrays((4, 2, E))[0], dtype="float32")
-    with pytest.raises(TypeError, match=r"MultiheadAttention: only boolean \(True = not allowed\) and floating "
-                                        r"masks are supported, got one of dtype uint8"):
+    with pytest.raises(TypeError, match=r"MultiheadAttention: attn_mask must be boolean \(True = not allowed\) or "
+                                        r"floating \(added to the scores\), got dtype uint8"):
         mha(x, x, x, attn_mask=minitx.tensor(np.triu(np.ones((4, 4), np.uint8), 1)))
+
+
+@pytest.mark.parametrize("name", ["attn_mask", "key_padding_mask"])
+def test_a_mask_of_another_kind_is_named_by_its_argument(name):
+    """Of the two masks, the error names the one that is neither boolean nor floating (as PyTorch's
+    'only bool and floating types of key_padding_mask are supported')."""
+    mha = nn.MultiheadAttention(E, HEADS)
+    x = minitx.tensor(_arrays((4, 2, E))[0], dtype="float32")
+    masks = dict(attn_mask=np.zeros((4, 4), bool), key_padding_mask=np.zeros((2, 4), bool))
+    masks[name] = masks[name].astype(np.int64)
+    with pytest.raises(TypeError, match=f"MultiheadAttention: {name} must be boolean .*, got dtype int64"):
+        mha(x, x, x, **masks)
