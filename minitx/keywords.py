@@ -4,8 +4,8 @@
 minitx names an op's arguments as NumPy does (``axis``, ``keepdims``, ``ddof``); code written for
 PyTorch passes ``dim=``, ``keepdim=``, ``dims=``, ``correction=``. Every public op and Tensor
 method that takes an axis (but transpose, swapaxes and Tensor.permute, whose PyTorch namesakes
-name their axes otherwise; and scaled_dot_product_attention, for ``attn_mask=`` and
-``is_causal=``; tril and triu, for ``diagonal=``) is wrapped by :func:`takes_torch_keywords`,
+name their axes otherwise; and scaled_dot_product_attention, for ``attn_mask=``,
+``is_causal=`` and its ``query=``, ``key=``, ``value=``; tril and triu, for ``diagonal=``) is wrapped by :func:`takes_torch_keywords`,
 which gives PyTorch's keyword to the op under the op's own name wherever the two mean the same
 thing. Where PyTorch's op of that name answers differently when given ``dim=`` (its ``max`` and
 ``min`` give values and indices, its ``var`` and ``std`` divide by n - 1, its ``split`` cuts
@@ -34,6 +34,12 @@ RENAMES = {
     "is_causal": ("causal",),
 }
 
+# PyTorch's keyword -> minitx's name, for one op alone: other ops give minitx's name a meaning of
+# their own (quantile's q is PyTorch's q too, tril's k its diagonal)
+OP_RENAMES = {
+    "scaled_dot_product_attention": {"query": "q", "key": "k", "value": "v"},
+}
+
 # ops whose PyTorch namesake, given dim=, answers something other than minitx's op given axis=
 DIFFERENT_WITH_DIM = {
     "max": "PyTorch's max(dim=) gives (values, indices), minitx's max(axis=) the values only (NumPy's); "
@@ -59,6 +65,7 @@ def takes_torch_keywords(op):
     renames = {theirs: ours for theirs, names in RENAMES.items() for ours in names if ours in parameters}
     if "ddof" in parameters:
         renames["unbiased"] = "ddof"
+    renames.update(OP_RENAMES.get(op.__name__, {}))
     name, theirs = op.__name__, frozenset(renames)
 
     @functools.wraps(op)

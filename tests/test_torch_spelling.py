@@ -336,6 +336,22 @@ def test_attention_takes_pytorchs_attn_mask_and_is_causal():
         F.scaled_dot_product_attention(*map(minitx.tensor, (q, k, v)), None, 0.1)
 
 
+def test_attention_takes_pytorchs_query_key_and_value_keywords():
+    """torch's F.scaled_dot_product_attention(query=, key=, value=) names minitx's q, k and v; the
+    names stay attention's own (quantile's q and tril's k are not query= and key=)."""
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.standard_normal((2, 3, 4, 8)) for _ in range(3))
+    same(F.scaled_dot_product_attention(query=minitx.tensor(q), key=minitx.tensor(k), value=minitx.tensor(v),
+                                        is_causal=True),
+         torch.nn.functional.scaled_dot_product_attention(query=torch.tensor(q), key=torch.tensor(k),
+                                                          value=torch.tensor(v), is_causal=True))
+    with pytest.raises(TypeError, match="got q= and query=, which name one argument"):
+        F.scaled_dot_product_attention(minitx.tensor(k), minitx.tensor(k), minitx.tensor(v), q=minitx.tensor(q),
+                                       query=minitx.tensor(q))
+    with pytest.raises(TypeError, match="key"):
+        F.tril(minitx.tensor(q), key=1)
+
+
 def test_the_top_level_has_pytorchs_math_but_where_torch_answers_otherwise():
     """minitx.exp is minitx.functional.exp, as torch.exp is torch's; torch.max(x, 1) (a pair),
     torch.var (n - 1) and torch.equal (one bool) have no minitx namesake at the top, and say what to

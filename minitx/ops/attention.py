@@ -407,8 +407,9 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0
     the scores (-inf masks; it gets a gradient when it requires one). enable_gqa: q has Hq
     heads (axis -3), k and v Hkv, Hq a multiple of Hkv; each run of Hq / Hkv query heads
     shares one key/value head. With return_weights=True returns (output, weights), the
-    weights P as a constant tensor (before dropout) for plotting. PyTorch's keywords attn_mask=
-    and is_causal= are taken for mask= and causal= (a causal mask's alignment: docs/ops.md).
+    weights P as a constant tensor (before dropout) for plotting. PyTorch's keywords query=, key=,
+    value=, attn_mask= and is_causal= are taken for q=, k=, v=, mask= and causal= (a causal
+    mask's alignment: docs/ops.md).
     """
     q, k, v = floating(q), floating(k), floating(v)
     op = ScaledDotProductAttention(causal, dropout_p, scale, seed, need_weights=return_weights,
