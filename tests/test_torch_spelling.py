@@ -336,6 +336,18 @@ def test_attention_takes_pytorchs_attn_mask_and_is_causal():
         F.scaled_dot_product_attention(*map(minitx.tensor, (q, k, v)), None, 0.1)
 
 
+def test_pytorchs_top_left_causal_mask_is_a_tril_mask_where_the_lengths_differ():
+    """docs/ops.md: is_causal aligns bottom-right here, top-left in PyTorch; with Lq != Lk they
+    differ, and minitx.ones(Lq, Lk, dtype=bool).tril() as attn_mask gives PyTorch's is_causal."""
+    rng = np.random.default_rng(3)
+    q, k, v = rng.standard_normal((2, 2, 4)), rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 3, 5))
+    theirs = torch.nn.functional.scaled_dot_product_attention(*map(torch.tensor, (q, k, v)), is_causal=True)
+    ours = F.scaled_dot_product_attention(*map(minitx.tensor, (q, k, v)), is_causal=True)
+    assert not np.allclose(ours.numpy(), theirs.numpy())
+    same(F.scaled_dot_product_attention(*map(minitx.tensor, (q, k, v)),
+                                        attn_mask=minitx.ones(2, 3, dtype=minitx.bool).tril()), theirs)
+
+
 def test_attention_takes_pytorchs_query_key_and_value_keywords():
     """torch's F.scaled_dot_product_attention(query=, key=, value=) names minitx's q, k and v; the
     names stay attention's own (quantile's q and tril's k are not query= and key=)."""
