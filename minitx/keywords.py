@@ -5,13 +5,14 @@ minitx names an op's arguments as NumPy does (``axis``, ``keepdims``, ``ddof``);
 PyTorch passes ``dim=``, ``keepdim=``, ``dims=``, ``correction=``. Every public op and Tensor
 method that takes an axis (but transpose, swapaxes and Tensor.permute, whose PyTorch namesakes
 name their axes otherwise; and scaled_dot_product_attention, for ``attn_mask=``,
-``is_causal=`` and its ``query=``, ``key=``, ``value=``; tril and triu, for ``diagonal=``) is wrapped by :func:`takes_torch_keywords`,
-which gives PyTorch's keyword to the op under the op's own name wherever the two mean the same
-thing. Where PyTorch's op of that name answers differently when given ``dim=`` (its ``max`` and
-``min`` give values and indices, its ``var`` and ``std`` divide by n - 1, its ``split`` cuts
-pieces of a size, its reductions given ``dim=()`` reduce every axis where NumPy's ``axis=()``
-reduces none), ``dim=`` is a TypeError that says what to write instead: PyTorch's spelling
-never gets NumPy's meaning silently. Positional arguments are minitx's own, unchanged.
+``is_causal=`` and its ``query=``, ``key=``, ``value=``; tril and triu, for ``diagonal=``) is
+wrapped by :func:`takes_torch_keywords`, which gives PyTorch's keyword to the op under the op's
+own name wherever the two mean the same thing. Where PyTorch's op of that name answers
+differently when given ``dim=`` (its ``max`` and ``min`` give values and indices, its ``var`` and
+``std`` divide by n - 1, its ``split`` cuts pieces of a size, its reductions given ``dim=()``
+reduce every axis where NumPy's ``axis=()`` reduces none), ``dim=`` is a TypeError that says what
+to write instead: PyTorch's spelling never gets NumPy's meaning silently. Positional arguments
+are minitx's own, unchanged.
 """
 from __future__ import annotations
 
