@@ -485,3 +485,24 @@ def test_to_takes_a_dtype_in_the_devices_place_as_pytorch(dtype):
     assert x.to("cpu") is x and x.to("float64") is x  # nothing to change: the tensor itself
     with pytest.raises(ValueError, match="unknown device 'gpu'"):
         x.to(device="gpu")
+
+
+# ---------------------------------------------------------------------- NumPy's copy contract
+@pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")  # (PyTorch's __array__ has no copy)
+def test_np_array_copies_and_np_asarray_shares_as_numpy_asks_and_as_pytorch():
+    """np.array(t) is a snapshot (NumPy's copy=True, PyTorch's answer), np.asarray(t) the tensor's
+    memory; copy=False where a cast is needed is NumPy's ValueError."""
+    torch = import_torch()
+    w, t_w = minitx.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0])
+    for snapshot in (np.array(w), np.array(w, copy=True), np.array(w, dtype=np.float32)):
+        snapshot[0] = 9.0
+    t_snapshot = np.array(t_w)
+    t_snapshot[0] = 9.0
+    assert w.tolist() == t_w.tolist() == [1.0, 2.0]
+    np.asarray(w)[1] = 5.0
+    np.asarray(t_w)[1] = 5.0
+    assert w.tolist() == t_w.tolist() == [1.0, 5.0]
+    assert np.shares_memory(np.array(w, copy=False), w.numpy())
+    with pytest.raises(ValueError, match="without a copy"):
+        np.array(w, dtype=np.float64, copy=False)
+    assert np.array(w, dtype=np.float64).dtype == np.float64

@@ -441,14 +441,26 @@ class Tensor:
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def __array__(self, dtype=None, copy=None):
+        """The data as a NumPy array, under NumPy's contract for ``copy``: None shares the
+        tensor's memory where it can (``np.asarray(t)``, as ``t.numpy()``), True gives an array
+        of its own (``np.array(t)``, as PyTorch's: a snapshot an optimizer step will not change),
+        and False refuses where a copy is needed (a cast, or a GPU tensor)."""
         reading = _reading_a_list  # an element of tensor([...]), x + [...]: see _read_list
         if self.requires_grad and reading.depth and not reading.warned:
             reading.warned = True  # once a list: NumPy asks each element for its array more than once
             warnings.warn("tensor: a list holding a Tensor that requires grad is copied as numbers: no gradient "
                           "flows back to that tensor; minitx.stack([...]) keeps the graph (or write t.detach() "
                           "to say so)", UserWarning, stacklevel=interop._user_stacklevel())
+        moved = self.device != "cpu"  # (numpy() copies from the GPU)
+        cast = dtype is not None and np.dtype(dtype) != self.dtype
+        if copy is False and (moved or cast):
+            raise ValueError(f"__array__: a {self.device} tensor of dtype {self.dtype.name} cannot be read as a "
+                             f"NumPy array{f' of dtype {np.dtype(dtype).name}' if cast else ''} without a copy; "
+                             "leave copy unset (np.asarray) to allow one")
         arr = self.numpy()
-        return arr.astype(dtype) if dtype is not None else arr
+        if cast:
+            return arr.astype(dtype)  # (a copy)
+        return arr.copy() if copy and not moved else arr
 
     def __float__(self):
         return float(self.item())
