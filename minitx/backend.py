@@ -72,7 +72,7 @@ def resolve_dtype(dtype) -> np.dtype:
         return resolved
     if resolved is None or resolved.name not in _DTYPES:
         raise TypeError(f"unknown dtype {dtype!r}; expected one of {dtype_names()}")
-    return resolved
+    return resolved.newbyteorder("=")  # ('>f4' is float32 too: a tensor's dtype compares equal to minitx.float32)
 
 
 def bfloat16() -> np.dtype:
@@ -86,9 +86,21 @@ def bfloat16() -> np.dtype:
 
 
 def holds(dtype) -> bool:
-    """Whether a Tensor keeps arrays of ``dtype`` as they are (``_DTYPES`` and bfloat16)."""
+    """Whether a Tensor keeps arrays of ``dtype`` as they are (``_DTYPES`` and bfloat16), in the
+    machine's byte order: a big-endian float32 ('>f4') is not float32 to ``==``, to DLPack (which
+    refuses to export it) or to the kernels, so it is copied (``tensor``) or refused, as PyTorch's."""
     dtype = np.dtype(dtype)
-    return dtype.name in _DTYPES or dtype.name == "bfloat16"
+    return (dtype.name in _DTYPES or dtype.name == "bfloat16") and dtype.isnative
+
+
+def byte_order_hint(dtype) -> str:
+    """What to add to a refusal of an array whose dtype differs from one a Tensor holds only in
+    its byte order (data read from a big-endian file, say), else ''."""
+    dtype = np.dtype(dtype)
+    if dtype.isnative or not holds(dtype.newbyteorder("=")):
+        return ""
+    return (f" ({dtype.str} is {dtype.name} in the other byte order: minitx.tensor(array) copies it into this "
+            "machine's, as array.astype(array.dtype.newbyteorder('=')) does)")
 
 
 def dtype_names() -> str:

@@ -343,7 +343,7 @@ def from_numpy(array) -> Tensor:
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
     if not backend.holds(array.dtype):
         raise TypeError(f"from_numpy: cannot hold an array of dtype {array.dtype}; expected one of "
-                        f"{backend.dtype_names()}")
+                        f"{backend.dtype_names()}{backend.byte_order_hint(array.dtype)}")
     return Tensor(array)
 
 

@@ -57,6 +57,24 @@ def test_an_array_of_a_dtype_minitx_lacks_is_refused_not_converted(array):
         assert minitx.tensor(array, dtype="float64").dtype == np.float64
 
 
+@pytest.mark.parametrize("dtype", [">f4", ">f8", ">i8", ">u2"])
+def test_an_array_in_the_other_byte_order_is_copied_into_this_machines_or_refused_by_name(dtype):
+    """Data read from a big-endian file: kept as it was, its tensor's dtype was not float32 to ==
+    and DLPack refused to export it (PyTorch refuses the array itself); tensor() and as_tensor()
+    copy it into this machine's order, and the wrappers, which cannot copy, say how."""
+    array = np.arange(3).astype(dtype)
+    native = np.dtype(dtype).newbyteorder("=")
+    for t in (minitx.tensor(array), minitx.as_tensor(array), minitx.tensor([1, 2], dtype=dtype),
+              minitx.ones(2).to(dtype)):
+        assert t.dtype == native.name and t.dtype.isnative
+    assert minitx.tensor(array).tolist() == [0, 1, 2]
+    np.testing.assert_array_equal(np.from_dlpack(minitx.tensor(array)), array)  # (DLPack takes native order only)
+    for wrap in (minitx.from_numpy, minitx.Tensor):
+        with pytest.raises(TypeError, match=rf"cannot hold an array of dtype {dtype}.* is {native.name} in the other "
+                                            r"byte order: minitx.tensor\(array\) copies it"):
+            wrap(array)
+
+
 def test_tensor_from_unsupported_data():
     with pytest.raises(TypeError, match="cannot make a tensor"):
         minitx.tensor(["a", "b"])

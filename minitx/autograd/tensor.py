@@ -64,7 +64,8 @@ class Tensor:
             data = np.asarray(data, dtype=backend.resolve_dtype(_infer_dtype(data)))
         if not backend.holds(data.dtype):
             raise TypeError(f"Tensor: cannot hold an array of dtype {data.dtype}; expected one of "
-                            f"{backend.dtype_names()} (convert it first, e.g. with .astype)")
+                            f"{backend.dtype_names()} (convert it first, e.g. with .astype)"
+                            f"{backend.byte_order_hint(data.dtype)}")
         self.data = data
         self._grad = None
         self._ctx = None
@@ -1282,7 +1283,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     with _read_list(data):
         if dtype is None:
             is_array = isinstance(data, (xp.ndarray, np.generic))
-            if is_array and not backend.holds(data.dtype):
+            if is_array and not backend.holds(data.dtype) and not backend.byte_order_hint(data.dtype):
                 raise TypeError(f"tensor: cannot hold an array of dtype {data.dtype}; expected one of "
                                 f"{backend.dtype_names()}, or pass dtype= to convert it")
             dtype = data.dtype if is_array else _infer_dtype(data)
