@@ -506,3 +506,16 @@ def test_np_array_copies_and_np_asarray_shares_as_numpy_asks_and_as_pytorch():
     with pytest.raises(ValueError, match="without a copy"):
         np.array(w, dtype=np.float64, copy=False)
     assert np.array(w, dtype=np.float64).dtype == np.float64
+
+
+def test_in_asks_whether_an_entry_equals_as_pytorch():
+    """``v in t`` is ``(t == v).any()``, as PyTorch's: a row of a matrix, a number in a 0-d tensor."""
+    torch = import_torch()
+    rows = [[1.0, 2.0], [3.0, 4.0]]
+    m, t_m = minitx.tensor(rows), torch.tensor(rows)
+    for v in ([1.0, 2.0], [1.0, 4.0], [5.0, 6.0]):
+        assert (minitx.tensor(v) in m) == (torch.tensor(v) in t_m)
+    assert (minitx.tensor([1.0, 2.0]) in m) and minitx.tensor([5.0, 6.0]) not in m
+    for v in (3.0, 3, 7):
+        assert (v in m) == (v in t_m) == (v in minitx.tensor(3.0)) == (v in torch.tensor(3.0))
+    assert None not in m and "a" not in m

@@ -215,6 +215,15 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self.shape[0]))
 
+    def __contains__(self, element) -> bool:
+        """``v in t``: whether v equals some entry of t, broadcast as ``==`` broadcasts it
+        (``row in matrix`` for a row of its length, ``x in t`` for a 0-d t), as PyTorch's
+        ``(t == v).any()``. Without it Python iterates the rows and asks each ``row == v`` for one
+        bool: ambiguous for a row, and a 0-d tensor has no rows. None or a string is in no tensor."""
+        if not _comparable(element):
+            return False
+        return bool((self == element).any())
+
     def __format__(self, spec: str) -> str:
         """``f"{loss:.4f}"``: a 0-d tensor formats as its number; any tensor formats as ``str``
         with an empty spec."""
