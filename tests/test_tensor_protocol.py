@@ -519,3 +519,20 @@ def test_in_asks_whether_an_entry_equals_as_pytorch():
     for v in (3.0, 3, 7):
         assert (v in m) == (v in t_m) == (v in minitx.tensor(3.0)) == (v in torch.tensor(3.0))
     assert None not in m and "a" not in m
+
+
+def test_to_takes_pytorchs_dtype_first_and_tensor_first_forms_with_non_blocking_and_copy():
+    """to(dtype, non_blocking, copy) and to(other, non_blocking, copy), by position as PyTorch's
+    (True in the second place was read as a dtype); to(other) takes its device with its dtype."""
+    torch = import_torch()
+    x, t_x = minitx.tensor([1.5, -2.0]), torch.tensor([1.5, -2.0])
+    other, t_other = minitx.tensor([1], dtype="int32"), torch.tensor([1], dtype=torch.int32)
+    assert x.to(minitx.float64, True).dtype == "float64" and t_x.to(torch.float64, True).dtype == torch.float64
+    assert x.to(minitx.float32, False) is x and t_x.to(torch.float32, False) is t_x
+    assert (x.to(minitx.float32, False, True) is x) == (t_x.to(torch.float32, False, True) is t_x) is False
+    assert (x.to(minitx.float32, False, copy=True) is x) == (t_x.to(torch.float32, False, copy=True) is t_x)
+    assert x.to(other, True).dtype == "int32" and t_x.to(t_other, True).dtype == torch.int32
+    assert (x.to(x, False, True) is x) == (t_x.to(t_x, False, True) is t_x) is False
+    assert x.to(x) is x and x.to(other).device == other.device
+    with pytest.raises(TypeError, match="as a second dtype; after a dtype or a tensor come non_blocking and copy"):
+        x.to("float32", "float64")

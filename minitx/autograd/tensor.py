@@ -374,11 +374,19 @@ class Tensor:
 
     def to(self, device=None, dtype=None, non_blocking=False, copy=False) -> "Tensor":
         """This tensor on ``device`` and/or as ``dtype`` (itself where it already is, as in
-        PyTorch, unless ``copy``); gradients flow back through the move. A dtype may come first, as
-        PyTorch takes it: ``t.to("float32")``. ``non_blocking`` is taken for PyTorch's code and
-        changes nothing (a copy minitx makes is complete before an op reads it)."""
-        if dtype is None and device is not None and _names_a_dtype(device):
-            device, dtype = None, device
+        PyTorch, unless ``copy``); gradients flow back through the move. A dtype or another tensor
+        may come first, as PyTorch takes them: ``t.to("float32", non_blocking, copy)``, and
+        ``t.to(other, non_blocking, copy)`` for other's dtype and device. ``non_blocking`` is taken
+        for PyTorch's code and changes nothing (a copy minitx makes is complete before an op reads it)."""
+        if isinstance(device, Tensor) or (device is not None and _names_a_dtype(device)):
+            # PyTorch's to(dtype, non_blocking=False, copy=False) and to(other, ...): what comes
+            # second is non_blocking, third copy (read as a dtype, True was an unknown one)
+            if dtype is not None and not isinstance(dtype, bool):
+                raise TypeError(f"to: got {device!r} first, and {dtype!r} as a second dtype; after a dtype or a "
+                                "tensor come non_blocking and copy (True or False)")
+            if isinstance(dtype, bool):
+                non_blocking, copy = dtype, bool(non_blocking) or copy
+            device, dtype = (device.device, device.dtype) if isinstance(device, Tensor) else (None, device)
         out = self
         if dtype is not None and backend.resolve_dtype(dtype) != self.dtype:
             out = F.astype(out, dtype)
