@@ -281,3 +281,19 @@ def test_cupy_round_trips_without_copies():
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         assert minitx.from_dlpack(torch.ones(3, device="cuda")).device == "cuda"
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+def test_an_ndarray_subclass_is_wrapped_as_a_plain_array_as_pytorch():
+    """A masked array's own methods answered some ops (its sum skipped what it masks, 2 * x
+    listed the masked entry as 2) and not others (tensor() copies it whole); np.matrix's keep two
+    axes. Its memory is wrapped as a plain array, the mask ignored, as PyTorch's from_numpy."""
+    torch = pytest.importorskip("torch")
+    masked = np.ma.array([1.0, 2.0], mask=[False, True])
+    for wrap in (minitx.from_numpy, minitx.Tensor, minitx.as_tensor):
+        t = wrap(masked)
+        assert type(t.data) is np.ndarray and np.shares_memory(t.data, masked.data)
+        assert t.sum().item() == torch.from_numpy(masked).sum().item() == 3.0
+        assert (t * 2).tolist() == [2.0, 4.0]
+    rows = minitx.from_numpy(np.asmatrix(np.ones((2, 3))))
+    assert rows.sum(0).shape == (3,) and rows[0].shape == (3,)

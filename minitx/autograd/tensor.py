@@ -60,6 +60,10 @@ class Tensor:
         xp = backend.get_array_module(data)
         if isinstance(data, np.generic):  # a NumPy scalar (np.float64(1.5)) keeps its dtype
             data = np.asarray(data)
+        elif isinstance(data, np.ndarray) and type(data) is not np.ndarray:
+            # a subclass's own methods would answer the ops (a masked array's sum skips what
+            # it masks, np.matrix's keeps two axes): its memory as a plain array, as PyTorch's
+            data = data.view(np.ndarray)
         elif not isinstance(data, xp.ndarray):  # Python data: floats become float32, as in tensor()
             data = np.asarray(data, dtype=backend.resolve_dtype(_infer_dtype(data)))
         if not backend.holds(data.dtype):
