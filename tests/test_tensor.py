@@ -258,6 +258,14 @@ def test_repr():
     assert "grad_fn=mul" in repr(minitx.tensor([1.0], requires_grad=True) * 2)
 
 
+def test_the_repr_of_an_empty_tensor_says_its_shape_as_pytorchs():
+    torch = pytest.importorskip("torch")
+    for shape in [(2, 0), (0, 5), (1, 0, 3)]:
+        assert repr(minitx.zeros(*shape)) == repr(torch.zeros(*shape)) == f"tensor([], size={shape})"
+    assert repr(minitx.zeros(0)) == repr(torch.zeros(0)) == "tensor([])"
+    assert repr(minitx.zeros(3, 0, dtype="int64")) == "tensor([], size=(3, 0), dtype=int64)"
+
+
 def test_a_bfloat16_tensor_prints_as_floats():
     """ml_dtypes' bfloat16 has no NumPy float format: 1.0 printed as 1, an integer tensor's look.
     It prints as the float16 and float32 ones do (and as PyTorch's: 1.0000e+00 beside 1e-08)."""

@@ -252,6 +252,8 @@ class Tensor:
             array = array.astype(np.float32)  # float32 holds each value exactly
         body = np.array2string(array, precision=4, separator=", ", prefix="tensor(", threshold=200)
         extras = []
+        if array.size == 0 and array.shape != (0,):  # "[]" alone says no shape: (2, 0) and (0, 5) print alike
+            extras.append(f"size={array.shape}")
         if self.dtype != backend.DEFAULT_FLOAT:
             extras.append(f"dtype={self.dtype.name}")
         if self.device != "cpu":
