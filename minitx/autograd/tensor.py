@@ -367,7 +367,9 @@ class Tensor:
 
     # ---------------------------------------------------------------- conversion
     def numpy(self) -> np.ndarray:
-        """A numpy array with the data (copied from the GPU when needed)."""
+        """A numpy array with the data: the tensor's own memory on the CPU (a write into either
+        is seen by the other), a copy from the GPU. A tensor that requires grad gives its array too,
+        without its gradient (PyTorch asks for ``t.detach().numpy()``; docs/ops.md lists this)."""
         return backend.to_numpy(self.data)
 
     def item(self):
