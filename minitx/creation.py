@@ -365,8 +365,9 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 def from_dlpack(x, requires_grad=False) -> Tensor:
     """A Tensor on the memory of ``x``, any DLPack producer (a PyTorch, CuPy, NumPy or JAX
     array), without a copy: on 'cpu' for CPU memory, on 'cuda' for GPU memory. Writes through
-    either side are seen by the other. Dtypes minitx does not compute in are converted (a
-    copy): float16 to float32, int8/int16/uint16... to int64 (see minitx.interop)."""
+    either side are seen by the other, for every dtype a Tensor holds (float16, int8, uint16 ...
+    included); another (complex) is refused by name (see minitx.interop). A PyTorch tensor that
+    requires grad is refused, as PyTorch's own export refuses it: pass ``t.detach()``."""
     return Tensor(interop.array_from_dlpack(x), requires_grad=requires_grad)
 
 
