@@ -659,6 +659,16 @@ SLIPS = [
          ("tests/ops/test_shape.py",)),
     Slip("bmm broadcasts a batch of 1 as matmul does", "minitx/autograd/tensor.py",
          '    if op == "bmm" and a.shape[0] != b.shape[0]:', "    if False:", ("tests/ops/test_linalg.py",)),
+    Slip("attention takes a mask that broadcasts the output to more or longer axes", "minitx/ops/attention.py",
+         "        fits = np.broadcast_shapes(mask.shape, scores_shape) == tuple(scores_shape)",
+         "        fits = bool(np.broadcast_shapes(mask.shape, scores_shape))", ("tests/ops/test_attention_masks.py",)),
+    Slip("np.array(t) shares the tensor's memory (a snapshot moves with the next step)", "minitx/autograd/tensor.py",
+         "        return arr.copy() if copy and not moved else arr", "        return arr", ("tests/test_tensor_protocol.py",)),
+    Slip("a dtype in the other byte order kept as given ('>f4' is not float32 to ==)", "minitx/backend.py",
+         '    return resolved.newbyteorder("=")', "    return resolved", ("tests/test_tensor.py",)),
+    Slip("an ndarray subclass wrapped as it is (a masked array's sum skips its masked entries)",
+         "minitx/autograd/tensor.py", "            data = data.view(np.ndarray)", "            pass",
+         ("tests/test_interop.py",)),
 ]
 
 
