@@ -644,7 +644,8 @@ def where(cond, a=None, b=None):
     if a is None or b is None:
         raise TypeError("where: takes cond alone (the positions where it holds) or cond, a and b, got one of a, b")
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    cond, (a, b) = as_tensor(cond, like), one_dtype(*operands("where", a, b))
+    # promote first: a 0-d float beside float32 or float64 with dimensions takes their dtype, as in a + b
+    cond, (a, b) = as_tensor(cond, like), one_dtype(*promote(a, b, op="where"))
     check_bool("where", "cond", cond)
     try:
         np.broadcast_shapes(cond.shape, a.shape, b.shape)
@@ -1107,7 +1108,11 @@ class Sign(_PiecewiseConstant):
         return get_array_module(x).sign(x)
 
 
-def sign(x): return Sign()(x)
+def sign(x):
+    """Sign; of booleans the booleans themselves, a copy (True is 1, False 0), as PyTorch's (NumPy
+    has no boolean sign)."""
+    x = as_tensor(x)
+    return Tensor(x.data.copy()) if x.dtype.kind == "b" else Sign()(x)
 
 
 class Floor(_PiecewiseConstant):
@@ -1369,6 +1374,9 @@ def _bits(op, a, b, two_bools=True):
     a, b = _operands(op, a, b, two_bools)
     if a.dtype.kind not in "biu" or b.dtype.kind not in "biu":
         raise TypeError(f"{op}: defined for integer and boolean tensors, got {given[0]} and {given[1]}")
+    if np.result_type(a.dtype, b.dtype).kind == "f":  # int64 with uint64: NumPy's common dtype is float64
+        raise TypeError(f"{op}: {a.dtype.name} and {b.dtype.name} have no common integer dtype (NumPy's is "
+                        "float64, PyTorch refuses the promotion); convert one of them first")
     a, b = _broadcasting(op, a, b)
     return Tensor(getattr(get_array_module(a.data), _UFUNCS.get(op, op))(a.data, b.data))
 

@@ -388,3 +388,25 @@ def test_a_wide_0d_float_beside_16_bits_keeps_its_value():
     np.testing.assert_allclose(got.numpy(), [5e-6, 2e-5], rtol=1e-3)
     np.testing.assert_allclose((h * minitx.tensor(np.float32(65536))).numpy(), [32768, 131072])
 
+
+
+@pytest.mark.parametrize("dimensioned", ["float32", "float64"])
+@pytest.mark.parametrize("scalar", FLOATS)
+def test_where_takes_a_0d_float_as_the_binary_ops_do(dimensioned, scalar):
+    """where(cond, x, s) of a 0-d float s beside float32 or float64 x with dimensions is x's dtype,
+    as x + s and PyTorch's where (NumPy's would widen float32 to float64 for a float64 s); s's
+    gradient comes back in its own dtype."""
+    torch = torch_in_example()
+    cond = np.array([True, False, True])
+    x = minitx.tensor([1.0, 2.0, 3.0], dtype=dimensioned, requires_grad=True)
+    s = minitx.tensor(0.1, dtype=scalar, requires_grad=True)
+    for got, first in ((F.where(minitx.tensor(cond), x, s), True), (F.where(minitx.tensor(cond), s, x), False)):
+        assert got.dtype == (x + s).dtype == np.dtype(dimensioned), (dimensioned, scalar)
+        got.sum().backward()
+        assert s.grad.dtype.name == scalar and s.grad.shape == ()
+        if torch is not None:
+            tx = torch.tensor([1.0, 2.0, 3.0], dtype=getattr(torch, dimensioned))
+            ts = torch.tensor(float(s.to(dtype="float64").numpy()), dtype=getattr(torch, scalar))
+            want = torch.where(torch.tensor(cond), tx, ts) if first else torch.where(torch.tensor(cond), ts, tx)
+            assert str(want.dtype) == f"torch.{got.dtype}"
+            np.testing.assert_array_equal(got.to(dtype="float64").numpy(), want.double().numpy())

@@ -15,7 +15,7 @@ import minitx.functional as F
 from minitx.testing import (GradcheckError, arg, check_backward_hygiene, check_forward, check_gradients, gradcheck,
                             leaf, op_case)
 from minitx.testing import strategies as mst
-from _torch_kit import import_torch, parity
+from _torch_kit import import_torch, parity, torch_in_example
 
 SHAPES = mst.shapes(max_dims=3, max_side=4)
 PAIRS = mst.broadcastable_shapes(2, max_dims=3, max_side=4)
@@ -555,3 +555,15 @@ def test_division_fmod_and_clip_gradients_at_their_edges():
     x = leaf([-1.0, 0.5, 2.0])
     F.clip(x, 0.0, 1.0).backward(np.array([np.inf, 1.0, np.inf]))
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 0.0])
+
+
+def test_sign_of_booleans_is_the_booleans_as_in_pytorch():
+    """sign(True) is True and sign(False) False (PyTorch's bool result); NumPy has no boolean
+    sign loop, so minitx once raised its bare UFuncTypeError."""
+    torch = torch_in_example()
+    flags = minitx.tensor([True, False, True])
+    got = F.sign(flags)
+    assert got.dtype == np.bool_ and got.tolist() == [True, False, True]
+    assert flags.sign().tolist() == [True, False, True] and F.sign(minitx.tensor(False)).tolist() is False
+    if torch is not None:
+        assert torch.sign(torch.tensor([True, False, True])).tolist() == got.tolist()

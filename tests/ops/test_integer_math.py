@@ -393,6 +393,21 @@ def test_bitwise_refuses_floats_and_names_the_op(fn, name):
         F.bitwise_not(leaf([1.0]))
 
 
+@pytest.mark.parametrize("fn, name", [(F.bitwise_and, "bitwise_and"), (F.bitwise_or, "bitwise_or"),
+                                      (F.bitwise_xor, "bitwise_xor"), (F.bitwise_left_shift, "bitwise_left_shift"),
+                                      (F.bitwise_right_shift, "bitwise_right_shift")])
+@pytest.mark.parametrize("shapes", [((2,), (2,)), ((2,), ()), ((), (2,))])
+def test_a_signed_integer_beside_uint64_is_refused_by_name(fn, name, shapes):
+    """int64 with uint64 has no common integer dtype (NumPy's is float64, where bits have no
+    meaning; PyTorch refuses the promotion): the error names the op, not NumPy's ufunc loop."""
+    signed = minitx.tensor(np.ones(shapes[0], dtype="int64"))
+    unsigned = minitx.tensor(np.ones(shapes[1], dtype="uint64"))
+    for a, b in ((signed, unsigned), (unsigned, signed)):
+        with pytest.raises(TypeError, match=f"^{name}: {a.dtype} and {b.dtype} have no common integer dtype"):
+            fn(a, b)
+    assert fn(unsigned, minitx.tensor(np.ones(shapes[0], dtype="uint8"))).dtype == np.uint64  # unsigned: kept
+
+
 # ---------------------------------------------------------------- isclose, allclose
 
 
