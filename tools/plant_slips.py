@@ -669,6 +669,11 @@ SLIPS = [
     Slip("an ndarray subclass wrapped as it is (a masked array's sum skips its masked entries)",
          "minitx/autograd/tensor.py", "            data = data.view(np.ndarray)", "            pass",
          ("tests/test_interop.py",)),
+    Slip("where promotes a 0-d float64 beside float32 with dimensions to float64 (a + b keeps float32)",
+         "minitx/ops/elementwise.py", 'one_dtype(*promote(a, b, op="where"))', 'one_dtype(*operands("where", a, b))',
+         ("tests/ops/test_dtypes.py",)),
+    Slip("a signed integer beside uint64 in the bitwise ops left to NumPy's bare error", "minitx/ops/elementwise.py",
+         '    if np.result_type(a.dtype, b.dtype).kind == "f":', "    if False:", ("tests/ops/test_integer_math.py",)),
 ]
 
 
