@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 
+from minitx import backend
 from minitx import random as mrandom
 from minitx.autograd.inplace import mark_modified
 from minitx.backend import to_device
@@ -66,6 +67,14 @@ def _fans(t, name):
     return t.shape[1] * receptive, t.shape[0] * receptive
 
 
+def _floating(t, name):
+    """A TypeError naming ``name`` where t holds integers or bools: the draws of a continuous
+    distribution written into them would be truncated (kaiming_uniform_ into int64 gives 0s and
+    -1s), so they are refused, as PyTorch refuses them."""
+    if not backend.is_floating(t.dtype):
+        raise TypeError(f"{name}: needs a floating-point tensor, got dtype {t.dtype}")
+
+
 def _kaiming_std(t, a, mode, nonlinearity, name):
     """gain / sqrt(fan): the std of both Kaiming initializers."""
     if not isinstance(mode, str) or mode.lower() not in ("fan_in", "fan_out"):
@@ -97,6 +106,7 @@ def _one_of(name, value, torch_name, torch_value, default):
 
 def uniform_(t, low=None, high=None, generator=None, *, a=None, b=None):
     """U(low, high), low = 0 and high = 1 unless given; PyTorch's names ``a=`` and ``b=`` work too."""
+    _floating(t, "uniform_")
     low, high = _one_of("low", low, "a", a, 0.0), _one_of("high", high, "b", b, 1.0)
     if not low <= high:  # (NaN too) NumPy would refuse it without saying whose bounds, or draw from [high, low]
         raise ValueError(f"uniform_: expected low <= high, got low={low!r}, high={high!r}")
@@ -108,6 +118,7 @@ def normal_(t, mean=0.0, std=1.0, generator=None):
     refuses without saying whose it is; PyTorch refuses both)."""
     if not std >= 0:
         raise ValueError(f"normal_: std must be >= 0, got {std!r}")
+    _floating(t, "normal_")
     return _fill(t, lambda rng: rng.normal(mean, std, t.shape), generator)
 
 
@@ -118,6 +129,7 @@ def _uniform_with_std(t, std, generator):
 
 
 def _xavier_std(t, gain, name):
+    _floating(t, name)
     fan_in, fan_out = _fans(t, name)
     return gain * math.sqrt(2.0 / (fan_in + fan_out))
 
@@ -133,6 +145,7 @@ def xavier_normal_(t, gain=1.0, generator=None):
 def kaiming_uniform_(t, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """U(-bound, bound), bound = sqrt(3) * gain / sqrt(fan); ``a`` is leaky_relu's negative slope.
     An empty tensor is left as it is (its fan may be 0), as PyTorch leaves it."""
+    _floating(t, "kaiming_uniform_")
     if t.size == 0:
         return t
     return _uniform_with_std(t, _kaiming_std(t, a, mode, nonlinearity, "kaiming_uniform_"), generator)
@@ -140,6 +153,7 @@ def kaiming_uniform_(t, a=0, mode="fan_in", nonlinearity="leaky_relu", generator
 
 def kaiming_normal_(t, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """N(0, gain / sqrt(fan)); the arguments as kaiming_uniform_'s."""
+    _floating(t, "kaiming_normal_")
     if t.size == 0:
         return t
     return normal_(t, 0.0, _kaiming_std(t, a, mode, nonlinearity, "kaiming_normal_"), generator=generator)
@@ -157,6 +171,7 @@ def trunc_normal_(t, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """
     if not std > 0 or not a < b:
         raise ValueError(f"trunc_normal_: expected std > 0 and a < b, got std={std}, a={a}, b={b}")
+    _floating(t, "trunc_normal_")
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("trunc_normal_: mean is more than 2 std from [a, b]; the values may not follow the "
                       "distribution", stacklevel=2)
@@ -207,6 +222,7 @@ def orthogonal_(t, gain=1.0, generator=None):
     """
     if t.ndim < 2:
         raise ValueError(f"orthogonal_: needs a tensor with at least 2 dimensions, got shape {t.shape}")
+    _floating(t, "orthogonal_")
     if t.size == 0:
         return t
     rows = t.shape[0]

@@ -231,6 +231,19 @@ def test_bad_arguments_are_errors_naming_the_function(call, error, message):
         call()
 
 
+@pytest.mark.parametrize("initializer", RANDOM, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "bool"])
+def test_a_random_initializer_refuses_integer_and_bool_tensors(torch, initializer, dtype):
+    """Its draws would be truncated into them (kaiming_uniform_ into int64 gave 0s and -1s); PyTorch
+    refuses them too. The tensor is left as it was."""
+    t = minitx.full((3, 2), 5, dtype=dtype)
+    with pytest.raises(TypeError, match=f"{initializer.__name__}: needs a floating-point tensor, got dtype {dtype}"):
+        initializer(t)
+    np.testing.assert_array_equal(t.numpy(), np.full((3, 2), 5, dtype=dtype))
+    with pytest.raises((NotImplementedError, RuntimeError)):
+        getattr(torch.nn.init, initializer.__name__)(torch.zeros(3, 2, dtype=getattr(torch, dtype)))
+
+
 # ---------------------------------------------------------------- generator=
 # What each initializer drew into zeros(2, 2) from manual_seed(2024), one after another in RANDOM's
 # order, before they took generator= (at ea0f6e3): without one they must draw the same, bit for bit.
