@@ -110,7 +110,26 @@ def uniform_(t, low=None, high=None, generator=None, *, a=None, b=None):
     low, high = _one_of("low", low, "a", a, 0.0), _one_of("high", high, "b", b, 1.0)
     if not low <= high:  # (NaN too) NumPy would refuse it without saying whose bounds, or draw from [high, low]
         raise ValueError(f"uniform_: expected low <= high, got low={low!r}, high={high!r}")
-    return _fill(t, lambda rng: rng.uniform(low, high, t.shape), generator)
+    return _fill(t, lambda rng: _kept_within(rng.uniform(low, high, t.shape).astype(t.dtype), low, high), generator)
+
+
+def _kept_within(values, low, high):
+    """``values``, float64 draws from [low, high) rounded to a narrower dtype, kept in [low, high):
+    a draw just below high rounds to high (one U(0, 1) draw in 500 in bfloat16, one in 4,000 in
+    float16), or past it where high has no exact form in the dtype (a Kaiming bound), and likewise
+    below low. Those are kept at the dtype's last value inside, as minitx.rand keeps its draws below 1:
+
+        top = the largest value < high,  bottom = the smallest value >= low,  values = clip(values, bottom, top)
+
+    (low == high has no such values: all of them are low, as PyTorch fills them.)"""
+    top, bottom = np.asarray(high, values.dtype), np.asarray(low, values.dtype)
+    if float(top) >= high:
+        top = np.nextafter(top, np.asarray(-np.inf, values.dtype))
+    if float(bottom) < low:
+        bottom = np.nextafter(bottom, np.asarray(np.inf, values.dtype))
+    if bottom <= top:
+        np.clip(values, bottom, top, out=values)
+    return values
 
 
 def normal_(t, mean=0.0, std=1.0, generator=None):

@@ -23,9 +23,9 @@ def torch():
     return import_torch()
 
 
-def _draw(initializer, shape=(300, 200), seed=0, **kwargs):
+def _draw(initializer, shape=(300, 200), seed=0, dtype="float64", **kwargs):
     minitx.manual_seed(seed)
-    return initializer(minitx.zeros(*shape, dtype="float64"), **kwargs).numpy()
+    return initializer(minitx.zeros(*shape, dtype=dtype), **kwargs).numpy()
 
 
 # ---------------------------------------------------------------- statistics
@@ -71,6 +71,23 @@ def test_normal_uniform_and_the_constants():
     assert np.all(init.zeros_(minitx.ones(3, 2)).numpy() == 0)
     assert np.all(init.ones_(minitx.zeros(3, 2)).numpy() == 1)
     assert np.all(init.constant_(minitx.zeros(3, 2, dtype="int64"), 7).numpy() == 7)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_uniform_stays_below_high_in_a_narrow_dtype(dtype):
+    """Draws just below high rounded up to it (1,969 of 10**6 U(0, 1) draws were 1.0 in bfloat16;
+    PyTorch's none), and a bound with no exact form let Kaiming's weights past it: they are kept
+    at the last value inside, [low, high) as PyTorch's and minitx.rand's."""
+    as_dtype = minitx.backend.resolve_dtype(dtype)
+    below_one = float(np.nextafter(np.ones((), as_dtype), np.zeros((), as_dtype)))
+    w = _draw(init.uniform_, shape=(10 ** 6,), dtype=dtype).astype(np.float64)
+    assert 0 <= w.min() and w.max() == below_one
+    w = _draw(init.uniform_, shape=(10 ** 5,), dtype=dtype, low=-3.0, high=-1.0).astype(np.float64)
+    assert -3 <= w.min() and w.max() < -1
+    bound = 1 / math.sqrt(1000)  # what nn.Linear(1000, ...) draws from: not exact in either dtype
+    w = _draw(init.kaiming_uniform_, shape=(1000, 1000), dtype=dtype, a=math.sqrt(5)).astype(np.float64)
+    assert np.abs(w).max() <= bound and w.std() == pytest.approx(bound / math.sqrt(3), rel=0.01)
+    assert np.all(_draw(init.uniform_, shape=(4,), dtype=dtype, low=0.5, high=0.5) == 0.5)
 
 
 def _truncated_normal_moments(mean, std, a, b):
