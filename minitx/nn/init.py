@@ -258,6 +258,32 @@ def orthogonal_(t, gain=1.0, generator=None):
     return _fill(t, draw, generator)
 
 
+def sparse_(t, sparsity, std=0.01, generator=None):
+    """A 2-D weight [rows, cols] with ceil(sparsity * rows) zeros in each column, at rows drawn at
+    random, and N(0, std^2) entries elsewhere (Martens, 2010: each unit sees a few inputs), as
+    PyTorch's. A column's zero rows are the first of a random order of its rows (an argsort of
+    uniform draws), all from the one generator: ``generator=`` repeats the zeros too (PyTorch's
+    row choice ignores it). sparsity outside [0, 1] is refused (PyTorch zeroes all rows above 1,
+    and all but ceil(-sparsity * rows) below 0)."""
+    if t.ndim != 2:
+        raise ValueError(f"sparse_: needs a 2-D tensor, got shape {t.shape}")
+    if not 0 <= sparsity <= 1:
+        raise ValueError(f"sparse_: sparsity must be in [0, 1], got {sparsity!r}")
+    if not std >= 0:
+        raise ValueError(f"sparse_: std must be >= 0, got {std!r}")
+    _floating(t, "sparse_")
+    rows, cols = t.shape
+    zeros = math.ceil(sparsity * rows)
+
+    def draw(rng):
+        values = rng.normal(0.0, std, (rows, cols))
+        order = np.argsort(rng.random((rows, cols)), axis=0)  # each column's rows in a random order
+        np.put_along_axis(values, order[:zeros], 0.0, axis=0)
+        return values
+
+    return _fill(t, draw, generator)
+
+
 def constant_(t, val):
     return _write(t, val)
 

@@ -184,6 +184,28 @@ def test_orthogonal_is_pytorchs_from_the_same_gaussian_matrix(torch, monkeypatch
     np.testing.assert_allclose(product, 4 * np.eye(min(rows, cols)), atol=1e-12)
 
 
+@pytest.mark.parametrize("shape, sparsity", [((400, 300), 0.1), ((7, 500), 0.5), ((5, 3), 0.0), ((5, 3), 1.0)])
+def test_sparse_zeroes_pytorchs_count_in_each_column(torch, shape, sparsity):
+    """ceil(sparsity * rows) zeros in every column, as PyTorch's, at rows that differ from column
+    to column, and N(0, std) elsewhere; generator= repeats both; the signature is PyTorch's."""
+    import inspect  # noqa: PLC0415
+    ours = _draw(init.sparse_, shape=shape, sparsity=sparsity, std=0.5)
+    theirs = torch.nn.init.sparse_(torch.zeros(*shape, dtype=torch.float64), sparsity, std=0.5).numpy()
+    np.testing.assert_array_equal((ours == 0).sum(axis=0), (theirs == 0).sum(axis=0))
+    assert np.all((ours == 0).sum(axis=0) == math.ceil(sparsity * shape[0]))
+    if shape == (400, 300):
+        assert len({tuple(np.flatnonzero(column == 0)) for column in ours.T}) > 290
+        assert ours[ours != 0].std() == pytest.approx(0.5, rel=0.02) and abs(ours[ours != 0].mean()) < 0.01
+    first = init.sparse_(minitx.zeros(*shape), sparsity, 0.5, minitx.Generator().manual_seed(3)).numpy()
+    again = init.sparse_(minitx.zeros(*shape), sparsity, std=0.5, generator=minitx.Generator().manual_seed(3)).numpy()
+    np.testing.assert_array_equal(first, again)
+    ours_sig, theirs_sig = inspect.signature(init.sparse_), inspect.signature(torch.nn.init.sparse_)
+    assert [(p.name, p.default) for p in list(ours_sig.parameters.values())[1:]] == \
+        [(p.name, p.default) for p in list(theirs_sig.parameters.values())[1:]]
+    p = nn.Parameter(minitx.zeros(*shape))
+    assert init.sparse_(p, sparsity) is p and p.is_leaf and p.requires_grad and p.grad_fn is None
+
+
 def test_an_empty_tensor_is_left_as_it_is():
     for initializer in (init.kaiming_uniform_, init.kaiming_normal_, init.orthogonal_):
         assert initializer(minitx.zeros(4, 0)).shape == (4, 0)
@@ -240,6 +262,11 @@ def test_same_seed_same_layer_weights():
     (lambda: init.orthogonal_(minitx.zeros(3)), ValueError, "orthogonal_: needs a tensor with at least 2 dimensions"),
     (lambda: init.eye_(minitx.zeros(2, 2, 2)), ValueError, r"eye_: needs a 2-D tensor, got shape \(2, 2, 2\)"),
     (lambda: init.dirac_(minitx.zeros(3, 3)), ValueError, "dirac_: needs a tensor with 3, 4 or 5 dimensions"),
+    (lambda: init.sparse_(minitx.zeros(3, 2, 2), 0.5), ValueError, r"sparse_: needs a 2-D tensor, got shape \(3, 2, 2\)"),
+    (lambda: init.sparse_(minitx.zeros(3, 2), 1.5), ValueError, r"sparse_: sparsity must be in \[0, 1\], got 1.5"),
+    (lambda: init.sparse_(minitx.zeros(3, 2), 0.5, std=-1.0), ValueError, "sparse_: std must be >= 0, got -1.0"),
+    (lambda: init.sparse_(minitx.zeros(3, 2, dtype="int64"), 0.5), TypeError,
+     "sparse_: needs a floating-point tensor, got dtype int64"),
     (lambda: init.dirac_(minitx.zeros(3, 3, 3), groups=2), ValueError,
      r"dirac_: groups=2 must be a positive integer dividing dim 0 \(3\)"),
 ])
