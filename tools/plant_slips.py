@@ -674,6 +674,10 @@ SLIPS = [
          ("tests/ops/test_dtypes.py",)),
     Slip("a signed integer beside uint64 in the bitwise ops left to NumPy's bare error", "minitx/ops/elementwise.py",
          '    if np.result_type(a.dtype, b.dtype).kind == "f":', "    if False:", ("tests/ops/test_integer_math.py",)),
+    Slip("kaiming_uniform_ truncates its draws into an integer tensor", "minitx/nn/init.py",
+         '    _floating(t, "kaiming_uniform_")\n', "", ("tests/nn/test_init.py",)),
+    Slip("uniform_ in bfloat16 rounds draws just below high up to it", "minitx/nn/init.py",
+         "        np.clip(values, bottom, top, out=values)", "        pass", ("tests/nn/test_init.py",)),
 ]
 
 
