@@ -23,7 +23,7 @@ from minitx import backend, interop
 from minitx.autograd.engine import HookHandle
 from minitx.autograd.grad_mode import no_grad
 from minitx.autograd.inplace import zero_gradients
-from minitx.autograd.tensor import Tensor
+from minitx.autograd.tensor import Tensor, _names_a_dtype
 from minitx.nn.parameter import Parameter
 
 
@@ -355,13 +355,19 @@ class Module:
         ``set_to_none=False`` zeros written into each gradient in place (a name kept for it sees 0)."""
         zero_gradients(self.parameters(), set_to_none)
 
-    def to(self, device=None, dtype=None) -> "Module":
+    def to(self, device=None, dtype=None, non_blocking=False) -> "Module":
         """Move (and/or cast) every parameter and buffer in place; returns self.
 
         ``dtype`` casts the floating-point tensors only and must itself be a float dtype
         (bfloat16 included): casting weights to an integer or bool dtype would truncate them
-        (most to zero).
+        (most to zero). As PyTorch's, a dtype or a tensor may come first: ``model.to(minitx.float64)``,
+        and ``model.to(t)`` for t's device and dtype. ``non_blocking`` is taken for PyTorch's code
+        and changes nothing, as Tensor.to's.
         """
+        if isinstance(device, Tensor) or (device is not None and _names_a_dtype(device)):
+            if dtype is not None:  # (read as a device, a dtype given first was an unknown device)
+                raise TypeError(f"{type(self).__name__}.to: got {device!r} first, and {dtype!r} as a second dtype")
+            device, dtype = (device.device, device.dtype) if isinstance(device, Tensor) else (None, device)
         device = backend.check_device(device) if device is not None else None
         dtype = backend.resolve_dtype(dtype) if dtype is not None else None
         if dtype is not None and not backend.is_floating(dtype):

@@ -102,6 +102,19 @@ def test_to_casts_floating_parameters_and_buffers_but_not_integer_buffers():
     assert model.device == "cpu"
 
 
+def test_to_takes_a_dtype_or_a_tensor_first_and_non_blocking_as_pytorchs():
+    """model.to(torch.float64), model.to(x) and model.to(device, non_blocking=True) are PyTorch
+    code as it is commonly written; read as a device, the dtype was an unknown device."""
+    model = Affine()
+    assert model.to(minitx.float64) is model and model.scale.dtype == np.float64
+    assert model.counter.dtype == np.int64  # floating tensors only, as with dtype=
+    model.to(minitx.zeros(1, dtype="float32"))
+    assert model.inner.weight.dtype == np.float32 and model.steps.dtype == np.float32
+    assert model.to("cpu", non_blocking=True).scale.device == "cpu"
+    with pytest.raises(TypeError, match="Affine.to: got 'float64' first, and 'float32' as a second dtype"):
+        model.to("float64", "float32")
+
+
 @pytest.mark.parametrize("dtype", ["int64", "int32", "bool", np.uint8])
 def test_to_refuses_a_non_float_dtype_and_changes_nothing(dtype):
     model = Affine()
