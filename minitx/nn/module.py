@@ -203,7 +203,8 @@ class Module:
     def register_full_backward_hook(self, hook) -> "HookHandle":
         """Call ``hook(module, grad_input, grad_output)`` when a backward has computed the
         gradients of this module's tensor inputs (a tuple, None where an input takes none) from
-        that of its output (a 1-tuple). It observes: a hook that returns a value raises, where
+        that of its output (a 1-tuple); as PyTorch's, zeros for an input that requires grad but
+        that the output does not depend on, and no call when the output depends on none. It observes: a hook that returns a value raises, where
         PyTorch's would replace grad_input. The module's output must be one Tensor."""
         return HookHandle.add(self.__dict__.setdefault("_backward_hooks", OrderedDict()), hook, counted=True)
 
@@ -523,6 +524,32 @@ class _BackwardHookCall:
                             f"{type(output).__name__}; backward hooks need one Tensor output")
         if output.requires_grad:
             output.register_hook(self._output_grad)
+        # an input the output does not depend on gets no gradient, so waiting for it would keep
+        # the hooks from ever running: as PyTorch's, they run once the others arrive, with zeros
+        # in its place (and not at all when no input reaches the output)
+        reached = self._reached_from(output)
+        for i in self.positions if reached else ():
+            if i not in reached:
+                self.grad_input[i] = Tensor(backend.get_array_module(self.inputs[i].data).zeros_like(self.inputs[i].data))
+                self.waiting.discard(i)
+
+    def _reached_from(self, output) -> set:
+        """The positions of the wrapped inputs that ``output``'s graph leads back to; the walk
+        stops at them and at the caller's tensors they wrap (the graph before this call)."""
+        targets = {id(self.inputs[i]): i for i in self.positions}
+        stop = {id(self.inputs[i]._ctx.inputs[0]) for i in self.positions}
+        reached, seen, stack = set(), set(), [output]
+        while stack:
+            node = stack.pop()
+            if id(node) in seen or id(node) in stop or not node.requires_grad:
+                continue
+            seen.add(id(node))
+            if id(node) in targets:
+                reached.add(targets[id(node)])
+                continue
+            if node._ctx is not None:
+                stack.extend(node._ctx.inputs)
+        return reached
 
     def _output_grad(self, g):
         self.grad_output = g

@@ -493,3 +493,42 @@ def test_a_full_backward_hook_of_a_module_whose_inputs_take_no_gradient_still_se
     layer.register_full_backward_hook(lambda m, gi, go: seen.append((gi, go[0].shape)))
     layer(minitx.tensor(np.ones((3, 2), np.float32))).sum().backward()
     assert seen == [((None,), (3, 2))]
+
+
+class _FirstOnly(Module):
+    """y = 2 a, whatever b is (a mask that only sometimes matters, say); or y = 2 a.detach()."""
+
+    def __init__(self, detach=False):
+        super().__init__()
+        self.detach = detach
+
+    def forward(self, a, b):
+        return (a.detach() if self.detach else a) * 2
+
+
+def test_a_full_backward_hook_runs_when_an_input_that_requires_grad_does_not_reach_the_output_as_torchs():
+    """The input the output does not depend on gets no gradient: waiting for it, the hooks never
+    ran. PyTorch's run once the others arrive, with zeros in its place; and not at all when no
+    input reaches the output."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib, module in ((minitx, _FirstOnly), (torch, None)):
+        seen = []
+        if module is None:
+            class Twin(torch.nn.Module):
+                def __init__(self, detach=False):
+                    super().__init__()
+                    self.detach = detach
+
+                def forward(self, a, b):
+                    return (a.detach() if self.detach else a) * 2
+            module = Twin
+        for detach in (False, True):
+            m = module(detach)
+            m.register_full_backward_hook(lambda _, gi, go, detach=detach: seen.append(
+                (detach, [None if g is None else g.tolist() for g in gi], go[0].tolist())))
+            a, b = (lib.tensor([1.0, 2.0], requires_grad=True) for _ in range(2))
+            w = lib.tensor([3.0, 4.0], requires_grad=True)
+            (m(a, b) * w).sum().backward()
+        results.append(seen)
+    assert results[0] == results[1] == [(False, [[6.0, 8.0], [0.0, 0.0]], [3.0, 4.0])]
