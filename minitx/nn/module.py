@@ -323,6 +323,15 @@ class Module:
             raise AttributeError(f"get_parameter({target!r}): {type(module).__name__} has no parameter {name!r}")
         return module._parameters[name]
 
+    def get_buffer(self, target: str):
+        """The buffer at dotted path ``target`` ("norm.running_mean"), non-persistent ones too, as
+        PyTorch's (an empty buffer is None there as here)."""
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if name not in module._buffers:
+            raise AttributeError(f"get_buffer({target!r}): {type(module).__name__} has no buffer {name!r}")
+        return module._buffers[name]
+
     def requires_grad_(self, requires_grad: bool = True) -> "Module":
         """Set requires_grad on every parameter (False freezes them); returns self."""
         for p in self.parameters():

@@ -905,3 +905,21 @@ def test_norm_layers_name_themselves_and_their_channels_on_a_mismatch(layer, sha
     with pytest.raises(ValueError, match=rf"{type(made).__name__}: expected 4 channels on axis {axis}, got an "
                                          rf"input of shape {re.escape(str(shape))}"):
         made(minitx.zeros(*shape))
+
+
+def test_get_buffer_finds_a_buffer_by_its_dotted_path_as_pytorchs(torch):
+    results = []
+    for lib in (minitx, torch):
+        model = lib.nn.Sequential(lib.nn.BatchNorm1d(2))
+        model[0].register_buffer("table", lib.ones(2), persistent=False)
+        model[0].register_buffer("empty", None)
+        found = [model.get_buffer("0.running_mean") is model[0].running_mean,
+                 model.get_buffer("0.table") is model[0].table, model.get_buffer("0.empty")]
+        for target in ("0.weight", "0.nothing", "1.running_mean"):
+            with pytest.raises(AttributeError):
+                model.get_buffer(target)
+        results.append(found)
+    assert results[0] == results[1] == [True, True, None]
+    with pytest.raises(AttributeError, match=r"get_buffer\('0.weight'\): BatchNorm1d has no buffer 'weight'"):
+        nn.Sequential(nn.BatchNorm1d(2)).get_buffer("0.weight")
+
