@@ -72,6 +72,13 @@ class HookHandle:
         if self.hooks.pop(self.id, None) is not None:
             HookHandle.changes += self.counted
 
+    # ``with module.register_forward_hook(hook):`` hooks the block only, as PyTorch's handles
+    def __enter__(self) -> "HookHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
 
 def _run_tensor_hooks(node, g, errstate):
     """The gradient of ``node`` after its hooks (Tensor.register_hook), each seeing the last's;

@@ -923,3 +923,14 @@ def test_get_buffer_finds_a_buffer_by_its_dotted_path_as_pytorchs(torch):
     with pytest.raises(AttributeError, match=r"get_buffer\('0.weight'\): BatchNorm1d has no buffer 'weight'"):
         nn.Sequential(nn.BatchNorm1d(2)).get_buffer("0.weight")
 
+
+def test_a_hook_handle_used_as_a_context_manager_hooks_the_block_only_as_pytorchs(torch):
+    counts = []
+    for lib in (minitx, torch):
+        layer, seen = lib.nn.Linear(2, 2), []
+        with layer.register_forward_hook(lambda *_: seen.append(1)) as handle:
+            layer(lib.ones(1, 2))
+        layer(lib.ones(1, 2))
+        handle.remove()  # removing it again changes nothing
+        counts.append(len(seen))
+    assert counts == [1, 1]
