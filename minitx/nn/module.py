@@ -194,11 +194,16 @@ class Module:
             hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_forward_hook(self, hook) -> "HookHandle":
+    def register_forward_hook(self, hook, *, prepend: bool = False) -> "HookHandle":
         """Call ``hook(module, inputs, output)`` after every forward of this module (to record
         activations, say), ``inputs`` the positional arguments forward got (the pre-hooks' when
-        they replaced them); a value it returns replaces the output. ``handle.remove()`` unhooks it."""
-        return HookHandle.add(self.__dict__.setdefault("_forward_hooks", OrderedDict()), hook, counted=True)
+        they replaced them); a value it returns replaces the output. Hooks run in the order
+        registered, ``prepend=True`` puts this one first, as PyTorch's. ``handle.remove()`` unhooks it."""
+        hooks = self.__dict__.setdefault("_forward_hooks", OrderedDict())
+        handle = HookHandle.add(hooks, hook, counted=True)
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
 
     def register_full_backward_hook(self, hook) -> "HookHandle":
         """Call ``hook(module, grad_input, grad_output)`` when a backward has computed the

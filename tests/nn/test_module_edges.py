@@ -934,3 +934,15 @@ def test_a_hook_handle_used_as_a_context_manager_hooks_the_block_only_as_pytorch
         handle.remove()  # removing it again changes nothing
         counts.append(len(seen))
     assert counts == [1, 1]
+
+
+def test_a_forward_hook_registered_with_prepend_runs_first_as_pytorchs(torch):
+    orders = []
+    for lib in (minitx, torch):
+        layer, order = lib.nn.Linear(2, 2), []
+        layer.register_forward_hook(lambda *_: order.append("a"))
+        layer.register_forward_hook(lambda *_: order.append("b"), prepend=True)
+        layer.register_forward_hook(lambda *_: order.append("c"))
+        layer(lib.ones(1, 2))
+        orders.append(order)
+    assert orders[0] == orders[1] == ["b", "a", "c"]
