@@ -209,8 +209,9 @@ class Module:
         """Call ``hook(module, grad_input, grad_output)`` when a backward has computed the
         gradients of this module's tensor inputs (a tuple, None where an input takes none) from
         that of its output (a 1-tuple); as PyTorch's, zeros for an input that requires grad but
-        that the output does not depend on, and no call when the output depends on none. It observes: a hook that returns a value raises, where
-        PyTorch's would replace grad_input. The module's output must be one Tensor."""
+        that the output does not depend on, and no call when the output depends on none. It
+        observes: a hook that returns a value raises, where PyTorch's would replace grad_input.
+        The module's output must be one Tensor."""
         return HookHandle.add(self.__dict__.setdefault("_backward_hooks", OrderedDict()), hook, counted=True)
 
     def apply(self, fn) -> "Module":
