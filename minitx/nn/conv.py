@@ -321,16 +321,18 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
 
 class Upsample(Module):
-    """F.interpolate as a layer: resize [N, C, L], [N, C, H, W] (or [N, C, D, H, W] for area) to
-    ``size`` or by ``scale_factor`` (mode nearest, nearest-exact, linear, bilinear, bicubic or area;
-    align_corners for linear, bilinear and bicubic)."""
+    """F.interpolate as a layer: resize [N, C, L], [N, C, H, W] or [N, C, D, H, W] to ``size`` or
+    by ``scale_factor`` (mode nearest, nearest-exact, linear, bilinear, bicubic, trilinear or area;
+    align_corners for linear, bilinear, bicubic and trilinear; recompute_scale_factor as F.interpolate's)."""
 
-    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None):
         super().__init__()
         self.size, self.scale_factor, self.mode, self.align_corners = size, scale_factor, mode, align_corners
+        self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, x):
-        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)
+        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners,
+                             self.recompute_scale_factor)
 
     def extra_repr(self):
         return f"size={self.size}, scale_factor={self.scale_factor}, mode={self.mode!r}"

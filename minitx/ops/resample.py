@@ -1,9 +1,9 @@
-"""Resampling: interpolate (nearest, nearest-exact, linear, bilinear, bicubic, area) and
-max_unpool1d/2d.
+"""Resampling: interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area)
+and max_unpool1d/2d.
 
-Both move values between positions of the spatial axes of [N, C, L] or [N, C, H, W] by index,
-so each backward sends dy back to where the values came from, ADDING where one source fed
-several outputs (a scatter-add, ``add_at``).
+Both move values between positions of the spatial axes of [N, C, L], [N, C, H, W] or
+[N, C, D, H, W] by index, so each backward sends dy back to where the values came from, ADDING
+where one source fed several outputs (a scatter-add, ``add_at``).
 
 interpolate resizes each spatial axis on its own. Along one axis of input length n and output
 length m, output i reads, with scale = 1 / scale_factor when a scale factor is given, else n / m
@@ -22,8 +22,8 @@ length m, output i reads, with scale = 1 / scale_factor when a scale factor is g
                    W(d) = A d^3 - 5A d^2 + 8A d - 4A           1 < |d| < 2
 
 and m = n reads i0 = i1 = i with lam = 0 in linear (PyTorch's copy). bilinear is linear along H,
-then along W; bicubic (PyTorch: 4-d only) cubic along H, then along W: the taps outside the
-axis read its edge entry. area is adaptive average pooling to the output size, as PyTorch
+then along W, and trilinear along D, H and W; bicubic (PyTorch: 4-d only) cubic along H, then
+along W: the taps outside the axis read its edge entry. area is adaptive average pooling to the output size, as PyTorch
 computes it (ops/conv.py's). max_unpool puts each value of x at its recorded flat position in a
 zero output plane.
 """
@@ -43,9 +43,9 @@ from minitx.ops.indexing import add_at, check_indices
 
 __all__ = ["Interpolate", "MaxUnpool"]
 
-MODES = {"nearest": (3, 4), "nearest-exact": (3, 4), "linear": (3,), "bilinear": (4,), "bicubic": (4,),
-         "area": (3, 4, 5)}  # mode: input ndims
-ALIGNED = ("linear", "bilinear", "bicubic")  # the modes that take align_corners
+MODES = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "linear": (3,), "bilinear": (4,), "bicubic": (4,),
+         "trilinear": (5,), "area": (3, 4, 5)}  # mode: input ndims
+ALIGNED = ("linear", "bilinear", "bicubic", "trilinear")  # the modes that take align_corners
 CUBIC_A = -0.75  # the free parameter of Keys' cubic convolution kernel, PyTorch's (and OpenCV's)
 
 
@@ -134,7 +134,7 @@ class Interpolate(Function):
         xp = get_array_module(x)
         self.in_spatial = x.shape[2:]
         scales = self.scale_factor or (None,) * len(self.in_spatial)
-        mode = "linear" if self.mode == "bilinear" else self.mode
+        mode = "linear" if self.mode in ("bilinear", "trilinear") else self.mode
         self.sources = []  # per spatial axis, its (index, weight) pairs on x's device
         for axis, (n, m, s) in enumerate(zip(self.in_spatial, self.sizes, scales), start=2):
             tail = (1,) * (x.ndim - axis - 1)  # a weight per position along this axis, broadcast over the rest
@@ -164,11 +164,15 @@ def _scale_factors(value, count):
     return tuple(float(v) for v in values)
 
 
-def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=None):
+def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
     """x [N, C, L] (nearest, nearest-exact, linear, area), [N, C, H, W] (nearest, nearest-exact,
-    bilinear, bicubic, area) or [N, C, D, H, W] (area) resized to ``size`` or by ``scale_factor``
-    (output length floor(n * scale_factor)), by PyTorch's coordinates (align_corners for linear,
-    bilinear and bicubic only, default False). area averages over adaptive_avg_pool's windows."""
+    bilinear, bicubic, area) or [N, C, D, H, W] (nearest, nearest-exact, trilinear, area) resized to
+    ``size`` or by ``scale_factor`` (output length floor(n * scale_factor)), by PyTorch's coordinates
+    (align_corners for linear, bilinear, bicubic and trilinear only, default False). area averages
+    over adaptive_avg_pool's windows. recompute_scale_factor=True keeps only the output size a scale
+    factor gives, and reads the coordinates from the sizes (scale = n / m), as PyTorch; antialias
+    is not there (False only)."""
     x = as_tensor(x)
     if mode not in MODES:
         raise ValueError(f"interpolate: mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -187,6 +191,12 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=N
     if (size is None) == (scale_factor is None):
         raise ValueError("interpolate: give exactly one of size and scale_factor, got "
                          f"{'both' if size is not None else 'neither'}")
+    if recompute_scale_factor not in (None, False, True):
+        raise TypeError(f"interpolate: recompute_scale_factor must be a bool or None, got {recompute_scale_factor!r}")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("interpolate: recompute_scale_factor=True is for a scale_factor, got a size")
+    if antialias is not False:  # (PyTorch's: bilinear and bicubic with a separable filter wider than theirs)
+        raise ValueError(f"interpolate: antialias is not there: give antialias=False, got {antialias!r}")
     spatial = x.ndim - 2
     if size is not None:
         sizes = as_tuple(size, spatial, "size", "interpolate")
@@ -195,6 +205,8 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=N
         if not all(math.isfinite(v) and v > 0 for v in scale_factor):
             raise ValueError(f"interpolate: scale_factor must be finite and > 0, got {scale_factor}")
         sizes = tuple(int(n * s) for n, s in zip(x.shape[2:], scale_factor))
+        if recompute_scale_factor:  # the coordinates from the sizes alone, as when size is given
+            scale_factor = None
     if min(x.shape[2:] + sizes) < 1:
         raise ValueError(f"interpolate: input and output sizes must be > 0, got input {x.shape[2:]} and "
                          f"output {sizes}")

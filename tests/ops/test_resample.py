@@ -1,4 +1,4 @@
-"""Resampling (minitx/ops/resample.py: Interpolate, MaxUnpool): interpolate in its six modes and
+"""Resampling (minitx/ops/resample.py: Interpolate, MaxUnpool): interpolate in its seven modes and
 max_unpool1d/2d.
 
 Forward against NumPy loops over every output element (written from PyTorch's coordinate rules and
@@ -103,19 +103,19 @@ def _as_tuple(value, spatial):
     return None if value is None else tuple(value) if isinstance(value, tuple) else (value,) * spatial
 
 
-MODES = ["nearest", "nearest-exact", "linear", "bilinear", "bicubic", "area"]
+MODES = ["nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area"]
 
 
 @st.composite
 def _interpolate_case(draw, edges=False, modes=MODES):
     mode = draw(st.sampled_from(modes))
-    spatial = {"linear": 1, "bilinear": 2, "bicubic": 2}.get(mode) or draw(st.integers(1, 3 if mode == "area" else 2))
-    aligned = mode in ("linear", "bilinear", "bicubic")
+    spatial = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}.get(mode) or draw(st.integers(1, 3))
+    aligned = mode in ("linear", "bilinear", "bicubic", "trilinear")
     align_corners = draw(st.sampled_from([None, False, True])) if aligned else None
-    in_sizes = tuple(draw(st.integers(1, 5)) for _ in range(spatial))
+    in_sizes = tuple(draw(st.integers(1, 5 if spatial < 3 else 3)) for _ in range(spatial))  # (3-d: few entries)
     size = scale_factor = None
     if draw(st.booleans()):
-        size = tuple(draw(st.integers(1, 9)) for _ in range(spatial))
+        size = tuple(draw(st.integers(1, 9 if spatial < 3 else 5)) for _ in range(spatial))
         size = size[0] if spatial == 1 and draw(st.booleans()) else size  # an int or a tuple
     else:
         pick = st.sampled_from([0.5, 0.75, 1.0, 1.3, 1.5, 2.0, 2.5, 3.0, 1 / 3]) | st.floats(0.2, 3.5)
@@ -142,13 +142,13 @@ def _torch_interpolate(size, scale_factor, mode, align_corners):
 
 
 def _for_torch(x, scale_factor, mode, align_corners=None):
-    """x for the PyTorch comparison: without a gradient where PyTorch's is wrong. Its [N, C, L]
-    nearest backward copies when m = n and halves when m = 2n, as its forward does not with a scale
-    factor (test_pytorchs_1d_nearest_gradient_is_not_its_forwards_transpose); so does its bicubic
+    """x for the PyTorch comparison: without a gradient where PyTorch's is wrong. Its [N, C, L] and
+    [N, C, D, H, W] nearest backward copies when m = n and halves when m = 2n, as its forward does not
+    with a scale factor (test_pytorchs_1d_nearest_gradient_is_not_its_forwards_transpose); so does its bicubic
     backward when m = n (test_pytorchs_bicubic_gradient_is_not_its_forwards_transpose)."""
     scales = _as_tuple(scale_factor, x.ndim - 2) or ()
     lengths = [(n, math.floor(n * s)) for n, s in zip(x.shape[2:], scales)]
-    wrong = mode == "nearest" and x.ndim == 3 and any(m in (n, 2 * n) for n, m in lengths)
+    wrong = mode == "nearest" and x.ndim in (3, 5) and any(m in (n, 2 * n) for n, m in lengths)
     wrong |= mode == "bicubic" and not align_corners and any(m == n and s != 1 for (n, m), s in zip(lengths, scales))
     return leaf(x.numpy(), requires_grad=not wrong)
 
@@ -330,6 +330,30 @@ def test_bicubic_and_area_match_pytorch_in_float32_and_float64(mode, align_corne
         assert y.dtype == np.dtype(dtype)
 
 
+def test_trilinear_3d_nearest_and_recompute_scale_factor_match_pytorch():
+    """PyTorch's argument forms: trilinear (linear along D, H and W, align_corners both ways) and
+    nearest and nearest-exact of [N, C, D, H, W], values and float64 gradients; recompute_scale_factor
+    =True reads the coordinates from the sizes (5 by 1.7: 8 outputs at scale 5 / 8, not 1 / 1.7),
+    in F.interpolate and nn.Upsample."""
+    rng = np.random.default_rng(4)
+    x = minitx.tensor(rng.standard_normal((2, 1, 3, 4, 2)), requires_grad=True)
+    for mode, align_corners in [("trilinear", False), ("trilinear", True), ("nearest", None),
+                                ("nearest-exact", None)]:
+        for kw in [{"size": (5, 3, 4)}, {"scale_factor": (1.7, 0.6, 2.5)}]:
+            y = parity(lambda t: F.interpolate(t, mode=mode, align_corners=align_corners, **kw),
+                       lambda t: _tf().interpolate(t, mode=mode, align_corners=align_corners, **kw), x)
+            assert y.shape == (2, 1, 5, 2 if "scale_factor" in kw else 3, 5 if "scale_factor" in kw else 4)
+            x.grad = None
+    x = minitx.tensor(rng.standard_normal((1, 2, 5, 3)), requires_grad=True)
+    for mode in ["nearest", "bilinear", "bicubic"]:
+        kw = dict(scale_factor=1.7, mode=mode, recompute_scale_factor=True)
+        y = parity(lambda t: F.interpolate(t, **kw), lambda t: _tf().interpolate(t, **kw), x)
+        assert not np.allclose(y.numpy(), F.interpolate(x, scale_factor=1.7, mode=mode).numpy())
+        x.grad = None
+        parity(lambda t: minitx.nn.Upsample(**kw)(t), lambda t: import_torch().nn.Upsample(**kw)(t), x)
+        x.grad = None
+
+
 @pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
 def test_nearest_keeps_integer_and_boolean_inputs_and_linear_makes_them_float32(dtype):
     a = (np.arange(30).reshape(1, 2, 3, 5) % 7).astype(dtype)
@@ -365,10 +389,11 @@ def test_interpolate_errors_name_the_op():
                                                                         "got both"),
         (ValueError, lambda: F.interpolate(x1), "give exactly one of size and scale_factor, got neither"),
         (ValueError, lambda: F.interpolate(x1, size=4, align_corners=True), "align_corners is for modes linear, "
-                                                                            "bilinear and bicubic, got align_corners="
-                                                                            "True with mode 'nearest'"),
+                                                                            "bilinear, bicubic and trilinear, got "
+                                                                            "align_corners=True with mode 'nearest'"),
         (ValueError, lambda: F.interpolate(x2, size=4, mode="area", align_corners=False), "align_corners is for modes "
-                                                                                         "linear, bilinear and bicubic"),
+                                                                                         "linear, bilinear, bicubic and "
+                                                                                         "trilinear"),
         (ValueError, lambda: F.interpolate(x1, size=4, mode="bicubic"), r"mode 'bicubic' needs a 4-D input \[N, C, "
                                                                         r"...\], got shape \(1, 2, 3\)"),
         (ValueError, lambda: F.interpolate(leaf(np.zeros((2, 3))), size=4, mode="area"), r"mode 'area' needs a 3-D, "
@@ -379,11 +404,19 @@ def test_interpolate_errors_name_the_op():
         (ValueError, lambda: F.interpolate(x2, size=(2, 0), mode="bicubic"), "input and output sizes must be > 0"),
         (ValueError, lambda: F.interpolate(x2, size=4, mode="linear"), r"mode 'linear' needs a 3-D input"),
         (ValueError, lambda: F.interpolate(x1, size=4, mode="bilinear"), r"mode 'bilinear' needs a 4-D input"),
-        (ValueError, lambda: F.interpolate(leaf(np.zeros((1, 1, 2, 2, 2))), size=4), r"mode 'nearest' needs a 3-D or "
-                                                                                     r"4-D input .* got shape"),
-        (ValueError, lambda: F.interpolate(x1, size=4, mode="trilinear"), "mode must be one of nearest, "
-                                                                          "nearest-exact, linear, bilinear, bicubic, "
-                                                                          "area, got 'trilinear'"),
+        (ValueError, lambda: F.interpolate(leaf(np.zeros((1, 1, 2))), size=4, mode="trilinear"),
+         r"mode 'trilinear' needs a 5-D input .* got shape \(1, 1, 2\)"),
+        (ValueError, lambda: F.interpolate(leaf(np.zeros((1, 2))), size=4), r"mode 'nearest' needs a 3-D, 4-D or "
+                                                                            r"5-D input .* got shape"),
+        (ValueError, lambda: F.interpolate(x1, size=4, mode="cubic"), "mode must be one of nearest, "
+                                                                      "nearest-exact, linear, bilinear, bicubic, "
+                                                                      "trilinear, area, got 'cubic'"),
+        (ValueError, lambda: F.interpolate(x1, size=4, recompute_scale_factor=True),
+         "recompute_scale_factor=True is for a scale_factor, got a size"),
+        (TypeError, lambda: F.interpolate(x1, scale_factor=2.0, recompute_scale_factor="yes"),
+         "recompute_scale_factor must be a bool or None, got 'yes'"),
+        (ValueError, lambda: F.interpolate(x2, size=4, mode="bilinear", antialias=True),
+         "antialias is not there: give antialias=False, got True"),
         (ValueError, lambda: F.interpolate(x2, size=(4, 4, 4)), r"interpolate: size must be an int or a pair of ints, got \(4, 4, 4\)"),
         (ValueError, lambda: F.interpolate(x1, size=4.0), "interpolate: size must be an int or a 1-tuple of ints, got 4.0"),
         (TypeError, lambda: F.interpolate(x1, size=4, mode="linear", align_corners=1), "align_corners must be a bool"),
