@@ -122,9 +122,34 @@ class _ConvTransposeNd(_ConvNd):
                          device, dtype)
         self.output_padding = output_padding
 
-    def forward(self, x):
-        return type(self)._op(x, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups,
+    def forward(self, x, output_size=None):
+        """output_size (the spatial sizes, or with x's leading axes too), as PyTorch's: it picks the
+        output_padding in place of the layer's, among the sizes whose convolution gives x's."""
+        output_padding = self.output_padding
+        if output_size is not None and getattr(x, "ndim", None) in (self.dims + 1, self.dims + 2):  # (else the op
+            output_padding = self._output_padding(x, output_size)  # names what x should be)
+        return type(self)._op(x, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
                               self.dilation)
+
+    def _output_padding(self, x, output_size):
+        """q = size - smallest on each axis, where smallest = (n - 1) s - 2 p + d (k - 1) + 1 is the
+        output length with q = 0 and size may exceed it by at most s - 1."""
+        name, dims = type(self).__name__, self.dims
+        sizes = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size]
+        lead = x.ndim - dims  # (2 for a batch, 1 for one sample)
+        sizes = sizes[lead:] if len(sizes) == lead + dims else sizes
+        if len(sizes) != dims or not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in sizes):
+            raise ValueError(f"{name}: output_size must be {dims} ints (or {lead + dims} with x's leading axes), "
+                             f"got {output_size!r}")
+        stride, padding, dilation = (as_tuple(v, dims, what, name) for what, v in
+                                     (("stride", self.stride), ("padding", self.padding), ("dilation", self.dilation)))
+        smallest = [(n - 1) * s - 2 * p + d * (k - 1) + 1 for n, s, p, d, k in
+                    zip(x.shape[lead:], stride, padding, dilation, self.kernel_size)]
+        if not all(low <= n <= low + s - 1 for n, low, s in zip(sizes, smallest, stride)):
+            raise ValueError(f"{name}: output_size {tuple(sizes)} must lie between {tuple(smallest)} and "
+                             f"{tuple(low + s - 1 for low, s in zip(smallest, stride))} for an input of spatial "
+                             f"sizes {x.shape[lead:]}")
+        return tuple(int(n) - low for n, low in zip(sizes, smallest))
 
     def extra_repr(self):
         return f"{super().extra_repr()}, output_padding={self.output_padding}"

@@ -668,6 +668,40 @@ def test_conv_transpose_layers_match_pytorch_and_init_like_it():
     assert len(list(one_d.parameters())) == 1 and one_d(minitx.zeros(2, 3, 6)).shape == (2, 5, 19)
 
 
+def test_conv_transpose_layers_take_an_output_size_as_pytorch():
+    """forward(x, output_size): the output_padding that gives it (the layer's own set aside), the
+    sizes given alone or with x's leading axes, a batch or one sample; outside the reachable
+    (n - 1) s - 2 p + d (k - 1) + 1 plus 0 to s - 1 it is refused, naming the range."""
+    torch = import_torch()
+    cases = [(nn.ConvTranspose2d(6, 4, 3, stride=2, padding=1), torch.nn.ConvTranspose2d(6, 4, 3, stride=2, padding=1),
+              (5, 4), [(10, 8), [2, 6, 9, 7]]),
+             (nn.ConvTranspose1d(6, 4, 3, stride=3, output_padding=2), torch.nn.ConvTranspose1d(6, 4, 3, stride=3),
+              (5,), [[16], (17,)]),
+             (nn.ConvTranspose3d(6, 4, 2, stride=(2, 3, 1), dilation=2),
+              torch.nn.ConvTranspose3d(6, 4, 2, stride=(2, 3, 1), dilation=2), (2, 3, 2), [(5, 9, 4)])]
+    rng = np.random.default_rng(0)
+    for ours, theirs, spatial, sizes in cases:
+        ours = ours.double()
+        theirs = theirs.double()
+        with torch.no_grad():
+            theirs.weight.copy_(torch.tensor(ours.weight.numpy()))
+            theirs.bias.copy_(torch.tensor(ours.bias.numpy()))
+        for size in sizes:
+            for shape in [(2, 6) + spatial, (6,) + spatial]:
+                if len(size) == len(spatial) + 2 and len(shape) < len(size):
+                    continue
+                x = rng.standard_normal(shape)
+                np.testing.assert_allclose(ours(leaf(x), output_size=size).numpy(),
+                                           theirs(torch.tensor(x), output_size=size).detach().numpy(), rtol=1e-12)
+    layer = nn.ConvTranspose2d(6, 4, 3, stride=2, padding=1)
+    with pytest.raises(ValueError, match=r"ConvTranspose2d: output_size \(11, 8\) must lie between \(9, 7\) and "
+                                         r"\(10, 8\) for an input of spatial sizes \(5, 4\)"):
+        layer(minitx.zeros(1, 6, 5, 4), output_size=(11, 8))
+    with pytest.raises(ValueError, match=r"ConvTranspose2d: output_size must be 2 ints \(or 4 with x's leading "
+                                         r"axes\), got \(9, 7, 1\)"):
+        layer(minitx.zeros(1, 6, 5, 4), output_size=(9, 7, 1))
+
+
 # ---------------------------------------------------------------- 3-d and the n-d layers
 
 
