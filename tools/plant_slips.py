@@ -678,6 +678,12 @@ SLIPS = [
          '    _floating(t, "kaiming_uniform_")\n', "", ("tests/nn/test_init.py",)),
     Slip("uniform_ in bfloat16 rounds draws just below high up to it", "minitx/nn/init.py",
          "        np.clip(values, bottom, top, out=values)", "        pass", ("tests/nn/test_init.py",)),
+    Slip("a full backward hook waits for an input the output does not depend on (it never runs)",
+         "minitx/nn/module.py", "        for i in self.positions if reached else ():", "        for i in ():",
+         ("tests/nn/test_module.py",)),
+    Slip("Module.to reads a dtype given first as a device", "minitx/nn/module.py",
+         "        if isinstance(device, Tensor) or (device is not None and _names_a_dtype(device)):", "        if False:",
+         ("tests/nn/test_module_edges.py", "tests/nn/test_module.py")),
 ]
 
 
