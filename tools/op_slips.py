@@ -361,8 +361,8 @@ OP_SLIPS = [
          "self.kernel_size, self.stride, self.padding, output_size)",
          "self.kernel_size, self.padding, self.stride, output_size)", _MODULES + _RESAMPLE),
     Slip("nn.Upsample: size and scale_factor passed in each other's place", "minitx/nn/conv.py",
-         "F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)",
-         "F.interpolate(x, self.scale_factor, self.size, self.mode, self.align_corners)", _MODULES + _RESAMPLE),
+         "F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners,",
+         "F.interpolate(x, self.scale_factor, self.size, self.mode, self.align_corners,", _MODULES + _RESAMPLE),
     # 16 bits computed in float32, integer and boolean inputs, the device-side NaN/inf flags
     Slip("16-bit ops: computed step by step in 16 bits (the float32 upcast dropped)", "minitx/autograd/function.py",
          "if low is not None and not self._computes_as_they_are(arrays):",
