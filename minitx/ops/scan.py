@@ -17,7 +17,7 @@ import numpy as np
 
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
-from minitx.backend import get_array_module, to_host
+from minitx.backend import get_array_module, resolve_dtype, to_host
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import accumulate, as_indices, floating
 from minitx.ops.elementwise import lerp_values
@@ -86,7 +86,10 @@ class Cumsum(_Scan):
 
 
 @takes_torch_keywords
-def cumsum(x, axis): return Cumsum(axis)(x)
+def cumsum(x, axis, dtype=None):
+    """Cumulative sum along ``axis``; ``dtype`` (PyTorch's keyword) casts x first, so the sums run in
+    it (int32 counts summed in float64, say), the gradient coming back in x's dtype."""
+    return Cumsum(axis)(_cast_for_scan(x, dtype))
 
 
 class Cumprod(_Scan):
@@ -115,7 +118,15 @@ class Cumprod(_Scan):
 
 
 @takes_torch_keywords
-def cumprod(x, axis): return Cumprod(axis)(x)
+def cumprod(x, axis, dtype=None):
+    """Cumulative product along ``axis``; ``dtype`` as cumsum's."""
+    return Cumprod(axis)(_cast_for_scan(x, dtype))
+
+
+def _cast_for_scan(x, dtype):
+    """x in ``dtype`` (a recorded cast: the gradient goes back in x's dtype), or x as it is."""
+    x = as_tensor(x)
+    return x if dtype is None or resolve_dtype(dtype) == x.dtype else x.astype(dtype)
 
 
 class Logcumsumexp(_Scan):

@@ -970,3 +970,21 @@ def test_quantile_errors_name_the_op_what_it_got_and_what_it_expected():
         F.nanquantile(leaf(np.zeros((2, 0))), 0.5, 0)
     with pytest.raises(ValueError, match="quantile: axis 2 is out of range"):
         F.quantile(x, 0.5, 2)
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_cumsum_and_cumprod_take_pytorchs_dtype(name):
+    """dtype= casts x first, as PyTorch's: int32 counts summed in float64, the gradient of a float32
+    x coming back in float32."""
+    torch = import_torch()
+    counts = np.array([[1, 2, 3], [4, 5, 6]], np.int32)
+    ours = getattr(minitx.tensor(counts), name)(1, dtype=minitx.float64)
+    theirs = getattr(torch.tensor(counts), name)(1, dtype=torch.float64)
+    assert ours.dtype == np.float64 and ours.numpy().tolist() == theirs.tolist()
+    x = minitx.tensor([0.5, 2.0, -1.5], requires_grad=True)
+    y = getattr(F, name)(x, dim=0, dtype="float64")
+    y.sum().backward()
+    t = torch.tensor([0.5, 2.0, -1.5], requires_grad=True)
+    getattr(torch, name)(t, dim=0, dtype=torch.float64).sum().backward()
+    assert y.dtype == np.float64 and x.grad.dtype == np.float32
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-6)
