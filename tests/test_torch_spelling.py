@@ -111,6 +111,8 @@ METHODS = {
     "cumsum": lambda t, m: t.cumsum(dim=2),
     "cumprod": lambda t, m: t.cumprod(dim=0),
     "logcumsumexp": lambda t, m: t.logcumsumexp(dim=1),
+    "cummax": lambda t, m: t.cummax(dim=1).values,
+    "cummin": lambda t, m: t.cummin(dim=2)[0],
     "sort": lambda t, m: t.sort(dim=0)[0],
     "topk": lambda t, m: t.topk(3, dim=2, largest=False)[0],
     "diagonal": lambda t, m: t.diagonal(dim1=0, dim2=2),

@@ -913,6 +913,8 @@ class Tensor:
     def prod(self, axis=None, keepdims=False): return F.prod(self, axis, keepdims)
     def cumsum(self, axis, dtype=None): return F.cumsum(self, axis, dtype)
     def cumprod(self, axis, dtype=None): return F.cumprod(self, axis, dtype)
+    def cummax(self, axis): return F.cummax(self, axis)  # (values, indices), as PyTorch's
+    def cummin(self, axis): return F.cummin(self, axis)
     def logcumsumexp(self, axis): return F.logcumsumexp(self, axis)
     def argmin(self, axis=None, keepdims=False): return F.argmin(self, axis, keepdims)
     def flip(self, axis=None): return F.flip(self, axis)
@@ -1023,8 +1025,8 @@ class _StaleView(Tensor):
 # takes an axis; minitx.keywords says which mean the same and which are refused
 for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "argmax", "argmin", "any", "all",
               "prod", "amax", "amin", "count_nonzero", "softmax", "log_softmax", "squeeze", "unsqueeze",
-              "flatten", "flip", "roll", "repeat", "repeat_interleave", "cumsum", "cumprod", "logcumsumexp",
-              "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk", "unbind",
+              "flatten", "flip", "roll", "repeat", "repeat_interleave", "cumsum", "cumprod", "cummax", "cummin",
+              "logcumsumexp", "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk", "unbind",
               "median", "nanmedian", "index_add", "index_fill", "index_copy", "scatter", "scatter_reduce", "tril",
               "triu", "narrow", "unflatten", "kthvalue", "quantile", "nanquantile", "diff", "cross"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
