@@ -682,7 +682,7 @@ SLIPS = [
          "minitx/nn/module.py", "        for i in self.positions if reached else ():", "        for i in ():",
          ("tests/nn/test_module.py",)),
     Slip("Module.to reads a dtype given first as a device", "minitx/nn/module.py",
-         "        if isinstance(device, Tensor) or (device is not None and _names_a_dtype(device)):", "        if False:",
+         "        first = _dtype_first(device)", "        first = None",
          ("tests/nn/test_module_edges.py", "tests/nn/test_module.py")),
     Slip("cumsum's dtype= taken and ignored", "minitx/ops/scan.py",
          "    return x if dtype is None or resolve_dtype(dtype) == x.dtype else x.astype(dtype)", "    return x",

@@ -60,11 +60,14 @@ class HookHandle:
         HookHandle._next_id += 1
 
     @classmethod
-    def add(cls, hooks: dict, hook, counted=False) -> "HookHandle":
+    def add(cls, hooks: dict, hook, counted=False, prepend=False) -> "HookHandle":
+        """``hook`` put into ``hooks`` last, or first with ``prepend`` (an OrderedDict's then)."""
         if not callable(hook):
             raise TypeError(f"a hook must be callable, got {type(hook).__name__}")
         handle = cls(hooks, counted)
         hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
         HookHandle.changes += counted
         return handle
 

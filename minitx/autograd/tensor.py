@@ -386,7 +386,8 @@ class Tensor:
         may come first, as PyTorch takes them: ``t.to("float32", non_blocking, copy)``, and
         ``t.to(other, non_blocking, copy)`` for other's dtype and device. ``non_blocking`` is taken
         for PyTorch's code and changes nothing (a copy minitx makes is complete before an op reads it)."""
-        if isinstance(device, Tensor) or (device is not None and _names_a_dtype(device)):
+        first = _dtype_first(device)
+        if first is not None:
             # PyTorch's to(dtype, non_blocking=False, copy=False) and to(other, ...): what comes
             # second is non_blocking, third copy (read as a dtype, True was an unknown one)
             if dtype is not None and not isinstance(dtype, bool):
@@ -394,7 +395,7 @@ class Tensor:
                                 "tensor come non_blocking and copy (True or False)")
             if isinstance(dtype, bool):
                 non_blocking, copy = dtype, bool(non_blocking) or copy
-            device, dtype = (device.device, device.dtype) if isinstance(device, Tensor) else (None, device)
+            device, dtype = first
         out = self
         if dtype is not None and backend.resolve_dtype(dtype) != self.dtype:
             out = F.astype(out, dtype)
@@ -1026,9 +1027,9 @@ class _StaleView(Tensor):
 for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "argmax", "argmin", "any", "all",
               "prod", "amax", "amin", "count_nonzero", "softmax", "log_softmax", "squeeze", "unsqueeze",
               "flatten", "flip", "roll", "repeat", "repeat_interleave", "cumsum", "cumprod", "cummax", "cummin",
-              "logcumsumexp", "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk", "unbind",
-              "median", "nanmedian", "index_add", "index_fill", "index_copy", "scatter", "scatter_reduce", "tril",
-              "triu", "narrow", "unflatten", "kthvalue", "quantile", "nanquantile", "diff", "cross"):
+              "logcumsumexp", "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk",
+              "unbind", "median", "nanmedian", "index_add", "index_fill", "index_copy", "scatter", "scatter_reduce",
+              "tril", "triu", "narrow", "unflatten", "kthvalue", "quantile", "nanquantile", "diff", "cross"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
 
 
@@ -1110,6 +1111,17 @@ def _names_a_dtype(value) -> bool:
     return True
 
 
+def _dtype_first(first):
+    """``to``'s first argument read as PyTorch reads it: (device, dtype) where it is a dtype (or
+    its name), None for the device; where it is a tensor, that tensor's device and dtype; else
+    None (it names a device)."""
+    if isinstance(first, Tensor):
+        return first.device, first.dtype
+    if first is not None and _names_a_dtype(first):
+        return None, first
+    return None
+
+
 def _comparable(other) -> bool:
     """What a comparison takes: a tensor, a number, an array or array-like (a list, a PyTorch
     tensor). Anything else (None, a string) is Python's to compare (``==`` is then identity)."""
@@ -1132,13 +1144,19 @@ def _flattened(shape, start_axis, end_axis, op="flatten"):
     return shape[:start] + (int(np.prod(shape[start:end + 1])),) + shape[end + 1:]
 
 
+def _split_sizes(op, sizes) -> tuple:
+    """unflatten's sizes, checked: whole numbers >= 0, of which one may be -1."""
+    sizes = tuple(sizes)
+    if any(isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < -1 for s in sizes):
+        raise ValueError(f"{op}: sizes must be whole numbers >= 0 (one may be -1), got {sizes!r}")
+    return sizes
+
+
 def _unflattened(shape, axis, sizes, op="unflatten"):
     """unflatten's shape: axis ``axis`` split into ``sizes``, a -1 among them worked out from the
     axis' own length, as PyTorch's (a reshape's -1 would be inferred from the whole size, which
     says nothing when it is 0). ``op`` names the caller in the errors (nn.Unflatten's too)."""
-    sizes = tuple(sizes)
-    if any(isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < -1 for s in sizes):
-        raise ValueError(f"{op}: sizes must be whole numbers >= 0 (one may be -1), got {sizes!r}")
+    sizes = _split_sizes(op, sizes)
     axis = _method_axis(op, axis, shape)
     length, known, unknown = shape[axis], math.prod(s for s in sizes if s != -1), sizes.count(-1)
     fits = known == length if not unknown else unknown == 1 and known > 0 and length % known == 0

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from minitx import backend
 from minitx import functional as F
 from minitx.autograd.inplace import mark_modified
-from minitx.autograd.tensor import Tensor, _flattened, _unflattened, tensor
+from minitx.autograd.tensor import Tensor, _flattened, _split_sizes, _unflattened, tensor
 from minitx.nn import init
 from minitx.nn.module import Module
 from minitx.nn.parameter import Parameter
@@ -762,9 +762,7 @@ class Unflatten(Module):
 
     def __init__(self, dim, sizes):
         super().__init__()
-        self.dim, self.sizes = dim, tuple(sizes)
-        if any(isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < -1 for s in self.sizes):
-            raise ValueError(f"Unflatten: sizes must be whole numbers >= 0 (one may be -1), got {sizes!r}")
+        self.dim, self.sizes = dim, _split_sizes("Unflatten", sizes)
 
     def forward(self, x):
         return F.reshape(x, _unflattened(x.shape, self.dim, self.sizes, "Unflatten"))

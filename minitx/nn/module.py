@@ -23,7 +23,7 @@ from minitx import backend, interop
 from minitx.autograd.engine import HookHandle
 from minitx.autograd.grad_mode import no_grad
 from minitx.autograd.inplace import zero_gradients
-from minitx.autograd.tensor import Tensor, _names_a_dtype
+from minitx.autograd.tensor import Tensor, _dtype_first
 from minitx.nn.parameter import Parameter
 
 
@@ -189,10 +189,7 @@ class Module:
         them. Hooks run in the order registered, ``prepend=True`` puts this one first.
         ``handle.remove()`` unhooks it."""
         hooks = self.__dict__.setdefault("_forward_pre_hooks", OrderedDict())
-        handle = HookHandle.add(hooks, hook, counted=True)
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
-        return handle
+        return HookHandle.add(hooks, hook, counted=True, prepend=prepend)
 
     def register_forward_hook(self, hook, *, prepend: bool = False) -> "HookHandle":
         """Call ``hook(module, inputs, output)`` after every forward of this module (to record
@@ -200,10 +197,7 @@ class Module:
         they replaced them); a value it returns replaces the output. Hooks run in the order
         registered, ``prepend=True`` puts this one first, as PyTorch's. ``handle.remove()`` unhooks it."""
         hooks = self.__dict__.setdefault("_forward_hooks", OrderedDict())
-        handle = HookHandle.add(hooks, hook, counted=True)
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
-        return handle
+        return HookHandle.add(hooks, hook, counted=True, prepend=prepend)
 
     def register_full_backward_hook(self, hook) -> "HookHandle":
         """Call ``hook(module, grad_input, grad_output)`` when a backward has computed the
@@ -380,10 +374,11 @@ class Module:
         and ``model.to(t)`` for t's device and dtype. ``non_blocking`` is taken for PyTorch's code
         and changes nothing, as Tensor.to's.
         """
-        if isinstance(device, Tensor) or (device is not None and _names_a_dtype(device)):
-            if dtype is not None:  # (read as a device, a dtype given first was an unknown device)
+        first = _dtype_first(device)  # (read as a device, a dtype given first was an unknown device)
+        if first is not None:
+            if dtype is not None:
                 raise TypeError(f"{type(self).__name__}.to: got {device!r} first, and {dtype!r} as a second dtype")
-            device, dtype = (device.device, device.dtype) if isinstance(device, Tensor) else (None, device)
+            device, dtype = first
         device = backend.check_device(device) if device is not None else None
         dtype = backend.resolve_dtype(dtype) if dtype is not None else None
         if dtype is not None and not backend.is_floating(dtype):
@@ -545,7 +540,8 @@ class _BackwardHookCall:
         reached = self._reached_from(output)
         for i in self.positions if reached else ():
             if i not in reached:
-                self.grad_input[i] = Tensor(backend.get_array_module(self.inputs[i].data).zeros_like(self.inputs[i].data))
+                data = self.inputs[i].data
+                self.grad_input[i] = Tensor(backend.get_array_module(data).zeros_like(data))
                 self.waiting.discard(i)
 
     def _reached_from(self, output) -> set:

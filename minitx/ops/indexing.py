@@ -686,8 +686,8 @@ def _one_axis(op, x, axis, index, negative=False):
 @takes_torch_keywords
 def index_fill(x, axis, index, value):
     """x with ``value`` written at x[..., index[i], ...] along ``axis`` (PyTorch's index_fill;
-    a negative index counts from the end, as PyTorch's): masked_fill with the mask of those slices. value is a number, or a 0-d tensor, which gets the
-    sum of dy over the entries it fills."""
+    a negative index counts from the end, as PyTorch's): masked_fill with the mask of those
+    slices. value is a number, or a 0-d tensor, which gets the sum of dy over the entries it fills."""
     x = as_tensor(x)
     axis, index = _one_axis("index_fill", x, axis, as_indices(index, x), negative=True)
     if isinstance(value, Tensor) and value.ndim != 0:
