@@ -158,6 +158,39 @@ def distinct_targets(x, axis):
                      st.tuples(*[st.integers(0, n) for n in x]))
 
 
+@st.composite
+def unfold_kwargs(draw, shape):
+    """kernel_size, dilation, padding and stride (pairs) whose blocks fit the spatial sizes shape[-2:]."""
+    kwargs = {"kernel_size": [], "dilation": [], "padding": [], "stride": []}
+    for n in shape[-2:]:
+        k, d, s = draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(st.integers(1, 3))
+        least = max(0, -(-(d * (k - 1) + 1 - n) // 2))  # the padding that makes room for the span
+        for name, value in zip(kwargs, (k, d, draw(st.integers(least, least + 2)), s)):
+            kwargs[name].append(value)
+    return {name: tuple(values) for name, values in kwargs.items()}
+
+
+@st.composite
+def fold_kwargs(draw, shape):
+    """fold's arguments for columns drawn as [N, C, kh, kw, bh, bw] (as_columns): the kernel and the
+    blocks from the shape, an output_size that holds bh * bw blocks."""
+    kwargs = {"output_size": [], "kernel_size": shape[2:4], "dilation": [], "padding": [], "stride": []}
+    for k, b in zip(shape[2:4], shape[4:]):
+        d, s = draw(st.integers(1, 2)), draw(st.integers(1, 3))
+        p = draw(st.integers(0, min(2, (b * s + d * (k - 1) - 1) // 2)))  # (an output_size of at least 1 holds b)
+        lowest = (b - 1) * s + d * (k - 1) + 1 - 2 * p  # the least size holding b blocks; s - 1 more still do
+        for name, value in (("output_size", draw(st.integers(max(1, lowest), lowest + s - 1))), ("dilation", d),
+                            ("padding", p), ("stride", s)):
+            kwargs[name].append(value)
+    return {name: tuple(values) for name, values in kwargs.items()}
+
+
+def as_columns(cols):
+    """[N, C, kh, kw, bh, bw] as fold takes it, [N, C * kh * kw, bh * bw]."""
+    n, c, kh, kw, bh, bw = cols.shape
+    return cols.reshape(n, c * kh * kw, bh * bw)
+
+
 def ce_case(reduction_kind):
     def ours(x, t, ignore_index, smoothing):
         return F.cross_entropy(x, t, ignore_index=ignore_index, label_smoothing=smoothing, reduction=reduction_kind)
@@ -340,6 +373,12 @@ CASES = {
                       arg(strategy=attention_mask), shapes=mst.shapes(min_dims=4, max_dims=4, max_side=3),
                       kwargs={"causal": st.booleans(), "scale": st.sampled_from([None, 0.4, 2.0])},
                       reference=torch_attention, rtol=1e-9, atol=1e-11),
+    "unfold": case(lambda x, geometry: F.unfold(x, **geometry), arg(edges=EDGES),
+                   shapes=mst.shapes(min_dims=3, max_dims=4, max_side=4), kwargs={"geometry": unfold_kwargs},
+                   reference=lambda x, geometry: tF.unfold(x, **geometry)),
+    "fold": case(lambda cols, geometry: F.fold(as_columns(cols), **geometry), arg(edges=EDGES),
+                 shapes=mst.shapes(min_dims=6, max_dims=6, max_side=3), kwargs={"geometry": fold_kwargs},
+                 reference=lambda cols, geometry: tF.fold(as_columns(cols), **geometry)),
     "cross_entropy_mean": ce_case("mean"),
     "cross_entropy_sum": ce_case("sum"),
     "cross_entropy_none": ce_case("none"),

@@ -1,5 +1,5 @@
 """Convolution, pooling and resampling layers: thin Modules around minitx.functional's conv, pool,
-unpool and interpolate ops, with PyTorch's names and arguments; the 1-d, 2-d and 3-d layers
+unpool, unfold, fold and interpolate ops, with PyTorch's names and arguments; the 1-d, 2-d and 3-d layers
 differ only in the op they call."""
 from __future__ import annotations
 
@@ -345,6 +345,12 @@ class MaxUnpool2d(_MaxUnpoolNd):
     _op = staticmethod(F.max_unpool2d)
 
 
+class MaxUnpool3d(_MaxUnpoolNd):
+    """[N, C, D', H', W'] and indices from MaxPool3d(return_indices=True) -> [N, C, D, H, W]."""
+
+    _op = staticmethod(F.max_unpool3d)
+
+
 class Upsample(Module):
     """F.interpolate as a layer: resize [N, C, L], [N, C, H, W] or [N, C, D, H, W] to ``size`` or
     by ``scale_factor`` (mode nearest, nearest-exact, linear, bilinear, bicubic, trilinear or area;
@@ -361,3 +367,48 @@ class Upsample(Module):
 
     def extra_repr(self):
         return f"size={self.size}, scale_factor={self.scale_factor}, mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """Upsample with mode 'nearest' (PyTorch's older name): [N, C, H, W] resized to ``size`` or by
+    ``scale_factor``."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Upsample with mode 'bilinear' and align_corners=True, as PyTorch's (its older name; the
+    corners of the input and output grids meet): [N, C, H, W] resized to ``size`` or by ``scale_factor``."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+class Unfold(Module):
+    """F.unfold as a layer: the sliding blocks of [N, C, H, W] as the columns of [N, C * kh * kw, L]."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+    def forward(self, x):
+        return F.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
+
+
+class Fold(Unfold):
+    """F.fold as a layer: the columns of [N, C * kh * kw, L] added back into [N, C, *output_size]
+    at their blocks, overlaps summed (Unfold's adjoint)."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__(kernel_size, dilation, padding, stride)
+        self.output_size = output_size
+
+    def forward(self, x):
+        return F.fold(x, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}, {super().extra_repr()}"

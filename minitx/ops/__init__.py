@@ -18,8 +18,9 @@ backward on raw arrays, the math in its docstring) with its public function righ
     loss          cross_entropy, nll_loss, binary_cross_entropy(_with_logits), mse_loss, l1_loss,
                   smooth_l1_loss, huber_loss, kl_div
     attention     scaled_dot_product_attention (boolean or float masks, grouped-query heads)
-    conv          conv1d/2d/3d, conv_transpose1d/2d/3d, max/avg pooling (and adaptive) in 1-3 dimensions
-    resample      interpolate (nearest, nearest-exact, linear, bilinear, bicubic, area), max_unpool1d/2d
+    conv          conv1d/2d/3d, conv_transpose1d/2d/3d, unfold and fold (im2col, col2im), max/avg pooling
+                  (and adaptive) in 1-3 dimensions
+    resample      interpolate (nearest, nearest-exact, linear, bilinear, bicubic, area), max_unpool1d/2d/3d
     _args         how the public functions convert their arguments
 
 Use them through ``minitx.functional`` (``F.softmax(x)``) or tensor methods; this package

@@ -14,6 +14,7 @@ ADDED back to the x position it was read from (overlapping windows read a positi
 times), dx = zeros, then dx[:, :, rows_1, rows_2, ...] += dcols (scatter-add).
 
 Padding is a (before, after) pair per axis: "same" padding and ceil_mode make it uneven.
+unfold and fold are im2col and col2im themselves as ops (2 spatial axes, PyTorch's layout).
 """
 from __future__ import annotations
 
@@ -24,14 +25,14 @@ import numbers
 import numpy as np
 
 from minitx.autograd.function import Function
-from minitx.autograd.tensor import Tensor
+from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, is_floating
 from minitx.ops._args import floating, product_input
 from minitx.ops.elementwise import dy_where
 from minitx.ops.indexing import add_at, gather
 from minitx.ops.shape import concatenate
 
-__all__ = ["ConvNd", "ConvTransposeNd", "MaxPoolNd", "AvgPoolNd"]
+__all__ = ["ConvNd", "ConvTransposeNd", "Unfold", "Fold", "MaxPoolNd", "AvgPoolNd"]
 
 SPATIAL = {1: ("length",), 2: ("height", "width"), 3: ("depth", "height", "width")}  # axis names
 LAYOUT = {1: "[N, C, L]", 2: "[N, C, H, W]", 3: "[N, C, D, H, W]"}
@@ -53,15 +54,17 @@ def as_tuple(value, dims, name, op):
     return tuple(int(v) for v in values)
 
 
-def _window_starts(length, before, after, kernel, stride, dilation, op, axis, ceil_mode=False, out=None):
+def _window_starts(length, before, after, kernel, stride, dilation, op, axis, ceil_mode=False, out=None,
+                   what="input"):
     """rows[a, i] = i * stride + a * dilation: the padded input position read by output i at
     offset a, and how far the last window reads past the padded input (ceil_mode's extra padding).
 
     ceil_mode rounds the number of windows up, as PyTorch: a last window that starts in the
-    right padding (at or past length + before) is dropped."""
+    right padding (at or past length + before) is dropped. what: the array the windows lie in, for
+    the error (fold's lie in its output)."""
     padded, span = length + before + after, dilation * (kernel - 1) + 1
     if padded < span:
-        raise ValueError(f"{op}: the {axis} of the padded input, {padded}, is smaller than the kernel's span "
+        raise ValueError(f"{op}: the {axis} of the padded {what}, {padded}, is smaller than the kernel's span "
                          f"{span} (kernel {kernel}, dilation {dilation})")
     if out is None:
         out = (-(-(padded - span) // stride) if ceil_mode else (padded - span) // stride) + 1
@@ -74,22 +77,28 @@ def _window_starts(length, before, after, kernel, stride, dilation, op, axis, ce
 _ALL = (slice(None), slice(None))  # the batch and channel axes, whole
 
 
+def _check_windows(op, kernel, stride, padding, dilation):
+    """kernel, stride and dilation >= 1, padding ((before, after) per axis) >= 0, or a ValueError."""
+    if min(kernel + stride + dilation) < 1 or min(sum(padding, ())) < 0:
+        raise ValueError(f"{op}: kernel, stride and dilation must be >= 1 and padding >= 0, got kernel "
+                         f"{kernel}, stride {stride}, padding {padding}, dilation {dilation}")
+
+
 class _Windows:
     """The im2col/col2im geometry of one call over the spatial axes of x [N, C, *spatial]:
     padding as a (before, after) pair per axis (after grown by ceil_mode's extra), and where each
     window reads."""
 
-    def __init__(self, op, x_shape, kernel, stride, padding, dilation, ceil_mode=False, out=None):
-        """out: the number of windows per axis, when the caller knows it (a transposed conv's input)."""
-        if min(kernel + stride + dilation) < 1 or min(sum(padding, ())) < 0:
-            raise ValueError(f"{op}: kernel, stride and dilation must be >= 1 and padding >= 0, got kernel "
-                             f"{kernel}, stride {stride}, padding {padding}, dilation {dilation}")
+    def __init__(self, op, x_shape, kernel, stride, padding, dilation, ceil_mode=False, out=None, what="input"):
+        """out: the number of windows per axis, when the caller knows it (a transposed conv's input);
+        what: the array x_shape is, for the errors (_window_starts)."""
+        _check_windows(op, kernel, stride, padding, dilation)
         dims = len(kernel)
         self.in_shape, self.kernel, self.declared = x_shape, tuple(kernel), tuple(padding)
         index, pads = [], []
         for t, axis in enumerate(SPATIAL[dims]):
             rows, extra = _window_starts(x_shape[2 + t], *padding[t], kernel[t], stride[t], dilation[t], op, axis,
-                                         ceil_mode, None if out is None else out[t])
+                                         ceil_mode, None if out is None else out[t], what)
             shape = [1] * (2 * dims)  # kernel offsets on axis t, outputs on axis dims + t: [*kernel, *out]
             shape[t], shape[dims + t] = rows.shape
             index.append(rows.reshape(shape))
@@ -353,6 +362,139 @@ def conv_transpose3d(x, weight, bias=None, stride=1, padding=0, output_padding=0
     plus bias [O] (arguments as conv_transpose2d's, triples for (depth, height, width))."""
     op = ConvTransposeNd(3, stride, padding, output_padding, dilation, groups)
     return _one_sample_as_a_batch(3, x, lambda x: _apply(op, x, weight, bias))
+
+
+# ---------------------------------------------------------------- unfold and fold: im2col and col2im as ops
+class _Blocks(Function):
+    """What unfold and fold share: the blocks (windows) of kernel_size k moved with stride s over the
+    two spatial axes of [N, C, H, W] padded by p zeros on each side, their taps d = dilation apart,
+    where _Windows says each one reads (the convolution's own im2col and col2im); and _unfold (U)
+    and _fold (U^T), each op's forward and the other's backward."""
+
+    def __init__(self, op, kernel_size, dilation, padding, stride):
+        self.op = op
+        self.kernel, self.dilation, self.padding, self.stride = (
+            as_tuple(v, 2, name, op) for name, v in (("kernel_size", kernel_size), ("dilation", dilation),
+                                                     ("padding", padding), ("stride", stride)))
+        self.pads = tuple((p, p) for p in self.padding)
+        _check_windows(op, self.kernel, self.stride, self.pads, self.dilation)  # (before fold divides by the kernel)
+
+    def _geometry(self, shape, what):
+        """The blocks of an array [N, C, H, W] of ``shape`` (the input of unfold, the output of fold)."""
+        self.windows = _Windows(self.op, shape, self.kernel, self.stride, self.pads, self.dilation, what=what)
+
+    def _unfold(self, x):
+        """U x: im2col's [N, C, kh, kw, bh, bw] as [N, C * kh * kw, L] (L = bh * bw blocks)."""
+        n, c = x.shape[:2]  # (sizes, not -1: an empty batch leaves -1 undetermined)
+        cols = self.windows.im2col(self.windows.pad(x))
+        return cols.reshape(n, c * math.prod(self.kernel), math.prod(self.windows.out))
+
+    def _fold(self, cols):
+        """U^T cols: cols [N, C * kh * kw, L] added back into [N, C, H, W] by col2im."""
+        shape = cols.shape[:1] + self.windows.in_shape[1:2] + self.kernel + self.windows.out
+        return self.windows.col2im(cols.reshape(shape))
+
+
+def _blocks_input(x):
+    """x for unfold and fold: booleans kept (a block of booleans, as PyTorch's), integers as float32
+    (PyTorch refuses them; an op on real numbers computes them so, see floating)."""
+    x = as_tensor(x)
+    return x if x.dtype == np.bool_ else floating(x)
+
+
+class Unfold(_Blocks):
+    """im2col as an op: each block of x [N, C, H, W] made a column of cols [N, C * kh * kw, L],
+    its entries in (channel, kernel row, kernel column) order, the L = bh * bw blocks in row-major
+    order, with xpad = x padded by p zeros on each side:
+
+        cols[n, (c, a_1, a_2), (i_1, i_2)] = xpad[n, c, i_1 * s_1 + a_1 * d_1, i_2 * s_2 + a_2 * d_2]
+
+    b_t = (n_t + 2 p_t - d_t (k_t - 1) - 1) // s_t + 1 blocks along an axis of n_t entries. A
+    convolution is then w.reshape(O, -1) @ cols (docs/backprop/convolution.md).
+
+    cols = U x is linear in x, each cols entry a copy of one xpad entry. Its adjoint (the transpose
+    of U's matrix) is fold, U^T: <U x, c> = <x, U^T c> for every x and every c of cols' shape, as
+    both sides are the sum of x[n, c, r] * c[n, (c, a), i] over the pairs (r, (a, i)) where block i
+    reads r at offset a. So the vector-Jacobian product is
+
+        backward  dx = U^T dcols = fold(dcols)     (col2im: each dcols entry added back where it was
+                                                    read, overlapping blocks adding up; the padding's
+                                                    share dropped)
+
+    Derivation: docs/backprop/convolution.md
+    """
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__("unfold", kernel_size, dilation, padding, stride)
+
+    def forward(self, x):
+        _check_dims(self.op, "input", x, 2)
+        self._geometry(x.shape, "input")
+        return self._unfold(x)
+
+    def backward(self, dcols):
+        return (self._fold(dcols),)
+
+
+def unfold(x, kernel_size, dilation=1, padding=0, stride=1):
+    """The sliding blocks of x [N, C, H, W] (or one sample [C, H, W]) as the columns of
+    [N, C * kh * kw, L] (or [C * kh * kw, L]), as PyTorch's: kernel_size, dilation, padding (zeros)
+    and stride are ints or (height, width) pairs. fold is its adjoint (see Unfold)."""
+    op = Unfold(kernel_size, dilation, padding, stride)
+    return _one_sample_as_a_batch(2, _blocks_input(x), op)
+
+
+class Fold(_Blocks):
+    """col2im as an op, unfold's adjoint U^T: cols [N, C * kh * kw, L] summed into
+    y [N, C, *output_size], each column added back where unfold would have read its block:
+
+        ypad = zeros;  ypad[n, c, i_1 * s_1 + a_1 * d_1, i_2 * s_2 + a_2 * d_2] += cols[n, (c, a_1, a_2), (i_1, i_2)]
+        y = ypad without its padding (what lands there is dropped)
+
+    Where blocks overlap their entries add up, so fold(unfold(x)) is x times the number of blocks
+    reading each entry, not x. L must be the number of blocks output_size holds, b_1 * b_2 (Unfold),
+    and axis 1 a whole number of blocks of C * kh * kw entries. y = U^T cols is linear in cols, and
+    the adjoint of U^T is U (<U^T c, y> = <c, U y>), so
+
+        backward  dcols = U dy = unfold(dy)        (im2col: each block of dy, padded with zeros)
+
+    Derivation: docs/backprop/convolution.md
+    """
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__("fold", kernel_size, dilation, padding, stride)
+        self.output_size = as_tuple(output_size, 2, "output_size", "fold")
+        if min(self.output_size) < 1:
+            raise ValueError(f"fold: output_size must be positive, got {self.output_size}")
+
+    def forward(self, cols):
+        if cols.ndim != 3:
+            raise ValueError(f"fold: input must be 3-D [N, C * kh * kw, L] or 2-D [C * kh * kw, L] (one sample), "
+                             f"got shape {cols.shape}")
+        (n, rows, count), window = cols.shape, math.prod(self.kernel)
+        if rows % window:
+            raise ValueError(f"fold: the input's axis 1, {rows}, must be a whole number of blocks of kernel_size "
+                             f"{self.kernel} (a multiple of {window}), got shape {cols.shape}")
+        self._geometry((n, rows // window) + self.output_size, "output")
+        blocks = self.windows.out
+        if count != math.prod(blocks):
+            raise ValueError(f"fold: output_size {self.output_size} with kernel_size {self.kernel}, dilation "
+                             f"{self.dilation}, padding {self.padding} and stride {self.stride} holds "
+                             f"{blocks[0]} * {blocks[1]} = {math.prod(blocks)} blocks, but the input's axis 2 "
+                             f"has {count} (shape {cols.shape})")
+        return self._fold(cols)
+
+    def backward(self, dy):
+        return (self._unfold(dy),)
+
+
+def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """The columns x [N, C * kh * kw, L] (or one sample [C * kh * kw, L]) added back into
+    [N, C, *output_size] (or [C, *output_size]) at their blocks, overlaps summed, as PyTorch's
+    (arguments as unfold's). The adjoint of unfold (see Fold)."""
+    op = Fold(output_size, kernel_size, dilation, padding, stride)
+    # (fold's batch is 3-D, so one sample is 2-D: as a batch with one axis after [N, C])
+    return _one_sample_as_a_batch(1, _blocks_input(x), op)
 
 
 class _PoolNd(Function):

@@ -1,5 +1,5 @@
 """Resampling: interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area)
-and max_unpool1d/2d.
+and max_unpool1d/2d/3d.
 
 Both move values between positions of the spatial axes of [N, C, L], [N, C, H, W] or
 [N, C, D, H, W] by index, so each backward sends dy back to where the values came from, ADDING
@@ -253,7 +253,7 @@ class MaxUnpool(Function):
 
 
 def _unpool(op, spatial, x, indices, kernel_size, stride, padding, output_size):
-    """max_unpool{1,2}d: the arguments checked, the output size PyTorch's (_unpool_output_size)."""
+    """max_unpool{1,2,3}d: the arguments checked, the output size PyTorch's (_unpool_output_size)."""
     x = as_tensor(x)
     if x.ndim == spatial + 1:  # one sample [C, *spatial], as PyTorch takes it too: a batch of one
         indices = as_indices(indices, x)
@@ -294,3 +294,10 @@ def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, output_size=No
 def max_unpool1d(x, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of max_pool1d: x [N, C, L] placed at ``indices``, zeros elsewhere."""
     return _unpool("max_unpool1d", 1, x, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(x, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool3d: x [N, C, D, H, W] placed at ``indices`` (flat
+    d * H * W + h * W + w positions in each output volume, as max_pool3d(return_indices=True)
+    gives), zeros elsewhere; kernel_size, stride and padding are ints or triples."""
+    return _unpool("max_unpool3d", 3, x, indices, kernel_size, stride, padding, output_size)

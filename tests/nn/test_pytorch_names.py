@@ -41,6 +41,10 @@ X = np.random.default_rng(1).standard_normal((3, 4, 5))
     (nn.Upsample(scale_factor=2), torch.nn.Upsample(scale_factor=2)),
     (nn.Upsample(size=7, mode="linear", align_corners=True), torch.nn.Upsample(size=7, mode="linear", align_corners=True)),
     (nn.Upsample(scale_factor=0.6, mode="area"), torch.nn.Upsample(scale_factor=0.6, mode="area")),
+    (nn.UpsamplingNearest2d(scale_factor=2), torch.nn.UpsamplingNearest2d(scale_factor=2)),
+    (nn.UpsamplingNearest2d(size=(3, 7)), torch.nn.UpsamplingNearest2d(size=(3, 7))),
+    (nn.UpsamplingBilinear2d(size=(7, 4)), torch.nn.UpsamplingBilinear2d(size=(7, 4))),
+    (nn.UpsamplingBilinear2d(scale_factor=1.5), torch.nn.UpsamplingBilinear2d(scale_factor=1.5)),
     (nn.LeakyReLU(0.2), torch.nn.LeakyReLU(0.2)), (nn.ELU(0.5), torch.nn.ELU(0.5)), (nn.CELU(0.5), torch.nn.CELU(0.5)),
     (nn.SELU(), torch.nn.SELU()), (nn.ReLU6(), torch.nn.ReLU6()), (nn.Hardtanh(-0.5, 0.5), torch.nn.Hardtanh(-0.5, 0.5)),
     (nn.Mish(), torch.nn.Mish()), (nn.Threshold(0.1, 20.0), torch.nn.Threshold(0.1, 20.0)),
@@ -49,7 +53,9 @@ X = np.random.default_rng(1).standard_normal((3, 4, 5))
     (nn.Softmin(-1), torch.nn.Softmin(-1)), (nn.PReLU(4, dtype="float64"), torch.nn.PReLU(4, dtype=torch.float64)),
 ], ids=lambda m: repr(m))
 def test_layers_match_pytorch(ours, theirs):
-    _both(ours, theirs, X if not isinstance(ours, nn.GLU) else X[:, :2])  # (GLU halves axis 1)
+    two_d = (nn.UpsamplingNearest2d, nn.UpsamplingBilinear2d)  # ([N, C, H, W] layers)
+    _both(ours, theirs, X[:, :, :, None] * X[:, :, None] if isinstance(ours, two_d) else
+          X if not isinstance(ours, nn.GLU) else X[:, :2])  # (GLU halves axis 1)
     if type(ours).__name__ in ACTIVATION_LAYERS:
         assert repr(ours) == repr(theirs)
 
@@ -148,9 +154,9 @@ def test_set_grad_enabled_called_alone_sets_the_mode_as_pytorchs():
     assert minitx.is_grad_enabled() and (x * 2).requires_grad
 
 
-@pytest.mark.parametrize("dims", [1, 2])
+@pytest.mark.parametrize("dims", [1, 2, 3])
 def test_max_unpool_layers_invert_the_pools_as_pytorchs(dims):
-    shape = (2, 3, 6) if dims == 1 else (2, 3, 4, 6)
+    shape = {1: (2, 3, 6), 2: (2, 3, 4, 6), 3: (2, 3, 4, 2, 6)}[dims]
     x = np.random.default_rng(2).standard_normal(shape)
     pool, unpool = getattr(nn, f"MaxPool{dims}d")(2, return_indices=True), getattr(nn, f"MaxUnpool{dims}d")(2)
     t_pool = getattr(torch.nn, f"MaxPool{dims}d")(2, return_indices=True)

@@ -1,5 +1,5 @@
 """Resampling (minitx/ops/resample.py: Interpolate, MaxUnpool): interpolate in its seven modes and
-max_unpool1d/2d.
+max_unpool1d/2d/3d.
 
 Forward against NumPy loops over every output element (written from PyTorch's coordinate rules and
 bicubic kernel, and area's windows, not calling minitx), float64 gradients (check_gradients) on
@@ -435,19 +435,20 @@ def test_interpolate_errors_name_the_op():
 
 
 def np_max_pool_with_indices(a, kernel, stride, padding):
-    """max_pool2d(return_indices=True) of a [N, C, H, W] by direct loops: each window's maximum and
-    its flat h * W + w position in the input plane (the first maximum; padding never wins)."""
-    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
-    height, width = a.shape[2:]
-    ho, wo = (height + 2 * ph - kh) // sh + 1, (width + 2 * pw - kw) // sw + 1
-    values, indices = np.zeros(a.shape[:2] + (ho, wo)), np.zeros(a.shape[:2] + (ho, wo), dtype=np.int64)
-    for i, j in np.ndindex(ho, wo):
-        inside = [(h, w) for h in range(i * sh - ph, i * sh - ph + kh) for w in range(j * sw - pw, j * sw - pw + kw)
-                  if 0 <= h < height and 0 <= w < width]
-        candidates = np.stack([a[:, :, h, w] for h, w in inside])  # [window, N, C]
+    """max_pool{1,2,3}d(return_indices=True) of a [N, C, *S] by direct loops: each window's maximum
+    and its flat position in the input plane or volume (h * W + w in 2-d; the first maximum, in
+    row-major order; padding never wins)."""
+    spatial = a.shape[2:]
+    out = tuple((n + 2 * p - k) // s + 1 for n, k, s, p in zip(spatial, kernel, stride, padding))
+    values, indices = np.zeros(a.shape[:2] + out), np.zeros(a.shape[:2] + out, dtype=np.int64)
+    for position in np.ndindex(*out):
+        reads = [range(i * s - p, i * s - p + k) for i, k, s, p in zip(position, kernel, stride, padding)]
+        inside = [at for at in itertools.product(*reads) if all(0 <= q < n for q, n in zip(at, spatial))]
+        candidates = np.stack([a[(slice(None), slice(None)) + at] for at in inside])  # [window, N, C]
         first = candidates.argmax(axis=0)
-        values[:, :, i, j] = np.take_along_axis(candidates, first[None], axis=0)[0]
-        indices[:, :, i, j] = np.array([h * width + w for h, w in inside])[first]
+        values[(slice(None), slice(None)) + position] = np.take_along_axis(candidates, first[None], axis=0)[0]
+        indices[(slice(None), slice(None)) + position] = np.array([np.ravel_multi_index(at, spatial)
+                                                                   for at in inside])[first]
     return values, indices
 
 
@@ -466,13 +467,11 @@ def _unpool_case(draw, spatial):
     kernel = tuple(draw(st.integers(1, 3)) for _ in range(spatial))
     stride = tuple(draw(st.integers(1, 3)) for _ in range(spatial))
     padding = tuple(draw(st.integers(0, k // 2)) for k in kernel)
-    in_sizes = tuple(draw(st.integers(max(1, k - 2 * p), 7)) for k, p in zip(kernel, padding))
+    largest = 7 if spatial < 3 else 4  # (3-d: few entries)
+    in_sizes = tuple(draw(st.integers(max(1, k - 2 * p), largest)) for k, p in zip(kernel, padding))
     batch = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
     a = draw(mst.float_arrays(batch + in_sizes, distinct=True))
-    as_2d = lambda v, height=1: (height,) + v if spatial == 1 else v  # noqa: E731  (1-d pooling as 2-d, H = 1)
-    values, indices = np_max_pool_with_indices(a.reshape(batch + as_2d(in_sizes)), as_2d(kernel), as_2d(stride),
-                                               as_2d(padding, 0))
-    values, indices = values.reshape(batch + values.shape[-spatial:]), indices.reshape(batch + values.shape[-spatial:])
+    values, indices = np_max_pool_with_indices(a, kernel, stride, padding)
     default = tuple((n - 1) * s + k - 2 * p for n, s, k, p in zip(values.shape[2:], stride, kernel, padding))
     output_size = draw(st.sampled_from([None, in_sizes, batch + in_sizes, "near"]))
     if output_size == "near":  # anywhere strictly within a stride of the default
@@ -484,10 +483,10 @@ def _unpool_case(draw, spatial):
 
 
 def _unpool(spatial):
-    return F.max_unpool1d if spatial == 1 else F.max_unpool2d
+    return getattr(F, f"max_unpool{spatial}d")
 
 
-@pytest.mark.parametrize("spatial", [1, 2])
+@pytest.mark.parametrize("spatial", [1, 2, 3])
 @given(data=st.data())
 def test_max_unpool(spatial, data):
     """MaxUnpool: drawn kernel, stride, padding and output_size (None, the pooled input's size, or
@@ -515,14 +514,18 @@ def test_max_unpool(spatial, data):
 
 @given(data=st.data())
 def test_the_numpy_max_pool_gives_pytorchs_indices(data):
-    """The indices the max_unpool tests feed are max_pool2d(return_indices=True)'s."""
-    kernel, stride = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))), (data.draw(st.integers(1, 3)),) * 2
-    padding = (data.draw(st.integers(0, kernel[0] // 2)), data.draw(st.integers(0, kernel[1] // 2)))
-    a = data.draw(mst.float_arrays((2, 2, data.draw(st.integers(3, 6)), data.draw(st.integers(3, 6))), distinct=True))
+    """The indices the max_unpool tests feed are max_pool{1,2,3}d(return_indices=True)'s."""
+    spatial = data.draw(st.integers(1, 3))
+    kernel = tuple(data.draw(st.integers(1, 3)) for _ in range(spatial))
+    stride = tuple(data.draw(st.integers(1, 3)) for _ in range(spatial))
+    padding = tuple(data.draw(st.integers(0, k // 2)) for k in kernel)
+    a = data.draw(mst.float_arrays((2, 2) + tuple(data.draw(st.integers(3, 6 if spatial < 3 else 4))
+                                                  for _ in range(spatial)), distinct=True))
     torch = torch_in_example()
     if torch is None:
         return
-    values, indices = torch.nn.functional.max_pool2d(torch.tensor(a), kernel, stride, padding, return_indices=True)
+    values, indices = getattr(torch.nn.functional, f"max_pool{spatial}d")(torch.tensor(a), kernel, stride, padding,
+                                                                          return_indices=True)
     ours = np_max_pool_with_indices(a, kernel, stride, padding)
     np.testing.assert_array_equal(ours[0], values.numpy())
     np.testing.assert_array_equal(ours[1], indices.numpy())
@@ -565,6 +568,10 @@ def test_max_unpool_errors_name_the_op():
                                                                   r"or 3-D \[C, H, W\] \(one sample\), got shape \(2,\)"),
         (ValueError, lambda: F.max_unpool1d(x, i, 2), r"max_unpool1d: input must be 3-D \[N, C, L\] or 2-D \[C, L\] "
                                                       r"\(one sample\), got shape"),
+        (ValueError, lambda: F.max_unpool3d(x1, i1, 2), r"max_unpool3d: input must be 5-D \[N, C, D, H, W\] or 4-D "
+                                                        r"\[C, D, H, W\] \(one sample\), got shape \(1, 1, 2\)"),
+        (ValueError, lambda: F.max_unpool3d(x, i, (2, 2)), "max_unpool3d: kernel_size must be an int or a triple of "
+                                                           "ints, got"),
         (ValueError, lambda: F.max_unpool2d(x, i, 2, output_size=(6, 4)),
          r"max_unpool2d: output_size \(6, 4\) must be strictly between the default size \(4, 4\)"),
         (ValueError, lambda: F.max_unpool2d(x, i, 2, output_size=(4, 4, 4)), r"max_unpool2d: output_size must be an int or a pair of ints"),
