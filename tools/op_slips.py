@@ -15,7 +15,8 @@ per piece of torch.utils.data added to minitx.utils.data (IterableDataset, Batch
 batch_sampler=, the random samplers, generator= and minitx.Generator, the worker options); one per
 piece of the vision ports: circular pad and nn.CircularPad*d, interpolate's bicubic and area; and the
 in-place methods of PyTorch (the table that builds them, a recorded write, detach_, two indexed
-writes, scatter's reduce=, two random fills, inplace=True).
+writes, scatter's reduce=, two random fills, inplace=True); and one per op of the sliding-window port
+(unfold, fold and their layers, max_unpool3d, nn.UpsamplingNearest2d and nn.UpsamplingBilinear2d).
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -38,6 +39,7 @@ _INDEXING = ("tests/ops/test_indexing.py",)
 _SETITEM = ("tests/ops/test_setitem.py",)
 _RESAMPLE = ("tests/ops/test_resample.py",)
 _CONV = ("tests/ops/test_conv.py",)
+_UNFOLD = ("tests/ops/test_unfold.py",)
 _ATTENTION = ("tests/ops/test_attention_masks.py",)
 _SHAPE = ("tests/ops/test_shape.py",)
 _DTYPES = ("tests/ops/test_dtypes.py",)
@@ -606,5 +608,27 @@ OP_SLIPS = [
     Slip("in-place inplace=True on a view while recording: refused, not computed out of place", "minitx/ops/_args.py",
          "            if not (x._records_write(args, kwargs) and x._write_refused(name)):",
          "            if True:", _IN_PLACE),
+    # unfold and fold, max_unpool3d, the Upsampling layers
+    Slip("unfold: dilation and padding passed in each other's place", _C,
+         "op = Unfold(kernel_size, dilation, padding, stride)", "op = Unfold(kernel_size, padding, dilation, stride)",
+         _UNFOLD),
+    Slip("fold: the columns reshaped as [N, C, *blocks, *kernel], not [N, C, *kernel, *blocks]", _C,
+         "shape = cols.shape[:1] + self.windows.in_shape[1:2] + self.kernel + self.windows.out",
+         "shape = cols.shape[:1] + self.windows.in_shape[1:2] + self.windows.out + self.kernel", _UNFOLD),
+    Slip("nn.Unfold: dilation and padding passed in each other's place", "minitx/nn/conv.py",
+         "return F.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)",
+         "return F.unfold(x, self.kernel_size, self.padding, self.dilation, self.stride)", _UNFOLD),
+    Slip("nn.Fold: dilation and padding passed in each other's place", "minitx/nn/conv.py",
+         "return F.fold(x, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)",
+         "return F.fold(x, self.output_size, self.kernel_size, self.padding, self.dilation, self.stride)", _UNFOLD),
+    Slip("max_unpool3d: the stride taken as the kernel's whatever is given", _R,
+         '_unpool("max_unpool3d", 3, x, indices, kernel_size, stride, padding, output_size)',
+         '_unpool("max_unpool3d", 3, x, indices, kernel_size, kernel_size, padding, output_size)', _RESAMPLE),
+    Slip("nn.UpsamplingBilinear2d: align_corners=False, Upsample's default, not PyTorch's True", "minitx/nn/conv.py",
+         'super().__init__(size, scale_factor, mode="bilinear", align_corners=True)',
+         'super().__init__(size, scale_factor, mode="bilinear")', _MODULES),
+    Slip("nn.UpsamplingNearest2d: mode nearest-exact for nearest", "minitx/nn/conv.py",
+         'super().__init__(size, scale_factor, mode="nearest")',
+         'super().__init__(size, scale_factor, mode="nearest-exact")', _MODULES),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]
