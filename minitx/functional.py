@@ -27,10 +27,12 @@ from minitx.ops.scan import (
     kthvalue, quantile, nanquantile)
 from minitx.ops.shape import (
     reshape, transpose, permute, swapaxes, broadcast_to, squeeze, unsqueeze, concatenate, stack,
-    split, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle, hstack, vstack, meshgrid)
+    split, tensor_split, hsplit, vsplit, dsplit, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle, hstack,
+    vstack, meshgrid)
 from minitx.ops.indexing import (
-    getitem, setitem, gather, scatter, scatter_add, scatter_reduce, index_add, index_fill, index_copy, tril, triu,
-    diagonal, diag, trace, embedding, one_hot, nonzero, argwhere, masked_select, masked_scatter, bincount, unique)
+    getitem, setitem, gather, take_along_dim, scatter, scatter_add, scatter_reduce, index_add, index_fill, index_copy,
+    tril, triu, diagonal, diag, diag_embed, trace, embedding, one_hot, nonzero, argwhere, masked_select, masked_scatter,
+    bincount, unique)
 from minitx.ops.linalg import (
     matmul, linear, outer, cross, einsum)
 from minitx.ops.norm import (

@@ -90,7 +90,10 @@ def test_op_on_integers_as_pytorch(name, dtype, data):
         assert ours.dtype == np.float32, f"{name} on {dtype}: {ours.dtype}"
         if dtype == "bool":
             return  # booleans are the numbers 0 and 1 there: True + True is 2 (PyTorch's bool + bool is True)
-    else:
-        assert str(theirs.dtype) == f"torch.{ours.dtype}", f"{name} on {dtype}: {ours.dtype}, PyTorch {theirs.dtype}"
-    np.testing.assert_allclose(ours.numpy().astype(np.float64), theirs.numpy().astype(np.float64), rtol=1e-5,
-                               atol=1e-6, equal_nan=True, err_msg=f"{name} on {dtype}")
+    several = isinstance(ours, tuple)  # (tensor_split's pieces: each compared)
+    assert several == isinstance(theirs, tuple) and (not several or len(ours) == len(theirs)), name
+    for mine, other in zip(*((ours, theirs) if several else ((ours,), (theirs,)))):
+        if name not in IN_FLOAT32:
+            assert str(other.dtype) == f"torch.{mine.dtype}", f"{name} on {dtype}: {mine.dtype}, PyTorch {other.dtype}"
+        np.testing.assert_allclose(mine.numpy().astype(np.float64), other.numpy().astype(np.float64), rtol=1e-5,
+                                   atol=1e-6, equal_nan=True, err_msg=f"{name} on {dtype}")

@@ -186,6 +186,8 @@ INDEXED = {
     "getitem (mask)": (lambda: minitx.tensor([True, False, True]), lambda x, i: x[i], "get_item", 1),
     "getitem (tuple)": (lambda: minitx.tensor([0, 2]), lambda x, i: x[i, 1:], "get_item", 1),
     "gather": (lambda: minitx.tensor([[0, 1], [2, 0]]), lambda x, i: x.gather(0, i), "gather", 1),
+    "take_along_dim (flat)": (lambda: minitx.tensor([[0, 1], [2, 0]]), lambda x, i: F.take_along_dim(x, i),
+                              "take_along_dim", 1),
     "scatter_add": (lambda: minitx.tensor([[0, 1], [2, 0]]),
                     lambda x, i: F.scatter_add(minitx.zeros((3, 2), dtype="float64"), 0, i, x), "scatter_add", 1),
     "scatter_reduce": (lambda: minitx.tensor([[0, 1], [2, 0]]),

@@ -83,6 +83,12 @@ DIFFERENTIABLE = {
     "dot": lambda t, m: t[0, 0].dot(t[1, 2]),
     "outer": lambda t, m: t[0, 0].outer(t[1, 2]), "diag of a matrix": lambda t, m: t[0].diag(1),
     "diag of a vector": lambda t, m: t[0, 0].diag(-1),
+    "diag_embed": lambda t, m: t.diag_embed(1, 0, 2), "take_along_dim": lambda t, m: t.take_along_dim(
+        m.tensor([[[3], [-1], [0]]]), 2), "take_along_dim flat": lambda t, m: t.take_along_dim(m.tensor([[5, 0, 5]])),
+    "tensor_split(3, 2) stacked": lambda t, m: m.stack([c.sum(-1) for c in t.tensor_split(3, 2)]),
+    "tensor_split([3, -5], 1) joined": lambda t, m: m.cat(t.tensor_split(m.tensor([3, -5]), 1), 1),
+    "hsplit(3) joined": lambda t, m: m.cat(t.hsplit(3), 0), "vsplit([1]) joined": lambda t, m: m.cat(t.vsplit([1]), 2),
+    "dsplit(2) joined": lambda t, m: m.cat(t.dsplit(2), 1),
     "view_as": lambda t, m: t.view_as(m.zeros(4, 6)), "reshape_as": lambda t, m: t.reshape_as(m.zeros(6, 4)),
     "narrow": lambda t, m: t.narrow(2, 1, 2), "narrow(-1)": lambda t, m: t.narrow(-1, 0, 3),
     "narrow from a negative start": lambda t, m: t.narrow(2, -2, 2) * t.narrow(1, -1, 1).narrow(2, -3, 2),

@@ -191,6 +191,20 @@ def as_columns(cols):
     return cols.reshape(n, c * kh * kw, bh * bw)
 
 
+def along_indices(x):
+    """A take_along_dim index that fits x along any of its axes: on an axis of length n it has
+    length n or 1 (either side then broadcasts; on the taken axis any length would do), and any of
+    1..3 where n is 1; its values in [-k, k), k the shortest axis (a negative counts from the end)."""
+    sides = st.tuples(*[st.sampled_from([n, 1]) if n > 1 else st.integers(1, 3) for n in x])
+    return sides.flatmap(lambda shape: mst.index_arrays(shape, min(x), allow_negative=True))
+
+
+def two_axes(x):
+    """axis1 and axis2 for diag_embed of a tensor of shape x: two different axes of its result."""
+    ndim = len(x) + 1
+    return st.tuples(*[st.integers(-ndim, ndim - 1)] * 2).filter(lambda pair: pair[0] % ndim != pair[1] % ndim)
+
+
 def ce_case(reduction_kind):
     def ours(x, t, ignore_index, smoothing):
         return F.cross_entropy(x, t, ignore_index=ignore_index, label_smoothing=smoothing, reduction=reduction_kind)
@@ -320,6 +334,11 @@ CASES = {
     "meshgrid": case(lambda a, b, indexing: F.stack(F.meshgrid(a, b, indexing=indexing)), arg(),
                      arg(shape=mst.shapes(max_dims=1)), shapes=mst.shapes(max_dims=1), kwargs={"indexing": st.sampled_from(["ij", "xy"])},
                      reference=lambda a, b, indexing: torch.stack(torch.meshgrid(a, b, indexing=indexing))),
+    "tensor_split": case(lambda x, sections, axis: F.tensor_split(x, sections, axis), arg(edges=EDGES),
+                         shapes=mst.shapes(min_dims=1, max_dims=3, min_side=0, max_side=4),
+                         kwargs={"sections": st.integers(1, 5) | st.lists(st.integers(-6, 6), max_size=3),
+                                 "axis": an_axis},
+                         reference=lambda x, sections, axis: torch.tensor_split(x, sections, axis)),
     "pad": case(lambda x, pad_width, value: F.pad(x, pad_width, value=value), arg(), shapes=mst.shapes(min_dims=1, max_dims=3),
                 kwargs={"pad_width": pad_widths, "value": st.sampled_from([0.0, -1.5])}, reference=torch_pad),
     # ---------------------------------------------------------------- linear algebra and nn ops
@@ -333,6 +352,18 @@ CASES = {
                   reference=lambda a, b, axis: torch.linalg.cross(a, b, dim=axis)),
     "diag": case(lambda x, k: F.diag(x, k), arg(edges=EDGES), shapes=mst.shapes(min_dims=1, max_dims=2),
                  kwargs={"k": st.integers(-3, 3)}, reference=lambda x, k: torch.diag(x, k)),
+    "diag_embed": case(lambda x, offset, axes: F.diag_embed(x, offset, *axes), arg(edges=EDGES),
+                       shapes=mst.shapes(min_dims=1, max_dims=3, min_side=0, max_side=3),
+                       kwargs={"offset": st.integers(-3, 3), "axes": two_axes},
+                       reference=lambda x, offset, axes: torch.diag_embed(x, offset, *axes)),
+    "take_along_dim": case(lambda x, index, axis: F.take_along_dim(x, index, axis), arg(edges=EDGES),
+                           arg(strategy=along_indices), shapes=mst.shapes(min_dims=1, max_dims=3),
+                           kwargs={"axis": lambda x, index: an_axis(x)}, reference=torch.take_along_dim),
+    "take_along_dim_flat": case(lambda x, index: F.take_along_dim(x, index), arg(edges=EDGES),
+                                arg(strategy=lambda x: mst.index_arrays(mst.shapes(max_dims=2, max_side=4),
+                                                                        int(np.prod(x)))),
+                                shapes=mst.shapes(max_dims=3),  # (PyTorch views a transposed x as 1-d: an error)
+                                reference=lambda x, index: torch.take_along_dim(x.contiguous(), index)),
     "cdist": case(lambda a, b, p: F.cdist(a, b, p), arg(),
                   arg(shape=lambda a: st.integers(1, 3).map(lambda m: a[:-2] + (m, a[-1]))),
                   shapes=mst.shapes(min_dims=2, max_dims=3), kwargs={"p": st.sampled_from([0.0, 0.5, 2.0, 3.0])},

@@ -874,6 +874,14 @@ class Tensor:
         size = -(-n // chunks)
         return tuple(self._along(axis, slice(start, start + size)) for start in range(0, n, size))
 
+    def tensor_split(self, indices_or_sections, axis=0):
+        """Pieces as equal as can be, or cut at the given points (PyTorch's; F.tensor_split)."""
+        return F.tensor_split(self, indices_or_sections, axis)
+
+    def hsplit(self, indices_or_sections): return F.hsplit(self, indices_or_sections)
+    def vsplit(self, indices_or_sections): return F.vsplit(self, indices_or_sections)
+    def dsplit(self, indices_or_sections): return F.dsplit(self, indices_or_sections)
+
     def unbind(self, axis=0):
         """The slices along ``axis``, each without it (views)."""
         axis = _method_axis("unbind", axis, self.shape)
@@ -925,6 +933,7 @@ class Tensor:
     def diagonal(self, offset=0, axis1=0, axis2=1): return F.diagonal(self, offset, axis1, axis2)
     def trace(self): return F.trace(self)
     def gather(self, axis, index): return F.gather(self, axis, index)
+    def take_along_dim(self, index, axis=None): return F.take_along_dim(self, index, axis)
     def scatter_add(self, axis, index, src): return F.scatter_add(self, axis, index, src)
     def repeat(self, repeats, axis=None): return F.repeat(self, repeats, axis)
     def tile(self, reps): return F.tile(self, reps)
@@ -944,6 +953,7 @@ class Tensor:
     def cross(self, other, axis=-1): return F.cross(self, other, axis)
     def outer(self, other): return F.outer(self, other)
     def diag(self, diagonal=0): return F.diag(self, diagonal)
+    def diag_embed(self, offset=0, axis1=-2, axis2=-1): return F.diag_embed(self, offset, axis1, axis2)
     def bincount(self, weights=None, minlength=0): return F.bincount(self, weights, minlength)
     def index_add(self, axis, index, source, *, alpha=1): return F.index_add(self, axis, index, source, alpha)
     def index_fill(self, axis, index, value): return F.index_fill(self, axis, index, value)
@@ -1029,7 +1039,8 @@ for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "a
               "flatten", "flip", "roll", "repeat", "repeat_interleave", "cumsum", "cumprod", "cummax", "cummin",
               "logcumsumexp", "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk",
               "unbind", "median", "nanmedian", "index_add", "index_fill", "index_copy", "scatter", "scatter_reduce",
-              "tril", "triu", "narrow", "unflatten", "kthvalue", "quantile", "nanquantile", "diff", "cross"):
+              "tril", "triu", "narrow", "unflatten", "kthvalue", "quantile", "nanquantile", "diff", "cross",
+              "tensor_split", "take_along_dim", "diag_embed"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
 
 

@@ -1,7 +1,7 @@
-"""Ops that pick elements by index: getitem (x[index]), gather, scatter, scatter_add, scatter_reduce,
-index_add, tril/triu, diagonal (diag, trace), embedding lookups, one_hot, the selections nonzero,
-argwhere and masked_select, and the counts bincount and unique; and getitem's write, setitem
-(x[index] = v).
+"""Ops that pick elements by index: getitem (x[index]), gather, take_along_dim, scatter, scatter_add,
+scatter_reduce, index_add, tril/triu, diagonal (diag, diag_embed, trace), embedding lookups, one_hot,
+the selections nonzero, argwhere and masked_select, and the counts bincount and unique; and
+getitem's write, setitem (x[index] = v).
 
 Values are not changed, only where they go, so each backward sends dy back to where each
 element came from, ADDING where one element was picked several times (a repeated index, an id
@@ -30,8 +30,8 @@ from minitx.ops._args import as_indices, check_bool, check_fits
 from minitx.ops.elementwise import broadcasts_to, filled, where
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
-__all__ = ["GetItem", "SetItem", "WriteThroughView", "Gather", "Scatter", "ScatterAdd", "ScatterReduce", "IndexAdd", "Tril", "Triu",
-           "Diagonal", "DiagEmbed", "Embedding", "MaskedSelect"]
+__all__ = ["GetItem", "SetItem", "WriteThroughView", "Gather", "TakeAlongDim", "Scatter", "ScatterAdd", "ScatterReduce",
+           "IndexAdd", "Tril", "Triu", "Diagonal", "DiagEmbed", "Embedding", "MaskedSelect"]
 
 
 def check_indices(op, what, index, size):
@@ -496,6 +496,80 @@ def gather(x, axis, index):
     return Gather(axis)(x, as_indices(index, x))
 
 
+class TakeAlongDim(Function):
+    """PyTorch's take_along_dim (NumPy's take_along_axis). With an axis: x and index, of as many
+    dimensions, are broadcast together off the axis (x_b, index_b; on it each keeps its own
+    length n and m), and
+
+        y[p] = x_b[p with its ``axis`` coordinate replaced by index_b[p]]
+
+    a gather of x_b, index_b in [-n, n) (a negative one counts from the end). Without an axis
+    (None): y = x.flat[index.flat], 1-d, index in [0, x.size) (as PyTorch's, which counts a
+    negative index from the end only along an axis).
+
+        dx_b = zeros, then dx_b[picked] += dy (an element picked twice gets both gradients); the
+        engine sums dx_b over the axes x was broadcast along. No gradient for index.
+    """
+
+    def __init__(self, axis=None):
+        self.axis = axis
+
+    def forward(self, x, index):
+        xp = get_array_module(x)
+        self.in_shape = x.shape
+        if self.axis is None:
+            check_indices("take_along_dim", "index", index, x.size)
+            picked = (sync.within_range(index.reshape(-1), x.size),)
+            self.shape = (x.size,)
+            self.save_for_backward(*picked)  # (index's own array: a write into it before backward is caught)
+            return x.reshape(-1)[picked]
+        axis, n = self.axis, x.shape[self.axis]
+        sync.check_in_range(index, n, lambda value: IndexError(
+            f"take_along_dim: index {value} is out of range [{-n}, {n}) for axis {axis} of shape {x.shape}"), low=-n)
+        index = sync.within_range(index, n, low=-n)
+        self.shape = _broadcast_off_axis(x.shape, index.shape, axis)
+        index_b = xp.broadcast_to(index, self.shape[:axis] + (index.shape[axis],) + self.shape[axis + 1:])
+        picked = _along_index(xp.where(index_b < 0, index_b + n, index_b), axis)
+        self.save_for_backward(*picked)
+        return xp.broadcast_to(x, self.shape)[picked]
+
+    fresh_gradients = True  # dx: new zeros with dy added in
+
+    def backward(self, dy):
+        dx = get_array_module(dy).zeros(self.shape, dtype=dy.dtype)
+        add_at(dx, self.saved, dy.reshape(-1) if self.axis is None else dy)
+        return dx.reshape(self.in_shape) if self.axis is None else dx, None
+
+
+def _broadcast_off_axis(x_shape, index_shape, axis):
+    """x's shape broadcast with index's on every axis but ``axis``, where x keeps its length."""
+    try:
+        return tuple(n if d == axis else np.broadcast_shapes((n,), (i,))[0]
+                     for d, (n, i) in enumerate(zip(x_shape, index_shape)))
+    except ValueError:
+        raise ValueError(f"take_along_dim: index of shape {index_shape} and input of shape {x_shape} do not "
+                         f"broadcast off axis {axis}: their lengths there must be equal, or one of them 1") from None
+
+
+@takes_torch_keywords
+def take_along_dim(x, index, axis=None):
+    """The entries of x at ``index`` along ``axis`` (PyTorch's take_along_dim; see TakeAlongDim):
+    index has x's number of dimensions, the two broadcast off the axis; without an axis, the
+    entries of the flattened x at the flattened index (a 1-d result)."""
+    x = as_tensor(x)
+    index = as_indices(index, x)
+    _check_integer("take_along_dim", "index", index)
+    if axis is not None:
+        if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) or not x.ndim:
+            raise ValueError(f"take_along_dim: axis must be None or an int naming an axis of the input, got "
+                             f"{axis!r} for shape {x.shape}")
+        (axis,) = normalize_axes(axis, x.ndim, "take_along_dim")
+        if index.ndim != x.ndim:
+            raise ValueError(f"take_along_dim: index of shape {index.shape} needs the input's {x.ndim} dimensions "
+                             f"(shape {x.shape})")
+    return TakeAlongDim(axis)(x, index)
+
+
 class Scatter(Function):
     """y = x, then y[t(p)] = src[p] for every position p of index, t(p) being p with its ``axis``
     coordinate replaced by index[p] (PyTorch's scatter without reduce; src may be larger than
@@ -933,24 +1007,41 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
 
 
 class DiagEmbed(Function):
-    """y = the [n + |k|, n + |k|] matrix holding v on its k-th diagonal, 0 elsewhere:
-    y[i, i + k] = v[i] (k >= 0) or y[i - k, i] = v[i] (k < 0).   dv[i] = dy at the same place"""
+    """Diagonal undone (PyTorch's diag_embed): v's last axis, of length n, laid on the k-th
+    diagonal (k = offset) of new [n + |k|, n + |k|] matrices on axes (axis1, axis2) of y, which
+    has v's other axes in their order around them; 0 elsewhere. With y's two axes moved last:
+
+        y[..., i, i + k] = v[..., i] (k >= 0)  or  y[..., i - k, i] = v[..., i] (k < 0)
+        dv[..., i] = dy at the same place
+
+    so that diagonal(y, offset, axis1, axis2) is v again."""
 
     fresh_gradients = True
 
-    def __init__(self, offset=0):
-        self.offset = offset
+    def __init__(self, offset=0, axis1=-2, axis2=-1):
+        self.offset, self.axis1, self.axis2 = offset, axis1, axis2
 
     def forward(self, v):
+        if v.ndim == 0:
+            raise ValueError("diag_embed: needs a tensor with at least 1 dimension, got a 0-d tensor")
+        ndim = v.ndim + 1  # the result's: the axes name two of its axes
+        first, second = (normalize_axes(axis, ndim, "diag_embed")[0] for axis in (self.axis1, self.axis2))
+        if first == second:
+            raise ValueError(f"diag_embed: axis1 and axis2 must be two different axes of the result, got "
+                             f"{self.axis1} and {self.axis2} for {ndim} dimensions")
         xp = get_array_module(v)
-        n, k = v.shape[0], self.offset
+        n, k = v.shape[-1], self.offset
+        shape = list(v.shape[:-1])
+        for axis in sorted((first, second)):
+            shape.insert(axis, n + abs(k))
+        self.axes = (first, second)
         self.rows, self.cols = xp.arange(n) + max(-k, 0), xp.arange(n) + max(k, 0)
-        y = xp.zeros((n + abs(k), n + abs(k)), dtype=v.dtype)
-        y[self.rows, self.cols] = v
+        y = xp.zeros(shape, dtype=v.dtype)
+        xp.moveaxis(y, self.axes, (-2, -1))[..., self.rows, self.cols] = v  # (a view of y: the write lands there)
         return y
 
     def backward(self, dy):
-        return (dy[self.rows, self.cols],)
+        return (get_array_module(dy).moveaxis(dy, self.axes, (-2, -1))[..., self.rows, self.cols],)
 
 
 def diag(x, diagonal=0):
@@ -963,6 +1054,18 @@ def diag(x, diagonal=0):
     if x.ndim == 2:
         return Diagonal(diagonal)(x)
     raise ValueError(f"diag: needs a 1-d or 2-d tensor, got shape {x.shape}")
+
+
+@takes_torch_keywords
+def diag_embed(x, offset=0, axis1=-2, axis2=-1):
+    """Tensors of matrices with x's last axis on their ``offset``-th diagonal, on axes axis1 and
+    axis2 of the result (PyTorch's diag_embed; see DiagEmbed): diagonal undone."""
+    if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
+        raise TypeError(f"diag_embed: offset must be an int, got {offset!r}")
+    for axis in (axis1, axis2):
+        if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+            raise TypeError(f"diag_embed: axis1 and axis2 must be ints, got {axis!r}")
+    return DiagEmbed(int(offset), axis1, axis2)(as_tensor(x))
 
 
 def trace(x):

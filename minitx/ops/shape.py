@@ -1,5 +1,6 @@
 """Shape ops: reshape, transpose, squeeze, broadcast, concatenate, stack (hstack, vstack),
-split, flip, roll, repeat, tile, meshgrid, and padding (constant, reflect, replicate).
+split and tensor_split (hsplit, vsplit, dsplit), flip, roll, repeat, tile, meshgrid, and padding
+(constant, reflect, replicate).
 
 They move or select elements without changing values, so each backward puts ``dy`` back where
 the elements came from, ADDING where one element was used several times (repeat, tile,
@@ -14,8 +15,8 @@ from numpy.exceptions import AxisError
 
 from minitx.autograd.engine import unbroadcast
 from minitx.autograd.function import Function
-from minitx.autograd.tensor import as_tensor
-from minitx.backend import get_array_module
+from minitx.autograd.tensor import Tensor, as_tensor
+from minitx.backend import get_array_module, host_ints
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import check_fits, one_dtype
 from minitx.ops.indexing import add_at, getitem
@@ -306,6 +307,82 @@ def split(x, indices_or_sections, axis=0):
     bounds = [0] + cuts + [n]
     prefix = (slice(None),) * (axis % x.ndim)
     return [getitem(x, prefix + (slice(lo, hi),)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+@takes_torch_keywords
+def tensor_split(x, indices_or_sections, axis=0):
+    """PyTorch's tensor_split (NumPy's array_split): pieces of x along ``axis``, each a slice
+    (GetItem), so its gradient lands in its place of x's.
+
+    An int s gives s pieces as equal as can be: the first n % s of them hold n // s + 1 entries,
+    the rest n // s (n the axis's length). A list or tuple of ints, or a 1-d integer tensor, gives
+    cut points c_1, c_2, ...: the pieces x[0:c_1], x[c_1:c_2], ..., x[c_last:], each read as a
+    Python slice (a negative cut counts from the end; a cut past the end, or one below the cut
+    before it, gives an empty piece). A 0-d integer tensor is a number of pieces."""
+    return _tensor_split("tensor_split", as_tensor(x), indices_or_sections, axis)
+
+
+def _tensor_split(op, x, indices_or_sections, axis):
+    """tensor_split, its errors naming ``op`` (hsplit, vsplit and dsplit call it too)."""
+    if not x.ndim:
+        raise ValueError(f"{op}: needs a tensor with at least 1 dimension, got a 0-d tensor")
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+        raise TypeError(f"{op}: axis must be an int, got {axis!r}")
+    (axis,) = normalize_axes(axis, x.ndim, op)
+    n = x.shape[axis]
+    given = indices_or_sections
+    if isinstance(given, Tensor):
+        if given.dtype.kind not in "iu" or given.ndim > 1:
+            raise TypeError(f"{op}: a tensor of indices_or_sections must be 0-d (a number of pieces) or 1-d (cut "
+                            f"points) and of an integer dtype, got shape {given.shape} and dtype {given.dtype.name}")
+        (given,) = host_ints(given.data)  # its values, read once from the device: an int, or a list of them
+    if isinstance(given, numbers.Integral) and not isinstance(given, bool):
+        if given < 1:
+            raise ValueError(f"{op}: the number of pieces must be >= 1, got {given}")
+        size, larger = divmod(n, int(given))
+        cuts = [k * size + min(k, larger) for k in range(1, int(given))]
+    elif isinstance(given, (list, tuple)) and all(isinstance(c, numbers.Integral) and not isinstance(c, bool)
+                                                  for c in given):
+        cuts = [int(c) for c in given]
+    else:
+        raise TypeError(f"{op}: indices_or_sections must be an int (a number of pieces), a list or tuple of ints or "
+                        f"a 1-d integer tensor (cut points), got {indices_or_sections!r}")
+    bounds = [0] + cuts + [None]  # (None: to the end, as x[c_last:])
+    prefix = (slice(None),) * axis
+    return tuple(getitem(x, prefix + (slice(lo, hi),)) for lo, hi in zip(bounds[:-1], bounds[1:]))
+
+
+def _split_at(op, x, indices_or_sections, axis, least_ndim):
+    """hsplit, vsplit and dsplit: tensor_split along ``axis``, but an int must divide the axis's
+    length (PyTorch's and NumPy's rule), and x needs ``least_ndim`` dimensions."""
+    x = as_tensor(x)
+    if isinstance(indices_or_sections, Tensor):  # (a 0-d one would be a count that escapes the check below)
+        raise TypeError(f"{op}: indices_or_sections must be an int or a list or tuple of ints, as PyTorch's; "
+                        "tensor_split takes a tensor")
+    if x.ndim < least_ndim:
+        raise ValueError(f"{op}: needs a tensor with at least {least_ndim} dimension{'s' * (least_ndim > 1)}, "
+                         f"got shape {x.shape}")
+    if isinstance(indices_or_sections, numbers.Integral) and not isinstance(indices_or_sections, bool):
+        n = x.shape[axis]
+        if indices_or_sections == 0 or n % indices_or_sections:
+            raise ValueError(f"{op}: axis {axis} of length {n} does not split into {indices_or_sections} equal "
+                             "parts; give a number of parts that divides it, or cut points")
+    return _tensor_split(op, x, indices_or_sections, axis)
+
+
+def hsplit(x, indices_or_sections):
+    """tensor_split along axis 1, or axis 0 of a 1-d x; an int must divide the axis (PyTorch's)."""
+    return _split_at("hsplit", x, indices_or_sections, 1 if as_tensor(x).ndim > 1 else 0, 1)
+
+
+def vsplit(x, indices_or_sections):
+    """tensor_split along axis 0 of an x with 2 dimensions or more; an int must divide the axis."""
+    return _split_at("vsplit", x, indices_or_sections, 0, 2)
+
+
+def dsplit(x, indices_or_sections):
+    """tensor_split along axis 2 of an x with 3 dimensions or more; an int must divide the axis."""
+    return _split_at("dsplit", x, indices_or_sections, 2, 3)
 
 
 class Flip(Function):

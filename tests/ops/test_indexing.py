@@ -274,6 +274,106 @@ def test_gather_and_scatter_add_errors_name_the_op():
         F.gather(leaf(np.array(2.0)), 0, minitx.tensor(np.array(1)))
 
 
+# ---------------------------------------------------------------- take_along_dim
+
+
+@st.composite
+def _take_along_case(draw):
+    """(x, index, axis): along an axis, x and index share a drawn shape off it, where either of
+    them may have 1 instead (broadcast), and have their own lengths on it (index's may be 0);
+    index values in [-n, n), repeats common. Or axis None: any x (0-d too), any index shape,
+    values in [0, x.size)."""
+    if draw(st.booleans()):
+        x = draw(mst.tensors(mst.shapes(max_dims=3, max_side=4)))
+        index = draw(mst.index_arrays(mst.shapes(max_dims=2, min_side=0, max_side=5), x.size))
+        return x, minitx.tensor(index), None
+    common = draw(mst.shapes(min_dims=1, max_dims=3, max_side=3))
+    axis = draw(st.integers(-len(common), len(common) - 1))
+    n, m = draw(st.integers(1, 4)), draw(st.integers(0, 5))
+    x_shape, index_shape = [], []
+    for d, c in enumerate(common):
+        sides = (n, m) if d == axis % len(common) else draw(st.sampled_from([(c, c), (1, c), (c, 1)]))
+        x_shape.append(sides[0])
+        index_shape.append(sides[1])
+    index = draw(mst.index_arrays(tuple(index_shape), n, allow_negative=True))
+    return draw(mst.tensors(tuple(x_shape))), minitx.tensor(index), axis
+
+
+def _np_take_along(a, index, axis):
+    """Independent of minitx's: the flat pick, or a and index broadcast off the axis, then gathered
+    entry by entry (a negative index counts from the end, as Python's)."""
+    if axis is None:
+        return a.reshape(-1)[index.reshape(-1)]
+    axis %= a.ndim
+    off = np.broadcast_shapes(a.shape[:axis] + (1,) + a.shape[axis + 1:],
+                              index.shape[:axis] + (1,) + index.shape[axis + 1:])
+    a_b = np.broadcast_to(a, off[:axis] + (a.shape[axis],) + off[axis + 1:])
+    return _np_gather(a_b, axis, np.broadcast_to(index, off[:axis] + (index.shape[axis],) + off[axis + 1:]))
+
+
+@given(case=_take_along_case())
+def test_take_along_dim(case):
+    x, index, axis = case
+    y = check_forward(lambda t: F.take_along_dim(t, index, axis), lambda a: _np_take_along(a, index.numpy(), axis), x)
+    assert isinstance(y._ctx, minitx.ops.TakeAlongDim)
+    assert check_gradients(lambda t: t.take_along_dim(index, dim=axis), x)
+    torch = _torch()
+    if torch is not None:  # (PyTorch views x as 1-d without a dim: a transposed one must be contiguous)
+        parity(lambda t: F.take_along_dim(t, index, axis),
+               lambda t: torch.take_along_dim(t.contiguous(), torch.tensor(index.numpy()), axis), leaf(x.numpy()))
+
+
+def test_take_along_dim_adds_the_gradients_of_repeated_and_broadcast_picks():
+    """x[0] picked twice (once as -3), and x's one row broadcast to four rows of index: each pick adds."""
+    x = leaf([[1.0, 2.0, 3.0]])
+    y = F.take_along_dim(x, minitx.tensor([[0], [0], [-3], [2]]), 1)
+    np.testing.assert_array_equal(y.numpy(), [[1.0], [1.0], [1.0], [3.0]])
+    int32 = minitx.tensor(np.array([[0], [0], [-3], [2]], dtype=np.int32))  # (PyTorch's takes int64 only)
+    np.testing.assert_array_equal(F.take_along_dim(x, int32, 1).numpy(), y.numpy())
+    y.backward(np.array([[1.0], [10.0], [100.0], [1000.0]]))
+    np.testing.assert_array_equal(x.grad.numpy(), [[111.0, 0.0, 1000.0]])
+
+
+def test_take_along_dim_of_empty_and_0d_tensors_as_pytorch():
+    torch = _torch()
+    for x_shape, index_shape, axis in [((2, 0), (2, 0), 1), ((0, 3), (0, 2), 1), ((), (2,), None), ((), (), None),
+                                       ((2, 0), (0,), None), ((3,), (), None)]:
+        a = np.random.default_rng(0).standard_normal(x_shape)
+        index = minitx.tensor(np.zeros(index_shape, dtype=np.int64))
+        y = F.take_along_dim(leaf(a), index, axis)
+        assert y.shape == (index.size,) if axis is None else index_shape
+        if torch is not None:
+            parity(lambda t: F.take_along_dim(t, index, axis),
+                   lambda t: torch.take_along_dim(t, torch.tensor(index.numpy()), axis), leaf(a))
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda x: F.take_along_dim(x, [[-1]]), IndexError, r"take_along_dim: index -1 is out of range \[0, 12\)"),
+    (lambda x: F.take_along_dim(x, [[12]]), IndexError, r"take_along_dim: index 12 is out of range \[0, 12\)"),
+    (lambda x: F.take_along_dim(x, [[4]], 1), IndexError,
+     r"take_along_dim: index 4 is out of range \[-4, 4\) for axis 1 of shape \(3, 4\)"),
+    (lambda x: F.take_along_dim(x, [[-5]], -1), IndexError, r"take_along_dim: index -5 is out of range \[-4, 4\)"),
+    (lambda x: F.take_along_dim(x[:, :0], [[0]], 1), IndexError, r"take_along_dim: index 0 is out of range \[0, 0\)"),
+    (lambda x: F.take_along_dim(x, [0, 1], 1), ValueError,
+     r"take_along_dim: index of shape \(2,\) needs the input's 2 dimensions \(shape \(3, 4\)\)"),
+    (lambda x: F.take_along_dim(x, [[0], [1]], 1), ValueError,
+     r"take_along_dim: index of shape \(2, 1\) and input of shape \(3, 4\) do not broadcast off axis 1"),
+    (lambda x: F.take_along_dim(x, minitx.tensor([[0.0]]), 1), TypeError,
+     r"take_along_dim: index must be an integer tensor, got dtype float32"),
+    (lambda x: F.take_along_dim(x, [[True]], 1), TypeError, r"take_along_dim: index must be an integer tensor, got "
+                                                             r"dtype bool"),
+    (lambda x: F.take_along_dim(x, [[0]], 2), IndexError, r"take_along_dim: axis 2 is out of range"),
+    (lambda x: F.take_along_dim(x[0, 0], minitx.tensor(0), 0), ValueError,
+     r"take_along_dim: axis must be None or an int naming an axis of the input, got 0 for shape \(\)"),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_take_along_dim_refuses_naming_the_op(call, error, message):
+    """PyTorch refuses all of these too, but an index out of [-n, n) along an axis, which it wraps
+    around (index mod n: 4 reads entry 0 of 4), and a negative index without an axis, which its
+    flat gather refuses while its per-axis one counts it from the end (minitx's does both too)."""
+    with pytest.raises(error, match=message):
+        call(leaf(np.arange(12.0).reshape(3, 4)))
+
+
 # ---------------------------------------------------------------- scatter_reduce
 
 REDUCTIONS = ["sum", "prod", "mean", "amax", "amin"]
@@ -835,6 +935,61 @@ def test_diag_refuses_other_ranks():
     for shape in ((), (2, 2, 2)):
         with pytest.raises(ValueError, match=r"diag: needs a 1-d or 2-d tensor, got shape"):
             F.diag(leaf(np.zeros(shape)))
+
+
+def _np_diag_embed(a, offset, axis1, axis2):
+    """Entry by entry: y[..., i, i + offset] (axes axis1 and axis2 of y last) = a[..., i]."""
+    ndim = a.ndim + 1
+    first, second = axis1 % ndim, axis2 % ndim
+    m = a.shape[-1] + abs(offset)
+    out = np.zeros(a.shape[:-1] + (m, m))
+    for p in np.ndindex(*a.shape):
+        i = p[-1]
+        out[p[:-1] + (i + max(-offset, 0), i + max(offset, 0))] = a[p]
+    return np.moveaxis(out, (-2, -1), (first, second))
+
+
+@given(data=st.data())
+def test_diag_embed(data):
+    x = data.draw(mst.tensors(mst.shapes(min_dims=1, max_dims=3, min_side=0, max_side=3)), label="x")
+    offset = data.draw(st.integers(-3, 3), label="offset")
+    ndim = x.ndim + 1
+    axis1, axis2 = data.draw(st.tuples(*[st.integers(-ndim, ndim - 1)] * 2).filter(
+        lambda pair: pair[0] % ndim != pair[1] % ndim), label="axes")
+    y = check_forward(lambda t: F.diag_embed(t, offset, axis1, axis2),
+                      lambda a: _np_diag_embed(a, offset, axis1, axis2), x)
+    np.testing.assert_array_equal(F.diagonal(y, offset, axis1, axis2).numpy(), x.numpy())  # diagonal undone
+    assert check_gradients(lambda t: t.diag_embed(offset, dim1=axis1, dim2=axis2), x)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda t: F.diag_embed(t, offset, axis1, axis2), lambda t: torch.diag_embed(t, offset, axis1, axis2),
+               leaf(x.numpy()))
+
+
+def test_diag_embed_keeps_integer_and_boolean_dtypes_as_pytorch():
+    torch = torch_in_example()
+    for values in ([1, -2, 3], [True, False]):
+        y = F.diag_embed(minitx.tensor(values), 1)
+        assert y.dtype == minitx.tensor(values).dtype
+        if torch is not None:
+            expected = torch.diag_embed(torch.tensor(values), 1)
+            assert str(expected.dtype) == f"torch.{y.dtype}"
+            np.testing.assert_array_equal(y.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda x: F.diag_embed(x[0], 0, 0, 0), ValueError, r"diag_embed: axis1 and axis2 must be two different axes"),
+    (lambda x: F.diag_embed(x, 0, -1, 2), ValueError, r"diag_embed: axis1 and axis2 must be two different axes of "
+                                                      r"the result, got -1 and 2 for 3 dimensions"),
+    (lambda x: F.diag_embed(x, 0, 0, 3), IndexError, r"diag_embed: axis 3 is out of range for a tensor with 3 "
+                                                     r"dimensions"),
+    (lambda x: F.diag_embed(x[0, 0]), ValueError, r"diag_embed: needs a tensor with at least 1 dimension, got a 0-d"),
+    (lambda x: F.diag_embed(x, 1.5), TypeError, r"diag_embed: offset must be an int, got 1.5"),
+    (lambda x: F.diag_embed(x, 0, None), TypeError, r"diag_embed: axis1 and axis2 must be ints, got None"),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_diag_embed_refuses_naming_the_op(call, error, message):
+    with pytest.raises(error, match=message):
+        call(leaf(np.zeros((2, 3))))
 
 
 @st.composite

@@ -142,6 +142,27 @@ def split_case(draw):
 
 
 @st.composite
+def tensor_split_case(draw):
+    """Pieces weighted by 1, 2, 3, ... and joined again. Counts past the axis's length (empty
+    pieces), cut points in any order, negative or past the end (pieces that overlap, or are
+    empty: as Python slices), as a list, a tuple or an integer tensor (0-d: a count)."""
+    x = draw(mst.tensors(mst.shapes(min_dims=1, max_dims=3, min_side=0, max_side=4)))
+    axis = draw(st.integers(-x.ndim, x.ndim - 1))
+    n = x.shape[axis]
+    sections = draw(st.integers(1, n + 2) | st.lists(st.integers(-n - 2, n + 2), max_size=4))
+    given = draw(st.sampled_from([lambda s: s, lambda s: tuple(s) if isinstance(s, list) else s,
+                                  lambda s: minitx.tensor(np.array(s, dtype=np.int64))]))(sections)
+
+    def fn(t):
+        return F.concatenate([part * float(i + 1) for i, part in enumerate(F.tensor_split(t, given, axis))], axis)
+
+    def reference(a):
+        return np.concatenate([part * (i + 1) for i, part in enumerate(np.array_split(a, sections, axis))], axis)
+
+    return fn, reference, [x]
+
+
+@st.composite
 def any_index(draw, shape):
     """(index, the index as NumPy takes it): minitx.testing's getitem_indices, or an integer tensor
     (also tests/ops/test_setitem.py)."""
@@ -173,6 +194,7 @@ CASES = {
     "Stack": stack_case(),
     "Pad": pad_case(),
     "split": split_case(),
+    "tensor_split": tensor_split_case(),
 }
 
 
@@ -193,7 +215,7 @@ def test_shape_op_gradcheck(name, data):
     assert gradcheck(fn, *inputs)
 
 
-@pytest.mark.parametrize("name", [n for n in CASES if n != "split"])  # split ends in another op
+@pytest.mark.parametrize("name", [n for n in CASES if "split" not in n])  # the splits end in another op
 @given(data=st.data())
 def test_shape_op_backward_hygiene(name, data):
     fn, _, inputs = data.draw(CASES[name])
@@ -283,6 +305,74 @@ def test_split_of_an_empty_axis_gives_empty_parts_as_numpy_and_pytorch(shape, ax
     assert x.grad.shape == shape
     torch = torch_in_example()
     assert [p.shape for p in parts] == [tuple(p.shape) for p in torch.tensor_split(torch.zeros(shape), sections, axis)]
+
+
+def test_tensor_split_gives_numpys_array_split_pieces_and_each_its_gradient():
+    """Each piece's shape and values, and dy of each piece back in its own place of x's gradient
+    (pieces that overlap add theirs up)."""
+    a = np.arange(24.0).reshape(2, 12)
+    int32 = minitx.tensor(np.array([3, 1, 14, -2], dtype=np.int32))  # (PyTorch's takes int64 only)
+    assert [p.shape for p in F.tensor_split(leaf(a), int32, 1)] == \
+        [p.shape for p in np.array_split(a, [3, 1, 14, -2], 1)]
+    for sections in (5, [3, 1, 14, -2], (0, 12), []):
+        x = leaf(a)
+        parts = F.tensor_split(x, sections, 1)
+        expected = np.array_split(a, sections, 1)
+        assert isinstance(parts, tuple) and len(parts) == len(expected)
+        for part, piece in zip(parts, expected):
+            np.testing.assert_array_equal(part.numpy(), piece)
+        F.concatenate([part * float(i + 1) for i, part in enumerate(parts)], 1).sum().backward()
+        weights = np.zeros(12)
+        for i, piece in enumerate(np.array_split(np.arange(12), sections)):
+            weights[piece] += i + 1
+        np.testing.assert_array_equal(x.grad.numpy(), np.broadcast_to(weights, (2, 12)))
+
+
+@pytest.mark.parametrize("op, shape", [("hsplit", (6,)), ("hsplit", (2, 6, 3)), ("vsplit", (6, 2)),
+                                       ("dsplit", (1, 2, 6))])
+@pytest.mark.parametrize("sections", [1, 2, 3, 6, [1, 4], [5, 2, 9]])
+def test_hsplit_vsplit_dsplit_as_numpys_and_pytorchs(op, shape, sections):
+    a = np.random.default_rng(0).standard_normal(shape)
+    x = leaf(a)
+    parts = getattr(F, op)(x, sections)
+    expected = getattr(np, op)(a, sections)
+    assert [p.shape for p in parts] == [p.shape for p in expected]
+    for part, piece in zip(parts, expected):
+        np.testing.assert_array_equal(part.numpy(), piece)
+    assert [p.shape for p in getattr(x, op)(sections)] == [p.shape for p in expected]
+    assert gradcheck(lambda t: F.concatenate([p * float(i + 1) for i, p in enumerate(getattr(F, op)(t, sections))],
+                                             1 if op == "hsplit" and len(shape) > 1 else {"dsplit": 2}.get(op, 0)), x)
+    torch = torch_in_example()
+    if torch is not None:
+        theirs = getattr(torch, op)(torch.from_numpy(a), sections)
+        assert [tuple(p.shape) for p in theirs] == [p.shape for p in parts]
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda x: F.hsplit(x, 4), ValueError, r"hsplit: axis 1 of length 6 does not split into 4 equal parts"),
+    (lambda x: F.hsplit(x, 0), ValueError, r"hsplit: axis 1 of length 6 does not split into 0 equal parts"),
+    (lambda x: F.hsplit(x, -2), ValueError, r"hsplit: the number of pieces must be >= 1, got -2"),
+    (lambda x: F.vsplit(x, 3), ValueError, r"vsplit: axis 0 of length 4 does not split into 3 equal parts"),
+    (lambda x: F.vsplit(x[0, 0], 1), ValueError, r"vsplit: needs a tensor with at least 2 dimensions, got shape "
+                                                 r"\(8,\)"),
+    (lambda x: F.dsplit(x[0], 1), ValueError, r"dsplit: needs a tensor with at least 3 dimensions, got shape \(6, 8\)"),
+    (lambda x: F.hsplit(x[0, 0, 0], 1), ValueError, r"hsplit: needs a tensor with at least 1 dimension, got shape "
+                                                    r"\(\)"),
+    (lambda x: F.hsplit(x, minitx.tensor(2)), TypeError, r"hsplit: indices_or_sections must be an int or a list"),
+    (lambda x: F.tensor_split(x, 0), ValueError, r"tensor_split: the number of pieces must be >= 1, got 0"),
+    (lambda x: F.tensor_split(x[0, 0, 0], 2), ValueError, r"tensor_split: needs a tensor with at least 1 dimension"),
+    (lambda x: F.tensor_split(x, 2, 3), IndexError, r"tensor_split: axis 3 is out of range"),
+    (lambda x: F.tensor_split(x, 2, None), TypeError, r"tensor_split: axis must be an int, got None"),
+    (lambda x: F.tensor_split(x, True), TypeError, r"tensor_split: indices_or_sections must be an int"),
+    (lambda x: F.tensor_split(x, [1.5]), TypeError, r"tensor_split: indices_or_sections must be an int"),
+    (lambda x: F.tensor_split(x, minitx.tensor([[1]])), TypeError,
+     r"tensor_split: a tensor of indices_or_sections must be 0-d .* got shape \(1, 1\) and dtype int64"),
+    (lambda x: F.tensor_split(x, minitx.tensor([1.0])), TypeError, r"tensor_split: .* got shape \(1,\) and dtype "
+                                                                   r"float32"),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_splits_refuse_what_pytorch_refuses_naming_the_op(call, error, message):
+    with pytest.raises(error, match=message):
+        call(minitx.zeros(4, 6, 8))
 
 
 def test_concatenate_and_stack_route_each_gradient_to_its_input():
