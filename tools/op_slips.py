@@ -630,5 +630,16 @@ OP_SLIPS = [
     Slip("nn.UpsamplingNearest2d: mode nearest-exact for nearest", "minitx/nn/conv.py",
          'super().__init__(size, scale_factor, mode="nearest")',
          'super().__init__(size, scale_factor, mode="nearest-exact")', _MODULES),
+    # tensor_split and its h/v/d forms, take_along_dim, diag_embed
+    Slip("tensor_split: the longer pieces last, not first", "minitx/ops/shape.py",
+         "cuts = [k * size + min(k, larger) for k in range(1, int(given))]",
+         "cuts = [k * size + max(0, k - int(given) + larger) for k in range(1, int(given))]", _SHAPE),
+    Slip("hsplit/vsplit/dsplit: a count that does not divide the axis taken as tensor_split's", "minitx/ops/shape.py",
+         "if indices_or_sections == 0 or n % indices_or_sections:", "if indices_or_sections == 0:", _SHAPE),
+    Slip("take_along_dim backward: a repeated pick's gradient written, not added", _I,
+         "add_at(dx, self.saved, dy.reshape(-1) if self.axis is None else dy)",
+         "dx[self.saved] = dy.reshape(-1) if self.axis is None else dy", _INDEXING),
+    Slip("diag_embed: axis1 and axis2 in each other's place (the diagonal mirrored)", _I,
+         "xp.moveaxis(y, self.axes, (-2, -1))", "xp.moveaxis(y, self.axes[::-1], (-2, -1))", _INDEXING),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]
