@@ -23,8 +23,8 @@ from minitx.ops.activation import (
 from minitx.ops.reduction import (
     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin)
 from minitx.ops.scan import (
-    cumsum, cumprod, logcumsumexp, diff, cummax, cummin, sort, argsort, topk, searchsorted, median, nanmedian,
-    kthvalue, quantile, nanquantile)
+    cumsum, cumprod, logcumsumexp, diff, cummax, cummin, sort, argsort, topk, searchsorted, bucketize, median,
+    nanmedian, kthvalue, mode, quantile, nanquantile)
 from minitx.ops.shape import (
     reshape, transpose, permute, swapaxes, broadcast_to, squeeze, unsqueeze, concatenate, stack,
     split, tensor_split, hsplit, vsplit, dsplit, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle, hstack,
@@ -32,7 +32,7 @@ from minitx.ops.shape import (
 from minitx.ops.indexing import (
     getitem, setitem, gather, take_along_dim, scatter, scatter_add, scatter_reduce, index_add, index_fill, index_copy,
     tril, triu, diagonal, diag, diag_embed, trace, embedding, one_hot, nonzero, argwhere, masked_select, masked_scatter,
-    bincount, unique)
+    bincount, histc, unique, unique_consecutive)
 from minitx.ops.linalg import (
     matmul, linear, outer, cross, einsum)
 from minitx.ops.norm import (

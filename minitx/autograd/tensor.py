@@ -940,6 +940,7 @@ class Tensor:
     def median(self, axis=None, keepdims=False): return F.median(self, axis, keepdims)
     def nanmedian(self, axis=None, keepdims=False): return F.nanmedian(self, axis, keepdims)
     def kthvalue(self, k, axis=-1, keepdims=False): return F.kthvalue(self, k, axis, keepdims)
+    def mode(self, axis=-1, keepdims=False): return F.mode(self, axis, keepdims)
 
     def quantile(self, q, axis=None, keepdims=False, interpolation="linear"):
         return F.quantile(self, q, axis, keepdims, interpolation)
@@ -955,6 +956,7 @@ class Tensor:
     def diag(self, diagonal=0): return F.diag(self, diagonal)
     def diag_embed(self, offset=0, axis1=-2, axis2=-1): return F.diag_embed(self, offset, axis1, axis2)
     def bincount(self, weights=None, minlength=0): return F.bincount(self, weights, minlength)
+    def histc(self, bins=100, min=0, max=0): return F.histc(self, bins, min, max)  # noqa: A002
     def index_add(self, axis, index, source, *, alpha=1): return F.index_add(self, axis, index, source, alpha)
     def index_fill(self, axis, index, value): return F.index_fill(self, axis, index, value)
     def index_copy(self, axis, index, source): return F.index_copy(self, axis, index, source)
@@ -972,6 +974,9 @@ class Tensor:
 
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
         return F.unique(self, sorted, return_inverse, return_counts, dim)
+
+    def unique_consecutive(self, return_inverse=False, return_counts=False, axis=None):
+        return F.unique_consecutive(self, return_inverse, return_counts, axis)
 
     # ---------------------------------------------------------------- DLPack (see minitx.interop)
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
@@ -1039,8 +1044,8 @@ for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "a
               "flatten", "flip", "roll", "repeat", "repeat_interleave", "cumsum", "cumprod", "cummax", "cummin",
               "logcumsumexp", "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk",
               "unbind", "median", "nanmedian", "index_add", "index_fill", "index_copy", "scatter", "scatter_reduce",
-              "tril", "triu", "narrow", "unflatten", "kthvalue", "quantile", "nanquantile", "diff", "cross",
-              "tensor_split", "take_along_dim", "diag_embed"):
+              "tril", "triu", "narrow", "unflatten", "kthvalue", "mode", "quantile", "nanquantile", "diff", "cross",
+              "tensor_split", "take_along_dim", "diag_embed", "unique_consecutive"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
 
 

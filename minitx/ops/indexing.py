@@ -1,7 +1,7 @@
 """Ops that pick elements by index: getitem (x[index]), gather, take_along_dim, scatter, scatter_add,
 scatter_reduce, index_add, tril/triu, diagonal (diag, diag_embed, trace), embedding lookups, one_hot,
-the selections nonzero, argwhere and masked_select, and the counts bincount and unique; and
-getitem's write, setitem (x[index] = v).
+the selections nonzero, argwhere and masked_select, and the counts bincount, histc, unique and
+unique_consecutive; and getitem's write, setitem (x[index] = v).
 
 Values are not changed, only where they go, so each backward sends dy back to where each
 element came from, ADDING where one element was picked several times (a repeated index, an id
@@ -13,6 +13,7 @@ forward ran, and the reference stays the CPU path and the tests' oracle.
 """
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 
@@ -1197,6 +1198,47 @@ def bincount(x, weights=None, minlength=0):
                   .astype(dtype))
 
 
+def histc(x, bins=100, min=0, max=0):  # noqa: A002 (PyTorch's names)
+    """How many entries of x fall in each of ``bins`` equal bins spanning [min, max] (PyTorch's
+    histc): a 1-d tensor of x's floating dtype. Entries outside [min, max] (NaN among them) are not
+    counted; max itself is in the last bin. min == max (0 and 0 by default) means x's own smallest
+    and largest entries, and a range of one value [v, v] is widened to [v - 1, v + 1]. No gradient.
+
+    The bin of an entry v, computed in x's dtype as PyTorch's, is k = floor((v - min) * bins /
+    (max - min)), and bins - 1 for v = max."""
+    x = as_tensor(x)
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"histc: expected a floating-point tensor, got dtype {x.dtype.name} (PyTorch's histc "
+                        f"refuses integers and booleans too)")
+    if isinstance(bins, bool) or not isinstance(bins, numbers.Integral) or bins <= 0:
+        raise ValueError(f"histc: bins must be a whole number > 0, got {bins!r}")
+    for name, value in (("min", min), ("max", max)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"histc: {name} must be a number, got {value!r}")
+    xp = backend.get_array_module(x.data)
+    lo, hi = float(min), float(max)
+    if lo == hi and x.size:  # x's own range (NaN if x holds one: refused below, as PyTorch)
+        wide = x.data.astype(np.float32) if x.dtype.name == "bfloat16" else x.data  # (ml_dtypes' min skips NaN)
+        lo, hi = backend.to_host(xp.stack([wide.min(), wide.max()])).tolist()
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"histc: the range [{lo}, {hi}] is not finite; give a finite min and max"
+                         + (" (x holds NaN or inf)" if min == max else ""))
+    if lo > hi:
+        raise ValueError(f"histc: min must not be larger than max, got min={min!r} and max={max!r}")
+    hist = xp.zeros(bins, dtype=x.dtype)
+    if not x.size:
+        return Tensor(hist)
+    lo, hi = xp.asarray(lo, dtype=x.dtype), xp.asarray(hi, dtype=x.dtype)  # the edges in x's dtype
+    # (quietly: ml_dtypes' bfloat16 warns comparing NaN, and float16's (v - lo) * bins may round to inf)
+    with np.errstate(invalid="ignore", over="ignore"):
+        inside = (x.data >= lo) & (x.data <= hi)
+        v = xp.where(inside, x.data, lo).reshape(-1)  # (outside and NaN entries: any bin, weighed 0 below)
+        k = xp.minimum((v - lo) * bins / (hi - lo), bins - 1).astype(np.int64)  # (inf: the last bin)
+    return Tensor(xp.bincount(k, weights=inside.reshape(-1), minlength=bins).astype(x.dtype))
+
+
 def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values of x, ascending, as a 1-d tensor (PyTorch's unique; each NaN is its
     own value, as there), and with ``return_inverse`` where each entry of x is among them (x's
@@ -1204,8 +1246,7 @@ def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
     The values come sorted whatever ``sorted`` says (PyTorch's order is then unspecified); dim is
     not supported: the values of the flattened x only.
 
-    How: sort the flat x; a value starts wherever it differs from the one before (NaN != NaN);
-    the starts' running count is each sorted entry's place among the values."""
+    How: sort the flat x; the sorted entries are runs of equal values (_runs), one per value."""
     if dim is not None:
         raise NotImplementedError("unique: dim is not supported (unique slices along an axis); minitx gives the "
                                   "unique values of the flattened tensor, dim=None")
@@ -1214,23 +1255,72 @@ def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
     flat = x.data.reshape(-1)
     # bfloat16 ordered as float32, which holds each value exactly: ml_dtypes' sort does not put NaN last
     # (it leaves the array unsorted around one, and the equal values apart)
-    keys = flat.astype(np.float32) if flat.dtype.name == "bfloat16" else flat
-    order = xp.argsort(keys, kind="stable")
-    ordered = keys[order]
-    starts = xp.ones(flat.shape, dtype=bool)
-    starts[1:] = ordered[1:] != ordered[:-1]
-    values = Tensor(flat[order][starts])
+    order = xp.argsort(_comparable(flat), kind="stable")
+    starts, place = _runs(flat[order])
+    inverse = xp.empty(flat.shape, dtype=np.int64)
+    inverse[order] = place
+    return _with_inverse_and_counts(Tensor(flat[order][starts]), inverse.reshape(x.shape), starts, return_inverse,
+                                    return_counts)
+
+
+def _comparable(a):
+    """a, or as float32 for bfloat16 (which float32 holds exactly): ml_dtypes' bfloat16 sort and
+    comparisons do not treat NaN as NumPy's floats do."""
+    return a.astype(np.float32) if a.dtype.name == "bfloat16" else a
+
+
+def _runs(rows):
+    """The runs of equal entries of a 1-d ``rows`` (of equal rows, for a 2-d one): (starts, place),
+    starts True where one begins (the first entry, and each that differs from the one before; NaN
+    differs from everything, itself too), place each entry's run, numbered from 0 (the running count
+    of starts, less one)."""
+    xp = backend.get_array_module(rows)
+    keys = _comparable(rows)
+    starts = xp.ones(rows.shape[:1], dtype=bool)
+    differs = keys[1:] != keys[:-1]
+    starts[1:] = differs if rows.ndim == 1 else differs.any(axis=1)
+    return starts, xp.cumsum(starts) - 1
+
+
+def _with_inverse_and_counts(values, inverse, starts, return_inverse, return_counts):
+    """unique's and unique_consecutive's result: ``values`` alone, or a tuple adding the inverse and
+    each run's length (the distance from its start to the next run's), as asked."""
     if not (return_inverse or return_counts):
         return values
     out = (values,)
     if return_inverse:
-        inverse = xp.empty(flat.shape, dtype=np.int64)
-        inverse[order] = xp.cumsum(starts) - 1
-        out += (Tensor(inverse.reshape(x.shape)),)
+        out += (Tensor(inverse),)
     if return_counts:
-        first = xp.flatnonzero(starts)
-        out += (Tensor(xp.diff(xp.append(first, flat.size)).astype(np.int64)),)
+        xp = backend.get_array_module(starts)
+        out += (Tensor(xp.diff(xp.append(xp.flatnonzero(starts), starts.size)).astype(np.int64)),)
     return out
+
+
+@takes_torch_keywords
+def unique_consecutive(x, return_inverse=False, return_counts=False, axis=None):
+    """x with each run of equal consecutive entries kept once (PyTorch's unique_consecutive), as a
+    1-d tensor of the flattened x; with ``axis``, each run of equal consecutive slices along it
+    kept once (x's other axes stay). NaN equals nothing, so each NaN is kept. With
+    ``return_inverse`` each entry's (each slice's) place among the kept ones, x's shape (axis:
+    its length), and with ``return_counts`` each run's length: a tuple then, as PyTorch. No
+    gradient."""
+    x = as_tensor(x)
+    xp = backend.get_array_module(x.data)
+    if axis is None:
+        flat = x.data.reshape(-1)
+        starts, place = _runs(flat)
+        return _with_inverse_and_counts(Tensor(flat[starts]), place.reshape(x.shape), starts, return_inverse,
+                                        return_counts)
+    if not x.ndim:
+        raise ValueError(f"unique_consecutive: a 0-d tensor has no axis {axis!r}; give axis=None")
+    (along,) = normalize_axes(axis, x.ndim, "unique_consecutive")
+    if 0 in x.shape and x.shape[along]:
+        raise ValueError(f"unique_consecutive: the input of shape {x.shape} has an empty axis other than axis "
+                         f"{axis}, so its slices along axis {axis} cannot be told apart (PyTorch refuses it too)")
+    moved = xp.moveaxis(x.data, along, 0)
+    starts, place = _runs(moved.reshape(moved.shape[0], math.prod(moved.shape[1:])))  # one row per slice
+    return _with_inverse_and_counts(Tensor(xp.moveaxis(moved[starts], 0, along)), place, starts, return_inverse,
+                                    return_counts)
 
 
 # ---------------------------------------------------------------- selections: data-dependent shapes

@@ -1,6 +1,6 @@
 """Running (scan) ops along one axis: cumsum, cumprod, logcumsumexp, and diff (cumsum's inverse);
-and ordering along one axis: sort and topk, searchsorted, median, nanmedian, kthvalue, quantile and
-nanquantile.
+and ordering along one axis: sort and topk, searchsorted and bucketize, median, nanmedian, kthvalue,
+mode, quantile and nanquantile.
 
 y_k depends on x_0..x_k along ``axis``, so each backward gathers dy from y_k, y_k+1, ... : a
 reverse scan. Cumprod never divides by x: its gradient comes from a recurrence run from the
@@ -25,11 +25,11 @@ from minitx.ops.indexing import add_at, check_indices
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 from minitx.ops.shape import broadcast_to, concatenate
 
-__all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Diff", "Cummax", "Cummin", "Sort", "Median", "Kthvalue", "Quantile"]
+__all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Diff", "Cummax", "Cummin", "Sort", "Median", "Kthvalue", "Mode", "Quantile"]
 
 
 class ValuesIndices(NamedTuple):
-    """What sort, topk, cummax, cummin and median return: a pair, ``values, indices = F.sort(x)``, whose
+    """What sort, topk, cummax, cummin, median, kthvalue and mode return: a pair, ``values, indices = F.sort(x)``, whose
     parts also have PyTorch's names (``F.sort(x).indices``)."""
 
     values: object
@@ -410,6 +410,19 @@ def searchsorted(sorted_sequence, values, *, side=None, right=False, sorter=None
         found = found.reshape(v.shape)
     return Tensor(xp.asarray(found, dtype=np.int32 if out_int32 else np.int64))
 
+
+def bucketize(x, boundaries, right=False, out_int32=False):
+    """The bucket of each entry of x among the ascending 1-d ``boundaries`` b (PyTorch's
+    bucketize): i with b[i-1] < x <= b[i], or with ``right`` b[i-1] <= x < b[i]; 0 below b[0] and
+    len(b) above the last. That is searchsorted(b, x, right=right): the count of boundaries < x
+    (<= x with right), so ``right`` means what it means there (NumPy's digitize reads it the other
+    way round). NaN is above every boundary. An int64 tensor (int32 with out_int32) of x's shape; no
+    gradient."""
+    boundaries = as_tensor(boundaries)
+    if boundaries.ndim != 1:
+        raise ValueError(f"bucketize: boundaries must be a 1-d tensor, got shape {boundaries.shape}")
+    return searchsorted(boundaries, x, right=right, out_int32=out_int32)
+
 class Median(Function):
     """y = the lower middle value of x along ``axis`` (PyTorch's median): with the n entries of a
     slice in the order of a stable sort, the one at rank k = (n - 1) // 2; i = where it was. Axis
@@ -432,8 +445,9 @@ class Median(Function):
     def name(self) -> str:
         return "nan" + super().name if self.skip_nan else super().name
 
-    def rank(self, x, n):
-        """The rank picked in each slice of x (n entries along self.along), the axis kept (length 1)."""
+    def rank(self, x, n, order):
+        """The rank picked in each slice of x (n entries along self.along, in the stable ``order``),
+        the axis kept (length 1)."""
         xp = get_array_module(x)
         nans = xp.isnan(x).sum(axis=self.along, keepdims=True)
         return xp.maximum((n - nans - 1) // 2, 0) if self.skip_nan else xp.where(nans > 0, n - nans, (n - 1) // 2)
@@ -450,14 +464,15 @@ class Median(Function):
         if n == 0 and self.axis is not None:
             raise ValueError(f"{self.name}: axis {self.axis} of the input of shape {self.in_shape} has length 0; an "
                              f"empty slice has no {self.picks}")
-        rank = self.rank(x, n)
+        order = _sort_order(x, self.along, False)
+        rank = self.rank(x, n, order)
         self.work_shape = x.shape
         out_shape = _reduced_shape(self.in_shape, None if self.axis is None else self.along, self.keepdims)
         if n == 0:  # no entries at all: NaN, as PyTorch, and no gradient to give
             self.index = None
             return xp.full(out_shape, xp.nan, dtype=x.dtype)
         # the entry of rank k: its position in the stable order (kept axis of length 1), then its value
-        self.index = xp.take_along_axis(_sort_order(x, self.along, False), rank, axis=self.along)
+        self.index = xp.take_along_axis(order, rank, axis=self.along)
         return xp.take_along_axis(x, self.index, axis=self.along).reshape(out_shape)
 
     def backward(self, dy):
@@ -504,7 +519,7 @@ class Kthvalue(Median):
         super().__init__(axis, keepdims)
         self.k = k
 
-    def rank(self, x, n):
+    def rank(self, x, n, order):
         if not 1 <= self.k <= n:
             raise ValueError(f"kthvalue: k must be a whole number in [1, {n}] for axis {self.axis} of the input "
                              f"of shape {self.in_shape}, got {self.k!r}")
@@ -522,6 +537,43 @@ def kthvalue(x, k, axis=-1, keepdims=False):
     if axis is None or not isinstance(axis, numbers.Integral):
         raise ValueError(f"kthvalue: axis must be an integer, got {axis!r}")
     return _picked(Kthvalue(int(k), axis, keepdims), x)
+
+
+class Mode(Median):
+    """y = the most frequent value of x along ``axis``, the smallest of those tied for most, and
+    i = where it was: its last occurrence (PyTorch's mode). With s a slice in the order of a
+    stable sort, equal values form runs; the first of the longest runs is the smallest such value,
+    and its last entry, at rank start + length - 1, is the value's last occurrence in x. NaNs
+    count as one value, the largest (where sort puts them).
+
+        dx = 0, but dx[i] = dy    (as Median's)
+    """
+
+    picks = "mode"
+
+    def rank(self, x, n, order):
+        xp = get_array_module(x)
+        s = xp.moveaxis(xp.take_along_axis(x, order, axis=self.along), self.along, -1)  # slices as rows
+        if not s.size:  # no slices: no ranks (CuPy's bincount below needs an entry)
+            return xp.zeros(_reduced_shape(x.shape, self.along, True), dtype=np.int64)
+        starts = xp.ones(s.shape, dtype=bool)  # where a run of equal values begins: each row's first entry too
+        starts[..., 1:] = (s[..., 1:] != s[..., :-1]) & ~(xp.isnan(s[..., 1:]) & xp.isnan(s[..., :-1]))
+        run = xp.cumsum(starts.reshape(-1)) - 1  # each entry's run, numbered through all the rows
+        length = xp.bincount(run)[run].reshape(s.shape)  # each entry: the length of its run
+        most = length.max(axis=-1, keepdims=True)
+        start = xp.argmax(length == most, axis=-1)[..., None]  # the first longest run: the smallest value
+        return xp.moveaxis(start + most - 1, -1, self.along)
+
+
+@takes_torch_keywords
+def mode(x, axis=-1, keepdims=False):
+    """(values, indices) of the most frequent value along ``axis`` (PyTorch's mode): among values
+    equally frequent the smallest, and the index of its last occurrence, which alone gets the
+    gradient. NaNs count as one value, the largest. A 0-d x is its own mode, at index 0; integers
+    and booleans keep their dtype; indices are int64, no gradient."""
+    if axis is None or isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+        raise ValueError(f"mode: axis must be an integer, got {axis!r}")
+    return _picked(Mode(axis, keepdims), as_tensor(x))
 
 
 def _picked(op, x):

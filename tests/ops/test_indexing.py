@@ -1300,6 +1300,142 @@ def test_bincount_refuses_what_pytorch_refuses():
         F.bincount(minitx.tensor([0, 1]), minlength=-1)
 
 
+@st.composite
+def _histc_case(draw):
+    """x on a 1/16 grid, bins a power of two and [min, max] integers or x's own range: every bin edge is
+    then a multiple of 1/16 / 2^k, and (v - min) * bins / (max - min) lands on a whole number exactly
+    where v is on an edge, in float32 and float64, so the bins are NumPy's histogram's. An explicit
+    range leaves some entries outside, and NaN and infinities among them."""
+    dtype = draw(st.sampled_from([np.float64, np.float32]), label="dtype")
+    a = np.round(draw(mst.float_arrays(draw(mst.shapes(max_dims=2, max_side=6)), min_value=-4, max_value=4)) * 16) / 16
+    a = np.asarray(a, dtype=dtype)
+    bins = draw(st.sampled_from([1, 2, 4, 8, 16]), label="bins")
+    if draw(st.booleans(), label="own range"):
+        if draw(st.booleans(), label="all equal"):
+            a[...] = a.flat[0]
+        return a, bins, 0, 0
+    low = draw(st.integers(-4, 3), label="min")
+    high = draw(st.integers(low, 4), label="max")  # (max == min: x's own range)
+    if high > low:
+        a[draw(mst.bool_masks(a.shape), label="edge values")] = draw(st.sampled_from([np.nan, np.inf, -np.inf]))
+    return a, bins, low, high
+
+
+@given(case=_histc_case())
+def test_histc_as_numpy_and_pytorch(case):
+    a, bins, low, high = case
+    got = F.histc(minitx.tensor(a), bins, low, high)
+    lo, hi = (low, high) if low != high else (a.min(), a.max())  # min == max: x's own range
+    lo, hi = (lo - 1, hi + 1) if lo == hi else (lo, hi)  # one value v: [v - 1, v + 1]
+    want, _ = np.histogram(a[np.isfinite(a)], bins, range=(float(lo), float(hi)))
+    assert got.dtype == a.dtype and got.shape == (bins,) and not got.requires_grad
+    np.testing.assert_array_equal(got.numpy(), want)
+    torch = torch_in_example()
+    if torch is not None:
+        np.testing.assert_array_equal(got.numpy(), torch.histc(torch.from_numpy(a), bins, low, high).numpy())
+
+
+@given(x=mst.tensors(mst.shapes(max_dims=2, max_side=8), min_value=-3, max_value=3), bins=st.integers(1, 12),
+       dtype=st.sampled_from(["float64", "float32", "float16", "bfloat16"]), data=st.data())
+def test_histc_places_entries_as_pytorch_in_each_float_dtype(x, bins, dtype, data):
+    """Any values and ranges: the bin is computed in x's dtype, step by step as PyTorch's, so
+    entries near an edge fall on its side; 16-bit dtypes too."""
+    low = data.draw(st.sampled_from([0.0, -1.0, -2.7, 0.3]), label="min")
+    high = data.draw(st.sampled_from([0.0, 1.0, 2.5, 0.3]).filter(lambda h: h >= low or h == 0.0), label="max")
+    low, high = (low, high) if high >= low else (0.0, 0.0)
+    a = x.numpy()
+    ours = F.histc(minitx.tensor(a).to(dtype), bins, low, high)
+    assert ours.dtype.name == dtype and ours.numpy().astype(np.float64).sum() <= a.size
+    torch = torch_in_example()
+    if torch is not None:
+        theirs = torch.histc(torch.from_numpy(np.asarray(a)).to(getattr(torch, dtype)), bins, low, high)
+        np.testing.assert_array_equal(ours.numpy().astype(np.float64), theirs.double().numpy())
+
+
+def test_histc_of_empty_and_0d_tensors_and_its_errors():
+    assert F.histc(minitx.tensor(np.zeros(0, np.float32)), 4).numpy().tolist() == [0.0] * 4  # range [-1, 1]
+    assert minitx.tensor(1.5).histc(bins=4).numpy().tolist() == [0, 0, 1, 0]  # [0.5, 2.5]: 1.5 in bin 2
+    assert F.histc(minitx.tensor([1.0, 2.0]), 4, 5, 5).numpy().tolist() == [1, 0, 0, 1]  # min == max, not 0: x's range
+    assert F.histc(minitx.tensor([1.0, 2.0, np.nan]), 2, 0, 2).numpy().tolist() == [0, 2]  # NaN not counted
+    assert F.histc(minitx.tensor([1.0, 2.0]), 2).numpy().tolist() == [1, 1]  # the defaults, PyTorch's bins=100
+    assert F.histc(minitx.tensor([1.0, 2.0])).shape == (100,)
+    for bad, message in ((np.array([1.0, np.nan]), r"^histc: the range \[nan, nan\] is not finite; give a finite "
+                          r"min and max \(x holds NaN or inf\)"),
+                         (np.array([1.0, np.inf]), r"^histc: the range \[1.0, inf\] is not finite")):
+        with pytest.raises(ValueError, match=message):
+            F.histc(minitx.tensor(bad), 4)
+    with pytest.raises(ValueError, match=r"^histc: the range \[0.0, inf\] is not finite; give a finite min and "
+                                         r"max$"):
+        F.histc(minitx.tensor([1.0]), 4, 0, np.inf)
+    with pytest.raises(ValueError, match="^histc: min must not be larger than max, got min=3 and max=1"):
+        F.histc(minitx.tensor([1.0]), 4, 3, 1)
+    for bins in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match=rf"^histc: bins must be a whole number > 0, got {bins!r}"):
+            F.histc(minitx.tensor([1.0]), bins)
+    for x in (minitx.tensor([1, 2]), minitx.tensor([True])):
+        with pytest.raises(TypeError, match=rf"^histc: expected a floating-point tensor, got dtype {x.dtype.name} "):
+            F.histc(x)
+    with pytest.raises(TypeError, match="^histc: max must be a number, got None"):
+        F.histc(minitx.tensor([1.0]), 4, 0, None)
+
+
+def _numpy_unique_consecutive(a, axis):
+    """Runs of equal consecutive entries (slices along axis; NaN equal to nothing), walked one by one."""
+    items = list(a.reshape(-1)) if axis is None else list(np.moveaxis(a, axis, 0))
+    kept, inverse, counts = [], [], []
+    for k, item in enumerate(items):
+        if k == 0 or not np.array_equal(item, items[k - 1]):
+            kept.append(item)
+            counts.append(0)
+        counts[-1] += 1
+        inverse.append(len(kept) - 1)
+    if axis is None:
+        values = np.array(kept, dtype=a.dtype)
+        return values, np.array(inverse, dtype=np.int64).reshape(a.shape), np.array(counts, dtype=np.int64)
+    values = np.moveaxis(np.array(kept, dtype=a.dtype).reshape((len(kept),) + np.moveaxis(a, axis, 0).shape[1:]), 0,
+                         axis)
+    return values, np.array(inverse, dtype=np.int64), np.array(counts, dtype=np.int64)
+
+
+@given(a=hnp.arrays(np.int64, mst.shapes(max_dims=3, max_side=4), elements=st.integers(0, 1)),
+       dtype=st.sampled_from([np.float64, np.int64, np.bool_, np.float32]), data=st.data())
+def test_unique_consecutive_as_numpy_and_pytorch(a, dtype, data):
+    a = a.astype(dtype)
+    if a.dtype.kind == "f":
+        a[data.draw(mst.bool_masks(a.shape), label="nan")] = np.nan  # each NaN kept: it equals nothing
+    axis = data.draw(st.one_of(st.none(), st.integers(-a.ndim, a.ndim - 1)) if a.ndim else st.none(), label="axis")
+    values, inverse, counts = F.unique_consecutive(minitx.tensor(a), True, True, axis)
+    for ours, want in zip((values, inverse, counts), _numpy_unique_consecutive(a, axis), strict=True):
+        assert ours.dtype == want.dtype and ours.shape == want.shape
+        np.testing.assert_array_equal(ours.numpy(), want)
+    np.testing.assert_array_equal(F.unique_consecutive(minitx.tensor(a), dim=axis).numpy(), values.numpy())
+    assert [v.shape for v in minitx.tensor(a).unique_consecutive(return_counts=True, dim=axis)] == [values.shape,
+                                                                                                    counts.shape]
+    torch = torch_in_example()
+    if torch is not None:
+        theirs = torch.unique_consecutive(torch.from_numpy(np.asarray(a)), True, True, axis)
+        for ours, their in zip((values, inverse, counts), theirs, strict=True):
+            assert str(their.dtype) == f"torch.{ours.dtype}" and tuple(their.shape) == ours.shape
+            np.testing.assert_array_equal(ours.numpy(), their.numpy())
+
+
+def test_unique_consecutive_of_empty_and_0d_tensors_and_its_errors():
+    values, inverse, counts = F.unique_consecutive(minitx.tensor(np.zeros((0, 3))), True, True, dim=0)
+    assert values.shape == (0, 3) and inverse.shape == counts.shape == (0,)
+    values, inverse, counts = minitx.tensor(5).unique_consecutive(True, True)
+    assert values.numpy().tolist() == [5] and inverse.shape == () and counts.numpy().tolist() == [1]
+    signed = F.unique_consecutive(minitx.tensor([-0.0, 0.0, 1.0]))  # 0 and -0 equal: the first is kept
+    assert signed.numpy().tolist() == [0.0, 1.0] and np.signbit(signed.numpy()[0])
+    assert not F.unique_consecutive(leaf([1.0, 1.0])).requires_grad
+    with pytest.raises(ValueError, match=r"^unique_consecutive: the input of shape \(2, 0\) has an empty axis "
+                                         r"other than axis 0"):
+        F.unique_consecutive(minitx.tensor(np.zeros((2, 0))), axis=0)
+    with pytest.raises(ValueError, match="^unique_consecutive: a 0-d tensor has no axis 0; give axis=None"):
+        F.unique_consecutive(minitx.tensor(5.0), dim=0)
+    with pytest.raises(ValueError, match="^unique_consecutive: axis 2 is out of range"):
+        F.unique_consecutive(minitx.tensor([[1, 2]]), axis=2)
+
+
 @given(a=hnp.arrays(np.int64, mst.shapes(max_dims=3, min_side=0), elements=st.integers(-2, 2)),
        dtype=st.sampled_from([np.float64, np.int64, np.bool_]), data=st.data())
 def test_unique_as_numpy_and_pytorch(a, dtype, data):

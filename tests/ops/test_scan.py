@@ -9,6 +9,7 @@ import itertools
 import warnings
 import math
 import operator
+import re
 import statistics
 
 import numpy as np
@@ -783,6 +784,63 @@ def test_searchsorted_of_bfloat16_counts_nan_as_the_largest_as_other_floats():
         np.testing.assert_array_equal(theirs.numpy(), [4, 3, 1, 4, 0])
 
 
+# ---------------------------------------------------------------- bucketize
+
+
+@st.composite
+def _bucketize_case(draw):
+    """Ascending boundaries on a 0.5 grid (ties common, infinities among them, none at all too) and x
+    of any shape on the same grid (NaN and infinities among them), float64 or int64."""
+    raw = np.round(draw(mst.float_arrays((draw(st.integers(0, 6), label="n"),), min_value=-2, max_value=2)) * 2) / 2
+    raw[np.random.default_rng(draw(st.integers(0, 9))).random(raw.shape) < 0.2] = draw(
+        st.sampled_from([np.inf, -np.inf]))
+    a = np.round(draw(mst.float_arrays(draw(mst.shapes(max_dims=3, max_side=4)), min_value=-3, max_value=3)) * 2) / 2
+    a = np.asarray(a)
+    a[np.random.default_rng(draw(st.integers(0, 9))).random(a.shape) < 0.2] = draw(
+        st.sampled_from([np.inf, -np.inf, np.nan]))
+    if draw(st.booleans(), label="integers"):
+        raw, a = np.round(np.clip(raw, -3, 3)).astype(np.int64), np.round(np.nan_to_num(a, posinf=3, neginf=-3))
+        a = np.asarray(a, dtype=np.int64)
+    return np.sort(raw), a
+
+
+@given(case=_bucketize_case(), right=st.booleans())
+def test_bucketize_as_numpy_and_pytorch(case, right):
+    """The bucket i of v: b[i-1] < v <= b[i] (right: b[i-1] <= v < b[i]), counted directly: the
+    boundaries below v (with right, at or below it); NaN above every boundary."""
+    boundaries, a = case
+    got = F.bucketize(minitx.tensor(a), minitx.tensor(boundaries), right=right)
+    below = (boundaries <= a[..., None]) if right else (boundaries < a[..., None])
+    nan = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
+    want = np.where(nan, boundaries.size, below.sum(axis=-1))
+    assert got.dtype == np.int64 and got.shape == a.shape
+    np.testing.assert_array_equal(got.numpy(), want)
+    small = F.bucketize(minitx.tensor(a), minitx.tensor(boundaries), right, out_int32=True)
+    assert small.dtype == np.int32 and np.array_equal(small.numpy(), want)
+    torch = torch_in_example()
+    if torch is not None:
+        theirs = torch.bucketize(torch.from_numpy(a), torch.from_numpy(boundaries), right=right)
+        np.testing.assert_array_equal(got.numpy(), theirs.numpy())
+
+
+def test_bucketize_of_a_number_booleans_and_its_errors():
+    """right=False puts a value equal to a boundary in the bucket that boundary closes, as PyTorch
+    (searchsorted's side="left"; NumPy's digitize names the two the other way round)."""
+    boundaries = minitx.tensor([1.0, 2.0, 2.0, 3.0])
+    assert F.bucketize(2.0, boundaries).shape == () and F.bucketize(2.0, boundaries).item() == 1
+    assert minitx.bucketize(2.0, boundaries, right=True).item() == 3
+    assert np.digitize(2.0, boundaries.numpy(), right=True) == 1  # (NumPy's right means PyTorch's right=False)
+    np.testing.assert_array_equal(F.bucketize(minitx.tensor([True, False]), minitx.tensor([0, 1])).numpy(), [1, 0])
+    np.testing.assert_array_equal(F.bucketize(minitx.tensor([1.5, 2.5]), minitx.tensor([1, 2, 3])).numpy(), [1, 2])
+    assert F.bucketize(minitx.tensor([[5.0]]), minitx.tensor(np.zeros(0))).numpy().tolist() == [[0]]
+    x = leaf([0.5, 2.5])
+    assert not F.bucketize(x, boundaries).requires_grad
+    for bad in (np.zeros((2, 2)), np.array(1.0)):
+        with pytest.raises(ValueError, match=rf"^bucketize: boundaries must be a 1-d tensor, got shape "
+                                             rf"{re.escape(str(bad.shape))}"):
+            F.bucketize(x, minitx.tensor(bad))
+
+
 # ---------------------------------------------------------------- kthvalue
 
 
@@ -851,6 +909,103 @@ def test_kthvalue_of_a_0d_tensor_of_empty_slices_and_its_errors():
         F.kthvalue(leaf(np.zeros(3)), 1, 2)
     ints = F.kthvalue(minitx.tensor([[5, 1, 3]]), 2, 1)  # integers keep their dtype, as PyTorch's
     assert ints.values.dtype == np.int64 and ints.values.numpy().tolist() == [3] and ints.indices.item() == 2
+
+
+# ---------------------------------------------------------------- mode
+
+
+def _numpy_mode(a, axis):
+    """Each slice's most frequent value (the smallest of those tied; NaNs one value, the largest,
+    as np.unique counts them) and its last occurrence, slice by slice (the axis dropped)."""
+    rows = np.moveaxis(np.atleast_1d(a), axis, -1)
+    values, indices = np.empty(rows.shape[:-1], a.dtype), np.empty(rows.shape[:-1], np.int64)
+    for at in np.ndindex(rows.shape[:-1]):
+        row = rows[at]
+        kinds, counts = np.unique(row, return_counts=True)  # (ascending, NaNs together at the end)
+        best = kinds[np.argmax(counts)]
+        same = np.isnan(row) if best != best else row == best
+        indices[at] = np.flatnonzero(same)[-1]
+        values[at] = row[indices[at]]
+    return values, indices
+
+
+@given(x=mst.tensors(mst.shapes(max_dims=3, max_side=6), min_value=-2, max_value=2), data=st.data())
+def test_mode_as_numpy_with_ties_and_nan_and_its_gradient(x, data):
+    """Values on a 0.5 grid, so most slices hold repeats; NaN in some. The gradient goes to the
+    returned index alone. PyTorch agrees where a slice holds no NaN (its sort compares with <,
+    which NaN defeats); its index among repeats is the last one for slices of up to 16 entries, as
+    minitx's (further on its sort scatters equal values: only the values are compared there)."""
+    a = np.asarray(np.round(x.numpy() * 2) / 2)
+    if data.draw(st.booleans(), label="with nan"):
+        a[data.draw(mst.bool_masks(a.shape), label="nan")] = np.nan
+    axis = data.draw(st.integers(-max(a.ndim, 1), max(a.ndim, 1) - 1), label="axis")
+    keepdims = data.draw(st.booleans(), label="keepdims")
+    t = leaf(a)
+    values, indices = F.mode(t, axis, keepdims)
+    assert values.shape == indices.shape == np.sum(a, axis if a.ndim else None, keepdims=keepdims).shape
+    want_values, want_indices = _numpy_mode(a, axis)
+    np.testing.assert_array_equal(values.numpy().reshape(want_values.shape), want_values)
+    np.testing.assert_array_equal(indices.numpy().reshape(want_indices.shape), want_indices)
+    assert isinstance(values._ctx, minitx.ops.Mode) and indices.dtype == np.int64
+    values.backward(np.ones(values.shape))
+    expected = np.zeros(np.atleast_1d(a).shape)
+    np.put_along_axis(expected, np.expand_dims(want_indices, axis), 1.0, axis)
+    np.testing.assert_array_equal(t.grad.numpy(), expected.reshape(a.shape))
+    torch = torch_in_example()
+    if torch is not None and not np.isnan(a).any():
+        theirs = torch.from_numpy(a).mode(axis, keepdims)
+        np.testing.assert_array_equal(values.numpy(), theirs.values.numpy())
+        np.testing.assert_array_equal(indices.numpy(), theirs.indices.numpy())
+
+
+@given(x=mst.tensors(mst.shapes(max_dims=3, max_side=5), distinct=True), data=st.data())
+def test_mode_gradients_of_distinct_values(x, data):
+    """All counts 1: the mode is each slice's smallest value, which small steps do not change."""
+    axis = data.draw(st.integers(-max(x.ndim, 1), max(x.ndim, 1) - 1), label="axis")
+    keepdims = data.draw(st.booleans(), label="keepdims")
+    assert check_gradients(lambda t: F.mode(t, axis, keepdims).values, x)
+    assert check_gradients(lambda t: t.mode(dim=axis, keepdim=keepdims)[0], x)
+
+
+def test_mode_of_long_slices_gives_pytorchs_values_and_the_last_index():
+    """Past 16 entries PyTorch's sort (an introsort) scatters equal values, and which of them its
+    index names varies: minitx's is the last occurrence all the same."""
+    a = np.random.default_rng(0).integers(0, 3, (50, 40))
+    values, indices = F.mode(minitx.tensor(a), 1)
+    theirs = import_torch().from_numpy(a).mode(1)
+    np.testing.assert_array_equal(values.numpy(), theirs.values.numpy())
+    np.testing.assert_array_equal(indices.numpy(), [np.flatnonzero(row == v)[-1] for row, v in zip(a, values.numpy())])
+
+
+def test_mode_with_nan_departs_from_pytorch_where_its_sort_cannot_order_them():
+    """minitx counts NaNs as one value, the largest. PyTorch's CPU sort compares with <, and a NaN
+    stops it: [nan, 1, 2] stays in that order and its first run, one NaN, wins (NaN at 0); [1, nan,
+    1] keeps the 1s apart (1, at 0)."""
+    for a, want in (([np.nan, 1.0, 2.0], (1.0, 1)), ([1.0, np.nan, 1.0], (1.0, 2)),
+                    ([np.nan, 1.0, np.nan, 2.0], (np.nan, 2)), ([np.nan, np.nan], (np.nan, 1))):
+        values, indices = F.mode(minitx.tensor(a))
+        np.testing.assert_array_equal([values.item(), indices.item()], want)
+
+
+def test_mode_of_a_0d_tensor_of_empty_slices_integers_and_its_errors():
+    values, indices = F.mode(leaf(2.5), 0, keepdims=True)
+    assert values.shape == indices.shape == () and values.item() == 2.5 and indices.item() == 0
+    values, indices = minitx.mode(leaf(np.zeros((0, 3))), dim=1)  # no slices: empty, as PyTorch
+    assert values.shape == indices.shape == (0,)
+    ints = minitx.tensor([[1, 2, 2], [3, 3, 1]]).mode(0, keepdim=True)  # integers keep their dtype, as PyTorch's
+    assert ints.values.dtype == np.int64 and ints.values.numpy().tolist() == [[1, 2, 1]]
+    assert ints.indices.numpy().tolist() == [[0, 0, 1]]
+    flags = F.mode(minitx.tensor([True, False, True, False]))
+    assert flags.values.dtype == np.bool_ and not flags.values.item() and flags.indices.item() == 3
+    signed = F.mode(minitx.tensor([0.0, -0.0, 1.0]))  # 0 and -0 are one value; the last one is returned
+    assert signed.indices.item() == 1 and np.signbit(signed.values.item())
+    with pytest.raises(ValueError, match=r"^mode: axis 1 of the input of shape \(2, 0\) has length 0; an empty "
+                                         r"slice has no mode"):
+        F.mode(leaf(np.zeros((2, 0))), 1)
+    with pytest.raises(ValueError, match="^mode: axis must be an integer, got None"):
+        F.mode(leaf(np.zeros(3)), None)
+    with pytest.raises(ValueError, match="^mode: axis 2 is out of range"):
+        leaf(np.zeros(3)).mode(2)
 
 
 # ---------------------------------------------------------------- quantile, nanquantile
