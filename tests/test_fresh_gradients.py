@@ -19,7 +19,7 @@ from minitx.ops.indexing import DiagEmbed, Embedding, GetItem, Scatter, SetItem,
 from minitx.ops.linalg import Linear
 from minitx.ops.loss import CrossEntropy
 from minitx.ops.norm import LayerNorm
-from minitx.ops.scan import Kthvalue, Median, Quantile
+from minitx.ops.scan import Kthvalue, Median, Mode, Quantile
 
 RNG = np.random.default_rng(0)
 X, W, B = RNG.standard_normal((2, 3, 4)), RNG.standard_normal((5, 4)), RNG.standard_normal(5)
@@ -61,6 +61,7 @@ CASES = {
     "a write through a view": (WriteThroughView, lambda t: _written_through(t(X), t(NORM_W[:3]))),
     "median": (Median, lambda t: F.median(t(X), 1).values),
     "kthvalue": (Kthvalue, lambda t: F.kthvalue(t(X), 2, 1).values),
+    "mode": (Mode, lambda t: F.mode(t(np.round(X)), 1).values),
     "quantile": (Quantile, lambda t: F.quantile(t(X), [0.25, 0.5], 1)),
     "diag": (DiagEmbed, lambda t: F.diag(t(NORM_W), -1)),
     "scatter, a repeated target": (Scatter, lambda t: F.scatter(t(X), 1, minitx.tensor(IDS[:, None, :2] % 3), t(X))),
@@ -71,10 +72,10 @@ CASES = {
 
 #: the cases whose backward runs no kernel of minitx's (a product is cuBLAS's, log_softmax's backward
 #: is element-wise, the softmax kernels take the last axis, and a float mask that learns takes the
-#: reference path; getitem, setitem, median, kthvalue, quantile, diag and scatter have no kernel)
+#: reference path; getitem, setitem, median, kthvalue, mode, quantile, diag and scatter have no kernel)
 NO_BACKWARD_KERNEL = {"linear", "log_softmax", "softmax over a middle axis", "attention, grouped heads and a float mask",
                       "setitem", "setitem, a repeated index", "a write through a view", "getitem", "getitem, a repeated index", "median",
-                      "kthvalue", "quantile", "diag", "scatter, a repeated target"}
+                      "kthvalue", "mode", "quantile", "diag", "scatter, a repeated target"}
 
 
 def _written(x, index, v):

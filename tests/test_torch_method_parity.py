@@ -107,6 +107,8 @@ NOT_DIFFERENTIABLE = {
     "logical_xor": lambda t, m: t.logical_xor(t > 0), "logical_not": lambda t, m: (t > 0).logical_not(),
     "bincount": lambda t, m: (t.abs() * 3).long().flatten().bincount(),
     "unique": lambda t, m: (t * 2).round().unique(),
+    "unique_consecutive": lambda t, m: (t > 0).unique_consecutive(return_counts=True)[1],
+    "histc": lambda t, m: t.histc(bins=7), "histc(4, -1, 1)": lambda t, m: t.float().histc(4, -1, 1),
     "count_nonzero": lambda t, m: (t > 0).count_nonzero(), "count_nonzero(2)": lambda t, m: t.int().count_nonzero(2),
 }
 

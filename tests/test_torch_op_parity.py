@@ -30,6 +30,9 @@ Where minitx deliberately differs from PyTorch, the case leaves that input out a
   infinities included, PyTorch's pick varies and the gradient goes to the one picked; quantile and nanquantile
   take an axis, whose slices are short enough for PyTorch's sort to keep equal values (the infinities, the
   NaNs) in order, as minitx's stable one does;
+* mode draws no NaN (test_scan.py shows where it departs: PyTorch's sort compares with <, which NaN
+  defeats); its slices are short enough (at most 16 entries) for PyTorch's index among repeats to be
+  the last one, as minitx's, so the gradient goes to the same entry;
 * cdist is compared for p < inf: at p = inf, entries tied for the largest |difference| share dy in
   minitx (as norm's), where PyTorch's cdist gives each all of it;
 * attention draws no NaN (softmax's cases cover NaN scores): a NaN in q or v reaches a query that
@@ -298,6 +301,9 @@ CASES = {
                      shapes=mst.shapes(min_dims=1, max_dims=3),
                      kwargs={"axis": an_axis, "k": lambda s: st.integers(1, min(s)), "keepdims": st.booleans()},
                      reference=lambda x, k, axis, keepdims: torch.kthvalue(x, k, axis, keepdims).values),
+    "mode": case(lambda x, axis, keepdims: F.mode(x, axis, keepdims).values, arg(edges=(0.0, INF, -INF), ties=True),
+                 kwargs={"axis": an_axis, "keepdims": st.booleans()},
+                 reference=lambda x, axis, keepdims: torch.mode(x, axis, keepdims).values),
     "quantile": case(lambda x, q, axis, keepdims, interpolation: F.quantile(x, q, axis, keepdims, interpolation),
                      arg(edges=EDGES, distinct=True), shapes=mst.shapes(min_dims=1, max_dims=3),
                      kwargs={"q": QUANTILE_LEVELS, "axis": an_axis, "keepdims": st.booleans(),

@@ -56,6 +56,7 @@ FUNCTIONS = {
     "median": lambda t, o, m: o.median(t, dim=2, keepdim=True)[0],
     "nanmedian": lambda t, o, m: o.nanmedian(t, dim=0)[0],
     "kthvalue": lambda t, o, m: o.kthvalue(t, 2, dim=1, keepdim=True).values,
+    "mode": lambda t, o, m: o.mode(t.round(), dim=1, keepdim=True).values,
     "quantile": lambda t, o, m: o.quantile(t, 0.3, dim=2, keepdim=True, interpolation="midpoint"),
     "nanquantile": lambda t, o, m: o.nanquantile(t, 0.8, dim=0),
     "diff": lambda t, o, m: o.diff(t, 2, dim=1, prepend=t[:, :1]),
@@ -132,6 +133,7 @@ METHODS = {
     "median": lambda t, m: t.median(dim=1, keepdim=True).values,
     "nanmedian": lambda t, m: t.nanmedian(dim=2)[0],
     "kthvalue": lambda t, m: t.kthvalue(3, dim=2).values,
+    "mode": lambda t, m: t.round().mode(dim=0)[0],
     "quantile": lambda t, m: t.quantile(0.75, dim=0, keepdim=True),
     "nanquantile": lambda t, m: t.nanquantile(0.2, dim=1, interpolation="lower"),
     "diff": lambda t, m: t.diff(dim=0, append=t[:1] * 2),
@@ -157,6 +159,7 @@ INTEGER_FUNCTIONS = {
     "argmax": lambda t, o, m: o.argmax(t, dim=2, keepdim=True),
     "argmin": lambda t, o, m: o.argmin(t, dim=0),
     "argsort": lambda t, o, m: o.argsort(t, dim=1, descending=True),
+    "unique_consecutive": lambda t, o, m: o.unique_consecutive((t > 0).long(), return_counts=True, dim=2)[1],
 }
 INTEGER_METHODS = {
     "argmax": lambda t, m: t.argmax(dim=1, keepdim=True),
@@ -168,6 +171,8 @@ INTEGER_METHODS = {
     "count_nonzero": lambda t, m: (t > 0).count_nonzero(dim=(0, 2)),
     "sort indices": lambda t, m: t.sort(dim=2)[1],
     "kthvalue indices": lambda t, m: t.kthvalue(2, dim=0, keepdim=True)[1],
+    "mode indices": lambda t, m: t.round().mode(dim=1, keepdim=True)[1],
+    "unique_consecutive": lambda t, m: (t[:, :1] > 0).long().unique_consecutive(return_inverse=True, dim=0)[1],
 }
 
 
@@ -316,7 +321,7 @@ def test_size_is_numpys_number_and_pytorchs_call():
             x.size(dim)
 
 
-@pytest.mark.parametrize("op", ["sort", "topk", "cummax", "cummin", "kthvalue"])
+@pytest.mark.parametrize("op", ["sort", "topk", "cummax", "cummin", "kthvalue", "mode"])
 def test_pairs_of_values_and_indices_have_pytorchs_field_names(op):
     """``F.sort(x).indices`` as ``torch.sort(x).indices``; still a pair to unpack."""
     args = (2,) if op in ("topk", "kthvalue") else ()

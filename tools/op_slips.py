@@ -15,8 +15,9 @@ per piece of torch.utils.data added to minitx.utils.data (IterableDataset, Batch
 batch_sampler=, the random samplers, generator= and minitx.Generator, the worker options); one per
 piece of the vision ports: circular pad and nn.CircularPad*d, interpolate's bicubic and area; and the
 in-place methods of PyTorch (the table that builds them, a recorded write, detach_, two indexed
-writes, scatter's reduce=, two random fills, inplace=True); and one per op of the sliding-window port
-(unfold, fold and their layers, max_unpool3d, nn.UpsamplingNearest2d and nn.UpsamplingBilinear2d).
+writes, scatter's reduce=, two random fills, inplace=True); one per op of the sliding-window port
+(unfold, fold and their layers, max_unpool3d, nn.UpsamplingNearest2d and nn.UpsamplingBilinear2d); one
+per counting and sorting name (bucketize, histc, mode, unique_consecutive).
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -252,7 +253,7 @@ OP_SLIPS = [
     Slip("bincount: sums in the weights' own dtype", _I,
          "dtype = np.float32 if weights.dtype == np.float32 else np.float64", "dtype = weights.dtype", _INDEXING),
     Slip("unique: the inverse left in sorted order", _I,
-         "inverse[order] = xp.cumsum(starts) - 1", "inverse = xp.cumsum(starts) - 1", _INDEXING),
+         "inverse[order] = place", "inverse[:] = place", _INDEXING),
     Slip("meshgrid: 'xy' indexing as 'ij'", "minitx/ops/shape.py", "axes[0], axes[1] = 1, 0", "axes[0], axes[1] = 0, 1",
          _SHAPE),
     Slip("hstack: 1-d tensors joined along axis 1", "minitx/ops/shape.py",
@@ -642,4 +643,15 @@ OP_SLIPS = [
     Slip("diag_embed: axis1 and axis2 in each other's place (the diagonal mirrored)", _I,
          "xp.moveaxis(y, self.axes, (-2, -1))", "xp.moveaxis(y, self.axes[::-1], (-2, -1))", _INDEXING),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
+    # the counting and sorting names: bucketize, histc, mode, unique_consecutive
+    Slip("bucketize: right read as NumPy's digitize reads it, the other way round", "minitx/ops/scan.py",
+         "return searchsorted(boundaries, x, right=right, out_int32=out_int32)",
+         "return searchsorted(boundaries, x, right=not right, out_int32=out_int32)", _SCAN),
+    Slip("histc: x's own range only for the default min = max = 0", _I, "    if lo == hi and x.size:",
+         "    if lo == hi == 0 and x.size:", _INDEXING),
+    Slip("mode: the index of the value's first occurrence", "minitx/ops/scan.py",
+         "return xp.moveaxis(start + most - 1, -1, self.along)", "return xp.moveaxis(start, -1, self.along)", _SCAN),
+    Slip("unique_consecutive along an axis: slices equal unless every entry differs", _I,
+         "starts[1:] = differs if rows.ndim == 1 else differs.any(axis=1)",
+         "starts[1:] = differs if rows.ndim == 1 else differs.all(axis=1)", _INDEXING),
 ]

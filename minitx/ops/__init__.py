@@ -6,12 +6,12 @@ backward on raw arrays, the math in its docstring) with its public function righ
     activation    relu, gelu, tanh, sigmoid, silu, ..., hardswish, mish, glu, prelu, softmax, log_softmax
     reduction     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin
     scan          cumsum, cumprod, logcumsumexp, diff, cummax, cummin; sort, argsort, topk, searchsorted,
-                  median, nanmedian, kthvalue, quantile, nanquantile
+                  bucketize, median, nanmedian, kthvalue, mode, quantile, nanquantile
     shape         reshape, transpose, concatenate, stack, hstack, vstack, split, tensor_split (hsplit,
                   vsplit, dsplit), flip, roll, repeat, tile, pad, meshgrid
     indexing      getitem, setitem, gather, take_along_dim, scatter, scatter_add, scatter_reduce, index_add,
                   nonzero, masked_select, tril/triu, diagonal, diag, diag_embed, trace, embedding, one_hot,
-                  bincount, unique
+                  bincount, histc, unique, unique_consecutive
     linalg        matmul, linear, outer, cross, einsum
     norm          layer_norm, rms_norm, group_norm, batch_norm, normalize, cosine_similarity,
                   pairwise_distance, cdist
