@@ -647,7 +647,7 @@ SLIPS = [
     Slip("a bfloat16 tensor prints its floats as integers (1 for 1.0)", "minitx/autograd/tensor.py",
          '        if array.dtype.name == "bfloat16":', "        if False:", ("tests/test_tensor.py",)),
     Slip("unique orders bfloat16 as ml_dtypes sorts it (NaN not last: equal values apart)", "minitx/ops/indexing.py",
-         '    keys = flat.astype(np.float32) if flat.dtype.name == "bfloat16" else flat', "    keys = flat",
+         '    return a.astype(np.float32) if a.dtype.name == "bfloat16" else a', "    return a",
          ("tests/ops/test_indexing.py",)),
     Slip("searchsorted takes a negative sorter entry (counted from the end)", "minitx/ops/scan.py",
          '        check_indices("searchsorted", "sorter", sorter.data, s.shape[-1])\n', "",
