@@ -1218,8 +1218,8 @@ def histc(x, bins=100, min=0, max=0):  # noqa: A002 (PyTorch's names)
     xp = backend.get_array_module(x.data)
     lo, hi = float(min), float(max)
     if lo == hi and x.size:  # x's own range (NaN if x holds one: refused below, as PyTorch)
-        wide = x.data.astype(np.float32) if x.dtype.name == "bfloat16" else x.data  # (ml_dtypes' min skips NaN)
-        lo, hi = backend.to_host(xp.stack([wide.min(), wide.max()])).tolist()
+        with np.errstate(invalid="ignore"):  # (ml_dtypes' bfloat16 min and max warn at a NaN)
+            lo, hi = backend.to_host(xp.stack([x.data.min(), x.data.max()])).astype(np.float64).tolist()
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if not (np.isfinite(lo) and np.isfinite(hi)):
@@ -1227,16 +1227,16 @@ def histc(x, bins=100, min=0, max=0):  # noqa: A002 (PyTorch's names)
                          + (" (x holds NaN or inf)" if min == max else ""))
     if lo > hi:
         raise ValueError(f"histc: min must not be larger than max, got min={min!r} and max={max!r}")
-    hist = xp.zeros(bins, dtype=x.dtype)
     if not x.size:
-        return Tensor(hist)
+        return Tensor(xp.zeros(bins, dtype=x.dtype))
     lo, hi = xp.asarray(lo, dtype=x.dtype), xp.asarray(hi, dtype=x.dtype)  # the edges in x's dtype
     # (quietly: ml_dtypes' bfloat16 warns comparing NaN, and float16's (v - lo) * bins may round to inf)
     with np.errstate(invalid="ignore", over="ignore"):
-        inside = (x.data >= lo) & (x.data <= hi)
-        v = xp.where(inside, x.data, lo).reshape(-1)  # (outside and NaN entries: any bin, weighed 0 below)
+        inside = ((x.data >= lo) & (x.data <= hi)).reshape(-1)
+        v = xp.where(inside, x.data.reshape(-1), lo)  # (outside and NaN entries: any value, then bin `bins`)
         k = xp.minimum((v - lo) * bins / (hi - lo), bins - 1).astype(np.int64)  # (inf: the last bin)
-    return Tensor(xp.bincount(k, weights=inside.reshape(-1), minlength=bins).astype(x.dtype))
+    # the entries outside counted in one more bin, then dropped
+    return Tensor(xp.bincount(xp.where(inside, k, bins), minlength=bins + 1)[:bins].astype(x.dtype))
 
 
 def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
