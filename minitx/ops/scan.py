@@ -541,7 +541,8 @@ def kthvalue(x, k, axis=-1, keepdims=False):
 
 class Mode(Median):
     """y = the most frequent value of x along ``axis``, the smallest of those tied for most, and
-    i = where it was: its last occurrence (PyTorch's mode). With s a slice in the order of a
+    i = where it was: its last occurrence (PyTorch's mode; its CPU index among repeats is the last
+    one for slices of up to 16 entries, and varies past that). With s a slice in the order of a
     stable sort, equal values form runs; the first of the longest runs is the smallest such value,
     and its last entry, at rank start + length - 1, is the value's last occurrence in x. NaNs
     count as one value, the largest (where sort puts them).
