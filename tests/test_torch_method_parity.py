@@ -284,8 +284,8 @@ def test_expand_refuses_what_pytorch_refuses(sizes):
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int8", "bool", "float16"])
 def test_dim_numel_nelement_element_size(dtype):
     x, tx = minitx.tensor(A).to(dtype=dtype), torch.tensor(A).to(getattr(torch, dtype))
-    assert (x.dim(), x.numel(), x.nelement(), x.element_size()) == \
-        (tx.dim(), tx.numel(), tx.nelement(), tx.element_size())
+    assert (x.dim(), x.numel(), x.nelement(), x.element_size(), x.itemsize, x.nbytes) == \
+        (tx.dim(), tx.numel(), tx.nelement(), tx.element_size(), tx.itemsize, tx.nbytes)
 
 
 def test_is_contiguous_of_views():
@@ -293,6 +293,37 @@ def test_is_contiguous_of_views():
     views = [(x, tx), (x[0], tx[0]), (x[:, :, ::2], tx[:, :, ::2]), (x.transpose(0, 2, 1), tx.transpose(1, 2)),
              (x.mT, tx.mT), (x[:1].expand(3, 3, 4), tx[:1].expand(3, 3, 4)), (x.flatten(), tx.flatten())]
     assert [v.is_contiguous() for v, _ in views] == [tv.is_contiguous() for _, tv in views]
+
+
+def test_stride_and_nbytes_of_contiguous_tensors_and_of_views_as_pytorchs():
+    """Strides in entries, the tensor's own bytes (an expanded view's nbytes counts its entries)."""
+    x, tx = minitx.tensor(A), torch.tensor(A)
+    views = [(x, tx), (x[1], tx[1]), (x[:, ::2], tx[:, ::2]), (x.transpose(2, 0, 1), tx.permute(2, 0, 1)),
+             (x.mT, tx.mT), (x.narrow(2, 1, 2), tx.narrow(2, 1, 2)), (x[:, :1].expand(2, 5, 4), tx[:, :1].expand(2, 5, 4)),
+             (x.unsqueeze(1), tx.unsqueeze(1)), (x[:, None], tx[:, None]), (x.reshape(6, 4), tx.reshape(6, 4)), (x.float()[0].t(), tx.float()[0].t()),
+             (minitx.tensor(2.0), torch.tensor(2.0)), (minitx.zeros(0, 3), torch.zeros(0, 3))]
+    for v, tv in views:
+        assert v.stride() == tv.stride() and v.nbytes == tv.nbytes
+        assert [v.stride(axis) for axis in range(-v.ndim, v.ndim)] == [tv.stride(d) for d in range(-v.ndim, v.ndim)]
+    assert x.stride(dim=-1) == tx.stride(dim=-1) == 1
+    with pytest.raises(IndexError, match=r"^stride: axis 3 is out of range for a tensor of shape \(2, 3, 4\)"):
+        x.stride(3)
+    with pytest.raises(ValueError, match="^stride: needs a tensor with at least 1 dimension"):
+        minitx.tensor(2.0).stride(0)
+    odd = np.lib.stride_tricks.as_strided(np.zeros(8, np.float32), shape=(3, 2), strides=(6, 4))  # (PyTorch has none)
+    with pytest.raises(ValueError, match=r"^stride: the array's byte strides \(6, 4\) are no whole number of 4-byte"):
+        minitx.from_numpy(odd).stride()
+
+
+def test_type_names_the_dtype_and_casts_as_pytorchs():
+    """type() gives the dtype's name where PyTorch gives 'torch.FloatTensor' (docs/ops.md); type(dtype) casts."""
+    x, tx = minitx.tensor(A, dtype="float32"), torch.tensor(A, dtype=torch.float32)
+    assert x.type() == "float32" and tx.type() == "torch.FloatTensor"
+    assert x.long().type() == "int64" and x.bfloat16().type() == "bfloat16"
+    same(x.type(minitx.float64), tx.type(torch.float64))
+    same(x.type("int32"), tx.type(torch.int32))
+    same(x.type(dtype="float16", non_blocking=True), tx.type(dtype=torch.float16, non_blocking=True))
+    assert x.type("float32") is x and tx.type(torch.float32) is tx
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])

@@ -156,6 +156,42 @@ class Tensor:
     def element_size(self) -> int: return self.dtype.itemsize
     def is_contiguous(self) -> bool: return bool(self.data.flags.c_contiguous)
 
+    # its memory and type, under PyTorch's names (nbytes and itemsize are NumPy's too)
+    @property
+    def nbytes(self) -> int:
+        """numel() * element_size(): the bytes of its own entries (of a view: not of the memory it views)."""
+        return self.data.nbytes
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @takes_torch_keywords  # (stride(dim=1), as PyTorch's)
+    def stride(self, axis=None):
+        """PyTorch's stride(): how many entries apart in memory neighbours along each axis lie, as a
+        tuple (or along ``axis``, an int). A contiguous tensor's are PyTorch's, each the product of the
+        lengths after its axis ([2, 3, 4]: (12, 4, 1), whatever NumPy gives an axis of length 1 or an
+        empty array); a view's are its array's byte strides / itemsize: t.T's (1, 4) where t's are
+        (4, 1), 0 along an axis expand() broadcast. minitx's views are PyTorch's, but for an axis of
+        length 1 in a view that is not contiguous (never stepped along), and where one library views
+        what the other copies (t.diagonal() is a copy in minitx)."""
+        if self.data.flags.c_contiguous:
+            items = [math.prod(self.shape[i + 1:]) for i in range(self.ndim)]
+        else:
+            items = []
+            for step in self.data.strides:
+                if step % self.dtype.itemsize:
+                    raise ValueError(f"stride: the array's byte strides {self.data.strides} are no whole number of "
+                                     f"{self.dtype.itemsize}-byte entries")
+                items.append(step // self.dtype.itemsize)
+        return tuple(items) if axis is None else items[_method_axis("stride", axis, self.shape)]
+
+    def type(self, dtype=None, non_blocking=False):
+        """The dtype's name ('float32'), where PyTorch's type() gives its tensor type's
+        ('torch.FloatTensor'); ``type(dtype)`` is ``to(dtype)``, as PyTorch's (a dtype or its name:
+        minitx has no tensor types to name). ``non_blocking`` is taken and changes nothing, as in to()."""
+        return self.dtype.name if dtype is None else self.to(dtype=dtype, non_blocking=non_blocking)
+
     @property
     def grad(self):
         """After ``backward()``, a Tensor of this tensor's shape with d(loss)/d(this tensor) (for
