@@ -43,25 +43,28 @@ def is_tensor(obj) -> bool:
 # ---------------------------------------------------------------- filled
 
 
-def zeros(*shape, dtype=None, device=None, requires_grad=False):
-    return _make(lambda xp, s, d: xp.zeros(s, dtype=d), _flat(shape), dtype, device, requires_grad)
+def zeros(*shape, size=None, dtype=None, device=None, requires_grad=False):
+    return _make(lambda xp, s, d: xp.zeros(s, dtype=d), _flat("zeros", shape, size), dtype, device, requires_grad)
 
 
-def ones(*shape, dtype=None, device=None, requires_grad=False):
-    return _make(lambda xp, s, d: xp.ones(s, dtype=d), _flat(shape), dtype, device, requires_grad)
+def ones(*shape, size=None, dtype=None, device=None, requires_grad=False):
+    return _make(lambda xp, s, d: xp.ones(s, dtype=d), _flat("ones", shape, size), dtype, device, requires_grad)
 
 
-def full(shape, value, dtype=None, device=None, requires_grad=False):
+def full(shape=None, value=None, dtype=None, device=None, requires_grad=False, *, size=None, fill_value=None):
     """``value`` everywhere; without ``dtype``, the value's as ``tensor(value)`` infers it (int64
-    for 7, bool for True, float32 for 7.5), as PyTorch's and NumPy's full."""
+    for 7, bool for True, float32 for 7.5), as PyTorch's and NumPy's full. PyTorch's names
+    ``size=`` and ``fill_value=`` work too."""
+    shape = _one_of("full", "shape", shape, "size", size)
+    value = _one_of("full", "value", value, "fill_value", fill_value)
     dtype = _infer_dtype(value) if dtype is None else dtype
     return _make(lambda xp, s, d: xp.full(s, value, dtype=d), shape, dtype, device, requires_grad)
 
 
-def empty(*shape, dtype=None, device=None, requires_grad=False):
+def empty(*shape, size=None, dtype=None, device=None, requires_grad=False):
     """A tensor whose values are whatever the memory held (NumPy's and PyTorch's empty): fill it
     before reading it."""
-    return _make(lambda xp, s, d: xp.empty(s, dtype=d), _flat(shape), dtype, device, requires_grad)
+    return _make(lambda xp, s, d: xp.empty(s, dtype=d), _flat("empty", shape, size), dtype, device, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
@@ -94,8 +97,10 @@ def ones_like(t, dtype=None, device=None, requires_grad=False):
     return ones(t.shape, **_like(t, dtype, device), requires_grad=requires_grad)
 
 
-def full_like(t, value, dtype=None, device=None, requires_grad=False):
-    """``value`` in ``t``'s shape and dtype, as PyTorch's: ``full_like(int_tensor, 2.7)`` holds 2."""
+def full_like(t, value=None, dtype=None, device=None, requires_grad=False, *, fill_value=None):
+    """``value`` (PyTorch's ``fill_value=``) in ``t``'s shape and dtype, as PyTorch's:
+    ``full_like(int_tensor, 2.7)`` holds 2."""
+    value = _one_of("full_like", "value", value, "fill_value", fill_value)
     return full(t.shape, value, **_like(t, dtype, device), requires_grad=requires_grad)
 
 
@@ -106,15 +111,15 @@ def empty_like(t, dtype=None, device=None, requires_grad=False):
 # ---------------------------------------------------------------- drawn at random
 
 
-def rand(*shape, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*shape, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1)."""
-    return _uniform(_flat(shape), _floating("rand", dtype), device, requires_grad, generator)
+    return _uniform(_flat("rand", shape, size), _floating("rand", dtype), device, requires_grad, generator)
 
 
-def randn(*shape, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*shape, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples (mean 0, standard deviation 1)."""
-    return _drawn(lambda rng, s: rng.standard_normal(s), _flat(shape), _floating("randn", dtype), device,
-                  requires_grad, generator)
+    return _drawn(lambda rng, s: rng.standard_normal(s), _flat("randn", shape, size), _floating("randn", dtype),
+                  device, requires_grad, generator)
 
 
 def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=False, *, generator=None):
@@ -412,8 +417,20 @@ def _as_shape(shape) -> tuple:
     return tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
 
 
-def _flat(shape):
-    """zeros(2, 3) and zeros((2, 3)) both mean shape (2, 3)."""
+def _flat(op, shape, size=None):
+    """zeros(2, 3), zeros((2, 3)) and PyTorch's zeros(size=(2, 3)) all mean shape (2, 3)."""
+    if size is not None:
+        if shape:
+            raise TypeError(f"{op}: got the shape twice, {shape} and size={size!r}; give one")
+        return _as_shape(size)
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         return tuple(shape[0])
     return tuple(shape)
+
+
+def _one_of(op, name, value, torch_name, torch_value):
+    """An argument given under minitx's name or PyTorch's (``value`` or ``fill_value``): once."""
+    if (value is None) == (torch_value is None):
+        raise TypeError(f"{op}: expected {name} (or PyTorch's {torch_name}=) once, got "
+                        f"{'both' if value is not None else 'neither'}")
+    return value if torch_value is None else torch_value

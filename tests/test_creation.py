@@ -56,6 +56,42 @@ def test_full_infers_the_dtype_as_tensor_does():
     assert minitx.full((3,), 7.5).dtype == minitx.get_default_dtype()
 
 
+SIZE_CASES = [("zeros", {"size": (2, 3)}), ("ones", {"size": [4]}), ("empty", {"size": ()}), ("rand", {"size": (2, 3)}),
+              ("randn", {"size": (3,)}), ("full", {"size": (2, 3), "fill_value": 1.5}),
+              ("full", {"size": (2,), "fill_value": 7}), ("full", {"fill_value": True, "size": (1, 2)})]
+
+
+@pytest.mark.parametrize("name, kwargs", SIZE_CASES, ids=lambda v: str(v))
+def test_pytorchs_size_and_fill_value_keywords(name, kwargs):
+    """zeros(size=(2, 3)) is zeros(2, 3), full(size=, fill_value=) full(shape, value), as PyTorch's."""
+    torch = import_torch()
+    minitx.manual_seed(3)
+    ours = getattr(minitx, name)(**kwargs)
+    theirs = getattr(torch, name)(**kwargs)
+    assert ours.shape == tuple(theirs.shape) and ours.dtype == str(theirs.dtype).removeprefix("torch.")
+    minitx.manual_seed(3)
+    positional = (kwargs["size"],) + ((kwargs["fill_value"],) if "fill_value" in kwargs else ())
+    again = getattr(minitx, name)(*positional)
+    if name != "empty":
+        np.testing.assert_array_equal(ours.numpy(), again.numpy())
+    if name in ("zeros", "ones", "full"):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_full_like_takes_fill_value_and_the_shape_is_given_once():
+    assert minitx.full_like(minitx.zeros(2, dtype="int64"), fill_value=3).tolist() == [3, 3]
+    assert minitx.full((2,), fill_value=0.5).tolist() == [0.5, 0.5]
+    for call, message in ((lambda: minitx.zeros(2, size=(3,)), r"^zeros: got the shape twice, \(2,\) and size=\(3,\)"),
+                          (lambda: minitx.rand((2,), size=(3,)), r"^rand: got the shape twice"),
+                          (lambda: minitx.full((2,), 1, size=(2,)), r"^full: expected shape \(or PyTorch's size=\) once, "
+                                                                    r"got both"),
+                          (lambda: minitx.full((2,), 1, fill_value=1), r"^full: expected value .* got both"),
+                          (lambda: minitx.full(size=(2,)), r"^full: expected value \(or PyTorch's fill_value=\) once, "
+                                                           r"got neither")):
+        with pytest.raises(TypeError, match=message):
+            call()
+
+
 LIKE = [
     (minitx.zeros_like, (), "zeros_like"),
     (minitx.ones_like, (), "ones_like"),
