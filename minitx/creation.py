@@ -14,6 +14,7 @@ are; ``arange`` of whole numbers is int64; randint, randperm and multinomial giv
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -280,6 +281,62 @@ def exponential_fill(t, lambd, generator=None) -> Tensor:
     return _drawn(draw, t.shape, t.dtype, t.device, False, generator)
 
 
+def cauchy_fill(t, median, sigma, generator=None) -> Tensor:
+    """Cauchy samples, density sigma / (pi ((x - median)^2 + sigma^2)), by inverting its CDF
+    1/2 + atan((x - median) / sigma) / pi: median + sigma * tan(pi (u - 1/2)) for u uniform in [0, 1)
+    (t.cauchy_(median, sigma)); floating dtypes only."""
+    _floating("cauchy_", t.dtype)
+    if not sigma > 0:
+        raise ValueError(f"cauchy_: sigma (the scale) must be > 0, got {sigma!r}")
+
+    def draw(rng, shape):
+        u = rng.random(shape)
+        return median + sigma * backend.get_array_module(u).tan(np.pi * (u - 0.5))
+
+    return _drawn(draw, t.shape, t.dtype, t.device, False, generator)
+
+
+def log_normal_fill(t, mean, std, generator=None) -> Tensor:
+    """exp(mean + std * z) for z standard normal: samples whose log is N(mean, std^2), as PyTorch's
+    ``mean`` and ``std`` are the log's (t.log_normal_(mean, std)); floating dtypes only."""
+    _floating("log_normal_", t.dtype)
+    if not std > 0:
+        raise ValueError(f"log_normal_: std must be > 0, got {std!r}")
+
+    def draw(rng, shape):
+        z = rng.standard_normal(shape)
+        return backend.get_array_module(z).exp(mean + std * z)
+
+    return _drawn(draw, t.shape, t.dtype, t.device, False, generator)
+
+
+def geometric_fill(t, p, generator=None) -> Tensor:
+    """The number k = 1, 2, ... of Bernoulli(p) trials up to the first success, P(k) = (1 - p)^(k - 1) p
+    (t.geometric_(p)), by inversion: for u uniform in (0, 1],
+
+        k = floor(log(u) / log(1 - p)) + 1,   so  P(k > j) = P(u <= (1 - p)^j) = (1 - p)^j
+
+    In any number dtype; a k past what it holds is inf in a float dtype (as PyTorch's) and the largest
+    it holds in an integer one (int64: 2**63 - 1024, the float64 below 2**63), where PyTorch's wraps around."""
+    if t.dtype.kind == "b":
+        raise TypeError("geometric_: needs a number dtype, got bool")
+    if not 0 < p < 1:
+        raise ValueError(f"geometric_: p must be in (0, 1), got {p!r}")
+    floating = backend.is_floating(t.dtype)
+    top = float(_finfo(t.dtype).max) if floating else float(_whole_numbers(t.dtype)[1])
+    if not floating and int(top) > _whole_numbers(t.dtype)[1]:  # (int64's largest rounds up to 2**63 as a float)
+        top = float(np.nextafter(top, 0.0))
+
+    def draw(rng, shape):
+        u = 1 - rng.random(shape)
+        xp = backend.get_array_module(u)
+        with np.errstate(over="ignore"):  # (p below 1e-300: the quotient passes float64's largest, inf)
+            k = xp.floor(xp.log(u) / math.log1p(-p)) + 1
+        return xp.where(k <= top, k, xp.inf if floating else top)
+
+    return _drawn(draw, t.shape, t.dtype, t.device, False, generator)
+
+
 def random_fill(t, bounds, generator=None) -> Tensor:
     """Whole numbers drawn uniformly from [low, high) for ``bounds`` (low, high), (high,) (low 0)
     or () (from 0 to the largest whole number of t's dtype, included: its maximum for integers,
@@ -386,7 +443,8 @@ def _drawn(draw, shape, dtype, device, requires_grad, generator=None):
     permutation or choice)."""
     device = backend.check_device(device)
     samples = draw(mrandom.drawing_from(generator, device), _as_shape(shape))
-    return Tensor(samples.astype(backend.resolve_dtype(dtype)), requires_grad=requires_grad)
+    with np.errstate(over="ignore"):  # a draw past a narrow float dtype's largest value is inf there, as PyTorch's
+        return Tensor(samples.astype(backend.resolve_dtype(dtype)), requires_grad=requires_grad)
 
 
 def _uniform(shape, dtype, device, requires_grad, generator=None):

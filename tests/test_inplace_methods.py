@@ -9,10 +9,13 @@ values, from one table of (method, arguments):
 * under no_grad, a value a graph saved, overwritten: that graph's backward raises, as PyTorch's;
 * an integer tensor refuses what would not stay an integer (``exp_``), keeps what does.
 
-Then the random fills (bernoulli_, exponential_, random_: seeded and repeatable), detach_, the
+Then the random fills (bernoulli_, exponential_, random_, cauchy_, log_normal_, geometric_: seeded,
+repeatable, PyTorch's distributions), the Tensor.bernoulli and Tensor.multinomial methods, detach_, the
 shape changes minitx refuses (t_, transpose_, unsqueeze_, squeeze_), and the functional forms
 (F.relu_, torch.exp_, F.relu(x, inplace=True), nn.ReLU(inplace=True)).
 """
+import math
+
 import numpy as np
 import pytest
 
@@ -233,7 +236,8 @@ def test_a_float32_tensor_stays_float32_beside_float64_arguments():
 
 
 # ---------------------------------------------------------------------- random fills
-FILLS = {"bernoulli_": (0.3,), "exponential_": (2.0,), "random_": (), "random_(10)": (10,), "random_(-5, 5)": (-5, 5)}
+FILLS = {"bernoulli_": (0.3,), "exponential_": (2.0,), "random_": (), "random_(10)": (10,), "random_(-5, 5)": (-5, 5),
+         "cauchy_": (0.5, 2.0), "log_normal_": (0.5, 0.25), "geometric_": (0.3,)}
 
 
 @pytest.mark.parametrize("label", sorted(FILLS))
@@ -272,6 +276,73 @@ def test_the_random_fills_draw_pytorchs_distributions():
     assert set(np.unique(minitx.zeros(n).random_(to=3).numpy())) == {0.0, 1.0, 2.0}
 
 
+def _normal_cdf(z):
+    return 0.5 * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))
+
+
+# fill -> (arguments, the CDF of its distribution with them): PyTorch's parameters (log_normal_'s mean
+# and std are its log's)
+CONTINUOUS = {"cauchy_": ((1.5, 0.5), lambda x: 0.5 + np.arctan((x - 1.5) / 0.5) / np.pi),
+              "log_normal_": ((0.5, 0.75), lambda x: _normal_cdf((np.log(x) - 0.5) / 0.75)),
+              "exponential_": ((4.0,), lambda x: 1 - np.exp(-4.0 * x))}
+
+
+@pytest.mark.parametrize("name", sorted(CONTINUOUS))
+def test_the_continuous_fills_draw_their_distribution_as_pytorchs_do(name):
+    """Kolmogorov-Smirnov: the largest gap D between the samples' empirical CDF and the distribution's.
+    For the right distribution sqrt(n) D passes 2.6 with chance 2 exp(-2 * 2.6^2) < 3e-6 (the seed is
+    fixed besides); a scale or a centre off by a tenth moves it past 4.8. PyTorch's samples pass the
+    same test, so the parameters mean what PyTorch's mean."""
+    args, cdf = CONTINUOUS[name]
+    n = 100_000
+    minitx.manual_seed(0)
+    torch.manual_seed(0)
+    for drawn in (getattr(minitx.zeros(n, dtype="float64"), name)(*args).numpy(),
+                  getattr(torch.zeros(n, dtype=torch.float64), name)(*args).numpy()):
+        x = np.sort(drawn)
+        expected = cdf(x)
+        gap = max(np.max(np.arange(1, n + 1) / n - expected), np.max(expected - np.arange(n) / n))
+        assert math.sqrt(n) * gap < 2.6
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "uint8"])
+def test_geometric_counts_the_trials_to_the_first_success_as_pytorchs(dtype):
+    """P(k) = (1 - p)^(k - 1) p for k = 1, 2, ...: each k's share within 5 standard errors, in both
+    libraries; past what the dtype holds, a float's inf (as PyTorch's), an integer's largest value."""
+    n, p = 20_000, 0.3
+    minitx.manual_seed(1)
+    torch.manual_seed(1)
+    for drawn in (minitx.zeros(n, dtype=dtype).geometric_(p).numpy(),
+                  torch.zeros(n, dtype=getattr(torch, dtype)).geometric_(p).numpy()):
+        assert drawn.dtype == dtype and drawn.min() == 1
+        k = np.arange(1, 16)
+        pmf = (1 - p) ** (k - 1) * p
+        share = (drawn[:, None] == k).mean(axis=0)
+        np.testing.assert_array_less(np.abs(share - pmf), 5 * np.sqrt(pmf * (1 - pmf) / n))
+    assert minitx.zeros(3, dtype="float16").geometric_(1e-9).numpy().tolist() == [np.inf] * 3
+    assert minitx.zeros(3, dtype="uint8").geometric_(1e-9).numpy().tolist() == [255] * 3
+
+
+def test_bernoulli_and_multinomial_methods_are_the_functions_on_the_tensor():
+    """x.bernoulli() draws 1 with x's probabilities (or p for all), x.multinomial(k) indices by x's weights,
+    as PyTorch's methods; from a generator= the draws repeat."""
+    probs = minitx.tensor([0.0, 1.0, 0.0, 1.0])
+    assert probs.bernoulli().tolist() == [0.0, 1.0, 0.0, 1.0] and probs.bernoulli(1.0).tolist() == [1.0] * 4
+    assert probs.bernoulli().dtype == np.float32 and probs.double().bernoulli().dtype == np.float64
+    weights = minitx.tensor([[0.0, 1.0, 0.0], [2.0, 0.0, 0.0]])
+    assert weights.multinomial(1).tolist() == [[1], [0]] == torch.tensor(weights.numpy()).multinomial(1).tolist()
+    assert weights.multinomial(3, replacement=True).tolist() == [[1, 1, 1], [0, 0, 0]]
+    once = minitx.full((50,), 0.5).bernoulli(generator=minitx.Generator().manual_seed(2)).numpy()
+    again = minitx.full((50,), 0.5).bernoulli(generator=minitx.Generator().manual_seed(2)).numpy()
+    np.testing.assert_array_equal(once, again)
+    minitx.manual_seed(7)
+    one = minitx.ones(20).multinomial(5).numpy()
+    minitx.manual_seed(7)
+    np.testing.assert_array_equal(one, minitx.multinomial(minitx.ones(20), 5).numpy())
+    with pytest.raises(ValueError, match="^multinomial: cannot draw 4 samples from 3 categories without replacement"):
+        weights.multinomial(4)
+
+
 @pytest.mark.parametrize("call, error, match", [
     (lambda t: t.bernoulli_(1.5), ValueError, r"^bernoulli_: p must be in \[0, 1\], got 1.5"),
     (lambda t: t.exponential_(0.0), ValueError, r"^exponential_: lambd \(the rate\) must be > 0, got 0.0"),
@@ -280,6 +351,13 @@ def test_the_random_fills_draw_pytorchs_distributions():
     (lambda t: t.bool().random_(5), ValueError, r"^random_: \[from, to\) = \[0, 5\) must hold a number and fit the "
                                                 r"tensor's bool \(whole numbers from 0 to 1\)"),
     (lambda t: t.random_(0.5), TypeError, r"^random_: expected random_\(\), random_\(to\) or random_\(from, to\)"),
+    (lambda t: t.cauchy_(0.0, 0.0), ValueError, r"^cauchy_: sigma \(the scale\) must be > 0, got 0.0"),
+    (lambda t: t.long().cauchy_(), TypeError, "^cauchy_: needs a floating dtype, got int64"),
+    (lambda t: t.log_normal_(1.0, -1.0), ValueError, "^log_normal_: std must be > 0, got -1.0"),
+    (lambda t: t.long().log_normal_(), TypeError, "^log_normal_: needs a floating dtype, got int64"),
+    (lambda t: t.geometric_(1.0), ValueError, r"^geometric_: p must be in \(0, 1\), got 1.0"),
+    (lambda t: t.geometric_(0), ValueError, r"^geometric_: p must be in \(0, 1\), got 0"),
+    (lambda t: t.bool().geometric_(0.5), TypeError, "^geometric_: needs a number dtype, got bool"),
 ])
 def test_random_fills_refuse_what_pytorch_refuses(call, error, match):
     with pytest.raises(error, match=match):
@@ -289,7 +367,8 @@ def test_random_fills_refuse_what_pytorch_refuses(call, error, match):
 
 
 @pytest.mark.parametrize("name, args", [("uniform_", (-1.0, 1.0)), ("normal_", (0.0, 2.0)), ("bernoulli_", (0.5,)),
-                                        ("exponential_", (2.0,)), ("random_", (5,))])
+                                        ("exponential_", (2.0,)), ("random_", (5,)), ("cauchy_", ()),
+                                        ("log_normal_", ()), ("geometric_", (0.5,))])
 def test_random_fills_are_in_place_writes_as_pytorchs(name, args):
     """Refused into a leaf that requires grad while a graph is recorded, allowed under no_grad; a
     computed tensor keeps requiring grad, with gradient 0 to what it was."""

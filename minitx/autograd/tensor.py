@@ -847,6 +847,21 @@ class Tensor:
         random_() (from 0 to the largest of the dtype, or for floats to 2**mantissa bits, inclusive)."""
         return self._in_place("random_", creation.random_fill, bounds + (() if to is None else (to,)), generator)
 
+    def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+        return self._in_place("cauchy_", creation.cauchy_fill, median, sigma, generator)
+
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+        return self._in_place("log_normal_", creation.log_normal_fill, mean, std, generator)
+
+    def geometric_(self, p, *, generator=None):
+        return self._in_place("geometric_", creation.geometric_fill, p, generator)
+
+    # minitx.bernoulli and minitx.multinomial drawn from this tensor's probabilities or weights
+    def bernoulli(self, p=None, *, generator=None): return creation.bernoulli(self, p, generator=generator)
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        return creation.multinomial(self, num_samples, replacement, generator=generator)
+
     def unflatten(self, axis, sizes):
         """Axis ``axis`` split into ``sizes`` (one of them may be -1), as PyTorch's unflatten."""
         return F.reshape(self, _unflattened(self.shape, axis, sizes))
