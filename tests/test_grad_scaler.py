@@ -284,6 +284,72 @@ def test_disabled_it_passes_everything_through():
     assert scaler.get_scale() == 1.0 and scaler.state_dict() == {}
 
 
+def test_the_settings_getters_and_setters_steer_the_schedule_as_pytorchs():
+    """get_/set_growth_factor, get_/set_backoff_factor, get_/set_growth_interval between the steps
+    of a run: the scale after each update is PyTorch's, bit for bit, and the settings read back and
+    survive a state_dict round trip."""
+    torch = pytest.importorskip("torch")
+    scaler, t_scaler = GradScaler(init_scale=8.0, growth_interval=6), torch.amp.GradScaler("cpu", init_scale=8.0,
+                                                                                         growth_interval=6)
+    ps, t_p = params(), torch.zeros(3, requires_grad=True)
+    opt, t_opt = SGD(ps[:1], lr=0.0), torch.optim.SGD([t_p], lr=0.0)
+    scaler.scale(minitx.tensor(1.0))
+    t_scaler.scale(torch.tensor(1.0))
+    settings_then = {2: ("set_growth_factor", 3.0), 3: ("set_growth_interval", 4), 7: ("set_backoff_factor", 0.25),
+                     9: ("set_growth_interval", 1)}
+    for i, event in enumerate(["finite"] * 6 + ["inf", "finite", "inf", "finite", "finite"]):
+        if i in settings_then:
+            name, value = settings_then[i]
+            getattr(scaler, name)(value)
+            getattr(t_scaler, name)(value)
+        grad = np.full(SHAPES[0], np.inf if event == "inf" else 1.0, np.float32)
+        ps[0].grad, t_p.grad = minitx.tensor(grad), torch.tensor(grad[0, :3])
+        for sc, o in ((scaler, opt), (t_scaler, t_opt)):
+            sc.step(o)
+            sc.update()
+        assert scaler.get_scale() == t_scaler.get_scale()
+        assert scaler.state_dict() == t_scaler.state_dict()
+        assert [scaler.get_growth_factor(), scaler.get_backoff_factor(), scaler.get_growth_interval()] == \
+               [t_scaler.get_growth_factor(), t_scaler.get_backoff_factor(), t_scaler.get_growth_interval()]
+    assert scaler.get_scale() == 8.0 * 3.0 * 0.5 * 0.25 * 3.0 ** 2  # grown at step 3, backed off twice, grown twice
+    restored = GradScaler()
+    restored.load_state_dict(scaler.state_dict())
+    assert (restored.get_growth_factor(), restored.get_backoff_factor(), restored.get_growth_interval()) == (3.0, 0.25, 1)
+
+
+def test_an_interval_cut_below_the_clean_steps_counted_grows_at_the_next_clean_step():
+    """5 clean steps counted, the interval cut to 3: the tracker is kept at 2, so the state saved then
+    loads back, and the next clean step grows S (PyTorch's tracker counts on past the interval, and
+    its S does not grow again: docs/ops.md)."""
+    scaler, opt = GradScaler(init_scale=8.0, growth_interval=6), SGD(params()[:1], lr=0.0)
+    scaler.scale(minitx.tensor(1.0))
+    for step in range(6):
+        if step == 5:
+            scaler.set_growth_interval(3)
+            assert scaler.state_dict()["_growth_tracker"] == 2
+            GradScaler().load_state_dict(scaler.state_dict())
+        opt.param_groups[0]["params"][0].grad = minitx.ones(*SHAPES[0])
+        scaler.step(opt)
+        scaler.update()
+    assert scaler.get_scale() == 16.0 and scaler.state_dict()["_growth_tracker"] == 0
+
+
+def test_the_setters_refuse_what_the_constructor_refuses():
+    scaler = GradScaler(enabled=False)
+    assert not scaler.is_enabled() and scaler.get_growth_interval() == 2000 and scaler.get_growth_factor() == 2.0
+    for call, message in ((lambda: scaler.set_growth_factor(1.0), "GradScaler.set_growth_factor: invalid new_factor 1.0"),
+                          (lambda: scaler.set_backoff_factor(1.0), "GradScaler.set_backoff_factor: invalid new_factor 1.0"),
+                          (lambda: scaler.set_backoff_factor(math.nan), "set_backoff_factor: invalid new_factor nan"),
+                          (lambda: scaler.set_growth_interval(0), "GradScaler.set_growth_interval: invalid new_interval 0"),
+                          (lambda: scaler.set_growth_interval(2.5), "set_growth_interval: invalid new_interval 2.5")):
+        with pytest.raises(ValueError, match=message):
+            call()
+    fresh = GradScaler(growth_interval=5)
+    fresh.load_state_dict({**fresh.state_dict(), "_growth_tracker": 4})
+    fresh.set_growth_interval(2)  # before the first scale(): the tracker to be made is kept below it too
+    assert fresh.state_dict()["_growth_tracker"] == 1 and fresh.get_growth_interval() == 2
+
+
 # ------------------------------------------------------------------ state and errors
 
 

@@ -55,7 +55,8 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)  # S is a float32
 
 class GradScaler:
     """The dynamic loss scale (see the module docstring), with PyTorch's defaults and methods:
-    scale, unscale_, step, update, get_scale, state_dict, load_state_dict. ``enabled=False``
+    scale, unscale_, step, update, get_scale, state_dict, load_state_dict, is_enabled, and the
+    settings' get_/set_growth_factor, get_/set_backoff_factor, get_/set_growth_interval. ``enabled=False``
     makes every method pass through (scale returns the loss, step steps), for one code path
     with and without float16.
 
@@ -196,6 +197,36 @@ class GradScaler:
         if not self._enabled:
             return 1.0
         return self._init_scale if self._scale is None else float(backend.to_host(self._scale))
+
+    # PyTorch's getters and setters of the schedule's settings; a setter checks its value as the
+    # constructor does (PyTorch's take any), and the change applies from the next update()
+    def get_growth_factor(self) -> float:
+        return self._growth_factor
+
+    def set_growth_factor(self, new_factor) -> None:
+        check_number("GradScaler.set_growth_factor", "new_factor", new_factor, low=1, low_open=True)
+        self._growth_factor = float(new_factor)
+
+    def get_backoff_factor(self) -> float:
+        return self._backoff_factor
+
+    def set_backoff_factor(self, new_factor) -> None:
+        check_number("GradScaler.set_backoff_factor", "new_factor", new_factor, low=0, high=1, low_open=True,
+                     high_open=True)
+        self._backoff_factor = float(new_factor)
+
+    def get_growth_interval(self) -> int:
+        return self._growth_interval
+
+    def set_growth_interval(self, new_interval) -> None:
+        """A tracker that already counts new_interval clean steps or more is kept at new_interval - 1:
+        the next clean step grows S, as PyTorch's (whose tracker counts on past it), and state_dict()
+        stays one that load_state_dict takes (its tracker below the interval)."""
+        self._growth_interval = check_count("GradScaler.set_growth_interval", "new_interval", new_interval, low=1)
+        self._init_growth_tracker = min(self._init_growth_tracker, self._growth_interval - 1)
+        if self._growth_tracker is not None:  # (on the device: no host read)
+            xp = backend.get_array_module(self._growth_tracker)
+            self._growth_tracker[...] = xp.minimum(self._growth_tracker, self._growth_interval - 1)
 
     def state_dict(self) -> dict:
         """PyTorch's keys: scale, growth_factor, backoff_factor, growth_interval, _growth_tracker
