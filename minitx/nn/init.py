@@ -67,6 +67,12 @@ def _fans(t, name):
     return t.shape[1] * receptive, t.shape[0] * receptive
 
 
+def _calculate_fan_in_and_fan_out(tensor):
+    """(fan_in, fan_out) of a weight: PyTorch's private name, which code ported from it calls (a bias
+    drawn in +-1 / sqrt(fan_in), as Linear's and Conv's own are)."""
+    return _fans(tensor, "_calculate_fan_in_and_fan_out")
+
+
 def _floating(t, name):
     """A TypeError naming ``name`` where t holds integers or bools: the draws of a continuous
     distribution written into them would be truncated (kaiming_uniform_ into int64 gives 0s and

@@ -52,6 +52,18 @@ def test_xavier_fans_include_the_receptive_field_and_need_two_axes():
         init.xavier_uniform_(minitx.zeros(5))
 
 
+@pytest.mark.parametrize("shape", [(3, 4), (6, 2, 3), (5, 4, 3, 2), (2, 3, 1, 2, 2), (4, 0, 3), (0, 3)])
+def test_calculate_fan_in_and_fan_out_is_pytorchs(torch, shape):
+    """PyTorch's private name, which ported code calls."""
+    assert init._calculate_fan_in_and_fan_out(minitx.zeros(*shape)) == \
+        torch.nn.init._calculate_fan_in_and_fan_out(torch.zeros(*shape))
+    with pytest.raises(ValueError, match=r"^_calculate_fan_in_and_fan_out: fan in and fan out need a tensor with at "
+                                         r"least 2 dimensions, got shape \(5,\)"):
+        init._calculate_fan_in_and_fan_out(minitx.zeros(5))
+    with pytest.raises(ValueError):
+        torch.nn.init._calculate_fan_in_and_fan_out(torch.zeros(5))
+
+
 @pytest.mark.parametrize("mode, fan", [("fan_in", 200 * 9), ("fan_out", 100 * 9)])
 def test_kaiming_uniform_and_normal_statistics(mode, fan):
     """Defaults as PyTorch's: leaky_relu with a = 0, that is relu's gain sqrt(2)."""
