@@ -517,3 +517,12 @@ def test_an_augmented_operator_on_a_leaf_view_is_written_back_by_python():
     x.sum().backward()
     np.testing.assert_array_equal(x.numpy(), [[4.0, 6.0], [5.0, 6.0]])
     np.testing.assert_array_equal(w.grad.numpy(), [1.0, 1.0])
+
+
+def test_an_empty_tensor_takes_an_in_place_write_as_pytorchs():
+    """No elements, none that share memory (NumPy gives an empty array strides of 0): a write is a no-op."""
+    for lib in (minitx, torch):
+        assert lib.zeros(3, 0).fill_(7).shape == (3, 0) and lib.zeros(0, 2).add_(1).shape == (0, 2)
+        h = lib.zeros(3, 0, requires_grad=True) * 2
+        assert h.fill_(1) is h and h.requires_grad
+    assert minitx.zeros(3, 0).data.strides == (0, 0)  # (why the broadcast check must count elements)

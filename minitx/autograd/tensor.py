@@ -698,7 +698,7 @@ class Tensor:
         """``self.data``, ready for a write: the lock of ops that saved it lifted and a version
         counted (``mark_modified``); refused when elements share memory (a broadcast view)."""
         data = self.data
-        if any(stride == 0 and n > 1 for stride, n in zip(data.strides, data.shape)):
+        if data.size and any(stride == 0 and n > 1 for stride, n in zip(data.strides, data.shape)):
             raise RuntimeError(f"{op}: several elements of the tensor share one memory location (a view made "
                                f"by broadcast_to or expand, strides {data.strides}); copy it first, "
                                "e.g. x.clone()")

@@ -520,7 +520,7 @@ def refusal(x):
     """Why a recorded write cannot go into x's array, or None: x shares memory that minitx cannot
     write through (a view of a parameter, of an array from outside, a broadcast, a detach)."""
     data = x.data
-    if any(stride == 0 and n > 1 for stride, n in zip(data.strides, data.shape)):
+    if data.size and any(stride == 0 and n > 1 for stride, n in zip(data.strides, data.shape)):
         return (f"several elements of the tensor share one memory location (a view made by broadcast_to or expand, "
                 f"strides {data.strides}); clone it first (x = x.clone())")
     viewed = base_of(x)
