@@ -63,9 +63,17 @@ class _ConvNd(Module):
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
         self.padding_mode = padding_mode
         shape = (in_channels, out_channels // groups) if self.transposed else (out_channels, in_channels // groups)
-        bound = 1 / math.sqrt(shape[1] * math.prod(kernel))
-        self.weight = init.uniform_(_new_parameter(shape + kernel, device, dtype), -bound, bound)
-        self.bias = init.uniform_(_new_parameter((out_channels,), device, dtype), -bound, bound) if bias else None
+        self.weight = _new_parameter(shape + kernel, device, dtype)
+        self.bias = _new_parameter((out_channels,), device, dtype) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """weight and bias drawn from U(-1/sqrt(fan_in), 1/sqrt(fan_in)) again, as the constructor draws them."""
+        fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+        bound = 1 / math.sqrt(fan_in)
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x):
         if self.padding_mode == "zeros":

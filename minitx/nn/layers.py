@@ -69,6 +69,14 @@ def _new_parameter(shape, device=None, dtype=None):
     return Parameter(xp.zeros(shape, dtype=backend.resolve_dtype(dtype)))
 
 
+def _reset_affine(norm) -> None:
+    """A norm's reset_parameters: its weight ones and its bias zeros, where it has them."""
+    if norm.weight is not None:
+        init.ones_(norm.weight)
+    if getattr(norm, "bias", None) is not None:
+        init.zeros_(norm.bias)
+
+
 class Linear(Module):
     """y = x @ weight^T + bias, weight [out_features, in_features].
 
@@ -77,7 +85,8 @@ class Linear(Module):
     op (F.bias_act_dropout), one pass over the output, one kernel on the GPU.
 
     Initialized as PyTorch does: weight and bias ~ U(-1/sqrt(in), 1/sqrt(in)); with in_features
-    0 the weight is empty and the bias zeros (the output is the bias).
+    0 the weight is empty and the bias zeros (the output is the bias). ``reset_parameters()`` draws
+    them again, as PyTorch's (a layer's constructor draws by calling it).
     """
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, activation=None,
@@ -89,10 +98,15 @@ class Linear(Module):
         out_features = _count("Linear", "out_features", out_features)
         self.in_features, self.out_features = in_features, out_features
         self.activation, self.dropout = activation, _probability("Linear", "dropout", dropout)
-        bound = 1 / math.sqrt(in_features) if in_features else 0.0
-        self.weight = init.uniform_(_new_parameter((out_features, in_features), device, dtype), -bound, bound)
-        self.register_parameter("bias", init.uniform_(_new_parameter((out_features,), device, dtype), -bound, bound)
-                                if bias else None)
+        self.weight = _new_parameter((out_features, in_features), device, dtype)
+        self.register_parameter("bias", _new_parameter((out_features,), device, dtype) if bias else None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1 / math.sqrt(self.in_features) if self.in_features else 0.0
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x):
         if self.activation is None and not self.dropout:
@@ -127,7 +141,12 @@ class Embedding(Module):
         embedding_dim = _count("Embedding", "embedding_dim", embedding_dim)
         padding_idx = padding_row("Embedding", padding_idx, num_embeddings)  # (-1: the last row, as PyTorch's)
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
-        self.weight = init.normal_(_new_parameter((num_embeddings, embedding_dim), device, dtype))
+        self.weight = _new_parameter((num_embeddings, embedding_dim), device, dtype)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """The table drawn from N(0, 1) again, its padding row zeros, as the constructor draws it."""
+        init.normal_(self.weight)
         self.reset_padding()
 
     @classmethod
@@ -170,10 +189,14 @@ class LayerNorm(Module):
         self.normalized_shape = _trailing_shape("LayerNorm", dim)
         self.dim = self.normalized_shape[0] if isinstance(dim, numbers.Integral) else self.normalized_shape
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        self.register_parameter("weight", init.ones_(_new_parameter(self.normalized_shape, device, dtype))
+        self.register_parameter("weight", _new_parameter(self.normalized_shape, device, dtype)
                                 if elementwise_affine else None)
         self.register_parameter("bias", _new_parameter(self.normalized_shape, device, dtype)
                                 if elementwise_affine and bias else None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _reset_affine(self)
 
     def forward(self, x):
         if len(self.normalized_shape) == 1 and x.shape[-1:] == self.normalized_shape:
@@ -198,8 +221,11 @@ class RMSNorm(Module):
         shape = _trailing_shape("RMSNorm", normalized_shape)
         self.normalized_shape = shape[0] if isinstance(normalized_shape, numbers.Integral) else shape
         self.eps = eps
-        self.register_parameter("weight", init.ones_(_new_parameter(shape, device, dtype))
-                                if elementwise_affine else None)
+        self.register_parameter("weight", _new_parameter(shape, device, dtype) if elementwise_affine else None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _reset_affine(self)
 
     def forward(self, x):
         if isinstance(self.normalized_shape, numbers.Integral) or len(self.normalized_shape) == 1:
@@ -222,9 +248,12 @@ class GroupNorm(Module):
         if num_channels % num_groups:
             raise ValueError(f"GroupNorm: {num_channels} channels do not split into {num_groups} groups")
         self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
-        self.register_parameter("weight", init.ones_(_new_parameter((num_channels,), device, dtype))
-                                if affine else None)
+        self.register_parameter("weight", _new_parameter((num_channels,), device, dtype) if affine else None)
         self.register_parameter("bias", _new_parameter((num_channels,), device, dtype) if affine else None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _reset_affine(self)
 
     def forward(self, x):
         _check_channels("GroupNorm", x, self.num_channels)
@@ -251,15 +280,27 @@ class _BatchNorm(Module):
             raise ValueError(f"{type(self).__name__}: eps must be a number > 0, got {eps!r}")
         num_features = _count(type(self).__name__, "num_features", num_features)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.register_parameter("weight", init.ones_(_new_parameter((num_features,), device, dtype))
-                                if affine else None)
+        self.register_parameter("weight", _new_parameter((num_features,), device, dtype) if affine else None)
         self.register_parameter("bias", _new_parameter((num_features,), device, dtype) if affine else None)
         self.track_running_stats = track_running_stats
         if track_running_stats:
             self.register_buffer("running_mean", _new_parameter((num_features,), device, dtype).detach())
-            self.register_buffer("running_var", init.ones_(_new_parameter((num_features,), device, dtype)).detach())
+            self.register_buffer("running_var", _new_parameter((num_features,), device, dtype).detach())
             self.register_buffer("num_batches_tracked", Tensor(backend.xp_for(backend.check_device(device)).zeros(
                 (), dtype="int64")))
+        self.reset_parameters()
+
+    def reset_running_stats(self):
+        """running_mean zeros, running_var ones, num_batches_tracked 0: as if no batch had been seen."""
+        if self.track_running_stats:
+            init.zeros_(self.running_mean)
+            init.ones_(self.running_var)
+            init.zeros_(self.num_batches_tracked)
+
+    def reset_parameters(self):
+        """The running statistics and weight and bias as the constructor makes them (PyTorch's)."""
+        self.reset_running_stats()
+        _reset_affine(self)
 
     def forward(self, x):
         if x.ndim not in self.dims:
@@ -510,8 +551,12 @@ class PReLU(Module):
     def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
         super().__init__()
         self.num_parameters = _count("PReLU", "num_parameters", num_parameters, 1)
+        self.init = init  # (PyTorch's attribute: the slope reset_parameters starts from)
         self.weight = _new_parameter((self.num_parameters,), device, dtype)
-        self.weight.data[...] = init
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.constant_(self.weight, self.init)
 
     def forward(self, x):
         return F.prelu(x, self.weight)
@@ -558,8 +603,12 @@ class _InstanceNorm(Module):
                              "for instance norm); each sample uses its own, as with the default False")
         self.num_features = _count(name, "num_features", num_features, 1)
         self.eps, self.momentum = eps, momentum
-        self.register_parameter("weight", init.ones_(_new_parameter((num_features,), device, dtype)) if affine else None)
+        self.register_parameter("weight", _new_parameter((num_features,), device, dtype) if affine else None)
         self.register_parameter("bias", _new_parameter((num_features,), device, dtype) if affine else None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _reset_affine(self)
 
     def forward(self, x):
         # (PyTorch only warns where there is no weight to disagree: the count is the layer's all the same)

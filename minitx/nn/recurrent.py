@@ -59,6 +59,8 @@ def _projected(x, weight_ih, bias_ih):
 
 
 def _uniform_init(module, hidden_size):
+    """Every parameter of a cell or a recurrent layer from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)),
+    in the order registered: the constructor's draws and reset_parameters' (PyTorch's)."""
     bound = 1 / math.sqrt(hidden_size)
     for p in module.parameters():
         init.uniform_(p, -bound, bound)
@@ -78,6 +80,9 @@ class _Cell(Module):
         self.weight_hh = _new_parameter((rows, self.hidden_size), device, dtype)
         self.bias_ih = _new_parameter((rows,), device, dtype) if bias else None
         self.bias_hh = _new_parameter((rows,), device, dtype) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
         _uniform_init(self, self.hidden_size)
 
     def _state(self, x, state):
@@ -170,6 +175,9 @@ class _Recurrent(Module):
                 if bias:
                     setattr(self, f"bias_ih{suffix}", _new_parameter((rows,), device, dtype))
                     setattr(self, f"bias_hh{suffix}", _new_parameter((rows,), device, dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
         _uniform_init(self, self.hidden_size)
 
     @property

@@ -65,14 +65,29 @@ class MultiheadAttention(Module):
         self.batch_first = batch_first
         self._qkv_same_embed_dim = self.kdim == self.vdim == embed_dim  # (PyTorch's name for it)
         if self._qkv_same_embed_dim:
-            self.in_proj_weight = init.xavier_uniform_(_new_parameter((3 * embed_dim, embed_dim), device, dtype))
+            self.in_proj_weight = _new_parameter((3 * embed_dim, embed_dim), device, dtype)
         else:
             for name, features in (("q", embed_dim), ("k", self.kdim), ("v", self.vdim)):
-                weight = _new_parameter((embed_dim, features), device, dtype)
-                setattr(self, f"{name}_proj_weight", init.xavier_uniform_(weight))
+                setattr(self, f"{name}_proj_weight", _new_parameter((embed_dim, features), device, dtype))
         self.register_parameter("in_proj_bias", _new_parameter((3 * embed_dim,), device, dtype) if bias else None)
+        self._draw_projections()  # (before out_proj's own draws: the order a seed has always given)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
-        if bias:
+        self._zero_biases()
+
+    def _reset_parameters(self):
+        """PyTorch's (a private name ported code calls): the projections drawn xavier-uniform again and
+        the biases zeros; out_proj's weight is left as it is, as PyTorch's leaves it."""
+        self._draw_projections()
+        self._zero_biases()
+
+    def _draw_projections(self):
+        for weight in ((self.in_proj_weight,) if self._qkv_same_embed_dim else
+                       (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)):
+            init.xavier_uniform_(weight)
+
+    def _zero_biases(self):
+        if self.in_proj_bias is not None:
+            init.zeros_(self.in_proj_bias)
             init.zeros_(self.out_proj.bias)
 
     def _projection_weights(self):
