@@ -687,6 +687,23 @@ SLIPS = [
     Slip("cumsum's dtype= taken and ignored", "minitx/ops/scan.py",
          "    return x if dtype is None or resolve_dtype(dtype) == x.dtype else x.astype(dtype)", "    return x",
          ("tests/ops/test_scan.py",)),
+    Slip("an in-place write into an empty tensor refused as a broadcast view (NumPy's strides of 0)",
+         "minitx/autograd/tensor.py", "        if data.size and any(stride == 0 and n > 1",
+         "        if any(stride == 0 and n > 1", ("tests/test_inplace_methods.py",)),
+    Slip("zeros(size=(2, 3)) makes a 0-d tensor (PyTorch's size= read as no shape)", "minitx/creation.py",
+         "        return _as_shape(size)\n", "        return ()\n", ("tests/test_creation.py",)),
+    Slip("GradScaler.set_growth_interval keeps a tracker past the new interval (its state_dict refused on load)",
+         "minitx/optim/grad_scaler.py", "xp.minimum(self._growth_tracker, self._growth_interval - 1)",
+         "self._growth_tracker", ("tests/test_grad_scaler.py",)),
+    Slip("nn.init._calculate_fan_in_and_fan_out gives (fan_out, fan_in)", "minitx/nn/init.py",
+         '    return _fans(tensor, "_calculate_fan_in_and_fan_out")',
+         '    return _fans(tensor, "_calculate_fan_in_and_fan_out")[::-1]', ("tests/nn/test_init.py",)),
+    Slip("a convolution's reset_parameters bounds its draws by fan_out (the constructor draws otherwise than before)",
+         "minitx/nn/conv.py", "        fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)",
+         "        _, fan_in = init._calculate_fan_in_and_fan_out(self.weight)", ("tests/nn/test_reset_parameters.py",)),
+    Slip("MultiheadAttention._reset_parameters zeroes the biases but draws no projections",
+         "minitx/nn/torch_transformer.py", "        self._draw_projections()\n        self._zero_biases()\n",
+         "        self._zero_biases()\n", ("tests/nn/test_reset_parameters.py",)),
 ]
 
 
