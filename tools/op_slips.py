@@ -111,7 +111,8 @@ OP_SLIPS = [
          '"dtype": t.dtype if dtype is None else dtype', '"dtype": dtype',
          ("tests/test_tensor.py", "tests/test_creation.py")),
     Slip("empty: a shape given as a tuple not flattened", "minitx/creation.py",
-         "xp.empty(s, dtype=d), _flat(shape), dtype", "xp.empty(s, dtype=d), shape, dtype", ("tests/test_tensor.py",)),
+         'xp.empty(s, dtype=d), _flat("empty", shape, size), dtype', "xp.empty(s, dtype=d), shape, dtype",
+         ("tests/test_tensor.py",)),
     # losses
     Slip("nll_loss(weight): the mean divided by the row count", "minitx/ops/loss.py",
          "return self._reduce(xp.where(valid, -picked * row_weight, 0), row_weight.sum())",
