@@ -173,6 +173,7 @@ INTEGER_METHODS = {
     "kthvalue indices": lambda t, m: t.kthvalue(2, dim=0, keepdim=True)[1],
     "mode indices": lambda t, m: t.round().mode(dim=1, keepdim=True)[1],
     "unique_consecutive": lambda t, m: (t[:, :1] > 0).long().unique_consecutive(return_inverse=True, dim=0)[1],
+    "stride": lambda t, m: m.tensor([t.stride(dim=1), t.swapaxes(0, 2).stride(dim=-1)]),
 }
 
 
