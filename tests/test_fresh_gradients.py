@@ -15,7 +15,7 @@ from minitx.autograd.function import Function
 from minitx.ops.activation import LogSoftmax, Softmax
 from minitx.ops.attention import PackedHeadsAttention, ScaledDotProductAttention, attention_on_packed_heads
 from minitx.ops.dropout import BiasActDropout
-from minitx.ops.indexing import DiagEmbed, Embedding, GetItem, Scatter, SetItem, WriteThroughView
+from minitx.ops.indexing import DiagEmbed, Embedding, GetItem, Scatter, SetItem, TakeAlongDim, WriteThroughView
 from minitx.ops.linalg import Linear
 from minitx.ops.loss import CrossEntropy
 from minitx.ops.norm import LayerNorm
@@ -64,6 +64,9 @@ CASES = {
     "mode": (Mode, lambda t: F.mode(t(np.round(X)), 1).values),
     "quantile": (Quantile, lambda t: F.quantile(t(X), [0.25, 0.5], 1)),
     "diag": (DiagEmbed, lambda t: F.diag(t(NORM_W), -1)),
+    "take_along_dim, a repeated pick": (TakeAlongDim, lambda t: F.take_along_dim(t(X), minitx.tensor(IDS[:, :, None] % 3),
+                                                                              1)),
+    "take_along_dim, flattened": (TakeAlongDim, lambda t: F.take_along_dim(t(X), minitx.tensor(IDS))),
     "scatter, a repeated target": (Scatter, lambda t: F.scatter(t(X), 1, minitx.tensor(IDS[:, None, :2] % 3), t(X))),
     "cross_entropy, summed": (CrossEntropy, lambda t: F.cross_entropy(t(LOGITS[0]), minitx.tensor(TARGETS[0]),
                                                                      reduction="sum")),
@@ -72,10 +75,12 @@ CASES = {
 
 #: the cases whose backward runs no kernel of minitx's (a product is cuBLAS's, log_softmax's backward
 #: is element-wise, the softmax kernels take the last axis, and a float mask that learns takes the
-#: reference path; getitem, setitem, median, kthvalue, mode, quantile, diag and scatter have no kernel)
+#: reference path; getitem, setitem, median, kthvalue, mode, quantile, diag, take_along_dim and scatter
+#: have no kernel)
 NO_BACKWARD_KERNEL = {"linear", "log_softmax", "softmax over a middle axis", "attention, grouped heads and a float mask",
                       "setitem", "setitem, a repeated index", "a write through a view", "getitem", "getitem, a repeated index", "median",
-                      "kthvalue", "mode", "quantile", "diag", "scatter, a repeated target"}
+                      "kthvalue", "mode", "quantile", "diag", "take_along_dim, a repeated pick", "take_along_dim, flattened",
+                      "scatter, a repeated target"}
 
 
 def _written(x, index, v):
