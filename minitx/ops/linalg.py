@@ -215,9 +215,10 @@ def _einsum(xp, spec, *arrays):
 class Einsum(Function):
     """Einstein summation with an explicit output, e.g. 'bhqd,bhkd->bhqk' (attention scores) or
     'bti,oi->bto' (a linear layer): y[out letters] = sum over the other letters of the product of
-    the operands. Supported: letters a-z/A-Z, one letter per axis, '->' always written; not
-    supported: a letter repeated in the output. A letter repeated inside one operand (a
-    diagonal) and '...' are taken apart by ``einsum`` below before this op sees them.
+    the operands. Supported: letters a-z/A-Z, one letter per axis, one length per letter, '->'
+    always written; not supported: a letter repeated in the output. A letter repeated inside one
+    operand (a diagonal), '...' and a letter of length 1 beside a longer one (broadcast) are taken
+    apart by ``einsum`` below before this op sees them.
 
     backward, for operand i with letters s_i:  d operand_i = einsum(the other operands and dy,
     with their letters and the output's -> s_i). A letter of s_i that appears nowhere else was
@@ -289,8 +290,9 @@ def einsum(subscripts, *operands):
     order ('ij,jk' is 'ij,jk->ik', 'ba' a transpose); a letter repeated inside one operand takes
     that operand's diagonal first ('ii->i', a trace 'ii->', 'bii->b'); '...' stands for the axes
     the letters leave, broadcast between the operands ('...qd,...kd->...qk'; left out of the
-    output, they are summed, as PyTorch's). The operands may come as one list, as PyTorch's
-    einsum('ij,jk', [a, b])."""
+    output, they are summed, as PyTorch's); an axis of length 1 is broadcast against its letter's
+    length in the other operands ('ij,ij->ij' of [1, 3] and [4, 3]). The operands may come as one
+    list, as PyTorch's einsum('ij,jk', [a, b])."""
     if not isinstance(subscripts, str):
         raise TypeError(f"einsum: subscripts must be a string such as 'ij,jk->ik', got {subscripts!r}")
     listed = len(operands) == 1 and isinstance(operands[0], (list, tuple))
@@ -306,18 +308,38 @@ def einsum(subscripts, *operands):
     terms = lhs.split(",")
     if len(terms) == len(operands):
         if "." in subscripts:
-            terms, out, operands = _ellipsis_as_letters(terms, out, operands)
+            terms, out = _ellipsis_as_letters(terms, out, operands)
         pairs = [_diagonals_of_repeats(k, term, a) for k, (term, a) in enumerate(zip(terms, operands))]
-        subscripts = ",".join(term for term, _ in pairs) + "->" + out
-        operands = [a for _, a in pairs]
+        terms = [term for term, _ in pairs]
+        subscripts = ",".join(terms) + "->" + out
+        operands = _broadcast_letters(terms, [a for _, a in pairs])
     return Einsum(subscripts)(*operands)
 
 
+def _broadcast_letters(terms, operands):
+    """The operands with each axis of length 1 broadcast to its letter's length in the others, as
+    NumPy's and PyTorch's einsum do (F.broadcast_to: a view, whose gradient is summed back to length
+    1). A letter with two lengths other than 1, or a term that does not fit its operand, is left
+    for Einsum to refuse by name."""
+    lengths = {}
+    for term, a in zip(terms, operands):
+        if len(term) == a.ndim:
+            for letter, n in zip(term, a.shape):
+                if n != 1:
+                    lengths.setdefault(letter, n)
+    broadcast = []
+    for term, a in zip(terms, operands):
+        if len(term) == a.ndim:
+            shape = tuple(lengths.get(letter, 1) if n == 1 else n for letter, n in zip(term, a.shape))
+            a = a if shape == a.shape else broadcast_to(a, shape)
+        broadcast.append(a)
+    return broadcast
+
+
 def _ellipsis_as_letters(terms, out, operands):
-    """(terms, out, operands) with each '...' replaced by letters no subscript uses, one per axis
-    it stands for, aligned from the right as broadcasting aligns axes. An operand whose axes
-    there are of length 1 where another's are longer is broadcast to them (F.broadcast_to, a view
-    whose gradient is summed back), so that each letter has one size."""
+    """(terms, out) with each '...' replaced by letters no subscript uses, one per axis
+    it stands for, aligned from the right as broadcasting aligns axes (an axis of length 1 there is
+    broadcast with the letters, _broadcast_letters)."""
     spans = []  # (where '...' starts in the operand's axes, how many axes it stands for)
     for k, (term, a) in enumerate(zip(terms, operands)):
         if "." in term and (term.count("...") != 1 or "." in term.replace("...", "")):
@@ -337,19 +359,12 @@ def _ellipsis_as_letters(terms, out, operands):
         raise ValueError(f"einsum: '...' stands for {n} axes, and only {len(free)} letters are left to name them")
     shapes = [a.shape[start:start + count] for a, span in zip(operands, spans) if span for start, count in [span]]
     try:
-        shape = np.broadcast_shapes(*shapes)
+        np.broadcast_shapes(*shapes)  # (said here in terms of '...', not of the letters that name its axes)
     except ValueError:
         raise ValueError(f"einsum: the axes '...' stands for do not broadcast: shapes {shapes}") from None
-    named_terms, named = [], []
-    for term, a, span in zip(terms, operands, spans):
-        if span is not None:
-            start, count = span
-            if a.shape[start:start + count] != shape[n - count:]:
-                a = broadcast_to(a, a.shape[:start] + shape[n - count:] + a.shape[start + count:])
-            term = term.replace("...", "".join(free[n - count:]))
-        named_terms.append(term)
-        named.append(a)
-    return named_terms, out.replace("...", "".join(free)), named
+    named_terms = [term if span is None else term.replace("...", "".join(free[n - span[1]:]))
+                   for term, span in zip(terms, spans)]
+    return named_terms, out.replace("...", "".join(free))
 
 
 def _diagonals_of_repeats(k, term, operand):

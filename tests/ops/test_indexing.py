@@ -824,6 +824,26 @@ def test_einsum_with_an_ellipsis(spec, data):
                *(leaf(o.numpy()) for o in operands))
 
 
+@pytest.mark.parametrize("spec", [s for s in EINSUMS if all(len(set(t)) == len(t) for t in s.split("->")[0].split(","))]
+                         + ["...ij,j->...i"])
+@given(data=st.data())
+def test_einsum_broadcasts_a_letter_of_length_1_as_numpy_and_pytorch(spec, data):
+    """An axis of length 1 takes its letter's length in the other operands, as in NumPy's and
+    PyTorch's einsum ('ij,ij->ij' of [1, 3] and [4, 3]), and its gradient is summed back to length 1."""
+    terms = spec.split("->")[0].split(",")
+    sizes = {c: data.draw(st.integers(0, 3), label=c) for c in sorted(set("".join(terms)) - {"."})}
+    shapes = [tuple(1 if data.draw(st.booleans()) else sizes[c] for c in term.replace("...", "")) for term in terms]
+    shapes[0] = (2, 1)[:data.draw(st.integers(0, 2))] + shapes[0] if "..." in terms[0] else shapes[0]
+    operands = [data.draw(mst.tensors(shape), label=term) for term, shape in zip(terms, shapes)]
+    check_forward(lambda *ts: F.einsum(spec, *ts), lambda *arrays: np.einsum(spec, *arrays), *operands,
+                  rtol=1e-12, atol=1e-14)
+    assert check_gradients(lambda *ts: F.einsum(spec, *ts), *operands)
+    torch = _torch()
+    if torch is not None:
+        parity(lambda *ts: F.einsum(spec, *ts), lambda *ts: torch.einsum(spec, *ts),
+               *(leaf(o.numpy()) for o in operands))
+
+
 @pytest.mark.parametrize("implicit, explicit", [("ij,jk", "ij,jk->ik"), ("ba", "ba->ab"), ("ii", "ii->"),
                                                 ("ab,bC", "ab,bC->Ca"), ("...ij,jk", "...ij,jk->...ik"), ("i", "i->i")])
 def test_einsum_without_an_output_gives_the_letters_used_once_in_ascii_order(implicit, explicit):
