@@ -34,7 +34,7 @@ from minitx.ops.indexing import (
     tril, triu, diagonal, diag, diag_embed, trace, embedding, one_hot, nonzero, argwhere, masked_select, masked_scatter,
     bincount, histc, unique, unique_consecutive)
 from minitx.ops.linalg import (
-    matmul, linear, outer, cross, einsum)
+    matmul, linear, outer, cross, einsum, tensordot, inner, vdot, kron)
 from minitx.ops.norm import (
     batch_norm, group_norm, layer_norm, rms_norm, normalize, cosine_similarity, instance_norm, pairwise_distance, cdist)
 from minitx.ops.dropout import (

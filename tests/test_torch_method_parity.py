@@ -82,6 +82,7 @@ DIFFERENTIABLE = {
     "mm": lambda t, m: t[0].mm(m.tensor(OTHER)), "bmm": lambda t, m: t.bmm(t.swapaxes(1, 2)),
     "dot": lambda t, m: t[0, 0].dot(t[1, 2]),
     "outer": lambda t, m: t[0, 0].outer(t[1, 2]), "diag of a matrix": lambda t, m: t[0].diag(1),
+    "inner": lambda t, m: t.inner(t[1]), "vdot": lambda t, m: t[0, 0].vdot(t[1, 2]), "kron": lambda t, m: t[0].kron(t[1, :2]),
     "diag of a vector": lambda t, m: t[0, 0].diag(-1),
     "diag_embed": lambda t, m: t.diag_embed(1, 0, 2), "take_along_dim": lambda t, m: t.take_along_dim(
         m.tensor([[[3], [-1], [0]]]), 2), "take_along_dim flat": lambda t, m: t.take_along_dim(m.tensor([[5, 0, 5]])),

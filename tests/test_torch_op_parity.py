@@ -356,6 +356,19 @@ CASES = {
                   arg(shape=lambda a: a, edges=EDGES), kwargs={"axis": lambda a, b: st.sampled_from(
                       [d for d in range(-len(a), len(a)) if a[d] == 3])},
                   reference=lambda a, b, axis: torch.linalg.cross(a, b, dim=axis)),
+    "tensordot": case(lambda a, b: F.tensordot(a, b, 1), arg(edges=EDGES), arg(shape=lambda a: a[-1:] + (2,), edges=EDGES),
+                      shapes=mst.shapes(min_dims=1, max_dims=3, min_side=0, max_side=3),
+                      reference=lambda a, b: torch.tensordot(a, b, 1)),
+    "tensordot_pairs": case(lambda a, b: F.tensordot(a, b, ([0, -1], [1, 0])), arg(edges=EDGES),
+                            arg(shape=lambda a: (a[-1], a[0], 2), edges=EDGES),
+                            shapes=mst.shapes(min_dims=2, max_dims=3, max_side=3),
+                            reference=lambda a, b: torch.tensordot(a, b, ([0, -1], [1, 0]))),
+    "inner": case(F.inner, arg(edges=EDGES), arg(shape=lambda a: (2,) + a[-1:], edges=EDGES), shapes=EMPTY_OK,
+                  reference=torch.inner),
+    "vdot": case(F.vdot, arg(edges=EDGES), arg(edges=EDGES), shapes=mst.shapes(min_dims=1, max_dims=1, min_side=0),
+                 reference=torch.vdot),
+    "kron": case(F.kron, arg(edges=EDGES), arg(shape=EMPTY_OK, edges=EDGES), shapes=EMPTY_OK,  # (PyTorch's kron
+                 reference=lambda a, b: torch.kron(a.contiguous(), b.contiguous())),  # refuses a transposed input)
     "diag": case(lambda x, k: F.diag(x, k), arg(edges=EDGES), shapes=mst.shapes(min_dims=1, max_dims=2),
                  kwargs={"k": st.integers(-3, 3)}, reference=lambda x, k: torch.diag(x, k)),
     "diag_embed": case(lambda x, offset, axes: F.diag_embed(x, offset, *axes), arg(edges=EDGES),

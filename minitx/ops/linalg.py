@@ -1,8 +1,10 @@
-"""Matrix and vector products: matmul, linear (x @ W^T + b), outer, cross and einsum.
+"""Matrix and vector products: matmul, linear (x @ W^T + b), outer, cross, einsum and the products
+made of them (tensordot, inner, vdot, kron).
 """
 from __future__ import annotations
 
 import math
+import numbers
 import string
 
 import numpy as np
@@ -91,6 +93,79 @@ def outer(a, b):
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(f"outer: needs two 1-d tensors, got shapes {a.shape} and {b.shape}")
     return a.reshape(-1, 1) * b
+
+
+def tensordot(a, b, dims=2):
+    """a times b summed over pairs of axes (PyTorch's tensordot): dims=n pairs a's last n axes with
+    b's first n, in order; dims=([1, 0], [0, 1]) pairs a's axis 1 with b's axis 0 and a's 0 with
+    b's 1. The result has a's other axes, then b's. Paired axes have one length (PyTorch's: no
+    broadcasting, unlike einsum). Dtypes as matmul's (product_operands)."""
+    a, b = product_operands("tensordot", a, b)
+    if isinstance(dims, numbers.Integral) and not isinstance(dims, bool):
+        if not 0 <= dims <= min(a.ndim, b.ndim):
+            raise ValueError(f"tensordot: dims={dims} pairs a's last {dims} axes with b's first {dims}; shapes "
+                             f"{a.shape} and {b.shape} take 0 to {min(a.ndim, b.ndim)}")
+        return _contract("tensordot", a, b, range(a.ndim - dims, a.ndim), range(dims))
+    if not (isinstance(dims, (list, tuple)) and len(dims) == 2 and all(isinstance(d, (list, tuple)) for d in dims)
+            and len(dims[0]) == len(dims[1])):
+        raise TypeError(f"tensordot: dims must be an int or a pair of lists of axes of one length, such as "
+                        f"([1, 0], [0, 1]), got {dims!r}")
+    for t, axes in zip((a, b), dims):
+        normalize_axes(axes, t.ndim, "tensordot")  # integers, in range, none repeated
+        if t.ndim == 0 and axes:
+            raise ValueError(f"tensordot: a 0-d operand has no axis to pair, got dims={dims!r}")
+    return _contract("tensordot", a, b, [k % max(a.ndim, 1) for k in dims[0]], [k % max(b.ndim, 1) for k in dims[1]])
+
+
+def _contract(op, a, b, a_axes, b_axes):
+    """sum over the paired axes a_axes[k], b_axes[k] of a times b: Einsum with one letter per axis, a
+    pair sharing one (its gradient is Einsum's); the result has a's unpaired axes, then b's, in C
+    order as PyTorch's (NumPy's einsum may answer with a transposed view)."""
+    a_axes, b_axes = list(a_axes), list(b_axes)
+    for i, j in zip(a_axes, b_axes):
+        if a.shape[i] != b.shape[j]:
+            raise ValueError(f"{op}: axis {i} of a (length {a.shape[i]}) is paired with axis {j} of b (length "
+                             f"{b.shape[j]}); paired axes need one length, got shapes {a.shape} and {b.shape}")
+    if a.ndim + b.ndim - len(a_axes) > len(string.ascii_letters):
+        raise ValueError(f"{op}: shapes {a.shape} and {b.shape} have more axes than einsum has letters")
+    letters = iter(string.ascii_letters)
+    a_term = [next(letters) for _ in range(a.ndim)]
+    b_term = [a_term[a_axes[b_axes.index(k)]] if k in b_axes else next(letters) for k in range(b.ndim)]
+    out = [c for k, c in enumerate(a_term) if k not in a_axes] + [c for k, c in enumerate(b_term) if k not in b_axes]
+    return Einsum("".join(a_term) + "," + "".join(b_term) + "->" + "".join(out))(a, b).contiguous()
+
+
+def inner(a, b):
+    """y[i.., j..] = sum_k a[i.., k] b[j.., k] (PyTorch's and NumPy's inner): the products over the
+    last axis of each, of shape a.shape[:-1] + b.shape[:-1]; a 0-d operand multiplies the other.
+    Dtypes as matmul's (product_operands)."""
+    a, b = product_operands("inner", a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    return _contract("inner", a, b, [a.ndim - 1], [b.ndim - 1])
+
+
+def vdot(a, b):
+    """sum_k a[k] b[k] of two 1-d tensors of one length (PyTorch's vdot, whose conjugate of a changes
+    nothing here: minitx has no complex dtypes): Matmul of two vectors. Dtypes as matmul's."""
+    a, b = product_operands("vdot", a, b)
+    if a.ndim != 1 or b.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"vdot: expects two 1-d tensors of one length, got shapes {a.shape} and {b.shape}")
+    return Matmul()(a, b)
+
+
+def kron(a, b):
+    """The Kronecker product (PyTorch's kron): each entry of a times the whole of b, laid out in
+    blocks of b's shape. The shorter shape is padded with leading 1s; along each axis, with m the
+    length of b there,
+        y[i * m + j] = a[i] * b[j]        (y's length: a's times m)
+    Composed: a with a new axis after each of its own, times b with one before each, the pairs of
+    axes then merged (mul's and reshape's gradients); dtypes as in a * b."""
+    a, b = as_tensor(a), as_tensor(b)
+    n = max(a.ndim, b.ndim)
+    a_shape, b_shape = (1,) * (n - a.ndim) + a.shape, (1,) * (n - b.ndim) + b.shape
+    spread = a.reshape(tuple(x for m in a_shape for x in (m, 1))) * b.reshape(tuple(x for m in b_shape for x in (1, m)))
+    return spread.reshape(tuple(p * q for p, q in zip(a_shape, b_shape)))
 
 
 def _cross(u, v, axis):
@@ -382,3 +457,4 @@ def _diagonals_of_repeats(k, term, operand):
         operand = diagonal(operand, 0, first, second)
         term = "".join(c for i, c in enumerate(term) if i not in (first, second)) + repeated
     return term, operand
+

@@ -1,6 +1,7 @@
 """Matmul (minitx/ops/linalg.py): numpy.matmul semantics, 1-D operands on either side,
 broadcast batch dimensions, transposed (non-contiguous) operands, and shape errors that name
-the op and both shapes; outer and cross against NumPy and PyTorch."""
+the op and both shapes; outer, cross, tensordot, inner, vdot and kron against NumPy
+and PyTorch."""
 import numpy as np
 import pytest
 from hypothesis import given
@@ -280,3 +281,113 @@ def test_cross_by_hand_with_infinities_integers_and_its_errors():
         F.cross(minitx.ones(2, 3), minitx.ones(2, 3), 2)
     with pytest.raises(TypeError, match="cross: not defined for boolean tensors"):
         F.cross(minitx.tensor([True, False, True]), minitx.tensor([True, True, False]))
+
+
+
+# ---------------------------------------------------------------- tensordot, inner, vdot, kron
+
+EMPTY_SIDES = mst.shapes(max_dims=3, min_side=0, max_side=3)
+
+
+@st.composite
+def tensordot_operands(draw):
+    """a, b and dims: an int n (a's last n axes with b's first n) or a pair of lists of axes,
+    paired in a drawn order, possibly negative; the paired lengths equal, some 0."""
+    a_shape = draw(EMPTY_SIDES, label="a")
+    n = draw(st.integers(0, len(a_shape)), label="paired")
+    own = draw(mst.shapes(max_dims=3 - n, min_side=0, max_side=3), label="b's own axes")
+    if draw(st.booleans()):
+        a_axes, b_shape = list(range(len(a_shape) - n, len(a_shape))), a_shape[len(a_shape) - n:] + own
+        dims = n
+    else:
+        a_axes = draw(st.permutations(range(len(a_shape))), label="a's order")[:n]
+        b_axes = draw(st.permutations(range(n + len(own))), label="b's order")[:n]
+        b_shape = [None] * (n + len(own))
+        for i, j in zip(a_axes, b_axes):
+            b_shape[j] = a_shape[i]
+        rest = iter(own)
+        b_shape = tuple(next(rest) if m is None else m for m in b_shape)
+        negative = draw(st.booleans(), label="negative axes")
+        dims = ([i - len(a_shape) * negative for i in a_axes], [j - len(b_shape) * negative for j in b_axes])
+    return draw(mst.tensors(a_shape)), draw(mst.tensors(b_shape)), dims
+
+
+@given(tensordot_operands())
+def test_tensordot_as_numpy_and_pytorch(operands):
+    a, b, dims = operands
+    axes = dims if isinstance(dims, int) else tuple(dims)  # (NumPy's axes: an int or a pair)
+    y = F.tensordot(a, b, dims)
+    np.testing.assert_allclose(y.numpy(), np.tensordot(a.numpy(), b.numpy(), axes), rtol=1e-12, atol=1e-14)
+    assert check_gradients(lambda s, t: F.tensordot(s, t, dims), a, b)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda s, t: F.tensordot(s, t, dims), lambda s, t: torch.tensordot(s, t, dims), leaf(a.numpy()),
+               leaf(b.numpy()))
+
+
+@given(data=st.data())
+def test_inner_as_numpy_and_pytorch(data):
+    """The products over the last axis of each; a 0-d operand multiplies the other."""
+    a_shape = data.draw(EMPTY_SIDES, label="a")
+    b_shape = data.draw(mst.shapes(max_dims=2, min_side=0, max_side=3), label="b's other axes")
+    b_shape = b_shape + a_shape[-1:] if a_shape and data.draw(st.booleans()) else b_shape
+    a, b = data.draw(mst.tensors(a_shape), label="a"), data.draw(mst.tensors(b_shape), label="b")
+    if a.ndim and b.ndim and a.shape[-1] != b.shape[-1]:
+        with pytest.raises(ValueError, match=r"^inner: axis \d of a \(length \d\) is paired with axis \d of b"):
+            F.inner(a, b)
+        return
+    np.testing.assert_allclose(a.inner(b).numpy(), np.inner(a.numpy(), b.numpy()), rtol=1e-12, atol=1e-14)
+    assert check_gradients(F.inner, a, b)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(F.inner, torch.inner, leaf(a.numpy()), leaf(b.numpy()))
+
+
+@given(a=mst.tensors(mst.shapes(min_dims=1, max_dims=1, min_side=0, max_side=5)), data=st.data())
+def test_vdot_as_numpy_and_pytorch(a, data):
+    b = data.draw(mst.tensors(a.shape), label="b")
+    np.testing.assert_allclose(a.vdot(b).numpy(), np.vdot(a.numpy(), b.numpy()), rtol=1e-12, atol=1e-14)
+    assert check_gradients(F.vdot, a, b)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(F.vdot, torch.vdot, leaf(a.numpy()), leaf(b.numpy()))
+
+
+@given(a=mst.tensors(EMPTY_SIDES), b=mst.tensors(EMPTY_SIDES))
+def test_kron_as_numpy_and_pytorch(a, b):
+    """Shapes of different lengths (the shorter padded with leading 1s), empty axes and 0-d ones."""
+    np.testing.assert_allclose(a.kron(b).numpy(), np.kron(a.numpy(), b.numpy()), rtol=1e-15)
+    assert check_gradients(F.kron, a, b)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(F.kron, torch.kron, leaf(a.numpy()), leaf(b.numpy()))
+
+
+def test_products_on_integers_and_their_errors():
+    """Integers stay integers, as PyTorch's; an integer beside a float takes the float's dtype (as
+    matmul's: PyTorch's tensordot, inner and vdot refuse the mix); errors name the op."""
+    ints = minitx.tensor([[1, 2], [3, 4]])
+    for ours, theirs in ((F.tensordot(ints, ints), 30), (F.inner(ints, ints).tolist(), [[5, 11], [11, 25]]),
+                         (F.vdot(ints[0], ints[1]), 11), (F.kron(ints[0], ints[1]).tolist(), [3, 4, 6, 8])):
+        assert ours == theirs
+    assert F.tensordot(ints, ints).dtype == F.kron(ints, ints).dtype == np.int64
+    assert F.tensordot(ints, minitx.ones(2, 2)).dtype == F.vdot(ints[0], minitx.ones(2)).dtype == np.float32
+    a, b = minitx.ones(2, 3), minitx.ones(3, 4)
+    for call, error, message in [
+        (lambda: F.tensordot(a, b, 3), ValueError, r"tensordot: dims=3 pairs a's last 3 axes with b's first 3; "
+                                                   r"shapes \(2, 3\) and \(3, 4\) take 0 to 2"),
+        (lambda: F.tensordot(a, b), ValueError, r"tensordot: axis 0 of a \(length 2\) is paired with axis 0 of b "
+                                                r"\(length 3\); paired axes need one length"),
+        (lambda: F.tensordot(a, b, (1, 0)), TypeError, r"tensordot: dims must be an int or a pair of lists of axes"),
+        (lambda: F.tensordot(a, b, ([1], [0, 1])), TypeError, r"tensordot: dims must be an int or a pair"),
+        (lambda: F.tensordot(a, b, ([1, 1], [0, 0])), ValueError, r"tensordot: repeated axis"),
+        (lambda: F.tensordot(a, b, ([2], [0])), IndexError, r"tensordot: axis 2 is out of range"),
+        (lambda: F.tensordot(a, minitx.ones(3, 1), ([1], [1])), ValueError, r"tensordot: axis 1 of a \(length 3\)"),
+        (lambda: F.vdot(a, a), ValueError, r"vdot: expects two 1-d tensors of one length, got shapes \(2, 3\)"),
+        (lambda: F.vdot(a[0], b[0]), ValueError, r"vdot: expects two 1-d tensors of one length"),
+        (lambda: F.inner(a, b), ValueError, r"inner: axis 1 of a \(length 3\) is paired with axis 1 of b \(length 4\)"),
+        (lambda: F.inner(a, minitx.tensor(np.ones(3))), TypeError, r"inner: operands of dtypes float32 and float64"),
+    ]:
+        with pytest.raises(error, match=f"^{message}"):
+            call()
+
