@@ -100,8 +100,8 @@ bool = bool_
 
 __version__ = "0.1.0"
 
-# after `import minitx`, minitx.nn, minitx.optim and minitx.utils.data are there, as torch's are
-from minitx import nn, optim, utils  # noqa: E402
+# after `import minitx`, minitx.linalg, minitx.nn, minitx.optim and minitx.utils.data are there, as torch's are
+from minitx import linalg, nn, optim, utils  # noqa: E402
 
 __all__ = [
     "Tensor", "tensor", "Function", "no_grad", "enable_grad", "is_grad_enabled", "manual_seed", "Generator",

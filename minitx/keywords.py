@@ -55,7 +55,8 @@ DIFFERENT_WITH_DIM = {
 _VARIANCES = ("var", "std")  # PyTorch's divide by n - 1 unless told otherwise; NumPy's (minitx's) by n
 
 # reductions whose PyTorch namesake reduces every axis given dim=(), where NumPy's axis=() reduces none
-_EMPTY_DIM_REDUCES_ALL = frozenset({"sum", "mean", "amax", "amin", "count_nonzero", "var", "std", "norm", "logsumexp"})
+_EMPTY_DIM_REDUCES_ALL = frozenset({"sum", "mean", "amax", "amin", "count_nonzero", "var", "std", "norm", "vector_norm",
+                                     "logsumexp"})
 
 
 def takes_torch_keywords(op):

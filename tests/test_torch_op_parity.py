@@ -33,6 +33,8 @@ Where minitx deliberately differs from PyTorch, the case leaves that input out a
 * mode draws no NaN (test_scan.py shows where it departs: PyTorch's sort compares with <, which NaN
   defeats); its slices are short enough (at most 16 entries) for PyTorch's index among repeats to be
   the last one, as minitx's, so the gradient goes to the same entry;
+* vector_norm draws no NaN: at ord 1 and ±inf minitx's gradient there is NaN (as abs's), PyTorch's 0
+  (tests/ops/test_linalg.py compares the other orders at NaN);
 * cdist is compared for p < inf: at p = inf, entries tied for the largest |difference| share dy in
   minitx (as norm's), where PyTorch's cdist gives each all of it;
 * attention draws no NaN (softmax's cases cover NaN scores): a NaN in q or v reaches a query that
@@ -44,6 +46,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitx.functional as F
+from minitx import linalg as LA
 from minitx.testing import arg, op_case
 from minitx.testing import strategies as mst
 from torch_reference import import_torch
@@ -369,6 +372,16 @@ CASES = {
                  reference=torch.vdot),
     "kron": case(F.kron, arg(edges=EDGES), arg(shape=EMPTY_OK, edges=EDGES), shapes=EMPTY_OK,  # (PyTorch's kron
                  reference=lambda a, b: torch.kron(a.contiguous(), b.contiguous())),  # refuses a transposed input)
+    "vector_norm": case(lambda x, ord, axis, keepdims: LA.vector_norm(x, ord, axis, keepdims),
+                        arg(edges=(0.0, INF, -INF)), shapes=mst.shapes(max_dims=3, max_side=3),
+                        kwargs={"ord": st.sampled_from([0, 0.5, 1, 2, 3, INF, -INF]),
+                                "axis": lambda s: mst.axes_for(len(s)), "keepdims": st.booleans()},
+                        reference=lambda x, ord, axis, keepdims: torch.linalg.vector_norm(x, ord, dim=axis,
+                                                                                          keepdim=keepdims)),
+    "matrix_norm": case(lambda A, ord, keepdims: LA.matrix_norm(A, ord, keepdims=keepdims), arg(edges=EDGES),
+                        shapes=mst.shapes(min_dims=2, max_dims=3, max_side=3),
+                        kwargs={"ord": st.sampled_from(["fro", 1, -1, INF, -INF]), "keepdims": st.booleans()},
+                        reference=lambda A, ord, keepdims: torch.linalg.matrix_norm(A, ord, keepdim=keepdims)),
     "diag": case(lambda x, k: F.diag(x, k), arg(edges=EDGES), shapes=mst.shapes(min_dims=1, max_dims=2),
                  kwargs={"k": st.integers(-3, 3)}, reference=lambda x, k: torch.diag(x, k)),
     "diag_embed": case(lambda x, offset, axes: F.diag_embed(x, offset, *axes), arg(edges=EDGES),

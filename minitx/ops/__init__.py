@@ -12,7 +12,8 @@ backward on raw arrays, the math in its docstring) with its public function righ
     indexing      getitem, setitem, gather, take_along_dim, scatter, scatter_add, scatter_reduce, index_add,
                   nonzero, masked_select, tril/triu, diagonal, diag, diag_embed, trace, embedding, one_hot,
                   bincount, histc, unique, unique_consecutive
-    linalg        matmul, linear, outer, cross, einsum, tensordot, inner, vdot, kron
+    linalg        matmul, linear, outer, cross, einsum, tensordot, inner, vdot, kron; minitx.linalg's
+                  vector_norm, matrix_norm and norm
     norm          layer_norm, rms_norm, group_norm, batch_norm, normalize, cosine_similarity,
                   pairwise_distance, cdist
     dropout       dropout, dropout_add, bias_act_dropout (and their Philox masks)

@@ -1,5 +1,5 @@
 """Matrix and vector products: matmul, linear (x @ W^T + b), outer, cross, einsum and the products
-made of them (tensordot, inner, vdot, kron).
+made of them (tensordot, inner, vdot, kron); the norms of minitx.linalg (vector_norm, matrix_norm, norm).
 """
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from minitx.autograd.function import Function
 from minitx import blas
 from minitx.blas import product
 from minitx.autograd.tensor import Tensor, as_tensor
-from minitx.backend import get_array_module, sum_rows
+from minitx.backend import get_array_module, is_floating, sum_rows
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import product_input, product_operands, promote
+from minitx.ops._args import floating, product_input, product_operands, promote
 from minitx.ops.indexing import diagonal
-from minitx.ops.reduction import normalize_axes
+from minitx.ops.reduction import Norm, norm_order, normalize_axes
 from minitx.ops.shape import broadcast_to
 
 __all__ = ["Matmul", "Linear", "Cross", "Einsum"]
@@ -458,3 +458,72 @@ def _diagonals_of_repeats(k, term, operand):
         term = "".join(c for i, c in enumerate(term) if i not in (first, second)) + repeated
     return term, operand
 
+
+# ---------------------------------------------------------------- the norms of minitx.linalg (torch.linalg's)
+
+
+@takes_torch_keywords
+def vector_norm(x, ord=2, axis=None, keepdims=False, *, dtype=None):  # noqa: A002 (PyTorch's name)
+    """||x||_ord over ``axis`` (all axes when None), PyTorch's linalg.vector_norm: the p-norm op of
+    F.norm (Norm: its math, its gradient at 0 and at ties). ``dtype``: x is cast to it first (a
+    floating dtype: float32 to sum float16 entries, say); an integer x is computed in float32."""
+    x = as_tensor(x)
+    if dtype is not None:
+        x = x.to(dtype=dtype)
+        if not is_floating(x.dtype):
+            raise ValueError(f"vector_norm: dtype must be a floating dtype, got {dtype!r}")
+    return Norm(norm_order("vector_norm", ord, "ord"), axis, keepdims, op="vector_norm")(floating(x))
+
+
+@takes_torch_keywords
+def matrix_norm(A, ord="fro", axis=(-2, -1), keepdims=False, *, dtype=None):  # noqa: A002
+    """A matrix norm of A over its two ``axis`` (rows, columns), PyTorch's linalg.matrix_norm, made
+    of vector norms (their gradients):
+        'fro':    sqrt(sum of A^2)              vector_norm(A, 2) over both axes
+        1, -1:    the largest (smallest) of the column sums of |A|: the 1-norms down the rows, then
+                  their inf (-inf) norm
+        inf, -inf: the same of the row sums of |A|
+    The largest of no sums is 0, as in PyTorch (the smallest of none is refused, as there).
+    'nuc', 2 and -2 need the singular values, and minitx has no SVD: refused by name."""
+    A = as_tensor(A)
+    if A.ndim < 2:
+        raise ValueError(f"matrix_norm: expects a tensor of at least 2 axes, got shape {A.shape}")
+    if not (isinstance(axis, (list, tuple)) and len(axis) == 2):
+        raise ValueError(f"matrix_norm: axis must be a pair of axes (rows, columns), got {axis!r}")
+    normalize_axes(axis, A.ndim, "matrix_norm")  # integers, in range, the two different
+    rows, columns = (k % A.ndim for k in axis)
+    if ord == "fro":
+        return vector_norm(A, 2, (rows, columns), keepdims, dtype=dtype)
+    if ord in ("nuc", 2, -2):
+        raise ValueError(f"matrix_norm: ord={ord!r} needs the singular values, and minitx has no SVD; it has "
+                         "ord 'fro', 1, -1, inf and -inf")
+    if isinstance(ord, (str, bool)) or ord not in (1, -1, math.inf, -math.inf):
+        raise ValueError(f"matrix_norm: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {ord!r}")
+    summed, across = (rows, columns) if abs(ord) == 1 else (columns, rows)
+    sums = vector_norm(A, 1, summed, keepdims=True, dtype=dtype)
+    if sums.shape[across] == 0:  # no sums: the largest is 0, as PyTorch's; the smallest is refused, as there
+        if ord < 0:
+            raise ValueError(f"matrix_norm: ord={ord} is the smallest {'column' if abs(ord) == 1 else 'row'} sum, "
+                             f"and A of shape {A.shape} has none")
+        y = sums.sum(axis=across, keepdims=True)
+    else:
+        y = vector_norm(sums, math.copysign(math.inf, ord), across, keepdims=True)
+    return y if keepdims else y.squeeze(axis=(rows, columns))
+
+
+@takes_torch_keywords
+def linalg_norm(A, ord=None, axis=None, keepdims=False, *, dtype=None):  # noqa: A002
+    """minitx.linalg.norm, PyTorch's linalg.norm: a vector norm over one axis, a matrix norm over two.
+    With neither ord nor axis, the 2-norm of every entry; with ord alone, A's own kind (1-d: vector,
+    2-d: matrix). ord None is 2 for vectors and 'fro' for matrices."""
+    A = as_tensor(A)
+    if axis is None and ord is not None:
+        if A.ndim not in (1, 2):
+            raise ValueError(f"linalg.norm: with ord and no axis, expects a 1-d or 2-d tensor, got shape {A.shape}")
+        axis = tuple(range(A.ndim))
+    axes = (axis,) if isinstance(axis, numbers.Integral) else axis
+    if axes is None or len(axes) == 1:
+        return vector_norm(A, 2 if ord is None else ord, axes, keepdims, dtype=dtype)
+    if len(axes) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, tuple(axes), keepdims, dtype=dtype)
+    raise ValueError(f"linalg.norm: axis must be one axis or two, got {axis!r}")

@@ -375,9 +375,13 @@ class Norm(_Reduction):
     Derivation: docs/backprop/reductions.md
     """
 
-    def __init__(self, p=2, axis=None, keepdims=False):
+    def __init__(self, p=2, axis=None, keepdims=False, op="norm"):
         super().__init__(axis, keepdims)
-        self.p = p
+        self.p, self.op = p, op
+
+    @property
+    def name(self) -> str:
+        return self.op  # the function called, in its messages: norm, or vector_norm (minitx.linalg)
 
     def forward(self, x):
         axes, p, xp = self._setup(x), self.p, get_array_module(x)
@@ -417,13 +421,19 @@ class Norm(_Reduction):
         return (self.expand(dy) * share,)
 
 
+def norm_order(op, p, name="p"):
+    """A p-norm's order p as a float for Norm: a number >= 0, or +-inf; else a ValueError naming op
+    and the argument (PyTorch's negative orders other than -inf are refused: docs/ops.md)."""
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or math.isnan(p) or (p < 0 and p != -math.inf):
+        raise ValueError(f"{op}: {name} must be a number >= 0, inf or -inf, got {p!r}")
+    return float(p)
+
+
 @takes_torch_keywords
 def norm(x, p=2, axis=None, keepdims=False):
     """The p-norm of x over ``axis`` (all axes when None): see Norm (PyTorch's vector_norm, and
     Tensor.norm). p: a number >= 0, or +-inf."""
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or math.isnan(p) or (p < 0 and p != -math.inf):
-        raise ValueError(f"norm: p must be a number >= 0, inf or -inf, got {p!r}")
-    return Norm(float(p), axis, keepdims)(floating(x))
+    return Norm(norm_order("norm", p), axis, keepdims)(floating(x))
 
 
 def _arg_axis(op, x, axis):

@@ -1,7 +1,7 @@
 """Matmul (minitx/ops/linalg.py): numpy.matmul semantics, 1-D operands on either side,
 broadcast batch dimensions, transposed (non-contiguous) operands, and shape errors that name
-the op and both shapes; outer, cross, tensordot, inner, vdot and kron against NumPy
-and PyTorch."""
+the op and both shapes; outer, cross, tensordot, inner, vdot, kron and minitx.linalg's norms against
+NumPy and PyTorch."""
 import numpy as np
 import pytest
 from hypothesis import given
@@ -391,3 +391,140 @@ def test_products_on_integers_and_their_errors():
         with pytest.raises(error, match=f"^{message}"):
             call()
 
+
+# ---------------------------------------------------------------- minitx.linalg's norms
+
+LA = minitx.linalg
+ORDERS = [0, 0.5, 1, 1.5, 2, 3, np.inf, -np.inf]
+
+
+def _norm_by_definition(x, ord, axis, keepdims):
+    """||x||_ord over the axes: the number of nonzero entries, the largest or smallest |x|, or
+    (sum |x|^ord)^(1/ord)."""
+    magnitude = np.abs(x)
+    if ord == 0:
+        return (x != 0).sum(axis=axis, keepdims=keepdims).astype(x.dtype)
+    if ord in (np.inf, -np.inf):
+        return (magnitude.max if ord > 0 else magnitude.min)(axis=axis, keepdims=keepdims)
+    return (magnitude ** ord).sum(axis=axis, keepdims=keepdims) ** (1 / ord)
+
+
+@given(data=st.data())
+def test_vector_norm_as_its_definition_and_pytorch(data):
+    """Entries away from 0 and distinct: the gradient checks step across no kink (|x| at 0, ties of ±inf)."""
+    x = data.draw(mst.tensors(mst.shapes(max_dims=3, max_side=4), away_from=(0.0,), distinct=True), label="x")
+    ord = data.draw(st.sampled_from(ORDERS), label="ord")
+    axis, keepdims = data.draw(mst.axes_for(x.ndim), label="dim"), data.draw(st.booleans(), label="keepdim")
+    y = LA.vector_norm(x, ord, dim=axis, keepdim=keepdims)
+    np.testing.assert_allclose(y.numpy(), _norm_by_definition(x.numpy(), ord, axis, keepdims), rtol=1e-12)
+    assert check_gradients(lambda t: LA.vector_norm(t, ord, axis, keepdims), x)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda t: LA.vector_norm(t, ord, axis, keepdims),
+               lambda t: torch.linalg.vector_norm(t, ord, dim=axis, keepdim=keepdims), leaf(x.numpy()))
+
+
+@st.composite
+def two_axes(draw, ndim):
+    """Two different axes of an ndim tensor, each possibly negative, in a drawn order."""
+    first, second = draw(st.permutations(range(ndim)))[:2]
+    return tuple(k - ndim * draw(st.booleans()) for k in (first, second))
+
+
+@given(data=st.data())
+def test_matrix_norm_as_numpy_and_pytorch(data):
+    A = data.draw(mst.tensors(mst.shapes(min_dims=2, max_dims=4, max_side=3), away_from=(0.0,), distinct=True),
+                  label="A")
+    ord = data.draw(st.sampled_from(["fro", 1, -1, np.inf, -np.inf]), label="ord")
+    axes, keepdims = data.draw(two_axes(A.ndim), label="dim"), data.draw(st.booleans(), label="keepdim")
+    y = LA.matrix_norm(A, ord, dim=axes, keepdim=keepdims)
+    np.testing.assert_allclose(y.numpy(), np.linalg.norm(A.numpy(), ord, axis=axes, keepdims=keepdims), rtol=1e-12)
+    assert check_gradients(lambda t: LA.matrix_norm(t, ord, axes, keepdims), A)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(lambda t: LA.matrix_norm(t, ord, axes, keepdims),
+               lambda t: torch.linalg.matrix_norm(t, ord, dim=axes, keepdim=keepdims), leaf(A.numpy()))
+
+
+@pytest.mark.parametrize("ord", ORDERS)
+def test_vector_norm_at_zeros_ties_nan_and_empty_axes(ord):
+    """A zero row has gradient 0 (PyTorch's subgradient), ties as PyTorch's; a NaN as PyTorch's but
+    at ord 1 and ±inf, where its gradient is NaN (docs/ops.md: as abs's); an empty axis gives 0 but
+    at ±inf, refused as PyTorch refuses it."""
+    torch = import_torch()
+    x = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 0.0], [2.0, -2.0, 1.0], [np.inf, 1.0, -1.0]])
+    parity(lambda t: LA.vector_norm(t, ord, dim=1), lambda t: torch.linalg.vector_norm(t, ord, dim=1), leaf(x))
+    nan = leaf(np.array([[np.nan, 1.0, 0.0]]))
+    if ord in (1, np.inf, -np.inf):
+        LA.vector_norm(nan, ord, dim=1).sum().backward()
+        assert np.isnan(nan.grad.numpy()).any()
+    else:
+        parity(lambda t: LA.vector_norm(t, ord, dim=1), lambda t: torch.linalg.vector_norm(t, ord, dim=1), nan)
+    empty = leaf(np.ones((2, 0)))
+    if ord in (np.inf, -np.inf):
+        with pytest.raises(ValueError, match=r"^vector_norm: axis 1 of the input of shape \(2, 0\) has length 0"):
+            LA.vector_norm(empty, ord, dim=1)
+    else:
+        parity(lambda t: LA.vector_norm(t, ord, dim=1), lambda t: torch.linalg.vector_norm(t, ord, dim=1), empty)
+
+
+@pytest.mark.parametrize("ord", ["fro", 1, -1, np.inf, -np.inf])
+def test_matrix_norm_at_zeros_ties_nan_inf_and_empty_matrices(ord):
+    torch = import_torch()
+    for A in (np.zeros((2, 3)), np.array([[1.0, -1.0], [-1.0, 1.0]]), np.array([[np.nan, 1.0], [2.0, 0.0]]),
+              np.array([[np.inf, 1.0], [2.0, -3.0]]), np.array([[1.0, 2.0], [3.0, 0.0]])):
+        parity(lambda t: LA.matrix_norm(t, ord), lambda t: torch.linalg.matrix_norm(t, ord), leaf(A))
+    for shape in ((0, 3), (3, 0), (2, 0, 0)):
+        try:
+            expected = torch.linalg.matrix_norm(torch.zeros(shape), ord)
+        except IndexError:  # the smallest of no sums: PyTorch refuses, and so does minitx
+            with pytest.raises(ValueError, match=r"^matrix_norm: ord=-\w+ is the smallest (row|column) sum, and A "):
+                LA.matrix_norm(leaf(np.zeros(shape)), ord)
+            continue
+        y = LA.matrix_norm(leaf(np.zeros(shape)), ord)
+        np.testing.assert_array_equal(y.numpy(), expected.numpy())
+        y.sum().backward()
+
+
+def test_linalg_norm_is_a_vector_or_a_matrix_norm_as_pytorchs():
+    torch = import_torch()
+    A = np.random.default_rng(0).standard_normal((2, 3, 4))
+    for call in (lambda m, t: m.linalg.norm(t), lambda m, t: m.linalg.norm(t[0], 1),
+                 lambda m, t: m.linalg.norm(t[0, 0], 0.5), lambda m, t: m.linalg.norm(t, np.inf, dim=(0, 2)),
+                 lambda m, t: m.linalg.norm(t, 3, dim=1, keepdim=True), lambda m, t: m.linalg.norm(t, dim=(2, 1)),
+                 lambda m, t: m.linalg.norm(t[0], -np.inf)):
+        parity(lambda t: call(minitx, t), lambda t: call(torch, t), leaf(A))
+    with pytest.raises(ValueError, match=r"^linalg.norm: with ord and no axis, expects a 1-d or 2-d tensor"):
+        LA.norm(leaf(A), 2)
+    with pytest.raises(ValueError, match=r"^linalg.norm: axis must be one axis or two, got \(0, 1, 2\)"):
+        LA.norm(leaf(A), dim=(0, 1, 2))
+
+
+def test_the_norms_refuse_by_name_what_they_cannot_compute():
+    """'nuc', 2 and -2 need singular values (minitx has no SVD); negative vector orders other than -inf
+    are refused, as F.norm refuses them (docs/ops.md)."""
+    A = leaf(np.ones((2, 2)))
+    for ord in ("nuc", 2, -2):
+        with pytest.raises(ValueError, match=rf"^matrix_norm: ord={ord!r} needs the singular values, and minitx "
+                                             r"has no SVD; it has ord 'fro', 1, -1, inf and -inf"):
+            LA.matrix_norm(A, ord)
+    for ord in (3, "abc", True, float("nan")):
+        with pytest.raises(ValueError, match=r"^matrix_norm: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf"):
+            LA.matrix_norm(A, ord)
+    for ord in (-1, float("nan"), "fro", True):
+        with pytest.raises(ValueError, match=rf"^vector_norm: ord must be a number >= 0, inf or -inf, got {ord!r}"):
+            LA.vector_norm(A, ord)
+    for axes, message in (((1, -1), r"repeated axis"), (1, r"axis must be a pair of axes \(rows, columns\), got 1"),
+                          ((0, 2), r"axis 2 is out of range")):
+        with pytest.raises(ValueError, match=f"^matrix_norm: {message}"):
+            LA.matrix_norm(A, dim=axes)
+    with pytest.raises(ValueError, match=r"^matrix_norm: expects a tensor of at least 2 axes, got shape \(2,\)"):
+        LA.matrix_norm(A[0])
+    with pytest.raises(ValueError, match=r"^vector_norm: dtype must be a floating dtype, got 'int64'"):
+        LA.vector_norm(A, dtype="int64")
+    with pytest.raises(TypeError, match=r"^vector_norm: PyTorch's vector_norm\(dim=\(\)\) reduces every axis"):
+        LA.vector_norm(A, dim=())  # (NumPy's axis=() reduces none: said, not guessed)
+    # an integer tensor is computed in float32 (PyTorch refuses it); dtype= casts first, as PyTorch's
+    assert LA.vector_norm(minitx.tensor([3, 4])).item() == 5.0 and LA.vector_norm(minitx.tensor([3, 4])).dtype == np.float32
+    y = LA.matrix_norm(minitx.ones(2, 2, dtype="float16", requires_grad=True), dtype="float32")
+    assert y.dtype == np.float32 and y.item() == 2.0
