@@ -17,7 +17,9 @@ piece of the vision ports: circular pad and nn.CircularPad*d, interpolate's bicu
 in-place methods of PyTorch (the table that builds them, a recorded write, detach_, two indexed
 writes, scatter's reduce=, two random fills, inplace=True); one per op of the sliding-window port
 (unfold, fold and their layers, max_unpool3d, nn.UpsamplingNearest2d and nn.UpsamplingBilinear2d); one
-per counting and sorting name (bucketize, histc, mode, unique_consecutive).
+per counting and sorting name (bucketize, histc, mode, unique_consecutive); one per linear-algebra
+addition (einsum's broadcast letters, tensordot, inner, vdot, kron, vector_norm, matrix_norm,
+linalg.norm).
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -668,7 +670,26 @@ OP_SLIPS = [
     Slip("Tensor.bernoulli(p) ignores p (draws with the tensor's own probabilities)", "minitx/autograd/tensor.py",
          "creation.bernoulli(self, p, generator=generator)", "creation.bernoulli(self, None, generator=generator)",
          _IN_PLACE),
-    *[s for s in SLIPS if s.name.startswith(_NAMED)],
+    # linear algebra: einsum's broadcast letters, the products made of einsum and matmul, minitx.linalg's norms
+    Slip("einsum broadcasting a letter of length 1: the operand cut from the graph", "minitx/ops/linalg.py",
+         "a = a if shape == a.shape else broadcast_to(a, shape)",
+         "a = a if shape == a.shape else broadcast_to(a.detach(), shape)", _INDEXING),
+    Slip("tensordot dims=n: a's first n axes paired, not its last", "minitx/ops/linalg.py",
+         "range(a.ndim - dims, a.ndim), range(dims))", "range(dims), range(dims))", ("tests/ops/test_linalg.py",)),
+    Slip("inner: a's last axis paired with b's first", "minitx/ops/linalg.py", "[a.ndim - 1], [b.ndim - 1])",
+         "[a.ndim - 1], [0])", ("tests/ops/test_linalg.py",)),
+    Slip("vdot: vectors of two lengths left to matmul's message", "minitx/ops/linalg.py",
+         "if a.ndim != 1 or b.ndim != 1 or a.shape != b.shape:", "if a.ndim != 1 or b.ndim != 1:",
+         ("tests/ops/test_linalg.py",)),
+    Slip("kron: b's axes interleaved after a's, not before", "minitx/ops/linalg.py", "for x in (1, m)",
+         "for x in (m, 1)", ("tests/ops/test_linalg.py",)),
+    Slip("vector_norm: keepdim dropped", "minitx/ops/linalg.py", 'axis, keepdims, op="vector_norm")',
+         'axis, op="vector_norm")', ("tests/ops/test_linalg.py",)),
+    Slip("matrix_norm: ord 1 takes the row sums, inf the column sums", "minitx/ops/linalg.py",
+         "summed, across = (rows, columns) if abs(ord) == 1 else (columns, rows)",
+         "summed, across = (columns, rows) if abs(ord) == 1 else (rows, columns)", ("tests/ops/test_linalg.py",)),
+    Slip("linalg.norm over two axes without ord: the spectral norm (2), not 'fro'", "minitx/ops/linalg.py",
+         '"fro" if ord is None else ord', "2 if ord is None else ord", ("tests/ops/test_linalg.py",)),
     # the counting and sorting names: bucketize, histc, mode, unique_consecutive
     Slip("bucketize: right read as NumPy's digitize reads it, the other way round", "minitx/ops/scan.py",
          "return searchsorted(boundaries, x, right=right, out_int32=out_int32)",
@@ -680,4 +701,5 @@ OP_SLIPS = [
     Slip("unique_consecutive along an axis: slices equal unless every entry differs", _I,
          "starts[1:] = differs if rows.ndim == 1 else differs.any(axis=1)",
          "starts[1:] = differs if rows.ndim == 1 else differs.all(axis=1)", _INDEXING),
+    *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]
