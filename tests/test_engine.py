@@ -262,6 +262,27 @@ def test_a_hook_returning_something_other_than_a_tensor_is_named():
         (x * 2.0).sum().backward()
 
 
+@pytest.mark.parametrize("returned, change", [
+    (lambda g: g.astype("float32"), r"changed the dtype of the gradient \(was float64, got float32\)"),
+    (lambda g: g.astype("int64"), r"changed the dtype of the gradient \(was float64, got int64\)"),
+    (lambda g: g.reshape(1, 2), r"changed the shape of the gradient \(was \(2,\), got \(1, 2\)\)"),
+    (lambda g: g.numpy()[:1], r"changed the shape of the gradient \(was \(2,\), got \(1,\)\)"),
+], ids=["float32", "int64", "reshaped", "array"])
+@pytest.mark.parametrize("where", ["leaf", "intermediate"])
+def test_a_hook_that_changes_the_gradients_dtype_or_shape_is_refused_naming_it(returned, change, where):
+    """As PyTorch's "hook 'name' has changed the type of value": a cast would hide that the hook
+    computed something else than was meant (a float32 sum of a float64 gradient, say)."""
+    x = leaf([1.0, 2.0])
+    hooked = x if where == "leaf" else x * 1.0
+
+    def clip(g):
+        return returned(g)
+
+    hooked.register_hook(clip)
+    with pytest.raises(RuntimeError, match=rf"^the gradient hook 'clip' {change}"):
+        (hooked * 2.0).sum().backward()
+
+
 def test_a_backward_may_return_a_single_array():
     x = leaf([1.0, 2.0])
     BadBackward(lambda dy: 2 * dy)(x).sum().backward()

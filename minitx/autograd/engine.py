@@ -96,9 +96,13 @@ def _run_tensor_hooks(node, g, errstate):
                 raise TypeError(f"a gradient hook returned a {type(result).__name__}; expected a Tensor of the "
                                 f"gradient's shape {tuple(g.shape)}, or None to keep the gradient")
             result = result.data if isinstance(result, Tensor) else result
-            if tuple(result.shape) != tuple(g.shape):
-                raise RuntimeError(f"a gradient hook returned shape {tuple(result.shape)} for a tensor of "
-                                   f"shape {tuple(g.shape)}")
+            # refused, not cast, as PyTorch refuses it: a cast would hide that the hook computed
+            # something else than the gradient it was meant to replace
+            for what, was, got in (("shape", tuple(g.shape), tuple(result.shape)), ("dtype", g.dtype, result.dtype)):
+                if got != was:
+                    raise RuntimeError(f"the gradient hook {getattr(hook, '__name__', type(hook).__name__)!r} "
+                                       f"changed the {what} of the gradient (was {was}, got {got}); a hook returns "
+                                       "a gradient of the one it was given, or None to keep it")
             g = result
     return g
 
