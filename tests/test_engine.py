@@ -305,6 +305,19 @@ def test_retain_grad_keeps_the_gradient_of_an_intermediate():
     np.testing.assert_array_equal(x.grad.numpy(), 18 * x.numpy())
 
 
+def test_retain_grad_on_a_tensor_that_does_not_require_grad_is_refused_as_pytorch():
+    """No gradient reaches it, so nothing would be kept; PyTorch raises too. A leaf that
+    requires grad keeps its .grad anyway, and retain_grad() on it changes nothing."""
+    with pytest.raises(RuntimeError, match=r"^retain_grad: this tensor does not require grad"):
+        minitx.tensor([1.0, 2.0]).retain_grad()
+    with minitx.no_grad():
+        made = leaf([1.0]) * 2.0
+    with pytest.raises(RuntimeError, match=r"^retain_grad: this tensor does not require grad"):
+        made.retain_grad()
+    x = leaf([1.0, 2.0])
+    assert x.retain_grad() is x
+
+
 def test_detach_cuts_the_graph_and_shares_memory():
     x = leaf([1.0, 2.0])
     d = (x * 2.0).detach()

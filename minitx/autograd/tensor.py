@@ -312,8 +312,9 @@ class Tensor:
 
     def retain_grad(self) -> "Tensor":
         """Also keep ``.grad`` on this intermediate tensor (normally only leaves keep it)."""
-        if self.requires_grad:
-            self._retains_grad = True
+        if not self.requires_grad:  # (PyTorch refuses it too: no gradient would reach it)
+            raise RuntimeError("retain_grad: this tensor does not require grad, so no gradient will reach it")
+        self._retains_grad = True
         return self
 
     def register_hook(self, hook):
