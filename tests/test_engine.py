@@ -318,6 +318,36 @@ def test_retain_grad_on_a_tensor_that_does_not_require_grad_is_refused_as_pytorc
     assert x.retain_grad() is x
 
 
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+def test_assigning_requires_grad_checks_what_requires_grad_checks(dtype):
+    """t.requires_grad = True is requires_grad_(True), as PyTorch's: an integer tensor refuses it
+    (its gradient would be cast to integers)."""
+    t = minitx.tensor([1, 0], dtype=dtype)
+    with pytest.raises(TypeError, match=f"only floating-point tensors can require gradients, got dtype {dtype}"):
+        t.requires_grad = True
+    assert not t.requires_grad
+    t.requires_grad = False
+
+
+def test_the_requires_grad_of_a_computed_tensor_is_not_assigned_as_pytorch():
+    """Switching it off would cut the graph behind the tensor's back (PyTorch raises "you can only
+    change requires_grad flags of leaf variables"); a leaf's flag is assigned, a bool only."""
+    x = leaf([1.0, 2.0])
+    y = x * 2.0
+    for flag in (False, True):
+        with pytest.raises(RuntimeError, match=r"^requires_grad: only a leaf's flag is assigned; this tensor was "
+                                               r"computed by the recorded op 'mul'"):
+            y.requires_grad = flag
+    assert y.requires_grad and y.requires_grad_(True) is y
+    t = minitx.tensor([1.0, 2.0])
+    t.requires_grad = True
+    assert t.requires_grad
+    t.requires_grad = np.bool_(False)
+    assert t.requires_grad is False
+    with pytest.raises(TypeError, match=r"^requires_grad must be True or False, got 1"):
+        t.requires_grad = 1
+
+
 def test_detach_cuts_the_graph_and_shares_memory():
     x = leaf([1.0, 2.0])
     d = (x * 2.0).detach()

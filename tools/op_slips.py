@@ -547,13 +547,13 @@ OP_SLIPS = [
          "        if base.is_leaf and base.requires_grad:  # (a view taken before its base became",
          "        if False:  # (a view taken before its base became", _WRITES),
     Slip("requires_grad_ on a stale view: the flag set on the view as it was", _T,
-         "    def requires_grad(self, value):  # (made again first: the flag is the view's as it is now)\n        refresh(self)",
-         "    def requires_grad(self, value):  # (made again first: the flag is the view's as it is now)\n        pass",
+         "    def _requires_grad(self, value):  # (made again first: the flag is the view's as it is now)\n        refresh(self)",
+         "    def _requires_grad(self, value):  # (made again first: the flag is the view's as it is now)\n        pass",
          _WRITES),
     Slip("a write gives x its new array before its views are marked: an interrupt leaves them apart", _W,
          "    made_now = _stale(x, old_array, array) if x._views and changed else ()\n"
-         "    x.data, x._ctx, x.requires_grad = array, new._ctx, new.requires_grad\n",
-         "    x.data, x._ctx, x.requires_grad = array, new._ctx, new.requires_grad\n"
+         "    x.data, x._ctx, x._requires_grad = array, new._ctx, new.requires_grad\n",
+         "    x.data, x._ctx, x._requires_grad = array, new._ctx, new.requires_grad\n"
          "    made_now = _stale(x, old_array, array) if x._views and changed else ()\n", _WRITES),
     Slip("fairseq beam search: hypotheses finished from all 2k candidates, not the first k", "minitx/translate/decoding.py",
          "        for i, j in zip(*np.nonzero(ends[:, :k])):", "        for i, j in zip(*np.nonzero(ends)):",
@@ -562,7 +562,7 @@ OP_SLIPS = [
          "best_scores[i, j] / (step + 1) ** length_penalty", "best_scores[i, j] / max(step, 1) ** length_penalty",
          ("tests/translate/test_translate_decoding.py",)),
     Slip("stale view: requires_grad read as it was, not made again first", _T,
-         "    def requires_grad(self):\n        refresh(self)\n        return", "    def requires_grad(self):\n        return",
+         "    def _requires_grad(self):\n        refresh(self)\n        return", "    def _requires_grad(self):\n        return",
          _WRITES),
     Slip("a view made without a graph holds its base (and the base's graph) strongly", _W,
          "view._base = (base if fn._cells or base._ctx is None else weakref.ref(base), fn)", "view._base = (base, fn)",

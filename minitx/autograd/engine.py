@@ -163,7 +163,7 @@ def topological_order(root):
         stack.append((node, True))
         if node._ctx is not None:
             for parent in node._ctx.inputs:
-                if parent.requires_grad and id(parent) not in visited:
+                if parent._requires_grad and id(parent) not in visited:  # (the slot: Tensor's comment)
                     stack.append((parent, False))
     order.reverse()
     return order
@@ -321,7 +321,7 @@ def _walk(roots, grads, wanted, found, retain_graph):
             for hook in backward_hooks:
                 hook(fn, g, input_grads)
             for index, (parent, pg) in enumerate(zip(inputs, input_grads)):
-                if pg is None or not parent.requires_grad:
+                if pg is None or not parent._requires_grad:  # (the slot, as above)
                     continue
                 if not hasattr(pg, "shape") or isinstance(pg, Tensor):
                     pg = _gradient_array(fn, index, pg)

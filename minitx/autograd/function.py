@@ -181,7 +181,7 @@ class Function:
         if self._cells:
             raise RuntimeError(f"{self.name}: this Function instance already recorded a call; ops keep their "
                                "inputs and saved arrays on the instance, so create a new one for each call")
-        self.needs_input_grad = tuple(t.requires_grad for t in inputs)
+        self.needs_input_grad = tuple(t._requires_grad for t in inputs)  # (the slot: Tensor's comment)
         arrays = [t.data for t in inputs]
         low = None if self.chooses_dtype or self.moves_values else _low_precision_of(inputs)
         if low is not None and not self._computes_as_they_are(arrays):  # see _low_precision_of

@@ -41,10 +41,11 @@ class Tensor:
     too: here it does not). Python data (numbers, lists) is converted, as ``tensor()`` would.
     """
 
-    # .grad is a property over _grad, which checks what is assigned; the engine writes _grad
+    # .grad and .requires_grad are properties over _grad and _requires_grad, which check what is
+    # assigned; the engine reads and writes the slots (a property's read costs a call, on every op)
     # _cell, _views, _base: what recorded writes need (minitx.autograd.writes): the cell the ops that took
     # it hold it through (weakly), the tensors that view its array, and the one it views
-    __slots__ = ("data", "_grad", "requires_grad", "_ctx", "_retains_grad", "_hooks", "_cell", "_views", "_base",
+    __slots__ = ("data", "_grad", "_requires_grad", "_ctx", "_retains_grad", "_hooks", "_cell", "_views", "_base",
                  "__weakref__")
     # numpy must defer to our reflected operators (np_array + tensor -> Tensor.__radd__)
     __array_priority__ = 1000
@@ -76,7 +77,7 @@ class Tensor:
         self._retains_grad = False
         self._hooks = None
         self._cell, self._views, self._base = None, None, None
-        self.requires_grad = False
+        self._requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
 
@@ -119,7 +120,7 @@ class Tensor:
         t._retains_grad = False
         t._hooks = None
         t._cell, t._views, t._base = None, None, None
-        t.requires_grad = ctx is not None
+        t._requires_grad = ctx is not None
         return t
 
     # ---------------------------------------------------------------- properties
@@ -307,8 +308,25 @@ class Tensor:
                             f"got dtype {self.dtype.name}")
         if not flag and not self.is_leaf:  # (is_leaf: a stale view is made again first)
             raise RuntimeError("requires_grad_(False) on a tensor computed by an op; use .detach()")
-        self.requires_grad = bool(flag)
+        self._requires_grad = bool(flag)
         return self
+
+    @property
+    def requires_grad(self) -> bool:
+        """Whether gradients flow to this tensor: a leaf's is set by the user (requires_grad_, or
+        assigned), a computed tensor's is whether one of its op's inputs requires grad."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag) -> None:
+        """``t.requires_grad = flag``: requires_grad_(flag) on a leaf, as PyTorch's; a computed
+        tensor's is refused either way, as PyTorch refuses it (switched off, it would cut the graph)."""
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"requires_grad must be True or False, got {flag!r}")
+        if not self.is_leaf:  # (is_leaf: a stale view is made again first)
+            raise RuntimeError(f"requires_grad: only a leaf's flag is assigned; this tensor was computed by the "
+                               f"recorded op '{self._ctx.name}' (to use its values as a constant, take .detach())")
+        self.requires_grad_(flag)
 
     def retain_grad(self) -> "Tensor":
         """Also keep ``.grad`` on this intermediate tensor (normally only leaves keep it)."""
@@ -1044,7 +1062,7 @@ class Tensor:
         return self.data.__dlpack_device__()
 
 
-_DATA, _REQUIRES_GRAD = Tensor.__dict__["data"], Tensor.__dict__["requires_grad"]  # the slots themselves
+_DATA, _REQUIRES_GRAD = Tensor.__dict__["data"], Tensor.__dict__["_requires_grad"]  # the slots themselves
 
 
 class _StaleView(Tensor):
@@ -1069,14 +1087,14 @@ class _StaleView(Tensor):
         self.data = value
 
     @property
-    def requires_grad(self):
+    def _requires_grad(self):
         refresh(self)
         return _REQUIRES_GRAD.__get__(self)
 
-    @requires_grad.setter
-    def requires_grad(self, value):  # (made again first: the flag is the view's as it is now)
+    @_requires_grad.setter
+    def _requires_grad(self, value):  # (made again first: the flag is the view's as it is now)
         refresh(self)
-        self.requires_grad = value
+        self._requires_grad = value
 
     @property
     def is_leaf(self):

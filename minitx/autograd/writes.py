@@ -151,7 +151,7 @@ def _record_own(x, compute) -> None:
     from minitx.autograd.tensor import Tensor  # noqa: PLC0415 (tensor.py imports this module)
 
     old = Tensor._from_op(x.data, x._ctx)
-    old.requires_grad = x.requires_grad
+    old._requires_grad = x.requires_grad
     new = compute(old)
     if new is old:
         return  # nothing changed (dropout in eval mode)
@@ -164,7 +164,7 @@ def _record_own(x, compute) -> None:
     # (detach_ keeps the array: its views still show it; a write that went into it, in_place, changed them)
     changed = array is not old_array or getattr(new._ctx, "in_place", False)
     made_now = _stale(x, old_array, array) if x._views and changed else ()
-    x.data, x._ctx, x.requires_grad = array, new._ctx, new.requires_grad
+    x.data, x._ctx, x._requires_grad = array, new._ctx, new.requires_grad
     for view in made_now:
         refresh(view)
 
@@ -251,7 +251,7 @@ def _stale(x, old_array, new_array, memory=None) -> list:
             # the ops that took the view take its old node from now on, which does not hold x (the
             # view does, to be made again): a write into x computed from the view leaves no cycle
             old = Tensor._from_op(array, view._ctx)
-            old.requires_grad = view.requires_grad
+            old._requires_grad = view.requires_grad
             _leave_old_node(view, old)
             view.__class__ = _StaleView  # (back on refresh, which notes it on x again)
             view._base = (x, view._base[1])  # (x held strongly until then: the view is made from it)
