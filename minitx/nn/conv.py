@@ -46,10 +46,12 @@ class _ConvNd(Module):
                              f"got {padding_mode!r}")
         kernel = as_tuple(kernel_size, self.dims, "kernel_size", name)
         if not self.transposed:  # (a transposed conv's padding is checked by its op)
-            padding_values = _conv_padding(padding, as_tuple(stride, self.dims, "stride", name), name,
-                                           lambda: as_tuple(padding, self.dims, "padding", name))
-            self._padding_pairs = _padding_pairs(padding_values, kernel, as_tuple(dilation, self.dims, "dilation",
-                                                                                  name))
+            def per_axis(value, what):  # (a one-element tuple stands for every axis, as in conv2d)
+                return as_tuple(value, self.dims, what, name, one_for_all=True)
+
+            padding_values = _conv_padding(padding, per_axis(stride, "stride"), name,
+                                           lambda: per_axis(padding, "padding"))
+            self._padding_pairs = _padding_pairs(padding_values, kernel, per_axis(dilation, "dilation"))
         for what, value in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups),
                             *((f"kernel_size[{i}]", k) for i, k in enumerate(kernel))):
             # (numbers.Integral: a NumPy integer, a shape read from an array, is a size, as Linear takes it)
@@ -149,7 +151,7 @@ class _ConvTransposeNd(_ConvNd):
         if len(sizes) != dims or not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in sizes):
             raise ValueError(f"{name}: output_size must be {dims} ints (or {lead + dims} with x's leading axes), "
                              f"got {output_size!r}")
-        stride, padding, dilation = (as_tuple(v, dims, what, name) for what, v in
+        stride, padding, dilation = (as_tuple(v, dims, what, name, one_for_all=True) for what, v in
                                      (("stride", self.stride), ("padding", self.padding), ("dilation", self.dilation)))
         smallest = [(n - 1) * s - 2 * p + d * (k - 1) + 1 for n, s, p, d, k in
                     zip(x.shape[lead:], stride, padding, dilation, self.kernel_size)]

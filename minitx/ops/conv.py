@@ -46,9 +46,13 @@ def op_name(kind, dims):
     return f"{kind}{dims}d"
 
 
-def as_tuple(value, dims, name, op):
-    """An int, or a tuple of ``dims`` ints (one per spatial axis), as a tuple of ints."""
+def as_tuple(value, dims, name, op, one_for_all=False):
+    """An int, or a tuple of ``dims`` ints (one per spatial axis), as a tuple of ints. With
+    ``one_for_all`` a tuple or list of one int stands for every axis too, as PyTorch's conv and
+    pooling read it (ATen's expand_param_if_needed); its interpolate, unfold and max_unpool do not."""
     values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * dims
+    if one_for_all and len(values) == 1:
+        values *= dims
     if len(values) != dims or not all(isinstance(v, numbers.Integral) for v in values):
         raise ValueError(f"{op}: {name} must be an int or {_TUPLE[dims]} of ints, got {value!r}")
     return tuple(int(v) for v in values)
@@ -198,8 +202,10 @@ class ConvNd(Function):
     def __init__(self, dims, stride=1, padding=0, dilation=1, groups=1):
         op = self.op = op_name("conv", dims)
         self.dims = dims
-        self.stride, self.dilation = as_tuple(stride, dims, "stride", op), as_tuple(dilation, dims, "dilation", op)
-        self.padding = _conv_padding(padding, self.stride, op, lambda: as_tuple(padding, dims, "padding", op))
+        self.stride = as_tuple(stride, dims, "stride", op, one_for_all=True)
+        self.dilation = as_tuple(dilation, dims, "dilation", op, one_for_all=True)
+        self.padding = _conv_padding(padding, self.stride, op,
+                                     lambda: as_tuple(padding, dims, "padding", op, one_for_all=True))
         self.groups = _check_groups(op, groups)
 
     def forward(self, x, w, b=None):
@@ -299,8 +305,8 @@ class ConvTransposeNd(Function):
         op = self.op = op_name("conv_transpose", dims)
         self.dims = dims
         self.stride, self.padding, self.output_padding, self.dilation = (
-            as_tuple(v, dims, name, op) for name, v in (("stride", stride), ("padding", padding),
-                                                       ("output_padding", output_padding), ("dilation", dilation)))
+            as_tuple(v, dims, name, op, one_for_all=True) for name, v in
+            (("stride", stride), ("padding", padding), ("output_padding", output_padding), ("dilation", dilation)))
         if any(not 0 <= q < max(s, d) for q, s, d in zip(self.output_padding, self.stride, self.dilation)):
             raise ValueError(f"{op}: output_padding {self.output_padding} must be >= 0 and smaller than the stride "
                              f"{self.stride} or the dilation {self.dilation} on each axis")
@@ -503,9 +509,10 @@ class _PoolNd(Function):
     def __init__(self, dims, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
         op = self.op = op_name(self.kind, dims)
         self.dims = dims
-        self.kernel = as_tuple(kernel_size, dims, "kernel_size", op)
-        self.stride = self.kernel if stride is None else as_tuple(stride, dims, "stride", op)
-        self.padding, self.dilation = as_tuple(padding, dims, "padding", op), as_tuple(dilation, dims, "dilation", op)
+        self.kernel = as_tuple(kernel_size, dims, "kernel_size", op, one_for_all=True)
+        self.stride = self.kernel if stride is None else as_tuple(stride, dims, "stride", op, one_for_all=True)
+        self.padding = as_tuple(padding, dims, "padding", op, one_for_all=True)
+        self.dilation = as_tuple(dilation, dims, "dilation", op, one_for_all=True)
         if any(2 * p > k for p, k in zip(self.padding, self.kernel)):
             raise ValueError(f"{op}: padding {self.padding} must be at most half the kernel {self.kernel}")
         self.ceil_mode = bool(ceil_mode)

@@ -730,6 +730,57 @@ def test_nd_layers_match_pytorch(ours, theirs, shape):
     parity(layer, reference, leaf(np.random.default_rng(0).standard_normal(shape)))
 
 
+ONE_FOR_EVERY_AXIS = [  # (op, the argument given as a one-element tuple or list, the other arguments)
+    *((f"conv{d}d", name, {}) for d in (2, 3) for name in ("stride", "padding", "dilation")),
+    *((f"conv_transpose{d}d", name, {"stride": 2} if name == "output_padding" else {})
+      for d in (2, 3) for name in ("stride", "padding", "output_padding", "dilation")),
+    *((f"max_pool{d}d", name, {"kernel_size": 3}) for d in (2, 3)
+      for name in ("kernel_size", "stride", "padding", "dilation")),
+    *((f"avg_pool{d}d", name, {"kernel_size": 3}) for d in (2, 3) for name in ("kernel_size", "stride", "padding")),
+]
+
+
+@pytest.mark.parametrize("op, name, others", ONE_FOR_EVERY_AXIS,
+                         ids=[f"{op}-{name}" for op, name, _ in ONE_FOR_EVERY_AXIS])
+def test_a_one_element_tuple_stands_for_every_spatial_axis_as_in_pytorch(op, name, others):
+    """stride=(2,) is stride=2 for conv and pooling, as PyTorch expands it (ATen's
+    expand_param_if_needed for conv, the pools' own reading); other lengths but the axes' are refused."""
+    dims = int(op[-2])
+    rng = np.random.default_rng(0)
+    x = leaf(rng.standard_normal((1, 2) + (6,) * dims))
+    weight = {"conv": (3, 2), "conv_transpose": (2, 3)}.get(op[:-2], None)
+    inputs = (x,) if weight is None else (x, leaf(rng.standard_normal(weight + (3,) * dims)))
+    value = 3 if name == "kernel_size" else 2 if name in ("stride", "dilation") else 1
+    if op.startswith("conv_transpose") and name == "stride":
+        others = {**others, "output_padding": 1}
+    expected = getattr(F, op)(*inputs, **{**others, name: value})
+    for spelled in ((value,), [value]):
+        np.testing.assert_array_equal(getattr(F, op)(*inputs, **{**others, name: spelled}).numpy(), expected.numpy())
+        parity(lambda *a, spelled=spelled: getattr(F, op)(*a, **{**others, name: spelled}),
+               lambda *a, spelled=spelled: getattr(_tf(), op)(*a, **{**others, name: spelled}),
+               *(leaf(t.numpy()) for t in inputs))  # (fresh leaves: parity compares their gradients)
+    for wrong in ((), (value,) * (dims + 1)) + (((value,) * 2,) if dims == 3 else ()):
+        with pytest.raises(ValueError, match=rf"^{op}: {name} must be an int or a (pair|triple) of ints"):
+            getattr(F, op)(*inputs, **{**others, name: wrong})
+
+
+def test_a_one_element_tuple_stays_refused_where_pytorch_refuses_it():
+    """interpolate's size, the adaptive pools' and max_unpool's sizes, and a layer's kernel_size are
+    not expanded in PyTorch either (interpolate and the adaptive pools say so; the others fail later)."""
+    x = leaf(np.zeros((1, 2, 4, 4)))
+    values, indices = F.max_pool2d(x, 2, return_indices=True)
+    cases = [
+        (lambda: F.interpolate(x, size=(8,)), r"interpolate: size must be an int or a pair of ints, got \(8,\)$"),
+        (lambda: F.adaptive_avg_pool2d(x, (2,)), "adaptive_avg_pool2d: output_size must be an int or 2 of them"),
+        (lambda: F.max_unpool2d(values, indices, (2,)), r"max_unpool2d: kernel_size must be an int or a pair of ints"),
+        (lambda: nn.Conv2d(2, 3, (3,)), r"Conv2d: kernel_size must be an int or a pair of ints, got \(3,\)$"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ValueError, match=message):
+            call()
+    assert nn.Conv2d(2, 3, 3, stride=(2,), padding=[1], dilation=(1,))(x.float()).shape == (1, 3, 2, 2)  # as PyTorch's
+
+
 def test_3d_ops_on_integers_and_their_errors():
     """An integer max_pool3d keeps its dtype and finds its indices; the 3-d ops name themselves."""
     x = np.random.default_rng(1).integers(-50, 50, (1, 2, 3, 4, 5))
