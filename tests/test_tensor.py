@@ -392,3 +392,38 @@ def test_full_like_keeps_the_tensors_dtype_and_empty_takes_its_shape_either_way(
     assert minitx.full_like(t, 2, dtype="float64").dtype == np.float64
     for made in (minitx.empty(shape, dtype=dtype), minitx.empty(*shape, dtype=dtype)):
         assert made.shape == shape and made.dtype == np.dtype(dtype)
+
+
+def _copied(lib, kind, how):
+    """What copy.copy or copy.deepcopy keeps of a tensor or parameter with a .grad and a hook:
+    (type, requires_grad, .grad's values or None, .grad shared, data shared, hook kept)."""
+    import copy
+
+    data = lib.tensor([1.0, 2.0], requires_grad=True) if kind == "tensor" else lib.nn.Parameter(lib.tensor([1.0, 2.0]))
+    (data * 3.0).sum().backward()
+    data.register_hook(lambda g: g * 10.0)
+    twin = getattr(copy, how)(data)
+    grad = None if twin.grad is None else twin.grad.detach().numpy().tolist()
+    shared_grad = twin.grad is not None and np.shares_memory(twin.grad.detach().numpy(), data.grad.detach().numpy())
+    shared_data = np.shares_memory(twin.detach().numpy(), data.detach().numpy())
+    before = grad
+    (twin * 1.0).sum().backward()
+    hooked = twin.grad.detach().numpy().tolist()[0] - (before[0] if before else 0.0) == 10.0
+    return type(twin).__name__, twin.requires_grad, grad, shared_grad, shared_data, hooked, data.grad.numpy().tolist()
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy"])
+@pytest.mark.parametrize("kind", ["tensor", "parameter"])
+def test_copies_keep_of_grad_and_hooks_what_pytorchs_keep(kind, how):
+    """copy.copy shares the data but not .grad (a shared .grad would take the copy's gradients too)
+    nor the hooks; copy.deepcopy copies a tensor's .grad and hooks but gives a parameter neither, as
+    PyTorch's Parameter.__deepcopy__ (a model copied starts without gradients)."""
+    import warnings
+
+    from torch_reference import import_torch
+
+    torch = import_torch()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch's copy.copy warns that the hook is not copied)
+        theirs = _copied(torch, kind, how)
+    assert _copied(minitx, kind, how) == theirs

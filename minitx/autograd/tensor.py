@@ -82,14 +82,24 @@ class Tensor:
             self.requires_grad_(True)
 
     def __getstate__(self) -> dict:
-        """What pickle and copy keep: every slot but the op that made the tensor and the notes of
-        recorded writes. A copy is a leaf, as PyTorch's: a graph is a record of one computation,
-        not a value to copy (its ops hold their inputs, and guard the arrays they saved), and the
-        views' weak references do not pickle. requires_grad and .grad are kept."""
+        """What pickle and copy keep: every slot but the op that made the tensor, its hooks and the
+        notes of recorded writes. A copy is a leaf, as PyTorch's: a graph is a record of one
+        computation, not a value to copy (its ops hold their inputs, and guard the arrays they
+        saved), and the views' weak references do not pickle; the hooks stay behind, as PyTorch's
+        (they are code about this tensor's backward). requires_grad and .grad are kept."""
         state = {name: getattr(self, name) for name in _slots(type(self)) if hasattr(self, name)}
         state.update(getattr(self, "__dict__", {}))  # (a subclass's own attributes)
-        state["_ctx"] = None
+        state["_ctx"], state["_hooks"] = None, None
         return state
+
+    def __copy__(self) -> "Tensor":
+        """copy.copy: a leaf with this tensor's array (shared) and requires_grad, without .grad, as
+        PyTorch's: a shared .grad would take the copy's gradients into this tensor's."""
+        state = self.__getstate__()  # (first: a stale view is made again, a Tensor once more)
+        state["_grad"] = None
+        twin = type(self).__new__(type(self))
+        twin.__setstate__(state)
+        return twin
 
     def __deepcopy__(self, memo) -> "Tensor":
         """copy.deepcopy: a tensor with its own copy of the array (and of .grad), as PyTorch's;
