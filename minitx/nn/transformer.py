@@ -11,6 +11,7 @@ and a final LayerNorm closes each stack; it trains more stably without warm-up.
 from __future__ import annotations
 
 import math
+import numbers
 
 from minitx import backend
 from minitx import functional as F
@@ -20,6 +21,11 @@ from minitx.nn.attention import LearnedPositionalEmbedding, MultiHeadAttention, 
 from minitx.nn.layers import Dropout, Embedding, LayerNorm, Linear, ModuleList, _new_parameter, token_ids
 from minitx.nn.module import Module
 from minitx.nn.torch_transformer import generate_square_subsequent_mask
+
+# for a PyTorch user whose nn.Transformer(d_model, nhead) reached this one
+_NOT_PYTORCHS = ("minitx's Transformer is a whole translation model over token ids, Transformer(src_vocab, tgt_vocab, "
+                 "d_model=512, num_heads=8, ...); PyTorch's nn.Transformer(d_model, nhead), over embeddings, is "
+                 "built here from minitx.nn.TransformerEncoder and TransformerDecoder (and their layers)")
 
 # Configurations matching well-known tutorials and the paper (vocabulary sizes come from data).
 PRESETS = {
@@ -184,6 +190,15 @@ class Transformer(Module):
                  norm_first=False, activation="relu", pad_id=0, device=None, activation_dropout=None,
                  embed_init="xavier"):
         super().__init__()
+        from minitx.data.vocab import SPECIAL_TOKENS  # noqa: PLC0415 (import minitx loads no data module)
+
+        # a vocabulary too small for the special tokens and a word is most likely PyTorch's nn.Transformer(d_model,
+        # nhead): refused before a d_model=512 model is built for nothing (what is no number, Embedding refuses)
+        smallest = len(SPECIAL_TOKENS) + 1
+        if any(isinstance(n, numbers.Real) and n < smallest for n in (src_vocab, tgt_vocab)):
+            raise ValueError(f"Transformer: src_vocab {src_vocab} and tgt_vocab {tgt_vocab} are vocabulary sizes, each "
+                             f"at least {smallest}: the special tokens {' '.join(SPECIAL_TOKENS)} and a word. "
+                             + _NOT_PYTORCHS)
         if positional not in ("sinusoidal", "learned"):
             raise ValueError(f"Transformer: positional must be 'sinusoidal' or 'learned', got {positional!r}")
         if embed_init not in ("xavier", "normal"):
@@ -241,7 +256,10 @@ class Transformer(Module):
         return cls(src_vocab, tgt_vocab, **{**PRESETS[name], **overrides})
 
     def _ids(self, ids):
-        return token_ids("Transformer", ids, self.device)
+        try:
+            return token_ids("Transformer", ids, self.device)
+        except ValueError as error:
+            raise ValueError(f"{error}. {_NOT_PYTORCHS}") from None
 
     def _embed(self, embedding, position, ids, offset=0):
         return self.dropout(position(embedding(ids) * self.embed_scale, offset))

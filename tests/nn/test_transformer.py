@@ -317,6 +317,24 @@ def test_sequences_longer_than_max_len_raise(name):
         decode_in_chunks(model, short, long, [10, 1])
 
 
+@pytest.mark.parametrize("src_vocab, tgt_vocab", [(8, 2), (256, 4), (512, 1), (3, 30)])
+def test_pytorchs_positional_d_model_and_nhead_are_refused_as_vocabularies(src_vocab, tgt_vocab):
+    """PyTorch's nn.Transformer(8, 2) is (d_model, nhead); here the two are vocabulary sizes, and
+    one too small for the special tokens and a word is refused before a 512-wide model is built,
+    naming what minitx's Transformer takes and where PyTorch's is."""
+    with pytest.raises(ValueError, match=rf"^Transformer: src_vocab {src_vocab} and tgt_vocab {tgt_vocab} are "
+                                         r"vocabulary sizes.*at least 5.*minitx.nn.TransformerEncoder"):
+        Transformer(src_vocab, tgt_vocab)
+    assert Transformer(5, 5, **TINY).output.weight.shape == (5, 8)
+
+
+def test_embeddings_given_for_token_ids_point_to_the_pytorch_style_layers():
+    model = shared_model("learned")
+    with pytest.raises(ValueError, match=r"integer array \[batch, length\], got shape \(10, 1, 8\).*"
+                                         r"PyTorch's nn.Transformer\(d_model, nhead\).*TransformerEncoder"):
+        model(np.ones((10, 1, 8), np.float32), np.ones((4, 1, 8), np.float32))
+
+
 @pytest.mark.parametrize("bad", [np.ones((1, 3)), np.ones(3, dtype=np.int64)], ids=["float", "1-d"])
 def test_token_ids_must_be_integer_matrices(bad):
     model = shared_model("learned")
