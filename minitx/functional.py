@@ -28,7 +28,7 @@ from minitx.ops.scan import (
 from minitx.ops.shape import (
     reshape, transpose, permute, swapaxes, broadcast_to, squeeze, unsqueeze, concatenate, stack,
     split, tensor_split, hsplit, vsplit, dsplit, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle, hstack,
-    vstack, meshgrid)
+    vstack, meshgrid, sliding_windows)
 from minitx.ops.indexing import (
     getitem, setitem, gather, take_along_dim, scatter, scatter_add, scatter_reduce, index_add, index_fill, index_copy,
     tril, triu, diagonal, diag, diag_embed, trace, embedding, one_hot, nonzero, argwhere, masked_select, masked_scatter,

@@ -84,6 +84,17 @@ def an_axis(shape, extra=0):
     return st.integers(-len(shape) - extra, len(shape) - 1 + extra) if len(shape) + extra else st.just(0)
 
 
+@st.composite
+def windows(draw, shape):
+    """sliding_windows' (axis, size, step) for a tensor of ``shape``: any axis (negative too; 0 or
+    -1 of a 0-d tensor), a size from 0 to the axis's length, a step from 1 to past the size (windows
+    that overlap, touch, or skip entries)."""
+    ndim = max(len(shape), 1)
+    axis = draw(st.integers(-ndim, ndim - 1))
+    size = draw(st.integers(0, shape[axis] if shape else 1))
+    return axis, size, draw(st.integers(1, size + 2))
+
+
 def pad_widths(shape):
     """A (before, after) pair per axis; negative ones crop, at most the whole axis."""
     return st.tuples(*[st.tuples(st.integers(-n, 2), st.integers(-n, 2)).filter(lambda w, n=n: n + min(w[0], 0) + min(w[1], 0) >= 0)
@@ -348,6 +359,8 @@ CASES = {
                          kwargs={"sections": st.integers(1, 5) | st.lists(st.integers(-6, 6), max_size=3),
                                  "axis": an_axis},
                          reference=lambda x, sections, axis: torch.tensor_split(x, sections, axis)),
+    "sliding_windows": case(lambda x, window: F.sliding_windows(x, *window), arg(edges=EDGES), shapes=EMPTY_OK,
+                            kwargs={"window": windows}, reference=lambda x, window: x.unfold(*window)),
     "pad": case(lambda x, pad_width, value: F.pad(x, pad_width, value=value), arg(), shapes=mst.shapes(min_dims=1, max_dims=3),
                 kwargs={"pad_width": pad_widths, "value": st.sampled_from([0.0, -1.5])}, reference=torch_pad),
     # ---------------------------------------------------------------- linear algebra and nn ops

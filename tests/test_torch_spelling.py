@@ -85,6 +85,8 @@ FUNCTIONS = {
     "diag_embed": lambda t, o, m: o.diag_embed(t, offset=1, dim1=0, dim2=2),
     "take_along_dim": lambda t, o, m: o.take_along_dim(t, m.tensor(INDEX), dim=1),
     "tensor_split": lambda t, o, m: m.stack([c.sum(1) for c in o.tensor_split(t, 3, dim=1)]),
+    "sliding_windows": lambda t, o, m: (o.sliding_windows(t, dim=1, size=3, step=2) if m is minitx  # (PyTorch's:
+                                        else t.unfold(dimension=1, size=3, step=2)),  # the method alone)
     "tril": lambda t, o, m: o.tril(t, diagonal=-1),
     "triu": lambda t, o, m: o.triu(t, diagonal=2),
     "normalize": lambda t, o, m: o.normalize(t, p=2.0, dim=2),
@@ -123,6 +125,7 @@ METHODS = {
     "diag_embed": lambda t, m: t.diag_embed(offset=-1, dim1=-1, dim2=0),
     "take_along_dim": lambda t, m: t.take_along_dim(m.tensor(INDEX), dim=1),
     "tensor_split": lambda t, m: m.stack([c.sum(2) for c in t.tensor_split([1, 3], dim=2)]),
+    "unfold": lambda t, m: t.unfold(dimension=2, size=2, step=1),
     "triu": lambda t, m: t.triu(diagonal=1),
     "narrow": lambda t, m: t.narrow(dim=1, start=1, length=2),
     "unflatten": lambda t, m: t.unflatten(dim=2, sizes=(5, 1)),

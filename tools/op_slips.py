@@ -19,7 +19,7 @@ writes, scatter's reduce=, two random fills, inplace=True); one per op of the sl
 (unfold, fold and their layers, max_unpool3d, nn.UpsamplingNearest2d and nn.UpsamplingBilinear2d); one
 per counting and sorting name (bucketize, histc, mode, unique_consecutive); one per linear-algebra
 addition (einsum's broadcast letters, tensordot, inner, vdot, kron, vector_norm, matrix_norm,
-linalg.norm).
+linalg.norm); and one for sliding_windows (Tensor.unfold).
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -701,5 +701,10 @@ OP_SLIPS = [
     Slip("unique_consecutive along an axis: slices equal unless every entry differs", _I,
          "starts[1:] = differs if rows.ndim == 1 else differs.any(axis=1)",
          "starts[1:] = differs if rows.ndim == 1 else differs.all(axis=1)", _INDEXING),
+    # sliding windows (Tensor.unfold)
+    Slip("sliding_windows backward: overlapping windows' gradients overwritten, not added", "minitx/ops/shape.py",
+         "dx[self._in_axis(every, slice(k, k + self.count * self.step, self.step))] += dy[..., k]",
+         "dx[self._in_axis(every, slice(k, k + self.count * self.step, self.step))] = dy[..., k]",
+         ("tests/ops/test_sliding_windows.py",)),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

@@ -962,6 +962,11 @@ class Tensor:
     def vsplit(self, indices_or_sections): return F.vsplit(self, indices_or_sections)
     def dsplit(self, indices_or_sections): return F.dsplit(self, indices_or_sections)
 
+    def unfold(self, dimension, size, step):
+        """Windows of ``size`` entries along ``dimension``, one every ``step``, on a new last axis:
+        PyTorch's Tensor.unfold, a sliding window (F.sliding_windows; a copy). F.unfold is im2col."""
+        return F.sliding_windows(self, dimension, size, step)
+
     def unbind(self, axis=0):
         """The slices along ``axis``, each without it (views)."""
         axis = _method_axis("unbind", axis, self.shape)

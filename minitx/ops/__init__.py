@@ -8,7 +8,7 @@ backward on raw arrays, the math in its docstring) with its public function righ
     scan          cumsum, cumprod, logcumsumexp, diff, cummax, cummin; sort, argsort, topk, searchsorted,
                   bucketize, median, nanmedian, kthvalue, mode, quantile, nanquantile
     shape         reshape, transpose, concatenate, stack, hstack, vstack, split, tensor_split (hsplit,
-                  vsplit, dsplit), flip, roll, repeat, tile, pad, meshgrid
+                  vsplit, dsplit), flip, roll, repeat, tile, sliding_windows (Tensor.unfold), pad, meshgrid
     indexing      getitem, setitem, gather, take_along_dim, scatter, scatter_add, scatter_reduce, index_add,
                   nonzero, masked_select, tril/triu, diagonal, diag, diag_embed, trace, embedding, one_hot,
                   bincount, histc, unique, unique_consecutive

@@ -1,10 +1,10 @@
 """Shape ops: reshape, transpose, squeeze, broadcast, concatenate, stack (hstack, vstack),
-split and tensor_split (hsplit, vsplit, dsplit), flip, roll, repeat, tile, meshgrid, and padding
-(constant, reflect, replicate).
+split and tensor_split (hsplit, vsplit, dsplit), flip, roll, repeat, tile, sliding windows
+(Tensor.unfold), meshgrid, and padding (constant, reflect, replicate).
 
 They move or select elements without changing values, so each backward puts ``dy`` back where
 the elements came from, ADDING where one element was used several times (repeat, tile,
-reflect/replicate padding).
+overlapping windows, reflect/replicate padding).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from minitx.ops._args import check_fits, one_dtype
 from minitx.ops.indexing import add_at, getitem
 from minitx.ops.reduction import normalize_axes
 
-__all__ = ["Reshape", "Transpose", "SwapAxes", "BroadcastTo", "Squeeze", "Unsqueeze", "Concatenate", "Stack", "Flip", "Roll", "Repeat", "Tile", "Pad", "PadEdges"]
+__all__ = ["Reshape", "Transpose", "SwapAxes", "BroadcastTo", "Squeeze", "Unsqueeze", "Concatenate", "Stack", "Flip", "Roll", "Repeat", "Tile", "SlidingWindows", "Pad", "PadEdges"]
 
 
 class Reshape(Function):
@@ -510,6 +510,83 @@ class Tile(Function):
 def tile(x, reps):
     """numpy.tile: the whole of x repeated reps[i] times along axis i (PyTorch: Tensor.repeat)."""
     return Tile(reps)(x)
+
+
+class SlidingWindows(Function):
+    """Windows of ``size`` consecutive entries along ``axis``, one starting every ``step`` entries
+    (PyTorch's Tensor.unfold; NumPy's sliding_window_view, which has no step). Along an axis of
+    length n there are m = (n - size) // step + 1 windows; y has m in the axis's place and the
+    window's entries on a new last axis:
+
+        y[..., w, ..., k] = x[..., w * step + k, ...]      for w < m, k < size
+
+    (A 0-d x is one entry along axis 0, and y is (size,) without a window axis, as PyTorch's.)
+    y is a copy, not a view of x: where step < size the windows overlap, so a write into one
+    window would show in its neighbours too.
+
+    An entry x[i] lands in every window position (w, k) with w * step + k = i: several where
+    the windows overlap (step < size), none where step > size skips it. So
+
+        dx[..., i, ...] = sum of dy[..., w, ..., k] over w * step + k = i
+
+    added k by k: dx[..., k :: step (m entries), ...] += dy[..., k].
+    """
+
+    fresh_gradients = True  # dx: new zeros with dy added in
+
+    def __init__(self, axis, size, step):
+        self.axis, self.size, self.step = axis, size, step
+
+    def forward(self, x):
+        self.in_shape = x.shape
+        x = x.reshape(1) if x.ndim == 0 else x
+        self.shape = x.shape  # (1-d where x is 0-d: the shape dx is built in)
+        self.count = (x.shape[self.axis] - self.size) // self.step + 1
+        stride = x.strides[self.axis]
+        # a strided view of x's memory (window w starts step entries after window w - 1), copied
+        shape = self._in_axis(x.shape, self.count) + (self.size,)
+        strides = self._in_axis(x.strides, stride * self.step) + (stride,)
+        y = get_array_module(x).lib.stride_tricks.as_strided(x, shape, strides).copy()
+        return y.reshape(self.size) if not self.in_shape else y
+
+    def backward(self, dy):
+        dy = dy.reshape(self._in_axis(self.shape, self.count) + (self.size,))
+        dx = get_array_module(dy).zeros(self.shape, dtype=dy.dtype)
+        every = (slice(None),) * len(self.shape)
+        for k in range(self.size):  # entry k of each window: x[k], x[k + step], ..., each once (a plain +=)
+            dx[self._in_axis(every, slice(k, k + self.count * self.step, self.step))] += dy[..., k]
+        return (dx.reshape(self.in_shape),)
+
+    def _in_axis(self, values, value):
+        """The tuple ``values`` (one per axis of x) with ``value`` in the windowed axis's place."""
+        return tuple(values[:self.axis]) + (value,) + tuple(values[self.axis + 1:])
+
+
+@takes_torch_keywords
+def sliding_windows(x, axis, size, step):
+    """Windows of ``size`` entries along ``axis``, one every ``step`` entries, on a new last axis:
+    PyTorch's Tensor.unfold(dimension, size, step) (x.unfold calls this), NumPy's
+    sliding_window_view with a step. [0, 1, 2, 3, 4, 5] by size 3, step 1 is [[0, 1, 2], [1, 2, 3],
+    [2, 3, 4], [3, 4, 5]]; by size 2, step 3, [[0, 1], [3, 4]]. A copy (see SlidingWindows). Not
+    F.unfold, which is PyTorch's F.unfold: im2col, the blocks of a convolution (minitx/ops/conv.py)."""
+    op = "sliding_windows (Tensor.unfold)"
+    x = as_tensor(x)
+    for name, value in (("axis", axis), ("size", size), ("step", step)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{op}: {name} must be an int, got {value!r}")
+    ndim = max(x.ndim, 1)  # (a 0-d x is one entry along axis 0 or -1, as in PyTorch)
+    if not -ndim <= axis < ndim:
+        raise AxisError(f"{op}: axis {axis} is out of range for shape {x.shape}; expected an int in [{-ndim}, {ndim})")
+    axis = int(axis) % ndim
+    n = x.shape[axis] if x.ndim else 1
+    if size < 0:
+        raise ValueError(f"{op}: size must be >= 0, got {size}")
+    if size > n:
+        raise ValueError(f"{op}: size {size} is larger than axis {axis}'s length {n} (shape {x.shape}); a window "
+                         f"needs 0 <= size <= {n}")
+    if step <= 0:
+        raise ValueError(f"{op}: step must be >= 1, got {step}")
+    return SlidingWindows(axis, int(size), int(step))(x)
 
 
 def pad_widths(pad, shape, cropping=False) -> list:
