@@ -20,6 +20,7 @@ from minitx.ops.linalg import Linear
 from minitx.ops.loss import CrossEntropy
 from minitx.ops.norm import LayerNorm
 from minitx.ops.scan import Kthvalue, Median, Mode, Quantile
+from minitx.ops.shape import SlidingWindows
 
 RNG = np.random.default_rng(0)
 X, W, B = RNG.standard_normal((2, 3, 4)), RNG.standard_normal((5, 4)), RNG.standard_normal(5)
@@ -67,6 +68,7 @@ CASES = {
     "take_along_dim, a repeated pick": (TakeAlongDim, lambda t: F.take_along_dim(t(X), minitx.tensor(IDS[:, :, None] % 3),
                                                                               1)),
     "take_along_dim, flattened": (TakeAlongDim, lambda t: F.take_along_dim(t(X), minitx.tensor(IDS))),
+    "sliding windows, overlapping": (SlidingWindows, lambda t: t(X).unfold(2, 3, 1)),
     "scatter, a repeated target": (Scatter, lambda t: F.scatter(t(X), 1, minitx.tensor(IDS[:, None, :2] % 3), t(X))),
     "cross_entropy, summed": (CrossEntropy, lambda t: F.cross_entropy(t(LOGITS[0]), minitx.tensor(TARGETS[0]),
                                                                      reduction="sum")),
@@ -75,12 +77,12 @@ CASES = {
 
 #: the cases whose backward runs no kernel of minitx's (a product is cuBLAS's, log_softmax's backward
 #: is element-wise, the softmax kernels take the last axis, and a float mask that learns takes the
-#: reference path; getitem, setitem, median, kthvalue, mode, quantile, diag, take_along_dim and scatter
-#: have no kernel)
+#: reference path; getitem, setitem, median, kthvalue, mode, quantile, diag, take_along_dim, the sliding
+#: windows and scatter have no kernel)
 NO_BACKWARD_KERNEL = {"linear", "log_softmax", "softmax over a middle axis", "attention, grouped heads and a float mask",
                       "setitem", "setitem, a repeated index", "a write through a view", "getitem", "getitem, a repeated index", "median",
                       "kthvalue", "mode", "quantile", "diag", "take_along_dim, a repeated pick", "take_along_dim, flattened",
-                      "scatter, a repeated target"}
+                      "sliding windows, overlapping", "scatter, a repeated target"}
 
 
 def _written(x, index, v):
