@@ -50,3 +50,5 @@ from minitx.ops.conv import (
     adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, unfold, fold)
 from minitx.ops.resample import (
     interpolate, max_unpool2d, max_unpool1d, max_unpool3d)
+from minitx.ops.ctc import (
+    ctc_loss)

@@ -63,3 +63,8 @@ __all__ += ["Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d", "InstanceNo
             "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
             "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
             "CircularPad1d", "CircularPad2d", "CircularPad3d", "PixelShuffle", "PixelUnshuffle", "CosineSimilarity", "PairwiseDistance"]
+
+# the CTC loss, for sequence labelling without alignments
+from minitx.nn.loss import CTCLoss  # noqa: E402
+
+__all__ += ["CTCLoss"]

@@ -208,3 +208,20 @@ class BCEWithLogitsLoss(_Loss):
             return F.binary_cross_entropy_with_logits(logits, targets, self.reduction, pos_weight)
         losses = F.binary_cross_entropy_with_logits(logits, targets, "none", pos_weight)
         return self._reduced(_weighted("BCEWithLogitsLoss", losses, self.weight))
+
+
+class CTCLoss(_Loss):
+    """F.ctc_loss(log_probs [T, N, C] or [T, C], targets, input_lengths, target_lengths): the CTC
+    loss summed over every alignment of the targets to the frames, with its ``blank`` class; 'mean'
+    divides each entry's loss by its target length, then averages, as PyTorch's."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):  # (positional, as PyTorch's)
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+    def extra_repr(self):
+        return f"blank={self.blank}, reduction={self.reduction!r}, zero_infinity={self.zero_infinity}"

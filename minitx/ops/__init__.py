@@ -23,6 +23,7 @@ backward on raw arrays, the math in its docstring) with its public function righ
     conv          conv1d/2d/3d, conv_transpose1d/2d/3d, unfold and fold (im2col, col2im), max/avg pooling
                   (and adaptive) in 1-3 dimensions
     resample      interpolate (nearest, nearest-exact, linear, bilinear, bicubic, area), max_unpool1d/2d/3d
+    ctc           ctc_loss (connectionist temporal classification: alpha and beta recursions over the labels)
     _args         how the public functions convert their arguments
 
 Use them through ``minitx.functional`` (``F.softmax(x)``) or tensor methods; this package
@@ -59,3 +60,4 @@ from minitx.ops.loss import *  # noqa: F401,F403
 from minitx.ops.attention import *  # noqa: F401,F403
 from minitx.ops.conv import *  # noqa: F401,F403
 from minitx.ops.resample import *  # noqa: F401,F403
+from minitx.ops.ctc import *  # noqa: F401,F403
