@@ -85,6 +85,8 @@ class CtcLoss(Function):
     Derivation: docs/backprop/ctc.md
     """
 
+    fresh_gradients = True
+
     def __init__(self, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
         if reduction not in ("mean", "sum", "none"):
             raise ValueError(f"ctc_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
