@@ -14,6 +14,7 @@ from minitx.kernels import cpu_harness
 from minitx.autograd.function import Function
 from minitx.ops.activation import LogSoftmax, Softmax
 from minitx.ops.attention import PackedHeadsAttention, ScaledDotProductAttention, attention_on_packed_heads
+from minitx.ops.ctc import CtcLoss
 from minitx.ops.dropout import BiasActDropout
 from minitx.ops.indexing import DiagEmbed, Embedding, GetItem, Scatter, SetItem, TakeAlongDim, WriteThroughView
 from minitx.ops.linalg import Linear
@@ -70,6 +71,8 @@ CASES = {
     "take_along_dim, flattened": (TakeAlongDim, lambda t: F.take_along_dim(t(X), minitx.tensor(IDS))),
     "sliding windows, overlapping": (SlidingWindows, lambda t: t(X).unfold(2, 3, 1)),
     "scatter, a repeated target": (Scatter, lambda t: F.scatter(t(X), 1, minitx.tensor(IDS[:, None, :2] % 3), t(X))),
+    "ctc_loss": (CtcLoss, lambda t: F.ctc_loss(F.log_softmax(t(LOGITS.transpose(1, 0, 2)), -1),
+                                             minitx.tensor([[1, 2, 0], [3, 0, 0]]), (3, 2), (2, 1))),
     "cross_entropy, summed": (CrossEntropy, lambda t: F.cross_entropy(t(LOGITS[0]), minitx.tensor(TARGETS[0]),
                                                                      reduction="sum")),
 }
@@ -78,11 +81,11 @@ CASES = {
 #: the cases whose backward runs no kernel of minitx's (a product is cuBLAS's, log_softmax's backward
 #: is element-wise, the softmax kernels take the last axis, and a float mask that learns takes the
 #: reference path; getitem, setitem, median, kthvalue, mode, quantile, diag, take_along_dim, the sliding
-#: windows and scatter have no kernel)
+#: windows, scatter and ctc_loss have no kernel)
 NO_BACKWARD_KERNEL = {"linear", "log_softmax", "softmax over a middle axis", "attention, grouped heads and a float mask",
                       "setitem", "setitem, a repeated index", "a write through a view", "getitem", "getitem, a repeated index", "median",
                       "kthvalue", "mode", "quantile", "diag", "take_along_dim, a repeated pick", "take_along_dim, flattened",
-                      "sliding windows, overlapping", "scatter, a repeated target"}
+                      "sliding windows, overlapping", "scatter, a repeated target", "ctc_loss"}
 
 
 def _written(x, index, v):
