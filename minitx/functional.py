@@ -49,6 +49,6 @@ from minitx.ops.conv import (
     max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
     adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, unfold, fold)
 from minitx.ops.resample import (
-    interpolate, max_unpool2d, max_unpool1d, max_unpool3d)
+    interpolate, max_unpool2d, max_unpool1d, max_unpool3d, grid_sample, affine_grid)
 from minitx.ops.ctc import (
     ctc_loss)

@@ -1,5 +1,5 @@
-"""Resampling: interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area)
-and max_unpool1d/2d/3d.
+"""Resampling: interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area),
+max_unpool1d/2d/3d, grid_sample and affine_grid.
 
 Both move values between positions of the spatial axes of [N, C, L], [N, C, H, W] or
 [N, C, D, H, W] by index, so each backward sends dy back to where the values came from, ADDING
@@ -26,9 +26,14 @@ then along W, and trilinear along D, H and W; bicubic (PyTorch: 4-d only) cubic 
 along W: the taps outside the axis read its edge entry. area is adaptive average pooling to the output size, as PyTorch
 computes it (ops/conv.py's). max_unpool puts each value of x at its recorded flat position in a
 zero output plane.
+
+grid_sample reads x at the points a grid gives, in coordinates from -1 (the first entry's outer
+edge, or its centre with align_corners) to 1 (the last entry's), and affine_grid makes the grid of
+an affine map: the sampler of a spatial transformer network (GridSample, AffineGrid below).
 """
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 
@@ -41,12 +46,19 @@ from minitx.ops._args import as_indices, floating
 from minitx.ops.conv import LAYOUT, _adaptive_avg_pool, as_tuple
 from minitx.ops.indexing import add_at, check_indices
 
-__all__ = ["Interpolate", "MaxUnpool"]
+__all__ = ["Interpolate", "MaxUnpool", "GridSample", "AffineGrid"]
 
 MODES = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "linear": (3,), "bilinear": (4,), "bicubic": (4,),
          "trilinear": (5,), "area": (3, 4, 5)}  # mode: input ndims
 ALIGNED = ("linear", "bilinear", "bicubic", "trilinear")  # the modes that take align_corners
 CUBIC_A = -0.75  # the free parameter of Keys' cubic convolution kernel, PyTorch's (and OpenCV's)
+
+
+def _align_corners(op, value):
+    """align_corners as a bool: None is False (PyTorch's default, which it warns about)."""
+    if value is not None and not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{op}: align_corners must be a bool or None, got {value!r}")
+    return bool(value)
 
 
 def _sources(n, m, scale_factor, mode, align_corners, dtype, spatial):
@@ -98,6 +110,17 @@ def _cubic_weights(lam):
     far = lambda d: ((a * d - 5 * a) * d + 8 * a) * d - 4 * a  # noqa: E731  (1 < |d| < 2)
     rest = 1 - lam
     return far(lam + 1), near(lam), near(rest), far(rest + 1)
+
+
+def _cubic_weight_slopes(lam):
+    """d/dlam of _cubic_weights(lam): W'(lam + 1), W'(lam), -W'(1 - lam), -W'(2 - lam), from
+    W'(d) = 3(A + 2) d^2 - 2(A + 3) d (|d| <= 1) and 3A d^2 - 10A d + 8A (1 < |d| < 2); they sum to 0,
+    as the weights sum to 1."""
+    a = CUBIC_A
+    near = lambda d: (3 * (a + 2) * d - 2 * (a + 3)) * d  # noqa: E731
+    far = lambda d: (3 * a * d - 10 * a) * d + 8 * a  # noqa: E731
+    rest = 1 - lam
+    return far(lam + 1), near(lam), -near(rest), -far(rest + 1)
 
 
 def _cubic_sources(n, m, scale_factor, align_corners):
@@ -185,9 +208,7 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=N
             raise ValueError(f"interpolate: align_corners is for modes {', '.join(ALIGNED[:-1])} and {ALIGNED[-1]}, "
                              f"got align_corners={align_corners!r} with mode {mode!r}")
     else:
-        if align_corners is not None and not isinstance(align_corners, bool):
-            raise TypeError(f"interpolate: align_corners must be a bool or None, got {align_corners!r}")
-        align_corners, x = bool(align_corners), floating(x)
+        align_corners, x = _align_corners("interpolate", align_corners), floating(x)
     if (size is None) == (scale_factor is None):
         raise ValueError("interpolate: give exactly one of size and scale_factor, got "
                          f"{'both' if size is not None else 'neither'}")
@@ -301,3 +322,276 @@ def max_unpool3d(x, indices, kernel_size, stride=None, padding=0, output_size=No
     d * H * W + h * W + w positions in each output volume, as max_pool3d(return_indices=True)
     gives), zeros elsewhere; kernel_size, stride and padding are ints or triples."""
     return _unpool("max_unpool3d", 3, x, indices, kernel_size, stride, padding, output_size)
+
+
+# ---------------------------------------------------------------- grid_sample and affine_grid
+
+GRID_MODES = {"bilinear": (4, 5), "nearest": (4, 5), "bicubic": (4,)}  # mode: input ndims (5-d bilinear: trilinear)
+PADDING_MODES = ("zeros", "border", "reflection")
+
+
+def _unnormalize(xp, g, n, align_corners):
+    """The grid coordinate g (-1 .. 1) as a position x along an axis of n entries, and dx/dg:
+
+        x = ((g + 1) / 2) * (n - 1)     dx/dg = (n - 1) / 2     align_corners: -1, 1 the end entries' centres
+        x = ((g + 1) * n - 1) / 2       dx/dg = n / 2           otherwise: -1, 1 their outer edges
+    """
+    if align_corners:
+        return ((g + 1) / 2) * (n - 1), (n - 1) / 2
+    return ((g + 1) * n - 1) / 2, n / 2
+
+
+def _clip(xp, x, n):
+    """x clipped to [0, n - 1], and its slope: 1 strictly inside, 0 at and past the ends (PyTorch's
+    clip_coordinates_set_grad counts the ends as outside)."""
+    return xp.clip(x, 0, n - 1), ((x > 0) & (x < n - 1)).astype(x.dtype)
+
+
+def _reflect(xp, x, low, high):
+    """x folded into [low, high] by mirroring it at both ends as often as it takes, and its slope
+    (+1 or -1: each mirror turns the direction). With d = x - low, s = sign(d) and span = high - low:
+    after floor(|d| / span) flips, an even count leaves low + (|d| mod span) (slope s), an odd one
+    high - (|d| mod span) (slope -s). A single point (low = high) is itself, slope 0."""
+    span = high - low
+    if span == 0:
+        return xp.full_like(x, low), xp.zeros_like(x)
+    d = x - low
+    sign = xp.where(d < 0, -1.0, 1.0).astype(x.dtype)
+    d = xp.abs(d)
+    extra = xp.fmod(d, span)
+    even = xp.floor(d / span) % 2 == 0
+    return xp.where(even, low + extra, high - extra), xp.where(even, sign, -sign)
+
+
+def _pad(xp, x, n, padding_mode, align_corners):
+    """A position x along an axis of n entries as padding_mode reads it, and d(that)/dx:
+    zeros leaves it (a read outside is 0); border clips it to [0, n - 1]; reflection mirrors it at
+    the end entries' centres (align_corners: 0 and n - 1) or their outer edges (-0.5 and n - 0.5),
+    then clips it (only the outer edges' half-entries are past the centres)."""
+    if padding_mode == "zeros":
+        return x, 1.0
+    slope = 1.0
+    if padding_mode == "reflection":
+        x, slope = _reflect(xp, x, 0.0, n - 1.0) if align_corners else _reflect(xp, x, -0.5, n - 0.5)
+    x, clip_slope = _clip(xp, x, n)
+    return x, slope * clip_slope
+
+
+def _grid_taps(xp, x, mode):
+    """[(position, weight, d weight / dx)]: the entries along one axis that a read at x takes, as
+    floats. With i0 = floor(x) and lam = x - i0:
+
+        nearest   round(x) (half to even, as PyTorch's nearbyint)      weight 1, slope 0
+        bilinear  i0: 1 - lam, slope -1;  i0 + 1: lam, slope 1
+        bicubic   i0 - 1 + k: w_k(lam), slope w_k'(lam), k = 0..3 (_cubic_weights and _cubic_weight_slopes)
+    """
+    if mode == "nearest":
+        return [(xp.rint(x), 1.0, 0.0)]
+    i0 = xp.floor(x)
+    lam = x - i0
+    if mode == "bilinear":
+        return [(i0, 1 - lam, -1.0), (i0 + 1, lam, 1.0)]
+    return [(i0 - 1 + k, w, dw) for k, (w, dw) in enumerate(zip(_cubic_weights(lam), _cubic_weight_slopes(lam)))]
+
+
+class GridSample(Function):
+    """y[n, c, q] = x[n, c] read at the grid's point q (PyTorch's grid_sample), x [N, C, H, W]
+    with grid [N, H_out, W_out, 2] holding (g_x, g_y) per point, or x [N, C, D, H, W] with grid
+    [N, D_out, H_out, W_out, 3] holding (g_x, g_y, g_z): g_x runs along W, g_y along H, g_z along D.
+
+    Along each axis a of n_a entries (_unnormalize, _pad), the point's position is
+
+        x_a = ((g_a + 1) / 2) * (n_a - 1)   (align_corners)   or   ((g_a + 1) * n_a - 1) / 2
+        x_a <- pad(x_a)   (border: clip to [0, n_a - 1]; reflection: mirror, then clip; not for bicubic)
+
+    with s_a = dx_a/dg_a: (n_a - 1) / 2 or n_a / 2, times the padding's slope (0 where clipped, -1
+    across an odd number of mirrors). Along the axis the read takes the taps t (_grid_taps) at
+    positions p_t with weights w_t(x_a): bilinear the two entries around x_a, i0 = floor(x_a),
+    lam = x_a - i0, weights 1 - lam and lam; nearest the one at round(x_a); bicubic the four
+    i0 - 1 .. i0 + 2, weighted by Keys' cubic at their distances, each tap's position padded on its
+    own (PyTorch's: bicubic pads the taps, not x_a). In 2-d the four corners (b over the taps of
+    y and of x) are
+
+        y[n, c, q] = sum_b m_b * w_b * x[n, c, p_b],   w_b = w_{t_y}(x_y) * w_{t_x}(x_x)
+
+    (bilinear: nw = (1 - lam_y)(1 - lam_x), ne = (1 - lam_y) lam_x, sw = lam_y (1 - lam_x),
+    se = lam_y lam_x), where m_b is 1 when p_b lies in x and 0 when not (zeros padding's outside;
+    nothing is read there, so an inf beside it makes no NaN). 3-d takes the eight corners of three
+    axes the same way. Backward:
+
+        dx[n, c, p] = sum_{(q, b) : p_b = p} m_b * w_b * dy[n, c, q]          (a scatter-add, add_at)
+        dg_a[n, q]  = s_a * sum_c dy[n, c, q] * sum_b m_b * x[n, c, p_b] * dw_b/dx_a
+
+    with dw_b/dx_a = w'_{t_a}(x_a) times the other axes' weights (bilinear along x: d nw/dx_x =
+    -(1 - lam_y), d ne/dx_x = 1 - lam_y, d sw/dx_x = -lam_y, d se/dx_x = lam_y). nearest's weights
+    are constant: its dg is 0. A point whose position is not finite (a NaN in the grid, or inf
+    where it is not clipped) reads 0 and takes no gradient.
+
+    Derivation: docs/backprop/padding-and-resampling.md
+    """
+
+    def __init__(self, mode, padding_mode, align_corners):
+        self.mode, self.padding_mode, self.align_corners = mode, padding_mode, align_corners
+
+    def _reads(self, xp, grid, sizes):
+        """[(row, m * w, [dw/dx_a per axis])] over the corners b, each [N * Q] (rows of x's
+        [N * P, C] layout), and s_a per axis; the grid is [N, Q, k]."""
+        n_batch, q, k = grid.shape
+        base = xp.arange(n_batch)[:, None] * math.prod(sizes)  # row of (n, position 0)
+        valid = xp.ones((n_batch, q), dtype=bool)
+        per_axis, slopes = [], []
+        for a, n in enumerate(sizes):  # x's axes D, H, W in order: the grid's last coordinate first
+            x, slope = _unnormalize(xp, grid[..., k - 1 - a], n, self.align_corners)
+            if self.mode != "bicubic":
+                x, pad_slope = _pad(xp, x, n, self.padding_mode, self.align_corners)
+                slope = slope * pad_slope
+            finite = xp.isfinite(x)
+            valid &= finite
+            taps = []
+            for at, w, dw in _grid_taps(xp, xp.where(finite, x, 0.0), self.mode):
+                if self.mode == "bicubic":
+                    at = _pad(xp, at, n, self.padding_mode, self.align_corners)[0]
+                inside = (at >= 0) & (at <= n - 1)
+                taps.append((xp.clip(at, 0, n - 1).astype(np.int64), inside, w, dw))
+            per_axis.append(taps)
+            slopes.append(slope)
+        reads = []
+        for corner in itertools.product(*per_axis):
+            position, inside, weight = 0, valid, 1.0
+            for (at, tap_inside, w, _), n in zip(corner, sizes):
+                position, inside, weight = position * n + at, inside & tap_inside, weight * w
+            row = base + position
+            dweights = [math.prod([c[3] if b == a else c[2] for b, c in enumerate(corner)]) for a in range(k)]
+            reads.append((row.reshape(-1), (inside * weight).reshape(-1), dweights, inside))
+        return reads, slopes
+
+    def forward(self, x, grid):
+        xp = get_array_module(x)
+        n_batch, c, sizes = x.shape[0], x.shape[1], x.shape[2:]
+        k, out = len(sizes), grid.shape[1:-1]
+        q = math.prod(out)
+        self.x_shape, self.grid_shape = x.shape, grid.shape
+        rows_of_x = xp.moveaxis(x.reshape(n_batch, c, -1), 1, 2).reshape(-1, c)  # [N * P, C]
+        self.reads, self.slopes = self._reads(xp, grid.reshape(n_batch, q, k), sizes)
+        self.save_for_backward(x)
+        y = xp.zeros((n_batch * q, c), dtype=x.dtype)
+        for row, weight, _, inside in self.reads:  # inside: a read outside x is 0, not 0 * x's edge
+            y += xp.where(inside.reshape(-1, 1), rows_of_x[row], 0) * weight.astype(x.dtype)[:, None]
+        return xp.ascontiguousarray(xp.moveaxis(y.reshape(n_batch, q, c), 2, 1).reshape((n_batch, c) + out))
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        (x,) = self.saved
+        n_batch, c, sizes = self.x_shape[0], self.x_shape[1], self.x_shape[2:]
+        k, q = len(sizes), math.prod(self.grid_shape[1:-1])
+        dy_rows = xp.moveaxis(dy.reshape(n_batch, c, q), 1, 2).reshape(-1, c)  # [N * Q, C]
+        dx = dgrid = None
+        if self.needs_input_grad[0]:
+            dx_rows = xp.zeros((n_batch * math.prod(sizes), c), dtype=dy.dtype)
+            for row, weight, _, _ in self.reads:
+                add_at(dx_rows, row, dy_rows * weight.astype(dy.dtype)[:, None])
+            dx = xp.ascontiguousarray(xp.moveaxis(dx_rows.reshape(n_batch, -1, c), 2, 1).reshape(self.x_shape))
+        if self.needs_input_grad[1]:
+            dgrid = xp.zeros((n_batch, q, k), dtype=dy.dtype)
+            if self.mode != "nearest":
+                rows_of_x = xp.moveaxis(x.reshape(n_batch, c, -1), 1, 2).reshape(-1, c)
+                for row, _, dweights, inside in self.reads:
+                    seen = (xp.where(inside.reshape(-1, 1), rows_of_x[row], 0) * dy_rows).sum(axis=1)
+                    for a in range(k):
+                        dgrid[..., k - 1 - a] += (seen * dweights[a].reshape(-1)).reshape(n_batch, q)
+                for a in range(k):
+                    dgrid[..., k - 1 - a] *= self.slopes[a]
+            dgrid = dgrid.reshape(self.grid_shape)
+        return dx, dgrid
+
+
+def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """x [N, C, H, W] read at grid [N, H_out, W_out, 2]'s points (x, y) into [N, C, H_out, W_out],
+    or x [N, C, D, H, W] at grid [N, D_out, H_out, W_out, 3]'s (x, y, z): coordinates from -1 to 1
+    across each axis (align_corners: the end entries' centres; else their outer edges, the
+    default); mode bilinear (trilinear in 3-d), nearest or bicubic (4-d only); what a point
+    outside reads by padding_mode zeros, border or reflection. As PyTorch's grid_sample;
+    differentiable in x and in the grid (nearest: 0 to the grid)."""
+    x, grid = floating(x), floating(grid)
+    if mode not in GRID_MODES:
+        raise ValueError(f"grid_sample: mode must be one of {', '.join(GRID_MODES)}, got {mode!r}")
+    if padding_mode not in PADDING_MODES:
+        raise ValueError(f"grid_sample: padding_mode must be one of {', '.join(PADDING_MODES)}, got {padding_mode!r}")
+    align_corners = _align_corners("grid_sample", align_corners)
+    if x.ndim not in (4, 5):
+        raise ValueError(f"grid_sample: input must be 4-D [N, C, H, W] or 5-D [N, C, D, H, W], got shape {x.shape}")
+    if x.ndim not in GRID_MODES[mode]:
+        raise ValueError(f"grid_sample: mode {mode!r} takes a 4-D input [N, C, H, W] only, got shape {x.shape}")
+    k = x.ndim - 2
+    layout = "[N, H_out, W_out, 2]" if k == 2 else "[N, D_out, H_out, W_out, 3]"
+    if grid.ndim != x.ndim:
+        raise ValueError(f"grid_sample: grid must be {x.ndim}-D {layout} for a {x.ndim}-D input, got shape {grid.shape}")
+    if grid.shape[-1] != k:
+        raise ValueError(f"grid_sample: grid's last axis must hold {k} coordinates ({', '.join('xyz'[:k])}) for a "
+                         f"{x.ndim}-D input, got {grid.shape[-1]} (grid shape {grid.shape})")
+    if grid.shape[0] != x.shape[0]:
+        raise ValueError(f"grid_sample: input and grid must have the same batch size, got input {x.shape[0]} "
+                         f"(shape {x.shape}) and grid {grid.shape[0]} (shape {grid.shape})")
+    if min(x.shape[2:]) < 1:
+        raise ValueError(f"grid_sample: input's spatial sizes must be > 0, got shape {x.shape}")
+    if x.dtype != grid.dtype:
+        raise TypeError(f"grid_sample: input and grid must have the same dtype, got {x.dtype} and {grid.dtype}")
+    return GridSample(mode, padding_mode, align_corners)(x, grid)
+
+
+def _grid_line(n, align_corners):
+    """The n coordinates of an axis' entries: -1 + 2j / (n - 1) (align_corners: the end entries at
+    -1 and 1) or -1 + (2j + 1) / n (their centres, the axis' edges at -1 and 1); one entry is at 0."""
+    j = np.arange(n, dtype=np.float64)
+    if n == 1:
+        return np.zeros(1)
+    return -1 + 2 * j / (n - 1) if align_corners else -1 + (2 * j + 1) / n
+
+
+class AffineGrid(Function):
+    """grid[n, p] = theta[n] @ (b_p, 1): each output entry's coordinates b_p (x along W, y along
+    H, z along D: _grid_line per axis) through the affine map theta [N, k, k + 1] (k = 2 or 3).
+    With B [P, k + 1] the rows (b_p, 1):
+
+        forward   grid[n, p, i] = sum_j B[p, j] * theta[n, i, j]        (grid[n] = B @ theta[n]^T)
+        backward  dtheta[n, i, j] = sum_p dgrid[n, p, i] * B[p, j]      (dtheta[n] = dgrid[n]^T @ B)
+    """
+
+    def __init__(self, size, align_corners):
+        self.size, self.align_corners = tuple(size), align_corners
+
+    def forward(self, theta):
+        xp = get_array_module(theta)
+        spatial = self.size[2:]
+        lines = [_grid_line(n, self.align_corners) for n in spatial[::-1]]  # x, y (, z): W's first
+        points = np.meshgrid(*lines[::-1], indexing="ij")[::-1]  # over D, H, W, the x coordinate first
+        rows = np.stack([p.reshape(-1) for p in points] + [np.ones(math.prod(spatial))], axis=1)
+        self.rows = xp.asarray(rows, dtype=theta.dtype)
+        grid = xp.matmul(self.rows, theta.transpose(0, 2, 1))  # [N, P, k]
+        return grid.reshape(self.size[:1] + spatial + (len(spatial),))
+
+    def backward(self, dgrid):
+        n_batch, k = dgrid.shape[0], dgrid.shape[-1]
+        return (get_array_module(dgrid).matmul(dgrid.reshape(n_batch, -1, k).transpose(0, 2, 1), self.rows),)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The grid of the affine maps theta [N, 2, 3] for size (N, C, H, W) ([N, H, W, 2]), or theta
+    [N, 3, 4] for size (N, C, D, H, W) ([N, D, H, W, 3]): output entry p's coordinates (x, y(, z))
+    in grid_sample's -1 .. 1 (align_corners as there), mapped by theta[n]. As PyTorch's
+    affine_grid; differentiable in theta."""
+    theta = floating(theta)
+    align_corners = _align_corners("affine_grid", align_corners)
+    size = tuple(size) if isinstance(size, (tuple, list)) else size
+    if not isinstance(size, tuple) or len(size) not in (4, 5) or not all(
+            isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in size):
+        raise ValueError(f"affine_grid: size must be 4 ints (N, C, H, W) or 5 (N, C, D, H, W), got {size!r}")
+    k = len(size) - 2
+    if theta.ndim != 3 or theta.shape[1:] != (k, k + 1):
+        raise ValueError(f"affine_grid: theta must be a batch of {k}-D affine maps [N, {k}, {k + 1}] for size {size}, "
+                         f"got shape {theta.shape}")
+    if theta.shape[0] != size[0]:
+        raise ValueError(f"affine_grid: theta's batch {theta.shape[0]} must be size's N, got size {size}")
+    if min(size) < 1:
+        raise ValueError(f"affine_grid: size must be > 0 in every axis, got {size}")
+    return AffineGrid(size, align_corners)(theta)
