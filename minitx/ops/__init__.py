@@ -22,7 +22,8 @@ backward on raw arrays, the math in its docstring) with its public function righ
     attention     scaled_dot_product_attention (boolean or float masks, grouped-query heads)
     conv          conv1d/2d/3d, conv_transpose1d/2d/3d, unfold and fold (im2col, col2im), max/avg pooling
                   (and adaptive) in 1-3 dimensions
-    resample      interpolate (nearest, nearest-exact, linear, bilinear, bicubic, area), max_unpool1d/2d/3d
+    resample      interpolate (nearest, nearest-exact, linear, bilinear, bicubic, area), max_unpool1d/2d/3d,
+                  grid_sample, affine_grid
     ctc           ctc_loss (connectionist temporal classification: alpha and beta recursions over the labels)
     _args         how the public functions convert their arguments
 

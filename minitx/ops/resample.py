@@ -394,6 +394,18 @@ def _grid_taps(xp, x, mode):
     return [(i0 - 1 + k, w, dw) for k, (w, dw) in enumerate(zip(_cubic_weights(lam), _cubic_weight_slopes(lam)))]
 
 
+def _as_rows(xp, a):
+    """[N, C, *S] as [N * P, C] (P = prod(S)): a row per sample and position, holding its channels."""
+    n, c, p = a.shape[0], a.shape[1], math.prod(a.shape[2:])
+    return xp.moveaxis(a.reshape(n, c, p), 1, 2).reshape(n * p, c)
+
+
+def _from_rows(xp, rows, shape):
+    """_as_rows undone: [N * P, C] as [N, C, *S]."""
+    n, c, p = shape[0], shape[1], math.prod(shape[2:])
+    return xp.ascontiguousarray(xp.moveaxis(rows.reshape(n, p, c), 2, 1).reshape(shape))
+
+
 class GridSample(Function):
     """y[n, c, q] = x[n, c] read at the grid's point q (PyTorch's grid_sample), x [N, C, H, W]
     with grid [N, H_out, W_out, 2] holding (g_x, g_y) per point, or x [N, C, D, H, W] with grid
@@ -471,30 +483,30 @@ class GridSample(Function):
         k, out = len(sizes), grid.shape[1:-1]
         q = math.prod(out)
         self.x_shape, self.grid_shape = x.shape, grid.shape
-        rows_of_x = xp.moveaxis(x.reshape(n_batch, c, -1), 1, 2).reshape(-1, c)  # [N * P, C]
+        rows_of_x = _as_rows(xp, x)
         self.reads, self.slopes = self._reads(xp, grid.reshape(n_batch, q, k), sizes)
         self.save_for_backward(x)
         y = xp.zeros((n_batch * q, c), dtype=x.dtype)
         for row, weight, _, inside in self.reads:  # inside: a read outside x is 0, not 0 * x's edge
             y += xp.where(inside.reshape(-1, 1), rows_of_x[row], 0) * weight.astype(x.dtype)[:, None]
-        return xp.ascontiguousarray(xp.moveaxis(y.reshape(n_batch, q, c), 2, 1).reshape((n_batch, c) + out))
+        return _from_rows(xp, y, (n_batch, c) + out)
 
     def backward(self, dy):
         xp = get_array_module(dy)
         (x,) = self.saved
         n_batch, c, sizes = self.x_shape[0], self.x_shape[1], self.x_shape[2:]
         k, q = len(sizes), math.prod(self.grid_shape[1:-1])
-        dy_rows = xp.moveaxis(dy.reshape(n_batch, c, q), 1, 2).reshape(-1, c)  # [N * Q, C]
+        dy_rows = _as_rows(xp, dy)
         dx = dgrid = None
         if self.needs_input_grad[0]:
             dx_rows = xp.zeros((n_batch * math.prod(sizes), c), dtype=dy.dtype)
             for row, weight, _, _ in self.reads:
                 add_at(dx_rows, row, dy_rows * weight.astype(dy.dtype)[:, None])
-            dx = xp.ascontiguousarray(xp.moveaxis(dx_rows.reshape(n_batch, -1, c), 2, 1).reshape(self.x_shape))
+            dx = _from_rows(xp, dx_rows, self.x_shape)
         if self.needs_input_grad[1]:
             dgrid = xp.zeros((n_batch, q, k), dtype=dy.dtype)
             if self.mode != "nearest":
-                rows_of_x = xp.moveaxis(x.reshape(n_batch, c, -1), 1, 2).reshape(-1, c)
+                rows_of_x = _as_rows(xp, x)
                 for row, _, dweights, inside in self.reads:
                     seen = (xp.where(inside.reshape(-1, 1), rows_of_x[row], 0) * dy_rows).sum(axis=1)
                     for a in range(k):
