@@ -19,7 +19,7 @@ writes, scatter's reduce=, two random fills, inplace=True); one per op of the sl
 (unfold, fold and their layers, max_unpool3d, nn.UpsamplingNearest2d and nn.UpsamplingBilinear2d); one
 per counting and sorting name (bucketize, histc, mode, unique_consecutive); one per linear-algebra
 addition (einsum's broadcast letters, tensordot, inner, vdot, kron, vector_norm, matrix_norm,
-linalg.norm); and one for sliding_windows (Tensor.unfold).
+linalg.norm); one for sliding_windows (Tensor.unfold); and one each for grid_sample and affine_grid.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -41,6 +41,7 @@ _SELECTION = ("tests/ops/test_selection.py",)
 _INDEXING = ("tests/ops/test_indexing.py",)
 _SETITEM = ("tests/ops/test_setitem.py",)
 _RESAMPLE = ("tests/ops/test_resample.py",)
+_GRID = ("tests/ops/test_grid_sample.py",)
 _CONV = ("tests/ops/test_conv.py",)
 _UNFOLD = ("tests/ops/test_unfold.py",)
 _ATTENTION = ("tests/ops/test_attention_masks.py",)
@@ -710,5 +711,11 @@ OP_SLIPS = [
     Slip("ctc_loss backward: beta's skip over a blank allowed by the mask at s, not at s + 2", "minitx/ops/ctc.py",
          "xp.where(skip_next, _from_right(after, 2, ninf), ninf)", "xp.where(skip, _from_right(after, 2, ninf), ninf)",
          ("tests/ops/test_ctc.py",)),
+    # grid_sample and affine_grid
+    Slip("grid_sample align_corners=False: dx/dg taken as align_corners' (n - 1) / 2", _R,
+         "return ((g + 1) * n - 1) / 2, n / 2", "return ((g + 1) * n - 1) / 2, (n - 1) / 2", _GRID),
+    Slip("affine_grid: the base grid's coordinates in (y, x) order, not (x, y)", _R,
+         "rows = np.stack([p.reshape(-1) for p in points[::-1]]", "rows = np.stack([p.reshape(-1) for p in points]",
+         _GRID),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

@@ -575,9 +575,8 @@ class AffineGrid(Function):
     def forward(self, theta):
         xp = get_array_module(theta)
         spatial = self.size[2:]
-        lines = [_grid_line(n, self.align_corners) for n in spatial[::-1]]  # x, y (, z): W's first
-        points = np.meshgrid(*lines[::-1], indexing="ij")[::-1]  # over D, H, W, the x coordinate first
-        rows = np.stack([p.reshape(-1) for p in points] + [np.ones(math.prod(spatial))], axis=1)
+        points = np.meshgrid(*[_grid_line(n, self.align_corners) for n in spatial], indexing="ij")  # (z,) y, x
+        rows = np.stack([p.reshape(-1) for p in points[::-1]] + [np.ones(math.prod(spatial))], axis=1)  # x, y(, z), 1
         self.rows = xp.asarray(rows, dtype=theta.dtype)
         grid = xp.matmul(self.rows, theta.transpose(0, 2, 1))  # [N, P, k]
         return grid.reshape(self.size[:1] + spatial + (len(spatial),))
