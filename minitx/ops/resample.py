@@ -446,8 +446,8 @@ class GridSample(Function):
         self.mode, self.padding_mode, self.align_corners = mode, padding_mode, align_corners
 
     def _reads(self, xp, grid, sizes):
-        """[(row, m * w, [dw/dx_a per axis])] over the corners b, each [N * Q] (rows of x's
-        [N * P, C] layout), and s_a per axis; the grid is [N, Q, k]."""
+        """[(row, m_b * w_b, [dw_b/dx_a for each axis a], m_b)] over the corners b (row: in x's
+        [N * P, C] layout, _as_rows), and s_a for each axis; the grid is [N, Q, k]."""
         n_batch, q, k = grid.shape
         base = xp.arange(n_batch)[:, None] * math.prod(sizes)  # row of (n, position 0)
         valid = xp.ones((n_batch, q), dtype=bool)
