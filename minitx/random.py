@@ -78,6 +78,17 @@ def generator(device: str = "cpu"):
     return _generators[device]
 
 
+def uniform(shape, dtype, device: str = "cpu", seed=None):
+    """U[0, 1) of ``shape`` for an op's random draw (dropout's masks, rrelu's slopes, gumbel_softmax's
+    noise): from a generator seeded with ``seed`` when given (the same draw at every call), else from
+    the device's global one. In ``dtype`` where it is float32 or float64, else in float32 (the
+    generators draw no other: the caller rounds)."""
+    xp = backend.xp_for(backend.check_device(device))
+    rng = generator(device) if seed is None else xp.random.default_rng(seed)
+    draw = dtype if np.dtype(dtype).name in ("float32", "float64") else np.float32
+    return rng.random(shape, dtype=draw)
+
+
 def drawing_from(chosen, device: str):
     """The NumPy (or CuPy) generator a draw on ``device`` takes: ``chosen``'s own where one is
     given (a ``generator=`` argument: a minitx.Generator of that device), else the device's global one."""

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from minitx import kernels
 from minitx import random as mrandom
 from minitx.autograd.function import Function
@@ -43,9 +41,8 @@ def _dropout_keep_mask(shape, p, dtype, xp, device, seed):
     """
     if seed is None and kernels.enabled(xp.empty(0, dtype)):
         return kernels.dropout_apply(xp.ones(shape, dtype), p, *mrandom.next_philox_seed_offset(device))
-    rng = mrandom.generator(device) if seed is None else xp.random.default_rng(seed)
-    draw = dtype if dtype.name in ("float32", "float64") else np.float32  # bfloat16: drawn as float32
-    mask = (rng.random(shape, dtype=draw) >= p).astype(draw)
+    u = mrandom.uniform(shape, dtype, device, seed)  # (bfloat16: drawn as float32)
+    mask = (u >= p).astype(u.dtype)
     mask *= 1 / (1 - p)  # (in its own array: keep * 1/(1-p) without another)
     return mask.astype(dtype, copy=False)
 
