@@ -19,7 +19,8 @@ from minitx.ops.elementwise import (
 from minitx.ops.activation import (
     relu, gelu, tanh, sigmoid, silu, leaky_relu, elu, softplus, logsigmoid, hardtanh, softmax,
     log_softmax, hardsigmoid, hardswish, relu6, selu, celu, softsign, mish, glu, prelu, threshold, softmin,
-    relu_, elu_, leaky_relu_, hardtanh_, threshold_, celu_, selu_)
+    hardshrink, softshrink, tanhshrink, rrelu, gumbel_softmax,
+    relu_, elu_, leaky_relu_, hardtanh_, threshold_, celu_, selu_, rrelu_)
 from minitx.ops.reduction import (
     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin)
 from minitx.ops.scan import (
@@ -38,7 +39,7 @@ from minitx.ops.linalg import (
 from minitx.ops.norm import (
     batch_norm, group_norm, layer_norm, rms_norm, normalize, cosine_similarity, instance_norm, pairwise_distance, cdist)
 from minitx.ops.dropout import (
-    dropout, dropout_add, bias_act_dropout, dropout1d, dropout2d, dropout3d)
+    dropout, dropout_add, bias_act_dropout, dropout1d, dropout2d, dropout3d, alpha_dropout, feature_alpha_dropout)
 from minitx.ops.loss import (
     cross_entropy, nll_loss, binary_cross_entropy, binary_cross_entropy_with_logits, mse_loss, l1_loss,
     smooth_l1_loss, huber_loss, kl_div)

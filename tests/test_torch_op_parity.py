@@ -263,6 +263,16 @@ CASES = {
     "relu": case(F.relu, arg(edges=EDGES, ties=True), reference=torch.relu),
     "abs": case(F.abs, arg(edges=(0.0, INF, -INF), ties=True), reference=torch.abs),
     "gelu": case(F.gelu, arg(edges=EDGES), reference=tF.gelu),
+    # the shrinks draw no NaN: PyTorch's gradient there is dy or 0 by its position (tests/ops/test_activation.py);
+    # ties at +-0.5 and +-1.5 (the bands' edges)
+    "hardshrink": case(lambda x, lambd: F.hardshrink(x, lambd), arg(edges=(0.0, INF, -INF), ties=True),
+                       kwargs={"lambd": st.sampled_from([0.0, 0.5, 1.5])}, reference=tF.hardshrink),
+    "softshrink": case(lambda x, lambd: F.softshrink(x, lambd), arg(edges=(0.0, INF, -INF), ties=True),
+                       kwargs={"lambd": st.sampled_from([0.0, 0.5, 1.5])}, reference=tF.softshrink),
+    "tanhshrink": case(F.tanhshrink, arg(edges=EDGES), reference=tF.tanhshrink),
+    "rrelu_eval": case(lambda x, lower, upper: F.rrelu(x, lower, upper), arg(edges=EDGES, ties=True),
+                       kwargs={"lower": st.sampled_from([0.0, 0.125, 0.3]), "upper": st.sampled_from([0.3, 0.5])},
+                       reference=lambda x, lower, upper: tF.rrelu(x, lower, upper)),
     "gelu_tanh": case(lambda x: F.gelu(x, approximate="tanh"), arg(edges=EDGES),
                       reference=lambda x: tF.gelu(x, approximate="tanh")),
     "maximum": case(F.maximum, arg(ties=True, edges=(INF, -INF)), arg(ties=True, edges=(INF, -INF)), broadcast=True,

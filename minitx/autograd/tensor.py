@@ -1003,6 +1003,7 @@ class Tensor:
     def softplus(self, beta=1.0, threshold=20.0): return F.softplus(self, beta, threshold)
     def logsigmoid(self): return F.logsigmoid(self)
     def hardtanh(self, min_val=-1.0, max_val=1.0): return F.hardtanh(self, min_val, max_val)
+    def hardshrink(self, lambd=0.5): return F.hardshrink(self, lambd)
     def std(self, axis=None, ddof=0, keepdims=False): return F.std(self, axis, ddof, keepdims)
     def prod(self, axis=None, keepdims=False): return F.prod(self, axis, keepdims)
     def cumsum(self, axis, dtype=None): return F.cumsum(self, axis, dtype)

@@ -1,7 +1,8 @@
 """Activation functions: relu, gelu, tanh, sigmoid, silu, leaky_relu, elu, softplus, logsigmoid,
-hardtanh, hardsigmoid, hardswish, and softmax and log_softmax, each in a form that neither
-overflows nor loses precision for large |x|; and those composed of them (relu6, selu, celu,
-softsign, mish, glu, prelu, threshold, softmin), whose gradients are their parts'. Each gradient is the local derivative times ``dy`` (softmax's is the
+hardtanh, hardsigmoid, hardswish, hardshrink, softshrink, tanhshrink, rrelu, and softmax and
+log_softmax, each in a form that neither overflows nor loses precision for large |x|; and those
+composed of them (relu6, selu, celu, softsign, mish, glu, prelu, threshold, softmin,
+gumbel_softmax), whose gradients are their parts'. Each gradient is the local derivative times ``dy`` (softmax's is the
 Jacobian-vector product, see docs/backprop/softmax.md).
 
 The stable pieces, with e = e^-|x| <= 1 (never overflows):
@@ -25,8 +26,10 @@ import math
 import numpy as np
 
 from minitx import kernels
+from minitx import random as mrandom
 from minitx.autograd.function import Function
-from minitx.backend import get_array_module
+from minitx.autograd.tensor import Tensor
+from minitx.backend import device_of, get_array_module
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import floating, in_place_function, takes_inplace
 from minitx.ops.elementwise import _erf_numpy, expm1, where
@@ -34,7 +37,7 @@ from minitx.ops.reduction import check_nonempty_axes, logsumexp_parts, normalize
 from minitx.ops.shape import split
 
 __all__ = ["Relu", "Gelu", "Tanh", "Sigmoid", "Silu", "LeakyRelu", "Elu", "Softplus", "LogSigmoid", "Hardtanh", "Softmax",
-           "LogSoftmax", "Hardsigmoid", "Hardswish"]
+           "LogSoftmax", "Hardsigmoid", "Hardswish", "Hardshrink", "Softshrink", "Tanhshrink", "Rrelu"]
 
 
 def relu_values(x):
@@ -233,6 +236,44 @@ class LeakyRelu(Function):
 def leaky_relu(x, negative_slope=0.01):
     """x, its negative part scaled by negative_slope; integers compute in float32 (PyTorch refuses them)."""
     return LeakyRelu(negative_slope)(floating(x))
+
+
+class Rrelu(Function):
+    """Randomized leaky ReLU while training: y = x for x > 0, a * x elsewhere, with a slope a
+    drawn per element uniformly from [lower, upper] (x = 0 draws one too, as PyTorch's).
+    dx = dy for x > 0, a * dy elsewhere: the drawn slopes, saved as one array with 1 where x > 0
+    (and at a NaN, which is not <= 0: it passes dy, as PyTorch's).
+
+    The slopes come from minitx's seeded generator (``minitx.manual_seed``), or from ``seed``
+    when given. Outside training rrelu is leaky_relu with the mean slope (lower + upper) / 2.
+    """
+
+    def __init__(self, lower, upper, seed=None):
+        self.lower, self.upper, self.seed = lower, upper, seed
+
+    def forward(self, x):
+        u = mrandom.uniform(x.shape, x.dtype, device_of(x), self.seed)
+        drawn = (self.lower + (self.upper - self.lower) * u).astype(x.dtype, copy=False)
+        slope = get_array_module(x).where(x <= 0, drawn, x.dtype.type(1))
+        self.save_for_backward(slope)
+        return x * slope
+
+    def backward(self, dy):
+        (slope,) = self.saved
+        return (dy * slope,)
+
+
+@takes_inplace
+def rrelu(x, lower=1 / 8, upper=1 / 3, training=False, seed=None):
+    """Randomized leaky ReLU (Xu et al. 2015): while training, x's negative part scaled by a slope
+    drawn per element from U[lower, upper] (see Rrelu); otherwise by the mean slope
+    (lower + upper) / 2, leaky_relu. ``training`` is False by default, as in PyTorch's F.rrelu."""
+    if not lower <= upper:
+        raise ValueError(f"rrelu: lower must be at most upper, got lower={lower} and upper={upper}")
+    x = floating(x)
+    if not training:
+        return leaky_relu(x, (lower + upper) / 2)
+    return Rrelu(lower, upper, seed)(x)
 
 
 class Elu(Function):
@@ -476,6 +517,86 @@ class Hardswish(Function):
 def hardswish(x): return Hardswish()(floating(x))
 
 
+class _Shrink(Function):
+    """The shrinks' lambd and backward: dx = dy outside the band -lambd <= x <= lambd, 0 inside it
+    (0 at +-lambd themselves, as PyTorch). A NaN is inside no band: it stays NaN and passes dy
+    (PyTorch's CPU kernels give dy or 0 there, by the NaN's position in the array, as for hardtanh).
+    """
+
+    def __init__(self, lambd=0.5):
+        if not lambd >= 0:  # (NaN too)
+            raise ValueError(f"{self.name}: lambd must be >= 0, got {lambd}")
+        self.lambd = lambd
+
+    def _inside(self, x):
+        """Where -lambd <= x <= lambd, the band the shrinks zero (its bounds included); saves the
+        rest, where backward passes dy."""
+        inside = (x >= -self.lambd) & (x <= self.lambd)
+        self.save_for_backward(~inside)
+        return inside
+
+    def backward(self, dy):
+        (outside,) = self.saved
+        return (dy * outside,)
+
+
+class Hardshrink(_Shrink):
+    """y = x where |x| > lambd, 0 where -lambd <= x <= lambd.
+    dx = dy outside the band, 0 inside it (see _Shrink)
+
+    Derivation: docs/backprop/activations.md
+    """
+
+    def forward(self, x):
+        return get_array_module(x).where(self._inside(x), x.dtype.type(0), x)
+
+
+def hardshrink(x, lambd=0.5):
+    """x where |x| > lambd, else 0."""
+    return Hardshrink(lambd)(floating(x))
+
+
+class Softshrink(_Shrink):
+    """y = x - lambd for x > lambd, x + lambd for x < -lambd, 0 between: y = x - clip(x, -lambd, lambd)
+    dx = dy outside the band, 0 inside it (see _Shrink)
+
+    Inside the band y is 0 * x, a zero of x's sign as PyTorch's.
+
+    Derivation: docs/backprop/activations.md
+    """
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        return xp.where(self._inside(x), 0 * x, x - xp.clip(x, -self.lambd, self.lambd))
+
+
+def softshrink(x, lambd=0.5):
+    """x moved lambd towards 0, and 0 where |x| <= lambd (soft thresholding, the proximal step of
+    lambd * |x|)."""
+    return Softshrink(lambd)(floating(x))
+
+
+class Tanhshrink(Function):
+    """y = x - tanh x.   dx = dy * (1 - (1 - tanh^2 x)) = dy * tanh^2 x
+
+    (tanh^2 x itself: 1 - tanh'(x) would round to 0 for small x, where tanh^2 x ~ x^2 is not.)
+
+    Derivation: docs/backprop/activations.md
+    """
+
+    def forward(self, x):
+        t = get_array_module(x).tanh(x)
+        self.save_for_backward(t)
+        return x - t
+
+    def backward(self, dy):
+        (t,) = self.saved
+        return (dy * (t * t),)
+
+
+def tanhshrink(x): return Tanhshrink()(floating(x))
+
+
 @takes_inplace
 def relu6(x):
     """min(max(x, 0), 6): hardtanh(x, 0, 6), as PyTorch's."""
@@ -559,6 +680,35 @@ def softmin(x, axis=-1):
     return softmax(-floating(x), axis)
 
 
+@takes_torch_keywords
+def gumbel_softmax(logits, tau=1.0, hard=False, axis=-1, seed=None):
+    """A sample of the Gumbel-softmax (concrete) distribution (Jang et al. 2017; Maddison et al. 2017):
+
+        y_soft = softmax((logits + g) / tau)  along ``axis``,   g_i = -log E_i,  E_i ~ Exponential(1)
+
+    composed of minitx's ops, so its gradient is softmax's (the noise g is a constant). With
+    ``hard=True`` the forward is the one-hot of y_soft's argmax and the backward y_soft's, the
+    straight-through estimator as PyTorch writes it: y_hard - y_soft.detach() + y_soft.
+    E = -log(1 - U), U drawn from minitx's seeded generator (or from ``seed`` when given), is kept
+    at least the dtype's tiny (U = 0 would make g infinite). PyTorch's ``eps`` (deprecated, unused
+    there) is not taken; tau must be positive (PyTorch gives NaN at 0)."""
+    if not tau > 0:
+        raise ValueError(f"gumbel_softmax: tau must be positive, got {tau}")
+    logits = floating(logits)
+    xp = get_array_module(logits.data)
+    u = mrandom.uniform(logits.shape, logits.dtype, logits.device, seed)
+    e = xp.maximum(-xp.log1p(-u), xp.finfo(u.dtype).tiny)
+    y_soft = softmax((logits + Tensor((-xp.log(e)).astype(logits.dtype, copy=False))) / tau, axis)
+    if not hard:
+        return y_soft
+    soft = y_soft.data.reshape(y_soft.shape or (1,))  # (a 0-d sample: of one class)
+    along = normalize_axes(axis, soft.ndim, "gumbel_softmax")[0]
+    classes = xp.arange(soft.shape[along]).reshape((-1,) + (1,) * (soft.ndim - 1 - along))
+    one_hot = (classes == xp.argmax(soft, axis=along, keepdims=True)).astype(soft.dtype)
+    y_hard = Tensor(one_hot.reshape(y_soft.shape))
+    return y_hard - y_soft.detach() + y_soft
+
+
 # PyTorch's F.relu_(x) ...: F.relu(x, inplace=True), the result written into x
-relu_, elu_, leaky_relu_, hardtanh_, threshold_, celu_, selu_ = (
-    in_place_function(op) for op in (relu, elu, leaky_relu, hardtanh, threshold, celu, selu))
+relu_, elu_, leaky_relu_, hardtanh_, threshold_, celu_, selu_, rrelu_ = (
+    in_place_function(op) for op in (relu, elu, leaky_relu, hardtanh, threshold, celu, selu, rrelu))

@@ -1,5 +1,5 @@
-"""Dropout: plain dropout, dropout fused with a residual add, and bias + activation + dropout
-fused in one op.
+"""Dropout: plain dropout, dropout fused with a residual add, bias + activation + dropout
+fused in one op, and alpha dropout (SELU's).
 
 The reference saves its mask; a fused kernel regenerates its mask from a Philox (seed, offset)
 pair (``minitx.random.next_philox_seed_offset``), and backward follows whichever forward ran.
@@ -23,7 +23,7 @@ from minitx.ops._args import floating, takes_inplace
 from minitx.ops.activation import gelu_tanh, gelu_tanh_derivative, relu_derivative, relu_values
 from minitx.ops.elementwise import add
 
-__all__ = ["Dropout", "DropoutAdd", "BiasActDropout"]
+__all__ = ["Dropout", "DropoutAdd", "BiasActDropout", "AlphaDropout"]
 
 
 def _check_dropout_p(op, p):
@@ -123,6 +123,74 @@ def dropout2d(x, p=0.5, training=True):
 def dropout3d(x, p=0.5, training=True):
     """Each channel of x [N, C, D, H, W] (or [C, D, H, W]) zeroed with probability p, the others scaled."""
     return _channel_dropout("dropout3d", 3, x, p, training)
+
+
+# -alpha' of SELU (scale * alpha): the value SELU approaches for x -> -inf, which a dropped unit takes
+_SELU_SATURATION = 1.7580993408473766
+
+
+class AlphaDropout(Function):
+    """Alpha dropout (Klambauer et al. 2017): dropped units take SELU's saturation value instead
+    of 0, then an affine map a, b restores the mean 0 and variance 1 of SELU's normalized output.
+    With m_i = 1 (kept, probability 1-p) or 0 and alpha = 1.7580993408473766 (PyTorch's constants):
+
+        a = 1 / sqrt((alpha^2 p + 1)(1 - p))
+        y = a * m * x + a * alpha * (m - 1 + p)     (kept: a x + a alpha p;  dropped: -a alpha (1 - p))
+
+    backward:  dx = dy * a * m
+
+    ``feature``: one m per channel, m [N, C, 1, ...] broadcast over x [N, C, ...] (the first two
+    axes are N and C, as in PyTorch's F.feature_alpha_dropout). The keep draw is dropout's
+    (_dropout_keep_mask, Philox on the GPU).
+
+    Derivation: docs/backprop/dropout.md
+    """
+
+    def __init__(self, p=0.5, feature=False, seed=None):
+        self.p, self.feature, self.seed = p, feature, seed
+
+    def forward(self, x):
+        shape = x.shape[:2] + (1,) * (x.ndim - 2) if self.feature else x.shape
+        # dropout's scaled mask, 1/(1-p) or 0: its draw, without its scale
+        m = (_dropout_keep_mask(shape, self.p, x.dtype, get_array_module(x), device_of(x), self.seed) != 0)
+        m = m.astype(x.dtype)
+        alpha = _SELU_SATURATION
+        a = 1 / math.sqrt((alpha * alpha * self.p + 1) * (1 - self.p))
+        self.save_for_backward(a * m)
+        return x * (a * m) + (m - 1) * (alpha * a) + alpha * a * self.p
+
+    def backward(self, dy):
+        (scale,) = self.saved
+        return (dy * scale,)
+
+
+def _alpha_dropout(op, feature, x, p, training, seed):
+    if not 0 <= p <= 1:
+        raise ValueError(f"{op}: p must be in [0, 1], got {p}")
+    if not training or p == 0:
+        return x
+    x = floating(x)
+    if feature and x.ndim < 2:
+        raise ValueError(f"{op}: input must have at least 2 axes [N, C, ...] (one mask value per sample and "
+                         f"channel), got shape {x.shape}")
+    if p == 1:
+        return x * 0.0  # every unit dropped: 0, as PyTorch's (its a would be 1/0)
+    return AlphaDropout(p, feature, seed)(x)
+
+
+@takes_inplace
+def alpha_dropout(x, p=0.5, training=False, seed=None):
+    """Alpha dropout while training (see AlphaDropout): it keeps the mean 0 and variance 1 of
+    SELU's outputs; the identity when not training or p == 0, and 0 at p == 1. ``training`` is
+    False by default, as in PyTorch's F.alpha_dropout."""
+    return _alpha_dropout("alpha_dropout", False, x, p, training, seed)
+
+
+@takes_inplace
+def feature_alpha_dropout(x, p=0.5, training=False, seed=None):
+    """Alpha dropout of whole channels: each (sample, channel) of x [N, C, ...] kept or dropped as
+    one (see AlphaDropout); the identity when not training or p == 0, 0 at p == 1."""
+    return _alpha_dropout("feature_alpha_dropout", True, x, p, training, seed)
 
 
 class DropoutAdd(Function):

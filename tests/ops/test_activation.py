@@ -1,6 +1,7 @@
 """Activations (minitx/ops/activation.py): Silu, LeakyRelu, Elu, Softplus, LogSigmoid, Hardtanh,
-Hardsigmoid, Hardswish, and those composed of them (relu6, selu, celu, softsign, mish, threshold,
-glu, prelu, softmin).
+Hardsigmoid, Hardswish, Hardshrink, Softshrink, Tanhshrink, and those composed of them (relu6, selu,
+celu, softsign, mish, threshold, glu, prelu, softmin); the random ones, Rrelu and gumbel_softmax, at
+a seed and by their statistics beside PyTorch's.
 
 Forward against independent NumPy formulas, float64 gradients (check_gradients) on
 hypothesis-drawn shapes, PyTorch parity (values and gradients) on drawn inputs and on edge
@@ -15,7 +16,7 @@ import minitx
 import minitx.functional as F
 from minitx.testing import check_forward, check_gradients, leaf
 from minitx.testing import strategies as mst
-from _torch_kit import parity
+from _torch_kit import import_torch, parity
 
 SHAPES = mst.shapes(max_dims=3, max_side=4)
 
@@ -69,9 +70,15 @@ ACTIVATIONS = {
     "mish": (F.mish, lambda a: a * np.tanh(np.logaddexp(0, a)), {"min_value": -20.0, "max_value": 19.0}, _tf("mish")),
     "threshold": (lambda x: F.threshold(x, 0.5, -2.0), lambda a: np.where(a > 0.5, a, -2.0), {"away_from": (0.5,)},
                   _tf("threshold", threshold=0.5, value=-2.0)),
+    "Hardshrink": (F.hardshrink, lambda a: a * (np.abs(a) > 0.5), {"away_from": (-0.5, 0.5)}, _tf("hardshrink")),
+    "Hardshrink-method": (lambda x: x.hardshrink(2.0), lambda a: a * (np.abs(a) > 2.0), {"away_from": (-2.0, 2.0)},
+                          _tf("hardshrink", lambd=2.0)),
+    "Softshrink": (F.softshrink, lambda a: np.sign(a) * np.maximum(np.abs(a) - 0.5, 0), {"away_from": (-0.5, 0.5)},
+                   _tf("softshrink")),
+    "Tanhshrink": (F.tanhshrink, lambda a: a - np.tanh(a), {"min_value": -30.0, "max_value": 30.0}, _tf("tanhshrink")),
 }
-EDGES = np.array([0.0, -0.0, 1e-300, -1e-9, 1.0, -1.0, 2.5, 3.0, -3.0, 5.0, 19.9, 20.1, 50.0, -50.0, 800.0, -800.0,
-                  1e10, -1e10, np.inf, -np.inf, np.nan])
+EDGES = np.array([0.0, -0.0, 1e-300, -1e-9, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 2.5, 3.0, -3.0, 5.0, 19.9, 20.1, 50.0,
+                  -50.0, 800.0, -800.0, 1e10, -1e10, np.inf, -np.inf, np.nan])
 
 
 def _input(name, data):
@@ -211,3 +218,197 @@ def test_composed_activations_refuse_what_they_cannot_take():
 
 def test_celu_with_a_negative_alpha_has_pytorchs_slope_at_0_and_stays_finite():
     parity(lambda t: F.celu(t, -1.5), _tf("celu", alpha=-1.5), leaf(np.array([0.0, -1.0, 2.0, 800.0, -0.5])))
+
+
+# ---------------------------------------------------------------- the shrinks at drawn lambdas
+
+SHRINKS = {"hardshrink": (F.hardshrink, lambda a, lam: np.where(np.abs(a) > lam, a, 0.0)),
+           "softshrink": (F.softshrink, lambda a, lam: np.sign(a) * np.maximum(np.abs(a) - lam, 0.0))}
+
+
+@pytest.mark.parametrize("name", list(SHRINKS))
+@given(x=mst.tensors(SHAPES, min_value=-4.0, max_value=4.0), lambd=st.floats(0.0, 3.0), data=st.data())
+def test_shrinks_at_drawn_lambdas(name, x, lambd, data):
+    """Hardshrink and Softshrink: the forward against NumPy, the gradient by finite differences off
+    the kinks +-lambd, and PyTorch's values and gradients with entries exactly at +-lambd (0 there,
+    the band's side, as PyTorch's), at 0 and +-inf (NaN: test_shrinks_pass_dy_at_nan)."""
+    fn, reference = SHRINKS[name]
+    check_forward(lambda t: fn(t, lambd), lambda a: reference(a, lambd), x, rtol=1e-12, atol=1e-14)
+    off_kinks = leaf(np.where(np.abs(np.abs(x.numpy()) - lambd) < 0.01, lambd + 0.5, x.numpy()))
+    assert check_gradients(lambda t: fn(t, lambd), off_kinks)
+    ties = x.numpy().copy().reshape(-1)
+    picks = data.draw(st.lists(st.sampled_from([lambd, -lambd, 0.0, np.inf, -np.inf]), min_size=ties.size,
+                               max_size=ties.size), label="edges")
+    keep = data.draw(st.lists(st.booleans(), min_size=ties.size, max_size=ties.size), label="kept")
+    ties = np.where(keep, ties, picks).reshape(x.shape)
+    parity(lambda t: fn(t, lambd), _tf(name, lambd=lambd), leaf(ties))
+
+
+@pytest.mark.parametrize("name", list(SHRINKS))
+def test_shrinks_pass_dy_at_nan(name):
+    """A NaN is inside no band: it stays NaN and passes dy, as hardtanh's (PyTorch's CPU kernels give
+    dy or 0 there, by the NaN's position: 0 in their vectorized blocks of 8, dy in the tail)."""
+    x = leaf([np.nan, -2.0, -0.5, 0.2, 0.5, np.inf])
+    y = SHRINKS[name][0](x)
+    y.backward(np.full(6, 3.0))
+    assert np.isnan(y.numpy()[0])
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0, 0.0, 0.0, 0.0, 3.0])
+
+
+def test_the_shrinks_refuse_a_negative_lambda_by_name():
+    """PyTorch's softshrink refuses lambd < 0 too; its hardshrink takes one (and then passes every
+    x, the band being empty): refused here, as a band of negative width means nothing."""
+    x = leaf([1.0])
+    for fn, name in ((F.hardshrink, "hardshrink"), (F.softshrink, "softshrink"), (minitx.nn.Hardshrink(-1.0), "hardshrink")):
+        with pytest.raises(ValueError, match=f"{name}: lambd must be >= 0, got -1"):
+            fn(x, -1.0) if not isinstance(fn, minitx.nn.Module) else fn(x)
+    with pytest.raises(ValueError, match="softshrink: lambd must be >= 0, got nan"):
+        F.softshrink(x, float("nan"))
+
+
+def test_tanhshrink_keeps_the_digits_of_its_gradient_near_0():
+    """dx = dy * tanh(x)^2, not dy * (1 - (1 - tanh(x)^2)), which rounds to 0 for |x| < 1e-8."""
+    x = leaf([1e-9, -3e-5, 0.0])
+    F.tanhshrink(x).backward(np.ones(3))
+    np.testing.assert_allclose(x.grad.numpy(), np.tanh(x.numpy()) ** 2, rtol=1e-15, atol=0)
+    assert x.grad.numpy()[0] > 0
+
+
+# ---------------------------------------------------------------- rrelu: slopes drawn while training
+
+
+def np_rrelu(a, lower, upper, seed):
+    """The slopes Rrelu draws at ``seed`` (minitx's generator, minitx.random.uniform), applied where a <= 0."""
+    slope = lower + (upper - lower) * np.random.default_rng(seed).random(a.shape)
+    return np.where(a <= 0, slope * a, a)
+
+
+@given(x=mst.tensors(SHAPES, away_from=(0.0,)), bounds=st.tuples(st.floats(-0.5, 1.5), st.floats(0.0, 1.0)),
+       seed=st.integers(0, 2**32 - 1))
+def test_rrelu_while_training_at_a_seed(x, bounds, seed):
+    """Rrelu: the forward against the slopes drawn in NumPy from the same seed, the gradient (the
+    drawn slopes) by finite differences, and the same slopes at each call with the seed."""
+    lower, upper = bounds[0], bounds[0] + bounds[1]
+    fn = lambda t: F.rrelu(t, lower, upper, training=True, seed=seed)  # noqa: E731
+    y = check_forward(fn, lambda a: np_rrelu(a, lower, upper, seed), x, rtol=1e-12, atol=1e-14)
+    assert type(y._ctx).__name__ == "Rrelu"
+    assert check_gradients(fn, x)
+
+
+def test_rrelu_gradient_is_the_drawn_slopes_and_the_generator_repeats_from_manual_seed():
+    x = leaf(np.concatenate([-np.linspace(0.1, 5, 500), [0.0, 2.0, np.nan, np.inf, -np.inf]]))
+    minitx.manual_seed(3)
+    y = F.rrelu(x, 0.1, 0.4, training=True)
+    y.backward(np.ones(x.shape))
+    slopes = y.numpy()[:500] / x.numpy()[:500]
+    np.testing.assert_allclose(x.grad.numpy()[:500], slopes, rtol=1e-12)
+    assert ((slopes >= 0.1) & (slopes <= 0.4)).all() and len(np.unique(slopes)) == 500
+    # x = 0 draws a slope (its gradient), x > 0 and NaN pass dy, as PyTorch's
+    assert 0.1 <= x.grad.numpy()[500] <= 0.4 and list(x.grad.numpy()[501:503]) == [1.0, 1.0]
+    assert y.numpy()[503] == np.inf and y.numpy()[504] == -np.inf and np.isnan(y.numpy()[502])
+    again = F.rrelu(x, 0.1, 0.4, training=True).numpy()
+    assert not np.array_equal(again[:500], y.numpy()[:500])  # the generator moved on
+    minitx.manual_seed(3)
+    np.testing.assert_array_equal(F.rrelu(x, 0.1, 0.4, training=True).numpy(), y.numpy())
+
+
+def test_rrelu_slopes_are_uniform_as_pytorchs():
+    """At fixed seeds the drawn slopes of 200 000 negative entries: within [lower, upper], their mean
+    and variance those of U[lower, upper] ((l + u) / 2 and (u - l)^2 / 12), in both libraries. The
+    bounds are 7 and 5 standard errors wide, and the seeds fixed: the check cannot flake."""
+    torch = import_torch()
+    lower, upper, n = 0.125, 1 / 3, 200_000
+    minitx.manual_seed(0)
+    torch.manual_seed(0)
+    ours = F.rrelu(-minitx.ones(n, dtype="float64"), lower, upper, training=True).numpy() / -1
+    theirs = torch.nn.functional.rrelu(-torch.ones(n, dtype=torch.float64), lower, upper, training=True).numpy() / -1
+    for slopes in (ours, theirs):
+        assert slopes.min() >= lower and slopes.max() <= upper
+        assert abs(slopes.mean() - (lower + upper) / 2) < 0.001
+        assert abs(slopes.var() / ((upper - lower) ** 2 / 12) - 1) < 0.01
+
+
+def test_rrelu_outside_training_is_pytorchs_exactly():
+    """Eval mode (the default, as PyTorch's) is leaky_relu with the mean slope: values and gradients
+    as PyTorch's, at 0, NaN and infinities too; nn.RReLU in eval mode the same."""
+    parity(lambda t: F.rrelu(t, 0.1, 0.3), _tf("rrelu", lower=0.1, upper=0.3), leaf(EDGES))
+    parity(F.rrelu, _tf("rrelu"), leaf(EDGES))
+    layer = minitx.nn.RReLU(0.2, 0.5).eval()
+    parity(layer, lambda t: __import__("torch").nn.RReLU(0.2, 0.5).eval()(t), leaf(EDGES))
+
+
+def test_rrelu_refuses_lower_above_upper_by_name():
+    for training in (True, False):
+        with pytest.raises(ValueError, match="rrelu: lower must be at most upper, got lower=0.5 and upper=0.1"):
+            F.rrelu(leaf([-1.0]), 0.5, 0.1, training=training)
+
+
+# ---------------------------------------------------------------- gumbel_softmax
+
+
+def np_gumbel_noise(shape, seed):
+    """g = -log E, E = -log(1 - U) ~ Exponential(1), U drawn at ``seed`` (minitx.random.uniform)."""
+    e = -np.log1p(-np.random.default_rng(seed).random(shape))
+    return -np.log(np.maximum(e, np.finfo(np.float64).tiny)), e
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=1, max_dims=3, max_side=4)), tau=st.floats(0.1, 5.0),
+       seed=st.integers(0, 2**32 - 1), data=st.data())
+def test_gumbel_softmax_at_a_seed(x, tau, seed, data):
+    """The soft sample against NumPy's softmax((x + g) / tau) with the same noise, and its gradient;
+    hard=True: the one-hot of the soft sample's argmax forward, the soft sample's gradient backward."""
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
+    g, _ = np_gumbel_noise(x.shape, seed)
+
+    def np_soft(a):
+        z = (a + g) / tau
+        e = np.exp(z - z.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+    soft = check_forward(lambda t: F.gumbel_softmax(t, tau, axis=axis, seed=seed), np_soft, x, rtol=1e-10, atol=1e-12)
+    assert check_gradients(lambda t: F.gumbel_softmax(t, tau, dim=axis, seed=seed), x)
+    hard = F.gumbel_softmax(x, tau, hard=True, dim=axis, seed=seed)
+    one_hot = np.moveaxis(np.eye(x.shape[axis])[soft.numpy().argmax(axis=axis)], -1, axis)
+    np.testing.assert_allclose(hard.numpy(), one_hot, rtol=0, atol=1e-15)
+    dy = np.random.default_rng(1).standard_normal(x.shape)
+    x.grad = None
+    hard.backward(dy)
+    hard_grad, x.grad = x.grad.numpy(), None
+    F.gumbel_softmax(x, tau, dim=axis, seed=seed).backward(dy)
+    np.testing.assert_array_equal(hard_grad, x.grad.numpy())
+
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_gumbel_softmax_is_pytorchs_given_the_same_noise(monkeypatch, hard):
+    """PyTorch's own F.gumbel_softmax, its Exponential(1) draws replaced by minitx's at the same seed:
+    values and gradients (the straight-through estimator y_hard - y_soft.detach() + y_soft) agree."""
+    torch = import_torch()
+    logits = np.random.default_rng(2).standard_normal((3, 5, 4))
+    _, e = np_gumbel_noise(logits.shape, 7)
+    monkeypatch.setattr(torch.Tensor, "exponential_", lambda self, *a, **k: self.copy_(torch.from_numpy(e)))
+    parity(lambda t: F.gumbel_softmax(t, 0.7, hard, dim=1, seed=7),
+           lambda t: torch.nn.functional.gumbel_softmax(t, 0.7, hard, dim=1), leaf(logits))
+
+
+def test_gumbel_softmax_samples_the_categorical_of_softmax_as_pytorchs():
+    """The Gumbel-max trick: the hard sample's class is drawn with probability softmax(logits), in
+    both libraries. 200 000 rows at fixed seeds; each frequency within 0.006 (5 standard errors)."""
+    torch = import_torch()
+    logits = np.log(np.array([0.1, 0.2, 0.3, 0.4]))
+    rows = np.broadcast_to(logits, (200_000, 4))
+    minitx.manual_seed(0)
+    torch.manual_seed(0)
+    ours = F.gumbel_softmax(minitx.tensor(rows), tau=0.5, hard=True).numpy()
+    theirs = torch.nn.functional.gumbel_softmax(torch.tensor(rows), tau=0.5, hard=True).numpy()
+    for sample in (ours, theirs):
+        assert set(np.unique(sample)) == {0.0, 1.0} and (sample.sum(axis=1) == 1).all()
+        np.testing.assert_allclose(sample.mean(axis=0), [0.1, 0.2, 0.3, 0.4], atol=0.006)
+
+
+def test_gumbel_softmax_edges_and_errors():
+    assert F.gumbel_softmax(minitx.tensor(2.0), hard=True).numpy() == 1.0  # a 0-d sample: one class
+    assert F.gumbel_softmax(leaf(np.ones((0, 3))), hard=True).shape == (0, 3)
+    with pytest.raises(ValueError, match="gumbel_softmax: tau must be positive, got 0"):
+        F.gumbel_softmax(leaf(np.ones(3)), tau=0)
+    with pytest.raises(ValueError, match="softmax: .*no classes"):
+        F.gumbel_softmax(leaf(np.ones((3, 0))))

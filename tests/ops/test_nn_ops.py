@@ -283,6 +283,93 @@ def test_dropout_p_out_of_range(p):
         F.dropout(minitx.ones(3), p)
 
 
+# ---------------------------------------------------------------- alpha dropout (ops.AlphaDropout)
+
+SELU_ALPHA = 1.7580993408473766  # SELU's scale * alpha: -SELU(-inf), the value a dropped unit takes
+
+
+def np_alpha_dropout(a, p, seed, feature=False):
+    """Klambauer et al.'s affine, written from the paper: kept units a * x + b, dropped ones
+    a * alpha' + b, alpha' = -SELU_ALPHA, a = ((1 - p)(1 + p alpha'^2))^-1/2, b = -a alpha' p; the
+    keep draw dropout's at ``seed``, one per (sample, channel) with ``feature``."""
+    shape = a.shape[:2] + (1,) * (a.ndim - 2) if feature else a.shape
+    keep = np.random.default_rng(seed).random(shape) >= p
+    alpha = -SELU_ALPHA
+    scale = ((1 - p) * (1 + p * alpha ** 2)) ** -0.5
+    return np.where(keep, scale * a, scale * alpha) - scale * alpha * p
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=2, max_dims=4, max_side=4)), p=st.floats(0.05, 0.95),
+       feature=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_alpha_dropout_forward_and_gradients_at_a_seed(x, p, feature, seed):
+    fn = (lambda t: F.feature_alpha_dropout(t, p, True, seed=seed)) if feature else \
+        (lambda t: F.alpha_dropout(t, p, True, seed=seed))
+    y = check_forward(fn, lambda a: np_alpha_dropout(a, p, seed, feature), x, **TIGHT)
+    assert isinstance(y._ctx, ops.AlphaDropout)
+    check_gradients(fn, x)
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.9])
+def test_alpha_dropout_keeps_selus_mean_and_variance_as_pytorchs(p):
+    """SELU of standard normal values (mean 0, variance 1 by SELU's design) through alpha dropout
+    keeps mean 0 and variance 1, in both libraries: 400 000 values at fixed seeds, so the check
+    cannot flake, its bounds at least 5 standard errors (0.01 on the mean, 0.035 on the variance: at
+    p = 0.9 the variance's is 0.0066); and PyTorch's affine a, b exactly (the two values of ones)."""
+    torch = import_torch()
+    values = np.random.default_rng(0).standard_normal(400_000)
+    ours_in, theirs_in = F.selu(minitx.tensor(values)), torch.selu(torch.tensor(values))
+    assert abs(ours_in.numpy().mean()) < 0.005 and abs(ours_in.numpy().var() - 1) < 0.01
+    minitx.manual_seed(0)
+    torch.manual_seed(0)
+    for y in (F.alpha_dropout(ours_in, p, True).numpy(), torch.nn.functional.alpha_dropout(theirs_in, p, True).numpy()):
+        assert abs(y.mean()) < 0.01 and abs(y.var() - 1) < 0.035
+    ones = np.ones(10_000)
+    ours = np.unique(F.alpha_dropout(minitx.tensor(ones), p, True).numpy())
+    theirs = np.unique(torch.nn.functional.alpha_dropout(torch.tensor(ones), p, True).numpy())
+    assert len(ours) == 2
+    np.testing.assert_allclose(ours, theirs, rtol=1e-15)
+
+
+def test_feature_alpha_dropout_keeps_or_drops_whole_channels():
+    """One draw per (sample, channel) of [N, C, ...], the positions following it: PyTorch's
+    F.feature_alpha_dropout takes the first two axes as N and C, an unbatched [C, L] too."""
+    def dropped(y, p):  # where y holds the value of a dropped unit, -a alpha (1 - p)
+        return np.isclose(y, -SELU_ALPHA * (1 - p) / math.sqrt((SELU_ALPHA ** 2 * p + 1) * (1 - p)), rtol=1e-12)
+
+    minitx.manual_seed(1)
+    x = leaf(np.random.default_rng(1).standard_normal((40, 50, 3, 2)))
+    channels = dropped(F.feature_alpha_dropout(x, 0.3, True).numpy(), 0.3)
+    assert (channels.all(axis=(2, 3)) == channels.any(axis=(2, 3))).all()
+    assert abs(channels.all(axis=(2, 3)).mean() - 0.3) < 0.03
+    entries = dropped(F.feature_alpha_dropout(leaf(np.ones((200, 100))), 0.5, True).numpy(), 0.5)  # [N, C]
+    assert 0.45 < entries.mean() < 0.55
+
+
+def test_alpha_dropouts_eval_p0_and_p1_are_pytorchs_exactly():
+    """Not training (the default, as PyTorch's), or p = 0: x itself. p = 1: x * 0, NaN and inf
+    giving NaN, gradient 0, as PyTorch's."""
+    torch = import_torch()
+    x = leaf(np.arange(12.0).reshape(3, 4))
+    for fn in (F.alpha_dropout, F.feature_alpha_dropout):
+        assert fn(x, 0.5) is x and fn(x, 0.5, training=False) is x and fn(x, 0.0, True) is x
+    edges = np.array([[1.0, -2.0, 0.0, np.nan], [np.inf, -np.inf, 3.0, -0.0]])
+    tf = torch.nn.functional
+    parity(lambda t: F.alpha_dropout(t, 1.0, True), lambda t: tf.alpha_dropout(t, 1.0, True), leaf(edges))
+    parity(lambda t: F.feature_alpha_dropout(t, 1.0, True), lambda t: tf.feature_alpha_dropout(t, 1.0, True),
+           leaf(edges))
+
+
+@pytest.mark.parametrize("p", [-0.1, 1.5, float("nan")])
+def test_alpha_dropout_p_out_of_range_names_the_op(p):
+    for name in ("alpha_dropout", "feature_alpha_dropout"):
+        with pytest.raises(ValueError, match=rf"{name}: p must be in \[0, 1\], got {p}"):
+            getattr(F, name)(minitx.ones(3, 2), p, True)
+        with pytest.raises(ValueError, match=rf"{name}: p must be in \[0, 1\]"):
+            getattr(F, name)(minitx.ones(3, 2), p)  # (checked outside training too, as PyTorch's)
+    with pytest.raises(ValueError, match=r"feature_alpha_dropout: input must have at least 2 axes .* got shape \(3,\)"):
+        F.feature_alpha_dropout(minitx.ones(3), 0.5, True)
+
+
 # ---------------------------------------------------------------- fused dropout ops: dropout_add, bias_act_dropout
 
 
