@@ -68,3 +68,9 @@ __all__ += ["Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d", "InstanceNo
 from minitx.nn.loss import CTCLoss  # noqa: E402
 
 __all__ += ["CTCLoss"]
+
+# more activations and dropouts: the shrinks, randomized leaky ReLU, Softmax2d, alpha dropout
+from minitx.nn.layers import (AlphaDropout, FeatureAlphaDropout, Hardshrink, RReLU, Softmax2d,  # noqa: E402
+                              Softshrink, Tanhshrink)
+
+__all__ += ["Hardshrink", "Softshrink", "Tanhshrink", "RReLU", "Softmax2d", "AlphaDropout", "FeatureAlphaDropout"]

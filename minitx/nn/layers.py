@@ -28,12 +28,14 @@ def _count(layer: str, arg: str, value, minimum: int = 0) -> int:
     return int(value)
 
 
-def _probability(layer: str, arg: str, p) -> float:
-    """A dropout probability: a real number in [0, 1) (1 would drop everything and scale by 1/0)."""
+def _probability(layer: str, arg: str, p, one: bool = False) -> float:
+    """A dropout probability: a real number in [0, 1) (1 would drop everything and scale by 1/0),
+    or with ``one`` in [0, 1] (alpha dropout, whose p = 1 gives 0)."""
+    interval = "[0, 1]" if one else "[0, 1)"
     if isinstance(p, bool) or not isinstance(p, numbers.Real):
-        raise TypeError(f"{layer}: {arg} must be a number in [0, 1), got {p!r} ({type(p).__name__})")
-    if not 0 <= p < 1:
-        raise ValueError(f"{layer}: {arg} must be in [0, 1), got {p}")
+        raise TypeError(f"{layer}: {arg} must be a number in {interval}, got {p!r} ({type(p).__name__})")
+    if not (0 <= p <= 1 if one else 0 <= p < 1):
+        raise ValueError(f"{layer}: {arg} must be in {interval}, got {p}")
     return p
 
 
@@ -408,6 +410,16 @@ class Softmax(Module):
         return f"dim={self.dim}"
 
 
+class Softmax2d(Module):
+    """softmax over the channels of x [N, C, H, W] or [C, H, W] (axis -3), at each position."""
+
+    def forward(self, x):
+        if x.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected an input of 3 or 4 axes ([C, H, W] or [N, C, H, W]), got "
+                             f"shape {x.shape}")
+        return F.softmax(x, axis=-3)
+
+
 class LogSoftmax(Softmax):
     """log_softmax along ``dim``."""
 
@@ -508,6 +520,47 @@ class Threshold(_MayActInPlace):
         return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
 
 
+class RReLU(_MayActInPlace):
+    """Randomized leaky ReLU (F.rrelu): while training a slope per element drawn from
+    U[lower, upper] for the negative part; in eval mode the mean slope (lower + upper) / 2."""
+
+    def __init__(self, lower=1 / 8, upper=1 / 3, inplace=False):
+        super().__init__(inplace)
+        self.lower, self.upper = lower, upper
+
+    def forward(self, x):
+        return F.rrelu(x, self.lower, self.upper, self.training, inplace=self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class Hardshrink(Module):
+    """x where |x| > lambd, else 0 (F.hardshrink)."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, x):
+        return F.hardshrink(x, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    """x moved lambd towards 0, and 0 where |x| <= lambd (F.softshrink)."""
+
+    def forward(self, x):
+        return F.softshrink(x, self.lambd)
+
+
+class Tanhshrink(Module):
+    def forward(self, x):
+        return F.tanhshrink(x)
+
+
 class Softplus(Module):
     def __init__(self, beta=1.0, threshold=20.0):
         super().__init__()
@@ -585,6 +638,26 @@ class Dropout2d(_ChannelDropout):
 
 class Dropout3d(_ChannelDropout):
     _op = staticmethod(F.dropout3d)
+
+
+class AlphaDropout(Dropout):
+    """Alpha dropout with probability p while training (F.alpha_dropout: it keeps SELU's mean 0
+    and variance 1), the identity in eval mode; p may be 1 (the output is then 0), as PyTorch's."""
+
+    _op = staticmethod(F.alpha_dropout)
+
+    def __init__(self, p=0.5, inplace=False):
+        Module.__init__(self)
+        self.p, self.inplace = _probability(type(self).__name__, "p", p, one=True), inplace
+
+    def forward(self, x):
+        return type(self)._op(x, self.p, self.training, inplace=self.inplace)
+
+
+class FeatureAlphaDropout(AlphaDropout):
+    """Alpha dropout of whole channels of x [N, C, ...] (F.feature_alpha_dropout)."""
+
+    _op = staticmethod(F.feature_alpha_dropout)
 
 
 class _InstanceNorm(Module):

@@ -51,6 +51,9 @@ X = np.random.default_rng(1).standard_normal((3, 4, 5))
     (nn.Softplus(2.0, 1.0), torch.nn.Softplus(2.0, 1.0)), (nn.LogSigmoid(), torch.nn.LogSigmoid()),
     (nn.Softsign(), torch.nn.Softsign()), (nn.GLU(1), torch.nn.GLU(1)), (nn.LogSoftmax(1), torch.nn.LogSoftmax(1)),
     (nn.Softmin(-1), torch.nn.Softmin(-1)), (nn.PReLU(4, dtype="float64"), torch.nn.PReLU(4, dtype=torch.float64)),
+    (nn.Hardshrink(0.3), torch.nn.Hardshrink(0.3)), (nn.Softshrink(0.3), torch.nn.Softshrink(0.3)),
+    (nn.Tanhshrink(), torch.nn.Tanhshrink()), (nn.RReLU(0.1, 0.3).eval(), torch.nn.RReLU(0.1, 0.3).eval()),
+    (nn.Softmax2d(), torch.nn.Softmax2d()),
 ], ids=lambda m: repr(m))
 def test_layers_match_pytorch(ours, theirs):
     two_d = (nn.UpsamplingNearest2d, nn.UpsamplingBilinear2d)  # ([N, C, H, W] layers)
@@ -61,7 +64,8 @@ def test_layers_match_pytorch(ours, theirs):
 
 
 ACTIVATION_LAYERS = {"LeakyReLU", "ELU", "CELU", "SELU", "ReLU6", "Hardtanh", "Mish", "Threshold", "Softplus",
-                     "LogSigmoid", "Softsign", "GLU", "LogSoftmax", "Softmin", "PReLU", "Hardsigmoid", "Hardswish"}
+                     "LogSigmoid", "Softsign", "GLU", "LogSoftmax", "Softmin", "PReLU", "Hardsigmoid", "Hardswish",
+                     "Hardshrink", "Softshrink", "Tanhshrink", "RReLU", "Softmax2d"}
 
 
 @pytest.mark.parametrize("ours, theirs", [(nn.Hardsigmoid(), torch.nn.Hardsigmoid()),
@@ -240,6 +244,7 @@ def test_batch_norm_eps_and_train_mode_are_checked_as_pytorch():
     (nn.Hardtanh(inplace=True), torch.nn.Hardtanh(inplace=True)), (nn.Threshold(0.1, 2.0, True), torch.nn.Threshold(0.1, 2.0, True)),
     (nn.Hardswish(inplace=True), torch.nn.Hardswish(inplace=True)), (nn.Hardsigmoid(True), torch.nn.Hardsigmoid(True)),
     (nn.LeakyReLU(0.1, True), torch.nn.LeakyReLU(0.1, True)), (nn.CELU(inplace=True), torch.nn.CELU(inplace=True)),
+    (nn.RReLU(0.1, 0.2, True), torch.nn.RReLU(0.1, 0.2, True)),
     (nn.RNN(3, 4, nonlinearity="relu"), torch.nn.RNN(3, 4, nonlinearity="relu")),
     (nn.RNNCell(3, 4, nonlinearity="relu"), torch.nn.RNNCell(3, 4, nonlinearity="relu")),
     (nn.LSTMCell(3, 4, bias=False), torch.nn.LSTMCell(3, 4, bias=False)),
@@ -251,3 +256,26 @@ def test_reprs_with_their_options_are_pytorchs(ours, theirs):
 def test_instance_norm_of_one_position_is_refused_as_pytorch():
     with pytest.raises(ValueError, match="instance_norm: each channel needs more than one position"):
         nn.InstanceNorm1d(3)(minitx.ones(2, 3, 1))
+
+
+def test_alpha_dropout_layers_and_softmax2d_as_pytorchs():
+    """nn.AlphaDropout and nn.FeatureAlphaDropout: PyTorch's two values a + b and -a alpha (1 - p) on
+    ones while training, x itself in eval mode, p = 1 taken (zeros) and p outside [0, 1] refused by
+    name; nn.RReLU draws while training; nn.Softmax2d refuses what is not [C, H, W] or [N, C, H, W]."""
+    ones = np.ones((100, 20, 3))
+    for ours, theirs in ((nn.AlphaDropout(0.2), torch.nn.AlphaDropout(0.2)),
+                         (nn.FeatureAlphaDropout(0.6), torch.nn.FeatureAlphaDropout(0.6))):
+        mine = ours(minitx.tensor(ones, dtype="float64")).numpy()
+        np.testing.assert_allclose(np.unique(mine), np.unique(theirs(torch.tensor(ones)).numpy()), rtol=1e-15)
+        x = minitx.tensor(ones)
+        assert ours.eval()(x) is x
+    assert nn.AlphaDropout(1.0)(minitx.tensor(ones)).numpy().tolist() == torch.nn.AlphaDropout(1.0)(
+        torch.tensor(ones)).tolist()
+    for layer in (nn.AlphaDropout, nn.FeatureAlphaDropout):
+        with pytest.raises(ValueError, match=rf"{layer.__name__}: p must be in \[0, 1\], got 1.5"):
+            layer(1.5)
+    minitx.manual_seed(0)
+    drawn = nn.RReLU()(minitx.tensor(-ones)).numpy()
+    assert len(np.unique(drawn)) > 1000 and ((-drawn >= 1 / 8) & (-drawn <= 1 / 3)).all()
+    with pytest.raises(ValueError, match=r"Softmax2d: expected an input of 3 or 4 axes .* got shape \(2,\)"):
+        nn.Softmax2d()(minitx.ones(2))
