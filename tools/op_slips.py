@@ -19,7 +19,10 @@ writes, scatter's reduce=, two random fills, inplace=True); one per op of the sl
 (unfold, fold and their layers, max_unpool3d, nn.UpsamplingNearest2d and nn.UpsamplingBilinear2d); one
 per counting and sorting name (bucketize, histc, mode, unique_consecutive); one per linear-algebra
 addition (einsum's broadcast letters, tensordot, inner, vdot, kron, vector_norm, matrix_norm,
-linalg.norm); one for sliding_windows (Tensor.unfold); and one each for grid_sample and affine_grid.
+linalg.norm); one for sliding_windows (Tensor.unfold); one each for grid_sample and affine_grid; one for
+ctc_loss; and one per activation and dropout added beside PyTorch's (hardshrink and its method,
+softshrink, tanhshrink, rrelu, gumbel_softmax, alpha_dropout, feature_alpha_dropout, nn.Softmax2d,
+nn.AlphaDropout).
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -717,5 +720,33 @@ OP_SLIPS = [
     Slip("affine_grid: the base grid's coordinates in (y, x) order, not (x, y)", _R,
          "rows = np.stack([p.reshape(-1) for p in points[::-1]]", "rows = np.stack([p.reshape(-1) for p in points]",
          _GRID),
+    # the activations and dropouts added beside PyTorch's
+    Slip("hardshrink: the band's edges +-lambd outside it (dy passed there)", "minitx/ops/activation.py",
+         "inside = (x >= -self.lambd) & (x <= self.lambd)", "inside = (x > -self.lambd) & (x < self.lambd)",
+         ("tests/ops/test_activation.py",)),
+    Slip("Tensor.hardshrink: lambd not passed on", "minitx/autograd/tensor.py",
+         "def hardshrink(self, lambd=0.5): return F.hardshrink(self, lambd)",
+         "def hardshrink(self, lambd=0.5): return F.hardshrink(self)", ("tests/ops/test_activation.py",)),
+    Slip("softshrink: the clip's bounds swapped (x + lambd above the band)", "minitx/ops/activation.py",
+         "x - xp.clip(x, -self.lambd, self.lambd))", "x - xp.clip(x, self.lambd, -self.lambd))",
+         ("tests/ops/test_activation.py",)),
+    Slip("tanhshrink backward: tanh's derivative 1 - t^2, not tanh^2", "minitx/ops/activation.py",
+         "return (dy * (t * t),)", "return (dy * (1 - t * t),)", ("tests/ops/test_activation.py",)),
+    Slip("rrelu: slopes drawn from [lower, lower + upper], not [lower, upper]", "minitx/ops/activation.py",
+         "drawn = (self.lower + (self.upper - self.lower) * u)", "drawn = (self.lower + self.upper * u)",
+         ("tests/ops/test_activation.py",)),
+    Slip("gumbel_softmax hard=True: the one-hot alone, no straight-through gradient", "minitx/ops/activation.py",
+         "return y_hard - y_soft.detach() + y_soft", "return y_hard", ("tests/ops/test_activation.py",)),
+    Slip("alpha_dropout: the mean's correction alpha p without the scale a", "minitx/ops/dropout.py",
+         "+ (m - 1) * (alpha * a) + alpha * a * self.p", "+ (m - 1) * (alpha * a) + alpha * self.p",
+         ("tests/ops/test_nn_ops.py",)),
+    Slip("feature_alpha_dropout: one draw per sample, not per (sample, channel)", "minitx/ops/dropout.py",
+         "shape = x.shape[:2] + (1,) * (x.ndim - 2) if self.feature else x.shape",
+         "shape = x.shape[:1] + (1,) * (x.ndim - 1) if self.feature else x.shape", ("tests/ops/test_nn_ops.py",)),
+    Slip("nn.Softmax2d: softmax over the last axis, not the channels", _L, "return F.softmax(x, axis=-3)",
+         "return F.softmax(x, axis=-1)", ("tests/nn/test_pytorch_names.py",)),
+    Slip("nn.AlphaDropout: p = 1 refused, as Dropout's", _L,
+         'self.p, self.inplace = _probability(type(self).__name__, "p", p, one=True), inplace',
+         'self.p, self.inplace = _probability(type(self).__name__, "p", p), inplace', ("tests/nn/test_pytorch_names.py",)),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]
