@@ -246,6 +246,8 @@ class Rrelu(Function):
 
     The slopes come from minitx's seeded generator (``minitx.manual_seed``), or from ``seed``
     when given. Outside training rrelu is leaky_relu with the mean slope (lower + upper) / 2.
+
+    Derivation: docs/backprop/activations.md
     """
 
     def __init__(self, lower, upper, seed=None):
