@@ -1067,6 +1067,20 @@ class Tensor:
     def unique_consecutive(self, return_inverse=False, return_counts=False, axis=None):
         return F.unique_consecutive(self, return_inverse, return_counts, axis)
 
+    # ---------------------------------------------------------------- matrix functions (minitx.linalg's)
+    def det(self): return matrix.det(self)
+    def logdet(self): return matrix.logdet(self)
+    def slogdet(self): return matrix.slogdet(self)
+    def inverse(self): return matrix.inv(self)
+    def cholesky(self, upper=False): return matrix.cholesky(self, upper=upper)
+    def matrix_power(self, n): return matrix.matrix_power(self, n)
+
+    def svd(self, some=True):
+        """(U, S, V) with self = U diag(S) V^T: PyTorch's Tensor.svd, the older API, which returns V,
+        not linalg.svd's Vh, and the thin SVD unless some=False."""
+        U, S, Vh = matrix.svd(self, full_matrices=not some)
+        return U, S, Vh.mT
+
     # ---------------------------------------------------------------- DLPack (see minitx.interop)
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """The data's DLPack capsule: torch/numpy/cupy.from_dlpack(t) share this tensor's memory
@@ -1500,4 +1514,5 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
 
 from minitx import creation, functional as F  # noqa: E402  (operators need them; they need Tensor)
 from minitx.ops.indexing import SetItem  # noqa: E402
+from minitx.ops import matrix  # noqa: E402  (the matrix methods: det, inverse, svd, ...)
 

@@ -14,6 +14,8 @@ backward on raw arrays, the math in its docstring) with its public function righ
                   bincount, histc, unique, unique_consecutive
     linalg        matmul, linear, outer, cross, einsum, tensordot, inner, vdot, kron; minitx.linalg's
                   vector_norm, matrix_norm and norm
+    matrix        minitx.linalg's matrix functions: det, slogdet, inv, solve, cholesky, matrix_power,
+                  multi_dot, vecdot, eigh, eigvalsh, svd, svdvals
     norm          layer_norm, rms_norm, group_norm, batch_norm, normalize, cosine_similarity,
                   pairwise_distance, cdist
     dropout       dropout, dropout_add, bias_act_dropout (and their Philox masks)
@@ -55,6 +57,7 @@ from minitx.ops.scan import *  # noqa: F401,F403
 from minitx.ops.shape import *  # noqa: F401,F403
 from minitx.ops.indexing import *  # noqa: F401,F403
 from minitx.ops.linalg import *  # noqa: F401,F403
+from minitx.ops.matrix import *  # noqa: F401,F403
 from minitx.ops.norm import *  # noqa: F401,F403
 from minitx.ops.dropout import *  # noqa: F401,F403
 from minitx.ops.loss import *  # noqa: F401,F403

@@ -1,0 +1,420 @@
+"""minitx.linalg's matrix functions (minitx/ops/matrix.py): det, slogdet, inv, solve, cholesky,
+matrix_power, multi_dot, vecdot, eigh, eigvalsh, svd, svdvals and matrix_norm's 'nuc', 2, -2.
+
+The matrices are drawn with known factors, A = Q1 diag(s) Q2^T (Q1, Q2 orthogonal, from a drawn
+seed), s bounded away from 0 and its entries apart from each other: the forward is checked against
+those factors (det = det Q1 det Q2 prod s, eigenvalues and singular values = s) and numpy.linalg;
+the float64 gradient checks step across no singular matrix and no tie; PyTorch gets the same
+inputs. Eigenvectors and singular vectors have arbitrary signs, so what is checked of them does not
+depend on the signs: v_i ∘ v_i and V diag(c) V^T.
+"""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitx
+import minitx.linalg as LA
+from minitx.ops.matrix import SVD, Cholesky, Det, Eigh, Eigvalsh, Inv, LogAbsDet, Solve, Svdvals
+from minitx.testing import check_backward_hygiene, check_gradients, leaf
+from _torch_kit import import_torch, parity, torch_in_example
+
+BATCHES = st.sampled_from([(), (2,), (0,), (2, 1), (1, 0, 3)])
+
+
+def _orthogonals(rng, batch, n):
+    """[*batch, n, n] orthogonal matrices: the Q of QR of normal ones."""
+    return np.linalg.qr(rng.standard_normal(batch + (n, n)))[0]
+
+
+def _spread(rng, batch, k, low, gap):
+    """[*batch, k] values from ``low`` up, each at least ``gap`` above the one before, shuffled."""
+    steps = gap + rng.uniform(0, 0.5, batch + (k,))
+    return rng.permuted(low + np.cumsum(steps, axis=-1) - steps[..., :1], axis=-1)
+
+
+@st.composite
+def factored(draw, kind, square=True):
+    """(A, s, Q1, Q2) with A = Q1 diag(s) Q2^T [*batch, m, n]. kind 'general': s in [1, ...) apart
+    by 0.3, Q2 another orthogonal matrix; 'symmetric': Q2 = Q1, s from -1.5 up apart by 0.4;
+    'spd': Q2 = Q1, s from 1 up."""
+    batch, seed = draw(BATCHES, label="batch"), draw(st.integers(0, 2**32 - 1), label="seed")
+    m = draw(st.integers(1, 4), label="m")
+    n = m if square else draw(st.integers(1, 4), label="n")
+    rng = np.random.default_rng(seed)
+    k = min(m, n)
+    s = _spread(rng, batch, k, 1.0, 0.3)
+    if kind == "symmetric":
+        s = _spread(rng, batch, k, -1.5, 0.4)
+    Q1 = _orthogonals(rng, batch, m)
+    Q2 = Q1 if kind != "general" else _orthogonals(rng, batch, n)
+    A = (Q1[..., :, :k] * s[..., None, :]) @ np.swapaxes(Q2[..., :, :k], -1, -2)
+    return A, s, Q1, Q2
+
+
+def _sym(t):
+    """(t + t^T) / 2: eigh and cholesky read one triangle, so their gradient checks go through this."""
+    return (t + t.mT) / 2
+
+
+def _compare_with_torch(fn, torch_fn, *arrays):
+    torch = torch_in_example()
+    if torch is not None:
+        parity(fn, torch_fn, *[leaf(a) for a in arrays], rtol=1e-8, atol=1e-10)
+
+
+# ---------------------------------------------------------------- det, slogdet, inv
+
+
+@given(factored("general"))
+def test_det_slogdet_and_inv_as_their_factors_numpy_and_pytorch(drawn):
+    A, s, Q1, Q2 = drawn
+    det = np.linalg.det(Q1) * np.linalg.det(Q2) * np.prod(s, axis=-1)
+    np.testing.assert_allclose(LA.det(leaf(A)).numpy(), det, rtol=1e-10)
+    np.testing.assert_allclose(LA.det(leaf(A)).numpy(), np.linalg.det(A), rtol=1e-10)
+    sign, logabsdet = LA.slogdet(leaf(A))
+    np.testing.assert_array_equal(sign.numpy(), np.sign(det))
+    np.testing.assert_allclose(logabsdet.numpy(), np.log(np.prod(s, axis=-1)), rtol=1e-10, atol=1e-12)
+    inverse = (Q2 / s[..., None, :]) @ np.swapaxes(Q1, -1, -2)  # Q2 diag(1/s) Q1^T
+    np.testing.assert_allclose(LA.inv(leaf(A)).numpy(), inverse, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(LA.inv(leaf(A)).numpy(), np.linalg.inv(A), rtol=1e-9, atol=1e-12)
+    for op in (LA.det, lambda t: LA.slogdet(t).logabsdet, LA.inv):
+        assert check_gradients(op, leaf(A))
+    torch = import_torch()
+    _compare_with_torch(LA.det, torch.linalg.det, A)
+    _compare_with_torch(lambda t: LA.slogdet(t).logabsdet, lambda t: torch.linalg.slogdet(t).logabsdet, A)
+    _compare_with_torch(LA.inv, torch.linalg.inv, A)
+    _compare_with_torch(minitx.logdet, torch.logdet, A)
+
+
+def test_det_of_a_singular_matrix_is_0_and_its_gradient_the_cofactors():
+    """Rank n - 1: det 0 (to rounding), gradient the cofactor matrix, computed here from minors, as
+    PyTorch's; rank n - 2: det and gradient 0."""
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((3, 2)) @ rng.standard_normal((2, 3))
+    cofactors = np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(A, i, 0), j, 1)) for j in range(3)]
+                          for i in range(3)])
+    x = leaf(A)
+    y = LA.det(x)
+    assert abs(y.item()) < 1e-12
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), cofactors, rtol=1e-9, atol=1e-12)
+    torch = import_torch()
+    parity(LA.det, torch.linalg.det, leaf(A), rtol=1e-8, atol=1e-12)
+    x = leaf(np.outer([1.0, 2.0, 3.0], [1.0, -1.0, 2.0]))
+    LA.det(x).backward()
+    assert np.abs(x.grad.numpy()).max() < 1e-12
+    assert LA.det(leaf(np.zeros((2, 0, 0)))).numpy().tolist() == [1.0, 1.0]  # the empty product, as PyTorch
+
+
+def test_slogdet_and_logdet_of_singular_and_negative_determinants():
+    torch = import_torch()
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    sign, logabsdet = LA.slogdet(leaf(singular))
+    assert sign.item() == 0 and logabsdet.item() == -np.inf
+    assert minitx.logdet(leaf(singular)).item() == -np.inf
+    x = leaf(singular)
+    LA.slogdet(x).logabsdet.backward()
+    assert (np.abs(x.grad.numpy()) > 1e12).all()  # inf, or huge where the SVD left s tiny (PyTorch's: ±inf)
+    negative = np.array([[0.0, 1.0], [1.0, 0.0]])  # det -1: logdet NaN, its gradient 0, as PyTorch's
+    parity(minitx.logdet, torch.logdet, leaf(negative))
+    parity(lambda t: t.logdet(), lambda t: t.logdet(), leaf(negative))
+
+
+def test_inv_and_solve_refuse_a_singular_matrix_by_name():
+    singular = leaf(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    for call, op in ((lambda: LA.inv(singular), "linalg.inv"), (lambda: minitx.inverse(singular), "linalg.inv"),
+                     (lambda: LA.solve(singular, leaf(np.ones(2))), "linalg.solve"),
+                     (lambda: LA.matrix_power(singular, -2), "linalg.inv")):
+        with pytest.raises(LA.LinAlgError, match=rf"^{op}: the input matrix is singular"):
+            call()
+    assert issubclass(LA.LinAlgError, RuntimeError)  # as torch.linalg.LinAlgError
+    with pytest.raises(LA.LinAlgError, match=r"^linalg.cholesky: the factorization could not be completed because "
+                                             r"the input is not positive-definite"):
+        LA.cholesky(leaf(-np.eye(3)))
+
+
+# ---------------------------------------------------------------- solve
+
+
+@given(factored("general"), st.data())
+def test_solve_as_its_residual_numpy_and_pytorch(drawn, data):
+    A, s, _, _ = drawn
+    n = A.shape[-1]
+    left = data.draw(st.booleans(), label="left")
+    vector = left and data.draw(st.booleans(), label="vector")  # (PyTorch refuses a vector B with left=False)
+    k = data.draw(st.integers(1, 3), label="k")
+    B_shape = (A.shape[:-1] if data.draw(st.booleans(), label="batched B") else (n,)) if vector else \
+        (1,) * data.draw(st.integers(0, 1), label="B's extra axis") + A.shape[:-2] + ((n, k) if left else (k, n))
+    B = np.random.default_rng(data.draw(st.integers(0, 99), label="B seed")).standard_normal(B_shape)
+    X = LA.solve(leaf(A), leaf(B), left=left).numpy()
+    Xc = X[..., :, None] if vector and left else X[..., None, :] if vector else X
+    Bc = np.broadcast_to(B[..., :, None] if vector and left else B[..., None, :] if vector else B,
+                         np.broadcast_shapes(Xc.shape, Xc.shape))
+    residual = A @ Xc if left else Xc @ A
+    np.testing.assert_allclose(residual, np.broadcast_to(Bc, residual.shape), rtol=1e-9, atol=1e-10)
+    assert check_gradients(lambda a, b: LA.solve(a, b, left=left), leaf(A), leaf(B))
+    torch = import_torch()
+    _compare_with_torch(lambda a, b: LA.solve(a, b, left=left), lambda a, b: torch.linalg.solve(a, b, left=left),
+                        A, B)
+
+
+# ---------------------------------------------------------------- cholesky, matrix_power, multi_dot, vecdot
+
+
+@given(factored("spd"), st.booleans())
+def test_cholesky_as_its_product_numpy_and_pytorch(drawn, upper):
+    A = drawn[0]
+    L = LA.cholesky(leaf(A), upper=upper).numpy()
+    lower = np.swapaxes(L, -1, -2) if upper else L
+    np.testing.assert_array_equal(lower, np.tril(lower))
+    assert (np.diagonal(lower, axis1=-2, axis2=-1) > 0).all()
+    np.testing.assert_allclose(lower @ np.swapaxes(lower, -1, -2), A, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(lower, np.linalg.cholesky(A), rtol=1e-10, atol=1e-12)
+    assert check_gradients(lambda t: LA.cholesky(_sym(t), upper=upper), leaf(A))
+    torch = import_torch()
+    _compare_with_torch(lambda t: LA.cholesky(t, upper=upper), lambda t: torch.linalg.cholesky(t, upper=upper), A)
+
+
+@given(factored("general"), st.integers(-3, 4))
+def test_matrix_power_as_numpy_and_pytorch(drawn, n):
+    A = drawn[0]
+    np.testing.assert_allclose(LA.matrix_power(leaf(A), n).numpy(), np.linalg.matrix_power(A, n), rtol=1e-9,
+                               atol=1e-10)
+    if n:
+        assert check_gradients(lambda t: LA.matrix_power(t, n), leaf(A))
+    torch = import_torch()
+    if n:
+        _compare_with_torch(lambda t: LA.matrix_power(t, n), lambda t: torch.linalg.matrix_power(t, n), A)
+        _compare_with_torch(lambda t: t.matrix_power(n), lambda t: t.matrix_power(n), A)
+    else:
+        assert not LA.matrix_power(leaf(A), 0).requires_grad  # the identity, a constant
+
+
+@given(st.lists(st.integers(1, 4), min_size=3, max_size=6), st.booleans(), st.booleans(), st.integers(0, 99))
+def test_multi_dot_as_numpy_and_pytorch(sides, first_vector, last_vector, seed):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal((a, b)) for a, b in zip(sides, sides[1:])]
+    if first_vector:
+        arrays[0] = arrays[0][0]
+    if last_vector:
+        arrays[-1] = arrays[-1][:, 0]
+    np.testing.assert_allclose(LA.multi_dot([leaf(a) for a in arrays]).numpy(), np.linalg.multi_dot(arrays),
+                               rtol=1e-10, atol=1e-12)
+    assert check_gradients(lambda *ts: LA.multi_dot(ts), *[leaf(a) for a in arrays])
+    torch = import_torch()
+    _compare_with_torch(lambda *ts: LA.multi_dot(ts), lambda *ts: torch.linalg.multi_dot(ts), *arrays)
+
+
+def test_multi_dot_takes_the_cheapest_order():
+    """[10, 1] @ [1, 10] @ [10, 1]: right first costs 20 products, left first 200; the result has the
+    same value either way, so the order is seen in the graph: the last product's left operand."""
+    a, b, c = leaf(np.ones((10, 1))), leaf(np.ones((1, 10))), leaf(np.ones((10, 1)))
+    y = LA.multi_dot([a, b, c])
+    assert y.numpy().ravel().tolist() == [10.0] * 10
+    assert y._ctx.inputs[0] is a and y._ctx.inputs[1].shape == (1, 1)
+
+
+@given(st.integers(0, 99), st.sampled_from([((3,), (2, 3), -1), ((2, 1, 4), (3, 4), -1), ((2, 3), (2, 1), 0)]))
+def test_vecdot_as_numpy_and_pytorch(seed, case):
+    x_shape, y_shape, axis = case
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal(x_shape), rng.standard_normal(y_shape)
+    np.testing.assert_allclose(LA.vecdot(leaf(x), leaf(y), dim=axis).numpy(), (x * y).sum(axis=axis), rtol=1e-12)
+    assert check_gradients(lambda a, b: LA.vecdot(a, b, dim=axis), leaf(x), leaf(y))
+    torch = import_torch()
+    _compare_with_torch(lambda a, b: LA.vecdot(a, b, dim=axis), lambda a, b: torch.linalg.vecdot(a, b, dim=axis), x, y)
+
+
+# ---------------------------------------------------------------- eigh, eigvalsh
+
+
+def _eigh_unsigned(t, UPLO="L"):
+    """What of eigh does not depend on the eigenvectors' signs: w, v_i ∘ v_i and V diag(c) V^T."""
+    w, V = LA.eigh(t, UPLO)
+    c = minitx.tensor(np.linspace(-1.0, 2.0, V.shape[-1]))
+    return w, V * V, (V * c) @ V.mT
+
+
+def _torch_eigh_unsigned(t, UPLO="L"):
+    torch = import_torch()
+    w, V = torch.linalg.eigh(t, UPLO)
+    c = torch.linspace(-1.0, 2.0, V.shape[-1], dtype=torch.float64)
+    return w, V * V, (V * c) @ V.mT
+
+
+def _joined(fn):
+    """fn's outputs flattened into one tensor (parity compares one output)."""
+    return lambda *args: (lambda outs: _cat(outs))(fn(*args))
+
+
+def _cat(outs):
+    if isinstance(outs[0], minitx.Tensor):
+        return minitx.cat([o.reshape(-1) for o in outs])
+    import torch
+    return torch.cat([o.reshape(-1) for o in outs])
+
+
+@given(factored("symmetric"), st.sampled_from(["L", "U"]))
+def test_eigh_and_eigvalsh_as_their_factors_numpy_and_pytorch(drawn, UPLO):
+    A, w, Q, _ = drawn
+    w_got, V = LA.eigh(leaf(A), UPLO)
+    np.testing.assert_allclose(w_got.numpy(), np.sort(w, axis=-1), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(LA.eigvalsh(leaf(A), UPLO).numpy(), np.linalg.eigvalsh(A, UPLO), rtol=1e-10, atol=1e-12)
+    V = V.numpy()
+    np.testing.assert_allclose(A @ V, V * w_got.numpy()[..., None, :], rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(np.swapaxes(V, -1, -2) @ V, np.broadcast_to(np.eye(A.shape[-1]), A.shape), atol=1e-10)
+    assert check_gradients(lambda t: _eigh_unsigned(_sym(t), UPLO), leaf(A))
+    assert check_gradients(lambda t: LA.eigvalsh(_sym(t), UPLO), leaf(A))
+    assert check_backward_hygiene(lambda t: Eigh(UPLO)(t), leaf(A))
+    torch = import_torch()
+    _compare_with_torch(_joined(lambda t: _eigh_unsigned(t, UPLO)), _joined(lambda t: _torch_eigh_unsigned(t, UPLO)), A)
+    _compare_with_torch(lambda t: LA.eigvalsh(t, UPLO), lambda t: torch.linalg.eigvalsh(t, UPLO), A)
+
+
+def test_eigh_reads_the_triangle_uplo_names():
+    A = np.array([[2.0, 100.0], [1.0, 3.0]])
+    np.testing.assert_allclose(LA.eigvalsh(leaf(A), "L").numpy(), np.linalg.eigvalsh([[2.0, 1.0], [1.0, 3.0]]))
+    np.testing.assert_allclose(LA.eigh(leaf(A), "U")[0].numpy(), np.linalg.eigvalsh([[2.0, 100.0], [100.0, 3.0]]))
+
+
+def test_eigh_at_repeated_eigenvalues():
+    """Through the eigenvalues alone the gradient is finite (PyTorch's too); through the eigenvectors
+    it is not, as PyTorch's, whose docs say it is finite only for distinct eigenvalues."""
+    torch = import_torch()
+    A = np.diag([1.0, 1.0, 2.0])
+    parity(lambda t: LA.eigh(t).eigenvalues, lambda t: torch.linalg.eigh(t).eigenvalues, leaf(A))
+    parity(lambda t: LA.eigh(t)[0] * 2, lambda t: torch.linalg.eigh(t)[0] * 2, leaf(A))
+    x, theirs = leaf(A), torch.tensor(A, requires_grad=True)
+    (LA.eigh(x).eigenvectors @ leaf([[1.0], [2.0], [3.0]])).sum().backward()
+    (torch.linalg.eigh(theirs).eigenvectors @ torch.tensor([[1.0], [2.0], [3.0]], dtype=torch.float64)).sum().backward()
+    assert not np.isfinite(x.grad.numpy()).all() and not torch.isfinite(theirs.grad).all()
+
+
+# ---------------------------------------------------------------- svd, svdvals, matrix_norm
+
+
+def _svd_unsigned(t):
+    """What of svd does not depend on the singular vectors' joint signs: S, U ∘ U, Vh ∘ Vh, U diag(c) Vh."""
+    U, S, Vh = LA.svd(t, full_matrices=False)
+    c = minitx.tensor(np.linspace(-1.0, 2.0, S.shape[-1]))
+    return S, U * U, Vh * Vh, (U * c) @ Vh
+
+
+def _torch_svd_unsigned(t):
+    torch = import_torch()
+    U, S, Vh = torch.linalg.svd(t, full_matrices=False)
+    c = torch.linspace(-1.0, 2.0, S.shape[-1], dtype=torch.float64)
+    return S, U * U, Vh * Vh, (U * c) @ Vh
+
+
+@given(factored("general", square=False))
+def test_svd_and_svdvals_as_their_factors_numpy_and_pytorch(drawn):
+    A, s, _, _ = drawn
+    m, n = A.shape[-2:]
+    U, S, Vh = LA.svd(leaf(A), full_matrices=False)
+    np.testing.assert_allclose(S.numpy(), -np.sort(-s, axis=-1), rtol=1e-10)
+    np.testing.assert_allclose(LA.svdvals(leaf(A)).numpy(), np.linalg.svd(A, compute_uv=False), rtol=1e-10)
+    np.testing.assert_allclose((U.numpy() * S.numpy()[..., None, :]) @ Vh.numpy(), A, rtol=1e-9, atol=1e-10)
+    Uf, Sf, Vhf = LA.svd(leaf(A))  # full_matrices=True: square U and Vh, orthogonal
+    assert Uf.shape == A.shape[:-2] + (m, m) and Vhf.shape == A.shape[:-2] + (n, n)
+    for Q in (Uf.numpy(), Vhf.numpy()):
+        np.testing.assert_allclose(np.swapaxes(Q, -1, -2) @ Q, np.broadcast_to(np.eye(Q.shape[-1]), Q.shape),
+                                   atol=1e-10)
+    np.testing.assert_allclose((Uf.numpy()[..., :, :S.shape[-1]] * Sf.numpy()[..., None, :]) @
+                               Vhf.numpy()[..., :S.shape[-1], :], A, rtol=1e-9, atol=1e-10)
+    assert check_gradients(_svd_unsigned, leaf(A))
+    assert check_gradients(LA.svdvals, leaf(A))
+    assert check_backward_hygiene(lambda t: SVD()(t), leaf(A))
+    torch = import_torch()
+    _compare_with_torch(_joined(_svd_unsigned), _joined(_torch_svd_unsigned), A)
+    _compare_with_torch(LA.svdvals, torch.linalg.svdvals, A)
+    _compare_with_torch(lambda t: (lambda u, s, v: (u * s.unsqueeze(-2)) @ v.mT)(*t.svd()),
+                        lambda t: (lambda u, s, v: (u * s.unsqueeze(-2)) @ v.mT)(*t.svd()), A)  # Tensor.svd: V, not Vh
+    for ord in ("nuc", 2, -2):
+        np.testing.assert_allclose(LA.matrix_norm(leaf(A), ord).numpy(),
+                                   {"nuc": np.sum, 2: np.max, -2: np.min}[ord](s, axis=-1), rtol=1e-10)
+        assert check_gradients(lambda t: LA.matrix_norm(t, ord), leaf(A))
+        _compare_with_torch(lambda t: LA.matrix_norm(t, ord), lambda t: torch.linalg.matrix_norm(t, ord), A)
+
+
+def test_matrix_norm_of_singular_values_over_other_axes_and_empty_matrices():
+    torch = import_torch()
+    A = np.random.default_rng(2).standard_normal((3, 2, 4))
+    for ord in ("nuc", 2, -2):
+        for keepdim in (False, True):
+            parity(lambda t: LA.matrix_norm(t, ord, dim=(2, 0), keepdim=keepdim),
+                   lambda t: torch.linalg.matrix_norm(t, ord, dim=(2, 0), keepdim=keepdim), leaf(A))
+        parity(lambda t: LA.norm(t, ord), lambda t: torch.linalg.norm(t, ord), leaf(A[0]))
+    for ord in ("nuc", 2):
+        np.testing.assert_array_equal(LA.matrix_norm(leaf(np.zeros((2, 0, 3))), ord).numpy(), [0.0, 0.0])
+    with pytest.raises(ValueError, match=r"^matrix_norm: ord=-2 is the smallest singular value, and A of shape "):
+        LA.matrix_norm(leaf(np.zeros((0, 3))), -2)
+
+
+# ---------------------------------------------------------------- names, errors, dtypes
+
+
+def test_tensor_methods_and_top_level_names_are_pytorchs():
+    torch = import_torch()
+    A = np.array([[2.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 1.5]])
+    for call in (lambda m, t: m.det(t), lambda m, t: m.inverse(t), lambda m, t: m.logdet(t),
+                 lambda m, t: m.slogdet(t)[1], lambda m, t: m.matrix_power(t, -2), lambda m, t: t.det(),
+                 lambda m, t: t.inverse(), lambda m, t: t.slogdet().logabsdet, lambda m, t: t.cholesky(upper=True)
+                 if m is minitx else torch.linalg.cholesky(t, upper=True)):
+        parity(lambda t: call(minitx, t), lambda t: call(torch, t), leaf(A))
+    sign, logabsdet = minitx.slogdet(leaf(-A))
+    assert sign.item() == -1.0 and LA.slogdet(leaf(A))._fields == ("sign", "logabsdet")
+    assert LA.eigh(leaf(A))._fields == ("eigenvalues", "eigenvectors") and LA.svd(leaf(A))._fields == ("U", "S", "Vh")
+
+
+@pytest.mark.parametrize("op", ["det", "slogdet", "inv", "cholesky", "eigh", "eigvalsh"])
+def test_a_non_square_matrix_is_refused_by_name(op):
+    for shape, got in (((2, 3), "2 by 3 matrices"), ((3,), r"shape \(3,\)")):
+        with pytest.raises(ValueError, match=rf"^linalg.{op}: A must be batches of square matrices \[..., n, n\], "
+                                             rf"but got {got}"):
+            getattr(LA, op)(leaf(np.ones(shape)))
+
+
+def test_the_other_arguments_are_refused_by_name():
+    A, B = leaf(np.eye(3)), leaf(np.ones((2, 3)))
+    for call, error, message in [
+        (lambda: LA.solve(B, A), ValueError, r"linalg.solve: A must be batches of square matrices"),
+        (lambda: LA.solve(A, B), ValueError, r"linalg.solve: incompatible shapes of A \(3, 3\) and B \(2, 3\) for "
+                                             r"the equation AX = B"),
+        (lambda: LA.solve(A, leaf(np.ones((2, 4, 3, 1)))[:, :, :2], left=False), ValueError,
+         r"linalg.solve: incompatible shapes"),
+        (lambda: LA.solve(leaf(np.ones((2, 3, 3))), leaf(np.ones((3, 3, 1)))), ValueError,
+         r"linalg.solve: the batch axes of A \(2, 3, 3\) and B \(3, 3, 1\) do not broadcast"),
+        (lambda: LA.solve(A, leaf(np.ones(3)), left=False), ValueError,
+         r"linalg.solve: a vector B \(shape \(3,\)\) with left=False is refused, as PyTorch refuses it"),
+        (lambda: LA.solve(A, minitx.ones(3, dtype="float32")), TypeError,
+         r"linalg.solve: A and B need one dtype, got float64 and float32"),
+        (lambda: LA.matrix_power(B, 2), ValueError, r"linalg.matrix_power: A must be batches of square matrices"),
+        (lambda: LA.matrix_power(A, 1.5), TypeError, r"linalg.matrix_power: n must be an integer, got 1.5"),
+        (lambda: LA.multi_dot([A]), ValueError, r"linalg.multi_dot: expected at least 2 tensors, got 1"),
+        (lambda: LA.multi_dot([A, B, A]), ValueError, r"linalg.multi_dot: tensors 0 and 1 do not chain"),
+        (lambda: LA.multi_dot([A, A[0], A]), ValueError, r"linalg.multi_dot: tensors other than the first and "),
+        (lambda: LA.eigh(A, "X"), ValueError, r"linalg.eigh: UPLO must be 'L' or 'U', got 'X'"),
+        (lambda: LA.eigvalsh(A, UPLO="l"), ValueError, r"linalg.eigvalsh: UPLO must be 'L' or 'U', got 'l'"),
+        (lambda: LA.svd(A[0]), ValueError, r"linalg.svd: A must be batches of matrices \[..., m, n\], got shape"),
+        (lambda: LA.svdvals(A[0]), ValueError, r"linalg.svdvals: A must be batches of matrices"),
+    ]:
+        with pytest.raises(error, match=f"^{message}"):
+            call()
+
+
+def test_dtypes_float32_stays_and_integers_become_float32():
+    A32 = minitx.tensor(np.array([[2.0, 1.0], [1.0, 3.0]], dtype=np.float32), requires_grad=True)
+    for out in (LA.det(A32), LA.inv(A32), LA.cholesky(A32), LA.eigh(A32)[1], LA.svd(A32)[0], LA.svdvals(A32),
+                LA.solve(A32, A32), LA.slogdet(A32)[1]):
+        assert out.dtype == np.float32
+    assert LA.det(minitx.tensor([[2, 1], [1, 3]])).dtype == np.float32
+    assert LA.det(minitx.tensor([[2, 1], [1, 3]])).item() == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("op", [Det, LogAbsDet, Inv, Cholesky, Eigvalsh, Svdvals])
+def test_backward_hygiene(op):
+    assert check_backward_hygiene(lambda t: op()(t), leaf(np.array([[2.0, 1.0], [1.0, 3.0]])))
+    assert check_backward_hygiene(lambda a, b: Solve()(a, b), leaf(np.array([[2.0, 1.0], [1.0, 3.0]])),
+                                  leaf(np.ones((2, 1))))
