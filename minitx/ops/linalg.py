@@ -1,5 +1,6 @@
 """Matrix and vector products: matmul, linear (x @ W^T + b), outer, cross, einsum and the products
-made of them (tensordot, inner, vdot, kron); the norms of minitx.linalg (vector_norm, matrix_norm, norm).
+made of them (tensordot, inner, vdot, kron); the norms of minitx.linalg (vector_norm, matrix_norm, norm;
+its matrix functions are in minitx/ops/matrix.py).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from minitx.backend import get_array_module, is_floating, sum_rows
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import floating, product_input, product_operands, promote
 from minitx.ops.indexing import diagonal
+from minitx.ops.matrix import svdvals
 from minitx.ops.reduction import Norm, norm_order, normalize_axes
 from minitx.ops.shape import broadcast_to
 
@@ -483,8 +485,10 @@ def matrix_norm(A, ord="fro", axis=(-2, -1), keepdims=False, *, dtype=None):  # 
         1, -1:    the largest (smallest) of the column sums of |A|: the 1-norms down the rows, then
                   their inf (-inf) norm
         inf, -inf: the same of the row sums of |A|
-    The largest of no sums is 0, as in PyTorch (the smallest of none is refused, as there).
-    'nuc', 2 and -2 need the singular values, and minitx has no SVD: refused by name."""
+        'nuc':    the sum of the singular values     2, -2: the largest (smallest) of them
+                  (linalg.svdvals, its gradient U diag(dy) V^T; 2 and -2 through vector_norm's
+                  inf and -inf, whose gradient at tied singular values is PyTorch's too)
+    The largest of no sums is 0, as in PyTorch (the smallest of none is refused, as there)."""
     A = as_tensor(A)
     if A.ndim < 2:
         raise ValueError(f"matrix_norm: expects a tensor of at least 2 axes, got shape {A.shape}")
@@ -494,11 +498,10 @@ def matrix_norm(A, ord="fro", axis=(-2, -1), keepdims=False, *, dtype=None):  # 
     rows, columns = (k % A.ndim for k in axis)
     if ord == "fro":
         return vector_norm(A, 2, (rows, columns), keepdims, dtype=dtype)
-    if ord in ("nuc", 2, -2):
-        raise ValueError(f"matrix_norm: ord={ord!r} needs the singular values, and minitx has no SVD; it has "
-                         "ord 'fro', 1, -1, inf and -inf")
-    if isinstance(ord, (str, bool)) or ord not in (1, -1, math.inf, -math.inf):
+    if isinstance(ord, bool) or ord not in ("nuc", 2, -2, 1, -1, math.inf, -math.inf):
         raise ValueError(f"matrix_norm: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {ord!r}")
+    if ord in ("nuc", 2, -2):
+        return _singular_value_norm(A, ord, rows, columns, keepdims, dtype)
     summed, across = (rows, columns) if abs(ord) == 1 else (columns, rows)
     sums = vector_norm(A, 1, summed, keepdims=True, dtype=dtype)
     if sums.shape[across] == 0:  # no sums: the largest is 0, as PyTorch's; the smallest is refused, as there
@@ -509,6 +512,24 @@ def matrix_norm(A, ord="fro", axis=(-2, -1), keepdims=False, *, dtype=None):  # 
     else:
         y = vector_norm(sums, math.copysign(math.inf, ord), across, keepdims=True)
     return y if keepdims else y.squeeze(axis=(rows, columns))
+
+
+def _singular_value_norm(A, ord, rows, columns, keepdims, dtype):  # noqa: A002
+    """matrix_norm's 'nuc' (the sum of the singular values), 2 (the largest) and -2 (the smallest)
+    over the axes rows, columns: those moved last, svdvals, then a vector norm of the values
+    (nonnegative: their 1-norm is their sum, inf and -inf their largest and smallest)."""
+    if dtype is not None:
+        A = A.to(dtype=dtype)
+    s = svdvals(A.movedim((rows, columns), (-2, -1)))
+    if s.shape[-1] == 0:  # no singular values: their sum and their largest are 0, the smallest is refused
+        if ord == -2:
+            raise ValueError(f"matrix_norm: ord=-2 is the smallest singular value, and A of shape {A.shape} has none")
+        y = s.sum(axis=-1)
+    else:
+        y = vector_norm(s, {"nuc": 1, 2: math.inf, -2: -math.inf}[ord], -1)
+    if keepdims:
+        y = y.reshape(tuple(1 if k in (rows, columns) else n for k, n in enumerate(A.shape)))
+    return y
 
 
 @takes_torch_keywords
