@@ -20,9 +20,10 @@ writes, scatter's reduce=, two random fills, inplace=True); one per op of the sl
 per counting and sorting name (bucketize, histc, mode, unique_consecutive); one per linear-algebra
 addition (einsum's broadcast letters, tensordot, inner, vdot, kron, vector_norm, matrix_norm,
 linalg.norm); one for sliding_windows (Tensor.unfold); one each for grid_sample and affine_grid; one for
-ctc_loss; and one per activation and dropout added beside PyTorch's (hardshrink and its method,
-softshrink, tanhshrink, rrelu, gumbel_softmax, alpha_dropout, feature_alpha_dropout, nn.Softmax2d,
-nn.AlphaDropout).
+ctc_loss; one per activation and dropout added beside PyTorch's (hardshrink and its method, softshrink,
+tanhshrink, rrelu, gumbel_softmax, alpha_dropout, feature_alpha_dropout, nn.Softmax2d, nn.AlphaDropout);
+and one per matrix function of minitx.linalg (det, slogdet, inv, solve, cholesky, matrix_power,
+multi_dot, vecdot, eigh, eigvalsh, svd, svdvals, matrix_norm's 'nuc', Tensor.svd).
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -62,6 +63,8 @@ _AF = "minitx/optim/adafactor.py"
 _LB = "minitx/optim/lbfgs.py"
 _D = "minitx/utils/data.py"
 _DATA = ("tests/test_utils_data.py",)
+_MX = "minitx/ops/matrix.py"
+_MATRIX = ("tests/ops/test_matrix.py",)
 _T = "minitx/autograd/tensor.py"
 _IN_PLACE = ("tests/test_inplace_methods.py",)
 _W = "minitx/autograd/writes.py"
@@ -748,5 +751,48 @@ OP_SLIPS = [
     Slip("nn.AlphaDropout: p = 1 refused, as Dropout's", _L,
          'self.p, self.inplace = _probability(type(self).__name__, "p", p, one=True), inplace',
          'self.p, self.inplace = _probability(type(self).__name__, "p", p), inplace', ("tests/nn/test_pytorch_names.py",)),
+    # minitx.linalg's matrix functions (minitx/ops/matrix.py) and matrix_norm's singular-value orders
+    Slip("det backward: the cofactors without det(U) det(Vh), the SVD's sign", _MX,
+         'return ((dy * sign)[..., None, None] * cof,)',
+         'return (dy[..., None, None] * cof,)', _MATRIX),
+    Slip('slogdet backward: A^-1 where A^-T belongs', _MX,
+         'return (dy[..., None, None] * ((U / s[..., None, :]) @ Vh),)',
+         'return (dy[..., None, None] * _mT((U / s[..., None, :]) @ Vh),)', _MATRIX),
+    Slip('inv backward: Y dy Y, the inverse untransposed', _MX,
+         'return (-(_mT(Y) @ dy @ _mT(Y)),)',
+         'return (-(Y @ dy @ Y),)', _MATRIX),
+    Slip('solve backward: dA without its minus sign', _MX,
+         'return (-(dB @ _mT(X)) if self.needs_input_grad[0]',
+         'return ((dB @ _mT(X)) if self.needs_input_grad[0]', _MATRIX),
+    Slip("cholesky backward: P's diagonal mirrored too, counted twice", _MX,
+         'Sym = (P + _mT(xp.tril(P, -1))) / 2',
+         'Sym = (P + _mT(xp.tril(P))) / 2', _MATRIX),
+    Slip('matrix_power: a negative n without the inverse', _MX,
+         'A, n = inv(A), -n',
+         'n = -n', _MATRIX),
+    Slip("multi_dot: a last 1-d operand's column axis kept", _MX,
+         'y.shape[int(first):y.ndim - int(last)]',
+         'y.shape[int(first):]', _MATRIX),
+    Slip('vecdot: the sum along the last axis whatever dim says', _MX,
+         'return (as_tensor(x) * y).sum(axis=axis)',
+         'return (as_tensor(x) * y).sum(axis=-1)', _MATRIX),
+    Slip('eigh backward: conjugated by V the wrong way round', _MX,
+         'return (V @ inner @ _mT(V),)',
+         'return (_mT(V) @ inner @ V,)', _MATRIX),
+    Slip("eigvalsh backward: dy scales V's rows, not its columns", _MX,
+         'return ((V * dy[..., None, :]) @ _mT(V),)',
+         'return ((V * dy[..., :, None]) @ _mT(V),)', _MATRIX),
+    Slip("svd backward: a tall A's dU taken whole, not its part outside U's span", _MX,
+         'dA += _divided(dU - U @ J, S[..., None, :]) @ _mT(V)',
+         'dA += _divided(dU, S[..., None, :]) @ _mT(V)', _MATRIX),
+    Slip('svdvals backward: U diag(dy) Vh^T', _MX,
+         'return ((U * dy[..., None, :]) @ Vh,)',
+         'return ((U * dy[..., None, :]) @ _mT(Vh),)', _MATRIX),
+    Slip("matrix_norm 'nuc': the 2-norm of the singular values (Frobenius), not their sum", 'minitx/ops/linalg.py',
+         '{"nuc": 1, 2: math.inf, -2: -math.inf}',
+         '{"nuc": 2, 2: math.inf, -2: -math.inf}', _MATRIX),
+    Slip("Tensor.svd: linalg.svd's Vh, not PyTorch's V", 'minitx/autograd/tensor.py',
+         'return U, S, Vh.mT',
+         'return U, S, Vh', _MATRIX),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]
