@@ -41,8 +41,10 @@ from minitx.ops.norm import (
 from minitx.ops.dropout import (
     dropout, dropout_add, bias_act_dropout, dropout1d, dropout2d, dropout3d, alpha_dropout, feature_alpha_dropout)
 from minitx.ops.loss import (
-    cross_entropy, nll_loss, binary_cross_entropy, binary_cross_entropy_with_logits, mse_loss, l1_loss,
-    smooth_l1_loss, huber_loss, kl_div)
+    cross_entropy, nll_loss, binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
+    margin_ranking_loss, hinge_embedding_loss, soft_margin_loss, multilabel_soft_margin_loss, multi_margin_loss,
+    multilabel_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss, mse_loss, l1_loss,
+    smooth_l1_loss, huber_loss, poisson_nll_loss, gaussian_nll_loss, kl_div)
 from minitx.ops.attention import (
     scaled_dot_product_attention)
 from minitx.ops.conv import (

@@ -9,8 +9,10 @@ from minitx.nn.layers import (CELU, ELU, GELU, GLU, SELU, BatchNorm1d, BatchNorm
                               LogSigmoid, LogSoftmax, Mish, ModuleDict, ModuleList, ParameterDict, ParameterList,
                               PReLU, ReLU, ReLU6, RMSNorm, Sequential, Sigmoid, SiLU, Softmax, Softmin, Softplus,
                               Softsign, Tanh, Threshold, Unflatten)
-from minitx.nn.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss,
-                            NLLLoss, SmoothL1Loss)
+from minitx.nn.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss,
+                            HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss,
+                            MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss, PoissonNLLLoss,
+                            SmoothL1Loss, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
 from minitx.nn.module import Module
 from minitx.nn.parameter import Parameter
 from minitx.nn.transformer import (PRESETS, DecoderCache, DecoderLayer, EncoderLayer, FeedForward,
@@ -23,7 +25,9 @@ __all__ = [
     "EncoderModel", "MaskedLMHead", "MaskedLanguageModel", "EncoderClassifier", "mask_tokens",
     "SiLU", "Tanh", "Sigmoid", "Softmax", "Identity", "Flatten", "Unflatten", "ModuleDict", "ParameterList",
     "ParameterDict", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
-    "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
+    "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
+    "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss", "PoissonNLLLoss", "GaussianNLLLoss", "BatchNorm1d", "BatchNorm2d",
     "GroupNorm", "RMSNorm", "LogSoftmax", "Softmin", "LeakyReLU", "ELU", "CELU", "SELU", "ReLU6", "Hardsigmoid",
     "Hardswish", "Mish", "Hardtanh", "Threshold", "Softplus", "LogSigmoid", "Softsign", "GLU", "PReLU",
 ]

@@ -159,6 +159,157 @@ class HuberLoss(_Loss):
         return f"reduction={self.reduction!r}, delta={self.delta}"
 
 
+class _MarginLoss(_Loss):
+    """A loss whose one option beside the reduction is its margin."""
+
+    def __init__(self, margin, reduction):
+        super().__init__(reduction=reduction)
+        self.margin = margin
+
+    def extra_repr(self):
+        return f"margin={self.margin}, reduction={self.reduction!r}"
+
+
+class CosineEmbeddingLoss(_MarginLoss):
+    """F.cosine_embedding_loss: 1 - cos(x1, x2) where y = 1, max(0, cos - margin) where y = -1."""
+
+    def __init__(self, margin=0.0, *, reduction="mean"):
+        super().__init__(margin, reduction)
+
+    def forward(self, x1, x2, targets):
+        return F.cosine_embedding_loss(x1, x2, targets, self.margin, self.reduction)
+
+
+class MarginRankingLoss(_MarginLoss):
+    """F.margin_ranking_loss: max(0, -y (x1 - x2) + margin) elementwise."""
+
+    def __init__(self, margin=0.0, *, reduction="mean"):
+        super().__init__(margin, reduction)
+
+    def forward(self, x1, x2, targets):
+        return F.margin_ranking_loss(x1, x2, targets, self.margin, self.reduction)
+
+
+class HingeEmbeddingLoss(_MarginLoss):
+    """F.hinge_embedding_loss: x where y = 1, max(0, margin - x) where y = -1."""
+
+    def __init__(self, margin=1.0, *, reduction="mean"):
+        super().__init__(margin, reduction)
+
+    def forward(self, x, targets):
+        return F.hinge_embedding_loss(x, targets, self.margin, self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """F.soft_margin_loss: log(1 + e^(-y x)) elementwise, reduced."""
+
+    def __init__(self, *, reduction="mean"):
+        super().__init__(reduction=reduction)
+
+    def forward(self, x, targets):
+        return F.soft_margin_loss(x, targets, self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    """F.multilabel_soft_margin_loss: each class's logistic loss, times ``weight`` (broadcast
+    against the input), averaged over the classes."""
+
+    def __init__(self, weight=None, *, reduction="mean"):
+        super().__init__(reduction=reduction)
+        self._set_weight("weight", weight)
+
+    def forward(self, x, targets):
+        return F.multilabel_soft_margin_loss(x, targets, self.weight, self.reduction)
+
+
+class MultiMarginLoss(_Loss):
+    """F.multi_margin_loss: the multi-class hinge loss (p 1 or 2), each row weighted by its target
+    class's ``weight`` [C] (default ones)."""
+
+    def __init__(self, p=1, margin=1.0, weight=None, *, reduction="mean"):
+        super().__init__(reduction=reduction)
+        if p not in (1, 2) or isinstance(p, bool):
+            raise ValueError(f"MultiMarginLoss: p must be 1 or 2, got {p!r}")
+        self.p, self.margin = p, margin
+        self._set_weight("weight", weight, per_class=True)
+
+    def forward(self, x, targets):
+        return F.multi_margin_loss(x, targets, self.p, self.margin, self.weight, self.reduction)
+
+    def extra_repr(self):
+        return f"p={self.p}, margin={self.margin}, reduction={self.reduction!r}"
+
+
+class MultiLabelMarginLoss(_Loss):
+    """F.multilabel_margin_loss: each listed class against each class not listed, by a margin of 1."""
+
+    def __init__(self, *, reduction="mean"):
+        super().__init__(reduction=reduction)
+
+    def forward(self, x, targets):
+        return F.multilabel_margin_loss(x, targets, self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """F.triplet_margin_loss: max(0, margin + d(a, p) - d(a, n)) with pairwise_distance's p-norm."""
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, *, reduction="mean"):
+        super().__init__(reduction=reduction)
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps, self.swap,
+                                     self.reduction)
+
+    def extra_repr(self):
+        return f"margin={self.margin}, p={self.p}, eps={self.eps}, swap={self.swap}, reduction={self.reduction!r}"
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """F.triplet_margin_with_distance_loss: the triplet loss with ``distance_function`` (default
+    pairwise_distance)."""
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(reduction=reduction)
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative,
+                                                   distance_function=self.distance_function, margin=self.margin,
+                                                   swap=self.swap, reduction=self.reduction)
+
+    def extra_repr(self):
+        return f"margin={self.margin}, swap={self.swap}, reduction={self.reduction!r}"
+
+
+class PoissonNLLLoss(_Loss):
+    """F.poisson_nll_loss: e^x - y x (log_input) or x - y log(x + eps), with Stirling's term (full)."""
+
+    def __init__(self, log_input=True, full=False, *, eps=1e-8, reduction="mean"):
+        super().__init__(reduction=reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, x, targets):
+        return F.poisson_nll_loss(x, targets, self.log_input, self.full, self.eps, self.reduction)
+
+    def extra_repr(self):
+        return f"log_input={self.log_input}, full={self.full}, eps={self.eps}, reduction={self.reduction!r}"
+
+
+class GaussianNLLLoss(_Loss):
+    """F.gaussian_nll_loss(means, targets, var): (log v + (x - y)^2 / v) / 2, v = max(var, eps)."""
+
+    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
+        super().__init__(reduction=reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, x, targets, var):
+        return F.gaussian_nll_loss(x, targets, var, self.full, self.eps, self.reduction)
+
+    def extra_repr(self):
+        return f"full={self.full}, eps={self.eps}, reduction={self.reduction!r}"
+
+
 class KLDivLoss(Module):
     """F.kl_div(log-probabilities, target probabilities, or their logarithms with log_target);
     reduction 'batchmean' is the divergence per sample ('mean', PyTorch's default, averages over

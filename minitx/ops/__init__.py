@@ -19,8 +19,10 @@ backward on raw arrays, the math in its docstring) with its public function righ
     norm          layer_norm, rms_norm, group_norm, batch_norm, normalize, cosine_similarity,
                   pairwise_distance, cdist
     dropout       dropout, dropout_add, bias_act_dropout (and their Philox masks)
-    loss          cross_entropy, nll_loss, binary_cross_entropy(_with_logits), mse_loss, l1_loss,
-                  smooth_l1_loss, huber_loss, kl_div
+    loss          cross_entropy, nll_loss, binary_cross_entropy(_with_logits), the margin losses
+                  (cosine_embedding, margin_ranking, hinge_embedding, soft_margin, multilabel_soft_margin,
+                  multi_margin, multilabel_margin, triplet_margin(_with_distance)), mse_loss, l1_loss,
+                  smooth_l1_loss, huber_loss, poisson_nll_loss, gaussian_nll_loss, kl_div
     attention     scaled_dot_product_attention (boolean or float masks, grouped-query heads)
     conv          conv1d/2d/3d, conv_transpose1d/2d/3d, unfold and fold (im2col, col2im), max/avg pooling
                   (and adaptive) in 1-3 dimensions

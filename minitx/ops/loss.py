@@ -1,6 +1,8 @@
 """Losses: cross-entropy (integer or probability targets, label smoothing), negative
-log-likelihood, binary cross-entropy on probabilities and on logits; the regression losses
-(mean squared and absolute error, smooth L1 and Huber) and the Kullback-Leibler divergence.
+log-likelihood, binary cross-entropy on probabilities and on logits; the margin and ranking
+losses (cosine and hinge embedding, margin ranking, soft margin, multi-class and multi-label
+margin, triplet); the regression losses (mean squared and absolute error, smooth L1 and Huber),
+the Poisson and Gaussian negative log-likelihoods and the Kullback-Leibler divergence.
 
 Each computes one loss per row (per element for the binary losses), then reduces it:
 'mean' divides the sum by the number of counted rows, 'sum' adds, 'none' returns them all.
@@ -19,17 +21,19 @@ import numpy as np
 
 from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
-from minitx.autograd.tensor import Tensor
+from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, mean_last
-from minitx.ops._args import as_indices, common_16_bits, floating, promote
+from minitx.ops._args import as_indices, common_16_bits, floating, one_dtype, promote
 from minitx.ops import reduction as reduction_ops
-from minitx.ops.activation import log_softmax, sigmoid_values, softplus_values
-from minitx.ops.elementwise import dy_where, where
-from minitx.ops.indexing import _check_integer
+from minitx.ops.activation import log_softmax, logsigmoid, relu, sigmoid_values, softplus_values
+from minitx.ops.elementwise import broadcasts_to, clip, dy_where, exp, log, minimum, sqrt, where
+from minitx.ops.indexing import _check_integer, take_along_dim
+from minitx.ops.norm import pairwise_distance
+from minitx.ops.shape import unsqueeze
 from minitx.ops.reduction import logsumexp_parts, quiet_float_errors
 
 __all__ = ["CrossEntropy", "SoftCrossEntropy", "NllLoss", "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits",
-           "MseLoss", "SmoothL1Loss", "KlDiv"]
+           "MseLoss", "SmoothL1Loss", "GaussianNll", "KlDiv"]
 
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -51,11 +55,29 @@ def per_count(value, count):
     return value / get_array_module(count).where(count == 0, 1, count).astype(value.dtype)
 
 
+def _check_reduction(op, reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def _reduced(losses, reduction):
+    """A composed loss's per-row (or per-element) losses: their mean (0 over none), sum, or all."""
+    if reduction == "none":
+        return losses
+    return reduction_ops.mean(losses) if reduction == "mean" and losses.size else reduction_ops.sum(losses)
+
+
 def _pointwise_operands(op, x, y):
     """A pointwise loss's input and target in one dtype: an integer input as float32 (floating),
     and an integer target in the input's float dtype, as PyTorch's promotion gives them (NumPy's
     would compute float32 beside int64 in float64)."""
     return promote(floating(x), y, op=op)
+
+
+def _constant(value, x):
+    """A weight (a tensor, array or list) as a constant tensor in x's dtype, on x's device."""
+    data = value.data if isinstance(value, Tensor) else get_array_module(x.data).asarray(value)
+    return Tensor(backend.to_device(data, x.device).astype(x.dtype, copy=False))
 
 
 def check_classes(op, x):
@@ -261,12 +283,10 @@ def _weighted_cross_entropy(logits, targets, ignore_index, s, reduction, weight)
     and 'mean' divides the sum by sum of w[t] over the counted rows (nll_loss's weighted mean;
     0 when no row counts). With probabilities q, loss = -sum_c w[c] * q'[c] * logp[c] for
     q' = (1 - s) * q + s / C, and 'mean' divides by the number of rows."""
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    _check_reduction("cross_entropy", reduction)
     logp = log_softmax(logits, -1)
     classes = logp.shape[-1]
-    data = weight.data if isinstance(weight, Tensor) else get_array_module(logp.data).asarray(weight)
-    w = Tensor(backend.to_device(data, logp.device).astype(logp.dtype, copy=False))
+    w = _constant(weight, logp)
     if w.shape != (classes,):
         raise ValueError(f"cross_entropy: weight has shape {w.shape}, expected ({classes},), one per class of the "
                          f"logits {logp.shape}")
@@ -275,10 +295,7 @@ def _weighted_cross_entropy(logits, targets, ignore_index, s, reduction, weight)
             raise ValueError(f"cross_entropy: float targets of shape {targets.shape} are class probabilities and "
                              f"need the logits' shape {logp.shape}; class indices must be an integer tensor")
         q = targets * (1 - s) + s / classes if s else targets
-        losses = -reduction_ops.sum(logp * q * w, axis=-1)
-        if reduction == "none":
-            return losses
-        return reduction_ops.mean(losses) if reduction == "mean" and losses.size else reduction_ops.sum(losses)
+        return _reduced(-reduction_ops.sum(logp * q * w, axis=-1), reduction)
     nll = nll_loss(logp, targets, ignore_index, reduction, weight=w)
     if not s:
         return nll
@@ -450,6 +467,253 @@ def binary_cross_entropy_with_logits(logits, targets, reduction="mean", pos_weig
 
 
 
+# ---------------------------------------------------------------- margin and ranking losses
+# Each is composed of differentiable ops (clip, relu, where, logsigmoid, sums): their backward is
+# the chain rule through those, and the formula in each docstring is the code's. A hinge max(0, h)
+# is clip(h, min=0) where PyTorch's clamp_min passes dy at h = 0, and relu(h) where its kernel
+# counts only h > 0 (multi_margin_loss, multilabel_margin_loss), so the ties take PyTorch's gradient.
+
+
+def _operands(op, first, *others):
+    """The inputs and targets of a loss as tensors of one float dtype (integers take the floats',
+    float32 without one, as PyTorch's promotion gives them)."""
+    first = floating(first)
+    return one_dtype(first, *(as_tensor(value, first) for value in others))
+
+
+def _check_shapes(op, x, *others, what=("targets",)):
+    """Refuse another shape than the input's (PyTorch would broadcast it, and 'mean' would count
+    the broadcast entries)."""
+    for name, other in zip(what, others):
+        if other.shape != x.shape:
+            raise ValueError(f"{op}: {name} of shape {other.shape} must match the input's shape {x.shape}")
+
+
+def _check_signs(op, y):
+    """Targets that say 'similar' (1) or 'dissimilar' (-1): PyTorch scores any other value as
+    neither (0, cosine_embedding_loss) or both (hinge_embedding_loss), silently."""
+    if y.size and not bool(((y.data == 1) | (y.data == -1)).all()):
+        bad = y.data[(y.data != 1) & (y.data != -1)].reshape(-1)[0]
+        raise ValueError(f"{op}: targets must be 1 or -1, got {bad.item()!r}")
+
+
+def _number(op, name, value, positive=False):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or (positive and not value > 0):
+        raise ValueError(f"{op}: {name} must be a number{' > 0' if positive else ''}, got {value!r}")
+    return float(value)
+
+
+_COSINE_EPS = 1e-12  # PyTorch's, added to each squared norm: a zero vector's cosine is 0, not 0 / 0
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):  # noqa: A002
+    """Pull pairs of vectors together (y = 1) or push them below a cosine of ``margin`` (y = -1),
+    x1 and x2 of shape [N, D] (or [D]) with targets y [N] (or []), composed of ops:
+
+        cos  = sum(x1 * x2) / sqrt((sum(x1 * x1) + 1e-12) * (sum(x2 * x2) + 1e-12))   over D
+        loss = 1 - cos   where y = 1,    max(0, cos - margin)   where y = -1
+
+    as PyTorch computes it (its epsilon inside the root, not cosine_similarity's)."""
+    op = "cosine_embedding_loss"
+    _check_reduction(op, reduction)
+    margin = _number(op, "margin", margin)
+    x1, x2, y = _operands(op, input1, input2, target)
+    if x1.ndim not in (1, 2) or x2.shape != x1.shape or y.shape != x1.shape[:-1]:
+        raise ValueError(f"{op}: inputs of shapes {x1.shape} and {x2.shape} with targets of shape {y.shape}; "
+                         "expected two inputs [N, D] with targets [N], or [D] with a 0-d target")
+    _check_signs(op, y)
+    dot = reduction_ops.sum(x1 * x2, axis=-1)
+    cos = dot / sqrt((reduction_ops.sum(x1 * x1, axis=-1) + _COSINE_EPS)
+                     * (reduction_ops.sum(x2 * x2, axis=-1) + _COSINE_EPS))
+    return _reduced(where(y == 1, 1 - cos, clip(cos - margin, min=0.0)), reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):  # noqa: A002
+    """Rank x1 above x2 where y = 1 and below where y = -1, by at least ``margin``, elementwise
+    (x1, x2, y of one shape), composed of ops:
+
+        loss = max(0, -y * (x1 - x2) + margin)"""
+    op = "margin_ranking_loss"
+    _check_reduction(op, reduction)
+    margin = _number(op, "margin", margin)
+    x1, x2, y = _operands(op, input1, input2, target)
+    _check_shapes(op, x1, x2, y, what=("input2", "targets"))
+    return _reduced(clip(-y * (x1 - x2) + margin, min=0.0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction="mean"):  # noqa: A002
+    """For distances x (say |a - b|): small where y = 1, at least ``margin`` where y = -1,
+    elementwise (x, y of one shape), composed of ops:
+
+        loss = x   where y = 1,    max(0, margin - x)   where y = -1"""
+    op = "hinge_embedding_loss"
+    _check_reduction(op, reduction)
+    margin = _number(op, "margin", margin)
+    x, y = _operands(op, input, target)
+    _check_shapes(op, x, y)
+    _check_signs(op, y)
+    return _reduced(where(y == 1, x, clip(margin - x, min=0.0)), reduction)
+
+
+def soft_margin_loss(input, target, reduction="mean"):  # noqa: A002
+    """The logistic loss of scores x against labels y (1 or -1; x, y of one shape), composed of ops:
+
+        loss = log(1 + e^(-y x)) = -logsigmoid(y x)
+
+    (logsigmoid's stable form: finite where PyTorch's log1p(exp(-y x)) overflows to inf)."""
+    op = "soft_margin_loss"
+    _check_reduction(op, reduction)
+    x, y = _operands(op, input, target)
+    _check_shapes(op, x, y)
+    return _reduced(-logsigmoid(y * x), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, reduction="mean"):  # noqa: A002
+    """One binary logistic loss per class, averaged over the classes: scores x [..., C], labels
+    y in [0, 1] of x's shape, class weights w (broadcast to x's shape; a constant), composed of ops:
+
+        loss = mean_c  w_c * -(y_c logsigmoid(x_c) + (1 - y_c) logsigmoid(-x_c))      one per row
+
+    (the bracket is binary_cross_entropy_with_logits, elementwise)."""
+    op = "multilabel_soft_margin_loss"
+    _check_reduction(op, reduction)
+    x, y = _operands(op, input, target)
+    if x.ndim < 1:
+        raise ValueError(f"{op}: input must have a class axis (last), got a 0-d tensor")
+    _check_shapes(op, x, y)
+    check_classes(op, x)
+    losses = binary_cross_entropy_with_logits(x, y, "none")
+    if weight is not None:
+        w = _constant(weight, x)
+        if not broadcasts_to(w.shape, x.shape):
+            raise ValueError(f"{op}: weight of shape {w.shape} must broadcast to the input's shape {x.shape}")
+        losses = losses * w
+    return _reduced(reduction_ops.mean(losses, axis=-1), reduction)
+
+
+def _class_weight(op, weight, x):
+    """A class weight [C] as a constant tensor in x's dtype on x's device."""
+    w = _constant(weight, x)
+    if w.shape != x.shape[-1:]:
+        raise ValueError(f"{op}: weight has shape {w.shape}, expected ({x.shape[-1]},), one per class of the "
+                         f"input {x.shape}")
+    return w
+
+
+def _class_ids(op, x, target, *, allowed_low=0):
+    """Integer targets checked into [allowed_low, C) for scores x [..., C] (C > 0)."""
+    t = as_indices(target, x)
+    _check_integer(op, "targets", t)
+    if x.ndim not in (1, 2) or not x.shape[-1]:
+        raise ValueError(f"{op}: input must be [N, C] or [C] with C > 0, got {x.shape}")
+    classes = x.shape[-1]
+    sync.check_in_range(t.data, classes, lambda value: IndexError(
+        f"{op}: target {value} is out of range for {classes} classes"), low=allowed_low)
+    return Tensor(sync.within_range(t.data, classes, allowed_low))
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, reduction="mean"):  # noqa: A002
+    """The multi-class hinge loss of scores x [N, C] (or [C]) with class ids t [N] (or []), each
+    other class i scored against the target's by ``margin``, composed of ops:
+
+        loss = sum_{i != t}  w_t * max(0, margin - x_t + x_i)^p  / C         one per row
+
+    (p 1 or 2; w the class weights [C], a constant, 1 without them). The hinge counts where
+    margin - x_t + x_i > 0 (relu), as PyTorch's: at 0 it passes no gradient."""
+    op = "multi_margin_loss"
+    _check_reduction(op, reduction)
+    if p not in (1, 2) or isinstance(p, bool):
+        raise ValueError(f"{op}: p must be 1 or 2, got {p!r}")
+    margin = _number(op, "margin", margin)
+    x = floating(input)
+    t = _class_ids(op, x, target)
+    if t.shape != x.shape[:-1]:
+        raise ValueError(f"{op}: input of shape {x.shape} needs targets of shape {x.shape[:-1]}, got {t.shape}")
+    picked = take_along_dim(x, unsqueeze(t, -1), axis=-1)  # x_t, [N, 1]
+    hinge = relu(margin - picked + x)
+    if p == 2:
+        hinge = hinge * hinge
+    if weight is not None:
+        hinge = hinge * Tensor(_class_weight(op, weight, x).data[t.data][..., None])
+    others = Tensor(get_array_module(t.data).arange(x.shape[-1]) != t.data[..., None])
+    return _reduced(reduction_ops.mean(where(others, hinge, 0.0), axis=-1), reduction)
+
+
+def multilabel_margin_loss(input, target, reduction="mean"):  # noqa: A002
+    """The hinge loss of scores x [N, C] (or [C]) for several classes per row: targets [N, C]
+    hold a row's class ids first, then -1 (what follows a -1 is not read). With J the ids before
+    the first -1 and I the classes not among them, composed of ops:
+
+        loss = sum_{j in J} sum_{i in I}  max(0, 1 - (x_j - x_i))  / C         one per row
+
+    (an id listed twice counts twice, as PyTorch's). The hinge counts where 1 - x_j + x_i > 0
+    (relu), as PyTorch's. Builds a [N, C, C] tensor of pairs."""
+    op = "multilabel_margin_loss"
+    _check_reduction(op, reduction)
+    x = floating(input)
+    t = _class_ids(op, x, target, allowed_low=-1)
+    if t.shape != x.shape:
+        raise ValueError(f"{op}: targets of shape {t.shape} must match the input's shape {x.shape}")
+    xp = get_array_module(t.data)
+    listed = xp.cumsum(t.data == -1, axis=-1) == 0  # the ids before the first -1
+    ids = xp.where(listed, t.data, 0)
+    classes = xp.arange(x.shape[-1])
+    is_target = ((ids[..., :, None] == classes) & listed[..., :, None]).any(axis=-2)  # [N, C]
+    picked = take_along_dim(x, Tensor(ids), axis=-1)  # x_j for each listed position j
+    hinge = relu(1 - unsqueeze(picked, -1) + unsqueeze(x, -2))  # [N, j, i]
+    pairs = Tensor(listed[..., :, None] & ~is_target[..., None, :])
+    return _reduced(reduction_ops.sum(where(pairs, hinge, 0.0), axis=(-2, -1)) / x.shape[-1], reduction)
+
+
+def _triplet(op, anchor, positive, negative, distance, margin, swap, reduction):
+    """max(0, margin + d(a, p) - d(a, n)), with d(a, n) replaced by min(d(a, n), d(p, n)) when
+    ``swap`` (Balntas et al.'s distance swap: the positive's distance to the negative, if it is
+    nearer). ``distance`` gives one distance per row; the two must have one shape."""
+    d_pos, d_neg = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        d_neg = minimum(d_neg, distance(positive, negative))
+    if d_pos.shape != d_neg.shape:
+        raise ValueError(f"{op}: the distances to the positive {d_pos.shape} and to the negative {d_neg.shape} "
+                         "differ in shape")
+    return _reduced(clip(margin + d_pos - d_neg, min=0.0), reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction="mean"):
+    """An anchor [N, D] (or [D]) nearer its positive than its negative by ``margin`` (> 0), with
+    pairwise_distance's p-norm (eps added to the differences, as PyTorch's), composed of ops:
+
+        loss = max(0, margin + ||a - p + eps||_p - ||a - n + eps||_p)      one per row
+
+    (see _triplet for swap). The three of one shape."""
+    op = "triplet_margin_loss"
+    _check_reduction(op, reduction)
+    margin = _number(op, "margin", margin, positive=True)
+    a, pos, neg = _operands(op, anchor, positive, negative)
+    _check_shapes(op, a, pos, neg, what=("positive", "negative"))
+    if a.ndim not in (1, 2):
+        raise ValueError(f"{op}: inputs must be [N, D] or [D], got {a.shape}")
+    return _triplet(op, a, pos, neg, lambda u, v: pairwise_distance(u, v, p, eps), margin, swap, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
+                                      swap=False, reduction="mean"):
+    """triplet_margin_loss with any distance: ``distance_function(x1, x2)`` gives one distance per
+    row (default pairwise_distance, p = 2), composed of it and ops:
+
+        loss = max(0, margin + d(a, p) - d(a, n))                          one per row
+
+    (see _triplet for swap). The three of one number of axes, as PyTorch's."""
+    op = "triplet_margin_with_distance_loss"
+    _check_reduction(op, reduction)
+    margin = _number(op, "margin", margin, positive=True)
+    a, pos, neg = (as_tensor(v) for v in (anchor, positive, negative))
+    if not a.ndim == pos.ndim == neg.ndim:
+        raise ValueError(f"{op}: anchor, positive and negative must have one number of axes, got shapes "
+                         f"{a.shape}, {pos.shape} and {neg.shape}")
+    distance = pairwise_distance if distance_function is None else distance_function
+    return _triplet(op, a, pos, neg, distance, margin, swap, reduction)
+
+
 # ---------------------------------------------------------------- regression losses
 class MseLoss(_Loss):
     """loss = (x - y)^2 elementwise (x and y of one shape).   dx = dloss * 2 (x - y),  dy = -dx
@@ -536,6 +800,93 @@ def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
     if isinstance(delta, numbers.Real) and not isinstance(delta, bool) and delta <= 0:
         raise ValueError(f"huber_loss: delta must be a number > 0, got {delta!r}")
     return _regression("huber_loss", input, target, reduction, delta, delta)
+
+
+# ---------------------------------------------------------------- Poisson and Gaussian likelihoods
+def poisson_nll_loss(input, target, log_input=True, full=False, eps=1e-8, reduction="mean"):  # noqa: A002
+    """The negative log-likelihood of counts y under a Poisson of rate lambda, elementwise (x, y
+    of one shape), up to the constant log(y!), composed of ops:
+
+        loss = e^x - y x                 log_input (x = log lambda)
+               x - y log(x + eps)        otherwise (x = lambda)
+        full:  + y log y - y + log(2 pi y) / 2   where y > 1 (Stirling's log(y!); 0 elsewhere)
+
+    The Stirling term is computed on y with 2 in the places it does not count, so that its
+    log never sees y <= 1: y's gradient is 0 there (PyTorch's is NaN at y = 0)."""
+    op = "poisson_nll_loss"
+    _check_reduction(op, reduction)
+    eps = _number(op, "eps", eps)
+    x, y = _operands(op, input, target)
+    _check_shapes(op, x, y)
+    losses = exp(x) - y * x if log_input else x - y * log(x + eps)
+    if full:
+        counted = Tensor(~(y.data <= 1))  # (a NaN count counts, and makes its loss NaN, as PyTorch's)
+        safe = where(counted, y, 2.0)
+        stirling = safe * log(safe) - safe + 0.5 * log(2 * math.pi * safe)
+        losses = losses + where(counted, stirling, 0.0)
+    return _reduced(losses, reduction)
+
+
+class GaussianNll(_Loss):
+    """The negative log-likelihood of y under a Gaussian of mean x and variance var, elementwise
+    (var broadcast to x's shape by gaussian_nll_loss), the variance held at eps or above:
+
+        v = max(var, eps),   d = x - y
+        loss = (log v + d^2 / v) / 2       (+ log(2 pi) / 2 with ``full``)
+
+    backward:  dx = dloss * d / v,   dy = -dx,   dvar = dloss * (1 / v - d^2 / v^2) / 2
+    dvar is taken at v even where var < eps, as PyTorch's: it clamps a copy of var that autograd
+    does not see, so the gradient passes the clamp as if it were not there (the engine then sums
+    it over the axes var was broadcast along).
+    """
+
+    def __init__(self, reduction="mean", full=False, eps=1e-6):
+        super().__init__(reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, x, y, var):
+        xp = get_array_module(x)
+        v = xp.maximum(var, self.eps)
+        d = x - y
+        self.save_for_backward(d, v)
+        with quiet_float_errors(xp):  # a variance of 0 with eps 0: log 0 and d^2 / 0, inf as in PyTorch
+            loss = 0.5 * (xp.log(v) + d * d / v)
+        if self.full:
+            loss = loss + 0.5 * math.log(2 * math.pi)
+        return self._reduce(loss, loss.size)
+
+    def backward(self, dy):
+        d, v = self.saved
+        dloss = self._row_gradient(dy)
+        with quiet_float_errors(get_array_module(d)):
+            ratio = d / v
+            dx = dloss * ratio
+            dvar = dloss * 0.5 * (1 / v - ratio * ratio) if self.needs_input_grad[2] else None
+        return dx, -dx, dvar
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):  # noqa: A002
+    """GaussianNll of input (the means) and target (one shape) with variances ``var``: a number, a
+    tensor of the input's shape, of its shape without the last axis (one variance per row), or of
+    its number of axes with 1 on exactly one axis where the input's is not, as PyTorch's rules."""
+    op = "gaussian_nll_loss"
+    _check_reduction(op, reduction)
+    eps = _number(op, "eps", eps)
+    x, y = _operands(op, input, target)
+    _check_shapes(op, x, y)
+    given_number = isinstance(var, numbers.Real) and not isinstance(var, bool)
+    x, y, var = _operands(op, x, y, var)
+    if var.shape != x.shape and not given_number:
+        mismatched = [n for n, m in zip(var.shape, x.shape) if n != m]
+        if var.shape == x.shape[:-1]:  # one variance per row
+            var = unsqueeze(var, -1)
+        elif not (var.ndim == x.ndim and sum(mismatched) == 1 and broadcasts_to(var.shape, x.shape)):
+            raise ValueError(f"{op}: var of shape {var.shape} does not fit the input's shape {x.shape}; expected "
+                             f"{x.shape}, {x.shape[:-1]}, or {x.ndim} axes with 1 on exactly one axis where the "
+                             "input's is not")
+    if var.size and bool((var.data < 0).any()):
+        raise ValueError(f"{op}: every variance must be >= 0, got {var.data[var.data < 0].reshape(-1)[0].item()!r}")
+    return GaussianNll(reduction, bool(full), eps)(x, y, var)
 
 
 # ---------------------------------------------------------------- Kullback-Leibler divergence
