@@ -22,8 +22,10 @@ addition (einsum's broadcast letters, tensordot, inner, vdot, kron, vector_norm,
 linalg.norm); one for sliding_windows (Tensor.unfold); one each for grid_sample and affine_grid; one for
 ctc_loss; one per activation and dropout added beside PyTorch's (hardshrink and its method, softshrink,
 tanhshrink, rrelu, gumbel_softmax, alpha_dropout, feature_alpha_dropout, nn.Softmax2d, nn.AlphaDropout);
-and one per matrix function of minitx.linalg (det, slogdet, inv, solve, cholesky, matrix_power,
-multi_dot, vecdot, eigh, eigvalsh, svd, svdvals, matrix_norm's 'nuc', Tensor.svd).
+one per matrix function of minitx.linalg (det, slogdet, inv, solve, cholesky, matrix_power, multi_dot,
+vecdot, eigh, eigvalsh, svd, svdvals, matrix_norm's 'nuc', Tensor.svd); and one per loss of the margin
+and likelihood port (cosine and hinge embedding, margin ranking, the soft, multi-class and multi-label
+margins, both triplet losses, poisson_nll_loss, gaussian_nll_loss).
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -65,6 +67,8 @@ _D = "minitx/utils/data.py"
 _DATA = ("tests/test_utils_data.py",)
 _MX = "minitx/ops/matrix.py"
 _MATRIX = ("tests/ops/test_matrix.py",)
+_LOSS = "minitx/ops/loss.py"
+_MARGIN = ("tests/ops/test_margin_losses.py",)
 _T = "minitx/autograd/tensor.py"
 _IN_PLACE = ("tests/test_inplace_methods.py",)
 _W = "minitx/autograd/writes.py"
@@ -794,5 +798,29 @@ OP_SLIPS = [
     Slip("Tensor.svd: linalg.svd's Vh, not PyTorch's V", 'minitx/autograd/tensor.py',
          'return U, S, Vh.mT',
          'return U, S, Vh', _MATRIX),
+    # the margin and ranking losses, and the Poisson and Gaussian likelihoods
+    Slip("cosine_embedding_loss: the dissimilar pairs' hinge turned round, margin - cos", _LOSS,
+         "clip(cos - margin, min=0.0)", "clip(margin - cos, min=0.0)", _MARGIN),
+    Slip("margin_ranking_loss: the sign of y dropped, x1 ranked below x2 for y = 1", _LOSS,
+         "clip(-y * (x1 - x2) + margin, min=0.0)", "clip(y * (x1 - x2) + margin, min=0.0)", _MARGIN),
+    Slip("hinge_embedding_loss: relu for clamp_min, no gradient at the tie margin = x", _LOSS,
+         "where(y == 1, x, clip(margin - x, min=0.0))", "where(y == 1, x, relu(margin - x))", _MARGIN),
+    Slip("soft_margin_loss: the labels left out, log(1 + e^-x)", _LOSS, "-logsigmoid(y * x)", "-logsigmoid(x)",
+         _MARGIN),
+    Slip("multilabel_soft_margin_loss: the classes summed, not averaged", _LOSS,
+         "reduction_ops.mean(losses, axis=-1)", "reduction_ops.sum(losses, axis=-1)", _MARGIN),
+    Slip("multi_margin_loss: each class i weighted by its own weight, not the target's", _LOSS,
+         "_class_weight(op, weight, x).data[t.data][..., None]", "_class_weight(op, weight, x).data", _MARGIN),
+    Slip("multilabel_margin_loss: the ids after the first -1 read too", _LOSS,
+         "listed = xp.cumsum(t.data == -1, axis=-1) == 0", "listed = t.data != -1", _MARGIN),
+    Slip("triplet_margin_loss: eps left out of the distances", _LOSS,
+         "lambda u, v: pairwise_distance(u, v, p, eps)", "lambda u, v: pairwise_distance(u, v, p)", _MARGIN),
+    Slip("triplet_margin_with_distance_loss: the distance function ignored", _LOSS,
+         "distance = pairwise_distance if distance_function is None else distance_function",
+         "distance = pairwise_distance", _MARGIN),
+    Slip("poisson_nll_loss: Stirling's log(2 pi y) not halved", _LOSS,
+         "0.5 * log(2 * math.pi * safe)", "log(2 * math.pi * safe)", _MARGIN),
+    Slip("gaussian_nll_loss backward: d^2 / v^2 written (d / v)^2 / v", _LOSS,
+         "dvar = dloss * 0.5 * (1 / v - ratio * ratio)", "dvar = dloss * 0.5 * (1 / v - ratio * ratio / v)", _MARGIN),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

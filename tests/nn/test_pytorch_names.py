@@ -116,6 +116,40 @@ def test_losses_match_pytorch(reduction):
               targets=(minitx.tensor(target_probs, dtype="float64"), torch.tensor(target_probs)))
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_margin_and_likelihood_loss_modules_match_pytorch(reduction):
+    """Each module with options off their defaults, against PyTorch's: values and the first input's gradient."""
+    rng = np.random.default_rng(5)
+    x, other, third = rng.standard_normal((3, 6, 4))
+    signs, rows = np.where(rng.random(6) < 0.5, -1.0, 1.0), rng.standard_normal((6, 4))
+    ids, weight = rng.integers(0, 4, 6), rng.uniform(0.2, 2.0, 4)
+    lists = np.array([[0, 2, -1, 1]] * 3 + [[3, -1, 0, 0]] * 3)
+    labels, counts = (rng.random((6, 4)) < 0.5).astype(np.float64), rng.poisson(3.0, (6, 4)).astype(np.float64)
+    r = dict(reduction=reduction)
+
+    def pair(name, *args, **kwargs):
+        return getattr(nn, name)(*args, **kwargs, **r), getattr(torch.nn, name)(*args, **kwargs, **r)
+
+    _both(*pair("CosineEmbeddingLoss", 0.2), x, other, targets=(minitx.tensor(signs), torch.tensor(signs)))
+    _both(*pair("MarginRankingLoss", 0.5), x[:, 0], other[:, 0], targets=(minitx.tensor(signs), torch.tensor(signs)))
+    _both(*pair("HingeEmbeddingLoss", 0.5), np.abs(x[:, 0]), targets=(minitx.tensor(signs), torch.tensor(signs)))
+    _both(*pair("SoftMarginLoss"), x, targets=(minitx.tensor(np.sign(rows)), torch.tensor(np.sign(rows))))
+    ours, theirs = nn.MultiLabelSoftMarginLoss(minitx.tensor(weight), **r), torch.nn.MultiLabelSoftMarginLoss(
+        torch.tensor(weight), **r)
+    _both(ours, theirs, x, targets=(minitx.tensor(labels), torch.tensor(labels)))
+    ours, theirs = nn.MultiMarginLoss(2, 0.5, minitx.tensor(weight), **r), torch.nn.MultiMarginLoss(
+        2, 0.5, torch.tensor(weight), **r)
+    _both(ours, theirs, x, targets=(minitx.tensor(ids), torch.tensor(ids)))
+    _both(*pair("MultiLabelMarginLoss"), x, targets=(minitx.tensor(lists), torch.tensor(lists)))
+    _both(*pair("TripletMarginLoss", 0.5, 1.0, 1e-6, True), x, other, third)
+    ours, theirs = pair("TripletMarginWithDistanceLoss", margin=2.0, swap=True)
+    _both(ours, theirs, x, other, third)
+    _both(*pair("PoissonNLLLoss", False, True, eps=1e-6), np.exp(x), targets=(minitx.tensor(counts),
+                                                                              torch.tensor(counts)))
+    var = rng.uniform(0.0, 2.0, 6)  # one variance per row, some below eps = 0.1
+    _both(*pair("GaussianNLLLoss", full=True, eps=0.1), x, other, var)
+
+
 def test_loss_options_are_checked():
     with pytest.raises(ValueError, match="MSELoss: reduction must be 'mean', 'sum' or 'none', got 'avg'"):
         nn.MSELoss(reduction="avg")
