@@ -35,14 +35,15 @@ __all__ = [
 # convolution, pooling and resampling layers
 from minitx.nn.conv import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d,  # noqa: E402
                             AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, Conv1d, Conv2d,
-                            Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, Fold, MaxPool1d, MaxPool2d,
-                            MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, Unfold, Upsample, UpsamplingBilinear2d,
-                            UpsamplingNearest2d)
+                            Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, Fold, LPPool1d, LPPool2d,
+                            LPPool3d, MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, Unfold,
+                            Upsample, UpsamplingBilinear2d, UpsamplingNearest2d)
 
 __all__ += ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d",
             "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
             "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "Unfold", "Fold", "AdaptiveAvgPool1d",
-            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
+            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+            "LPPool1d", "LPPool2d", "LPPool3d"]
 
 # PyTorch's attention and Transformer layers, under its names and arguments
 from minitx.nn.torch_transformer import (MultiheadAttention, TransformerDecoder, TransformerDecoderLayer,  # noqa: E402

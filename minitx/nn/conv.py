@@ -261,6 +261,42 @@ class AvgPool3d(_AvgPoolNd):
     _op = staticmethod(F.avg_pool3d)
 
 
+class _LPPoolNd(Module):
+    """(sum of x^p over each window)^(1/p), p = norm_type (stride defaults to kernel_size;
+    F.lp_pool2d's)."""
+
+    _op = None
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, x):
+        return type(self)._op(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self):
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """[N, C, L] -> [N, C, L']."""
+
+    _op = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """[N, C, H, W] -> [N, C, H', W']."""
+
+    _op = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """[N, C, D, H, W] -> [N, C, D', H', W']."""
+
+    _op = staticmethod(F.lp_pool3d)
+
+
 class _AdaptiveAvgPoolNd(Module):
     """The mean over windows that cover each spatial axis, to a fixed output_size whatever the
     input's (F.adaptive_avg_pool2d's)."""

@@ -28,7 +28,7 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, is_floating
 from minitx.ops._args import floating, product_input
-from minitx.ops.elementwise import dy_where
+from minitx.ops.elementwise import dy_where, where
 from minitx.ops.indexing import add_at, gather
 from minitx.ops.shape import concatenate
 
@@ -611,6 +611,25 @@ def max_pool3d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=Fal
                                                                 ceil_mode, return_indices))
 
 
+def max_pool1d_with_indices(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """PyTorch's name for max_pool1d(..., return_indices=True): (y, indices), whatever return_indices
+    says (PyTorch's takes the argument and ignores it too)."""
+    return max_pool1d(x, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """max_pool2d(..., return_indices=True) under PyTorch's name (see max_pool1d_with_indices)."""
+    return max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """max_pool3d(..., return_indices=True) under PyTorch's name (see max_pool1d_with_indices)."""
+    return max_pool3d(x, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
 class AvgPoolNd(_PoolNd):
     """y[n, c, i] = sum over the window at i * s / q, over ``dims`` spatial axes, where q counts the
     window's positions inside x and its padding (count_include_pad; ceil_mode's extra positions
@@ -673,6 +692,48 @@ def avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_in
     op = AvgPoolNd(3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     return _one_sample_as_a_batch(3, x, lambda x: op(floating(x)))
 
+
+
+def _lp_pool(dims, x, norm_type, kernel_size, stride, ceil_mode):
+    """PyTorch's power-average pool, composed of avg_pool and elementwise ops (their gradients are
+    its): over each window, of k = prod(kernel_size) positions,
+
+        s = k * avg_pool(x^p) (the sum of x^p over the window),    y = s^(1/p)
+
+    A window with s = 0 gets no gradient, as PyTorch's (its sign(s) * relu(|s|) stops it there,
+    where d s^(1/p) / ds is infinite for p > 1); ``where`` stops it here. p = inf is the largest
+    |x| of the window and p = -inf the smallest, as PyTorch's (max pools of |x|). No padding;
+    ceil_mode as avg_pool's, a last window cut short by it averaged over its own positions, then
+    times k, as PyTorch's."""
+    op = op_name("lp_pool", dims)
+    if isinstance(norm_type, bool) or not isinstance(norm_type, numbers.Real) or norm_type != norm_type \
+            or norm_type == 0:
+        raise ValueError(f"{op}: norm_type must be a nonzero number (inf and -inf included), got {norm_type!r}")
+    x = floating(x)
+    max_pool = (max_pool1d, max_pool2d, max_pool3d)[dims - 1]
+    if norm_type == math.inf:
+        return max_pool(x.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -math.inf:
+        return -max_pool(-x.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    k = math.prod(as_tuple(kernel_size, dims, "kernel_size", op, one_for_all=True))
+    mean = (avg_pool1d, avg_pool2d, avg_pool3d)[dims - 1](x ** norm_type, kernel_size, stride, 0, ceil_mode)
+    return where(mean == 0, 0.0, mean * k) ** (1.0 / norm_type)
+
+
+def lp_pool1d(x, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum of x^p over each kernel_size window of x [N, C, L])^(1/p), p = norm_type (see _lp_pool)."""
+    return _lp_pool(1, x, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(x, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum of x^p over each kernel_size window of x [N, C, H, W])^(1/p), p = norm_type; stride
+    defaults to kernel_size (see _lp_pool)."""
+    return _lp_pool(2, x, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(x, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum of x^p over each kernel_size window of x [N, C, D, H, W])^(1/p) (see _lp_pool)."""
+    return _lp_pool(3, x, norm_type, kernel_size, stride, ceil_mode)
 
 
 # ---------------------------------------------------------------- adaptive pools
@@ -762,3 +823,19 @@ def adaptive_max_pool2d(x, output_size, return_indices=False):
 def adaptive_max_pool3d(x, output_size, return_indices=False):
     """The maximum of each window covering D, H and W."""
     return _adaptive_max_pool("adaptive_max_pool3d", 3, x, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(x, output_size, return_indices=False):
+    """PyTorch's name for adaptive_max_pool1d(..., return_indices=True): (y, indices), whatever
+    return_indices says (PyTorch's ignores it too)."""
+    return _adaptive_max_pool("adaptive_max_pool1d", 1, x, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(x, output_size, return_indices=False):
+    """adaptive_max_pool2d(..., return_indices=True) under PyTorch's name."""
+    return _adaptive_max_pool("adaptive_max_pool2d", 2, x, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(x, output_size, return_indices=False):
+    """adaptive_max_pool3d(..., return_indices=True) under PyTorch's name."""
+    return _adaptive_max_pool("adaptive_max_pool3d", 3, x, output_size, True)

@@ -927,3 +927,94 @@ def test_max_pool_gives_an_infinite_dy_to_the_winner_alone():
     x = leaf([[[1.0, 2.0, 3.0, 4.0]]])
     F.max_pool1d(x, 2).backward(np.array([[[np.inf, np.nan]]]))
     np.testing.assert_array_equal(x.grad.numpy(), [[[0.0, np.inf, 0.0, np.nan]]])
+
+
+# ---------------------------------------------------------------- power-average pools and the _with_indices names
+@st.composite
+def _lp_pool_case(draw):
+    """x [N, C, *spatial], p (whole, fractional, +-inf), kernel, stride (None: the kernel), ceil_mode."""
+    dims = draw(st.sampled_from(DIMS))
+    p = draw(st.sampled_from([1, 2, 3, 1.5, 0.5, np.inf, -np.inf]))
+    kernel = tuple(draw(st.integers(1, 3)) for _ in range(dims))
+    stride = draw(st.one_of(st.none(), st.tuples(*[st.integers(1, 3)] * dims)))
+    size = tuple(draw(st.integers(k, k + LARGER[dims])) for k in kernel)
+    # negative entries for p = 1 and 2 only: a window's negative sum of cubes, or a fractional power of
+    # a negative number, is NaN (as PyTorch's, on which finite differences say nothing); steps stay off 0
+    low = -2.0 if p in (1, 2) else 0.2
+    x = draw(mst.tensors((draw(st.integers(1, 2)), 2) + size, min_value=low, max_value=2.0, away_from=(0.0,),
+                         margin=0.1, distinct=True))
+    return x, p, kernel, stride, draw(st.booleans())
+
+
+@given(case=_lp_pool_case())
+def test_lp_pool_nd(case):
+    """(sum of x^p over each window)^(1/p) against NumPy (x^p summed by PyTorch's pooling loop: a
+    window ceil_mode cuts short averaged over its own positions, times the kernel's size, as
+    PyTorch's), float64 gradients and PyTorch parity; p = +-inf the largest / smallest |x|."""
+    x, p, kernel, stride, ceil_mode = case
+    dims = x.ndim - 2
+    k, s = _one_or_tuple(kernel), None if stride is None else _one_or_tuple(stride)
+    ours = getattr(F, f"lp_pool{dims}d")
+    fn = lambda t: ours(t, p, k, s, ceil_mode)  # noqa: E731
+    geometry = (kernel, kernel if stride is None else stride, (0,) * dims, (1,) * dims, ceil_mode)
+    a = x.numpy()
+    if abs(p) == np.inf:
+        sign = 1 if p > 0 else -1
+        expected = sign * np_pool(sign * np.abs(a), "max", *geometry)[0]
+    else:
+        expected = (np_pool(a ** p, "avg", *geometry, include_pad=False)[0] * np.prod(kernel)) ** (1 / p)
+    check_forward(fn, lambda t: expected, x, rtol=1e-10)
+    assert check_gradients(fn, x)
+    parity(fn, lambda t: getattr(_tf(), f"lp_pool{dims}d")(t, p, k, s, ceil_mode), leaf(a))
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 0.5])
+def test_lp_pool_gives_a_window_of_zeros_no_gradient_as_pytorch(p):
+    """s = 0: d s^(1/p) / ds is infinite (p > 1); PyTorch's gradient there is 0, and so is ours. The
+    other window's entries get theirs; a zero entry's x^p derivative is infinite for p < 1: NaN, as
+    PyTorch's."""
+    x = np.array([[[0.0, 0.0, 1.0, 2.0, 0.0, 3.0]]])
+    parity(lambda t: F.lp_pool1d(t, p, 2), lambda t: _tf().lp_pool1d(t, p, 2), leaf(x))
+    t = leaf(x)
+    F.lp_pool1d(t, p, 2).sum().backward()
+    zeros = t.grad.numpy()[0, 0, :2]
+    assert zeros.tolist() == [0.0, 0.0] if p >= 1 else np.isnan(zeros).all()
+
+
+def test_lp_pool_errors_and_layers():
+    x = leaf(_RNG.standard_normal((2, 3, 5, 4)))
+    for bad in (0, True, float("nan"), "2"):
+        with pytest.raises(ValueError, match=rf"lp_pool2d: norm_type must be a nonzero number .*, got {bad!r}"):
+            F.lp_pool2d(x, bad, 2)
+    with pytest.raises(ValueError, match=r"lp_pool3d: kernel_size must be an int or a triple of ints, got \(2, 2\)"):
+        F.lp_pool3d(leaf(np.ones((1, 1, 3, 3, 3))), 2, (2, 2))
+    torch = import_torch()
+    for ours, theirs, shape in ((nn.LPPool1d(2, 3, 2), torch.nn.LPPool1d(2, 3, 2), (2, 3, 7)),
+                                (nn.LPPool2d(1.5, (2, 3), ceil_mode=True), torch.nn.LPPool2d(1.5, (2, 3), ceil_mode=True),
+                                 (2, 3, 5, 4)),
+                                (nn.LPPool3d(np.inf, 2), torch.nn.LPPool3d(np.inf, 2), (1, 2, 4, 3, 5))):
+        assert repr(ours) == repr(theirs)
+        parity(ours, theirs, leaf(np.abs(_RNG.standard_normal(shape)) + 0.1))
+    assert nn.LPPool2d(2, 2)(minitx.ones(3, 4, 4)).shape == (3, 2, 2)  # one sample
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_the_with_indices_names_are_the_pools_with_return_indices(dims):
+    """PyTorch's max_pool2d_with_indices and adaptive_max_pool2d_with_indices: (values, indices)
+    whatever return_indices says, the values' gradient as the pool's."""
+    torch = import_torch()
+    x = _RNG.standard_normal((2, 3) + (5, 4, 6)[:dims])
+    pooled = getattr(F, f"max_pool{dims}d_with_indices"), getattr(_tf(), f"max_pool{dims}d_with_indices")
+    adaptive = (getattr(F, f"adaptive_max_pool{dims}d_with_indices"),
+                getattr(_tf(), f"adaptive_max_pool{dims}d_with_indices"))
+    for (ours, theirs), args in ((pooled, (2, 1, 1)), (adaptive, (3,))):
+        values, indices = ours(leaf(x), *args)
+        t_values, t_indices = theirs(torch.from_numpy(x), *args)
+        np.testing.assert_array_equal(values.numpy(), t_values.numpy())
+        np.testing.assert_array_equal(indices.numpy(), t_indices.numpy())
+        assert indices.dtype == np.int64 and not indices.requires_grad
+        assert len(ours(leaf(x), *args, return_indices=False)) == 2
+        parity(lambda t: ours(t, *args)[0], lambda t: theirs(t, *args)[0], leaf(x))
+    expected = getattr(F, f"max_pool{dims}d")(leaf(x), 2, 1, 1, return_indices=True)
+    for ours, theirs in zip(pooled[0](leaf(x), 2, 1, 1), expected):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
