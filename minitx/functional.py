@@ -29,15 +29,16 @@ from minitx.ops.scan import (
 from minitx.ops.shape import (
     reshape, transpose, permute, swapaxes, broadcast_to, squeeze, unsqueeze, concatenate, stack,
     split, tensor_split, hsplit, vsplit, dsplit, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle, hstack,
-    vstack, meshgrid, sliding_windows)
+    vstack, meshgrid, sliding_windows, channel_shuffle, native_channel_shuffle)
 from minitx.ops.indexing import (
     getitem, setitem, gather, take_along_dim, scatter, scatter_add, scatter_reduce, index_add, index_fill, index_copy,
     tril, triu, diagonal, diag, diag_embed, trace, embedding, one_hot, nonzero, argwhere, masked_select, masked_scatter,
     bincount, histc, unique, unique_consecutive)
 from minitx.ops.linalg import (
-    matmul, linear, outer, cross, einsum, tensordot, inner, vdot, kron)
+    matmul, linear, outer, cross, einsum, tensordot, inner, vdot, kron, bilinear)
 from minitx.ops.norm import (
-    batch_norm, group_norm, layer_norm, rms_norm, normalize, cosine_similarity, instance_norm, pairwise_distance, cdist)
+    batch_norm, group_norm, layer_norm, rms_norm, normalize, cosine_similarity, instance_norm, pairwise_distance, cdist,
+    pdist, local_response_norm)
 from minitx.ops.dropout import (
     dropout, dropout_add, bias_act_dropout, dropout1d, dropout2d, dropout3d, alpha_dropout, feature_alpha_dropout)
 from minitx.ops.loss import (

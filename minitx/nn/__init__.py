@@ -4,8 +4,8 @@ MultiheadAttention and Transformer layers and stacks (torch_transformer.py); nn.
 from minitx.nn import functional, init, utils  # (functional: minitx.functional, as torch.nn.functional)
 from minitx.nn.encoder import EncoderClassifier, EncoderModel, MaskedLanguageModel, MaskedLMHead, mask_tokens
 from minitx.nn.attention import LearnedPositionalEmbedding, MultiHeadAttention, SinusoidalPositionalEncoding
-from minitx.nn.layers import (CELU, ELU, GELU, GLU, SELU, BatchNorm1d, BatchNorm2d, Dropout, Embedding, Flatten,
-                              GroupNorm, Hardsigmoid, Hardswish, Hardtanh, Identity, LayerNorm, LeakyReLU, Linear,
+from minitx.nn.layers import (CELU, ELU, GELU, GLU, SELU, BatchNorm1d, BatchNorm2d, BatchNorm3d, Bilinear, Dropout,
+                              Embedding, Flatten, GroupNorm, Hardsigmoid, Hardswish, Hardtanh, Identity, LayerNorm, LeakyReLU, Linear,
                               LogSigmoid, LogSoftmax, Mish, ModuleDict, ModuleList, ParameterDict, ParameterList,
                               PReLU, ReLU, ReLU6, RMSNorm, Sequential, Sigmoid, SiLU, Softmax, Softmin, Softplus,
                               Softsign, Tanh, Threshold, Unflatten)
@@ -19,7 +19,7 @@ from minitx.nn.transformer import (PRESETS, DecoderCache, DecoderLayer, EncoderL
                                    Transformer)
 
 __all__ = [
-    "Module", "Parameter", "Linear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Sequential",
+    "Module", "Parameter", "Linear", "Bilinear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Sequential",
     "ModuleList", "MultiHeadAttention", "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
     "FeedForward", "EncoderLayer", "DecoderLayer", "DecoderCache", "Transformer", "PRESETS", "init", "utils",
     "EncoderModel", "MaskedLMHead", "MaskedLanguageModel", "EncoderClassifier", "mask_tokens",
@@ -27,7 +27,7 @@ __all__ = [
     "ParameterDict", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
     "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
     "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginLoss",
-    "TripletMarginWithDistanceLoss", "PoissonNLLLoss", "GaussianNLLLoss", "BatchNorm1d", "BatchNorm2d",
+    "TripletMarginWithDistanceLoss", "PoissonNLLLoss", "GaussianNLLLoss", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
     "GroupNorm", "RMSNorm", "LogSoftmax", "Softmin", "LeakyReLU", "ELU", "CELU", "SELU", "ReLU6", "Hardsigmoid",
     "Hardswish", "Mish", "Hardtanh", "Threshold", "Softplus", "LogSigmoid", "Softsign", "GLU", "PReLU",
 ]
@@ -57,9 +57,10 @@ from minitx.nn.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # no
 
 __all__ += ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 
-# more layers composed of the ops: channel dropout, instance norm, padding, pixel shuffle, distances
-from minitx.nn.layers import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,  # noqa: E402
-                              ConstantPad2d, ConstantPad3d, CosineSimilarity, Dropout1d,
+# more layers composed of the ops: channel dropout, instance norm, local response norm, padding, pixel and
+# channel shuffle, distances
+from minitx.nn.layers import (ChannelShuffle, CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,  # noqa: E402
+                              ConstantPad2d, ConstantPad3d, CosineSimilarity, Dropout1d, LocalResponseNorm,
                               Dropout2d, Dropout3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, PairwiseDistance,
                               PixelShuffle, PixelUnshuffle, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
                               ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d)
@@ -67,7 +68,8 @@ from minitx.nn.layers import (CircularPad1d, CircularPad2d, CircularPad3d, Const
 __all__ += ["Dropout1d", "Dropout2d", "Dropout3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
             "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
             "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
-            "CircularPad1d", "CircularPad2d", "CircularPad3d", "PixelShuffle", "PixelUnshuffle", "CosineSimilarity", "PairwiseDistance"]
+            "CircularPad1d", "CircularPad2d", "CircularPad3d", "PixelShuffle", "PixelUnshuffle", "CosineSimilarity", "PairwiseDistance",
+            "LocalResponseNorm", "ChannelShuffle"]
 
 # the CTC loss, for sequence labelling without alignments
 from minitx.nn.loss import CTCLoss  # noqa: E402

@@ -123,6 +123,37 @@ class Linear(Module):
         return text + (f", dropout={self.dropout}" if self.dropout else "")
 
 
+class Bilinear(Module):
+    """y[..., o] = x1^T weight[o] x2 + bias[o] (F.bilinear), weight [out_features, in1_features,
+    in2_features], bias [out_features].
+
+    Initialized as PyTorch does: weight and bias ~ U(-1/sqrt(in1), 1/sqrt(in1)), drawn in that
+    order; with in1_features 0 the weight is empty and the bias zeros (PyTorch divides by zero).
+    """
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in1_features = _count("Bilinear", "in1_features", in1_features)
+        self.in2_features = _count("Bilinear", "in2_features", in2_features)
+        self.out_features = _count("Bilinear", "out_features", out_features)
+        self.weight = _new_parameter((self.out_features, self.in1_features, self.in2_features), device, dtype)
+        self.register_parameter("bias", _new_parameter((self.out_features,), device, dtype) if bias else None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1 / math.sqrt(self.in1_features) if self.in1_features else 0.0
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x1, x2):
+        return F.bilinear(x1, x2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
 def token_ids(owner: str, ids, device) -> Tensor:
     """Token ids [batch, length] as an integer Tensor on ``device``, straight there (ids already on
     the GPU, a captured step's batch, never visit the host); ValueError naming ``owner`` otherwise."""
@@ -331,6 +362,12 @@ class BatchNorm2d(_BatchNorm):
     """Batch norm of x [N, C, H, W]."""
 
     dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm of x [N, C, D, H, W]."""
+
+    dims = (5,)
 
 
 class Dropout(Module):
@@ -708,6 +745,21 @@ class InstanceNorm3d(_InstanceNorm):
     _dims = 3
 
 
+class LocalResponseNorm(Module):
+    """Each channel of x [N, C, *] divided by (k + alpha / size * the sum of squares over its
+    ``size`` neighbouring channels)^beta (F.local_response_norm's); no parameters."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, x):
+        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
 class _PadNd(Module):
     """x padded on its last ``_dims`` axes, PyTorch's padding order: (left, right) of the last
     axis first, then (top, bottom) of the one before, ...; one int pads every side by it.
@@ -838,6 +890,21 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self):
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """The channels of [N, C, *] in ``groups`` groups, shuffled so that each group's channels
+    spread over all groups (F.channel_shuffle's)."""
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, x):
+        return F.channel_shuffle(x, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
 
 
 class CosineSimilarity(Module):

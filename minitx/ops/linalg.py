@@ -1,6 +1,6 @@
 """Matrix and vector products: matmul, linear (x @ W^T + b), outer, cross, einsum and the products
-made of them (tensordot, inner, vdot, kron); the norms of minitx.linalg (vector_norm, matrix_norm, norm;
-its matrix functions are in minitx/ops/matrix.py).
+made of them (tensordot, inner, vdot, kron, bilinear); the norms of minitx.linalg (vector_norm, matrix_norm,
+norm; its matrix functions are in minitx/ops/matrix.py).
 """
 from __future__ import annotations
 
@@ -282,6 +282,30 @@ def linear(x, weight, bias=None):
     floating dtype, an integer x taking the weight's (see product_input)."""
     x = product_input("linear", x, weight, bias)  # (a list bias is no tensor: refused by Linear, by name)
     return Linear()(x, weight) if bias is None else Linear()(x, weight, bias)
+
+
+def bilinear(x1, x2, weight, bias=None):
+    """y[..., o] = sum_{i, j} x1[..., i] weight[o, i, j] x2[..., j] + bias[o]: x1^T A_o x2 + b_o for
+    each output feature o (PyTorch's F.bilinear), x1 [..., in1] and x2 [..., in2] with the same
+    leading axes, weight [out, in1, in2], bias [out]. Composed of einsum and an add, whose gradients
+    are its:
+
+        dx1[..., i] = sum_{o, j} dy[..., o] weight[o, i, j] x2[..., j]     (dx2 likewise)
+        dweight[o, i, j] = sum over the leading axes of dy[..., o] x1[..., i] x2[..., j]
+    """
+    x1, x2 = product_input("bilinear", x1, weight, bias), product_input("bilinear", x2, weight, bias)
+    if not all(isinstance(t, Tensor) for t in (x1, x2, weight)) or (bias is not None and not isinstance(bias, Tensor)):
+        raise TypeError(f"bilinear: x1, x2, weight and bias must be tensors, got "
+                        f"{', '.join(type(t).__name__ for t in (x1, x2, weight, bias))}")
+    if weight.ndim != 3 or x1.ndim == 0 or x2.ndim == 0 or x1.shape[:-1] != x2.shape[:-1] \
+            or (x1.shape[-1], x2.shape[-1]) != weight.shape[1:]:
+        raise ValueError(f"bilinear: expected x1 [..., in1], x2 [..., in2] with the same leading axes and weight "
+                         f"[out, in1, in2], got shapes {x1.shape}, {x2.shape} and {weight.shape}")
+    if bias is not None and bias.shape != weight.shape[:1]:
+        raise ValueError(f"bilinear: bias of shape {bias.shape} does not fit weight {weight.shape}: expected shape "
+                         f"({weight.shape[0]},)")
+    y = einsum("...i,oij,...j->...o", x1, weight, x2)
+    return y if bias is None else y + bias
 
 
 def _einsum(xp, spec, *arrays):

@@ -1,6 +1,6 @@
 """Normalization: layer norm and RMS norm over the last axis, group norm over groups of
 channels, batch norm over the batch, instance norm over each channel; and scaling to unit p-norm
-(normalize, cosine_similarity) and distances (pairwise_distance, cdist).
+(normalize, cosine_similarity), distances (pairwise_distance, cdist, pdist) and local response norm.
 
 All of them standardize a set of values: xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + eps), and
 their backwards share one formula (docs/backprop/layer-norm.md derives it for a row; batch norm and
@@ -29,9 +29,10 @@ from minitx.keywords import takes_torch_keywords
 from minitx.ops import reduction
 from minitx.ops._args import floating, promote
 from minitx.ops.elementwise import clip, div
-from minitx.ops.shape import broadcast_to
+from minitx.ops.indexing import add_at
+from minitx.ops.shape import broadcast_to, pad, sliding_windows
 
-__all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm", "Cdist"]
+__all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm", "Cdist", "Pdist"]
 
 
 def _mean(a, axes):
@@ -368,6 +369,27 @@ def instance_norm(x, weight=None, bias=None, eps=1e-5):
     return group_norm(x, x.shape[1], weight, bias, eps)
 
 
+def local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Local response normalization across channels (Krizhevsky et al. 2012), as PyTorch's: each
+    entry of x [N, C, *] divided by a power of the mean square of its ``size`` neighbouring channels,
+
+        y[n, c] = x[n, c] / (k + alpha / size * sum_{c' = c - size // 2}^{c + (size - 1) // 2} x[n, c']^2)^beta
+
+    channels past either end counting as zeros. Composed of pad, sliding_windows (the channel
+    windows) and elementwise ops, whose gradients are its."""
+    x = floating(x)
+    if x.ndim < 3:
+        raise ValueError(f"local_response_norm: x must be [N, C, *] with at least 3 axes, got shape {x.shape}")
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
+        raise ValueError(f"local_response_norm: size must be an int >= 1, got {size!r}")
+    if x.shape[1] == 0:
+        return x.clone()  # no channels, no windows (the padded axis is shorter than one)
+    widths = ((0, 0), (size // 2, (size - 1) // 2)) + ((0, 0),) * (x.ndim - 2)
+    squares = pad(x * x, widths)  # [N, C + size - 1, *]: window c covers padded channels c .. c + size - 1
+    window_sums = sliding_windows(squares, 1, size, 1).sum(axis=-1)
+    return x / (k + alpha / size * window_sums) ** beta
+
+
 @takes_torch_keywords
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdims=False):
     """||x1 - x2 + eps||_p along the last axis (x1, x2 broadcast together), PyTorch's
@@ -413,10 +435,53 @@ def cdist(x1, x2, p=2.0):
     if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
         raise ValueError(f"cdist: needs x1 [..., P, D] and x2 [..., M, D] with one D, got shapes {x1.shape} and "
                          f"{x2.shape}")
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not p >= 0:
-        raise ValueError(f"cdist: p must be a number >= 0 or inf, got {p!r}")
     try:
         np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
     except ValueError:
         raise ValueError(f"cdist: the batch axes of x1 {x1.shape} and x2 {x2.shape} do not broadcast") from None
-    return Cdist(float(p))(x1, x2)
+    return Cdist(_distance_order("cdist", p))(x1, x2)
+
+
+def _distance_order(op, p) -> float:
+    """A distance's p as a float: a number >= 0 or inf, as PyTorch's cdist and pdist take."""
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not p >= 0:
+        raise ValueError(f"{op}: p must be a number >= 0 or inf, got {p!r}")
+    return float(p)
+
+
+class Pdist(Function):
+    """y[k] = ||x[i_k] - x[j_k]||_p for every pair of rows i_k < j_k of x [N, D], the pairs in
+    row-major order of the upper triangle (PyTorch's pdist): Norm over the differences
+    d[k] = x[i_k] - x[j_k], whose gradient g = dL/dd is 0 where two rows are equal (y = 0), as
+    PyTorch's; for p = inf, entries tied for the largest |d| share dy (as cdist's, and norm's).
+
+        dx[r] = sum over pairs k with i_k = r of g[k]  -  sum over pairs k with j_k = r of g[k]
+
+    Derivation: docs/backprop/distances.md
+    """
+
+    def __init__(self, p):
+        self.norm = reduction.Norm(p, axis=-1)
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        self.first, self.second = (xp.asarray(i) for i in np.triu_indices(x.shape[0], 1))
+        self.rows = x.shape[0]
+        return self.norm.forward(x[self.first] - x[self.second])
+
+    def backward(self, dy):
+        (g,) = self.norm.backward(dy)
+        dx = get_array_module(g).zeros((self.rows, g.shape[-1]), dtype=g.dtype)
+        add_at(dx, self.first, g)
+        add_at(dx, self.second, -g)
+        return (dx,)
+
+
+def pdist(x, p=2.0):
+    """The p-norm distance between every pair of rows of x [N, D]: [N (N - 1) / 2], the upper
+    triangle of cdist(x, x) row by row without its diagonal, as PyTorch's pdist (see Pdist)."""
+    x = floating(x)
+    if x.ndim != 2:
+        raise ValueError(f"pdist: x must be 2-D [N, D] (N rows of D entries), got shape {x.shape}")
+    p = _distance_order("pdist", p)
+    return Pdist(0.0 if x.shape[1] == 0 else p)(x)  # rows of no entries: all at distance 0 (inf's max has none)

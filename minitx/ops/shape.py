@@ -767,6 +767,27 @@ def pixel_unshuffle(x, downscale_factor):
     return reshape(y, (*lead, c * r * r, height // r, width // r))
 
 
+def channel_shuffle(x, groups):
+    """[N, C, *] with C = g m channels read as a g x m grid, transposed: channel i m + j moves to
+    j g + i, so that the next grouped convolution's groups each see every group's channels
+    (ShuffleNet, Zhang et al. 2018), as PyTorch's; a reshape and a transpose."""
+    if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups < 1:
+        raise ValueError(f"channel_shuffle: groups must be an int >= 1, got {groups!r}")
+    g = int(groups)
+    if x.ndim < 3:
+        raise ValueError(f"channel_shuffle: x must be [N, C, *] with at least 3 axes, got shape {x.shape}")
+    n, channels, *rest = x.shape
+    if channels % g:
+        raise ValueError(f"channel_shuffle: {channels} channels do not divide into {g} groups")
+    y = reshape(x, (n, g, channels // g, *rest))
+    return reshape(swapaxes(y, 1, 2), x.shape)
+
+
+def native_channel_shuffle(x, groups):
+    """channel_shuffle under PyTorch's other name for it (its kernel's)."""
+    return channel_shuffle(x, groups)
+
+
 def _factor(op, r):
     if isinstance(r, bool) or not isinstance(r, numbers.Integral) or r < 1:
         raise ValueError(f"{op}: the factor must be an int >= 1, got {r!r}")

@@ -22,6 +22,7 @@ LAYERS = {
     "Linear": lambda: nn.Linear(5, 4),
     "Linear no bias": lambda: nn.Linear(5, 4, bias=False),
     "Linear of 0 features": lambda: nn.Linear(0, 3),
+    "Bilinear": lambda: nn.Bilinear(3, 2, 4),
     "Embedding": lambda: nn.Embedding(7, 3, padding_idx=2),
     "LayerNorm": lambda: nn.LayerNorm((3, 4)),
     "RMSNorm": lambda: nn.RMSNorm(4),
@@ -59,7 +60,7 @@ MODELS = {
 # sha256 of every array above, each built right after manual_seed(i) for the i-th, and of the next
 # draws after each constructor (the generator's position): as the constructors drew before they
 # drew through reset_parameters
-DIGEST = "e61792b2bd43feb42174e0ed33c4a12e7479330c4390260424286ee32f5717df"
+DIGEST = "feb15cef05917b9c739d88a4e1f0f67a98d00a7d05d111426ce5ca23db26d8b4"
 
 
 def _state(module):
@@ -99,7 +100,7 @@ def test_pytorchs_layers_with_reset_parameters_have_it_here_too():
     PyTorch's private _reset_parameters, there and here)."""
     shared = [name for name in dir(torch.nn) if isinstance(getattr(torch.nn, name), type)
               and hasattr(getattr(torch.nn, name), "reset_parameters") and hasattr(nn, name)]
-    assert sorted(shared) == sorted({n.split()[0] for n in LAYERS} | {"InstanceNorm1d", "InstanceNorm3d"})
+    assert sorted(shared) == sorted({n.split()[0] for n in LAYERS} | {"InstanceNorm1d", "InstanceNorm3d", "BatchNorm3d"})
     assert all(hasattr(getattr(nn, name), "reset_parameters") for name in shared)
     assert hasattr(torch.nn.MultiheadAttention, "_reset_parameters")
 

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 import minitx
 import minitx.functional as F
-from minitx.testing import check_backward_hygiene, check_gradients, gradcheck, leaf
+from minitx import nn
+from minitx.testing import check_backward_hygiene, check_forward, check_gradients, gradcheck, leaf
 from minitx.testing import strategies as mst
 from _torch_kit import import_torch, parity, torch_in_example
 
@@ -390,6 +391,64 @@ def test_products_on_integers_and_their_errors():
     ]:
         with pytest.raises(error, match=f"^{message}"):
             call()
+
+
+# ---------------------------------------------------------------- bilinear and nn.Bilinear
+
+
+@given(data=st.data())
+def test_bilinear_as_its_sum_and_pytorch(data):
+    """y[..., o] = sum_{i, j} x1[..., i] A[o, i, j] x2[..., j] + b[o] by a loop over o; gradients
+    of all four; PyTorch parity (leading axes: none, one or two)."""
+    lead = data.draw(mst.shapes(max_dims=2, max_side=3), label="lead")
+    in1, in2, out = (data.draw(st.integers(1, 3), label=name) for name in ("in1", "in2", "out"))
+    x1, x2 = data.draw(mst.tensors(lead + (in1,)), label="x1"), data.draw(mst.tensors(lead + (in2,)), label="x2")
+    weight = data.draw(mst.tensors((out, in1, in2)), label="weight")
+    bias = data.draw(st.none() | mst.tensors((out,)), label="bias")
+
+    def reference(a, b, w, *c):
+        y = np.stack([(a[..., :, None] * w[o] * b[..., None, :]).sum(axis=(-2, -1)) for o in range(out)], axis=-1)
+        return y + c[0] if c else y
+
+    inputs = (x1, x2, weight) + (() if bias is None else (bias,))
+    check_forward(F.bilinear, reference, *inputs, rtol=1e-12)
+    assert check_gradients(F.bilinear, *inputs)
+    parity(F.bilinear, lambda *t: torch_in_example().nn.functional.bilinear(*t), *(leaf(t.numpy()) for t in inputs))
+
+
+def test_bilinear_layer_matches_pytorch_and_loads_its_state_dict():
+    torch = import_torch()
+    minitx.manual_seed(0)
+    ours, theirs = nn.Bilinear(3, 4, 5, dtype="float64"), torch.nn.Bilinear(3, 4, 5, dtype=torch.float64)
+    assert repr(ours) == repr(theirs)
+    assert {k: tuple(v.shape) for k, v in ours.state_dict().items()} == {
+        k: tuple(v.shape) for k, v in theirs.state_dict().items()}
+    ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
+    rng = np.random.default_rng(4)
+    parity(ours, theirs, leaf(rng.standard_normal((2, 6, 3))), leaf(rng.standard_normal((2, 6, 4))))
+    for name, parameter in theirs.named_parameters():  # (parity compared the inputs' gradients)
+        np.testing.assert_allclose(getattr(ours, name).grad.numpy(), parameter.grad.numpy(), rtol=1e-10, err_msg=name)
+    for layer in (nn.Bilinear(3, 4, 5), nn.Bilinear(9, 2, 700, bias=False)):  # U(-1/sqrt(in1), 1/sqrt(in1)), as PyTorch's
+        bound = 1 / np.sqrt(layer.in1_features)
+        for parameter in layer.parameters():
+            assert np.abs(parameter.numpy()).max() <= bound
+        assert np.abs(layer.weight.numpy()).max() > 0.9 * bound
+    assert nn.Bilinear(3, 4, 5, bias=False).bias is None
+
+
+def test_bilinear_names_what_does_not_fit():
+    x1, x2, weight = minitx.ones(2, 3), minitx.ones(2, 4), minitx.ones(5, 3, 4)
+    with pytest.raises(ValueError, match=r"bilinear: expected x1 \[..., in1\], x2 \[..., in2\] with the same leading "
+                                         r"axes and weight \[out, in1, in2\], got shapes \(2, 3\), \(3, 4\) and "
+                                         r"\(5, 3, 4\)"):
+        F.bilinear(x1, minitx.ones(3, 4), weight)
+    with pytest.raises(ValueError, match=r"bilinear: expected .* got shapes \(2, 3\), \(2, 5\) and \(5, 3, 4\)"):
+        F.bilinear(x1, minitx.ones(2, 5), weight)
+    with pytest.raises(ValueError, match=r"bilinear: bias of shape \(4,\) does not fit weight \(5, 3, 4\)"):
+        F.bilinear(x1, x2, weight, minitx.ones(4))
+    with pytest.raises(TypeError, match="bilinear: operands of dtypes float32 and float64"):
+        F.bilinear(x1.double(), x2.double(), weight)
+    assert F.bilinear(minitx.tensor([1, 2, 3]), x2[0], weight).dtype == np.float32  # integers take the weight's dtype
 
 
 # ---------------------------------------------------------------- minitx.linalg's norms

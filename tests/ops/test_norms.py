@@ -201,7 +201,7 @@ def test_batch_norm_refuses_one_value_per_channel_and_eval_without_statistics():
 
 
 @pytest.mark.parametrize("name, shape", [("BatchNorm1d", (6, 3)), ("BatchNorm1d", (4, 3, 5)),
-                                         ("BatchNorm2d", (4, 3, 2, 5))])
+                                         ("BatchNorm2d", (4, 3, 2, 5)), ("BatchNorm3d", (2, 3, 2, 3, 2))])
 def test_batch_norm_layers_follow_torch_over_training_steps_then_in_eval(name, shape):
     torch = import_torch()
     rng = np.random.default_rng(0)
@@ -238,6 +238,8 @@ def test_group_norm_and_rms_norm_layers_match_torch():
         nn.GroupNorm(2, 5)
     with pytest.raises(ValueError, match=r"BatchNorm2d: expected an input of 4 dimensions, got shape \(2, 3\)"):
         nn.BatchNorm2d(3)(minitx.tensor(np.ones((2, 3), np.float32)))
+    with pytest.raises(ValueError, match=r"BatchNorm3d: expected an input of 5 dimensions, got shape \(2, 3, 4, 4\)"):
+        nn.BatchNorm3d(3)(minitx.ones(2, 3, 4, 4))
 
 
 def test_batch_norm_without_running_statistics_uses_the_batch_in_eval_too():
@@ -371,3 +373,78 @@ def test_cdist_errors_name_the_op():
         F.cdist(leaf(np.zeros(3)), leaf(np.zeros((2, 3))))
     with pytest.raises(ValueError, match="cdist: p must be a number >= 0 or inf, got -1"):
         F.cdist(leaf(np.zeros((1, 3))), leaf(np.zeros((2, 3))), p=-1)
+
+
+# ---------------------------------------------------------------- pdist
+
+
+@given(data=st.data())
+def test_pdist_forward_gradients_and_pytorch(data):
+    """Every pair i < j of rows, in the upper triangle's row-major order, by a Python loop."""
+    x = data.draw(mst.tensors((data.draw(st.integers(0, 5)), data.draw(st.integers(0, 3)))), label="x")
+    p = data.draw(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0, np.inf]), label="p")
+    a = x.numpy()
+    pairs = [(i, j) for i in range(len(a)) for j in range(i + 1, len(a))]
+
+    def reference(a):
+        return np.array([_cdist_reference(a[i][None], a[j][None], p)[0, 0] for i, j in pairs]).reshape(len(pairs))
+
+    y = check_forward(lambda t: F.pdist(t, p), reference, x, rtol=1e-12)
+    assert isinstance(y._ctx, ops.Pdist) and y.shape == (len(a) * (len(a) - 1) // 2,)
+    gaps = np.abs(np.array([a[i] - a[j] for i, j in pairs]))
+    if p in (0.5, 2.0, 3.0) and (not gaps.size or gaps.min() > 1e-3):  # the kinks of |d| and max: away from them
+        assert check_gradients(lambda t: F.pdist(t, p), x)
+    # (p = inf: ties for the largest |d| share dy here, each takes all of it in PyTorch's, as cdist's;
+    # no rows of some entries: PyTorch's backward crashes)
+    if p != np.inf and (len(a) or not a.shape[1]):
+        parity(lambda t: F.pdist(t, p), lambda t: _tf().pdist(t, p), leaf(a))
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0, 2.0, 3.0, np.inf])
+def test_pdist_gradient_where_two_rows_are_equal_is_zero_as_pytorch(p):
+    """y = 0 for the equal rows 0 and 2: their difference gets no gradient, never NaN, as PyTorch's."""
+    x = leaf([[1.0, 2.0], [0.5, -1.0], [1.0, 2.0], [3.0, 0.5]])
+    y = parity(lambda t: F.pdist(t, p), lambda t: _tf().pdist(t, p), x)
+    assert y.numpy()[1] == 0.0 and np.isfinite(x.grad.numpy()).all()
+
+
+def test_pdist_errors_name_the_op():
+    with pytest.raises(ValueError, match=r"pdist: x must be 2-D \[N, D\] \(N rows of D entries\), got shape \(3,\)"):
+        F.pdist(leaf(np.zeros(3)))
+    with pytest.raises(ValueError, match="pdist: p must be a number >= 0 or inf, got -1"):
+        F.pdist(leaf(np.zeros((2, 3))), p=-1)
+
+
+# ---------------------------------------------------------------- local response norm
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=3, max_dims=4, min_side=1, max_side=4)), size=st.integers(1, 6),
+       alpha=st.floats(0.01, 2.0), beta=st.floats(0.1, 1.5), k=st.floats(0.5, 3.0))
+def test_local_response_norm(x, size, alpha, beta, k):
+    """Each channel divided by (k + alpha / size * the sum of squares over channels c - size // 2 ..
+    c + (size - 1) // 2 that exist)^beta, by a loop over the channels; gradients; PyTorch parity."""
+    def reference(a):
+        out = np.empty_like(a)
+        for c in range(a.shape[1]):
+            near = a[:, max(0, c - size // 2):c + (size - 1) // 2 + 1]
+            out[:, c] = a[:, c] / (k + alpha / size * (near ** 2).sum(axis=1)) ** beta
+        return out
+
+    fn = lambda t: F.local_response_norm(t, size, alpha, beta, k)  # noqa: E731
+    check_forward(fn, reference, x, rtol=1e-12)
+    assert check_gradients(fn, x)
+    parity(fn, lambda t: _tf().local_response_norm(t, size, alpha, beta, k), leaf(x.numpy()))
+
+
+def test_local_response_norm_layer_edges_and_errors():
+    torch = import_torch()
+    x = leaf(np.random.default_rng(5).standard_normal((2, 6, 3, 2)))
+    ours, theirs = nn.LocalResponseNorm(3, 0.5, 0.5, 2.0), torch.nn.LocalResponseNorm(3, 0.5, 0.5, 2.0)
+    assert repr(ours) == repr(theirs)
+    parity(ours, theirs, x)
+    assert F.local_response_norm(minitx.zeros(2, 0, 3), 2).shape == (2, 0, 3)  # no channels, as PyTorch's
+    with pytest.raises(ValueError, match=r"local_response_norm: x must be \[N, C, \*\] with at least 3 axes, got "
+                                         r"shape \(2, 3\)"):
+        F.local_response_norm(minitx.ones(2, 3), 2)
+    with pytest.raises(ValueError, match="local_response_norm: size must be an int >= 1, got 0"):
+        F.local_response_norm(minitx.ones(1, 3, 1), 0)

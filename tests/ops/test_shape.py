@@ -612,6 +612,34 @@ def test_pixel_shuffle_and_unshuffle(data):
         F.pixel_shuffle(x, 0)
 
 
+@given(data=st.data())
+def test_channel_shuffle(data):
+    """Channel i m + j of g groups of m goes to j g + i: against that permutation in NumPy, with
+    gradients, against PyTorch's (both names); the layer and the errors."""
+    g, m = data.draw(st.integers(1, 3), label="g"), data.draw(st.integers(1, 3), label="m")
+    rest = data.draw(st.sampled_from([(1,), (2,), (3, 2)]), label="rest")
+    x = data.draw(mst.tensors((data.draw(st.integers(1, 2)), g * m) + rest), label="x")
+    moved = np.empty(g * m, dtype=int)
+    for i in range(g):
+        for j in range(m):
+            moved[j * g + i] = i * m + j  # output channel j g + i reads input channel i m + j
+    np.testing.assert_array_equal(F.channel_shuffle(x, g).numpy(), x.numpy()[:, moved])
+    assert gradcheck(lambda t: F.channel_shuffle(t, g), x)
+    torch = torch_in_example()
+    parity(lambda t: F.channel_shuffle(t, g), lambda t: torch.nn.functional.channel_shuffle(t, g), leaf(x.numpy()))
+    if torch is not None:  # (PyTorch's native_channel_shuffle has no gradient)
+        np.testing.assert_array_equal(F.native_channel_shuffle(x, g).numpy(),
+                                      torch.nn.functional.native_channel_shuffle(torch.tensor(x.numpy()), g).numpy())
+    np.testing.assert_array_equal(minitx.nn.ChannelShuffle(g)(x).numpy(), x.numpy()[:, moved])
+    assert repr(minitx.nn.ChannelShuffle(g)) == f"ChannelShuffle(groups={g})"
+    with pytest.raises(ValueError, match="channel_shuffle: groups must be an int >= 1, got 0"):
+        F.channel_shuffle(x, 0)
+    with pytest.raises(ValueError, match=rf"channel_shuffle: {g * m} channels do not divide into {g * m + 1} groups"):
+        F.channel_shuffle(x, g * m + 1)
+    with pytest.raises(ValueError, match=r"channel_shuffle: x must be \[N, C, \*\] with at least 3 axes, got shape"):
+        F.channel_shuffle(minitx.ones(2, g * m), g)
+
+
 # ---------------------------------------------------------------- meshgrid, hstack, vstack
 
 
