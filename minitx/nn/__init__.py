@@ -5,7 +5,7 @@ from minitx.nn import functional, init, utils  # (functional: minitx.functional,
 from minitx.nn.encoder import EncoderClassifier, EncoderModel, MaskedLanguageModel, MaskedLMHead, mask_tokens
 from minitx.nn.attention import LearnedPositionalEmbedding, MultiHeadAttention, SinusoidalPositionalEncoding
 from minitx.nn.layers import (CELU, ELU, GELU, GLU, SELU, BatchNorm1d, BatchNorm2d, BatchNorm3d, Bilinear, Dropout,
-                              Embedding, Flatten, GroupNorm, Hardsigmoid, Hardswish, Hardtanh, Identity, LayerNorm, LeakyReLU, Linear,
+                              Embedding, EmbeddingBag, Flatten, GroupNorm, Hardsigmoid, Hardswish, Hardtanh, Identity, LayerNorm, LeakyReLU, Linear,
                               LogSigmoid, LogSoftmax, Mish, ModuleDict, ModuleList, ParameterDict, ParameterList,
                               PReLU, ReLU, ReLU6, RMSNorm, Sequential, Sigmoid, SiLU, Softmax, Softmin, Softplus,
                               Softsign, Tanh, Threshold, Unflatten)
@@ -19,7 +19,7 @@ from minitx.nn.transformer import (PRESETS, DecoderCache, DecoderLayer, EncoderL
                                    Transformer)
 
 __all__ = [
-    "Module", "Parameter", "Linear", "Bilinear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Sequential",
+    "Module", "Parameter", "Linear", "Bilinear", "Embedding", "EmbeddingBag", "LayerNorm", "Dropout", "ReLU", "GELU", "Sequential",
     "ModuleList", "MultiHeadAttention", "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
     "FeedForward", "EncoderLayer", "DecoderLayer", "DecoderCache", "Transformer", "PRESETS", "init", "utils",
     "EncoderModel", "MaskedLMHead", "MaskedLanguageModel", "EncoderClassifier", "mask_tokens",

@@ -207,6 +207,53 @@ class Embedding(Module):
         return f"{self.num_embeddings}, {self.embedding_dim}{pad}"
 
 
+class EmbeddingBag(Module):
+    """Bags of rows of a [num_embeddings, dim] table, each reduced to one row by ``mode`` ('sum',
+    'mean' or 'max'; F.embedding_bag's); weight ~ N(0, 1), the padding row zero, as PyTorch's
+    (``_weight``: a table to hold instead, as PyTorch's). forward(input, offsets=None,
+    per_sample_weights=None): input 2-D [bags, length], or 1-D with offsets. max_norm,
+    scale_grad_by_freq and sparse are not supported."""
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
+                 dtype=None):
+        super().__init__()
+        if max_norm is not None or scale_grad_by_freq or sparse:
+            raise ValueError(f"EmbeddingBag: max_norm, scale_grad_by_freq and sparse are not supported, got "
+                             f"max_norm={max_norm!r}, scale_grad_by_freq={scale_grad_by_freq!r}, sparse={sparse!r}")
+        if mode not in ("sum", "mean", "max"):
+            raise ValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+        num_embeddings = _count("EmbeddingBag", "num_embeddings", num_embeddings)
+        embedding_dim = _count("EmbeddingBag", "embedding_dim", embedding_dim)
+        self.num_embeddings, self.embedding_dim, self.mode = num_embeddings, embedding_dim, mode
+        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = None, norm_type, False, False
+        self.include_last_offset = include_last_offset
+        self.padding_idx = padding_row("EmbeddingBag", padding_idx, num_embeddings)
+        if _weight is None:
+            self.weight = _new_parameter((num_embeddings, embedding_dim), device, dtype)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError(f"EmbeddingBag: _weight must have shape {(num_embeddings, embedding_dim)}, got "
+                                 f"{tuple(_weight.shape)}")
+            self.weight = Parameter(_weight.detach() if isinstance(_weight, Tensor) else tensor(_weight))
+
+    def reset_parameters(self):
+        """The table drawn from N(0, 1) again, its padding row zeros, as the constructor draws it."""
+        init.normal_(self.weight)
+        Embedding.reset_padding(self)
+
+    def forward(self, input, offsets=None, per_sample_weights=None):  # noqa: A002 (PyTorch's name)
+        return F.embedding_bag(input, self.weight, offsets, mode=self.mode, per_sample_weights=per_sample_weights,
+                               include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)
+
+    def extra_repr(self):
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        text += f", norm_type={self.norm_type}" if self.norm_type != 2 else ""
+        text += f", mode={self.mode!r}"
+        return text + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+
+
 class LayerNorm(Module):
     """Normalize the last axis to mean 0 and variance 1, then scale by weight (ones) and
     shift by bias (zeros).

@@ -1,5 +1,5 @@
 """Ops that pick elements by index: getitem (x[index]), gather, take_along_dim, scatter, scatter_add,
-scatter_reduce, index_add, tril/triu, diagonal (diag, diag_embed, trace), embedding lookups, one_hot,
+scatter_reduce, index_add, tril/triu, diagonal (diag, diag_embed, trace), embedding lookups and bags, one_hot,
 the selections nonzero, argwhere and masked_select, and the counts bincount, histc, unique and
 unique_consecutive; and getitem's write, setitem (x[index] = v).
 
@@ -28,11 +28,11 @@ from minitx.autograd.writes import base_of, in_place, record_write, refusal
 from minitx.backend import get_array_module
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import as_indices, check_bool, check_fits
-from minitx.ops.elementwise import broadcasts_to, filled, where
+from minitx.ops.elementwise import broadcasts_to, dy_where, filled, where
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
 __all__ = ["GetItem", "SetItem", "WriteThroughView", "Gather", "TakeAlongDim", "Scatter", "ScatterAdd", "ScatterReduce",
-           "IndexAdd", "Tril", "Triu", "Diagonal", "DiagEmbed", "Embedding", "MaskedSelect"]
+           "IndexAdd", "Tril", "Triu", "Diagonal", "DiagEmbed", "Embedding", "EmbeddingBag", "MaskedSelect"]
 
 
 def check_indices(op, what, index, size):
@@ -1154,6 +1154,141 @@ def embedding(ids, weight, padding_idx=None):
     (a row, negative counted from the end) gets no gradient."""
     ids = as_indices(ids, weight)
     return Embedding(padding_row("embedding", padding_idx, weight.shape[0]))(ids, weight)
+
+
+class EmbeddingBag(Function):
+    """Each bag b, a run of the entries ids[i] (those equal to padding_idx left out), reduced to one
+    row of the table weight [num_embeddings, dim] (PyTorch's embedding_bag); bag[i] is entry i's:
+
+        sum:   y[b] = sum_{i in b} w[i] * weight[ids[i]]     (w: per_sample_weights, else 1)
+        mean:  y[b] = sum_{i in b} weight[ids[i]] / |b|
+        max:   y[b, d] = max_{i in b} weight[ids[i], d]
+
+    A bag with no entries gives zeros. backward, dy [bags, dim]:
+
+        sum:   dweight[ids[i]] += w[i] * dy[bag[i]]          dw[i] = dy[bag[i]] . weight[ids[i]]
+        mean:  dweight[ids[i]] += dy[bag[i]] / |bag[i]|
+        max:   dweight[ids[i], d] += dy[b, d] for the first i of b holding y[b, d] (PyTorch's)
+
+    No gradient for ids; the padding row gets none (its entries are in no bag), nor does w there.
+    """
+
+    def __init__(self, mode, bag, bags, padding_idx=None):
+        """bag: each entry's bag (-1: in none, past include_last_offset's last offset), ascending;
+        bags: how many there are."""
+        self.mode, self.bag, self.bags, self.padding_idx = mode, bag, bags, padding_idx
+
+    def forward(self, ids, weight, w=None):
+        xp = get_array_module(weight)
+        kept = (self.bag >= 0) if self.padding_idx is None else (self.bag >= 0) & (ids != self.padding_idx)
+        ids, bag = ids[kept], self.bag[kept]  # (bag stays ascending: bags are runs of entries)
+        rows = weight[ids]
+        y = xp.zeros((self.bags, weight.shape[1]), dtype=weight.dtype)
+        count = xp.bincount(bag, minlength=self.bags)
+        if self.mode == "max":
+            y[...] = -xp.inf
+            ufunc_at("maximum", y, bag, rows)
+            y[count == 0] = 0
+            # the first entry of its bag equal to the bag's maximum, per column: its running count of hits is 1
+            hits = (rows == y[bag]).cumsum(axis=0)
+            start = xp.searchsorted(bag, bag)  # the first kept entry of each entry's bag
+            before = xp.where((start > 0)[:, None], hits[start - 1], 0)
+            self.first = (rows == y[bag]) & (hits - before == 1)
+        else:
+            add_at(y, bag, rows if w is None else rows * w[kept][:, None])
+            if self.mode == "mean":
+                y /= xp.maximum(count, 1)[:, None].astype(y.dtype)
+        self.kept, self.ids, self.bag_kept, self.count = kept, ids, bag, count
+        self.weight_shape, self.has_w = weight.shape, w is not None
+        if w is not None:
+            self.save_for_backward(weight, w)
+        return y
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        ids, bag = self.ids, self.bag_kept
+        per_entry = dy[bag]  # [kept entries, dim]
+        if self.mode == "max":
+            per_entry = dy_where(self.first, per_entry)
+        elif self.mode == "mean":
+            per_entry = per_entry / self.count[bag][:, None].astype(dy.dtype)
+        dweight = dw = None
+        if self.has_w:
+            weight, w = self.saved
+            if self.needs_input_grad[2]:
+                dw = xp.zeros(w.shape, dtype=dy.dtype)
+                dw[self.kept] = (per_entry * weight[ids]).sum(axis=-1)
+            per_entry = per_entry * w[self.kept][:, None]
+        if self.needs_input_grad[1]:
+            dweight = xp.zeros(self.weight_shape, dtype=dy.dtype)
+            add_at(dweight, ids, per_entry)
+        return (None, dweight) if not self.has_w else (None, dweight, dw)
+
+
+def _bags(op, ids, offsets, include_last_offset):
+    """(ids as one run [entries], each entry's bag (-1: none), the number of bags) from 2-D ids
+    [bags, length] (each row a bag) or 1-D ids and offsets (where each bag starts)."""
+    xp = backend.get_array_module(ids.data)
+    if ids.ndim == 2:
+        if offsets is not None:
+            raise ValueError(f"{op}: offsets must be None when input is 2-D [bags, length] (each row is a bag), "
+                             f"got {type(offsets).__name__}")
+        bags, length = ids.shape
+        return ids.data.reshape(-1), xp.repeat(xp.arange(bags), length), bags
+    if ids.ndim != 1:
+        raise ValueError(f"{op}: input must be 1-D (with offsets) or 2-D [bags, length], got shape {ids.shape}")
+    if offsets is None:
+        raise ValueError(f"{op}: 1-D input needs offsets, a 1-D integer tensor of where each bag starts")
+    offsets = as_indices(offsets, ids)
+    _check_integer(op, "offsets", offsets.data)
+    starts = backend.to_numpy(offsets.data).astype(np.int64)
+    n = ids.shape[0]
+    if starts.ndim != 1 or (include_last_offset and not starts.size):
+        raise ValueError(f"{op}: offsets must be 1-D{' with at least one entry' * include_last_offset}, got shape "
+                         f"{offsets.shape}")
+    if starts.size and (starts[0] != 0 or (np.diff(starts) < 0).any() or starts[-1] > n):
+        raise ValueError(f"{op}: offsets must start at 0 and ascend to at most the input's length {n}, got "
+                         f"{starts.tolist()}")
+    end = starts[-1] if include_last_offset else n  # (entries past it belong to no bag)
+    starts = starts[:-1] if include_last_offset else starts
+    bag = np.searchsorted(starts, np.arange(n), side="right") - 1  # the last bag starting at or before i
+    bag[np.arange(n) >= end] = -1
+    return ids.data, xp.asarray(bag), len(starts)
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,  # noqa: A002
+                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Bags of rows of ``weight`` [num, dim], each reduced to one row by ``mode`` ('sum', 'mean' or
+    'max'), as PyTorch's F.embedding_bag (see EmbeddingBag): ``input`` is 2-D [bags, length] (each
+    row a bag) or 1-D with ``offsets`` (where each bag starts; with include_last_offset, a last
+    offset where the last bag ends). per_sample_weights (input's shape, mode 'sum' only) scale each
+    entry's row; entries equal to padding_idx are left out of their bag (and out of its mean).
+    max_norm, scale_grad_by_freq and sparse are not supported."""
+    op = "embedding_bag"
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise ValueError(f"{op}: max_norm, scale_grad_by_freq and sparse are not supported, got max_norm={max_norm!r}, "
+                         f"scale_grad_by_freq={scale_grad_by_freq!r}, sparse={sparse!r}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"{op}: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+    if not isinstance(weight, Tensor) or weight.ndim != 2:
+        raise ValueError(f"{op}: weight must be a 2-D tensor [num_embeddings, dim], got "
+                         f"{getattr(weight, 'shape', type(weight).__name__)}")
+    ids = as_indices(input, weight)
+    _check_integer(op, "input", ids.data)
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise ValueError(f"{op}: per_sample_weights is only supported for mode='sum', got mode={mode!r}")
+        if tuple(per_sample_weights.shape) != ids.shape:
+            raise ValueError(f"{op}: per_sample_weights {tuple(per_sample_weights.shape)} must have the input's "
+                             f"shape {ids.shape}")
+    flat, bag, bags = _bags(op, ids, offsets, include_last_offset and ids.ndim == 1)
+    n = weight.shape[0]
+    check_indices(op, "input", Tensor(flat), n)
+    bagged = EmbeddingBag(mode, bag, bags, padding_row(op, padding_idx, n))
+    if per_sample_weights is None:
+        return bagged(Tensor(flat), weight)
+    w = as_tensor(per_sample_weights).reshape(-1)
+    return bagged(Tensor(flat), weight, w if w.dtype == weight.dtype else w.astype(weight.dtype))
 
 
 def one_hot(indices, num_classes=-1):

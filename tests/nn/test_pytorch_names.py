@@ -313,3 +313,44 @@ def test_alpha_dropout_layers_and_softmax2d_as_pytorchs():
     assert len(np.unique(drawn)) > 1000 and ((-drawn >= 1 / 8) & (-drawn <= 1 / 3)).all()
     with pytest.raises(ValueError, match=r"Softmax2d: expected an input of 3 or 4 axes .* got shape \(2,\)"):
         nn.Softmax2d()(minitx.ones(2))
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_layer_loads_pytorchs_state_dict_and_matches_it(mode):
+    """A torch.nn.EmbeddingBag's state_dict loads as it is; values and the table's gradient agree,
+    with offsets, 2-D input and (for sum) per_sample_weights; the padding row is drawn as zeros."""
+    theirs = torch.nn.EmbeddingBag(6, 3, mode=mode, padding_idx=2, dtype=torch.float64)
+    ours = nn.EmbeddingBag(6, 3, mode=mode, padding_idx=2, dtype="float64")
+    assert repr(ours) == repr(theirs) and not ours.weight.numpy()[2].any()
+    assert set(ours.state_dict()) == set(theirs.state_dict()) == {"weight"}
+    ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
+    rng = np.random.default_rng(6)
+    ids, offsets = rng.integers(0, 6, 9), np.array([0, 4, 4, 7])
+    psw = rng.standard_normal(9) if mode == "sum" else None
+    for args, t_args in (((minitx.tensor(ids), minitx.tensor(offsets)), (torch.tensor(ids), torch.tensor(offsets))),
+                         ((minitx.tensor(ids[:8].reshape(2, 4)),), (torch.tensor(ids[:8].reshape(2, 4)),))):
+        weights = None if psw is None else psw[:args[0].size].reshape(args[0].shape)
+        y = ours(*args, per_sample_weights=None if weights is None else minitx.tensor(weights))
+        t_y = theirs(*t_args, per_sample_weights=None if weights is None else torch.tensor(weights))
+        dy = rng.standard_normal(y.shape)
+        y.backward(dy)
+        t_y.backward(torch.tensor(dy))
+        np.testing.assert_allclose(y.numpy(), t_y.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-12, atol=1e-15)
+        ours.zero_grad(), theirs.zero_grad()
+    last = nn.EmbeddingBag(6, 3, mode=mode, include_last_offset=True)
+    assert last(minitx.tensor(ids), minitx.tensor([0, 4, 9])).shape == (2, 3)
+    with pytest.raises(ValueError, match="EmbeddingBag: max_norm, scale_grad_by_freq and sparse are not supported"):
+        nn.EmbeddingBag(6, 3, max_norm=1.0)
+    with pytest.raises(ValueError, match="EmbeddingBag: mode must be 'sum', 'mean' or 'max', got 'min'"):
+        nn.EmbeddingBag(6, 3, mode="min")
+
+
+def test_batch_norm_3d_takes_pytorchs_state_dict():
+    theirs = torch.nn.BatchNorm3d(3)
+    theirs(torch.randn(2, 3, 2, 2, 2))  # running statistics that are not the initial ones
+    ours = nn.BatchNorm3d(3)
+    ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
+    x = np.random.default_rng(7).standard_normal((2, 3, 2, 3, 2)).astype(np.float32)
+    np.testing.assert_allclose(ours.eval()(minitx.tensor(x)).numpy(), theirs.eval()(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)

@@ -24,6 +24,7 @@ LAYERS = {
     "Linear of 0 features": lambda: nn.Linear(0, 3),
     "Bilinear": lambda: nn.Bilinear(3, 2, 4),
     "Embedding": lambda: nn.Embedding(7, 3, padding_idx=2),
+    "EmbeddingBag": lambda: nn.EmbeddingBag(7, 3, mode="max", padding_idx=-1),
     "LayerNorm": lambda: nn.LayerNorm((3, 4)),
     "RMSNorm": lambda: nn.RMSNorm(4),
     "GroupNorm": lambda: nn.GroupNorm(2, 4),
@@ -60,7 +61,7 @@ MODELS = {
 # sha256 of every array above, each built right after manual_seed(i) for the i-th, and of the next
 # draws after each constructor (the generator's position): as the constructors drew before they
 # drew through reset_parameters
-DIGEST = "feb15cef05917b9c739d88a4e1f0f67a98d00a7d05d111426ce5ca23db26d8b4"
+DIGEST = "482e1f1e4a9fdeb6a192145c0451e3720c929126affa2319ee0e25786f66c653"
 
 
 def _state(module):

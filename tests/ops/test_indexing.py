@@ -909,6 +909,120 @@ def test_embedding_padding_idx_must_be_a_row_of_the_table(rows, padding_idx):
         F.embedding(minitx.tensor(np.zeros(0, np.int64)), leaf(np.zeros((rows, 3))), padding_idx=padding_idx)
 
 
+# ---------------------------------------------------------------- embedding_bag
+
+
+def _np_embedding_bag(table, ids, starts, ends, mode, w, padding_idx):
+    """Each bag ids[starts[b]:ends[b]], its padding entries left out, reduced by a loop."""
+    out = np.zeros((len(starts), table.shape[1]))
+    for b, (start, end) in enumerate(zip(starts, ends)):
+        entries = [i for i in range(start, end) if ids[i] != padding_idx]
+        if not entries:
+            continue
+        rows = np.array([table[ids[i]] * (1.0 if w is None else w[i]) for i in entries])
+        out[b] = rows.sum(axis=0) if mode == "sum" else rows.mean(axis=0) if mode == "mean" else rows.max(axis=0)
+    return out
+
+
+@st.composite
+def _bag_case(draw):
+    """table [num, dim] (distinct: max's winners stay put under finite differences), ids 1-D with
+    offsets (empty bags and include_last_offset's last offset, the input's length, included) or
+    2-D, mode, per_sample_weights (mode 'sum'), padding_idx (None, a row, or -1)."""
+    num, dim = draw(st.integers(1, 5)), draw(st.integers(1, 3))
+    table = draw(mst.tensors((num, dim), distinct=True))
+    two_d = draw(st.booleans())
+    shape = (draw(st.integers(0, 3)), draw(st.integers(1, 3))) if two_d else (draw(st.integers(0, 7)),)
+    ids = np.asarray(draw(hnp.arrays(np.int64, shape, elements=st.integers(0, num - 1))))
+    last = not two_d and draw(st.booleans())
+    offsets = None
+    if not two_d:
+        inner = sorted(draw(st.lists(st.integers(0, len(ids)), max_size=3)))
+        offsets = np.array([0] + inner + ([len(ids)] if last else []), dtype=np.int64)
+    mode = draw(st.sampled_from(["sum", "mean", "max"]))
+    weighted = mode == "sum" and draw(st.booleans())
+    w = draw(mst.tensors(shape)) if weighted else None
+    return table, ids, offsets, last, mode, w, draw(st.sampled_from([None, 0, -1]))
+
+
+@given(case=_bag_case())
+def test_embedding_bag(case):
+    """Forward against the loop above, gradients of the table (and of per_sample_weights), PyTorch
+    parity: values, the table's gradient (max's to each column's first maximum) and the weights'."""
+    table, ids, offsets, last, mode, w, padding_idx = case
+    if offsets is None:
+        starts = np.arange(0, ids.size, ids.shape[1]) if ids.size else np.zeros(ids.shape[0], np.int64)
+        ends = starts + ids.shape[1]
+    else:
+        starts, ends = (offsets[:-1], offsets[1:]) if last else (offsets, np.append(offsets[1:], len(ids)))
+    pad = None if padding_idx is None else padding_idx % table.shape[0]
+    expected = _np_embedding_bag(table.numpy(), ids.reshape(-1), starts, ends, mode,
+                                 None if w is None else w.numpy().reshape(-1), pad)
+    ours_offsets = None if offsets is None else minitx.tensor(offsets)
+
+    def fn(t, *weights):
+        return F.embedding_bag(minitx.tensor(ids), t, ours_offsets, mode=mode, include_last_offset=last,
+                               padding_idx=padding_idx, per_sample_weights=weights[0] if weights else None)
+
+    inputs = (table,) if w is None else (table, w)
+    y = check_forward(fn, lambda *a: expected, *inputs, rtol=1e-12)
+    assert isinstance(y._ctx, minitx.ops.EmbeddingBag)
+    assert check_gradients(fn, *inputs)
+    torch = _torch()
+    if torch is not None:
+        theirs_offsets = None if offsets is None else torch.from_numpy(offsets)
+
+        def torch_fn(t, *weights):
+            return torch.nn.functional.embedding_bag(torch.from_numpy(ids), t, theirs_offsets, mode=mode,
+                                                     include_last_offset=last, padding_idx=padding_idx,
+                                                     per_sample_weights=weights[0] if weights else None)
+
+        parity(fn, torch_fn, *(leaf(a.numpy()) for a in inputs))
+
+
+def test_embedding_bag_max_gives_a_tie_to_the_first_and_an_empty_bag_zeros_as_pytorch():
+    table = np.array([[1.0, 5.0], [3.0, 5.0], [3.0, 0.0], [-1.0, -2.0]])
+    # bag 0 (rows 0, 1, 2) ties in both columns: row 1 takes column 0, row 0 column 1; bag 1 is empty; bag 2
+    # (rows 1, 3): row 1 takes both
+    ids, offsets = np.array([0, 1, 2, 1, 3]), np.array([0, 3, 3])
+    torch = _torch()
+    parity(lambda t: F.embedding_bag(minitx.tensor(ids), t, minitx.tensor(offsets), mode="max"),
+           lambda t: torch.nn.functional.embedding_bag(torch.from_numpy(ids), t, torch.from_numpy(offsets),
+                                                       mode="max"), leaf(table))
+    t = leaf(table)
+    F.embedding_bag(minitx.tensor(ids), t, minitx.tensor(offsets), mode="max").sum().backward()
+    np.testing.assert_array_equal(t.grad.numpy(), [[0.0, 1.0], [2.0, 1.0], [0.0, 0.0], [0.0, 0.0]])
+
+
+def test_embedding_bag_names_what_is_wrong():
+    table, ids = leaf(np.zeros((4, 2))), minitx.tensor([0, 1, 2])
+    for offsets, why in (([1, 2], r"\[1, 2\]"), ([0, 2, 1], r"\[0, 2, 1\]"), ([0, 4], r"\[0, 4\]")):
+        with pytest.raises(ValueError, match=rf"embedding_bag: offsets must start at 0 and ascend to at most the "
+                                             rf"input's length 3, got {why}"):
+            F.embedding_bag(ids, table, minitx.tensor(offsets))
+    with pytest.raises(ValueError, match="embedding_bag: 1-D input needs offsets"):
+        F.embedding_bag(ids, table)
+    with pytest.raises(ValueError, match="embedding_bag: offsets must be None when input is 2-D"):
+        F.embedding_bag(minitx.tensor([[0, 1]]), table, minitx.tensor([0]))
+    with pytest.raises(ValueError, match=r"embedding_bag: input must be 1-D \(with offsets\) or 2-D \[bags, length\], "
+                                         r"got shape \(1, 1, 1\)"):
+        F.embedding_bag(minitx.tensor([[[0]]]), table)
+    with pytest.raises(ValueError, match="embedding_bag: mode must be 'sum', 'mean' or 'max', got 'min'"):
+        F.embedding_bag(ids, table, minitx.tensor([0]), mode="min")
+    with pytest.raises(ValueError, match="embedding_bag: per_sample_weights is only supported for mode='sum'"):
+        F.embedding_bag(ids, table, minitx.tensor([0]), per_sample_weights=minitx.ones(3))
+    with pytest.raises(ValueError, match=r"embedding_bag: per_sample_weights \(2,\) must have the input's shape"):
+        F.embedding_bag(ids, table, minitx.tensor([0]), mode="sum", per_sample_weights=minitx.ones(2))
+    with pytest.raises(IndexError, match=r"embedding_bag: input 4 is out of range \[0, 4\)"):
+        F.embedding_bag(minitx.tensor([0, 4]), table, minitx.tensor([0]))
+    with pytest.raises(TypeError, match="embedding_bag: input must be an integer tensor, got dtype float32"):
+        F.embedding_bag(minitx.tensor([0.0]), table, minitx.tensor([0]))
+    with pytest.raises(ValueError, match="embedding_bag: max_norm, scale_grad_by_freq and sparse are not supported"):
+        F.embedding_bag(ids, table, minitx.tensor([0]), max_norm=1.0)
+    with pytest.raises(ValueError, match="embedding_bag: padding_idx 4 is not a row of a table of 4 rows"):
+        F.embedding_bag(ids, table, minitx.tensor([0]), padding_idx=4)
+
+
 # ---------------------------------------------------------------- one_hot
 
 
