@@ -23,9 +23,11 @@ linalg.norm); one for sliding_windows (Tensor.unfold); one each for grid_sample 
 ctc_loss; one per activation and dropout added beside PyTorch's (hardshrink and its method, softshrink,
 tanhshrink, rrelu, gumbel_softmax, alpha_dropout, feature_alpha_dropout, nn.Softmax2d, nn.AlphaDropout);
 one per matrix function of minitx.linalg (det, slogdet, inv, solve, cholesky, matrix_power, multi_dot,
-vecdot, eigh, eigvalsh, svd, svdvals, matrix_norm's 'nuc', Tensor.svd); and one per loss of the margin
-and likelihood port (cosine and hinge embedding, margin ranking, the soft, multi-class and multi-label
-margins, both triplet losses, poisson_nll_loss, gaussian_nll_loss).
+vecdot, eigh, eigvalsh, svd, svdvals, matrix_norm's 'nuc', Tensor.svd); one per loss of the margin and
+likelihood port (cosine and hinge embedding, margin ranking, the soft, multi-class and multi-label
+margins, both triplet losses, poisson_nll_loss, gaussian_nll_loss); and one per function and layer of
+torch.nn that minitx lacked (lp_pool, the *_with_indices names, BatchNorm3d, local_response_norm,
+channel_shuffle, pdist, bilinear, embedding_bag and their layers).
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -822,5 +824,47 @@ OP_SLIPS = [
          "0.5 * log(2 * math.pi * safe)", "log(2 * math.pi * safe)", _MARGIN),
     Slip("gaussian_nll_loss backward: d^2 / v^2 written (d / v)^2 / v", _LOSS,
          "dvar = dloss * 0.5 * (1 / v - ratio * ratio)", "dvar = dloss * 0.5 * (1 / v - ratio * ratio / v)", _MARGIN),
+    # torch.nn's missing layers and functions: lp_pool, the *_with_indices names, BatchNorm3d, local response norm,
+    # channel shuffle, pdist, bilinear, embedding_bag and their layers
+    Slip("lp_pool: the window's mean of x^p taken for its sum (the kernel's size left out)", _C,
+         "    return where(mean == 0, 0.0, mean * k) ** (1.0 / norm_type)",
+         "    return where(mean == 0, 0.0, mean) ** (1.0 / norm_type)", _CONV),
+    Slip("max_pool2d_with_indices: return_indices passed on (values alone when it is False)", _C,
+         "    return max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode, True)",
+         "    return max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode, return_indices)", _CONV),
+    Slip("adaptive_max_pool2d_with_indices: return_indices passed on", _C,
+         '    return _adaptive_max_pool("adaptive_max_pool2d", 2, x, output_size, True)',
+         '    return _adaptive_max_pool("adaptive_max_pool2d", 2, x, output_size, return_indices)', _CONV),
+    Slip("nn.LPPool: ceil_mode not passed on", "minitx/nn/conv.py",
+         "        return type(self)._op(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)",
+         "        return type(self)._op(x, self.norm_type, self.kernel_size, self.stride)", _CONV),
+    Slip("nn.BatchNorm3d takes a 4-D input too", _L, "    dims = (5,)", "    dims = (4, 5)", _NORMS),
+    Slip("local_response_norm: the channel window's padding swapped (the window shifted for an even size)", _N,
+         "    widths = ((0, 0), (size // 2, (size - 1) // 2)) + ((0, 0),) * (x.ndim - 2)",
+         "    widths = ((0, 0), ((size - 1) // 2, size // 2)) + ((0, 0),) * (x.ndim - 2)", _NORMS),
+    Slip("nn.LocalResponseNorm: k not passed on", _L,
+         "        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)",
+         "        return F.local_response_norm(x, self.size, self.alpha, self.beta)", _NORMS),
+    Slip("channel_shuffle: the grid not transposed (no shuffle)", "minitx/ops/shape.py",
+         "    return reshape(swapaxes(y, 1, 2), x.shape)", "    return reshape(y, x.shape)", _SHAPE),
+    Slip("native_channel_shuffle: groups read as the channels per group", "minitx/ops/shape.py",
+         "    return channel_shuffle(x, groups)", "    return channel_shuffle(x, x.shape[1] // groups)", _SHAPE),
+    Slip("nn.ChannelShuffle: groups read as the channels per group", _L,
+         "        return F.channel_shuffle(x, self.groups)", "        return F.channel_shuffle(x, x.shape[1] // self.groups)",
+         _SHAPE),
+    Slip("pdist backward: the second row of a pair gets +g, not -g", _N, "        add_at(dx, self.second, -g)",
+         "        add_at(dx, self.second, g)", _NORMS),
+    Slip("bilinear: the weight's in1 and in2 axes swapped", "minitx/ops/linalg.py",
+         '    y = einsum("...i,oij,...j->...o", x1, weight, x2)', '    y = einsum("...i,oji,...j->...o", x1, weight, x2)',
+         ("tests/ops/test_linalg.py",)),
+    Slip("nn.Bilinear: its init bound from in2_features", _L,
+         "        bound = 1 / math.sqrt(self.in1_features) if self.in1_features else 0.0",
+         "        bound = 1 / math.sqrt(self.in2_features) if self.in2_features else 0.0", ("tests/ops/test_linalg.py",)),
+    Slip("embedding_bag max backward: the first maximum of the whole run, not of each bag", _I,
+         "            self.first = (rows == y[bag]) & (hits - before == 1)",
+         "            self.first = (rows == y[bag]) & (hits == 1)", _INDEXING),
+    Slip("nn.EmbeddingBag: padding_idx not passed on", _L,
+         "                               include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)",
+         "                               include_last_offset=self.include_last_offset)", _MODULES),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

@@ -8,16 +8,17 @@ backward on raw arrays, the math in its docstring) with its public function righ
     scan          cumsum, cumprod, logcumsumexp, diff, cummax, cummin; sort, argsort, topk, searchsorted,
                   bucketize, median, nanmedian, kthvalue, mode, quantile, nanquantile
     shape         reshape, transpose, concatenate, stack, hstack, vstack, split, tensor_split (hsplit,
-                  vsplit, dsplit), flip, roll, repeat, tile, sliding_windows (Tensor.unfold), pad, meshgrid
+                  vsplit, dsplit), flip, roll, repeat, tile, sliding_windows (Tensor.unfold), pad, meshgrid,
+                  pixel_shuffle, channel_shuffle
     indexing      getitem, setitem, gather, take_along_dim, scatter, scatter_add, scatter_reduce, index_add,
-                  nonzero, masked_select, tril/triu, diagonal, diag, diag_embed, trace, embedding, one_hot,
-                  bincount, histc, unique, unique_consecutive
-    linalg        matmul, linear, outer, cross, einsum, tensordot, inner, vdot, kron; minitx.linalg's
+                  nonzero, masked_select, tril/triu, diagonal, diag, diag_embed, trace, embedding, embedding_bag,
+                  one_hot, bincount, histc, unique, unique_consecutive
+    linalg        matmul, linear, bilinear, outer, cross, einsum, tensordot, inner, vdot, kron; minitx.linalg's
                   vector_norm, matrix_norm and norm
     matrix        minitx.linalg's matrix functions: det, slogdet, inv, solve, cholesky, matrix_power,
                   multi_dot, vecdot, eigh, eigvalsh, svd, svdvals
     norm          layer_norm, rms_norm, group_norm, batch_norm, normalize, cosine_similarity,
-                  pairwise_distance, cdist
+                  pairwise_distance, cdist, pdist, local_response_norm
     dropout       dropout, dropout_add, bias_act_dropout (and their Philox masks)
     loss          cross_entropy, nll_loss, binary_cross_entropy(_with_logits), the margin losses
                   (cosine_embedding, margin_ranking, hinge_embedding, soft_margin, multilabel_soft_margin,
@@ -25,7 +26,7 @@ backward on raw arrays, the math in its docstring) with its public function righ
                   smooth_l1_loss, huber_loss, poisson_nll_loss, gaussian_nll_loss, kl_div
     attention     scaled_dot_product_attention (boolean or float masks, grouped-query heads)
     conv          conv1d/2d/3d, conv_transpose1d/2d/3d, unfold and fold (im2col, col2im), max/avg pooling
-                  (and adaptive) in 1-3 dimensions
+                  (and adaptive) and power-average (lp_pool) in 1-3 dimensions
     resample      interpolate (nearest, nearest-exact, linear, bilinear, bicubic, area), max_unpool1d/2d/3d,
                   grid_sample, affine_grid
     ctc           ctc_loss (connectionist temporal classification: alpha and beta recursions over the labels)

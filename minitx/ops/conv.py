@@ -14,7 +14,8 @@ ADDED back to the x position it was read from (overlapping windows read a positi
 times), dx = zeros, then dx[:, :, rows_1, rows_2, ...] += dcols (scatter-add).
 
 Padding is a (before, after) pair per axis: "same" padding and ceil_mode make it uneven.
-unfold and fold are im2col and col2im themselves as ops (2 spatial axes, PyTorch's layout).
+unfold and fold are im2col and col2im themselves as ops (2 spatial axes, PyTorch's layout); the
+power-average pools (lp_pool) are composed of avg_pool.
 """
 from __future__ import annotations
 
