@@ -70,8 +70,10 @@ def _as_function(method: str):
 
 # Tensor methods PyTorch also has at its top level (torch.flatten(x, 1), torch.clamp(x, min=0) ...)
 # and the in-place forms PyTorch has there (torch.exp_(x) ...; torch.relu_ is minitx.functional.relu_)
-for _method in ("flatten", "clamp", "clone", "numel", "chunk", "unbind", "any", "all", "amax", "amin", "square",
-                "mm", "bmm", "dot", "t", "repeat_interleave", "count_nonzero", "index_select",
+for _method in ("flatten", "clone", "numel", "chunk", "unbind", "any", "all", "amax", "amin",
+                "mm", "bmm", "dot", "t", "repeat_interleave", "count_nonzero", "index_select", "clamp_min", "clamp_max",
+                "logical_and", "logical_or", "logical_xor", "narrow", "unflatten", "split_with_sizes", "detach",
+                "is_floating_point", "is_nonzero", "is_same_size", "is_signed", "is_inference",
                 "abs_", "neg_", "exp_", "log_", "log1p_", "expm1_", "sqrt_", "rsqrt_", "reciprocal_", "square_",
                 "sin_", "cos_", "tanh_", "sigmoid_", "floor_", "ceil_", "round_", "trunc_", "nan_to_num_",
                 "clamp_", "clip_", "clamp_min_", "clamp_max_", "detach_", "fill_", "zero_"):

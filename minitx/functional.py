@@ -15,30 +15,36 @@ from minitx.ops.elementwise import (
     rsqrt, reciprocal, equal, not_equal, less, less_equal, greater, greater_equal, logical_not,
     isnan, isinf, isfinite, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log10,
     atan2, hypot, copysign, floor_divide, remainder, fmod, isclose, allclose, bitwise_and, bitwise_or,
-    bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift, nan_to_num, lerp, addcmul, addcdiv)
+    bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift, nan_to_num, lerp, addcmul, addcdiv,
+    divide, subtract, positive, square,
+    # PyTorch's other names for the ops above (minitx/ops/elementwise.py's last lines)
+    absolute, negative, multiply, true_divide, clamp, fix, sgn, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, arctan2,
+    eq, ne, lt, le, gt, ge)
 from minitx.ops.activation import (
     relu, gelu, tanh, sigmoid, silu, leaky_relu, elu, softplus, logsigmoid, hardtanh, softmax,
     log_softmax, hardsigmoid, hardswish, relu6, selu, celu, softsign, mish, glu, prelu, threshold, softmin,
     hardshrink, softshrink, tanhshrink, rrelu, gumbel_softmax,
     relu_, elu_, leaky_relu_, hardtanh_, threshold_, celu_, selu_, rrelu_)
 from minitx.ops.reduction import (
-    sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin)
+    sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin, aminmax, nansum, nanmean, sum_to_size)
 from minitx.ops.scan import (
     cumsum, cumprod, logcumsumexp, diff, cummax, cummin, sort, argsort, topk, searchsorted, bucketize, median,
-    nanmedian, kthvalue, mode, quantile, nanquantile)
+    nanmedian, kthvalue, mode, quantile, nanquantile, msort)
 from minitx.ops.shape import (
     reshape, transpose, permute, swapaxes, broadcast_to, squeeze, unsqueeze, concatenate, stack,
     split, tensor_split, hsplit, vsplit, dsplit, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle, hstack,
-    vstack, meshgrid, sliding_windows, channel_shuffle, native_channel_shuffle)
+    vstack, meshgrid, sliding_windows, channel_shuffle, native_channel_shuffle, ravel, swapdims, movedim, moveaxis,
+    fliplr, flipud, rot90)
 from minitx.ops.indexing import (
     getitem, setitem, gather, take_along_dim, scatter, scatter_add, scatter_reduce, index_add, index_fill, index_copy,
-    tril, triu, diagonal, diag, diag_embed, trace, embedding, embedding_bag, one_hot, nonzero, argwhere, masked_select, masked_scatter,
-    bincount, histc, unique, unique_consecutive)
+    tril, triu, diagonal, diag, diag_embed, trace, embedding, embedding_bag, one_hot, nonzero, argwhere, masked_select,
+    masked_scatter, bincount, histc, unique, unique_consecutive, select, take, diagflat)
 from minitx.ops.linalg import (
-    matmul, linear, outer, cross, einsum, tensordot, inner, vdot, kron, bilinear)
+    matmul, linear, outer, cross, einsum, tensordot, inner, vdot, kron, bilinear, ger, mv, addmm, addmv, addbmm,
+    baddbmm, addr)
 from minitx.ops.norm import (
     batch_norm, group_norm, layer_norm, rms_norm, normalize, cosine_similarity, instance_norm, pairwise_distance, cdist,
-    pdist, local_response_norm)
+    pdist, local_response_norm, dist)
 from minitx.ops.dropout import (
     dropout, dropout_add, bias_act_dropout, dropout1d, dropout2d, dropout3d, alpha_dropout, feature_alpha_dropout)
 from minitx.ops.loss import (

@@ -515,18 +515,24 @@ class Tensor:
     def is_cuda(self) -> bool:
         return self.device == "cuda"
 
-    # new tensors with this tensor's dtype and device (unless given), no gradient: PyTorch's new_*
-    def new_zeros(self, *shape, dtype=None, device=None, requires_grad=False):
-        return creation.zeros(*shape, dtype=dtype or self.dtype, device=device or self.device,
+    # new tensors with this tensor's dtype and device (unless given), no gradient: PyTorch's new_*,
+    # their shape given as numbers, a tuple or size=
+    def new_zeros(self, *shape, size=None, dtype=None, device=None, requires_grad=False):
+        return creation.zeros(*shape, size=size, dtype=dtype or self.dtype, device=device or self.device,
                               requires_grad=requires_grad)
 
-    def new_ones(self, *shape, dtype=None, device=None, requires_grad=False):
-        return creation.ones(*shape, dtype=dtype or self.dtype, device=device or self.device,
+    def new_ones(self, *shape, size=None, dtype=None, device=None, requires_grad=False):
+        return creation.ones(*shape, size=size, dtype=dtype or self.dtype, device=device or self.device,
                              requires_grad=requires_grad)
 
-    def new_full(self, shape, value, dtype=None, device=None, requires_grad=False):
+    def new_empty(self, *shape, size=None, dtype=None, device=None, requires_grad=False):
+        """PyTorch's new_empty: its values are not to be read; here they are zeros (new_zeros)."""
+        return self.new_zeros(*shape, size=size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_full(self, shape=None, value=None, dtype=None, device=None, requires_grad=False, *, size=None,
+                 fill_value=None):
         return creation.full(shape, value, dtype=dtype or self.dtype, device=device or self.device,
-                             requires_grad=requires_grad)
+                             requires_grad=requires_grad, size=size, fill_value=fill_value)
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         """A copy of ``data`` (PyTorch's new_tensor: this tensor's dtype, even for integer data)."""
@@ -789,7 +795,7 @@ class Tensor:
     def lt(self, other): return self < other
     def le(self, other): return self <= other
     def neg(self): return -self
-    def square(self): return self * self
+    def square(self): return F.square(self)
     def maximum(self, other): return F.maximum(self, other)
     def minimum(self, other): return F.minimum(self, other)
     def amax(self, axis=None, keepdims=False): return F.max(self, axis, keepdims)  # (ties share dy: as PyTorch's amax)
@@ -813,25 +819,7 @@ class Tensor:
                              f"expected 0 <= length <= {n - start}")
         return self._along(axis, slice(start, start + length))
 
-    def movedim(self, source, destination):
-        """Axes ``source`` moved to ``destination`` (ints or sequences of them), the others kept in
-        their order, as NumPy's moveaxis and PyTorch's movedim."""
-        def axes(a, which):
-            given = a if isinstance(a, (tuple, list)) else (a,)
-            out = [_method_axis("movedim", k, self.shape, takes_0d=True) for k in given]
-            if len(set(out)) != len(out):
-                raise ValueError(f"movedim: repeated axis in {which} {tuple(given)}")
-            return out
-
-        source, destination = axes(source, "source"), axes(destination, "destination")
-        if len(source) != len(destination):
-            raise ValueError(f"movedim: source {source} and destination {destination} need as many axes")
-        if not self.ndim:  # (axis 0 or -1 of a 0-d tensor: nothing moves)
-            return F.reshape(self, ())
-        order = [k for k in range(self.ndim) if k not in source]
-        for to, k in sorted(zip(destination, source)):
-            order.insert(to, k)
-        return F.transpose(self, tuple(order))
+    def movedim(self, source, destination): return F.movedim(self, source, destination)
 
     def split(self, split_size_or_sections, dim=0):
         """Pieces along axis ``dim``, as PyTorch's Tensor.split (NumPy arrays have no split method;
@@ -904,7 +892,7 @@ class Tensor:
     def add(self, other, *, alpha=1): return self + (other if alpha == 1 else other * alpha)  # (alpha * y rounded)
     def sub(self, other, *, alpha=1): return self - (other if alpha == 1 else other * alpha)
     def mul(self, other): return self * other
-    def div(self, other): return self / other
+    def div(self, other, *, rounding_mode=None): return F.divide(self, other, rounding_mode=rounding_mode)
     def clamp_min(self, min): return F.clip(self, min, None)  # noqa: A002
     def clamp_max(self, max): return F.clip(self, None, max)  # noqa: A002
     def log10(self): return F.log10(self)
@@ -1081,6 +1069,98 @@ class Tensor:
         U, S, Vh = matrix.svd(self, full_matrices=not some)
         return U, S, Vh.mT
 
+    # ---------------------------------------------------------------- PyTorch's names and compositions
+    # methods of ops minitx.functional has (PyTorch's names for them), and small compositions
+    def acos(self): return F.acos(self)
+    def acosh(self): return F.acosh(self)
+    def asin(self): return F.asin(self)
+    def asinh(self): return F.asinh(self)
+    def atan(self): return F.atan(self)
+    def atanh(self): return F.atanh(self)
+    def cosh(self): return F.cosh(self)
+    def sinh(self): return F.sinh(self)
+    def tan(self): return F.tan(self)
+    def atan2(self, other): return F.atan2(self, other)
+    def hypot(self, other): return F.hypot(self, other)
+    def copysign(self, other): return F.copysign(self, other)
+    def floor_divide(self, other): return F.floor_divide(self, other)
+    def bitwise_and(self, other): return F.bitwise_and(self, other)
+    def bitwise_or(self, other): return F.bitwise_or(self, other)
+    def bitwise_xor(self, other): return F.bitwise_xor(self, other)
+    def bitwise_not(self): return F.bitwise_not(self)
+    def bitwise_left_shift(self, other): return F.bitwise_left_shift(self, other)
+    def bitwise_right_shift(self, other): return F.bitwise_right_shift(self, other)
+    def greater(self, other): return F.greater(self, other)
+    def greater_equal(self, other): return F.greater_equal(self, other)
+    def less(self, other): return F.less(self, other)
+    def less_equal(self, other): return F.less_equal(self, other)
+    def not_equal(self, other): return F.not_equal(self, other)
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False): return F.isclose(self, other, rtol, atol, equal_nan)
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False): return F.allclose(self, other, rtol, atol, equal_nan)
+    def argwhere(self): return F.argwhere(self)
+    def prelu(self, weight): return F.prelu(self, weight)
+    def subtract(self, other, *, alpha=1): return F.subtract(self, other, alpha=alpha)
+    def positive(self): return F.positive(self)
+    def swapdims(self, dim0, dim1): return F.swapdims(self, dim0, dim1)
+    def ravel(self): return F.ravel(self)
+    def fliplr(self): return F.fliplr(self)
+    def flipud(self): return F.flipud(self)
+    def rot90(self, k=1, axes=(0, 1)): return F.rot90(self, k, axes)
+    def select(self, axis, index): return F.select(self, axis, index)
+    def take(self, index): return F.take(self, index)
+    def msort(self): return F.msort(self)
+    def diagflat(self, offset=0): return F.diagflat(self, offset)
+    def aminmax(self, *, axis=None, keepdims=False): return F.aminmax(self, axis=axis, keepdims=keepdims)
+    def nansum(self, axis=None, keepdims=False): return F.nansum(self, axis, keepdims)
+    def nanmean(self, axis=None, keepdims=False): return F.nanmean(self, axis, keepdims)
+    def sum_to_size(self, *shape, size=None): return F.sum_to_size(self, *shape, size=size)
+    def dist(self, other, p=2): return F.dist(self, other, p)
+    def mv(self, vec): return F.mv(self, vec)
+    def ger(self, vec2): return F.ger(self, vec2)
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1): return F.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+    def addmv(self, mat, vec, *, beta=1, alpha=1): return F.addmv(self, mat, vec, beta=beta, alpha=alpha)
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1): return F.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1): return F.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+    def addr(self, vec1, vec2, *, beta=1, alpha=1): return F.addr(self, vec1, vec2, beta=beta, alpha=alpha)
+    # the same methods under PyTorch's other names (as minitx.functional's, elementwise.py's last lines)
+    absolute, negative, multiply, true_divide, divide, moveaxis, fix, sgn = abs, neg, mul, div, div, movedim, trunc, sign
+    arccos, arccosh, arcsin, arcsinh, arctan, arctanh, arctan2 = acos, acosh, asin, asinh, atan, atanh, atan2
+
+    def equal(self, other) -> bool:
+        """PyTorch's Tensor.equal: one bool, whether the two have one shape and equal entries (NaN is
+        equal to nothing). minitx.functional.equal is NumPy's ==, entry by entry (docs/ops.md)."""
+        other = as_tensor(other, self)
+        return self.shape == other.shape and bool((self == other).all())
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        """PyTorch's split_with_sizes: split(sizes, dim) given a list of sizes only."""
+        if isinstance(split_sizes, numbers.Integral):
+            raise TypeError(f"split_with_sizes: split_sizes must be a list of sizes, got {split_sizes!r}; "
+                            "split(size, dim) cuts pieces of one size")
+        return self.split(list(split_sizes), dim)
+
+    @property
+    def retains_grad(self) -> bool:
+        """Whether backward keeps ``.grad`` on this computed tensor (retain_grad() was called); a
+        leaf's is False, as PyTorch's (a leaf keeps its .grad anyway)."""
+        return not self.is_leaf and self._retains_grad
+
+    def char(self) -> "Tensor": return self.astype("int8")
+    def is_signed(self) -> bool: return backend.is_floating(self.dtype) or self.dtype.kind == "i"
+    def is_nonzero(self) -> bool: return bool(self)  # (one entry, else the ValueError of bool(x))
+    def is_same_size(self, other) -> bool: return self.shape == other.shape
+    def ndimension(self) -> int: return self.ndim
+    def get_device(self) -> int: return -1 if self.device == "cpu" else self.data.device.id  # (PyTorch's -1: the CPU)
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.device == "cpu"
+
+    def is_inference(self) -> bool:
+        """False: minitx's inference_mode is no_grad, and makes ordinary tensors (PyTorch's makes
+        inference tensors, and answers True for them)."""
+        return False
+
     # ---------------------------------------------------------------- DLPack (see minitx.interop)
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """The data's DLPack capsule: torch/numpy/cupy.from_dlpack(t) share this tensor's memory
@@ -1148,7 +1228,8 @@ for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "a
               "logcumsumexp", "sort", "argsort", "topk", "diagonal", "gather", "scatter_add", "index_select", "chunk",
               "unbind", "median", "nanmedian", "index_add", "index_fill", "index_copy", "scatter", "scatter_reduce",
               "tril", "triu", "narrow", "unflatten", "kthvalue", "mode", "quantile", "nanquantile", "diff", "cross",
-              "tensor_split", "take_along_dim", "diag_embed", "unique_consecutive"):
+              "tensor_split", "take_along_dim", "diag_embed", "unique_consecutive", "rot90", "select", "aminmax",
+              "nansum", "nanmean"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
 
 
@@ -1316,16 +1397,10 @@ def _any_requires_grad(args) -> bool:
 
 
 def _product(op, a, b, ndim):
-    """dot, mm and bmm: matmul of two tensors of exactly ``ndim`` axes (PyTorch's refuse others);
-    b as a list takes matmul's rule for lists (product_operands)."""
-    from minitx.ops._args import product_operands  # (minitx.ops imports this module)
+    """dot, mm and bmm: see minitx.ops.linalg.fixed_rank_matmul."""
+    from minitx.ops.linalg import fixed_rank_matmul  # (minitx.ops imports this module)
 
-    a, b = product_operands(op, a, b)
-    if a.ndim != ndim or b.ndim != ndim:
-        raise ValueError(f"{op}: expects two tensors of {ndim} axes, got shapes {a.shape} and {b.shape}")
-    if op == "bmm" and a.shape[0] != b.shape[0]:  # (matmul would broadcast a batch of 1; PyTorch's bmm does not)
-        raise ValueError(f"bmm: batch sizes differ, got shapes {a.shape} and {b.shape}; matmul broadcasts them")
-    return F.matmul(a, b)
+    return fixed_rank_matmul(op, a, b, ndim)
 
 
 def _times(y, alpha):

@@ -2,23 +2,26 @@
 backward on raw arrays, the math in its docstring) with its public function right beside it:
 
     elementwise   arithmetic, // and the remainders, exp/log, rounding, trigonometry, erf,
-                  comparisons, isclose, bitwise ops, nan_to_num, lerp
+                  comparisons, isclose, bitwise ops, nan_to_num, lerp; divide (rounding_mode=),
+                  square, and PyTorch's other names (absolute, arccos, multiply, clamp, ...)
     activation    relu, gelu, tanh, sigmoid, silu, ..., hardswish, mish, glu, prelu, softmax, log_softmax
-    reduction     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin
-    scan          cumsum, cumprod, logcumsumexp, diff, cummax, cummin; sort, argsort, topk, searchsorted,
+    reduction     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin, aminmax, nansum,
+                  nanmean, sum_to_size
+    scan          cumsum, cumprod, logcumsumexp, diff, cummax, cummin; sort, msort, argsort, topk, searchsorted,
                   bucketize, median, nanmedian, kthvalue, mode, quantile, nanquantile
-    shape         reshape, transpose, concatenate, stack, hstack, vstack, split, tensor_split (hsplit,
-                  vsplit, dsplit), flip, roll, repeat, tile, sliding_windows (Tensor.unfold), pad, meshgrid,
-                  pixel_shuffle, channel_shuffle
-    indexing      getitem, setitem, gather, take_along_dim, scatter, scatter_add, scatter_reduce, index_add,
-                  nonzero, masked_select, tril/triu, diagonal, diag, diag_embed, trace, embedding, embedding_bag,
-                  one_hot, bincount, histc, unique, unique_consecutive
-    linalg        matmul, linear, bilinear, outer, cross, einsum, tensordot, inner, vdot, kron; minitx.linalg's
-                  vector_norm, matrix_norm and norm
+    shape         reshape, ravel, transpose, swapdims, movedim, concatenate, stack, hstack, vstack, split,
+                  tensor_split (hsplit, vsplit, dsplit), flip, fliplr, flipud, rot90, roll, repeat, tile,
+                  sliding_windows (Tensor.unfold), pad, meshgrid, pixel_shuffle, channel_shuffle
+    indexing      getitem, setitem, select, take, gather, take_along_dim, scatter, scatter_add,
+                  scatter_reduce, index_add, nonzero, masked_select, tril/triu, diagonal, diag, diagflat,
+                  diag_embed, trace, embedding, embedding_bag, one_hot, bincount, histc, unique,
+                  unique_consecutive
+    linalg        matmul, mv, linear, bilinear, outer (ger), cross, einsum, tensordot, inner, vdot, kron;
+                  addmm, addmv, addbmm, baddbmm, addr; minitx.linalg's vector_norm, matrix_norm and norm
     matrix        minitx.linalg's matrix functions: det, slogdet, inv, solve, cholesky, matrix_power,
                   multi_dot, vecdot, eigh, eigvalsh, svd, svdvals
     norm          layer_norm, rms_norm, group_norm, batch_norm, normalize, cosine_similarity,
-                  pairwise_distance, cdist, pdist, local_response_norm
+                  pairwise_distance, cdist, pdist, dist, local_response_norm
     dropout       dropout, dropout_add, bias_act_dropout (and their Philox masks)
     loss          cross_entropy, nll_loss, binary_cross_entropy(_with_logits), the margin losses
                   (cosine_embedding, margin_ranking, hinge_embedding, soft_margin, multilabel_soft_margin,

@@ -330,11 +330,11 @@ class Copysign(Function):
 def copysign(a, b): return binary(Copysign(), floating(a), b)
 
 
-def _no_integer_zero(op, b):
+def _no_integer_zero(name, b):
     """Integer division by 0 has no value: raise, as PyTorch does (NumPy gives 0 and a warning).
     A float divisor of 0 gives IEEE's inf or NaN, as in both."""
     if b.dtype.kind in "biu" and backend.to_host((b == 0).any()):  # a host read, counted
-        raise ZeroDivisionError(f"{op.name}: integer division by zero (the divisor holds 0)")
+        raise ZeroDivisionError(f"{name}: integer division by zero (the divisor holds 0)")
 
 
 def _operands(op, a, b, two_bools):
@@ -362,7 +362,7 @@ class FloorDivide(Function):
     """
 
     def forward(self, a, b):
-        _no_integer_zero(self, b)
+        _no_integer_zero(self.name, b)
         with np.errstate(divide="ignore", invalid="ignore"):
             return get_array_module(a).floor_divide(a, b)
 
@@ -384,7 +384,7 @@ class _Remainder(Function):
     da = dy,   db = -dy * q   (the subclass gives q; integer division by 0 raises)."""
 
     def divide(self, ufunc, a, b):
-        _no_integer_zero(self, b)
+        _no_integer_zero(self.name, b)
         self.save_for_backward(a, b)
         with np.errstate(divide="ignore", invalid="ignore"):
             return ufunc(a, b)
@@ -1409,3 +1409,46 @@ def bitwise_not(x):
     if x.dtype.kind not in "biu":
         raise TypeError(f"bitwise_not: defined for integer and boolean tensors, got dtype {x.dtype.name}")
     return Tensor(get_array_module(x.data).invert(x.data))
+
+
+# ---------------------------------------------------------------- PyTorch's other names
+# torch.absolute is torch.abs, torch.arccos torch.acos, ...: the same functions under PyTorch's (and
+# NumPy's) second names, or a one-line call where PyTorch's adds an argument (docs/ops.md lists them)
+absolute, negative, multiply, true_divide, clamp, fix, sgn = abs, neg, mul, div, clip, trunc, sign
+arccos, arccosh, arcsin, arcsinh, arctan, arctanh, arctan2 = acos, acosh, asin, asinh, atan, atanh, atan2
+eq, ne, lt, le, gt, ge = equal, not_equal, less, less_equal, greater, greater_equal
+
+
+def subtract(a, b, *, alpha=1):
+    """a - alpha * b, as PyTorch's subtract (its sub with ``alpha=``); alpha * b is rounded first."""
+    return sub(a, b if alpha == 1 else mul(b, alpha))
+
+
+def positive(x):
+    """x itself, as PyTorch's positive and +x (Tensor.__pos__): refused for a boolean tensor."""
+    return +as_tensor(x)
+
+
+def square(x):
+    """x * x, as PyTorch's square: a boolean tensor squares as int64 (True * True = 1), as there."""
+    x = as_tensor(x)
+    x = x.astype("int64") if x.dtype.kind == "b" else x
+    return mul(x, x)
+
+
+def divide(a, b, *, rounding_mode=None):
+    """PyTorch's div and divide: true division a / b (rounding_mode None), or the quotient rounded
+    toward 0 ("trunc") or toward -inf ("floor": floor_divide). Composed of the ops it names: trunc of
+    floats is trunc(a / b), of integers (a - fmod(a, b)) // b, exact (a - fmod(a, b) is a multiple of
+    b), in their dtype; the rounded quotients have gradient 0, as PyTorch's."""
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise ValueError(f"divide: rounding_mode must be one of None, 'trunc' or 'floor', got {rounding_mode!r}")
+    if rounding_mode is None:
+        return div(a, b)
+    if rounding_mode == "floor":
+        return floor_divide(a, b)
+    a, b = _operands("divide", a, b, two_bools=False)
+    if backend.is_floating(np.result_type(a.dtype, b.dtype)):
+        return trunc(div(a, b))
+    _no_integer_zero("divide", b.data)
+    return floor_divide(sub(a, fmod(a, b)), b)

@@ -23,7 +23,7 @@ from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
 from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.inplace import write_unseen
-from minitx.autograd.tensor import Tensor, as_tensor
+from minitx.autograd.tensor import Tensor, _method_axis, as_tensor
 from minitx.autograd.writes import base_of, in_place, record_write, refusal
 from minitx.backend import get_array_module
 from minitx.keywords import takes_torch_keywords
@@ -571,6 +571,33 @@ def take_along_dim(x, index, axis=None):
     return TakeAlongDim(axis)(x, index)
 
 
+
+def take(x, index):
+    """The entries of the flattened x at ``index``, in index's shape, as PyTorch's take (NumPy's
+    without an axis): an index in [-n, n) of x's n entries, a negative one counted from the end.
+    Composed of take_along_dim (its gradient: each entry's dy added where index names it)."""
+    x = as_tensor(x)
+    index = as_indices(index, x)
+    _check_integer("take", "index", index)
+    n = x.size
+    sync.check_in_range(index.data, n, lambda value: IndexError(f"take: index {value} is out of range for the "
+                                                                f"{n} entries of x; expected [{-n}, {n})"), low=-n)
+    wrapped = Tensor(get_array_module(index.data).where(index.data < 0, index.data + n, index.data))
+    return take_along_dim(x, wrapped.reshape(-1)).reshape(index.shape)
+
+
+@takes_torch_keywords
+def select(x, axis, index):
+    """x at position ``index`` along ``axis``, that axis dropped, as PyTorch's select: x[..., index]
+    with ``axis`` axes before it (a getitem; index in [-n, n), counted from the end when < 0)."""
+    x = as_tensor(x)
+    axis = _method_axis("select", axis, x.shape)
+    n, index = x.shape[axis], operator.index(index)
+    if not -n <= index < n:
+        raise IndexError(f"select: index {index} is out of range for axis {axis} of length {n}; expected an int "
+                         f"in [{-n}, {n})")
+    return getitem(x, (slice(None),) * axis + (index,))
+
 class Scatter(Function):
     """y = x, then y[t(p)] = src[p] for every position p of index, t(p) being p with its ``axis``
     coordinate replaced by index[p] (PyTorch's scatter without reduce; src may be larger than
@@ -1055,6 +1082,12 @@ def diag(x, diagonal=0):
     if x.ndim == 2:
         return Diagonal(diagonal)(x)
     raise ValueError(f"diag: needs a 1-d or 2-d tensor, got shape {x.shape}")
+
+
+def diagflat(x, offset=0):
+    """The square matrix with the flattened x on its ``offset``-th diagonal, as PyTorch's and NumPy's
+    diagflat: diag of x reshaped to 1-d."""
+    return diag(as_tensor(x).reshape(-1), offset)
 
 
 @takes_torch_keywords

@@ -97,6 +97,81 @@ def outer(a, b):
     return a.reshape(-1, 1) * b
 
 
+ger = outer  # (PyTorch's older name)
+
+
+def fixed_rank_matmul(op, a, b, ndim):
+    """dot, mm and bmm (Tensor's), and the products of addmm, addbmm and baddbmm: matmul of two
+    tensors of exactly ``ndim`` axes (PyTorch's refuse others), of one batch size for 3 (matmul
+    would broadcast a batch of 1; PyTorch's bmm does not); dtypes as matmul's (product_operands)."""
+    a, b = product_operands(op, a, b)
+    if a.ndim != ndim or b.ndim != ndim:
+        raise ValueError(f"{op}: expects two tensors of {ndim} axes, got shapes {a.shape} and {b.shape}")
+    if ndim == 3 and a.shape[0] != b.shape[0]:
+        raise ValueError(f"{op}: batch sizes differ, got shapes {a.shape} and {b.shape}; matmul broadcasts them")
+    return Matmul()(a, b)
+
+
+def mv(matrix, vector):
+    """A matrix times a vector, as PyTorch's mv: matmul of a 2-d and a 1-d tensor, checked."""
+    matrix, vector = product_operands("mv", matrix, vector)
+    if matrix.ndim != 2 or vector.ndim != 1:
+        raise ValueError(f"mv: expects a 2-d matrix and a 1-d vector, got shapes {matrix.shape} and {vector.shape}")
+    return Matmul()(matrix, vector)
+
+
+def _beta_input_alpha_product(op, input, product, beta, alpha):
+    """beta * input + alpha * product, the sum PyTorch's addmm, addmv, addbmm, baddbmm and addr
+    compute (composed of mul and add, each number applied where it is not 1): input broadcasts to
+    the product's shape, not the other way; beta = 0 leaves input out, so its NaN and inf do not
+    reach the result (nor a gradient reach it), as PyTorch documents."""
+    input = as_tensor(input, product)
+    try:
+        fits = np.broadcast_shapes(input.shape, product.shape) == product.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{op}: input of shape {input.shape} does not broadcast to the product's shape "
+                         f"{product.shape}")
+    if not is_floating(product.dtype) and any(isinstance(n, float) for n in (beta, alpha)):
+        raise TypeError(f"{op}: beta and alpha must be whole numbers for integer tensors, as PyTorch's, got "
+                        f"beta={beta!r} and alpha={alpha!r}")
+    scaled = product if alpha == 1 else product * alpha
+    if beta == 0:
+        return scaled
+    return (input if beta == 1 else input * beta) + scaled
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat1 @ mat2), as PyTorch's addmm (see _beta_input_alpha_product)."""
+    return _beta_input_alpha_product("addmm", input, fixed_rank_matmul("addmm", mat1, mat2, 2), beta, alpha)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat @ vec), as PyTorch's addmv (see _beta_input_alpha_product)."""
+    return _beta_input_alpha_product("addmv", input, mv(mat, vec), beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * (batch1 @ batch2), batch by batch, as PyTorch's baddbmm."""
+    return _beta_input_alpha_product("baddbmm", input, fixed_rank_matmul("baddbmm", batch1, batch2, 3), beta, alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * sum_b batch1[b] @ batch2[b], the products summed over the batch, as
+    PyTorch's addbmm."""
+    product = fixed_rank_matmul("addbmm", batch1, batch2, 3).sum(axis=0)
+    return _beta_input_alpha_product("addbmm", input, product, beta, alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """beta * input + alpha * outer(vec1, vec2), as PyTorch's addr."""
+    vec1, vec2 = as_tensor(vec1), as_tensor(vec2)
+    if vec1.ndim != 1 or vec2.ndim != 1:
+        raise ValueError(f"addr: expects two 1-d vectors, got shapes {vec1.shape} and {vec2.shape}")
+    return _beta_input_alpha_product("addr", input, outer(vec1, vec2), beta, alpha)
+
+
 def tensordot(a, b, dims=2):
     """a times b summed over pairs of axes (PyTorch's tensordot): dims=n pairs a's last n axes with
     b's first n, in order; dims=([1, 0], [0, 1]) pairs a's axis 1 with b's axis 0 and a's 0 with

@@ -1,6 +1,6 @@
 """Normalization: layer norm and RMS norm over the last axis, group norm over groups of
 channels, batch norm over the batch, instance norm over each channel; and scaling to unit p-norm
-(normalize, cosine_similarity), distances (pairwise_distance, cdist, pdist) and local response norm.
+(normalize, cosine_similarity), distances (pairwise_distance, cdist, pdist, dist) and local response norm.
 
 All of them standardize a set of values: xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + eps), and
 their backwards share one formula (docs/backprop/layer-norm.md derives it for a row; batch norm and
@@ -28,7 +28,7 @@ from minitx.backend import get_array_module, mean_last, sum_dot
 from minitx.keywords import takes_torch_keywords
 from minitx.ops import reduction
 from minitx.ops._args import floating, promote
-from minitx.ops.elementwise import clip, div
+from minitx.ops.elementwise import clip, div, sub
 from minitx.ops.indexing import add_at
 from minitx.ops.shape import broadcast_to, pad, sliding_windows
 
@@ -485,3 +485,10 @@ def pdist(x, p=2.0):
         raise ValueError(f"pdist: x must be 2-D [N, D] (N rows of D entries), got shape {x.shape}")
     p = _distance_order("pdist", p)
     return Pdist(0.0 if x.shape[1] == 0 else p)(x)  # rows of no entries: all at distance 0 (inf's max has none)
+
+
+def dist(x, other, p=2):
+    """The p-norm of x - other (the two broadcast), as PyTorch's dist: Norm of sub, composed.
+    p: a number >= 0 or +-inf. Integers are subtracted as floats (their differences would wrap)."""
+    x, other = promote(floating(x), floating(other), op="dist")
+    return reduction.Norm(reduction.norm_order("dist", p), None, False)(sub(x, other))

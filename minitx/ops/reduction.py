@@ -1,5 +1,5 @@
-"""Reductions over axes: sum, mean, max, min, var, std, logsumexp, prod, norm; argmax and argmin.
-Each backward spreads ``dy`` back over the reduced axes.
+"""Reductions over axes: sum, mean, max, min, var, std, logsumexp, prod, norm; argmax and argmin;
+composed of them: aminmax, nansum, nanmean and sum_to_size. Each backward spreads ``dy`` back over the reduced axes.
 
 Helper: ``expand(dy)`` puts the reduced axes back (size 1) when keepdims was False, so
 ``dy`` broadcasts against the input. Products never divide by x (so zeros need no special
@@ -15,6 +15,7 @@ import contextlib
 import math
 import numbers
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 from numpy.exceptions import AxisError
@@ -24,6 +25,7 @@ from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, is_floating
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import accumulate, floating
+from minitx.ops.elementwise import div, isnan, logical_not, where
 
 __all__ = ["Sum", "Mean", "Max", "Min", "Var", "Std", "LogSumExp", "Prod", "Norm"]
 
@@ -464,3 +466,56 @@ def argmin(x, axis=None, keepdims=False):
     ``keepdims`` as argmax's."""
     data = as_tensor(x).data
     return Tensor(data.argmin(axis=_arg_axis("argmin", data, axis), keepdims=bool(keepdims)))
+
+
+class MinMax(NamedTuple):
+    """What aminmax returns: a pair, ``low, high = F.aminmax(x)``, whose parts also have PyTorch's
+    names (``F.aminmax(x).max``)."""
+
+    min: object
+    max: object
+
+
+@takes_torch_keywords
+def aminmax(x, *, axis=None, keepdims=False):
+    """The minimum and the maximum of x over ``axis`` (every axis when None), as PyTorch's aminmax:
+    min and max composed, so ties share dy as in PyTorch's amin and amax. An empty slice has neither."""
+    x = as_tensor(x)
+    check_nonempty_axes("aminmax", x, normalize_axes(axis, x.ndim, "aminmax"), "an empty slice has no minimum")
+    return MinMax(min(x, axis, keepdims), max(x, axis, keepdims))
+
+
+@takes_torch_keywords
+def nansum(x, axis=None, keepdims=False):
+    """The sum over ``axis`` of x's entries that are not NaN, as NumPy's and PyTorch's nansum:
+    sum(where(isnan(x), 0, x)), so a NaN entry gets gradient 0 and the others dy."""
+    x = as_tensor(x)
+    return sum(where(isnan(x), 0, x), axis, keepdims)
+
+
+@takes_torch_keywords
+def nanmean(x, axis=None, keepdims=False):
+    """The mean over ``axis`` of x's entries that are not NaN, as NumPy's and PyTorch's nanmean:
+    nansum(x) / their count (0 / 0 = NaN where every entry is NaN); floating x only, as PyTorch's."""
+    x = as_tensor(x)
+    if not is_floating(x.dtype):
+        raise TypeError(f"nanmean: expects a floating tensor, got dtype {x.dtype.name} (an integer holds no NaN: "
+                        "use mean)")
+    return div(nansum(x, axis, keepdims), sum(logical_not(isnan(x)), axis, keepdims))
+
+
+def sum_to_size(x, *shape, size=None):
+    """x summed down to ``shape`` (PyTorch's Tensor.sum_to_size; ``size=`` or ``*shape``), a shape
+    that broadcasts to x's: x summed over the leading axes the shape lacks and over those where it
+    has 1, the adjoint of broadcast_to (sum composed: the gradient is dy broadcast back)."""
+    x = as_tensor(x)
+    if size is None:
+        size = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+    size, lead = tuple(size), x.ndim - len(size)
+    if lead < 0 or builtins.any(n not in (1, m) for n, m in zip(size, x.shape[lead:])):
+        raise ValueError(f"sum_to_size: size {size} does not broadcast to the input's shape {x.shape}; expected "
+                         "at most its axes, each of its length or 1")
+    ones = tuple(a for a, n in enumerate(size) if n == 1 and x.shape[lead + a] != 1)
+    if lead:
+        x = sum(x, tuple(range(lead)))
+    return sum(x, ones, keepdims=True) if ones else x

@@ -336,6 +336,11 @@ def sort(x, axis=-1, descending=False, *, stable=False):
     return ValuesIndices(values, Tensor(op.order.reshape(values.shape).astype("int64")))
 
 
+def msort(x):
+    """x sorted along its first axis, the values alone, as PyTorch's msort: sort(x, 0).values."""
+    return sort(x, 0).values
+
+
 @takes_torch_keywords
 def argsort(x, axis=-1, descending=False, *, stable=False):
     """The indices that sort x along ``axis`` (stably; NaN the largest; ``stable`` as sort's)."""

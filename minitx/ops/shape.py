@@ -15,7 +15,7 @@ from numpy.exceptions import AxisError
 
 from minitx.autograd.engine import unbroadcast
 from minitx.autograd.function import Function
-from minitx.autograd.tensor import Tensor, as_tensor
+from minitx.autograd.tensor import Tensor, _method_axis, as_tensor
 from minitx.backend import get_array_module, host_ints
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import check_fits, one_dtype
@@ -49,6 +49,11 @@ class Reshape(Function):
 
 
 def reshape(x, shape): return Reshape(shape)(x)
+
+
+def ravel(x):
+    """x as one axis, as PyTorch's ravel and NumPy's: reshape(x, (-1,))."""
+    return reshape(x, (-1,))
 
 
 class Transpose(Function):
@@ -108,6 +113,37 @@ class SwapAxes(Function):
 
 
 def swapaxes(x, axis1, axis2): return SwapAxes(axis1, axis2)(x)
+
+
+def swapdims(x, dim0, dim1):
+    """PyTorch's swapdims (and transpose(x, dim0, dim1)): swapaxes under PyTorch's names."""
+    return swapaxes(x, dim0, dim1)
+
+
+def movedim(x, source, destination):
+    """Axes ``source`` moved to ``destination`` (ints or sequences of them), the others kept in
+    their order, as NumPy's moveaxis and PyTorch's movedim: a transpose."""
+    x = as_tensor(x)
+
+    def axes(a, which):
+        given = a if isinstance(a, (tuple, list)) else (a,)
+        out = [_method_axis("movedim", k, x.shape, takes_0d=True) for k in given]
+        if len(set(out)) != len(out):
+            raise ValueError(f"movedim: repeated axis in {which} {tuple(given)}")
+        return out
+
+    source, destination = axes(source, "source"), axes(destination, "destination")
+    if len(source) != len(destination):
+        raise ValueError(f"movedim: source {source} and destination {destination} need as many axes")
+    if not x.ndim:  # (axis 0 or -1 of a 0-d tensor: nothing moves)
+        return reshape(x, ())
+    order = [k for k in range(x.ndim) if k not in source]
+    for to, k in sorted(zip(destination, source)):
+        order.insert(to, k)
+    return transpose(x, tuple(order))
+
+
+moveaxis = movedim  # (NumPy's name, and PyTorch's second one)
 
 
 class BroadcastTo(Function):
@@ -402,6 +438,47 @@ class Flip(Function):
 
 @takes_torch_keywords
 def flip(x, axis=None): return Flip(axis)(x)
+
+
+def fliplr(x):
+    """x with axis 1 reversed (left to right), as PyTorch's and NumPy's fliplr: flip(x, 1), for 2 or more axes."""
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"fliplr: needs a tensor with at least 2 axes, got shape {x.shape}")
+    return flip(x, 1)
+
+
+def flipud(x):
+    """x with axis 0 reversed (upside down), as PyTorch's and NumPy's flipud: flip(x, 0), for 1 or more axes."""
+    x = as_tensor(x)
+    if x.ndim < 1:
+        raise ValueError("flipud: needs a tensor with at least 1 axis, got a 0-d tensor")
+    return flip(x, 0)
+
+
+@takes_torch_keywords
+def rot90(x, k=1, axes=(0, 1)):
+    """x turned k quarter turns in the plane of ``axes``, from the first axis toward the second (k < 0
+    the other way), as NumPy's rot90 and PyTorch's (dims=). Composed of flip and swapaxes: one turn
+    is the second axis reversed, then the two swapped; two turns both reversed; three, the first
+    reversed, then swapped."""
+    x = as_tensor(x)
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"rot90: k must be an int, got {k!r}")
+    axes = tuple(axes)
+    if len(axes) != 2 or x.ndim < 2:
+        raise ValueError(f"rot90: needs two axes of a tensor with at least 2 axes, got axes {axes} of shape {x.shape}")
+    first, second = (_method_axis("rot90", a, x.shape) for a in axes)
+    if first == second:
+        raise ValueError(f"rot90: the two axes must differ, got {axes}")
+    turns = k % 4
+    if turns == 1:
+        return swapaxes(flip(x, second), first, second)
+    if turns == 2:
+        return flip(x, (first, second))
+    if turns == 3:
+        return swapaxes(flip(x, first), first, second)
+    return x.clone()
 
 
 class Roll(Function):
