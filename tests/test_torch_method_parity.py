@@ -97,6 +97,32 @@ DIFFERENTIABLE = {
     "unflatten": lambda t, m: t.unflatten(2, (2, -1)),
     "nan_to_num": lambda t, m: (t / (t > 0)).nan_to_num(0.5, neginf=-3.0),  # x / False: inf, -inf and NaN
     "lerp": lambda t, m: t.lerp(t * t, 0.3), "lerp with a weight tensor": lambda t, m: t.lerp(t[0], t.sigmoid()),
+    # the methods of ops minitx.functional has, PyTorch's other names for them, and small compositions
+    **{name: (lambda name: lambda t, m: getattr(t.tanh() * 0.9, name)())(name)  # (|x| < 1: acos, atanh ...)
+       for name in ("acos", "asin", "atan", "atanh", "cosh", "sinh", "tan", "asinh", "arccos", "arcsin", "arctan",
+                    "arctanh", "arcsinh", "absolute", "negative", "positive", "fix", "sgn", "ravel", "fliplr",
+                    "flipud", "msort")},
+    "acosh": lambda t, m: (t.abs() + 1.5).acosh(), "arccosh": lambda t, m: (t.abs() + 1.5).arccosh(),
+    "atan2": lambda t, m: t.atan2(t[1] + 0.5), "arctan2": lambda t, m: t.arctan2(t[0] - 0.5),
+    "hypot": lambda t, m: t.hypot(t[0]), "copysign": lambda t, m: t.copysign(t.flip(0)),
+    "multiply": lambda t, m: t.multiply(t[0]), "true_divide": lambda t, m: t.true_divide(t.abs() + 1),
+    "divide": lambda t, m: t.divide(t[1] + 3), "div(rounding_mode='trunc')": lambda t, m: (t * 4).div(
+        t[0] + 3, rounding_mode="trunc"), "divide(rounding_mode='floor')": lambda t, m: (t * 4).divide(1.5, rounding_mode="floor"),
+    "subtract(alpha=3)": lambda t, m: t.subtract(t * t, alpha=3), "prelu": lambda t, m: t.prelu(t[0, 0, :1] * 0 + 0.25),
+    "swapdims": lambda t, m: t.swapdims(0, 2), "moveaxis": lambda t, m: t.moveaxis(2, 0),
+    "rot90": lambda t, m: t.rot90(), "rot90(3, (2, 0))": lambda t, m: t.rot90(3, (2, 0)),
+    "select(1, -1)": lambda t, m: t.select(1, -1), "take": lambda t, m: t.take(m.tensor([[23, -1], [0, 5]])),
+    "diagflat": lambda t, m: t[0, :2].diagflat(1), "aminmax stacked": lambda t, m: m.stack(list(t.aminmax())),
+    "nansum of NaN": lambda t, m: (t / (t > 0)).nan_to_num(posinf=1.5).nansum(1),  # (x / False: NaN at 0 / 0 only)
+    "nanmean of NaN": lambda t, m: m.where(t > 0.5, t * 0 / 0, t).nanmean(2, True),
+    "sum_to_size": lambda t, m: t.sum_to_size(3, 1), "dist": lambda t, m: t.dist(t[0] * 2, 3),
+    "mv": lambda t, m: t[0].mv(t[1, 0]), "ger": lambda t, m: t[0, 0].ger(t[1, 1]),
+    "addmm": lambda t, m: t[0, :, :3].addmm(t[1], t[0].T, beta=0.5, alpha=2),
+    "addmv": lambda t, m: t[0, :, 0].addmv(t[1], t[0, 0], alpha=-1),
+    "addbmm": lambda t, m: t[0, 0, :3].addbmm(t, t.mT, beta=2),
+    "baddbmm": lambda t, m: t[:, :, :3].baddbmm(t, t.mT, beta=-1, alpha=0.5),
+    "addr(beta=0)": lambda t, m: t[0].addr(t[1, :, 0], t[0, 0], beta=0),
+    "split_with_sizes joined": lambda t, m: m.cat(t.split_with_sizes([1, 3], 2)[::-1], 2),
 }
 
 # name -> a call giving no gradient (casts to integers and booleans, comparisons, counts)
@@ -111,7 +137,50 @@ NOT_DIFFERENTIABLE = {
     "unique_consecutive": lambda t, m: (t > 0).unique_consecutive(return_counts=True)[1],
     "histc": lambda t, m: t.histc(bins=7), "histc(4, -1, 1)": lambda t, m: t.float().histc(4, -1, 1),
     "count_nonzero": lambda t, m: (t > 0).count_nonzero(), "count_nonzero(2)": lambda t, m: t.int().count_nonzero(2),
+    "char": lambda t, m: (t * 9).char(), "floor_divide": lambda t, m: t.floor_divide(0.3),
+    "bitwise_and": lambda t, m: (t * 9).long().bitwise_and(6), "bitwise_or": lambda t, m: (t * 9).long().bitwise_or(5),
+    "bitwise_xor": lambda t, m: (t > 0).bitwise_xor(t < 1), "bitwise_not": lambda t, m: (t * 9).int().bitwise_not(),
+    "bitwise_left_shift": lambda t, m: (t * 9).long().bitwise_left_shift(2),
+    "bitwise_right_shift": lambda t, m: (t * 9).long().bitwise_right_shift(1),
+    "greater": lambda t, m: t.greater(t[0]), "greater_equal": lambda t, m: t.greater_equal(0),
+    "less": lambda t, m: t.less(0.5), "less_equal": lambda t, m: t.less_equal(t.round()),
+    "not_equal": lambda t, m: t.round().not_equal(0), "isclose": lambda t, m: t.isclose(t + 1e-6, rtol=0, atol=1e-5),
+    "argwhere": lambda t, m: (t > 0).argwhere(),
 }
+
+
+def test_the_methods_that_answer_a_python_value_as_pytorchs():
+    """equal (one bool: torch.equal, not minitx.functional.equal's NumPy ==), allclose, the dtype,
+    size and device questions, retains_grad; new_empty and size= on new_zeros/new_ones/new_full."""
+    x, tx = minitx.tensor(A), torch.tensor(A)
+    for ours, theirs in ((x, tx), (minitx.tensor([1, 2]), torch.tensor([1, 2]))):
+        for other in (lambda t: t.clone(), lambda t: t[:1], lambda t: t * 2, lambda t: t.double(), lambda t: t / 0):
+            assert ours.equal(other(ours)) is theirs.equal(other(theirs))
+            if other(theirs).dtype == theirs.dtype:  # (PyTorch's allclose refuses two dtypes; isclose's compares them)
+                assert ours.allclose(other(ours)) is theirs.allclose(other(theirs))
+    assert x.allclose(x + 1e-6, atol=1e-5) is tx.allclose(tx + 1e-6, atol=1e-5) is True
+    for dtype in ("float32", "float16", "bfloat16", "int8", "int64", "uint8", "bool"):
+        assert x.to(dtype=dtype).is_signed() is tx.to(getattr(torch, dtype)).is_signed(), dtype
+    for values in ([0.0], [[2.5]], [np.nan], [True]):
+        assert minitx.tensor(values).is_nonzero() is torch.tensor(values).is_nonzero()
+    with pytest.raises(ValueError, match="ambiguous"):
+        x.is_nonzero()
+    assert x.is_same_size(x * 2) and not x.is_same_size(x[0]) and not tx.is_same_size(tx[0])
+    assert x.ndimension() == tx.ndimension() == 3 and x.is_inference() is tx.is_inference() is False
+    assert x.get_device() == tx.get_device() == -1 and x.is_cpu is tx.is_cpu is True
+    leaf, tleaf = minitx.tensor(A, requires_grad=True), torch.tensor(A, requires_grad=True)
+    ours, theirs = leaf * 2, tleaf * 2
+    assert ours.retains_grad is theirs.retains_grad is False
+    ours.retain_grad(), theirs.retain_grad(), leaf.retain_grad(), tleaf.retain_grad()
+    assert ours.retains_grad is theirs.retains_grad is True and leaf.retains_grad is tleaf.retains_grad is False
+    for call in (lambda t, m: t.new_empty(2, 3, dtype=m.int8).shape, lambda t, m: t.new_zeros(size=(2, 1)),
+                 lambda t, m: t.new_ones(size=[3]), lambda t, m: t.new_full(size=(2,), fill_value=3.5),
+                 lambda t, m: t.new_full((1, 2), 7), lambda t, m: t.new_empty(size=(0, 2)).shape):
+        ours, theirs = call(x, minitx), call(tx, torch)
+        if isinstance(theirs, torch.Tensor):
+            same(ours, theirs)
+        else:
+            assert ours == tuple(theirs)
 
 
 @pytest.mark.parametrize("name", sorted(NOT_DIFFERENTIABLE))

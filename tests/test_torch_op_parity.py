@@ -33,7 +33,8 @@ Where minitx deliberately differs from PyTorch, the case leaves that input out a
 * mode draws no NaN (test_scan.py shows where it departs: PyTorch's sort compares with <, which NaN
   defeats); its slices are short enough (at most 16 entries) for PyTorch's index among repeats to be
   the last one, as minitx's, so the gradient goes to the same entry;
-* vector_norm draws no NaN: at ord 1 and ±inf minitx's gradient there is NaN (as abs's), PyTorch's 0
+* nanmean of a slice of NaNs alone: the gradient is 0 in minitx (the NaNs are left out), NaN in PyTorch;
+* vector_norm and dist draw no NaN: at ord 1 and ±inf minitx's gradient there is NaN (as abs's), PyTorch's 0
   (tests/ops/test_linalg.py compares the other orders at NaN);
 * cdist is compared for p < inf: at p = inf, entries tied for the largest |difference| share dy in
   minitx (as norm's), where PyTorch's cdist gives each all of it;
@@ -120,6 +121,14 @@ def torch_logsumexp(x, dim, keepdim):
     safe = torch.logsumexp(torch.where(masked, 0.0, x), dim, keepdim)
     masked_out = masked if keepdim else torch.logsumexp(x.detach(), dim, keepdim) == -INF
     return torch.where(masked_out, -INF, safe)
+
+
+def torch_nanmean(x, dim, keepdim):
+    """torch.nanmean's values, with minitx's gradient 0 at the NaNs of a slice of NaNs alone (PyTorch's
+    is NaN there: its nansum's backward multiplies dy / 0 by 0): the NaNs picked out by where."""
+    kept = ~torch.isnan(x)
+    ours = torch.where(kept, x, 0.0).sum(dim, keepdim) / kept.sum(dim, keepdim)
+    return torch.where(ours.isnan(), torch.nanmean(x.detach(), dim, keepdim), ours)
 
 
 def torch_attention(q, k, v, mask, causal, scale):
@@ -468,6 +477,72 @@ CASES = {
     "fold": case(lambda cols, geometry: F.fold(as_columns(cols), **geometry), arg(edges=EDGES),
                  shapes=mst.shapes(min_dims=6, max_dims=6, max_side=3), kwargs={"geometry": fold_kwargs},
                  reference=lambda cols, geometry: tF.fold(as_columns(cols), **geometry)),
+    # ---------------------------------------------------------------- PyTorch's names and small compositions
+    "divide": case(lambda a, b, mode: F.divide(a, b, rounding_mode=mode), arg(edges=EDGES),
+                   arg(edges=(0.0, INF, NAN), away_from=(0.0,), margin=1e-3), broadcast=True,
+                   kwargs={"mode": st.sampled_from([None, "trunc", "floor"])},
+                   reference=lambda a, b, mode: torch.div(a, b, rounding_mode=mode)),
+    "subtract": case(lambda a, b, alpha: F.subtract(a, b, alpha=alpha), arg(edges=EDGES), arg(edges=EDGES),
+                     broadcast=True, kwargs={"alpha": st.sampled_from([1, -2, 0.5])}, reference=torch.subtract),
+    "square": case(F.square, arg(edges=EDGES), reference=torch.square),
+    "rot90": case(lambda x, k, axes: F.rot90(x, k, axes), arg(edges=EDGES), shapes=mst.shapes(min_dims=2, max_dims=3,
+                                                                                             min_side=0, max_side=3),
+                  kwargs={"k": st.integers(-5, 5), "axes": lambda s: st.permutations(range(len(s))).map(lambda p: p[:2])},
+                  reference=lambda x, k, axes: torch.rot90(x, k, axes)),
+    "ravel_fliplr_flipud": case(lambda x: F.stack([F.ravel(F.fliplr(x)), F.ravel(F.flipud(x))]), arg(edges=EDGES),
+                                shapes=mst.shapes(min_dims=2, max_dims=3, min_side=0, max_side=3),
+                                reference=lambda x: torch.stack([torch.ravel(torch.fliplr(x)), torch.ravel(torch.flipud(x))])),
+    "movedim": case(lambda x, moves: F.movedim(x, *moves), arg(), shapes=mst.shapes(min_dims=1, max_dims=3),
+                    kwargs={"moves": lambda s: st.tuples(st.permutations(range(len(s))), st.permutations(range(len(s))))},
+                    reference=lambda x, moves: torch.movedim(x, *moves)),
+    "select": case(lambda x, axis, index: F.select(x, axis, index), arg(edges=EDGES),
+                   shapes=mst.shapes(min_dims=1, max_dims=3, max_side=3),
+                   kwargs={"axis": an_axis, "index": lambda s: st.integers(-min(s), min(s) - 1)},
+                   reference=lambda x, axis, index: torch.select(x, axis, index)),
+    "take": case(F.take, arg(edges=EDGES), arg(strategy=lambda x: mst.index_arrays(mst.shapes(max_dims=2, max_side=4),
+                                                                                   int(np.prod(x)), allow_negative=True)),
+                 reference=torch.take),
+    "diagflat": case(lambda x, offset: F.diagflat(x, offset), arg(edges=EDGES), shapes=mst.shapes(max_dims=2, max_side=3),
+                     kwargs={"offset": st.integers(-3, 3)}, reference=lambda x, offset: torch.diagflat(x, offset)),
+    "msort": case(F.msort, arg(edges=(INF, -INF), distinct=True), shapes=mst.shapes(max_dims=3, max_side=4),
+                  reference=torch.msort),
+    "aminmax": case(lambda x, axis, keepdims: F.stack(list(F.aminmax(x, axis=axis, keepdims=keepdims))),
+                    arg(edges=EDGES, ties=True), shapes=mst.shapes(max_dims=3, max_side=3),
+                    kwargs={"axis": lambda s: st.none() | an_axis(s), "keepdims": st.booleans()},
+                    reference=lambda x, axis, keepdims: torch.stack(list(torch.aminmax(x, dim=axis, keepdim=keepdims)))),
+    "nansum": reduction(F.nansum, lambda x, dim, keepdim: torch.nansum(x, dim=dim, keepdim=keepdim),
+                        edges=(0.0, NAN, NAN, INF)),
+    "nanmean": reduction(F.nanmean, torch_nanmean, edges=(0.0, NAN, NAN, -INF)),
+    "sum_to_size": case(lambda x, size: F.sum_to_size(x, size), arg(edges=EDGES), shapes=EMPTY_OK,
+                        kwargs={"size": lambda s: st.integers(0, len(s)).flatmap(lambda lead: st.tuples(
+                            *[st.sampled_from([1, n]) for n in s[lead:]]))},
+                        reference=lambda x, size: x.sum_to_size(size) * 1),
+    "dist": case(lambda a, b, p: F.dist(a, b, p), arg(edges=(0.0, INF, -INF)), arg(edges=(0.0, INF)), broadcast=True,
+                 kwargs={"p": st.sampled_from([1, 1.5, 2, 3, INF])}, reference=torch.dist),  # (PyTorch's p = 0
+                                                                                            # has no backward)
+    "mv": case(F.mv, arg(shape=mst.shapes(min_dims=2, max_dims=2, min_side=0, max_side=3), edges=EDGES),
+               arg(shape=lambda m: m[1:], edges=EDGES), reference=torch.mv),
+    "addmm": case(lambda i, a, b, beta, alpha: F.addmm(i, a, b, beta=beta, alpha=alpha),
+                  arg(shape=lambda: st.sampled_from([(2, 3), (3,), ()]), edges=EDGES), arg(shape=(2, 4), edges=EDGES),
+                  arg(shape=(4, 3)), kwargs={"beta": st.sampled_from([0, 0.5, 1]), "alpha": st.sampled_from([1, -2.5])},
+                  reference=lambda i, a, b, beta, alpha: torch.addmm(i, a, b, beta=beta, alpha=alpha)),
+    "addmv": case(lambda i, m, v, beta, alpha: F.addmv(i, m, v, beta=beta, alpha=alpha),
+                  arg(shape=lambda: st.sampled_from([(3,), ()]), edges=EDGES), arg(shape=(3, 2), edges=EDGES), arg(shape=(2,)),
+                  kwargs={"beta": st.sampled_from([0, 2]), "alpha": st.sampled_from([1, 0.5])},
+                  reference=lambda i, m, v, beta, alpha: torch.addmv(i, m, v, beta=beta, alpha=alpha)),
+    "addbmm": case(lambda i, a, b, beta, alpha: F.addbmm(i, a, b, beta=beta, alpha=alpha),
+                   arg(shape=lambda: st.sampled_from([(3, 4), (4,)]), edges=EDGES), arg(shape=(2, 3, 2), edges=EDGES),
+                   arg(shape=(2, 2, 4)), kwargs={"beta": st.sampled_from([0, -1]), "alpha": st.sampled_from([1, 3])},
+                   reference=lambda i, a, b, beta, alpha: torch.addbmm(i, a, b, beta=beta, alpha=alpha)),
+    "baddbmm": case(lambda i, a, b, beta, alpha: F.baddbmm(i, a, b, beta=beta, alpha=alpha),
+                    arg(shape=lambda: st.sampled_from([(2, 3, 4), (3, 1), ()]), edges=EDGES),
+                    arg(shape=(2, 3, 2), edges=EDGES), arg(shape=(2, 2, 4)),
+                    kwargs={"beta": st.sampled_from([0, 0.5]), "alpha": st.sampled_from([1, -1])},
+                    reference=lambda i, a, b, beta, alpha: torch.baddbmm(i, a, b, beta=beta, alpha=alpha)),
+    "addr": case(lambda i, u, v, beta, alpha: F.addr(i, u, v, beta=beta, alpha=alpha),
+                 arg(shape=lambda: st.sampled_from([(3, 2), (2,)]), edges=EDGES), arg(shape=(3,), edges=EDGES),
+                 arg(shape=(2,), edges=EDGES), kwargs={"beta": st.sampled_from([0, 1, 2]), "alpha": st.sampled_from([1, 0.5])},
+                 reference=lambda i, u, v, beta, alpha: torch.addr(i, u, v, beta=beta, alpha=alpha)),
     "cross_entropy_mean": ce_case("mean"),
     "cross_entropy_sum": ce_case("sum"),
     "cross_entropy_none": ce_case("none"),

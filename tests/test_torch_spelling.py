@@ -95,6 +95,11 @@ FUNCTIONS = {
     "normalize": lambda t, o, m: o.normalize(t, p=2.0, dim=2),
     "cosine_similarity": lambda t, o, m: o.cosine_similarity(t, t.flip(0), dim=0),
     "pairwise_distance": lambda t, o, m: o.pairwise_distance(t, t * 0.5, keepdim=True),
+    "rot90": lambda t, o, m: o.rot90(t, 3, dims=(2, 0)),
+    "select": lambda t, o, m: o.select(t, dim=1, index=-2),
+    "aminmax": lambda t, o, m: o.aminmax(t, dim=1, keepdim=True).max,
+    "nansum": lambda t, o, m: o.nansum(t, dim=(0, 2), keepdim=True),
+    "nanmean": lambda t, o, m: o.nanmean(t, dim=-1),
 }
 
 METHODS = {
@@ -150,6 +155,11 @@ METHODS = {
     "index_fill": lambda t, m: t.index_fill(dim=1, index=m.tensor([3, 0]), value=2.5),
     "index_copy": lambda t, m: t.index_copy(dim=2, index=m.tensor([4, 1]), source=t[:, :, :2] * 2),
     "scatter_reduce": lambda t, m: t.scatter_reduce(dim=1, index=m.tensor(INDEX), src=t[:, :2], reduce="prod"),
+    "rot90": lambda t, m: t.rot90(k=-1, dims=(1, 2)),
+    "select": lambda t, m: t.select(dim=2, index=3),
+    "aminmax": lambda t, m: t.aminmax(dim=0).min,
+    "nansum": lambda t, m: t.nansum(dim=1),
+    "nanmean": lambda t, m: t.nanmean(dim=(0, 1), keepdim=True),
     # the in-place forms (on a computed tensor: the write is recorded)
     "scatter_": lambda t, m: (t * 1).scatter_(dim=2, index=m.tensor(np.argsort(INDEX, axis=2)[:, :, :3]), value=0.5),
     "scatter_add_": lambda t, m: (t * 1).scatter_add_(dim=1, index=m.tensor(INDEX), src=t[:, :2] * 3),
@@ -395,6 +405,15 @@ def test_the_top_level_has_pytorchs_math_but_where_torch_answers_otherwise():
     same(minitx.tanh(minitx.exp(x) - 1).sum(dim=0), torch.tanh(torch.exp(torch.tensor(A)) - 1).sum(dim=0))
     same(minitx.flatten(x, 1), torch.flatten(torch.tensor(A), 1))
     same(minitx.clamp(x, min=0.1), torch.clamp(torch.tensor(A), min=0.1))
+    same(minitx.divide(x, 2.0, rounding_mode="floor"), torch.divide(torch.tensor(A), 2.0, rounding_mode="floor"))
+    same(minitx.narrow(x, 1, 1, 2), torch.narrow(torch.tensor(A), 1, 1, 2))
+    same(minitx.clamp_min(x, 0.2), torch.clamp_min(torch.tensor(A), 0.2))
+    same(minitx.logical_xor(x, x > 0), torch.logical_xor(torch.tensor(A), torch.tensor(A) > 0))
+    same(minitx.unflatten(x, 2, (5, 1)), torch.unflatten(torch.tensor(A), 2, (5, 1)))
+    same(minitx.cat(minitx.split_with_sizes(x, [1, 2]), 0), torch.cat(torch.split_with_sizes(torch.tensor(A), [1, 2]), 0))
+    for question in ("is_floating_point", "is_signed", "is_inference"):
+        assert getattr(minitx, question)(x) is getattr(torch, question)(torch.tensor(A)) and minitx.is_nonzero(x[0, 0, 0])
+    assert minitx.is_same_size(x, x * 2) and not minitx.detach(x).requires_grad
     same(minitx.amax(x, dim=(0, 2), keepdim=True), torch.amax(torch.tensor(A), dim=(0, 2), keepdim=True))
     same(minitx.bmm(x, x.swapaxes(1, 2)), torch.bmm(torch.tensor(A), torch.tensor(A).transpose(1, 2)))
     assert minitx.numel(x) == torch.numel(torch.tensor(A)) and minitx.flatten.__name__ == "flatten"

@@ -1440,7 +1440,8 @@ def divide(a, b, *, rounding_mode=None):
     """PyTorch's div and divide: true division a / b (rounding_mode None), or the quotient rounded
     toward 0 ("trunc") or toward -inf ("floor": floor_divide). Composed of the ops it names: trunc of
     floats is trunc(a / b), of integers (a - fmod(a, b)) // b, exact (a - fmod(a, b) is a multiple of
-    b), in their dtype; the rounded quotients have gradient 0, as PyTorch's."""
+    b), in their dtype; the rounded quotients have gradient 0, as PyTorch's. (Not floor_divide's
+    quotient with the sign fixed: 1 // 0.1 is 9, by the exact remainder, where trunc(1 / 0.1) is 10.)"""
     if rounding_mode not in (None, "trunc", "floor"):
         raise ValueError(f"divide: rounding_mode must be one of None, 'trunc' or 'floor', got {rounding_mode!r}")
     if rounding_mode is None:
@@ -1449,6 +1450,9 @@ def divide(a, b, *, rounding_mode=None):
         return floor_divide(a, b)
     a, b = _operands("divide", a, b, two_bools=False)
     if backend.is_floating(np.result_type(a.dtype, b.dtype)):
-        return trunc(div(a, b))
+        # PyTorch's trunc(a / b), with gradient 0 for a and b as there: trunc's own 0 sent on through
+        # a / b would be NaN where b = 0 or a / b is NaN; so the values, detached, are picked by
+        # where over floor_divide(a, b), whose backward gives the zeros
+        return where(True, trunc(div(a, b)).detach(), floor_divide(a, b))
     _no_integer_zero("divide", b.data)
     return floor_divide(sub(a, fmod(a, b)), b)
