@@ -25,9 +25,12 @@ tanhshrink, rrelu, gumbel_softmax, alpha_dropout, feature_alpha_dropout, nn.Soft
 one per matrix function of minitx.linalg (det, slogdet, inv, solve, cholesky, matrix_power, multi_dot,
 vecdot, eigh, eigvalsh, svd, svdvals, matrix_norm's 'nuc', Tensor.svd); one per loss of the margin and
 likelihood port (cosine and hinge embedding, margin ranking, the soft, multi-class and multi-label
-margins, both triplet losses, poisson_nll_loss, gaussian_nll_loss); and one per function and layer of
+margins, both triplet losses, poisson_nll_loss, gaussian_nll_loss); one per function and layer of
 torch.nn that minitx lacked (lp_pool, the *_with_indices names, BatchNorm3d, local_response_norm,
-channel_shuffle, pdist, bilinear, embedding_bag and their layers).
+channel_shuffle, pdist, bilinear, embedding_bag and their layers); and one per small op composed under
+PyTorch's name (divide, rot90, take, aminmax, addmm, ...), one for the table of PyTorch's second names,
+and one per Tensor method that is more than a call (equal, retains_grad, is_signed, split_with_sizes,
+new_empty).
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -71,6 +74,9 @@ _MX = "minitx/ops/matrix.py"
 _MATRIX = ("tests/ops/test_matrix.py",)
 _LOSS = "minitx/ops/loss.py"
 _MARGIN = ("tests/ops/test_margin_losses.py",)
+_S = "minitx/ops/shape.py"
+_NAMES = ("tests/ops/test_torch_names.py",)
+_METHODS = ("tests/test_torch_method_parity.py",)
 _T = "minitx/autograd/tensor.py"
 _IN_PLACE = ("tests/test_inplace_methods.py",)
 _W = "minitx/autograd/writes.py"
@@ -866,5 +872,77 @@ OP_SLIPS = [
     Slip("nn.EmbeddingBag: padding_idx not passed on", _L,
          "                               include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)",
          "                               include_last_offset=self.include_last_offset)", _MODULES),
+    # PyTorch's names and the small ops composed of minitx's (tests/ops/test_torch_names.py)
+    Slip("aliases: arctan2 named for atan, not atan2", _E, "acos, acosh, asin, asinh, atan, atanh, atan2\n",
+         "acos, acosh, asin, asinh, atan, atanh, atan\n", _NAMES),
+    Slip("subtract: alpha multiplies a, not b", _E, "return sub(a, b if alpha == 1 else mul(b, alpha))",
+         "return sub(a if alpha == 1 else mul(a, alpha), b)", _NAMES),
+    Slip("square: booleans left boolean", _E, 'x = x.astype("int64") if x.dtype.kind == "b" else x', "x = x", _NAMES),
+    Slip("divide: trunc of integers taken as floor", _E, "return floor_divide(sub(a, fmod(a, b)), b)",
+         "return floor_divide(a, b)", _NAMES),
+    Slip("divide: trunc of floats with trunc's gradient sent through a / b", _E,
+         "return where(True, trunc(div(a, b)).detach(), floor_divide(a, b))", "return trunc(div(a, b))",
+         ("tests/test_torch_op_parity.py::test_op_matches_torch[divide]",)),
+    Slip("rot90: one turn swaps before reversing", _S, "return swapaxes(flip(x, second), first, second)",
+         "return flip(swapaxes(x, first, second), second)", _NAMES),
+    Slip("fliplr: reverses axis 0", _S, "    return flip(x, 1)\n", "    return flip(x, 0)\n", _NAMES),
+    Slip("flipud: reverses the last axis", _S, "    return flip(x, 0)\n", "    return flip(x, -1)\n", _NAMES),
+    Slip("ravel: the last two axes swapped first", _S, "    return reshape(x, (-1,))\n",
+         "    return reshape(swapaxes(x, -1, -2) if x.ndim > 1 else x, (-1,))\n", _NAMES),
+    Slip("movedim: the moved axes inserted in source order", _S, "for to, k in sorted(zip(destination, source)):",
+         "for to, k in zip(destination, source):", _NAMES),
+    Slip("swapdims: the second axis named twice", _S, "    return swapaxes(x, dim0, dim1)\n",
+         "    return swapaxes(x, dim1, dim1)\n", _NAMES),
+    Slip("select: a negative index not counted from the end", _I, "    if not -n <= index < n:",
+         "    if not 0 <= index < n:", _NAMES),
+    Slip("take: a negative index wrapped by n - 1", _I, "index.data < 0, index.data + n, index.data",
+         "index.data < 0, index.data + n - 1, index.data", _NAMES),
+    Slip("diagflat: the offset dropped", _I, "return diag(as_tensor(x).reshape(-1), offset)",
+         "return diag(as_tensor(x).reshape(-1))", _NAMES),
+    Slip("msort: sorted along the last axis", "minitx/ops/scan.py", "return sort(x, 0).values",
+         "return sort(x, -1).values", _NAMES),
+    Slip("aminmax: min and max in the other order", "minitx/ops/reduction.py",
+         "return MinMax(min(x, axis, keepdims), max(x, axis, keepdims))",
+         "return MinMax(max(x, axis, keepdims), min(x, axis, keepdims))", _NAMES),
+    Slip("nansum: NaN counted as 1", "minitx/ops/reduction.py", "return sum(where(isnan(x), 0, x), axis, keepdims)",
+         "return sum(where(isnan(x), 1, x), axis, keepdims)", _NAMES),
+    Slip("nanmean: divided by every entry's count, the NaNs included", "minitx/ops/reduction.py",
+         "sum(logical_not(isnan(x)), axis, keepdims))", "sum(isnan(x) | True, axis, keepdims))", _NAMES),
+    Slip("sum_to_size: the axes of length 1 not summed", "minitx/ops/reduction.py",
+         "ones = tuple(a for a, n in enumerate(size) if n == 1 and x.shape[lead + a] != 1)", "ones = ()", _NAMES),
+    Slip("dist: p dropped for 2", _N, 'reduction.Norm(reduction.norm_order("dist", p), None, False)',
+         'reduction.Norm(2.0, None, False)', _NAMES),
+    Slip("mv: the vector's length not checked against the matrix", "minitx/ops/linalg.py",
+         "if matrix.ndim != 2 or vector.ndim != 1:", "if matrix.ndim != 2:", _NAMES),
+    Slip("beta = 0 still adds the input (its NaN too)", "minitx/ops/linalg.py", "    if beta == 0:\n        return scaled",
+         "    if beta == 0:\n        return input * 0 + scaled", _NAMES),
+    Slip("the addmm family: alpha applied to the input", "minitx/ops/linalg.py",
+         "return (input if beta == 1 else input * beta) + scaled", "return (input if beta == 1 else input * beta) * "
+         "(alpha if beta != 1 else 1) + scaled", _NAMES),
+    Slip("addmm: the input broadcast beyond the product's shape", "minitx/ops/linalg.py",
+         "fits = np.broadcast_shapes(input.shape, product.shape) == product.shape",
+         "fits = bool(np.broadcast_shapes(input.shape, product.shape))", _NAMES),
+    Slip("addbmm: the products summed over their rows, not the batch", "minitx/ops/linalg.py",
+         'fixed_rank_matmul("addbmm", batch1, batch2, 3).sum(axis=0)', 'fixed_rank_matmul("addbmm", batch1, batch2, 3)'
+         '.sum(axis=1)', _NAMES),
+    Slip("baddbmm: beta and alpha swapped", "minitx/ops/linalg.py",
+         'fixed_rank_matmul("baddbmm", batch1, batch2, 3), beta, alpha)',
+         'fixed_rank_matmul("baddbmm", batch1, batch2, 3), alpha, beta)', _NAMES),
+    Slip("addr: the vectors' product in the other order", "minitx/ops/linalg.py",
+         '"addr", input, outer(vec1, vec2), beta, alpha)', '"addr", input, outer(vec2, vec1).T, beta, alpha)', _NAMES),
+    Slip("addmv: alpha dropped", "minitx/ops/linalg.py", '_beta_input_alpha_product("addmv", input, mv(mat, vec), beta, alpha)',
+         '_beta_input_alpha_product("addmv", input, mv(mat, vec), beta, 1)', _NAMES),
+    Slip("Tensor.equal: entries compared, not the shapes", "minitx/autograd/tensor.py",
+         "return self.shape == other.shape and bool((self == other).all())", "return bool((self == other).all())",
+         _METHODS),
+    Slip("Tensor.retains_grad: a leaf's True after retain_grad", "minitx/autograd/tensor.py",
+         "return not self.is_leaf and self._retains_grad", "return self._retains_grad", _METHODS),
+    Slip("Tensor.is_signed: booleans counted as signed", "minitx/autograd/tensor.py",
+         'backend.is_floating(self.dtype) or self.dtype.kind == "i"', 'backend.is_floating(self.dtype) or '
+         'self.dtype.kind in "ib"', _METHODS),
+    Slip("Tensor.split_with_sizes: the sizes' order reversed", "minitx/autograd/tensor.py",
+         "return self.split(list(split_sizes), dim)", "return self.split(list(split_sizes)[::-1], dim)", _METHODS),
+    Slip("Tensor.new_empty: size= dropped", "minitx/autograd/tensor.py",
+         "return self.new_zeros(*shape, size=size, dtype=dtype", "return self.new_zeros(*shape, dtype=dtype", _METHODS),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]
