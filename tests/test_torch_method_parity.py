@@ -159,6 +159,7 @@ def test_the_methods_that_answer_a_python_value_as_pytorchs():
             if other(theirs).dtype == theirs.dtype:  # (PyTorch's allclose refuses two dtypes; isclose's compares them)
                 assert ours.allclose(other(ours)) is theirs.allclose(other(theirs))
     assert x.allclose(x + 1e-6, atol=1e-5) is tx.allclose(tx + 1e-6, atol=1e-5) is True
+    assert minitx.ones(2, 3).equal(minitx.ones(3)) is torch.ones(2, 3).equal(torch.ones(3)) is False  # (they broadcast)
     for dtype in ("float32", "float16", "bfloat16", "int8", "int64", "uint8", "bool"):
         assert x.to(dtype=dtype).is_signed() is tx.to(getattr(torch, dtype)).is_signed(), dtype
     for values in ([0.0], [[2.5]], [np.nan], [True]):

@@ -102,8 +102,10 @@ test_rot90 = op_test(lambda x, k, axes: F.rot90(x, k, axes), arg(edges=(np.nan,)
 test_ravel = op_test(F.ravel, arg(transposed=True), numpy=np.ravel)
 test_swapdims = op_test(lambda x, axes: F.swapdims(x, *axes), arg(), shapes=TWO_AXES, kwargs={"axes": two_distinct_axes},
                         numpy=lambda a, axes: np.swapaxes(a, *axes))
-test_movedim = op_test(lambda x, axes: F.movedim(x, *axes), arg(), shapes=TWO_AXES, kwargs={"axes": two_distinct_axes},
-                       numpy=lambda a, axes: np.moveaxis(a, *axes))
+test_movedim = op_test(lambda x, moves: F.movedim(x, *moves), arg(), shapes=TWO_AXES,
+                       kwargs={"moves": lambda s: st.tuples(st.permutations(range(len(s))), st.permutations(range(len(s))))
+                               .map(lambda m: (m[0][:-1], m[1][:-1]))},  # (several axes moved at once)
+                       numpy=lambda a, moves: np.moveaxis(a, *moves))
 test_fliplr = op_test(F.fliplr, arg(), shapes=TWO_AXES, numpy=np.fliplr)
 test_flipud = op_test(F.flipud, arg(), shapes=NONEMPTY, numpy=np.flipud)
 
@@ -246,6 +248,8 @@ def test_beta_0_ignores_nan_and_inf_in_the_input_as_pytorch_documents():
                                                                        r"got shapes \(2, 3\) and \(3, 1\)"),
     (lambda: F.addmm(minitx.zeros(2, 4), minitx.zeros(2, 3), minitx.zeros(3, 3)), ValueError,
      r"^addmm: input of shape \(2, 4\) does not broadcast to the product's shape \(2, 3\)"),
+    (lambda: F.addmm(minitx.zeros(2, 2, 3), minitx.zeros(2, 4), minitx.zeros(4, 3)), ValueError,
+     r"^addmm: input of shape \(2, 2, 3\) does not broadcast to the product's shape \(2, 3\)"),
     (lambda: F.addmm(minitx.zeros(2, 3), minitx.zeros(2, 3), minitx.zeros(3)), ValueError,
      r"^addmm: expects two tensors of 2 axes, got shapes \(2, 3\) and \(3,\)"),
     (lambda: F.baddbmm(minitx.zeros(2, 2, 2), minitx.zeros(2, 2, 3), minitx.zeros(1, 3, 2)), ValueError,
