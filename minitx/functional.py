@@ -17,6 +17,8 @@ from minitx.ops.elementwise import (
     atan2, hypot, copysign, floor_divide, remainder, fmod, isclose, allclose, bitwise_and, bitwise_or,
     bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift, nan_to_num, lerp, addcmul, addcdiv,
     divide, subtract, positive, square,
+    erfc, erfinv, lgamma, digamma, logaddexp, logaddexp2, xlogy, sinc, logit, heaviside, fmax, fmin, frac,
+    deg2rad, rad2deg, float_power, ldexp, gcd, lcm, nextafter, signbit, isposinf, isneginf, isreal,
     # PyTorch's other names for the ops above (minitx/ops/elementwise.py's last lines)
     absolute, negative, multiply, true_divide, clamp, fix, sgn, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, arctan2,
     eq, ne, lt, le, gt, ge)

@@ -985,6 +985,32 @@ class Tensor:
     def isnan(self): return F.isnan(self)
     def isinf(self): return F.isinf(self)
     def isfinite(self): return F.isfinite(self)
+    # PyTorch's further elementwise math (minitx/ops/elementwise.py)
+    def erfc(self): return F.erfc(self)
+    def erfinv(self): return F.erfinv(self)
+    def lgamma(self): return F.lgamma(self)
+    def digamma(self): return F.digamma(self)
+    def sinc(self): return F.sinc(self)
+    def logit(self, eps=None): return F.logit(self, eps)
+    def frac(self): return F.frac(self)
+    def sgn(self): return F.sgn(self)
+    def deg2rad(self): return F.deg2rad(self)
+    def rad2deg(self): return F.rad2deg(self)
+    def signbit(self): return F.signbit(self)
+    def isposinf(self): return F.isposinf(self)
+    def isneginf(self): return F.isneginf(self)
+    def isreal(self): return F.isreal(self)
+    def logaddexp(self, other): return F.logaddexp(self, other)
+    def logaddexp2(self, other): return F.logaddexp2(self, other)
+    def xlogy(self, other): return F.xlogy(self, other)
+    def heaviside(self, values): return F.heaviside(self, values)
+    def fmax(self, other): return F.fmax(self, other)
+    def fmin(self, other): return F.fmin(self, other)
+    def float_power(self, exponent): return F.float_power(self, exponent)
+    def ldexp(self, other): return F.ldexp(self, other)
+    def gcd(self, other): return F.gcd(self, other)
+    def lcm(self, other): return F.lcm(self, other)
+    def nextafter(self, other): return F.nextafter(self, other)
     def silu(self): return F.silu(self)
     def leaky_relu(self, negative_slope=0.01): return F.leaky_relu(self, negative_slope)
     def elu(self, alpha=1.0): return F.elu(self, alpha)
@@ -1254,7 +1280,9 @@ for _name in (
         "clamp", "clip", "clamp_min", "clamp_max",                                                      # bounds
         "mul", "div", "pow", "fmod", "remainder", "lerp", "addcmul", "addcdiv",                         # binary
         "masked_fill", "masked_scatter", "scatter", "scatter_add", "scatter_reduce", "index_add",       # indexed
-        "index_fill", "index_copy"):
+        "index_fill", "index_copy",
+        "erfc", "erfinv", "lgamma", "digamma", "sinc", "logit", "frac", "sgn", "deg2rad", "rad2deg",    # more math
+        "xlogy", "heaviside", "ldexp", "gcd", "lcm", "nextafter"):
     setattr(Tensor, _name + "_", _in_place_form(_name))
 
 

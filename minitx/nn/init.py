@@ -27,7 +27,7 @@ from minitx import backend
 from minitx import random as mrandom
 from minitx.autograd.inplace import mark_modified
 from minitx.backend import to_device
-from minitx.ops.elementwise import erf_values
+from minitx.ops.elementwise import erfinv_values
 
 # the layers whose output is linear in their input: nothing to make up for
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
@@ -204,36 +204,9 @@ def trunc_normal_(t, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 
     def draw(rng):
         z = rng.uniform(2 * l - 1, 2 * u - 1, t.shape)
-        return np.clip(mean + std * math.sqrt(2.0) * _erfinv(z), a, b)
+        return np.clip(mean + std * math.sqrt(2.0) * erfinv_values(z), a, b)
 
     return _fill(t, draw, generator)
-
-
-# Giles's polynomials in w = -log(1 - z^2), highest power first ("Approximating the erfinv function", 2010)
-_ERFINV_CENTRE = [2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-                  -0.00417768164, 0.246640727, 1.50140941]
-_ERFINV_TAIL = [-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-                0.00943887047, 1.00167406, 2.83297682]
-
-
-def _erfinv(z):
-    """erfinv on a float64 NumPy array (NumPy has none): Giles's approximation, z * p(w),
-
-        w = -log(1 - z^2);   p = centre(w - 2.5) if w < 5, else tail(sqrt(w) - 3)
-
-    (relative error below 4e-7 for 1 - |z| > 6e-8, the float32 range it was made for), then one
-    Newton step on erf(x) = z, which squares that error:
-
-        x <- x - (erf(x) - z) / (2/sqrt(pi) * exp(-x^2))
-
-    That is exact to 1e-12 for |z| < 1 - 1e-6; nearer +-1 (a normal draw beyond 4.9 std, one in a
-    million) erf is too flat for one step, and x is off by up to a few percent at 1 - 1e-15.
-    """
-    with np.errstate(divide="ignore", invalid="ignore"):  # z = -1 (U's low end) gives -inf, as erfinv(-1)
-        w = -np.log1p(-z * z)
-        x = z * np.where(w < 5, np.polyval(_ERFINV_CENTRE, w - 2.5), np.polyval(_ERFINV_TAIL, np.sqrt(w) - 3))
-        slope = 2 / math.sqrt(math.pi) * np.exp(-x * x)
-        return np.where(slope > 0, x - (erf_values(x) - z) / slope, x)
 
 
 def orthogonal_(t, gain=1.0, generator=None):

@@ -21,10 +21,11 @@ from minitx import backend
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
-from minitx.ops._args import binary, check_bool, check_fits, floating, one_dtype, operands, promote
+from minitx.ops._args import binary, check_bool, check_fits, common_16_bits, floating, one_dtype, operands, promote
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "ClipTensor", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
-           "Remainder", "Fmod", "NanToNum", "Lerp"]
+           "Remainder", "Fmod", "NanToNum", "Lerp", "Erfc", "Erfinv", "Lgamma", "Digamma", "LogAddExp", "LogAddExp2",
+           "Xlogy", "Sinc", "Logit", "Heaviside", "Fmax", "Fmin", "Frac"]
 
 
 def _not_boolean(op, x):
@@ -1037,37 +1038,74 @@ def log10(x): return Log10()(floating(x))
 _LN10 = math.log(10.0)
 
 
+_ERF_SWITCH = 1.5  # |x| below it: erf's series; from it on: erfc's continued fraction
+_ERFC_LEVELS = 100  # the fraction's depth: exact to float64 rounding from |x| = 1.5 on
+
+
+def _erf_and_erfc(x):
+    """(erf(a), erfc(a)) for a = |x|, in float64. Below a = 1.5
+
+        erf(a)  = 2/sqrt(pi) * exp(-a^2) * sum_n 2^n a^(2n+1) / (1 * 3 * ... * (2n+1))
+
+    (only positive terms, no cancellation; 60 of them reach float64 rounding), and elsewhere
+
+        erfc(a) = exp(-a^2)/sqrt(pi) / (a + (1/2)/(a + 1/(a + (3/2)/(a + 2/(a + ...)))))
+
+    (100 levels, evaluated from the innermost out). 1 - erfc(a) is erf(a) there, and 1 - erf(a)
+    is erfc(a) below 1.5 (erfc(1.5) = 0.034: the subtraction loses about 5 bits). Computed in
+    float64 whatever x's dtype: in float32 those 5 bits would be 5 of its 24.
+    """
+    xp = get_array_module(x)
+    a = xp.abs(x).astype(xp.float64)
+    small = a < _ERF_SWITCH
+    s = xp.where(small, a, 0.0)
+    term, total = s, s
+    for n in range(1, 60):
+        term = term * (2 * s * s / (2 * n + 1))
+        total = total + term
+    series = _TWO_OVER_SQRT_PI * xp.exp(-s * s) * total
+    # 1.5 keeps the unused entries finite; past 30 erfc is 0 in float64 (below 1e-323 from 27.3 on)
+    b = xp.minimum(xp.where(small, _ERF_SWITCH, a), 30.0)
+    fraction = b
+    for k in range(_ERFC_LEVELS, 0, -1):
+        fraction = b + (k / 2) / fraction
+    erfc = _exp_minus_square(b) / math.sqrt(math.pi) / fraction
+    return xp.where(small, series, 1 - erfc), xp.where(small, 1 - series, erfc)
+
+
+def _exp_minus_square(b):
+    """exp(-b^2) for 0 <= b <= 30 without the rounding of b^2 (an error of 7e-14 at b = 26): with h
+    = b cut to a multiple of 1/16, h^2 is exact and b^2 = h^2 + (b - h)(b + h)."""
+    xp = get_array_module(b)
+    h = xp.trunc(b * 16) / 16
+    return xp.exp(-h * h) * xp.exp(-(b - h) * (b + h))
+
+
 def erf_values(x):
     """erf(x) = 2/sqrt(pi) * integral_0^x exp(-t^2) dt, vectorised (NumPy has no erf; CuPy's comes
-    from cupyx). With a = |x| and erf(-a) = -erf(a):
-
-        a < 3:   erf(a)  = 2/sqrt(pi) * exp(-a^2) * sum_n 2^n a^(2n+1) / (1 * 3 * ... * (2n+1))
-        a >= 3:  erfc(a) = exp(-a^2)/sqrt(pi) / (a + (1/2)/(a + 1/(a + (3/2)/(a + 2/(a + ...))))),
-                 erf(a) = 1 - erfc(a)
-
-    The series has only positive terms (no cancellation) and 60 of them reach float64 rounding
-    for a < 3; the continued fraction (60 levels) is as exact for a >= 3. Agrees with math.erf
-    to about 2e-15 relative (tests/ops/test_unary.py).
+    from cupyx): erf(a) by its series below |x| = 1.5, 1 - erfc(a) from there on (_erf_and_erfc),
+    and erf(-a) = -erf(a). Agrees with math.erf to about 2e-15 relative (tests/ops/test_unary.py).
     """
     xp = get_array_module(x)
     if xp.__name__ == "cupy":
         import cupyx.scipy.special as special
 
         return special.erf(x)
-    a = xp.abs(x)
-    small = a < 3.0
-    s = xp.where(small, a, 0.0).astype(x.dtype, copy=False)
-    term, total = s, s
-    for n in range(1, 60):
-        term = term * (2 * s * s / (2 * n + 1))
-        total = total + term
-    series = _TWO_OVER_SQRT_PI * xp.exp(-s * s) * total
-    b = xp.where(small, 3.0, a).astype(x.dtype, copy=False)  # 3.0 keeps the unused branch finite
-    fraction = b
-    for k in range(60, 0, -1):  # evaluated from the innermost level out
-        fraction = b + (k / 2) / fraction
-    erfc = xp.exp(-b * b) / math.sqrt(math.pi) / fraction
-    return (xp.sign(x) * xp.where(small, series, 1 - erfc)).astype(x.dtype, copy=False)
+    return (xp.sign(x) * _erf_and_erfc(x)[0]).astype(x.dtype, copy=False)
+
+
+def erfc_values(x):
+    """erfc(x) = 1 - erf(x), exact where erfc is tiny (not 1 - erf(x), which is 0 from x = 6 on
+    and loses digits long before): erfc(a) by its continued fraction from |x| = 1.5 on, 1 - erf(a)
+    below (_erf_and_erfc), and erfc(-a) = 2 - erfc(a). Agrees with math.erfc to about 1e-14 relative
+    up to x = 26, where erfc is 5e-296, and to float32's rounding in float32 (tests/ops/test_special.py)."""
+    xp = get_array_module(x)
+    if xp.__name__ == "cupy":
+        import cupyx.scipy.special as special
+
+        return special.erfc(x)
+    upper = _erf_and_erfc(x)[1]  # erfc(|x|)
+    return xp.where(x < 0, 2 - upper, upper).astype(x.dtype, copy=False)
 
 
 def _erf_numpy(z):
@@ -1089,6 +1127,203 @@ class Erf(Function):
 
 
 def erf(x): return Erf()(floating(x))
+
+
+class Erfc(Function):
+    """y = erfc x = 1 - erf x (see erfc_values: exact where it is tiny).   dx = -dy * 2/sqrt(pi) * exp(-x^2)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return erfc_values(x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (-dy * _TWO_OVER_SQRT_PI * get_array_module(x).exp(-x * x),)
+
+
+def erfc(x): return Erfc()(floating(x))
+
+
+# Giles's polynomials in w = -log(1 - z^2), highest power first ("Approximating the erfinv function", 2010)
+_ERFINV_CENTRE = [2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                  -0.00417768164, 0.246640727, 1.50140941]
+_ERFINV_TAIL = [-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                0.00943887047, 1.00167406, 2.83297682]
+
+
+def _horner(coefficients, w):
+    """sum_k c_k w^(n-k) for coefficients c_0 .. c_n, highest power first (NumPy's polyval, on either device)."""
+    total = coefficients[0]
+    for c in coefficients[1:]:
+        total = total * w + c
+    return total
+
+
+def erfinv_values(z):
+    """erfinv(z), the x with erf(x) = z, for z in [-1, 1] (±inf at ±1, NaN outside). With a = |z|
+    and erfinv(-a) = -erfinv(a), Giles's approximation first (relative error below 4e-7 for
+    1 - a > 6e-8, a few percent nearer 1):
+
+        w = -log(1 - a^2);   x = a * (centre(w - 2.5) if w < 5, else tail(sqrt(w) - 3))
+
+    then four Newton steps, which square the error each time. For a < 1/2 on erf(x) = a,
+
+        x <- x - (erf(x) - a) / (2/sqrt(pi) * exp(-x^2)),
+
+    and from 1/2 on, on log erfc(x) = log(1 - a): 1 - a is exact there, where erf(x) - a would
+    lose what erf's flat tail and a's rounding leave (erf(5.8) = 1 - 1e-16), and the log makes
+    the step as good from afar as near (erfc falls as exp(-x^2)):
+
+        x <- x + (log erfc(x) - log(1 - a)) * erfc(x) / (2/sqrt(pi) * exp(-x^2)).
+
+    Agrees with mpmath's erfinv to about 1e-15 relative in float64 up to 1 - a = 1e-16 (tests/ops/test_special.py).
+    """
+    xp = get_array_module(z)
+    if xp.__name__ == "cupy":
+        import cupyx.scipy.special as special
+
+        return special.erfinv(z)
+    with np.errstate(all="ignore"):  # z = ±1 (inf) and |z| > 1 (NaN): set at the end
+        a = xp.abs(z).astype(xp.float64)
+        inside = a < 1
+        a = xp.where(inside, a, 0.5)
+        w = -xp.log1p(-a * a)
+        x = a * xp.where(w < 5, _horner(_ERFINV_CENTRE, w - 2.5), _horner(_ERFINV_TAIL, xp.sqrt(w) - 3))
+        near_one, log_rest = a >= 0.5, xp.log1p(-a)
+        for _ in range(4):
+            slope = _TWO_OVER_SQRT_PI * xp.exp(-x * x)
+            erf, rest = _erf_and_erfc(x)
+            x = xp.where(near_one, x + (xp.log(rest) - log_rest) * rest / slope, x - (erf - a) / slope)
+        x = xp.where(inside, x, xp.where(xp.abs(z) == 1, xp.inf, xp.nan))
+        return xp.copysign(x, z).astype(z.dtype, copy=False)
+
+
+class Erfinv(Function):
+    """y = erfinv x, the inverse of erf on [-1, 1] (see erfinv_values).   dx = dy * sqrt(pi)/2 * exp(y^2)
+    (1 / erf'(y); inf at x = ±1)"""
+
+    def forward(self, x):
+        y = erfinv_values(x)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        return (dy * (math.sqrt(math.pi) / 2) * get_array_module(y).exp(y * y),)
+
+
+def erfinv(x): return Erfinv()(floating(x))
+
+
+# The gamma function's logarithm and its derivatives, for z >= 10 by their asymptotic series (exact
+# there to float64 rounding with these terms), below by the recurrence Gamma(x + 1) = x Gamma(x),
+# which steps x up to z = x + n >= 10, and for x < 0 by the reflection Gamma(x) Gamma(1 - x) =
+# pi / sin(pi x). Coefficients in powers of w = 1 / z^2, highest first; B_2k are Bernoulli's numbers.
+_SHIFT = 10
+# lgamma(z) = (z - 1/2) log z - z + log(2 pi)/2 + sum_k B_2k / (2k (2k - 1) z^(2k-1)),  over z
+_LGAMMA_SERIES = [1 / 156, -691 / 360360, 1 / 1188, -1 / 1680, 1 / 1260, -1 / 360, 1 / 12]
+# digamma(z) = log z - 1 / (2z) - sum_k B_2k / (2k z^2k),  the sum over w
+_DIGAMMA_SERIES = [1 / 12, -691 / 32760, 1 / 132, -1 / 240, 1 / 252, -1 / 120, 1 / 12]
+# trigamma(z) = 1/z + 1 / (2 z^2) + sum_k B_2k / z^(2k+1),  the sum over z
+_TRIGAMMA_SERIES = [7 / 6, -691 / 2730, 5 / 66, -1 / 30, 1 / 42, -1 / 30, 1 / 6]
+_HALF_LOG_TWO_PI = 0.5 * math.log(2 * math.pi)
+
+
+def _stepped_up(x, term):
+    """(z, total): z = x + n, stepped up by ones until z >= 10 (for x > 0, at most 10 steps), and
+    total = term(x) + term(x + 1) + ... + term(x + n - 1), what the recurrence leaves behind."""
+    xp = get_array_module(x)
+    z, total = x, xp.zeros_like(x)
+    for _ in range(_SHIFT):
+        below = z < _SHIFT
+        total = total + xp.where(below, term(z), 0.0)
+        z = xp.where(below, z + 1, z)
+    return z, total
+
+
+def _reflected(x):
+    """(reflect, u, r): where x < 0, u = 1 - x > 1 (else u = x), and r = x - round(x) in [-1/2,
+    1/2], exact, for sin(pi x) = ±sin(pi r) and tan(pi x) = tan(pi r) (pi x itself would round
+    away the fraction of a large x); r = 0 at the poles x = 0, -1, -2, ..."""
+    xp = get_array_module(x)
+    reflect = x < 0
+    return reflect, xp.where(reflect, 1 - x, x), x - xp.round(x)
+
+
+def lgamma_values(x):
+    """lgamma(x) = log |Gamma(x)| (float64 in, float64 out): inf at 0, the negative integers and
+    ±inf. With lgamma(x) = lgamma(x + n) - log(x (x + 1) ... (x + n - 1)) (_stepped_up), and for
+    x < 0 lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x). Near its zeros x = 1 and 2 the
+    recurrence leaves an absolute error of about 4e-15 (lgamma(11) = 15.1 less about as much)."""
+    xp = get_array_module(x)
+    reflect, u, r = _reflected(x)
+    z, logs = _stepped_up(u, xp.log)
+    w = 1 / (z * z)
+    y = (z - 0.5) * (xp.log(z) - 1) - 0.5 + _HALF_LOG_TWO_PI + _horner(_LGAMMA_SERIES, w) / z - logs
+    y = xp.where(reflect, xp.log(math.pi / xp.abs(xp.sin(math.pi * r))) - y, y)
+    return xp.where(xp.isinf(x), xp.inf, y)
+
+
+def digamma_values(x):
+    """digamma(x) = d/dx lgamma(x) (float64): with digamma(x) = digamma(x + n) - sum_k 1 / (x + k)
+    (_stepped_up), and for x < 0 digamma(x) = digamma(1 - x) - pi / tan(pi x). At x = ±0: ∓inf,
+    at the negative integers and -inf: NaN, as PyTorch's."""
+    xp = get_array_module(x)
+    reflect, u, r = _reflected(x)
+    z, reciprocals = _stepped_up(u, lambda v: 1 / v)
+    w = 1 / (z * z)
+    y = xp.log(z) - 0.5 / z - w * _horner(_DIGAMMA_SERIES, w) - reciprocals
+    y = xp.where(reflect, y - math.pi / xp.tan(math.pi * r), y)
+    y = xp.where(reflect & (r == 0), xp.nan, y)  # the poles below 0, whose sign depends on the side
+    return xp.where(x == 0, xp.copysign(xp.inf, -x), y)
+
+
+def trigamma_values(x):
+    """trigamma(x) = d/dx digamma(x) (float64): with trigamma(x) = trigamma(x + n) + sum_k 1 / (x + k)^2
+    (_stepped_up), and for x < 0 trigamma(x) = pi^2 / sin^2(pi x) - trigamma(1 - x): +inf at 0 and
+    the negative integers (PyTorch's is finite there, its pi x rounded off the pole), NaN at -inf."""
+    xp = get_array_module(x)
+    reflect, u, r = _reflected(x)
+    z, squares = _stepped_up(u, lambda v: 1 / (v * v))
+    w = 1 / (z * z)
+    y = 1 / z + 0.5 * w + _horner(_TRIGAMMA_SERIES, w) * w / z + squares
+    return xp.where(reflect, (math.pi / xp.sin(math.pi * r)) ** 2 - y, y)
+
+
+def _in_float64(values, x):
+    """values(x) computed in float64 and returned in x's dtype: the recurrences' sums keep their
+    digits, and float16 would overflow in them (x (x + 1) ... (x + 9) past 65504)."""
+    return values(x.astype(get_array_module(x).float64)).astype(x.dtype, copy=False)
+
+
+class Lgamma(Function):
+    """y = log |Gamma(x)| (see lgamma_values).   dx = dy * digamma(x)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return _in_float64(lgamma_values, x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy * _in_float64(digamma_values, x),)
+
+
+def lgamma(x): return Lgamma()(floating(x))
+
+
+class Digamma(Function):
+    """y = digamma(x) = Gamma'(x) / Gamma(x) (see digamma_values).   dx = dy * trigamma(x)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return _in_float64(digamma_values, x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy * _in_float64(trigamma_values, x),)
+
+
+def digamma(x): return Digamma()(floating(x))
 
 
 class _PiecewiseConstant(Function):
@@ -1409,6 +1644,306 @@ def bitwise_not(x):
     if x.dtype.kind not in "biu":
         raise TypeError(f"bitwise_not: defined for integer and boolean tensors, got dtype {x.dtype.name}")
     return Tensor(get_array_module(x.data).invert(x.data))
+
+
+# ---------------------------------------------------------------- more of PyTorch's elementwise math
+
+
+class LogAddExp(Function):
+    """y = ln(e^a + e^b), without overflow (NumPy's logaddexp: the larger plus ln(1 + e^-|a - b|)).
+
+        da = dy e^a / (e^a + e^b) = dy / (1 + e^(b - a)),      db = dy / (1 + e^(a - b))
+
+    At a = b = ±inf, b - a is NaN, and so are both (as PyTorch's); at a = inf, b = -inf, a takes dy.
+    """
+
+    power = staticmethod(lambda xp, d: xp.exp(d))
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return get_array_module(a).logaddexp(a, b)
+
+    def backward(self, dy):
+        a, b = self.saved
+        xp = get_array_module(a)
+        return dy / (1 + self.power(xp, b - a)), dy / (1 + self.power(xp, a - b))
+
+
+def logaddexp(a, b): return binary(LogAddExp(), floating(a), b)
+
+
+class LogAddExp2(LogAddExp):
+    """y = log2(2^a + 2^b), without overflow (NumPy's logaddexp2).
+
+        da = dy / (1 + 2^(b - a)),      db = dy / (1 + 2^(a - b))      (as LogAddExp's, base 2)
+    """
+
+    power = staticmethod(lambda xp, d: xp.exp2(d))
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return get_array_module(a).logaddexp2(a, b)
+
+
+def logaddexp2(a, b): return binary(LogAddExp2(), floating(a), b)
+
+
+def _xlogy_values(a, b):
+    """a ln b, but 0 where a = 0 unless b is NaN (PyTorch's xlogy)."""
+    xp = get_array_module(a)
+    return xp.where((a == 0) & ~xp.isnan(b), a.dtype.type(0), a * xp.log(b))
+
+
+class Xlogy(Function):
+    """y = a ln b, but 0 where a = 0 (even where ln b is -inf or NaN) unless b is NaN (PyTorch's
+    xlogy: 0 ln 0 = 0, the limit of a ln a that entropies need).
+
+        da = xlogy(dy, b) = dy ln b,  but 0 where a = 0 and b <= 0 (PyTorch's rule: a ln b has
+             no value to change there) and where dy = 0
+        db = dy a / b   (0 / 0 = NaN at a = b = 0, as PyTorch's)
+    """
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return _xlogy_values(a, b)
+
+    def backward(self, dy):
+        a, b = self.saved
+        da = dy_where(~((a == 0) & (b <= 0)), _xlogy_values(dy, b)) if self.needs_input_grad[0] else None
+        return da, (dy * a / b if self.needs_input_grad[1] else None)
+
+
+def xlogy(a, b): return binary(Xlogy(), floating(a), b)
+
+
+# (cos t - sin(t) / t) / t = -t/3 + t^3/30 - t^5/840 + t^7/45360 - ..., in powers of t^2, highest first
+_SINC_SLOPE = [1 / 45360, -1 / 840, 1 / 30, -1 / 3]
+
+
+class Sinc(Function):
+    """y = sin(pi x) / (pi x), 1 at x = 0 (the normalized sinc, NumPy's and PyTorch's).
+
+        dx = dy (cos(pi x) - y) / x,  0 at x = 0
+
+    Near 0 that difference cancels (cos and y both near 1): where |t| < 0.1, with t = pi x, it is
+    pi (cos t - sin(t) / t) / t, the series _SINC_SLOPE (its next term, t^9 / 3991680, is below
+    float64's rounding there).
+    """
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        t = math.pi * x
+        y = xp.where(x == 0, x.dtype.type(1), xp.sin(t) / t)
+        self.save_for_backward(x, y)
+        return y
+
+    def backward(self, dy):
+        x, y = self.saved
+        xp = get_array_module(x)
+        t = math.pi * x
+        slope = xp.where(xp.abs(t) < 0.1, math.pi * t * _horner(_SINC_SLOPE, t * t), (xp.cos(t) - y) / x)
+        return (dy * slope,)
+
+
+def sinc(x): return Sinc()(floating(x))
+
+
+class Logit(Function):
+    """y = ln(z / (1 - z)), the inverse of the sigmoid, with z = x, or with x clipped to [eps, 1 - eps]
+    when ``eps`` is given (PyTorch's logit).
+
+        dx = dy / (x (1 - x)) for x in [lo, hi],  else NaN without eps, 0 with it
+
+    where [lo, hi] is [0, 1] without eps (outside it y is NaN) and [eps, 1 - eps] with it (the clip
+    flat outside), as PyTorch's; a NaN x gives NaN.
+    """
+
+    def __init__(self, eps=None):
+        self.eps = eps
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        self.save_for_backward(x)
+        z = x if self.eps is None else xp.clip(x, self.eps, 1 - self.eps)
+        return xp.log(z / (1 - z))
+
+    def backward(self, dy):
+        (x,) = self.saved
+        xp = get_array_module(x)
+        lo, hi = (0, 1) if self.eps is None else (self.eps, 1 - self.eps)
+        outside = xp.nan if self.eps is None else 0
+        return (xp.where((x < lo) | (x > hi), outside, dy / (x * (1 - x))),)
+
+
+def logit(x, eps=None):
+    """ln(x / (1 - x)); with ``eps``, of x clipped to [eps, 1 - eps] first (see Logit)."""
+    if eps is not None and (isinstance(eps, bool) or not isinstance(eps, numbers.Real)):
+        raise TypeError(f"logit: eps must be a number or None, got {eps!r}")
+    return Logit(eps)(floating(x))
+
+
+class Heaviside(Function):
+    """y = 0 where x < 0, ``values`` where x = 0, 1 where x > 0; NaN stays NaN, as NumPy's heaviside
+    (PyTorch gives 0 at NaN).
+
+        dx = 0 (a step),   dvalues = dy where x = 0, else 0   (PyTorch has no gradient here)
+    """
+
+    def forward(self, x, values):
+        xp = get_array_module(x)
+        at_zero = x == 0
+        self.save_for_backward(at_zero)
+        y = xp.where(at_zero, values, (x > 0).astype(x.dtype))
+        return xp.where(x != x, x, y)  # (x != x: NaN, for every dtype)
+
+    def backward(self, dy):
+        (at_zero,) = self.saved
+        return get_array_module(dy).zeros_like(dy), dy_where(at_zero, dy)
+
+
+def heaviside(x, values):
+    """The step function of x, ``values`` (a tensor or a number, broadcast) where x = 0 (see
+    Heaviside). x and values promote as in x + values (PyTorch asks for one dtype)."""
+    return binary(Heaviside(), x, values)
+
+
+class Fmax(Function):
+    """y = max(a, b), a NaN ignored: the other value, NaN only where both are (NumPy's and PyTorch's
+    fmax; maximum propagates NaN).
+
+        da = dy where a >= b or b is NaN, else 0,      db = dy elsewhere
+
+    a tie gives all of dy to a, as PyTorch's (maximum shares it).
+    """
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return get_array_module(a).fmax(a, b)
+
+    def backward(self, dy):
+        a, b = self.saved
+        to_a = self.takes_a(a, b) | get_array_module(a).isnan(b)
+        return dy_where(to_a, dy), dy_where(~to_a, dy)
+
+    @staticmethod
+    def takes_a(a, b):
+        return a >= b
+
+
+def fmax(a, b): return binary(Fmax(), a, b)
+
+
+class Fmin(Fmax):
+    """y = min(a, b), a NaN ignored (NumPy's and PyTorch's fmin).   As Fmax with a <= b: da = dy where
+    a <= b or b is NaN, db = dy elsewhere."""
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return get_array_module(a).fmin(a, b)
+
+    @staticmethod
+    def takes_a(a, b):
+        return a <= b
+
+
+def fmin(a, b): return binary(Fmin(), a, b)
+
+
+class Frac(Function):
+    """y = x - trunc(x), the fractional part with x's sign (exact; NaN at ±inf, +0 at -0, as
+    PyTorch's).   dx = dy"""
+
+    def forward(self, x):
+        return x - get_array_module(x).trunc(x)
+
+    def backward(self, dy):
+        return (dy,)
+
+
+def frac(x):
+    x = as_tensor(x)
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"frac: defined for floating tensors (an integer has no fraction; PyTorch refuses it too), "
+                        f"got dtype {x.dtype.name}")
+    return Frac()(x)
+
+
+def deg2rad(x):
+    """x degrees in radians, x * (pi / 180): a product (Mul), whose gradient is dy * pi / 180."""
+    return mul(floating(x), math.pi / 180)
+
+
+def rad2deg(x):
+    """x radians in degrees, x * (180 / pi): a product (Mul), whose gradient is dy * 180 / pi."""
+    return mul(floating(x), 180 / math.pi)
+
+
+def float_power(a, b):
+    """a ** b computed in float64 whatever the dtypes (PyTorch's float_power): pow of a and b cast to
+    float64 (a number stays a number), so each gradient comes back through the cast, in its input's
+    dtype (Astype, then Pow or PowScalar)."""
+    a, b = (astype(as_tensor(v), np.float64) if not isinstance(v, numbers.Number) else v for v in (a, b))
+    return pow(a, b)
+
+
+def ldexp(x, other):
+    """x * 2^other (PyTorch's ldexp): the product of x and exp2(other), each differentiable. An
+    integer ``other`` (the usual exponent) is taken in x's float dtype, where 2^other is exact
+    for the exponents that dtype can hold."""
+    x = floating(x)
+    other = as_tensor(other, x)
+    if other.dtype.kind in "biu":
+        other = other.astype(x.dtype)
+    return mul(x, exp2(other))
+
+
+def _integers_only(op, a, b):
+    """numpy's/cupy's ``op`` of two integer tensors (or numbers), broadcast; floats and booleans
+    raise TypeError, as PyTorch's gcd and lcm do. No gradient."""
+    given = [v.dtype.name if isinstance(v, Tensor) else type(v).__name__ for v in (a, b)]
+    a, b = _operands(op, a, b, two_bools=True)
+    if a.dtype.kind not in "iu" or b.dtype.kind not in "iu" or np.result_type(a.dtype, b.dtype).kind == "f":
+        raise TypeError(f"{op}: defined for integer tensors of a common integer dtype, got {given[0]} and {given[1]}")
+    a, b = _broadcasting(op, a, b)
+    return Tensor(getattr(get_array_module(a.data), op)(a.data, b.data))
+
+
+def gcd(a, b):
+    """The greatest common divisor of integers, >= 0 (gcd(0, 0) = 0), as NumPy's and PyTorch's."""
+    return _integers_only("gcd", a, b)
+
+
+def lcm(a, b):
+    """The least common multiple of integers, >= 0 (0 where either is 0), as NumPy's and PyTorch's."""
+    return _integers_only("lcm", a, b)
+
+
+def nextafter(a, b):
+    """The next floating value after a toward b (a where a == b), in a's and b's common dtype, as
+    NumPy's and PyTorch's nextafter; integers raise TypeError (they have no such neighbour). No
+    gradient (it is a step function of a)."""
+    a, b = promote(a, b, op="nextafter")
+    if not (backend.is_floating(a.dtype) and backend.is_floating(b.dtype)):
+        raise TypeError(f"nextafter: defined for floating tensors, got {a.dtype.name} and {b.dtype.name}")
+    a, b = _broadcasting("nextafter", *common_16_bits(a, b))
+    return Tensor(get_array_module(a.data).nextafter(a.data, b.data))
+
+
+def signbit(x):
+    """True where x's sign bit is set: x < 0, -0.0, and a NaN with its sign bit (a bool tensor)."""
+    return _predicate("signbit", x)
+
+
+def isposinf(x): return _predicate("isposinf", x)
+
+
+def isneginf(x): return _predicate("isneginf", x)
+
+
+def isreal(x):
+    """True everywhere: minitx's dtypes are all real (PyTorch's isreal is False where a complex
+    value has an imaginary part)."""
+    return _predicate("isreal", x)
 
 
 # ---------------------------------------------------------------- PyTorch's other names
