@@ -27,10 +27,11 @@ vecdot, eigh, eigvalsh, svd, svdvals, matrix_norm's 'nuc', Tensor.svd); one per 
 likelihood port (cosine and hinge embedding, margin ranking, the soft, multi-class and multi-label
 margins, both triplet losses, poisson_nll_loss, gaussian_nll_loss); one per function and layer of
 torch.nn that minitx lacked (lp_pool, the *_with_indices names, BatchNorm3d, local_response_norm,
-channel_shuffle, pdist, bilinear, embedding_bag and their layers); and one per small op composed under
+channel_shuffle, pdist, bilinear, embedding_bag and their layers); one per small op composed under
 PyTorch's name (divide, rot90, take, aminmax, addmm, ...), one for the table of PyTorch's second names,
 and one per Tensor method that is more than a call (equal, retains_grad, is_signed, split_with_sizes,
-new_empty).
+new_empty); and one per op of PyTorch's further elementwise math (erfc, erfinv, lgamma, digamma,
+logaddexp ... isreal).
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -40,6 +41,7 @@ from __future__ import annotations
 from plant_slips import SLIPS, Slip
 
 _UNARY = ("tests/ops/test_unary.py",)
+_SPECIAL = ("tests/ops/test_special.py",)
 _BINARY = ("tests/ops/test_elementwise.py", "tests/ops/test_unary.py")
 _SCAN = ("tests/ops/test_scan.py",)
 _NORMS = ("tests/ops/test_norms.py",)
@@ -944,5 +946,52 @@ OP_SLIPS = [
          "return self.split(list(split_sizes), dim)", "return self.split(list(split_sizes)[::-1], dim)", _METHODS),
     Slip("Tensor.new_empty: size= dropped", "minitx/autograd/tensor.py",
          "return self.new_zeros(*shape, size=size, dtype=dtype", "return self.new_zeros(*shape, dtype=dtype", _METHODS),
+    # PyTorch's further elementwise math: erfc, erfinv, lgamma, digamma and the others
+    Slip("erfc backward: erf's derivative, its sign dropped", _E, "return (-dy * _TWO_OVER_SQRT_PI",
+         "return (dy * _TWO_OVER_SQRT_PI", _SPECIAL),
+    Slip("erfinv: two Newton steps, too few from Giles's approximation near 1", _E, "        for _ in range(4):",
+         "        for _ in range(2):", _SPECIAL),
+    Slip("lgamma: Stirling's (z - 1/2)(log z - 1) without its -1/2", _E, "(xp.log(z) - 1) - 0.5 + _HALF_LOG_TWO_PI",
+         "(xp.log(z) - 1) + _HALF_LOG_TWO_PI", _SPECIAL),
+    Slip("digamma backward: trigamma's reflection adds trigamma(1 - x)", _E, "(math.pi / xp.sin(math.pi * r)) ** 2 - y",
+         "(math.pi / xp.sin(math.pi * r)) ** 2 + y", _SPECIAL),
+    Slip("logaddexp backward: each input's share given to the other", _E,
+         "return dy / (1 + self.power(xp, b - a)), dy / (1 + self.power(xp, a - b))",
+         "return dy / (1 + self.power(xp, a - b)), dy / (1 + self.power(xp, b - a))", _SPECIAL),
+    Slip("logaddexp2 backward: e^(b - a) for 2^(b - a)", _E, "power = staticmethod(lambda xp, d: xp.exp2(d))",
+         "power = staticmethod(lambda xp, d: xp.exp(d))", _SPECIAL),
+    Slip("xlogy backward: da zeroed wherever a = 0, not only where b <= 0", _E, "dy_where(~((a == 0) & (b <= 0)),",
+         "dy_where(~(a == 0),", _SPECIAL),
+    Slip("sinc backward: divided by t = pi x, not x", _E, "(xp.cos(t) - y) / x)", "(xp.cos(t) - y) / t)", _SPECIAL),
+    Slip("logit backward with eps: the upper clip bound taken as 1", _E,
+         "lo, hi = (0, 1) if self.eps is None else (self.eps, 1 - self.eps)",
+         "lo, hi = (0, 1) if self.eps is None else (self.eps, 1)", _SPECIAL),
+    Slip("heaviside backward: values' gradient where x is not 0", _E, "zeros_like(dy), dy_where(at_zero, dy)",
+         "zeros_like(dy), dy_where(~at_zero, dy)", _SPECIAL),
+    Slip("fmax backward: a NaN b takes dy (its NaN is not the result)", _E,
+         "to_a = self.takes_a(a, b) | get_array_module(a).isnan(b)", "to_a = self.takes_a(a, b)", _SPECIAL),
+    Slip("fmin backward: a tie's dy to b", _E, "        return a <= b", "        return a < b", _SPECIAL),
+    Slip("frac: x - floor(x), the wrong sign for x < 0", _E, "return x - get_array_module(x).trunc(x)",
+         "return x - get_array_module(x).floor(x)", _SPECIAL),
+    Slip("float_power computed in float32", _E, "astype(as_tensor(v), np.float64)", "astype(as_tensor(v), np.float32)",
+         _SPECIAL),
+    Slip("ldexp: x * e^other", _E, "return mul(x, exp2(other))", "return mul(x, exp(other))", _SPECIAL),
+    Slip("deg2rad: the factor upside down", _E, "mul(floating(x), math.pi / 180)", "mul(floating(x), 180 / math.pi)",
+         _SPECIAL),
+    Slip("rad2deg: the factor upside down", _E, "mul(floating(x), 180 / math.pi)", "mul(floating(x), math.pi / 180)",
+         _SPECIAL),
+    Slip("gcd: lcm's ufunc (a copied line)", _E, 'return _integers_only("gcd", a, b)',
+         'return _integers_only("lcm", a, b)', _SPECIAL),
+    Slip("lcm (and gcd): booleans let through to NumPy", _E, 'if a.dtype.kind not in "iu" or b.dtype.kind not in "iu"',
+         'if a.dtype.kind not in "biu" or b.dtype.kind not in "biu"', _SPECIAL),
+    Slip("nextafter: b's neighbour toward a", _E, "nextafter(a.data, b.data))", "nextafter(b.data, a.data))",
+         _SPECIAL),
+    Slip("signbit as x < 0 (no -0.0, no signed NaN)", _E, 'return _predicate("signbit", x)',
+         "return Tensor(as_tensor(x).data < 0)", _SPECIAL),
+    Slip("isposinf: either infinity", _E, 'def isposinf(x): return _predicate("isposinf", x)',
+         'def isposinf(x): return _predicate("isinf", x)', _SPECIAL),
+    Slip("isneginf: either infinity", _E, 'def isneginf(x): return _predicate("isneginf", x)',
+         'def isneginf(x): return _predicate("isinf", x)', _SPECIAL),
+    Slip("isreal: as isfinite", _E, 'return _predicate("isreal", x)', 'return _predicate("isfinite", x)', _SPECIAL),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

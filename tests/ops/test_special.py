@@ -221,13 +221,14 @@ def test_xlogy_is_zero_times_log_zero_and_its_gradient_as_pytorchs():
     parity(lambda v: F.xlogy(2.0, v), lambda v: torch.xlogy(2.0, v), leaf([0.5, 3.0]))
 
 
-def test_fmax_and_fmin_ignore_nan_and_give_a_tie_to_the_first():
-    x, y = leaf([1.0, NAN, NAN, 2.0]), leaf([NAN, 1.0, NAN, 2.0])
-    out = F.fmax(x, y)
-    np.testing.assert_array_equal(out.numpy(), [1.0, 1.0, NAN, 2.0])
-    out.backward(np.ones(4))
-    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 1.0, 1.0])
-    np.testing.assert_array_equal(y.grad.numpy(), [0.0, 1.0, 0.0, 0.0])
+@pytest.mark.parametrize("fn", [F.fmax, F.fmin])
+def test_fmax_and_fmin_ignore_nan_and_give_a_tie_to_the_first(fn):
+    x, y = leaf([1.0, NAN, NAN, 2.0, -0.0]), leaf([NAN, 1.0, NAN, 2.0, 0.0])
+    out = fn(x, y)
+    np.testing.assert_array_equal(out.numpy(), [1.0, 1.0, NAN, 2.0, 0.0])
+    out.backward(np.ones(5))
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [0.0, 1.0, 0.0, 0.0, 0.0])
 
 
 def test_heaviside_takes_values_at_zero_keeps_nan_and_gives_values_its_gradient():
