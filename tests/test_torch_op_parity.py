@@ -315,7 +315,8 @@ CASES = {
     "xlogy": case(F.xlogy, arg(edges=EDGES), arg(edges=EDGES), broadcast=True, reference=torch.xlogy),
     "sinc": case(F.sinc, arg(away_from=(0.0,), edges=EDGES), reference=torch.sinc),  # (PyTorch's slope near 0: test_special)
     "logit": case(F.logit, arg(min_value=-0.2, max_value=1.2, edges=EDGES), reference=torch.logit),
-    "logit_eps": case(lambda x, eps: F.logit(x, eps), arg(min_value=-0.2, max_value=1.2, edges=EDGES),
+    # (no NaN with eps: PyTorch's gradient there is NaN in its scalar loop, 0 in its vectorized one; minitx's NaN)
+    "logit_eps": case(lambda x, eps: F.logit(x, eps), arg(min_value=-0.2, max_value=1.2, edges=(0.0, INF, -INF)),
                       kwargs={"eps": st.sampled_from([0.0, 1e-6, 0.25])}, reference=torch.logit),
     "erfc": case(F.erfc, arg(min_value=-6.0, max_value=27.0, edges=EDGES), reference=torch.erfc),
     "erfinv": case(F.erfinv, arg(min_value=-1.1, max_value=1.1, edges=(1.0, -1.0, 0.0, NAN)), reference=torch.erfinv),
