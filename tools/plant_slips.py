@@ -718,6 +718,9 @@ SLIPS = [
     Slip("Transformer takes a vocabulary of the special tokens alone (PyTorch's (d_model, 4) built)",
          "minitx/nn/transformer.py", "        smallest = len(SPECIAL_TOKENS) + 1", "        smallest = len(SPECIAL_TOKENS)",
          ("tests/nn/test_transformer.py",)),
+    Slip("matrix_power of an integer matrix in float32 (rounds large powers)", "minitx/ops/matrix.py",
+         '_square("linalg.matrix_power", A, keep_dtype=True)', '_square("linalg.matrix_power", A)',
+         ("tests/ops/test_matrix.py",)),
 ]
 
 

@@ -47,14 +47,14 @@ class SVDResult(NamedTuple):
     Vh: Tensor
 
 
-def _square(op, A):
-    """A as a floating tensor of square matrices [..., n, n] (an integer A becomes float32), or a
-    ValueError naming ``op``."""
-    A = floating(as_tensor(A))
+def _square(op, A, keep_dtype=False):
+    """A as a floating tensor of square matrices [..., n, n] (an integer A becomes float32; with
+    keep_dtype, it stays), or a ValueError naming ``op``."""
+    A = as_tensor(A)
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         got = f"{A.shape[-2]} by {A.shape[-1]} matrices" if A.ndim >= 2 else f"shape {A.shape}"
         raise ValueError(f"{op}: A must be batches of square matrices [..., n, n], but got {got}")
-    return A
+    return A if keep_dtype else floating(A)
 
 
 def _mT(a):
@@ -300,11 +300,12 @@ def cholesky(A, *, upper=False):
 
 def matrix_power(A, n):
     """A^n for an integer n (PyTorch's linalg.matrix_power): by repeated squaring, composed of
-    matmuls (their gradients); n < 0 is inv(A)^-n, n = 0 the identity (a constant, as PyTorch's
-    gradient there is 0)."""
+    matmuls (their gradients; an integer A stays in its dtype, as in matmul and PyTorch); n < 0 is
+    inv(A)^-n (an integer A in float32, as inv takes it), n = 0 the identity (a constant, as
+    PyTorch's gradient there is 0)."""
     if not isinstance(n, numbers.Integral) or isinstance(n, bool):
         raise TypeError(f"linalg.matrix_power: n must be an integer, got {n!r}")
-    A = given = _square("linalg.matrix_power", A)
+    A = given = _square("linalg.matrix_power", A, keep_dtype=True)  # (a product of integers is exact in their dtype)
     if n < 0:
         A, n = inv(A), -n
     result, square = None, A

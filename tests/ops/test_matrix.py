@@ -191,6 +191,24 @@ def test_matrix_power_as_numpy_and_pytorch(drawn, n):
         assert not LA.matrix_power(leaf(A), 0).requires_grad  # the identity, a constant
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 80])
+def test_matrix_power_of_integers_keeps_their_dtype_as_pytorch(dtype, n):
+    """A^n of an integer matrix is a product of matmuls, exact in A's dtype (matmul's rule, and
+    PyTorch's); a power in float32 would round F^80 of the Fibonacci matrix (entries near 4e16)."""
+    A = np.array([[1, 1], [1, 0]], dtype=dtype)
+    y = LA.matrix_power(minitx.tensor(A), n)
+    expected = np.eye(2, dtype=dtype)
+    for _ in range(n):
+        expected = expected @ A
+    assert y.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(y.numpy(), expected)
+    torch = import_torch()
+    np.testing.assert_array_equal(y.numpy(), torch.linalg.matrix_power(torch.tensor(A), n).numpy())
+    # a negative power inverts, and an inverse of integers is computed in float32 (PyTorch refuses it)
+    assert LA.matrix_power(minitx.tensor(A), -1).dtype == np.float32
+
+
 @given(st.lists(st.integers(1, 4), min_size=3, max_size=6), st.booleans(), st.booleans(), st.integers(0, 99))
 def test_multi_dot_as_numpy_and_pytorch(sides, first_vector, last_vector, seed):
     rng = np.random.default_rng(seed)
