@@ -721,6 +721,9 @@ SLIPS = [
     Slip("matrix_power of an integer matrix in float32 (rounds large powers)", "minitx/ops/matrix.py",
          '_square("linalg.matrix_power", A, keep_dtype=True)', '_square("linalg.matrix_power", A)',
          ("tests/ops/test_matrix.py",)),
+    Slip("a loss's check of its targets' signs reads the device uncounted", "minitx/ops/loss.py",
+         "bool(backend.to_host(((y.data == 1) | (y.data == -1)).all()))", "bool(((y.data == 1) | (y.data == -1)).all())",
+         ("tests/ops/test_margin_losses.py",)),
 ]
 
 

@@ -393,7 +393,7 @@ class BinaryCrossEntropy(_Loss):
     def forward(self, p, y):
         xp = get_array_module(p)
         self._check_same_shape(p, y, "targets")
-        if p.size and not bool(((p >= 0) & (p <= 1)).all()):
+        if p.size and not bool(backend.to_host(((p >= 0) & (p <= 1)).all())):
             raise ValueError("binary_cross_entropy: every input must be a probability in [0, 1]; "
                              "for logits use binary_cross_entropy_with_logits")
         with quiet_float_errors(xp):  # log 0 = -inf before the floor
@@ -492,7 +492,7 @@ def _check_shapes(op, x, *others, what=("targets",)):
 def _check_signs(op, y):
     """Targets that say 'similar' (1) or 'dissimilar' (-1): PyTorch scores any other value as
     neither (0, cosine_embedding_loss) or both (hinge_embedding_loss), silently."""
-    if y.size and not bool(((y.data == 1) | (y.data == -1)).all()):
+    if y.size and not bool(backend.to_host(((y.data == 1) | (y.data == -1)).all())):
         bad = y.data[(y.data != 1) & (y.data != -1)].reshape(-1)[0]
         raise ValueError(f"{op}: targets must be 1 or -1, got {bad.item()!r}")
 
@@ -884,7 +884,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
             raise ValueError(f"{op}: var of shape {var.shape} does not fit the input's shape {x.shape}; expected "
                              f"{x.shape}, {x.shape[:-1]}, or {x.ndim} axes with 1 on exactly one axis where the "
                              "input's is not")
-    if var.size and bool((var.data < 0).any()):
+    if var.size and bool(backend.to_host((var.data < 0).any())):
         raise ValueError(f"{op}: every variance must be >= 0, got {var.data[var.data < 0].reshape(-1)[0].item()!r}")
     return GaussianNll(reduction, bool(full), eps)(x, y, var)
 
@@ -920,7 +920,7 @@ class KlDiv(Function):
             loss = y * (t - x)
         else:
             y = t
-            if y.size and bool((y < 0).any()):
+            if y.size and bool(backend.to_host((y < 0).any())):
                 raise ValueError("kl_div: every target must be a probability (>= 0); for log-probabilities "
                                  "pass log_target=True")
             log_y = xp.log(xp.where(y > 0, y, 1))  # (log 1 = 0 where y = 0: that term is 0 anyway)

@@ -528,3 +528,21 @@ def test_pytorch_refuses_the_var_shapes_minitx_refuses():
     for var in (torch.ones(1, 1), torch.ones(3)):
         with pytest.raises(ValueError, match="var is of incorrect size"):
             _tf().gaussian_nll_loss(torch.ones(2, 3), torch.ones(2, 3), var)
+
+
+@pytest.mark.parametrize("name, call", [
+    ("cosine_embedding_loss", lambda x, y: F.cosine_embedding_loss(x, x, y[:, 0])),
+    ("hinge_embedding_loss", lambda x, y: F.hinge_embedding_loss(x, y)),
+    ("gaussian_nll_loss", lambda x, y: F.gaussian_nll_loss(x, x, y * y)),
+    ("binary_cross_entropy", lambda x, y: F.binary_cross_entropy(F.sigmoid(x), (y + 1) / 2)),
+    ("kl_div", lambda x, y: F.kl_div(x, (y + 1) / 2, reduction="sum")),
+])
+def test_a_check_of_the_targets_values_is_one_counted_host_read(name, call):
+    """A loss that checks its targets' values (signs, variances, probabilities) reads the device
+    for it: through backend.to_host, counted, so that a training step held to no reads (sync.py,
+    tests/train/test_sync_free.py) sees it, as it would stall the GPU's queue."""
+    x = leaf(np.linspace(-1, 1, 6).reshape(3, 2))
+    y = leaf(np.array([[1.0, -1.0], [-1.0, 1.0], [1.0, 1.0]]), requires_grad=False)
+    with minitx.backend.count_host_reads() as reads:
+        call(x, y)
+    assert reads.count == 1, name
