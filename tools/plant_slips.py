@@ -724,6 +724,12 @@ SLIPS = [
     Slip("a loss's check of its targets' signs reads the device uncounted", "minitx/ops/loss.py",
          "bool(backend.to_host(((y.data == 1) | (y.data == -1)).all()))", "bool(((y.data == 1) | (y.data == -1)).all())",
          ("tests/ops/test_margin_losses.py",)),
+    Slip("addmm, baddbmm and mm leave a misaligned product to matmul's error, not naming them", "minitx/ops/linalg.py",
+         "    _check_aligned(op, a, b)\n", "", ("tests/ops/test_torch_names.py",)),
+    Slip("linalg.vecdot leaves an axis out of range to sum's error", "minitx/ops/matrix.py",
+         '    normalize_axes(axis, len(shape), "linalg.vecdot")', "    pass", ("tests/ops/test_matrix.py",)),
+    Slip("lp_pool leaves an input of the wrong rank to avg_pool's error", "minitx/ops/conv.py",
+         "    if x.ndim != dims + 1:  # (a batch", "    if False:  # (a batch", ("tests/ops/test_conv.py",)),
 ]
 
 

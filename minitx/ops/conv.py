@@ -711,6 +711,8 @@ def _lp_pool(dims, x, norm_type, kernel_size, stride, ceil_mode):
             or norm_type == 0:
         raise ValueError(f"{op}: norm_type must be a nonzero number (inf and -inf included), got {norm_type!r}")
     x = floating(x)
+    if x.ndim != dims + 1:  # (a batch [N, C, *spatial] is checked by name here; one sample goes as a batch of one)
+        _check_dims(op, "input", x, dims)
     max_pool = (max_pool1d, max_pool2d, max_pool3d)[dims - 1]
     if norm_type == math.inf:
         return max_pool(x.abs(), kernel_size, stride, 0, 1, ceil_mode)

@@ -109,7 +109,16 @@ def fixed_rank_matmul(op, a, b, ndim):
         raise ValueError(f"{op}: expects two tensors of {ndim} axes, got shapes {a.shape} and {b.shape}")
     if ndim == 3 and a.shape[0] != b.shape[0]:
         raise ValueError(f"{op}: batch sizes differ, got shapes {a.shape} and {b.shape}; matmul broadcasts them")
+    _check_aligned(op, a, b)
     return Matmul()(a, b)
+
+
+def _check_aligned(op, a, b):
+    """a's last axis as long as b's axis of the sum (its first for a vector, else its next to last),
+    or matmul's error under ``op``'s name."""
+    inner = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if a.shape[-1] != inner:
+        raise ValueError(f"{op}: shapes {a.shape} and {b.shape} do not align: {a.shape[-1]} != {inner}")
 
 
 def mv(matrix, vector):
@@ -117,6 +126,7 @@ def mv(matrix, vector):
     matrix, vector = product_operands("mv", matrix, vector)
     if matrix.ndim != 2 or vector.ndim != 1:
         raise ValueError(f"mv: expects a 2-d matrix and a 1-d vector, got shapes {matrix.shape} and {vector.shape}")
+    _check_aligned("mv", matrix, vector)
     return Matmul()(matrix, vector)
 
 

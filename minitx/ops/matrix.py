@@ -21,6 +21,7 @@ from minitx.backend import get_array_module
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import floating
 from minitx.ops.elementwise import masked_fill
+from minitx.ops.reduction import normalize_axes
 from minitx.ops.shape import concatenate
 
 __all__ = ["Det", "LogAbsDet", "Inv", "Solve", "Cholesky", "Eigh", "Eigvalsh", "SVD", "Svdvals"]
@@ -361,7 +362,13 @@ def multi_dot(tensors):
 def vecdot(x, y, *, axis=-1):
     """sum_k x[.., k] y[.., k] along ``axis`` (PyTorch's linalg.vecdot, whose conjugate of x
     changes nothing: minitx has no complex dtypes), x and y broadcast: composed, (x * y).sum."""
-    return (as_tensor(x) * y).sum(axis=axis)
+    x, y_shape = as_tensor(x), tuple(getattr(y, "shape", np.shape(y)))  # (y as x * y takes it: a number stays one)
+    try:
+        shape = np.broadcast_shapes(x.shape, y_shape)
+    except ValueError:
+        raise ValueError(f"linalg.vecdot: x of shape {x.shape} and y of shape {y_shape} do not broadcast") from None
+    normalize_axes(axis, len(shape), "linalg.vecdot")  # (an int in range, checked by this op's name)
+    return (x * y).sum(axis=axis)
 
 
 # ---------------------------------------------------------------- symmetric eigenvalues and SVD

@@ -988,6 +988,12 @@ def test_lp_pool_errors_and_layers():
             F.lp_pool2d(x, bad, 2)
     with pytest.raises(ValueError, match=r"lp_pool3d: kernel_size must be an int or a triple of ints, got \(2, 2\)"):
         F.lp_pool3d(leaf(np.ones((1, 1, 3, 3, 3))), 2, (2, 2))
+    for lp_pool, shape, layout in ((F.lp_pool1d, (2, 3, 4, 5), r"3-D \[N, C, L\]"), (F.lp_pool2d, (5, 4), r"4-D"),
+                                   (F.lp_pool3d, (2, 3), r"5-D")):
+        with pytest.raises(ValueError, match=rf"^{lp_pool.__name__}: input must be {layout}"):
+            lp_pool(leaf(np.ones(shape)), 2, 2)
+        with pytest.raises(ValueError, match=rf"^{lp_pool.__name__}: input must be {layout}"):
+            lp_pool(leaf(np.ones(shape)), np.inf, 2)
     torch = import_torch()
     for ours, theirs, shape in ((nn.LPPool1d(2, 3, 2), torch.nn.LPPool1d(2, 3, 2), (2, 3, 7)),
                                 (nn.LPPool2d(1.5, (2, 3), ceil_mode=True), torch.nn.LPPool2d(1.5, (2, 3), ceil_mode=True),

@@ -417,6 +417,9 @@ def test_the_other_arguments_are_refused_by_name():
         (lambda: LA.eigvalsh(A, UPLO="l"), ValueError, r"linalg.eigvalsh: UPLO must be 'L' or 'U', got 'l'"),
         (lambda: LA.svd(A[0]), ValueError, r"linalg.svd: A must be batches of matrices \[..., m, n\], got shape"),
         (lambda: LA.svdvals(A[0]), ValueError, r"linalg.svdvals: A must be batches of matrices"),
+        (lambda: LA.vecdot(A[0], B[0, :2]), ValueError,
+         r"linalg.vecdot: x of shape \(3,\) and y of shape \(2,\) do not broadcast"),
+        (lambda: LA.vecdot(A, A, dim=2), IndexError, r"linalg.vecdot: axis 2 is out of range"),
     ]:
         with pytest.raises(error, match=f"^{message}"):
             call()
