@@ -265,7 +265,8 @@ class Cholesky(Function):
     dA = dL L^T + L dL^T, so L^-1 dA L^-T = L^-1 dL + (L^-1 dL)^T, whose lower triangle gives
     L^-1 dL (lower triangular) back. The adjoint (Murray 2016; PyTorch's cholesky_backward):
         P  = tril(L^T dy)
-        Sym = (P + tril(P, -1)^T) / 2        (P's strict lower triangle mirrored, its diagonal halved)
+        Sym = (P + tril(P, -1)^T) / 2        (symmetric: P's diagonal, and its strict lower triangle
+                                              in both triangles, every entry halved)
         dA = L^-T Sym L^-1
     a symmetric gradient.
     """
