@@ -592,7 +592,9 @@ def select(x, axis, index):
     with ``axis`` axes before it (a getitem; index in [-n, n), counted from the end when < 0)."""
     x = as_tensor(x)
     axis = _method_axis("select", axis, x.shape)
-    n, index = x.shape[axis], operator.index(index)
+    if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+        raise TypeError(f"select: index must be an int, got {index!r}")
+    n, index = x.shape[axis], int(index)
     if not -n <= index < n:
         raise IndexError(f"select: index {index} is out of range for axis {axis} of length {n}; expected an int "
                          f"in [{-n}, {n})")
@@ -1306,6 +1308,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if not isinstance(weight, Tensor) or weight.ndim != 2:
         raise ValueError(f"{op}: weight must be a 2-D tensor [num_embeddings, dim], got "
                          f"{getattr(weight, 'shape', type(weight).__name__)}")
+    if not backend.is_floating(weight.dtype):  # (a mean or max of integer rows has no integer result; PyTorch refuses)
+        raise TypeError(f"{op}: weight must be a floating-point tensor, got dtype {weight.dtype.name}")
     ids = as_indices(input, weight)
     _check_integer(op, "input", ids.data)
     if per_sample_weights is not None:

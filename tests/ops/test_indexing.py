@@ -1021,6 +1021,9 @@ def test_embedding_bag_names_what_is_wrong():
         F.embedding_bag(ids, table, minitx.tensor([0]), max_norm=1.0)
     with pytest.raises(ValueError, match="embedding_bag: padding_idx 4 is not a row of a table of 4 rows"):
         F.embedding_bag(ids, table, minitx.tensor([0]), padding_idx=4)
+    for mode in ("sum", "mean", "max"):  # (PyTorch's refuses them too; mean and max have no integer result)
+        with pytest.raises(TypeError, match="embedding_bag: weight must be a floating-point tensor, got dtype int64"):
+            F.embedding_bag(minitx.tensor([[0, 1]]), minitx.tensor(np.arange(8).reshape(4, 2)), mode=mode)
 
 
 # ---------------------------------------------------------------- one_hot

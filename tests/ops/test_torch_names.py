@@ -233,6 +233,8 @@ def test_beta_0_ignores_nan_and_inf_in_the_input_as_pytorch_documents():
     (lambda: F.select(minitx.zeros(2, 3), 1, 3), IndexError, r"^select: index 3 is out of range for axis 1 of length "
                                                              r"3; expected an int in \[-3, 3\)"),
     (lambda: F.select(minitx.tensor(1.0), 0, 0), ValueError, r"^select: needs a tensor with at least 1 dimension"),
+    (lambda: F.select(minitx.zeros(2, 3), 1, True), TypeError, r"^select: index must be an int, got True"),
+    (lambda: F.select(minitx.zeros(2, 3), 1, 1.0), TypeError, r"^select: index must be an int, got 1.0"),
     (lambda: F.take(minitx.zeros(2, 2), minitx.tensor([4])), IndexError, r"^take: index 4 is out of range for the 4 "
                                                                          r"entries of x; expected \[-4, 4\)"),
     (lambda: F.take(minitx.zeros(2), minitx.tensor([0.0])), TypeError, r"^take: index must be an integer tensor"),
