@@ -326,6 +326,15 @@ def test_tensordot_as_numpy_and_pytorch(operands):
                leaf(b.numpy()))
 
 
+def test_tensordot_pairs_as_last_axes_of_a_with_the_first_of_b_at_a_fixed_shape():
+    """dims=n pairs a's last n axes with b's first n, whatever the drawn shapes above happen to allow."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((3, 4, 5))
+    y = F.tensordot(leaf(a), leaf(b), 2)
+    np.testing.assert_allclose(y.numpy(), np.tensordot(a, b, 2), rtol=1e-12)
+    assert check_gradients(lambda s, t: F.tensordot(s, t, 2), leaf(a), leaf(b))
+
+
 @given(data=st.data())
 def test_inner_as_numpy_and_pytorch(data):
     """The products over the last axis of each; a 0-d operand multiplies the other."""

@@ -356,6 +356,20 @@ def test_svd_and_svdvals_as_their_factors_numpy_and_pytorch(drawn):
         _compare_with_torch(lambda t: LA.matrix_norm(t, ord), lambda t: torch.linalg.matrix_norm(t, ord), A)
 
 
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 2)])
+def test_svd_gradient_of_a_tall_or_wide_matrix_at_fixed_shapes(shape):
+    """A tall or wide A, whatever the draws above give: dU's part inside U's span is not the whole of it
+    (nor dV's inside V's), so the gradient through U and Vh is checked at shapes where it matters."""
+    rng = np.random.default_rng(3)
+    *batch, m, n = shape
+    k = min(m, n)
+    Q1 = np.linalg.qr(rng.standard_normal((*batch, m, m)))[0][..., :k]
+    Q2 = np.linalg.qr(rng.standard_normal((*batch, n, n)))[0][..., :k]
+    A = (Q1 * np.linspace(3.0, 1.0, k)) @ np.swapaxes(Q2, -1, -2)  # singular values 3 ... 1, well apart
+    assert check_gradients(_svd_unsigned, leaf(A))
+    _compare_with_torch(_joined(_svd_unsigned), _joined(_torch_svd_unsigned), A)
+
+
 def test_matrix_norm_of_singular_values_over_other_axes_and_empty_matrices():
     torch = import_torch()
     A = np.random.default_rng(2).standard_normal((3, 2, 4))
