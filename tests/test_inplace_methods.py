@@ -41,6 +41,9 @@ REPEATS = np.array([[0, 2, 2, 1], [0, 0, 2, 1]])  # targets named twice (the red
 COLUMNS = np.array([3, 0, 2])  # along axis 1
 SRC = RNG.standard_normal((2, 4))
 SOURCE = RNG.standard_normal((3, 3))
+COMPARISONS = ("eq_", "ne_", "lt_", "le_", "gt_", "ge_", "not_equal_", "less_", "less_equal_", "greater_",
+               "greater_equal_")
+LOGIC = ("logical_not_", "logical_and_", "logical_or_", "logical_xor_")
 
 
 def row(name, *args, values=A, gradient=True, **kwargs):
@@ -76,6 +79,26 @@ CASES = dict([
     row("scatter_reduce_", 0, REPEATS, SRC, "mean"),
     row("index_add_", 1, COLUMNS, SOURCE, alpha=0.5), row("index_fill_", 1, COLUMNS, -1.0),
     row("index_copy_", 1, COLUMNS, SOURCE),
+    # more math, and PyTorch's second names
+    *(row(name) for name in ("tan_", "atan_", "arctan_", "sinh_", "cosh_", "erf_", "exp2_", "fix_", "absolute_",
+                             "negative_")),
+    *(row(name, values=A / 2.5) for name in ("asin_", "arcsin_", "acos_", "arccos_")),
+    # (PyTorch has no gradient for asinh_, acosh_, atanh_ in place, nor for floor_divide_)
+    *(row(name, gradient=False) for name in ("asinh_", "arcsinh_")),
+    *(row(name, values=A / 2.5, gradient=False) for name in ("atanh_", "arctanh_")),
+    *(row(name, values=P + 1, gradient=False) for name in ("acosh_", "arccosh_")),
+    *(row(name, values=P) for name in ("log2_", "log10_")),
+    *(row(name, B) for name in ("atan2_", "arctan2_", "hypot_", "copysign_", "multiply_")),
+    row("subtract_", ROW, alpha=0.5), row("divide_", P), row("divide_", P, rounding_mode="floor"),
+    row("true_divide_", P), row("floor_divide_", 0.75, gradient=False), row("float_power_", 2.5, values=P),
+    # comparisons and logic: 1 or 0 written in x's dtype (ties and zeros drawn); their gradients
+    # (none to the arguments) are test_a_comparison_or_logic_in_place_writes_a_constant's
+    *(row(name, np.where(MASK, A, B), gradient=False) for name in COMPARISONS),
+    *(row(name, np.where(MASK, B, 0.0), values=np.where(MASK.T.reshape(3, 4), A, 0.0), gradient=False)
+      for name in LOGIC[1:]),
+    row("logical_not_", values=np.where(MASK, A, 0.0), gradient=False),
+    # along an axis
+    row("cumsum_", 1), row("cumsum_", dim=0), row("cumprod_", 0), row("tril_"), row("triu_", 1),
 ])
 
 
@@ -102,9 +125,9 @@ def same(ours, theirs, rtol=1e-13):
     np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=rtol, atol=1e-14, equal_nan=True)
 
 
-@pytest.mark.parametrize("label", sorted(CASES))
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_writes_pytorchs_values_and_returns_the_tensor(label, dtype):
+@pytest.mark.parametrize("label, dtype", [(label, dtype) for dtype in ("float64", "float32") for label in sorted(CASES)
+                                          if dtype == "float64" or not label.startswith("float_power_")])
+def test_writes_pytorchs_values_and_returns_the_tensor(label, dtype):  # (float_power_ float64 only: its own test)
     name, args, kwargs, values, _ = CASES[label]
     results = []
     for lib in (minitx, torch):
@@ -161,7 +184,7 @@ def test_an_argument_that_requires_grad_makes_a_plain_tensors_write_recorded(lab
         same(ours, theirs, rtol=1e-12)
 
 
-@pytest.mark.parametrize("label", sorted(CASES))
+@pytest.mark.parametrize("label", sorted(label for label in CASES if not label.startswith(LOGIC)))
 def test_a_leaf_that_requires_grad_is_refused_as_pytorch_refuses_it(label):
     name, args, kwargs, values, _ = CASES[label]
     x = minitx.tensor(values, requires_grad=True)
@@ -188,6 +211,42 @@ def test_a_saved_value_overwritten_then_backward_raises_as_pytorchs(label):
             y.backward()
 
 
+@pytest.mark.parametrize("name", COMPARISONS + LOGIC)
+def test_a_comparison_or_logic_in_place_writes_a_constant(name):
+    """x.eq_(y) on a computed tensor: x's new values take no gradient, so what x was gets 0, as
+    PyTorch gives it from eq_ and the other comparisons. PyTorch records no logical_*_ at all (x keeps
+    its old grad_fn, and the leaf gets the gradient of the values overwritten), and takes a leaf that
+    requires grad; minitx records these as the comparisons (docs/ops.md)."""
+    args = () if name == "logical_not_" else (B,)
+    weights = RNG.standard_normal(A.shape)
+    gradients = []
+    for lib in (minitx, torch):
+        leaf = lib.tensor(A, requires_grad=True)
+        x = leaf * 1
+        call(x, lib, name, args, {})
+        (x * lib.tensor(weights)).sum().backward()
+        gradients.append(leaf.grad.numpy())
+    assert not gradients[0].any()
+    if name in LOGIC:
+        np.testing.assert_array_equal(gradients[1], weights)  # (PyTorch's, through the values overwritten)
+        with pytest.raises(RuntimeError, match=f"^{name}: a leaf tensor that requires grad cannot be changed"):
+            call(minitx.tensor(A, requires_grad=True), minitx, name, args, {})
+    else:
+        assert not gradients[1].any()
+
+
+def test_float_power_in_place_keeps_float64_only_as_pytorch():
+    """float_power computes in float64; PyTorch's float_power_ refuses any other dtype rather than round it."""
+    for dtype in ("float32", "int64"):
+        x = minitx.tensor([1, 2, 3], dtype=dtype)
+        with pytest.raises(TypeError, match=rf"^float_power_: the result is float64, and the tensor's dtype is "
+                                            rf"{dtype} .*write x = x.float_power\(exponent\)"):
+            x.float_power_(2)
+        assert x.dtype == dtype and x.tolist() == [1, 2, 3]
+        with pytest.raises(RuntimeError, match="the base given to float_power_ has dtype"):
+            torch.tensor([1, 2, 3], dtype=getattr(torch, dtype)).float_power_(2)
+
+
 def test_a_recorded_write_of_another_tensors_values_gives_x_an_array_of_its_own():
     """copy_ of a tensor of x's shape while recording: x takes a copy, not src's array (a later
     write into x would change src)."""
@@ -206,7 +265,9 @@ INTEGERS = np.array([[-3, 0, 2, 7], [5, -1, 4, 9], [1, 6, -8, 3]])
 
 @pytest.mark.parametrize("name, args", [("exp_", ()), ("log_", ()), ("sqrt_", ()), ("sigmoid_", ()), ("tanh_", ()),
                                         ("sin_", ()), ("reciprocal_", ()), ("rsqrt_", ()), ("div_", (2,)),
-                                        ("mul_", (0.5,)), ("lerp_", (INTEGERS * 2.0, 0.5))])
+                                        ("mul_", (0.5,)), ("lerp_", (INTEGERS * 2.0, 0.5)), ("true_divide_", (2,)),
+                                        ("divide_", (2,)), ("atan2_", (INTEGERS,)), ("hypot_", (INTEGERS,)),
+                                        ("acos_", ()), ("erf_", ()), ("exp2_", ()), ("log2_", ())])
 def test_an_integer_tensor_refuses_a_result_that_is_no_integer_as_pytorch(name, args):
     x = minitx.tensor(INTEGERS)
     with pytest.raises(TypeError, match=rf"^{name}: the result has dtype float\d+, which cannot be stored in the "
@@ -220,9 +281,20 @@ def test_an_integer_tensor_refuses_a_result_that_is_no_integer_as_pytorch(name, 
 @pytest.mark.parametrize("name, args", [("abs_", ()), ("neg_", ()), ("square_", ()), ("sign_", ()), ("relu_", ()),
                                         ("clamp_", (-2, 5)), ("pow_", (2,)), ("fmod_", (3,)), ("remainder_", (3,)),
                                         ("mul_", (INTEGERS,)), ("index_fill_", (1, COLUMNS, -4)),
-                                        ("scatter_add_", (0, REPEATS, INTEGERS[:2]))])
+                                        ("scatter_add_", (0, REPEATS, INTEGERS[:2])), ("absolute_", ()),
+                                        ("negative_", ()), ("fix_", ()), ("floor_divide_", (3,)),
+                                        ("divide_", (3, "floor")), ("divide_", (-3, "trunc")),
+                                        ("bitwise_not_", ()), ("bitwise_and_", (INTEGERS.T.reshape(3, 4),)),
+                                        ("bitwise_or_", (6,)), ("bitwise_xor_", (INTEGERS[0],)),
+                                        ("bitwise_left_shift_", (2,)), ("bitwise_right_shift_", (1,)),
+                                        ("cumsum_", (1,)), ("cumprod_", (0,)), ("eq_", (INTEGERS.T.reshape(3, 4),)),
+                                        ("ge_", (2,)), ("logical_xor_", (INTEGERS[0],))])
 def test_an_integer_tensor_keeps_an_integer_result_as_pytorch(name, args):
-    results = [call(lib.tensor(INTEGERS), lib, name, args, {}) for lib in (minitx, torch)]
+    if name == "divide_" and len(args) == 2:  # (its rounding_mode= a keyword)
+        args, kwargs = args[:1], {"rounding_mode": args[1]}
+    else:
+        kwargs = {}
+    results = [call(lib.tensor(INTEGERS), lib, name, args, kwargs) for lib in (minitx, torch)]
     same(*results, rtol=0)
 
 
@@ -406,7 +478,9 @@ def test_detach_cuts_the_tensor_from_the_graph_in_place_as_pytorchs():
 @pytest.mark.parametrize("name, args, rewrite", [("t_", (), r"x\.t\(\)"),
                                                  ("transpose_", (0, 1), r"x\.swapaxes\(dim0, dim1\)"),
                                                  ("unsqueeze_", (0,), r"x\.unsqueeze\(dim\)"),
-                                                 ("squeeze_", (), r"x\.squeeze\(dim\)")])
+                                                 ("squeeze_", (), r"x\.squeeze\(dim\)"),
+                                                 ("swapaxes_", (0, 1), r"x\.swapaxes\(dim0, dim1\)"),
+                                                 ("swapdims_", (1, 0), r"x\.swapdims\(dim0, dim1\)")])
 def test_a_shape_change_in_place_is_refused_with_what_to_write(name, args, rewrite):
     """docs/ops.md says why: a tensor's shape is its array's, made by the op its graph records."""
     x = minitx.tensor(A)

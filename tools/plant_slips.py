@@ -736,6 +736,12 @@ SLIPS = [
     Slip("select takes True and 1.0 as an index (operator.index's unnamed error, or row 1)", "minitx/ops/indexing.py",
          '        raise TypeError(f"select: index must be an int, got {index!r}")\n    n, index = x.shape[axis], int(index)',
          "        pass\n    n, index = x.shape[axis], int(index)", ("tests/ops/test_torch_names.py",)),
+    Slip("the in-place table leaves copysign_ out (an in-place form PyTorch has)", "minitx/autograd/tensor.py",
+         '"log10", "fix", "atan2", "hypot", "copysign",', '"log10", "fix", "atan2", "hypot",',
+         ("tests/test_inplace_methods.py",)),
+    Slip("float_power_ writes into a float32 tensor (rounding the float64 result PyTorch refuses to)",
+         "minitx/autograd/tensor.py", "        if self.dtype != np.float64:\n            raise TypeError(f\"float_power_",
+         "        if self.dtype.kind != \"f\":\n            raise TypeError(f\"float_power_", ("tests/test_inplace_methods.py",)),
 ]
 
 

@@ -653,6 +653,15 @@ class Tensor:
     def copy_(self, src): return self._in_place("copy_", _as_contents, src)
     def zero_(self): return self._in_place("zero_", lambda x: x.new_zeros(x.shape))
 
+    def float_power_(self, exponent):
+        """``x.float_power(exponent)`` written into x: its result is float64 whatever x's dtype, so
+        PyTorch takes only a float64 x (a float32 x would round what float_power computes in double)."""
+        if self.dtype != np.float64:
+            raise TypeError(f"float_power_: the result is float64, and the tensor's dtype is {self.dtype.name} (an "
+                            "in-place float_power keeps float64 only, as PyTorch's); write x = "
+                            "x.float_power(exponent), or convert x first, e.g. x = x.double()")
+        return self._in_place("float_power_", F.float_power, exponent)
+
     def __setitem__(self, index, value):
         """``x[index] = v``: v written into x's array, recorded while a gradient is (F.setitem)."""
         F.setitem(self, index, value)
@@ -1282,7 +1291,16 @@ for _name in (
         "masked_fill", "masked_scatter", "scatter", "scatter_add", "scatter_reduce", "index_add",       # indexed
         "index_fill", "index_copy",
         "erfc", "erfinv", "lgamma", "digamma", "sinc", "logit", "frac", "sgn", "deg2rad", "rad2deg",    # more math
-        "xlogy", "heaviside", "ldexp", "gcd", "lcm", "nextafter"):
+        "xlogy", "heaviside", "ldexp", "gcd", "lcm", "nextafter",
+        "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "exp2", "log2",  # and more
+        "log10", "fix", "atan2", "hypot", "copysign",
+        "absolute", "negative", "multiply", "subtract", "divide", "true_divide", "arcsin", "arccos",     # second names
+        "arctan", "arcsinh", "arccosh", "arctanh", "arctan2",
+        "floor_divide", "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",  # integer
+        "bitwise_right_shift",
+        "eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal", "greater", "greater_equal",  # tests:
+        "logical_not", "logical_and", "logical_or", "logical_xor",                                   # 1 or 0 written
+        "cumsum", "cumprod", "tril", "triu"):                                                        # along an axis
     setattr(Tensor, _name + "_", _in_place_form(_name))
 
 
@@ -1297,7 +1315,8 @@ def _shape_not_changed_in_place(name: str, rewrite: str):
 
 
 for _name, _rewrite in (("t_", "x.t()"), ("transpose_", "x.swapaxes(dim0, dim1)"), ("unsqueeze_", "x.unsqueeze(dim)"),
-                        ("squeeze_", "x.squeeze(dim)")):
+                        ("squeeze_", "x.squeeze(dim)"), ("swapaxes_", "x.swapaxes(dim0, dim1)"),
+                        ("swapdims_", "x.swapdims(dim0, dim1)")):
     setattr(Tensor, _name, _shape_not_changed_in_place(_name, _rewrite))
 del _name, _rewrite
 
