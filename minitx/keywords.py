@@ -5,7 +5,8 @@ minitx names an op's arguments as NumPy does (``axis``, ``keepdims``, ``ddof``);
 PyTorch passes ``dim=``, ``keepdim=``, ``dims=``, ``correction=``. Every public op and Tensor
 method that takes an axis (but transpose, swapaxes and Tensor.permute, whose PyTorch namesakes
 name their axes otherwise; and scaled_dot_product_attention, for ``attn_mask=``,
-``is_causal=`` and its ``query=``, ``key=``, ``value=``; tril and triu, for ``diagonal=``) is
+``is_causal=`` and its ``query=``, ``key=``, ``value=``; take_along_dim, for ``indices=``; tril and
+triu, for ``diagonal=``) is
 wrapped by :func:`takes_torch_keywords`, which gives PyTorch's keyword to the op under the op's
 own name wherever the two mean the same thing. Where PyTorch's op of that name answers
 differently when given ``dim=`` (its ``max`` and ``min`` give values and indices, its ``var`` and
@@ -39,6 +40,7 @@ RENAMES = {
 # their own (quantile's q is PyTorch's q too, tril's k its diagonal)
 OP_RENAMES = {
     "scaled_dot_product_attention": {"query": "q", "key": "k", "value": "v"},
+    "take_along_dim": {"indices": "index"},
 }
 
 # ops whose PyTorch namesake, given dim=, answers something other than minitx's op given axis=

@@ -168,6 +168,8 @@ METHODS = {
     "index_add_": lambda t, m: (t * 1).index_add_(dim=2, index=m.tensor([0, 4, 0]), source=t[:, :, :3], alpha=2),
     "index_fill_": lambda t, m: (t * 1).index_fill_(dim=0, index=m.tensor([1]), value=-3.0),
     "index_copy_": lambda t, m: (t * 1).index_copy_(dim=1, index=m.tensor([2, 1]), source=t[:, 2:] * 2),
+    "cumsum_": lambda t, m: (t * 1).cumsum_(dim=2),
+    "cumprod_": lambda t, m: (t * 1).cumprod_(dim=0),
 }
 
 # no gradient: indices, booleans, counts
@@ -392,6 +394,18 @@ def test_attention_takes_pytorchs_query_key_and_value_keywords():
                                        query=minitx.tensor(q))
     with pytest.raises(TypeError, match="key"):
         F.tril(minitx.tensor(q), key=1)
+
+
+def test_take_along_dim_takes_pytorchs_indices_keyword():
+    """torch.take_along_dim(input, indices, dim): indices= names minitx's index, in each of its forms."""
+    a, picks = np.arange(12.0).reshape(3, 4), np.array([[3], [0], [-1]])
+    theirs = torch.take_along_dim(torch.tensor(a), indices=torch.tensor(picks), dim=1)
+    x, index = minitx.tensor(a), minitx.tensor(picks)
+    for ours in (F.take_along_dim(x, indices=index, dim=1), minitx.take_along_dim(x, indices=index, dim=1),
+                 x.take_along_dim(indices=index, dim=1), x.take_along_dim(index=index, dim=1)):
+        same(ours, theirs)
+    with pytest.raises(TypeError, match="got index= and indices=, which name one argument"):
+        x.take_along_dim(index=index, indices=index)
 
 
 def test_the_top_level_has_pytorchs_math_but_where_torch_answers_otherwise():

@@ -556,7 +556,8 @@ def _broadcast_off_axis(x_shape, index_shape, axis):
 def take_along_dim(x, index, axis=None):
     """The entries of x at ``index`` along ``axis`` (PyTorch's take_along_dim; see TakeAlongDim):
     index has x's number of dimensions, the two broadcast off the axis; without an axis, the
-    entries of the flattened x at the flattened index (a 1-d result)."""
+    entries of the flattened x at the flattened index (a 1-d result). PyTorch's keyword for index
+    is indices= (minitx.keywords)."""
     x = as_tensor(x)
     index = as_indices(index, x)
     _check_integer("take_along_dim", "index", index)
