@@ -81,13 +81,23 @@ def _floating(t, name):
         raise TypeError(f"{name}: needs a floating-point tensor, got dtype {t.dtype}")
 
 
-def _kaiming_std(t, a, mode, nonlinearity, name):
-    """gain / sqrt(fan): the std of both Kaiming initializers."""
+def _fan(t, mode, name):
+    """fan_in or fan_out of a weight, as ``mode`` ('fan_in' or 'fan_out', any case) says."""
     if not isinstance(mode, str) or mode.lower() not in ("fan_in", "fan_out"):
         raise ValueError(f"{name}: mode {mode!r} not supported; use 'fan_in' or 'fan_out'")
     fan_in, fan_out = _fans(t, name)
-    fan = fan_in if mode.lower() == "fan_in" else fan_out
-    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return fan_in if mode.lower() == "fan_in" else fan_out
+
+
+def _calculate_correct_fan(tensor, mode):
+    """fan_in or fan_out of a weight, as mode says: PyTorch's private name, which ported code calls
+    (an initializer of its own scaled by 1 / sqrt(fan), as Kaiming's)."""
+    return _fan(tensor, mode, "_calculate_correct_fan")
+
+
+def _kaiming_std(t, a, mode, nonlinearity, name):
+    """gain / sqrt(fan): the std of both Kaiming initializers."""
+    return calculate_gain(nonlinearity, a) / math.sqrt(_fan(t, mode, name))
 
 
 def _write(t, values):

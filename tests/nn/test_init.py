@@ -64,6 +64,21 @@ def test_calculate_fan_in_and_fan_out_is_pytorchs(torch, shape):
         torch.nn.init._calculate_fan_in_and_fan_out(torch.zeros(5))
 
 
+@pytest.mark.parametrize("shape", [(3, 4), (6, 2, 3), (5, 4, 3, 2), (4, 0, 3)])
+@pytest.mark.parametrize("mode", ["fan_in", "fan_out", "FAN_OUT"])
+def test_calculate_correct_fan_is_pytorchs(torch, shape, mode):
+    """PyTorch's private name, which ported code calls: the fan the mode names."""
+    assert init._calculate_correct_fan(minitx.zeros(*shape), mode) == \
+        torch.nn.init._calculate_correct_fan(torch.zeros(*shape), mode)
+    with pytest.raises(ValueError, match=r"^_calculate_correct_fan: mode 'fan_avg' not supported; use 'fan_in' or "
+                                         r"'fan_out'"):
+        init._calculate_correct_fan(minitx.zeros(*shape), "fan_avg")
+    with pytest.raises(ValueError, match="Mode fan_avg not supported"):
+        torch.nn.init._calculate_correct_fan(torch.zeros(*shape), "fan_avg")
+    with pytest.raises(ValueError, match=r"^_calculate_correct_fan: fan in and fan out need a tensor with at least 2"):
+        init._calculate_correct_fan(minitx.zeros(5), mode)
+
+
 @pytest.mark.parametrize("mode, fan", [("fan_in", 200 * 9), ("fan_out", 100 * 9)])
 def test_kaiming_uniform_and_normal_statistics(mode, fan):
     """Defaults as PyTorch's: leaky_relu with a = 0, that is relu's gain sqrt(2)."""
