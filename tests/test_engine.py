@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 
+from torch_reference import import_torch
+
 import minitx
 import minitx.functional as F
 import minitx.optim
@@ -346,6 +348,16 @@ def test_the_requires_grad_of_a_computed_tensor_is_not_assigned_as_pytorch():
     assert t.requires_grad is False
     with pytest.raises(TypeError, match=r"^requires_grad must be True or False, got 1"):
         t.requires_grad = 1
+
+
+@pytest.mark.parametrize("flag", [1, 0, "yes", None, np.bool_(True)])
+def test_requires_grad_takes_a_bool_alone_as_pytorchs(flag):
+    t = minitx.tensor([1.0, 2.0])
+    with pytest.raises(TypeError, match=rf"^requires_grad_: requires_grad must be True or False, got {flag!r}"):
+        t.requires_grad_(flag)
+    assert not t.requires_grad
+    with pytest.raises(TypeError, match="must be bool"):
+        import_torch().zeros(2).requires_grad_(flag)
 
 
 def test_detach_cuts_the_graph_and_shares_memory():

@@ -710,7 +710,7 @@ SLIPS = [
     Slip("a tensor hook's gradient of another dtype taken (cast later)", "minitx/autograd/engine.py",
          ', ("dtype", g.dtype, result.dtype)):', "):", ("tests/test_engine.py",)),
     Slip("t.requires_grad = flag sets the slot, skipping requires_grad_'s checks", "minitx/autograd/tensor.py",
-         "        self.requires_grad_(flag)\n", "        self._requires_grad = bool(flag)\n", ("tests/test_engine.py",)),
+         "        self.requires_grad_(bool(flag))\n", "        self._requires_grad = bool(flag)\n", ("tests/test_engine.py",)),
     Slip("a one-element tuple stands for every axis in interpolate and max_unpool too", "minitx/ops/conv.py",
          "    if one_for_all and len(values) == 1:", "    if len(values) == 1:", ("tests/ops/test_conv.py",)),
     Slip("copy.copy shares .grad with the original", "minitx/autograd/tensor.py",
@@ -747,6 +747,9 @@ SLIPS = [
     Slip("_calculate_correct_fan gives fan_in whatever the mode", "minitx/nn/init.py",
          '    return _fan(tensor, mode, "_calculate_correct_fan")', '    return _fans(tensor, "_calculate_correct_fan")[0]',
          ("tests/nn/test_init.py",)),
+    Slip("requires_grad_ takes any truthy value (1, 'yes')", "minitx/autograd/tensor.py",
+         "        if not isinstance(flag, bool):  # (PyTorch's takes a bool alone", "        if False:  # (PyTorch's takes a bool alone",
+         ("tests/test_engine.py",)),
 ]
 
 

@@ -313,6 +313,8 @@ class Tensor:
 
     # ---------------------------------------------------------------- autograd
     def requires_grad_(self, flag: bool = True) -> "Tensor":
+        if not isinstance(flag, bool):  # (PyTorch's takes a bool alone: requires_grad_(1) is refused there too)
+            raise TypeError(f"requires_grad_: requires_grad must be True or False, got {flag!r}")
         if flag and not backend.is_floating(self.dtype):
             raise TypeError(f"requires_grad: only floating-point tensors can require gradients, "
                             f"got dtype {self.dtype.name}")
@@ -336,7 +338,7 @@ class Tensor:
         if not self.is_leaf:  # (is_leaf: a stale view is made again first)
             raise RuntimeError(f"requires_grad: only a leaf's flag is assigned; this tensor was computed by the "
                                f"recorded op '{self._ctx.name}' (to use its values as a constant, take .detach())")
-        self.requires_grad_(flag)
+        self.requires_grad_(bool(flag))
 
     def retain_grad(self) -> "Tensor":
         """Also keep ``.grad`` on this intermediate tensor (normally only leaves keep it)."""
