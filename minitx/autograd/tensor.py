@@ -1004,7 +1004,6 @@ class Tensor:
     def sinc(self): return F.sinc(self)
     def logit(self, eps=None): return F.logit(self, eps)
     def frac(self): return F.frac(self)
-    def sgn(self): return F.sgn(self)
     def deg2rad(self): return F.deg2rad(self)
     def rad2deg(self): return F.rad2deg(self)
     def signbit(self): return F.signbit(self)
