@@ -40,11 +40,6 @@ REFUSED = {
 #: ops whose PyTorch reference is not PyTorch's own behaviour on integers
 NOT_COMPARED = {
     "pow_scalar": "its reference adds 0.0 first (PyTorch's gradient at -0.0), which makes integers float",
-    # not yet matched on integers (docs/ops.md): the composed ops' dtypes follow minitx's mul, add, sum
-    # and matmul, where PyTorch's fused kernels keep int32 and bool, refuse bool (addmv, baddbmm), and
-    # take a float alpha or a negative one for uint8 (wrapping)
-    **dict.fromkeys(("addmm", "addmv", "addbmm", "baddbmm", "addr", "subtract", "sum_to_size"),
-                    "integer dtypes not yet matched to PyTorch's (its fused kernels' rules)"),
 }
 #: ops that compute integers in float32 where PyTorch's reference composition keeps them
 IN_FLOAT32 = {

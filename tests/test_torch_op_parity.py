@@ -545,7 +545,7 @@ CASES = {
     "sum_to_size": case(lambda x, size: F.sum_to_size(x, size), arg(edges=EDGES), shapes=EMPTY_OK,
                         kwargs={"size": lambda s: st.integers(0, len(s)).flatmap(lambda lead: st.tuples(
                             *[st.sampled_from([1, n]) for n in s[lead:]]))},
-                        reference=lambda x, size: x.sum_to_size(size) * 1),
+                        reference=lambda x, size: x.sum_to_size(size).clone()),
     # (inf in b only where a is finite: inf - inf is NaN, where minitx's norm gradient departs, as vector_norm's;
     # away from 0 but for exact zeros, as vector_norm's; PyTorch's p = 0 has no backward)
     "dist": case(lambda a, b, p: F.dist(a, b, p), arg(edges=(0.0, INF, -INF), away_from=(0.0,), margin=1e-3),

@@ -5,6 +5,8 @@ family module; private to minitx.ops.
 from __future__ import annotations
 
 import functools
+import math
+import numbers
 
 import numpy as np
 
@@ -172,6 +174,21 @@ def check_fits(op: str, what: str, value, dtype):
     if not (np.isfinite(value) and float(value).is_integer() and low <= value <= high):
         raise ValueError(f"{op}: {what} {value!r} does not fit the tensor's {dtype.name} (whole numbers from {low} "
                          f"to {high}); convert the tensor first, e.g. x.to(dtype='float32')")
+
+
+def integer_scale(op: str, what: str, value, dtype) -> int:
+    """A Python number that scales an integer tensor (addmm's alpha and beta, subtract's alpha) as
+    PyTorch takes it: a float within the dtype's range truncated toward 0 (0.5 is 0); an integer
+    of an unsigned dtype wrapped from as far below 0 as the dtype's largest value (-1 is 255 in
+    uint8, so a - b is a + 255 * b there); a number outside these ranges refused."""
+    dtype = np.dtype(dtype)
+    low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
+    if dtype.kind == "u" and isinstance(value, numbers.Integral):
+        low = -high
+    if not (math.isfinite(value) and low <= value <= high):
+        raise ValueError(f"{op}: {what} {value!r} does not fit the tensor's {dtype.name} (from {low} to {high}), "
+                         "as PyTorch's; convert the tensor first, e.g. x.to(dtype='float32')")
+    return int(value) % (high + 1) if dtype.kind == "u" else int(value)
 
 
 def check_bool(op: str, what: str, t: Tensor):

@@ -16,7 +16,7 @@ from minitx.blas import product
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, is_floating, sum_rows
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import floating, product_input, product_operands, promote
+from minitx.ops._args import floating, integer_scale, product_input, product_operands, promote
 from minitx.ops.indexing import diagonal
 from minitx.ops.matrix import svdvals
 from minitx.ops.reduction import Norm, norm_order, normalize_axes
@@ -130,11 +130,18 @@ def mv(matrix, vector):
     return Matmul()(matrix, vector)
 
 
-def _beta_input_alpha_product(op, input, product, beta, alpha):
-    """beta * input + alpha * product, the sum PyTorch's addmm, addmv, addbmm, baddbmm and addr
-    compute (composed of mul and add, each number applied where it is not 1): input broadcasts to
-    the product's shape, not the other way; beta = 0 leaves input out, so its NaN and inf do not
-    reach the result (nor a gradient reach it), as PyTorch documents."""
+def _beta_input_alpha_product(op, input, a, b, product, beta, alpha):
+    """beta * input + alpha * product(a, b), the sum PyTorch's addmm, addmv, addbmm, baddbmm and
+    addr compute (composed of mul and add, each number applied where it is not 1): input broadcasts
+    to the product's shape, not the other way; beta = 0 leaves input out, so its NaN and inf do not
+    reach the result (nor a gradient reach it), as PyTorch documents.
+
+    Dtypes as PyTorch's kernels: integers keep their dtype, beta and alpha taken as integer_scale says (only addr refuses a float one); booleans
+    only in addr, as logic (input or outer(a, b), where beta and alpha are not 0)."""
+    if op != "addr" and any(isinstance(t, Tensor) and t.dtype.kind == "b" for t in (input, a, b)):
+        raise TypeError(f"{op}: not defined for boolean tensors, as PyTorch's; convert them first, e.g. "
+                        "x.to(dtype='int64')")
+    product = product(a, b)
     input = as_tensor(input, product)
     try:
         fits = np.broadcast_shapes(input.shape, product.shape) == product.shape
@@ -143,35 +150,47 @@ def _beta_input_alpha_product(op, input, product, beta, alpha):
     if not fits:
         raise ValueError(f"{op}: input of shape {input.shape} does not broadcast to the product's shape "
                          f"{product.shape}")
-    if not is_floating(product.dtype) and any(isinstance(n, float) for n in (beta, alpha)):
-        raise TypeError(f"{op}: beta and alpha must be whole numbers for integer tensors, as PyTorch's, got "
-                        f"beta={beta!r} and alpha={alpha!r}")
+    if not is_floating(product.dtype):
+        if op == "addr" or product.dtype.kind == "b":
+            if any(isinstance(n, float) for n in (beta, alpha)):
+                raise TypeError(f"{op}: beta and alpha must be whole numbers for integer tensors, as PyTorch's, "
+                                f"got beta={beta!r} and alpha={alpha!r}")
+        if product.dtype.kind == "b":
+            scaled = product if alpha else product & False
+            return scaled if beta == 0 else input | scaled
+        beta, alpha = (integer_scale(op, what, n, product.dtype) for what, n in (("beta", beta), ("alpha", alpha)))
     scaled = product if alpha == 1 else product * alpha
-    if beta == 0:
-        return scaled
-    return (input if beta == 1 else input * beta) + scaled
+    if beta != 0:
+        scaled = (input if beta == 1 else input * beta) + scaled
+    return scaled
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2), as PyTorch's addmm (see _beta_input_alpha_product)."""
-    return _beta_input_alpha_product("addmm", input, fixed_rank_matmul("addmm", mat1, mat2, 2), beta, alpha)
+    return _beta_input_alpha_product("addmm", input, mat1, mat2, lambda a, b: fixed_rank_matmul("addmm", a, b, 2),
+                                     beta, alpha)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """beta * input + alpha * (mat @ vec), as PyTorch's addmv (see _beta_input_alpha_product)."""
-    return _beta_input_alpha_product("addmv", input, mv(mat, vec), beta, alpha)
+    return _beta_input_alpha_product("addmv", input, mat, vec, mv, beta, alpha)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (batch1 @ batch2), batch by batch, as PyTorch's baddbmm."""
-    return _beta_input_alpha_product("baddbmm", input, fixed_rank_matmul("baddbmm", batch1, batch2, 3), beta, alpha)
+    return _beta_input_alpha_product("baddbmm", input, batch1, batch2,
+                                     lambda a, b: fixed_rank_matmul("baddbmm", a, b, 3), beta, alpha)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * sum_b batch1[b] @ batch2[b], the products summed over the batch, as
-    PyTorch's addbmm."""
-    product = fixed_rank_matmul("addbmm", batch1, batch2, 3).sum(axis=0)
-    return _beta_input_alpha_product("addbmm", input, product, beta, alpha)
+    PyTorch's addbmm; integers summed in their own dtype, as there (sum would widen int32 to int64)."""
+    def summed(a, b):
+        products = fixed_rank_matmul("addbmm", a, b, 3)
+        total = products.sum(axis=0)
+        return total if total.dtype == products.dtype else total.astype(products.dtype)
+
+    return _beta_input_alpha_product("addbmm", input, batch1, batch2, summed, beta, alpha)
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
@@ -179,7 +198,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     vec1, vec2 = as_tensor(vec1), as_tensor(vec2)
     if vec1.ndim != 1 or vec2.ndim != 1:
         raise ValueError(f"addr: expects two 1-d vectors, got shapes {vec1.shape} and {vec2.shape}")
-    return _beta_input_alpha_product("addr", input, outer(vec1, vec2), beta, alpha)
+    return _beta_input_alpha_product("addr", input, vec1, vec2, outer, beta, alpha)
 
 
 def tensordot(a, b, dims=2):

@@ -516,6 +516,6 @@ def sum_to_size(x, *shape, size=None):
         raise ValueError(f"sum_to_size: size {size} does not broadcast to the input's shape {x.shape}; expected "
                          "at most its axes, each of its length or 1")
     ones = tuple(a for a, n in enumerate(size) if n == 1 and x.shape[lead + a] != 1)
-    if lead:
+    if lead or not size:  # (size () sums even a 0-d x, widening its integers, as PyTorch's)
         x = sum(x, tuple(range(lead)))
     return sum(x, ones, keepdims=True) if ones else x

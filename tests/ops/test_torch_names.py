@@ -222,6 +222,25 @@ def test_beta_0_ignores_nan_and_inf_in_the_input_as_pytorch_documents():
     assert np.isnan(F.addmm(minitx.tensor(bad), minitx.tensor(a), minitx.tensor(b), beta=0.5).numpy()[0, 0])
 
 
+@pytest.mark.parametrize("name, dtype, beta, alpha", [
+    ("addmm", "uint8", 2, -1),      # -1 is 255 in uint8: wraps, as PyTorch's
+    ("addmm", "int64", 0.5, -2.5),  # floats truncated toward 0: beta 0, alpha -2
+    ("addbmm", "int32", -1, 3),     # summed over the batch in int32, not widened to int64
+    ("addr", "uint8", 1, -3),
+    ("addr", "bool", 2, -1),        # logic: input or outer, beta and alpha as truth values
+    ("addr", "bool", 0, 1),
+])
+def test_integer_and_boolean_tensors_as_pytorchs_kernels(name, dtype, beta, alpha):
+    torch = import_torch()
+    shapes = {"addmm": [(2, 3), (2, 4), (4, 3)], "addbmm": [(3, 4), (2, 3, 2), (2, 2, 4)], "addr": [(3, 2), (3,), (2,)]}
+    rng = np.random.default_rng(0)
+    arrays = [rng.integers(0, 3, shape).astype(dtype) for shape in shapes[name]]
+    ours = getattr(F, name)(*map(minitx.tensor, arrays), beta=beta, alpha=alpha)
+    theirs = getattr(torch, name)(*map(torch.from_numpy, arrays), beta=beta, alpha=alpha)
+    assert str(theirs.dtype) == f"torch.{ours.dtype}"
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
 @pytest.mark.parametrize("call, error, message", [
     (lambda: F.rot90(minitx.zeros(2, 3), 1, (0, 0)), ValueError, r"^rot90: the two axes must differ, got \(0, 0\)"),
     (lambda: F.rot90(minitx.zeros(3), 1), ValueError, r"^rot90: needs two axes of a tensor with at least 2 axes, got "
@@ -264,9 +283,18 @@ def test_beta_0_ignores_nan_and_inf_in_the_input_as_pytorch_documents():
      r"^baddbmm: shapes \(1, 2, 3\) and \(1, 2, 2\) do not align: 3 != 2"),
     (lambda: F.addr(minitx.zeros(2, 2), minitx.zeros(2, 1), minitx.zeros(2)), ValueError,
      r"^addr: expects two 1-d vectors, got shapes \(2, 1\) and \(2,\)"),
-    (lambda: F.addmm(minitx.zeros(1, 1, dtype="int64"), minitx.ones(1, 2, dtype="int64"),
-                     minitx.ones(2, 1, dtype="int64"), alpha=2.5), TypeError,
-     r"^addmm: beta and alpha must be whole numbers for integer tensors, as PyTorch's, got beta=1 and alpha=2.5"),
+    (lambda: F.addr(minitx.zeros(1, 1, dtype="int64"), minitx.ones(1, dtype="int64"), minitx.ones(1, dtype="int64"),
+                    alpha=2.5), TypeError,
+     r"^addr: beta and alpha must be whole numbers for integer tensors, as PyTorch's, got beta=1 and alpha=2.5"),
+    (lambda: F.addmm(minitx.zeros(1, 1, dtype="uint8"), minitx.ones(1, 2, dtype="uint8"),
+                     minitx.ones(2, 1, dtype="uint8"), alpha=-256), ValueError,
+     r"^addmm: alpha -256 does not fit the tensor's uint8 \(from -255 to 255\), as PyTorch's"),
+    (lambda: F.addmm(minitx.zeros(1, 1, dtype="uint8"), minitx.ones(1, 2, dtype="uint8"),
+                     minitx.ones(2, 1, dtype="uint8"), beta=-0.5), ValueError,
+     r"^addmm: beta -0.5 does not fit the tensor's uint8 \(from 0 to 255\)"),
+    (lambda: F.baddbmm(minitx.zeros(1, 1, 1, dtype="bool"), minitx.ones(1, 1, 1, dtype="bool"),
+                       minitx.ones(1, 1, 1, dtype="bool")), TypeError,
+     r"^baddbmm: not defined for boolean tensors, as PyTorch's"),
     (lambda: minitx.zeros(5).split_with_sizes(2), TypeError, r"^split_with_sizes: split_sizes must be a list of sizes"),
 ])
 def test_errors_name_the_op_what_it_got_and_what_it_expected(call, error, message):
