@@ -22,13 +22,9 @@ ULPS = 4
 OWN_DTYPE = {"float_power": "float64 whatever the inputs' dtypes, as PyTorch's (tests/ops/test_special.py)"}
 
 
-#: ops not held to float32's rounding here: the addmm family scales a product already rounded to 16
-#: bits by alpha (two roundings; PyTorch's kernel scales inside its float32 sum): not yet matched
-ROUNDED_TWICE = {"addmm", "addmv", "addbmm", "baddbmm", "addr"}
-
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-@pytest.mark.parametrize("name", sorted(set(CASES) - ROUNDED_TWICE - set(OWN_DTYPE)))
+@pytest.mark.parametrize("name", sorted(set(CASES) - set(OWN_DTYPE)))
 @settings(max_examples=min(settings.default.max_examples, 10), deadline=None)  # 102 tests: about 10 s
 @given(data=st.data())
 def test_op_in_low_precision_follows_float32(name, dtype, data):

@@ -10,7 +10,7 @@ import string
 
 import numpy as np
 
-from minitx.autograd.function import Function
+from minitx.autograd.function import Function, _low_precision_of
 from minitx import blas
 from minitx.blas import product
 from minitx.autograd.tensor import Tensor, as_tensor
@@ -136,8 +136,14 @@ def _beta_input_alpha_product(op, input, a, b, product, beta, alpha):
     to the product's shape, not the other way; beta = 0 leaves input out, so its NaN and inf do not
     reach the result (nor a gradient reach it), as PyTorch documents.
 
-    Dtypes as PyTorch's kernels: integers keep their dtype, beta and alpha taken as integer_scale says (only addr refuses a float one); booleans
-    only in addr, as logic (input or outer(a, b), where beta and alpha are not 0)."""
+    Dtypes as PyTorch's kernels: bfloat16 or float16 tensors are cast to float32 (an op: gradients
+    flow back through it) and the sum rounded once, on the GPU too (a product rounded to 16 bits,
+    then scaled, would round twice); integers keep their dtype, beta and alpha taken as
+    integer_scale says (only addr refuses a float one); booleans only in addr, as logic (input or
+    outer(a, b), where beta and alpha are not 0)."""
+    low = _low_precision_of([t for t in (input, a, b) if isinstance(t, Tensor)])
+    if low is not None:
+        input, a, b = (t.astype(np.float32) if isinstance(t, Tensor) and t.dtype == low else t for t in (input, a, b))
     if op != "addr" and any(isinstance(t, Tensor) and t.dtype.kind == "b" for t in (input, a, b)):
         raise TypeError(f"{op}: not defined for boolean tensors, as PyTorch's; convert them first, e.g. "
                         "x.to(dtype='int64')")
@@ -162,7 +168,7 @@ def _beta_input_alpha_product(op, input, a, b, product, beta, alpha):
     scaled = product if alpha == 1 else product * alpha
     if beta != 0:
         scaled = (input if beta == 1 else input * beta) + scaled
-    return scaled
+    return scaled if low is None else scaled.astype(low)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
