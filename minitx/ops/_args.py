@@ -185,7 +185,7 @@ def integer_scale(op: str, what: str, value, dtype) -> int:
     low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
     if dtype.kind == "u" and isinstance(value, numbers.Integral):
         low = -high
-    if not (math.isfinite(value) and low <= value <= high):
+    if not math.isfinite(value) or not low <= value <= high:
         raise ValueError(f"{op}: {what} {value!r} does not fit the tensor's {dtype.name} (from {low} to {high}), "
                          "as PyTorch's; convert the tensor first, e.g. x.to(dtype='float32')")
     return int(value) % (high + 1) if dtype.kind == "u" else int(value)
