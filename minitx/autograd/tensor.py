@@ -1105,6 +1105,12 @@ class Tensor:
         U, S, Vh = matrix.svd(self, full_matrices=not some)
         return U, S, Vh.mT
 
+    def qr(self, some=True):
+        """(Q, R): PyTorch's Tensor.qr, linalg.qr's mode 'reduced' (some=True) or 'complete'."""
+        return matrix.qr(self, "reduced" if some else "complete")
+
+    def pinverse(self, rcond=1e-15): return matrix.pinverse(self, rcond)
+
     # ---------------------------------------------------------------- PyTorch's names and compositions
     # methods of ops minitx.functional has (PyTorch's names for them), and small compositions
     def acos(self): return F.acos(self)

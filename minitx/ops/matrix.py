@@ -1,5 +1,5 @@
 """The matrix functions of minitx.linalg (torch.linalg's): det, slogdet, inv, solve, cholesky,
-matrix_power, multi_dot, vecdot, eigh, eigvalsh, svd and svdvals.
+matrix_power, multi_dot, vecdot, eigh, eigvalsh, svd, svdvals, qr, pinv and lstsq.
 
 Each takes matrices in the last two axes and is batched over the leading ones; the
 factorizations are NumPy's or CuPy's (``xp.linalg`` of get_array_module). ^T below swaps the
@@ -20,11 +20,11 @@ from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import floating
-from minitx.ops.elementwise import masked_fill
+from minitx.ops.elementwise import masked_fill, maximum, where
 from minitx.ops.reduction import normalize_axes
 from minitx.ops.shape import concatenate
 
-__all__ = ["Det", "LogAbsDet", "Inv", "Solve", "Cholesky", "Eigh", "Eigvalsh", "SVD", "Svdvals"]
+__all__ = ["Det", "LogAbsDet", "Inv", "Solve", "Cholesky", "Eigh", "Eigvalsh", "SVD", "Svdvals", "QR"]
 
 
 class LinAlgError(RuntimeError):
@@ -538,3 +538,173 @@ def svdvals(A):
     if A.ndim < 2:
         raise ValueError(f"linalg.svdvals: A must be batches of matrices [..., m, n], got shape {A.shape}")
     return Svdvals()(A)
+
+
+# ---------------------------------------------------------------- QR, pseudo-inverse, least squares
+
+
+class QRResult(NamedTuple):
+    Q: Tensor
+    R: Tensor
+
+
+class LstsqResult(NamedTuple):
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+
+def _matrices(op, A):
+    """A as a floating tensor of matrices [..., m, n], or a ValueError naming ``op``."""
+    A = floating(as_tensor(A))
+    if A.ndim < 2:
+        raise ValueError(f"{op}: A must be batches of matrices [..., m, n], got shape {A.shape}")
+    return A
+
+
+def _square_qr_backward(Q, R, dQ, dR):
+    """dA of A = Q R for a square R [..., k, k] (the m >= n case of QR's docstring)."""
+    xp = get_array_module(Q)
+    M = R @ _mT(dR) - _mT(dQ) @ Q
+    copyltu = xp.tril(M) + _mT(xp.tril(M, -1))
+    right = dQ + Q @ copyltu                           # [dQ + Q copyltu(M)]
+    return _mT(xp.linalg.solve(R, _mT(right)))         # right R^-T = (R^-1 right^T)^T
+
+
+class QR(Function):
+    """The QR factorization A = Q R of A [..., m, n]: Q with orthonormal columns, R upper triangular,
+    as LAPACK's geqrf gives them (NumPy's, CuPy's and PyTorch's: R's diagonal may be negative).
+    mode 'reduced': Q [..., m, k], R [..., k, n], k = min(m, n); 'complete': Q [..., m, m],
+    R [..., m, n]; 'r': R alone (the caller drops Q). One op with two outputs, so it returns them as
+    one array [..., m + n, q] (q = Q's columns): Q's rows, then R^T's rows (linalg.qr slices them apart).
+
+    m >= n (Q [m, n], R [n, n] invertible): Q^T Q = I makes C = Q^T dQ antisymmetric, and dR R^-1 is
+    upper triangular, so X = Q^T dA R^-1 = C + dR R^-1 gives C from X's strict lower triangle, and
+    dR = (X - C) R, dQ = (I - Q Q^T) dA R^-1 + Q C. For dQ, dR, the gradients of Q and R
+    (Walter & Lehmann 2018; PyTorch's linalg_qr_backward):
+        M  = R dR^T - dQ^T Q
+        copyltu(M) = tril(M) + tril(M, -1)^T        (the symmetric matrix of M's lower triangle)
+        dA = [dQ + Q copyltu(M)] R^-T
+    m < n: A = [X | Y] with X [m, m] = Q R_X and R = [R_X | R_Y], R_Y = Q^T Y, so Q and R_X are X's
+    square QR and dR_Y gives Y the gradient Q dR_Y and Q the extra gradient Y dR_Y^T:
+        dX = the square case with dQ + Y dR_Y^T and dR_X
+        dY = Q dR_Y
+    Defined where R's diagonal has no 0 (A of full rank). Refused, as PyTorch refuses them: mode 'r'
+    (the gradient needs Q) and 'complete' with m > n (Q's last m - n columns are any basis of the
+    rest of R^m, not a function of A).
+    """
+
+    def __init__(self, mode="reduced"):
+        self.mode = mode
+
+    def forward(self, A):
+        xp = get_array_module(A)
+        Q, R = xp.linalg.qr(A, mode="complete" if self.mode == "complete" else "reduced")
+        self.save_for_backward(Q, R)
+        return xp.concatenate([Q, _mT(R)], axis=-2)
+
+    def backward(self, dy):
+        Q, R = self.saved
+        m, n = Q.shape[-2], R.shape[-1]
+        if self.mode == "r":
+            raise RuntimeError("linalg.qr: the gradient needs Q, which mode='r' does not compute; use "
+                               "mode='reduced' to differentiate through linalg.qr (as PyTorch)")
+        if self.mode == "complete" and m > n:
+            raise RuntimeError(f"linalg.qr: mode='complete' with more rows than columns ({m} > {n}) has no "
+                               "gradient: Q's last columns are any basis of the rest of the space (as PyTorch)")
+        dQ, dR = dy[..., :m, :], _mT(dy[..., m:, :])
+        if m >= n:
+            return (_square_qr_backward(Q, R, dQ, dR),)
+        xp = get_array_module(Q)
+        Y, dR_Y = Q @ R[..., m:], dR[..., m:]  # (Y = Q R_Y, A's last n - m columns)
+        return (xp.concatenate([_square_qr_backward(Q, R[..., :m], dQ + Y @ _mT(dR_Y), dR[..., :m]), Q @ dR_Y],
+                               axis=-1),)
+
+
+def qr(A, mode="reduced"):
+    """(Q, R) with A = Q R for each A [..., m, n] (PyTorch's linalg.qr; QR): Q orthonormal columns, R
+    upper triangular, signs as LAPACK's (R's diagonal may be negative, as NumPy's and PyTorch's).
+    mode 'reduced' (Q [..., m, k], R [..., k, n], k = min(m, n)), 'complete' (Q [..., m, m]) or 'r'
+    (Q empty, as PyTorch's). Differentiable where A has full rank, except mode 'r' and 'complete'
+    with m > n, whose backward raises, as PyTorch's."""
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    A = _matrices("linalg.qr", A)
+    m = A.shape[-2]
+    packed = QR(mode)(A)
+    Q, R = packed[..., :m, :], packed[..., m:, :].mT
+    if mode == "r":
+        return QRResult(Tensor(get_array_module(A.data).zeros((0,), dtype=A.dtype)), R)
+    return QRResult(Q, R)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """The Moore-Penrose pseudo-inverse A^+ [..., n, m] of each A [..., m, n] (PyTorch's linalg.pinv),
+    composed of svd (or of eigh with hermitian=True, A symmetric, read from its lower triangle):
+        A = U diag(S) V^T,        A^+ = V diag(S^+) U^T,        S^+_i = 1 / S_i where S_i > cutoff, else 0
+        cutoff = max(atol, rtol * max_i S_i)
+    rtol defaults to max(m, n) * eps of A's dtype when atol is None too, else to 0 (PyTorch's rule);
+    with hermitian, S are the eigenvalues' magnitudes. The gradient is svd's (eigh's), finite where the
+    singular values kept are distinct (PyTorch's own formula is finite at ties too)."""
+    op = "linalg.pinv"
+    A = _square(op, A) if hermitian else _matrices(op, A)
+    if rtol is None:
+        rtol = max(A.shape[-2:]) * np.finfo(A.dtype).eps if atol is None else 0.0
+    if hermitian:
+        w, V = eigh(A)
+        size, U, Vh = w.abs(), V * w.sign().unsqueeze(-2), V.mT  # A = (V diag(sign w)) diag(|w|) V^T
+    else:
+        U, size, Vh = svd(A, full_matrices=False)
+    largest = size.amax(axis=-1, keepdims=True) if size.shape[-1] else size
+    keep = size > maximum(largest * rtol, atol or 0.0).detach()
+    inverse_sizes = where(keep, 1 / where(keep, size, 1.0), 0.0)  # (1 / 0 never formed: its gradient would be NaN)
+    return (Vh.mT * inverse_sizes.unsqueeze(-2)) @ U.mT
+
+
+def pinverse(A, rcond=1e-15):
+    """PyTorch's pinverse, the older name: pinv with rtol=rcond."""
+    return pinv(A, rtol=rcond)
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares solution X of A X = B, min ||A X - B||, for each A [..., m, n] of full column
+    rank with m >= n (PyTorch's linalg.lstsq): through the QR factorization A = Q R (QR),
+        X = R^-1 Q^T B        (A^T A X = A^T B is R^T R X = R^T Q^T B)
+    composed of qr, a matmul and solve (their gradients). B is [..., m, k], or [..., m] when it has one
+    axis fewer than A (PyTorch's rule); batch axes broadcast. The result is PyTorch's named tuple with
+    the fields its CPU default driver 'gelsy' fills: residuals and singular_values empty, rank A's rank
+    (the singular values above rcond * the largest, rcond defaulting to max(m, n) * eps). A wide or
+    rank-deficient A, which 'gelsy' also takes (its minimum-norm solution), raises LinAlgError here."""
+    op = "linalg.lstsq"
+    if driver not in (None, "gelsy"):
+        raise ValueError(f"{op}: minitx has only the driver 'gelsy' (PyTorch's CPU default), got {driver!r}")
+    A, B = _matrices(op, A), as_tensor(B)
+    if B.dtype != A.dtype:
+        raise TypeError(f"{op}: A and B need one dtype, got {A.dtype} and {B.dtype}")
+    vector = B.ndim == A.ndim - 1
+    if vector:
+        B = B.unsqueeze(-1)
+    m, n = A.shape[-2:]
+    if B.ndim < 2 or B.shape[-2] != m:
+        raise ValueError(f"{op}: incompatible shapes of A {A.shape} and B {B.shape}: B needs A's {m} rows")
+    try:
+        batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    except ValueError:
+        raise ValueError(f"{op}: the batch axes of A {A.shape} and B {B.shape} do not broadcast") from None
+    if m < n:
+        raise LinAlgError(f"{op}: A must have at least as many rows as columns (full column rank), got {m} by {n} "
+                          "matrices; minitx does not compute the minimum-norm solution")
+    xp = get_array_module(A.data)
+    if rcond is None:
+        rcond = max(m, n) * np.finfo(A.dtype).eps
+    S = xp.linalg.svd(A.data, compute_uv=False)
+    rank = (S > rcond * S[..., :1]).sum(axis=-1) if n else xp.zeros(A.shape[:-2], dtype=np.int64)
+    if (rank < n).any():
+        raise LinAlgError(f"{op}: A is rank-deficient (rank {int(rank.min())} of {n} columns, rcond {rcond:g}); "
+                          "minitx solves only full-rank A")
+    Q, R = qr(A)
+    X = solve(R, Q.mT @ B)
+    empty = Tensor(xp.zeros((0,), dtype=A.dtype))
+    return LstsqResult(X.squeeze(-1) if vector else X, empty, Tensor(xp.broadcast_to(rank, batch).astype(np.int64)),
+                       Tensor(xp.zeros((0,), dtype=A.dtype)))
