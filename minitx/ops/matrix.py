@@ -646,7 +646,8 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
         cutoff = max(atol, rtol * max_i S_i)
     rtol defaults to max(m, n) * eps of A's dtype when atol is None too, else to 0 (PyTorch's rule);
     with hermitian, S are the eigenvalues' magnitudes. The gradient is svd's (eigh's), finite where the
-    singular values kept are distinct (PyTorch's own formula is finite at ties too)."""
+    singular values kept are distinct (PyTorch's own formula is finite at ties too); where a
+    nonzero singular value is dropped it is the truncated sum's derivative (PyTorch's takes that value as 0)."""
     op = "linalg.pinv"
     A = _square(op, A) if hermitian else _matrices(op, A)
     if rtol is None:

@@ -1,5 +1,6 @@
 """minitx.linalg's matrix functions (minitx/ops/matrix.py): det, slogdet, inv, solve, cholesky,
-matrix_power, multi_dot, vecdot, eigh, eigvalsh, svd, svdvals and matrix_norm's 'nuc', 2, -2.
+matrix_power, multi_dot, vecdot, eigh, eigvalsh, svd, svdvals, matrix_norm's 'nuc', 2, -2, qr, pinv
+and lstsq.
 
 The matrices are drawn with known factors, A = Q1 diag(s) Q2^T (Q1, Q2 orthogonal, from a drawn
 seed), s bounded away from 0 and its entries apart from each other: the forward is checked against
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 import minitx
 import minitx.linalg as LA
-from minitx.ops.matrix import SVD, Cholesky, Det, Eigh, Eigvalsh, Inv, LogAbsDet, Solve, Svdvals
+from minitx.ops.matrix import QR, SVD, Cholesky, Det, Eigh, Eigvalsh, Inv, LogAbsDet, Solve, Svdvals
 from minitx.testing import check_backward_hygiene, check_gradients, leaf
 from _torch_kit import import_torch, parity, torch_in_example
 
@@ -453,3 +454,190 @@ def test_backward_hygiene(op):
     assert check_backward_hygiene(lambda t: op()(t), leaf(np.array([[2.0, 1.0], [1.0, 3.0]])))
     assert check_backward_hygiene(lambda a, b: Solve()(a, b), leaf(np.array([[2.0, 1.0], [1.0, 3.0]])),
                                   leaf(np.ones((2, 1))))
+
+
+# ---------------------------------------------------------------- qr, pinv, lstsq
+
+
+def _tall(drawn):
+    """A drawn A = Q1 diag(s) Q2^T made tall or square (transposed where m < n), with its factors."""
+    A, s, Q1, Q2 = drawn
+    return (A, s, Q1, Q2) if A.shape[-2] >= A.shape[-1] else (np.swapaxes(A, -1, -2), s, Q2, Q1)
+
+
+def _check_qr(A, Q, R, mode):
+    """Q orthonormal, R upper triangular, Q R = A, R^T R = A^T A (what does not depend on the signs), and
+    the signs LAPACK's, as numpy.linalg.qr gives them."""
+    m, n = A.shape[-2:]
+    q = m if mode == "complete" else min(m, n)
+    assert Q.shape == A.shape[:-2] + (m, q) and R.shape == A.shape[:-2] + (q, n)
+    np.testing.assert_allclose(np.swapaxes(Q, -1, -2) @ Q, np.broadcast_to(np.eye(q), Q.shape[:-2] + (q, q)),
+                               atol=1e-12)
+    np.testing.assert_array_equal(R, np.triu(R))
+    np.testing.assert_allclose(Q @ R, A, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.swapaxes(R, -1, -2) @ R, np.swapaxes(A, -1, -2) @ A, rtol=1e-10, atol=1e-12)
+    numpy_Q, numpy_R = np.linalg.qr(A, mode=mode)
+    np.testing.assert_allclose(Q, numpy_Q, atol=1e-12)
+    np.testing.assert_allclose(R, numpy_R, atol=1e-12)
+
+
+@given(factored("general", square=False), st.sampled_from(["reduced", "complete"]))
+def test_qr_as_its_product_numpy_and_pytorch(drawn, mode):
+    A = _tall(drawn)[0]
+    Q, R = LA.qr(leaf(A), mode)
+    _check_qr(A, Q.numpy(), R.numpy(), mode)
+    np.testing.assert_array_equal(LA.qr(leaf(A), "r").R.numpy(), LA.qr(leaf(A)).R.numpy())
+    torch = import_torch()
+    if mode == "complete" and A.shape[-2] > A.shape[-1]:
+        return  # (no gradient there: test_qr_refuses_the_gradients_pytorch_refuses)
+    assert check_gradients(lambda t: tuple(LA.qr(t, mode)), leaf(A))
+    assert check_backward_hygiene(lambda t: QR(mode)(t), leaf(A))
+    _compare_with_torch(_joined(lambda t: LA.qr(t, mode)), _joined(lambda t: torch.linalg.qr(t, mode)), A)
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (2, 2, 4), (1, 3)])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr_of_a_wide_matrix_at_fixed_shapes(shape, mode):
+    """m < n: A = [X | Y] with X square and well-conditioned (its singular values 3 ... 1), which
+    the gradient needs (QR's docstring); Y enters through R's last columns."""
+    rng = np.random.default_rng(4)
+    *batch, m, n = shape
+    X = (_orthogonals(rng, tuple(batch), m) * np.linspace(3.0, 1.0, m)) @ _orthogonals(rng, tuple(batch), m)
+    A = np.concatenate([X, rng.standard_normal((*batch, m, n - m))], axis=-1)
+    Q, R = LA.qr(leaf(A), mode)
+    _check_qr(A, Q.numpy(), R.numpy(), mode)
+    assert check_gradients(lambda t: tuple(LA.qr(t, mode)), leaf(A))
+    torch = import_torch()
+    parity(_joined(lambda t: LA.qr(t, mode)), _joined(lambda t: torch.linalg.qr(t, mode)), leaf(A),
+           rtol=1e-8, atol=1e-10)
+
+
+def test_qr_refuses_the_gradients_pytorch_refuses():
+    torch = import_torch()
+    A = np.random.default_rng(5).standard_normal((4, 3))
+    for mode, message in (("r", r"linalg.qr: the gradient needs Q, which mode='r' does not compute"),
+                          ("complete", r"linalg.qr: mode='complete' with more rows than columns \(4 > 3\) has no "
+                                       "gradient")):
+        with pytest.raises(RuntimeError, match=f"^{message}"):
+            LA.qr(leaf(A), mode).R.sum().backward()
+        with pytest.raises(RuntimeError):
+            torch.linalg.qr(torch.tensor(A, requires_grad=True), mode).R.sum().backward()
+    assert LA.qr(leaf(A), "r").Q.shape == tuple(torch.linalg.qr(torch.tensor(A), "r").Q.shape) == (0,)
+    assert LA.qr(leaf(np.zeros((2, 3, 0)))).Q.shape == (2, 3, 0)  # empty matrices, as NumPy's and PyTorch's
+
+
+@given(factored("general", square=False))
+def test_pinv_as_its_factors_numpy_and_pytorch(drawn):
+    A, s, Q1, Q2 = drawn
+    k = s.shape[-1]
+    inverse = (Q2[..., :, :k] / s[..., None, :]) @ np.swapaxes(Q1[..., :, :k], -1, -2)  # Q2 diag(1/s) Q1^T
+    np.testing.assert_allclose(LA.pinv(leaf(A)).numpy(), inverse, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(LA.pinv(leaf(A)).numpy(), np.linalg.pinv(A), rtol=1e-9, atol=1e-12)
+    assert check_gradients(LA.pinv, leaf(A))
+    torch = import_torch()
+    _compare_with_torch(LA.pinv, torch.linalg.pinv, A)
+    _compare_with_torch(lambda t: t.pinverse(), lambda t: t.pinverse(), A)
+
+
+@given(factored("symmetric"))
+def test_pinv_of_a_symmetric_matrix_through_eigh(drawn):
+    A, s, Q1, _ = drawn
+    inverse = (Q1 / s[..., None, :]) @ np.swapaxes(Q1, -1, -2)
+    np.testing.assert_allclose(LA.pinv(leaf(A), hermitian=True).numpy(), inverse, rtol=1e-9, atol=1e-12)
+    assert check_gradients(lambda t: LA.pinv(_sym(t), hermitian=True), leaf(A))
+    torch = import_torch()
+    _compare_with_torch(lambda t: LA.pinv(_sym(t), hermitian=True),
+                        lambda t: torch.linalg.pinv((t + t.mT) / 2, hermitian=True), A)
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_pinv_drops_the_singular_values_below_its_cutoff_as_pytorch(hermitian):
+    """Below rtol * the largest (or atol) a singular value counts as 0; rtol's default is max(m, n) * eps."""
+    torch = import_torch()
+    A = np.diag([2.0, -1e-3, 1e-17])
+    np.testing.assert_allclose(LA.pinv(leaf(A), hermitian=hermitian).numpy(), np.diag([0.5, -1e3, 0.0]))
+    np.testing.assert_allclose(LA.pinv(leaf(A), rtol=1e-2, hermitian=hermitian).numpy(), np.diag([0.5, 0.0, 0.0]))
+    for keywords in ({}, {"atol": 1e-4}):  # the tiny one dropped: values and gradients as PyTorch's (through
+        # (t + t^T) / 2 where hermitian: minitx's gradient there is the symmetric one, as eigh's)
+        parity(lambda t: LA.pinv(_sym(t) if hermitian else t, hermitian=hermitian, **keywords),
+               lambda t: torch.linalg.pinv((t + t.mT) / 2 if hermitian else t, hermitian=hermitian, **keywords),
+               leaf(A))
+    for keywords in ({"rtol": 1e-2}, {"atol": 1e-2}, {"atol": 1e-4, "rtol": 1e-2}):  # -1e-3 dropped too
+        parity(lambda t: LA.pinv(t, hermitian=hermitian, **keywords),
+               lambda t: torch.linalg.pinv(t, hermitian=hermitian, **keywords), minitx.tensor(A))
+        # the gradient of what is computed, the truncated sum; PyTorch's takes the dropped values as 0
+        assert check_gradients(lambda t: LA.pinv(_sym(t) if hermitian else t, hermitian=hermitian, **keywords),
+                               leaf(A))
+    parity(lambda t: minitx.pinverse(t, 1e-2), lambda t: torch.pinverse(t, 1e-2), minitx.tensor(A))
+    assert LA.pinv(leaf(np.zeros((2, 0, 3)))).shape == tuple(torch.linalg.pinv(torch.zeros(2, 0, 3)).shape)
+
+
+@given(factored("general", square=False), st.integers(1, 3), st.booleans())
+def test_lstsq_as_its_factors_the_normal_equations_and_pytorch(drawn, k, vector):
+    A, s, Q1, Q2 = _tall(drawn)
+    rng = np.random.default_rng(int(abs(A).sum() * 1000) % 2**32)
+    B = rng.standard_normal(A.shape[:-1] + (() if vector else (k,)))
+    Bm = B[..., None] if vector else B
+    n = A.shape[-1]
+    X = (Q2 / s[..., None, :]) @ np.swapaxes(Q1[..., :, :n], -1, -2) @ Bm  # A^+ B = Q2 diag(1/s) Q1^T B
+    result = LA.lstsq(leaf(A), leaf(B))
+    assert result._fields == ("solution", "residuals", "rank", "singular_values")
+    np.testing.assert_allclose(result.solution.numpy(), X[..., 0] if vector else X, rtol=1e-9, atol=1e-12)
+    AT = np.swapaxes(A, -1, -2)
+    normal = np.linalg.solve(AT @ A, AT @ Bm) if A.size else X
+    np.testing.assert_allclose(result.solution.numpy(), normal[..., 0] if vector else normal, rtol=1e-7, atol=1e-10)
+    assert check_gradients(lambda a, b: LA.lstsq(a, b).solution, leaf(A), leaf(B))
+    torch = import_torch()
+    _compare_with_torch(lambda a, b: LA.lstsq(a, b).solution, lambda a, b: torch.linalg.lstsq(a, b).solution, A, B)
+    if torch_in_example() is not None:  # gelsy's other fields, on CPU
+        theirs = torch.linalg.lstsq(torch.tensor(A), torch.tensor(B))
+        np.testing.assert_array_equal(result.rank.numpy(), theirs.rank.numpy())
+        assert result.rank.dtype == np.int64 and result.residuals.shape == tuple(theirs.residuals.shape) == (0,)
+        assert result.singular_values.shape == tuple(theirs.singular_values.shape) == (0,)
+
+
+def test_lstsq_broadcasts_batch_axes_as_pytorch():
+    rng = np.random.default_rng(6)
+    A, B = rng.standard_normal((2, 5, 3)), rng.standard_normal((1, 5, 2))
+    torch = import_torch()
+    parity(lambda a, b: LA.lstsq(a, b).solution, lambda a, b: torch.linalg.lstsq(a, b).solution, leaf(A), leaf(B),
+           rtol=1e-8, atol=1e-10)
+    assert LA.lstsq(leaf(A), leaf(B)).rank.numpy().tolist() == [3, 3]
+
+
+def test_qr_pinv_and_lstsq_refuse_bad_input_by_name():
+    A, wide = leaf(np.eye(3)), leaf(np.ones((2, 3)))
+    deficient = leaf(np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]]))
+    for call, error, message in [
+        (lambda: LA.qr(A[0]), ValueError, r"linalg.qr: A must be batches of matrices \[..., m, n\], got shape \(3,\)"),
+        (lambda: LA.qr(A, "full"), ValueError, r"linalg.qr: mode must be 'reduced', 'complete' or 'r', got 'full'"),
+        (lambda: LA.pinv(A[0]), ValueError, r"linalg.pinv: A must be batches of matrices"),
+        (lambda: LA.pinv(wide, hermitian=True), ValueError, r"linalg.pinv: A must be batches of square matrices"),
+        (lambda: LA.lstsq(A[0], A[0]), ValueError, r"linalg.lstsq: A must be batches of matrices"),
+        (lambda: LA.lstsq(wide, leaf(np.ones(2))), LA.LinAlgError,
+         r"linalg.lstsq: A must have at least as many rows as columns \(full column rank\), got 2 by 3"),
+        (lambda: LA.lstsq(deficient, leaf(np.ones(3))), LA.LinAlgError,
+         r"linalg.lstsq: A is rank-deficient \(rank 1 of 2 columns"),
+        (lambda: LA.lstsq(A, wide), ValueError, r"linalg.lstsq: incompatible shapes of A \(3, 3\) and B \(2, 3\)"),
+        (lambda: LA.lstsq(leaf(np.ones((2, 3, 3))), leaf(np.ones((3, 3, 1)))), ValueError,
+         r"linalg.lstsq: the batch axes of A \(2, 3, 3\) and B \(3, 3, 1\) do not broadcast"),
+        (lambda: LA.lstsq(A, minitx.ones(3, 1, dtype="float32")), TypeError,
+         r"linalg.lstsq: A and B need one dtype, got float64 and float32"),
+        (lambda: LA.lstsq(A, A, driver="gelsd"), ValueError,
+         r"linalg.lstsq: minitx has only the driver 'gelsy' \(PyTorch's CPU default\), got 'gelsd'"),
+    ]:
+        with pytest.raises(error, match=f"^{message}"):
+            call()
+
+
+@pytest.mark.filterwarnings("ignore:torch.qr is deprecated")
+def test_qr_and_pinverse_tensor_methods_are_pytorchs():
+    torch = import_torch()
+    A = np.random.default_rng(7).standard_normal((4, 3))
+    for some in (True, False):
+        Q, R = leaf(A).qr(some=some)
+        tQ, tR = torch.tensor(A).qr(some=some)
+        np.testing.assert_allclose(Q.numpy(), tQ.numpy(), atol=1e-12)
+        np.testing.assert_allclose(R.numpy(), tR.numpy(), atol=1e-12)
+    A32 = minitx.tensor(A.astype(np.float32))
+    assert LA.qr(A32).Q.dtype == LA.pinv(A32).dtype == LA.lstsq(A32, A32).solution.dtype == np.float32
