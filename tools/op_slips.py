@@ -31,7 +31,7 @@ channel_shuffle, pdist, bilinear, embedding_bag and their layers); one per small
 PyTorch's name (divide, rot90, take, aminmax, addmm, ...), one for the table of PyTorch's second names,
 and one per Tensor method that is more than a call (equal, retains_grad, is_signed, split_with_sizes,
 new_empty); and one per op of PyTorch's further elementwise math (erfc, erfinv, lgamma, digamma,
-logaddexp ... isreal).
+logaddexp ... isreal); one each for linalg.qr, pinv and lstsq.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -992,5 +992,13 @@ OP_SLIPS = [
     Slip("isneginf: either infinity", _E, 'def isneginf(x): return _predicate("isneginf", x)',
          'def isneginf(x): return _predicate("isinf", x)', _SPECIAL),
     Slip("isreal: as isfinite", _E, 'return _predicate("isreal", x)', 'return _predicate("isfinite", x)', _SPECIAL),
+    # minitx.linalg's qr, pinv and lstsq
+    Slip("qr backward: copyltu(M) with M's diagonal counted twice", _MX,
+         "copyltu = xp.tril(M) + _mT(xp.tril(M, -1))", "copyltu = xp.tril(M) + _mT(xp.tril(M))", _MATRIX),
+    Slip("pinv: atol ignored, the cutoff rtol * the largest alone", _MX,
+         "keep = size > maximum(largest * rtol, atol or 0.0).detach()", "keep = size > (largest * rtol).detach()",
+         _MATRIX),
+    Slip("lstsq: R^T X = Q^T B solved, R transposed", _MX, "X = solve(R, Q.mT @ B)", "X = solve(R.mT, Q.mT @ B)",
+         _MATRIX),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]
