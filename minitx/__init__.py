@@ -102,8 +102,9 @@ bool = bool_
 
 __version__ = "0.1.0"
 
-# after `import minitx`, minitx.linalg, minitx.nn, minitx.optim and minitx.utils.data are there, as torch's are
-from minitx import linalg, nn, optim, utils  # noqa: E402
+# after `import minitx`, minitx.linalg, minitx.nn, minitx.optim, minitx.special and minitx.utils.data are there,
+# as torch's are
+from minitx import linalg, nn, optim, special, utils  # noqa: E402
 # and the top-level names torch gives some of torch.linalg's (torch.det, torch.inverse, ...)
 from minitx.ops.matrix import det, inverse, logdet, matrix_power, pinverse, slogdet  # noqa: E402
 

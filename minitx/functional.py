@@ -18,7 +18,7 @@ from minitx.ops.elementwise import (
     bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift, nan_to_num, lerp, addcmul, addcdiv,
     divide, subtract, positive, square,
     erfc, erfinv, lgamma, digamma, logaddexp, logaddexp2, xlogy, sinc, logit, heaviside, fmax, fmin, frac,
-    deg2rad, rad2deg, float_power, ldexp, gcd, lcm, nextafter, signbit, isposinf, isneginf, isreal,
+    deg2rad, rad2deg, float_power, ldexp, gcd, lcm, nextafter, signbit, isposinf, isneginf, isreal, polygamma, i0,
     # PyTorch's other names for the ops above (minitx/ops/elementwise.py's last lines)
     absolute, negative, multiply, true_divide, clamp, fix, sgn, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, arctan2,
     eq, ne, lt, le, gt, ge)

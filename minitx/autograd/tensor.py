@@ -1001,6 +1001,8 @@ class Tensor:
     def erfinv(self): return F.erfinv(self)
     def lgamma(self): return F.lgamma(self)
     def digamma(self): return F.digamma(self)
+    def polygamma(self, n): return F.polygamma(n, self)
+    def i0(self): return F.i0(self)
     def sinc(self): return F.sinc(self)
     def logit(self, eps=None): return F.logit(self, eps)
     def frac(self): return F.frac(self)

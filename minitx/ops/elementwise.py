@@ -25,7 +25,8 @@ from minitx.ops._args import binary, check_bool, check_fits, common_16_bits, flo
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "ClipTensor", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
            "Remainder", "Fmod", "NanToNum", "Lerp", "Erfc", "Erfinv", "Lgamma", "Digamma", "LogAddExp", "LogAddExp2",
-           "Xlogy", "Sinc", "Logit", "Heaviside", "Fmax", "Fmin", "Frac"]
+           "Xlogy", "Sinc", "Logit", "Heaviside", "Fmax", "Fmin", "Frac", "Polygamma", "I0", "I1",
+           "Xlog1py", "Entr", "LogNdtr"]
 
 
 def _not_boolean(op, x):
@@ -839,6 +840,7 @@ _LN2 = math.log(2)
 
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+_SQRT1_2 = math.sqrt(0.5)
 
 
 class Sin(Function):
@@ -1326,6 +1328,146 @@ class Digamma(Function):
 def digamma(x): return Digamma()(floating(x))
 
 
+# polygamma(n, x) for n >= 2 = (-1)^(n+1) n! zeta(n + 1, x), Hurwitz's zeta(s, x) = sum_k>=0 1 / (x + k)^s:
+# the terms below z = x + m >= _ZETA_SHIFT summed directly (the recurrence), the rest by Euler-Maclaurin,
+# zeta(s, z) = z^(1-s) / (s-1) + z^-s / 2 + sum_j B_2j / (2j)! s (s+1) ... (s+2j-2) z^(1-s-2j),  j = 1.._ZETA_TERMS
+_ZETA_SHIFT, _ZETA_TERMS = 30, 12
+_BERNOULLI = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798, -174611 / 330,
+              854513 / 138, -236364091 / 2730]  # B_2 .. B_24
+
+
+def _zeta_tail(s, z):
+    """zeta(s, z) for z >= _ZETA_SHIFT by Euler-Maclaurin's series (above), its terms built one from the last."""
+    xp = get_array_module(z)
+    total = z ** (1 - s) / (s - 1) + 0.5 * z ** -s
+    rising, factorial, power = s, 2, z ** (-s - 1)   # s (s+1)...(s+2j-2), (2j)!, z^(1-s-2j) at j = 1
+    for j, b in enumerate(_BERNOULLI[:_ZETA_TERMS], start=1):
+        total = total + b / factorial * rising * power
+        rising *= (s + 2 * j - 1) * (s + 2 * j)
+        factorial *= (2 * j + 1) * (2 * j + 2)
+        power = power / (z * z)
+    return xp.asarray(total)
+
+
+def polygamma_values(n, x):
+    """polygamma(n, x), the n-th derivative of digamma (float64): digamma_values and trigamma_values for
+    n = 0 and 1, and for n >= 2 (-1)^(n+1) n! zeta(n + 1, x) (above). The recurrence steps x up to
+    _ZETA_SHIFT, as many steps as the most negative x needs (no reflection). At 0 and the negative
+    integers (-1)^(n+1) inf, as PyTorch's; at +inf 0 and at -inf NaN (PyTorch's gives NaN at +inf)."""
+    if n == 0:
+        return digamma_values(x)
+    if n == 1:
+        return trigamma_values(x)
+    xp = get_array_module(x)
+    s = n + 1
+    finite = xp.isfinite(x)
+    z = xp.where(finite, x, _ZETA_SHIFT)
+    head = xp.zeros_like(z)
+    while bool((z < _ZETA_SHIFT).any()):
+        below = z < _ZETA_SHIFT
+        head = head + xp.where(below, 1 / xp.where(below, z, 1) ** s, 0.0)
+        z = xp.where(below, z + 1, z)
+    sign = (-1) ** (n + 1)
+    y = sign * math.factorial(n) * (head + _zeta_tail(s, z))
+    pole = (x <= 0) & (x == xp.round(x))
+    y = xp.where(pole, sign * xp.inf, y)
+    return xp.where(finite, y, xp.where(x > 0, 0.0, xp.nan))
+
+
+class Polygamma(Function):
+    """y = polygamma(n, x), the n-th derivative of digamma (see polygamma_values).
+    dx = dy * polygamma(n + 1, x)"""
+
+    def __init__(self, n):
+        self.n = n
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return _in_float64(lambda v: polygamma_values(self.n, v), x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy * _in_float64(lambda v: polygamma_values(self.n + 1, v), x),)
+
+
+def polygamma(n, x):
+    """The n-th derivative of digamma (n = 0: digamma itself), as torch.polygamma(n, x)."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"polygamma: n must be an integer >= 0, got {n!r}")
+    return Polygamma(int(n))(floating(x))
+
+
+# The modified Bessel functions I_0 and I_1. Below |x| = _BESSEL_SWITCH their power series,
+#   I_nu(x) = (x/2)^nu sum_k (x^2/4)^k / (k! (k + nu)!),
+# all terms positive (no cancellation), _BESSEL_SERIES terms (the first left out is below 1e-17 of the
+# sum there); above, Hankel's asymptotic series
+#   I_nu(x) = e^x / sqrt(2 pi x) sum_k a_k,  a_0 = 1,  a_k = -a_(k-1) (4 nu^2 - (2k - 1)^2) / (8 k x),
+# _HANKEL_TERMS terms (at x >= 40 the first left out is below 1e-17). e^x is taken in two halves, so
+# I_nu(x) stays finite up to about x = 713.9, where e^x alone would overflow past 709.78.
+_BESSEL_SWITCH, _BESSEL_SERIES, _HANKEL_TERMS = 40.0, 90, 30
+
+
+def bessel_i_values(nu, x):
+    """I_nu(x) for nu = 0 or 1 (float64): even in x for nu = 0, odd for nu = 1; I_nu(±inf) = inf and
+    ±inf (PyTorch's i0(-inf) and i1(±inf) are NaN)."""
+    xp = get_array_module(x)
+    a = xp.abs(x)
+    near = xp.minimum(a, _BESSEL_SWITCH)   # each series only where it holds, the other branch kept finite
+    q = near * near / 4
+    term = xp.ones_like(x)
+    total = xp.ones_like(x)
+    for k in range(1, _BESSEL_SERIES):
+        term = term * q / (k * (k + nu))
+        total = total + term
+    series = total * (near / 2) ** nu
+    far = xp.maximum(a, _BESSEL_SWITCH)
+    term = xp.ones_like(x)
+    total = xp.ones_like(x)
+    for k in range(1, _HANKEL_TERMS):
+        term = -term * (4 * nu * nu - (2 * k - 1) ** 2) / (8 * k * far)
+        total = total + term
+    half = xp.exp(far / 2)
+    hankel = half * (half * total / xp.sqrt(2 * math.pi * far))
+    y = xp.where(a < _BESSEL_SWITCH, series, hankel)
+    y = xp.where(xp.isinf(a), xp.inf, y)
+    return xp.copysign(y, x) if nu == 1 else y
+
+
+class I0(Function):
+    """y = I_0(x), the modified Bessel function of the first kind of order 0 (see bessel_i_values).
+    dx = dy * I_1(x)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return _in_float64(lambda v: bessel_i_values(0, v), x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy * _in_float64(lambda v: bessel_i_values(1, v), x),)
+
+
+def i0(x): return I0()(floating(x))
+
+
+class I1(Function):
+    """y = I_1(x), the modified Bessel function of the first kind of order 1 (see bessel_i_values).
+    dx = dy * (I_0(x) - y / x),  dy / 2 at x = 0 (the limit: y / x -> 1/2)"""
+
+    def forward(self, x):
+        y = _in_float64(lambda v: bessel_i_values(1, v), x)
+        self.save_for_backward(x, y)
+        return y
+
+    def backward(self, dy):
+        x, y = self.saved
+        xp = get_array_module(x)
+        i0_x = _in_float64(lambda v: bessel_i_values(0, v), x)
+        return (dy * xp.where(x == 0, x.dtype.type(0.5), i0_x - y / xp.where(x == 0, x.dtype.type(1), x)),)
+
+
+def i1(x): return I1()(floating(x))
+
+
 class _PiecewiseConstant(Function):
     """y = f(x) for a step function f.   dx = 0 (f is flat wherever it has a derivative)
 
@@ -1714,6 +1856,115 @@ class Xlogy(Function):
 
 
 def xlogy(a, b): return binary(Xlogy(), floating(a), b)
+
+
+def _xlog1py_values(a, b):
+    """a ln(1 + b), but 0 where a = 0 unless b is NaN (PyTorch's xlog1py)."""
+    xp = get_array_module(a)
+    return xp.where((a == 0) & ~xp.isnan(b), a.dtype.type(0), a * xp.log1p(b))
+
+
+class Xlog1py(Function):
+    """y = a ln(1 + b), but 0 where a = 0 unless b is NaN, as Xlogy with ln(1 + b) for ln b
+    (torch.special.xlog1py; ln(1 + b) by log1p, exact for small b).
+
+        da = xlog1py(dy, b) = dy ln(1 + b),  but 0 where a = 0 and b <= -1 (as PyTorch's)
+        db = dy a / (1 + b)
+    """
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return _xlog1py_values(a, b)
+
+    def backward(self, dy):
+        a, b = self.saved
+        da = dy_where(~((a == 0) & (b <= -1)), _xlog1py_values(dy, b)) if self.needs_input_grad[0] else None
+        return da, (dy * a / (1 + b) if self.needs_input_grad[1] else None)
+
+
+def xlog1py(a, b): return binary(Xlog1py(), floating(a), b)
+
+
+class Entr(Function):
+    """y = -x ln x, the entropy of one probability: 0 at x = 0 (the limit), -inf below 0, as
+    torch.special.entr.   dx = -dy (1 + ln x)   (inf at 0, NaN below 0, as PyTorch's)"""
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        self.save_for_backward(x)
+        inside = xp.where(x > 0, x, x.dtype.type(1))   # keeps log off 0 and the negatives
+        y = xp.where(x > 0, -x * xp.log(inside), x.dtype.type(0))
+        return xp.where(x < 0, -xp.inf, y).astype(x.dtype, copy=False)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        xp = get_array_module(x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (-dy * (1 + xp.log(x)),)
+
+
+def entr(x): return Entr()(floating(x))
+
+
+def ndtr(x):
+    """The standard normal distribution function Phi(x) = (1 + erf(x / sqrt 2)) / 2, composed as
+    erfc(-x / sqrt 2) / 2: the same number, without 1 + erf losing the lower tail (erfc(-x / sqrt 2)
+    keeps its digits down to x = -37.5, where 1 + erf(x / sqrt 2) is 0 from x = -8.3 on). Its
+    gradient, exp(-x^2 / 2) / sqrt(2 pi), comes from erfc's."""
+    x = floating(x)
+    return erfc(x * -_SQRT1_2) * 0.5
+
+
+# Below x = _TAIL, Phi(x) = phi(x) / (-x) S(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi), with the asymptotic
+# series S(x) = sum_k (-1)^k (2k - 1)!! / x^2k  (its first left out, at x <= -20, below 1e-17)
+_TAIL, _TAIL_TERMS = -20.0, 12
+
+
+def _tail_series(x):
+    """S(x) above, for x <= _TAIL."""
+    xp = get_array_module(x)
+    w = 1 / (x * x)
+    term, total = xp.ones_like(x), xp.ones_like(x)
+    for k in range(1, _TAIL_TERMS):
+        term = -term * (2 * k - 1) * w
+        total = total + term
+    return total
+
+
+def log_ndtr_values(x):
+    """ln Phi(x), the logarithm of the standard normal distribution function (float64): ln(erfc(-x / sqrt 2)
+    / 2) for _TAIL <= x < 0, log1p(-erfc(x / sqrt 2) / 2) for x >= 0 (1 - Phi(-x), without rounding Phi
+    near 1), and below _TAIL, where erfc underflows, -x^2 / 2 - ln(-x) - ln sqrt(2 pi) + ln S(x)."""
+    xp = get_array_module(x)
+    far = xp.minimum(x, _TAIL)
+    tail = -0.5 * far * far - xp.log(-far) - _HALF_LOG_TWO_PI + xp.log(_tail_series(far))
+    with np.errstate(divide="ignore"):  # each branch's log of 0 lies where the other is taken
+        y = xp.where(x < 0, xp.log(erfc_values(-x * _SQRT1_2) / 2), xp.log1p(-erfc_values(x * _SQRT1_2) / 2))
+    return xp.where(x < _TAIL, tail, y)
+
+
+def _log_ndtr_slope(x):
+    """d/dx ln Phi(x) = phi(x) / Phi(x) (float64), Phi(x) = erfc(-x / sqrt 2) / 2, and below _TAIL
+    -x / S(x), where phi and Phi underflow."""
+    xp = get_array_module(x)
+    far, near = xp.minimum(x, _TAIL), xp.maximum(x, _TAIL)
+    near = xp.exp(-0.5 * near * near - _HALF_LOG_TWO_PI) / (erfc_values(-near * _SQRT1_2) / 2)
+    return xp.where(x < _TAIL, -far / _tail_series(far), near)
+
+
+class LogNdtr(Function):
+    """y = ln Phi(x) (see log_ndtr_values).   dx = dy phi(x) / Phi(x) (see _log_ndtr_slope)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return _in_float64(log_ndtr_values, x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy * _in_float64(_log_ndtr_slope, x),)
+
+
+def log_ndtr(x): return LogNdtr()(floating(x))
 
 
 # (cos t - sin(t) / t) / t = -t/3 + t^3/30 - t^5/840 + t^7/45360 - ..., in powers of t^2, highest first
