@@ -1408,8 +1408,8 @@ _BESSEL_SWITCH, _BESSEL_SERIES, _HANKEL_TERMS = 40.0, 90, 30
 
 
 def bessel_i_values(nu, x):
-    """I_nu(x) for nu = 0 or 1 (float64): even in x for nu = 0, odd for nu = 1; I_nu(±inf) = inf and
-    ±inf (PyTorch's i0(-inf) and i1(±inf) are NaN)."""
+    """I_nu(x) for nu = 0 or 1 (float64): even in x for nu = 0, odd for nu = 1; I_0(±inf) = inf and
+    I_1(±inf) = ±inf (PyTorch's are NaN). Agrees with mpmath to 4e-15 relative (tests/ops/test_torch_special.py)."""
     xp = get_array_module(x)
     a = xp.abs(x)
     near = xp.minimum(a, _BESSEL_SWITCH)   # each series only where it holds, the other branch kept finite
@@ -1893,8 +1893,8 @@ class Entr(Function):
         xp = get_array_module(x)
         self.save_for_backward(x)
         inside = xp.where(x > 0, x, x.dtype.type(1))   # keeps log off 0 and the negatives
-        y = xp.where(x > 0, -x * xp.log(inside), x.dtype.type(0))
-        return xp.where(x < 0, -xp.inf, y).astype(x.dtype, copy=False)
+        rest = xp.where(x < 0, -xp.inf, x * 0)   # x * 0: 0 at 0, NaN kept
+        return xp.where(x > 0, -x * xp.log(inside), rest).astype(x.dtype, copy=False)
 
     def backward(self, dy):
         (x,) = self.saved
