@@ -31,7 +31,8 @@ channel_shuffle, pdist, bilinear, embedding_bag and their layers); one per small
 PyTorch's name (divide, rot90, take, aminmax, addmm, ...), one for the table of PyTorch's second names,
 and one per Tensor method that is more than a call (equal, retains_grad, is_signed, split_with_sizes,
 new_empty); and one per op of PyTorch's further elementwise math (erfc, erfinv, lgamma, digamma,
-logaddexp ... isreal); one each for linalg.qr, pinv and lstsq.
+logaddexp ... isreal); one each for linalg.qr, pinv and lstsq; and one per function of minitx.special
+(polygamma, i0, i1, xlog1py, entr, ndtr, log_ndtr) and one for its table of torch.special's names.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -42,6 +43,7 @@ from plant_slips import SLIPS, Slip
 
 _UNARY = ("tests/ops/test_unary.py",)
 _SPECIAL = ("tests/ops/test_special.py",)
+_TORCH_SPECIAL = ("tests/ops/test_torch_special.py",)
 _BINARY = ("tests/ops/test_elementwise.py", "tests/ops/test_unary.py")
 _SCAN = ("tests/ops/test_scan.py",)
 _NORMS = ("tests/ops/test_norms.py",)
@@ -1000,5 +1002,22 @@ OP_SLIPS = [
          _MATRIX),
     Slip("lstsq: R^T X = Q^T B solved, R transposed", _MX, "X = solve(R, Q.mT @ B)", "X = solve(R.mT, Q.mT @ B)",
          _MATRIX),
+    # minitx.special's functions and its table of torch.special's names
+    Slip("polygamma backward: polygamma(n, x) for polygamma(n + 1, x)", _E,
+         "_in_float64(lambda v: polygamma_values(self.n + 1, v), x)", "_in_float64(lambda v: polygamma_values(self.n, v), x)",
+         _TORCH_SPECIAL),
+    Slip("i0 backward: I_0 for I_1", _E, "        return (dy * _in_float64(lambda v: bessel_i_values(1, v), x),)",
+         "        return (dy * _in_float64(lambda v: bessel_i_values(0, v), x),)", _TORCH_SPECIAL),
+    Slip("i1: the power series' k! (k + 1)! as (k!)^2", _E, "term = term * q / (k * (k + nu))", "term = term * q / (k * k)",
+         _TORCH_SPECIAL),
+    Slip("xlog1py backward: db = dy a / b", _E, "dy * a / (1 + b) if", "dy * a / b if", _TORCH_SPECIAL),
+    Slip("entr: NaN to 0", _E, "rest = xp.where(x < 0, -xp.inf, x * 0)", "rest = xp.where(x < 0, -xp.inf, 0.0)",
+         _TORCH_SPECIAL),
+    Slip("ndtr as (1 + erf(x / sqrt 2)) / 2, 0 in the lower tail", _E, "return erfc(x * -_SQRT1_2) * 0.5",
+         "return (1 + erf(x * _SQRT1_2)) * 0.5", _TORCH_SPECIAL),
+    Slip("log_ndtr: three terms of the tail's asymptotic series", _E, "_TAIL, _TAIL_TERMS = -20.0, 12",
+         "_TAIL, _TAIL_TERMS = -20.0, 3", _TORCH_SPECIAL),
+    Slip("minitx.special: expit as logsigmoid", "minitx/special.py", "sigmoid as expit", "logsigmoid as expit",
+         _TORCH_SPECIAL),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]
