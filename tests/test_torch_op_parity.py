@@ -325,6 +325,11 @@ CASES = {
     "digamma": case(F.digamma, arg(min_value=-5.0, max_value=30.0, away_from=(-1.0, -2.0, -3.0, -4.0, -5.0), edges=EDGES),
                     reference=torch.digamma,
                     grad_rtol=1e-8),
+    # polygamma(n >= 2, inf) is 0 and i0(±inf) inf, PyTorch's NaN (tests/ops/test_torch_special.py)
+    "polygamma": case(lambda x, n: F.polygamma(n, x), arg(min_value=0.1, max_value=40.0, edges=(NAN,)),
+                      kwargs={"n": st.sampled_from([0, 1, 2, 4])}, reference=lambda x, n: torch.polygamma(n, x),
+                      rtol=1e-8, grad_rtol=1e-8),
+    "i0": case(F.i0, arg(min_value=-50.0, max_value=50.0, edges=(0.0, NAN)), reference=torch.i0),
     # heaviside at a NaN is NaN (PyTorch: 0); PyTorch has no gradient for it, its reference here is the
     # selection it makes, which gives values dy where x = 0 and x none
     "heaviside": case(F.heaviside, arg(edges=(0.0, -0.0, INF, -INF, NAN), edge_probability=0.5), arg(), broadcast=True,
