@@ -1331,7 +1331,7 @@ def digamma(x): return Digamma()(floating(x))
 # polygamma(n, x) for n >= 2 = (-1)^(n+1) n! zeta(n + 1, x), Hurwitz's zeta(s, x) = sum_k>=0 1 / (x + k)^s:
 # the terms below z = x + m >= _ZETA_SHIFT summed directly (the recurrence), the rest by Euler-Maclaurin,
 # zeta(s, z) = z^(1-s) / (s-1) + z^-s / 2 + sum_j B_2j / (2j)! s (s+1) ... (s+2j-2) z^(1-s-2j),  j = 1.._ZETA_TERMS
-_ZETA_SHIFT, _ZETA_TERMS = 30, 12
+_ZETA_SHIFT, _ZETA_TERMS, _ZETA_FLOOR = 30, 12, -1e5
 _BERNOULLI = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798, -174611 / 330,
               854513 / 138, -236364091 / 2730]  # B_2 .. B_24
 
@@ -1352,7 +1352,9 @@ def _zeta_tail(s, z):
 def polygamma_values(n, x):
     """polygamma(n, x), the n-th derivative of digamma (float64): digamma_values and trigamma_values for
     n = 0 and 1, and for n >= 2 (-1)^(n+1) n! zeta(n + 1, x) (above). The recurrence steps x up to
-    _ZETA_SHIFT, as many steps as the most negative x needs (no reflection). At 0 and the negative
+    _ZETA_SHIFT, as many steps as the most negative x needs (no reflection), so n >= 2 refuses x below
+    _ZETA_FLOOR (but its poles). For x < 0 and n even its terms' signs differ and its error is about eps
+    times its largest term, n! / (x - round(x))^(n+1), as PyTorch's direct sum. At 0 and the negative
     integers (-1)^(n+1) inf, as PyTorch's; at +inf 0 and at -inf NaN (PyTorch's gives NaN at +inf)."""
     if n == 0:
         return digamma_values(x)
@@ -1361,7 +1363,11 @@ def polygamma_values(n, x):
     xp = get_array_module(x)
     s = n + 1
     finite = xp.isfinite(x)
-    z = xp.where(finite, x, _ZETA_SHIFT)
+    pole = (x <= 0) & (x == xp.round(x))
+    z = xp.where(finite & ~pole, x, _ZETA_SHIFT)   # (the others are answered below)
+    if bool((z < _ZETA_FLOOR).any()):
+        raise ValueError(f"polygamma: n >= 2 takes x >= {_ZETA_FLOOR:g} away from the poles (its recurrence steps "
+                         f"x up one at a time, without reflection), got x = {float(z.min())!r}")
     head = xp.zeros_like(z)
     while bool((z < _ZETA_SHIFT).any()):
         below = z < _ZETA_SHIFT
@@ -1369,7 +1375,6 @@ def polygamma_values(n, x):
         z = xp.where(below, z + 1, z)
     sign = (-1) ** (n + 1)
     y = sign * math.factorial(n) * (head + _zeta_tail(s, z))
-    pole = (x <= 0) & (x == xp.round(x))
     y = xp.where(pole, sign * xp.inf, y)
     return xp.where(finite, y, xp.where(x > 0, 0.0, xp.nan))
 

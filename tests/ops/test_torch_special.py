@@ -238,6 +238,9 @@ def test_the_tensor_methods_and_polygammas_n_checked():
     x = leaf([0.5, 2.0])
     np.testing.assert_array_equal(x.polygamma(2).numpy(), S.polygamma(2, x).numpy())
     np.testing.assert_array_equal(x.i0().numpy(), S.i0(x).numpy())
+    np.testing.assert_array_equal(S.polygamma(3, leaf([-1e20, -2.0 ** 60, -99999.5])).numpy()[:2], [INF, INF])
+    with pytest.raises(ValueError, match=r"polygamma: n >= 2 takes x >= -100000 away from the poles .*got x = -100000.5"):
+        S.polygamma(2, leaf([1.0, -100000.5]))
     for n in (-1, 1.5, True, "2"):
         with pytest.raises(ValueError, match=rf"polygamma: n must be an integer >= 0, got {n!r}"):
             S.polygamma(n, x)
