@@ -886,7 +886,7 @@ OP_SLIPS = [
          "return floor_divide(a, b)", _NAMES),
     Slip("divide: trunc of floats with trunc's gradient sent through a / b", _E,
          "return where(True, trunc(div(a, b)).detach(), floor_divide(a, b))", "return trunc(div(a, b))",
-         ("tests/test_torch_op_parity.py::test_op_matches_torch[divide]",)),
+         ("tests/ops/test_torch_names.py", "tests/test_torch_op_parity.py::test_op_matches_torch[divide]")),
     Slip("rot90: one turn swaps before reversing", _S, "return swapaxes(flip(x, second), first, second)",
          "return flip(swapaxes(x, first, second), second)", _NAMES),
     Slip("fliplr: reverses axis 0", _S, "    return flip(x, 1)\n", "    return flip(x, 0)\n", _NAMES),

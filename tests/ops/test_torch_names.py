@@ -65,6 +65,15 @@ def test_divide_rounded_has_gradient_0_and_integers_round_toward_0_as_pytorchs()
         x = minitx.tensor(a, requires_grad=True)
         F.divide(x, minitx.tensor(b), rounding_mode=mode).sum().backward()
         np.testing.assert_array_equal(x.grad.numpy(), np.zeros(3))
+    # where b = 0 (a / b inf or NaN) too, for a and b: trunc's 0 sent back through a / b would be NaN there
+    a0, b0 = np.array([1.0, 0.0, -2.0]), np.array([0.0, 0.0, 4.0])
+    x, y = minitx.tensor(a0, requires_grad=True), minitx.tensor(b0, requires_grad=True)
+    tx, ty = torch.tensor(a0, requires_grad=True), torch.tensor(b0, requires_grad=True)
+    F.divide(x, y, rounding_mode="trunc").sum().backward()
+    torch.div(tx, ty, rounding_mode="trunc").sum().backward()
+    for ours, theirs in ((x, tx), (y, ty)):
+        np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+        np.testing.assert_array_equal(ours.grad.numpy(), np.zeros(3))
     ints = np.array([7, -7, 7, -7, 0, -1]), np.array([2, 2, -2, -2, 3, 5])
     for mode in ("trunc", "floor"):
         ours = F.divide(*map(minitx.tensor, ints), rounding_mode=mode)
