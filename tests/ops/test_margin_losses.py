@@ -313,18 +313,19 @@ def test_gaussian_nll_loss(shape, data):
     var_shape = data.draw(_variance_shape(shape))
     full, reduction = data.draw(st.booleans()), data.draw(st.sampled_from(REDUCTIONS))
     var = 0.7 if var_shape is None else data.draw(mst.tensors(var_shape, min_value=0.1, max_value=3.0))
+    eps = data.draw(st.sampled_from([1e-6, 0.05]), label="eps")  # (below var: the clamp's own test is below)
 
     def reference(a, b, v):
         v = np.asarray(v)
         v = v[..., None] if v.shape == shape[:-1] and v.shape != shape else v
-        v = np.maximum(v, 1e-6)
+        v = np.maximum(v, eps)
         return _np_reduce(0.5 * (np.log(v) + (a - b) ** 2 / v) + (0.5 * np.log(2 * np.pi) if full else 0), reduction)
 
-    fn = lambda a, b, v: F.gaussian_nll_loss(a, b, v, full, reduction=reduction)  # noqa: E731
+    fn = lambda a, b, v: F.gaussian_nll_loss(a, b, v, full, eps, reduction=reduction)  # noqa: E731
     inputs = (x, y, var)
     check_forward(fn, reference, *inputs, rtol=1e-12, atol=1e-12)
     assert check_gradients(fn, *inputs)
-    parity(fn, lambda a, b, v: _tf().gaussian_nll_loss(a, b, v, full, reduction=reduction),
+    parity(fn, lambda a, b, v: _tf().gaussian_nll_loss(a, b, v, full, eps, reduction=reduction),
            leaf(x.numpy()), leaf(y.numpy()), var if var_shape is None else leaf(var.numpy()))
 
 
