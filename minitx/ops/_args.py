@@ -29,6 +29,15 @@ def binary(op, a, b, true_division=False):
     return op(a, b)
 
 
+def broadcast_batches(op: str, a_name: str, a, b_name: str, b) -> tuple:
+    """The batch axes (all but the last two) of a and b broadcast together, for ops over batches of
+    matrices; a ValueError naming ``op`` and both shapes when they do not broadcast."""
+    try:
+        return np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise ValueError(f"{op}: the batch axes of {a_name} {a.shape} and {b_name} {b.shape} do not broadcast") from None
+
+
 def operands(op, a, b):
     """a and b as tensors; a Python number takes the other's dtype and device, and one outside an
     integer tensor's range is an OverflowError naming ``op``."""

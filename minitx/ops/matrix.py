@@ -19,7 +19,7 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import floating
+from minitx.ops._args import broadcast_batches, floating
 from minitx.ops.elementwise import masked_fill, maximum, where
 from minitx.ops.reduction import normalize_axes
 from minitx.ops.shape import concatenate
@@ -250,10 +250,7 @@ def solve(A, B, *, left=True):
     if B.ndim < 2 or B.shape[-2 if left else -1] != n:
         raise ValueError(f"linalg.solve: incompatible shapes of A {A.shape} and B {B.shape} for the equation "
                          f"{'AX' if left else 'XA'} = B")
-    try:
-        np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    except ValueError:
-        raise ValueError(f"linalg.solve: the batch axes of A {A.shape} and B {B.shape} do not broadcast") from None
+    broadcast_batches("linalg.solve", "A", A, "B", B)
     X = Solve()(A, B) if left else Solve()(A.mT, B.mT).mT
     return X.squeeze(-1) if vector else X
 
@@ -689,10 +686,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     m, n = A.shape[-2:]
     if B.ndim < 2 or B.shape[-2] != m:
         raise ValueError(f"{op}: incompatible shapes of A {A.shape} and B {B.shape}: B needs A's {m} rows")
-    try:
-        batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    except ValueError:
-        raise ValueError(f"{op}: the batch axes of A {A.shape} and B {B.shape} do not broadcast") from None
+    batch = broadcast_batches(op, "A", A, "B", B)
     if m < n:
         raise LinAlgError(f"{op}: A must have at least as many rows as columns (full column rank), got {m} by {n} "
                           "matrices; minitx does not compute the minimum-norm solution")

@@ -27,7 +27,7 @@ from minitx.autograd.tensor import Tensor
 from minitx.backend import get_array_module, mean_last, sum_dot
 from minitx.keywords import takes_torch_keywords
 from minitx.ops import reduction
-from minitx.ops._args import floating, promote
+from minitx.ops._args import broadcast_batches, floating, promote
 from minitx.ops.elementwise import clip, div, sub
 from minitx.ops.indexing import add_at
 from minitx.ops.shape import broadcast_to, pad, sliding_windows
@@ -435,10 +435,7 @@ def cdist(x1, x2, p=2.0):
     if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
         raise ValueError(f"cdist: needs x1 [..., P, D] and x2 [..., M, D] with one D, got shapes {x1.shape} and "
                          f"{x2.shape}")
-    try:
-        np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
-    except ValueError:
-        raise ValueError(f"cdist: the batch axes of x1 {x1.shape} and x2 {x2.shape} do not broadcast") from None
+    broadcast_batches("cdist", "x1", x1, "x2", x2)
     return Cdist(_distance_order("cdist", p))(x1, x2)
 
 
