@@ -698,6 +698,46 @@ def test_op_case_draws_what_its_args_say():
         assert scale in (2.0, 3.0) and x_grad and not w_grad
 
 
+def test_op_case_on_device_compares_outputs_and_gradients_with_the_cpus():
+    """on_device runs the op twice on the same drawn inputs (here both on the CPU): a second run
+    that differs in a value, in a gradient or in its dtype is caught and named."""
+    calls = []
+
+    def drifting(shift=0.0, dtype=None):
+        def op(x, w, scale):  # the second call of each pair (on_device's "device" run) drifts
+            calls.append(1)
+            second = len(calls) % 2 == 0
+            y = x * w * scale + (shift if second else 0.0)
+            return y.to(dtype=dtype) if second and dtype else y
+        return op
+
+    def run(op):
+        case = op_case(op, arg(), arg(), broadcast=True, kwargs={"scale": st.sampled_from([2.0])}, numpy=None,
+                       gradcheck=True)
+        settings(phases=[Phase.generate], database=None, max_examples=5)(
+            given(data=st.data())(lambda data: case.on_device(data, "cpu")))()
+
+    run(drifting())
+    with pytest.raises(AssertionError, match="on cpu, against the CPU: the output differs"):
+        run(drifting(shift=1e-6))
+    with pytest.raises(AssertionError, match="the output is float32 on cpu, expected float64"):
+        run(drifting(dtype="float32"))
+
+    class WrongGradientOnSecondCall(Function):
+        def forward(self, x):
+            return x * 3.0
+
+        def backward(self, dy):
+            calls.append(1)
+            return (dy * (3.0 if len(calls) % 2 else 3.0 + 1e-6),)
+
+    calls.clear()
+    case = op_case(lambda x: WrongGradientOnSecondCall()(x), arg(), numpy=lambda x: x * 3.0)
+    with pytest.raises(AssertionError, match="against the CPU, backward: the gradient of argument 0 differs"):
+        settings(phases=[Phase.generate], database=None, max_examples=5)(
+            given(data=st.data())(lambda data: case.on_device(data, "cpu")))()
+
+
 @pytest.mark.parametrize("spec", [arg(transposed=True), arg(transposed=True, edges=(np.nan,), edge_probability=0.0),
                                   arg(transposed=True, edges=(np.nan,)), arg(transposed=True, ties=True),
                                   arg(transposed=True, ties=True, edges=(np.nan,))],

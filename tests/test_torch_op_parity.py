@@ -592,3 +592,27 @@ CASES = {
 @given(data=st.data())
 def test_op_matches_torch(name, data):
     CASES[name](data)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype, tolerance", [("float64", dict(rtol=1e-9, atol=1e-12)),
+                                              ("float32", dict(rtol=1e-3, atol=1e-5))], ids=["float64", "float32"])
+@pytest.mark.parametrize("name", sorted(CASES))
+@settings(max_examples=min(settings.default.max_examples, 10))
+@given(data=st.data())
+def test_op_on_the_gpu_matches_the_cpu(name, dtype, tolerance, data):
+    """Each case's op on CuPy arrays against the same op on NumPy's: outputs (dtype, device,
+    values) and gradients, in float64 and in float32 (the dtype training runs in, where the fused
+    kernels take over), to tolerances that allow another libm and another summation order."""
+    CASES[name].on_device(data, "cuda", dtype, **tolerance)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", sorted(CASES))
+@settings(max_examples=min(settings.default.max_examples, 2))
+@given(data=st.data())
+def test_every_case_runs_twice_to_the_same_bits(name, dtype, data):
+    """What the gpu test above runs, CPU to CPU, here where CI has no GPU: the inputs cast and
+    moved with their keyword tensors, several outputs, one cotangent; and two runs of one op on
+    one device agree to the bit (no op draws at random or depends on state)."""
+    CASES[name].on_device(data, "cpu", dtype, rtol=0.0, atol=0.0)

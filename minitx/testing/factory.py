@@ -248,6 +248,31 @@ class OpCase:
                 raise AssertionError(f"op_case of {self.name}: output dtype {out.dtype.name}, but the reference "
                                      f"returns {dtype.name}")
 
+    def on_device(self, data, device="cuda", dtype=None, rtol=1e-9, atol=1e-12):
+        """The op on ``device`` against the CPU, on the same drawn inputs: each output's dtype,
+        device and values, and the gradients of one random cotangent (as in the torch check),
+        within rtol/atol, NaN where the CPU's is NaN. What a device path computes otherwise than
+        NumPy's (another libm, another summation order: hence the looser default tolerances),
+        or an op that left the device, shows here. Tensors among the keyword arguments move too;
+        ``dtype`` (say "float32") casts the floating inputs first, on both sides."""
+        inputs, kwargs, _ = self.draw(data)
+        inputs = [_moved(t, "cpu", dtype) for t in inputs]
+        kwargs = {name: _moved(v, "cpu", dtype) for name, v in kwargs.items()}
+        here = _outputs_and_gradients(self.op, inputs, kwargs)
+        moved = [_moved(t, device) for t in inputs]
+        there = _outputs_and_gradients(self.op, moved, {name: _moved(v, device) for name, v in kwargs.items()})
+        check = f"op_case of {self.name} on {device}, against the CPU"
+        (outs, grads), (outs_there, grads_there) = here, there
+        for k, (o, d) in enumerate(zip(outs, outs_there)):
+            what = f"output {k}" if len(outs) > 1 else "the output"
+            if d.device != backend.check_device(device) or d.dtype != o.dtype:
+                raise AssertionError(f"{check}: {what} is {d.dtype.name} on {d.device}, expected {o.dtype.name} on "
+                                     f"{backend.check_device(device)}")
+            _compare(what, backend.to_numpy(d.data), backend.to_numpy(o.data), rtol, atol, check=check)
+        for k, (g, h) in enumerate(zip(grads, grads_there)):
+            if g is not None:
+                _compare(f"the gradient of argument {k}", h, g, rtol, atol, check=f"{check}, backward")
+
     def low_precision(self, data, dtype="bfloat16", ulps=4):
         """The op on drawn inputs rounded to ``dtype`` against float32 on the same values
         (check_low_precision); edge values (inf, NaN) included, they must land the same."""
@@ -303,6 +328,32 @@ class OpCase:
                 _compare(f"the gradient of argument {k}", mine, other, self.grad_rtol, self.grad_atol,
                          check=f"{check}, backward against torch")
         return out, torch_dtype
+
+
+def _moved(value, device, dtype=None):
+    """A tensor as a fresh leaf on ``device`` (requiring grad as it did), cast to ``dtype`` if it
+    is floating and one is given; anything else as it is."""
+    if not isinstance(value, Tensor):
+        return value
+    cast = dtype if dtype is not None and backend.is_floating(value.dtype) else None
+    made = value.detach().to(device, cast, copy=True)
+    return made.requires_grad_(True) if value.requires_grad else made
+
+
+def _outputs_and_gradients(op, inputs, kwargs):
+    """(op's outputs as a list, each input's gradient as a NumPy array, None for an input that
+    does not require grad): one random cotangent over the floating outputs flattened and
+    concatenated, the same on every device."""
+    out = op(*inputs, **kwargs)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    floating = [o.reshape(-1) for o in outs if backend.is_floating(o.dtype) and o.requires_grad]
+    if floating:
+        joined = concatenate(floating) if len(floating) > 1 else floating[0]
+        cotangent = np.random.default_rng(0).standard_normal(joined.shape).astype(joined.dtype)
+        joined.backward(tensor(cotangent).to(joined.device))
+    grads = [None if not (isinstance(t, Tensor) and t.requires_grad) else
+             np.zeros(t.shape) if t.grad is None else backend.to_numpy(t.grad.data) for t in inputs]
+    return outs, grads
 
 
 def _import_torch():
