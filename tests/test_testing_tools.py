@@ -738,6 +738,20 @@ def test_op_case_on_device_compares_outputs_and_gradients_with_the_cpus():
             given(data=st.data())(lambda data: case.on_device(data, "cpu")))()
 
 
+def test_op_case_on_device_casts_and_moves_the_keyword_tensors_too():
+    seen = []
+
+    def op(x, w):
+        seen.append((x.dtype.name, w.dtype.name, x.requires_grad, w.requires_grad))
+        return x * w
+
+    weights = st.builds(lambda v: minitx.tensor(np.full(1, v)), st.floats(1.0, 2.0))
+    case = op_case(op, arg(), kwargs={"w": weights}, numpy=lambda x, w: x * w)
+    settings(phases=[Phase.generate], database=None, max_examples=3)(
+        given(data=st.data())(lambda data: case.on_device(data, "cpu", "float32")))()
+    assert seen and set(seen) == {("float32", "float32", True, False)}
+
+
 @pytest.mark.parametrize("spec", [arg(transposed=True), arg(transposed=True, edges=(np.nan,), edge_probability=0.0),
                                   arg(transposed=True, edges=(np.nan,)), arg(transposed=True, ties=True),
                                   arg(transposed=True, ties=True, edges=(np.nan,))],
