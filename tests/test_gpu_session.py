@@ -254,6 +254,9 @@ def test_the_ops_on_the_gpu_run_after_the_other_gpu_tests_into_a_log_of_their_ow
     kit = (KIT / "issue23.sh").read_text()
     assert "--deselect tests/test_torch_op_parity.py::test_op_on_the_gpu_matches_the_cpu" in kit
     assert "def test_op_on_the_gpu_matches_the_cpu(" in (ROOT / "tests" / "test_torch_op_parity.py").read_text()
+    assert "--deselect tests/test_low_precision_ops.py::test_op_in_low_precision_on_the_gpu_follows_float32" in kit
+    assert "def test_op_in_low_precision_on_the_gpu_follows_float32(" in \
+        (ROOT / "tests" / "test_low_precision_ops.py").read_text()
 
 
 def test_record_lays_what_an_archive_cut_short_holds(tmp_path, capsys):

@@ -28,7 +28,18 @@ OWN_DTYPE = {"float_power": "float64 whatever the inputs' dtypes, as PyTorch's (
 @settings(max_examples=min(settings.default.max_examples, 10), deadline=None)  # 102 tests: about 10 s
 @given(data=st.data())
 def test_op_in_low_precision_follows_float32(name, dtype, data):
-    CASES[name].low_precision(data, dtype, ULPS)
+    CASES[name].low_precision(data, dtype, ULPS, device="cpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", sorted(set(CASES) - set(OWN_DTYPE)))
+@settings(max_examples=min(settings.default.max_examples, 5), deadline=None)
+@given(data=st.data())
+def test_op_in_low_precision_on_the_gpu_follows_float32(name, dtype, data):
+    """The same on CuPy arrays: the GPU's 16-bit paths (CuPy's float16 arithmetic, ml_dtypes'
+    bfloat16 there) within the same units of float32 on the GPU."""
+    CASES[name].low_precision(data, dtype, ULPS, device="cuda")
 
 
 def test_a_16_bit_backward_adds_in_float32_and_rounds_once():

@@ -15,7 +15,7 @@ import numpy as np
 
 from minitx import backend
 from minitx.autograd.engine import grad as autograd_grad
-from minitx.autograd.tensor import Tensor
+from minitx.autograd.tensor import Tensor, tensor
 from minitx.testing.gradcheck import check_backward_hygiene, gradcheck
 
 __all__ = ["check_gradients", "check_gradient_subsets", "check_forward", "check_low_precision", "leaf"]
@@ -195,7 +195,7 @@ def _low_precision_units(dtype):
     return float(info.eps), float(info.smallest_subnormal)
 
 
-def check_low_precision(fn, *inputs, dtype="bfloat16", ulps=4, seed=0) -> bool:
+def check_low_precision(fn, *inputs, dtype="bfloat16", ulps=4, seed=0, device=None) -> bool:
     """fn in a low-precision float dtype against float32 on the same values: True or raise.
 
     Every float input is rounded to ``dtype`` (bfloat16 or float16); fn runs on those tensors,
@@ -212,7 +212,8 @@ def check_low_precision(fn, *inputs, dtype="bfloat16", ulps=4, seed=0) -> bool:
     distance to float64, in float32's eps): a value that cancels to near zero is judged by the
     terms that cancelled, not by itself. An op that computes in float32 and rounds once stays
     within half a unit. NaN must match NaN, and inf the same inf. Tuple outputs are compared
-    forward only.
+    forward only. ``device`` ("cuda"): the three runs compute there, every input tensor moved
+    (None: where the inputs are).
     """
     if isinstance(ulps, bool) or not isinstance(ulps, numbers.Real) or not ulps >= 0 or not np.isfinite(ulps):
         raise ValueError(f"check_low_precision: ulps must be a finite number >= 0, got {ulps!r}")
@@ -223,8 +224,11 @@ def check_low_precision(fn, *inputs, dtype="bfloat16", ulps=4, seed=0) -> bool:
     for x in inputs:
         rounded = backend.to_numpy(x.data).astype(low_dtype) \
             if isinstance(x, Tensor) and backend.is_floating(x.dtype) else None
+        if rounded is None and isinstance(x, Tensor) and device is not None:
+            x = x.to(device)
         for run_dtype, run in runs.items():
-            run.append(x if rounded is None else Tensor(rounded.astype(run_dtype), requires_grad=x.requires_grad))
+            run.append(x if rounded is None else tensor(rounded.astype(run_dtype), device=device or x.device,
+                                                        requires_grad=x.requires_grad))
     low, high, exact = runs.values()
     outs = [fn(*run) for run in (low, high, exact)]
 

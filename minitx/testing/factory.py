@@ -273,11 +273,12 @@ class OpCase:
             if g is not None:
                 _compare(f"the gradient of argument {k}", h, g, rtol, atol, check=f"{check}, backward")
 
-    def low_precision(self, data, dtype="bfloat16", ulps=4):
+    def low_precision(self, data, dtype="bfloat16", ulps=4, device=None):
         """The op on drawn inputs rounded to ``dtype`` against float32 on the same values
-        (check_low_precision); edge values (inf, NaN) included, they must land the same."""
+        (check_low_precision, on ``device``); edge values (inf, NaN) included, they must land the same."""
         inputs, kwargs, _ = self.draw(data)
-        return check_low_precision(lambda *ts: self.op(*ts, **kwargs), *inputs, dtype=dtype, ulps=ulps)
+        kwargs = {name: _moved(v, device) if device is not None else v for name, v in kwargs.items()}
+        return check_low_precision(lambda *ts: self.op(*ts, **kwargs), *inputs, dtype=dtype, ulps=ulps, device=device)
 
     def _against_torch(self, fn, inputs, kwargs):
         """Forward and gradients against the torch reference; (fn's output, torch's dtype). An op
