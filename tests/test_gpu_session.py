@@ -243,8 +243,8 @@ def test_the_capture_tests_decide_whether_anything_runs(tmp_path, tests_say, rc,
 
 
 def test_the_ops_on_the_gpu_run_after_the_other_gpu_tests_into_a_log_of_their_own(tmp_path):
-    """Beside the runs: the gpu tests (the parity table's CuPy test left out), then that test alone
-    into gpu-ops.log, so that its failures neither stop the others (--maxfail) nor take their time."""
+    """Beside the runs: the gpu tests but the gpu_ops ones, then those alone into gpu-ops.log, so
+    that their failures neither stop the others (--maxfail) nor take their time."""
     done, out = run_the_kit(tmp_path, PROOF="1", CALL="200", SET="published-en-de", FAKE_PYTEST_OUT="36 passed",
                             FAKE_SWEEP='sleep 2; echo "[    84s] a-s1 exited 0"; exit 0')
     assert done.returncode == 0, done.stdout + done.stderr
@@ -252,11 +252,9 @@ def test_the_ops_on_the_gpu_run_after_the_other_gpu_tests_into_a_log_of_their_ow
     ops = (out / "gpu-ops.log").read_text()
     assert "36 passed" in ops and "ops on the gpu rc=0" in ops
     kit = (KIT / "issue23.sh").read_text()
-    assert "--deselect tests/test_torch_op_parity.py::test_op_on_the_gpu_matches_the_cpu" in kit
-    assert "def test_op_on_the_gpu_matches_the_cpu(" in (ROOT / "tests" / "test_torch_op_parity.py").read_text()
-    assert "--deselect tests/test_low_precision_ops.py::test_op_in_low_precision_on_the_gpu_follows_float32" in kit
-    assert "def test_op_in_low_precision_on_the_gpu_follows_float32(" in \
-        (ROOT / "tests" / "test_low_precision_ops.py").read_text()
+    assert '-m "gpu and not gpu_ops" tests' in kit and "-m gpu_ops tests" in kit
+    for test in ("test_torch_op_parity.py", "test_low_precision_ops.py", "test_integer_inputs.py"):
+        assert "@pytest.mark.gpu\n@pytest.mark.gpu_ops\n" in (ROOT / "tests" / test).read_text(), test
 
 
 def test_record_lays_what_an_archive_cut_short_holds(tmp_path, capsys):

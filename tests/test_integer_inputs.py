@@ -97,3 +97,33 @@ def test_op_on_integers_as_pytorch(name, dtype, data):
             assert str(other.dtype) == f"torch.{mine.dtype}", f"{name} on {dtype}: {mine.dtype}, PyTorch {other.dtype}"
         np.testing.assert_allclose(mine.numpy().astype(np.float64), other.numpy().astype(np.float64), rtol=1e-5,
                                    atol=1e-6, equal_nan=True, err_msg=f"{name} on {dtype}")
+
+
+def _on(device, value):
+    return value.to(device) if isinstance(value, Tensor) else value
+
+
+@pytest.mark.gpu
+@pytest.mark.gpu_ops
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(CASES))
+@settings(max_examples=min(settings.default.max_examples, 5), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_op_on_integers_on_the_gpu_as_on_the_cpu(name, dtype, data):
+    """The same integer inputs on CuPy: the op refuses there as here (the same error type), or
+    gives the same dtype and values on the GPU (CuPy's integer arithmetic is not NumPy's code)."""
+    case = CASES[name]
+    inputs, kwargs, _ = case.draw(data)
+    inputs = [_as_integers(x, dtype) if isinstance(x, Tensor) and x.dtype.kind == "f" else x for x in inputs]
+    ours, our_error = _run(lambda: case.op(*inputs, **kwargs))
+    there, error_there = _run(lambda: case.op(*(_on("cuda", x) for x in inputs),
+                                              **{k: _on("cuda", v) for k, v in kwargs.items()}))
+    if our_error is not None or error_there is not None:
+        assert type(our_error) is type(error_there), f"{name} on {dtype}: {our_error!r} here, {error_there!r} there"
+        return
+    several = isinstance(ours, tuple)
+    for mine, other in zip(*((ours, there) if several else ((ours,), (there,)))):
+        assert (other.dtype, other.device) == (mine.dtype, "cuda"), f"{name} on {dtype}: {other.dtype} on {other.device}"
+        np.testing.assert_allclose(other.numpy().astype(np.float64), mine.numpy().astype(np.float64), rtol=1e-6,
+                                   atol=1e-6, equal_nan=True, err_msg=f"{name} on {dtype}")

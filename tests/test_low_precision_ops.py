@@ -32,6 +32,7 @@ def test_op_in_low_precision_follows_float32(name, dtype, data):
 
 
 @pytest.mark.gpu
+@pytest.mark.gpu_ops
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize("name", sorted(set(CASES) - set(OWN_DTYPE)))
 @settings(max_examples=min(settings.default.max_examples, 5), deadline=None)

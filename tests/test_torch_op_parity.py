@@ -595,6 +595,7 @@ def test_op_matches_torch(name, data):
 
 
 @pytest.mark.gpu
+@pytest.mark.gpu_ops
 @pytest.mark.parametrize("dtype, tolerance", [("float64", dict(rtol=1e-9, atol=1e-12)),
                                               ("float32", dict(rtol=1e-3, atol=1e-5))], ids=["float64", "float32"])
 @pytest.mark.parametrize("name", sorted(CASES))

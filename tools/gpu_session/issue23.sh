@@ -91,19 +91,16 @@ if [ "$PROOF" = 1 ]; then
   limit=$((CALL - 90 - SECONDS)); [ $limit -le 240 ] || limit=240
   if [ $limit -ge 30 ]; then  # (timeout 0 would be no limit at all)
     set -m  # the tests in a process group of their own, which the EXIT trap stops
-    # then, in what is left of the call, every op of the PyTorch parity table on CuPy against NumPy,
-    # and in 16 bits against float32 there (gpu-ops.log): apart, so that its failures, which may be many the first time, neither count
-    # toward the others' --maxfail nor take their time
-    (CUPY_TF32=0 timeout -s INT -k 10 $limit python3 -m pytest -m gpu tests -q -p no:cacheprovider -rs --maxfail=30 \
-      --ignore=tests/test_blas_gpu.py --ignore=tests/train/test_graphs_gpu.py \
-      --deselect tests/test_torch_op_parity.py::test_op_on_the_gpu_matches_the_cpu \
-      --deselect tests/test_low_precision_ops.py::test_op_in_low_precision_on_the_gpu_follows_float32 \
-      >> $OUT/gpu-tests.log 2>&1
+    # then, in what is left of the call, the gpu_ops tests (gpu-ops.log): every op of the PyTorch parity
+    # table on CuPy against NumPy, in 16 bits against float32 there, and on integers; apart, so that their
+    # failures, which may be many the first time, neither count toward the others' --maxfail nor take their time
+    (CUPY_TF32=0 timeout -s INT -k 10 $limit python3 -m pytest -m "gpu and not gpu_ops" tests -q -p no:cacheprovider \
+      -rs --maxfail=30 --ignore=tests/test_blas_gpu.py --ignore=tests/train/test_graphs_gpu.py >> $OUT/gpu-tests.log 2>&1
      echo "gpu tests rc=$?" >> $OUT/gpu-tests.log
      left=$((CALL - 90 - SECONDS))
      if [ $left -ge 30 ]; then
-       CUPY_TF32=0 timeout -s INT -k 10 $left python3 -m pytest -m gpu tests/test_torch_op_parity.py \
-         tests/test_low_precision_ops.py -q -p no:cacheprovider -rs > $OUT/gpu-ops.log 2>&1
+       CUPY_TF32=0 timeout -s INT -k 10 $left python3 -m pytest -m gpu_ops tests -q -p no:cacheprovider -rs \
+         > $OUT/gpu-ops.log 2>&1
        echo "ops on the gpu rc=$? (${SECONDS}s into the call)" >> $OUT/gpu-ops.log
      fi) > /dev/null 2>&1 &
     tests=$!; set +m
