@@ -649,8 +649,8 @@ class Tensor:
 
     # PyTorch's in-place methods that have no out-of-place form of their own name, or add to it;
     # the others (x.exp_(), x.scatter_(...), ...) are built from their out-of-place forms after the class
-    def add_(self, other, *, alpha=1): return self._in_place("add_", F.add, _times(other, alpha))
-    def sub_(self, other, *, alpha=1): return self._in_place("sub_", F.sub, _times(other, alpha))
+    def add_(self, other, *, alpha=1): return self._in_place("add_", F.add, _times("add_", self, other, alpha))
+    def sub_(self, other, *, alpha=1): return self._in_place("sub_", F.sub, _times("sub_", self, other, alpha))
     def fill_(self, value): return self._in_place("fill_", _as_contents, _one_value(value))
     def copy_(self, src): return self._in_place("copy_", _as_contents, src)
     def zero_(self): return self._in_place("zero_", lambda x: x.new_zeros(x.shape))
@@ -900,8 +900,8 @@ class Tensor:
     def logical_and(self, other): return (self != 0) & (as_tensor(other, self) != 0)
     def logical_or(self, other): return (self != 0) | (as_tensor(other, self) != 0)
     def logical_xor(self, other): return (self != 0) ^ (as_tensor(other, self) != 0)
-    def add(self, other, *, alpha=1): return self + (other if alpha == 1 else other * alpha)  # (alpha * y rounded)
-    def sub(self, other, *, alpha=1): return self - (other if alpha == 1 else other * alpha)
+    def add(self, other, *, alpha=1): return self + _scaled("add", self, other, alpha)
+    def sub(self, other, *, alpha=1): return self - _scaled("sub", self, other, alpha)
     def mul(self, other): return self * other
     def div(self, other, *, rounding_mode=None): return F.divide(self, other, rounding_mode=rounding_mode)
     def clamp_min(self, min): return F.clip(self, min, None)  # noqa: A002
@@ -1459,10 +1459,18 @@ def _product(op, a, b, ndim):
     return fixed_rank_matmul(op, a, b, ndim)
 
 
-def _times(y, alpha):
-    """add_'s and sub_'s ``alpha * y``, in a wider dtype than y's (float32 for 16 bits, float64 for
+def _scaled(op, x, y, alpha):
+    """add's and sub's ``alpha * y``, rounded (as PyTorch's add rounds it too); a float alpha refused
+    where x and y are integral (check_alpha)."""
+    check_alpha(op, alpha, x, y)
+    return y if alpha == 1 else y * alpha
+
+
+def _times(op, x, y, alpha):
+    """add_'s and sub_'s ``alpha * y`` (a float alpha refused into an integral x: check_alpha), in a wider dtype than y's (float32 for 16 bits, float64 for
     float32) so that x + alpha * y rounds once, into x, as PyTorch's fused kernel nearly does: alpha * y
     rounded first would be off by its own rounding, hundreds of units of x's where the two nearly cancel."""
+    check_alpha(op, alpha, x)
     if alpha == 1:
         return y
     y = as_tensor(y)
@@ -1646,4 +1654,5 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
 from minitx import creation, functional as F  # noqa: E402  (operators need them; they need Tensor)
 from minitx.ops.indexing import SetItem  # noqa: E402
 from minitx.ops import matrix  # noqa: E402  (the matrix methods: det, inverse, svd, ...)
+from minitx.ops._args import check_alpha  # noqa: E402
 

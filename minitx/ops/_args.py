@@ -200,6 +200,22 @@ def integer_scale(op: str, what: str, value, dtype) -> int:
     return int(value) % (high + 1) if dtype.kind == "u" else int(value)
 
 
+def check_alpha(op: str, alpha, *values):
+    """add's and subtract's ``alpha`` (x + alpha * y) refused as by PyTorch where it is a float and no
+    value is (the result integral or boolean): computing it in float32 would change the result's dtype,
+    even for alpha = 2.0."""
+    if _is_float(alpha) and not any(_is_float(v) for v in values):
+        dtype = next((v.dtype.name for v in values if isinstance(v, Tensor)), "integer")
+        raise TypeError(f"{op}: alpha {alpha!r} is a float, but the tensors are integral ({dtype}), which PyTorch "
+                        "refuses; pass an integer alpha or convert the tensor first, e.g. x.to(dtype='float32')")
+
+
+def _is_float(value) -> bool:
+    """Whether a number, a list, an array or a tensor holds floats."""
+    dtype = getattr(value, "dtype", None)
+    return backend.is_floating(dtype if dtype is not None else np.asarray(value).dtype)
+
+
 def check_bool(op: str, what: str, t: Tensor):
     if t.dtype != np.bool_:
         raise TypeError(f"{op}: {what} must be a boolean tensor, got dtype {t.dtype.name}")

@@ -21,7 +21,7 @@ from minitx import backend
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
-from minitx.ops._args import binary, check_bool, check_fits, common_16_bits, floating, integer_scale, one_dtype, operands, promote
+from minitx.ops._args import binary, check_alpha, check_bool, check_fits, common_16_bits, floating, integer_scale, one_dtype, operands, promote
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "ClipTensor", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
            "Remainder", "Fmod", "NanToNum", "Lerp", "Erfc", "Erfinv", "Lgamma", "Digamma", "LogAddExp", "LogAddExp2",
@@ -2212,7 +2212,9 @@ eq, ne, lt, le, gt, ge = equal, not_equal, less, less_equal, greater, greater_eq
 
 def subtract(a, b, *, alpha=1):
     """a - alpha * b, as PyTorch's subtract (its sub with ``alpha=``); alpha * b is rounded first.
-    An integer alpha for integer tensors as PyTorch takes it (integer_scale: -2 is 254 in uint8)."""
+    An integer alpha for integer tensors as PyTorch takes it (integer_scale: -2 is 254 in uint8), a
+    float one refused (check_alpha)."""
+    check_alpha("subtract", alpha, a, b)
     if alpha == 1:
         return sub(a, b)
     a, b = promote(a, b, op="subtract")

@@ -309,3 +309,24 @@ def test_integer_and_boolean_tensors_as_pytorchs_kernels(name, dtype, beta, alph
 def test_errors_name_the_op_what_it_got_and_what_it_expected(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "bool"])
+@pytest.mark.parametrize("call", [
+    lambda a, alpha: F.subtract(a, a, alpha=alpha), lambda a, alpha: a.sub(a, alpha=alpha),
+    lambda a, alpha: a.add(a, alpha=alpha), lambda a, alpha: a.subtract(a, alpha=alpha),
+    lambda a, alpha: a.clone().add_(a, alpha=alpha), lambda a, alpha: a.clone().sub_(a, alpha=alpha),
+    lambda a, alpha: a.add(1, alpha=alpha)], ids=["subtract", "sub", "add", "Tensor.subtract", "add_", "sub_", "add number"])
+def test_a_float_alpha_for_integral_tensors_is_refused_as_by_pytorch(call, dtype):
+    """PyTorch refuses a float alpha where the result is integral (even 2.0) rather than compute in
+    float32; an integer alpha, and a float alpha beside a float operand, are taken."""
+    torch = import_torch()
+    a = minitx.tensor(np.array([1, 0, 1]).astype(dtype))
+    for alpha in (0.5, 2.0, np.float32(0.5)):
+        with pytest.raises(TypeError, match=r"alpha .* float.*integral"):
+            call(a, alpha)
+        with pytest.raises(RuntimeError, match="alpha must not be a floating point"):
+            torch.sub(torch.tensor([1, 2]), torch.tensor([1, 2]), alpha=alpha)
+    ints = minitx.tensor([1, 2, 3])
+    np.testing.assert_array_equal(ints.add(ints, alpha=2).numpy(), [3, 6, 9])
+    np.testing.assert_allclose(ints.sub(minitx.tensor([1.0, 2, 3]), alpha=0.5).numpy(), [0.5, 1, 1.5])
