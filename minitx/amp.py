@@ -142,6 +142,13 @@ def _low_inputs_taken(fn, inputs) -> bool:
     return all(a.dtype == _active[-1] for a in arrays) and fn._computes_as_they_are(arrays)
 
 
+def lowered(values):
+    """values with each float32 (or other 16-bit) tensor cast to the active autocast dtype, for a
+    composed op that PyTorch's autocast lists though it is no Function of PRECISION's (the addmm
+    family: ops.linalg._beta_input_alpha_product); anything else as it is."""
+    return tuple(_cast(t, _active[-1]) if hasattr(t, "dtype") and hasattr(t, "data") else t for t in values)
+
+
 def _cast(t, dtype):
     """t in ``dtype`` when it is a float32, bfloat16 or float16 tensor of another dtype (an Astype
     op, so gradients flow back through the cast); anything else as it is."""

@@ -232,6 +232,38 @@ def test_a_convolution_is_a_product_and_computes_in_16_bits_as_pytorchs(name, op
     assert weight.grad.dtype == np.float32
 
 
+ADD_PRODUCTS = {"addmm": ((6, 5), (6, 9), (9, 5)), "baddbmm": ((3, 6, 5), (3, 6, 9), (3, 9, 5)),
+                "addbmm": ((6, 5), (3, 6, 9), (3, 9, 5)), "addmv": ((6,), (6, 9), (9,)), "addr": ((6, 5), (6,), (5,))}
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("op", sorted(ADD_PRODUCTS))
+def test_the_addmm_family_under_autocast_rounds_once_as_pytorchs(op, seed):
+    """beta * input + alpha * product under autocast("bfloat16"): each float32 tensor rounded to
+    bfloat16, the sum in float32, rounded once (PyTorch's fused epilogue), not the product rounded
+    to 16 bits and then added. PyTorch's CPU autocast lists addmm and baddbmm (the same bits here);
+    addbmm there rounds after each batch's product (so it is held to the NumPy sum rounded once),
+    and addmv and addr are in its CUDA list alone. The gradients come back float32."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(seed)
+    arrays = [rng.normal(size=s).astype(np.float32) for s in ADD_PRODUCTS[op]]
+    beta, alpha = 0.7, -1.3
+    tensors = [minitx.tensor(a, requires_grad=True) for a in arrays]
+    with minitx.autocast("bfloat16"):
+        y = getattr(F, op)(*tensors, beta=beta, alpha=alpha)
+    i, a, b = (rounded(x) for x in arrays)
+    product = {"addbmm": lambda: (a @ b).sum(axis=0), "addr": lambda: np.outer(a, b)}.get(op, lambda: a @ b)()
+    expected = (np.float32(beta) * i + np.float32(alpha) * product).astype(BF16)
+    assert y.dtype == BF16
+    np.testing.assert_array_equal(y.numpy(), expected)
+    if op in ("addmm", "baddbmm"):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            theirs = getattr(torch, op)(*map(torch.tensor, arrays), beta=beta, alpha=alpha)
+        np.testing.assert_array_equal(y.numpy().astype(np.float32), theirs.float().numpy())
+    y.astype("float32").sum().backward()
+    assert all(t.grad.dtype == np.float32 for t in tensors)
+
+
 @pytest.mark.parametrize("name", sorted(LOW))
 def test_the_same_layer_under_pytorchs_autocast(name):
     """nn.Linear, then cross-entropy, under both frameworks' bfloat16 (or float16) autocast on the CPU."""

@@ -766,6 +766,9 @@ SLIPS = [
     Slip("add's and subtract's alpha check takes a NumPy float32 alpha for integer tensors", "minitx/ops/_args.py",
          "    if _is_float(alpha) and not any(", "    if isinstance(alpha, float) and not any(",
          ("tests/ops/test_torch_names.py",)),
+    Slip("the addmm family under autocast casts its products' operands but leaves the input float32", "minitx/ops/linalg.py",
+         "        input, a, b = amp.lowered((input, a, b))", "        a, b = amp.lowered((a, b))",
+         ("tests/test_amp.py",)),
 ]
 
 

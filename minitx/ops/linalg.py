@@ -11,7 +11,7 @@ import string
 import numpy as np
 
 from minitx.autograd.function import Function, _low_precision_of
-from minitx import blas
+from minitx import amp, blas
 from minitx.blas import product
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, is_floating, sum_rows
@@ -140,7 +140,15 @@ def _beta_input_alpha_product(op, input, a, b, product, beta, alpha):
     flow back through it) and the sum rounded once, on the GPU too (a product rounded to 16 bits,
     then scaled, would round twice); integers keep their dtype, beta and alpha taken as
     integer_scale says (only addr refuses a float one); booleans only in addr, as logic (input or
-    outer(a, b), where beta and alpha are not 0)."""
+    outer(a, b), where beta and alpha are not 0).
+
+    Under autocast, as PyTorch's (its CUDA autocast lists all five, its CPU one addmm, addbmm and
+    baddbmm): the float32 tensors cast to the autocast dtype, then computed as any 16-bit ones are,
+    rounded once, with autocast off inside (else the product alone would round to 16 bits)."""
+    if amp.active() is not None:
+        input, a, b = amp.lowered((input, a, b))  # (before the block below, which turns autocast off)
+        with amp.autocast(enabled=False):
+            return _beta_input_alpha_product(op, input, a, b, product, beta, alpha)
     low = _low_precision_of([t for t in (input, a, b) if isinstance(t, Tensor)])
     if low is not None:
         input, a, b = (t.astype(np.float32) if isinstance(t, Tensor) and t.dtype == low else t for t in (input, a, b))
