@@ -427,3 +427,26 @@ def test_copies_keep_of_grad_and_hooks_what_pytorchs_keep(kind, how):
         warnings.simplefilter("ignore")  # (PyTorch's copy.copy warns that the hook is not copied)
         theirs = _copied(torch, kind, how)
     assert _copied(minitx, kind, how) == theirs
+
+
+@pytest.mark.parametrize("kind", ["tensor", "parameter"])
+def test_a_pickle_written_before_the_requires_grad_property_loads(kind, monkeypatch):
+    """Tensors pickled when requires_grad was itself a slot (their state's key 'requires_grad', not
+    '_requires_grad') load with their flag, values and .grad; saved in the old slots' order, the flag
+    came before _ctx, which the property's setter reads."""
+    import pickle
+
+    t = minitx.nn.Parameter(minitx.tensor([1.0, 2.0])) if kind == "parameter" else minitx.tensor([1.0, 2.0])
+    grad = minitx.tensor([0.5, -0.5])
+    old = {"data": t.data, "_grad": grad, "requires_grad": True, "_ctx": None, "_retains_grad": False,
+           "_hooks": None, "_cell": None, "_views": None, "_base": None}
+    with monkeypatch.context() as patched:
+        new = minitx.Tensor.__getstate__  # (for the .grad inside)
+        patched.setattr(type(t), "__getstate__", lambda self: old if self is t else new(self))
+        written = pickle.dumps(t)
+    loaded = pickle.loads(written)
+    assert type(loaded) is type(t) and loaded.requires_grad and loaded.is_leaf
+    np.testing.assert_array_equal(loaded.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(loaded.grad.numpy(), [0.5, -0.5])
+    (loaded * loaded).sum().backward()
+    np.testing.assert_array_equal(loaded.grad.numpy(), [2.5, 3.5])

@@ -116,6 +116,8 @@ class Tensor:
 
     def __setstate__(self, state: dict) -> None:
         self._cell, self._views, self._base = None, None, None
+        if "requires_grad" in state:  # pickled when the flag was the slot itself (now the property's _requires_grad)
+            state = {("_requires_grad" if name == "requires_grad" else name): value for name, value in state.items()}
         for name, value in state.items():
             setattr(self, name, value)
 
