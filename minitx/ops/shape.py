@@ -606,10 +606,13 @@ class SlidingWindows(Function):
 
         dx[..., i, ...] = sum of dy[..., w, ..., k] over w * step + k = i
 
-    added k by k: dx[..., k :: step (m entries), ...] += dy[..., k].
+    With k = i % step + q * step and w = i // step - q, the pairs of i are q = 0, 1, ..., Q - 1,
+    Q = ceil(size / step), those with 0 <= w < m and k < size: one gather of dy (flattened to
+    w * size + k, a 0 after it for the pairs outside) by a (Q, n) index, summed over q in that
+    order (k ascending, as a loop over k would add them): a few array calls however large Q.
     """
 
-    fresh_gradients = True  # dx: new zeros with dy added in
+    fresh_gradients = True  # dx: new entries, a sum of dy's
 
     def __init__(self, axis, size, step):
         self.axis, self.size, self.step = axis, size, step
@@ -627,12 +630,16 @@ class SlidingWindows(Function):
         return y.reshape(self.size) if not self.in_shape else y
 
     def backward(self, dy):
-        dy = dy.reshape(self._in_axis(self.shape, self.count) + (self.size,))
-        dx = get_array_module(dy).zeros(self.shape, dtype=dy.dtype)
-        every = (slice(None),) * len(self.shape)
-        for k in range(self.size):  # entry k of each window: x[k], x[k + step], ..., each once (a plain +=)
-            dx[self._in_axis(every, slice(k, k + self.count * self.step, self.step))] += dy[..., k]
-        return (dx.reshape(self.in_shape),)
+        xp = get_array_module(dy)
+        n, m, size, step = self.shape[self.axis], self.count, self.size, self.step
+        dy = dy.reshape(self._in_axis(self.shape, m) + (size,))
+        flat = xp.moveaxis(dy, self.axis, -2).reshape(dy.shape[:self.axis] + dy.shape[self.axis + 1:-1] + (m * size,))
+        flat = xp.concatenate([flat, xp.zeros(flat.shape[:-1] + (1,), dtype=dy.dtype)], axis=-1)
+        i, q = xp.arange(n), xp.arange(-(-size // step))[:, None]
+        w, k = i // step - q, i % step + q * step
+        index = xp.where((w >= 0) & (w < m) & (k < size), w * size + k, m * size)  # (Q, n)
+        dx = xp.take(flat, index, axis=-1).sum(axis=-2)  # (..., Q, n) summed over q
+        return (xp.moveaxis(dx, -1, self.axis).reshape(self.in_shape),)
 
     def _in_axis(self, values, value):
         """The tuple ``values`` (one per axis of x) with ``value`` in the windowed axis's place."""
