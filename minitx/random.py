@@ -7,7 +7,9 @@ The fused dropout kernels draw no numbers from these generators: they hash each 
 index with a counter-based RNG (Philox) keyed by a (seed, offset) pair, and the backward
 regenerates the same mask from the same pair. ``next_philox_seed_offset(device)`` hands out
 those pairs: the seed is the ``manual_seed`` value, the offset counts calls per device, so a
-run seeded the same way gets the same masks, and every call gets a fresh stream.
+run seeded the same way gets the same masks, and every call gets a fresh stream. An op's U[0, 1)
+draw on a GPU (``uniform``: rrelu's slopes, gumbel_softmax's noise) takes the next pair too, so
+``get_state`` resumes it.
 
 PyTorch's top-level names for the global generator are here too, and at ``minitx.``:
 ``initial_seed()``, ``seed()``, ``get_rng_state()`` and ``set_rng_state(state)``; and
@@ -22,6 +24,7 @@ initializers, the samplers, the DataLoader and ``random_split`` take one as ``ge
 from __future__ import annotations
 
 import contextlib
+import math
 import secrets
 
 import numpy as np
@@ -81,12 +84,45 @@ def generator(device: str = "cpu"):
 def uniform(shape, dtype, device: str = "cpu", seed=None):
     """U[0, 1) of ``shape`` for an op's random draw (dropout's masks, rrelu's slopes, gumbel_softmax's
     noise): from a generator seeded with ``seed`` when given (the same draw at every call), else from
-    the device's global one. In ``dtype`` where it is float32 or float64, else in float32 (the
-    generators draw no other: the caller rounds)."""
-    xp = backend.xp_for(backend.check_device(device))
-    rng = generator(device) if seed is None else xp.random.default_rng(seed)
+    the device's global one: on the CPU NumPy's generator, on a GPU the next Philox pair
+    (philox_uniform), whose offset get_state saves, where CuPy's generator state could not be saved
+    (a resumed run would not draw again what the uninterrupted one drew). In ``dtype`` where it is
+    float32 or float64, else in float32 (the generators draw no other: the caller rounds)."""
+    device = backend.check_device(device)
+    xp = backend.xp_for(device)
     draw = dtype if np.dtype(dtype).name in ("float32", "float64") else np.float32
+    if device != "cpu" and seed is None:
+        from minitx.kernels import _runtime, philox_memory  # (the kernels import this module)
+
+        pair_seed, offset = next_philox_seed_offset(device)
+        # the offset past a base in device memory, as the kernels take theirs: a captured CUDA graph's
+        # replay reads it afresh (train/graphs.py), where a number would repeat the capture's draw
+        base = philox_memory(_runtime.backend_for(xp.empty(0)), pair_seed)[1]
+        return philox_uniform(xp, shape, pair_seed, base + np.uint64(offset)).astype(draw, copy=False)
+    rng = generator(device) if seed is None else xp.random.default_rng(seed)
     return rng.random(shape, dtype=draw)
+
+
+def philox_uniform(xp, shape, seed: int, offset):
+    """U[0, 1) in float32 from the dropout kernels' Philox-4x32-10 (kernels/philox.cuh), in array
+    module ``xp``: flat element i takes word i % 4 of the counter (i // 4, offset) under the key
+    seed, and u = (word >> 8) * 2^-24, its top 24 bits (exact in float32): the bits whose
+    threshold decides the kernels' dropout. Each round multiplies two 32-bit words into 64 bits:
+    the high half and the low half feed the next counter."""
+    n = math.prod(shape)
+    low32, words = np.uint64(0xFFFFFFFF), np.uint64(32)
+    g = xp.arange(-(-n // 4), dtype=np.uint64)
+    c0, c1 = g & low32, g >> words
+    offset = xp.asarray(offset, dtype=np.uint64)  # (a number, or a 0-d array in device memory)
+    c2, c3 = xp.zeros_like(g) + (offset & low32), xp.zeros_like(g) + (offset >> words)
+    k0, k1 = int(seed) & 0xFFFFFFFF, (int(seed) >> 32) & 0xFFFFFFFF
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + 0x9E3779B9) & 0xFFFFFFFF, (k1 + 0xBB67AE85) & 0xFFFFFFFF
+        p0, p1 = np.uint64(0xD2511F53) * c0, np.uint64(0xCD9E8D57) * c2
+        c0, c1, c2, c3 = (p1 >> words) ^ c1 ^ np.uint64(k0), p1 & low32, (p0 >> words) ^ c3 ^ np.uint64(k1), p0 & low32
+    word = xp.stack([c0, c1, c2, c3], axis=-1).reshape(-1)[:n]
+    return ((word >> np.uint64(8)).astype(np.float32) * np.float32(2.0 ** -24)).reshape(shape)
 
 
 def drawing_from(chosen, device: str):

@@ -466,3 +466,42 @@ def test_rand_in_a_narrow_dtype_never_reaches_one(dtype):
     for u in (minitx.rand(200_000, dtype=dtype), minitx.rand_like(minitx.zeros(200_000, dtype=dtype))):
         values = u.numpy().astype(np.float64)
         assert values.max() < 1 and values.min() >= 0 and u.dtype.name == dtype
+
+
+def test_a_gpu_draw_takes_the_next_philox_pair_and_a_resumed_run_draws_it_again(monkeypatch):
+    """minitx.random.uniform on a GPU (rrelu's slopes, gumbel_softmax's noise, dropout's reference
+    mask) draws from the dropout kernels' Philox pairs, whose offsets get_state saves: after
+    set_state the draws are the uninterrupted run's (CuPy's own generator state is not saved: a
+    restored run drew its first numbers again). The CuPy branch runs here on NumPy; the words are
+    tests/kernels/_reference.py's Philox (its dropout keep mask at p = 0.25, exact in float32)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("_reference", Path(__file__).parent / "kernels" / "_reference.py")
+    ref = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ref)
+    monkeypatch.setattr(mrandom.backend, "cuda_available", lambda: True)
+    monkeypatch.setattr(mrandom.backend, "xp_for", lambda device: np)
+    minitx.manual_seed(2 ** 40 + 7)
+    first = mrandom.uniform((3, 5), np.float32, "cuda")
+    state = json.loads(json.dumps(mrandom.get_state()))  # (as a checkpoint keeps it)
+    second = mrandom.uniform((3, 5), np.float64, "cuda")
+    mrandom.set_state(state)
+    np.testing.assert_array_equal(mrandom.uniform((3, 5), np.float64, "cuda"), second)
+    assert second.dtype == np.float64 and not np.array_equal(first, second)
+    for u, offset in ((first, 0), (second, 1)):
+        assert 0 <= u.min() and u.max() < 1
+        np.testing.assert_array_equal((u >= 0.25).reshape(-1), ref.dropout_keep(15, 0.25, 2 ** 40 + 7, offset))
+    # a replayed CUDA graph moves the base in device memory that the pairs' offsets are taken past
+    from minitx.kernels import _runtime, philox_memory
+
+    memory = philox_memory(_runtime.backend_for(np.empty(0)), 2 ** 40 + 7)
+    memory[1] = 5
+    try:
+        np.testing.assert_array_equal(mrandom.uniform((3, 5), np.float32, "cuda"),
+                                      mrandom.philox_uniform(np, (3, 5), 2 ** 40 + 7, 2 + 5))
+    finally:
+        memory[1] = 0
+    minitx.manual_seed(3)  # the CPU draws are NumPy's generator's, as before
+    np.testing.assert_array_equal(mrandom.uniform((4,), np.float32, "cpu"),
+                                  np.random.default_rng(3).random(4, dtype=np.float32))

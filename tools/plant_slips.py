@@ -775,6 +775,9 @@ SLIPS = [
     Slip("unfold's gradient gathers entry k of a window at q, not q * step, past the window's start", "minitx/ops/shape.py",
          "        w, k = i // step - q, i % step + q * step", "        w, k = i // step - q, i % step + q",
          ("tests/ops/test_sliding_windows.py",)),
+    Slip("a GPU draw without a seed takes CuPy's generator, whose state no checkpoint saves", "minitx/random.py",
+         '    if device != "cpu" and seed is None:', '    if device != "cpu" and seed is not None:',
+         ("tests/test_random_sampling.py",)),
 ]
 
 

@@ -244,8 +244,8 @@ class Rrelu(Function):
     dx = dy for x > 0, a * dy elsewhere: the drawn slopes, saved as one array with 1 where x > 0
     (and at a NaN, which is not <= 0: it passes dy, as PyTorch's).
 
-    The slopes come from minitx's seeded generator (``minitx.manual_seed``), or from ``seed``
-    when given. Outside training rrelu is leaky_relu with the mean slope (lower + upper) / 2.
+    The slopes come from minitx's seeded generator (``minitx.manual_seed``; on a GPU its Philox
+    pairs, minitx.random.uniform), or from ``seed`` when given. Outside training rrelu is leaky_relu with the mean slope (lower + upper) / 2.
 
     Derivation: docs/backprop/activations.md
     """
@@ -691,7 +691,8 @@ def gumbel_softmax(logits, tau=1.0, hard=False, axis=-1, seed=None):
     composed of minitx's ops, so its gradient is softmax's (the noise g is a constant). With
     ``hard=True`` the forward is the one-hot of y_soft's argmax and the backward y_soft's, the
     straight-through estimator as PyTorch writes it: y_hard - y_soft.detach() + y_soft.
-    E = -log(1 - U), U drawn from minitx's seeded generator (or from ``seed`` when given), is kept
+    E = -log(1 - U), U drawn from minitx's seeded generator (minitx.random.uniform: on a GPU its
+    Philox pairs, which a checkpoint resumes; or from ``seed`` when given), is kept
     at least the dtype's tiny (U = 0 would make g infinite). PyTorch's ``eps`` (deprecated, unused
     there) is not taken; tau must be positive (PyTorch gives NaN at 0)."""
     if not tau > 0:
