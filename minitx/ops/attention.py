@@ -285,7 +285,10 @@ class ScaledDotProductAttention(Function):
             dp = _batched_matmul(do, xp.swapaxes(v, -1, -2))
             if dropout_mask is not None:
                 dp *= dropout_mask  # (the product's own new array)
-            ds = xp.where(unseen, 0, p * (dp - sum_last(dp, p)[..., None]))
+            # delta_i = sum_j P_ij dP_ij = do_i . o_i (P's dropout and all), taken as the kernels take it:
+            # where do holds inf, the first is inf - inf = NaN when v's column under it has both signs,
+            # the second the limit (+-inf, o's entry not 0)
+            ds = xp.where(unseen, 0, p * (dp - sum_last(do, o)[..., None]))
             if _is_float_mask(mask) and mask_grad:
                 dmask = ds.astype(mask.dtype, copy=False)  # the engine sums it back to the mask's shape
             ds = ds * self.scale_used

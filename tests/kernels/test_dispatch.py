@@ -28,7 +28,7 @@ from _dispatch import (TRAINING_STEP_KERNELS, attention_kernels, assert_bfloat16
                        attention_case, attention_dropout_both_ways,
                        bias_act_case, both_paths, check_fused_dropout_ops, clip_run, cross_entropy_case,
                        embedding_case, kernel_launches, key_padding_mask, layer_norm_case, leaves, optimizer_run,
-                       path_context, softmax_case, training_step)
+                       path_context, softmax_case, tolerance, training_step)
 
 pytestmark = pytest.mark.usefixtures("cpu")  # builds the emulation once; skips without g++
 
@@ -95,6 +95,25 @@ def test_a_plus_infinite_input_gives_the_same_values_on_both_paths(case, dtype):
     with np.errstate(invalid="ignore"):
         assert_paths_agree((fn, arrays, kernels))
 
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_infinite_output_gradient_gives_the_same_gradients_on_both_paths(dtype):
+    """do holding +inf over a column of v with both signs: both paths take delta = do . o (+inf;
+    sum_j P dP would be inf - inf), so key 1's dS is -inf on both, not NaN on one
+    (tests/ops/test_attention_masks.py holds the reference path to NumPy)."""
+    q, k = np.array([[[[0.3, -0.2], [0.1, 0.4]]]], dtype), np.array([[[[0.5, 0.1], [-0.3, 0.2]]]], dtype)
+    v, do = np.array([[[[2.0, 1.0], [-1.0, 0.5]]]], dtype), np.array([[[[np.inf, 0.3], [0.2, -0.1]]]], dtype)
+    grads = []
+    for fused in (False, True):
+        with path_context(fused), kernel_launches() as names, np.errstate(invalid="ignore"):
+            inputs = leaves([q, k, v])
+            F.scaled_dot_product_attention(*inputs).backward(minitx.tensor(do))
+        assert ("attention_backward_delta" in names) is fused
+        grads.append([t.grad.numpy() for t in inputs])
+    for reference, fused in zip(*grads):
+        np.testing.assert_allclose(fused, reference, **tolerance(dtype))
+    assert np.array_equal(grads[0][1][0, 0, 1], [-np.inf, np.inf])
 
 @FEW
 @given(vocab=st.integers(1, 6), ids_shape=small_shapes, dim=st.integers(1, 4), dtype=DTYPES,

@@ -407,3 +407,25 @@ def test_a_nan_stays_in_the_keys_a_query_sees_and_a_query_that_sees_none_gives_0
     out = F.scaled_dot_product_attention(leaf(rng.standard_normal((1, 1, 2, 2))), leaf(rng.standard_normal((1, 1, 3, 2))),
                                          leaf(v2), mask)
     np.testing.assert_array_equal(out.numpy()[0, 0, 1], [0.0, 0.0])
+
+
+def test_an_infinite_output_gradient_gives_the_kernels_delta_do_dot_o():
+    """Unfused path: delta_i = sum_j P_ij dP_ij = do_i . o_i, taken as do_i . o_i, the kernels'
+    (attention.cu's attention_backward_delta). Where do_i holds +inf and the values' column under
+    it has both signs, sum_j P_ij dP_ij is +inf - inf = NaN, while do_i . o_i is the limit, +inf
+    (o's entry is > 0): a key whose dP_ij is -inf then gets dS_ij = -inf, not NaN, as the kernels
+    give (a key whose dP_ij is +inf gets inf - inf = NaN on both paths)."""
+    q = np.array([[[[0.3, -0.2], [0.1, 0.4]]]])
+    k = np.array([[[[0.5, 0.1], [-0.3, 0.2]]]])
+    v = np.array([[[[2.0, 1.0], [-1.0, 0.5]]]])  # column 0: 2 and -1, so o[0, 0] > 0
+    do = np.array([[[[np.inf, 0.3], [0.2, -0.1]]]])
+    tq, tk, tv = leaf(q), leaf(k), leaf(v)
+    with np.errstate(invalid="ignore"):
+        F.scaled_dot_product_attention(tq, tk, tv).backward(minitx.tensor(do))
+        o, p = np_attention(q, k, v)
+        dp = do @ np.swapaxes(v, -1, -2)
+        ds = p * (dp - (do * o).sum(-1, keepdims=True)) / math.sqrt(2)
+        expected_dk = np.swapaxes(ds, -1, -2) @ q
+    np.testing.assert_array_equal(tk.grad.numpy()[0, 0, 1], [-np.inf, np.inf])  # (the reference had NaN)
+    np.testing.assert_allclose(tk.grad.numpy(), expected_dk, **TIGHT)
+    np.testing.assert_allclose(tq.grad.numpy(), ds @ k, **TIGHT)
