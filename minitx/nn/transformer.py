@@ -184,6 +184,25 @@ class Transformer(Module):
     table, 10,000 x 128, has about a sixth of that).
     """
 
+    #: keywords of PyTorch's nn.Transformer that minitx's does not take
+    _PYTORCHS_KEYWORDS = ("nhead", "dim_feedforward", "custom_encoder", "custom_decoder", "layer_norm_eps",
+                          "batch_first", "bias", "dtype")
+
+    def __new__(cls, *args, **kwargs):
+        """A call that can only be PyTorch's nn.Transformer(d_model=..., nhead=...) is refused here,
+        before __init__ would name one keyword alone: one of PyTorch's own keywords (nhead=, ...),
+        or d_model= without the two vocabularies. By position no rule is safe: PyTorch's
+        nn.Transformer(512, 8) is a pair of vocabularies here (a test's toy model has 5 to 11
+        words), refused only when one is too small for the special tokens (__init__), else built,
+        its forward then refusing embeddings where it takes token ids."""
+        given = [name for name in cls._PYTORCHS_KEYWORDS if name in kwargs]
+        if "d_model" in kwargs and len(args) < 2 and not {"src_vocab", "tgt_vocab"} & set(kwargs):
+            given.insert(0, "d_model")
+        if given:
+            raise TypeError(f"Transformer: {', '.join(name + '=' for name in given)} make this PyTorch's "
+                            f"nn.Transformer call, not minitx's. " + _NOT_PYTORCHS)
+        return super().__new__(cls)
+
     def __init__(self, src_vocab, tgt_vocab, d_model=512, num_heads=8, num_encoder_layers=6,
                  num_decoder_layers=6, d_ff=2048, dropout=0.1, attention_dropout=None, max_len=256,
                  positional="sinusoidal", share_embeddings=False, tie_output=False, output_bias=True,

@@ -328,6 +328,22 @@ def test_pytorchs_positional_d_model_and_nhead_are_refused_as_vocabularies(src_v
     assert Transformer(5, 5, **TINY).output.weight.shape == (5, 8)
 
 
+
+@pytest.mark.parametrize("call, names", [
+    (lambda: Transformer(d_model=512, nhead=8), "d_model=, nhead="), (lambda: Transformer(d_model=512), "d_model="),
+    (lambda: Transformer(512, 8, batch_first=True), "batch_first="),
+    (lambda: Transformer(11, 11, dim_feedforward=64, **TINY), "dim_feedforward=")])
+def test_pytorchs_keywords_are_refused_at_construction_pointing_to_the_layers(call, names):
+    """A call only PyTorch's nn.Transformer takes (its own keywords, or d_model= without the
+    vocabularies) is refused before anything is built, naming the keywords and where PyTorch's is.
+    PyTorch's positional nn.Transformer(512, 8) is two vocabularies here and builds (no value rule
+    is safe: the tests' toy models have 5 to 11 words); its forward refuses embeddings (below)."""
+    with pytest.raises(TypeError, match=rf"^Transformer: {names} make this PyTorch's nn.Transformer call.*"
+                                        r"minitx.nn.TransformerEncoder"):
+        call()
+    model = Transformer(11, 11, d_model=8, **{k: v for k, v in TINY.items() if k != "d_model"})
+    assert model.config["d_model"] == 8
+
 def test_embeddings_given_for_token_ids_point_to_the_pytorch_style_layers():
     model = shared_model("learned")
     with pytest.raises(ValueError, match=r"integer array \[batch, length\], got shape \(10, 1, 8\).*"
