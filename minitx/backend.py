@@ -122,6 +122,15 @@ def is_floating(dtype) -> bool:
     return dtype.kind == "f" or dtype.name == "bfloat16"
 
 
+def can_cast(from_, to) -> bool:
+    """Whether values of dtype ``from_`` may be written into an array of dtype ``to`` (in-place ops,
+    ``x[i] = v``, ``masked_fill``): any float into any float (bfloat16 and float16 too, which
+    ml_dtypes' casting rules do not allow), else NumPy's 'same_kind' rule: no float into integers,
+    no number into booleans, and no signed integer into an unsigned one (PyTorch allows that)."""
+    from_, to = np.dtype(from_), np.dtype(to)
+    return (is_floating(from_) and is_floating(to)) or bool(np.can_cast(from_, to, casting="same_kind"))
+
+
 def check_device(device) -> str:
     """Validate a device name ('cpu', 'cuda', 'cuda:0' is accepted as 'cuda')."""
     if device is None:

@@ -22,6 +22,7 @@ import numpy as np
 from minitx import backend, interop
 from minitx import random as mrandom
 from minitx.autograd.tensor import Tensor, _infer_dtype, tensor
+from minitx.dtypes import numpy_finfo
 
 
 def _make(fill, shape, dtype, device, requires_grad):
@@ -32,7 +33,8 @@ def _make(fill, shape, dtype, device, requires_grad):
 
 
 def get_default_dtype() -> np.dtype:
-    """The dtype of new float tensors (PyTorch's ``get_default_dtype``): float32."""
+    """The dtype of new float tensors (PyTorch's ``get_default_dtype``): float32, unless
+    minitx.set_default_dtype chose float64."""
     return backend.DEFAULT_FLOAT
 
 
@@ -323,7 +325,7 @@ def geometric_fill(t, p, generator=None) -> Tensor:
     if not 0 < p < 1:
         raise ValueError(f"geometric_: p must be in (0, 1), got {p!r}")
     floating = backend.is_floating(t.dtype)
-    top = float(_finfo(t.dtype).max) if floating else float(_whole_numbers(t.dtype)[1])
+    top = float(numpy_finfo(t.dtype).max) if floating else float(_whole_numbers(t.dtype)[1])
     if not floating and int(top) > _whole_numbers(t.dtype)[1]:  # (int64's largest rounds up to 2**63 as a float)
         top = float(np.nextafter(top, 0.0))
 
@@ -348,7 +350,7 @@ def random_fill(t, bounds, generator=None) -> Tensor:
     if bounds:
         low, high = (0, bounds[0] - 1) if len(bounds) == 1 else (bounds[0], bounds[1] - 1)
     else:
-        low, high = 0, 2 ** (_finfo(t.dtype).nmant + 1) if backend.is_floating(t.dtype) else largest
+        low, high = 0, 2 ** (numpy_finfo(t.dtype).nmant + 1) if backend.is_floating(t.dtype) else largest
     if not smallest <= low <= high <= largest:
         raise ValueError(f"random_: [from, to) = [{low}, {high + 1}) must hold a number and fit the tensor's "
                          f"{t.dtype.name} (whole numbers from {smallest} to {largest})")
@@ -364,7 +366,7 @@ def _check_holds(op, asked, low, high, dtype, exact):
     are missing (PyTorch's limit for randperm; its randint only warns there)."""
     dtype = backend.resolve_dtype(dtype)
     if backend.is_floating(dtype):
-        info = _finfo(dtype)
+        info = numpy_finfo(dtype)
         largest = 2 ** (info.nmant + 1) if exact else int(info.max)
         smallest = -largest
     else:
@@ -383,15 +385,6 @@ def _whole_numbers(dtype) -> tuple:
     if dtype.kind in "iu":
         return max(np.iinfo(dtype).min, int64.min), min(np.iinfo(dtype).max, int64.max)
     return int64.min, int64.max
-
-
-def _finfo(dtype):
-    """NumPy's finfo, or ml_dtypes' for bfloat16 (NumPy's does not know it)."""
-    if dtype.name == "bfloat16":
-        import ml_dtypes  # noqa: PLC0415  (there whenever a bfloat16 tensor is)
-
-        return ml_dtypes.finfo(dtype)
-    return np.finfo(dtype)
 
 
 # ---------------------------------------------------------------- over existing memory

@@ -736,7 +736,7 @@ class Tensor:
         if result.shape != self.shape:
             raise ValueError(f"{op}: the result has shape {result.shape}, and an in-place op keeps the tensor's "
                              f"shape {self.shape} (the tensor is not broadcast); write x = {_out_of_place(op)}")
-        if result.dtype != self.dtype and not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
+        if not backend.can_cast(result.dtype, self.dtype):
             raise TypeError(f"{op}: the result has dtype {result.dtype.name}, which cannot be stored in the "
                             f"tensor's dtype {self.dtype.name} (same-kind casting); write x = {_out_of_place(op)}, "
                             f"or convert x first, e.g. x = x.to(dtype='{result.dtype.name}')")

@@ -21,6 +21,7 @@ from minitx import backend
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
+from minitx.dtypes import finfo
 from minitx.ops._args import binary, check_alpha, check_bool, check_fits, common_16_bits, floating, integer_scale, one_dtype, operands, promote
 
 __all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "ClipTensor", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
@@ -689,7 +690,7 @@ def filled(op, x, mask, value):
         with np.errstate(all="ignore"):  # -1e9 in float16: -inf, as the output would hold it anyway
             value = Tensor(get_array_module(x.data).full((), value, dtype=x.dtype))
     value = as_tensor(value, x)
-    if x.dtype.kind in "biu" and not np.can_cast(value.dtype, x.dtype, "same_kind"):  # 0.5 into int64: 0
+    if not backend.can_cast(value.dtype, x.dtype):  # 0.5 into int64: 0
         raise TypeError(f"{op}: a value tensor of dtype {value.dtype.name} would be truncated into the "
                         f"tensor's {x.dtype.name}; expected a value of an integer or boolean dtype, or convert "
                         f"the tensor first, e.g. x.to(dtype='float32')")
@@ -738,22 +739,12 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     x = as_tensor(x)
     if not backend.is_floating(x.dtype):
         return Tensor(x.data.copy())
-    largest = _largest(x.dtype)
+    largest = finfo(x.dtype).max
     replacements = [nan, largest if posinf is None else posinf, -largest if neginf is None else neginf]
     for name, value in zip(("nan", "posinf", "neginf"), replacements):
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise TypeError(f"nan_to_num: {name} must be a number, got {value!r}")
     return NanToNum(*(backend.rounded(value, x.dtype) for value in replacements))(x)
-
-
-def _largest(dtype) -> float:
-    """The largest finite value of a floating dtype (bfloat16's from ml_dtypes: NumPy's finfo
-    does not know it)."""
-    if dtype.name == "bfloat16":
-        import ml_dtypes  # noqa: PLC0415  (there whenever a bfloat16 tensor is)
-
-        return float(ml_dtypes.finfo(dtype).max)
-    return float(np.finfo(dtype).max)
 
 
 def lerp_values(a, b, w):

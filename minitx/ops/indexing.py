@@ -372,8 +372,7 @@ def setitem(x, index, value):
         value = as_tensor(bool(value), like=x)
     else:
         value = as_tensor(value, like=x).to(x.device)
-    both_floating = backend.is_floating(value.dtype) and backend.is_floating(x.dtype)  # (bfloat16 into float16)
-    if not both_floating and not np.can_cast(value.dtype, x.dtype, casting="same_kind"):
+    if not backend.can_cast(value.dtype, x.dtype):
         what = "only 0 and 1 are booleans" if x.dtype.kind == "b" else "a float is not truncated into integers"
         raise TypeError(f"{op}: a value of dtype {value.dtype.name} cannot be written into a tensor of dtype "
                         f"{x.dtype.name} (same-kind casting: {what}); convert one of them first")

@@ -1,0 +1,74 @@
+"""minitx's runtime and dtype helpers against minitx itself: result_type and promote_types say the
+dtype that ``a + b`` and ``a * b`` compute in, can_cast what an in-place write accepts, and
+set_default_dtype reaches what makes new float tensors. (tests/test_torch_runtime.py compares
+them with PyTorch's.)"""
+import itertools
+
+import numpy as np
+import pytest
+
+import minitx
+import minitx.nn as nn
+
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+ALL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"] + FLOATS
+
+
+def operand(kind, dtype):
+    return {"tensor": lambda: minitx.ones(2, dtype=dtype), "0-d": lambda: minitx.ones((), dtype=dtype),
+            "int": lambda: 3, "float": lambda: 2.5, "bool": lambda: True}[kind]()
+
+
+@pytest.mark.parametrize("a", ALL)
+def test_result_type_is_the_dtype_of_a_sum_and_a_product(a):
+    for b, kind in itertools.product(ALL, ("tensor", "0-d", "int", "float", "bool")):
+        x, y = minitx.ones(2, dtype=a), operand(kind, b)
+        expected = minitx.result_type(x, y)
+        assert (x + y).dtype == expected and (x * y).dtype == expected and (y * x).dtype == expected, (a, b, kind)
+        if kind == "tensor":
+            assert minitx.promote_types(a, b) == expected
+
+
+def test_can_cast_is_what_an_in_place_add_accepts():
+    for a, b in itertools.product(ALL, ALL):
+        x, y = minitx.zeros(2, dtype=a), minitx.zeros(2, dtype=b)
+        try:
+            x += y
+            accepted = True
+        except TypeError:
+            accepted = False
+        assert accepted == minitx.can_cast(minitx.result_type(x, y), a), (a, b)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: minitx.finfo("int32"), "finfo: expected a floating dtype"),
+    (lambda: minitx.finfo("float8"), "finfo: unknown dtype 'float8'"),
+    (lambda: minitx.iinfo("bool"), "iinfo: expected an integer dtype"),
+    (lambda: minitx.iinfo("float32"), "iinfo: expected an integer dtype"),
+    (lambda: minitx.promote_types("float32", None), "promote_types: expected a dtype, got None"),
+    (lambda: minitx.can_cast("int3", "float32"), "can_cast: unknown dtype 'int3'"),
+    (lambda: minitx.set_default_dtype("float16"), "set_default_dtype: expected float32 or float64"),
+])
+def test_bad_dtypes_are_named(call, message):
+    with pytest.raises(TypeError, match=message):
+        call()
+
+
+@pytest.fixture
+def float64_default():
+    minitx.set_default_dtype(minitx.float64)
+    try:
+        yield
+    finally:
+        minitx.set_default_dtype(minitx.float32)
+
+
+def test_set_default_dtype_reaches_what_makes_float_tensors(float64_default):
+    ints = minitx.tensor([1, 2])
+    made = [minitx.tensor(1.5), minitx.tensor([0.5]), minitx.zeros(2), minitx.ones(2), minitx.rand(2), minitx.randn(2),
+            minitx.full((2,), 0.5), minitx.arange(0.0, 1.0, 0.5), minitx.linspace(0, 1, 3), minitx.empty(2),
+            ints * 0.5, ints / 2, ints.exp(), nn.Linear(2, 3).weight]
+    for t in made:
+        assert t.dtype == np.float64, t
+    assert minitx.get_default_dtype() == np.float64 and minitx.finfo().bits == 64
+    assert ints.dtype == np.int64 and minitx.tensor([1.5], dtype="float32").dtype == np.float32

@@ -1,0 +1,100 @@
+"""PyTorch's runtime and dtype helpers (minitx.finfo, iinfo, result_type, promote_types, can_cast,
+...) answer as torch's do, for every dtype both hold; where minitx's promotion departs from
+PyTorch's (docs/ops.md), the pairs are listed here and checked to be exactly those.
+
+Run without PyTorch, these are skipped (torch_reference.import_torch); tests/test_runtime.py
+checks the same functions against what minitx's own ops do.
+"""
+import itertools
+
+import pytest
+
+from torch_reference import import_torch
+
+torch = import_torch()
+
+import minitx  # noqa: E402
+
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+INTEGERS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+ALL = ["bool"] + INTEGERS + FLOATS
+
+
+def torch_dtype(name):
+    return getattr(torch, name)
+
+
+@pytest.mark.parametrize("name", FLOATS)
+def test_finfo_is_torchs(name):
+    ours, theirs = minitx.finfo(getattr(minitx, name)), torch.finfo(torch_dtype(name))
+    for field in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"):
+        assert getattr(ours, field) == getattr(theirs, field), field
+        assert type(getattr(ours, field)) is type(getattr(theirs, field)), field
+    assert ours.dtype == str(theirs.dtype) == name
+
+
+@pytest.mark.parametrize("name", INTEGERS)
+def test_iinfo_is_torchs(name):
+    ours, theirs = minitx.iinfo(name), torch.iinfo(torch_dtype(name))
+    assert (ours.bits, ours.max, ours.min, ours.dtype) == (theirs.bits, theirs.max, theirs.min, str(theirs.dtype))
+
+
+def test_finfo_without_a_dtype_is_the_default_floats():
+    assert minitx.finfo().eps == torch.finfo().eps
+
+
+WIDE_UNSIGNED = ("uint16", "uint32", "uint64")  # PyTorch stores them, and promotes them only to floats
+
+
+def torch_refuses(a, b):
+    """Whether PyTorch refuses to promote a with b (minitx promotes as NumPy: uint16 with int8 is int32)."""
+    return a != b and (a in WIDE_UNSIGNED or b in WIDE_UNSIGNED) and a not in FLOATS and b not in FLOATS
+
+
+def torch_promotes(a, b):
+    try:
+        return str(torch.promote_types(torch_dtype(a), torch_dtype(b))).removeprefix("torch.")
+    except RuntimeError:
+        return None
+
+
+@pytest.mark.parametrize("a", ALL)
+def test_promote_types_is_torchs_but_where_torch_refuses(a):
+    for b in ALL:
+        theirs = torch_promotes(a, b)
+        assert (theirs is None) == torch_refuses(a, b), (a, b, theirs)
+        if theirs is not None:
+            assert minitx.promote_types(a, b).name == theirs, (a, b)
+
+
+@pytest.mark.parametrize("a", ALL)
+def test_result_type_of_a_tensor_and_a_number_is_torchs(a):
+    for number in (True, 3, 2.5):
+        if a in WIDE_UNSIGNED:
+            continue  # (PyTorch computes with none of these)
+        ours = minitx.result_type(minitx.zeros(2, dtype=a), number)
+        theirs = torch.result_type(torch.zeros(2, dtype=torch_dtype(a)), number)
+        assert ours.name == str(theirs).removeprefix("torch."), (a, number)
+
+
+@pytest.mark.parametrize("a", FLOATS + ["int32", "int64", "uint8", "bool"])
+def test_result_type_of_a_tensor_and_a_0d_tensor(a):
+    """A 0-d float tensor is a scalar beside floats with dimensions, as in PyTorch; a 0-d integer one
+    promotes as one with dimensions would (minitx departs here: PyTorch keeps int32 beside a 0-d int64)."""
+    for b in FLOATS + ["int32", "int64", "uint8", "bool"]:
+        ours = minitx.result_type(minitx.zeros(2, dtype=a), minitx.zeros((), dtype=b)).name
+        theirs = str(torch.result_type(torch.zeros(2, dtype=torch_dtype(a)), torch.zeros((), dtype=torch_dtype(b))))
+        theirs = theirs.removeprefix("torch.")
+        if a not in FLOATS and b not in FLOATS and a != b and "bool" not in (a, b):
+            assert ours == minitx.promote_types(a, b).name, (a, b)
+        elif a in ("float16", "bfloat16") and b in FLOATS and a != b:
+            assert ours == minitx.promote_types(a, b).name, (a, b)  # (beside 16 bits NumPy's promotion, see promote)
+        else:
+            assert ours == theirs, (a, b)
+
+
+def test_can_cast_is_torchs_but_signed_into_unsigned():
+    for a, b in itertools.product(ALL, ALL):
+        theirs = torch.can_cast(torch_dtype(a), torch_dtype(b))
+        signed_into_unsigned = a.startswith("int") and b.startswith("uint")
+        assert minitx.can_cast(a, b) == (theirs and not signed_into_unsigned), (a, b)
