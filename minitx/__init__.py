@@ -19,6 +19,7 @@ from minitx import functional  # noqa: F401  (import minitx.functional as F)
 from minitx.serialization import load, save
 from minitx.amp import autocast
 from minitx.dtypes import can_cast, finfo, iinfo, promote_types, result_type, set_default_dtype
+from minitx.printing import set_printoptions
 from minitx.functional import concatenate as cat, stack  # PyTorch's top-level names
 
 # PyTorch's top-level math (torch.exp(x), torch.where(c, a, b), torch.matmul ...): each op of
@@ -118,4 +119,5 @@ __all__ = [
     "from_numpy", "as_tensor", "is_tensor", "get_default_dtype",
     "initial_seed", "seed", "get_rng_state", "set_rng_state",
     "finfo", "iinfo", "result_type", "promote_types", "can_cast", "set_default_dtype",
+    "set_printoptions",
 ]

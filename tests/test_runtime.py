@@ -72,3 +72,27 @@ def test_set_default_dtype_reaches_what_makes_float_tensors(float64_default):
         assert t.dtype == np.float64, t
     assert minitx.get_default_dtype() == np.float64 and minitx.finfo().bits == 64
     assert ints.dtype == np.int64 and minitx.tensor([1.5], dtype="float32").dtype == np.float32
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(profile="long"), "set_printoptions: profile must be one of"),
+    (dict(precision=-1), "set_printoptions: precision must be a number >= 0, got -1"),
+    (dict(threshold="all"), "set_printoptions: threshold must be a number >= 0, got 'all'"),
+    (dict(sci_mode="on"), "set_printoptions: sci_mode must be True, False or None"),
+])
+def test_bad_printoptions_are_named(options, message):
+    with pytest.raises(ValueError, match=message):
+        minitx.set_printoptions(**options)
+
+
+def test_printoptions_reach_every_repr():
+    x = minitx.tensor([[1e-9, 2.0]], dtype="float64", requires_grad=True)
+    try:
+        minitx.set_printoptions(sci_mode=False, precision=3)
+        assert repr(x) == "tensor([[0., 2.]], dtype=float64, requires_grad=True)"
+        assert repr(x.bfloat16()).startswith("tensor([[0., 2.]]")
+        minitx.set_printoptions(sci_mode=True, precision=3)
+        assert repr(x).startswith("tensor([[1.000e-09, 2.000e+00]]")
+    finally:
+        minitx.set_printoptions(profile="default")
+    assert repr(x).startswith("tensor([[1.e-09, 2.e+00]]")

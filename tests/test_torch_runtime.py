@@ -98,3 +98,32 @@ def test_can_cast_is_torchs_but_signed_into_unsigned():
         theirs = torch.can_cast(torch_dtype(a), torch_dtype(b))
         signed_into_unsigned = a.startswith("int") and b.startswith("uint")
         assert minitx.can_cast(a, b) == (theirs and not signed_into_unsigned), (a, b)
+
+
+@pytest.fixture
+def printoptions():
+    """Each library's print options back to its defaults after the test."""
+    try:
+        yield
+    finally:
+        minitx.set_printoptions(profile="default")
+        torch.set_printoptions(profile="default")
+
+
+@pytest.mark.parametrize("options, values", [
+    (dict(precision=2), [1.12345, 3.25]),
+    (dict(sci_mode=True), [1.5, 2.0, -3e-7]),
+    (dict(linewidth=20), [float(v) for v in range(12)]),
+    (dict(threshold=5, edgeitems=2), [float(v) for v in range(10)]),
+    (dict(profile="short", threshold=3), [float(v) for v in range(6)]),
+    (dict(profile="full"), [float(v) for v in range(1001)]),
+    (dict(), [float(v) for v in range(1001)]),
+])
+def test_set_printoptions_as_torchs(printoptions, options, values):
+    """The same options give the same elements, lines and ``...`` as PyTorch's (the columns are
+    NumPy's, so spaces may differ: compared without them)."""
+    minitx.set_printoptions(**options)
+    torch.set_printoptions(**options)
+    ours, theirs = repr(minitx.tensor(values)), repr(torch.tensor(values))
+    assert ours.replace(" ", "") == theirs.replace(" ", "")
+    assert ours.count("\n") == theirs.count("\n")

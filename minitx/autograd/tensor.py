@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from minitx import backend, interop
+from minitx import backend, interop, printing
 from minitx.autograd.engine import backward as _run_backward
 from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.inplace import mark_modified
@@ -299,7 +299,7 @@ class Tensor:
         array = backend.to_numpy(self.data)
         if array.dtype.name == "bfloat16":  # ml_dtypes' type has no NumPy float format (1.0 printed as 1):
             array = array.astype(np.float32)  # float32 holds each value exactly
-        body = np.array2string(array, precision=4, separator=", ", prefix="tensor(", threshold=200)
+        body = printing.array_string(array, prefix="tensor(")  # (by minitx.set_printoptions)
         extras = []
         if array.size == 0 and array.shape != (0,):  # "[]" alone says no shape: (2, 0) and (0, 5) print alike
             extras.append(f"size={array.shape}")
