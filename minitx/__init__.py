@@ -8,16 +8,18 @@
     loss.backward()          # x.grad now holds d(loss)/dx
 """
 from minitx import backend, cuda
-from minitx.autograd import (Function, Tensor, enable_grad, inference_mode, is_grad_enabled, no_grad,
-                             set_grad_enabled, tensor)
-from minitx.backend import set_default_device
+from minitx.autograd import (Function, Tensor, enable_grad, inference_mode, is_anomaly_check_nan_enabled,
+                             is_anomaly_enabled, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                             set_anomaly_enabled, set_grad_enabled, tensor)
+from minitx.backend import (are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
+                            set_default_device, use_deterministic_algorithms)
 from minitx.creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_dlpack, from_numpy, full,
                              full_like, get_default_dtype, is_tensor, linspace, multinomial, normal, ones, ones_like,
                              rand, rand_like, randint, randint_like, randn, randn_like, randperm, zeros, zeros_like)
 from minitx.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from minitx import functional  # noqa: F401  (import minitx.functional as F)
 from minitx.serialization import load, save
-from minitx.amp import autocast
+from minitx.amp import autocast, get_autocast_dtype, is_autocast_enabled
 from minitx.dtypes import can_cast, finfo, iinfo, promote_types, result_type, set_default_dtype
 from minitx.printing import set_printoptions
 from minitx.functional import concatenate as cat, stack  # PyTorch's top-level names
@@ -119,5 +121,7 @@ __all__ = [
     "from_numpy", "as_tensor", "is_tensor", "get_default_dtype",
     "initial_seed", "seed", "get_rng_state", "set_rng_state",
     "finfo", "iinfo", "result_type", "promote_types", "can_cast", "set_default_dtype",
-    "set_printoptions",
+    "set_printoptions", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+    "set_anomaly_enabled", "is_inference_mode_enabled", "is_autocast_enabled", "get_autocast_dtype",
 ]

@@ -120,6 +120,26 @@ def active():
     return _active[-1] if _active else None
 
 
+def is_autocast_enabled(device_type=None) -> bool:
+    """Whether an autocast block is in force (PyTorch's ``torch.is_autocast_enabled``). minitx's
+    autocast applies to the ops of every device, so ``device_type`` ("cpu" or "cuda") is checked
+    but changes nothing (PyTorch's answers for that device's autocast, "cuda" without one)."""
+    _check_device_type("is_autocast_enabled", device_type)
+    return active() is not None
+
+
+def get_autocast_dtype(device_type) -> np.dtype:
+    """The dtype autocast computes in now, or would by default on ``device_type`` (PyTorch's
+    ``torch.get_autocast_dtype``: float16 for "cuda", bfloat16 for "cpu")."""
+    _check_device_type("get_autocast_dtype", device_type)
+    return active() if active() is not None else backend.resolve_dtype(_DEVICES[device_type])
+
+
+def _check_device_type(function: str, device_type) -> None:
+    if device_type is not None and device_type not in _DEVICES:
+        raise ValueError(f"{function}: unknown device_type {device_type!r}; expected 'cpu' or 'cuda'")
+
+
 def call(fn, inputs):
     """Apply ``fn`` (a Function) to ``inputs`` as PRECISION says under the active autocast."""
     rule = next((PRECISION[c.__name__] for c in type(fn).__mro__ if c.__name__ in PRECISION), None)

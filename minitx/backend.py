@@ -371,3 +371,49 @@ def _cupy_compute_type(linalg, tf32: bool) -> int:
     """CuPy's COMPUTE_TYPE_TF32 / COMPUTE_TYPE_DEFAULT (7 and 1 in its source, should the enum
     not be visible from Python)."""
     return getattr(linalg, "COMPUTE_TYPE_TF32", 7) if tf32 else getattr(linalg, "COMPUTE_TYPE_DEFAULT", 1)
+
+
+# ------------------------------------------------------------ deterministic algorithms
+# minitx's own GPU kernels (minitx.kernels) sum without atomics, so in a fixed order; the one
+# place minitx knows to sum in no fixed order is a floating-point scatter-add on the GPU
+# (ops/indexing.ufunc_at through cupyx.scatter_add: scatter_add, index_add, embedding_bag, and
+# the backward of x[index], gather and the other index ops, in float16, float32 and float64;
+# not embedding's backward where its sorted kernel serves), which adds by atomics as the
+# threads arrive: its last bits may vary from run to run. (cuBLAS and CuPy's reductions are
+# taken as their documentation states them, unchecked here.) On the CPU, NumPy's add.at adds
+# in index order.
+_deterministic = {"mode": False, "warn_only": False}
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """PyTorch's ``torch.use_deterministic_algorithms``: with ``mode`` True, an op that would
+    compute nondeterministically (on the GPU, a floating-point scatter-add: see above) raises a
+    RuntimeError, or with ``warn_only`` warns and goes on."""
+    for name, flag in (("mode", mode), ("warn_only", warn_only)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"use_deterministic_algorithms: {name} must be True or False, got {flag!r}")
+    _deterministic.update(mode=mode, warn_only=warn_only)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    """Whether use_deterministic_algorithms(True) is in force (PyTorch's name)."""
+    return _deterministic["mode"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    """The warn_only last given to use_deterministic_algorithms (PyTorch's name; it answers so too)."""
+    return _deterministic["warn_only"]
+
+
+def check_deterministic(what: str) -> None:
+    """Say, as use_deterministic_algorithms asked, that ``what`` is about to compute
+    nondeterministically: a RuntimeError, or a warning under warn_only; nothing when it is off."""
+    if not _deterministic["mode"]:
+        return
+    message = (f"{what} does not compute deterministically (its sum's order varies from run to run), and "
+               "minitx.use_deterministic_algorithms(True) is on; compute it on the CPU, or pass warn_only=True "
+               "to be warned only")
+    if _deterministic["warn_only"]:
+        warnings.warn(message, UserWarning, stacklevel=3)
+    else:
+        raise RuntimeError(message)

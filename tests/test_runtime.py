@@ -96,3 +96,71 @@ def test_printoptions_reach_every_repr():
     finally:
         minitx.set_printoptions(profile="default")
     assert repr(x).startswith("tensor([[1.e-09, 2.e+00]]")
+
+
+def nan_backward():
+    x = minitx.tensor([-1.0, 4.0], requires_grad=True)
+    x.sqrt().sum().backward()  # sqrt(-1) is NaN: the forward's output holds it
+
+
+def test_set_anomaly_enabled_checks_as_detect_anomaly_does():
+    nan_backward()  # off: no check
+    try:
+        minitx.set_anomaly_enabled(True)
+        with pytest.raises(FloatingPointError, match="the forward of 'sqrt' produced NaN"):
+            nan_backward()
+        minitx.set_anomaly_enabled(True, check_nan=False)  # on, checking nothing
+        assert minitx.is_anomaly_enabled() and not minitx.is_anomaly_check_nan_enabled()
+        nan_backward()
+    finally:
+        minitx.set_anomaly_enabled(False)
+    assert not minitx.is_anomaly_enabled()
+    nan_backward()
+    with pytest.raises(TypeError, match="set_anomaly_enabled: enabled must be True or False, got 1"):
+        minitx.set_anomaly_enabled(1)
+
+
+def test_detect_anomaly_without_check_nan_raises_nothing_of_its_own():
+    with minitx.autograd.detect_anomaly(check_nan=False):
+        nan_backward()
+        y = minitx.tensor([1e38], requires_grad=True)
+        (y * 10).sum().backward()  # (an inf gradient too)
+    with minitx.autograd.detect_anomaly(), pytest.raises(FloatingPointError):
+        nan_backward()
+
+
+def test_a_float_scatter_add_on_the_gpu_is_refused_when_asked_for_determinism(monkeypatch):
+    """ops/indexing.ufunc_at's GPU branch, reached on the CPU with stand-ins for CuPy's modules: a
+    floating-point sum is refused (cupyx.scatter_add adds by atomics), an integer one is not."""
+    import sys
+    from types import SimpleNamespace
+
+    from minitx.ops import indexing
+
+    added = []
+    monkeypatch.setattr(indexing, "get_array_module", lambda a: SimpleNamespace(__name__="cupy"))
+    monkeypatch.setitem(sys.modules, "cupyx", SimpleNamespace(scatter_add=lambda *args: added.append(args),
+                                                              scatter_max=None, scatter_min=None))
+    target, index = np.zeros(3), (np.array([0, 0]),)
+    try:
+        minitx.use_deterministic_algorithms(True)
+        with pytest.raises(RuntimeError, match="a floating-point scatter-add on the GPU .* does not compute "
+                                               "deterministically"):
+            indexing.add_at(target, index, np.ones(2))
+        assert not added
+        indexing.add_at(np.zeros(3, dtype=np.int64), index, np.ones(2, dtype=np.int64))  # (any order: one sum)
+        minitx.use_deterministic_algorithms(True, warn_only=True)
+        with pytest.warns(UserWarning, match="does not compute deterministically"):
+            indexing.add_at(target, index, np.ones(2))
+    finally:
+        minitx.use_deterministic_algorithms(False)
+    indexing.add_at(target, index, np.ones(2))
+    assert len(added) == 3
+    with pytest.raises(TypeError, match="use_deterministic_algorithms: mode must be True or False, got 1"):
+        minitx.use_deterministic_algorithms(1)
+
+
+def test_autocast_helpers_refuse_an_unknown_device_type():
+    for call in (lambda: minitx.is_autocast_enabled("tpu"), lambda: minitx.get_autocast_dtype("tpu")):
+        with pytest.raises(ValueError, match="unknown device_type 'tpu'; expected 'cpu' or 'cuda'"):
+            call()

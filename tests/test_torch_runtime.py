@@ -127,3 +127,67 @@ def test_set_printoptions_as_torchs(printoptions, options, values):
     ours, theirs = repr(minitx.tensor(values)), repr(torch.tensor(values))
     assert ours.replace(" ", "") == theirs.replace(" ", "")
     assert ours.count("\n") == theirs.count("\n")
+
+
+def test_anomaly_flags_as_torchs():
+    """The same sequence of switches and blocks reads back the same flags."""
+    def flags():
+        ours = (minitx.is_anomaly_enabled(), minitx.is_anomaly_check_nan_enabled())
+        theirs = (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())
+        assert ours == theirs
+        return ours
+
+    assert flags() == (False, True)
+    try:
+        for library in (minitx, torch):
+            library.set_anomaly_enabled(True, check_nan=False)
+        assert flags() == (True, False)
+        with minitx.autograd.detect_anomaly(check_nan=True), torch.autograd.detect_anomaly(check_nan=True):
+            assert flags() == (True, True)
+        assert flags() == (True, False)
+    finally:
+        for library in (minitx, torch):
+            library.set_anomaly_enabled(False)
+    assert flags() == (False, True)
+
+
+def test_inference_mode_flag_as_torchs():
+    def same():
+        assert minitx.is_inference_mode_enabled() == torch.is_inference_mode_enabled()
+        return minitx.is_inference_mode_enabled()
+
+    assert not same()
+    with minitx.inference_mode(), torch.inference_mode():
+        assert same()
+        with minitx.no_grad(), torch.no_grad(), minitx.enable_grad(), torch.enable_grad():
+            assert same()
+        with minitx.inference_mode(False), torch.inference_mode(False):
+            assert not same()
+        assert same()
+    with minitx.no_grad(), torch.no_grad():
+        assert not same()
+
+
+@pytest.mark.parametrize("device_type", ["cpu", "cuda"])
+def test_autocast_dtype_as_torchs(device_type):
+    assert minitx.get_autocast_dtype(device_type).name == str(torch.get_autocast_dtype(device_type)).removeprefix("torch.")
+    assert minitx.is_autocast_enabled(device_type) is torch.is_autocast_enabled(device_type) is False
+    with minitx.autocast(device_type), torch.autocast("cpu"):  # (torch's "cuda" autocast wants a GPU)
+        assert minitx.is_autocast_enabled(device_type) and torch.is_autocast_enabled("cpu")
+        if device_type == "cpu":
+            assert minitx.get_autocast_dtype("cpu").name == str(torch.get_autocast_dtype("cpu")).removeprefix("torch.")
+    with minitx.autocast("cpu", dtype="float16"), torch.autocast("cpu", dtype=torch.float16):
+        assert minitx.get_autocast_dtype("cpu").name == str(torch.get_autocast_dtype("cpu")).removeprefix("torch.")
+
+
+def test_deterministic_flags_as_torchs():
+    try:
+        for mode, warn_only in ((True, False), (True, True), (False, True), (False, False)):
+            for library in (minitx, torch):
+                library.use_deterministic_algorithms(mode, warn_only=warn_only)
+            assert minitx.are_deterministic_algorithms_enabled() == torch.are_deterministic_algorithms_enabled()
+            assert (minitx.is_deterministic_algorithms_warn_only_enabled()
+                    == torch.is_deterministic_algorithms_warn_only_enabled()), (mode, warn_only)
+    finally:
+        for library in (minitx, torch):
+            library.use_deterministic_algorithms(False)

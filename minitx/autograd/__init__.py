@@ -9,11 +9,14 @@ minitx cannot see, such as through DLPack.
 from minitx.autograd.engine import backward, grad, topological_order, unbroadcast
 from minitx.autograd.function import Function
 from minitx.autograd.inplace import check_saved_arrays, mark_modified
-from minitx.autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from minitx.autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                                       set_grad_enabled)
 from minitx.autograd.tensor import Tensor, as_tensor, tensor
 from minitx.autograd import graph  # noqa: E402  (after Tensor: graph reads it)
-from minitx.autograd.debug import detect_anomaly, trace_backward
+from minitx.autograd.debug import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
+                                   trace_backward)
 
 __all__ = ["Tensor", "tensor", "as_tensor", "Function", "backward", "grad", "topological_order",
            "unbroadcast", "no_grad", "enable_grad", "is_grad_enabled", "inference_mode", "set_grad_enabled",
-           "mark_modified", "check_saved_arrays", "graph", "detect_anomaly", "trace_backward"]
+           "mark_modified", "check_saved_arrays", "graph", "detect_anomaly", "trace_backward",
+           "is_inference_mode_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled"]

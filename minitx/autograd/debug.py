@@ -269,11 +269,14 @@ class detect_anomaly:
     failure can point at the line that built the op.
     ``allow_inf=True`` lets forward outputs hold infinities (``masked_fill(mask, -inf)``
     before a softmax is a common intended one); NaN and non-finite gradients still raise.
-    Slow (a check of every array): for finding a bug, not for training.
+    ``check_nan=False`` (PyTorch's) checks nothing: the creation sites are still recorded, for
+    the errors backward raises of its own. Slow (a check of every array): for finding a bug,
+    not for training. ``is_anomaly_enabled()`` says whether one is on, ``set_anomaly_enabled``
+    turns one on or off without a block.
     """
 
-    def __init__(self, allow_inf: bool = False):
-        self.allow_inf = allow_inf
+    def __init__(self, allow_inf: bool = False, check_nan: bool = True):
+        self.allow_inf, self.check_nan = allow_inf, check_nan
         # op -> (its creation site, its inputs as the forward saw them): read back by a backward
         # report, since a recorded write into an input leaves the op only a placeholder of its values
         self._recorded = weakref.WeakKeyDictionary()
@@ -284,13 +287,15 @@ class detect_anomaly:
         site = _creation_site(sys._getframe(1))
         seen = tuple((_describe(t.data), _problem(t.data)) for t in inputs)
         self._recorded[fn] = site, seen
-        problem = _problem(output, self.allow_inf)
+        problem = _problem(output, self.allow_inf) if self.check_nan else None
         if problem:
             raise FloatingPointError(f"detect_anomaly: the forward of '{fn.name}' produced {problem} "
                                      f"in its output {_describe(output)}\n"
                                      f"{_inputs(seen)}\n{_format_site(site)}")
 
     def _backward(self, fn, dy, input_grads):
+        if not self.check_nan:
+            return
         for parent, g in zip(fn.inputs, input_grads):
             if g is not None and parent.requires_grad:  # (what the engine adds into parent's gradient)
                 self._fed.setdefault(id(parent), (weakref.ref(parent), []))[1].append(fn)
@@ -312,6 +317,8 @@ class detect_anomaly:
         pruned ones, are not a later walk's.)"""
         if node is None:
             self._fed.clear()
+            return
+        if not self.check_nan:
             return
         ref, fed = self._fed.pop(id(node), (None, []))
         fed = fed if ref is not None and ref() is node else []
@@ -347,14 +354,45 @@ class detect_anomaly:
         function.forward_hooks.append(self._forward)
         engine.backward_hooks.append(self._backward)
         engine.gradient_hooks.append(self._gradient)
+        _modes.append(self)
         return self
 
     def __exit__(self, *exc):
         function.forward_hooks.remove(self._forward)
         engine.backward_hooks.remove(self._backward)
         engine.gradient_hooks.remove(self._gradient)
+        _modes.remove(self)
         self._fed.clear()
         return False
 
 
-__all__ = ["trace_backward", "TraceRow", "detect_anomaly"]
+_modes: list = []  # the detect_anomaly modes on, innermost last
+_switched_on: list = []  # the one set_anomaly_enabled(True) turned on, if it is
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly mode is on: a detect_anomaly block, or set_anomaly_enabled(True) (PyTorch's name)."""
+    return bool(_modes)
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether the anomaly mode on, the innermost, checks for NaN: its check_nan (True when none is on,
+    as PyTorch's answers)."""
+    return _modes[-1].check_nan if _modes else True
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Turn anomaly mode on (a detect_anomaly(check_nan=check_nan) without a block) or off again
+    (PyTorch's ``torch.autograd.set_anomaly_enabled``). Off ends only the one this turned on: a
+    ``with detect_anomaly():`` block stays on to its end (PyTorch's turns off the flag that block set)."""
+    for name, flag in (("enabled", enabled), ("check_nan", check_nan)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"set_anomaly_enabled: {name} must be True or False, got {flag!r}")
+    if _switched_on:
+        _switched_on.pop().__exit__(None, None, None)
+    if enabled:
+        _switched_on.append(detect_anomaly(check_nan=check_nan).__enter__())
+
+
+__all__ = ["trace_backward", "TraceRow", "detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+           "set_anomaly_enabled"]

@@ -16,6 +16,12 @@ def is_grad_enabled() -> bool:
     return getattr(_state, "enabled", True)
 
 
+def is_inference_mode_enabled() -> bool:
+    """Whether an inference_mode(True) block is in force, innermost first (PyTorch's name); no_grad
+    is not one."""
+    return getattr(_state, "inference", False)
+
+
 class _GradMode:
     """A context manager that is also a decorator."""
 
@@ -113,6 +119,15 @@ class inference_mode(_GradMode):
             raise TypeError(f"inference_mode: mode must be True or False, got {type(mode).__name__}")
         self.mode = bool(mode)
         self.enabled = not self.mode
+
+    def __enter__(self):
+        self._previous_mode = is_inference_mode_enabled()
+        _state.inference = self.mode
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        _state.inference = self._previous_mode
+        return super().__exit__(*exc)
 
     def __call__(self, fn):
         mode = self.mode

@@ -82,6 +82,8 @@ def ufunc_at(ufunc, target, index, values, axis=None):
         "int32" if target.dtype.kind in "biu" and target.dtype.itemsize < 4 else
         "float32" if target.dtype == np.float16 else None)
     if target.dtype.name in supported:
+        if ufunc == "add" and backend.is_floating(target.dtype):  # (integers sum alike in any order)
+            backend.check_deterministic("a floating-point scatter-add on the GPU (cupyx.scatter_add, by atomics)")
         scatter(target, index, values.astype(target.dtype, copy=False))
     elif wide is not None:
         widened = target.astype(wide)
