@@ -13,9 +13,10 @@ from minitx.autograd import (Function, Tensor, enable_grad, inference_mode, is_a
                              set_anomaly_enabled, set_grad_enabled, tensor)
 from minitx.backend import (are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
                             set_default_device, use_deterministic_algorithms)
-from minitx.creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_dlpack, from_numpy, full,
-                             full_like, get_default_dtype, is_tensor, linspace, multinomial, normal, ones, ones_like,
-                             rand, rand_like, randint, randint_like, randn, randn_like, randperm, zeros, zeros_like)
+from minitx.creation import (arange, as_tensor, bernoulli, binomial, empty, empty_like, eye, from_dlpack, from_numpy,
+                             full, full_like, get_default_dtype, is_tensor, linspace, multinomial, normal, ones,
+                             ones_like, poisson, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
+                             zeros, zeros_like)
 from minitx.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from minitx import functional  # noqa: F401  (import minitx.functional as F)
 from minitx.serialization import load, save
@@ -118,6 +119,7 @@ __all__ = [
     "set_default_device", "cuda", "backend", "functional", "save", "load", "autocast", "cat", "stack",
     "inference_mode", "set_grad_enabled", "empty", "eye", "linspace", "full_like", "empty_like",
     "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal", "multinomial", "bernoulli",
+    "poisson", "binomial",
     "from_numpy", "as_tensor", "is_tensor", "get_default_dtype",
     "initial_seed", "seed", "get_rng_state", "set_rng_state",
     "finfo", "iinfo", "result_type", "promote_types", "can_cast", "set_default_dtype",

@@ -3,9 +3,10 @@
 * filled: zeros, ones, full, empty, eye, arange, linspace, and their ``*_like`` forms, which take
   a tensor's shape, dtype and device;
 * drawn at random from minitx's seeded generators (``minitx.random``, so ``manual_seed`` makes a
-  run repeat): rand, randn, randint, randperm, normal, bernoulli, multinomial, and rand_like,
-  randn_like, randint_like; all but the ``*_like`` forms (which take none in PyTorch either) also
-  draw from a ``generator=`` of their own (a ``minitx.Generator``, keyword-only), as PyTorch's do;
+  run repeat): rand, randn, randint, randperm, normal, bernoulli, multinomial, poisson, binomial,
+  and rand_like, randn_like, randint_like; all but the ``*_like`` forms (which take none in
+  PyTorch either) also draw from a ``generator=`` of their own (a ``minitx.Generator``,
+  keyword-only but for poisson's and binomial's), as PyTorch's do;
 * over memory that exists: from_numpy, as_tensor and from_dlpack, which copy nothing they need not.
 
 dtypes are PyTorch's: float32 (``get_default_dtype()``) unless the arguments say otherwise, so
@@ -22,7 +23,7 @@ import numpy as np
 from minitx import backend, interop
 from minitx import random as mrandom
 from minitx.autograd.tensor import Tensor, _infer_dtype, tensor
-from minitx.dtypes import numpy_finfo
+from minitx.dtypes import numpy_finfo, result_type
 
 
 def _make(fill, shape, dtype, device, requires_grad):
@@ -258,6 +259,44 @@ def _without_replacement(rng, xp, weights, k):
 
 # ---------------------------------------------------------------- the values of Tensor's random fills
 # (t.bernoulli_(p) writes bernoulli_fill(t, p) into t): samples in t's shape, dtype and device
+
+
+def poisson(input, generator=None):  # noqa: A002  (PyTorch's argument name)
+    """Counts drawn from Poisson distributions, one per entry of ``input``, whose value there is
+    the rate (the mean): k with probability rate^k e^-rate / k! (PyTorch's poisson), in input's
+    shape and floating dtype. The rates must be finite and >= 0 (PyTorch's refuses a negative or
+    NaN one too, and gives a meaningless count for inf); checking them reads one flag back from
+    the device."""
+    _floating("poisson", input.dtype)
+    rates = input.data.astype(np.float64)
+    if not backend.to_host(backend.get_array_module(rates).isfinite(rates) & (rates >= 0)).all():
+        raise ValueError(f"poisson: the rates must be finite and >= 0, got {input.data!r:.60}")
+    return _drawn(lambda rng, s: rng.poisson(rates, s), input.shape, input.dtype, input.device, False, generator)
+
+
+def binomial(count, prob, generator=None):
+    """Numbers of successes in ``count`` trials that each succeed with chance ``prob`` (PyTorch's
+    binomial): one draw per entry of count and prob broadcast together, as floats of their
+    common dtype (count + prob's; PyTorch asks for one dtype). count must hold whole numbers >= 0
+    and prob numbers in [0, 1] (PyTorch's draws from any, meaninglessly: 5 successes of 5 for
+    prob 1.5, 0 for count 5.5); checking them reads one flag back from the device."""
+    count, prob = as_tensor(count), as_tensor(prob)
+    dtype = result_type(count, prob)
+    _floating("binomial", dtype)
+    xp = backend.get_array_module(count.data)
+    try:
+        n, p = xp.broadcast_arrays(count.data.astype(np.float64), prob.data.astype(np.float64))
+    except ValueError:
+        raise ValueError(f"binomial: count of shape {count.shape} and prob of shape {prob.shape} do not "
+                         "broadcast") from None
+    bad_n, bad_p = backend.host_ints(xp.any(~xp.isfinite(n) | (n < 0) | (n != xp.floor(n))),
+                                     xp.any(~((p >= 0) & (p <= 1))))  # (NaN fails both)
+    if bad_n:
+        raise ValueError(f"binomial: count must hold whole numbers >= 0, got {count.data!r:.60}")
+    if bad_p:
+        raise ValueError(f"binomial: prob must hold numbers in [0, 1], got {prob.data!r:.60}")
+    trials = n.astype(np.int64)
+    return _drawn(lambda rng, s: rng.binomial(trials, p, s), n.shape, dtype, count.device, False, generator)
 
 
 def bernoulli_fill(t, p, generator=None) -> Tensor:

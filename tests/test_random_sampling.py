@@ -1,4 +1,5 @@
-"""Random sampling: rand, randn, randint, randperm, normal, bernoulli, multinomial and the *_like forms.
+"""Random sampling: rand, randn, randint, randperm, normal, bernoulli, multinomial, poisson, binomial and the
+*_like forms.
 
 Their values are not PyTorch's (another generator), so they are checked by what they must be:
 shapes, dtypes (PyTorch's), bounds, distributions within a tolerance of several standard
@@ -25,6 +26,8 @@ SAMPLERS = {
     "bernoulli": lambda: minitx.bernoulli(minitx.full((50,), 0.5)),
     "multinomial": lambda: minitx.multinomial(minitx.ones(2, 50), 10),
     "multinomial(replacement)": lambda: minitx.multinomial(minitx.ones(50), 10, replacement=True),
+    "poisson": lambda: minitx.poisson(minitx.full((50,), 3.0)),
+    "binomial": lambda: minitx.binomial(minitx.full((50,), 20.0), minitx.tensor(0.5)),
     "rand_like": lambda: minitx.rand_like(minitx.zeros(2, 3)),
     "randn_like": lambda: minitx.randn_like(minitx.zeros(2, 3)),
     "randint_like": lambda: minitx.randint_like(minitx.zeros(2, 3), 1000),
@@ -182,6 +185,8 @@ GENERATOR_DRAWS = {
     "normal(tensor, tensor)": lambda g: minitx.normal(minitx.zeros(20), minitx.ones(20), generator=g),
     "bernoulli": lambda g: minitx.bernoulli(minitx.full((50,), 0.5), generator=g),
     "bernoulli(input, p)": lambda g: minitx.bernoulli(minitx.zeros(50), 0.5, generator=g),
+    "poisson": lambda g: minitx.poisson(minitx.full((50,), 3.0), generator=g),
+    "binomial": lambda g: minitx.binomial(minitx.full((50,), 20.0), minitx.full((50,), 0.5), g),
     "Tensor.uniform_": lambda g: minitx.zeros(20).uniform_(-1.0, 1.0, generator=g),
     "Tensor.normal_": lambda g: minitx.zeros(20).normal_(0.0, 2.0, generator=g),
 }
@@ -290,6 +295,11 @@ SHAPES_AND_DTYPES = [
     ("bernoulli(input, p)", lambda m: m.bernoulli(m.zeros(2, 2, dtype=m.float64), 0.3)),
     ("multinomial 1-d", lambda m: m.multinomial(m.ones(4), 2)),
     ("multinomial 2-d", lambda m: m.multinomial(m.ones(3, 4), 5, True)),
+    ("poisson", lambda m: m.poisson(m.ones(2, 3))),
+    ("poisson float64 0-d", lambda m: m.poisson(m.ones((), dtype=m.float64))),
+    ("poisson empty", lambda m: m.poisson(m.ones(0, 3))),
+    ("binomial", lambda m: m.binomial(m.full((2, 3), 4.0), m.full((2, 3), 0.5))),
+    ("binomial float64", lambda m: m.binomial(m.full((3,), 4.0, dtype=m.float64), m.full((3,), 0.5, dtype=m.float64))),
     ("rand_like float64", lambda m: m.rand_like(m.zeros(2, dtype=m.float64))),
     ("randn_like", lambda m: m.randn_like(m.zeros(2, 1))),
     ("randint_like float", lambda m: m.randint_like(m.zeros(3), 10)),
@@ -330,6 +340,28 @@ def test_randperm_is_a_permutation_and_every_order_is_equally_likely():
     orders = [tuple(minitx.randperm(3).tolist()) for _ in range(6000)]
     counts = np.array([orders.count(order) for order in itertools.permutations(range(3))])
     assert np.abs(counts - 1000).max() < 5 * np.sqrt(1000 * 5 / 6)
+
+
+def test_poisson_draws_have_the_mean_and_variance_of_each_rate():
+    minitx.manual_seed(4)
+    rates = minitx.tensor([0.0, 0.5, 4.0, 100.0], dtype="float64")
+    draws = np.stack([minitx.poisson(rates).numpy() for _ in range(20_000)])
+    assert (draws[:, 0] == 0).all() and (draws == np.round(draws)).all() and draws.min() >= 0
+    for column, rate in enumerate([0.5, 4.0, 100.0], start=1):  # mean = variance = rate
+        assert abs(draws[:, column].mean() - rate) < 5 * np.sqrt(rate / len(draws))
+        assert abs(draws[:, column].var() / rate - 1) < 0.05
+
+
+def test_binomial_draws_have_the_mean_and_variance_of_each_count_and_chance():
+    minitx.manual_seed(5)
+    count, prob = minitx.tensor([[0.0], [1.0], [30.0]]), minitx.tensor([0.0, 0.25, 1.0])
+    draws = np.stack([minitx.binomial(count, prob).numpy() for _ in range(20_000)])  # count and prob broadcast
+    assert draws.shape[1:] == (3, 3) and (draws[:, 0] == 0).all() and (draws[:, :, 0] == 0).all()
+    np.testing.assert_array_equal(draws[:, :, 2], np.broadcast_to([0.0, 1.0, 30.0], (20_000, 3)))  # prob 1: all
+    for n in (1, 30):  # mean n p, variance n p (1 - p)
+        row = draws[:, [0, 1, 30].index(n), 1]
+        assert abs(row.mean() - n / 4) < 5 * np.sqrt(n * 3 / 16 / len(row))
+        assert abs(row.var() / (n * 3 / 16) - 1) < 0.05
 
 
 def test_normal_has_the_mean_and_std_asked_for_numbers_and_tensors():
@@ -433,6 +465,20 @@ def test_multinomial_without_replacement_draws_distinct_categories_in_the_order_
     (lambda: minitx.multinomial(minitx.ones(2), 0, True), ValueError, "multinomial: num_samples must be"),
     (lambda: minitx.multinomial(minitx.ones(1, 1, 2), 1), ValueError, "multinomial: input must be 1-d or 2-d"),
     (lambda: minitx.multinomial(minitx.tensor([1, 2]), 1), TypeError, "multinomial: needs a floating dtype"),
+    (lambda: minitx.poisson(minitx.tensor([-1.0, 2.0])), ValueError, "poisson: the rates must be finite and >= 0"),
+    (lambda: minitx.poisson(minitx.tensor([np.nan])), ValueError, "poisson: the rates must be finite and >= 0"),
+    (lambda: minitx.poisson(minitx.tensor([np.inf])), ValueError, "poisson: the rates must be finite and >= 0"),
+    (lambda: minitx.poisson(minitx.tensor([2])), TypeError, "poisson: needs a floating dtype, got int64"),
+    (lambda: minitx.binomial(minitx.tensor([5.5]), minitx.tensor([0.5])), ValueError,
+     "binomial: count must hold whole numbers >= 0"),
+    (lambda: minitx.binomial(minitx.tensor([-1.0]), minitx.tensor([0.5])), ValueError, "binomial: count must hold"),
+    (lambda: minitx.binomial(minitx.tensor([np.inf]), minitx.tensor([0.5])), ValueError, "binomial: count must hold"),
+    (lambda: minitx.binomial(minitx.tensor([5.0]), minitx.tensor([1.5])), ValueError,
+     r"binomial: prob must hold numbers in \[0, 1\]"),
+    (lambda: minitx.binomial(minitx.tensor([5.0]), minitx.tensor([np.nan])), ValueError, "binomial: prob must hold"),
+    (lambda: minitx.binomial(minitx.tensor([5]), minitx.tensor([1])), TypeError, "binomial: needs a floating dtype"),
+    (lambda: minitx.binomial(minitx.ones(2), minitx.ones(3)), ValueError,
+     r"binomial: count of shape \(2,\) and prob of shape \(3,\) do not broadcast"),
 ])
 def test_errors_name_the_function(call, error, message):
     with pytest.raises(error, match=message):
