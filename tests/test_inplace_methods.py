@@ -69,7 +69,7 @@ CASES = dict([
     row("add_", B, alpha=-0.5), row("sub_", ROW), row("mul_", 2.5), row("mul_", B), row("div_", P), row("pow_", 2),
     row("pow_", B, values=P), row("fmod_", 1.5), row("remainder_", 1.5), row("remainder_", P), row("lerp_", B, 0.3),
     row("lerp_", B, P / 2), row("addcmul_", B, ROW, value=0.5), row("addcdiv_", B, P, value=-2),
-    row("fill_", 2.5), row("copy_", ROW),
+    row("fill_", 2.5), row("copy_", ROW), row("fill_diagonal_", 2.5),
     # indexed writes
     row("masked_fill_", MASK, -1.0), row("masked_scatter_", MASK, B),
     row("scatter_", 0, INDEX, SRC), row("scatter_", 0, INDEX, 2.0), row("scatter_", 0, INDEX, value=2.0),
@@ -288,7 +288,7 @@ def test_an_integer_tensor_refuses_a_result_that_is_no_integer_as_pytorch(name, 
                                         ("bitwise_or_", (6,)), ("bitwise_xor_", (INTEGERS[0],)),
                                         ("bitwise_left_shift_", (2,)), ("bitwise_right_shift_", (1,)),
                                         ("cumsum_", (1,)), ("cumprod_", (0,)), ("eq_", (INTEGERS.T.reshape(3, 4),)),
-                                        ("ge_", (2,)), ("logical_xor_", (INTEGERS[0],))])
+                                        ("ge_", (2,)), ("logical_xor_", (INTEGERS[0],)), ("fill_diagonal_", (-4,))])
 def test_an_integer_tensor_keeps_an_integer_result_as_pytorch(name, args):
     if name == "divide_" and len(args) == 2:  # (its rounding_mode= a keyword)
         args, kwargs = args[:1], {"rounding_mode": args[1]}

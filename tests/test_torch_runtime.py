@@ -7,6 +7,7 @@ checks the same functions against what minitx's own ops do.
 """
 import itertools
 
+import numpy as np
 import pytest
 
 from torch_reference import import_torch
@@ -191,3 +192,109 @@ def test_deterministic_flags_as_torchs():
     finally:
         for library in (minitx, torch):
             library.use_deterministic_algorithms(False)
+
+
+# ---------------------------------------------------------------- Tensor methods
+def test_data_ptr_and_storage_offset_of_views_as_torchs():
+    """Where both libraries view, the same entry offsets, and the same byte distances between first entries."""
+    values = np.arange(24.0).reshape(2, 3, 4)
+    views = [lambda t: t, lambda t: t[1], lambda t: t[:, 1], lambda t: t[1, 2:, 1:3], lambda t: t.permute(2, 0, 1),
+             lambda t: t.reshape(6, 4)[3:], lambda t: t.detach()[0, 1], lambda t: t.unsqueeze(0)[0, 1],
+             lambda t: t[..., 3], lambda t: t.flatten()[5:]]
+    ours, theirs = minitx.tensor(values), torch.tensor(values)
+    for view in views:
+        assert view(ours).storage_offset() == view(theirs).storage_offset()
+        assert view(ours).data_ptr() - ours.data_ptr() == view(theirs).data_ptr() - theirs.data_ptr()
+    assert minitx.zeros(0, 3).data_ptr() == torch.zeros(0, 3).data_ptr() == 0
+    assert minitx.tensor(values).data_ptr() != ours.data_ptr()  # a copy: memory of its own
+
+
+def test_post_accumulate_grad_hooks_run_as_torchs():
+    def run(lib):
+        w, b = lib.ones(3, requires_grad=True, dtype=lib.float64), lib.ones(3, requires_grad=True, dtype=lib.float64)
+        seen = []
+        w.register_hook(lambda g: g * 10)  # (a tensor hook first: the .grad the post hook sees has it)
+        handle = w.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+        def halve(t):  # each hook sees the .grad the one before left
+            t.grad.mul_(0.5)
+
+        w.register_post_accumulate_grad_hook(halve)
+        (w * b * 2).sum().backward()
+        (w * w).sum().backward()
+        lib.autograd.grad((w * 3).sum(), w)  # no .grad accumulated: no call
+        (w * b).sum().backward(inputs=[b])  # nor here
+        handle.remove()
+        (w * 2).sum().backward()
+        return seen, w.grad.tolist()
+
+    assert run(minitx) == run(torch)
+
+
+def test_post_accumulate_grad_hook_steps_an_optimizer_inside_backward_as_torchs():
+    """The pattern the hook is for: each parameter updated as soon as its gradient is whole."""
+    def run(lib, optim):
+        weights = [lib.tensor([[0.5, -1.0], [2.0, 0.25]], requires_grad=True), lib.tensor([1.0, -2.0],
+                                                                                          requires_grad=True)]
+        optimizers = {id(p): optim.SGD([p], lr=0.1, momentum=0.9) for p in weights}
+
+        def step(p):
+            optimizers[id(p)].step()
+            optimizers[id(p)].zero_grad()
+
+        for p in weights:
+            p.register_post_accumulate_grad_hook(step)
+        x = lib.tensor([[1.0, 2.0], [3.0, -1.0]])
+        for _ in range(3):
+            ((x @ weights[0] + weights[1]) ** 2).mean().backward()
+        return [p.detach().numpy() for p in weights]
+
+    for ours, theirs in zip(run(minitx, minitx.optim), run(torch, torch.optim)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+def test_post_accumulate_grad_hook_refuses_as_torchs():
+    w = minitx.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="register_post_accumulate_grad_hook: this tensor was computed by the op "
+                                           "'mul'; only a leaf"):
+        (w * 2).register_post_accumulate_grad_hook(lambda t: None)
+    with pytest.raises(RuntimeError, match="register_post_accumulate_grad_hook: this tensor does not require grad"):
+        minitx.ones(2).register_post_accumulate_grad_hook(lambda t: None)
+    w.register_post_accumulate_grad_hook(lambda t: t.grad * 0)
+    with pytest.raises(RuntimeError, match="returned a Tensor; it must return None"):
+        (w * 2).sum().backward()
+    t = torch.ones(2, requires_grad=True)
+    t.register_post_accumulate_grad_hook(lambda t: t.grad * 0)
+    with pytest.raises(RuntimeError, match="should return None"):
+        (t * 2).sum().backward()
+
+
+@pytest.mark.parametrize("shape, wrap", [((3, 4), False), ((7, 3), False), ((7, 3), True), ((9, 2), True),
+                                         ((3, 3, 3), False), ((4, 4, 4, 4), True), ((0, 3), False), ((3, 1), True)])
+def test_fill_diagonal_as_torchs_values_and_gradients(shape, wrap):
+    values = np.arange(np.prod(shape), dtype=np.float64).reshape(shape) / 7
+    results = []
+    for lib in (minitx, torch):
+        w = lib.tensor(values, requires_grad=True)
+        x = w * 1.5
+        out = x.fill_diagonal_(-2.5, wrap=wrap)
+        assert out is x
+        (x * lib.tensor(values + 1)).sum().backward()
+        results.append((x.detach().numpy(), w.grad.numpy()))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+def test_fill_diagonal_refuses_by_name():
+    for shape in ((3,), (2, 3, 3), ()):
+        with pytest.raises(ValueError, match=r"fill_diagonal_: expected a tensor of 2 dimensions, or more all of one "
+                                             r"length, got shape"):
+            minitx.zeros(shape).fill_diagonal_(1.0)
+        with pytest.raises(RuntimeError):
+            torch.zeros(shape).fill_diagonal_(1.0)
+    with pytest.raises(TypeError, match="fill_diagonal_: fill_value must be a number, got Tensor"):
+        minitx.zeros(2, 2).fill_diagonal_(minitx.tensor(1.0))
+    with pytest.raises(TypeError, match="fill_diagonal_: wrap must be True or False, got 1"):
+        minitx.zeros(2, 2).fill_diagonal_(1.0, wrap=1)
+    # (PyTorch's cuts 2.7 to 2 in an integer tensor: minitx refuses it, as its masked_fill_)
+    with pytest.raises(ValueError, match="fill_diagonal_: fill_value 2.7 does not fit the tensor's int64"):
+        minitx.zeros(2, 2, dtype="int64").fill_diagonal_(2.7)

@@ -819,6 +819,18 @@ SLIPS = [
          "isfinite(rates) & (rates >= 0)", "isfinite(rates) & (rates > 0)", ("tests/test_random_sampling.py",)),
     Slip("binomial takes a fractional count (cast to int64: truncated)", "minitx/creation.py",
          "(n < 0) | (n != xp.floor(n))", "(n < 0)", ("tests/test_random_sampling.py",)),
+    Slip("storage_offset counts from the array's own start, not its base's", "minitx/autograd/tensor.py",
+         "        while isinstance(getattr(root, \"base\", None), type(self.data)):\n",
+         "        while False:\n", ("tests/test_torch_runtime.py",)),
+    Slip("data_ptr of an empty tensor is its array's address (PyTorch's is 0)", "minitx/autograd/tensor.py",
+         "return address(self.data) if self.data.size else 0", "return address(self.data)",
+         ("tests/test_torch_runtime.py",)),
+    Slip("post-accumulate-grad hooks run on every gradient, accumulated or not", "minitx/autograd/engine.py",
+         "            if accumulated and node._post_hooks:", "            if node._post_hooks:",
+         ("tests/test_torch_runtime.py",)),
+    Slip("fill_diagonal_ ignores wrap", "minitx/autograd/tensor.py",
+         "np.fill_diagonal(diagonal, True, wrap=wrap)", "np.fill_diagonal(diagonal, True)",
+         ("tests/test_torch_runtime.py", "tests/test_inplace_methods.py")),
 ]
 
 

@@ -107,6 +107,18 @@ def _run_tensor_hooks(node, g, errstate):
     return g
 
 
+def _run_post_accumulate_hooks(node, errstate):
+    """``hook(node)`` for each hook of Tensor.register_post_accumulate_grad_hook, its .grad whole
+    now; under NumPy's error settings ``errstate``, the caller's."""
+    for hook in list(node._post_hooks.values()):
+        with np.errstate(**errstate):
+            result = hook(node)
+        if result is not None:
+            raise RuntimeError(f"the post-accumulate-grad hook {getattr(hook, '__name__', type(hook).__name__)!r} "
+                               f"returned a {type(result).__name__}; it must return None (it may change .grad "
+                               "in place, as PyTorch's)")
+
+
 def _gradient_array(fn, index, pg):
     """A gradient ``fn.backward`` returned for input ``index`` that is not an array: a Tensor's
     array (PyTorch's backward returns tensors), else a TypeError naming the op."""
@@ -296,6 +308,8 @@ def _walk(roots, grads, wanted, found, retain_graph):
                 # a leaf may keep an owned sum as its .grad; a node that goes on to its op's backward copies
                 node._accumulate_grad(g, exclusive=exclusive and node._ctx is None)
                 accumulated = True
+            if accumulated and node._post_hooks:  # (a leaf's: only leaves take them)
+                _run_post_accumulate_hooks(node, user_errstate)
             for hook in gradient_hooks:
                 hook(node, before_hooks, node._grad.data if accumulated else None)
             fn = node._ctx

@@ -29,7 +29,7 @@ from minitx import backend, interop, printing
 from minitx.autograd.engine import backward as _run_backward
 from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.inplace import mark_modified
-from minitx.autograd.writes import is_view, note_view, record_write, refresh, refusal
+from minitx.autograd.writes import address, is_view, note_view, record_write, refresh, refusal
 from minitx.keywords import takes_torch_keywords
 
 
@@ -45,8 +45,8 @@ class Tensor:
     # assigned; the engine reads and writes the slots (a property's read costs a call, on every op)
     # _cell, _views, _base: what recorded writes need (minitx.autograd.writes): the cell the ops that took
     # it hold it through (weakly), the tensors that view its array, and the one it views
-    __slots__ = ("data", "_grad", "_requires_grad", "_ctx", "_retains_grad", "_hooks", "_cell", "_views", "_base",
-                 "__weakref__")
+    __slots__ = ("data", "_grad", "_requires_grad", "_ctx", "_retains_grad", "_hooks", "_post_hooks", "_cell",
+                 "_views", "_base", "__weakref__")
     # numpy must defer to our reflected operators (np_array + tensor -> Tensor.__radd__)
     __array_priority__ = 1000
 
@@ -75,7 +75,7 @@ class Tensor:
         self._grad = None
         self._ctx = None
         self._retains_grad = False
-        self._hooks = None
+        self._hooks = self._post_hooks = None
         self._cell, self._views, self._base = None, None, None
         self._requires_grad = False
         if requires_grad:
@@ -89,7 +89,7 @@ class Tensor:
         (they are code about this tensor's backward). requires_grad and .grad are kept."""
         state = {name: getattr(self, name) for name in _slots(type(self)) if hasattr(self, name)}
         state.update(getattr(self, "__dict__", {}))  # (a subclass's own attributes)
-        state["_ctx"], state["_hooks"] = None, None
+        state["_ctx"], state["_hooks"], state["_post_hooks"] = None, None, None
         return state
 
     def __copy__(self) -> "Tensor":
@@ -115,7 +115,7 @@ class Tensor:
         return twin
 
     def __setstate__(self, state: dict) -> None:
-        self._cell, self._views, self._base = None, None, None
+        self._cell, self._views, self._base, self._post_hooks = None, None, None, None
         if "requires_grad" in state:  # pickled when the flag was the slot itself (now the property's _requires_grad)
             state = {("_requires_grad" if name == "requires_grad" else name): value for name, value in state.items()}
         for name, value in state.items():
@@ -130,7 +130,7 @@ class Tensor:
         t._grad = None
         t._ctx = ctx
         t._retains_grad = False
-        t._hooks = None
+        t._hooks = t._post_hooks = None
         t._cell, t._views, t._base = None, None, None
         t._requires_grad = ctx is not None
         return t
@@ -198,6 +198,26 @@ class Tensor:
                                      f"{self.dtype.itemsize}-byte entries")
                 items.append(step // self.dtype.itemsize)
         return tuple(items) if axis is None else items[_method_axis("stride", axis, self.shape)]
+
+    def data_ptr(self) -> int:
+        """The address of the tensor's first entry (PyTorch's data_ptr): in host memory on "cpu",
+        in the GPU's on "cuda"; 0 for an empty tensor, as PyTorch's. Two tensors that share memory
+        (a view and its base) show it: ``x[1].data_ptr() == x.data_ptr() + x.stride(0) * x.element_size()``."""
+        return address(self.data) if self.data.size else 0
+
+    def storage_offset(self) -> int:
+        """How many entries past the start of the memory it views the tensor begins (PyTorch's
+        storage_offset): 0 for a tensor with memory of its own, 1 for x[1:] of a 1-d x. The memory
+        is that of the array the tensor's array is a view of (NumPy's or CuPy's ``base``), so it is
+        PyTorch's answer where both libraries view (x[:, 1]) and 0 where minitx copies (diagonal())."""
+        root = self.data
+        while isinstance(getattr(root, "base", None), type(self.data)):
+            root = root.base
+        offset, rest = divmod(address(self.data) - address(root), self.dtype.itemsize)
+        if rest:  # (a view of the same memory as another dtype, at a byte between two entries)
+            raise ValueError(f"storage_offset: the tensor starts {address(self.data) - address(root)} bytes into its "
+                             f"memory, no whole number of {self.dtype.itemsize}-byte entries")
+        return offset
 
     def type(self, dtype=None, non_blocking=False):
         """The dtype's name ('float32'), where PyTorch's type() gives its tensor type's
@@ -361,6 +381,26 @@ class Tensor:
         if self._hooks is None:
             self._hooks = {}
         return HookHandle.add(self._hooks, hook, counted=self.is_leaf)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` each time backward has added this leaf's gradient into its ``.grad``
+        (PyTorch's register_post_accumulate_grad_hook): after every tensor hook, with .grad whole, so
+        an optimizer can step this parameter there and then. Not when the gradient goes elsewhere
+        (autograd.grad, backward(inputs=) without it). The hook returns None (anything else is a
+        RuntimeError, as PyTorch's). A leaf that requires grad only. Returns a handle whose
+        ``remove()`` unhooks it."""
+        if not self.requires_grad:
+            raise RuntimeError("register_post_accumulate_grad_hook: this tensor does not require grad, so no "
+                               "gradient will reach it")
+        if not self.is_leaf:
+            raise RuntimeError(f"register_post_accumulate_grad_hook: this tensor was computed by the op "
+                               f"'{self._ctx.name}'; only a leaf (a parameter) accumulates .grad, as in PyTorch "
+                               f"(register_hook sees any tensor's gradient)")
+        from minitx.autograd.engine import HookHandle  # noqa: PLC0415
+
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return HookHandle.add(self._post_hooks, hook, counted=True)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None, *, grad=None) -> None:
         """Fill ``.grad`` of every leaf this tensor depends on (see minitx.autograd.engine), with
@@ -656,6 +696,25 @@ class Tensor:
     def fill_(self, value): return self._in_place("fill_", _as_contents, _one_value(value))
     def copy_(self, src): return self._in_place("copy_", _as_contents, src)
     def zero_(self): return self._in_place("zero_", lambda x: x.new_zeros(x.shape))
+
+    def fill_diagonal_(self, fill_value, wrap: bool = False) -> "Tensor":
+        """``fill_value`` written on the main diagonal, x[i, i, ...] (PyTorch's fill_diagonal_, NumPy's
+        fill_diagonal), of a 2-d tensor or one whose axes are all of one length. In a matrix taller
+        than wide, ``wrap=True`` starts again one row below the end of each N x N block (N columns),
+        as PyTorch's and NumPy's. Written as x.masked_fill(diagonal, fill_value): the entries it
+        fills get gradient 0."""
+        if self.ndim < 2 or (self.ndim > 2 and len(set(self.shape)) > 1):
+            raise ValueError(f"fill_diagonal_: expected a tensor of 2 dimensions, or more all of one length, got "
+                             f"shape {self.shape}")
+        if isinstance(fill_value, Tensor) or not isinstance(fill_value, numbers.Number):
+            raise TypeError(f"fill_diagonal_: fill_value must be a number, got {type(fill_value).__name__}")
+        if not isinstance(wrap, bool):
+            raise TypeError(f"fill_diagonal_: wrap must be True or False, got {wrap!r}")
+        check_fits("fill_diagonal_", "fill_value", fill_value, self.dtype)  # (2.7 into integers: refused, not cut)
+        diagonal = np.zeros(self.shape, dtype=bool)
+        np.fill_diagonal(diagonal, True, wrap=wrap)
+        return self._in_place("fill_diagonal_", F.masked_fill, Tensor(backend.to_device(diagonal, self.device)),
+                              fill_value)
 
     def float_power_(self, exponent):
         """``x.float_power(exponent)`` written into x: its result is float64 whatever x's dtype, so
@@ -1655,6 +1714,6 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
 
 from minitx import creation, functional as F  # noqa: E402  (operators need them; they need Tensor)
 from minitx.ops.indexing import SetItem  # noqa: E402
+from minitx.ops._args import check_alpha, check_fits  # noqa: E402
 from minitx.ops import matrix  # noqa: E402  (the matrix methods: det, inverse, svd, ...)
-from minitx.ops._args import check_alpha  # noqa: E402
 
