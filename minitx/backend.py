@@ -131,6 +131,26 @@ def can_cast(from_, to) -> bool:
     return (is_floating(from_) and is_floating(to)) or bool(np.can_cast(from_, to, casting="same_kind"))
 
 
+def address(array) -> int:
+    """The address of ``array``'s first element: host memory for NumPy's, device memory for CuPy's."""
+    return array.__array_interface__["data"][0] if isinstance(array, np.ndarray) else array.data.ptr
+
+
+def offset_in_base(array, function: str) -> int:
+    """How many entries past the start of the memory it views ``array`` begins (a tensor's
+    storage_offset): the memory of the array it is a view of, through NumPy's or CuPy's ``base``,
+    else its own (0). A ValueError naming ``function`` where the distance is no whole number of
+    entries (a view of the memory as another dtype)."""
+    root = array
+    while isinstance(getattr(root, "base", None), type(array)):
+        root = root.base
+    offset, rest = divmod(address(array) - address(root), array.itemsize)
+    if rest:
+        raise ValueError(f"{function}: the tensor starts {address(array) - address(root)} bytes into its memory, no "
+                         f"whole number of {array.itemsize}-byte entries")
+    return offset
+
+
 def check_device(device) -> str:
     """Validate a device name ('cpu', 'cuda', 'cuda:0' is accepted as 'cuda')."""
     if device is None:

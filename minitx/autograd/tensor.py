@@ -29,7 +29,7 @@ from minitx import backend, interop, printing
 from minitx.autograd.engine import backward as _run_backward
 from minitx.autograd.grad_mode import is_grad_enabled
 from minitx.autograd.inplace import mark_modified
-from minitx.autograd.writes import address, is_view, note_view, record_write, refresh, refusal
+from minitx.autograd.writes import is_view, note_view, record_write, refresh, refusal
 from minitx.keywords import takes_torch_keywords
 
 
@@ -200,24 +200,14 @@ class Tensor:
         return tuple(items) if axis is None else items[_method_axis("stride", axis, self.shape)]
 
     def data_ptr(self) -> int:
-        """The address of the tensor's first entry (PyTorch's data_ptr): in host memory on "cpu",
-        in the GPU's on "cuda"; 0 for an empty tensor, as PyTorch's. Two tensors that share memory
-        (a view and its base) show it: ``x[1].data_ptr() == x.data_ptr() + x.stride(0) * x.element_size()``."""
-        return address(self.data) if self.data.size else 0
+        """The address of the first entry (PyTorch's data_ptr): in host memory on "cpu", in the GPU's
+        on "cuda"; 0 for an empty tensor, as PyTorch's."""
+        return backend.address(self.data) if self.data.size else 0
 
     def storage_offset(self) -> int:
-        """How many entries past the start of the memory it views the tensor begins (PyTorch's
-        storage_offset): 0 for a tensor with memory of its own, 1 for x[1:] of a 1-d x. The memory
-        is that of the array the tensor's array is a view of (NumPy's or CuPy's ``base``), so it is
-        PyTorch's answer where both libraries view (x[:, 1]) and 0 where minitx copies (diagonal())."""
-        root = self.data
-        while isinstance(getattr(root, "base", None), type(self.data)):
-            root = root.base
-        offset, rest = divmod(address(self.data) - address(root), self.dtype.itemsize)
-        if rest:  # (a view of the same memory as another dtype, at a byte between two entries)
-            raise ValueError(f"storage_offset: the tensor starts {address(self.data) - address(root)} bytes into its "
-                             f"memory, no whole number of {self.dtype.itemsize}-byte entries")
-        return offset
+        """How many entries into the memory it views the tensor starts (PyTorch's storage_offset; see
+        backend.offset_in_base): 1 for x[1:] of a 1-d x, 0 where minitx copies what PyTorch views."""
+        return backend.offset_in_base(self.data, "storage_offset")
 
     def type(self, dtype=None, non_blocking=False):
         """The dtype's name ('float32'), where PyTorch's type() gives its tensor type's
@@ -697,24 +687,7 @@ class Tensor:
     def copy_(self, src): return self._in_place("copy_", _as_contents, src)
     def zero_(self): return self._in_place("zero_", lambda x: x.new_zeros(x.shape))
 
-    def fill_diagonal_(self, fill_value, wrap: bool = False) -> "Tensor":
-        """``fill_value`` written on the main diagonal, x[i, i, ...] (PyTorch's fill_diagonal_, NumPy's
-        fill_diagonal), of a 2-d tensor or one whose axes are all of one length. In a matrix taller
-        than wide, ``wrap=True`` starts again one row below the end of each N x N block (N columns),
-        as PyTorch's and NumPy's. Written as x.masked_fill(diagonal, fill_value): the entries it
-        fills get gradient 0."""
-        if self.ndim < 2 or (self.ndim > 2 and len(set(self.shape)) > 1):
-            raise ValueError(f"fill_diagonal_: expected a tensor of 2 dimensions, or more all of one length, got "
-                             f"shape {self.shape}")
-        if isinstance(fill_value, Tensor) or not isinstance(fill_value, numbers.Number):
-            raise TypeError(f"fill_diagonal_: fill_value must be a number, got {type(fill_value).__name__}")
-        if not isinstance(wrap, bool):
-            raise TypeError(f"fill_diagonal_: wrap must be True or False, got {wrap!r}")
-        check_fits("fill_diagonal_", "fill_value", fill_value, self.dtype)  # (2.7 into integers: refused, not cut)
-        diagonal = np.zeros(self.shape, dtype=bool)
-        np.fill_diagonal(diagonal, True, wrap=wrap)
-        return self._in_place("fill_diagonal_", F.masked_fill, Tensor(backend.to_device(diagonal, self.device)),
-                              fill_value)
+    def fill_diagonal_(self, fill_value, wrap=False): return indexing.fill_diagonal_(self, fill_value, wrap)
 
     def float_power_(self, exponent):
         """``x.float_power(exponent)`` written into x: its result is float64 whatever x's dtype, so
@@ -1713,7 +1686,8 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
 
 
 from minitx import creation, functional as F  # noqa: E402  (operators need them; they need Tensor)
+from minitx.ops import indexing  # noqa: E402  (fill_diagonal_)
 from minitx.ops.indexing import SetItem  # noqa: E402
-from minitx.ops._args import check_alpha, check_fits  # noqa: E402
+from minitx.ops._args import check_alpha  # noqa: E402
 from minitx.ops import matrix  # noqa: E402  (the matrix methods: det, inverse, svd, ...)
 

@@ -482,14 +482,9 @@ def _count_references(x) -> int:
 _HOLDERS_OFFSET = None
 
 
-def address(array) -> int:
-    """The address of ``array``'s first element: host memory for NumPy's, device memory for CuPy's."""
-    return array.__array_interface__["data"][0] if isinstance(array, np.ndarray) else array.data.ptr
-
-
 def _bounds(array):
     """(first byte, one past the last byte) that ``array`` spans, from its layout; None if empty."""
-    low = address(array)
+    low = backend.address(array)
     high = low
     for n, stride in zip(array.shape, array.strides):
         if n == 0:

@@ -28,7 +28,7 @@ from minitx.autograd.writes import base_of, in_place, record_write, refusal
 from minitx.backend import get_array_module
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import as_indices, check_bool, check_fits
-from minitx.ops.elementwise import broadcasts_to, dy_where, filled, where
+from minitx.ops.elementwise import broadcasts_to, dy_where, filled, masked_fill, where
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
 __all__ = ["GetItem", "SetItem", "WriteThroughView", "Gather", "TakeAlongDim", "Scatter", "ScatterAdd", "ScatterReduce",
@@ -342,6 +342,25 @@ class WriteThroughView(Function):
         dx = get_array_module(dy).array(dy, copy=True, order="C")
         self.view.forward(dx)[...] = 0
         return dx, self.view.forward(dy).copy()
+
+
+def fill_diagonal_(x, fill_value, wrap=False):
+    """Tensor.fill_diagonal_: ``fill_value`` written on x's main diagonal, x[i, i, ...] (PyTorch's,
+    NumPy's fill_diagonal), of a 2-d tensor or one whose axes are all of one length. In a matrix
+    taller than wide, ``wrap=True`` starts again one row below the end of each N x N block (N
+    columns), as PyTorch's and NumPy's. Written as x.masked_fill(diagonal, fill_value): the
+    entries it fills get gradient 0."""
+    if x.ndim < 2 or (x.ndim > 2 and len(set(x.shape)) > 1):
+        raise ValueError(f"fill_diagonal_: expected a tensor of 2 dimensions, or more all of one length, got "
+                         f"shape {x.shape}")
+    if isinstance(fill_value, Tensor) or not isinstance(fill_value, numbers.Number):
+        raise TypeError(f"fill_diagonal_: fill_value must be a number, got {type(fill_value).__name__}")
+    if not isinstance(wrap, bool):
+        raise TypeError(f"fill_diagonal_: wrap must be True or False, got {wrap!r}")
+    check_fits("fill_diagonal_", "fill_value", fill_value, x.dtype)  # (2.7 into integers: refused, not cut)
+    diagonal = np.zeros(x.shape, dtype=bool)
+    np.fill_diagonal(diagonal, True, wrap=wrap)
+    return x._in_place("fill_diagonal_", masked_fill, Tensor(backend.to_device(diagonal, x.device)), fill_value)
 
 
 def setitem(x, index, value):
