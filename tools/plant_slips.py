@@ -831,6 +831,14 @@ SLIPS = [
     Slip("fill_diagonal_ ignores wrap", "minitx/ops/indexing.py",
          "np.fill_diagonal(diagonal, True, wrap=wrap)", "np.fill_diagonal(diagonal, True)",
          ("tests/test_torch_runtime.py", "tests/test_inplace_methods.py")),
+    Slip("a Lazy convolution reads in_channels from axis 1 (one sample's [C, *S] then sized by its first spatial axis)",
+         "minitx/nn/lazy.py", "self.in_channels = x.shape[x.ndim - self.dims - 1]", "self.in_channels = x.shape[1]",
+         ("tests/nn/test_lazy.py",)),
+    Slip("a Lazy module's first forward draws over the values a state dict loaded", "minitx/nn/lazy.py",
+         "        if not self.has_uninitialized_params():\n            return\n", "", ("tests/nn/test_lazy.py",)),
+    Slip("nn.Buffer's persistent=False ignored (the buffer saved in state_dict)", "minitx/nn/module.py",
+         "            self.register_buffer(name, value, value.persistent)", "            self.register_buffer(name, value)",
+         ("tests/nn/test_lazy.py",)),
 ]
 
 

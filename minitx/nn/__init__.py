@@ -81,3 +81,13 @@ from minitx.nn.layers import (AlphaDropout, FeatureAlphaDropout, Hardshrink, RRe
                               Softshrink, Tanhshrink)
 
 __all__ += ["Hardshrink", "Softshrink", "Tanhshrink", "RReLU", "Softmax2d", "AlphaDropout", "FeatureAlphaDropout"]
+
+# the Lazy modules (sizes read from the first input), nn.Buffer and the uninitialized parameters and buffers
+from minitx.nn.lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d,  # noqa: E402
+                            LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
+                            LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear)
+from minitx.nn.parameter import Buffer, UninitializedBuffer, UninitializedParameter  # noqa: E402
+
+__all__ += ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+            "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
+            "LazyInstanceNorm2d", "LazyInstanceNorm3d", "Buffer", "UninitializedParameter", "UninitializedBuffer"]

@@ -24,7 +24,7 @@ from minitx.autograd.engine import HookHandle
 from minitx.autograd.grad_mode import no_grad
 from minitx.autograd.inplace import zero_gradients
 from minitx.autograd.tensor import Tensor, _dtype_first
-from minitx.nn.parameter import Parameter
+from minitx.nn.parameter import Buffer, Parameter, is_lazy
 
 
 class _IncompatibleKeys(namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -82,6 +82,9 @@ class Module:
                 raise TypeError(f"{type(self).__name__}: cannot assign a {type(value).__name__} as child module "
                                 f"'{name}' (a Module or None expected)")
             del self._modules[name]
+        elif isinstance(value, Buffer):  # nn.Buffer(t, persistent=...): registered as register_buffer would
+            self.register_buffer(name, value, value.persistent)
+            return
         elif name in self._buffers:
             # a new value for a buffer stays a buffer (else state_dict and to() would drop it)
             if value is not None and not isinstance(value, Tensor):
@@ -386,6 +389,9 @@ class Module:
                             f"(float32, float64, bfloat16 or float16), got {dtype.name}; casting the "
                             "parameters to it would truncate them")
         for t in [*self.parameters(), *self.buffers()]:
+            if is_lazy(t):  # (no array yet: where and in what its first forward will make one)
+                t._retarget(device, dtype if backend.is_floating(t.dtype) else None)
+                continue
             cast = dtype is not None and backend.is_floating(t.dtype) and t.dtype != dtype
             move = device is not None and t.device != device
             if not (cast or move):
@@ -414,8 +420,9 @@ class Module:
 
     # ---------------------------------------------------------------- state
     def state_dict(self) -> "OrderedDict[str, np.ndarray]":
-        """Every parameter and persistent buffer by dotted name, as numpy arrays (copies)."""
-        return OrderedDict((name, t.numpy().copy()) for name, t in self._state_items())
+        """Every parameter and persistent buffer by dotted name, as numpy arrays (copies); an
+        uninitialized one (of a Lazy module before its first forward) as itself, as PyTorch's."""
+        return OrderedDict((name, t if is_lazy(t) else t.numpy().copy()) for name, t in self._state_items())
 
     def load_state_dict(self, state, strict: bool = True) -> _IncompatibleKeys:
         """Copy arrays into the parameters and buffers, checking names and shapes.
@@ -431,9 +438,18 @@ class Module:
         of another precision (as ``to(dtype=...)`` would cast it); any other array must cast to
         the model's dtype without loss (an int32 count into an int64 buffer). An integer array
         for a float weight is refused: that is another model's state, or a damaged one.
+
+        An uninitialized parameter or buffer (a Lazy module's before its first forward) takes the
+        state's shape, as PyTorch's; an uninitialized one in the state is skipped where the model's
+        is uninitialized too, and refused where the model's holds values.
         """
         own = OrderedDict(self._state_items())
         state = self._under_first_names(state)
+        for name, t in own.items():
+            if is_lazy(state.get(name)) and not is_lazy(t):
+                raise RuntimeError(f"load_state_dict: '{name}' is uninitialized in the state dict (a Lazy module's "
+                                   f"before its first forward) but has shape {t.shape} in the model: call forward "
+                                   "on the module the state came from first")
         missing = [k for k in own if k not in state]
         unexpected = [k for k in state if k not in own]
         if strict and (missing or unexpected):
@@ -445,12 +461,13 @@ class Module:
             raise StateDictKeyError(f"load_state_dict into {type(self).__name__}: " + "; ".join(parts))
         # (a tensor's array; a PyTorch tensor's, through DLPack: torch_model.state_dict() loads as it is)
         present = [(name, t, state[name].data if isinstance(state[name], Tensor) else _array(state[name]))
-                   for name, t in own.items() if name in state]
+                   for name, t in own.items() if name in state and not (is_lazy(t) and is_lazy(state[name]))]
+        lazy = {name for name, t, _ in present if is_lazy(t)}  # (no shape to check: they take the state's)
         for name, t, value in present:  # check every shape and dtype before changing anything
             if not (hasattr(value, "shape") and hasattr(value, "dtype")):
                 raise TypeError(f"load_state_dict: '{name}' is a {type(value).__name__} in the state dict; "
                                 f"expected an array of shape {t.shape}")
-            if tuple(value.shape) != t.shape:
+            if name not in lazy and tuple(value.shape) != t.shape:
                 raise ValueError(f"load_state_dict: '{name}' has shape {tuple(value.shape)} in the state dict "
                                  f"but {t.shape} in the model")
             floats = backend.is_floating(value.dtype) and backend.is_floating(t.dtype)
@@ -458,6 +475,8 @@ class Module:
                 raise TypeError(f"load_state_dict: '{name}' is {np.dtype(value.dtype).name} in the state dict but "
                                 f"{np.dtype(t.dtype).name} in the model, and would not cast without loss")
         for name, t, value in present:
+            if name in lazy:
+                t.materialize(value.shape)
             with np.errstate(all="ignore"):  # a float64 value past float32's range is its inf, silently as the ops
                 array = backend.to_device(np.asarray(backend.to_numpy(value), dtype=t.dtype), t.device)
             try:  # into the tensor's own array, as PyTorch copies: its views (and a captured graph) see the values

@@ -45,6 +45,7 @@ from minitx import backend, interop, kernels, sync
 from minitx.autograd.grad_mode import enable_grad
 from minitx.autograd.inplace import mark_modified, zero_gradients
 from minitx.autograd.tensor import Tensor
+from minitx.nn.parameter import is_lazy
 
 
 class Optimizer:
@@ -102,6 +103,10 @@ class Optimizer:
             if not isinstance(p, Tensor):
                 raise TypeError(f"{self._name}: parameter {start + k} is a {type(p).__name__}, "
                                 "expected a minitx Tensor")
+            if is_lazy(p):  # (no shape yet: no state to make, nothing to update)
+                raise ValueError(f"{self._name}: parameter {start + k} is uninitialized (a Lazy module's, whose "
+                                 "shape its first forward sets); call the model once on a batch before building "
+                                 "the optimizer")
             if p.dtype.name == "bfloat16":
                 raise self._bfloat16_error(self._name, start + k)
             if p.dtype.kind != "f":
