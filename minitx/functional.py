@@ -61,7 +61,8 @@ from minitx.ops.conv import (
     max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
     adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, unfold, fold, max_pool1d_with_indices,
     max_pool2d_with_indices, max_pool3d_with_indices, adaptive_max_pool1d_with_indices,
-    adaptive_max_pool2d_with_indices, adaptive_max_pool3d_with_indices, lp_pool1d, lp_pool2d, lp_pool3d)
+    adaptive_max_pool2d_with_indices, adaptive_max_pool3d_with_indices, lp_pool1d, lp_pool2d, lp_pool3d,
+    fractional_max_pool2d, fractional_max_pool3d, fractional_max_pool2d_with_indices, fractional_max_pool3d_with_indices)
 from minitx.ops.resample import (
     interpolate, max_unpool2d, max_unpool1d, max_unpool3d, grid_sample, affine_grid)
 from minitx.ops.ctc import (

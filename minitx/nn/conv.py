@@ -362,6 +362,48 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     _op = staticmethod(F.adaptive_max_pool3d)
 
 
+class _FractionalMaxPoolNd(Module):
+    """The maximum of each kernel_size window, output_size windows per spatial axis (or
+    int(size * output_ratio)) at pseudo-random steps (F.fractional_max_pool2d's); the steps are
+    drawn from minitx.random at each call, or read from the ``_random_samples`` buffer [N, C, dims]
+    where one is given, as PyTorch's."""
+
+    _op, dims = None, None
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        name = type(self).__name__
+        if (output_size is None) == (output_ratio is None):
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio (one of them), "
+                             f"got output_size={output_size!r}, output_ratio={output_ratio!r}")
+        if output_ratio is not None:
+            ratios = tuple(output_ratio) if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * self.dims
+            if len(ratios) != self.dims or not all(isinstance(r, numbers.Real) and 0 < r < 1 for r in ratios):
+                raise ValueError(f"{name}: output_ratio must be between 0 and 1, one number or {self.dims}, got "
+                                 f"{output_ratio!r}")
+            output_ratio = ratios
+        self.kernel_size = as_tuple(kernel_size, self.dims, "kernel_size", name, one_for_all=True)
+        self.output_size = None if output_size is None else as_tuple(output_size, self.dims, "output_size", name)
+        self.output_ratio, self.return_indices = output_ratio, return_indices
+        self.register_buffer("_random_samples", _random_samples)
+
+    def forward(self, x):
+        return type(self)._op(x, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                              _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """[N, C, H, W] -> [N, C, *output_size], each the maximum of a kernel_size window."""
+
+    _op, dims = staticmethod(F.fractional_max_pool2d), 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """[N, C, D, H, W] -> [N, C, *output_size], each the maximum of a kernel_size window."""
+
+    _op, dims = staticmethod(F.fractional_max_pool3d), 3
+
+
 class _MaxUnpoolNd(Module):
     """The partial inverse of a max pool: each input value put back where ``indices`` (the pool's
     return_indices) say it came from, zeros elsewhere (F.max_unpool2d's)."""

@@ -25,6 +25,7 @@ import numbers
 
 import numpy as np
 
+from minitx import random as mrandom
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, is_floating
@@ -842,3 +843,117 @@ def adaptive_max_pool2d_with_indices(x, output_size, return_indices=False):
 def adaptive_max_pool3d_with_indices(x, output_size, return_indices=False):
     """adaptive_max_pool3d(..., return_indices=True) under PyTorch's name."""
     return _adaptive_max_pool("adaptive_max_pool3d", 3, x, output_size, True)
+
+
+# ---------------------------------------------------------------- fractional max pools
+def _fractional_starts(u, length, out, kernel, dtype):
+    """PyTorch's pseudo-random window starts along one axis of ``length`` (ATen's
+    generate_intervals), for each plane's sample u in [0, 1): with alpha = (length - kernel) / (out - 1),
+
+        start_i = int((i + u) alpha) - int(u alpha)   (i < out - 1),    start_(out-1) = length - kernel
+
+    so the windows step by int(alpha) or int(alpha) + 1 and the last one ends at the axis's end.
+    Computed in ``dtype`` (the input's), as PyTorch's: the truncations depend on the rounding.
+    u [N, C] -> starts [N, C, out] (int64)."""
+    xp = get_array_module(u)
+    last = xp.full(u.shape + (min(out, 1),), length - kernel, dtype=np.int64)
+    if out <= 1:
+        return last
+    alpha = dtype.type(length - kernel) / dtype.type(out - 1)
+    u = u[..., None].astype(dtype)
+    steps = ((xp.arange(out - 1, dtype=dtype) + u) * alpha).astype(np.int64) - (u * alpha).astype(np.int64)
+    return xp.concatenate([steps, last], axis=-1)
+
+
+def _fractional_max_pool(dims, x, kernel_size, output_size, output_ratio, return_indices, _random_samples):
+    """Fractional max pooling (Graham, 2014) as PyTorch's: kernel_size windows whose starts step
+    pseudo-randomly (_fractional_starts, one sample u per plane and axis, _random_samples [N, C,
+    dims] or drawn from minitx.random), output_size windows per axis (or int(size * output_ratio)).
+    The maximum of each window is found on the arrays (the first maximum, the last NaN where there
+    is one, as PyTorch's), then picked with gather, so dy goes to that entry (adding up where
+    windows overlap). With return_indices, those places, flat in each plane (int64)."""
+    op = op_name("fractional_max_pool", dims)
+    x = floating(x)
+    _check_dims(op, "input", x, dims)
+    kernel = as_tuple(kernel_size, dims, "kernel_size", op, one_for_all=True)
+    if min(kernel) < 1:
+        raise ValueError(f"{op}: kernel_size must be positive, got {kernel_size!r}")
+    spatial = x.shape[2:]
+    if (output_size is None) == (output_ratio is None):
+        raise ValueError(f"{op} requires specifying either an output_size or an output_ratio (one of them), got "
+                         f"output_size={output_size!r}, output_ratio={output_ratio!r}")
+    if output_size is None:
+        ratios = tuple(output_ratio) if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * dims
+        if len(ratios) != dims or not all(isinstance(r, numbers.Real) and 0 < r < 1 for r in ratios):
+            raise ValueError(f"{op}: output_ratio must be a number in (0, 1) or {_TUPLE[dims]} of them, got "
+                             f"{output_ratio!r}")
+        output_size = tuple(int(n * r) for n, r in zip(spatial, ratios))
+    out = as_tuple(output_size, dims, "output_size", op)
+    for axis, n, o, k in zip(SPATIAL[dims], spatial, out, kernel):
+        if o < 0 or o + k - 1 > n:
+            raise ValueError(f"{op}: {o} windows of {k} do not fit the input's {axis} {n} (output_size + "
+                             f"kernel_size - 1 must be at most it)")
+    batch, channels = x.shape[:2]
+    xp = get_array_module(x.data)
+    if _random_samples is None:
+        samples = mrandom.uniform((batch, channels, dims), x.dtype, x.device)
+    else:
+        if not isinstance(_random_samples, Tensor):
+            raise TypeError(f"{op}: _random_samples must be a Tensor, got {type(_random_samples).__name__}")
+        samples = _random_samples.data
+        if samples.ndim != 3 or samples.shape[0] < batch or samples.shape[1:] != (channels, dims):
+            raise ValueError(f"{op}: _random_samples must be [N, C, {dims}] for an input of N = {batch} (or more "
+                             f"rows), C = {channels}, got shape {samples.shape}")
+        if samples.dtype != x.dtype:
+            raise TypeError(f"{op}: _random_samples must have the input's dtype {x.dtype.name}, got "
+                            f"{samples.dtype.name}")
+    # (PyTorch's order of the samples: width, then height for 2-d; depth, height, width for 3-d)
+    order = (1, 0) if dims == 2 else (0, 1, 2)
+    dtype = x.dtype if x.dtype in (np.float32, np.float64) else np.dtype(np.float32)
+    starts = [_fractional_starts(samples[:batch, :, j], n, o, k, dtype)
+              for j, n, o, k in zip(order, spatial, out, kernel)]
+    # places[n, c, *o, *a] = the flat in-plane index of window o's offset a: per axis (start + a) * stride
+    strides = [math.prod(spatial[axis + 1:]) for axis in range(dims)]
+    places = 0
+    for axis, (start, k, stride) in enumerate(zip(starts, kernel, strides)):
+        shape = [batch, channels] + [1] * (2 * dims)
+        shape[2 + axis] = start.shape[-1]
+        offset = xp.arange(k).reshape([1] * (2 + dims + axis) + [k] + [1] * (dims - axis - 1))
+        places = places + (start.reshape(shape) + offset) * stride
+    places = places.reshape(batch, channels, math.prod(out), math.prod(kernel))
+    flat = x.reshape(batch, channels, math.prod(spatial))
+    values = xp.take_along_axis(flat.data, places.reshape(batch, channels, places.shape[2] * places.shape[3]), axis=-1)
+    values = values.reshape(places.shape)  # (sizes, not -1: an empty batch)
+    nan = xp.isnan(values)
+    pick = xp.where(nan.any(axis=-1), places.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1), values.argmax(axis=-1))
+    chosen = xp.take_along_axis(places, pick[..., None], axis=-1)[..., 0].astype(np.int64)
+    y = gather(flat, -1, Tensor(chosen)).reshape((batch, channels) + out)
+    return (y, Tensor(chosen.reshape(y.shape))) if return_indices else y
+
+
+def fractional_max_pool2d(x, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """The maximum of each kernel_size window of x [N, C, H, W] (or [C, H, W]), output_size (h, w)
+    windows, or int(H, W times output_ratio), starting at pseudo-random steps (_fractional_max_pool)."""
+    return _one_sample_as_a_batch(2, x, lambda x: _fractional_max_pool(2, x, kernel_size, output_size, output_ratio,
+                                                                       return_indices, _random_samples))
+
+
+def fractional_max_pool3d(x, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """The maximum of each kernel_size window of x [N, C, D, H, W] (or [C, D, H, W]), as
+    fractional_max_pool2d's."""
+    return _one_sample_as_a_batch(3, x, lambda x: _fractional_max_pool(3, x, kernel_size, output_size, output_ratio,
+                                                                       return_indices, _random_samples))
+
+
+def fractional_max_pool2d_with_indices(x, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    """fractional_max_pool2d(..., return_indices=True) under PyTorch's name: (y, indices)."""
+    return fractional_max_pool2d(x, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(x, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    """fractional_max_pool3d(..., return_indices=True) under PyTorch's name: (y, indices)."""
+    return fractional_max_pool3d(x, kernel_size, output_size, output_ratio, True, _random_samples)
