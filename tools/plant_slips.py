@@ -842,6 +842,8 @@ SLIPS = [
     Slip("fractional_max_pool2d reads its samples in (height, width) order (PyTorch's: width first)", "minitx/ops/conv.py",
          "    order = (1, 0) if dims == 2 else (0, 1, 2)", "    order = tuple(range(dims))",
          ("tests/ops/test_fractional_max_pool.py",)),
+    Slip("AdaptiveLogSoftmaxWithLoss: a rare class's head entry one cluster on", "minitx/nn/adaptive.py",
+         "self.shortlist_size + cluster - 1)", "self.shortlist_size + cluster)", ("tests/nn/test_adaptive_softmax.py",)),
 ]
 
 
