@@ -53,9 +53,9 @@ __all__ += ["MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoder
             "TransformerDecoder"]
 
 # recurrent layers
-from minitx.nn.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # noqa: E402
+from minitx.nn.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: E402
 
-__all__ += ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
+__all__ += ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNNCellBase"]
 
 # more layers composed of the ops: channel dropout, instance norm, local response norm, padding, pixel and
 # channel shuffle, distances

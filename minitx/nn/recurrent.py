@@ -30,6 +30,7 @@ from minitx.nn.layers import _count, _new_parameter, _probability
 from minitx.nn.module import Module
 
 _GATES = {"RNN": 1, "LSTM": 4, "GRU": 3}
+_MODES = {"RNN_TANH": ("RNN", "tanh"), "RNN_RELU": ("RNN", "relu"), "LSTM": ("LSTM", "tanh"), "GRU": ("GRU", "tanh")}
 
 
 def _step(mode, x_proj, h, c, weight_hh, bias_hh, nonlinearity="tanh"):
@@ -67,15 +68,19 @@ def _uniform_init(module, hidden_size):
 
 
 # ---------------------------------------------------------------- the cells: one step
-class _Cell(Module):
+class RNNCellBase(Module):
+    """The cells' base class, as PyTorch's (isinstance(cell, nn.RNNCellBase) holds for RNNCell,
+    LSTMCell and GRUCell), with its arguments: weights of num_chunks * hidden_size rows (1 for
+    RNNCell, 4 for LSTMCell, 3 for GRUCell), all drawn from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
+
     mode = None
 
-    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
         name = type(self).__name__
         self.input_size = _count(name, "input_size", input_size, 1)
         self.hidden_size = _count(name, "hidden_size", hidden_size, 1)
-        rows = _GATES[self.mode] * self.hidden_size
+        rows = _count(name, "num_chunks", num_chunks, 1) * self.hidden_size
         self.weight_ih = _new_parameter((rows, self.input_size), device, dtype)
         self.weight_hh = _new_parameter((rows, self.hidden_size), device, dtype)
         self.bias_ih = _new_parameter((rows,), device, dtype) if bias else None
@@ -109,7 +114,7 @@ class _Cell(Module):
         return ", ".join(options)
 
 
-class RNNCell(_Cell):
+class RNNCell(RNNCellBase):
     """h' = tanh (or relu) of x W_ih^T + b_ih + h W_hh^T + b_hh, one step."""
 
     mode = "RNN"
@@ -117,7 +122,7 @@ class RNNCell(_Cell):
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
-        super().__init__(input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, _GATES[self.mode], device, dtype)
         self.nonlinearity = nonlinearity
 
     def forward(self, x, h=None):
@@ -127,10 +132,13 @@ class RNNCell(_Cell):
         return h.reshape(-1) if single else h
 
 
-class LSTMCell(_Cell):
+class LSTMCell(RNNCellBase):
     """One LSTM step: (h', c') from x and (h, c) (zeros when None)."""
 
     mode = "LSTM"
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, _GATES[self.mode], device, dtype)
 
     def forward(self, x, state=None):
         h, c = (None, None) if state is None else state
@@ -140,10 +148,13 @@ class LSTMCell(_Cell):
         return (h.reshape(-1), c.reshape(-1)) if single else (h, c)
 
 
-class GRUCell(_Cell):
+class GRUCell(RNNCellBase):
     """One GRU step: h' from x and h (zeros when None)."""
 
     mode = "GRU"
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, _GATES[self.mode], device, dtype)
 
     def forward(self, x, h=None):
         x, h, single = self._state(x, h)
@@ -152,15 +163,26 @@ class GRUCell(_Cell):
 
 
 # ---------------------------------------------------------------- over a sequence
-class _Recurrent(Module):
+class RNNBase(Module):
+    """The recurrent layers' base class, as PyTorch's (isinstance(layer, nn.RNNBase) holds for RNN,
+    LSTM and GRU), with its arguments: ``mode`` 'RNN_TANH', 'RNN_RELU', 'LSTM' or 'GRU' picks the
+    layer it computes. PyTorch's proj_size (LSTM's h projected to a smaller size each step) is not
+    there: any value but 0 is refused by name."""
+
     mode = None
 
     nonlinearity = "tanh"  # (RNN's choice; LSTM and GRU have their gates)
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-                 bidirectional=False, device=None, dtype=None):
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None):
         super().__init__()
         name = type(self).__name__
+        if mode not in _MODES:
+            raise ValueError(f"{name}: mode must be one of {', '.join(map(repr, _MODES))}, got {mode!r}")
+        if proj_size != 0:
+            raise NotImplementedError(f"{name}: proj_size (h projected to a smaller size) is not implemented, got "
+                                      f"{proj_size!r}; expected 0")
+        self.mode, self.nonlinearity = _MODES[mode]
         dropout = _probability(name, "dropout", dropout)  # (a string or a bool named too, not Python's TypeError)
         self.input_size = _count(name, "input_size", input_size, 1)
         self.hidden_size = _count(name, "hidden_size", hidden_size, 1)
@@ -265,7 +287,7 @@ class _Recurrent(Module):
         return ", ".join(options)
 
 
-class RNN(_Recurrent):
+class RNN(RNNBase):
     """Elman RNN layers: h_t = tanh (or relu) of x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh; forward
     returns (outputs, h_n). The arguments in PyTorch's order (nonlinearity fourth)."""
 
@@ -275,26 +297,28 @@ class RNN(_Recurrent):
                  dropout=0.0, bidirectional=False, device=None, dtype=None):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device, dtype)
-        self.nonlinearity = nonlinearity
+        super().__init__(f"RNN_{nonlinearity.upper()}", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, 0, device, dtype)
 
 
-class LSTM(_Recurrent):
+class LSTM(RNNBase):
     """LSTM layers; forward returns (outputs, (h_n, c_n)). PyTorch's proj_size (h projected to a
-    smaller size each step) is not there: any value but 0 is refused by name."""
+    smaller size each step) is not there: any value but 0 is refused by name (RNNBase)."""
 
     mode = "LSTM"
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
                  bidirectional=False, proj_size=0, device=None, dtype=None):
-        if proj_size != 0:
-            raise NotImplementedError(f"LSTM: proj_size (h projected to a smaller size) is not implemented, got "
-                                      f"{proj_size!r}; expected 0")
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device,
-                         dtype)
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         proj_size, device, dtype)
 
 
-class GRU(_Recurrent):
+class GRU(RNNBase):
     """GRU layers; forward returns (outputs, h_n)."""
 
     mode = "GRU"
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, device=None, dtype=None):
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0,
+                         device, dtype)

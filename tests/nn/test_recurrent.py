@@ -205,3 +205,35 @@ def test_lstm_refuses_pytorchs_proj_size_by_name():
                                                   r"implemented, got 4; expected 0"):
         nn.LSTM(8, 16, proj_size=4)
     assert nn.LSTM(8, 16, proj_size=0).hidden_size == 16
+
+
+def test_the_base_classes_are_pytorchs_with_its_arguments():
+    """nn.RNNBase and nn.RNNCellBase: the layers' and cells' base classes (ported code checks
+    isinstance), built from PyTorch's arguments with its parameters; RNNBase's mode computes that
+    layer, as the layer itself (PyTorch's base has no forward)."""
+    for layer in (nn.RNN(3, 4), nn.LSTM(3, 4), nn.GRU(3, 4)):
+        assert isinstance(layer, nn.RNNBase) and not isinstance(layer, nn.RNNCellBase)
+    for cell in (nn.RNNCell(3, 4), nn.LSTMCell(3, 4), nn.GRUCell(3, 4)):
+        assert isinstance(cell, nn.RNNCellBase) and not isinstance(cell, nn.RNNBase)
+    for args in [("LSTM", 3, 4, 2), ("GRU", 3, 4, 1, False), ("RNN_RELU", 3, 4, 1, True, False, 0.0, True)]:
+        ours, theirs = nn.RNNBase(*args), torch.nn.RNNBase(*args)
+        assert {k: v.shape for k, v in ours.state_dict().items()} == {k: tuple(v.shape) for k, v in
+                                                                      theirs.state_dict().items()}
+    ours, theirs = nn.RNNCellBase(3, 4, True, 4), torch.nn.RNNCellBase(3, 4, True, 4)
+    assert {k: v.shape for k, v in ours.state_dict().items()} == {k: tuple(v.shape) for k, v in
+                                                                  theirs.state_dict().items()}
+    assert repr(ours) == repr(theirs) == "RNNCellBase(3, 4)"
+    with pytest.raises(NotImplementedError, match="RNNCellBase.forward"):
+        ours(minitx.zeros(2, 3))
+    relu = torch.nn.RNN(3, 4, nonlinearity="relu", dtype=torch.float64)
+    base = nn.RNNBase("RNN_RELU", 3, 4, dtype="float64")
+    base.load_state_dict(relu.state_dict())
+    x = np.random.default_rng(0).standard_normal((5, 2, 3))
+    np.testing.assert_allclose(base(minitx.tensor(x))[0].numpy(), relu(torch.tensor(x))[0].detach().numpy(),
+                               rtol=1e-12)
+    with pytest.raises(ValueError, match="RNNBase: mode must be one of 'RNN_TANH', 'RNN_RELU', 'LSTM', 'GRU', got 'rnn'"):
+        nn.RNNBase("rnn", 3, 4)
+    with pytest.raises(NotImplementedError, match="RNNBase: proj_size"):
+        nn.RNNBase("LSTM", 3, 4, proj_size=2)
+    with pytest.raises(ValueError, match="RNNCellBase: num_chunks must be a whole number >= 1, got 0"):
+        nn.RNNCellBase(3, 4, True, 0)

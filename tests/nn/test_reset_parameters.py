@@ -103,7 +103,7 @@ def test_pytorchs_layers_with_reset_parameters_have_it_here_too():
               and hasattr(getattr(torch.nn, name), "reset_parameters") and hasattr(nn, name)]
     lazy = {f"Lazy{kind}{d}d" for kind in ("Conv", "ConvTranspose", "BatchNorm", "InstanceNorm") for d in (1, 2, 3)}
     assert sorted(shared) == sorted({n.split()[0] for n in LAYERS} | {"InstanceNorm1d", "InstanceNorm3d", "BatchNorm3d"}
-                                    | lazy | {"LazyLinear", "AdaptiveLogSoftmaxWithLoss"})
+                                    | lazy | {"LazyLinear", "AdaptiveLogSoftmaxWithLoss", "RNNBase", "RNNCellBase"})
     assert all(hasattr(getattr(nn, name), "reset_parameters") for name in shared)
     assert hasattr(torch.nn.MultiheadAttention, "_reset_parameters")
 
