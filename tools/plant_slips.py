@@ -846,6 +846,8 @@ SLIPS = [
          "self.shortlist_size + cluster - 1)", "self.shortlist_size + cluster)", ("tests/nn/test_adaptive_softmax.py",)),
     Slip("nn.RNNBase's mode 'RNN_RELU' computes tanh", "minitx/nn/recurrent.py", '"RNN_RELU": ("RNN", "relu")',
          '"RNN_RELU": ("RNN", "tanh")', ("tests/nn/test_recurrent.py",)),
+    Slip("CrossMapLRN2d: the centred window alone (PyTorch's keeps channel 0 in it from channel p on)",
+         "minitx/nn/layers.py", "(window + square[:, :1] * kept)", "window", ("tests/nn/test_cross_map_lrn2d.py",)),
 ]
 
 

@@ -83,15 +83,16 @@ from minitx.nn.layers import (AlphaDropout, FeatureAlphaDropout, Hardshrink, RRe
 __all__ += ["Hardshrink", "Softshrink", "Tanhshrink", "RReLU", "Softmax2d", "AlphaDropout", "FeatureAlphaDropout"]
 
 # the Lazy modules (sizes read from the first input), nn.Buffer and the uninitialized parameters and buffers;
-# fractional max pooling; the adaptive softmax
+# fractional max pooling; the adaptive softmax; PyTorch's legacy CrossMapLRN2d
 from minitx.nn.lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d,  # noqa: E402
                             LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
                             LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear)
 from minitx.nn.parameter import Buffer, UninitializedBuffer, UninitializedParameter  # noqa: E402
 from minitx.nn.conv import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
 from minitx.nn.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+from minitx.nn.layers import CrossMapLRN2d  # noqa: E402
 
 __all__ += ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
             "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
             "LazyInstanceNorm2d", "LazyInstanceNorm3d", "Buffer", "UninitializedParameter", "UninitializedBuffer",
-            "FractionalMaxPool2d", "FractionalMaxPool3d", "AdaptiveLogSoftmaxWithLoss"]
+            "FractionalMaxPool2d", "FractionalMaxPool3d", "AdaptiveLogSoftmaxWithLoss", "CrossMapLRN2d"]

@@ -807,6 +807,37 @@ class LocalResponseNorm(Module):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
+class CrossMapLRN2d(Module):
+    """PyTorch's legacy local response norm of x [N, C, H, W] (from Lua Torch): y = x (k + alpha /
+    size * s)^-beta, s[:, c] the sum of x^2 over channels c - p + 1 .. c + p - 1 (those there),
+    p = int((size - 1) / 2 + 1), and, for c >= p, over channel 0 as well: PyTorch's running sum
+    never takes channel 0 out (its loop removes channel c - p only while c > p), so its forward
+    differs from LocalResponseNorm's there and this one computes the same. Composed of elementwise
+    ops, pad and sum, whose gradients are its: the derivative of that forward (PyTorch's hand-written
+    backward is not, and fails its own gradcheck for an odd size, or more than p channels)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size = _count("CrossMapLRN2d", "size", size, 1)
+        self.alpha, self.beta, self.k = alpha, beta, k
+
+    def forward(self, x):
+        if not isinstance(x, Tensor) or x.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: expected a 4-D input [N, C, H, W], got "
+                             f"{f'shape {x.shape}' if isinstance(x, Tensor) else type(x).__name__}")
+        channels, reach = x.shape[1], int((self.size - 1) / 2 + 1) - 1
+        square = x * x
+        padded = F.pad(square, (0, 0, 0, 0, reach, reach))
+        window = sum(padded[:, offset:offset + channels] for offset in range(2 * reach + 1))
+        # (channel 0's square, in the channels its running sum never took it out of)
+        kept = Tensor((backend.xp_for(x.device).arange(channels) > reach).astype(x.dtype).reshape(1, channels, 1, 1))
+        scale = self.k + self.alpha / self.size * (window + square[:, :1] * kept)
+        return x * scale ** -self.beta
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
 class _PadNd(Module):
     """x padded on its last ``_dims`` axes, PyTorch's padding order: (left, right) of the last
     axis first, then (top, bottom) of the one before, ...; one int pads every side by it.
