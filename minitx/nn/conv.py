@@ -191,6 +191,7 @@ class _MaxPoolNd(Module):
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
+        stride = kernel_size if stride is None else stride  # (as PyTorch keeps it: its repr shows the kernel's)
         self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
@@ -230,6 +231,7 @@ class _AvgPoolNd(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
         super().__init__()
+        stride = kernel_size if stride is None else stride  # (as PyTorch keeps it: its repr shows the kernel's)
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.ceil_mode, self.count_include_pad, self.divisor_override = ceil_mode, count_include_pad, divisor_override
 
@@ -239,8 +241,7 @@ class _AvgPoolNd(Module):
                               *override)
 
     def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"ceil_mode={self.ceil_mode}")
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"  # (PyTorch's)
 
 
 class AvgPool1d(_AvgPoolNd):
@@ -446,7 +447,7 @@ class Upsample(Module):
 
     def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None):
         super().__init__()
-        self.size, self.scale_factor, self.mode, self.align_corners = size, scale_factor, mode, align_corners
+        self.size, self.scale_factor, self.mode, self.align_corners = size, _floats(scale_factor), mode, align_corners
         self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, x):
@@ -454,7 +455,18 @@ class Upsample(Module):
                              self.recompute_scale_factor)
 
     def extra_repr(self):
-        return f"size={self.size}, scale_factor={self.scale_factor}, mode={self.mode!r}"
+        """PyTorch's: the scale factor where there is one, else the size, then the mode."""
+        shown = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
+        return f"{shown}, mode={self.mode!r}"
+
+
+def _floats(scale_factor):
+    """A scale factor (or one per axis) as floats, as PyTorch's Upsample keeps it (its repr shows
+    2.0); what is no number is left for interpolate to refuse by name."""
+    def real(factor):
+        return float(factor) if isinstance(factor, numbers.Real) and not isinstance(factor, bool) else factor
+
+    return tuple(map(real, scale_factor)) if isinstance(scale_factor, (tuple, list)) else real(scale_factor)
 
 
 class UpsamplingNearest2d(Upsample):

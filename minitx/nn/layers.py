@@ -243,6 +243,20 @@ class EmbeddingBag(Module):
         init.normal_(self.weight)
         Embedding.reset_padding(self)
 
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                        mode="mean", sparse=False, include_last_offset=False, padding_idx=None):
+        """An EmbeddingBag whose table is a copy of ``embeddings`` [num, dim] (a tensor or an array),
+        its padding row as given, as Embedding.from_pretrained; ``freeze``: the table takes no gradient,
+        as PyTorch's. The other arguments are the constructor's."""
+        table = embeddings.detach() if isinstance(embeddings, Tensor) else tensor(embeddings)
+        if table.ndim != 2:
+            raise ValueError(f"EmbeddingBag.from_pretrained: embeddings must be 2-d [num, dim], got {table.shape}")
+        layer = cls(*table.shape, max_norm, norm_type, scale_grad_by_freq, mode, sparse, table.clone(),
+                    include_last_offset, padding_idx)
+        layer.weight.requires_grad_(not freeze)
+        return layer
+
     def forward(self, input, offsets=None, per_sample_weights=None):  # noqa: A002 (PyTorch's name)
         return F.embedding_bag(input, self.weight, offsets, mode=self.mode, per_sample_weights=per_sample_weights,
                                include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)

@@ -512,7 +512,9 @@ class _PoolNd(Function):
         op = self.op = op_name(self.kind, dims)
         self.dims = dims
         self.kernel = as_tuple(kernel_size, dims, "kernel_size", op, one_for_all=True)
-        self.stride = self.kernel if stride is None else as_tuple(stride, dims, "stride", op, one_for_all=True)
+        # (None or an empty stride: the kernel's, as PyTorch's, which reads stride=[] so)
+        no_stride = stride is None or (isinstance(stride, (tuple, list)) and not stride)
+        self.stride = self.kernel if no_stride else as_tuple(stride, dims, "stride", op, one_for_all=True)
         self.padding = as_tuple(padding, dims, "padding", op, one_for_all=True)
         self.dilation = as_tuple(dilation, dims, "dilation", op, one_for_all=True)
         if any(2 * p > k for p, k in zip(self.padding, self.kernel)):

@@ -256,6 +256,34 @@ def test_embedding_from_pretrained_copies_and_freezes_as_pytorch():
         nn.InstanceNorm2d(3, track_running_stats=True)
 
 
+def test_embedding_bag_from_pretrained_copies_and_freezes_as_pytorch():
+    table = np.random.default_rng(10).standard_normal((5, 3))
+    ours = nn.EmbeddingBag.from_pretrained(minitx.tensor(table), mode="max", padding_idx=2)
+    theirs = torch.nn.EmbeddingBag.from_pretrained(torch.tensor(table), mode="max", padding_idx=2)
+    assert not ours.weight.requires_grad and not theirs.weight.requires_grad and repr(ours) == repr(theirs)
+    assert ours.weight.numpy().tolist() == table.tolist()  # (the padding row as given, not zeroed: PyTorch's too)
+    ids = np.array([[4, 0, 2], [2, 2, 1]])
+    np.testing.assert_array_equal(ours(minitx.tensor(ids)).numpy(), theirs(torch.tensor(ids)).numpy())
+    source = minitx.tensor(table)
+    trainable = nn.EmbeddingBag.from_pretrained(source, freeze=False, include_last_offset=True)
+    assert trainable.weight.requires_grad and trainable.include_last_offset and trainable.mode == "mean"
+    with minitx.no_grad():
+        trainable.weight.fill_(0)
+    assert source.numpy().tolist() == table.tolist()  # (a copy: the caller's tensor keeps its values)
+    with pytest.raises(ValueError, match=r"EmbeddingBag.from_pretrained: embeddings must be 2-d \[num, dim\], got"):
+        nn.EmbeddingBag.from_pretrained(np.zeros(3))
+    with pytest.raises(ValueError, match="EmbeddingBag: max_norm, scale_grad_by_freq and sparse are not supported"):
+        nn.EmbeddingBag.from_pretrained(table, sparse=True)
+
+
+@pytest.mark.parametrize("kwargs", [{"scale_factor": 2}, {"size": (3, 4), "mode": "bilinear", "align_corners": True},
+                                    {"scale_factor": (2, 1.5)}, {"size": 3}, {"scale_factor": 0.5, "mode": "area"}])
+def test_upsample_shows_and_keeps_its_scale_factor_as_pytorchs(kwargs):
+    ours, theirs = nn.Upsample(**kwargs), torch.nn.Upsample(**kwargs)
+    assert repr(ours) == repr(theirs) and ours.scale_factor == theirs.scale_factor
+    assert repr(nn.UpsamplingNearest2d(scale_factor=2)) == repr(torch.nn.UpsamplingNearest2d(scale_factor=2))
+
+
 def test_composed_layers_name_what_is_wrong():
     with pytest.raises(ValueError, match="dropout2d: p must be in"):
         minitx.functional.dropout2d(minitx.ones(1, 2, 3, 3), 1.5)

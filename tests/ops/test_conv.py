@@ -759,7 +759,9 @@ def test_a_one_element_tuple_stands_for_every_spatial_axis_as_in_pytorch(op, nam
         parity(lambda *a, spelled=spelled: getattr(F, op)(*a, **{**others, name: spelled}),
                lambda *a, spelled=spelled: getattr(_tf(), op)(*a, **{**others, name: spelled}),
                *(leaf(t.numpy()) for t in inputs))  # (fresh leaves: parity compares their gradients)
-    for wrong in ((), (value,) * (dims + 1)) + (((value,) * 2,) if dims == 3 else ()):
+    empty_is_the_kernel = "pool" in op and name == "stride"  # (test_an_empty_stride_is_the_kernels_as_pytorchs)
+    for wrong in ((() if not empty_is_the_kernel else (value,) * (dims + 2)), (value,) * (dims + 1)) \
+            + (((value,) * 2,) if dims == 3 else ()):
         with pytest.raises(ValueError, match=rf"^{op}: {name} must be an int or a (pair|triple) of ints"):
             getattr(F, op)(*inputs, **{**others, name: wrong})
 
@@ -1024,3 +1026,27 @@ def test_the_with_indices_names_are_the_pools_with_return_indices(dims):
     expected = getattr(F, f"max_pool{dims}d")(leaf(x), 2, 1, 1, return_indices=True)
     for ours, theirs in zip(pooled[0](leaf(x), 2, 1, 1), expected):
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("stride", [None, [], ()])
+@pytest.mark.parametrize("name", ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+                                  "lp_pool1d", "lp_pool2d", "lp_pool3d"])
+def test_an_empty_stride_is_the_kernels_as_pytorchs(name, stride):
+    """PyTorch's pools read stride None, [] and () as kernel_size (ATen: an empty stride is the kernel)."""
+    dims = int(name[-2])
+    x = np.abs(_RNG.standard_normal((2, 3) + (5,) * dims)) + 0.1
+    lp = (2,) if name.startswith("lp") else ()
+    ours = getattr(F, name)(leaf(x), *lp, 2, stride=stride)
+    np.testing.assert_array_equal(ours.numpy(), getattr(F, name)(leaf(x), *lp, 2, stride=2).numpy())
+    parity(lambda t: getattr(F, name)(t, *lp, 2, stride=stride),
+           lambda t: getattr(_tf(), name)(t, *lp, 2, stride=list(stride) if stride is not None else None), leaf(x))
+
+
+def test_pool_layers_keep_and_show_their_stride_as_pytorchs():
+    torch = import_torch()
+    for args in [(2,), (2, None), (3, 1), ((1, 2, 2),)]:
+        for kind in ("MaxPool2d", "AvgPool2d", "MaxPool3d", "AvgPool3d"):
+            if len(args) and isinstance(args[0], tuple) and kind.endswith("2d"):
+                continue
+            ours, theirs = getattr(nn, kind)(*args), getattr(torch.nn, kind)(*args)
+            assert repr(ours) == repr(theirs) and ours.stride == theirs.stride
