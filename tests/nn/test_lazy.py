@@ -2,6 +2,7 @@
 uninitialized parameters, each beside PyTorch's: the parameters a seeded first forward draws are
 the eager class's, state_dict keys and loading as PyTorch's, forward and gradients in float64."""
 import copy
+import pickle
 import sys
 from pathlib import Path
 
@@ -180,6 +181,16 @@ def test_state_dicts_of_uninitialized_modules_load_as_pytorchs():
     assert type(fresh) is nn.Linear and fresh.in_features == 3
     with pytest.raises(ValueError, match=r"'weight' has shape \(4, 2\) in the state dict but \(4, 3\)"):
         fresh.load_state_dict({"weight": np.zeros((4, 2)), "bias": np.zeros((4,))})
+
+
+def test_saving_an_uninitialized_state_is_refused_and_a_pickled_module_stays_lazy(tmp_path):
+    layer = nn.LazyLinear(3)
+    with pytest.raises(ValueError, match="uninitialized parameter .*call the module once on a batch"):
+        minitx.save(layer.state_dict(), tmp_path / "state.npz")
+    twin = pickle.loads(pickle.dumps(layer))
+    assert twin.has_uninitialized_params() and type(twin) is nn.LazyLinear
+    twin(minitx.zeros(2, 5))
+    assert type(twin) is nn.Linear and twin.weight.shape == (3, 5)
 
 
 def test_to_before_the_first_forward_sets_the_dtype_it_draws_in():
