@@ -200,7 +200,7 @@ def test_a_gru_keeps_an_infinite_gradient_infinite_through_its_update_gate():
 
 
 def test_lstm_refuses_pytorchs_proj_size_by_name():
-    """(the keyword reached _Recurrent.__init__, whose TypeError named neither LSTM nor proj_size)"""
+    """(the keyword reached the base class's __init__, whose TypeError named neither LSTM nor proj_size)"""
     with pytest.raises(NotImplementedError, match=r"LSTM: proj_size \(h projected to a smaller size\) is not "
                                                   r"implemented, got 4; expected 0"):
         nn.LSTM(8, 16, proj_size=4)
