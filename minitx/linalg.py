@@ -6,15 +6,19 @@ with minitx.functional.
     LA.det(A)   LA.slogdet(A)   LA.inv(A)   LA.solve(A, B)   LA.cholesky(A)   LA.matrix_power(A, 3)
     LA.eigh(A)  LA.eigvalsh(A)  LA.svd(A, full_matrices=False)   LA.svdvals(A)
     LA.multi_dot([A, B, C])   LA.vecdot(x, y, dim=-1)
-    LA.qr(A, mode="reduced")   LA.pinv(A)   LA.lstsq(A, B)
+    LA.qr(A, mode="reduced")   LA.pinv(A)   LA.lstsq(A, B)   LA.solve_triangular(A, B, upper=True)
+    LA.lu_factor(A)   LA.lu(A)   LA.lu_solve(LU, pivots, B)   LA.matrix_rank(A)   LA.cond(A, p="fro")
 
 The norms live in minitx/ops/linalg.py, beside the products; the matrix functions in
-minitx/ops/matrix.py, each with its gradient derived there. minitx has no LU or eig
-(non-symmetric); its lstsq takes only full-rank A with m >= n.
+minitx/ops/matrix.py, each with its gradient derived there. minitx has no eig or eigvals (a
+non-symmetric matrix's eigenvalues are complex, and minitx has no complex dtype); its lstsq takes
+only full-rank A with m >= n.
 """
 from minitx.ops.linalg import cross, linalg_norm as norm, matmul, matrix_norm, vector_norm
-from minitx.ops.matrix import (LinAlgError, cholesky, det, eigh, eigvalsh, inv, lstsq, matrix_power, multi_dot, pinv,
-                               qr, slogdet, solve, svd, svdvals, vecdot)
+from minitx.ops.matrix import (LinAlgError, cholesky, cond, det, eigh, eigvalsh, inv, lstsq, lu, lu_factor, lu_solve,
+                               matrix_power, matrix_rank, multi_dot, pinv, qr, slogdet, solve, solve_triangular, svd,
+                               svdvals, vecdot)
 
-__all__ = ["LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm",
-           "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "lu", "lu_factor",
+           "lu_solve", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
+           "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]

@@ -1146,6 +1146,11 @@ class Tensor:
         return matrix.qr(self, "reduced" if some else "complete")
 
     def pinverse(self, rcond=1e-15): return matrix.pinverse(self, rcond)
+    def cholesky_solve(self, L, upper=False): return matrix.cholesky_solve(self, L, upper)
+    def cholesky_inverse(self, upper=False): return matrix.cholesky_inverse(self, upper)
+
+    def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+        return matrix.triangular_solve(self, A, upper, transpose, unitriangular)
 
     # ---------------------------------------------------------------- PyTorch's names and compositions
     # methods of ops minitx.functional has (PyTorch's names for them), and small compositions

@@ -1,8 +1,10 @@
 """The matrix functions of minitx.linalg (torch.linalg's): det, slogdet, inv, solve, cholesky,
-matrix_power, multi_dot, vecdot, eigh, eigvalsh, svd, svdvals, qr, pinv and lstsq.
+matrix_power, multi_dot, vecdot, eigh, eigvalsh, svd, svdvals, qr, pinv and lstsq; solve_triangular,
+lu_factor, lu, lu_unpack, lu_solve, cholesky_solve, cholesky_inverse, matrix_rank and cond.
 
 Each takes matrices in the last two axes and is batched over the leading ones; the
-factorizations are NumPy's or CuPy's (``xp.linalg`` of get_array_module). ^T below swaps the
+factorizations are NumPy's or CuPy's (``xp.linalg`` of get_array_module), but for LU and the
+triangular solves, which xp.linalg lacks: written here by their steps (_lu_factored, _substituted). ^T below swaps the
 last two axes, products are batched matrix products, and ∘ is the entrywise product.
 A symmetric input (cholesky, eigh, eigvalsh) is read from its lower triangle, and its gradient
 is the symmetric one, as PyTorch's: the derivative along symmetric changes of A.
@@ -17,14 +19,16 @@ import numpy as np
 
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
-from minitx.backend import get_array_module
+from minitx.backend import get_array_module, to_host
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import broadcast_batches, floating
 from minitx.ops.elementwise import masked_fill, maximum, where
+from minitx.ops.indexing import tril, triu
 from minitx.ops.reduction import normalize_axes
 from minitx.ops.shape import concatenate
 
-__all__ = ["Det", "LogAbsDet", "Inv", "Solve", "Cholesky", "Eigh", "Eigvalsh", "SVD", "Svdvals", "QR"]
+__all__ = ["Det", "LogAbsDet", "Inv", "Solve", "Cholesky", "Eigh", "Eigvalsh", "SVD", "Svdvals", "QR", "SolveTriangular",
+           "LUFactor", "CholeskySolve"]
 
 
 class LinAlgError(RuntimeError):
@@ -703,3 +707,372 @@ def lstsq(A, B, rcond=None, *, driver=None):
     empty = Tensor(xp.zeros((0,), dtype=A.dtype))
     return LstsqResult(X.squeeze(-1) if vector else X, empty, Tensor(xp.broadcast_to(rank, batch).astype(np.int64)),
                        Tensor(xp.zeros((0,), dtype=A.dtype)))
+
+
+# ---------------------------------------------------------------- triangular systems, LU
+
+
+class TriangularSolveResult(NamedTuple):
+    solution: Tensor
+    cloned_coefficient: Tensor
+
+
+class LUFactorResult(NamedTuple):
+    LU: Tensor
+    pivots: Tensor
+
+
+class LUResult(NamedTuple):
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+
+def _substituted(T, B, upper, unit=False):
+    """T^-1 B for T [..., n, n] triangular (its lower triangle, or its upper one when ``upper``; 1 on
+    its diagonal when ``unit``), B [..., n, k], batch axes broadcast: forward substitution (back
+    substitution when upper), one row of X at a time,
+        X_i = (B_i - sum_j T_ij X_j) / T_ii        (j < i; j > i when upper; no division when unit)
+    which reads T's triangle only. A zero T_ii gives inf or NaN, as LAPACK's trtrs (it does not check)."""
+    xp = get_array_module(T)
+    n = T.shape[-1]
+    X = xp.zeros(np.broadcast_shapes(T.shape[:-2], B.shape[:-2]) + B.shape[-2:], dtype=np.result_type(T, B))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in reversed(range(n)) if upper else range(n):
+            done = slice(i + 1, n) if upper else slice(0, i)
+            row = B[..., i, :] - (T[..., i:i + 1, done] @ X[..., done, :])[..., 0, :]
+            X[..., i, :] = row if unit else row / T[..., i, i, None]
+    return X
+
+
+def _triangle(a, upper, strict=False):
+    """a's upper triangle (or lower), without the diagonal when ``strict``."""
+    xp = get_array_module(a)
+    return xp.triu(a, int(strict)) if upper else xp.tril(a, -int(strict))
+
+
+class SolveTriangular(Function):
+    """X = T^-1 B, the solution of T X = B, T the lower triangle of A [..., n, n] (upper=True: its
+    upper one; unitriangular=True: with 1 on the diagonal, A's diagonal unread), B [..., n, k], batch
+    axes broadcast; by substitution (_substituted).
+
+    As in Solve, dX = T^-1 (dB - dT X), so for dy, X's gradient,
+        dB = T^-T dy              (T^T is triangular the other way: substitution again)
+        dA = tri(-dB X^T)         (tri: T's triangle, the one A is read from; without the diagonal
+                                   when unitriangular)
+    """
+
+    def __init__(self, upper, unitriangular=False):
+        self.upper, self.unitriangular = upper, unitriangular
+
+    def forward(self, A, B):
+        X = _substituted(A, B, self.upper, self.unitriangular)
+        self.save_for_backward(A, X)
+        return X
+
+    def backward(self, dy):
+        A, X = self.saved
+        dB = _substituted(_mT(A), dy, not self.upper, self.unitriangular)
+        dA = _triangle(-(dB @ _mT(X)), self.upper, self.unitriangular) if self.needs_input_grad[0] else None
+        return dA, (dB if self.needs_input_grad[1] else None)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """X with T X = B (left=True) or X T = B (left=False), T the upper (upper=True) or lower triangle of
+    A [..., n, n], with 1 on its diagonal when unitriangular (PyTorch's linalg.solve_triangular;
+    SolveTriangular). B is [..., n, k] ([..., k, n] when not left), a matrix always (a vector is
+    [..., n, 1]), as PyTorch's; batch axes broadcast. X T = B is T^T X^T = B^T, solved as that. A zero
+    on T's diagonal gives inf or NaN, as PyTorch's (no error)."""
+    op = "linalg.solve_triangular"
+    A, B = _square(op, A), as_tensor(B)
+    if B.dtype != A.dtype:
+        raise TypeError(f"{op}: A and B need one dtype, got {A.dtype} and {B.dtype}")
+    n = A.shape[-1]
+    if B.ndim < 2 or B.shape[-2 if left else -1] != n:
+        raise ValueError(f"{op}: incompatible shapes of A {A.shape} and B {B.shape} for the equation "
+                         f"{'AX' if left else 'XA'} = B (B is a matrix, [..., n, k] or [..., k, n])")
+    broadcast_batches(op, "A", A, "B", B)
+    if left:
+        return SolveTriangular(upper, unitriangular)(A, B)
+    return SolveTriangular(not upper, unitriangular)(A.mT, B.mT).mT
+
+
+def triangular_solve(B, A, upper=True, transpose=False, unitriangular=False):
+    """PyTorch's older triangular_solve (torch.triangular_solve and Tensor.triangular_solve): note B
+    first; (solution, cloned_coefficient), the X of T X = B (T^T X = B with transpose) and a copy of A;
+    solve_triangular with upper=True by default."""
+    A = as_tensor(A)
+    X = solve_triangular(A.mT if transpose else A, B, upper=upper != transpose, unitriangular=unitriangular)
+    return TriangularSolveResult(X, A.clone())
+
+
+def _swapped_rows(a, i, p):
+    """a [..., m, q] with its rows i and p [...] (one per matrix) swapped."""
+    xp = get_array_module(a)
+    row_p = xp.take_along_axis(a, xp.broadcast_to(p[..., None, None], p.shape + (1, a.shape[-1])), axis=-2)
+    a = xp.where(xp.arange(a.shape[-2])[:, None] == p[..., None, None], a[..., i:i + 1, :], a)
+    a[..., i:i + 1, :] = row_p
+    return a
+
+
+def _lu_factored(A):
+    """(LU, pivots) of A [..., m, n], LAPACK's getrf by its unblocked steps: for i < k = min(m, n),
+    swap row i with the row p >= i of the largest |A_pi| (the first of ties, as LAPACK's), record
+    pivots_i = p + 1 (1-based int32, as LAPACK's and PyTorch's), and eliminate below the pivot,
+        LU_ji = A_ji / A_ii,        A_jc -= LU_ji A_ic        (j, c > i)
+    A zero pivot (its column already 0 below i) eliminates nothing, as LAPACK's."""
+    xp = get_array_module(A)
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    LU = A.copy()
+    pivots = xp.zeros(A.shape[:-2] + (k,), dtype=np.int32)
+    for i in range(k):
+        p = i + xp.argmax(xp.abs(LU[..., i:, i]), axis=-1)
+        pivots[..., i] = p + 1
+        LU = _swapped_rows(LU, i, p)
+        pivot = LU[..., i, i, None]
+        below = LU[..., i + 1:, i]
+        LU[..., i + 1:, i] = below = xp.where(pivot == 0, below, below / xp.where(pivot == 0, 1, pivot))
+        LU[..., i + 1:, i + 1:] -= below[..., :, None] * LU[..., i, None, i + 1:]
+    return LU, pivots
+
+
+def _permutation(pivots, m):
+    """perm [..., m] of the row swaps ``pivots`` [..., k] (1-based, in order) on m rows: A = P L U with
+    P's column i the unit vector e_perm_i, so that P^T A = A[perm] (row i of L U is row perm_i of A)."""
+    xp = get_array_module(pivots)
+    perm = xp.broadcast_to(xp.arange(m)[:, None], pivots.shape[:-1] + (m, 1)).copy()
+    for i in range(pivots.shape[-1]):
+        perm = _swapped_rows(perm, i, pivots[..., i].astype(np.int64) - 1)
+    return perm[..., 0]
+
+
+def _unpacked(LU):
+    """(L, U) of LU [..., m, n] packed as getrf's: L [..., m, k] unit lower triangular, U [..., k, n]
+    upper triangular, k = min(m, n)."""
+    xp = get_array_module(LU)
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    return xp.tril(LU[..., :, :k], -1) + xp.eye(m, k, dtype=LU.dtype), xp.triu(LU[..., :k, :])
+
+
+def _square_lu_backward(L, U, dL, dU):
+    """P^T dA of A = P L U for square L, U [..., k, k] (the m = n case of LUFactor's docstring)."""
+    inner = _triangle(_mT(L) @ dL, upper=False, strict=True) + _triangle(dU @ _mT(U), upper=True)
+    left = _substituted(_mT(L), inner, upper=True, unit=True)            # L^-T inner
+    return _mT(_substituted(U, _mT(left), upper=True))                   # (L^-T inner) U^-T
+
+
+class LUFactor(Function):
+    """The LU factorization with partial pivoting A = P L U of A [..., m, n], k = min(m, n): P a
+    permutation, L [..., m, k] unit lower triangular, U [..., k, n] upper triangular, returned packed
+    as LAPACK's getrf (and PyTorch's lu_factor) packs them, LU [..., m, n]: L below the diagonal, U on
+    and above it (_lu_factored). The row swaps, ``pivots``, have no gradient: left on the op as
+    ``self.pivots``.
+
+    The packed gradient dy splits as dL = tril(dy, -1) and dU = triu(dy). m = n: P is constant
+    where the factorization is differentiable (no tie in a pivot's column), so dA = P (dL' U + L dU')
+    (' for the changes, here), and
+        X = L^-1 P^T dA U^-1 = L^-1 dL' + dU' U^-1
+    splits into a strictly lower part, L^-1 dL' (L has a fixed unit diagonal), and an upper one,
+    dU' U^-1: dL' = L tril(X, -1), dU' = triu(X) U. So <dL, dL'> + <dU, dU'> = <tril(L^T dL, -1)
+    + triu(dU U^T), X>, and (PyTorch's linalg_lu_backward)
+        dA = P L^-T [tril(L^T dL, -1) + triu(dU U^T)] U^-T
+    m > n: P^T A = [A1; A2] with A1 = L1 U square and A2 = L2 U, so L2 = A2 U^-1 (L = [L1; L2]):
+        d(A2) = dL2 U^-T,   and U takes the extra gradient -L2^T dL2 U^-T:
+        d(A1) = the square case with L1, dL1 and dU - L2^T d(A2)
+    m < n: A = P L [U1 | U2], U2 = L^-1 P^T A2, the mirror image:
+        d(A2) = P L^-T dU2,   and L takes the extra gradient -L^-T dU2 U2^T:
+        d(A1) = the square case with dL - L^-T dU2 U2^T, U1 and dU1
+    Finite where U's diagonal has no 0 (inf or NaN there, as PyTorch's).
+    """
+
+    def forward(self, A):
+        LU, self.pivots = _lu_factored(A)
+        self.save_for_backward(LU)
+        return LU
+
+    def backward(self, dy):
+        (LU,) = self.saved
+        xp = get_array_module(LU)
+        m, n = LU.shape[-2:]
+        k = min(m, n)
+        L, U = _unpacked(LU)
+        dL, dU = xp.tril(dy[..., :, :k], -1), xp.triu(dy[..., :k, :])
+        if m > n:
+            L1, L2, dL1, dL2 = L[..., :k, :], L[..., k:, :], dL[..., :k, :], dL[..., k:, :]
+            dA2 = _mT(_substituted(U, _mT(dL2), upper=True))                   # dL2 U^-T
+            dPA = xp.concatenate([_square_lu_backward(L1, U, dL1, dU - _mT(L2) @ dA2), dA2], axis=-2)
+        elif m < n:
+            U1, U2, dU1, dU2 = U[..., :, :k], U[..., :, k:], dU[..., :, :k], dU[..., :, k:]
+            dA2 = _substituted(_mT(L), dU2, upper=True, unit=True)            # L^-T dU2
+            dPA = xp.concatenate([_square_lu_backward(L, U1, dL - dA2 @ _mT(U2), dU1), dA2], axis=-1)
+        else:
+            dPA = _square_lu_backward(L, U, dL, dU)
+        # dA = P dPA: row i of dPA is row perm_i of dA
+        perm = _permutation(self.pivots, m)
+        return (xp.take_along_axis(dPA, xp.argsort(perm, axis=-1)[..., None], axis=-2),)
+
+
+def lu_factor(A, *, pivot=True):
+    """(LU, pivots) of A = P L U for each A [..., m, n] (PyTorch's linalg.lu_factor; LUFactor): L and
+    U packed in LU, pivots [..., min(m, n)] the row swaps, 1-based int32, as LAPACK's getrf. A zero on
+    U's diagonal (A singular, or of rank < min(m, n)) raises LinAlgError naming it, as PyTorch's: that
+    check is one counted host read (backend.to_host); linalg.lu does not check. pivot=False (LU
+    without row swaps) is refused, as PyTorch refuses it on the CPU."""
+    op = "linalg.lu_factor"
+    LU, pivots = _lu(op, A, pivot)
+    k = min(LU.shape[-2:])
+    zero = to_host((get_array_module(LU.data).diagonal(LU.data, axis1=-2, axis2=-1) == 0).reshape(-1, k))
+    if zero.any():
+        batch, i = (int(j) for j in np.argwhere(zero)[0])
+        raise LinAlgError(f"{op}: {f'(batch element {batch}): ' if LU.ndim > 2 else ''}U[{i}, {i}] is zero: "
+                          f"A is singular, and lu_solve would divide by it; linalg.lu factors it")
+    return LUFactorResult(LU, pivots)
+
+
+def _lu(op, A, pivot):
+    """(LU, pivots) of lu_factor, without its check of U's diagonal."""
+    if not pivot:
+        raise ValueError(f"{op}: LU without pivoting (pivot=False) is not implemented, as in PyTorch on the CPU")
+    factor = LUFactor()
+    LU = factor(_matrices(op, A))
+    return LU, Tensor(factor.pivots)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """(P, L, U) from lu_factor's (LU, pivots) (PyTorch's lu_unpack): P [..., m, m] the permutation
+    matrix (a constant), L = tril(LU, -1) + I [..., m, k] and U = triu(LU) [..., k, n], composed of
+    tril and triu (their gradients). unpack_data=False leaves L and U empty, unpack_pivots=False P."""
+    LU, pivots = as_tensor(LU_data), as_tensor(LU_pivots)
+    op = "lu_unpack"
+    if LU.ndim < 2:
+        raise ValueError(f"{op}: LU_data must be batches of matrices [..., m, n], got shape {LU.shape}")
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    if pivots.dtype != np.int32 or pivots.shape != LU.shape[:-2] + (k,):
+        raise ValueError(f"{op}: LU_pivots must be int32 of shape {LU.shape[:-2] + (k,)} (LU_data's batch and "
+                         f"min(m, n)), got {pivots.dtype} of shape {pivots.shape}")
+    xp = get_array_module(LU.data)
+    empty = Tensor(xp.zeros((0,), dtype=LU.dtype))
+    P = empty
+    if unpack_pivots:
+        perm = _permutation(pivots.data, m)
+        P = Tensor((perm[..., None, :] == xp.arange(m)[:, None]).astype(LU.dtype))  # P[perm_i, i] = 1
+    if not unpack_data:
+        return LUResult(P, empty, empty)
+    eye = Tensor(xp.eye(m, k, dtype=LU.dtype))
+    return LUResult(P, tril(LU[..., :, :k], -1) + eye, triu(LU[..., :k, :]))
+
+
+def lu(A, *, pivot=True):
+    """(P, L, U) with A = P L U for each A [..., m, n] (PyTorch's linalg.lu): lu_factor (without its
+    check for a zero on U's diagonal, as PyTorch's lu) then lu_unpack; differentiable through both."""
+    return lu_unpack(*_lu("linalg.lu", A, pivot))
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """X with A X = B for A = P L U given as lu_factor's (LU, pivots), A [..., n, n] (PyTorch's
+    linalg.lu_solve): X = U^-1 L^-1 P^T B, two triangular solves (solve_triangular, their
+    gradients, with respect to LU and B, as PyTorch's). adjoint=True solves A^T X = B,
+    X = P L^-T U^-T B; left=False X A = B (or X A^T = B), the transposed system. B is [..., n, k]
+    ([..., k, n] when not left); batch axes broadcast."""
+    op = "linalg.lu_solve"
+    LU, pivots, B = _square(op, LU), as_tensor(pivots), as_tensor(B)
+    if B.dtype != LU.dtype:
+        raise TypeError(f"{op}: LU and B need one dtype, got {LU.dtype} and {B.dtype}")
+    n = LU.shape[-1]
+    if B.ndim < 2 or B.shape[-2 if left else -1] != n:
+        raise ValueError(f"{op}: incompatible shapes of LU {LU.shape} and B {B.shape} for the equation "
+                         f"{'AX' if left else 'XA'} = B (B is a matrix, [..., n, k] or [..., k, n])")
+    broadcast_batches(op, "LU", LU, "B", B)
+    if not left:  # X A = B is A^T X^T = B^T; X A^T = B is A X^T = B^T
+        return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
+    P, L, U = lu_unpack(LU, pivots)
+    if adjoint:
+        return P @ solve_triangular(L.mT, solve_triangular(U.mT, B, upper=False), upper=True, unitriangular=True)
+    return solve_triangular(U, solve_triangular(L, P.mT @ B, upper=False, unitriangular=True), upper=True)
+
+
+class CholeskySolve(Function):
+    """X = A^-1 B with A = L L^T, L [..., n, n] lower triangular (its lower triangle read), B [..., n, k],
+    batch axes broadcast: two substitutions, X = L^-T (L^-1 B).
+
+    dy, X's gradient, gives B's as in Solve (A symmetric): dB = A^-1 dy = G. A's is -G X^T, and through
+    A = L L^T (every entry of L counted, as PyTorch's cholesky_solve_backward counts them: the gradient
+    is not restricted to L's triangle),
+        dL = (dA + dA^T) L = -(G X^T + X G^T) L
+    """
+
+    def forward(self, B, L):
+        X = _substituted(_mT(L), _substituted(L, B, upper=False), upper=True)
+        self.save_for_backward(L, X)
+        return X
+
+    def backward(self, dy):
+        L, X = self.saved
+        G = _substituted(_mT(L), _substituted(L, dy, upper=False), upper=True)
+        dL = -((G @ _mT(X) + X @ _mT(G)) @ L) if self.needs_input_grad[1] else None
+        return (G if self.needs_input_grad[0] else None), dL
+
+
+def cholesky_solve(B, L, upper=False):
+    """X with A X = B for A = L L^T given by its Cholesky factor L [..., n, n] (PyTorch's
+    cholesky_solve, B first; CholeskySolve), or A = U^T U with upper=True (solved as L = U^T). B is
+    [..., n, k]; batch axes broadcast."""
+    op = "cholesky_solve"
+    L, B = _square(op, L), as_tensor(B)
+    if B.dtype != L.dtype:
+        raise TypeError(f"{op}: B and L need one dtype, got {B.dtype} and {L.dtype}")
+    if B.ndim < 2 or B.shape[-2] != L.shape[-1]:
+        raise ValueError(f"{op}: incompatible shapes of B {B.shape} and L {L.shape}: B must be [..., n, k] "
+                         f"for L [..., n, n]")
+    broadcast_batches(op, "B", B, "L", L)
+    return CholeskySolve()(B, L.mT if upper else L)
+
+
+def cholesky_inverse(L, upper=False):
+    """A^-1 for A = L L^T (A = U^T U with upper=True) given its Cholesky factor (PyTorch's
+    cholesky_inverse): cholesky_solve(I, L), whose gradient is PyTorch's cholesky_inverse one."""
+    L = _square("cholesky_inverse", L)
+    xp = get_array_module(L.data)
+    return cholesky_solve(Tensor(xp.eye(L.shape[-1], dtype=L.dtype)), L, upper)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """The rank of each A [..., m, n] (PyTorch's linalg.matrix_rank), int64: the count of its singular
+    values (the eigenvalues' magnitudes with hermitian=True, A symmetric, read from its lower triangle)
+    above max(atol, rtol * the largest). rtol defaults to max(m, n) * eps of A's dtype unless atol > 0
+    is given, then to 0 (PyTorch's rule). No gradient (an integer)."""
+    op = "linalg.matrix_rank"
+    A = _square(op, A) if hermitian else _matrices(op, A)
+    if rtol is None:
+        rtol = max(A.shape[-2:]) * np.finfo(A.dtype).eps if atol is None or atol <= 0 else 0.0
+    xp = get_array_module(A.data)
+    S = xp.abs(xp.linalg.eigvalsh(A.data)) if hermitian else xp.linalg.svd(A.data, compute_uv=False)
+    largest = S.max(axis=-1, keepdims=True) if S.shape[-1] else S
+    return Tensor((S > xp.maximum(rtol * largest, atol or 0.0)).sum(axis=-1).astype(np.int64))
+
+
+def cond(A, p=None):
+    """The condition number of each A [..., m, n] (PyTorch's linalg.cond), composed of differentiable
+    ops: p None or 2, S_max / S_min (svdvals; any m, n); -2, S_min / S_max; 'nuc', sum(S) sum(1 / S)
+    (square A; these three through the SVD, as PyTorch's, huge rather than inf where rounding leaves a
+    tiny S); 'fro', inf, -inf, 1 or -1, ||A||_p ||A^-1||_p (matrix_norm, inv; square A), inf where A is
+    singular (a zero pivot of its LU factorization, PyTorch's test), as PyTorch's, its gradient 0 there."""
+    op = "linalg.cond"
+    if p not in (None, 2, -2, "fro", "nuc", np.inf, -np.inf, 1, -1):
+        raise ValueError(f"{op}: p must be None, 2, -2, 'fro', 'nuc', inf, -inf, 1 or -1, got {p!r}")
+    if p in (None, 2, -2):
+        S = svdvals(_matrices(op, A))
+        return S[..., 0] / S[..., -1] if p != -2 else S[..., -1] / S[..., 0]
+    A = _square(op, A)
+    if p == "nuc":
+        S = svdvals(A)
+        return S.sum(axis=-1) * (1 / S).sum(axis=-1)
+    from minitx.ops.linalg import matrix_norm  # noqa: PLC0415 (linalg imports this module's svdvals)
+    xp = get_array_module(A.data)
+    LU, _ = _lu_factored(A.data)
+    singular = Tensor((xp.diagonal(LU, axis1=-2, axis2=-1) == 0).any(axis=-1))[..., None, None]
+    invertible = where(singular, Tensor(xp.eye(A.shape[-1], dtype=A.dtype)), A)  # (inv of a singular A raises)
+    return where(singular[..., 0, 0], float("inf"), matrix_norm(A, p) * matrix_norm(inv(invertible), p))

@@ -1,6 +1,7 @@
 """minitx.linalg's matrix functions (minitx/ops/matrix.py): det, slogdet, inv, solve, cholesky,
-matrix_power, multi_dot, vecdot, eigh, eigvalsh, svd, svdvals, matrix_norm's 'nuc', 2, -2, qr, pinv
-and lstsq.
+matrix_power, multi_dot, vecdot, eigh, eigvalsh, svd, svdvals, matrix_norm's 'nuc', 2, -2, qr, pinv,
+lstsq, solve_triangular (triangular_solve), lu_factor, lu, lu_unpack, lu_solve, cholesky_solve,
+cholesky_inverse, matrix_rank and cond.
 
 The matrices are drawn with known factors, A = Q1 diag(s) Q2^T (Q1, Q2 orthogonal, from a drawn
 seed), s bounded away from 0 and its entries apart from each other: the forward is checked against
@@ -641,3 +642,230 @@ def test_qr_and_pinverse_tensor_methods_are_pytorchs():
         np.testing.assert_allclose(R.numpy(), tR.numpy(), atol=1e-12)
     A32 = minitx.tensor(A.astype(np.float32))
     assert LA.qr(A32).Q.dtype == LA.pinv(A32).dtype == LA.lstsq(A32, A32).solution.dtype == np.float32
+
+
+# ---------------------------------------------------------------- triangular systems, LU
+
+
+def _triangular(A, upper, unitriangular):
+    """The matrix solve_triangular reads from A: its triangle, its diagonal 1 when unitriangular."""
+    T = np.triu(A) if upper else np.tril(A)
+    if unitriangular:
+        T = T - np.diagonal(T, axis1=-2, axis2=-1)[..., None] * np.eye(A.shape[-1]) + np.eye(A.shape[-1])
+    return T
+
+
+@given(factored("general"), st.data())
+def test_solve_triangular_as_numpy_and_pytorch(drawn, data):
+    """A's diagonal is lifted to 2 + |A_ii| (a triangle's eigenvalues are its diagonal: no near-zero
+    pivot), the other triangle holds values the op must not read."""
+    A = drawn[0] + (2 + 2 * np.abs(drawn[0])) * np.eye(drawn[0].shape[-1])
+    upper, left, unit = (data.draw(st.booleans(), label=name) for name in ("upper", "left", "unitriangular"))
+    n, k = A.shape[-1], data.draw(st.integers(1, 3), label="k")
+    B_shape = (1,) * data.draw(st.integers(0, 1), label="B's extra axis") + A.shape[:-2] + ((n, k) if left else (k, n))
+    B = np.random.default_rng(data.draw(st.integers(0, 99), label="B seed")).standard_normal(B_shape)
+    T = _triangular(A, upper, unit)
+    X = LA.solve_triangular(leaf(A), leaf(B), upper=upper, left=left, unitriangular=unit).numpy()
+    expected = np.linalg.solve(T, B) if left else np.swapaxes(np.linalg.solve(np.swapaxes(T, -1, -2),
+                                                                             np.swapaxes(B, -1, -2)), -1, -2)
+    np.testing.assert_allclose(X, expected, rtol=1e-9, atol=1e-11)
+    fn = lambda a, b: LA.solve_triangular(a, b, upper=upper, left=left, unitriangular=unit)  # noqa: E731
+    assert check_gradients(fn, leaf(A), leaf(B))
+    torch = import_torch()
+    _compare_with_torch(fn, lambda a, b: torch.linalg.solve_triangular(a, b, upper=upper, left=left,
+                                                                       unitriangular=unit), A, B)
+
+
+@pytest.mark.filterwarnings("ignore:torch.triangular_solve is deprecated")
+def test_solve_triangular_at_a_zero_pivot_and_triangular_solve_as_pytorch():
+    torch = import_torch()
+    singular, B = np.array([[1.0, 2.0], [0.0, 0.0]]), np.array([[1.0], [1.0]])
+    parity(lambda a, b: LA.solve_triangular(a, b, upper=True), lambda a, b: torch.linalg.solve_triangular(
+        a, b, upper=True), leaf(singular, requires_grad=False), leaf(B, requires_grad=False))  # -inf, inf
+    A = np.array([[2.0, 1.0, 0.5], [0.3, 3.0, 0.2], [0.5, 0.2, 1.5]])
+    B = np.random.default_rng(3).standard_normal((2, 3, 2))
+    for transpose in (False, True):
+        for upper in (False, True):
+            for call in (lambda m, b, a: m.triangular_solve(b, a, upper, transpose)[0],
+                         lambda m, b, a: b.triangular_solve(a, upper=upper, transpose=transpose).solution):
+                parity(lambda b, a: call(minitx, b, a), lambda b, a: call(torch, b, a), leaf(B), leaf(A))
+    assert minitx.triangular_solve(leaf(B), leaf(A))._fields == ("solution", "cloned_coefficient")
+
+
+def _check_lu(A, P, L, U, pivots):
+    """A = P L U, P a permutation, L unit lower triangular with |L| <= 1 (partial pivoting), U upper."""
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    np.testing.assert_allclose(P @ L @ U, A, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(np.sort(np.argmax(P, axis=-2), axis=-1), np.broadcast_to(np.arange(m), P.shape[:-1]))
+    np.testing.assert_array_equal(L, np.tril(L))
+    np.testing.assert_array_equal(np.diagonal(L, axis1=-2, axis2=-1), np.ones(A.shape[:-2] + (k,)))
+    assert (np.abs(L) <= 1).all()
+    np.testing.assert_array_equal(U, np.triu(U))
+    assert pivots.dtype == np.int32 and pivots.shape == A.shape[:-2] + (k,)
+    assert ((pivots >= np.arange(1, k + 1)) & (pivots <= m)).all()  # row i swaps with a row at or below it
+
+
+@given(factored("general", square=False))
+def test_lu_factor_lu_and_lu_unpack_as_their_product_and_pytorch(drawn):
+    A = drawn[0]
+    LU, pivots = LA.lu_factor(leaf(A))
+    P, L, U = minitx.lu_unpack(LU, pivots)
+    _check_lu(A, P.numpy(), L.numpy(), U.numpy(), pivots.numpy())
+    for got, expected in zip(LA.lu(leaf(A)), (P, L, U)):
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    assert check_gradients(lambda a: LA.lu_factor(a).LU, leaf(A))
+    assert check_gradients(lambda a: LA.lu(a)[1:], leaf(A))
+    torch = import_torch()
+    _compare_with_torch(lambda a: LA.lu_factor(a).LU, lambda a: torch.linalg.lu_factor(a).LU, A)
+    _compare_with_torch(lambda a: LA.lu(a).L, lambda a: torch.linalg.lu(a).L, A)
+    _compare_with_torch(lambda a: LA.lu(a).U, lambda a: torch.linalg.lu(a).U, A)
+    if torch_in_example() is not None:
+        theirs = torch.linalg.lu_factor(torch.tensor(A))
+        np.testing.assert_array_equal(pivots.numpy(), theirs.pivots.numpy())
+        np.testing.assert_array_equal(P.numpy(), torch.linalg.lu(torch.tensor(A)).P.numpy())
+
+
+@given(factored("general"), st.data())
+def test_lu_solve_as_numpy_and_pytorch(drawn, data):
+    A = drawn[0]
+    left, adjoint = data.draw(st.booleans(), label="left"), data.draw(st.booleans(), label="adjoint")
+    n, k = A.shape[-1], data.draw(st.integers(1, 3), label="k")
+    B = np.random.default_rng(data.draw(st.integers(0, 99), label="B seed")).standard_normal(
+        A.shape[:-2] + ((n, k) if left else (k, n)))
+    Aa = np.swapaxes(A, -1, -2) if adjoint else A
+    expected = np.linalg.solve(Aa, B) if left else np.swapaxes(np.linalg.solve(np.swapaxes(Aa, -1, -2),
+                                                                              np.swapaxes(B, -1, -2)), -1, -2)
+    LU, pivots = LA.lu_factor(leaf(A))
+    np.testing.assert_allclose(LA.lu_solve(LU, pivots, leaf(B), left=left, adjoint=adjoint).numpy(), expected,
+                               rtol=1e-9, atol=1e-11)
+    pivots = pivots.numpy()
+    assert check_gradients(lambda lu, b: LA.lu_solve(lu, minitx.tensor(pivots), b, left=left, adjoint=adjoint),
+                           leaf(LU.numpy()), leaf(B))
+    torch = import_torch()
+    _compare_with_torch(lambda a, b: LA.lu_solve(*LA.lu_factor(a), b, left=left, adjoint=adjoint),
+                        lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, left=left, adjoint=adjoint),
+                        A, B)
+
+
+def test_lu_of_a_singular_matrix_and_a_column_of_zeros():
+    """lu_factor refuses a zero on U's diagonal by its place, as PyTorch's; lu factors it, as PyTorch's,
+    its zero pivot eliminating nothing (LAPACK's getrf)."""
+    torch = import_torch()
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    with pytest.raises(LA.LinAlgError, match=r"^linalg.lu_factor: U\[1, 1\] is zero: A is singular"):
+        LA.lu_factor(leaf(singular))
+    with pytest.raises(LA.LinAlgError, match=r"^linalg.lu_factor: \(batch element 1\): U\[0, 0\] is zero"):
+        LA.lu_factor(leaf(np.stack([np.eye(2), np.zeros((2, 2))])))
+    zero_column = np.array([[0.0, 1.0, 2.0], [0.0, 3.0, 1.0], [0.0, 1.0, 5.0]])
+    for A in (singular, zero_column, np.zeros((2, 3, 2))):
+        for field in range(3):
+            parity(lambda a: LA.lu(a)[field], lambda a: torch.linalg.lu(a)[field], leaf(A, requires_grad=False))
+    with minitx.backend.count_host_reads() as reads:
+        LA.lu_factor(leaf(np.eye(3)))
+    assert reads.count == 1  # the check of U's diagonal
+
+
+# ---------------------------------------------------------------- cholesky_solve, cholesky_inverse, matrix_rank, cond
+
+
+@given(factored("spd"), st.booleans(), st.integers(1, 3), st.integers(0, 99))
+def test_cholesky_solve_and_cholesky_inverse_as_numpy_and_pytorch(drawn, upper, k, seed):
+    A = drawn[0]
+    L = np.linalg.cholesky(A)
+    factor = np.swapaxes(L, -1, -2) if upper else L
+    B = np.random.default_rng(seed).standard_normal(A.shape[:-1] + (k,))
+    np.testing.assert_allclose(minitx.cholesky_solve(leaf(B), leaf(factor), upper).numpy(), np.linalg.solve(A, B),
+                               rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(minitx.cholesky_inverse(leaf(factor), upper).numpy(), np.linalg.inv(A),
+                               rtol=1e-9, atol=1e-11)
+    # the factor's other triangle is not read, but PyTorch's gradient (and so CholeskySolve's) counts it:
+    # the finite differences see the triangle's part of it, through triu/tril (PyTorch is checked below)
+    tri = minitx.triu if upper else minitx.tril
+    assert check_gradients(lambda b, f: minitx.cholesky_solve(b, tri(f), upper), leaf(B), leaf(factor))
+    assert check_gradients(lambda f: minitx.cholesky_inverse(tri(f), upper), leaf(factor))
+    torch = import_torch()
+    _compare_with_torch(lambda b, f: b.cholesky_solve(f, upper), lambda b, f: b.cholesky_solve(f, upper), B, factor)
+    _compare_with_torch(lambda f: f.cholesky_inverse(upper), lambda f: f.cholesky_inverse(upper), factor)
+
+
+@given(factored("general", square=False), st.sampled_from([None, 2, -2, "fro", "nuc", np.inf, -np.inf, 1, -1]))
+def test_cond_and_matrix_rank_as_their_factors_numpy_and_pytorch(drawn, p):
+    A, s = drawn[0], drawn[1]
+    square = A.shape[-1] == A.shape[-2]
+    if p not in (None, 2, -2) and not square:
+        A, s = drawn[0][..., :1, :1], drawn[1][..., :1]  # (the other orders need a square A)
+    if A.shape[-1]:
+        expected = s.max(-1) / s.min(-1) if p in (None, 2) else s.min(-1) / s.max(-1) if p == -2 else \
+            np.linalg.cond(A, p) if A.size else np.zeros(A.shape[:-2])
+        np.testing.assert_allclose(LA.cond(leaf(A), p).numpy(), expected, rtol=1e-9)
+        assert check_gradients(lambda a: LA.cond(a, p), leaf(A))
+    np.testing.assert_array_equal(LA.matrix_rank(leaf(A)).numpy(), np.full(A.shape[:-2], min(A.shape[-2:])))
+    torch = import_torch()
+    if A.size:  # (PyTorch's cond of an empty batch records no gradient)
+        # PyTorch's cond for the orders other than 2, -2 and 'nuc' has a backward that raises (an in-place
+        # write into its inverse): its gradient is compared with that of the same composition in PyTorch
+        through_inv = lambda a: torch.linalg.matrix_norm(a, p) * torch.linalg.matrix_norm(torch.linalg.inv(a), p)  # noqa: E731
+        _compare_with_torch(lambda a: LA.cond(a, p), lambda a: torch.linalg.cond(a, p) if p in (None, 2, -2, "nuc")
+                            else through_inv(a), A)
+        parity(lambda a: LA.cond(a, p), lambda a: torch.linalg.cond(a, p), leaf(A, requires_grad=False), rtol=1e-8)
+    if torch_in_example() is not None:
+        theirs = torch.linalg.matrix_rank(torch.tensor(A))
+        np.testing.assert_array_equal(LA.matrix_rank(leaf(A)).numpy(), theirs.numpy())
+
+
+def test_cond_and_matrix_rank_of_singular_matrices_and_their_tolerances_as_pytorch():
+    torch = import_torch()
+    singular = np.stack([np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([[2.0, 1.0], [1.0, 3.0]])])
+    for p in ("fro", "nuc", np.inf, -np.inf, 1, -1):
+        if p == "nuc":  # through the SVD, as PyTorch's: huge, not inf, and its size is rounding's
+            assert LA.cond(leaf(singular), p).numpy()[0] > 1e15 and torch.linalg.cond(torch.tensor(singular), p)[0] > 1e15
+            continue
+        parity(lambda a: LA.cond(a, p), lambda a: torch.linalg.cond(a, p), leaf(singular, requires_grad=False))
+        x = leaf(singular)
+        LA.cond(x, p).sum().backward()  # inf for the singular matrix, and no gradient from it
+        assert (x.grad.numpy()[0] == 0).all() and np.isfinite(x.grad.numpy()[1]).all()
+    D = np.diag([1.0, 1e-3, 1e-9, 0.0]).astype(np.float32)
+    for atol, rtol, hermitian in [(None, None, False), (0.0, None, False), (1e-2, None, True), (1e-12, None, False),
+                                  (None, 1e-6, False), (1e-4, 1e-2, True), (None, None, True)]:
+        ours = LA.matrix_rank(minitx.tensor(-D if hermitian else D), atol=atol, rtol=rtol, hermitian=hermitian)
+        theirs = torch.linalg.matrix_rank(torch.tensor(-D if hermitian else D), atol=atol, rtol=rtol,
+                                          hermitian=hermitian)
+        assert ours.dtype == np.int64 and ours.item() == theirs.item(), (atol, rtol, hermitian)
+
+
+def test_the_triangular_lu_and_rank_functions_refuse_bad_input_by_name():
+    A, wide = leaf(np.eye(3)), leaf(np.ones((2, 3)))
+    for call, error, message in [
+        (lambda: LA.solve_triangular(wide, A, upper=True), ValueError,
+         r"linalg.solve_triangular: A must be batches of square matrices"),
+        (lambda: LA.solve_triangular(A, leaf(np.ones(3)), upper=True), ValueError,
+         r"linalg.solve_triangular: incompatible shapes of A \(3, 3\) and B \(3,\) for the equation AX = B \(B is "),
+        (lambda: LA.solve_triangular(A, wide.mT, upper=True, left=False), ValueError,
+         r"linalg.solve_triangular: incompatible shapes of A \(3, 3\) and B \(3, 2\) for the equation XA = B"),
+        (lambda: LA.solve_triangular(A, minitx.ones(3, 1, dtype="float32"), upper=False), TypeError,
+         r"linalg.solve_triangular: A and B need one dtype, got float64 and float32"),
+        (lambda: LA.solve_triangular(leaf(np.ones((2, 3, 3))), leaf(np.ones((3, 3, 1))), upper=True), ValueError,
+         r"linalg.solve_triangular: the batch axes of A \(2, 3, 3\) and B \(3, 3, 1\) do not broadcast"),
+        (lambda: LA.lu_factor(A[0]), ValueError, r"linalg.lu_factor: A must be batches of matrices"),
+        (lambda: LA.lu_factor(A, pivot=False), ValueError,
+         r"linalg.lu_factor: LU without pivoting \(pivot=False\) is not implemented, as in PyTorch on the CPU"),
+        (lambda: LA.lu(A, pivot=False), ValueError, r"linalg.lu: LU without pivoting"),
+        (lambda: minitx.lu_unpack(A, minitx.tensor([1, 2, 3])), ValueError,
+         r"lu_unpack: LU_pivots must be int32 of shape \(3,\) \(LU_data's batch and min\(m, n\)\), got int64"),
+        (lambda: LA.lu_solve(A, LA.lu_factor(A).pivots, wide), ValueError,
+         r"linalg.lu_solve: incompatible shapes of LU \(3, 3\) and B \(2, 3\) for the equation AX = B"),
+        (lambda: LA.lu_solve(A, LA.lu_factor(A).pivots, minitx.ones(3, 1, dtype="float32")), TypeError,
+         r"linalg.lu_solve: LU and B need one dtype, got float64 and float32"),
+        (lambda: minitx.cholesky_solve(wide, A), ValueError,
+         r"cholesky_solve: incompatible shapes of B \(2, 3\) and L \(3, 3\): B must be \[..., n, k\]"),
+        (lambda: minitx.cholesky_solve(A, wide), ValueError, r"cholesky_solve: A must be batches of square"),
+        (lambda: minitx.cholesky_inverse(wide), ValueError, r"cholesky_inverse: A must be batches of square"),
+        (lambda: LA.matrix_rank(A[0]), ValueError, r"linalg.matrix_rank: A must be batches of matrices"),
+        (lambda: LA.matrix_rank(wide, hermitian=True), ValueError, r"linalg.matrix_rank: A must be batches of square"),
+        (lambda: LA.cond(A, 3), ValueError,
+         r"linalg.cond: p must be None, 2, -2, 'fro', 'nuc', inf, -inf, 1 or -1, got 3"),
+        (lambda: LA.cond(wide, "fro"), ValueError, r"linalg.cond: A must be batches of square matrices"),
+    ]:
+        with pytest.raises(error, match=f"^{message}"):
+            call()
