@@ -20,5 +20,5 @@ from minitx.ops.matrix import (LinAlgError, cholesky, cond, det, eigh, eigvalsh,
                                svdvals, vecdot)
 
 __all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "lu", "lu_factor",
-           "lu_solve", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
-           "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
+           "lu_solve", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
+           "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]

@@ -32,7 +32,9 @@ PyTorch's name (divide, rot90, take, aminmax, addmm, ...), one for the table of 
 and one per Tensor method that is more than a call (equal, retains_grad, is_signed, split_with_sizes,
 new_empty); and one per op of PyTorch's further elementwise math (erfc, erfinv, lgamma, digamma,
 logaddexp ... isreal); one each for linalg.qr, pinv and lstsq; and one per function of minitx.special
-(polygamma, i0, i1, xlog1py, entr, ndtr, log_ndtr) and one for its table of torch.special's names.
+(polygamma, i0, i1, xlog1py, entr, ndtr, log_ndtr) and one for its table of torch.special's names; one
+each for linalg.solve_triangular, triangular_solve, lu_factor (its pivots and its backward), lu_unpack,
+lu_solve, cholesky_solve, cholesky_inverse, matrix_rank and cond.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -1018,5 +1020,28 @@ OP_SLIPS = [
          "_TAIL, _TAIL_TERMS = -20.0, 3", _TORCH_SPECIAL),
     Slip("minitx.special: expit as logsigmoid", "minitx/special.py", "sigmoid as expit", "logsigmoid as expit",
          _TORCH_SPECIAL),
+    # minitx.linalg's triangular solves, LU, cholesky_solve, matrix_rank and cond
+    Slip("solve_triangular backward: unitriangular's unread diagonal given a gradient", _MX,
+         "dA = _triangle(-(dB @ _mT(X)), self.upper, self.unitriangular) if", "dA = _triangle(-(dB @ _mT(X)), self.upper) if",
+         _MATRIX),
+    Slip("triangular_solve: transpose leaves the triangle as named", _MX, "upper=upper != transpose,", "upper=upper,",
+         _MATRIX),
+    Slip("lu_factor: the pivot the largest value, not the largest magnitude", _MX,
+         "p = i + xp.argmax(xp.abs(LU[..., i:, i]), axis=-1)", "p = i + xp.argmax(LU[..., i:, i], axis=-1)", _MATRIX),
+    Slip("lu_factor backward: L's fixed unit diagonal given a gradient", _MX,
+         "inner = _triangle(_mT(L) @ dL, upper=False, strict=True)", "inner = _triangle(_mT(L) @ dL, upper=False)",
+         _MATRIX),
+    Slip("lu_unpack: P transposed", _MX, "P = Tensor((perm[..., None, :] == xp.arange(m)[:, None])",
+         "P = Tensor((perm[..., :, None] == xp.arange(m)[None, :])", _MATRIX),
+    Slip("lu_solve: left=False solves the system of the other adjoint", _MX,
+         "return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT", "return lu_solve(LU, pivots, B.mT, adjoint=adjoint).mT",
+         _MATRIX),
+    Slip("cholesky_solve backward: dL without X G^T", _MX, "dL = -((G @ _mT(X) + X @ _mT(G)) @ L)",
+         "dL = -((G @ _mT(X)) @ L)", _MATRIX),
+    Slip("cholesky_inverse: upper ignored", _MX, "dtype=L.dtype)), L, upper)", "dtype=L.dtype)), L)", _MATRIX),
+    Slip("matrix_rank: rtol 0 whenever atol is given, 0 included", _MX,
+         "if atol is None or atol <= 0 else 0.0", "if atol is None else 0.0", _MATRIX),
+    Slip("cond: a singular A's condition number 0", _MX, 'return where(singular[..., 0, 0], float("inf"),',
+         "return where(singular[..., 0, 0], 0.0,", _MATRIX),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

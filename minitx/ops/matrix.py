@@ -27,8 +27,8 @@ from minitx.ops.indexing import tril, triu
 from minitx.ops.reduction import normalize_axes
 from minitx.ops.shape import concatenate
 
-__all__ = ["Det", "LogAbsDet", "Inv", "Solve", "Cholesky", "Eigh", "Eigvalsh", "SVD", "Svdvals", "QR", "SolveTriangular",
-           "LUFactor", "CholeskySolve"]
+__all__ = ["Det", "LogAbsDet", "Inv", "Solve", "Cholesky", "Eigh", "Eigvalsh", "SVD", "Svdvals", "QR",
+           "SolveTriangular", "LUFactor", "CholeskySolve"]
 
 
 class LinAlgError(RuntimeError):

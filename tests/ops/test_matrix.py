@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 
 import minitx
 import minitx.linalg as LA
-from minitx.ops.matrix import QR, SVD, Cholesky, Det, Eigh, Eigvalsh, Inv, LogAbsDet, Solve, Svdvals
+from minitx.ops.matrix import (QR, SVD, Cholesky, CholeskySolve, Det, Eigh, Eigvalsh, Inv, LogAbsDet, LUFactor, Solve,
+                               SolveTriangular, Svdvals)
+from minitx.testing import gradcheck
 from minitx.testing import check_backward_hygiene, check_gradients, leaf
 from _torch_kit import import_torch, parity, torch_in_example
 
@@ -784,7 +786,7 @@ def test_cholesky_solve_and_cholesky_inverse_as_numpy_and_pytorch(drawn, upper, 
     tri = minitx.triu if upper else minitx.tril
     assert check_gradients(lambda b, f: minitx.cholesky_solve(b, tri(f), upper), leaf(B), leaf(factor))
     assert check_gradients(lambda f: minitx.cholesky_inverse(tri(f), upper), leaf(factor))
-    torch = import_torch()
+    import_torch()  # (the comparisons below are of Tensor methods)
     _compare_with_torch(lambda b, f: b.cholesky_solve(f, upper), lambda b, f: b.cholesky_solve(f, upper), B, factor)
     _compare_with_torch(lambda f: f.cholesky_inverse(upper), lambda f: f.cholesky_inverse(upper), factor)
 
@@ -805,9 +807,9 @@ def test_cond_and_matrix_rank_as_their_factors_numpy_and_pytorch(drawn, p):
     if A.size:  # (PyTorch's cond of an empty batch records no gradient)
         # PyTorch's cond for the orders other than 2, -2 and 'nuc' has a backward that raises (an in-place
         # write into its inverse): its gradient is compared with that of the same composition in PyTorch
-        through_inv = lambda a: torch.linalg.matrix_norm(a, p) * torch.linalg.matrix_norm(torch.linalg.inv(a), p)  # noqa: E731
+        norms = torch.linalg.matrix_norm
         _compare_with_torch(lambda a: LA.cond(a, p), lambda a: torch.linalg.cond(a, p) if p in (None, 2, -2, "nuc")
-                            else through_inv(a), A)
+                            else norms(a, p) * norms(torch.linalg.inv(a), p), A)
         parity(lambda a: LA.cond(a, p), lambda a: torch.linalg.cond(a, p), leaf(A, requires_grad=False), rtol=1e-8)
     if torch_in_example() is not None:
         theirs = torch.linalg.matrix_rank(torch.tensor(A))
@@ -819,7 +821,8 @@ def test_cond_and_matrix_rank_of_singular_matrices_and_their_tolerances_as_pytor
     singular = np.stack([np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([[2.0, 1.0], [1.0, 3.0]])])
     for p in ("fro", "nuc", np.inf, -np.inf, 1, -1):
         if p == "nuc":  # through the SVD, as PyTorch's: huge, not inf, and its size is rounding's
-            assert LA.cond(leaf(singular), p).numpy()[0] > 1e15 and torch.linalg.cond(torch.tensor(singular), p)[0] > 1e15
+            assert LA.cond(leaf(singular), p).numpy()[0] > 1e15
+            assert torch.linalg.cond(torch.tensor(singular), p)[0] > 1e15
             continue
         parity(lambda a: LA.cond(a, p), lambda a: torch.linalg.cond(a, p), leaf(singular, requires_grad=False))
         x = leaf(singular)
@@ -869,3 +872,16 @@ def test_the_triangular_lu_and_rank_functions_refuse_bad_input_by_name():
     ]:
         with pytest.raises(error, match=f"^{message}"):
             call()
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_the_new_classes_gradients_at_fixed_inputs(upper):
+    """SolveTriangular, LUFactor (tall, square, wide) and CholeskySolve on their own, with gradcheck."""
+    rng = np.random.default_rng(11)
+    A, B = rng.standard_normal((3, 3)) + 3 * np.eye(3), rng.standard_normal((3, 2))
+    for unitriangular in (False, True):
+        assert gradcheck(lambda a, b: SolveTriangular(upper, unitriangular)(a, b), leaf(A), leaf(B))
+    for shape in ((4, 2), (3, 3), (2, 4)):
+        assert gradcheck(lambda a: LUFactor()(a), leaf(rng.standard_normal(shape)))
+    L = np.linalg.cholesky(A @ A.T)
+    assert gradcheck(lambda b, f: CholeskySolve()(b, minitx.tril(f)), leaf(B), leaf(L))
