@@ -111,8 +111,8 @@ __version__ = "0.1.0"
 # as torch's are
 from minitx import linalg, nn, optim, special, utils  # noqa: E402
 # and the top-level names torch gives some of torch.linalg's (torch.det, torch.inverse, ...)
-from minitx.ops.matrix import (cholesky_inverse, cholesky_solve, det, inverse, logdet, lu_unpack, matrix_power,  # noqa: E402
-                               pinverse, slogdet, triangular_solve)
+from minitx.ops.matrix import (cholesky_inverse, cholesky_solve, det, inverse, logdet, lu_unpack, matrix_exp,  # noqa: E402
+                               matrix_power, pinverse, slogdet, triangular_solve, vander)
 
 __all__ = [
     "Tensor", "tensor", "Function", "no_grad", "enable_grad", "is_grad_enabled", "manual_seed", "Generator",

@@ -8,17 +8,21 @@ with minitx.functional.
     LA.multi_dot([A, B, C])   LA.vecdot(x, y, dim=-1)
     LA.qr(A, mode="reduced")   LA.pinv(A)   LA.lstsq(A, B)   LA.solve_triangular(A, B, upper=True)
     LA.lu_factor(A)   LA.lu(A)   LA.lu_solve(LU, pivots, B)   LA.matrix_rank(A)   LA.cond(A, p="fro")
+    LA.matrix_exp(A)   LA.diagonal(A)   LA.vander(x)   LA.tensorinv(A, ind=2)   LA.tensorsolve(A, B)
 
 The norms live in minitx/ops/linalg.py, beside the products; the matrix functions in
 minitx/ops/matrix.py, each with its gradient derived there. minitx has no eig or eigvals (a
-non-symmetric matrix's eigenvalues are complex, and minitx has no complex dtype); its lstsq takes
-only full-rank A with m >= n.
+non-symmetric matrix's eigenvalues are complex, and minitx has no complex dtype). Its diagonal and
+vander are PyTorch's linalg ones, which differ from minitx.diagonal and minitx.vander (the axes, the
+order of the powers).
 """
 from minitx.ops.linalg import cross, linalg_norm as norm, matmul, matrix_norm, vector_norm
 from minitx.ops.matrix import (LinAlgError, cholesky, cond, det, eigh, eigvalsh, inv, lstsq, lu, lu_factor, lu_solve,
-                               matrix_power, matrix_rank, multi_dot, pinv, qr, slogdet, solve, solve_triangular, svd,
-                               svdvals, vecdot)
+                               matrix_exp, matrix_power, matrix_rank, multi_dot, pinv, qr, slogdet, solve,
+                               solve_triangular, svd, svdvals, tensorinv, tensorsolve, vecdot)
+from minitx.ops.matrix import linalg_diagonal as diagonal, linalg_vander as vander
 
-__all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "lu", "lu_factor",
-           "lu_solve", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
-           "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "lu",
+           "lu_factor", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
+           "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve",
+           "vander", "vecdot", "vector_norm"]

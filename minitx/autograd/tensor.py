@@ -1134,6 +1134,7 @@ class Tensor:
     def inverse(self): return matrix.inv(self)
     def cholesky(self, upper=False): return matrix.cholesky(self, upper=upper)
     def matrix_power(self, n): return matrix.matrix_power(self, n)
+    def matrix_exp(self): return matrix.matrix_exp(self)
 
     def svd(self, some=True):
         """(U, S, V) with self = U diag(S) V^T: PyTorch's Tensor.svd, the older API, which returns V,

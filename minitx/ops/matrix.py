@@ -12,6 +12,7 @@ is the symmetric one, as PyTorch's: the derivative along symmetric changes of A.
 from __future__ import annotations
 
 import contextlib
+import math
 import numbers
 from typing import NamedTuple
 
@@ -23,9 +24,9 @@ from minitx.backend import get_array_module, to_host
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import broadcast_batches, floating
 from minitx.ops.elementwise import masked_fill, maximum, where
-from minitx.ops.indexing import tril, triu
+from minitx.ops.indexing import diagonal, tril, triu
 from minitx.ops.reduction import normalize_axes
-from minitx.ops.shape import concatenate
+from minitx.ops.shape import concatenate, movedim, stack
 
 __all__ = ["Det", "LogAbsDet", "Inv", "Solve", "Cholesky", "Eigh", "Eigvalsh", "SVD", "Svdvals", "QR",
            "SolveTriangular", "LUFactor", "CholeskySolve"]
@@ -670,14 +671,18 @@ def pinverse(A, rcond=1e-15):
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
-    """The least-squares solution X of A X = B, min ||A X - B||, for each A [..., m, n] of full column
-    rank with m >= n (PyTorch's linalg.lstsq): through the QR factorization A = Q R (QR),
+    """The least-squares solution X of A X = B, min ||A X - B||, of least norm ||X|| among those, for each
+    A [..., m, n] (PyTorch's linalg.lstsq). Where every A has full column rank (m >= n): through the QR
+    factorization A = Q R (QR),
         X = R^-1 Q^T B        (A^T A X = A^T B is R^T R X = R^T Q^T B)
-    composed of qr, a matmul and solve (their gradients). B is [..., m, k], or [..., m] when it has one
-    axis fewer than A (PyTorch's rule); batch axes broadcast. The result is PyTorch's named tuple with
-    the fields its CPU default driver 'gelsy' fills: residuals and singular_values empty, rank A's rank
-    (the singular values above rcond * the largest, rcond defaulting to max(m, n) * eps). A wide or
-    rank-deficient A, which 'gelsy' also takes (its minimum-norm solution), raises LinAlgError here."""
+    composed of qr, a matmul and solve (their gradients). Where an A is wide or rank-deficient: the
+    minimum-norm solution X = A^+ B, A^+ pinv's with the singular values at or below rcond * the largest
+    dropped (pinv's gradient: svd's). B is [..., m, k], or [..., m] when it has one axis fewer than A
+    (PyTorch's rule); batch axes broadcast. The result is PyTorch's named tuple with the fields its CPU
+    default driver 'gelsy' fills: residuals and singular_values empty, rank A's rank (the singular values
+    above rcond * the largest, rcond defaulting to max(m, n) * eps). 'gelsy' decides the rank by a QR
+    with column pivoting, not the SVD: the two agree unless a singular value lies near the cutoff. Which
+    way is one counted host read (backend.to_host)."""
     op = "linalg.lstsq"
     if driver not in (None, "gelsy"):
         raise ValueError(f"{op}: minitx has only the driver 'gelsy' (PyTorch's CPU default), got {driver!r}")
@@ -691,19 +696,16 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if B.ndim < 2 or B.shape[-2] != m:
         raise ValueError(f"{op}: incompatible shapes of A {A.shape} and B {B.shape}: B needs A's {m} rows")
     batch = broadcast_batches(op, "A", A, "B", B)
-    if m < n:
-        raise LinAlgError(f"{op}: A must have at least as many rows as columns (full column rank), got {m} by {n} "
-                          "matrices; minitx does not compute the minimum-norm solution")
     xp = get_array_module(A.data)
     if rcond is None:
         rcond = max(m, n) * np.finfo(A.dtype).eps
     S = xp.linalg.svd(A.data, compute_uv=False)
-    rank = (S > rcond * S[..., :1]).sum(axis=-1) if n else xp.zeros(A.shape[:-2], dtype=np.int64)
-    if (rank < n).any():
-        raise LinAlgError(f"{op}: A is rank-deficient (rank {int(rank.min())} of {n} columns, rcond {rcond:g}); "
-                          "minitx solves only full-rank A")
-    Q, R = qr(A)
-    X = solve(R, Q.mT @ B)
+    rank = (S > rcond * S[..., :1]).sum(axis=-1) if min(m, n) else xp.zeros(A.shape[:-2], dtype=np.int64)
+    if m >= n and not to_host((rank < n).any()):
+        Q, R = qr(A)
+        X = solve(R, Q.mT @ B)
+    else:
+        X = pinv(A, rtol=rcond) @ B
     empty = Tensor(xp.zeros((0,), dtype=A.dtype))
     return LstsqResult(X.squeeze(-1) if vector else X, empty, Tensor(xp.broadcast_to(rank, batch).astype(np.int64)),
                        Tensor(xp.zeros((0,), dtype=A.dtype)))
@@ -1076,3 +1078,147 @@ def cond(A, p=None):
     singular = Tensor((xp.diagonal(LU, axis1=-2, axis2=-1) == 0).any(axis=-1))[..., None, None]
     invertible = where(singular, Tensor(xp.eye(A.shape[-1], dtype=A.dtype)), A)  # (inv of a singular A raises)
     return where(singular[..., 0, 0], float("inf"), matrix_norm(A, p) * matrix_norm(inv(invertible), p))
+
+
+# ---------------------------------------------------------------- matrix_exp, and the reshaping and building ones
+
+
+#: Higham's (2005) degree-13 Padé approximant of exp: its coefficients b_0 ... b_13, and theta_13, the
+#: largest ||A||_1 at which it is exp to float64's rounding
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0, 129060195264000.0,
+           10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152
+
+
+def _expm(A):
+    """exp(A) of A [..., n, n] by scaling and squaring: exp(A) = exp(A / 2^s)^(2^s), with s the
+    least that brings ||A / 2^s||_1 (the largest column sum) within theta_13, and exp(A / 2^s) the
+    Padé approximant r = (V - U)^-1 (V + U), U the odd terms of b_0 + b_1 A + ... + b_13 A^13 and V the
+    even ones (Horner's form in A^2, A^4, A^6). Each matrix has its own s; the squarings run to the
+    largest, the others' results kept once theirs are done; that count is one counted host read."""
+    xp = get_array_module(A)
+    b, n = _PADE13, A.shape[-1]
+    norm = xp.abs(A).sum(axis=-2).max(axis=-1) if n else xp.zeros(A.shape[:-2], dtype=A.dtype)
+    with np.errstate(divide="ignore"):
+        s = xp.maximum(xp.ceil(xp.log2(norm / _THETA13)), 0)
+    s = xp.where(xp.isfinite(s), s, 0)  # (a 0 or NaN norm: no scaling)
+    A = A / (2.0 ** s)[..., None, None]
+    I = xp.broadcast_to(xp.eye(n, dtype=A.dtype), A.shape)
+    A2 = A @ A
+    A4 = A2 @ A2
+    A6 = A4 @ A2
+    U = A @ (A6 @ (b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4 + b[3] * A2 + b[1] * I)
+    V = A6 @ (b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * I
+    r = xp.linalg.solve(V - U, V + U)
+    squarings = int(to_host(s.max())) if s.size else 0
+    for k in range(squarings):
+        r = xp.where((k < s)[..., None, None], r @ r, r)
+    return r
+
+
+class MatrixExp(Function):
+    """Y = exp(A) = sum_k A^k / k! of A [..., n, n] (_expm).
+
+    d exp(A) = integral_0^1 exp(t A) dA exp((1 - t) A) dt, so for dy, Y's gradient,
+        dA = integral_0^1 exp(t A^T) dy exp((1 - t) A^T) dt
+    which is the upper right block of the exponential of a block triangular matrix (Van Loan 1978;
+    PyTorch's matrix_exp backward):
+        exp([[A^T, dy], [0, A^T]]) = [[exp(A^T), dA], [0, exp(A^T)]]
+    """
+
+    def forward(self, A):
+        self.save_for_backward(A)
+        return _expm(A)
+
+    def backward(self, dy):
+        (A,) = self.saved
+        xp = get_array_module(A)
+        n = A.shape[-1]
+        AT = xp.broadcast_to(_mT(A), dy.shape)
+        block = xp.concatenate([xp.concatenate([AT, dy], axis=-1),
+                                xp.concatenate([xp.zeros_like(AT), AT], axis=-1)], axis=-2)
+        return (_expm(block)[..., :n, n:],)
+
+
+def matrix_exp(A):
+    """exp(A) = I + A + A^2 / 2 + ... of each A [..., n, n] (PyTorch's linalg.matrix_exp and
+    matrix_exp; MatrixExp), by scaling and squaring a Padé approximant."""
+    return MatrixExp()(_square("linalg.matrix_exp", A))
+
+
+@takes_torch_keywords
+def linalg_diagonal(A, *, offset=0, axis1=-2, axis2=-1):
+    """PyTorch's linalg.diagonal: diagonal with the last two axes by default (minitx.diagonal's are
+    the first two), keyword-only."""
+    return diagonal(A, offset, axis1, axis2)
+
+
+def vander(x, N=None, increasing=False):
+    """PyTorch's vander: the Vandermonde matrix of a 1-d x [n], [n, N] (N = n by default), its columns
+    the powers x^(N-1), ..., x, 1, or 1, x, ..., x^(N-1) when increasing (_powers); integers and
+    booleans in int64, as PyTorch's."""
+    x = as_tensor(x)
+    if x.ndim != 1:
+        raise ValueError(f"vander: x must be 1-d, got shape {x.shape}")
+    N = x.shape[0] if N is None else N
+    if not isinstance(N, numbers.Integral) or isinstance(N, bool) or N < 0:
+        raise ValueError(f"vander: N must be a non-negative integer, got {N!r}")
+    columns = _powers(x.astype(np.int64) if x.dtype.kind in "biu" else x, N)
+    return columns if increasing else columns.flip(-1)
+
+
+def linalg_vander(x, *, N=None):
+    """PyTorch's linalg.vander: x [..., n] -> [..., n, N], N > 1 (n by default), the powers 1, x, ...,
+    x^(N-1), increasing (torch.vander's opposite order by default), batched (_powers); integers in int64,
+    booleans refused, as PyTorch's."""
+    op = "linalg.vander"
+    x = as_tensor(x)
+    if x.ndim < 1 or x.dtype == np.bool_:
+        raise TypeError(f"{op}: x must be a tensor of numbers with at least 1 dimension, got {x.dtype} of "
+                        f"shape {x.shape}")
+    N = x.shape[-1] if N is None else N
+    if not isinstance(N, numbers.Integral) or isinstance(N, bool) or N <= 1:
+        raise ValueError(f"{op}: N must be an integer greater than 1, got {N!r}")
+    return _powers(x.astype(np.int64) if x.dtype.kind in "iu" else x, N)
+
+
+def _powers(x, N):
+    """[..., n, N]: x^0, ..., x^(N - 1) of x [..., n] along a new last axis, each the one before times x
+    (no pow, whose gradient at x = 0 would be 0 * x^-1)."""
+    xp = get_array_module(x.data)
+    if N == 0:
+        return Tensor(xp.zeros(x.shape + (0,), dtype=x.dtype))
+    columns = [Tensor(xp.ones_like(x.data))]
+    while len(columns) < N:
+        columns.append(columns[-1] * x)
+    return stack(columns, axis=-1)
+
+
+def tensorinv(A, ind=2):
+    """PyTorch's linalg.tensorinv: the inverse of A [*I, *J] (I its first ``ind`` axes) under
+    tensordot(., ., ind): inv of A as a prod(I) x prod(J) matrix, which must be square, reshaped to
+    [*J, *I]; composed of reshape and inv (its gradient, and its error for a singular A)."""
+    op = "linalg.tensorinv"
+    A = as_tensor(A)
+    if not isinstance(ind, numbers.Integral) or isinstance(ind, bool) or not 0 < ind <= A.ndim:
+        raise ValueError(f"{op}: ind must be an integer from 1 to A's {A.ndim} dimensions, got {ind!r}")
+    rows, cols = A.shape[:ind], A.shape[ind:]
+    if math.prod(rows) != math.prod(cols):
+        raise ValueError(f"{op}: A's first {ind} axes {rows} and the others {cols} must have as many entries, "
+                         f"got {math.prod(rows)} and {math.prod(cols)}")
+    return inv(A.reshape(math.prod(rows), -1)).reshape(cols + rows)
+
+
+def tensorsolve(A, B, dims=None):
+    """PyTorch's linalg.tensorsolve: X with tensordot(A, X, X.ndim) = B, A [*B.shape, *X.shape] (after
+    the axes ``dims`` of A are moved to its end): solve with A as a prod(B.shape) x prod(X.shape) matrix,
+    which must be square; composed of movedim, reshape and solve (their gradients)."""
+    op = "linalg.tensorsolve"
+    A, B = as_tensor(A), as_tensor(B)
+    if dims is not None:
+        dims = tuple(dims)
+        A = movedim(A, dims, tuple(range(A.ndim - len(dims), A.ndim)))
+    if A.shape[:B.ndim] != B.shape or math.prod(A.shape[B.ndim:]) != B.size:
+        raise ValueError(f"{op}: A {A.shape} must start with B's shape {B.shape} and its other axes have as many "
+                         f"entries as B")
+    return solve(A.reshape(B.size, B.size), B.reshape(B.size)).reshape(A.shape[B.ndim:])

@@ -1,7 +1,7 @@
 """minitx.linalg's matrix functions (minitx/ops/matrix.py): det, slogdet, inv, solve, cholesky,
 matrix_power, multi_dot, vecdot, eigh, eigvalsh, svd, svdvals, matrix_norm's 'nuc', 2, -2, qr, pinv,
 lstsq, solve_triangular (triangular_solve), lu_factor, lu, lu_unpack, lu_solve, cholesky_solve,
-cholesky_inverse, matrix_rank and cond.
+cholesky_inverse, matrix_rank, cond, matrix_exp, linalg.diagonal, vander (both), tensorinv and tensorsolve.
 
 The matrices are drawn with known factors, A = Q1 diag(s) Q2^T (Q1, Q2 orthogonal, from a drawn
 seed), s bounded away from 0 and its entries apart from each other: the forward is checked against
@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import minitx
 import minitx.linalg as LA
-from minitx.ops.matrix import (QR, SVD, Cholesky, CholeskySolve, Det, Eigh, Eigvalsh, Inv, LogAbsDet, LUFactor, Solve,
-                               SolveTriangular, Svdvals)
+from minitx.ops.matrix import (QR, SVD, Cholesky, CholeskySolve, Det, Eigh, Eigvalsh, Inv, LogAbsDet, LUFactor,
+                               MatrixExp, Solve, SolveTriangular, Svdvals)
 from minitx.testing import gradcheck
 from minitx.testing import check_backward_hygiene, check_gradients, leaf
 from _torch_kit import import_torch, parity, torch_in_example
@@ -610,17 +610,12 @@ def test_lstsq_broadcasts_batch_axes_as_pytorch():
 
 def test_qr_pinv_and_lstsq_refuse_bad_input_by_name():
     A, wide = leaf(np.eye(3)), leaf(np.ones((2, 3)))
-    deficient = leaf(np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]]))
     for call, error, message in [
         (lambda: LA.qr(A[0]), ValueError, r"linalg.qr: A must be batches of matrices \[..., m, n\], got shape \(3,\)"),
         (lambda: LA.qr(A, "full"), ValueError, r"linalg.qr: mode must be 'reduced', 'complete' or 'r', got 'full'"),
         (lambda: LA.pinv(A[0]), ValueError, r"linalg.pinv: A must be batches of matrices"),
         (lambda: LA.pinv(wide, hermitian=True), ValueError, r"linalg.pinv: A must be batches of square matrices"),
         (lambda: LA.lstsq(A[0], A[0]), ValueError, r"linalg.lstsq: A must be batches of matrices"),
-        (lambda: LA.lstsq(wide, leaf(np.ones(2))), LA.LinAlgError,
-         r"linalg.lstsq: A must have at least as many rows as columns \(full column rank\), got 2 by 3"),
-        (lambda: LA.lstsq(deficient, leaf(np.ones(3))), LA.LinAlgError,
-         r"linalg.lstsq: A is rank-deficient \(rank 1 of 2 columns"),
         (lambda: LA.lstsq(A, wide), ValueError, r"linalg.lstsq: incompatible shapes of A \(3, 3\) and B \(2, 3\)"),
         (lambda: LA.lstsq(leaf(np.ones((2, 3, 3))), leaf(np.ones((3, 3, 1)))), ValueError,
          r"linalg.lstsq: the batch axes of A \(2, 3, 3\) and B \(3, 3, 1\) do not broadcast"),
@@ -885,3 +880,144 @@ def test_the_new_classes_gradients_at_fixed_inputs(upper):
         assert gradcheck(lambda a: LUFactor()(a), leaf(rng.standard_normal(shape)))
     L = np.linalg.cholesky(A @ A.T)
     assert gradcheck(lambda b, f: CholeskySolve()(b, minitx.tril(f)), leaf(B), leaf(L))
+    assert gradcheck(lambda a: MatrixExp()(a), leaf(A if upper else -A / 2))
+
+
+# ---------------------------------------------------------------- lstsq's minimum-norm solution
+
+
+@given(factored("general", square=False), st.integers(0, 2), st.integers(1, 3), st.integers(0, 99))
+def test_lstsq_of_a_wide_or_rank_deficient_matrix_is_its_minimum_norm_solution_as_pytorch(drawn, dropped, k, seed):
+    """A = Q1 diag(s) Q2^T with its ``dropped`` smallest s set to 0: X = Q2 diag(1 / s) Q1^T B over the
+    rest, the minimum-norm solution (gelsy's, PyTorch's CPU default)."""
+    A, s, Q1, Q2 = drawn
+    s = np.where(np.argsort(np.argsort(s, axis=-1), axis=-1) < dropped, 0.0, s)  # the smallest `dropped` to 0
+    r = s.shape[-1]
+    A = (Q1[..., :, :r] * s[..., None, :]) @ np.swapaxes(Q2[..., :, :r], -1, -2)
+    B = np.random.default_rng(seed).standard_normal(A.shape[:-1] + (k,))
+    inverse = np.where(s > 0, 1 / np.where(s > 0, s, 1), 0.0)
+    X = (Q2[..., :, :r] * inverse[..., None, :]) @ np.swapaxes(Q1[..., :, :r], -1, -2) @ B
+    result = LA.lstsq(leaf(A), leaf(B))
+    np.testing.assert_allclose(result.solution.numpy(), X, rtol=1e-8, atol=1e-10)
+    np.testing.assert_array_equal(result.rank.numpy(), (s > 0).sum(-1))
+    if A.size:  # (the dropped values are 0 here: a step of the finite differences moves them, not the kept ones)
+        assert check_gradients(lambda b: LA.lstsq(minitx.tensor(A), b).solution, leaf(B))
+    torch = import_torch()
+    _compare_with_torch(lambda a, b: LA.lstsq(a, b).solution, lambda a, b: torch.linalg.lstsq(a, b).solution, A, B)
+    if torch_in_example() is not None:
+        np.testing.assert_array_equal(result.rank.numpy(), torch.linalg.lstsq(torch.tensor(A), torch.tensor(B)).rank)
+
+
+def test_lstsq_of_a_wide_matrix_has_pinvs_gradient():
+    A, B = np.random.default_rng(4).standard_normal((2, 2, 4)), np.random.default_rng(5).standard_normal((2, 2, 3))
+    assert check_gradients(lambda a, b: LA.lstsq(a, b).solution, leaf(A), leaf(B))
+    with minitx.backend.count_host_reads() as reads:
+        LA.lstsq(leaf(np.swapaxes(A, -1, -2)), leaf(np.ones((2, 4, 3))))
+    assert reads.count == 1  # a tall A: whether one is rank-deficient, so which way, QR or pinv (a wide A: no read)
+
+
+# ---------------------------------------------------------------- matrix_exp, diagonal, vander, tensorinv, tensorsolve
+
+
+@given(factored("general"), st.sampled_from([0.1, 1.0, 4.0, 30.0]))
+def test_matrix_exp_as_its_eigendecomposition_and_pytorch(drawn, scale):
+    """exp(A) = W diag(e^w) W^-1 from NumPy's eig (complex where A's eigenvalues are); the scales take A
+    past theta_13, so that it is scaled and squared, the gradient check at the smaller ones."""
+    A = drawn[0] * scale * np.where(np.arange(drawn[0].shape[-1]) % 2, -1.0, 1.0)  # (not symmetric)
+    w, W = np.linalg.eig(A)
+    expected = ((W * np.exp(w)[..., None, :]) @ np.linalg.inv(W)).real if A.size else A
+    got = LA.matrix_exp(leaf(A)).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-8, atol=1e-10 * max(1.0, np.abs(expected).max(initial=0)))
+    if scale < 10:
+        assert check_gradients(LA.matrix_exp, leaf(A))
+    torch = import_torch()
+    parity(LA.matrix_exp, torch.linalg.matrix_exp, leaf(A), rtol=1e-8, atol=1e-10 * max(1.0, np.abs(expected).max(initial=0)))
+    parity(lambda t: t.matrix_exp(), lambda t: t.matrix_exp(), leaf(A), rtol=1e-8, atol=1e-10 * max(1.0, np.abs(expected).max(initial=0)))
+
+
+def test_matrix_exp_at_its_edges_as_pytorch():
+    torch = import_torch()
+    for A in (np.zeros((3, 3)), np.zeros((2, 0, 0)), np.array([[0.0, 1.0], [0.0, 0.0]]), np.diag([700.0, -700.0]),
+              np.array([[np.nan, 0.0], [0.0, 1.0]]), np.array([[1e-300, 0.0], [0.0, 0.0]])):
+        parity(LA.matrix_exp, torch.linalg.matrix_exp, leaf(A, requires_grad=False), rtol=1e-12)
+    np.testing.assert_allclose(LA.matrix_exp(leaf(np.array([[0.0, 1.0], [0.0, 0.0]]))).numpy(), [[1, 1], [0, 1]],
+                               rtol=1e-15)  # I + A, A^2 = 0
+    assert LA.matrix_exp(minitx.tensor([[1, 0], [0, 1]])).dtype == np.float32
+
+
+@given(st.integers(0, 99), st.integers(-2, 2), st.sampled_from([(-2, -1), (0, 2), (-1, 0)]))
+def test_linalg_diagonal_and_both_vanders_as_numpy_and_pytorch(seed, offset, dims):
+    rng = np.random.default_rng(seed)
+    A, x = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 3))
+    np.testing.assert_array_equal(LA.diagonal(leaf(A), offset=offset, dim1=dims[0], dim2=dims[1]).numpy(),
+                                  np.diagonal(A, offset, *dims))
+    np.testing.assert_allclose(LA.vander(leaf(x), N=4).numpy(), x[..., None] ** np.arange(4), rtol=1e-15)
+    np.testing.assert_allclose(minitx.vander(leaf(x[0])).numpy(), np.vander(x[0]), rtol=1e-15)
+    assert check_gradients(lambda t: LA.vander(t, N=4), leaf(x))
+    torch = import_torch()
+    parity(lambda a: LA.diagonal(a, offset=offset, dim1=dims[0], dim2=dims[1]),
+           lambda a: torch.linalg.diagonal(a, offset=offset, dim1=dims[0], dim2=dims[1]), leaf(A))
+    parity(lambda t: LA.vander(t, N=4), lambda t: torch.linalg.vander(t, N=4), leaf(x))
+    # torch.vander's backward raises (an in-place write into its cumprod): its gradient is linalg.vander's
+    parity(lambda t: minitx.vander(t, N=3), lambda t: torch.linalg.vander(t, N=3).flip(-1), leaf(x[0]))
+    parity(lambda t: minitx.vander(t, N=3, increasing=True), lambda t: torch.vander(t.detach(), N=3, increasing=True),
+           leaf(x[0], requires_grad=False))
+
+
+def test_vander_at_zeros_and_integers_and_its_errors_as_pytorch():
+    torch = import_torch()
+    x = np.array([0.0, 2.0, -1.0])
+    parity(lambda t: LA.vander(t), torch.linalg.vander, leaf(x))  # 0 * x^-1 never formed: 0^0 = 1, its gradient 0
+    for dtype in ("int32", "int64", "uint8"):
+        ours, theirs = minitx.vander(minitx.tensor([1, 2, 3], dtype=dtype)), torch.vander(torch.tensor([1, 2, 3]))
+        assert ours.dtype == np.int64 and ours.numpy().tolist() == theirs.tolist()
+        assert LA.vander(minitx.tensor([[1, 2]], dtype=dtype)).dtype == np.int64
+    assert minitx.vander(minitx.tensor([True, False])).dtype == np.int64
+    assert minitx.vander(leaf(x), N=0).shape == tuple(torch.vander(torch.tensor(x), N=0).shape) == (3, 0)
+    for call, error, message in [
+        (lambda: minitx.vander(leaf(np.ones((2, 2)))), ValueError, r"vander: x must be 1-d, got shape \(2, 2\)"),
+        (lambda: minitx.vander(leaf(x), N=-1), ValueError, r"vander: N must be a non-negative integer, got -1"),
+        (lambda: LA.vander(leaf(x), N=1), ValueError, r"linalg.vander: N must be an integer greater than 1, got 1"),
+        (lambda: LA.vander(minitx.tensor([True])), TypeError, r"linalg.vander: x must be a tensor of numbers with at"),
+        (lambda: LA.vander(leaf(np.array(2.0))), TypeError, r"linalg.vander: x must be a tensor of numbers"),
+    ]:
+        with pytest.raises(error, match=f"^{message}"):
+            call()
+
+
+@given(factored("general"), st.data())
+def test_tensorinv_and_tensorsolve_as_inv_solve_and_pytorch(drawn, data):
+    """A [n, n] of the drawn factors, its axes split as [2, n / 2, ...] or kept: tensorinv's and
+    tensorsolve's matrix is A itself."""
+    A = drawn[0].reshape(-1, *drawn[0].shape[-2:])[:1].reshape(drawn[0].shape[-2:]) if drawn[0].size else np.eye(2)
+    n = A.shape[-1]
+    rows = (2, n // 2) if n % 2 == 0 else (n,)
+    T = A.reshape(rows + (n,))
+    inverse = LA.tensorinv(leaf(T), ind=len(rows))
+    np.testing.assert_allclose(inverse.numpy().reshape(n, n), np.linalg.inv(A), rtol=1e-9, atol=1e-12)
+    B = np.random.default_rng(data.draw(st.integers(0, 99), label="B seed")).standard_normal(rows)
+    X = LA.tensorsolve(leaf(T), leaf(B))
+    np.testing.assert_allclose(X.numpy(), np.linalg.solve(A, B.reshape(-1)), rtol=1e-9, atol=1e-12)
+    moved = np.moveaxis(T, -1, 0)  # the solution's axis first: dims=(0,) moves it back
+    assert check_gradients(lambda a, b: LA.tensorsolve(a, b, dims=(0,)), leaf(moved), leaf(B))
+    assert check_gradients(lambda a: LA.tensorinv(a, ind=len(rows)), leaf(T))
+    torch = import_torch()
+    _compare_with_torch(lambda a: LA.tensorinv(a, ind=len(rows)), lambda a: torch.linalg.tensorinv(a, ind=len(rows)),
+                        T)
+    _compare_with_torch(lambda a, b: LA.tensorsolve(a, b, dims=(0,)),
+                        lambda a, b: torch.linalg.tensorsolve(a, b, dims=(0,)), moved, B)
+
+
+def test_tensorinv_and_tensorsolve_refuse_bad_input_by_name():
+    for call, error, message in [
+        (lambda: LA.tensorinv(leaf(np.ones((2, 3, 4))), ind=1), ValueError,
+         r"linalg.tensorinv: A's first 1 axes \(2,\) and the others \(3, 4\) must have as many entries, got 2 and 12"),
+        (lambda: LA.tensorinv(leaf(np.ones((2, 2))), ind=0), ValueError,
+         r"linalg.tensorinv: ind must be an integer from 1 to A's 2 dimensions, got 0"),
+        (lambda: LA.tensorinv(leaf(np.ones((2, 2))), ind=1), LA.LinAlgError, r"linalg.inv: the input matrix is singular"),
+        (lambda: LA.tensorsolve(leaf(np.ones((2, 3, 4))), leaf(np.ones((2, 3)))), ValueError,
+         r"linalg.tensorsolve: A \(2, 3, 4\) must start with B's shape \(2, 3\) and its other axes have as many"),
+        (lambda: LA.matrix_exp(leaf(np.ones((2, 3)))), ValueError, r"linalg.matrix_exp: A must be batches of square"),
+    ]:
+        with pytest.raises(error, match=f"^{message}"):
+            call()
