@@ -34,7 +34,8 @@ new_empty); and one per op of PyTorch's further elementwise math (erfc, erfinv, 
 logaddexp ... isreal); one each for linalg.qr, pinv and lstsq; and one per function of minitx.special
 (polygamma, i0, i1, xlog1py, entr, ndtr, log_ndtr) and one for its table of torch.special's names; one
 each for linalg.solve_triangular, triangular_solve, lu_factor (its pivots and its backward), lu_unpack,
-lu_solve, cholesky_solve, cholesky_inverse, matrix_rank and cond.
+lu_solve, cholesky_solve, cholesky_inverse, matrix_rank and cond; one each for matrix_exp (its scaling and
+its backward), linalg.diagonal, vander, linalg.vander, tensorinv, tensorsolve and lstsq's minimum-norm solution.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -1043,5 +1044,20 @@ OP_SLIPS = [
          "if atol is None or atol <= 0 else 0.0", "if atol is None else 0.0", _MATRIX),
     Slip("cond: a singular A's condition number 0", _MX, 'return where(singular[..., 0, 0], float("inf"),',
          "return where(singular[..., 0, 0], 0.0,", _MATRIX),
+    Slip("matrix_exp: the squarings one short", _MX, "r = xp.where((k < s)[..., None, None], r @ r, r)",
+         "r = xp.where((k + 1 < s)[..., None, None], r @ r, r)", _MATRIX),
+    Slip("matrix_exp backward: the block's corner dy^T", _MX, "xp.concatenate([AT, dy], axis=-1)",
+         "xp.concatenate([AT, _mT(dy)], axis=-1)", _MATRIX),
+    Slip("linalg.diagonal: minitx.diagonal's first two axes", _MX, "def linalg_diagonal(A, *, offset=0, axis1=-2, axis2=-1):",
+         "def linalg_diagonal(A, *, offset=0, axis1=0, axis2=1):", _MATRIX),
+    Slip("vander: increasing reversed", _MX, "return columns if increasing else columns.flip(-1)",
+         "return columns.flip(-1) if increasing else columns", _MATRIX),
+    Slip("linalg.vander: N defaults to n + 1", _MX, "N = x.shape[-1] if N is None else N\n",
+         "N = x.shape[-1] + 1 if N is None else N\n", _MATRIX),
+    Slip("tensorinv: the result's axes [*I, *J]", _MX, ".reshape(cols + rows)", ".reshape(rows + cols)", _MATRIX),
+    Slip("tensorsolve: dims moved to the front", _MX, "A = movedim(A, dims, tuple(range(A.ndim - len(dims), A.ndim)))",
+         "A = movedim(A, dims, tuple(range(len(dims))))", _MATRIX),
+    Slip("lstsq: the minimum-norm solution as A^T (A A^T)^-1 B, which a rank-deficient A makes singular", _MX,
+         "X = pinv(A, rtol=rcond) @ B", "X = A.mT @ solve(A @ A.mT, B)", _MATRIX),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

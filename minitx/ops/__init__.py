@@ -19,7 +19,8 @@ backward on raw arrays, the math in its docstring) with its public function righ
     linalg        matmul, mv, linear, bilinear, outer (ger), cross, einsum, tensordot, inner, vdot, kron;
                   addmm, addmv, addbmm, baddbmm, addr; minitx.linalg's vector_norm, matrix_norm and norm
     matrix        minitx.linalg's matrix functions: det, slogdet, inv, solve, cholesky, matrix_power,
-                  multi_dot, vecdot, eigh, eigvalsh, svd, svdvals
+                  multi_dot, vecdot, eigh, eigvalsh, svd, svdvals, qr, pinv, lstsq, solve_triangular, lu_factor,
+                  lu, lu_solve, cholesky_solve, matrix_rank, cond, matrix_exp, vander, tensorinv, tensorsolve
     norm          layer_norm, rms_norm, group_norm, batch_norm, normalize, cosine_similarity,
                   pairwise_distance, cdist, pdist, dist, local_response_norm
     dropout       dropout, dropout_add, bias_act_dropout (and their Philox masks)
