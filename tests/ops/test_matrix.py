@@ -951,12 +951,14 @@ def test_linalg_diagonal_and_both_vanders_as_numpy_and_pytorch(seed, offset, dim
     A, x = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 3))
     np.testing.assert_array_equal(LA.diagonal(leaf(A), offset=offset, dim1=dims[0], dim2=dims[1]).numpy(),
                                   np.diagonal(A, offset, *dims))
+    np.testing.assert_array_equal(LA.diagonal(leaf(A), offset=offset).numpy(), np.diagonal(A, offset, -2, -1))
     np.testing.assert_allclose(LA.vander(leaf(x), N=4).numpy(), x[..., None] ** np.arange(4), rtol=1e-15)
     np.testing.assert_allclose(minitx.vander(leaf(x[0])).numpy(), np.vander(x[0]), rtol=1e-15)
     assert check_gradients(lambda t: LA.vander(t, N=4), leaf(x))
     torch = import_torch()
     parity(lambda a: LA.diagonal(a, offset=offset, dim1=dims[0], dim2=dims[1]),
            lambda a: torch.linalg.diagonal(a, offset=offset, dim1=dims[0], dim2=dims[1]), leaf(A))
+    parity(lambda a: LA.diagonal(a, offset=offset), lambda a: torch.linalg.diagonal(a, offset=offset), leaf(A))
     parity(lambda t: LA.vander(t, N=4), lambda t: torch.linalg.vander(t, N=4), leaf(x))
     # torch.vander's backward raises (an in-place write into its cumprod): its gradient is linalg.vander's
     parity(lambda t: minitx.vander(t, N=3), lambda t: torch.linalg.vander(t, N=3).flip(-1), leaf(x[0]))
