@@ -924,10 +924,9 @@ def lu_factor(A, *, pivot=True):
     without row swaps) is refused, as PyTorch refuses it on the CPU."""
     op = "linalg.lu_factor"
     LU, pivots = _lu(op, A, pivot)
-    k = min(LU.shape[-2:])
-    zero = to_host((get_array_module(LU.data).diagonal(LU.data, axis1=-2, axis2=-1) == 0).reshape(-1, k))
+    zero = to_host(get_array_module(LU.data).diagonal(LU.data, axis1=-2, axis2=-1) == 0)
     if zero.any():
-        batch, i = (int(j) for j in np.argwhere(zero)[0])
+        batch, i = (int(j) for j in np.argwhere(zero.reshape(-1, zero.shape[-1]))[0])
         raise LinAlgError(f"{op}: {f'(batch element {batch}): ' if LU.ndim > 2 else ''}U[{i}, {i}] is zero: "
                           f"A is singular, and lu_solve would divide by it; linalg.lu factors it")
     return LUFactorResult(LU, pivots)

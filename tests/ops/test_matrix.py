@@ -758,6 +758,10 @@ def test_lu_of_a_singular_matrix_and_a_column_of_zeros():
     for A in (singular, zero_column, np.zeros((2, 3, 2))):
         for field in range(3):
             parity(lambda a: LA.lu(a)[field], lambda a: torch.linalg.lu(a)[field], leaf(A, requires_grad=False))
+    for shape in ((0, 0), (2, 0, 3), (0, 3, 3), (3, 0)):  # empty matrices and batches, as PyTorch's
+        theirs = torch.linalg.lu_factor(torch.zeros(shape, dtype=torch.float64))
+        for ours, their in zip(LA.lu_factor(leaf(np.zeros(shape))), theirs):
+            assert ours.shape == tuple(their.shape)
     with minitx.backend.count_host_reads() as reads:
         LA.lu_factor(leaf(np.eye(3)))
     assert reads.count == 1  # the check of U's diagonal
