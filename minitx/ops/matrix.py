@@ -753,6 +753,19 @@ def _triangle(a, upper, strict=False):
     return xp.triu(a, int(strict)) if upper else xp.tril(a, -int(strict))
 
 
+def _system(op, name, A, B, left):
+    """(A, B) of the equation A X = B (X A = B when not left), checked for ``op``, which calls A ``name``:
+    A square matrices, B matrices [..., n, k] ([..., k, n]) in A's dtype, batch axes that broadcast."""
+    A, B = _square(op, A), as_tensor(B)
+    if B.dtype != A.dtype:
+        raise TypeError(f"{op}: {name} and B need one dtype, got {A.dtype} and {B.dtype}")
+    if B.ndim < 2 or B.shape[-2 if left else -1] != A.shape[-1]:
+        raise ValueError(f"{op}: incompatible shapes of {name} {A.shape} and B {B.shape} for the equation "
+                         f"{'AX' if left else 'XA'} = B (B is a matrix, [..., n, k] or [..., k, n])")
+    broadcast_batches(op, name, A, "B", B)
+    return A, B
+
+
 class SolveTriangular(Function):
     """X = T^-1 B, the solution of T X = B, T the lower triangle of A [..., n, n] (upper=True: its
     upper one; unitriangular=True: with 1 on the diagonal, A's diagonal unread), B [..., n, k], batch
@@ -785,15 +798,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     SolveTriangular). B is [..., n, k] ([..., k, n] when not left), a matrix always (a vector is
     [..., n, 1]), as PyTorch's; batch axes broadcast. X T = B is T^T X^T = B^T, solved as that. A zero
     on T's diagonal gives inf or NaN, as PyTorch's (no error)."""
-    op = "linalg.solve_triangular"
-    A, B = _square(op, A), as_tensor(B)
-    if B.dtype != A.dtype:
-        raise TypeError(f"{op}: A and B need one dtype, got {A.dtype} and {B.dtype}")
-    n = A.shape[-1]
-    if B.ndim < 2 or B.shape[-2 if left else -1] != n:
-        raise ValueError(f"{op}: incompatible shapes of A {A.shape} and B {B.shape} for the equation "
-                         f"{'AX' if left else 'XA'} = B (B is a matrix, [..., n, k] or [..., k, n])")
-    broadcast_batches(op, "A", A, "B", B)
+    A, B = _system("linalg.solve_triangular", "A", A, B, left)
     if left:
         return SolveTriangular(upper, unitriangular)(A, B)
     return SolveTriangular(not upper, unitriangular)(A.mT, B.mT).mT
@@ -978,15 +983,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     gradients, with respect to LU and B, as PyTorch's). adjoint=True solves A^T X = B,
     X = P L^-T U^-T B; left=False X A = B (or X A^T = B), the transposed system. B is [..., n, k]
     ([..., k, n] when not left); batch axes broadcast."""
-    op = "linalg.lu_solve"
-    LU, pivots, B = _square(op, LU), as_tensor(pivots), as_tensor(B)
-    if B.dtype != LU.dtype:
-        raise TypeError(f"{op}: LU and B need one dtype, got {LU.dtype} and {B.dtype}")
-    n = LU.shape[-1]
-    if B.ndim < 2 or B.shape[-2 if left else -1] != n:
-        raise ValueError(f"{op}: incompatible shapes of LU {LU.shape} and B {B.shape} for the equation "
-                         f"{'AX' if left else 'XA'} = B (B is a matrix, [..., n, k] or [..., k, n])")
-    broadcast_batches(op, "LU", LU, "B", B)
+    LU, B = _system("linalg.lu_solve", "LU", LU, B, left)
     if not left:  # X A = B is A^T X^T = B^T; X A^T = B is A X^T = B^T
         return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
     P, L, U = lu_unpack(LU, pivots)
