@@ -21,7 +21,7 @@ from minitx.ops.elementwise import (
     deg2rad, rad2deg, float_power, ldexp, gcd, lcm, nextafter, signbit, isposinf, isneginf, isreal, polygamma, i0,
     # PyTorch's other names for the ops above (minitx/ops/elementwise.py's last lines)
     absolute, negative, multiply, true_divide, clamp, fix, sgn, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, arctan2,
-    eq, ne, lt, le, gt, ge)
+    eq, ne, lt, le, gt, ge, igamma, igammac, mvlgamma)
 from minitx.ops.activation import (
     relu, gelu, tanh, sigmoid, silu, leaky_relu, elu, softplus, logsigmoid, hardtanh, softmax,
     log_softmax, hardsigmoid, hardswish, relu6, selu, celu, softsign, mish, glu, prelu, threshold, softmin,

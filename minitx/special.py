@@ -5,22 +5,27 @@ F.lgamma, psi and digamma are F.digamma), and those PyTorch keeps only here.
     import minitx.special as S
     S.erf(x)  S.erfc(x)  S.erfinv(x)  S.ndtr(x)  S.log_ndtr(x)     the normal distribution's
     S.gammaln(x)  S.digamma(x)  S.polygamma(2, x)                  the gamma function's logarithm and derivatives
-    S.i0(x)  S.i1(x)                                               modified Bessel functions
+    S.i0(x)  S.i1(x)  S.i0e(x)  S.i1e(x)                           modified Bessel functions (e: times exp(-|x|))
+    S.erfcx(x)  S.ndtri(p)                                         exp(x^2) erfc(x); the inverse of ndtr
+    S.zeta(s, q)  S.multigammaln(x, p)                             Hurwitz's zeta; the multivariate lgamma
+    S.gammainc(a, x)  S.gammaincc(a, x)                            the regularized incomplete gamma functions
     S.xlogy(a, b)  S.xlog1py(a, b)  S.entr(p)                      a ln b, a ln(1 + b), -p ln p, 0 where a, p = 0
     S.expit(x)  S.logit(p)  S.softmax(x, dim)  S.log_softmax(x, dim)  S.logsumexp(x, dim)
 
 Each lives in its family file, minitx/ops/elementwise.py (the activations and logsumexp in
-activation.py and reduction.py). minitx has no zeta, multigammaln, gammainc, gammaincc, ndtri,
-i0e, i1e, erfcx, bessel_j0/j1/y0/y1, the other Bessel and orthogonal-polynomial families, airy_ai
-or spherical_bessel_j0.
+activation.py and reduction.py). minitx has no bessel_j0/j1/y0/y1, the other Bessel and
+orthogonal-polynomial families, airy_ai or spherical_bessel_j0.
 """
 from minitx.ops.activation import log_softmax, sigmoid as expit, softmax
 from minitx.ops.elementwise import (digamma, entr, erf, erfc, erfinv, exp2, expm1, i0, i1, lgamma as gammaln, log1p,
                                     log_ndtr, logit, ndtr, polygamma, round, sinc, xlog1py, xlogy)
 from minitx.ops.reduction import logsumexp
+# torch.special's second group (minitx/ops/elementwise.py's block of that name)
+from minitx.ops.elementwise import erfcx, gammainc, gammaincc, i0e, i1e, multigammaln, ndtri, zeta
 
 psi = digamma
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i1", "log1p",
            "log_ndtr", "log_softmax", "logit", "logsumexp", "ndtr", "polygamma", "psi", "round", "sinc", "softmax",
-           "xlog1py", "xlogy"]
+           "xlog1py", "xlogy",
+           "erfcx", "gammainc", "gammaincc", "i0e", "i1e", "multigammaln", "ndtri", "zeta"]

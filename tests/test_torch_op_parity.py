@@ -47,6 +47,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitx.functional as F
+import minitx.special as S
 from minitx import linalg as LA
 from minitx.testing import arg, op_case
 from minitx.testing import strategies as mst
@@ -332,6 +333,26 @@ CASES = {
                       kwargs={"n": st.sampled_from([0, 1, 2, 4])}, reference=lambda x, n: torch.polygamma(n, x),
                       rtol=1e-8, grad_rtol=1e-8),
     "i0": case(F.i0, arg(min_value=-50.0, max_value=50.0, edges=(0.0, NAN)), reference=torch.i0),
+    # torch.special's second group (tests/ops/test_torch_special_second.py: the edges where minitx departs)
+    "erfcx": case(S.erfcx, arg(min_value=-20.0, max_value=40.0, edges=(0.0, -INF, NAN)), reference=torch.special.erfcx),
+    "ndtri": case(S.ndtri, arg(min_value=-0.1, max_value=1.1, edges=(0.0, 1.0, 0.5, NAN)), reference=torch.special.ndtri),
+    "i0e": case(S.i0e, arg(min_value=-60.0, max_value=60.0, edges=EDGES), reference=torch.special.i0e),
+    # i1e's gradient at NaN is NaN, PyTorch's a number (as i1's: tests/ops/test_torch_special.py)
+    "i1e": case(S.i1e, arg(min_value=-60.0, max_value=60.0, edges=(0.0, INF, -INF)), reference=torch.special.i1e),
+    # s draws no gradient: PyTorch has none (minitx's backward refuses it); q no inf (PyTorch: NaN, minitx 0)
+    "zeta": case(S.zeta, arg(min_value=0.5, max_value=8.0, edges=(1.0, INF, NAN), requires_grad=False),
+                 arg(min_value=-3.0, max_value=30.0, edges=(0.0, -1.0, NAN)), broadcast=True,
+                 reference=torch.special.zeta),
+    # a draws no gradient: PyTorch has none (minitx's backward refuses it); no inf, no a < 0 and no x = 0: where P
+    # is NaN or PyTorch's slope is, minitx's is NaN or its limit (tests/ops/test_torch_special_second.py)
+    "gammainc": case(S.gammainc, arg(min_value=0.0, max_value=20.0, edges=(NAN,), requires_grad=False),
+                     arg(min_value=-0.5, max_value=30.0, away_from=(0.0,), edges=(NAN,)), broadcast=True,
+                     reference=torch.special.gammainc),
+    "gammaincc": case(S.gammaincc, arg(min_value=0.0, max_value=20.0, edges=(NAN,), requires_grad=False),
+                      arg(min_value=-0.5, max_value=30.0, away_from=(0.0,), edges=(NAN,)), broadcast=True,
+                      reference=torch.special.gammaincc),
+    "multigammaln": case(lambda x, p: S.multigammaln(x, p), arg(min_value=1.6, max_value=30.0, edges=(INF, NAN)),
+                         kwargs={"p": st.sampled_from([1, 2, 4])}, reference=lambda x, p: torch.special.multigammaln(x, p)),
     # heaviside at a NaN is NaN (PyTorch: 0); PyTorch has no gradient for it, its reference here is the
     # selection it makes, which gives values dy where x = 0 and x none
     "heaviside": case(F.heaviside, arg(edges=(0.0, -0.0, INF, -INF, NAN), edge_probability=0.5), arg(), broadcast=True,

@@ -27,7 +27,8 @@ from minitx.ops._args import binary, check_alpha, check_bool, check_fits, common
 __all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "ClipTensor", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
            "Remainder", "Fmod", "NanToNum", "Lerp", "Erfc", "Erfinv", "Lgamma", "Digamma", "LogAddExp", "LogAddExp2",
            "Xlogy", "Sinc", "Logit", "Heaviside", "Fmax", "Fmin", "Frac", "Polygamma", "I0", "I1",
-           "Xlog1py", "Entr", "LogNdtr"]
+           "Xlog1py", "Entr", "LogNdtr",
+           "Erfcx", "Ndtri", "I0e", "I1e", "Zeta", "GammaInc"]
 
 
 def _not_boolean(op, x):
@@ -1059,19 +1060,25 @@ def _erf_and_erfc(x):
     series = _TWO_OVER_SQRT_PI * xp.exp(-s * s) * total
     # 1.5 keeps the unused entries finite; past 30 erfc is 0 in float64 (below 1e-323 from 27.3 on)
     b = xp.minimum(xp.where(small, _ERF_SWITCH, a), 30.0)
-    fraction = b
-    for k in range(_ERFC_LEVELS, 0, -1):
-        fraction = b + (k / 2) / fraction
-    erfc = _exp_minus_square(b) / math.sqrt(math.pi) / fraction
+    erfc = _exp_minus_square(b) / math.sqrt(math.pi) / _erfc_fraction(b)[0]
     return xp.where(small, series, 1 - erfc), xp.where(small, 1 - series, erfc)
 
 
-def _exp_minus_square(b):
-    """exp(-b^2) for 0 <= b <= 30 without the rounding of b^2 (an error of 7e-14 at b = 26): with h
-    = b cut to a multiple of 1/16, h^2 is exact and b^2 = h^2 + (b - h)(b + h)."""
+def _erfc_fraction(b):
+    """(F, G) for b >= 1.5: erfc(b) = exp(-b^2) / (sqrt(pi) F), the continued fraction above,
+    F = b + (1/2) / G,  G = b + 1/(b + (3/2)/(b + 2/(b + ...))), _ERFC_LEVELS levels from the innermost out."""
+    inner = b
+    for k in range(_ERFC_LEVELS, 1, -1):
+        inner = b + (k / 2) / inner
+    return b + 0.5 / inner, inner
+
+
+def _exp_minus_square(b, sign=-1):
+    """exp(-b^2) (exp(b^2) for sign = 1) for 0 <= b <= 30 without the rounding of b^2 (an error of 7e-14
+    at b = 26): with h = b cut to a multiple of 1/16, h^2 is exact and b^2 = h^2 + (b - h)(b + h)."""
     xp = get_array_module(b)
     h = xp.trunc(b * 16) / 16
-    return xp.exp(-h * h) * xp.exp(-(b - h) * (b + h))
+    return xp.exp(sign * h * h) * xp.exp(sign * (b - h) * (b + h))
 
 
 def erf_values(x):
@@ -1328,16 +1335,41 @@ _BERNOULLI = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617
 
 
 def _zeta_tail(s, z):
-    """zeta(s, z) for z >= _ZETA_SHIFT by Euler-Maclaurin's series (above), its terms built one from the last."""
+    """zeta(s, z) for z >= max(_ZETA_SHIFT, s) by Euler-Maclaurin's series (above), its terms built one
+    from the last (s a number or an array)."""
     xp = get_array_module(z)
     total = z ** (1 - s) / (s - 1) + 0.5 * z ** -s
     rising, factorial, power = s, 2, z ** (-s - 1)   # s (s+1)...(s+2j-2), (2j)!, z^(1-s-2j) at j = 1
     for j, b in enumerate(_BERNOULLI[:_ZETA_TERMS], start=1):
         total = total + b / factorial * rising * power
-        rising *= (s + 2 * j - 1) * (s + 2 * j)
+        rising = rising * ((s + 2 * j - 1) * (s + 2 * j))   # (not *=: s may be the caller's array)
         factorial *= (2 * j + 1) * (2 * j + 2)
         power = power / (z * z)
     return xp.asarray(total)
+
+
+def _zeta_sum(s, z, op, name):
+    """zeta(s, z) = sum_k>=0 1 / (z + k)^s (float64) for s > 1 (a number or an array) and finite z off the
+    poles 0, -1, -2, ...: the terms summed directly (the recurrence) until z + m >= max(_ZETA_SHIFT, s),
+    from where the tail's series (_zeta_tail) shrinks by at least (s + 2j)^2 / (2 pi z)^2 a term, or until
+    a term (z + m > 0) falls below 1e-17 of the sum, past which the rest is smaller still. Refuses z below
+    _ZETA_FLOOR, which would take that many steps; op and name are the caller's, for the message."""
+    xp = get_array_module(z)
+    if bool((z < _ZETA_FLOOR).any()):
+        raise ValueError(f"{op} takes {name} >= {_ZETA_FLOOR:g} away from the poles (its recurrence steps {name} "
+                         f"up one at a time, without reflection), got {name} = {float(z.min())!r}")
+    level = xp.maximum(_ZETA_SHIFT, s)
+    z, level = xp.broadcast_arrays(z, level)
+    head = xp.zeros_like(z)
+    going = z < level
+    while bool(going.any()):
+        term = xp.where(going, xp.where(going, z, 1) ** -s, 0.0)   # (not 1 / z^s: 0 once z^s overflows)
+        head = head + term
+        z = xp.where(going, z + 1, z)
+        negligible = (z > 0) & ((xp.abs(term) <= 1e-17 * xp.abs(head)) | xp.isinf(head))
+        going = going & (z < level) & ~negligible
+    stopped = z < level   # the rest below rounding
+    return head + xp.where(stopped, 0.0, _zeta_tail(s, xp.where(stopped, level, z)))
 
 
 def polygamma_values(n, x):
@@ -1352,20 +1384,11 @@ def polygamma_values(n, x):
     if n == 1:
         return trigamma_values(x)
     xp = get_array_module(x)
-    s = n + 1
     finite = xp.isfinite(x)
     pole = (x <= 0) & (x == xp.round(x))
     z = xp.where(finite & ~pole, x, _ZETA_SHIFT)   # (the others are answered below)
-    if bool((z < _ZETA_FLOOR).any()):
-        raise ValueError(f"polygamma: n >= 2 takes x >= {_ZETA_FLOOR:g} away from the poles (its recurrence steps "
-                         f"x up one at a time, without reflection), got x = {float(z.min())!r}")
-    head = xp.zeros_like(z)
-    while bool((z < _ZETA_SHIFT).any()):
-        below = z < _ZETA_SHIFT
-        head = head + xp.where(below, 1 / xp.where(below, z, 1) ** s, 0.0)
-        z = xp.where(below, z + 1, z)
     sign = (-1) ** (n + 1)
-    y = sign * math.factorial(n) * (head + _zeta_tail(s, z))
+    y = sign * math.factorial(n) * _zeta_sum(n + 1, z, "polygamma: n >= 2", "x")
     y = xp.where(pole, sign * xp.inf, y)
     return xp.where(finite, y, xp.where(x > 0, 0.0, xp.nan))
 
@@ -1403,9 +1426,11 @@ def polygamma(n, x):
 _BESSEL_SWITCH, _BESSEL_SERIES, _HANKEL_TERMS = 40.0, 90, 30
 
 
-def bessel_i_values(nu, x):
+def bessel_i_values(nu, x, scaled=False):
     """I_nu(x) for nu = 0 or 1 (float64): even in x for nu = 0, odd for nu = 1; I_0(±inf) = inf and
-    I_1(±inf) = ±inf (PyTorch's are NaN). Agrees with mpmath to 4e-15 relative (tests/ops/test_torch_special.py)."""
+    I_1(±inf) = ±inf (PyTorch's are NaN). Agrees with mpmath to 4e-15 relative (tests/ops/test_torch_special.py).
+    scaled: exp(-|x|) I_nu(x) instead (i0e, i1e), the series times exp(-|x|) and Hankel's without its e^x,
+    finite for every x (0 at ±inf, as PyTorch's)."""
     xp = get_array_module(x)
     a = xp.abs(x)
     near = xp.minimum(a, _BESSEL_SWITCH)   # each series only where it holds, the other branch kept finite
@@ -1415,17 +1440,17 @@ def bessel_i_values(nu, x):
     for k in range(1, _BESSEL_SERIES):
         term = term * q / (k * (k + nu))
         total = total + term
-    series = total * (near / 2) ** nu
+    series = total * (near / 2) ** nu * (xp.exp(-near) if scaled else 1)
     far = xp.maximum(a, _BESSEL_SWITCH)
     term = xp.ones_like(x)
     total = xp.ones_like(x)
     for k in range(1, _HANKEL_TERMS):
         term = -term * (4 * nu * nu - (2 * k - 1) ** 2) / (8 * k * far)
         total = total + term
-    half = xp.exp(far / 2)
+    half = xp.exp(far / 2) if not scaled else 1
     hankel = half * (half * total / xp.sqrt(2 * math.pi * far))
     y = xp.where(a < _BESSEL_SWITCH, series, hankel)
-    y = xp.where(xp.isinf(a), xp.inf, y)
+    y = xp.where(xp.isinf(a), 0.0 if scaled else xp.inf, y)
     return xp.copysign(y, x) if nu == 1 else y
 
 
@@ -1963,6 +1988,331 @@ class LogNdtr(Function):
 def log_ndtr(x): return LogNdtr()(floating(x))
 
 
+# ---------------------------------------------------------------- torch.special's second group: erfcx, ndtri,
+# i0e, i1e, zeta, gammainc and gammaincc (torch.igamma, igammac), multigammaln (torch.mvlgamma)
+
+
+def erfcx_values(x):
+    """erfcx(x) = exp(x^2) erfc(x), the scaled complementary error function (float64), without exp(x^2),
+    which overflows from x = 26.7, and erfc, which underflows from 27.3, though erfcx(x) ~ 1 / (x sqrt pi):
+    with a = |x|, from a = 1.5 on erfcx(a) = 1 / (sqrt(pi) F(a)), erfc's continued fraction without its
+    exp(-a^2) (_erfc_fraction); below, exp(a^2) (1 - erf(a)), erf by its series (_erf_and_erfc), where
+    exp(a^2) < 9.5; and for x < 0, erfcx(x) = 2 exp(a^2) - erfcx(a), inf from x = -26.7 on."""
+    xp = get_array_module(x)
+    if xp.__name__ == "cupy":
+        import cupyx.scipy.special as special
+
+        return special.erfcx(x)
+    with np.errstate(over="ignore"):   # exp(a^2) for x < -26.7: inf, as erfcx there
+        a = xp.abs(x)
+        near = xp.minimum(a, _ERF_SWITCH)
+        grown = _exp_minus_square(near, sign=1)
+        upper = xp.where(a < _ERF_SWITCH, grown * _erf_and_erfc(near)[1],
+                         1 / (math.sqrt(math.pi) * _erfc_fraction(xp.maximum(a, _ERF_SWITCH))[0]))
+        lower = 2 * _exp_minus_square(xp.where(a < xp.inf, a, 0.0), sign=1) - upper
+        return xp.where(x < 0, xp.where(a < xp.inf, lower, xp.inf), upper)
+
+
+def _erfcx_slope(x, y):
+    """d/dx erfcx(x) = 2 x erfcx(x) - 2/sqrt(pi) (float64, y = erfcx(x)), whose two terms cancel as x grows
+    (2 x erfcx(x) -> 2/sqrt(pi)): from x = 1.5 on, with erfcx(x) = 1 / (sqrt(pi) F) and F - x = (1/2) / G
+    (_erfc_fraction), it is -1 / (sqrt(pi) F G) instead."""
+    xp = get_array_module(x)
+    F, G = _erfc_fraction(xp.maximum(x, _ERF_SWITCH))
+    return xp.where(x >= _ERF_SWITCH, -1 / (math.sqrt(math.pi) * F * G), 2 * x * y - _TWO_OVER_SQRT_PI)
+
+
+class Erfcx(Function):
+    """y = erfcx(x) = exp(x^2) erfc(x) (see erfcx_values).   dx = dy (2 x y - 2/sqrt(pi)) (see _erfcx_slope)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return _in_float64(erfcx_values, x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy * _in_float64(lambda v: _erfcx_slope(v, erfcx_values(v)), x),)
+
+
+def erfcx(x): return Erfcx()(floating(x))
+
+
+# Abramowitz and Stegun 26.2.23: for q <= 1/2 and t = sqrt(-2 ln q), ndtri(q) = -(t - (c0 + c1 t + c2 t^2) /
+# (1 + d1 t + d2 t^2 + d3 t^3)) to 4.5e-4; the coefficients highest power first
+_NDTRI_NUMERATOR = [0.010328, 0.802853, 2.515517]
+_NDTRI_DENOMINATOR = [0.001308, 0.189269, 1.432788, 1.0]
+_NDTRI_NEWTON = 4   # Newton's steps from that guess (its error squares each step)
+
+
+def ndtri_values(p):
+    """ndtri(p), the x with Phi(x) = p, the inverse of the standard normal distribution function (float64):
+    -inf at 0, inf at 1, NaN outside [0, 1]. With q = min(p, 1 - p) (1 - p is exact for p >= 1/2) and
+    ndtri(1 - q) = -ndtri(q): for q >= 1/4, sqrt(2) erfinv(2q - 1) (2q - 1 exact, and erfinv keeps its
+    relative digits near 0, where ndtri is small); below 1/4 the guess above, then Newton's steps on
+    ln Phi(x) = ln q, exact far into the tail (log_ndtr_values and its slope phi / Phi, _log_ndtr_slope),
+
+        x <- x - (ln Phi(x) - ln q) / (phi(x) / Phi(x)).
+    """
+    xp = get_array_module(p)
+    if xp.__name__ == "cupy":
+        import cupyx.scipy.special as special
+
+        return special.ndtri(p)
+    with np.errstate(all="ignore"):   # p outside (0, 1): set at the end
+        q = xp.minimum(p, 1 - p)
+        tail = (q > 0) & (q < 0.25)
+        q_tail = xp.where(tail, q, 0.125)
+        t = xp.sqrt(-2 * xp.log(q_tail))
+        x = -(t - _horner(_NDTRI_NUMERATOR, t) / _horner(_NDTRI_DENOMINATOR, t))
+        for _ in range(_NDTRI_NEWTON):
+            x = x - (log_ndtr_values(x) - xp.log(q_tail)) / _log_ndtr_slope(x)
+        centre = math.sqrt(2) * erfinv_values(2 * xp.where(tail, 0.5, q) - 1)
+        x = xp.where(tail, x, centre)
+        x = xp.where(q == 0, -xp.inf, xp.where((p >= 0) & (p <= 1), x, xp.nan))
+        return xp.where(p > 0.5, -x, x)
+
+
+class Ndtri(Function):
+    """y = ndtri(p), the x with Phi(x) = p (see ndtri_values).   dp = dy sqrt(2 pi) exp(y^2 / 2) (1 / Phi'(y))"""
+
+    def forward(self, p):
+        y = _in_float64(ndtri_values, p)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        with np.errstate(over="ignore"):   # inf at p = 0 and 1, and where Phi'(y) is below float64's range
+            return (dy * math.sqrt(2 * math.pi) * get_array_module(y).exp(y * y / 2),)
+
+
+def ndtri(p): return Ndtri()(floating(p))
+
+
+class I0e(Function):
+    """y = exp(-|x|) I_0(x) (see bessel_i_values, scaled).   dx = dy (i1e(x) - sign(x) y)
+    (0 at x = 0, between the slopes -1 and 1 of its kink there, as PyTorch's)"""
+
+    def forward(self, x):
+        y = _in_float64(lambda v: bessel_i_values(0, v, scaled=True), x)
+        self.save_for_backward(x, y)
+        return y
+
+    def backward(self, dy):
+        x, y = self.saved
+        i1e_x = _in_float64(lambda v: bessel_i_values(1, v, scaled=True), x)
+        return (dy * (i1e_x - get_array_module(x).sign(x) * y),)
+
+
+def i0e(x): return I0e()(floating(x))
+
+
+class I1e(Function):
+    """y = exp(-|x|) I_1(x) (see bessel_i_values, scaled).   dx = dy (i0e(x) - y (sign(x) + 1 / x)),
+    dy / 2 at x = 0 (the limit: y / x -> 1/2)"""
+
+    def forward(self, x):
+        y = _in_float64(lambda v: bessel_i_values(1, v, scaled=True), x)
+        self.save_for_backward(x, y)
+        return y
+
+    def backward(self, dy):
+        x, y = self.saved
+        xp = get_array_module(x)
+        i0e_x = _in_float64(lambda v: bessel_i_values(0, v, scaled=True), x)
+        slope = i0e_x - y * (xp.sign(x) + 1 / xp.where(x == 0, x.dtype.type(1), x))
+        return (dy * xp.where(x == 0, x.dtype.type(0.5), slope),)
+
+
+def i1e(x): return I1e()(floating(x))
+
+
+def zeta_values(s, q):
+    """Hurwitz's zeta(s, q) = sum_k>=0 1 / (q + k)^s (float64), by _zeta_sum; where it does not converge,
+    PyTorch's (Cephes's) answers, tried in Cephes's order (the first that holds wins, a NaN in the other
+    argument or not): inf at s = 1; NaN for s < 1; inf at the poles q = 0, -1, -2, ... (-inf one of them);
+    NaN for q < 0 and s not a whole number ((q + k)^s is not real). At s = inf 1 / q^s alone (0, 1 or inf);
+    at q = inf 0, the limit (PyTorch: NaN)."""
+    xp = get_array_module(q)
+    s, q = xp.broadcast_arrays(s, q)
+    pole = (q <= 0) & (q == xp.floor(q))
+    inside = (s > 1) & xp.isfinite(s) & xp.isfinite(q) & ~pole
+    with np.errstate(all="ignore"):   # 1 / z^s beyond float64's range: 0 or inf, as the sum is
+        y = _zeta_sum(xp.where(inside, s, 2.0), xp.where(inside, q, 1.0), "zeta", "q")
+        at_infinite_s = xp.where(q > 1, 0.0, xp.where(q == 1, 1.0, xp.inf))   # the first term 1 / q^s alone
+    y = xp.where(inside, y, xp.where(s == xp.inf, at_infinite_s, xp.where(q == xp.inf, 0.0, xp.nan)))
+    y = xp.where((q < 0) & (s != xp.floor(s)), xp.nan, y)
+    y = xp.where(pole, xp.inf, y)
+    return xp.where(s == 1, xp.inf, xp.where(s < 1, xp.nan, y))
+
+
+class Zeta(Function):
+    """y = zeta(s, q) = sum_k>=0 1 / (q + k)^s, Hurwitz's zeta function (see zeta_values).
+    dq = -dy s zeta(s + 1, q); ds none: PyTorch has none either (backward refuses it, by name)"""
+
+    def forward(self, s, q):
+        self.save_for_backward(s, q)
+        return zeta_values(s.astype(get_array_module(q).float64), q.astype(get_array_module(q).float64)).astype(
+            q.dtype, copy=False)
+
+    def backward(self, dy):
+        s, q = self.saved
+        if self.needs_input_grad[0]:
+            raise NotImplementedError("zeta: no gradient with respect to s, its first argument (PyTorch has none "
+                                      "either); detach s, or pass it as a number")
+        xp = get_array_module(q)
+        return None, -dy * s * zeta_values(s.astype(xp.float64) + 1, q.astype(xp.float64)).astype(q.dtype, copy=False)
+
+
+def zeta(s, q):
+    """Hurwitz's zeta(s, q), as torch.special.zeta(x, q): q's gradient only (s's none, as PyTorch's)."""
+    return binary(Zeta(), floating(s), q)
+
+
+# the regularized incomplete gamma functions P(a, x) = gamma(a, x) / Gamma(a) and Q(a, x) = 1 - P(a, x)
+_GAMMAINC_EPS, _GAMMAINC_STEPS = np.finfo(np.float64).eps, 100_000
+
+
+def _log_gamma_prefactor(a, x):
+    """ln(x^a e^-x / Gamma(a)) (float64, a > 0, x > 0). From a = 10 on, with lgamma's asymptotic series
+    (_LGAMMA_SERIES) and t = (x - a) / a, it is a (ln(1 + t) - t) + ln(a) / 2 - ln sqrt(2 pi) - R(a), R that
+    series' sum: a ln x - x and lgamma(a) are each about a ln a, and their difference would keep only
+    what their rounding leaves (Cephes's igam_fac does the same with Lanczos's series). ln(1 + t) is
+    log1p(t) for |t| < 1/2 and ln(x / a) beyond (1 + t, rounded, would lose x's digits where x << a)."""
+    xp = get_array_module(x)
+    big = xp.maximum(a, 10.0)
+    t = (x - big) / big
+    with np.errstate(divide="ignore"):   # (x = 0 is the callers' to answer)
+        log_ratio = xp.where(xp.abs(t) < 0.5, xp.log1p(t), xp.log(x / big))
+    stirling = (big * (log_ratio - t) + 0.5 * xp.log(big) - _HALF_LOG_TWO_PI
+                - _horner(_LGAMMA_SERIES, 1 / (big * big)) / big)
+    return xp.where(a >= 10, stirling, a * xp.log(x) - x - lgamma_values(a))
+
+
+def _until_converged(step, state, op):
+    """Applies step(state) -> (state, change) until every |change| <= _GAMMAINC_EPS (at most _GAMMAINC_STEPS)."""
+    xp = get_array_module(state[-1])
+    for _ in range(_GAMMAINC_STEPS):
+        state, change = step(state)
+        if not bool((xp.abs(change) > _GAMMAINC_EPS).any()):
+            return state
+    raise ValueError(f"{op}: its series did not converge in {_GAMMAINC_STEPS} steps")
+
+
+def gammainc_values(a, x, op="gammainc"):
+    """(P(a, x), Q(a, x)), the regularized lower and upper incomplete gamma functions (float64), as Numerical
+    Recipes's gser and gcf (section 6.2) and Cephes's igam and igamc: for x < a + 1 the series
+
+        P(a, x) = x^a e^-x / Gamma(a + 1) sum_n>=0 x^n / ((a + 1) (a + 2) ... (a + n)),
+
+    and from x = a + 1 on the continued fraction, by Lentz's method,
+
+        Q(a, x) = x^a e^-x / Gamma(a) / (x + 1 - a - 1 (1 - a) / (x + 3 - a - 2 (2 - a) / (x + 5 - a - ...))),
+
+    each the smaller of the two (1 minus it gives the other), each run until its last term or factor is
+    within float64's eps of 0 or 1 (about 9 sqrt(a) steps where x is near a large a). Where it does not converge,
+    PyTorch's answers: NaN for a < 0 or x < 0, at a = x = 0 and at a = x = inf; P = 1 at a = 0 < x and at
+    x = inf, P = 0 at x = 0 < a and at a = inf."""
+    xp = get_array_module(x)
+    a, x = xp.broadcast_arrays(a, x)
+    inside = (a > 0) & (x > 0) & xp.isfinite(a) & xp.isfinite(x)
+    lower = inside & (x < a + 1)
+    b, y = xp.where(inside, a, 1.0), xp.where(inside, x, 1.0)
+    factor = xp.exp(_log_gamma_prefactor(b, y))
+    bs, ys = xp.where(lower, b, 1.0), xp.where(lower, y, 0.0)   # each method only where it is taken:
+    bf, yf = xp.where(lower, 1.0, b), xp.where(lower, 2.0, y)   # elsewhere inputs it finishes at once
+
+    def series(state):   # term_n = term_(n-1) ys / (bs + n)
+        n, term, total = state
+        term = term * ys / (bs + n)
+        return (n + 1, term, total + term), term / total
+
+    total = _until_converged(series, (1, xp.ones_like(y), xp.ones_like(y)), op)[2]
+    tiny = 1e-300   # Lentz's stand-in for a 0 denominator
+
+    def fraction(state):   # Lentz: f = f d c, d and c the ratios of the convergents' denominators and numerators
+        i, B, c, d, f = state
+        an, B = -i * (i - bf), B + 2
+        d = B + an * d
+        d = 1 / xp.where(xp.abs(d) < tiny, tiny, d)
+        c = B + an / c
+        c = xp.where(xp.abs(c) < tiny, tiny, c)
+        return (i + 1, B, c, d, f * (d * c)), d * c - 1
+
+    B = yf + 1 - bf
+    f = _until_converged(fraction, (1, B, xp.full_like(y, 1 / tiny), 1 / B, 1 / B), op)[4]
+    p = xp.where(lower, factor * total / b, 1 - factor * f)
+    p = xp.where(inside, p, xp.where((x == xp.inf) | ((a == 0) & (x > 0)), 1.0, 0.0))
+    nan = (a < 0) | (x < 0) | ((a == 0) & (x == 0)) | ((a == xp.inf) & (x == xp.inf)) | xp.isnan(a) | xp.isnan(x)
+    q = xp.where(lower, 1 - factor * total / b, xp.where(inside, factor * f, 1 - p))
+    return xp.where(nan, xp.nan, p), xp.where(nan, xp.nan, q)
+
+
+def _gammainc_slope(a, x):
+    """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a) = exp(ln(x^a e^-x / Gamma(a))) / x (float64), and its limits
+    where that is not a number: at x = 0, 0 for a > 1, 1 for a = 1 and inf for 0 < a < 1; 0 at a = 0 < x
+    (P is 1 there), at x = inf and at a = inf (PyTorch: NaN at a = 1, x = 0, at x = inf for a > 1 and at
+    a = inf for x > 1). NaN where P is."""
+    xp = get_array_module(x)
+    a, x = xp.broadcast_arrays(a, x)
+    inside = (a > 0) & (x > 0) & (a < xp.inf) & (x < xp.inf)
+    with np.errstate(all="ignore"):
+        y = xp.exp(_log_gamma_prefactor(xp.where(inside, a, 1.0), xp.where(inside, x, 1.0))) / x
+    at_zero = xp.where(a > 1, 0.0, xp.where(a == 1, 1.0, xp.inf))
+    y = xp.where(inside, y, xp.where(x == 0, at_zero, 0.0))
+    nan = (a < 0) | (x < 0) | ((a == 0) & (x == 0)) | ((a == xp.inf) & (x == xp.inf)) | xp.isnan(a) | xp.isnan(x)
+    return xp.where(nan, xp.nan, y)
+
+
+class GammaInc(Function):
+    """y = P(a, x) (upper=False) or Q(a, x) = 1 - P(a, x) (upper=True), the regularized incomplete gamma
+    functions (see gammainc_values).   dx = ±dy x^(a-1) e^-x / Gamma(a) (see _gammainc_slope: + for P, - for Q);
+    da none: PyTorch has none either (backward refuses it, by name)"""
+
+    def __init__(self, upper):
+        self.upper = upper
+
+    def forward(self, a, x):
+        self.save_for_backward(a, x)
+        xp = get_array_module(x)
+        name = "gammaincc" if self.upper else "gammainc"
+        return gammainc_values(a.astype(xp.float64), x.astype(xp.float64), name)[int(self.upper)].astype(
+            x.dtype, copy=False)
+
+    def backward(self, dy):
+        a, x = self.saved
+        if self.needs_input_grad[0]:
+            raise NotImplementedError(f"{'gammaincc' if self.upper else 'gammainc'}: no gradient with respect to a, "
+                                      f"its first argument (PyTorch has none either); detach a, or pass it as a number")
+        xp = get_array_module(x)
+        slope = _gammainc_slope(a.astype(xp.float64), x.astype(xp.float64)).astype(x.dtype, copy=False)
+        return None, (-dy * slope if self.upper else dy * slope)
+
+
+def gammainc(a, x):
+    """P(a, x), the regularized lower incomplete gamma function, as torch.special.gammainc and torch.igamma."""
+    return binary(GammaInc(upper=False), floating(a), x)
+
+
+def gammaincc(a, x):
+    """Q(a, x) = 1 - P(a, x), the regularized upper incomplete gamma function, as torch.special.gammaincc and
+    torch.igammac."""
+    return binary(GammaInc(upper=True), floating(a), x)
+
+
+def multigammaln(x, p):
+    """ln Gamma_p(x) = p (p - 1) / 4 ln pi + sum_i=0..p-1 lgamma(x - i / 2), the multivariate gamma function's
+    logarithm (torch.special.multigammaln, torch.mvlgamma), composed of lgamma (its gradient is theirs).
+    Like PyTorch's, it does not check x > (p - 1) / 2, where Gamma_p is defined."""
+    if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 1:
+        raise ValueError(f"multigammaln: p must be an integer >= 1, got {p!r}")
+    x = floating(x)
+    total = lgamma(x)
+    for i in range(1, p):
+        total = total + lgamma(x - i / 2)
+    return total + p * (p - 1) / 4 * math.log(math.pi)
+
+
 # (cos t - sin(t) / t) / t = -t/3 + t^3/30 - t^5/840 + t^7/45360 - ..., in powers of t^2, highest first
 _SINC_SLOPE = [1 / 45360, -1 / 840, 1 / 30, -1 / 3]
 
@@ -2198,6 +2548,7 @@ def isreal(x):
 # NumPy's) second names, or a one-line call where PyTorch's adds an argument (docs/ops.md lists them)
 absolute, negative, multiply, true_divide, clamp, fix, sgn = abs, neg, mul, div, clip, trunc, sign
 arccos, arccosh, arcsin, arcsinh, arctan, arctanh, arctan2 = acos, acosh, asin, asinh, atan, atanh, atan2
+igamma, igammac, mvlgamma = gammainc, gammaincc, multigammaln
 eq, ne, lt, le, gt, ge = equal, not_equal, less, less_equal, greater, greater_equal
 
 
