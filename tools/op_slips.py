@@ -47,6 +47,7 @@ from plant_slips import SLIPS, Slip
 _UNARY = ("tests/ops/test_unary.py",)
 _SPECIAL = ("tests/ops/test_special.py",)
 _TORCH_SPECIAL = ("tests/ops/test_torch_special.py",)
+_TORCH_SPECIAL_SECOND = ("tests/ops/test_torch_special_second.py",)
 _BINARY = ("tests/ops/test_elementwise.py", "tests/ops/test_unary.py")
 _SCAN = ("tests/ops/test_scan.py",)
 _NORMS = ("tests/ops/test_norms.py",)
@@ -1059,5 +1060,22 @@ OP_SLIPS = [
          "A = movedim(A, dims, tuple(range(len(dims))))", _MATRIX),
     Slip("lstsq: the minimum-norm solution as A^T (A A^T)^-1 B, which a rank-deficient A makes singular", _MX,
          "X = pinv(A, rtol=rcond) @ B", "X = A.mT @ solve(A @ A.mT, B)", _MATRIX),
+    # torch.special's second group
+    Slip("erfcx: erfcx(-a) as 2 exp(a^2) + erfcx(a)", _E,
+         "lower = 2 * _exp_minus_square(xp.where(a < xp.inf, a, 0.0), sign=1) - upper",
+         "lower = 2 * _exp_minus_square(xp.where(a < xp.inf, a, 0.0), sign=1) + upper", _TORCH_SPECIAL_SECOND),
+    Slip("ndtri: one Newton step from the guess", _E, "_NDTRI_NEWTON = 4 ", "_NDTRI_NEWTON = 1 ", _TORCH_SPECIAL_SECOND),
+    Slip("i0e backward: exp(-|x|)'s slope with the wrong sign", _E, "(i1e_x - get_array_module(x).sign(x) * y)",
+         "(i1e_x + get_array_module(x).sign(x) * y)", _TORCH_SPECIAL_SECOND),
+    Slip("i1e backward: exp(-|x|)'s slope left out", _E, "slope = i0e_x - y * (xp.sign(x) + 1 / xp.where(",
+         "slope = i0e_x - y * (1 / xp.where(", _TORCH_SPECIAL_SECOND),
+    Slip("zeta backward: zeta(s, q) for zeta(s + 1, q)", _E, "-dy * s * zeta_values(s.astype(xp.float64) + 1,",
+         "-dy * s * zeta_values(s.astype(xp.float64),", _TORCH_SPECIAL_SECOND),
+    Slip("gammainc: the series' a + n as a + n - 1", _E, "term = term * ys / (bs + n)", "term = term * ys / (bs + n - 1)",
+         _TORCH_SPECIAL_SECOND),
+    Slip("gammaincc backward: the slope of P, not -P", _E, "return None, (-dy * slope if self.upper else dy * slope)",
+         "return None, (dy * slope if self.upper else dy * slope)", _TORCH_SPECIAL_SECOND),
+    Slip("multigammaln: p (p - 1) / 2 ln pi", _E, "return total + p * (p - 1) / 4 * math.log(math.pi)",
+         "return total + p * (p - 1) / 2 * math.log(math.pi)", _TORCH_SPECIAL_SECOND),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]
