@@ -1997,7 +1997,8 @@ def erfcx_values(x):
     which overflows from x = 26.7, and erfc, which underflows from 27.3, though erfcx(x) ~ 1 / (x sqrt pi):
     with a = |x|, from a = 1.5 on erfcx(a) = 1 / (sqrt(pi) F(a)), erfc's continued fraction without its
     exp(-a^2) (_erfc_fraction); below, exp(a^2) (1 - erf(a)), erf by its series (_erf_and_erfc), where
-    exp(a^2) < 9.5; and for x < 0, erfcx(x) = 2 exp(a^2) - erfcx(a), inf from x = -26.7 on."""
+    exp(a^2) < 9.5; and for x < 0, erfcx(x) = 2 exp(a^2) - erfcx(a), inf from x = -26.7 on. Agrees with
+    mpmath to 3e-14 relative, 6e-15 from x = 1.5 on (tests/ops/test_torch_special_second.py)."""
     xp = get_array_module(x)
     if xp.__name__ == "cupy":
         import cupyx.scipy.special as special
@@ -2052,6 +2053,8 @@ def ndtri_values(p):
     ln Phi(x) = ln q, exact far into the tail (log_ndtr_values and its slope phi / Phi, _log_ndtr_slope),
 
         x <- x - (ln Phi(x) - ln q) / (phi(x) / Phi(x)).
+
+    Agrees with mpmath to 3e-15 relative from p = 1e-300 to 1 - 1e-16 (tests/ops/test_torch_special_second.py).
     """
     xp = get_array_module(p)
     if xp.__name__ == "cupy":
@@ -2132,7 +2135,8 @@ def zeta_values(s, q):
     PyTorch's (Cephes's) answers, tried in Cephes's order (the first that holds wins, a NaN in the other
     argument or not): inf at s = 1; NaN for s < 1; inf at the poles q = 0, -1, -2, ... (-inf one of them);
     NaN for q < 0 and s not a whole number ((q + k)^s is not real). At s = inf 1 / q^s alone (0, 1 or inf);
-    at q = inf 0, the limit (PyTorch: NaN)."""
+    at q = inf 0, the limit (PyTorch: NaN). Agrees with mpmath to 1e-15 relative for s up to 1000 and q up to
+    1e4 (tests/ops/test_torch_special_second.py)."""
     xp = get_array_module(q)
     s, q = xp.broadcast_arrays(s, q)
     pole = (q <= 0) & (q == xp.floor(q))
@@ -2212,7 +2216,9 @@ def gammainc_values(a, x, op="gammainc"):
     each the smaller of the two (1 minus it gives the other), each run until its last term or factor is
     within float64's eps of 0 or 1 (about 9 sqrt(a) steps where x is near a large a). Where it does not converge,
     PyTorch's answers: NaN for a < 0 or x < 0, at a = x = 0 and at a = x = inf; P = 1 at a = 0 < x and at
-    x = inf, P = 0 at x = 0 < a and at a = inf."""
+    x = inf, P = 0 at x = 0 < a and at a = inf. Agrees with mpmath to 4e-13 relative for a up to 1e4 (the
+    factor's exponent a ln x - x is rounded), but Q for a < 0.1 and x < a + 1 only to 1e-11: 1 - P there,
+    P near 1 (tests/ops/test_torch_special_second.py)."""
     xp = get_array_module(x)
     a, x = xp.broadcast_arrays(a, x)
     inside = (a > 0) & (x > 0) & xp.isfinite(a) & xp.isfinite(x)

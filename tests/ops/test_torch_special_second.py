@@ -16,23 +16,8 @@ import minitx
 import minitx.functional as F
 import minitx.special as S
 from minitx.testing import arg, check_gradients, leaf, op_case
-from minitx.testing import strategies as mst
 from _torch_kit import import_torch, parity
-
-SHAPES = mst.shapes(max_dims=3, max_side=4)
-PAIRS = mst.broadcastable_shapes(2, max_dims=3, max_side=4)
-INF, NAN = np.inf, np.nan
-
-
-def _mpmath():
-    mpmath = pytest.importorskip("mpmath")  # (installed with PyTorch, which CI installs)
-    mpmath.mp.dps = 40
-    return mpmath
-
-
-def _elementwise(fn):
-    """A per-element Python function as a float64 NumPy reference."""
-    return lambda *arrays: np.vectorize(fn, otypes=[np.float64])(*arrays)
+from test_torch_special import INF, NAN, PAIRS, SHAPES, _elementwise, _mpmath  # (the first group's shapes and mpmath)
 
 
 def _references(mp):
