@@ -339,8 +339,9 @@ CASES = {
     "i0e": case(S.i0e, arg(min_value=-60.0, max_value=60.0, edges=EDGES), reference=torch.special.i0e),
     # i1e's gradient at NaN is NaN, PyTorch's a number (as i1's: tests/ops/test_torch_special.py)
     "i1e": case(S.i1e, arg(min_value=-60.0, max_value=60.0, edges=(0.0, INF, -INF)), reference=torch.special.i1e),
-    # s draws no gradient: PyTorch has none (minitx's backward refuses it); q no inf (PyTorch: NaN, minitx 0)
-    "zeta": case(S.zeta, arg(min_value=0.5, max_value=8.0, edges=(1.0, INF, NAN), requires_grad=False),
+    # s draws no gradient: PyTorch has none (minitx's backward refuses it); no inf: zeta(s, inf) and zeta(inf, q > 1)
+    # are 0 in minitx, NaN in PyTorch
+    "zeta": case(S.zeta, arg(min_value=0.5, max_value=8.0, edges=(1.0, NAN), requires_grad=False),
                  arg(min_value=-3.0, max_value=30.0, edges=(0.0, -1.0, NAN)), broadcast=True,
                  reference=torch.special.zeta),
     # a draws no gradient: PyTorch has none (minitx's backward refuses it); no inf, no a < 0 and no x = 0: where P
