@@ -1075,6 +1075,8 @@ OP_SLIPS = [
          _TORCH_SPECIAL_SECOND),
     Slip("gammaincc backward: the slope of P, not -P", _E, "return None, (-dy * slope if self.upper else dy * slope)",
          "return None, (dy * slope if self.upper else dy * slope)", _TORCH_SPECIAL_SECOND),
+    Slip("gammaincc near 0: the series' (-x)^n as x^n", _E, "term = term * -x / n   # (-x)^n / n!",
+         "term = term * x / n   # (-x)^n / n!", _TORCH_SPECIAL_SECOND),
     Slip("multigammaln: p (p - 1) / 2 ln pi", _E, "return total + p * (p - 1) / 4 * math.log(math.pi)",
          "return total + p * (p - 1) / 2 * math.log(math.pi)", _TORCH_SPECIAL_SECOND),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
