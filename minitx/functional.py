@@ -36,7 +36,8 @@ from minitx.ops.shape import (
     reshape, transpose, permute, swapaxes, broadcast_to, squeeze, unsqueeze, concatenate, stack,
     split, tensor_split, hsplit, vsplit, dsplit, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle, hstack,
     vstack, meshgrid, sliding_windows, channel_shuffle, native_channel_shuffle, ravel, swapdims, movedim, moveaxis,
-    fliplr, flipud, rot90)
+    fliplr, flipud, rot90, row_stack, column_stack, dstack, atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,
+    broadcast_tensors, block_diag, cartesian_prod, combinations)
 from minitx.ops.indexing import (
     getitem, setitem, gather, take_along_dim, scatter, scatter_add, scatter_reduce, index_add, index_fill, index_copy,
     tril, triu, diagonal, diag, diag_embed, trace, embedding, embedding_bag, one_hot, nonzero, argwhere, masked_select,

@@ -36,6 +36,9 @@ logaddexp ... isreal); one each for linalg.qr, pinv and lstsq; and one per funct
 each for linalg.solve_triangular, triangular_solve, lu_factor (its pivots and its backward), lu_unpack,
 lu_solve, cholesky_solve, cholesky_inverse, matrix_rank and cond; one each for matrix_exp (its scaling and
 its backward), linalg.diagonal, vander, linalg.vander, tensorinv, tensorsolve and lstsq's minimum-norm solution.
+(polygamma, i0, i1, xlog1py, entr, ndtr, log_ndtr) and one for its table of torch.special's names; one per
+tensor-joining name of PyTorch's top level (atleast_1d/2d/3d, broadcast_shapes, broadcast_tensors, block_diag,
+cartesian_prod, combinations, column_stack, row_stack, dstack).
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -1079,5 +1082,27 @@ OP_SLIPS = [
          "term = term * x / n   # (-x)^n / n!", _TORCH_SPECIAL_SECOND),
     Slip("multigammaln: p (p - 1) / 2 ln pi", _E, "return total + p * (p - 1) / 4 * math.log(math.pi)",
          "return total + p * (p - 1) / 2 * math.log(math.pi)", _TORCH_SPECIAL_SECOND),
+    # PyTorch's tensor-joining names (atleast_kd, broadcast_tensors, block_diag, cartesian_prod, combinations, ...)
+    Slip("row_stack: as hstack", _S, "    return vstack(tensors)\n", "    return hstack(tensors)\n", _SHAPE),
+    Slip("column_stack: a 1-d tensor as a row", _S, "reshape(t, (-1, 1)) if t.ndim < 2", "reshape(t, (1, -1)) if t.ndim < 2",
+         _SHAPE),
+    Slip("dstack: joined along axis 1", _S, "concatenate(atleast_3d(list(tensors)), axis=2)",
+         "concatenate(atleast_3d(list(tensors)), axis=1)", _SHAPE),
+    Slip("atleast_1d: a 0-d tensor left 0-d", _S, "_at_least(lambda s: s or (1,), tensors)",
+         "_at_least(lambda s: s or (), tensors)", _SHAPE),
+    Slip("atleast_2d: a 1-d tensor as a column", _S, "lambda s: (1,) * (2 - len(s)) + s if", "lambda s: s + (1,) * (2 - len(s)) if",
+         _SHAPE),
+    Slip("atleast_3d: a 1-d tensor as (1, 1, n)", _S, "1: (1,) + s + (1,)", "1: (1, 1) + s", _SHAPE),
+    Slip("broadcast_shapes: a length 1 overrides a longer one", _S, "out[k] = n if out[k] == 1 else out[k]", "out[k] = n",
+         _SHAPE),
+    Slip("broadcast_tensors: each broadcast to the first one's shape", _S,
+         "    shape = broadcast_shapes(*(t.shape for t in tensors))\n",
+         "    shape = broadcast_shapes(*(t.shape for t in tensors[:1]))\n", _SHAPE),
+    Slip("block_diag: the next block's column moved by this one's rows", _S, "        left += b.shape[1]\n",
+         "        left += b.shape[0]\n", _SHAPE),
+    Slip("cartesian_prod: the first tensor varying fastest", _S, 'for g in meshgrid(*tensors, indexing="ij")], axis=1)',
+         'for g in meshgrid(*tensors, indexing="xy")], axis=1)', _SHAPE),
+    Slip("combinations: ordered picks (permutations)", _S, "if with_replacement else itertools.combinations",
+         "if with_replacement else itertools.permutations", _SHAPE),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

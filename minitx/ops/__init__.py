@@ -10,6 +10,8 @@ backward on raw arrays, the math in its docstring) with its public function righ
     scan          cumsum, cumprod, logcumsumexp, diff, cummax, cummin; sort, msort, argsort, topk, searchsorted,
                   bucketize, median, nanmedian, kthvalue, mode, quantile, nanquantile
     shape         reshape, ravel, transpose, swapdims, movedim, concatenate, stack, hstack, vstack, split,
+                  row_stack, column_stack, dstack, atleast_1d/2d/3d, broadcast_tensors, broadcast_shapes,
+                  block_diag, cartesian_prod, combinations,
                   tensor_split (hsplit, vsplit, dsplit), flip, fliplr, flipud, rot90, roll, repeat, tile,
                   sliding_windows (Tensor.unfold), pad, meshgrid, pixel_shuffle, channel_shuffle
     indexing      getitem, setitem, select, take, gather, take_along_dim, scatter, scatter_add,

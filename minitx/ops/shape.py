@@ -1,4 +1,5 @@
-"""Shape ops: reshape, transpose, squeeze, broadcast, concatenate, stack (hstack, vstack),
+"""Shape ops: reshape, transpose, squeeze, broadcast (broadcast_tensors, broadcast_shapes), atleast_1d/2d/3d,
+concatenate, stack (hstack, vstack, row_stack, column_stack, dstack), block_diag, cartesian_prod, combinations,
 split and tensor_split (hsplit, vsplit, dsplit), flip, roll, repeat, tile, sliding windows
 (Tensor.unfold), meshgrid, and padding (constant, reflect, replicate).
 
@@ -8,6 +9,7 @@ overlapping windows, reflect/replicate padding).
 """
 from __future__ import annotations
 
+import itertools
 import numbers
 
 import numpy as np
@@ -298,6 +300,118 @@ def hstack(tensors):
 def vstack(tensors):
     """Joined along axis 0, a 0-d or 1-d one taken as one row (PyTorch's and NumPy's)."""
     return concatenate([reshape(t, (1, -1)) if t.ndim < 2 else t for t in map(as_tensor, tensors)], axis=0)
+
+
+def row_stack(tensors):
+    """PyTorch's second name for vstack."""
+    return vstack(tensors)
+
+
+def column_stack(tensors):
+    """Joined along axis 1, a 0-d or 1-d one taken as one column (PyTorch's and NumPy's column_stack)."""
+    return concatenate([reshape(t, (-1, 1)) if t.ndim < 2 else t for t in map(as_tensor, tensors)], axis=1)
+
+
+def dstack(tensors):
+    """Joined along axis 2, each taken as at least 3-d first (atleast_3d; PyTorch's and NumPy's dstack)."""
+    return concatenate(atleast_3d(list(tensors)), axis=2)
+
+
+def _at_least(shape_of, tensors):
+    """atleast_kd's rule: one tensor in, one out; several (or one list or tuple) in, a tuple out."""
+    one = len(tensors) == 1 and not isinstance(tensors[0], (list, tuple))
+    if len(tensors) == 1 and not one:
+        tensors = tensors[0]
+    out = tuple(reshape(t, shape_of(t.shape)) for t in map(as_tensor, tensors))
+    return out[0] if one else out
+
+
+def atleast_1d(*tensors):
+    """Each tensor with at least one axis: a 0-d one as shape (1,), the rest as they are (PyTorch's and NumPy's)."""
+    return _at_least(lambda s: s or (1,), tensors)
+
+
+def atleast_2d(*tensors):
+    """Each tensor with at least two axes: 0-d as (1, 1), 1-d (n,) as one row (1, n)."""
+    return _at_least(lambda s: (1,) * (2 - len(s)) + s if len(s) < 2 else s, tensors)
+
+
+def atleast_3d(*tensors):
+    """Each tensor with at least three axes: 0-d as (1, 1, 1), 1-d (n,) as (1, n, 1), 2-d (m, n) as
+    (m, n, 1) (PyTorch's and NumPy's, which put a 1-d one in the middle, not in front)."""
+    return _at_least(lambda s: {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}.get(len(s), s), tensors)
+
+
+def broadcast_shapes(*shapes):
+    """The shape that all ``shapes`` broadcast to (PyTorch's broadcast_shapes; an int n counts as
+    (n,)): aligned at their last axes, each axis the one length other than 1 among them."""
+    shapes = [(s,) if isinstance(s, numbers.Integral) else tuple(s) for s in shapes]
+    out = [1] * max(map(len, shapes), default=0)
+    for shape in shapes:
+        for k, n in enumerate(shape, start=len(out) - len(shape)):
+            if n != out[k] and 1 not in (n, out[k]):
+                raise ValueError(f"broadcast_shapes: shapes {', '.join(map(str, shapes))} do not broadcast: "
+                                 f"lengths {out[k]} and {n} on axis {k - len(out)}")
+            out[k] = n if out[k] == 1 else out[k]
+    return tuple(out)
+
+
+def broadcast_tensors(*tensors):
+    """The tensors broadcast to one shape (broadcast_shapes), each a broadcast_to (its gradient dy
+    summed over the axes it was broadcast along); PyTorch's and NumPy's broadcast_tensors."""
+    tensors = [as_tensor(t) for t in tensors]
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(broadcast_to(t, shape) for t in tensors)
+
+
+def block_diag(*tensors):
+    """The tensors along the diagonal of one matrix, zeros elsewhere (PyTorch's block_diag): a 0-d
+    one as (1, 1), a 1-d one as one row; dtypes as concatenate's. Each block padded with zeros to
+    the full width (pad), then the rows joined: each block's gradient is its own part of dy."""
+    tensors = [as_tensor(t) for t in tensors]
+    if not tensors:
+        return Tensor(np.zeros((1, 0), dtype=np.float32))  # (PyTorch's, for no blocks)
+    for k, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise ValueError(f"block_diag: blocks must have 2 or fewer dimensions, got shape {t.shape} for block {k}")
+    blocks = atleast_2d(tensors)
+    width, left, rows = sum(b.shape[1] for b in blocks), 0, []
+    for b in one_dtype(*blocks):
+        rows.append(pad(b, ((0, 0), (left, width - left - b.shape[1]))))
+        left += b.shape[1]
+    return concatenate(rows, axis=0)
+
+
+def cartesian_prod(*tensors):
+    """Every combination of one entry of each 1-d tensor, one per row, the last tensor varying
+    fastest (PyTorch's cartesian_prod; one tensor is returned as it is): meshgrid, each grid
+    flattened, stacked as columns."""
+    tensors = [as_tensor(t) for t in tensors]
+    if not tensors or any(t.ndim != 1 for t in tensors):
+        raise ValueError(f"cartesian_prod: needs one or more 1-d tensors, got shapes {[t.shape for t in tensors]}")
+    if len(set(t.dtype for t in tensors)) > 1:
+        raise TypeError(f"cartesian_prod: the tensors need one dtype, got {', '.join(t.dtype.name for t in tensors)} "
+                        "(as PyTorch's)")
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([reshape(g, (-1,)) for g in meshgrid(*tensors, indexing="ij")], axis=1)
+
+
+def combinations(x, r=2, with_replacement=False):
+    """Every r entries of the 1-d x in increasing positions (with_replacement: positions that may
+    repeat), one per row, as Python's itertools.combinations and PyTorch's combinations; r = 0
+    gives an empty 1-d tensor. A getitem of x at the rows of positions (its gradient: dy added at
+    each position picked)."""
+    x = as_tensor(x)
+    if x.ndim != 1:
+        raise ValueError(f"combinations: needs a 1-d tensor, got shape {x.shape}")
+    if isinstance(r, bool) or not isinstance(r, numbers.Integral) or r < 0:
+        raise ValueError(f"combinations: r must be a whole number >= 0, got {r!r}")
+    if r == 0:
+        return getitem(x, slice(0, 0))
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = np.array(list(pick(range(x.size), r)), dtype=np.int64).reshape(-1, r)
+    return getitem(x, Tensor(get_array_module(x.data).asarray(rows)))
 
 
 def meshgrid(*tensors, indexing="ij"):

@@ -4,6 +4,8 @@ Each case is a hypothesis strategy that draws an input and the op's settings, an
 ``(fn, reference, inputs)``: the minitx function, an independent numpy computation, and the
 tensors to call both with. Indexing gets its own tests: slices with negative steps, repeated
 integer indices (whose gradients add up), boolean masks, mixed tuples and tensor indices."""
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -695,3 +697,119 @@ def test_hstack_and_vstack_as_numpy_and_pytorch(name, shapes):
     assert gradcheck(lambda *ts: getattr(F, name)(ts), *tensors)
     torch = torch_in_example()
     parity(lambda *ts: getattr(F, name)(ts), lambda *ts: getattr(torch, name)(ts), *tensors)
+
+
+# ---------------------------------------------------------------- atleast_kd, broadcast_tensors, block_diag, combinations
+
+
+def _ref_block_diag(arrays):
+    """NumPy's: each block as 2-d (0-d as (1, 1), 1-d as a row) written into a zero matrix."""
+    blocks = [a.reshape(1, -1) if a.ndim < 2 else a for a in arrays]
+    out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)))
+    r = c = 0
+    for b in blocks:
+        out[r:r + b.shape[0], c:c + b.shape[1]] = b
+        r, c = r + b.shape[0], c + b.shape[1]
+    return out
+
+
+def _ref_combinations(a, r, with_replacement):
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = [list(c) for c in pick(a.tolist(), r)]
+    return np.array(rows, dtype=a.dtype).reshape(-1, r) if r else a[:0]
+
+
+@st.composite
+def joined_case(draw):
+    """(name, minitx fn, numpy reference, torch fn, inputs) of the ops that put tensors together."""
+    name = draw(st.sampled_from(["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "block_diag",
+                                 "cartesian_prod", "combinations", "column_stack", "row_stack", "dstack"]))
+    n = draw(st.integers(1, 3))
+    if name == "broadcast_tensors":
+        shapes = draw(mst.broadcastable_shapes(n, max_dims=3, max_side=3))
+    elif name in ("cartesian_prod", "combinations"):
+        shapes = [draw(mst.shapes(min_dims=1, max_dims=1, min_side=0, max_side=4)) for _ in range(n)]
+    elif name in ("column_stack", "row_stack", "dstack"):  # sizes that join
+        rows = draw(st.integers(1, 3))
+        shapes = [draw(st.sampled_from({"column_stack": [(rows,), (rows, 2)], "row_stack": [(rows,), (2, rows)],
+                                        "dstack": [(1, rows), (1, rows, 2)]}[name])) for _ in range(n)]
+    else:
+        shapes = [draw(mst.shapes(max_dims=2 if name == "block_diag" else 4, min_side=0, max_side=3)) for _ in range(n)]
+    inputs = [draw(mst.tensors(s)) for s in shapes]
+    r, repeat = draw(st.integers(0, 3)), draw(st.booleans())
+    cases = {
+        **{k: (lambda *ts, k=k: F.concatenate([t.reshape(-1) for t in getattr(F, k)(ts)]),
+               lambda *a, k=k: np.concatenate([v.reshape(-1) for v in getattr(np, k)(*a, ())][:-1]))
+           for k in ("atleast_1d", "atleast_2d", "atleast_3d")},
+        "broadcast_tensors": (lambda *ts: F.stack(F.broadcast_tensors(*ts)), lambda *a: np.stack(np.broadcast_arrays(*a))),
+        "block_diag": (F.block_diag, lambda *a: _ref_block_diag(a)),
+        "cartesian_prod": (F.cartesian_prod,
+                           lambda *a: np.array(list(itertools.product(*a))).reshape(-1, n) if n > 1 else a[0]),
+        "combinations": (lambda t, *_: F.combinations(t, r=r, with_replacement=repeat),
+                         lambda a, *_: _ref_combinations(a, r, repeat)),
+        "column_stack": (lambda *ts: F.column_stack(ts), lambda *a: np.column_stack(a)),
+        "row_stack": (lambda *ts: F.row_stack(ts), lambda *a: np.vstack(a)),
+        "dstack": (lambda *ts: F.dstack(ts), lambda *a: np.dstack(a)),
+    }
+    torch_call = {**{k: lambda torch, *ts, k=k: torch.cat([t.reshape(-1) for t in getattr(torch, k)(ts)])
+                     for k in ("atleast_1d", "atleast_2d", "atleast_3d")},
+                  "broadcast_tensors": lambda torch, *ts: torch.stack(torch.broadcast_tensors(*ts)),
+                  # (PyTorch's result from an empty t is no function of t: + 0 * t.sum() gives it t's zero gradient)
+                  "combinations": lambda torch, t, *_: torch.combinations(t, r=r, with_replacement=repeat) + 0 * t.sum(),
+                  "row_stack": lambda torch, *ts: torch.vstack(ts),
+                  "column_stack": lambda torch, *ts: torch.column_stack(ts), "dstack": lambda torch, *ts: torch.dstack(ts)}
+    torch_fn = torch_call.get(name, lambda torch, *ts: getattr(torch, name)(*ts))
+    return name, *cases[name], torch_fn, inputs
+
+
+@given(data=st.data())
+def test_joining_ops_as_numpy_with_gradients_as_pytorch(data):
+    name, fn, reference, torch_fn, inputs = data.draw(joined_case(), label="case")
+    out = fn(*inputs)
+    expected = reference(*[t.numpy() for t in inputs])
+    assert out.shape == expected.shape, name
+    np.testing.assert_array_equal(out.numpy(), expected)
+    if name.startswith("atleast"):  # (fn joins them flat: their shapes here)
+        assert [t.shape for t in getattr(F, name)(inputs)] == [a.shape for a in getattr(np, name)(*[t.numpy() for t in inputs], ())][:-1]
+    assert gradcheck(fn, *inputs)
+    torch = torch_in_example()
+    if torch is not None:
+        parity(fn, lambda *ts: torch_fn(torch, *ts), *[leaf(t.numpy()) for t in inputs])
+
+
+def test_atleast_kd_give_one_tensor_for_one_and_a_tuple_for_several_as_pytorch():
+    a, b = minitx.tensor(1.0), minitx.tensor([1.0, 2.0])
+    assert isinstance(F.atleast_1d(a), minitx.Tensor) and F.atleast_1d(a).shape == (1,)
+    assert [t.shape for t in F.atleast_2d(a, b)] == [(1, 1), (1, 2)]
+    assert [t.shape for t in F.atleast_3d([b])] == [(1, 2, 1)] and isinstance(F.atleast_3d((b,)), tuple)
+    assert F.atleast_2d(minitx.ones(2, 3, 4)).shape == (2, 3, 4)
+
+
+def test_broadcast_shapes_block_diag_and_combinations_edges_as_pytorch():
+    assert F.broadcast_shapes((2, 1), (3,)) == (2, 3) and F.broadcast_shapes(2, (1,)) == (2,)
+    assert F.broadcast_shapes() == () and F.broadcast_shapes((0, 1), (4,)) == (0, 4)
+    assert F.block_diag().shape == (1, 0)  # PyTorch's
+    mixed = F.block_diag(minitx.tensor([1, 2]), minitx.tensor([1.5]))
+    assert mixed.dtype == np.float32 and mixed.numpy().tolist() == [[1, 2, 0], [0, 0, 1.5]]
+    assert F.combinations(minitx.tensor([1.0, 2.0]), r=3).shape == (0, 3)
+    assert F.cartesian_prod(minitx.tensor([1.0])).shape == (1,)
+    assert minitx.row_stack is F.row_stack and minitx.block_diag is F.block_diag
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: F.broadcast_shapes((2,), (3,)), ValueError,
+     r"broadcast_shapes: shapes \(2,\), \(3,\) do not broadcast: lengths 2 and 3 on axis -1"),
+    (lambda: F.broadcast_tensors(minitx.ones(2), minitx.ones(3, 1, 4)), ValueError, r"broadcast_shapes: shapes"),
+    (lambda: F.block_diag(minitx.ones(1, 1), minitx.ones(2, 2, 2)), ValueError,
+     r"block_diag: blocks must have 2 or fewer dimensions, got shape \(2, 2, 2\) for block 1"),
+    (lambda: F.cartesian_prod(minitx.ones(2, 2)), ValueError, r"cartesian_prod: needs one or more 1-d tensors"),
+    (lambda: F.cartesian_prod(), ValueError, r"cartesian_prod: needs one or more 1-d tensors, got shapes \[\]"),
+    (lambda: F.cartesian_prod(minitx.ones(2), minitx.tensor([1])), TypeError,
+     r"cartesian_prod: the tensors need one dtype, got float32, int64"),
+    (lambda: F.combinations(minitx.ones(2, 2)), ValueError, r"combinations: needs a 1-d tensor, got shape \(2, 2\)"),
+    (lambda: F.combinations(minitx.ones(2), r=-1), ValueError, r"combinations: r must be a whole number >= 0, got -1"),
+    (lambda: F.combinations(minitx.ones(2), r=1.0), ValueError, r"combinations: r must be a whole number"),
+])
+def test_joining_ops_errors_name_the_op(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
