@@ -1,7 +1,8 @@
 """Factories for new tensors.
 
-* filled: zeros, ones, full, empty, eye, arange, linspace, and their ``*_like`` forms, which take
-  a tensor's shape, dtype and device;
+* filled: zeros, ones, full, empty, eye, arange, linspace, logspace, scalar_tensor, and their
+  ``*_like`` forms, which take a tensor's shape, dtype and device; tril_indices and triu_indices; the
+  windows hann, hamming, blackman, bartlett and kaiser;
 * drawn at random from minitx's seeded generators (``minitx.random``, so ``manual_seed`` makes a
   run repeat): rand, randn, randint, randperm, normal, bernoulli, multinomial, poisson, binomial,
   and rand_like, randn_like, randint_like; all but the ``*_like`` forms (which take none in
@@ -24,6 +25,7 @@ from minitx import backend, interop
 from minitx import random as mrandom
 from minitx.autograd.tensor import Tensor, _infer_dtype, tensor
 from minitx.dtypes import numpy_finfo, result_type
+from minitx.ops.elementwise import bessel_i_values
 
 
 def _make(fill, shape, dtype, device, requires_grad):
@@ -91,6 +93,98 @@ def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad=Fals
         start, stop = 0, start
     dtype = _infer_dtype([start, stop, step]) if dtype is None else dtype
     return _make(lambda xp, s, d: xp.arange(start, stop, step, dtype=d), (), dtype, device, requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False):
+    """base ** v for the ``steps`` values v of linspace(start, end, steps) (PyTorch's logspace):
+    computed in float64 and cast, as linspace is."""
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"logspace: steps must be a whole number >= 0, got {steps!r}")
+    return _make(lambda xp, s, d: (float(base) ** xp.linspace(start, end, steps)).astype(d), (), dtype, device,
+                 requires_grad)
+
+
+def scalar_tensor(s, dtype=None, device=None, requires_grad=False):
+    """The number ``s`` as a 0-d tensor of ``dtype``, float32 by default whatever s is (PyTorch's
+    scalar_tensor; ``tensor(s)`` would infer int64 or bool)."""
+    if not isinstance(s, (numbers.Number, np.generic)):
+        raise TypeError(f"scalar_tensor: expected a number, got {type(s).__name__}")
+    return _make(lambda xp, shape, d: xp.asarray(s).astype(d), (), dtype, device, requires_grad)
+
+
+def tril_indices(row, col, offset=0, dtype="int64", device=None):
+    """The (row, column) positions on and below diagonal ``offset`` of a row x col matrix, a 2 x N
+    int64 tensor in row-major order (PyTorch's tril_indices; NumPy's gives the same two rows)."""
+    return _triangle("tril_indices", row, col, offset, dtype, device, lambda xp: xp.tri(row, col, offset, dtype=bool))
+
+
+def triu_indices(row, col, offset=0, dtype="int64", device=None):
+    """The (row, column) positions on and above diagonal ``offset`` of a row x col matrix (see tril_indices)."""
+    return _triangle("triu_indices", row, col, offset, dtype, device,
+                     lambda xp: ~xp.tri(row, col, offset - 1, dtype=bool))
+
+
+def _triangle(op, row, col, offset, dtype, device, inside):
+    for name, n in (("row", row), ("col", col), ("offset", offset)):
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or (n < 0 and name != "offset"):
+            raise ValueError(f"{op}: {name} must be a whole number{' >= 0' if name != 'offset' else ''}, got {n!r}")
+    dtype = backend.resolve_dtype(dtype)
+    if dtype.kind not in "iu":
+        raise TypeError(f"{op}: dtype must be an integer one, got {dtype}")
+    return _make(lambda xp, s, d: xp.stack(xp.nonzero(inside(xp))).astype(d).reshape(2, -1), (), dtype, device, False)
+
+
+# ---------------------------------------------------------------- windows for spectral analysis
+# Each is w[n] for n = 0 .. N - 1 over a window of length M: M = N - 1 symmetric (periodic=False, the
+# first and last entries equal), M = N when periodic (PyTorch's default: the symmetric window of N + 1
+# entries without its last one, which a DFT of length N takes as one period). N = 1 gives [1].
+
+
+def hann_window(window_length, periodic=True, dtype=None, device=None, requires_grad=False):
+    """w[n] = 0.5 - 0.5 cos(2 pi n / M) (PyTorch's hann_window)."""
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda xp, n, M: 0.5 - 0.5 * xp.cos(2 * math.pi * n / M))
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, dtype=None, device=None,
+                   requires_grad=False):
+    """w[n] = alpha - beta cos(2 pi n / M) (PyTorch's hamming_window)."""
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda xp, n, M: alpha - beta * xp.cos(2 * math.pi * n / M))
+
+
+def blackman_window(window_length, periodic=True, dtype=None, device=None, requires_grad=False):
+    """w[n] = 0.42 - 0.5 cos(2 pi n / M) + 0.08 cos(4 pi n / M) (PyTorch's blackman_window)."""
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda xp, n, M: 0.42 - 0.5 * xp.cos(2 * math.pi * n / M) + 0.08 * xp.cos(4 * math.pi * n / M))
+
+
+def bartlett_window(window_length, periodic=True, dtype=None, device=None, requires_grad=False):
+    """w[n] = 1 - |2 n / M - 1|, a triangle (PyTorch's bartlett_window)."""
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda xp, n, M: 1 - xp.abs(2 * n / M - 1))
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, dtype=None, device=None, requires_grad=False):
+    """w[n] = I_0(beta sqrt(1 - (2 n / M - 1)^2)) / I_0(beta), I_0 the modified Bessel function
+    (minitx's i0; PyTorch's kaiser_window)."""
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda xp, n, M: bessel_i_values(0, beta * xp.sqrt(1 - (2 * n / M - 1) ** 2))
+                   / bessel_i_values(0, xp.asarray(float(beta))))
+
+
+def _window(op, N, periodic, dtype, device, requires_grad, w):
+    """The window ``w(xp, n, M)``, computed in float64 and cast to ``dtype`` (a float one)."""
+    if isinstance(N, bool) or not isinstance(N, numbers.Integral) or N < 0:
+        raise ValueError(f"{op}: window_length must be a whole number >= 0, got {N!r}")
+    dtype = _floating(op, dtype)
+
+    def fill(xp, shape, d):
+        if N <= 1:
+            return xp.ones(N, dtype=d)
+        return w(xp, xp.arange(N, dtype=np.float64), N if periodic else N - 1).astype(d)
+
+    return _make(fill, (), dtype, device, requires_grad)
 
 
 def zeros_like(t, dtype=None, device=None, requires_grad=False):

@@ -213,3 +213,84 @@ def test_tensor_of_a_tensor_that_requires_grad_copies_it_detached_with_a_warning
         warnings.simplefilter("error")
         assert minitx.tensor(w.detach()).tolist() == [1.5, -2.0]  # said so: no warning
         assert minitx.tensor(minitx.tensor([1, 2])).tolist() == [1, 2]  # nothing to lose: no warning
+
+
+# ---------------------------------------------------------------- logspace, scalar_tensor, the triangles' indices, windows
+
+NUMPY_WINDOWS = {"hann_window": np.hanning, "hamming_window": np.hamming, "blackman_window": np.blackman,
+                 "bartlett_window": np.bartlett, "kaiser_window": lambda n: np.kaiser(n, 12.0)}
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY_WINDOWS))
+@pytest.mark.parametrize("length", [0, 1, 2, 5, 16])
+def test_windows_as_numpys_symmetric_ones_and_pytorchs(name, length):
+    """periodic=False is NumPy's window; periodic=True (the default) NumPy's of length + 1 less its last entry."""
+    torch = import_torch()
+    make, numpy_window = getattr(minitx, name), NUMPY_WINDOWS[name]
+    np.testing.assert_allclose(make(length, periodic=False, dtype="float64").numpy(), numpy_window(length),
+                               rtol=1e-12, atol=1e-15)
+    periodic = make(length, dtype="float64").numpy()
+    np.testing.assert_allclose(periodic, numpy_window(length + 1)[:-1] if length > 1 else np.ones(length),
+                               rtol=1e-12, atol=1e-15)
+    for periodic_flag in (True, False):
+        ours = make(length, periodic_flag)
+        assert ours.dtype == np.float32 and ours.shape == (length,)
+        np.testing.assert_allclose(make(length, periodic_flag, dtype="float64").numpy(),
+                                   getattr(torch, name)(length, periodic_flag, dtype=torch.float64).numpy(),
+                                   rtol=1e-12, atol=1e-14)
+
+
+def test_window_options_as_pytorchs():
+    torch = import_torch()
+    np.testing.assert_allclose(minitx.hamming_window(6, False, alpha=0.5, beta=0.5, dtype="float64").numpy(),
+                               torch.hamming_window(6, False, alpha=0.5, beta=0.5, dtype=torch.float64).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(minitx.kaiser_window(7, beta=3.5, dtype="float64").numpy(),
+                               torch.kaiser_window(7, True, 3.5, dtype=torch.float64).numpy(), rtol=1e-12)
+    assert minitx.hann_window(4, requires_grad=True).requires_grad
+
+
+@pytest.mark.parametrize("row, col, offset", [(3, 3, 0), (3, 4, 1), (4, 3, -1), (0, 3, 0), (3, 2, -5), (2, 3, 10),
+                                              (1, 1, 0), (5, 2, 3)])
+def test_tril_and_triu_indices_as_numpys_and_pytorchs(row, col, offset):
+    torch = import_torch()
+    for name in ("tril_indices", "triu_indices"):
+        ours = getattr(minitx, name)(row, col, offset)
+        assert ours.dtype == np.int64 and ours.shape[0] == 2
+        np.testing.assert_array_equal(ours.numpy(), np.stack(getattr(np, name)(row, offset, col)).reshape(2, -1))
+        np.testing.assert_array_equal(ours.numpy(), getattr(torch, name)(row, col, offset).numpy())
+    assert minitx.tril_indices(3, 3, dtype="int32").dtype == np.int32
+
+
+@pytest.mark.parametrize("args, kwargs", [((0, 2, 3), {}), ((0, 3, 4), {"base": 2}), ((0, 2, 3), {"dtype": "int64"}),
+                                          ((-1, 1, 5), {"dtype": "float64"}), ((2, 2, 1), {}), ((0, 1, 0), {})])
+def test_logspace_as_pytorch(args, kwargs):
+    torch = import_torch()
+    ours = minitx.logspace(*args, **kwargs)
+    theirs = torch.logspace(*args, **_torch_kwargs(torch, kwargs))
+    assert ours.dtype == np.dtype(str(theirs.dtype).removeprefix("torch."))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(minitx.logspace(*args, base=kwargs.get("base", 10.0), dtype="float64").numpy(),
+                               kwargs.get("base", 10.0) ** np.linspace(*args), rtol=1e-15)
+
+
+def test_scalar_tensor_is_float32_whatever_the_number_as_pytorch():
+    for s in (3, True, 2.5, np.int8(4)):
+        t = minitx.scalar_tensor(s)
+        assert t.shape == () and t.dtype == np.float32 and float(t) == float(s)
+    assert minitx.scalar_tensor(3, dtype="int64").dtype == np.int64
+    assert minitx.scalar_tensor(1.5, requires_grad=True).requires_grad
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: minitx.hann_window(-1), ValueError, r"hann_window: window_length must be a whole number >= 0, got -1"),
+    (lambda: minitx.kaiser_window(2.0), ValueError, r"kaiser_window: window_length must be a whole number"),
+    (lambda: minitx.bartlett_window(3, dtype="int64"), TypeError, r"bartlett_window: needs a floating dtype, got int64"),
+    (lambda: minitx.tril_indices(-1, 3), ValueError, r"tril_indices: row must be a whole number >= 0, got -1"),
+    (lambda: minitx.triu_indices(3, 3, 0.5), ValueError, r"triu_indices: offset must be a whole number, got 0.5"),
+    (lambda: minitx.triu_indices(3, 3, dtype="float32"), TypeError, r"triu_indices: dtype must be an integer one"),
+    (lambda: minitx.logspace(0, 1, -2), ValueError, r"logspace: steps must be a whole number >= 0, got -2"),
+    (lambda: minitx.scalar_tensor([1.0]), TypeError, r"scalar_tensor: expected a number, got list"),
+])
+def test_new_creation_errors_name_the_function(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

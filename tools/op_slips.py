@@ -38,7 +38,8 @@ lu_solve, cholesky_solve, cholesky_inverse, matrix_rank and cond; one each for m
 its backward), linalg.diagonal, vander, linalg.vander, tensorinv, tensorsolve and lstsq's minimum-norm solution.
 (polygamma, i0, i1, xlog1py, entr, ndtr, log_ndtr) and one for its table of torch.special's names; one per
 tensor-joining name of PyTorch's top level (atleast_1d/2d/3d, broadcast_shapes, broadcast_tensors, block_diag,
-cartesian_prod, combinations, column_stack, row_stack, dstack).
+cartesian_prod, combinations, column_stack, row_stack, dstack) and creation name (logspace, scalar_tensor,
+tril_indices, triu_indices, the five windows), and unravel_index.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -65,6 +66,8 @@ _SETITEM = ("tests/ops/test_setitem.py",)
 _RESAMPLE = ("tests/ops/test_resample.py",)
 _GRID = ("tests/ops/test_grid_sample.py",)
 _CONV = ("tests/ops/test_conv.py",)
+_CREATION = ("tests/test_creation.py",)
+_CR = "minitx/creation.py"
 _UNFOLD = ("tests/ops/test_unfold.py",)
 _ATTENTION = ("tests/ops/test_attention_masks.py",)
 _SHAPE = ("tests/ops/test_shape.py",)
@@ -1104,5 +1107,28 @@ OP_SLIPS = [
          'for g in meshgrid(*tensors, indexing="xy")], axis=1)', _SHAPE),
     Slip("combinations: ordered picks (permutations)", _S, "if with_replacement else itertools.combinations",
          "if with_replacement else itertools.permutations", _SHAPE),
+    # PyTorch's top-level creation names (logspace, scalar_tensor, the triangles' indices, the windows) and unravel_index
+    Slip("logspace: base 10 whatever base is", _CR, "(float(base) ** xp.linspace(start, end, steps))",
+         "(10.0 ** xp.linspace(start, end, steps))", _CREATION),
+    Slip("scalar_tensor: the dtype inferred from the number", _CR,
+         "return _make(lambda xp, shape, d: xp.asarray(s).astype(d), (), dtype,",
+         "return _make(lambda xp, shape, d: xp.asarray(s).astype(d), (), _infer_dtype(s) if dtype is None else dtype,",
+         _CREATION),
+    Slip("tril_indices: the diagonal offset's sign turned", _CR, "lambda xp: xp.tri(row, col, offset, dtype=bool))",
+         "lambda xp: xp.tri(row, col, -offset, dtype=bool))", _CREATION),
+    Slip("triu_indices: the offset diagonal itself left out", _CR, "lambda xp: ~xp.tri(row, col, offset - 1, dtype=bool))",
+         "lambda xp: ~xp.tri(row, col, offset, dtype=bool))", _CREATION),
+    Slip("hann_window: the period one entry too long", _CR, "lambda xp, n, M: 0.5 - 0.5 * xp.cos(2 * math.pi * n / M))",
+         "lambda xp, n, M: 0.5 - 0.5 * xp.cos(2 * math.pi * n / (M + 1)))", _CREATION),
+    Slip("hamming_window: alpha and beta swapped", _CR, "lambda xp, n, M: alpha - beta * xp.cos(",
+         "lambda xp, n, M: beta - alpha * xp.cos(", _CREATION),
+    Slip("blackman_window: the second cosine at the first one's frequency", _CR, "+ 0.08 * xp.cos(4 * math.pi * n / M))",
+         "+ 0.08 * xp.cos(2 * math.pi * n / M))", _CREATION),
+    Slip("bartlett_window: the triangle's peak at the end", _CR, "lambda xp, n, M: 1 - xp.abs(2 * n / M - 1))",
+         "lambda xp, n, M: 1 - xp.abs(n / M - 1))", _CREATION),
+    Slip("kaiser_window: not divided by I_0(beta)", _CR, "/ bessel_i_values(0, xp.asarray(float(beta))))",
+         "/ bessel_i_values(0, xp.asarray(1.0)))", _CREATION),
+    Slip("unravel_index: the first axis varying fastest", _I, "    for size in reversed(shape):  # the last axis varies fastest",
+         "    for size in shape:  # the last axis varies fastest", _SELECTION),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

@@ -17,7 +17,7 @@ backward on raw arrays, the math in its docstring) with its public function righ
     indexing      getitem, setitem, select, take, gather, take_along_dim, scatter, scatter_add,
                   scatter_reduce, index_add, nonzero, masked_select, tril/triu, diagonal, diag, diagflat,
                   diag_embed, trace, embedding, embedding_bag, one_hot, bincount, histc, unique,
-                  unique_consecutive
+                  unique_consecutive, unravel_index
     linalg        matmul, mv, linear, bilinear, outer (ger), cross, einsum, tensordot, inner, vdot, kron;
                   addmm, addmv, addbmm, baddbmm, addr; minitx.linalg's vector_norm, matrix_norm and norm
     matrix        minitx.linalg's matrix functions: det, slogdet, inv, solve, cholesky, matrix_power,

@@ -1,6 +1,6 @@
 """Ops that pick elements by index: getitem (x[index]), gather, take_along_dim, scatter, scatter_add,
 scatter_reduce, index_add, tril/triu, diagonal (diag, diag_embed, trace), embedding lookups and bags, one_hot,
-the selections nonzero, argwhere and masked_select, and the counts bincount, histc, unique and
+the selections nonzero, argwhere and masked_select, unravel_index, and the counts bincount, histc, unique and
 unique_consecutive; and getitem's write, setitem (x[index] = v).
 
 Values are not changed, only where they go, so each backward sends dy back to where each
@@ -1517,6 +1517,28 @@ def unique_consecutive(x, return_inverse=False, return_counts=False, axis=None):
 
 
 # ---------------------------------------------------------------- selections: data-dependent shapes
+
+
+def unravel_index(indices, shape):
+    """The coordinates in ``shape`` of each flat (row-major) position in ``indices``, a tuple of one
+    int64 tensor per axis, each of indices' shape (PyTorch's and NumPy's unravel_index); a position
+    in [-n, n) of the n entries, counted from the end below 0. Integers, no gradient."""
+    indices = as_tensor(indices)
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"unravel_index: indices must be integers, got dtype {indices.dtype.name}")
+    shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    if any(isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0 for n in shape):
+        raise ValueError(f"unravel_index: shape must hold whole numbers >= 0, got {shape}")
+    n = math.prod(shape)
+    flat = indices.data.astype(np.int64)
+    sync.check_in_range(flat, n, lambda value: IndexError(
+        f"unravel_index: index {value} is out of range for shape {shape} of {n} entries; expected [{-n}, {n})"), low=-n)
+    flat = flat % max(n, 1)
+    coordinates = []
+    for size in reversed(shape):  # the last axis varies fastest
+        coordinates.append(flat % size)
+        flat = flat // size
+    return tuple(Tensor(c) for c in reversed(coordinates))
 
 
 def _true_positions(mask):

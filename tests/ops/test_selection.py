@@ -1,4 +1,4 @@
-"""nonzero, argwhere and MaskedSelect (minitx/ops/indexing.py), whose shapes depend on the data:
+"""nonzero, argwhere, MaskedSelect and unravel_index (minitx/ops/indexing.py), whose shapes depend on the data:
 forward against independent NumPy computations, float64 gradients (check_gradients) on
 hypothesis-drawn shapes and values, PyTorch parity, the one host read each costs, and the
 errors users see."""
@@ -152,3 +152,35 @@ def test_a_gradient_that_does_not_reach_an_input_is_0_there_even_where_dy_is_inf
     F.masked_scatter(x, np.array([False, True, False, True]), source).backward(np.array([np.inf, 1.0, 2.0, 3.0]))
     np.testing.assert_array_equal(source.grad.numpy(), [1.0, 3.0, 0.0])
     np.testing.assert_array_equal(x.grad.numpy(), [np.inf, 0.0, 2.0, 0.0])
+
+
+# ---------------------------------------------------------------- unravel_index
+
+
+@given(data=st.data())
+def test_unravel_index_as_numpys_and_pytorchs(data):
+    shape = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple), label="shape")
+    n = int(np.prod(shape))
+    flat = np.array(data.draw(st.lists(st.integers(-n, n - 1), max_size=5), label="flat"), dtype=np.int64)
+    ours = F.unravel_index(minitx.tensor(flat), shape)
+    want = np.unravel_index(flat % n, shape)
+    assert len(ours) == len(shape)
+    for got, expected in zip(ours, want, strict=True):
+        assert got.dtype == np.int64 and got.shape == flat.shape
+        np.testing.assert_array_equal(got.numpy(), expected)
+    torch = torch_in_example()
+    if torch is not None:
+        for got, theirs in zip(ours, torch.unravel_index(torch.from_numpy(flat), shape), strict=True):
+            np.testing.assert_array_equal(got.numpy(), theirs.numpy())
+
+
+def test_unravel_index_of_a_0d_index_and_its_errors():
+    assert [int(c) for c in F.unravel_index(minitx.tensor(5), (2, 4))] == [1, 1]
+    assert F.unravel_index(minitx.tensor([[7]]), 8)[0].shape == (1, 1)
+    with pytest.raises(IndexError, match=r"unravel_index: index 8 is out of range for shape \(2, 4\) of 8 entries; "
+                                         r"expected \[-8, 8\)"):
+        F.unravel_index(minitx.tensor([1, 8]), (2, 4))  # PyTorch's wraps it around to (0, 0)
+    with pytest.raises(TypeError, match="unravel_index: indices must be integers, got dtype float32"):
+        F.unravel_index(minitx.tensor([1.0]), (2,))
+    with pytest.raises(ValueError, match=r"unravel_index: shape must hold whole numbers >= 0, got \(2, -1\)"):
+        F.unravel_index(minitx.tensor([1]), (2, -1))

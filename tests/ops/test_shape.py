@@ -719,11 +719,13 @@ def _ref_combinations(a, r, with_replacement):
     return np.array(rows, dtype=a.dtype).reshape(-1, r) if r else a[:0]
 
 
+JOINING = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "block_diag", "cartesian_prod", "combinations",
+           "column_stack", "row_stack", "dstack"]
+
+
 @st.composite
-def joined_case(draw):
-    """(name, minitx fn, numpy reference, torch fn, inputs) of the ops that put tensors together."""
-    name = draw(st.sampled_from(["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "block_diag",
-                                 "cartesian_prod", "combinations", "column_stack", "row_stack", "dstack"]))
+def joined_case(draw, name):
+    """(minitx fn, numpy reference, torch fn, inputs) of the op ``name``, one that puts tensors together."""
     n = draw(st.integers(1, 3))
     if name == "broadcast_tensors":
         shapes = draw(mst.broadcastable_shapes(n, max_dims=3, max_side=3))
@@ -759,12 +761,13 @@ def joined_case(draw):
                   "row_stack": lambda torch, *ts: torch.vstack(ts),
                   "column_stack": lambda torch, *ts: torch.column_stack(ts), "dstack": lambda torch, *ts: torch.dstack(ts)}
     torch_fn = torch_call.get(name, lambda torch, *ts: getattr(torch, name)(*ts))
-    return name, *cases[name], torch_fn, inputs
+    return *cases[name], torch_fn, inputs
 
 
+@pytest.mark.parametrize("name", JOINING)
 @given(data=st.data())
-def test_joining_ops_as_numpy_with_gradients_as_pytorch(data):
-    name, fn, reference, torch_fn, inputs = data.draw(joined_case(), label="case")
+def test_joining_ops_as_numpy_with_gradients_as_pytorch(name, data):
+    fn, reference, torch_fn, inputs = data.draw(joined_case(name), label="case")
     out = fn(*inputs)
     expected = reference(*[t.numpy() for t in inputs])
     assert out.shape == expected.shape, name
