@@ -795,6 +795,10 @@ def test_broadcast_shapes_block_diag_and_combinations_edges_as_pytorch():
     mixed = F.block_diag(minitx.tensor([1, 2]), minitx.tensor([1.5]))
     assert mixed.dtype == np.float32 and mixed.numpy().tolist() == [[1, 2, 0], [0, 0, 1.5]]
     assert F.combinations(minitx.tensor([1.0, 2.0]), r=3).shape == (0, 3)
+    three = minitx.tensor([1.0, 2.0, 3.0])
+    assert F.combinations(three).numpy().tolist() == [[1, 2], [1, 3], [2, 3]]  # increasing positions, each pair once
+    assert F.combinations(three, 2, with_replacement=True).numpy().tolist() == [[1, 1], [1, 2], [1, 3], [2, 2], [2, 3],
+                                                                               [3, 3]]
     assert F.cartesian_prod(minitx.tensor([1.0])).shape == (1,)
     assert minitx.row_stack is F.row_stack and minitx.block_diag is F.block_diag
 
