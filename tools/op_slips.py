@@ -39,7 +39,8 @@ its backward), linalg.diagonal, vander, linalg.vander, tensorinv, tensorsolve an
 (polygamma, i0, i1, xlog1py, entr, ndtr, log_ndtr) and one for its table of torch.special's names; one per
 tensor-joining name of PyTorch's top level (atleast_1d/2d/3d, broadcast_shapes, broadcast_tensors, block_diag,
 cartesian_prod, combinations, column_stack, row_stack, dstack) and creation name (logspace, scalar_tensor,
-tril_indices, triu_indices, the five windows), and unravel_index.
+tril_indices, triu_indices, the five windows), and unravel_index, slice_scatter, select_scatter and
+diagonal_scatter.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -1130,5 +1131,12 @@ OP_SLIPS = [
          "/ bessel_i_values(0, xp.asarray(1.0)))", _CREATION),
     Slip("unravel_index: the first axis varying fastest", _I, "    for size in reversed(shape):  # the last axis varies fastest",
          "    for size in shape:  # the last axis varies fastest", _SELECTION),
+    # PyTorch's slice_scatter, select_scatter and diagonal_scatter
+    Slip("slice_scatter: the step left out", _I, "index = (slice(None),) * axis + (slice(start, end, step),)",
+         "index = (slice(None),) * axis + (slice(start, end),)", _INDEXING),
+    Slip("select_scatter: written along axis 0 whatever the axis", _I, "(slice(None),) * axis + (int(index),), x.shape",
+         "(int(index),), x.shape", _INDEXING),
+    Slip("diagonal_scatter: the offset's sign turned", _I, "row0, col0 = max(-offset, 0), max(offset, 0)",
+         "row0, col0 = max(offset, 0), max(-offset, 0)", _INDEXING),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

@@ -1112,6 +1112,11 @@ class Tensor:
     def index_add(self, axis, index, source, *, alpha=1): return F.index_add(self, axis, index, source, alpha)
     def index_fill(self, axis, index, value): return F.index_fill(self, axis, index, value)
     def index_copy(self, axis, index, source): return F.index_copy(self, axis, index, source)
+    def slice_scatter(self, src, axis=0, start=None, end=None, step=1):
+        return F.slice_scatter(self, src, axis, start, end, step)
+
+    def select_scatter(self, src, axis, index): return F.select_scatter(self, src, axis, index)
+    def diagonal_scatter(self, src, offset=0, axis1=0, axis2=1): return F.diagonal_scatter(self, src, offset, axis1, axis2)
     def masked_scatter(self, mask, source): return F.masked_scatter(self, mask, source)
     def fmod(self, other): return F.fmod(self, other)
     def remainder(self, other): return F.remainder(self, other)
@@ -1316,7 +1321,7 @@ for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "a
               "unbind", "median", "nanmedian", "index_add", "index_fill", "index_copy", "scatter", "scatter_reduce",
               "tril", "triu", "narrow", "unflatten", "kthvalue", "mode", "quantile", "nanquantile", "diff", "cross",
               "tensor_split", "take_along_dim", "diag_embed", "unique_consecutive", "rot90", "select", "aminmax",
-              "nansum", "nanmean"):
+              "nansum", "nanmean", "slice_scatter", "select_scatter", "diagonal_scatter"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
 
 

@@ -1,5 +1,5 @@
 """Ops that pick elements by index: getitem (x[index]), gather, take_along_dim, scatter, scatter_add,
-scatter_reduce, index_add, tril/triu, diagonal (diag, diag_embed, trace), embedding lookups and bags, one_hot,
+scatter_reduce, index_add, slice_scatter, select_scatter, diagonal_scatter, tril/triu, diagonal (diag, diag_embed, trace), embedding lookups and bags, one_hot,
 the selections nonzero, argwhere and masked_select, unravel_index, and the counts bincount, histc, unique and
 unique_consecutive; and getitem's write, setitem (x[index] = v).
 
@@ -1055,6 +1055,71 @@ class Diagonal(Function):
 def diagonal(x, offset=0, axis1=0, axis2=1):
     """The offset-th diagonal of x along axis1 and axis2, as a new last axis (see Diagonal)."""
     return Diagonal(operator.index(offset), axis1, axis2)(x)
+
+
+def _written(op, x, src, index, part):
+    """x with src written at x[index] (PyTorch's *_scatter ops): a copy of x, then setitem, so
+    dx = dy but 0 where src went, and dsrc = dy[index]. src needs ``part``, the shape of x[index]."""
+    src = as_tensor(src, x)
+    if src.shape != part:
+        raise ValueError(f"{op}: src of shape {src.shape} does not fit the part of x (shape {x.shape}) it replaces: "
+                         f"expected shape {part}")
+    y = x.clone()
+    y[index] = src
+    return y
+
+
+@takes_torch_keywords
+def slice_scatter(x, src, axis=0, start=None, end=None, step=1):
+    """x with src written at x[..., start:end:step] along ``axis`` (PyTorch's slice_scatter; step >= 1)."""
+    x = as_tensor(x)
+    axis = _method_axis("slice_scatter", axis, x.shape)
+    if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 1:
+        raise ValueError(f"slice_scatter: step must be a whole number >= 1, got {step!r}")
+    index = (slice(None),) * axis + (slice(start, end, step),)
+    return _written("slice_scatter", x, src, index, x.shape[:axis] + (len(range(*index[-1].indices(x.shape[axis]))),)
+                    + x.shape[axis + 1:])
+
+
+@takes_torch_keywords
+def select_scatter(x, src, axis, index):
+    """x with src written at x[..., index] along ``axis``, src x's shape less that axis (PyTorch's
+    select_scatter, select's adjoint; index in [-n, n), counted from the end when < 0)."""
+    x = as_tensor(x)
+    axis = _method_axis("select_scatter", axis, x.shape)
+    if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+        raise TypeError(f"select_scatter: index must be an int, got {index!r}")
+    n = x.shape[axis]
+    if not -n <= index < n:
+        raise IndexError(f"select_scatter: index {index} is out of range for axis {axis} of length {n}; expected an "
+                         f"int in [{-n}, {n})")
+    return _written("select_scatter", x, src, (slice(None),) * axis + (int(index),), x.shape[:axis] + x.shape[axis + 1:])
+
+
+@takes_torch_keywords
+def diagonal_scatter(x, src, offset=0, axis1=0, axis2=1):
+    """x with src written on its offset-th diagonal along axis1 and axis2, src shaped as diagonal(x,
+    offset, axis1, axis2) (that diagonal a last axis; PyTorch's diagonal_scatter). Written through one
+    index array per axis, broadcast to src's shape: the other axes' positions in their order, then
+    the diagonal's rows (on axis1) and columns (on axis2)."""
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"diagonal_scatter: needs at least 2 dimensions, got shape {x.shape}")
+    a1, a2 = (_method_axis("diagonal_scatter", a, x.shape) for a in (axis1, axis2))
+    if a1 == a2:
+        raise ValueError(f"diagonal_scatter: axis1 and axis2 must differ, got {axis1} and {axis2}")
+    offset = operator.index(offset)
+    row0, col0 = max(-offset, 0), max(offset, 0)
+    length = max(0, min(x.shape[a1] - row0, x.shape[a2] - col0))
+    others = [d for d in range(x.ndim) if d not in (a1, a2)]
+    xp = get_array_module(x.data)
+    index = [None] * x.ndim
+    for k, d in enumerate(others):
+        index[d] = xp.arange(x.shape[d]).reshape((1,) * k + (-1,) + (1,) * (len(others) - k))
+    index[a1] = xp.arange(row0, row0 + length)
+    index[a2] = xp.arange(col0, col0 + length)
+    part = tuple(x.shape[d] for d in others) + (length,)
+    return _written("diagonal_scatter", x, src, tuple(index), part)
 
 
 class DiagEmbed(Function):

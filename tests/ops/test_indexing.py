@@ -1,6 +1,6 @@
 """Flip, Roll, Tril, Triu, Diagonal (and trace), Gather, ScatterAdd, ScatterReduce, Repeat, Tile, PadEdges
-(reflect, replicate, circular), Einsum, one_hot, and the composites index_fill, index_copy and
-masked_scatter (minitx/ops/indexing.py): forward against independent NumPy computations, float64 gradients
+(reflect, replicate, circular), Einsum, one_hot, and the composites index_fill, index_copy,
+masked_scatter, slice_scatter, select_scatter and diagonal_scatter (minitx/ops/indexing.py): forward against independent NumPy computations, float64 gradients
 (check_gradients) on hypothesis-drawn shapes, PyTorch parity, and the errors users see."""
 
 import numpy as np
@@ -118,6 +118,66 @@ def test_diagonal(x, offset, data):
     check_forward(fn, reference, x)
     assert check_gradients(fn, x)
     parity(fn, lambda t: t.diagonal(offset, axis1, axis2), leaf(x.numpy()))
+
+
+@st.composite
+def _scatter_into_case(draw):
+    """(name, its arguments past x and src, x, src, NumPy's x with src written) of a *_scatter op."""
+    name = draw(st.sampled_from(["slice_scatter", "select_scatter", "diagonal_scatter"]))
+    x = draw(mst.tensors(mst.shapes(min_dims=2 if name == "diagonal_scatter" else 1, max_dims=3, max_side=4)))
+    axis = draw(st.integers(-x.ndim, x.ndim - 1))
+    a = x.numpy()
+    if name == "slice_scatter":
+        start, end = draw(st.none() | st.integers(-5, 5)), draw(st.none() | st.integers(-5, 5))
+        args = (axis, start, end, draw(st.integers(1, 3)))
+        index = (slice(None),) * (axis % x.ndim) + (slice(start, end, args[-1]),)
+    elif name == "select_scatter":
+        args = (axis, draw(st.integers(-x.shape[axis], x.shape[axis] - 1)))
+        index = (slice(None),) * (axis % x.ndim) + (args[1],)
+    else:
+        axis2 = draw(st.integers(-x.ndim, x.ndim - 1).filter(lambda b: b % x.ndim != axis % x.ndim))
+        offset = draw(st.integers(-5, 5))
+        args = (offset, axis, axis2)
+        moved = np.moveaxis(np.arange(a.size).reshape(a.shape), (axis, axis2), (-2, -1))  # each entry's flat position
+        pairs = list(zip(range(max(-offset, 0), moved.shape[-2]), range(max(offset, 0), moved.shape[-1])))
+        flat = np.stack([moved[..., i, j] for i, j in pairs], -1) if pairs else np.zeros(moved.shape[:-2] + (0,), int)
+        index = np.unravel_index(flat, a.shape)
+    src = draw(mst.tensors(a[index].shape))
+    expected = a.copy()
+    expected[index] = src.numpy()
+    return name, args, x, src, expected
+
+
+@given(case=_scatter_into_case())
+def test_slice_select_and_diagonal_scatter_write_src_into_a_copy_of_x(case):
+    """x itself is unchanged; dx is dy where src did not go, dsrc is dy where it went (both gradchecked)."""
+    name, args, x, src, expected = case
+    before = x.numpy().copy()
+    fn = lambda t, s: getattr(F, name)(t, s, *args)  # noqa: E731
+    np.testing.assert_array_equal(fn(x, src).numpy(), expected)
+    np.testing.assert_array_equal(x.numpy(), before)
+    assert check_gradients(fn, x, src)
+    parity(lambda t, s: getattr(t, name)(s, *args), lambda t, s: getattr(t, name)(s, *args),
+           leaf(x.numpy()), leaf(src.numpy()))
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda x: F.slice_scatter(x, minitx.ones(3, 3), 1, 1, 3), ValueError,
+     r"slice_scatter: src of shape \(3, 3\) does not fit the part of x \(shape \(3, 4\)\) it replaces: expected shape \(3, 2\)"),
+    (lambda x: F.slice_scatter(x, minitx.ones(3, 4), 1, step=0), ValueError, "slice_scatter: step must be a whole number >= 1"),
+    (lambda x: F.slice_scatter(x, minitx.ones(3, 4), 2), np.exceptions.AxisError, "slice_scatter: axis 2 is out of range"),
+    (lambda x: F.select_scatter(x, minitx.ones(3), 0, 0), ValueError, r"select_scatter: src of shape \(3,\) does not fit"),
+    (lambda x: F.select_scatter(x, minitx.ones(4), 0, 3), IndexError,
+     r"select_scatter: index 3 is out of range for axis 0 of length 3; expected an int in \[-3, 3\)"),
+    (lambda x: F.select_scatter(x, minitx.ones(4), 0, 1.0), TypeError, "select_scatter: index must be an int, got 1.0"),
+    (lambda x: F.diagonal_scatter(x, minitx.ones(4)), ValueError, r"diagonal_scatter: src of shape \(4,\) does not fit"),
+    (lambda x: F.diagonal_scatter(x, minitx.ones(3), 0, 1, -1), ValueError,
+     "diagonal_scatter: axis1 and axis2 must differ, got 1 and -1"),
+    (lambda x: F.diagonal_scatter(x[0], minitx.ones(1)), ValueError, r"diagonal_scatter: needs at least 2 dimensions"),
+])
+def test_slice_select_and_diagonal_scatter_errors_name_the_op(call, error, message):
+    with pytest.raises(error, match=message):
+        call(minitx.zeros(3, 4))
 
 
 @given(x=mst.tensors(mst.shapes(min_dims=2, max_dims=2, max_side=4)))
