@@ -39,8 +39,8 @@ its backward), linalg.diagonal, vander, linalg.vander, tensorinv, tensorsolve an
 (polygamma, i0, i1, xlog1py, entr, ndtr, log_ndtr) and one for its table of torch.special's names; one per
 tensor-joining name of PyTorch's top level (atleast_1d/2d/3d, broadcast_shapes, broadcast_tensors, block_diag,
 cartesian_prod, combinations, column_stack, row_stack, dstack) and creation name (logspace, scalar_tensor,
-tril_indices, triu_indices, the five windows), and unravel_index, slice_scatter, select_scatter and
-diagonal_scatter.
+tril_indices, triu_indices, the five windows), and unravel_index, slice_scatter, select_scatter,
+diagonal_scatter, index_put and index_reduce.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -1138,5 +1138,11 @@ OP_SLIPS = [
          "(int(index),), x.shape", _INDEXING),
     Slip("diagonal_scatter: the offset's sign turned", _I, "row0, col0 = max(-offset, 0), max(offset, 0)",
          "row0, col0 = max(offset, 0), max(-offset, 0)", _INDEXING),
+    # PyTorch's index_put (accumulate=) and index_reduce
+    Slip("index_put: a negative index counted from the start (its size taken)", _I,
+         "xp.ravel_multi_index(tuple(a % n for a, n in zip(arrays, lead)), lead)",
+         "xp.ravel_multi_index(tuple(xp.abs(a) for a in arrays), lead)", _INDEXING),
+    Slip("index_reduce: include_self ignored", _I, "return scatter_reduce(x, axis, Tensor(spread), source, reduce, include_self)",
+         "return scatter_reduce(x, axis, Tensor(spread), source, reduce)", _INDEXING),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

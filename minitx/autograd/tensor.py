@@ -1116,6 +1116,11 @@ class Tensor:
         return F.slice_scatter(self, src, axis, start, end, step)
 
     def select_scatter(self, src, axis, index): return F.select_scatter(self, src, axis, index)
+    def index_put(self, indices, values, accumulate=False): return F.index_put(self, indices, values, accumulate)
+
+    def index_reduce(self, axis, index, source, reduce, *, include_self=True):
+        return F.index_reduce(self, axis, index, source, reduce, include_self)
+
     def diagonal_scatter(self, src, offset=0, axis1=0, axis2=1): return F.diagonal_scatter(self, src, offset, axis1, axis2)
     def masked_scatter(self, mask, source): return F.masked_scatter(self, mask, source)
     def fmod(self, other): return F.fmod(self, other)
@@ -1321,7 +1326,7 @@ for _name in ("sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "a
               "unbind", "median", "nanmedian", "index_add", "index_fill", "index_copy", "scatter", "scatter_reduce",
               "tril", "triu", "narrow", "unflatten", "kthvalue", "mode", "quantile", "nanquantile", "diff", "cross",
               "tensor_split", "take_along_dim", "diag_embed", "unique_consecutive", "rot90", "select", "aminmax",
-              "nansum", "nanmean", "slice_scatter", "select_scatter", "diagonal_scatter"):
+              "nansum", "nanmean", "slice_scatter", "select_scatter", "diagonal_scatter", "index_reduce"):
     setattr(Tensor, _name, takes_torch_keywords(getattr(Tensor, _name)))
 
 
@@ -1346,7 +1351,7 @@ for _name in (
         "clamp", "clip", "clamp_min", "clamp_max",                                                      # bounds
         "mul", "div", "pow", "fmod", "remainder", "lerp", "addcmul", "addcdiv",                         # binary
         "masked_fill", "masked_scatter", "scatter", "scatter_add", "scatter_reduce", "index_add",       # indexed
-        "index_fill", "index_copy",
+        "index_fill", "index_copy", "index_put", "index_reduce",
         "erfc", "erfinv", "lgamma", "digamma", "sinc", "logit", "frac", "sgn", "deg2rad", "rad2deg",    # more math
         "xlogy", "heaviside", "ldexp", "gcd", "lcm", "nextafter",
         "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "exp2", "log2",  # and more

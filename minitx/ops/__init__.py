@@ -15,7 +15,7 @@ backward on raw arrays, the math in its docstring) with its public function righ
                   tensor_split (hsplit, vsplit, dsplit), flip, fliplr, flipud, rot90, roll, repeat, tile,
                   sliding_windows (Tensor.unfold), pad, meshgrid, pixel_shuffle, channel_shuffle
     indexing      getitem, setitem, select, take, gather, take_along_dim, scatter, scatter_add,
-                  slice_scatter, select_scatter, diagonal_scatter,
+                  slice_scatter, select_scatter, diagonal_scatter, index_put, index_reduce,
                   scatter_reduce, index_add, nonzero, masked_select, tril/triu, diagonal, diag, diagflat,
                   diag_embed, trace, embedding, embedding_bag, one_hot, bincount, histc, unique,
                   unique_consecutive, unravel_index

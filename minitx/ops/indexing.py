@@ -1,5 +1,5 @@
 """Ops that pick elements by index: getitem (x[index]), gather, take_along_dim, scatter, scatter_add,
-scatter_reduce, index_add, slice_scatter, select_scatter, diagonal_scatter, tril/triu, diagonal (diag, diag_embed, trace), embedding lookups and bags, one_hot,
+scatter_reduce, index_add, index_put, index_reduce, slice_scatter, select_scatter, diagonal_scatter, tril/triu, diagonal (diag, diag_embed, trace), embedding lookups and bags, one_hot,
 the selections nonzero, argwhere and masked_select, unravel_index, and the counts bincount, histc, unique and
 unique_consecutive; and getitem's write, setitem (x[index] = v).
 
@@ -792,6 +792,48 @@ def index_add(x, axis, index, source, alpha=1):
     return IndexAdd(axis, alpha)(x, as_indices(index, x), source)
 
 
+def index_put(x, indices, values, accumulate=False):
+    """x with values written at x[indices] (PyTorch's index_put; ``indices`` a tuple of index
+    tensors, integer or boolean, for x's leading axes; values of x's dtype, broadcast to x[indices]'s
+    shape). Without accumulate, a copy of x then setitem: where indices name one place twice the
+    last write stays (PyTorch does not say which). With accumulate, every value is added at its
+    place, repeats adding up: an index_add over x's leading axes flattened (a boolean index taken as
+    its True positions), so dx = dy and dvalues = dy at each value's place, summed over its broadcast."""
+    x, values = as_tensor(x), as_tensor(values, x)
+    if not isinstance(indices, (tuple, list)) or not all(isinstance(i, Tensor) for i in indices):
+        raise TypeError(f"index_put: indices must be a tuple of tensors, got {type(indices).__name__}")
+    if values.dtype != x.dtype:
+        raise TypeError(f"index_put: values must have x's dtype {x.dtype.name}, got {values.dtype.name}")
+    if not accumulate:
+        y = x.clone()
+        y[tuple(indices)] = values
+        return y
+    xp = get_array_module(x.data)
+    arrays = []
+    for i in indices:  # each as integer arrays, one per axis it covers
+        arrays += list(xp.nonzero(i.data)) if i.dtype.kind == "b" else [i.data]
+    if any(a.dtype.kind not in "iu" for a in arrays):
+        raise TypeError("index_put: indices must be integer or boolean tensors, got dtypes "
+                        f"{', '.join(i.dtype.name for i in indices)}")
+    k, lead = len(arrays), x.shape[:len(arrays)]
+    if k > x.ndim:
+        raise IndexError(f"index_put: {k} index axes for x of shape {x.shape}")
+    for axis, (a, n) in enumerate(zip(arrays, lead)):
+        sync.check_in_range(a, n, lambda value, axis=axis, n=n: IndexError(
+            f"index_put: index {value} is out of range for axis {axis} of length {n}; expected [{-n}, {n})"), low=-n)
+    try:
+        arrays = xp.broadcast_arrays(*arrays)
+    except ValueError:
+        raise IndexError(f"index_put: index shapes {[a.shape for a in arrays]} do not broadcast together") from None
+    flat = xp.ravel_multi_index(tuple(a % n for a, n in zip(arrays, lead)), lead) if k else xp.zeros((), np.int64)
+    target = flat.shape + x.shape[k:]
+    if not broadcasts_to(values.shape, target):
+        raise ValueError(f"index_put: values of shape {values.shape} do not broadcast to x[indices]'s shape {target}")
+    rows = x.reshape((math.prod(lead),) + x.shape[k:])
+    spread = values.broadcast_to(target).reshape((flat.size,) + x.shape[k:])
+    return index_add(rows, 0, Tensor(flat.reshape(-1)), spread).reshape(x.shape)
+
+
 def _one_axis(op, x, axis, index, negative=False):
     """The axis (counted from 0) and the 1-d index of index_fill and index_copy, checked: index
     holds whole numbers in range along the axis (a 0-d tensor counts as one of length 1); with
@@ -842,6 +884,31 @@ def index_copy(x, axis, index, source):
     along = tuple(-1 if d == axis else 1 for d in range(x.ndim))
     spread = get_array_module(index).broadcast_to(index.reshape(along), expected)
     return Scatter(axis)(x, Tensor(spread), source)
+
+
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+
+
+@takes_torch_keywords
+def index_reduce(x, axis, index, source, reduce, include_self=True):
+    """x with source[..., i, ...] reduced into x[..., index[i], ...] along ``axis`` by ``reduce``
+    ("prod", "mean", "amax", "amin"), x's own value among them when include_self (PyTorch's
+    index_reduce): scatter_reduce with index[i] all over source's slice i (its gradient, ties
+    sharing dy in amax and amin)."""
+    if reduce not in _INDEX_REDUCTIONS:
+        raise ValueError(f"index_reduce: reduce must be one of {', '.join(map(repr, _INDEX_REDUCTIONS))}, got "
+                         f"{reduce!r} (index_add adds)")
+    x, source = as_tensor(x), as_tensor(source, x)
+    if x.ndim == 0:
+        return index_reduce(x.reshape(1), 0, index, source.reshape(-1), reduce, include_self).reshape(())
+    axis, index = _one_axis("index_reduce", x, axis, as_indices(index, x))
+    expected = x.shape[:axis] + index.shape + x.shape[axis + 1:]
+    if source.shape != expected:
+        raise ValueError(f"index_reduce: source of shape {source.shape} does not fit x of shape {x.shape} and "
+                         f"{index.size} indices along axis {axis}: expected {expected}")
+    along = tuple(-1 if d == axis else 1 for d in range(x.ndim))
+    spread = get_array_module(index).broadcast_to(index.reshape(along), expected)
+    return scatter_reduce(x, axis, Tensor(spread), source, reduce, include_self)
 
 
 def masked_scatter(x, mask, source):

@@ -1,6 +1,6 @@
 """Flip, Roll, Tril, Triu, Diagonal (and trace), Gather, ScatterAdd, ScatterReduce, Repeat, Tile, PadEdges
 (reflect, replicate, circular), Einsum, one_hot, and the composites index_fill, index_copy,
-masked_scatter, slice_scatter, select_scatter and diagonal_scatter (minitx/ops/indexing.py): forward against independent NumPy computations, float64 gradients
+masked_scatter, slice_scatter, select_scatter, diagonal_scatter, index_put and index_reduce (minitx/ops/indexing.py): forward against independent NumPy computations, float64 gradients
 (check_gradients) on hypothesis-drawn shapes, PyTorch parity, and the errors users see."""
 
 import numpy as np
@@ -178,6 +178,102 @@ def test_slice_select_and_diagonal_scatter_write_src_into_a_copy_of_x(case):
 def test_slice_select_and_diagonal_scatter_errors_name_the_op(call, error, message):
     with pytest.raises(error, match=message):
         call(minitx.zeros(3, 4))
+
+
+# ---------------------------------------------------------------- index_put, index_reduce
+
+
+@given(data=st.data())
+def test_index_put_as_numpys_writes_and_add_at(data):
+    """accumulate: every value added at its place (NumPy's add.at), repeats adding up; without it a
+    write (indices drawn without repeats there: PyTorch does not say which of two writes stays)."""
+    shape = data.draw(mst.shapes(min_dims=1, max_dims=3, min_side=1, max_side=4), label="shape")
+    accumulate = data.draw(st.booleans(), label="accumulate")
+    k = data.draw(st.integers(1, len(shape)), label="k")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16), label="seed"))
+    m = data.draw(st.integers(0, 5), label="m")
+    if accumulate:
+        indices = [rng.integers(-n, n, size=m) for n in shape[:k]]
+    else:
+        flat = rng.permutation(int(np.prod(shape[:k])))[:m]
+        m = flat.size
+        indices = [i - n * rng.integers(0, 2, size=i.shape) for i, n in zip(np.unravel_index(flat, shape[:k]), shape)]
+    values_shape = data.draw(st.sampled_from([(m,) + shape[k:], shape[k:], ()]), label="values")
+    x, values = leaf(rng.standard_normal(shape)), leaf(rng.standard_normal(values_shape))
+    expected = x.numpy().copy()
+    where = tuple(indices)
+    if accumulate:
+        np.add.at(expected, where, np.broadcast_to(values.numpy(), (m,) + shape[k:]))
+    else:
+        expected[where] = values.numpy()
+    fn = lambda t, v: F.index_put(t, tuple(minitx.tensor(i) for i in indices), v, accumulate)  # noqa: E731
+    np.testing.assert_allclose(fn(x, values).numpy(), expected, rtol=1e-15, atol=1e-15)
+    assert check_gradients(fn, x, values)
+    parity(lambda t, v: t.index_put(tuple(minitx.tensor(i) for i in indices), v, accumulate),
+           lambda t, v: t.index_put(tuple(_torch().from_numpy(i) for i in indices), v, accumulate),
+           leaf(x.numpy()), leaf(values.numpy()))
+
+
+def test_index_put_takes_a_boolean_index_and_writes_in_place_as_pytorch():
+    x = minitx.zeros(3)
+    assert F.index_put(x, (minitx.tensor([True, False, True]),), minitx.tensor(2.0), accumulate=True).numpy().tolist() \
+        == [2.0, 0.0, 2.0]
+    assert x.index_put_((minitx.tensor([1, 1]),), minitx.tensor([1.0, 4.0]), accumulate=True) is x
+    assert x.numpy().tolist() == [0.0, 5.0, 0.0]
+    with pytest.raises(TypeError, match="index_put: values must have x's dtype float32, got float64"):
+        x.index_put((minitx.tensor([0]),), minitx.tensor([1.0], dtype="float64"))
+    with pytest.raises(TypeError, match="index_put: indices must be a tuple of tensors, got Tensor"):
+        x.index_put(minitx.tensor([0]), minitx.tensor(1.0))
+    with pytest.raises(IndexError, match=r"index_put: index 3 is out of range for axis 0 of length 3; expected \[-3, 3\)"):
+        x.index_put((minitx.tensor([3]),), minitx.tensor(1.0), accumulate=True)
+    with pytest.raises(ValueError, match=r"index_put: values of shape \(2,\) do not broadcast to x\[indices\]'s shape"):
+        x.index_put((minitx.tensor([0, 1, 2]),), minitx.tensor([1.0, 2.0]), accumulate=True)
+    with pytest.raises(TypeError, match="index_put: indices must be integer or boolean tensors"):
+        x.index_put((minitx.tensor([0.0]),), minitx.tensor(1.0), accumulate=True)
+
+
+def _np_index_reduce(a, axis, index, source, reduce, include_self):
+    out = np.moveaxis(a.copy(), axis, 0)
+    src = np.moveaxis(source, axis, 0)
+    for row in set(index.tolist()):
+        picked = [src[i] for i in range(len(index)) if index[i] == row] + ([out[row]] if include_self else [])
+        out[row] = {"prod": np.prod, "mean": np.mean, "amax": np.max, "amin": np.min}[reduce](np.stack(picked), 0)
+    return np.moveaxis(out, 0, axis)
+
+
+@pytest.mark.filterwarnings(r"ignore:index_reduce\(\) is in beta")  # (PyTorch's)
+@given(data=st.data())
+def test_index_reduce_as_numpy_with_gradients_as_pytorch(data):
+    """Distinct values (no ties for amax, amin; no zeros for prod's quotient): the gradient is defined."""
+    shape = data.draw(mst.shapes(min_dims=1, max_dims=3, min_side=1, max_side=4), label="shape")
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1), label="axis")
+    index = np.array(data.draw(st.lists(st.integers(0, shape[axis] - 1), max_size=5), label="index"), dtype=np.int64)
+    reduce = data.draw(st.sampled_from(["prod", "mean", "amax", "amin"]), label="reduce")
+    include_self = data.draw(st.booleans(), label="include_self")
+    source_shape = shape[:axis % len(shape)] + index.shape + shape[axis % len(shape) + 1:]
+    n = int(np.prod(shape)) + int(np.prod(source_shape))
+    values = (np.random.default_rng(n).permutation(n) + 1.0) / n * np.where(np.arange(n) % 2, 1, -1) + 0.5
+    x, source = leaf(values[:int(np.prod(shape))].reshape(shape)), leaf(values[int(np.prod(shape)):].reshape(source_shape))
+    fn = lambda t, s: t.index_reduce(axis, minitx.tensor(index), s, reduce, include_self=include_self)  # noqa: E731
+    np.testing.assert_allclose(fn(x, source).numpy(), _np_index_reduce(x.numpy(), axis % len(shape), index,
+                                                                        source.numpy(), reduce, include_self), rtol=1e-13)
+    assert check_gradients(fn, x, source)
+    torch = _torch()
+    if torch is not None:
+        parity(fn, lambda t, s: t.index_reduce(axis, torch.from_numpy(index), s, reduce, include_self=include_self),
+               leaf(x.numpy()), leaf(source.numpy()))
+
+
+def test_index_reduce_in_place_and_its_errors():
+    x = minitx.ones(2, 3)
+    assert x.index_reduce_(1, minitx.tensor([2]), minitx.full((2, 1), 4.0), "prod") is x
+    assert x.numpy().tolist() == [[1.0, 1.0, 4.0]] * 2
+    with pytest.raises(ValueError, match="index_reduce: reduce must be one of 'prod', 'mean', 'amax', 'amin', got 'sum'"):
+        x.index_reduce(1, minitx.tensor([0]), minitx.ones(2, 1), "sum")
+    with pytest.raises(ValueError, match=r"index_reduce: source of shape \(2, 2\) does not fit x of shape \(2, 3\)"):
+        x.index_reduce(1, minitx.tensor([0]), minitx.ones(2, 2), "mean")
+    with pytest.raises(IndexError, match=r"index_reduce: index 3 is out of range \[0, 3\)"):
+        x.index_reduce(1, minitx.tensor([3]), minitx.ones(2, 1), "amax")
 
 
 @given(x=mst.tensors(mst.shapes(min_dims=2, max_dims=2, max_side=4)))
