@@ -27,7 +27,8 @@ import minitx  # noqa: E402
 import minitx.functional as F  # noqa: E402
 from minitx import nn  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")  # (scatter_'s reduce=)
+pytestmark = [pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter"),  # (scatter_'s reduce=)
+              pytest.mark.filterwarnings(r"ignore:index_reduce\(\) is in beta")]
 
 RNG = np.random.default_rng(0)
 A = RNG.uniform(0.5, 2.0, (3, 4)) * RNG.choice([-1.0, 1.0], (3, 4))  # float64, away from 0
@@ -79,6 +80,10 @@ CASES = dict([
     row("scatter_reduce_", 0, REPEATS, SRC, "mean"),
     row("index_add_", 1, COLUMNS, SOURCE, alpha=0.5), row("index_fill_", 1, COLUMNS, -1.0),
     row("index_copy_", 1, COLUMNS, SOURCE),
+    row("index_put_", (np.array([2, 0]), np.array([1, -1])), np.array([0.5, -1.5])),
+    row("index_put_", (np.array([0, 2, 0]),), ROW, accumulate=True),
+    row("index_reduce_", 1, COLUMNS[:2], SOURCE[:, :2], "amax"), row("index_reduce_", 1, COLUMNS, SOURCE, "prod"),
+    row("index_reduce_", 1, np.array([1, 1, 0]), SOURCE, "mean", include_self=False),
     # more math, and PyTorch's second names
     *(row(name) for name in ("tan_", "atan_", "arctan_", "sinh_", "cosh_", "erf_", "exp2_", "fix_", "absolute_",
                              "negative_")),
@@ -106,6 +111,8 @@ def arguments(lib, args, kwargs, dtype="float64"):
     """The case's arguments for ``lib``: arrays as its tensors (float ones as ``dtype``: index_add_
     and the scatters take x's), the rest as they are."""
     def convert(a):
+        if isinstance(a, tuple):  # (index_put_'s indices)
+            return tuple(map(convert, a))
         if not isinstance(a, np.ndarray):
             return a
         return lib.tensor(a, dtype=getattr(lib, dtype)) if a.dtype.kind == "f" else lib.tensor(a)

@@ -981,7 +981,7 @@ class ScatterReduce(Function):
             ufunc_at(_SCATTER_UFUNCS[self.reduce], y, self.target, s, axis)
         if self.reduce == "mean":
             n = xp.maximum(count + self.include_self, 1)
-            y = y // n if x.dtype.kind in "iu" else y / n.astype(x.dtype)
+            y = (y // n).astype(x.dtype) if x.dtype.kind in "iu" else y / n.astype(x.dtype)  # (n is int32)
         self.save_for_backward(x, s, y, count, *self.target)
         return y.reshape(self.x_shape)
 

@@ -1774,3 +1774,13 @@ def test_unique_of_bfloat16_with_nan_is_sorted_as_float32():
 def test_unique_refuses_dim():
     with pytest.raises(NotImplementedError, match="unique: dim is not supported"):
         F.unique(minitx.tensor([[1, 2]]), dim=0)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64"])
+def test_scatter_reduce_mean_of_integers_keeps_their_dtype_as_pytorch(dtype):
+    """The floored mean of integers is of x's dtype (it was int32 for 8- and 16-bit ones: their
+    floor division by the int32 count)."""
+    x = minitx.tensor([4, 6], dtype=dtype)
+    y = F.scatter_reduce(x, 0, minitx.tensor([0, 0]), minitx.tensor([2, 3], dtype=dtype), "mean")
+    assert y.dtype == np.dtype(dtype) and y.numpy().tolist() == [3, 6]
+    assert F.index_reduce(x, 0, minitx.tensor([1]), minitx.tensor([3], dtype=dtype), "mean").dtype == np.dtype(dtype)
