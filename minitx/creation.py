@@ -8,7 +8,7 @@
   and rand_like, randn_like, randint_like; all but the ``*_like`` forms (which take none in
   PyTorch either) also draw from a ``generator=`` of their own (a ``minitx.Generator``,
   keyword-only but for poisson's and binomial's), as PyTorch's do;
-* over memory that exists: from_numpy, as_tensor and from_dlpack, which copy nothing they need not.
+* over memory that exists: from_numpy, as_tensor, asarray and from_dlpack, which copy nothing they need not.
 
 dtypes are PyTorch's: float32 (``get_default_dtype()``) unless the arguments say otherwise, so
 ``full(shape, 7)`` is int64 and ``full(shape, True)`` bool, as ``tensor(7)`` and ``tensor(True)``
@@ -548,6 +548,32 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(array, backend.get_array_module(array).ndarray) and backend.holds(array.dtype):
         return Tensor(array).to(device=device, dtype=dtype)
     return tensor(array, dtype=dtype, device=device)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None) -> Tensor:
+    """``obj`` as a tensor, PyTorch's asarray: with copy=None it shares obj's memory where it can
+    (as as_tensor: a tensor or a NumPy or CuPy array already of ``dtype`` on ``device``), else
+    copies; copy=True always copies (a tensor's copy is a clone, which keeps its gradient);
+    copy=False never does, and refuses what would need one. requires_grad=None keeps a tensor's
+    own flag (PyTorch 2.13's default: obj.requires_grad); True sets it on the result (on obj itself
+    where the result is obj, as PyTorch's); False detaches the result from the graph."""
+    if copy not in (None, True, False):
+        raise TypeError(f"asarray: copy must be None, True or False, got {copy!r}")
+    if isinstance(obj, Tensor):
+        source, out = obj.data, obj.to(device=device, dtype=dtype)
+    else:
+        source = interop.as_array(obj, "asarray")
+        out = as_tensor(source, dtype=dtype, device=device)
+    shared = out.data is source
+    if copy is False and not shared:
+        what = f"an array of dtype {source.dtype.name}" if hasattr(source, "dtype") else f"a {type(obj).__name__}"
+        raise ValueError(f"asarray: copy=False, but {what} needs a copy to become a tensor of dtype {out.dtype.name} "
+                         f"on {out.device}")
+    if copy and shared:
+        out = out.clone()
+    if requires_grad is not None and requires_grad != out.requires_grad:
+        out = out.requires_grad_() if requires_grad else out.detach()
+    return out
 
 
 def from_dlpack(x, requires_grad=False) -> Tensor:

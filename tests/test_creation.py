@@ -294,3 +294,54 @@ def test_scalar_tensor_is_float32_whatever_the_number_as_pytorch():
 def test_new_creation_errors_name_the_function(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+# ---------------------------------------------------------------- asarray
+
+
+@pytest.mark.parametrize("data", [[1, 2], [1.5, 2.0], 3.5, np.float64(2.0), np.arange(3, dtype=np.int16), True,
+                                  np.ones((2, 2), dtype=np.float32)], ids=repr)
+def test_asarray_infers_pytorchs_dtypes(data):
+    torch = import_torch()
+    ours, theirs = minitx.asarray(data), torch.asarray(data)
+    assert ours.dtype == str(theirs.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_asarray_shares_copies_or_refuses_as_its_copy_says():
+    a = np.ones(3)
+    shared = minitx.asarray(a)
+    shared[0] = 5.0
+    assert a[0] == 5.0  # copy=None: the array's own memory
+    assert minitx.asarray(a, copy=False).data is a
+    copied = minitx.asarray(a, copy=True)
+    copied[1] = 7.0
+    assert a[1] == 1.0
+    assert minitx.asarray(a, dtype="float32").dtype == np.float32  # a copy where the dtype differs
+    t = minitx.tensor([1.0, 2.0])
+    assert minitx.asarray(t) is t and minitx.asarray(t, copy=False) is t
+    assert minitx.asarray(t, copy=True) is not t and minitx.asarray(t, copy=True).data is not t.data
+    with pytest.raises(ValueError, match="asarray: copy=False, but an array of dtype float64 needs a copy to become "
+                                         "a tensor of dtype float32 on cpu"):
+        minitx.asarray(a, dtype="float32", copy=False)
+    with pytest.raises(ValueError, match="asarray: copy=False, but a list needs a copy"):
+        minitx.asarray([1.0], copy=False)
+    with pytest.raises(TypeError, match="asarray: copy must be None, True or False, got 'yes'"):
+        minitx.asarray(a, copy="yes")
+
+
+@pytest.mark.filterwarnings("ignore:torch.asarray: unspecified requires_grad")  # (PyTorch's, for None)
+def test_asarray_requires_grad_as_pytorchs():
+    """None keeps a tensor's flag, True sets it (on obj itself where the result is obj), False
+    detaches; a copy of a tensor keeps its gradient (a clone), as PyTorch's."""
+    torch = import_torch()
+    for lib in (minitx, torch):
+        leaf = lib.ones(2, requires_grad=True)
+        x = leaf * 2
+        assert lib.asarray(x, requires_grad=None) is x
+        assert not lib.asarray(x, requires_grad=False).requires_grad
+        (lib.asarray(x, copy=True) * 3).sum().backward()
+        assert leaf.grad.numpy().tolist() == [6.0, 6.0]
+        u = lib.ones(2)
+        assert lib.asarray(u, requires_grad=True) is u and u.requires_grad
+        assert lib.asarray(np.ones(2), requires_grad=True).requires_grad

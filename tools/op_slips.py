@@ -40,7 +40,7 @@ its backward), linalg.diagonal, vander, linalg.vander, tensorinv, tensorsolve an
 tensor-joining name of PyTorch's top level (atleast_1d/2d/3d, broadcast_shapes, broadcast_tensors, block_diag,
 cartesian_prod, combinations, column_stack, row_stack, dstack) and creation name (logspace, scalar_tensor,
 tril_indices, triu_indices, the five windows), and unravel_index, slice_scatter, select_scatter,
-diagonal_scatter, index_put and index_reduce.
+diagonal_scatter, index_put, index_reduce and asarray.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -1144,5 +1144,7 @@ OP_SLIPS = [
          "xp.ravel_multi_index(tuple(xp.abs(a) for a in arrays), lead)", _INDEXING),
     Slip("index_reduce: include_self ignored", _I, "return scatter_reduce(x, axis, Tensor(spread), source, reduce, include_self)",
          "return scatter_reduce(x, axis, Tensor(spread), source, reduce)", _INDEXING),
+    Slip("asarray: copy=True copies only what needed converting", _CR, "    if copy and shared:\n",
+         "    if copy and not shared:\n", _CREATION),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]
