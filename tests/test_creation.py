@@ -330,7 +330,7 @@ def test_asarray_shares_copies_or_refuses_as_its_copy_says():
         minitx.asarray(a, copy="yes")
 
 
-@pytest.mark.filterwarnings("ignore:torch.asarray: unspecified requires_grad")  # (PyTorch's, for None)
+@pytest.mark.filterwarnings("ignore:torch.asarray. unspecified requires_grad")  # (PyTorch's, for None)
 def test_asarray_requires_grad_as_pytorchs():
     """None keeps a tensor's flag, True sets it (on obj itself where the result is obj), False
     detaches; a copy of a tensor keeps its gradient (a clone), as PyTorch's."""
