@@ -97,6 +97,14 @@ FUNCTIONS = {
     "pairwise_distance": lambda t, o, m: o.pairwise_distance(t, t * 0.5, keepdim=True),
     "rot90": lambda t, o, m: o.rot90(t, 3, dims=(2, 0)),
     "select": lambda t, o, m: o.select(t, dim=1, index=-2),
+    "slice_scatter": lambda t, o, m: (o.slice_scatter if m is minitx else torch.slice_scatter)(
+        t, t[:, 1::2] * 2, dim=1, start=1, step=2),
+    "select_scatter": lambda t, o, m: (o.select_scatter if m is minitx else torch.select_scatter)(
+        t, t[:, :, 0] * 2, dim=2, index=-1),
+    "diagonal_scatter": lambda t, o, m: (o.diagonal_scatter if m is minitx else torch.diagonal_scatter)(
+        t, t[0, :, :3] * 2, offset=1, dim1=0, dim2=2),
+    "index_reduce": lambda t, o, m: (o.index_reduce if m is minitx else torch.index_reduce)(
+        t, dim=1, index=m.tensor([3, 0, 3]), source=t[:, :3] * 2, reduce="amax", include_self=False),
     "aminmax": lambda t, o, m: o.aminmax(t, dim=1, keepdim=True).max,
     "nansum": lambda t, o, m: o.nansum(t, dim=(0, 2), keepdim=True),
     "nanmean": lambda t, o, m: o.nanmean(t, dim=-1),
@@ -157,6 +165,10 @@ METHODS = {
     "scatter_reduce": lambda t, m: t.scatter_reduce(dim=1, index=m.tensor(INDEX), src=t[:, :2], reduce="prod"),
     "rot90": lambda t, m: t.rot90(k=-1, dims=(1, 2)),
     "select": lambda t, m: t.select(dim=2, index=3),
+    "slice_scatter": lambda t, m: t.slice_scatter(t[:, :, :2] * 2, dim=2, end=2),
+    "select_scatter": lambda t, m: t.select_scatter(t[0] * 2, dim=0, index=1),
+    "diagonal_scatter": lambda t, m: t.diagonal_scatter(t[0, :, :3] * 2, offset=-1, dim1=-1, dim2=0),
+    "index_reduce": lambda t, m: t.index_reduce(dim=2, index=m.tensor([0, 4]), source=t[:, :, 1:3], reduce="mean"),
     "aminmax": lambda t, m: t.aminmax(dim=0).min,
     "nansum": lambda t, m: t.nansum(dim=1),
     "nanmean": lambda t, m: t.nanmean(dim=(0, 1), keepdim=True),
@@ -167,6 +179,7 @@ METHODS = {
                                                             reduce="amin", include_self=False),
     "index_add_": lambda t, m: (t * 1).index_add_(dim=2, index=m.tensor([0, 4, 0]), source=t[:, :, :3], alpha=2),
     "index_fill_": lambda t, m: (t * 1).index_fill_(dim=0, index=m.tensor([1]), value=-3.0),
+    "index_reduce_": lambda t, m: (t * 1).index_reduce_(dim=0, index=m.tensor([2, 2]), source=t[:2] * 2, reduce="prod"),
     "index_copy_": lambda t, m: (t * 1).index_copy_(dim=1, index=m.tensor([2, 1]), source=t[:, 2:] * 2),
     "cumsum_": lambda t, m: (t * 1).cumsum_(dim=2),
     "cumprod_": lambda t, m: (t * 1).cumprod_(dim=0),

@@ -734,7 +734,7 @@ SLIPS = [
          "minitx/ops/indexing.py", "    if not backend.is_floating(weight.dtype):  # (a mean or max",
          "    if False:  # (a mean or max", ("tests/ops/test_indexing.py",)),
     Slip("select takes True and 1.0 as an index (operator.index's unnamed error, or row 1)", "minitx/ops/indexing.py",
-         '        raise TypeError(f"select: index must be an int, got {index!r}")\n    n, index = x.shape[axis], int(index)',
+         '        raise TypeError(f"{op}: index must be an int, got {index!r}")\n    n, index = x.shape[axis], int(index)',
          "        pass\n    n, index = x.shape[axis], int(index)", ("tests/ops/test_torch_names.py",)),
     Slip("the in-place table leaves copysign_ out (an in-place form PyTorch has)", "minitx/autograd/tensor.py",
          '"log10", "fix", "atan2", "hypot", "copysign",', '"log10", "fix", "atan2", "hypot",',

@@ -612,14 +612,20 @@ def select(x, axis, index):
     """x at position ``index`` along ``axis``, that axis dropped, as PyTorch's select: x[..., index]
     with ``axis`` axes before it (a getitem; index in [-n, n), counted from the end when < 0)."""
     x = as_tensor(x)
-    axis = _method_axis("select", axis, x.shape)
+    axis, index = _position("select", x, axis, index)
+    return getitem(x, (slice(None),) * axis + (index,))
+
+
+def _position(op, x, axis, index):
+    """select's and select_scatter's axis (counted from 0) and index, checked: an int in [-n, n)."""
+    axis = _method_axis(op, axis, x.shape)
     if isinstance(index, bool) or not isinstance(index, numbers.Integral):
-        raise TypeError(f"select: index must be an int, got {index!r}")
+        raise TypeError(f"{op}: index must be an int, got {index!r}")
     n, index = x.shape[axis], int(index)
     if not -n <= index < n:
-        raise IndexError(f"select: index {index} is out of range for axis {axis} of length {n}; expected an int "
+        raise IndexError(f"{op}: index {index} is out of range for axis {axis} of length {n}; expected an int "
                          f"in [{-n}, {n})")
-    return getitem(x, (slice(None),) * axis + (index,))
+    return axis, index
 
 class Scatter(Function):
     """y = x, then y[t(p)] = src[p] for every position p of index, t(p) being p with its ``axis``
@@ -881,9 +887,14 @@ def index_copy(x, axis, index, source):
                          f"{index.size} indices along axis {axis}: expected {expected}")
     if source.dtype != x.dtype:
         raise TypeError(f"index_copy: source must have x's dtype {x.dtype.name}, got {source.dtype.name}")
-    along = tuple(-1 if d == axis else 1 for d in range(x.ndim))
-    spread = get_array_module(index).broadcast_to(index.reshape(along), expected)
-    return Scatter(axis)(x, Tensor(spread), source)
+    return Scatter(axis)(x, _spread(index, axis, expected), source)
+
+
+def _spread(index, axis, shape):
+    """index_copy's and index_reduce's 1-d index as a scatter's: index[i] all over slice i of
+    ``shape`` along ``axis``."""
+    along = tuple(-1 if d == axis else 1 for d in range(len(shape)))
+    return Tensor(get_array_module(index).broadcast_to(index.reshape(along), shape))
 
 
 _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
@@ -906,9 +917,7 @@ def index_reduce(x, axis, index, source, reduce, include_self=True):
     if source.shape != expected:
         raise ValueError(f"index_reduce: source of shape {source.shape} does not fit x of shape {x.shape} and "
                          f"{index.size} indices along axis {axis}: expected {expected}")
-    along = tuple(-1 if d == axis else 1 for d in range(x.ndim))
-    spread = get_array_module(index).broadcast_to(index.reshape(along), expected)
-    return scatter_reduce(x, axis, Tensor(spread), source, reduce, include_self)
+    return scatter_reduce(x, axis, _spread(index, axis, expected), source, reduce, include_self)
 
 
 def masked_scatter(x, mask, source):
@@ -1153,14 +1162,8 @@ def select_scatter(x, src, axis, index):
     """x with src written at x[..., index] along ``axis``, src x's shape less that axis (PyTorch's
     select_scatter, select's adjoint; index in [-n, n), counted from the end when < 0)."""
     x = as_tensor(x)
-    axis = _method_axis("select_scatter", axis, x.shape)
-    if isinstance(index, bool) or not isinstance(index, numbers.Integral):
-        raise TypeError(f"select_scatter: index must be an int, got {index!r}")
-    n = x.shape[axis]
-    if not -n <= index < n:
-        raise IndexError(f"select_scatter: index {index} is out of range for axis {axis} of length {n}; expected an "
-                         f"int in [{-n}, {n})")
-    return _written("select_scatter", x, src, (slice(None),) * axis + (int(index),), x.shape[:axis] + x.shape[axis + 1:])
+    axis, index = _position("select_scatter", x, axis, index)
+    return _written("select_scatter", x, src, (slice(None),) * axis + (index,), x.shape[:axis] + x.shape[axis + 1:])
 
 
 @takes_torch_keywords
