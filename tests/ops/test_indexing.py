@@ -121,9 +121,8 @@ def test_diagonal(x, offset, data):
 
 
 @st.composite
-def _scatter_into_case(draw):
-    """(name, its arguments past x and src, x, src, NumPy's x with src written) of a *_scatter op."""
-    name = draw(st.sampled_from(["slice_scatter", "select_scatter", "diagonal_scatter"]))
+def _scatter_into_case(draw, name):
+    """(its arguments past x and src, x, src, NumPy's x with src written) of the *_scatter op ``name``."""
     x = draw(mst.tensors(mst.shapes(min_dims=2 if name == "diagonal_scatter" else 1, max_dims=3, max_side=4)))
     axis = draw(st.integers(-x.ndim, x.ndim - 1))
     a = x.numpy()
@@ -145,13 +144,14 @@ def _scatter_into_case(draw):
     src = draw(mst.tensors(a[index].shape))
     expected = a.copy()
     expected[index] = src.numpy()
-    return name, args, x, src, expected
+    return args, x, src, expected
 
 
-@given(case=_scatter_into_case())
-def test_slice_select_and_diagonal_scatter_write_src_into_a_copy_of_x(case):
+@pytest.mark.parametrize("name", ["slice_scatter", "select_scatter", "diagonal_scatter"])
+@given(data=st.data())
+def test_slice_select_and_diagonal_scatter_write_src_into_a_copy_of_x(name, data):
     """x itself is unchanged; dx is dy where src did not go, dsrc is dy where it went (both gradchecked)."""
-    name, args, x, src, expected = case
+    args, x, src, expected = data.draw(_scatter_into_case(name), label="case")
     before = x.numpy().copy()
     fn = lambda t, s: getattr(F, name)(t, s, *args)  # noqa: E731
     np.testing.assert_array_equal(fn(x, src).numpy(), expected)
