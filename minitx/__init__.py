@@ -13,8 +13,8 @@ from minitx.autograd import (Function, Tensor, enable_grad, inference_mode, is_a
                              set_anomaly_enabled, set_grad_enabled, tensor)
 from minitx.backend import (are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
                             set_default_device, use_deterministic_algorithms)
-from minitx.creation import (arange, as_tensor, asarray, bartlett_window, bernoulli, binomial, blackman_window, empty,
-                             empty_like, eye, from_dlpack, from_numpy, full, full_like, get_default_dtype,
+from minitx.creation import (arange, as_tensor, asarray, bartlett_window, bernoulli, binomial, blackman_window,
+                             empty, empty_like, eye, from_dlpack, from_numpy, full, full_like, get_default_dtype,
                              hamming_window, hann_window, is_tensor, kaiser_window, linspace, logspace, multinomial,
                              normal, ones, ones_like, poisson, rand, rand_like, randint, randint_like, randn,
                              randn_like, randperm, scalar_tensor, tril_indices, triu_indices, zeros, zeros_like)
@@ -112,8 +112,8 @@ __version__ = "0.1.0"
 # as torch's are
 from minitx import linalg, nn, optim, special, utils  # noqa: E402
 # and the top-level names torch gives some of torch.linalg's (torch.det, torch.inverse, ...)
-from minitx.ops.matrix import (cholesky_inverse, cholesky_solve, det, inverse, logdet, lu_unpack, matrix_exp,  # noqa: E402
-                               matrix_power, pinverse, slogdet, triangular_solve, vander)
+from minitx.ops.matrix import (cholesky_inverse, cholesky_solve, det, inverse, logdet, lu_unpack,  # noqa: E402
+                               matrix_exp, matrix_power, pinverse, slogdet, triangular_solve, vander)
 
 __all__ = [
     "Tensor", "tensor", "Function", "no_grad", "enable_grad", "is_grad_enabled", "manual_seed", "Generator",
@@ -128,6 +128,6 @@ __all__ = [
     "set_printoptions", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "set_anomaly_enabled", "is_inference_mode_enabled", "is_autocast_enabled", "get_autocast_dtype",
-    "logspace", "scalar_tensor", "tril_indices", "triu_indices", "asarray", "hann_window", "hamming_window", "blackman_window",
-    "bartlett_window", "kaiser_window",
+    "logspace", "scalar_tensor", "tril_indices", "triu_indices", "asarray", "hann_window", "hamming_window",
+    "blackman_window", "bartlett_window", "kaiser_window",
 ]
