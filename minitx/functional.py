@@ -28,7 +28,8 @@ from minitx.ops.activation import (
     hardshrink, softshrink, tanhshrink, rrelu, gumbel_softmax,
     relu_, elu_, leaky_relu_, hardtanh_, threshold_, celu_, selu_, rrelu_)
 from minitx.ops.reduction import (
-    sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin, aminmax, nansum, nanmean, sum_to_size)
+    sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin, aminmax, nansum, nanmean, sum_to_size,
+    var_mean, std_mean)
 from minitx.ops.scan import (
     cumsum, cumprod, logcumsumexp, diff, cummax, cummin, sort, argsort, topk, searchsorted, bucketize, median,
     nanmedian, kthvalue, mode, quantile, nanquantile, msort)
@@ -45,7 +46,7 @@ from minitx.ops.indexing import (
     slice_scatter, select_scatter, diagonal_scatter, index_put, index_reduce)
 from minitx.ops.linalg import (
     matmul, linear, outer, cross, einsum, tensordot, inner, vdot, kron, bilinear, ger, mv, addmm, addmv, addbmm,
-    baddbmm, addr)
+    baddbmm, addr, cov, corrcoef)
 from minitx.ops.norm import (
     batch_norm, group_norm, layer_norm, rms_norm, normalize, cosine_similarity, instance_norm, pairwise_distance, cdist,
     pdist, local_response_norm, dist)

@@ -58,7 +58,7 @@ _VARIANCES = ("var", "std")  # PyTorch's divide by n - 1 unless told otherwise; 
 
 # reductions whose PyTorch namesake reduces every axis given dim=(), where NumPy's axis=() reduces none
 _EMPTY_DIM_REDUCES_ALL = frozenset({"sum", "mean", "amax", "amin", "count_nonzero", "var", "std", "norm", "vector_norm",
-                                     "logsumexp"})
+                                     "logsumexp", "var_mean", "std_mean"})
 
 
 def takes_torch_keywords(op):

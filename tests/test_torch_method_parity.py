@@ -116,6 +116,8 @@ DIFFERENTIABLE = {
     "nansum of NaN": lambda t, m: (t / (t > 0)).nan_to_num(posinf=1.5).nansum(1),  # (x / False: NaN at 0 / 0 only)
     "nanmean of NaN": lambda t, m: m.where(t > 0.5, t * 0 / 0, t).nanmean(2, True),
     "sum_to_size": lambda t, m: t.sum_to_size(3, 1), "dist": lambda t, m: t.dist(t[0] * 2, 3),
+    "cov(correction=0, aweights=)": lambda t, m: t[0].cov(correction=0, aweights=t[1, 0].abs() + 0.5),
+    "cov(fweights=)": lambda t, m: t[1].cov(fweights=m.tensor([2, 0, 1, 3])), "corrcoef": lambda t, m: t[0].corrcoef(),
     "mv": lambda t, m: t[0].mv(t[1, 0]), "ger": lambda t, m: t[0, 0].ger(t[1, 1]),
     "addmm": lambda t, m: t[0, :, :3].addmm(t[1], t[0].T, beta=0.5, alpha=2),
     "addmv": lambda t, m: t[0, :, 0].addmv(t[1], t[0, 0], alpha=-1),

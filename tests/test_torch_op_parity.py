@@ -34,6 +34,9 @@ Where minitx deliberately differs from PyTorch, the case leaves that input out a
   defeats); its slices are short enough (at most 16 entries) for PyTorch's index among repeats to be
   the last one, as minitx's, so the gradient goes to the same entry;
 * nanmean of a slice of NaNs alone: the gradient is 0 in minitx (the NaNs are left out), NaN in PyTorch;
+* var_mean and std_mean draw no infinity: PyTorch's mean there is NaN (its one-pass update takes inf - inf),
+  minitx's is mean's, ±inf (test_statistics.py shows it); var_mean's slices hold 2 entries or more: a lone NaN
+  with correction 1 has var's gradient inf in PyTorch, NaN (2 / 0 times NaN) in minitx, as var's own;
 * vector_norm and dist draw no NaN: at ord 1 and ±inf minitx's gradient there is NaN (as abs's), PyTorch's 0
   (tests/ops/test_linalg.py compares the other orders at NaN);
 * cdist is compared for p < inf: at p = inf, entries tied for the largest |difference| share dy in
@@ -612,6 +615,19 @@ CASES = {
     "nansum": reduction(F.nansum, lambda x, dim, keepdim: torch.nansum(x, dim=dim, keepdim=keepdim),
                         edges=(0.0, NAN, NAN, INF)),
     "nanmean": reduction(F.nanmean, torch_nanmean, edges=(0.0, NAN, NAN, -INF)),
+    "var_mean": reduction(lambda x, axis, keepdims: F.stack(list(F.var_mean(x, axis, keepdims=keepdims))),
+                          lambda x, dim, keepdim: torch.stack(list(torch.var_mean(x, dim, keepdim=keepdim))),
+                          edges=(0.0, NAN), shapes=mst.shapes(min_dims=1, max_dims=3, min_side=2, max_side=3)),
+    "std_mean": case(lambda x, axis, correction: F.stack(list(F.std_mean(x, axis, correction=correction))),
+                     arg(edges=(0.0, NAN)), shapes=EMPTY_OK, kwargs={"axis": lambda s: st.none() | an_axis(s),
+                                                                "correction": st.sampled_from([0, 1, 2])},
+                     reference=lambda x, axis, correction: torch.stack(list(torch.std_mean(x, axis, correction=correction)))),
+    # (variables x observations, none, one or a few of them; a variable of zero variance among the ties)
+    "cov": case(lambda x, correction: F.cov(x, correction=correction), arg(edges=EDGES, ties=True),
+                shapes=mst.shapes(max_dims=2, min_side=0, max_side=4), kwargs={"correction": st.sampled_from([0, 1, 2])},
+                reference=lambda x, correction: torch.cov(x, correction=correction)),
+    "corrcoef": case(F.corrcoef, arg(edges=EDGES, ties=True), shapes=mst.shapes(max_dims=2, min_side=0, max_side=4),
+                     reference=torch.corrcoef),
     "sum_to_size": case(lambda x, size: F.sum_to_size(x, size), arg(edges=EDGES), shapes=EMPTY_OK,
                         kwargs={"size": lambda s: st.integers(0, len(s)).flatmap(lambda lead: st.tuples(
                             *[st.sampled_from([1, n]) for n in s[lead:]]))},

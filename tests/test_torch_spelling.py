@@ -108,6 +108,8 @@ FUNCTIONS = {
     "aminmax": lambda t, o, m: o.aminmax(t, dim=1, keepdim=True).max,
     "nansum": lambda t, o, m: o.nansum(t, dim=(0, 2), keepdim=True),
     "nanmean": lambda t, o, m: o.nanmean(t, dim=-1),
+    "var_mean": lambda t, o, m: m.stack(list(o.var_mean(t, dim=1, keepdim=True))),
+    "std_mean": lambda t, o, m: m.stack(list(o.std_mean(t, dim=(0, 2), unbiased=False))),
 }
 
 METHODS = {

@@ -1069,6 +1069,9 @@ class Tensor:
     def hardshrink(self, lambd=0.5): return F.hardshrink(self, lambd)
     def std(self, axis=None, ddof=0, keepdims=False): return F.std(self, axis, ddof, keepdims)
     def prod(self, axis=None, keepdims=False): return F.prod(self, axis, keepdims)
+    def cov(self, *, correction=1, fweights=None, aweights=None):
+        return F.cov(self, correction=correction, fweights=fweights, aweights=aweights)
+    def corrcoef(self): return F.corrcoef(self)
     def cumsum(self, axis, dtype=None): return F.cumsum(self, axis, dtype)
     def cumprod(self, axis, dtype=None): return F.cumprod(self, axis, dtype)
     def cummax(self, axis): return F.cummax(self, axis)  # (values, indices), as PyTorch's

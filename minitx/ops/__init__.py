@@ -6,7 +6,7 @@ backward on raw arrays, the math in its docstring) with its public function righ
                   square, and PyTorch's other names (absolute, arccos, multiply, clamp, ...)
     activation    relu, gelu, tanh, sigmoid, silu, ..., hardswish, mish, glu, prelu, softmax, log_softmax
     reduction     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin, aminmax, nansum,
-                  nanmean, sum_to_size
+                  nanmean, sum_to_size, var_mean, std_mean
     scan          cumsum, cumprod, logcumsumexp, diff, cummax, cummin; sort, msort, argsort, topk, searchsorted,
                   bucketize, median, nanmedian, kthvalue, mode, quantile, nanquantile
     shape         reshape, ravel, transpose, swapdims, movedim, concatenate, stack, hstack, vstack, split,
@@ -20,7 +20,7 @@ backward on raw arrays, the math in its docstring) with its public function righ
                   diag_embed, trace, embedding, embedding_bag, one_hot, bincount, histc, unique,
                   unique_consecutive, unravel_index
     linalg        matmul, mv, linear, bilinear, outer (ger), cross, einsum, tensordot, inner, vdot, kron;
-                  addmm, addmv, addbmm, baddbmm, addr; minitx.linalg's vector_norm, matrix_norm and norm
+                  addmm, addmv, addbmm, baddbmm, addr; cov, corrcoef; minitx.linalg's vector_norm, matrix_norm and norm
     matrix        minitx.linalg's matrix functions: det, slogdet, inv, solve, cholesky, matrix_power,
                   multi_dot, vecdot, eigh, eigvalsh, svd, svdvals, qr, pinv, lstsq, solve_triangular, lu_factor,
                   lu, lu_solve, cholesky_solve, matrix_rank, cond, matrix_exp, vander, tensorinv, tensorsolve

@@ -1,5 +1,5 @@
 """Matrix and vector products: matmul, linear (x @ W^T + b), outer, cross, einsum and the products
-made of them (tensordot, inner, vdot, kron, bilinear); the norms of minitx.linalg (vector_norm, matrix_norm,
+made of them (tensordot, inner, vdot, kron, bilinear; the statistics cov and corrcoef); the norms of minitx.linalg (vector_norm, matrix_norm,
 norm; its matrix functions are in minitx/ops/matrix.py).
 """
 from __future__ import annotations
@@ -7,16 +7,18 @@ from __future__ import annotations
 import math
 import numbers
 import string
+import warnings
 
 import numpy as np
 
 from minitx.autograd.function import Function, _low_precision_of
-from minitx import amp, blas
+from minitx import amp, backend, blas
 from minitx.blas import product
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, is_floating, sum_rows
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import floating, integer_scale, product_input, product_operands, promote
+from minitx.ops.elementwise import clip, sqrt
 from minitx.ops.indexing import diagonal
 from minitx.ops.matrix import svdvals
 from minitx.ops.reduction import Norm, norm_order, normalize_axes
@@ -337,6 +339,72 @@ def cross(a, b, axis=-1):
     except ValueError:
         raise ValueError(f"cross: shapes {a.shape} and {b.shape} do not broadcast") from None
     return Cross(axis)(a, b)
+
+
+def _observation_weights(name, weights, n, kinds, expected):
+    """cov's fweights or aweights, checked: a 1-d tensor of n entries, of a dtype kind in ``kinds``, none
+    negative (a host read, counted, as PyTorch's check)."""
+    weights = as_tensor(weights)
+    if weights.ndim != 1 or weights.shape[0] != n:
+        raise ValueError(f"cov: {name} must be a 1-d tensor with one entry per observation ({n}), got shape "
+                         f"{weights.shape}")
+    if weights.dtype.kind not in kinds:
+        raise TypeError(f"cov: {name} must have {expected} dtype, got {weights.dtype.name}")
+    if n and bool(backend.to_host((weights.data < 0).any())):
+        raise ValueError(f"cov: {name} must not be negative, got {weights.numpy().tolist()}")
+    return weights
+
+
+def cov(x, *, correction=1, fweights=None, aweights=None):
+    """PyTorch's cov: the covariance matrix of the variables in x's rows (a 1-d x is one variable), each
+    column an observation. Composed of differentiable ops (mean, sum, matmul), so gradients reach x and
+    aweights. With w = fweights * aweights (either alone; all 1 without them) and W = sum_j w_j:
+
+        avg_i = sum_j w_j x_ij / W,   xc = x - avg,   C = xc diag(w) xc^T / f
+        f = W - correction * sum_j w_j aweights_j / W   with aweights,   W - correction   otherwise
+
+    (fweights count repeats of an observation; aweights weigh them, and f is then the unbiased
+    normalisation of numpy.cov.) f <= 0 leaves no degrees of freedom: f is taken as 0, so C is inf or
+    NaN, with a RuntimeWarning, as var's. The result is squeezed, as PyTorch's: one variable gives a 0-d
+    tensor. fweights are integers, aweights floats, none negative (PyTorch's checks).
+    """
+    x = floating(x)
+    if x.ndim > 2:
+        raise ValueError(f"cov: expected a tensor of at most 2 dimensions (variables x observations), got shape {x.shape}")
+    if isinstance(correction, bool) or not isinstance(correction, numbers.Integral):
+        raise TypeError(f"cov: correction must be an integer, got {correction!r}")
+    x = x.reshape(1, -1) if x.ndim < 2 else x
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        w = _observation_weights("fweights", fweights, n, "iu", "an integer")
+    if aweights is not None:
+        aweights = _observation_weights("aweights", aweights, n, "f", "a floating-point")
+        w = aweights if w is None else w * aweights
+    if w is None:
+        total, f, avg = n, n - correction, x.mean(axis=1, keepdims=True)
+    else:
+        total = w.sum()
+        avg = (x * w).sum(axis=1, keepdims=True) / total
+        f = total - correction * (w * aweights).sum() / total if aweights is not None and correction else total - correction
+    if not (f > 0 if w is None else bool(backend.to_host(f.data > 0))):  # with weights a host read, counted, as PyTorch's
+        warnings.warn(f"cov: {n} observations with correction={correction} leave no degrees of freedom (the "
+                      "divisor is taken as 0); the result is inf or NaN", RuntimeWarning, stacklevel=2)
+        f = 0  # (no gradient through f then, as PyTorch's zero_())
+    centered = x - avg
+    return (matmul(centered, (centered if w is None else centered * w).T) / f).squeeze()
+
+
+def corrcoef(x):
+    """PyTorch's corrcoef: Pearson's correlation of the variables in x's rows (a 1-d x is one
+    variable), cov composed: R_ij = C_ij / (s_i s_j), s = sqrt(diag C), clipped to [-1, 1] as PyTorch's
+    (rounding can step past 1). A variable of zero variance gives NaN in its row and column; one
+    variable gives C / C, 1 (or NaN)."""
+    c = cov(x)
+    if c.ndim == 0:
+        return c / c
+    s = sqrt(diagonal(c))
+    return clip(c / s.reshape(-1, 1) / s, -1, 1)
 
 
 def _rows(a):

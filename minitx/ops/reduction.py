@@ -1,5 +1,5 @@
 """Reductions over axes: sum, mean, max, min, var, std, logsumexp, prod, norm; argmax and argmin;
-composed of them: aminmax, nansum, nanmean and sum_to_size. Each backward spreads ``dy`` back over the reduced axes.
+composed of them: var_mean, std_mean, aminmax, nansum, nanmean and sum_to_size. Each backward spreads ``dy`` back over the reduced axes.
 
 Helper: ``expand(dy)`` puts the reduced axes back (size 1) when keepdims was False, so
 ``dy`` broadcasts against the input. Products never divide by x (so zeros need no special
@@ -281,6 +281,34 @@ class Std(_Reduction):
 
 @takes_torch_keywords
 def std(x, axis=None, ddof=0, keepdims=False): return Std(axis, ddof, keepdims)(floating(x))
+
+
+def _checked_statistic_axis(op, axis):
+    """axis for var_mean and std_mean: a bool is refused (PyTorch's var_mean(x, unbiased) would read
+    as axis 1 here)."""
+    if isinstance(axis, bool) or (isinstance(axis, (tuple, list)) and builtins.any(isinstance(a, bool) for a in axis)):
+        raise TypeError(f"{op}: axis must be an integer, a tuple of them or None, got {axis!r} (PyTorch's "
+                        f"{op}(x, unbiased) is written {op}(x, unbiased=...) or correction=)")
+    return axis
+
+
+@takes_torch_keywords
+def var_mean(x, axis=None, ddof=1, keepdims=False):
+    """PyTorch's var_mean: the pair (var(x, axis, ddof, keepdims), mean(x, axis, keepdims)), var and
+    mean composed. ddof (PyTorch's correction=, or unbiased=True for 1, False for 0) is 1 by default,
+    PyTorch's, where var's is NumPy's 0: the name is PyTorch's, and so is its answer (docs/ops.md)."""
+    x = floating(x)
+    axis = _checked_statistic_axis("var_mean", axis)
+    return var(x, axis, ddof, keepdims), mean(x, axis, keepdims)
+
+
+@takes_torch_keywords
+def std_mean(x, axis=None, ddof=1, keepdims=False):
+    """PyTorch's std_mean: the pair (std(x, axis, ddof, keepdims), mean(x, axis, keepdims)), std and
+    mean composed, with PyTorch's default ddof (correction=) of 1, as var_mean's."""
+    x = floating(x)
+    axis = _checked_statistic_axis("std_mean", axis)
+    return std(x, axis, ddof, keepdims), mean(x, axis, keepdims)
 
 
 class LogSumExp(_Reduction):

@@ -1,0 +1,143 @@
+"""The statistics PyTorch has beside var and std: cov and corrcoef (minitx/ops/linalg.py), var_mean and
+std_mean (minitx/ops/reduction.py), against numpy.cov and numpy.corrcoef (weights and corrections drawn),
+with float64 gradient checks, PyTorch's answers where there is nothing to divide by, and errors that name
+the op. Their drawn PyTorch parity (0, inf, NaN, empty axes) is in tests/test_torch_op_parity.py."""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import minitx
+import minitx.functional as F
+from minitx.testing import arg, check_low_precision, op_test
+from _torch_kit import import_torch
+
+torch = import_torch()
+
+#: variables x observations, or one variable (1-d), with at least 3 observations (correction 2 leaves 1)
+OBSERVED = st.one_of(st.tuples(st.integers(3, 5)), st.tuples(st.integers(1, 3), st.integers(3, 5)))
+
+
+def _frequencies(x, *_):
+    return hnp.arrays(np.int64, x[-1:], elements=st.integers(1, 3))
+
+
+test_cov_against_numpy = op_test(
+    lambda x, correction: F.cov(x, correction=correction), arg(), shapes=OBSERVED,
+    kwargs={"correction": st.sampled_from([0, 1, 2])},
+    numpy=lambda x, correction: np.cov(x, ddof=correction))
+
+# weights in [0.5, 1.5] and counts 1..3 over 3 or more observations keep the divisor above 0
+test_weighted_cov_against_numpy = op_test(
+    lambda x, aweights, fweights, correction: F.cov(x, correction=correction, fweights=fweights, aweights=aweights),
+    arg(), arg(shape=lambda x: x[-1:], min_value=0.5, max_value=1.5), arg(strategy=_frequencies), shapes=OBSERVED,
+    kwargs={"correction": st.sampled_from([0, 1])},
+    numpy=lambda x, aweights, fweights, correction: np.cov(x, ddof=correction, fweights=fweights, aweights=aweights))
+
+# distinct values: a variable of (nearly) zero variance divides by (nearly) 0
+test_corrcoef_against_numpy = op_test(F.corrcoef, arg(distinct=True), shapes=OBSERVED, numpy=np.corrcoef)
+
+test_var_mean_against_numpy = op_test(
+    lambda x, axis, ddof: F.stack(list(F.var_mean(x, axis, correction=ddof))), arg(),
+    shapes=st.tuples(st.integers(3, 4), st.integers(3, 4)),
+    kwargs={"axis": st.sampled_from([None, 0, -1, (0, 1)]), "ddof": st.sampled_from([0, 1, 2])},
+    numpy=lambda x, axis, ddof: np.stack([np.var(x, axis, ddof=ddof), np.mean(x, axis)]))
+
+test_std_mean_against_numpy = op_test(
+    lambda x, axis, keepdims: F.stack(list(F.std_mean(x, axis, keepdim=keepdims))), arg(distinct=True),
+    shapes=st.tuples(st.integers(2, 4), st.integers(2, 4)),
+    kwargs={"axis": st.sampled_from([None, 0, 1]), "keepdims": st.booleans()},
+    numpy=lambda x, axis, keepdims: np.stack([np.std(x, axis, ddof=1, keepdims=keepdims),
+                                              np.mean(x, axis, keepdims=keepdims)]))
+
+
+def test_var_mean_and_std_mean_default_to_pytorchs_correction_1_and_take_its_spellings():
+    x = np.array([[1.0, 2.0, 4.0], [0.0, 3.0, 3.0]])
+    t = minitx.tensor(x)
+    for ours, theirs in ((F.var_mean, torch.var_mean), (minitx.std_mean, torch.std_mean)):
+        for kwargs in ({}, {"dim": 1}, {"dim": 0, "unbiased": False}, {"dim": (0, 1), "correction": 2},
+                       {"dim": 1, "keepdim": True, "correction": 0}):
+            got, expected = ours(t, **kwargs), theirs(torch.from_numpy(x), **kwargs)
+            for a, b in zip(got, expected):
+                np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-14)
+    with pytest.raises(TypeError, match=r"^var_mean: axis must be an integer.*got True.*unbiased="):
+        F.var_mean(t, True)
+    with pytest.raises(TypeError, match=r"^std_mean: PyTorch's std_mean\(dim=\(\)\) reduces every axis"):
+        F.std_mean(t, dim=())
+
+
+def test_the_mean_beside_an_infinity_is_means_where_pytorchs_is_nan():
+    """A departure (docs/ops.md): PyTorch's var_mean and std_mean update the mean in one pass, which takes
+    inf - inf; minitx's pair is var (or std) and mean, so the mean is mean's."""
+    x = np.array([[-np.inf, 0.0], [1.0, 2.0]])
+    for ours, theirs in ((F.var_mean, torch.var_mean), (F.std_mean, torch.std_mean)):
+        spread, centre = ours(minitx.tensor(x), 1)
+        assert centre.numpy().tolist() == [-np.inf, 1.5] == F.mean(minitx.tensor(x), 1).numpy().tolist()
+        assert np.isnan(theirs(torch.from_numpy(x), 1)[1][0].item())
+        np.testing.assert_array_equal(spread.numpy(), theirs(torch.from_numpy(x), 1)[0].numpy())
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("pair", [F.var_mean, F.std_mean])
+@pytest.mark.parametrize("half", [0, 1])
+def test_each_half_of_var_mean_and_std_mean_in_16_bits_follows_float32(pair, half, dtype):
+    """(The parity table's 16-bit run leaves the pairs out: stacked, their halves' gradients are each rounded
+    before they are added.)"""
+    x = minitx.tensor(np.random.default_rng(half).uniform(-3, 3, (3, 4)), dtype="float64")
+    for axis in (None, 1):
+        assert check_low_precision(lambda t: pair(t, axis, correction=1)[half], x, dtype=dtype)
+
+
+@pytest.mark.parametrize("x", [np.zeros(0), np.zeros((2, 0)), np.array([1.5]), np.array([[1.0], [2.0]]),
+                               np.array(2.0), np.array([[1.0, 1.0, 1.0], [1.0, 2.0, 4.0]]),
+                               np.array([[1.0, 2.0, np.inf], [1.0, 5.0, np.nan]])])
+def test_cov_and_corrcoef_where_nothing_divides_are_pytorchs(x):
+    """No observation, one, a variable of zero variance, infinities and NaN: PyTorch's NaN and inf, with
+    a warning where no degree of freedom is left."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch's UserWarning; minitx's RuntimeWarning is checked below)
+        for ours, theirs in ((F.cov, torch.cov), (F.corrcoef, torch.corrcoef)):
+            got, expected = ours(minitx.tensor(x)), theirs(torch.from_numpy(x))
+            assert got.shape == tuple(expected.shape)
+            np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-14)  # NaN where NaN
+
+
+def test_cov_without_degrees_of_freedom_warns_and_weights_count():
+    with pytest.warns(RuntimeWarning, match=r"^cov: 2 observations with correction=2 leave no degrees of freedom"):
+        assert F.cov(minitx.tensor([1.0, 3.0]), correction=2).item() == np.inf
+    x = np.array([[1.0, 2.0, 4.0], [3.0, 0.0, 1.0]])
+    # a count of 2 is the observation written twice; a count of 0 leaves it out
+    np.testing.assert_allclose(F.cov(minitx.tensor(x), fweights=minitx.tensor([2, 1, 0])).numpy(),
+                               np.cov(x[:, [0, 0, 1]]), rtol=1e-14)
+    t = minitx.tensor(x)
+    assert t.cov(correction=0).numpy().tolist() == F.cov(t, correction=0).numpy().tolist()
+    np.testing.assert_allclose(t.corrcoef().numpy(), np.corrcoef(x), rtol=1e-14)
+
+
+def test_cov_gradient_reaches_the_weights_as_pytorchs():
+    x, a = np.array([[1.0, 2.0, 4.0, 0.5], [3.0, 0.0, 1.0, 2.0]]), np.array([0.5, 1.0, 2.0, 1.5])
+    f, dy = np.array([1, 2, 1, 3]), np.array([[1.0, -2.0], [0.5, 3.0]])
+    ours = [minitx.tensor(v, requires_grad=True) for v in (x, a)]
+    theirs = [torch.tensor(v, requires_grad=True) for v in (x, a)]
+    F.cov(ours[0], fweights=minitx.tensor(f), aweights=ours[1]).backward(minitx.tensor(dy))
+    torch.cov(theirs[0], fweights=torch.from_numpy(f), aweights=theirs[1]).backward(torch.from_numpy(dy))
+    for mine, torchs in zip(ours, theirs):
+        np.testing.assert_allclose(mine.grad.numpy(), torchs.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda x: F.cov(F.reshape(x, (1, 2, 3))), r"^cov: expected a tensor of at most 2 dimensions .*got shape \(1, 2, 3\)"),
+    (lambda x: F.cov(x, correction=0.5), r"^cov: correction must be an integer, got 0.5"),
+    (lambda x: F.cov(x, fweights=minitx.tensor([1.0, 2.0, 3.0])), r"^cov: fweights must have an integer dtype, got float"),
+    (lambda x: F.cov(x, fweights=minitx.tensor([1, -2, 3])), r"^cov: fweights must not be negative, got \[1, -2, 3\]"),
+    (lambda x: F.cov(x, aweights=minitx.tensor([1, 2, 3])), r"^cov: aweights must have a floating-point dtype, got int"),
+    (lambda x: F.cov(x, aweights=minitx.tensor([1.0, 2.0])),
+     r"^cov: aweights must be a 1-d tensor with one entry per observation \(3\), got shape \(2,\)"),
+    (lambda x: F.cov(x, aweights=minitx.tensor([1.0, -2.0, 3.0])), r"^cov: aweights must not be negative"),
+])
+def test_cov_refuses_what_pytorch_refuses_naming_itself(call, message):
+    x = minitx.tensor([[1.0, 2.0, 4.0], [0.0, 1.0, 5.0]])
+    with pytest.raises((TypeError, ValueError), match=message):
+        call(x)
