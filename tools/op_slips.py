@@ -41,6 +41,7 @@ tensor-joining name of PyTorch's top level (atleast_1d/2d/3d, broadcast_shapes, 
 cartesian_prod, combinations, column_stack, row_stack, dstack) and creation name (logspace, scalar_tensor,
 tril_indices, triu_indices, the five windows), and unravel_index, slice_scatter, select_scatter,
 diagonal_scatter, index_put, index_reduce and asarray.
+each for var_mean, std_mean, cov and corrcoef.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -75,6 +76,7 @@ _SHAPE = ("tests/ops/test_shape.py",)
 _DTYPES = ("tests/ops/test_dtypes.py",)
 _SCALER = ("tests/test_grad_scaler.py",)
 _LOW = ("tests/test_low_precision_ops.py",)
+_STATISTICS = ("tests/ops/test_statistics.py",)
 _I = "minitx/ops/indexing.py"
 _R = "minitx/ops/resample.py"
 _C = "minitx/ops/conv.py"
@@ -1146,5 +1148,15 @@ OP_SLIPS = [
          "_spread(index, axis, expected), source, reduce)", _INDEXING),
     Slip("asarray: copy=True copies only what needed converting", _CR, "    if copy and shared:\n",
          "    if copy and not shared:\n", _CREATION),
+    # the statistics beside var and std: var_mean, std_mean, cov, corrcoef
+    Slip("var_mean: NumPy's ddof 0 by default, not PyTorch's correction 1", "minitx/ops/reduction.py",
+         "def var_mean(x, axis=None, ddof=1", "def var_mean(x, axis=None, ddof=0", _STATISTICS),
+    Slip("std_mean: correction= ignored, always 1", "minitx/ops/reduction.py",
+         "return std(x, axis, ddof, keepdims), mean", "return std(x, axis, 1, keepdims), mean", _STATISTICS),
+    Slip("cov: aweights' divisor W - correction, not W - correction * sum(w a) / W", "minitx/ops/linalg.py",
+         "if aweights is not None and correction else total - correction", "if False else total - correction",
+         _STATISTICS),
+    Slip("corrcoef: C_ij / s_j^2, s_i never divided", "minitx/ops/linalg.py", "c / s.reshape(-1, 1) / s",
+         "c / s / s", _STATISTICS),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]
