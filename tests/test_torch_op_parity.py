@@ -628,6 +628,18 @@ CASES = {
                 reference=lambda x, correction: torch.cov(x, correction=correction)),
     "corrcoef": case(F.corrcoef, arg(edges=EDGES, ties=True), shapes=mst.shapes(max_dims=2, min_side=0, max_side=4),
                      reference=torch.corrcoef),
+    # (trapezoid over no samples: PyTorch's zeros take y's dtype, integers too, minitx's are floats: no empty axes
+    # here, test_statistics.py has them)
+    "trapezoid": case(lambda y, dx, axis: F.trapezoid(y, dx=dx, axis=axis), arg(edges=EDGES),
+                      shapes=mst.shapes(min_dims=1, max_dims=3, max_side=3),
+                      kwargs={"dx": st.sampled_from([1, 0.5, -2.0]), "axis": an_axis},
+                      reference=lambda y, dx, axis: torch.trapezoid(y, dx=dx, dim=axis)),
+    "trapezoid_x": case(lambda y, x, axis: F.trapezoid(y, x, axis=axis), arg(edges=EDGES), arg(edges=EDGES),
+                        shapes=mst.shapes(min_dims=1, max_dims=3, max_side=3), kwargs={"axis": lambda y, x: an_axis(y)},
+                        reference=lambda y, x, axis: torch.trapezoid(y, x, dim=axis)),
+    "cumulative_trapezoid": case(lambda y, x, axis: F.cumulative_trapezoid(y, x, axis=axis), arg(edges=EDGES),
+                                 arg(edges=EDGES), shapes=EMPTY_OK.filter(len), kwargs={"axis": lambda y, x: an_axis(y)},
+                                 reference=lambda y, x, axis: torch.cumulative_trapezoid(y, x, dim=axis)),
     "sum_to_size": case(lambda x, size: F.sum_to_size(x, size), arg(edges=EDGES), shapes=EMPTY_OK,
                         kwargs={"size": lambda s: st.integers(0, len(s)).flatmap(lambda lead: st.tuples(
                             *[st.sampled_from([1, n]) for n in s[lead:]]))},

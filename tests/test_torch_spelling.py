@@ -110,6 +110,9 @@ FUNCTIONS = {
     "nanmean": lambda t, o, m: o.nanmean(t, dim=-1),
     "var_mean": lambda t, o, m: m.stack(list(o.var_mean(t, dim=1, keepdim=True))),
     "std_mean": lambda t, o, m: m.stack(list(o.std_mean(t, dim=(0, 2), unbiased=False))),
+    "trapezoid": lambda t, o, m: o.trapezoid(t, dx=0.5, dim=1),
+    "trapz": lambda t, o, m: o.trapz(t, t * t, dim=0),
+    "cumulative_trapezoid": lambda t, o, m: o.cumulative_trapezoid(t, t[0, 0], dim=-1),
 }
 
 METHODS = {

@@ -8,7 +8,8 @@ backward on raw arrays, the math in its docstring) with its public function righ
     reduction     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin, aminmax, nansum,
                   nanmean, sum_to_size, var_mean, std_mean
     scan          cumsum, cumprod, logcumsumexp, diff, cummax, cummin; sort, msort, argsort, topk, searchsorted,
-                  bucketize, median, nanmedian, kthvalue, mode, quantile, nanquantile
+                  bucketize, median, nanmedian, kthvalue, mode, quantile, nanquantile; trapezoid (trapz),
+                  cumulative_trapezoid
     shape         reshape, ravel, transpose, swapdims, movedim, concatenate, stack, hstack, vstack, split,
                   row_stack, column_stack, dstack, atleast_1d/2d/3d, broadcast_tensors, broadcast_shapes,
                   block_diag, cartesian_prod, combinations,

@@ -1,4 +1,5 @@
-"""Running (scan) ops along one axis: cumsum, cumprod, logcumsumexp, and diff (cumsum's inverse);
+"""Running (scan) ops along one axis: cumsum, cumprod, logcumsumexp, and diff (cumsum's inverse); composed of
+them, the trapezoidal rules trapezoid (trapz) and cumulative_trapezoid;
 and ordering along one axis: sort and topk, searchsorted and bucketize, median, nanmedian, kthvalue,
 mode, quantile and nanquantile.
 
@@ -21,8 +22,8 @@ from minitx.backend import get_array_module, resolve_dtype, to_host
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import accumulate, as_indices, floating
 from minitx.ops.elementwise import lerp_values
-from minitx.ops.indexing import add_at, check_indices
-from minitx.ops.reduction import normalize_axes, quiet_float_errors
+from minitx.ops.indexing import add_at, check_indices, getitem
+from minitx.ops.reduction import normalize_axes, quiet_float_errors, sum as sum_over  # (builtins.sum stays sum)
 from minitx.ops.shape import broadcast_to, concatenate
 
 __all__ = ["Cumsum", "Cumprod", "Logcumsumexp", "Diff", "Cummax", "Cummin", "Sort", "Median", "Kthvalue", "Mode", "Quantile"]
@@ -216,6 +217,60 @@ def diff(x, n=1, axis=-1, prepend=None, append=None):
         parts = [_beside_along("prepend", prepend, x, along), x, _beside_along("append", append, x, along)]
         x = concatenate([part for part in parts if part is not None], axis=along)
     return Diff(int(n), axis)(x)
+
+
+def _along(y, along, part):
+    """y[..., part] with ``part`` (a slice or an index) taken along axis ``along``."""
+    return getitem(y, (slice(None),) * along + (part,))
+
+
+def _trapezoid_parts(op, y, x, dx, axis):
+    """trapezoid's and cumulative_trapezoid's arguments, checked: y (floating), the axis along it, and
+    the steps between neighbouring samples: the number dx (1 when neither is given), or diff(x) laid
+    along the axis (a 1-d x, one value per sample) or broadcast against y's (a tensor of y's axes)."""
+    y = floating(y)
+    if y.ndim == 0:
+        raise ValueError(f"{op}: expected y with at least one axis, got a 0-d tensor")
+    along = _scan_axis(axis, y, op)
+    if x is not None and dx is not None:
+        raise TypeError(f"{op}: give the sample points x or their spacing dx, not both")
+    if x is None:
+        if dx is None:
+            dx = 1.0
+        if isinstance(dx, bool) or not isinstance(dx, numbers.Real):
+            raise TypeError(f"{op}: dx must be a number, got {dx!r}")
+        return y, along, dx
+    x = floating(x)  # (x's differences as numbers: in uint8, 0 - 1 would wrap to 255, and diff of booleans is xor)
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[along]:
+            raise ValueError(f"{op}: a 1-d x needs one value per sample, {y.shape[along]} along axis {along} of "
+                             f"y's shape {y.shape}; got {x.shape[0]}")
+        return y, along, diff(x).reshape((1,) * along + (-1,) + (1,) * (y.ndim - along - 1))
+    return y, along, diff(x, axis=axis)
+
+
+@takes_torch_keywords
+def trapezoid(y, x=None, *, dx=None, axis=-1):
+    """The trapezoidal rule along ``axis`` (PyTorch's and NumPy's trapezoid), composed of slicing, diff
+    and sum: with sample points x, sum_k (x_{k+1} - x_k) (y_k + y_{k+1}) / 2; with a spacing dx (1 by
+    default), dx (sum_k y_k - (y_0 + y_{n-1}) / 2), PyTorch's form (so y = [inf, 1] gives inf - inf = NaN
+    in both). No samples along the axis: 0."""
+    y, along, step = _trapezoid_parts("trapezoid", y, x, dx, axis)
+    if isinstance(step, Tensor) or y.shape[along] == 0:  # (PyTorch's form below needs a first and a last sample)
+        return sum_over(step * (_along(y, along, slice(1, None)) + _along(y, along, slice(None, -1))) / 2, along)
+    return (sum_over(y, along) - (_along(y, along, 0) + _along(y, along, -1)) * 0.5) * step
+
+
+trapz = trapezoid  # (PyTorch's older name)
+
+
+@takes_torch_keywords
+def cumulative_trapezoid(y, x=None, *, dx=None, axis=-1):
+    """The running trapezoidal rule along ``axis`` (PyTorch's cumulative_trapezoid, scipy's without
+    initial=): entry k is trapezoid over samples 0..k+1, the cumsum of step_k (y_k + y_{k+1}) / 2, so the
+    axis is one shorter (none of 0 or 1 samples); step as trapezoid's."""
+    y, along, step = _trapezoid_parts("cumulative_trapezoid", y, x, dx, axis)
+    return cumsum(step / 2 * (_along(y, along, slice(1, None)) + _along(y, along, slice(None, -1))), along)
 
 
 def _beside_along(what, value, x, along):

@@ -1,7 +1,8 @@
-"""The statistics PyTorch has beside var and std: cov and corrcoef (minitx/ops/linalg.py), var_mean and
-std_mean (minitx/ops/reduction.py), against numpy.cov and numpy.corrcoef (weights and corrections drawn),
-with float64 gradient checks, PyTorch's answers where there is nothing to divide by, and errors that name
-the op. Their drawn PyTorch parity (0, inf, NaN, empty axes) is in tests/test_torch_op_parity.py."""
+"""The statistics and numeric helpers PyTorch has beside var, std and cumsum: cov and corrcoef
+(minitx/ops/linalg.py), var_mean and std_mean (minitx/ops/reduction.py), trapezoid and cumulative_trapezoid
+(minitx/ops/scan.py), against NumPy's (weights, corrections, spacings and axes drawn), with float64 gradient
+checks, PyTorch's answers where there is nothing to divide by, and errors that name the op. Their drawn
+PyTorch parity (0, inf, NaN, empty axes) is in tests/test_torch_op_parity.py."""
 import warnings
 
 import numpy as np
@@ -12,6 +13,7 @@ from hypothesis.extra import numpy as hnp
 import minitx
 import minitx.functional as F
 from minitx.testing import arg, check_low_precision, op_test
+from minitx.testing import strategies as mst
 from _torch_kit import import_torch
 
 torch = import_torch()
@@ -83,8 +85,8 @@ def test_the_mean_beside_an_infinity_is_means_where_pytorchs_is_nan():
 @pytest.mark.parametrize("pair", [F.var_mean, F.std_mean])
 @pytest.mark.parametrize("half", [0, 1])
 def test_each_half_of_var_mean_and_std_mean_in_16_bits_follows_float32(pair, half, dtype):
-    """(The parity table's 16-bit run leaves the pairs out: stacked, their halves' gradients are each rounded
-    before they are added.)"""
+    """(The parity table's 16-bit run leaves the pairs out, tests/test_low_precision_ops.py's TWO_PATHS: stacked,
+    their halves' gradients are each rounded before they are added.)"""
     x = minitx.tensor(np.random.default_rng(half).uniform(-3, 3, (3, 4)), dtype="float64")
     for axis in (None, 1):
         assert check_low_precision(lambda t: pair(t, axis, correction=1)[half], x, dtype=dtype)
@@ -141,3 +143,88 @@ def test_cov_refuses_what_pytorch_refuses_naming_itself(call, message):
     x = minitx.tensor([[1.0, 2.0, 4.0], [0.0, 1.0, 5.0]])
     with pytest.raises((TypeError, ValueError), match=message):
         call(x)
+
+
+#: y with 1 to 3 axes, and an axis of it (negative too)
+SAMPLED = mst.shapes(min_dims=1, max_dims=3, max_side=4)
+
+
+def _axis(y, *_):
+    return st.integers(-len(y), len(y) - 1)
+
+
+test_trapezoid_with_a_spacing_against_numpy = op_test(
+    lambda y, dx, axis: F.trapezoid(y, dx=dx, dim=axis), arg(), shapes=SAMPLED,
+    kwargs={"dx": st.sampled_from([1, 0.5, -2.0]), "axis": _axis},
+    numpy=lambda y, dx, axis: np.trapezoid(y, dx=dx, axis=axis))
+
+# x's gradient too: x of y's shape along a drawn axis, or 1-d along the first or the last
+test_trapezoid_at_sample_points_against_numpy = op_test(
+    lambda y, x, axis: F.trapezoid(y, x, axis=axis), arg(), arg(), shapes=SAMPLED, kwargs={"axis": _axis},
+    numpy=lambda y, x, axis: np.trapezoid(y, x, axis=axis))
+
+
+def _first_or_last(y, x):
+    return -1 if x.shape[0] == y.shape[-1] else 0
+
+
+test_trapezoid_at_1d_sample_points_against_numpy = op_test(
+    lambda y, x: F.trapezoid(y, x, axis=_first_or_last(y, x)),
+    arg(), arg(shape=lambda y: st.sampled_from([y[:1], y[-1:]])), shapes=SAMPLED,
+    numpy=lambda y, x: np.trapezoid(y, x, axis=_first_or_last(y, x)))
+
+
+def _running_trapezoid(y, x=None, dx=1.0, axis=-1):
+    """Entry k: numpy.trapezoid over samples 0..k+1 (the axis moved last, and back)."""
+    y = np.moveaxis(y, axis, -1)
+    x = None if x is None else np.moveaxis(x, axis, -1) if x.ndim == y.ndim else x
+    parts = [np.trapezoid(y[..., :k + 2], None if x is None else x[..., :k + 2], dx=dx) for k in range(y.shape[-1] - 1)]
+    return np.moveaxis(np.stack(parts, -1) if parts else y[..., :0], -1, axis)
+
+
+test_cumulative_trapezoid_with_a_spacing_against_numpy = op_test(
+    lambda y, dx, axis: F.cumulative_trapezoid(y, dx=dx, dim=axis), arg(), shapes=SAMPLED,
+    kwargs={"dx": st.sampled_from([1, 0.5, -2.0]), "axis": _axis},
+    numpy=lambda y, dx, axis: _running_trapezoid(y, dx=dx, axis=axis))
+
+test_cumulative_trapezoid_at_sample_points_against_numpy = op_test(
+    lambda y, x, axis: F.cumulative_trapezoid(y, x, axis=axis), arg(), arg(), shapes=SAMPLED,
+    kwargs={"axis": _axis}, numpy=lambda y, x, axis: _running_trapezoid(y, x, axis=axis))
+
+test_cumulative_trapezoid_at_1d_sample_points_against_numpy = op_test(
+    lambda y, x: F.cumulative_trapezoid(y, x, axis=_first_or_last(y, x)),
+    arg(), arg(shape=lambda y: st.sampled_from([y[:1], y[-1:]])), shapes=SAMPLED,
+    numpy=lambda y, x: _running_trapezoid(y, x, axis=_first_or_last(y, x)))
+
+
+def test_trapezoid_of_integers_empty_axes_and_pytorchs_names():
+    y = minitx.tensor([[1, 2, 4], [0, 3, 5]])
+    for ours, theirs in ((F.trapezoid(y), torch.trapezoid(torch.tensor(y.numpy()))),
+                         (minitx.trapz(y, minitx.tensor([0, 1, 3]), dim=-1),
+                          torch.trapz(torch.tensor(y.numpy()), torch.tensor([0, 1, 3]), dim=-1)),
+                         (F.cumulative_trapezoid(y, dx=2, dim=0), torch.cumulative_trapezoid(torch.tensor(y.numpy()), dx=2, dim=0)),
+                         (F.trapezoid(np.zeros((2, 0))), torch.trapezoid(torch.zeros(2, 0, dtype=torch.float64))),
+                         (F.trapezoid(np.array([np.inf, 1.0])), torch.trapezoid(torch.tensor([np.inf, 1.0], dtype=torch.float64))),
+                         (F.cumulative_trapezoid(np.zeros((2, 1))), torch.cumulative_trapezoid(torch.zeros(2, 1, dtype=torch.float64)))):
+        assert ours.shape == tuple(theirs.shape) and ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    # departures (docs/ops.md): integer sample points' differences are numbers, not uint8's wrapped ones, and
+    # no samples of an integer y give float zeros
+    steps = minitx.tensor([3, 1, 0], dtype="uint8")
+    assert F.trapezoid(minitx.tensor([1.0, 1.0, 1.0]), steps).item() == -3.0
+    assert torch.trapezoid(torch.ones(3), torch.tensor([3, 1, 0], dtype=torch.uint8)).item() != -3.0
+    assert F.trapezoid(minitx.tensor(np.zeros((2, 0), np.int64))).dtype.name == "float32"
+
+
+@pytest.mark.parametrize("op", ["trapezoid", "cumulative_trapezoid"])
+@pytest.mark.parametrize("call, error, message", [
+    (lambda f: f(minitx.tensor(1.0)), ValueError, "expected y with at least one axis, got a 0-d tensor"),
+    (lambda f: f(minitx.tensor([1.0, 2.0]), minitx.tensor([0.0, 1.0]), dx=2), TypeError, "give the sample points x or"),
+    (lambda f: f(minitx.tensor([1.0, 2.0]), dx=minitx.tensor(2.0)), TypeError, "dx must be a number, got tensor"),
+    (lambda f: f(minitx.tensor([[1.0, 2.0]]), minitx.tensor([0.0, 1.0, 2.0])), ValueError,
+     r"a 1-d x needs one value per sample, 2 along axis 1 of y's shape \(1, 2\); got 3"),
+    (lambda f: f(minitx.tensor([1.0, 2.0]), dim=1), IndexError, "axis 1 is out of range"),
+])
+def test_trapezoid_errors_name_the_op(op, call, error, message):
+    with pytest.raises(error, match=f"^{op}: {message}"):
+        call(getattr(F, op))
