@@ -42,6 +42,7 @@ cartesian_prod, combinations, column_stack, row_stack, dstack) and creation name
 tril_indices, triu_indices, the five windows), and unravel_index, slice_scatter, select_scatter,
 diagonal_scatter, index_put, index_reduce and asarray.
 each for var_mean, std_mean, cov and corrcoef.
+each for var_mean, std_mean, cov, corrcoef, trapezoid and cumulative_trapezoid.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -1158,5 +1159,9 @@ OP_SLIPS = [
          _STATISTICS),
     Slip("corrcoef: C_ij / s_j^2, s_i never divided", "minitx/ops/linalg.py", "c / s.reshape(-1, 1) / s",
          "c / s / s", _STATISTICS),
+    Slip("trapezoid with dx: the first sample halved twice, the last not at all", "minitx/ops/scan.py",
+         "_along(y, along, -1)) * 0.5", "_along(y, along, 0)) * 0.5", _STATISTICS),
+    Slip("cumulative_trapezoid: the step not halved", "minitx/ops/scan.py", "return cumsum(step / 2 *",
+         "return cumsum(step *", _STATISTICS),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]
