@@ -19,6 +19,7 @@ from minitx.ops.elementwise import (
     divide, subtract, positive, square,
     erfc, erfinv, lgamma, digamma, logaddexp, logaddexp2, xlogy, sinc, logit, heaviside, fmax, fmin, frac,
     deg2rad, rad2deg, float_power, ldexp, gcd, lcm, nextafter, signbit, isposinf, isneginf, isreal, polygamma, i0,
+    frexp, isin, rsub,
     # PyTorch's other names for the ops above (minitx/ops/elementwise.py's last lines)
     absolute, negative, multiply, true_divide, clamp, fix, sgn, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, arctan2,
     eq, ne, lt, le, gt, ge, igamma, igammac, mvlgamma)
@@ -49,7 +50,7 @@ from minitx.ops.linalg import (
     baddbmm, addr, cov, corrcoef)
 from minitx.ops.norm import (
     batch_norm, group_norm, layer_norm, rms_norm, normalize, cosine_similarity, instance_norm, pairwise_distance, cdist,
-    pdist, local_response_norm, dist)
+    pdist, local_response_norm, dist, renorm)
 from minitx.ops.dropout import (
     dropout, dropout_add, bias_act_dropout, dropout1d, dropout2d, dropout3d, alpha_dropout, feature_alpha_dropout)
 from minitx.ops.loss import (

@@ -37,6 +37,8 @@ Where minitx deliberately differs from PyTorch, the case leaves that input out a
 * var_mean and std_mean draw no infinity: PyTorch's mean there is NaN (its one-pass update takes inf - inf),
   minitx's is mean's, ±inf (test_statistics.py shows it); var_mean's slices hold 2 entries or more: a lone NaN
   with correction 1 has var's gradient inf in PyTorch, NaN (2 / 0 times NaN) in minitx, as var's own;
+* frexp draws no value within 1e-3 of 0 but 0 itself: PyTorch's gradient dy / 2^e takes 2^e in float32, inf or 0
+  past its range (x below 1e-38 has gradient inf), minitx's is exact (test_statistics.py shows it);
 * vector_norm and dist draw no NaN: at ord 1 and ±inf minitx's gradient there is NaN (as abs's), PyTorch's 0
   (tests/ops/test_linalg.py compares the other orders at NaN);
 * cdist is compared for p < inf: at p = inf, entries tied for the largest |difference| share dy in
@@ -640,6 +642,16 @@ CASES = {
     "cumulative_trapezoid": case(lambda y, x, axis: F.cumulative_trapezoid(y, x, axis=axis), arg(edges=EDGES),
                                  arg(edges=EDGES), shapes=EMPTY_OK.filter(len), kwargs={"axis": lambda y, x: an_axis(y)},
                                  reference=lambda y, x, axis: torch.cumulative_trapezoid(y, x, dim=axis)),
+    "rsub": case(lambda a, b, alpha: F.rsub(a, b, alpha=alpha), arg(edges=EDGES), arg(edges=EDGES), broadcast=True,
+                 kwargs={"alpha": st.sampled_from([1, -2, 0.5])}, reference=lambda a, b, alpha: torch.rsub(a, b, alpha=alpha)),
+    "frexp": case(lambda x: F.frexp(x).mantissa, arg(edges=EDGES, away_from=(0.0,), margin=1e-3), shapes=EMPTY_OK,
+                  reference=lambda x: torch.frexp(x).mantissa),
+    # (no NaN: norm's gradient there departs, see vector_norm; maxnorm 0 scales every slice, 100 none; no empty
+    # slices: test_statistics.py has them)
+    "renorm": case(lambda x, p, axis, maxnorm: F.renorm(x, p, axis, maxnorm), arg(edges=(0.0, INF, -INF)),
+                   shapes=mst.shapes(min_dims=2, max_dims=3, max_side=3),
+                   kwargs={"p": st.sampled_from([1, 2, 3.5, INF]), "axis": an_axis, "maxnorm": st.sampled_from([0.0, 0.5, 2.0, 100.0])},
+                   reference=lambda x, p, axis, maxnorm: torch.renorm(x, p, axis, maxnorm)),
     "sum_to_size": case(lambda x, size: F.sum_to_size(x, size), arg(edges=EDGES), shapes=EMPTY_OK,
                         kwargs={"size": lambda s: st.integers(0, len(s)).flatmap(lambda lead: st.tuples(
                             *[st.sampled_from([1, n]) for n in s[lead:]]))},

@@ -110,6 +110,7 @@ FUNCTIONS = {
     "nanmean": lambda t, o, m: o.nanmean(t, dim=-1),
     "var_mean": lambda t, o, m: m.stack(list(o.var_mean(t, dim=1, keepdim=True))),
     "std_mean": lambda t, o, m: m.stack(list(o.std_mean(t, dim=(0, 2), unbiased=False))),
+    "renorm": lambda t, o, m: o.renorm(t, p=1, dim=-1, maxnorm=1.0),
     "trapezoid": lambda t, o, m: o.trapezoid(t, dx=0.5, dim=1),
     "trapz": lambda t, o, m: o.trapz(t, t * t, dim=0),
     "cumulative_trapezoid": lambda t, o, m: o.cumulative_trapezoid(t, t[0, 0], dim=-1),
@@ -188,6 +189,7 @@ METHODS = {
     "index_copy_": lambda t, m: (t * 1).index_copy_(dim=1, index=m.tensor([2, 1]), source=t[:, 2:] * 2),
     "cumsum_": lambda t, m: (t * 1).cumsum_(dim=2),
     "cumprod_": lambda t, m: (t * 1).cumprod_(dim=0),
+    "renorm": lambda t, m: t.renorm(p=2, dim=1, maxnorm=0.5),
 }
 
 # no gradient: indices, booleans, counts

@@ -1057,6 +1057,8 @@ class Tensor:
     def fmin(self, other): return F.fmin(self, other)
     def float_power(self, exponent): return F.float_power(self, exponent)
     def ldexp(self, other): return F.ldexp(self, other)
+    def frexp(self): return F.frexp(self)  # (mantissa, exponent), as PyTorch's
+    def renorm(self, p, dim, maxnorm): return F.renorm(self, p, dim, maxnorm)
     def gcd(self, other): return F.gcd(self, other)
     def lcm(self, other): return F.lcm(self, other)
     def nextafter(self, other): return F.nextafter(self, other)

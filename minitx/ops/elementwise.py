@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from minitx.backend import device_of, get_array_module
 from minitx.dtypes import finfo
 from minitx.ops._args import binary, check_alpha, check_bool, check_fits, common_16_bits, floating, integer_scale, one_dtype, operands, promote
 
-__all__ = ["Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "ClipTensor", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
+__all__ = ["Frexp", "Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "ClipTensor", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
            "Remainder", "Fmod", "NanToNum", "Lerp", "Erfc", "Erfinv", "Lgamma", "Digamma", "LogAddExp", "LogAddExp2",
            "Xlogy", "Sinc", "Logit", "Heaviside", "Fmax", "Fmin", "Frac", "Polygamma", "I0", "I1",
            "Xlog1py", "Entr", "LogNdtr",
@@ -1761,6 +1762,19 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     return bool(backend.to_host(_isclose("allclose", a, b, rtol, atol, equal_nan).data.all()))
 
 
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """True where an entry of ``elements`` equals one of ``test_elements`` (PyTorch's and NumPy's isin; with
+    ``invert`` where it equals none): a bool tensor of elements' shape, no gradient. Either may be a number;
+    values compare as numbers across dtypes (2 is in [2.0]), NaN equals nothing. ``assume_unique`` is a
+    hint NumPy may use; the answer is the same."""
+    for name, flag in (("assume_unique", assume_unique), ("invert", invert)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"isin: {name} must be True or False, got {flag!r}")
+    elements, test_elements = promote(elements, test_elements, op="isin")
+    xp = get_array_module(elements.data)
+    return Tensor(xp.isin(elements.data, test_elements.data, assume_unique=assume_unique, invert=invert))
+
+
 _UFUNCS = {"bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift"}  # NumPy's, CuPy's names
 
 
@@ -2532,6 +2546,45 @@ def ldexp(x, other):
     return mul(x, exp2(other))
 
 
+class Frexp(Function):
+    """m = x / 2^e, frexp's mantissa, with e the exponent that puts |m| in [0.5, 1) (m = e = 0 at 0; at inf
+    and NaN m = x, e = 0). e is a whole number, constant between powers of 2, so
+
+        dm/dx = 2^-e,   dx = dy * 2^-e
+
+    as PyTorch's (at its jumps, x a power of 2, the derivative from the right).
+    """
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        m, self.exponent = xp.frexp(x)
+        return m
+
+    def backward(self, dy):
+        xp = get_array_module(dy)
+        return (xp.ldexp(dy, -self.exponent),)
+
+
+class MantissaExponent(NamedTuple):
+    """What frexp returns: a pair, ``m, e = F.frexp(x)``, with PyTorch's names for its parts (``.mantissa``,
+    ``.exponent``)."""
+
+    mantissa: object
+    exponent: object
+
+
+def frexp(x):
+    """x as mantissa * 2^exponent (PyTorch's and NumPy's frexp): the mantissa (x's float dtype, with
+    Frexp's gradient) and the exponent (int32, no gradient). Floating x only, as PyTorch's."""
+    x = as_tensor(x)
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"frexp: expected a floating-point tensor, got dtype {x.dtype.name} (PyTorch's frexp "
+                        "takes floats only)")
+    function = Frexp()
+    mantissa = function(x)
+    return MantissaExponent(mantissa, Tensor(function.exponent.astype(np.int32, copy=False)))
+
+
 def _integers_only(op, a, b):
     """numpy's/cupy's ``op`` of two integer tensors (or numbers), broadcast; floats and booleans
     raise TypeError, as PyTorch's gcd and lcm do. No gradient."""
@@ -2601,6 +2654,11 @@ def subtract(a, b, *, alpha=1):
     if a.dtype.kind in "iu" and isinstance(alpha, numbers.Integral):
         alpha = integer_scale("subtract", "alpha", alpha, a.dtype)
     return sub(a, mul(b, alpha))
+
+
+def rsub(input, other, *, alpha=1):  # noqa: A002 (PyTorch's names)
+    """other - alpha * input, PyTorch's rsub: subtract with its operands swapped (its errors name subtract)."""
+    return subtract(other, input, alpha=alpha)
 
 
 def positive(x):

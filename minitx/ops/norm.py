@@ -1,6 +1,6 @@
 """Normalization: layer norm and RMS norm over the last axis, group norm over groups of
 channels, batch norm over the batch, instance norm over each channel; and scaling to unit p-norm
-(normalize, cosine_similarity), distances (pairwise_distance, cdist, pdist, dist) and local response norm.
+(normalize, cosine_similarity, renorm), distances (pairwise_distance, cdist, pdist, dist) and local response norm.
 
 All of them standardize a set of values: xhat = (x - mean) * rstd, rstd = 1 / sqrt(var + eps), and
 their backwards share one formula (docs/backprop/layer-norm.md derives it for a row; batch norm and
@@ -28,7 +28,7 @@ from minitx.backend import get_array_module, mean_last, sum_dot
 from minitx.keywords import takes_torch_keywords
 from minitx.ops import reduction
 from minitx.ops._args import broadcast_batches, floating, promote
-from minitx.ops.elementwise import clip, div, sub
+from minitx.ops.elementwise import clip, div, sub, where
 from minitx.ops.indexing import add_at
 from minitx.ops.shape import broadcast_to, pad, sliding_windows
 
@@ -338,6 +338,28 @@ def normalize(x, p=2.0, axis=1, eps=1e-12):
     """
     x = floating(x)
     return div(x, clip(reduction.norm(x, p, axis, keepdims=True), min=eps))
+
+
+@takes_torch_keywords
+def renorm(x, p, axis, maxnorm):
+    """PyTorch's renorm: each slice x.select(axis, i) whose p-norm n_i exceeds maxnorm scaled down to it,
+    the others left as they are, composed of norm and where:
+
+        y = x * f,   f_i = maxnorm / (n_i + 1e-7) where n_i > maxnorm, else 1
+
+    (PyTorch's 1e-7 keeps the scaled slice's norm just below maxnorm). Its gradient is the composition's,
+    f's through n included, as PyTorch's. p > 0 (inf too), maxnorm >= 0; x has 2 axes or more, as PyTorch's."""
+    x = floating(x)
+    if x.ndim < 2:
+        raise ValueError(f"renorm: expected a tensor with at least 2 axes (slices along one), got shape {x.shape}")
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not p > 0:
+        raise ValueError(f"renorm: p must be a number > 0 (or inf), got {p!r}")
+    if isinstance(maxnorm, bool) or not isinstance(maxnorm, numbers.Real) or not maxnorm >= 0:
+        raise ValueError(f"renorm: maxnorm must be a number >= 0, got {maxnorm!r}")
+    along = reduction.normalize_axes(axis, x.ndim, "renorm")[0]
+    others = tuple(a for a in range(x.ndim) if a != along)
+    n = reduction.Norm(reduction.norm_order("renorm", p), others, keepdims=True, op="renorm")(x)
+    return x * where(n > maxnorm, maxnorm / (n + 1e-7), 1.0)
 
 
 @takes_torch_keywords

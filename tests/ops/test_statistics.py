@@ -1,12 +1,13 @@
 """The statistics and numeric helpers PyTorch has beside var, std and cumsum: cov and corrcoef
 (minitx/ops/linalg.py), var_mean and std_mean (minitx/ops/reduction.py), trapezoid and cumulative_trapezoid
-(minitx/ops/scan.py), against NumPy's (weights, corrections, spacings and axes drawn), with float64 gradient
+(minitx/ops/scan.py), renorm (minitx/ops/norm.py), frexp, isin and rsub (minitx/ops/elementwise.py), against NumPy's (weights, corrections, spacings and axes drawn), with float64 gradient
 checks, PyTorch's answers where there is nothing to divide by, and errors that name the op. Their drawn
 PyTorch parity (0, inf, NaN, empty axes) is in tests/test_torch_op_parity.py."""
 import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -228,3 +229,99 @@ def test_trapezoid_of_integers_empty_axes_and_pytorchs_names():
 def test_trapezoid_errors_name_the_op(op, call, error, message):
     with pytest.raises(error, match=f"^{op}: {message}"):
         call(getattr(F, op))
+
+
+def _renormed(x, p, axis, maxnorm):
+    """Each slice along axis scaled to maxnorm where its p-norm is above it, slice by slice."""
+    out = np.array(x, dtype=np.float64)
+    for i in range(x.shape[axis]):
+        piece = np.take(x, i, axis=axis)
+        n = np.max(np.abs(piece)) if p == np.inf else np.sum(np.abs(piece) ** p) ** (1 / p)
+        index = (slice(None),) * (axis % x.ndim) + (i,)
+        out[index] = piece * (maxnorm / (n + 1e-7) if n > maxnorm else 1.0)
+    return out
+
+
+# norms near maxnorm kept away by its choices: small (every slice scaled), middling or large (none)
+test_renorm_against_numpy = op_test(
+    lambda x, p, axis, maxnorm: F.renorm(x, p, axis, maxnorm), arg(away_from=(0.0,), distinct=True),
+    shapes=mst.shapes(min_dims=2, max_dims=3, max_side=3),
+    kwargs={"p": st.sampled_from([1, 2, 3.5]), "axis": lambda s: st.integers(-len(s), len(s) - 1),
+            "maxnorm": st.sampled_from([0.0, 0.05, 100.0])},
+    numpy=_renormed)
+
+
+def test_renorm_method_pytorchs_keywords_and_errors():
+    x = np.array([[3.0, 4.0], [0.3, 0.4]])
+    np.testing.assert_allclose(minitx.tensor(x).renorm(2, 0, 1.0).numpy(), [[0.6, 0.8], [0.3, 0.4]], rtol=1e-6)
+    np.testing.assert_allclose(F.renorm(x, p=np.inf, dim=1, maxnorm=1.0).numpy(),
+                               torch.renorm(torch.from_numpy(x), p=np.inf, dim=1, maxnorm=1.0).numpy(), rtol=1e-15)
+    for call, message in ((lambda: F.renorm(x[0], 2, 0, 1.0), r"expected a tensor with at least 2 axes .*got shape \(2,\)"),
+                          (lambda: F.renorm(x, 0, 0, 1.0), "p must be a number > 0"),
+                          (lambda: F.renorm(x, 2, 0, -1.0), "maxnorm must be a number >= 0, got -1.0"),
+                          (lambda: F.renorm(np.zeros((2, 0)), np.inf, 0, 1.0), "axis 1 .* has length 0")):
+        with pytest.raises(ValueError, match=f"^renorm: {message}"):
+            call()
+    for shape, axis in (((2, 0), 0), ((0, 3), 0), ((0, 3), 1)):  # empty slices, or none: PyTorch's
+        empty = np.zeros(shape)
+        np.testing.assert_array_equal(F.renorm(empty, 2, axis, 1.0).numpy(),
+                                      torch.renorm(torch.from_numpy(empty), 2, axis, 1.0).numpy())
+
+
+# the mantissa's gradient 2^-e jumps at the powers of 2: values kept away from them
+test_frexp_mantissa_against_numpy = op_test(
+    lambda x: F.frexp(x).mantissa, arg(away_from=(0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0)),
+    numpy=lambda x: np.frexp(x)[0])
+
+
+def test_frexp_exponents_edges_and_dtypes_as_pytorchs():
+    x = np.array([0.0, -0.0, 1.0, -3.0, 0.75, np.inf, -np.inf, np.nan, 1e-310, 2.0 ** 1023])
+    for dtype in ("float64", "float32", "float16", "bfloat16"):
+        ours = minitx.tensor(x).to(dtype).frexp()
+        theirs = torch.frexp(torch.from_numpy(x).to(getattr(torch, dtype)))
+        assert ours.mantissa.dtype.name == dtype and ours.exponent.dtype.name == "int32"
+        np.testing.assert_array_equal(ours.mantissa.numpy().astype(np.float64), theirs.mantissa.to(torch.float64).numpy())
+        np.testing.assert_array_equal(ours.exponent.numpy(), theirs.exponent.numpy())
+    # a departure (docs/ops.md): the mantissa's gradient 2^-e, exact in float64 past float32's range, where
+    # PyTorch's 2^e in float32 is 0 (so its gradient inf)
+    tiny = minitx.tensor([1e-300], dtype="float64", requires_grad=True)
+    F.frexp(tiny).mantissa.backward(minitx.tensor([1.0], dtype="float64"))
+    assert tiny.grad.item() == 2.0 ** 996 == 1 / 2.0 ** -996
+    theirs = torch.tensor([1e-300], dtype=torch.float64, requires_grad=True)
+    torch.frexp(theirs).mantissa.backward(torch.ones(1, dtype=torch.float64))
+    assert theirs.grad.item() == np.inf
+    with pytest.raises(TypeError, match="^frexp: expected a floating-point tensor, got dtype int64"):
+        F.frexp(minitx.tensor([1, 2]))
+
+
+@given(elements=hnp.arrays(np.float64, hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=4),
+                           elements=st.sampled_from([0.0, -0.0, 1.0, 2.5, -3.0, np.inf, np.nan])),
+       tests=hnp.arrays(np.float64, hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=3),
+                        elements=st.sampled_from([0.0, 1.0, 2.0, -3.0, np.inf, np.nan])),
+       as_integers=st.booleans(), invert=st.booleans())
+def test_isin_as_numpy_and_pytorch(elements, tests, as_integers, invert):
+    if as_integers:  # (integers beside floats compare as numbers)
+        elements = np.asarray(np.nan_to_num(elements, nan=7.0, posinf=9.0).astype(np.int64))
+    got = F.isin(minitx.tensor(elements), minitx.tensor(tests), invert=invert)
+    assert got.dtype.name == "bool" and got.shape == elements.shape
+    np.testing.assert_array_equal(got.numpy(), np.isin(elements, tests, invert=invert))
+    np.testing.assert_array_equal(got.numpy(), torch.isin(torch.from_numpy(elements), torch.from_numpy(tests),
+                                                          invert=invert).numpy())
+
+
+def test_isin_of_numbers_and_its_errors():
+    assert F.isin(3, minitx.tensor([1, 3])).numpy().tolist() is True
+    assert F.isin(minitx.tensor([1, 3]), 3, assume_unique=True).numpy().tolist() == [False, True]
+    with pytest.raises(TypeError, match="^isin: invert must be True or False, got 1"):
+        F.isin(minitx.tensor([1]), minitx.tensor([1]), invert=1)
+
+
+def test_rsub_is_other_minus_alpha_input_as_pytorchs():
+    a, b = np.array([1, 2, 250], np.uint8), np.array([5, 5, 5], np.uint8)
+    for alpha in (1, 2, -1):
+        ours = F.rsub(minitx.tensor(a), minitx.tensor(b), alpha=alpha)
+        theirs = torch.rsub(torch.from_numpy(a), torch.from_numpy(b), alpha=alpha)
+        assert ours.dtype.name == "uint8" and ours.numpy().tolist() == theirs.numpy().tolist()
+    x = minitx.tensor([1.0, -2.0], requires_grad=True)
+    F.rsub(x, 3.0, alpha=0.5).sum().backward()
+    assert x.grad.numpy().tolist() == [-0.5, -0.5]
