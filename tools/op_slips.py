@@ -43,6 +43,7 @@ tril_indices, triu_indices, the five windows), and unravel_index, slice_scatter,
 diagonal_scatter, index_put, index_reduce and asarray.
 each for var_mean, std_mean, cov and corrcoef.
 each for var_mean, std_mean, cov, corrcoef, trapezoid and cumulative_trapezoid.
+each for var_mean, std_mean, cov, corrcoef, trapezoid, cumulative_trapezoid, renorm, frexp, isin and rsub.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -1163,5 +1164,13 @@ OP_SLIPS = [
          "_along(y, along, -1)) * 0.5", "_along(y, along, 0)) * 0.5", _STATISTICS),
     Slip("cumulative_trapezoid: the step not halved", "minitx/ops/scan.py", "return cumsum(step / 2 *",
          "return cumsum(step *", _STATISTICS),
+    Slip("renorm: every slice scaled to maxnorm, those below it too", "minitx/ops/norm.py",
+         "return x * where(n > maxnorm, maxnorm / (n + 1e-7), 1.0)", "return x * (maxnorm / (n + 1e-7))", _STATISTICS),
+    Slip("frexp backward: dy * 2^e for dy * 2^-e", _E, "return (xp.ldexp(dy, -self.exponent),)",
+         "return (xp.ldexp(dy, self.exponent),)", _STATISTICS),
+    Slip("isin: invert= ignored", _E, "assume_unique=assume_unique, invert=invert))", "assume_unique=assume_unique))",
+         _STATISTICS),
+    Slip("rsub: input - alpha * other, subtract's order", _E, "return subtract(other, input, alpha=alpha)",
+         "return subtract(input, other, alpha=alpha)", _STATISTICS),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]
