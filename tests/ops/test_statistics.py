@@ -13,7 +13,8 @@ from hypothesis.extra import numpy as hnp
 
 import minitx
 import minitx.functional as F
-from minitx.testing import arg, check_low_precision, op_test
+from minitx.ops.elementwise import Frexp
+from minitx.testing import arg, check_low_precision, gradcheck, op_test
 from minitx.testing import strategies as mst
 from _torch_kit import import_torch
 
@@ -272,6 +273,19 @@ def test_renorm_method_pytorchs_keywords_and_errors():
 test_frexp_mantissa_against_numpy = op_test(
     lambda x: F.frexp(x).mantissa, arg(away_from=(0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0)),
     numpy=lambda x: np.frexp(x)[0])
+
+
+@given(x=hnp.arrays(np.float64, hnp.array_shapes(max_dims=2, max_side=3),
+                   elements=st.floats(0.05, 0.95).flatmap(lambda f: st.sampled_from([f, 3 * f, -40 * f, 1e-200 * f]))))
+def test_frexp_gradient_is_2_to_the_minus_exponent_within_each_binade(x):
+    """Frexp alone, between powers of 2 (where its exponent holds); tiny values (below the finite
+    differences' step) by the formula alone."""
+    x = x * np.where(np.isin(np.abs(x).round(12), [0.5, 1.0, 2.0]), 1.01, 1.0)  # (0.5 * 1 = 0.5 is one)
+    t = minitx.tensor(x, dtype="float64", requires_grad=True)
+    if np.all(np.abs(x) > 1e-3):
+        assert gradcheck(lambda u: Frexp()(u), t)
+    Frexp()(t).backward(minitx.tensor(np.ones_like(x)))
+    np.testing.assert_array_equal(t.grad.numpy(), 2.0 ** -np.frexp(x)[1])
 
 
 def test_frexp_exponents_edges_and_dtypes_as_pytorchs():
