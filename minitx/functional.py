@@ -33,7 +33,7 @@ from minitx.ops.reduction import (
     var_mean, std_mean)
 from minitx.ops.scan import (
     cumsum, cumprod, logcumsumexp, diff, cummax, cummin, sort, argsort, topk, searchsorted, bucketize, median,
-    nanmedian, kthvalue, mode, quantile, nanquantile, msort, trapezoid, trapz, cumulative_trapezoid)
+    nanmedian, kthvalue, mode, quantile, nanquantile, msort, trapezoid, trapz, cumulative_trapezoid, gradient)
 from minitx.ops.shape import (
     reshape, transpose, permute, swapaxes, broadcast_to, squeeze, unsqueeze, concatenate, stack,
     split, tensor_split, hsplit, vsplit, dsplit, flip, roll, repeat, tile, pad, pixel_shuffle, pixel_unshuffle, hstack,

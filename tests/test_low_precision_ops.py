@@ -25,7 +25,8 @@ OWN_DTYPE = {"float_power": "float64 whatever the inputs' dtypes, as PyTorch's (
 #: (var_mean's and std_mean's halves are each checked in 16 bits in tests/ops/test_statistics.py)
 TWO_PATHS = {"var_mean": "var's and mean's gradients", "std_mean": "std's and mean's gradients",
              "trapezoid_x": "y_k's gradient from the trapezoids on either side, (x_k - x_(k-1)) / 2 and "
-                            "(x_(k+1) - x_k) / 2; x_k's likewise", "cumulative_trapezoid": "the same"}
+                            "(x_(k+1) - x_k) / 2; x_k's likewise", "cumulative_trapezoid": "the same",
+             "gradient": "x_k's gradient from the differences on either side (and the ends' two or three terms)"}
 
 
 

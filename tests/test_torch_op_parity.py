@@ -642,6 +642,13 @@ CASES = {
     "cumulative_trapezoid": case(lambda y, x, axis: F.cumulative_trapezoid(y, x, axis=axis), arg(edges=EDGES),
                                  arg(edges=EDGES), shapes=EMPTY_OK.filter(len), kwargs={"axis": lambda y, x: an_axis(y)},
                                  reference=lambda y, x, axis: torch.cumulative_trapezoid(y, x, dim=axis)),
+    "gradient": case(lambda x, spacing, axis, edge_order: F.stack(list(F.gradient(x, spacing=spacing, axis=axis,
+                                                                                  edge_order=edge_order))),
+                     arg(edges=EDGES), shapes=mst.shapes(min_dims=1, max_dims=3, min_side=3, max_side=4),
+                     kwargs={"spacing": st.sampled_from([1, 0.5, -2.0]), "axis": lambda s: st.none() | an_axis(s),
+                             "edge_order": st.sampled_from([1, 2])},
+                     reference=lambda x, spacing, axis, edge_order: torch.stack(list(torch.gradient(
+                         x, spacing=spacing, dim=axis, edge_order=edge_order)))),
     "rsub": case(lambda a, b, alpha: F.rsub(a, b, alpha=alpha), arg(edges=EDGES), arg(edges=EDGES), broadcast=True,
                  kwargs={"alpha": st.sampled_from([1, -2, 0.5])}, reference=lambda a, b, alpha: torch.rsub(a, b, alpha=alpha)),
     "frexp": case(lambda x: F.frexp(x).mantissa, arg(edges=EDGES, away_from=(0.0,), margin=1e-3), shapes=EMPTY_OK,

@@ -111,6 +111,7 @@ FUNCTIONS = {
     "var_mean": lambda t, o, m: m.stack(list(o.var_mean(t, dim=1, keepdim=True))),
     "std_mean": lambda t, o, m: m.stack(list(o.std_mean(t, dim=(0, 2), unbiased=False))),
     "renorm": lambda t, o, m: o.renorm(t, p=1, dim=-1, maxnorm=1.0),
+    "gradient": lambda t, o, m: m.stack(list(o.gradient(t, spacing=[2.0, 0.5], dim=[0, -1], edge_order=2))),
     "trapezoid": lambda t, o, m: o.trapezoid(t, dx=0.5, dim=1),
     "trapz": lambda t, o, m: o.trapz(t, t * t, dim=0),
     "cumulative_trapezoid": lambda t, o, m: o.cumulative_trapezoid(t, t[0, 0], dim=-1),

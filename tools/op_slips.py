@@ -44,6 +44,8 @@ diagonal_scatter, index_put, index_reduce and asarray.
 each for var_mean, std_mean, cov and corrcoef.
 each for var_mean, std_mean, cov, corrcoef, trapezoid and cumulative_trapezoid.
 each for var_mean, std_mean, cov, corrcoef, trapezoid, cumulative_trapezoid, renorm, frexp, isin and rsub.
+each for var_mean, std_mean, cov, corrcoef, trapezoid, cumulative_trapezoid, gradient, renorm,
+frexp, isin and rsub.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -1172,5 +1174,7 @@ OP_SLIPS = [
          _STATISTICS),
     Slip("rsub: input - alpha * other, subtract's order", _E, "return subtract(other, input, alpha=alpha)",
          "return subtract(input, other, alpha=alpha)", _STATISTICS),
+    Slip("gradient: the second-order first end's weights -1.5, 2, -0.5 as -1.5, 2, 0.5", "minitx/ops/scan.py",
+         "+ 2 * part(1, 2) - 0.5 * part(2, 3)) / step", "+ 2 * part(1, 2) + 0.5 * part(2, 3)) / step", _STATISTICS),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

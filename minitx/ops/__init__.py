@@ -9,7 +9,7 @@ backward on raw arrays, the math in its docstring) with its public function righ
                   nanmean, sum_to_size, var_mean, std_mean
     scan          cumsum, cumprod, logcumsumexp, diff, cummax, cummin; sort, msort, argsort, topk, searchsorted,
                   bucketize, median, nanmedian, kthvalue, mode, quantile, nanquantile; trapezoid (trapz),
-                  cumulative_trapezoid
+                  cumulative_trapezoid, gradient
     shape         reshape, ravel, transpose, swapdims, movedim, concatenate, stack, hstack, vstack, split,
                   row_stack, column_stack, dstack, atleast_1d/2d/3d, broadcast_tensors, broadcast_shapes,
                   block_diag, cartesian_prod, combinations,

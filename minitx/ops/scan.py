@@ -1,5 +1,5 @@
 """Running (scan) ops along one axis: cumsum, cumprod, logcumsumexp, and diff (cumsum's inverse); composed of
-them, the trapezoidal rules trapezoid (trapz) and cumulative_trapezoid;
+them, the trapezoidal rules trapezoid (trapz) and cumulative_trapezoid, and gradient (central differences);
 and ordering along one axis: sort and topk, searchsorted and bucketize, median, nanmedian, kthvalue,
 mode, quantile and nanquantile.
 
@@ -271,6 +271,88 @@ def cumulative_trapezoid(y, x=None, *, dx=None, axis=-1):
     axis is one shorter (none of 0 or 1 samples); step as trapezoid's."""
     y, along, step = _trapezoid_parts("cumulative_trapezoid", y, x, dx, axis)
     return cumsum(step / 2 * (_along(y, along, slice(1, None)) + _along(y, along, slice(None, -1))), along)
+
+
+def _gradient_spacings(spacing, axes, shape):
+    """torch.gradient's spacing, one entry per axis of ``axes``: a number (the same step on every axis), a
+    list of numbers, or a list of 1-d coordinate tensors (one per sample along the axis)."""
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(axes):
+            raise ValueError(f"gradient: spacing gives {len(spacing)} entries for {len(axes)} axes {axes}; "
+                             "expected one per axis (or one number for all)")
+        spacings = list(spacing)
+    else:
+        spacings = [spacing] * len(axes)
+    for i, (step, axis) in enumerate(zip(spacings, axes)):
+        if isinstance(step, Tensor) or hasattr(step, "shape"):
+            step = spacings[i] = floating(step)
+            if step.ndim != 1 or step.shape[0] != shape[axis]:
+                raise ValueError(f"gradient: coordinates for axis {axis} must be a 1-d tensor of its {shape[axis]} "
+                                 f"samples, got shape {step.shape}")
+        elif isinstance(step, bool) or not isinstance(step, numbers.Real):
+            raise TypeError(f"gradient: spacing must be a number or a 1-d tensor per axis, got {step!r}")
+    return spacings
+
+
+@takes_torch_keywords
+def gradient(x, *, spacing=1, axis=None, edge_order=1):
+    """PyTorch's gradient: the derivative of the sampled x along each of ``axis`` (every axis when None), by
+    central differences inside and one-sided ones at the two ends (of first or second order, ``edge_order``),
+    one tensor of x's shape per axis, as a tuple. Composed of slices and arithmetic in PyTorch's formulas;
+    with a step h (a number):
+
+        inside   (x_{k+1} - x_{k-1}) / h / 2
+        ends     (x_1 - x_0) / h, (x_{n-1} - x_{n-2}) / h;   edge_order 2: (-1.5 x_0 + 2 x_1 - 0.5 x_2) / h, and mirrored
+
+    and with coordinates t (1-d, d_k = t_{k+1} - t_k) the second-order weights of uneven steps, as numpy.gradient's:
+    inside a x_{k-1} + b x_k + c x_{k+1}, a = -d_k / (d_{k-1} (d_{k-1} + d_k)), b = (d_k - d_{k-1}) / (d_{k-1} d_k),
+    c = d_{k-1} / (d_k (d_{k-1} + d_k)). Each axis needs edge_order + 1 samples."""
+    x = floating(x)
+    if edge_order not in (1, 2) or isinstance(edge_order, bool):
+        raise ValueError(f"gradient: edge_order must be 1 or 2, got {edge_order!r}")
+    if x.ndim == 0:
+        raise ValueError("gradient: expected a tensor with at least one axis, got a 0-d tensor")
+    if axis is None:
+        axes = tuple(range(x.ndim))
+    else:
+        listed = axis if isinstance(axis, (tuple, list)) else (axis,)
+        axes = tuple(_scan_axis(a, x, "gradient") for a in listed)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"gradient: repeated axis in {axis}")
+    for a in axes:
+        if x.shape[a] < edge_order + 1:
+            raise ValueError(f"gradient: axis {a} of the input of shape {x.shape} has {x.shape[a]} samples; "
+                             f"edge_order={edge_order} needs at least {edge_order + 1}")
+    return tuple(_gradient_along(x, a, step, edge_order)
+                 for a, step in zip(axes, _gradient_spacings(spacing, axes, x.shape)))
+
+
+def _gradient_along(x, a, step, edge_order):
+    """gradient's result along axis a (see gradient)."""
+    def part(start, stop=None):
+        return _along(x, a, slice(start, stop))
+
+    if not isinstance(step, Tensor):
+        center = (part(2) - part(0, -2)) / step / 2
+        if edge_order == 1:
+            first, last = (part(1, 2) - part(0, 1)) / step, (part(-1) - part(-2, -1)) / step
+        else:
+            first = (-1.5 * part(0, 1) + 2 * part(1, 2) - 0.5 * part(2, 3)) / step
+            last = (0.5 * part(-3, -2) - 2 * part(-2, -1) + 1.5 * part(-1)) / step
+        return concatenate([first, center, last], axis=a)
+    d = diff(step)
+    along = (1,) * a + (-1,) + (1,) * (x.ndim - a - 1)  # the weights laid along axis a
+    d1, d2 = d[:-1], d[1:]
+    center = ((-d2 / (d1 * (d1 + d2))).reshape(along) * part(0, -2) + ((d2 - d1) / (d1 * d2)).reshape(along) * part(1, -1)
+              + (d1 / (d2 * (d1 + d2))).reshape(along) * part(2))
+    if edge_order == 1:
+        first, last = (part(1, 2) - part(0, 1)) / d[0], (part(-1) - part(-2, -1)) / d[-1]
+    else:
+        first = (-(2.0 * d[0] + d[1]) / (d[0] * (d[0] + d[1])) * part(0, 1) + (d[0] + d[1]) / (d[0] * d[1]) * part(1, 2)
+                 - d[0] / (d[1] * (d[0] + d[1])) * part(2, 3))
+        last = (d[-1] / (d[-2] * (d[-1] + d[-2])) * part(-3, -2) - (d[-1] + d[-2]) / (d[-1] * d[-2]) * part(-2, -1)
+                + (2 * d[-1] + d[-2]) / (d[-1] * (d[-1] + d[-2])) * part(-1))
+    return concatenate([first, center, last], axis=a)
 
 
 def _beside_along(what, value, x, along):

@@ -1,6 +1,6 @@
 """The statistics and numeric helpers PyTorch has beside var, std and cumsum: cov and corrcoef
 (minitx/ops/linalg.py), var_mean and std_mean (minitx/ops/reduction.py), trapezoid and cumulative_trapezoid
-(minitx/ops/scan.py), renorm (minitx/ops/norm.py), frexp, isin and rsub (minitx/ops/elementwise.py), against NumPy's (weights, corrections, spacings and axes drawn), with float64 gradient
+(minitx/ops/scan.py), gradient (scan.py too), renorm (minitx/ops/norm.py), frexp, isin and rsub (minitx/ops/elementwise.py), against NumPy's (weights, corrections, spacings and axes drawn), with float64 gradient
 checks, PyTorch's answers where there is nothing to divide by, and errors that name the op. Their drawn
 PyTorch parity (0, inf, NaN, empty axes) is in tests/test_torch_op_parity.py."""
 import warnings
@@ -280,7 +280,8 @@ test_frexp_mantissa_against_numpy = op_test(
 def test_frexp_gradient_is_2_to_the_minus_exponent_within_each_binade(x):
     """Frexp alone, between powers of 2 (where its exponent holds); tiny values (below the finite
     differences' step) by the formula alone."""
-    x = x * np.where(np.isin(np.abs(x).round(12), [0.5, 1.0, 2.0]), 1.01, 1.0)  # (0.5 * 1 = 0.5 is one)
+    mantissa = np.abs(np.frexp(x)[0])
+    x = x * np.where((mantissa < 0.5001) | (mantissa > 0.9999), 1.01, 1.0)  # (0.05 * 40 * 4 = 8 is a power)
     t = minitx.tensor(x, dtype="float64", requires_grad=True)
     if np.all(np.abs(x) > 1e-3):
         assert gradcheck(lambda u: Frexp()(u), t)
@@ -339,3 +340,69 @@ def test_rsub_is_other_minus_alpha_input_as_pytorchs():
     x = minitx.tensor([1.0, -2.0], requires_grad=True)
     F.rsub(x, 3.0, alpha=0.5).sum().backward()
     assert x.grad.numpy().tolist() == [-0.5, -0.5]
+
+
+#: gradient's samples: 1 to 3 axes of 3 to 4 (edge_order 2 needs 3)
+SAMPLES = mst.shapes(min_dims=1, max_dims=3, min_side=3, max_side=4)
+
+
+def _spacing_and_axis(x, *_):
+    """A number for every axis, or one per axis of a drawn axis list (negative ones too)."""
+    axes = st.lists(st.integers(-len(x), len(x) - 1), min_size=1, max_size=len(x), unique_by=lambda a: a % len(x))
+    return st.one_of(st.tuples(st.sampled_from([1, 0.5, -2.0]), st.none()),
+                     axes.flatmap(lambda a: st.tuples(st.lists(st.sampled_from([1, 0.25, 3.0]), min_size=len(a),
+                                                               max_size=len(a)), st.just(a))))
+
+
+def _numpy_gradient(x, where, edge_order):
+    spacing, axis = where
+    steps = spacing if isinstance(spacing, list) else [spacing] * (x.ndim if axis is None else len(axis))
+    out = np.gradient(x, *steps, axis=None if axis is None else tuple(axis), edge_order=edge_order)
+    return np.stack(out if isinstance(out, (list, tuple)) else [out])
+
+
+test_gradient_with_steps_against_numpy = op_test(
+    lambda x, where, edge_order: F.stack(list(F.gradient(x, spacing=where[0], dim=where[1], edge_order=edge_order))),
+    arg(), shapes=SAMPLES, kwargs={"where": _spacing_and_axis, "edge_order": st.sampled_from([1, 2])},
+    numpy=_numpy_gradient)
+
+
+def _coordinates(x, *_):
+    """Sample points along the last axis: increasing, unevenly spaced."""
+    return hnp.arrays(np.float64, x[-1], elements=st.floats(0.2, 2.0)).map(np.cumsum)
+
+
+# the coordinates' gradient too: their steps enter every weight
+test_gradient_at_coordinates_against_numpy = op_test(
+    lambda x, t, edge_order: F.gradient(x, spacing=[t], dim=-1, edge_order=edge_order)[0],
+    arg(), arg(strategy=_coordinates), shapes=SAMPLES, kwargs={"edge_order": st.sampled_from([1, 2])},
+    numpy=lambda x, t, edge_order: np.gradient(x, t, axis=-1, edge_order=edge_order))
+
+
+def test_gradient_of_coordinates_reaches_them_as_pytorchs():
+    x, t = np.array([[1.0, 4.0, 2.0, 0.5], [0.0, 1.0, 3.0, 9.0]]), np.array([0.0, 0.5, 2.0, 2.25])
+    for edge_order in (1, 2):
+        ours = [minitx.tensor(v, requires_grad=True) for v in (x, t)]
+        theirs = [torch.tensor(v, requires_grad=True) for v in (x, t)]
+        F.gradient(ours[0], spacing=[ours[1]], dim=1, edge_order=edge_order)[0].sum().backward()
+        torch.gradient(theirs[0], spacing=[theirs[1]], dim=1, edge_order=edge_order)[0].sum().backward()
+        for mine, other in zip(ours, theirs):
+            np.testing.assert_allclose(mine.grad.numpy(), other.grad.numpy(), rtol=1e-13)
+    pair = minitx.gradient(minitx.tensor(x))  # (the top level's, PyTorch's: a tuple, one per axis)
+    assert isinstance(pair, tuple) and len(pair) == 2
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda x: F.gradient(x, edge_order=3), ValueError, "edge_order must be 1 or 2, got 3"),
+    (lambda x: F.gradient(x[:, :2], edge_order=2), ValueError,
+     r"axis 1 of the input of shape \(3, 2\) has 2 samples; edge_order=2 needs at least 3"),
+    (lambda x: F.gradient(x, spacing=[1.0]), ValueError, r"spacing gives 1 entries for 2 axes \(0, 1\)"),
+    (lambda x: F.gradient(x, spacing=[minitx.tensor([0.0, 1.0])], dim=0), ValueError,
+     r"coordinates for axis 0 must be a 1-d tensor of its 3 samples, got shape \(2,\)"),
+    (lambda x: F.gradient(x, spacing="1"), TypeError, "spacing must be a number or a 1-d tensor per axis"),
+    (lambda x: F.gradient(x, dim=(0, -2)), ValueError, r"repeated axis in \(0, -2\)"),
+    (lambda x: F.gradient(x[0, 0]), ValueError, "expected a tensor with at least one axis"),
+])
+def test_gradient_errors_name_the_op(call, error, message):
+    with pytest.raises(error, match=f"^gradient: {message}"):
+        call(minitx.tensor(np.arange(9.0).reshape(3, 3)))
