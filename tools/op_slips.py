@@ -31,21 +31,17 @@ channel_shuffle, pdist, bilinear, embedding_bag and their layers); one per small
 PyTorch's name (divide, rot90, take, aminmax, addmm, ...), one for the table of PyTorch's second names,
 and one per Tensor method that is more than a call (equal, retains_grad, is_signed, split_with_sizes,
 new_empty); and one per op of PyTorch's further elementwise math (erfc, erfinv, lgamma, digamma,
-logaddexp ... isreal); one each for linalg.qr, pinv and lstsq; and one per function of minitx.special
-(polygamma, i0, i1, xlog1py, entr, ndtr, log_ndtr) and one for its table of torch.special's names; one
-each for linalg.solve_triangular, triangular_solve, lu_factor (its pivots and its backward), lu_unpack,
-lu_solve, cholesky_solve, cholesky_inverse, matrix_rank and cond; one each for matrix_exp (its scaling and
-its backward), linalg.diagonal, vander, linalg.vander, tensorinv, tensorsolve and lstsq's minimum-norm solution.
-(polygamma, i0, i1, xlog1py, entr, ndtr, log_ndtr) and one for its table of torch.special's names; one per
+logaddexp ... isreal); one each for linalg.qr, pinv and lstsq; one per function of minitx.special
+(polygamma, i0, i1, xlog1py, entr, ndtr, log_ndtr, erfcx, ndtri, i0e, i1e, zeta, gammainc, gammaincc,
+multigammaln) and one for its table of torch.special's names; one each for linalg.solve_triangular,
+triangular_solve, lu_factor (its pivots and its backward), lu_unpack, lu_solve, cholesky_solve,
+cholesky_inverse, matrix_rank and cond; one each for matrix_exp (its scaling and its backward),
+linalg.diagonal, vander, linalg.vander, tensorinv, tensorsolve and lstsq's minimum-norm solution; one per
 tensor-joining name of PyTorch's top level (atleast_1d/2d/3d, broadcast_shapes, broadcast_tensors, block_diag,
 cartesian_prod, combinations, column_stack, row_stack, dstack) and creation name (logspace, scalar_tensor,
 tril_indices, triu_indices, the five windows), and unravel_index, slice_scatter, select_scatter,
-diagonal_scatter, index_put, index_reduce and asarray.
-each for var_mean, std_mean, cov and corrcoef.
-each for var_mean, std_mean, cov, corrcoef, trapezoid and cumulative_trapezoid.
-each for var_mean, std_mean, cov, corrcoef, trapezoid, cumulative_trapezoid, renorm, frexp, isin and rsub.
-each for var_mean, std_mean, cov, corrcoef, trapezoid, cumulative_trapezoid, gradient, renorm,
-frexp, isin and rsub.
+diagonal_scatter, index_put, index_reduce and asarray; one each for var_mean, std_mean, cov, corrcoef,
+trapezoid, cumulative_trapezoid, gradient, histogram, renorm, frexp, isin and rsub.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -1176,5 +1172,8 @@ OP_SLIPS = [
          "return subtract(input, other, alpha=alpha)", _STATISTICS),
     Slip("gradient: the second-order first end's weights -1.5, 2, -0.5 as -1.5, 2, 0.5", "minitx/ops/scan.py",
          "+ 2 * part(1, 2) - 0.5 * part(2, 3)) / step", "+ 2 * part(1, 2) + 0.5 * part(2, 3)) / step", _STATISTICS),
+    Slip("histogram: bins closed on the right, an entry at an edge in the bin below", _I,
+         'xp.searchsorted(edges, values, side="right") - 1', 'xp.searchsorted(edges, values, side="left") - 1',
+         _STATISTICS),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

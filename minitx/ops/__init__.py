@@ -18,7 +18,7 @@ backward on raw arrays, the math in its docstring) with its public function righ
     indexing      getitem, setitem, select, take, gather, take_along_dim, scatter, scatter_add,
                   slice_scatter, select_scatter, diagonal_scatter, index_put, index_reduce,
                   scatter_reduce, index_add, nonzero, masked_select, tril/triu, diagonal, diag, diagflat,
-                  diag_embed, trace, embedding, embedding_bag, one_hot, bincount, histc, unique,
+                  diag_embed, trace, embedding, embedding_bag, one_hot, bincount, histc, histogram, unique,
                   unique_consecutive, unravel_index
     linalg        matmul, mv, linear, bilinear, outer (ger), cross, einsum, tensordot, inner, vdot, kron;
                   addmm, addmv, addbmm, baddbmm, addr; cov, corrcoef; minitx.linalg's vector_norm, matrix_norm and norm

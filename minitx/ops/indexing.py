@@ -1,6 +1,7 @@
 """Ops that pick elements by index: getitem (x[index]), gather, take_along_dim, scatter, scatter_add,
-scatter_reduce, index_add, index_put, index_reduce, slice_scatter, select_scatter, diagonal_scatter, tril/triu, diagonal (diag, diag_embed, trace), embedding lookups and bags, one_hot,
-the selections nonzero, argwhere and masked_select, unravel_index, and the counts bincount, histc, unique and
+scatter_reduce, index_add, index_put, index_reduce, slice_scatter, select_scatter, diagonal_scatter, tril/triu,
+diagonal (diag, diag_embed, trace), embedding lookups and bags, one_hot, the selections nonzero, argwhere and
+masked_select, unravel_index, and the counts bincount, histc, histogram, unique and
 unique_consecutive; and getitem's write, setitem (x[index] = v).
 
 Values are not changed, only where they go, so each backward sends dy back to where each
@@ -13,9 +14,11 @@ forward ran, and the reference stays the CPU path and the tests' oracle.
 """
 from __future__ import annotations
 
+import fractions
 import math
 import numbers
 import operator
+from typing import NamedTuple
 
 import numpy as np
 
@@ -1565,6 +1568,82 @@ def histc(x, bins=100, min=0, max=0):  # noqa: A002 (PyTorch's names)
         k = xp.minimum((v - lo) * bins / (hi - lo), bins - 1).astype(np.int64)  # (inf: the last bin)
     # the entries outside counted in one more bin, then dropped
     return Tensor(xp.bincount(xp.where(inside, k, bins), minlength=bins + 1)[:bins].astype(x.dtype))
+
+
+def _linspace_edges(lo, hi, bins, dtype):
+    """bins + 1 edges from lo to hi as PyTorch's linspace makes them in ``dtype``: the step h = (hi - lo) / bins
+    in dtype, then lo + i h up to halfway and hi - (bins - i) h after it, each edge rounded once (PyTorch's
+    fused multiply-add; exact here, in fractions, then rounded). On the host: a few edges."""
+    lo, hi = np.asarray(lo).astype(dtype), np.asarray(hi).astype(dtype)
+    step = fractions.Fraction(float((hi - lo) / np.asarray(bins).astype(dtype)))
+    lo, hi = fractions.Fraction(float(lo)), fractions.Fraction(float(hi))
+    exact = [lo + i * step if i < (bins + 1) // 2 else hi - (bins - i) * step for i in range(bins + 1)]
+    return np.array([float(e) for e in exact]).astype(dtype)  # (float32's edges are exact in float64 first)
+
+
+class HistogramBins(NamedTuple):
+    """What histogram returns: a pair, ``hist, bin_edges = F.histogram(x, 4)``, with PyTorch's names."""
+
+    hist: object
+    bin_edges: object
+
+
+def histogram(x, bins=100, *, range=None, weight=None, density=False):  # noqa: A002 (PyTorch's names)
+    """PyTorch's histogram of the flattened x: (hist, bin_edges), both of x's floating dtype. ``bins`` is a
+    count of equal bins over ``range`` (x's smallest and largest entries when None; a range of one value v
+    widened to [v - 0.5, v + 0.5], as NumPy's), their edges spaced as PyTorch's linspace, or a 1-d tensor
+    of increasing edges. An entry v is in bin k where edge_k <= v < edge_(k+1), the last bin closed on the
+    right; entries outside the edges (NaN among them) are not counted. ``weight`` (x's shape and dtype)
+    counts each entry as its weight; ``density`` divides by the total and by each bin's width. No gradient.
+    """
+    x = as_tensor(x)
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"histogram: expected a floating-point tensor, got dtype {x.dtype.name}")
+    xp = backend.get_array_module(x.data)
+    if isinstance(bins, Tensor) or hasattr(bins, "shape"):
+        edges = as_tensor(bins)
+        if edges.ndim != 1 or edges.shape[0] < 1 or edges.dtype != x.dtype:
+            raise ValueError(f"histogram: bins as edges must be a 1-d tensor of at least one edge in x's dtype "
+                             f"({x.dtype.name}), got shape {edges.shape} of {edges.dtype.name}")
+        edges = edges.data
+        if edges.size > 1 and bool(backend.to_host((edges[1:] < edges[:-1]).any())):
+            raise ValueError("histogram: bin edges must increase")
+    else:
+        if isinstance(bins, bool) or not isinstance(bins, numbers.Integral) or bins <= 0:
+            raise ValueError(f"histogram: bins must be a whole number > 0 or a 1-d tensor of edges, got {bins!r}")
+        if range is not None:
+            lo, hi = (float(v) for v in range)
+        elif x.size:
+            with np.errstate(invalid="ignore"):
+                lo, hi = backend.to_host(xp.stack([x.data.min(), x.data.max()])).astype(np.float64).tolist()
+        else:
+            lo, hi = 0.0, 1.0  # (nothing to span: PyTorch's and NumPy's unit range)
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise ValueError(f"histogram: the range [{lo}, {hi}] is not finite" + ("" if range else " (x holds NaN "
+                                                                                                  "or inf): give range="))
+        if lo > hi:
+            raise ValueError(f"histogram: range's minimum must not be larger than its maximum, got {range!r}")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = xp.asarray(_linspace_edges(lo, hi, bins, x.dtype))
+    n = edges.size - 1
+    values = x.data.reshape(-1)
+    if weight is not None:
+        weight = as_tensor(weight)
+        if weight.shape != x.shape or weight.dtype != x.dtype:
+            raise ValueError(f"histogram: weight must have x's shape {x.shape} and dtype {x.dtype.name}, got "
+                             f"{weight.shape} of {weight.dtype.name}")
+    with np.errstate(invalid="ignore"):  # (NaN compares false: outside)
+        inside = (values >= edges[0]) & (values <= edges[-1])
+        k = xp.minimum(xp.searchsorted(edges, values, side="right") - 1, n - 1)  # the last edge: the last bin
+    counted = xp.where(inside, k, n)  # (the entries outside in one more bin, then dropped)
+    w = None if weight is None else weight.data.reshape(-1).astype(np.float64)
+    hist = xp.bincount(counted.reshape(-1), weights=w, minlength=n + 1)[:n].astype(x.dtype) if n else xp.zeros(
+        0, dtype=x.dtype)
+    if density:
+        with np.errstate(invalid="ignore", divide="ignore"):  # (nothing counted: 0 / 0, NaN, as PyTorch's)
+            hist = hist / hist.sum() / xp.diff(edges)
+    return HistogramBins(Tensor(hist.astype(x.dtype, copy=False)), Tensor(xp.asarray(edges)))
 
 
 def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):

@@ -1,6 +1,6 @@
 """The statistics and numeric helpers PyTorch has beside var, std and cumsum: cov and corrcoef
 (minitx/ops/linalg.py), var_mean and std_mean (minitx/ops/reduction.py), trapezoid and cumulative_trapezoid
-(minitx/ops/scan.py), gradient (scan.py too), renorm (minitx/ops/norm.py), frexp, isin and rsub (minitx/ops/elementwise.py), against NumPy's (weights, corrections, spacings and axes drawn), with float64 gradient
+(minitx/ops/scan.py), gradient (scan.py too), histogram (minitx/ops/indexing.py), renorm (minitx/ops/norm.py), frexp, isin and rsub (minitx/ops/elementwise.py), against NumPy's (weights, corrections, spacings and axes drawn), with float64 gradient
 checks, PyTorch's answers where there is nothing to divide by, and errors that name the op. Their drawn
 PyTorch parity (0, inf, NaN, empty axes) is in tests/test_torch_op_parity.py."""
 import warnings
@@ -406,3 +406,45 @@ def test_gradient_of_coordinates_reaches_them_as_pytorchs():
 def test_gradient_errors_name_the_op(call, error, message):
     with pytest.raises(error, match=f"^gradient: {message}"):
         call(minitx.tensor(np.arange(9.0).reshape(3, 3)))
+
+
+@given(x=hnp.arrays(st.sampled_from([np.float32, np.float64]), hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=6),
+                    elements=st.floats(-50, 50, width=32) | st.sampled_from([0.0, 1.0, 2.5])),
+       bins=st.integers(1, 9), data=st.data())
+def test_histogram_as_numpy_and_pytorch(x, bins, data):
+    """Counts, weights, density and the edges (PyTorch's linspace, bit for bit), with bins as a count or as edges."""
+    weight = data.draw(hnp.arrays(x.dtype, x.shape, elements=st.floats(0, 2, width=32)))
+    span = data.draw(st.sampled_from([None, (-1.0, 2.0), (3.0, 3.0)]))
+    density = data.draw(st.booleans())
+    if data.draw(st.booleans()):  # edges given: those drawn, sorted (repeats too)
+        bins = np.sort(data.draw(hnp.arrays(x.dtype, bins + 1, elements=st.floats(-60, 60, width=32))))
+        span = None
+    spanned = {} if span is None else {"range": span}  # (PyTorch's edges form takes no range=, not even None)
+    ours = F.histogram(minitx.tensor(x), minitx.tensor(bins) if isinstance(bins, np.ndarray) else bins, **spanned,
+                       weight=minitx.tensor(weight), density=density)
+    theirs = torch.histogram(torch.from_numpy(x), torch.from_numpy(bins) if isinstance(bins, np.ndarray) else bins,
+                             **spanned, weight=torch.from_numpy(weight), density=density)
+    assert ours.hist.dtype.name == ours.bin_edges.dtype.name == str(theirs.hist.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(ours.bin_edges.numpy(), theirs.bin_edges.numpy())
+    np.testing.assert_allclose(ours.hist.numpy(), theirs.hist.numpy(), rtol=1e-5, atol=1e-6)
+    if not isinstance(bins, np.ndarray) and not density:  # NumPy's counts, on the same edges
+        counts, _ = np.histogram(x, ours.bin_edges.numpy().astype(np.float64))
+        np.testing.assert_array_equal(F.histogram(minitx.tensor(x), bins, range=span).hist.numpy(), counts)
+
+
+def test_histogram_of_nothing_of_nan_and_its_errors():
+    empty = F.histogram(minitx.tensor(np.zeros(0, np.float32)), 2)
+    assert empty.hist.numpy().tolist() == [0.0, 0.0] and empty.bin_edges.numpy().tolist() == [0.0, 0.5, 1.0]
+    hist, edges = F.histogram(minitx.tensor([1.0, np.nan, 3.0]), 2, range=(0.0, 4.0))  # NaN not counted
+    assert hist.numpy().tolist() == [1.0, 1.0] and edges.numpy().tolist() == [0.0, 2.0, 4.0]
+    x = minitx.tensor([1.0, 2.0])
+    for call, error, message in (
+            (lambda: F.histogram(minitx.tensor([1, 2]), 2), TypeError, "expected a floating-point tensor, got dtype int64"),
+            (lambda: F.histogram(x, 0), ValueError, "bins must be a whole number > 0 or a 1-d tensor of edges, got 0"),
+            (lambda: F.histogram(minitx.tensor([1.0, np.nan]), 2), ValueError, r"the range \[nan, nan\] is not finite"),
+            (lambda: F.histogram(x, 2, range=(2.0, 1.0)), ValueError, "range's minimum must not be larger"),
+            (lambda: F.histogram(x, minitx.tensor([2.0, 1.0])), ValueError, "bin edges must increase"),
+            (lambda: F.histogram(x, minitx.tensor([1, 2])), ValueError, "bins as edges must be a 1-d tensor .*int64"),
+            (lambda: F.histogram(x, 2, weight=minitx.tensor([1.0])), ValueError, r"weight must have x's shape \(2,\)")):
+        with pytest.raises(error, match=f"^histogram: {message}"):
+            call()
