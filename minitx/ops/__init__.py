@@ -38,6 +38,9 @@ backward on raw arrays, the math in its docstring) with its public function righ
     resample      interpolate (nearest, nearest-exact, linear, bilinear, bicubic, area), max_unpool1d/2d/3d,
                   grid_sample, affine_grid
     ctc           ctc_loss (connectionist temporal classification: alpha and beta recursions over the labels)
+    bessel        minitx.special's Bessel functions (bessel_j0/j1/y0/y1, modified_bessel_k0/k1 and their
+                  scaled forms, spherical_bessel_j0) and orthogonal polynomials (Chebyshev's, Hermite's,
+                  Laguerre's, Legendre's)
     _args         how the public functions convert their arguments
 
 Use them through ``minitx.functional`` (``F.softmax(x)``) or tensor methods; this package
@@ -76,3 +79,4 @@ from minitx.ops.attention import *  # noqa: F401,F403
 from minitx.ops.conv import *  # noqa: F401,F403
 from minitx.ops.resample import *  # noqa: F401,F403
 from minitx.ops.ctc import *  # noqa: F401,F403
+from minitx.ops.bessel import *  # noqa: F401,F403

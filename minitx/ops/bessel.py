@@ -1,0 +1,491 @@
+"""Bessel functions and orthogonal polynomials, as torch.special's: the Bessel functions of the first
+and second kind J_0, J_1, Y_0, Y_1, the modified ones of the second kind K_0, K_1 (and e^x K_0, e^x K_1),
+the spherical j_0, and the classical polynomials of degree n (Chebyshev's T, U, V, W and their shifted
+forms, Hermite's H and He, Laguerre's L, Legendre's P). The modified Bessel functions of the first kind
+I_0 and I_1 are elementwise.py's i0 and i1 (minitx.special.modified_bessel_i0 and _i1 are those).
+
+All in NumPy alone (CuPy runs the same code), each in float64 whatever x's dtype, rounded once:
+
+    J_0, J_1, Y_0, Y_1   x < 1: their power series; 1 <= x < 25: Miller's backward recurrence,
+                         with Neumann's series for Y; x >= 25: Hankel's asymptotic expansion
+    K_0, K_1             x < 1: their power series; 1 <= x < 25: the trapezoidal rule on
+                         K_nu(x) = integral_0^inf exp(-x cosh t) cosh(nu t) dt; x >= 25: Hankel's
+    polynomials          their three-term recurrences, and d/dx by the recurrence differentiated
+
+Each agrees with mpmath to about 1e-15 absolute (Y_0 and Y_1 relative away from their zeros) and
+K to 1e-15 relative (tests/ops/test_bessel.py). PyTorch gives none of these a gradient; minitx does.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from minitx.autograd.function import Function
+from minitx.autograd.tensor import Tensor, as_tensor
+from minitx.backend import get_array_module
+from minitx.ops._args import floating
+
+__all__ = ["BesselJ0", "BesselJ1", "BesselY0", "BesselY1", "ModifiedBesselK0", "ModifiedBesselK1",
+           "ScaledModifiedBesselK0", "ScaledModifiedBesselK1", "SphericalBesselJ0", "ChebyshevPolynomialT",
+           "ChebyshevPolynomialU", "ChebyshevPolynomialV", "ChebyshevPolynomialW", "ShiftedChebyshevPolynomialT",
+           "ShiftedChebyshevPolynomialU", "ShiftedChebyshevPolynomialV", "ShiftedChebyshevPolynomialW",
+           "HermitePolynomialH", "HermitePolynomialHe", "LaguerrePolynomialL", "LegendrePolynomialP"]
+
+_EULER = 0.57721566490153286061  # Euler's gamma = -psi(1)
+# Below _NEAR each power series (its terms at most x^2/4 < 1/4 in size: no cancellation); from _FAR on
+# Hankel's expansion, whose smallest term is about e^(-2x) < 2e-22 there. _SERIES_TERMS terms of the
+# series leave out less than (1/4)^20 / (20!)^2; _HANKEL_TERMS terms of the expansion reach past 1e-18 at 25.
+_NEAR, _FAR = 1.0, 25.0
+_SERIES_TERMS, _HANKEL_TERMS = 20, 40
+# Miller's recurrence starts at order _MILLER_START: J_70(25) / J_0(25) is below 1e-25, and from x >= 1 its
+# values grow at most 2^70 70! / x^70 = 1e121 on the way down (no overflow).
+_MILLER_START = 70
+# The trapezoidal rule for K: nodes t = 0, h, ..., _K_END. Its error is about e^(-pi^2 / h) for an analytic
+# integrand, and exp(-x (cosh t - 1)) is below 1e-30 of its peak past t = 5 for x >= 1.
+_K_STEP, _K_END = 0.1, 5.0
+
+
+def _power_series(nu, x, sign):
+    """(F, G) for nu = 0 or 1 and q = sign x^2 / 4, x >= 0 (A&S 9.1.10-11 and 9.6.10-11):
+
+        F = (x/2)^nu sum_k q^k / (k! (nu + k)!)                       J_nu for sign -1, I_nu for +1
+        G = (x/2)^nu sum_k (psi(k + 1) + psi(nu + k + 1)) q^k / (k! (nu + k)!)
+
+    with psi(k + 1) = -gamma + 1 + 1/2 + ... + 1/k. Then
+        Y_nu(x) = (2/pi) log(x/2) J_nu(x) - G/pi  - (2/(pi x) for nu = 1)
+        K_nu(x) = (-1)^(nu+1) log(x/2) I_nu(x) + (-1)^nu G/2  + (1/x for nu = 1)"""
+    xp = get_array_module(x)
+    q = sign * x * x / 4
+    term = xp.full_like(x, 1.0 / math.factorial(nu))
+    psi_k, psi_nu_k = -_EULER, -_EULER + (1.0 if nu else 0.0)
+    plain, weighted = term, term * (psi_k + psi_nu_k)
+    for k in range(1, _SERIES_TERMS):
+        term = term * q / (k * (nu + k))
+        psi_k, psi_nu_k = psi_k + 1 / k, psi_nu_k + 1 / (nu + k)
+        plain, weighted = plain + term, weighted + term * (psi_k + psi_nu_k)
+    scale = (x / 2) ** nu
+    return scale * plain, scale * weighted
+
+
+def _hankel_terms(nu, x):
+    """Hankel's terms a_k / x^k, k = 0, 1, ..., for large x (A&S 9.2.5-6 and 9.7.2):
+    a_k = (4 nu^2 - 1^2)(4 nu^2 - 3^2) ... (4 nu^2 - (2k - 1)^2) / (k! 8^k)."""
+    term = 1.0 + 0 * x
+    yield term
+    for k in range(1, _HANKEL_TERMS):
+        term = term * (4 * nu * nu - (2 * k - 1) ** 2) / (8 * k * x)
+        yield term
+
+
+def _hankel_jy(nu, x):
+    """(J_nu(x), Y_nu(x)) for x >= _FAR (A&S 9.2.5-6):
+
+        J_nu = sqrt(2/(pi x)) (P cos chi - Q sin chi),  Y_nu = sqrt(2/(pi x)) (P sin chi + Q cos chi),
+        chi = x - (nu/2 + 1/4) pi,  P = a_0 - a_2/x^2 + a_4/x^4 - ...,  Q = a_1/x - a_3/x^3 + ...
+
+    cos chi and sin chi come from cos x and sin x (chi itself would round off x - pi/4's digits for a
+    large x): for nu = 0 cos chi = (cos x + sin x)/sqrt 2, sin chi = (sin x - cos x)/sqrt 2, and for
+    nu = 1 chi is a quarter turn less, so cos chi is the nu = 0 sin chi and sin chi minus its cos chi."""
+    xp = get_array_module(x)
+    p = q = 0 * x
+    for k, term in enumerate(_hankel_terms(nu, x)):
+        sign = 1 if k % 4 < 2 else -1
+        if k % 2:
+            q = q + sign * term
+        else:
+            p = p + sign * term
+    c, s = xp.cos(x), xp.sin(x)
+    cos_chi, sin_chi = (c + s) / math.sqrt(2), (s - c) / math.sqrt(2)
+    if nu == 1:
+        cos_chi, sin_chi = sin_chi, -cos_chi
+    amplitude = xp.sqrt(2 / (math.pi * x))
+    return amplitude * (p * cos_chi - q * sin_chi), amplitude * (p * sin_chi + q * cos_chi)
+
+
+def _miller_jy(x):
+    """(J_0, J_1, Y_0, Y_1) at 1 <= x < _FAR by Miller's algorithm (A&S 9.12, example 1): run
+    J_(k-1) = (2k/x) J_k - J_(k+1) down from J_71 = 0, J_70 = 1 (the minimal solution, so the start's
+    error dies out), and divide by the normalisation 1 = J_0 + 2 (J_2 + J_4 + ...). On the way,
+    Neumann's series (A&S 9.1.88 and its derivative, with J_2k' = (J_(2k-1) - J_(2k+1))/2):
+
+        Y_0 = (2/pi)(log(x/2) + gamma) J_0 - (4/pi) sum_k>=1 (-1)^k J_2k / k
+        Y_1 = (2/pi)(log(x/2) + gamma) J_1 - 2/(pi x) J_0 + (2/pi) sum_k>=1 (-1)^k (J_(2k-1) - J_(2k+1)) / k"""
+    xp = get_array_module(x)
+    above, j = xp.zeros_like(x), xp.ones_like(x)  # J_(k+1), J_k, unnormalised
+    norm, y0_sum, y1_sum = xp.zeros_like(x), xp.zeros_like(x), xp.zeros_like(x)
+    for k in range(_MILLER_START, 0, -1):
+        if k % 2 == 0:
+            norm = norm + 2 * j
+            y0_sum = y0_sum + (-1) ** (k // 2) * j / (k // 2)
+        else:  # J_k is J_(2m-1) in the term m = (k + 1)/2 and J_(2m+1) in the term m = (k - 1)/2
+            y1_sum = y1_sum + (-1) ** ((k + 1) // 2) * j / ((k + 1) // 2)
+            if k > 1:
+                y1_sum = y1_sum - (-1) ** ((k - 1) // 2) * j / ((k - 1) // 2)
+        above, j = j, (2 * k / x) * j - above
+    norm = norm + j
+    j0, j1 = j / norm, above / norm
+    log_term = (2 / math.pi) * (xp.log(x / 2) + _EULER)
+    y0 = log_term * j0 - (4 / math.pi) * y0_sum / norm
+    y1 = log_term * j1 - 2 / (math.pi * x) * j0 + (2 / math.pi) * y1_sum / norm
+    return j0, j1, y0, y1
+
+
+def bessel_jy_values(x):
+    """(J_0(x), J_1(x), Y_0(x), Y_1(x)) in float64, each formula where it holds (the module docstring)
+    on a clamped copy of |x| so the others stay finite. J_0 is even and J_1 odd; Y_0 and Y_1 are NaN
+    for x < 0 and -inf at 0. At ±inf J and Y are 0, their limits (PyTorch's: NaN)."""
+    xp = get_array_module(x)
+    a = xp.abs(x)
+    small = xp.where(a < _NEAR, a, 0.5)
+    middle = xp.clip(a, _NEAR, _FAR)
+    large = xp.where(xp.isfinite(a), xp.maximum(a, _FAR), _FAR)
+    series = []
+    for nu in (0, 1):
+        j, g = _power_series(nu, small, -1)
+        y = (2 / math.pi) * xp.log(small / 2) * j - g / math.pi - (2 / (math.pi * small) if nu else 0)
+        series += [j, y]
+    near = [series[0], series[2], series[1], series[3]]  # (J_0, J_1, Y_0, Y_1)
+    (j0_far, y0_far), (j1_far, y1_far) = _hankel_jy(0, large), _hankel_jy(1, large)
+    far = [j0_far, j1_far, y0_far, y1_far]
+    values = [xp.where(a < _NEAR, n, xp.where(a < _FAR, m, f)) for n, m, f in zip(near, _miller_jy(middle), far)]
+    values = [xp.where(xp.isinf(a), 0.0, v) for v in values]
+    j0, j1, y0, y1 = values
+    j1 = xp.where(xp.signbit(x), -j1, j1)
+    y0 = xp.where(a == 0, -xp.inf, xp.where(x < 0, xp.nan, y0))
+    y1 = xp.where(a == 0, -xp.inf, xp.where(x < 0, xp.nan, y1))
+    nan = xp.isnan(x)
+    return tuple(xp.where(nan, xp.nan, v) for v in (j0, j1, y0, y1))
+
+
+def scaled_bessel_k_values(x):
+    """(e^x K_0(x), e^x K_1(x)) in float64, each formula where it holds (the module docstring). In the
+    middle the integral is taken scaled, e^x K_nu(x) = integral_0^inf exp(-x (cosh t - 1)) cosh(nu t) dt,
+    and far out Hankel's e^x K_nu(x) = sqrt(pi/(2x)) sum_k a_k / x^k: no overflow or underflow for any
+    x > 0. inf at 0, 0 at +inf, NaN for x < 0 (as PyTorch's)."""
+    xp = get_array_module(x)
+    small = xp.where((x > 0) & (x < _NEAR), x, 0.5)
+    middle = xp.where(xp.isnan(x), _NEAR, xp.clip(x, _NEAR, _FAR))
+    large = xp.where(xp.isfinite(x), xp.maximum(x, _FAR), _FAR)
+    i0, g0 = _power_series(0, small, 1)
+    i1, g1 = _power_series(1, small, 1)
+    log_half = xp.log(small / 2)
+    near = [xp.exp(small) * (-log_half * i0 + g0 / 2), xp.exp(small) * (1 / small + log_half * i1 - g1 / 2)]
+    middles = []
+    for nu in (0, 1):
+        total = xp.zeros_like(x)
+        for i in range(round(_K_END / _K_STEP) + 1):
+            t = i * _K_STEP
+            weight = _K_STEP / 2 if i == 0 else _K_STEP  # (the end's weight hardly matters: its term is below 1e-30)
+            total = total + weight * xp.exp(-middle * (math.cosh(t) - 1)) * math.cosh(nu * t)
+        middles.append(total)
+    fars = [xp.sqrt(math.pi / (2 * large)) * sum(_hankel_terms(nu, large)) for nu in (0, 1)]
+    values = [xp.where(x < _NEAR, n, xp.where(x < _FAR, m, f)) for n, m, f in zip(near, middles, fars)]
+    return tuple(xp.where(x == 0, xp.inf, xp.where(x == xp.inf, 0.0, xp.where((x < 0) | xp.isnan(x), xp.nan, v)))
+                 for v in values)
+
+
+def bessel_k_values(x):
+    """(K_0(x), K_1(x)) in float64: e^-x times scaled_bessel_k_values (0 past x = 745, where K underflows)."""
+    xp = get_array_module(x)
+    scale = xp.exp(-xp.where(xp.isnan(x) | (x == 0), 0.0, x))
+    return tuple(v * scale for v in scaled_bessel_k_values(x))
+
+
+class _Bessel(Function):
+    """One of the Bessel functions, y = f(x): forward computes f and its slope f' together in float64 (one
+    pass of the formulas gives both), keeps the slope and returns y in x's dtype.   dx = dy * f'(x)"""
+
+    def forward(self, x):
+        value, slope = self.value_and_slope(x.astype(get_array_module(x).float64))
+        self.save_for_backward(slope.astype(x.dtype, copy=False))
+        return value.astype(x.dtype, copy=False)
+
+    def backward(self, dy):
+        (slope,) = self.saved
+        return (dy * slope,)
+
+
+def _over_x(v, x):
+    """v / x, with x = 0 read as 1 (each caller gives the limit there)."""
+    xp = get_array_module(x)
+    return v / xp.where(x == 0, 1.0, x)
+
+
+def _at_zero(x, slope, limit):
+    """slope, but ``limit`` (the slope's limit as x -> 0+) where x = 0."""
+    return get_array_module(x).where(x == 0, limit, slope)
+
+
+class BesselJ0(_Bessel):
+    """y = J_0(x), the Bessel function of the first kind of order 0 (bessel_jy_values).   f' = -J_1(x)"""
+
+    def value_and_slope(self, x):
+        j0, j1, _, _ = bessel_jy_values(x)
+        return j0, -j1
+
+
+class BesselJ1(_Bessel):
+    """y = J_1(x) (bessel_jy_values).   f' = J_0(x) - J_1(x)/x, 1/2 at x = 0 (J_1(x)/x -> 1/2)"""
+
+    def value_and_slope(self, x):
+        j0, j1, _, _ = bessel_jy_values(x)
+        return j1, _at_zero(x, j0 - _over_x(j1, x), 0.5)
+
+
+class BesselY0(_Bessel):
+    """y = Y_0(x), the Bessel function of the second kind of order 0 (bessel_jy_values).   f' = -Y_1(x),
+    +inf at x = 0"""
+
+    def value_and_slope(self, x):
+        _, _, y0, y1 = bessel_jy_values(x)
+        return y0, -y1
+
+
+class BesselY1(_Bessel):
+    """y = Y_1(x) (bessel_jy_values).   f' = Y_0(x) - Y_1(x)/x, +inf at x = 0 (Y_1(x) ~ -2/(pi x))"""
+
+    def value_and_slope(self, x):
+        _, _, y0, y1 = bessel_jy_values(x)
+        return y1, _at_zero(x, y0 - _over_x(y1, x), np.inf)
+
+
+class ModifiedBesselK0(_Bessel):
+    """y = K_0(x), the modified Bessel function of the second kind of order 0 (bessel_k_values).
+    f' = -K_1(x), -inf at x = 0"""
+
+    def value_and_slope(self, x):
+        k0, k1 = bessel_k_values(x)
+        return k0, -k1
+
+
+class ModifiedBesselK1(_Bessel):
+    """y = K_1(x) (bessel_k_values).   f' = -K_0(x) - K_1(x)/x, -inf at x = 0"""
+
+    def value_and_slope(self, x):
+        k0, k1 = bessel_k_values(x)
+        return k1, _at_zero(x, -k0 - _over_x(k1, x), -np.inf)
+
+
+class ScaledModifiedBesselK0(_Bessel):
+    """y = e^x K_0(x) (scaled_bessel_k_values).   f' = e^x K_0(x) - e^x K_1(x), -inf at x = 0"""
+
+    def value_and_slope(self, x):
+        k0, k1 = scaled_bessel_k_values(x)
+        return k0, _at_zero(x, k0 - k1, -np.inf)
+
+
+class ScaledModifiedBesselK1(_Bessel):
+    """y = e^x K_1(x) (scaled_bessel_k_values).   f' = e^x K_1(x) - e^x K_0(x) - e^x K_1(x)/x, -inf at
+    x = 0"""
+
+    def value_and_slope(self, x):
+        k0, k1 = scaled_bessel_k_values(x)
+        return k1, _at_zero(x, k1 - k0 - _over_x(k1, x), -np.inf)
+
+
+# j_1(x) = sum_k (-1)^k (2k + 2) x^(2k+1) / (2k + 3)!: its terms to k = 9 for |x| < 1, where
+# sin x / x^2 - cos x / x would cancel (at x = 1e-3 it keeps 10 digits)
+_J1_SERIES = [(-1) ** k * (2 * k + 2) / math.factorial(2 * k + 3) for k in range(10)]
+
+
+class SphericalBesselJ0(_Bessel):
+    """y = j_0(x) = sin(x) / x, the spherical Bessel function of the first kind of order 0: 1 at x = 0, 0
+    at ±inf.   f' = -j_1(x) = cos(x)/x - sin(x)/x^2, by its power series (_J1_SERIES) for |x| < 1"""
+
+    def value_and_slope(self, x):
+        xp = get_array_module(x)
+        finite = xp.where(xp.isinf(x), 1.0, x)
+        value = xp.where(x == 0, 1.0, xp.sin(finite) / xp.where(x == 0, 1.0, finite))
+        near = xp.where(xp.abs(x) < 1, x, 0.0)
+        series = sum(c * near ** (2 * k + 1) for k, c in enumerate(_J1_SERIES))
+        j1 = xp.where(xp.abs(x) < 1, series, value / finite - xp.cos(finite) / finite)
+        inf = xp.isinf(x)
+        return xp.where(inf, 0.0, value), xp.where(inf, 0.0, -j1)
+
+
+def _bessel(op, name, x):
+    x = floating(x)
+    if x.dtype.kind == "c":
+        raise TypeError(f"{name}: defined for real tensors, got {x.dtype}")
+    return op()(x)
+
+
+def bessel_j0(x): return _bessel(BesselJ0, "bessel_j0", x)
+def bessel_j1(x): return _bessel(BesselJ1, "bessel_j1", x)
+def bessel_y0(x): return _bessel(BesselY0, "bessel_y0", x)
+def bessel_y1(x): return _bessel(BesselY1, "bessel_y1", x)
+def modified_bessel_k0(x): return _bessel(ModifiedBesselK0, "modified_bessel_k0", x)
+def modified_bessel_k1(x): return _bessel(ModifiedBesselK1, "modified_bessel_k1", x)
+def scaled_modified_bessel_k0(x): return _bessel(ScaledModifiedBesselK0, "scaled_modified_bessel_k0", x)
+def scaled_modified_bessel_k1(x): return _bessel(ScaledModifiedBesselK1, "scaled_modified_bessel_k1", x)
+def spherical_bessel_j0(x): return _bessel(SphericalBesselJ0, "spherical_bessel_j0", x)
+
+
+class _OrthogonalPolynomial(Function):
+    """y = P_n(x), one family's polynomial of degree n (n an integer array, broadcast with x; no gradient
+    to it), by the family's three-term recurrence (``first`` and ``step``):
+
+        P_0 = 1,  P_1 = alpha_0 x + beta_0,  P_(k+1) = (alpha_k x + beta_k) P_k - gamma_k P_(k-1),
+
+    and 0 where n < 0, as PyTorch's. Its slope by the same recurrence differentiated:
+
+        P_0' = 0,  P_1' = alpha_0,  P_(k+1)' = alpha_k P_k + (alpha_k x + beta_k) P_k' - gamma_k P_(k-1)'.
+
+    dx = dy * P_n'(x). The shifted families are evaluated at u = 2x - 1, where dx = dy * 2 P_n'(u).
+    In float64, max(n) steps for every element (PyTorch's takes each element's own n)."""
+
+    shifted = False
+
+    def forward(self, x, n):
+        xp = get_array_module(x)
+        u = x.astype(xp.float64)
+        u = 2 * u - 1 if self.shifted else u
+        alpha, beta = self.first
+        previous, current = xp.ones_like(u), alpha * u + beta       # P_(k-1), P_k at k = 1
+        d_previous, d_current = xp.zeros_like(u), alpha + 0 * u     # their slopes
+        value = xp.where(n == 0, 1.0, xp.where(n == 1, current, 0.0))
+        slope = xp.where(n == 1, d_current, 0.0)
+        for k in range(1, int(n.max()) if n.size else 0):
+            alpha, beta, gamma = self.step(k)
+            factor = alpha * u + beta
+            previous, current, d_previous, d_current = (current, factor * current - gamma * previous, d_current,
+                                                        alpha * current + factor * d_current - gamma * d_previous)
+            value = xp.where(n == k + 1, current, value)
+            slope = xp.where(n == k + 1, d_current, slope)
+        self.save_for_backward(((2 if self.shifted else 1) * slope).astype(x.dtype, copy=False))
+        return value.astype(x.dtype, copy=False)
+
+    def backward(self, dy):
+        (slope,) = self.saved
+        return dy * slope, None
+
+
+class ChebyshevPolynomialT(_OrthogonalPolynomial):
+    """T_n(x) = cos(n arccos x): T_1 = x, T_(k+1) = 2x T_k - T_(k-1).   (T_n' = n U_(n-1))"""
+
+    first = (1.0, 0.0)
+
+    @staticmethod
+    def step(k): return 2.0, 0.0, 1.0
+
+
+class ChebyshevPolynomialU(_OrthogonalPolynomial):
+    """U_n(cos t) = sin((n + 1) t) / sin t: U_1 = 2x, U_(k+1) = 2x U_k - U_(k-1)."""
+
+    first = (2.0, 0.0)
+
+    @staticmethod
+    def step(k): return 2.0, 0.0, 1.0
+
+
+class ChebyshevPolynomialV(_OrthogonalPolynomial):
+    """V_n(cos t) = cos((n + 1/2) t) / cos(t/2) = U_n - U_(n-1): V_1 = 2x - 1, V_(k+1) = 2x V_k - V_(k-1)."""
+
+    first = (2.0, -1.0)
+
+    @staticmethod
+    def step(k): return 2.0, 0.0, 1.0
+
+
+class ChebyshevPolynomialW(_OrthogonalPolynomial):
+    """W_n(cos t) = sin((n + 1/2) t) / sin(t/2) = U_n + U_(n-1): W_1 = 2x + 1, W_(k+1) = 2x W_k - W_(k-1)."""
+
+    first = (2.0, 1.0)
+
+    @staticmethod
+    def step(k): return 2.0, 0.0, 1.0
+
+
+class ShiftedChebyshevPolynomialT(ChebyshevPolynomialT):
+    """T*_n(x) = T_n(2x - 1), on [0, 1]."""
+
+    shifted = True
+
+
+class ShiftedChebyshevPolynomialU(ChebyshevPolynomialU):
+    """U*_n(x) = U_n(2x - 1)."""
+
+    shifted = True
+
+
+class ShiftedChebyshevPolynomialV(ChebyshevPolynomialV):
+    """V*_n(x) = V_n(2x - 1)."""
+
+    shifted = True
+
+
+class ShiftedChebyshevPolynomialW(ChebyshevPolynomialW):
+    """W*_n(x) = W_n(2x - 1)."""
+
+    shifted = True
+
+
+class HermitePolynomialH(_OrthogonalPolynomial):
+    """The physicists' H_n: H_1 = 2x, H_(k+1) = 2x H_k - 2k H_(k-1).   (H_n' = 2n H_(n-1))"""
+
+    first = (2.0, 0.0)
+
+    @staticmethod
+    def step(k): return 2.0, 0.0, 2.0 * k
+
+
+class HermitePolynomialHe(_OrthogonalPolynomial):
+    """The probabilists' He_n: He_1 = x, He_(k+1) = x He_k - k He_(k-1).   (He_n' = n He_(n-1))"""
+
+    first = (1.0, 0.0)
+
+    @staticmethod
+    def step(k): return 1.0, 0.0, float(k)
+
+
+class LaguerrePolynomialL(_OrthogonalPolynomial):
+    """L_n: L_1 = 1 - x, L_(k+1) = ((2k + 1 - x) L_k - k L_(k-1)) / (k + 1)."""
+
+    first = (-1.0, 1.0)
+
+    @staticmethod
+    def step(k): return -1.0 / (k + 1), (2 * k + 1) / (k + 1), k / (k + 1)
+
+
+class LegendrePolynomialP(_OrthogonalPolynomial):
+    """P_n: P_1 = x, P_(k+1) = ((2k + 1) x P_k - k P_(k-1)) / (k + 1)."""
+
+    first = (1.0, 0.0)
+
+    @staticmethod
+    def step(k): return (2 * k + 1) / (k + 1), 0.0, k / (k + 1)
+
+
+def _polynomial(op, name, x, n):
+    """op()(x, n) for x a real tensor (an integer one as float32) and n an int or an integer tensor."""
+    x = floating(x)
+    if isinstance(n, numbers.Integral) and not isinstance(n, bool):
+        n = as_tensor(get_array_module(x.data).asarray(int(n), dtype=np.int64))
+    elif not (isinstance(n, Tensor) and n.dtype.kind in "iu"):
+        got = n.dtype if isinstance(n, Tensor) else type(n).__name__
+        raise TypeError(f"{name}: n must be an int or an integer tensor (the degree), got {got}")
+    try:
+        np.broadcast_shapes(x.shape, n.shape)
+    except ValueError:
+        raise ValueError(f"{name}: the shapes of x {x.shape} and n {n.shape} do not broadcast") from None
+    return op()(x, n)
+
+
+def chebyshev_polynomial_t(x, n): return _polynomial(ChebyshevPolynomialT, "chebyshev_polynomial_t", x, n)
+def chebyshev_polynomial_u(x, n): return _polynomial(ChebyshevPolynomialU, "chebyshev_polynomial_u", x, n)
+def chebyshev_polynomial_v(x, n): return _polynomial(ChebyshevPolynomialV, "chebyshev_polynomial_v", x, n)
+def chebyshev_polynomial_w(x, n): return _polynomial(ChebyshevPolynomialW, "chebyshev_polynomial_w", x, n)
+def shifted_chebyshev_polynomial_t(x, n):
+    return _polynomial(ShiftedChebyshevPolynomialT, "shifted_chebyshev_polynomial_t", x, n)
+def shifted_chebyshev_polynomial_u(x, n):
+    return _polynomial(ShiftedChebyshevPolynomialU, "shifted_chebyshev_polynomial_u", x, n)
+def shifted_chebyshev_polynomial_v(x, n):
+    return _polynomial(ShiftedChebyshevPolynomialV, "shifted_chebyshev_polynomial_v", x, n)
+def shifted_chebyshev_polynomial_w(x, n):
+    return _polynomial(ShiftedChebyshevPolynomialW, "shifted_chebyshev_polynomial_w", x, n)
+def hermite_polynomial_h(x, n): return _polynomial(HermitePolynomialH, "hermite_polynomial_h", x, n)
+def hermite_polynomial_he(x, n): return _polynomial(HermitePolynomialHe, "hermite_polynomial_he", x, n)
+def laguerre_polynomial_l(x, n): return _polynomial(LaguerrePolynomialL, "laguerre_polynomial_l", x, n)
+def legendre_polynomial_p(x, n): return _polynomial(LegendrePolynomialP, "legendre_polynomial_p", x, n)
