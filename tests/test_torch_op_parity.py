@@ -71,6 +71,69 @@ EMPTY_OK = mst.shapes(max_dims=3, min_side=0, max_side=3)  # some axes of length
 TIGHT = dict(rtol=1e-10, atol=1e-12)
 
 
+def _u_slope(x, n):
+    """U_n'(x) = 2 sum_j (n - 2j) U_(n-1-2j)(x), j = 0 .. (n-1)/2, in PyTorch's U."""
+    return sum(2 * (n - 2 * j) * torch.special.chebyshev_polynomial_u(x, n - 1 - 2 * j) for j in range(max(n + 1, 0) // 2))
+
+
+# the derivative identities of minitx.special's Bessel functions and polynomials, in PyTorch's functions
+_SLOPES = {
+    "bessel_j0": lambda x: -torch.special.bessel_j1(x),
+    "bessel_j1": lambda x: torch.where(x == 0, 0.5, torch.special.bessel_j0(x) - torch.special.bessel_j1(x) / x),
+    "bessel_y0": lambda x: -torch.special.bessel_y1(x),
+    "bessel_y1": lambda x: torch.special.bessel_y0(x) - torch.special.bessel_y1(x) / x,
+    "modified_bessel_k0": lambda x: -torch.special.modified_bessel_k1(x),
+    "modified_bessel_k1": lambda x: -torch.special.modified_bessel_k0(x) - torch.special.modified_bessel_k1(x) / x,
+    "scaled_modified_bessel_k0": lambda x: torch.special.scaled_modified_bessel_k0(x)
+                                           - torch.special.scaled_modified_bessel_k1(x),
+    "scaled_modified_bessel_k1": lambda x: torch.special.scaled_modified_bessel_k1(x) * (1 - 1 / x)
+                                           - torch.special.scaled_modified_bessel_k0(x),
+    # -j_1(x) = cos(x)/x - sin(x)/x^2, which cancels for small x: -x/3 + x^3/30 below 1e-3
+    "spherical_bessel_j0": lambda x: torch.where(x.isinf(), 0.0, torch.where(
+        x.abs() < 1e-3, -x / 3 + x ** 3 / 30, torch.cos(x) / x - torch.sin(x) / x ** 2)),
+    "chebyshev_polynomial_t": lambda x, n: n * torch.special.chebyshev_polynomial_u(x, n - 1),
+    "chebyshev_polynomial_u": _u_slope,
+    "chebyshev_polynomial_v": lambda x, n: _u_slope(x, n) - _u_slope(x, n - 1),
+    "chebyshev_polynomial_w": lambda x, n: _u_slope(x, n) + _u_slope(x, n - 1),
+    "hermite_polynomial_h": lambda x, n: 2 * n * torch.special.hermite_polynomial_h(x, n - 1),
+    "hermite_polynomial_he": lambda x, n: n * torch.special.hermite_polynomial_he(x, n - 1),
+    "laguerre_polynomial_l": lambda x, n: -sum(torch.special.laguerre_polynomial_l(x, k) for k in range(n)),
+    "legendre_polynomial_p": lambda x, n: sum((2 * k + 1) * torch.special.legendre_polynomial_p(x, k)
+                                              for k in range(n - 1, -1, -2)),
+}
+for _kind in "tuvw":  # T*_n(x) = T_n(2x - 1): the slope 2 T_n'(2x - 1)
+    _SLOPES[f"shifted_chebyshev_polynomial_{_kind}"] = (
+        lambda x, n, slope=_SLOPES[f"chebyshev_polynomial_{_kind}"]: 2 * slope(2 * x - 1, n))
+
+
+class _Sloped(torch.autograd.Function):
+    """value, given as it is, whose backward sends dy * slope to x."""
+
+    @staticmethod
+    def forward(ctx, x, value, slope):
+        ctx.save_for_backward(slope)
+        return value
+
+    @staticmethod
+    def backward(ctx, dy):
+        (slope,) = ctx.saved_tensors
+        return dy * slope, None, None
+
+
+def _with_slope(name):
+    """PyTorch's torch.special.<name>, which has no gradient, given one: the slope's identity in PyTorch's
+    functions (_SLOPES). Integer and boolean inputs (tests/test_integer_inputs.py) get the bare value."""
+    value, slope = getattr(torch.special, name), _SLOPES[name]
+
+    def reference(x, **n):
+        if not x.requires_grad:
+            return value(x, **n)
+        plain = x.detach()
+        return _Sloped.apply(x, value(plain, **n), torch.zeros_like(plain) + slope(plain, **n))  # (an empty sum is 0)
+
+    return reference
+
+
 def case(op, *args, reference, **options):
     return op_case(op, *args, torch=reference, gradcheck=False, **{**TIGHT, **options})
 
@@ -362,6 +425,32 @@ CASES = {
                       reference=torch.special.gammaincc),
     "multigammaln": case(lambda x, p: S.multigammaln(x, p), arg(min_value=1.6, max_value=30.0, edges=(INF, NAN)),
                          kwargs={"p": st.sampled_from([1, 2, 4])}, reference=lambda x, p: torch.special.multigammaln(x, p)),
+    # minitx.special's Bessel functions and polynomials (minitx/ops/bessel.py), their gradients against
+    # identities in PyTorch's own functions (_with_slope); PyTorch's float64 J and Y are off by up to 9e-7
+    # near x = 5 (tests/ops/test_bessel.py), hence their atol
+    **{name: case(getattr(S, name), arg(min_value=low, max_value=high, edges=edges), reference=_with_slope(name),
+                  atol=atol, grad_atol=2 * atol)
+       for name, low, high, edges, atol in [
+           ("bessel_j0", -30.0, 30.0, (0.0, NAN), 1e-6), ("bessel_j1", -30.0, 30.0, (NAN,), 1e-6),
+           ("bessel_y0", 0.1, 30.0, (NAN,), 1e-6), ("bessel_y1", 0.1, 30.0, (NAN,), 1e-6),
+           ("modified_bessel_k0", 0.05, 40.0, (NAN, INF), 1e-14), ("modified_bessel_k1", 0.05, 40.0, (NAN, INF), 1e-14),
+           ("scaled_modified_bessel_k0", 0.05, 40.0, (NAN,), 1e-14),
+           ("scaled_modified_bessel_k1", 0.05, 40.0, (NAN,), 1e-14),
+           ("spherical_bessel_j0", -20.0, 20.0, (NAN, INF, -INF), 1e-14)]},
+    # (no NaN: PyTorch's polynomials at NaN give some other element's value; its V and W beside x = -1, its
+    # trigonometric forms for n > 8, lose half their digits: tests/ops/test_bessel.py)
+    **{name: case(getattr(S, name), arg(min_value=low, max_value=high, edges=edges),
+                  kwargs={"n": st.integers(-1, 10)}, reference=_with_slope(name), rtol=1e-9,
+                  atol=1e-6 if name[-1] in "vw" else 1e-12, grad_atol=1e-5 if name[-1] in "vw" else 1e-12)
+       for name, low, high, edges in [
+           ("chebyshev_polynomial_t", -1.3, 1.3, (1.0, -1.0, 0.0)), ("chebyshev_polynomial_u", -1.3, 1.3, (1.0, -1.0)),
+           ("chebyshev_polynomial_v", -1.3, 1.3, (1.0, -1.0)), ("chebyshev_polynomial_w", -1.3, 1.3, (1.0, -1.0)),
+           ("shifted_chebyshev_polynomial_t", -0.1, 1.1, (0.0, 1.0)),
+           ("shifted_chebyshev_polynomial_u", -0.1, 1.1, (0.0, 1.0)),
+           ("shifted_chebyshev_polynomial_v", -0.1, 1.1, (0.0, 1.0)),
+           ("shifted_chebyshev_polynomial_w", -0.1, 1.1, (0.0, 1.0)),
+           ("hermite_polynomial_h", -3.0, 3.0, (0.0,)), ("hermite_polynomial_he", -3.0, 3.0, (0.0,)),
+           ("laguerre_polynomial_l", -2.0, 8.0, (0.0,)), ("legendre_polynomial_p", -1.3, 1.3, (1.0, -1.0, 0.0))]},
     # heaviside at a NaN is NaN (PyTorch: 0); PyTorch has no gradient for it, its reference here is the
     # selection it makes, which gives values dy where x = 0 and x none
     "heaviside": case(F.heaviside, arg(edges=(0.0, -0.0, INF, -INF, NAN), edge_probability=0.5), arg(), broadcast=True,

@@ -305,22 +305,15 @@ class SphericalBesselJ0(_Bessel):
         return xp.where(inf, 0.0, value), xp.where(inf, 0.0, -j1)
 
 
-def _bessel(op, name, x):
-    x = floating(x)
-    if x.dtype.kind == "c":
-        raise TypeError(f"{name}: defined for real tensors, got {x.dtype}")
-    return op()(x)
-
-
-def bessel_j0(x): return _bessel(BesselJ0, "bessel_j0", x)
-def bessel_j1(x): return _bessel(BesselJ1, "bessel_j1", x)
-def bessel_y0(x): return _bessel(BesselY0, "bessel_y0", x)
-def bessel_y1(x): return _bessel(BesselY1, "bessel_y1", x)
-def modified_bessel_k0(x): return _bessel(ModifiedBesselK0, "modified_bessel_k0", x)
-def modified_bessel_k1(x): return _bessel(ModifiedBesselK1, "modified_bessel_k1", x)
-def scaled_modified_bessel_k0(x): return _bessel(ScaledModifiedBesselK0, "scaled_modified_bessel_k0", x)
-def scaled_modified_bessel_k1(x): return _bessel(ScaledModifiedBesselK1, "scaled_modified_bessel_k1", x)
-def spherical_bessel_j0(x): return _bessel(SphericalBesselJ0, "spherical_bessel_j0", x)
+def bessel_j0(x): return BesselJ0()(floating(x))
+def bessel_j1(x): return BesselJ1()(floating(x))
+def bessel_y0(x): return BesselY0()(floating(x))
+def bessel_y1(x): return BesselY1()(floating(x))
+def modified_bessel_k0(x): return ModifiedBesselK0()(floating(x))
+def modified_bessel_k1(x): return ModifiedBesselK1()(floating(x))
+def scaled_modified_bessel_k0(x): return ScaledModifiedBesselK0()(floating(x))
+def scaled_modified_bessel_k1(x): return ScaledModifiedBesselK1()(floating(x))
+def spherical_bessel_j0(x): return SphericalBesselJ0()(floating(x))
 
 
 class _OrthogonalPolynomial(Function):

@@ -234,3 +234,49 @@ def test_polynomial_forward_matches_an_independent_reference_and_gradients_check
     case = op_case(getattr(S, name), arg(min_value=low, max_value=high), arg(strategy=degrees()),
                    numpy=_polynomial_reference(name), shapes=SHAPES, rtol=1e-12, atol=1e-12)
     case(data)
+
+
+def test_polynomials_at_the_edges_and_where_minitx_departs():
+    """n < 0 gives 0 and x = ±1 the closed forms, as PyTorch's; where they differ: NaN gives NaN (PyTorch's
+    gives some other element's value), and beside x = -1 V_9 is exact where PyTorch's trigonometric form
+    cos(9.5 t) / cos(t/2) loses half the digits (-19.0000001 at x = -1 + 4e-16)."""
+    torch = import_torch()
+    x = np.array([1.0, -1.0, 0.0, 0.5, -0.25, 2.0])
+    for name in POLYNOMIALS:
+        for n in (-3, 0, 1, 2, 7, 9):
+            parity(lambda v, name=name, n=n: getattr(S, name)(v, n),
+                   lambda v, name=name, n=n: getattr(torch.special, name)(v, n), minitx.tensor(x), rtol=1e-12)
+        assert np.isnan(getattr(S, name)(minitx.tensor(np.array([NAN, 2.0])), 3).numpy()[0])
+    assert not np.isnan(torch.special.legendre_polynomial_p(torch.tensor([NAN, 2.0], dtype=torch.float64), 3)[0])
+    beside = np.array([-1 + 2 ** -52])
+    np.testing.assert_allclose(S.chebyshev_polynomial_v(minitx.tensor(beside), 9).numpy(), [-19.0], rtol=1e-14)
+    assert abs(torch.special.chebyshev_polynomial_v(torch.tensor(beside), 9).item() + 19) > 1e-8
+
+
+def test_polynomial_slopes_are_the_derivative_identities():
+    """T_n' = n U_(n-1), H_n' = 2n H_(n-1), He_n' = n He_(n-1), P_n' = n (x P_n - P_(n-1)) / (x^2 - 1), in
+    minitx's own values: the differentiated recurrence agrees with the textbook forms; and T*_n'(x) = 2 T_n'(2x - 1)."""
+    x = np.array([-0.7, 0.2, 0.55, 0.9])
+    for n in (1, 2, 5, 11):
+        identities = {
+            "chebyshev_polynomial_t": n * S.chebyshev_polynomial_u(leaf(x), n - 1).numpy(),
+            "hermite_polynomial_h": 2 * n * S.hermite_polynomial_h(leaf(x), n - 1).numpy(),
+            "hermite_polynomial_he": n * S.hermite_polynomial_he(leaf(x), n - 1).numpy(),
+            "legendre_polynomial_p": n * (x * S.legendre_polynomial_p(leaf(x), n).numpy()
+                                          - S.legendre_polynomial_p(leaf(x), n - 1).numpy()) / (x * x - 1),
+            "shifted_chebyshev_polynomial_t": 2 * n * S.chebyshev_polynomial_u(leaf(2 * x - 1), n - 1).numpy(),
+        }
+        for name, expected in identities.items():
+            t = leaf(x)
+            getattr(S, name)(t, n).backward(np.ones_like(x))
+            np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-12, atol=1e-12, err_msg=f"{name}, n = {n}")
+
+
+def test_the_errors_name_the_op():
+    with pytest.raises(TypeError, match=r"chebyshev_polynomial_t: n must be an int or an integer tensor \(the degree\), "
+                                        r"got float64"):
+        S.chebyshev_polynomial_t(leaf([0.5]), minitx.tensor(np.array([2.0])))
+    with pytest.raises(TypeError, match=r"legendre_polynomial_p: n must be an int .*got float"):
+        S.legendre_polynomial_p(leaf([0.5]), 2.5)
+    with pytest.raises(ValueError, match=r"hermite_polynomial_h: the shapes of x \(2,\) and n \(3,\) do not broadcast"):
+        S.hermite_polynomial_h(leaf([0.5, 1.0]), minitx.tensor(np.array([1, 2, 3])))

@@ -41,15 +41,18 @@ SECOND_GROUP = {"erfcx", "ndtri", "i0e", "i1e", "zeta", "gammainc", "gammaincc",
 SAME_OBJECTS = {"erf": F.erf, "erfc": F.erfc, "erfinv": F.erfinv, "expit": F.sigmoid, "logit": F.logit,
                 "xlogy": F.xlogy, "gammaln": F.lgamma, "digamma": F.digamma, "psi": F.digamma, "sinc": F.sinc,
                 "log_softmax": F.log_softmax, "softmax": F.softmax, "logsumexp": F.logsumexp, "round": F.round,
-                "expm1": F.expm1, "exp2": F.exp2, "log1p": F.log1p, "polygamma": F.polygamma, "i0": F.i0}
+                "expm1": F.expm1, "exp2": F.exp2, "log1p": F.log1p, "polygamma": F.polygamma, "i0": F.i0,
+                "modified_bessel_i0": F.i0}
 
 
 def test_every_name_is_torch_specials_and_the_old_ones_are_minitxs_own_functions():
     torch = import_torch()
     assert set(S.__all__) <= set(dir(torch.special))
     assert {name: getattr(S, name) for name in SAME_OBJECTS} == SAME_OBJECTS
-    assert minitx.special is S and set(S.__all__) - set(SAME_OBJECTS) == {"i1", "xlog1py", "entr", "ndtr", "log_ndtr",
-                                                                          *SECOND_GROUP}
+    bessel = {name for name in S.__all__ if S.__dict__[name].__module__ == "minitx.ops.bessel"}  # (tests/ops/test_bessel.py)
+    assert minitx.special is S and set(S.__all__) - set(SAME_OBJECTS) - bessel == {
+        "i1", "modified_bessel_i1", "xlog1py", "entr", "ndtr", "log_ndtr", *SECOND_GROUP}
+    assert len(bessel) == 21 and S.modified_bessel_i1 is S.i1
 
 
 # torch.special's name -> value options per input, each compared with torch.special's
