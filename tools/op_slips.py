@@ -42,6 +42,10 @@ cartesian_prod, combinations, column_stack, row_stack, dstack) and creation name
 tril_indices, triu_indices, the five windows), and unravel_index, slice_scatter, select_scatter,
 diagonal_scatter, index_put, index_reduce and asarray; one each for var_mean, std_mean, cov, corrcoef,
 trapezoid, cumulative_trapezoid, gradient, histogram, renorm, frexp, isin and rsub.
+logaddexp ... isreal); one each for linalg.qr, pinv and lstsq; and one per function of minitx.special
+(polygamma, i0, i1, xlog1py, entr, ndtr, log_ndtr) and one for its table of torch.special's names; one per
+Bessel function and polynomial family of minitx/ops/bessel.py, one for its negative degrees, one for the
+differentiated recurrence and one for modified_bessel_i1's name.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -59,6 +63,7 @@ _SCAN = ("tests/ops/test_scan.py",)
 _NORMS = ("tests/ops/test_norms.py",)
 _MODULES = ("tests/nn/test_pytorch_names.py", "tests/nn/test_module.py")
 _E = "minitx/ops/elementwise.py"
+_B = "minitx/ops/bessel.py"
 _N = "minitx/ops/norm.py"
 _L = "minitx/nn/layers.py"
 _INTEGER = ("tests/ops/test_integer_math.py",)
@@ -77,6 +82,18 @@ _DTYPES = ("tests/ops/test_dtypes.py",)
 _SCALER = ("tests/test_grad_scaler.py",)
 _LOW = ("tests/test_low_precision_ops.py",)
 _STATISTICS = ("tests/ops/test_statistics.py",)
+
+
+def _bessel(name):
+    """test_bessel.py's drawn forward and gradient check of one Bessel function."""
+    return (f"tests/ops/test_bessel.py::test_bessel_forward_matches_mpmath_and_gradients_check[{name}]",)
+
+
+def _polynomial(name):
+    """test_bessel.py's drawn forward and gradient check of one polynomial family."""
+    return (f"tests/ops/test_bessel.py::test_polynomial_forward_matches_an_independent_reference_and_gradients_check[{name}]",)
+
+
 _I = "minitx/ops/indexing.py"
 _R = "minitx/ops/resample.py"
 _C = "minitx/ops/conv.py"
@@ -1175,5 +1192,53 @@ OP_SLIPS = [
     Slip("histogram: bins closed on the right, an entry at an edge in the bin below", _I,
          'xp.searchsorted(edges, values, side="right") - 1', 'xp.searchsorted(edges, values, side="left") - 1',
          _STATISTICS),
+    # minitx.special's Bessel functions and orthogonal polynomials (minitx/ops/bessel.py)
+    Slip("bessel_j0 backward: J_1 for -J_1", _B, "return j0, -j1", "return j0, j1", _bessel("bessel_j0")),
+    Slip("bessel_j1 backward: J_0 + J_1/x", _B, "return j1, _at_zero(x, j0 - _over_x(j1, x), 0.5)",
+         "return j1, _at_zero(x, j0 + _over_x(j1, x), 0.5)", _bessel("bessel_j1")),
+    Slip("bessel_y0: Neumann's sum times 2/pi for 4/pi", _B, "y0 = log_term * j0 - (4 / math.pi) * y0_sum / norm",
+         "y0 = log_term * j0 - (2 / math.pi) * y0_sum / norm", _bessel("bessel_y0")),
+    Slip("bessel_y1: the series' -2/(pi x) as -1/(pi x)", _B, "- (2 / (math.pi * small) if nu else 0)",
+         "- (1 / (math.pi * small) if nu else 0)", _bessel("bessel_y1")),
+    Slip("modified_bessel_k0: the series' G without its 1/2", _B, "near = [xp.exp(small) * (-log_half * i0 + g0 / 2),",
+         "near = [xp.exp(small) * (-log_half * i0 + g0),", _bessel("modified_bessel_k0")),
+    Slip("modified_bessel_k1 backward: -K_0 + K_1/x", _B, "return k1, _at_zero(x, -k0 - _over_x(k1, x), -np.inf)",
+         "return k1, _at_zero(x, -k0 + _over_x(k1, x), -np.inf)", _bessel("modified_bessel_k1")),
+    Slip("scaled_modified_bessel_k0 backward: -e^x K_1 alone", _B, "return k0, _at_zero(x, k0 - k1, -np.inf)",
+         "return k0, _at_zero(x, -k1, -np.inf)", _bessel("scaled_modified_bessel_k0")),
+    Slip("scaled_modified_bessel_k1: the trapezoid's t = 0 node at full weight", _B,
+         "weight = _K_STEP / 2 if i == 0 else _K_STEP", "weight = _K_STEP", _bessel("scaled_modified_bessel_k1")),
+    Slip("spherical_bessel_j0 backward: j_1's series with (2k + 1) for (2k + 2)", _B,
+         "_J1_SERIES = [(-1) ** k * (2 * k + 2) / math.factorial(2 * k + 3)",
+         "_J1_SERIES = [(-1) ** k * (2 * k + 1) / math.factorial(2 * k + 3)", _bessel("spherical_bessel_j0")),
+    Slip("polynomials: n < 0 as degree 0", _B, "value = xp.where(n == 0, 1.0, xp.where(n == 1, current, 0.0))",
+         "value = xp.where(n <= 0, 1.0, xp.where(n == 1, current, 0.0))", _polynomial("legendre_polynomial_p")),
+    Slip("polynomials backward: the recurrence's alpha_k P_k left out of the slope", _B,
+         "alpha * current + factor * d_current - gamma * d_previous", "factor * d_current - gamma * d_previous",
+         _polynomial("hermite_polynomial_he")),
+    Slip("chebyshev_polynomial_t: T_1 = 2x", _B, "T_(k+1) = 2x T_k - T_(k-1).   (T_n' = n U_(n-1))\"\"\"\n\n    first = (1.0, 0.0)",
+         "T_(k+1) = 2x T_k - T_(k-1).   (T_n' = n U_(n-1))\"\"\"\n\n    first = (2.0, 0.0)",
+         _polynomial("chebyshev_polynomial_t")),
+    Slip("chebyshev_polynomial_u: U_1 = x", _B, "U_1 = 2x, U_(k+1) = 2x U_k - U_(k-1).\"\"\"\n\n    first = (2.0, 0.0)",
+         "U_1 = 2x, U_(k+1) = 2x U_k - U_(k-1).\"\"\"\n\n    first = (1.0, 0.0)", _polynomial("chebyshev_polynomial_u")),
+    Slip("chebyshev_polynomial_v: V_1 = 2x + 1", _B, "first = (2.0, -1.0)", "first = (2.0, 1.0)",
+         _polynomial("chebyshev_polynomial_v")),
+    Slip("chebyshev_polynomial_w: W_1 = 2x", _B, "    first = (2.0, 1.0)", "    first = (2.0, 0.0)",
+         _polynomial("chebyshev_polynomial_w")),
+    *[Slip(f"shifted_chebyshev_polynomial_{kind.lower()}: not shifted", _B,
+           f"({kind}_n(2x - 1){tail}\"\"\"\n\n    shifted = True",
+           f"({kind}_n(2x - 1){tail}\"\"\"\n\n    shifted = False", _polynomial(f"shifted_chebyshev_polynomial_{kind.lower()}"))
+      for kind, tail in (("T", ", on [0, 1]."), ("U", "."), ("V", "."), ("W", "."))],
+    Slip("hermite_polynomial_h: gamma_k = 2(k + 1)", _B, "def step(k): return 2.0, 0.0, 2.0 * k",
+         "def step(k): return 2.0, 0.0, 2.0 * (k + 1)", _polynomial("hermite_polynomial_h")),
+    Slip("hermite_polynomial_he: gamma_k = k + 1", _B, "def step(k): return 1.0, 0.0, float(k)",
+         "def step(k): return 1.0, 0.0, float(k + 1)", _polynomial("hermite_polynomial_he")),
+    Slip("laguerre_polynomial_l: beta_k = 2k / (k + 1)", _B, "return -1.0 / (k + 1), (2 * k + 1) / (k + 1), k / (k + 1)",
+         "return -1.0 / (k + 1), (2 * k) / (k + 1), k / (k + 1)", _polynomial("laguerre_polynomial_l")),
+    Slip("legendre_polynomial_p: gamma_k = k / (k + 2)", _B, "def step(k): return (2 * k + 1) / (k + 1), 0.0, k / (k + 1)",
+         "def step(k): return (2 * k + 1) / (k + 1), 0.0, k / (k + 2)", _polynomial("legendre_polynomial_p")),
+    Slip("minitx.special: modified_bessel_i1 as i0", "minitx/special.py",
+         "modified_bessel_i0, modified_bessel_i1 = i0, i1", "modified_bessel_i0, modified_bessel_i1 = i0, i0",
+         ("tests/ops/test_bessel.py::test_modified_bessel_i0_and_i1_are_i0_and_i1",)),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]
