@@ -1226,8 +1226,8 @@ OP_SLIPS = [
     Slip("chebyshev_polynomial_w: W_1 = 2x", _B, "    first = (2.0, 1.0)", "    first = (2.0, 0.0)",
          _polynomial("chebyshev_polynomial_w")),
     *[Slip(f"shifted_chebyshev_polynomial_{kind.lower()}: not shifted", _B,
-           f"({kind}_n(2x - 1){tail}\"\"\"\n\n    shifted = True",
-           f"({kind}_n(2x - 1){tail}\"\"\"\n\n    shifted = False", _polynomial(f"shifted_chebyshev_polynomial_{kind.lower()}"))
+           f"= {kind}_n(2x - 1){tail}\"\"\"\n\n    shifted = True",
+           f"= {kind}_n(2x - 1){tail}\"\"\"\n\n    shifted = False", _polynomial(f"shifted_chebyshev_polynomial_{kind.lower()}"))
       for kind, tail in (("T", ", on [0, 1]."), ("U", "."), ("V", "."), ("W", "."))],
     Slip("hermite_polynomial_h: gamma_k = 2(k + 1)", _B, "def step(k): return 2.0, 0.0, 2.0 * k",
          "def step(k): return 2.0, 0.0, 2.0 * (k + 1)", _polynomial("hermite_polynomial_h")),
