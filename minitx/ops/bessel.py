@@ -193,9 +193,10 @@ def bessel_k_values(x):
     return tuple(v * scale for v in scaled_bessel_k_values(x))
 
 
-class _Bessel(Function):
-    """One of the Bessel functions, y = f(x): forward computes f and its slope f' together in float64 (one
-    pass of the formulas gives both), keeps the slope and returns y in x's dtype.   dx = dy * f'(x)"""
+class _Bessel:
+    """The Bessel functions' forward and backward (a base beside Function, not an op itself): y = f(x),
+    forward computes f and its slope f' together in float64 (one pass of the formulas gives both), keeps
+    the slope and returns y in x's dtype.   dx = dy * f'(x)"""
 
     def forward(self, x):
         value, slope = self.value_and_slope(x.astype(get_array_module(x).float64))
@@ -218,7 +219,7 @@ def _at_zero(x, slope, limit):
     return get_array_module(x).where(x == 0, limit, slope)
 
 
-class BesselJ0(_Bessel):
+class BesselJ0(_Bessel, Function):
     """y = J_0(x), the Bessel function of the first kind of order 0 (bessel_jy_values).   f' = -J_1(x)"""
 
     def value_and_slope(self, x):
@@ -226,7 +227,7 @@ class BesselJ0(_Bessel):
         return j0, -j1
 
 
-class BesselJ1(_Bessel):
+class BesselJ1(_Bessel, Function):
     """y = J_1(x) (bessel_jy_values).   f' = J_0(x) - J_1(x)/x, 1/2 at x = 0 (J_1(x)/x -> 1/2)"""
 
     def value_and_slope(self, x):
@@ -234,7 +235,7 @@ class BesselJ1(_Bessel):
         return j1, _at_zero(x, j0 - _over_x(j1, x), 0.5)
 
 
-class BesselY0(_Bessel):
+class BesselY0(_Bessel, Function):
     """y = Y_0(x), the Bessel function of the second kind of order 0 (bessel_jy_values).   f' = -Y_1(x),
     +inf at x = 0"""
 
@@ -243,7 +244,7 @@ class BesselY0(_Bessel):
         return y0, -y1
 
 
-class BesselY1(_Bessel):
+class BesselY1(_Bessel, Function):
     """y = Y_1(x) (bessel_jy_values).   f' = Y_0(x) - Y_1(x)/x, +inf at x = 0 (Y_1(x) ~ -2/(pi x))"""
 
     def value_and_slope(self, x):
@@ -251,7 +252,7 @@ class BesselY1(_Bessel):
         return y1, _at_zero(x, y0 - _over_x(y1, x), np.inf)
 
 
-class ModifiedBesselK0(_Bessel):
+class ModifiedBesselK0(_Bessel, Function):
     """y = K_0(x), the modified Bessel function of the second kind of order 0 (bessel_k_values).
     f' = -K_1(x), -inf at x = 0"""
 
@@ -260,7 +261,7 @@ class ModifiedBesselK0(_Bessel):
         return k0, -k1
 
 
-class ModifiedBesselK1(_Bessel):
+class ModifiedBesselK1(_Bessel, Function):
     """y = K_1(x) (bessel_k_values).   f' = -K_0(x) - K_1(x)/x, -inf at x = 0"""
 
     def value_and_slope(self, x):
@@ -268,7 +269,7 @@ class ModifiedBesselK1(_Bessel):
         return k1, _at_zero(x, -k0 - _over_x(k1, x), -np.inf)
 
 
-class ScaledModifiedBesselK0(_Bessel):
+class ScaledModifiedBesselK0(_Bessel, Function):
     """y = e^x K_0(x) (scaled_bessel_k_values).   f' = e^x K_0(x) - e^x K_1(x), -inf at x = 0"""
 
     def value_and_slope(self, x):
@@ -276,7 +277,7 @@ class ScaledModifiedBesselK0(_Bessel):
         return k0, _at_zero(x, k0 - k1, -np.inf)
 
 
-class ScaledModifiedBesselK1(_Bessel):
+class ScaledModifiedBesselK1(_Bessel, Function):
     """y = e^x K_1(x) (scaled_bessel_k_values).   f' = e^x K_1(x) - e^x K_0(x) - e^x K_1(x)/x, -inf at
     x = 0"""
 
@@ -290,7 +291,7 @@ class ScaledModifiedBesselK1(_Bessel):
 _J1_SERIES = [(-1) ** k * (2 * k + 2) / math.factorial(2 * k + 3) for k in range(10)]
 
 
-class SphericalBesselJ0(_Bessel):
+class SphericalBesselJ0(_Bessel, Function):
     """y = j_0(x) = sin(x) / x, the spherical Bessel function of the first kind of order 0: 1 at x = 0, 0
     at ±inf.   f' = -j_1(x) = cos(x)/x - sin(x)/x^2, by its power series (_J1_SERIES) for |x| < 1"""
 
@@ -316,8 +317,8 @@ def scaled_modified_bessel_k1(x): return ScaledModifiedBesselK1()(floating(x))
 def spherical_bessel_j0(x): return SphericalBesselJ0()(floating(x))
 
 
-class _OrthogonalPolynomial(Function):
-    """y = P_n(x), one family's polynomial of degree n (n an integer array, broadcast with x; no gradient
+class _OrthogonalPolynomial:
+    """(The polynomials' forward and backward, a base beside Function.) y = P_n(x), one family's polynomial of degree n (n an integer array, broadcast with x; no gradient
     to it), by the family's three-term recurrence (``first`` and ``step``):
 
         P_0 = 1,  P_1 = alpha_0 x + beta_0,  P_(k+1) = (alpha_k x + beta_k) P_k - gamma_k P_(k-1),
@@ -355,7 +356,7 @@ class _OrthogonalPolynomial(Function):
         return dy * slope, None
 
 
-class ChebyshevPolynomialT(_OrthogonalPolynomial):
+class ChebyshevPolynomialT(_OrthogonalPolynomial, Function):
     """T_n(x) = cos(n arccos x): T_1 = x, T_(k+1) = 2x T_k - T_(k-1).   (T_n' = n U_(n-1))"""
 
     first = (1.0, 0.0)
@@ -364,7 +365,7 @@ class ChebyshevPolynomialT(_OrthogonalPolynomial):
     def step(k): return 2.0, 0.0, 1.0
 
 
-class ChebyshevPolynomialU(_OrthogonalPolynomial):
+class ChebyshevPolynomialU(_OrthogonalPolynomial, Function):
     """U_n(cos t) = sin((n + 1) t) / sin t: U_1 = 2x, U_(k+1) = 2x U_k - U_(k-1)."""
 
     first = (2.0, 0.0)
@@ -373,7 +374,7 @@ class ChebyshevPolynomialU(_OrthogonalPolynomial):
     def step(k): return 2.0, 0.0, 1.0
 
 
-class ChebyshevPolynomialV(_OrthogonalPolynomial):
+class ChebyshevPolynomialV(_OrthogonalPolynomial, Function):
     """V_n(cos t) = cos((n + 1/2) t) / cos(t/2) = U_n - U_(n-1): V_1 = 2x - 1, V_(k+1) = 2x V_k - V_(k-1)."""
 
     first = (2.0, -1.0)
@@ -382,7 +383,7 @@ class ChebyshevPolynomialV(_OrthogonalPolynomial):
     def step(k): return 2.0, 0.0, 1.0
 
 
-class ChebyshevPolynomialW(_OrthogonalPolynomial):
+class ChebyshevPolynomialW(_OrthogonalPolynomial, Function):
     """W_n(cos t) = sin((n + 1/2) t) / sin(t/2) = U_n + U_(n-1): W_1 = 2x + 1, W_(k+1) = 2x W_k - W_(k-1)."""
 
     first = (2.0, 1.0)
@@ -415,7 +416,7 @@ class ShiftedChebyshevPolynomialW(ChebyshevPolynomialW):
     shifted = True
 
 
-class HermitePolynomialH(_OrthogonalPolynomial):
+class HermitePolynomialH(_OrthogonalPolynomial, Function):
     """The physicists' H_n: H_1 = 2x, H_(k+1) = 2x H_k - 2k H_(k-1).   (H_n' = 2n H_(n-1))"""
 
     first = (2.0, 0.0)
@@ -424,7 +425,7 @@ class HermitePolynomialH(_OrthogonalPolynomial):
     def step(k): return 2.0, 0.0, 2.0 * k
 
 
-class HermitePolynomialHe(_OrthogonalPolynomial):
+class HermitePolynomialHe(_OrthogonalPolynomial, Function):
     """The probabilists' He_n: He_1 = x, He_(k+1) = x He_k - k He_(k-1).   (He_n' = n He_(n-1))"""
 
     first = (1.0, 0.0)
@@ -433,7 +434,7 @@ class HermitePolynomialHe(_OrthogonalPolynomial):
     def step(k): return 1.0, 0.0, float(k)
 
 
-class LaguerrePolynomialL(_OrthogonalPolynomial):
+class LaguerrePolynomialL(_OrthogonalPolynomial, Function):
     """L_n: L_1 = 1 - x, L_(k+1) = ((2k + 1 - x) L_k - k L_(k-1)) / (k + 1)."""
 
     first = (-1.0, 1.0)
@@ -442,7 +443,7 @@ class LaguerrePolynomialL(_OrthogonalPolynomial):
     def step(k): return -1.0 / (k + 1), (2 * k + 1) / (k + 1), k / (k + 1)
 
 
-class LegendrePolynomialP(_OrthogonalPolynomial):
+class LegendrePolynomialP(_OrthogonalPolynomial, Function):
     """P_n: P_1 = x, P_(k+1) = ((2k + 1) x P_k - k P_(k-1)) / (k + 1)."""
 
     first = (1.0, 0.0)

@@ -280,3 +280,24 @@ def test_the_errors_name_the_op():
         S.legendre_polynomial_p(leaf([0.5]), 2.5)
     with pytest.raises(ValueError, match=r"hermite_polynomial_h: the shapes of x \(2,\) and n \(3,\) do not broadcast"):
         S.hermite_polynomial_h(leaf([0.5, 1.0]), minitx.tensor(np.array([1, 2, 3])))
+
+
+# each public function -> the Function class it applies (the drawn tests above check their gradients)
+CLASSES = {"bessel_j0": "BesselJ0", "bessel_j1": "BesselJ1", "bessel_y0": "BesselY0", "bessel_y1": "BesselY1",
+           "modified_bessel_k0": "ModifiedBesselK0", "modified_bessel_k1": "ModifiedBesselK1",
+           "scaled_modified_bessel_k0": "ScaledModifiedBesselK0", "scaled_modified_bessel_k1": "ScaledModifiedBesselK1",
+           "spherical_bessel_j0": "SphericalBesselJ0", "chebyshev_polynomial_t": "ChebyshevPolynomialT",
+           "chebyshev_polynomial_u": "ChebyshevPolynomialU", "chebyshev_polynomial_v": "ChebyshevPolynomialV",
+           "chebyshev_polynomial_w": "ChebyshevPolynomialW", "shifted_chebyshev_polynomial_t": "ShiftedChebyshevPolynomialT",
+           "shifted_chebyshev_polynomial_u": "ShiftedChebyshevPolynomialU",
+           "shifted_chebyshev_polynomial_v": "ShiftedChebyshevPolynomialV",
+           "shifted_chebyshev_polynomial_w": "ShiftedChebyshevPolynomialW", "hermite_polynomial_h": "HermitePolynomialH",
+           "hermite_polynomial_he": "HermitePolynomialHe", "laguerre_polynomial_l": "LaguerrePolynomialL",
+           "legendre_polynomial_p": "LegendrePolynomialP"}
+
+
+def test_each_function_applies_its_class_and_every_one_is_drawn_above():
+    assert set(CLASSES) == set(BESSEL) | set(POLYNOMIALS)
+    for name, cls in CLASSES.items():
+        y = getattr(S, name)(leaf([0.5, 2.0]), *([3] if name in POLYNOMIALS else []))
+        assert type(y._ctx).__name__ == cls
