@@ -247,7 +247,7 @@ def test_polynomials_at_the_edges_and_where_minitx_departs():
             parity(lambda v, name=name, n=n: getattr(S, name)(v, n),
                    lambda v, name=name, n=n: getattr(torch.special, name)(v, n), minitx.tensor(x), rtol=1e-12)
         assert np.isnan(getattr(S, name)(minitx.tensor(np.array([NAN, 2.0])), 3).numpy()[0])
-    assert not np.isnan(torch.special.legendre_polynomial_p(torch.tensor([NAN, 2.0], dtype=torch.float64), 3)[0])
+    assert not torch.special.legendre_polynomial_p(torch.tensor([NAN, 2.0], dtype=torch.float64), 3)[0].isnan()
     beside = np.array([-1 + 2 ** -52])
     np.testing.assert_allclose(S.chebyshev_polynomial_v(minitx.tensor(beside), 9).numpy(), [-19.0], rtol=1e-14)
     assert abs(torch.special.chebyshev_polynomial_v(torch.tensor(beside), 9).item() + 19) > 1e-8
