@@ -41,9 +41,7 @@ tensor-joining name of PyTorch's top level (atleast_1d/2d/3d, broadcast_shapes, 
 cartesian_prod, combinations, column_stack, row_stack, dstack) and creation name (logspace, scalar_tensor,
 tril_indices, triu_indices, the five windows), and unravel_index, slice_scatter, select_scatter,
 diagonal_scatter, index_put, index_reduce and asarray; one each for var_mean, std_mean, cov, corrcoef,
-trapezoid, cumulative_trapezoid, gradient, histogram, renorm, frexp, isin and rsub.
-logaddexp ... isreal); one each for linalg.qr, pinv and lstsq; and one per function of minitx.special
-(polygamma, i0, i1, xlog1py, entr, ndtr, log_ndtr) and one for its table of torch.special's names; one per
+trapezoid, cumulative_trapezoid, gradient, histogram, renorm, frexp, isin and rsub; one per
 Bessel function and polynomial family of minitx/ops/bessel.py, one for its negative degrees, one for the
 differentiated recurrence and one for modified_bessel_i1's name.
 
