@@ -33,7 +33,8 @@ class Buffer(Tensor):
     """A tensor that assigning to a Module attribute registers as a buffer (``model.table =
     nn.Buffer(t)`` is ``model.register_buffer("table", t)``), saved in state_dict unless
     ``persistent=False``, as PyTorch 2's. It shares ``data``'s memory, detached from its graph
-    (``data.detach()``, requires_grad as data's); no data: an empty float32 tensor."""
+    (``data.detach()``, requires_grad as data's); no data: an empty tensor of the default float
+    dtype (get_default_dtype)."""
 
     __slots__ = ("persistent",)
 
@@ -41,7 +42,7 @@ class Buffer(Tensor):
         if not isinstance(persistent, bool):
             raise TypeError(f"Buffer: persistent must be True or False, got {persistent!r}")
         if data is None:
-            data = Tensor(np.empty(0, dtype=np.float32))
+            data = Tensor(np.empty(0, dtype=backend.DEFAULT_FLOAT))
         source = data if isinstance(data, Tensor) else Tensor(data)
         super().__init__(source.data, requires_grad=source.requires_grad)
         note_view(source, self, None)  # (as detach(): a recorded write into the source reaches the buffer)

@@ -221,6 +221,14 @@ def test_assigning_a_buffer_registers_it_as_pytorchs():
     assert empty.shape == (0,) and empty.dtype == np.float32 and nn.Buffer(minitx.zeros(1)).persistent
 
 
+def test_a_buffer_without_data_takes_the_default_dtype_as_pytorchs():
+    minitx.set_default_dtype(minitx.float64)
+    try:
+        assert nn.Buffer().dtype == np.float64  # (torch.nn.Buffer() is torch.empty(0): the default dtype)
+    finally:
+        minitx.set_default_dtype(minitx.float32)
+
+
 def test_a_buffer_is_refused_where_pytorch_refuses_it():
     layer = nn.Linear(2, 2)
     with pytest.raises(TypeError, match="cannot assign a Buffer as parameter 'weight'"):
