@@ -862,6 +862,9 @@ SLIPS = [
          ("tests/ops/test_indexing.py",)),
     Slip("nn.Buffer() without data is float32 whatever the default dtype", "minitx/nn/parameter.py",
          "np.empty(0, dtype=backend.DEFAULT_FLOAT)", "np.empty(0, dtype=np.float32)", ("tests/nn/test_lazy.py",)),
+    Slip("setitem checks the index with its tensors' placeholders (None) in their place", "minitx/ops/indexing.py",
+         "leading = _check_fits(op, x, full_index, value)", "leading = _check_fits(op, x, index, value)",
+         ("tests/ops/test_setitem.py",)),
 ]
 
 

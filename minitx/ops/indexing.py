@@ -403,7 +403,7 @@ def setitem(x, index, value):
     if _is_its_own_part(x, index, value):
         return  # x[i] += v: Python's x[i] = (x[i] += v), whose write went into x already through the view
     full_index = _with_arrays(index, slots, [t.data for t in tensors])
-    leading = _check_fits(op, x, index, full_index, value)
+    leading = _check_fits(op, x, full_index, value)
     recorded = is_grad_enabled() and (x.requires_grad or value.requires_grad)
     if not recorded:
         x._writable(op)[full_index] = value.data.reshape(value.shape[leading:])  # (a mask takes no extra axes)
@@ -424,14 +424,14 @@ def setitem(x, index, value):
             op.settle(x)
 
 
-def _check_fits(op, x, index, full_index, value):
+def _check_fits(op, x, full_index, value):
     """Raise, naming op and the shapes, unless the index fits x and value broadcasts to
     x[index] by NumPy's rule for assignment (extra leading axes of length 1 allowed); return
     how many such axes value has."""
     try:
         target = x.data[full_index].shape
     except IndexError as error:
-        raise IndexError(f"{op}: index {index!r} does not fit a tensor of shape {x.shape}: {error}") from None
+        raise IndexError(f"{op}: index {full_index!r} does not fit a tensor of shape {x.shape}: {error}") from None
     leading = len(value.shape) - len(target)
     core = value.shape[max(leading, 0):]
     try:
@@ -439,7 +439,7 @@ def _check_fits(op, x, index, full_index, value):
     except ValueError:
         fits = False
     if not fits:
-        raise ValueError(f"{op}: a value of shape {value.shape} cannot be written into x[{index!r}], of shape "
+        raise ValueError(f"{op}: a value of shape {value.shape} cannot be written into x[{full_index!r}], of shape "
                          f"{target} (x has shape {x.shape}): it must broadcast to it")
     return max(leading, 0)
 

@@ -414,6 +414,10 @@ def test_bad_values_are_refused_naming_the_op_and_leave_the_tensor_as_it_was():
         x[5] = 1.0
     with pytest.raises(IndexError, match="setitem: index .* does not fit"):
         x[np.array([True, False, True])] = 1.0
+    with pytest.raises(IndexError, match=r"setitem: index array\(\[5\]\) does not fit a tensor of shape \(2, 3\)"):
+        x[minitx.tensor([5])] = 1.0  # (the index tensor shown, not its placeholder None)
+    with pytest.raises(ValueError, match=r"written into x\[\(array\(\[0\]\), slice\(None, None, None\)\)\]"):
+        x[minitx.tensor([0]), :] = minitx.ones(2)
     with pytest.raises(TypeError, match="setitem: index arrays must be integer or boolean, got dtype float64"):
         x[np.array([0.0])] = 1.0
     assert x.tolist() == [[0.0] * 3] * 2 and ints.tolist() == [0, 0, 0]
