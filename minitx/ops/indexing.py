@@ -804,29 +804,33 @@ def index_add(x, axis, index, source, alpha=1):
 def index_put(x, indices, values, accumulate=False):
     """x with values written at x[indices] (PyTorch's index_put; ``indices`` a tuple of index
     tensors, integer or boolean, for x's leading axes; values of x's dtype, broadcast to x[indices]'s
-    shape). Without accumulate, a copy of x then setitem: where indices name one place twice the
-    last write stays (PyTorch does not say which). With accumulate, every value is added at its
-    place, repeats adding up: an index_add over x's leading axes flattened (a boolean index taken as
-    its True positions), so dx = dy and dvalues = dy at each value's place, summed over its broadcast."""
+    shape; a boolean index of the shape of the axes it covers). Without accumulate, a copy of x then
+    setitem: where indices name one place twice the last write stays (PyTorch does not say which).
+    With accumulate, every value is added at its place, repeats adding up: an index_add over x's
+    leading axes flattened (a boolean index taken as its True positions), so dx = dy and dvalues =
+    dy at each value's place, summed over its broadcast. Both check the indices and values alike."""
     x, values = as_tensor(x), as_tensor(values, x)
     if not isinstance(indices, (tuple, list)) or not all(isinstance(i, Tensor) for i in indices):
         raise TypeError(f"index_put: indices must be a tuple of tensors, got {type(indices).__name__}")
     if values.dtype != x.dtype:
         raise TypeError(f"index_put: values must have x's dtype {x.dtype.name}, got {values.dtype.name}")
-    if not accumulate:
-        y = x.clone()
-        y[tuple(indices)] = values
-        return y
-    xp = get_array_module(x.data)
-    arrays = []
-    for i in indices:  # each as integer arrays, one per axis it covers
-        arrays += list(xp.nonzero(i.data)) if i.dtype.kind == "b" else [i.data]
-    if any(a.dtype.kind not in "iu" for a in arrays):
+    if any(i.dtype.kind not in "biu" for i in indices):
         raise TypeError("index_put: indices must be integer or boolean tensors, got dtypes "
                         f"{', '.join(i.dtype.name for i in indices)}")
-    k, lead = len(arrays), x.shape[:len(arrays)]
+    k = sum(i.ndim if i.dtype.kind == "b" else 1 for i in indices)  # the axes of x the indices cover
     if k > x.ndim:
         raise IndexError(f"index_put: {k} index axes for x of shape {x.shape}")
+    xp = get_array_module(x.data)
+    arrays, lead = [], x.shape[:k]
+    for i in indices:  # each as integer arrays, one per axis it covers
+        if i.dtype.kind != "b":
+            arrays.append(i.data)
+            continue
+        axis = len(arrays)
+        if i.shape != x.shape[axis:axis + i.ndim]:  # (its True positions would land elsewhere in x)
+            raise IndexError(f"index_put: a boolean index of shape {i.shape} covers axes {axis} to {axis + i.ndim - 1} "
+                             f"of x, of lengths {x.shape[axis:axis + i.ndim]}; expected that shape")
+        arrays += list(xp.nonzero(i.data))
     for axis, (a, n) in enumerate(zip(arrays, lead)):
         sync.check_in_range(a, n, lambda value, axis=axis, n=n: IndexError(
             f"index_put: index {value} is out of range for axis {axis} of length {n}; expected [{-n}, {n})"), low=-n)
@@ -838,6 +842,10 @@ def index_put(x, indices, values, accumulate=False):
     target = flat.shape + x.shape[k:]
     if not broadcasts_to(values.shape, target):
         raise ValueError(f"index_put: values of shape {values.shape} do not broadcast to x[indices]'s shape {target}")
+    if not accumulate:
+        y = x.clone()
+        y[tuple(indices)] = values
+        return y
     rows = x.reshape((math.prod(lead),) + x.shape[k:])
     spread = values.broadcast_to(target).reshape((flat.size,) + x.shape[k:])
     return index_add(rows, 0, Tensor(flat.reshape(-1)), spread).reshape(x.shape)

@@ -232,6 +232,30 @@ def test_index_put_takes_a_boolean_index_and_writes_in_place_as_pytorch():
         x.index_put((minitx.tensor([0.0]),), minitx.tensor(1.0), accumulate=True)
 
 
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_refuses_what_does_not_fit_by_its_own_name(accumulate):
+    """With or without accumulate, the same checks, each naming index_put; a boolean index of
+    another shape than the axes it covers is refused, as by PyTorch (accumulate wrote its True
+    positions into x's first rows and columns)."""
+    x = minitx.zeros(3, 4)
+    with pytest.raises(IndexError, match=r"index_put: a boolean index of shape \(2, 4\) covers axes 0 to 1 of x, "
+                                         r"of lengths \(3, 4\); expected that shape"):
+        x.index_put((minitx.ones(2, 4, dtype="bool"),), minitx.tensor(1.0), accumulate=accumulate)
+    with pytest.raises(IndexError, match=r"index_put: a boolean index of shape \(2,\) covers axes 1 to 1"):
+        x.index_put((minitx.tensor([0]), minitx.tensor([True, False])), minitx.tensor(1.0), accumulate=accumulate)
+    with pytest.raises(IndexError, match=r"index_put: index 3 is out of range for axis 0 of length 3"):
+        x.index_put((minitx.tensor([3]),), minitx.tensor(1.0), accumulate=accumulate)
+    with pytest.raises(IndexError, match=r"index_put: 3 index axes for x of shape \(3, 4\)"):
+        x.index_put((minitx.tensor([0]),) * 3, minitx.tensor(1.0), accumulate=accumulate)
+    with pytest.raises(ValueError, match=r"index_put: values of shape \(2,\) do not broadcast to x\[indices\]'s shape"):
+        x.index_put((minitx.tensor([0, 1, 2]),), minitx.tensor([1.0, 2.0]), accumulate=accumulate)
+    with pytest.raises(TypeError, match="index_put: indices must be integer or boolean tensors"):
+        x.index_put((minitx.tensor([0.0]),), minitx.tensor(1.0), accumulate=accumulate)
+    assert not x.numpy().any()
+    mask = minitx.tensor([True, False, True])
+    assert x.index_put((mask,), minitx.tensor(2.0), accumulate=accumulate).numpy()[:, 0].tolist() == [2.0, 0.0, 2.0]
+
+
 def _np_index_reduce(a, axis, index, source, reduce, include_self):
     out = np.moveaxis(a.copy(), axis, 0)
     src = np.moveaxis(source, axis, 0)
