@@ -206,7 +206,8 @@ class Tensor:
 
     def storage_offset(self) -> int:
         """How many entries into the memory it views the tensor starts (PyTorch's storage_offset; see
-        backend.offset_in_base): 1 for x[1:] of a 1-d x, 0 where minitx copies what PyTorch views."""
+        backend.offset_in_base): 1 for x[1:] of a 1-d x. Where minitx copies what PyTorch views, it
+        counts into minitx's copy (0 for x.diagonal(1); 3 for x.unfold(0, 3, 2)[1], PyTorch's 2)."""
         return backend.offset_in_base(self.data, "storage_offset")
 
     def type(self, dtype=None, non_blocking=False):
