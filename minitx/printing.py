@@ -30,20 +30,18 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     * sci_mode: True for scientific notation (``1.5000e+00``), False for none, None (as unless
       given, PyTorch's too) to let the numbers decide.
 
-    An unknown profile is a ValueError (PyTorch ignores it)."""
-    if profile is not None:
-        if profile not in _PROFILES:
-            raise ValueError(f"set_printoptions: profile must be one of {sorted(_PROFILES)}, got {profile!r}")
-        OPTIONS.update(_PROFILES[profile])
-    for name, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
-                        ("linewidth", linewidth)):
-        if value is not None:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ValueError(f"set_printoptions: {name} must be a number >= 0, got {value!r}")
-            OPTIONS[name] = value
+    An unknown profile is a ValueError (PyTorch ignores it), and so is any bad value: then no
+    option changes."""
+    if profile is not None and profile not in _PROFILES:
+        raise ValueError(f"set_printoptions: profile must be one of {sorted(_PROFILES)}, got {profile!r}")
+    given = {name: value for name, value in (("precision", precision), ("threshold", threshold),
+                                             ("edgeitems", edgeitems), ("linewidth", linewidth)) if value is not None}
+    for name, value in given.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ValueError(f"set_printoptions: {name} must be a number >= 0, got {value!r}")
     if sci_mode not in (None, True, False):
         raise ValueError(f"set_printoptions: sci_mode must be True, False or None, got {sci_mode!r}")
-    OPTIONS["sci_mode"] = sci_mode
+    OPTIONS.update(_PROFILES.get(profile, {}), **given, sci_mode=sci_mode)  # (all checked: all at once)
 
 
 def array_string(array, prefix: str) -> str:

@@ -79,10 +79,18 @@ def test_set_default_dtype_reaches_what_makes_float_tensors(float64_default):
     (dict(precision=-1), "set_printoptions: precision must be a number >= 0, got -1"),
     (dict(threshold="all"), "set_printoptions: threshold must be a number >= 0, got 'all'"),
     (dict(sci_mode="on"), "set_printoptions: sci_mode must be True, False or None"),
+    (dict(precision=2, threshold="all"), "set_printoptions: threshold must be a number >= 0, got 'all'"),
+    (dict(profile="short", sci_mode="on"), "set_printoptions: sci_mode must be True, False or None"),
 ])
-def test_bad_printoptions_are_named(options, message):
-    with pytest.raises(ValueError, match=message):
-        minitx.set_printoptions(**options)
+def test_bad_printoptions_are_named_and_change_nothing(options, message):
+    x = minitx.tensor([1.12345, 2.0] * 600)
+    before = repr(x)
+    try:
+        with pytest.raises(ValueError, match=message):
+            minitx.set_printoptions(**options)
+        assert repr(x) == before  # (not the good options before the bad one)
+    finally:
+        minitx.set_printoptions(profile="default")
 
 
 def test_printoptions_reach_every_repr():
