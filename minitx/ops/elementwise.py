@@ -2182,9 +2182,17 @@ class Zeta(Function):
         return None, -dy * s * zeta_values(s.astype(xp.float64) + 1, q.astype(xp.float64)).astype(q.dtype, copy=False)
 
 
+def _one_float(op, a, b):
+    """a and b promoted as binary promotes them, then both in the dtype of their result (float64 beside
+    float32 is float64, as PyTorch's): for the ops that compute in float64 and round once, to b's dtype."""
+    a, b = common_16_bits(*promote(a, b, op=op))
+    dtype = np.result_type(a.dtype, b.dtype)
+    return [t if t.dtype == dtype else t.astype(dtype) for t in (a, b)]
+
+
 def zeta(s, q):
     """Hurwitz's zeta(s, q), as torch.special.zeta(x, q): q's gradient only (s's none, as PyTorch's)."""
-    return binary(Zeta(), floating(s), q)
+    return binary(Zeta(), *_one_float("zeta", floating(s), q))
 
 
 # the regularized incomplete gamma functions P(a, x) = gamma(a, x) / Gamma(a) and Q(a, x) = 1 - P(a, x)
@@ -2343,13 +2351,13 @@ class GammaInc(Function):
 
 def gammainc(a, x):
     """P(a, x), the regularized lower incomplete gamma function, as torch.special.gammainc and torch.igamma."""
-    return binary(GammaInc(upper=False), floating(a), x)
+    return binary(GammaInc(upper=False), *_one_float("gammainc", floating(a), x))
 
 
 def gammaincc(a, x):
     """Q(a, x) = 1 - P(a, x), the regularized upper incomplete gamma function, as torch.special.gammaincc and
     torch.igammac."""
-    return binary(GammaInc(upper=True), floating(a), x)
+    return binary(GammaInc(upper=True), *_one_float("gammaincc", floating(a), x))
 
 
 def multigammaln(x, p):

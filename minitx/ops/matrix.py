@@ -1057,12 +1057,17 @@ def cond(A, p=None):
     ops: p None or 2, S_max / S_min (svdvals; any m, n); -2, S_min / S_max; 'nuc', sum(S) sum(1 / S)
     (square A; these three through the SVD, as PyTorch's, huge rather than inf where rounding leaves a
     tiny S); 'fro', inf, -inf, 1 or -1, ||A||_p ||A^-1||_p (matrix_norm, inv; square A), inf where A is
-    singular (a zero pivot of its LU factorization, PyTorch's test), as PyTorch's, its gradient 0 there."""
+    singular (a zero pivot of its LU factorization, PyTorch's test), as PyTorch's, its gradient 0 there.
+    An empty matrix (NumPy defines no cond for it) gives 0, as PyTorch's, which checks only 'fro' and
+    'nuc' for square matrices first."""
     op = "linalg.cond"
     if p not in (None, 2, -2, "fro", "nuc", np.inf, -np.inf, 1, -1):
         raise ValueError(f"{op}: p must be None, 2, -2, 'fro', 'nuc', inf, -inf, 1 or -1, got {p!r}")
+    A = _square(op, A) if p in ("fro", "nuc") else _matrices(op, A)
+    if 0 in A.shape[-2:]:  # (an empty batch of matrices goes on: its result empty, with a gradient)
+        return Tensor(get_array_module(A.data).zeros(A.shape[:-2], dtype=A.dtype))
     if p in (None, 2, -2):
-        S = svdvals(_matrices(op, A))
+        S = svdvals(A)
         return S[..., 0] / S[..., -1] if p != -2 else S[..., -1] / S[..., 0]
     A = _square(op, A)
     if p == "nuc":

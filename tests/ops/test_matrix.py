@@ -815,6 +815,24 @@ def test_cond_and_matrix_rank_as_their_factors_numpy_and_pytorch(drawn, p):
         np.testing.assert_array_equal(LA.matrix_rank(leaf(A)).numpy(), theirs.numpy())
 
 
+def test_cond_of_empty_matrices_is_0_as_pytorch():
+    """NumPy defines no condition number for an empty matrix; PyTorch's is 0 for every order (after its check
+    that 'fro' and 'nuc' have square matrices), and an empty batch gives an empty result."""
+    torch = import_torch()
+    for shape in [(0, 0), (3, 0), (0, 3), (2, 0, 0), (0, 3, 3)]:
+        for p in (None, 2, -2, "fro", "nuc", np.inf, -np.inf, 1, -1):
+            A = np.zeros(shape, dtype=np.float32)
+            if p in ("fro", "nuc") and shape[-1] != shape[-2]:
+                with pytest.raises(ValueError, match=r"linalg.cond: A must be batches of square matrices"):
+                    LA.cond(minitx.tensor(A), p)
+                continue
+            y = LA.cond(minitx.tensor(A), p)
+            assert y.shape == shape[:-2] and y.dtype == np.float32
+            assert (y.numpy() == 0).all()
+            if torch is not None:
+                np.testing.assert_array_equal(y.numpy(), torch.linalg.cond(torch.tensor(A), p).numpy())
+
+
 def test_cond_and_matrix_rank_of_singular_matrices_and_their_tolerances_as_pytorch():
     torch = import_torch()
     singular = np.stack([np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([[2.0, 1.0], [1.0, 3.0]])])

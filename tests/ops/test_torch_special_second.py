@@ -276,3 +276,20 @@ def test_torchs_other_names_and_the_tensor_methods():
                leaf([0.5, 2.0, 7.0], requires_grad=False), leaf([1.0, 2.5, 3.0]))
     parity(lambda v: v.mvlgamma(2), lambda v: v.mvlgamma(2), leaf([1.0, 2.5, 30.0]))
     parity(lambda v: F.mvlgamma(v, 2), lambda v: torch.mvlgamma(v, 2), leaf([1.0, 2.5, 30.0]))
+
+
+def test_a_float64_beside_a_float32_gives_float64_as_pytorch():
+    """zeta, gammainc and gammaincc promote their two floats as PyTorch's binary ops do (float64 beside
+    float32: float64, either way round), the gradient in the input's own dtype."""
+    torch = import_torch()
+    s64, q32 = np.array([1.5, 2.0, 5.0]), np.array([0.3, 1.0, 7.0], dtype=np.float32)
+    for fn, reference in ((S.zeta, torch.special.zeta), (S.gammainc, torch.special.gammainc),
+                          (S.gammaincc, torch.special.gammaincc)):
+        for first, second in ((s64, q32), (q32, s64)):
+            x = minitx.tensor(second, requires_grad=True)
+            y = fn(minitx.tensor(first), x)
+            assert y.dtype == np.float64, (fn.__name__, first.dtype, second.dtype)
+            expected = reference(torch.tensor(first), torch.tensor(second)).numpy()
+            np.testing.assert_allclose(y.numpy(), expected, rtol=1e-12)
+            y.sum().backward()
+            assert x.grad.dtype == second.dtype
