@@ -24,7 +24,7 @@ import numpy as np
 
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
-from minitx.backend import get_array_module
+from minitx.backend import get_array_module, to_host
 from minitx.ops._args import floating
 
 __all__ = ["BesselJ0", "BesselJ1", "BesselY0", "BesselY1", "ModifiedBesselK0", "ModifiedBesselK1",
@@ -328,7 +328,8 @@ class _OrthogonalPolynomial:
         P_0' = 0,  P_1' = alpha_0,  P_(k+1)' = alpha_k P_k + (alpha_k x + beta_k) P_k' - gamma_k P_(k-1)'.
 
     dx = dy * P_n'(x). The shifted families are evaluated at u = 2x - 1, where dx = dy * 2 P_n'(u).
-    In float64, max(n) steps for every element (PyTorch's takes each element's own n)."""
+    In float64, max(n) steps for every element (PyTorch's takes each element's own n): max(n) is one
+    counted host read (backend.to_host)."""
 
     shifted = False
 
@@ -341,7 +342,7 @@ class _OrthogonalPolynomial:
         d_previous, d_current = xp.zeros_like(u), alpha + 0 * u     # their slopes
         value = xp.where(n == 0, 1.0, xp.where(n == 1, current, 0.0))
         slope = xp.where(n == 1, d_current, 0.0)
-        for k in range(1, int(n.max()) if n.size else 0):
+        for k in range(1, int(to_host(n.max())) if n.size else 0):   # (a host read, counted)
             alpha, beta, gamma = self.step(k)
             factor = alpha * u + beta
             previous, current, d_previous, d_current = (current, factor * current - gamma * previous, d_current,

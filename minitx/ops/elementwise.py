@@ -1356,14 +1356,14 @@ def _zeta_sum(s, z, op, name):
     a term (z + m > 0) falls below 1e-17 of the sum, past which the rest is smaller still. Refuses z below
     _ZETA_FLOOR, which would take that many steps; op and name are the caller's, for the message."""
     xp = get_array_module(z)
-    if bool((z < _ZETA_FLOOR).any()):
+    if bool(backend.to_host((z < _ZETA_FLOOR).any())):
         raise ValueError(f"{op} takes {name} >= {_ZETA_FLOOR:g} away from the poles (its recurrence steps {name} "
-                         f"up one at a time, without reflection), got {name} = {float(z.min())!r}")
+                         f"up one at a time, without reflection), got {name} = {float(backend.to_host(z.min()))!r}")
     level = xp.maximum(_ZETA_SHIFT, s)
     z, level = xp.broadcast_arrays(z, level)
     head = xp.zeros_like(z)
     going = z < level
-    while bool(going.any()):
+    while bool(backend.to_host(going.any())):   # (a host read a step, counted)
         term = xp.where(going, xp.where(going, z, 1) ** -s, 0.0)   # (not 1 / z^s: 0 once z^s overflows)
         head = head + term
         z = xp.where(going, z + 1, z)
@@ -2220,7 +2220,7 @@ def _until_converged(step, state, op):
     xp = get_array_module(state[-1])
     for _ in range(_GAMMAINC_STEPS):
         state, change = step(state)
-        if not bool((xp.abs(change) > _GAMMAINC_EPS).any()):
+        if not bool(backend.to_host((xp.abs(change) > _GAMMAINC_EPS).any())):   # (a host read a step, counted)
             return state
     raise ValueError(f"{op}: its series did not converge in {_GAMMAINC_STEPS} steps")
 

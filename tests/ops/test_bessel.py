@@ -301,3 +301,11 @@ def test_each_function_applies_its_class_and_every_one_is_drawn_above():
     for name, cls in CLASSES.items():
         y = getattr(S, name)(leaf([0.5, 2.0]), *([3] if name in POLYNOMIALS else []))
         assert type(y._ctx).__name__ == cls
+
+
+def test_the_degree_is_read_once_and_counted():
+    """The recurrence runs max(n) steps: one read of the device for n's largest entry (a host
+    synchronisation on the GPU), through backend.to_host, which counts it."""
+    with minitx.backend.count_host_reads() as reads:
+        S.legendre_polynomial_p(leaf([0.5, 0.25]), minitx.tensor(np.array([3, 5])))
+    assert reads.count == 1
