@@ -366,7 +366,7 @@ def cov(x, *, correction=1, fweights=None, aweights=None):
     (fweights count repeats of an observation; aweights weigh them, and f is then the unbiased
     normalisation of numpy.cov.) f <= 0 leaves no degrees of freedom: f is taken as 0, so C is inf or
     NaN, with a RuntimeWarning, as var's. The result is squeezed, as PyTorch's: one variable gives a 0-d
-    tensor. fweights are integers, aweights floats, none negative (PyTorch's checks).
+    tensor. fweights are integers, aweights floats, none negative, and w not all 0 (PyTorch's checks).
     """
     x = floating(x)
     if x.ndim > 2:
@@ -387,7 +387,16 @@ def cov(x, *, correction=1, fweights=None, aweights=None):
         total = w.sum()
         avg = (x * w).sum(axis=1, keepdims=True) / total
         f = total - correction * (w * aweights).sum() / total if aweights is not None and correction else total - correction
-    if not (f > 0 if w is None else bool(backend.to_host(f.data > 0))):  # with weights a host read, counted, as PyTorch's
+    if w is None:
+        free = f > 0
+    else:  # PyTorch's two checks in one host read, counted: W = 0 is refused, f <= 0 warns
+        w_sum, f_host = backend.to_host(backend.get_array_module(f.data).stack(
+            [total.data.astype(np.float64), f.data.astype(np.float64)])).tolist()
+        if w_sum == 0:
+            raise ValueError("cov: the weights sum to 0: no observation counts, and the mean cannot be taken "
+                             "(the product of fweights and aweights where both are given)")
+        free = f_host > 0
+    if not free:
         warnings.warn(f"cov: {n} observations with correction={correction} leave no degrees of freedom (the "
                       "divisor is taken as 0); the result is inf or NaN", RuntimeWarning, stacklevel=2)
         f = 0  # (no gradient through f then, as PyTorch's zero_())

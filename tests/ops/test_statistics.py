@@ -140,6 +140,9 @@ def test_cov_gradient_reaches_the_weights_as_pytorchs():
     (lambda x: F.cov(x, aweights=minitx.tensor([1.0, 2.0])),
      r"^cov: aweights must be a 1-d tensor with one entry per observation \(3\), got shape \(2,\)"),
     (lambda x: F.cov(x, aweights=minitx.tensor([1.0, -2.0, 3.0])), r"^cov: aweights must not be negative"),
+    (lambda x: F.cov(x, fweights=minitx.tensor([0, 0, 0])), r"^cov: the weights sum to 0: no observation counts"),
+    (lambda x: F.cov(x, fweights=minitx.tensor([1, 0, 0]), aweights=minitx.tensor([0.0, 2.0, 1.0])),
+     r"^cov: the weights sum to 0"),
 ])
 def test_cov_refuses_what_pytorch_refuses_naming_itself(call, message):
     x = minitx.tensor([[1.0, 2.0, 4.0], [0.0, 1.0, 5.0]])
