@@ -2090,7 +2090,7 @@ def ndtri_values(p):
 
 
 class Ndtri(Function):
-    """y = ndtri(p), the x with Phi(x) = p (see ndtri_values).   dp = dy sqrt(2 pi) exp(y^2 / 2) (1 / Phi'(y))"""
+    """y = ndtri(p), the x with Phi(x) = p (see ndtri_values).   dp = dy / Phi'(y) = dy sqrt(2 pi) exp(y^2 / 2)"""
 
     def forward(self, p):
         y = _in_float64(ndtri_values, p)
@@ -2255,6 +2255,12 @@ def _upper_near_zero(a, x):
     return -xp.expm1(a * log_x - log_gamma_1p) - xp.exp(a * log_x - log_gamma_1p + xp.log(a)) * total
 
 
+def _gammainc_nan(a, x):
+    """Where P(a, x) and Q(a, x) are NaN, as PyTorch's: a < 0 or x < 0, a = x = 0, a = x = inf, or a NaN."""
+    xp = get_array_module(x)
+    return (a < 0) | (x < 0) | ((a == 0) & (x == 0)) | ((a == xp.inf) & (x == xp.inf)) | xp.isnan(a) | xp.isnan(x)
+
+
 def gammainc_values(a, x, op="gammainc"):
     """(P(a, x), Q(a, x)), the regularized lower and upper incomplete gamma functions (float64), as Numerical
     Recipes's gser and gcf (section 6.2) and Cephes's igam and igamc: for x < a + 1 the series
@@ -2301,7 +2307,7 @@ def gammainc_values(a, x, op="gammainc"):
     f = _until_converged(fraction, (1, B, xp.full_like(y, 1 / tiny), 1 / B, 1 / B), op)[4]
     p = xp.where(lower, factor * total / b, 1 - factor * f)
     p = xp.where(inside, p, xp.where((x == xp.inf) | ((a == 0) & (x > 0)), 1.0, 0.0))
-    nan = (a < 0) | (x < 0) | ((a == 0) & (x == 0)) | ((a == xp.inf) & (x == xp.inf)) | xp.isnan(a) | xp.isnan(x)
+    nan = _gammainc_nan(a, x)
     q = xp.where(lower, 1 - factor * total / b, xp.where(inside, factor * f, 1 - p))
     near_zero = inside & (a < 0.5) & (x < 1.1)   # P near 1 for a small: Q by its own series
     q = xp.where(near_zero, _upper_near_zero(xp.where(near_zero, a, 0.25), xp.where(near_zero, x, 0.5)), q)
@@ -2320,7 +2326,7 @@ def _gammainc_slope(a, x):
         y = xp.exp(_log_gamma_prefactor(xp.where(inside, a, 1.0), xp.where(inside, x, 1.0))) / x
     at_zero = xp.where(a > 1, 0.0, xp.where(a == 1, 1.0, xp.inf))
     y = xp.where(inside, y, xp.where(x == 0, at_zero, 0.0))
-    nan = (a < 0) | (x < 0) | ((a == 0) & (x == 0)) | ((a == xp.inf) & (x == xp.inf)) | xp.isnan(a) | xp.isnan(x)
+    nan = _gammainc_nan(a, x)
     return xp.where(nan, xp.nan, y)
 
 
