@@ -2338,18 +2338,22 @@ class GammaInc(Function):
     def __init__(self, upper):
         self.upper = upper
 
+    @property
+    def name(self) -> str:
+        """gammaincc or gammainc, the function's name in errors (not the class's, gamma_inc)."""
+        return "gammaincc" if self.upper else "gammainc"
+
     def forward(self, a, x):
         self.save_for_backward(a, x)
         xp = get_array_module(x)
-        name = "gammaincc" if self.upper else "gammainc"
-        return gammainc_values(a.astype(xp.float64), x.astype(xp.float64), name)[int(self.upper)].astype(
+        return gammainc_values(a.astype(xp.float64), x.astype(xp.float64), self.name)[int(self.upper)].astype(
             x.dtype, copy=False)
 
     def backward(self, dy):
         a, x = self.saved
         if self.needs_input_grad[0]:
-            raise NotImplementedError(f"{'gammaincc' if self.upper else 'gammainc'}: no gradient with respect to a, "
-                                      f"its first argument (PyTorch has none either); detach a, or pass it as a number")
+            raise NotImplementedError(f"{self.name}: no gradient with respect to a, its first argument (PyTorch has "
+                                      "none either); detach a, or pass it as a number")
         xp = get_array_module(x)
         slope = _gammainc_slope(a.astype(xp.float64), x.astype(xp.float64)).astype(x.dtype, copy=False)
         return None, (-dy * slope if self.upper else dy * slope)

@@ -306,3 +306,9 @@ def test_the_series_host_reads_are_counted():
     with minitx.backend.count_host_reads() as reads:
         S.zeta(leaf([2.0, 3.0]), leaf([0.5, 2.0]))
     assert reads.count > 0
+
+
+def test_shapes_that_do_not_broadcast_are_refused_by_the_functions_name():
+    for fn in (S.zeta, S.gammainc, S.gammaincc):
+        with pytest.raises(ValueError, match=rf"^{fn.__name__}: shapes \(2,\) and \(3,\) do not broadcast"):
+            fn(leaf([1.0, 2.0]), leaf([1.0, 2.0, 3.0]))
