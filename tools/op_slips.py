@@ -45,7 +45,8 @@ trapezoid, cumulative_trapezoid, gradient, histogram, renorm, frexp, isin and rs
 Bessel function and polynomial family of minitx/ops/bessel.py, one for its negative degrees, one for the
 differentiated recurrence and one for modified_bessel_i1's name; one for zeta's and gammainc's dtype
 beside a float64 and one for cond of empty matrices; one each for gammainc's and the polynomials' host
-reads, counted; one for cov's weights that sum to 0; one for gammaincc's name in its errors.
+reads, counted; one for cov's weights that sum to 0; one for gammaincc's name in its errors; one each for
+trapezoid's check of x's shape and histogram's of range.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -1257,5 +1258,12 @@ OP_SLIPS = [
     Slip("gammaincc: its errors named gammainc", "minitx/ops/elementwise.py",
          'return "gammaincc" if self.upper else "gammainc"', 'return "gammainc"',
          ("tests/ops/test_torch_special_second.py::test_shapes_that_do_not_broadcast_are_refused_by_the_functions_name",)),
+    Slip("trapezoid: x's differences checked against all of y's samples", "minitx/ops/scan.py",
+         "y.shape[:along] + (max(y.shape[along] - 1, 0),) + y.shape[along + 1:])",
+         "y.shape[:along] + (y.shape[along],) + y.shape[along + 1:])",
+         ("tests/ops/test_statistics.py::test_trapezoid_errors_name_the_op", "tests/ops/test_scan.py")),
+    Slip("histogram: a range of one value let through to its unpacking", "minitx/ops/indexing.py",
+         "if len(range) != 2:", "if len(range) > 2:",
+         ("tests/ops/test_statistics.py::test_histogram_of_nothing_of_nan_and_its_errors",)),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

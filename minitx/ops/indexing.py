@@ -1620,6 +1620,8 @@ def histogram(x, bins=100, *, range=None, weight=None, density=False):  # noqa: 
         if isinstance(bins, bool) or not isinstance(bins, numbers.Integral) or bins <= 0:
             raise ValueError(f"histogram: bins must be a whole number > 0 or a 1-d tensor of edges, got {bins!r}")
         if range is not None:
+            if len(range) != 2:
+                raise ValueError(f"histogram: range must be a pair (min, max), got {range!r}")
             lo, hi = (float(v) for v in range)
         elif x.size:
             with np.errstate(invalid="ignore"):

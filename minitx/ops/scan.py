@@ -246,7 +246,13 @@ def _trapezoid_parts(op, y, x, dx, axis):
             raise ValueError(f"{op}: a 1-d x needs one value per sample, {y.shape[along]} along axis {along} of "
                              f"y's shape {y.shape}; got {x.shape[0]}")
         return y, along, diff(x).reshape((1,) * along + (-1,) + (1,) * (y.ndim - along - 1))
-    return y, along, diff(x, axis=axis)
+    step = diff(x, axis=axis)
+    try:  # (checked here, where x is named: the product with y would name mul)
+        np.broadcast_shapes(step.shape, y.shape[:along] + (max(y.shape[along] - 1, 0),) + y.shape[along + 1:])
+    except ValueError:
+        raise ValueError(f"{op}: x of shape {x.shape} does not broadcast against y of shape {y.shape} (their "
+                         f"differences along axis {along})") from None
+    return y, along, step
 
 
 @takes_torch_keywords

@@ -229,6 +229,8 @@ def test_trapezoid_of_integers_empty_axes_and_pytorchs_names():
     (lambda f: f(minitx.tensor([[1.0, 2.0]]), minitx.tensor([0.0, 1.0, 2.0])), ValueError,
      r"a 1-d x needs one value per sample, 2 along axis 1 of y's shape \(1, 2\); got 3"),
     (lambda f: f(minitx.tensor([1.0, 2.0]), dim=1), IndexError, "axis 1 is out of range"),
+    (lambda f: f(minitx.tensor(np.ones((2, 3))), minitx.tensor(np.ones((3, 3)))), ValueError,
+     r"x of shape \(3, 3\) does not broadcast against y of shape \(2, 3\)"),
 ])
 def test_trapezoid_errors_name_the_op(op, call, error, message):
     with pytest.raises(error, match=f"^{op}: {message}"):
@@ -446,6 +448,7 @@ def test_histogram_of_nothing_of_nan_and_its_errors():
             (lambda: F.histogram(x, 0), ValueError, "bins must be a whole number > 0 or a 1-d tensor of edges, got 0"),
             (lambda: F.histogram(minitx.tensor([1.0, np.nan]), 2), ValueError, r"the range \[nan, nan\] is not finite"),
             (lambda: F.histogram(x, 2, range=(2.0, 1.0)), ValueError, "range's minimum must not be larger"),
+            (lambda: F.histogram(x, 2, range=(1.0,)), ValueError, r"range must be a pair \(min, max\), got \(1.0,\)"),
             (lambda: F.histogram(x, minitx.tensor([2.0, 1.0])), ValueError, "bin edges must increase"),
             (lambda: F.histogram(x, minitx.tensor([1, 2])), ValueError, "bins as edges must be a 1-d tensor .*int64"),
             (lambda: F.histogram(x, 2, weight=minitx.tensor([1.0])), ValueError, r"weight must have x's shape \(2,\)")):
