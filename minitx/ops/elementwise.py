@@ -12,6 +12,7 @@ is 0 wherever it exists, and 0 is the gradient they pass back everywhere, as in 
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from typing import NamedTuple
@@ -2230,13 +2231,19 @@ _LGAMMA1P_TERMS = 60   # lgamma(1 + a)'s Taylor series: its first left out below
 _UPPER_NEAR_ZERO_TERMS = 30   # Q's series for x < 1.1: its first left out below 1e-31
 
 
+@functools.cache
+def _lgamma1p_coefficients():
+    """(-1)^k zeta(k) / k for k = _LGAMMA1P_TERMS - 1 down to 2, highest power first (_lgamma1p's): computed
+    once, on the host, where they are constants."""
+    k = np.arange(2, _LGAMMA1P_TERMS, dtype=np.float64)
+    return tuple(((-1) ** k * _zeta_sum(k, np.ones_like(k), "lgamma1p", "q") / k)[::-1].tolist())
+
+
 def _lgamma1p(a):
     """lgamma(1 + a) for |a| <= 1/2 by its Taylor series, -gamma a + sum_k>=2 (-1)^k zeta(k) a^k / k (Euler's
     gamma and Riemann's zeta(k) = zeta(k, 1), by _zeta_sum): exact where lgamma_values(1 + a), near its zero
     at 1, leaves an absolute error of 4e-15."""
-    k = np.arange(2, _LGAMMA1P_TERMS, dtype=np.float64)
-    coefficients = (-1) ** k * _zeta_sum(k, np.ones_like(k), "lgamma1p", "q") / k   # a^2 .. a^59
-    return a * (-_EULER_GAMMA + a * _horner(list(coefficients[::-1]), a))
+    return a * (-_EULER_GAMMA + a * _horner(list(_lgamma1p_coefficients()), a))
 
 
 def _upper_near_zero(a, x):
