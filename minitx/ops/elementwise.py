@@ -2184,16 +2184,17 @@ class Zeta(Function):
 
 
 def _one_float(op, a, b):
-    """a and b promoted as binary promotes them, then both in the dtype of their result (float64 beside
-    float32 is float64, as PyTorch's): for the ops that compute in float64 and round once, to b's dtype."""
-    a, b = common_16_bits(*promote(a, b, op=op))
+    """a and b in one floating dtype, for the ops that compute in float64 and round once to b's: promoted as
+    binary promotes them (a number takes the other's dtype), integers then as float32, and two floats in
+    their result's dtype (float64 beside float32 is float64, as PyTorch's)."""
+    a, b = common_16_bits(*(floating(t) for t in promote(a, b, op=op)))
     dtype = np.result_type(a.dtype, b.dtype)
     return [t if t.dtype == dtype else t.astype(dtype) for t in (a, b)]
 
 
 def zeta(s, q):
     """Hurwitz's zeta(s, q), as torch.special.zeta(x, q): q's gradient only (s's none, as PyTorch's)."""
-    return binary(Zeta(), *_one_float("zeta", floating(s), q))
+    return binary(Zeta(), *_one_float("zeta", s, q))
 
 
 # the regularized incomplete gamma functions P(a, x) = gamma(a, x) / Gamma(a) and Q(a, x) = 1 - P(a, x)
@@ -2368,13 +2369,13 @@ class GammaInc(Function):
 
 def gammainc(a, x):
     """P(a, x), the regularized lower incomplete gamma function, as torch.special.gammainc and torch.igamma."""
-    return binary(GammaInc(upper=False), *_one_float("gammainc", floating(a), x))
+    return binary(GammaInc(upper=False), *_one_float("gammainc", a, x))
 
 
 def gammaincc(a, x):
     """Q(a, x) = 1 - P(a, x), the regularized upper incomplete gamma function, as torch.special.gammaincc and
     torch.igammac."""
-    return binary(GammaInc(upper=True), *_one_float("gammaincc", floating(a), x))
+    return binary(GammaInc(upper=True), *_one_float("gammaincc", a, x))
 
 
 def multigammaln(x, p):

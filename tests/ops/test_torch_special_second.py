@@ -293,6 +293,9 @@ def test_a_float64_beside_a_float32_gives_float64_as_pytorch():
             np.testing.assert_allclose(y.numpy(), expected, rtol=1e-12)
             y.sum().backward()
             assert x.grad.dtype == second.dtype
+        half = minitx.tensor(np.array([0.5, 2.0], dtype=np.float16))   # a number takes the tensor's dtype
+        assert fn(2.0, half).dtype == fn(half, 2.0).dtype == np.float16
+        assert fn(2, minitx.tensor([1, 2])).dtype == np.float32   # integers as float32, as PyTorch's
 
 
 def test_the_series_host_reads_are_counted():
