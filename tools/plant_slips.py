@@ -872,6 +872,9 @@ SLIPS = [
          "    if sci_mode not in (None, True, False):\n",
          "    OPTIONS.update(_PROFILES.get(profile, {}), **given)\n    if sci_mode not in (None, True, False):\n",
          ("tests/test_runtime.py",)),
+    Slip("load_state_dict looks up names in a state that is not a mapping", "minitx/nn/module.py",
+         "        if not isinstance(state, Mapping):\n", "        if False:\n",
+         ("tests/nn/test_module_edges.py", "tests/test_restore_fuzz.py")),
 ]
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 
 from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -443,6 +444,9 @@ class Module:
         state's shape, as PyTorch's; an uninitialized one in the state is skipped where the model's
         is uninitialized too, and refused where the model's holds values.
         """
+        if not isinstance(state, Mapping):
+            raise TypeError(f"load_state_dict: expected a mapping of names to arrays (what state_dict returns), got "
+                            f"a {type(state).__name__}")
         own = OrderedDict(self._state_items())
         state = self._under_first_names(state)
         for name, t in own.items():

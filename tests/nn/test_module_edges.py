@@ -946,3 +946,14 @@ def test_a_forward_hook_registered_with_prepend_runs_first_as_pytorchs(torch):
         layer(lib.ones(1, 2))
         orders.append(order)
     assert orders[0] == orders[1] == ["b", "a", "c"]
+
+
+def test_load_state_dict_refuses_what_is_not_a_mapping_by_name(torch):
+    """A list where the state dict should be (a damaged checkpoint's entries exchanged) is refused
+    by name with a TypeError, as PyTorch's, before any lookup in it."""
+    model = nn.Linear(2, 3)
+    for state in ([1, 2], "weight", None):
+        with pytest.raises(TypeError, match="load_state_dict: expected a mapping of names to arrays"):
+            model.load_state_dict(state)
+        with pytest.raises(TypeError):
+            torch.nn.Linear(2, 3).load_state_dict(state)
