@@ -1891,7 +1891,7 @@ class Xlogy(Function):
         return da, (dy * a / b if self.needs_input_grad[1] else None)
 
 
-def xlogy(a, b): return binary(Xlogy(), floating(a), b)
+def xlogy(a, b): return binary(Xlogy(), *_one_float("xlogy", a, b))
 
 
 def _xlog1py_values(a, b):
@@ -1918,7 +1918,7 @@ class Xlog1py(Function):
         return da, (dy * a / (1 + b) if self.needs_input_grad[1] else None)
 
 
-def xlog1py(a, b): return binary(Xlog1py(), floating(a), b)
+def xlog1py(a, b): return binary(Xlog1py(), *_one_float("xlog1py", a, b))
 
 
 class Entr(Function):
@@ -2184,9 +2184,9 @@ class Zeta(Function):
 
 
 def _one_float(op, a, b):
-    """a and b in one floating dtype, for the ops that compute in float64 and round once to b's: promoted as
-    binary promotes them (a number takes the other's dtype), integers then as float32, and two floats in
-    their result's dtype (float64 beside float32 is float64, as PyTorch's)."""
+    """a and b in one floating dtype, for the ops of two real arguments (xlogy, zeta, gammainc, ...): promoted
+    as binary promotes them (a number takes the other's dtype: 2.0 beside float16 is float16), integers then
+    as float32, and two floats in their result's dtype (float64 beside float32 is float64, as PyTorch's)."""
     a, b = common_16_bits(*(floating(t) for t in promote(a, b, op=op)))
     dtype = np.result_type(a.dtype, b.dtype)
     return [t if t.dtype == dtype else t.astype(dtype) for t in (a, b)]

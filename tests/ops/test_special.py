@@ -339,3 +339,24 @@ def test_methods_and_in_place_forms_as_pytorchs(name, args):
         assert call(ours, minitx, name + "_") is ours
         call(theirs, torch, name + "_")
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", ["xlogy", "xlog1py"])
+def test_xlogy_and_xlog1py_take_pytorchs_dtype_for_every_pair(name):
+    """Every pair of dtypes and Python numbers gives PyTorch's result dtype: a number beside a 16-bit
+    tensor keeps the tensor's (it had become float32), integers as float32, float64 beside float32 float64."""
+    torch = import_torch()
+    kinds = ["float16", "bfloat16", "float32", "float64", "int64", "uint8", "bool", 2.0, 2]
+    ours, theirs = getattr(minitx.special, name), getattr(torch.special, name)
+
+    def make(kind, library):
+        if not isinstance(kind, str):
+            return kind
+        return minitx.ones(3, dtype=kind) if library is minitx else torch.ones(3, dtype=getattr(torch, kind))
+
+    for a in kinds:
+        for b in kinds:
+            if isinstance(a, str) or isinstance(b, str):
+                got = ours(make(a, minitx), make(b, minitx)).dtype.name
+                expected = str(theirs(make(a, torch), make(b, torch)).dtype).removeprefix("torch.")
+                assert got == expected, (name, a, b, got, expected)
