@@ -271,8 +271,8 @@ def randint_like(t, low=0, high=None, dtype=None, device=None, requires_grad=Fal
 def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad=False, *, generator=None):
     """Normal samples ``mean + std * randn``. ``mean`` and ``std`` are numbers (then ``size`` gives
     the shape) or tensors (the samples take their broadcast shape, device and dtype), as in
-    PyTorch's normal. The samples are constants: no gradient flows back to mean or std (as in
-    PyTorch). Checking a tensor std reads one flag back from the device."""
+    PyTorch's normal. The samples are constants: no gradient flows back to mean or std (PyTorch's
+    gives them a zero one). Checking a tensor std reads one flag back from the device."""
     tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
     if tensors:
         device = tensors[0].device if device is None else device
