@@ -23,7 +23,7 @@ import numpy as np
 
 from minitx import backend, interop
 from minitx import random as mrandom
-from minitx.autograd.tensor import Tensor, _infer_dtype, tensor
+from minitx.autograd.tensor import Tensor, _infer_dtype, named, tensor
 from minitx.dtypes import numpy_finfo, result_type
 from minitx.ops.elementwise import bessel_i_values
 
@@ -563,7 +563,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None) -> T
         source, out = obj.data, obj.to(device=device, dtype=dtype)
     else:
         source = interop.as_array(obj, "asarray")
-        out = as_tensor(source, dtype=dtype, device=device)
+        with named("asarray"):
+            out = as_tensor(source, dtype=dtype, device=device)
     shared = out.data is source
     if copy is False and not shared:
         what = f"an array of dtype {source.dtype.name}" if hasattr(source, "dtype") else f"a {type(obj).__name__}"

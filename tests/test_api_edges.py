@@ -39,3 +39,42 @@ def test_gradcheck_refuses_options_that_would_call_a_correct_gradient_wrong(opti
     x = minitx.tensor(np.ones(3), dtype="float64", requires_grad=True)
     with pytest.raises(ValueError, match=f"gradcheck: {option} must be a finite number {expected}"):
         gradcheck(lambda a: a * 2, x, **{option: value})
+
+
+def _lu_solve_with_pivots(pivots):
+    LU, _ = minitx.linalg.lu_factor(minitx.tensor(np.eye(3)))
+    return minitx.linalg.lu_solve(LU, minitx.tensor(np.array(pivots, dtype=np.int32)), minitx.tensor(np.ones((3, 1))))
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: _lu_solve_with_pivots([5, 7, 9]), ValueError,
+     r"linalg.lu_solve: pivots must be from 1 to 3 \(LU's rows\), got values from 5 to 9"),
+    (lambda: minitx.lu_unpack(minitx.tensor(np.eye(3)), minitx.tensor(np.array([0, 2, 3], dtype=np.int32))),
+     ValueError, r"lu_unpack: LU_pivots must be from 1 to 3 \(LU_data's rows\), got values from 0 to 3"),
+    (lambda: minitx.corrcoef(minitx.tensor(np.ones((2, 3, 4)))), ValueError,
+     r"corrcoef: expected a tensor of at most 2 dimensions \(variables x observations\), got shape \(2, 3, 4\)"),
+    (lambda: minitx.var_mean(minitx.ones(2, 3), dim=5), AxisError,
+     "var_mean: axis 5 is out of range for a tensor with 2 dimensions"),
+    (lambda: minitx.linalg.tensorsolve(minitx.tensor(np.ones((2, 3, 6))), minitx.tensor(np.ones((2, 3))), dims=(5,)),
+     AxisError, r"linalg.tensorsolve: axis 5 is out of range for a tensor of shape \(2, 3, 6\); expected an int "
+                r"in \[-3, 3\)"),
+    (lambda: minitx.isin(minitx.ones(3), "a"), TypeError,
+     r"isin: cannot make a tensor from data of type str \(NumPy dtype <U1\); expected numbers or booleans"),
+    (lambda: minitx.cholesky_inverse(minitx.ones(3)), ValueError,
+     r"cholesky_inverse: L must be batches of square matrices \[..., n, n\], but got shape \(3,\)"),
+    (lambda: minitx.cholesky_solve(minitx.ones(2, 1), minitx.ones(2, 3)), ValueError,
+     r"cholesky_solve: L must be batches of square matrices \[..., n, n\], but got 2 by 3 matrices"),
+    (lambda: minitx.atleast_1d("a"), TypeError, "atleast_1d: cannot make a tensor from data of type str"),
+    (lambda: minitx.asarray(object()), TypeError, r"asarray: cannot make a tensor from data of type object \(NumPy dtype object\); expected numbers"),
+    (lambda: minitx.result_type("a", minitx.ones(2)), TypeError,
+     "result_type: cannot make a tensor from data of type str"),
+    (lambda: minitx.ones(3).view(minitx.int32), TypeError,
+     r"view: expected a shape \(ints\), got the dtype 'int32'; reinterpreting the bits as another dtype \(PyTorch's "
+     r"view\(dtype\)\) is not implemented: x.to\(dtype\) converts the values"),
+    (lambda: minitx.ones(3).reshape("a", 3), TypeError, r"reshape: expected a shape \(ints\), got \('a', 3\)"),
+])
+def test_errors_name_the_function_called(call, error, message):
+    """Each names the function the user called (not lu_unpack, cov, var, movedim or tensor inside it),
+    what it got and what it expected."""
+    with pytest.raises(error, match=message):
+        call()

@@ -188,8 +188,8 @@ def test_a_list_holding_a_tensor_that_requires_grad_warns_that_its_gradient_is_l
         assert np.asarray(w) == 2.0  # outside a list: as before
     torch = pytest.importorskip("torch")
     p = torch.tensor(1.5, requires_grad=True)
-    for make in (lambda: minitx.tensor([p, p]), lambda: minitx.ones(2) + [p, p]):
-        with pytest.raises(TypeError, match=r"^tensor: the list holds a PyTorch tensor that requires grad.*"
+    for op, make in (("tensor", lambda: minitx.tensor([p, p])), ("add", lambda: minitx.ones(2) + [p, p])):
+        with pytest.raises(TypeError, match=rf"^{op}: the list holds a PyTorch tensor that requires grad.*"
                                             r"\[t\.detach\(\) for t in \.\.\.\]"):
             make()
     assert minitx.tensor([p.detach(), p.detach()]).tolist() == [1.5, 1.5]

@@ -809,7 +809,7 @@ class Tensor:
     def any(self, axis=None, keepdims=False): return Tensor(self.data.any(axis=axis, keepdims=keepdims))
     def all(self, axis=None, keepdims=False): return Tensor(self.data.all(axis=axis, keepdims=keepdims))
     def reshape(self, *shape): return F.reshape(self, _shape_args(shape))
-    def view(self, *shape): return F.reshape(self, _shape_args(shape))
+    def view(self, *shape): return F.reshape(self, lengths("view", _shape_args(shape)))
     def transpose(self, *axes): return F.transpose(self, _shape_args(axes) or None)
     def permute(self, *axes): return F.transpose(self, _shape_args(axes))
     def swapaxes(self, axis1, axis2): return F.swapaxes(self, axis1, axis2)
@@ -1575,6 +1575,23 @@ def _shape_args(args):
     return tuple(args)
 
 
+def lengths(op, shape) -> tuple:
+    """``shape`` (reshape's, view's) as a tuple of its lengths, each an int or anything with
+    __index__, or a TypeError naming ``op``. A dtype alone is named as one: PyTorch's view(dtype)
+    reinterprets the bits, which minitx does not."""
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if all(hasattr(n, "__index__") for n in shape):
+        return shape
+    dtype = None
+    if len(shape) == 1 and isinstance(shape[0], (str, np.dtype, type)):
+        with contextlib.suppress(TypeError):
+            dtype = backend.resolve_dtype(shape[0]).name
+    if dtype is not None:
+        raise TypeError(f"{op}: expected a shape (ints), got the dtype {shape[0]!r}; reinterpreting the bits as "
+                        f"another dtype (PyTorch's view(dtype)) is not implemented: x.to(dtype) converts the values")
+    raise TypeError(f"{op}: expected a shape (ints), got {shape!r}")
+
+
 def _infer_dtype(data):
     """Default dtypes for data from Python: floats -> float32, ints -> int64, bools -> bool.
 
@@ -1588,7 +1605,20 @@ def _infer_dtype(data):
         return "int64"
     if kind == "f":
         return backend.DEFAULT_FLOAT
-    raise TypeError(f"tensor: cannot make a tensor from data of dtype {dtype}")
+    raise TypeError(f"tensor: cannot make a tensor from data of type {type(data).__name__} (NumPy dtype {dtype}); "
+                    "expected numbers or booleans (a number, a list of them, an array or a tensor)")
+
+
+@contextlib.contextmanager
+def named(op):
+    """While ``op`` makes its arguments tensors: tensor()'s TypeErrors (data it cannot hold) name
+    ``op``, the function the user called, rather than tensor, which they did not."""
+    try:
+        yield
+    except TypeError as error:
+        if not str(error).startswith("tensor: "):
+            raise
+        raise TypeError(f"{op}: {str(error).removeprefix('tensor: ')}") from None
 
 
 class _ListDepth(threading.local):

@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 
 from minitx import amp, backend
-from minitx.autograd.tensor import Tensor, as_tensor
+from minitx.autograd.tensor import Tensor, as_tensor, named
 
 
 def binary(op, a, b, true_division=False):
@@ -40,15 +40,16 @@ def broadcast_batches(op: str, a_name: str, a, b_name: str, b) -> tuple:
 
 def operands(op, a, b):
     """a and b as tensors; a Python number takes the other's dtype and device, and one outside an
-    integer tensor's range is an OverflowError naming ``op``."""
+    integer tensor's range is an OverflowError naming ``op``, as is data no tensor holds (a TypeError)."""
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    if like is None:  # a list beside an array is made to suit the array's dtype, as beside a tensor (as_tensor)
-        if isinstance(b, (list, tuple)) and _is_array(a):
-            a = like = as_tensor(a)
-        elif isinstance(a, (list, tuple)) and _is_array(b):
-            b = like = as_tensor(b)
     try:
-        return as_tensor(a, like), as_tensor(b, like)
+        with named(op):
+            if like is None:  # a list beside an array is made in the array's dtype, as beside a tensor
+                if isinstance(b, (list, tuple)) and _is_array(a):
+                    a = like = as_tensor(a)
+                elif isinstance(a, (list, tuple)) and _is_array(b):
+                    b = like = as_tensor(b)
+            return as_tensor(a, like), as_tensor(b, like)
     except OverflowError as error:
         raise OverflowError(f"{op}: {error}") from None
 

@@ -355,6 +355,15 @@ def _observation_weights(name, weights, n, kinds, expected):
     return weights
 
 
+def _variables(op, x):
+    """x for cov and corrcoef (``op``): floating, variables in rows [variables, observations] (a 1-d x
+    is one variable), or a ValueError naming ``op``."""
+    x = floating(x)
+    if x.ndim > 2:
+        raise ValueError(f"{op}: expected a tensor of at most 2 dimensions (variables x observations), got shape {x.shape}")
+    return x.reshape(1, -1) if x.ndim < 2 else x
+
+
 def cov(x, *, correction=1, fweights=None, aweights=None):
     """PyTorch's cov: the covariance matrix of the variables in x's rows (a 1-d x is one variable), each
     column an observation. Composed of differentiable ops (mean, sum, matmul), so gradients reach x and
@@ -368,12 +377,9 @@ def cov(x, *, correction=1, fweights=None, aweights=None):
     NaN, with a RuntimeWarning, as var's. The result is squeezed, as PyTorch's: one variable gives a 0-d
     tensor. fweights are integers, aweights floats, none negative, and w not all 0 (PyTorch's checks).
     """
-    x = floating(x)
-    if x.ndim > 2:
-        raise ValueError(f"cov: expected a tensor of at most 2 dimensions (variables x observations), got shape {x.shape}")
+    x = _variables("cov", x)
     if isinstance(correction, bool) or not isinstance(correction, numbers.Integral):
         raise TypeError(f"cov: correction must be an integer, got {correction!r}")
-    x = x.reshape(1, -1) if x.ndim < 2 else x
     n = x.shape[1]
     w = None
     if fweights is not None:
@@ -409,7 +415,7 @@ def corrcoef(x):
     variable), cov composed: R_ij = C_ij / (s_i s_j), s = sqrt(diag C), clipped to [-1, 1] as PyTorch's
     (rounding can step past 1). A variable of zero variance gives NaN in its row and column; one
     variable gives C / C, 1 (or NaN)."""
-    c = cov(x)
+    c = cov(_variables("corrcoef", x))
     if c.ndim == 0:
         return c / c
     s = sqrt(diagonal(c))

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from minitx.autograd.function import Function
-from minitx.autograd.tensor import Tensor, as_tensor
+from minitx.autograd.tensor import Tensor, _method_axis, as_tensor
 from minitx.backend import get_array_module, to_host
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import broadcast_batches, floating
@@ -53,13 +53,13 @@ class SVDResult(NamedTuple):
     Vh: Tensor
 
 
-def _square(op, A, keep_dtype=False):
+def _square(op, A, keep_dtype=False, name="A"):
     """A as a floating tensor of square matrices [..., n, n] (an integer A becomes float32; with
-    keep_dtype, it stays), or a ValueError naming ``op``."""
+    keep_dtype, it stays), or a ValueError naming ``op``, which calls A ``name``."""
     A = as_tensor(A)
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         got = f"{A.shape[-2]} by {A.shape[-1]} matrices" if A.ndim >= 2 else f"shape {A.shape}"
-        raise ValueError(f"{op}: A must be batches of square matrices [..., n, n], but got {got}")
+        raise ValueError(f"{op}: {name} must be batches of square matrices [..., n, n], but got {got}")
     return A if keep_dtype else floating(A)
 
 
@@ -946,6 +946,22 @@ def _lu(op, A, pivot):
     return LU, Tensor(factor.pivots)
 
 
+def _check_pivots(op, LU_name, LU, name, pivots):
+    """A ValueError naming ``op`` unless ``pivots`` (called ``name``) are lu_factor's of LU [..., m, n]:
+    int32 [..., min(m, n)], each row swap from 1 to m (PyTorch's check; one read of the device)."""
+    m, n = LU.shape[-2:]
+    shape = LU.shape[:-2] + (min(m, n),)
+    if pivots.dtype != np.int32 or pivots.shape != shape:
+        raise ValueError(f"{op}: {name} must be int32 of shape {shape} ({LU_name}'s batch and min(m, n)), got "
+                         f"{pivots.dtype} of shape {pivots.shape}")
+    if pivots.size:
+        xp = get_array_module(pivots.data)
+        low, high = to_host(xp.stack([pivots.data.min(), pivots.data.max()])).tolist()
+        if low < 1 or high > m:
+            raise ValueError(f"{op}: {name} must be from 1 to {m} ({LU_name}'s rows), got values from {low} to "
+                             f"{high}; pass lu_factor's pivots")
+
+
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """(P, L, U) from lu_factor's (LU, pivots) (PyTorch's lu_unpack): P [..., m, m] the permutation
     matrix (a constant), L = tril(LU, -1) + I [..., m, k] and U = triu(LU) [..., k, n], composed of
@@ -954,11 +970,13 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     op = "lu_unpack"
     if LU.ndim < 2:
         raise ValueError(f"{op}: LU_data must be batches of matrices [..., m, n], got shape {LU.shape}")
-    m, n = LU.shape[-2:]
-    k = min(m, n)
-    if pivots.dtype != np.int32 or pivots.shape != LU.shape[:-2] + (k,):
-        raise ValueError(f"{op}: LU_pivots must be int32 of shape {LU.shape[:-2] + (k,)} (LU_data's batch and "
-                         f"min(m, n)), got {pivots.dtype} of shape {pivots.shape}")
+    _check_pivots(op, "LU_data", LU, "LU_pivots", pivots)
+    return _unpack(LU, pivots, unpack_data, unpack_pivots)
+
+
+def _unpack(LU, pivots, unpack_data=True, unpack_pivots=True):
+    """lu_unpack of a checked (LU, pivots)."""
+    m, k = LU.shape[-2], min(LU.shape[-2:])
     xp = get_array_module(LU.data)
     empty = Tensor(xp.zeros((0,), dtype=LU.dtype))
     P = empty
@@ -974,7 +992,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 def lu(A, *, pivot=True):
     """(P, L, U) with A = P L U for each A [..., m, n] (PyTorch's linalg.lu): lu_factor (without its
     check for a zero on U's diagonal, as PyTorch's lu) then lu_unpack; differentiable through both."""
-    return lu_unpack(*_lu("linalg.lu", A, pivot))
+    return _unpack(*_lu("linalg.lu", A, pivot))  # (its pivots are lu_factor's: no check, no device read)
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
@@ -983,10 +1001,13 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     gradients, with respect to LU and B, as PyTorch's). adjoint=True solves A^T X = B,
     X = P L^-T U^-T B; left=False X A = B (or X A^T = B), the transposed system. B is [..., n, k]
     ([..., k, n] when not left); batch axes broadcast."""
-    LU, B = _system("linalg.lu_solve", "LU", LU, B, left)
+    op = "linalg.lu_solve"
+    LU, B = _system(op, "LU", LU, B, left)
     if not left:  # X A = B is A^T X^T = B^T; X A^T = B is A X^T = B^T
         return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
-    P, L, U = lu_unpack(LU, pivots)
+    pivots = as_tensor(pivots)
+    _check_pivots(op, "LU", LU, "pivots", pivots)
+    P, L, U = _unpack(LU, pivots)
     if adjoint:
         return P @ solve_triangular(L.mT, solve_triangular(U.mT, B, upper=False), upper=True, unitriangular=True)
     return solve_triangular(U, solve_triangular(L, P.mT @ B, upper=False, unitriangular=True), upper=True)
@@ -1019,7 +1040,7 @@ def cholesky_solve(B, L, upper=False):
     cholesky_solve, B first; CholeskySolve), or A = U^T U with upper=True (solved as L = U^T). B is
     [..., n, k]; batch axes broadcast."""
     op = "cholesky_solve"
-    L, B = _square(op, L), as_tensor(B)
+    L, B = _square(op, L, name="L"), as_tensor(B)
     if B.dtype != L.dtype:
         raise TypeError(f"{op}: B and L need one dtype, got {B.dtype} and {L.dtype}")
     if B.ndim < 2 or B.shape[-2] != L.shape[-1]:
@@ -1032,7 +1053,7 @@ def cholesky_solve(B, L, upper=False):
 def cholesky_inverse(L, upper=False):
     """A^-1 for A = L L^T (A = U^T U with upper=True) given its Cholesky factor (PyTorch's
     cholesky_inverse): cholesky_solve(I, L), whose gradient is PyTorch's cholesky_inverse one."""
-    L = _square("cholesky_inverse", L)
+    L = _square("cholesky_inverse", L, name="L")
     xp = get_array_module(L.data)
     return cholesky_solve(Tensor(xp.eye(L.shape[-1], dtype=L.dtype)), L, upper)
 
@@ -1217,7 +1238,7 @@ def tensorsolve(A, B, dims=None):
     op = "linalg.tensorsolve"
     A, B = as_tensor(A), as_tensor(B)
     if dims is not None:
-        dims = tuple(dims)
+        dims = tuple(_method_axis(op, d, A.shape, takes_0d=True) for d in dims)  # (checked here, named)
         A = movedim(A, dims, tuple(range(A.ndim - len(dims), A.ndim)))
     if A.shape[:B.ndim] != B.shape or math.prod(A.shape[B.ndim:]) != B.size:
         raise ValueError(f"{op}: A {A.shape} must start with B's shape {B.shape} and its other axes have as many "

@@ -283,12 +283,14 @@ class Std(_Reduction):
 def std(x, axis=None, ddof=0, keepdims=False): return Std(axis, ddof, keepdims)(floating(x))
 
 
-def _checked_statistic_axis(op, axis):
-    """axis for var_mean and std_mean: a bool is refused (PyTorch's var_mean(x, unbiased) would read
-    as axis 1 here)."""
+def _checked_statistic_axis(op, axis, ndim):
+    """axis for var_mean and std_mean (``op``) of a tensor of ``ndim`` axes, checked by name here,
+    before var or std would name themselves: a bool is refused (PyTorch's var_mean(x, unbiased)
+    would read as axis 1 here)."""
     if isinstance(axis, bool) or (isinstance(axis, (tuple, list)) and builtins.any(isinstance(a, bool) for a in axis)):
         raise TypeError(f"{op}: axis must be an integer, a tuple of them or None, got {axis!r} (PyTorch's "
                         f"{op}(x, unbiased) is written {op}(x, unbiased=...) or correction=)")
+    normalize_axes(axis, ndim, op)
     return axis
 
 
@@ -298,7 +300,7 @@ def var_mean(x, axis=None, ddof=1, keepdims=False):
     mean composed. ddof (PyTorch's correction=, or unbiased=True for 1, False for 0) is 1 by default,
     PyTorch's, where var's is NumPy's 0: the name is PyTorch's, and so is its answer (docs/ops.md)."""
     x = floating(x)
-    axis = _checked_statistic_axis("var_mean", axis)
+    axis = _checked_statistic_axis("var_mean", axis, x.ndim)
     return var(x, axis, ddof, keepdims), mean(x, axis, keepdims)
 
 
@@ -307,7 +309,7 @@ def std_mean(x, axis=None, ddof=1, keepdims=False):
     """PyTorch's std_mean: the pair (std(x, axis, ddof, keepdims), mean(x, axis, keepdims)), std and
     mean composed, with PyTorch's default ddof (correction=) of 1, as var_mean's."""
     x = floating(x)
-    axis = _checked_statistic_axis("std_mean", axis)
+    axis = _checked_statistic_axis("std_mean", axis, x.ndim)
     return std(x, axis, ddof, keepdims), mean(x, axis, keepdims)
 
 

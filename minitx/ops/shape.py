@@ -17,7 +17,7 @@ from numpy.exceptions import AxisError
 
 from minitx.autograd.engine import unbroadcast
 from minitx.autograd.function import Function
-from minitx.autograd.tensor import Tensor, _method_axis, as_tensor
+from minitx.autograd.tensor import Tensor, _method_axis, as_tensor, lengths, named
 from minitx.backend import get_array_module, host_ints
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import check_fits, one_dtype
@@ -50,7 +50,7 @@ class Reshape(Function):
         return (dy.reshape(self.in_shape),)
 
 
-def reshape(x, shape): return Reshape(shape)(x)
+def reshape(x, shape): return Reshape(lengths("reshape", shape))(x)
 
 
 def ravel(x):
@@ -317,29 +317,31 @@ def dstack(tensors):
     return concatenate(atleast_3d(list(tensors)), axis=2)
 
 
-def _at_least(shape_of, tensors):
-    """atleast_kd's rule: one tensor in, one out; several (or one list or tuple) in, a tuple out."""
+def _at_least(op, shape_of, tensors):
+    """atleast_kd's rule (``op``): one tensor in, one out; several (or one list or tuple) in, a tuple out."""
     one = len(tensors) == 1 and not isinstance(tensors[0], (list, tuple))
     if len(tensors) == 1 and not one:
         tensors = tensors[0]
-    out = tuple(reshape(t, shape_of(t.shape)) for t in map(as_tensor, tensors))
+    with named(op):
+        tensors = [as_tensor(t) for t in tensors]
+    out = tuple(reshape(t, shape_of(t.shape)) for t in tensors)
     return out[0] if one else out
 
 
 def atleast_1d(*tensors):
     """Each tensor with at least one axis: a 0-d one as shape (1,), the rest as they are (PyTorch's and NumPy's)."""
-    return _at_least(lambda s: s or (1,), tensors)
+    return _at_least("atleast_1d", lambda s: s or (1,), tensors)
 
 
 def atleast_2d(*tensors):
     """Each tensor with at least two axes: 0-d as (1, 1), 1-d (n,) as one row (1, n)."""
-    return _at_least(lambda s: (1,) * (2 - len(s)) + s if len(s) < 2 else s, tensors)
+    return _at_least("atleast_2d", lambda s: (1,) * (2 - len(s)) + s if len(s) < 2 else s, tensors)
 
 
 def atleast_3d(*tensors):
     """Each tensor with at least three axes: 0-d as (1, 1, 1), 1-d (n,) as (1, n, 1), 2-d (m, n) as
     (m, n, 1) (PyTorch's and NumPy's, which put a 1-d one in the middle, not in front)."""
-    return _at_least(lambda s: {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}.get(len(s), s), tensors)
+    return _at_least("atleast_3d", lambda s: {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}.get(len(s), s), tensors)
 
 
 def broadcast_shapes(*shapes):
