@@ -875,6 +875,8 @@ SLIPS = [
     Slip("load_state_dict looks up names in a state that is not a mapping", "minitx/nn/module.py",
          "        if not isinstance(state, Mapping):\n", "        if False:\n",
          ("tests/nn/test_module_edges.py", "tests/test_restore_fuzz.py")),
+    Slip("lu_unpack takes pivots as 0-based, letting a pivot 0 through", "minitx/ops/matrix.py",
+         "        if low < 1 or high > m:", "        if low < 0 or high > m:", ("tests/test_api_edges.py",)),
 ]
 
 
