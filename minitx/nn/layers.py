@@ -357,7 +357,36 @@ class GroupNorm(Module):
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.weight is not None}"
 
 
-class _BatchNorm(Module):
+class _RunningStats(Module):
+    """A norm layer's running statistics (track_running_stats), kept as buffers: running_mean,
+    running_var and num_batches_tracked (batch norm counts its updates in it; instance norm, as
+    PyTorch's, keeps it at 0)."""
+
+    def _register_running_stats(self, num_features, device, dtype):
+        if self.track_running_stats:
+            self.register_buffer("running_mean", _new_parameter((num_features,), device, dtype).detach())
+            self.register_buffer("running_var", _new_parameter((num_features,), device, dtype).detach())
+            self.register_buffer("num_batches_tracked", Tensor(backend.xp_for(backend.check_device(device)).zeros(
+                (), dtype="int64")))
+
+    def reset_running_stats(self):
+        """running_mean zeros, running_var ones, num_batches_tracked 0: as if no batch had been seen."""
+        if self.track_running_stats:
+            init.zeros_(self.running_mean)
+            init.ones_(self.running_var)
+            init.zeros_(self.num_batches_tracked)
+
+    def reset_parameters(self):
+        """The running statistics and weight and bias as the constructor makes them (PyTorch's)."""
+        self.reset_running_stats()
+        _reset_affine(self)
+
+    def _stats(self):
+        """(running_mean, running_var), or (None, None) where none are kept."""
+        return (self.running_mean, self.running_var) if self.track_running_stats else (None, None)
+
+
+class _BatchNorm(_RunningStats):
     """Batch norm over channel axis 1 (F.batch_norm): while training, each batch's own statistics,
     and running ones kept as buffers (running_mean, running_var; num_batches_tracked counts the
     updates); in eval mode, the running ones. momentum=None is not supported (PyTorch's cumulative
@@ -377,24 +406,8 @@ class _BatchNorm(Module):
         self.register_parameter("weight", _new_parameter((num_features,), device, dtype) if affine else None)
         self.register_parameter("bias", _new_parameter((num_features,), device, dtype) if affine else None)
         self.track_running_stats = track_running_stats
-        if track_running_stats:
-            self.register_buffer("running_mean", _new_parameter((num_features,), device, dtype).detach())
-            self.register_buffer("running_var", _new_parameter((num_features,), device, dtype).detach())
-            self.register_buffer("num_batches_tracked", Tensor(backend.xp_for(backend.check_device(device)).zeros(
-                (), dtype="int64")))
+        self._register_running_stats(num_features, device, dtype)
         self.reset_parameters()
-
-    def reset_running_stats(self):
-        """running_mean zeros, running_var ones, num_batches_tracked 0: as if no batch had been seen."""
-        if self.track_running_stats:
-            init.zeros_(self.running_mean)
-            init.ones_(self.running_var)
-            init.zeros_(self.num_batches_tracked)
-
-    def reset_parameters(self):
-        """The running statistics and weight and bias as the constructor makes them (PyTorch's)."""
-        self.reset_running_stats()
-        _reset_affine(self)
 
     def forward(self, x):
         if x.ndim not in self.dims:
@@ -404,8 +417,7 @@ class _BatchNorm(Module):
         use_batch = self.training or not self.track_running_stats
         if self.training and self.track_running_stats:
             self.num_batches_tracked.data += 1  # in place: a replayed CUDA graph updates the one buffer it recorded
-        stats = (self.running_mean, self.running_var) if self.track_running_stats else (None, None)
-        return F.batch_norm(x, *stats, self.weight, self.bias, training=use_batch, momentum=self.momentum,
+        return F.batch_norm(x, *self._stats(), self.weight, self.bias, training=use_batch, momentum=self.momentum,
                             eps=self.eps)
 
     def extra_repr(self):
@@ -758,40 +770,39 @@ class FeatureAlphaDropout(AlphaDropout):
     _op = staticmethod(F.feature_alpha_dropout)
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_RunningStats):
     """Each sample's each channel standardized over its positions (F.instance_norm), then, with
-    ``affine``, scaled and shifted per channel. Running statistics (track_running_stats) are not
-    kept: refused by name."""
+    ``affine``, scaled and shifted per channel. With track_running_stats, running statistics
+    (averaged over the batch) are kept while training and used in eval mode, as PyTorch's;
+    momentum=None leaves them as they are (PyTorch's momentum 0 here)."""
 
     _dims = None
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
                  dtype=None):
         super().__init__()
-        name = type(self).__name__
-        if track_running_stats:
-            raise ValueError(f"{name}: track_running_stats=True is not supported (minitx keeps no running statistics "
-                             "for instance norm); each sample uses its own, as with the default False")
-        self.num_features = _count(name, "num_features", num_features, 1)
+        self.num_features = _count(type(self).__name__, "num_features", num_features, 1)
         self.eps, self.momentum = eps, momentum
         self.register_parameter("weight", _new_parameter((num_features,), device, dtype) if affine else None)
         self.register_parameter("bias", _new_parameter((num_features,), device, dtype) if affine else None)
+        self.track_running_stats = track_running_stats
+        self._register_running_stats(num_features, device, dtype)
         self.reset_parameters()
-
-    def reset_parameters(self):
-        _reset_affine(self)
 
     def forward(self, x):
         # (PyTorch only warns where there is no weight to disagree: the count is the layer's all the same)
         _check_channels(type(self).__name__, x, self.num_features, axis=int(x.ndim != self._dims + 1))
-        if x.ndim == self._dims + 1:  # one sample [C, *S]: a batch of one
-            return F.instance_norm(x.unsqueeze(0), self.weight, self.bias, self.eps).squeeze(0)
-        return F.instance_norm(x, self.weight, self.bias, self.eps)
+        running_mean, running_var = self._stats()
+        one = x.ndim == self._dims + 1  # one sample [C, *S]: a batch of one
+        y = F.instance_norm(x.unsqueeze(0) if one else x, self.weight, self.bias, self.eps, running_mean=running_mean,
+                            running_var=running_var, use_input_stats=self.training or not self.track_running_stats,
+                            momentum=0.0 if self.momentum is None else self.momentum)
+        return y.squeeze(0) if one else y
 
     def extra_repr(self):
         affine = self.weight is not None
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={affine}, bias={affine}, "
-                "track_running_stats=False")
+                f"track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):

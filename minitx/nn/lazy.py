@@ -176,9 +176,8 @@ class _LazyBatchNorm(_LazyNorm):
 
 
 class _LazyInstanceNorm(_LazyNorm):
-    # affine=True as PyTorch's LazyInstanceNorm (the eager class's is False); track_running_stats=False,
-    # where PyTorch's is True: minitx's instance norms keep no running statistics (the eager class refuses True)
-    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=False, device=None, dtype=None):
+    # affine=True and track_running_stats=True as PyTorch's LazyInstanceNorm (the eager class's are False)
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
         self._build(1, eps, momentum, affine, track_running_stats, device=device, dtype=dtype)
 
 

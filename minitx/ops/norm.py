@@ -310,23 +310,44 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, t
     channels = x.shape[1:2]
     weight = weight if weight is not None else Tensor(xp.ones(channels, dtype=x.dtype))
     bias = bias if bias is not None else Tensor(xp.zeros(channels, dtype=x.dtype))
-    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
-        if stat is not None and tuple(stat.shape) != channels:
-            raise ValueError(f"batch_norm: {name} has shape {tuple(stat.shape)}, expected {channels}")
+    _check_running("batch_norm", channels, running_mean, running_var)
     if training:
         op = BatchNorm(eps)
         y = op(x, weight, bias)
-        for stat, batch in ((running_mean, op.batch_mean), (running_var, op.batch_var)):
-            if stat is not None:  # a buffer, written in place: graphs that saved it must know
-                mark_modified(stat)
-                with np.errstate(all="ignore"):  # past float16's range: its inf, silently as the ops
-                    stat.data[...] = (1 - momentum) * stat.data + momentum * batch.astype(stat.dtype)
+        _update_running(running_mean, running_var, op.batch_mean, op.batch_var, momentum)
         return y
+    return _with_running("batch_norm", "outside training", x, running_mean, running_var, weight, bias, eps)
+
+
+def _check_running(op, channels, running_mean, running_var):
+    """A ValueError naming ``op`` unless each running statistic given has one entry per channel."""
+    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+        if stat is not None and tuple(stat.shape) != channels:
+            raise ValueError(f"{op}: {name} has shape {tuple(stat.shape)}, expected {channels}")
+
+
+def _update_running(running_mean, running_var, batch_mean, batch_var, momentum):
+    """running = (1 - momentum) * running + momentum * batch for each running statistic given
+    (batch_var unbiased), batch_norm's and instance_norm's update."""
+    for stat, batch in ((running_mean, batch_mean), (running_var, batch_var)):
+        if stat is not None:  # a buffer, written in place: graphs that saved it must know
+            mark_modified(stat)
+            with np.errstate(all="ignore"):  # past float16's range: its inf, silently as the ops
+                stat.data[...] = (1 - momentum) * stat.data + momentum * batch.astype(stat.dtype)
+
+
+def _with_running(op, when, x, running_mean, running_var, weight, bias, eps):
+    """x [N, C, *] standardized per channel with the running statistics (batch_norm outside
+    training, instance_norm without the input's statistics), then scaled and shifted: an affine
+    map of ordinary ops, its gradient theirs (none to the running statistics). No weight is
+    ones, no bias zeros."""
     if running_mean is None or running_var is None:
-        raise ValueError("batch_norm: outside training it needs running_mean and running_var")
+        raise ValueError(f"{op}: {when} it needs running_mean and running_var")
     shape = (1, -1) + (1,) * (x.ndim - 2)
-    scale = weight.reshape(shape) / ((running_var.detach() + eps) ** 0.5).reshape(shape)
-    return (x - running_mean.detach().reshape(shape)) * scale + bias.reshape(shape)
+    std = ((running_var.detach() + eps) ** 0.5).reshape(shape)
+    scale = 1 / std if weight is None else weight.reshape(shape) / std
+    y = (x - running_mean.detach().reshape(shape)) * scale
+    return y if bias is None else y + bias.reshape(shape)
 
 @takes_torch_keywords
 def normalize(x, p=2.0, axis=1, eps=1e-12):
@@ -379,16 +400,39 @@ def cosine_similarity(x1, x2, axis=1, eps=1e-8):
     return reduction.sum(normalize(x1, 2.0, axis, eps) * normalize(x2, 2.0, axis, eps), axis=axis)
 
 
-def instance_norm(x, weight=None, bias=None, eps=1e-5):
+def instance_norm(x, weight=None, bias=None, eps=1e-5, *, running_mean=None, running_var=None,
+                  use_input_stats=True, momentum=0.1):
     """Each sample's each channel standardized over its own positions (x [N, C, *]), then scaled
-    and shifted per channel: group_norm with one channel a group, as PyTorch's instance_norm with
-    the input's statistics (minitx keeps no running ones)."""
+    and shifted per channel: group_norm with one channel a group, as PyTorch's instance_norm.
+
+    running_mean and running_var [C], where given, move toward the input's statistics averaged
+    over the batch (PyTorch's): with m_nc and v_nc (unbiased) the mean and variance of sample n's
+    channel c, running = (1 - momentum) * running + momentum * (1/N) sum_n m_nc (v_nc for the
+    variance). use_input_stats=False standardizes with the running statistics instead, as
+    batch_norm outside training. (PyTorch's takes running_mean and running_var second and third;
+    here they are keywords, after the weight, bias and eps that minitx's callers pass in order.)"""
+    op = "instance_norm"
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):  # PyTorch's order: weight would be third
+        raise TypeError(f"{op}: eps must be a number, got {type(eps).__name__}; PyTorch's instance_norm(x, running_mean, "
+                        "running_var, weight, bias, ...) is written instance_norm(x, weight, bias, "
+                        "running_mean=..., running_var=...) here")
     x = floating(x)
     if x.ndim < 3:
-        raise ValueError(f"instance_norm: x must be [N, C, ...] with at least one position axis, got {x.shape}")
-    if math.prod(x.shape[2:]) == 1:  # (a channel's one value standardizes to 0: no statistics, as PyTorch says)
-        raise ValueError(f"instance_norm: each channel needs more than one position to standardize, got {x.shape}")
-    return group_norm(x, x.shape[1], weight, bias, eps)
+        raise ValueError(f"{op}: x must be [N, C, ...] with at least one position axis, got {x.shape}")
+    channels = x.shape[1:2]
+    _check_running(op, channels, running_mean, running_var)
+    if not use_input_stats:
+        return _with_running(op, "with use_input_stats=False", x, running_mean, running_var, weight, bias, eps)
+    count = math.prod(x.shape[2:])
+    if count == 1:  # (a channel's one value standardizes to 0: no statistics, as PyTorch says)
+        raise ValueError(f"{op}: each channel needs more than one position to standardize, got {x.shape}")
+    y = group_norm(x, x.shape[1], weight, bias, eps)
+    if running_mean is not None or running_var is not None:
+        positions = tuple(range(2, x.ndim))
+        data = x.data if x.dtype.itemsize >= 4 else x.data.astype(np.float32)  # (16 bits: statistics in float32)
+        _update_running(running_mean, running_var, data.mean(axis=positions).mean(axis=0),
+                        data.var(axis=positions).mean(axis=0) * (count / (count - 1)), momentum)
+    return y
 
 
 def local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0):

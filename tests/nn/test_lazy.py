@@ -46,10 +46,11 @@ def _count(name, shape):
 
 
 def _eager_args(name):
-    """The eager class's arguments as PyTorch's Lazy one passes them (LazyInstanceNorm: affine=True)."""
+    """The eager class's arguments as PyTorch's Lazy one passes them (LazyInstanceNorm: affine=True and
+    track_running_stats=True, where the eager class's are False)."""
     _, eager, shape = LAZY[name]
-    if "InstanceNorm" in name and not eager:
-        return (_count(name, shape), 1e-5, 0.1, True)
+    if "InstanceNorm" in name:
+        return (_count(name, shape), *eager, *(1e-5, 0.1, True)[len(eager):], True)
     return (_count(name, shape), *eager)
 
 
@@ -71,8 +72,7 @@ def test_the_first_forward_draws_what_the_eager_class_draws_and_becomes_it(name)
     x = minitx.randn(*shape)
     minitx.manual_seed(7)
     lazy = _class(name)(*args)
-    # (a norm without affine parameters or running statistics has nothing uninitialized, as PyTorch's)
-    assert lazy.has_uninitialized_params() == (name != "LazyInstanceNorm3d no affine")
+    assert lazy.has_uninitialized_params()  # (a norm without affine parameters: its running statistics)
     y = lazy(x)
     after = minitx.rand(3, dtype="float64").numpy()  # (the generator's position: as far as the eager class's)
     assert type(lazy) is _eager_class(name)
@@ -92,10 +92,7 @@ def test_the_first_forward_draws_what_the_eager_class_draws_and_becomes_it(name)
 @pytest.mark.parametrize("name", sorted(set(LAZY) - {"LazyInstanceNorm2d one sample"}))
 def test_lazy_layers_match_pytorchs_state_keys_forward_and_gradients(name):
     args, _, shape = LAZY[name]
-    torch_args = tuple(args)
-    if "InstanceNorm" in name:  # (PyTorch's Lazy instance norm keeps running statistics by default; minitx's none)
-        torch_args = (*args, 1e-5, 0.1, True)[:3] + (False,) if args else (1e-5, 0.1, True, False)
-    ours, theirs = _class(name)(*args, dtype="float64"), _class(name, torch.nn)(*torch_args, dtype=torch.float64)
+    ours, theirs = _class(name)(*args, dtype="float64"), _class(name, torch.nn)(*args, dtype=torch.float64)
     assert list(ours.state_dict()) == list(theirs.state_dict())
     assert all(nn.parameter.is_lazy(v) == torch.nn.parameter.is_lazy(w)
                for v, w in zip(ours.state_dict().values(), theirs.state_dict().values()))
@@ -164,8 +161,6 @@ def test_the_first_call_is_checked_by_name():
         nn.LazyLinear(4)(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="LazyBatchNorm1d: expected an input with a channel axis"):
         nn.LazyBatchNorm1d()(minitx.zeros(4))
-    with pytest.raises(ValueError, match="InstanceNorm2d: track_running_stats=True is not supported"):
-        nn.LazyInstanceNorm2d(track_running_stats=True)
 
 
 def test_state_dicts_of_uninitialized_modules_load_as_pytorchs():

@@ -2,6 +2,7 @@
 NumPy computation written from the definition, float64 gradients by finite differences on drawn
 shapes, groups, eps and modes, PyTorch parity (F.rms_norm, F.group_norm, F.batch_norm), and the
 layers' running statistics against torch.nn's over several steps."""
+import math
 import warnings
 
 import numpy as np
@@ -223,6 +224,38 @@ def test_batch_norm_layers_follow_torch_over_training_steps_then_in_eval(name, s
     assert set(ours.state_dict()) == set(theirs.state_dict())
 
 
+@pytest.mark.parametrize("name, shape, affine", [("InstanceNorm1d", (4, 3, 5), True), ("InstanceNorm1d", (3, 5), False),
+                                                 ("InstanceNorm2d", (4, 3, 2, 5), True),
+                                                 ("InstanceNorm3d", (2, 3, 2, 3, 2), False)])
+def test_instance_norm_layers_keep_running_statistics_as_torch(name, shape, affine):
+    """track_running_stats=True: three training steps (the buffers move, num_batches_tracked stays 0,
+    as PyTorch's), then eval mode with the buffers, outputs and gradients as PyTorch's; the same
+    state_dict keys. (3, 5) is one unbatched sample [C, L]."""
+    torch = import_torch()
+    rng = np.random.default_rng(2)
+    ours = getattr(nn, name)(3, momentum=0.2, affine=affine, track_running_stats=True, dtype="float64")
+    theirs = getattr(torch.nn, name)(3, momentum=0.2, affine=affine, track_running_stats=True, dtype=torch.float64)
+    assert list(ours.state_dict()) == list(theirs.state_dict()) and repr(ours) == repr(theirs)
+    for training in (True, True, True, False):
+        ours.train(training), theirs.train(training)
+        x = rng.standard_normal(shape) * 2 + 1
+        ours_x, theirs_x = minitx.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        y, their_y = ours(ours_x), theirs(theirs_x)
+        np.testing.assert_allclose(y.numpy(), their_y.detach().numpy(), rtol=1e-10, atol=1e-12)
+        dy = rng.standard_normal(shape)
+        y.backward(minitx.tensor(dy)), their_y.backward(torch.tensor(dy))
+        np.testing.assert_allclose(ours_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-9, atol=1e-12)
+        for key, value in theirs.state_dict().items():
+            np.testing.assert_allclose(np.asarray(ours.state_dict()[key]), value.numpy(), rtol=1e-10, atol=1e-12,
+                                       err_msg=key)
+    for p, q in zip(ours.parameters(), theirs.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-9, atol=1e-12)
+    assert int(ours.num_batches_tracked.numpy()) == 0 and not ours.running_mean.requires_grad
+    frozen = getattr(nn, name)(3, momentum=None, track_running_stats=True)  # PyTorch's momentum 0: no update
+    frozen(minitx.randn(*shape))
+    assert frozen.running_mean.tolist() == [0.0] * 3 and frozen.running_var.tolist() == [1.0] * 3
+
+
 def test_group_norm_and_rms_norm_layers_match_torch():
     torch = import_torch()
     rng = np.random.default_rng(1)
@@ -324,6 +357,70 @@ def test_instance_norm_and_pairwise_distance(x, data):
     y = leaf(x.numpy() + apart)
     assert check_gradients(F.pairwise_distance, x, y)
     parity(F.pairwise_distance, _tf().pairwise_distance, leaf(x.numpy()), leaf(y.numpy()))
+
+
+@given(x=mst.tensors(mst.shapes(min_dims=3, max_dims=4, min_side=2, max_side=3)), data=st.data(),
+       use_input_stats=st.booleans(), momentum=st.sampled_from([0.0, 0.1, 1.0]))
+def test_instance_norm_with_running_statistics(x, data, use_input_stats, momentum):
+    """With the input's statistics the running ones move toward their mean over the batch (m_nc,
+    unbiased v_nc averaged over n); without them, the running ones standardize each channel. Forward
+    against NumPy, gradients, and PyTorch's output and buffers."""
+    w, b = (leaf(data.draw(mst.float_arrays(x.shape[1:2]), label=name)) for name in ("w", "b"))
+    mean0 = data.draw(mst.float_arrays(x.shape[1:2]), label="running_mean")
+    var0 = data.draw(mst.float_arrays(x.shape[1:2], min_value=0.1, max_value=3.0), label="running_var")
+    positions, eps = tuple(range(2, x.ndim)), 1e-5
+
+    def reference(a, v, c):
+        if use_input_stats:
+            return np_standardize(a, positions, eps) * channel(v, a.ndim) + channel(c, a.ndim)
+        return (a - channel(mean0, a.ndim)) / np.sqrt(channel(var0, a.ndim) + eps) * channel(v, a.ndim) \
+            + channel(c, a.ndim)
+
+    def inorm(t, v, c, running=None):
+        running_mean, running_var = running or (minitx.tensor(mean0.copy()), minitx.tensor(var0.copy()))
+        return F.instance_norm(t, v, c, eps, running_mean=running_mean, running_var=running_var,
+                               use_input_stats=use_input_stats, momentum=momentum)
+
+    check_forward(inorm, reference, x, w, b, **TIGHT)
+    assert check_gradients(inorm, x, w, b)
+    running = minitx.tensor(mean0.copy()), minitx.tensor(var0.copy())
+    inorm(x, w, b, running)
+    a = x.numpy()
+    if use_input_stats:
+        n = math.prod(x.shape[2:])
+        np.testing.assert_allclose(running[0].numpy(), (1 - momentum) * mean0 + momentum * a.mean(axis=positions).mean(0),
+                                   **TIGHT)
+        np.testing.assert_allclose(running[1].numpy(), (1 - momentum) * var0 + momentum * (
+            a.var(axis=positions) * n / (n - 1)).mean(0), **TIGHT)
+    else:
+        np.testing.assert_array_equal(running[0].numpy(), mean0)
+        np.testing.assert_array_equal(running[1].numpy(), var0)
+    torch = torch_in_example()
+    if torch is not None:
+        theirs = torch.tensor(mean0), torch.tensor(var0)
+        parity(inorm, lambda t, v, c: _tf().instance_norm(t, *theirs, v, c, use_input_stats, momentum, eps),
+               *(leaf(t.numpy()) for t in (x, w, b)), atol=1e-9)  # (a constant channel: as above)
+        # (parity ran each once: the buffers after one step each)
+        running = minitx.tensor(mean0.copy()), minitx.tensor(var0.copy())
+        inorm(leaf(a), w, b, running)
+        for ours, other in zip(running, theirs):
+            np.testing.assert_allclose(ours.numpy(), other.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_instance_norm_refuses_missing_or_misshapen_running_statistics_by_name():
+    x = leaf(np.ones((2, 3, 4)))
+    with pytest.raises(ValueError, match="instance_norm: with use_input_stats=False it needs running_mean and "
+                                         "running_var"):
+        F.instance_norm(x, use_input_stats=False)
+    with pytest.raises(TypeError, match=r"instance_norm: eps must be a number, got Tensor; PyTorch's "
+                                        r"instance_norm\(x, running_mean, running_var, weight, bias, ...\) is written"):
+        F.instance_norm(x, None, None, leaf(np.ones(3)))
+    with pytest.raises(ValueError, match=r"instance_norm: running_var has shape \(2,\), expected \(3,\)"):
+        F.instance_norm(x, running_mean=leaf(np.zeros(3)), running_var=leaf(np.ones(2)))
+    # one position: no statistics of the input's, but the running ones do (PyTorch's too)
+    y = F.instance_norm(leaf(np.ones((2, 3, 1))), running_mean=leaf(np.zeros(3)), running_var=leaf(np.ones(3)),
+                        use_input_stats=False)
+    np.testing.assert_allclose(y.numpy(), 1 / np.sqrt(1 + 1e-5))
 
 
 # ---------------------------------------------------------------- cdist
