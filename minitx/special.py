@@ -7,6 +7,7 @@ F.lgamma, psi and digamma are F.digamma), and those PyTorch keeps only here.
     S.gammaln(x)  S.digamma(x)  S.polygamma(2, x)                  the gamma function's logarithm and derivatives
     S.i0(x)  S.i1(x)  S.i0e(x)  S.i1e(x)                           modified Bessel functions (e: times exp(-|x|))
     S.bessel_j0(x)  S.bessel_y1(x)  S.modified_bessel_k0(x) ...      J_0, J_1, Y_0, Y_1, K_0, K_1, e^x K, sin(x)/x
+    S.airy_ai(x)                                                   Ai(x), the Airy function of the first kind
     S.chebyshev_polynomial_t(x, n) ... S.legendre_polynomial_p(x, n)    orthogonal polynomials of degree n
     S.erfcx(x)  S.ndtri(p)                                         exp(x^2) erfc(x); the inverse of ndtr
     S.zeta(s, q)  S.multigammaln(x, p)                             Hurwitz's zeta; the multivariate lgamma
@@ -16,11 +17,10 @@ F.lgamma, psi and digamma are F.digamma), and those PyTorch keeps only here.
 
 Each lives in its family file, minitx/ops/elementwise.py (the activations and logsumexp in
 activation.py and reduction.py), the Bessel functions and orthogonal polynomials in bessel.py.
-minitx has no airy_ai.
 """
 from minitx.ops.activation import log_softmax, sigmoid as expit, softmax
 # (the Bessel functions and orthogonal polynomials: minitx/ops/bessel.py)
-from minitx.ops.bessel import (bessel_j0, bessel_j1, bessel_y0, bessel_y1, chebyshev_polynomial_t,
+from minitx.ops.bessel import (airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1, chebyshev_polynomial_t,
                                chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w,
                                hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l,
                                legendre_polynomial_p, modified_bessel_k0, modified_bessel_k1,
@@ -41,7 +41,7 @@ __all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1",
            "xlog1py", "xlogy",
            "erfcx", "gammainc", "gammaincc", "i0e", "i1e", "multigammaln", "ndtri", "zeta",
            # the Bessel functions and orthogonal polynomials
-           "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+           "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
            "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
            "spherical_bessel_j0", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
            "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",

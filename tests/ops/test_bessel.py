@@ -45,6 +45,7 @@ BESSEL = {
     "scaled_modified_bessel_k0": (lambda mp, v: mp.besselk(0, v) * mp.exp(v), (0.01, 60.0)),
     "scaled_modified_bessel_k1": (lambda mp, v: mp.besselk(1, v) * mp.exp(v), (0.01, 60.0)),
     "spherical_bessel_j0": (lambda mp, v: mp.sin(v) / v if v else mp.mpf(1), (-30.0, 30.0)),
+    "airy_ai": (lambda mp, v: mp.airyai(v), (-12.0, 12.0)),
 }
 
 
@@ -68,6 +69,8 @@ def test_bessel_forward_matches_mpmath_and_gradients_check(name, data):
 SWITCHES = {name: [[0.999, 1.001, 1.0, 24.999, 25.001, 25.0, 3.7]] for name in BESSEL}
 SWITCHES["bessel_j1"] = [[0.999, 1.001, -1.0, 24.999, -25.001, 0.0, 1e-3]]
 SWITCHES["spherical_bessel_j0"] = [[0.999, 1.001, -1.0, 0.0, 1e-3, -4.0]]
+# Ai: the series below |x| = 1, Hankel's from (2/3)|x|^(3/2) = 25, at |x| = 11.2
+SWITCHES["airy_ai"] = [[0.999, 1.001, -0.999, -1.001, 0.0, 11.19, 11.21, -11.19, -11.21]]
 
 
 @pytest.mark.parametrize("name", list(SWITCHES))
@@ -117,6 +120,7 @@ def test_slopes_are_the_derivative_identities():
         "scaled_modified_bessel_k0": lambda v: mp.exp(v) * (mp.besselk(0, v) - mp.besselk(1, v)),
         "scaled_modified_bessel_k1": lambda v: mp.exp(v) * (mp.besselk(1, v) - mp.besselk(0, v) - mp.besselk(1, v) / v),
         "spherical_bessel_j0": lambda v: mp.cos(v) / v - mp.sin(v) / v ** 2,
+        "airy_ai": lambda v: mp.airyai(v, derivative=1),
     }
     for name, slope in slopes.items():
         t = leaf(x)
@@ -142,7 +146,7 @@ def test_bessel_edges_as_pytorch_and_where_minitx_departs():
     for name in BESSEL:
         reference = getattr(torch.special, name)
         parity(getattr(S, name), reference, minitx.tensor(np.array(edges)),
-               atol=1e-6 if name.startswith("bessel") else 1e-14)
+               atol=1e-6 if name.startswith("bessel") else 3e-6 if name == "airy_ai" else 1e-14)
     for name in ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "spherical_bessel_j0"):
         np.testing.assert_array_equal(_values_at(name, [INF]), [0.0])
         assert np.isnan(getattr(torch.special, name)(torch.tensor([INF])).numpy()).all() == (name != "spherical_bessel_j0")
@@ -171,6 +175,31 @@ def test_pytorchs_j_and_y_are_less_accurate_than_minitxs():
         theirs = getattr(torch.special, name)(torch.tensor(x)).numpy()
         assert np.abs(theirs - expected)[0] > 1e-7 and np.abs(theirs - expected)[1] > 1e-10
         np.testing.assert_allclose(_values_at(name, x), expected, rtol=0, atol=2e-16)
+
+
+def test_airy_ai_against_mpmath_and_where_pytorch_departs():
+    """Ai and its gradient Ai' to 1e-14 over |x| < 12 (relative for x > 0, absolute below) and 5e-14 to
+    |x| = 40 (the rounding of (2/3)|x|^(3/2)); 0 at ±inf, their limits, where PyTorch gives NaN; PyTorch's
+    float64 Ai is off by 2.5e-6 at x = -2.12."""
+    mp = _mpmath()
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(-40, 40, 200), [0.0, -0.0, 1e-300, 0.999999, 1.0, -1.0, -1.000001, 11.2, -11.2]])
+    t = leaf(x)
+    got = S.airy_ai(t)
+    got.backward(np.ones_like(x))
+    for values, derivative in ((got.numpy(), 0), (t.grad.numpy(), 1)):
+        expected = _elementwise(lambda v: mp.airyai(mp.mpf(v), derivative=derivative))(x)
+        error = np.abs(values - expected) / np.where(x > 0, np.abs(expected), np.maximum(1, np.abs(expected)))
+        assert error[np.abs(x) < 12].max() < 1e-14 and error.max() < 5e-14, derivative
+    inf = leaf([INF, -INF])
+    S.airy_ai(inf).backward(np.ones(2))
+    np.testing.assert_array_equal(S.airy_ai(inf).numpy(), [0.0, 0.0])
+    np.testing.assert_array_equal(inf.grad.numpy(), [0.0, 0.0])
+    torch = import_torch()
+    assert np.isnan(torch.special.airy_ai(torch.tensor([INF, -INF])).numpy()).all()
+    theirs = torch.special.airy_ai(torch.tensor([-2.12], dtype=torch.float64)).item()
+    assert abs(theirs - float(mp.airyai(-2.12))) > 1e-6
+    np.testing.assert_allclose(_values_at("airy_ai", [-2.12]), [float(mp.airyai(-2.12))], rtol=1e-15)
 
 
 def test_modified_bessel_i0_and_i1_are_i0_and_i1():
@@ -286,7 +315,7 @@ def test_the_errors_name_the_op():
 CLASSES = {"bessel_j0": "BesselJ0", "bessel_j1": "BesselJ1", "bessel_y0": "BesselY0", "bessel_y1": "BesselY1",
            "modified_bessel_k0": "ModifiedBesselK0", "modified_bessel_k1": "ModifiedBesselK1",
            "scaled_modified_bessel_k0": "ScaledModifiedBesselK0", "scaled_modified_bessel_k1": "ScaledModifiedBesselK1",
-           "spherical_bessel_j0": "SphericalBesselJ0", "chebyshev_polynomial_t": "ChebyshevPolynomialT",
+           "spherical_bessel_j0": "SphericalBesselJ0", "airy_ai": "AiryAi", "chebyshev_polynomial_t": "ChebyshevPolynomialT",
            "chebyshev_polynomial_u": "ChebyshevPolynomialU", "chebyshev_polynomial_v": "ChebyshevPolynomialV",
            "chebyshev_polynomial_w": "ChebyshevPolynomialW", "shifted_chebyshev_polynomial_t": "ShiftedChebyshevPolynomialT",
            "shifted_chebyshev_polynomial_u": "ShiftedChebyshevPolynomialU",
