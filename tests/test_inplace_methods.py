@@ -94,6 +94,9 @@ CASES = dict([
     *(row(name, values=P + 1, gradient=False) for name in ("acosh_", "arccosh_")),
     *(row(name, values=P) for name in ("log2_", "log10_")),
     *(row(name, B) for name in ("atan2_", "arctan2_", "hypot_", "copysign_", "multiply_")),
+    # (PyTorch has no gradient of igamma and igammac in their first argument, nor minitx's gammainc)
+    *(row(name, P + ROW ** 2, values=P, gradient=False) for name in ("igamma_", "igammac_")),
+    row("mvlgamma_", 3, values=P + 1.5),
     row("subtract_", ROW, alpha=0.5), row("divide_", P), row("divide_", P, rounding_mode="floor"),
     row("true_divide_", P), row("floor_divide_", 0.75, gradient=False), row("float_power_", 2.5, values=P),
     # comparisons and logic: 1 or 0 written in x's dtype (ties and zeros drawn); their gradients

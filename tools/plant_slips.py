@@ -880,6 +880,8 @@ SLIPS = [
     Slip("instance_norm's running mean moves toward the first sample's, not the batch's average",
          "minitx/ops/norm.py", "_update_running(running_mean, running_var, data.mean(axis=positions).mean(axis=0),",
          "_update_running(running_mean, running_var, data.mean(axis=positions)[0],", ("tests/ops/test_norms.py",)),
+    Slip("Tensor has no mvlgamma_ in place", "minitx/autograd/tensor.py", '"igamma", "igammac", "mvlgamma",\n',
+         '"igamma", "igammac",\n', ("tests/test_inplace_methods.py",)),
 ]
 
 

@@ -1359,7 +1359,7 @@ for _name in (
         "masked_fill", "masked_scatter", "scatter", "scatter_add", "scatter_reduce", "index_add",       # indexed
         "index_fill", "index_copy", "index_put", "index_reduce",
         "erfc", "erfinv", "lgamma", "digamma", "sinc", "logit", "frac", "sgn", "deg2rad", "rad2deg",    # more math
-        "xlogy", "heaviside", "ldexp", "gcd", "lcm", "nextafter",
+        "xlogy", "heaviside", "ldexp", "gcd", "lcm", "nextafter", "igamma", "igammac", "mvlgamma",
         "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "exp2", "log2",  # and more
         "log10", "fix", "atan2", "hypot", "copysign",
         "absolute", "negative", "multiply", "subtract", "divide", "true_divide", "arcsin", "arccos",     # second names
