@@ -43,8 +43,8 @@ from minitx.ops.shape import (
 from minitx.ops.indexing import (
     getitem, setitem, gather, take_along_dim, scatter, scatter_add, scatter_reduce, index_add, index_fill, index_copy,
     tril, triu, diagonal, diag, diag_embed, trace, embedding, embedding_bag, one_hot, nonzero, argwhere, masked_select,
-    masked_scatter, bincount, histc, histogram, unique, unique_consecutive, select, take, diagflat, unravel_index,
-    slice_scatter, select_scatter, diagonal_scatter, index_put, index_reduce)
+    masked_scatter, bincount, histc, histogram, histogramdd, unique, unique_consecutive, select, take, diagflat,
+    unravel_index, slice_scatter, select_scatter, diagonal_scatter, index_put, index_reduce)
 from minitx.ops.linalg import (
     matmul, linear, outer, cross, einsum, tensordot, inner, vdot, kron, bilinear, ger, mv, addmm, addmv, addbmm,
     baddbmm, addr, cov, corrcoef)

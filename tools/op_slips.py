@@ -1271,5 +1271,9 @@ OP_SLIPS = [
     Slip("airy_ai: the sum J_(1/3) + J_(-1/3) for negative x as a difference", _B,
          "ai_left = xp.sqrt(a) * (j_third + j_minus_third) / 3", "ai_left = xp.sqrt(a) * (j_third - j_minus_third) / 3",
          _bessel("airy_ai")),
+    Slip("histogramdd: the cells numbered column-major", _I,
+         "cell, inside = cell * shape[i] + xp.where(inside_i, k, 0), inside & inside_i",
+         "cell, inside = cell + xp.where(inside_i, k, 0) * math.prod(shape[:i]), inside & inside_i",
+         ("tests/ops/test_statistics.py::test_histogramdd_as_numpy_and_pytorch",)),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

@@ -1115,6 +1115,8 @@ class Tensor:
     def diag_embed(self, offset=0, axis1=-2, axis2=-1): return F.diag_embed(self, offset, axis1, axis2)
     def bincount(self, weights=None, minlength=0): return F.bincount(self, weights, minlength)
     def histc(self, bins=100, min=0, max=0): return F.histc(self, bins, min, max)  # noqa: A002
+    def histogram(self, bins=100, *, range=None, weight=None, density=False):  # noqa: A002 (PyTorch's names)
+        return F.histogram(self, bins, range=range, weight=weight, density=density)
     def index_add(self, axis, index, source, *, alpha=1): return F.index_add(self, axis, index, source, alpha)
     def index_fill(self, axis, index, value): return F.index_fill(self, axis, index, value)
     def index_copy(self, axis, index, source): return F.index_copy(self, axis, index, source)

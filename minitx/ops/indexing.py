@@ -1,7 +1,7 @@
 """Ops that pick elements by index: getitem (x[index]), gather, take_along_dim, scatter, scatter_add,
 scatter_reduce, index_add, index_put, index_reduce, slice_scatter, select_scatter, diagonal_scatter, tril/triu,
 diagonal (diag, diag_embed, trace), embedding lookups and bags, one_hot, the selections nonzero, argwhere and
-masked_select, unravel_index, and the counts bincount, histc, histogram, unique and
+masked_select, unravel_index, and the counts bincount, histc, histogram, histogramdd, unique and
 unique_consecutive; and getitem's write, setitem (x[index] = v).
 
 Values are not changed, only where they go, so each backward sends dy back to where each
@@ -14,6 +14,7 @@ forward ran, and the reference stays the CPU path and the tests' oracle.
 """
 from __future__ import annotations
 
+import builtins
 import fractions
 import math
 import numbers
@@ -1596,6 +1597,51 @@ class HistogramBins(NamedTuple):
     bin_edges: object
 
 
+def _histogram_edges(name, x, values, bins, range):  # noqa: A002 (PyTorch's name)
+    """One axis's bin edges for histogram and histogramdd, an xp array of x's dtype: ``bins`` a 1-d tensor
+    of increasing edges, or a count of equal bins over ``range`` (``values``' smallest and largest when
+    None; a range of one value v widened to [v - 0.5, v + 0.5], as NumPy's), spaced as PyTorch's linspace."""
+    xp = backend.get_array_module(x.data)
+    if isinstance(bins, Tensor) or hasattr(bins, "shape"):
+        edges = as_tensor(bins)
+        if edges.ndim != 1 or edges.shape[0] < 1 or edges.dtype != x.dtype:
+            raise ValueError(f"{name}: bins as edges must be a 1-d tensor of at least one edge in x's dtype "
+                             f"({x.dtype.name}), got shape {edges.shape} of {edges.dtype.name}")
+        edges = edges.data
+        if edges.size > 1 and bool(backend.to_host((edges[1:] < edges[:-1]).any())):
+            raise ValueError(f"{name}: bin edges must increase")
+        return edges
+    if isinstance(bins, bool) or not isinstance(bins, numbers.Integral) or bins <= 0:
+        raise ValueError(f"{name}: bins must be a whole number > 0 or a 1-d tensor of edges, got {bins!r}")
+    if range is not None:
+        if len(range) != 2:
+            raise ValueError(f"{name}: range must be a pair (min, max), got {range!r}")
+        lo, hi = (float(v) for v in range)
+    elif values.size:
+        with np.errstate(invalid="ignore"):
+            lo, hi = backend.to_host(xp.stack([values.min(), values.max()])).astype(np.float64).tolist()
+    else:
+        lo, hi = 0.0, 1.0  # (nothing to span: PyTorch's and NumPy's unit range)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"{name}: the range [{lo}, {hi}] is not finite" + ("" if range else " (x holds NaN "
+                                                                                              "or inf): give range="))
+    if lo > hi:
+        raise ValueError(f"{name}: range's minimum must not be larger than its maximum, got {range!r}")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return xp.asarray(_linspace_edges(lo, hi, bins, x.dtype))
+
+
+def _bin_of(values, edges):
+    """Each value's bin (edge_k <= v < edge_(k+1), the last bin closed on the right) and whether it is
+    inside the edges at all (NaN is not)."""
+    xp = backend.get_array_module(values)
+    with np.errstate(invalid="ignore"):  # (NaN compares false: outside)
+        inside = (values >= edges[0]) & (values <= edges[-1]) & (edges.size > 1)  # (one edge: no bin at all)
+        k = xp.minimum(xp.searchsorted(edges, values, side="right") - 1, edges.size - 2)  # the last edge: the last bin
+    return k, inside
+
+
 def histogram(x, bins=100, *, range=None, weight=None, density=False):  # noqa: A002 (PyTorch's names)
     """PyTorch's histogram of the flattened x: (hist, bin_edges), both of x's floating dtype. ``bins`` is a
     count of equal bins over ``range`` (x's smallest and largest entries when None; a range of one value v
@@ -1607,53 +1653,77 @@ def histogram(x, bins=100, *, range=None, weight=None, density=False):  # noqa: 
     x = as_tensor(x)
     if not backend.is_floating(x.dtype):
         raise TypeError(f"histogram: expected a floating-point tensor, got dtype {x.dtype.name}")
-    xp = backend.get_array_module(x.data)
-    if isinstance(bins, Tensor) or hasattr(bins, "shape"):
-        edges = as_tensor(bins)
-        if edges.ndim != 1 or edges.shape[0] < 1 or edges.dtype != x.dtype:
-            raise ValueError(f"histogram: bins as edges must be a 1-d tensor of at least one edge in x's dtype "
-                             f"({x.dtype.name}), got shape {edges.shape} of {edges.dtype.name}")
-        edges = edges.data
-        if edges.size > 1 and bool(backend.to_host((edges[1:] < edges[:-1]).any())):
-            raise ValueError("histogram: bin edges must increase")
-    else:
-        if isinstance(bins, bool) or not isinstance(bins, numbers.Integral) or bins <= 0:
-            raise ValueError(f"histogram: bins must be a whole number > 0 or a 1-d tensor of edges, got {bins!r}")
-        if range is not None:
-            if len(range) != 2:
-                raise ValueError(f"histogram: range must be a pair (min, max), got {range!r}")
-            lo, hi = (float(v) for v in range)
-        elif x.size:
-            with np.errstate(invalid="ignore"):
-                lo, hi = backend.to_host(xp.stack([x.data.min(), x.data.max()])).astype(np.float64).tolist()
-        else:
-            lo, hi = 0.0, 1.0  # (nothing to span: PyTorch's and NumPy's unit range)
-        if not (np.isfinite(lo) and np.isfinite(hi)):
-            raise ValueError(f"histogram: the range [{lo}, {hi}] is not finite" + ("" if range else " (x holds NaN "
-                                                                                                  "or inf): give range="))
-        if lo > hi:
-            raise ValueError(f"histogram: range's minimum must not be larger than its maximum, got {range!r}")
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = xp.asarray(_linspace_edges(lo, hi, bins, x.dtype))
-    n = edges.size - 1
     values = x.data.reshape(-1)
+    hist, (edges,) = _histogram_nd("histogram", x, values[:, None], [bins], None if range is None else [range],
+                                   weight, x.shape, density)  # (each entry a point in one dimension)
+    return HistogramBins(hist, edges)
+
+
+class HistogramddBins(NamedTuple):
+    """What histogramdd returns: ``hist, bin_edges = F.histogramdd(x, 4)``, bin_edges a tuple of one 1-d
+    tensor per axis, with PyTorch's names."""
+
+    hist: object
+    bin_edges: object
+
+
+def histogramdd(x, bins=10, *, range=None, weight=None, density=False):  # noqa: A002 (PyTorch's names)
+    """PyTorch's histogramdd: x of shape (..., D) read as points in D dimensions, counted in the cells of a
+    D-dimensional grid: (hist of shape (n_1, ..., n_D), bin_edges a tuple of D edge tensors). ``bins`` is
+    one count for every axis, a list of D counts, or a list of D 1-d tensors of edges; ``range`` a flat
+    list (min_1, max_1, ..., min_D, max_D); each axis's edges and bins as histogram's. ``weight`` (x's
+    shape less its last axis) counts each point as its weight; ``density`` divides by the total and by
+    each cell's volume. No gradient."""
+    x = as_tensor(x)
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"histogramdd: expected a floating-point tensor, got dtype {x.dtype.name}")
+    if x.ndim < 2:
+        raise ValueError(f"histogramdd: x must have at least 2 dimensions (points along its last axis), got shape "
+                         f"{x.shape}")
+    d = x.shape[-1]
+    axes_bins = [bins] * d if isinstance(bins, numbers.Integral) else list(bins)
+    if len(axes_bins) != d:
+        raise ValueError(f"histogramdd: bins must give one count or edges per dimension ({d}), got {len(axes_bins)}")
+    if range is not None:
+        if len(range) != 2 * d:
+            raise ValueError(f"histogramdd: range must be {2 * d} numbers (min, max for each of {d} dimensions), "
+                             f"got {len(range)}")
+        range = [range[2 * i:2 * i + 2] for i in builtins.range(d)]  # noqa: A001 (PyTorch's name)
+    hist, edges = _histogram_nd("histogramdd", x, x.data.reshape(-1, d), axes_bins, range, weight, x.shape[:-1],
+                                density)
+    return HistogramddBins(hist, tuple(edges))
+
+
+def _histogram_nd(name, x, points, bins, ranges, weight, weight_shape, density):
+    """histogram's and histogramdd's count: ``points`` (n, D) of x's array, one entry of ``bins`` (and of
+    ``ranges`` unless None) per axis; (hist of shape (n_1, ..., n_D), [edges of each axis])."""
+    xp = backend.get_array_module(points)
+    d = points.shape[1]
+    edges = [_histogram_edges(name, x, points[:, i], bins[i], None if ranges is None else ranges[i])
+             for i in builtins.range(d)]
+    shape = tuple(e.size - 1 for e in edges)
     if weight is not None:
         weight = as_tensor(weight)
-        if weight.shape != x.shape or weight.dtype != x.dtype:
-            raise ValueError(f"histogram: weight must have x's shape {x.shape} and dtype {x.dtype.name}, got "
-                             f"{weight.shape} of {weight.dtype.name}")
-    with np.errstate(invalid="ignore"):  # (NaN compares false: outside)
-        inside = (values >= edges[0]) & (values <= edges[-1])
-        k = xp.minimum(xp.searchsorted(edges, values, side="right") - 1, n - 1)  # the last edge: the last bin
-    counted = xp.where(inside, k, n)  # (the entries outside in one more bin, then dropped)
+        if weight.shape != tuple(weight_shape) or weight.dtype != x.dtype:
+            raise ValueError(f"{name}: weight must have x's shape{'' if x.ndim == len(weight_shape) else ' less its last axis'} "
+                             f"{tuple(weight_shape)} and dtype {x.dtype.name}, got {weight.shape} of {weight.dtype.name}")
+    cell = xp.zeros(points.shape[0], dtype=np.int64)
+    inside = xp.ones(points.shape[0], dtype=bool)
+    for i, e in enumerate(edges):  # the cell's flat index, row-major over the axes
+        k, inside_i = _bin_of(points[:, i], e)
+        cell, inside = cell * shape[i] + xp.where(inside_i, k, 0), inside & inside_i
+    size = math.prod(shape)
     w = None if weight is None else weight.data.reshape(-1).astype(np.float64)
-    hist = xp.bincount(counted.reshape(-1), weights=w, minlength=n + 1)[:n].astype(x.dtype) if n else xp.zeros(
-        0, dtype=x.dtype)
+    # (the points outside counted in one more cell, then dropped)
+    hist = xp.bincount(xp.where(inside, cell, size), weights=w, minlength=size + 1)[:size].astype(x.dtype)
+    hist = hist.reshape(shape)
     if density:
+        volume = 1
+        for i, e in enumerate(edges):
+            volume = volume * xp.diff(e).reshape([-1 if j == i else 1 for j in builtins.range(d)])
         with np.errstate(invalid="ignore", divide="ignore"):  # (nothing counted: 0 / 0, NaN, as PyTorch's)
-            hist = hist / hist.sum() / xp.diff(edges)
-    return HistogramBins(Tensor(hist.astype(x.dtype, copy=False)), Tensor(xp.asarray(edges)))
+            hist = hist / hist.sum() / volume
+    return Tensor(hist.astype(x.dtype, copy=False)), [Tensor(xp.asarray(e)) for e in edges]
 
 
 def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):

@@ -454,3 +454,56 @@ def test_histogram_of_nothing_of_nan_and_its_errors():
             (lambda: F.histogram(x, 2, weight=minitx.tensor([1.0])), ValueError, r"weight must have x's shape \(2,\)")):
         with pytest.raises(error, match=f"^histogram: {message}"):
             call()
+
+
+@given(x=hnp.arrays(st.sampled_from([np.float32, np.float64]),
+                    hnp.array_shapes(min_dims=2, max_dims=3, min_side=0, max_side=5).filter(lambda s: 1 <= s[-1] <= 3),
+                    elements=st.floats(-50, 50, width=32) | st.sampled_from([0.0, 1.0, 2.5])),
+       data=st.data())
+def test_histogramdd_as_numpy_and_pytorch(x, data):
+    """Counts in each cell, weights, density and each axis's edges (PyTorch's, bit for bit), bins one count,
+    a count per axis or edges per axis, against torch.histogramdd and NumPy's histogramdd."""
+    d = x.shape[-1]
+    kind = data.draw(st.sampled_from(["one", "each", "edges"]))
+    if kind == "one":
+        bins = data.draw(st.integers(1, 4))
+    elif kind == "each":
+        bins = data.draw(st.lists(st.integers(1, 4), min_size=d, max_size=d))
+    else:
+        bins = [np.sort(data.draw(hnp.arrays(x.dtype, data.draw(st.integers(2, 5)), elements=st.floats(-60, 60, width=32))))
+                for _ in range(d)]
+    span = None if kind == "edges" else data.draw(st.sampled_from([None, [-1.0, 2.0] * d, [3.0, 3.0] * d]))
+    weight = data.draw(st.none() | hnp.arrays(x.dtype, x.shape[:-1], elements=st.floats(0, 2, width=32)))
+    density = data.draw(st.booleans())
+    spanned = {} if span is None else {"range": span}
+    as_lib = lambda lib, b: [lib(e) for e in b] if kind == "edges" else b  # noqa: E731
+    ours = F.histogramdd(minitx.tensor(x), as_lib(minitx.tensor, bins), **spanned,
+                         weight=None if weight is None else minitx.tensor(weight), density=density)
+    theirs = torch.histogramdd(torch.from_numpy(x), as_lib(torch.from_numpy, bins), **spanned,
+                               weight=None if weight is None else torch.from_numpy(weight), density=density)
+    assert ours.hist.dtype.name == str(theirs.hist.dtype).removeprefix("torch.") and isinstance(ours.bin_edges, tuple)
+    assert len(ours.bin_edges) == len(theirs.bin_edges) == d
+    for e, t in zip(ours.bin_edges, theirs.bin_edges):
+        np.testing.assert_array_equal(e.numpy(), t.numpy())
+    np.testing.assert_allclose(ours.hist.numpy(), theirs.hist.numpy(), rtol=1e-5, atol=1e-6)
+    if weight is None and not density and x.size:  # NumPy's counts, on the same edges
+        counts, _ = np.histogramdd(x.reshape(-1, d).astype(np.float64), [e.numpy().astype(np.float64)
+                                                                         for e in ours.bin_edges])
+        np.testing.assert_array_equal(ours.hist.numpy(), counts)
+
+
+def test_histogramdd_errors_and_tensor_histogram():
+    x = minitx.tensor(np.array([[1.0, 2.0], [1.0, 3.0]]))
+    hist, edges = x.histogram(2)
+    assert hist.numpy().tolist() == [2.0, 2.0] and edges.numpy().tolist() == [1.0, 2.0, 3.0]
+    for call, error, message in (
+            (lambda: F.histogramdd(minitx.tensor([1.0, 2.0]), 2), ValueError,
+             r"x must have at least 2 dimensions \(points along its last axis\), got shape \(2,\)"),
+            (lambda: F.histogramdd(x.int(), 2), TypeError, "expected a floating-point tensor, got dtype int32"),
+            (lambda: F.histogramdd(x, [2, 3, 4]), ValueError, r"bins must give one count or edges per dimension \(2\), got 3"),
+            (lambda: F.histogramdd(x, 2, range=[0.0, 1.0]), ValueError, "range must be 4 numbers"),
+            (lambda: F.histogramdd(x, 2, weight=minitx.tensor(np.ones(3))), ValueError,
+             r"weight must have x's shape less its last axis \(2,\) and dtype float64, got \(3,\)"),
+            (lambda: F.histogramdd(x, [2, 0]), ValueError, "bins must be a whole number > 0")):
+        with pytest.raises(error, match=f"^histogramdd: {message}"):
+            call()
