@@ -1524,7 +1524,12 @@ def _scaled(op, x, y, alpha):
     """add's and sub's ``alpha * y``, rounded (as PyTorch's add rounds it too); a float alpha refused
     where x and y are integral (check_alpha)."""
     check_alpha(op, alpha, x, y)
-    return y if alpha == 1 else y * alpha
+    return y if alpha == 1 else _alpha_times(y, alpha, is_boolean(x, y))
+
+
+def _alpha_times(y, alpha, boolean):
+    """alpha * y; where x, y and so x + alpha * y are boolean, PyTorch's ``alpha and y`` (x + it is x or it)."""
+    return as_tensor(y) & bool(alpha) if boolean else y * alpha
 
 
 def _times(op, x, y, alpha):
@@ -1535,6 +1540,8 @@ def _times(op, x, y, alpha):
     if alpha == 1:
         return y
     y = as_tensor(y)
+    if is_boolean(x, y):
+        return _alpha_times(y, alpha, True)
     wide = {2: "float32", 4: "float64"}.get(y.dtype.itemsize) if backend.is_floating(y.dtype) else None
     return F.mul(y.to(dtype=wide) if wide else y, alpha)
 
@@ -1752,6 +1759,6 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
 from minitx import creation, functional as F  # noqa: E402  (operators need them; they need Tensor)
 from minitx.ops import indexing  # noqa: E402  (fill_diagonal_)
 from minitx.ops.indexing import SetItem  # noqa: E402
-from minitx.ops._args import check_alpha  # noqa: E402
+from minitx.ops._args import check_alpha, is_boolean  # noqa: E402
 from minitx.ops import matrix  # noqa: E402  (the matrix methods: det, inverse, svd, ...)
 

@@ -205,10 +205,20 @@ def check_alpha(op: str, alpha, *values):
     """add's and subtract's ``alpha`` (x + alpha * y) refused as by PyTorch where it is a float and no
     value is (the result integral or boolean): computing it in float32 would change the result's dtype,
     even for alpha = 2.0."""
+    if isinstance(alpha, (bool, np.bool_)) and not is_boolean(*values):
+        dtype = next((v.dtype.name for v in values if isinstance(v, Tensor) and v.dtype != np.bool_), "a number's")
+        raise TypeError(f"{op}: alpha {alpha!r} is a boolean, but the result is {dtype}, not boolean, which PyTorch "
+                        "refuses; pass an integer alpha")
     if _is_float(alpha) and not any(_is_float(v) for v in values):
         dtype = next((v.dtype.name for v in values if isinstance(v, Tensor)), "integer")
         raise TypeError(f"{op}: alpha {alpha!r} is a float, but the tensors are integral ({dtype}), which PyTorch "
                         "refuses; pass an integer alpha or convert the tensor first, e.g. x.to(dtype='float32')")
+
+
+def is_boolean(*values) -> bool:
+    """Whether the numbers, arrays or tensors all hold booleans (their sum is then boolean, PyTorch's or)."""
+    return all((getattr(v, "dtype", None) if getattr(v, "dtype", None) is not None else np.asarray(v).dtype) == np.bool_
+               for v in values)
 
 
 def _is_float(value) -> bool:

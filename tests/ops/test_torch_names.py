@@ -330,3 +330,30 @@ def test_a_float_alpha_for_integral_tensors_is_refused_as_by_pytorch(call, dtype
     ints = minitx.tensor([1, 2, 3])
     np.testing.assert_array_equal(ints.add(ints, alpha=2).numpy(), [3, 6, 9])
     np.testing.assert_allclose(ints.sub(minitx.tensor([1.0, 2, 3]), alpha=0.5).numpy(), [0.5, 1, 1.5])
+
+
+@pytest.mark.parametrize("alpha", [2, 0, -1, True, False])
+def test_boolean_add_with_alpha_stays_boolean_as_pytorchs(alpha):
+    """bool + alpha * bool is PyTorch's x or (alpha and y), a boolean tensor, in and out of place (an integer
+    alpha 2 had made it int64)."""
+    torch = import_torch()
+    x, y = np.array([True, False, False]), np.array([True, True, False])
+    theirs = torch.from_numpy(x).add(torch.from_numpy(y), alpha=alpha).numpy()
+    for ours in (minitx.tensor(x).add(minitx.tensor(y), alpha=alpha),
+                 minitx.tensor(x).add_(minitx.tensor(y), alpha=alpha), minitx.tensor(x).add(True, alpha=alpha)):
+        assert ours.dtype.name == "bool"
+    np.testing.assert_array_equal(minitx.tensor(x).add(minitx.tensor(y), alpha=alpha).numpy(), theirs)
+    np.testing.assert_array_equal(minitx.tensor(x).add_(minitx.tensor(y), alpha=alpha).numpy(), theirs)
+
+
+@pytest.mark.parametrize("call", [lambda a: a.add(a, alpha=True), lambda a: a.clone().add_(a, alpha=True),
+                                  lambda a: a.sub(a, alpha=False), lambda a: F.subtract(a, 1, alpha=True)],
+                         ids=["add", "add_", "sub", "subtract"])
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+def test_a_boolean_alpha_for_other_tensors_is_refused_as_by_pytorch(call, dtype):
+    torch = import_torch()
+    with pytest.raises(TypeError, match=rf"alpha True is a boolean, but the result is {dtype}, not boolean|"
+                                        rf"alpha False is a boolean, but the result is {dtype}, not boolean"):
+        call(minitx.tensor(np.array([1, 2]).astype(dtype)))
+    with pytest.raises(RuntimeError, match="Boolean alpha only supported for Boolean results"):
+        torch.tensor([1, 2]).add(torch.tensor([1, 2]), alpha=True)
