@@ -177,6 +177,8 @@ def _window(op, N, periodic, dtype, device, requires_grad, w):
     """The window ``w(xp, n, M)``, computed in float64 and cast to ``dtype`` (a float one)."""
     if isinstance(N, bool) or not isinstance(N, numbers.Integral) or N < 0:
         raise ValueError(f"{op}: window_length must be a whole number >= 0, got {N!r}")
+    if not isinstance(periodic, bool):  # (PyTorch's refuses 1 and None too)
+        raise TypeError(f"{op}: periodic must be True or False, got {periodic!r}")
     dtype = _floating(op, dtype)
 
     def fill(xp, shape, d):

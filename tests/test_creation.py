@@ -1,5 +1,6 @@
 """Creation functions: the dtypes they choose (PyTorch's rules), the *_like forms, the
 constructors over existing memory (from_numpy, as_tensor) and PyTorch's dtype names."""
+import re
 import warnings
 
 import numpy as np
@@ -247,6 +248,17 @@ def test_window_options_as_pytorchs():
     np.testing.assert_allclose(minitx.kaiser_window(7, beta=3.5, dtype="float64").numpy(),
                                torch.kaiser_window(7, True, 3.5, dtype=torch.float64).numpy(), rtol=1e-12)
     assert minitx.hann_window(4, requires_grad=True).requires_grad
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY_WINDOWS))
+@pytest.mark.parametrize("periodic", ["yes", 1, 0, None, 1.0])
+def test_a_window_refuses_a_periodic_that_is_not_a_bool_as_pytorchs(name, periodic):
+    """PyTorch's windows take periodic as a bool only (1, "yes" and None are a TypeError there)."""
+    torch = import_torch()
+    with pytest.raises(TypeError, match=rf"^{name}: periodic must be True or False, got {re.escape(repr(periodic))}"):
+        getattr(minitx, name)(4, periodic=periodic)
+    with pytest.raises(TypeError):
+        getattr(torch, name)(4, periodic=periodic)
 
 
 @pytest.mark.parametrize("row, col, offset", [(3, 3, 0), (3, 4, 1), (4, 3, -1), (0, 3, 0), (3, 2, -5), (2, 3, 10),

@@ -207,6 +207,8 @@ def test_data_ptr_and_storage_offset_of_views_as_torchs():
         assert view(ours).data_ptr() - ours.data_ptr() == view(theirs).data_ptr() - theirs.data_ptr()
     assert minitx.zeros(0, 3).data_ptr() == torch.zeros(0, 3).data_ptr() == 0
     assert minitx.tensor(values).data_ptr() != ours.data_ptr()  # a copy: memory of its own
+    # where they differ (docs/ops.md): NumPy points an empty view at its base's start, so its offset is 0
+    assert ours.flatten()[5:5].storage_offset() == 0 and theirs.flatten()[5:5].storage_offset() == 5
 
 
 def test_post_accumulate_grad_hooks_run_as_torchs():

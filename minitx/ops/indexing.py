@@ -922,8 +922,12 @@ def index_reduce(x, axis, index, source, reduce, include_self=True):
         raise ValueError(f"index_reduce: reduce must be one of {', '.join(map(repr, _INDEX_REDUCTIONS))}, got "
                          f"{reduce!r} (index_add adds)")
     x, source = as_tensor(x), as_tensor(source, x)
-    if x.ndim == 0:
-        return index_reduce(x.reshape(1), 0, index, source.reshape(-1), reduce, include_self).reshape(())
+    if x.ndim == 0:  # one entry along axis 0 (or -1), its source 0-d too, as PyTorch's
+        if axis not in (0, -1):
+            raise IndexError(f"index_reduce: axis {axis} is out of range for a 0-d x (0 or -1)")
+        if source.ndim:
+            raise ValueError(f"index_reduce: a 0-d x takes a 0-d source, got shape {source.shape}")
+        return index_reduce(x.reshape(1), 0, index, source.reshape(1), reduce, include_self).reshape(())
     axis, index = _one_axis("index_reduce", x, axis, as_indices(index, x))
     expected = x.shape[:axis] + index.shape + x.shape[axis + 1:]
     if source.shape != expected:

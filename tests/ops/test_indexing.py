@@ -13,7 +13,7 @@ import minitx
 import minitx.functional as F
 from minitx.testing import check_forward, check_gradients, leaf
 from minitx.testing import strategies as mst
-from _torch_kit import parity, torch_in_example
+from _torch_kit import import_torch, parity, torch_in_example
 
 SHAPES = mst.shapes(min_dims=1, max_dims=3, max_side=4)
 
@@ -298,6 +298,26 @@ def test_index_reduce_in_place_and_its_errors():
         x.index_reduce(1, minitx.tensor([0]), minitx.ones(2, 2), "mean")
     with pytest.raises(IndexError, match=r"index_reduce: index 3 is out of range \[0, 3\)"):
         x.index_reduce(1, minitx.tensor([3]), minitx.ones(2, 1), "amax")
+
+
+def test_index_reduce_of_a_0d_tensor_as_pytorchs():
+    """A 0-d x is one entry along axis 0 (or -1) with a 0-d source, as PyTorch's; another axis, or a source
+    with an axis, refused as there (they had been read as a 1-d x)."""
+    torch = import_torch()
+    for index in ([0], 0):
+        for include_self in (True, False):
+            ours = minitx.tensor(3.0).index_reduce(-1, minitx.tensor(index), minitx.tensor(2.0), "prod",
+                                                   include_self=include_self)
+            theirs = torch.tensor(3.0).index_reduce(-1, torch.tensor(index), torch.tensor(2.0), "prod",
+                                                    include_self=include_self)
+            assert ours.shape == () and ours.item() == theirs.item()
+    with pytest.raises(IndexError, match=r"index_reduce: axis 1 is out of range for a 0-d x \(0 or -1\)"):
+        minitx.tensor(3.0).index_reduce(1, minitx.tensor([0]), minitx.tensor(2.0), "prod")
+    with pytest.raises(ValueError, match=r"index_reduce: a 0-d x takes a 0-d source, got shape \(1,\)"):
+        minitx.tensor(3.0).index_reduce(0, minitx.tensor([0]), minitx.tensor([2.0]), "prod")
+    for dim, source in ((1, torch.tensor(2.0)), (0, torch.tensor([2.0]))):
+        with pytest.raises((IndexError, RuntimeError)):
+            torch.tensor(3.0).index_reduce(dim, torch.tensor([0]), source, "prod")
 
 
 @given(x=mst.tensors(mst.shapes(min_dims=2, max_dims=2, max_side=4)))
