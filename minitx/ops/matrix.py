@@ -1062,15 +1062,29 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     """The rank of each A [..., m, n] (PyTorch's linalg.matrix_rank), int64: the count of its singular
     values (the eigenvalues' magnitudes with hermitian=True, A symmetric, read from its lower triangle)
     above max(atol, rtol * the largest). rtol defaults to max(m, n) * eps of A's dtype unless atol > 0
-    is given, then to 0 (PyTorch's rule). No gradient (an integer)."""
+    is given, then to 0 (PyTorch's rule). atol and rtol are numbers or tensors that broadcast against
+    A's batch (the result then has the broadcast shape), the rule then taken matrix by matrix. No
+    gradient (an integer)."""
     op = "linalg.matrix_rank"
     A = _square(op, A) if hermitian else _matrices(op, A)
-    if rtol is None:
-        rtol = max(A.shape[-2:]) * np.finfo(A.dtype).eps if atol is None or atol <= 0 else 0.0
     xp = get_array_module(A.data)
+    tolerances = {}
+    for name, value in (("atol", atol), ("rtol", rtol)):
+        if value is not None:
+            value = xp.asarray(value.data if isinstance(value, Tensor) else value, dtype=np.float64)
+            try:
+                np.broadcast_shapes(value.shape, A.shape[:-2])
+            except ValueError:
+                raise ValueError(f"{op}: {name} of shape {value.shape} does not broadcast against the batch of A's "
+                                 f"shape {A.shape}") from None
+            tolerances[name] = value
+    atol = tolerances.get("atol", 0.0)
+    eps_rtol = max(A.shape[-2:]) * np.finfo(A.dtype).eps
+    rtol = tolerances["rtol"] if rtol is not None else xp.where(atol > 0, 0.0, eps_rtol)
     S = xp.abs(xp.linalg.eigvalsh(A.data)) if hermitian else xp.linalg.svd(A.data, compute_uv=False)
-    largest = S.max(axis=-1, keepdims=True) if S.shape[-1] else S
-    return Tensor((S > xp.maximum(rtol * largest, atol or 0.0)).sum(axis=-1).astype(np.int64))
+    largest = S.max(axis=-1) if S.shape[-1] else xp.zeros(S.shape[:-1])
+    tolerance = xp.maximum(rtol * largest, atol)
+    return Tensor((S > tolerance[..., None]).sum(axis=-1).astype(np.int64))
 
 
 def cond(A, p=None):

@@ -854,6 +854,28 @@ def test_cond_and_matrix_rank_of_singular_matrices_and_their_tolerances_as_pytor
         assert ours.dtype == np.int64 and ours.item() == theirs.item(), (atol, rtol, hermitian)
 
 
+def test_matrix_rank_with_tolerances_as_tensors_broadcast_against_the_batch_as_pytorch():
+    """atol and rtol as tensors (a number each per matrix, or more: the result is the broadcast shape), rtol
+    0 only where that matrix's atol is > 0, as torch.linalg.matrix_rank."""
+    torch = import_torch()
+    A = np.stack([np.diag([1.0, 1e-3, 1e-17, 0.0]), np.diag([5.0, 2.0, 1.0, 0.5]), np.diag([1.0, 0.1, 0.0, 0.0])])
+    for atol, rtol in [(np.array([0.0, 1.0, 10.0]), None), (None, np.array([[0.0], [0.5]])),
+                       (np.array(1.0), np.array([0.1, 0.2, 0.3])), (np.array([0.0, 1e-2, 0.0]), None),
+                       (np.array([0, 1, 1]), None), (np.array(0.5), np.array([1e-4, 0.2, 1e-4]))]:
+        ours = LA.matrix_rank(minitx.tensor(A), atol=None if atol is None else minitx.tensor(atol),
+                              rtol=None if rtol is None else minitx.tensor(rtol))
+        theirs = torch.linalg.matrix_rank(torch.tensor(A), atol=None if atol is None else torch.tensor(atol),
+                                          rtol=None if rtol is None else torch.tensor(rtol))
+        assert ours.dtype == np.int64
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=str((atol, rtol)))
+    # (a number beside a tensor, which PyTorch's overloads refuse, is taken as that number's 0-d tensor)
+    np.testing.assert_array_equal(LA.matrix_rank(minitx.tensor(A), atol=0.5, rtol=minitx.tensor([1e-4, 0.2, 1e-4])).numpy(),
+                                  ours.numpy())
+    with pytest.raises(ValueError, match=r"linalg.matrix_rank: atol of shape \(2,\) does not broadcast against the "
+                                         r"batch of A's shape \(3, 4, 4\)"):
+        LA.matrix_rank(minitx.tensor(A), atol=minitx.tensor([0.0, 1.0]))
+
+
 def test_the_triangular_lu_and_rank_functions_refuse_bad_input_by_name():
     A, wide = leaf(np.eye(3)), leaf(np.ones((2, 3)))
     for call, error, message in [
