@@ -114,6 +114,8 @@ from minitx import linalg, nn, optim, special, utils  # noqa: E402
 # and the top-level names torch gives some of torch.linalg's (torch.det, torch.inverse, ...)
 from minitx.ops.matrix import (cholesky_inverse, cholesky_solve, det, inverse, logdet, lu_unpack,  # noqa: E402
                                matrix_exp, matrix_power, pinverse, slogdet, triangular_solve, vander)
+# and torch.lu and torch.lu_solve, PyTorch's older forms of linalg.lu_factor and linalg.lu_solve (b first)
+from minitx.ops.matrix import lu_solve_b_first as lu_solve, lu_with_info as lu  # noqa: E402
 
 __all__ = [
     "Tensor", "tensor", "Function", "no_grad", "enable_grad", "is_grad_enabled", "manual_seed", "Generator",

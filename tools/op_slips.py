@@ -1279,5 +1279,9 @@ OP_SLIPS = [
          'rtol = tolerances["rtol"] if rtol is not None else xp.where(atol > 0, 0.0, eps_rtol)',
          'rtol = tolerances["rtol"] if rtol is not None else (0.0 if bool((atol > 0).any()) else eps_rtol)',
          ("tests/ops/test_matrix.py::test_matrix_rank_with_tolerances_as_tensors_broadcast_against_the_batch_as_pytorch",)),
+    Slip("lu: get_infos's index 0-based", "minitx/ops/matrix.py",
+         "first = xp.where(zero.any(axis=-1), xp.argmax(zero, axis=-1) + 1, 0)",
+         "first = xp.where(zero.any(axis=-1), xp.argmax(zero, axis=-1), 0)",
+         ("tests/ops/test_matrix.py::test_the_older_lu_and_lu_solve_as_pytorchs",)),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

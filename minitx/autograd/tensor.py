@@ -1171,6 +1171,8 @@ class Tensor:
     def cholesky_solve(self, L, upper=False): return matrix.cholesky_solve(self, L, upper)
     def cholesky_inverse(self, upper=False): return matrix.cholesky_inverse(self, upper)
 
+    def lu(self, pivot=True, get_infos=False): return matrix.lu_with_info(self, pivot, get_infos)
+    def lu_solve(self, LU_data, LU_pivots): return matrix.lu_solve_b_first(self, LU_data, LU_pivots)  # noqa: N803
     def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
         return matrix.triangular_solve(self, A, upper, transpose, unitriangular)
 

@@ -724,6 +724,12 @@ class LUFactorResult(NamedTuple):
     pivots: Tensor
 
 
+class LUWithInfoResult(NamedTuple):
+    LU: Tensor
+    pivots: Tensor
+    info: Tensor
+
+
 class LUResult(NamedTuple):
     P: Tensor
     L: Tensor
@@ -1011,6 +1017,25 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     if adjoint:
         return P @ solve_triangular(L.mT, solve_triangular(U.mT, B, upper=False), upper=True, unitriangular=True)
     return solve_triangular(U, solve_triangular(L, P.mT @ B, upper=False, unitriangular=True), upper=True)
+
+
+def lu_with_info(A, pivot=True, get_infos=False):
+    """PyTorch's older torch.lu (minitx.lu and Tensor.lu): lu_factor's (LU, pivots), without its check of
+    U's diagonal, as PyTorch's; with get_infos=True a third, info [...] int32: 0 for each matrix whose U
+    has no zero on its diagonal, else i, the first such U[i - 1, i - 1] (1-based, LAPACK's getrf)."""
+    LU, pivots = _lu("lu", A, pivot)
+    if not get_infos:
+        return LU, pivots
+    xp = get_array_module(LU.data)
+    zero = xp.diagonal(LU.data, axis1=-2, axis2=-1) == 0
+    first = xp.where(zero.any(axis=-1), xp.argmax(zero, axis=-1) + 1, 0)  # (argmax: the first True)
+    return LUWithInfoResult(LU, pivots, Tensor(first.astype(np.int32)))
+
+
+def lu_solve_b_first(b, LU_data, LU_pivots):
+    """PyTorch's older torch.lu_solve (minitx.lu_solve and Tensor.lu_solve, b the tensor): note b first;
+    linalg.lu_solve(LU_data, LU_pivots, b)."""
+    return lu_solve(LU_data, LU_pivots, b)
 
 
 class CholeskySolve(Function):

@@ -876,6 +876,41 @@ def test_matrix_rank_with_tolerances_as_tensors_broadcast_against_the_batch_as_p
         LA.matrix_rank(minitx.tensor(A), atol=minitx.tensor([0.0, 1.0]))
 
 
+@pytest.mark.filterwarnings("ignore:torch.lu is deprecated", "ignore:torch.lu_solve is deprecated")
+def test_the_older_lu_and_lu_solve_as_pytorchs():
+    """minitx.lu and Tensor.lu (torch.lu: lu_factor's pair, get_infos=True a third, the first zero on U's
+    diagonal, 1-based, without raising), minitx.lu_solve and Tensor.lu_solve (b first), the values and the
+    gradients of b and LU as PyTorch's."""
+    torch = import_torch()
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((2, 3, 3))
+    A[1] = [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]  # singular: U[2, 2] exactly 0
+    wide = rng.standard_normal((4, 3))
+    for M in (A, wide):
+        for ours, theirs in ((minitx.lu(leaf(M), get_infos=True), torch.lu(torch.tensor(M), get_infos=True)),
+                             (leaf(M).lu(get_infos=True), torch.tensor(M).lu(get_infos=True))):
+            for o, t in zip(ours, theirs):
+                assert o.dtype.name == str(t.dtype).removeprefix("torch.")
+                np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-12, atol=1e-12)
+        assert len(minitx.lu(leaf(M))) == 2
+    assert minitx.lu(leaf(A), get_infos=True).info.numpy().tolist() == [0, 3]
+    square, b = A[:1], rng.standard_normal((2, 3, 2))
+    LU, pivots = minitx.lu(leaf(square))
+    their_LU, their_pivots = torch.lu(torch.tensor(square))
+    for call in (lambda lib, b, LU, p: lib.lu_solve(b, LU, p), lambda lib, b, LU, p: b.lu_solve(LU, p)):
+        ours_b, ours_LU = leaf(b), leaf(LU.numpy())
+        theirs_b = torch.tensor(b, requires_grad=True)
+        theirs_LU = their_LU.detach().clone().requires_grad_(True)
+        ours, theirs = call(minitx, ours_b, ours_LU, pivots), call(torch, theirs_b, theirs_LU, their_pivots)
+        np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-10)
+        ours.sum().backward()
+        theirs.sum().backward()
+        np.testing.assert_allclose(ours_b.grad.numpy(), theirs_b.grad.numpy(), rtol=1e-10)
+        np.testing.assert_allclose(ours_LU.grad.numpy(), theirs_LU.grad.numpy(), rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match=r"^lu: LU without pivoting \(pivot=False\) is not implemented"):
+        minitx.lu(leaf(square), pivot=False)
+
+
 def test_the_triangular_lu_and_rank_functions_refuse_bad_input_by_name():
     A, wide = leaf(np.eye(3)), leaf(np.ones((2, 3)))
     for call, error, message in [
