@@ -83,6 +83,18 @@ def _hankel_terms(nu, x):
         yield term
 
 
+def _hankel_pq(nu, x):
+    """Hankel's P = a_0 - a_2/x^2 + a_4/x^4 - ... and Q = a_1/x - a_3/x^3 + ... (_hankel_terms)."""
+    p = q = 0 * x
+    for k, term in enumerate(_hankel_terms(nu, x)):
+        sign = 1 if k % 4 < 2 else -1
+        if k % 2:
+            q = q + sign * term
+        else:
+            p = p + sign * term
+    return p, q
+
+
 def _hankel_jy(nu, x):
     """(J_nu(x), Y_nu(x)) for x >= _FAR (A&S 9.2.5-6):
 
@@ -93,13 +105,7 @@ def _hankel_jy(nu, x):
     large x): for nu = 0 cos chi = (cos x + sin x)/sqrt 2, sin chi = (sin x - cos x)/sqrt 2, and for
     nu = 1 chi is a quarter turn less, so cos chi is the nu = 0 sin chi and sin chi minus its cos chi."""
     xp = get_array_module(x)
-    p = q = 0 * x
-    for k, term in enumerate(_hankel_terms(nu, x)):
-        sign = 1 if k % 4 < 2 else -1
-        if k % 2:
-            q = q + sign * term
-        else:
-            p = p + sign * term
+    p, q = _hankel_pq(nu, x)
     c, s = xp.cos(x), xp.sin(x)
     cos_chi, sin_chi = (c + s) / math.sqrt(2), (s - c) / math.sqrt(2)
     if nu == 1:
@@ -163,6 +169,18 @@ def bessel_jy_values(x):
     return tuple(xp.where(nan, xp.nan, v) for v in (j0, j1, y0, y1))
 
 
+def _trapezoid_k(nu, z):
+    """e^z K_nu(z) = integral_0^inf exp(-z (cosh t - 1)) cosh(nu t) dt by the trapezoidal rule on
+    t = 0, _K_STEP, ..., _K_END (the module docstring), for 2/3 <= z <= _FAR."""
+    xp = get_array_module(z)
+    total = xp.zeros_like(z)
+    for i in range(round(_K_END / _K_STEP) + 1):
+        t = i * _K_STEP
+        weight = _K_STEP / 2 if i == 0 else _K_STEP  # (the end's weight hardly matters: its term is below 1e-30)
+        total = total + weight * xp.exp(-z * (math.cosh(t) - 1)) * math.cosh(nu * t)
+    return total
+
+
 def scaled_bessel_k_values(x):
     """(e^x K_0(x), e^x K_1(x)) in float64, each formula where it holds (the module docstring). In the
     middle the integral is taken scaled, e^x K_nu(x) = integral_0^inf exp(-x (cosh t - 1)) cosh(nu t) dt,
@@ -176,14 +194,7 @@ def scaled_bessel_k_values(x):
     i1, g1 = _power_series(1, small, 1)
     log_half = xp.log(small / 2)
     near = [xp.exp(small) * (-log_half * i0 + g0 / 2), xp.exp(small) * (1 / small + log_half * i1 - g1 / 2)]
-    middles = []
-    for nu in (0, 1):
-        total = xp.zeros_like(x)
-        for i in range(round(_K_END / _K_STEP) + 1):
-            t = i * _K_STEP
-            weight = _K_STEP / 2 if i == 0 else _K_STEP  # (the end's weight hardly matters: its term is below 1e-30)
-            total = total + weight * xp.exp(-middle * (math.cosh(t) - 1)) * math.cosh(nu * t)
-        middles.append(total)
+    middles = [_trapezoid_k(nu, middle) for nu in (0, 1)]
     fars = [xp.sqrt(math.pi / (2 * large)) * sum(_hankel_terms(nu, large)) for nu in (0, 1)]
     values = [xp.where(x < _NEAR, n, xp.where(x < _FAR, m, f)) for n, m, f in zip(near, middles, fars)]
     return tuple(xp.where(x == 0, xp.inf, xp.where(x == xp.inf, 0.0, xp.where((x < 0) | xp.isnan(x), xp.nan, v)))
@@ -344,15 +355,10 @@ def _airy_series(x):
 
 
 def _scaled_k(nu, z):
-    """e^z K_nu(z) for z >= 2/3: below _FAR the trapezoidal rule on
-    integral_0^inf exp(-z (cosh t - 1)) cosh(nu t) dt (as scaled_bessel_k_values), from there Hankel's."""
+    """e^z K_nu(z) for z >= 2/3: below _FAR the trapezoidal rule (_trapezoid_k), from there Hankel's."""
     xp = get_array_module(z)
     middle, large = xp.minimum(z, _FAR), xp.maximum(z, _FAR)
-    total = 0 * z
-    for i in range(round(_K_END / _K_STEP) + 1):
-        t = i * _K_STEP
-        total = total + (_K_STEP / 2 if i == 0 else _K_STEP) * xp.exp(-middle * (math.cosh(t) - 1)) * math.cosh(nu * t)
-    return xp.where(z < _FAR, total, xp.sqrt(math.pi / (2 * large)) * sum(_hankel_terms(nu, large)))
+    return xp.where(z < _FAR, _trapezoid_k(nu, middle), xp.sqrt(math.pi / (2 * large)) * sum(_hankel_terms(nu, large)))
 
 
 def _miller_fractional(nu, z):
@@ -377,13 +383,7 @@ def _miller_fractional(nu, z):
 def _hankel_j(nu, z):
     """J_nu(z) for z >= _FAR by Hankel's expansion (as _hankel_jy), chi = z - (nu/2 + 1/4) pi."""
     xp = get_array_module(z)
-    p = q = 0 * z
-    for k, term in enumerate(_hankel_terms(nu, z)):
-        sign = 1 if k % 4 < 2 else -1
-        if k % 2:
-            q = q + sign * term
-        else:
-            p = p + sign * term
+    p, q = _hankel_pq(nu, z)
     chi = z - (nu / 2 + 0.25) * math.pi
     return xp.sqrt(2 / (math.pi * z)) * (p * xp.cos(chi) - q * xp.sin(chi))
 
