@@ -1069,7 +1069,7 @@ OP_SLIPS = [
          "dL = -((G @ _mT(X)) @ L)", _MATRIX),
     Slip("cholesky_inverse: upper ignored", _MX, "dtype=L.dtype)), L, upper)", "dtype=L.dtype)), L)", _MATRIX),
     Slip("matrix_rank: rtol 0 whenever atol is given, 0 included", _MX,
-         "if atol is None or atol <= 0 else 0.0", "if atol is None else 0.0", _MATRIX),
+         'else xp.where(atol > 0, 0.0, eps_rtol)', """else (0.0 if "atol" in tolerances else eps_rtol)""", _MATRIX),
     Slip("cond: a singular A's condition number 0", _MX, 'return where(singular[..., 0, 0], float("inf"),',
          "return where(singular[..., 0, 0], 0.0,", _MATRIX),
     Slip("matrix_exp: the squarings one short", _MX, "r = xp.where((k < s)[..., None, None], r @ r, r)",
