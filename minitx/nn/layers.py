@@ -10,7 +10,8 @@ from collections.abc import Iterable, Mapping
 from minitx import backend
 from minitx import functional as F
 from minitx.autograd.inplace import mark_modified
-from minitx.autograd.tensor import Tensor, _flattened, _split_sizes, _unflattened, tensor
+from minitx.autograd.methods import _flattened, _split_sizes, _unflattened
+from minitx.autograd.tensor import Tensor, tensor
 from minitx.nn import init
 from minitx.nn.module import Module
 from minitx.nn.parameter import Parameter

@@ -57,7 +57,7 @@ Adding an op:
    takes PyTorch's ``dim=`` and ``keepdim=`` too (minitx/keywords.py; tests/test_torch_spelling.py
    fails without it). Add the class to the file's ``__all__`` and the
    function to ``minitx.functional``'s import list; a Tensor method, if it needs one, calls
-   the function (minitx/autograd/tensor.py).
+   the function (minitx/autograd/methods.py).
 3. Test it in tests/ops/ with the op-test factory (``minitx.testing.op_test``): the forward
    against an independent NumPy computation, a float64 gradcheck on hypothesis-drawn shapes,
    and PyTorch parity in tests/test_torch_op_parity.py where PyTorch has the op.
