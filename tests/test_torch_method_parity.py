@@ -538,6 +538,30 @@ def test_add_with_alpha_rounds_once():
         np.testing.assert_array_equal(x.numpy(), (p.astype(np.float64) - 0.1 * g.astype(np.float64)).astype(dtype))
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int64", "bool", "float16", "float32"])
+@pytest.mark.parametrize("alpha", [-2, 3, 300, 2.5, True])
+def test_alpha_is_taken_as_pytorch_takes_it_by_every_form_of_add_and_sub(dtype, alpha):
+    """add/sub as functions, methods and in place, with an alpha that wraps in an unsigned dtype
+    (-2 is 254 in uint8), does not fit it (300), is a float beside integers or a bool beside numbers:
+    the same values as PyTorch's, or refused where PyTorch refuses. One function (ops/_args.py's
+    alpha_times) scales y for all of them."""
+    values = np.array([1, 2, 250, 0]) if dtype != "bool" else np.array([True, False, True, False])
+    for form in ("F.add", "F.sub", "add", "sub", "add_", "sub_"):
+        name = form.removeprefix("F.")
+
+        def call(lib, values=values, name=name, form=form):
+            x, y = (lib.tensor(values.astype(dtype)) for _ in range(2))
+            return getattr(lib, name)(x, y, alpha=alpha) if form.startswith("F.") else getattr(x, name)(y, alpha=alpha)
+
+        try:
+            theirs = call(torch)
+        except RuntimeError:
+            with pytest.raises((TypeError, ValueError), match=rf"^{name}: "):
+                call(minitx)
+            continue
+        same(call(minitx), theirs)
+
+
 def test_fill_takes_a_number_or_a_0_d_tensor_as_pytorchs():
     with pytest.raises(ValueError, match=r"fill_: the value must be a number or a 0-d tensor, got shape \(3,\)"):
         minitx.zeros(2, 3).fill_(minitx.tensor([1.0, 2.0, 3.0]))

@@ -324,8 +324,10 @@ def ce_case(reduction_kind):
 
 CASES = {
     # ---------------------------------------------------------------- elementwise
-    "add": case(F.add, arg(edges=EDGES), arg(edges=EDGES), broadcast=True, reference=torch.add),
-    "sub": case(F.sub, arg(edges=EDGES), arg(edges=EDGES), broadcast=True, reference=torch.sub),
+    "add": case(lambda a, b, alpha: F.add(a, b, alpha=alpha), arg(edges=EDGES), arg(edges=EDGES), broadcast=True,
+                kwargs={"alpha": st.sampled_from([1, -2, 0.5])}, reference=torch.add),
+    "sub": case(lambda a, b, alpha: F.sub(a, b, alpha=alpha), arg(edges=EDGES), arg(edges=EDGES), broadcast=True,
+                kwargs={"alpha": st.sampled_from([1, -2, 0.5])}, reference=torch.sub),
     "mul": case(F.mul, arg(edges=EDGES), arg(edges=EDGES), broadcast=True, reference=torch.mul),
     "div": case(F.div, arg(edges=EDGES), arg(edges=EDGES, away_from=(0.0,), margin=1e-3), broadcast=True,
                 reference=torch.div),

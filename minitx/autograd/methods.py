@@ -19,10 +19,9 @@ import numbers
 import numpy as np
 
 from minitx import backend, creation, functional as F
-from minitx.autograd.tensor import Tensor, _alpha_times, _method_axis, as_tensor, lengths, tensor
+from minitx.autograd.tensor import Tensor, _method_axis, as_tensor, lengths, tensor
 from minitx.keywords import takes_torch_keywords
 from minitx.ops import matrix
-from minitx.ops._args import check_alpha, is_boolean
 
 
 class TensorMethods:
@@ -167,8 +166,8 @@ class TensorMethods:
     def logical_and(self, other): return (self != 0) & (as_tensor(other, self) != 0)
     def logical_or(self, other): return (self != 0) | (as_tensor(other, self) != 0)
     def logical_xor(self, other): return (self != 0) ^ (as_tensor(other, self) != 0)
-    def add(self, other, *, alpha=1): return self + _scaled("add", self, other, alpha)
-    def sub(self, other, *, alpha=1): return self - _scaled("sub", self, other, alpha)
+    def add(self, other, *, alpha=1): return F.add(self, other, alpha=alpha)
+    def sub(self, other, *, alpha=1): return F.sub(self, other, alpha=alpha)
     def mul(self, other): return self * other
     def div(self, other, *, rounding_mode=None): return F.divide(self, other, rounding_mode=rounding_mode)
     def clamp_min(self, min): return F.clip(self, min, None)  # noqa: A002
@@ -614,10 +613,3 @@ def _product(op, a, b, ndim):
     from minitx.ops.linalg import fixed_rank_matmul  # (minitx.ops imports this module)
 
     return fixed_rank_matmul(op, a, b, ndim)
-
-
-def _scaled(op, x, y, alpha):
-    """add's and sub's ``alpha * y``, rounded (as PyTorch's add rounds it too); a float alpha refused
-    where x and y are integral (check_alpha)."""
-    check_alpha(op, alpha, x, y)
-    return y if alpha == 1 else _alpha_times(y, alpha, is_boolean(x, y))

@@ -688,8 +688,14 @@ class Tensor:
 
     # PyTorch's in-place methods that have no out-of-place form of their own name, or add to it;
     # the others (x.exp_(), x.scatter_(...), ...) are built from their out-of-place forms after the class
-    def add_(self, other, *, alpha=1): return self._in_place("add_", F.add, _times("add_", self, other, alpha))
-    def sub_(self, other, *, alpha=1): return self._in_place("sub_", F.sub, _times("sub_", self, other, alpha))
+    def add_(self, other, *, alpha=1): return self._in_place("add_", F.add, self._alpha_times("add_", other, alpha))
+    def sub_(self, other, *, alpha=1):
+        return self._in_place("sub_", F.sub, self._alpha_times("sub_", other, alpha), op="sub_")
+
+
+    def _alpha_times(self, op, other, alpha):
+        """add_'s and sub_'s ``alpha * other``, wide, so that x + alpha * y rounds once (alpha_times)."""
+        return other if type(alpha) is int and alpha == 1 else alpha_times(op, self, other, alpha, wide=True)
     def fill_(self, value): return self._in_place("fill_", _as_contents, _one_value(value))
     def copy_(self, src): return self._in_place("copy_", _as_contents, src)
     def zero_(self): return self._in_place("zero_", lambda x: x.new_zeros(x.shape))
@@ -945,25 +951,6 @@ def _any_requires_grad(args) -> bool:
     return any(isinstance(t, Tensor) and t.requires_grad for t in args)
 
 
-def _alpha_times(y, alpha, boolean):
-    """alpha * y; where x, y and so x + alpha * y are boolean, PyTorch's ``alpha and y`` (x + it is x or it)."""
-    return as_tensor(y) & bool(alpha) if boolean else y * alpha
-
-
-def _times(op, x, y, alpha):
-    """add_'s and sub_'s ``alpha * y`` (a float alpha refused into an integral x: check_alpha), in a wider dtype than y's (float32 for 16 bits, float64 for
-    float32) so that x + alpha * y rounds once, into x, as PyTorch's fused kernel nearly does: alpha * y
-    rounded first would be off by its own rounding, hundreds of units of x's where the two nearly cancel."""
-    check_alpha(op, alpha, x)
-    if alpha == 1:
-        return y
-    y = as_tensor(y)
-    if is_boolean(x, y):
-        return _alpha_times(y, alpha, True)
-    wide = {2: "float32", 4: "float64"}.get(y.dtype.itemsize) if backend.is_floating(y.dtype) else None
-    return F.mul(y.to(dtype=wide) if wide else y, alpha)
-
-
 def _one_value(value):
     """fill_'s value: a number or a 0-d tensor, as PyTorch's (copy_ takes arrays)."""
     if getattr(value, "ndim", 0) != 0:
@@ -1170,7 +1157,7 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
 from minitx import creation, functional as F  # noqa: E402  (operators need them; they need Tensor)
 from minitx.ops import indexing  # noqa: E402  (fill_diagonal_)
 from minitx.ops.indexing import SetItem  # noqa: E402
-from minitx.ops._args import check_alpha, is_boolean  # noqa: E402
+from minitx.ops._args import alpha_times  # noqa: E402
 from minitx.autograd.methods import TensorMethods  # noqa: E402  (PyTorch's method names)
 
 # PyTorch's method names become Tensor's own, under its name (help() and tracebacks say Tensor.exp)

@@ -215,6 +215,32 @@ def check_alpha(op: str, alpha, *values):
                         "refuses; pass an integer alpha or convert the tensor first, e.g. x.to(dtype='float32')")
 
 
+def alpha_times(op, a, b, alpha, *, wide=False):
+    """The ``alpha * b`` of ``a + alpha * b`` (add's and sub's ``alpha=``, and add_'s and sub_'s), with
+    ``alpha`` taken as PyTorch takes it:
+
+    * a float alpha is refused where a and b are integral, a boolean one where they are not boolean
+      (check_alpha);
+    * booleans: ``b and alpha`` (a + it is then a or it, PyTorch's boolean add);
+    * integers: alpha wrapped into an unsigned dtype (integer_scale: -2 is 254 in uint8, so a - 2b
+      wraps as PyTorch's does) or refused where it does not fit the dtype;
+    * floats: rounded in the sum's dtype (a Python number b: exactly), or with ``wide`` (the in-place
+      forms) in float32 for 16 bits and float64 for float32, so that x + alpha * y rounds once, into x,
+      as PyTorch's fused kernel nearly does (rounded first, it would be off by its own rounding,
+      hundreds of units of x's where the two nearly cancel)."""
+    check_alpha(op, alpha, a, b)
+    if is_boolean(a, b):
+        return as_tensor(b) & bool(alpha)
+    a_promoted, b_promoted = promote(a, b, op=op)  # (b in the sum's dtype)
+    if a_promoted.dtype.kind in "iu":
+        return b_promoted * integer_scale(op, "alpha", alpha, a_promoted.dtype)
+    if isinstance(b, numbers.Number):
+        return b * alpha  # a Python number scaled exactly, as PyTorch scales a scalar (in double)
+    if wide and b_promoted.dtype.itemsize in (2, 4):
+        b_promoted = b_promoted.to(dtype="float32" if b_promoted.dtype.itemsize == 2 else "float64")
+    return b_promoted * alpha
+
+
 def is_boolean(*values) -> bool:
     """Whether the numbers, arrays or tensors all hold booleans (their sum is then boolean, PyTorch's or)."""
     return all((getattr(v, "dtype", None) if getattr(v, "dtype", None) is not None else np.asarray(v).dtype) == np.bool_

@@ -24,7 +24,7 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
 from minitx.dtypes import finfo
-from minitx.ops._args import binary, check_alpha, check_bool, check_fits, common_16_bits, floating, integer_scale, one_dtype, operands, promote
+from minitx.ops._args import alpha_times, binary, check_alpha, check_bool, check_fits, common_16_bits, floating, integer_scale, one_dtype, operands, promote
 
 __all__ = ["Frexp", "Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "ClipTensor", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Erf", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
            "Remainder", "Fmod", "NanToNum", "Lerp", "Erfc", "Erfinv", "Lgamma", "Digamma", "LogAddExp", "LogAddExp2",
@@ -53,7 +53,11 @@ class Add(Function):
         return dy, dy
 
 
-def add(a, b): return binary(Add(), a, b)
+def add(a, b, *, alpha=1):
+    """a + b; with ``alpha``, a + alpha * b, as PyTorch's add (alpha_times)."""
+    if not (type(alpha) is int and alpha == 1):  # (1.0 and True are checked: PyTorch refuses them for some dtypes)
+        b = alpha_times("add", a, b, alpha)
+    return binary(Add(), a, b)
 
 
 class Sub(Function):
@@ -66,10 +70,14 @@ class Sub(Function):
         return dy, -dy
 
 
-def sub(a, b):
+def sub(a, b, *, alpha=1, op="sub"):
+    """a - b; with ``alpha``, a - alpha * b, as PyTorch's sub (alpha_times). ``op`` names the
+    function called in the errors (subtract, rsub)."""
     for operand in (a, b):
         if isinstance(operand, Tensor):
-            _not_boolean("sub", operand)
+            _not_boolean(op, operand)
+    if not (type(alpha) is int and alpha == 1):
+        b = alpha_times(op, a, b, alpha)
     return binary(Sub(), a, b)
 
 
@@ -2670,16 +2678,8 @@ eq, ne, lt, le, gt, ge = equal, not_equal, less, less_equal, greater, greater_eq
 
 
 def subtract(a, b, *, alpha=1):
-    """a - alpha * b, as PyTorch's subtract (its sub with ``alpha=``); alpha * b is rounded first.
-    An integer alpha for integer tensors as PyTorch takes it (integer_scale: -2 is 254 in uint8), a
-    float one refused (check_alpha)."""
-    check_alpha("subtract", alpha, a, b)
-    if alpha == 1:
-        return sub(a, b)
-    a, b = promote(a, b, op="subtract")
-    if a.dtype.kind in "iu" and isinstance(alpha, numbers.Integral):
-        alpha = integer_scale("subtract", "alpha", alpha, a.dtype)
-    return sub(a, mul(b, alpha))
+    """a - alpha * b, PyTorch's second name for sub (its errors name subtract)."""
+    return sub(a, b, alpha=alpha, op="subtract")
 
 
 def rsub(input, other, *, alpha=1):  # noqa: A002 (PyTorch's names)
