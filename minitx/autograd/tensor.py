@@ -687,15 +687,16 @@ class Tensor:
     def __irshift__(self, other): return self._in_place(">>=", F.bitwise_right_shift, other)
 
     # PyTorch's in-place methods that have no out-of-place form of their own name, or add to it;
-    # the others (x.exp_(), x.scatter_(...), ...) are built from their out-of-place forms after the class
+    # the others (x.exp_(), x.scatter_(...), ...) are built from their out-of-place forms (methods.py)
     def add_(self, other, *, alpha=1): return self._in_place("add_", F.add, self._alpha_times("add_", other, alpha))
+
     def sub_(self, other, *, alpha=1):
         return self._in_place("sub_", F.sub, self._alpha_times("sub_", other, alpha), op="sub_")
-
 
     def _alpha_times(self, op, other, alpha):
         """add_'s and sub_'s ``alpha * other``, wide, so that x + alpha * y rounds once (alpha_times)."""
         return other if type(alpha) is int and alpha == 1 else alpha_times(op, self, other, alpha, wide=True)
+
     def fill_(self, value): return self._in_place("fill_", _as_contents, _one_value(value))
     def copy_(self, src): return self._in_place("copy_", _as_contents, src)
     def zero_(self): return self._in_place("zero_", lambda x: x.new_zeros(x.shape))
