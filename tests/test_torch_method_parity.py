@@ -562,6 +562,60 @@ def test_alpha_is_taken_as_pytorch_takes_it_by_every_form_of_add_and_sub(dtype, 
         same(call(minitx), theirs)
 
 
+VIEWS_AS_DTYPE = {  # (a dtype, and the tensor viewed: a float32 (2, 3, 4) x, or a piece of it)
+    "float32 as int32": ("int32", lambda x: x), "as float16": ("float16", lambda x: x),
+    "as float64": ("float64", lambda x: x), "as bfloat16": ("bfloat16", lambda x: x),
+    "as uint8": ("uint8", lambda x: x), "0-d as int32": ("int32", lambda x: x[0, 0, 0]),
+    "a transpose as float16": ("float16", lambda x: x.swapaxes(0, 1)),
+    "aligned slice as float64": ("float64", lambda x: x.reshape(-1)[2:8]),
+    "strided rows as float64": ("float64", lambda x: x[:, 0, :2]),
+    "empty as float64": ("float64", lambda x: x[:, :0, :]), "empty last axis as float64": ("float64", lambda x: x[:, :, :0]),
+    "bool as uint8": ("uint8", lambda x: x > 0), "int64 as float64": ("float64", lambda x: (x > 0).long()),
+    "float16 as float32": ("float32", lambda x: x.half()),
+    # refused, as PyTorch refuses them
+    "0-d as float16": ("float16", lambda x: x[0, 0, 0]), "every other as float16": ("float16", lambda x: x[..., ::2]),
+    "a size-1 strided last axis as float16": ("float16", lambda x: x[..., ::4]),
+    "a last axis of 3 as float64": ("float64", lambda x: x[..., 1:]),
+    "an odd offset as float64": ("float64", lambda x: x[..., 1:3]),
+    "an odd stride as float64": ("float64", lambda x: x.reshape(8, 3)[:, :2]),
+}
+
+
+@pytest.mark.parametrize("label", VIEWS_AS_DTYPE)
+def test_view_as_a_dtype_reads_the_same_bytes_as_pytorchs(label):
+    """x.view(dtype): the same bytes, read as another dtype, the last axis scaled by the sizes' ratio,
+    and refused (naming view) where PyTorch refuses; the values compared byte by byte."""
+    dtype, piece = VIEWS_AS_DTYPE[label]
+    values = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    ours = piece(minitx.tensor(values))
+    theirs = piece(torch.tensor(values))
+    try:
+        viewed = theirs.view(getattr(torch, dtype))
+    except RuntimeError:
+        with pytest.raises(ValueError, match=rf"^view: {ours.dtype.name} as {dtype} "):
+            ours.view(dtype)
+        return
+    got = ours.view(getattr(minitx, dtype))
+    assert got.shape == tuple(viewed.shape) and got.dtype.name == dtype
+
+    def as_bytes(array):
+        return np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+
+    expected = viewed.view(torch.int16).numpy() if dtype == "bfloat16" else viewed.numpy()
+    assert np.array_equal(as_bytes(got.numpy()), as_bytes(expected))
+
+
+def test_view_as_a_dtype_shares_memory_and_takes_no_gradient():
+    x = minitx.tensor(np.ones(4, dtype=np.float32), requires_grad=True)
+    bits = x.view(minitx.int32)
+    assert not bits.requires_grad and bits.grad_fn is None and int(bits[0]) == 1065353216  # 1.0's bits
+    y = minitx.tensor(np.ones(4, dtype=np.float32))
+    y.view(minitx.int32)[1] = 0  # a write through the view is a write into y, as in PyTorch
+    assert y.tolist() == [1.0, 0.0, 1.0, 1.0]
+    with pytest.raises(TypeError, match=r"^view: expected a shape \(ints\), got \('int32', 2\)"):
+        y.view("int32", 2)
+
+
 def test_fill_takes_a_number_or_a_0_d_tensor_as_pytorchs():
     with pytest.raises(ValueError, match=r"fill_: the value must be a number or a 0-d tensor, got shape \(3,\)"):
         minitx.zeros(2, 3).fill_(minitx.tensor([1.0, 2.0, 3.0]))

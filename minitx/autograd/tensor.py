@@ -985,8 +985,7 @@ def _method_axis(op, axis, shape, takes_0d=False):
 
 def lengths(op, shape) -> tuple:
     """``shape`` (reshape's, view's) as a tuple of its lengths, each an int or anything with
-    __index__, or a TypeError naming ``op``. A dtype alone is named as one: PyTorch's view(dtype)
-    reinterprets the bits, which minitx does not."""
+    __index__, or a TypeError naming ``op``. A dtype alone is named as one (view(dtype) takes it)."""
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     if all(hasattr(n, "__index__") for n in shape):
         return shape
@@ -995,8 +994,8 @@ def lengths(op, shape) -> tuple:
         with contextlib.suppress(TypeError):
             dtype = backend.resolve_dtype(shape[0]).name
     if dtype is not None:
-        raise TypeError(f"{op}: expected a shape (ints), got the dtype {shape[0]!r}; reinterpreting the bits as "
-                        f"another dtype (PyTorch's view(dtype)) is not implemented: x.to(dtype) converts the values")
+        raise TypeError(f"{op}: expected a shape (ints), got the dtype {shape[0]!r}; x.to(dtype) converts the values, "
+                        "x.view(dtype) reads the same bytes as another dtype")
     raise TypeError(f"{op}: expected a shape (ints), got {shape!r}")
 
 
