@@ -8,19 +8,20 @@ op itself, its backward and its math, is in ``minitx/ops``.
 
 They are written as the body of a class, for reading; after it, every method with an axis learns
 PyTorch's keywords (``dim=``, ``keepdim=``, ...) and every op that has one gets its in-place form
-(``x.exp_()``). The end of tensor.py makes them all Tensor's own, once Tensor exists.
+(``x.exp_()``). The end of tensor.py makes them all Tensor's own, once Tensor exists. (The class is
+no base class of Tensor: this file imports minitx.functional, whose ops need Tensor first.)
 """
 from __future__ import annotations
 
 import functools
 import math
 import numbers
+import types
 
 import numpy as np
 
 from minitx import backend, creation, functional as F
-from minitx.autograd.tensor import Tensor, _method_axis, _names_a_dtype, as_tensor, lengths, tensor
-from minitx.autograd.writes import note_view
+from minitx.autograd.tensor import Tensor, _method_axis, _names_a_dtype, as_tensor, bits_as, lengths, tensor
 from minitx.keywords import takes_torch_keywords
 from minitx.ops import matrix
 
@@ -41,12 +42,17 @@ class TensorMethods:
     def any(self, axis=None, keepdims=False): return Tensor(self.data.any(axis=axis, keepdims=keepdims))
     def all(self, axis=None, keepdims=False): return Tensor(self.data.all(axis=axis, keepdims=keepdims))
     def reshape(self, *shape): return F.reshape(self, _shape_args(shape))
-    def view(self, *shape):
+    def view(self, *shape, dtype=None):
         """The tensor with another shape (``x.view(2, -1)``: a reshape), or, given a dtype, its bytes
-        read as that dtype (``x.view(minitx.int32)``, PyTorch's view(dtype): _bits_as)."""
+        read as that dtype (``x.view(minitx.int32)``, PyTorch's view(dtype): tensor.py's bits_as)."""
         shape = _shape_args(shape)
-        if len(shape) == 1 and isinstance(shape[0], (str, np.dtype, type)) and _names_a_dtype(shape[0]):
-            return _bits_as(self, shape[0])
+        if dtype is None and len(shape) == 1 and isinstance(shape[0], (str, np.dtype, type)) \
+                and _names_a_dtype(shape[0]):
+            shape, dtype = (), shape[0]
+        if dtype is not None:
+            if shape:
+                raise TypeError(f"view: takes a shape or a dtype, got both: {shape!r} and dtype={dtype!r}")
+            return bits_as(self, dtype)
         return F.reshape(self, lengths("view", shape))
 
     def transpose(self, *axes): return F.transpose(self, _shape_args(axes) or None)
@@ -540,7 +546,7 @@ for _name in (
         "xlogy", "heaviside", "ldexp", "gcd", "lcm", "nextafter", "igamma", "igammac", "mvlgamma",
         "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "exp2", "log2",  # and more
         "log10", "fix", "atan2", "hypot", "copysign",
-        "absolute", "negative", "multiply", "subtract", "divide", "true_divide", "arcsin", "arccos",     # second names
+        "absolute", "negative", "multiply", "divide", "true_divide", "arcsin", "arccos",                 # second names
         "arctan", "arcsinh", "arccosh", "arctanh", "arctan2",
         "floor_divide", "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",  # integer
         "bitwise_right_shift",
@@ -623,32 +629,10 @@ def _product(op, a, b, ndim):
     return fixed_rank_matmul(op, a, b, ndim)
 
 
-def _bits_as(x, dtype):
-    """x's bytes read as ``dtype``, sharing x's memory, as PyTorch's view(dtype): float32 1.0 is the
-    int32 1065353216. Where the two dtypes' sizes differ, the last axis' length is scaled by their
-    ratio (a (2, 4) float32 tensor is a (2, 8) float16 one or a (2, 2) float64 one), which PyTorch
-    allows only where the last axis is contiguous and, toward a larger dtype, where its length, the
-    other strides and the offset into memory come whole in the larger size: the same checks here.
-    No gradient flows through it (PyTorch's takes none either): a tensor that requires none, which
-    shares x's memory as x.detach() does."""
-    dtype = backend.resolve_dtype(dtype)
-    old, new = x.dtype.itemsize, dtype.itemsize
-    what = f"view: {x.dtype.name} as {dtype.name} (elements of {old} and {new} bytes)"
-    if old != new:
-        if x.ndim == 0:
-            raise ValueError(f"{what}: a 0-d tensor has no last axis to scale; expected at least 1 dimension")
-        if x.data.strides[-1] != old:
-            raise ValueError(f"{what}: the last axis must be contiguous (stride 1), got stride "
-                             f"{x.data.strides[-1] // old}; copy it first, e.g. x.contiguous()")
-        if new > old:
-            ratio = new // old
-            offset = x.storage_offset()
-            strides = [s // old for s, n in zip(x.data.strides[:-1], x.shape[:-1]) if n > 1]
-            for name, count in ((f"the last axis' length {x.shape[-1]}", x.shape[-1]), (f"the offset {offset}", offset),
-                                *((f"the stride {s}", s) for s in strides)):
-                if count % ratio:
-                    raise ValueError(f"{what}: {name} must be a multiple of {ratio}")
-    data = x.data.view(dtype)
-    out = Tensor._from_op(data, None)
-    note_view(x, out, None)
-    return out
+# Tensor.<name> for each function defined above (and the keyword wrappers around them), as help(),
+# reprs and tracebacks show it once Tensor has them; an alias keeps the name it was defined under
+for _method in vars(TensorMethods).values():
+    for _function in (_method, getattr(_method, "__wrapped__", None), getattr(_method, "fget", None)):
+        if isinstance(_function, types.FunctionType) and _function.__qualname__.startswith("TensorMethods."):
+            _function.__qualname__ = "Tensor." + _function.__qualname__.removeprefix("TensorMethods.")
+del _method, _function

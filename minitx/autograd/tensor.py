@@ -11,7 +11,9 @@ Operators (``+ - * / // % ** @``, ``& | ^ ~ << >>``, indexing, ...) call ``minit
 which applies one op each; so ``grep "class Add"`` in ``minitx/ops`` finds everything about ``+``.
 Their augmented forms (``x += y`` ...) and PyTorch's in-place methods (``x.add_(y)``, ``x.exp_()``
 ...) write into ``x`` in place; while a graph is recorded with a gradient involved the write is
-recorded as an op, as PyTorch records it: see ``Tensor._in_place``.
+recorded as an op, as PyTorch records it: see ``Tensor._in_place``. The methods PyTorch code calls
+by name (``x.sum()``, ``x.exp()``, ``x.index_add(...)``) are in ``methods.py``, each a call into
+``minitx.functional``; the end of this file makes them Tensor's own.
 """
 from __future__ import annotations
 
@@ -690,8 +692,11 @@ class Tensor:
     # the others (x.exp_(), x.scatter_(...), ...) are built from their out-of-place forms (methods.py)
     def add_(self, other, *, alpha=1): return self._in_place("add_", F.add, self._alpha_times("add_", other, alpha))
 
-    def sub_(self, other, *, alpha=1):
-        return self._in_place("sub_", F.sub, self._alpha_times("sub_", other, alpha), op="sub_")
+    def sub_(self, other, *, alpha=1): return self._subtract_in_place("sub_", other, alpha)
+    def subtract_(self, other, *, alpha=1): return self._subtract_in_place("subtract_", other, alpha)
+
+    def _subtract_in_place(self, op, other, alpha):
+        return self._in_place(op, lambda x, y: _difference(op, x, y, alpha, wide=True), other)
 
     def _alpha_times(self, op, other, alpha):
         """add_'s and sub_'s ``alpha * other``, wide, so that x + alpha * y rounds once (alpha_times)."""
@@ -932,7 +937,7 @@ def _comparable(other) -> bool:
     return hasattr(other, "__array__") or hasattr(other, "__dlpack__") or hasattr(other, "__cuda_array_interface__")
 
 
-# the out-of-place forms of the in-place methods defined in the class, for their messages
+# the out-of-place forms of the in-place methods written by hand (here and in methods.py), for their messages
 _OUT_OF_PLACE = {"add_": "x + alpha * y", "sub_": "x - alpha * y", "fill_": "x.new_full(x.shape, value)",
                  "copy_": "src.type_as(x).broadcast_to(x.shape)", "zero_": "x.new_zeros(x.shape)",
                  "uniform_": "minitx.rand_like(x) * (b - a) + a", "normal_": "minitx.randn_like(x) * std + mean"}
@@ -1014,6 +1019,38 @@ def _infer_dtype(data):
         return backend.DEFAULT_FLOAT
     raise TypeError(f"tensor: cannot make a tensor from data of type {type(data).__name__} (NumPy dtype {dtype}); "
                     "expected numbers or booleans (a number, a list of them, an array or a tensor)")
+
+
+def bits_as(x, dtype):
+    """x's bytes read as ``dtype``, sharing x's memory, as PyTorch's view(dtype): float32 1.0 is the
+    int32 1065353216. Where the two dtypes' sizes differ, the last axis' length is scaled by their
+    ratio (a (2, 4) float32 tensor is a (2, 8) float16 one or a (2, 2) float64 one), which PyTorch
+    allows only where the last axis is contiguous and, toward a larger dtype, where its length, the
+    other strides and the offset into memory come whole in the larger size: the same checks here,
+    but for the strides of axes of length 1 and of empty tensors, which nothing steps along (NumPy
+    keeps any stride there; PyTorch refuses an odd one: docs/ops.md).
+    No gradient flows through it (PyTorch's takes none either): a tensor that requires none, which
+    shares x's memory as x.detach() does."""
+    dtype = backend.resolve_dtype(dtype)
+    old, new = x.dtype.itemsize, dtype.itemsize
+    what = f"view: {x.dtype.name} as {dtype.name} (elements of {old} and {new} bytes)"
+    if old != new:
+        if x.ndim == 0:
+            raise ValueError(f"{what}: a 0-d tensor has no last axis to scale; expected at least 1 dimension")
+        stepped = [(axis, step // old) for axis, (step, n) in enumerate(zip(x.data.strides, x.shape))
+                   if n > 1 and x.data.size]  # (an axis of length 1, or an empty tensor, is never stepped along)
+        if stepped and stepped[-1][0] == x.ndim - 1 and stepped[-1][1] != 1:
+            raise ValueError(f"{what}: the last axis must be contiguous (stride 1), got stride {stepped[-1][1]}; "
+                             "copy it first, e.g. x.contiguous()")
+        if new > old:
+            ratio, offset = new // old, x.storage_offset()
+            for name, count in ((f"the last axis' length {x.shape[-1]}", x.shape[-1]), (f"the offset {offset}", offset),
+                                *((f"the stride {step} of axis {axis}", step) for axis, step in stepped[:-1])):
+                if count % ratio:
+                    raise ValueError(f"{what}: {name} must be a multiple of {ratio}")
+    out = Tensor._from_op(x.data.view(dtype), None)
+    note_view(x, out, None)
+    return out
 
 
 class named:
@@ -1158,15 +1195,14 @@ from minitx import creation, functional as F  # noqa: E402  (operators need them
 from minitx.ops import indexing  # noqa: E402  (fill_diagonal_)
 from minitx.ops.indexing import SetItem  # noqa: E402
 from minitx.ops._args import alpha_times  # noqa: E402
+from minitx.ops.elementwise import _difference  # noqa: E402  (sub_'s errors name it)
 from minitx.autograd.methods import TensorMethods  # noqa: E402  (PyTorch's method names)
 
-# PyTorch's method names become Tensor's own, under its name (help() and tracebacks say Tensor.exp)
+# PyTorch's method names become Tensor's own
 for _name, _method in list(vars(TensorMethods).items()):
     if _name.startswith("__"):
         continue
     assert _name not in vars(Tensor), f"Tensor.{_name} is defined twice: in tensor.py and methods.py"
-    if callable(_method):
-        _method.__qualname__ = f"Tensor.{_name}"
     setattr(Tensor, _name, _method)
 del _name, _method
 

@@ -11,6 +11,7 @@ import numbers
 import numpy as np
 
 from minitx import amp, backend
+from minitx.dtypes import finfo
 from minitx.autograd.tensor import Tensor, as_tensor, named
 
 
@@ -217,28 +218,34 @@ def check_alpha(op: str, alpha, *values):
 
 def alpha_times(op, a, b, alpha, *, wide=False):
     """The ``alpha * b`` of ``a + alpha * b`` (add's and sub's ``alpha=``, and add_'s and sub_'s), with
-    ``alpha`` taken as PyTorch takes it:
+    ``alpha`` taken as PyTorch takes it, in the dtype of the sum (PyTorch's result_type of a and b):
 
     * a float alpha is refused where a and b are integral, a boolean one where they are not boolean
       (check_alpha);
     * booleans: ``b and alpha`` (a + it is then a or it, PyTorch's boolean add);
-    * integers: alpha wrapped into an unsigned dtype (integer_scale: -2 is 254 in uint8, so a - 2b
-      wraps as PyTorch's does) or refused where it does not fit the dtype;
-    * floats: rounded in the sum's dtype (a Python number b: exactly), or with ``wide`` (the in-place
-      forms) in float32 for 16 bits and float64 for float32, so that x + alpha * y rounds once, into x,
-      as PyTorch's fused kernel nearly does (rounded first, it would be off by its own rounding,
-      hundreds of units of x's where the two nearly cancel)."""
+    * integers: b in the sum's dtype, alpha wrapped into it where it is unsigned (integer_scale: -2 is
+      254 in uint8, so a - 2b wraps as PyTorch's does) or refused where it does not fit;
+    * floats: b in the sum's dtype, the product rounded there (a Python number b: exactly, as PyTorch
+      scales a scalar); with ``wide`` (the in-place forms) in float32 for 16 bits and float64 for
+      float32, so that x + alpha * y rounds once, into x, as PyTorch's fused kernel nearly does
+      (rounded first, it would be off by its own rounding, hundreds of units of x's where the two
+      nearly cancel)."""
     check_alpha(op, alpha, a, b)
     if is_boolean(a, b):
         return as_tensor(b) & bool(alpha)
-    a_promoted, b_promoted = promote(a, b, op=op)  # (b in the sum's dtype)
-    if a_promoted.dtype.kind in "iu":
-        return b_promoted * integer_scale(op, "alpha", alpha, a_promoted.dtype)
+    a_promoted, b_promoted = common_16_bits(*promote(a, b, op=op))
+    total = np.result_type(a_promoted.dtype, b_promoted.dtype)  # the dtype of a + alpha * b
+    if total.kind in "iu":
+        return b_promoted.to(dtype=total) * integer_scale(op, "alpha", alpha, total)
+    if abs(alpha) > finfo(total).max:  # (PyTorch casts alpha to the sum's dtype)
+        raise ValueError(f"{op}: alpha {alpha!r} does not fit the result's {total.name} (largest "
+                         f"{finfo(total).max:g}), as PyTorch's; convert the tensors first, e.g. x.to(dtype='float32')")
     if isinstance(b, numbers.Number):
-        return b * alpha  # a Python number scaled exactly, as PyTorch scales a scalar (in double)
-    if wide and b_promoted.dtype.itemsize in (2, 4):
-        b_promoted = b_promoted.to(dtype="float32" if b_promoted.dtype.itemsize == 2 else "float64")
-    return b_promoted * alpha
+        return b * alpha
+    if wide and total.itemsize in (2, 4):
+        total = np.dtype(np.float32 if total.itemsize == 2 else np.float64)
+    # (b itself where it is a tensor: an integer b goes straight into the float dtype, not through 16 bits)
+    return (b if isinstance(b, Tensor) else b_promoted).to(dtype=total) * alpha
 
 
 def is_boolean(*values) -> bool:

@@ -70,14 +70,19 @@ class Sub(Function):
         return dy, -dy
 
 
-def sub(a, b, *, alpha=1, op="sub"):
-    """a - b; with ``alpha``, a - alpha * b, as PyTorch's sub (alpha_times). ``op`` names the
-    function called in the errors (subtract, rsub)."""
+def sub(a, b, *, alpha=1):
+    """a - b; with ``alpha``, a - alpha * b, as PyTorch's sub (alpha_times)."""
+    return _difference("sub", a, b, alpha)
+
+
+def _difference(op, a, b, alpha=1, wide=False):
+    """a - alpha * b for sub, subtract, rsub and sub_ (``wide``: alpha_times), their errors naming
+    ``op``: booleans refused (a Python bool too, as PyTorch refuses x - True)."""
     for operand in (a, b):
-        if isinstance(operand, Tensor):
+        if isinstance(operand, (Tensor, bool, np.bool_)):
             _not_boolean(op, operand)
     if not (type(alpha) is int and alpha == 1):
-        b = alpha_times(op, a, b, alpha)
+        b = alpha_times(op, a, b, alpha, wide=wide)
     return binary(Sub(), a, b)
 
 
@@ -2679,7 +2684,7 @@ eq, ne, lt, le, gt, ge = equal, not_equal, less, less_equal, greater, greater_eq
 
 def subtract(a, b, *, alpha=1):
     """a - alpha * b, PyTorch's second name for sub (its errors name subtract)."""
-    return sub(a, b, alpha=alpha, op="subtract")
+    return _difference("subtract", a, b, alpha)
 
 
 def rsub(input, other, *, alpha=1):  # noqa: A002 (PyTorch's names)
