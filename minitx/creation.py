@@ -25,7 +25,7 @@ from minitx import backend, interop
 from minitx import random as mrandom
 from minitx.autograd.tensor import Tensor, _infer_dtype, named, tensor
 from minitx.dtypes import numpy_finfo, result_type
-from minitx.ops.elementwise import bessel_i_values
+from minitx.ops.bessel import bessel_i_values
 
 
 def _make(fill, shape, dtype, device, requires_grad):

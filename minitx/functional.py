@@ -11,18 +11,23 @@ operand's dtype); argument names follow numpy (``axis``, ``keepdims``), and PyTo
 
 from minitx.ops.elementwise import (
     add, sub, mul, div, neg, pow, exp, log, sqrt, abs, maximum, minimum, clip, where, masked_fill,
-    astype, to_device, sin, cos, erf, sign, floor, ceil, round, trunc, log2, exp2, log1p, expm1,
+    astype, to_device, sin, cos, sign, floor, ceil, round, trunc, log2, exp2, log1p, expm1,
     rsqrt, reciprocal, equal, not_equal, less, less_equal, greater, greater_equal, logical_not,
     isnan, isinf, isfinite, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log10,
     atan2, hypot, copysign, floor_divide, remainder, fmod, isclose, allclose, bitwise_and, bitwise_or,
     bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift, nan_to_num, lerp, addcmul, addcdiv,
     divide, subtract, positive, square,
-    erfc, erfinv, lgamma, digamma, logaddexp, logaddexp2, xlogy, sinc, logit, heaviside, fmax, fmin, frac,
-    deg2rad, rad2deg, float_power, ldexp, gcd, lcm, nextafter, signbit, isposinf, isneginf, isreal, polygamma, i0,
+    logaddexp, logaddexp2, logit, heaviside, fmax, fmin, frac,
+    deg2rad, rad2deg, float_power, ldexp, gcd, lcm, nextafter, signbit, isposinf, isneginf, isreal,
     frexp, isin, rsub,
     # PyTorch's other names for the ops above (minitx/ops/elementwise.py's last lines)
     absolute, negative, multiply, true_divide, clamp, fix, sgn, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, arctan2,
-    eq, ne, lt, le, gt, ge, igamma, igammac, mvlgamma)
+    eq, ne, lt, le, gt, ge)
+from minitx.ops.special import (
+    erf, erfc, erfinv, lgamma, digamma, polygamma, xlogy, sinc,
+    # PyTorch's other names (minitx/ops/special.py's last lines)
+    igamma, igammac, mvlgamma)
+from minitx.ops.bessel import i0
 from minitx.ops.activation import (
     relu, gelu, tanh, sigmoid, silu, leaky_relu, elu, softplus, logsigmoid, hardtanh, softmax,
     log_softmax, hardsigmoid, hardswish, relu6, selu, celu, softsign, mish, glu, prelu, threshold, softmin,

@@ -15,23 +15,25 @@ F.lgamma, psi and digamma are F.digamma), and those PyTorch keeps only here.
     S.xlogy(a, b)  S.xlog1py(a, b)  S.entr(p)                      a ln b, a ln(1 + b), -p ln p, 0 where a, p = 0
     S.expit(x)  S.logit(p)  S.softmax(x, dim)  S.log_softmax(x, dim)  S.logsumexp(x, dim)
 
-Each lives in its family file, minitx/ops/elementwise.py (the activations and logsumexp in
-activation.py and reduction.py), the Bessel functions and orthogonal polynomials in bessel.py.
+Each lives in its family file, minitx/ops/special.py (exp2, expm1, log1p, round and logit in
+elementwise.py, the activations and logsumexp in activation.py and reduction.py), the Bessel functions,
+i0, i1, i0e and i1e among them, and the orthogonal polynomials in bessel.py.
 """
 from minitx.ops.activation import log_softmax, sigmoid as expit, softmax
 # (the Bessel functions and orthogonal polynomials: minitx/ops/bessel.py)
 from minitx.ops.bessel import (airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1, chebyshev_polynomial_t,
                                chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w,
-                               hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l,
+                               hermite_polynomial_h, hermite_polynomial_he, i0, i0e, i1, i1e, laguerre_polynomial_l,
                                legendre_polynomial_p, modified_bessel_k0, modified_bessel_k1,
                                scaled_modified_bessel_k0, scaled_modified_bessel_k1, shifted_chebyshev_polynomial_t,
                                shifted_chebyshev_polynomial_u, shifted_chebyshev_polynomial_v,
                                shifted_chebyshev_polynomial_w, spherical_bessel_j0)
-from minitx.ops.elementwise import (digamma, entr, erf, erfc, erfinv, exp2, expm1, i0, i1, lgamma as gammaln, log1p,
-                                    log_ndtr, logit, ndtr, polygamma, round, sinc, xlog1py, xlogy)
+from minitx.ops.elementwise import exp2, expm1, log1p, logit, round
 from minitx.ops.reduction import logsumexp
-# torch.special's second group (minitx/ops/elementwise.py's block of that name)
-from minitx.ops.elementwise import erfcx, gammainc, gammaincc, i0e, i1e, multigammaln, ndtri, zeta
+from minitx.ops.special import (digamma, entr, erf, erfc, erfinv, lgamma as gammaln, log_ndtr, ndtr, polygamma, sinc,
+                                xlog1py, xlogy)
+# torch.special's second group (minitx/ops/special.py's block of that name; its i0e and i1e: bessel.py, above)
+from minitx.ops.special import erfcx, gammainc, gammaincc, multigammaln, ndtri, zeta
 
 psi = digamma
 modified_bessel_i0, modified_bessel_i1 = i0, i1  # PyTorch's second names for I_0 and I_1

@@ -276,7 +276,7 @@ class TensorMethods:
     def isnan(self): return F.isnan(self)
     def isinf(self): return F.isinf(self)
     def isfinite(self): return F.isfinite(self)
-    # PyTorch's further elementwise math (minitx/ops/elementwise.py)
+    # PyTorch's further elementwise math (minitx/ops/elementwise.py; the special functions special.py's, i0 bessel.py's)
     def erfc(self): return F.erfc(self)
     def erfinv(self): return F.erfinv(self)
     def lgamma(self): return F.lgamma(self)

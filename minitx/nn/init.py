@@ -27,7 +27,7 @@ from minitx import backend
 from minitx import random as mrandom
 from minitx.autograd.inplace import mark_modified
 from minitx.backend import to_device
-from minitx.ops.elementwise import erfinv_values
+from minitx.ops.special import erfinv_values
 
 # the layers whose output is linear in their input: nothing to make up for
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")

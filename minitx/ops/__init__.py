@@ -1,9 +1,12 @@
 """Differentiable ops, one file per family, each op a ``Function`` subclass (forward and
 backward on raw arrays, the math in its docstring) with its public function right beside it:
 
-    elementwise   arithmetic, // and the remainders, exp/log, rounding, trigonometry, erf,
+    elementwise   arithmetic, // and the remainders, exp/log, rounding, trigonometry,
                   comparisons, isclose, bitwise ops, nan_to_num, lerp; divide (rounding_mode=),
                   square, and PyTorch's other names (absolute, arccos, multiply, clamp, ...)
+    special       the special functions: erf, erfc, erfinv, erfcx; lgamma, digamma, polygamma, zeta,
+                  gammainc, gammaincc, multigammaln (igamma, igammac, mvlgamma); ndtr, log_ndtr, ndtri;
+                  xlogy, xlog1py, entr; sinc
     activation    relu, gelu, tanh, sigmoid, silu, ..., hardswish, mish, glu, prelu, softmax, log_softmax
     reduction     sum, mean, max, min, var, std, logsumexp, prod, norm, argmax, argmin, aminmax, nansum,
                   nanmean, sum_to_size, var_mean, std_mean
@@ -38,9 +41,9 @@ backward on raw arrays, the math in its docstring) with its public function righ
     resample      interpolate (nearest, nearest-exact, linear, bilinear, bicubic, area), max_unpool1d/2d/3d,
                   grid_sample, affine_grid
     ctc           ctc_loss (connectionist temporal classification: alpha and beta recursions over the labels)
-    bessel        minitx.special's Bessel functions (bessel_j0/j1/y0/y1, modified_bessel_k0/k1 and their
-                  scaled forms, spherical_bessel_j0) and orthogonal polynomials (Chebyshev's, Hermite's,
-                  Laguerre's, Legendre's)
+    bessel        minitx.special's Bessel functions (bessel_j0/j1/y0/y1, i0, i1, i0e, i1e,
+                  modified_bessel_k0/k1 and their scaled forms, spherical_bessel_j0, airy_ai) and
+                  orthogonal polynomials (Chebyshev's, Hermite's, Laguerre's, Legendre's)
     _args         how the public functions convert their arguments
 
 Use them through ``minitx.functional`` (``F.softmax(x)``) or tensor methods; this package
@@ -56,8 +59,9 @@ Adding an op:
    (``axis``, ``keepdims``) and the function decorated with ``@takes_torch_keywords``, which
    takes PyTorch's ``dim=`` and ``keepdim=`` too (minitx/keywords.py; tests/test_torch_spelling.py
    fails without it). Add the class to the file's ``__all__`` and the
-   function to ``minitx.functional``'s import list; a Tensor method, if it needs one, calls
-   the function (minitx/autograd/methods.py).
+   function to ``minitx.functional``'s import list (one of torch.special's to minitx/special.py's
+   too, or there alone where PyTorch keeps it only in torch.special); a Tensor method, if it needs
+   one, calls the function (minitx/autograd/methods.py).
 3. Test it in tests/ops/ with the op-test factory (``minitx.testing.op_test``): the forward
    against an independent NumPy computation, a float64 gradcheck on hypothesis-drawn shapes,
    and PyTorch parity in tests/test_torch_op_parity.py where PyTorch has the op.
@@ -65,6 +69,7 @@ tests/ops/test_layout.py holds this layout: it fails when a public function live
 family file or an op that calls a kernel does not name its ``.cu`` file.
 """
 from minitx.ops.elementwise import *  # noqa: F401,F403
+from minitx.ops.special import *  # noqa: F401,F403
 from minitx.ops.activation import *  # noqa: F401,F403
 from minitx.ops.reduction import *  # noqa: F401,F403
 from minitx.ops.scan import *  # noqa: F401,F403

@@ -32,9 +32,10 @@ from minitx.autograd.tensor import Tensor
 from minitx.backend import device_of, get_array_module
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import floating, in_place_function, takes_inplace
-from minitx.ops.elementwise import _erf_numpy, expm1, where
+from minitx.ops.elementwise import expm1, where
 from minitx.ops.reduction import check_nonempty_axes, logsumexp_parts, normalize_axes
 from minitx.ops.shape import split
+from minitx.ops.special import _erf_numpy
 
 __all__ = ["Relu", "Gelu", "Tanh", "Sigmoid", "Silu", "LeakyRelu", "Elu", "Softplus", "LogSigmoid", "Hardtanh", "Softmax",
            "LogSoftmax", "Hardsigmoid", "Hardswish", "Hardshrink", "Softshrink", "Tanhshrink", "Rrelu"]

@@ -1,13 +1,16 @@
 """Bessel functions and orthogonal polynomials, as torch.special's: the Bessel functions of the first
-and second kind J_0, J_1, Y_0, Y_1, the modified ones of the second kind K_0, K_1 (and e^x K_0, e^x K_1),
-the spherical j_0, the Airy function Ai, and the classical polynomials of degree n (Chebyshev's T, U, V,
-W and their shifted forms, Hermite's H and He, Laguerre's L, Legendre's P). The modified Bessel functions of the first kind
-I_0 and I_1 are elementwise.py's i0 and i1 (minitx.special.modified_bessel_i0 and _i1 are those).
+and second kind J_0, J_1, Y_0, Y_1, the modified ones of the first kind I_0, I_1 (i0 and i1, and e^-|x| I_0,
+e^-|x| I_1: i0e and i1e; minitx.special.modified_bessel_i0 and _i1 are i0 and i1) and of the second kind
+K_0, K_1 (and e^x K_0, e^x K_1), the spherical j_0, the Airy function Ai, and the classical polynomials of
+degree n (Chebyshev's T, U, V, W and their shifted forms, Hermite's H and He, Laguerre's L, Legendre's P).
+The other special functions (erf, lgamma, zeta, gammainc, ...) are special.py's.
 
 All in NumPy alone (CuPy runs the same code), each in float64 whatever x's dtype, rounded once:
 
     J_0, J_1, Y_0, Y_1   x < 1: their power series; 1 <= x < 25: Miller's backward recurrence,
                          with Neumann's series for Y; x >= 25: Hankel's asymptotic expansion
+    I_0, I_1             |x| < 40: their power series; from 40 on Hankel's asymptotic series, e^x taken
+                         in two halves (finite to about x = 713.9)
     K_0, K_1             x < 1: their power series; 1 <= x < 25: the trapezoidal rule on
                          K_nu(x) = integral_0^inf exp(-x cosh t) cosh(nu t) dt; x >= 25: Hankel's
     Ai                   |x| < 1: its Maclaurin series; otherwise K_(1/3), K_(2/3) (x > 0) or J_(±1/3), J_(±2/3)
@@ -16,8 +19,9 @@ All in NumPy alone (CuPy runs the same code), each in float64 whatever x's dtype
 
 J and Y agree with mpmath to 3e-16 absolute (1e-14 relative where |value| > 0.01, up to x = 1e20), K and
 e^x K to 2e-15 relative, Ai and Ai' to 1e-14 (relative for x > 0, absolute below 0) over |x| < 12 and
-5e-14 to |x| = 40, the rounding of (2/3)|x|^(3/2) (tests/ops/test_bessel.py). PyTorch gives none of
-these a gradient; minitx does.
+5e-14 to |x| = 40, the rounding of (2/3)|x|^(3/2) (tests/ops/test_bessel.py); I_0 and I_1 to 4e-15
+relative (tests/ops/test_torch_special.py). PyTorch gives none of these but I_0, I_1 and their scaled
+forms a gradient; minitx gives each one.
 """
 from __future__ import annotations
 
@@ -30,12 +34,14 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, to_host
 from minitx.ops._args import floating
+from minitx.ops.special import _in_float64
 
-__all__ = ["AiryAi", "BesselJ0", "BesselJ1", "BesselY0", "BesselY1", "ModifiedBesselK0", "ModifiedBesselK1",
-           "ScaledModifiedBesselK0", "ScaledModifiedBesselK1", "SphericalBesselJ0", "ChebyshevPolynomialT",
-           "ChebyshevPolynomialU", "ChebyshevPolynomialV", "ChebyshevPolynomialW", "ShiftedChebyshevPolynomialT",
-           "ShiftedChebyshevPolynomialU", "ShiftedChebyshevPolynomialV", "ShiftedChebyshevPolynomialW",
-           "HermitePolynomialH", "HermitePolynomialHe", "LaguerrePolynomialL", "LegendrePolynomialP"]
+__all__ = ["AiryAi", "BesselJ0", "BesselJ1", "BesselY0", "BesselY1", "I0", "I1", "I0e", "I1e", "ModifiedBesselK0",
+           "ModifiedBesselK1", "ScaledModifiedBesselK0", "ScaledModifiedBesselK1", "SphericalBesselJ0",
+           "ChebyshevPolynomialT", "ChebyshevPolynomialU", "ChebyshevPolynomialV", "ChebyshevPolynomialW",
+           "ShiftedChebyshevPolynomialT", "ShiftedChebyshevPolynomialU", "ShiftedChebyshevPolynomialV",
+           "ShiftedChebyshevPolynomialW", "HermitePolynomialH", "HermitePolynomialHe", "LaguerrePolynomialL",
+           "LegendrePolynomialP"]
 
 _EULER = 0.57721566490153286061  # Euler's gamma = -psi(1)
 # Below _NEAR each power series (its terms at most x^2/4 < 1/4 in size: no cancellation); from _FAR on
@@ -330,6 +336,117 @@ def modified_bessel_k1(x): return ModifiedBesselK1()(floating(x))
 def scaled_modified_bessel_k0(x): return ScaledModifiedBesselK0()(floating(x))
 def scaled_modified_bessel_k1(x): return ScaledModifiedBesselK1()(floating(x))
 def spherical_bessel_j0(x): return SphericalBesselJ0()(floating(x))
+
+
+# The modified Bessel functions I_0 and I_1. Below |x| = _I_SWITCH their power series,
+#   I_nu(x) = (x/2)^nu sum_k (x^2/4)^k / (k! (k + nu)!),
+# all terms positive (no cancellation), _I_SERIES terms (the first left out is below 1e-17 of the
+# sum there); above, Hankel's asymptotic series
+#   I_nu(x) = e^x / sqrt(2 pi x) sum_k a_k,  a_0 = 1,  a_k = -a_(k-1) (4 nu^2 - (2k - 1)^2) / (8 k x),
+# _I_HANKEL_TERMS terms (at x >= 40 the first left out is below 1e-17). e^x is taken in two halves, so
+# I_nu(x) stays finite up to about x = 713.9, where e^x alone would overflow past 709.78.
+_I_SWITCH, _I_SERIES, _I_HANKEL_TERMS = 40.0, 90, 30
+
+
+def bessel_i_values(nu, x, scaled=False):
+    """I_nu(x) for nu = 0 or 1 (float64): even in x for nu = 0, odd for nu = 1; I_0(±inf) = inf and
+    I_1(±inf) = ±inf (PyTorch's are NaN). Agrees with mpmath to 4e-15 relative (tests/ops/test_torch_special.py).
+    scaled: exp(-|x|) I_nu(x) instead (i0e, i1e), the series times exp(-|x|) and Hankel's without its e^x,
+    finite for every x (0 at ±inf, as PyTorch's)."""
+    xp = get_array_module(x)
+    a = xp.abs(x)
+    near = xp.minimum(a, _I_SWITCH)   # each series only where it holds, the other branch kept finite
+    q = near * near / 4
+    term = xp.ones_like(x)
+    total = xp.ones_like(x)
+    for k in range(1, _I_SERIES):
+        term = term * q / (k * (k + nu))
+        total = total + term
+    series = total * (near / 2) ** nu * (xp.exp(-near) if scaled else 1)
+    far = xp.maximum(a, _I_SWITCH)
+    term = xp.ones_like(x)
+    total = xp.ones_like(x)
+    for k in range(1, _I_HANKEL_TERMS):
+        term = -term * (4 * nu * nu - (2 * k - 1) ** 2) / (8 * k * far)
+        total = total + term
+    half = xp.exp(far / 2) if not scaled else 1
+    hankel = half * (half * total / xp.sqrt(2 * math.pi * far))
+    y = xp.where(a < _I_SWITCH, series, hankel)
+    y = xp.where(xp.isinf(a), 0.0 if scaled else xp.inf, y)
+    return xp.copysign(y, x) if nu == 1 else y
+
+
+class I0(Function):
+    """y = I_0(x), the modified Bessel function of the first kind of order 0 (see bessel_i_values).
+    dx = dy * I_1(x)"""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return _in_float64(lambda v: bessel_i_values(0, v), x)
+
+    def backward(self, dy):
+        (x,) = self.saved
+        return (dy * _in_float64(lambda v: bessel_i_values(1, v), x),)
+
+
+def i0(x): return I0()(floating(x))
+
+
+class I1(Function):
+    """y = I_1(x), the modified Bessel function of the first kind of order 1 (see bessel_i_values).
+    dx = dy * (I_0(x) - y / x),  dy / 2 at x = 0 (the limit: y / x -> 1/2)"""
+
+    def forward(self, x):
+        y = _in_float64(lambda v: bessel_i_values(1, v), x)
+        self.save_for_backward(x, y)
+        return y
+
+    def backward(self, dy):
+        x, y = self.saved
+        xp = get_array_module(x)
+        i0_x = _in_float64(lambda v: bessel_i_values(0, v), x)
+        return (dy * xp.where(x == 0, x.dtype.type(0.5), i0_x - y / xp.where(x == 0, x.dtype.type(1), x)),)
+
+
+def i1(x): return I1()(floating(x))
+
+
+class I0e(Function):
+    """y = exp(-|x|) I_0(x) (see bessel_i_values, scaled).   dx = dy (i1e(x) - sign(x) y)
+    (0 at x = 0, between the slopes -1 and 1 of its kink there, as PyTorch's)"""
+
+    def forward(self, x):
+        y = _in_float64(lambda v: bessel_i_values(0, v, scaled=True), x)
+        self.save_for_backward(x, y)
+        return y
+
+    def backward(self, dy):
+        x, y = self.saved
+        i1e_x = _in_float64(lambda v: bessel_i_values(1, v, scaled=True), x)
+        return (dy * (i1e_x - get_array_module(x).sign(x) * y),)
+
+
+def i0e(x): return I0e()(floating(x))
+
+
+class I1e(Function):
+    """y = exp(-|x|) I_1(x) (see bessel_i_values, scaled).   dx = dy (i0e(x) - y (sign(x) + 1 / x)),
+    dy / 2 at x = 0 (the limit: y / x -> 1/2)"""
+
+    def forward(self, x):
+        y = _in_float64(lambda v: bessel_i_values(1, v, scaled=True), x)
+        self.save_for_backward(x, y)
+        return y
+
+    def backward(self, dy):
+        x, y = self.saved
+        xp = get_array_module(x)
+        i0e_x = _in_float64(lambda v: bessel_i_values(0, v, scaled=True), x)
+        slope = i0e_x - y * (xp.sign(x) + 1 / xp.where(x == 0, x.dtype.type(1), x))
+        return (dy * xp.where(x == 0, x.dtype.type(0.5), slope),)
+
+
+def i1e(x): return I1e()(floating(x))
 
 
 # Ai(0) = 1 / (3^(2/3) Gamma(2/3)) and -Ai'(0) = 1 / (3^(1/3) Gamma(1/3)), the Maclaurin series' constants

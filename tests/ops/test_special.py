@@ -1,7 +1,7 @@
-"""PyTorch's further elementwise math (minitx/ops/elementwise.py): erfc, erfinv, lgamma, digamma,
-logaddexp, logaddexp2, xlogy, sinc, logit, heaviside, fmax, fmin, frac, float_power, ldexp,
-deg2rad, rad2deg (differentiable), and gcd, lcm, nextafter, signbit, isposinf, isneginf, isreal,
-sgn. Each forward against an independent computation (Python's math, mpmath where it has the
+"""PyTorch's further elementwise math (minitx/ops/elementwise.py; erfc, erfinv, lgamma, digamma, xlogy
+and sinc in minitx/ops/special.py): erfc, erfinv, lgamma, digamma, logaddexp, logaddexp2, xlogy, sinc,
+logit, heaviside, fmax, fmin, frac, float_power, ldexp, deg2rad, rad2deg (differentiable), and gcd,
+lcm, nextafter, signbit, isposinf, isneginf, isreal, sgn. Each forward against an independent computation (Python's math, mpmath where it has the
 function, NumPy's own ufuncs for the others) at a stated accuracy in float64 and float32, float64
 gradients on hypothesis-drawn shapes (check_gradients), and PyTorch at the edges: 0, -0, ±inf,
 NaN, the poles of lgamma and digamma, erfinv's ±1, integer and boolean inputs (drawn PyTorch

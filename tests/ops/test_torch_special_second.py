@@ -1,5 +1,6 @@
-"""torch.special's second group in minitx.special (minitx/ops/elementwise.py's block of that name): erfcx,
-ndtri, i0e, i1e, zeta, gammainc and gammaincc (torch.igamma, igammac), multigammaln (torch.mvlgamma).
+"""torch.special's second group in minitx.special (minitx/ops/special.py's block of that name, i0e and i1e in
+bessel.py): erfcx, ndtri, i0e, i1e, zeta, gammainc and gammaincc (torch.igamma, igammac), multigammaln
+(torch.mvlgamma).
 Each: its forward against mpmath on drawn inputs with a float64 gradcheck, its accuracy on wide grids
 in float64 and float32, its values and gradients at the edges beside PyTorch's (and where they depart,
 the limit minitx gives), and the gradients PyTorch has none of, refused by name. PyTorch parity on
@@ -301,7 +302,7 @@ def test_a_float64_beside_a_float32_gives_float64_as_pytorch():
 def test_the_series_host_reads_are_counted():
     """The series and fractions run until every entry has converged: on the GPU each test of that is a
     read of the device (a host synchronisation), so each goes through backend.to_host, which counts it."""
-    from minitx.ops.elementwise import _until_converged
+    from minitx.ops.special import _until_converged
 
     with minitx.backend.count_host_reads() as reads:   # gammainc's loop: changes 1/2, 1/4, ..., 2^-52 = eps
         _until_converged(lambda state: ((state[0] / 2,), state[0] / 2), (np.ones(3),), "test")

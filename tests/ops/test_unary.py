@@ -1,6 +1,6 @@
-"""More elementwise math (minitx/ops/elementwise.py): forward against independent NumPy/Python
-computations, float64 gradients (check_gradients: gradcheck + backward hygiene) on
-hypothesis-drawn shapes, and PyTorch parity including the edge values 0, -0, ±inf and NaN.
+"""More elementwise math (minitx/ops/elementwise.py; erf in minitx/ops/special.py): forward against
+independent NumPy/Python computations, float64 gradients (check_gradients: gradcheck + backward
+hygiene) on hypothesis-drawn shapes, and PyTorch parity including the edge values 0, -0, ±inf and NaN.
 
 The ops: Sin, Cos, Erf, Sign, Floor, Ceil, Round, Trunc, Log2, Exp2, Log1p, Expm1, Rsqrt,
 Reciprocal, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Log10 (and the boolean isnan,
