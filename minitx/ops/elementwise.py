@@ -25,7 +25,7 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
 from minitx.dtypes import finfo
-from minitx.ops._args import alpha_times, binary, check_alpha, check_bool, check_fits, common_16_bits, floating, integer_scale, one_dtype, operands, promote
+from minitx.ops._args import alpha_times, binary, check_bool, check_fits, common_16_bits, floating, one_dtype, operands, promote
 
 __all__ = ["Frexp", "Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "ClipTensor", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
            "Remainder", "Fmod", "NanToNum", "Lerp", "LogAddExp", "LogAddExp2",

@@ -423,7 +423,8 @@ class Norm(_Reduction):
             y = magnitude.max(axis=axes, keepdims=True) if p > 0 else magnitude.min(axis=axes, keepdims=True)
         elif p == 0:
             y = (x != 0).sum(axis=axes, keepdims=True).astype(x.dtype)
-        elif p == 1:
+        elif p == 1 or math.prod(x.shape[a] for a in axes) == 1:
+            # (over one entry: |x| itself, as PyTorch's, where |x|^p could underflow or overflow)
             y = magnitude.sum(axis=axes, keepdims=True)
         elif p == 2:
             y = xp.sqrt((x * x).sum(axis=axes, keepdims=True))
