@@ -94,6 +94,14 @@ def test_each_half_of_var_mean_and_std_mean_in_16_bits_follows_float32(pair, hal
         assert check_low_precision(lambda t: pair(t, axis, correction=1)[half], x, dtype=dtype)
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_corrcoef_in_16_bits_follows_float32(dtype):
+    """(Left out of the parity table's 16-bit run, tests/test_low_precision_ops.py's TWO_PATHS: here on
+    observations enough that no correlation is +-1, where its two paths' gradients would cancel.)"""
+    x = minitx.tensor(np.random.default_rng(0).uniform(-3, 3, (3, 6)), dtype="float64")
+    assert check_low_precision(F.corrcoef, x, dtype=dtype)
+
+
 @pytest.mark.parametrize("x", [np.zeros(0), np.zeros((2, 0)), np.array([1.5]), np.array([[1.0], [2.0]]),
                                np.array(2.0), np.array([[1.0, 1.0, 1.0], [1.0, 2.0, 4.0]]),
                                np.array([[1.0, 2.0, np.inf], [1.0, 5.0, np.nan]])])
@@ -255,6 +263,16 @@ test_renorm_against_numpy = op_test(
     kwargs={"p": st.sampled_from([1, 2, 3.5]), "axis": lambda s: st.integers(-len(s), len(s) - 1),
             "maxnorm": st.sampled_from([0.0, 0.05, 100.0])},
     numpy=_renormed)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_renorm_in_16_bits_follows_float32(dtype):
+    """(Left out of the parity table's 16-bit run, tests/test_low_precision_ops.py's TWO_PATHS.) The values
+    of slices scaled and not; the gradient where no slice is scaled, as along a scaled one its two paths
+    cancel to 0 and the sum carries two roundings."""
+    x = np.random.default_rng(0).uniform(-3, 3, (3, 4))
+    assert check_low_precision(lambda t: F.renorm(t, 2, 0, 4.0), minitx.tensor(x), dtype=dtype)
+    assert check_low_precision(lambda t: F.renorm(t, 2, 0, 100.0), minitx.tensor(x, requires_grad=True), dtype=dtype)
 
 
 def test_renorm_method_pytorchs_keywords_and_errors():
