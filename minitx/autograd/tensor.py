@@ -690,17 +690,14 @@ class Tensor:
 
     # PyTorch's in-place methods that have no out-of-place form of their own name, or add to it;
     # the others (x.exp_(), x.scatter_(...), ...) are built from their out-of-place forms (methods.py)
-    def add_(self, other, *, alpha=1): return self._in_place("add_", F.add, self._alpha_times("add_", other, alpha))
+    def add_(self, other, *, alpha=1):  # (alpha * other wide, so that x + alpha * y rounds once: alpha_times)
+        return self._in_place("add_", F.add, alpha_times("add_", self, other, alpha, wide=True))
 
     def sub_(self, other, *, alpha=1): return self._subtract_in_place("sub_", other, alpha)
     def subtract_(self, other, *, alpha=1): return self._subtract_in_place("subtract_", other, alpha)
 
     def _subtract_in_place(self, op, other, alpha):
         return self._in_place(op, lambda x, y: _difference(op, x, y, alpha, wide=True), other)
-
-    def _alpha_times(self, op, other, alpha):
-        """add_'s and sub_'s ``alpha * other``, wide, so that x + alpha * y rounds once (alpha_times)."""
-        return other if type(alpha) is int and alpha == 1 else alpha_times(op, self, other, alpha, wide=True)
 
     def fill_(self, value): return self._in_place("fill_", _as_contents, _one_value(value))
     def copy_(self, src): return self._in_place("copy_", _as_contents, src)
@@ -1037,15 +1034,17 @@ def bits_as(x, dtype):
     if old != new:
         if x.ndim == 0:
             raise ValueError(f"{what}: a 0-d tensor has no last axis to scale; expected at least 1 dimension")
-        stepped = [(axis, step // old) for axis, (step, n) in enumerate(zip(x.data.strides, x.shape))
-                   if n > 1 and x.data.size]  # (an axis of length 1, or an empty tensor, is never stepped along)
-        if stepped and stepped[-1][0] == x.ndim - 1 and stepped[-1][1] != 1:
-            raise ValueError(f"{what}: the last axis must be contiguous (stride 1), got stride {stepped[-1][1]}; "
+        # (the strides of the axes stepped along: not one of length 1, nor any of an empty tensor)
+        steps = {axis: step // old for axis, (step, n) in enumerate(zip(x.data.strides, x.shape))
+                 if n > 1 and x.data.size}
+        last = steps.pop(x.ndim - 1, 1)
+        if last != 1:
+            raise ValueError(f"{what}: the last axis must be contiguous (stride 1), got stride {last}; "
                              "copy it first, e.g. x.contiguous()")
         if new > old:
             ratio, offset = new // old, x.storage_offset()
             for name, count in ((f"the last axis' length {x.shape[-1]}", x.shape[-1]), (f"the offset {offset}", offset),
-                                *((f"the stride {step} of axis {axis}", step) for axis, step in stepped[:-1])):
+                                *((f"the stride {step} of axis {axis}", step) for axis, step in steps.items())):
                 if count % ratio:
                     raise ValueError(f"{what}: {name} must be a multiple of {ratio}")
     out = Tensor._from_op(x.data.view(dtype), None)

@@ -11,8 +11,8 @@ import numbers
 import numpy as np
 
 from minitx import amp, backend
-from minitx.dtypes import finfo
 from minitx.autograd.tensor import Tensor, as_tensor, named
+from minitx.dtypes import finfo
 
 
 def binary(op, a, b, true_division=False):
@@ -229,7 +229,12 @@ def alpha_times(op, a, b, alpha, *, wide=False):
       scales a scalar); with ``wide`` (the in-place forms) in float32 for 16 bits and float64 for
       float32, so that x + alpha * y rounds once, into x, as PyTorch's fused kernel nearly does
       (rounded first, it would be off by its own rounding, hundreds of units of x's where the two
-      nearly cancel)."""
+      nearly cancel).
+
+    The default alpha, the int 1, gives b as it is (1.0 and True are checked: PyTorch refuses them for
+    some dtypes)."""
+    if type(alpha) is int and alpha == 1:
+        return b
     check_alpha(op, alpha, a, b)
     if is_boolean(a, b):
         return as_tensor(b) & bool(alpha)

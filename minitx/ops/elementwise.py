@@ -54,9 +54,7 @@ class Add(Function):
 
 def add(a, b, *, alpha=1):
     """a + b; with ``alpha``, a + alpha * b, as PyTorch's add (alpha_times)."""
-    if not (type(alpha) is int and alpha == 1):  # (1.0 and True are checked: PyTorch refuses them for some dtypes)
-        b = alpha_times("add", a, b, alpha)
-    return binary(Add(), a, b)
+    return binary(Add(), a, alpha_times("add", a, b, alpha))
 
 
 class Sub(Function):
@@ -80,9 +78,7 @@ def _difference(op, a, b, alpha=1, wide=False):
     for operand in (a, b):
         if isinstance(operand, (Tensor, bool, np.bool_)):
             _not_boolean(op, operand)
-    if not (type(alpha) is int and alpha == 1):
-        b = alpha_times(op, a, b, alpha, wide=wide)
-    return binary(Sub(), a, b)
+    return binary(Sub(), a, alpha_times(op, a, b, alpha, wide=wide))
 
 
 class Mul(Function):
