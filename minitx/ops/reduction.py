@@ -396,7 +396,7 @@ class Norm(_Reduction):
     for p = inf, the smallest for p = -inf, the number of nonzero entries for p = 0.
 
         p = 2:           dx = dy * x / y
-        0 < p < inf:     dx = dy * sign(x) * |x|^(p-1) / y^(p-1)
+        0 < p < inf:     dx = dy * sign(x) * (|x| / y)^(p-1)
         p = +-inf:       dx = dy * sign(x) where |x| = y, 0 elsewhere (ties share dy equally, as max)
         p = 0:           dx = 0 (a count)
 
@@ -444,13 +444,15 @@ class Norm(_Reduction):
         elif p == 1:
             share = xp.sign(x)
         else:
-            scale = y if p == 2 else y ** (p - 1)
-            power = x if p == 2 else xp.sign(x) * xp.abs(x) ** (p - 1)
             # 0 at a zero entry (a subgradient; |x|^(p-1) is inf there for p < 1) and where the norm is 0;
             # NaN throughout a slice whose norm is NaN, and at an infinite entry (inf / inf); for p < 1 an
-            # infinite norm makes scale 0 and the finite entries' dx inf (the limit), as PyTorch's
+            # infinite norm makes the finite entries' dx inf (the limit), as PyTorch's
+            counted = (y != 0) & ((x != 0) | (y != y))
             with quiet_float_errors(xp):
-                share = xp.divide(power, scale, out=xp.zeros_like(x), where=(y != 0) & ((x != 0) | (y != y)))
+                if p == 2:
+                    share = xp.divide(x, y, out=xp.zeros_like(x), where=counted)
+                else:  # (|x| / y)^(p-1), not |x|^(p-1) / y^(p-1), whose powers both underflow at a tiny x
+                    share = xp.where(counted, xp.sign(x) * (xp.abs(x) / xp.where(counted, y, 1)) ** (p - 1), 0)
         return (self.expand(dy) * share,)
 
 

@@ -539,10 +539,16 @@ def test_vector_norm_at_zeros_ties_nan_and_empty_axes(ord):
 @pytest.mark.parametrize("ord", [2, 3, 0.5, 1.5])
 def test_vector_norm_of_one_entry_is_its_magnitude_as_pytorchs(ord):
     """Over a single entry the norm is |x| itself, as PyTorch's, where (sum |x|^p)^(1/p) would underflow
-    to 0 (|x| = 6e-170) or overflow to inf (3e200); the gradients follow (p = 3's is NaN there in both)."""
+    to 0 (|x| = 6e-170) or overflow to inf (3e200); its gradient sign(x) (|x| / y)^(p-1) is sign(x) there
+    too (PyTorch's |x|^(p-1) / y^(p-1) is 0 / 0 or inf / inf at p = 3: NaN)."""
     torch = import_torch()
     x = np.array([[6.4571e-170], [-2.0], [0.0], [3e200]])
-    parity(lambda t: LA.vector_norm(t, ord, dim=1), lambda t: torch.linalg.vector_norm(t, ord, dim=1), leaf(x))
+    parity(lambda t: LA.vector_norm(t, ord, dim=1), lambda t: torch.linalg.vector_norm(t, ord, dim=1), leaf(x[1:3]))
+    parity(lambda t: LA.vector_norm(t, ord, dim=1), lambda t: torch.linalg.vector_norm(t, ord, dim=1),
+           minitx.tensor(x))
+    t = leaf(x)
+    LA.vector_norm(t, ord, dim=1).sum().backward()
+    np.testing.assert_array_equal(t.grad.numpy(), np.sign(x))
     parity(lambda t: F.renorm(t, 2, 0, 0.0), lambda t: torch.renorm(t, 2, 0, 0.0), leaf(x[:1]))
 
 

@@ -11,7 +11,7 @@ import minitx
 import minitx.functional as F
 from minitx.testing import arg, gradcheck, leaf, op_case
 from minitx.testing import strategies as mst
-from _torch_kit import parity
+from _torch_kit import import_torch, parity
 
 
 def _logsumexp(x, axis, keepdims):
@@ -240,6 +240,18 @@ def test_a_nan_or_infinite_entry_gives_norm_nan_gradients_as_pytorchs(p):
     np.testing.assert_array_equal(np.isnan(x.grad.numpy()[1]), [True, False, False])
     np.testing.assert_array_equal(x.grad.numpy()[1, 1:], [0.0, 0.0] if p > 1 else [np.inf, np.inf])
     parity(lambda t: F.norm(t, p, 1), lambda t: t.norm(p, dim=1), leaf(x.numpy()))
+
+
+@pytest.mark.parametrize("p", [3.5, 3, 1.5, 0.5])
+def test_norm_gradient_of_a_tiny_entry_is_its_sign(p):
+    """Over one entry y = |x|, so dx = dy sign(x) (|x| / y)^(p-1) = dy sign(x), also at x = 2.35e-158, where
+    |x|^(p-1) and y^(p-1) both underflow for p > 1 (PyTorch's 0 / 0: NaN, or inf). renorm, composed of
+    norm, leaves such a slice (its norm below maxnorm) with the gradient dy, as PyTorch's renorm."""
+    x = leaf(np.array([[2.35e-158], [-1e-200]]))
+    F.norm(x, p, 1).backward(np.array([0.5, 2.0]))
+    np.testing.assert_array_equal(x.grad.numpy(), [[0.5], [-2.0]])
+    torch = import_torch()
+    parity(lambda t: F.renorm(t, p, 0, 0.5), lambda t: torch.renorm(t, p, 0, 0.5), leaf(x.numpy()))
 
 
 def test_norm_refuses_what_is_no_norm():
