@@ -1437,7 +1437,7 @@ class Logit(Function):
         xp = get_array_module(x)
         lo, hi = (0, 1) if self.eps is None else (self.eps, 1 - self.eps)
         outside = xp.nan if self.eps is None else 0
-        return (xp.where((x < lo) | (x > hi), outside, dy / (x * (1 - x))),)
+        return (xp.where((x < lo) | (x > hi), outside, dy / (xp.abs(x) * (1 - x))),)  # (|x|: -0's slope is 0's, +inf)
 
 
 def logit(x, eps=None):

@@ -192,7 +192,7 @@ def test_the_other_ops_at_their_edges_as_pytorch():
         parity(ours, theirs, leaf(a), leaf(b))
     parity(F.sinc, torch.sinc, leaf([0.0, -0.0, 1.0, 0.5, -2.7, INF, -INF, NAN, 3.0]))
     parity(F.frac, torch.frac, leaf([1.5, -1.5, INF, -INF, NAN, 0.0, -0.0, 1e300, 2.75]))
-    unit = [0.0, 1.0, 0.5, -0.1, 1.2, NAN, 0.1, 0.9, 0.05, INF]
+    unit = [0.0, -0.0, 1.0, 0.5, -0.1, 1.2, NAN, 0.1, 0.9, 0.05, INF]  # (-0.0: the slope +inf, as at 0)
     parity(F.logit, torch.logit, leaf(unit))
     parity(lambda x: F.logit(x, 0.1), lambda x: torch.logit(x, 0.1), leaf(unit))
     for ours, theirs in ((F.deg2rad, torch.deg2rad), (F.rad2deg, torch.rad2deg)):
