@@ -21,9 +21,10 @@ import numpy as np
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, _method_axis, as_tensor
 from minitx.backend import get_array_module, to_host
+from minitx.dtypes import numpy_finfo
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import broadcast_batches, floating
-from minitx.ops.elementwise import masked_fill, maximum, where
+from minitx.ops.elementwise import masked_fill, where
 from minitx.ops.indexing import diagonal, tril, triu
 from minitx.ops.reduction import normalize_axes
 from minitx.ops.shape import concatenate, movedim, stack
@@ -89,12 +90,21 @@ def _solved(op, A, B=None):
                           f"{'inversion' if B is None else 'system'} could not be completed") from None
 
 
-def _divided(numerator, denominator):
-    """numerator / denominator, 0 where the numerator is 0: a term the gradient does not have
-    (an output without a gradient) stays 0 at a zero denominator (repeated eigenvalues)."""
+def _divided(numerator, denominator, vectors_used):
+    """numerator / denominator for the matrices whose singular vectors (eigenvectors) received a
+    gradient (vectors_used [..., 1, 1]), 0 for the others: their terms come from the vectors alone, so
+    the values alone have a finite gradient at repeated values. Through the vectors a repeated value
+    divides by 0, inf or NaN, as PyTorch's: 0 / 0 is not 0 there (pinv of I, through svd, would
+    otherwise get a finite wrong gradient)."""
     xp = get_array_module(numerator)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return numerator / xp.where(numerator == 0, 1, denominator)
+        return xp.where(vectors_used, numerator / denominator, 0)
+
+
+def _received(*gradients):
+    """[..., 1, 1]: whether each matrix's part of any of these gradients [..., r, c] is not all 0."""
+    xp = get_array_module(gradients[0])
+    return xp.any(xp.stack([(g != 0).any(axis=(-2, -1)) for g in gradients]), axis=0)[..., None, None]
 
 
 def _differences(values):
@@ -393,8 +403,9 @@ class Eigh(Function):
     symmetric part of F ∘ X is F ∘ (X - X^T) / 2):
         dA = V (diag(dw) + F ∘ (X - X^T) / 2) V^T
     At repeated eigenvalues F is infinite and the eigenvectors are not unique: a gradient through V
-    is then inf or NaN, as PyTorch's (its docs: finite only for distinct eigenvalues); one through
-    w alone stays finite (a term whose X - X^T is 0 is 0, see _divided).
+    is then inf or NaN, as PyTorch's (its docs: finite only for distinct eigenvalues), even where
+    the loss does not depend on the choice of V (a 0 / 0 whose limit the tie has lost); one through
+    w alone stays finite (_divided).
     """
 
     def __init__(self, UPLO="L"):
@@ -410,7 +421,7 @@ class Eigh(Function):
         w, V = self.saved
         dw, dV = dy[..., 0, :], dy[..., 1:, :]
         X = _mT(V) @ dV
-        inner = _divided((X - _mT(X)) / 2, _differences(w))
+        inner = _divided((X - _mT(X)) / 2, _differences(w), _received(dV))
         n = w.shape[-1]
         inner[..., range(n), range(n)] = dw
         return (V @ inner @ _mT(V),)
@@ -468,8 +479,9 @@ class SVD(Function):
              + (I - U U^T) dU diag(1 / S) V^T        (m > k: U's columns span only part of R^m)
              + U diag(1 / S) dV^T (I - V V^T)        (n > k: the same of V)
     Defined for distinct, nonzero singular values; U's and V's columns are only fixed up to a joint
-    sign, so a loss must not depend on it (U diag(c) V^T, U ∘ U or S: yes). As in Eigh, a term
-    whose numerator is 0 is 0 (_divided), so S alone has a finite gradient at ties.
+    sign, so a loss must not depend on it (U diag(c) V^T, U ∘ U or S: yes). As in Eigh, a gradient
+    through U or V is inf or NaN at ties and zero singular values, as PyTorch's; S alone has a finite
+    one (_divided). pinv has its own backward, finite at ties (Pinv).
     """
 
     def forward(self, A):
@@ -483,14 +495,14 @@ class SVD(Function):
         U, S, V = self.saved
         m, k = U.shape[-2], S.shape[-1]
         dU, dS, dV = dy[..., :m, :], dy[..., m, :], dy[..., m + 1:, :]
-        J, K = _mT(U) @ dU, _mT(V) @ dV
-        inner = _divided((J - _mT(J)) * S[..., None, :] + S[..., :, None] * (K - _mT(K)), _differences(S * S))
+        J, K, used = _mT(U) @ dU, _mT(V) @ dV, _received(dU, dV)
+        inner = _divided((J - _mT(J)) * S[..., None, :] + S[..., :, None] * (K - _mT(K)), _differences(S * S), used)
         inner[..., range(k), range(k)] = dS
         dA = U @ inner @ _mT(V)
         if m > k:
-            dA += _divided(dU - U @ J, S[..., None, :]) @ _mT(V)
+            dA += _divided(dU - U @ J, S[..., None, :], used) @ _mT(V)
         if V.shape[-2] > k:
-            dA += U @ _divided(_mT(dV - V @ K), S[..., :, None])
+            dA += U @ _divided(_mT(dV - V @ K), S[..., :, None], used)
         return (dA,)
 
 
@@ -641,28 +653,110 @@ def qr(A, mode="reduced"):
     return QRResult(Q, R)
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False):
-    """The Moore-Penrose pseudo-inverse A^+ [..., n, m] of each A [..., m, n] (PyTorch's linalg.pinv),
-    composed of svd (or of eigh with hermitian=True, A symmetric, read from its lower triangle):
-        A = U diag(S) V^T,        A^+ = V diag(S^+) U^T,        S^+_i = 1 / S_i where S_i > cutoff, else 0
-        cutoff = max(atol, rtol * max_i S_i)
-    rtol defaults to max(m, n) * eps of A's dtype when atol is None too, else to 0 (PyTorch's rule);
-    with hermitian, S are the eigenvalues' magnitudes. The gradient is svd's (eigh's), finite where the
-    singular values kept are distinct (PyTorch's own formula is finite at ties too); where a
-    nonzero singular value is dropped it is the truncated sum's derivative (PyTorch's takes that value as 0)."""
+def _tolerances(op, A, atol, rtol):
+    """atol and rtol as float64 arrays on A's device that broadcast against A's batch (numbers or
+    tensors given, or None): atol None is 0; rtol None is max(m, n) * eps of A's dtype where atol is
+    not above 0, else 0 (PyTorch's rule, matrix by matrix)."""
+    xp = get_array_module(A.data)
+    given = {}
+    for name, value in (("atol", atol), ("rtol", rtol)):
+        if value is not None:
+            value = xp.asarray(value.data if isinstance(value, Tensor) else value, dtype=np.float64)
+            try:
+                np.broadcast_shapes(value.shape, A.shape[:-2])
+            except ValueError:
+                raise ValueError(f"{op}: {name} of shape {value.shape} does not broadcast against the batch of A's "
+                                 f"shape {A.shape}") from None
+            given[name] = value
+    atol = given.get("atol", xp.zeros(()))
+    eps_rtol = max(A.shape[-2:]) * float(numpy_finfo(A.dtype).eps)
+    return atol, given["rtol"] if rtol is not None else xp.where(atol > 0, 0.0, eps_rtol)
+
+
+def _kept(S, atol, rtol):
+    """S_i > max(atol, rtol * max_i S_i) for each matrix's values S [..., k] (descending or not): the
+    singular values (eigenvalue magnitudes) that count; the batch broadcasts against atol's and rtol's."""
+    xp = get_array_module(S)
+    largest = S.max(axis=-1) if S.shape[-1] else xp.zeros(S.shape[:-1], dtype=S.dtype)
+    return S > xp.maximum(rtol * largest, atol)[..., None]
+
+
+def _values_for_rank(A, hermitian=False):
+    """The singular values of A's raw array (hermitian: its eigenvalues' magnitudes, from the lower
+    triangle), 16 bits computed in float32 as Function.apply computes them: what a rank reads (no gradient)."""
+    a = A.data.astype(np.float32) if A.dtype.itemsize == 2 else A.data
+    xp = get_array_module(a)
+    return xp.abs(xp.linalg.eigvalsh(a)) if hermitian else xp.linalg.svd(a, compute_uv=False)
+
+
+def _deprecated_tolerance(op, old_name, old, atol, rtol):
+    """PyTorch's older spelling (pinv's rcond, matrix_rank's tol) as (atol, rtol): rcond is rtol with atol
+    0, tol is atol with rtol 0; refused beside atol= or rtol=, as by PyTorch."""
+    if old is None:
+        return atol, rtol
+    if atol is not None or rtol is not None:
+        raise TypeError(f"{op}: {old_name}= is PyTorch's older spelling of "
+                        f"{'rtol' if old_name == 'rcond' else 'atol'}=; give it or atol=/rtol=, not both")
+    return (0.0, old) if old_name == "rcond" else (old, 0.0)
+
+
+class Pinv(Function):
+    """X = A^+ [..., n, m], the Moore-Penrose pseudo-inverse of A [..., m, n]:
+        A = U diag(S) V^T,        X = V diag(S^+) U^T,        S^+_i = 1 / S_i where S_i is kept, else 0
+    (svd; with hermitian, A = V diag(w) V^T from eigh, read from its lower triangle, and X = V diag(w^+) V^T,
+    kept by |w_i|); kept: above max(atol, rtol * max_i S_i) (_kept).
+
+    Where the rank is the same around A, differentiating A X A = A, X A X = X and the symmetry of A X and
+    X A gives (Golub & Pereyra 1973; PyTorch's pinv_backward)
+        dX(dA) = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X
+    so for the gradient G = dy of X, its adjoint:
+        dA = -X^T G X^T + (I_m - A X) G^T X X^T + X^T X G^T (I_n - X A)
+    It divides by no difference of singular values, so it is finite where they are tied (A = I), where
+    svd's backward is not; where a nonzero singular value is dropped it is this formula at the X computed,
+    as PyTorch's (the truncation's own derivative would differ by terms in the dropped values).
+    """
+
+    def __init__(self, atol, rtol, hermitian):
+        self.atol, self.rtol, self.hermitian = atol, rtol, hermitian
+
+    def forward(self, A):
+        xp = get_array_module(A)
+        if self.hermitian:
+            A = xp.tril(A) + _mT(xp.tril(A, -1))   # (the matrix inverted: its backward is this one's)
+            w, V = xp.linalg.eigh(A)
+            inverse = xp.where(_kept(xp.abs(w), self.atol, self.rtol), 1 / xp.where(w == 0, 1, w), 0)
+            X = (V * inverse[..., None, :]) @ _mT(V)
+        else:
+            U, S, Vh = xp.linalg.svd(A, full_matrices=False)
+            inverse = xp.where(_kept(S, self.atol, self.rtol), 1 / xp.where(S == 0, 1, S), 0)
+            X = (_mT(Vh) * inverse[..., None, :]) @ _mT(U)
+        self.save_for_backward(A, X)
+        return X
+
+    def backward(self, dy):
+        A, X = self.saved
+        XT, GT = _mT(X), _mT(dy)
+        dA = -XT @ dy @ XT
+        dA += (GT - A @ (X @ GT)) @ (X @ XT)          # (I_m - A X) G^T X X^T
+        dA += (XT @ X) @ (GT - (GT @ X) @ A)          # X^T X G^T (I_n - X A)
+        return (dA,)
+
+
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
+    """The Moore-Penrose pseudo-inverse A^+ [..., n, m] of each A [..., m, n] (PyTorch's linalg.pinv; Pinv):
+    the singular values (with hermitian=True, A symmetric read from its lower triangle: the eigenvalues'
+    magnitudes) above max(atol, rtol * the largest) inverted, the others dropped. rtol defaults to
+    max(m, n) * eps of A's dtype unless atol > 0 is given, then to 0 (PyTorch's rule); atol and rtol are
+    numbers or tensors that broadcast against A's batch (the result then has the broadcast batch).
+    rcond, PyTorch's older spelling, is rtol with atol 0. The gradient is finite at tied singular values
+    (Pinv)."""
     op = "linalg.pinv"
     A = _square(op, A) if hermitian else _matrices(op, A)
-    if rtol is None:
-        rtol = max(A.shape[-2:]) * np.finfo(A.dtype).eps if atol is None else 0.0
-    if hermitian:
-        w, V = eigh(A)
-        size, U, Vh = w.abs(), V * w.sign().unsqueeze(-2), V.mT  # A = (V diag(sign w)) diag(|w|) V^T
-    else:
-        U, size, Vh = svd(A, full_matrices=False)
-    largest = size.amax(axis=-1, keepdims=True) if size.shape[-1] else size
-    keep = size > maximum(largest * rtol, atol or 0.0).detach()
-    inverse_sizes = where(keep, 1 / where(keep, size, 1.0), 0.0)  # (1 / 0 never formed: its gradient would be NaN)
-    return (Vh.mT * inverse_sizes.unsqueeze(-2)) @ U.mT
+    atol, rtol = _tolerances(op, A, *_deprecated_tolerance(op, "rcond", rcond, atol, rtol))
+    batch = np.broadcast_shapes(A.shape[:-2], atol.shape, rtol.shape)
+    if batch != A.shape[:-2]:
+        A = A.expand(*batch, *A.shape[-2:])
+    return Pinv(atol, rtol, hermitian)(A)
 
 
 def pinverse(A, rcond=1e-15):
@@ -677,7 +771,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
         X = R^-1 Q^T B        (A^T A X = A^T B is R^T R X = R^T Q^T B)
     composed of qr, a matmul and solve (their gradients). Where an A is wide or rank-deficient: the
     minimum-norm solution X = A^+ B, A^+ pinv's with the singular values at or below rcond * the largest
-    dropped (pinv's gradient: svd's). B is [..., m, k], or [..., m] when it has one axis fewer than A
+    dropped (Pinv's gradient). B is [..., m, k], or [..., m] when it has one axis fewer than A
     (PyTorch's rule); batch axes broadcast. The result is PyTorch's named tuple with the fields its CPU
     default driver 'gelsy' fills: residuals and singular_values empty, rank A's rank (the singular values
     above rcond * the largest, rcond defaulting to max(m, n) * eps). 'gelsy' decides the rank by a QR
@@ -698,9 +792,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
     batch = broadcast_batches(op, "A", A, "B", B)
     xp = get_array_module(A.data)
     if rcond is None:
-        rcond = max(m, n) * np.finfo(A.dtype).eps
-    S = xp.linalg.svd(A.data, compute_uv=False)
-    rank = (S > rcond * S[..., :1]).sum(axis=-1) if min(m, n) else xp.zeros(A.shape[:-2], dtype=np.int64)
+        rcond = max(m, n) * float(numpy_finfo(A.dtype).eps)
+    S = _values_for_rank(A)
+    rank = _kept(S, 0.0, rcond).sum(axis=-1)
     if m >= n and not to_host((rank < n).any()):
         Q, R = qr(A)
         X = solve(R, Q.mT @ B)
@@ -1083,33 +1177,16 @@ def cholesky_inverse(L, upper=False):
     return cholesky_solve(Tensor(xp.eye(L.shape[-1], dtype=L.dtype)), L, upper)
 
 
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     """The rank of each A [..., m, n] (PyTorch's linalg.matrix_rank), int64: the count of its singular
     values (the eigenvalues' magnitudes with hermitian=True, A symmetric, read from its lower triangle)
-    above max(atol, rtol * the largest). rtol defaults to max(m, n) * eps of A's dtype unless atol > 0
-    is given, then to 0 (PyTorch's rule). atol and rtol are numbers or tensors that broadcast against
-    A's batch (the result then has the broadcast shape), the rule then taken matrix by matrix. No
-    gradient (an integer)."""
+    above max(atol, rtol * the largest) (pinv's rule: _tolerances, _kept). atol and rtol are numbers or
+    tensors that broadcast against A's batch (the result then has the broadcast shape). tol, PyTorch's
+    older spelling, is atol with rtol 0. No gradient (an integer)."""
     op = "linalg.matrix_rank"
     A = _square(op, A) if hermitian else _matrices(op, A)
-    xp = get_array_module(A.data)
-    tolerances = {}
-    for name, value in (("atol", atol), ("rtol", rtol)):
-        if value is not None:
-            value = xp.asarray(value.data if isinstance(value, Tensor) else value, dtype=np.float64)
-            try:
-                np.broadcast_shapes(value.shape, A.shape[:-2])
-            except ValueError:
-                raise ValueError(f"{op}: {name} of shape {value.shape} does not broadcast against the batch of A's "
-                                 f"shape {A.shape}") from None
-            tolerances[name] = value
-    atol = tolerances.get("atol", 0.0)
-    eps_rtol = max(A.shape[-2:]) * np.finfo(A.dtype).eps
-    rtol = tolerances["rtol"] if rtol is not None else xp.where(atol > 0, 0.0, eps_rtol)
-    S = xp.abs(xp.linalg.eigvalsh(A.data)) if hermitian else xp.linalg.svd(A.data, compute_uv=False)
-    largest = S.max(axis=-1) if S.shape[-1] else xp.zeros(S.shape[:-1])
-    tolerance = xp.maximum(rtol * largest, atol)
-    return Tensor((S > tolerance[..., None]).sum(axis=-1).astype(np.int64))
+    atol, rtol = _tolerances(op, A, *_deprecated_tolerance(op, "tol", tol, atol, rtol))
+    return Tensor(_kept(_values_for_rank(A, hermitian), atol, rtol).sum(axis=-1).astype(np.int64))
 
 
 def cond(A, p=None):

@@ -316,6 +316,30 @@ def test_eigh_at_repeated_eigenvalues():
 # ---------------------------------------------------------------- svd, svdvals, matrix_norm
 
 
+def test_svd_at_tied_singular_values_is_finite_through_s_alone_as_pytorch():
+    """At A = I every singular value ties: through S the gradient is finite; through U and Vh it is NaN, as
+    PyTorch's, even for U Vh, whose value does not depend on which U was chosen (0 / 0: its limit is lost)."""
+    torch = import_torch()
+    A = np.eye(3)
+    parity(lambda t: LA.svd(t).S, lambda t: torch.linalg.svd(t).S, leaf(A))
+    for fn, torch_fn in ((lambda t: _matrix_of_the_vectors(LA.svd(t)), lambda t: _matrix_of_the_vectors(torch.linalg.svd(t))),
+                         (lambda t: LA.svd(t).U.sum() + LA.svd(t).S.sum(), lambda t: torch.linalg.svd(t).U.sum() + torch.linalg.svd(t).S.sum())):
+        x, theirs = leaf(A), torch.tensor(A, requires_grad=True)
+        fn(x).sum().backward()
+        torch_fn(theirs).sum().backward()
+        assert np.isnan(x.grad.numpy()).all() and torch.isnan(theirs.grad).all()
+    batch = leaf(np.stack([np.eye(2), np.diag([2.0, 1.0])]))  # matrix by matrix: the second's gradient is finite
+    _matrix_of_the_vectors(LA.svd(batch)).sum().backward()
+    assert np.isnan(batch.grad.numpy()[0]).all() and np.isfinite(batch.grad.numpy()[1]).all()
+
+
+def _matrix_of_the_vectors(usv):
+    """U Vh: the polar factor of A, which the singular vectors' signs do not change."""
+    return usv[0] @ usv[2]
+
+
+
+
 def _svd_unsigned(t):
     """What of svd does not depend on the singular vectors' joint signs: S, U ∘ U, Vh ∘ Vh, U diag(c) Vh."""
     U, S, Vh = LA.svd(t, full_matrices=False)
@@ -529,16 +553,18 @@ def test_qr_refuses_the_gradients_pytorch_refuses():
     assert LA.qr(leaf(np.zeros((2, 3, 0)))).Q.shape == (2, 3, 0)  # empty matrices, as NumPy's and PyTorch's
 
 
-@given(factored("general", square=False))
-def test_pinv_as_its_factors_numpy_and_pytorch(drawn):
+@given(factored("general", square=False), st.sampled_from([{}, {"atol": 0.5}, {"rtol": 0.1}, {"atol": 0.0}]))
+def test_pinv_as_its_factors_numpy_and_pytorch(drawn, tolerance):
+    """(The drawn singular values are 1 and up, within a factor 3.4: no tolerance drawn drops one.)"""
     A, s, Q1, Q2 = drawn
     k = s.shape[-1]
     inverse = (Q2[..., :, :k] / s[..., None, :]) @ np.swapaxes(Q1[..., :, :k], -1, -2)  # Q2 diag(1/s) Q1^T
-    np.testing.assert_allclose(LA.pinv(leaf(A)).numpy(), inverse, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(LA.pinv(leaf(A), **tolerance).numpy(), inverse, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(LA.pinv(leaf(A)).numpy(), np.linalg.pinv(A), rtol=1e-9, atol=1e-12)
-    assert check_gradients(LA.pinv, leaf(A))
+    assert check_gradients(lambda t: LA.pinv(t, **tolerance), leaf(A))
+    assert check_backward_hygiene(lambda t: LA.pinv(t, **tolerance), leaf(A))
     torch = import_torch()
-    _compare_with_torch(LA.pinv, torch.linalg.pinv, A)
+    _compare_with_torch(lambda t: LA.pinv(t, **tolerance), lambda t: torch.linalg.pinv(t, **tolerance), A)
     _compare_with_torch(lambda t: t.pinverse(), lambda t: t.pinverse(), A)
 
 
@@ -553,26 +579,101 @@ def test_pinv_of_a_symmetric_matrix_through_eigh(drawn):
                         lambda t: torch.linalg.pinv((t + t.mT) / 2, hermitian=True), A)
 
 
+def test_pinv_hermitian_reads_the_lower_triangle_and_differentiates_that_matrix():
+    """hermitian=True inverts the symmetric matrix of A's lower triangle: its value and its gradient (the
+    gradient as if A were that matrix, as eigh's) are that matrix's, whatever A's upper triangle holds."""
+    A = np.random.default_rng(8).standard_normal((2, 3, 3)) + 3 * np.eye(3)
+    inverted = np.tril(A) + np.swapaxes(np.tril(A, -1), -1, -2)
+    dy = np.random.default_rng(9).standard_normal(A.shape)
+    x, y = leaf(A), leaf(inverted)
+    LA.pinv(x, hermitian=True).backward(dy)
+    LA.pinv(y, hermitian=True).backward(dy)
+    np.testing.assert_allclose(LA.pinv(leaf(A), hermitian=True).numpy(), np.linalg.pinv(inverted), rtol=1e-10)
+    np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("hermitian", [False, True])
 def test_pinv_drops_the_singular_values_below_its_cutoff_as_pytorch(hermitian):
-    """Below rtol * the largest (or atol) a singular value counts as 0; rtol's default is max(m, n) * eps."""
+    """Below rtol * the largest (or atol) a singular value counts as 0; rtol's default is max(m, n) * eps.
+    The gradient where a nonzero one is dropped is Pinv's formula at the X computed, as PyTorch's."""
     torch = import_torch()
     A = np.diag([2.0, -1e-3, 1e-17])
     np.testing.assert_allclose(LA.pinv(leaf(A), hermitian=hermitian).numpy(), np.diag([0.5, -1e3, 0.0]))
     np.testing.assert_allclose(LA.pinv(leaf(A), rtol=1e-2, hermitian=hermitian).numpy(), np.diag([0.5, 0.0, 0.0]))
-    for keywords in ({}, {"atol": 1e-4}):  # the tiny one dropped: values and gradients as PyTorch's (through
-        # (t + t^T) / 2 where hermitian: minitx's gradient there is the symmetric one, as eigh's)
-        parity(lambda t: LA.pinv(_sym(t) if hermitian else t, hermitian=hermitian, **keywords),
-               lambda t: torch.linalg.pinv((t + t.mT) / 2 if hermitian else t, hermitian=hermitian, **keywords),
-               leaf(A))
-    for keywords in ({"rtol": 1e-2}, {"atol": 1e-2}, {"atol": 1e-4, "rtol": 1e-2}):  # -1e-3 dropped too
+    for keywords in ({}, {"atol": 1e-4}, {"rtol": 1e-2}, {"atol": 1e-2}, {"atol": 1e-4, "rtol": 1e-2}):
         parity(lambda t: LA.pinv(t, hermitian=hermitian, **keywords),
-               lambda t: torch.linalg.pinv(t, hermitian=hermitian, **keywords), minitx.tensor(A))
-        # the gradient of what is computed, the truncated sum; PyTorch's takes the dropped values as 0
-        assert check_gradients(lambda t: LA.pinv(_sym(t) if hermitian else t, hermitian=hermitian, **keywords),
-                               leaf(A))
-    parity(lambda t: minitx.pinverse(t, 1e-2), lambda t: torch.pinverse(t, 1e-2), minitx.tensor(A))
+               lambda t: torch.linalg.pinv(t, hermitian=hermitian, **keywords), leaf(A), rtol=1e-9, atol=1e-9)
+    parity(lambda t: minitx.pinverse(t, 1e-2), lambda t: torch.pinverse(t, 1e-2), leaf(A))
     assert LA.pinv(leaf(np.zeros((2, 0, 3)))).shape == tuple(torch.linalg.pinv(torch.zeros(2, 0, 3)).shape)
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+@pytest.mark.parametrize("A", [np.eye(3), np.diag([2.0, 2.0, 1.0]), np.diag([3.0, 1.0, 0.0]), np.zeros((2, 2)),
+                               2 * np.linalg.qr(np.random.default_rng(7).standard_normal((4, 4)))[0]],
+                         ids=["identity", "tied", "rank 2", "zero", "2 Q"])
+def test_pinv_gradient_at_tied_and_zero_singular_values_as_pytorch(A, hermitian):
+    """Where singular values tie (I, 2 Q) svd's backward divides by 0, but pinv's own (Pinv) does not:
+    finite, and PyTorch's. At A = I: X = A^-1, so d sum(X) / dA = -X^T 1 1^T X^T, every entry -1."""
+    torch = import_torch()
+    if hermitian:
+        A = A @ A.T
+    x = leaf(A)
+    LA.pinv(x, hermitian=hermitian).sum().backward()
+    assert np.isfinite(x.grad.numpy()).all()
+    if np.array_equal(A, np.eye(3)):
+        np.testing.assert_allclose(x.grad.numpy(), -np.ones((3, 3)))
+    parity(lambda t: LA.pinv(t, hermitian=hermitian), lambda t: torch.linalg.pinv(t, hermitian=hermitian), leaf(A),
+           rtol=1e-9, atol=1e-12)
+
+
+def test_pinv_and_matrix_rank_take_pytorchs_older_spellings_and_tolerances_over_the_batch():
+    """pinv's rcond (rtol with atol 0) and matrix_rank's tol (atol with rtol 0), positional or named, refused
+    beside atol=/rtol=; tolerance tensors broadcast A's batch (the result's batch is the broadcast one)."""
+    torch = import_torch()
+    A = np.diag([10.0, 1.0, 0.05, 1e-3])
+    for old in (0.0, 0.01, 0.5, 2.0):
+        parity(lambda t: LA.pinv(t, old), lambda t: torch.linalg.pinv(t, old), leaf(A), rtol=1e-9, atol=1e-12)
+        parity(lambda t: LA.pinv(t, rcond=old, hermitian=True), lambda t: torch.linalg.pinv(t, rcond=old, hermitian=True),
+               leaf(A), rtol=1e-9, atol=1e-12)
+        expected = int((np.diag(A) > old).sum())
+        assert LA.matrix_rank(leaf(A), old).item() == LA.matrix_rank(leaf(A), tol=old, hermitian=True).item() == expected
+        if torch_in_example() is not None:
+            assert torch.linalg.matrix_rank(torch.tensor(A), tol=old).item() == expected
+    tiny = leaf(np.diag([10.0, 1e-16]))  # tol=0 keeps it (rtol 0); atol=0 leaves rtol's default, which drops it
+    assert (LA.matrix_rank(tiny, tol=0.0).item(), LA.matrix_rank(tiny, atol=0.0).item()) == (2, 1)
+    tolerances = np.array([0.01, 0.5])
+    assert LA.pinv(leaf(A), rtol=minitx.tensor(tolerances)).shape == (2, 4, 4)
+    parity(lambda t, r: LA.pinv(t, rtol=r), lambda t, r: torch.linalg.pinv(t, rtol=r), leaf(A), minitx.tensor(tolerances),
+           rtol=1e-9, atol=1e-12)
+    parity(lambda t, r: LA.pinv(t, atol=r), lambda t, r: torch.linalg.pinv(t, atol=r), leaf(A), minitx.tensor(tolerances),
+           rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(LA.matrix_rank(leaf(A), tol=minitx.tensor(tolerances)).numpy(), [3, 2])
+    for call, message in ((lambda: LA.pinv(leaf(A), 0.1, atol=0.2), r"linalg.pinv: rcond= is PyTorch's older spelling "
+                                                                      r"of rtol=; give it or atol=/rtol=, not both"),
+                          (lambda: LA.matrix_rank(leaf(A), 0.1, rtol=0.2), r"linalg.matrix_rank: tol= is PyTorch's "
+                                                                             r"older spelling of atol=")):
+        with pytest.raises(TypeError, match=message):
+            call()
+    with pytest.raises(ValueError, match=r"linalg.pinv: rtol of shape \(3,\) does not broadcast against the batch"):
+        LA.pinv(leaf(np.stack([A, A])), rtol=minitx.tensor([0.1, 0.2, 0.3]))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_pinv_matrix_rank_and_lstsq_in_16_bits(dtype):
+    """PyTorch's CPU linalg refuses 16 bits; minitx computes them in float32 (as every op does) and rounds
+    the result once. The default rtol is max(m, n) * eps of the 16-bit dtype."""
+    A = np.array([[2.0, 1.0], [1.0, 3.0], [0.0, 1.0]])
+    a = minitx.tensor(A, dtype=dtype, requires_grad=True)
+    wide = minitx.tensor(A.astype(np.float32), dtype="float32")
+    X = LA.pinv(a)
+    assert X.dtype == a.dtype
+    np.testing.assert_array_equal(X.numpy(), LA.pinv(minitx.tensor(a.numpy().astype(np.float32))).to(dtype).numpy())
+    X.sum().backward()
+    assert a.grad.dtype == a.dtype and np.isfinite(a.grad.numpy().astype(np.float32)).all()
+    assert LA.matrix_rank(a).item() == 2 and LA.matrix_rank(minitx.tensor(np.diag([1.0, 1e-3]), dtype=dtype)).item() == 1
+    assert LA.lstsq(a, a).solution.dtype == a.dtype
+    np.testing.assert_allclose(LA.lstsq(a, a).solution.numpy().astype(np.float32),
+                               LA.lstsq(wide, wide).solution.numpy(), atol=2e-2)
 
 
 @given(factored("general", square=False), st.integers(1, 3), st.booleans())
