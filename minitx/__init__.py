@@ -24,6 +24,7 @@ from minitx.serialization import load, save
 from minitx.amp import autocast, get_autocast_dtype, is_autocast_enabled
 from minitx.dtypes import can_cast, finfo, iinfo, promote_types, result_type, set_default_dtype
 from minitx.printing import set_printoptions
+from minitx.threads import get_num_threads, set_num_threads
 from minitx.functional import concatenate as cat, stack  # PyTorch's top-level names
 
 # PyTorch's top-level math (torch.exp(x), torch.where(c, a, b), torch.matmul ...): each op of
@@ -131,5 +132,5 @@ __all__ = [
     "is_deterministic_algorithms_warn_only_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "set_anomaly_enabled", "is_inference_mode_enabled", "is_autocast_enabled", "get_autocast_dtype",
     "logspace", "scalar_tensor", "tril_indices", "triu_indices", "asarray", "hann_window", "hamming_window",
-    "blackman_window", "bartlett_window", "kaiser_window",
+    "blackman_window", "bartlett_window", "kaiser_window", "set_num_threads", "get_num_threads",
 ]

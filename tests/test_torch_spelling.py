@@ -478,3 +478,22 @@ def test_size_survives_copy_and_pickle():
     size = minitx.zeros(3, 4).size
     for twin in (copy.deepcopy(size), pickle.loads(pickle.dumps(size))):
         assert twin == 12 and twin(1) == 4 and twin() == (3, 4)
+
+
+def test_set_num_threads_takes_and_refuses_what_torchs_does():
+    """torch.set_num_threads(n) then get_num_threads() ports as it is (minitx's are the BLAS
+    library's threads, minitx/threads.py); what torch refuses, minitx refuses by name."""
+    before = minitx.get_num_threads(), torch.get_num_threads()
+    try:
+        for n in (1, np.int64(2)):
+            for lib in (minitx, torch):
+                lib.set_num_threads(n)
+                assert lib.get_num_threads() == n
+        for bad in (0, -1, True, 2.0, "2", None):
+            with pytest.raises(RuntimeError):
+                torch.set_num_threads(bad)
+            with pytest.raises((TypeError, ValueError), match=r"set_num_threads: expected a positive int.*got"):
+                minitx.set_num_threads(bad)
+    finally:
+        minitx.set_num_threads(before[0])
+        torch.set_num_threads(before[1])

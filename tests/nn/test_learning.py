@@ -5,8 +5,6 @@ cache on held-out sequences, token accuracy (end-of-sequence token included) abo
 data, model and training loop are those of examples/learn_to_reverse.py, so the example is
 tested too.
 """
-import ctypes
-import glob
 import os
 import subprocess
 import sys
@@ -23,35 +21,16 @@ sys.path.insert(0, str(EXAMPLES))
 from learn_to_reverse import build_model, token_accuracy, train  # noqa: E402
 
 
-def _openblas_thread_setter():
-    """numpy's bundled OpenBLAS set_num_threads (and get), or None when not found."""
-    libs = glob.glob(os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs", "*openblas*"))
-    for path in libs:
-        lib = ctypes.CDLL(path)
-        for prefix in ("scipy_openblas", "openblas"):
-            for suffix in ("64_", ""):
-                setter = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-                getter = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-                if setter is not None and getter is not None:
-                    return setter, getter
-    return None
-
-
 @pytest.fixture(autouse=True)
 def single_threaded_blas():
     """These matrices are tiny: BLAS threads only spin and wait for each other, which makes
-    training several times slower on a busy machine. Best effort; restored afterwards."""
-    found = _openblas_thread_setter()
-    if found is None:
-        yield
-        return
-    setter, getter = found
-    before = getter()
-    setter(1)
+    training several times slower on a busy machine. Restored afterwards."""
+    before = minitx.get_num_threads()
+    minitx.set_num_threads(1)
     try:
         yield
     finally:
-        setter(before)
+        minitx.set_num_threads(before)
 
 
 @pytest.mark.parametrize("task", ["copy", "reverse"])
