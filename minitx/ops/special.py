@@ -17,7 +17,7 @@ erfc and lgamma, and their gradients are those):
     lgamma, digamma   their asymptotic series from z = 10 on, the recurrence Gamma(x + 1) = x Gamma(x)
                       below, the reflection for x < 0
     polygamma, zeta   (polygamma's n >= 2) the recurrence up to z = max(30, s), then Euler-Maclaurin's
-                      series (_zeta_sum)
+                      series (_zeta_sum); polygamma's reflection for x < 0
     ndtr, log_ndtr    ndtr = erfc(-x / sqrt 2) / 2; log_ndtr by its asymptotic series below x = -20
     ndtri             sqrt(2) erfinv(2q - 1) for q = min(p, 1 - p) >= 1/4, below Newton's steps on log_ndtr
     gammainc(c)       the series for x < a + 1, the continued fraction from there on (Lentz's method)
@@ -364,16 +364,13 @@ def _zeta_tail(s, z):
     return xp.asarray(total)
 
 
-def _zeta_sum(s, z, op, name):
+def _zeta_sum(s, z):
     """zeta(s, z) = sum_k>=0 1 / (z + k)^s (float64) for s > 1 (a number or an array) and finite z off the
     poles 0, -1, -2, ...: the terms summed directly (the recurrence) until z + m >= max(_ZETA_SHIFT, s),
     from where the tail's series (_zeta_tail) shrinks by at least (s + 2j)^2 / (2 pi z)^2 a term, or until
-    a term (z + m > 0) falls below 1e-17 of the sum, past which the rest is smaller still. Refuses z below
-    _ZETA_FLOOR, which would take that many steps; op and name are the caller's, for the message."""
+    a term (z + m > 0) falls below 1e-17 of the sum, past which the rest is smaller still. A z below 0
+    takes |z| steps more: zeta_values refuses q below _ZETA_FLOOR; polygamma reflects x < 0 to 1 - x > 1."""
     xp = get_array_module(z)
-    if bool(backend.to_host((z < _ZETA_FLOOR).any())):
-        raise ValueError(f"{op} takes {name} >= {_ZETA_FLOOR:g} away from the poles (its recurrence steps {name} "
-                         f"up one at a time, without reflection), got {name} = {float(backend.to_host(z.min()))!r}")
     level = xp.maximum(_ZETA_SHIFT, s)
     z, level = xp.broadcast_arrays(z, level)
     head = xp.zeros_like(z)
@@ -388,13 +385,41 @@ def _zeta_sum(s, z, op, name):
     return head + xp.where(stopped, 0.0, _zeta_tail(s, xp.where(stopped, level, z)))
 
 
+@functools.cache
+def _cot_derivative(n):
+    """pi^(n+1) C_n(c) / n! as coefficients in c, highest power first (for _horner), where
+    d^n/dx^n pi cot(pi x) = pi^(n+1) C_n(cot(pi x)): C_0(c) = c and, as d/dx cot(pi x) = -pi (1 + cot^2(pi x)),
+    C_(k+1)(c) = -(1 + c^2) C_k'(c); so C_1 = -(1 + c^2), C_2 = 2c + 2c^3, C_3 = -(2 + 8c^2 + 6c^4), each
+    coefficient of one sign. Built in integers (exact) and divided by n! once, which keeps them within
+    float64's range as long as n! is."""
+    C = [0, 1]   # C_0, lowest power first
+    for _ in range(n):
+        slope = [k * a for k, a in enumerate(C)][1:]   # C_k'
+        C = [-(a + b) for a, b in zip(slope + [0, 0], [0, 0] + slope)]   # -(1 + c^2) C_k'
+    return [a / math.factorial(n) * math.pi ** (n + 1) for a in reversed(C)]
+
+
+def _cot_pi(r):
+    """cot(pi r) for r = x - round(x) in [-1/2, 1/2] (_reflected's, exact): 1 / tan(pi r) for |r| <= 1/4, and
+    beyond tan(pi (1/2 - |r|)) with r's sign (1/2 - |r| exact): near r = ±1/2, where cot is near 0, 1 / tan(pi r)
+    keeps only pi r's absolute rounding, 2e-12 of polygamma(4, -17.500018) (tests/ops/test_torch_special.py)."""
+    xp = get_array_module(r)
+    a = xp.abs(r)
+    with np.errstate(divide="ignore"):   # (r = 0: the poles, answered by the caller)
+        return xp.where(a <= 0.25, 1 / xp.tan(math.pi * r), xp.copysign(xp.tan(math.pi * (0.5 - a)), r))
+
+
 def polygamma_values(n, x):
     """polygamma(n, x), the n-th derivative of digamma (float64): digamma_values and trigamma_values for
-    n = 0 and 1, and for n >= 2 (-1)^(n+1) n! zeta(n + 1, x) (above). The recurrence steps x up to
-    _ZETA_SHIFT, as many steps as the most negative x needs (no reflection), so n >= 2 refuses x below
-    _ZETA_FLOOR (but its poles). For x < 0 and n even its terms' signs differ and its error is about eps
-    times its largest term, n! / (x - round(x))^(n+1), as PyTorch's direct sum. At 0 and the negative
-    integers (-1)^(n+1) inf, as PyTorch's; at +inf 0 and at -inf NaN (PyTorch's gives NaN at +inf)."""
+    n = 0 and 1, and for n >= 2 (-1)^(n+1) n! zeta(n + 1, x) (above) for x > 0. For x < 0 the reflection
+    digamma(1 - x) - digamma(x) = pi cot(pi x), differentiated n times,
+        polygamma(n, x) = (-1)^n polygamma(n, 1 - x) - pi^(n+1) C_n(cot(pi x))     (C_n: _cot_derivative)
+                        = -n! (zeta(n + 1, 1 - x) + pi^(n+1) C_n(cot(pi x)) / n!),
+    cot(pi x) = cot(pi r) from r = x - round(x) (_cot_pi), so a large |x| loses nothing and the recurrence
+    takes at most max(_ZETA_SHIFT, n + 1) steps. Its error is about 1e-15 relative (n odd, C_n's terms and
+    zeta's of one sign) and for n even, where they differ near polygamma's zeros, about 2e-15 of the largest
+    term n! / |r|^(n+1) (the direct sum's: 1e-13 relative at x = -17.500018). At 0 and the negative integers
+    (-1)^(n+1) inf, as PyTorch's; at +inf 0 and at -inf NaN (PyTorch's gives NaN at +inf)."""
     if n == 0:
         return digamma_values(x)
     if n == 1:
@@ -402,9 +427,10 @@ def polygamma_values(n, x):
     xp = get_array_module(x)
     finite = xp.isfinite(x)
     pole = (x <= 0) & (x == xp.round(x))
-    z = xp.where(finite & ~pole, x, _ZETA_SHIFT)   # (the others are answered below)
+    reflect, u, r = _reflected(xp.where(finite & ~pole, x, _ZETA_SHIFT))   # (the others are answered below)
+    zeta = _zeta_sum(n + 1, u)
     sign = (-1) ** (n + 1)
-    y = sign * math.factorial(n) * _zeta_sum(n + 1, z, "polygamma: n >= 2", "x")
+    y = math.factorial(n) * xp.where(reflect, -(zeta + _horner(_cot_derivative(n), _cot_pi(r))), sign * zeta)
     y = xp.where(pole, sign * xp.inf, y)
     return xp.where(finite, y, xp.where(x > 0, 0.0, xp.nan))
 
@@ -684,8 +710,12 @@ def zeta_values(s, q):
     s, q = xp.broadcast_arrays(s, q)
     pole = (q <= 0) & (q == xp.floor(q))
     inside = (s > 1) & xp.isfinite(s) & xp.isfinite(q) & ~pole
+    q_inside = xp.where(inside, q, 1.0)
+    if bool(backend.to_host((q_inside < _ZETA_FLOOR).any())):
+        raise ValueError(f"zeta takes q >= {_ZETA_FLOOR:g} away from the poles (its recurrence steps q up one at a "
+                         f"time, without reflection), got q = {float(backend.to_host(q_inside.min()))!r}")
     with np.errstate(all="ignore"):   # 1 / z^s beyond float64's range: 0 or inf, as the sum is
-        y = _zeta_sum(xp.where(inside, s, 2.0), xp.where(inside, q, 1.0), "zeta", "q")
+        y = _zeta_sum(xp.where(inside, s, 2.0), q_inside)
         at_infinite_s = xp.where(q > 1, 0.0, xp.where(q == 1, 1.0, xp.inf))   # the first term 1 / q^s alone
     y = xp.where(inside, y, xp.where(s == xp.inf, at_infinite_s, xp.where(q == xp.inf, 0.0, xp.nan)))
     y = xp.where((q < 0) & (s != xp.floor(s)), xp.nan, y)
@@ -765,7 +795,7 @@ def _lgamma1p_coefficients():
     """(-1)^k zeta(k) / k for k = _LGAMMA1P_TERMS - 1 down to 2, highest power first (_lgamma1p's): computed
     once, on the host, where they are constants."""
     k = np.arange(2, _LGAMMA1P_TERMS, dtype=np.float64)
-    return tuple(((-1) ** k * _zeta_sum(k, np.ones_like(k), "lgamma1p", "q") / k)[::-1].tolist())
+    return tuple(((-1) ** k * _zeta_sum(k, np.ones_like(k)) / k)[::-1].tolist())
 
 
 def _lgamma1p(a):
