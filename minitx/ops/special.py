@@ -709,7 +709,8 @@ def zeta_values(s, q):
     xp = get_array_module(q)
     s, q = xp.broadcast_arrays(s, q)
     pole = (q <= 0) & (q == xp.floor(q))
-    inside = (s > 1) & xp.isfinite(s) & xp.isfinite(q) & ~pole
+    real = (q > 0) | (s == xp.floor(s))   # else NaN, without the sum's |q| steps
+    inside = (s > 1) & xp.isfinite(s) & xp.isfinite(q) & ~pole & real
     q_inside = xp.where(inside, q, 1.0)
     if bool(backend.to_host((q_inside < _ZETA_FLOOR).any())):
         raise ValueError(f"zeta takes q >= {_ZETA_FLOOR:g} away from the poles (its recurrence steps q up one at a "
@@ -718,7 +719,6 @@ def zeta_values(s, q):
         y = _zeta_sum(xp.where(inside, s, 2.0), q_inside)
         at_infinite_s = xp.where(q > 1, 0.0, xp.where(q == 1, 1.0, xp.inf))   # the first term 1 / q^s alone
     y = xp.where(inside, y, xp.where(s == xp.inf, at_infinite_s, xp.where(q == xp.inf, 0.0, xp.nan)))
-    y = xp.where((q < 0) & (s != xp.floor(s)), xp.nan, y)
     y = xp.where(pole, xp.inf, y)
     return xp.where(s == 1, xp.inf, xp.where(s < 1, xp.nan, y))
 

@@ -264,6 +264,8 @@ def test_the_gradients_pytorch_has_none_of_are_refused_by_name():
     np.testing.assert_allclose(q.grad.numpy(), -2 * S.zeta(3.0, leaf([1.0, 2.0])).numpy())
     with pytest.raises(ValueError, match=r"zeta takes q >= -100000 away from the poles .*got q = -100000.5"):
         S.zeta(2.0, leaf([1.0, -100000.5]))
+    # s not whole and q < 0: NaN at once, below the floor too, as PyTorch's ((q + k)^s is not real)
+    assert np.isnan(S.zeta(leaf([2.5, 3.25]), leaf([-1e6 - 0.5, -1e15 - 0.5])).numpy()).all()
     for p in (0, 1.5, True, "2"):
         with pytest.raises(ValueError, match=rf"multigammaln: p must be an integer >= 1, got {p!r}"):
             S.multigammaln(q, p)
