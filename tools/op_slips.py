@@ -46,7 +46,7 @@ Bessel function and polynomial family of minitx/ops/bessel.py, one for its negat
 differentiated recurrence and one for modified_bessel_i1's name; one for zeta's and gammainc's dtype
 beside a float64 and one for cond of empty matrices; one each for gammainc's and the polynomials' host
 reads, counted; one for cov's weights that sum to 0; one for gammaincc's name in its errors; one each for
-trapezoid's check of x's shape and histogram's of range.
+trapezoid's check of x's shape and histogram's of range; one for polygamma's reflection below 0.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -1310,5 +1310,8 @@ OP_SLIPS = [
          "a = A.data.astype(np.float32) if A.dtype.itemsize == 2 else A.data", "a = A.data", _MATRIX),
     Slip("logit backward: -0's slope -inf, not 0's +inf", _E,
          "dy / (xp.abs(x) * (1 - x))),)", "dy / (x * (1 - x))),)", _SPECIAL),
+    Slip("polygamma: the reflection's cot term added, not subtracted", _SP,
+         "-(zeta + _horner(_cot_derivative(n), _cot_pi(r)))", "-(zeta - _horner(_cot_derivative(n), _cot_pi(r)))",
+         ("tests/ops/test_torch_special.py::test_polygamma_far_below_zero_by_the_reflection",)),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]
