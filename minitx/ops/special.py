@@ -400,9 +400,9 @@ def _cot_derivative(n):
 
 
 def _cot_pi(r):
-    """cot(pi r) for r = x - round(x) in [-1/2, 1/2] (_reflected's, exact): 1 / tan(pi r) for |r| <= 1/4, and
-    beyond tan(pi (1/2 - |r|)) with r's sign (1/2 - |r| exact): near r = ±1/2, where cot is near 0, 1 / tan(pi r)
-    keeps only pi r's absolute rounding, 2e-12 of polygamma(4, -17.500018) (tests/ops/test_torch_special.py)."""
+    """cot(pi r) for r = x - round(x) in [-1/2, 1/2] (_reflected's, exact): 1 / tan(pi r) for |r| <= 1/4,
+    and beyond tan(pi (1/2 - |r|)) with r's sign (1/2 - |r| exact): near r = ±1/2, where cot is near 0,
+    1 / tan(pi r) keeps only pi r's absolute rounding, 2e-12 relative of polygamma(4, -17.500018)."""
     xp = get_array_module(r)
     a = xp.abs(r)
     with np.errstate(divide="ignore"):   # (r = 0: the poles, answered by the caller)
@@ -416,10 +416,10 @@ def polygamma_values(n, x):
         polygamma(n, x) = (-1)^n polygamma(n, 1 - x) - pi^(n+1) C_n(cot(pi x))     (C_n: _cot_derivative)
                         = -n! (zeta(n + 1, 1 - x) + pi^(n+1) C_n(cot(pi x)) / n!),
     cot(pi x) = cot(pi r) from r = x - round(x) (_cot_pi), so a large |x| loses nothing and the recurrence
-    takes at most max(_ZETA_SHIFT, n + 1) steps. Its error is about 1e-15 relative (n odd, C_n's terms and
-    zeta's of one sign) and for n even, where they differ near polygamma's zeros, about 2e-15 of the largest
-    term n! / |r|^(n+1) (the direct sum's: 1e-13 relative at x = -17.500018). At 0 and the negative integers
-    (-1)^(n+1) inf, as PyTorch's; at +inf 0 and at -inf NaN (PyTorch's gives NaN at +inf)."""
+    takes at most max(_ZETA_SHIFT, n + 1) steps. Its error is about 2e-15 of its two terms' sizes: relative
+    for n odd (C_n's terms and zeta's of one sign) and for n even but near polygamma's zeros (the direct
+    sum from x up is 1e-13 relative off at x = -17.500018). At 0 and the negative integers (-1)^(n+1) inf,
+    as PyTorch's; at +inf 0 and at -inf NaN (PyTorch's gives NaN at +inf)."""
     if n == 0:
         return digamma_values(x)
     if n == 1:

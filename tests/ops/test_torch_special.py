@@ -4,8 +4,6 @@ new with it (minitx/ops/special.py, i0 and i1 in bessel.py): polygamma, i0, i1, 
 log_ndtr, each forward against an independent reference (mpmath, where it has the function, else
 NumPy), float64 gradients on hypothesis-drawn shapes, and the accuracy each docstring states on wide grids.
 """
-import math
-
 import numpy as np
 import pytest
 from hypothesis import given
@@ -154,9 +152,9 @@ def test_gradients_where_the_formulas_switch(name):
 
 def test_polygamma_to_float64_rounding_against_mpmath():
     """polygamma(n, x) to 1e-14 relative for n = 0..10 over x in (0, 1e6); for x < 0 (n = 0 and 1 to 1e-12)
-    n >= 2's reflection to 4e-15 relative for n odd (its terms of one sign), and for n even, whose terms'
-    signs differ near its zeros, to 4e-15 of its largest term n! / |x - round(x)|^(n+1) (the direct sum
-    from x up is 1e-13 off at x = -17.500018, cot(pi x) from tan(pi x) near x = -17.5 1e-12)."""
+    n >= 2's reflection (-1)^n polygamma(n, 1 - x) - pi^(n+1) C_n(cot(pi x)) to 4e-15 of its two terms'
+    sizes (mpmath's), relative for n odd, whose terms have one sign (the direct sum from x up is 1e-13
+    relative off at x = -17.500018, cot(pi x) from tan(pi x) alone 1e-12)."""
     mp = _mpmath()
     rng = np.random.default_rng(0)
     x = np.concatenate([rng.uniform(0, 3, 60), rng.uniform(3, 100, 40), 10 ** rng.uniform(-5, 6, 40), [29.999, 30.0]])
@@ -167,11 +165,12 @@ def test_polygamma_to_float64_rounding_against_mpmath():
                                    err_msg=f"n = {n}")
         expected = np.array([float(mp.polygamma(n, v)) for v in negative])
         got = S.polygamma(n, leaf(negative)).numpy()
-        if n < 2 or n % 2:
-            np.testing.assert_allclose(got, expected, rtol=1e-12 if n < 2 else 4e-15, atol=0, err_msg=f"n = {n}")
+        if n < 2:
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0, err_msg=f"n = {n}")
         else:
-            largest = math.factorial(n) / np.abs(negative - np.round(negative)) ** (n + 1)
-            assert np.all(np.abs(got - expected) <= 4e-15 * largest), f"n = {n}"
+            reflected = (-1) ** n * np.array([float(mp.polygamma(n, 1 - v)) for v in negative])
+            terms = np.abs(reflected) + np.abs(reflected - expected)
+            assert np.all(np.abs(got - expected) <= 4e-15 * terms), f"n = {n}"
 
 
 # polygamma(n, x) far below 0 (mpmath 1.3.0's polygamma at 40 digits, rounded to float64); at the half
@@ -189,16 +188,18 @@ def test_polygamma_far_below_zero_by_the_reflection():
     off the poles, below -1e5 too."""
     torch = import_torch()
     for n, x, expected in FAR_BELOW:
-        np.testing.assert_allclose(S.polygamma(n, leaf([x])).numpy(), [expected], rtol=1e-14, atol=0, err_msg=f"n = {n}")
+        np.testing.assert_allclose(S.polygamma(n, leaf([x])).numpy(), [expected], rtol=1e-14, atol=0,
+                                   err_msg=f"n = {n}")
     x = [-100000.3, -123456.789, -999999.9, -1e6 - 0.25, -3.1e5 + 0.4999]
     for n in (2, 3, 4, 7):
         parity(lambda v: S.polygamma(n, v), lambda v: torch.special.polygamma(n, v), leaf(x), rtol=1e-12, atol=0)
     np.testing.assert_array_equal(S.polygamma(2, leaf([-1e20, -2.0 ** 60, -1e15 - 0.5])).numpy()[:2], [-INF, -INF])
-    with minitx.backend.count_host_reads() as reads:   # a host read a step of the recurrence, from 1 - x up to 30
-        assert np.isfinite(S.polygamma(2, leaf([-1e15 - 0.5, -123.4, 1e-3])).numpy()).all()   # (1e15 steps a direct sum)
+    with minitx.backend.count_host_reads() as reads:   # a read a step of the recurrence, from 1 - x up to 30
+        assert np.isfinite(S.polygamma(2, leaf([-1e15 - 0.5, -123.4, 1e-3])).numpy()).all()   # (a direct sum: 1e15)
     assert reads.count <= 31
+    negative = [-0.5, -2.7, -17.500018, -40.25, -100000.3, -2.6e5 - 0.6]
     for n in (2, 3, 4):
-        assert check_gradients(lambda v: S.polygamma(n, v), leaf([-0.5, -2.7, -17.500018, -40.25, -100000.3, -2.6e5 - 0.6]))
+        assert check_gradients(lambda v: S.polygamma(n, v), leaf(negative))
 
 
 def test_i0_and_i1_to_float64_rounding_against_mpmath():
