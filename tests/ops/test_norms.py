@@ -463,6 +463,18 @@ def test_cdist_gradient_where_two_rows_coincide_is_zero_as_pytorch(p):
     assert y.numpy()[0, 0] == 0.0 and np.isfinite(x1.grad.numpy()).all() and np.isfinite(x2.grad.numpy()).all()
 
 
+@pytest.mark.parametrize("p", [2.0, 3.0, 0.5])
+def test_cdist_over_one_feature_keeps_a_tiny_difference(p):
+    """Over one feature the distance is |a - b| itself (Norm over one entry), its gradient sign(a - b) dy, down
+    to 4.4e-305; PyTorch's sqrt((a - b)^2) is 0 there, and so its gradient (a departure, docs/ops.md)."""
+    a, b = leaf([[0.0]]), leaf([[4.3738e-305]])
+    d = F.cdist(a, b, p)
+    np.testing.assert_array_equal(d.numpy(), [[4.3738e-305]])
+    d.backward(np.array([[0.5]]))
+    np.testing.assert_array_equal(a.grad.numpy(), [[-0.5]])
+    np.testing.assert_array_equal(b.grad.numpy(), [[0.5]])
+
+
 def test_cdist_errors_name_the_op():
     with pytest.raises(ValueError, match=r"cdist: needs x1 \[..., P, D\] and x2 \[..., M, D\] with one D"):
         F.cdist(leaf(np.zeros((2, 3))), leaf(np.zeros((2, 4))))
