@@ -499,19 +499,38 @@ def two_axes(draw, ndim):
     return tuple(k - ndim * draw(st.booleans()) for k in (first, second))
 
 
+def _sums_nearly_tie(A, ord, axes):
+    """Whether, in some matrix of A, the largest (ord 1, inf) or smallest (-1, -inf) of its column (ord ±1) or
+    row (±inf) sums of |A| lies within 1e-3 of the next: the norm's kink, which a finite difference would
+    step across (and where the two libraries' sums, added in other orders, may pick different ones)."""
+    if ord == "fro":
+        return False
+    sums = np.abs(np.moveaxis(A, axes, (-2, -1))).sum(axis=-2 if abs(ord) == 1 else -1)
+    if sums.shape[-1] < 2 or sums.size == 0:
+        return False
+    ordered = np.sort(sums, axis=-1)
+    gaps = ordered[..., -1] - ordered[..., -2] if ord > 0 else ordered[..., 1] - ordered[..., 0]
+    return bool((gaps < 1e-3).any())
+
+
 @given(data=st.data())
 def test_matrix_norm_as_numpy_and_pytorch(data):
+    """Entries away from 0 and distinct; where two sums the max or min picks among nearly tie, the gradients
+    are left to the fixed tie tests below (the forward is still checked)."""
     A = data.draw(mst.tensors(mst.shapes(min_dims=2, max_dims=4, max_side=3), away_from=(0.0,), distinct=True),
                   label="A")
     ord = data.draw(st.sampled_from(["fro", 1, -1, np.inf, -np.inf]), label="ord")
     axes, keepdims = data.draw(two_axes(A.ndim), label="dim"), data.draw(st.booleans(), label="keepdim")
     y = LA.matrix_norm(A, ord, dim=axes, keepdim=keepdims)
     np.testing.assert_allclose(y.numpy(), np.linalg.norm(A.numpy(), ord, axis=axes, keepdims=keepdims), rtol=1e-12)
-    assert check_gradients(lambda t: LA.matrix_norm(t, ord, axes, keepdims), A)
+    kink = _sums_nearly_tie(A.numpy(), ord, axes)
+    if not kink:
+        assert check_gradients(lambda t: LA.matrix_norm(t, ord, axes, keepdims), A)
     torch = torch_in_example()
     if torch is not None:
         parity(lambda t: LA.matrix_norm(t, ord, axes, keepdims),
-               lambda t: torch.linalg.matrix_norm(t, ord, dim=axes, keepdim=keepdims), leaf(A.numpy()))
+               lambda t: torch.linalg.matrix_norm(t, ord, dim=axes, keepdim=keepdims),
+               minitx.tensor(A.numpy()) if kink else leaf(A.numpy()))
 
 
 @pytest.mark.parametrize("ord", ORDERS)
