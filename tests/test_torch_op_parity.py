@@ -593,8 +593,8 @@ CASES = {
     "kron": case(F.kron, arg(edges=EDGES), arg(shape=EMPTY_OK, edges=EDGES), shapes=EMPTY_OK,  # (PyTorch's kron
                  reference=lambda a, b: torch.kron(a.contiguous(), b.contiguous())),  # refuses a transposed input)
     "vector_norm": case(lambda x, ord, axis, keepdims: LA.vector_norm(x, ord, axis, keepdims),
-                        # (away from 0 but for exact zeros: a tiny |x|^p underflows to a norm of 0 in both,
-                        # and the gradient there is each one's own 0 / 0)
+                        # (away from 0 but for exact zeros: where every |x|^p is tiny minitx scales the slice
+                        # and PyTorch's norm underflows to 0, a departure, docs/ops.md)
                         arg(edges=(0.0, INF, -INF), away_from=(0.0,), margin=1e-3),
                         shapes=mst.shapes(max_dims=3, max_side=3),
                         kwargs={"ord": st.sampled_from([0, 1, 2, 3, INF, -INF]),
@@ -757,8 +757,10 @@ CASES = {
     "frexp": case(lambda x: F.frexp(x).mantissa, arg(edges=EDGES, away_from=(0.0,), margin=1e-3), shapes=EMPTY_OK,
                   reference=lambda x: torch.frexp(x).mantissa),
     # (no NaN: norm's gradient there departs, see vector_norm; maxnorm 0 scales every slice, 100 none; no empty
-    # slices: test_statistics.py has them)
-    "renorm": case(lambda x, p, axis, maxnorm: F.renorm(x, p, axis, maxnorm), arg(edges=(0.0, INF, -INF)),
+    # slices: test_statistics.py has them; away from 0 but for exact zeros, as vector_norm's: a slice of tiny
+    # entries has minitx's norm, where PyTorch's underflows to 0, which maxnorm 0 would tell apart)
+    "renorm": case(lambda x, p, axis, maxnorm: F.renorm(x, p, axis, maxnorm),
+                   arg(edges=(0.0, INF, -INF), away_from=(0.0,), margin=1e-3),
                    shapes=mst.shapes(min_dims=2, max_dims=3, max_side=3),
                    kwargs={"p": st.sampled_from([1, 2, 3.5, INF]), "axis": an_axis, "maxnorm": st.sampled_from([0.0, 0.5, 2.0, 100.0])},
                    reference=lambda x, p, axis, maxnorm: torch.renorm(x, p, axis, maxnorm)),

@@ -391,9 +391,31 @@ class Prod(_Reduction):
 def prod(x, axis=None, keepdims=False): return Prod(axis, keepdims)(x)
 
 
+def _norm_scale(magnitude, axes, p):
+    """s for y = s (sum (|x| / s)^p)^(1/p): 1 (so y is computed as written, bit for bit) unless the slice's
+    largest |x|, m, is so small that m^p underflows past the dtype's normal numbers, or so large that the
+    sum of its count of m^p overflows; there s is the power of 2 just above m (frexp's: dividing by it changes
+    exponents only, exactly), as LAPACK's nrm2 scales, so no power leaves the range: ||(1e-200, 1e-200)||_2
+    = 1.4e-200, not 0, and ||(1e200, 1e200)||_2 = 1.4e200, not inf. (0, inf and NaN slices keep s = 1:
+    their norms are 0, inf and NaN as written.)"""
+    count = math.prod(magnitude.shape[a] for a in axes)
+    if count == 0:
+        return 1.0   # (no entries: no largest, and a norm of 0)
+    xp = get_array_module(magnitude)
+    info = np.finfo(magnitude.dtype)
+    m = magnitude.max(axis=axes, keepdims=True)
+    with quiet_float_errors(xp):
+        power = m ** p
+        extreme = (power < info.tiny) | (power > float(info.max) / count)
+    power_of_two = xp.ldexp(xp.ones((), magnitude.dtype), xp.frexp(m)[1])
+    return xp.where(extreme & (m > 0) & xp.isfinite(m), power_of_two, xp.ones((), magnitude.dtype))
+
+
 class Norm(_Reduction):
     """y = ||x||_p over axes (PyTorch's vector_norm): (sum |x|^p)^(1/p) for p > 0, the largest |x|
-    for p = inf, the smallest for p = -inf, the number of nonzero entries for p = 0.
+    for p = inf, the smallest for p = -inf, the number of nonzero entries for p = 0. A slice whose
+    |x|^p would underflow or overflow is scaled by its largest |x| first (_norm_scale), where
+    PyTorch's norm is 0 or inf; over one entry y is |x| itself.
 
         p = 2:           dx = dy * x / y
         0 < p < inf:     dx = dy * sign(x) * (|x| / y)^(p-1)
@@ -426,10 +448,13 @@ class Norm(_Reduction):
         elif p == 1 or math.prod(x.shape[a] for a in axes) == 1:
             # (over one entry: |x| itself, as PyTorch's, where |x|^p could underflow or overflow)
             y = magnitude.sum(axis=axes, keepdims=True)
-        elif p == 2:
-            y = xp.sqrt((x * x).sum(axis=axes, keepdims=True))
         else:
-            y = (magnitude ** p).sum(axis=axes, keepdims=True) ** (1 / p)
+            s = _norm_scale(magnitude, axes, p)
+            if p == 2:
+                scaled = x / s
+                y = s * xp.sqrt((scaled * scaled).sum(axis=axes, keepdims=True))
+            else:
+                y = s * ((magnitude / s) ** p).sum(axis=axes, keepdims=True) ** (1 / p)
         self.save_for_backward(x, y)
         return y if self.keepdims else y.squeeze(axis=axes)
 

@@ -427,16 +427,15 @@ def test_instance_norm_refuses_missing_or_misshapen_running_statistics_by_name()
 
 
 def _cdist_reference(a, b, p):
-    """Each pair of rows by a Python loop, the p-norm of the difference: over one feature |d| itself (the
-    norm of one entry, as PyTorch's vector_norm and minitx's Norm take it, where |d|^p could underflow);
-    over several, (sum |d|^p)^(1/p), which underflows where every |d| is tiny, as minitx's and PyTorch's do."""
+    """Each pair of rows by a Python loop, the p-norm of the difference scaled by its largest entry m,
+    m (sum (|d| / m)^p)^(1/p), so that no power of a tiny difference underflows (as the op's Norm)."""
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
     out = np.empty(batch + (a.shape[-2], b.shape[-2]))
     for index in np.ndindex(*out.shape):
         d = np.abs(a[index[:-1]] - b[index[:-2] + (index[-1],)])
-        out[index] = (np.count_nonzero(d) if p == 0 else d.max(initial=0) if p == np.inf or d.size == 1
-                      else (d ** p).sum() ** (1 / p))
+        m = d.max(initial=0)
+        out[index] = np.count_nonzero(d) if p == 0 else m if p == np.inf or m == 0 else m * ((d / m) ** p).sum() ** (1 / p)
     return out
 
 

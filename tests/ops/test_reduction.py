@@ -254,6 +254,26 @@ def test_norm_gradient_of_a_tiny_entry_is_its_sign(p):
     parity(lambda t: F.renorm(t, p, 0, 0.5), lambda t: torch.renorm(t, p, 0, 0.5), leaf(x.numpy()))
 
 
+@pytest.mark.parametrize("p", [2, 3.5, 1.5, 0.5])
+def test_norm_of_tiny_or_huge_entries_is_scaled_and_elsewhere_computed_as_written(p):
+    """Where |x|^p would underflow (1e-200) or the sum overflow (1e200), the slice is scaled by its largest
+    |x|: the norm and its gradient are those of x / 1e-200 times 1e-200 (PyTorch's are 0 and inf there).
+    Elsewhere the scale is 1 and the norm is (sum |x|^p)^(1/p) as written, bit for bit."""
+    unit = np.array([[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]])
+    for factor in (1e-200, 1e200):
+        x = leaf(unit * factor)
+        F.norm(x, p, 1).backward(np.array([1.0, 2.0]))
+        expected = np.sum(np.abs(unit) ** p, axis=1) ** (1 / p)
+        # (1e-12: where the power stays in range, unscaled, 1/p's rounding costs |ln sum| eps, 2.5e-14 at p = 1.5)
+        np.testing.assert_allclose(F.norm(leaf(unit * factor), p, 1).numpy(), expected * factor, rtol=1e-12)
+        with np.errstate(divide="ignore", invalid="ignore"):  # (0^(p-1) at the zero entry: its subgradient 0)
+            share = np.where(unit == 0, 0.0, np.sign(unit) * (np.abs(unit) / expected[:, None]) ** (p - 1))
+        np.testing.assert_allclose(x.grad.numpy(), np.array([[1.0], [2.0]]) * share, rtol=1e-12)
+    x = np.random.default_rng(3).standard_normal((4, 5))
+    as_written = np.sqrt((x * x).sum(axis=1)) if p == 2 else (np.abs(x) ** p).sum(axis=1) ** (1 / p)
+    np.testing.assert_array_equal(F.norm(leaf(x), p, 1).numpy(), as_written)
+
+
 def test_norm_refuses_what_is_no_norm():
     x = leaf(np.ones(3))
     for p in (-1, float("nan"), "fro", True):
