@@ -406,6 +406,8 @@ class Eigh(Function):
     is then inf or NaN, as PyTorch's (its docs: finite only for distinct eigenvalues), even where
     the loss does not depend on the choice of V (a 0 / 0 whose limit the tie has lost); one through
     w alone stays finite (_divided).
+
+    Derivation: docs/backprop/decompositions.md
     """
 
     def __init__(self, UPLO="L"):
@@ -482,6 +484,8 @@ class SVD(Function):
     sign, so a loss must not depend on it (U diag(c) V^T, U ∘ U or S: yes). As in Eigh, a gradient
     through U or V is inf or NaN at ties and zero singular values, as PyTorch's; S alone has a finite
     one (_divided). pinv has its own backward, finite at ties (Pinv).
+
+    Derivation: docs/backprop/decompositions.md
     """
 
     def forward(self, A):
@@ -714,6 +718,8 @@ class Pinv(Function):
     It divides by no difference of singular values, so it is finite where they are tied (A = I), where
     svd's backward is not; where a nonzero singular value is dropped it is this formula at the X computed,
     as PyTorch's (the truncation's own derivative would differ by terms in the dropped values).
+
+    Derivation: docs/backprop/decompositions.md
     """
 
     def __init__(self, atol, rtol, hermitian):
