@@ -391,14 +391,13 @@ class Prod(_Reduction):
 def prod(x, axis=None, keepdims=False): return Prod(axis, keepdims)(x)
 
 
-def _norm_scale(magnitude, axes, p):
+def _norm_scale(magnitude, axes, count, p):
     """s for y = s (sum (|x| / s)^p)^(1/p): 1 (so y is computed as written, bit for bit) unless the slice's
     largest |x|, m, is so small that m^p underflows past the dtype's normal numbers, or so large that the
     sum of its count of m^p overflows; there s is the power of 2 just above m (frexp's: dividing by it changes
     exponents only, exactly), as LAPACK's nrm2 scales, so no power leaves the range: ||(1e-200, 1e-200)||_2
     = 1.4e-200, not 0, and ||(1e200, 1e200)||_2 = 1.4e200, not inf. (0, inf and NaN slices keep s = 1:
-    their norms are 0, inf and NaN as written.)"""
-    count = math.prod(magnitude.shape[a] for a in axes)
+    their norms are 0, inf and NaN as written.) count: the entries of a slice."""
     if count == 0:
         return 1.0   # (no entries: no largest, and a norm of 0)
     xp = get_array_module(magnitude)
@@ -414,7 +413,7 @@ def _norm_scale(magnitude, axes, p):
 class Norm(_Reduction):
     """y = ||x||_p over axes (PyTorch's vector_norm): (sum |x|^p)^(1/p) for p > 0, the largest |x|
     for p = inf, the smallest for p = -inf, the number of nonzero entries for p = 0. A slice whose
-    |x|^p would underflow or overflow is scaled by its largest |x| first (_norm_scale), where
+    |x|^p would underflow or overflow is scaled by a power of 2 near its largest |x| first (_norm_scale), where
     PyTorch's norm is 0 or inf; over one entry y is |x| itself.
 
         p = 2:           dx = dy * x / y
@@ -440,16 +439,17 @@ class Norm(_Reduction):
     def forward(self, x):
         axes, p, xp = self._setup(x), self.p, get_array_module(x)
         magnitude = xp.abs(x)
+        count = math.prod(x.shape[a] for a in axes)   # (the entries of a slice)
         if p in (math.inf, -math.inf):
             check_nonempty_axes(self.name, x, axes, f"a {'largest' if p > 0 else 'smallest'} |x| needs entries")
             y = magnitude.max(axis=axes, keepdims=True) if p > 0 else magnitude.min(axis=axes, keepdims=True)
         elif p == 0:
             y = (x != 0).sum(axis=axes, keepdims=True).astype(x.dtype)
-        elif p == 1 or math.prod(x.shape[a] for a in axes) == 1:
+        elif p == 1 or count == 1:
             # (over one entry: |x| itself, as PyTorch's, where |x|^p could underflow or overflow)
             y = magnitude.sum(axis=axes, keepdims=True)
         else:
-            s = _norm_scale(magnitude, axes, p)
+            s = _norm_scale(magnitude, axes, count, p)
             if p == 2:
                 scaled = x / s
                 y = s * xp.sqrt((scaled * scaled).sum(axis=axes, keepdims=True))
