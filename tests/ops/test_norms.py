@@ -506,8 +506,10 @@ def test_pdist_forward_gradients_and_pytorch(data):
     if p in (0.5, 2.0, 3.0) and (not gaps.size or gaps.min() > 1e-3):  # the kinks of |d| and max: away from them
         assert check_gradients(lambda t: F.pdist(t, p), x)
     # (p = inf: ties for the largest |d| share dy here, each takes all of it in PyTorch's, as cdist's;
-    # no rows of some entries: PyTorch's backward crashes)
-    if p != np.inf and (len(a) or not a.shape[1]):
+    # no rows of some entries: PyTorch's backward crashes; a difference below 1e-100, whose powers PyTorch's
+    # underflow, where minitx's Norm keeps it: a departure, docs/ops.md)
+    tiny = ((gaps > 0) & (gaps < 1e-100)).any()
+    if p != np.inf and (len(a) or not a.shape[1]) and not tiny:
         parity(lambda t: F.pdist(t, p), lambda t: _tf().pdist(t, p), leaf(a))
 
 
