@@ -46,8 +46,8 @@ Bessel function and polynomial family of minitx/ops/bessel.py, one for its negat
 differentiated recurrence and one for modified_bessel_i1's name; one for zeta's and gammainc's dtype
 beside a float64 and one for cond of empty matrices; one each for gammainc's and the polynomials' host
 reads, counted; one for cov's weights that sum to 0; one for gammaincc's name in its errors; one each for
-trapezoid's check of x's shape and histogram's of range; one for polygamma's reflection below 0 and
-one for zeta's NaN at q < 0.
+trapezoid's check of x's shape and histogram's of range; one for polygamma's reflection below 0,
+one for zeta's NaN at q < 0 and two for polygamma beyond the largest factorial.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -1323,5 +1323,11 @@ OP_SLIPS = [
     Slip("norm forward: the 2-norm's scale not multiplied back", "minitx/ops/reduction.py",
          "y = s * xp.sqrt((scaled * scaled).sum(axis=axes, keepdims=True))",
          "y = xp.sqrt((scaled * scaled).sum(axis=axes, keepdims=True))", ("tests/ops/test_reduction.py",)),
+    Slip("zeta's tail scaled by unit^s: its first term's unit left out", _SP,
+         "total = w ** (1 - s) * unit / (s - 1) + 0.5 * w ** -s", "total = w ** (1 - s) / (s - 1) + 0.5 * w ** -s",
+         ("tests/ops/test_torch_special.py::test_polygamma_beyond_the_largest_factorial",)),
+    Slip("polygamma past 170!: the sign of x's side of the nearest pole flipped for n even", _SP,
+         "beside = xp.inf if n % 2 else -xp.copysign(xp.inf, r)", "beside = xp.inf if n % 2 else xp.copysign(xp.inf, r)",
+         ("tests/ops/test_torch_special.py::test_polygamma_beyond_the_largest_factorial",)),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

@@ -346,16 +346,19 @@ def digamma(x): return Digamma()(floating(x))
 # the terms below z = x + m >= _ZETA_SHIFT summed directly (the recurrence), the rest by Euler-Maclaurin,
 # zeta(s, z) = z^(1-s) / (s-1) + z^-s / 2 + sum_j B_2j / (2j)! s (s+1) ... (s+2j-2) z^(1-s-2j),  j = 1.._ZETA_TERMS
 _ZETA_SHIFT, _ZETA_TERMS, _ZETA_FLOOR = 30, 12, -1e5
+_LARGEST_FACTORIAL = 170   # 171! > float64's largest
 _BERNOULLI = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798, -174611 / 330,
               854513 / 138, -236364091 / 2730]  # B_2 .. B_24
 
 
-def _zeta_tail(s, z):
-    """zeta(s, z) for z >= max(_ZETA_SHIFT, s) by Euler-Maclaurin's series (above), its terms built one
-    from the last (s a number or an array)."""
+def _zeta_tail(s, z, unit=1.0):
+    """unit^s zeta(s, z) for z >= max(_ZETA_SHIFT, s) by Euler-Maclaurin's series (above), its terms built
+    one from the last (s a number or an array), each z^-p unit^s taken as (z / unit)^-p unit^(s-p), so that
+    neither factor leaves float64's range (see _zeta_sum)."""
     xp = get_array_module(z)
-    total = z ** (1 - s) / (s - 1) + 0.5 * z ** -s
-    rising, factorial, power = s, 2, z ** (-s - 1)   # s (s+1)...(s+2j-2), (2j)!, z^(1-s-2j) at j = 1
+    w = z / unit
+    total = w ** (1 - s) * unit / (s - 1) + 0.5 * w ** -s
+    rising, factorial, power = s, 2, w ** (-s - 1) / unit   # s (s+1)...(s+2j-2), (2j)!, unit^s z^(1-s-2j) at j = 1
     for j, b in enumerate(_BERNOULLI[:_ZETA_TERMS], start=1):
         total = total + b / factorial * rising * power
         rising = rising * ((s + 2 * j - 1) * (s + 2 * j))   # (not *=: s may be the caller's array)
@@ -364,25 +367,27 @@ def _zeta_tail(s, z):
     return xp.asarray(total)
 
 
-def _zeta_sum(s, z):
-    """zeta(s, z) = sum_k>=0 1 / (z + k)^s (float64) for s > 1 (a number or an array) and finite z off the
-    poles 0, -1, -2, ...: the terms summed directly (the recurrence) until z + m >= max(_ZETA_SHIFT, s),
+def _zeta_sum(s, z, unit=1.0):
+    """unit^s zeta(s, z) = sum_k>=0 (unit / (z + k))^s (float64) for s > 1 (a number or an array) and finite
+    z off the poles 0, -1, -2, ...: the terms summed directly (the recurrence) until z + m >= max(_ZETA_SHIFT, s),
     from where the tail's series (_zeta_tail) shrinks by at least (s + 2j)^2 / (2 pi z)^2 a term, or until
     a term (z + m > 0) falls below 1e-17 of the sum, past which the rest is smaller still. A z below 0
-    takes |z| steps more: zeta_values refuses q below _ZETA_FLOOR; polygamma reflects x < 0 to 1 - x > 1."""
+    takes |z| steps more: zeta_values refuses q below _ZETA_FLOOR; polygamma reflects x < 0 to 1 - x > 1.
+    unit = z keeps a sum whose terms z^-s underflow in range (its first term 1); unit = 1 is zeta itself,
+    to the bit."""
     xp = get_array_module(z)
     level = xp.maximum(_ZETA_SHIFT, s)
     z, level = xp.broadcast_arrays(z, level)
     head = xp.zeros_like(z)
     going = z < level
     while bool(backend.to_host(going.any())):   # (a host read a step, counted)
-        term = xp.where(going, xp.where(going, z, 1) ** -s, 0.0)   # (not 1 / z^s: 0 once z^s overflows)
+        term = xp.where(going, xp.where(going, z / unit, 1) ** -s, 0.0)   # (not 1 / z^s: 0 once z^s overflows)
         head = head + term
         z = xp.where(going, z + 1, z)
         negligible = (z > 0) & ((xp.abs(term) <= 1e-17 * xp.abs(head)) | xp.isinf(head))
         going = going & (z < level) & ~negligible
     stopped = z < level   # the rest below rounding
-    return head + xp.where(stopped, 0.0, _zeta_tail(s, xp.where(stopped, level, z)))
+    return head + xp.where(stopped, 0.0, _zeta_tail(s, xp.where(stopped, level, z), unit))
 
 
 @functools.cache
@@ -418,8 +423,12 @@ def polygamma_values(n, x):
     cot(pi x) = cot(pi r) from r = x - round(x) (_cot_pi), so a large |x| loses nothing and the recurrence
     takes at most max(_ZETA_SHIFT, n + 1) steps. Its error is about 2e-15 of its two terms' sizes: relative
     for n odd (C_n's terms and zeta's of one sign) and for n even but near polygamma's zeros (the direct
-    sum from x up is 1e-13 relative off at x = -17.500018). At 0 and the negative integers (-1)^(n+1) inf,
-    as PyTorch's; at +inf 0 and at -inf NaN (PyTorch's gives NaN at +inf)."""
+    sum from x up is 1e-13 relative off at x = -17.500018). Where n! or zeta(n + 1, u) alone leaves
+    float64 (n > 170, or zeta below 1e-304), n! zeta(n + 1, u) is taken as n! / u^(n+1) (through its
+    logarithm, about log(n!) eps relative) times the sum u^(n+1) zeta(n + 1, u) (_zeta_sum's unit = u);
+    for n > 170 and x < 0 the pole nearest x makes polygamma overflow but at the half integers, n even.
+    At 0 and the negative integers (-1)^(n+1) inf, as PyTorch's; at +inf 0 and at -inf NaN (PyTorch's
+    gives NaN at +inf)."""
     if n == 0:
         return digamma_values(x)
     if n == 1:
@@ -428,9 +437,24 @@ def polygamma_values(n, x):
     finite = xp.isfinite(x)
     pole = (x <= 0) & (x == xp.round(x))
     reflect, u, r = _reflected(xp.where(finite & ~pole, x, _ZETA_SHIFT))   # (the others are answered below)
-    zeta = _zeta_sum(n + 1, u)
-    sign = (-1) ** (n + 1)
-    y = math.factorial(n) * xp.where(reflect, -(zeta + _horner(_cot_derivative(n), _cot_pi(r))), sign * zeta)
+    s, sign = n + 1, (-1) ** (n + 1)
+    # zeta(s, u) is about u^-s (1 + u / n): where it or n! would leave float64 (below 1e-304 or above
+    # 170!), n! zeta(s, u) = (n! / size) (u^s zeta(s, u) / (1 + u / n)), size = u^s / (1 + u / n)
+    bulk = 1 + u / n
+    log_size = s * xp.log(u) - xp.log(bulk)
+    scaled = (n > _LARGEST_FACTORIAL) | (log_size > 700)
+    zeta = _zeta_sum(s, u, xp.where(scaled, u, 1.0))   # u^s zeta(s, u) where scaled, else zeta(s, u)
+    with np.errstate(over="ignore", under="ignore"):   # (beyond float64's range: polygamma is too)
+        outer = xp.exp(xp.where(scaled, math.lgamma(s) - log_size, 0.0)) * (zeta / bulk)   # n! zeta where scaled
+    if n > _LARGEST_FACTORIAL:
+        # x < 0: n! 2^(n+1) > float64's largest, so the pole nearest x alone overflows, but at a half
+        # integer for n even, where C_n(cot(pi x)) = C_n(0) = 0 (C_n odd) leaves -n! zeta(n + 1, 1 - x)
+        beside = xp.inf if n % 2 else -xp.copysign(xp.inf, r)
+        y = xp.where(reflect, xp.where((xp.abs(r) == 0.5) & (n % 2 == 0), -outer, beside), sign * outer)
+    else:
+        factorial, cot_terms = math.factorial(n), _horner(_cot_derivative(n), _cot_pi(r))
+        y = factorial * xp.where(reflect, -(zeta + cot_terms), sign * zeta)
+        y = xp.where(scaled, xp.where(reflect, -(outer + factorial * cot_terms), sign * outer), y)
     y = xp.where(pole, sign * xp.inf, y)
     return xp.where(finite, y, xp.where(x > 0, 0.0, xp.nan))
 

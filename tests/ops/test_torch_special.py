@@ -202,6 +202,35 @@ def test_polygamma_far_below_zero_by_the_reflection():
         assert check_gradients(lambda v: S.polygamma(n, v), leaf(negative))
 
 
+# polygamma(n, x) where n! (n > 170) or zeta(n + 1, 1 - x) (below 1e-304) leaves float64 though the value
+# does not: mpmath 1.3.0's polygamma at 3,000 digits (which the half integers' cancellation asks for),
+# rounded to float64. PyTorch's gives inf, -inf, 0 or NaN at all of these.
+BEYOND_FACTORIALS = [(171, 2.0, 2.073093314165313e+257), (171, 10.0, 1.2410181644579104e+137),
+                     (172, 200.0, -3.0914370658031885e-87), (200, 10.0, -7.886578711401554e+173),
+                     (1000, 200.0, -1.8905027830329133e+264), (150, 200.0, -3.7942152199759047e-85),
+                     (170, 100.0, -8.884119378185605e-36), (150, -100.5, -7.819868158545691e-41),
+                     (200, -100.5, -4.59854740538407e-29), (172, -0.5, -7.33700365622151e+280)]
+
+
+def test_polygamma_beyond_the_largest_factorial():
+    """polygamma(n, x) where n! or zeta(n + 1, x) alone leaves float64 but their product does not: mpmath's
+    values (BEYOND_FACTORIALS) to 1e-12 relative (n! / u^(n+1) is taken through its logarithm), no
+    OverflowError for n > 170; the overflowing values ±inf with the sign of the pole nearest x, underflow 0;
+    and polygamma(170)'s gradient, which is polygamma(171). Below 1e-304 and to 170! the direct sum keeps
+    every bit (polygamma(3, 1e100) = 6 / (3 x^3) = 2e-300)."""
+    for n, x, expected in BEYOND_FACTORIALS:
+        np.testing.assert_allclose(S.polygamma(n, leaf([x])).numpy(), [expected], rtol=1e-12, atol=0,
+                                   err_msg=f"polygamma({n}, {x})")
+    np.testing.assert_array_equal(S.polygamma(3, leaf([1e100])).numpy(), [2e-300])
+    got = {n: S.polygamma(n, leaf([-0.3, -2.7, 1.0, 0.5, 1e5, -3.0])).numpy() for n in (171, 172)}
+    np.testing.assert_array_equal(got[171], [INF, INF, INF, INF, 0.0, INF])   # n odd: every term positive
+    np.testing.assert_array_equal(got[172], [INF, -INF, -INF, -INF, -0.0, -INF])   # the nearest pole's side
+    assert np.signbit(got[172][4]) and not np.signbit(got[171][4])
+    x = leaf([10.0, 200.0])
+    S.polygamma(170, x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), S.polygamma(171, leaf([10.0, 200.0])).numpy())
+
+
 def test_i0_and_i1_to_float64_rounding_against_mpmath():
     """I0 and I1 to 4e-15 relative from 1e-300 to 713 (where I0 is near float64's largest number),
     both signs, across the switch at 40; float32 to its rounding."""
