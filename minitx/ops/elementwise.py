@@ -1551,15 +1551,33 @@ def float_power(a, b):
     return pow(a, b)
 
 
+class Ldexp(Function):
+    """y = x * 2^e.   dx = dy * 2^e,  de = dy * y * ln 2
+
+    de from y, not as the product x * exp2(e)'s chain (dy * x) * 2^e ln 2: in a 16-bit dtype dy * x
+    underflows to 0 where x is tiny and e lifts it (x = 2^-23, e = 5)."""
+
+    def forward(self, x, e):
+        power = get_array_module(x).exp2(e)
+        y = x * power
+        wants_dx, wants_de = self.needs_input_grad or (True, True)
+        self.save_for_backward(power if wants_dx else None, y if wants_de else None)
+        return y
+
+    def backward(self, dy):
+        power, y = self.saved
+        return (dy * power if self.needs_input_grad[0] else None,
+                dy * y * _LN2 if self.needs_input_grad[1] else None)
+
+
 def ldexp(x, other):
-    """x * 2^other (PyTorch's ldexp): the product of x and exp2(other), each differentiable. An
-    integer ``other`` (the usual exponent) is taken in x's float dtype, where 2^other is exact
-    for the exponents that dtype can hold."""
+    """x * 2^other (PyTorch's ldexp), differentiable in both. An integer ``other`` (the usual exponent)
+    is taken in x's float dtype, where 2^other is exact for the exponents that dtype can hold."""
     x = floating(x)
     other = as_tensor(other, x)
     if other.dtype.kind in "biu":
         other = other.astype(x.dtype)
-    return mul(x, exp2(other))
+    return binary(Ldexp(), x, other)
 
 
 class Frexp(Function):

@@ -8,7 +8,7 @@ NaN, the poles of lgamma and digamma, erfinv's ±1, integer and boolean inputs (
 parity: tests/test_torch_op_parity.py, tests/test_integer_inputs.py).
 
 The op classes: Erfc, Erfinv, Lgamma, Digamma, LogAddExp, LogAddExp2, Xlogy, Sinc, Logit,
-Heaviside, Fmax, Fmin, Frac.
+Heaviside, Fmax, Fmin, Frac, Ldexp.
 """
 import math
 
@@ -56,7 +56,7 @@ DIFFERENTIABLE = {
     "Fmin": (F.fmin, _elementwise(min), [{"ties": True}, {"ties": True}]),
     "Frac": (F.frac, lambda x: np.modf(x)[0], [{"away_from": tuple(float(k) for k in range(-3, 4))}]),
     "float_power": (F.float_power, lambda a, b: a ** b, [{"min_value": 0.1}, {}]),
-    "ldexp": (F.ldexp, lambda x, e: x * 2.0 ** e, [{}, {}]),
+    "Ldexp": (F.ldexp, lambda x, e: x * 2.0 ** e, [{}, {}]),
     "deg2rad": (F.deg2rad, np.deg2rad, [{"min_value": -400.0, "max_value": 400.0}]),
     "rad2deg": (F.rad2deg, np.rad2deg, [{}]),
 }
@@ -198,6 +198,16 @@ def test_the_other_ops_at_their_edges_as_pytorch():
     for ours, theirs in ((F.deg2rad, torch.deg2rad), (F.rad2deg, torch.rad2deg)):
         parity(ours, theirs, leaf([180.0, -45.0, INF, NAN, 0.0]))
     parity(F.ldexp, torch.ldexp, leaf([1.5, 2.0, -3.0, INF]), leaf([3.0, -1.0, 0.5, 1.0]))
+
+
+def test_ldexp_exponent_gradient_keeps_a_tiny_x_lifted_in_float16():
+    """de = dy * y * ln 2 from the output: taken as (dy * x) * 2^e ln 2 (PyTorch's chain, and ldexp's
+    as the product x * exp2(e)), dy * x underflows float16 at x = 2^-23 though y = 2^-18 does not."""
+    x, e = (minitx.tensor(np.array([v], np.float16), requires_grad=True) for v in (2.0 ** -23, 5.0))
+    F.ldexp(x, e).backward(np.array([0.135], np.float16))
+    assert e.grad.dtype == np.float16
+    np.testing.assert_allclose(e.grad.numpy(), [0.135 * 2.0 ** -18 * math.log(2)], rtol=0.1)
+    np.testing.assert_array_equal(x.grad.numpy(), np.array([0.135 * 32], np.float16))
 
 
 def test_sinc_gradient_is_exact_near_zero():
