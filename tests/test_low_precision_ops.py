@@ -103,6 +103,28 @@ def test_the_check_judges_each_element_by_its_own_size():
         check_low_precision(wrong_in_16_bits, minitx.tensor([1000.0, 0.001], dtype="float64"))
 
 
+def test_the_check_judges_a_cancelling_sum_by_its_terms_though_float32_lands_exactly():
+    """dist(x, y, 3)'s gradient in x sums terms of about +-0.19 to 7.6e-4: float16 keeps 1.2e-5 of it
+    (its terms' rounding), while float32 lands within 2.6e-10 of float64 here by chance, which alone
+    would allow 8.6e-6. Moving the inputs by one float32 unit measures the terms' noise again (seed
+    114 of the dev profile drew this); a wrong value still fails, measured again or not."""
+    import numpy as np
+
+    import minitx
+    import minitx.functional as F
+    from minitx.testing import check_low_precision, leaf
+
+    x, y = leaf([0.001]), leaf([[1.0, -1.0], [0.0, 0.0]])
+    assert check_low_precision(lambda a, b: F.dist(a, b, 3), x, y, dtype="float16")
+
+    def doubled_in_16_bits(a, b):
+        d = F.dist(a, b, 3)
+        return d * minitx.tensor(np.array(2.0 if d.dtype == np.float16 else 1.0), dtype=d.dtype)
+
+    with pytest.raises(AssertionError, match="the output in float16 differs"):
+        check_low_precision(doubled_in_16_bits, x, y, dtype="float16")
+
+
 def test_a_16_bit_gradient_summed_over_broadcast_axes_adds_in_float32():
     """4096 ones summed in bfloat16 stall at 256 (256 + 1 rounds back to 256); the engine adds in
     float32 and rounds once: 4096, exactly."""
