@@ -39,10 +39,15 @@ __all__ = ["GetItem", "SetItem", "WriteThroughView", "Gather", "TakeAlongDim", "
            "IndexAdd", "Tril", "Triu", "Diagonal", "DiagEmbed", "Embedding", "EmbeddingBag", "MaskedSelect"]
 
 
-def check_indices(op, what, index, size):
-    """Raise unless ``index`` is an integer array with every value in [0, size)."""
+def check_integer(op, what, index):
+    """Raise unless ``index`` is an integer array."""
     if index.dtype.kind not in "iu":
         raise TypeError(f"{op}: {what} must be an integer tensor, got dtype {index.dtype.name}")
+
+
+def check_indices(op, what, index, size):
+    """Raise unless ``index`` is an integer array with every value in [0, size)."""
+    check_integer(op, what, index)
     sync.check_in_range(index, size, lambda value: IndexError(f"{op}: {what} {value} is out of range [0, {size})"))
 
 
@@ -1511,6 +1516,7 @@ def one_hot(indices, num_classes=-1):
     if num_classes < 0:
         if not data.size:
             raise ValueError("one_hot: cannot infer num_classes from empty indices; pass num_classes")
+        check_integer("one_hot", "indices", data)   # (before max() reads a float)
         num_classes = backend.host_ints(data.max())[0] + 1
     check_indices("one_hot", "indices", data, num_classes)
     return Tensor((data[..., None] == xp.arange(num_classes)).astype(np.int64))

@@ -3,6 +3,8 @@
 masked_scatter, slice_scatter, select_scatter, diagonal_scatter, index_put and index_reduce (minitx/ops/indexing.py): forward against independent NumPy computations, float64 gradients
 (check_gradients) on hypothesis-drawn shapes, PyTorch parity, and the errors users see."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -1247,6 +1249,10 @@ def test_one_hot_infers_classes_and_checks_range():
         F.one_hot([3], 3)
     with pytest.raises(ValueError, match="one_hot: cannot infer num_classes from empty indices"):
         F.one_hot(minitx.tensor(np.zeros(0, dtype=np.int64)))
+    for inferred in (-1, 3):   # float indices refused before num_classes is inferred from them (a NaN's max)
+        with warnings.catch_warnings(), pytest.raises(TypeError, match="one_hot: indices must be an integer tensor"):
+            warnings.simplefilter("error")
+            F.one_hot(minitx.tensor([0.0, np.nan]), inferred)
 
 
 # ---------------------------------------------------------------- diag, index_add, scatter, bincount, unique
