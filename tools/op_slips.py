@@ -47,7 +47,8 @@ differentiated recurrence and one for modified_bessel_i1's name; one for zeta's 
 beside a float64 and one for cond of empty matrices; one each for gammainc's and the polynomials' host
 reads, counted; one for cov's weights that sum to 0; one for gammaincc's name in its errors; one each for
 trapezoid's check of x's shape and histogram's of range; one for polygamma's reflection below 0,
-one for zeta's NaN at q < 0 and two for polygamma beyond the largest factorial.
+one for zeta's NaN at q < 0 and two for polygamma beyond the largest factorial; one each for roll's
+float shift and one_hot's float indices.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -1314,7 +1315,7 @@ OP_SLIPS = [
     Slip("logit backward: -0's slope -inf, not 0's +inf", _E,
          "dy / (xp.abs(x) * (1 - x))),)", "dy / (x * (1 - x))),)", _SPECIAL),
     Slip("polygamma: the reflection's cot term added, not subtracted", _SP,
-         "-(zeta + _horner(_cot_derivative(n), _cot_pi(r)))", "-(zeta - _horner(_cot_derivative(n), _cot_pi(r)))",
+         "-(zeta + cot_terms)", "-(zeta - cot_terms)",
          ("tests/ops/test_torch_special.py::test_polygamma_far_below_zero_by_the_reflection",)),
     Slip("zeta: s not whole at q < 0 summed (and refused below -1e5), not NaN at once", _SP,
          "xp.isfinite(q) & ~pole & real", "xp.isfinite(q) & ~pole",
@@ -1331,5 +1332,11 @@ OP_SLIPS = [
     Slip("polygamma past 170!: the sign of x's side of the nearest pole flipped for n even", _SP,
          "beside = xp.inf if n % 2 else -xp.copysign(xp.inf, r)", "beside = xp.inf if n % 2 else xp.copysign(xp.inf, r)",
          ("tests/ops/test_torch_special.py::test_polygamma_beyond_the_largest_factorial",)),
+    Slip("roll: a float shift handed to NumPy, which truncates it", "minitx/ops/shape.py",
+         "def roll(x, shift, axis=None): return Roll(_roll_shift(shift), axis)(x)",
+         "def roll(x, shift, axis=None): return Roll(shift, axis)(x)", ("tests/ops/test_indexing.py",)),
+    Slip("one_hot: num_classes inferred from a float tensor's max before its dtype is checked", "minitx/ops/indexing.py",
+         '        check_integer("one_hot", "indices", data)   # (before max() reads a float)\n', "",
+         ("tests/ops/test_indexing.py",)),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

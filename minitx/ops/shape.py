@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import numbers
+import operator
 
 import numpy as np
 from numpy.exceptions import AxisError
@@ -18,7 +19,7 @@ from numpy.exceptions import AxisError
 from minitx.autograd.engine import unbroadcast
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, _method_axis, as_tensor, lengths, named
-from minitx.backend import get_array_module, host_ints
+from minitx.backend import get_array_module, host_ints, to_host
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import check_fits, one_dtype
 from minitx.ops.indexing import add_at, getitem
@@ -626,8 +627,26 @@ class Roll(Function):
         return get_array_module(a).roll(a, shift, self.axis)
 
 
+def _roll_shift(shift):
+    """shift as an int or a tuple of ints: ints, or integer tensors of one axis or none (read to the host
+    once); a float or a bool refused by name, as PyTorch's roll refuses them (NumPy's would roll by
+    1.5 as by 1)."""
+    if isinstance(shift, Tensor) and shift.ndim == 1:
+        if shift.dtype.kind not in "iu":
+            raise TypeError(f"roll: shift must be an int or ints, got a tensor of dtype {shift.dtype.name}")
+        shift = tuple(to_host(shift.data).tolist())
+    parts = shift if isinstance(shift, (tuple, list)) else (shift,)
+    try:
+        if any(isinstance(p, (bool, np.bool_)) for p in parts):
+            raise TypeError
+        ints = tuple(operator.index(p) for p in parts)
+    except TypeError:
+        raise TypeError(f"roll: shift must be an int or ints, got {shift!r}") from None
+    return ints if isinstance(shift, (tuple, list)) else ints[0]
+
+
 @takes_torch_keywords
-def roll(x, shift, axis=None): return Roll(shift, axis)(x)
+def roll(x, shift, axis=None): return Roll(_roll_shift(shift), axis)(x)
 
 
 class Repeat(Function):

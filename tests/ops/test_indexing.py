@@ -80,6 +80,13 @@ def test_roll_several_axes_and_one_shift_on_an_axis_it_does_not_halve():
     assert check_gradients(lambda t: F.roll(t, -3), x)
     with pytest.raises(ValueError, match="roll: 2 shifts for 1 axes"):
         F.roll(x, (1, 2), 0)
+    # integer shifts only, as PyTorch's (NumPy's roll would take 1.5 as 1); an integer tensor is its ints
+    for refused, axis in ((1.5, 0), (2.0, 0), (True, 0), ((1, 2.0), (0, 1)), (minitx.tensor(1.0), 0),
+                          (minitx.tensor([1.0, 2.0]), (0, 1))):
+        with pytest.raises(TypeError, match="roll: shift must be an int or ints"):
+            F.roll(x, refused, axis)
+    for shift, axis in ((minitx.tensor(1), 0), (minitx.tensor([1, -1]), (0, 1)), (np.int64(2), 1)):
+        np.testing.assert_array_equal(F.roll(x, shift, axis).numpy(), np.roll(x.numpy(), np.asarray(shift), axis))
 
 
 @pytest.mark.parametrize("name", ["Tril", "Triu"])
