@@ -18,6 +18,14 @@ from minitx.testing import gradcheck
      r"stack: axis 3 is out of range for stacking tensors of shape \(1,\); expected an int in \[-2, 2\)"),
     (lambda: F.one_hot(minitx.tensor([0, 1]), 2.5), TypeError,
      r"one_hot: num_classes must be an int \(or -1 to infer it\), got 2.5"),
+    # an int argument refuses a float (NumPy would truncate or compare with it) and a bool, as PyTorch
+    (lambda: F.tril(minitx.tensor(np.ones((3, 3))), 1.5), TypeError, "tril: the diagonal k must be an int, got 1.5"),
+    (lambda: F.triu(minitx.tensor(np.ones((3, 3))), True), TypeError, "triu: the diagonal k must be an int, got True"),
+    (lambda: F.diagonal(minitx.tensor(np.ones((3, 3))), 1.0), TypeError, "diagonal: offset must be an int, got 1.0"),
+    (lambda: F.diagflat(minitx.tensor([1.0, 2.0]), 0.5), TypeError, "diagflat: offset must be an int, got 0.5"),
+    (lambda: F.topk(minitx.tensor([1.0, 2.0]), True), TypeError, "topk: k must be an int, got True"),
+    (lambda: F.sum(minitx.tensor(np.ones((2, 2))), True), ValueError, "sum: axis True is not an integer"),
+    (lambda: F.softmax(minitx.tensor(np.ones((2, 2))), np.True_), ValueError, "softmax: axis np.True_ is not an integer"),
 ])
 def test_bad_arguments_are_named(call, error, message):
     with pytest.raises(error, match=message):

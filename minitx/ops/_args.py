@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import operator
 
 import numpy as np
 
@@ -263,6 +264,18 @@ def _is_float(value) -> bool:
     """Whether a number, a list, an array or a tensor holds floats."""
     dtype = getattr(value, "dtype", None)
     return backend.is_floating(dtype if dtype is not None else np.asarray(value).dtype)
+
+
+def whole(op: str, what: str, value) -> int:
+    """An int argument (a diagonal, an offset, a count) as a Python int: an int, a NumPy integer or a 0-d
+    integer tensor; a float (NumPy would truncate 1.5 to 1, or compare with it) and a bool refused by
+    name, as PyTorch refuses them."""
+    try:
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}: {what} must be an int, got {value!r}") from None
 
 
 def check_bool(op: str, what: str, t: Tensor):

@@ -18,7 +18,6 @@ import builtins
 import fractions
 import math
 import numbers
-import operator
 from typing import NamedTuple
 
 import numpy as np
@@ -31,7 +30,7 @@ from minitx.autograd.tensor import Tensor, _method_axis, as_tensor
 from minitx.autograd.writes import base_of, in_place, record_write, refusal
 from minitx.backend import get_array_module
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import as_indices, check_bool, check_fits
+from minitx.ops._args import as_indices, check_bool, check_fits, whole
 from minitx.ops.elementwise import broadcasts_to, dy_where, filled, masked_fill, where
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
@@ -1100,7 +1099,7 @@ class Tril(Function):
 
 
 @takes_torch_keywords
-def tril(x, k=0): return Tril(k)(x)
+def tril(x, k=0): return Tril(whole("tril", "the diagonal k", k))(x)
 
 
 class Triu(Tril):
@@ -1111,7 +1110,7 @@ class Triu(Tril):
 
 
 @takes_torch_keywords
-def triu(x, k=0): return Triu(k)(x)
+def triu(x, k=0): return Triu(whole("triu", "the diagonal k", k))(x)
 
 
 class Diagonal(Function):
@@ -1151,7 +1150,7 @@ class Diagonal(Function):
 @takes_torch_keywords
 def diagonal(x, offset=0, axis1=0, axis2=1):
     """The offset-th diagonal of x along axis1 and axis2, as a new last axis (see Diagonal)."""
-    return Diagonal(operator.index(offset), axis1, axis2)(x)
+    return Diagonal(whole("diagonal", "offset", offset), axis1, axis2)(x)
 
 
 def _written(op, x, src, index, part):
@@ -1199,7 +1198,7 @@ def diagonal_scatter(x, src, offset=0, axis1=0, axis2=1):
     a1, a2 = (_method_axis("diagonal_scatter", a, x.shape) for a in (axis1, axis2))
     if a1 == a2:
         raise ValueError(f"diagonal_scatter: axis1 and axis2 must differ, got {axis1} and {axis2}")
-    offset = operator.index(offset)
+    offset = whole("diagonal_scatter", "offset", offset)
     row0, col0 = max(-offset, 0), max(offset, 0)
     length = max(0, min(x.shape[a1] - row0, x.shape[a2] - col0))
     others = [d for d in range(x.ndim) if d not in (a1, a2)]
@@ -1255,7 +1254,7 @@ def diag(x, diagonal=0):
     """PyTorch's diag: a 1-d x becomes the square matrix with x on its ``diagonal``-th diagonal
     (DiagEmbed); a 2-d x gives that diagonal, 1-d (diagonal(x, offset)). 0 is the main diagonal,
     > 0 above it, < 0 below."""
-    x, diagonal = as_tensor(x), operator.index(diagonal)
+    x, diagonal = as_tensor(x), whole("diag", "diagonal", diagonal)
     if x.ndim == 1:
         return DiagEmbed(diagonal)(x)
     if x.ndim == 2:
@@ -1266,19 +1265,17 @@ def diag(x, diagonal=0):
 def diagflat(x, offset=0):
     """The square matrix with the flattened x on its ``offset``-th diagonal, as PyTorch's and NumPy's
     diagflat: diag of x reshaped to 1-d."""
-    return diag(as_tensor(x).reshape(-1), offset)
+    return diag(as_tensor(x).reshape(-1), whole("diagflat", "offset", offset))
 
 
 @takes_torch_keywords
 def diag_embed(x, offset=0, axis1=-2, axis2=-1):
     """Tensors of matrices with x's last axis on their ``offset``-th diagonal, on axes axis1 and
     axis2 of the result (PyTorch's diag_embed; see DiagEmbed): diagonal undone."""
-    if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
-        raise TypeError(f"diag_embed: offset must be an int, got {offset!r}")
     for axis in (axis1, axis2):
         if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
             raise TypeError(f"diag_embed: axis1 and axis2 must be ints, got {axis!r}")
-    return DiagEmbed(int(offset), axis1, axis2)(as_tensor(x))
+    return DiagEmbed(whole("diag_embed", "offset", offset), axis1, axis2)(as_tensor(x))
 
 
 def trace(x):

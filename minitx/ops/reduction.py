@@ -31,14 +31,15 @@ __all__ = ["Sum", "Mean", "Max", "Min", "Var", "Std", "LogSumExp", "Prod", "Norm
 
 
 def normalize_axes(axis, ndim: int, op: str = "reduce") -> tuple:
-    """axis None -> all axes; an int or tuple -> sorted non-negative axes (checked). An axis out of
-    range raises numpy's AxisError, which is a ValueError and an IndexError both, as NumPy's."""
+    """axis None -> all axes; an int or tuple -> sorted non-negative axes (checked; a bool is no axis, as
+    PyTorch's rule: sum(x, True) would sum axis 1). An axis out of range raises numpy's AxisError, which
+    is a ValueError and an IndexError both, as NumPy's."""
     if axis is None:
         return tuple(range(ndim))
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     out = []
     for a in axes:
-        if not isinstance(a, numbers.Integral):
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral):
             pairwise = {"max": "maximum", "min": "minimum"}.get(op)
             hint = (f"; {op}(x, axis) reduces x, and {pairwise}(a, b) compares two tensors entry by entry"
                     if pairwise and hasattr(a, "shape") else "")

@@ -20,7 +20,7 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, resolve_dtype, to_host
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import accumulate, as_indices, floating
+from minitx.ops._args import accumulate, as_indices, floating, whole
 from minitx.ops.elementwise import lerp_values
 from minitx.ops.indexing import add_at, check_indices, getitem
 from minitx.ops.reduction import normalize_axes, quiet_float_errors, sum as sum_over  # (builtins.sum stays sum)
@@ -500,17 +500,18 @@ def topk(x, k, axis=-1, largest=True, sorted=True):  # noqa: A002 (PyTorch's nam
     taken for PyTorch's code: the k come in order either way (with sorted=False PyTorch's order
     is unspecified)."""
     _scan_axis(axis, as_tensor(x), "topk")  # (so that a bad axis names topk, not the sort it calls)
+    k = whole("topk", "k", k)
     values, indices = sort(x, axis, descending=largest)
     if not values.ndim:
-        if not isinstance(k, numbers.Integral) or k != 1:
+        if k != 1:
             raise ValueError(f"topk: a 0-d input has one value and gives a 0-d result holding it, so k must be 1, "
                              f"got {k!r}")
         return ValuesIndices(values, indices)
     n = values.shape[axis]
-    if not isinstance(k, numbers.Integral) or not 0 <= k <= n:
+    if not 0 <= k <= n:
         raise ValueError(f"topk: k must be a whole number in [0, {n}] for an axis of {n}, got {k!r}")
     index = [slice(None)] * values.ndim
-    index[axis] = slice(0, int(k))
+    index[axis] = slice(0, k)
     return ValuesIndices(values[tuple(index)], indices[tuple(index)])
 
 
