@@ -29,8 +29,6 @@ TWO_PATHS = {"var_mean": "var's and mean's gradients", "std_mean": "std's and me
              "trapezoid_x": "y_k's gradient from the trapezoids on either side, (x_k - x_(k-1)) / 2 and "
                             "(x_(k+1) - x_k) / 2; x_k's likewise", "cumulative_trapezoid": "the same",
              "gradient": "x_k's gradient from the differences on either side (and the ends' two or three terms)",
-             "corrcoef": "cov's gradient and each variable's standard deviation's: with two observations every "
-                         "correlation is +-1 and the two cancel to 0 (tests/ops/test_statistics.py checks it apart)",
              "renorm": "x's own and its slice's norm's, through the scale: along a slice scaled to maxnorm they "
                        "cancel (tests/ops/test_statistics.py checks it apart)"}
 #: arguments drawn from fewer values here, and why
