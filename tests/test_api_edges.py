@@ -26,6 +26,10 @@ from minitx.testing import gradcheck
     (lambda: F.topk(minitx.tensor([1.0, 2.0]), True), TypeError, "topk: k must be an int, got True"),
     (lambda: F.sum(minitx.tensor(np.ones((2, 2))), True), ValueError, "sum: axis True is not an integer"),
     (lambda: F.softmax(minitx.tensor(np.ones((2, 2))), np.True_), ValueError, "softmax: axis np.True_ is not an integer"),
+    (lambda: minitx.tensor(np.ones((2, 1, 4))).permute(True, 0, 2), TypeError, r"transpose: axes must be ints, got \(True"),
+    (lambda: minitx.tensor(np.ones((2, 1, 4))).squeeze(True), TypeError, "squeeze: axis must be an int, got True"),
+    (lambda: minitx.tensor(np.ones(4)).split(True), TypeError, "split: the piece size must be an int, got True"),
+    (lambda: minitx.tensor(np.ones(4)).split([2.0, 2]), TypeError, "split: a piece size must be an int, got 2.0"),
 ])
 def test_bad_arguments_are_named(call, error, message):
     with pytest.raises(error, match=message):

@@ -48,7 +48,7 @@ beside a float64 and one for cond of empty matrices; one each for gammainc's and
 reads, counted; one for cov's weights that sum to 0; one for gammaincc's name in its errors; one each for
 trapezoid's check of x's shape and histogram's of range; one for polygamma's reflection below 0,
 one for zeta's NaN at q < 0 and two for polygamma beyond the largest factorial; one each for roll's
-float shift and one_hot's float indices; one each for a bool taken as an int argument and as an axis; one for cov in 16 bits.
+float shift and one_hot's float indices; one each for a bool taken as an int argument and as an axis (and squeeze's); one for cov in 16 bits.
 
 Each slip names the test files that should catch it; plant_slips plants each in a scratch copy
 of the committed tree and runs those files.
@@ -1347,5 +1347,7 @@ OP_SLIPS = [
     Slip("cov: a 16-bit x composed in its own dtype, its mean rounded before centring", "minitx/ops/linalg.py",
          "    narrow = x.dtype if x.dtype.itemsize == 2 else None", "    narrow = None",
          ("tests/ops/test_statistics.py",)),
+    Slip("squeeze: a bool taken for axis 1", _S, "                if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral):\n"
+         '                    raise TypeError(f"squeeze: axis must be an int, got {a!r}")\n', "", ("tests/test_api_edges.py",)),
     *[s for s in SLIPS if s.name.startswith(_NAMED)],
 ]

@@ -24,6 +24,7 @@ from minitx import backend, creation, functional as F
 from minitx.autograd.tensor import Tensor, _method_axis, _names_a_dtype, as_tensor, bits_as, lengths, tensor
 from minitx.keywords import takes_torch_keywords
 from minitx.ops import matrix
+from minitx.ops._args import whole
 
 
 class TensorMethods:
@@ -118,13 +119,13 @@ class TensorMethods:
         that size, the last one smaller where it does not divide; a list gives each piece's size."""
         dim = _method_axis("split", dim, self.shape)
         n = self.shape[dim]
-        if isinstance(split_size_or_sections, numbers.Integral):
-            size = int(split_size_or_sections)
+        if not isinstance(split_size_or_sections, (tuple, list)):
+            size = whole("split", "the piece size", split_size_or_sections)
             if size <= 0:
                 raise ValueError(f"split: the piece size must be >= 1, got {size}")
             sizes = [min(size, n - start) for start in range(0, n, size)] or [0]
         else:
-            sizes = [int(s) for s in split_size_or_sections]
+            sizes = [whole("split", "a piece size", s) for s in split_size_or_sections]
             if sum(sizes) != n or min(sizes, default=0) < 0:
                 raise ValueError(f"split: sizes {sizes} do not add up to the {n} entries of axis {dim}")
         starts = np.cumsum([0] + sizes[:-1])

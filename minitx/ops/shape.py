@@ -70,6 +70,8 @@ class Transpose(Function):
 
     def forward(self, x):
         axes = tuple(reversed(range(x.ndim))) if self.axes is None else self.axes
+        if any(isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral) for a in axes):
+            raise TypeError(f"transpose: axes must be ints, got {axes}")
         in_range = all(-x.ndim <= a < x.ndim for a in axes)  # before % : (0, 3) is not (0, 1)
         if not in_range or sorted(a % x.ndim for a in axes) != list(range(x.ndim)):
             swap = (f" (to swap two axes, as PyTorch's transpose({axes[0]}, {axes[1]}), write swapaxes({axes[0]}, "
@@ -186,6 +188,8 @@ class Squeeze(Function):
         axes = (self.axis,) if isinstance(self.axis, numbers.Integral) else self.axis
         if axes is not None:
             for a in axes:
+                if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral):
+                    raise TypeError(f"squeeze: axis must be an int, got {a!r}")
                 if not -x.ndim <= a < x.ndim:
                     raise AxisError(f"squeeze: axis {a} is out of range for shape {x.shape}")
                 if x.shape[a] != 1:
