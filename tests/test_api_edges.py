@@ -30,6 +30,8 @@ from minitx.testing import gradcheck
     (lambda: minitx.tensor(np.ones((2, 1, 4))).squeeze(True), TypeError, "squeeze: axis must be an int, got True"),
     (lambda: minitx.tensor(np.ones(4)).split(True), TypeError, "split: the piece size must be an int, got True"),
     (lambda: minitx.tensor(np.ones(4)).split([2.0, 2]), TypeError, "split: a piece size must be an int, got 2.0"),
+    (lambda: nn.ZeroPad2d(1.5), ValueError, "ZeroPad2d: padding must be an int or 4 ints, got 1.5"),
+    (lambda: nn.ReplicationPad1d((1, 2.0)), ValueError, r"ReplicationPad1d: padding must be an int or 2 ints, got \(1, 2.0\)"),
 ])
 def test_bad_arguments_are_named(call, error, message):
     with pytest.raises(error, match=message):

@@ -874,9 +874,13 @@ class _PadNd(Module):
     def __init__(self, padding, value=0.0):
         super().__init__()
         name = type(self).__name__
-        padding = (padding,) * (2 * self._dims) if isinstance(padding, numbers.Integral) else tuple(padding)
-        if len(padding) != 2 * self._dims or not all(isinstance(w, numbers.Integral) for w in padding):
-            raise ValueError(f"{name}: padding must be an int or {2 * self._dims} ints, got {padding!r}")
+        given = padding
+        if isinstance(padding, numbers.Integral):
+            padding = (padding,) * (2 * self._dims)
+        if (not isinstance(padding, (tuple, list)) or len(padding) != 2 * self._dims
+                or not all(isinstance(w, numbers.Integral) and not isinstance(w, bool) for w in padding)):
+            raise ValueError(f"{name}: padding must be an int or {2 * self._dims} ints, got {given!r}")
+        padding = tuple(padding)
         self.padding, self.value = padding, value
 
     def forward(self, x):
