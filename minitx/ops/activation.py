@@ -680,7 +680,9 @@ def threshold(x, threshold, value):  # noqa: A002 (PyTorch's name)
 @takes_torch_keywords
 def softmin(x, axis=-1):
     """softmax(-x) along ``axis``: the smallest entries weigh most."""
-    return softmax(-floating(x), axis)
+    x = floating(x)
+    _normalized_axes("softmin", x, axis)   # (a bad axis named softmin, not the softmax it calls)
+    return softmax(-x, axis)
 
 
 @takes_torch_keywords
@@ -699,6 +701,7 @@ def gumbel_softmax(logits, tau=1.0, hard=False, axis=-1, seed=None):
     if not tau > 0:
         raise ValueError(f"gumbel_softmax: tau must be positive, got {tau}")
     logits = floating(logits)
+    _normalized_axes("gumbel_softmax", logits, axis)   # (before a draw, and named)
     xp = get_array_module(logits.data)
     u = mrandom.uniform(logits.shape, logits.dtype, logits.device, seed)
     e = xp.maximum(-xp.log1p(-u), xp.finfo(u.dtype).tiny)
