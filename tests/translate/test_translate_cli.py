@@ -432,6 +432,8 @@ def test_translate_and_evaluate_decode_as_the_run_does(capsys, tiny_run, subset_
 
 @pytest.mark.parametrize("command, option, value, message", [
     ("train", "--seed", -1, "seed must be an integer >= 0, got -1"),
+    ("train", "--max-len", 0, "max_len must be a positive integer, got 0\n"),   # (once: not 'at least 2' too)
+    ("train", "--max-len", 1, "max_len must be at least 2 (<bos> and one token), got 1"),
     ("train", "--length-penalty", "nan", "length_penalty must be a number >= 0, got nan"),
     ("translate", "--length-penalty", "nan", "length_penalty must be a number >= 0, got nan"),
     ("evaluate", "--length-penalty", "inf", "length_penalty must be a number >= 0, got inf"),
