@@ -452,7 +452,8 @@ def polygamma_values(n, x):
         beside = xp.inf if n % 2 else -xp.copysign(xp.inf, r)
         y = xp.where(reflect, xp.where((xp.abs(r) == 0.5) & (n % 2 == 0), -outer, beside), sign * outer)
     else:
-        factorial, cot_terms = math.factorial(n), _horner(_cot_derivative(n), _cot_pi(r))
+        factorial = float(math.factorial(n))   # (a Python int past int64 would not reach a CuPy array)
+        cot_terms = _horner(_cot_derivative(n), _cot_pi(r))
         y = factorial * xp.where(reflect, -(zeta + cot_terms), sign * zeta)
         y = xp.where(scaled, xp.where(reflect, -(outer + factorial * cot_terms), sign * outer), y)
     y = xp.where(pole, sign * xp.inf, y)
