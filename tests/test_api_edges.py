@@ -31,6 +31,7 @@ from minitx.testing import gradcheck
     (lambda: minitx.tensor(np.ones(4)).split(True), TypeError, "split: the piece size must be an int, got True"),
     (lambda: minitx.tensor(np.ones(4)).split([2.0, 2]), TypeError, "split: a piece size must be an int, got 2.0"),
     (lambda: nn.ZeroPad2d(1.5), ValueError, "ZeroPad2d: padding must be an int or 4 ints, got 1.5"),
+    (lambda: nn.Hardtanh(2.0, 1.0), ValueError, "Hardtanh: min_val 2.0 is greater than max_val 1.0"),
     (lambda: F.softmin(minitx.tensor(np.ones((2, 0)))), ValueError, "softmin: axis 1 of the input of shape"),
     (lambda: F.max_pool2d(minitx.tensor(np.ones((1, 1, 4, 4))), True), ValueError,
      "max_pool2d: kernel_size must be an int or a pair of ints, got True"),

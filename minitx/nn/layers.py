@@ -608,6 +608,8 @@ class Mish(_MayActInPlace):
 class Hardtanh(_MayActInPlace):
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
         super().__init__(inplace)
+        if min_val > max_val:   # (when built, as PyTorch's; F.hardtanh refuses it when called)
+            raise ValueError(f"Hardtanh: min_val {min_val} is greater than max_val {max_val}")
         self.min_val, self.max_val = min_val, max_val
 
     def forward(self, x):
