@@ -709,7 +709,7 @@ class Tile(Function):
         self.reps = tuple(reps) if isinstance(reps, (tuple, list)) else (reps,)
 
     def forward(self, x):
-        if any(not isinstance(r, numbers.Integral) or r < 0 for r in self.reps):
+        if any(isinstance(r, (bool, np.bool_)) or not isinstance(r, numbers.Integral) or r < 0 for r in self.reps):
             raise ValueError(f"tile: reps must be ints >= 0, got {self.reps}")
         d = max(x.ndim, len(self.reps))
         self.shape = (1,) * (d - x.ndim) + x.shape
@@ -820,6 +820,8 @@ def pad_widths(pad, shape, cropping=False) -> list:
     axis first. Checked: all >= 0, or with ``cropping`` negative widths too (they cut elements
     off), as long as an axis keeps >= 0."""
     width = pad
+    if isinstance(width, (bool, np.bool_)) or not (isinstance(width, numbers.Integral) or hasattr(width, "__iter__")):
+        raise TypeError(f"pad: the widths must be ints, got {pad!r}")
     if isinstance(width, numbers.Integral):
         width = [(int(width), int(width))] * len(shape)
     elif all(isinstance(w, numbers.Integral) for w in width):  # PyTorch's flat form
@@ -830,6 +832,8 @@ def pad_widths(pad, shape, cropping=False) -> list:
         pairs = [tuple(width[k:k + 2]) for k in range(0, len(width), 2)]
         width = [(0, 0)] * (len(shape) - len(pairs)) + pairs[::-1]
     width = [tuple(w) if isinstance(w, (tuple, list)) else (w,) for w in width]
+    if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) for w in width for v in w):
+        raise TypeError(f"pad: the widths must be ints, got {pad!r}")
     if len(width) != len(shape) or any(len(w) != 2 or (min(w) < 0 and not cropping) for w in width):
         least = "" if cropping else " >= 0"
         raise ValueError(f"pad: pad {pad} must give (before, after){least} "
