@@ -306,9 +306,11 @@ def test_renorm_method_pytorchs_keywords_and_errors():
                                       torch.renorm(torch.from_numpy(empty), 2, axis, 1.0).numpy())
 
 
-# the mantissa's gradient 2^-e jumps at the powers of 2: values kept away from them
+# the mantissa's gradient 2^-e jumps at the powers of 2: values kept away from every one in [-3, 3] (the
+# smaller ones inside 0's margin; seed 213 of the dev profile drew 0.25 when only 0.5, 1 and 2 were listed)
 test_frexp_mantissa_against_numpy = op_test(
-    lambda x: F.frexp(x).mantissa, arg(away_from=(0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0)),
+    lambda x: F.frexp(x).mantissa,
+    arg(away_from=(0.0,) + tuple(sign * 2.0 ** k for k in range(-6, 2) for sign in (1, -1)), margin=0.01),
     numpy=lambda x: np.frexp(x)[0])
 
 
