@@ -57,7 +57,7 @@ class TensorMethods:
         return F.reshape(self, lengths("view", shape))
 
     def transpose(self, *axes): return F.transpose(self, _shape_args(axes) or None)
-    def permute(self, *axes): return F.transpose(self, _shape_args(axes))
+    def permute(self, *axes): return F.permute(self, _shape_args(axes))
     def swapaxes(self, axis1, axis2): return F.swapaxes(self, axis1, axis2)
     def squeeze(self, axis=None): return F.squeeze(self, axis)
     def unsqueeze(self, axis): return F.unsqueeze(self, axis)
@@ -120,7 +120,11 @@ class TensorMethods:
         dim = _method_axis("split", dim, self.shape)
         n = self.shape[dim]
         if not isinstance(split_size_or_sections, (tuple, list)):
-            size = whole("split", "the piece size", split_size_or_sections)
+            try:
+                size = whole("split", "split_size_or_sections", split_size_or_sections)
+            except TypeError:
+                raise TypeError(f"split: split_size_or_sections must be an int or a list of ints, got "
+                                f"{split_size_or_sections!r}") from None
             if size <= 0:
                 raise ValueError(f"split: the piece size must be >= 1, got {size}")
             sizes = [min(size, n - start) for start in range(0, n, size)] or [0]

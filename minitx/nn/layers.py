@@ -608,8 +608,8 @@ class Mish(_MayActInPlace):
 class Hardtanh(_MayActInPlace):
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
         super().__init__(inplace)
-        if min_val > max_val:   # (when built, as PyTorch's; F.hardtanh refuses it when called)
-            raise ValueError(f"Hardtanh: min_val {min_val} is greater than max_val {max_val}")
+        if min_val >= max_val:   # (when built, as PyTorch's module; F.hardtanh takes min_val = max_val)
+            raise ValueError(f"Hardtanh: max_val {max_val} must be greater than min_val {min_val}")
         self.min_val, self.max_val = min_val, max_val
 
     def forward(self, x):
@@ -879,11 +879,11 @@ class _PadNd(Module):
         given = padding
         if isinstance(padding, numbers.Integral):
             padding = (padding,) * (2 * self._dims)
-        if (not isinstance(padding, (tuple, list)) or len(padding) != 2 * self._dims
+        padding = tuple(padding) if hasattr(padding, "__iter__") else None   # (any iterable, as PyTorch's)
+        if (padding is None or len(padding) != 2 * self._dims
                 or not all(isinstance(w, numbers.Integral) and not isinstance(w, bool) for w in padding)):
             raise ValueError(f"{name}: padding must be an int or {2 * self._dims} ints, got {given!r}")
-        padding = tuple(padding)
-        self.padding, self.value = padding, value
+        self.padding, self.value = tuple(int(w) for w in padding), value
 
     def forward(self, x):
         if x.ndim < self._dims:

@@ -21,7 +21,7 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, _method_axis, as_tensor, lengths, named
 from minitx.backend import get_array_module, host_ints, to_host
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import check_fits, one_dtype
+from minitx.ops._args import check_fits, one_dtype, whole
 from minitx.ops.indexing import add_at, getitem
 from minitx.ops.reduction import normalize_axes
 
@@ -65,19 +65,19 @@ class Transpose(Function):
 
     moves_values = True
 
-    def __init__(self, axes=None):
+    def __init__(self, axes=None, called="transpose"):
         self.axes = None if axes is None else tuple(axes)
+        self.called = called   # (transpose or permute, for the errors)
 
     def forward(self, x):
-        axes = tuple(reversed(range(x.ndim))) if self.axes is None else self.axes
-        if any(isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral) for a in axes):
-            raise TypeError(f"transpose: axes must be ints, got {axes}")
+        op = self.called
+        axes = tuple(reversed(range(x.ndim))) if self.axes is None else tuple(whole(op, "an axis", a) for a in self.axes)
         in_range = all(-x.ndim <= a < x.ndim for a in axes)  # before % : (0, 3) is not (0, 1)
         if not in_range or sorted(a % x.ndim for a in axes) != list(range(x.ndim)):
             swap = (f" (to swap two axes, as PyTorch's transpose({axes[0]}, {axes[1]}), write swapaxes({axes[0]}, "
-                    f"{axes[1]}))") if len(axes) == 2 else ""
-            raise ValueError(f"transpose: axes {axes} are not a permutation of the {x.ndim} axes of shape {x.shape}; "
-                             f"transpose takes one, as NumPy's{swap}")
+                    f"{axes[1]}))") if len(axes) == 2 and op == "transpose" else ""
+            raise ValueError(f"{op}: axes {axes} are not a permutation of the {x.ndim} axes of shape {x.shape}; "
+                             f"{op} takes one, as {'NumPy' if op == 'transpose' else 'PyTorch'}'s{swap}")
         self.perm = tuple(a % x.ndim for a in axes)
         return x.transpose(self.perm)
 
@@ -92,7 +92,7 @@ def transpose(x, axes=None): return Transpose(axes)(x)
 
 
 @takes_torch_keywords
-def permute(x, axes): return Transpose(axes)(x)
+def permute(x, axes): return Transpose(axes, "permute")(x)
 
 
 class SwapAxes(Function):
@@ -185,11 +185,10 @@ class Squeeze(Function):
 
     def forward(self, x):
         self.in_shape = x.shape
-        axes = (self.axis,) if isinstance(self.axis, numbers.Integral) else self.axis
+        axes = None if self.axis is None else self.axis if isinstance(self.axis, (tuple, list)) else (self.axis,)
         if axes is not None:
+            axes = tuple(whole("squeeze", "axis", a) for a in axes)
             for a in axes:
-                if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral):
-                    raise TypeError(f"squeeze: axis must be an int, got {a!r}")
                 if not -x.ndim <= a < x.ndim:
                     raise AxisError(f"squeeze: axis {a} is out of range for shape {x.shape}")
                 if x.shape[a] != 1:

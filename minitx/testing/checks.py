@@ -278,7 +278,7 @@ def check_low_precision(fn, *inputs, dtype="bfloat16", ulps=4, seed=0, device=No
 
     def measured_again():
         """noise, the largest of it and float32's distance to float64 on four moves of the inputs."""
-        draws, largest = np.random.default_rng(seed + 1), dict(noise)
+        draws, largest = np.random.default_rng(None if seed is None else seed + 1), dict(noise)
         for _ in range(4):
             moved = [None if v is None else _moved_one_unit(v.astype(np.float32), draws) for v in rounded]
             high, exact = ({n: backend.to_numpy(a).astype(np.float64) for n, a in results(*run(moved, d, cotangent)).items()}
@@ -296,10 +296,13 @@ def check_low_precision(fn, *inputs, dtype="bfloat16", ulps=4, seed=0, device=No
     for name in got:
         try:
             compare(name)
-        except AssertionError:
+        except AssertionError as failure:
             if again:
                 raise
-            noise, again = measured_again(), True
+            try:
+                noise, again = measured_again(), True
+            except Exception:   # fn refuses the moved inputs (a precondition they broke): the first verdict
+                raise failure from None
             compare(name)
     return True
 

@@ -412,7 +412,7 @@ def _value_problems(config) -> list:
     for key in ("data_dir", "output_dir"):
         if config[key] is not None and not isinstance(config[key], str):
             bad(key, "a path (a string)")
-    if config["tokenizer"] == "bpe" and _is_int(config["vocab_size"]) and config["vocab_size"] < 260:
+    if config["tokenizer"] == "bpe" and _is_int(config["vocab_size"]) and 1 <= config["vocab_size"] < 260:
         bad("vocab_size", "at least 260 for BPE (4 specials + 256 bytes)")
     if _is_int(config["max_len"]) and config["max_len"] == 1:   # (below 1: a positive integer, said above)
         bad("max_len", "at least 2 (<bos> and one token)")
