@@ -370,7 +370,7 @@ def cov(x, *, correction=1, fweights=None, aweights=None):
     column an observation. Composed of differentiable ops (mean, sum, matmul), so gradients reach x and
     aweights. A 16-bit x is computed in float32 and the result rounded once: composed in 16 bits, the
     mean would be rounded before x is centred on it (bfloat16 cov of [-2.578125, -2.625]: 6.1e-4, as
-    PyTorch's, for 5.5e-4). With w = fweights * aweights (either alone; all 1 without them) and W = sum_j w_j:
+    PyTorch's, instead of float32's 5.5e-4). With w = fweights * aweights (either alone; all 1 without them) and W = sum_j w_j:
 
         avg_i = sum_j w_j x_ij / W,   xc = x - avg,   C = xc diag(w) xc^T / f
         f = W - correction * sum_j w_j aweights_j / W   with aweights,   W - correction   otherwise

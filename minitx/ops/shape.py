@@ -71,7 +71,8 @@ class Transpose(Function):
 
     def forward(self, x):
         op = self.called
-        axes = tuple(reversed(range(x.ndim))) if self.axes is None else tuple(whole(op, "an axis", a) for a in self.axes)
+        axes = (tuple(reversed(range(x.ndim))) if self.axes is None
+                else tuple(whole(op, "an axis", a) for a in self.axes))
         in_range = all(-x.ndim <= a < x.ndim for a in axes)  # before % : (0, 3) is not (0, 1)
         if not in_range or sorted(a % x.ndim for a in axes) != list(range(x.ndim)):
             swap = (f" (to swap two axes, as PyTorch's transpose({axes[0]}, {axes[1]}), write swapaxes({axes[0]}, "

@@ -438,8 +438,8 @@ def polygamma_values(n, x):
     pole = (x <= 0) & (x == xp.round(x))
     reflect, u, r = _reflected(xp.where(finite & ~pole, x, _ZETA_SHIFT))   # (the others are answered below)
     s, sign = n + 1, (-1) ** (n + 1)
-    # zeta(s, u) is about u^-s (1 + u / n): where it or n! would leave float64 (below 1e-304 or above
-    # 170!), n! zeta(s, u) = (n! / size) (u^s zeta(s, u) / (1 + u / n)), size = u^s / (1 + u / n)
+    # zeta(s, u) is within a factor 2 of u^-s (1 + u / n): where it or n! would leave float64 (below
+    # 1e-304 or above 170!), n! zeta(s, u) = (n! / size) (u^s zeta(s, u) / (1 + u / n)), size = u^s / (1 + u / n)
     bulk = 1 + u / n
     log_size = s * xp.log(u) - xp.log(bulk)
     scaled = (n > _LARGEST_FACTORIAL) | (log_size > 700)

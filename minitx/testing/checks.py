@@ -281,8 +281,8 @@ def check_low_precision(fn, *inputs, dtype="bfloat16", ulps=4, seed=0, device=No
         draws, largest = np.random.default_rng(None if seed is None else seed + 1), dict(noise)
         for _ in range(4):
             moved = [None if v is None else _moved_one_unit(v.astype(np.float32), draws) for v in rounded]
-            high, exact = ({n: backend.to_numpy(a).astype(np.float64) for n, a in results(*run(moved, d, cotangent)).items()}
-                           for d in (np.float32, np.float64))
+            high, exact = ({n: backend.to_numpy(a).astype(np.float64)
+                            for n, a in results(*run(moved, d, cotangent)).items()} for d in (np.float32, np.float64))
             largest = {n: np.maximum(largest[n], again) for n, again in noise_of(high, exact).items()}
         return largest
 
