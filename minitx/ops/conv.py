@@ -55,7 +55,7 @@ def as_tuple(value, dims, name, op, one_for_all=False):
     values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * dims
     if one_for_all and len(values) == 1:
         values *= dims
-    if len(values) != dims or not all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+    if len(values) != dims or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
                                       for v in values):   # (a bool is refused, as PyTorch's)
         raise ValueError(f"{op}: {name} must be an int or {_TUPLE[dims]} of ints, got {value!r}")
     return tuple(int(v) for v in values)

@@ -39,7 +39,7 @@ def normalize_axes(axis, ndim: int, op: str = "reduce") -> tuple:
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     out = []
     for a in axes:
-        if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral):
+        if isinstance(a, bool) or not isinstance(a, numbers.Integral):
             pairwise = {"max": "maximum", "min": "minimum"}.get(op)
             hint = (f"; {op}(x, axis) reduces x, and {pairwise}(a, b) compares two tensors entry by entry"
                     if pairwise and hasattr(a, "shape") else "")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import numbers
-import operator
 
 import numpy as np
 from numpy.exceptions import AxisError
@@ -641,9 +640,7 @@ def _roll_shift(shift):
         shift = tuple(to_host(shift.data).tolist())
     parts = shift if isinstance(shift, (tuple, list)) else (shift,)
     try:
-        if any(isinstance(p, (bool, np.bool_)) for p in parts):
-            raise TypeError
-        ints = tuple(operator.index(p) for p in parts)
+        ints = tuple(whole("roll", "shift", p) for p in parts)
     except TypeError:
         raise TypeError(f"roll: shift must be an int or ints, got {shift!r}") from None
     return ints if isinstance(shift, (tuple, list)) else ints[0]
@@ -709,7 +706,7 @@ class Tile(Function):
         self.reps = tuple(reps) if isinstance(reps, (tuple, list)) else (reps,)
 
     def forward(self, x):
-        if any(isinstance(r, (bool, np.bool_)) or not isinstance(r, numbers.Integral) or r < 0 for r in self.reps):
+        if any(isinstance(r, bool) or not isinstance(r, numbers.Integral) or r < 0 for r in self.reps):
             raise ValueError(f"tile: reps must be ints >= 0, got {self.reps}")
         d = max(x.ndim, len(self.reps))
         self.shape = (1,) * (d - x.ndim) + x.shape
@@ -820,7 +817,7 @@ def pad_widths(pad, shape, cropping=False) -> list:
     axis first. Checked: all >= 0, or with ``cropping`` negative widths too (they cut elements
     off), as long as an axis keeps >= 0."""
     width = pad
-    if isinstance(width, (bool, np.bool_)) or not (isinstance(width, numbers.Integral) or hasattr(width, "__iter__")):
+    if isinstance(width, bool) or not (isinstance(width, numbers.Integral) or hasattr(width, "__iter__")):
         raise TypeError(f"pad: the widths must be ints, got {pad!r}")
     if isinstance(width, numbers.Integral):
         width = [(int(width), int(width))] * len(shape)
@@ -832,7 +829,7 @@ def pad_widths(pad, shape, cropping=False) -> list:
         pairs = [tuple(width[k:k + 2]) for k in range(0, len(width), 2)]
         width = [(0, 0)] * (len(shape) - len(pairs)) + pairs[::-1]
     width = [tuple(w) if isinstance(w, (tuple, list)) else (w,) for w in width]
-    if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) for w in width for v in w):
+    if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) for w in width for v in w):
         raise TypeError(f"pad: the widths must be ints, got {pad!r}")
     if len(width) != len(shape) or any(len(w) != 2 or (min(w) < 0 and not cropping) for w in width):
         least = "" if cropping else " >= 0"
