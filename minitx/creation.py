@@ -23,7 +23,7 @@ import numpy as np
 
 from minitx import backend, interop
 from minitx import random as mrandom
-from minitx.autograd.tensor import Tensor, _infer_dtype, named, tensor
+from minitx.autograd.tensor import Tensor, _infer_dtype, lengths, named, tensor
 from minitx.dtypes import numpy_finfo, result_type
 from minitx.ops.bessel import bessel_i_values
 
@@ -32,7 +32,7 @@ def _make(fill, shape, dtype, device, requires_grad):
     device = backend.check_device(device)
     xp = backend.xp_for(device)
     dtype = backend.resolve_dtype(dtype)
-    return Tensor(fill(xp, _as_shape(shape), dtype), requires_grad=requires_grad)
+    return Tensor(fill(xp, shape, dtype), requires_grad=requires_grad)
 
 
 def get_default_dtype() -> np.dtype:
@@ -50,39 +50,39 @@ def is_tensor(obj) -> bool:
 
 
 def zeros(*shape, size=None, dtype=None, device=None, requires_grad=False):
-    return _make(lambda xp, s, d: xp.zeros(s, dtype=d), _flat("zeros", shape, size), dtype, device, requires_grad)
+    return _make(lambda xp, s, d: xp.zeros(s, dtype=d), shape_arguments("zeros", shape, size), dtype, device, requires_grad)
 
 
 def ones(*shape, size=None, dtype=None, device=None, requires_grad=False):
-    return _make(lambda xp, s, d: xp.ones(s, dtype=d), _flat("ones", shape, size), dtype, device, requires_grad)
+    return _make(lambda xp, s, d: xp.ones(s, dtype=d), shape_arguments("ones", shape, size), dtype, device, requires_grad)
 
 
 def full(shape=None, value=None, dtype=None, device=None, requires_grad=False, *, size=None, fill_value=None):
     """``value`` everywhere; without ``dtype``, the value's as ``tensor(value)`` infers it (int64
     for 7, bool for True, float32 for 7.5), as PyTorch's and NumPy's full. PyTorch's names
     ``size=`` and ``fill_value=`` work too."""
-    shape = _one_of("full", "shape", shape, "size", size)
-    value = _one_of("full", "value", value, "fill_value", fill_value)
+    shape = one_of("full", "shape", shape, "size", size)
+    value = one_of("full", "value", value, "fill_value", fill_value)
     dtype = _infer_dtype(value) if dtype is None else dtype
-    return _make(lambda xp, s, d: xp.full(s, value, dtype=d), shape, dtype, device, requires_grad)
+    return _make(lambda xp, s, d: xp.full(s, value, dtype=d), new_shape("full", shape), dtype, device, requires_grad)
 
 
 def empty(*shape, size=None, dtype=None, device=None, requires_grad=False):
     """A tensor whose values are whatever the memory held (NumPy's and PyTorch's empty): fill it
     before reading it."""
-    return _make(lambda xp, s, d: xp.empty(s, dtype=d), _flat("empty", shape, size), dtype, device, requires_grad)
+    return _make(lambda xp, s, d: xp.empty(s, dtype=d), shape_arguments("empty", shape, size), dtype, device, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     """The n x m identity (m = n by default): ones on the diagonal."""
+    n, m = _count("eye", "n", n), _count("eye", "m", n if m is None else m)
     return _make(lambda xp, s, d: xp.eye(n, m, dtype=d), (), dtype, device, requires_grad)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from start to end, both included (PyTorch's linspace). Computed
     in float64 and cast, so an integer dtype truncates toward 0 as PyTorch's does (NumPy 2 floors)."""
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"linspace: steps must be a whole number >= 0, got {steps!r}")
+    steps = _count("linspace", "steps", steps)
     return _make(lambda xp, s, d: xp.linspace(start, end, steps).astype(d), (), dtype, device, requires_grad)
 
 
@@ -98,8 +98,7 @@ def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad=Fals
 def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False):
     """base ** v for the ``steps`` values v of linspace(start, end, steps) (PyTorch's logspace):
     computed in float64 and cast, as linspace is."""
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"logspace: steps must be a whole number >= 0, got {steps!r}")
+    steps = _count("logspace", "steps", steps)
     return _make(lambda xp, s, d: (float(base) ** xp.linspace(start, end, steps)).astype(d), (), dtype, device,
                  requires_grad)
 
@@ -125,9 +124,9 @@ def triu_indices(row, col, offset=0, dtype="int64", device=None):
 
 
 def _triangle(op, row, col, offset, dtype, device, inside):
-    for name, n in (("row", row), ("col", col), ("offset", offset)):
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or (n < 0 and name != "offset"):
-            raise ValueError(f"{op}: {name} must be a whole number{' >= 0' if name != 'offset' else ''}, got {n!r}")
+    row, col = _count(op, "row", row), _count(op, "col", col)
+    if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
+        raise ValueError(f"{op}: offset must be a whole number, got {offset!r}")
     dtype = backend.resolve_dtype(dtype)
     if dtype.kind not in "iu":
         raise TypeError(f"{op}: dtype must be an integer one, got {dtype}")
@@ -175,8 +174,7 @@ def kaiser_window(window_length, periodic=True, beta=12.0, dtype=None, device=No
 
 def _window(op, N, periodic, dtype, device, requires_grad, w):
     """The window ``w(xp, n, M)``, computed in float64 and cast to ``dtype`` (a float one)."""
-    if isinstance(N, bool) or not isinstance(N, numbers.Integral) or N < 0:
-        raise ValueError(f"{op}: window_length must be a whole number >= 0, got {N!r}")
+    N = _count(op, "window_length", N)
     if not isinstance(periodic, bool):  # (PyTorch's refuses 1 and None too)
         raise TypeError(f"{op}: periodic must be True or False, got {periodic!r}")
     dtype = _floating(op, dtype)
@@ -200,7 +198,7 @@ def ones_like(t, dtype=None, device=None, requires_grad=False):
 def full_like(t, value=None, dtype=None, device=None, requires_grad=False, *, fill_value=None):
     """``value`` (PyTorch's ``fill_value=``) in ``t``'s shape and dtype, as PyTorch's:
     ``full_like(int_tensor, 2.7)`` holds 2."""
-    value = _one_of("full_like", "value", value, "fill_value", fill_value)
+    value = one_of("full_like", "value", value, "fill_value", fill_value)
     return full(t.shape, value, **_like(t, dtype, device), requires_grad=requires_grad)
 
 
@@ -213,12 +211,12 @@ def empty_like(t, dtype=None, device=None, requires_grad=False):
 
 def rand(*shape, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1)."""
-    return _uniform(_flat("rand", shape, size), _floating("rand", dtype), device, requires_grad, generator)
+    return _uniform(shape_arguments("rand", shape, size), _floating("rand", dtype), device, requires_grad, generator)
 
 
 def randn(*shape, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples (mean 0, standard deviation 1)."""
-    return _drawn(lambda rng, s: rng.standard_normal(s), _flat("randn", shape, size), _floating("randn", dtype),
+    return _drawn(lambda rng, s: rng.standard_normal(s), shape_arguments("randn", shape, size), _floating("randn", dtype),
                   device, requires_grad, generator)
 
 
@@ -237,18 +235,17 @@ def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=
         raise ValueError(f"randint: low must be less than high, got low={low}, high={high}")
     dtype = "int64" if dtype is None else dtype
     _check_holds("randint", f"[low, high) = [{low}, {high})", low, high - 1, dtype, exact=False)
-    return _drawn(lambda rng, s: rng.integers(int(low), int(high), size=s, dtype=np.int64), size,
-                  dtype, device, requires_grad, generator)
+    return _drawn(lambda rng, s: rng.integers(int(low), int(high), size=s, dtype=np.int64),
+                  new_shape("randint", size), dtype, device, requires_grad, generator)
 
 
 def randperm(n, dtype=None, device=None, requires_grad=False, *, generator=None):
     """The numbers 0 .. n-1 in a random order (int64): where uniform draws would put them
     sorted, so every order is equally likely."""
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
-        raise ValueError(f"randperm: n must be a whole number >= 0, got {n!r}")
+    n = _count("randperm", "n", n)
     dtype = "int64" if dtype is None else dtype
     _check_holds("randperm", f"n = {n}", 0, n - 1, dtype, exact=True)
-    return _drawn(lambda rng, s: rng.random(s).argsort(), int(n), dtype, device, requires_grad, generator)
+    return _drawn(lambda rng, s: rng.random(s).argsort(), (int(n),), dtype, device, requires_grad, generator)
 
 
 def rand_like(t, dtype=None, device=None, requires_grad=False):
@@ -283,7 +280,7 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad=
     mean, std = (backend.to_device(v.data, device) if isinstance(v, Tensor) else v for v in (mean, std))
     if not backend.to_host(std >= 0).all():  # NaN fails too: its samples would all be NaN (PyTorch refuses it)
         raise ValueError(f"normal: std must be >= 0, got {std!r:.60}")
-    size = np.broadcast_shapes(np.shape(mean), np.shape(std)) if size is None else size
+    size = np.broadcast_shapes(np.shape(mean), np.shape(std)) if size is None else new_shape("normal", size)
     return _drawn(lambda rng, s: mean + std * rng.standard_normal(s), size, _floating("normal", dtype), device,
                   requires_grad, generator)
 
@@ -597,7 +594,7 @@ def _drawn(draw, shape, dtype, device, requires_grad, generator=None):
     ``draw`` keeps to what both have: random, integers, standard_normal (CuPy's has no
     permutation or choice)."""
     device = backend.check_device(device)
-    samples = draw(mrandom.drawing_from(generator, device), _as_shape(shape))
+    samples = draw(mrandom.drawing_from(generator, device), shape)
     with np.errstate(over="ignore"):  # a draw past a narrow float dtype's largest value is inf there, as PyTorch's
         return Tensor(samples.astype(backend.resolve_dtype(dtype)), requires_grad=requires_grad)
 
@@ -625,23 +622,32 @@ def _like(t, dtype, device) -> dict:
     return {"dtype": t.dtype if dtype is None else dtype, "device": t.device if device is None else device}
 
 
-def _as_shape(shape) -> tuple:
-    """A shape given as a tuple, a list or one length."""
-    return tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+def new_shape(op, shape) -> tuple:
+    """A new tensor's shape, given as a tuple, a list or one length: ints >= 0 (NumPy's and 0-d
+    integer tensors too), else an error naming ``op`` (NumPy's "an integer is required" names none)."""
+    shape = lengths(op, shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"{op}: a shape's lengths must be >= 0, got {shape}")
+    return shape
 
 
-def _flat(op, shape, size=None):
-    """zeros(2, 3), zeros((2, 3)) and PyTorch's zeros(size=(2, 3)) all mean shape (2, 3)."""
+def _count(op, what, n) -> int:
+    """A number of things (a length, steps) as an int: a whole number >= 0, else a ValueError naming ``op``."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"{op}: {what} must be a whole number >= 0, got {n!r}")
+    return int(n)
+
+
+def shape_arguments(op, shape, size=None):
+    """zeros(2, 3), zeros((2, 3)) and PyTorch's zeros(size=(2, 3)) all mean shape (2, 3) (new_shape)."""
     if size is not None:
         if shape:
             raise TypeError(f"{op}: got the shape twice, {shape} and size={size!r}; give one")
-        return _as_shape(size)
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        return tuple(shape[0])
-    return tuple(shape)
+        return new_shape(op, size)
+    return new_shape(op, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
 
 
-def _one_of(op, name, value, torch_name, torch_value):
+def one_of(op, name, value, torch_name, torch_value):
     """An argument given under minitx's name or PyTorch's (``value`` or ``fill_value``): once."""
     if (value is None) == (torch_value is None):
         raise TypeError(f"{op}: expected {name} (or PyTorch's {torch_name}=) once, got "

@@ -107,6 +107,16 @@ def _lu_solve_with_pivots(pivots):
      r"reshape: expected a shape \(ints\), got the dtype 'int32'; x.to\(dtype\) converts the values, x.view\(dtype\) "
      r"reads the same bytes as another dtype"),
     (lambda: minitx.ones(3).reshape("a", 3), TypeError, r"reshape: expected a shape \(ints\), got \('a', 3\)"),
+    (lambda: minitx.ones(6).view(True, 6), TypeError, r"^view: expected a shape \(ints\), got \(True, 6\)"),
+    (lambda: minitx.ones(1, 3).expand(None, 3), TypeError, r"^expand: expected a shape \(ints\), got \(None, 3\)"),
+    (lambda: minitx.broadcast_to(minitx.ones(3), (2.0, 3)), TypeError,
+     r"^broadcast_to: expected a shape \(ints\), got \(2.0, 3\)"),
+    (lambda: minitx.ones(2, 3).narrow(1, None, 1), TypeError, r"^narrow: start must be an int, got None"),
+    (lambda: minitx.ones(2, 3).narrow(1, 0, 1.0), TypeError, r"^narrow: length must be an int, got 1.0"),
+    (lambda: minitx.gather(minitx.ones(2, 3), None, minitx.zeros(2, 3, dtype="int64")), ValueError,
+     r"^gather: axis must be an integer, got None"),
+    (lambda: minitx.cat([minitx.ones(2), minitx.ones(2)], 0.0), TypeError, r"^concatenate: axis must be an int, got 0.0"),
+    (lambda: minitx.stack([minitx.ones(2), minitx.ones(2)], True), TypeError, r"^stack: axis must be an int, got True"),
 ])
 def test_errors_name_the_function_called(call, error, message):
     """Each names the function the user called (not lu_unpack, cov, var, movedim or tensor inside it),

@@ -302,6 +302,10 @@ def test_scalar_tensor_is_float32_whatever_the_number_as_pytorch():
     (lambda: minitx.triu_indices(3, 3, dtype="float32"), TypeError, r"triu_indices: dtype must be an integer one"),
     (lambda: minitx.logspace(0, 1, -2), ValueError, r"logspace: steps must be a whole number >= 0, got -2"),
     (lambda: minitx.scalar_tensor([1.0]), TypeError, r"scalar_tensor: expected a number, got list"),
+    (lambda: minitx.eye(2, -1), ValueError, r"^eye: m must be a whole number >= 0, got -1"),
+    (lambda: minitx.eye(2.0), ValueError, r"^eye: n must be a whole number >= 0, got 2.0"),
+    (lambda: minitx.linspace(0, 1, True), ValueError, r"^linspace: steps must be a whole number >= 0, got True"),
+    (lambda: minitx.randperm(None), ValueError, r"^randperm: n must be a whole number >= 0, got None"),
 ])
 def test_new_creation_errors_name_the_function(call, error, message):
     with pytest.raises(error, match=message):
@@ -357,3 +361,36 @@ def test_asarray_requires_grad_as_pytorchs():
         u = lib.ones(2)
         assert lib.asarray(u, requires_grad=True) is u and u.requires_grad
         assert lib.asarray(np.ones(2), requires_grad=True).requires_grad
+
+
+SHAPED = {"zeros": lambda *s, **k: minitx.zeros(*s, **k), "ones": lambda *s, **k: minitx.ones(*s, **k),
+          "empty": lambda *s, **k: minitx.empty(*s, **k), "rand": lambda *s, **k: minitx.rand(*s, **k),
+          "randn": lambda *s, **k: minitx.randn(*s, **k),
+          "full": lambda *s, **k: minitx.full(s[0] if len(s) == 1 else s, 1.5, **k),
+          "randint": lambda *s, **k: minitx.randint(0, 5, s[0] if len(s) == 1 else s, **k),
+          "normal": lambda *s, **k: minitx.normal(0.0, 1.0, size=s[0] if len(s) == 1 else s, **k),
+          "new_zeros": lambda *s, **k: minitx.ones(1).new_zeros(*s, **k),
+          "new_ones": lambda *s, **k: minitx.ones(1).new_ones(*s, **k),
+          "new_empty": lambda *s, **k: minitx.ones(1).new_empty(*s, **k),
+          "new_full": lambda *s, **k: minitx.ones(1).new_full(s[0] if len(s) == 1 else s, 1.5, **k)}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPED))
+@pytest.mark.parametrize("length", [2.0, True, None, "2", np.float32(2)], ids=repr)
+def test_a_shape_of_other_than_ints_is_refused_by_name(name, length):
+    """NumPy would say "an integer is required" (naming no function), or take True as 1."""
+    with pytest.raises(TypeError, match=rf"^{name}: expected a shape \(ints\), got \(3, {re.escape(repr(length))}\)"):
+        SHAPED[name](3, length)
+
+
+@pytest.mark.parametrize("name", sorted(SHAPED))
+def test_a_negative_length_is_refused_by_name(name):
+    with pytest.raises(ValueError, match=rf"^{name}: a shape's lengths must be >= 0, got \(2, -1\)"):
+        SHAPED[name]((2, -1))
+
+
+@pytest.mark.parametrize("name", sorted(SHAPED))
+def test_a_shape_is_taken_as_ints_a_tuple_or_integer_tensors(name):
+    """zeros(2, 3), zeros((2, 3)), NumPy ints and 0-d integer tensors (as PyTorch's size arguments)."""
+    for shape in ((2, 3), ((2, 3),), ([2, 3],), (np.int64(2), minitx.tensor(3))):
+        assert SHAPED[name](*shape).shape == (2, 3)

@@ -170,7 +170,7 @@ OP_SLIPS = [
          '"dtype": t.dtype if dtype is None else dtype', '"dtype": dtype',
          ("tests/test_tensor.py", "tests/test_creation.py")),
     Slip("empty: a shape given as a tuple not flattened", "minitx/creation.py",
-         'xp.empty(s, dtype=d), _flat("empty", shape, size), dtype', "xp.empty(s, dtype=d), shape, dtype",
+         'xp.empty(s, dtype=d), shape_arguments("empty", shape, size), dtype', "xp.empty(s, dtype=d), shape, dtype",
          ("tests/test_tensor.py",)),
     # losses
     Slip("nll_loss(weight): the mean divided by the row count", "minitx/ops/loss.py",
@@ -990,7 +990,8 @@ OP_SLIPS = [
     Slip("Tensor.split_with_sizes: the sizes' order reversed", "minitx/autograd/methods.py",
          "return self.split(list(split_sizes), dim)", "return self.split(list(split_sizes)[::-1], dim)", _METHODS),
     Slip("Tensor.new_empty: size= dropped", "minitx/autograd/tensor.py",
-         "return self.new_zeros(*shape, size=size, dtype=dtype", "return self.new_zeros(*shape, dtype=dtype", _METHODS),
+         'creation.shape_arguments("new_empty", shape, size)', 'creation.shape_arguments("new_empty", shape, None)',
+         _METHODS),
     # PyTorch's further elementwise math: erfc, erfinv, lgamma, digamma and the others
     Slip("erfc backward: erf's derivative, its sign dropped", _SP, "return (-dy * _TWO_OVER_SQRT_PI",
          "return (dy * _TWO_OVER_SQRT_PI", _SPECIAL),

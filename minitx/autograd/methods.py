@@ -100,8 +100,7 @@ class TensorMethods:
         start counts from the end, and the span must lie inside the axis (a slice would cut it short)."""
         axis = _method_axis("narrow", axis, self.shape)
         n = self.shape[axis]
-        if isinstance(start, Tensor):  # (PyTorch takes a 0-d integer tensor as start)
-            start = start.item()
+        start, length = whole("narrow", "start", start), whole("narrow", "length", length)  # (a 0-d int tensor too)
         if not -n <= start <= n:
             raise IndexError(f"narrow: start {start} is out of range for axis {axis} of length {n}; expected an "
                              f"int in [{-n}, {n}]")
@@ -620,6 +619,7 @@ def _unflattened(shape, axis, sizes, op="unflatten"):
 def _expanded(shape, sizes):
     """expand's sizes as a shape for broadcast_to: -1 keeps the tensor's length on that axis (its
     axes align with the last sizes; a new leading axis needs a length)."""
+    sizes = lengths("expand", sizes)
     lead = len(sizes) - len(shape)
     if lead < 0 or -1 in sizes[:lead]:
         raise ValueError(f"expand: sizes {sizes} for shape {shape}: give a length for each axis (-1 keeps "

@@ -22,6 +22,7 @@ import copy
 import functools
 import math
 import numbers
+import operator
 import threading
 import warnings
 
@@ -561,21 +562,23 @@ class Tensor:
     # new tensors with this tensor's dtype and device (unless given), no gradient: PyTorch's new_*,
     # their shape given as numbers, a tuple or size=
     def new_zeros(self, *shape, size=None, dtype=None, device=None, requires_grad=False):
-        return creation.zeros(*shape, size=size, dtype=dtype or self.dtype, device=device or self.device,
-                              requires_grad=requires_grad)
+        return creation.zeros(creation.shape_arguments("new_zeros", shape, size), dtype=dtype or self.dtype,
+                              device=device or self.device, requires_grad=requires_grad)
 
     def new_ones(self, *shape, size=None, dtype=None, device=None, requires_grad=False):
-        return creation.ones(*shape, size=size, dtype=dtype or self.dtype, device=device or self.device,
-                             requires_grad=requires_grad)
+        return creation.ones(creation.shape_arguments("new_ones", shape, size), dtype=dtype or self.dtype,
+                             device=device or self.device, requires_grad=requires_grad)
 
     def new_empty(self, *shape, size=None, dtype=None, device=None, requires_grad=False):
         """PyTorch's new_empty: its values are not to be read; here they are zeros (new_zeros)."""
-        return self.new_zeros(*shape, size=size, dtype=dtype, device=device, requires_grad=requires_grad)
+        return creation.zeros(creation.shape_arguments("new_empty", shape, size), dtype=dtype or self.dtype,
+                              device=device or self.device, requires_grad=requires_grad)
 
     def new_full(self, shape=None, value=None, dtype=None, device=None, requires_grad=False, *, size=None,
                  fill_value=None):
+        shape = creation.new_shape("new_full", creation.one_of("new_full", "shape", shape, "size", size))
         return creation.full(shape, value, dtype=dtype or self.dtype, device=device or self.device,
-                             requires_grad=requires_grad, size=size, fill_value=fill_value)
+                             requires_grad=requires_grad, fill_value=fill_value)
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         """A copy of ``data`` (PyTorch's new_tensor: this tensor's dtype, even for integer data)."""
@@ -986,11 +989,12 @@ def _method_axis(op, axis, shape, takes_0d=False):
 
 
 def lengths(op, shape) -> tuple:
-    """``shape`` (reshape's, view's) as a tuple of its lengths, each an int or anything with
-    __index__, or a TypeError naming ``op``. A dtype alone is named as one (view(dtype) takes it)."""
+    """``shape`` (reshape's, view's, expand's, a new tensor's) as a tuple of ints, each given as an
+    int or anything with __index__ but a bool (NumPy would take True as 1), or a TypeError naming
+    ``op``. A dtype alone is named as one (view(dtype) takes it)."""
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-    if all(hasattr(n, "__index__") for n in shape):
-        return shape
+    if all(hasattr(n, "__index__") and not isinstance(n, (bool, np.bool_)) for n in shape):
+        return tuple(operator.index(n) for n in shape)
     dtype = None
     if len(shape) == 1 and isinstance(shape[0], (str, np.dtype, type)):
         with contextlib.suppress(TypeError):

@@ -522,6 +522,8 @@ class Gather(Function):
 @takes_torch_keywords
 def gather(x, axis, index):
     """y[p] = x[p with its ``axis`` coordinate replaced by index[p]] (PyTorch's gather)."""
+    if axis is None:  # (normalize_axes would take it as every axis)
+        raise ValueError("gather: axis must be an integer, got None")
     return Gather(axis)(x, as_indices(index, x))
 
 

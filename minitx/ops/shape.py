@@ -172,7 +172,7 @@ class BroadcastTo(Function):
 
 
 def broadcast_to(x, shape):
-    return BroadcastTo(shape)(x)
+    return BroadcastTo(lengths("broadcast_to", shape))(x)
 
 
 class Squeeze(Function):
@@ -234,7 +234,7 @@ class Concatenate(Function):
         self.axis = axis
 
     def forward(self, *xs):
-        xp = get_array_module(xs[0])
+        xp, self.axis = get_array_module(xs[0]), whole("concatenate", "axis", self.axis)
         try:
             y = xp.concatenate(xs, axis=self.axis)
         except (ValueError, IndexError):  # numpy's AxisError is both
@@ -276,8 +276,8 @@ class Stack(Function):
         shapes = {x.shape for x in xs}
         if len(shapes) > 1:
             raise ValueError(f"stack: all inputs need the same shape, got {', '.join(str(x.shape) for x in xs)}")
-        ndim = xs[0].ndim + 1  # the result's: the new axis may be any of its axes
-        if not isinstance(self.axis, (int, np.integer)) or not -ndim <= self.axis < ndim:
+        ndim, self.axis = xs[0].ndim + 1, whole("stack", "axis", self.axis)  # (the result's: the new axis may be any)
+        if not -ndim <= self.axis < ndim:
             raise AxisError(f"stack: axis {self.axis!r} is out of range for stacking tensors of shape "
                             f"{xs[0].shape}; expected an int in [{-ndim}, {ndim})")
         return get_array_module(xs[0]).stack(xs, axis=self.axis)
