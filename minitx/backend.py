@@ -53,8 +53,9 @@ def cuda_available() -> bool:
     return _try_import_cupy() is not None
 
 
-def resolve_dtype(dtype) -> np.dtype:
-    """Turn 'float32', np.float32, np.dtype('float32') or a minitx dtype name into np.dtype.
+def resolve_dtype(dtype, op: str | None = None) -> np.dtype:
+    """Turn 'float32', np.float32, np.dtype('float32') or a minitx dtype name into np.dtype; an
+    unknown one is a TypeError naming ``op`` where given.
 
     'bfloat16' is ml_dtypes' type (NumPy has none): mixed precision (minitx.amp) computes the
     products in it."""
@@ -71,7 +72,7 @@ def resolve_dtype(dtype) -> np.dtype:
     if resolved is not None and resolved.name == "bfloat16":
         return resolved
     if resolved is None or resolved.name not in _DTYPES:
-        raise TypeError(f"unknown dtype {dtype!r}; expected one of {dtype_names()}")
+        raise TypeError(f"{op + ': ' if op else ''}unknown dtype {dtype!r}; expected one of {dtype_names()}")
     return resolved.newbyteorder("=")  # ('>f4' is float32 too: a tensor's dtype compares equal to minitx.float32)
 
 
@@ -151,17 +152,19 @@ def offset_in_base(array, function: str) -> int:
     return offset
 
 
-def check_device(device) -> str:
-    """Validate a device name ('cpu', 'cuda', 'cuda:0' is accepted as 'cuda')."""
+def check_device(device, op: str | None = None) -> str:
+    """Validate a device name ('cpu', 'cuda', 'cuda:0' is accepted as 'cuda'); an unknown one is a
+    ValueError naming ``op`` where given."""
     if device is None:
         return default_device()
     name = str(device)
     if name.startswith("cuda:"):
         if name != "cuda:0":
-            raise ValueError(f"unknown device {device!r}; minitx uses one GPU: 'cuda' (or 'cuda:0')")
+            raise ValueError(f"{op + ': ' if op else ''}unknown device {device!r}; minitx uses one GPU: 'cuda' "
+                             "(or 'cuda:0')")
         name = "cuda"
     if name not in DEVICES:
-        raise ValueError(f"unknown device {device!r}; expected 'cpu' or 'cuda'")
+        raise ValueError(f"{op + ': ' if op else ''}unknown device {device!r}; expected 'cpu' or 'cuda'")
     if name == "cuda" and not cuda_available():
         raise RuntimeError(f"device {str(device)!r} requested but CuPy with a GPU is not available; "
                            "install minitx[cuda12] or minitx[cuda13] on a machine with a GPU, or use 'cpu'")

@@ -1,5 +1,8 @@
 """Bad arguments at the API's edges get a clear error naming the op, what it got and what it
 expected (issue 25's list), and valid edge inputs work (a convolution of an empty batch)."""
+import inspect
+import re
+
 import numpy as np
 import pytest
 from numpy.exceptions import AxisError
@@ -117,9 +120,93 @@ def _lu_solve_with_pivots(pivots):
      r"^gather: axis must be an integer, got None"),
     (lambda: minitx.cat([minitx.ones(2), minitx.ones(2)], 0.0), TypeError, r"^concatenate: axis must be an int, got 0.0"),
     (lambda: minitx.stack([minitx.ones(2), minitx.ones(2)], True), TypeError, r"^stack: axis must be an int, got True"),
+    (lambda: minitx.cat(minitx.ones(2, 3)), TypeError, r"^concatenate: expected a list or tuple of tensors, got Tensor"),
+    (lambda: minitx.stack(np.ones((2, 3))), TypeError, r"^stack: expected a list or tuple of tensors, got ndarray"),
+    (lambda: F.hstack(5), TypeError, r"^hstack: expected a list or tuple of tensors, got int"),
+    (lambda: F.softmax("a"), TypeError, r"^softmax: cannot make a tensor from data of type str"),
+    (lambda: minitx.sin(object()), TypeError, r"^sin: cannot make a tensor from data of type object"),
+    (lambda: F.dropout(minitx.ones(3), "0.1"), TypeError, r"^dropout: p must be a number, got '0.1'"),
+    (lambda: F.dropout2d(minitx.ones(1, 2, 3, 3), None), TypeError, r"^dropout2d: p must be a number, got None"),
+    (lambda: F.alpha_dropout(minitx.ones(3), "0.5", True), TypeError, r"^alpha_dropout: p must be a number, got '0.5'"),
+    (lambda: F.leaky_relu(minitx.ones(3), "0.2"), TypeError, r"^leaky_relu: negative_slope must be a number, got '0.2'"),
+    (lambda: F.hardtanh(minitx.ones(3), None), TypeError, r"^hardtanh: min_val must be a number, got None"),
+    (lambda: F.softplus(minitx.ones(3), beta="2"), TypeError, r"^softplus: beta must be a number, got '2'"),
+    (lambda: F.gumbel_softmax(minitx.ones(3), tau=None), TypeError, r"^gumbel_softmax: tau must be a number, got None"),
+    (lambda: F.round(minitx.ones(3), 1.5), TypeError, r"^round: decimals must be an int, got 1.5"),
+    (lambda: F.split(minitx.ones(4), "ab"), TypeError, r"^split: indices_or_sections must be an int \(a number of equal "
+                                                       r"parts\) or a list of cut points, got 'ab'"),
+    (lambda: F.split(minitx.ones(4), [1.5]), TypeError, r"^split: a cut point must be an int, got 1.5"),
+    (lambda: F.permute(minitx.ones(2), object()), TypeError, r"^permute: an axis must be an int, got <object"),
+    (lambda: F.rms_norm(minitx.ones(2, 3), object()), TypeError, r"^rms_norm: expected a shape \(ints\), got \(<object"),
+    (lambda: F.broadcast_shapes((2, 1), minitx.ones(3)), TypeError,
+     r"^broadcast_shapes: expected a shape \(ints\), got \(tensor"),
+    (lambda: F.broadcast_shapes((2, -1), (2, 1)), ValueError, r"^broadcast_shapes: a shape's lengths must be >= 0"),
+    (lambda: F.batch_norm(minitx.ones(2, 3), [0.0, 0.0, 0.0], None, training=True), TypeError,
+     r"^batch_norm: running_mean must be a tensor \(or None\), got list"),
+    (lambda: F.histogramdd(minitx.ones(4, 2), object()), TypeError, r"^histogramdd: bins must be an int or a list"),
+    (lambda: F.multilabel_soft_margin_loss(minitx.ones(2, 3), minitx.ones(2, 3), "w"), TypeError,
+     r"^multilabel_soft_margin_loss: cannot make a tensor from data of type str"),
 ])
 def test_errors_name_the_function_called(call, error, message):
     """Each names the function the user called (not lu_unpack, cov, var, movedim or tensor inside it),
     what it got and what it expected."""
     with pytest.raises(error, match=message):
         call()
+
+
+def _function_names() -> set:
+    """The names the ops' Function classes go by in errors (snake case: ConvNd is conv_nd)."""
+    from minitx.autograd.function import Function, _snake_case
+
+    found, classes = set(), [Function]
+    while classes:
+        for sub in classes.pop().__subclasses__():
+            found.add(_snake_case(sub.__name__))
+            classes.append(sub)
+    return found
+
+
+PUBLIC = sorted(name for name in dir(F) if not name.startswith("_") and callable(getattr(F, name)))
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_every_function_given_what_no_tensor_holds_names_itself(name):
+    """F.<name>(object()) and F.<name>(x, object()) raise errors whose first word names the function
+    called: itself, the function it is another name for, another public function it calls with the
+    object (F.divide's is div's), or the Function it applies (conv1d's ConvNd), never tensor(),
+    which converts its arguments inside it, nor Python's comparisons and iterations, naming nothing."""
+    op = getattr(F, name)
+    allowed = {name, inspect.unwrap(op).__name__} | set(PUBLIC) | _function_names()
+    for args in ((object(),), (minitx.ones(2, 3), object())):
+        try:
+            op(*args)
+        except Exception as error:  # noqa: BLE001  (any error: its words are what is checked)
+            first = re.match(r"(\w+)(: |\(\) )", str(error))
+            assert first and first.group(1) in allowed, (name, args, str(error)[:200])
+
+
+#: ops where a list is a list of tensors, each converted (PyTorch's atleast_1d([a, b]) is (a, b))
+LISTS_OF_TENSORS = {"atleast_1d", "atleast_2d", "atleast_3d"}
+#: ops whose two calls draw different samples
+DRAWN = {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "rrelu", "rrelu_",
+         "gumbel_softmax"}
+
+
+@pytest.mark.parametrize("name", sorted(set(PUBLIC) - LISTS_OF_TENSORS))
+def test_every_function_takes_a_list_where_it_takes_a_tensor(name):
+    """Python lists become tensors at every op (minitx/ops/_args.py): F.sum([[...]]) as F.mean's, not
+    "sum: input 0 is list, expected a Tensor" while its neighbours take one. Where the op takes the
+    list, the result is the one the same tensor gives."""
+    values = [[0.5, 0.25], [0.75, 0.125]]
+    op = getattr(F, name)
+    try:
+        expected = op(minitx.tensor(values))
+    except Exception:  # noqa: BLE001  (an op that needs more arguments, or other data: not this test's)
+        return
+    try:
+        got = op(values)
+    except (TypeError, AttributeError) as error:
+        raise AssertionError(f"{name} takes a tensor but refuses the same list: {error}") from None
+    for ours, theirs in zip(*(r if isinstance(r, (tuple, list)) else (r,) for r in (got, expected))):
+        if isinstance(theirs, minitx.Tensor) and name not in DRAWN:
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

@@ -994,7 +994,8 @@ def lengths(op, shape) -> tuple:
     ``op``. A dtype alone is named as one (view(dtype) takes it)."""
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     if all(hasattr(n, "__index__") and not isinstance(n, (bool, np.bool_)) for n in shape):
-        return tuple(operator.index(n) for n in shape)
+        with contextlib.suppress(TypeError):  # (a tensor of more than one entry, or of floats, has no index)
+            return tuple(operator.index(n) for n in shape)
     dtype = None
     if len(shape) == 1 and isinstance(shape[0], (str, np.dtype, type)):
         with contextlib.suppress(TypeError):
@@ -1070,9 +1071,30 @@ class named:
         return self
 
     def __exit__(self, kind, error, traceback):
-        if isinstance(error, TypeError) and str(error).startswith("tensor: "):
-            raise TypeError(f"{self.op}: {str(error).removeprefix('tensor: ')}") from None
+        if isinstance(error, TypeError):
+            _raise_as(self.op, error)
         return False
+
+
+def _raise_as(op: str, error: TypeError):
+    """tensor()'s TypeError raised again with ``op``'s name for tensor's; any other, left to go on."""
+    if str(error).startswith("tensor: "):
+        raise TypeError(f"{op}: {str(error).removeprefix('tensor: ')}") from None
+
+
+def naming(op, name: str):
+    """``op`` (a public function of minitx.functional) whose arguments, where tensor() cannot hold
+    them (a string, an object), raise a TypeError naming ``name``, as ``with named(name)`` around
+    its body would. A try costs nothing until it catches; a with statement costs on every call."""
+    @functools.wraps(op)
+    def named_op(*args, **kwargs):
+        try:
+            return op(*args, **kwargs)
+        except TypeError as error:
+            _raise_as(name, error)
+            raise
+
+    return named_op
 
 
 class _ListDepth(threading.local):

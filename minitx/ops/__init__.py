@@ -85,3 +85,19 @@ from minitx.ops.conv import *  # noqa: F401,F403
 from minitx.ops.resample import *  # noqa: F401,F403
 from minitx.ops.ctc import *  # noqa: F401,F403
 from minitx.ops.bessel import *  # noqa: F401,F403
+
+# Each family's public function, given data no tensor holds (F.softmax("a")), names itself in the
+# TypeError rather than tensor(), which converts its arguments inside it (minitx.autograd.tensor.naming).
+# Done here, once every family is loaded and before minitx.functional, minitx.special and minitx.linalg
+# gather the functions, so that each is one object under all its names (F.arccos is F.acos, and says acos).
+import inspect as _inspect  # noqa: E402
+import sys as _sys  # noqa: E402
+
+from minitx.autograd.tensor import naming as _naming  # noqa: E402
+
+_named = {}
+for _module in [m for n, m in list(_sys.modules.items()) if n.startswith(__name__ + ".") and "._" not in n]:
+    for _name, _op in list(vars(_module).items()):
+        if _inspect.isfunction(_op) and not _name.startswith("_") and _op.__module__ == _module.__name__:
+            setattr(_module, _name, _named.setdefault(id(_op), _naming(_op, _op.__name__)))
+del _inspect, _sys, _naming, _named, _module, _name, _op

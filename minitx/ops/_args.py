@@ -278,6 +278,14 @@ def whole(op: str, what: str, value) -> int:
         raise TypeError(f"{op}: {what} must be an int, got {value!r}") from None
 
 
+def number(op: str, what: str, value):
+    """A number argument (a slope, a rate, a bound) as given: an int or a float (NumPy's too); a bool, a
+    string, None or a tensor refused by name (a comparison with a string would fail inside, naming nothing)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{op}: {what} must be a number, got {value!r}")
+    return value
+
+
 def check_bool(op: str, what: str, t: Tensor):
     if t.dtype != np.bool_:
         raise TypeError(f"{op}: {what} must be a boolean tensor, got dtype {t.dtype.name}")
@@ -308,5 +316,6 @@ def in_place_function(op):
         return op(x, *args, inplace=True, **kwargs)
 
     in_place.__name__ = in_place.__qualname__ = op.__name__ + "_"
+    in_place.__module__ = op.__module__  # (its family's: help() and the errors' names read it there)
     in_place.__doc__ = f"{op.__name__}(x, ..., inplace=True): its result written into x, which is returned."
     return in_place

@@ -28,10 +28,10 @@ import numpy as np
 from minitx import kernels
 from minitx import random as mrandom
 from minitx.autograd.function import Function
-from minitx.autograd.tensor import Tensor
+from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import floating, in_place_function, takes_inplace
+from minitx.ops._args import floating, in_place_function, number, takes_inplace
 from minitx.ops.elementwise import expm1, where
 from minitx.ops.reduction import check_nonempty_axes, logsumexp_parts, normalize_axes
 from minitx.ops.shape import split
@@ -72,7 +72,7 @@ class Relu(Function):
 
 
 @takes_inplace
-def relu(x): return Relu()(x)
+def relu(x): return Relu()(as_tensor(x))
 
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
@@ -236,7 +236,7 @@ class LeakyRelu(Function):
 @takes_inplace
 def leaky_relu(x, negative_slope=0.01):
     """x, its negative part scaled by negative_slope; integers compute in float32 (PyTorch refuses them)."""
-    return LeakyRelu(negative_slope)(floating(x))
+    return LeakyRelu(number("leaky_relu", "negative_slope", negative_slope))(floating(x))
 
 
 class Rrelu(Function):
@@ -271,7 +271,7 @@ def rrelu(x, lower=1 / 8, upper=1 / 3, training=False, seed=None):
     """Randomized leaky ReLU (Xu et al. 2015): while training, x's negative part scaled by a slope
     drawn per element from U[lower, upper] (see Rrelu); otherwise by the mean slope
     (lower + upper) / 2, leaky_relu. ``training`` is False by default, as in PyTorch's F.rrelu."""
-    if not lower <= upper:
+    if not number("rrelu", "lower", lower) <= number("rrelu", "upper", upper):
         raise ValueError(f"rrelu: lower must be at most upper, got lower={lower} and upper={upper}")
     x = floating(x)
     if not training:
@@ -305,7 +305,7 @@ class Elu(Function):
 
 
 @takes_inplace
-def elu(x, alpha=1.0): return Elu(alpha)(floating(x))
+def elu(x, alpha=1.0): return Elu(number("elu", "alpha", alpha))(floating(x))
 
 
 class Softplus(Function):
@@ -337,7 +337,7 @@ class Softplus(Function):
 
 def softplus(x, beta=1.0, threshold=20.0):
     """log(1 + e^(beta x)) / beta, computed without overflow; x itself where beta * x > threshold."""
-    return Softplus(beta, threshold)(floating(x))
+    return Softplus(number("softplus", "beta", beta), number("softplus", "threshold", threshold))(floating(x))
 
 
 class LogSigmoid(Function):
@@ -385,7 +385,7 @@ class Hardtanh(Function):
 def hardtanh(x, min_val=-1.0, max_val=1.0):
     """x limited to [min_val, max_val]; integers compute in float32, as in every op on real numbers
     (PyTorch keeps int64 here; minitx's clip keeps integers with integer bounds)."""
-    return Hardtanh(min_val, max_val)(floating(x))
+    return Hardtanh(number("hardtanh", "min_val", min_val), number("hardtanh", "max_val", max_val))(floating(x))
 
 
 def _normalized_axes(op, x, axis):
@@ -556,7 +556,7 @@ class Hardshrink(_Shrink):
 
 def hardshrink(x, lambd=0.5):
     """x where |x| > lambd, else 0."""
-    return Hardshrink(lambd)(floating(x))
+    return Hardshrink(number("hardshrink", "lambd", lambd))(floating(x))
 
 
 class Softshrink(_Shrink):
@@ -576,7 +576,7 @@ class Softshrink(_Shrink):
 def softshrink(x, lambd=0.5):
     """x moved lambd towards 0, and 0 where |x| <= lambd (soft thresholding, the proximal step of
     lambd * |x|)."""
-    return Softshrink(lambd)(floating(x))
+    return Softshrink(number("softshrink", "lambd", lambd))(floating(x))
 
 
 class Tanhshrink(Function):
@@ -620,7 +620,7 @@ def celu(x, alpha=1.0):
     """max(0, x) + min(0, alpha (e^(x / alpha) - 1)): for alpha > 0, alpha * elu(x / alpha), elu
     whose slope at 0 is 1 from both sides whatever alpha; a negative alpha (PyTorch takes one)
     follows the formula as written."""
-    if alpha == 0:
+    if number("celu", "alpha", alpha) == 0:
         raise ValueError("celu: alpha must not be 0 (it divides x)")
     x = floating(x)
     if alpha > 0:
@@ -659,7 +659,7 @@ def glu(x, axis=-1):
 def prelu(x, weight):
     """x where x > 0, weight * x elsewhere, weight learned: one value, or one per channel (axis 1
     of x, PyTorch's layout)."""
-    x = floating(x)
+    x, weight = floating(x), as_tensor(weight)
     if weight.size == 1:
         weight = weight.reshape(())  # (a 0-d x stays 0-d)
     else:
@@ -674,7 +674,7 @@ def prelu(x, weight):
 def threshold(x, threshold, value):  # noqa: A002 (PyTorch's name)
     """x where x > threshold, ``value`` elsewhere (no gradient there); a NaN stays NaN, as PyTorch's."""
     x = floating(x)
-    return where(x <= threshold, value, x)
+    return where(x <= number("threshold", "threshold", threshold), value, x)
 
 
 @takes_torch_keywords
@@ -698,7 +698,7 @@ def gumbel_softmax(logits, tau=1.0, hard=False, axis=-1, seed=None):
     Philox pairs, which a checkpoint resumes; or from ``seed`` when given), is kept
     at least the dtype's tiny (U = 0 would make g infinite). PyTorch's ``eps`` (deprecated, unused
     there) is not taken; tau must be positive (PyTorch gives NaN at 0)."""
-    if not tau > 0:
+    if not number("gumbel_softmax", "tau", tau) > 0:
         raise ValueError(f"gumbel_softmax: tau must be positive, got {tau}")
     logits = floating(logits)
     _normalized_axes("gumbel_softmax", logits, axis)   # (before a draw, and named)

@@ -17,9 +17,9 @@ import math
 from minitx import kernels
 from minitx import random as mrandom
 from minitx.autograd.function import Function
-from minitx.autograd.tensor import Tensor
+from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module, sum_rows
-from minitx.ops._args import floating, takes_inplace
+from minitx.ops._args import floating, number, takes_inplace
 from minitx.ops.activation import gelu_tanh, gelu_tanh_derivative, relu_derivative, relu_values
 from minitx.ops.elementwise import add
 
@@ -27,7 +27,7 @@ __all__ = ["Dropout", "DropoutAdd", "BiasActDropout", "AlphaDropout"]
 
 
 def _check_dropout_p(op, p):
-    if not 0 <= p < 1:
+    if not 0 <= number(op, "p", p) < 1:
         raise ValueError(f"{op}: p must be in [0, 1), got {p}")
 
 
@@ -87,7 +87,7 @@ def dropout(x, p=0.5, training=True, seed=None):
     """Inverted dropout while training; the identity when not training or p == 0. An integer or
     boolean x is dropped in float32, as the other ops on real numbers take it: in its own dtype
     the scale 1/(1-p) would be truncated (p = 0.3 kept values unscaled)."""
-    if not training or p == 0:
+    if not training or number("dropout", "p", p) == 0:
         return x
     return Dropout(p, seed)(floating(x))
 
@@ -96,6 +96,7 @@ def _channel_dropout(op, spatial, x, p, training):
     """Whole channels zeroed: x [N, C, *S] (or one sample [C, *S]) times a mask of one value per
     channel, 1/(1-p) or 0, drawn as dropout's (a dropout of ones), so its gradient is the mask's."""
     _check_dropout_p(op, p)
+    x = as_tensor(x)
     if not training or p == 0:
         return x
     if x.ndim not in (spatial + 1, spatial + 2):
@@ -165,7 +166,7 @@ class AlphaDropout(Function):
 
 
 def _alpha_dropout(op, feature, x, p, training, seed):
-    if not 0 <= p <= 1:
+    if not 0 <= number(op, "p", p) <= 1:
         raise ValueError(f"{op}: p must be in [0, 1], got {p}")
     if not training or p == 0:
         return x

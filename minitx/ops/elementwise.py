@@ -25,7 +25,8 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
 from minitx.dtypes import finfo
-from minitx.ops._args import alpha_times, binary, check_bool, check_fits, common_16_bits, floating, one_dtype, operands, promote
+from minitx.ops._args import (alpha_times, binary, check_bool, check_fits, common_16_bits, floating, one_dtype, operands,
+                             promote, whole)
 
 __all__ = ["Frexp", "Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "ClipTensor", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
            "Remainder", "Fmod", "NanToNum", "Lerp", "LogAddExp", "LogAddExp2",
@@ -817,7 +818,7 @@ class Astype(Function):
 
 
 def astype(x, dtype):
-    return Astype(backend.resolve_dtype(dtype))(x)
+    return Astype(backend.resolve_dtype(dtype, "astype"))(x)
 
 
 class ToDevice(Function):
@@ -835,7 +836,7 @@ class ToDevice(Function):
 
 
 def to_device(x, device):
-    return ToDevice(backend.check_device(device))(x)
+    return ToDevice(backend.check_device(device, "to_device"))(x)
 
 
 _LN2 = math.log(2)
@@ -1069,7 +1070,7 @@ class Floor(_PiecewiseConstant):
         return get_array_module(x).floor(x)
 
 
-def floor(x): return Floor()(x)
+def floor(x): return Floor()(as_tensor(x))
 
 
 class Ceil(_PiecewiseConstant):
@@ -1079,7 +1080,7 @@ class Ceil(_PiecewiseConstant):
         return get_array_module(x).ceil(x)
 
 
-def ceil(x): return Ceil()(x)
+def ceil(x): return Ceil()(as_tensor(x))
 
 
 class Round(_PiecewiseConstant):
@@ -1095,7 +1096,7 @@ class Round(_PiecewiseConstant):
 
 def round(x, decimals=0):  # noqa: A001 (numpy's name)
     """x rounded to ``decimals`` places, halves to even; its gradient is 0."""
-    return Round(decimals)(x)
+    return Round(whole("round", "decimals", decimals))(as_tensor(x))
 
 
 class Trunc(_PiecewiseConstant):
@@ -1105,7 +1106,7 @@ class Trunc(_PiecewiseConstant):
         return get_array_module(x).trunc(x)
 
 
-def trunc(x): return Trunc()(x)
+def trunc(x): return Trunc()(as_tensor(x))
 
 
 class Log2(Function):

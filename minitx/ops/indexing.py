@@ -1101,7 +1101,7 @@ class Tril(Function):
 
 
 @takes_torch_keywords
-def tril(x, k=0): return Tril(whole("tril", "the diagonal k", k))(x)
+def tril(x, k=0): return Tril(whole("tril", "the diagonal k", k))(as_tensor(x))
 
 
 class Triu(Tril):
@@ -1112,7 +1112,7 @@ class Triu(Tril):
 
 
 @takes_torch_keywords
-def triu(x, k=0): return Triu(whole("triu", "the diagonal k", k))(x)
+def triu(x, k=0): return Triu(whole("triu", "the diagonal k", k))(as_tensor(x))
 
 
 class Diagonal(Function):
@@ -1152,7 +1152,7 @@ class Diagonal(Function):
 @takes_torch_keywords
 def diagonal(x, offset=0, axis1=0, axis2=1):
     """The offset-th diagonal of x along axis1 and axis2, as a new last axis (see Diagonal)."""
-    return Diagonal(whole("diagonal", "offset", offset), axis1, axis2)(x)
+    return Diagonal(whole("diagonal", "offset", offset), axis1, axis2)(as_tensor(x))
 
 
 def _written(op, x, src, index, part):
@@ -1282,6 +1282,7 @@ def diag_embed(x, offset=0, axis1=-2, axis2=-1):
 
 def trace(x):
     """The sum of a matrix's main diagonal (2-D only, as PyTorch's trace)."""
+    x = as_tensor(x)
     if x.ndim != 2:
         raise ValueError(f"trace: needs a matrix (2 dimensions), got shape {x.shape}; for a batch, "
                          "diagonal(x, 0, -2, -1).sum(-1)")
@@ -1363,6 +1364,7 @@ def padding_row(owner: str, padding_idx, n: int):
 def embedding(ids, weight, padding_idx=None):
     """Rows of ``weight`` picked by integer ``ids``: result shape ids.shape + (dim,). padding_idx
     (a row, negative counted from the end) gets no gradient."""
+    weight = as_tensor(weight)
     ids = as_indices(ids, weight)
     return Embedding(padding_row("embedding", padding_idx, weight.shape[0]))(ids, weight)
 
@@ -1690,6 +1692,9 @@ def histogramdd(x, bins=10, *, range=None, weight=None, density=False):  # noqa:
         raise ValueError(f"histogramdd: x must have at least 2 dimensions (points along its last axis), got shape "
                          f"{x.shape}")
     d = x.shape[-1]
+    if not isinstance(bins, (numbers.Integral, list, tuple)):
+        raise TypeError(f"histogramdd: bins must be an int or a list of counts or edges, one per dimension, got "
+                        f"{type(bins).__name__}")
     axes_bins = [bins] * d if isinstance(bins, numbers.Integral) else list(bins)
     if len(axes_bins) != d:
         raise ValueError(f"histogramdd: bins must give one count or edges per dimension ({d}), got {len(axes_bins)}")

@@ -76,7 +76,7 @@ def _pointwise_operands(op, x, y):
 
 def _constant(value, x):
     """A weight (a tensor, array or list) as a constant tensor in x's dtype, on x's device."""
-    data = value.data if isinstance(value, Tensor) else get_array_module(x.data).asarray(value)
+    data = as_tensor(value, x).data  # (data no tensor holds: a TypeError, named by the function called)
     return Tensor(backend.to_device(data, x.device).astype(x.dtype, copy=False))
 
 

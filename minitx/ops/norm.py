@@ -23,7 +23,7 @@ import numpy as np
 from minitx import backend, kernels
 from minitx.autograd.function import Function
 from minitx.autograd.inplace import mark_modified
-from minitx.autograd.tensor import Tensor
+from minitx.autograd.tensor import Tensor, lengths
 from minitx.backend import get_array_module, mean_last, sum_dot
 from minitx.keywords import takes_torch_keywords
 from minitx.ops import reduction
@@ -192,8 +192,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
     float32); weight defaults to ones."""
     x = floating(x)
     _check_last_axis("rms_norm", x)
-    size = normalized_shape if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if size not in (x.shape[-1], (x.shape[-1],)):
+    if lengths("rms_norm", normalized_shape) != x.shape[-1:]:
         raise ValueError(f"rms_norm: normalized_shape {normalized_shape!r} must be the last axis of the input "
                          f"{x.shape} (normalizing over several trailing axes is not supported)")
     xp = backend.get_array_module(x.data)
@@ -320,8 +319,11 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, t
 
 
 def _check_running(op, channels, running_mean, running_var):
-    """A ValueError naming ``op`` unless each running statistic given has one entry per channel."""
+    """An error naming ``op`` unless each running statistic given is a tensor (updated in place while
+    training) with one entry per channel."""
     for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+        if stat is not None and not isinstance(stat, Tensor):
+            raise TypeError(f"{op}: {name} must be a tensor (or None), got {type(stat).__name__}")
         if stat is not None and tuple(stat.shape) != channels:
             raise ValueError(f"{op}: {name} has shape {tuple(stat.shape)}, expected {channels}")
 

@@ -123,7 +123,7 @@ class Sum(_Reduction):
 
 
 @takes_torch_keywords
-def sum(x, axis=None, keepdims=False): return Sum(axis, keepdims)(x)  # noqa: A001
+def sum(x, axis=None, keepdims=False): return Sum(axis, keepdims)(as_tensor(x))  # noqa: A001
 
 
 class Mean(_Reduction):
@@ -181,7 +181,7 @@ class Max(_Reduction):
 
 
 @takes_torch_keywords
-def max(x, axis=None, keepdims=False): return Max(axis, keepdims)(x)  # noqa: A001
+def max(x, axis=None, keepdims=False): return Max(axis, keepdims)(as_tensor(x))  # noqa: A001
 
 
 class Min(Max):
@@ -191,7 +191,7 @@ class Min(Max):
 
 
 @takes_torch_keywords
-def min(x, axis=None, keepdims=False): return Min(axis, keepdims)(x)  # noqa: A001
+def min(x, axis=None, keepdims=False): return Min(axis, keepdims)(as_tensor(x))  # noqa: A001
 
 
 class Var(_Reduction):
@@ -389,7 +389,7 @@ class Prod(_Reduction):
 
 
 @takes_torch_keywords
-def prod(x, axis=None, keepdims=False): return Prod(axis, keepdims)(x)
+def prod(x, axis=None, keepdims=False): return Prod(axis, keepdims)(as_tensor(x))
 
 
 def _norm_scale(magnitude, axes, count, p):

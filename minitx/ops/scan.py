@@ -475,7 +475,7 @@ def sort(x, axis=-1, descending=False, *, stable=False):
     ``stable`` is taken for PyTorch's code and changes nothing: stable=False lets any order of equal
     values come out, the stable one included."""
     op = Sort(axis, descending)
-    values = op(x)
+    values = op(as_tensor(x))
     return ValuesIndices(values, Tensor(op.order.reshape(values.shape).astype("int64")))
 
 

@@ -50,7 +50,7 @@ class Reshape(Function):
         return (dy.reshape(self.in_shape),)
 
 
-def reshape(x, shape): return Reshape(lengths("reshape", shape))(x)
+def reshape(x, shape): return Reshape(lengths("reshape", shape))(as_tensor(x))
 
 
 def ravel(x):
@@ -65,7 +65,7 @@ class Transpose(Function):
     moves_values = True
 
     def __init__(self, axes=None, called="transpose"):
-        self.axes = None if axes is None else tuple(axes)
+        self.axes = None if axes is None else tuple(axes) if isinstance(axes, (tuple, list)) else (axes,)
         self.called = called   # (transpose or permute, for the errors)
 
     def forward(self, x):
@@ -88,7 +88,7 @@ class Transpose(Function):
         return (dy.transpose(inverse),)
 
 
-def transpose(x, axes=None): return Transpose(axes)(x)
+def transpose(x, axes=None): return Transpose(axes)(as_tensor(x))
 
 
 @takes_torch_keywords
@@ -200,7 +200,7 @@ class Squeeze(Function):
 
 
 @takes_torch_keywords
-def squeeze(x, axis=None): return Squeeze(axis)(x)
+def squeeze(x, axis=None): return Squeeze(axis)(as_tensor(x))
 
 
 class Unsqueeze(Function):
@@ -252,10 +252,20 @@ class Concatenate(Function):
 
 @takes_torch_keywords
 def concatenate(tensors, axis=0):
-    tensors = [as_tensor(t) for t in tensors]
+    tensors = _sequence("concatenate", tensors)
     if not tensors:
         raise ValueError("concatenate: need at least one tensor")
     return Concatenate(axis)(*one_dtype(*tensors))
+
+
+def _sequence(op, tensors) -> list:
+    """``tensors`` (a list, a tuple or another iterable of tensors) as a list of tensors. One tensor or
+    array is refused, as PyTorch refuses it (NumPy would take its rows for the tensors), and so is what
+    holds no tensors to iterate."""
+    if isinstance(tensors, (Tensor, np.ndarray, str)) or not hasattr(tensors, "__iter__") \
+            or get_array_module(tensors) is not np:
+        raise TypeError(f"{op}: expected a list or tuple of tensors, got {type(tensors).__name__}")
+    return [as_tensor(t) for t in tensors]
 
 
 def _cumsum(values):
@@ -289,7 +299,7 @@ class Stack(Function):
 
 @takes_torch_keywords
 def stack(tensors, axis=0):
-    tensors = [as_tensor(t) for t in tensors]
+    tensors = _sequence("stack", tensors)
     if not tensors:
         raise ValueError("stack: need at least one tensor")
     return Stack(axis)(*one_dtype(*tensors))
@@ -297,13 +307,13 @@ def stack(tensors, axis=0):
 
 def hstack(tensors):
     """Joined along axis 1, or along axis 0 where they are 1-d (0-d ones taken as 1-d): PyTorch's and NumPy's."""
-    tensors = [reshape(t, (1,)) if t.ndim == 0 else t for t in map(as_tensor, tensors)]
+    tensors = [reshape(t, (1,)) if t.ndim == 0 else t for t in _sequence("hstack", tensors)]
     return concatenate(tensors, axis=0 if tensors and tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors):
     """Joined along axis 0, a 0-d or 1-d one taken as one row (PyTorch's and NumPy's)."""
-    return concatenate([reshape(t, (1, -1)) if t.ndim < 2 else t for t in map(as_tensor, tensors)], axis=0)
+    return concatenate([reshape(t, (1, -1)) if t.ndim < 2 else t for t in _sequence("vstack", tensors)], axis=0)
 
 
 def row_stack(tensors):
@@ -313,12 +323,12 @@ def row_stack(tensors):
 
 def column_stack(tensors):
     """Joined along axis 1, a 0-d or 1-d one taken as one column (PyTorch's and NumPy's column_stack)."""
-    return concatenate([reshape(t, (-1, 1)) if t.ndim < 2 else t for t in map(as_tensor, tensors)], axis=1)
+    return concatenate([reshape(t, (-1, 1)) if t.ndim < 2 else t for t in _sequence("column_stack", tensors)], axis=1)
 
 
 def dstack(tensors):
     """Joined along axis 2, each taken as at least 3-d first (atleast_3d; PyTorch's and NumPy's dstack)."""
-    return concatenate(atleast_3d(list(tensors)), axis=2)
+    return concatenate(atleast_3d(_sequence("dstack", tensors)), axis=2)
 
 
 def _at_least(op, shape_of, tensors):
@@ -351,7 +361,9 @@ def atleast_3d(*tensors):
 def broadcast_shapes(*shapes):
     """The shape that all ``shapes`` broadcast to (PyTorch's broadcast_shapes; an int n counts as
     (n,)): aligned at their last axes, each axis the one length other than 1 among them."""
-    shapes = [(s,) if isinstance(s, numbers.Integral) else tuple(s) for s in shapes]
+    shapes = [lengths("broadcast_shapes", s) for s in shapes]
+    if any(n < 0 for shape in shapes for n in shape):
+        raise ValueError(f"broadcast_shapes: a shape's lengths must be >= 0, got {', '.join(map(str, shapes))}")
     out = [1] * max(map(len, shapes), default=0)
     for shape in shapes:
         for k, n in enumerate(shape, start=len(out) - len(shape)):
@@ -449,6 +461,7 @@ def split(x, indices_or_sections, axis=0):
 
     Each part is a slice (GetItem), so its gradient lands in the right place of x's.
     """
+    x = as_tensor(x)
     if not isinstance(axis, numbers.Integral) or not -x.ndim <= axis < x.ndim:
         raise AxisError(f"split: axis {axis!r} does not exist in a tensor of shape {x.shape}; expected an "
                          f"int in [{-x.ndim}, {x.ndim})")
@@ -458,8 +471,11 @@ def split(x, indices_or_sections, axis=0):
             raise ValueError(f"split: axis {axis} of length {n} does not split into {indices_or_sections} equal parts")
         step = n // indices_or_sections  # 0 for an empty axis: as many empty parts
         cuts = [step * k for k in range(1, indices_or_sections)]
+    elif isinstance(indices_or_sections, (list, tuple)):
+        cuts = [whole("split", "a cut point", cut) for cut in indices_or_sections]
     else:
-        cuts = list(indices_or_sections)
+        raise TypeError(f"split: indices_or_sections must be an int (a number of equal parts) or a list of cut "
+                        f"points, got {indices_or_sections!r}")
     bounds = [0] + cuts + [n]
     prefix = (slice(None),) * (axis % x.ndim)
     return [getitem(x, prefix + (slice(lo, hi),)) for lo, hi in zip(bounds[:-1], bounds[1:])]
@@ -557,7 +573,7 @@ class Flip(Function):
 
 
 @takes_torch_keywords
-def flip(x, axis=None): return Flip(axis)(x)
+def flip(x, axis=None): return Flip(axis)(as_tensor(x))
 
 
 def fliplr(x):
