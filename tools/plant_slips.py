@@ -902,6 +902,12 @@ SLIPS = [
          ("tests/ops/test_indexing.py::test_index_reduce_of_a_0d_tensor_as_pytorchs",)),
     Slip("set_num_threads: 0 threads let through to the BLAS library", "minitx/threads.py",
          "    if n <= 0:\n", "    if n < 0:\n", ("tests/test_threads.py",)),
+    Slip("the ops' errors for data no tensor holds name tensor(), not the function called", "minitx/autograd/tensor.py",
+         "        except TypeError as error:\n            _raise_as(name, error)\n            raise\n",
+         "        except TypeError:\n            raise\n", ("tests/test_api_edges.py",)),
+    Slip("zeros(2, True) reads True as a length of 1", "minitx/autograd/tensor.py",
+         'hasattr(n, "__index__") and not isinstance(n, (bool, np.bool_)) for n in shape', 'hasattr(n, "__index__") for n in shape',
+         ("tests/test_creation.py",)),
 ]
 
 
