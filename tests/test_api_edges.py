@@ -126,6 +126,7 @@ def _lu_solve_with_pivots(pivots):
     (lambda: F.softmax("a"), TypeError, r"^softmax: cannot make a tensor from data of type str"),
     (lambda: minitx.sin(object()), TypeError, r"^sin: cannot make a tensor from data of type object"),
     (lambda: F.dropout(minitx.ones(3), "0.1"), TypeError, r"^dropout: p must be a number, got '0.1'"),
+    (lambda: F.dropout(minitx.ones(3), minitx.ones(3)), TypeError, r"^dropout: p must be a number, got tensor\("),
     (lambda: F.dropout2d(minitx.ones(1, 2, 3, 3), None), TypeError, r"^dropout2d: p must be a number, got None"),
     (lambda: F.alpha_dropout(minitx.ones(3), "0.5", True), TypeError, r"^alpha_dropout: p must be a number, got '0.5'"),
     (lambda: F.leaky_relu(minitx.ones(3), "0.2"), TypeError, r"^leaky_relu: negative_slope must be a number, got '0.2'"),
