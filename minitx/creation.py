@@ -25,6 +25,7 @@ from minitx import backend, interop
 from minitx import random as mrandom
 from minitx.autograd.tensor import Tensor, _infer_dtype, lengths, named, tensor
 from minitx.dtypes import numpy_finfo, result_type
+from minitx.ops._args import number
 from minitx.ops.bessel import bessel_i_values
 
 
@@ -290,7 +291,7 @@ def bernoulli(input, p=None, *, generator=None):
     (or ``p``, a number, for all), as PyTorch's bernoulli. Checking the probabilities reads one
     flag back from the device."""
     _floating("bernoulli", input.dtype)
-    probs = input.data if p is None else p
+    probs = input.data if p is None else number("bernoulli", "p", p)
     if not backend.to_host((probs >= 0) & (probs <= 1)).all():  # NaN fails both
         raise ValueError(f"bernoulli: probabilities must be in [0, 1], got {probs!r:.60}")
     return _drawn(lambda rng, s: rng.random(s) < probs, input.shape, input.dtype, input.device, False, generator)
@@ -395,7 +396,7 @@ def binomial(count, prob, generator=None):
 def bernoulli_fill(t, p, generator=None) -> Tensor:
     """0s and 1s, each 1 with the probability ``p`` (a number, or a tensor that broadcasts to t's
     shape), in any dtype (t.bernoulli_(p); PyTorch's fills integers and booleans too)."""
-    probs = p.data if isinstance(p, Tensor) else p
+    probs = p.data if isinstance(p, Tensor) else number("bernoulli_", "p", p)
     if not backend.to_host((probs >= 0) & (probs <= 1)).all():  # NaN fails both
         raise ValueError(f"bernoulli_: p must be in [0, 1], got {probs!r:.60}")
     return _drawn(lambda rng, s: rng.random(s) < probs, t.shape, t.dtype, t.device, False, generator)
@@ -405,7 +406,7 @@ def exponential_fill(t, lambd, generator=None) -> Tensor:
     """Exponential samples of rate ``lambd`` (mean 1 / lambd), by inversion: -log(1 - u) / lambd
     for u uniform in [0, 1), which is finite (t.exponential_(lambd)); floating dtypes only."""
     _floating("exponential_", t.dtype)
-    if not lambd > 0:
+    if not number("exponential_", "lambd", lambd) > 0:
         raise ValueError(f"exponential_: lambd (the rate) must be > 0, got {lambd!r}")
 
     def draw(rng, shape):
@@ -420,7 +421,8 @@ def cauchy_fill(t, median, sigma, generator=None) -> Tensor:
     1/2 + atan((x - median) / sigma) / pi: median + sigma * tan(pi (u - 1/2)) for u uniform in [0, 1)
     (t.cauchy_(median, sigma)); floating dtypes only."""
     _floating("cauchy_", t.dtype)
-    if not sigma > 0:
+    number("cauchy_", "median", median)
+    if not number("cauchy_", "sigma", sigma) > 0:
         raise ValueError(f"cauchy_: sigma (the scale) must be > 0, got {sigma!r}")
 
     def draw(rng, shape):
@@ -434,7 +436,8 @@ def log_normal_fill(t, mean, std, generator=None) -> Tensor:
     """exp(mean + std * z) for z standard normal: samples whose log is N(mean, std^2), as PyTorch's
     ``mean`` and ``std`` are the log's (t.log_normal_(mean, std)); floating dtypes only."""
     _floating("log_normal_", t.dtype)
-    if not std > 0:
+    number("log_normal_", "mean", mean)
+    if not number("log_normal_", "std", std) > 0:
         raise ValueError(f"log_normal_: std must be > 0, got {std!r}")
 
     def draw(rng, shape):
@@ -454,7 +457,7 @@ def geometric_fill(t, p, generator=None) -> Tensor:
     it holds in an integer one (int64: 2**63 - 1024, the float64 below 2**63), where PyTorch's wraps around."""
     if t.dtype.kind == "b":
         raise TypeError("geometric_: needs a number dtype, got bool")
-    if not 0 < p < 1:
+    if not 0 < number("geometric_", "p", p) < 1:
         raise ValueError(f"geometric_: p must be in (0, 1), got {p!r}")
     floating = backend.is_floating(t.dtype)
     top = float(numpy_finfo(t.dtype).max) if floating else float(_whole_numbers(t.dtype)[1])

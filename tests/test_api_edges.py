@@ -147,6 +147,20 @@ def _lu_solve_with_pivots(pivots):
     (lambda: F.histogramdd(minitx.ones(4, 2), object()), TypeError, r"^histogramdd: bins must be an int or a list"),
     (lambda: F.multilabel_soft_margin_loss(minitx.ones(2, 3), minitx.ones(2, 3), "w"), TypeError,
      r"^multilabel_soft_margin_loss: cannot make a tensor from data of type str"),
+    (lambda: minitx.ones(3).eq("a"), TypeError, r"^equal: cannot make a tensor from data of type str"),
+    (lambda: minitx.ones(3).eq_("a"), TypeError, r"^equal: cannot make a tensor from data of type str"),
+    (lambda: minitx.ones(3).copy_("a"), TypeError, r"^copy_: cannot make a tensor from data of type str"),
+    (lambda: minitx.ones(3).logical_and(object()), TypeError, r"^logical_and: cannot make a tensor from data"),
+    (lambda: minitx.ones(3).any("a"), ValueError, r"^any: axis 'a' is not an integer"),
+    (lambda: minitx.ones(3).view_as("a"), TypeError, r"^view_as: other must be a tensor, got str"),
+    (lambda: minitx.ones(3).type_as(np.ones(3)), TypeError, r"^type_as: other must be a tensor, got ndarray"),
+    (lambda: minitx.ones(3).new_tensor("a"), TypeError, r"^new_tensor: cannot make a tensor from data of type str"),
+    (lambda: minitx.tensor("a", dtype="float32"), TypeError, r"^tensor: cannot make a tensor from data of type str"),
+    (lambda: minitx.ones(3).uniform_("0", 1), TypeError, r"^uniform_: low must be a number, got '0'"),
+    (lambda: minitx.ones(3).exponential_("2"), TypeError, r"^exponential_: lambd must be a number, got '2'"),
+    (lambda: minitx.ones(3).bernoulli_(None), TypeError, r"^bernoulli_: p must be a number, got None"),
+    (lambda: minitx.ones(3).to(dtype="float8"), TypeError, r"^to: unknown dtype 'float8'"),
+    (lambda: minitx.ones(2, 2).pinverse("a"), TypeError, r"^linalg.pinv: rtol must be a number or a tensor, got 'a'"),
 ])
 def test_errors_name_the_function_called(call, error, message):
     """Each names the function the user called (not lu_unpack, cov, var, movedim or tensor inside it),
@@ -211,3 +225,22 @@ def test_every_function_takes_a_list_where_it_takes_a_tensor(name):
     for ours, theirs in zip(*(r if isinstance(r, (tuple, list)) else (r,) for r in (got, expected))):
         if isinstance(theirs, minitx.Tensor) and name not in DRAWN:
             np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+METHODS = sorted(name for name in dir(minitx.Tensor) if not name.startswith("_")
+                 and callable(getattr(minitx.Tensor, name, None)) and not isinstance(getattr(minitx.Tensor, name), type))
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_every_method_given_what_no_tensor_holds_names_itself(name):
+    """x.<name>(object()) raises an error whose first word names the method (Python's "Tensor.sin()
+    takes 1 positional argument" does), the function or Function it calls (x.astype's is to's,
+    x.pinverse's linalg.pinv's, x.igamma's special.gammainc's), never tensor() inside it nor Python's
+    comparisons and attributes."""
+    allowed = {name, name.rstrip("_"), "to"} | set(PUBLIC) | set(minitx.special.__all__) | _function_names()
+    method = getattr(minitx.ones(2, 3), name)
+    try:
+        method(object())
+    except Exception as error:  # noqa: BLE001  (any error: its words are what is checked)
+        first = re.match(r"(?:Tensor\.|linalg\.)?(\w+)(: |\(\) )", str(error))
+        assert first and first.group(1) in allowed, (name, str(error)[:200])

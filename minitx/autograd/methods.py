@@ -21,10 +21,11 @@ import types
 import numpy as np
 
 from minitx import backend, creation, functional as F
-from minitx.autograd.tensor import Tensor, _method_axis, _names_a_dtype, as_tensor, bits_as, lengths, tensor
+from minitx.autograd.tensor import Tensor, _method_axis, _names_a_dtype, bits_as, lengths, tensor
 from minitx.keywords import takes_torch_keywords
 from minitx.ops import matrix
-from minitx.ops._args import whole
+from minitx.ops._args import operands, whole
+from minitx.ops.reduction import normalize_axes
 
 
 class TensorMethods:
@@ -40,8 +41,12 @@ class TensorMethods:
     def logsumexp(self, axis=None, keepdims=False): return F.logsumexp(self, axis, keepdims)
     def norm(self, p=2, axis=None, keepdims=False): return F.norm(self, p, axis, keepdims)
     def argmax(self, axis=None, keepdims=False): return F.argmax(self, axis, keepdims)
-    def any(self, axis=None, keepdims=False): return Tensor(self.data.any(axis=axis, keepdims=keepdims))
-    def all(self, axis=None, keepdims=False): return Tensor(self.data.all(axis=axis, keepdims=keepdims))
+    def any(self, axis=None, keepdims=False):
+        return Tensor(self.data.any(axis=normalize_axes(axis, self.ndim, "any"), keepdims=keepdims))
+
+    def all(self, axis=None, keepdims=False):
+        return Tensor(self.data.all(axis=normalize_axes(axis, self.ndim, "all"), keepdims=keepdims))
+
     def reshape(self, *shape): return F.reshape(self, _shape_args(shape))
     def view(self, *shape, dtype=None):
         """The tensor with another shape (``x.view(2, -1)``: a reshape), or, given a dtype, its bytes
@@ -80,21 +85,22 @@ class TensorMethods:
     def log_softmax(self, axis=-1): return F.log_softmax(self, axis)
 
     # PyTorch's names for what the operators and functions above do (axis for PyTorch's dim)
-    def eq(self, other): return self == other
-    def ne(self, other): return self != other
-    def gt(self, other): return self > other
-    def ge(self, other): return self >= other
-    def lt(self, other): return self < other
-    def le(self, other): return self <= other
+    # (the functions, not the operators: x == "a" is False, Python's answer, where x.eq("a") is refused)
+    def eq(self, other): return F.equal(self, other)
+    def ne(self, other): return F.not_equal(self, other)
+    def gt(self, other): return F.greater(self, other)
+    def ge(self, other): return F.greater_equal(self, other)
+    def lt(self, other): return F.less(self, other)
+    def le(self, other): return F.less_equal(self, other)
     def neg(self): return -self
     def square(self): return F.square(self)
     def maximum(self, other): return F.maximum(self, other)
     def minimum(self, other): return F.minimum(self, other)
     def amax(self, axis=None, keepdims=False): return F.max(self, axis, keepdims)  # (ties share dy: as PyTorch's amax)
     def amin(self, axis=None, keepdims=False): return F.min(self, axis, keepdims)
-    def expand_as(self, other): return F.broadcast_to(self, other.shape)
-    def view_as(self, other): return F.reshape(self, other.shape)
-    def reshape_as(self, other): return F.reshape(self, other.shape)
+    def expand_as(self, other): return F.broadcast_to(self, _shape_of("expand_as", other))
+    def view_as(self, other): return F.reshape(self, _shape_of("view_as", other))
+    def reshape_as(self, other): return F.reshape(self, _shape_of("reshape_as", other))
     def narrow(self, axis, start, length):
         """Entries start .. start + length - 1 along ``axis`` (a view), as PyTorch's narrow: a negative
         start counts from the end, and the span must lie inside the axis (a slice would cut it short)."""
@@ -181,9 +187,9 @@ class TensorMethods:
     def masked_select(self, mask): return F.masked_select(self, mask)
     def where(self, condition, other): return F.where(condition, self, other)  # (PyTorch's x.where(c, y))
     def logical_not(self): return F.logical_not(self)
-    def logical_and(self, other): return (self != 0) & (as_tensor(other, self) != 0)
-    def logical_or(self, other): return (self != 0) | (as_tensor(other, self) != 0)
-    def logical_xor(self, other): return (self != 0) ^ (as_tensor(other, self) != 0)
+    def logical_and(self, other): return (self != 0) & (operands("logical_and", self, other)[1] != 0)
+    def logical_or(self, other): return (self != 0) | (operands("logical_or", self, other)[1] != 0)
+    def logical_xor(self, other): return (self != 0) ^ (operands("logical_xor", self, other)[1] != 0)
     def add(self, other, *, alpha=1): return F.add(self, other, alpha=alpha)
     def sub(self, other, *, alpha=1): return F.sub(self, other, alpha=alpha)
     def mul(self, other): return self * other
@@ -485,7 +491,7 @@ class TensorMethods:
     def equal(self, other) -> bool:
         """PyTorch's Tensor.equal: one bool, whether the two have one shape and equal entries (NaN is
         equal to nothing). minitx.functional.equal is NumPy's ==, entry by entry (docs/ops.md)."""
-        other = as_tensor(other, self)
+        other = operands("equal", self, other)[1]
         return self.shape == other.shape and bool((self == other).all())
 
     def split_with_sizes(self, split_sizes, dim=0):
@@ -493,12 +499,14 @@ class TensorMethods:
         if isinstance(split_sizes, numbers.Integral):
             raise TypeError(f"split_with_sizes: split_sizes must be a list of sizes, got {split_sizes!r}; "
                             "split(size, dim) cuts pieces of one size")
+        if not isinstance(split_sizes, (list, tuple)):
+            raise TypeError(f"split_with_sizes: split_sizes must be a list of sizes, got {split_sizes!r}")
         return self.split(list(split_sizes), dim)
 
     def char(self) -> "Tensor": return self.astype("int8")
     def is_signed(self) -> bool: return backend.is_floating(self.dtype) or self.dtype.kind == "i"
     def is_nonzero(self) -> bool: return bool(self)  # (one entry, else the ValueError of bool(x))
-    def is_same_size(self, other) -> bool: return self.shape == other.shape
+    def is_same_size(self, other) -> bool: return self.shape == _shape_of("is_same_size", other)
     def ndimension(self) -> int: return self.ndim
     def get_device(self) -> int: return -1 if self.device == "cpu" else self.data.device.id  # (PyTorch's -1: the CPU)
 
@@ -575,6 +583,14 @@ for _name, _rewrite in (("t_", "x.t()"), ("transpose_", "x.swapaxes(dim0, dim1)"
                         ("swapdims_", "x.swapdims(dim0, dim1)")):
     setattr(TensorMethods, _name, _shape_not_changed_in_place(_name, _rewrite))
 del _name, _rewrite
+
+
+def _shape_of(op, other) -> tuple:
+    """The shape of ``other`` (a tensor or an array), whose shape the method takes; anything else
+    refused by name (Python would say only that it has no attribute shape)."""
+    if not hasattr(other, "shape"):
+        raise TypeError(f"{op}: other must be a tensor, got {type(other).__name__}")
+    return tuple(other.shape)
 
 
 def _shape_args(args):

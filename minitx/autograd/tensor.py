@@ -506,9 +506,9 @@ class Tensor:
                 non_blocking, copy = dtype, bool(non_blocking) or copy
             device, dtype = first
         out = self
-        if dtype is not None and backend.resolve_dtype(dtype) != self.dtype:
+        if dtype is not None and backend.resolve_dtype(dtype, "to") != self.dtype:
             out = F.astype(out, dtype)
-        if device is not None and backend.check_device(device) != out.device:
+        if device is not None and backend.check_device(device, "to") != out.device:
             out = F.to_device(out, device)
         return out.clone() if copy and out is self else out
 
@@ -550,6 +550,8 @@ class Tensor:
 
     def type_as(self, other) -> "Tensor":
         """This tensor as ``other``'s dtype, on its device (PyTorch's type names both)."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"type_as: other must be a tensor, got {type(other).__name__}")
         return self.to(other.device, other.dtype)
 
     def is_floating_point(self) -> bool:
@@ -582,7 +584,8 @@ class Tensor:
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         """A copy of ``data`` (PyTorch's new_tensor: this tensor's dtype, even for integer data)."""
-        return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        with named("new_tensor"):
+            return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def __array__(self, dtype=None, copy=None):
         """The data as a NumPy array, under NumPy's contract for ``copy``: None shares the
@@ -702,8 +705,8 @@ class Tensor:
     def _subtract_in_place(self, op, other, alpha):
         return self._in_place(op, lambda x, y: _difference(op, x, y, alpha, wide=True), other)
 
-    def fill_(self, value): return self._in_place("fill_", _as_contents, _one_value(value))
-    def copy_(self, src): return self._in_place("copy_", _as_contents, src)
+    def fill_(self, value): return self._in_place("fill_", _as_contents, _one_value(_operand("fill_", self, value)))
+    def copy_(self, src): return self._in_place("copy_", _as_contents, _operand("copy_", self, src))
     def zero_(self): return self._in_place("zero_", lambda x: x.new_zeros(x.shape))
 
     def fill_diagonal_(self, fill_value, wrap=False): return indexing.fill_diagonal_(self, fill_value, wrap)
@@ -965,6 +968,12 @@ def _one_value(value):
     return value
 
 
+def _operand(op, x, value):
+    """fill_'s and copy_'s value as a tensor beside x; data no tensor holds named by ``op``."""
+    with named(op):
+        return as_tensor(value, like=x)
+
+
 def _as_contents(x, value):
     """fill_'s and copy_'s new values of x: ``value`` (a number, an array, a tensor) on x's device,
     broadcast to x's shape."""
@@ -1157,7 +1166,11 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
             dtype = data.dtype if is_array else _infer_dtype(data)
         dtype = backend.resolve_dtype(dtype)
         with np.errstate(all="ignore"):  # 1e300 as float32 is inf, silently as the ops (and PyTorch)
-            array = backend.to_device(xp.array(data, dtype=dtype, copy=True), device)
+            try:
+                array = backend.to_device(xp.array(data, dtype=dtype, copy=True), device)
+            except (TypeError, ValueError):  # ("a" or an object as float32: say what tensor holds)
+                _infer_dtype(data)
+                raise
     return Tensor(array, requires_grad=requires_grad)
 
 

@@ -665,7 +665,10 @@ def _tolerances(op, A, atol, rtol):
     given = {}
     for name, value in (("atol", atol), ("rtol", rtol)):
         if value is not None:
-            value = xp.asarray(value.data if isinstance(value, Tensor) else value, dtype=np.float64)
+            try:
+                value = xp.asarray(value.data if isinstance(value, Tensor) else value, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(f"{op}: {name} must be a number or a tensor, got {value!r}") from None
             try:
                 np.broadcast_shapes(value.shape, A.shape[:-2])
             except ValueError:
