@@ -161,6 +161,15 @@ def _lu_solve_with_pivots(pivots):
     (lambda: minitx.ones(3).bernoulli_(None), TypeError, r"^bernoulli_: p must be a number, got None"),
     (lambda: minitx.ones(3).to(dtype="float8"), TypeError, r"^to: unknown dtype 'float8'"),
     (lambda: minitx.ones(2, 2).pinverse("a"), TypeError, r"^linalg.pinv: rtol must be a number or a tensor, got 'a'"),
+    (lambda: nn.LayerNorm(3)([[1.0, 2.0, 3.0]]), TypeError, r"^LayerNorm: input must be a tensor, got list"),
+    (lambda: nn.BatchNorm1d(3)("a"), TypeError, r"^BatchNorm1d: input must be a tensor, got str"),
+    (lambda: nn.LSTM(3, 4)([[[1.0, 2.0, 3.0]]]), TypeError, r"^LSTM: input must be a tensor, got list"),
+    (lambda: nn.GRUCell(3, 4)(None), TypeError, r"^GRUCell: input must be a tensor, got NoneType"),
+    (lambda: nn.TransformerEncoderLayer(4, 2)("a"), TypeError, r"^TransformerEncoderLayer: src must be a tensor, got str"),
+    (lambda: nn.TransformerDecoderLayer(4, 2)(minitx.ones(2, 1, 4), [1.0]), TypeError,
+     r"^TransformerDecoderLayer: memory must be a tensor, got list"),
+    (lambda: minitx.optim.SGD([nn.Parameter(minitx.ones(2))], lr=0.1, check_finite="no"), TypeError,
+     r"^SGD: invalid check_finite 'no'; expected True or False"),
 ])
 def test_errors_name_the_function_called(call, error, message):
     """Each names the function the user called (not lu_unpack, cov, var, movedim or tensor inside it),

@@ -13,7 +13,7 @@ from minitx.autograd.inplace import mark_modified
 from minitx.autograd.methods import _flattened, _split_sizes, _unflattened
 from minitx.autograd.tensor import Tensor, tensor
 from minitx.nn import init
-from minitx.nn.module import Module
+from minitx.nn.module import Module, layer_input
 from minitx.nn.parameter import Parameter
 from minitx.ops.indexing import padding_row
 
@@ -294,6 +294,7 @@ class LayerNorm(Module):
         _reset_affine(self)
 
     def forward(self, x):
+        x = layer_input("LayerNorm", x)
         if len(self.normalized_shape) == 1 and x.shape[-1:] == self.normalized_shape:
             return F.layer_norm(x, self.weight, self.bias, self.eps)
         return _over_trailing_axes("LayerNorm", lambda v, w, b: F.layer_norm(v, w, b, self.eps), x,
@@ -411,6 +412,7 @@ class _BatchNorm(_RunningStats):
         self.reset_parameters()
 
     def forward(self, x):
+        x = layer_input(type(self).__name__, x)
         if x.ndim not in self.dims:
             raise ValueError(f"{type(self).__name__}: expected an input of {' or '.join(map(str, self.dims))} "
                              f"dimensions, got shape {x.shape}")

@@ -24,7 +24,7 @@ from minitx import backend, interop
 from minitx.autograd.engine import HookHandle
 from minitx.autograd.grad_mode import no_grad
 from minitx.autograd.inplace import zero_gradients
-from minitx.autograd.tensor import Tensor, _dtype_first
+from minitx.autograd.tensor import Tensor, _dtype_first, as_tensor
 from minitx.nn.parameter import Buffer, Parameter, is_lazy
 
 
@@ -609,3 +609,15 @@ def _array(value):
     if hasattr(value, "detach") and not isinstance(value, Tensor):
         value = value.detach()
     return interop.as_array(value, "load_state_dict")
+
+
+
+def layer_input(owner: str, x, what: str = "input") -> Tensor:
+    """``x``, a layer's input, as a tensor (a NumPy or CuPy array converted, as the ops take them); a
+    TypeError naming ``owner`` for anything else: a layer that reads its input's shape first would
+    fail on Python's "'list' object has no attribute 'shape'" otherwise."""
+    if isinstance(x, Tensor):
+        return x
+    if not hasattr(x, "__array_interface__") and backend.get_array_module(x) is np:
+        raise TypeError(f"{owner}: {what} must be a tensor, got {type(x).__name__}")
+    return as_tensor(x)

@@ -27,7 +27,7 @@ from minitx.autograd.tensor import Tensor
 from minitx.creation import zeros
 from minitx.nn import init
 from minitx.nn.layers import _count, _new_parameter, _probability
-from minitx.nn.module import Module
+from minitx.nn.module import Module, layer_input
 
 _GATES = {"RNN": 1, "LSTM": 4, "GRU": 3}
 _MODES = {"RNN_TANH": ("RNN", "tanh"), "RNN_RELU": ("RNN", "relu"), "LSTM": ("LSTM", "tanh"), "GRU": ("GRU", "tanh")}
@@ -94,6 +94,7 @@ class RNNCellBase(Module):
         """x as a batch [N, H_in] (one sample [H_in] too), the state's zeros where None, and
         whether x was one sample."""
         name = type(self).__name__
+        x = layer_input(name, x)
         if x.ndim not in (1, 2) or x.shape[-1] != self.input_size:
             raise ValueError(f"{name}: input must be [N, {self.input_size}] or [{self.input_size}], got {x.shape}")
         single = x.ndim == 1
@@ -217,6 +218,7 @@ class RNNBase(Module):
         state [layers * directions, N, H] (for LSTM a pair (h, c), either None for zeros; zeros when None): (the last
         layer's outputs [L, N, directions * H], the last state of every layer and direction)."""
         name = type(self).__name__
+        x = layer_input(name, x)
         if x.ndim not in (2, 3) or x.shape[-1] != self.input_size:
             raise ValueError(f"{name}: input must be [L, N, {self.input_size}] ([N, L, ...] with batch_first) or "
                              f"[L, {self.input_size}], got {x.shape}")

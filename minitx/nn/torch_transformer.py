@@ -35,7 +35,7 @@ from minitx import functional as F
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.nn import init
 from minitx.nn.layers import Dropout, LayerNorm, Linear, ModuleList, _count, _new_parameter, _probability
-from minitx.nn.module import Module
+from minitx.nn.module import Module, layer_input
 
 
 class MultiheadAttention(Module):
@@ -271,6 +271,7 @@ class TransformerEncoderLayer(_Layer):
                          norm_first, bias, device, dtype)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        src = layer_input("TransformerEncoderLayer", src, "src")
         x = self._residual(1, src, self._attend(self.self_attn, None, src_mask, src_key_padding_mask, is_causal))
         return self._residual(2, x, self._feed_forward)
 
@@ -287,6 +288,8 @@ class TransformerDecoderLayer(_Layer):
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+        tgt = layer_input("TransformerDecoderLayer", tgt, "tgt")
+        memory = layer_input("TransformerDecoderLayer", memory, "memory")
         x = self._residual(1, tgt, self._attend(self.self_attn, None, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
         x = self._residual(2, x, self._attend(self.multihead_attn, memory, memory_mask, memory_key_padding_mask,
                                               memory_is_causal))

@@ -60,6 +60,7 @@ class Optimizer:
 
     def __init__(self, params, defaults: dict, check_finite: bool = True):
         self.defaults = dict(defaults)
+        check_flag(type(self).__name__, "check_finite", check_finite)  # (a string "False" would read as True)
         self.check_finite = bool(check_finite)
         self.param_groups: list[dict] = []
         self.state: dict[int, dict] = {}  # parameter index -> that parameter's state
