@@ -51,11 +51,13 @@ def is_tensor(obj) -> bool:
 
 
 def zeros(*shape, size=None, dtype=None, device=None, requires_grad=False):
-    return _make(lambda xp, s, d: xp.zeros(s, dtype=d), shape_arguments("zeros", shape, size), dtype, device, requires_grad)
+    shape = shape_arguments("zeros", shape, size)
+    return _make(lambda xp, s, d: xp.zeros(s, dtype=d), shape, dtype, device, requires_grad)
 
 
 def ones(*shape, size=None, dtype=None, device=None, requires_grad=False):
-    return _make(lambda xp, s, d: xp.ones(s, dtype=d), shape_arguments("ones", shape, size), dtype, device, requires_grad)
+    shape = shape_arguments("ones", shape, size)
+    return _make(lambda xp, s, d: xp.ones(s, dtype=d), shape, dtype, device, requires_grad)
 
 
 def full(shape=None, value=None, dtype=None, device=None, requires_grad=False, *, size=None, fill_value=None):
@@ -71,7 +73,8 @@ def full(shape=None, value=None, dtype=None, device=None, requires_grad=False, *
 def empty(*shape, size=None, dtype=None, device=None, requires_grad=False):
     """A tensor whose values are whatever the memory held (NumPy's and PyTorch's empty): fill it
     before reading it."""
-    return _make(lambda xp, s, d: xp.empty(s, dtype=d), shape_arguments("empty", shape, size), dtype, device, requires_grad)
+    shape = shape_arguments("empty", shape, size)
+    return _make(lambda xp, s, d: xp.empty(s, dtype=d), shape, dtype, device, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):

@@ -1092,9 +1092,10 @@ def _raise_as(op: str, error: TypeError):
 
 
 def naming(op, name: str):
-    """``op`` (a public function of minitx.functional) whose arguments, where tensor() cannot hold
-    them (a string, an object), raise a TypeError naming ``name``, as ``with named(name)`` around
-    its body would. A try costs nothing until it catches; a with statement costs on every call."""
+    """``op`` (an op family's public function: minitx/ops/__init__.py wraps each once) whose arguments,
+    where tensor() cannot hold them (a string, an object), raise a TypeError naming ``name``, as
+    ``with named(name)`` around its body would. A try costs nothing until it catches; a with statement
+    costs on every call."""
     @functools.wraps(op)
     def named_op(*args, **kwargs):
         try:
