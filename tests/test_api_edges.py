@@ -170,6 +170,13 @@ def _lu_solve_with_pivots(pivots):
      r"^TransformerDecoderLayer: memory must be a tensor, got list"),
     (lambda: minitx.optim.SGD([nn.Parameter(minitx.ones(2))], lr=0.1, check_finite="no"), TypeError,
      r"^SGD: invalid check_finite 'no'; expected True or False"),
+    (lambda: minitx.utils.data.DataLoader([1, 2], shuffle="no"), TypeError,
+     r"^DataLoader: shuffle should be a boolean value, but got shuffle='no'"),
+    (lambda: minitx.utils.data.TensorDataset([1, 2]), TypeError,
+     r"^TensorDataset: tensor 0 must be a tensor with a first axis \(one row per sample\), got list"),
+    (lambda: minitx.utils.data.TensorDataset(minitx.ones(3), minitx.tensor(1.0)), TypeError,
+     r"^TensorDataset: tensor 1 must be a tensor with a first axis \(one row per sample\), got Tensor of shape \(\)"),
+    (lambda: minitx.utils.data.default_collate([1, "a"]), TypeError, r"^default_collate: cannot make a tensor"),
 ])
 def test_errors_name_the_function_called(call, error, message):
     """Each names the function the user called (not lu_unpack, cov, var, movedim or tensor inside it),

@@ -45,6 +45,7 @@ import warnings
 import numpy as np
 
 from minitx.autograd import Tensor, tensor
+from minitx.autograd.tensor import named
 from minitx.creation import as_tensor, multinomial, randint, randperm
 from minitx.functional import stack
 
@@ -94,6 +95,10 @@ class TensorDataset(Dataset):
     """Sample ``i`` is ``(t[i] for t in tensors)``: the i-th row of each tensor, say inputs and labels."""
 
     def __init__(self, *tensors):
+        for k, t in enumerate(tensors):  # (a tensor or an array: what has rows to index)
+            if not getattr(t, "shape", ()):
+                raise TypeError(f"TensorDataset: tensor {k} must be a tensor with a first axis (one row per sample), "
+                                f"got {type(t).__name__}{' of shape ()' if hasattr(t, 'shape') else ''}")
         sizes = [t.shape[0] for t in tensors]
         if len(set(sizes)) > 1:
             raise ValueError(f"TensorDataset: the tensors' first axes differ (sizes {sizes}); each tensor "
@@ -364,10 +369,9 @@ def default_collate(batch):
         return default_collate([as_tensor(b) for b in batch])
     if isinstance(elem, (np.bool_, np.number)):  # before float: np.float64 is a float
         return as_tensor(np.array(batch))
-    if isinstance(elem, float):
-        return tensor(batch, dtype="float64")
-    if isinstance(elem, int):
-        return tensor(batch)
+    if isinstance(elem, (float, int)):
+        with named("default_collate"):  # (a batch of a number and a string)
+            return tensor(batch, dtype="float64" if isinstance(elem, float) else None)
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):
@@ -468,6 +472,8 @@ class DataLoader:
                 if value is not None:
                     raise ValueError(f"DataLoader with IterableDataset: expected unspecified {name} option, but got "
                                      f"{name}={value}")
+        if shuffle is not None:  # (a string "False" would read as True: shuffled)
+            _check_bool(self, "shuffle", shuffle, TypeError)
         shuffle = bool(shuffle)
         if sampler is not None and shuffle:
             raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
