@@ -177,6 +177,8 @@ def _lu_solve_with_pivots(pivots):
     (lambda: minitx.utils.data.TensorDataset(minitx.ones(3), minitx.tensor(1.0)), TypeError,
      r"^TensorDataset: tensor 1 must be a tensor with a first axis \(one row per sample\), got Tensor of shape \(\)"),
     (lambda: minitx.utils.data.default_collate([1, "a"]), TypeError, r"^default_collate: cannot make a tensor"),
+    (lambda: minitx.optim.lr_scheduler.MultiStepLR(minitx.optim.SGD([nn.Parameter(minitx.ones(2))], lr=0.1), 3),
+     TypeError, r"^MultiStepLR: milestones must be a list of epochs, got int"),
 ])
 def test_errors_name_the_function_called(call, error, message):
     """Each names the function the user called (not lu_unpack, cov, var, movedim or tensor inside it),

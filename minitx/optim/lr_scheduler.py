@@ -666,6 +666,8 @@ class SequentialLR(_OfSchedulers):
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         name = "SequentialLR"
         groups = _param_groups(name, optimizer)
+        if isinstance(schedulers, (str, bytes)) or not hasattr(schedulers, "__len__"):
+            raise TypeError(f"{name}: schedulers must be a list of schedulers, got {type(schedulers).__name__}")
         if len(schedulers) < 1:
             raise ValueError(f"{name}: expected at least one scheduler, got none")
         for i, scheduler in enumerate(schedulers):
@@ -756,6 +758,8 @@ def _check_gamma(owner, gamma):
 
 def _check_milestones(owner, milestones, strictly) -> list:
     """Whole numbers >= 0 in increasing order (strictly, or repeats allowed), as a list."""
+    if isinstance(milestones, (str, bytes)) or not hasattr(milestones, "__iter__"):
+        raise TypeError(f"{owner}: milestones must be a list of epochs, got {type(milestones).__name__}")
     milestones = [check_count(owner, "milestone", m) for m in milestones]
     if any(b < a or (strictly and b == a) for a, b in zip(milestones, milestones[1:])):
         raise ValueError(f"{owner}: milestones must be {'strictly ' if strictly else ''}increasing, got {milestones}")
