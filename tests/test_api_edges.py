@@ -179,6 +179,10 @@ def _lu_solve_with_pivots(pivots):
     (lambda: minitx.utils.data.default_collate([1, "a"]), TypeError, r"^default_collate: cannot make a tensor"),
     (lambda: minitx.optim.lr_scheduler.MultiStepLR(minitx.optim.SGD([nn.Parameter(minitx.ones(2))], lr=0.1), 3),
      TypeError, r"^MultiStepLR: milestones must be a list of epochs, got int"),
+    (lambda: F.unique(minitx.ones(3), "no"), TypeError, r"^unique: sorted must be True or False, got 'no'"),
+    (lambda: F.unique_consecutive(minitx.ones(3), return_counts=1), TypeError,
+     r"^unique_consecutive: return_counts must be True or False, got 1"),
+    (lambda: F.alpha_dropout("a"), TypeError, r"^alpha_dropout: cannot make a tensor from data of type str"),
 ])
 def test_errors_name_the_function_called(call, error, message):
     """Each names the function the user called (not lu_unpack, cov, var, movedim or tensor inside it),

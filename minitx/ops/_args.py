@@ -286,6 +286,14 @@ def number(op: str, what: str, value):
     return value
 
 
+def flag(op: str, what: str, value) -> bool:
+    """A True-or-False argument (return_counts, sorted), refused by name where it is anything else: a
+    string "False" would read as True."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{op}: {what} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def check_bool(op: str, what: str, t: Tensor):
     if t.dtype != np.bool_:
         raise TypeError(f"{op}: {what} must be a boolean tensor, got dtype {t.dtype.name}")

@@ -87,6 +87,7 @@ def dropout(x, p=0.5, training=True, seed=None):
     """Inverted dropout while training; the identity when not training or p == 0. An integer or
     boolean x is dropped in float32, as the other ops on real numbers take it: in its own dtype
     the scale 1/(1-p) would be truncated (p = 0.3 kept values unscaled)."""
+    x = as_tensor(x)  # (returned as it is when not training: a tensor, as PyTorch's, not the list given)
     if not training or number("dropout", "p", p) == 0:
         return x
     return Dropout(p, seed)(floating(x))
@@ -168,6 +169,7 @@ class AlphaDropout(Function):
 def _alpha_dropout(op, feature, x, p, training, seed):
     if not 0 <= number(op, "p", p) <= 1:
         raise ValueError(f"{op}: p must be in [0, 1], got {p}")
+    x = as_tensor(x)
     if not training or p == 0:
         return x
     x = floating(x)

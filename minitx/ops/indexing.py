@@ -30,7 +30,7 @@ from minitx.autograd.tensor import Tensor, _method_axis, as_tensor
 from minitx.autograd.writes import base_of, in_place, record_write, refusal
 from minitx.backend import get_array_module
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import as_indices, check_bool, check_fits, whole
+from minitx.ops._args import as_indices, check_bool, check_fits, flag, whole
 from minitx.ops.elementwise import broadcasts_to, dy_where, filled, masked_fill, where
 from minitx.ops.reduction import normalize_axes, quiet_float_errors
 
@@ -1751,6 +1751,8 @@ def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
     if dim is not None:
         raise NotImplementedError("unique: dim is not supported (unique slices along an axis); minitx gives the "
                                   "unique values of the flattened tensor, dim=None")
+    for what, value in (("sorted", sorted), ("return_inverse", return_inverse), ("return_counts", return_counts)):
+        flag("unique", what, value)
     x = as_tensor(x)
     xp = backend.get_array_module(x.data)
     flat = x.data.reshape(-1)
@@ -1805,6 +1807,8 @@ def unique_consecutive(x, return_inverse=False, return_counts=False, axis=None):
     ``return_inverse`` each entry's (each slice's) place among the kept ones, x's shape (axis:
     its length), and with ``return_counts`` each run's length: a tuple then, as PyTorch. No
     gradient."""
+    for what, value in (("return_inverse", return_inverse), ("return_counts", return_counts)):
+        flag("unique_consecutive", what, value)
     x = as_tensor(x)
     xp = backend.get_array_module(x.data)
     if axis is None:
