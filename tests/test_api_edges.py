@@ -183,6 +183,10 @@ def _lu_solve_with_pivots(pivots):
     (lambda: F.unique_consecutive(minitx.ones(3), return_counts=1), TypeError,
      r"^unique_consecutive: return_counts must be True or False, got 1"),
     (lambda: F.alpha_dropout("a"), TypeError, r"^alpha_dropout: cannot make a tensor from data of type str"),
+    (lambda: minitx.ones(2, 2).svd("no"), TypeError, r"^svd: some must be True or False, got 'no'"),
+    (lambda: minitx.linalg.svd(minitx.ones(2, 3), full_matrices=None), TypeError,
+     r"^linalg.svd: full_matrices must be True or False, got None"),
+    (lambda: minitx.ones(2, 2).lu(get_infos="yes"), TypeError, r"^lu: get_infos must be True or False, got 'yes'"),
 ])
 def test_errors_name_the_function_called(call, error, message):
     """Each names the function the user called (not lu_unpack, cov, var, movedim or tensor inside it),

@@ -24,7 +24,7 @@ from minitx import backend, creation, functional as F
 from minitx.autograd.tensor import Tensor, _method_axis, _names_a_dtype, bits_as, lengths, tensor
 from minitx.keywords import takes_torch_keywords
 from minitx.ops import matrix
-from minitx.ops._args import operands, whole
+from minitx.ops._args import flag, operands, whole
 from minitx.ops.reduction import normalize_axes
 
 
@@ -415,12 +415,12 @@ class TensorMethods:
     def svd(self, some=True):
         """(U, S, V) with self = U diag(S) V^T: PyTorch's Tensor.svd, the older API, which returns V,
         not linalg.svd's Vh, and the thin SVD unless some=False."""
-        U, S, Vh = matrix.svd(self, full_matrices=not some)
+        U, S, Vh = matrix.svd(self, full_matrices=not flag("svd", "some", some))
         return U, S, Vh.mT
 
     def qr(self, some=True):
         """(Q, R): PyTorch's Tensor.qr, linalg.qr's mode 'reduced' (some=True) or 'complete'."""
-        return matrix.qr(self, "reduced" if some else "complete")
+        return matrix.qr(self, "reduced" if flag("qr", "some", some) else "complete")
 
     def pinverse(self, rcond=1e-15): return matrix.pinverse(self, rcond)
     def cholesky_solve(self, L, upper=False): return matrix.cholesky_solve(self, L, upper)

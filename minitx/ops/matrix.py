@@ -23,7 +23,7 @@ from minitx.autograd.tensor import Tensor, _method_axis, as_tensor
 from minitx.backend import get_array_module, to_host
 from minitx.dtypes import numpy_finfo
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import broadcast_batches, floating
+from minitx.ops._args import broadcast_batches, flag, floating
 from minitx.ops.elementwise import masked_fill, where
 from minitx.ops.indexing import diagonal, tril, triu
 from minitx.ops.reduction import normalize_axes
@@ -522,7 +522,7 @@ def svd(A, full_matrices=True):
     m, n = A.shape[-2:]
     packed = SVD()(A)
     U, S, Vh = packed[..., :m, :], packed[..., m, :], packed[..., m + 1:, :].mT
-    if full_matrices and m != n:
+    if flag("linalg.svd", "full_matrices", full_matrices) and m != n:
         xp = get_array_module(A.data)
         U_full, _, Vh_full = xp.linalg.svd(A.data if A.dtype.itemsize > 2 else A.data.astype(np.float32))
         k = min(m, n)
@@ -1048,7 +1048,7 @@ def lu_factor(A, *, pivot=True):
 
 def _lu(op, A, pivot):
     """(LU, pivots) of lu_factor, without its check of U's diagonal."""
-    if not pivot:
+    if not flag(op, "pivot", pivot):
         raise ValueError(f"{op}: LU without pivoting (pivot=False) is not implemented, as in PyTorch on the CPU")
     factor = LUFactor()
     LU = factor(_matrices(op, A))
@@ -1127,7 +1127,7 @@ def lu_with_info(A, pivot=True, get_infos=False):
     U's diagonal, as PyTorch's; with get_infos=True a third, info [...] int32: 0 for each matrix whose U
     has no zero on its diagonal, else i, the first such U[i - 1, i - 1] (1-based, LAPACK's getrf)."""
     LU, pivots = _lu("lu", A, pivot)
-    if not get_infos:
+    if not flag("lu", "get_infos", get_infos):
         return LU, pivots
     xp = get_array_module(LU.data)
     zero = xp.diagonal(LU.data, axis1=-2, axis2=-1) == 0
