@@ -25,7 +25,7 @@ from minitx import backend, interop
 from minitx import random as mrandom
 from minitx.autograd.tensor import Tensor, _infer_dtype, lengths, named, tensor
 from minitx.dtypes import numpy_finfo, result_type
-from minitx.ops._args import number
+from minitx.ops._args import number, whole
 from minitx.ops.bessel import bessel_i_values
 
 
@@ -128,9 +128,7 @@ def triu_indices(row, col, offset=0, dtype="int64", device=None):
 
 
 def _triangle(op, row, col, offset, dtype, device, inside):
-    row, col = _count(op, "row", row), _count(op, "col", col)
-    if isinstance(offset, bool) or not isinstance(offset, numbers.Integral):
-        raise ValueError(f"{op}: offset must be a whole number, got {offset!r}")
+    row, col, offset = _count(op, "row", row), _count(op, "col", col), whole(op, "offset", offset)
     dtype = backend.resolve_dtype(dtype)
     if dtype.kind not in "iu":
         raise TypeError(f"{op}: dtype must be an integer one, got {dtype}")
@@ -399,7 +397,7 @@ def binomial(count, prob, generator=None):
 def bernoulli_fill(t, p, generator=None) -> Tensor:
     """0s and 1s, each 1 with the probability ``p`` (a number, or a tensor that broadcasts to t's
     shape), in any dtype (t.bernoulli_(p); PyTorch's fills integers and booleans too)."""
-    probs = p.data if isinstance(p, Tensor) else number("bernoulli_", "p", p)
+    probs = p.data if isinstance(p, Tensor) else p if getattr(p, "ndim", 0) else number("bernoulli_", "p", p)
     if not backend.to_host((probs >= 0) & (probs <= 1)).all():  # NaN fails both
         raise ValueError(f"bernoulli_: p must be in [0, 1], got {probs!r:.60}")
     return _drawn(lambda rng, s: rng.random(s) < probs, t.shape, t.dtype, t.device, False, generator)
@@ -409,7 +407,8 @@ def exponential_fill(t, lambd, generator=None) -> Tensor:
     """Exponential samples of rate ``lambd`` (mean 1 / lambd), by inversion: -log(1 - u) / lambd
     for u uniform in [0, 1), which is finite (t.exponential_(lambd)); floating dtypes only."""
     _floating("exponential_", t.dtype)
-    if not number("exponential_", "lambd", lambd) > 0:
+    lambd = number("exponential_", "lambd", lambd)
+    if not lambd > 0:
         raise ValueError(f"exponential_: lambd (the rate) must be > 0, got {lambd!r}")
 
     def draw(rng, shape):
@@ -424,8 +423,8 @@ def cauchy_fill(t, median, sigma, generator=None) -> Tensor:
     1/2 + atan((x - median) / sigma) / pi: median + sigma * tan(pi (u - 1/2)) for u uniform in [0, 1)
     (t.cauchy_(median, sigma)); floating dtypes only."""
     _floating("cauchy_", t.dtype)
-    number("cauchy_", "median", median)
-    if not number("cauchy_", "sigma", sigma) > 0:
+    median, sigma = number("cauchy_", "median", median), number("cauchy_", "sigma", sigma)
+    if not sigma > 0:
         raise ValueError(f"cauchy_: sigma (the scale) must be > 0, got {sigma!r}")
 
     def draw(rng, shape):
@@ -439,8 +438,8 @@ def log_normal_fill(t, mean, std, generator=None) -> Tensor:
     """exp(mean + std * z) for z standard normal: samples whose log is N(mean, std^2), as PyTorch's
     ``mean`` and ``std`` are the log's (t.log_normal_(mean, std)); floating dtypes only."""
     _floating("log_normal_", t.dtype)
-    number("log_normal_", "mean", mean)
-    if not number("log_normal_", "std", std) > 0:
+    mean, std = number("log_normal_", "mean", mean), number("log_normal_", "std", std)
+    if not std > 0:
         raise ValueError(f"log_normal_: std must be > 0, got {std!r}")
 
     def draw(rng, shape):
@@ -460,7 +459,8 @@ def geometric_fill(t, p, generator=None) -> Tensor:
     it holds in an integer one (int64: 2**63 - 1024, the float64 below 2**63), where PyTorch's wraps around."""
     if t.dtype.kind == "b":
         raise TypeError("geometric_: needs a number dtype, got bool")
-    if not 0 < number("geometric_", "p", p) < 1:
+    p = number("geometric_", "p", p)
+    if not 0 < p < 1:
         raise ValueError(f"geometric_: p must be in (0, 1), got {p!r}")
     floating = backend.is_floating(t.dtype)
     top = float(numpy_finfo(t.dtype).max) if floating else float(_whole_numbers(t.dtype)[1])
@@ -638,10 +638,12 @@ def new_shape(op, shape) -> tuple:
 
 
 def _count(op, what, n) -> int:
-    """A number of things (a length, steps) as an int: a whole number >= 0, else a ValueError naming ``op``."""
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
-        raise ValueError(f"{op}: {what} must be a whole number >= 0, got {n!r}")
-    return int(n)
+    """A number of things (a length, steps) as an int (_args.whole: a 0-d integer tensor too), >= 0;
+    else a TypeError (not an int) or ValueError (below 0) naming ``op``."""
+    n = whole(op, what, n)
+    if n < 0:
+        raise ValueError(f"{op}: {what} must be a whole number >= 0, got {n}")
+    return n
 
 
 def shape_arguments(op, shape, size=None):

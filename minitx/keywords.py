@@ -78,7 +78,8 @@ def takes_torch_keywords(op):
             kwargs = _translated(name, kwargs, renames)
         return op(*args, **kwargs)
 
-    return with_torch_keywords
+    with_torch_keywords.takes_torch_keywords = True  # (what tests/test_torch_spelling.py looks for: other
+    return with_torch_keywords                       # wrappers copy it, as functools.wraps copies __dict__)
 
 
 def _translated(op: str, kwargs: dict, renames: dict) -> dict:

@@ -24,7 +24,7 @@ from minitx import backend, creation, functional as F
 from minitx.autograd.tensor import Tensor, _method_axis, _names_a_dtype, bits_as, lengths, tensor
 from minitx.keywords import takes_torch_keywords
 from minitx.ops import matrix
-from minitx.ops._args import flag, operands, whole
+from minitx.ops._args import flag, operands, type_name, whole
 from minitx.ops.reduction import normalize_axes
 
 
@@ -499,7 +499,7 @@ class TensorMethods:
         if isinstance(split_sizes, numbers.Integral):
             raise TypeError(f"split_with_sizes: split_sizes must be a list of sizes, got {split_sizes!r}; "
                             "split(size, dim) cuts pieces of one size")
-        if not isinstance(split_sizes, (list, tuple)):
+        if isinstance(split_sizes, (str, bytes)) or not hasattr(split_sizes, "__iter__"):
             raise TypeError(f"split_with_sizes: split_sizes must be a list of sizes, got {split_sizes!r}")
         return self.split(list(split_sizes), dim)
 
@@ -589,7 +589,7 @@ def _shape_of(op, other) -> tuple:
     """The shape of ``other`` (a tensor or an array), whose shape the method takes; anything else
     refused by name (Python would say only that it has no attribute shape)."""
     if not hasattr(other, "shape"):
-        raise TypeError(f"{op}: other must be a tensor, got {type(other).__name__}")
+        raise TypeError(f"{op}: other must be a tensor, got {type_name(other)}")
     return tuple(other.shape)
 
 

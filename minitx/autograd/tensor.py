@@ -23,6 +23,7 @@ import functools
 import math
 import numbers
 import operator
+import sys
 import threading
 import warnings
 
@@ -551,7 +552,7 @@ class Tensor:
     def type_as(self, other) -> "Tensor":
         """This tensor as ``other``'s dtype, on its device (PyTorch's type names both)."""
         if not isinstance(other, Tensor):
-            raise TypeError(f"type_as: other must be a tensor, got {type(other).__name__}")
+            raise TypeError(f"type_as: other must be a tensor, got {type_name(other)}")
         return self.to(other.device, other.dtype)
 
     def is_floating_point(self) -> bool:
@@ -564,17 +565,20 @@ class Tensor:
     # new tensors with this tensor's dtype and device (unless given), no gradient: PyTorch's new_*,
     # their shape given as numbers, a tuple or size=
     def new_zeros(self, *shape, size=None, dtype=None, device=None, requires_grad=False):
-        return creation.zeros(creation.shape_arguments("new_zeros", shape, size), dtype=dtype or self.dtype,
-                              device=device or self.device, requires_grad=requires_grad)
+        return self._new(creation.zeros, "new_zeros", shape, size, dtype, device, requires_grad)
 
     def new_ones(self, *shape, size=None, dtype=None, device=None, requires_grad=False):
-        return creation.ones(creation.shape_arguments("new_ones", shape, size), dtype=dtype or self.dtype,
-                             device=device or self.device, requires_grad=requires_grad)
+        return self._new(creation.ones, "new_ones", shape, size, dtype, device, requires_grad)
 
     def new_empty(self, *shape, size=None, dtype=None, device=None, requires_grad=False):
         """PyTorch's new_empty: its values are not to be read; here they are zeros (new_zeros)."""
-        return creation.zeros(creation.shape_arguments("new_empty", shape, size), dtype=dtype or self.dtype,
-                              device=device or self.device, requires_grad=requires_grad)
+        return self._new(creation.zeros, "new_empty", shape, size, dtype, device, requires_grad)
+
+    def _new(self, make, op, shape, size, dtype, device, requires_grad):
+        """``make`` (zeros, ones) of the shape given to ``op`` as numbers, a tuple or size=, in this
+        tensor's dtype and on its device unless others are given."""
+        return make(creation.shape_arguments(op, shape, size), dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
 
     def new_full(self, shape=None, value=None, dtype=None, device=None, requires_grad=False, *, size=None,
                  fill_value=None):
@@ -998,15 +1002,16 @@ def _method_axis(op, axis, shape, takes_0d=False):
 
 
 def lengths(op, shape) -> tuple:
-    """``shape`` (reshape's, view's, expand's, a new tensor's) as a tuple of ints, each given as an
-    int or anything with __index__ but a bool (NumPy would take True as 1), or a TypeError naming
-    ``op``. A dtype alone is named as one (view(dtype) takes it)."""
-    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    """``shape`` (reshape's, view's, expand's, a new tensor's: a tuple, list, range or 1-d array, or one
+    length) as a tuple of ints, each given as an int or anything with __index__ but a bool (NumPy would
+    take True as 1), or a TypeError naming ``op``. A dtype alone given to reshape or view is named as
+    one (view(dtype) takes it)."""
+    shape = tuple(shape) if isinstance(shape, (tuple, list, range)) or getattr(shape, "ndim", 0) == 1 else (shape,)
     if all(hasattr(n, "__index__") and not isinstance(n, (bool, np.bool_)) for n in shape):
         with contextlib.suppress(TypeError):  # (a tensor of more than one entry, or of floats, has no index)
             return tuple(operator.index(n) for n in shape)
     dtype = None
-    if len(shape) == 1 and isinstance(shape[0], (str, np.dtype, type)):
+    if op in ("reshape", "view") and len(shape) == 1 and isinstance(shape[0], (str, np.dtype, type)):
         with contextlib.suppress(TypeError):
             dtype = backend.resolve_dtype(shape[0]).name
     if dtype is not None:
@@ -1081,30 +1086,49 @@ class named:
 
     def __exit__(self, kind, error, traceback):
         if isinstance(error, TypeError):
-            _raise_as(self.op, error)
-        return False
+            _tell_as(self.op, error)
+        return False  # (the error goes on, told as op's)
 
 
-def _raise_as(op: str, error: TypeError):
-    """tensor()'s TypeError raised again with ``op``'s name for tensor's; any other, left to go on."""
+def _tell_as(op: str, error: TypeError) -> None:
+    """tensor()'s TypeError told as ``op``'s, in place, so that its traceback still shows where it was
+    raised: "tensor: cannot make ..." becomes "op: cannot make ...". Other TypeErrors are left alone."""
     if str(error).startswith("tensor: "):
-        raise TypeError(f"{op}: {str(error).removeprefix('tensor: ')}") from None
+        error.args = (f"{op}: {str(error).removeprefix('tensor: ')}",)
 
 
 def naming(op, name: str):
-    """``op`` (an op family's public function: minitx/ops/__init__.py wraps each once) whose arguments,
-    where tensor() cannot hold them (a string, an object), raise a TypeError naming ``name``, as
-    ``with named(name)`` around its body would. A try costs nothing until it catches; a with statement
-    costs on every call."""
+    """``op`` (an op family's public function: minitx/ops/__init__.py wraps each once), whose
+    arguments tensor() cannot hold (a string, an object) raise a TypeError naming ``name``, the
+    function called, rather than tensor. Only where the call came from outside the op families (an op
+    calling another, selu its elu, leaves the name to the call the user made) and the conversion was
+    minitx's own (not a tensor() call in the user's code below the op: a callback, a generator). The
+    wrapper is one more Python call; the checks run only when a TypeError passes."""
     @functools.wraps(op)
     def named_op(*args, **kwargs):
         try:
             return op(*args, **kwargs)
         except TypeError as error:
-            _raise_as(name, error)
+            if not sys._getframe(1).f_globals.get("__name__", "").startswith("minitx.ops.") \
+                    and _converted_by_minitx(error):
+                _tell_as(name, error)
             raise
 
     return named_op
+
+
+def _converted_by_minitx(error) -> bool:
+    """Whether the conversion that raised ``error`` was asked for by minitx's code (an op taking its
+    arguments): the first frame above the raise that is not this module's is minitx's."""
+    frames, tb = [], error.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        module = frame.f_globals.get("__name__", "")
+        if module != __name__:
+            return module.startswith("minitx.")
+    return True
 
 
 class _ListDepth(threading.local):
@@ -1169,9 +1193,12 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         with np.errstate(all="ignore"):  # 1e300 as float32 is inf, silently as the ops (and PyTorch)
             try:
                 array = backend.to_device(xp.array(data, dtype=dtype, copy=True), device)
-            except (TypeError, ValueError):  # ("a" or an object as float32: say what tensor holds)
-                _infer_dtype(data)
-                raise
+            except (TypeError, ValueError) as numpys:  # ("a" or an object as float32: say what tensor holds)
+                try:
+                    _infer_dtype(data)
+                except (TypeError, ValueError) as ours:
+                    raise ours from None
+                raise numpys
     return Tensor(array, requires_grad=requires_grad)
 
 
@@ -1233,7 +1260,7 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
 from minitx import creation, functional as F  # noqa: E402  (operators need them; they need Tensor)
 from minitx.ops import indexing  # noqa: E402  (fill_diagonal_)
 from minitx.ops.indexing import SetItem  # noqa: E402
-from minitx.ops._args import alpha_times  # noqa: E402
+from minitx.ops._args import alpha_times, type_name  # noqa: E402
 from minitx.ops.elementwise import _difference  # noqa: E402  (sub_'s errors name it)
 from minitx.autograd.methods import TensorMethods  # noqa: E402  (PyTorch's method names)
 

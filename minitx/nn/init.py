@@ -125,7 +125,8 @@ def uniform_(t, low=None, high=None, generator=None, *, a=None, b=None):
     """U(low, high), low = 0 and high = 1 unless given; PyTorch's names ``a=`` and ``b=`` work too."""
     _floating(t, "uniform_")
     low, high = _one_of("low", low, "a", a, 0.0), _one_of("high", high, "b", b, 1.0)
-    if not number("uniform_", "low", low) <= number("uniform_", "high", high):  # (NaN too) NumPy would refuse it without saying whose bounds, or draw from [high, low]
+    low, high = number("uniform_", "low", low), number("uniform_", "high", high)
+    if not low <= high:  # (NaN too) NumPy would refuse it without saying whose bounds, or draw from [high, low]
         raise ValueError(f"uniform_: expected low <= high, got low={low!r}, high={high!r}")
     return _fill(t, lambda rng: _kept_within(rng.uniform(low, high, t.shape).astype(t.dtype), low, high), generator)
 
@@ -152,8 +153,8 @@ def _kept_within(values, low, high):
 def normal_(t, mean=0.0, std=1.0, generator=None):
     """N(mean, std^2); std must be >= 0 (a NaN std would fill t with NaN, a negative one NumPy
     refuses without saying whose it is; PyTorch refuses both)."""
-    number("normal_", "mean", mean)
-    if not number("normal_", "std", std) >= 0:
+    mean, std = number("normal_", "mean", mean), number("normal_", "std", std)
+    if not std >= 0:
         raise ValueError(f"normal_: std must be >= 0, got {std!r}")
     _floating(t, "normal_")
     return _fill(t, lambda rng: rng.normal(mean, std, t.shape), generator)

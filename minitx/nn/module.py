@@ -24,7 +24,7 @@ from minitx import backend, interop
 from minitx.autograd.engine import HookHandle
 from minitx.autograd.grad_mode import no_grad
 from minitx.autograd.inplace import zero_gradients
-from minitx.autograd.tensor import Tensor, _dtype_first, as_tensor
+from minitx.autograd.tensor import Tensor, _dtype_first, as_tensor, named
 from minitx.nn.parameter import Buffer, Parameter, is_lazy
 
 
@@ -613,11 +613,10 @@ def _array(value):
 
 
 def layer_input(owner: str, x, what: str = "input") -> Tensor:
-    """``x``, a layer's input, as a tensor (a NumPy or CuPy array converted, as the ops take them); a
-    TypeError naming ``owner`` for anything else: a layer that reads its input's shape first would
-    fail on Python's "'list' object has no attribute 'shape'" otherwise."""
+    """``x``, a layer's input, as a tensor, converted as the ops convert theirs (an array, a list, a
+    PyTorch tensor); what no tensor holds is a TypeError naming ``owner``: a layer that reads its
+    input's shape first would fail on Python's "'str' object has no attribute 'shape'" otherwise."""
     if isinstance(x, Tensor):
         return x
-    if not hasattr(x, "__array_interface__") and backend.get_array_module(x) is np:
-        raise TypeError(f"{owner}: {what} must be a tensor, got {type(x).__name__}")
-    return as_tensor(x)
+    with named(owner if what == "input" else f"{owner} ({what})"):
+        return as_tensor(x)

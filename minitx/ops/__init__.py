@@ -95,9 +95,11 @@ import sys as _sys  # noqa: E402
 
 from minitx.autograd.tensor import naming as _naming  # noqa: E402
 
-_named = {}
+_named = {}  # each function's one wrapper, whatever names it goes by
 for _module in [m for n, m in list(_sys.modules.items()) if n.startswith(__name__ + ".") and "._" not in n]:
     for _name, _op in list(vars(_module).items()):
         if _inspect.isfunction(_op) and not _name.startswith("_") and _op.__module__ == _module.__name__:
-            setattr(_module, _name, _named.setdefault(id(_op), _naming(_op, _op.__name__)))
+            if _op not in _named:
+                _named[_op] = _naming(_op, _op.__name__)
+            setattr(_module, _name, _named[_op])
 del _inspect, _sys, _naming, _named, _module, _name, _op

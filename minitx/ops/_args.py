@@ -279,9 +279,14 @@ def whole(op: str, what: str, value) -> int:
 
 
 def number(op: str, what: str, value):
-    """A number argument (a slope, a rate, a bound) as given: an int or a float (NumPy's too); a bool, a
-    string, None or a tensor refused by name (a comparison with a string would fail inside, naming nothing)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    """A number argument (a slope, a rate, a bound) as a Python int or float: given as one, as a NumPy
+    number, or as a 0-d tensor or array of numbers (PyTorch takes a 0-d tensor as a number; its value
+    is read, on a GPU with one read of the device). A bool, a string, None, a Fraction or a tensor of
+    several entries is refused by name (a comparison with a string would fail inside, naming nothing)."""
+    dtype = getattr(value, "dtype", None)
+    if getattr(value, "ndim", None) == 0 and dtype is not None and (backend.is_floating(dtype) or dtype.kind in "iu"):
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{op}: {what} must be a number, got {value!r}")
     return value
 
@@ -292,6 +297,13 @@ def flag(op: str, what: str, value) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{op}: {what} must be True or False, got {value!r}")
     return bool(value)
+
+
+def type_name(value) -> str:
+    """What an error says ``value`` is: its type's name, with its package for another library's
+    (torch.Tensor, numpy.ndarray), which a bare "Tensor" would pass off as minitx's."""
+    module = type(value).__module__.split(".")[0]
+    return type(value).__name__ if module in ("builtins", "minitx") else f"{module}.{type(value).__name__}"
 
 
 def check_bool(op: str, what: str, t: Tensor):
@@ -324,6 +336,6 @@ def in_place_function(op):
         return op(x, *args, inplace=True, **kwargs)
 
     in_place.__name__ = in_place.__qualname__ = op.__name__ + "_"
-    in_place.__module__ = op.__module__  # (its family's: help() and the errors' names read it there)
+    in_place.__module__ = op.__module__  # (its family's: pickle finds it there, and ops/__init__.py wraps it)
     in_place.__doc__ = f"{op.__name__}(x, ..., inplace=True): its result written into x, which is returned."
     return in_place

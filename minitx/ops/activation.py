@@ -271,7 +271,8 @@ def rrelu(x, lower=1 / 8, upper=1 / 3, training=False, seed=None):
     """Randomized leaky ReLU (Xu et al. 2015): while training, x's negative part scaled by a slope
     drawn per element from U[lower, upper] (see Rrelu); otherwise by the mean slope
     (lower + upper) / 2, leaky_relu. ``training`` is False by default, as in PyTorch's F.rrelu."""
-    if not number("rrelu", "lower", lower) <= number("rrelu", "upper", upper):
+    lower, upper = number("rrelu", "lower", lower), number("rrelu", "upper", upper)
+    if not lower <= upper:
         raise ValueError(f"rrelu: lower must be at most upper, got lower={lower} and upper={upper}")
     x = floating(x)
     if not training:
@@ -620,7 +621,8 @@ def celu(x, alpha=1.0):
     """max(0, x) + min(0, alpha (e^(x / alpha) - 1)): for alpha > 0, alpha * elu(x / alpha), elu
     whose slope at 0 is 1 from both sides whatever alpha; a negative alpha (PyTorch takes one)
     follows the formula as written."""
-    if number("celu", "alpha", alpha) == 0:
+    alpha = number("celu", "alpha", alpha)
+    if alpha == 0:
         raise ValueError("celu: alpha must not be 0 (it divides x)")
     x = floating(x)
     if alpha > 0:
@@ -698,7 +700,8 @@ def gumbel_softmax(logits, tau=1.0, hard=False, axis=-1, seed=None):
     Philox pairs, which a checkpoint resumes; or from ``seed`` when given), is kept
     at least the dtype's tiny (U = 0 would make g infinite). PyTorch's ``eps`` (deprecated, unused
     there) is not taken; tau must be positive (PyTorch gives NaN at 0)."""
-    if not number("gumbel_softmax", "tau", tau) > 0:
+    tau = number("gumbel_softmax", "tau", tau)
+    if not tau > 0:
         raise ValueError(f"gumbel_softmax: tau must be positive, got {tau}")
     logits = floating(logits)
     _normalized_axes("gumbel_softmax", logits, axis)   # (before a draw, and named)

@@ -26,9 +26,12 @@ from minitx.ops.elementwise import add
 __all__ = ["Dropout", "DropoutAdd", "BiasActDropout", "AlphaDropout"]
 
 
-def _check_dropout_p(op, p):
-    if not 0 <= number(op, "p", p) < 1:
+def _check_dropout_p(op, p) -> float:
+    """p, a dropout's probability, as a number in [0, 1), or an error naming ``op``."""
+    p = number(op, "p", p)
+    if not 0 <= p < 1:
         raise ValueError(f"{op}: p must be in [0, 1), got {p}")
+    return p
 
 
 def _dropout_keep_mask(shape, p, dtype, xp, device, seed):
@@ -68,8 +71,7 @@ class Dropout(Function):
     low_precision = "kernels"  # its kernels take bfloat16 storage
 
     def __init__(self, p=0.5, seed=None):
-        _check_dropout_p("dropout", p)
-        self.p, self.seed = p, seed
+        self.p, self.seed = _check_dropout_p("dropout", p), seed
 
     def forward(self, x):
         xp = get_array_module(x)
@@ -87,8 +89,8 @@ def dropout(x, p=0.5, training=True, seed=None):
     """Inverted dropout while training; the identity when not training or p == 0. An integer or
     boolean x is dropped in float32, as the other ops on real numbers take it: in its own dtype
     the scale 1/(1-p) would be truncated (p = 0.3 kept values unscaled)."""
-    x = as_tensor(x)  # (returned as it is when not training: a tensor, as PyTorch's, not the list given)
-    if not training or number("dropout", "p", p) == 0:
+    p, x = _check_dropout_p("dropout", p), as_tensor(x)  # (x as it is when not training: a tensor, not a list)
+    if not training or p == 0:
         return x
     return Dropout(p, seed)(floating(x))
 
@@ -96,8 +98,7 @@ def dropout(x, p=0.5, training=True, seed=None):
 def _channel_dropout(op, spatial, x, p, training):
     """Whole channels zeroed: x [N, C, *S] (or one sample [C, *S]) times a mask of one value per
     channel, 1/(1-p) or 0, drawn as dropout's (a dropout of ones), so its gradient is the mask's."""
-    _check_dropout_p(op, p)
-    x = as_tensor(x)
+    p, x = _check_dropout_p(op, p), as_tensor(x)
     if not training or p == 0:
         return x
     if x.ndim not in (spatial + 1, spatial + 2):
@@ -167,7 +168,8 @@ class AlphaDropout(Function):
 
 
 def _alpha_dropout(op, feature, x, p, training, seed):
-    if not 0 <= number(op, "p", p) <= 1:
+    p = number(op, "p", p)
+    if not 0 <= p <= 1:
         raise ValueError(f"{op}: p must be in [0, 1], got {p}")
     x = as_tensor(x)
     if not training or p == 0:
@@ -214,8 +216,7 @@ class DropoutAdd(Function):
     low_precision = "kernels"  # its kernels take bfloat16 storage
 
     def __init__(self, p=0.5, seed=None):
-        _check_dropout_p("dropout_add", p)
-        self.p, self.seed = p, seed
+        self.p, self.seed = _check_dropout_p("dropout_add", p), seed
 
     def forward(self, x, residual):
         if x.shape != residual.shape:
@@ -285,8 +286,7 @@ class BiasActDropout(Function):
         if activation not in _BIAS_ACTIVATIONS:
             raise ValueError(f"bias_act_dropout: activation must be one of {sorted(_BIAS_ACTIVATIONS)}, "
                              f"got {activation!r}")
-        _check_dropout_p("bias_act_dropout", p)
-        self.activation, self.p, self.seed = activation, p, seed
+        self.activation, self.p, self.seed = activation, _check_dropout_p("bias_act_dropout", p), seed
 
     def forward(self, x, b=None):
         if b is not None and b.shape != x.shape[-1:]:

@@ -818,7 +818,7 @@ class Astype(Function):
 
 
 def astype(x, dtype):
-    return Astype(backend.resolve_dtype(dtype, "astype"))(x)
+    return Astype(backend.resolve_dtype(dtype, "astype"))(as_tensor(x))
 
 
 class ToDevice(Function):
@@ -836,7 +836,7 @@ class ToDevice(Function):
 
 
 def to_device(x, device):
-    return ToDevice(backend.check_device(device, "to_device"))(x)
+    return ToDevice(backend.check_device(device, "to_device"))(as_tensor(x))
 
 
 _LN2 = math.log(2)

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from minitx.autograd.function import Function, _low_precision_of
-from minitx import amp, backend, blas
+from minitx import amp, backend, blas, interop
 from minitx.blas import product
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, is_floating, sum_rows
@@ -410,7 +410,8 @@ def cov(x, *, correction=1, fweights=None, aweights=None):
         free = f_host > 0
     if not free:
         warnings.warn(f"cov: {n} observations with correction={correction} leave no degrees of freedom (the "
-                      "divisor is taken as 0); the result is inf or NaN", RuntimeWarning, stacklevel=2)
+                      "divisor is taken as 0); the result is inf or NaN", RuntimeWarning,
+                      stacklevel=interop._user_stacklevel())
         f = 0  # (no gradient through f then, as PyTorch's zero_())
     centered = x - avg
     c = (matmul(centered, (centered if w is None else centered * w).T) / f).squeeze()

@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.exceptions import AxisError
 
+from minitx import interop
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, is_floating
@@ -214,7 +215,8 @@ class Var(_Reduction):
             n *= x.shape[a]
         if n - self.ddof <= 0:
             warnings.warn(f"var: {n} elements with ddof={self.ddof} leave no degrees of freedom; "
-                          "the result is inf or NaN, as in NumPy", RuntimeWarning, stacklevel=3)
+                          "the result is inf or NaN, as in NumPy", RuntimeWarning,
+                          stacklevel=interop._user_stacklevel())
         self.divisor = builtins.max(n - self.ddof, 0)
         if self.computed_in is not None:  # 16-bit x, as std's: squares past float32's range, in float64
             x = x.astype(np.float64)
@@ -260,7 +262,8 @@ class Std(_Reduction):
         self.divisor = builtins.max(n - self.ddof, 0)
         if self.divisor == 0:
             warnings.warn(f"std: {n} elements with ddof={self.ddof} leave no degrees of freedom; the result is "
-                          "inf or NaN, as in NumPy", RuntimeWarning, stacklevel=3)
+                          "inf or NaN, as in NumPy", RuntimeWarning,
+                          stacklevel=interop._user_stacklevel())
         if self.computed_in is not None:  # float16 or bfloat16 x, here in float32: bfloat16 spans float32's
             x = x.astype(np.float64)  # range, where a sum or square overflows though the spread fits (PyTorch: float64)
         centered = x - x.mean(axis=axes, keepdims=True) if n else x

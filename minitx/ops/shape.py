@@ -20,7 +20,7 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, _method_axis, as_tensor, lengths, named
 from minitx.backend import get_array_module, host_ints, to_host
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import check_fits, one_dtype, whole
+from minitx.ops._args import check_fits, one_dtype, type_name, whole
 from minitx.ops.indexing import add_at, getitem
 from minitx.ops.reduction import normalize_axes
 
@@ -65,7 +65,7 @@ class Transpose(Function):
     moves_values = True
 
     def __init__(self, axes=None, called="transpose"):
-        self.axes = None if axes is None else tuple(axes) if isinstance(axes, (tuple, list)) else (axes,)
+        self.axes = None if axes is None else tuple(axes) if _many(axes) else (axes,)  # (one int: a 1-d x's)
         self.called = called   # (transpose or permute, for the errors)
 
     def forward(self, x):
@@ -258,13 +258,19 @@ def concatenate(tensors, axis=0):
     return Concatenate(axis)(*one_dtype(*tensors))
 
 
+def _many(value) -> bool:
+    """Whether ``value`` holds several things to take one by one (a list, a tuple, a range, an array or a
+    tensor of them), not one (a number) nor text."""
+    return hasattr(value, "__iter__") and not isinstance(value, (str, bytes)) and getattr(value, "ndim", 1) != 0
+
+
 def _sequence(op, tensors) -> list:
     """``tensors`` (a list, a tuple or another iterable of tensors) as a list of tensors. One tensor or
-    array is refused, as PyTorch refuses it (NumPy would take its rows for the tensors), and so is what
-    holds no tensors to iterate."""
-    if isinstance(tensors, (Tensor, np.ndarray, str)) or not hasattr(tensors, "__iter__") \
-            or get_array_module(tensors) is not np:
-        raise TypeError(f"{op}: expected a list or tuple of tensors, got {type(tensors).__name__}")
+    array (minitx's, NumPy's, CuPy's, PyTorch's: what has __array__ or __dlpack__) is refused, as PyTorch
+    refuses it (NumPy would take its rows for the tensors), and so is what holds no tensors to iterate."""
+    if isinstance(tensors, (Tensor, str)) or not hasattr(tensors, "__iter__") \
+            or hasattr(tensors, "__array__") or hasattr(tensors, "__dlpack__"):
+        raise TypeError(f"{op}: expected a list or tuple of tensors, got {type_name(tensors)}")
     return [as_tensor(t) for t in tensors]
 
 
@@ -316,9 +322,7 @@ def vstack(tensors):
     return concatenate([reshape(t, (1, -1)) if t.ndim < 2 else t for t in _sequence("vstack", tensors)], axis=0)
 
 
-def row_stack(tensors):
-    """PyTorch's second name for vstack."""
-    return vstack(tensors)
+row_stack = vstack  # PyTorch's second name for it
 
 
 def column_stack(tensors):
@@ -471,7 +475,7 @@ def split(x, indices_or_sections, axis=0):
             raise ValueError(f"split: axis {axis} of length {n} does not split into {indices_or_sections} equal parts")
         step = n // indices_or_sections  # 0 for an empty axis: as many empty parts
         cuts = [step * k for k in range(1, indices_or_sections)]
-    elif isinstance(indices_or_sections, (list, tuple)):
+    elif _many(indices_or_sections):
         cuts = [whole("split", "a cut point", cut) for cut in indices_or_sections]
     else:
         raise TypeError(f"split: indices_or_sections must be an int (a number of equal parts) or a list of cut "
