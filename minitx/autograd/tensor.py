@@ -1008,8 +1008,10 @@ def lengths(op, shape) -> tuple:
     one (view(dtype) takes it)."""
     shape = tuple(shape) if isinstance(shape, (tuple, list, range)) or getattr(shape, "ndim", 0) == 1 else (shape,)
     if all(hasattr(n, "__index__") and not isinstance(n, (bool, np.bool_)) for n in shape):
-        with contextlib.suppress(TypeError):  # (a tensor of more than one entry, or of floats, has no index)
+        try:  # (a plain try: reshape passes here on every call; a tensor of several entries has no index)
             return tuple(operator.index(n) for n in shape)
+        except TypeError:
+            pass
     dtype = None
     if op in ("reshape", "view") and len(shape) == 1 and isinstance(shape[0], (str, np.dtype, type)):
         with contextlib.suppress(TypeError):

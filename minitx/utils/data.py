@@ -472,7 +472,7 @@ class DataLoader:
                 if value is not None:
                     raise ValueError(f"DataLoader with IterableDataset: expected unspecified {name} option, but got "
                                      f"{name}={value}")
-        if shuffle is not None and not isinstance(shuffle, (bool, np.bool_, int, np.integer)):  # ("no" reads as True)
+        if shuffle is not None and not isinstance(shuffle, (int, np.integer, np.bool_)):  # ("no" reads as True)
             raise TypeError(f"DataLoader: shuffle should be a boolean value, but got shuffle={shuffle!r}")
         shuffle = bool(shuffle)
         if sampler is not None and shuffle:
