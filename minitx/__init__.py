@@ -7,10 +7,13 @@
     loss = (F.softmax(x @ x.T, axis=-1) * x).sum()
     loss.backward()          # x.grad now holds d(loss)/dx
 """
+import inspect as _inspect
+
 from minitx import backend, cuda
 from minitx.autograd import (Function, Tensor, enable_grad, inference_mode, is_anomaly_check_nan_enabled,
                              is_anomaly_enabled, is_grad_enabled, is_inference_mode_enabled, no_grad,
                              set_anomaly_enabled, set_grad_enabled, tensor)
+from minitx.autograd.tensor import OP_NAMES as _OP_NAMES, naming as _naming
 from minitx.backend import (are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
                             set_default_device, use_deterministic_algorithms)
 from minitx.creation import (arange, as_tensor, asarray, bartlett_window, bernoulli, binomial, blackman_window,
@@ -19,6 +22,14 @@ from minitx.creation import (arange, as_tensor, asarray, bartlett_window, bernou
                              normal, ones, ones_like, poisson, rand, rand_like, randint, randint_like, randn,
                              randn_like, randperm, scalar_tensor, tril_indices, triu_indices, zeros, zeros_like)
 from minitx.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+
+# The creation functions name themselves in their errors as the ops do: zeros(2, dtype="a") says zeros,
+# and full_like full_like, not the full it calls (minitx.autograd.tensor.naming)
+_created = {name: function for name, function in globals().items()
+            if _inspect.isfunction(function) and function.__module__ == "minitx.creation"}
+_OP_NAMES.update(_created)
+globals().update({name: _naming(function, name) for name, function in _created.items()})
+del _created
 from minitx import functional  # noqa: F401  (import minitx.functional as F)
 from minitx.serialization import load, save
 from minitx.amp import autocast, get_autocast_dtype, is_autocast_enabled
@@ -66,13 +77,14 @@ def device(name: str) -> str:
 
 
 def _as_function(method: str):
-    """torch.<method>(x, ...) as x.<method>(...): PyTorch's top-level form of a Tensor method."""
+    """torch.<method>(x, ...) as x.<method>(...): PyTorch's top-level form of a Tensor method, whose
+    errors name it as the method's do (x given as data no tensor holds too)."""
     def function(x, *args, **kwargs):
         return getattr(as_tensor(x), method)(*args, **kwargs)
 
     function.__name__ = function.__qualname__ = method
     function.__doc__ = f"torch.{method}(x, ...): x.{method}(...), see Tensor.{method}."
-    return function
+    return _naming(function, method)
 
 
 # Tensor methods PyTorch also has at its top level (torch.flatten(x, 1), torch.clamp(x, min=0) ...)

@@ -198,7 +198,7 @@ def set_default_device(device: str) -> None:
     global _default_device
     if device == "auto":
         device = "cuda" if cuda_available() else "cpu"
-    _default_device = check_device(device)
+    _default_device = check_device(device, "set_default_device")
 
 
 def sum_rows(a):

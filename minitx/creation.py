@@ -66,6 +66,8 @@ def full(shape=None, value=None, dtype=None, device=None, requires_grad=False, *
     ``size=`` and ``fill_value=`` work too."""
     shape = one_of("full", "shape", shape, "size", size)
     value = one_of("full", "value", value, "fill_value", fill_value)
+    if not isinstance(value, (bool, np.bool_)):  # one number (NumPy would spread an array, or parse a string),
+        number("full", "value", value)          # kept as given: a NumPy float64 makes float64, as tensor()
     dtype = _infer_dtype(value) if dtype is None else dtype
     return _make(lambda xp, s, d: xp.full(s, value, dtype=d), new_shape("full", shape), dtype, device, requires_grad)
 
@@ -190,22 +192,26 @@ def _window(op, N, periodic, dtype, device, requires_grad, w):
 
 
 def zeros_like(t, dtype=None, device=None, requires_grad=False):
-    return zeros(t.shape, **_like(t, dtype, device), requires_grad=requires_grad)
+    t, like = _like("zeros_like", t, dtype, device)
+    return zeros(t.shape, **like, requires_grad=requires_grad)
 
 
 def ones_like(t, dtype=None, device=None, requires_grad=False):
-    return ones(t.shape, **_like(t, dtype, device), requires_grad=requires_grad)
+    t, like = _like("ones_like", t, dtype, device)
+    return ones(t.shape, **like, requires_grad=requires_grad)
 
 
 def full_like(t, value=None, dtype=None, device=None, requires_grad=False, *, fill_value=None):
     """``value`` (PyTorch's ``fill_value=``) in ``t``'s shape and dtype, as PyTorch's:
     ``full_like(int_tensor, 2.7)`` holds 2."""
     value = one_of("full_like", "value", value, "fill_value", fill_value)
-    return full(t.shape, value, **_like(t, dtype, device), requires_grad=requires_grad)
+    t, like = _like("full_like", t, dtype, device)
+    return full(t.shape, value, **like, requires_grad=requires_grad)
 
 
 def empty_like(t, dtype=None, device=None, requires_grad=False):
-    return empty(t.shape, **_like(t, dtype, device), requires_grad=requires_grad)
+    t, like = _like("empty_like", t, dtype, device)
+    return empty(t.shape, **like, requires_grad=requires_grad)
 
 
 # ---------------------------------------------------------------- drawn at random
@@ -252,13 +258,13 @@ def randperm(n, dtype=None, device=None, requires_grad=False, *, generator=None)
 
 def rand_like(t, dtype=None, device=None, requires_grad=False):
     """rand in ``t``'s shape, dtype and device (unless others are given)."""
-    like = _like(t, dtype, device)
+    t, like = _like("rand_like", t, dtype, device)
     return _uniform(t.shape, _floating("rand_like", like["dtype"]), like["device"], requires_grad)
 
 
 def randn_like(t, dtype=None, device=None, requires_grad=False):
     """randn in ``t``'s shape, dtype and device (unless others are given)."""
-    like = _like(t, dtype, device)
+    t, like = _like("randn_like", t, dtype, device)
     return _drawn(lambda rng, s: rng.standard_normal(s), t.shape,
                   _floating("randn_like", like["dtype"]), like["device"], requires_grad)
 
@@ -266,7 +272,8 @@ def randn_like(t, dtype=None, device=None, requires_grad=False):
 def randint_like(t, low=0, high=None, dtype=None, device=None, requires_grad=False):
     """randint in ``t``'s shape, dtype and device: ``randint_like(t, high)`` or
     ``randint_like(t, low, high)``; a float tensor gets whole numbers as floats, as in PyTorch."""
-    return randint(low, high, t.shape, **_like(t, dtype, device), requires_grad=requires_grad)
+    t, like = _like("randint_like", t, dtype, device)
+    return randint(low, high, t.shape, **like, requires_grad=requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad=False, *, generator=None):
@@ -282,7 +289,14 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad=
     mean, std = (backend.to_device(v.data, device) if isinstance(v, Tensor) else v for v in (mean, std))
     if not backend.to_host(std >= 0).all():  # NaN fails too: its samples would all be NaN (PyTorch refuses it)
         raise ValueError(f"normal: std must be >= 0, got {std!r:.60}")
-    size = np.broadcast_shapes(np.shape(mean), np.shape(std)) if size is None else new_shape("normal", size)
+    if size is None:
+        try:
+            size = np.broadcast_shapes(np.shape(mean), np.shape(std))
+        except ValueError:
+            raise ValueError(f"normal: mean of shape {np.shape(mean)} and std of shape {np.shape(std)} do not "
+                             "broadcast") from None
+    else:
+        size = new_shape("normal", size)
     return _drawn(lambda rng, s: mean + std * rng.standard_normal(s), size, _floating("normal", dtype), device,
                   requires_grad, generator)
 
@@ -291,6 +305,7 @@ def bernoulli(input, p=None, *, generator=None):
     """0s and 1s in ``input``'s shape and dtype, each 1 with the probability ``input`` holds there
     (or ``p``, a number, for all), as PyTorch's bernoulli. Checking the probabilities reads one
     flag back from the device."""
+    input = _tensor_of("bernoulli", input)  # noqa: A001
     _floating("bernoulli", input.dtype)
     probs = input.data if p is None else number("bernoulli", "p", p)
     if not backend.to_host((probs >= 0) & (probs <= 1)).all():  # NaN fails both
@@ -362,6 +377,7 @@ def poisson(input, generator=None):  # noqa: A002  (PyTorch's argument name)
     shape and floating dtype. The rates must be finite and >= 0 (PyTorch's refuses a negative or
     NaN one too, and gives a meaningless count for inf); checking them reads one flag back from
     the device."""
+    input = _tensor_of("poisson", input)  # noqa: A001
     _floating("poisson", input.dtype)
     rates = input.data.astype(np.float64)
     if not backend.to_host(backend.get_array_module(rates).isfinite(rates) & (rates >= 0)).all():
@@ -398,9 +414,18 @@ def bernoulli_fill(t, p, generator=None) -> Tensor:
     """0s and 1s, each 1 with the probability ``p`` (a number, or a tensor that broadcasts to t's
     shape), in any dtype (t.bernoulli_(p); PyTorch's fills integers and booleans too)."""
     probs = p.data if isinstance(p, Tensor) else p if getattr(p, "ndim", 0) else number("bernoulli_", "p", p)
+    if getattr(probs, "ndim", 0) and not _broadcasts_to(probs.shape, t.shape):
+        raise ValueError(f"bernoulli_: p of shape {probs.shape} does not broadcast to the tensor's shape {t.shape}")
     if not backend.to_host((probs >= 0) & (probs <= 1)).all():  # NaN fails both
         raise ValueError(f"bernoulli_: p must be in [0, 1], got {probs!r:.60}")
     return _drawn(lambda rng, s: rng.random(s) < probs, t.shape, t.dtype, t.device, False, generator)
+
+
+def _broadcasts_to(shape, target) -> bool:
+    try:
+        return np.broadcast_shapes(shape, target) == tuple(target)
+    except ValueError:
+        return False
 
 
 def exponential_fill(t, lambd, generator=None) -> Tensor:
@@ -617,15 +642,27 @@ def _uniform(shape, dtype, device, requires_grad, generator=None):
 def _floating(op, dtype):
     """``dtype`` (the default float for None), checked to be a float: samples of a continuous
     distribution have no integer form (PyTorch refuses them too)."""
-    dtype = backend.resolve_dtype(dtype)
+    dtype = backend.resolve_dtype(dtype, op)
     if not backend.is_floating(dtype):
         raise TypeError(f"{op}: needs a floating dtype, got {dtype}")
     return dtype
 
 
-def _like(t, dtype, device) -> dict:
-    """The dtype and device of a ``*_like`` result: ``t``'s, unless others are given."""
-    return {"dtype": t.dtype if dtype is None else dtype, "device": t.device if device is None else device}
+def _tensor_of(op, data) -> Tensor:
+    """``data`` as a tensor: itself, or a copy of data one holds (a list, an array), else a TypeError
+    naming ``op``."""
+    if isinstance(data, Tensor):
+        return data
+    with named(op):
+        return tensor(data)
+
+
+def _like(op, t, dtype, device) -> tuple:
+    """``t`` as a tensor (data one holds too), and the dtype and device of a ``*_like`` result: t's,
+    unless others are given; each checked naming ``op``."""
+    t = _tensor_of(op, t)
+    return t, {"dtype": t.dtype if dtype is None else backend.resolve_dtype(dtype, op),
+               "device": t.device if device is None else backend.check_device(device, op)}
 
 
 def new_shape(op, shape) -> tuple:

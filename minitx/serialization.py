@@ -78,7 +78,7 @@ def save(obj, path) -> None:
     Raises TypeError naming the key path (like ``model/encoder.0.weight``) for an object that
     cannot be saved or a dict key that is not a string; the file is then not touched.
     """
-    path = os.fspath(path)
+    path = _file_path("save", path)
     arrays: dict[str, np.ndarray] = {}
     root = _encode(obj, arrays, path_parts=[], seen=set())
     header = {"format": FORMAT, "version": FORMAT_VERSION, "root": root}
@@ -86,6 +86,15 @@ def save(obj, path) -> None:
     arrays[STRUCTURE_KEY] = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
 
     write_atomically(path, lambda f: np.savez(f, **arrays))
+
+
+def _file_path(op, path) -> str:
+    """``path`` (a str or os.PathLike) as a str, or a TypeError naming ``op`` (save(path, obj), the
+    arguments swapped, would say only what os.fspath expected)."""
+    try:
+        return os.fspath(path)
+    except TypeError:
+        raise TypeError(f"{op}: the path must be a str or os.PathLike, got {type(path).__name__}") from None
 
 
 def write_atomically(path, write) -> None:
@@ -265,8 +274,8 @@ def load(path, device: str = "cpu"):
     data than the member holds or an object dtype (pickle never runs), a structure description
     that is not JSON, nested deeper than MAX_DEPTH, or refers to what is not there.
     """
-    path = os.fspath(path)
-    device = backend.check_device(device)
+    path = _file_path("load", path)
+    device = backend.check_device(device, "load")
     # We open the file ourselves so that it is closed even when reading fails half-way.
     with open(path, "rb") as f:
         if f.read(len(_NPY_MAGIC)) == _NPY_MAGIC:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
+import types
 
 #: (op, parameter) that need not be drawn, each with the reason (listed in the failure report)
 NOT_DRAWN = {
@@ -62,6 +63,12 @@ def _recording(cls, init):
                     DRAWN[type(self).__name__][name].add(_key(value))
         return init(self, *args, **kwargs)
 
+    # Its frame reads as the op's own module's: minitx's errors name the function called only where no
+    # code but minitx's ran between it and the raise (minitx.autograd.tensor.naming), which this
+    # recording, wrapped around the op's own __init__, must not change.
+    wrapped = types.FunctionType(wrapped.__code__, {**wrapped.__globals__, "__name__": cls.__module__},
+                                 wrapped.__name__, wrapped.__defaults__, wrapped.__closure__)
+    functools.update_wrapper(wrapped, init)
     wrapped.records_drawn = True
     return wrapped
 

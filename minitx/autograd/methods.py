@@ -611,7 +611,9 @@ def _flattened(shape, start_axis, end_axis, op="flatten"):
 
 
 def _split_sizes(op, sizes) -> tuple:
-    """unflatten's sizes, checked: whole numbers >= 0, of which one may be -1."""
+    """unflatten's sizes, checked: a sequence of whole numbers >= 0, of which one may be -1."""
+    if not isinstance(sizes, (tuple, list, range)) and getattr(sizes, "ndim", None) != 1:
+        raise TypeError(f"{op}: sizes must be a tuple or list of ints, got {sizes!r}")
     sizes = tuple(sizes)
     if any(isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < -1 for s in sizes):
         raise ValueError(f"{op}: sizes must be whole numbers >= 0 (one may be -1), got {sizes!r}")

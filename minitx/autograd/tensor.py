@@ -20,9 +20,11 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import inspect
 import math
 import numbers
 import operator
+import re
 import sys
 import threading
 import warnings
@@ -415,6 +417,9 @@ class Tensor:
             if gradient is not None:
                 raise TypeError("backward: got both gradient and grad, two names for the output's gradient; give one")
             gradient = grad
+        for name, value in (("retain_graph", retain_graph), ("create_graph", create_graph)):
+            if value is not None and not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"backward: {name} must be True, False or None, got {value!r}")
         if create_graph:
             raise NotImplementedError("backward: create_graph=True asks for a graph of the backward pass (for higher "
                                       "derivatives); minitx's backward records none")
@@ -577,19 +582,21 @@ class Tensor:
     def _new(self, make, op, shape, size, dtype, device, requires_grad):
         """``make`` (zeros, ones) of the shape given to ``op`` as numbers, a tuple or size=, in this
         tensor's dtype and on its device unless others are given."""
-        return make(creation.shape_arguments(op, shape, size), dtype=dtype or self.dtype, device=device or self.device,
-                    requires_grad=requires_grad)
+        return make(creation.shape_arguments(op, shape, size), dtype=self.dtype if dtype is None else dtype,
+                    device=self.device if device is None else device, requires_grad=requires_grad)
 
     def new_full(self, shape=None, value=None, dtype=None, device=None, requires_grad=False, *, size=None,
                  fill_value=None):
         shape = creation.new_shape("new_full", creation.one_of("new_full", "shape", shape, "size", size))
-        return creation.full(shape, value, dtype=dtype or self.dtype, device=device or self.device,
-                             requires_grad=requires_grad, fill_value=fill_value)
+        return creation.full(shape, value, dtype=self.dtype if dtype is None else dtype,
+                             device=self.device if device is None else device, requires_grad=requires_grad,
+                             fill_value=fill_value)
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         """A copy of ``data`` (PyTorch's new_tensor: this tensor's dtype, even for integer data)."""
         with named("new_tensor"):
-            return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+            return tensor(data, dtype=self.dtype if dtype is None else dtype,
+                          device=self.device if device is None else device, requires_grad=requires_grad)
 
     def __array__(self, dtype=None, copy=None):
         """The data as a NumPy array, under NumPy's contract for ``copy``: None shares the
@@ -1092,44 +1099,66 @@ class named:
         return False  # (the error goes on, told as op's)
 
 
-def _tell_as(op: str, error: TypeError) -> None:
-    """tensor()'s TypeError told as ``op``'s, in place, so that its traceback still shows where it was
-    raised: "tensor: cannot make ..." becomes "op: cannot make ...". Other TypeErrors are left alone."""
-    if str(error).startswith("tensor: "):
-        error.args = (f"{op}: {str(error).removeprefix('tensor: ')}",)
+def _tell_as(op: str, error: Exception, inner=("tensor",), unnamed=False) -> None:
+    """An error told as ``op``'s, in place, so that its traceback still shows where it was raised:
+    "tensor: cannot make ..." becomes "op: cannot make ...", and likewise for any name in ``inner``
+    (the ops ``op`` is built from, for naming); with ``unnamed``, a message that names nothing (NumPy's
+    "operands could not be broadcast ...") gets "op: " before it. Other errors are left alone, as is
+    one that prints something other than its message."""
+    message = str(error)
+    first = _FIRST_WORD.match(message)
+    if first and first[1] != op and first[1] in inner:
+        told = f"{op}: {message[first.end():]}"
+    elif not first and unnamed:
+        told = f"{op}: {message}"
+    else:
+        return
+    if isinstance(error, np.exceptions.AxisError):  # (it prints its own copy of the message)
+        error._msg = told
+    elif error.args != (message,) or type(error).__str__ is not BaseException.__str__:
+        return
+    error.args = (told,)
+
+
+#: what an error's message names first: "sum: ..." names sum, "linalg.inv: ..." linalg.inv
+_FIRST_WORD = re.compile(r"([\w.]+): ")
+
+
+#: the names an op's error starts with: each op family's public functions and Functions (LogAddExp's
+#: log_add_exp), and tensor() converting arguments; minitx/ops/__init__.py adds them once all are loaded
+OP_NAMES = {"tensor"}
 
 
 def naming(op, name: str):
-    """``op`` (an op family's public function: minitx/ops/__init__.py wraps each once), whose
-    arguments tensor() cannot hold (a string, an object) raise a TypeError naming ``name``, the
-    function called, rather than tensor. Only where the call came from outside the op families (an op
-    calling another, selu its elu, leaves the name to the call the user made) and the conversion was
-    minitx's own (not a tensor() call in the user's code below the op: a callback, a generator). The
-    wrapper is one more Python call; the checks run only when a TypeError passes."""
+    """``op`` (an op family's public function: minitx/ops/__init__.py wraps each once), whose errors
+    name ``name``, the function called: an error that starts with another op's name (nanmean's sum,
+    l1_loss's smooth_l1_loss, logaddexp's Function log_add_exp) or with tensor (arguments tensor()
+    cannot hold: a string, an object) is told as ``name``'s. Only where the call came from outside the
+    op families (an op calling another, selu its elu, leaves the name to the call the user made) and
+    the error was raised by minitx's own code below it (not by a callback or generator of the user's,
+    whose errors are theirs). The wrapper is one more Python call; the checks run only when an error
+    passes."""
     @functools.wraps(op)
     def named_op(*args, **kwargs):
         try:
             return op(*args, **kwargs)
-        except TypeError as error:
+        except (TypeError, ValueError, IndexError, RuntimeError) as error:
             if not sys._getframe(1).f_globals.get("__name__", "").startswith("minitx.ops.") \
-                    and _converted_by_minitx(error):
-                _tell_as(name, error)
+                    and _raised_by_minitx(error):
+                _tell_as(name, error, OP_NAMES, unnamed=True)
             raise
 
     return named_op
 
 
-def _converted_by_minitx(error) -> bool:
-    """Whether the conversion that raised ``error`` was asked for by minitx's code (an op taking its
-    arguments): the first frame above the raise that is not this module's is minitx's."""
-    frames, tb = [], error.__traceback__
+def _raised_by_minitx(error) -> bool:
+    """Whether every frame from the op down to the raise of ``error`` is minitx's (none is a callback
+    or a generator of the user's, called by the op)."""
+    tb = error.__traceback__.tb_next  # (below naming's own frame)
     while tb is not None:
-        frames.append(tb.tb_frame)
+        if not tb.tb_frame.f_globals.get("__name__", "").partition(".")[0] == "minitx":
+            return False
         tb = tb.tb_next
-    for frame in reversed(frames):
-        module = frame.f_globals.get("__name__", "")
-        if module != __name__:
-            return module.startswith("minitx.")
     return True
 
 
@@ -1182,7 +1211,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
                           stacklevel=interop._user_stacklevel())
         data = data.data
     data = interop.as_array(data, copy=True)  # (a copy: a PyTorch tensor that requires grad detached, with a warning)
-    device = backend.check_device(device)
+    device = backend.check_device(device, "tensor")
     xp = backend.get_array_module(data)
     with _read_list(data):
         if dtype is None:
@@ -1191,7 +1220,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
                 raise TypeError(f"tensor: cannot hold an array of dtype {data.dtype}; expected one of "
                                 f"{backend.dtype_names()}, or pass dtype= to convert it")
             dtype = data.dtype if is_array else _infer_dtype(data)
-        dtype = backend.resolve_dtype(dtype)
+        dtype = backend.resolve_dtype(dtype, "tensor")
         with np.errstate(all="ignore"):  # 1e300 as float32 is inf, silently as the ops (and PyTorch)
             try:
                 array = backend.to_device(xp.array(data, dtype=dtype, copy=True), device)
@@ -1272,5 +1301,13 @@ for _name, _method in list(vars(TensorMethods).items()):
         continue
     assert _name not in vars(Tensor), f"Tensor.{_name} is defined twice: in tensor.py and methods.py"
     setattr(Tensor, _name, _method)
-del _name, _method
+
+# Each method names itself in its errors, as the functions do: x.clamp's say clamp, not the clip it
+# calls, and x.astype's astype, not to. (Not backward's: an error in an op's backward names that op.)
+_methods = {name: method for name, method in vars(Tensor).items()
+            if not name.startswith("_") and inspect.isfunction(method) and name != "backward"}
+OP_NAMES.update(_methods)
+for _name, _method in _methods.items():
+    setattr(Tensor, _name, naming(_method, _name))
+del _name, _method, _methods
 

@@ -87,20 +87,28 @@ from minitx.ops.resample import *  # noqa: F401,F403
 from minitx.ops.ctc import *  # noqa: F401,F403
 from minitx.ops.bessel import *  # noqa: F401,F403
 
-# Each family's public function, given data no tensor holds (F.softmax("a")), names itself in the
-# TypeError rather than tensor(), which converts its arguments inside it (minitx.autograd.tensor.naming).
-# Done here, once every family is loaded and before minitx.functional, minitx.special and minitx.linalg
-# gather the functions, so that each is one object under all its names (F.arccos is F.acos, and says acos).
+# Each family's public function names itself in its errors: given data no tensor holds (F.softmax("a")),
+# not tensor(), which converts its arguments inside it; and not the op it is built from (F.nanmean's
+# sum, F.logaddexp's Function LogAddExp) (minitx.autograd.tensor.naming). Done here, once every family
+# is loaded and before minitx.functional, minitx.special and minitx.linalg gather the functions, so
+# that each is one object under all its names (F.arccos is F.acos, and says acos).
 import inspect as _inspect  # noqa: E402
 import sys as _sys  # noqa: E402
 
-from minitx.autograd.tensor import naming as _naming  # noqa: E402
+from minitx.autograd.function import Function as _Function, _snake_case  # noqa: E402
+from minitx.autograd.tensor import OP_NAMES as _OP_NAMES, naming as _naming  # noqa: E402
 
+#: the functions whose users know them by another name (minitx.lu, minitx.linalg.norm): their errors say it
+_CALLED_AS = {"lu_with_info": "lu", "lu_solve_b_first": "lu_solve", "linalg_norm": "linalg.norm",
+              "linalg_diagonal": "linalg.diagonal", "linalg_vander": "linalg.vander"}
 _named = {}  # each function's one wrapper, whatever names it goes by
 for _module in [m for n, m in list(_sys.modules.items()) if n.startswith(__name__ + ".") and "._" not in n]:
     for _name, _op in list(vars(_module).items()):
-        if _inspect.isfunction(_op) and not _name.startswith("_") and _op.__module__ == _module.__name__:
+        if _inspect.isclass(_op) and issubclass(_op, _Function) and _op.__module__ == _module.__name__:
+            _OP_NAMES.add(_snake_case(_op.__name__))  # (the name its instances give: LogAddExp's log_add_exp)
+        elif _inspect.isfunction(_op) and not _name.startswith("_") and _op.__module__ == _module.__name__:
             if _op not in _named:
-                _named[_op] = _naming(_op, _op.__name__)
+                _named[_op] = _naming(_op, _CALLED_AS.get(_op.__name__, _op.__name__))
             setattr(_module, _name, _named[_op])
-del _inspect, _sys, _naming, _named, _module, _name, _op
+            _OP_NAMES.update((_name, _op.__name__))
+del _inspect, _sys, _Function, _snake_case, _OP_NAMES, _naming, _CALLED_AS, _named, _module, _name, _op

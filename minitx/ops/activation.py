@@ -31,7 +31,7 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import floating, in_place_function, number, takes_inplace
+from minitx.ops._args import flag, floating, in_place_function, number, takes_inplace
 from minitx.ops.elementwise import expm1, where
 from minitx.ops.reduction import check_nonempty_axes, logsumexp_parts, normalize_axes
 from minitx.ops.shape import split
@@ -275,7 +275,7 @@ def rrelu(x, lower=1 / 8, upper=1 / 3, training=False, seed=None):
     if not lower <= upper:
         raise ValueError(f"rrelu: lower must be at most upper, got lower={lower} and upper={upper}")
     x = floating(x)
-    if not training:
+    if not flag("rrelu", "training", training):
         return leaky_relu(x, (lower + upper) / 2)
     return Rrelu(lower, upper, seed)(x)
 

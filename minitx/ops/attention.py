@@ -81,8 +81,12 @@ def _is_float_mask(mask):
     return mask is not None and mask.dtype != np.bool_
 
 
-def _check_heads(q, k, v, enable_gqa):
-    """A clear error where the heads (axis -3) of q, k and v neither match nor broadcast."""
+def _check_shapes(q, k, v, enable_gqa):
+    """A clear error where q, k and v do not fit [..., Lq, d], [..., Lk, d], [..., Lk, dv], or where
+    their heads (axis -3) neither match nor broadcast."""
+    if min(q.ndim, k.ndim, v.ndim) < 2 or k.shape[-1] != q.shape[-1] or v.shape[-2] != k.shape[-2]:
+        raise ValueError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: "
+                         "expected q [..., Lq, d], k [..., Lk, d], v [..., Lk, dv]")
     if enable_gqa or min(q.ndim, k.ndim, v.ndim) < 3:
         return
     heads = (q.shape[-3], k.shape[-3], v.shape[-3])
@@ -199,10 +203,7 @@ class ScaledDotProductAttention(Function):
 
     def forward(self, q, k, v, mask=None):
         xp = get_array_module(q)
-        d, lk = q.shape[-1], k.shape[-2]
-        if k.shape[-1] != d or v.shape[-2] != lk:
-            raise ValueError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: "
-                             "expected q [..., Lq, d], k [..., Lk, d], v [..., Lk, dv]")
+        d = q.shape[-1]
         if mask is not None:
             _check_mask_dtype(mask)
         # d = 0: every score is an empty sum, 0, whatever the scale (PyTorch scales q and k before their
@@ -216,7 +217,7 @@ class ScaledDotProductAttention(Function):
         dropout_mask = scores = None
         if plan is not None:
             self.philox = _philox_seed_offset(self.seed, q) if self.dropout_p else None
-            o, lse = kernels.attention_forward(*map(_kernel_layout, (q, k, v)), _mask_rows(mask, plan, lk),
+            o, lse = kernels.attention_forward(*map(_kernel_layout, (q, k, v)), _mask_rows(mask, plan, k.shape[-2]),
                                                plan.causal, self.scale_used, *self._kernel_dropout())
             o, lse = o.reshape(q.shape), lse.reshape(q.shape[:-1])
         else:
@@ -417,7 +418,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0
     q, k, v = floating(q), floating(k), floating(v)
     op = ScaledDotProductAttention(causal, dropout_p, scale, seed, need_weights=return_weights,
                                    enable_gqa=enable_gqa)
-    _check_heads(q, k, v, enable_gqa)
+    _check_shapes(q, k, v, enable_gqa)
     out = op(q, k, v) if mask is None else op(q, k, v, _mask_tensor(mask, q, _scores_shape(q, k, enable_gqa)))
     if return_weights:
         return out, Tensor(op.weights)

@@ -19,7 +19,7 @@ from minitx import random as mrandom
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module, sum_rows
-from minitx.ops._args import floating, number, takes_inplace
+from minitx.ops._args import flag, floating, number, takes_inplace
 from minitx.ops.activation import gelu_tanh, gelu_tanh_derivative, relu_derivative, relu_values
 from minitx.ops.elementwise import add
 
@@ -90,7 +90,7 @@ def dropout(x, p=0.5, training=True, seed=None):
     boolean x is dropped in float32, as the other ops on real numbers take it: in its own dtype
     the scale 1/(1-p) would be truncated (p = 0.3 kept values unscaled)."""
     p, x = _check_dropout_p("dropout", p), as_tensor(x)  # (x as it is when not training: a tensor, not a list)
-    if not training or p == 0:
+    if not flag("dropout", "training", training) or p == 0:
         return x
     return Dropout(p, seed)(floating(x))
 
@@ -99,7 +99,7 @@ def _channel_dropout(op, spatial, x, p, training):
     """Whole channels zeroed: x [N, C, *S] (or one sample [C, *S]) times a mask of one value per
     channel, 1/(1-p) or 0, drawn as dropout's (a dropout of ones), so its gradient is the mask's."""
     p, x = _check_dropout_p(op, p), as_tensor(x)
-    if not training or p == 0:
+    if not flag(op, "training", training) or p == 0:
         return x
     if x.ndim not in (spatial + 1, spatial + 2):
         raise ValueError(f"{op}: input must be [N, C] and {spatial} spatial axes, or one sample [C, ...], got "
@@ -172,7 +172,7 @@ def _alpha_dropout(op, feature, x, p, training, seed):
     if not 0 <= p <= 1:
         raise ValueError(f"{op}: p must be in [0, 1], got {p}")
     x = as_tensor(x)
-    if not training or p == 0:
+    if not flag(op, "training", training) or p == 0:
         return x
     x = floating(x)
     if feature and x.ndim < 2:
@@ -216,11 +216,9 @@ class DropoutAdd(Function):
     low_precision = "kernels"  # its kernels take bfloat16 storage
 
     def __init__(self, p=0.5, seed=None):
-        self.p, self.seed = _check_dropout_p("dropout_add", p), seed
+        self.p, self.seed = p, seed
 
     def forward(self, x, residual):
-        if x.shape != residual.shape:
-            raise ValueError(f"dropout_add: x {x.shape} and residual {residual.shape} must have one shape")
         self.philox, mask = None, None
         if kernels.enabled(x, residual):
             self.philox = _philox_seed_offset(self.seed, x)
@@ -244,7 +242,10 @@ def dropout_add(x, residual, p=0.5, training=True, seed=None):
     """residual + dropout(x) as one op (a residual connection); residual + x when not training
     or p == 0. x and residual must have one shape. See DropoutAdd. An integer x is dropped in
     float32, as by dropout (and an integer residual beside it)."""
-    if not training or p == 0:
+    p, x, residual = _check_dropout_p("dropout_add", p), as_tensor(x), as_tensor(residual)
+    if x.shape != residual.shape:  # (in either mode: add would broadcast them)
+        raise ValueError(f"dropout_add: x {x.shape} and residual {residual.shape} must have one shape")
+    if not flag("dropout_add", "training", training) or p == 0:
         return add(residual, x)
     return DropoutAdd(p, seed)(floating(x), floating(residual))
 

@@ -523,7 +523,7 @@ class Gather(Function):
 def gather(x, axis, index):
     """y[p] = x[p with its ``axis`` coordinate replaced by index[p]] (PyTorch's gather)."""
     if axis is None:  # (normalize_axes would take it as every axis)
-        raise ValueError("gather: axis must be an integer, got None")
+        raise TypeError("gather: axis must be an integer, got None")
     return Gather(axis)(x, as_indices(index, x))
 
 
@@ -592,9 +592,11 @@ def take_along_dim(x, index, axis=None):
     index = as_indices(index, x)
     _check_integer("take_along_dim", "index", index)
     if axis is not None:
-        if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) or not x.ndim:
-            raise ValueError(f"take_along_dim: axis must be None or an int naming an axis of the input, got "
-                             f"{axis!r} for shape {x.shape}")
+        not_an_int = isinstance(axis, bool) or not isinstance(axis, numbers.Integral)
+        if not_an_int or not x.ndim:
+            raise (TypeError if not_an_int else ValueError)(
+                f"take_along_dim: axis must be None or an int naming an axis of the input, got {axis!r} for shape "
+                f"{x.shape}")
         (axis,) = normalize_axes(axis, x.ndim, "take_along_dim")
         if index.ndim != x.ndim:
             raise ValueError(f"take_along_dim: index of shape {index.shape} needs the input's {x.ndim} dimensions "
@@ -1365,6 +1367,8 @@ def embedding(ids, weight, padding_idx=None):
     """Rows of ``weight`` picked by integer ``ids``: result shape ids.shape + (dim,). padding_idx
     (a row, negative counted from the end) gets no gradient."""
     weight = as_tensor(weight)
+    if weight.ndim != 2:
+        raise ValueError(f"embedding: weight must be 2-D [num_embeddings, dim], got shape {weight.shape}")
     ids = as_indices(ids, weight)
     return Embedding(padding_row("embedding", padding_idx, weight.shape[0]))(ids, weight)
 

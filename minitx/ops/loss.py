@@ -622,7 +622,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, reduction="me
     margin - x_t + x_i > 0 (relu), as PyTorch's: at 0 it passes no gradient."""
     op = "multi_margin_loss"
     _check_reduction(op, reduction)
-    if p not in (1, 2) or isinstance(p, bool):
+    if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p not in (1, 2):
         raise ValueError(f"{op}: p must be 1 or 2, got {p!r}")
     margin = _number(op, "margin", margin)
     x = floating(input)

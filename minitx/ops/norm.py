@@ -27,7 +27,7 @@ from minitx.autograd.tensor import Tensor, lengths
 from minitx.backend import get_array_module, mean_last, sum_dot
 from minitx.keywords import takes_torch_keywords
 from minitx.ops import reduction
-from minitx.ops._args import broadcast_batches, floating, promote
+from minitx.ops._args import broadcast_batches, flag, floating, promote
 from minitx.ops.elementwise import clip, div, sub, where
 from minitx.ops.indexing import add_at
 from minitx.ops.shape import broadcast_to, pad, sliding_windows
@@ -310,7 +310,7 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, t
     weight = weight if weight is not None else Tensor(xp.ones(channels, dtype=x.dtype))
     bias = bias if bias is not None else Tensor(xp.zeros(channels, dtype=x.dtype))
     _check_running("batch_norm", channels, running_mean, running_var)
-    if training:
+    if flag("batch_norm", "training", training):
         op = BatchNorm(eps)
         y = op(x, weight, bias)
         _update_running(running_mean, running_var, op.batch_mean, op.batch_var, momentum)

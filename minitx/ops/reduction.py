@@ -22,7 +22,7 @@ from numpy.exceptions import AxisError
 
 from minitx import interop
 from minitx.autograd.function import Function
-from minitx.autograd.tensor import Tensor, as_tensor
+from minitx.autograd.tensor import Tensor, as_tensor, lengths
 from minitx.backend import get_array_module, is_floating
 from minitx.keywords import takes_torch_keywords
 from minitx.ops._args import accumulate, floating
@@ -44,7 +44,7 @@ def normalize_axes(axis, ndim: int, op: str = "reduce") -> tuple:
             pairwise = {"max": "maximum", "min": "minimum"}.get(op)
             hint = (f"; {op}(x, axis) reduces x, and {pairwise}(a, b) compares two tensors entry by entry"
                     if pairwise and hasattr(a, "shape") else "")
-            raise ValueError(f"{op}: axis {a!r} is not an integer{hint}")
+            raise TypeError(f"{op}: axis {a!r} is not an integer{hint}")
         a = int(a)
         if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):  # a 0-d tensor takes axis 0 or -1, as in PyTorch
             raise AxisError(f"{op}: axis {a} is out of range for a tensor with {ndim} dimensions")
@@ -504,7 +504,7 @@ def _arg_axis(op, x, axis):
     """argmax's and argmin's axis, checked: None (x flattened) or one axis in range (a 0-d x takes
     0 or -1), along which x has entries; the axis to hand NumPy (None for a 0-d x)."""
     if axis is not None and not isinstance(axis, numbers.Integral):
-        raise ValueError(f"{op}: axis must be an integer or None, got {axis!r}")
+        raise TypeError(f"{op}: axis must be an integer or None, got {axis!r}")
     extreme = "maximum" if op == "argmax" else "minimum"
     if axis is None and x.size == 0:
         raise ValueError(f"{op}: the input of shape {tuple(x.shape)} has no entries; expected at least one "
@@ -573,7 +573,8 @@ def sum_to_size(x, *shape, size=None):
     x = as_tensor(x)
     if size is None:
         size = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-    size, lead = tuple(size), x.ndim - len(size)
+    size = lengths("sum_to_size", size)
+    lead = x.ndim - len(size)
     if lead < 0 or builtins.any(n not in (1, m) for n, m in zip(size, x.shape[lead:])):
         raise ValueError(f"sum_to_size: size {size} does not broadcast to the input's shape {x.shape}; expected "
                          "at most its axes, each of its length or 1")

@@ -20,7 +20,7 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, resolve_dtype, to_host
 from minitx.keywords import takes_torch_keywords
-from minitx.ops._args import accumulate, as_indices, floating, whole
+from minitx.ops._args import accumulate, as_indices, flag, floating, whole
 from minitx.ops.elementwise import lerp_values
 from minitx.ops.indexing import add_at, check_indices, getitem
 from minitx.ops.reduction import normalize_axes, quiet_float_errors, sum as sum_over  # (builtins.sum stays sum)
@@ -40,7 +40,7 @@ class ValuesIndices(NamedTuple):
 def _scan_axis(axis, x, op):
     """The axis a scan runs along, checked (a 0-d tensor is one element along axis 0 or -1)."""
     if not isinstance(axis, numbers.Integral):
-        raise ValueError(f"{op}: axis must be an integer, got {axis!r}")
+        raise TypeError(f"{op}: axis must be an integer, got {axis!r}")
     normalize_axes(axis, x.ndim, op)  # raises for an out-of-range axis
     return int(axis) % max(x.ndim, 1)
 
@@ -528,6 +528,7 @@ def searchsorted(sorted_sequence, values, *, side=None, right=False, sorter=None
     values = as_tensor(values, sequence)
     if side not in (None, "left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    right, out_int32 = flag("searchsorted", "right", right), flag("searchsorted", "out_int32", out_int32)
     if side == "left" and right:
         raise ValueError("searchsorted: side='left' and right=True ask for opposite sides; give one of them")
     side = side or ("right" if right else "left")
@@ -684,7 +685,7 @@ def kthvalue(x, k, axis=-1, keepdims=False):
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise ValueError(f"kthvalue: k must be a whole number, got {k!r}")
     if axis is None or not isinstance(axis, numbers.Integral):
-        raise ValueError(f"kthvalue: axis must be an integer, got {axis!r}")
+        raise TypeError(f"kthvalue: axis must be an integer, got {axis!r}")
     return _picked(Kthvalue(int(k), axis, keepdims), x)
 
 
@@ -722,7 +723,7 @@ def mode(x, axis=-1, keepdims=False):
     gradient. NaNs count as one value, the largest. A 0-d x is its own mode, at index 0; integers
     and booleans keep their dtype; indices are int64, no gradient."""
     if axis is None or isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
-        raise ValueError(f"mode: axis must be an integer, got {axis!r}")
+        raise TypeError(f"mode: axis must be an integer, got {axis!r}")
     return _picked(Mode(axis, keepdims), as_tensor(x))
 
 

@@ -307,7 +307,7 @@ def test_conv_layers_pad_one_sample_by_their_padding_mode_as_pytorch(mode):
 
 
 def test_one_sample_errors_name_the_op_and_the_shapes():
-    with pytest.raises(TypeError, match="conv_nd: input 0 is ndarray, expected a Tensor"):
+    with pytest.raises(TypeError, match="conv2d: input 0 is ndarray, expected a Tensor"):
         F.conv2d(np.ones((2, 3, 3)), leaf(np.ones((1, 2, 1, 1))))
     y, indices = F.max_pool2d(leaf(np.ones((2, 4, 4))), 2, return_indices=True)
     with pytest.raises(ValueError, match=r"max_unpool2d: indices must have the input's shape \(2, 2, 2\), got "

@@ -261,7 +261,7 @@ def test_scan_axis_errors_name_the_op():
     x = minitx.tensor([[1.0, 2.0]])
     with pytest.raises(ValueError, match="cumsum: axis 2 is out of range for a tensor with 2 dimensions"):
         F.cumsum(x, 2)
-    with pytest.raises(ValueError, match="logcumsumexp: axis must be an integer, got None"):
+    with pytest.raises(TypeError, match="logcumsumexp: axis must be an integer, got None"):
         F.logcumsumexp(x, None)
 
 
@@ -761,7 +761,7 @@ def test_topk_and_argsort_name_themselves_for_a_bad_axis():
                      ("topk", lambda: x.topk(1, dim=-3)), ("argsort", lambda: x.argsort(dim=2))):
         with pytest.raises(ValueError, match=rf"^{op}: axis -?[23] is out of range for a tensor with 2 dimensions"):
             call()
-    with pytest.raises(ValueError, match="^argsort: axis must be an integer, got None"):
+    with pytest.raises(TypeError, match="^argsort: axis must be an integer, got None"):
         F.argsort(x, None)
 
 
@@ -903,7 +903,7 @@ def test_kthvalue_of_a_0d_tensor_of_empty_slices_and_its_errors():
         leaf(np.zeros((2, 3))).kthvalue(0)
     with pytest.raises(ValueError, match="kthvalue: k must be a whole number, got 1.5"):
         F.kthvalue(leaf(np.zeros(3)), 1.5)
-    with pytest.raises(ValueError, match="kthvalue: axis must be an integer, got None"):
+    with pytest.raises(TypeError, match="kthvalue: axis must be an integer, got None"):
         F.kthvalue(leaf(np.zeros(3)), 1, None)
     with pytest.raises(ValueError, match="kthvalue: axis 2 is out of range"):
         F.kthvalue(leaf(np.zeros(3)), 1, 2)
@@ -1002,7 +1002,7 @@ def test_mode_of_a_0d_tensor_of_empty_slices_integers_and_its_errors():
     with pytest.raises(ValueError, match=r"^mode: axis 1 of the input of shape \(2, 0\) has length 0; an empty "
                                          r"slice has no mode"):
         F.mode(leaf(np.zeros((2, 0))), 1)
-    with pytest.raises(ValueError, match="^mode: axis must be an integer, got None"):
+    with pytest.raises(TypeError, match="^mode: axis must be an integer, got None"):
         F.mode(leaf(np.zeros(3)), None)
     with pytest.raises(ValueError, match="^mode: axis 2 is out of range"):
         leaf(np.zeros(3)).mode(2)

@@ -690,7 +690,7 @@ def test_hstack_and_vstack_as_numpy_and_pytorch(name, shapes):
     try:
         want = getattr(np, name)(arrays)
     except ValueError:
-        with pytest.raises(ValueError, match="concatenate: shapes"):
+        with pytest.raises(ValueError, match=f"^{name}: shapes"):  # (the function called, not its concatenate)
             getattr(F, name)(tensors)
         return
     np.testing.assert_array_equal(getattr(F, name)(tensors).numpy(), want)
@@ -817,7 +817,7 @@ def test_broadcast_shapes_block_diag_and_combinations_edges_as_pytorch():
 @pytest.mark.parametrize("call, error, message", [
     (lambda: F.broadcast_shapes((2,), (3,)), ValueError,
      r"broadcast_shapes: shapes \(2,\), \(3,\) do not broadcast: lengths 2 and 3 on axis -1"),
-    (lambda: F.broadcast_tensors(minitx.ones(2), minitx.ones(3, 1, 4)), ValueError, r"broadcast_shapes: shapes"),
+    (lambda: F.broadcast_tensors(minitx.ones(2), minitx.ones(3, 1, 4)), ValueError, r"^broadcast_tensors: shapes"),
     (lambda: F.block_diag(minitx.ones(1, 1), minitx.ones(2, 2, 2)), ValueError,
      r"block_diag: blocks must have 2 or fewer dimensions, got shape \(2, 2, 2\) for block 1"),
     (lambda: F.cartesian_prod(minitx.ones(2, 2)), ValueError, r"cartesian_prod: needs one or more 1-d tensors"),
