@@ -658,11 +658,10 @@ def _tensor_of(op, data) -> Tensor:
 
 
 def _like(op, t, dtype, device) -> tuple:
-    """``t`` as a tensor (data one holds too), and the dtype and device of a ``*_like`` result: t's,
-    unless others are given; each checked naming ``op``."""
+    """``t`` as a tensor (data one holds too, else an error naming ``op``), and the dtype and device of
+    a ``*_like`` result: t's, unless others are given."""
     t = _tensor_of(op, t)
-    return t, {"dtype": t.dtype if dtype is None else backend.resolve_dtype(dtype, op),
-               "device": t.device if device is None else backend.check_device(device, op)}
+    return t, {"dtype": t.dtype if dtype is None else dtype, "device": t.device if device is None else device}
 
 
 def new_shape(op, shape) -> tuple:
