@@ -55,8 +55,8 @@ Adding an op:
    docstring, the derivation page (``Derivation: docs/backprop/...``) when it has one and its
    kernel file (``Kernel: minitx/kernels/...cu``) when it calls one.
 2. Right after it, its public function: convert the arguments (``_args``), check them with
-   errors that name the op, apply the class (what tensor() cannot hold is named for it: the loop
-   at the end of this file wraps every public function). An argument that is an axis is named as NumPy's
+   errors that name the op, apply the class (an error that names another op, tensor() or nothing is
+   told as the function's: the loop at the end of this file wraps every public function). An argument that is an axis is named as NumPy's
    (``axis``, ``keepdims``) and the function decorated with ``@takes_torch_keywords``, which
    takes PyTorch's ``dim=`` and ``keepdim=`` too (minitx/keywords.py; tests/test_torch_spelling.py
    fails without it). Add the class to the file's ``__all__`` and the
