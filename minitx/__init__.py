@@ -29,7 +29,9 @@ _created = {name: function for name, function in globals().items()
             if _inspect.isfunction(function) and function.__module__ == "minitx.creation"}
 _OP_NAMES.update(_created)
 globals().update({name: _naming(function, name) for name, function in _created.items()})
-del _created
+for _name in _created:  # (pickle finds each as minitx.<name>: this wrapper, not minitx.creation's function)
+    globals()[_name].__module__ = __name__
+del _created, _name
 from minitx import functional  # noqa: F401  (import minitx.functional as F)
 from minitx.serialization import load, save
 from minitx.amp import autocast, get_autocast_dtype, is_autocast_enabled
@@ -129,6 +131,8 @@ from minitx.ops.matrix import (cholesky_inverse, cholesky_solve, det, inverse, l
                                matrix_exp, matrix_power, pinverse, slogdet, triangular_solve, vander)
 # and torch.lu and torch.lu_solve, PyTorch's older forms of linalg.lu_factor and linalg.lu_solve (b first)
 from minitx.ops.matrix import lu_solve_b_first as lu_solve, lu_with_info as lu  # noqa: E402
+
+lu.called, lu_solve.called = "lu", "lu_solve"  # (their errors name them so, not lu_with_info)
 
 __all__ = [
     "Tensor", "tensor", "Function", "no_grad", "enable_grad", "is_grad_enabled", "manual_seed", "Generator",

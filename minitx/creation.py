@@ -66,8 +66,9 @@ def full(shape=None, value=None, dtype=None, device=None, requires_grad=False, *
     ``size=`` and ``fill_value=`` work too."""
     shape = one_of("full", "shape", shape, "size", size)
     value = one_of("full", "value", value, "fill_value", fill_value)
-    if not isinstance(value, (bool, np.bool_)):  # one number (NumPy would spread an array, or parse a string),
-        number("full", "value", value)          # kept as given: a NumPy float64 makes float64, as tensor()
+    if not isinstance(value, (bool, np.bool_)) and getattr(value, "dtype", None) != np.bool_:
+        number("full", "value", value)  # one number (NumPy would spread a list), kept as given: a NumPy
+                                        # float64 makes float64, as in tensor(); a 0-d bool is one too
     dtype = _infer_dtype(value) if dtype is None else dtype
     return _make(lambda xp, s, d: xp.full(s, value, dtype=d), new_shape("full", shape), dtype, device, requires_grad)
 
@@ -651,10 +652,8 @@ def _floating(op, dtype):
 def _tensor_of(op, data) -> Tensor:
     """``data`` as a tensor: itself, or a copy of data one holds (a list, an array), else a TypeError
     naming ``op``."""
-    if isinstance(data, Tensor):
-        return data
     with named(op):
-        return tensor(data)
+        return as_tensor(data)  # (no copy of an array: only its shape, dtype and device are read)
 
 
 def _like(op, t, dtype, device) -> tuple:

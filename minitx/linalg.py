@@ -22,6 +22,16 @@ from minitx.ops.matrix import (LinAlgError, cholesky, cond, det, eigh, eigvalsh,
                                solve_triangular, svd, svdvals, tensorinv, tensorsolve, vecdot)
 from minitx.ops.matrix import linalg_diagonal as diagonal, linalg_vander as vander
 
+from minitx.autograd.tensor import OP_NAMES as _OP_NAMES
+
+# The matrix functions and the norm say linalg.<name> in their errors, as PyTorch's names for them do
+# (torch.det is torch.linalg.det), whatever op they are built from (minitx.autograd.tensor.naming)
+for _name, _function in list(globals().items()):
+    if hasattr(_function, "called") and (_function.__module__ == "minitx.ops.matrix" or _name == "norm"):
+        _function.called = f"linalg.{_name}"
+        _OP_NAMES.add(_function.called)
+del _name, _function
+
 __all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "lu",
            "lu_factor", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
            "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve",

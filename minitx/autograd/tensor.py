@@ -417,9 +417,7 @@ class Tensor:
             if gradient is not None:
                 raise TypeError("backward: got both gradient and grad, two names for the output's gradient; give one")
             gradient = grad
-        for name, value in (("retain_graph", retain_graph), ("create_graph", create_graph)):
-            if value is not None and not isinstance(value, (bool, np.bool_)):
-                raise TypeError(f"backward: {name} must be True, False or None, got {value!r}")
+        retain_graph, create_graph = _truth("retain_graph", retain_graph), _truth("create_graph", create_graph)
         if create_graph:
             raise NotImplementedError("backward: create_graph=True asks for a graph of the backward pass (for higher "
                                       "derivatives); minitx's backward records none")
@@ -991,6 +989,16 @@ def _as_contents(x, value):
     return F.broadcast_to(as_tensor(value, like=x).to(x.device), x.shape)
 
 
+def _truth(name, value):
+    """backward's retain_graph or create_graph: None, or what PyTorch reads as a bool (True, 1, a 0-d
+    tensor of one); a string or a list, which Python would read as True, is refused."""
+    if value is None or isinstance(value, (bool, np.bool_)):
+        return value
+    if isinstance(value, numbers.Integral) and value in (0, 1) or getattr(value, "size", None) == 1:
+        return bool(value)
+    raise TypeError(f"backward: {name} must be True, False or None, got {value!r}")
+
+
 def _method_axis(op, axis, shape, takes_0d=False):
     """``axis`` of a tensor of ``shape`` as a position in [0, ndim), checked to lie in [-ndim, ndim):
     an axis past the end is an error, not the axis it wraps around to. A 0-d tensor takes axis 0 or
@@ -1103,18 +1111,23 @@ def _tell_as(op: str, error: Exception, inner=("tensor",), unnamed=False) -> Non
     """An error told as ``op``'s, in place, so that its traceback still shows where it was raised:
     "tensor: cannot make ..." becomes "op: cannot make ...", and likewise for any name in ``inner``
     (the ops ``op`` is built from, for naming); with ``unnamed``, a message that names nothing (NumPy's
-    "operands could not be broadcast ...") gets "op: " before it. Other errors are left alone, as is
-    one that prints something other than its message."""
+    "operands could not be broadcast ...") gets "op: " before it. Other errors are left alone (Python's
+    "relu() takes 1 positional argument" names the function already), as is one that prints something
+    other than its message."""
     message = str(error)
     first = _FIRST_WORD.match(message)
     if first and first[1] != op and first[1] in inner:
         told = f"{op}: {message[first.end():]}"
-    elif not first and unnamed:
+    elif not first and unnamed and not _PYTHONS_OWN.match(message):
         told = f"{op}: {message}"
     else:
         return
-    if isinstance(error, np.exceptions.AxisError):  # (it prints its own copy of the message)
-        error._msg = told
+    if isinstance(error, np.exceptions.AxisError):  # it prints its own copy of the message:
+        if error.axis is None:
+            error._msg = told                       # the whole of it (minitx's, one argument)
+        else:
+            error._msg = op                         # the name before NumPy's own words
+            return
     elif error.args != (message,) or type(error).__str__ is not BaseException.__str__:
         return
     error.args = (told,)
@@ -1122,6 +1135,8 @@ def _tell_as(op: str, error: Exception, inner=("tensor",), unnamed=False) -> Non
 
 #: what an error's message names first: "sum: ..." names sum, "linalg.inv: ..." linalg.inv
 _FIRST_WORD = re.compile(r"([\w.]+): ")
+#: Python's own errors of a call, which name the function: "relu() takes 1 positional argument ..."
+_PYTHONS_OWN = re.compile(r"[\w.]+\(\) ")
 
 
 #: the names an op's error starts with: each op family's public functions and Functions (LogAddExp's
@@ -1136,27 +1151,34 @@ def naming(op, name: str):
     cannot hold: a string, an object) is told as ``name``'s. Only where the call came from outside the
     op families (an op calling another, selu its elu, leaves the name to the call the user made) and
     the error was raised by minitx's own code below it (not by a callback or generator of the user's,
-    whose errors are theirs). The wrapper is one more Python call; the checks run only when an error
-    passes."""
+    whose errors are theirs; a RecursionError is the user's too). The wrapper is one more Python call;
+    the checks run only when an error passes. The name is the wrapper's ``called``, which a module
+    exporting the function under another (minitx.linalg's ``linalg.det``) may set."""
     @functools.wraps(op)
     def named_op(*args, **kwargs):
         try:
             return op(*args, **kwargs)
         except (TypeError, ValueError, IndexError, RuntimeError) as error:
-            if not sys._getframe(1).f_globals.get("__name__", "").startswith("minitx.ops.") \
-                    and _raised_by_minitx(error):
-                _tell_as(name, error, OP_NAMES, unnamed=True)
+            if not isinstance(error, RecursionError) and _raised_by_minitx(error) \
+                    and not sys._getframe(1).f_globals.get("__name__", "").startswith("minitx.ops."):
+                _tell_as(named_op.called, error, OP_NAMES, unnamed=True)
             raise
 
+    named_op.called = name
     return named_op
 
 
+#: the code an op runs below it that is not the user's: minitx's own, and the libraries it calls into
+_NOT_THE_USERS = frozenset({"minitx", "numpy", "cupy", "cupyx", "ml_dtypes", "contextlib", "functools"})
+
+
 def _raised_by_minitx(error) -> bool:
-    """Whether every frame from the op down to the raise of ``error`` is minitx's (none is a callback
-    or a generator of the user's, called by the op)."""
+    """Whether no frame from the op down to the raise of ``error`` is the user's (a callback or a
+    generator of theirs, called by the op). (A callback called from C, map(minitx.tensor, data), leaves
+    no frame: its error is told as the op's.)"""
     tb = error.__traceback__.tb_next  # (below naming's own frame)
     while tb is not None:
-        if not tb.tb_frame.f_globals.get("__name__", "").partition(".")[0] == "minitx":
+        if tb.tb_frame.f_globals.get("__name__", "").partition(".")[0] not in _NOT_THE_USERS:
             return False
         tb = tb.tb_next
     return True

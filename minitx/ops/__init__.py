@@ -98,9 +98,6 @@ import sys as _sys  # noqa: E402
 from minitx.autograd.function import Function as _Function, _snake_case  # noqa: E402
 from minitx.autograd.tensor import OP_NAMES as _OP_NAMES, naming as _naming  # noqa: E402
 
-#: the functions whose users know them by another name (minitx.lu, minitx.linalg.norm): their errors say it
-_CALLED_AS = {"lu_with_info": "lu", "lu_solve_b_first": "lu_solve", "linalg_norm": "linalg.norm",
-              "linalg_diagonal": "linalg.diagonal", "linalg_vander": "linalg.vander"}
 _named = {}  # each function's one wrapper, whatever names it goes by
 for _module in [m for n, m in list(_sys.modules.items()) if n.startswith(__name__ + ".") and "._" not in n]:
     for _name, _op in list(vars(_module).items()):
@@ -108,7 +105,7 @@ for _module in [m for n, m in list(_sys.modules.items()) if n.startswith(__name_
             _OP_NAMES.add(_snake_case(_op.__name__))  # (the name its instances give: LogAddExp's log_add_exp)
         elif _inspect.isfunction(_op) and not _name.startswith("_") and _op.__module__ == _module.__name__:
             if _op not in _named:
-                _named[_op] = _naming(_op, _CALLED_AS.get(_op.__name__, _op.__name__))
+                _named[_op] = _naming(_op, _op.__name__)  # (a module exporting it by another name says so)
             setattr(_module, _name, _named[_op])
             _OP_NAMES.update((_name, _op.__name__))
-del _inspect, _sys, _Function, _snake_case, _OP_NAMES, _naming, _CALLED_AS, _named, _module, _name, _op
+del _inspect, _sys, _Function, _snake_case, _OP_NAMES, _naming, _named, _module, _name, _op

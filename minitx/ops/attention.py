@@ -81,12 +81,15 @@ def _is_float_mask(mask):
     return mask is not None and mask.dtype != np.bool_
 
 
-def _check_shapes(q, k, v, enable_gqa):
-    """A clear error where q, k and v do not fit [..., Lq, d], [..., Lk, d], [..., Lk, dv], or where
-    their heads (axis -3) neither match nor broadcast."""
+def _check_fit(q, k, v):
+    """A clear error where q, k and v do not fit [..., Lq, d], [..., Lk, d], [..., Lk, dv]."""
     if min(q.ndim, k.ndim, v.ndim) < 2 or k.shape[-1] != q.shape[-1] or v.shape[-2] != k.shape[-2]:
         raise ValueError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: "
                          "expected q [..., Lq, d], k [..., Lk, d], v [..., Lk, dv]")
+
+
+def _check_heads(q, k, v, enable_gqa):
+    """A clear error where the heads (axis -3) of q, k and v neither match nor broadcast."""
     if enable_gqa or min(q.ndim, k.ndim, v.ndim) < 3:
         return
     heads = (q.shape[-3], k.shape[-3], v.shape[-3])
@@ -203,6 +206,7 @@ class ScaledDotProductAttention(Function):
 
     def forward(self, q, k, v, mask=None):
         xp = get_array_module(q)
+        _check_fit(q, k, v)
         d = q.shape[-1]
         if mask is not None:
             _check_mask_dtype(mask)
@@ -418,7 +422,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False, dropout_p=0.0
     q, k, v = floating(q), floating(k), floating(v)
     op = ScaledDotProductAttention(causal, dropout_p, scale, seed, need_weights=return_weights,
                                    enable_gqa=enable_gqa)
-    _check_shapes(q, k, v, enable_gqa)
+    _check_fit(q, k, v)  # (before the mask's shape is worked out from theirs; forward checks again)
+    _check_heads(q, k, v, enable_gqa)
     out = op(q, k, v) if mask is None else op(q, k, v, _mask_tensor(mask, q, _scores_shape(q, k, enable_gqa)))
     if return_weights:
         return out, Tensor(op.weights)

@@ -216,9 +216,10 @@ class DropoutAdd(Function):
     low_precision = "kernels"  # its kernels take bfloat16 storage
 
     def __init__(self, p=0.5, seed=None):
-        self.p, self.seed = p, seed
+        self.p, self.seed = _check_dropout_p("dropout_add", p), seed
 
     def forward(self, x, residual):
+        _check_one_shape(x, residual)
         self.philox, mask = None, None
         if kernels.enabled(x, residual):
             self.philox = _philox_seed_offset(self.seed, x)
@@ -243,11 +244,15 @@ def dropout_add(x, residual, p=0.5, training=True, seed=None):
     or p == 0. x and residual must have one shape. See DropoutAdd. An integer x is dropped in
     float32, as by dropout (and an integer residual beside it)."""
     p, x, residual = _check_dropout_p("dropout_add", p), as_tensor(x), as_tensor(residual)
-    if x.shape != residual.shape:  # (in either mode: add would broadcast them)
-        raise ValueError(f"dropout_add: x {x.shape} and residual {residual.shape} must have one shape")
     if not flag("dropout_add", "training", training) or p == 0:
+        _check_one_shape(x, residual)  # (add would broadcast them)
         return add(residual, x)
     return DropoutAdd(p, seed)(floating(x), floating(residual))
+
+
+def _check_one_shape(x, residual):
+    if x.shape != residual.shape:
+        raise ValueError(f"dropout_add: x {x.shape} and residual {residual.shape} must have one shape")
 
 
 def _identity(u):

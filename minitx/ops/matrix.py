@@ -1207,7 +1207,8 @@ def cond(A, p=None):
     An empty matrix (NumPy defines no cond for it) gives 0, as PyTorch's, which checks only 'fro' and
     'nuc' for square matrices first."""
     op = "linalg.cond"
-    if p not in (None, 2, -2, "fro", "nuc", np.inf, -np.inf, 1, -1):
+    if not (p is None or isinstance(p, (str, numbers.Real)) and not isinstance(p, bool)) \
+            or p not in (None, 2, -2, "fro", "nuc", np.inf, -np.inf, 1, -1):
         raise ValueError(f"{op}: p must be None, 2, -2, 'fro', 'nuc', inf, -inf, 1 or -1, got {p!r}")
     A = _square(op, A) if p in ("fro", "nuc") else _matrices(op, A)
     if 0 in A.shape[-2:]:  # (an empty batch of matrices goes on: its result empty, with a gradient)
