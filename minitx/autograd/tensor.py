@@ -25,7 +25,6 @@ import math
 import numbers
 import operator
 import re
-import sys
 import threading
 import warnings
 
@@ -1148,9 +1147,9 @@ def naming(op, name: str):
     """``op`` (an op family's public function: minitx/ops/__init__.py wraps each once), whose errors
     name ``name``, the function called: an error that starts with another op's name (nanmean's sum,
     l1_loss's smooth_l1_loss, logaddexp's Function log_add_exp) or with tensor (arguments tensor()
-    cannot hold: a string, an object) is told as ``name``'s. Only where the call came from outside the
-    op families (an op calling another, selu its elu, leaves the name to the call the user made) and
-    the error was raised by minitx's own code below it (not by a callback or generator of the user's,
+    cannot hold: a string, an object) or with nothing is told as ``name``'s. Where an op calls another
+    (selu its elu), each wrapper on the way tells it so, and the outermost, the call the user made,
+    last. Only where no code of the user's ran below the call (a callback or generator of theirs,
     whose errors are theirs; a RecursionError is the user's too). The wrapper is one more Python call;
     the checks run only when an error passes. The name is the wrapper's ``called``, which a module
     exporting the function under another (minitx.linalg's ``linalg.det``) may set."""
@@ -1159,8 +1158,7 @@ def naming(op, name: str):
         try:
             return op(*args, **kwargs)
         except (TypeError, ValueError, IndexError, RuntimeError) as error:
-            if not isinstance(error, RecursionError) and _raised_by_minitx(error) \
-                    and not sys._getframe(1).f_globals.get("__name__", "").startswith("minitx.ops."):
+            if not isinstance(error, RecursionError) and _raised_by_minitx(error):
                 _tell_as(named_op.called, error, OP_NAMES, unnamed=True)
             raise
 
