@@ -55,7 +55,8 @@ def cuda_available() -> bool:
 
 def resolve_dtype(dtype, op: str | None = None) -> np.dtype:
     """Turn 'float32', np.float32, np.dtype('float32') or a minitx dtype name into np.dtype; an
-    unknown one is a TypeError naming ``op`` where given.
+    unknown one is a TypeError naming ``op`` where given. A tensor or an array is no dtype (NumPy would
+    read a tensor's, as it reads any object's ``.dtype``; PyTorch refuses it, as NumPy refuses an array).
 
     'bfloat16' is ml_dtypes' type (NumPy has none): mixed precision (minitx.amp) computes the
     products in it."""
@@ -66,7 +67,7 @@ def resolve_dtype(dtype, op: str | None = None) -> np.dtype:
     if isinstance(dtype, str) and dtype == "bfloat16" or getattr(dtype, "__name__", None) == "bfloat16":
         return bfloat16()
     try:
-        resolved = np.dtype(dtype)
+        resolved = None if hasattr(dtype, "shape") and not isinstance(dtype, (type, np.dtype)) else np.dtype(dtype)
     except TypeError:
         resolved = None
     if resolved is not None and resolved.name == "bfloat16":

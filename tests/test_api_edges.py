@@ -213,6 +213,9 @@ def _lu_solve_with_pivots(pivots):
     (lambda: minitx.ones(2, 3).new_full((2,)), TypeError, r"^new_full: expected value \(or PyTorch's fill_value=\)"),
     (lambda: minitx.ones(2, 3).new_tensor([1], dtype="a"), TypeError, r"^new_tensor: unknown dtype 'a'"),
     (lambda: minitx.tensor([1], dtype="a"), TypeError, r"^tensor: unknown dtype 'a'"),
+    # a tensor is no dtype (NumPy reads any object's .dtype; PyTorch refuses it)
+    (lambda: minitx.ones(2, 3).new_zeros(2, dtype=minitx.ones(4)), TypeError, r"^new_zeros: unknown dtype tensor"),
+    (lambda: minitx.zeros(2, dtype=minitx.ones(2, dtype="int64")), TypeError, r"^zeros: unknown dtype tensor"),
     (lambda: minitx.tensor([1], device="a"), ValueError, r"^tensor: unknown device 'a'"),
     (lambda: minitx.set_default_device("a"), ValueError, r"^set_default_device: unknown device 'a'"),
     (lambda: F.cumsum(minitx.ones(2, 3), 0, dtype="a"), TypeError, r"^cumsum: unknown dtype 'a'"),
