@@ -650,10 +650,10 @@ def _floating(op, dtype):
 
 
 def _tensor_of(op, data) -> Tensor:
-    """``data`` as a tensor: itself, or a copy of data one holds (a list, an array), else a TypeError
-    naming ``op``."""
+    """``data`` as a tensor: itself, an array wrapped without a copy, or data one holds converted (a
+    list), else a TypeError naming ``op``."""
     with named(op):
-        return as_tensor(data)  # (no copy of an array: only its shape, dtype and device are read)
+        return as_tensor(data)
 
 
 def _like(op, t, dtype, device) -> tuple:

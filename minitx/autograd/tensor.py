@@ -1158,7 +1158,7 @@ def naming(op, name: str):
         try:
             return op(*args, **kwargs)
         except (TypeError, ValueError, IndexError, RuntimeError) as error:
-            if not isinstance(error, RecursionError) and _raised_by_minitx(error):
+            if not isinstance(error, RecursionError) and _no_code_of_the_users_below(error):
                 _tell_as(named_op.called, error, OP_NAMES, unnamed=True)
             raise
 
@@ -1170,7 +1170,7 @@ def naming(op, name: str):
 _NOT_THE_USERS = frozenset({"minitx", "numpy", "cupy", "cupyx", "ml_dtypes", "contextlib", "functools"})
 
 
-def _raised_by_minitx(error) -> bool:
+def _no_code_of_the_users_below(error) -> bool:
     """Whether no frame from the op down to the raise of ``error`` is the user's (a callback or a
     generator of theirs, called by the op). (A callback called from C, map(minitx.tensor, data), leaves
     no frame: its error is told as the op's.)"""
