@@ -278,16 +278,20 @@ def whole(op: str, what: str, value) -> int:
         raise TypeError(f"{op}: {what} must be an int, got {value!r}") from None
 
 
-def number(op: str, what: str, value):
+def number(op: str, what: str, value, bound=None):
     """A number argument (a slope, a rate, a bound) as a Python int or float: given as one, as a NumPy
     number, or as a 0-d tensor or array of numbers (PyTorch takes a 0-d tensor as a number; its value
     is read, on a GPU with one read of the device). A bool, a string, None, a Fraction or a tensor of
-    several entries is refused by name (a comparison with a string would fail inside, naming nothing)."""
+    several entries is refused by name with a TypeError (a comparison with a string would fail inside,
+    naming nothing); ``bound`` (``"> 0"`` or ``">= 0"``) refuses the rest, NaN included, with a ValueError."""
+    given = value
     dtype = getattr(value, "dtype", None)
     if getattr(value, "ndim", None) == 0 and dtype is not None and (backend.is_floating(dtype) or dtype.kind in "iu"):
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{op}: {what} must be a number, got {value!r}")
+        raise TypeError(f"{op}: {what} must be a number, got {given!r}")
+    if bound == "> 0" and not value > 0 or bound == ">= 0" and not value >= 0:
+        raise ValueError(f"{op}: {what} must be a number {bound}, got {given!r}")
     return value
 
 

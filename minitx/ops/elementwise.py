@@ -25,8 +25,8 @@ from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import device_of, get_array_module
 from minitx.dtypes import finfo
-from minitx.ops._args import (alpha_times, binary, check_bool, check_fits, common_16_bits, floating, one_dtype, operands,
-                             promote, whole)
+from minitx.ops._args import (alpha_times, binary, check_bool, check_fits, common_16_bits, floating, number, one_dtype,
+                             operands, promote, whole)
 
 __all__ = ["Frexp", "Add", "Sub", "Mul", "Div", "Neg", "PowScalar", "Pow", "Exp", "Log", "Sqrt", "Abs", "Maximum", "Minimum", "Clip", "ClipTensor", "Where", "MaskedFill", "Astype", "ToDevice", "Sin", "Cos", "Sign", "Floor", "Ceil", "Round", "Trunc", "Log2", "Exp2", "Log1p", "Expm1", "Rsqrt", "Reciprocal", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Log10", "Atan2", "Hypot", "Copysign", "FloorDivide",
            "Remainder", "Fmod", "NanToNum", "Lerp", "LogAddExp", "LogAddExp2",
@@ -1291,9 +1291,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def _isclose(op, a, b, rtol, atol, equal_nan):
     """isclose, its errors naming ``op`` (isclose or allclose)."""
-    for name, value in (("rtol", rtol), ("atol", atol)):
-        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value >= 0:
-            raise ValueError(f"{op}: {name} must be a number >= 0, got {value!r}")
+    rtol, atol = number(op, "rtol", rtol, ">= 0"), number(op, "atol", atol, ">= 0")
     a, b = _broadcasting(op, *promote(a, b, op=op))
     x, y = a.data, b.data
     if y.dtype.kind in "biu":

@@ -23,7 +23,7 @@ from minitx import backend, kernels, sync
 from minitx.autograd.function import Function
 from minitx.autograd.tensor import Tensor, as_tensor
 from minitx.backend import get_array_module, mean_last
-from minitx.ops._args import as_indices, common_16_bits, floating, one_dtype, promote
+from minitx.ops._args import as_indices, common_16_bits, floating, number, one_dtype, promote
 from minitx.ops import reduction as reduction_ops
 from minitx.ops.activation import log_softmax, logsigmoid, relu, sigmoid_values, softplus_values
 from minitx.ops.elementwise import broadcasts_to, clip, dy_where, exp, log, minimum, sqrt, where
@@ -497,10 +497,9 @@ def _check_signs(op, y):
         raise ValueError(f"{op}: targets must be 1 or -1, got {bad.item()!r}")
 
 
-def _number(op, name, value, positive=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or (positive and not value > 0):
-        raise ValueError(f"{op}: {name} must be a number{' > 0' if positive else ''}, got {value!r}")
-    return float(value)
+def _float(op, name, value, bound=None):
+    """A margin, an eps, a beta as a float (see _args.number)."""
+    return float(number(op, name, value, bound))
 
 
 _COSINE_EPS = 1e-12  # PyTorch's, added to each squared norm: a zero vector's cosine is 0, not 0 / 0
@@ -516,7 +515,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
     as PyTorch computes it (its epsilon inside the root, not cosine_similarity's)."""
     op = "cosine_embedding_loss"
     _check_reduction(op, reduction)
-    margin = _number(op, "margin", margin)
+    margin = _float(op, "margin", margin)
     x1, x2, y = _operands(op, input1, input2, target)
     if x1.ndim not in (1, 2) or x2.shape != x1.shape or y.shape != x1.shape[:-1]:
         raise ValueError(f"{op}: inputs of shapes {x1.shape} and {x2.shape} with targets of shape {y.shape}; "
@@ -535,7 +534,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):  
         loss = max(0, -y * (x1 - x2) + margin)"""
     op = "margin_ranking_loss"
     _check_reduction(op, reduction)
-    margin = _number(op, "margin", margin)
+    margin = _float(op, "margin", margin)
     x1, x2, y = _operands(op, input1, input2, target)
     _check_shapes(op, x1, x2, y, what=("input2", "targets"))
     return _reduced(clip(-y * (x1 - x2) + margin, min=0.0), reduction)
@@ -548,7 +547,7 @@ def hinge_embedding_loss(input, target, margin=1.0, reduction="mean"):  # noqa: 
         loss = x   where y = 1,    max(0, margin - x)   where y = -1"""
     op = "hinge_embedding_loss"
     _check_reduction(op, reduction)
-    margin = _number(op, "margin", margin)
+    margin = _float(op, "margin", margin)
     x, y = _operands(op, input, target)
     _check_shapes(op, x, y)
     _check_signs(op, y)
@@ -624,7 +623,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, reduction="me
     _check_reduction(op, reduction)
     if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p not in (1, 2):
         raise ValueError(f"{op}: p must be 1 or 2, got {p!r}")
-    margin = _number(op, "margin", margin)
+    margin = _float(op, "margin", margin)
     x = floating(input)
     t = _class_ids(op, x, target)
     if t.shape != x.shape[:-1]:
@@ -687,7 +686,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     (see _triplet for swap). The three of one shape."""
     op = "triplet_margin_loss"
     _check_reduction(op, reduction)
-    margin = _number(op, "margin", margin, positive=True)
+    margin = _float(op, "margin", margin, "> 0")
     a, pos, neg = _operands(op, anchor, positive, negative)
     _check_shapes(op, a, pos, neg, what=("positive", "negative"))
     if a.ndim not in (1, 2):
@@ -705,7 +704,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     (see _triplet for swap). The three of one number of axes, as PyTorch's."""
     op = "triplet_margin_with_distance_loss"
     _check_reduction(op, reduction)
-    margin = _number(op, "margin", margin, positive=True)
+    margin = _float(op, "margin", margin, "> 0")
     a, pos, neg = (as_tensor(v) for v in (anchor, positive, negative))
     if not a.ndim == pos.ndim == neg.ndim:
         raise ValueError(f"{op}: anchor, positive and negative must have one number of axes, got shapes "
@@ -779,10 +778,8 @@ class SmoothL1Loss(_Loss):
 
 def _regression(op_name, input, target, reduction, beta, scale):  # noqa: A002
     """SmoothL1Loss(reduction, beta, scale) of input and target, beta checked (as ``op_name``'s)."""
-    what = "delta" if op_name == "huber_loss" else "beta"
-    if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not beta >= 0:
-        raise ValueError(f"{op_name}: {what} must be a number >= 0, got {beta!r}")
-    return SmoothL1Loss(reduction, float(beta), float(scale))(*_pointwise_operands(op_name, input, target))
+    beta = _float(op_name, "delta" if op_name == "huber_loss" else "beta", beta, ">= 0")
+    return SmoothL1Loss(reduction, beta, float(scale))(*_pointwise_operands(op_name, input, target))
 
 
 def l1_loss(input, target, reduction="mean"):  # noqa: A002
@@ -797,8 +794,7 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):  # noqa: A002
 
 def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
     """Quadratic below delta, delta * (|d| - delta / 2) beyond: delta * smooth_l1_loss(beta=delta)."""
-    if isinstance(delta, numbers.Real) and not isinstance(delta, bool) and delta <= 0:
-        raise ValueError(f"huber_loss: delta must be a number > 0, got {delta!r}")
+    delta = _float("huber_loss", "delta", delta, "> 0")
     return _regression("huber_loss", input, target, reduction, delta, delta)
 
 
@@ -815,7 +811,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, eps=1e-8, reduct
     log never sees y <= 1: y's gradient is 0 there (PyTorch's is NaN at y = 0)."""
     op = "poisson_nll_loss"
     _check_reduction(op, reduction)
-    eps = _number(op, "eps", eps)
+    eps = _float(op, "eps", eps)
     x, y = _operands(op, input, target)
     _check_shapes(op, x, y)
     losses = exp(x) - y * x if log_input else x - y * log(x + eps)
@@ -871,7 +867,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     its number of axes with 1 on exactly one axis where the input's is not, as PyTorch's rules."""
     op = "gaussian_nll_loss"
     _check_reduction(op, reduction)
-    eps = _number(op, "eps", eps)
+    eps = _float(op, "eps", eps)
     x, y = _operands(op, input, target)
     _check_shapes(op, x, y)
     given_number = isinstance(var, numbers.Real) and not isinstance(var, bool)

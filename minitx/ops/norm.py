@@ -27,7 +27,7 @@ from minitx.autograd.tensor import Tensor, lengths
 from minitx.backend import get_array_module, mean_last, sum_dot
 from minitx.keywords import takes_torch_keywords
 from minitx.ops import reduction
-from minitx.ops._args import broadcast_batches, flag, floating, promote
+from minitx.ops._args import broadcast_batches, flag, floating, number, promote
 from minitx.ops.elementwise import clip, div, sub, where
 from minitx.ops.indexing import add_at
 from minitx.ops.shape import broadcast_to, pad, sliding_windows
@@ -375,10 +375,7 @@ def renorm(x, p, axis, maxnorm):
     x = floating(x)
     if x.ndim < 2:
         raise ValueError(f"renorm: expected a tensor with at least 2 axes (slices along one), got shape {x.shape}")
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not p > 0:
-        raise ValueError(f"renorm: p must be a number > 0 (or inf), got {p!r}")
-    if isinstance(maxnorm, bool) or not isinstance(maxnorm, numbers.Real) or not maxnorm >= 0:
-        raise ValueError(f"renorm: maxnorm must be a number >= 0, got {maxnorm!r}")
+    p, maxnorm = number("renorm", "p", p, "> 0"), number("renorm", "maxnorm", maxnorm, ">= 0")  # (p inf too)
     along = reduction.normalize_axes(axis, x.ndim, "renorm")[0]
     others = tuple(a for a in range(x.ndim) if a != along)
     n = reduction.Norm(reduction.norm_order("renorm", p), others, keepdims=True, op="renorm")(x)
@@ -509,9 +506,7 @@ def cdist(x1, x2, p=2.0):
 
 def _distance_order(op, p) -> float:
     """A distance's p as a float: a number >= 0 or inf, as PyTorch's cdist and pdist take."""
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not p >= 0:
-        raise ValueError(f"{op}: p must be a number >= 0 or inf, got {p!r}")
-    return float(p)
+    return float(number(op, "p", p, ">= 0"))
 
 
 class Pdist(Function):

@@ -524,10 +524,13 @@ def test_isclose_edges_by_hand():
 
 
 @pytest.mark.parametrize("op", ["isclose", "allclose"])
-@pytest.mark.parametrize("bad", [{"rtol": -1e-5}, {"atol": -1.0}, {"rtol": math.nan}, {"atol": "0"}, {"rtol": True}])
-def test_isclose_and_allclose_refuse_negative_or_non_numeric_tolerances_naming_the_op(op, bad):
+@pytest.mark.parametrize("bad, error, must", [({"rtol": -1e-5}, ValueError, "a number >= 0"),
+                                             ({"atol": -1.0}, ValueError, "a number >= 0"),
+                                             ({"rtol": math.nan}, ValueError, "a number >= 0"),
+                                             ({"atol": "0"}, TypeError, "a number"), ({"rtol": True}, TypeError, "a number")])
+def test_isclose_and_allclose_refuse_negative_or_non_numeric_tolerances_naming_the_op(op, bad, error, must):
     name = next(iter(bad))
-    with pytest.raises(ValueError, match=f"^{op}: {name} must be a number >= 0, got"):
+    with pytest.raises(error, match=f"^{op}: {name} must be {must}, got"):
         getattr(F, op)(minitx.tensor([1.0]), minitx.tensor([1.0]), **bad)
     with pytest.raises(ValueError, match=rf"^{op}: shapes \(0,\) and \(3,\) do not broadcast$"):
         getattr(F, op)(minitx.ones(0), minitx.ones(3))

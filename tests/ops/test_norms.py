@@ -482,7 +482,7 @@ def test_cdist_errors_name_the_op():
         F.cdist(leaf(np.zeros((2, 3))), leaf(np.zeros((2, 4))))
     with pytest.raises(ValueError, match="cdist: needs x1"):
         F.cdist(leaf(np.zeros(3)), leaf(np.zeros((2, 3))))
-    with pytest.raises(ValueError, match="cdist: p must be a number >= 0 or inf, got -1"):
+    with pytest.raises(ValueError, match="cdist: p must be a number >= 0, got -1"):
         F.cdist(leaf(np.zeros((1, 3))), leaf(np.zeros((2, 3))), p=-1)
 
 
@@ -524,7 +524,7 @@ def test_pdist_gradient_where_two_rows_are_equal_is_zero_as_pytorch(p):
 def test_pdist_errors_name_the_op():
     with pytest.raises(ValueError, match=r"pdist: x must be 2-D \[N, D\] \(N rows of D entries\), got shape \(3,\)"):
         F.pdist(leaf(np.zeros(3)))
-    with pytest.raises(ValueError, match="pdist: p must be a number >= 0 or inf, got -1"):
+    with pytest.raises(ValueError, match="pdist: p must be a number >= 0, got -1"):
         F.pdist(leaf(np.zeros((2, 3))), p=-1)
 
 
