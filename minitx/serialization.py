@@ -89,12 +89,12 @@ def save(obj, path) -> None:
 
 
 def _file_path(op, path) -> str:
-    """``path`` (a str or os.PathLike) as a str, or a TypeError naming ``op`` (save(path, obj), the
-    arguments swapped, would say only what os.fspath expected)."""
+    """``path`` (a str, bytes or os.PathLike, as open() takes) as a str, or a TypeError naming ``op``
+    (save(path, obj), the arguments swapped, would say only what os.fspath expected)."""
     try:
-        return os.fspath(path)
+        return os.fsdecode(path)
     except TypeError:
-        raise TypeError(f"{op}: the path must be a str or os.PathLike, got {type(path).__name__}") from None
+        raise TypeError(f"{op}: the path must be a str, bytes or os.PathLike, got {type(path).__name__}") from None
 
 
 def write_atomically(path, write) -> None:

@@ -108,6 +108,8 @@ def test_path_used_as_given(tmp_path):
     save([1], tmp_path / "model.ckpt")
     assert os.listdir(tmp_path) == ["model.ckpt"]
     assert load(str(tmp_path / "model.ckpt")) == [1]
+    save([2], os.fsencode(tmp_path / "bytes.ckpt"))  # a bytes path, as open() takes one
+    assert load(os.fsencode(tmp_path / "bytes.ckpt")) == [2] and sorted(os.listdir(tmp_path))[0] == "bytes.ckpt"
 
 
 # ---------------------------------------------------------------------- save errors + atomicity
