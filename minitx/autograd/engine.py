@@ -119,6 +119,19 @@ def _run_post_accumulate_hooks(node, errstate):
                                "in place, as PyTorch's)")
 
 
+def _backward_of(fn, g):
+    """``fn.backward(g)``; a write into an array the graph holds read-only (an input, an output, a
+    saved array: see inplace.py) named as the op's, with what to do instead: NumPy's words name no op."""
+    try:
+        return fn.backward(g)
+    except ValueError as error:
+        if "read-only" not in str(error):
+            raise
+        raise ValueError(f"{fn.name}.backward wrote into an array the graph holds read-only (an input, an output "
+                         f"or a saved array, which other ops may still read): compute a new array (y = y * dy) "
+                         f"instead of writing in place (y *= dy); NumPy said: {error}") from error
+
+
 def _gradient_array(fn, index, pg):
     """A gradient ``fn.backward`` returned for input ``index`` that is not an array: a Tensor's
     array (PyTorch's backward returns tensors), else a TypeError naming the op."""
@@ -326,7 +339,7 @@ def _walk(roots, grads, wanted, found, retain_graph):
             added = _pending_input(fn, inputs, grads) if may_own else None  # a hook must see the op's own gradients
             input_grads = None if added is None else fn.backward_adding(g, added, grads[id(inputs[added])])
             if input_grads is None:
-                added, input_grads = None, fn.backward(g)
+                added, input_grads = None, _backward_of(fn, g)
             if not isinstance(input_grads, tuple):  # one array; a list is the gradients, as a tuple
                 input_grads = tuple(input_grads) if isinstance(input_grads, list) else (input_grads,)
             if len(input_grads) != len(inputs):
