@@ -431,6 +431,34 @@ def test_check_gradients_runs_both_checks(op, message):
         check_gradients(lambda x: op()(x), x)
 
 
+class ExpWritesSaved(Function):
+    """y = e^x whose backward multiplies its saved output by dy in place (the graph holds it read-only)."""
+
+    def forward(self, x):
+        y = np.exp(x)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, dy):
+        (y,) = self.saved
+        y *= dy
+        return (y,)
+
+
+def test_a_backward_writing_what_the_graph_holds_is_named_by_the_engine_and_the_checks():
+    """NumPy's "output array is read-only" names no op: the engine names it, and check_gradients raises
+    its GradcheckError, from hygiene where the op is fn's last, from the engine's words where it is not."""
+    x = uniform_leaf((2,))
+    with pytest.raises(ValueError, match=r"^exp_writes_saved\.backward wrote into an array the graph holds "
+                                         r"read-only .* \(y \*= dy\); NumPy said: output array is read-only$"):
+        ExpWritesSaved()(x).sum().backward()
+    with pytest.raises(GradcheckError, match=r"^exp_writes_saved\.backward modified an input, a saved array or dy "
+                                             r"in place \(output array is read-only\)"):
+        check_gradients(lambda t: ExpWritesSaved()(t), x)
+    with pytest.raises(GradcheckError, match=r"^check_gradients: exp_writes_saved\.backward wrote into an array"):
+        check_gradients(lambda t: ExpWritesSaved()(t) * 2, x)
+
+
 @pytest.mark.parametrize("second", [ScaleDyInPlace, lambda: MulSkippingWrongly("tie")],
                          ids=["bad-hygiene", "skips-a-needed-gradient"])
 def test_check_gradients_takes_several_outputs_and_checks_each(second):
@@ -682,6 +710,73 @@ def test_op_case_catches_planted_bugs(op, reference, error, message):
             run_case(case)
 
 
+def test_op_case_gives_the_references_copies_of_the_keyword_tensors():
+    """A tensor among the keyword arguments reaches the NumPy reference as an array and PyTorch's as a
+    torch tensor: a minitx Tensor there would compute minitx against itself (NumPy's side), or drop
+    the gradient (torch * Tensor is a minitx Tensor, torch's gradient none)."""
+    weights = st.builds(lambda v: minitx.tensor(np.full(1, v)), st.floats(1.0, 2.0))
+    received = []
+
+    def reference(x, w):
+        received.append(type(w))
+        return x * w
+
+    run_case(op_case(lambda x, w: x * w, arg(), kwargs={"w": weights}, numpy=reference), examples=5)
+    assert received and set(received) == {np.ndarray}
+    torch = import_torch()
+    run_case(op_case(lambda x, w: x * w, arg(), kwargs={"w": weights}, torch=lambda t, w: t * w, gradcheck=False),
+             examples=5)
+    wrong = op_case(lambda x, w: x * w, arg(), kwargs={"w": weights}, torch=lambda t, w: t * w * 1.5,
+                    gradcheck=False)
+    with pytest.raises(AssertionError, match="against torch"):
+        run_case(wrong, examples=5)
+    assert torch is not None
+
+
+def test_op_case_checks_each_output_of_a_tuple():
+    """The dtypes output by output, and no gradient check where no output is floating."""
+    run_case(op_case(lambda x: (x.argmax(), x.argmin()), arg(),
+                     numpy=lambda a: (np.argmax(a), np.argmin(a))), examples=5)
+    with pytest.raises(AssertionError, match=r"output 0 dtype float32 from float64 inputs, expected float64"):
+        run_case(op_case(lambda x: (F.sign(x).float(), x * 1.0), arg(), numpy=lambda a: (np.sign(a), a),
+                         gradcheck=False), examples=5)
+    with pytest.raises(AssertionError, match=r"output 1 dtype int64, but the reference returns float64"):
+        run_case(op_case(lambda x: (x * 1.0, x.argmax()), arg(), numpy=lambda a: (a, np.float64(np.argmax(a))),
+                         gradcheck=False), examples=5)
+
+
+def test_op_test_runs_without_a_deadline_under_settings_that_give_none():
+    """settings= with no deadline of its own keeps op_test's None (a PyTorch reference's first call takes
+    a second); a deadline the settings give is kept."""
+    active = settings.get_current_profile_name()
+    settings.load_profile("default")  # hypothesis' own, with its 200 ms deadline, as a tester's project has it
+    try:
+        quiet = settings(max_examples=2, database=None)
+        assert quiet.deadline is not None
+        assert op_test(F.tanh, arg(), numpy=np.tanh, settings=quiet)._hypothesis_internal_use_settings.deadline is None
+        assert op_test(F.tanh, arg(), numpy=np.tanh)._hypothesis_internal_use_settings.deadline is None
+        given_one = settings(quiet, deadline=1234)
+        kept = op_test(F.tanh, arg(), numpy=np.tanh, settings=given_one)._hypothesis_internal_use_settings.deadline
+        assert kept is not None and kept.total_seconds() == 1.234
+    finally:
+        settings.load_profile(active)
+
+
+def test_each_op_test_has_its_own_database_key():
+    """Every op_test wraps one inner function: its digest must come from the op and its references, or one
+    op_test's saved failure is replayed in all the others (and all draw alike under derandomize)."""
+    from hypothesis.internal.reflection import function_digest
+
+    def key(test):
+        return function_digest(test.hypothesis.inner_test)
+
+    exp, tanh = op_test(F.exp, arg(), numpy=np.exp), op_test(F.tanh, arg(), numpy=np.tanh)
+    assert key(exp) != key(tanh)
+    assert key(exp) == key(op_test(F.exp, arg(), numpy=np.exp))  # the same in every process and run
+    assert key(op_test(lambda x: x * 2, arg(), numpy=lambda a: a * 2)) != key(op_test(lambda x: x * 3, arg(),
+                                                                                        numpy=lambda a: a * 3))
+
+
 def test_op_case_draws_what_its_args_say():
     seen = []
 
@@ -797,8 +892,46 @@ def test_op_case_edges_ties_and_its_argument_checks():
         op_case(F.exp, arg(), gradcheck=False)
     with pytest.raises(ValueError, match=r"edge_probability must be in \[0, 1\]"):
         arg(edge_probability=2)
-    with pytest.raises(ValueError, match="tensors: need finite min_value <= max_value"):
+    with pytest.raises(ValueError, match="^arg: need finite min_value <= max_value"):
         arg(min_value=1.0, max_value=0.0)
+
+
+@pytest.mark.parametrize("make, error, message", [
+    (lambda: arg(away_from=0.0), ValueError, r"^arg: away_from must be a tuple of points, got 0.0; for one point "
+                                             r"write \(0.0,\)$"),
+    (lambda: mst.float_arrays(3, margin="x"), ValueError, r"^float_arrays: margin must be a number, got 'x'$"),
+    (lambda: mst.tensors(3, min_value=None), ValueError, r"^tensors: min_value must be a number, got None$"),
+    (lambda: arg(shape=2.5), ValueError, r"^arg: shape must be None, a shape \(an int or a tuple of ints >= 0\), "),
+    (lambda: arg(shape=(2, -1)), ValueError, r"^arg: shape must be None, a shape"),
+    (lambda: op_case(42, arg(), numpy=np.exp), TypeError, r"^op_case: op must be a callable of tensors, got int$"),
+    (lambda: op_case(F.exp, arg(), numpy="np.exp"), TypeError, r"^op_case: numpy must be a callable of NumPy arrays"),
+    (lambda: op_case(F.exp, arg(), torch=3), TypeError, r"^op_case: torch must be a callable of torch tensors or a "),
+    (lambda: op_case(F.exp, arg(), torch="torch.exp", torch_kwargs={"a": 1}), TypeError,
+     r"^op_case: torch_kwargs must be a callable"),
+    (lambda: op_case(F.exp, arg(), numpy=np.exp, kwargs=[1]), TypeError, r"^op_case: kwargs must be a dict"),
+    (lambda: op_case(F.mul, arg(), arg(shape=lambda x, w: x), numpy=np.multiply), TypeError,
+     r"^op_case: the shape of argument 1 is a callable of the shapes of the 1 argument\(s\) before it, so it must "
+     r"take 1 positional argument\(s\); <lambda>\(x, w\) does not$"),
+    (lambda: op_case(F.mul, arg(), arg(strategy=lambda: st.just(2.0)), numpy=np.multiply), TypeError,
+     r"^op_case: the strategy of argument 1 is a callable of the shapes of the 1 argument"),
+])
+def test_op_case_and_the_strategies_refuse_what_they_cannot_use_when_made(make, error, message):
+    """A wrong argument is named when the case or strategy is made, not at the first draw inside hypothesis."""
+    with pytest.raises(error, match=message):
+        make()
+
+
+@pytest.mark.parametrize("case, message", [
+    (lambda: op_case(F.mul, arg(), arg(shape=lambda x: 2.5), numpy=np.multiply),
+     r"^op_case: the shape of argument 1 must be an int or a tuple of ints >= 0, got 2.5"),
+    (lambda: op_case(F.mul, arg(), arg(), broadcast=True, shapes=mst.broadcastable_shapes(1), numpy=np.multiply),
+     r"^op_case: with broadcast=True, shapes must draw a tuple of 2 shapes \(one per argument without its own "),
+    (lambda: op_case(F.mul, arg(), arg(), broadcast=True, shapes=st.just((2, 3)), numpy=np.multiply),
+     r"^op_case: with broadcast=True, shapes must draw a tuple of 2 shapes .*, got \(2, 3\)"),
+])
+def test_op_case_names_a_shape_it_drew_that_is_not_one(case, message):
+    with pytest.raises(ValueError, match=message):
+        run_case(case(), examples=3)
 
 
 def test_op_case_skips_the_gradient_checks_on_ties_hypothesis_draws_unrounded():

@@ -8,8 +8,9 @@ Each example draws the shapes, the arguments (``arg``: float64 leaves by default
 keyword arguments, then checks, in this order:
 
 1. forward against the NumPy reference (``check_forward``: shapes, values, NaN matches NaN);
-   a floating output is float64 when the float inputs are; an integer or bool output (argmax,
-   comparisons) must be one in the references too, and skips the gradient checks;
+   each floating output is float64 when the float inputs are; an integer or bool output (argmax,
+   comparisons) must be one in the references too, and an op with no floating output skips the
+   gradient checks;
 2. forward and gradients against the PyTorch reference: both run in float64 on the same values
    and take one random output cotangent; an input without a gradient counts as zeros;
 3. ``check_gradients`` (finite differences, backward hygiene, and subsets of the inputs
@@ -24,7 +25,10 @@ keyword arguments, then checks, in this order:
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
+import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,11 +86,21 @@ def arg(shape=None, *, min_value=-3.0, max_value=3.0, away_from=(), margin=0.05,
     of the earlier arguments' shapes returning one; a drawn NumPy array becomes a tensor of its
     dtype that requires no grad, other values are passed as they are.
     """
-    mst.tensors((), min_value=min_value, max_value=max_value, away_from=away_from, margin=margin)  # checks now
+    mst._float_plan("arg", min_value, max_value, away_from, margin, distinct)  # checks them now
+    if not (shape is None or callable(shape) or isinstance(shape, SearchStrategy) or _is_shape(shape)):
+        raise ValueError(f"arg: shape must be None, a shape (an int or a tuple of ints >= 0), a strategy of shapes "
+                         f"or a callable of the earlier arguments' shapes, got {shape!r}")
     if not 0 <= edge_probability <= 1:
         raise ValueError(f"arg: edge_probability must be in [0, 1], got {edge_probability!r}")
     return Arg(shape, min_value, max_value, tuple(away_from), margin, distinct, ties, tuple(edges),
                edge_probability, requires_grad, transposed, strategy)
+
+
+def _is_shape(shape) -> bool:
+    """Whether ``shape`` is an int or a tuple or list of ints, none below 0 (not bools)."""
+    sides = (shape,) if isinstance(shape, int) else shape if isinstance(shape, (tuple, list)) else None
+    return sides is not None and all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0
+                                     for n in sides)
 
 
 def _resolve(spec, earlier_shapes):
@@ -97,7 +111,47 @@ def _draw_shape(data, spec, earlier_shapes, label):
     shape = _resolve(spec, earlier_shapes)
     if isinstance(shape, SearchStrategy):
         shape = data.draw(shape, label=label)
-    return (shape,) if isinstance(shape, int) else tuple(shape)
+    if not _is_shape(shape):
+        raise ValueError(f"op_case: the {label} must be an int or a tuple of ints >= 0, got {shape!r}")
+    return (int(shape),) if isinstance(shape, int) else tuple(int(n) for n in shape)
+
+
+def _check_callables(op, args, numpy, torch, torch_kwargs, kwargs):
+    """op_case's arguments checked when the case is made: a wrong one would fail at the first draw,
+    inside hypothesis, in words that name neither op_case nor the argument."""
+    if not callable(op):
+        raise TypeError(f"op_case: op must be a callable of tensors, got {type(op).__name__}")
+    if numpy is not None and not callable(numpy):
+        raise TypeError(f"op_case: numpy must be a callable of NumPy arrays, got {type(numpy).__name__}")
+    if torch is not None and not (callable(torch) or isinstance(torch, str)):
+        raise TypeError(f"op_case: torch must be a callable of torch tensors or a dotted name (\"torch.exp\"), got "
+                        f"{type(torch).__name__}")
+    if torch_kwargs is not None and not callable(torch_kwargs):
+        raise TypeError(f"op_case: torch_kwargs must be a callable taking the drawn keyword arguments and returning "
+                        f"torch's, got {type(torch_kwargs).__name__}")
+    if kwargs is not None and not isinstance(kwargs, Mapping):
+        raise TypeError(f"op_case: kwargs must be a dict of name -> value, strategy or callable of the shapes, got "
+                        f"{type(kwargs).__name__}")
+    # a shape or strategy given as a callable takes the shapes of the arguments before it
+    for k, a in enumerate(args):
+        for what in ("shape", "strategy"):
+            spec = getattr(a, what, None) if isinstance(a, Arg) else None
+            if callable(spec) and not isinstance(spec, SearchStrategy):
+                _check_arity(spec, k, f"the {what} of argument {k}")
+
+
+def _check_arity(spec, k, what):
+    """A callable of the k earlier arguments' shapes must take k positional arguments."""
+    try:
+        signature = inspect.signature(spec)
+    except (TypeError, ValueError):  # (a builtin without a signature: left to the call)
+        return
+    try:
+        signature.bind(*range(k))
+    except TypeError:
+        raise TypeError(f"op_case: {what} is a callable of the shapes of the {k} argument(s) before it, so it "
+                        f"must take {k} positional argument(s); {getattr(spec, '__name__', spec)}{signature} "
+                        "does not") from None
 
 
 @st.composite
@@ -155,6 +209,7 @@ class OpCase:
 
     def __init__(self, op, args, numpy, torch, torch_kwargs, kwargs, shapes, broadcast, gradcheck, rtol, atol,
                  grad_rtol, grad_atol, gradcheck_kwargs):
+        _check_callables(op, args, numpy, torch, torch_kwargs, kwargs)
         if numpy is None and torch is None and not gradcheck:
             raise ValueError("op_case: give a numpy or torch reference, or gradcheck=True: nothing would be checked")
         self.op, self.args, self.numpy, self.torch, self.torch_kwargs = op, args, numpy, torch, torch_kwargs
@@ -172,7 +227,12 @@ class OpCase:
         if self.broadcast:
             strategy = mst.broadcastable_shapes(len(shared), max_dims=3, max_side=4) if self.shapes is None \
                 else self.shapes
-            drawn = iter(data.draw(strategy, label="shapes") if shared else ())
+            shapes_drawn = data.draw(strategy, label="shapes") if shared else ()
+            if shared and not (isinstance(shapes_drawn, (tuple, list)) and len(shapes_drawn) == len(shared)
+                               and all(isinstance(shape, (tuple, list)) and _is_shape(shape) for shape in shapes_drawn)):
+                raise ValueError(f"op_case: with broadcast=True, shapes must draw a tuple of {len(shared)} shapes "
+                                 f"(one per argument without its own shape), got {shapes_drawn!r}")
+            drawn = iter(shapes_drawn)
         else:
             one = data.draw(DEFAULT_SHAPES if self.shapes is None else self.shapes, label="shape") if shared else None
         inputs, shapes, special, tied = [], [], False, []
@@ -207,45 +267,49 @@ class OpCase:
         def fn(*ts):
             return self.op(*ts, **kwargs)
 
-        out, reference_dtypes = None, []
+        out, reference_dtypes = None, []  # reference_dtypes: one list per reference, a dtype per output
         if self.numpy is not None:
-            results = []  # the reference's result, for its dtype
+            results = []  # the reference's result, for its dtypes
+            copies = {name: _as_numpy(value) for name, value in kwargs.items()}  # (tensors too, as the inputs)
 
             def reference(*arrays):
-                results.append(self.numpy(*arrays, **kwargs))
+                results.append(self.numpy(*arrays, **copies))
                 return results[-1]
 
             out = check_forward(fn, reference, *inputs, rtol=self.rtol, atol=self.atol)
-            if isinstance(out, Tensor):
-                reference_dtypes.append(np.asarray(results[0]).dtype)
+            several = isinstance(out, (tuple, list))
+            reference_dtypes.append([np.asarray(r).dtype for r in (results[0] if several else [results[0]])])
         if self.torch is not None:
-            out, torch_dtype = self._against_torch(fn, inputs, kwargs)
-            reference_dtypes.append(torch_dtype)
-        if isinstance(out, Tensor):
-            self._check_dtype(out, inputs, reference_dtypes)
-            if not backend.is_floating(out.dtype):
-                return  # an integer or bool output (argmax, a comparison) has no gradient to check
+            out, torch_dtypes = self._against_torch(fn, inputs, kwargs)
+            reference_dtypes.append(torch_dtypes)
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        for k, o in enumerate(outs):
+            if isinstance(o, Tensor):
+                what = f"output {k}" if len(outs) > 1 else "output"
+                self._check_dtype(o, what, inputs, [dtypes[k] for dtypes in reference_dtypes])
+        if not any(isinstance(o, Tensor) and backend.is_floating(o.dtype) for o in outs):
+            return  # integer or bool outputs only (argmax, a comparison): no gradient to check
         if self.gradcheck and not special and any(getattr(t, "requires_grad", False) for t in inputs):
             check_gradients(fn, *inputs, **self.gradcheck_kwargs)
 
-    def _check_dtype(self, out, inputs, reference_dtypes):
+    def _check_dtype(self, out, what, inputs, reference_dtypes):
         """A floating output is float64 when the float inputs are, and only where the references
         return floats; an integer or bool output is one only where the references return one of
         the same kind (as argmax and comparisons do)."""
         floats = [t for t in inputs if isinstance(t, Tensor) and backend.is_floating(t.dtype)]
         if backend.is_floating(out.dtype):
             if floats and all(t.dtype == np.float64 for t in floats) and out.dtype != np.float64:
-                raise AssertionError(f"op_case of {self.name}: output dtype {out.dtype.name} from float64 inputs, "
+                raise AssertionError(f"op_case of {self.name}: {what} dtype {out.dtype.name} from float64 inputs, "
                                      "expected float64")
             for dtype in reference_dtypes:
                 if dtype.kind in "biu":  # (a comparison returning 0.0 and 1.0 where its references say bool)
-                    raise AssertionError(f"op_case of {self.name}: output dtype {out.dtype.name}, but the reference "
+                    raise AssertionError(f"op_case of {self.name}: {what} dtype {out.dtype.name}, but the reference "
                                          f"returns {dtype.name}")
             return
         kind = "bool" if out.dtype == np.bool_ else "integer"
         for dtype in reference_dtypes:
             if ("bool" if dtype == np.bool_ else "integer" if dtype.kind in "iu" else dtype.name) != kind:
-                raise AssertionError(f"op_case of {self.name}: output dtype {out.dtype.name}, but the reference "
+                raise AssertionError(f"op_case of {self.name}: {what} dtype {out.dtype.name}, but the reference "
                                      f"returns {dtype.name}")
 
     def on_device(self, data, device="cuda", dtype=None, rtol=1e-9, atol=1e-12):
@@ -281,13 +345,15 @@ class OpCase:
         return check_low_precision(lambda *ts: self.op(*ts, **kwargs), *inputs, dtype=dtype, ulps=ulps, device=device)
 
     def _against_torch(self, fn, inputs, kwargs):
-        """Forward and gradients against the torch reference; (fn's output, torch's dtype). An op
+        """Forward and gradients against the torch reference; (fn's output, torch's dtypes). An op
         returning several tensors is compared output by output, and its floating outputs take the
         gradients as one, flattened and concatenated (as check_gradients takes them)."""
         torch = _import_torch()
         reference = _torch_callable(torch, self.torch)
         theirs = [torch.tensor(_as_numpy(t), requires_grad=t.requires_grad) if isinstance(t, Tensor) else t
                   for t in inputs]
+        # a tensor among the keyword arguments goes over as a constant: only the inputs' gradients are checked
+        kwargs = {name: torch.tensor(_as_numpy(v)) if isinstance(v, Tensor) else v for name, v in kwargs.items()}
         torch_kwargs = self.torch_kwargs(kwargs) if self.torch_kwargs is not None else kwargs
         expected = reference(*theirs, **torch_kwargs)
         for t in inputs:
@@ -306,17 +372,17 @@ class OpCase:
         for k, (o, e) in enumerate(zip(outs, expecteds)):
             _compare(f"output {k}" if several else "the output", backend.to_numpy(o.data), e.detach().numpy(),
                      self.rtol, self.atol, check=f"{check}, against torch")
-        torch_dtype = None if several else expected.detach().numpy().dtype
+        torch_dtypes = [e.detach().numpy().dtype for e in expecteds]
         floating = [k for k, o in enumerate(outs) if backend.is_floating(o.dtype)]
         if not floating:
-            return out, torch_dtype
+            return out, torch_dtypes
         if several:  # one cotangent over the floating outputs: their concatenation, on both sides
             out_cat = concatenate([outs[k].reshape(-1) for k in floating])
             expected_cat = torch.cat([expecteds[k].reshape(-1) for k in floating])
         else:
             out_cat, expected_cat = out, expected
         if not (out_cat.requires_grad or expected_cat.requires_grad):
-            return out, torch_dtype
+            return out, torch_dtypes
         cotangent = np.random.default_rng(0).standard_normal(out_cat.shape)
         if out_cat.requires_grad:
             out_cat.backward(cotangent)
@@ -328,7 +394,7 @@ class OpCase:
                 other = np.zeros(ours.shape) if t.grad is None else t.grad.numpy()
                 _compare(f"the gradient of argument {k}", mine, other, self.grad_rtol, self.grad_atol,
                          check=f"{check}, backward against torch")
-        return out, torch_dtype
+        return out, torch_dtypes
 
 
 def _moved(value, device, dtype=None):
@@ -397,7 +463,9 @@ def op_test(op, *args, settings=None, **options):
     """``op_case(op, *args, **options)`` as a hypothesis test function: assign it to a ``test_``
     name in a test module and pytest runs it. It runs under the active settings profile without
     a deadline (finite differences, and torch's first calls, overrun hypothesis' 200 ms), unless
-    ``settings`` (a ``hypothesis.settings``) says otherwise."""
+    ``settings`` (a ``hypothesis.settings``) gives a deadline other than the profile's. Each
+    op_test has its own key in hypothesis' example database (and its own derandomized draws),
+    made from the op and its references."""
     case = op_case(op, *args, **options)
 
     @given(data=st.data())
@@ -405,4 +473,24 @@ def op_test(op, *args, settings=None, **options):
         case(data)
 
     test.__doc__ = f"op_test of {case.name}"
-    return (hypothesis_settings(deadline=None) if settings is None else settings)(test)
+    # every op_test wraps this one function: without its own digest, hypothesis would replay one op_test's
+    # failures in every other, and draw the same examples for all of them under derandomize
+    test.hypothesis.inner_test._hypothesis_internal_add_digest = _digest(op, options.get("numpy"),
+                                                                          options.get("torch"))
+    if settings is None or settings.deadline == hypothesis_settings.default.deadline:
+        settings = hypothesis_settings(settings, deadline=None)
+    return settings(test)
+
+
+def _digest(*things) -> bytes:
+    """A key for the callables and names in ``things`` that is the same in every process: each
+    one's source where Python has it (a lambda's line), else its qualified name."""
+    hasher = hashlib.sha256()
+    for thing in things:
+        try:
+            text = inspect.getsource(thing)
+        except (OSError, TypeError):
+            text = thing if isinstance(thing, str) else \
+                f"{getattr(thing, '__module__', '')}.{getattr(thing, '__qualname__', type(thing).__qualname__)}"
+        hasher.update(text.encode() + b"\0")
+    return hasher.digest()

@@ -141,10 +141,24 @@ def _far_enough(values, min_value, max_value, away_from, margin):
     return ok
 
 
+def _number(where, name, value) -> float:
+    """A number argument as a float, or a ValueError naming the strategy (float("x") names nothing)."""
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raise ValueError(f"{where}: {name} must be a number, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: {name} must be a number, got {value!r}") from None
+
+
 def _float_plan(where, min_value, max_value, away_from, margin, distinct):
     """Check float_arrays' arguments; return the values to move near points to (or the grid)."""
-    min_value, max_value, margin = float(min_value), float(max_value), float(margin)
-    away_from = tuple(float(p) for p in away_from)
+    min_value, max_value, margin = (_number(where, name, v) for name, v in
+                                    (("min_value", min_value), ("max_value", max_value), ("margin", margin)))
+    if not isinstance(away_from, (tuple, list)):  # (away_from=0.0, for (0.0,), would fail in a loop over it)
+        raise ValueError(f"{where}: away_from must be a tuple of points, got {away_from!r}"
+                         + (f"; for one point write ({away_from!r},)" if isinstance(away_from, (int, float)) else ""))
+    away_from = tuple(_number(where, "a point of away_from", p) for p in away_from)
     if not (np.isfinite(min_value) and np.isfinite(max_value) and min_value <= max_value):
         raise ValueError(f"{where}: need finite min_value <= max_value, got [{min_value}, {max_value}]")
     if not margin >= 0:
