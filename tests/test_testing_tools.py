@@ -135,6 +135,7 @@ def test_gradcheck_rejects_unusable_inputs(inputs, error, message):
 @pytest.mark.parametrize("fn, error, message", [
     (lambda x: x.numpy(), TypeError, "fn must return a Tensor, got ndarray"),
     (lambda x: x.detach() * 2.0, GradcheckError, "does not depend on any input"),
+    (lambda x: x.argmax(), TypeError, "^gradcheck: fn's output is int64, not a floating tensor: nothing to check$"),
 ])
 def test_gradcheck_rejects_bad_functions(fn, error, message):
     with pytest.raises(error, match=message):
@@ -333,6 +334,17 @@ def test_gradcheck_takes_numpy_numbers_and_keeps_numpy_quiet_on_inf(recwarn):
         with np.errstate(all="raise"), pytest.raises(GradcheckError, match="gradient of input 0 is wrong"):
             gradcheck(F.exp, x)
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_gradcheck_says_a_float32_output_swamps_the_finite_differences():
+    with pytest.raises(GradcheckError, match="fn's output is float32: its rounding swamps a finite difference, so "
+                                             "compute it in float64"):
+        gradcheck(lambda t: (t * t).float(), uniform_leaf((3,)))
+
+
+def test_op_case_low_precision_returns_none_as_a_hypothesis_test_must():
+    case = op_case(F.tanh, arg(), numpy=np.tanh)
+    run_case(lambda data: case.low_precision(data, "bfloat16", device="cpu"), examples=3)
 
 
 def test_gradcheck_failure_names_the_op_and_the_tolerances():

@@ -159,7 +159,7 @@ def _one_output(fn):
 
 
 def _unwritten(fn, inputs):
-    """fn's output shape and the name of its last op, after checking that fn's forward wrote
+    """fn's output shape and dtype and the name of its last op, after checking that fn's forward wrote
     into none of the inputs it is differentiated in (those that require grad): every later value
     would be taken at the written values. A buffer an op updates (batch norm's running
     statistics, which require no grad) may change, as PyTorch's gradcheck lets it."""
@@ -167,6 +167,8 @@ def _unwritten(fn, inputs):
     out = fn(*inputs)  # recorded, for its op's name
     if not isinstance(out, Tensor):
         raise TypeError(f"gradcheck: fn must return a Tensor, got {type(out).__name__}")
+    if not backend.is_floating(out.dtype):
+        raise TypeError(f"gradcheck: fn's output is {out.dtype.name}, not a floating tensor: nothing to check")
     name = getattr(fn, "last_ops", None) or (out._ctx.name if out._ctx is not None else "none")
     for k, b in before:
         where = _first_change(inputs[k].data, b)
@@ -175,7 +177,7 @@ def _unwritten(fn, inputs):
                                  f"{where} was {float(backend.to_numpy(b)[where]):.10g}, is now "
                                  f"{float(backend.to_numpy(inputs[k].data)[where]):.10g}; an op must not change "
                                  "an input it is differentiated in")
-    return out.shape, name
+    return out.shape, out.dtype, name
 
 
 def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, full_jacobian_limit=4096, directions=6,
@@ -196,9 +198,12 @@ def gradcheck(fn, *inputs, eps=1e-6, atol=1e-5, rtol=1e-4, full_jacobian_limit=4
     checked, inputs = _checked_inputs(inputs)
     fn = _one_output(fn)
     rng = np.random.default_rng(seed)
-    out_shape, op_name = _unwritten(fn, inputs)
+    out_shape, out_dtype, op_name = _unwritten(fn, inputs)
     out_size = int(np.prod(out_shape))
     tolerance = f"atol={atol:g}, rtol={rtol:g}; fn's last op: {op_name}" + _nan_note(inputs, checked)
+    if out_dtype != np.float64:  # (the inputs are float64: _checked_inputs)
+        tolerance += (f"; fn's output is {out_dtype.name}: its rounding swamps a finite difference, so compute "
+                      "it in float64")
     for n, position in enumerate(checked):
         in_shape = inputs[position].shape
         in_size = int(np.prod(in_shape))
