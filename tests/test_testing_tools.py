@@ -933,6 +933,34 @@ def test_op_case_and_the_strategies_refuse_what_they_cannot_use_when_made(make, 
         make()
 
 
+def test_arg_draws_float32_and_float16_with_edges_and_ties():
+    """dtype: the values drawn as for float64, then rounded; the output's dtype must follow; a wrong
+    backward is still caught against torch."""
+    import_torch()
+    seen = set()
+
+    def tanh(x):
+        seen.add(x.dtype.name)
+        return F.tanh(x)
+
+    f32 = {"gradcheck": False, "rtol": 1e-6, "atol": 1e-7, "grad_rtol": 1e-5, "grad_atol": 1e-6}
+    run_case(op_case(tanh, arg(dtype="float32", edges=(0.0, np.inf, np.nan)), numpy=np.tanh, torch="torch.tanh", **f32),
+             examples=10)
+    run_case(op_case(F.maximum, arg(dtype="float16", ties=True), arg(dtype="float16", ties=True), numpy=np.maximum,
+                     torch="torch.maximum", gradcheck=False, rtol=1e-3, grad_rtol=1e-3, grad_atol=1e-3), examples=10)
+    assert seen == {"float32"}
+    with pytest.raises(AssertionError, match="output dtype float64 from float32 inputs, expected float32"):
+        run_case(op_case(lambda x: F.tanh(x).double(), arg(dtype="float32"), numpy=np.tanh, **f32), examples=5)
+    with pytest.raises(AssertionError, match="backward against torch"):
+        run_case(op_case(lambda x: Square(factor=2.5)(x), arg(dtype="float32"), torch=lambda t: t * t, **f32),
+                 examples=5)
+    with pytest.raises(ValueError, match=r"^op_case: argument 0 is float32, and finite differences need float64: "
+                                         r"give gradcheck=False"):
+        op_case(F.tanh, arg(dtype="float32"), numpy=np.tanh)
+    with pytest.raises(ValueError, match=r"^arg: dtype must be 'float64', 'float32' or 'float16', got 'bfloat16'"):
+        arg(dtype="bfloat16")
+
+
 @pytest.mark.parametrize("case, message", [
     (lambda: op_case(F.mul, arg(), arg(shape=lambda x: 2.5), numpy=np.multiply),
      r"^op_case: the shape of argument 1 must be an int or a tuple of ints >= 0, got 2.5"),

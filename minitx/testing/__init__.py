@@ -46,18 +46,20 @@ Op-test factory, ``from minitx.testing import arg, op_case, op_test`` (needs hyp
 describe the op's arguments and its references in a few lines, get a hypothesis test.
 
 * ``arg(shape=None, *, min_value=-3, max_value=3, away_from=(), margin=0.05, distinct=False,
-  ties=False, edges=(), edge_probability=0.25, requires_grad=True, transposed=None, strategy=None)``:
-  one positional argument; by default a float64
+  ties=False, edges=(), edge_probability=0.25, requires_grad=True, transposed=None, strategy=None,
+  dtype="float64")``: one positional argument; by default a float64
   leaf of the shape shared by all such arguments (``broadcast=True``: broadcastable shapes);
   ``shape`` may be a callable of the earlier arguments' shapes; ``edges`` mixes values such as
-  0, inf, NaN in; ``strategy`` draws anything else (targets, masks).
+  0, inf, NaN in; ``strategy`` draws anything else (targets, masks); ``dtype`` "float32" or
+  "float16" rounds the values (with ``gradcheck=False``: finite differences need float64).
 * ``op_test(op, *args, numpy=None, torch=None, torch_kwargs=None, kwargs=None, shapes=None,
   broadcast=False, gradcheck=True, rtol=1e-10, atol=1e-12, ...)``: a test function that checks
   forward against the NumPy reference, forward and gradients against the torch reference (a
   callable or "torch.name"; skipped without PyTorch), and runs check_gradients (finite
   differences, hygiene and subsets of the inputs requiring grad; not on edge values or ties, where
   only the torch reference checks the gradients: a NumPy reference checks the forward alone).
-  It runs without a deadline unless ``settings=hypothesis.settings(...)`` says otherwise.
+  It runs without a deadline unless ``settings=hypothesis.settings(...)`` gives one, and has
+  its own key in hypothesis' example database.
 * ``op_case(...)``: the same checks as a callable of hypothesis' ``data``, for tables of ops.
 
 Op-test example (tests/test_testing_tools.py runs it)::

@@ -8,7 +8,7 @@ Each example draws the shapes, the arguments (``arg``: float64 leaves by default
 keyword arguments, then checks, in this order:
 
 1. forward against the NumPy reference (``check_forward``: shapes, values, NaN matches NaN);
-   each floating output is float64 when the float inputs are; an integer or bool output (argmax,
+   each floating output has the float inputs' dtype; an integer or bool output (argmax,
    comparisons) must be one in the references too, and an op with no floating output skips the
    gradient checks;
 2. forward and gradients against the PyTorch reference: both run in float64 on the same values
@@ -65,10 +65,11 @@ class Arg:
     requires_grad: bool = True
     transposed: object = None
     strategy: object = None
+    dtype: str = "float64"
 
 
 def arg(shape=None, *, min_value=-3.0, max_value=3.0, away_from=(), margin=0.05, distinct=False, ties=False,
-        edges=(), edge_probability=0.25, requires_grad=True, transposed=None, strategy=None) -> Arg:
+        edges=(), edge_probability=0.25, requires_grad=True, transposed=None, strategy=None, dtype="float64") -> Arg:
     """One positional argument of the op under test.
 
     shape: None (the shape op_case draws for all such arguments, or each its own broadcastable
@@ -81,7 +82,9 @@ def arg(shape=None, *, min_value=-3.0, max_value=3.0, away_from=(), margin=0.05,
     example where two values of the ``ties`` arguments lie within 4 eps of each other too (a step
     would cross the tie); ``edges`` (say (0.0, inf, -inf, nan)) replace each value with
     probability ``edge_probability``. ``requires_grad`` and ``transposed`` as in
-    strategies.tensors.
+    strategies.tensors. dtype: "float64", or "float32" or "float16" (the values drawn as above,
+    then rounded to it): finite differences need float64, so such a case takes
+    ``gradcheck=False`` and the tolerances of its precision (rtol, grad_rtol).
     strategy: anything else (integer targets, masks, a Python value), as a strategy or a callable
     of the earlier arguments' shapes returning one; a drawn NumPy array becomes a tensor of its
     dtype that requires no grad, other values are passed as they are.
@@ -92,8 +95,10 @@ def arg(shape=None, *, min_value=-3.0, max_value=3.0, away_from=(), margin=0.05,
                          f"or a callable of the earlier arguments' shapes, got {shape!r}")
     if not 0 <= edge_probability <= 1:
         raise ValueError(f"arg: edge_probability must be in [0, 1], got {edge_probability!r}")
+    if dtype not in ("float64", "float32", "float16"):  # (bfloat16: OpCase.low_precision, against float32)
+        raise ValueError(f"arg: dtype must be 'float64', 'float32' or 'float16', got {dtype!r}")
     return Arg(shape, min_value, max_value, tuple(away_from), margin, distinct, ties, tuple(edges),
-               edge_probability, requires_grad, transposed, strategy)
+               edge_probability, requires_grad, transposed, strategy, dtype)
 
 
 def _is_shape(shape) -> bool:
@@ -182,7 +187,7 @@ def _values(draw, a: Arg, shape, position=0):
         array = np.array(array, order="K")  # (a 0-d result of np.round is a NumPy scalar: an array again)
         array[replace] = picks[replace]
         special = special or bool(replace.any())
-    made = Tensor(array)  # keeps a transposed view a view
+    made = Tensor(array.astype(a.dtype, order="K", copy=False))  # (order K: a transposed view stays one)
     return (made.requires_grad_(True) if a.requires_grad else made), special
 
 
@@ -210,6 +215,10 @@ class OpCase:
     def __init__(self, op, args, numpy, torch, torch_kwargs, kwargs, shapes, broadcast, gradcheck, rtol, atol,
                  grad_rtol, grad_atol, gradcheck_kwargs):
         _check_callables(op, args, numpy, torch, torch_kwargs, kwargs)
+        narrow = [k for k, a in enumerate(args) if isinstance(a, Arg) and a.dtype != "float64"]
+        if gradcheck and narrow:
+            raise ValueError(f"op_case: argument {narrow[0]} is {args[narrow[0]].dtype}, and finite differences need "
+                             "float64: give gradcheck=False (a torch reference still checks the gradients)")
         if numpy is None and torch is None and not gradcheck:
             raise ValueError("op_case: give a numpy or torch reference, or gradcheck=True: nothing would be checked")
         self.op, self.args, self.numpy, self.torch, self.torch_kwargs = op, args, numpy, torch, torch_kwargs
@@ -293,14 +302,15 @@ class OpCase:
             check_gradients(fn, *inputs, **self.gradcheck_kwargs)
 
     def _check_dtype(self, out, what, inputs, reference_dtypes):
-        """A floating output is float64 when the float inputs are, and only where the references
-        return floats; an integer or bool output is one only where the references return one of
-        the same kind (as argmax and comparisons do)."""
-        floats = [t for t in inputs if isinstance(t, Tensor) and backend.is_floating(t.dtype)]
+        """A floating output has the float inputs' dtype where they share one, and is floating only
+        where the references return floats; an integer or bool output is one only where the
+        references return one of the same kind (as argmax and comparisons do)."""
+        floats = {t.dtype for t in inputs if isinstance(t, Tensor) and backend.is_floating(t.dtype)}
         if backend.is_floating(out.dtype):
-            if floats and all(t.dtype == np.float64 for t in floats) and out.dtype != np.float64:
-                raise AssertionError(f"op_case of {self.name}: {what} dtype {out.dtype.name} from float64 inputs, "
-                                     "expected float64")
+            if len(floats) == 1 and out.dtype not in floats:
+                (dtype,) = floats
+                raise AssertionError(f"op_case of {self.name}: {what} dtype {out.dtype.name} from {dtype.name} "
+                                     f"inputs, expected {dtype.name}")
             for dtype in reference_dtypes:
                 if dtype.kind in "biu":  # (a comparison returning 0.0 and 1.0 where its references say bool)
                     raise AssertionError(f"op_case of {self.name}: {what} dtype {out.dtype.name}, but the reference "
