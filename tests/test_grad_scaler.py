@@ -167,14 +167,14 @@ def test_an_overflowed_step_leaves_the_parameters_and_the_moments_and_halves_the
     events = ["finite", "finite", "inf"]
     ps, opt, scaler, _ = _adam_steps(events[:2], deferred)
     before = [p.numpy().copy() for p in ps]
-    moments = {i: {k: np.array(v, copy=True) for k, v in s.items() if k != "step"} for i, s in opt.state.items()}
+    moments = [{k: np.array(v, copy=True) for k, v in opt.state[p].items() if k != "step"} for p in ps]
     scale = scaler.get_scale()
     ps2, opt2, scaler2, _ = _adam_steps(events, deferred)
     for p, old in zip(ps2, before):
         np.testing.assert_array_equal(p.numpy(), old)
-    for i, state in moments.items():
+    for p, state in zip(ps2, moments):
         for key, value in state.items():
-            np.testing.assert_array_equal(opt2.state[i][key], value)
+            np.testing.assert_array_equal(opt2.state[p][key], value)
     assert scaler2.get_scale() == scale / 2
     assert scale == 2.0 ** 9  # the two clean steps grew it once
 

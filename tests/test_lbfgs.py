@@ -89,7 +89,7 @@ def test_lbfgs_matches_pytorch(problem, kw):
         for k, (p, q) in enumerate(zip(params, theirs)):
             np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-8, atol=1e-8,
                                        err_msg=f"{where}, parameter {k}")
-        ours, their_state = opt.state[0], their_opt.state[theirs[0]]
+        ours, their_state = opt.state[params[0]], their_opt.state[theirs[0]]
         assert set(their_state) - set(ours) <= {"al"}, where
         for key, value in ours.items():
             theirs_value = their_state[key]
@@ -212,7 +212,7 @@ def test_lbfgs_state_round_trip_continues_identically(tmp_path):
     for _ in range(2):
         opt_c.step(closure_c)
     np.testing.assert_array_equal(params_a[0].numpy(), params_c[0].numpy())
-    assert opt_a.state[0]["func_evals"] == opt_c.state[0]["func_evals"]
+    assert opt_a.state[params_a[0]]["func_evals"] == opt_c.state[params_c[0]]["func_evals"]
 
 
 def test_lbfgs_state_is_checked_on_load():
@@ -238,10 +238,11 @@ def test_a_start_that_is_already_optimal_moves_nothing_and_counts_the_call():
     closure = counting_closure(opt, lambda: (p * p).sum(), [])
     assert float(opt.step(closure)) == 0.0
     np.testing.assert_array_equal(p.numpy(), np.zeros(3))
-    assert opt.state[0] == {"func_evals": 1, "n_iter": 0}
-    again = optim.LBFGS([minitx.tensor(np.zeros(3), requires_grad=True)])
+    assert opt.state[p] == {"func_evals": 1, "n_iter": 0}
+    q = minitx.tensor(np.zeros(3), requires_grad=True)
+    again = optim.LBFGS([q])
     again.load_state_dict(opt.state_dict())
-    assert again.state[0] == {"func_evals": 1, "n_iter": 0}
+    assert again.state[q] == {"func_evals": 1, "n_iter": 0}
 
 
 def test_lbfgs_refuses_a_second_group_and_a_step_without_closure():
@@ -261,7 +262,7 @@ def test_a_parameter_without_gradient_stays_and_the_others_move():
     opt = optim.LBFGS(params + [unused])
     opt.step(counting_closure(opt, loss_of, []))
     np.testing.assert_array_equal(unused.numpy(), np.ones(2))
-    assert opt.state[0]["d"].shape == (6,) and not (params[0].numpy() == 0).all()
+    assert opt.state[params[0]]["d"].shape == (6,) and not (params[0].numpy() == 0).all()
 
 
 @pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])

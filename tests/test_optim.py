@@ -119,7 +119,7 @@ def test_adam_matches_reference(cls, kw):
     wd = kw.get("weight_decay", 0.01 if cls is AdamW else 0.0)
     expected = ref_adam(p0, grads, 0.01, b1, b2, kw.get("eps", 1e-8), wd, decoupled=cls is AdamW)
     assert_params(params, expected)
-    assert [opt.state[i]["step"] for i in range(3)] == [5, 5, 5]
+    assert [opt.state[p]["step"] for p in params] == [5, 5, 5]
 
 
 def test_adamw_differs_from_adam_only_by_weight_decay():
@@ -150,9 +150,9 @@ def test_params_without_grad_are_untouched_and_keep_own_step_count():
     opt = Adam(params, lr=0.01)
     run(opt, params, grads[:1])
     np.testing.assert_array_equal(params[1].data, p0[1])
-    assert 1 not in opt.state
+    assert params[1] not in opt.state
     run(opt, params, grads[1:])
-    assert opt.state[1]["step"] == 2 and opt.state[0]["step"] == 4
+    assert opt.state[params[1]]["step"] == 2 and opt.state[params[0]]["step"] == 4
     assert_params(params, ref_adam(p0, grads, 0.01))
 
 
@@ -276,7 +276,7 @@ def test_state_dict_holds_numpy_copies():
     sd = opt.state_dict()
     assert isinstance(sd["state"][0]["exp_avg"], np.ndarray)
     sd["state"][0]["exp_avg"][...] = 123.0
-    assert not (opt.state[0]["exp_avg"] == 123.0).any()
+    assert not (opt.state[params[0]]["exp_avg"] == 123.0).any()
     assert sd["param_groups"][0]["params"] == [0, 1, 2]
 
 
@@ -617,7 +617,7 @@ def test_amsgrad_matches_pytorch(name, kw):
     their_opt = getattr(torch.optim, name)(theirs, **ours_opt.defaults)
     shrinking = [[g / (1 + 10 * t) for g in gs] for t, gs in enumerate(grad_sequence(6))]
     _step_both_and_compare(torch, ours_opt, params, their_opt, theirs, grads=shrinking)
-    ours, theirs_state = ours_opt.state[0], their_opt.state[theirs[0]]
+    ours, theirs_state = ours_opt.state[params[0]], their_opt.state[theirs[0]]
     assert sorted(ours) == ["exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step"]
     np.testing.assert_allclose(ours["max_exp_avg_sq"], theirs_state["max_exp_avg_sq"].numpy(), rtol=1e-12)
     assert (ours["max_exp_avg_sq"] > ours["exp_avg_sq"]).any()
@@ -631,7 +631,8 @@ def test_amsgrad_state_is_saved_restored_and_checked():
     again = Adam(make_params(), lr=0.01)  # amsgrad comes with the saved groups, as PyTorch's
     again.load_state_dict(saved)
     assert again.param_groups[0]["amsgrad"] is True
-    np.testing.assert_array_equal(again.state[1]["max_exp_avg_sq"], opt.state[1]["max_exp_avg_sq"])
+    np.testing.assert_array_equal(again.state[again.param_groups[0]["params"][1]]["max_exp_avg_sq"],
+                                  opt.state[params[1]]["max_exp_avg_sq"])
     without = Adam(make_params(), lr=0.01)
     run(without, without.param_groups[0]["params"], grad_sequence(1))
     plain = without.state_dict()
@@ -648,16 +649,17 @@ def test_amsgrad_takes_a_skipped_step_as_nothing():
     params = make_params()
     opt = AdamW(params, lr=0.01, amsgrad=True)
     run(opt, params, grad_sequence(1))
-    before = [{k: np.array(v, copy=True) for k, v in opt.state[i].items()} for i in range(3)]
+    before = [{k: np.array(v, copy=True) for k, v in opt.state[p].items()} for p in params]
     set_grads(params, grad_sequence(1, seed=5)[0])
     weights = [p.numpy().copy() for p in params]
     opt._step(skip=np.array(True))
     for i, p in enumerate(params):
         np.testing.assert_array_equal(p.numpy(), weights[i])
         for key, value in before[i].items():
-            np.testing.assert_array_equal(np.asarray(opt.state[i][key]), value, err_msg=key)
+            np.testing.assert_array_equal(np.asarray(opt.state[p][key]), value, err_msg=key)
     opt._step(skip=np.array(False))
-    assert (opt.state[0]["max_exp_avg_sq"] >= before[0]["max_exp_avg_sq"]).all() and opt.state[0]["step"] == 2
+    state = opt.state[params[0]]
+    assert (state["max_exp_avg_sq"] >= before[0]["max_exp_avg_sq"]).all() and state["step"] == 2
 
 
 @pytest.mark.parametrize("cls", [Adam, AdamW])
@@ -748,7 +750,7 @@ def test_rmsprop_matches_pytorch(kw):
     theirs = [torch.tensor(p.numpy(), requires_grad=True) for p in params]
     ours_opt, their_opt = optim.RMSprop(params, **kw), torch.optim.RMSprop(theirs, **kw)
     _step_both_and_compare(torch, ours_opt, params, their_opt, theirs)
-    assert sorted(ours_opt.state[0]) == sorted(k for k in their_opt.state[theirs[0]] if k != "step")
+    assert sorted(ours_opt.state[params[0]]) == sorted(k for k in their_opt.state[theirs[0]] if k != "step")
 
 
 def test_rmsprop_state_round_trips_and_its_arguments_are_checked():
@@ -792,7 +794,7 @@ def _against_pytorch(name, args=(), kw=None, steps=8, shapes=SHAPES):
             for k, (p, q) in enumerate(zip(params, theirs)):
                 where = f"step {t + 1}, parameter {k}"
                 np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-12, atol=1e-14, err_msg=where)
-                ours, their_state = ours_opt.state[k], their_opt.state[q]
+                ours, their_state = ours_opt.state[p], their_opt.state[q]
                 assert set(ours) <= set(their_state) and set(their_state) - set(ours) <= {"step"}, where
                 for key, value in ours.items():
                     np.testing.assert_allclose(np.asarray(value, dtype=np.float64), their_state[key].numpy(),
@@ -881,7 +883,7 @@ def test_rprop_grows_shrinks_and_pauses_as_the_signs_say():
         opt.step()
         moves.append(round(float(p.numpy()[0]) - before, 12))
     assert moves == [-0.1, -0.2, 0.0, 0.1, 0.0]
-    assert float(opt.state[0]["step_size"][0]) == pytest.approx(0.05)
+    assert float(opt.state[p]["step_size"][0]) == pytest.approx(0.05)
 
 
 # ---------------------------------------------------------------------- ASGD
@@ -903,8 +905,9 @@ def test_asgd_averages_the_iterates_after_t0():
         set_grads(params, gs)
         opt.step()
         iterates.append(params[0].numpy().copy())
-    np.testing.assert_allclose(opt.state[0]["ax"], np.mean(iterates[3:], axis=0), rtol=1e-12)
-    assert opt.state[0]["mu"] == 1 / (7 - 2) and opt.state[0]["eta"] == 0.1
+    state = opt.state[params[0]]
+    np.testing.assert_allclose(state["ax"], np.mean(iterates[3:], axis=0), rtol=1e-12)
+    assert state["mu"] == 1 / (7 - 2) and state["eta"] == 0.1
 
 
 # ---------------------------------------------------------------------- Adafactor
@@ -924,7 +927,7 @@ def test_adafactor_keeps_factors_for_matrices_and_a_variance_for_vectors():
     params = make_params(shapes=_ADAFACTOR_SHAPES)
     opt = optim.Adafactor(params)
     run(opt, params, grad_sequence(2, shapes=_ADAFACTOR_SHAPES))
-    shapes = [{key: np.shape(value) for key, value in opt.state[i].items() if key != "step"} for i in range(4)]
+    shapes = [{key: np.shape(value) for key, value in opt.state[p].items() if key != "step"} for p in params]
     assert shapes == [{"row_var": (3, 1), "col_var": (1, 4)}, {"variance": (5,)}, {"variance": ()},
                       {"row_var": (2, 3, 1), "col_var": (2, 1, 4)}]
     saved = opt.state_dict()
@@ -959,3 +962,63 @@ def test_a_bfloat16_parameter_is_refused_also_when_cast_after_the_optimizer_took
     with pytest.raises(TypeError, match=f"{name}.step: {message}"):
         opt.step(closure)
     np.testing.assert_array_equal(model.weight.numpy(), before)
+
+
+# ---------------------------------------------------------------------- groups edited after a step
+def _tensor_values(lib, tensors):
+    return [(t.detach() if lib.__name__ == "torch" else t).numpy().copy() for t in tensors]
+
+
+@pytest.mark.parametrize("name, kw", [("SGD", dict(momentum=0.9))])
+def test_a_parameter_appended_to_an_earlier_group_starts_fresh_and_the_others_keep_theirs(name, kw):
+    """The state is keyed by the parameter, as PyTorch's. Keyed by index (its position over all the
+    groups), q appended to group 0 took b's momentum and b started over."""
+    torch = import_torch()
+    results = []
+    for lib, lib_optim in ((minitx, optim), (torch, torch.optim)):
+        a, b, q = (lib.tensor(np.zeros(2), requires_grad=True) for _ in range(3))
+        opt = getattr(lib_optim, name)([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1, **kw)
+        a.grad, b.grad = lib.tensor(np.array([1.0, 2.0])), lib.tensor(np.array([100.0, -100.0]))
+        opt.step()
+        opt.param_groups[0]["params"].append(q)
+        for t in range(2):
+            for k, p in enumerate((a, b, q)):
+                p.grad = lib.tensor(np.array([1.0 + k, -1.0 - t]))
+            opt.step()
+        results.append(_tensor_values(lib, (a, b, q)))
+    for name_, ours, theirs in zip("abq", *results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14, err_msg=name_)
+
+
+def test_state_is_keyed_by_the_parameter_and_saved_by_index_as_in_pytorch():
+    """opt.state[p] as in PyTorch (a defaultdict, so a subclass may write self.state[p]['n']); state_dict
+    numbers the parameters by their index at the time it is called."""
+    a, b, q = (minitx.tensor(np.zeros(2), requires_grad=True) for _ in range(3))
+    opt = SGD([{"params": [a]}, {"params": [b]}], lr=0.1, momentum=0.9)
+    a.grad, b.grad = minitx.tensor(np.ones(2)), minitx.tensor(np.full(2, 2.0))
+    opt.step()
+    np.testing.assert_array_equal(opt.state[b]["momentum_buffer"], [2.0, 2.0])
+    opt.param_groups[0]["params"].append(q)
+    saved = opt.state_dict()
+    assert [sorted(entry) for entry in saved["state"]] == [["momentum_buffer"], [], ["momentum_buffer"]]
+    assert [g["params"] for g in saved["param_groups"]] == [[0, 1], [2]]
+    np.testing.assert_array_equal(saved["state"][2]["momentum_buffer"], [2.0, 2.0])
+
+    class SignSGD(optim.Optimizer):  # written as for PyTorch: the state made by self.state[p]
+        def __init__(self, params, lr=0.1):
+            super().__init__(params, dict(lr=lr))
+
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    state = self.state[p]
+                    state["n"] = state.get("n", 0) + 1
+                    with minitx.no_grad():
+                        p.sub_(group["lr"] * p.grad.sign())
+
+    p = minitx.tensor(np.ones(2), requires_grad=True)
+    custom = SignSGD([p])
+    p.grad = minitx.tensor(np.array([0.5, -0.5]))
+    custom.step()
+    np.testing.assert_allclose(p.numpy(), [0.9, 1.1])
+    assert custom.state[p] == {"n": 1}

@@ -94,9 +94,9 @@ def test_a_deferred_adam_step_gives_the_eager_bits(seed, steps):
         assert reads.count == 0
     for a, b in zip(eager, deferred):
         np.testing.assert_array_equal(a.data, b.data)
-    for k in range(len(eager)):
+    for a, b in zip(eager, deferred):
         for key in ("exp_avg", "exp_avg_sq"):
-            np.testing.assert_array_equal(opt_eager.state[k][key], opt_deferred.state[k][key])
+            np.testing.assert_array_equal(opt_eager.state[a][key], opt_deferred.state[b][key])
     checks.raise_first()  # no failure recorded
 
 
@@ -104,7 +104,7 @@ def test_a_non_finite_gradient_skips_the_deferred_step_and_raises_the_eager_erro
     params = _model_and_grads(0)
     opt = _adam(params)
     opt.step()  # state exists, so the skipped step has moments to leave alone
-    before = [p.data.copy() for p in params] + [opt.state[k][key].copy() for k in range(3)
+    before = [p.data.copy() for p in params] + [opt.state[p][key].copy() for p in params
                                                  for key in ("exp_avg", "exp_avg_sq")]
     for p, g in zip(params, _model_and_grads(1, nan_at=1)):
         p.grad = g.grad
@@ -113,7 +113,7 @@ def test_a_non_finite_gradient_skips_the_deferred_step_and_raises_the_eager_erro
     with checks.deferring():
         checks.begin_step()
         opt.step()
-    after = [p.data for p in params] + [opt.state[k][key] for k in range(3) for key in ("exp_avg", "exp_avg_sq")]
+    after = [p.data for p in params] + [opt.state[p][key] for p in params for key in ("exp_avg", "exp_avg_sq")]
     for a, b in zip(before, after):
         np.testing.assert_array_equal(a, b)
     with pytest.raises(FloatingPointError) as deferred_error:

@@ -92,9 +92,9 @@ class Adafactor(Optimizer):
 
     def _step_group(self, group, items):
         # the weight decay comes after alpha reads p: not the base class's _gradient
-        for index, p in items:
+        for _, p in items:
             g = -p.grad.data if group["maximize"] else p.grad.data
-            self._update(p.data, g, self._state_of(index, group, p), group)
+            self._update(p.data, g, self._state_of(group, p), group)
 
     def _update(self, p, g, state, group):
         xp = backend.get_array_module(p)

@@ -66,12 +66,12 @@ class Adam(Optimizer):
         first = self._first_index(group)  # a parameter's place in its group: index - first
         by_device: dict = {}  # the update runs per device: one count array and one lr array each
         for index, p in items:
-            state = self.state.get(index)
+            state = self.state.get(p)
             if not state:
                 xp = backend.get_array_module(p.data)
-                state = self.state[index] = {"step": self._step_count(group, index - first, p.device),
-                                             "exp_avg": xp.zeros_like(p.data),
-                                             "exp_avg_sq": xp.zeros_like(p.data)}
+                state = self.state[p] = {"step": self._step_count(group, index - first, p.device),
+                                         "exp_avg": xp.zeros_like(p.data),
+                                         "exp_avg_sq": xp.zeros_like(p.data)}
                 if group["amsgrad"]:
                     state["max_exp_avg_sq"] = xp.zeros_like(p.data)
             by_device.setdefault(p.device, []).append((index - first, p, state))
@@ -145,9 +145,8 @@ class Adam(Optimizer):
         """load_state_dict gave each parameter's t as an int: back into the device counts."""
         self._step_counts = {}
         for group in self.param_groups:
-            first = self._first_index(group)
             for place, p in enumerate(group["params"]):
-                state = self.state.get(first + place)
+                state = self.state.get(p)
                 if state:
                     state["step"] = self._step_count(group, place, p.device, start=state["step"])
 

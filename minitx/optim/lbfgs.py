@@ -340,14 +340,14 @@ class LBFGS(Optimizer):
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         history_size, line_search = group["history_size"], group["line_search_fn"]
-        state = self.state.get(0, {})
+        state = self.state.get(self._params[0], {})  # (its one state, kept as PyTorch's)
         func_evals, total_iter = state.get("func_evals", 0), state.get("n_iter", 0)
 
         orig_loss, loss, flat_grad = self._evaluate(closure)
         current_evals = 1
         func_evals += 1
         if float(abs(flat_grad).max()) <= tolerance_grad:  # already optimal: nothing moves
-            self.state[0] = {**state, "func_evals": func_evals, "n_iter": total_iter}
+            self.state[self._params[0]] = {**state, "func_evals": func_evals, "n_iter": total_iter}
             return orig_loss
 
         # the state from the last step; new lists and arrays, so that it stays as it is until the end
@@ -421,8 +421,9 @@ class LBFGS(Optimizer):
             if abs(loss - prev_loss) < tolerance_change:  # nor the loss
                 break
 
-        self.state[0] = dict(func_evals=func_evals, n_iter=total_iter, d=d, t=t, old_dirs=old_dirs, old_stps=old_stps,
-                             ro=ro, H_diag=H_diag, prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
+        self.state[self._params[0]] = dict(func_evals=func_evals, n_iter=total_iter, d=d, t=t, old_dirs=old_dirs,
+                                           old_stps=old_stps, ro=ro, H_diag=H_diag, prev_flat_grad=prev_flat_grad,
+                                           prev_loss=prev_loss)
         return orig_loss
 
     # ------------------------------------------------------------------ saving

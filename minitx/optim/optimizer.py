@@ -9,9 +9,12 @@ groups let a model train, say, its biases and norms without weight decay:
     no_decay = [p for name, p in model.named_parameters() if p.ndim < 2]
     opt = AdamW([{'params': decay}, {'params': no_decay, 'weight_decay': 0.0}], lr=3e-4)
 
-Every parameter gets an *index*: its position when the groups are read in order, one
-parameter after another. The per-parameter state (momentum buffers, Adam's moments) is stored
-under that index, which is what ``state_dict()`` saves.
+The per-parameter state (momentum buffers, Adam's moments) is kept in ``opt.state``, a dict
+keyed by the parameter tensor itself, as PyTorch's: ``opt.state[p]['exp_avg']``. Keyed so, the
+state follows its parameter when the groups change (a parameter appended to a group, a group
+dict replaced). Every parameter also has an *index*: its position when the groups are read in
+order, one parameter after another. ``state_dict()`` saves the state by index (a saved file
+holds no tensors to key by), and errors name a parameter by its index.
 
 The update itself happens in place on the raw arrays ``p.data`` (numpy or cupy): modules
 keep references to their parameter tensors, and an optimizer step must not record a graph.
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections import defaultdict
 
 import numpy as np
 
@@ -63,7 +67,8 @@ class Optimizer:
         check_flag(type(self).__name__, "check_finite", check_finite)  # (a string "False" would read as True)
         self.check_finite = bool(check_finite)
         self.param_groups: list[dict] = []
-        self.state: dict[int, dict] = {}  # parameter index -> that parameter's state
+        # parameter -> its state; a defaultdict as PyTorch's, so a subclass may write self.state[p]['key']
+        self.state: defaultdict = defaultdict(dict)
         self._index_arrays: dict = {}  # (parameter indices, device) -> those indices as a device array
 
         if isinstance(params, Tensor):
@@ -257,9 +262,9 @@ class Optimizer:
     def _step_group(self, group: dict, items: list) -> None:
         """One step for the group's parameters that have a gradient, one parameter at a time:
         its gradient as the update takes it, its state (made at its first step), ``_update``."""
-        for index, p in items:
+        for _, p in items:
             g = self._gradient(group, p)
-            self._update(p.data, g, self._state_of(index, group, p), group)
+            self._update(p.data, g, self._state_of(group, p), group)
 
     def _update(self, p, g, state: dict, group: dict) -> None:  # pragma: no cover - overridden
         """Update the raw array ``p`` (and ``state``) in place, given the gradient ``g``."""
@@ -280,14 +285,14 @@ class Optimizer:
                 g = g + weight_decay * p.data
         return g
 
-    def _state_of(self, index: int, group: dict, p) -> dict:
-        """Parameter ``index``'s state, made at its first step with what ``_param_state_kinds``
+    def _state_of(self, group: dict, p) -> dict:
+        """Parameter ``p``'s state, made at its first step with what ``_param_state_kinds``
         lists, each at its start: a count at 0, a fraction at 1, a rate at the group's lr, an
         array of zeros (of step sizes: each the group's lr) of the shape ``_state_shape`` says."""
-        state = self.state.get(index)
+        state = self.state.get(p)
         if not state:
             xp = backend.get_array_module(p.data)
-            state = self.state[index] = {}
+            state = self.state[p] = {}
             for key, kind in self._param_state_kinds(group, p).items():
                 if kind == "count":
                     state[key] = 0
@@ -309,9 +314,9 @@ class Optimizer:
         ``minitx.serialization.save``.
         """
         state = []
-        for index, _, _ in self._indexed_params():
+        for _, _, p in self._indexed_params():
             entry = {}
-            for key, value in self.state.get(index, {}).items():
+            for key, value in self.state.get(p, {}).items():
                 if self.STATE.get(key) == "count":
                     value = int(backend.to_host(value))
                 elif hasattr(value, "shape") and hasattr(value, "dtype") and not np.isscalar(value):
@@ -401,12 +406,12 @@ class Optimizer:
             new_groups.append(new)
 
         kinds = [self._param_state_kinds(new, p) for new in new_groups for p in new["params"]]  # by index
-        new_state: dict[int, dict] = {}
+        new_state = defaultdict(dict)  # by parameter, as self.state
         for index, (entry, p) in enumerate(zip(saved_state, params)):
             restored = {key: self._restored_state(name, index, p, key, value, kinds[index])
                         for key, value in self._checked_entry(name, index, entry, kinds[index]).items()}
             if restored:
-                new_state[index] = restored
+                new_state[p] = restored
         # everything checked: now change the optimizer
         for group, new in zip(self.param_groups, new_groups):
             group.update(new)

@@ -44,10 +44,10 @@ class SGD(Optimizer):
 
     def _step_group(self, group, items):
         lr, momentum, dampening, nesterov = group["lr"], group["momentum"], group["dampening"], group["nesterov"]
-        for index, p in items:
+        for _, p in items:
             g = self._gradient(group, p)
             if momentum != 0:
-                state = self.state.setdefault(index, {})
+                state = self.state[p]
                 buf = state.get("momentum_buffer")
                 if buf is None:
                     xp = backend.get_array_module(p.data)
@@ -78,7 +78,7 @@ class ASGD(Optimizer):
     ax is the iterate itself up to step t0 + 2 (t0 = 1e6 by default: in a short run, always), and
     from there on the plain mean of the iterates since step t0 + 2 (mu = 1/2, 1/3, ... weighs each
     new one in). The parameters stay the SGD iterates: the average is read from the state,
-    ``opt.state[i]['ax']`` (parameter index i).
+    ``opt.state[p]['ax']``.
     State per parameter: 'step' (t), 'eta' and 'mu' (Python floats; PyTorch keeps them in its
     default dtype, float32 unless set to float64), 'ax'. ``check_finite``: see
     minitx.optim.optimizer (NaN/inf gradients raise, nothing changes).

@@ -167,7 +167,7 @@ class StepGraphs:
         optimizer, scaler = self.optimizer, self.scaler
         groups = optimizer.param_groups
         arrays = [t.data for t in self.tensors] + [p.data for group in groups for p in group["params"]]
-        arrays += [value for index in sorted(optimizer.state) for value in optimizer.state[index].values()
+        arrays += [value for group in groups for p in group["params"] for value in optimizer.state.get(p, {}).values()
                    if hasattr(value, "shape")]
         numbers = [([id(p) for p in group["params"]], {key: value for key, value in group.items()
                                                        if key not in ("params", "lr")}) for group in groups]

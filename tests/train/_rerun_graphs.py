@@ -51,8 +51,8 @@ class RerunGraphs:
     def _state_arrays(self) -> list:
         """The arrays the captured kernels read and update: the parameters and their state."""
         return [p.data for group in self.optimizer.param_groups for p in group["params"]] + [
-            value for index in sorted(self.optimizer.state) for value in self.optimizer.state[index].values()
-            if hasattr(value, "shape")]
+            value for group in self.optimizer.param_groups for p in group["params"]
+            for value in self.optimizer.state.get(p, {}).values() if hasattr(value, "shape")]
 
     def _settings(self) -> list:
         """What the captured kernels take as numbers: every group setting but the rate, the
