@@ -969,10 +969,11 @@ def _tensor_values(lib, tensors):
     return [(t.detach() if lib.__name__ == "torch" else t).numpy().copy() for t in tensors]
 
 
-@pytest.mark.parametrize("name, kw", [("SGD", dict(momentum=0.9))])
+@pytest.mark.parametrize("name, kw", [("SGD", dict(momentum=0.9)), ("Adam", {}), ("AdamW", dict(amsgrad=True))])
 def test_a_parameter_appended_to_an_earlier_group_starts_fresh_and_the_others_keep_theirs(name, kw):
     """The state is keyed by the parameter, as PyTorch's. Keyed by index (its position over all the
-    groups), q appended to group 0 took b's momentum and b started over."""
+    groups), q appended to group 0 took b's momentum and b started over; Adam's step counts, one array
+    per group sized at its first step, raised IndexError."""
     torch = import_torch()
     results = []
     for lib, lib_optim in ((minitx, optim), (torch, torch.optim)):
@@ -988,6 +989,25 @@ def test_a_parameter_appended_to_an_earlier_group_starts_fresh_and_the_others_ke
         results.append(_tensor_values(lib, (a, b, q)))
     for name_, ours, theirs in zip("abq", *results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14, err_msg=name_)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "SGD"])
+def test_a_group_dict_replaced_after_a_step_steps_on_as_in_pytorch(name):
+    """opt.param_groups[0] = {**group, 'lr': ...}: Adam kept its step counts per group dict (by id) and
+    raised KeyError at the next step; they follow the parameters now."""
+    torch = import_torch()
+    results = []
+    for lib, lib_optim in ((minitx, optim), (torch, torch.optim)):
+        p = lib.tensor(np.ones(3), requires_grad=True)
+        opt = getattr(lib_optim, name)([p], lr=0.1)
+        for t in range(3):
+            p.grad = lib.tensor(np.array([0.5, -1.0, 2.0]) * (t + 1))
+            opt.step()
+            opt.param_groups[0] = {**opt.param_groups[0], "lr": 0.1 / (t + 2)}
+        results.append(_tensor_values(lib, [p])[0])
+        if lib is minitx:
+            assert opt.state_dict()["state"][0].get("step", 3) == 3
+    np.testing.assert_allclose(*results, rtol=1e-12, atol=1e-14)
 
 
 def test_state_is_keyed_by_the_parameter_and_saved_by_index_as_in_pytorch():
@@ -1022,3 +1042,56 @@ def test_state_is_keyed_by_the_parameter_and_saved_by_index_as_in_pytorch():
     custom.step()
     np.testing.assert_allclose(p.numpy(), [0.9, 1.1])
     assert custom.state[p] == {"n": 1}
+
+
+_EVERY_OPTIMIZER = [("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)), ("Adam", dict(lr=0.1)),
+                    ("AdamW", dict(lr=0.1, amsgrad=True)), ("RMSprop", dict(momentum=0.5, centered=True)),
+                    ("Adagrad", {}), ("Adadelta", {}), ("Adamax", {}), ("NAdam", {}), ("RAdam", {}), ("Rprop", {}),
+                    ("ASGD", dict(t0=1)), ("Adafactor", {}), ("LBFGS", dict(max_iter=3))]
+
+
+def test_every_optimizer_is_listed_for_the_copy_test():
+    listed = {name for name, _ in _EVERY_OPTIMIZER}
+    assert listed == {name for name in optim.__all__
+                      if isinstance(getattr(optim, name), type) and issubclass(getattr(optim, name), optim.Optimizer)
+                      and name != "Optimizer"}
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+@pytest.mark.parametrize("name, kw", _EVERY_OPTIMIZER)
+def test_a_copied_optimizer_steps_on_as_the_original(name, kw, how):
+    """copy.deepcopy and pickle of an optimizer in mid-run, as PyTorch's: the copy (over copies of the
+    parameters) takes the steps the original takes. Adam's step counts, views into a per-group device
+    array, came back as plain arrays under keys of the original's groups: KeyError at the next step."""
+    import copy
+    import pickle
+
+    params = make_params()
+    groups = [{"params": params} if name == "LBFGS" else {"params": params[:2]},
+              *([] if name == "LBFGS" else [{"params": params[2:], "lr": 0.02}])]
+    opt = getattr(optim, name)(groups, **kw)
+    targets = [t[0] for t in grad_sequence(1, seed=7)] + [t[1] for t in grad_sequence(1, seed=8)]
+
+    def closure_of(opt):
+        def closure():
+            opt.zero_grad()
+            ps = [p for group in opt.param_groups for p in group["params"]]
+            loss = sum((((p - float(np.sum(t))) ** 2) * (k + 1)).sum() for k, (p, t) in enumerate(zip(ps, targets)))
+            loss.backward()
+            return loss
+        return closure
+
+    for _ in range(2):
+        opt.step(closure_of(opt))
+    twin = copy.deepcopy(opt) if how == "deepcopy" else pickle.loads(pickle.dumps(opt))
+    twin_params = [p for group in twin.param_groups for p in group["params"]]
+    assert all(a is not b for a, b in zip(params, twin_params))
+    for _ in range(2):
+        opt.step(closure_of(opt))
+        twin.step(closure_of(twin))
+    for k, (p, twin_p) in enumerate(zip(params, twin_params)):
+        np.testing.assert_array_equal(p.numpy(), twin_p.numpy(), err_msg=f"parameter {k}")
+    for ours, theirs in zip(opt.state_dict()["state"], twin.state_dict()["state"]):
+        assert sorted(ours) == sorted(theirs)
+        for key in ours:  # (LBFGS's lists of vectors as matrices)
+            np.testing.assert_array_equal(np.asarray(ours[key]), np.asarray(theirs[key]), err_msg=key)

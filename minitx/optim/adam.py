@@ -36,13 +36,15 @@ class Adam(Optimizer):
 
     What changes from step to step lives on the device, where the update reads it, so that a
     step needs no copy from the host and a captured step replays with the current values: t
-    (an int64 0-d array per parameter, a view into one array of counts per device, advanced
-    there; a step skipped on the device does not count, as PyTorch's Adam does not step then)
+    (an int64 0-d array per parameter, a view into one array of counts per group and device,
+    advanced there, laid out again when the group's parameters or the group dict change; a
+    step skipped on the device does not count, as PyTorch's Adam does not step then)
     and each group's lr (a float64 array, written from ``group['lr']`` at every step, so a
     schedule changes it between steps as before). ``state_dict()`` saves t as an int.
     """
 
     decoupled_weight_decay = False
+    _CACHES = (*Optimizer._CACHES, "_step_counts", "_lr_arrays")
     PYTORCH_FIXED = {"decoupled_weight_decay": False}  # PyTorch's Adam(decoupled_weight_decay=True) is AdamW
     STATE = {"step": "count", "exp_avg": "array", "exp_avg_sq": "squares"}
 
@@ -50,7 +52,7 @@ class Adam(Optimizer):
                  maximize=False, check_finite=True):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize)
         super().__init__(params, defaults, check_finite=check_finite)
-        self._step_counts: dict = {}  # (id(group), device) -> int64 array: t of each of the group's parameters
+        self._step_counts: dict = {}  # (id(group), device) -> _Counts: t of each of the group's parameters
         self._lr_arrays: dict = {}    # (id(group), device) -> [float64 array: that group's lr there, value written]
 
     def _check_group(self, group):
@@ -66,28 +68,22 @@ class Adam(Optimizer):
         first = self._first_index(group)  # a parameter's place in its group: index - first
         by_device: dict = {}  # the update runs per device: one count array and one lr array each
         for index, p in items:
-            state = self.state.get(p)
-            if not state:
-                xp = backend.get_array_module(p.data)
-                state = self.state[p] = {"step": self._step_count(group, index - first, p.device),
-                                         "exp_avg": xp.zeros_like(p.data),
-                                         "exp_avg_sq": xp.zeros_like(p.data)}
-                if group["amsgrad"]:
-                    state["max_exp_avg_sq"] = xp.zeros_like(p.data)
-            by_device.setdefault(p.device, []).append((index - first, p, state))
+            by_device.setdefault(p.device, []).append((index - first, p))
         beta1, beta2 = group["betas"]
         for device, entries in by_device.items():
+            counts = self._counts(group, device)
+            states = [self._adam_state(group, counts, place, p) for place, p in entries]
             lr = self._lr_on_device(group, device)
-            steps = self._count_step(group, device, [place for place, _, _ in entries], skip)
-            grads = [p.grad.data for _, p, _ in entries]
+            steps = self._count_step(counts, device, [place for place, _ in entries], skip)
+            grads = [p.grad.data for _, p in entries]
             if group["maximize"]:
                 grads = [-g for g in grads]
-            self._update_group([p.data for _, p, _ in entries], grads,
-                               [state["exp_avg"] for _, _, state in entries],
-                               [state["exp_avg_sq"] for _, _, state in entries], steps, lr=lr,
+            self._update_group([p.data for _, p in entries], grads,
+                               [state["exp_avg"] for state in states],
+                               [state["exp_avg_sq"] for state in states], steps, lr=lr,
                                beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
                                decoupled=self.decoupled_weight_decay, skip=skip,
-                               max_exp_avg_sqs=[state["max_exp_avg_sq"] for _, _, state in entries]
+                               max_exp_avg_sqs=[state["max_exp_avg_sq"] for state in states]
                                if group["amsgrad"] else None)
 
     def _first_index(self, group) -> int:
@@ -99,20 +95,50 @@ class Adam(Optimizer):
             first += len(other["params"])
         raise ValueError(f"{self._name}: a parameter group that is not this optimizer's")
 
-    def _step_count(self, group, place, device, start=0):
-        """t of the group's parameter at ``place``: a 0-d view into the group's counts on
-        ``device`` (one array per group, so a group added later gets its own)."""
-        key = (id(group), device)
-        counts = self._step_counts.get(key)
-        if counts is None:
-            counts = self._step_counts[key] = backend.xp_for(device).zeros(len(group["params"]), dtype=np.int64)
-        counts[place] = start
-        return counts[place:place + 1].reshape(())
+    def _adam_state(self, group, counts, place, p) -> dict:
+        """p's state, made at its first step: t a 0-d view into ``counts`` (the group's, p at
+        ``place``), set to 0; the moments zeros."""
+        state = self.state.get(p)
+        if not state:
+            xp = backend.get_array_module(p.data)
+            counts[place] = 0  # (a state removed by the user leaves its count behind)
+            state = self.state[p] = {"step": counts[place:place + 1].reshape(()),
+                                     "exp_avg": xp.zeros_like(p.data), "exp_avg_sq": xp.zeros_like(p.data)}
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = xp.zeros_like(p.data)
+        return state
 
-    def _count_step(self, group, device, places, skip):
-        """t = t + 1 for the group's parameters at ``places`` on the device (t + (not skip) with a
-        skip flag), in one operation; returns their counts, an int64 array in that order."""
-        counts = self._step_counts[(id(group), device)]
+    def _counts(self, group, device):
+        """The int64 array of t for the group's parameters on ``device``, by place in the group.
+        Laid out again when it was laid out for another group dict or other parameters (a group
+        replaced in param_groups, a parameter appended to one, a copy of the optimizer): the
+        group's parameters compared by identity, one check per group and step."""
+        laid = self._step_counts.get((id(group), device))
+        params = group["params"]
+        if laid is None or laid.group is not group or len(laid.params) != len(params) \
+                or any(a is not b for a, b in zip(laid.params, params)):
+            laid = self._lay_out_counts(group, device)
+        return laid.counts
+
+    def _lay_out_counts(self, group, device):
+        """A new count array for the group's parameters on ``device``: each t that a state holds
+        copied in (on the device: no host read), and that state's 'step' made a view into it."""
+        params = group["params"]
+        counts = backend.xp_for(device).zeros(len(params), dtype=np.int64)
+        for place, p in enumerate(params):
+            state = self.state.get(p)
+            if state and p.device == device:
+                counts[place] = state["step"]
+                state["step"] = counts[place:place + 1].reshape(())
+        live = {id(g) for g in self.param_groups}  # forget the arrays of groups no longer here
+        self._step_counts = {key: laid for key, laid in self._step_counts.items() if key[0] in live}
+        self._lr_arrays = {key: entry for key, entry in self._lr_arrays.items() if key[0] in live}
+        laid = self._step_counts[(id(group), device)] = _Counts(group, tuple(params), counts)
+        return laid
+
+    def _count_step(self, counts, device, places, skip):
+        """t = t + 1 for the group's parameters at ``places`` (ascending) on the device (t + (not
+        skip) with a skip flag), in one operation; returns their counts, an int64 array in that order."""
         first, last = places[0], places[-1]
         if last - first + 1 == len(places):  # a run of places (every parameter had a gradient): a view
             where = slice(first, last + 1)
@@ -145,10 +171,8 @@ class Adam(Optimizer):
         """load_state_dict gave each parameter's t as an int: back into the device counts."""
         self._step_counts = {}
         for group in self.param_groups:
-            for place, p in enumerate(group["params"]):
-                state = self.state.get(p)
-                if state:
-                    state["step"] = self._step_count(group, place, p.device, start=state["step"])
+            for device in {p.device for p in group["params"]}:
+                self._lay_out_counts(group, device)
 
     @staticmethod
     def _update_group(params, grads, exp_avgs, exp_avg_sqs, steps, *, lr, beta1, beta2, eps,
@@ -229,6 +253,17 @@ class AdamW(Adam):
                  maximize=False, check_finite=True):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                          maximize=maximize, check_finite=check_finite)
+
+
+class _Counts:
+    """Adam's step counts for one group on one device: an int64 array, t of the parameter at each
+    place in the group (its state['step'] a 0-d view into it), and what it was laid out for: the
+    group dict and its parameters, held so that their identity can be checked at each step."""
+
+    __slots__ = ("group", "params", "counts")
+
+    def __init__(self, group, params, counts):
+        self.group, self.params, self.counts = group, params, counts
 
 
 def check_adam_group(name: str, group: dict) -> None:

@@ -90,6 +90,16 @@ class Optimizer:
         for group in groups:
             self.add_param_group(group)
 
+    #: attributes caching device arrays made from the groups, each a dict made again when next
+    #: needed: a copy of the optimizer (copy.deepcopy, pickle) starts them empty, since their keys
+    #: name the original's objects (by id)
+    _CACHES = ("_index_arrays",)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.update({name: {} for name in self._CACHES})
+        return state
+
     # ------------------------------------------------------------------ groups
     @property
     def _name(self) -> str:
