@@ -454,10 +454,36 @@ def test_errors_name_the_class_and_the_reason():
     with pytest.raises(ValueError, match="DataLoader: batch_size=None .* drop_last"):
         DataLoader(range(4), batch_size=None, drop_last=True)
     with pytest.raises(ValueError, match="BatchSampler: batch_size should be a positive integer"):
-        DataLoader(range(4), batch_size=0)
+        BatchSampler(range(4), 0, False)
     with pytest.raises(ValueError, match="DataLoader: sampler option is mutually exclusive with shuffle"):
         DataLoader(range(4), shuffle=True, sampler=[0])
     DataLoader(range(4), pin_memory=True)  # accepted, and nothing to do
+
+
+@pytest.mark.parametrize("kw, message", [(dict(batch_size=0), "batch_size should be a positive integer value, "
+                                                               "but got batch_size=0"),
+                                         (dict(batch_size=-1), "batch_size should be .* but got batch_size=-1"),
+                                         (dict(batch_size=2.0), "batch_size should be .* but got batch_size=2.0"),
+                                         (dict(batch_size=3, drop_last=1), "drop_last should be a boolean value, "
+                                                                           "but got drop_last=1")])
+def test_the_loaders_batch_arguments_are_refused_in_its_name(kw, message):
+    """Not in the name of the BatchSampler it makes, which the user never called (PyTorch's does that)."""
+    with pytest.raises(ValueError, match=f"^DataLoader: {message}"):
+        DataLoader(range(10), **kw)
+
+
+@pytest.mark.parametrize("name", [*RANDOM_SAMPLERS, "DataLoader"])
+def test_a_generator_that_is_not_minitxs_is_refused_where_it_is_given(name):
+    """A torch.Generator (what ported code passes) or a number is refused at construction, naming the
+    class and what to pass; it used to pass there and fail at the first batch, naming neither."""
+    torch = import_torch()
+    make = RANDOM_SAMPLERS.get(name, lambda g: DataLoader(range(10), batch_size=4, shuffle=True, generator=g))
+    where = name.split("(")[0]
+    for wrong in (torch.Generator().manual_seed(0), 0):
+        with pytest.raises(TypeError, match=rf"^{where}: generator should be a minitx.Generator or None, got "
+                                            rf"{type(wrong).__module__}\.{type(wrong).__qualname__}; .*"
+                                            r"minitx.Generator\(\).manual_seed\(n\)"):
+            make(wrong)
 
 
 @pytest.mark.parametrize("option, value", [("num_workers", 2), ("timeout", 5.0), ("worker_init_fn", print),

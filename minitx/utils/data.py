@@ -48,6 +48,7 @@ from minitx.autograd import Tensor, tensor
 from minitx.autograd.tensor import named
 from minitx.creation import as_tensor, multinomial, randint, randperm
 from minitx.functional import stack
+from minitx.random import Generator
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "ChainDataset",
            "random_split", "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
@@ -178,6 +179,7 @@ def random_split(dataset, lengths, generator=None) -> list:
     fixes the split whatever else is drawn) or minitx's CPU generator (``minitx.manual_seed``
     repeats it).
     """
+    _check_generator("random_split", generator)
     n = len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         for i, fraction in enumerate(lengths):
@@ -240,8 +242,9 @@ class RandomSampler(Sampler):
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
         self.data_source, self.replacement, self.generator = data_source, replacement, generator
         self._num_samples = num_samples
-        _check_bool(self, "replacement", replacement, TypeError)
-        _check_count(self, "num_samples", self.num_samples)
+        _check_bool(type(self).__name__, "replacement", replacement, TypeError)
+        _check_count(type(self).__name__, "num_samples", self.num_samples)
+        _check_generator(type(self).__name__, generator)
 
     @property
     def num_samples(self) -> int:
@@ -265,6 +268,7 @@ class SubsetRandomSampler(Sampler):
     dataset split by hand, with ``SubsetRandomSampler(val_indices)`` for the rest."""
 
     def __init__(self, indices, generator=None):
+        _check_generator(type(self).__name__, generator)
         self.indices, self.generator = indices, generator
 
     def __iter__(self):
@@ -287,8 +291,9 @@ class WeightedRandomSampler(Sampler):
     """
 
     def __init__(self, weights, num_samples, replacement=True, generator=None):
-        _check_count(self, "num_samples", num_samples)
-        _check_bool(self, "replacement", replacement, ValueError)
+        _check_count(type(self).__name__, "num_samples", num_samples)
+        _check_bool(type(self).__name__, "replacement", replacement, ValueError)
+        _check_generator(type(self).__name__, generator)
         weights = as_tensor(weights, dtype="float64", device="cpu")
         if weights.ndim != 1:
             raise ValueError(f"WeightedRandomSampler: weights should be a 1d sequence but given weights have "
@@ -313,8 +318,8 @@ class BatchSampler(Sampler):
     comes out shorter."""
 
     def __init__(self, sampler, batch_size, drop_last):
-        _check_count(self, "batch_size", batch_size)
-        _check_bool(self, "drop_last", drop_last, ValueError)
+        _check_count(type(self).__name__, "batch_size", batch_size)
+        _check_bool(type(self).__name__, "drop_last", drop_last, ValueError)
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
 
     def __iter__(self):
@@ -329,17 +334,31 @@ class BatchSampler(Sampler):
         return n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
 
 
-def _check_count(owner, name, value) -> None:
-    """PyTorch's check of a count (batch_size, num_samples): a whole number > 0, and not a bool."""
+def _check_count(where: str, name, value) -> None:
+    """PyTorch's check of a count (batch_size, num_samples): a whole number > 0, and not a bool.
+    ``where``: the class or function the user called (DataLoader, not the BatchSampler it makes)."""
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{type(owner).__name__}: {name} should be a positive integer value, but got "
-                         f"{name}={value!r}")
+        raise ValueError(f"{where}: {name} should be a positive integer value, but got {name}={value!r}")
 
 
-def _check_bool(owner, name, value, error) -> None:
+def _check_bool(where: str, name, value, error) -> None:
     """PyTorch's check of a flag (replacement, drop_last), with the error type its class raises."""
     if not isinstance(value, bool):
-        raise error(f"{type(owner).__name__}: {name} should be a boolean value, but got {name}={value!r}")
+        raise error(f"{where}: {name} should be a boolean value, but got {name}={value!r}")
+
+
+def _check_generator(where: str, generator) -> None:
+    """A ``generator=`` checked where it is given, not at the first draw (an epoch later, say):
+    None or a CPU minitx.Generator. PyTorch's torch.Generator, which ported code passes, cannot
+    drive minitx's draws."""
+    if generator is None or (isinstance(generator, Generator) and generator.device == "cpu"):
+        return
+    if isinstance(generator, Generator):
+        raise ValueError(f"{where}: generator draws on {generator.device!r}; the samplers draw on the CPU: "
+                         "expected a CPU minitx.Generator or None")
+    raise TypeError(f"{where}: generator should be a minitx.Generator or None, got "
+                    f"{type(generator).__module__}.{type(generator).__qualname__}; for a fixed order write "
+                    "generator=minitx.Generator().manual_seed(n)")
 
 
 # ---------------------------------------------------------------- collating
@@ -485,6 +504,10 @@ class DataLoader:
         elif batch_size is None and drop_last:
             raise ValueError("DataLoader: batch_size=None option disables auto-batching and is mutually exclusive "
                              "with drop_last")
+        _check_generator("DataLoader", generator)
+        if batch_size is not None:  # (checked here, not by the BatchSampler made below, which the user never called)
+            _check_count("DataLoader", "batch_size", batch_size)
+            _check_bool("DataLoader", "drop_last", drop_last, ValueError)
         if sampler is None and not self._iterable:
             sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
         if batch_size is not None:
