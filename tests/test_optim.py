@@ -1095,3 +1095,40 @@ def test_a_copied_optimizer_steps_on_as_the_original(name, kw, how):
         assert sorted(ours) == sorted(theirs)
         for key in ours:  # (LBFGS's lists of vectors as matrices)
             np.testing.assert_array_equal(np.asarray(ours[key]), np.asarray(theirs[key]), err_msg=key)
+
+
+# ---------------------------------------------------------------------- what an optimizer takes
+@pytest.mark.parametrize("name", ["SGD", "Adam", "LBFGS"])
+def test_a_non_leaf_tensor_is_refused_naming_the_optimizer_and_the_parameter(name):
+    """PyTorch's refusal: backward never gives a computed tensor a .grad, so the optimizer took it and
+    silently never moved it (hunt: w = randn(3, requires_grad=True) * 0.01)."""
+    leaf = minitx.tensor(np.ones(2), requires_grad=True)
+    w = minitx.tensor(np.ones(3), requires_grad=True) * 0.01
+    with pytest.raises(ValueError, match=rf"^{name}: can't optimize a non-leaf Tensor: parameter 1 \(shape \(3,\)\) "
+                                         r"is computed from others \(by 'mul'\); optimize the leaf"):
+        getattr(optim, name)([leaf, w], lr=0.1)
+    if name != "LBFGS":  # (one group only)
+        opt = getattr(optim, name)([leaf], lr=0.1)
+        with pytest.raises(ValueError, match=rf"^{name}: can't optimize a non-leaf Tensor: parameter 1 "):
+            opt.add_param_group({"params": [w]})
+    kept = minitx.tensor(np.ones(3), requires_grad=True) * 2
+    kept.retain_grad()  # PyTorch takes one whose .grad backward keeps
+    getattr(optim, name)([kept], lr=0.1)
+
+
+def test_named_parameters_are_taken_with_their_names_as_in_pytorch():
+    """PyTorch >= 2.6 takes model.named_parameters(): the names go into the group's 'param_names',
+    which state_dict saves."""
+    torch = import_torch()
+    ours = optim.AdamW(minitx.nn.Linear(3, 2).named_parameters(), lr=0.1)
+    theirs = torch.optim.AdamW(torch.nn.Linear(3, 2).named_parameters(), lr=0.1)
+    assert ours.param_groups[0]["param_names"] == theirs.param_groups[0]["param_names"] == ["weight", "bias"]
+    assert all(isinstance(p, minitx.Tensor) for p in ours.param_groups[0]["params"])
+    assert ours.state_dict()["param_groups"][0]["param_names"] == ["weight", "bias"]
+    ours.load_state_dict(theirs.state_dict())
+    with pytest.raises(ValueError, match=r"SGD: parameter group 1 is without names and group 0 is not"):
+        optim.SGD([{"params": minitx.nn.Linear(3, 2).named_parameters()},
+                   {"params": minitx.nn.Linear(3, 2).parameters()}], lr=0.1)
+    with pytest.raises(TypeError, match=r"SGD: parameter 1 is a tuple, expected a minitx Tensor \(or, for every "
+                                        r"parameter, a \(name, Tensor\) pair"):
+        optim.SGD([minitx.tensor(np.ones(2), requires_grad=True), ("b", minitx.tensor(np.ones(2)))], lr=0.1)

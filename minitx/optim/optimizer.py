@@ -114,11 +114,23 @@ class Optimizer:
         params = group["params"]
         params = [params] if isinstance(params, Tensor) else list(params)
         start = sum(len(g["params"]) for g in self.param_groups)
+        names = _names_of(params)  # model.named_parameters() gives (name, tensor) pairs
+        if names is not None:
+            params = [p for _, p in params]
+        if self.param_groups and (names is None) != ("param_names" not in self.param_groups[0]):
+            raise ValueError(f"{self._name}: parameter group {len(self.param_groups)} is "
+                             f"{'with' if names is not None else 'without'} names and group 0 is not; give every "
+                             "group (name, tensor) pairs (model.named_parameters()) or every group tensors")
         known = {id(p) for g in self.param_groups for p in g["params"]}
         for k, p in enumerate(params):
             if not isinstance(p, Tensor):
                 raise TypeError(f"{self._name}: parameter {start + k} is a {type(p).__name__}, "
-                                "expected a minitx Tensor")
+                                "expected a minitx Tensor (or, for every parameter, a (name, Tensor) pair as "
+                                "model.named_parameters() gives)")
+            if not p.is_leaf and not p.retains_grad:  # backward never gives it a .grad: it would never move
+                raise ValueError(f"{self._name}: can't optimize a non-leaf Tensor: parameter {start + k} (shape "
+                                 f"{p.shape}) is computed from others (by '{p.grad_fn.name}'); optimize the leaf it "
+                                 "comes from, or make it one: w = (minitx.randn(3) * 0.01).requires_grad_()")
             if is_lazy(p):  # (no shape yet: no state to make, nothing to update)
                 raise ValueError(f"{self._name}: parameter {start + k} is uninitialized (a Lazy module's, whose "
                                  "shape its first forward sets); call the model once on a batch before building "
@@ -137,6 +149,8 @@ class Optimizer:
         new = dict(self.defaults)
         new.update({k: v for k, v in group.items() if k != "params"})
         new["params"] = params
+        if names is not None:
+            new["param_names"] = names  # saved with the group, as PyTorch's
         self._check_group(new)
         self.param_groups.append(new)
 
@@ -554,6 +568,14 @@ NOT_NEGATIVE = {"squares": "it is a mean of squares (or a maximum of magnitudes)
 #: PyTorch's group keys that choose how its update runs (a loop, one multi-tensor or one fused kernel;
 #: a step CUDA graphs can capture; a step autograd can differentiate), not what it computes
 PYTORCH_RUN_KEYS = ("foreach", "fused", "capturable", "differentiable")
+
+
+def _names_of(params):
+    """The names when ``params`` are (name, Tensor) pairs (model.named_parameters(); PyTorch takes
+    them since 2.6), else None."""
+    if params and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in params):
+        return [name for name, _ in params]
+    return None
 
 
 def _is_torch_tensor(value) -> bool:
