@@ -1132,3 +1132,17 @@ def test_named_parameters_are_taken_with_their_names_as_in_pytorch():
     with pytest.raises(TypeError, match=r"SGD: parameter 1 is a tuple, expected a minitx Tensor \(or, for every "
                                         r"parameter, a \(name, Tensor\) pair"):
         optim.SGD([minitx.tensor(np.ones(2), requires_grad=True), ("b", minitx.tensor(np.ones(2)))], lr=0.1)
+
+
+def test_adams_decoupled_weight_decay_is_taken_at_pytorchs_default_and_refused_by_name_otherwise():
+    """PyTorch's Adam(decoupled_weight_decay=True) is its AdamW (docs/from-pytorch.md: refused by name)."""
+    params = make_params()
+    plain, grads = Adam(params, lr=0.01, weight_decay=0.1, decoupled_weight_decay=False), grad_sequence(2)
+    p0 = [p.data.copy() for p in params]
+    run(plain, params, grads)
+    assert_params(params, ref_adam(p0, grads, 0.01, wd=0.1))
+    with pytest.raises(ValueError, match=r"^Adam: decoupled_weight_decay=True is AdamW's update; use "
+                                         r"minitx.optim.AdamW \(the same arguments, but weight_decay defaults"):
+        Adam(make_params(), decoupled_weight_decay=True)
+    with pytest.raises(TypeError, match=r"Adam: invalid decoupled_weight_decay 'yes'; expected True or False"):
+        Adam(make_params(), decoupled_weight_decay="yes")

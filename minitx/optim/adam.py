@@ -49,7 +49,13 @@ class Adam(Optimizer):
     STATE = {"step": "count", "exp_avg": "array", "exp_avg_sq": "squares"}
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, *,
-                 maximize=False, check_finite=True):
+                 maximize=False, check_finite=True, decoupled_weight_decay=False):
+        # PyTorch's Adam(decoupled_weight_decay=True) is its AdamW, a class here as there: taken at
+        # PyTorch's default, refused by name otherwise
+        check_flag("Adam", "decoupled_weight_decay", decoupled_weight_decay)
+        if decoupled_weight_decay:
+            raise ValueError("Adam: decoupled_weight_decay=True is AdamW's update; use minitx.optim.AdamW (the same "
+                             "arguments, but weight_decay defaults to 0.01 there)")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize)
         super().__init__(params, defaults, check_finite=check_finite)
         self._step_counts: dict = {}  # (id(group), device) -> _Counts: t of each of the group's parameters
