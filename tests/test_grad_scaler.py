@@ -473,3 +473,30 @@ def test_a_scaled_loss_whose_graph_is_kept_does_not_stop_the_update():
     kept.backward()
     np.testing.assert_array_equal(x.grad.numpy(), [8.0, 8.0])  # 4 * 2x
     scaler.step(opt)
+
+
+def test_step_passes_its_arguments_and_returns_the_optimizers_result_as_pytorchs():
+    """PyTorch's scaler.step(opt, *args, **kwargs) returns opt.step(*args, **kwargs); it refuses a
+    closure while enabled. Disabled, the closure's loss comes back; enabled, None (no closure)."""
+    p = minitx.tensor(np.ones(2, np.float32), requires_grad=True)
+    opt = SGD([p], lr=0.5)
+
+    def closure():
+        opt.zero_grad()
+        loss = (p * p).sum()
+        loss.backward()
+        return loss
+
+    assert float(GradScaler(enabled=False).step(opt, closure)) == 2.0
+    np.testing.assert_array_equal(p.numpy(), [0.0, 0.0])
+    scaler = GradScaler()
+    with pytest.raises(RuntimeError, match=r"GradScaler.step: a closure is not supported while the scaler is enabled"):
+        scaler.step(opt, closure=closure)
+    for o in (opt, Adam([p], lr=0.1)):
+        scaler.scale((p * 3.0).sum()).backward()
+        assert scaler.step(o) is None
+        scaler.update()
+    with pytest.raises(TypeError, match=r"GradScaler.step: Adam's step is skipped on the device .* takes no "
+                                        r"arguments then; got 1"):
+        scaler.scale((p * 3.0).sum()).backward()
+        scaler.step(Adam([p], lr=0.1), closure)

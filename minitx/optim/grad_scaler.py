@@ -149,22 +149,31 @@ class GradScaler:
                 found_inf = ~finite_flags(grads).all()
         state.update(stage=_UNSCALED, found_inf=found_inf)
 
-    def step(self, optimizer) -> None:
-        """unscale_ (unless done), then the optimizer's step, skipped where a gradient overflowed."""
+    def step(self, optimizer, *args, **kwargs):
+        """unscale_ (unless done), then the optimizer's step, skipped where a gradient overflowed.
+        As PyTorch's: extra arguments go to ``optimizer.step``, whose result is returned (None
+        where the step is skipped), and a closure is refused while the scaler is enabled."""
         if not self._enabled:
-            optimizer.step()
-            return
+            return optimizer.step(*args, **kwargs)
+        if "closure" in kwargs:
+            raise RuntimeError("GradScaler.step: a closure is not supported while the scaler is enabled (as in "
+                               "PyTorch); compute the loss and call scaler.scale(loss).backward() before step")
         state = self._stage(optimizer, "step")
         if state["stage"] == _STEPPED:
             raise RuntimeError("GradScaler.step: already called on this optimizer since the last update()")
         if state["stage"] == _READY:
             self.unscale_(optimizer)
         found_inf = state["found_inf"]
+        result = None
         if optimizer.supports_skip or sync.deferring_checks() is not None:  # (the latter raises for SGD)
+            if args or kwargs:  # (the step decides on the device whether it runs: nothing to pass along)
+                raise TypeError(f"GradScaler.step: {type(optimizer).__name__}'s step is skipped on the device where a "
+                                f"gradient overflowed, and takes no arguments then; got {len(args) + len(kwargs)}")
             optimizer._step(skip=found_inf)
         elif not backend.to_host(found_inf):
-            optimizer.step()
+            result = optimizer.step(*args, **kwargs)
         state["stage"] = _STEPPED
+        return result
 
     def update(self, new_scale=None) -> None:
         """Back S off when a gradient of this iteration overflowed, else count a clean step and
