@@ -609,3 +609,22 @@ def test_clip_grad_value_on_the_gpu_as_on_the_cpu(dtype):
         clipped.append([p.grad.numpy() for p in params])
     for cpu, gpu in zip(*clipped):
         np.testing.assert_array_equal(cpu, gpu)
+
+
+def test_pytorchs_older_base_class_name_is_there_for_custom_schedulers():
+    """torch.optim.lr_scheduler._LRScheduler, still exported by PyTorch: a scheduler written against it."""
+    torch = import_torch()
+    rates = []
+    for lib, lib_sched in ((minitx, lr_scheduler), (torch, torch.optim.lr_scheduler)):
+        class Halving(lib_sched._LRScheduler):
+            def get_lr(self):
+                return [base * 0.5 ** self.last_epoch for base in self.base_lrs]
+
+        opt = (SGD if lib is minitx else torch.optim.SGD)([lib.tensor(np.ones(1), requires_grad=True)], lr=1.0)
+        sched = Halving(opt)
+        assert isinstance(sched, lib_sched.LRScheduler)
+        for _ in range(3):
+            opt.step()
+            sched.step()
+        rates.append(sched.get_last_lr())
+    assert rates[0] == rates[1] == [0.125]

@@ -116,6 +116,11 @@ class LRScheduler:
         return f"{type(self).__name__}(last_epoch={self.last_epoch}, lrs={self._last_lr})"
 
 
+class _LRScheduler(LRScheduler):
+    """PyTorch's older name for the base class, which it still exports: custom schedulers written
+    against it subclass this one unchanged."""
+
+
 def _param_groups(owner, optimizer) -> list:
     if not hasattr(optimizer, "param_groups"):
         raise TypeError(f"{owner}: expected an optimizer, got {type(optimizer).__name__}")
