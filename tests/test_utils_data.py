@@ -330,6 +330,16 @@ def test_weighted_random_sampler_without_replacement_refuses_weight_zero_draws(t
         WeightedRandomSampler([1.0, 0.0, 3.0, 6.0], 4, replacement=False)
 
 
+@pytest.mark.parametrize("weights, what", [([1.0, -1.0], "a negative weight"), ([0.0, 0.0], "only weights of 0"),
+                                           ([1.0, float("nan")], "a NaN or infinite weight"),
+                                           ([1.0, float("inf")], "a NaN or infinite weight"), ([], "no weights")])
+def test_weighted_random_sampler_refuses_weights_that_are_no_chances_when_made(weights, what):
+    """PyTorch's sampler takes them and fails at the first epoch, in multinomial's name."""
+    with pytest.raises(ValueError, match=rf"^WeightedRandomSampler: weights must be finite, >= 0 and not all 0 "
+                                         rf"\(each sample's chance\), got {what}$"):
+        WeightedRandomSampler(weights, 2)
+
+
 RANDOM_SAMPLERS = {
     "RandomSampler": lambda g: RandomSampler(range(30), generator=g),
     "RandomSampler(replacement)": lambda g: RandomSampler(range(30), replacement=True, num_samples=40, generator=g),

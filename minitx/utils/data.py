@@ -298,7 +298,13 @@ class WeightedRandomSampler(Sampler):
         if weights.ndim != 1:
             raise ValueError(f"WeightedRandomSampler: weights should be a 1d sequence but given weights have "
                              f"shape {weights.shape}")
-        drawable = int(np.count_nonzero(weights.numpy() > 0))
+        values = weights.numpy()
+        if values.size == 0 or not np.isfinite(values).all() or (values < 0).any() or not values.sum() > 0:
+            bad = "no weights" if values.size == 0 else "a NaN or infinite weight" if not np.isfinite(values).all() \
+                else "a negative weight" if (values < 0).any() else "only weights of 0"
+            raise ValueError(f"WeightedRandomSampler: weights must be finite, >= 0 and not all 0 (each sample's "
+                             f"chance), got {bad}")  # (found here, not at the first draw an epoch later)
+        drawable = int(np.count_nonzero(values > 0))
         if not replacement and num_samples > drawable:
             raise ValueError(f"WeightedRandomSampler: cannot draw num_samples={num_samples} distinct indices "
                              f"(replacement=False) from {drawable} weights > 0; draw at most {drawable}, or "
