@@ -330,7 +330,7 @@ def test_weighted_random_sampler_without_replacement_refuses_weight_zero_draws(t
         WeightedRandomSampler([1.0, 0.0, 3.0, 6.0], 4, replacement=False)
 
 
-@pytest.mark.parametrize("weights, what", [([1.0, -1.0], "a negative weight"), ([0.0, 0.0], "only weights of 0"),
+@pytest.mark.parametrize("weights, what", [([2.0, -1.0], "a negative weight"), ([0.0, 0.0], "only weights of 0"),
                                            ([1.0, float("nan")], "a NaN or infinite weight"),
                                            ([1.0, float("inf")], "a NaN or infinite weight"), ([], "no weights")])
 def test_weighted_random_sampler_refuses_weights_that_are_no_chances_when_made(weights, what):
