@@ -172,14 +172,16 @@ def patience_reason(history: list, patience: int):
 @minitx.no_grad()
 def mean_loss(model, batches, loss_fn) -> float:
     """sum(loss) / sum(weight) over the batches, where ``loss_fn(model, batch)`` returns a
-    summed loss tensor and its weight, in eval mode; the model's mode is restored afterwards."""
+    summed loss tensor and its weight, in eval mode; the model's mode is restored afterwards.
+    No weight at all (no batch) gives NaN: a mean of nothing is no loss, never a perfect 0,
+    and a NaN validation loss is never taken as the best."""
     total, count = 0.0, 0
     with model.evaluating():
         for batch in batches:
             loss, weight = loss_fn(model, batch)
             total += float(loss.item())
             count += weight
-    return total / max(count, 1)
+    return total / count if count else math.nan
 
 
 class Trainer:
@@ -550,6 +552,9 @@ class Trainer:
             while self.progress["epoch"] < self.epochs and not (reason and self.recorded()):
                 epoch = self.progress["epoch"]
                 batches = self.batches(self.seed, epoch)
+                if not len(batches):  # an epoch of 0 steps would record a training loss of nothing
+                    raise ValueError(f"Trainer: batches(seed, {epoch}) gave no batch for epoch {epoch + 1}; there "
+                                     "is nothing to train on")
                 if not reason:
                     bar.set_description(f"epoch {epoch + 1}/{end_epoch}", refresh=False)
                     reason = self._train_epoch(batches, bar)

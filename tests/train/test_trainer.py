@@ -651,3 +651,23 @@ def test_a_validation_loss_that_is_no_number_is_named(tmp_path):
     trainer.evaluate = lambda model, epoch: {"val_bleu": [1, 2]}
     with pytest.raises(TypeError, match=r"evaluate\(model, epoch\)'s 'val_bleu' returned \[1, 2\]; expected"):
         trainer.fit()
+
+
+def test_a_mean_loss_over_no_batch_is_nan_never_a_loss_of_0(tmp_path):
+    model = make_trainer(tmp_path / "run").model
+    assert math.isnan(mean_loss(model, [], lambda m, b: loss_fn(m, b, "sum")))
+    # a validation loss of nothing: no epoch is taken as the best, and the finish says so
+    trainer = make_trainer(tmp_path / "run", max_steps=6, epochs=1)
+    trainer.validation_loss = lambda model: mean_loss(model, [], lambda m, b: loss_fn(m, b, "sum"))
+    trainer.fit()
+    assert math.isnan(trainer.history[-1]["val_loss"]) and not (tmp_path / "run" / "best.npz").exists()
+    with pytest.raises(RuntimeError, match="no epoch had a finite validation loss"):
+        trainer.choose_final()
+
+
+def test_an_epoch_without_batches_is_refused_not_trained_as_0_steps(tmp_path):
+    trainer = make_trainer(tmp_path / "run")
+    trainer.batches = lambda seed, epoch: []
+    with pytest.raises(ValueError, match=r"batches\(seed, 0\) gave no batch for epoch 1"):
+        trainer.fit()
+    assert trainer.progress["step"] == 0 and not trainer.history

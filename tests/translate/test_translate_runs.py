@@ -1,5 +1,6 @@
 """Run directories and configurations: refusing to reuse a run, overwrite, what resume may change,
 checks of the saved tokenizers, presets with overrides, shared embeddings, validation."""
+import gzip
 import json
 import re
 import shutil
@@ -91,6 +92,28 @@ def test_a_failed_start_leaves_nothing_behind(small_subset_dir, tiny_run, tmp_pa
     with pytest.raises(DataNotFoundError):
         training.train(small_config(tmp_path / "no-data", earlier), overwrite=True, progress=False)
     assert snapshot(earlier) == before
+
+
+@pytest.mark.parametrize("split", ["train", "val"])
+def test_a_split_with_no_pair_that_fits_max_len_is_refused_before_training(small_subset_dir, tmp_path, split):
+    """No training pair would train 0 steps (loss 0, ppl 1); no validation pair would make every
+    validation loss a mean of nothing. Both are refused, naming --max-len and the counts, and
+    nothing is written."""
+    from minitx.data import multi30k
+
+    data = tmp_path / "data"
+    shutil.copytree(small_subset_dir, data)
+    for lang in ("de", "en"):  # that split's sentences made longer than max_len 64
+        lines = multi30k.read_lines(data / f"{split}.{lang}.gz")
+        with gzip.open(data / f"{split}.{lang}.gz", "wt", encoding="utf-8") as f:
+            f.writelines(" ".join([line] * 12) + "\n" for line in lines)
+    run_dir = tmp_path / "run"
+    which = {"train": "training", "val": "validation"}[split]
+    pairs = len(multi30k.read_lines(data / f"{split}.de.gz"))
+    with pytest.raises(ValueError, match=rf"no {which} pair fits max_len 64: of the {pairs} pairs of .*{split}.de.gz "
+                                         rf"and {split}.en.gz, {pairs} are longer .*; give a larger --max-len"):
+        training.train(small_config(data, run_dir), progress=False)
+    assert not run_dir.exists()
 
 
 def test_resume_and_overwrite_exclude_each_other(tmp_path):
