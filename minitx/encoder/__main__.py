@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     pre.add_argument("--recipe", default="cpu", choices=sorted(pretraining.RECIPES))
     pre.add_argument("--output-dir", required=True)
     pre.add_argument("--resume", action="store_true", help="continue the run in --output-dir exactly")
-    pre.add_argument("--overwrite", action="store_true", help="delete the run in --output-dir and start again")
+    pre.add_argument("--overwrite", action="store_true", help="delete the run in --output-dir (a translation run's files too) and start again")
     pre.add_argument("--no-progress", action="store_true")
     _add_options(pre, pretraining.DEFAULTS)
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from minitx import backend
+from minitx.serialization import read_json
 from minitx.data import BYTE_TOKENS, WORD_BOUNDARY
 
 
@@ -75,27 +76,34 @@ class EmbeddingTable:
 
 
 def load_table(run_dir, side="src") -> EmbeddingTable:
-    """The embedding table of a pretraining run (tokenizer.json) or of a translation run
-    (tokenizer.src.json; ``side`` 'src' or 'tgt' picks the embedding)."""
+    """The embedding table of a pretraining run or of a translation run (``side`` 'src' or 'tgt'
+    picks the embedding), told apart by what the run's config.json says it is: a file of the
+    other kind left beside it is no part of it."""
     run_dir = Path(run_dir)
-    if (run_dir / "tokenizer.json").exists():
+    path = run_dir / "config.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{run_dir} is neither a pretraining run nor a translation run (no config.json)")
+    config = read_json(path)
+    kind = None if not isinstance(config, dict) else (
+        "pretraining" if "mask_prob" in config else "translation" if "src_lang" in config else None)
+    if kind is None:
+        raise ValueError(f"{path} is neither a pretraining run's configuration (it has no mask_prob) nor a "
+                         "translation run's (no src_lang)")
+    if kind == "pretraining":
         from minitx.encoder.pretraining import load_pretrained
 
         _, model, vocab = load_pretrained(run_dir)
         return EmbeddingTable(backend.to_numpy(model.encoder.embed.weight.data), vocab.tokenizer,
                               f"the pretrained encoder's embeddings ({run_dir})")
-    if (run_dir / "tokenizer.src.json").exists():
-        from minitx.translate.training import load_run
+    from minitx.translate.training import load_run
 
-        if side not in ("src", "tgt"):
-            raise ValueError(f"neighbours: side must be 'src' or 'tgt', got {side!r}")
-        _, model, src_tok, tgt_tok = load_run(run_dir)
-        embedding = model.src_embed if side == "src" else model.tgt_embed
-        shared = " (shared by both languages)" if model.src_embed is model.tgt_embed else ""
-        return EmbeddingTable(backend.to_numpy(embedding.weight.data), src_tok if side == "src" else tgt_tok,
-                              f"the translation model's {side} embeddings{shared} ({run_dir})")
-    raise FileNotFoundError(f"{run_dir} is neither a pretraining run (tokenizer.json) nor a translation run "
-                            "(tokenizer.src.json)")
+    if side not in ("src", "tgt"):
+        raise ValueError(f"neighbours: side must be 'src' or 'tgt', got {side!r}")
+    _, model, src_tok, tgt_tok = load_run(run_dir)
+    embedding = model.src_embed if side == "src" else model.tgt_embed
+    shared = " (shared by both languages)" if model.src_embed is model.tgt_embed else ""
+    return EmbeddingTable(backend.to_numpy(embedding.weight.data), src_tok if side == "src" else tgt_tok,
+                          f"the translation model's {side} embeddings{shared} ({run_dir})")
 
 
 def report(table: EmbeddingTable, words=(), analogies=(), k=8) -> str:

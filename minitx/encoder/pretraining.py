@@ -28,8 +28,9 @@ from minitx.nn.encoder import IGNORE_INDEX, EncoderModel, MaskedLanguageModel
 from minitx.backend import resolve_device
 from minitx.serialization import read_json
 from minitx.sync import GPU_SYNC_EVERY
-from minitx.train import (DATA_KEYS, TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, check_data, json_safe,
-                          load_checkpoint, log, log_data_read, resolve_data_dir, write_json)
+from minitx.train import (APPLICATION_FILES, APPLICATION_PATTERNS, DATA_KEYS, TRAINER_FILES, TRAINER_PATTERNS,
+                          RunLifecycle, Trainer, check_data, json_safe, load_checkpoint, log, log_data_read,
+                          resolve_data_dir, write_json)
 
 MODEL_KEYS = ("d_model", "num_heads", "num_layers", "d_ff", "dropout", "max_len", "activation", "norm_first")
 
@@ -66,8 +67,10 @@ ADDED_LATER = ("precision", "sync_every")
 # where it runs and where the data are read from, not what it learns (max_steps is the cosine
 # schedule's length)
 RESUME_MAY_CHANGE = ("save_every", "device", "data_dir", "sync_every")
-# what a new run refuses to overwrite (and --overwrite deletes): the trainer's files and ours
-RUN_FILES = TRAINER_FILES + ("tokenizer.json", "results.json")
+# what a new run refuses to overwrite (and --overwrite deletes): the trainer's files and ours, and a
+# translation run's (APPLICATION_FILES: an --overwrite of one leaves nothing of it behind)
+RUN_FILES = TRAINER_FILES + APPLICATION_FILES
+RUN_PATTERNS = TRAINER_PATTERNS + APPLICATION_PATTERNS
 
 
 def build_config(recipe="cpu", **overrides) -> dict:
@@ -135,7 +138,7 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     RESUME_MAY_CHANGE."""
     run = RunLifecycle(output_dir, config, kind="pretraining", resume=resume, overwrite=overwrite, defaults=DEFAULTS,
                        extra_keys=DATA_KEYS, may_change=RESUME_MAY_CHANGE, validate=_validate, files=RUN_FILES,
-                       patterns=TRAINER_PATTERNS, added_later=ADDED_LATER, start_files=("tokenizer.json",))
+                       patterns=RUN_PATTERNS, added_later=ADDED_LATER, start_files=("tokenizer.json",))
     config, run_dir, device = run.config, run.run_dir, run.device
     started = time.perf_counter()
 
@@ -231,9 +234,8 @@ def load_pretrained(run_dir, device="cpu"):
     if not (run_dir / "config.json").exists():
         raise FileNotFoundError(f"{run_dir} is not a pretraining run (no config.json)")
     config = read_json(run_dir / "config.json")
-    # (told by its configuration: a translation run's tokenizer files may be left beside a pretraining
-    # run that --overwrite started in its directory)
-    if isinstance(config, dict) and "mask_prob" not in config and (run_dir / "tokenizer.src.json").exists():
+    # (told by what the run says it is, its configuration, not by the files beside it)
+    if isinstance(config, dict) and "mask_prob" not in config and "src_lang" in config:
         raise ValueError(f"{run_dir} is a translation run; give a pretraining run (python -m minitx.encoder pretrain)")
     missing = sorted(set(DEFAULTS) - set(config) - set(ADDED_LATER))
     unknown = sorted(set(config) - set(DEFAULTS) - set(DATA_KEYS))

@@ -22,6 +22,13 @@ from minitx.serialization import read_json
 # the files the trainer writes; with epoch-<n>.npz (TRAINER_PATTERNS)
 TRAINER_FILES = ("config.json", "last.npz", "best.npz", "averaged.npz", "history.json")
 TRAINER_PATTERNS = ("epoch-*.npz",)
+# the files minitx's two applications add beside the trainer's: a translation run's tokenizers, plot
+# and test translations (<split>.hyp.<lang>), a pretraining run's tokenizer, either's results. Both
+# list all of them as their run's files, so an --overwrite of a run of the other kind leaves none of
+# its files behind for the new run's commands to misread (a pretraining run's tokenizer.json beside
+# a translation run, say)
+APPLICATION_FILES = ("tokenizer.src.json", "tokenizer.tgt.json", "tokenizer.json", "results.json", "history.png")
+APPLICATION_PATTERNS = ("*.hyp.*",)
 
 
 def log(message: str) -> None:

@@ -117,8 +117,8 @@ def main(argv=None) -> int:
     train.add_argument("--resume", action="store_true",
                        help="continue the run in --output-dir from last.npz, with its saved config.json")
     train.add_argument("--overwrite", action="store_true",
-                       help="delete the run already in --output-dir (tokenizers, checkpoints, history, results) "
-                            "and start a new one")
+                       help="delete the run already in --output-dir (tokenizers, checkpoints, history, results; "
+                            "a pretraining run's too) and start a new one")
     train.add_argument("--no-progress", action="store_true", help="no progress bars")
     _add_config_options(train)
 

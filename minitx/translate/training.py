@@ -41,8 +41,9 @@ from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, ensure_fi
 from minitx.nn import Transformer
 from minitx.serialization import load, read_json
 from minitx.sync import GPU_SYNC_EVERY
-from minitx.train import (TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle, Trainer, TrainingInterrupted, check_data,
-                          json_safe, load_checkpoint, log, log_data_read, mean_loss, resolve_data_dir, write_json)
+from minitx.train import (APPLICATION_FILES, APPLICATION_PATTERNS, TRAINER_FILES, TRAINER_PATTERNS, RunLifecycle,
+                          Trainer, TrainingInterrupted, check_data, json_safe, load_checkpoint, log, log_data_read,
+                          mean_loss, resolve_data_dir, write_json)
 from minitx.translate.evaluation import (MOSES_HINT, bleu_scores, moses_available, report_lines,
                                         translate_sentences)
 from minitx.translate.text import TextForm
@@ -201,9 +202,11 @@ def evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, pr
 # ---------------------------------------------------------------- run directories
 
 # the files a run writes (and --overwrite deletes): the trainer's, the tokenizers, the results,
-# the plot command's curves; any of them means the directory holds a run
-RUN_FILES = (*TRAINER_FILES, "tokenizer.src.json", "tokenizer.tgt.json", "results.json", "history.png")
-RUN_PATTERNS = (*TRAINER_PATTERNS, "*.hyp.*")
+# the plot command's curves, the test translations; any of them means the directory holds a run.
+# (APPLICATION_FILES also holds a pretraining run's tokenizer.json: an --overwrite of one leaves
+# nothing of it behind)
+RUN_FILES = (*TRAINER_FILES, *APPLICATION_FILES)
+RUN_PATTERNS = (*TRAINER_PATTERNS, *APPLICATION_PATTERNS)
 
 # may change when a run is resumed: they change how long it runs, how often it saves or is
 # measured, where it runs and how it is finally decoded, not what it learns
@@ -648,7 +651,7 @@ def read_run_config(run_dir) -> dict:
     if not path.is_file():
         raise FileNotFoundError(f"{run_dir} is not a minitx translation run (no config.json)")
     config = read_json(path)
-    if isinstance(config, dict) and "mask_prob" in config and (Path(run_dir) / "tokenizer.json").is_file():
+    if isinstance(config, dict) and "mask_prob" in config:  # (told by what the run says it is, not by its files)
         raise ValueError(f"{run_dir} is a masked-LM pretraining run (python -m minitx.encoder), not a translation run")
     try:
         upgraded = _upgrade_saved(config)  # (inside: an edited "preset" is refused naming the file)

@@ -4,6 +4,7 @@ embedding neighbours and analogies, and the command line."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -222,7 +223,8 @@ def test_a_resume_refuses_other_data_and_an_interrupted_start_leaves_a_directory
     """As translation runs: a pretraining run records its data's digest and a resume on other
     sentences is refused; a start stopped before config.json (only tokenizer.json there) prints
     no --resume, and a new run starts there; a pretraining run --overwrite started in a
-    translation run's directory loads as what it is, beside that run's tokenizer files."""
+    translation run's directory deletes that run's files (its tokenizers too) and loads as what
+    it is."""
     import gzip
     import shutil
 
@@ -255,12 +257,15 @@ def test_a_resume_refuses_other_data_and_an_interrupted_start_leaves_a_directory
     assert cli.main(argv) == 0
     translation = tmp_path / "was-translation"
     translation.mkdir()
-    for name in ("tokenizer.src.json", "tokenizer.tgt.json"):
+    for name in ("tokenizer.src.json", "tokenizer.tgt.json", "history.png", "test_2016_flickr.hyp.en", "notes.txt"):
         (translation / name).write_text("{}")
     (translation / "config.json").write_text(json.dumps({"src_lang": "de", "tgt_lang": "en"}))
     pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), max_steps=2), translation,
                          overwrite=True, progress=False)
-    assert (translation / "tokenizer.src.json").exists() and pretraining.load_pretrained(translation)
+    assert pretraining.load_pretrained(translation)
+    left = {p.name for p in translation.iterdir()}
+    assert not left & {"tokenizer.src.json", "tokenizer.tgt.json", "history.png", "test_2016_flickr.hyp.en"}
+    assert "notes.txt" in left  # (not a run's file: left alone)
 
 
 # ---------------------------------------------------------------- fine-tuning
@@ -407,6 +412,10 @@ def test_tables_load_from_pretraining_and_translation_runs(tiny_run, data_dir, t
                        max_steps=1, bleu_every=0, beam_size=1, device="cpu"), progress=False)
     table = neighbours.load_table(run)
     assert "shared by both languages" in table.source and table.matrix.shape == (400, 16)
+    # a pretraining run's tokenizer.json beside it (left by an --overwrite before it deleted both
+    # kinds' files): the run is still what its config.json says
+    shutil.copy(tiny_run / "tokenizer.json", run / "tokenizer.json")
+    assert "translation model" in neighbours.load_table(run).source
     with pytest.raises(FileNotFoundError, match="neither a pretraining run"):
         neighbours.load_table(tmp_path)
 

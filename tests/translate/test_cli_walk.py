@@ -148,6 +148,23 @@ def test_a_new_run_into_another_kind_of_run_says_so_and_advises_no_resume(encode
         assert "already holds a run of another kind" in err and "--resume" not in err, err
 
 
+def test_an_overwrite_of_a_pretraining_run_leaves_none_of_its_files(encoder_run, subset_dir, tmp_path, capsys):
+    """translate train --overwrite of a pretraining run deletes its tokenizer.json too, and the
+    encoder's neighbours reads the new run as the translation run it is."""
+    run = tmp_path / "run"
+    shutil.copytree(encoder_run, run)
+    (run / "notes.txt").write_text("mine")
+    code, _, err = invoke(translate_cli.main, [
+        "train", "--output-dir", run, "--overwrite", "--data-dir", subset_dir, "--vocab-size", 400, "--d-model", 16,
+        "--num-heads", 2, "--encoder-layers", 1, "--decoder-layers", 1, "--d-ff", 32, "--max-tokens", 600,
+        "--epochs", 1, "--max-steps", 1, "--bleu-every", 0, "--beam-size", 1, "--device", "cpu", "--no-progress"],
+        capsys)
+    assert code == 0, err
+    assert not (run / "tokenizer.json").exists() and (run / "notes.txt").read_text() == "mine"
+    code, out, err = invoke(encoder_cli.main, ["neighbours", "--run", run, "--words", "Hund", "-k", 2], capsys)
+    assert code == 0 and "the translation model's src embeddings" in out, err
+
+
 @pytest.mark.parametrize("argv, names", [
     (["neighbours", "--run", "E", "-k", "-3"], ["-k"]),
     (["neighbours", "--run", "E", "-k", "0"], ["-k"]),
