@@ -21,7 +21,9 @@ The steps, in order:
    directory is made (an earlier run's files deleted, and the temporary files of writes a kill
    interrupted), the application's own files are written (a new run's tokenizers, say) and
    config.json.
-5. ``fit``: the Trainer resumes from last.npz when resuming, then trains.
+5. ``fit``: the Trainer resumes from last.npz when resuming, then trains. A resumed run's
+   config.json (its changed settings) is written only once last.npz has been accepted: a resume
+   refused there (a limit below what the run has reached) leaves the run as it was.
 
 A third application writes only its model, data and loss around these calls.
 """
@@ -91,20 +93,25 @@ class RunLifecycle:
 
     def begin(self, write_files: Callable[[Path], None] | None = None) -> None:
         """Training starts: make the run directory (deleting an earlier run's files), let a new
-        run write its own files into it, write config.json."""
+        run write its own files into it, write config.json (a resumed run's: in ``fit``)."""
         clear_leftovers(self.run_dir)
         if not self.resume:
             start_new_run(self.run_dir, self.earlier_run)
             if write_files is not None:
                 write_files(self.run_dir)
-        write_json(self.run_dir / "config.json", json_safe(self.config), indent=2)
+            self._write_config()
 
     def fit(self, trainer):
-        """Resume the trainer from last.npz when this run resumes, then train; returns it."""
+        """Resume the trainer from last.npz when this run resumes (then write its config.json,
+        with the settings changed), and train; returns it."""
         if self.resume:
-            trainer.resume()
+            trainer.resume()  # (refuses a last.npz the settings given cannot continue: nothing written yet)
+            self._write_config()
         trainer.fit()
         return trainer
+
+    def _write_config(self) -> None:
+        write_json(self.run_dir / "config.json", json_safe(self.config), indent=2)
 
 
 def _refuse_another_kind(run_dir, kind, defaults, extra_keys, added_later, upgrade) -> None:

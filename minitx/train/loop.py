@@ -402,9 +402,18 @@ class Trainer:
         if not isinstance(best, (int, float)) or isinstance(best, bool) or best != best:
             raise ValueError(f"{where}: invalid best_val_loss {best!r}; expected a number (inf before any)")
         step, epoch, batch = progress["step"], progress["epoch"], progress["batch"]
-        if epoch > self.epochs or self._steps_in(batch) > step:
-            raise ValueError(f"{where}: step {step}, epoch {epoch}, batch {batch} cannot be reached in a run of "
-                             f"{self.epochs} epochs")
+        if self._steps_in(batch) > step:
+            raise ValueError(f"{where}: step {step} cannot have taken batch {batch} of epoch {epoch + 1}")
+        # epochs numbered from 1, as the log and the history number them; a limit below where the run
+        # is would stop it at once and record the lower limit: refused alike for epochs and max_steps
+        begun = epoch + (batch > 0)
+        if begun > self.epochs:
+            at = f"batch {batch} of epoch {begun}" if batch else f"the end of epoch {epoch}"
+            raise ValueError(f"{where}: the run is at step {step}, {at}, past a run of {self.epochs} epoch"
+                             f"{'s' * (self.epochs != 1)}; resume it with epochs {begun} or more")
+        if self.max_steps and step > self.max_steps:
+            raise ValueError(f"{where}: the run is at step {step}, past max_steps {self.max_steps}; resume it with "
+                             f"max_steps {step} or more")
         if epoch < self.epochs and batch > len(self.batches(self.seed, epoch)):
             raise ValueError(f"{where}: batch {batch} is past the end of epoch {epoch + 1}, which has "
                              f"{len(self.batches(self.seed, epoch))} batches")

@@ -68,7 +68,7 @@ def _set(*path_and_value):
     (_set("progress", "step", 2.0), r"progress: invalid step 2\.0; expected a whole number >= 0"),
     (_set("progress", "epoch_loss", float("nan")), r"progress: invalid epoch_loss nan"),
     (_set("progress", "best_val_loss", float("nan")), r"invalid best_val_loss nan"),
-    (_set("progress", "epoch", 9), r"progress: step 9, epoch 9, batch 3 cannot be reached in a run of 4 epochs"),
+    (_set("progress", "epoch", 9), r"progress: the run is at step 9, batch 3 of epoch 10, past a run of 4 epochs"),
 ], ids=["step-1.5", "int-moment", "missing-moments", "empty-schedule", "negative-schedule-step",
         "schedule-hyperparameter", "no-progress", "empty-progress", "batch-past-epoch", "step-vs-position",
         "step-vs-optimizer", "history-loss", "history-order", "best-vs-history", "weight-decay", "peak-lr",

@@ -171,6 +171,25 @@ def test_a_run_extended_past_its_max_steps_ends_as_the_uninterrupted_one(tmp_pat
     run(tmp_path, resume=True)  # the progress saved after the replaced record resumes (its checks hold)
 
 
+def test_a_resume_with_a_limit_below_where_the_run_is_is_refused_for_steps_and_epochs_alike(tmp_path):
+    """A max_steps below the step reached was taken (the run stopped at once, recording the lower
+    limit) where fewer epochs were refused; both are refused now, the epochs numbered from 1 as
+    the log ("resumed ... (epoch 4, batch 3)") and the history number them."""
+    run(tmp_path)  # 21 steps: three whole epochs of 6 and 3 batches of the fourth
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    for settings, message in (({"max_steps": 20}, r"at step 21, past max_steps 20; resume it with max_steps 21 or "
+                                                   "more"),
+                              ({"epochs": 3}, r"at step 21, batch 3 of epoch 4, past a run of 3 epochs; resume it "
+                                              "with epochs 4 or more")):
+        with pytest.raises(ValueError, match=message):
+            make_trainer(tmp_path, **settings).resume()
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    make_trainer(tmp_path, max_steps=21).resume()  # (where it is: no further step, but accepted)
+    run(tmp_path / "ends", max_steps=18)  # the end of epoch 3
+    with pytest.raises(ValueError, match=r"at step 18, the end of epoch 3, past a run of 2 epochs"):
+        make_trainer(tmp_path / "ends", epochs=2, max_steps=18).resume()
+
+
 def test_a_run_that_lost_its_last_checkpoint_is_refused(tmp_path):
     run(tmp_path, max_steps=6)
     (tmp_path / "last.npz").unlink()

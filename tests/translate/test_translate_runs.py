@@ -206,6 +206,18 @@ def test_resuming_a_run_at_its_step_limit_trains_no_further_step(small_subset_di
         np.testing.assert_array_equal(after["model"][name], value)
 
 
+def test_a_resume_below_the_step_reached_is_refused_and_leaves_the_run_as_it_was(small_subset_dir, tmp_path):
+    """--resume --max-steps N below the step reached stopped at once and wrote max_steps N into
+    config.json (a resume refused for fewer epochs had rewritten config.json too)."""
+    run_dir = tmp_path / "run"
+    training.train(small_config(small_subset_dir, run_dir), progress=False)
+    before = snapshot(run_dir)
+    with pytest.raises(ValueError, match=r"last.npz: progress: the run is at step 2, past max_steps 1; resume it with "
+                                         r"max_steps 2 or more"):
+        training.train({"output_dir": str(run_dir), "max_steps": 1}, resume=True, progress=False)
+    assert snapshot(run_dir) == before
+
+
 def test_a_resume_refuses_other_data_naming_both_digests(small_subset_dir, tmp_path, monkeypatch, capsys):
     from minitx.data.multi30k import read_lines
     from translate_kit import write_gz_lines
