@@ -45,7 +45,9 @@ def main(argv=None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
 
     pre = commands.add_parser("pretrain", help="masked-LM pretraining on Multi30k de + en text")
-    pre.add_argument("--recipe", default="cpu", choices=sorted(pretraining.RECIPES))
+    pre.add_argument("--recipe", default=None, choices=sorted(pretraining.RECIPES),
+                     help="named settings: cpu (600 steps) or tiny (seconds, for a first look) [default cpu; "
+                          "with --resume: the run's, and another is refused]")
     pre.add_argument("--output-dir", required=True)
     pre.add_argument("--resume", action="store_true", help="continue the run in --output-dir exactly")
     pre.add_argument("--overwrite", action="store_true", help="delete the run in --output-dir (a translation run's files too) and start again")
@@ -83,8 +85,12 @@ def main(argv=None) -> int:
 def _run(args) -> int:
     if args.command == "pretrain":
         options = {k: getattr(args, k) for k in pretraining.DEFAULTS if getattr(args, k) is not None}
-        # a resumed run keeps its saved configuration; only the options given are compared with it
-        config = options if args.resume else pretraining.build_config(args.recipe, **options)
+        # a resumed run keeps its saved configuration; only the options given (a --recipe too) are
+        # compared with it
+        if args.resume:
+            config = {**options, **({} if args.recipe is None else {"recipe": args.recipe})}
+        else:
+            config = pretraining.build_config(args.recipe or "cpu", **options)
         pretraining.pretrain(config, args.output_dir, resume=args.resume, overwrite=args.overwrite,
                              progress=not args.no_progress)
     elif args.command == "finetune":

@@ -63,6 +63,9 @@ RANGES = {
 }
 # the settings a config.json saved by an older minitx may lack (their defaults fill them)
 ADDED_LATER = ("precision", "sync_every")
+# a configuration's keys beside the settings: the recipe it was built from (a resume given another
+# is refused, as a translation run's), and the data's digests (check_data)
+EXTRA_KEYS = ("recipe", *DATA_KEYS)
 # may differ when a run is resumed: they change how often it saves or reads the device back,
 # where it runs and where the data are read from, not what it learns (max_steps is the cosine
 # schedule's length)
@@ -79,7 +82,7 @@ def build_config(recipe="cpu", **overrides) -> dict:
     unknown = sorted(set(overrides) - set(DEFAULTS))
     if unknown:
         raise ValueError(f"unknown pretraining options {unknown}; known: {sorted(DEFAULTS)}")
-    return {**DEFAULTS, **RECIPES[recipe], **{k: v for k, v in overrides.items() if v is not None}}
+    return {**DEFAULTS, **RECIPES[recipe], **{k: v for k, v in overrides.items() if v is not None}, "recipe": recipe}
 
 
 def build_model(config, vocab: EncoderVocab, device="cpu") -> MaskedLanguageModel:
@@ -121,6 +124,8 @@ def _validate(config) -> None:
                                                                                   and not isinstance(value, int)):
                 raise ValueError(f"pretraining: {key} must be {'an integer' if isinstance(default, int) else 'a number'}"
                                  f", got {value!r}")
+    if config.get("recipe") is not None and config["recipe"] not in RECIPES:
+        raise ValueError(f"pretraining: recipe must be one of {', '.join(sorted(RECIPES))}, got {config['recipe']!r}")
     if config["activation"] not in ("relu", "gelu"):
         raise ValueError(f"pretraining: activation must be relu or gelu, got {config['activation']!r}")
     if config["precision"] not in amp.PRECISIONS:
@@ -137,7 +142,7 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
     may then hold only some keys, and any of them that differs from the saved value must be in
     RESUME_MAY_CHANGE."""
     run = RunLifecycle(output_dir, config, kind="pretraining", resume=resume, overwrite=overwrite, defaults=DEFAULTS,
-                       extra_keys=DATA_KEYS, may_change=RESUME_MAY_CHANGE, validate=_validate, files=RUN_FILES,
+                       extra_keys=EXTRA_KEYS, may_change=RESUME_MAY_CHANGE, validate=_validate, files=RUN_FILES,
                        patterns=RUN_PATTERNS, added_later=ADDED_LATER, start_files=("tokenizer.json",))
     config, run_dir, device = run.config, run.run_dir, run.device
     started = time.perf_counter()
@@ -213,8 +218,10 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
                "total_seconds": round(time.perf_counter() - started, 1), "parameters": model.num_parameters(),
                "val_loss": last["val_loss"], "val_accuracy": last["val_accuracy"]}
     write_json(run_dir / "results.json", results, indent=2)
+    # (total_seconds: this command's; train_seconds: the run's, every resume's steps included)
     log(f"pretraining done: {results['steps']} steps, validation masked-LM loss {results['val_loss']:.3f}, "
-        f"accuracy {results['val_accuracy']:.3f}; {results['total_seconds']:.0f}s in all; run directory {run_dir}")
+        f"accuracy {results['val_accuracy']:.3f}; this command took {results['total_seconds']:.0f}s; the run trained "
+        f"for {results['train_seconds']:.0f}s in all; run directory {run_dir}")
     return results
 
 
@@ -238,11 +245,11 @@ def load_pretrained(run_dir, device="cpu"):
     if isinstance(config, dict) and "mask_prob" not in config and "src_lang" in config:
         raise ValueError(f"{run_dir} is a translation run; give a pretraining run (python -m minitx.encoder pretrain)")
     missing = sorted(set(DEFAULTS) - set(config) - set(ADDED_LATER))
-    unknown = sorted(set(config) - set(DEFAULTS) - set(DATA_KEYS))
+    unknown = sorted(set(config) - set(DEFAULTS) - set(EXTRA_KEYS))
     if missing or unknown:
         raise ValueError(f"{run_dir / 'config.json'} is not a pretraining run's configuration (it lacks "
                          f"{missing} or holds {unknown})")
-    config = {key: value for key, value in {**DEFAULTS, **config}.items() if key not in DATA_KEYS}
+    config = {key: value for key, value in {**DEFAULTS, **config}.items() if key not in EXTRA_KEYS}
     try:
         _validate(config)
     except ValueError as error:

@@ -434,6 +434,13 @@ def test_the_command_line(tiny_run, data_dir, tmp_path, capsys):
     assert logged and logged.group(1).isdigit(), "the log printed the vocabulary size's expression"
     assert cli.main(["pretrain", "--output-dir", str(tmp_path / "run"), "--resume", "--d-model", "8"]) == 2
     assert "d_model 16 (saved) != 8 (given)" in capsys.readouterr().err
+    # another recipe is refused, as translation refuses it; the run's own is taken, and the last
+    # line gives the run's training time beside this command's
+    assert cli.main(["pretrain", "--output-dir", str(tmp_path / "run"), "--resume", "--recipe", "cpu"]) == 2
+    assert "recipe 'tiny' (saved) != 'cpu' (given)" in capsys.readouterr().err
+    assert cli.main(["pretrain", "--output-dir", str(tmp_path / "run"), "--resume", "--recipe", "tiny",
+                     "--no-progress"]) == 0
+    assert re.search(r"this command took \d+s; the run trained for \d+s in all", capsys.readouterr().err)
     assert cli.main(["finetune", "--run", str(tmp_path / "run"), "--labels", "4", "--steps", "1",
                      "--warmup-steps", "0", "--batch-size", "4"]) == 0
     assert capsys.readouterr().out.startswith("| labelled pairs | from scratch | pretrained (MLM) |")
