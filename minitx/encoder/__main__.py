@@ -30,13 +30,23 @@ def _typed(key, default):
     return cli.number(type(default), **pretraining.RANGES.get(key, dict(low=0)))
 
 
-def _add_options(parser, defaults, skip=()):
-    group = parser.add_argument_group("configuration (default: the recipe's value)")
+def shown(value) -> str:
+    """A default as the options spell it: true, false, none."""
+    return str(value).lower() if value is None or isinstance(value, bool) else str(value)
+
+
+def _add_options(parser, title, defaults, helps, choices, recipes=None):
+    """An option for each setting in ``defaults``: its help (``helps``), a word setting's
+    ``choices`` listed and checked by argparse, and the default, with the ``recipes``' own values
+    where they differ from it."""
+    group = parser.add_argument_group(title)
     for key, default in defaults.items():
-        if key in skip:
-            continue
-        group.add_argument("--" + key.replace("_", "-"), type=_typed(key, default), default=None, metavar=key.upper(),
-                           help=f"[default {default}]")
+        changed = ", ".join(f"{name} {shown(values[key])}" for name, values in (recipes or {}).items()
+                            if key in values)
+        text = f"{helps[key]} [default {shown(default)}" + (f"; recipes: {changed}]" if changed else "]")
+        group.add_argument("--" + key.replace("_", "-"), type=_typed(key, default), default=None,
+                           choices=choices.get(key), metavar=None if key in choices else key.upper(),
+                           help=text.replace("%", "%%"))
 
 
 def main(argv=None) -> int:
@@ -48,11 +58,13 @@ def main(argv=None) -> int:
     pre.add_argument("--recipe", default=None, choices=sorted(pretraining.RECIPES),
                      help="named settings: cpu (600 steps) or tiny (seconds, for a first look) [default cpu; "
                           "with --resume: the run's, and another is refused]")
-    pre.add_argument("--output-dir", required=True)
+    pre.add_argument("--output-dir", required=True, help="the run directory")
     pre.add_argument("--resume", action="store_true", help="continue the run in --output-dir exactly")
     pre.add_argument("--overwrite", action="store_true", help="delete the run in --output-dir (a translation run's files too) and start again")
-    pre.add_argument("--no-progress", action="store_true")
-    _add_options(pre, pretraining.DEFAULTS)
+    pre.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _add_options(pre, "configuration (default: the recipe's value; with --resume, only save_every, device, "
+                      "data_dir and sync_every may differ from the run's)", pretraining.DEFAULTS, pretraining.HELP,
+                 pretraining.CHOICES, pretraining.RECIPES)
 
     fine = commands.add_parser("finetune", help="few-label parallel-sentence detection: pretrained vs scratch")
     fine.add_argument("--run", required=True, help="a pretraining run directory")
@@ -61,7 +73,8 @@ def main(argv=None) -> int:
     fine.add_argument("--output", help="write the table as JSON here")
     fine.add_argument("--data-dir", help="directory with the Multi30k .gz files [default: the run's]")
     fine.add_argument("--no-progress", action="store_true", help="no progress bars (a download's)")
-    _add_options(fine, finetuning.DEFAULTS)
+    _add_options(fine, "fine-tuning (the same for every budget and both starting points)", finetuning.DEFAULTS,
+                 finetuning.HELP, finetuning.CHOICES)
 
     near = commands.add_parser("neighbours", help="nearest pieces by cosine similarity, and analogies")
     near.add_argument("--run", required=True, help="a pretraining run or a translation run directory")

@@ -37,6 +37,21 @@ LABEL_BUDGETS = (200, 1000, 5000)
 # gives the same numbers.
 DEFAULTS = dict(steps=300, batch_size=32, lr=3e-4, warmup_steps=30, weight_decay=0.01, clip_norm=1.0,
                 pooling="cls", dropout=0.1, seed=0)
+# what each setting is, for --help
+HELP = dict(steps="optimizer steps at each label budget, for both starting points", batch_size="examples per batch",
+            lr="the peak learning rate of the warm-up and cosine schedule", warmup_steps="linear warm-up steps",
+            weight_decay="AdamW's weight decay", clip_norm="clip the gradients to this global norm (0: no clipping)",
+            pooling="what the classifier reads: [CLS]'s vector (cls) or the mean of the tokens' (mean)",
+            dropout="the classifier's dropout rate", seed="the random seed (examples, batches, the fresh encoder)")
+# the settings that take one of a few words
+CHOICES = dict(pooling=("cls", "mean"))
+
+
+def _check_choices(config) -> None:
+    """Each word setting is one of CHOICES: checked before anything is loaded."""
+    for key, choices in CHOICES.items():
+        if config[key] not in choices:
+            raise ValueError(f"fine-tuning: {key} must be one of {', '.join(choices)}, got {config[key]!r}")
 
 
 def _check_schedule(config) -> None:
@@ -111,6 +126,7 @@ def compare(run_dir, budgets=LABEL_BUDGETS, output=None, data_dir=None, progress
     budgets = list(budgets)
     if not budgets or any(not isinstance(b, int) or b < 2 for b in budgets):
         raise ValueError(f"label budgets must be whole numbers of at least 2, got {budgets}")
+    _check_choices(config)
     _check_schedule(config)
     pre_config, _, vocab = load_pretrained(run_dir)
     # no --data-dir: the pretraining run's own, which must still be there (a moved one is named)

@@ -41,6 +41,24 @@ DEFAULTS = dict(
     mask_prob=0.15, lr=1e-3, warmup_steps=60, weight_decay=0.01, clip_norm=1.0, max_tokens=4096,
     max_steps=600, save_every=100, seed=0, device="cpu", precision="fp32", sync_every=0,
 )
+# what each setting is, for --help
+HELP = dict(
+    data_dir="directory with the Multi30k .gz files (none: $MINITX_DATA_DIR, the cache, or a download)",
+    vocab_size="the joint BPE vocabulary learned on the training text (the encoder adds [MASK])",
+    d_model="the width of the encoder (embeddings and every layer)", num_heads="attention heads per layer",
+    num_layers="encoder layers", d_ff="the feed-forward layers' inner width", dropout="dropout rate",
+    max_len="the longest sequence, [CLS] and [SEP] included (longer sentences are left out)",
+    activation="the feed-forward activation", norm_first="pre-norm (true) or post-norm (false) layers",
+    mask_prob="the share of tokens masked for the masked-LM loss (BERT's 0.15)",
+    lr="the peak learning rate of the warm-up and cosine schedule", warmup_steps="linear warm-up steps",
+    weight_decay="AdamW's weight decay", clip_norm="clip the gradients to this global norm (0: no clipping)",
+    max_tokens="tokens per batch (padding included)", max_steps="optimizer steps (the cosine schedule's length)",
+    save_every="write last.npz every N steps (and at each epoch's end)", seed="the random seed",
+    device="where to train: cpu, cuda, or auto (the GPU when one is usable)", precision="the precision of the matrix products",
+    sync_every="read the device back every N steps (0: every step on the CPU, every 50 on a GPU)",
+)
+# the settings that take one of a few words (the command line lists them, and refuses others at once)
+CHOICES = dict(activation=("relu", "gelu"), precision=tuple(amp.PRECISIONS), device=("cpu", "cuda", "auto"))
 RECIPES = {
     # 2.2 epochs of the 58,000 sentences (269 batches each); its run is in results/README.md
     "cpu": {},
@@ -126,11 +144,9 @@ def _validate(config) -> None:
                                  f", got {value!r}")
     if config.get("recipe") is not None and config["recipe"] not in RECIPES:
         raise ValueError(f"pretraining: recipe must be one of {', '.join(sorted(RECIPES))}, got {config['recipe']!r}")
-    if config["activation"] not in ("relu", "gelu"):
-        raise ValueError(f"pretraining: activation must be relu or gelu, got {config['activation']!r}")
-    if config["precision"] not in amp.PRECISIONS:
-        raise ValueError(f"pretraining: precision must be one of {', '.join(amp.PRECISIONS)}, got "
-                         f"{config['precision']!r}")
+    for key, choices in CHOICES.items():
+        if key != "device" and config[key] not in choices:  # (the device is resolve_device's to check)
+            raise ValueError(f"pretraining: {key} must be one of {', '.join(choices)}, got {config[key]!r}")
     if not 0 <= config["warmup_steps"] <= config["max_steps"]:
         raise ValueError(f"pretraining: warmup_steps ({config['warmup_steps']}) must be between 0 and max_steps "
                          f"({config['max_steps']}), the length of the cosine schedule")

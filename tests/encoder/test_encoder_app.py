@@ -574,14 +574,32 @@ def test_the_smallest_vocabulary_holds_one_learned_piece(data_dir, tmp_path):
     (["pretrain", "--output-dir", "nowhere", "--vocab-size", "260"], "argument --vocab-size: must be >= 261, got 260"),
     (["pretrain", "--output-dir", "nowhere", "--dropout", "nan"], "argument --dropout: must be >= 0 and < 1, got nan"),
     (["pretrain", "--output-dir", "nowhere", "--max-steps", "ten"], "argument --max-steps: expected an integer, got 'ten'"),
+    (["finetune", "--run", "nowhere", "--pooling", "max"], "argument --pooling: invalid choice: 'max' (choose from "
+                                                            "'cls', 'mean')"),
+    (["pretrain", "--output-dir", "nowhere", "--activation", "swish"], "argument --activation: invalid choice"),
+    (["pretrain", "--output-dir", "nowhere", "--precision", "fp64"], "argument --precision: invalid choice"),
 ])
 def test_numeric_options_are_checked_before_anything_runs(capsys, argv, message):
-    """A bad number is a usage error (exit 2) naming the option, before any data is read; a
-    negative batch size used to loop forever."""
+    """A bad number, or a word not among an option's choices, is a usage error (exit 2) naming
+    the option, before any data is read; a negative batch size used to loop forever, and
+    --pooling max failed only once the run and the data were loaded."""
     with pytest.raises(SystemExit) as stopped:
         cli.main(argv)
     assert stopped.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_every_option_says_what_it_is_and_lists_its_choices(capsys):
+    for command, defaults in (("pretrain", pretraining.DEFAULTS), ("finetune", finetuning.DEFAULTS)):
+        with pytest.raises(SystemExit):
+            cli.main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        for key in defaults:
+            option = "--" + key.replace("_", "-")
+            assert re.search(re.escape(option) + r" \S+ \w", text), f"{option} has no description"
+    assert "--pooling {cls,mean}" in text
+    with pytest.raises(ValueError, match="fine-tuning: pooling must be one of cls, mean, got 'max'"):
+        finetuning.compare("nowhere", [4], pooling="max")  # (before the run is looked for)
 
 
 def test_pretraining_in_bf16_and_fp16_keeps_float32_weights_near_the_float32_run(data_dir, tmp_path):
