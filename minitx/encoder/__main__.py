@@ -68,7 +68,7 @@ def main(argv=None) -> int:
 
     fine = commands.add_parser("finetune", help="few-label parallel-sentence detection: pretrained vs scratch")
     fine.add_argument("--run", required=True, help="a pretraining run directory")
-    fine.add_argument("--labels", type=cli.positive_int, nargs="+", default=list(finetuning.LABEL_BUDGETS),
+    fine.add_argument("--labels", type=cli.number(int, low=finetuning.MIN_LABELS), nargs="+", default=list(finetuning.LABEL_BUDGETS),
                       help="label budgets (labelled pairs) [default 200 1000 5000]")
     fine.add_argument("--output", help="write the table as JSON here")
     fine.add_argument("--data-dir", help="directory with the Multi30k .gz files [default: the run's]")

@@ -33,6 +33,7 @@ from minitx.train import log, runs_data_dir, train_step
 
 EVAL_SPLIT = "test_2016_flickr"
 LABEL_BUDGETS = (200, 1000, 5000)
+MIN_LABELS = 2  # the smallest budget: one example of each label
 # The same recipe for every budget and both starting points: step-based, so a command always
 # gives the same numbers.
 DEFAULTS = dict(steps=300, batch_size=32, lr=3e-4, warmup_steps=30, weight_decay=0.01, clip_norm=1.0,
@@ -124,8 +125,9 @@ def compare(run_dir, budgets=LABEL_BUDGETS, output=None, data_dir=None, progress
         raise ValueError(f"unknown fine-tuning options {unknown}; known: {sorted(DEFAULTS)}")
     config = {**DEFAULTS, **{k: v for k, v in overrides.items() if v is not None}}
     budgets = list(budgets)
-    if not budgets or any(not isinstance(b, int) or b < 2 for b in budgets):
-        raise ValueError(f"label budgets must be whole numbers of at least 2, got {budgets}")
+    if not budgets or any(isinstance(b, bool) or not isinstance(b, int) or b < MIN_LABELS for b in budgets):
+        raise ValueError(f"fine-tuning: each label budget must be a whole number >= {MIN_LABELS} (a translation "
+                         f"and another caption), got {budgets}")
     _check_choices(config)
     _check_schedule(config)
     pre_config, _, vocab = load_pretrained(run_dir)
@@ -134,9 +136,9 @@ def compare(run_dir, budgets=LABEL_BUDGETS, output=None, data_dir=None, progress
         data_dir = runs_data_dir(pre_config)
     max_len = pre_config["max_len"]
     train_pairs = load_pairs("train", *LANGS, data_dir, progress=progress)
-    if max(budgets) > 2 * len(train_pairs):
-        raise ValueError(f"a label budget of {max(budgets)} needs {max(budgets) // 2} training pairs; there are "
-                         f"{len(train_pairs)}")
+    if max(budgets) > 2 * len(train_pairs):  # each pair gives two examples: ceil(budget / 2) pairs
+        raise ValueError(f"a label budget of {max(budgets)} needs {math.ceil(max(budgets) / 2)} training pairs (each "
+                         f"gives two examples); there are {len(train_pairs)}, enough for {2 * len(train_pairs)} labels")
     all_train = detection_examples(train_pairs, config["seed"], max(budgets))
     eval_pairs = load_pairs(EVAL_SPLIT, *LANGS, data_dir, progress=progress)
     evaluation = encode_examples(detection_examples(eval_pairs, config["seed"] + 1), vocab, max_len)

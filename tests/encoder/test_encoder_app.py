@@ -574,6 +574,9 @@ def test_the_smallest_vocabulary_holds_one_learned_piece(data_dir, tmp_path):
     (["pretrain", "--output-dir", "nowhere", "--vocab-size", "260"], "argument --vocab-size: must be >= 261, got 260"),
     (["pretrain", "--output-dir", "nowhere", "--dropout", "nan"], "argument --dropout: must be >= 0 and < 1, got nan"),
     (["pretrain", "--output-dir", "nowhere", "--max-steps", "ten"], "argument --max-steps: expected an integer, got 'ten'"),
+    # one rule for the label budgets (0 said ">= 1", then 1 "at least 2")
+    (["finetune", "--run", "nowhere", "--labels", "0"], "argument --labels: must be >= 2, got 0"),
+    (["finetune", "--run", "nowhere", "--labels", "1"], "argument --labels: must be >= 2, got 1"),
     (["finetune", "--run", "nowhere", "--pooling", "max"], "argument --pooling: invalid choice: 'max' (choose from "
                                                             "'cls', 'mean')"),
     (["pretrain", "--output-dir", "nowhere", "--activation", "swish"], "argument --activation: invalid choice"),
@@ -587,6 +590,15 @@ def test_numeric_options_are_checked_before_anything_runs(capsys, argv, message)
         cli.main(argv)
     assert stopped.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_label_budget_past_the_training_pairs_names_the_pairs_it_needs(tiny_run):
+    """Each pair gives two examples: 601 labels need 301 pairs (it said 300, beside 'there are 300')."""
+    with pytest.raises(ValueError, match=r"a label budget of 601 needs 301 training pairs \(each gives two examples\); "
+                                         r"there are 300, enough for 600 labels"):
+        finetuning.compare(tiny_run, [4, 601], steps=1, warmup_steps=0)
+    with pytest.raises(ValueError, match=r"each label budget must be a whole number >= 2 .*, got \[4, 1\]"):
+        finetuning.compare(tiny_run, [4, 1])
 
 
 def test_every_option_says_what_it_is_and_lists_its_choices(capsys):
