@@ -9,11 +9,17 @@ A command ends in one of three ways, and never in a traceback for anything the u
   errors (a bad option value is refused by argparse before anything runs, also with 2);
 * Ctrl-C: a line saying where the run was left (a training run saves last.npz first) and, when
   there is a run to continue, the command that continues it; exit code 130 (128 + SIGINT).
+
+And when the reader of stdout goes away (``recipes | head -2``), the command ends quietly, as Unix
+tools do: no message, exit code 141 (128 + SIGPIPE), the code a shell shows for ``cat`` or ``yes``
+stopped so, so that a pipeline with ``set -o pipefail`` treats it as it treats them (0 would claim
+that all the output was written).
 """
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import shlex
 import sys
 
@@ -22,14 +28,19 @@ import sys
 #: minitx and keeps its traceback. CheckpointError is a ValueError, DataNotFoundError a
 #: FileNotFoundError, an unreadable path an OSError.
 DOCUMENTED_FAILURES = (ValueError, OSError, RuntimeError, FloatingPointError)
-USAGE_ERROR, INTERRUPTED = 2, 130
+USAGE_ERROR, INTERRUPTED, READER_GONE = 2, 130, 141
 
 
 def run_command(prog: str, command: str, body, continue_with=None) -> int:
     """Run ``body()`` (the command), ending as the module docstring says. ``continue_with()`` gives
     the command line that continues an interrupted run, or None when there is nothing to continue."""
     try:
-        return body() or 0
+        code = body() or 0
+        sys.stdout.flush()  # (a closed pipe is found here, not in the interpreter's flush at exit)
+        return code
+    except BrokenPipeError:  # (an OSError: caught before the documented failures)
+        _quiet_stdout()
+        return READER_GONE
     except KeyboardInterrupt as stop:
         print(f"{prog} {command}: {str(stop) or 'interrupted; nothing was saved'}", file=sys.stderr)
         again = continue_with() if continue_with else None
@@ -39,6 +50,17 @@ def run_command(prog: str, command: str, body, continue_with=None) -> int:
     except DOCUMENTED_FAILURES as error:
         print(f"{prog} {command}: error: {_one_line(error)}", file=sys.stderr)
         return USAGE_ERROR
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: its reader is gone, and the interpreter's last flush of what is
+    still buffered would fail again ("Exception ignored ... BrokenPipeError") on the way out."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # (stdout is no file: a caller's stream; nothing to do)
+        pass
 
 
 def _one_line(error) -> str:

@@ -138,6 +138,27 @@ def test_recipes_command_prints_the_recipes_as_json(capsys):
                             "multi30k-tiny-published"}
 
 
+@pytest.mark.parametrize("module, argv", [("minitx.translate", ["recipes"]),
+                                          ("minitx.encoder", ["neighbours", "--run", "RUN", "--words", "Hund"])])
+def test_a_reader_that_closed_stdout_ends_the_command_quietly(tiny_run, module, argv):
+    """``recipes | head -2`` printed 'error: [Errno 32] Broken pipe' and exited 2: a closed stdout
+    now ends the command as it ends Unix tools, silently with 141 (128 + SIGPIPE). The read end is
+    closed before the command starts, so every write fails, however short the output."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", module, *[str(tiny_run) if a == "RUN" else a for a in argv]],
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=300,
+                              env=dict(os.environ, PYTHONPATH=str(REPO)))
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")
+
+
 def test_train_help_lists_every_configuration_key(capsys):
     code, out, _ = run_main(capsys, "train", "--help")
     assert code == 0
