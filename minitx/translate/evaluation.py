@@ -118,8 +118,10 @@ def bleu_scores(hypotheses, references, lang: str | None = None, hypothesis_toke
         raise ValueError(f"bleu: {len(hypotheses)} hypotheses for {len(references)} references")
     cased = sacrebleu.metrics.BLEU()
     lower = sacrebleu.metrics.BLEU(lowercase=True)
-    # force: these are tokens on purpose (no "forgot to detokenize" warning)
-    tokens = sacrebleu.metrics.BLEU(tokenize="none", smooth_method="none", force=True)
+    # force: these are tokens on purpose (no "forgot to detokenize" warning); lowercase: the tokens
+    # are lowercased already (lowercasing again changes nothing), and the signature then says
+    # case:lc, as it must for a score compared with published tables, not case:mixed
+    tokens = sacrebleu.metrics.BLEU(lowercase=True, tokenize="none", smooth_method="none", force=True)
     score = cased.corpus_score(hypotheses, [references])
     score_lc = lower.corpus_score(hypotheses, [references])
     score_tok = tokens.corpus_score([" ".join(split_words(h)) for h in hypotheses],
@@ -178,7 +180,8 @@ def moses_bleu(hypotheses, references, lang: str, hypothesis_tokens=None) -> dic
         hyps, how = [" ".join(line.split()) for line in hypothesis_tokens], "references "
     else:
         hyps, how = published_tokens(hypotheses, lang, tools), ""
-    metric = sacrebleu.metrics.BLEU(tokenize="none", smooth_method="none", force=True)
+    # lowercase: as the tokens are already (bleu_scores says why it is asked for all the same)
+    metric = sacrebleu.metrics.BLEU(lowercase=True, tokenize="none", smooth_method="none", force=True)
     score = metric.corpus_score(hyps, [published_tokens(references, lang, tools)])
     said = f"{how}lowercased, punctuation normalized, sacremoses MosesTokenizer(lang={lang!r})"
     return {"bleu_moses_lowercase": round(float(score.score), 2),

@@ -67,6 +67,7 @@ def test_the_tutorials_token_bleu_is_corpus_bleu4_on_lowercased_word_tokens():
     assert scores["bleu_tokens_lowercase"] == pytest.approx(tutorial_bleu(hypotheses, references), abs=0.005)
     assert 0 < scores["bleu_tokens_lowercase"] < 100
     assert "tok:none|smooth:none" in scores["signature_tokens"]
+    assert "|case:lc|" in scores["signature_tokens"]  # (the tokens are lowercased: it said case:mixed)
     assert bleu_scores(["a b c"], ["a b c d e"])["bleu_tokens_lowercase"] == 0.0  # no 4-gram: no smoothing
 
 
@@ -100,6 +101,7 @@ def test_the_published_metric_by_hand():
     assert scores["bleu_moses_lowercase"] == round(100 / 12 ** 0.25, 2) == 53.73
     assert "83.3/60.0/50.0/33.3" in scores["detail_moses"] and "hyp_len = 6 ref_len = 6" in scores["detail_moses"]
     assert "tok:none" in scores["signature_moses"] and "MosesTokenizer(lang='en')" in scores["signature_moses"]
+    assert "|case:lc|" in scores["signature_moses"]  # (lowercased before scoring: it said case:mixed)
     # sacreBLEU's 13a keeps "man's" whole: five tokens, another score
     assert scores["bleu_lowercase"] != scores["bleu_moses_lowercase"]
 
