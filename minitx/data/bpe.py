@@ -446,4 +446,5 @@ def _progress_bar(total: int, enabled: bool):
         from tqdm.auto import tqdm
     except ImportError:  # tqdm is a declared dependency, but stay usable without it
         return _NoProgress()
-    return tqdm(total=total, desc="BPE merges", unit="tok")
+    # disable=None: no bar where stderr is no terminal (a log file would fill with \r frames)
+    return tqdm(total=total, desc="BPE merges", unit="tok", disable=None)

@@ -492,7 +492,8 @@ def _progress_bar(total: int | None, name: str, enabled: bool):
         from tqdm.auto import tqdm
     except ImportError:  # tqdm is a declared dependency; stay usable without it
         return _NoBar()
-    return tqdm(total=total, desc=f"download {name}", unit="B", unit_scale=True, leave=False)
+    # disable=None: no bar where stderr is no terminal (a log file would fill with \r frames)
+    return tqdm(total=total, desc=f"download {name}", unit="B", unit_scale=True, leave=False, disable=None)
 
 
 # -------------------------------------------------------------- validation

@@ -553,7 +553,8 @@ class Trainer:
         self._loop_started = time.perf_counter() - self.progress["train_seconds"]
         self.model.train()
         end_step, end_epoch = self.plan() if self.show_progress and not reason else (0, 0)
-        bar = tqdm(total=end_step, initial=self.progress["step"], unit="step", disable=not end_step,
+        # disable=None: no bar where stderr is no terminal (a log file would fill with \r frames)
+        bar = tqdm(total=end_step, initial=self.progress["step"], unit="step", disable=None if end_step else True,
                    mininterval=1.0, dynamic_ncols=True)
         try:
             # a resumed run at its limits trains no further step, but records its epoch's end

@@ -183,11 +183,14 @@ def evaluate_split(model, src_tok, tgt_tok, pairs, beam_size, length_penalty, pr
     and sacremoses installed, also the published tables' BLEU."""
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(pairs), desc="translating", unit="sent", leave=False, disable=not progress)
-    hyps, report, written = translate_sentences(model, src_tok, tgt_tok, [s for s, _ in pairs], beam_size=beam_size,
-                                                length_penalty=length_penalty, progress=bar, text=text, search=search,
-                                                model_form=True, source_eos=source_eos)
-    bar.close()
+    # disable=None: no bar where stderr is no terminal (a log file would fill with \r frames)
+    bar = tqdm(total=len(pairs), desc="translating", unit="sent", leave=False, disable=None if progress else True)
+    try:
+        hyps, report, written = translate_sentences(model, src_tok, tgt_tok, [s for s, _ in pairs],
+                                                    beam_size=beam_size, length_penalty=length_penalty, progress=bar,
+                                                    text=text, search=search, model_form=True, source_eos=source_eos)
+    finally:  # (cleared on Ctrl-C too, so the message that follows starts its own line)
+        bar.close()
     # a model that writes the published form is scored on its own tokens (evaluation.moses_bleu);
     # a word tokenizer's are not Moses's (and its output was detokenized): its text is tokenized again
     published = written if text is not None and text.form == "moses-lowercase" and not isinstance(

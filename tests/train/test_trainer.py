@@ -6,6 +6,7 @@ import math
 import os
 import re
 import signal
+import sys
 
 import numpy as np
 import pytest
@@ -359,7 +360,8 @@ def test_a_plateau_run_stopped_at_an_epoch_end_resumes_to_the_uninterrupted_resu
     ({"max_steps": None}, (24, 4)),             # all 4 epochs of 6 batches
     ({"max_steps": 100, "epochs": 2}, (12, 2)),
 ])
-def test_the_progress_bar_ends_where_the_run_ends(tmp_path, settings, end, capsys):
+def test_the_progress_bar_ends_where_the_run_ends(tmp_path, settings, end, capsys, monkeypatch):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # (the bar is drawn on a terminal only)
     trainer = make_trainer(tmp_path, **settings)
     assert trainer.plan() == end
     trainer.show_progress = True
@@ -369,6 +371,16 @@ def test_the_progress_bar_ends_where_the_run_ends(tmp_path, settings, end, capsy
     last = re.findall(r"epoch (\d+)/(\d+): +(\d+)%\|[^|]*\| (\d+)/(\d+) \[(\d\d:\d\d)<(\d\d:\d\d)", err)[-1]
     # (epoch reached / epochs: 100%| steps / steps [elapsed<remaining)
     assert last[:5] + last[6:] == (str(epochs), str(epochs), "100", str(steps), str(steps), "00:00"), err
+
+
+def test_no_bar_is_drawn_where_stderr_is_no_terminal(tmp_path, capsys):
+    """A log file of stderr got the bar's \\r frames: where stderr is no terminal the bar is left
+    out (tqdm's disable=None), and the log's lines are the run's messages alone."""
+    trainer = make_trainer(tmp_path, max_steps=8)
+    trainer.show_progress = True
+    trainer.fit()
+    err = capsys.readouterr().err
+    assert "\r" not in err and "step/s" not in err and "training stopped: reached max_steps 8" in err
 
 
 def test_a_sync_free_run_shows_no_loss_until_it_reads_one(tmp_path, monkeypatch):

@@ -159,6 +159,27 @@ def test_a_reader_that_closed_stdout_ends_the_command_quietly(tiny_run, module, 
     assert (done.returncode, done.stderr) == (141, "")
 
 
+def test_the_translating_bar_is_cleared_on_ctrl_c_and_not_drawn_into_a_log(capsys, monkeypatch):
+    """The Ctrl-C message came glued to the bar's line: the bar is closed (its line cleared) on
+    the way out; and where stderr is no terminal there is no bar at all."""
+    import sys
+
+    def interrupted(*args, progress, **kwargs):
+        progress.update(1)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(training, "translate_sentences", interrupted)
+    pairs = [("Ein Hund.", "A dog.")] * 3
+    with pytest.raises(KeyboardInterrupt):
+        training.evaluate_split(None, None, None, pairs, beam_size=1, length_penalty=0.0)
+    assert capsys.readouterr().err == ""  # (capsys's stderr is no terminal)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    with pytest.raises(KeyboardInterrupt):
+        training.evaluate_split(None, None, None, pairs, beam_size=1, length_penalty=0.0)
+    err = capsys.readouterr().err
+    assert "translating" in err and err.endswith("\r")  # cleared: what follows starts at the line's start
+
+
 def test_train_help_lists_every_configuration_key(capsys):
     code, out, _ = run_main(capsys, "train", "--help")
     assert code == 0
