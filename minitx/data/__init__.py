@@ -9,8 +9,8 @@ Everything here is plain Python + NumPy (no autograd involved).
 * :mod:`~minitx.data.batching` -- length filtering, token-budget batching and padding.
 """
 
-from .batching import (Batch, batch_by_tokens, example_lengths, filter_by_length, make_batch, pad_batch,
-                       static_shape)
+from .batching import (Batch, batch_by_tokens, count_oversize, example_lengths, filter_by_length, make_batch,
+                       pad_batch, static_shape)
 from .bpe import BYTE_TOKENS, WORD_BOUNDARY, BPETokenizer, pretokenize
 from .multi30k import (
     DATA_DIR_ENV,
@@ -75,6 +75,7 @@ __all__ = [
     "static_shape",
     "pad_batch",
     "batch_by_tokens",
+    "count_oversize",
     "example_lengths",
     "filter_by_length",
 ]

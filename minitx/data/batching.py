@@ -87,6 +87,7 @@ def batch_by_tokens(
     bucket_size: int = 4096,
     max_batch_size: int | None = None,
     tgt_extra_tokens: int = 1,
+    warn_oversize: bool = True,
 ) -> list[list[int]]:
     """Group example indices into batches of similar length under a token budget.
 
@@ -109,6 +110,8 @@ def batch_by_tokens(
 
     Args:
         max_batch_size: optional cap on the number of examples per batch.
+        warn_oversize: warn of the examples too long alone (False: the caller reports them once,
+            with :func:`count_oversize`, where this runs every epoch).
 
     Returns:
         A list of batches, each a list of example indices. Each index appears
@@ -128,7 +131,7 @@ def batch_by_tokens(
         filled, oversize = _fill_batches(bucket, lengths, max_tokens, max_batch_size)
         batches += filled
         n_oversize += oversize
-    if n_oversize:
+    if n_oversize and warn_oversize:
         warnings.warn(
             f"{n_oversize} example(s) are longer than max_tokens={max_tokens} on their own; "
             f"each was put in a batch of its own",
@@ -137,6 +140,12 @@ def batch_by_tokens(
     if rng is not None:
         batches = [batches[i] for i in rng.permutation(len(batches))]
     return batches
+
+
+def count_oversize(src_ids, tgt_ids, max_tokens: int, tgt_extra_tokens: int = 1) -> int:
+    """How many examples are longer than ``max_tokens`` on their own: :func:`batch_by_tokens`
+    gives each a batch of its own, past the budget."""
+    return int((example_lengths(src_ids, tgt_ids, tgt_extra_tokens) > max_tokens).sum())
 
 
 def _length_sorted_buckets(lengths: np.ndarray, rng, bucket_size: int) -> list:

@@ -81,12 +81,13 @@ def fit(sequences: list, max_len: int) -> tuple:
 
 
 def mlm_batches(sequences: list, vocab: EncoderVocab, max_tokens: int, seed: int, epoch: int,
-                shuffle=True, mask_prob=0.15) -> list:
+                shuffle=True, mask_prob=0.15, warn_oversize=True) -> list:
     """One epoch of masked batches: token-budget batches of similar length (shuffled by
     (seed, epoch)), each masked with its own generator seeded by (seed, epoch, batch index),
-    so an epoch's batches, masks included, depend on nothing else."""
+    so an epoch's batches, masks included, depend on nothing else. ``warn_oversize``: as
+    batch_by_tokens takes it."""
     groups = batch_by_tokens(sequences, sequences, max_tokens, shuffle=shuffle, seed=seed, epoch=epoch,
-                             tgt_extra_tokens=0)
+                             tgt_extra_tokens=0, warn_oversize=warn_oversize)
     return [vocab.mask(pad_batch([sequences[i] for i in idx], vocab.pad_id), np.random.default_rng([seed, epoch, b]),
                        mask_prob)
             for b, idx in enumerate(groups)]

@@ -22,7 +22,8 @@ import numpy as np
 
 import minitx
 from minitx import amp, cli, optim
-from minitx.data import BYTE_TOKENS, SPECIAL_TOKENS, BPETokenizer, ensure_files, load_tokenizer, read_pairs
+from minitx.data import (BYTE_TOKENS, SPECIAL_TOKENS, BPETokenizer, count_oversize, ensure_files, load_tokenizer,
+                         read_pairs)
 from minitx.encoder.data import LANGS, EncoderVocab, fit, mlm_batches, sentences
 from minitx.nn.encoder import IGNORE_INDEX, EncoderModel, MaskedLanguageModel
 from minitx.backend import resolve_device
@@ -189,11 +190,18 @@ def pretrain(config: dict, output_dir, resume=False, overwrite=False, progress=T
             raise ValueError(f"pretraining: no {split} sentence fits max_len {config['max_len']} ({longer} longer, "
                              f"[CLS] and [SEP] included; {blank} empty lines); give a larger max_len"
                              + (" or sentences that are not empty" if blank else ""))
+    # said once here, where batch_by_tokens would warn of them at every epoch
+    oversize = [count_oversize(ids, ids, config["max_tokens"], tgt_extra_tokens=0) for ids in (train_ids, val_ids)]
+    if any(oversize):
+        log(f"data: {oversize[0]} training and {oversize[1]} validation sentences are longer than max_tokens "
+            f"{config['max_tokens']} on their own: each is a batch of its own, past the budget; a larger --max-tokens "
+            "batches them")
     val_batches = mlm_batches(val_ids, vocab, config["max_tokens"], config["seed"], 0, shuffle=False,
-                              mask_prob=config["mask_prob"])
+                              mask_prob=config["mask_prob"], warn_oversize=False)
 
     def batches(seed, epoch):
-        return mlm_batches(train_ids, vocab, config["max_tokens"], seed, epoch, mask_prob=config["mask_prob"])
+        return mlm_batches(train_ids, vocab, config["max_tokens"], seed, epoch, mask_prob=config["mask_prob"],
+                           warn_oversize=False)
 
     # step-based: enough epochs for max_steps (an epoch's batch count varies a little)
     epochs = math.ceil(config["max_steps"] / len(batches(config["seed"], 0))) + 1

@@ -36,7 +36,7 @@ import minitx
 import minitx.functional as F
 from minitx import amp, blas, kernels
 from minitx.backend import resolve_device
-from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, ensure_files, example_lengths,
+from minitx.data import (BPETokenizer, WordTokenizer, batch_by_tokens, count_oversize, ensure_files, example_lengths,
                          filter_by_length, load_tokenizer, make_batch, read_pairs, static_shape)
 from minitx.nn import Transformer
 from minitx.serialization import load, read_json
@@ -439,6 +439,14 @@ def _encode_data(config, data, files, src_tok, tgt_tok, model, started) -> dict:
         "loss); "
         f"vocabulary {src_tok.vocab_size} / {tgt_tok.vocab_size} ({config['tokenizer']}); "
         f"{time.perf_counter() - started:.1f}s")
+    # said once here, where batch_by_tokens would warn of them at every epoch (the batches are
+    # made with warn_oversize=False)
+    oversize = [count_oversize(src, tgt, config["max_tokens"]) for src, tgt in ((train_src, train_tgt),
+                                                                                 (val_src, val_tgt))]
+    if any(oversize):
+        log(f"data: {oversize[0]} training and {oversize[1]} validation pairs are longer than max_tokens "
+            f"{config['max_tokens']} on their own (the longer side, with <bos> or <eos>): each is a batch of its own, "
+            "past the budget; a larger --max-tokens batches them")
     return {"train": (train_src, train_tgt), "val": (val_src, val_tgt)}
 
 
@@ -461,11 +469,13 @@ def _make_trainer(config, run_dir, model, opt, schedule, encoded, val_pairs, src
     val_src, val_tgt = encoded["val"]
     shape_of = ((lambda width: static_shape(width, config["max_tokens"], limit=model.max_len))
                 if config["static_shapes"] else None)
-    val_batches = PairBatches(val_src, val_tgt, batch_by_tokens(val_src, val_tgt, config["max_tokens"],
-                                                                shuffle=False), tgt_tok, shape_of)
+    # (the pairs longer than max_tokens alone were reported once, by _encode_data)
+    val_batches = PairBatches(val_src, val_tgt, batch_by_tokens(val_src, val_tgt, config["max_tokens"], shuffle=False,
+                                                                warn_oversize=False), tgt_tok, shape_of)
 
     def batches(seed, epoch):
-        order = batch_by_tokens(train_src, train_tgt, config["max_tokens"], shuffle=True, seed=seed, epoch=epoch)
+        order = batch_by_tokens(train_src, train_tgt, config["max_tokens"], shuffle=True, seed=seed, epoch=epoch,
+                                warn_oversize=False)
         return PairBatches(train_src, train_tgt, order, tgt_tok, shape_of)
 
     precision = amp.step_precision(config["precision"], model.device)  # a fresh context per step

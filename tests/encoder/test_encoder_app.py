@@ -601,6 +601,15 @@ def test_a_label_budget_past_the_training_pairs_names_the_pairs_it_needs(tiny_ru
         finetuning.compare(tiny_run, [4, 1])
 
 
+def test_sentences_longer_than_max_tokens_are_one_notice_not_a_python_warning(data_dir, tmp_path, capsys,
+                                                                              recwarn):
+    pretraining.pretrain(pretraining.build_config("tiny", data_dir=str(data_dir), max_tokens=5, max_steps=2),
+                         tmp_path / "run", progress=False)
+    err = capsys.readouterr().err
+    assert err.count("sentences are longer than max_tokens 5 on their own") == 1, err
+    assert not [w for w in recwarn if "max_tokens" in str(w.message)]
+
+
 def test_every_option_says_what_it_is_and_lists_its_choices(capsys):
     for command, defaults in (("pretrain", pretraining.DEFAULTS), ("finetune", finetuning.DEFAULTS)):
         with pytest.raises(SystemExit):

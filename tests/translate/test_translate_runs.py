@@ -116,6 +116,17 @@ def test_a_split_with_no_pair_that_fits_max_len_is_refused_before_training(small
     assert not run_dir.exists()
 
 
+def test_pairs_longer_than_max_tokens_are_one_notice_not_a_python_warning(small_subset_dir, tmp_path, capsys, recwarn):
+    """Each is a batch of its own: said once, as the run's other notices are (a UserWarning with
+    its source line came each time batches were made)."""
+    training.train(small_config(small_subset_dir, tmp_path / "run", max_tokens=10), progress=False)
+    err = capsys.readouterr().err
+    assert err.count("pairs are longer than max_tokens 10 on their own") == 1, err
+    assert re.search(r"data: \d+ training and \d+ validation pairs are longer than max_tokens 10 on their own .*: "
+                     r"each is a batch of its own, past the budget; a larger --max-tokens batches them", err)
+    assert not [w for w in recwarn if "max_tokens" in str(w.message)]
+
+
 def test_resume_and_overwrite_exclude_each_other(tmp_path):
     with pytest.raises(ValueError, match="choose one"):
         training.train(small_config(tmp_path, tmp_path / "run"), resume=True, overwrite=True)
