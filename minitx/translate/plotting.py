@@ -83,6 +83,7 @@ def plot_history(run_dir, output=None) -> Path:
     fig.suptitle(f"{run_dir.name}: {config['src_lang']}-{config['tgt_lang']}, {steps[-1]} steps")
     fig.tight_layout()
     output = Path(output) if output else run_dir / "history.png"
+    output.parent.mkdir(parents=True, exist_ok=True)  # (as finetune --output makes its directory)
     fig.savefig(output, dpi=110)
     plt.close(fig)
     return output

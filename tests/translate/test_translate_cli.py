@@ -592,8 +592,8 @@ def test_ctrl_c_after_training_says_the_training_is_saved_and_a_resume_finishes(
 
 def test_plot_draws_the_runs_curves_into_a_png(capsys, tiny_run, tmp_path):
     pytest.importorskip("matplotlib")
-    output = tmp_path / "curves.png"
-    code, out, err = run_main(capsys, "plot", "--run", tiny_run, "--output", output)
+    output = tmp_path / "figures" / "runs" / "curves.png"  # (a directory not there yet is made: a bare
+    code, out, err = run_main(capsys, "plot", "--run", tiny_run, "--output", output)  # "[Errno 2]" before)
     assert code == 0, err
     assert out.strip() == f"saved {output}" and output.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
