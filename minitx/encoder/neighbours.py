@@ -107,14 +107,24 @@ def load_table(run_dir, side="src") -> EmbeddingTable:
 
 
 def report(table: EmbeddingTable, words=(), analogies=(), k=8) -> str:
+    """The neighbours of each word and the answers of each analogy, a line each. A word of no
+    learned piece (an emoji, say) gets a line saying so, and the others are still looked up."""
     lines = [f"{table.source}: {table.matrix.shape[0]} rows of {table.matrix.shape[1]}"]
     for word in words:
-        found = table.neighbours(word, k)
+        try:
+            found = table.neighbours(word, k)
+        except ValueError as error:
+            lines.append(f"{word}: skipped: {str(error).removeprefix('neighbours: ')}")
+            continue
         cut = "" if len(found["pieces"]) == 1 else f" (mean of {len(found['pieces'])} pieces)"
         lines.append(f"{word} = {' '.join(found['pieces'])}{cut}: "
                      + ", ".join(f"{p} {s:.2f}" for p, s in found["neighbours"]))
     for a, b, c in analogies:
-        found = table.analogy(a, b, c)
+        try:
+            found = table.analogy(a, b, c)
+        except ValueError as error:
+            lines.append(f"{a} - {b} + {c}: skipped: {str(error).removeprefix('neighbours: ')}")
+            continue
         lines.append(f"{found['query']} ~ " + ", ".join(f"{p} {s:.2f}" for p, s in found["answers"]))
     return "\n".join(lines)
 

@@ -399,6 +399,17 @@ def test_a_word_of_no_learned_piece_is_refused_not_looked_up_as_the_space_marker
     assert [table.piece(i) for i in ids] == ["d", "og"]  # ('▁', three byte tokens, 'd', 'og')
 
 
+def test_a_word_of_no_learned_piece_is_reported_and_the_others_still_looked_up(vocab):
+    """One emoji among the words aborted the whole command."""
+    table = neighbours.EmbeddingTable(np.random.default_rng(1).normal(size=(vocab.size, 4)), vocab.tokenizer, "test")
+    lines = neighbours.report(table, ["dog", "🐶", "red"], [("dog", "🐶", "red"), ("dog", "red", "dog")], k=2)
+    lines = lines.splitlines()[1:]
+    assert lines[0].startswith("dog = ") and lines[2].startswith("red = ")
+    assert lines[1].startswith("🐶: skipped: word '🐶' has no learned piece (the tokenizer spells it ▁")
+    assert lines[3].startswith("dog - 🐶 + red: skipped: word '🐶' has no learned piece")
+    assert lines[4].startswith("dog - red + dog ~ ")
+
+
 def test_tables_load_from_pretraining_and_translation_runs(tiny_run, data_dir, tmp_path):
     table = neighbours.load_table(tiny_run)
     _, model, vocab = pretraining.load_pretrained(tiny_run)
