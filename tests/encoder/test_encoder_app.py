@@ -283,7 +283,7 @@ def test_finetuning_compares_pretrained_and_scratch_at_each_budget(tiny_run, tmp
     text = finetuning.format_table(table)
     assert f"| 8 | {table['rows'][1]['scratch']['accuracy']:.3f} | {table['rows'][1]['pretrained']['accuracy']:.3f} |" \
         in text
-    with pytest.raises(ValueError, match="label budgets must be whole numbers"):
+    with pytest.raises(ValueError, match="each label budget must be a whole number >= 2"):
         finetuning.compare(tiny_run, [1])
     with pytest.raises(ValueError, match="unknown fine-tuning options"):
         finetuning.compare(tiny_run, [4], epochs=3)
