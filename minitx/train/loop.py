@@ -776,8 +776,13 @@ class TrainingInterrupted(KeyboardInterrupt):
 
 def _catch_sigint(trainer):
     """Route SIGINT to trainer._on_sigint; returns the function that puts the old handler back.
-    Only the main thread can set handlers: elsewhere nothing changes."""
+    Only the main thread can set handlers: elsewhere nothing changes. A SIGINT ignored when the
+    run began stays ignored, as Unix programs leave it: a non-interactive shell starts `cmd &`
+    so, to keep a Ctrl-C meant for the foreground from reaching it (and Python's startup left it
+    ignored too, so only the training would have heeded it)."""
     if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         return lambda: None
     previous = signal.signal(signal.SIGINT, trainer._on_sigint)
     return lambda: signal.signal(signal.SIGINT, previous)

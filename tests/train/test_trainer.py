@@ -373,6 +373,27 @@ def test_the_progress_bar_ends_where_the_run_ends(tmp_path, settings, end, capsy
     assert last[:5] + last[6:] == (str(epochs), str(epochs), "100", str(steps), str(steps), "00:00"), err
 
 
+def test_a_sigint_ignored_when_the_run_began_stays_ignored(tmp_path, reference):
+    """A background job of a non-interactive shell starts with SIGINT ignored: Python's startup
+    kept it so, but the trainer installed its own handler and stopped at the next SIGINT."""
+    steps = []
+
+    def sigint_at_step_5():
+        steps.append(1)
+        if len(steps) == 5:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        trainer, name, losses = run(tmp_path, hooks={"step": sigint_at_step_5})
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    except TrainingInterrupted:  # (a KeyboardInterrupt, which pytest would take for its own)
+        pytest.fail("the ignored SIGINT stopped the run")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert_same_state(outcome(tmp_path, (name, losses)), reference)
+
+
 def test_no_bar_is_drawn_where_stderr_is_no_terminal(tmp_path, capsys):
     """A log file of stderr got the bar's \\r frames: where stderr is no terminal the bar is left
     out (tqdm's disable=None), and the log's lines are the run's messages alone."""
