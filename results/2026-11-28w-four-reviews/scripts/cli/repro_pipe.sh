@@ -1,0 +1,11 @@
+. /work/hunt-cli/tiny.sh
+echo "=== translate | head -1 (broken pipe)"
+zcat /work/shared/data/multi30k/val.de.gz | head -200 | python -m minitx.translate translate --run $H/good --beam-size 1 | head -1; echo "rc=${PIPESTATUS[2]}"
+echo "=== recipes | head -2"
+python -m minitx.translate recipes | head -2; echo "rc=${PIPESTATUS[0]}"
+echo "=== train --help | head -1"
+python -m minitx.translate train --help | head -1; echo "rc=${PIPESTATUS[0]}"
+echo "=== evaluate | head -1"
+python -m minitx.translate evaluate --run $H/good --no-progress 2>/dev/null | head -1; echo "rc=${PIPESTATUS[0]}"
+echo "=== translate > /dev/full"
+echo "Ein Hund." | python -m minitx.translate translate --run $H/good > /dev/full; echo "rc=$?"
