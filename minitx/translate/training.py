@@ -636,15 +636,28 @@ def check_run_files(path, state: dict, config: dict, src_tok, tgt_tok, run_dir=N
                      and saved.get(key) != now.get(key) and not (key == "data_sha256" and None in (saved.get(key),
                                                                                                    now.get(key)))]
         if differing:
+            # the settings a reader knows first (the languages, the model), the data's digests last and short
+            differing.sort(key=lambda key: key == "data_sha256")
             raise ValueError(f"{path} was trained with another configuration than {run_dir / 'config.json'} "
-                             "holds: " + "; ".join(f"{key} {saved.get(key)!r} in the checkpoint, {now.get(key)!r} in "
-                                                   "config.json" for key in differing)
+                             "holds: " + "; ".join(_differing_setting(key, saved.get(key), now.get(key))
+                                                   for key in differing)
                              + ". Restore the run's config.json, or start a new run")
     digest = state.get("tokenizers")
     if digest is not None and digest != tokenizer_digest(src_tok, tgt_tok):
         raise ValueError(f"{path} was trained with other tokenizers than {run_dir} holds in tokenizer.src.json "
                          "and tokenizer.tgt.json (their contents changed after training). Restore them, or start a "
                          "new run")
+
+
+def _differing_setting(key, in_checkpoint, in_config) -> str:
+    """One setting that differs, both values: a data digest by its split and first 12 hex digits."""
+    if key == "data_sha256" and isinstance(in_checkpoint, dict) and isinstance(in_config, dict):
+        splits = [split for split in sorted(set(in_checkpoint) | set(in_config))
+                  if in_checkpoint.get(split) != in_config.get(split)]
+        return ("the data read (data_sha256): " + ", ".join(
+            f"{split} {str(in_checkpoint.get(split))[:12]}... in the checkpoint, {str(in_config.get(split))[:12]}... "
+            "in config.json" for split in splits))
+    return f"{key} {in_checkpoint!r} in the checkpoint, {in_config!r} in config.json"
 
 
 # The settings besides the model's that using a run reads (to decode, to find its data), which every

@@ -539,6 +539,20 @@ def test_a_resume_refuses_a_config_json_edited_after_training(tiny_run, subset_d
         training.train({"output_dir": str(run_dir), "epochs": 4}, resume=True, progress=False)
 
 
+def test_a_checkpoint_of_the_other_direction_names_the_languages_first_and_the_data_digests_short(tiny_run):
+    """A de-en run's last.npz replaced by an en-de one: the languages come first, the digests of the data
+    (64 hex digits each) last, by split and cut to 12."""
+    config = json.loads((tiny_run / "config.json").read_text())
+    other = {**config, "src_lang": config["tgt_lang"], "tgt_lang": config["src_lang"],
+             "data_sha256": {split: "ab" * 32 for split in config["data_sha256"]}}
+    with pytest.raises(ValueError, match=r"holds: src_lang 'en' in the checkpoint, 'de' in config.json; tgt_lang 'de' "
+                                         r"in the checkpoint, 'en' in config.json; the data read \(data_sha256\): "
+                                         r"train abababababab\.\.\. in the checkpoint, [0-9a-f]{12}\.\.\. in config.json, "
+                                         r"val abababababab\.\.\. in the checkpoint, [0-9a-f]{12}\.\.\. in config.json\. "
+                                         r"Restore"):
+        training.check_run_files(tiny_run / "last.npz", {"config": other}, config, None, None)
+
+
 def run_from_before(run, run_dir, older):
     """A copy of ``run`` in ``run_dir`` as a version before the settings ``older`` would have
     written it: without them in config.json and in the checkpoints' configs."""
