@@ -111,6 +111,9 @@ def start_new_run(run_dir, earlier_run=()) -> None:
 def read_saved_config(run_dir, kind: str = "training") -> dict:
     """The config.json of a run to resume; a clear error when the directory holds none."""
     path = Path(run_dir) / "config.json"
+    if not path.is_file() and (Path(run_dir) / "last.npz").is_file():  # a run that lost its config.json
+        raise FileNotFoundError(f"cannot resume: {run_dir} holds last.npz but no config.json, which a resume reads "
+                                "the run's settings from; restore it (a copy of the run's), or start a new run")
     if not path.is_file():
         raise FileNotFoundError(f"cannot resume: {run_dir} has no config.json, so it is not a minitx {kind} "
                                 "run; check --output-dir, or train without --resume to start a new run")

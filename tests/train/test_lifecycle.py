@@ -58,3 +58,15 @@ def test_the_temporary_files_of_an_interrupted_write_are_cleared(tmp_path):
     (tmp_path / "keep.txt").write_text("not ours")
     RunLifecycle(tmp_path, dict(DEFAULTS), kind="test", defaults=DEFAULTS).begin()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json", "keep.txt"]
+
+
+def test_a_resume_of_a_run_that_lost_its_config_json_says_so(tmp_path):
+    """A directory holding last.npz is a run whose config.json is gone, not "not a minitx run"."""
+    from minitx.train.rundir import read_saved_config
+
+    with pytest.raises(FileNotFoundError, match="has no config.json, so it is not a minitx training run"):
+        read_saved_config(tmp_path)
+    (tmp_path / "last.npz").write_bytes(b"")
+    with pytest.raises(FileNotFoundError, match=r"^cannot resume: .* holds last.npz but no config.json, which a resume "
+                                                r"reads the run's settings from; restore it"):
+        read_saved_config(tmp_path)
