@@ -178,7 +178,9 @@ def format_table(table) -> str:
     """The accuracy table as Markdown, and the chance it is to be read against."""
     lines = ["| labelled pairs | from scratch | pretrained (MLM) |", "|---:|---:|---:|"]
     for row in table["rows"]:
-        lines.append(f"| {row['labels']:,} | {row['scratch']['accuracy']:.3f} | {row['pretrained']['accuracy']:.3f} |")
+        used = row.get("used", row["labels"])  # the budget's examples that fit max_len (a table from before: all)
+        labels = f"{row['labels']:,}" + (f" ({used:,} fit max_len)" if used < row["labels"] else "")
+        lines.append(f"| {labels} | {row['scratch']['accuracy']:.3f} | {row['pretrained']['accuracy']:.3f} |")
     evaluation = table["evaluation"]
     lines.append(f"\nchance {evaluation['chance']:.3f}: always answering the majority class of the "
                  f"{evaluation['examples']:,} {evaluation['split']} examples scored")

@@ -281,12 +281,23 @@ def test_finetuning_compares_pretrained_and_scratch_at_each_budget(tiny_run, tmp
         for start in ("pretrained", "scratch"):
             assert row[start]["steps"] == 2 and 0 <= row[start]["accuracy"] <= 1
     text = finetuning.format_table(table)
-    assert f"| 8 | {table['rows'][1]['scratch']['accuracy']:.3f} | {table['rows'][1]['pretrained']['accuracy']:.3f} |" \
-        in text
+    row = table["rows"][1]
+    fit = "" if row["used"] == 8 else f" ({row['used']} fit max_len)"
+    assert f"| 8{fit} | {row['scratch']['accuracy']:.3f} | {row['pretrained']['accuracy']:.3f} |" in text
     with pytest.raises(ValueError, match="each label budget must be a whole number >= 2"):
         finetuning.compare(tiny_run, [1])
     with pytest.raises(ValueError, match="unknown fine-tuning options"):
         finetuning.compare(tiny_run, [4], epochs=3)
+
+
+def test_the_table_says_how_many_of_a_budgets_labels_fit_max_len():
+    """A budget of 20 of which 8 examples fit trained on 8: the table said 20."""
+    scores = {"scratch": {"accuracy": 0.5}, "pretrained": {"accuracy": 0.75}}
+    table = {"rows": [{"labels": 20, "used": 8, **scores}, {"labels": 40, "used": 40, **scores},
+                      {"labels": 60, **scores}],  # (a table written before rows said what they used)
+             "evaluation": {"chance": 0.5, "examples": 10, "split": "val"}}
+    lines = finetuning.format_table(table).splitlines()
+    assert lines[2:5] == ["| 20 (8 fit max_len) | 0.500 | 0.750 |", "| 40 | 0.500 | 0.750 |", "| 60 | 0.500 | 0.750 |"]
 
 
 @pytest.mark.parametrize("batch_size, epochs", [(32, 3.0), (6, 1.5), (3, 1.0)])
