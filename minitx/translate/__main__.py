@@ -130,6 +130,8 @@ def main(argv=None) -> int:
     evaluate.add_argument("--split", default="test_2016_flickr", help="a Multi30k split")
     evaluate.add_argument("--data-dir", default=None, help="the Multi30k files (default: the run's data_dir)")
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
+    evaluate.add_argument("--output", default=None,
+                          help="also write the scores, the decoding settings and the translations to this JSON file")
 
     commands.add_parser("recipes", help="print the recipes and their settings")
 
@@ -237,7 +239,27 @@ def _use_model(args) -> int:
     print(f"lowercased-token BLEU {scores['bleu_tokens_lowercase']:.2f} as the PyTorch tutorials compute it "
           f"({scores['signature_tokens']})")
     print(moses_line(scores))
+    if args.output:
+        _write_scores(args.output, args.split, config, checkpoint_path(args.run, args.checkpoint), how, scores)
     return 0
+
+
+def _write_scores(path, split, config, checkpoint, how, scores) -> None:
+    """evaluate's scores as JSON, with what they are of: results.json's fields for a split scored
+    again (another checkpoint, beam or search), and every translation, in the split's order."""
+    from pathlib import Path
+
+    from minitx.serialization import write_json
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"split": split, "direction": f"{config['src_lang']}-{config['tgt_lang']}", "checkpoint": str(checkpoint),
+              "text": how["text"].form, "beam_size": how["beam_size"], "length_penalty": how["length_penalty"],
+              "beam_search": how["search"],
+              **{key: value for key, value in scores.items() if key != "translations"},
+              "translations": scores["translations"]}
+    write_json(path, record, indent=2, ensure_ascii=False)
+    print(f"evaluate: wrote {path}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import pytest
 from translate_kit import (REPO, copy_run, no_network, run_module, small_subset_dir, subset_dir,  # noqa: F401
                            tiny_model, tiny_run)
 
+from minitx.data import ensure_files, read_pairs
 from minitx.serialization import load, save
 from minitx.translate import training
 from minitx.translate.evaluation import translate_sentences
@@ -632,6 +633,23 @@ def test_plot_without_matplotlib_says_what_to_install(capsys, tiny_run, monkeypa
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
     code, _, err = run_main(capsys, "plot", "--run", tiny_run)
     assert code == 2 and 'plot needs matplotlib: pip install "minitx[plot]"' in err
+
+
+def test_evaluate_writes_its_scores_and_translations_where_output_says(capsys, tiny_run, subset_dir, tmp_path):
+    """--output: the printed scores, the decoding settings and the translations as JSON (it printed only)."""
+    path = tmp_path / "scores" / "beam1.json"
+    code, out, err = run_main(capsys, "evaluate", "--run", tiny_run, "--data-dir", subset_dir, "--beam-size", "1",
+                              "--no-progress", "--output", path)
+    assert code == 0 and f"evaluate: wrote {path}" in err
+    record = json.loads(path.read_text(encoding="utf-8"))
+    assert f"BLEU {record['bleu']:.2f}" in out.splitlines()[0] and record["signature"] in out
+    assert {k: record[k] for k in ("split", "direction", "beam_size", "beam_search")} == \
+        {"split": "test_2016_flickr", "direction": "de-en", "beam_size": 1, "beam_search": "gnmt"}
+    assert record["checkpoint"].endswith("best.npz")
+    results = json.loads((tiny_run / "results.json").read_text())  # the run's own greedy evaluation
+    assert record["bleu"] == results["bleu"] and record["translations"][0] == results["example"]["translation"]
+    assert len(record["translations"]) == len(read_pairs("test_2016_flickr", ensure_files(
+        "test_2016_flickr", ("de", "en"), subset_dir, progress=False)))
 
 
 def test_evaluate_also_prints_the_published_metric(capsys, tiny_run, subset_dir):
