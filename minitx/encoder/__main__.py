@@ -60,7 +60,8 @@ def main(argv=None) -> int:
                           "with --resume: the run's, and another is refused]")
     pre.add_argument("--output-dir", required=True, help="the run directory")
     pre.add_argument("--resume", action="store_true", help="continue the run in --output-dir exactly")
-    pre.add_argument("--overwrite", action="store_true", help="delete the run in --output-dir (a translation run's files too) and start again")
+    pre.add_argument("--overwrite", action="store_true",
+                     help="delete the run in --output-dir (a translation run's files too) and start again")
     pre.add_argument("--no-progress", action="store_true", help="no progress bars")
     _add_options(pre, "configuration (default: the recipe's value; with --resume, only save_every, device, "
                       "data_dir and sync_every may differ from the run's)", pretraining.DEFAULTS, pretraining.HELP,
@@ -68,7 +69,8 @@ def main(argv=None) -> int:
 
     fine = commands.add_parser("finetune", help="few-label parallel-sentence detection: pretrained vs scratch")
     fine.add_argument("--run", required=True, help="a pretraining run directory")
-    fine.add_argument("--labels", type=cli.number(int, low=finetuning.MIN_LABELS), nargs="+", default=list(finetuning.LABEL_BUDGETS),
+    fine.add_argument("--labels", type=cli.number(int, low=finetuning.MIN_LABELS), nargs="+",
+                      default=list(finetuning.LABEL_BUDGETS),
                       help="label budgets (labelled pairs) [default 200 1000 5000]")
     fine.add_argument("--output", help="write the table as JSON here")
     fine.add_argument("--data-dir", help="directory with the Multi30k .gz files [default: the run's]")

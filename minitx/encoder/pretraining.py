@@ -55,7 +55,8 @@ HELP = dict(
     weight_decay="AdamW's weight decay", clip_norm="clip the gradients to this global norm (0: no clipping)",
     max_tokens="tokens per batch (padding included)", max_steps="optimizer steps (the cosine schedule's length)",
     save_every="write last.npz every N steps (and at each epoch's end)", seed="the random seed",
-    device="where to train: cpu, cuda, or auto (the GPU when one is usable)", precision="the precision of the matrix products",
+    device="where to train: cpu, cuda, or auto (the GPU when one is usable)",
+    precision="the precision of the matrix products",
     sync_every="read the device back every N steps (0: every step on the CPU, every 50 on a GPU)",
 )
 # the settings that take one of a few words (the command line lists them, and refuses others at once)

@@ -238,7 +238,7 @@ class OpCase:
                 else self.shapes
             shapes_drawn = data.draw(strategy, label="shapes") if shared else ()
             if shared and not (isinstance(shapes_drawn, (tuple, list)) and len(shapes_drawn) == len(shared)
-                               and all(isinstance(shape, (tuple, list)) and _is_shape(shape) for shape in shapes_drawn)):
+                               and all(isinstance(s, (tuple, list)) and _is_shape(s) for s in shapes_drawn)):
                 raise ValueError(f"op_case: with broadcast=True, shapes must draw a tuple of {len(shared)} shapes "
                                  f"(one per argument without its own shape), got {shapes_drawn!r}")
             drawn = iter(shapes_drawn)

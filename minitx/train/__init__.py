@@ -82,9 +82,10 @@ from minitx.train.checkpoints import average_checkpoints, load_checkpoint, save_
 from minitx.train.lifecycle import RunLifecycle
 from minitx.train.loop import (MicroBatches, Trainer, TrainingInterrupted, mean_loss, patience_reason,
                                stop_reason, train_step)
-from minitx.train.rundir import (APPLICATION_FILES, APPLICATION_PATTERNS, DATA_KEYS, TRAINER_FILES, TRAINER_PATTERNS, check_data, check_new_run, data_digest,
-                                 json_safe, log, log_data_read, read_saved_config, resolve_data_dir, resume_config,
-                                 run_files, runs_data_dir, start_new_run)
+from minitx.train.rundir import (APPLICATION_FILES, APPLICATION_PATTERNS, DATA_KEYS, TRAINER_FILES, TRAINER_PATTERNS,
+                                 check_data, check_new_run, data_digest, json_safe, log, log_data_read,
+                                 read_saved_config, resolve_data_dir, resume_config, run_files, runs_data_dir,
+                                 start_new_run)
 
 __all__ = ["RunLifecycle", "Trainer", "TrainingInterrupted", "train_step", "MicroBatches", "stop_reason", "patience_reason", "mean_loss", "save_checkpoint", "load_checkpoint",
            "average_checkpoints", "write_json", "check_new_run", "start_new_run", "read_saved_config", "resume_config",

@@ -423,17 +423,16 @@ def _encode_data(config, data, files, src_tok, tgt_tok, model, started) -> dict:
     train_src, train_tgt, dropped, empty = fitting(data["train"])
     # validation batches go through the same positions: a longer pair would not fit the model
     val_src, val_tgt, val_dropped, val_empty = fitting(data["val"])
+    eos = " with the source's <eos>" if config["source_eos"] else ""
     # refused before anything is written: no training pair trains 0 steps, and no validation pair
     # makes the validation loss a mean of nothing, on which no epoch can be chosen as the best
     for split, kept, longer, blank, where in (("training", train_src, dropped, empty, files["train"]),
                                               ("validation", val_src, val_dropped, val_empty, files["val"])):
         if not kept:
-            eos = " with the source's <eos>" if config["source_eos"] else ""
             raise ValueError(f"no {split} pair fits max_len {model.max_len}: of the {longer + len(blank)} pairs of "
                              f"{where[0]} and {where[1].name}, {longer} are longer (the source{eos}, or the target "
                              f"with <bos>) and {len(blank)} have an empty side; give a larger --max-len")
-    log(f"data: {len(data['train'])} training pairs ({dropped} longer than max_len {model.max_len}"
-        + (" with the source's <eos>" if config["source_eos"] else "") +
+    log(f"data: {len(data['train'])} training pairs ({dropped} longer than max_len {model.max_len}{eos}"
         f"{_empty_note(empty, files['train'])} left out), "
         f"{len(data['val'])} validation pairs ({val_dropped}{_empty_note(val_empty, files['val'])} left out of the "
         "loss); "

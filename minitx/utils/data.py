@@ -299,9 +299,10 @@ class WeightedRandomSampler(Sampler):
             raise ValueError(f"WeightedRandomSampler: weights should be a 1d sequence but given weights have "
                              f"shape {weights.shape}")
         values = weights.numpy()
-        if values.size == 0 or not np.isfinite(values).all() or (values < 0).any() or not values.sum() > 0:
-            bad = "no weights" if values.size == 0 else "a NaN or infinite weight" if not np.isfinite(values).all() \
-                else "a negative weight" if (values < 0).any() else "only weights of 0"
+        bad = ("no weights" if values.size == 0 else "a NaN or infinite weight" if not np.isfinite(values).all()
+               else "a negative weight" if (values < 0).any() else "only weights of 0" if not values.sum() > 0
+               else None)
+        if bad is not None:
             raise ValueError(f"WeightedRandomSampler: weights must be finite, >= 0 and not all 0 (each sample's "
                              f"chance), got {bad}")  # (found here, not at the first draw an epoch later)
         drawable = int(np.count_nonzero(values > 0))
